@@ -1,0 +1,171 @@
+// `converge apply DIR [--wait]`: plan, enqueue one job per change, wait for every job (and new revisions), report.
+import { resolve } from 'node:path';
+import { plan } from '../../core/plan/index.js';
+import { UsageError } from '../../core/errors.js';
+import type { Plan } from '../../core/model.js';
+import { summarySentence } from '../../core/render/format.js';
+import { changesToApply, openQueueSession, runApply, waitForRevisions, type ResourceResult } from '../../queue/apply.js';
+import type { QueueLogger } from '../../queue/worker.js';
+import { gatherPlanInput } from '../../reconcile/gather.js';
+import type { Command, CommandIo } from '../command.js';
+import { resolveSettings, SETTINGS, settingOptions, type Settings } from '../settings.js';
+import { EMBEDDED, openTarget } from '../target.js';
+import { progressLine, type Progress } from '../tty.js';
+import { formatDiagnostic } from '../../core/diagnostics.js';
+
+const FORMATS = ['text', 'json'] as const;
+/** Log levels, least severe first (the order of the log_level setting's choices). */
+const LEVELS: readonly string[] = SETTINGS.logLevel.choices;
+
+export const applyCommand: Command = {
+  name: 'apply',
+  summary: 'plan, then make the service match the manifests through queued jobs',
+  usage: 'converge apply DIR [--wait] [--wait-timeout DURATION] [--output text|json] [options]',
+  positionals: [1, 1],
+  options: {
+    wait: { type: 'boolean', description: 'also wait until each new revision is active (READY, active == latest)' },
+    output: { type: 'string', short: 'o', placeholder: 'FMT', description: 'text (default) or json' },
+    ...settingOptions(
+      'waitTimeout',
+      'apiUrl',
+      'apiKey',
+      'tenantId',
+      'redisUrl',
+      'redisPrefix',
+      'concurrency',
+      'attempts',
+      'backoff',
+      'globalRate',
+      'allowLiteralSecrets',
+      'allowLocalDiscovery',
+      'emulatorState',
+      'requestTimeout',
+      'logLevel',
+    ),
+  },
+  async run(args, io) {
+    const output = (args.values.output as string | undefined) ?? 'text';
+    if (!FORMATS.includes(output as (typeof FORMATS)[number])) throw new UsageError(`--output "${output}" is not one of ${FORMATS.join(', ')}`);
+    const settings = resolveSettings(args, io.env);
+    const dir = resolve(io.cwd, args.positionals[0]!);
+    const embedded = settings.apiUrl === EMBEDDED;
+    // Redis first: an unreachable Redis is one line before anything else starts.
+    const session = await openQueueSession(settings, { private: embedded, target: { apiUrl: settings.apiUrl, tenantId: settings.tenantId } });
+    let target: Awaited<ReturnType<typeof openTarget>> | undefined;
+    try {
+      target = await openTarget(settings);
+      const progress = progressLine(io);
+      const gathered = await gatherPlanInput({
+        dir,
+        env: io.env,
+        client: target.client,
+        allowLiteralSecrets: settings.allowLiteralSecrets,
+        allowLocalDiscovery: settings.allowLocalDiscovery,
+        applied: session.store,
+        onLiveProgress: (n) => progress.show(`listing live deployments: ${n}`),
+      });
+      progress.clear();
+      const result = plan(gathered.input);
+      const text = output === 'text';
+      if (text) io.stdout.write(planLines(result).join('\n') + '\n');
+
+      const changes = changesToApply(result.changes, gathered.resources, gathered.live, gathered.liveReadAt);
+      const results = await runApply({
+        session,
+        settings,
+        client: target.client,
+        env: io.env,
+        manifestDir: dir,
+        changes,
+        log: lineLogger(io, settings.logLevel, progress),
+        onProgress: (finished, total, latest) => {
+          if (text) progress.write(io.stdout, resultLine(latest) + '\n');
+          progress.show(`applying ${finished}/${total} ...`);
+        },
+      });
+      progress.clear();
+      if (args.values.wait === true) {
+        await waitForRevisions(target.client, results, {
+          timeoutMs: settings.waitTimeout,
+          onProgress: (active, total) => progress.show(`waiting for new revisions: ${active}/${total} active ...`),
+        });
+        progress.clear();
+        if (text) for (const r of results) if (r.revision) io.stdout.write(revisionLine(r, settings) + '\n');
+      }
+      const converged = isConverged(result, results);
+      if (text) io.stdout.write(closingLine(results, converged, result) + '\n');
+      else io.stdout.write(JSON.stringify({ format_version: '1', plan: result, results, converged }, null, 2) + '\n');
+      return converged ? 0 : 1;
+    } finally {
+      await session.close();
+      await target?.close();
+    }
+  },
+};
+
+/** Converged: every job done or unchanged, every awaited revision active, nothing blocked, no error diagnostic. */
+export function isConverged(result: Plan, results: ResourceResult[]): boolean {
+  if (result.summary.blocked > 0) return false;
+  if (result.diagnostics.some((d) => d.severity === 'error')) return false;
+  return results.every((r) => r.status !== 'failed' && r.revision !== 'timeout');
+}
+
+function planLines(result: Plan): string[] {
+  const lines = [summarySentence(result)];
+  for (const change of result.changes) {
+    if (change.action === 'blocked') lines.push(`  ! blocked ${change.kind}/${change.name}: ${change.reason ?? 'cannot be applied'}`);
+  }
+  for (const d of result.diagnostics) lines.push(`  ${formatDiagnostic(d)}`);
+  return lines;
+}
+
+function describeOutcome(r: ResourceResult): string {
+  switch (r.outcome) {
+    case 'created':
+      return r.kind === 'Deployment' ? 'created (new revision)' : 'created';
+    case 'updated':
+      return r.new_revision ? 'updated (new revision)' : 'updated';
+    case 'adopted':
+      return `adopted${r.new_revision ? ' (new revision)' : ''}`;
+    default:
+      return 'nothing left to change';
+  }
+}
+
+export function resultLine(r: ResourceResult): string {
+  const label = r.status.padEnd(9);
+  if (r.status === 'failed') return `  ${label} ${r.key}: ${r.message ?? 'failed'}`;
+  const note = r.message ? ` (${r.message})` : '';
+  return `  ${label} ${r.key}: ${describeOutcome(r)}${note}`;
+}
+
+function revisionLine(r: ResourceResult, settings: Settings): string {
+  if (r.revision === 'active') return `  ${'active'.padEnd(9)} ${r.key}: new revision is active`;
+  return `  ${'timeout'.padEnd(9)} ${r.key}: new revision not active after ${Math.round(settings.waitTimeout / 1000)}s`;
+}
+
+function closingLine(results: ResourceResult[], converged: boolean, result: Plan): string {
+  const count = (status: ResourceResult['status']): number => results.filter((r) => r.status === status).length;
+  const counts = `${count('done')} done, ${count('unchanged')} unchanged, ${count('failed')} failed`;
+  if (converged) return `Apply complete: ${counts}. Live state matches the manifests.`;
+  const why: string[] = [];
+  if (count('failed') > 0) why.push('jobs failed');
+  if (results.some((r) => r.revision === 'timeout')) why.push('revisions not active in time');
+  if (result.summary.blocked > 0) why.push(`${result.summary.blocked} blocked`);
+  if (result.diagnostics.some((d) => d.severity === 'error')) why.push('manifest errors');
+  return `Apply incomplete: ${counts}; not converged (${why.join(', ')}).`;
+}
+
+/** Worker log lines on stderr at or above the log level; they carry keys and service messages, never secret values. */
+function lineLogger(io: CommandIo, level: string, progress: Progress): QueueLogger {
+  const threshold = LEVELS.indexOf(level);
+  const emit = (name: string) => (obj: object, msg: string) => {
+    if (LEVELS.indexOf(name) < threshold) return;
+    const fields = Object.entries(obj)
+      .filter(([, v]) => v !== undefined)
+      .map(([k, v]) => `${k}=${typeof v === 'string' ? JSON.stringify(v) : String(v)}`)
+      .join(' ');
+    progress.write(io.stderr, `converge apply: ${name}: ${msg}${fields ? ` ${fields}` : ''}\n`);
+  };
+  return { debug: emit('debug'), info: emit('info'), warn: emit('warn'), error: emit('error') };
+}

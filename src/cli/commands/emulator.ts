@@ -1,0 +1,128 @@
+// `converge emulator`: serves the local emulator of the service until SIGTERM or SIGINT.
+import { UsageError } from '../../core/errors.js';
+import { emulatorDiscoveryHook } from '../../discovery/emulator-hook.js';
+import { DEFAULT_BUILD_MS, startEmulator, type EmulatorOptions, type SecretsMode } from '../../emulator/server.js';
+import type { Command, CommandIo, ParsedArgs } from '../command.js';
+import { resolveSettings, settingOptions } from '../settings.js';
+
+function text(values: ParsedArgs['values'], name: string): string | undefined {
+  const value = values[name];
+  return typeof value === 'string' ? value : undefined;
+}
+
+function wholeNumber(values: ParsedArgs['values'], name: string, min = 0): number | undefined {
+  const raw = text(values, name);
+  if (raw === undefined) return undefined;
+  if (!/^\d+$/.test(raw) || Number(raw) < min) throw new UsageError(`--${name}: "${raw}" is not a whole number >= ${min}`);
+  return Number(raw);
+}
+
+function rate(values: ParsedArgs['values'], name: string): number | undefined {
+  const raw = text(values, name);
+  if (raw === undefined) return undefined;
+  const value = Number(raw);
+  if (raw.trim() === '' || !Number.isFinite(value) || value < 0 || value > 1) {
+    throw new UsageError(`--${name}: "${raw}" is not a rate between 0 and 1 (e.g. 0.2)`);
+  }
+  return value;
+}
+
+/** The emulator's options from the command's flags (and CONVERGE_EMULATOR_API_KEY); throws UsageError on bad input. */
+export function emulatorOptionsFromArgs(values: ParsedArgs['values'], env: NodeJS.ProcessEnv): EmulatorOptions {
+  const secrets = text(values, 'secrets') ?? 'masked';
+  if (!['plain', 'masked', 'omitted'].includes(secrets)) throw new UsageError(`--secrets: "${secrets}" is not one of plain, masked, omitted`);
+  const port = wholeNumber(values, 'port');
+  if (port !== undefined && port > 65535) throw new UsageError(`--port: ${port} is not a port number (0-65535)`);
+  const apiKey = text(values, 'api-key') ?? (env.CONVERGE_EMULATOR_API_KEY || undefined);
+  const allowLocal = values['allow-local-discovery'] === true;
+  return {
+    host: text(values, 'host') ?? '127.0.0.1',
+    port: port ?? 0,
+    stateFile: text(values, 'state'),
+    seedFile: text(values, 'seed'),
+    latencyMs: wholeNumber(values, 'latency-ms'),
+    jitterMs: wholeNumber(values, 'jitter-ms'),
+    failRate: rate(values, 'fail-rate'),
+    rateLimitRate: rate(values, 'rate-limit-rate'),
+    resetRate: rate(values, 'reset-rate'),
+    lostResponseRate: rate(values, 'lost-response-rate'),
+    retryAfterSeconds: wholeNumber(values, 'retry-after'),
+    pageCap: wholeNumber(values, 'page-cap', 1),
+    secrets: secrets as SecretsMode,
+    apiKey,
+    buildMs: wholeNumber(values, 'build-ms') ?? DEFAULT_BUILD_MS,
+    allowLocalDiscovery: allowLocal,
+    discover: emulatorDiscoveryHook({ allowLocal }),
+  };
+}
+
+/** Serves until `stop` settles, then closes cleanly. Returns the exit code. */
+export async function serveEmulator(options: EmulatorOptions, io: CommandIo, stop: Promise<unknown>, logRequests: boolean): Promise<number> {
+  const emulator = await startEmulator({
+    ...options,
+    // The CLI prints requests instead of keeping them in memory for the life of the process.
+    requestLogLimit: 0,
+    onRequest: logRequests ? (entry) => io.stdout.write(`${JSON.stringify(entry)}\n`) : undefined,
+    onError: (error) => io.stderr.write(`emulator: ${(error as Error)?.message ?? String(error)}\n`),
+  });
+  io.stderr.write(`emulator listening on ${emulator.url}\n`);
+  await stop;
+  await emulator.close();
+  return 0;
+}
+
+/** A promise that settles on the first SIGTERM or SIGINT, and a function removing the handlers. */
+function signals(): { stop: Promise<string>; release(): void } {
+  let release = (): void => undefined;
+  const stop = new Promise<string>((resolve) => {
+    const onSignal = (signal: string): void => {
+      release();
+      resolve(signal);
+    };
+    process.once('SIGTERM', onSignal);
+    process.once('SIGINT', onSignal);
+    release = () => {
+      process.off('SIGTERM', onSignal);
+      process.off('SIGINT', onSignal);
+    };
+  });
+  return { stop, release };
+}
+
+export const emulatorCommand: Command = {
+  name: 'emulator',
+  summary: 'serve the local emulator of the service (until SIGTERM or SIGINT)',
+  usage: 'converge emulator [--port N] [--host ADDR] [--state FILE] [--seed FILE] [fault and behaviour options]',
+  positionals: [0, 0],
+  options: {
+    port: { type: 'string', placeholder: 'N', description: 'port to listen on (default 0: a free port, printed on start)' },
+    host: { type: 'string', placeholder: 'ADDR', description: 'address to bind (default 127.0.0.1)' },
+    state: { type: 'string', placeholder: 'FILE', description: 'seed from FILE (YAML, or JSON for .json) and persist every change to it atomically' },
+    seed: { type: 'string', placeholder: 'FILE', description: 'seed from FILE when --state is absent or does not exist yet; never written' },
+    'latency-ms': { type: 'string', placeholder: 'N', description: 'added delay per request, in milliseconds' },
+    'jitter-ms': { type: 'string', placeholder: 'N', description: 'up to this many more milliseconds of random delay' },
+    'fail-rate': { type: 'string', placeholder: 'R', description: 'share of requests answered 503 (0..1)' },
+    'rate-limit-rate': { type: 'string', placeholder: 'R', description: 'share of requests answered 429 with Retry-After (0..1)' },
+    'reset-rate': { type: 'string', placeholder: 'R', description: 'share of connections dropped before the request is handled (0..1)' },
+    'lost-response-rate': { type: 'string', placeholder: 'R', description: 'share of requests handled whose answer is then lost (0..1)' },
+    'retry-after': { type: 'string', placeholder: 'N', description: 'Retry-After seconds of the 429s (default 1)' },
+    'page-cap': { type: 'string', placeholder: 'N', description: 'serve at most N deployments per page whatever the limit' },
+    secrets: { type: 'string', placeholder: 'MODE', description: 'echo secret values plain, masked (default) or omitted' },
+    'api-key': { type: 'string', placeholder: 'KEY', description: 'require this X-Api-Key (env CONVERGE_EMULATOR_API_KEY)' },
+    'build-ms': { type: 'string', placeholder: 'N', description: `milliseconds a new revision takes to become active (default ${DEFAULT_BUILD_MS})` },
+    ...settingOptions('allowLocalDiscovery'),
+    'log-requests': { type: 'boolean', description: 'print one JSON line per request on stdout (secret values redacted)' },
+  },
+  async run(args: ParsedArgs, io: CommandIo): Promise<number> {
+    const { stop, release } = signals();
+    try {
+      // --allow-local-discovery is a shared setting: flag, CONVERGE_ALLOW_LOCAL_DISCOVERY, or the config file.
+      const settings = resolveSettings(args, io.env);
+      const values = { ...args.values, 'allow-local-discovery': settings.allowLocalDiscovery };
+      const options = emulatorOptionsFromArgs(values, io.env);
+      return await serveEmulator(options, io, stop, args.values['log-requests'] === true);
+    } finally {
+      release();
+    }
+  },
+};

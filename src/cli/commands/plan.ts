@@ -1,0 +1,71 @@
+// `converge plan DIR`: the dry-run plan of a manifest directory against the live service.
+import { plan } from '../../core/plan/index.js';
+import { renderJson } from '../../core/render/json.js';
+import { renderMarkdown } from '../../core/render/markdown.js';
+import { renderText } from '../../core/render/text.js';
+import { UsageError } from '../../core/errors.js';
+import { gatherPlanInput } from '../../reconcile/gather.js';
+import type { Command } from '../command.js';
+import { readAppliedState } from '../../queue/applied-state.js';
+import { resolveSettings, settingOptions } from '../settings.js';
+import { EMBEDDED, openTarget } from '../target.js';
+import { progressLine, useColor } from '../tty.js';
+
+const FORMATS = ['text', 'markdown', 'json'] as const;
+
+export const planCommand: Command = {
+  name: 'plan',
+  summary: 'list live state and print what apply would change (dry run)',
+  usage: 'converge plan DIR [--output text|markdown|json] [--detailed-exitcode] [options]',
+  positionals: [1, 1],
+  options: {
+    output: { type: 'string', short: 'o', placeholder: 'FMT', description: 'text (default), markdown or json' },
+    'detailed-exitcode': { type: 'boolean', description: 'exit 0 when nothing would change, 2 when something would, 1 on error' },
+    ...settingOptions('apiUrl', 'apiKey', 'tenantId', 'redisUrl', 'redisPrefix', 'allowLiteralSecrets', 'allowLocalDiscovery', 'emulatorState', 'requestTimeout'),
+  },
+  async run(args, io) {
+    const output = (args.values.output as string | undefined) ?? 'text';
+    if (!FORMATS.includes(output as (typeof FORMATS)[number])) {
+      throw new UsageError(`--output "${output}" is not one of ${FORMATS.join(', ')}`);
+    }
+    const settings = resolveSettings(args, io.env);
+    const dir = args.positionals[0]!;
+    // The embedded emulator starts fresh in every process: applied state kept in Redis would not describe it.
+    const applied = settings.apiUrl === EMBEDDED ? { records: new Map() } as Awaited<ReturnType<typeof readAppliedState>> : await readAppliedState(settings);
+    if (applied.warning) io.stderr.write(`converge plan: warning: ${applied.warning}\n`);
+    const target = await openTarget(settings);
+    try {
+      const progress = progressLine(io);
+      const gathered = await gatherPlanInput({
+        dir,
+        env: io.env,
+        client: target.client,
+        allowLiteralSecrets: settings.allowLiteralSecrets,
+        allowLocalDiscovery: settings.allowLocalDiscovery,
+        applied: { getAll: async () => applied.records },
+        onLiveProgress: (n) => progress.show(`listing live deployments: ${n}`),
+      });
+      progress.clear();
+      const result = plan(gathered.input);
+      if (output === 'json') io.stdout.write(renderJson(result));
+      else if (output === 'markdown') io.stdout.write(renderMarkdown(result));
+      else io.stdout.write(renderText(result, { color: useColor(io.stdout, io.env) }));
+      return exitCode(result, args.values['detailed-exitcode'] === true);
+    } finally {
+      await target.close();
+    }
+  },
+};
+
+/**
+ * Design.md section 3: 0 normally; with --detailed-exitcode 1 for errors (error diagnostics or blocked
+ * resources), 2 when apply would change something, 0 otherwise. Suspended changes are shown but never
+ * applied, so they do not count as changes.
+ */
+function exitCode(result: ReturnType<typeof plan>, detailed: boolean): number {
+  if (!detailed) return 0;
+  const errors = result.diagnostics.some((d) => d.severity === 'error') || result.summary.blocked > 0;
+  if (errors) return 1;
+  const applicable = result.changes.some((c) => (c.action === 'create' || c.action === 'update') && !c.suspended);
+  return applicable ? 2 : 0;
+}

@@ -1,0 +1,97 @@
+// `converge run DIR`: the daemon, until SIGTERM or SIGINT (then a graceful stop and exit 0).
+import { resolve } from 'node:path';
+import { createLogger } from '../../daemon/logger.js';
+import { startDaemon } from '../../daemon/daemon.js';
+import type { Command } from '../command.js';
+import { resolveSettings, settingOptions } from '../settings.js';
+import { EMBEDDED, openTarget } from '../target.js';
+
+/** After a signal-driven stop, a handle left open (a force-stopped job's request) must not keep the process alive. */
+const EXIT_GRACE_MS = 3_000;
+const HARD_EXIT_MARGIN_MS = 10_000;
+
+export const runCommand: Command = {
+  name: 'run',
+  summary: 'the daemon: watch DIR, resync on a timer, apply through jobs, serve /healthz /readyz /metrics /status',
+  usage: 'converge run DIR [options]',
+  positionals: [1, 1],
+  options: settingOptions(
+    'apiUrl',
+    'apiKey',
+    'tenantId',
+    'emulatorState',
+    'redisUrl',
+    'redisPrefix',
+    'resync',
+    'debounce',
+    'driftPolicy',
+    'httpHost',
+    'httpPort',
+    'concurrency',
+    'attempts',
+    'backoff',
+    'globalRate',
+    'requestTimeout',
+    'shutdownTimeout',
+    'jobLock',
+    'allowLiteralSecrets',
+    'allowLocalDiscovery',
+    'logLevel',
+  ),
+  async run(args, io) {
+    const settings = resolveSettings(args, io.env);
+    const dir = resolve(io.cwd, args.positionals[0]!);
+    const log = createLogger({ level: settings.logLevel, destination: io.stdout, env: io.env, sensitive: settings.apiKey ? [settings.apiKey] : [] });
+    // Signals are caught from the start: one that arrives while the daemon starts stops it as soon as it is up.
+    let stop: ((signal: NodeJS.Signals) => void) | undefined;
+    let early: NodeJS.Signals | undefined;
+    let signals = 0;
+    const onSignal = (signal: NodeJS.Signals): void => {
+      signals += 1;
+      if (signals > 1) {
+        log.warn({ signal }, 'second signal: exiting without waiting for active jobs');
+        process.exit(1);
+      }
+      if (stop) stop(signal);
+      else early = signal;
+    };
+    process.on('SIGTERM', onSignal);
+    process.on('SIGINT', onSignal);
+    let daemon;
+    try {
+      daemon = await startDaemon({
+        dir,
+        settings,
+        env: io.env,
+        log,
+        embedded: settings.apiUrl === EMBEDDED,
+        openService: (onRequest) => openTarget(settings, { onRequest }),
+      });
+    } catch (error) {
+      process.off('SIGTERM', onSignal);
+      process.off('SIGINT', onSignal);
+      throw error;
+    }
+    const running = daemon;
+    log.info({ status: running.statusUrl }, 'converge daemon running; SIGTERM or SIGINT stops it');
+    const code = await new Promise<number>((done) => {
+      stop = (signal) => {
+        // Past the deadline plus a margin (a Redis that stopped answering), exit rather than hang.
+        setTimeout(() => {
+          log.error({ signal }, 'shutdown did not finish in time; exiting');
+          process.exit(1);
+        }, settings.shutdownTimeout + HARD_EXIT_MARGIN_MS).unref();
+        running.stop(signal).then(
+          () => done(0),
+          (error: unknown) => {
+            log.error({ error: (error as Error)?.message }, 'shutdown failed');
+            done(1);
+          },
+        );
+      };
+      if (early) stop(early);
+    });
+    setTimeout(() => process.exit(code), EXIT_GRACE_MS).unref();
+    return code;
+  },
+};

@@ -1,0 +1,143 @@
+// `converge status [--url URL] [--output text|json]`: what a running daemon reports on /status and /readyz.
+import { ConvergeError, UsageError } from '../../core/errors.js';
+import type { Command } from '../command.js';
+import { resolveSettings, settingOptions } from '../settings.js';
+
+const FORMATS = ['text', 'json'] as const;
+const TIMEOUT_MS = 5_000;
+
+interface ResourceRow {
+  key: string;
+  kind: string;
+  name: string;
+  state: string;
+  action: string;
+  error: string | null;
+  reason: string | null;
+  heldAtLastGood?: boolean;
+  drift?: { policy: string; fields: string[] } | null;
+  job?: { state: string; outcome?: string } | null;
+}
+
+interface StatusDocument {
+  daemon?: { dir?: string; pid?: number; hostname?: string; startedAt?: string; service?: string | null; driftPolicy?: string; stopping?: boolean };
+  lastReconcile?: {
+    id: number; trigger: string; finishedAt: string; durationMs: number; ok: boolean; error: string | null;
+    summary: Record<string, number> | null; enqueued: number; drifted: number; held: number;
+  } | null;
+  lastSuccessfulReconcileAt?: string | null;
+  reconciles?: { total: number; failed: number } | null;
+  counts?: Record<string, Record<string, number>>;
+  resources?: ResourceRow[];
+  orphans?: string[];
+  plan?: { diagnostics?: Array<{ severity: string; file: string; line: number; column: number; message: string }> } | null;
+}
+
+interface Readiness {
+  ready: boolean;
+  checks: Array<{ name: string; ok: boolean; detail?: string }>;
+}
+
+async function getJson(url: string): Promise<{ status: number; body: unknown }> {
+  let response: Response;
+  try {
+    response = await fetch(url, { signal: AbortSignal.timeout(TIMEOUT_MS), headers: { accept: 'application/json' } });
+  } catch (error) {
+    const cause = (error as { cause?: { code?: string } }).cause?.code ?? (error as Error).name;
+    throw new ConvergeError('E_STATUS', `no converge daemon answers at ${new URL(url).origin} (${cause}); is "converge run" running there? pass --url http://HOST:PORT`, { cause: error });
+  }
+  const text = await response.text();
+  try {
+    return { status: response.status, body: JSON.parse(text) };
+  } catch {
+    throw new ConvergeError('E_STATUS', `${url} answered ${response.status} with something that is not JSON; is that a converge daemon?`);
+  }
+}
+
+function baseUrl(raw: string): string {
+  let parsed: URL;
+  try {
+    parsed = new URL(raw);
+  } catch {
+    throw new UsageError(`--url "${raw}" is not a URL; give http://HOST:PORT of the daemon's status server`);
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new UsageError(`--url must use http or https, not ${parsed.protocol}//`);
+  return parsed.toString().replace(/\/+$/, '');
+}
+
+function pad(rows: string[][]): string[] {
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length)));
+  return rows.map((r) => r.map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i]!))).join('  ').trimEnd());
+}
+
+function note(row: ResourceRow): string {
+  if (row.error) return row.error;
+  if (row.drift) return `drift (${row.drift.policy}): ${row.drift.fields.join(', ')}`;
+  if (row.job && row.job.state !== 'completed') return `job ${row.job.state}`;
+  if (row.job?.outcome) return `job ${row.job.outcome}`;
+  return row.reason ?? '';
+}
+
+/** The text form of a daemon's status. */
+export function renderStatus(url: string, doc: StatusDocument, ready: Readiness): string {
+  const lines: string[] = [];
+  const d = doc.daemon ?? {};
+  lines.push(`converge daemon at ${url}: ${d.stopping ? 'stopping' : ready.ready ? 'ready' : 'NOT ready'} (dir ${d.dir ?? '?'}, pid ${d.pid ?? '?'} on ${d.hostname ?? '?'}, since ${d.startedAt ?? '?'})`);
+  for (const check of ready.checks) if (!check.ok) lines.push(`  not ready: ${check.name}: ${check.detail ?? 'failing'}`);
+  const last = doc.lastReconcile;
+  if (!last) lines.push('No reconcile yet.');
+  else if (!last.ok) lines.push(`Last reconcile #${last.id} (${last.trigger}) FAILED at ${last.finishedAt}: ${last.error ?? 'unknown error'}`);
+  else {
+    const s = last.summary ?? {};
+    lines.push(
+      `Last reconcile #${last.id} (${last.trigger}) at ${last.finishedAt} in ${last.durationMs} ms: ${s.create ?? 0} to create, ${s.update ?? 0} to update, ` +
+        `${s.noop ?? 0} unchanged, ${s.orphan ?? 0} orphaned, ${s.blocked ?? 0} blocked; ${last.enqueued} jobs enqueued, ${last.drifted} drifted, ${last.held} held at last good`,
+    );
+  }
+  if (doc.lastSuccessfulReconcileAt && last && !last.ok) lines.push(`Last successful reconcile: ${doc.lastSuccessfulReconcileAt}`);
+  const totals = new Map<string, number>();
+  for (const byState of Object.values(doc.counts ?? {})) for (const [state, n] of Object.entries(byState)) totals.set(state, (totals.get(state) ?? 0) + n);
+  const summary = [...totals].filter(([, n]) => n > 0).map(([state, n]) => `${n} ${state}`);
+  lines.push(`Resources: ${summary.length ? summary.join(', ') : 'none'}`);
+  const resources = doc.resources ?? [];
+  if (resources.length > 0) {
+    lines.push('');
+    const rows = [['KIND', 'NAME', 'STATE', 'ACTION', 'NOTE']];
+    for (const r of resources) rows.push([r.kind, r.name, r.state + (r.heldAtLastGood ? '*' : ''), r.action, note(r)]);
+    lines.push(...pad(rows));
+    if (resources.some((r) => r.heldAtLastGood)) lines.push('  * manifest file has errors: the last good version stays in force');
+  }
+  if (doc.orphans?.length) lines.push('', `Orphans (live, in no manifest; never deleted): ${doc.orphans.join(', ')}`);
+  const diagnostics = doc.plan?.diagnostics ?? [];
+  if (diagnostics.length) {
+    lines.push('', 'Manifest problems:');
+    for (const p of diagnostics) lines.push(`  ${p.file}:${p.line}:${p.column}: ${p.severity}: ${p.message}`);
+  }
+  return lines.join('\n') + '\n';
+}
+
+export const statusCommand: Command = {
+  name: 'status',
+  summary: "show a running daemon's last plan and every resource's state and error (from its /status)",
+  usage: 'converge status [--url http://HOST:PORT] [--output text|json]',
+  positionals: [0, 0],
+  options: {
+    url: { type: 'string', placeholder: 'URL', description: 'status server of the daemon (default http://127.0.0.1:<http_port>)' },
+    output: { type: 'string', short: 'o', placeholder: 'FMT', description: 'text (default) or json (the /status document)' },
+    ...settingOptions('httpPort'),
+  },
+  async run(args, io) {
+    const output = (args.values.output as string | undefined) ?? 'text';
+    if (!FORMATS.includes(output as (typeof FORMATS)[number])) throw new UsageError(`--output "${output}" is not one of ${FORMATS.join(', ')}`);
+    const explicit = args.values.url as string | undefined;
+    const url = baseUrl(explicit ?? `http://127.0.0.1:${resolveSettings(args, io.env).httpPort}`);
+    const [status, ready] = await Promise.all([getJson(`${url}/status`), getJson(`${url}/readyz`)]);
+    if (status.status !== 200) throw new ConvergeError('E_STATUS', `${url}/status answered ${status.status}; is that a converge daemon?`);
+    if (output === 'json') {
+      io.stdout.write(JSON.stringify({ ...(status.body as object), readiness: ready.body }, null, 2) + '\n');
+      return 0;
+    }
+    io.stdout.write(renderStatus(url, status.body as StatusDocument, ready.body as Readiness));
+    return 0;
+  },
+};

@@ -1,0 +1,71 @@
+#!/usr/bin/env node
+// The converge binary: finds the command, parses its flags, runs it, turns user mistakes into one line.
+import { ConvergeError } from '../core/errors.js';
+import { commandHelp, parseCommandArgs, type Command, type CommandIo } from './command.js';
+import { COMMANDS } from './commands/index.js';
+
+function mainHelp(): string {
+  const width = Math.max(...COMMANDS.map((c) => c.name.length)) + 4;
+  const lines = [
+    'converge: GitOps reconciler for the Deployment and OAuth Provider Service',
+    '',
+    'Usage: converge COMMAND [options]',
+    '',
+    'Commands:',
+    ...COMMANDS.map((c) => `  ${c.name.padEnd(width)}${c.summary}`),
+    '',
+    'Run "converge COMMAND --help" for the options of one command.',
+  ];
+  return lines.join('\n') + '\n';
+}
+
+/** Runs one invocation; returns the exit code. Exported for in-process tests. */
+export async function runCli(argv: string[], io: CommandIo): Promise<number> {
+  const [name, ...rest] = argv;
+  if (!name || name === '--help' || name === '-h' || name === 'help') {
+    io.stdout.write(mainHelp());
+    return name ? 0 : 1;
+  }
+  if (name === '--version' || name === '-V') {
+    io.stdout.write('converge 0.1.0\n');
+    return 0;
+  }
+  const command: Command | undefined = COMMANDS.find((c) => c.name === name);
+  if (!command) {
+    io.stderr.write(`converge: unknown command "${name}"; run "converge --help" for the list\n`);
+    return 1;
+  }
+  if (rest.includes('--help') || rest.includes('-h')) {
+    io.stdout.write(commandHelp(command));
+    return 0;
+  }
+  try {
+    return await command.run(parseCommandArgs(command, rest), io);
+  } catch (error) {
+    if (error instanceof ConvergeError) {
+      io.stderr.write(`converge ${command.name}: ${error.message}\n`);
+      return 1;
+    }
+    throw error;
+  }
+}
+
+const isMain = process.argv[1] && import.meta.url === new URL(`file://${process.argv[1]}`).href;
+if (isMain || process.argv[1]?.endsWith('/converge')) {
+  // A closed pipe (`converge plan ... | head`) ends the process quietly, as other command-line tools do.
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on('error', (error: NodeJS.ErrnoException) => {
+      if (error.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+      throw error;
+    });
+  }
+  runCli(process.argv.slice(2), { stdout: process.stdout, stderr: process.stderr, env: process.env, cwd: process.cwd() }).then(
+    (code) => {
+      process.exitCode = code;
+    },
+    (error: unknown) => {
+      process.stderr.write(`converge: internal error: ${(error as Error)?.stack ?? String(error)}\n`);
+      process.exitCode = 70;
+    },
+  );
+}

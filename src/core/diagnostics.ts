@@ -1,0 +1,28 @@
+// Input problems as collected data with file:line:column (Terraform tfdiags style), never thrown.
+
+export type Severity = 'error' | 'warning';
+
+export interface Diagnostic {
+  severity: Severity;
+  /** Path of the manifest file, relative to the manifest directory, with forward slashes. */
+  file: string;
+  /** 1-based line and column of the offending node. */
+  line: number;
+  column: number;
+  /** Plain message: what is wrong and how to fix it. Never holds a secret value. */
+  message: string;
+  /** Stable code, e.g. E_YAML, E_SCHEMA, E_UNKNOWN_FIELD, E_DUPLICATE, E_LITERAL_SECRET. */
+  code: string;
+}
+
+/** `file:line:column: severity: message`, the one-line form used by validate and logs. */
+export function formatDiagnostic(d: Omit<Diagnostic, 'code'>): string {
+  return `${d.file}:${d.line}:${d.column}: ${d.severity}: ${d.message}`;
+}
+
+/** Stable ordering: file, line, column, message. */
+export function sortDiagnostics(list: Diagnostic[]): Diagnostic[] {
+  return [...list].sort(
+    (a, b) => a.file.localeCompare(b.file) || a.line - b.line || a.column - b.column || a.message.localeCompare(b.message),
+  );
+}

@@ -1,0 +1,276 @@
+// Parses one manifest file (pure): YAML documents to desired resources, blocked resources and diagnostics.
+import { Composer, LineCounter, Parser, isScalar, visit, type CST, type Document, type YAMLError } from 'yaml';
+import { sortDiagnostics, type Diagnostic, type Severity } from '../diagnostics.js';
+import { formatLocation, type BlockedResource, type DesiredResource, type ResourceKind, type SourceLocation } from '../model.js';
+import { toResource } from './convert.js';
+import { closest, issueText, problemsFromIssues } from './issues.js';
+import { firstAliasOffset, offsetForPath, positionAt, scalarAt, selfReferencingAlias, tooDeepOffset } from './locate.js';
+import { MANIFEST_KINDS, MANIFEST_SCHEMAS, type DeploymentManifest, type OAuthProviderManifest } from './schema.js';
+import { yamlProblem } from './yaml-errors.js';
+
+export interface ParseOptions {
+  /** Accept literal secret values (`value:`, a string client_secret); otherwise each is an error. */
+  allowLiteralSecrets: boolean;
+}
+
+/** What one file (or a whole directory) declares. */
+export interface ManifestResult {
+  resources: DesiredResource[];
+  blocked: BlockedResource[];
+  diagnostics: Diagnostic[];
+}
+
+/** Files larger than this are refused whole (one diagnostic). */
+export const MAX_MANIFEST_BYTES = 1024 * 1024;
+/** The E_TOO_LARGE message, for a file refused by its size here or before it is read whole (src/source). */
+export const TOO_LARGE_MESSAGE = `file is larger than ${MAX_MANIFEST_BYTES / 1024 / 1024} MiB; a manifest file must be smaller (split it into several files)`;
+/** Collections nested deeper than this are refused (a real manifest needs about 10). */
+export const MAX_NESTING_DEPTH = 64;
+/** Alias expansions allowed per document (the yaml package's guard against "billion laughs"). */
+export const MAX_ALIAS_COUNT = 100;
+
+interface FileContext {
+  file: string;
+  text: string;
+  lineCounter: LineCounter;
+  options: ParseOptions;
+}
+
+function diagnostic(ctx: FileContext, offset: number, code: string, message: string, severity: Severity = 'error'): Diagnostic {
+  const { line, column } = positionAt(ctx.lineCounter, offset);
+  return { severity, file: ctx.file, line, column, message, code };
+}
+
+function fileDiagnostic(file: string, code: string, message: string, line = 1, column = 1): ManifestResult {
+  return { resources: [], blocked: [], diagnostics: [{ severity: 'error', file, line, column, message, code }] };
+}
+
+/** 1-based line and column of a character offset in `text` (for problems found before YAML parsing). */
+function positionInText(text: string, offset: number): { line: number; column: number } {
+  let line = 1;
+  let lineStart = 0;
+  for (let i = text.indexOf('\n'); i !== -1 && i < offset; i = text.indexOf('\n', i + 1)) {
+    line++;
+    lineStart = i + 1;
+  }
+  return { line, column: offset - lineStart + 1 };
+}
+
+/** Offset of the first byte that breaks UTF-8, or -1 when `bytes` is valid UTF-8. */
+export function invalidUtf8Offset(bytes: Uint8Array): number {
+  let i = 0;
+  while (i < bytes.length) {
+    const b = bytes[i]!;
+    const need = b < 0x80 ? 0 : b >= 0xc2 && b <= 0xdf ? 1 : b >= 0xe0 && b <= 0xef ? 2 : b >= 0xf0 && b <= 0xf4 ? 3 : -1;
+    if (need < 0) return i;
+    for (let k = 1; k <= need; k++) {
+      const c = bytes[i + k];
+      if (c === undefined || (c & 0xc0) !== 0x80) return i;
+    }
+    if (need === 2 && ((b === 0xe0 && bytes[i + 1]! < 0xa0) || (b === 0xed && bytes[i + 1]! > 0x9f))) return i;
+    if (need === 3 && ((b === 0xf0 && bytes[i + 1]! < 0x90) || (b === 0xf4 && bytes[i + 1]! > 0x8f))) return i;
+    i += need + 1;
+  }
+  return -1;
+}
+
+/** Parses a file's raw bytes: refuses huge, binary and non-UTF-8 content with one diagnostic each. */
+export function parseManifestBytes(file: string, bytes: Uint8Array, options: ParseOptions): ManifestResult {
+  if (bytes.length > MAX_MANIFEST_BYTES) {
+    return fileDiagnostic(file, 'E_TOO_LARGE', TOO_LARGE_MESSAGE);
+  }
+  const nul = bytes.indexOf(0);
+  const bad = invalidUtf8Offset(bytes);
+  const first = [nul, bad].filter((o) => o >= 0).sort((a, b) => a - b)[0];
+  if (first !== undefined) {
+    const prefix = new TextDecoder('utf-8').decode(bytes.subarray(0, first));
+    const { line, column } = positionInText(prefix, prefix.length);
+    const what = first === nul ? 'holds a NUL byte' : 'is not valid UTF-8';
+    return fileDiagnostic(file, 'E_BINARY', `file ${what}: it looks binary; manifests are UTF-8 YAML text`, line, column);
+  }
+  return parseDocuments(file, new TextDecoder('utf-8').decode(bytes), options);
+}
+
+/** Parses a file's text: every YAML document in it, each validated on its own. */
+export function parseManifestText(file: string, text: string, options: ParseOptions): ManifestResult {
+  if (text.length > MAX_MANIFEST_BYTES || (text.length * 3 > MAX_MANIFEST_BYTES && new TextEncoder().encode(text).length > MAX_MANIFEST_BYTES)) {
+    return fileDiagnostic(file, 'E_TOO_LARGE', TOO_LARGE_MESSAGE);
+  }
+  const nul = text.indexOf('\0');
+  if (nul >= 0) {
+    const { line, column } = positionInText(text, nul);
+    return fileDiagnostic(file, 'E_BINARY', 'file holds a NUL byte: it looks binary; manifests are UTF-8 YAML text', line, column);
+  }
+  return parseDocuments(file, text, options);
+}
+
+/** Every YAML document of a text already checked for size and NUL (by parseManifestBytes or parseManifestText). */
+function parseDocuments(file: string, text: string, options: ParseOptions): ManifestResult {
+  const lineCounter = new LineCounter();
+  const ctx: FileContext = { file, text, lineCounter, options };
+  // What parseAllDocuments does, split in two so the token tree can be measured before it is composed.
+  const tokens: CST.Token[] = Array.from(new Parser(lineCounter.addNewLine).parse(text));
+  const deep = tooDeepOffset(tokens, MAX_NESTING_DEPTH);
+  if (deep !== undefined) {
+    const result: ManifestResult = { resources: [], blocked: [], diagnostics: [] };
+    result.diagnostics.push(diagnostic(ctx, deep, 'E_DEPTH', `nesting deeper than ${MAX_NESTING_DEPTH} levels; no manifest needs that (the whole file is ignored)`));
+    return result;
+  }
+  const composer = new Composer({ merge: true, uniqueKeys: true, prettyErrors: false });
+  const docs = Array.from(composer.compose(tokens)) as Document[];
+  const result: ManifestResult = { resources: [], blocked: [], diagnostics: [] };
+  for (const doc of docs) parseDocument(ctx, doc, result);
+  result.diagnostics = sortDiagnostics(result.diagnostics);
+  return result;
+}
+
+interface Header {
+  kind?: ResourceKind;
+  name?: string;
+  location: SourceLocation;
+}
+
+/** kind and metadata.name read straight from the AST, so an invalid document can still be named (and blocked). */
+function readHeader(ctx: FileContext, doc: Document): Header {
+  const kind = scalarAt(doc, ['kind']);
+  const name = scalarAt(doc, ['metadata', 'name']);
+  const contentsStart = (doc.contents as { range?: number[] } | null)?.range?.[0];
+  const offset = name?.offset ?? contentsStart ?? (doc.range?.[0] ?? 0);
+  const known = (MANIFEST_KINDS as readonly string[]).includes(kind?.value ?? '') ? (kind!.value as ResourceKind) : undefined;
+  return { kind: known, name: name?.value || undefined, location: { file: ctx.file, ...positionAt(ctx.lineCounter, offset) } };
+}
+
+function isEmptyDocument(doc: Document): boolean {
+  const contents = doc.contents;
+  return contents === null || (isScalar(contents) && contents.value === null);
+}
+
+function unresolvedAlias(doc: Document): { offset: number; anchor: string } | undefined {
+  let found: { offset: number; anchor: string } | undefined;
+  visit(doc, {
+    Alias(_key, node) {
+      const range = node.range;
+      if (node.resolve(doc) !== undefined || !range) return undefined;
+      found = { offset: range[0], anchor: node.source };
+      return visit.BREAK;
+    },
+  });
+  return found;
+}
+
+/** The document as plain data, or a diagnostic when aliases make that unsafe or impossible. */
+function toData(ctx: FileContext, doc: Document): { value: unknown } | { problem: Diagnostic } {
+  // An alias is written `*name`: a file without a `*` has none, and its tree need not be walked for them.
+  const cycle = ctx.text.includes('*') ? selfReferencingAlias(doc) : undefined;
+  if (cycle) {
+    return { problem: diagnostic(ctx, cycle.offset, 'E_ALIAS', `alias *${cycle.anchor} is inside the node its anchor names, which would make the value infinite; write the value out`) };
+  }
+  try {
+    return { value: doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT }) };
+  } catch (error) {
+    const message = (error as Error).message;
+    if (/Excessive alias count/.test(message)) {
+      const offset = firstAliasOffset(doc) ?? (doc.range?.[0] ?? 0);
+      return { problem: diagnostic(ctx, offset, 'E_ALIAS', `YAML aliases expand beyond the limit of ${MAX_ALIAS_COUNT} expansions (a "billion laughs"?); write the values out instead of reusing anchors so much`) };
+    }
+    const unresolved = unresolvedAlias(doc);
+    if (unresolved) {
+      const name = unresolved.anchor.length <= 60 ? ` *${unresolved.anchor}` : '';
+      return { problem: diagnostic(ctx, unresolved.offset, 'E_ALIAS', `alias${name} refers to no anchor defined before it; define the &anchor first`) };
+    }
+    return { problem: diagnostic(ctx, (doc.range?.[0] ?? 0), 'E_YAML', `document cannot be read: ${message.split('\n')[0]}`) };
+  }
+}
+
+function kindProblem(ctx: FileContext, doc: Document, data: Record<string, unknown>): Diagnostic | undefined {
+  const kind = data.kind;
+  const kinds = MANIFEST_KINDS.join(', ');
+  if (kind === undefined) return diagnostic(ctx, offsetForPath(doc, ['kind'], 'value'), 'E_SCHEMA', `missing required field "kind" (${kinds})`);
+  if (typeof kind === 'string' && (MANIFEST_KINDS as readonly string[]).includes(kind)) return undefined;
+  const guess = typeof kind === 'string' ? closest(kind, MANIFEST_KINDS) : undefined;
+  const shown = typeof kind === 'string' && kind.length <= 64 ? `"${kind}"` : 'this value';
+  const hint = guess ? `did you mean "${guess}"?` : `use one of ${kinds}`;
+  return diagnostic(ctx, offsetForPath(doc, ['kind'], 'value'), 'E_KIND', `kind: ${shown} is not a kind converge manages; ${hint}`);
+}
+
+/** Literal secret values, unless allowed: each one is an error at the value (the value itself is never repeated). */
+function literalSecretProblems(ctx: FileContext, doc: Document, data: Record<string, unknown>): Diagnostic[] {
+  if (ctx.options.allowLiteralSecrets) return [];
+  const spec = data.spec as Record<string, unknown> | undefined;
+  if (!spec || typeof spec !== 'object') return [];
+  const out: Diagnostic[] = [];
+  const fix = 'use valueFrom: { env: NAME } or { file: PATH } (or --allow-literal-secrets for local use only)';
+  if (data.kind === 'Deployment' && Array.isArray(spec.secrets)) {
+    spec.secrets.forEach((secret: unknown, index) => {
+      const entry = secret as Record<string, unknown> | null;
+      if (!entry || typeof entry !== 'object' || typeof entry.value !== 'string' || entry.valueFrom !== undefined) return;
+      const name = typeof entry.name === 'string' && entry.name.length <= 128 ? ` "${entry.name}"` : '';
+      const offset = offsetForPath(doc, ['spec', 'secrets', index, 'value'], 'value');
+      out.push(diagnostic(ctx, offset, 'E_LITERAL_SECRET', `secret${name} has a literal value in the manifest; ${fix}`));
+    });
+  }
+  if (data.kind === 'OAuthProvider' && typeof spec.client_secret === 'string') {
+    const offset = offsetForPath(doc, ['spec', 'client_secret'], 'value');
+    out.push(diagnostic(ctx, offset, 'E_LITERAL_SECRET', `client_secret has a literal value in the manifest; write client_secret: { valueFrom: { env: NAME } } or { valueFrom: { file: PATH } } (or --allow-literal-secrets for local use only)`));
+  }
+  return out;
+}
+
+function validate(ctx: FileContext, doc: Document, data: unknown, diagnostics: Diagnostic[]): DeploymentManifest | OAuthProviderManifest | undefined {
+  if (!data || typeof data !== 'object' || Array.isArray(data)) {
+    const what = Array.isArray(data) ? 'a list' : `a ${typeof data}`;
+    diagnostics.push(diagnostic(ctx, offsetForPath(doc, [], 'value'), 'E_SCHEMA', `a manifest document must be a mapping with apiVersion, kind, metadata and spec; this one is ${what}`));
+    return undefined;
+  }
+  const record = data as Record<string, unknown>;
+  const kindIssue = kindProblem(ctx, doc, record);
+  if (kindIssue) {
+    diagnostics.push(kindIssue);
+    return undefined;
+  }
+  const kind = record.kind as ResourceKind;
+  const schema = MANIFEST_SCHEMAS[kind];
+  const parsed = schema.safeParse(data, { reportInput: true, error: issueText });
+  if (!parsed.success) {
+    for (const problem of problemsFromIssues(parsed.error.issues, schema, kind)) {
+      diagnostics.push(diagnostic(ctx, offsetForPath(doc, problem.path, problem.at), problem.code, problem.message));
+    }
+  }
+  diagnostics.push(...literalSecretProblems(ctx, doc, record));
+  return parsed.success ? parsed.data : undefined;
+}
+
+function blockReason(problems: Diagnostic[]): string {
+  const first = problems[0]!;
+  const more = problems.length > 1 ? ` (and ${problems.length - 1} more problem${problems.length > 2 ? 's' : ''})` : '';
+  return `invalid manifest: ${formatLocation(first)}: ${first.message}${more}; fix the manifest (converge validate)`;
+}
+
+function parseDocument(ctx: FileContext, doc: Document, result: ManifestResult): void {
+  const diagnostics: Diagnostic[] = [];
+  const byOffset = new Map<number, YAMLError[]>();
+  for (const error of doc.errors) byOffset.set(error.pos[0], [...(byOffset.get(error.pos[0]) ?? []), error]);
+  for (const errors of byOffset.values()) {
+    const problem = yamlProblem(doc, errors[0]!, errors.map((e) => e.code));
+    diagnostics.push(diagnostic(ctx, problem.offset, problem.code, problem.message));
+  }
+  for (const warning of doc.warnings) {
+    diagnostics.push(diagnostic(ctx, warning.pos[0], 'E_YAML_WARNING', `YAML: ${warning.message.split('\n')[0]}`, 'warning'));
+  }
+  const header = readHeader(ctx, doc);
+  let manifest: DeploymentManifest | OAuthProviderManifest | undefined;
+  if (doc.errors.length === 0 && !isEmptyDocument(doc)) {
+    const data = toData(ctx, doc);
+    if ('problem' in data) diagnostics.push(data.problem);
+    else if (data.value !== null && data.value !== undefined) manifest = validate(ctx, doc, data.value, diagnostics);
+  }
+  result.diagnostics.push(...diagnostics);
+  const errors = diagnostics.filter((d) => d.severity === 'error');
+  if (errors.length > 0) {
+    if (header.kind && header.name) result.blocked.push({ kind: header.kind, name: header.name, location: header.location, reason: blockReason(errors) });
+    return;
+  }
+  if (!manifest) return;
+  const locate = (path: PropertyKey[]): SourceLocation => ({ file: ctx.file, ...positionAt(ctx.lineCounter, offsetForPath(doc, path, 'value')) });
+  result.resources.push(toResource(manifest, header.location, locate));
+}

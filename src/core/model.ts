@@ -1,0 +1,183 @@
+// Desired resources (from manifests), applied-state records and the plan object (design.md §2, §4).
+import type {
+  Deployment as LiveDeployment,
+  ProviderType,
+  SecretReference,
+  Source,
+  SourceConfig,
+  SourceRevisionConfig,
+  TokenEndpointAuthMethod,
+} from './wire/schema.js';
+
+export type { LiveDeployment };
+
+export interface SourceLocation {
+  /** Manifest path relative to the manifest directory, forward slashes. */
+  file: string;
+  line: number;
+  column: number;
+}
+
+/** `file:line:column`, as messages name a place in the manifests. */
+export function formatLocation(at: SourceLocation): string {
+  return `${at.file}:${at.line}:${at.column}`;
+}
+
+/** Where a secret's value comes from. `value` (a literal) is only accepted with --allow-literal-secrets. */
+export type SecretSource = { env: string } | { file: string } | { value: string };
+
+export interface SecretRef {
+  name: string;
+  from: SecretSource;
+}
+
+export type DriftPolicy = 'heal' | 'report';
+
+interface ResourceBase {
+  /** metadata.name: the deployment name, or the provider_id. */
+  name: string;
+  location: SourceLocation;
+  /** metadata.annotations["converge/suspend"] == "true": shown in plans, never applied. */
+  suspend: boolean;
+  /** metadata.annotations["converge/drift"]: per-resource drift policy, when given. */
+  driftPolicy?: DriftPolicy;
+  /**
+   * Where each secret's source is written (secret name, or "client_secret" for a manual provider), so a
+   * secret that cannot be resolved is reported at its file:line:column. Set by the manifest loader.
+   */
+  secretLocations?: Record<string, SourceLocation>;
+}
+
+export interface DeploymentSpec {
+  source: Source;
+  /** `owner/name` shortcut for codehost; resolved at the edge into source_config/source_revision_config. */
+  repository?: string;
+  /** Code-host account name that picks among several installations holding `repository`. */
+  integration?: string;
+  source_config?: SourceConfig;
+  source_revision_config?: SourceRevisionConfig;
+  secrets?: SecretRef[];
+  secret_references?: SecretReference[];
+}
+
+export interface DeploymentResource extends ResourceBase {
+  kind: 'Deployment';
+  spec: DeploymentSpec;
+  /** Where spec.repository is written, for diagnostics about resolving it. */
+  repositoryLocation?: SourceLocation;
+}
+
+export interface ManualProviderSpec {
+  mode: 'manual';
+  name: string;
+  client_id: string;
+  auth_url: string;
+  token_url: string;
+  client_secret?: SecretSource;
+  uses_pkce?: boolean;
+  code_challenge_method?: string;
+  provider_type?: ProviderType | null;
+  token_endpoint_auth_method?: TokenEndpointAuthMethod;
+  authorization_params?: Record<string, unknown>;
+  allowed_redirect_uris?: string[];
+}
+
+export interface McpProviderSpec {
+  mode: 'mcp';
+  name: string;
+  mcp_server_url: string;
+}
+
+export interface ProviderResource extends ResourceBase {
+  kind: 'OAuthProvider';
+  spec: ManualProviderSpec | McpProviderSpec;
+}
+
+export type DesiredResource = DeploymentResource | ProviderResource;
+export type ResourceKind = DesiredResource['kind'];
+
+/** `Deployment/support-agent`: the key a resource is known by in jobs, Redis and status. */
+export function resourceKey(kind: ResourceKind, name: string): string {
+  return `${kind}/${name}`;
+}
+
+/** A resource whose manifest is invalid (or collides): it is planned as `blocked`, never applied, never orphaned. */
+export interface BlockedResource {
+  kind: ResourceKind;
+  name: string;
+  location: SourceLocation;
+  reason: string;
+}
+
+/**
+ * What converge last applied to a resource (kept in Redis by the queue; read-only for plan).
+ * Holds hashes only, never values.
+ */
+export interface AppliedRecord {
+  /** secret name -> secretHash() of the value last written. Deployments, and a provider's client_secret. */
+  secrets: Record<string, string>;
+  /** objectHash() of the provider definition last created (secret values as hashes). Providers only. */
+  definitionHash?: string;
+  /** ISO time of the write. */
+  appliedAt: string;
+}
+
+// ---------------------------------------------------------------- the plan (design.md §4)
+
+export type Action = 'create' | 'update' | 'noop' | 'orphan' | 'blocked';
+
+export interface FieldChange {
+  /** Dotted path, e.g. source_config.resource_spec.max_scale, secrets.OPENAI_API_KEY. */
+  path: string;
+  before: unknown;
+  after: unknown;
+  /** True for secret values: before/after are then the string "(sensitive)". */
+  sensitive: boolean;
+}
+
+export interface PlanChange {
+  kind: ResourceKind;
+  name: string;
+  action: Action;
+  /** True exactly when the minimal request would start a new revision (design.md §1). */
+  new_revision: boolean;
+  fields: FieldChange[];
+  /** Why a change is blocked, or a note (suspended, secret written once). Null when there is nothing to say. */
+  reason: string | null;
+  /** True when the manifest carries converge/suspend: shown, never applied. */
+  suspended?: boolean;
+}
+
+export interface PlanDiagnostic {
+  severity: 'error' | 'warning';
+  file: string;
+  line: number;
+  column: number;
+  message: string;
+}
+
+export interface Plan {
+  format_version: '1';
+  summary: Record<Action, number>;
+  changes: PlanChange[];
+  diagnostics: PlanDiagnostic[];
+}
+
+export const SENSITIVE = '(sensitive)';
+
+/**
+ * What read-only MCP discovery found for an OAuthProvider with mcp_server_url (computed at the edge by
+ * src/discovery before plan(); plan() only renders it). `ok: false` makes the provider `blocked`.
+ */
+export type DiscoveryPreview =
+  | {
+      ok: true;
+      auth_url: string;
+      token_url: string;
+      uses_pkce: boolean;
+      /** The authorization server offers dynamic client registration (RFC 7591). */
+      registration: boolean;
+      issuer: string;
+      resource_metadata_url?: string;
+    }
+  | { ok: false; step: string; message: string };

@@ -1,0 +1,280 @@
+// Wire schemas of the Deployment and OAuth Provider Service (spec + design.md §1), shared by api, emulator and core.
+import { z } from 'zod';
+
+// ---------------------------------------------------------------- enums
+
+export const SOURCES = ['codehost', 'external_docker', 'internal_docker', 'internal_source', 'internal_template'] as const;
+export const Source = z.enum(SOURCES);
+export type Source = z.infer<typeof Source>;
+
+export const REVISION_SOURCES = ['codehost', 'internal_docker', 'internal_source'] as const;
+export const RevisionSource = z.enum(REVISION_SOURCES);
+export type RevisionSource = z.infer<typeof RevisionSource>;
+
+export const STATUSES = ['AWAITING_DATABASE', 'READY', 'UNUSED', 'AWAITING_DELETE', 'UNKNOWN'] as const;
+export const DeploymentStatus = z.enum(STATUSES);
+export type DeploymentStatus = z.infer<typeof DeploymentStatus>;
+
+export const DEPLOYMENT_TYPES = ['dev_free', 'dev', 'prod'] as const;
+export const DeploymentType = z.enum(DEPLOYMENT_TYPES);
+export type DeploymentType = z.infer<typeof DeploymentType>;
+
+export const PROVIDER_TYPES = ['microsoft', 'salesforce', 'slack', 'x'] as const;
+export const ProviderType = z.enum(PROVIDER_TYPES);
+export type ProviderType = z.infer<typeof ProviderType>;
+
+export const TOKEN_AUTH_METHODS = ['none', 'client_secret_basic', 'client_secret_post'] as const;
+export const TokenEndpointAuthMethod = z.enum(TOKEN_AUTH_METHODS);
+export type TokenEndpointAuthMethod = z.infer<typeof TokenEndpointAuthMethod>;
+
+/** Deployment names: lowercase letters, digits and dashes, starting with a letter (design.md §1). */
+export const DEPLOYMENT_NAME_PATTERN = /^[a-z][a-z0-9-]*$/;
+export const DEPLOYMENT_NAME_MAX = 63;
+
+// ---------------------------------------------------------------- small pieces (strict: used for requests and manifests)
+
+export const Secret = z.strictObject({ name: z.string().min(1), value: z.string() });
+export type Secret = z.infer<typeof Secret>;
+
+export const SecretReference = z.strictObject({
+  name: z.string().min(1),
+  secret_name: z.string().min(1),
+  secret_key: z.string().min(1),
+});
+export type SecretReference = z.infer<typeof SecretReference>;
+
+export const VolumeMount = z.strictObject({
+  name: z.string(),
+  mountPath: z.string(),
+  subPath: z.string().optional(),
+  mountPropagation: z.string().optional(),
+  subPathExpr: z.string().optional(),
+  readOnly: z.boolean().optional(),
+});
+export type VolumeMount = z.infer<typeof VolumeMount>;
+
+const FreeObject = z.record(z.string(), z.unknown());
+
+export const Volume = z.strictObject({
+  name: z.string(),
+  configMap: FreeObject.optional(),
+  secret: FreeObject.optional(),
+  emptyDir: FreeObject.optional(),
+  persistentVolumeClaim: FreeObject.optional(),
+  nfs: FreeObject.optional(),
+  projected: FreeObject.optional(),
+  downwardAPI: FreeObject.optional(),
+  csi: FreeObject.optional(),
+});
+export type Volume = z.infer<typeof Volume>;
+
+export const Container = z.strictObject({
+  name: z.string(),
+  image: z.string().optional(),
+  imagePullPolicy: z.string().optional(),
+  workingDir: z.string().optional(),
+  restartPolicy: z.string().optional(),
+  command: z.array(z.string()).optional(),
+  args: z.array(z.string()).optional(),
+  env: z
+    .array(z.strictObject({ name: z.string(), value: z.string().optional(), valueFrom: FreeObject.optional() }))
+    .optional(),
+  envFrom: z.array(FreeObject).optional(),
+  resources: z.strictObject({ limits: FreeObject.optional(), requests: FreeObject.optional() }).optional(),
+  volumeMounts: z.array(VolumeMount).optional(),
+  securityContext: FreeObject.optional(),
+});
+export type Container = z.infer<typeof Container>;
+
+/** ResourceSpec numeric fields; cpu values may be fractional, the others are whole numbers. */
+export const RESOURCE_SPEC_CPU_FIELDS = [
+  'cpu', 'cpu_limit', 'queue_cpu', 'queue_cpu_limit', 'orchestrator_cpu', 'orchestrator_cpu_limit',
+  'executor_cpu', 'executor_cpu_limit', 'redis_cpu', 'redis_cpu_limit', 'db_cpu', 'db_cpu_limit',
+] as const;
+export const RESOURCE_SPEC_INT_FIELDS = [
+  'min_scale', 'max_scale', 'memory_mb', 'memory_limit_mb',
+  'queue_min_scale', 'queue_max_scale', 'queue_memory_mb', 'queue_memory_limit_mb',
+  'orchestrator_memory_mb', 'orchestrator_memory_limit_mb', 'orchestrator_min_scale', 'orchestrator_max_scale',
+  'executor_memory_mb', 'executor_memory_limit_mb',
+  'redis_memory_mb', 'redis_memory_limit_mb',
+  'db_memory_mb', 'db_memory_limit_mb', 'db_storage_gi', 'db_max_connections',
+] as const;
+/** Pairs that must satisfy min <= max. */
+export const RESOURCE_SPEC_SCALE_PAIRS = [
+  ['min_scale', 'max_scale'],
+  ['queue_min_scale', 'queue_max_scale'],
+  ['orchestrator_min_scale', 'orchestrator_max_scale'],
+] as const;
+
+const cpuShape = Object.fromEntries(RESOURCE_SPEC_CPU_FIELDS.map((f) => [f, z.number().nonnegative().nullish()]));
+const intShape = Object.fromEntries(RESOURCE_SPEC_INT_FIELDS.map((f) => [f, z.number().int().nonnegative().nullish()]));
+
+export const ResourceSpec = z.strictObject({
+  ...(cpuShape as Record<(typeof RESOURCE_SPEC_CPU_FIELDS)[number], z.ZodOptional<z.ZodNullable<z.ZodNumber>>>),
+  ...(intShape as Record<(typeof RESOURCE_SPEC_INT_FIELDS)[number], z.ZodOptional<z.ZodNullable<z.ZodNumber>>>),
+  labels: z.record(z.string(), z.string()).nullish(),
+  annotations: z.record(z.string(), z.string()).nullish(),
+  service_account_name: z.string().nullish(),
+  image_pull_secrets: z.array(z.strictObject({ name: z.string() })).nullish(),
+  volumes: z.array(Volume).nullish(),
+  volume_mounts: z.array(VolumeMount).nullish(),
+  init_containers: z.array(Container).nullish(),
+  sidecars: z.array(Container).nullish(),
+});
+export type ResourceSpec = z.infer<typeof ResourceSpec>;
+
+/** Cross-field rules of a ResourceSpec: each min scale at most its max. Returns [path, message] pairs. */
+export function resourceSpecProblems(spec: Partial<Record<string, unknown>>): Array<{ path: string[]; message: string }> {
+  const problems: Array<{ path: string[]; message: string }> = [];
+  for (const [min, max] of RESOURCE_SPEC_SCALE_PAIRS) {
+    const lo = spec[min];
+    const hi = spec[max];
+    if (typeof lo === 'number' && typeof hi === 'number' && lo > hi) {
+      problems.push({ path: [min], message: `${min} (${lo}) must not exceed ${max} (${hi})` });
+    }
+  }
+  return problems;
+}
+
+export const SourceConfig = z.strictObject({
+  integration_id: z.uuid().nullish(),
+  repo_url: z.string().nullish(),
+  build_on_push: z.boolean().nullish(),
+  custom_url: z.string().nullish(),
+  resource_spec: ResourceSpec.nullish(),
+  listener_id: z.uuid().nullish(),
+  listener_config: z.strictObject({ k8s_namespace: z.string().nullish() }).nullish(),
+  install_command: z.string().nullish(),
+  build_command: z.string().nullish(),
+});
+export type SourceConfig = z.infer<typeof SourceConfig>;
+
+/** SourceConfig fields that cannot be changed once set (design.md §1: PATCH answers 400). */
+export const IMMUTABLE_SOURCE_CONFIG_FIELDS = ['integration_id', 'repo_url', 'listener_id'] as const;
+
+/** SourceRevisionConfig as sent in requests: repo_commit_sha appears in responses only. */
+export const SourceRevisionConfig = z.strictObject({
+  repo_ref: z.string().nullish(),
+  graph_config_path: z.string().nullish(),
+  image_uri: z.string().nullish(),
+  source_tarball_path: z.string().nullish(),
+});
+export type SourceRevisionConfig = z.infer<typeof SourceRevisionConfig>;
+
+// ---------------------------------------------------------------- requests (strict)
+
+export const CreateDeploymentRequest = z.strictObject({
+  name: z.string(),
+  source: Source,
+  source_config: SourceConfig.nullish(),
+  source_revision_config: SourceRevisionConfig.nullish(),
+  secrets: z.array(Secret).nullish(),
+  secret_references: z.array(SecretReference).nullish(),
+});
+export type CreateDeploymentRequest = z.infer<typeof CreateDeploymentRequest>;
+
+export const PatchDeploymentRequest = z.strictObject({
+  revision_source: RevisionSource.nullish(),
+  source_config: SourceConfig.nullish(),
+  source_revision_config: SourceRevisionConfig.nullish(),
+  secrets: z.array(Secret).nullish(),
+  secret_references: z.array(SecretReference).nullish(),
+});
+export type PatchDeploymentRequest = z.infer<typeof PatchDeploymentRequest>;
+
+export const CreateProviderRequest = z.strictObject({
+  provider_id: z.string().min(1),
+  name: z.string().min(1),
+  client_id: z.string().min(1),
+  auth_url: z.string().min(1),
+  token_url: z.string().min(1),
+  client_secret: z.string().nullish(),
+  uses_pkce: z.boolean().optional(),
+  code_challenge_method: z.string().optional(),
+  provider_type: ProviderType.nullish(),
+  token_endpoint_auth_method: TokenEndpointAuthMethod.optional(),
+  authorization_params: z.record(z.string(), z.unknown()).optional(),
+  allowed_redirect_uris: z.array(z.string()).optional(),
+});
+export type CreateProviderRequest = z.infer<typeof CreateProviderRequest>;
+
+export const McpDiscoverRequest = z.strictObject({
+  provider_id: z.string().min(1),
+  name: z.string().min(1),
+  mcp_server_url: z.string().min(1),
+});
+export type McpDiscoverRequest = z.infer<typeof McpDiscoverRequest>;
+
+// ---------------------------------------------------------------- responses (lenient: a newer service may add fields or enum values)
+
+export const LiveSecret = z.looseObject({ name: z.string(), value: z.string().nullish() });
+export type LiveSecret = z.infer<typeof LiveSecret>;
+
+export const Deployment = z.looseObject({
+  id: z.string(),
+  tenant_id: z.string(),
+  name: z.string(),
+  /** A source this client does not know is tolerated; plan() blocks changes to such a deployment. */
+  source: z.string(),
+  source_config: z.record(z.string(), z.unknown()).nullish().transform((v) => v ?? {}),
+  source_revision_config: z.record(z.string(), z.unknown()).nullish().transform((v) => v ?? {}),
+  secrets: z.array(LiveSecret).nullish().transform((v) => v ?? []),
+  secret_references: z.array(z.looseObject({ name: z.string(), secret_name: z.string(), secret_key: z.string() })).nullish(),
+  created_at: z.string(),
+  updated_at: z.string(),
+  status: z.string(),
+  latest_revision_id: z.string().nullish(),
+  active_revision_id: z.string().nullish(),
+  image_version: z.string().nullish(),
+});
+export type Deployment = z.infer<typeof Deployment>;
+
+export const ListDeploymentsResponse = z.looseObject({
+  resources: z.array(Deployment),
+  offset: z.number().int(),
+});
+export type ListDeploymentsResponse = z.infer<typeof ListDeploymentsResponse>;
+
+export const OAuthProvider = z.looseObject({
+  id: z.string(),
+  organization_id: z.string(),
+  provider_id: z.string(),
+  name: z.string(),
+  client_id: z.string(),
+  auth_url: z.string(),
+  token_url: z.string(),
+  uses_pkce: z.boolean(),
+  code_challenge_method: z.string().nullable(),
+  created_at: z.string(),
+  updated_at: z.string(),
+  provider_type: z.string().nullish(),
+  mcp_server_url: z.string().nullish(),
+  token_endpoint_auth_method: z.string().optional(),
+  authorization_params: z.record(z.string(), z.unknown()).optional(),
+  is_dynamic_client: z.boolean().optional(),
+  allowed_redirect_uris: z.array(z.string()).optional(),
+});
+export type OAuthProvider = z.infer<typeof OAuthProvider>;
+
+export const Integration = z.looseObject({
+  id: z.string(),
+  installation_id: z.number().int(),
+  name: z.string(),
+});
+export type Integration = z.infer<typeof Integration>;
+
+export const Repository = z.looseObject({
+  host_integration_id: z.string(),
+  id: z.number().int(),
+  name: z.string(),
+  owner: z.string(),
+  url: z.string(),
+  default_branch: z.string(),
+});
+export type Repository = z.infer<typeof Repository>;
+
+/** Error bodies (design.md §1). */
+export const ValidationIssue = z.object({ loc: z.array(z.union([z.string(), z.number()])), msg: z.string(), type: z.string() });
+export type ValidationIssue = z.infer<typeof ValidationIssue>;
+export const ErrorBody = z.object({ detail: z.union([z.string(), z.array(ValidationIssue)]) });
+export type ErrorBody = z.infer<typeof ErrorBody>;

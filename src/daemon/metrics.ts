@@ -1,0 +1,186 @@
+// Prometheus metrics of one daemon (prom-client, on its own Registry): reconciles, resource states, jobs, requests.
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { RequestInfo } from '../api/client.js';
+import type { ResourceKind } from '../core/model.js';
+
+/** Sync states a managed resource is counted under (converge_resources). */
+export const SYNC_STATES = ['synced', 'out_of_sync', 'progressing', 'failed', 'suspended', 'blocked'] as const;
+export type SyncState = (typeof SYNC_STATES)[number];
+
+export const KINDS: readonly ResourceKind[] = ['Deployment', 'OAuthProvider'];
+
+/** Job outcomes counted by converge_jobs_total: the worker's results, plus a retried attempt and a final failure. */
+export const JOB_OUTCOMES = ['created', 'updated', 'unchanged', 'adopted', 'retried', 'failed'] as const;
+export type JobOutcomeLabel = (typeof JOB_OUTCOMES)[number];
+
+export type ReconcileTrigger = 'startup' | 'watch' | 'resync' | 'retry';
+
+export interface DaemonMetrics {
+  registry: Registry;
+  reconcileDuration: Histogram<'trigger' | 'result'>;
+  reconciles: Counter<'trigger' | 'result'>;
+  lastSuccess: Gauge;
+  resources: Gauge<'kind' | 'state'>;
+  orphans: Gauge;
+  drifted: Gauge<'kind' | 'policy'>;
+  jobsEnqueued: Counter<'operation'>;
+  jobs: Counter<'outcome'>;
+  requests: Counter<'method' | 'endpoint' | 'status'>;
+  requestDuration: Histogram<'method' | 'endpoint'>;
+  manifestErrors: Gauge;
+  resyncCycles: Counter;
+  /** ServiceClient's onRequest hook: one call per attempt. */
+  observeRequest(info: RequestInfo): void;
+  /** Replaces the resource gauge with these counts (every kind x state pair is written, zeros included). */
+  setResourceStates(counts: ReadonlyMap<ResourceKind, ReadonlyMap<SyncState, number>>): void;
+  /** The Prometheus text exposition. */
+  render(): Promise<string>;
+}
+
+export interface MetricsOptions {
+  /** Node process metrics (cpu, memory, event loop lag) with the converge_ prefix; default true. */
+  processMetrics?: boolean;
+}
+
+/** A fresh registry with every converge metric registered. Several daemons in one process do not collide. */
+export function createMetrics(options: MetricsOptions = {}): DaemonMetrics {
+  const registry = new Registry();
+  if (options.processMetrics ?? true) collectDefaultMetrics({ register: registry, prefix: 'converge_' });
+  const reconcileDuration = new Histogram({
+    name: 'converge_reconcile_duration_seconds',
+    help: 'Duration of a full reconcile of the manifest directory (load, list, plan, enqueue).',
+    labelNames: ['trigger', 'result'] as const,
+    buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120],
+    registers: [registry],
+  });
+  const reconciles = new Counter({
+    name: 'converge_reconciles_total',
+    help: 'Reconciles run by this daemon, by trigger (startup, watch, resync, retry) and result (ok, error).',
+    labelNames: ['trigger', 'result'] as const,
+    registers: [registry],
+  });
+  const lastSuccess = new Gauge({
+    name: 'converge_last_successful_reconcile_timestamp_seconds',
+    help: 'Unix time of the end of the last reconcile that succeeded (0: none yet).',
+    registers: [registry],
+  });
+  const resources = new Gauge({
+    name: 'converge_resources',
+    help: 'Managed resources by kind and sync state, as of the last reconcile and the jobs finished since.',
+    labelNames: ['kind', 'state'] as const,
+    registers: [registry],
+  });
+  const orphans = new Gauge({
+    name: 'converge_orphan_deployments',
+    help: 'Live deployments named in no manifest (reported, never deleted).',
+    registers: [registry],
+  });
+  const drifted = new Gauge({
+    name: 'converge_drifted_resources',
+    help: 'Resources whose live state drifted from an unchanged manifest at the last reconcile, by drift policy (heal: a fix was enqueued; report: left as is).',
+    labelNames: ['kind', 'policy'] as const,
+    registers: [registry],
+  });
+  const jobsEnqueued = new Counter({
+    name: 'converge_jobs_enqueued_total',
+    help: 'Reconcile jobs this daemon enqueued, by operation.',
+    labelNames: ['operation'] as const,
+    registers: [registry],
+  });
+  const jobs = new Counter({
+    name: 'converge_jobs_total',
+    help: "Jobs this daemon's worker finished, by outcome (created, updated, unchanged, adopted; retried: an attempt failed and will be retried; failed: final).",
+    labelNames: ['outcome'] as const,
+    registers: [registry],
+  });
+  const requests = new Counter({
+    name: 'converge_service_requests_total',
+    help: 'Requests to the service (each attempt), by method, templated endpoint and status code ("network" when no answer came).',
+    labelNames: ['method', 'endpoint', 'status'] as const,
+    registers: [registry],
+  });
+  const requestDuration = new Histogram({
+    name: 'converge_service_request_duration_seconds',
+    help: 'Duration of one request to the service, by method and templated endpoint.',
+    labelNames: ['method', 'endpoint'] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    registers: [registry],
+  });
+  const manifestErrors = new Gauge({
+    name: 'converge_manifest_errors',
+    help: 'Error diagnostics of the manifests at the last reconcile.',
+    registers: [registry],
+  });
+  const resyncCycles = new Counter({
+    name: 'converge_resync_cycles_total',
+    help: 'Resync cycles this daemon ran (one replica runs each cycle).',
+    registers: [registry],
+  });
+  lastSuccess.set(0);
+  orphans.set(0);
+  manifestErrors.set(0);
+  for (const kind of KINDS) for (const state of SYNC_STATES) resources.set({ kind, state }, 0);
+  for (const outcome of JOB_OUTCOMES) jobs.inc({ outcome }, 0);
+
+  return {
+    registry,
+    reconcileDuration,
+    reconciles,
+    lastSuccess,
+    resources,
+    orphans,
+    drifted,
+    jobsEnqueued,
+    jobs,
+    requests,
+    requestDuration,
+    manifestErrors,
+    resyncCycles,
+    observeRequest(info) {
+      requests.inc({ method: info.method, endpoint: info.route, status: String(info.status) });
+      requestDuration.observe({ method: info.method, endpoint: info.route }, info.durationMs / 1000);
+    },
+    setResourceStates(counts) {
+      for (const kind of KINDS) {
+        for (const state of SYNC_STATES) resources.set({ kind, state }, counts.get(kind)?.get(state) ?? 0);
+      }
+    },
+    render() {
+      return registry.metrics();
+    },
+  };
+}
+
+/** One sample of the Prometheus text format. */
+export interface Sample {
+  name: string;
+  labels: Record<string, string>;
+  value: number;
+}
+
+/** Parses the Prometheus text exposition (what /metrics serves) into samples; comments are skipped. */
+export function parsePrometheusText(text: string): Sample[] {
+  const samples: Sample[] = [];
+  for (const raw of text.split('\n')) {
+    const line = raw.trim();
+    if (!line || line.startsWith('#')) continue;
+    const match = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})?\s+(\S+)(\s+\d+)?$/.exec(line);
+    if (!match) throw new Error(`not a Prometheus sample line: ${line}`);
+    const labels: Record<string, string> = {};
+    const body = match[3] ?? '';
+    const labelRe = /([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"\s*,?\s*/gy;
+    let consumed = 0;
+    let label: RegExpExecArray | null;
+    while ((label = labelRe.exec(body)) !== null) {
+      labels[label[1]!] = label[2]!.replace(/\\n/g, '\n').replace(/\\"/g, '"').replace(/\\\\/g, '\\');
+      consumed = labelRe.lastIndex;
+    }
+    if (consumed !== body.length) throw new Error(`unreadable labels in: ${line}`);
+    const valueText = match[4]!;
+    // prom-client writes NaN as "Nan".
+    const value = valueText === '+Inf' ? Infinity : valueText === '-Inf' ? -Infinity : /^nan$/i.test(valueText) ? NaN : Number(valueText);
+    if (Number.isNaN(value) && !/^nan$/i.test(valueText)) throw new Error(`unreadable value in: ${line}`);
+    samples.push({ name: match[1]!, labels, value });
+  }
+  return samples;
+}

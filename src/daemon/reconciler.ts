@@ -1,0 +1,249 @@
+// The outer reconcile: one at a time, bursts coalesced, and one `finally` that owns status, metrics, logs and retries.
+import type { Logger } from 'pino';
+import type { ServiceClient } from '../api/client.js';
+import { formatDiagnostic } from '../core/diagnostics.js';
+import { ConvergeError, UsageError } from '../core/errors.js';
+import type { Plan } from '../core/model.js';
+import type { DaemonMetrics, ReconcileTrigger } from './metrics.js';
+import { reconcileDirectory, type EnqueuedJob, type ReconcileContext, type ReconcileOutcome } from './reconcile.js';
+import { ResourceTracker, type ReconcileRecord } from './status.js';
+
+export interface ReconcilerOptions {
+  context: Omit<ReconcileContext, 'onEnqueued'>;
+  metrics: DaemonMetrics;
+  log: Logger;
+  /** First retry delay after a failed reconcile; doubles up to maxRetryMs. */
+  retryMs?: number;
+  maxRetryMs: number;
+}
+
+const HISTORY = 50;
+
+/** One line for logs and status: the error's message, never a stack. */
+export function errorLine(error: unknown): string {
+  if (error instanceof Error) return error.message.split('\n')[0] ?? error.name;
+  return String(error);
+}
+
+type Waiter = { resolve: (record: ReconcileRecord | undefined) => void };
+
+/**
+ * Runs reconciles of the whole directory one at a time. A request while one runs is folded into a single next
+ * run (however many arrive), which starts when the current one ends. A failed run schedules a retry with backoff.
+ */
+export class Reconciler {
+  readonly tracker = new ResourceTracker();
+  private readonly options: ReconcilerOptions;
+  private sequence = 0;
+  private running: Promise<void> | undefined;
+  private next: { trigger: ReconcileTrigger; cycles: string[]; waiters: Waiter[] } | undefined;
+  private retryTimer: NodeJS.Timeout | undefined;
+  private failures = 0;
+  private failedTotal = 0;
+  private stopped = false;
+  private readonly records: ReconcileRecord[] = [];
+  private readonly byTrigger: Record<ReconcileTrigger, number> = { startup: 0, watch: 0, resync: 0, retry: 0 };
+  private readonly jobs = new Map<string, EnqueuedJob>();
+  private plan: Plan | null = null;
+  private lastSuccessAt: string | null = null;
+  private loggedDiagnostics = new Set<string>();
+  /** Whether the manifest directory loaded at the last attempt, and why not. */
+  manifests: { loaded: boolean; everLoaded: boolean; error: string | null } = { loaded: false, everLoaded: false, error: null };
+
+  constructor(options: ReconcilerOptions) {
+    this.options = options;
+  }
+
+  /** Asks for a full reconcile; resolves with the record of the run that covered it (undefined once stopping). */
+  request(trigger: ReconcileTrigger, cycle?: string): Promise<ReconcileRecord | undefined> {
+    if (this.stopped) return Promise.resolve(undefined);
+    if (this.retryTimer && trigger !== 'retry') {
+      clearTimeout(this.retryTimer);
+      this.retryTimer = undefined;
+    }
+    return new Promise((resolve) => {
+      if (!this.next) this.next = { trigger, cycles: [], waiters: [] };
+      // The trigger recorded for a folded run: a resync cycle beats a watch burst, which beats a retry.
+      const rank: Record<ReconcileTrigger, number> = { retry: 0, watch: 1, startup: 2, resync: 3 };
+      if (rank[trigger] > rank[this.next.trigger]) this.next.trigger = trigger;
+      if (cycle) this.next.cycles.push(cycle);
+      this.next.waiters.push({ resolve });
+      if (!this.running) this.running = this.drain();
+    });
+  }
+
+  private async drain(): Promise<void> {
+    while (this.next && !this.stopped) {
+      const batch = this.next;
+      this.next = undefined;
+      const record = await this.reconcile(batch.trigger, batch.cycles);
+      for (const waiter of batch.waiters) waiter.resolve(record);
+    }
+    if (this.next) for (const waiter of this.next.waiters) waiter.resolve(undefined);
+    this.next = undefined;
+    this.running = undefined;
+  }
+
+  /** The outer step: everything about the run's bookkeeping happens in its one `finally`. */
+  private async reconcile(trigger: ReconcileTrigger, cycles: string[]): Promise<ReconcileRecord> {
+    const id = ++this.sequence;
+    const started = Date.now();
+    let outcome: ReconcileOutcome | undefined;
+    let failure: unknown;
+    let record!: ReconcileRecord;
+    try {
+      outcome = await reconcileDirectory({ ...this.options.context, onEnqueued: (job) => this.jobEnqueued(job) });
+    } catch (error) {
+      failure = error;
+    } finally {
+      const finished = Date.now();
+      record = {
+        id,
+        trigger,
+        startedAt: new Date(started).toISOString(),
+        finishedAt: new Date(finished).toISOString(),
+        durationMs: finished - started,
+        ok: outcome !== undefined,
+        error: outcome ? null : errorLine(failure),
+        summary: outcome?.plan.summary ?? null,
+        files: outcome?.files ?? 0,
+        live: outcome?.live.length ?? 0,
+        enqueued: outcome?.enqueued ?? 0,
+        drifted: outcome?.drift.length ?? 0,
+        held: outcome?.held.length ?? 0,
+      };
+      if (cycles[0]) record.cycle = cycles[0];
+      this.finish(record, outcome, failure, cycles);
+    }
+    return record;
+  }
+
+  private finish(record: ReconcileRecord, outcome: ReconcileOutcome | undefined, failure: unknown, cycles: string[]): void {
+    const { metrics, log } = this.options;
+    const result = outcome ? 'ok' : 'error';
+    metrics.reconcileDuration.observe({ trigger: record.trigger, result }, record.durationMs / 1000);
+    metrics.reconciles.inc({ trigger: record.trigger, result });
+    if (cycles.length) metrics.resyncCycles.inc(cycles.length);
+    this.byTrigger[record.trigger as ReconcileTrigger] += 1;
+    this.records.push(record);
+    if (this.records.length > HISTORY) this.records.splice(0, this.records.length - HISTORY);
+
+    if (outcome) {
+      this.failures = 0;
+      this.plan = outcome.plan;
+      this.lastSuccessAt = record.finishedAt;
+      this.manifests = { loaded: true, everLoaded: true, error: null };
+      this.tracker.update(outcome);
+      metrics.lastSuccess.set(Date.parse(record.finishedAt) / 1000);
+      metrics.setResourceStates(this.tracker.counts());
+      metrics.orphans.set(outcome.plan.summary.orphan);
+      metrics.manifestErrors.set(outcome.plan.diagnostics.filter((d) => d.severity === 'error').length);
+      metrics.drifted.reset();
+      for (const d of outcome.drift) {
+        const kind = d.key.slice(0, d.key.indexOf('/'));
+        metrics.drifted.inc({ kind, policy: d.policy });
+      }
+      this.logDiagnostics(outcome);
+      for (const d of outcome.drift) {
+        if (d.policy === 'report') log.warn({ key: d.key, fields: d.fields, policy: 'report' }, 'drift reported: the live deployment differs from its unchanged manifest; not reverted (drift policy report)');
+        else log.info({ key: d.key, fields: d.fields, policy: 'heal' }, 'drift found: reverting the live deployment to its manifest');
+      }
+      const s = outcome.plan.summary;
+      log.info(
+        {
+          reconcile: record.id, trigger: record.trigger, ms: record.durationMs, files: record.files, live: record.live,
+          create: s.create, update: s.update, noop: s.noop, orphan: s.orphan, blocked: s.blocked,
+          enqueued: record.enqueued, drifted: record.drifted, held: record.held,
+          ...(record.cycle ? { cycle: record.cycle } : {}),
+        },
+        'reconciled',
+      );
+      return;
+    }
+    const usage = failure instanceof UsageError;
+    this.manifests = { loaded: !usage && this.manifests.loaded, everLoaded: this.manifests.everLoaded, error: usage ? errorLine(failure) : this.manifests.error };
+    this.failures += 1;
+    this.failedTotal += 1;
+    const delay = Math.min(this.options.maxRetryMs, (this.options.retryMs ?? 1_000) * 2 ** Math.min(this.failures - 1, 16));
+    const code = failure instanceof ConvergeError ? failure.code : undefined;
+    log.warn({ reconcile: record.id, trigger: record.trigger, ms: record.durationMs, error: record.error, code, retryInMs: this.stopped ? undefined : delay }, 'reconcile failed');
+    if (!this.stopped) {
+      if (this.retryTimer) clearTimeout(this.retryTimer);
+      this.retryTimer = setTimeout(() => {
+        this.retryTimer = undefined;
+        void this.request('retry');
+      }, delay);
+    }
+  }
+
+  private logDiagnostics(outcome: ReconcileOutcome): void {
+    const now = new Set(outcome.plan.diagnostics.map((d) => formatDiagnostic(d)));
+    for (const line of now) if (!this.loggedDiagnostics.has(line)) this.options.log.warn({ diagnostic: line }, 'manifest problem');
+    for (const held of outcome.held) {
+      if (!this.loggedDiagnostics.has(`held:${held.key}:${held.error}`)) {
+        this.options.log.warn({ key: held.key, file: held.file, error: held.error }, 'manifest file has errors; the last good version of its resource stays in force');
+      }
+    }
+    this.loggedDiagnostics = new Set([...now, ...outcome.held.map((h) => `held:${h.key}:${h.error}`)]);
+  }
+
+  private jobEnqueued(job: EnqueuedJob): void {
+    this.jobs.set(job.jobId, job);
+    this.tracker.trackJob(job.jobId, job.key);
+    this.options.metrics.jobsEnqueued.inc({ operation: job.operation });
+    if (this.jobs.size > 100_000) this.jobs.delete(this.jobs.keys().next().value!);
+  }
+
+  /** A job finished on any replica (QueueEvents). Remembers its desired state as in sync; updates status. */
+  async jobCompleted(jobId: string, value: unknown): Promise<void> {
+    const job = this.jobs.get(jobId);
+    if (!job) return;
+    this.jobs.delete(jobId);
+    this.tracker.completed(jobId, value);
+    this.options.metrics.setResourceStates(this.tracker.counts());
+    if (job.fingerprint) await this.options.context.memory.set(new Map([[job.key, job.fingerprint]]));
+  }
+
+  /** A job failed for good on any replica. */
+  jobFailed(jobId: string, reason: string): void {
+    const job = this.jobs.get(jobId);
+    if (!job) return;
+    this.jobs.delete(jobId);
+    this.tracker.failed(jobId, reason);
+    this.options.metrics.setResourceStates(this.tracker.counts());
+    this.options.log.warn({ key: job.key, jobId, error: reason }, 'job failed; the next reconcile tries again');
+  }
+
+  /**
+   * Follows revisions that build after a job (or found building by a reconcile): lists those deployments by id
+   * (at most `limit`, 100 per request) and marks the finished ones synced. Returns the number of requests sent.
+   */
+  async followRevisions(client: ServiceClient, limit = 500): Promise<number> {
+    const ids = this.tracker.building(limit);
+    let requests = 0;
+    for (let i = 0; i < ids.length && !this.stopped; i += 100) {
+      const live = await client.listDeployments({ deployment_ids: ids.slice(i, i + 100) });
+      requests += 1;
+      if (this.tracker.revisionsSettled(live) > 0) this.options.metrics.setResourceStates(this.tracker.counts());
+    }
+    return requests;
+  }
+
+  /** Refuses new requests, cancels a pending retry, waits for the run in progress. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.retryTimer) clearTimeout(this.retryTimer);
+    this.retryTimer = undefined;
+    await this.running;
+  }
+
+  snapshot() {
+    return {
+      lastReconcile: this.records.at(-1) ?? null,
+      lastSuccessfulReconcileAt: this.lastSuccessAt,
+      reconciles: { total: this.sequence, failed: this.failedTotal, byTrigger: { ...this.byTrigger } },
+      history: [...this.records],
+      plan: this.plan,
+    };
+  }
+}

@@ -1,0 +1,86 @@
+// ResourceTracker: states from a reconcile's outcome, job results (also ones that arrive early), revisions.
+import { describe, expect, it } from 'vitest';
+import type { DeploymentResource, LiveDeployment, Plan, PlanChange } from '../core/model.js';
+import type { Decision, ReconcileOutcome } from './reconcile.js';
+import { ResourceTracker } from './status.js';
+
+function resource(name: string, suspend = false): DeploymentResource {
+  return { kind: 'Deployment', name, location: { file: `${name}.yaml`, line: 1, column: 1 }, suspend, spec: { source: 'internal_docker' } };
+}
+
+function live(name: string, building = false): LiveDeployment {
+  return {
+    id: `id-${name}`, name, tenant_id: 't', source: 'internal_docker', source_config: {}, source_revision_config: {}, secrets: [],
+    created_at: '2026-01-01T00:00:00Z', updated_at: '2026-01-01T00:00:00Z', status: building ? 'AWAITING_DATABASE' : 'READY',
+    latest_revision_id: building ? 'r2' : 'r1', active_revision_id: 'r1',
+  } as LiveDeployment;
+}
+
+function change(name: string, action: PlanChange['action'], extra: Partial<PlanChange> = {}): PlanChange {
+  return { kind: 'Deployment', name, action, new_revision: false, fields: [], reason: null, ...extra };
+}
+
+function outcome(changes: PlanChange[], lives: LiveDeployment[], decisions: Array<[string, Decision]>, extra: Partial<ReconcileOutcome> = {}): ReconcileOutcome {
+  const plan: Plan = { format_version: '1', summary: { create: 0, update: 0, noop: 0, orphan: 0, blocked: 0 }, changes, diagnostics: [] };
+  const resources = new Map(changes.filter((c) => c.action !== 'orphan').map((c) => [`Deployment/${c.name}`, resource(c.name, c.suspended === true)]));
+  return { plan, resources, live: lives, files: resources.size, decisions: new Map(decisions), held: [], drift: [], enqueued: 0, ...extra };
+}
+
+const job = (key: string, jobId: string): Decision => ({ kind: 'enqueued', job: { key, jobId, operation: 'patch-deployment' }, drift: false });
+
+describe('ResourceTracker', () => {
+  it('derives each state from the plan, the decisions and live state', () => {
+    const t = new ResourceTracker();
+    t.update(outcome(
+      [
+        change('ok', 'noop'), change('building', 'noop'), change('queued', 'update'), change('drifted', 'update'),
+        change('paused', 'update', { suspended: true }), change('broken', 'blocked', { reason: 'a.yaml:3:1: bad' }), change('stray', 'orphan'),
+      ],
+      [live('ok'), live('building', true), live('queued'), live('drifted'), live('paused'), live('stray')],
+      [['Deployment/queued', job('Deployment/queued', 'j1')], ['Deployment/drifted', { kind: 'reported', policy: 'report' }], ['Deployment/paused', { kind: 'suspended' }]],
+      { drift: [{ key: 'Deployment/drifted', policy: 'report', fields: ['source_config.resource_spec.max_scale'] }] },
+    ));
+    const states = Object.fromEntries(t.resources().map((r) => [r.name, r.state]));
+    expect(states).toEqual({ ok: 'synced', building: 'progressing', queued: 'progressing', drifted: 'out_of_sync', paused: 'suspended', broken: 'blocked' });
+    expect(t.orphans()).toEqual(['Deployment/stray']);
+    expect(t.resources().find((r) => r.name === 'broken')!.error).toBe('a.yaml:3:1: bad');
+    expect(t.resources().find((r) => r.name === 'drifted')!.drift).toEqual({ policy: 'report', fields: ['source_config.resource_spec.max_scale'] });
+    expect(t.counts().get('Deployment')!.get('progressing')).toBe(2);
+  });
+
+  it('applies a job result that arrived before the reconcile that enqueued the job ended', () => {
+    const t = new ResourceTracker();
+    t.trackJob('j1', 'Deployment/web');
+    expect(t.completed('j1', { outcome: 'updated', new_revision: false, deploymentId: 'id-web' })).toBeUndefined();
+    t.update(outcome([change('web', 'update')], [live('web')], [['Deployment/web', job('Deployment/web', 'j1')]]));
+    const row = t.resources()[0]!;
+    expect(row.state).toBe('synced');
+    expect(row.job).toMatchObject({ id: 'j1', state: 'completed', outcome: 'updated' });
+  });
+
+  it('shows a failed job, and keeps its error visible while the next job runs', () => {
+    const t = new ResourceTracker();
+    t.trackJob('j1', 'Deployment/web');
+    t.update(outcome([change('web', 'update')], [live('web')], [['Deployment/web', job('Deployment/web', 'j1')]]));
+    expect(t.failed('j1', 'PATCH /v2/deployments/{deployment_id} answered 422: bad')).toBe('Deployment/web');
+    expect(t.resources()[0]).toMatchObject({ state: 'failed', error: 'PATCH /v2/deployments/{deployment_id} answered 422: bad' });
+    t.trackJob('j2', 'Deployment/web');
+    t.update(outcome([change('web', 'update')], [live('web')], [['Deployment/web', job('Deployment/web', 'j2')]]));
+    expect(t.resources()[0]).toMatchObject({ state: 'progressing', error: 'PATCH /v2/deployments/{deployment_id} answered 422: bad' });
+    t.completed('j2', { outcome: 'updated', new_revision: false });
+    expect(t.resources()[0]).toMatchObject({ state: 'synced', error: null });
+  });
+
+  it('follows a new revision until it is active', () => {
+    const t = new ResourceTracker();
+    t.trackJob('j1', 'Deployment/web');
+    t.update(outcome([change('web', 'create')], [], [['Deployment/web', job('Deployment/web', 'j1')]]));
+    expect(t.building(10)).toEqual([]);
+    t.completed('j1', { outcome: 'created', new_revision: true, deploymentId: 'id-web' });
+    expect(t.resources()[0]!.state).toBe('progressing');
+    expect(t.building(10)).toEqual(['id-web']);
+    expect(t.revisionsSettled([live('web', true)])).toBe(0);
+    expect(t.revisionsSettled([live('web')])).toBe(1);
+    expect(t.resources()[0]!.state).toBe('synced');
+  });
+});

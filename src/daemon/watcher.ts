@@ -1,0 +1,223 @@
+// Watches the manifest directory (chokidar) and turns each burst of changes into ONE debounced reconcile trigger.
+import { watch as fsWatch, type FSWatcher as NodeFsWatcher } from 'node:fs';
+import { lstat, realpath } from 'node:fs/promises';
+import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { watch as chokidarWatch, type FSWatcher } from 'chokidar';
+
+/** One burst of file-system activity, reported once its quiet time has passed. */
+export interface WatchBurst {
+  /** Relevant events seen in the burst. */
+  events: number;
+  /** Up to MAX_SAMPLE paths (relative to the directory, forward slashes), for logs. */
+  sample: string[];
+  /** Epoch ms of the first and last event of the burst. */
+  firstAt: number;
+  lastAt: number;
+}
+
+export interface WatchOptions {
+  dir: string;
+  /** Quiet time after the last event before the burst is reported. */
+  debounceMs: number;
+  /** A burst that never goes quiet is reported after this long anyway (default max(5 s, 20 x debounce)). */
+  maxWaitMs?: number;
+  onBurst: (burst: WatchBurst) => void;
+  onError?: (error: Error) => void;
+}
+
+export interface ManifestWatcher {
+  /** Stops watching; a pending burst is dropped. */
+  close(): Promise<void>;
+  /** Paths chokidar watches now (tests, debugging). */
+  watchedCount(): number;
+}
+
+const MAX_SAMPLE = 5;
+
+/** Editor scratch files that never hold a manifest (vim swap and probe files, emacs locks and backups). */
+const SCRATCH = [/\.sw[a-p]$/i, /\.swx$/i, /~$/, /^\.#/, /^#.*#$/, /^4913$/];
+
+/**
+ * Whether an event on `rel` (relative to the manifest directory) can change what the loader reads.
+ * Yes: *.yaml/*.yml, paths with no extension (directories, a swapped `current` symlink), and anything under a
+ * `..name` entry (Kubernetes' atomic writer: `..data -> ..2026_01_01_...`, renamed into place). No: hidden
+ * paths (`.git/...`, `.file.yaml`: the loader skips them), other extensions, editor scratch files.
+ */
+export function isRelevantPath(rel: string): boolean {
+  if (rel === '' || rel === '.') return true;
+  const parts = rel.split(/[\\/]+/).filter((p) => p.length > 0);
+  if (parts.some((p) => p.startsWith('..'))) return true;
+  if (parts.some((p) => p.startsWith('.'))) return false;
+  const name = parts[parts.length - 1] ?? '';
+  if (SCRATCH.some((re) => re.test(name))) return false;
+  if (/\.ya?ml$/i.test(name)) return true;
+  return !name.includes('.');
+}
+
+/**
+ * Trailing-edge debounce with a ceiling: fire() runs `quietMs` after the last poke, or `maxWaitMs` after the
+ * first poke of a burst that never goes quiet. One fire() per burst.
+ */
+export function createDebouncer(quietMs: number, maxWaitMs: number, fire: (burst: WatchBurst) => void) {
+  let timer: NodeJS.Timeout | undefined;
+  let burst: WatchBurst | undefined;
+  function flush(): void {
+    if (timer) clearTimeout(timer);
+    timer = undefined;
+    const done = burst;
+    burst = undefined;
+    if (done) fire(done);
+  }
+  return {
+    poke(path: string, now: number = Date.now()): void {
+      if (!burst) burst = { events: 0, sample: [], firstAt: now, lastAt: now };
+      burst.events++;
+      burst.lastAt = now;
+      if (burst.sample.length < MAX_SAMPLE && !burst.sample.includes(path)) burst.sample.push(path);
+      if (timer) clearTimeout(timer);
+      const wait = Math.max(0, Math.min(quietMs, burst.firstAt + maxWaitMs - now));
+      timer = setTimeout(flush, wait);
+    },
+    cancel(): void {
+      if (timer) clearTimeout(timer);
+      timer = undefined;
+      burst = undefined;
+    },
+  };
+}
+
+function toRel(dir: string, path: string): string {
+  const rel = relative(dir, path);
+  if (rel.startsWith('..' + sep) || rel === '..' || isAbsolute(rel)) return basename(path);
+  return rel.split(sep).join('/');
+}
+
+async function isLink(path: string): Promise<boolean> {
+  try {
+    return (await lstat(path)).isSymbolicLink();
+  } catch {
+    return false;
+  }
+}
+
+async function realpathOrNull(path: string): Promise<string | null> {
+  try {
+    return await realpath(path);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Watches `dir` recursively, following symlinks. Besides chokidar's events it listens to raw fs events, so an
+ * atomic rename over an existing name (`..data`, an editor's save) always counts. The parent directory is
+ * watched too, so a `dir` that is itself a swapped symlink (git-sync's `--link`), or that appears later, is
+ * picked up: the recursive watch is restarted whenever the directory's real path changes.
+ */
+export async function watchManifestDir(options: WatchOptions): Promise<ManifestWatcher> {
+  const dir = resolve(options.dir);
+  const maxWait = options.maxWaitMs ?? Math.max(5_000, options.debounceMs * 20);
+  const onError = options.onError ?? (() => undefined);
+  let closed = false;
+  let inner: FSWatcher | undefined;
+  let innerReal: string | null = null;
+  let restarting: Promise<void> = Promise.resolve();
+
+  const debouncer = createDebouncer(options.debounceMs, maxWait, (burst) => {
+    // Re-point the recursive watch first when the directory was swapped, then report the burst.
+    restarting = restarting.then(ensureInner).catch((error: Error) => onError(error)).then(() => {
+      if (!closed) options.onBurst(burst);
+    });
+  });
+
+  function relevant(path: string): void {
+    if (closed) return;
+    const rel = toRel(dir, path);
+    if (isRelevantPath(rel)) debouncer.poke(rel);
+  }
+
+  async function startInner(real: string): Promise<FSWatcher> {
+    const watcher = chokidarWatch(dir, {
+      ignoreInitial: true,
+      followSymlinks: true,
+      persistent: true,
+      // Hidden paths are never manifests; skipping them keeps `.git` out of the watch. `..name` stays watched.
+      ignored: (path: string) => {
+        const rel = relative(dir, path);
+        if (rel === '' || rel.startsWith('..' + sep) || isAbsolute(rel)) return false;
+        return rel.split(sep).some((p) => p.startsWith('.') && !p.startsWith('..'));
+      },
+    });
+    watcher.on('all', (_event, path) => relevant(path));
+    watcher.on('raw', (_event, evPath, details) => {
+      const watchedPath = (details as { watchedPath?: string } | undefined)?.watchedPath;
+      if (!watchedPath) return;
+      const name = typeof evPath === 'string' ? evPath : '';
+      const full = !name || basename(watchedPath) === name ? watchedPath : join(watchedPath, name);
+      relevant(full);
+    });
+    watcher.on('error', (error) => onError(error as Error));
+    await new Promise<void>((ready) => watcher.once('ready', () => ready()));
+    innerReal = real;
+    return watcher;
+  }
+
+  async function ensureInner(): Promise<void> {
+    if (closed) return;
+    await watchEntries();
+    const real = await realpathOrNull(dir);
+    if (inner && real === innerReal) return;
+    const old = inner;
+    inner = undefined;
+    innerReal = null;
+    if (old) await old.close();
+    if (real && !closed) inner = await startInner(real);
+  }
+
+  // Entry watches: plain inotify watches of a parent directory filtered to one name, for the manifest directory
+  // itself and for every symbolic link on its path (git-sync's `current` above a `deploy/` subfolder).
+  const entries = new Map<string, NodeFsWatcher>();
+  async function watchEntries(): Promise<void> {
+    const wanted = new Set<string>([dir]);
+    for (let path = dirname(dir); path !== dirname(path); path = dirname(path)) {
+      if (await isLink(path)) wanted.add(path);
+    }
+    for (const [path, watcher] of entries) {
+      if (!wanted.has(path)) {
+        watcher.close();
+        entries.delete(path);
+      }
+    }
+    for (const path of wanted) {
+      if (entries.has(path) || closed) continue;
+      try {
+        const watcher = fsWatch(dirname(path), { persistent: true }, (_event, name) => {
+          if (name === null || name === basename(path)) debouncer.poke(path === dir ? '.' : toRel(dir, path));
+        });
+        watcher.on('error', (error) => onError(error));
+        entries.set(path, watcher);
+      } catch (error) {
+        // A parent that does not exist (yet) cannot be watched; the nearest existing one is covered by its own entry.
+        if ((error as NodeJS.ErrnoException).code !== 'ENOENT') onError(error as Error);
+      }
+    }
+  }
+
+  await ensureInner();
+
+  return {
+    async close() {
+      closed = true;
+      debouncer.cancel();
+      for (const watcher of entries.values()) watcher.close();
+      entries.clear();
+      await restarting.catch(() => undefined);
+      await inner?.close();
+      inner = undefined;
+    },
+    watchedCount() {
+      if (!inner) return 0;
+      return Object.values(inner.getWatched()).reduce((n, items) => n + items.length, 0);
+    },
+  };
+}

@@ -1,0 +1,336 @@
+// The emulator's HTTP layer: routing, body limits, content types, faults, auth, errors in the service's shapes, request log.
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { ConvergeError } from '../core/errors.js';
+import type { ValidationIssue } from '../core/wire/schema.js';
+import { delayFor, drawFault, drawLostResponse, type FaultKnobs } from './faults.js';
+import type { ApiFailure } from './issues.js';
+import { redactedValue, type StoredTenant } from './records.js';
+import { UUID_SHAPE } from './schema.js';
+import type { EmulatorStore } from './store.js';
+
+/** Request bodies above this answer 413. */
+export const MAX_BODY_BYTES = 1024 * 1024;
+/** Bodies are drained (to let the 413 reach the client) up to this size; past it the connection is dropped. */
+const MAX_DRAIN_BYTES = 64 * 1024 * 1024;
+
+export interface RequestLogEntry {
+  /** clock() when the request arrived. */
+  at: number;
+  method: string;
+  path: string;
+  /** The route template, e.g. /v2/deployments/{deployment_id}; "(unmatched)" for unknown paths. */
+  route: string;
+  query: Record<string, string>;
+  /** 0 when the connection was dropped before an answer. */
+  status: number;
+  deploymentId?: string;
+  /** The JSON body, every secret value and client_secret replaced by "<redacted sha256:first12hex>". */
+  body?: unknown;
+  newRevision?: boolean;
+  /**
+   * ok: answered < 400; error: answered >= 400, or dropped because the client left or the emulator was
+   * closing (status 0); fault-503/fault-429/fault-reset: injected before handling; fault-lost: handled
+   * (the write landed) but the connection was dropped instead of answered.
+   */
+  outcome: 'ok' | 'error' | 'fault-503' | 'fault-429' | 'fault-reset' | 'fault-lost';
+}
+
+export interface Reply {
+  status: number;
+  /** Serialized as JSON. */
+  body?: unknown;
+  /** Already-serialized JSON (the list path). */
+  json?: string;
+  headers?: Record<string, string>;
+}
+
+export interface RouteContext {
+  params: Record<string, string>;
+  query: URLSearchParams;
+  /** Parsed JSON body; undefined when the request had none. */
+  body: unknown;
+  tenant: StoredTenant;
+  log: RequestLogEntry;
+  /** Resolves once the changes made so far are in the state file (at once without one). */
+  persist(): Promise<void>;
+}
+
+export interface Route {
+  method: 'GET' | 'POST' | 'PATCH';
+  /** Template with {param} segments. */
+  path: string;
+  /** Takes a JSON body. */
+  body?: boolean;
+  handle(ctx: RouteContext): Reply | Promise<Reply>;
+}
+
+export function replyFailure(error: ApiFailure): Reply {
+  return { status: error.status, body: { detail: error.detail }, headers: error.headers };
+}
+
+export interface HandlerOptions {
+  routes: Route[];
+  store: EmulatorStore;
+  knobs: FaultKnobs;
+  apiKey?: string;
+  clock: () => number;
+  persist(): Promise<void>;
+  record(entry: RequestLogEntry): void;
+  isClosing(): boolean;
+  onError?: (error: unknown) => void;
+}
+
+interface CompiledRoute {
+  route: Route;
+  segments: string[];
+}
+
+type Match = { kind: 'found'; route: Route; params: Record<string, string> } | { kind: 'method'; template: string; allow: string[] } | { kind: 'none' };
+
+function compile(routes: Route[]): CompiledRoute[] {
+  return routes.map((route) => ({ route, segments: route.path.split('/') }));
+}
+
+function matchSegments(segments: string[], parts: string[]): Record<string, string> | null {
+  if (segments.length !== parts.length) return null;
+  const params: Record<string, string> = {};
+  for (let i = 0; i < segments.length; i += 1) {
+    const seg = segments[i]!;
+    const part = parts[i]!;
+    if (seg.startsWith('{')) {
+      if (part === '') return null;
+      try {
+        params[seg.slice(1, -1)] = decodeURIComponent(part);
+      } catch {
+        return null;
+      }
+    } else if (seg !== part) {
+      return null;
+    }
+  }
+  return params;
+}
+
+function matchRoute(compiled: CompiledRoute[], method: string, path: string): Match {
+  const parts = path.split('/');
+  const allow: string[] = [];
+  let template = '';
+  for (const c of compiled) {
+    const params = matchSegments(c.segments, parts);
+    if (!params) continue;
+    if (c.route.method === method) return { kind: 'found', route: c.route, params };
+    allow.push(c.route.method);
+    template = c.route.path;
+  }
+  return allow.length > 0 ? { kind: 'method', template, allow } : { kind: 'none' };
+}
+
+type BodyRead = { kind: 'ok'; data: Buffer } | { kind: 'too-large' } | { kind: 'aborted' };
+
+function readBody(req: IncomingMessage): Promise<BodyRead> {
+  return new Promise((resolve) => {
+    const declared = Number(req.headers['content-length'] ?? 0);
+    if (declared > MAX_DRAIN_BYTES) {
+      resolve({ kind: 'too-large' });
+      return;
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let tooLarge = declared > MAX_BODY_BYTES;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > MAX_BODY_BYTES) tooLarge = true;
+      if (size > MAX_DRAIN_BYTES) {
+        req.destroy();
+        return;
+      }
+      if (!tooLarge) chunks.push(chunk);
+    });
+    req.on('end', () => resolve(tooLarge ? { kind: 'too-large' } : { kind: 'ok', data: Buffer.concat(chunks) }));
+    req.on('error', () => resolve({ kind: 'aborted' }));
+    req.on('close', () => {
+      if (!req.complete) resolve(tooLarge ? { kind: 'too-large' } : { kind: 'aborted' });
+    });
+  });
+}
+
+/** Copies a request body with every secret value and client_secret replaced by a short hash. */
+export function redactBody(value: unknown, key?: string): unknown {
+  if (Array.isArray(value)) {
+    return value.map((item) => {
+      if (key === 'secrets' && item && typeof item === 'object' && !Array.isArray(item)) {
+        const secret = { ...(item as Record<string, unknown>) };
+        if (typeof secret.value === 'string') secret.value = redactedValue(secret.value);
+        return redactBody(secret);
+      }
+      return redactBody(item);
+    });
+  }
+  if (value && typeof value === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) {
+      out[k] = k === 'client_secret' && typeof v === 'string' ? redactedValue(v) : redactBody(v, k);
+    }
+    return out;
+  }
+  return value;
+}
+
+function sameKey(given: string, expected: string): boolean {
+  const a = createHash('sha256').update(given).digest();
+  const b = createHash('sha256').update(expected).digest();
+  return timingSafeEqual(a, b);
+}
+
+function isJson(contentType: string | undefined): boolean {
+  if (!contentType) return false;
+  const mime = contentType.split(';')[0]!.trim().toLowerCase();
+  return mime === 'application/json' || /^application\/[a-z0-9.+-]+\+json$/.test(mime);
+}
+
+/** Where JSON.parse failed, without echoing any of the input (it may hold a secret). */
+function jsonErrorPlace(error: unknown, text: string): string {
+  const match = /position (\d+)/.exec((error as Error).message);
+  if (!match) return text.trim() === '' ? 'the body is empty' : 'the body is not valid JSON';
+  const position = Number(match[1]);
+  const before = text.slice(0, position);
+  const line = before.split('\n').length;
+  const column = position - before.lastIndexOf('\n');
+  return `invalid JSON at line ${line}, column ${column}`;
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+function send(res: ServerResponse, reply: Reply, close = false): void {
+  if (res.destroyed || res.writableEnded) return;
+  const text = reply.json ?? (reply.body === undefined ? '' : JSON.stringify(reply.body));
+  const headers: Record<string, string | number> = {
+    'content-type': 'application/json',
+    'content-length': Buffer.byteLength(text),
+    ...reply.headers,
+  };
+  if (close) headers.connection = 'close';
+  res.writeHead(reply.status, headers);
+  res.end(text);
+}
+
+function detail(status: number, text: string | ValidationIssue[], headers?: Record<string, string>): Reply {
+  return { status, body: { detail: text }, headers };
+}
+
+/** Builds the request listener of the emulator's node:http server. */
+export function createHandler(options: HandlerOptions): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
+  const compiled = compile(options.routes);
+  const { knobs, store } = options;
+
+  async function handle(req: IncomingMessage, res: ServerResponse, entry: RequestLogEntry): Promise<void> {
+    const method = req.method ?? 'GET';
+    const url = req.url ?? '/';
+    const q = url.indexOf('?');
+    const path = q === -1 ? url : url.slice(0, q);
+    const query = new URLSearchParams(q === -1 ? '' : url.slice(q + 1));
+    entry.path = path;
+    entry.query = Object.fromEntries(query);
+    const match = matchRoute(compiled, method, path);
+    entry.route = match.kind === 'found' ? match.route.path : match.kind === 'method' ? match.template : '(unmatched)';
+
+    const read = await readBody(req);
+    if (read.kind === 'aborted') {
+      // The client went away mid-body: nothing to answer (status stays 0).
+      entry.outcome = 'error';
+      return;
+    }
+    if (read.kind === 'too-large') {
+      finish(res, entry, detail(413, `Request body too large: at most ${MAX_BODY_BYTES} bytes are accepted`), true);
+      return;
+    }
+
+    const delay = delayFor(knobs);
+    if (delay > 0) await sleep(delay);
+    if (options.isClosing()) {
+      // Shutting down: drop the request unhandled rather than write after close().
+      res.destroy();
+      entry.outcome = 'error';
+      return;
+    }
+    const fault = drawFault(knobs);
+    if (fault === 'reset') {
+      entry.outcome = 'fault-reset';
+      req.socket.destroy();
+      return;
+    }
+    if (fault === 'unavailable') {
+      finish(res, entry, detail(503, 'Service temporarily unavailable (injected fault); retry later'), false, 'fault-503');
+      return;
+    }
+    if (fault === 'rate-limited') {
+      const seconds = String(knobs.retryAfterSeconds);
+      finish(res, entry, detail(429, `Rate limit exceeded; retry after ${seconds} seconds`, { 'retry-after': seconds }), false, 'fault-429');
+      return;
+    }
+
+    if (match.kind === 'none') return finish(res, entry, detail(404, 'Not Found'));
+    if (match.kind === 'method') {
+      return finish(res, entry, detail(405, 'Method Not Allowed', { allow: match.allow.join(', ') }));
+    }
+
+    if (options.apiKey !== undefined) {
+      const given = req.headers['x-api-key'];
+      if (typeof given !== 'string' || given === '') return finish(res, entry, detail(401, 'Missing API key'));
+      if (!sameKey(given, options.apiKey)) return finish(res, entry, detail(403, 'Invalid API key'));
+    }
+    let tenant = store.defaultTenant;
+    const tenantHeader = req.headers['x-tenant-id'];
+    if (typeof tenantHeader === 'string' && tenantHeader !== '') {
+      const known = UUID_SHAPE.test(tenantHeader) ? store.tenant(tenantHeader.toLowerCase()) : undefined;
+      if (!known) return finish(res, entry, detail(403, `Tenant ${tenantHeader} is not accessible with this API key`));
+      tenant = known;
+    }
+
+    let body: unknown;
+    if (match.route.body && read.data.length > 0) {
+      if (!isJson(req.headers['content-type'])) {
+        const given = req.headers['content-type'] ?? 'none';
+        return finish(res, entry, detail(415, `Unsupported media type "${given}"; send the body as JSON with Content-Type: application/json`));
+      }
+      const text = read.data.toString('utf8');
+      try {
+        body = JSON.parse(text);
+      } catch (error) {
+        return finish(res, entry, detail(400, `Malformed JSON body: ${jsonErrorPlace(error, text)}`));
+      }
+      entry.body = redactBody(body);
+    }
+
+    const reply = await match.route.handle({ params: match.params, query, body, tenant, log: entry, persist: options.persist });
+    if (drawLostResponse(knobs)) {
+      entry.status = reply.status;
+      entry.outcome = 'fault-lost';
+      req.socket.destroy();
+      return;
+    }
+    finish(res, entry, reply);
+  }
+
+  function finish(res: ServerResponse, entry: RequestLogEntry, reply: Reply, close = false, outcome?: RequestLogEntry['outcome']): void {
+    entry.status = reply.status;
+    entry.outcome = outcome ?? (reply.status < 400 ? 'ok' : 'error');
+    send(res, reply, close);
+  }
+
+  return async (req, res) => {
+    const entry: RequestLogEntry = { at: options.clock(), method: req.method ?? 'GET', path: '', route: '', query: {}, status: 0, outcome: 'ok' };
+    try {
+      await handle(req, res, entry);
+    } catch (error) {
+      options.onError?.(error);
+      const message = error instanceof ConvergeError ? error.message : 'Internal Server Error';
+      finish(res, entry, detail(500, message));
+    } finally {
+      options.record(entry);
+    }
+  };
+}

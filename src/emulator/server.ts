@@ -1,0 +1,247 @@
+// startEmulator(): the local emulator of the service on node:http, seeded from a state file or an in-memory seed.
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { ConvergeError, UsageError } from '../core/errors.js';
+import { probeOnlyDiscovery, type DiscoverHook } from './discover.js';
+import { checkKnobs, type FaultKnobs, type FaultSite } from './faults.js';
+import { createHandler, type RequestLogEntry, type Route } from './http.js';
+import { createPersister, readStateText, serializeState, writeFileAtomic, type Persister } from './persist.js';
+import { deploymentRoutes } from './routes/deployments.js';
+import { integrationRoutes } from './routes/integrations.js';
+import { providerRoutes } from './routes/providers.js';
+import type { EmulatorSeed, StateFile } from './schema.js';
+import { parseStateText, stateFromStore, storeFromState, validateSeed } from './state.js';
+import type { EmulatorStore } from './store.js';
+import type { SecretsMode } from './view.js';
+
+export type { DiscoveredProvider, DiscoverHook } from './discover.js';
+export { DiscoveryFailure } from './discover.js';
+export type { RequestLogEntry } from './http.js';
+export type { EmulatorSeed } from './schema.js';
+export type { EmulatorStore } from './store.js';
+export type { SecretsMode } from './view.js';
+export { EmulatorStateError } from './state.js';
+
+export const DEFAULT_BUILD_MS = 2000;
+export const DEFAULT_REQUEST_LOG_LIMIT = 100_000;
+
+export interface EmulatorOptions {
+  /** Default 127.0.0.1. */
+  host?: string;
+  /** Default 0 (a free port). */
+  port?: number;
+  /**
+   * Seed from this file (YAML, or JSON for .json) when it exists, and persist every change to it
+   * atomically. Secret values and client secrets are persisted only as sha256 hashes.
+   */
+  stateFile?: string;
+  /** Seed from this file when stateFile is absent or does not exist yet; never written. */
+  seedFile?: string;
+  /** In-memory seed (tests); used like seedFile. */
+  seed?: EmulatorSeed;
+  /** Added delay per request, plus a uniform share of jitterMs. */
+  latencyMs?: number;
+  jitterMs?: number;
+  /** 0..1: share of requests answered 503 before handling. */
+  failRate?: number;
+  /** 0..1: share answered 429 with Retry-After before handling. */
+  rateLimitRate?: number;
+  /** 0..1: share whose socket is destroyed before handling. */
+  resetRate?: number;
+  /** 0..1: share handled (writes land) whose socket is then destroyed instead of answered. */
+  lostResponseRate?: number;
+  /** Retry-After of the 429s, default 1. */
+  retryAfterSeconds?: number;
+  /** Serve at most this many deployments per page even if limit is larger. */
+  pageCap?: number;
+  /** How secret values are echoed; default masked ("********"). */
+  secrets?: SecretsMode;
+  /** Require X-Api-Key (401 without, 403 wrong). */
+  apiKey?: string;
+  /** Time a new revision takes to become active; default 2000 ms. 0 activates at once. */
+  buildMs?: number;
+  /** RNG of the fault knobs, shared by every draw (default Math.random). */
+  random?: () => number;
+  /**
+   * One RNG per draw site instead of `random`: each knob then sees the same sequence whatever order
+   * concurrent requests arrive in, so a seeded run meets the same faults every time.
+   */
+  randomFor?: (site: FaultSite) => () => number;
+  /** MCP discovery for mcp-discover; without it, a guarded reachability probe answers a clear 422. */
+  discover?: DiscoverHook;
+  /** Lets the fallback probe use http and reach loopback or private addresses (never link-local). */
+  allowLocalDiscovery?: boolean;
+  /** Time source (ms since epoch) for timestamps and builds; default Date.now. */
+  clock?: () => number;
+  /** Keep at most this many request log entries (oldest dropped); default 100,000. */
+  requestLogLimit?: number;
+  /** Called with every request log entry as it is recorded (bodies already redacted). */
+  onRequest?: (entry: RequestLogEntry) => void;
+  /** Called with unexpected handler errors (answered 500) and failed state file writes. */
+  onError?: (error: unknown) => void;
+}
+
+export interface RunningEmulator {
+  /** http://HOST:PORT, no trailing slash. */
+  url: string;
+  port: number;
+  /** Stops accepting, lets requests in flight finish (briefly), drops connections, flushes the state file. */
+  close(): Promise<void>;
+  /** Every request so far (up to requestLogLimit), oldest first. Cleared in place by resetLog(). */
+  requestLog: RequestLogEntry[];
+  store: EmulatorStore;
+  resetLog(): void;
+}
+
+async function initialState(options: EmulatorOptions): Promise<{ state: StateFile; file: string; fresh: boolean }> {
+  if (options.stateFile) {
+    const text = await readStateText(options.stateFile);
+    if (text !== null) return { state: parseStateText(text, options.stateFile), file: options.stateFile, fresh: false };
+  }
+  if (options.seed) return { state: validateSeed(options.seed), file: 'seed', fresh: true };
+  if (options.seedFile) {
+    const text = await readStateText(options.seedFile);
+    if (text === null) throw new UsageError(`seed file ${options.seedFile} does not exist`);
+    return { state: parseStateText(text, options.seedFile), file: options.seedFile, fresh: true };
+  }
+  return { state: validateSeed({}), file: 'seed', fresh: true };
+}
+
+function listen(server: Server, host: string, port: number): Promise<AddressInfo> {
+  return new Promise((resolve, reject) => {
+    const onError = (error: NodeJS.ErrnoException): void => {
+      reject(new ConvergeError('E_EMULATOR_LISTEN', `emulator cannot listen on ${host}:${port} (${error.code ?? error.message})`, { cause: error }));
+    };
+    server.once('error', onError);
+    server.listen(port, host, () => {
+      server.off('error', onError);
+      resolve(server.address() as AddressInfo);
+    });
+  });
+}
+
+function checkOptions(options: EmulatorOptions): void {
+  if (options.pageCap !== undefined && (!Number.isInteger(options.pageCap) || options.pageCap < 1)) {
+    throw new UsageError(`pageCap: ${options.pageCap} must be a whole number >= 1`);
+  }
+  if (options.buildMs !== undefined && (!Number.isFinite(options.buildMs) || options.buildMs < 0)) {
+    throw new UsageError(`buildMs: ${options.buildMs} must be a number >= 0`);
+  }
+  if (options.secrets !== undefined && !['plain', 'masked', 'omitted'].includes(options.secrets)) {
+    throw new UsageError(`secrets: "${String(options.secrets)}" is not one of plain, masked, omitted`);
+  }
+  if (options.apiKey === '') throw new UsageError('apiKey: an empty API key would accept nothing; leave it unset instead');
+}
+
+function faultRandom(options: EmulatorOptions): (site: FaultSite) => number {
+  const { randomFor } = options;
+  if (randomFor === undefined) {
+    const shared = options.random ?? Math.random;
+    return () => shared();
+  }
+  const streams = new Map<FaultSite, () => number>();
+  return (site) => {
+    let stream = streams.get(site);
+    if (stream === undefined) streams.set(site, (stream = randomFor(site)));
+    return stream();
+  };
+}
+
+/** Starts the emulator; resolves once it listens. */
+export async function startEmulator(options: EmulatorOptions = {}): Promise<RunningEmulator> {
+  checkOptions(options);
+  const knobs: FaultKnobs = {
+    latencyMs: options.latencyMs ?? 0,
+    jitterMs: options.jitterMs ?? 0,
+    failRate: options.failRate ?? 0,
+    rateLimitRate: options.rateLimitRate ?? 0,
+    resetRate: options.resetRate ?? 0,
+    lostResponseRate: options.lostResponseRate ?? 0,
+    retryAfterSeconds: options.retryAfterSeconds ?? 1,
+    random: faultRandom(options),
+  };
+  checkKnobs(knobs);
+  const clock = options.clock ?? Date.now;
+  const buildMs = options.buildMs ?? DEFAULT_BUILD_MS;
+  const { state, file, fresh } = await initialState(options);
+  const store = storeFromState(state, { clock, buildMs, file });
+
+  const stateFile = options.stateFile;
+  let persister: Persister | null = null;
+  if (stateFile) {
+    persister = createPersister(stateFile, () => stateFromStore(store), () => store.version);
+    if (fresh) await writeFileAtomic(stateFile, serializeState(stateFile, stateFromStore(store)));
+    store.onChange(() => {
+      persister!.schedule().catch((error: unknown) => options.onError?.(error));
+    });
+  }
+  const persist = async (): Promise<void> => {
+    if (!persister) return;
+    try {
+      await persister.schedule();
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code ?? 'error';
+      throw new ConvergeError('E_EMULATOR_PERSIST', `the emulator could not write its state file (${code})`, { cause: error });
+    }
+  };
+
+  const requestLog: RequestLogEntry[] = [];
+  const logLimit = options.requestLogLimit ?? DEFAULT_REQUEST_LOG_LIMIT;
+  const record = (entry: RequestLogEntry): void => {
+    if (logLimit > 0) {
+      requestLog.push(entry);
+      if (requestLog.length > logLimit + Math.ceil(logLimit / 10)) requestLog.splice(0, requestLog.length - logLimit);
+    }
+    options.onRequest?.(entry);
+  };
+
+  const routes: Route[] = [
+    ...deploymentRoutes({ store, secrets: options.secrets ?? 'masked', pageCap: options.pageCap }),
+    ...providerRoutes({ store, discover: options.discover ?? probeOnlyDiscovery({ allowLocal: options.allowLocalDiscovery ?? false }) }),
+    ...integrationRoutes(store),
+  ];
+  let closing = false;
+  const handler = createHandler({
+    routes,
+    store,
+    knobs,
+    apiKey: options.apiKey,
+    clock,
+    persist,
+    record,
+    isClosing: () => closing,
+    onError: options.onError,
+  });
+  const inflight = new Set<Promise<void>>();
+  const server = createServer((req, res) => {
+    const done = handler(req, res);
+    inflight.add(done);
+    void done.finally(() => inflight.delete(done));
+  });
+  const host = options.host ?? '127.0.0.1';
+  const address = await listen(server, host, options.port ?? 0);
+  const urlHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+
+  let closed: Promise<void> | null = null;
+  async function close(): Promise<void> {
+    closing = true;
+    const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
+    server.closeIdleConnections();
+    const grace = new Promise<void>((resolve) => setTimeout(resolve, 2000).unref());
+    await Promise.race([Promise.allSettled([...inflight]), grace]);
+    server.closeAllConnections();
+    await stopped;
+    if (persister) await persister.flush();
+  }
+
+  return {
+    url: `http://${urlHost}:${address.port}`,
+    port: address.port,
+    close: () => (closed ??= close()),
+    requestLog,
+    store,
+    resetLog: () => {
+      requestLog.length = 0;
+    },
+  };
+}

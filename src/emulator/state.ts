@@ -1,0 +1,246 @@
+// Converts between the state file (schema.ts) and the store's records: seeding with defaults, and snapshots to persist.
+import { parse as parseYaml } from 'yaml';
+import { ConvergeError } from '../core/errors.js';
+import { StateFile, type StateDeployment } from './schema.js';
+import {
+  compactFields,
+  compactSourceConfig,
+  derivedUuid,
+  sha256Hex,
+  type StoredDeployment,
+  type StoredIntegration,
+  type StoredProvider,
+  type StoredTenant,
+  type StoredTracingProject,
+} from './records.js';
+import { EmulatorStore } from './store.js';
+
+/** The state file is unreadable, not YAML/JSON, or breaks its schema. */
+export class EmulatorStateError extends ConvergeError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('E_EMULATOR_STATE', message, options);
+  }
+}
+
+const DEFAULT_ORGANIZATION = derivedUuid('organization', 'default');
+const DEFAULT_TENANT = derivedUuid('tenant', 'default');
+
+/** Parses state file text (YAML, which includes JSON) into a seed; errors name the file and the field. */
+export function parseStateText(text: string, file: string): StateFile {
+  let data: unknown;
+  try {
+    data = parseYaml(text, { maxAliasCount: 100 }) ?? {};
+  } catch (error) {
+    throw new EmulatorStateError(`state file ${file}: ${(error as Error).message.split('\n')[0]}`);
+  }
+  return validateSeed(data, file);
+}
+
+/** Validates a seed (from a file or given in memory). */
+export function validateSeed(data: unknown, file = 'seed'): StateFile {
+  const parsed = StateFile.safeParse(data);
+  if (parsed.success) return parsed.data;
+  const first = parsed.error.issues[0]!;
+  const where = first.path.length > 0 ? first.path.map(String).join('.') : '(top level)';
+  const more = parsed.error.issues.length > 1 ? ` (and ${parsed.error.issues.length - 1} more problems)` : '';
+  throw new EmulatorStateError(`state file ${file}: ${where}: ${first.message}${more}`);
+}
+
+function time(iso: string | undefined | null, fallback: number): number {
+  return iso ? Date.parse(iso) : fallback;
+}
+
+function seedDeployment(d: StateDeployment, index: number, tenantId: string, now: number, buildMs: number): StoredDeployment {
+  const createdAt = time(d.created_at, now - (1_000_000 - index) * 1000);
+  const latest = d.latest_revision_id ?? derivedUuid('revision', tenantId, d.name, '1');
+  const building = d.status === 'AWAITING_DATABASE' || (d.active_revision_id !== undefined && d.active_revision_id !== latest);
+  const active = d.active_revision_id !== undefined ? d.active_revision_id : d.status === 'AWAITING_DATABASE' ? null : latest;
+  const buildReadyAt = d.build_ready_at === undefined ? (building ? now + buildMs : null) : d.build_ready_at === null ? null : Date.parse(d.build_ready_at);
+  const sourceConfig = compactSourceConfig(d.source_config);
+  const revisionConfig = compactFields(d.source_revision_config);
+  return {
+    id: d.id ?? derivedUuid('deployment', tenantId, d.name),
+    tenant_id: tenantId,
+    name: d.name,
+    source: d.source,
+    source_config: sourceConfig,
+    source_revision_config: revisionConfig,
+    secrets: d.secrets.map((s) =>
+      s.value !== undefined ? { name: s.name, sha256: sha256Hex(s.value), value: s.value } : { name: s.name, sha256: s.value_sha256! },
+    ),
+    secret_references: d.secret_references ?? null,
+    status: d.status,
+    created_at: createdAt,
+    updated_at: time(d.updated_at, createdAt),
+    latest_revision_id: latest,
+    active_revision_id: active,
+    build_ready_at: buildReadyAt,
+    image_version: d.image_version ?? null,
+    deployment_type: d.deployment_type,
+    remote_reconciled: d.remote_reconciled,
+    tag_value_ids: d.tag_value_ids,
+    revisions: (d.revisions ?? [{ id: latest, created_at: new Date(createdAt).toISOString(), revision_source: null, source_revision_config: revisionConfig }]).map(
+      (r) => ({ id: r.id, created_at: Date.parse(r.created_at), revision_source: r.revision_source ?? null, source_revision_config: compactFields(r.source_revision_config) }),
+    ),
+  };
+}
+
+/** Builds a store from a validated state file; checks ids and names are unique and tenants exist. */
+export function storeFromState(state: StateFile, options: { clock: () => number; buildMs: number; file?: string }): EmulatorStore {
+  const file = options.file ?? 'seed';
+  const now = options.clock();
+  const organizationId = state.organization_id ?? DEFAULT_ORGANIZATION;
+  const tenants: StoredTenant[] = (state.tenants ?? [{ id: DEFAULT_TENANT, name: 'default' }]).map((t) => ({
+    id: t.id.toLowerCase(),
+    name: t.name,
+    organization_id: t.organization_id ?? organizationId,
+  }));
+  const tenantIds = new Set(tenants.map((t) => t.id));
+  const tenantOf = (id: string | undefined, where: string): string => {
+    const tenantId = (id ?? tenants[0]!.id).toLowerCase();
+    if (!tenantIds.has(tenantId)) throw new EmulatorStateError(`state file ${file}: ${where}: tenant ${tenantId} is not listed under tenants`);
+    return tenantId;
+  };
+  const integrations: StoredIntegration[] = state.integrations.map((i) => ({
+    id: i.id.toLowerCase(),
+    installation_id: i.installation_id,
+    name: i.name,
+    repositories: i.repositories.map((r) => {
+      const owner = r.owner ?? i.name;
+      return { host_integration_id: i.id.toLowerCase(), id: r.id, name: r.name, owner, url: r.url ?? `https://codehost.example.com/${owner}/${r.name}`, default_branch: r.default_branch };
+    }),
+  }));
+  const deployments = state.deployments.map((d, index) =>
+    seedDeployment(d, index, tenantOf(d.tenant_id, `deployments.${index}`), now, options.buildMs),
+  );
+  const seen = new Map<string, string>();
+  deployments.forEach((d, index) => {
+    for (const key of [`name "${d.name}" in tenant ${d.tenant_id}`, `id ${d.id}`]) {
+      if (seen.has(key)) throw new EmulatorStateError(`state file ${file}: deployments.${index}: ${key} is also used by ${seen.get(key)}`);
+      seen.set(key, `deployments.${index}`);
+    }
+  });
+  const projects = new Map<string, StoredTracingProject>();
+  state.tracing_projects.forEach((p, index) => {
+    const tenantId = tenantOf(p.tenant_id, `tracing_projects.${index}`);
+    const owner = deployments.find((d) => d.tenant_id === tenantId && d.name === p.name);
+    projects.set(`${tenantId}\0${p.name}`, {
+      id: p.id ?? derivedUuid('tracing-project', tenantId, p.name),
+      tenant_id: tenantId,
+      name: p.name,
+      created_at: time(p.created_at, owner?.created_at ?? now),
+      deployment_id: owner?.id ?? null,
+    });
+  });
+  for (const d of deployments) {
+    const key = `${d.tenant_id}\0${d.name}`;
+    if (!projects.has(key)) {
+      projects.set(key, { id: derivedUuid('tracing-project', d.tenant_id, d.name), tenant_id: d.tenant_id, name: d.name, created_at: d.created_at, deployment_id: d.id });
+    }
+  }
+  const providerKeys = new Set<string>();
+  const providers: StoredProvider[] = state.providers.map((p, index) => {
+    const orgId = (p.organization_id ?? organizationId).toLowerCase();
+    const key = `${orgId}\0${p.provider_id}`;
+    if (providerKeys.has(key)) throw new EmulatorStateError(`state file ${file}: providers.${index}: provider_id "${p.provider_id}" appears twice`);
+    providerKeys.add(key);
+    const createdAt = time(p.created_at, now);
+    return {
+      id: p.id ?? derivedUuid('provider', orgId, p.provider_id),
+      organization_id: orgId,
+      provider_id: p.provider_id,
+      name: p.name,
+      client_id: p.client_id,
+      auth_url: p.auth_url,
+      token_url: p.token_url,
+      client_secret_sha256: p.client_secret !== undefined ? sha256Hex(p.client_secret) : (p.client_secret_sha256 ?? null),
+      uses_pkce: p.uses_pkce,
+      code_challenge_method: p.code_challenge_method,
+      provider_type: p.provider_type ?? null,
+      mcp_server_url: p.mcp_server_url ?? null,
+      token_endpoint_auth_method: p.token_endpoint_auth_method,
+      authorization_params: p.authorization_params,
+      is_dynamic_client: p.is_dynamic_client,
+      allowed_redirect_uris: p.allowed_redirect_uris,
+      created_at: createdAt,
+      updated_at: time(p.updated_at, createdAt),
+    };
+  });
+  return new EmulatorStore({
+    organizationId: organizationId.toLowerCase(),
+    tenants,
+    integrations,
+    deployments,
+    providers,
+    tracingProjects: [...projects.values()],
+    clock: options.clock,
+    buildMs: options.buildMs,
+  });
+}
+
+const iso = (ms: number): string => new Date(ms).toISOString();
+
+/**
+ * The whole store as a state file. Secret values and client secrets appear only as sha256 hashes,
+ * so the file never holds a secret; reloading it restores every record.
+ */
+export function stateFromStore(store: EmulatorStore): StateFile {
+  return {
+    version: 1,
+    organization_id: store.organizationId,
+    tenants: store.tenants().map((t) => ({ id: t.id, name: t.name, organization_id: t.organization_id })),
+    integrations: store.integrations().map((i) => ({
+      id: i.id,
+      installation_id: i.installation_id,
+      name: i.name,
+      repositories: i.repositories.map((r) => ({ id: r.id, name: r.name, owner: r.owner, url: r.url, default_branch: r.default_branch })),
+    })),
+    deployments: store.allDeployments().map((d) => ({
+      id: d.id,
+      tenant_id: d.tenant_id,
+      name: d.name,
+      source: d.source,
+      source_config: d.source_config as StateDeployment['source_config'],
+      source_revision_config: d.source_revision_config as StateDeployment['source_revision_config'],
+      secrets: d.secrets.map((s) => ({ name: s.name, value_sha256: s.sha256 })),
+      secret_references: d.secret_references ? [...d.secret_references] : null,
+      status: d.status,
+      created_at: iso(d.created_at),
+      updated_at: iso(d.updated_at),
+      latest_revision_id: d.latest_revision_id,
+      active_revision_id: d.active_revision_id,
+      build_ready_at: d.build_ready_at === null ? null : iso(d.build_ready_at),
+      image_version: d.image_version,
+      deployment_type: d.deployment_type,
+      remote_reconciled: d.remote_reconciled,
+      tag_value_ids: [...d.tag_value_ids],
+      revisions: d.revisions.map((r) => ({
+        id: r.id,
+        created_at: iso(r.created_at),
+        revision_source: r.revision_source,
+        source_revision_config: r.source_revision_config as StateDeployment['source_revision_config'],
+      })),
+    })),
+    providers: store.providers().map((p) => ({
+      id: p.id,
+      organization_id: p.organization_id,
+      provider_id: p.provider_id,
+      name: p.name,
+      client_id: p.client_id,
+      auth_url: p.auth_url,
+      token_url: p.token_url,
+      client_secret_sha256: p.client_secret_sha256,
+      uses_pkce: p.uses_pkce,
+      code_challenge_method: p.code_challenge_method,
+      provider_type: p.provider_type,
+      mcp_server_url: p.mcp_server_url,
+      token_endpoint_auth_method: p.token_endpoint_auth_method,
+      authorization_params: { ...p.authorization_params },
+      is_dynamic_client: p.is_dynamic_client,
+      allowed_redirect_uris: [...p.allowed_redirect_uris],
+      created_at: iso(p.created_at),
+      updated_at: iso(p.updated_at),
+    })),
+    tracing_projects: store.tracingProjects().map((t) => ({ id: t.id, tenant_id: t.tenant_id, name: t.name, created_at: iso(t.created_at) })),
+  };
+}

@@ -1,0 +1,350 @@
+// The emulator's in-memory store: deployments by id, per-tenant name index and ordered list, providers, integrations.
+import { randomUUID } from 'node:crypto';
+import type {
+  CreateDeploymentRequest,
+  CreateProviderRequest,
+  DeploymentType,
+  PatchDeploymentRequest,
+} from '../core/wire/schema.js';
+import { fail, ok, type Result } from './issues.js';
+import { mergePatch, newDeployment, type PatchOutcome, type WriteContext } from './merge.js';
+import {
+  compareDeployments,
+  settleDeployment,
+  sha256Hex,
+  type StoredDeployment,
+  type StoredIntegration,
+  type StoredProvider,
+  type StoredRepository,
+  type StoredTenant,
+  type StoredTracingProject,
+} from './records.js';
+import type { RepoLookup } from './validate.js';
+
+/** The list filters of GET /v2/deployments, already parsed. */
+export interface DeploymentFilter {
+  name_contains?: string;
+  status?: string;
+  image_version?: string;
+  deployment_type?: DeploymentType;
+  deployment_ids?: string[];
+  remote_reconciled?: boolean;
+  /** A deployment matches when it carries every one of these tag value ids. */
+  tag_value_ids?: string[];
+}
+
+/** The fields of a provider to create, whether given by hand or discovered. `client_secret` is hashed, never kept. */
+export type ProviderInput = Omit<CreateProviderRequest, 'client_secret' | 'code_challenge_method'> & {
+  client_secret?: string | null;
+  /** Absent: S256; null: none (a discovered server that offers no PKCE method). */
+  code_challenge_method?: string | null;
+  mcp_server_url?: string | null;
+  is_dynamic_client?: boolean;
+};
+
+interface TenantSpace {
+  tenant: StoredTenant;
+  /** Deployments in list order (created_at, then id). */
+  ordered: StoredDeployment[];
+  byName: Map<string, StoredDeployment>;
+  tracing: Map<string, StoredTracingProject>;
+}
+
+export interface StoreInit {
+  organizationId: string;
+  tenants: StoredTenant[];
+  integrations: StoredIntegration[];
+  deployments: StoredDeployment[];
+  providers: StoredProvider[];
+  tracingProjects: StoredTracingProject[];
+  clock: () => number;
+  buildMs: number;
+}
+
+function lowerBound(list: StoredDeployment[], item: StoredDeployment): number {
+  let lo = 0;
+  let hi = list.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (compareDeployments(list[mid]!, item) < 0) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+function matches(d: StoredDeployment, f: DeploymentFilter, nameNeedle: string | undefined): boolean {
+  if (nameNeedle !== undefined && !d.name.includes(nameNeedle)) return false;
+  if (f.status !== undefined && d.status !== f.status) return false;
+  if (f.image_version !== undefined && d.image_version !== f.image_version) return false;
+  if (f.deployment_type !== undefined && d.deployment_type !== f.deployment_type) return false;
+  if (f.remote_reconciled !== undefined && d.remote_reconciled !== f.remote_reconciled) return false;
+  if (f.tag_value_ids && f.tag_value_ids.length > 0 && !f.tag_value_ids.every((t) => d.tag_value_ids.includes(t))) return false;
+  return true;
+}
+
+/**
+ * All state of one emulated organization. Every method is synchronous, so a request's read-merge-write
+ * of a deployment can never interleave with another's (no lost update).
+ */
+export class EmulatorStore {
+  readonly organizationId: string;
+  readonly buildMs: number;
+  private readonly clock: () => number;
+  private readonly spaces = new Map<string, TenantSpace>();
+  private readonly tenantOrder: StoredTenant[];
+  private readonly byId = new Map<string, StoredDeployment>();
+  private readonly pending = new Set<string>();
+  private readonly integrationList: StoredIntegration[];
+  private readonly integrationsById = new Map<string, StoredIntegration>();
+  private readonly repoUrls = new Map<string, Set<string>>();
+  /** organization id -> provider_id -> provider. */
+  private readonly providersByOrg = new Map<string, Map<string, StoredProvider>>();
+  private readonly listeners: Array<() => void> = [];
+  /** Bumped on every change; persistence and caches compare it. */
+  version = 0;
+
+  constructor(init: StoreInit) {
+    this.organizationId = init.organizationId;
+    this.clock = init.clock;
+    this.buildMs = init.buildMs;
+    this.tenantOrder = init.tenants;
+    for (const tenant of init.tenants) {
+      this.spaces.set(tenant.id, { tenant, ordered: [], byName: new Map(), tracing: new Map() });
+    }
+    this.integrationList = init.integrations;
+    for (const integration of init.integrations) {
+      this.integrationsById.set(integration.id, integration);
+      this.repoUrls.set(integration.id, new Set(integration.repositories.map((r) => r.url)));
+    }
+    for (const project of init.tracingProjects) this.space(project.tenant_id).tracing.set(project.name, project);
+    for (const d of init.deployments) {
+      const space = this.space(d.tenant_id);
+      space.ordered.push(d);
+      space.byName.set(d.name, d);
+      this.byId.set(d.id, d);
+      if (d.build_ready_at !== null) this.pending.add(d.id);
+    }
+    for (const space of this.spaces.values()) space.ordered.sort(compareDeployments);
+    for (const p of init.providers) this.orgProviders(p.organization_id).set(p.provider_id, p);
+  }
+
+  private space(tenantId: string): TenantSpace {
+    const space = this.spaces.get(tenantId);
+    if (!space) throw new Error(`unknown tenant ${tenantId}`);
+    return space;
+  }
+
+  private orgProviders(organizationId: string): Map<string, StoredProvider> {
+    let map = this.providersByOrg.get(organizationId);
+    if (!map) {
+      map = new Map();
+      this.providersByOrg.set(organizationId, map);
+    }
+    return map;
+  }
+
+  /** Calls `listener` after every change (creates, patches, activations). */
+  onChange(listener: () => void): void {
+    this.listeners.push(listener);
+  }
+
+  private changed(): void {
+    this.version += 1;
+    for (const listener of this.listeners) listener();
+  }
+
+  // ------------------------------------------------------------ tenants and integrations
+
+  get defaultTenant(): StoredTenant {
+    return this.tenantOrder[0]!;
+  }
+
+  tenants(): readonly StoredTenant[] {
+    return this.tenantOrder;
+  }
+
+  tenant(id: string): StoredTenant | undefined {
+    return this.spaces.get(id)?.tenant;
+  }
+
+  integrations(): readonly StoredIntegration[] {
+    return this.integrationList;
+  }
+
+  repositories(integrationId: string): readonly StoredRepository[] | undefined {
+    return this.integrationsById.get(integrationId)?.repositories;
+  }
+
+  readonly repoLookup: RepoLookup = {
+    hasIntegration: (id) => this.integrationsById.has(id),
+    hasRepository: (id, url) => this.repoUrls.get(id)?.has(url) ?? false,
+  };
+
+  // ------------------------------------------------------------ deployments
+
+  /** Activates every revision whose build time has passed. Returns true when anything changed. */
+  settle(now = this.clock()): boolean {
+    if (this.pending.size === 0) return false;
+    let any = false;
+    for (const id of this.pending) {
+      const current = this.byId.get(id)!;
+      const next = settleDeployment(current, now);
+      if (next === current) continue;
+      this.pending.delete(id);
+      this.replace(current, next);
+      any = true;
+    }
+    if (any) this.changed();
+    return any;
+  }
+
+  private replace(current: StoredDeployment, next: StoredDeployment): void {
+    const space = this.space(current.tenant_id);
+    const index = lowerBound(space.ordered, current);
+    if (space.ordered[index] !== current) throw new Error(`deployment ${current.id} missing from the ordered list`);
+    space.ordered[index] = next;
+    space.byName.set(next.name, next);
+    this.byId.set(next.id, next);
+    if (next.build_ready_at !== null) this.pending.add(next.id);
+    else this.pending.delete(next.id);
+  }
+
+  /** A deployment of the tenant by id, with any finished build applied. */
+  deployment(tenantId: string, id: string): StoredDeployment | undefined {
+    this.settle();
+    const d = this.byId.get(id);
+    return d && d.tenant_id === tenantId ? d : undefined;
+  }
+
+  deploymentByName(tenantId: string, name: string): StoredDeployment | undefined {
+    this.settle();
+    return this.spaces.get(tenantId)?.byName.get(name);
+  }
+
+  /** Every deployment of every tenant, in list order per tenant. */
+  allDeployments(): StoredDeployment[] {
+    this.settle();
+    return [...this.spaces.values()].flatMap((s) => s.ordered);
+  }
+
+  tracingProjects(tenantId?: string): StoredTracingProject[] {
+    const spaces = tenantId ? [this.space(tenantId)] : [...this.spaces.values()];
+    return spaces.flatMap((s) => [...s.tracing.values()]);
+  }
+
+  /** One page of the tenant's deployments matching `filter`, in list order. */
+  listDeployments(tenantId: string, filter: DeploymentFilter, offset: number, limit: number): StoredDeployment[] {
+    this.settle();
+    const space = this.space(tenantId);
+    const needle = filter.name_contains?.toLowerCase();
+    if (filter.deployment_ids) {
+      const picked = new Set<StoredDeployment>();
+      for (const id of filter.deployment_ids) {
+        const d = this.byId.get(id);
+        if (d && d.tenant_id === tenantId && matches(d, filter, needle)) picked.add(d);
+      }
+      return [...picked].sort(compareDeployments).slice(offset, offset + limit);
+    }
+    const unfiltered =
+      needle === undefined &&
+      filter.status === undefined &&
+      filter.image_version === undefined &&
+      filter.deployment_type === undefined &&
+      filter.remote_reconciled === undefined &&
+      !(filter.tag_value_ids && filter.tag_value_ids.length > 0);
+    if (unfiltered) return space.ordered.slice(offset, offset + limit);
+    const out: StoredDeployment[] = [];
+    let skipped = 0;
+    for (const d of space.ordered) {
+      if (!matches(d, filter, needle)) continue;
+      if (skipped < offset) {
+        skipped += 1;
+        continue;
+      }
+      out.push(d);
+      if (out.length >= limit) break;
+    }
+    return out;
+  }
+
+  private writeContext(): WriteContext {
+    return { now: this.clock(), buildMs: this.buildMs, newId: randomUUID, repos: this.repoLookup };
+  }
+
+  /** POST /v2/deployments: 422/400 from the rules, 409 when a deployment or tracing project has the name. */
+  createDeployment(tenantId: string, request: CreateDeploymentRequest): Result<StoredDeployment> {
+    this.settle();
+    const space = this.space(tenantId);
+    const built = newDeployment(tenantId, request, this.writeContext());
+    if (!built.ok) return built;
+    const d = built.value;
+    const existing = space.byName.get(d.name);
+    if (existing) return fail(409, `A deployment named "${d.name}" already exists (id ${existing.id})`);
+    if (space.tracing.has(d.name)) {
+      return fail(409, `A tracing project named "${d.name}" already exists; a deployment creates a tracing project of its own name, so pick another name`);
+    }
+    const last = space.ordered[space.ordered.length - 1];
+    if (!last || compareDeployments(last, d) <= 0) space.ordered.push(d);
+    else space.ordered.splice(lowerBound(space.ordered, d), 0, d);
+    space.byName.set(d.name, d);
+    this.byId.set(d.id, d);
+    if (d.build_ready_at !== null) this.pending.add(d.id);
+    space.tracing.set(d.name, { id: randomUUID(), tenant_id: tenantId, name: d.name, created_at: d.created_at, deployment_id: d.id });
+    this.changed();
+    return ok(d);
+  }
+
+  /** PATCH /v2/deployments/{id}: 404 for an unknown id (or one of another tenant), else mergePatch(). */
+  patchDeployment(tenantId: string, id: string, patch: PatchDeploymentRequest): Result<PatchOutcome> {
+    const current = this.deployment(tenantId, id);
+    if (!current) return fail(404, `Deployment ${id} not found`);
+    const merged = mergePatch(current, patch, this.writeContext());
+    if (!merged.ok || !merged.value.changed) return merged;
+    this.replace(current, merged.value.next);
+    this.changed();
+    return merged;
+  }
+
+  // ------------------------------------------------------------ providers
+
+  provider(organizationId: string, providerId: string): StoredProvider | undefined {
+    return this.providersByOrg.get(organizationId)?.get(providerId);
+  }
+
+  providers(organizationId?: string): StoredProvider[] {
+    const maps = organizationId ? [this.orgProviders(organizationId)] : [...this.providersByOrg.values()];
+    return maps.flatMap((m) => [...m.values()]);
+  }
+
+  /** Creates a provider in the organization; 409 when its provider_id exists there. */
+  createProvider(organizationId: string, input: ProviderInput): Result<StoredProvider> {
+    const providers = this.orgProviders(organizationId);
+    if (providers.has(input.provider_id)) {
+      return fail(409, `OAuth provider "${input.provider_id}" already exists in organization ${organizationId}`);
+    }
+    const now = this.clock();
+    const provider: StoredProvider = {
+      id: randomUUID(),
+      organization_id: organizationId,
+      provider_id: input.provider_id,
+      name: input.name,
+      client_id: input.client_id,
+      auth_url: input.auth_url,
+      token_url: input.token_url,
+      client_secret_sha256: input.client_secret != null ? sha256Hex(input.client_secret) : null,
+      uses_pkce: input.uses_pkce ?? false,
+      code_challenge_method: input.code_challenge_method === undefined ? 'S256' : input.code_challenge_method,
+      provider_type: input.provider_type ?? null,
+      mcp_server_url: input.mcp_server_url ?? null,
+      token_endpoint_auth_method: input.token_endpoint_auth_method ?? 'client_secret_post',
+      authorization_params: input.authorization_params ?? {},
+      is_dynamic_client: input.is_dynamic_client ?? false,
+      allowed_redirect_uris: input.allowed_redirect_uris ?? [],
+      created_at: now,
+      updated_at: now,
+    };
+    providers.set(provider.provider_id, provider);
+    this.changed();
+    return ok(provider);
+  }
+}

@@ -1,0 +1,176 @@
+// Per-source validation of deployment requests (pure): which fields each source needs, takes and refuses.
+import {
+  DEPLOYMENT_NAME_MAX,
+  DEPLOYMENT_NAME_PATTERN,
+  resourceSpecProblems,
+  type Secret,
+  type Source,
+  type ValidationIssue,
+} from '../core/wire/schema.js';
+import { issue } from './issues.js';
+
+type Fields = Record<string, unknown>;
+
+interface SourceRule {
+  /** source_config fields the (merged) deployment must hold. */
+  needsConfig: string[];
+  /** source_revision_config fields the (merged) deployment must hold. */
+  needsRevision: string[];
+  /** source_config fields a request must not carry for this source. */
+  refusesConfig: string[];
+  /** source_revision_config fields a request must not carry for this revision source. */
+  refusesRevision: string[];
+  /** secret_references are only for external_docker. */
+  secretReferences: boolean;
+  /** Whether a PATCH may name a revision_source (cloud-hosted sources only). */
+  revisionSource: boolean;
+}
+
+const REPO_CONFIG = ['integration_id', 'repo_url', 'build_on_push'];
+
+/** The rules of design.md §1 and the spec's source descriptions, one row per source. */
+export const SOURCE_RULES: Record<Source, SourceRule> = {
+  codehost: {
+    needsConfig: ['integration_id', 'repo_url'],
+    needsRevision: ['repo_ref'],
+    refusesConfig: [],
+    refusesRevision: ['image_uri', 'source_tarball_path'],
+    secretReferences: false,
+    revisionSource: true,
+  },
+  external_docker: {
+    needsConfig: [],
+    needsRevision: ['image_uri'],
+    refusesConfig: REPO_CONFIG,
+    refusesRevision: ['repo_ref', 'source_tarball_path'],
+    secretReferences: true,
+    revisionSource: false,
+  },
+  internal_docker: {
+    needsConfig: [],
+    needsRevision: ['image_uri'],
+    refusesConfig: REPO_CONFIG,
+    refusesRevision: ['repo_ref', 'source_tarball_path'],
+    secretReferences: false,
+    revisionSource: true,
+  },
+  internal_source: {
+    needsConfig: [],
+    needsRevision: ['source_tarball_path'],
+    refusesConfig: REPO_CONFIG,
+    refusesRevision: ['repo_ref', 'image_uri'],
+    secretReferences: false,
+    revisionSource: true,
+  },
+  internal_template: {
+    needsConfig: [],
+    needsRevision: [],
+    refusesConfig: REPO_CONFIG,
+    refusesRevision: ['repo_ref', 'image_uri', 'source_tarball_path'],
+    secretReferences: false,
+    revisionSource: true,
+  },
+};
+
+function present(fields: Fields | null | undefined, key: string): boolean {
+  const value = fields?.[key];
+  return value !== null && value !== undefined;
+}
+
+/** 422 issues for a deployment name breaking the service's rules. */
+export function nameProblems(name: string): ValidationIssue[] {
+  if (name.length === 0) return [issue(['body', 'name'], 'String should have at least 1 character', 'string_too_short')];
+  if (name.length > DEPLOYMENT_NAME_MAX) {
+    return [issue(['body', 'name'], `String should have at most ${DEPLOYMENT_NAME_MAX} characters`, 'string_too_long')];
+  }
+  if (!DEPLOYMENT_NAME_PATTERN.test(name)) {
+    return [
+      issue(
+        ['body', 'name'],
+        `Deployment name "${name}" is invalid: use lowercase letters, digits and dashes, starting with a letter`,
+        'string_pattern_mismatch',
+      ),
+    ];
+  }
+  return [];
+}
+
+/** 422 issues for duplicate secret names in one request. */
+export function secretProblems(secrets: Secret[] | null | undefined): ValidationIssue[] {
+  const seen = new Set<string>();
+  const out: ValidationIssue[] = [];
+  (secrets ?? []).forEach((secret, index) => {
+    if (seen.has(secret.name)) {
+      out.push(issue(['body', 'secrets', index, 'name'], `Secret "${secret.name}" appears more than once`));
+    }
+    seen.add(secret.name);
+  });
+  return out;
+}
+
+/** 422 issues for fields a request carries that its source (and revision source) refuse. */
+export function refusedFieldProblems(
+  source: Source,
+  revisionSource: Source,
+  sourceConfig: Fields | null | undefined,
+  revisionConfig: Fields | null | undefined,
+  secretReferences: unknown[] | null | undefined,
+): ValidationIssue[] {
+  const out: ValidationIssue[] = [];
+  for (const key of SOURCE_RULES[source].refusesConfig) {
+    if (present(sourceConfig, key)) {
+      out.push(issue(['body', 'source_config', key], `source_config.${key} is not allowed for source ${source}`));
+    }
+  }
+  for (const key of SOURCE_RULES[revisionSource].refusesRevision) {
+    if (present(revisionConfig, key)) {
+      const what = revisionSource === source ? `source ${source}` : `revision_source ${revisionSource}`;
+      out.push(issue(['body', 'source_revision_config', key], `source_revision_config.${key} is not allowed for ${what}`));
+    }
+  }
+  if (secretReferences != null && !SOURCE_RULES[source].secretReferences) {
+    out.push(issue(['body', 'secret_references'], `secret_references apply only to source external_docker, not ${source}`));
+  }
+  const spec = sourceConfig?.resource_spec;
+  if (spec && typeof spec === 'object') {
+    for (const p of resourceSpecProblems(spec as Fields)) {
+      out.push(issue(['body', 'source_config', 'resource_spec', ...p.path], p.message));
+    }
+  }
+  return out;
+}
+
+/** 422 issues for fields the merged deployment lacks for the given (revision) source. */
+export function missingFieldProblems(source: Source, sourceConfig: Fields, revisionConfig: Fields, what: string): ValidationIssue[] {
+  const out: ValidationIssue[] = [];
+  for (const key of SOURCE_RULES[source].needsConfig) {
+    if (!present(sourceConfig, key)) {
+      out.push(issue(['body', 'source_config', key], `source_config.${key} is required for ${what}`, 'missing'));
+    }
+  }
+  for (const key of SOURCE_RULES[source].needsRevision) {
+    if (!present(revisionConfig, key)) {
+      out.push(issue(['body', 'source_revision_config', key], `source_revision_config.${key} is required for ${what}`, 'missing'));
+    }
+  }
+  return out;
+}
+
+/** What the codehost rules need to know about integrations: the repository URLs each one reaches. */
+export interface RepoLookup {
+  hasIntegration(integrationId: string): boolean;
+  hasRepository(integrationId: string, repoUrl: string): boolean;
+}
+
+/** 400 detail when a codehost deployment names an unknown integration or a repository outside it; null when fine. */
+export function repositoryProblem(sourceConfig: Fields, lookup: RepoLookup): string | null {
+  const integrationId = String(sourceConfig.integration_id).toLowerCase();
+  const repoUrl = String(sourceConfig.repo_url);
+  if (!lookup.hasIntegration(integrationId)) {
+    return `Integration ${integrationId} not found; list them with GET /v1/integrations/forge/codehost/install`;
+  }
+  if (!lookup.hasRepository(integrationId, repoUrl)) {
+    return `Repository ${repoUrl} is not reachable through integration ${integrationId}; list them with GET /v1/integrations/forge/codehost/${integrationId}/repos`;
+  }
+  return null;
+}

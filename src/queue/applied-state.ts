@@ -1,0 +1,130 @@
+// Applied state in Redis: per resource, the hashes of what converge last wrote (never a value), read by plans.
+import type { Redis } from 'ioredis';
+import type { AppliedRecord } from '../core/model.js';
+import { connectProducer, closeRedis, type RedisSettings } from './redis.js';
+import { PendingWrite, StoredAppliedRecord } from './schema.js';
+
+/** `${prefix}:applied`: one Redis hash, field resourceKey -> JSON AppliedRecord. */
+export function appliedKey(prefix: string): string {
+  return `${prefix}:applied`;
+}
+
+/** `${prefix}:pending`: one Redis hash, field resourceKey -> JSON PendingWrite (a write whose answer is not known yet). */
+export function pendingKey(prefix: string): string {
+  return `${prefix}:pending`;
+}
+
+function parseRecord(text: string | null | undefined): AppliedRecord | undefined {
+  if (!text) return undefined;
+  try {
+    const parsed = StoredAppliedRecord.safeParse(JSON.parse(text));
+    return parsed.success ? parsed.data : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The store. Plans only read it (getAll); workers write after each successful write to the service. */
+export class AppliedStateStore {
+  private readonly redis: Redis;
+  private readonly key: string;
+  private readonly pending: string;
+
+  constructor(redis: Redis, prefix: string) {
+    this.redis = redis;
+    this.key = appliedKey(prefix);
+    this.pending = pendingKey(prefix);
+  }
+
+  /** Every record; unreadable entries (another version, corruption) are left out, so those resources plan as unknown. */
+  async getAll(): Promise<Map<string, AppliedRecord>> {
+    const raw = await this.redis.hgetall(this.key);
+    const out = new Map<string, AppliedRecord>();
+    for (const [field, text] of Object.entries(raw)) {
+      const record = parseRecord(text);
+      if (record) out.set(field, record);
+    }
+    return out;
+  }
+
+  async get(resourceKey: string): Promise<AppliedRecord | undefined> {
+    return parseRecord(await this.redis.hget(this.key, resourceKey));
+  }
+
+  /** Stores the record (validated: hashes only, so a value can never be stored by mistake). */
+  async set(resourceKey: string, record: AppliedRecord): Promise<void> {
+    const valid = StoredAppliedRecord.parse(record);
+    await this.redis.hset(this.key, resourceKey, JSON.stringify(valid));
+  }
+
+  /**
+   * Records a write: its secret hashes merged over the previous record (secrets not written keep their hash),
+   * the definition hash replaced when given; and the pending entry of the write removed, in one transaction.
+   */
+  async recordWrite(
+    resourceKey: string,
+    written: { secrets: Record<string, string>; definitionHash?: string },
+    at = new Date(),
+    /** The record as the caller read it during this job (null: none); undefined reads it here. */
+    known?: AppliedRecord | null,
+  ): Promise<AppliedRecord> {
+    const previous = known === undefined ? await this.get(resourceKey) : (known ?? undefined);
+    const record: AppliedRecord = {
+      secrets: { ...(previous?.secrets ?? {}), ...written.secrets },
+      appliedAt: at.toISOString(),
+    };
+    const definitionHash = written.definitionHash ?? previous?.definitionHash;
+    if (definitionHash !== undefined) record.definitionHash = definitionHash;
+    const valid = StoredAppliedRecord.parse(record);
+    await this.redis.multi().hset(this.key, resourceKey, JSON.stringify(valid)).hdel(this.pending, resourceKey).exec();
+    return valid;
+  }
+
+  /** The applied record and the pending write of one resource, in one round trip. */
+  async read(resourceKey: string): Promise<{ applied: AppliedRecord | undefined; pending: PendingWrite | undefined }> {
+    const replies = await this.redis.pipeline().hget(this.key, resourceKey).hget(this.pending, resourceKey).exec();
+    const [applied, pending] = (replies ?? []).map(([error, value]) => {
+      if (error) throw error;
+      return value as string | null;
+    });
+    return { applied: parseRecord(applied ?? null), pending: parsePending(pending ?? null) };
+  }
+
+  async getPending(resourceKey: string): Promise<PendingWrite | undefined> {
+    return parsePending(await this.redis.hget(this.pending, resourceKey));
+  }
+
+  async setPending(resourceKey: string, pending: PendingWrite): Promise<void> {
+    await this.redis.hset(this.pending, resourceKey, JSON.stringify(PendingWrite.parse(pending)));
+  }
+
+  async clearPending(resourceKey: string): Promise<void> {
+    await this.redis.hdel(this.pending, resourceKey);
+  }
+}
+
+/**
+ * For plan: the applied records when Redis answers; when it does not, an empty map and a one-line warning
+ * (a plan works without Redis; secrets whose values the service hides then show as "written once").
+ */
+export async function readAppliedState(settings: RedisSettings): Promise<{ records: Map<string, AppliedRecord>; warning?: string }> {
+  let redis: Redis | undefined;
+  try {
+    redis = await connectProducer(settings, { name: 'converge-plan' });
+    return { records: await new AppliedStateStore(redis, settings.redisPrefix).getAll() };
+  } catch (error) {
+    return { records: new Map(), warning: `${(error as Error).message.split('\n')[0]}; planning without applied state` };
+  } finally {
+    await closeRedis(redis);
+  }
+}
+
+function parsePending(text: string | null): PendingWrite | undefined {
+  if (!text) return undefined;
+  try {
+    const parsed = PendingWrite.safeParse(JSON.parse(text));
+    return parsed.success ? parsed.data : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,187 @@
+// Redis connections for BullMQ and the applied-state store: fail-fast producers, patient workers, one clear error.
+import { Redis, type RedisOptions } from 'ioredis';
+import { ConvergeError, UsageError } from '../core/errors.js';
+
+/** The Redis part of converge's settings (src/cli/settings.ts Settings satisfies it). */
+export interface RedisSettings {
+  redisUrl: string;
+  /** Prefix of every key; BullMQ's `prefix` option. Keep a {hash tag} so Redis Cluster keeps all keys on one slot. */
+  redisPrefix: string;
+}
+
+export const DEFAULT_REDIS_PREFIX = '{converge}';
+
+/** How long a first connection may take before converge gives up with E_REDIS. */
+export const CONNECT_TIMEOUT_MS = 5_000;
+
+/** Redis could not be reached or refused converge's commands. One line, no stack, no password. */
+export class RedisUnavailableError extends ConvergeError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('E_REDIS', message, options);
+  }
+}
+
+/** The URL with any password replaced, for messages and logs. */
+export function redactRedisUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password) parsed.password = '****';
+    return parsed.toString().replace(/\/$/, '');
+  } catch {
+    return '(unparseable Redis URL)';
+  }
+}
+
+/** Checks the prefix is usable as a BullMQ prefix and a key prefix: not empty, no ':' at the end, no spaces. */
+export function checkPrefix(prefix: string): string {
+  if (!prefix || /\s/.test(prefix) || prefix.endsWith(':')) {
+    throw new UsageError(`redis_prefix "${prefix}" is not usable; give a word such as {converge} (no spaces, no trailing ':')`);
+  }
+  return prefix;
+}
+
+/** Options of a connection: its client name (shown by CLIENT LIST) and the first-connect timeout. */
+export interface ConnectOptions {
+  name?: string;
+  connectTimeoutMs?: number;
+}
+
+function baseOptions(settings: RedisSettings, options: ConnectOptions): RedisOptions {
+  let parsed: URL;
+  try {
+    parsed = new URL(settings.redisUrl);
+  } catch {
+    throw new UsageError(`redis_url "${redactRedisUrl(settings.redisUrl)}" is not a URL; give redis://host:port (or rediss:// for TLS)`);
+  }
+  if (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:') {
+    throw new UsageError(`redis_url must start with redis:// or rediss://, not ${parsed.protocol}//`);
+  }
+  return { connectTimeout: options.connectTimeoutMs ?? CONNECT_TIMEOUT_MS, lazyConnect: true };
+}
+
+/** Reconnect delays once a connection has worked: quick at first, at most 2 s apart. */
+function reconnectDelay(times: number): number {
+  return Math.min(100 * 2 ** Math.min(times, 5), 2_000);
+}
+
+/**
+ * A producer connection (queue.add, applied state, job lookups): commands fail at once while Redis is away
+ * (no offline queue, one retry per command) instead of piling up. Connected before it is returned; an
+ * unreachable Redis gives RedisUnavailableError within CONNECT_TIMEOUT_MS.
+ */
+export async function connectProducer(settings: RedisSettings, options: ConnectOptions = {}): Promise<Redis> {
+  const redis = new Redis(settings.redisUrl, {
+    ...baseOptions(settings, options),
+    connectionName: options.name ?? 'converge-producer',
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 1,
+    // Commands issued in the same tick (the jobs in flight, each reading and writing applied state) share one
+    // socket write: a write is a system call, the larger part of a command's cost here.
+    enableAutoPipelining: true,
+  });
+  await connectOnce(redis, settings, options.connectTimeoutMs ?? CONNECT_TIMEOUT_MS);
+  return redis;
+}
+
+/**
+ * A worker connection: maxRetriesPerRequest null as BullMQ requires for blocking commands, reconnecting
+ * forever once it has connected. Checked with a bounded first connect, like producers.
+ */
+export async function connectWorker(settings: RedisSettings, options: ConnectOptions = {}): Promise<Redis> {
+  const redis = new Redis(settings.redisUrl, {
+    ...baseOptions(settings, options),
+    connectionName: options.name ?? 'converge-worker',
+    maxRetriesPerRequest: null,
+    enableOfflineQueue: true,
+  });
+  await connectOnce(redis, settings, options.connectTimeoutMs ?? CONNECT_TIMEOUT_MS);
+  return redis;
+}
+
+/**
+ * First connect with no retries (so a wrong URL fails once, quickly), then switch to reconnecting with backoff
+ * so a Redis restart later is survived.
+ */
+async function connectOnce(redis: Redis, settings: RedisSettings, timeoutMs: number): Promise<void> {
+  let lastError: (Error & { code?: string }) | undefined;
+  const onError = (error: Error): void => {
+    lastError = error;
+  };
+  redis.on('error', onError);
+  redis.options.retryStrategy = () => null;
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([
+      redis.connect(),
+      new Promise((_, reject) => {
+        timer = setTimeout(() => reject(Object.assign(new Error('connect timeout'), { code: 'ETIMEDOUT' })), timeoutMs + 500);
+      }),
+    ]);
+    await redis.ping();
+  } catch (error) {
+    // A connection that already ended (refused) is left alone: ioredis' disconnect() would arm a 2 s timer on its
+    // closed socket that nothing clears, holding the process open (every `converge plan` without Redis).
+    if (redis.status !== 'end') redis.disconnect();
+    throw unreachable(settings, lastError ?? (error as Error));
+  } finally {
+    clearTimeout(timer);
+    redis.off('error', onError);
+  }
+  redis.options.retryStrategy = reconnectDelay;
+  // A connection error after start-up is retried by ioredis; without a listener node would crash the process.
+  redis.on('error', () => undefined);
+}
+
+/**
+ * Whether an error means Redis was away or not ready for a moment (connection closed or reconnecting, a command
+ * refused while offline, the dataset still loading after a restart, a replica failing over): the same work may
+ * succeed a little later, so it is retried, never failed for good.
+ */
+export function isRedisUnavailable(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  if (error instanceof RedisUnavailableError || error.name === 'MaxRetriesPerRequestError') return true;
+  return /^(Stream isn't writeable|Connection is closed)|^(LOADING|READONLY|MASTERDOWN|CLUSTERDOWN|TRYAGAIN)\b/.test(error.message);
+}
+
+/** The one-line error for a Redis that cannot be used. */
+export function unreachable(settings: RedisSettings, error: Error & { code?: string }): RedisUnavailableError {
+  const url = redactRedisUrl(settings.redisUrl);
+  const code = error.code ?? codeFromMessage(error.message);
+  if (code === 'NOAUTH' || code === 'WRONGPASS' || /NOAUTH|WRONGPASS|invalid password/i.test(error.message)) {
+    return new RedisUnavailableError(`Redis at ${url} refused the credentials (${code ?? 'auth'}): set the password in REDIS_URL (redis://:PASSWORD@host:port)`, { cause: error });
+  }
+  const why = code ?? error.message.split('\n')[0];
+  return new RedisUnavailableError(`Redis at ${url} is unreachable (${why}): start redis-server or set REDIS_URL`, { cause: error });
+}
+
+function codeFromMessage(message: string): string | undefined {
+  return /\b(E[A-Z]{3,}|NOAUTH|WRONGPASS)\b/.exec(message)?.[1];
+}
+
+/** The keys under `prefix` (SCAN, the prefix's glob characters escaped), a page at a time; COUNT is a hint per page. */
+export async function* scanPrefix(redis: Redis, prefix: string, count = 500): AsyncGenerator<string[]> {
+  let cursor = '0';
+  do {
+    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix.replace(/[*?[\]\\]/g, '\\$&')}*`, 'COUNT', count);
+    cursor = next;
+    if (keys.length) yield keys;
+  } while (cursor !== '0');
+}
+
+/** Closes connections without waiting on a Redis that is gone. */
+export async function closeRedis(...connections: Array<Redis | undefined>): Promise<void> {
+  await Promise.all(
+    connections.map(async (redis) => {
+      if (!redis || redis.status === 'end') return;
+      if (redis.status !== 'ready') {
+        redis.disconnect();
+        return;
+      }
+      try {
+        await redis.quit();
+      } catch {
+        redis.disconnect();
+      }
+    }),
+  );
+}

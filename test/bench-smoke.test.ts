@@ -1,0 +1,43 @@
+// Smoke test of the benchmarks (test/bench, `npm run bench`): the runner runs every script with --quick and prints the table.
+import { spawn } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ensureBuilt, ROOT } from './e2e/helpers.js';
+
+describe('npm run bench -- --quick', () => {
+  let dir: string;
+  beforeAll(async () => {
+    await ensureBuilt();
+    dir = await mkdtemp(join(tmpdir(), 'converge-bench-smoke-'));
+  }, 240_000);
+  afterAll(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('runs every benchmark on tiny N and reports each figure (no timing is asserted)', async () => {
+    const results = join(dir, 'RESULTS.md');
+    const child = spawn(process.execPath, [join(ROOT, 'test', 'bench', 'run.mjs'), '--quick', '--latency-ms', '2', '--results', results], {
+      cwd: ROOT,
+      env: { ...process.env, REDIS_URL: process.env.CONVERGE_TEST_REDIS_URL ?? process.env.REDIS_URL ?? 'redis://127.0.0.1:6379' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    let err = '';
+    child.stdout.setEncoding('utf8').on('data', (c: string) => (out += c));
+    child.stderr.setEncoding('utf8').on('data', (c: string) => (err += c));
+    const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+    expect(err).toBe('');
+    expect(code).toBe(0);
+    for (const bench of ['emulator', 'plan', 'apply', 'steady', 'watch']) expect(out).toContain(`=== ${bench}`);
+    expect(out).toContain('Figures of issue 7 against their targets');
+    // Every figure of the issue is in the summary, each with a verdict.
+    for (const id of ['1', '2', '3', '4', '5', '6']) expect(out).toMatch(new RegExp(`^${id} .*(PASS|MISS|info)$`, 'm'));
+    expect(out).toMatch(/\d+ PASS, \d+ MISS, \d+ reported, 0 benchmark\(s\) failed to run/);
+    const markdown = await readFile(results, 'utf8');
+    expect(markdown).toContain('# converge benchmarks (issue 7)');
+    expect(markdown).toMatch(/\| cores \| \d+ \|/);
+    expect(markdown).toContain('| # | figure | value | target | result |');
+  }, 240_000);
+});

@@ -1,0 +1,9 @@
+// Fallback where /usr/bin/time is missing: runs `converge ARGS` in this process, prints its peak RSS (KiB) on stderr at exit.
+import { resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+
+const [given, ...args] = process.argv.slice(2);
+const cli = resolve(given);
+process.argv = [process.argv[0], cli, ...args];
+process.on('exit', () => process.stderr.write(`maxRSS ${process.resourceUsage().maxRSS}\n`));
+await import(pathToFileURL(cli).href);

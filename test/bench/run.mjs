@@ -1,0 +1,152 @@
+// `npm run bench`: runs the benchmarks of issue 7 (each in its own process), prints every figure against its target, writes RESULTS.md.
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { cpus, freemem, platform, release, tmpdir, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { markdownTable, renderTable, ROOT } from './lib/common.mjs';
+
+const BENCHES = ['emulator', 'plan', 'apply', 'steady', 'watch'];
+
+const USAGE = `Usage: npm run bench -- [--only ${BENCHES.join(',')}] [--quick] [--latency-ms N] [--results FILE | --no-results]
+
+  --only LIST      run only these benchmarks (comma-separated)
+  --quick          small N everywhere: a smoke run (its numbers are not the figures of issue 7)
+  --latency-ms N   latency the emulator adds to every request (default 20)
+  --results FILE   write the results as markdown there (default test/bench/RESULTS.md; with --quick, none unless given)
+  --no-results     write no results file
+`;
+
+function options() {
+  const { values } = parseArgs({
+    options: {
+      only: { type: 'string' },
+      quick: { type: 'boolean', default: false },
+      'latency-ms': { type: 'string', default: '20' },
+      results: { type: 'string' },
+      'no-results': { type: 'boolean', default: false },
+      help: { type: 'boolean', default: false },
+    },
+  });
+  if (values.help) {
+    process.stdout.write(USAGE);
+    process.exit(0);
+  }
+  const only = values.only ? values.only.split(',').map((s) => s.trim()).filter(Boolean) : BENCHES;
+  const unknown = only.filter((b) => !BENCHES.includes(b));
+  if (unknown.length) throw new Error(`--only: unknown benchmark ${unknown.join(', ')}; known: ${BENCHES.join(', ')}`);
+  const latencyMs = Number(values['latency-ms']);
+  if (!Number.isInteger(latencyMs) || latencyMs < 0) throw new Error(`--latency-ms: "${values['latency-ms']}" is not a whole number >= 0`);
+  const results = values['no-results'] ? undefined : (values.results ?? (values.quick ? undefined : join(ROOT, 'test', 'bench', 'RESULTS.md')));
+  return { only: BENCHES.filter((b) => only.includes(b)), quick: values.quick, latencyMs, results };
+}
+
+function machine() {
+  const list = cpus();
+  const redis = spawnSync('redis-cli', ['-u', process.env.REDIS_URL || 'redis://127.0.0.1:6379', 'INFO', 'server'], { encoding: 'utf8' });
+  const redisVersion = /redis_version:(\S+)/.exec(redis.stdout ?? '')?.[1] ?? 'unknown';
+  return {
+    cpu: list[0]?.model ?? 'unknown',
+    cores: list.length,
+    memoryGb: Math.round((totalmem() / 1024 ** 3) * 10) / 10,
+    freeGb: Math.round((freemem() / 1024 ** 3) * 10) / 10,
+    os: `${platform()} ${release()}`,
+    node: process.version,
+    redis: redisVersion,
+    date: new Date().toISOString(),
+  };
+}
+
+/** Runs one benchmark script in its own process (node --expose-gc); resolves with its JSON result. */
+async function runBench(name, opts, scratch) {
+  const out = join(scratch, `${name}.json`);
+  const args = ['--expose-gc', join(ROOT, 'test', 'bench', `${name}.mjs`), '--opts', JSON.stringify({ latencyMs: opts.latencyMs, quick: opts.quick }), '--out', out];
+  const started = Date.now();
+  const child = spawn(process.execPath, args, { cwd: ROOT, stdio: ['ignore', 'inherit', 'inherit'] });
+  const code = await new Promise((resolve) => child.on('close', (c, signal) => resolve(c ?? signal)));
+  if (code !== 0) return { name, error: `exited ${code}`, seconds: (Date.now() - started) / 1000 };
+  return { ...JSON.parse(await readFile(out, 'utf8')), seconds: (Date.now() - started) / 1000 };
+}
+
+function verdict(f) {
+  return f.pass === null ? 'info' : f.pass ? 'PASS' : 'MISS';
+}
+
+function summaryTable(results) {
+  const rows = [];
+  for (const r of results) {
+    if (r.error) {
+      rows.push(['-', `${r.name}: did not run to the end (${r.error})`, '-', '-', 'ERROR']);
+      continue;
+    }
+    for (const f of r.figures) rows.push([f.id, f.what, `${f.value} ${f.unit}${f.detail ? ` (${f.detail})` : ''}`, f.target, verdict(f)]);
+  }
+  return { title: 'Figures of issue 7 against their targets', columns: ['#', 'figure', 'value', 'target', 'result'], rows };
+}
+
+function markdown(opts, info, results) {
+  const lines = [
+    '# converge benchmarks (issue 7)',
+    '',
+    `Run with \`npm run bench${opts.quick ? ' -- --quick' : ''}\`${opts.latencyMs !== 20 ? ` and --latency-ms ${opts.latencyMs}` : ''} on ${info.date}.`,
+    '',
+    '| machine | |',
+    '| --- | --- |',
+    `| CPU | ${info.cpu} |`,
+    `| cores | ${info.cores} |`,
+    `| memory | ${info.memoryGb} GB (${info.freeGb} GB free at start) |`,
+    `| OS | ${info.os} |`,
+    `| Node.js | ${info.node} |`,
+    `| Redis | ${info.redis} |`,
+    `| emulator latency | ${opts.latencyMs} ms added to every request |`,
+    '',
+    'The emulator always runs in its own process (a child of each benchmark), so its CPU is not counted as',
+    "converge's. `converge plan` (figure 1), the daemon (figure 5) and the load generator (figure 6) are",
+    'further processes of their own; apply (figure 3) and the steady-state cycles (figure 4) run converge in',
+    'the benchmark process. All of it shares the machine\'s cores.',
+    '',
+    '## Figures',
+    '',
+    markdownTable(summaryTable(results)),
+    '',
+  ];
+  for (const r of results) {
+    if (r.error) continue;
+    lines.push(`## ${r.name} (${Math.round(r.seconds)} s)`, '');
+    for (const table of r.tables) lines.push(`**${table.title}**`, '', markdownTable(table), '');
+    for (const note of r.notes ?? []) lines.push(`- ${note}`);
+    lines.push('');
+  }
+  return lines.join('\n');
+}
+
+async function main() {
+  const opts = options();
+  const info = machine();
+  process.stdout.write(`converge benchmarks: ${opts.only.join(', ')}${opts.quick ? ' (quick)' : ''}; latency ${opts.latencyMs} ms; ${info.cpu}, ${info.cores} cores, ${info.memoryGb} GB, Node ${info.node}, Redis ${info.redis}\n`);
+  const scratch = await mkdtemp(join(tmpdir(), 'converge-bench-'));
+  const results = [];
+  try {
+    for (const name of opts.only) {
+      process.stdout.write(`\n=== ${name}\n`);
+      results.push(await runBench(name, opts, scratch));
+    }
+  } finally {
+    await rm(scratch, { recursive: true, force: true });
+  }
+  process.stdout.write(`\n${renderTable(summaryTable(results))}\n`);
+  const figures = results.flatMap((r) => r.figures ?? []);
+  const missed = figures.filter((f) => f.pass === false).length;
+  const failed = results.filter((r) => r.error).length;
+  process.stdout.write(`\n${figures.filter((f) => f.pass === true).length} PASS, ${missed} MISS, ${figures.filter((f) => f.pass === null).length} reported, ${failed} benchmark(s) failed to run\n`);
+  if (opts.results) {
+    await writeFile(opts.results, markdown(opts, info, results));
+    process.stdout.write(`results written to ${opts.results}\n`);
+  }
+  process.exitCode = failed > 0 ? 1 : 0;
+}
+
+main().catch((error) => {
+  process.stderr.write(`bench: ${error?.message ?? String(error)}\n`);
+  process.exitCode = 1;
+});

@@ -1,0 +1,53 @@
+// The built converge binary as a user runs it: --help lists every command, a closed pipe ends quietly.
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { COMMANDS } from '../../src/cli/commands/index.js';
+
+const MAIN = join(process.env.CONVERGE_TEST_DIST!, 'cli', 'main.js');
+
+function runBinary(args: string[], options: { closeStdoutAfter?: number } = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [MAIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    if (options.closeStdoutAfter === 0) child.stdout.destroy();
+    child.stdout.on('data', (c: Buffer) => {
+      stdout += c.toString();
+      if (options.closeStdoutAfter !== undefined && stdout.length >= options.closeStdoutAfter) child.stdout.destroy();
+    });
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+describe('the converge binary', () => {
+  it('--help lists every command, and every command has --help', async () => {
+    const { code, stdout } = await runBinary(['--help']);
+    expect(code).toBe(0);
+    const listed = [...stdout.matchAll(/^ {2}(\S+) {2,}/gm)].map((m) => m[1]);
+    expect(listed).toEqual(COMMANDS.map((c) => c.name));
+    expect(listed).toEqual(expect.arrayContaining(['validate', 'plan', 'apply', 'run', 'status', 'emulator', 'repos', 'schema']));
+    for (const name of listed) {
+      const help = await runBinary([name!, '--help']);
+      expect(help.code, name).toBe(0);
+      expect(help.stdout, name).toMatch(new RegExp(`^Usage: converge ${name}`));
+    }
+  });
+
+  it('answers an unknown command and an unknown flag with one line and exit 1', async () => {
+    const unknown = await runBinary(['deploy']);
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toBe('converge: unknown command "deploy"; run "converge --help" for the list\n');
+    const flag = await runBinary(['plan', 'examples/manifests', '--outptu', 'json']);
+    expect(flag.code).toBe(1);
+    expect(flag.stderr.trim().split('\n')).toHaveLength(1);
+    expect(flag.stderr).toContain('--outptu');
+  });
+
+  it('ends quietly when its stdout pipe closes early', async () => {
+    const { stderr } = await runBinary(['validate', 'test/fixtures/bad'], { closeStdoutAfter: 0 });
+    expect(stderr).not.toContain('EPIPE');
+    expect(stderr).not.toMatch(/\n\s+at /);
+  });
+});

@@ -1,0 +1,164 @@
+// Fault soak: the daemon converges 300 deployments and 20 providers through 503s, 429s, dropped connections and jitter,
+// and the emulator's request log shows every needed write landed exactly once and nothing else was written.
+import { rm } from 'node:fs/promises';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startEmulator, type EmulatorSeed, type RequestLogEntry, type RunningEmulator } from '../../src/emulator/server.js';
+import {
+  dockerDeploymentYaml, dropPrefix, killAllConverge, liveMaxScale, providerYaml, startDaemon, tempDir, testPrefix, until, writeFiles,
+  type DaemonHandle,
+} from './helpers.js';
+import { prng } from '../helpers/prng.js';
+
+const NEW = Array.from({ length: 150 }, (_, i) => `soak-new-${i}`);
+const CHANGED = Array.from({ length: 100 }, (_, i) => `soak-changed-${i}`);
+const UNCHANGED = Array.from({ length: 50 }, (_, i) => `soak-same-${i}`);
+const PROVIDERS = Array.from({ length: 20 }, (_, i) => `soak-provider-${i}`);
+const SOAK_SEEDS = { jitter: 300, reset: 301, fail: 302, rateLimit: 303, lost: 304 } as const;
+const ENV = { SOAK_TOKEN: 'soak-token-value-5d1c', SOAK_CLIENT_SECRET: 'soak-client-secret-88e2' };
+
+/** New ones: a third carry a secret. Changed ones: max_scale 1 -> 3, every fourth also gains a secret. */
+function manifests(): Record<string, string> {
+  const files: Record<string, string> = {};
+  NEW.forEach((name, i) => {
+    files[`new/${name}.yaml`] = dockerDeploymentYaml(name, { maxScale: 2, secrets: i % 3 === 0 ? [['TOKEN', 'SOAK_TOKEN']] : [] });
+  });
+  CHANGED.forEach((name, i) => {
+    files[`changed/${name}.yaml`] = dockerDeploymentYaml(name, { maxScale: 3, secrets: i % 4 === 0 ? [['TOKEN', 'SOAK_TOKEN']] : [] });
+  });
+  for (const name of UNCHANGED) files[`same/${name}.yaml`] = dockerDeploymentYaml(name, { maxScale: 2 });
+  // all providers in one multi-document file
+  files['providers.yaml'] = PROVIDERS.map((p) => providerYaml(p, 'SOAK_CLIENT_SECRET')).join('---\n');
+  return files;
+}
+
+const SEED: EmulatorSeed = {
+  deployments: [
+    ...CHANGED.map((name) => ({ name, source: 'external_docker' as const, source_config: { resource_spec: { max_scale: 1 } }, source_revision_config: { image_uri: `docker.io/acme/${name}:1` } })),
+    ...UNCHANGED.map((name) => ({ name, source: 'external_docker' as const, source_config: { resource_spec: { max_scale: 2 } }, source_revision_config: { image_uri: `docker.io/acme/${name}:1` } })),
+  ],
+};
+
+/**
+ * A write that landed: handled with a 2xx, whether the answer reached converge or was lost on the way back
+ * (a 'fault-lost' entry keeps the status the handler gave: a lost 409 did not land).
+ */
+function landed(log: readonly RequestLogEntry[]): RequestLogEntry[] {
+  return log.filter((e) => e.method !== 'GET' && e.status >= 200 && e.status < 300);
+}
+
+function countBy<T>(items: readonly T[], key: (item: T) => string | undefined): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const item of items) {
+    const k = key(item);
+    if (k !== undefined) out.set(k, (out.get(k) ?? 0) + 1);
+  }
+  return out;
+}
+
+describe('fault soak: 300 deployments and 20 providers through 20% 503, 10% 429 (Retry-After 1 s), 5% dropped connections', () => {
+  let emulator: RunningEmulator;
+  let daemon: DaemonHandle;
+  let dir: string;
+  const prefix = testPrefix('soak');
+
+  beforeAll(async () => {
+    emulator = await startEmulator({
+      seed: SEED,
+      buildMs: 0,
+      failRate: 0.2,
+      rateLimitRate: 0.1,
+      // dropped connections: 5% before the request is handled, and 5% after (the write landed, the answer is lost)
+      resetRate: 0.05,
+      lostResponseRate: 0.05,
+      retryAfterSeconds: 1,
+      latencyMs: 2,
+      jitterMs: 20,
+      // One seeded stream per knob: each one's 4th fault comes by its 148th draw at the latest, and the run
+      // sends more than 270 writes, so every run meets every kind more than 3 times, whatever the interleaving.
+      randomFor: (site) => prng(SOAK_SEEDS[site]),
+    });
+    dir = await tempDir('soak');
+    await writeFiles(dir, manifests());
+  }, 120_000);
+
+  afterAll(async () => {
+    await killAllConverge();
+    await emulator?.close();
+    await dropPrefix(prefix);
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  it('converges everything; each needed write lands exactly once; no needless write or revision', async () => {
+    const started = Date.now();
+    daemon = await startDaemon(dir, [
+      '--api-url', emulator.url, '--redis-prefix', prefix, '--concurrency', '20', '--attempts', '30', '--backoff', '50ms',
+      '--resync', '2s', '--log-level', 'warn',
+    ], ENV);
+
+    const byName = () => new Map(emulator.store.allDeployments().map((d) => [d.name, d]));
+    await until('every deployment and provider to match its manifest', () => {
+      const live = byName();
+      const deploymentsDone = [...NEW, ...CHANGED, ...UNCHANGED].every((name) => {
+        const d = live.get(name);
+        if (!d) return false;
+        const want = CHANGED.includes(name) ? 3 : 2;
+        return liveMaxScale(d) === want;
+      });
+      const providers = new Set(emulator.store.providers().map((p) => p.provider_id));
+      return deploymentsDone && PROVIDERS.every((p) => providers.has(p));
+    }, 90_000, 250);
+    const convergedMs = Date.now() - started;
+
+    // The daemon's own view agrees once a reconcile after the last job has run: every resource synced.
+    await until('/status to show every resource synced', async () => {
+      const status = await daemon.status();
+      return status.resources.length === NEW.length + CHANGED.length + UNCHANGED.length + PROVIDERS.length && status.resources.every((r) => r.state === 'synced');
+    }, 30_000, 250);
+
+    // Steady state under the same faults: two more resync cycles send no write at all.
+    const quietFrom = emulator.requestLog.length;
+    const reconcilesBefore = (await daemon.status()).reconciles?.total ?? 0;
+    await until('two more reconciles', async () => ((await daemon.status()).reconciles?.total ?? 0) >= reconcilesBefore + 2, 20_000, 250);
+    const late = emulator.requestLog.slice(quietFrom).filter((e) => e.method !== 'GET');
+    expect(late).toEqual([]);
+
+    const log = emulator.requestLog;
+    // the run met every kind of fault, many times
+    const faults = countBy(log, (e) => (e.outcome.startsWith('fault-') ? e.outcome : undefined));
+    for (const kind of ['fault-503', 'fault-429', 'fault-reset', 'fault-lost']) expect(faults.get(kind) ?? 0, kind).toBeGreaterThan(3);
+
+    const writes = landed(log);
+    const live = byName();
+    const nameOfId = new Map([...live.values()].map((d) => [d.id, d.name]));
+    const creates = countBy(writes.filter((e) => e.route === '/v2/deployments'), (e) => (e.body as { name?: string } | undefined)?.name);
+    const patches = writes.filter((e) => e.route === '/v2/deployments/{deployment_id}');
+    const patchesByName = countBy(patches, (e) => nameOfId.get(e.deploymentId ?? ''));
+    const revisionsByName = countBy(patches.filter((e) => e.newRevision), (e) => nameOfId.get(e.deploymentId ?? ''));
+    const providerCreates = countBy(writes.filter((e) => e.route === '/v2/auth/providers'), (e) => (e.body as { provider_id?: string } | undefined)?.provider_id);
+
+    // exactly one create per new deployment, none for any other name
+    expect([...creates.entries()].filter(([, n]) => n !== 1)).toEqual([]);
+    expect([...creates.keys()].sort()).toEqual([...NEW].sort());
+    // exactly one PATCH per changed deployment, and it started exactly one revision; new and unchanged ones: none
+    expect([...patchesByName.entries()].filter(([, n]) => n !== 1)).toEqual([]);
+    expect([...patchesByName.keys()].sort()).toEqual([...CHANGED].sort());
+    expect([...revisionsByName.keys()].sort()).toEqual([...CHANGED].sort());
+    expect(patches.filter((e) => !nameOfId.has(e.deploymentId ?? ''))).toEqual([]);
+    // exactly one create per provider
+    expect([...providerCreates.entries()].filter(([, n]) => n !== 1)).toEqual([]);
+    expect([...providerCreates.keys()].sort()).toEqual([...PROVIDERS].sort());
+    expect(writes.filter((e) => e.route === '/v2/auth/providers/mcp-discover')).toEqual([]);
+
+    // each revision of a changed deployment is the one the PATCH made (seeded with one), each new one has one
+    for (const name of CHANGED) expect(live.get(name)!.revisions.length, name).toBe(2);
+    for (const name of NEW) expect(live.get(name)!.revisions.length, name).toBe(1);
+    // secrets reached the deployments that declare them
+    NEW.forEach((name, i) => expect(live.get(name)!.secrets.map((s) => s.name), name).toEqual(i % 3 === 0 ? ['TOKEN'] : []));
+    CHANGED.forEach((name, i) => expect(live.get(name)!.secrets.map((s) => s.name), name).toEqual(i % 4 === 0 ? ['TOKEN'] : []));
+
+    expect(daemon.alive()).toBe(true);
+    // nothing on stderr: no warning, no stack
+    expect(daemon.stderr(), daemon.stderr()).toBe('');
+    console.log(`fault soak: converged in ${convergedMs} ms; ${log.length} requests, faults ${JSON.stringify(Object.fromEntries(faults))}`);
+  }, 150_000);
+});

@@ -1,0 +1,79 @@
+// ManifestCache: a reload parses only the files whose bytes changed; deleted files are forgotten; options count.
+import { mkdtemp, rm, unlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { DeploymentResource } from '../../src/core/model.js';
+import { loadManifestDir, ManifestCache } from '../../src/source/manifest-dir.js';
+
+const manifest = (name: string, maxScale: number, literal = false): string =>
+  [
+    'apiVersion: converge/v1',
+    'kind: Deployment',
+    'metadata:',
+    `  name: ${name}`,
+    'spec:',
+    '  source: external_docker',
+    '  source_config:',
+    `    resource_spec: { max_scale: ${maxScale} }`,
+    '  source_revision_config:',
+    '    image_uri: docker.io/acme/app:1',
+    ...(literal ? ['  secrets:', '    - name: KEY', '      value: plain-text'] : []),
+    '',
+  ].join('\n');
+
+const scale = (r: unknown): unknown => ((r as DeploymentResource).spec.source_config?.resource_spec as { max_scale?: number } | undefined)?.max_scale;
+
+describe('ManifestCache', () => {
+  let dir: string | undefined;
+  afterEach(async () => {
+    if (dir) await rm(dir, { recursive: true, force: true });
+    dir = undefined;
+  });
+
+  it('reuses the results of unchanged files, re-parses changed ones, forgets deleted ones', async () => {
+    dir = await mkdtemp(join(tmpdir(), 'converge-cache-'));
+    await writeFile(join(dir, 'a.yaml'), manifest('a', 1));
+    await writeFile(join(dir, 'b.yaml'), manifest('b', 1));
+    await writeFile(join(dir, 'c.yaml'), manifest('c', 1));
+    const cache = new ManifestCache();
+    const first = await loadManifestDir(dir, { allowLiteralSecrets: false, cache });
+    expect(cache.size).toBe(3);
+
+    await writeFile(join(dir, 'b.yaml'), manifest('b', 7));
+    await unlink(join(dir, 'c.yaml'));
+    const second = await loadManifestDir(dir, { allowLiteralSecrets: false, cache });
+    expect(second.resources.map((r) => r.name)).toEqual(['a', 'b']);
+    // a: the very object of the first load; b: parsed again with its new content
+    expect(second.resources[0]).toBe(first.resources[0]);
+    expect(second.resources[1]).not.toBe(first.resources[1]);
+    expect(scale(second.resources[1])).toBe(7);
+    expect(cache.size).toBe(2);
+
+    // The same directory loaded without a cache gives equal results.
+    const plain = await loadManifestDir(dir, { allowLiteralSecrets: false });
+    expect(plain).toEqual(second);
+  });
+
+  it('does not reuse a result parsed under other options', async () => {
+    dir = await mkdtemp(join(tmpdir(), 'converge-cache-'));
+    await writeFile(join(dir, 'a.yaml'), manifest('a', 1, true));
+    const cache = new ManifestCache();
+    const strict = await loadManifestDir(dir, { allowLiteralSecrets: false, cache });
+    expect(strict.resources).toEqual([]);
+    expect(strict.diagnostics.map((d) => d.code)).toContain('E_LITERAL_SECRET');
+    const allowed = await loadManifestDir(dir, { allowLiteralSecrets: true, cache });
+    expect(allowed.resources.map((r) => r.name)).toEqual(['a']);
+    expect(allowed.diagnostics).toEqual([]);
+  });
+
+  it('an edit that keeps the size is still seen (bytes are compared, not sizes or times)', async () => {
+    dir = await mkdtemp(join(tmpdir(), 'converge-cache-'));
+    await writeFile(join(dir, 'a.yaml'), manifest('a', 1));
+    const cache = new ManifestCache();
+    await loadManifestDir(dir, { allowLiteralSecrets: false, cache });
+    await writeFile(join(dir, 'a.yaml'), manifest('a', 2));
+    const again = await loadManifestDir(dir, { allowLiteralSecrets: false, cache });
+    expect(scale(again.resources[0])).toBe(2);
+  });
+});

@@ -1,0 +1,226 @@
+// Table tests of diffProvider and providerDefinitionHash: create, noop, blocked, MCP discovery previews, suspension.
+import { describe, expect, it } from 'vitest';
+import { objectHash } from '../../src/core/hash.js';
+import type { DiscoveryPreview, ProviderResource } from '../../src/core/model.js';
+import { diffProvider, providerDefinitionHash, type ProviderContext, type ProviderDiff } from '../../src/core/plan/index.js';
+import { SLACK_SECRET_VALUE, applied, hashOf, linearProvider, slackProvider } from './fixtures.js';
+
+const SLACK_HASH = hashOf('slack', 'client_secret', SLACK_SECRET_VALUE, 'OAuthProvider');
+const SLACK_CTX: ProviderContext = { secretHashes: { client_secret: SLACK_HASH } };
+const SLACK_DEFINITION = providerDefinitionHash(slackProvider(), { client_secret: SLACK_HASH });
+const LINEAR_DEFINITION = providerDefinitionHash(linearProvider(), {});
+const CHANGED = 'the service cannot update an OAuth provider; delete it in the service and remove its applied state, or rename';
+
+const PREVIEW_OK: DiscoveryPreview = {
+  ok: true,
+  auth_url: 'https://auth.linear.example/oauth/authorize',
+  token_url: 'https://auth.linear.example/oauth/token',
+  uses_pkce: true,
+  registration: true,
+  issuer: 'https://auth.linear.example',
+};
+const PREVIEW_FAILED: DiscoveryPreview = {
+  ok: false,
+  step: 'authorization server metadata',
+  message: 'https://auth.linear.example/.well-known/oauth-authorization-server answered 404',
+};
+
+function renamedSlack(): ProviderResource {
+  const resource = slackProvider();
+  return { ...resource, spec: { ...resource.spec, name: 'Slack (acme)' } };
+}
+
+function slackChange(action: 'create' | 'noop' | 'blocked', fields: ProviderDiff['change']['fields'], reason: string | null) {
+  return { kind: 'OAuthProvider' as const, name: 'slack', action, new_revision: false, fields, reason };
+}
+
+const SLACK_CREATE_FIELDS = [
+  { path: 'provider_id', before: null, after: 'slack', sensitive: false },
+  { path: 'name', before: null, after: 'Slack', sensitive: false },
+  { path: 'client_id', before: null, after: '123.456', sensitive: false },
+  { path: 'auth_url', before: null, after: 'https://slack.com/oauth/v2/authorize', sensitive: false },
+  { path: 'token_url', before: null, after: 'https://slack.com/api/oauth.v2.access', sensitive: false },
+  { path: 'client_secret', before: null, after: '(sensitive)', sensitive: true },
+  { path: 'provider_type', before: null, after: 'slack', sensitive: false },
+];
+
+const LINEAR_BASE_FIELDS = [
+  { path: 'provider_id', before: null, after: 'linear', sensitive: false },
+  { path: 'name', before: null, after: 'Linear', sensitive: false },
+  { path: 'mcp_server_url', before: null, after: 'https://mcp.linear.example/mcp', sensitive: false },
+];
+
+interface Case {
+  name: string;
+  resource: ProviderResource;
+  ctx: ProviderContext;
+  expected: ProviderDiff;
+}
+
+const cases: Case[] = [
+  {
+    name: 'manual, no applied record: create with every value sent, client_secret sensitive',
+    resource: slackProvider(),
+    ctx: SLACK_CTX,
+    expected: {
+      change: slackChange('create', SLACK_CREATE_FIELDS, null),
+      request: {
+        op: 'create',
+        body: {
+          provider_id: 'slack',
+          name: 'Slack',
+          client_id: '123.456',
+          auth_url: 'https://slack.com/oauth/v2/authorize',
+          token_url: 'https://slack.com/api/oauth.v2.access',
+          provider_type: 'slack',
+        },
+        sendClientSecret: true,
+      },
+      definitionHash: SLACK_DEFINITION,
+    },
+  },
+  {
+    name: 'manual, applied definition equal: noop',
+    resource: slackProvider(),
+    ctx: { ...SLACK_CTX, applied: applied({ client_secret: SLACK_HASH }, SLACK_DEFINITION) },
+    expected: { change: slackChange('noop', [], null), definitionHash: SLACK_DEFINITION },
+  },
+  {
+    name: 'manual, renamed since applied: blocked (the service cannot update providers)',
+    resource: renamedSlack(),
+    ctx: { ...SLACK_CTX, applied: applied({ client_secret: SLACK_HASH }, SLACK_DEFINITION) },
+    expected: {
+      change: slackChange('blocked', [], CHANGED),
+      definitionHash: providerDefinitionHash(renamedSlack(), { client_secret: SLACK_HASH }),
+    },
+  },
+  {
+    name: 'manual, client_secret value rotated since applied: blocked',
+    resource: slackProvider(),
+    ctx: {
+      secretHashes: { client_secret: hashOf('slack', 'client_secret', 'rotated-0a9b8c', 'OAuthProvider') },
+      applied: applied({ client_secret: SLACK_HASH }, SLACK_DEFINITION),
+    },
+    expected: {
+      change: slackChange('blocked', [], CHANGED),
+      definitionHash: providerDefinitionHash(slackProvider(), { client_secret: hashOf('slack', 'client_secret', 'rotated-0a9b8c', 'OAuthProvider') }),
+    },
+  },
+  {
+    name: 'manual, client_secret unresolved: blocked with the resolver message',
+    resource: slackProvider(),
+    ctx: { secretHashes: {}, secretErrors: ['client_secret: environment variable SLACK_CLIENT_SECRET is not set'] },
+    expected: {
+      change: slackChange('blocked', [], 'client_secret: environment variable SLACK_CLIENT_SECRET is not set'),
+      definitionHash: objectHash({ ...slackProvider().spec, client_secret: null }),
+    },
+  },
+  {
+    name: 'manual, client_secret unresolved without a message: the reason cites where it is written',
+    resource: { ...slackProvider(), secretLocations: { client_secret: { file: 'providers/slack.yaml', line: 10, column: 3 } } },
+    ctx: { secretHashes: {} },
+    expected: {
+      change: slackChange('blocked', [], 'client_secret (providers/slack.yaml:10:3) could not be resolved; check its valueFrom (environment variable or file)'),
+      definitionHash: objectHash({ ...slackProvider().spec, client_secret: null }),
+    },
+  },
+  {
+    name: 'manual, suspended: create shown with the note, no request',
+    resource: slackProvider({ suspend: true }),
+    ctx: SLACK_CTX,
+    expected: {
+      change: { ...slackChange('create', SLACK_CREATE_FIELDS, 'suspended by converge/suspend: shown, not applied'), suspended: true },
+      definitionHash: SLACK_DEFINITION,
+    },
+  },
+  {
+    name: 'mcp, discovery preview ok: create showing what discovery found',
+    resource: linearProvider(),
+    ctx: { secretHashes: {}, discovery: PREVIEW_OK },
+    expected: {
+      change: {
+        kind: 'OAuthProvider',
+        name: 'linear',
+        action: 'create',
+        new_revision: false,
+        fields: [
+          ...LINEAR_BASE_FIELDS,
+          { path: 'discovered.auth_url', before: null, after: 'https://auth.linear.example/oauth/authorize', sensitive: false },
+          { path: 'discovered.token_url', before: null, after: 'https://auth.linear.example/oauth/token', sensitive: false },
+          { path: 'discovered.uses_pkce', before: null, after: true, sensitive: false },
+          { path: 'discovered.registration', before: null, after: true, sensitive: false },
+        ],
+        reason: null,
+      },
+      request: { op: 'discover', body: { provider_id: 'linear', name: 'Linear', mcp_server_url: 'https://mcp.linear.example/mcp' } },
+      definitionHash: LINEAR_DEFINITION,
+    },
+  },
+  {
+    name: 'mcp, discovery failed: blocked naming the failing step',
+    resource: linearProvider(),
+    ctx: { secretHashes: {}, discovery: PREVIEW_FAILED },
+    expected: {
+      change: {
+        kind: 'OAuthProvider',
+        name: 'linear',
+        action: 'blocked',
+        new_revision: false,
+        fields: LINEAR_BASE_FIELDS,
+        reason:
+          'MCP discovery of https://mcp.linear.example/mcp failed at step "authorization server metadata": https://auth.linear.example/.well-known/oauth-authorization-server answered 404; check spec.mcp_server_url and that the server offers OAuth metadata',
+      },
+      definitionHash: LINEAR_DEFINITION,
+    },
+  },
+  {
+    name: 'mcp, discovery not run: plain create of mcp_server_url',
+    resource: linearProvider(),
+    ctx: { secretHashes: {} },
+    expected: {
+      change: { kind: 'OAuthProvider', name: 'linear', action: 'create', new_revision: false, fields: LINEAR_BASE_FIELDS, reason: null },
+      request: { op: 'discover', body: { provider_id: 'linear', name: 'Linear', mcp_server_url: 'https://mcp.linear.example/mcp' } },
+      definitionHash: LINEAR_DEFINITION,
+    },
+  },
+  {
+    name: 'mcp, already applied with the same definition: noop, discovery not consulted',
+    resource: linearProvider(),
+    ctx: { secretHashes: {}, applied: applied({}, LINEAR_DEFINITION), discovery: PREVIEW_FAILED },
+    expected: {
+      change: { kind: 'OAuthProvider', name: 'linear', action: 'noop', new_revision: false, fields: [], reason: null },
+      definitionHash: LINEAR_DEFINITION,
+    },
+  },
+];
+
+describe('diffProvider', () => {
+  it.each(cases)('$name', (c) => {
+    expect(diffProvider(c.resource, c.ctx)).toStrictEqual(c.expected);
+  });
+});
+
+describe('providerDefinitionHash', () => {
+  it('is the objectHash of the spec with client_secret replaced by its hash', () => {
+    const expected = objectHash({
+      mode: 'manual',
+      name: 'Slack',
+      client_id: '123.456',
+      client_secret: SLACK_HASH,
+      auth_url: 'https://slack.com/oauth/v2/authorize',
+      token_url: 'https://slack.com/api/oauth.v2.access',
+      provider_type: 'slack',
+    });
+    expect(SLACK_DEFINITION).toBe(expected);
+  });
+
+  it('changes with the secret value, not with the secret reference form', () => {
+    const fromFile: ProviderResource = { ...slackProvider(), spec: { ...slackProvider().spec, client_secret: { file: '/run/secrets/slack' } } as ProviderResource['spec'] };
+    expect(providerDefinitionHash(fromFile, { client_secret: SLACK_HASH })).toBe(SLACK_DEFINITION);
+    expect(providerDefinitionHash(slackProvider(), { client_secret: hashOf('slack', 'client_secret', 'other', 'OAuthProvider') })).not.toBe(SLACK_DEFINITION);
+  });
+
+  it('mcp: the hash of the spec itself', () => {
+    expect(LINEAR_DEFINITION).toBe(objectHash({ mode: 'mcp', name: 'Linear', mcp_server_url: 'https://mcp.linear.example/mcp' }));
+  });
+});

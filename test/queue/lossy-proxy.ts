@@ -1,0 +1,68 @@
+// A loopback HTTP proxy in front of the emulator that loses chosen answers or hides a deployment from a list once.
+import { createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface ProxyRules {
+  /** Forward the request, let it land, then drop the connection instead of answering. Called once per request. */
+  loseAnswer?(method: string, path: string): boolean;
+  /** Answer 429 (Retry-After 0.1 s) without forwarding. */
+  rateLimit?(method: string, path: string): boolean;
+  /** Remove deployments of this name from list answers while it returns true. */
+  hideFromList?(name: string): boolean;
+  hiddenName?: string;
+}
+
+export interface LossyProxy {
+  url: string;
+  close(): Promise<void>;
+}
+
+async function readBody(req: IncomingMessage): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
+}
+
+export async function lossyProxy(target: string, rules: ProxyRules): Promise<LossyProxy> {
+  const upstream = new URL(target);
+  const server = createServer(async (req: IncomingMessage, res: ServerResponse) => {
+    const body = await readBody(req);
+    if (rules.rateLimit?.(req.method ?? 'GET', req.url ?? '/')) {
+      res.writeHead(429, { 'content-type': 'application/json', 'retry-after': '0.1' });
+      res.end(JSON.stringify({ detail: 'slow down' }));
+      return;
+    }
+    const lose = rules.loseAnswer?.(req.method ?? 'GET', req.url ?? '/') ?? false;
+    const forward = httpRequest(
+      { host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: { ...req.headers, host: upstream.host, connection: 'close' } },
+      async (answer) => {
+        const data = await readBody(answer);
+        if (lose) {
+          req.socket.destroy();
+          return;
+        }
+        let out = data;
+        if (rules.hiddenName && req.method === 'GET' && req.url?.startsWith('/v2/deployments') && rules.hideFromList?.(rules.hiddenName)) {
+          const parsed = JSON.parse(data.toString()) as { resources: Array<{ name: string }>; offset: number };
+          parsed.resources = parsed.resources.filter((d) => d.name !== rules.hiddenName);
+          out = Buffer.from(JSON.stringify(parsed));
+        }
+        const headers = { ...answer.headers, 'content-length': String(out.length) };
+        delete headers['transfer-encoding'];
+        res.writeHead(answer.statusCode ?? 502, headers);
+        res.end(out);
+      },
+    );
+    forward.on('error', () => req.socket.destroy());
+    forward.end(body);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    async close() {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}

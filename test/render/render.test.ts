@@ -1,0 +1,374 @@
+// Renderer tests: literal text, markdown and JSON renderings; colour on/off; escaping; secrets never rendered.
+import { describe, expect, it } from 'vitest';
+import type { Plan } from '../../src/core/model.js';
+import { plan } from '../../src/core/plan/index.js';
+import { renderJson, renderMarkdown, renderText } from '../../src/core/render/index.js';
+import {
+  OPENAI_OLD_VALUE,
+  OPENAI_VALUE,
+  SLACK_SECRET_VALUE,
+  deploymentKey,
+  desired,
+  hashOf,
+  live,
+  supportAgentLive,
+  supportAgentSpec,
+} from '../plan/fixtures.js';
+import { samplePlan } from '../plan/sample-plan.js';
+
+const SAMPLE_TEXT = `  ~ update Deployment/batch-agent (forces new revision) (suspended: not applied)
+      ~ source_config.resource_spec.max_scale: 2 -> 8
+      # suspended by converge/suspend: shown, not applied
+
+  ! blocked Deployment/billing-agent
+      # invalid manifest apps/billing.yaml:9:7: max_scale must be a number | fix the value
+
+  ~ update Deployment/docs-agent
+      ~ source_config.build_on_push: true -> false
+
+  ? orphan Deployment/legacy-rag
+      # live deployment not in any manifest; converge never deletes
+
+  + create Deployment/new-agent (forces new revision)
+      + name: "new-agent"
+      + source: "codehost"
+      + source_config.integration_id: "3f9d2c4e-1b7a-4e8f-9c61-2a5b7d0e4f13"
+      + source_config.repo_url: "https://codehost.example.com/acme/new-agent"
+      + source_config.build_on_push: true
+      + source_config.resource_spec.max_scale: 2
+      + source_revision_config.repo_ref: "main"
+      + secrets.OPENAI_API_KEY: (sensitive)
+
+  ! blocked Deployment/search-agent
+      ~ source_config.repo_url: "https://codehost.example.com/acme/search-agent" -> "https://codehost.example.com/acme/search-agent-v2"
+      # source_config.repo_url cannot be changed after creation (live: "https://codehost.example.com/acme/search-agent", manifest: "https://codehost.example.com/acme/search-agent-v2"); set it back to the live value, or give the deployment a new metadata.name
+
+  ~ update Deployment/support-agent (forces new revision)
+      ~ source_config.resource_spec.max_scale: 2 -> 4
+      ~ secrets.OPENAI_API_KEY: (sensitive) -> (sensitive)
+
+  + create OAuthProvider/linear
+      + provider_id: "linear"
+      + name: "Linear"
+      + mcp_server_url: "https://mcp.linear.example/mcp"
+      + discovered.auth_url: "https://auth.linear.example/oauth/authorize"
+      + discovered.token_url: "https://auth.linear.example/oauth/token"
+      + discovered.uses_pkce: true
+      + discovered.registration: true
+
+  + create OAuthProvider/slack
+      + provider_id: "slack"
+      + name: "Slack"
+      + client_id: "123.456"
+      + auth_url: "https://slack.com/oauth/v2/authorize"
+      + token_url: "https://slack.com/api/oauth.v2.access"
+      + client_secret: (sensitive)
+      + provider_type: "slack"
+
+Diagnostics:
+  apps/billing.yaml:9:7: error: spec.source_config.resource_spec.max_scale must be a number, got "four"
+
+Plan: 3 to create, 3 to update, 2 blocked, 1 orphaned, 1 unchanged. 1 suspended change is shown but not applied.
+`;
+
+const SAMPLE_MARKDOWN = `### converge plan
+
+| create | update | blocked | orphan | unchanged |
+|---:|---:|---:|---:|---:|
+| 3 | 3 | 2 | 1 | 1 |
+
+Plan: 3 to create, 3 to update, 2 blocked, 1 orphaned, 1 unchanged. 1 suspended change is shown but not applied.
+
+#### Changes
+
+| | resource | action | new revision | note |
+|:-:|---|---|:-:|---|
+| \`~\` | \`Deployment/batch-agent\` | update (suspended) | yes | suspended by converge/suspend: shown, not applied |
+| \`!\` | \`Deployment/billing-agent\` | blocked | no | invalid manifest apps/billing.yaml:9:7: max\\_scale must be a number \\| fix the value |
+| \`~\` | \`Deployment/docs-agent\` | update | no |  |
+| \`?\` | \`Deployment/legacy-rag\` | orphan | no | live deployment not in any manifest; converge never deletes |
+| \`+\` | \`Deployment/new-agent\` | create | yes |  |
+| \`!\` | \`Deployment/search-agent\` | blocked | no | source\\_config.repo\\_url cannot be changed after creation (live: "https://codehost.example.com/acme/search-agent", manifest: "https://codehost.example.com/acme/search-agent-v2"); set it back to the live value, or give the deployment a new metadata.name |
+| \`~\` | \`Deployment/support-agent\` | update | yes |  |
+| \`+\` | \`OAuthProvider/linear\` | create | no |  |
+| \`+\` | \`OAuthProvider/slack\` | create | no |  |
+
+<details><summary><code>~ update Deployment/batch-agent</code> (forces new revision) (suspended: not applied)</summary>
+
+\`\`\`diff
+- source_config.resource_spec.max_scale: 2
++ source_config.resource_spec.max_scale: 8
+\`\`\`
+
+</details>
+
+<details><summary><code>~ update Deployment/docs-agent</code></summary>
+
+\`\`\`diff
+- source_config.build_on_push: true
++ source_config.build_on_push: false
+\`\`\`
+
+</details>
+
+<details><summary><code>+ create Deployment/new-agent</code> (forces new revision)</summary>
+
+\`\`\`diff
++ name: "new-agent"
++ source: "codehost"
++ source_config.integration_id: "3f9d2c4e-1b7a-4e8f-9c61-2a5b7d0e4f13"
++ source_config.repo_url: "https://codehost.example.com/acme/new-agent"
++ source_config.build_on_push: true
++ source_config.resource_spec.max_scale: 2
++ source_revision_config.repo_ref: "main"
++ secrets.OPENAI_API_KEY: (sensitive)
+\`\`\`
+
+</details>
+
+<details><summary><code>! blocked Deployment/search-agent</code></summary>
+
+\`\`\`diff
+- source_config.repo_url: "https://codehost.example.com/acme/search-agent"
++ source_config.repo_url: "https://codehost.example.com/acme/search-agent-v2"
+\`\`\`
+
+</details>
+
+<details><summary><code>~ update Deployment/support-agent</code> (forces new revision)</summary>
+
+\`\`\`diff
+- source_config.resource_spec.max_scale: 2
++ source_config.resource_spec.max_scale: 4
+- secrets.OPENAI_API_KEY: (sensitive)
++ secrets.OPENAI_API_KEY: (sensitive)
+\`\`\`
+
+</details>
+
+<details><summary><code>+ create OAuthProvider/linear</code></summary>
+
+\`\`\`diff
++ provider_id: "linear"
++ name: "Linear"
++ mcp_server_url: "https://mcp.linear.example/mcp"
++ discovered.auth_url: "https://auth.linear.example/oauth/authorize"
++ discovered.token_url: "https://auth.linear.example/oauth/token"
++ discovered.uses_pkce: true
++ discovered.registration: true
+\`\`\`
+
+</details>
+
+<details><summary><code>+ create OAuthProvider/slack</code></summary>
+
+\`\`\`diff
++ provider_id: "slack"
++ name: "Slack"
++ client_id: "123.456"
++ auth_url: "https://slack.com/oauth/v2/authorize"
++ token_url: "https://slack.com/api/oauth.v2.access"
++ client_secret: (sensitive)
++ provider_type: "slack"
+\`\`\`
+
+</details>
+
+#### Diagnostics
+
+- **error** \`apps/billing.yaml:9:7\`: spec.source\\_config.resource\\_spec.max\\_scale must be a number, got "four"
+`;
+
+/** support-agent with max_scale 2 -> 4 and a rotated secret, plus one orphan and one warning. */
+function smallPlan(): Plan {
+  const spec = supportAgentSpec();
+  (spec.source_config!.resource_spec as Record<string, unknown>).max_scale = 4;
+  return plan({
+    resources: [desired('support-agent', spec)],
+    blocked: [],
+    diagnostics: [{ severity: 'warning', file: 'apps/support.yaml', line: 3, column: 5, message: 'annotation converge/drift is "heal" by default', code: 'W_REDUNDANT' }],
+    live: [supportAgentLive({ secrets: [{ name: 'OPENAI_API_KEY', value: OPENAI_OLD_VALUE }] }), live('legacy-rag', { id: '7e7e7e7e-0000-4000-8000-000000000001' })],
+    applied: new Map(),
+    secretHashes: new Map([[deploymentKey('support-agent'), { OPENAI_API_KEY: hashOf('support-agent', 'OPENAI_API_KEY', OPENAI_VALUE) }]]),
+  });
+}
+
+const SMALL_JSON = `{
+  "format_version": "1",
+  "summary": {
+    "create": 0,
+    "update": 1,
+    "noop": 0,
+    "orphan": 1,
+    "blocked": 0
+  },
+  "changes": [
+    {
+      "kind": "Deployment",
+      "name": "legacy-rag",
+      "action": "orphan",
+      "new_revision": false,
+      "fields": [],
+      "reason": "live deployment not in any manifest; converge never deletes"
+    },
+    {
+      "kind": "Deployment",
+      "name": "support-agent",
+      "action": "update",
+      "new_revision": true,
+      "fields": [
+        {
+          "path": "source_config.resource_spec.max_scale",
+          "before": 2,
+          "after": 4,
+          "sensitive": false
+        },
+        {
+          "path": "secrets.OPENAI_API_KEY",
+          "before": "(sensitive)",
+          "after": "(sensitive)",
+          "sensitive": true
+        }
+      ],
+      "reason": null
+    }
+  ],
+  "diagnostics": [
+    {
+      "severity": "warning",
+      "file": "apps/support.yaml",
+      "line": 3,
+      "column": 5,
+      "message": "annotation converge/drift is \\"heal\\" by default"
+    }
+  ]
+}
+`;
+
+const E = '\x1b[';
+const SMALL_TEXT_COLOR = [
+  `  ${E}36m${E}1m? orphan${E}0m Deployment/legacy-rag`,
+  `      ${E}2m# live deployment not in any manifest; converge never deletes${E}0m`,
+  '',
+  `  ${E}33m${E}1m~ update${E}0m Deployment/support-agent ${E}35m(forces new revision)${E}0m`,
+  `      ${E}33m~${E}0m source_config.resource_spec.max_scale: 2 -> 4`,
+  `      ${E}33m~${E}0m secrets.OPENAI_API_KEY: (sensitive) -> (sensitive)`,
+  '',
+  `${E}1mDiagnostics:${E}0m`,
+  `  apps/support.yaml:3:5: ${E}33m${E}1mwarning${E}0m: annotation converge/drift is "heal" by default`,
+  '',
+  `${E}1mPlan:${E}0m 0 to create, 1 to update, 0 blocked, 1 orphaned, 0 unchanged.`,
+  '',
+].join('\n');
+
+function noChanges(orphans: number): Plan {
+  return plan({
+    resources: [desired('support-agent', supportAgentSpec())],
+    blocked: [],
+    diagnostics: [],
+    live: [supportAgentLive(), ...Array.from({ length: orphans }, (_, i) => live(`old-${i}`, { id: `7f7f7f7f-0000-4000-8000-00000000000${i}` }))],
+    applied: new Map(),
+    secretHashes: new Map([[deploymentKey('support-agent'), { OPENAI_API_KEY: hashOf('support-agent', 'OPENAI_API_KEY', OPENAI_VALUE) }]]),
+  });
+}
+
+describe('renderText', () => {
+  it('renders the representative plan terraform-like, noops only counted', () => {
+    expect(renderText(samplePlan(), { color: false })).toBe(SAMPLE_TEXT);
+  });
+
+  it('colours with ANSI only when asked', () => {
+    expect(renderText(smallPlan(), { color: true })).toBe(SMALL_TEXT_COLOR);
+    expect(renderText(smallPlan(), { color: false })).not.toContain('\x1b');
+    expect(renderText(smallPlan(), { color: false })).toBe(SMALL_TEXT_COLOR.replace(/\x1b\[\d+m/g, ''));
+  });
+
+  it.each([
+    [0, 'No changes. Live state matches the manifests.\n'],
+    [
+      2,
+      '  ? orphan Deployment/old-0\n      # live deployment not in any manifest; converge never deletes\n\n' +
+        '  ? orphan Deployment/old-1\n      # live deployment not in any manifest; converge never deletes\n\n' +
+        'No changes. Live state matches the manifests; 2 live deployments are in no manifest (orphaned, never deleted).\n',
+    ],
+  ])('no changes with %i orphans', (orphans, expected) => {
+    expect(renderText(noChanges(orphans), { color: false })).toBe(expected);
+  });
+});
+
+describe('renderMarkdown', () => {
+  it('renders the representative plan as a pull-request comment', () => {
+    expect(renderMarkdown(samplePlan())).toBe(SAMPLE_MARKDOWN);
+  });
+
+  it('no changes: the summary table and the sentence only', () => {
+    expect(renderMarkdown(noChanges(0))).toBe(
+      '### converge plan\n\n| create | update | blocked | orphan | unchanged |\n|---:|---:|---:|---:|---:|\n| 0 | 0 | 0 | 0 | 1 |\n\nNo changes. Live state matches the manifests.\n',
+    );
+  });
+
+  it('escapes pipes and HTML, and lengthens the code fence past backticks in values', () => {
+    const tricky: Plan = {
+      format_version: '1',
+      summary: { create: 0, update: 1, noop: 0, orphan: 0, blocked: 0 },
+      changes: [
+        {
+          kind: 'Deployment',
+          name: 'a|b',
+          action: 'update',
+          new_revision: false,
+          fields: [{ path: 'source_config.build_command', before: 'make', after: 'echo ```<b>|x</b>```', sensitive: false }],
+          reason: 'note with | pipe and <script>',
+        },
+      ],
+      diagnostics: [],
+    };
+    const out = renderMarkdown(tricky);
+    expect(out).toContain('| `~` | `Deployment/a\\|b` | update | no | note with \\| pipe and \\<script\\> |');
+    expect(out).toContain('<details><summary><code>~ update Deployment/a|b</code></summary>');
+    expect(out).toContain('````diff\n- source_config.build_command: "make"\n+ source_config.build_command: "echo ```<b>|x</b>```"\n````');
+  });
+});
+
+describe('renderJson', () => {
+  it('prints exactly the documented keys, stable order, 2-space indent', () => {
+    expect(renderJson(smallPlan())).toBe(SMALL_JSON);
+  });
+
+  it('never carries `suspended`: suspension is said in reason', () => {
+    const parsed = JSON.parse(renderJson(samplePlan())) as { changes: Array<Record<string, unknown>> };
+    for (const change of parsed.changes) {
+      expect(Object.keys(change)).toEqual(['kind', 'name', 'action', 'new_revision', 'fields', 'reason']);
+    }
+    expect(parsed.changes.find((c) => c.name === 'batch-agent')?.reason).toBe('suspended by converge/suspend: shown, not applied');
+  });
+});
+
+describe('secrets never rendered', () => {
+  const known = [OPENAI_VALUE, OPENAI_OLD_VALUE, SLACK_SECRET_VALUE];
+  const hashes = [
+    hashOf('support-agent', 'OPENAI_API_KEY', OPENAI_VALUE),
+    hashOf('support-agent', 'OPENAI_API_KEY', OPENAI_OLD_VALUE),
+    hashOf('new-agent', 'OPENAI_API_KEY', OPENAI_VALUE),
+    hashOf('slack', 'client_secret', SLACK_SECRET_VALUE, 'OAuthProvider'),
+  ];
+  const renderings = (): Array<[string, string]> => {
+    const sample = samplePlan();
+    return [
+      ['text', renderText(sample, { color: false })],
+      ['text+color', renderText(sample, { color: true })],
+      ['markdown', renderMarkdown(sample)],
+      ['json', renderJson(sample)],
+      ['plan object', JSON.stringify(sample)],
+    ];
+  };
+
+  it('the sample plan did compare secrets (so the check below is meaningful)', () => {
+    expect(renderJson(samplePlan())).toContain('"path": "secrets.OPENAI_API_KEY"');
+  });
+
+  it.each(renderings())('%s holds no secret value and no secret hash', (_name, output) => {
+    for (const needle of [...known, ...hashes]) expect(output).not.toContain(needle);
+    expect(output).not.toMatch(/[0-9a-f]{64}/);
+  });
+});
