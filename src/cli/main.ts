@@ -2,9 +2,10 @@
 // The converge binary: finds the command, parses its flags, runs it, turns user mistakes into one line.
 import { ConvergeError } from '../core/errors.js';
 import { commandHelp, parseCommandArgs, type Command, type CommandIo } from './command.js';
-import { COMMANDS } from './commands/index.js';
+import { loadCommand, loadCommands } from './commands/index.js';
 
-function mainHelp(): string {
+async function mainHelp(): Promise<string> {
+  const COMMANDS = await loadCommands();
   const width = Math.max(...COMMANDS.map((c) => c.name.length)) + 4;
   const lines = [
     'converge: GitOps reconciler for the Deployment and OAuth Provider Service',
@@ -23,14 +24,14 @@ function mainHelp(): string {
 export async function runCli(argv: string[], io: CommandIo): Promise<number> {
   const [name, ...rest] = argv;
   if (!name || name === '--help' || name === '-h' || name === 'help') {
-    io.stdout.write(mainHelp());
+    io.stdout.write(await mainHelp());
     return name ? 0 : 1;
   }
   if (name === '--version' || name === '-V') {
     io.stdout.write('converge 0.1.0\n');
     return 0;
   }
-  const command: Command | undefined = COMMANDS.find((c) => c.name === name);
+  const command: Command | undefined = await loadCommand(name);
   if (!command) {
     io.stderr.write(`converge: unknown command "${name}"; run "converge --help" for the list\n`);
     return 1;

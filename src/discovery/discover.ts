@@ -1,18 +1,9 @@
 // MCP authorization discovery (RFC 9728, RFC 8414 / OpenID Connect, RFC 7591) through the official SDK and a safe fetch.
-import {
-  buildDiscoveryUrls,
-  discoverAuthorizationServerMetadata,
-  discoverOAuthProtectedResourceMetadata,
-  extractWWWAuthenticateParams,
-  registerClient,
-} from '@modelcontextprotocol/sdk/client/auth.js';
 import type {
   AuthorizationServerMetadata,
   OAuthClientMetadata,
   OAuthProtectedResourceMetadata,
 } from '@modelcontextprotocol/sdk/shared/auth.js';
-import { checkResourceAllowed, resourceUrlFromServerUrl } from '@modelcontextprotocol/sdk/shared/auth-utils.js';
-import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 import type { DiscoveryPreview } from '../core/model.js';
 import { describeError, listTried, type TraceEntry } from './describe.js';
 import {
@@ -22,6 +13,7 @@ import {
   type DiscoveryFailure,
   type DiscoveryStep,
 } from './errors.js';
+import { loadMcpSdk, type McpSdk } from './sdk.js';
 import { createSafeFetch, vetUrl, type FetchLike, type SafeFetchOptions } from './safe-fetch.js';
 
 export interface DiscoverOptions extends SafeFetchOptions {
@@ -78,6 +70,7 @@ export const DEFAULT_REDIRECT_URIS = ['http://127.0.0.1/oauth/callback'];
 export const DEFAULT_DEADLINE_MS = 30_000;
 
 interface Run {
+  sdk: McpSdk;
   serverUrl: URL;
   options: DiscoverOptions;
   fetch: FetchLike;
@@ -92,7 +85,7 @@ interface Run {
  * and offered. Throws DiscoveryError naming the failing step and URL.
  */
 export async function discoverProvider(mcpServerUrl: string, options: DiscoverOptions): Promise<DiscoveryOutcome> {
-  const run = startRun(mcpServerUrl, options);
+  const run = startRun(mcpServerUrl, options, await loadMcpSdk());
   try {
     await vetUrl(run.serverUrl, options);
   } catch (error) {
@@ -154,7 +147,7 @@ export async function previewDiscovery(url: string, options: PreviewOptions = {}
   }
 }
 
-function startRun(mcpServerUrl: string, options: DiscoverOptions): Run {
+function startRun(mcpServerUrl: string, options: DiscoverOptions, sdk: McpSdk): Run {
   const failures: DiscoveryFailure[] = [];
   let serverUrl: URL;
   try {
@@ -177,7 +170,7 @@ function startRun(mcpServerUrl: string, options: DiscoverOptions): Run {
     entry.contentType = response.headers.get('content-type');
     return response;
   };
-  return { serverUrl, options, fetch: tracing, trace, failures };
+  return { sdk, serverUrl, options, fetch: tracing, trace, failures };
 }
 
 function note(run: Run, step: DiscoveryStep, url: string | null, message: string): void {
@@ -204,7 +197,7 @@ async function findResourceMetadata(run: Run): Promise<ResourceMetadataResult> {
   const step: DiscoveryStep = 'protected-resource-metadata';
   const start = run.trace.length;
   try {
-    const metadata = await discoverOAuthProtectedResourceMetadata(run.serverUrl, { protocolVersion: LATEST_PROTOCOL_VERSION }, run.fetch);
+    const metadata = await run.sdk.discoverOAuthProtectedResourceMetadata(run.serverUrl, { protocolVersion: run.sdk.LATEST_PROTOCOL_VERSION }, run.fetch);
     const found = run.trace.at(-1);
     return { metadata, url: found?.finalUrl ?? found?.url };
   } catch (error) {
@@ -231,13 +224,13 @@ async function probeServer(run: Run): Promise<ResourceMetadataResult> {
       headers: {
         'content-type': 'application/json',
         accept: 'application/json, text/event-stream',
-        'mcp-protocol-version': LATEST_PROTOCOL_VERSION,
+        'mcp-protocol-version': run.sdk.LATEST_PROTOCOL_VERSION,
       },
       body: JSON.stringify({
         jsonrpc: '2.0',
         id: 1,
         method: 'initialize',
-        params: { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: 'converge', version: '1' } },
+        params: { protocolVersion: run.sdk.LATEST_PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: 'converge', version: '1' } },
       }),
     });
   } catch (error) {
@@ -248,16 +241,16 @@ async function probeServer(run: Run): Promise<ResourceMetadataResult> {
     note(run, step, shownServer, `the MCP server answered HTTP ${response.status}, not 401 with a resource_metadata challenge`);
     return {};
   }
-  const { resourceMetadataUrl, scope } = extractWWWAuthenticateParams(response);
+  const { resourceMetadataUrl, scope } = run.sdk.extractWWWAuthenticateParams(response);
   if (!resourceMetadataUrl) {
     note(run, step, shownServer, 'the MCP server answered 401 without resource_metadata in WWW-Authenticate');
     return scope === undefined ? {} : { scope };
   }
   const start = run.trace.length;
   try {
-    const metadata = await discoverOAuthProtectedResourceMetadata(
+    const metadata = await run.sdk.discoverOAuthProtectedResourceMetadata(
       run.serverUrl,
-      { protocolVersion: LATEST_PROTOCOL_VERSION, resourceMetadataUrl },
+      { protocolVersion: run.sdk.LATEST_PROTOCOL_VERSION, resourceMetadataUrl },
       run.fetch,
     );
     const result: ResourceMetadataResult = { metadata, url: resourceMetadataUrl.href };
@@ -276,10 +269,10 @@ async function probeServer(run: Run): Promise<ResourceMetadataResult> {
 
 /** The metadata must describe this MCP server (same origin, path within `resource`), as the SDK's auth() demands. */
 function checkResource(run: Run, metadata: OAuthProtectedResourceMetadata, foundAt: string | undefined): void {
-  const expected = resourceUrlFromServerUrl(run.serverUrl);
+  const expected = run.sdk.resourceUrlFromServerUrl(run.serverUrl);
   let allowed = false;
   try {
-    allowed = checkResourceAllowed({ requestedResource: expected, configuredResource: metadata.resource });
+    allowed = run.sdk.checkResourceAllowed({ requestedResource: expected, configuredResource: metadata.resource });
   } catch {
     allowed = false;
   }
@@ -308,9 +301,9 @@ async function findAuthorizationServerMetadata(run: Run, authorizationServerUrl:
   const start = run.trace.length;
   let metadata: AuthorizationServerMetadata | undefined;
   try {
-    metadata = await discoverAuthorizationServerMetadata(authorizationServerUrl, {
+    metadata = await run.sdk.discoverAuthorizationServerMetadata(authorizationServerUrl, {
       fetchFn: run.fetch,
-      protocolVersion: LATEST_PROTOCOL_VERSION,
+      protocolVersion: run.sdk.LATEST_PROTOCOL_VERSION,
     });
   } catch (error) {
     if (error instanceof DiscoveryFetchError) failFetch(run, step, error);
@@ -319,7 +312,7 @@ async function findAuthorizationServerMetadata(run: Run, authorizationServerUrl:
   }
   if (!metadata) {
     const tried = run.trace.slice(start);
-    const urls = tried.length > 0 ? listTried(tried) : buildDiscoveryUrls(authorizationServerUrl).map(({ url }) => displayUrl(url)).join(', ');
+    const urls = tried.length > 0 ? listTried(tried) : run.sdk.buildDiscoveryUrls(authorizationServerUrl).map(({ url }) => displayUrl(url)).join(', ');
     return fail(run, step, displayUrl(authorizationServerUrl), `no OAuth or OpenID Connect metadata at ${urls}`);
   }
   await checkEndpoints(run, metadata);
@@ -365,7 +358,7 @@ async function register(
   if (method !== undefined) clientMetadata.token_endpoint_auth_method = method;
   const start = run.trace.length;
   try {
-    return await registerClient(authorizationServerUrl, { metadata, clientMetadata, scope, fetchFn: run.fetch });
+    return await run.sdk.registerClient(authorizationServerUrl, { metadata, clientMetadata, scope, fetchFn: run.fetch });
   } catch (error) {
     if (error instanceof DiscoveryFetchError) failFetch(run, step, error);
     const last = run.trace.slice(start).at(-1);

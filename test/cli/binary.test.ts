@@ -2,7 +2,7 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { COMMANDS } from '../../src/cli/commands/index.js';
+import { COMMAND_NAMES, loadCommands } from '../../src/cli/commands/index.js';
 
 const MAIN = join(process.env.CONVERGE_TEST_DIST!, 'cli', 'main.js');
 
@@ -26,7 +26,9 @@ describe('the converge binary', () => {
     const { code, stdout } = await runBinary(['--help']);
     expect(code).toBe(0);
     const listed = [...stdout.matchAll(/^ {2}(\S+) {2,}/gm)].map((m) => m[1]);
-    expect(listed).toEqual(COMMANDS.map((c) => c.name));
+    expect(listed).toEqual(COMMAND_NAMES);
+    // each name loads the command of that name
+    expect((await loadCommands()).map((c) => c.name)).toEqual(COMMAND_NAMES);
     expect(listed).toEqual(expect.arrayContaining(['validate', 'plan', 'apply', 'run', 'status', 'emulator', 'repos', 'schema']));
     for (const name of listed) {
       const help = await runBinary([name!, '--help']);

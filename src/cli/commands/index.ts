@@ -1,23 +1,33 @@
-// The table of CLI commands, in the order --help lists them.
+// The table of CLI commands, in the order --help lists them; each command's module is imported only when it is needed.
 import type { Command } from '../command.js';
-import { schemaCommand } from './schema.js';
-import { validateCommand } from './validate.js';
-import { planCommand } from './plan.js';
-import { applyCommand } from './apply.js';
-import { emulatorCommand } from './emulator.js';
-import { reposCommand } from './repos.js';
-import { workerCommand } from './worker.js';
-import { runCommand } from './run.js';
-import { statusCommand } from './status.js';
 
-export const COMMANDS: Command[] = [
-  validateCommand,
-  planCommand,
-  applyCommand,
-  runCommand,
-  statusCommand,
-  workerCommand,
-  emulatorCommand,
-  reposCommand,
-  schemaCommand,
-];
+const LOADERS = {
+  validate: async () => (await import('./validate.js')).validateCommand,
+  plan: async () => (await import('./plan.js')).planCommand,
+  apply: async () => (await import('./apply.js')).applyCommand,
+  run: async () => (await import('./run.js')).runCommand,
+  status: async () => (await import('./status.js')).statusCommand,
+  worker: async () => (await import('./worker.js')).workerCommand,
+  emulator: async () => (await import('./emulator.js')).emulatorCommand,
+  repos: async () => (await import('./repos.js')).reposCommand,
+  schema: async () => (await import('./schema.js')).schemaCommand,
+} satisfies Record<string, () => Promise<Command>>;
+
+export type CommandName = keyof typeof LOADERS;
+
+/** Every command name, in --help order. */
+export const COMMAND_NAMES = Object.keys(LOADERS) as CommandName[];
+
+function isCommandName(name: string): name is CommandName {
+  return Object.hasOwn(LOADERS, name);
+}
+
+/** The named command (loading its module and what it imports), or undefined for an unknown name. */
+export async function loadCommand(name: string): Promise<Command | undefined> {
+  return isCommandName(name) ? LOADERS[name]() : undefined;
+}
+
+/** Every command, in --help order (loads them all: for the overall --help and tests). */
+export async function loadCommands(): Promise<Command[]> {
+  return Promise.all(COMMAND_NAMES.map((name) => LOADERS[name]()));
+}
