@@ -14,6 +14,50 @@ export function pendingKey(prefix: string): string {
   return `${prefix}:pending`;
 }
 
+/**
+ * The Lua scripts of the store (each one command, atomic). KEYS[1] is the applied hash, KEYS[2] the pending hash,
+ * ARGV[1] the resource key. A missing field reads as false in Lua and as null in the reply.
+ */
+const SCRIPTS = {
+  /** The applied record and the pending write of one resource. */
+  convergeAppliedRead: `return {redis.call('HGET', KEYS[1], ARGV[1]), redis.call('HGET', KEYS[2], ARGV[1])}`,
+  /**
+   * Records a write as pending (ARGV[3]) only while nothing else is pending and the applied record is still the text
+   * the caller planned the write against (ARGV[2], '' for none). Reply: {1} when recorded, else {0, applied, pending}.
+   */
+  convergeMarkPending: `
+local applied = redis.call('HGET', KEYS[1], ARGV[1])
+local pending = redis.call('HGET', KEYS[2], ARGV[1])
+if pending or (applied or '') ~= ARGV[2] then return {0, applied, pending} end
+redis.call('HSET', KEYS[2], ARGV[1], ARGV[3])
+return {1}`,
+  /** Stores the applied record (ARGV[2]) and removes the pending write of the resource. */
+  convergeRecordWrite: `
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+redis.call('HDEL', KEYS[2], ARGV[1])
+return 1`,
+} as const;
+
+type ScriptName = keyof typeof SCRIPTS;
+type ScriptedRedis = Redis & Record<ScriptName, (applied: string, pending: string, ...args: string[]) => Promise<unknown>>;
+
+/** The connection with the store's scripts defined on it (once per connection; ioredis sends EVALSHA, EVAL after a NOSCRIPT). */
+function withScripts(redis: Redis): ScriptedRedis {
+  for (const [name, lua] of Object.entries(SCRIPTS)) {
+    if (typeof (redis as unknown as Record<string, unknown>)[name] !== 'function') redis.defineCommand(name, { numberOfKeys: 2, lua });
+  }
+  return redis as ScriptedRedis;
+}
+
+/** The applied record of one resource as read ahead of its job: the stored text ('' for none) and what it parses to. */
+export interface AppliedHint {
+  raw: string;
+  record: AppliedRecord | undefined;
+}
+
+/** What markPending found instead of recording: a pending write, or an applied record other than the expected one. */
+export type MarkResult = { marked: true } | { marked: false; applied: AppliedRecord | undefined; pending: PendingWrite | undefined };
+
 function parseRecord(text: string | null | undefined): AppliedRecord | undefined {
   if (!text) return undefined;
   try {
@@ -26,12 +70,14 @@ function parseRecord(text: string | null | undefined): AppliedRecord | undefined
 
 /** The store. Plans only read it (getAll); workers write after each successful write to the service. */
 export class AppliedStateStore {
-  private readonly redis: Redis;
+  private readonly redis: ScriptedRedis;
   private readonly key: string;
   private readonly pending: string;
+  /** Applied records read ahead (prefetch), each handed out once (takeHint). */
+  private readonly hints = new Map<string, AppliedHint>();
 
   constructor(redis: Redis, prefix: string) {
-    this.redis = redis;
+    this.redis = withScripts(redis);
     this.key = appliedKey(prefix);
     this.pending = pendingKey(prefix);
   }
@@ -59,7 +105,7 @@ export class AppliedStateStore {
 
   /**
    * Records a write: its secret hashes merged over the previous record (secrets not written keep their hash),
-   * the definition hash replaced when given; and the pending entry of the write removed, in one transaction.
+   * the definition hash replaced when given; and the pending entry of the write removed, in one atomic command.
    */
   async recordWrite(
     resourceKey: string,
@@ -76,18 +122,51 @@ export class AppliedStateStore {
     const definitionHash = written.definitionHash ?? previous?.definitionHash;
     if (definitionHash !== undefined) record.definitionHash = definitionHash;
     const valid = StoredAppliedRecord.parse(record);
-    await this.redis.multi().hset(this.key, resourceKey, JSON.stringify(valid)).hdel(this.pending, resourceKey).exec();
+    await this.redis.convergeRecordWrite(this.key, this.pending, resourceKey, JSON.stringify(valid));
     return valid;
   }
 
-  /** The applied record and the pending write of one resource, in one round trip. */
+  /** The applied record and the pending write of one resource, in one command. */
   async read(resourceKey: string): Promise<{ applied: AppliedRecord | undefined; pending: PendingWrite | undefined }> {
-    const replies = await this.redis.pipeline().hget(this.key, resourceKey).hget(this.pending, resourceKey).exec();
+    const [applied, pending] = (await this.redis.convergeAppliedRead(this.key, this.pending, resourceKey)) as [string | null, string | null];
+    return { applied: parseRecord(applied), pending: parsePending(pending) };
+  }
+
+  /**
+   * Reads ahead, in one round trip, the applied records of resources whose jobs are about to run here. A resource
+   * with a pending write gets no hint (its job settles that write the full way).
+   */
+  async prefetch(resourceKeys: readonly string[]): Promise<void> {
+    if (resourceKeys.length === 0) return;
+    const replies = await this.redis.pipeline().hmget(this.key, ...resourceKeys).hmget(this.pending, ...resourceKeys).exec();
     const [applied, pending] = (replies ?? []).map(([error, value]) => {
       if (error) throw error;
-      return value as string | null;
+      return value as Array<string | null>;
     });
-    return { applied: parseRecord(applied ?? null), pending: parsePending(pending ?? null) };
+    resourceKeys.forEach((key, i) => {
+      if (pending?.[i]) return;
+      const raw = applied?.[i] ?? '';
+      this.hints.set(key, { raw, record: parseRecord(raw) });
+    });
+  }
+
+  /** The hint prefetch read for this resource, once (a second job or a retry of the same resource reads afresh). */
+  takeHint(resourceKey: string): AppliedHint | undefined {
+    const hint = this.hints.get(resourceKey);
+    if (hint) this.hints.delete(resourceKey);
+    return hint;
+  }
+
+  /**
+   * setPending for a write planned against `expected` (a hint) without reading first: recorded, in one atomic
+   * command, only when no write is pending and the applied record is still exactly `expected.raw`. Otherwise
+   * nothing is recorded and what was found is returned.
+   */
+  async markPending(resourceKey: string, expected: AppliedHint, pending: PendingWrite): Promise<MarkResult> {
+    const text = JSON.stringify(PendingWrite.parse(pending));
+    const reply = (await this.redis.convergeMarkPending(this.key, this.pending, resourceKey, expected.raw, text)) as [number, string | null, string | null];
+    if (reply[0] === 1) return { marked: true };
+    return { marked: false, applied: parseRecord(reply[1]), pending: parsePending(reply[2]) };
   }
 
   async getPending(resourceKey: string): Promise<PendingWrite | undefined> {

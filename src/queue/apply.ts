@@ -209,6 +209,11 @@ export async function runApply(options: RunApplyOptions): Promise<ResourceResult
           ...options.worker,
         },
       );
+      // The jobs that may patch from a snapshot mark their write pending against these records: one round trip
+      // here instead of a read per job (the mark checks the record is still the stored one).
+      if (snapshots.size > 0) {
+        await worker.store.prefetch(options.changes.filter((c) => c.snapshot).map((c) => resourceKey(c.resource.kind, c.resource.name)));
+      }
     }
     // A batch at a time: the first jobs start while the payloads of the later ones are still being built.
     for (let from = 0; from < total; from += ENQUEUE_BATCH) {

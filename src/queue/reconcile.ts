@@ -6,7 +6,7 @@ import { applyRepositoryResolution, resolveRepositories } from '../api/repos.js'
 import type { AppliedRecord, DeploymentResource, LiveDeployment, ProviderResource } from '../core/model.js';
 import { CLIENT_SECRET, diffDeployment, diffProvider, requestBody, type DeploymentDiff } from '../core/plan/index.js';
 import type { CreateProviderRequest } from '../core/wire/schema.js';
-import type { AppliedStateStore } from './applied-state.js';
+import type { AppliedHint, AppliedStateStore } from './applied-state.js';
 import type { PendingWrite, ReconcileJobResult } from './schema.js';
 import { desiredSecrets } from './secret-values.js';
 
@@ -149,7 +149,21 @@ function diffFor(p: DeploymentPlanning, live: LiveDeployment | undefined, applie
   return diffDeployment(p.resource, live, ctx);
 }
 
-/** Sends the PATCH of `diff` (if any) and records it. */
+/**
+ * Sends the PATCH of `diff` (if any) and records it. With `expected` (the applied record `applied` came from, read
+ * ahead), the pending write is recorded only if that record is still the stored one and nothing else is pending:
+ * otherwise nothing is sent and the result is undefined.
+ */
+function patchIfNeeded(key: string, p: DeploymentPlanning, diff: DeploymentDiff, live: LiveDeployment, ctx: ReconcileContext, applied: AppliedRecord | undefined): Promise<Patched>;
+function patchIfNeeded(
+  key: string,
+  p: DeploymentPlanning,
+  diff: DeploymentDiff,
+  live: LiveDeployment,
+  ctx: ReconcileContext,
+  applied: AppliedRecord | undefined,
+  expected: AppliedHint | undefined,
+): Promise<Patched | undefined>;
 async function patchIfNeeded(
   key: string,
   p: DeploymentPlanning,
@@ -158,7 +172,8 @@ async function patchIfNeeded(
   ctx: ReconcileContext,
   /** The applied record read during this job (written over, not read again, after the PATCH). */
   applied: AppliedRecord | undefined,
-): Promise<{ sent: boolean; live: LiveDeployment; newRevision: boolean; applied?: AppliedRecord }> {
+  expected?: AppliedHint,
+): Promise<Patched | undefined> {
   if (diff.change.action === 'blocked') throw blocked(diff.change.reason ?? 'the plan blocks it');
   if (!diff.request || diff.request.op !== 'patch') return { sent: false, live, newRevision: false };
   const written = pick(p.hashes, diff.secretNames);
@@ -170,10 +185,18 @@ async function patchIfNeeded(
     revisionBefore: live.latest_revision_id ?? null,
     startsRevision: diff.change.new_revision,
   };
-  await ctx.store.setPending(key, pending);
+  if (!expected) await ctx.store.setPending(key, pending);
+  else if (!(await ctx.store.markPending(key, expected, pending)).marked) return undefined;
   const updated = await ctx.client.patchDeployment(diff.request.id, body!);
   const recorded = await ctx.store.recordWrite(key, { secrets: written }, ctx.now?.(), applied ?? null);
   return { sent: true, live: updated, newRevision: diff.change.new_revision, applied: recorded };
+}
+
+interface Patched {
+  sent: boolean;
+  live: LiveDeployment;
+  newRevision: boolean;
+  applied?: AppliedRecord;
 }
 
 /**
@@ -200,6 +223,9 @@ export async function reconcileDeployment(
  * PATCH. Level-triggered all the same: the PATCH answer is the deployment right after the write, and when it still
  * differs from the manifest (someone changed it after the snapshot) the job goes the full way at once (read,
  * recompute, write what is left). Undefined: nothing was sent; take the full way.
+ *
+ * The applied record comes from the store's read-ahead when there is one (then the write is marked pending only if
+ * that record is still the stored one: one round trip instead of a read and a write), else from a read.
  */
 async function patchFromSnapshot(
   key: string,
@@ -208,18 +234,27 @@ async function patchFromSnapshot(
   ctx: ReconcileContext,
   knownId: string | undefined,
 ): Promise<ReconcileJobResult | undefined> {
-  const { applied, pending } = await ctx.store.read(key);
-  if (pending) return undefined;
+  const hint = ctx.store.takeHint(key);
+  let applied: AppliedRecord | undefined;
+  if (hint) {
+    applied = hint.record;
+  } else {
+    const read = await ctx.store.read(key);
+    if (read.pending) return undefined;
+    applied = read.applied;
+  }
   const diff = diffFor(p, snapshot, applied);
   if (diff.change.action !== 'update' || diff.request?.op !== 'patch') return undefined;
-  let patched: Awaited<ReturnType<typeof patchIfNeeded>>;
+  let patched: Patched | undefined;
   try {
-    patched = await patchIfNeeded(key, p, diff, snapshot, ctx, applied);
+    patched = await patchIfNeeded(key, p, diff, snapshot, ctx, applied, hint);
   } catch (error) {
     // Gone since the snapshot: the full way finds out what is there now (and creates it when nothing is).
     if (error instanceof ServiceError && error.status === 404) return undefined;
     throw error;
   }
+  // The applied record changed since it was read ahead, or a write is pending: nothing was sent; the full way decides.
+  if (!patched) return undefined;
   const after = diffFor(p, patched.live, patched.applied);
   if (!after.request && after.change.action !== 'blocked') return deploymentResult('updated', patched.newRevision, patched.live);
   const rest = await reconcileFresh(key, p, ctx, knownId);

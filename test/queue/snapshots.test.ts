@@ -106,6 +106,45 @@ describe('a job trusting the live snapshot of its plan', () => {
     expect(result.outcome).toBe('updated');
   });
 
+  it('with the applied record read ahead: one PATCH, the write marked pending and then recorded', async () => {
+    const { resource, snapshot } = await setup(3);
+    const ahead = store();
+    await ahead.prefetch(['Deployment/web']);
+    const marks: string[] = [];
+    const markPending = ahead.markPending.bind(ahead);
+    ahead.markPending = async (...args) => {
+      marks.push(args[0]);
+      return markPending(...args);
+    };
+    const result = await reconcileDeployment('Deployment/web', resource, { client, store: ahead, env: {} }, snapshot.id, snapshot);
+    expect(result).toMatchObject({ outcome: 'updated', new_revision: true });
+    expect(requests()).toEqual(['PATCH /v2/deployments/{deployment_id}']);
+    expect(marks).toEqual(['Deployment/web']);
+    expect(ahead.takeHint('Deployment/web')).toBeUndefined();
+    expect(await ahead.read('Deployment/web')).toMatchObject({ applied: { secrets: {} }, pending: undefined });
+  });
+
+  it('an applied record changed after the read-ahead: nothing is sent from the snapshot; the job takes the full way', async () => {
+    const { resource, snapshot } = await setup(3);
+    const ahead = store();
+    await ahead.prefetch(['Deployment/web']);
+    await ahead.recordWrite('Deployment/web', { secrets: {} }, new Date(), null);
+    const result = await reconcileDeployment('Deployment/web', resource, { client, store: ahead, env: {} }, snapshot.id, snapshot);
+    expect(result.outcome).toBe('updated');
+    expect(requests()).toEqual(['GET /v2/deployments', 'PATCH /v2/deployments/{deployment_id}']);
+    expect(liveMaxScale()).toBe(3);
+  });
+
+  it('a write pending since the read-ahead: nothing is sent from the snapshot; live state settles it', async () => {
+    const { resource, snapshot } = await setup(3);
+    const ahead = store();
+    await ahead.prefetch(['Deployment/web']);
+    await ahead.setPending('Deployment/web', { op: 'patch', secrets: {}, sentAt: new Date().toISOString(), revisionBefore: snapshot.latest_revision_id, startsRevision: true });
+    await reconcileDeployment('Deployment/web', resource, { client, store: ahead, env: {} }, snapshot.id, snapshot);
+    expect(requests()).toEqual(['GET /v2/deployments', 'PATCH /v2/deployments/{deployment_id}']);
+    expect(liveMaxScale()).toBe(3);
+  });
+
   it('runJob: only a first attempt takes a snapshot, and only while it is fresh', async () => {
     const { resource, snapshot } = await setup(3);
     const data = buildJobData(resource, 'patch-deployment', { origin: 'test', deploymentId: snapshot.id });
