@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import { parseManifestBytes, type ManifestResult, type ParseOptions } from '../core/manifest/parse.js';
+import { parseManifestBytes, type ManifestResult, type ParseOptions, type ParseTally } from '../core/manifest/parse.js';
 
 /** One file to parse: its path relative to the manifest directory (as diagnostics name it) and its bytes. */
 export interface ParseTask {
@@ -11,8 +11,17 @@ export interface ParseTask {
   bytes: Uint8Array;
 }
 
-/** Below this many files, starting threads (each loads the parser and the schemas) costs more than it saves. */
-export const PARALLEL_MIN_FILES = 2000;
+/**
+ * Threads start only for files the fast reader declines (the yaml package takes about 0.3 ms for a 600-byte
+ * manifest, the fast reader 50 to 70 us), and only when those left would keep the main thread busy longer than
+ * this: a thread takes about 150 ms to load the parser and the schemas, and on two cores it slowed a load of
+ * 10,000 plain manifests from 0.7 s to 1 s or more.
+ */
+export const THREADS_WORTH_MS = 1000;
+/** What the yaml package takes per manifest file on the main thread (measured on the bench machine). */
+export const FULL_PARSE_MS = 0.3;
+/** After its first chunk, the main thread projects the rest from the share of files the fast reader declined. */
+const PROBE_CHUNK = 1;
 const MAX_WORKERS = 3;
 /** Files per message to a worker; a worker has at most two chunks in hand. */
 const CHUNK = 100;
@@ -20,9 +29,8 @@ const CHUNK = 100;
 const YIELD_EVERY_MS = 5;
 const WORKER_URL = new URL('./parse-worker.js', import.meta.url);
 
-/** Worker threads worth starting for `count` files: none for few files, on one core, or from the TypeScript sources. */
-export function parseThreads(count: number): number {
-  if (count < PARALLEL_MIN_FILES) return 0;
+/** Worker threads that can run here: none on one core, or from the TypeScript sources (no worker script). */
+export function parseThreads(): number {
   const threads = Math.min(MAX_WORKERS, availableParallelism() - 1);
   if (threads < 1 || !existsSync(fileURLToPath(WORKER_URL))) return 0;
   return threads;
@@ -32,14 +40,20 @@ function yieldNow(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
 }
 
+/** Whether threads are worth starting, from the share of files the yaml package had to read so far and the files left. */
+export function threadsWorthIt(fullParseShare: number, filesLeft: number): boolean {
+  return fullParseShare * filesLeft * FULL_PARSE_MS > THREADS_WORTH_MS;
+}
+
 /**
  * Parses every task, results in task order. The main thread takes chunks like the workers do, so nothing waits
  * for a thread to start; a chunk a worker could not finish (it failed to start or crashed) is parsed here.
+ * With `threads` undefined, the main thread starts threads after its first chunk if threadsWorthIt says so.
  */
 export async function parseAll(
   tasks: readonly ParseTask[],
   options: ParseOptions,
-  threads = parseThreads(tasks.length),
+  threads?: number,
   /** Counts the files the worker threads parsed (tests, logs). */
   counts: { byThreads: number } = { byThreads: 0 },
 ): Promise<ManifestResult[]> {
@@ -52,9 +66,10 @@ export async function parseAll(
     return from;
   };
   let lastYield = performance.now();
+  const tally: ParseTally = { fullParses: 0 };
   const parseHere = async (from: number, to: number): Promise<void> => {
     for (let i = from; i < to; i++) {
-      if (results[i] === undefined) results[i] = parseManifestBytes(tasks[i]!.path, tasks[i]!.bytes, options);
+      if (results[i] === undefined) results[i] = parseManifestBytes(tasks[i]!.path, tasks[i]!.bytes, options, tally);
       if (performance.now() - lastYield > YIELD_EVERY_MS) {
         await yieldNow();
         lastYield = performance.now();
@@ -63,13 +78,18 @@ export async function parseAll(
   };
 
   const workers: Worker[] = [];
-  for (let i = 0; i < threads; i++) {
-    try {
-      workers.push(new Worker(WORKER_URL));
-    } catch {
-      // No thread: the main thread parses it all.
+  const lanes: Promise<void>[] = [];
+  const startThreads = (count: number): void => {
+    for (let i = 0; i < count; i++) {
+      try {
+        const worker = new Worker(WORKER_URL);
+        workers.push(worker);
+        lanes.push(lane(worker));
+      } catch {
+        // No thread: the main thread parses it all.
+      }
     }
-  }
+  };
   const lane = (worker: Worker): Promise<void> =>
     new Promise((resolve) => {
       let inHand = 0;
@@ -101,10 +121,13 @@ export async function parseAll(
     });
 
   try {
-    const main = (async () => {
-      for (let from = take(); from !== undefined; from = take()) await parseHere(from, Math.min(tasks.length, from + CHUNK));
-    })();
-    await Promise.all([main, ...workers.map(lane)]);
+    if (threads !== undefined) startThreads(threads);
+    for (let from = take(), chunk = 1; from !== undefined; from = take(), chunk++) {
+      const to = Math.min(tasks.length, from + CHUNK);
+      await parseHere(from, to);
+      if (threads === undefined && chunk === PROBE_CHUNK && threadsWorthIt(tally.fullParses / to, tasks.length - next)) startThreads(parseThreads());
+    }
+    await Promise.all(lanes);
     // Chunks a worker took and never answered.
     await parseHere(0, tasks.length);
   } finally {

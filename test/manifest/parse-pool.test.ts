@@ -3,7 +3,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseManifestBytes } from '../../src/core/manifest/parse.js';
-import { parseAll, parseThreads, PARALLEL_MIN_FILES, type ParseTask } from '../../src/source/parse-pool.js';
+import { parseAll, parseThreads, threadsWorthIt, type ParseTask } from '../../src/source/parse-pool.js';
 import { ensureBuilt, ROOT } from '../e2e/helpers.js';
 
 function text(i: number): string {
@@ -24,8 +24,20 @@ describe('parseAll', () => {
   });
 
   it('from the TypeScript sources there is no worker script, so no thread is started', () => {
-    expect(parseThreads(PARALLEL_MIN_FILES - 1)).toBe(0);
-    expect(parseThreads(PARALLEL_MIN_FILES * 10)).toBe(0);
+    expect(parseThreads()).toBe(0);
+  });
+
+  it('starts threads only when the work left outweighs starting them', () => {
+    // plain manifests the fast reader takes: never; 1,000 files only the yaml package reads: not yet; 10,000: yes
+    expect(threadsWorthIt(0, 100_000)).toBe(false);
+    expect(threadsWorthIt(1, 900)).toBe(false);
+    expect(threadsWorthIt(1, 9_900)).toBe(true);
+    expect(threadsWorthIt(0.1, 9_900)).toBe(false);
+  });
+
+  it('decides by itself on the main thread (no worker script from the sources) and gives the same results', async () => {
+    const results = await parseAll(tasks, options);
+    expect(results).toEqual(tasks.map((t) => parseManifestBytes(t.path, t.bytes, options)));
   });
 
   describe('with worker threads (the build in dist)', () => {
@@ -47,9 +59,9 @@ describe('parseAll', () => {
       expect(results[5]!.diagnostics[0]!.code).toMatch(/^E_YAML/);
     });
 
-    it('starts threads only for many files', () => {
-      expect(built.parseThreads(built.PARALLEL_MIN_FILES - 1)).toBe(0);
-      expect(built.parseThreads(built.PARALLEL_MIN_FILES)).toBeGreaterThanOrEqual(0);
+    it('has threads to start on this machine when it has more than one core', async () => {
+      const { availableParallelism } = await import('node:os');
+      expect(built.parseThreads()).toBe(Math.min(3, availableParallelism() - 1));
     });
   });
 });

@@ -3,6 +3,7 @@ import { Composer, LineCounter, Parser, isScalar, visit, type CST, type Document
 import { sortDiagnostics, type Diagnostic, type Severity } from '../diagnostics.js';
 import { formatLocation, type BlockedResource, type DesiredResource, type ResourceKind, type SourceLocation } from '../model.js';
 import { toResource } from './convert.js';
+import { fastParseDocuments } from './fast-yaml.js';
 import { closest, issueText, problemsFromIssues } from './issues.js';
 import { firstAliasOffset, offsetForPath, positionAt, scalarAt, selfReferencingAlias, tooDeepOffset } from './locate.js';
 import { MANIFEST_KINDS, MANIFEST_SCHEMAS, type DeploymentManifest, type OAuthProviderManifest } from './schema.js';
@@ -11,6 +12,13 @@ import { yamlProblem } from './yaml-errors.js';
 export interface ParseOptions {
   /** Accept literal secret values (`value:`, a string client_secret); otherwise each is an error. */
   allowLiteralSecrets: boolean;
+  /** Try the fast reader first (default true); false reads every file with the yaml package (tests compare the two). */
+  fastYaml?: boolean;
+}
+
+/** Counts, for a caller that wants them, the files read by the yaml package rather than the fast reader. */
+export interface ParseTally {
+  fullParses: number;
 }
 
 /** What one file (or a whole directory) declares. */
@@ -75,7 +83,7 @@ export function invalidUtf8Offset(bytes: Uint8Array): number {
 }
 
 /** Parses a file's raw bytes: refuses huge, binary and non-UTF-8 content with one diagnostic each. */
-export function parseManifestBytes(file: string, bytes: Uint8Array, options: ParseOptions): ManifestResult {
+export function parseManifestBytes(file: string, bytes: Uint8Array, options: ParseOptions, tally?: ParseTally): ManifestResult {
   if (bytes.length > MAX_MANIFEST_BYTES) {
     return fileDiagnostic(file, 'E_TOO_LARGE', TOO_LARGE_MESSAGE);
   }
@@ -88,7 +96,7 @@ export function parseManifestBytes(file: string, bytes: Uint8Array, options: Par
     const what = first === nul ? 'holds a NUL byte' : 'is not valid UTF-8';
     return fileDiagnostic(file, 'E_BINARY', `file ${what}: it looks binary; manifests are UTF-8 YAML text`, line, column);
   }
-  return parseDocuments(file, new TextDecoder('utf-8').decode(bytes), options);
+  return parseDocuments(file, new TextDecoder('utf-8').decode(bytes), options, tally);
 }
 
 /** Parses a file's text: every YAML document in it, each validated on its own. */
@@ -105,7 +113,12 @@ export function parseManifestText(file: string, text: string, options: ParseOpti
 }
 
 /** Every YAML document of a text already checked for size and NUL (by parseManifestBytes or parseManifestText). */
-function parseDocuments(file: string, text: string, options: ParseOptions): ManifestResult {
+function parseDocuments(file: string, text: string, options: ParseOptions, tally?: ParseTally): ManifestResult {
+  if (options.fastYaml !== false) {
+    const fast = parseValidFast(file, text, options);
+    if (fast) return fast;
+  }
+  if (tally) tally.fullParses++;
   const lineCounter = new LineCounter();
   const ctx: FileContext = { file, text, lineCounter, options };
   // What parseAllDocuments does, split in two so the token tree can be measured before it is composed.
@@ -193,27 +206,39 @@ function kindProblem(ctx: FileContext, doc: Document, data: Record<string, unkno
   return diagnostic(ctx, offsetForPath(doc, ['kind'], 'value'), 'E_KIND', `kind: ${shown} is not a kind converge manages; ${hint}`);
 }
 
-/** Literal secret values, unless allowed: each one is an error at the value (the value itself is never repeated). */
-function literalSecretProblems(ctx: FileContext, doc: Document, data: Record<string, unknown>): Diagnostic[] {
-  if (ctx.options.allowLiteralSecrets) return [];
+interface LiteralSecret {
+  /** Where the literal value is written. */
+  path: PropertyKey[];
+  message: string;
+}
+
+/** Literal secret values in a document's data (the value itself is never repeated in the message). */
+function literalSecrets(data: Record<string, unknown>): LiteralSecret[] {
   const spec = data.spec as Record<string, unknown> | undefined;
   if (!spec || typeof spec !== 'object') return [];
-  const out: Diagnostic[] = [];
+  const out: LiteralSecret[] = [];
   const fix = 'use valueFrom: { env: NAME } or { file: PATH } (or --allow-literal-secrets for local use only)';
   if (data.kind === 'Deployment' && Array.isArray(spec.secrets)) {
     spec.secrets.forEach((secret: unknown, index) => {
       const entry = secret as Record<string, unknown> | null;
       if (!entry || typeof entry !== 'object' || typeof entry.value !== 'string' || entry.valueFrom !== undefined) return;
       const name = typeof entry.name === 'string' && entry.name.length <= 128 ? ` "${entry.name}"` : '';
-      const offset = offsetForPath(doc, ['spec', 'secrets', index, 'value'], 'value');
-      out.push(diagnostic(ctx, offset, 'E_LITERAL_SECRET', `secret${name} has a literal value in the manifest; ${fix}`));
+      out.push({ path: ['spec', 'secrets', index, 'value'], message: `secret${name} has a literal value in the manifest; ${fix}` });
     });
   }
   if (data.kind === 'OAuthProvider' && typeof spec.client_secret === 'string') {
-    const offset = offsetForPath(doc, ['spec', 'client_secret'], 'value');
-    out.push(diagnostic(ctx, offset, 'E_LITERAL_SECRET', `client_secret has a literal value in the manifest; write client_secret: { valueFrom: { env: NAME } } or { valueFrom: { file: PATH } } (or --allow-literal-secrets for local use only)`));
+    out.push({
+      path: ['spec', 'client_secret'],
+      message: `client_secret has a literal value in the manifest; write client_secret: { valueFrom: { env: NAME } } or { valueFrom: { file: PATH } } (or --allow-literal-secrets for local use only)`,
+    });
   }
   return out;
+}
+
+/** Literal secret values, unless allowed: each one is an error at the value. */
+function literalSecretProblems(ctx: FileContext, doc: Document, data: Record<string, unknown>): Diagnostic[] {
+  if (ctx.options.allowLiteralSecrets) return [];
+  return literalSecrets(data).map((found) => diagnostic(ctx, offsetForPath(doc, found.path, 'value'), 'E_LITERAL_SECRET', found.message));
 }
 
 function validate(ctx: FileContext, doc: Document, data: unknown, diagnostics: Diagnostic[]): DeploymentManifest | OAuthProviderManifest | undefined {
@@ -230,7 +255,7 @@ function validate(ctx: FileContext, doc: Document, data: unknown, diagnostics: D
   }
   const kind = record.kind as ResourceKind;
   const schema = MANIFEST_SCHEMAS[kind];
-  const parsed = schema.safeParse(data, { reportInput: true, error: issueText });
+  const parsed = schema.safeParse(data, SAFE_PARSE_OPTIONS);
   if (!parsed.success) {
     for (const problem of problemsFromIssues(parsed.error.issues, schema, kind)) {
       diagnostics.push(diagnostic(ctx, offsetForPath(doc, problem.path, problem.at), problem.code, problem.message));
@@ -239,6 +264,8 @@ function validate(ctx: FileContext, doc: Document, data: unknown, diagnostics: D
   diagnostics.push(...literalSecretProblems(ctx, doc, record));
   return parsed.success ? parsed.data : undefined;
 }
+
+const SAFE_PARSE_OPTIONS = { reportInput: true, error: issueText };
 
 function blockReason(problems: Diagnostic[]): string {
   const first = problems[0]!;
@@ -273,4 +300,52 @@ function parseDocument(ctx: FileContext, doc: Document, result: ManifestResult):
   if (!manifest) return;
   const locate = (path: PropertyKey[]): SourceLocation => ({ file: ctx.file, ...positionAt(ctx.lineCounter, offsetForPath(doc, path, 'value')) });
   result.resources.push(toResource(manifest, header.location, locate));
+}
+
+/** Thrown by a locator of the fast path when a path has no position there; the file is then parsed in full. */
+const NOT_LOCATED = new Error('not located');
+
+/** A LineCounter holding the line starts of `text`, as the yaml parser would fill it. */
+function lineCounterOf(text: string): LineCounter {
+  const lineCounter = new LineCounter();
+  lineCounter.addNewLine(0);
+  for (let i = text.indexOf('\n'); i !== -1; i = text.indexOf('\n', i + 1)) lineCounter.addNewLine(i + 1);
+  return lineCounter;
+}
+
+/**
+ * A file whose every document the fast reader takes and which is valid as it stands: its resources, exactly
+ * as the full path would give them. Undefined as soon as anything is unusual or any problem would be reported,
+ * so every diagnostic comes from the full path (with the yaml package's positions).
+ */
+export function parseValidFast(file: string, text: string, options: ParseOptions): ManifestResult | undefined {
+  const docs = fastParseDocuments(text);
+  if (!docs) return undefined;
+  const lineCounter = lineCounterOf(text);
+  const at = (offset: number): SourceLocation => ({ file, ...positionAt(lineCounter, offset) });
+  const resources: DesiredResource[] = [];
+  for (const doc of docs) {
+    const data = doc.data;
+    if (!data || typeof data !== 'object' || Array.isArray(data)) return undefined;
+    const record = data as Record<string, unknown>;
+    const kind = record.kind;
+    if (typeof kind !== 'string' || !(MANIFEST_KINDS as readonly string[]).includes(kind)) return undefined;
+    if (!options.allowLiteralSecrets && literalSecrets(record).length > 0) return undefined;
+    const parsed = MANIFEST_SCHEMAS[kind as ResourceKind].safeParse(data, SAFE_PARSE_OPTIONS);
+    if (!parsed.success) return undefined;
+    const nameOffset = doc.valueOffset(['metadata', 'name']);
+    if (nameOffset === undefined) return undefined;
+    const locate = (path: PropertyKey[]): SourceLocation => {
+      const offset = doc.valueOffset(path);
+      if (offset === undefined) throw NOT_LOCATED;
+      return at(offset);
+    };
+    try {
+      resources.push(toResource(parsed.data, at(nameOffset), locate));
+    } catch (error) {
+      if (error === NOT_LOCATED) return undefined;
+      throw error;
+    }
+  }
+  return { resources, blocked: [], diagnostics: [] };
 }

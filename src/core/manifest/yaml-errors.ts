@@ -15,7 +15,7 @@ function openingOf(doc: Document, error: YAMLError): { offset: number; what: 'do
   if (!wantQuote && !wantFlow) return undefined;
   let found: { offset: number; what: 'double' | 'single' | 'list' | 'map' } | undefined;
   visit(doc, (_key, node) => {
-    const range = (node as { range?: [number, number, number] }).range;
+    const range = (node as { range?: [number, number, number] } | null)?.range;
     if (!range || (range[1] !== end && range[2] !== end)) return undefined;
     if (wantQuote && isScalar(node) && (node.type === 'QUOTE_DOUBLE' || node.type === 'QUOTE_SINGLE')) {
       found = { offset: range[0], what: node.type === 'QUOTE_DOUBLE' ? 'double' : 'single' };
