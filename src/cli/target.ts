@@ -1,8 +1,7 @@
 // Opens the service a command talks to: a URL, or "embedded": an in-process emulator seeded from a state file.
 import { clientOptionsFrom, ServiceClient, type ClientOptions } from '../api/client.js';
 import { UsageError } from '../core/errors.js';
-import { emulatorDiscoveryHook } from '../discovery/emulator-hook.js';
-import { startEmulator, type RunningEmulator } from '../emulator/server.js';
+import type { RunningEmulator } from '../emulator/server.js';
 import type { Settings } from './settings.js';
 
 export interface Target {
@@ -22,6 +21,8 @@ export const EMBEDDED = 'embedded';
  */
 export async function openTarget(settings: Settings, hooks: { onRequest?: ClientOptions['onRequest'] } = {}): Promise<Target> {
   if (settings.apiUrl === EMBEDDED) {
+    // Imported here: a run against a real service loads none of the emulator.
+    const [{ startEmulator }, { emulatorDiscoveryHook }] = await Promise.all([import('../emulator/server.js'), import('../discovery/emulator-hook.js')]);
     const emulator = await startEmulator({
       host: '127.0.0.1',
       port: 0,

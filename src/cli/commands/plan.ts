@@ -6,7 +6,7 @@ import { renderText } from '../../core/render/text.js';
 import { UsageError } from '../../core/errors.js';
 import { gatherPlanInput } from '../../reconcile/gather.js';
 import type { Command } from '../command.js';
-import { readAppliedState } from '../../queue/applied-state.js';
+import type { readAppliedState } from '../../queue/applied-state.js';
 import { resolveSettings, settingOptions } from '../settings.js';
 import { EMBEDDED, openTarget } from '../target.js';
 import { progressLine, useColor } from '../tty.js';
@@ -31,8 +31,17 @@ export const planCommand: Command = {
     const settings = resolveSettings(args, io.env);
     const dir = args.positionals[0]!;
     // The embedded emulator starts fresh in every process: applied state kept in Redis would not describe it.
-    const applied = settings.apiUrl === EMBEDDED ? { records: new Map() } as Awaited<ReturnType<typeof readAppliedState>> : await readAppliedState(settings);
-    if (applied.warning) io.stderr.write(`converge plan: warning: ${applied.warning}\n`);
+    // Otherwise it is read (Redis client loaded, connected, one HGETALL) while the live pages are listed.
+    type AppliedState = Awaited<ReturnType<typeof readAppliedState>>;
+    const applied: Promise<AppliedState> =
+      settings.apiUrl === EMBEDDED
+        ? Promise.resolve({ records: new Map() })
+        : import('../../queue/applied-state.js').then(async (module) => {
+            const state = await module.readAppliedState(settings);
+            if (state.warning) io.stderr.write(`converge plan: warning: ${state.warning}\n`);
+            return state;
+          });
+    applied.catch(() => undefined);
     const target = await openTarget(settings);
     try {
       const progress = progressLine(io);
@@ -42,7 +51,7 @@ export const planCommand: Command = {
         client: target.client,
         allowLiteralSecrets: settings.allowLiteralSecrets,
         allowLocalDiscovery: settings.allowLocalDiscovery,
-        applied: { getAll: async () => applied.records },
+        applied: { getAll: async () => (await applied).records },
         onLiveProgress: (n) => progress.show(`listing live deployments: ${n}`),
       });
       progress.clear();
