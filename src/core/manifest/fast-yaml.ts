@@ -64,25 +64,29 @@ function stripComment(text: string): string {
   return (hash === -1 ? text : text.slice(0, hash)).trimEnd();
 }
 
-/** A quoted scalar at the start of `text` (which must be all of it but spaces and a comment): its value. */
-function readQuoted(text: string): string {
-  const quote = text[0];
+/** The quoted scalar opening at text[start] on this line: its value and the offset just past its closing quote. */
+function quotedAt(text: string, start: number): { value: string; end: number } {
+  const quote = text[start]!;
   let value = '';
-  let i = 1;
+  let from = start + 1;
   for (;;) {
-    const end = text.indexOf(quote!, i);
-    if (end === -1) decline(); // a quoted scalar that goes on to the next line
-    if (quote === "'" && text[end + 1] === "'") {
-      value += text.slice(i, end + 1);
-      i = end + 2;
+    const close = text.indexOf(quote, from);
+    if (close === -1) decline(); // a quoted scalar that goes on to the next line
+    if (quote === "'" && text[close + 1] === "'") {
+      value += text.slice(from, close + 1);
+      from = close + 2;
       continue;
     }
-    value += text.slice(i, end);
-    i = end + 1;
-    break;
+    value += text.slice(from, close);
+    if (quote === '"' && value.includes('\\')) decline(); // escapes
+    return { value, end: close + 1 };
   }
-  if (quote === '"' && value.includes('\\')) decline(); // escapes
-  const rest = text.slice(i);
+}
+
+/** A quoted scalar that is all of `text` but spaces and a comment: its value. */
+function readQuoted(text: string): string {
+  const { value, end } = quotedAt(text, 0);
+  const rest = text.slice(end);
   if (rest.trim() !== '' && !/^ +#/.test(rest)) decline();
   return value;
 }
@@ -130,22 +134,8 @@ class FlowReader {
   }
 
   private quoted(): string {
-    const quote = this.text[this.i]!;
-    let value = '';
-    let from = this.i + 1;
-    for (;;) {
-      const end = this.text.indexOf(quote, from);
-      if (end === -1) decline();
-      if (quote === "'" && this.text[end + 1] === "'") {
-        value += this.text.slice(from, end + 1);
-        from = end + 2;
-        continue;
-      }
-      value += this.text.slice(from, end);
-      this.i = end + 1;
-      break;
-    }
-    if (quote === '"' && value.includes('\\')) decline();
+    const { value, end } = quotedAt(this.text, this.i);
+    this.i = end;
     return value;
   }
 
