@@ -24,9 +24,21 @@ export interface JobSettings {
 const KEEP_COMPLETED = { age: 24 * 3600, count: 10_000 };
 const KEEP_FAILED = { age: 7 * 24 * 3600, count: 10_000 };
 
+/** Random bytes for job ids, drawn a block at a time (one randomBytes call per 1,024 ids, not one per id). */
+const idRandom = { bytes: Buffer.alloc(0), used: 0 };
+
+function randomHex8(): string {
+  if (idRandom.used + 4 > idRandom.bytes.length) {
+    idRandom.bytes = randomBytes(4_096);
+    idRandom.used = 0;
+  }
+  idRandom.used += 4;
+  return idRandom.bytes.toString('hex', idRandom.used - 4, idRandom.used);
+}
+
 /** BullMQ job ids may not contain ':'; resource names normally hold none, but a provider id might. */
 export function jobIdFor(key: string): string {
-  return `${key.replace(/%/g, '%25').replace(/:/g, '%3A')}@${Date.now().toString(36)}-${randomBytes(4).toString('hex')}`;
+  return `${key.replace(/%/g, '%25').replace(/:/g, '%3A')}@${Date.now().toString(36)}-${randomHex8()}`;
 }
 
 /** The resourceKey a job id was made from. */
@@ -47,19 +59,29 @@ function jobSecret(source: SecretSource, resource: DesiredResource, name: string
  * has no place for a value.
  */
 export function toJobResource(resource: DesiredResource): JobResource {
+  return JobResource.parse(jobResourcePayload(resource));
+}
+
+/** toJobResource before the schema check (buildJobData checks the whole job data, the resource with it, once). */
+function jobResourcePayload(resource: DesiredResource): unknown {
   if (resource.kind === 'Deployment') {
     const { secrets, ...spec } = resource.spec;
-    const payload = {
+    return {
       ...resource,
       spec: { ...spec, ...(secrets ? { secrets: secrets.map((s) => ({ name: s.name, from: jobSecret(s.from, resource, s.name) })) } : {}) },
     };
-    return JobResource.parse(payload);
   }
   const spec = resource.spec;
   if (spec.mode === 'manual' && spec.client_secret !== undefined) {
-    return JobResource.parse({ ...resource, spec: { ...spec, client_secret: jobSecret(spec.client_secret, resource, 'client_secret') } });
+    return { ...resource, spec: { ...spec, client_secret: jobSecret(spec.client_secret, resource, 'client_secret') } };
   }
-  return JobResource.parse(resource);
+  return resource;
+}
+
+/** Whether a desired resource holds a literal secret value (its job then points at the manifest, see jobSecret). */
+function hasLiteralSecrets(resource: DesiredResource): boolean {
+  if (resource.kind === 'Deployment') return (resource.spec.secrets ?? []).some((s) => 'value' in s.from);
+  return resource.spec.mode === 'manual' && resource.spec.client_secret !== undefined && 'value' in resource.spec.client_secret;
 }
 
 /** True when a job resource needs the manifest directory to read a literal secret back. */
@@ -79,17 +101,16 @@ export function buildJobData(
   operation: JobOperation,
   context: { origin: string; manifestDir?: string; deploymentId?: string; now?: Date },
 ): ReconcileJobData {
-  const jobResource = toJobResource(resource);
-  const data: ReconcileJobData = {
+  const data: Record<string, unknown> & { key: string } = {
     version: 1,
     key: resourceKey(resource.kind, resource.name),
     operation,
-    resource: jobResource,
+    resource: jobResourcePayload(resource),
     origin: context.origin,
     enqueuedAt: (context.now ?? new Date()).toISOString(),
   };
   if (context.deploymentId && resource.kind === 'Deployment') data.deploymentId = context.deploymentId;
-  if (hasManifestSecrets(jobResource)) {
+  if (hasLiteralSecrets(resource)) {
     if (!context.manifestDir) {
       throw new ConvergeError('E_ENQUEUE', `${data.key} has a literal secret value but no manifest directory was given to read it back from`);
     }
