@@ -166,6 +166,40 @@ export async function openQueueEvents(session: QueueSession, redisUrl: string, n
   return { events, connection };
 }
 
+/**
+ * Jobs enqueued after the first ENQUEUE_BATCH: smaller batches, so that building and adding one holds the jobs
+ * already running (their replies wait behind it) for a shorter time.
+ */
+const LATER_ENQUEUE_BATCH = 20;
+
+/** Longest wait for the in-process worker to fill its slots before the rest is enqueued (other workers may take the jobs). */
+const RAMP_WAIT_MS = 100;
+
+/** Resolves once `worker` has started `slots` jobs (or `ms` passed); counts from the call. */
+function slotsFilled(worker: ReconcileWorker, slots: number): { wait(ms: number): Promise<void>; stop(): void } {
+  let started = 0;
+  let done: (() => void) | undefined;
+  const onActive = (): void => {
+    started += 1;
+    if (started >= slots) done?.();
+  };
+  worker.worker.on('active', onActive);
+  return {
+    async wait(ms) {
+      if (started >= slots) return;
+      let timer: NodeJS.Timeout | undefined;
+      await new Promise<void>((resolve) => {
+        done = resolve;
+        timer = setTimeout(resolve, ms);
+      });
+      clearTimeout(timer);
+    },
+    stop() {
+      worker.worker.off('active', onActive);
+    },
+  };
+}
+
 /** Enqueues every change, runs workers, and resolves with one result per change (in the given order). */
 export async function runApply(options: RunApplyOptions): Promise<ResourceResult[]> {
   const { session } = options;
@@ -216,20 +250,28 @@ export async function runApply(options: RunApplyOptions): Promise<ResourceResult
       }
     }
     // A batch at a time: the first jobs start while the payloads of the later ones are still being built.
-    for (let from = 0; from < total; from += ENQUEUE_BATCH) {
-      const datas = options.changes.slice(from, from + ENQUEUE_BATCH).map((change) =>
+    const fill = worker ? slotsFilled(worker, Math.min(Math.max(1, options.settings.concurrency), total)) : undefined;
+    for (let from = 0; from < total; ) {
+      // BullMQ fetches a worker's first jobs one round trip after another and starts none before all its slots
+      // are filled: enqueue work between those round trips would leave every slot empty meanwhile.
+      if (from === ENQUEUE_BATCH && fill) await fill.wait(RAMP_WAIT_MS);
+      const size = from === 0 ? ENQUEUE_BATCH : LATER_ENQUEUE_BATCH;
+      const datas = options.changes.slice(from, from + size).map((change) =>
         buildJobData(change.resource, operationFor(change.resource, change.change.action === 'create' ? 'create' : 'update'), {
           origin: 'apply',
           manifestDir: options.manifestDir,
           ...(change.deploymentId ? { deploymentId: change.deploymentId } : {}),
         }),
       );
+      const at = from;
       await enqueueReconcileMany(session.queue, session.redis, datas, options.settings, (e, i) => {
-        const t: Tracked = { change: options.changes[from + i]!, key: e.key, jobId: e.jobId };
-        tracked[from + i] = t;
+        const t: Tracked = { change: options.changes[at + i]!, key: e.key, jobId: e.jobId };
+        tracked[at + i] = t;
         byJob.set(e.jobId, t);
       });
+      from += size;
     }
+    fill?.stop();
     const allDone = new Promise<void>((resolve) => {
       wake = resolve;
       if (finished === total) resolve();
