@@ -44,6 +44,12 @@ export function checkPrefix(prefix: string): string {
 export interface ConnectOptions {
   name?: string;
   connectTimeoutMs?: number;
+  /**
+   * Producers only (default true): commands issued while an earlier batch is on the wire wait and go together
+   * (ioredis enableAutoPipelining). Fewer socket writes, but each command waits for the end of the event-loop turn
+   * and for the batch before it.
+   */
+  autoPipelining?: boolean;
 }
 
 function baseOptions(settings: RedisSettings, options: ConnectOptions): RedisOptions {
@@ -75,9 +81,9 @@ export async function connectProducer(settings: RedisSettings, options: ConnectO
     connectionName: options.name ?? 'converge-producer',
     enableOfflineQueue: false,
     maxRetriesPerRequest: 1,
-    // Commands issued in the same tick (the jobs in flight, each reading and writing applied state) share one
-    // socket write: a write is a system call, the larger part of a command's cost here.
-    enableAutoPipelining: true,
+    // Commands issued in the same tick share one socket write: a write is a system call, the larger part of a
+    // command's cost here.
+    enableAutoPipelining: options.autoPipelining !== false,
   });
   await connectOnce(redis, settings, options.connectTimeoutMs ?? CONNECT_TIMEOUT_MS);
   return redis;
