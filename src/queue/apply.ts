@@ -251,27 +251,30 @@ export async function runApply(options: RunApplyOptions): Promise<ResourceResult
     }
     // A batch at a time: the first jobs start while the payloads of the later ones are still being built.
     const fill = worker ? slotsFilled(worker, Math.min(Math.max(1, options.settings.concurrency), total)) : undefined;
-    for (let from = 0; from < total; ) {
-      // BullMQ fetches a worker's first jobs one round trip after another and starts none before all its slots
-      // are filled: enqueue work between those round trips would leave every slot empty meanwhile.
-      if (from === ENQUEUE_BATCH && fill) await fill.wait(RAMP_WAIT_MS);
-      const size = from === 0 ? ENQUEUE_BATCH : LATER_ENQUEUE_BATCH;
-      const datas = options.changes.slice(from, from + size).map((change) =>
-        buildJobData(change.resource, operationFor(change.resource, change.change.action === 'create' ? 'create' : 'update'), {
-          origin: 'apply',
-          manifestDir: options.manifestDir,
-          ...(change.deploymentId ? { deploymentId: change.deploymentId } : {}),
-        }),
-      );
-      const at = from;
-      await enqueueReconcileMany(session.queue, session.redis, datas, options.settings, (e, i) => {
-        const t: Tracked = { change: options.changes[at + i]!, key: e.key, jobId: e.jobId };
-        tracked[at + i] = t;
-        byJob.set(e.jobId, t);
-      });
-      from += size;
+    try {
+      for (let from = 0; from < total; ) {
+        // BullMQ fetches a worker's first jobs one round trip after another and starts none before all its slots
+        // are filled: enqueue work between those round trips would leave every slot empty meanwhile.
+        if (from === ENQUEUE_BATCH && fill) await fill.wait(RAMP_WAIT_MS);
+        const size = from === 0 ? ENQUEUE_BATCH : LATER_ENQUEUE_BATCH;
+        const datas = options.changes.slice(from, from + size).map((change) =>
+          buildJobData(change.resource, operationFor(change.resource, change.change.action === 'create' ? 'create' : 'update'), {
+            origin: 'apply',
+            manifestDir: options.manifestDir,
+            ...(change.deploymentId ? { deploymentId: change.deploymentId } : {}),
+          }),
+        );
+        const at = from;
+        await enqueueReconcileMany(session.queue, session.redis, datas, options.settings, (e, i) => {
+          const t: Tracked = { change: options.changes[at + i]!, key: e.key, jobId: e.jobId };
+          tracked[at + i] = t;
+          byJob.set(e.jobId, t);
+        });
+        from += size;
+      }
+    } finally {
+      fill?.stop();
     }
-    fill?.stop();
     const allDone = new Promise<void>((resolve) => {
       wake = resolve;
       if (finished === total) resolve();
