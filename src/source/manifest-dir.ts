@@ -206,7 +206,7 @@ const YIELD_EVERY_MS = 5;
 
 /**
  * Reads and parses listed files. A file that vanished since listing is a warning, never a crash. Files the cache
- * knows unchanged are not parsed again; the rest are parsed on worker threads too when there are many (parse-pool).
+ * knows unchanged are not parsed again; the rest are parsed here, and on worker threads too when many need the yaml package (parse-pool).
  */
 export async function readManifestFiles(listing: ManifestListing, options: LoadOptions): Promise<ManifestDirResult> {
   const extra: Diagnostic[] = [...listing.diagnostics];

@@ -1,4 +1,4 @@
-// Parses manifest files on worker threads as well as the main thread when there are many (YAML parsing is CPU-bound).
+// Parses manifest files on the main thread, and on worker threads too when many need the yaml package (CPU-bound).
 import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
