@@ -149,21 +149,14 @@ function diffFor(p: DeploymentPlanning, live: LiveDeployment | undefined, applie
   return diffDeployment(p.resource, live, ctx);
 }
 
+/** Thrown by patchIfNeeded when the read-ahead record it was given is no longer the stored one: nothing was sent. */
+const MARK_REFUSED = new Error('the applied record changed since it was read ahead, or a write is pending');
+
 /**
  * Sends the PATCH of `diff` (if any) and records it. With `expected` (the applied record `applied` came from, read
  * ahead), the pending write is recorded only if that record is still the stored one and nothing else is pending:
- * otherwise nothing is sent and the result is undefined.
+ * otherwise nothing is sent and MARK_REFUSED is thrown.
  */
-function patchIfNeeded(key: string, p: DeploymentPlanning, diff: DeploymentDiff, live: LiveDeployment, ctx: ReconcileContext, applied: AppliedRecord | undefined): Promise<Patched>;
-function patchIfNeeded(
-  key: string,
-  p: DeploymentPlanning,
-  diff: DeploymentDiff,
-  live: LiveDeployment,
-  ctx: ReconcileContext,
-  applied: AppliedRecord | undefined,
-  expected: AppliedHint | undefined,
-): Promise<Patched | undefined>;
 async function patchIfNeeded(
   key: string,
   p: DeploymentPlanning,
@@ -173,7 +166,7 @@ async function patchIfNeeded(
   /** The applied record read during this job (written over, not read again, after the PATCH). */
   applied: AppliedRecord | undefined,
   expected?: AppliedHint,
-): Promise<Patched | undefined> {
+): Promise<Patched> {
   if (diff.change.action === 'blocked') throw blocked(diff.change.reason ?? 'the plan blocks it');
   if (!diff.request || diff.request.op !== 'patch') return { sent: false, live, newRevision: false };
   const written = pick(p.hashes, diff.secretNames);
@@ -186,7 +179,7 @@ async function patchIfNeeded(
     startsRevision: diff.change.new_revision,
   };
   if (!expected) await ctx.store.setPending(key, pending);
-  else if (!(await ctx.store.markPending(key, expected, pending)).marked) return undefined;
+  else if (!(await ctx.store.markPending(key, expected, pending)).marked) throw MARK_REFUSED;
   const updated = await ctx.client.patchDeployment(diff.request.id, body!);
   const recorded = await ctx.store.recordWrite(key, { secrets: written }, ctx.now?.(), applied ?? null);
   return { sent: true, live: updated, newRevision: diff.change.new_revision, applied: recorded };
@@ -245,16 +238,16 @@ async function patchFromSnapshot(
   }
   const diff = diffFor(p, snapshot, applied);
   if (diff.change.action !== 'update' || diff.request?.op !== 'patch') return undefined;
-  let patched: Patched | undefined;
+  let patched: Patched;
   try {
     patched = await patchIfNeeded(key, p, diff, snapshot, ctx, applied, hint);
   } catch (error) {
     // Gone since the snapshot: the full way finds out what is there now (and creates it when nothing is).
     if (error instanceof ServiceError && error.status === 404) return undefined;
+    // The applied record changed since it was read ahead, or a write is pending: nothing was sent; the full way decides.
+    if (error === MARK_REFUSED) return undefined;
     throw error;
   }
-  // The applied record changed since it was read ahead, or a write is pending: nothing was sent; the full way decides.
-  if (!patched) return undefined;
   const after = diffFor(p, patched.live, patched.applied);
   if (!after.request && after.change.action !== 'blocked') return deploymentResult('updated', patched.newRevision, patched.live);
   const rest = await reconcileFresh(key, p, ctx, knownId);
