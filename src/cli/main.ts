@@ -5,15 +5,15 @@ import { commandHelp, parseCommandArgs, type Command, type CommandIo } from './c
 import { loadCommand, loadCommands } from './commands/index.js';
 
 async function mainHelp(): Promise<string> {
-  const COMMANDS = await loadCommands();
-  const width = Math.max(...COMMANDS.map((c) => c.name.length)) + 4;
+  const commands = await loadCommands();
+  const width = Math.max(...commands.map((c) => c.name.length)) + 4;
   const lines = [
     'converge: GitOps reconciler for the Deployment and OAuth Provider Service',
     '',
     'Usage: converge COMMAND [options]',
     '',
     'Commands:',
-    ...COMMANDS.map((c) => `  ${c.name.padEnd(width)}${c.summary}`),
+    ...commands.map((c) => `  ${c.name.padEnd(width)}${c.summary}`),
     '',
     'Run "converge COMMAND --help" for the options of one command.',
   ];

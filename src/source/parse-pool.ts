@@ -17,11 +17,9 @@ export interface ParseTask {
  * this: a thread takes about 150 ms to load the parser and the schemas, and on two cores it slowed a load of
  * 10,000 plain manifests from 0.7 s to 1 s or more.
  */
-export const THREADS_WORTH_MS = 1000;
+const THREADS_WORTH_MS = 1000;
 /** What the yaml package takes per manifest file on the main thread (measured on the bench machine). */
-export const FULL_PARSE_MS = 0.3;
-/** After its first chunk, the main thread projects the rest from the share of files the fast reader declined. */
-const PROBE_CHUNK = 1;
+const FULL_PARSE_MS = 0.3;
 const MAX_WORKERS = 3;
 /** Files per message to a worker; a worker has at most two chunks in hand. */
 const CHUNK = 100;
@@ -122,10 +120,11 @@ export async function parseAll(
 
   try {
     if (threads !== undefined) startThreads(threads);
-    for (let from = take(), chunk = 1; from !== undefined; from = take(), chunk++) {
+    for (let from = take(); from !== undefined; from = take()) {
       const to = Math.min(tasks.length, from + CHUNK);
       await parseHere(from, to);
-      if (threads === undefined && chunk === PROBE_CHUNK && threadsWorthIt(tally.fullParses / to, tasks.length - next)) startThreads(parseThreads());
+      // After its first chunk, the main thread projects the rest from the share of files the fast reader declined.
+      if (threads === undefined && from === 0 && threadsWorthIt(tally.fullParses / to, tasks.length - next)) startThreads(parseThreads());
     }
     await Promise.all(lanes);
     // Chunks a worker took and never answered.

@@ -21,6 +21,9 @@ interface Positioned {
   children?: Map<string | number, Positioned>;
 }
 
+/** A value read, with where it starts and where its children start. */
+type ReadNode = Positioned & { value: unknown };
+
 interface Line {
   /** Columns of leading spaces. */
   indent: number;
@@ -31,11 +34,15 @@ interface Line {
 }
 
 /** Thrown inside the reader to decline a file; never escapes fastParseDocuments. */
-class Decline extends Error {}
-const DECLINE = new Decline('declined');
+const DECLINE = new Error('declined');
 
 function decline(): never {
   throw DECLINE;
+}
+
+/** Whether a line (after its indent) is a block sequence item: `- ...`, or a lone `-`. */
+function isItem(content: string): boolean {
+  return content === '-' || content.startsWith('- ');
 }
 
 const MAX_DEPTH = 32;
@@ -115,14 +122,14 @@ class FlowReader {
   }
 
   /** The collection at the start of the text; what follows it may only be spaces and a comment. */
-  top(): Positioned & { value: unknown } {
+  top(): ReadNode {
     const node = this.node(0);
     const rest = this.text.slice(this.i);
     if (rest.trim() !== '' && !/^ +#/.test(rest)) decline();
     return node;
   }
 
-  private node(depth: number): Positioned & { value: unknown } {
+  private node(depth: number): ReadNode {
     if (depth > MAX_DEPTH) decline();
     this.spaces();
     const offset = this.base + this.i;
@@ -158,7 +165,7 @@ class FlowReader {
     return key;
   }
 
-  private collection(close: '}' | ']', offset: number, depth: number): Positioned & { value: unknown } {
+  private collection(close: '}' | ']', offset: number, depth: number): ReadNode {
     this.i++;
     const children = new Map<string | number, Positioned>();
     const map: Record<string, unknown> = {};
@@ -193,12 +200,13 @@ class FlowReader {
 }
 
 /** A value written on the same line as its key or dash. */
-function readInline(text: string, offset: number): Positioned & { value: unknown } {
+function readInline(text: string, offset: number): ReadNode {
   const first = text[0]!;
   if (first === '{' || first === '[') return new FlowReader(text, offset).top();
   if (first === '"' || first === "'") return { offset, value: readQuoted(text) };
-  if (first === '-' && text.length > 1 && text[1] !== ' ') return { offset, value: readBlockPlain(text) };
-  if (PLAIN_START_DECLINED.has(first)) decline();
+  // `-1`, `-x`: a plain scalar; a `-` alone or before a space would start a sequence item
+  const dashScalar = first === '-' && text.length > 1 && text[1] !== ' ';
+  if (PLAIN_START_DECLINED.has(first) && !dashScalar) decline();
   return { offset, value: readBlockPlain(text) };
 }
 
@@ -217,10 +225,10 @@ class BlockReader {
   }
 
   /** The node whose first line is the next one. */
-  node(depth: number): Positioned & { value: unknown } {
+  node(depth: number): ReadNode {
     if (depth > MAX_DEPTH) decline();
     const line = this.peek()!;
-    if (line.content === '-' || line.content.startsWith('- ')) return this.sequence(line.indent, depth);
+    if (isItem(line.content)) return this.sequence(line.indent, depth);
     if (KEY.test(line.content)) return this.mapping(line.indent, depth);
     decline(); // a document or item that is a bare scalar, or a key this reader does not take
   }
@@ -232,14 +240,14 @@ class BlockReader {
   }
 
   /** The value of a key written with nothing after the colon: a nested block, a same-indent sequence, or null. */
-  private nestedValue(indent: number, depth: number): Positioned & { value: unknown } {
+  private nestedValue(indent: number, depth: number): ReadNode {
     const next = this.peek();
     if (next && next.indent > indent) return this.node(depth + 1);
-    if (next && next.indent === indent && (next.content === '-' || next.content.startsWith('- '))) return this.sequence(indent, depth + 1);
+    if (next && next.indent === indent && isItem(next.content)) return this.sequence(indent, depth + 1);
     decline(); // `key:` and nothing (null): rare enough to leave to the yaml package
   }
 
-  mapping(indent: number, depth: number): Positioned & { value: unknown } {
+  mapping(indent: number, depth: number): ReadNode {
     const map: Record<string, unknown> = {};
     const children = new Map<string | number, Positioned>();
     const start = this.peek()!.offset;
@@ -250,7 +258,7 @@ class BlockReader {
       if (SPECIAL_KEY.test(key) || Object.hasOwn(map, key)) decline();
       const rest = line.content.slice(match[0].length);
       this.index++;
-      let child: Positioned & { value: unknown };
+      let child: ReadNode;
       if (rest === '' || rest.startsWith('#')) {
         child = this.nestedValue(indent, depth);
       } else {
@@ -265,7 +273,7 @@ class BlockReader {
     return { offset: start, children, value: map };
   }
 
-  sequence(indent: number, depth: number): Positioned & { value: unknown } {
+  sequence(indent: number, depth: number): ReadNode {
     const list: unknown[] = [];
     const children = new Map<string | number, Positioned>();
     const start = this.peek()!.offset;
@@ -275,8 +283,8 @@ class BlockReader {
       const itemText = text.slice(pad);
       const itemOffset = line.offset + 2 + pad;
       if (itemText === '' || itemText.startsWith('#')) decline(); // `- ` with the item on the next lines
-      if (itemText.startsWith('- ') || itemText === '-') decline(); // a sequence nested on the same line
-      let child: Positioned & { value: unknown };
+      if (isItem(itemText)) decline(); // a sequence nested on the same line
+      let child: ReadNode;
       if (KEY.test(itemText)) {
         // `- key: value`: a mapping whose keys sit at the column of this first key
         this.lines[this.index] = { indent: indent + 2 + pad, offset: itemOffset, content: itemText };
