@@ -1,5 +1,5 @@
 // Opens the service a command talks to: a URL, or "embedded": an in-process emulator seeded from a state file.
-import { clientOptionsFrom, ServiceClient, type ClientOptions } from '../api/client.js';
+import { clientOptionsFrom, ServiceClient, type ClientOptions } from '../service/client.js';
 import { UsageError } from '../core/errors.js';
 import type { RunningEmulator } from '../emulator/server.js';
 import type { Settings } from './settings.js';

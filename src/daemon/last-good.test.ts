@@ -3,7 +3,7 @@ import { mkdtemp, rm, writeFile, unlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { loadManifestDir } from '../source/manifest-dir.js';
+import { loadManifestDir } from '../observe/manifests.js';
 import { LastGoodManifests } from './last-good.js';
 
 function deployment(name: string, maxScale: number): string {

@@ -1,6 +1,6 @@
 // Prometheus metrics of one daemon (prom-client, on its own Registry): reconciles, resource states, jobs, requests.
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { RequestInfo } from '../api/client.js';
+import type { RequestInfo } from '../service/client.js';
 import type { ResourceKind } from '../core/model.js';
 
 /** Sync states a managed resource is counted under (converge_resources). */

@@ -1,15 +1,15 @@
 // The outer reconcile: one at a time, bursts coalesced, and one `finally` that owns status, metrics, logs and retries.
 import type { Logger } from 'pino';
-import type { ServiceClient } from '../api/client.js';
+import type { ServiceClient } from '../service/client.js';
 import { formatDiagnostic } from '../core/diagnostics.js';
 import { ConvergeError, UsageError } from '../core/errors.js';
 import type { Plan } from '../core/model.js';
 import type { DaemonMetrics, ReconcileTrigger } from './metrics.js';
-import { reconcileDirectory, type EnqueuedJob, type ReconcileContext, type ReconcileOutcome } from './reconcile.js';
+import { reconcileDirectory, type EnqueuedJob, type CycleContext, type ReconcileOutcome } from './cycle.js';
 import { ResourceTracker, type ReconcileRecord } from './status.js';
 
 export interface ReconcilerOptions {
-  context: Omit<ReconcileContext, 'onEnqueued'>;
+  context: Omit<CycleContext, 'onEnqueued'>;
   metrics: DaemonMetrics;
   log: Logger;
   /** First retry delay after a failed reconcile; doubles up to maxRetryMs. */

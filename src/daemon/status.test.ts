@@ -1,7 +1,7 @@
 // ResourceTracker: states from a reconcile's outcome, job results (also ones that arrive early), revisions.
 import { describe, expect, it } from 'vitest';
 import type { DeploymentResource, LiveDeployment, Plan, PlanChange } from '../core/model.js';
-import type { Decision, ReconcileOutcome } from './reconcile.js';
+import type { Decision, ReconcileOutcome } from './cycle.js';
 import { ResourceTracker } from './status.js';
 
 function resource(name: string, suspend = false): DeploymentResource {

@@ -1,8 +1,8 @@
 // What the daemon knows about each resource (the /status document): plan action, sync state, job, drift, errors.
 import { resourceKey, type Action, type DriftPolicy, type LiveDeployment, type Plan, type ResourceKind } from '../core/model.js';
-import { ReconcileJobResult } from '../queue/schema.js';
+import { ReconcileJobResult } from '../enqueue/schema.js';
 import type { SyncState } from './metrics.js';
-import type { Decision, ReconcileOutcome } from './reconcile.js';
+import type { Decision, ReconcileOutcome } from './cycle.js';
 
 export interface JobView {
   id: string;

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { ConvergeError, UsageError } from '../core/errors.js';
 import { probeOnlyDiscovery, type DiscoverHook } from './discover.js';
 import { checkKnobs, type FaultKnobs, type FaultSite } from './faults.js';
-import { createHandler, type RequestLogEntry, type Route } from './http.js';
+import { createHandler, type RequestLogEntry, type Route } from './handler.js';
 import { createPersister, readStateText, serializeState, writeFileAtomic, type Persister } from './persist.js';
 import { deploymentRoutes } from './routes/deployments.js';
 import { integrationRoutes } from './routes/integrations.js';
@@ -16,7 +16,7 @@ import type { SecretsMode } from './view.js';
 
 export type { DiscoveredProvider, DiscoverHook } from './discover.js';
 export { DiscoveryFailure } from './discover.js';
-export type { RequestLogEntry } from './http.js';
+export type { RequestLogEntry } from './handler.js';
 export type { EmulatorSeed } from './schema.js';
 export type { EmulatorStore } from './store.js';
 export type { SecretsMode } from './view.js';

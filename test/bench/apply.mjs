@@ -1,12 +1,12 @@
 // Figure 3 of issue 7: apply of N changed deployments through BullMQ with 20 jobs in flight; BullMQ's own overhead.
 import { Queue, Worker } from 'bullmq';
-import { ServiceClient } from '../../dist/api/client.js';
-import { plan } from '../../dist/core/plan/index.js';
-import { changesToApply, deleteKeys, openQueueSession, runApply } from '../../dist/queue/apply.js';
-import { buildJobData, enqueueReconcile, operationFor, QUEUE_NAME } from '../../dist/queue/jobs.js';
-import { closeRedis, connectProducer, connectWorker } from '../../dist/queue/redis.js';
-import { gatherPlanInput } from '../../dist/reconcile/gather.js';
-import { loadManifestDir } from '../../dist/source/manifest-dir.js';
+import { ServiceClient } from '../../dist/service/client.js';
+import { plan } from '../../dist/plan/plan.js';
+import { changesToApply, deleteKeys, openQueueSession, runApply } from '../../dist/enqueue/apply.js';
+import { buildJobData, enqueueReconcile, operationFor, QUEUE_NAME } from '../../dist/enqueue/jobs.js';
+import { closeRedis, connectProducer, connectWorker } from '../../dist/enqueue/redis.js';
+import { gatherPlanInput } from '../../dist/observe/gather.js';
+import { loadManifestDir } from '../../dist/observe/manifests.js';
 import { benchMain, benchPrefix, figure, ms, REDIS_URL, removeDir, tempDir } from './lib/common.mjs';
 import { startEmulatorChild } from './lib/emulator-child.mjs';
 import { benchEnv, writeManifests } from './lib/fixtures.mjs';

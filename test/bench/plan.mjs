@@ -1,12 +1,12 @@
 // Figures 1 and 2 of issue 7: plan of N live deployments and N manifest files, converge's way and the per-resource way.
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { ServiceClient } from '../../dist/api/client.js';
-import { plan } from '../../dist/core/plan/index.js';
-import { findLiveDeployment } from '../../dist/queue/reconcile.js';
-import { gatherPlanInput, LIST_PREFETCH } from '../../dist/reconcile/gather.js';
-import { loadManifestDir } from '../../dist/source/manifest-dir.js';
-import { hashDesiredSecrets } from '../../dist/source/secrets.js';
+import { ServiceClient } from '../../dist/service/client.js';
+import { plan } from '../../dist/plan/plan.js';
+import { findLiveDeployment } from '../../dist/sync/sync.js';
+import { gatherPlanInput, LIST_PREFETCH } from '../../dist/observe/gather.js';
+import { loadManifestDir } from '../../dist/observe/manifests.js';
+import { hashDesiredSecrets } from '../../dist/secrets/resolve.js';
 import { resourceKey } from '../../dist/core/model.js';
 import { benchMain, benchPrefix, CLI, figure, median, ms, REDIS_URL, removeDir, tempDir } from './lib/common.mjs';
 import { startEmulatorChild } from './lib/emulator-child.mjs';

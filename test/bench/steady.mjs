@@ -1,11 +1,11 @@
 // Figure 4 of issue 7: resync cycles over N unchanged deployments, through the daemon's reconcile path: zero writes.
-import { ServiceClient } from '../../dist/api/client.js';
-import { reconcileDirectory } from '../../dist/daemon/reconcile.js';
+import { ServiceClient } from '../../dist/service/client.js';
+import { reconcileDirectory } from '../../dist/daemon/cycle.js';
 import { DesiredMemory } from '../../dist/daemon/drift.js';
 import { LastGoodManifests } from '../../dist/daemon/last-good.js';
-import { deleteKeys, openQueueSession } from '../../dist/queue/apply.js';
-import { startWorker } from '../../dist/queue/worker.js';
-import { ManifestCache } from '../../dist/source/manifest-dir.js';
+import { deleteKeys, openQueueSession } from '../../dist/enqueue/apply.js';
+import { startWorker } from '../../dist/enqueue/worker.js';
+import { ManifestCache } from '../../dist/observe/manifests.js';
 import { benchMain, benchPrefix, figure, median, ms, REDIS_URL, removeDir, tempDir } from './lib/common.mjs';
 import { startEmulatorChild } from './lib/emulator-child.mjs';
 import { benchEnv, writeManifests } from './lib/fixtures.mjs';

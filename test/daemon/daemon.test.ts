@@ -10,7 +10,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parsePrometheusText } from '../../src/daemon/metrics.js';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/server.js';
-import { QUEUE_NAME } from '../../src/queue/jobs.js';
+import { QUEUE_NAME } from '../../src/enqueue/jobs.js';
 import {
   atomicSave, deletePrefix, deploymentYaml, killAll, MAIN, REDIS_URL, ROOT, startDaemonChild, testPrefix, until, writeManifest,
   type DaemonChild, type LogLine,

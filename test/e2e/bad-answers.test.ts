@@ -4,7 +4,7 @@
 import { rm } from 'node:fs/promises';
 import type { ServerResponse } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
-import { deployment, json, startServer, type Received, type ScriptedServer } from '../api/scripted-server.js';
+import { deployment, json, startServer, type Received, type ScriptedServer } from '../service/scripted-server.js';
 import {
   dockerDeploymentYaml, dropPrefix, killAllConverge, REDIS_URL, runConverge, startDaemon, tempDir, testPrefix, until, writeFiles,
   type DaemonHandle,

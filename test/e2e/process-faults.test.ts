@@ -8,7 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Queue } from 'bullmq';
 import { parsePrometheusText } from '../../src/daemon/metrics.js';
-import { RESYNC_QUEUE, RESYNC_SCHEDULER_ID } from '../../src/daemon/resync.js';
+import { RESYNC_QUEUE, RESYNC_SCHEDULER_ID } from '../../src/enqueue/resync-scheduler.js';
 import { startEmulator, type RequestLogEntry, type RunningEmulator } from '../../src/emulator/server.js';
 import {
   dockerDeploymentYaml, dropPrefix, killAllConverge, liveMaxScale, redisChild, startDaemon, tempDir, testPrefix, until, writeFiles,

@@ -8,7 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/server.js';
-import { json, startServer, type ScriptedServer } from '../api/scripted-server.js';
+import { json, startServer, type ScriptedServer } from '../service/scripted-server.js';
 import {
   dockerDeploymentYaml, killAllConverge, providerYaml, redisChild, runConverge, startDaemon, tempDir, until, writeFiles,
   type DaemonHandle, type RedisChild,

@@ -1,6 +1,6 @@
 // The HTTP layer through real loopback requests: body limits, content types, routing errors, auth, tenants, faults, request log.
 import { afterEach, describe, expect, test } from 'vitest';
-import { MAX_BODY_BYTES } from '../../src/emulator/http.js';
+import { MAX_BODY_BYTES } from '../../src/emulator/handler.js';
 import { sha256Hex } from '../../src/emulator/records.js';
 import type { EmulatorOptions, RequestLogEntry, RunningEmulator } from '../../src/emulator/server.js';
 import { dockerBody, OTHER_TENANT, start, TENANT, type Client } from './helpers.js';

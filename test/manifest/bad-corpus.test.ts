@@ -3,8 +3,8 @@ import { readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { Diagnostic } from '../../src/core/diagnostics.js';
-import { loadManifestDir, type ManifestDirResult } from '../../src/source/manifest-dir.js';
-import { secretDiagnostics } from '../../src/source/secrets.js';
+import { loadManifestDir, type ManifestDirResult } from '../../src/observe/manifests.js';
+import { secretDiagnostics } from '../../src/secrets/resolve.js';
 import { CORPUS } from './bad-corpus-table.js';
 
 const BAD_DIR = fileURLToPath(new URL('../fixtures/bad/', import.meta.url));

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { DeploymentResource } from '../../src/core/model.js';
-import { loadManifestDir, ManifestCache } from '../../src/source/manifest-dir.js';
+import { loadManifestDir, ManifestCache } from '../../src/observe/manifests.js';
 
 const manifest = (name: string, maxScale: number, literal = false): string =>
   [

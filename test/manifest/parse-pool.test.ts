@@ -3,7 +3,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseManifestBytes } from '../../src/core/manifest/parse.js';
-import { parseAll, parseThreads, threadsWorthIt, type ParseTask } from '../../src/source/parse-pool.js';
+import { parseAll, parseThreads, threadsWorthIt, type ParseTask } from '../../src/observe/parse-pool.js';
 import { ensureBuilt, ROOT } from '../e2e/helpers.js';
 
 function text(i: number): string {
@@ -41,10 +41,10 @@ describe('parseAll', () => {
   });
 
   describe('with worker threads (the build in dist)', () => {
-    let built: typeof import('../../src/source/parse-pool.js');
+    let built: typeof import('../../src/observe/parse-pool.js');
     beforeAll(async () => {
       await ensureBuilt();
-      built = (await import(pathToFileURL(join(ROOT, 'dist', 'source', 'parse-pool.js')).href)) as typeof built;
+      built = (await import(pathToFileURL(join(ROOT, 'dist', 'observe', 'parse-pool.js')).href)) as typeof built;
     }, 240_000);
 
     it('two threads and the main thread give the same results in the same order', async () => {

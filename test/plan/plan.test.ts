@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Diagnostic } from '../../src/core/diagnostics.js';
 import type { AppliedRecord, BlockedResource, DesiredResource, LiveDeployment, Plan } from '../../src/core/model.js';
-import { hasChanges, plan, type PlanInput } from '../../src/core/plan/index.js';
+import { hasChanges, plan, type PlanInput } from '../../src/plan/plan.js';
 import {
   OPENAI_VALUE,
   SLACK_SECRET_VALUE,

@@ -1,6 +1,6 @@
 // A representative plan built through plan() from realistic inputs, shared by the renderer tests.
 import type { DeploymentResource, DesiredResource, Plan } from '../../src/core/model.js';
-import { plan } from '../../src/core/plan/index.js';
+import { plan } from '../../src/plan/plan.js';
 import {
   INTEGRATION,
   OPENAI_OLD_VALUE,

@@ -1,8 +1,8 @@
 // Renderer tests: literal text, markdown and JSON renderings; colour on/off; escaping; secrets never rendered.
 import { describe, expect, it } from 'vitest';
 import type { Plan } from '../../src/core/model.js';
-import { plan } from '../../src/core/plan/index.js';
-import { renderJson, renderMarkdown, renderText } from '../../src/core/render/index.js';
+import { plan } from '../../src/plan/plan.js';
+import { renderJson, renderMarkdown, renderText } from '../../src/plan/render/index.js';
 import {
   OPENAI_OLD_VALUE,
   OPENAI_VALUE,

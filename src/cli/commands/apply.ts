@@ -1,12 +1,12 @@
 // `converge apply DIR [--wait]`: plan, enqueue one job per change, wait for every job (and new revisions), report.
 import { resolve } from 'node:path';
-import { plan } from '../../core/plan/index.js';
+import { plan } from '../../plan/plan.js';
 import { UsageError } from '../../core/errors.js';
 import type { Plan } from '../../core/model.js';
-import { summarySentence } from '../../core/render/format.js';
-import { changesToApply, openQueueSession, runApply, waitForRevisions, type ResourceResult } from '../../queue/apply.js';
-import type { QueueLogger } from '../../queue/worker.js';
-import { gatherPlanInput } from '../../reconcile/gather.js';
+import { summarySentence } from '../../plan/render/format.js';
+import { changesToApply, openQueueSession, runApply, waitForRevisions, type ResourceResult } from '../../enqueue/apply.js';
+import type { QueueLogger } from '../../enqueue/worker.js';
+import { gatherPlanInput } from '../../observe/gather.js';
 import type { Command, CommandIo } from '../command.js';
 import { resolveSettings, SETTINGS, settingOptions, type Settings } from '../settings.js';
 import { EMBEDDED, openTarget } from '../target.js';

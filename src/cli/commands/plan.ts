@@ -1,12 +1,12 @@
 // `converge plan DIR`: the dry-run plan of a manifest directory against the live service.
-import { plan } from '../../core/plan/index.js';
-import { renderJson } from '../../core/render/json.js';
-import { renderMarkdown } from '../../core/render/markdown.js';
-import { renderText } from '../../core/render/text.js';
+import { plan } from '../../plan/plan.js';
+import { renderJson } from '../../plan/render/json.js';
+import { renderMarkdown } from '../../plan/render/markdown.js';
+import { renderText } from '../../plan/render/text.js';
 import { UsageError } from '../../core/errors.js';
-import { gatherPlanInput } from '../../reconcile/gather.js';
+import { gatherPlanInput } from '../../observe/gather.js';
 import type { Command } from '../command.js';
-import type { readAppliedState } from '../../queue/applied-state.js';
+import type { readAppliedState } from '../../enqueue/applied-state.js';
 import { resolveSettings, settingOptions } from '../settings.js';
 import { EMBEDDED, openTarget } from '../target.js';
 import { progressLine, useColor } from '../tty.js';
@@ -36,7 +36,7 @@ export const planCommand: Command = {
     const applied: Promise<AppliedState> =
       settings.apiUrl === EMBEDDED
         ? Promise.resolve({ records: new Map() })
-        : import('../../queue/applied-state.js').then(async (module) => {
+        : import('../../enqueue/applied-state.js').then(async (module) => {
             const state = await module.readAppliedState(settings);
             if (state.warning) io.stderr.write(`converge plan: warning: ${state.warning}\n`);
             return state;

@@ -2,8 +2,8 @@
 import { resolve } from 'node:path';
 import { formatDiagnostic, sortDiagnostics } from '../../core/diagnostics.js';
 import { UsageError } from '../../core/errors.js';
-import { loadManifestDir } from '../../source/manifest-dir.js';
-import { secretDiagnostics } from '../../source/secrets.js';
+import { loadManifestDir } from '../../observe/manifests.js';
+import { secretDiagnostics } from '../../secrets/resolve.js';
 import type { Command } from '../command.js';
 import { resolveSettings, settingOptions } from '../settings.js';
 

@@ -1,7 +1,7 @@
 // Deployment routes: POST /v2/deployments (201), PATCH /v2/deployments/{deployment_id}, GET /v2/deployments.
 import { z } from 'zod';
 import { CreateDeploymentRequest, PatchDeploymentRequest } from '../../core/wire/schema.js';
-import { replyFailure, type Reply, type Route } from '../http.js';
+import { replyFailure, type Reply, type Route } from '../handler.js';
 import { parseWith } from '../issues.js';
 import type { StoredDeployment } from '../records.js';
 import { ListDeploymentsQuery, UuidText } from '../schema.js';

@@ -1,6 +1,6 @@
 // Code-host routes: GET /v1/integrations/forge/codehost/install and GET .../{integration_id}/repos.
 import { z } from 'zod';
-import { replyFailure, type Route } from '../http.js';
+import { replyFailure, type Route } from '../handler.js';
 import { parseWith } from '../issues.js';
 import { UuidText } from '../schema.js';
 import type { EmulatorStore } from '../store.js';

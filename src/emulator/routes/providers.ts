@@ -7,7 +7,7 @@ import {
   type TokenEndpointAuthMethod,
 } from '../../core/wire/schema.js';
 import type { DiscoverHook } from '../discover.js';
-import { replyFailure, type Route } from '../http.js';
+import { replyFailure, type Route } from '../handler.js';
 import { issue, parseWith } from '../issues.js';
 import type { EmulatorStore } from '../store.js';
 import { providerView } from '../view.js';

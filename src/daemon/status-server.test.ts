@@ -1,0 +1,83 @@
+// The status server over real loopback HTTP: routes, readiness codes, timeouts, errors without detail.
+import { createServer } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { startStatusServer, type ReadinessCheck, type StatusHandlers, type StatusServer } from './status-server.js';
+
+let server: StatusServer | undefined;
+
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+function handlers(overrides: Partial<StatusHandlers> = {}): StatusHandlers {
+  return {
+    readiness: async () => [{ name: 'redis', ok: true }],
+    status: () => ({ lastReconcile: { ok: true } }),
+    metrics: async () => '# HELP x y\n# TYPE x counter\nx 1\n',
+    ...overrides,
+  };
+}
+
+describe('startStatusServer', () => {
+  it('serves /healthz, /metrics and /status on a free port', async () => {
+    server = await startStatusServer({ host: '127.0.0.1', port: 0, handlers: handlers() });
+    expect(server.port).toBeGreaterThan(0);
+    const health = await fetch(`${server.url}/healthz`);
+    expect(health.status).toBe(200);
+    expect(await health.text()).toBe('ok\n');
+    const metrics = await fetch(`${server.url}/metrics`);
+    expect(metrics.headers.get('content-type')).toContain('text/plain; version=0.0.4');
+    expect(await metrics.text()).toContain('x 1');
+    const status = await fetch(`${server.url}/status`);
+    expect(await status.json()).toEqual({ lastReconcile: { ok: true } });
+    expect((await fetch(`${server.url}/nope`)).status).toBe(404);
+    expect((await fetch(`${server.url}/status`, { method: 'POST' })).status).toBe(405);
+    const head = await fetch(`${server.url}/healthz`, { method: 'HEAD' });
+    expect(head.status).toBe(200);
+  });
+
+  it('answers /readyz 200 when every check passes and 503 with the reasons otherwise', async () => {
+    let checks: ReadinessCheck[] = [{ name: 'redis', ok: true }, { name: 'service', ok: true }];
+    server = await startStatusServer({ host: '127.0.0.1', port: 0, handlers: handlers({ readiness: async () => checks }) });
+    const ok = await fetch(`${server.url}/readyz`);
+    expect(ok.status).toBe(200);
+    expect(await ok.json()).toMatchObject({ ready: true });
+    checks = [{ name: 'redis', ok: true }, { name: 'service', ok: false, detail: 'last list failed: 503' }];
+    const bad = await fetch(`${server.url}/readyz`);
+    expect(bad.status).toBe(503);
+    expect(await bad.json()).toEqual({ ready: false, checks });
+  });
+
+  it('fails /readyz when a check hangs, instead of hanging the probe', async () => {
+    server = await startStatusServer({ host: '127.0.0.1', port: 0, handlers: handlers({ readiness: () => new Promise(() => undefined) }) });
+    const res = await fetch(`${server.url}/readyz`);
+    expect(res.status).toBe(503);
+    expect(JSON.stringify(await res.json())).toContain('did not answer');
+  });
+
+  it('answers 500 without the error text when a handler throws', async () => {
+    const seen: unknown[] = [];
+    server = await startStatusServer({
+      host: '127.0.0.1',
+      port: 0,
+      handlers: handlers({ metrics: async () => { throw new Error('internal detail'); } }),
+      onError: (e) => seen.push(e),
+    });
+    const res = await fetch(`${server.url}/metrics`);
+    expect(res.status).toBe(500);
+    expect(await res.text()).not.toContain('internal detail');
+    expect(seen).toHaveLength(1);
+  });
+
+  it('reports a port in use as one clear error', async () => {
+    const blocker = createServer();
+    await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', () => r()));
+    const port = (blocker.address() as { port: number }).port;
+    try {
+      await expect(startStatusServer({ host: '127.0.0.1', port, handlers: handlers() })).rejects.toThrow(/port is in use.*--http-port/);
+    } finally {
+      blocker.close();
+    }
+  });
+});

@@ -1,0 +1,85 @@
+// Worker settings: jittered backoff bounds, Retry-After floors, and the global rate limiter shared by workers.
+import { afterAll, describe, expect, it } from 'vitest';
+import { Job } from 'bullmq';
+import type { DeploymentResource } from '../core/model.js';
+import { ServiceClient } from '../service/client.js';
+import { startEmulator } from '../emulator/server.js';
+import { dropPrefix, REDIS_URL, uniquePrefix } from '../../test/enqueue/redis-helpers.js';
+import { openQueueSession } from './apply.js';
+import { buildJobData, enqueueReconcile } from './jobs.js';
+import { jitteredBackoff, limiterFor, MAX_BACKOFF_MS, RetryableJobError, startWorker } from './worker.js';
+
+describe('jitteredBackoff', () => {
+  const job = { opts: { backoff: { type: 'converge-jitter', delay: 1_000 } } };
+
+  it('draws in [0, base * 2^(attempt-1)) and caps the ceiling', () => {
+    const top = jitteredBackoff(() => 0.999_999);
+    expect(top(1, 'converge-jitter', new Error('x'), job)).toBe(999);
+    expect(top(2, 'converge-jitter', new Error('x'), job)).toBe(1_999);
+    expect(top(4, 'converge-jitter', new Error('x'), job)).toBe(7_999);
+    expect(top(30, 'converge-jitter', new Error('x'), job)).toBe(MAX_BACKOFF_MS - 1);
+    const bottom = jitteredBackoff(() => 0);
+    expect(bottom(5, 'converge-jitter', new Error('x'), job)).toBe(0);
+    const half = jitteredBackoff(() => 0.5);
+    expect(half(3, 'converge-jitter', new Error('x'), job)).toBe(2_000);
+  });
+
+  it('never waits less than a Retry-After the service sent', () => {
+    const bottom = jitteredBackoff(() => 0);
+    expect(bottom(1, 'converge-jitter', new RetryableJobError('503', 3_000), job)).toBe(3_000);
+    expect(bottom(1, 'converge-jitter', new RetryableJobError('503', 10 * MAX_BACKOFF_MS), job)).toBe(MAX_BACKOFF_MS);
+  });
+});
+
+describe('global rate', () => {
+  const prefix = uniquePrefix('rate');
+  afterAll(async () => {
+    await dropPrefix(prefix);
+  });
+
+  it('limiterFor: the set rate, else a ceiling that only makes 429 pauses queue-wide', () => {
+    expect(limiterFor(5)).toEqual({ max: 5, duration: 1_000 });
+    expect(limiterFor(0).max).toBeGreaterThan(1e8);
+  });
+
+  it('two workers together start at most global-rate jobs in any second', async () => {
+    const emulator = await startEmulator({ buildMs: 0 });
+    const settings = { redisUrl: REDIS_URL, redisPrefix: prefix, concurrency: 5, attempts: 3, backoff: 20, globalRate: 4 };
+    const session = await openQueueSession(settings);
+    const clients = [new ServiceClient({ baseUrl: emulator.url }), new ServiceClient({ baseUrl: emulator.url })];
+    const workers = await Promise.all(clients.map((client, i) => startWorker(settings, { client, env: {}, name: `w${i}` })));
+    try {
+      const ids: string[] = [];
+      for (let i = 0; i < 10; i++) {
+        const resource: DeploymentResource = {
+          kind: 'Deployment',
+          name: `rated-${i}`,
+          location: { file: 'r.yaml', line: 1, column: 1 },
+          suspend: false,
+          spec: { source: 'external_docker', source_revision_config: { image_uri: `docker.io/r:${i}` } },
+        };
+        ids.push((await enqueueReconcile(session.queue, session.redis, buildJobData(resource, 'create-deployment', { origin: 'test' }), settings)).jobId);
+      }
+      const jobs: Job[] = [];
+      for (const id of ids) {
+        for (;;) {
+          const job = await Job.fromId(session.queue, id);
+          if (job?.finishedOn) {
+            jobs.push(job);
+            break;
+          }
+          await new Promise((r) => setTimeout(r, 100));
+        }
+      }
+      expect(jobs.every((j) => j.returnvalue?.outcome === 'created')).toBe(true);
+      const starts = jobs.map((j) => j.processedOn!).sort((a, b) => a - b);
+      for (let i = 0; i + 4 < starts.length; i++) expect(starts[i + 4]! - starts[i]!).toBeGreaterThanOrEqual(900);
+      expect(new Set(jobs.map((j) => j.processedBy)).size).toBe(2);
+    } finally {
+      await Promise.all(workers.map((w) => w.close()));
+      await Promise.all(clients.map((c) => c.close()));
+      await session.close();
+      await emulator.close();
+    }
+  }, 30_000);
+});

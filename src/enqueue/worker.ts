@@ -1,0 +1,213 @@
+// BullMQ workers: run reconcile jobs, classify failures once (retry with jittered backoff, pause on 429, fail at once).
+import { UnrecoverableError, Worker, type Job } from 'bullmq';
+import type { Redis } from 'ioredis';
+import type { ServiceClient } from '../service/client.js';
+import { classifyFailure } from '../service/errors.js';
+import { AppliedStateStore } from './applied-state.js';
+import { QUEUE_NAME, type JobSettings } from './jobs.js';
+import { reconcileDeployment, reconcileProvider } from '../sync/sync.js';
+import { checkPrefix, closeRedis, connectProducer, connectWorker, isRedisUnavailable, type RedisSettings } from './redis.js';
+import { ReconcileJobData, type ReconcileJobResult } from './schema.js';
+import { claimPrefix, type ServiceTarget } from './target.js';
+import { fromJobResource } from '../sync/secret-values.js';
+import type { LiveSnapshots } from './snapshots.js';
+
+/** Worker settings (src/cli/settings.ts Settings satisfies it). */
+export interface WorkerSettings extends RedisSettings, JobSettings {
+  /** Jobs in flight in this process. */
+  concurrency: number;
+  /** Jobs started per second across every worker of the queue; 0: no limit. */
+  globalRate: number;
+}
+
+/** Subset of a pino logger; the default logs nothing. Never given a secret value. */
+export interface QueueLogger {
+  debug(obj: object, msg: string): void;
+  info(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+  error(obj: object, msg: string): void;
+}
+
+export const SILENT_LOGGER: QueueLogger = { debug() {}, info() {}, warn() {}, error() {} };
+
+/** Longest wait between two attempts of a job. */
+export const MAX_BACKOFF_MS = 5 * 60_000;
+
+/** Pause of the queue after a 429 that carries no Retry-After. */
+export const DEFAULT_RATE_LIMIT_MS = 1_000;
+
+/** Shortest queue pause (a Retry-After of 0 still gives the service a moment). */
+const MIN_RATE_LIMIT_MS = 50;
+
+/** A failure worth another attempt; carries the service's Retry-After (on 503) as a floor of the next delay. */
+export class RetryableJobError extends Error {
+  readonly retryAfterMs: number | undefined;
+
+  constructor(message: string, retryAfterMs?: number) {
+    super(message);
+    this.name = 'RetryableJobError';
+    this.retryAfterMs = retryAfterMs;
+  }
+}
+
+/**
+ * Exponential backoff with full jitter: a random delay in [0, min(cap, base * 2^(attempt-1))), never below a
+ * Retry-After the service sent. `base` is the job's backoff.delay (the `backoff` setting).
+ */
+export function jitteredBackoff(random: () => number = Math.random) {
+  return function backoffStrategy(attemptsMade: number, _type?: string, error?: Error, job?: { opts?: { backoff?: unknown } }): number {
+    const options = job?.opts?.backoff;
+    const base = typeof options === 'object' && options !== null && typeof (options as { delay?: unknown }).delay === 'number' ? (options as { delay: number }).delay : 1_000;
+    const ceiling = Math.min(MAX_BACKOFF_MS, base * 2 ** Math.max(0, attemptsMade - 1));
+    const delay = Math.floor(random() * ceiling);
+    const floor = error instanceof RetryableJobError && error.retryAfterMs !== undefined ? error.retryAfterMs : 0;
+    return Math.max(delay, Math.min(floor, MAX_BACKOFF_MS));
+  };
+}
+
+export interface ProcessorContext {
+  client: ServiceClient;
+  store: AppliedStateStore;
+  env: NodeJS.ProcessEnv;
+  log: QueueLogger;
+  /** Pauses the whole queue (every worker process) for `ms`. */
+  rateLimit(ms: number): Promise<void>;
+  /** Live state the plan of this process just listed: a job's first attempt may use it instead of a re-read. */
+  snapshots?: LiveSnapshots;
+}
+
+/** Inner step: job data in, result out; throws whatever went wrong. `attempt` counts from 1. */
+export async function runJob(data: ReconcileJobData, ctx: ProcessorContext, attempt = 1): Promise<ReconcileJobResult> {
+  const resource = await fromJobResource(data.resource, data.manifestDir);
+  const inner = { client: ctx.client, store: ctx.store, env: ctx.env };
+  if (resource.kind === 'Deployment') {
+    const snapshot = attempt === 1 && data.deploymentId ? ctx.snapshots?.take(data.deploymentId, resource.name) : undefined;
+    return reconcileDeployment(data.key, resource, inner, data.deploymentId, snapshot);
+  }
+  return reconcileProvider(data.key, resource, inner);
+}
+
+/**
+ * Outer step (owns classification and logging): the one place where a failure becomes a retry, a queue pause
+ * (429: no attempt spent) or a final failure carrying the service's detail.
+ */
+export function createProcessor(ctx: ProcessorContext) {
+  return async function process(job: Job): Promise<ReconcileJobResult> {
+    const parsed = ReconcileJobData.safeParse(job.data);
+    if (!parsed.success) {
+      throw new UnrecoverableError(`job ${job.id} is not a converge reconcile job this version understands (${parsed.error.issues[0]?.message ?? 'bad shape'})`);
+    }
+    const data = parsed.data;
+    const started = Date.now();
+    try {
+      const result = await runJob(data, ctx, job.attemptsMade + 1);
+      ctx.log.debug({ key: data.key, jobId: job.id, outcome: result.outcome, new_revision: result.new_revision, ms: Date.now() - started }, 'job done');
+      return result;
+    } catch (error) {
+      if (error instanceof UnrecoverableError) {
+        ctx.log.warn({ key: data.key, jobId: job.id, error: error.message }, 'job failed');
+        throw error;
+      }
+      if (isRedisUnavailable(error)) {
+        // The applied-state store could not be read or written: Redis, not the service, failed. Nothing is lost by
+        // trying again (a write already sent is settled from live state and its pending record on the next attempt).
+        const message = `Redis was unavailable: ${(error as Error).message.split('\n')[0]}`;
+        ctx.log.info({ key: data.key, jobId: job.id, attempt: job.attemptsMade + 1, error: message }, 'job attempt failed; will retry');
+        throw new RetryableJobError(message);
+      }
+      const failure = classifyFailure(error);
+      if (failure.kind === 'rate_limited') {
+        const wait = Math.max(failure.retryAfterMs ?? DEFAULT_RATE_LIMIT_MS, MIN_RATE_LIMIT_MS);
+        ctx.log.info({ key: data.key, jobId: job.id, waitMs: wait }, 'rate limited by the service; pausing the queue');
+        await ctx.rateLimit(wait);
+        throw Worker.RateLimitError();
+      }
+      if (failure.kind === 'retry') {
+        ctx.log.info({ key: data.key, jobId: job.id, attempt: job.attemptsMade + 1, error: failure.message }, 'job attempt failed; will retry');
+        throw new RetryableJobError(failure.message, failure.retryAfterMs);
+      }
+      ctx.log.warn({ key: data.key, jobId: job.id, error: failure.message }, 'job failed');
+      throw new UnrecoverableError(failure.message);
+    }
+  };
+}
+
+export interface StartWorkerOptions {
+  client: ServiceClient;
+  env: NodeJS.ProcessEnv;
+  log?: QueueLogger;
+  /** Shown on every job this worker processes. */
+  name?: string;
+  /** Lock and stall-check tuning (tests use short ones to recover killed workers quickly). */
+  lockDuration?: number;
+  stalledInterval?: number;
+  /** Backoff randomness (tests). */
+  random?: () => number;
+  /** Live state the plan of this process listed (apply): first attempts may use it instead of a re-read. */
+  snapshots?: LiveSnapshots;
+  /** The service the client writes to: the Redis prefix must not serve another (see target.ts). */
+  target?: ServiceTarget;
+}
+
+export interface ReconcileWorker {
+  worker: Worker<unknown, ReconcileJobResult>;
+  store: AppliedStateStore;
+  /** Stops taking jobs, waits for the active ones (or hands them back when `force`), closes Redis. */
+  close(force?: boolean): Promise<void>;
+}
+
+/** Limiter of the worker: the global rate when set; otherwise one so high it only makes 429 pauses queue-wide. */
+export function limiterFor(globalRate: number): { max: number; duration: number } {
+  return globalRate > 0 ? { max: globalRate, duration: 1_000 } : { max: 1_000_000_000, duration: 1_000 };
+}
+
+/** Starts a worker on the shared queue. Fails with E_REDIS (one line) when Redis is unreachable. */
+export async function startWorker(settings: WorkerSettings, options: StartWorkerOptions): Promise<ReconcileWorker> {
+  const log = options.log ?? SILENT_LOGGER;
+  checkPrefix(settings.redisPrefix);
+  // Applied-state commands sit between a job's steps (mark pending, PATCH, record): sent at once, not batched. In the
+  // apply benchmark (20 jobs in flight) batching made each of those round trips about 1 ms longer.
+  const producer: Redis = await connectProducer(settings, { name: 'converge-worker-state', autoPipelining: false });
+  let connection: Redis;
+  try {
+    if (options.target) await claimPrefix(producer, settings.redisPrefix, options.target);
+    connection = await connectWorker(settings);
+  } catch (error) {
+    await closeRedis(producer);
+    throw error;
+  }
+  const store = new AppliedStateStore(producer, settings.redisPrefix);
+  let worker: Worker<unknown, ReconcileJobResult> | undefined;
+  const processor = createProcessor({
+    client: options.client,
+    store,
+    env: options.env,
+    log,
+    rateLimit: async (ms) => {
+      await worker!.rateLimit(ms);
+    },
+    ...(options.snapshots ? { snapshots: options.snapshots } : {}),
+  });
+  worker = new Worker<unknown, ReconcileJobResult>(QUEUE_NAME, processor, {
+    connection,
+    prefix: settings.redisPrefix,
+    concurrency: Math.max(1, settings.concurrency),
+    limiter: limiterFor(settings.globalRate),
+    settings: { backoffStrategy: jitteredBackoff(options.random) },
+    maxStalledCount: 2,
+    ...(options.name ? { name: options.name } : {}),
+    ...(options.lockDuration ? { lockDuration: options.lockDuration } : {}),
+    ...(options.stalledInterval ? { stalledInterval: options.stalledInterval } : {}),
+  });
+  worker.on('error', (error) => log.error({ error: error.message.split('\n')[0] }, 'worker error'));
+  await worker.waitUntilReady();
+  return {
+    worker,
+    store,
+    async close(force = false) {
+      await worker!.close(force);
+      await closeRedis(connection, producer);
+    },
+  };
+}
+

@@ -1,0 +1,151 @@
+// The I/O half of planning: reads manifests, live deployments, applied state, repositories and discovery into a PlanInput.
+import type { ServiceClient } from '../service/client.js';
+import { applyRepositoryResolution, resolveRepositories } from './repositories.js';
+import type { Diagnostic } from '../core/diagnostics.js';
+import {
+  formatLocation,
+  resourceKey,
+  type AppliedRecord,
+  type DeploymentResource,
+  type DesiredResource,
+  type DiscoveryPreview,
+  type LiveDeployment,
+} from '../core/model.js';
+import { mapBounded } from '../core/map-bounded.js';
+import type { PlanInput } from '../plan/plan.js';
+import { previewDiscovery } from '../discovery/discover.js';
+import { loadManifestDir, type ManifestCache } from './manifests.js';
+import { hashDesiredSecrets, secretErrorDiagnostic } from '../secrets/resolve.js';
+
+/** Read-only view of the applied-state store (Redis); absent when converge runs without one. */
+export interface AppliedStateReader {
+  getAll(): Promise<Map<string, AppliedRecord>>;
+}
+
+export interface GatherOptions {
+  dir: string;
+  env: NodeJS.ProcessEnv;
+  client: ServiceClient;
+  allowLiteralSecrets: boolean;
+  allowLocalDiscovery: boolean;
+  applied?: AppliedStateReader;
+  /** Parse results of earlier loads of `dir` (a long-lived daemon): files whose bytes did not change are not parsed again. */
+  manifestCache?: ManifestCache;
+  /** Called with the number of live deployments listed so far (progress on a TTY). */
+  onLiveProgress?: (count: number) => void;
+}
+
+export interface Gathered {
+  input: PlanInput;
+  /** Desired resources after repository resolution, by resourceKey. */
+  resources: Map<string, DesiredResource>;
+  live: LiveDeployment[];
+  files: string[];
+  diagnostics: Diagnostic[];
+  /** Epoch ms when the listing of `live` began: every live deployment is at most this old. */
+  liveReadAt: number;
+}
+
+const DISCOVERY_CONCURRENCY = 4;
+
+/** List requests in flight while the live deployments are read (pages read ahead; see listDeploymentPages). */
+export const LIST_PREFETCH = 4;
+
+/**
+ * Reads everything a plan needs. The live listing and the applied state do not depend on the manifests, so
+ * they start first and are read while the manifest files are loaded; the rest follows in parallel.
+ */
+export async function gatherPlanInput(options: GatherOptions): Promise<Gathered> {
+  const stop = { requested: false };
+  const liveReadAt = Date.now();
+  const listing = listLive(options, stop);
+  const appliedRead = options.applied ? options.applied.getAll() : Promise.resolve(new Map<string, AppliedRecord>());
+  // Both are awaited below; these handlers only keep a failure during loading from being reported as unhandled.
+  listing.catch(() => undefined);
+  appliedRead.catch(() => undefined);
+  let loaded: Awaited<ReturnType<typeof loadManifestDir>>;
+  try {
+    loaded = await loadManifestDir(options.dir, {
+      allowLiteralSecrets: options.allowLiteralSecrets,
+      ...(options.manifestCache ? { cache: options.manifestCache } : {}),
+    });
+  } catch (error) {
+    stop.requested = true;
+    throw error;
+  }
+  const deployments = loaded.resources.filter((r): r is DeploymentResource => r.kind === 'Deployment');
+  const [live, applied, repos, discovery] = await Promise.all([
+    listing,
+    appliedRead,
+    deployments.some((d) => d.spec.repository)
+      ? resolveRepositories(options.client, deployments)
+      : Promise.resolve({ resolved: new Map(), errors: new Map<string, string>() }),
+    previewProviders(loaded.resources, options.allowLocalDiscovery),
+  ]);
+
+  const resources = new Map<string, DesiredResource>();
+  const secretHashes = new Map<string, Record<string, string>>();
+  const secretErrors = new Map<string, string[]>();
+  const secretProblems: Diagnostic[] = [];
+  for (const raw of loaded.resources) {
+    const resource = raw.kind === 'Deployment' ? applyRepositoryResolution(raw, repos.resolved) : raw;
+    const key = resourceKey(resource.kind, resource.name);
+    resources.set(key, resource);
+    const hashed = hashDesiredSecrets(resource, options.env);
+    secretHashes.set(key, hashed.hashes);
+    if (!hashed.errors.length) continue;
+    // A secret that cannot be resolved (a variable not set, a file missing) is a diagnostic at the line of its
+    // reference, and the blocked reason names the same place.
+    const located = hashed.errors.map((e) => secretErrorDiagnostic(resource, e));
+    secretErrors.set(key, located.map((d, i) => `${formatLocation(d)}: ${hashed.errors[i]!.message}`));
+    secretProblems.push(...located);
+  }
+
+  const diagnostics = [...loaded.diagnostics, ...repositoryDiagnostics(deployments, repos.errors), ...secretProblems];
+  const input: PlanInput = {
+    resources: [...resources.values()],
+    blocked: loaded.blocked,
+    diagnostics,
+    live,
+    applied,
+    secretHashes,
+    secretErrors,
+    discovery,
+    repositoryErrors: repos.errors,
+  };
+  return { input, resources, live, files: loaded.files, diagnostics, liveReadAt };
+}
+
+/** A `repository` that resolves to no repository, or to several, is a diagnostic at its line in the manifest. */
+function repositoryDiagnostics(deployments: DeploymentResource[], errors: ReadonlyMap<string, string>): Diagnostic[] {
+  const out: Diagnostic[] = [];
+  for (const resource of deployments) {
+    const message = errors.get(resource.name);
+    if (!message) continue;
+    const at = resource.repositoryLocation ?? resource.location;
+    out.push({ severity: 'error', code: 'E_REPOSITORY', file: at.file, line: at.line, column: at.column, message: `Deployment ${resource.name}: ${message}` });
+  }
+  return out;
+}
+
+/** Every live deployment; stops after the page in hand when `stop.requested` (the manifests could not be loaded). */
+async function listLive(options: GatherOptions, stop: { requested: boolean }): Promise<LiveDeployment[]> {
+  const all: LiveDeployment[] = [];
+  for await (const page of options.client.listDeploymentPages({}, { prefetch: LIST_PREFETCH })) {
+    if (stop.requested) break;
+    for (const item of page) all.push(item);
+    options.onLiveProgress?.(all.length);
+  }
+  return all;
+}
+
+/** Read-only MCP discovery for every mcp provider, a few at a time. */
+async function previewProviders(resources: DesiredResource[], allowLocal: boolean): Promise<Map<string, DiscoveryPreview>> {
+  const targets = resources.filter((r) => r.kind === 'OAuthProvider' && r.spec.mode === 'mcp');
+  const out = new Map<string, DiscoveryPreview>();
+  await mapBounded(targets, DISCOVERY_CONCURRENCY, async (resource) => {
+    if (resource.kind !== 'OAuthProvider' || resource.spec.mode !== 'mcp') return;
+    out.set(resource.name, await previewDiscovery(resource.spec.mcp_server_url, { allowLocal }));
+  });
+  return out;
+}

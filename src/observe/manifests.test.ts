@@ -1,0 +1,158 @@
+// loadManifestDir over real temporary directories: walking, links, loops, vanishing and odd files.
+import { execFileSync } from 'node:child_process';
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { UsageError } from '../core/errors.js';
+import { MAX_MANIFEST_BYTES } from '../core/manifest/parse.js';
+import { listManifestFiles, loadManifestDir, readManifestFiles } from './manifests.js';
+
+const OPTIONS = { allowLiteralSecrets: false };
+
+function deployment(name: string): string {
+  return `apiVersion: converge/v1\nkind: Deployment\nmetadata:\n  name: ${name}\nspec:\n  source: internal_template\n`;
+}
+
+function lines(result: { diagnostics: Array<{ file: string; line: number; column: number; severity: string; code: string; message: string }> }): string[] {
+  return result.diagnostics.map((d) => `${d.file}:${d.line}:${d.column} ${d.severity} ${d.code} ${d.message}`);
+}
+
+let dir: string;
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'converge-manifests-'));
+});
+afterEach(() => {
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function write(path: string, text: string): void {
+  mkdirSync(join(dir, path, '..'), { recursive: true });
+  writeFileSync(join(dir, path), text);
+}
+
+describe('loadManifestDir', () => {
+  it('reads *.yaml and *.yml recursively in sorted order, skipping hidden files and folders and other extensions', async () => {
+    write('b.yml', deployment('bee'));
+    write('a/z.yaml', deployment('zed'));
+    write('a/b/deep.YAML', deployment('deep'));
+    write('notes.txt', 'not yaml');
+    write('.hidden.yaml', deployment('hidden-file'));
+    write('.git/config.yaml', deployment('hidden-folder'));
+    write('a/.cache/x.yaml', deployment('hidden-nested'));
+    const result = await loadManifestDir(dir, OPTIONS);
+    expect(result.files).toEqual(['a/b/deep.YAML', 'a/z.yaml', 'b.yml']);
+    expect(result.resources.map((r) => `${r.location.file}:${r.name}`)).toEqual(['a/b/deep.YAML:deep', 'a/z.yaml:zed', 'b.yml:bee']);
+    expect(result.diagnostics).toEqual([]);
+  });
+
+  it('throws a UsageError naming a missing directory or a file given as the directory', async () => {
+    await expect(loadManifestDir(join(dir, 'nope'), OPTIONS)).rejects.toThrow(new UsageError(`manifest directory ${join(dir, 'nope')} does not exist`));
+    write('file.yaml', deployment('x'));
+    await expect(loadManifestDir(join(dir, 'file.yaml'), OPTIONS)).rejects.toThrow(UsageError);
+    await expect(loadManifestDir(join(dir, 'file.yaml'), OPTIONS)).rejects.toThrow('is not a directory; give the folder that holds the manifests');
+  });
+
+  it('reads a Kubernetes ConfigMap mount: visible links into ..data are followed, the hidden folders are not walked twice', async () => {
+    write('..2024_06_01_10_00_00.123/app.yaml', deployment('from-configmap'));
+    write('..2024_06_01_10_00_00.123/providers.yaml', deployment('second'));
+    symlinkSync('..2024_06_01_10_00_00.123', join(dir, '..data'));
+    symlinkSync('..data/app.yaml', join(dir, 'app.yaml'));
+    symlinkSync('..data/providers.yaml', join(dir, 'providers.yaml'));
+    const result = await loadManifestDir(dir, OPTIONS);
+    expect(result.files).toEqual(['app.yaml', 'providers.yaml']);
+    expect(result.resources.map((r) => r.name)).toEqual(['from-configmap', 'second']);
+    expect(result.diagnostics).toEqual([]);
+  });
+
+  it('follows a folder link once and reports a link back to an ancestor as a loop, without hanging', async () => {
+    write('team/app.yaml', deployment('app'));
+    write('shared/common.yaml', deployment('common'));
+    symlinkSync('../shared', join(dir, 'team/linked'));
+    symlinkSync('..', join(dir, 'team/back-to-team-parent'));
+    const result = await loadManifestDir(dir, OPTIONS);
+    expect(result.files).toEqual(['shared/common.yaml', 'team/app.yaml']);
+    expect(lines(result)).toEqual([
+      'team/back-to-team-parent:1:1 warning E_SYMLINK_LOOP leads to ., a folder already read (a symbolic link loop or a second link to it); skipped',
+      'team/linked:1:1 warning E_SYMLINK_LOOP leads to shared, a folder already read (a symbolic link loop or a second link to it); skipped',
+    ]);
+    expect(result.resources.map((r) => r.name)).toEqual(['common', 'app']);
+  });
+
+  it('reports a link that resolves to itself and a dangling manifest link as warnings', async () => {
+    write('ok.yaml', deployment('ok'));
+    symlinkSync('self.yaml', join(dir, 'self.yaml'));
+    symlinkSync('missing-target.yaml', join(dir, 'dangling.yaml'));
+    const result = await loadManifestDir(dir, OPTIONS);
+    expect(lines(result)).toEqual([
+      'dangling.yaml:1:1 warning E_BROKEN_LINK symbolic link points to nothing (ENOENT); skipped',
+      'self.yaml:1:1 warning E_SYMLINK_LOOP symbolic link loop (the link resolves to itself); skipped',
+    ]);
+    expect(result.resources.map((r) => r.name)).toEqual(['ok']);
+  });
+
+  it('tolerates a file that vanishes between listing and reading', async () => {
+    write('stays.yaml', deployment('stays'));
+    write('goes.yaml', deployment('goes'));
+    const listing = await listManifestFiles(dir);
+    expect(listing.files.map((f) => f.path)).toEqual(['goes.yaml', 'stays.yaml']);
+    rmSync(join(dir, 'goes.yaml'));
+    const result = await readManifestFiles(listing, OPTIONS);
+    expect(result.files).toEqual(['stays.yaml']);
+    expect(lines(result)).toEqual(['goes.yaml:1:1 warning E_FILE_VANISHED file disappeared while being read; skipped (it is read again on the next run)']);
+    expect(result.resources.map((r) => r.name)).toEqual(['stays']);
+  });
+
+  it('refuses a huge file by its size, with one diagnostic, and still loads its neighbours', async () => {
+    write('huge.yaml', `# ${'x'.repeat(MAX_MANIFEST_BYTES + 10)}\n`);
+    write('small.yaml', deployment('small'));
+    const result = await loadManifestDir(dir, OPTIONS);
+    expect(lines(result)).toEqual(['huge.yaml:1:1 error E_TOO_LARGE file is larger than 1 MiB; a manifest file must be smaller (split it into several files)']);
+    expect(result.resources.map((r) => r.name)).toEqual(['small']);
+  });
+
+  it('does not block on a FIFO named like a manifest', async () => {
+    execFileSync('mkfifo', [join(dir, 'pipe.yaml')]);
+    write('real.yaml', deployment('real'));
+    const result = await loadManifestDir(dir, OPTIONS);
+    expect(lines(result)).toEqual(['pipe.yaml:1:1 error E_FILE_READ is not a regular file; manifests are plain files']);
+    expect(result.resources.map((r) => r.name)).toEqual(['real']);
+  });
+
+  it.skipIf(process.getuid?.() === 0)('reports an unreadable file (permissions) as an error and goes on', async () => {
+    write('secret.yaml', deployment('hidden'));
+    write('open.yaml', deployment('open'));
+    chmodSync(join(dir, 'secret.yaml'), 0o000);
+    const result = await loadManifestDir(dir, OPTIONS);
+    expect(lines(result)).toEqual(['secret.yaml:1:1 error E_FILE_READ file cannot be read (EACCES); check its permissions']);
+    expect(result.resources.map((r) => r.name)).toEqual(['open']);
+  });
+
+  it('reports duplicates across folders with paths relative to the directory, forward slashes', async () => {
+    write('team-a/agent.yaml', deployment('agent'));
+    write('team-b/nested/agent.yaml', deployment('agent'));
+    const result = await loadManifestDir(dir, OPTIONS);
+    expect(lines(result)).toEqual([
+      'team-a/agent.yaml:4:9 error E_DUPLICATE Deployment "agent" is declared 2 times (also at team-b/nested/agent.yaml:4:9); names must be unique across the manifest directory: keep one',
+      'team-b/nested/agent.yaml:4:9 error E_DUPLICATE Deployment "agent" is declared 2 times (also at team-a/agent.yaml:4:9); names must be unique across the manifest directory: keep one',
+    ]);
+    expect(result.blocked.map((b) => b.name)).toEqual(['agent']);
+  });
+
+  it('loads the example manifests without a single diagnostic', async () => {
+    const examples = new URL('../../examples/manifests/', import.meta.url).pathname;
+    const result = await loadManifestDir(examples, OPTIONS);
+    expect(result.diagnostics).toEqual([]);
+    expect(result.blocked).toEqual([]);
+    expect(result.files.length).toBeGreaterThanOrEqual(6);
+    expect(result.files.length).toBeLessThanOrEqual(10);
+    const sources = new Set(result.resources.flatMap((r) => (r.kind === 'Deployment' ? [r.spec.source] : [])));
+    expect([...sources].sort()).toEqual(['codehost', 'external_docker', 'internal_docker', 'internal_source', 'internal_template']);
+    const modes = result.resources.flatMap((r) => (r.kind === 'OAuthProvider' ? [r.spec.mode] : []));
+    expect(modes).toEqual(['manual']);
+    const mcp = await loadManifestDir(new URL('../../examples/mcp/', import.meta.url).pathname, OPTIONS);
+    expect(mcp.diagnostics).toEqual([]);
+    expect(mcp.resources.map((r) => (r.kind === 'OAuthProvider' ? r.spec.mode : r.kind))).toEqual(['mcp']);
+    expect(result.resources.some((r) => r.suspend)).toBe(true);
+  });
+});

@@ -1,0 +1,119 @@
+// Field-level diff of a deployment's declared configuration against live state, and the minimal PATCH body.
+import type { DeploymentSpec, FieldChange } from '../core/model.js';
+import {
+  ResourceSpec,
+  SourceConfig,
+  SourceRevisionConfig,
+  type PatchDeploymentRequest,
+  type CreateDeploymentRequest,
+} from '../core/wire/schema.js';
+import { declaredKeys, deepEqual, isAbsent, orNull, setEqual, stripNulls } from './values.js';
+
+type Loose = Record<string, unknown>;
+
+export const SOURCE_CONFIG_KEYS: readonly string[] = Object.keys(SourceConfig.shape);
+export const RESOURCE_SPEC_KEYS: readonly string[] = Object.keys(ResourceSpec.shape);
+/** repo_commit_sha appears in responses only; it is read-only and never compared. */
+export const SOURCE_REVISION_KEYS: readonly string[] = Object.keys(SourceRevisionConfig.shape);
+
+function change(path: string, before: unknown, after: unknown): FieldChange {
+  return { path, before: stripNulls(orNull(before)), after: stripNulls(after), sensitive: false };
+}
+
+function asObject(value: unknown): Loose {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Loose) : {};
+}
+
+/** An object with the non-null entries of `value`, keys in `order` (unknown keys after, sorted). */
+function ordered(value: Loose, order: readonly string[]): Loose {
+  const out: Loose = {};
+  for (const key of declaredKeys(value, order)) out[key] = stripNulls(value[key]);
+  return out;
+}
+
+export interface FieldDiff {
+  fields: FieldChange[];
+  /** The minimal PATCH body (secrets excluded), or the create body without secrets. */
+  body: PatchDeploymentRequest;
+}
+
+/**
+ * Diff of source_config, source_revision_config and secret_references over what the manifest declares.
+ * resource_spec is diffed field by field but sent whole (live overlaid with the declared fields), because the
+ * service replaces it whole; unchanged source_revision_config fields are never sent, since any non-null one
+ * starts a revision.
+ */
+export function diffDeclared(spec: DeploymentSpec, live: { source_config: Loose; source_revision_config: Loose; secret_references?: unknown[] | null }): FieldDiff {
+  const fields: FieldChange[] = [];
+  const body: PatchDeploymentRequest = {};
+
+  const desiredConfig = asObject(spec.source_config);
+  const liveConfig = live.source_config;
+  const configPatch: Loose = {};
+  for (const key of declaredKeys(desiredConfig, SOURCE_CONFIG_KEYS)) {
+    if (key === 'resource_spec') {
+      const merged = diffResourceSpec(asObject(desiredConfig[key]), asObject(liveConfig[key]), fields);
+      if (merged) configPatch[key] = merged;
+      continue;
+    }
+    if (deepEqual(desiredConfig[key], liveConfig[key])) continue;
+    fields.push(change(`source_config.${key}`, liveConfig[key], desiredConfig[key]));
+    configPatch[key] = stripNulls(desiredConfig[key]);
+  }
+  if (Object.keys(configPatch).length > 0) body.source_config = configPatch as PatchDeploymentRequest['source_config'];
+
+  const desiredRevision = asObject(spec.source_revision_config);
+  const revisionPatch: Loose = {};
+  for (const key of declaredKeys(desiredRevision, SOURCE_REVISION_KEYS)) {
+    if (key === 'repo_commit_sha') continue;
+    if (deepEqual(desiredRevision[key], live.source_revision_config[key])) continue;
+    fields.push(change(`source_revision_config.${key}`, live.source_revision_config[key], desiredRevision[key]));
+    revisionPatch[key] = stripNulls(desiredRevision[key]);
+  }
+  if (Object.keys(revisionPatch).length > 0) {
+    body.source_revision_config = revisionPatch as PatchDeploymentRequest['source_revision_config'];
+  }
+
+  if (!isAbsent(spec.secret_references)) {
+    const liveRefs = live.secret_references ?? [];
+    if (!setEqual(spec.secret_references, liveRefs)) {
+      fields.push(change('secret_references', live.secret_references, spec.secret_references));
+      body.secret_references = stripNulls(spec.secret_references);
+    }
+  }
+  return { fields, body };
+}
+
+/** Pushes one FieldChange per changed declared field; returns the merged whole to send, or undefined when unchanged. */
+function diffResourceSpec(desired: Loose, live: Loose, fields: FieldChange[]): Loose | undefined {
+  let changed = false;
+  for (const key of declaredKeys(desired, RESOURCE_SPEC_KEYS)) {
+    if (deepEqual(desired[key], live[key])) continue;
+    changed = true;
+    fields.push(change(`source_config.resource_spec.${key}`, live[key], desired[key]));
+  }
+  if (!changed) return undefined;
+  return ordered({ ...live, ...stripNulls(desired) }, RESOURCE_SPEC_KEYS);
+}
+
+/** The create body (secrets excluded) and a FieldChange for every value it sends, before null. */
+export function createDeclared(name: string, spec: DeploymentSpec): { fields: FieldChange[]; body: CreateDeploymentRequest } {
+  const empty = { source_config: {}, source_revision_config: {}, secret_references: null };
+  const diff = diffDeclared(spec, empty);
+  const fields = [change('name', null, name), change('source', null, spec.source), ...diff.fields];
+  const body: CreateDeploymentRequest = { name, source: spec.source };
+  if (diff.body.source_config) body.source_config = diff.body.source_config;
+  if (diff.body.source_revision_config) body.source_revision_config = diff.body.source_revision_config;
+  if (diff.body.secret_references) body.secret_references = diff.body.secret_references;
+  return { fields, body };
+}
+
+/** design.md §1: a PATCH starts a revision when it holds any of these. */
+export function patchStartsRevision(body: PatchDeploymentRequest, secretCount: number): boolean {
+  if (secretCount > 0) return true;
+  if (!isAbsent(body.revision_source)) return true;
+  if (!isAbsent(body.source_config?.resource_spec)) return true;
+  if (!isAbsent(body.secret_references)) return true;
+  const revision = asObject(body.source_revision_config);
+  return Object.values(revision).some((value) => !isAbsent(value));
+}

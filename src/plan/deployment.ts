@@ -1,0 +1,142 @@
+// Plans one Deployment: blockers (immutable fields, unknown source, unresolved inputs), field diff, minimal request.
+import type { AppliedRecord, DeploymentResource, FieldChange, LiveDeployment, PlanChange } from '../core/model.js';
+import { resourceKey } from '../core/model.js';
+import {
+  IMMUTABLE_SOURCE_CONFIG_FIELDS,
+  SOURCES,
+  type CreateDeploymentRequest,
+  type PatchDeploymentRequest,
+  type Secret,
+} from '../core/wire/schema.js';
+import { SecretResolutionError } from '../core/errors.js';
+import { createDeclared, diffDeclared, patchStartsRevision } from './deployment-fields.js';
+import { diffSecrets, writtenOnceNote } from './secrets.js';
+import { isAbsent } from './values.js';
+import { SUSPENDED_NOTE, withLocation } from './notes.js';
+
+export interface DeploymentDiff {
+  change: PlanChange;
+  /** The minimal request to send; absent for noop/blocked. Secrets are NOT in body: secretNames lists which to send (caller resolves values). */
+  request?: { op: 'create'; body: CreateDeploymentRequest } | { op: 'patch'; id: string; body: PatchDeploymentRequest };
+  secretNames: string[];
+}
+
+export interface DeploymentContext {
+  /** secret name -> secretHash() of the desired value; a declared secret missing here could not be resolved. */
+  secretHashes: Record<string, string>;
+  applied?: AppliedRecord;
+  /** Messages (never values) of secrets that could not be resolved. */
+  secretErrors?: string[];
+  /** Why spec.repository could not be resolved. */
+  repositoryError?: string;
+}
+
+const KNOWN_SOURCES: ReadonlySet<string> = new Set(SOURCES);
+
+function show(value: unknown): string {
+  return JSON.stringify(value);
+}
+
+/** Reasons the live deployment cannot be brought to the manifest by a PATCH. */
+function liveBlockers(resource: DeploymentResource, live: LiveDeployment): string[] {
+  const reasons: string[] = [];
+  const desired = resource.spec.source;
+  if (!KNOWN_SOURCES.has(live.source)) {
+    reasons.push(
+      `the service reports source ${show(live.source)}, which this converge does not know; upgrade converge, or remove the deployment from the manifests`,
+    );
+  } else if (live.source !== desired) {
+    reasons.push(
+      `source cannot be changed after creation (live: ${show(live.source)}, manifest: ${show(desired)}); set spec.source back to ${show(live.source)}, or give the deployment a new metadata.name`,
+    );
+  }
+  const config = resource.spec.source_config ?? {};
+  for (const field of IMMUTABLE_SOURCE_CONFIG_FIELDS) {
+    const want = config[field];
+    const have = live.source_config[field];
+    if (isAbsent(want) || isAbsent(have) || want === have) continue;
+    reasons.push(
+      `source_config.${field} cannot be changed after creation (live: ${show(have)}, manifest: ${show(want)}); set it back to the live value, or give the deployment a new metadata.name`,
+    );
+  }
+  return reasons;
+}
+
+function sourceField(resource: DeploymentResource, live: LiveDeployment): FieldChange[] {
+  if (live.source === resource.spec.source) return [];
+  return [{ path: 'source', before: live.source, after: resource.spec.source, sensitive: false }];
+}
+
+/**
+ * The exact, minimal change for one deployment against `live` (undefined: it does not exist).
+ * Pure and level-triggered: workers call it again on freshly read live state before writing.
+ */
+export function diffDeployment(resource: DeploymentResource, live: LiveDeployment | undefined, ctx: DeploymentContext): DeploymentDiff {
+  const key = resourceKey('Deployment', resource.name);
+  const blockers: string[] = [];
+  if (ctx.repositoryError) blockers.push(ctx.repositoryError);
+  if (live) blockers.push(...liveBlockers(resource, live));
+
+  const declared = live ? diffDeclared(resource.spec, live) : createDeclared(resource.name, resource.spec);
+  const secrets = diffSecrets(key, resource.spec.secrets, live?.secrets, ctx.secretHashes, ctx.applied);
+  if (ctx.secretErrors?.length) blockers.push(...ctx.secretErrors);
+  else if (secrets.unresolved.length > 0) {
+    const named = secrets.unresolved.map((name) => withLocation(name, resource.secretLocations?.[name]));
+    blockers.push(`secret ${named.join(', ')} could not be resolved; check its valueFrom (environment variable or file)`);
+  }
+
+  const fields = [...(live ? sourceField(resource, live) : []), ...declared.fields, ...secrets.fields];
+  const notes: string[] = [];
+  let action: PlanChange['action'];
+  let newRevision = false;
+  if (blockers.length > 0) {
+    action = 'blocked';
+    notes.push(...blockers);
+  } else if (!live) {
+    action = 'create';
+    newRevision = true;
+  } else if (fields.length === 0) {
+    action = 'noop';
+  } else {
+    action = 'update';
+    newRevision = patchStartsRevision(declared.body, secrets.names.length);
+  }
+  if (action !== 'blocked' && secrets.writtenOnce.length > 0) notes.push(writtenOnceNote(secrets.writtenOnce));
+  if (resource.suspend) notes.push(SUSPENDED_NOTE);
+
+  const change: PlanChange = {
+    kind: 'Deployment',
+    name: resource.name,
+    action,
+    new_revision: newRevision,
+    fields,
+    reason: notes.length > 0 ? notes.join('; ') : null,
+  };
+  if (resource.suspend) change.suspended = true;
+  if (resource.suspend || action === 'blocked' || action === 'noop') return { change, secretNames: [] };
+  if (action === 'create') {
+    return { change, request: { op: 'create', body: declared.body as CreateDeploymentRequest }, secretNames: secrets.names };
+  }
+  return { change, request: { op: 'patch', id: live!.id, body: declared.body }, secretNames: secrets.names };
+}
+
+/**
+ * The body to send for a diff's request, with the resolved values of exactly `diff.secretNames`.
+ * A create always carries `secrets` (possibly []); a PATCH carries it only when non-empty, because an
+ * absent list keeps the stored secrets and a non-empty one starts a revision.
+ */
+export function requestBody(
+  diff: DeploymentDiff,
+  values: Readonly<Record<string, string>>,
+): CreateDeploymentRequest | PatchDeploymentRequest | undefined {
+  if (!diff.request) return undefined;
+  const secrets: Secret[] = diff.secretNames.map((name) => {
+    const value = values[name];
+    if (value === undefined) {
+      throw new SecretResolutionError(`secret ${name} of Deployment/${diff.change.name} has no resolved value`);
+    }
+    return { name, value };
+  });
+  if (diff.request.op === 'create') return { ...diff.request.body, secrets };
+  return secrets.length > 0 ? { ...diff.request.body, secrets } : { ...diff.request.body };
+}

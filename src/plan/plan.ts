@@ -1,0 +1,92 @@
+// plan(): pure function from desired resources and live state to the plan object of design.md §4.
+import type { Diagnostic } from '../core/diagnostics.js';
+import { sortDiagnostics } from '../core/diagnostics.js';
+import type {
+  AppliedRecord,
+  BlockedResource,
+  DesiredResource,
+  DiscoveryPreview,
+  LiveDeployment,
+  Plan,
+  PlanChange,
+  PlanDiagnostic,
+} from '../core/model.js';
+import { resourceKey } from '../core/model.js';
+import { diffDeployment } from './deployment.js';
+import { ORPHAN_REASON } from './notes.js';
+import { pair } from './pairing.js';
+import { diffProvider } from './provider.js';
+import { sortChanges, summarize } from './summary.js';
+
+export { diffDeployment, requestBody } from './deployment.js';
+export type { DeploymentDiff, DeploymentContext } from './deployment.js';
+export { diffProvider, providerDefinitionHash, CLIENT_SECRET } from './provider.js';
+export type { ProviderDiff, ProviderContext } from './provider.js';
+export { hasChanges } from './summary.js';
+
+export interface PlanInput {
+  /** Valid resources from manifests (spec.repository already resolved at the edge when possible). */
+  resources: DesiredResource[];
+  /** Invalid/colliding manifests: planned as blocked, never orphaned. */
+  blocked: BlockedResource[];
+  /** Copied into plan.diagnostics (without `code`). */
+  diagnostics: Diagnostic[];
+  /** Every live deployment (from the paging iterator). */
+  live: LiveDeployment[];
+  /** Key resourceKey(kind, name); empty map without Redis. */
+  applied: ReadonlyMap<string, AppliedRecord>;
+  /** Key resourceKey; secretName -> secretHash(value) of the DESIRED value; a secret missing here could not be resolved. */
+  secretHashes: ReadonlyMap<string, Record<string, string>>;
+  /** Key resourceKey; messages (no values) of secrets that could not be resolved: the resource is blocked with them. */
+  secretErrors?: ReadonlyMap<string, string[]>;
+  /** Key provider name; previews for mcp providers. */
+  discovery?: ReadonlyMap<string, DiscoveryPreview>;
+  /** Key deployment name; unresolved `repository`: blocked with this reason. */
+  repositoryErrors?: ReadonlyMap<string, string>;
+}
+
+const NO_HASHES: Record<string, string> = Object.freeze({}) as Record<string, string>;
+
+function toPlanDiagnostic(d: Diagnostic): PlanDiagnostic {
+  return { severity: d.severity, file: d.file, line: d.line, column: d.column, message: d.message };
+}
+
+export function plan(input: PlanInput): Plan {
+  const pairs = pair(input.resources, input.blocked, input.live);
+  const changes: PlanChange[] = [];
+  for (const { resource, live } of pairs.deployments) {
+    const key = resourceKey('Deployment', resource.name);
+    const ctx: Parameters<typeof diffDeployment>[2] = { secretHashes: input.secretHashes.get(key) ?? NO_HASHES };
+    const applied = input.applied.get(key);
+    if (applied) ctx.applied = applied;
+    const secretErrors = input.secretErrors?.get(key);
+    if (secretErrors) ctx.secretErrors = secretErrors;
+    const repositoryError = input.repositoryErrors?.get(resource.name);
+    if (repositoryError) ctx.repositoryError = repositoryError;
+    changes.push(diffDeployment(resource, live, ctx).change);
+  }
+  for (const resource of pairs.providers) {
+    const key = resourceKey('OAuthProvider', resource.name);
+    const ctx: Parameters<typeof diffProvider>[1] = { secretHashes: input.secretHashes.get(key) ?? NO_HASHES };
+    const applied = input.applied.get(key);
+    if (applied) ctx.applied = applied;
+    const secretErrors = input.secretErrors?.get(key);
+    if (secretErrors) ctx.secretErrors = secretErrors;
+    const preview = input.discovery?.get(resource.name);
+    if (preview) ctx.discovery = preview;
+    changes.push(diffProvider(resource, ctx).change);
+  }
+  for (const entry of pairs.blocked) {
+    changes.push({ kind: entry.kind, name: entry.name, action: 'blocked', new_revision: false, fields: [], reason: entry.reasons.join('; ') });
+  }
+  for (const live of pairs.orphans) {
+    changes.push({ kind: 'Deployment', name: live.name, action: 'orphan', new_revision: false, fields: [], reason: ORPHAN_REASON });
+  }
+  sortChanges(changes);
+  return {
+    format_version: '1',
+    summary: summarize(changes),
+    changes,
+    diagnostics: sortDiagnostics(input.diagnostics).map(toPlanDiagnostic),
+  };
+}

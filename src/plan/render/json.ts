@@ -1,0 +1,40 @@
+// JSON rendering of a plan: exactly the documented keys of design.md §4, in a stable order, 2-space indent.
+import type { Plan } from '../../core/model.js';
+
+/**
+ * `plan --output json`. Only documented keys: suspension is expressed in `reason`, not as a key.
+ * Ends with a newline.
+ */
+export function renderJson(plan: Plan): string {
+  const document = {
+    format_version: plan.format_version,
+    summary: {
+      create: plan.summary.create,
+      update: plan.summary.update,
+      noop: plan.summary.noop,
+      orphan: plan.summary.orphan,
+      blocked: plan.summary.blocked,
+    },
+    changes: plan.changes.map((change) => ({
+      kind: change.kind,
+      name: change.name,
+      action: change.action,
+      new_revision: change.new_revision,
+      fields: change.fields.map((field) => ({
+        path: field.path,
+        before: field.before ?? null,
+        after: field.after ?? null,
+        sensitive: field.sensitive,
+      })),
+      reason: change.reason ?? null,
+    })),
+    diagnostics: plan.diagnostics.map((d) => ({
+      severity: d.severity,
+      file: d.file,
+      line: d.line,
+      column: d.column,
+      message: d.message,
+    })),
+  };
+  return `${JSON.stringify(document, null, 2)}\n`;
+}

@@ -1,0 +1,63 @@
+// Terraform-like text rendering of a plan: + create, ~ update, ! blocked, ? orphan, per-field lines, summary.
+import type { FieldChange, Plan, PlanChange, PlanDiagnostic } from '../../core/model.js';
+import { fieldKind, formatValue, listedChanges, markers, summarySentence, SYMBOL } from './format.js';
+
+export interface TextOptions {
+  /** ANSI colour; the caller decides (stdout is a TTY and NO_COLOR is unset). */
+  color: boolean;
+}
+
+const CODES = { reset: 0, bold: 1, dim: 2, red: 31, green: 32, yellow: 33, magenta: 35, cyan: 36 } as const;
+type Style = keyof typeof CODES;
+
+type Paint = (text: string, ...styles: Style[]) => string;
+
+function painter(color: boolean): Paint {
+  if (!color) return (text) => text;
+  return (text, ...styles) => `${styles.map((s) => `\x1b[${CODES[s]}m`).join('')}${text}\x1b[0m`;
+}
+
+const ACTION_STYLE: Record<PlanChange['action'], Style> = {
+  create: 'green',
+  update: 'yellow',
+  blocked: 'red',
+  orphan: 'cyan',
+  noop: 'dim',
+};
+
+function fieldLine(field: FieldChange, paint: Paint): string {
+  const kind = fieldKind(field);
+  const before = formatValue(field.before, field.sensitive);
+  const after = formatValue(field.after, field.sensitive);
+  if (kind === 'add') return `${paint('+', 'green')} ${field.path}: ${after}`;
+  if (kind === 'remove') return `${paint('-', 'red')} ${field.path}: ${before}`;
+  return `${paint('~', 'yellow')} ${field.path}: ${before} -> ${after}`;
+}
+
+function changeBlock(change: PlanChange, paint: Paint): string[] {
+  const style = ACTION_STYLE[change.action];
+  const title = `${paint(`${SYMBOL[change.action]} ${change.action}`, style, 'bold')} ${change.kind}/${change.name}`;
+  const marks = markers(change).map((m) => paint(`(${m})`, m.startsWith('forces') ? 'magenta' : 'cyan'));
+  const lines = [`  ${[title, ...marks].join(' ')}`];
+  for (const field of change.fields) lines.push(`      ${fieldLine(field, paint)}`);
+  if (change.reason) lines.push(`      ${paint(`# ${change.reason}`, 'dim')}`);
+  return lines;
+}
+
+function diagnosticLine(d: PlanDiagnostic, paint: Paint): string {
+  const severity = paint(d.severity, d.severity === 'error' ? 'red' : 'yellow', 'bold');
+  return `  ${d.file}:${d.line}:${d.column}: ${severity}: ${d.message}`;
+}
+
+/** The whole plan as text, ending with a newline. */
+export function renderText(plan: Plan, options: TextOptions): string {
+  const paint = painter(options.color);
+  const sections: string[][] = [];
+  for (const change of listedChanges(plan)) sections.push(changeBlock(change, paint));
+  if (plan.diagnostics.length > 0) {
+    sections.push([paint('Diagnostics:', 'bold'), ...plan.diagnostics.map((d) => diagnosticLine(d, paint))]);
+  }
+  const sentence = summarySentence(plan);
+  sections.push([sentence.startsWith('Plan:') ? `${paint('Plan:', 'bold')}${sentence.slice('Plan:'.length)}` : paint(sentence, 'green')]);
+  return `${sections.map((lines) => lines.join('\n')).join('\n\n')}\n`;
+}

@@ -1,0 +1,24 @@
+// Plan summary counts, deterministic ordering of changes, and the "are there changes" test for exit codes.
+import type { Action, Plan, PlanChange } from '../core/model.js';
+import { compareStrings } from './values.js';
+
+/** Counts per action, keys in the order of design.md §4. */
+export function summarize(changes: readonly PlanChange[]): Record<Action, number> {
+  const summary: Record<Action, number> = { create: 0, update: 0, noop: 0, orphan: 0, blocked: 0 };
+  for (const change of changes) summary[change.action] += 1;
+  return summary;
+}
+
+/** By kind, then name (code-unit order, locale-independent); stable for equal keys. */
+export function sortChanges(changes: PlanChange[]): PlanChange[] {
+  return changes.sort((a, b) => compareStrings(a.kind, b.kind) || compareStrings(a.name, b.name));
+}
+
+/**
+ * True when the manifests and the service differ in a way converge reports as a change:
+ * something to create or update (suspended ones included), or something blocked.
+ * Orphans are not changes: converge never deletes. Used for `plan --detailed-exitcode` (exit 2).
+ */
+export function hasChanges(plan: Plan): boolean {
+  return plan.summary.create + plan.summary.update + plan.summary.blocked > 0;
+}

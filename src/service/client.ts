@@ -1,0 +1,260 @@
+// ServiceClient: one method per endpoint of the service (spec + POST /v2/deployments), over a keep-alive undici Agent.
+import { z } from 'zod';
+import { ConvergeError } from '../core/errors.js';
+import {
+  Deployment,
+  Integration,
+  ListDeploymentsResponse,
+  OAuthProvider,
+  Repository,
+  type CreateDeploymentRequest,
+  type CreateProviderRequest,
+  type DeploymentStatus,
+  type DeploymentType,
+  type McpDiscoverRequest,
+  type PatchDeploymentRequest,
+} from '../core/wire/schema.js';
+import { HttpTransport, type HttpOptions } from './transport.js';
+
+export type { RequestInfo, RetryPolicy } from './transport.js';
+
+/** Options of a ServiceClient; every timeout and limit has a default (10 s connect, 30 s headers, 30 s body idle, 32 MiB). */
+export type ClientOptions = HttpOptions;
+
+/** The connection settings converge's commands and worker processes share (a subset of the CLI settings). */
+export interface ServiceSettings {
+  apiUrl: string;
+  apiKey?: string | undefined;
+  tenantId?: string | undefined;
+  requestTimeout: number;
+}
+
+/** Client options from connection settings: the request timeout bounds both headers and body. */
+export function clientOptionsFrom(settings: ServiceSettings, onRequest?: ClientOptions['onRequest']): ClientOptions {
+  return {
+    baseUrl: settings.apiUrl,
+    apiKey: settings.apiKey,
+    tenantId: settings.tenantId,
+    headersTimeoutMs: settings.requestTimeout,
+    bodyTimeoutMs: settings.requestTimeout,
+    onRequest,
+  };
+}
+
+/** Filters of GET /v2/deployments (the spec's query parameters). Lists are sent comma-separated. */
+export interface ListDeploymentsQuery {
+  name_contains?: string;
+  /** A known status, or any other value a newer service accepts. */
+  status?: DeploymentStatus | (string & {});
+  remote_reconciled?: boolean;
+  tag_value_ids?: string[];
+  image_version?: string;
+  deployment_type?: DeploymentType;
+  deployment_ids?: string[];
+}
+
+/** The service's maximum page size (spec: 1 <= limit <= 100). */
+export const PAGE_LIMIT = 100;
+
+/** How listDeploymentPages reads. */
+export interface ListPagesOptions {
+  /** Requests in flight at most: 1 (the default) reads page after page; more reads pages ahead (see there). */
+  prefetch?: number;
+}
+
+type PageOutcome = { ok: true; page: ListDeploymentsResponse } | { ok: false; error: unknown };
+
+export const ROUTES = {
+  deployments: '/v2/deployments',
+  deployment: '/v2/deployments/{deployment_id}',
+  providers: '/v2/auth/providers',
+  mcpDiscover: '/v2/auth/providers/mcp-discover',
+  integrations: '/v1/integrations/forge/codehost/install',
+  repositories: '/v1/integrations/forge/codehost/{integration_id}/repos',
+} as const;
+
+const IntegrationList = z.array(Integration);
+const RepositoryList = z.array(Repository);
+
+function filterParams(query: ListDeploymentsQuery): URLSearchParams {
+  const params = new URLSearchParams();
+  const scalar = (name: string, value: string | boolean | undefined): void => {
+    if (value !== undefined && value !== null) params.set(name, String(value));
+  };
+  scalar('name_contains', query.name_contains);
+  scalar('status', query.status);
+  scalar('remote_reconciled', query.remote_reconciled);
+  if (query.tag_value_ids) params.set('tag_value_ids', query.tag_value_ids.join(','));
+  scalar('image_version', query.image_version);
+  scalar('deployment_type', query.deployment_type);
+  if (query.deployment_ids) params.set('deployment_ids', query.deployment_ids.join(','));
+  return params;
+}
+
+/** Secret values a write carries: redacted from anything the service echoes back in an error. */
+function secretValues(body: { secrets?: Array<{ value: string }> | null; client_secret?: string | null }): string[] {
+  const values = (body.secrets ?? []).map((s) => s.value);
+  if (body.client_secret) values.push(body.client_secret);
+  return values.filter((v) => v.length > 0);
+}
+
+/** The service's HTTP API. GETs retry (network, 429, 5xx, honouring Retry-After); writes are sent once. */
+export class ServiceClient {
+  private readonly http: HttpTransport;
+
+  constructor(options: ClientOptions) {
+    this.http = new HttpTransport(options);
+  }
+
+  /**
+   * Pages of GET /v2/deployments: limit=100, the next request uses the offset the service returned, and the
+   * list ends at the first empty page (a short page is not the end). A page with items whose returned offset
+   * does not move forward fails with E_PAGING rather than looping.
+   *
+   * With `prefetch` > 1, up to that many requests are in flight: the next pages are requested ahead at the
+   * offsets the last step predicts (offset + step, offset + 2 x step, ...). A page is only ever used when it was
+   * requested at exactly the offset the previous page returned; when the prediction fails (a short page, offsets
+   * that are not arithmetic), the pages read ahead are dropped unread and reading ahead restarts from one. The
+   * cost: up to `prefetch - 1` requests past the empty page that ends the list (and as many per failed prediction).
+   */
+  async *listDeploymentPages(query: ListDeploymentsQuery = {}, options: ListPagesOptions = {}): AsyncGenerator<Deployment[], void, undefined> {
+    // An empty id/tag filter means "none of them"; sent as an empty parameter it could read as "no filter".
+    if (query.deployment_ids?.length === 0 || query.tag_value_ids?.length === 0) return;
+    const filters = filterParams(query);
+    const inFlight = Math.max(1, Math.floor(options.prefetch ?? 1));
+    const ahead = new Map<number, Promise<PageOutcome>>();
+    // Ids listed so far: a page that holds only these is the service serving the same items again (an offset that
+    // moves while the page does not); stopping there keeps a misbehaving service from making the list endless.
+    const seen = new Set<string>();
+    let offset = 0;
+    let step = PAGE_LIMIT;
+    let width = 1;
+    try {
+      for (;;) {
+        if (!ahead.has(offset)) ahead.set(offset, this.fetchPage(filters, offset));
+        // Slow start: one request first, doubling the pages read ahead while the predictions hold.
+        for (let k = 1; k < width && ahead.size < inFlight; k++) {
+          const next = offset + step * k;
+          if (!ahead.has(next)) ahead.set(next, this.fetchPage(filters, next));
+        }
+        const outcome = await ahead.get(offset)!;
+        ahead.delete(offset);
+        if (!outcome.ok) throw outcome.error;
+        const page = outcome.page;
+        if (page.resources.length === 0) return;
+        if (page.offset <= offset) {
+          throw new ConvergeError(
+            'E_PAGING',
+            `GET ${ROUTES.deployments}: the page at offset ${offset} held ${page.resources.length} deployments but the service returned next offset ${page.offset}; stopping instead of reading the same page forever`,
+          );
+        }
+        let fresh = 0;
+        for (const item of page.resources) {
+          if (seen.has(item.id)) continue;
+          seen.add(item.id);
+          fresh += 1;
+        }
+        if (fresh === 0) {
+          throw new ConvergeError(
+            'E_PAGING',
+            `GET ${ROUTES.deployments}: the page at offset ${offset} held only deployments already listed (next offset ${page.offset}); stopping instead of reading the same deployments forever`,
+          );
+        }
+        if (page.offset - offset === step) {
+          width = Math.min(inFlight, width * 2);
+        } else {
+          // Every page read ahead was requested at an offset the service did not return: none of them is used.
+          ahead.clear();
+          step = page.offset - offset;
+          width = 1;
+        }
+        offset = page.offset;
+        yield page.resources;
+      }
+    } finally {
+      // Requests still in flight finish on their own; their outcomes are settled values, so nothing is left unhandled.
+      ahead.clear();
+    }
+  }
+
+  /** One page at `offset`; failures are returned, not thrown, so a page read ahead and then dropped rejects nothing. */
+  private fetchPage(filters: URLSearchParams, offset: number): Promise<PageOutcome> {
+    const params = new URLSearchParams(filters);
+    params.set('limit', String(PAGE_LIMIT));
+    params.set('offset', String(offset));
+    return this.http
+      .send({ method: 'GET', route: ROUTES.deployments, path: ROUTES.deployments, query: params, schema: ListDeploymentsResponse })
+      .then(
+        (page): PageOutcome => ({ ok: true, page }),
+        (error: unknown): PageOutcome => ({ ok: false, error }),
+      );
+  }
+
+  /** Every deployment, all pages. */
+  async listDeployments(query: ListDeploymentsQuery = {}): Promise<Deployment[]> {
+    const all: Deployment[] = [];
+    for await (const page of this.listDeploymentPages(query)) all.push(...page);
+    return all;
+  }
+
+  /** POST /v2/deployments (201). Not retried: the create job adopts on 409 after a lost answer. */
+  async createDeployment(body: CreateDeploymentRequest): Promise<Deployment> {
+    return this.http.send({
+      method: 'POST',
+      route: ROUTES.deployments,
+      path: ROUTES.deployments,
+      body,
+      sensitive: secretValues(body),
+      schema: Deployment,
+    });
+  }
+
+  /** PATCH /v2/deployments/{deployment_id}. Not retried here. */
+  async patchDeployment(id: string, body: PatchDeploymentRequest): Promise<Deployment> {
+    return this.http.send({
+      method: 'PATCH',
+      route: ROUTES.deployment,
+      path: `${ROUTES.deployments}/${encodeURIComponent(id)}`,
+      body,
+      sensitive: secretValues(body),
+      schema: Deployment,
+    });
+  }
+
+  /** POST /v2/auth/providers. Not retried here. */
+  async createProvider(body: CreateProviderRequest): Promise<OAuthProvider> {
+    return this.http.send({
+      method: 'POST',
+      route: ROUTES.providers,
+      path: ROUTES.providers,
+      body,
+      sensitive: secretValues(body),
+      schema: OAuthProvider,
+    });
+  }
+
+  /** POST /v2/auth/providers/mcp-discover. Not retried here. */
+  async discoverProvider(body: McpDiscoverRequest): Promise<OAuthProvider> {
+    return this.http.send({ method: 'POST', route: ROUTES.mcpDiscover, path: ROUTES.mcpDiscover, body, schema: OAuthProvider });
+  }
+
+  /** GET /v1/integrations/forge/codehost/install. */
+  async listIntegrations(): Promise<Integration[]> {
+    return this.http.send({ method: 'GET', route: ROUTES.integrations, path: ROUTES.integrations, schema: IntegrationList });
+  }
+
+  /** GET /v1/integrations/forge/codehost/{integration_id}/repos. */
+  async listRepositories(integrationId: string): Promise<Repository[]> {
+    return this.http.send({
+      method: 'GET',
+      route: ROUTES.repositories,
+      path: `/v1/integrations/forge/codehost/${encodeURIComponent(integrationId)}/repos`,
+      schema: RepositoryList,
+    });
+  }
+
+  /** Ends pending retries and closes the connections once in-flight requests finish. */
+  async close(): Promise<void> {
+    await this.http.close();
+  }
+}

@@ -1,0 +1,107 @@
+// enqueueReconcileMany: jobs added a batch per round trip, with the same per-resource rules as enqueueReconcile.
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { Queue, Worker, type Job } from 'bullmq';
+import type { Redis } from 'ioredis';
+import type { DeploymentResource } from '../../src/core/model.js';
+import { ConvergeError } from '../../src/core/errors.js';
+import { buildJobData, ENQUEUE_BATCH, enqueueReconcile, enqueueReconcileMany, QUEUE_NAME, type Enqueued } from '../../src/enqueue/jobs.js';
+import { closeRedis, connectProducer, connectWorker } from '../../src/enqueue/redis.js';
+import type { ReconcileJobData } from '../../src/enqueue/schema.js';
+import { dropPrefix, REDIS_URL, uniquePrefix } from './redis-helpers.js';
+
+function deployment(name: string, maxScale: number): DeploymentResource {
+  return {
+    kind: 'Deployment',
+    name,
+    location: { file: 'apps/a.yaml', line: 1, column: 1 },
+    suspend: false,
+    spec: { source: 'external_docker', source_config: { resource_spec: { max_scale: maxScale } }, source_revision_config: { image_uri: 'docker.io/a:1' } },
+  };
+}
+
+const data = (name: string, maxScale: number): ReconcileJobData => buildJobData(deployment(name, maxScale), 'patch-deployment', { origin: 'test' });
+const scaleOf = (d: ReconcileJobData): unknown => (d.resource.spec as unknown as { source_config: { resource_spec: { max_scale: number } } }).source_config.resource_spec.max_scale;
+const retry = { attempts: 3, backoff: 10 };
+
+describe('enqueueReconcileMany', () => {
+  const prefix = uniquePrefix('many');
+  let redis: Redis;
+  let queue: Queue;
+  const workers: Worker[] = [];
+  const connections: Redis[] = [];
+
+  beforeAll(async () => {
+    redis = await connectProducer({ redisUrl: REDIS_URL, redisPrefix: prefix });
+    queue = new Queue(QUEUE_NAME, { connection: redis, prefix });
+  });
+  afterEach(async () => {
+    for (const w of workers.splice(0)) await w.close();
+    await closeRedis(...connections.splice(0));
+    await queue.obliterate({ force: true });
+  });
+  afterAll(async () => {
+    await queue.close();
+    await closeRedis(redis);
+    await dropPrefix(prefix);
+  });
+
+  it('adds more than a batch of new resources, in order, each reported as soon as its batch is in', async () => {
+    const count = ENQUEUE_BATCH + 30;
+    const datas = Array.from({ length: count }, (_, i) => data(`app-${i}`, i));
+    const seen: Array<[number, Enqueued]> = [];
+    const result = await enqueueReconcileMany(queue, redis, datas, retry, (e, i) => seen.push([i, e]));
+    expect(result.map((e) => e.key)).toEqual(datas.map((d) => d.key));
+    expect(result.every((e) => e.how === 'added')).toBe(true);
+    expect(seen.map(([i]) => i)).toEqual(datas.map((_, i) => i));
+    expect(await queue.getWaitingCount()).toBe(count);
+    const job = await queue.getJob(result[7]!.jobId);
+    expect(scaleOf(job!.data as ReconcileJobData)).toBe(7);
+  });
+
+  it('a resource whose job is waiting gets its data replaced, as one by one', async () => {
+    const first = await enqueueReconcile(queue, redis, data('web', 1), retry);
+    const [web, api] = await enqueueReconcileMany(queue, redis, [data('web', 2), data('api', 1)], retry);
+    expect(web).toEqual({ key: 'Deployment/web', jobId: first.jobId, how: 'replaced-waiting' });
+    expect(api!.how).toBe('added');
+    expect(await queue.getWaitingCount()).toBe(2);
+    expect(scaleOf((await queue.getJob(first.jobId))!.data as ReconcileJobData)).toBe(2);
+  });
+
+  it('a resource whose job runs is queued behind it with the newest data', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    let started!: () => void;
+    const running = new Promise<void>((resolve) => (started = resolve));
+    const seen: unknown[] = [];
+    const connection = await connectWorker({ redisUrl: REDIS_URL, redisPrefix: prefix });
+    connections.push(connection);
+    const worker = new Worker(
+      QUEUE_NAME,
+      async (job: Job) => {
+        seen.push(scaleOf(job.data as ReconcileJobData));
+        if (seen.length === 1) {
+          started();
+          await gate;
+        }
+        return { outcome: 'unchanged', new_revision: false };
+      },
+      { connection, prefix, concurrency: 2 },
+    );
+    workers.push(worker);
+    const done: string[] = [];
+    worker.on('completed', (job) => done.push(job.id!));
+    const first = await enqueueReconcile(queue, redis, data('api', 1), retry);
+    await running;
+    const [again] = await enqueueReconcileMany(queue, redis, [data('api', 5)], retry);
+    expect(again!.how).toBe('after-active');
+    release();
+    await expect.poll(() => done.length, { timeout: 5_000 }).toBe(2);
+    expect(seen).toEqual([1, 5]);
+    expect(done).toEqual([first.jobId, again!.jobId]);
+  });
+
+  it('refuses the same resource twice in one call', async () => {
+    await expect(enqueueReconcileMany(queue, redis, [data('x', 1), data('x', 2)], retry)).rejects.toBeInstanceOf(ConvergeError);
+    expect(await queue.getWaitingCount()).toBe(0);
+  });
+});

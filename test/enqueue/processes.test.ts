@@ -1,0 +1,191 @@
+// Worker child processes on one Redis: kill -9 mid-job (stalled-job recovery), two workers sharing, SIGTERM.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { Job } from 'bullmq';
+import type { DeploymentResource } from '../../src/core/model.js';
+import { startEmulator, type RunningEmulator } from '../../src/emulator/server.js';
+import { openQueueSession, runApply, type QueueSession } from '../../src/enqueue/apply.js';
+import { buildJobData, enqueueReconcile } from '../../src/enqueue/jobs.js';
+import type { WorkerProcessSettings } from '../../src/enqueue/worker-process.js';
+import { landedWrites, seedWith, writes } from './apply-helpers.js';
+import { buildForChildren, ROOT } from './build.js';
+import { dropPrefix, REDIS_URL, uniquePrefix } from './redis-helpers.js';
+
+const CHILD = join(ROOT, 'test', 'enqueue', 'fixtures', 'worker-child.mjs');
+const SECRET = 'planted-child-secret-3f9e';
+
+function deployment(name: string): DeploymentResource {
+  return {
+    kind: 'Deployment',
+    name,
+    location: { file: `${name}.yaml`, line: 1, column: 1 },
+    suspend: false,
+    spec: {
+      source: 'external_docker',
+      source_config: { resource_spec: { max_scale: 2 } },
+      source_revision_config: { image_uri: `docker.io/acme/${name}:1` },
+      secrets: [{ name: 'TOKEN', from: { env: 'CHILD_TOKEN' } }],
+    },
+  };
+}
+
+interface Child {
+  process: ChildProcess;
+  stderr: string;
+  exited: Promise<number | null>;
+}
+
+describe('worker processes', () => {
+  let build: { dir: string; remove(): Promise<void> };
+  const children: Child[] = [];
+  const cleanups: Array<() => Promise<void>> = [];
+
+  beforeAll(async () => {
+    build = await buildForChildren();
+  }, 240_000);
+  afterEach(async () => {
+    for (const child of children) {
+      if (child.process.exitCode === null && child.process.signalCode === null) child.process.kill('SIGKILL');
+      await child.exited;
+    }
+    children.splice(0);
+    for (const c of cleanups.splice(0).reverse()) await c();
+  });
+  afterAll(async () => {
+    await build?.remove();
+  });
+
+  async function context(emulatorOptions: Parameters<typeof startEmulator>[0]) {
+    const emulator: RunningEmulator = await startEmulator({ seed: seedWith([]), buildMs: 0, ...emulatorOptions });
+    const prefix = uniquePrefix('proc');
+    const settings: WorkerProcessSettings = {
+      redisUrl: REDIS_URL,
+      redisPrefix: prefix,
+      apiUrl: emulator.url,
+      requestTimeout: 10_000,
+      shutdownTimeout: 10_000,
+      concurrency: 3,
+      attempts: 5,
+      backoff: 50,
+      globalRate: 0,
+    };
+    const session: QueueSession = await openQueueSession(settings, { target: { apiUrl: emulator.url } });
+    cleanups.push(() => emulator.close(), () => session.close(), () => dropPrefix(prefix));
+    return { emulator, settings, session };
+  }
+
+  async function spawnWorker(name: string, settings: WorkerProcessSettings, timing = { lockDuration: 1_500, stalledInterval: 500 }): Promise<Child> {
+    const proc = spawn(process.execPath, [CHILD], {
+      env: { ...process.env, CHILD_TOKEN: SECRET, QUEUE_CHILD_CONFIG: JSON.stringify({ buildDir: build.dir, settings, name, ...timing }) },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const child: Child = { process: proc, stderr: '', exited: new Promise((resolve) => proc.on('exit', (code) => resolve(code))) };
+    proc.stderr!.on('data', (c: Buffer) => (child.stderr += c.toString()));
+    children.push(child);
+    await new Promise<void>((resolve, reject) => {
+      let out = '';
+      proc.stdout!.on('data', (c: Buffer) => {
+        out += c.toString();
+        if (out.includes('ready')) resolve();
+      });
+      proc.on('exit', (code) => reject(new Error(`worker ${name} exited ${code}: ${child.stderr}`)));
+    });
+    return child;
+  }
+
+  /** Every child's log so far: it shows the jobs they ran, and never the secret value they wrote. */
+  function expectCleanLogs(): void {
+    const logs = children.map((c) => c.stderr).join('');
+    expect(logs).toContain('"msg":"job done"');
+    expect(logs).not.toContain(SECRET);
+  }
+
+  async function finished(session: QueueSession, jobId: string, timeoutMs = 30_000): Promise<Job> {
+    const deadline = Date.now() + timeoutMs;
+    while (Date.now() < deadline) {
+      const state = await session.queue.getJobState(jobId);
+      if (state === 'completed' || state === 'failed') return (await Job.fromId(session.queue, jobId))!;
+      await sleep(100);
+    }
+    throw new Error(`job ${jobId} did not finish in ${timeoutMs} ms`);
+  }
+
+  it('a worker killed with SIGKILL mid-job has its job finished by another, and the write lands once', async () => {
+    let sawRead!: () => void;
+    const jobRead = new Promise<void>((resolve) => (sawRead = resolve));
+    const { emulator, settings, session } = await context({
+      latencyMs: 400,
+      onRequest: (entry) => {
+        if (entry.method === 'GET' && entry.query.name_contains === 'victim') sawRead();
+      },
+    });
+    const a = await spawnWorker('A', settings);
+    const data = buildJobData(deployment('victim'), 'create-deployment', { origin: 'test' });
+    const { jobId } = await enqueueReconcile(session.queue, session.redis, data, settings);
+    await jobRead;
+    const active = await session.queue.getActive();
+    expect(active.map((j) => [j.id, j.processedBy])).toEqual([[jobId, 'A']]);
+    // A has read live state and sent its POST (held 400 ms by the emulator): kill it now
+    await sleep(100);
+    a.process.kill('SIGKILL');
+    expect(await a.exited).toBeNull();
+    await spawnWorker('B', settings);
+
+    const job = await finished(session, jobId);
+    expect(job.finishedOn).toBeDefined();
+    expect(job.failedReason).toBeUndefined();
+    expect(job.processedBy).toBe('B');
+    // B found A's write in live state (A died before the answer arrived) instead of creating again
+    expect(job.returnvalue).toEqual(expect.objectContaining({ outcome: 'created', new_revision: true, message: expect.stringContaining('the answer to an earlier attempt was lost') }));
+    const creates = landedWrites(emulator.requestLog).filter((e) => e.route === '/v2/deployments');
+    expect(creates).toHaveLength(1);
+    expect(writes(emulator.requestLog).filter((e) => e.route === '/v2/deployments')).toHaveLength(1);
+    expectCleanLogs();
+  }, 60_000);
+
+  it('two worker processes share the jobs and no resource is written twice; a rerun writes nothing', async () => {
+    const { emulator, settings, session } = await context({ latencyMs: 15 });
+    await spawnWorker('A', settings);
+    await spawnWorker('B', settings);
+    const names = Array.from({ length: 24 }, (_, i) => `shared-${i}`);
+    const changes = names.map((name) => ({
+      resource: deployment(name),
+      change: { kind: 'Deployment' as const, name, action: 'create' as const, new_revision: true, fields: [], reason: null },
+    }));
+    const results = await runApply({ session, settings, client: undefined as never, env: {}, manifestDir: '/unused', changes, startWorkers: false, pollMs: 500 });
+    expect(results.map((r) => r.status)).toEqual(names.map(() => 'done'));
+    const created = landedWrites(emulator.requestLog).map((e) => (e.body as { name: string }).name).sort();
+    expect(created).toEqual([...names].sort());
+    const processedBy = await Promise.all(results.map(async (r) => (await Job.fromId(session.queue, r.jobId))!.processedBy));
+    expect(new Set(processedBy)).toEqual(new Set(['A', 'B']));
+
+    emulator.resetLog();
+    const rerun = await runApply({ session, settings, client: undefined as never, env: {}, manifestDir: '/unused', changes, startWorkers: false, pollMs: 500 });
+    expect(rerun.map((r) => r.status)).toEqual(names.map(() => 'unchanged'));
+    expect(writes(emulator.requestLog)).toEqual([]);
+    expectCleanLogs();
+  }, 60_000);
+
+  it('SIGTERM lets the active job finish, then the process exits 0', async () => {
+    let sawRead!: () => void;
+    const jobRead = new Promise<void>((resolve) => (sawRead = resolve));
+    const { session, settings } = await context({
+      latencyMs: 300,
+      onRequest: (entry) => {
+        if (entry.method === 'GET' && entry.query.name_contains === 'graceful') sawRead();
+      },
+    });
+    const a = await spawnWorker('A', settings);
+    const { jobId } = await enqueueReconcile(session.queue, session.redis, buildJobData(deployment('graceful'), 'create-deployment', { origin: 'test' }), settings);
+    await jobRead;
+    a.process.kill('SIGTERM');
+    expect(await a.exited).toBe(0);
+    const job = await finished(session, jobId, 5_000);
+    expect(job.processedBy).toBe('A');
+    expect(job.returnvalue).toMatchObject({ outcome: 'created' });
+    expectCleanLogs();
+  }, 30_000);
+
+});

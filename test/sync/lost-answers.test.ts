@@ -1,0 +1,145 @@
+// Writes whose answers are lost, creates that meet a 409, fatal answers and 429s: each write lands once or fails clearly.
+import { afterEach, describe, expect, it } from 'vitest';
+import { startEmulator, type RunningEmulator } from '../../src/emulator/server.js';
+import { deploymentYaml, externalDockerSpec, landedWrites, manifestDir, providerYaml, runApplyCli, seedWith, writes } from '../enqueue/apply-helpers.js';
+import { lossyProxy, type LossyProxy } from '../enqueue/lossy-proxy.js';
+import { dropPrefix, REDIS_URL, uniquePrefix } from '../enqueue/redis-helpers.js';
+
+const ENV = { TOKEN_ENV: 'planted-token-6a1e', PROVIDER_ENV: 'planted-provider-0d3b' };
+
+describe('lost answers and conflicts', () => {
+  const cleanups: Array<() => Promise<void>> = [];
+  afterEach(async () => {
+    for (const c of cleanups.splice(0).reverse()) await c();
+  });
+
+  async function setup(files: Record<string, string>, seed = seedWith([]), rules: Parameters<typeof lossyProxy>[1] = {}) {
+    const emulator: RunningEmulator = await startEmulator({ seed, buildMs: 0 });
+    const proxy: LossyProxy = await lossyProxy(emulator.url, rules);
+    const tree = await manifestDir(files);
+    const prefix = uniquePrefix('lost');
+    cleanups.push(() => emulator.close(), () => proxy.close(), () => tree.remove(), () => dropPrefix(prefix));
+    const argv = (url: string, ...extra: string[]) => [tree.dir, '--api-url', url, '--redis-url', REDIS_URL, '--redis-prefix', prefix, '--backoff', '20ms', ...extra];
+    return { emulator, proxy, argv };
+  }
+
+  function once(match: (method: string, path: string) => boolean): (method: string, path: string) => boolean {
+    let used = false;
+    return (method, path) => {
+      if (used || !match(method, path)) return false;
+      used = true;
+      return true;
+    };
+  }
+
+  it('a create whose answer is lost is not sent again, and its secret is recorded as applied', async () => {
+    const { emulator, proxy, argv } = await setup(
+      { 'solo.yaml': deploymentYaml('solo', externalDockerSpec('docker.io/acme/solo:1', 2, [['TOKEN', 'TOKEN_ENV']])) },
+      seedWith([]),
+      { loseAnswer: once((m, p) => m === 'POST' && p === '/v2/deployments') },
+    );
+    const run = await runApplyCli(argv(proxy.url), ENV);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toMatch(/done +Deployment\/solo: created \(new revision\) \(the answer to an earlier attempt was lost; live state shows its write landed\)/);
+    expect(writes(emulator.requestLog).map((e) => `${e.method} ${e.status}`)).toEqual(['POST 201']);
+    emulator.resetLog();
+    const again = await runApplyCli(argv(proxy.url), ENV);
+    expect(again.code).toBe(0);
+    expect(writes(emulator.requestLog)).toEqual([]);
+  });
+
+  it('a PATCH carrying a secret whose answer is lost starts exactly one revision', async () => {
+    const seed = seedWith([{ name: 'api', source: 'external_docker', source_config: { resource_spec: { max_scale: 1 } }, source_revision_config: { image_uri: 'docker.io/acme/api:1' } }]);
+    const { emulator, proxy, argv } = await setup(
+      { 'api.yaml': deploymentYaml('api', externalDockerSpec('docker.io/acme/api:1', 1, [['TOKEN', 'TOKEN_ENV']])) },
+      seed,
+      { loseAnswer: once((m) => m === 'PATCH') },
+    );
+    const run = await runApplyCli(argv(proxy.url), ENV);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toMatch(/done +Deployment\/api: updated \(new revision\)/);
+    expect(landedWrites(emulator.requestLog).map((e) => `${e.method} ${e.status} ${e.newRevision}`)).toEqual(['PATCH 200 true']);
+    emulator.resetLog();
+    expect((await runApplyCli(argv(proxy.url), ENV)).code).toBe(0);
+    expect(writes(emulator.requestLog)).toEqual([]);
+  });
+
+  it('a create answered 409 adopts the existing deployment and patches only what differs', async () => {
+    const seed = seedWith([{ name: 'late', source: 'external_docker', source_config: { resource_spec: { max_scale: 1 } }, source_revision_config: { image_uri: 'docker.io/acme/late:1' } }]);
+    let lists = 0;
+    const { emulator, proxy, argv } = await setup({ 'late.yaml': deploymentYaml('late', externalDockerSpec('docker.io/acme/late:1', 4)) }, seed, {
+      hiddenName: 'late',
+      // hidden from the plan's listing and the job's first read, as if created by someone else in between
+      hideFromList: () => ++lists <= 2,
+    });
+    const run = await runApplyCli(argv(proxy.url), ENV);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain('Plan: 1 to create');
+    expect(run.stdout).toMatch(/done +Deployment\/late: adopted \(new revision\) \(the deployment already existed; converge adopted it and patched what differed\)/);
+    expect(writes(emulator.requestLog).map((e) => `${e.method} ${e.status}`)).toEqual(['POST 409', 'PATCH 200']);
+    const patch = writes(emulator.requestLog)[1]!;
+    expect(patch.body).toEqual({ source_config: { resource_spec: { max_scale: 4 } } });
+    expect(patch.newRevision).toBe(true);
+  });
+
+  it('a name held by a tracing project fails at once with the reason, after one request', async () => {
+    const seed = { ...seedWith([]), tracing_projects: [{ name: 'taken' }] };
+    const { emulator, argv } = await setup({ 'taken.yaml': deploymentYaml('taken', externalDockerSpec('docker.io/acme/taken:1', 1)) }, seed);
+    const run = await runApplyCli(argv(emulator.url, '--attempts', '5'), ENV);
+    expect(run.code).toBe(1);
+    expect(run.stdout).toMatch(/failed +Deployment\/taken: blocked: the service answered 409 \(.+\) but lists no deployment named "taken": another resource, such as a tracing project, holds the name; choose another metadata.name/);
+    expect(run.stdout).toContain('Apply incomplete: 0 done, 0 unchanged, 1 failed; not converged (jobs failed).');
+    expect(writes(emulator.requestLog)).toHaveLength(1);
+  });
+
+  it('a 4xx from the service fails the job at once, carrying the service detail', async () => {
+    const spec = [
+      'source: codehost',
+      'source_config:',
+      '  integration_id: 99999999-9999-4999-8999-999999999999',
+      '  repo_url: https://codehost.example.com/acme/nowhere',
+      'source_revision_config:',
+      '  repo_ref: main',
+    ].join('\n');
+    const { emulator, argv } = await setup({ 'bad.yaml': deploymentYaml('bad', spec) });
+    const run = await runApplyCli(argv(emulator.url, '--attempts', '5'), ENV);
+    expect(run.code).toBe(1);
+    const post = writes(emulator.requestLog);
+    expect(post).toHaveLength(1);
+    expect(run.stdout).toMatch(new RegExp(`failed +Deployment/bad: POST /v2/deployments answered ${post[0]!.status}: Integration 99999999-9999-4999-8999-999999999999 not found`));
+  });
+
+  it('a provider create whose answer is lost meets 409 on retry and is recorded once', async () => {
+    const { emulator, proxy, argv } = await setup({ 'p.yaml': providerYaml('github', 'PROVIDER_ENV') }, seedWith([]), {
+      loseAnswer: once((m, p) => m === 'POST' && p === '/v2/auth/providers'),
+    });
+    const run = await runApplyCli(argv(proxy.url), ENV);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toMatch(/done +OAuthProvider\/github: adopted \(an earlier attempt created the provider but its answer was lost; converge recorded it as applied\)/);
+    expect(writes(emulator.requestLog).map((e) => `${e.method} ${e.status}`)).toEqual(['POST 200', 'POST 409']);
+    emulator.resetLog();
+    const again = await runApplyCli(argv(proxy.url), ENV);
+    expect(again.stdout).toContain('No changes.');
+    expect(writes(emulator.requestLog)).toEqual([]);
+  });
+
+  it('429 pauses the queue without spending an attempt (every write 429s once, attempts 1)', async () => {
+    const names = ['r1', 'r2', 'r3', 'r4'];
+    const files = Object.fromEntries(names.map((n) => [`${n}.yaml`, deploymentYaml(n, externalDockerSpec(`docker.io/acme/${n}:1`, 1))]));
+    const seen = new Set<string>();
+    const { emulator, proxy, argv } = await setup(files, seedWith([]), {
+      rateLimit: (method, path) => {
+        if (method !== 'POST') return false;
+        const key = `${method} ${path} ${seen.size}`;
+        if (seen.size >= names.length) return false;
+        seen.add(key);
+        return true;
+      },
+    });
+    const run = await runApplyCli(argv(proxy.url, '--attempts', '1'), ENV);
+    expect(run.stdout).toContain('Apply complete: 4 done, 0 unchanged, 0 failed.');
+    expect(run.code).toBe(0);
+    expect(seen.size).toBe(names.length);
+    expect(landedWrites(emulator.requestLog)).toHaveLength(names.length);
+  });
+});
