@@ -4,7 +4,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { inspect } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
 import { discoverProvider, previewDiscovery } from '../../src/discovery/discover.js';
-import { DiscoveryFailedError, discoveryErrorDetail, emulatorDiscoveryHook } from '../../src/discovery/emulator-hook.js';
+import { DiscoveryFailedError, discoveryErrorDetail, emulatorDiscoveryHook } from '../../src/emulator/discovery-hook.js';
 import { DiscoveryError } from '../../src/discovery/errors.js';
 import { listen, startAuthServer, startCombinedServer, startMcpServer, type Listening } from './mcp-oauth-fixture.js';
 

@@ -1,6 +1,6 @@
 // `converge emulator`: serves the local emulator of the service until SIGTERM or SIGINT.
 import { UsageError } from '../../core/errors.js';
-import { emulatorDiscoveryHook } from '../../discovery/emulator-hook.js';
+import { emulatorDiscoveryHook } from '../../emulator/discovery-hook.js';
 import { DEFAULT_BUILD_MS, startEmulator, type EmulatorOptions, type SecretsMode } from '../../emulator/server.js';
 import type { Command, CommandIo, ParsedArgs } from '../command.js';
 import { resolveSettings, settingOptions } from '../settings.js';
