@@ -12,7 +12,7 @@ export interface JobOutcome {
 }
 
 /** The plan holds an error: an error diagnostic, or a resource blocked from being applied. */
-export function planHasErrors(plan: PlanOutcome): boolean {
+function planHasErrors(plan: PlanOutcome): boolean {
   return plan.summary.blocked > 0 || plan.diagnostics.some((d) => d.severity === 'error');
 }
 
@@ -20,7 +20,7 @@ export function planHasErrors(plan: PlanOutcome): boolean {
  * Apply would change something: a create or an update that is not suspended. Suspended changes are shown
  * but never applied, and orphans are never changes (converge never deletes).
  */
-export function planHasApplicableChanges(plan: PlanOutcome): boolean {
+function planHasApplicableChanges(plan: PlanOutcome): boolean {
   return plan.changes.some((c) => (c.action === 'create' || c.action === 'update') && !c.suspended);
 }
 

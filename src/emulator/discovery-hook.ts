@@ -10,7 +10,7 @@ export interface EmulatorDiscoveryOptions extends Omit<DiscoverOptions, 'registe
 }
 
 /** A DiscoveryError whose message lists every failed attempt in order (the emulator puts it in its 422). */
-export class DiscoveryFailedError extends DiscoveryError {
+class DiscoveryFailedError extends DiscoveryError {
   /** The 422 detail items: one per failed attempt, each naming its step and URL. */
   readonly detail: ValidationIssue[];
 
@@ -67,7 +67,7 @@ export function emulatorDiscoveryHook(options: EmulatorDiscoveryOptions): Discov
 }
 
 /** The 422 detail for a failed discovery: one item per failed attempt, each naming its step and URL. */
-export function discoveryErrorDetail(error: DiscoveryError): ValidationIssue[] {
+function discoveryErrorDetail(error: DiscoveryError): ValidationIssue[] {
   return error.failures.map((failure) => ({
     loc: ['body', 'mcp_server_url'],
     msg: formatFailure(failure),

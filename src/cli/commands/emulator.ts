@@ -57,7 +57,7 @@ export function emulatorOptionsFromArgs(values: ParsedArgs['values'], env: NodeJ
 }
 
 /** Serves until `stop` settles, then closes cleanly. Returns the exit code. */
-export async function serveEmulator(options: EmulatorOptions, io: CommandIo, stop: Promise<unknown>, logRequests: boolean): Promise<number> {
+async function serveEmulator(options: EmulatorOptions, io: CommandIo, stop: Promise<unknown>, logRequests: boolean): Promise<number> {
   const emulator = await startEmulator({
     ...options,
     // The CLI prints requests instead of keeping them in memory for the life of the process.

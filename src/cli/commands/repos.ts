@@ -17,7 +17,7 @@ const COLUMNS: Array<[string, (row: VisibleRepository) => string]> = [
 ];
 
 /** A plain aligned table; the last column is not padded. */
-export function renderRepositoryTable(rows: VisibleRepository[]): string {
+function renderRepositoryTable(rows: VisibleRepository[]): string {
   if (rows.length === 0) return 'No repositories: the service lists no code-host integration, or none reaches a repository.\n';
   const cells = [COLUMNS.map(([title]) => title), ...rows.map((row) => COLUMNS.map(([, read]) => read(row)))];
   const widths = COLUMNS.map((_, i) => Math.max(...cells.map((line) => line[i]!.length)));
