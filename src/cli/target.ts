@@ -22,7 +22,7 @@ export const EMBEDDED = 'embedded';
 export async function openTarget(settings: Settings, hooks: { onRequest?: ClientOptions['onRequest'] } = {}): Promise<Target> {
   if (settings.apiUrl === EMBEDDED) {
     // Imported here: a run against a real service loads none of the emulator.
-    const [{ startEmulator }, { emulatorDiscoveryHook }] = await Promise.all([import('../emulator/server.js'), import('../discovery/emulator-hook.js')]);
+    const [{ startEmulator }, { emulatorDiscoveryHook }] = await Promise.all([import('../emulator/server.js'), import('../emulator/discovery-hook.js')]);
     const emulator = await startEmulator({
       host: '127.0.0.1',
       port: 0,

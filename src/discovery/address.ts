@@ -62,7 +62,7 @@ function ipv4FromGroups(high: number, low: number): string {
 }
 
 /** IPv4 addresses carried inside an IPv6 one: mapped (::ffff:a.b.c.d), compatible (::a.b.c.d), NAT64 (64:ff9b::/96), 6to4 (2002::/16). */
-export function embeddedIpv4(address: string): string | null {
+function embeddedIpv4(address: string): string | null {
   const g = ipv6Groups(address);
   if (!g) return null;
   const zeros = (from: number, to: number): boolean => g.slice(from, to).every((x) => x === 0);

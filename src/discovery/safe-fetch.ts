@@ -55,7 +55,7 @@ export function createSafeFetch(options: SafeFetchOptions = {}): FetchLike {
  * re-vetting each hop; 'manual' returns a 3xx as it is; 'error' refuses a redirect. The body is read fully
  * (within the cap) before the response is returned, so the connection is closed when this resolves.
  */
-export async function safeFetch(input: string | URL, init: RequestInit = {}, options: SafeFetchOptions = {}): Promise<Response> {
+async function safeFetch(input: string | URL, init: RequestInit = {}, options: SafeFetchOptions = {}): Promise<Response> {
   const maxRedirects = options.maxRedirects ?? SAFE_FETCH_DEFAULTS.maxRedirects;
   const first = parseUrl(input);
   const mode = init.redirect ?? 'follow';

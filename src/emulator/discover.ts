@@ -11,7 +11,7 @@ import { classifyAddress } from '../discovery/address.js';
  * What MCP discovery yields for a provider (src/discovery produces it; extra fields are ignored).
  * `client_id` null means no client was registered: mcp-discover then answers 422.
  */
-export interface DiscoveredProvider {
+export interface ProviderFromDiscovery {
   auth_url: string;
   token_url: string;
   client_id: string | null;
@@ -32,10 +32,10 @@ export interface DiscoveredProvider {
  * step failed and why: mcp-discover answers 422 with one item (loc body.mcp_server_url) holding it; or
  * give the error a `detail` array of {loc, msg, type} items, answered as the 422's detail as they are.
  */
-export type DiscoverHook = (mcpServerUrl: string) => Promise<DiscoveredProvider>;
+export type DiscoverHook = (mcpServerUrl: string) => Promise<ProviderFromDiscovery>;
 
 /** A discovery failure of the fallback probe; its message becomes the 422's msg. */
-export class DiscoveryFailure extends ConvergeError {
+export class DiscoveryProbeError extends ConvergeError {
   constructor(message: string, options?: { cause?: unknown }) {
     super('E_EMULATOR_DISCOVERY', message, options);
   }
@@ -68,18 +68,18 @@ export function probeOnlyDiscovery(options: { allowLocal: boolean; timeoutMs?: n
     try {
       url = new URL(mcpServerUrl);
     } catch {
-      throw new DiscoveryFailure(`"${mcpServerUrl}" is not a valid URL`);
+      throw new DiscoveryProbeError(`"${mcpServerUrl}" is not a valid URL`);
     }
     if (url.protocol !== 'https:' && !(url.protocol === 'http:' && options.allowLocal)) {
-      throw new DiscoveryFailure(`only https URLs are fetched (got ${url.protocol}); http needs --allow-local-discovery`);
+      throw new DiscoveryProbeError(`only https URLs are fetched (got ${url.protocol}); http needs --allow-local-discovery`);
     }
     const host = url.hostname.replace(/^\[|\]$/g, '');
     if (isIP(host)) {
       const refused = refusedAddress(host, options.allowLocal);
-      if (refused) throw new DiscoveryFailure(`MCP server unreachable: ${refused}`);
+      if (refused) throw new DiscoveryProbeError(`MCP server unreachable: ${refused}`);
     }
     const status = await probe(url, options.allowLocal, options.timeoutMs ?? PROBE_TIMEOUT_MS);
-    throw new DiscoveryFailure(
+    throw new DiscoveryProbeError(
       `MCP server answered HTTP ${status}, but MCP OAuth discovery is not available in this emulator build (no discovery hook configured)`,
     );
   };
@@ -109,7 +109,7 @@ function probe(url: URL, allowLocal: boolean, timeoutMs: number): Promise<number
     });
     req.setTimeout(timeoutMs, () => req.destroy(Object.assign(new Error(`no answer within ${timeoutMs} ms`), { code: 'ETIMEDOUT' })));
     req.on('error', (error: NodeJS.ErrnoException) => {
-      reject(new DiscoveryFailure(`MCP server unreachable: ${error.code === 'EREFUSED_ADDRESS' || error.code === 'ETIMEDOUT' ? error.message : `${error.code ?? 'error'}: ${error.message}`}`));
+      reject(new DiscoveryProbeError(`MCP server unreachable: ${error.code === 'EREFUSED_ADDRESS' || error.code === 'ETIMEDOUT' ? error.message : `${error.code ?? 'error'}: ${error.message}`}`));
     });
     req.end();
   });

@@ -56,7 +56,7 @@ function storeSecrets(secrets: readonly Secret[]): StoredSecret[] {
 }
 
 /** Non-empty secrets upsert by name: a known name gets the new value in place, a new name is appended. */
-export function upsertSecrets(stored: readonly StoredSecret[], incoming: readonly Secret[]): StoredSecret[] {
+function upsertSecrets(stored: readonly StoredSecret[], incoming: readonly Secret[]): StoredSecret[] {
   const byName = new Map(storeSecrets(incoming).map((s) => [s.name, s]));
   const out = stored.map((s) => byName.get(s.name) ?? s);
   const known = new Set(stored.map((s) => s.name));

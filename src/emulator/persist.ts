@@ -66,14 +66,14 @@ export interface Persister {
  * With `version` (bumped on every change), a caller whose changes the write in flight already holds
  * waits for that write instead of scheduling another.
  */
-export function createPersister(path: string, snapshot: () => unknown, version?: () => number): Persister {
+export function createPersister(path: string, currentState: () => unknown, version?: () => number): Persister {
   let writing: Promise<void> | null = null;
   let writingVersion: number | undefined;
   let next: Promise<void> | null = null;
 
   function writeOnce(): Promise<void> {
-    const text = serializeState(path, snapshot());
-    // Read after the snapshot: taking it may itself change the store (builds that finished are settled).
+    const text = serializeState(path, currentState());
+    // Read after the state: taking it may itself change the store (builds that finished are settled).
     writingVersion = version?.();
     return writeFileAtomic(path, text);
   }

@@ -1,4 +1,4 @@
-// State file of the emulator (YAML or JSON): the seed it starts from and the snapshot it persists; plus its query schemas.
+// State file of the emulator (YAML or JSON): the seed it starts from and the state it persists; plus its query schemas.
 import { z } from 'zod';
 import {
   DEPLOYMENT_NAME_MAX,

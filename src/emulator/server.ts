@@ -14,8 +14,7 @@ import { parseStateText, stateFromStore, storeFromState, validateSeed } from './
 import type { EmulatorStore } from './store.js';
 import type { SecretsMode } from './view.js';
 
-export type { DiscoveredProvider, DiscoverHook } from './discover.js';
-export { DiscoveryFailure } from './discover.js';
+export type { DiscoverHook, ProviderFromDiscovery } from './discover.js';
 export type { RequestLogEntry } from './handler.js';
 export type { EmulatorSeed } from './schema.js';
 export type { EmulatorStore } from './store.js';

@@ -1,4 +1,4 @@
-// Converts between the state file (schema.ts) and the store's records: seeding with defaults, and snapshots to persist.
+// Converts between the state file (schema.ts) and the store's records: seeding with defaults, and the state to persist.
 import { parse as parseYaml } from 'yaml';
 import { ConvergeError } from '../core/errors.js';
 import { StateFile, type StateDeployment } from './schema.js';

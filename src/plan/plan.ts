@@ -22,7 +22,6 @@ export { diffDeployment, requestBody } from './deployment.js';
 export type { DeploymentDiff, DeploymentContext } from './deployment.js';
 export { diffProvider, providerDefinitionHash, CLIENT_SECRET } from './provider.js';
 export type { ProviderDiff, ProviderContext } from './provider.js';
-export { hasChanges } from './summary.js';
 
 export interface PlanInput {
   /** Valid resources from manifests (spec.repository already resolved at the edge when possible). */

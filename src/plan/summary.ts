@@ -1,5 +1,5 @@
-// Plan summary counts, deterministic ordering of changes, and the "are there changes" test for exit codes.
-import type { Action, Plan, PlanChange } from '../core/model.js';
+// Plan summary counts and the deterministic ordering of changes.
+import type { Action, PlanChange } from '../core/model.js';
 import { compareStrings } from './values.js';
 
 /** Counts per action, keys in the order of design.md §4. */
@@ -12,13 +12,4 @@ export function summarize(changes: readonly PlanChange[]): Record<Action, number
 /** By kind, then name (code-unit order, locale-independent); stable for equal keys. */
 export function sortChanges(changes: PlanChange[]): PlanChange[] {
   return changes.sort((a, b) => compareStrings(a.kind, b.kind) || compareStrings(a.name, b.name));
-}
-
-/**
- * True when the manifests and the service differ in a way converge reports as a change:
- * something to create or update (suspended ones included), or something blocked.
- * Orphans are not changes: converge never deletes. Used for `plan --detailed-exitcode` (exit 2).
- */
-export function hasChanges(plan: Plan): boolean {
-  return plan.summary.create + plan.summary.update + plan.summary.blocked > 0;
 }

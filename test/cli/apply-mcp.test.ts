@@ -4,7 +4,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { emulatorDiscoveryHook } from '../../src/discovery/emulator-hook.js';
+import { emulatorDiscoveryHook } from '../../src/emulator/discovery-hook.js';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/server.js';
 import { startCombinedServer, type CombinedServer } from '../discovery/mcp-oauth-fixture.js';
 import { runCapture } from '../helpers/cli.js';

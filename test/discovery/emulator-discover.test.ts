@@ -1,6 +1,6 @@
 // mcp-discover through the emulator with the real discovery hook, against an SDK-built MCP OAuth server.
 import { afterEach, describe, expect, it } from 'vitest';
-import { emulatorDiscoveryHook } from '../../src/discovery/emulator-hook.js';
+import { emulatorDiscoveryHook } from '../../src/emulator/discovery-hook.js';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/server.js';
 import { listen, startAuthServer, startCombinedServer, startMcpServer, type Listening } from './mcp-oauth-fixture.js';
 

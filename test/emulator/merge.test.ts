@@ -1,7 +1,7 @@
 // The PATCH merge and revision rules of design.md §1 as a pure function: table tests.
 import { describe, expect, test } from 'vitest';
 import type { PatchDeploymentRequest } from '../../src/core/wire/schema.js';
-import { mergePatch, newDeployment, startsRevision, upsertSecrets, type WriteContext } from '../../src/emulator/merge.js';
+import { mergePatch, newDeployment, startsRevision, type WriteContext } from '../../src/emulator/merge.js';
 import { sha256Hex, type StoredDeployment } from '../../src/emulator/records.js';
 
 const INTEGRATION = 'aaaaaaaa-aaaa-4aaa-8aaa-aaaaaaaaaaaa';
@@ -115,9 +115,11 @@ describe('mergePatch', () => {
     expect(upserted.value.newRevision).toBe(true);
   });
 
-  test('upsertSecrets keeps order and appends new names', () => {
-    const out = upsertSecrets([{ name: 'X', sha256: 'h' }], [{ name: 'Y', value: '1' }, { name: 'X', value: '2' }]);
-    expect(out.map((s) => [s.name, s.value])).toEqual([['X', '2'], ['Y', '1']]);
+  test('secrets upsert keeps the stored order and appends new names in the order given', () => {
+    const current = stored({ secrets: [{ name: 'X', sha256: sha256Hex('x'), value: 'x' }] });
+    const result = mergePatch(current, { secrets: [{ name: 'Y', value: '1' }, { name: 'X', value: '2' }] }, context());
+    if (!result.ok) throw new Error('failed');
+    expect(result.value.next.secrets.map((s) => [s.name, s.value])).toEqual([['X', '2'], ['Y', '1']]);
   });
 
   test('an empty PATCH changes nothing (not even updated_at)', () => {

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, test } from 'vitest';
 import { probeOnlyDiscovery, refusedAddress } from '../../src/emulator/discover.js';
 import { sha256Hex } from '../../src/emulator/records.js';
-import type { DiscoveredProvider, EmulatorOptions, RunningEmulator } from '../../src/emulator/server.js';
+import type { EmulatorOptions, ProviderFromDiscovery, RunningEmulator } from '../../src/emulator/server.js';
 import { ACME, baseSeed, LABS, ORG, start, type Client } from './helpers.js';
 
 const OTHER_ORG_TENANT = '44444444-4444-4444-8444-444444444444';
@@ -127,7 +127,7 @@ describe('POST /v2/auth/providers', () => {
 });
 
 describe('POST /v2/auth/providers/mcp-discover', () => {
-  const discovered: DiscoveredProvider = {
+  const discovered: ProviderFromDiscovery = {
     auth_url: 'https://auth.linear.example/authorize',
     token_url: 'https://auth.linear.example/token',
     client_id: 'dyn-client-1',

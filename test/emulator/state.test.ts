@@ -140,9 +140,9 @@ describe('atomic writes', () => {
   test('the persister writes at most twice for a burst and reports each caller once its change is on disk', async () => {
     const file = join(dir, 'p.json');
     let version = 0;
-    let snapshots = 0;
+    let statesTaken = 0;
     const persister = createPersister(file, () => {
-      snapshots += 1;
+      statesTaken += 1;
       return { version };
     });
     const waits: Array<Promise<void>> = [];
@@ -151,7 +151,7 @@ describe('atomic writes', () => {
       waits.push(persister.schedule());
     }
     await Promise.all(waits);
-    expect(snapshots).toBeLessThanOrEqual(2);
+    expect(statesTaken).toBeLessThanOrEqual(2);
     expect(JSON.parse(await readFile(file, 'utf8'))).toEqual({ version: 20 });
     await persister.flush();
   });
@@ -161,11 +161,11 @@ describe('one write per change', () => {
   test('with a version, a caller whose change the write in flight holds waits for it instead of a second write', async () => {
     const file = join(dir, 'v.json');
     let version = 0;
-    let snapshots = 0;
+    let statesTaken = 0;
     const persister = createPersister(
       file,
       () => {
-        snapshots += 1;
+        statesTaken += 1;
         return { version };
       },
       () => version,
@@ -174,12 +174,12 @@ describe('one write per change', () => {
     const first = persister.schedule();
     const again = persister.schedule();
     await Promise.all([first, again]);
-    expect(snapshots).toBe(1);
+    expect(statesTaken).toBe(1);
     version += 1;
     const during = persister.schedule();
     version += 1;
     await Promise.all([during, persister.schedule()]);
-    expect(snapshots).toBe(3);
+    expect(statesTaken).toBe(3);
     expect(JSON.parse(await readFile(file, 'utf8'))).toEqual({ version: 3 });
     await persister.flush();
   });

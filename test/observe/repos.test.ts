@@ -2,7 +2,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { ServiceClient } from '../../src/service/client.js';
 import { ServiceError } from '../../src/service/errors.js';
-import { applyRepositoryResolution, listVisibleRepositories, resolveRepositories } from '../../src/observe/repositories.js';
+import { listVisibleRepositories, resolveRepositories } from '../../src/observe/repositories.js';
 import type { DeploymentResource, DeploymentSpec } from '../../src/core/model.js';
 import { json, startServer, type ScriptedServer } from '../service/scripted-server.js';
 
@@ -169,31 +169,6 @@ describe('resolveRepositories', () => {
     );
     expect(error).toBeInstanceOf(ServiceError);
     expect((error as ServiceError).status).toBe(404);
-  });
-});
-
-describe('applyRepositoryResolution', () => {
-  const resolved = new Map([['support', { integration_id: ACME, repo_url: 'https://codehost.example/acme/support-agent', default_branch: 'trunk' }]]);
-
-  it('fills integration_id, repo_url and repo_ref = default branch, without touching the input', () => {
-    const input = dep('support', { repository: 'acme/support-agent', source_config: { build_on_push: true }, source_revision_config: { graph_config_path: 'g.json' } });
-    const before = structuredClone(input);
-    const out = applyRepositoryResolution(input, resolved);
-    expect(out.spec.source_config).toEqual({ build_on_push: true, integration_id: ACME, repo_url: 'https://codehost.example/acme/support-agent' });
-    expect(out.spec.source_revision_config).toEqual({ graph_config_path: 'g.json', repo_ref: 'trunk' });
-    expect(input).toEqual(before);
-  });
-
-  it('keeps a repo_ref the manifest gives', () => {
-    const out = applyRepositoryResolution(dep('support', { repository: 'acme/support-agent', source_revision_config: { repo_ref: 'release' } }), resolved);
-    expect(out.spec.source_revision_config?.repo_ref).toBe('release');
-  });
-
-  it('returns a resource without a resolution unchanged', () => {
-    const plain = dep('plain', {});
-    expect(applyRepositoryResolution(plain, resolved)).toBe(plain);
-    const failed = dep('other', { repository: 'acme/ghost' });
-    expect(applyRepositoryResolution(failed, resolved)).toBe(failed);
   });
 });
 

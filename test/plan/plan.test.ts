@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Diagnostic } from '../../src/core/diagnostics.js';
 import type { AppliedRecord, BlockedResource, DesiredResource, LiveDeployment, Plan } from '../../src/core/model.js';
-import { hasChanges, plan, type PlanInput } from '../../src/plan/plan.js';
+import { plan, type PlanInput } from '../../src/plan/plan.js';
 import {
   OPENAI_VALUE,
   SLACK_SECRET_VALUE,
@@ -267,19 +267,6 @@ describe('plan', () => {
   it('a provider and a deployment may share a name; providers are never orphans', () => {
     const result = plan(input({ resources: [slackProvider()], live: [liveNamed('slack', 'd0d0d0d0-0000-4000-8000-000000000001')] }));
     expect(result.changes.map((c) => `${c.kind}/${c.name}:${c.action}`)).toEqual(['Deployment/slack:orphan', 'OAuthProvider/slack:blocked']);
-  });
-});
-
-describe('hasChanges (for --detailed-exitcode)', () => {
-  const base: Omit<Plan, 'summary'> = { format_version: '1', changes: [], diagnostics: [] };
-  it.each([
-    [{ create: 0, update: 0, noop: 40, orphan: 0, blocked: 0 }, false],
-    [{ create: 0, update: 0, noop: 40, orphan: 3, blocked: 0 }, false],
-    [{ create: 1, update: 0, noop: 0, orphan: 0, blocked: 0 }, true],
-    [{ create: 0, update: 2, noop: 0, orphan: 0, blocked: 0 }, true],
-    [{ create: 0, update: 0, noop: 0, orphan: 0, blocked: 1 }, true],
-  ])('%o -> %s', (summary, expected) => {
-    expect(hasChanges({ ...base, summary })).toBe(expected);
   });
 });
 

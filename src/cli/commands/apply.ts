@@ -2,6 +2,7 @@
 import { resolve } from 'node:path';
 import { plan } from '../../plan/plan.js';
 import { UsageError } from '../../core/errors.js';
+import { applyConverged, applyExitCode } from '../../core/exit-code.js';
 import type { Plan } from '../../core/model.js';
 import { summarySentence } from '../../plan/render/format.js';
 import { changesToApply, openQueueSession, runApply, waitForRevisions, type ResourceResult } from '../../enqueue/apply.js';
@@ -92,23 +93,16 @@ export const applyCommand: Command = {
         progress.clear();
         if (text) for (const r of results) if (r.revision) io.stdout.write(revisionLine(r, settings) + '\n');
       }
-      const converged = isConverged(result, results);
+      const converged = applyConverged(result, results);
       if (text) io.stdout.write(closingLine(results, converged, result) + '\n');
       else io.stdout.write(JSON.stringify({ format_version: '1', plan: result, results, converged }, null, 2) + '\n');
-      return converged ? 0 : 1;
+      return applyExitCode(result, results);
     } finally {
       await session.close();
       await target?.close();
     }
   },
 };
-
-/** Converged: every job done or unchanged, every awaited revision active, nothing blocked, no error diagnostic. */
-export function isConverged(result: Plan, results: ResourceResult[]): boolean {
-  if (result.summary.blocked > 0) return false;
-  if (result.diagnostics.some((d) => d.severity === 'error')) return false;
-  return results.every((r) => r.status !== 'failed' && r.revision !== 'timeout');
-}
 
 function planLines(result: Plan): string[] {
   const lines = [summarySentence(result)];

@@ -1,6 +1,6 @@
 // `converge emulator`: serves the local emulator of the service until SIGTERM or SIGINT.
 import { UsageError } from '../../core/errors.js';
-import { emulatorDiscoveryHook } from '../../discovery/emulator-hook.js';
+import { emulatorDiscoveryHook } from '../../emulator/discovery-hook.js';
 import { DEFAULT_BUILD_MS, startEmulator, type EmulatorOptions, type SecretsMode } from '../../emulator/server.js';
 import type { Command, CommandIo, ParsedArgs } from '../command.js';
 import { resolveSettings, settingOptions } from '../settings.js';
@@ -57,7 +57,7 @@ export function emulatorOptionsFromArgs(values: ParsedArgs['values'], env: NodeJ
 }
 
 /** Serves until `stop` settles, then closes cleanly. Returns the exit code. */
-export async function serveEmulator(options: EmulatorOptions, io: CommandIo, stop: Promise<unknown>, logRequests: boolean): Promise<number> {
+async function serveEmulator(options: EmulatorOptions, io: CommandIo, stop: Promise<unknown>, logRequests: boolean): Promise<number> {
   const emulator = await startEmulator({
     ...options,
     // The CLI prints requests instead of keeping them in memory for the life of the process.

@@ -4,6 +4,7 @@ import { renderJson } from '../../plan/render/json.js';
 import { renderMarkdown } from '../../plan/render/markdown.js';
 import { renderText } from '../../plan/render/text.js';
 import { UsageError } from '../../core/errors.js';
+import { planExitCode } from '../../core/exit-code.js';
 import { gatherPlanInput } from '../../observe/gather.js';
 import type { Command } from '../command.js';
 import type { readAppliedState } from '../../enqueue/applied-state.js';
@@ -59,22 +60,9 @@ export const planCommand: Command = {
       if (output === 'json') io.stdout.write(renderJson(result));
       else if (output === 'markdown') io.stdout.write(renderMarkdown(result));
       else io.stdout.write(renderText(result, { color: useColor(io.stdout, io.env) }));
-      return exitCode(result, args.values['detailed-exitcode'] === true);
+      return planExitCode(result, args.values['detailed-exitcode'] === true);
     } finally {
       await target.close();
     }
   },
 };
-
-/**
- * Design.md section 3: 0 normally; with --detailed-exitcode 1 for errors (error diagnostics or blocked
- * resources), 2 when apply would change something, 0 otherwise. Suspended changes are shown but never
- * applied, so they do not count as changes.
- */
-function exitCode(result: ReturnType<typeof plan>, detailed: boolean): number {
-  if (!detailed) return 0;
-  const errors = result.diagnostics.some((d) => d.severity === 'error') || result.summary.blocked > 0;
-  if (errors) return 1;
-  const applicable = result.changes.some((c) => (c.action === 'create' || c.action === 'update') && !c.suspended);
-  return applicable ? 2 : 0;
-}

@@ -1,5 +1,6 @@
 // `converge repos`: the code-host repositories the service can see, for people writing spec.repository.
-import { listVisibleRepositories, type VisibleRepository } from '../../observe/repositories.js';
+import type { VisibleRepository } from '../../core/repositories.js';
+import { listVisibleRepositories } from '../../observe/repositories.js';
 import { UsageError } from '../../core/errors.js';
 import type { Command } from '../command.js';
 import { resolveSettings, settingOptions } from '../settings.js';
@@ -16,7 +17,7 @@ const COLUMNS: Array<[string, (row: VisibleRepository) => string]> = [
 ];
 
 /** A plain aligned table; the last column is not padded. */
-export function renderRepositoryTable(rows: VisibleRepository[]): string {
+function renderRepositoryTable(rows: VisibleRepository[]): string {
   if (rows.length === 0) return 'No repositories: the service lists no code-host integration, or none reaches a repository.\n';
   const cells = [COLUMNS.map(([title]) => title), ...rows.map((row) => COLUMNS.map(([, read]) => read(row)))];
   const widths = COLUMNS.map((_, i) => Math.max(...cells.map((line) => line[i]!.length)));

@@ -79,7 +79,7 @@ function note(row: ResourceRow): string {
 }
 
 /** The text form of a daemon's status. */
-export function renderStatus(url: string, doc: StatusDocument, ready: Readiness): string {
+function renderStatus(url: string, doc: StatusDocument, ready: Readiness): string {
   const lines: string[] = [];
   const d = doc.daemon ?? {};
   lines.push(`converge daemon at ${url}: ${d.stopping ? 'stopping' : ready.ready ? 'ready' : 'NOT ready'} (dir ${d.dir ?? '?'}, pid ${d.pid ?? '?'} on ${d.hostname ?? '?'}, since ${d.startedAt ?? '?'})`);

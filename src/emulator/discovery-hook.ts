@@ -1,8 +1,8 @@
-// The emulator's mcp-discover hook: real discovery with registration; failures list every failed step.
+// The emulator's mcp-discover hook: real discovery (src/discovery) with registration; failures list every failed step.
 import type { ValidationIssue } from '../core/wire/schema.js';
-import type { DiscoveredProvider, DiscoverHook } from '../emulator/server.js';
-import { discoverProvider, type DiscoverOptions } from './discover.js';
-import { DiscoveryError, formatFailure } from './errors.js';
+import { discoverProvider, type DiscoverOptions } from '../discovery/discover.js';
+import { DiscoveryError, formatFailure } from '../discovery/errors.js';
+import type { DiscoverHook, ProviderFromDiscovery } from './discover.js';
 
 export interface EmulatorDiscoveryOptions extends Omit<DiscoverOptions, 'register' | 'allowLocal'> {
   /** Allow http and loopback/private addresses (the emulator's --allow-local-discovery). Link-local never. */
@@ -10,7 +10,7 @@ export interface EmulatorDiscoveryOptions extends Omit<DiscoverOptions, 'registe
 }
 
 /** A DiscoveryError whose message lists every failed attempt in order (the emulator puts it in its 422). */
-export class DiscoveryFailedError extends DiscoveryError {
+class DiscoveryFailedError extends DiscoveryError {
   /** The 422 detail items: one per failed attempt, each naming its step and URL. */
   readonly detail: ValidationIssue[];
 
@@ -23,13 +23,13 @@ export class DiscoveryFailedError extends DiscoveryError {
 }
 
 /**
- * The emulator's `discover` hook (src/emulator/server.ts DiscoverHook): discovery with dynamic client
+ * The emulator's `discover` hook (src/emulator/discover.ts DiscoverHook): discovery with dynamic client
  * registration. A provider needs a client_id, so an authorization server without a registration endpoint
  * fails the `client-registration` step. The registered client_secret goes to the emulator, which keeps
  * only its hash; it is never in an error message.
  */
 export function emulatorDiscoveryHook(options: EmulatorDiscoveryOptions): DiscoverHook {
-  return async (url: string): Promise<DiscoveredProvider> => {
+  return async (url: string): Promise<ProviderFromDiscovery> => {
     let outcome;
     try {
       outcome = await discoverProvider(url, { ...options, register: true });
@@ -50,7 +50,7 @@ export function emulatorDiscoveryHook(options: EmulatorDiscoveryOptions): Discov
         ),
       );
     }
-    const found: DiscoveredProvider = {
+    const found: ProviderFromDiscovery = {
       auth_url: provider.auth_url,
       token_url: provider.token_url,
       client_id: provider.client_id,
@@ -67,7 +67,7 @@ export function emulatorDiscoveryHook(options: EmulatorDiscoveryOptions): Discov
 }
 
 /** The 422 detail for a failed discovery: one item per failed attempt, each naming its step and URL. */
-export function discoveryErrorDetail(error: DiscoveryError): ValidationIssue[] {
+function discoveryErrorDetail(error: DiscoveryError): ValidationIssue[] {
   return error.failures.map((failure) => ({
     loc: ['body', 'mcp_server_url'],
     msg: formatFailure(failure),

@@ -1,0 +1,59 @@
+// The exit-code rule of `plan --detailed-exitcode` and of `apply`.
+import { describe, expect, it } from 'vitest';
+import { applyConverged, applyExitCode, planExitCode, type JobOutcome, type PlanOutcome } from './exit-code.js';
+import type { Action, PlanChange, PlanDiagnostic } from './model.js';
+
+function change(action: Action, extra: Partial<PlanChange> = {}): PlanChange {
+  return { kind: 'Deployment', name: `d-${action}`, action, new_revision: false, fields: [], reason: null, ...extra };
+}
+
+function outcome(changes: PlanChange[], diagnostics: PlanDiagnostic[] = []): PlanOutcome {
+  const summary: Record<Action, number> = { create: 0, update: 0, noop: 0, orphan: 0, blocked: 0 };
+  for (const c of changes) summary[c.action] += 1;
+  return { summary, changes, diagnostics };
+}
+
+function diagnostic(severity: PlanDiagnostic['severity']): PlanDiagnostic {
+  return { severity, file: 'apps.yaml', line: 1, column: 1, message: `a ${severity}` };
+}
+
+describe('planExitCode', () => {
+  it('is 0 without --detailed-exitcode, whatever the plan holds', () => {
+    expect(planExitCode(outcome([change('create'), change('blocked')], [diagnostic('error')]), false)).toBe(0);
+  });
+
+  it.each([
+    ['nothing but noops', [change('noop')], [], 0],
+    ['orphans only (converge never deletes)', [change('orphan'), change('noop')], [], 0],
+    ['a suspended create (shown, never applied)', [change('create', { suspended: true })], [], 0],
+    ['a suspended update', [change('update', { suspended: true })], [], 0],
+    ['a create', [change('create')], [], 2],
+    ['an update', [change('update'), change('orphan')], [], 2],
+    ['a warning next to a noop', [change('noop')], [diagnostic('warning')], 0],
+    ['a warning next to an update', [change('update')], [diagnostic('warning')], 2],
+    ['a blocked resource', [change('blocked')], [], 1],
+    ['a blocked resource next to a create', [change('create'), change('blocked')], [], 1],
+    ['an error diagnostic', [change('noop')], [diagnostic('error')], 1],
+    ['an error diagnostic next to an update', [change('update')], [diagnostic('error')], 1],
+  ] as Array<[string, PlanChange[], PlanDiagnostic[], number]>)('with --detailed-exitcode: %s -> %i', (_name, changes, diagnostics, code) => {
+    expect(planExitCode(outcome(changes, diagnostics), true)).toBe(code);
+  });
+});
+
+describe('applyExitCode', () => {
+  const clean = outcome([change('update'), change('noop')]);
+
+  it.each([
+    ['no jobs', clean, [], 0],
+    ['every job done or unchanged', clean, [{ status: 'done' }, { status: 'unchanged' }], 0],
+    ['awaited revisions active', clean, [{ status: 'done', revision: 'active' }], 0],
+    ['a failed job', clean, [{ status: 'done' }, { status: 'failed' }], 1],
+    ['a revision not active in time', clean, [{ status: 'done', revision: 'timeout' }], 1],
+    ['a blocked resource in the plan', outcome([change('blocked')]), [{ status: 'done' }], 1],
+    ['an error diagnostic in the plan', outcome([change('noop')], [diagnostic('error')]), [], 1],
+    ['a warning in the plan', outcome([change('noop')], [diagnostic('warning')]), [{ status: 'unchanged' }], 0],
+  ] as Array<[string, PlanOutcome, JobOutcome[], number]>)('%s -> %i', (_name, plan, jobs, code) => {
+    expect(applyExitCode(plan, jobs)).toBe(code);
+    expect(applyConverged(plan, jobs)).toBe(code === 0);
+  });
+});

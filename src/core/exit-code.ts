@@ -1,0 +1,48 @@
+// The exit-code rule of `converge plan --detailed-exitcode` and of `converge apply`, in one place.
+import type { Plan } from './model.js';
+
+/** What the rule reads of a plan. */
+export type PlanOutcome = Pick<Plan, 'summary' | 'changes' | 'diagnostics'>;
+
+/** What the rule reads of one apply job's result. */
+export interface JobOutcome {
+  status: 'done' | 'unchanged' | 'failed';
+  /** With --wait: whether the new revision became active; absent when nothing was waited for. */
+  revision?: 'active' | 'timeout';
+}
+
+/** The plan holds an error: an error diagnostic, or a resource blocked from being applied. */
+function planHasErrors(plan: PlanOutcome): boolean {
+  return plan.summary.blocked > 0 || plan.diagnostics.some((d) => d.severity === 'error');
+}
+
+/**
+ * Apply would change something: a create or an update that is not suspended. Suspended changes are shown
+ * but never applied, and orphans are never changes (converge never deletes).
+ */
+function planHasApplicableChanges(plan: PlanOutcome): boolean {
+  return plan.changes.some((c) => (c.action === 'create' || c.action === 'update') && !c.suspended);
+}
+
+/**
+ * `plan`: 0, whatever the plan holds. With --detailed-exitcode: 1 when the plan holds
+ * an error, else 2 when apply would change something, else 0.
+ */
+export function planExitCode(plan: PlanOutcome, detailed: boolean): 0 | 1 | 2 {
+  if (!detailed) return 0;
+  if (planHasErrors(plan)) return 1;
+  return planHasApplicableChanges(plan) ? 2 : 0;
+}
+
+/**
+ * Apply converged: the plan holds no error, no job failed, and every awaited new revision became active.
+ */
+export function applyConverged(plan: PlanOutcome, jobs: readonly JobOutcome[]): boolean {
+  if (planHasErrors(plan)) return false;
+  return jobs.every((job) => job.status !== 'failed' && job.revision !== 'timeout');
+}
+
+/** `apply`: 0 when it converged, 1 otherwise. */
+export function applyExitCode(plan: PlanOutcome, jobs: readonly JobOutcome[]): 0 | 1 {
+  return applyConverged(plan, jobs) ? 0 : 1;
+}
