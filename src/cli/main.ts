@@ -1,5 +1,7 @@
 #!/usr/bin/env node
 // The converge binary: finds the command, parses its flags, runs it, turns user mistakes into one line.
+import { realpathSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { ConvergeError } from '../core/errors.js';
 import { commandHelp, parseCommandArgs, type Command, type CommandIo } from './command.js';
 import { loadCommand, loadCommands } from './commands/index.js';
@@ -51,7 +53,17 @@ export async function runCli(argv: string[], io: CommandIo): Promise<number> {
   }
 }
 
-const isMain = process.argv[1] && import.meta.url === new URL(`file://${process.argv[1]}`).href;
+/** Whether this module is the process's entry point, also when it was started through a symlinked path. */
+function startedAsMain(argv1: string | undefined): boolean {
+  if (!argv1) return false;
+  try {
+    return realpathSync(argv1) === fileURLToPath(import.meta.url);
+  } catch {
+    return false;
+  }
+}
+
+const isMain = startedAsMain(process.argv[1]);
 if (isMain || process.argv[1]?.endsWith('/converge')) {
   // A closed pipe (`converge plan ... | head`) ends the process quietly, as other command-line tools do.
   for (const stream of [process.stdout, process.stderr]) {
