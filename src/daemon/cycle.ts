@@ -1,11 +1,10 @@
 // The inner reconcile of the manifest directory: load, hold broken files at their last good version, plan, enqueue.
-import type { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
 import type { ServiceClient } from '../service/client.js';
 import type { AppliedRecord, DesiredResource, DriftPolicy, LiveDeployment, Plan, PlanChange } from '../core/model.js';
 import { resourceKey } from '../core/model.js';
 import { plan, type PlanInput } from '../plan/plan.js';
-import { buildJobData, enqueueReconcileMany, operationFor, type JobSettings } from '../enqueue/jobs.js';
+import type { Enqueuer } from '../enqueue/enqueuer.js';
+import { buildJobData, operationFor } from '../enqueue/jobs.js';
 import { gatherPlanInput } from '../observe/gather.js';
 import type { ManifestCache } from '../observe/manifests.js';
 import { decideDrift, desiredFingerprint, type DesiredMemory } from './drift.js';
@@ -17,12 +16,12 @@ export interface CycleContext {
   dir: string;
   env: NodeJS.ProcessEnv;
   client: ServiceClient;
-  queue: Queue;
-  redis: Redis;
+  /** Adds the jobs (newest desired state of each resource wins). */
+  enqueuer: Pick<Enqueuer, 'enqueue'>;
   applied: { getAll(): Promise<Map<string, AppliedRecord>> };
   memory: DesiredMemory;
   lastGood: LastGoodManifests;
-  settings: JobSettings & { allowLiteralSecrets: boolean; allowLocalDiscovery: boolean; driftPolicy: DriftPolicy };
+  settings: { allowLocalDiscovery: boolean; driftPolicy: DriftPolicy };
   /** Parse results kept between reconciles: an edit re-parses only the files whose bytes changed. */
   manifestCache?: ManifestCache;
   /** Called right after each job is enqueued (before the reconcile ends), so a fast job's result is never missed. */
@@ -71,7 +70,8 @@ export async function reconcileDirectory(ctx: CycleContext): Promise<ReconcileOu
     dir: ctx.dir,
     env: ctx.env,
     client: ctx.client,
-    allowLiteralSecrets: ctx.settings.allowLiteralSecrets,
+    // A literal secret lives only in a manifest file: the daemon never accepts one (`converge run` refuses the setting).
+    allowLiteralSecrets: false,
     allowLocalDiscovery: ctx.settings.allowLocalDiscovery,
     applied: ctx.applied,
     ...(ctx.manifestCache ? { manifestCache: ctx.manifestCache } : {}),
@@ -120,9 +120,9 @@ export async function reconcileDirectory(ctx: CycleContext): Promise<ReconcileOu
   }
 
   const datas = toEnqueue.map((item) =>
-    buildJobData(item.resource, operationFor(item.resource, item.change.action === 'create' ? 'create' : 'update'), { origin: 'daemon', manifestDir: ctx.dir }),
+    buildJobData(item.resource, operationFor(item.resource, item.change.action === 'create' ? 'create' : 'update'), { origin: 'daemon' }),
   );
-  await enqueueReconcileMany(ctx.queue, ctx.redis, datas, ctx.settings, (enqueued, i) => {
+  await ctx.enqueuer.enqueue(datas, (enqueued, i) => {
     const item = toEnqueue[i]!;
     const job: EnqueuedJob = { key: item.key, jobId: enqueued.jobId, operation: datas[i]!.operation };
     if (item.fingerprint) job.fingerprint = item.fingerprint;

@@ -1,22 +1,19 @@
-// The daemon: status server, queue worker, watcher, resync scheduler and reconciler wired together; graceful stop.
+// The daemon: status server, job runner, watcher, resync scheduler and reconciler, started in steps and stopped in reverse.
 import { hostname } from 'node:os';
 import { resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { QueueEvents } from 'bullmq';
-import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { RequestInfo, ServiceClient } from '../service/client.js';
 import type { DriftPolicy } from '../core/model.js';
-import { openQueueEvents, openQueueSession, type QueueSession } from '../enqueue/apply.js';
-import { closeRedis } from '../enqueue/redis.js';
-import { startWorker, type ReconcileWorker, type WorkerSettings } from '../enqueue/worker.js';
+import type { JobEventsFeed } from '../enqueue/job-events.js';
+import { openJobs, type Jobs } from '../enqueue/open-jobs.js';
+import type { Resync } from '../enqueue/resync-scheduler.js';
+import type { JobRunner, WorkerSettings } from '../enqueue/worker.js';
 import { ManifestCache } from '../observe/manifests.js';
-import { DesiredMemory } from './drift.js';
 import { startStatusServer, type ReadinessCheck, type StatusServer } from './status-server.js';
 import { LastGoodManifests } from './last-good.js';
 import { createMetrics, SYNC_STATES, type DaemonMetrics } from './metrics.js';
 import { errorLine, Reconciler } from './reconciler.js';
-import { startResync, type Resync } from '../enqueue/resync-scheduler.js';
 import { watchManifestDir, type ManifestWatcher } from './watcher.js';
 
 export const DAEMON_VERSION = '0.1.0';
@@ -32,7 +29,6 @@ export interface DaemonSettings extends WorkerSettings {
   driftPolicy: DriftPolicy;
   shutdownTimeout: number;
   jobLock: number;
-  allowLiteralSecrets: boolean;
   allowLocalDiscovery: boolean;
 }
 
@@ -106,56 +102,298 @@ function throttledWarn(log: Logger, ms = 10_000) {
 
 /** Starts the daemon. Fails (one line) when Redis is unreachable or the status port cannot be bound. */
 export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
-  const { settings, log } = options;
-  const dir = resolve(options.dir);
-  const startedAt = new Date().toISOString();
-  const metrics = createMetrics();
-  const warn = throttledWarn(log);
-  const health = { okAt: 0, failAt: 0, failure: '' };
-  const cycles: string[] = [];
-  let stopping = false;
-  const stopSignal = new AbortController();
-  let session: QueueSession | undefined;
-  let service: DaemonService | undefined;
-  let worker: ReconcileWorker | undefined;
-  let events: QueueEvents | undefined;
-  let eventsConnection: Redis | undefined;
-  let reconciler: Reconciler | undefined;
-  let watcher: ManifestWatcher | undefined;
-  let resync: Resync | undefined;
-  let server: StatusServer | undefined;
-  let startup: Promise<void> | undefined;
-  let revisionTimer: NodeJS.Timeout | undefined;
+  const daemon = new ConvergeDaemon(options);
+  await daemon.start();
+  return daemon;
+}
 
-  function onRequest(info: RequestInfo): void {
-    metrics.observeRequest(info);
-    const failed = info.status === 'network' || info.status >= 500 || info.status === 401 || info.status === 403;
-    if (failed) {
-      health.failAt = Date.now();
-      health.failure = `${info.method} ${info.route} answered ${info.status === 'network' ? 'nothing (network error)' : info.status}`;
-    } else {
-      health.okAt = Date.now();
+/**
+ * The daemon's parts, each started by a step of its own (status server, jobs and service, job runner, reconciler,
+ * job events, watcher, revision poll, resync scheduler) and stopped in the reverse order.
+ */
+class ConvergeDaemon implements Daemon {
+  readonly metrics = createMetrics();
+  private readonly options: DaemonOptions;
+  private readonly settings: DaemonSettings;
+  private readonly log: Logger;
+  private readonly dir: string;
+  private readonly startedAt = new Date().toISOString();
+  private readonly warn: (source: string, error: unknown) => void;
+  /** The last answered and the last failed request to the service (readiness). */
+  private readonly health = { okAt: 0, failAt: 0, failure: '' };
+  private readonly cycles: string[] = [];
+  private readonly stopSignal = new AbortController();
+  private stopping = false;
+  /** When active jobs and the reconcile in progress must have finished (set by the stop). */
+  private deadline = Number.POSITIVE_INFINITY;
+  private stopped: Promise<void> | undefined;
+  private server: StatusServer | undefined;
+  private jobs: Jobs | undefined;
+  private service: DaemonService | undefined;
+  private runner: JobRunner | undefined;
+  private reconciler: Reconciler | undefined;
+  private jobEvents: JobEventsFeed | undefined;
+  private watcher: ManifestWatcher | undefined;
+  private revisionTimer: NodeJS.Timeout | undefined;
+  private resync: Resync | undefined;
+  /** The first reconcile, then the start of the resync scheduler (in the background). */
+  private startup: Promise<void> | undefined;
+
+  constructor(options: DaemonOptions) {
+    this.options = options;
+    this.settings = options.settings;
+    this.log = options.log;
+    this.dir = resolve(options.dir);
+    this.warn = throttledWarn(options.log);
+  }
+
+  get statusUrl(): string {
+    return this.server!.url;
+  }
+
+  async start(): Promise<void> {
+    await this.startStatusServer();
+    try {
+      await this.openJobsAndService();
+      await this.startRunner();
+      this.startReconciler();
+      await this.followJobEvents();
+      await this.startWatcher();
+      this.startRevisionPoll();
+      this.startup = this.startResyncAfterFirstReconcile();
+    } catch (error) {
+      await this.shutdown();
+      throw error;
     }
   }
 
-  async function readiness(): Promise<ReadinessCheck[]> {
+  stop(reason: string): Promise<void> {
+    this.stopped ??= (async () => {
+      this.log.info({ reason, deadlineMs: this.settings.shutdownTimeout }, 'shutting down: no new reconciles or jobs');
+      await this.shutdown();
+      this.log.info({}, 'stopped');
+    })();
+    return this.stopped;
+  }
+
+  /** The start steps in reverse; each skips a part that never started. */
+  private async shutdown(): Promise<void> {
+    this.stopping = true;
+    this.stopSignal.abort();
+    this.deadline = Date.now() + this.settings.shutdownTimeout;
+    this.stopRevisionPoll();
+    await this.stopWatcher();
+    await within(this.stopReconcilerAndResync(), this.untilDeadline());
+    await this.stopRunner();
+    await this.stopJobEvents();
+    await this.closeJobs();
+    await this.closeService();
+    await this.server?.close();
+  }
+
+  private untilDeadline(): number {
+    return Math.max(0, this.deadline - Date.now());
+  }
+
+  private async startStatusServer(): Promise<void> {
+    this.server = await startStatusServer({
+      host: this.settings.httpHost,
+      port: this.settings.httpPort,
+      handlers: { readiness: () => this.readiness(), status: () => this.status(), metrics: () => this.metrics.render() },
+      onError: (error, path) => this.warn(`http ${path}`, error),
+    });
+    this.log.info({ url: this.server.url, port: this.server.port }, 'status server listening');
+  }
+
+  private async openJobsAndService(): Promise<void> {
+    const { settings } = this;
+    this.jobs = await openJobs(settings, {
+      private: this.options.embedded,
+      target: { apiUrl: settings.apiUrl, tenantId: settings.tenantId },
+      log: this.log.child({ component: 'jobs' }),
+    });
+    this.service = await this.options.openService((info) => this.onRequest(info));
+  }
+
+  private async closeJobs(): Promise<void> {
+    await this.jobs?.close().catch((e: unknown) => this.warn('redis', e));
+  }
+
+  private async closeService(): Promise<void> {
+    // Requests of force-stopped jobs may still be in flight: give them a moment, not the whole request timeout.
+    if (this.service) await within(this.service.close().catch((e: unknown) => this.warn('service', e)), CLOSE_GRACE_MS);
+  }
+
+  private async startRunner(): Promise<void> {
+    const { settings } = this;
+    this.runner = await this.jobs!.startRunner({
+      client: this.service!.client,
+      env: this.options.env,
+      log: this.log.child({ component: 'worker' }),
+      name: `converge-daemon@${hostname()}:${process.pid}`,
+      lockDuration: settings.jobLock,
+      stalledInterval: settings.jobLock,
+    });
+    this.runner.onJob((event) => {
+      if (event.type === 'completed') this.metrics.jobs.inc({ outcome: event.outcome ?? 'unchanged' });
+      if (event.type === 'failed') this.metrics.jobs.inc({ outcome: event.final ? 'failed' : 'retried' });
+    });
+  }
+
+  private async stopRunner(): Promise<void> {
+    const runner = this.runner;
+    if (!runner) return;
+    // Take no new job; let the active ones finish until the deadline; then close without waiting: their locks
+    // lapse after job_lock and BullMQ hands them to another worker (or to this daemon when it restarts).
+    const finished = await within(runner.drain(), this.untilDeadline());
+    if (!finished.done) this.log.warn({ deadlineMs: this.settings.shutdownTimeout }, 'active jobs did not finish before the deadline; handing them back to the queue');
+    await runner.close(!finished.done).catch((e: unknown) => this.warn('worker', e));
+  }
+
+  private startReconciler(): void {
+    const { settings } = this;
+    const jobs = this.jobs!;
+    this.reconciler = new Reconciler({
+      context: {
+        dir: this.dir,
+        env: this.options.env,
+        client: this.service!.client,
+        enqueuer: jobs.enqueuer,
+        applied: jobs.applied,
+        memory: jobs.desired,
+        lastGood: new LastGoodManifests(),
+        manifestCache: new ManifestCache(),
+        settings,
+      },
+      metrics: this.metrics,
+      log: this.log,
+      maxRetryMs: Math.min(60_000, Math.max(1_000, settings.resync)),
+    });
+  }
+
+  private async stopReconcilerAndResync(): Promise<void> {
+    await this.reconciler?.stop();
+    await this.startup;
+    await this.resync?.close();
+  }
+
+  /** Completions and failures of jobs on any replica: status and the memory of desired states seen in sync. */
+  private async followJobEvents(): Promise<void> {
+    const reconciler = this.reconciler!;
+    this.jobEvents = await this.jobs!.watchEvents(
+      {
+        completed: (jobId, value) => void reconciler.jobCompleted(jobId, value).catch((e: unknown) => this.warn('drift memory', e)),
+        failed: (jobId, reason) => reconciler.jobFailed(jobId, reason),
+      },
+      'converge-daemon-events',
+    );
+  }
+
+  private async stopJobEvents(): Promise<void> {
+    await this.jobEvents?.close().catch((e: unknown) => this.warn('events', e));
+  }
+
+  private async startWatcher(): Promise<void> {
+    const { settings, log } = this;
+    const reconciler = this.reconciler!;
+    this.watcher = await watchManifestDir({
+      dir: this.dir,
+      debounceMs: settings.debounce,
+      onBurst: (burst) => {
+        log.debug({ events: burst.events, sample: burst.sample, quietMs: Date.now() - burst.lastAt }, 'manifest change');
+        void reconciler.request('watch');
+      },
+      onError: (e) => this.warn('watcher', e),
+    });
+    log.info({ dir: this.dir, watched: this.watcher.watchedCount(), driftPolicy: settings.driftPolicy, resyncMs: settings.resync, debounceMs: settings.debounce }, 'watching the manifest directory');
+  }
+
+  private async stopWatcher(): Promise<void> {
+    await this.watcher?.close().catch((e: unknown) => this.warn('watcher', e));
+  }
+
+  /** Follows building revisions every REVISION_POLL_MS, one poll at a time. */
+  private startRevisionPoll(): void {
+    const reconciler = this.reconciler!;
+    const client = this.service!.client;
+    let following = false;
+    this.revisionTimer = setInterval(() => {
+      // While the service fails, only the reconciles (with their backoff) probe it: polling on top would not back off.
+      if (following || this.stopping || this.health.failAt > this.health.okAt) return;
+      following = true;
+      reconciler.followRevisions(client).catch((e: unknown) => this.warn('revisions', e)).finally(() => (following = false));
+    }, REVISION_POLL_MS);
+    this.revisionTimer.unref();
+  }
+
+  private stopRevisionPoll(): void {
+    clearInterval(this.revisionTimer);
+  }
+
+  /**
+   * The first reconcile runs in the background (a big directory or a slow service must not delay stop()); the resync
+   * scheduler starts after it, so the first cycle does not repeat it. Redis may be away right now: the scheduler's
+   * start is retried with backoff (file changes still reconcile meanwhile).
+   */
+  private async startResyncAfterFirstReconcile(): Promise<void> {
+    const reconciler = this.reconciler!;
+    const jobs = this.jobs!;
+    try {
+      await reconciler.request('startup');
+      for (let attempt = 1; !this.stopping; attempt++) {
+        try {
+          this.resync = await jobs.startResync({
+            everyMs: this.settings.resync,
+            run: async (cycle) => {
+              this.cycles.push(cycle);
+              if (this.cycles.length > MAX_CYCLES_KEPT) this.cycles.splice(0, this.cycles.length - MAX_CYCLES_KEPT);
+              await reconciler.request('resync', cycle);
+            },
+          });
+          break;
+        } catch (error) {
+          const waitMs = Math.min(30_000, 1_000 * 2 ** Math.min(attempt - 1, 5));
+          this.log.warn({ error: errorLine(error), attempt, retryInMs: waitMs }, 'resync scheduler did not start; retrying');
+          await sleep(waitMs, undefined, { signal: this.stopSignal.signal }).catch(() => undefined);
+        }
+      }
+      if (this.stopping) await this.resync?.close();
+    } catch (error) {
+      this.warn('resync', error);
+    }
+  }
+
+  private onRequest(info: RequestInfo): void {
+    this.metrics.observeRequest(info);
+    const failed = info.status === 'network' || info.status >= 500 || info.status === 401 || info.status === 403;
+    if (failed) {
+      this.health.failAt = Date.now();
+      this.health.failure = `${info.method} ${info.route} answered ${info.status === 'network' ? 'nothing (network error)' : info.status}`;
+    } else {
+      this.health.okAt = Date.now();
+    }
+  }
+
+  private async readiness(): Promise<ReadinessCheck[]> {
+    const { health } = this;
     const checks: ReadinessCheck[] = [];
-    checks.push(stopping ? { name: 'running', ok: false, detail: 'shutting down' } : { name: 'running', ok: true });
-    if (!session) checks.push({ name: 'redis', ok: false, detail: 'not connected yet' });
+    checks.push(this.stopping ? { name: 'running', ok: false, detail: 'shutting down' } : { name: 'running', ok: true });
+    if (!this.jobs) checks.push({ name: 'redis', ok: false, detail: 'not connected yet' });
     else {
-      const ping = await within(session.redis.ping().then(() => true, (e: unknown) => errorLine(e)), PING_TIMEOUT_MS);
+      const ping = await within(this.jobs.ping().then(() => true, (e: unknown) => errorLine(e)), PING_TIMEOUT_MS);
       checks.push(ping.done && ping.value === true ? { name: 'redis', ok: true } : { name: 'redis', ok: false, detail: ping.done ? `ping failed: ${String(ping.value)}` : `no answer to PING within ${PING_TIMEOUT_MS} ms` });
     }
     if (health.okAt === 0 && health.failAt === 0) checks.push({ name: 'service', ok: false, detail: 'no request answered yet' });
     else if (health.failAt > health.okAt) checks.push({ name: 'service', ok: false, detail: `last request failed: ${health.failure}` });
     else checks.push({ name: 'service', ok: true });
-    const manifests = reconciler?.manifests;
+    const manifests = this.reconciler?.manifests;
     if (manifests?.loaded) checks.push({ name: 'manifests', ok: true });
     else checks.push({ name: 'manifests', ok: false, detail: manifests?.error ?? 'not loaded yet' });
     return checks;
   }
 
-  function status(): Record<string, unknown> {
+  status(): Record<string, unknown> {
+    const { settings, reconciler } = this;
     const snapshot = reconciler?.snapshot();
     const counts: Record<string, Record<string, number>> = {};
     for (const [kind, byState] of reconciler?.tracker.counts() ?? new Map()) {
@@ -165,13 +403,13 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
       format_version: '1',
       daemon: {
         version: DAEMON_VERSION,
-        dir,
+        dir: this.dir,
         pid: process.pid,
         hostname: hostname(),
-        startedAt,
-        stopping,
-        service: service ? redactUrl(service.url) : null,
-        embedded: options.embedded,
+        startedAt: this.startedAt,
+        stopping: this.stopping,
+        service: this.service ? redactUrl(this.service.url) : null,
+        embedded: this.options.embedded,
         driftPolicy: settings.driftPolicy,
         resyncMs: settings.resync,
         debounceMs: settings.debounce,
@@ -180,7 +418,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
       lastReconcile: snapshot?.lastReconcile ?? null,
       lastSuccessfulReconcileAt: snapshot?.lastSuccessfulReconcileAt ?? null,
       reconciles: snapshot?.reconciles ?? null,
-      resync: { everyMs: settings.resync, cyclesRun: [...cycles] },
+      resync: { everyMs: settings.resync, cyclesRun: [...this.cycles] },
       counts,
       resources: reconciler?.tracker.resources() ?? [],
       orphans: reconciler?.tracker.orphans() ?? [],
@@ -188,147 +426,4 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
       plan: snapshot?.plan ?? null,
     };
   }
-
-  async function closeAll(): Promise<void> {
-    clearInterval(revisionTimer);
-    await watcher?.close().catch((e: unknown) => warn('watcher', e));
-    await within(
-      (async () => {
-        await reconciler?.stop();
-        await startup;
-        await resync?.close();
-      })(),
-      Math.max(0, deadline - Date.now()),
-    );
-    await closeWorker();
-    await events?.close().catch((e: unknown) => warn('events', e));
-    await closeRedis(eventsConnection);
-    await session?.close().catch((e: unknown) => warn('redis', e));
-    // Requests of force-stopped jobs may still be in flight: give them a moment, not the whole request timeout.
-    if (service) await within(service.close().catch((e: unknown) => warn('service', e)), CLOSE_GRACE_MS);
-    await server?.close();
-  }
-
-  let deadline = Number.POSITIVE_INFINITY;
-  async function closeWorker(): Promise<void> {
-    if (!worker) return;
-    // Take no new job; let the active ones finish until the deadline; then close without waiting: their locks
-    // lapse after job_lock and BullMQ hands them to another worker (or to this daemon when it restarts).
-    const finished = await within(worker.worker.pause(false), Math.max(0, deadline - Date.now()));
-    if (!finished.done) log.warn({ deadlineMs: settings.shutdownTimeout }, 'active jobs did not finish before the deadline; handing them back to the queue');
-    await worker.close(!finished.done).catch((e: unknown) => warn('worker', e));
-  }
-
-  server = await startStatusServer({
-    host: settings.httpHost,
-    port: settings.httpPort,
-    handlers: { readiness, status, metrics: () => metrics.render() },
-    onError: (error, path) => warn(`http ${path}`, error),
-  });
-  log.info({ url: server.url, port: server.port }, 'status server listening');
-
-  try {
-    session = await openQueueSession(settings, { private: options.embedded, target: { apiUrl: settings.apiUrl, tenantId: settings.tenantId } });
-    service = await options.openService(onRequest);
-    const redisSettings = { redisUrl: settings.redisUrl, redisPrefix: session.prefix };
-    worker = await startWorker(
-      { ...settings, redisPrefix: session.prefix },
-      { client: service.client, env: options.env, log: log.child({ component: 'worker' }), name: `converge-daemon@${hostname()}:${process.pid}`, lockDuration: settings.jobLock, stalledInterval: settings.jobLock },
-    );
-    worker.worker.on('completed', (_job, result) => metrics.jobs.inc({ outcome: (result as { outcome?: string } | undefined)?.outcome ?? 'unchanged' }));
-    worker.worker.on('failed', (job, error) => {
-      const final = error?.name === 'UnrecoverableError' || !job || job.attemptsMade >= (job.opts.attempts ?? 1);
-      metrics.jobs.inc({ outcome: final ? 'failed' : 'retried' });
-    });
-
-    const memory = new DesiredMemory(session.redis, session.prefix);
-    reconciler = new Reconciler({
-      context: { dir, env: options.env, client: service.client, queue: session.queue, redis: session.redis, applied: session.store, memory, lastGood: new LastGoodManifests(), manifestCache: new ManifestCache(), settings },
-      metrics,
-      log,
-      maxRetryMs: Math.min(60_000, Math.max(1_000, settings.resync)),
-    });
-    const tracked = reconciler;
-    const opened = await openQueueEvents(session, redisSettings.redisUrl, 'converge-daemon-events');
-    events = opened.events;
-    eventsConnection = opened.connection;
-    events.on('error', (e) => warn('events', e));
-    events.on('completed', ({ jobId, returnvalue }) => {
-      tracked.jobCompleted(jobId, returnvalue).catch((e: unknown) => warn('drift memory', e));
-    });
-    events.on('failed', ({ jobId, failedReason }) => tracked.jobFailed(jobId, failedReason));
-    await events.waitUntilReady();
-
-    watcher = await watchManifestDir({
-      dir,
-      debounceMs: settings.debounce,
-      onBurst: (burst) => {
-        log.debug({ events: burst.events, sample: burst.sample, quietMs: Date.now() - burst.lastAt }, 'manifest change');
-        void tracked.request('watch');
-      },
-      onError: (e) => warn('watcher', e),
-    });
-    log.info({ dir, watched: watcher.watchedCount(), driftPolicy: settings.driftPolicy, resyncMs: settings.resync, debounceMs: settings.debounce }, 'watching the manifest directory');
-    let following = false;
-    const client = service.client;
-    revisionTimer = setInterval(() => {
-      // While the service fails, only the reconciles (with their backoff) probe it: polling on top would not back off.
-      if (following || stopping || health.failAt > health.okAt) return;
-      following = true;
-      tracked.followRevisions(client).catch((e: unknown) => warn('revisions', e)).finally(() => (following = false));
-    }, REVISION_POLL_MS);
-    revisionTimer.unref();
-    // The first reconcile runs in the background (a big directory or a slow service must not delay stop());
-    // the resync scheduler starts after it, so the first cycle does not repeat it.
-    const producer = session.redis;
-    startup = (async () => {
-      await tracked.request('startup');
-      // Redis may be away right now: keep trying to start the scheduler (file changes still reconcile meanwhile).
-      for (let attempt = 1; !stopping; attempt++) {
-        try {
-          resync = await startResync({
-            redis: redisSettings,
-            producer,
-            everyMs: settings.resync,
-            run: async (cycle) => {
-              cycles.push(cycle);
-              if (cycles.length > MAX_CYCLES_KEPT) cycles.splice(0, cycles.length - MAX_CYCLES_KEPT);
-              await tracked.request('resync', cycle);
-            },
-            onError: (e) => warn('resync', e),
-          });
-          break;
-        } catch (error) {
-          const waitMs = Math.min(30_000, 1_000 * 2 ** Math.min(attempt - 1, 5));
-          log.warn({ error: errorLine(error), attempt, retryInMs: waitMs }, 'resync scheduler did not start; retrying');
-          await sleep(waitMs, undefined, { signal: stopSignal.signal }).catch(() => undefined);
-        }
-      }
-      if (stopping) await resync?.close();
-    })().catch((error: unknown) => warn('resync', error));
-  } catch (error) {
-    stopping = true;
-    stopSignal.abort();
-    deadline = Date.now() + settings.shutdownTimeout;
-    await closeAll();
-    throw error;
-  }
-
-  let stopped: Promise<void> | undefined;
-  return {
-    statusUrl: server.url,
-    metrics,
-    status,
-    stop(reason) {
-      stopped ??= (async () => {
-        stopping = true;
-        stopSignal.abort();
-        deadline = Date.now() + settings.shutdownTimeout;
-        log.info({ reason, deadlineMs: settings.shutdownTimeout }, 'shutting down: no new reconciles or jobs');
-        await closeAll();
-        log.info({}, 'stopped');
-      })();
-      return stopped;
-    },
-  };
 }

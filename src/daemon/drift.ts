@@ -1,5 +1,4 @@
 // Drift: telling "the manifest changed" from "the live deployment changed behind converge's back", per resource.
-import type { Redis } from 'ioredis';
 import { objectHash } from '../core/hash.js';
 import type { DesiredResource, DriftPolicy } from '../core/model.js';
 
@@ -21,40 +20,12 @@ export function desiredFingerprint(resource: DesiredResource, secretHashes: Read
   return objectHash({ ...rest, spec, secretHashes });
 }
 
-/** `${prefix}:daemon:desired`: one Redis hash, resourceKey -> fingerprint of the desired state last brought in sync. */
-export function desiredMemoryKey(prefix: string): string {
-  return `${prefix}:daemon:desired`;
-}
-
-/**
- * Per resource, the fingerprint of the desired state converge last saw in sync (a noop plan, or a job that
- * finished). Shared by every replica on the Redis, and kept across restarts, so a manifest change made while
- * no daemon ran is still recognised as a change and applied.
- */
-export class DesiredMemory {
-  private readonly redis: Redis;
-  private readonly key: string;
-
-  constructor(redis: Redis, prefix: string) {
-    this.redis = redis;
-    this.key = desiredMemoryKey(prefix);
-  }
-
-  async getAll(): Promise<Map<string, string>> {
-    return new Map(Object.entries(await this.redis.hgetall(this.key)));
-  }
-
-  async set(entries: ReadonlyMap<string, string>): Promise<void> {
-    if (entries.size === 0) return;
-    await this.redis.hset(this.key, Object.fromEntries(entries));
-  }
-
+/** Per resource, the fingerprint of the desired state last seen in sync (src/enqueue/desired-memory.ts keeps it in Redis). */
+export interface DesiredMemory {
+  getAll(): Promise<Map<string, string>>;
+  set(entries: ReadonlyMap<string, string>): Promise<void>;
   /** Forgets resources no manifest declares any more. */
-  async retain(keys: ReadonlySet<string>): Promise<number> {
-    const stale = (await this.redis.hkeys(this.key)).filter((k) => !keys.has(k));
-    if (stale.length === 0) return 0;
-    return this.redis.hdel(this.key, ...stale);
-  }
+  retain(keys: ReadonlySet<string>): Promise<number>;
 }
 
 export type DriftDecision =

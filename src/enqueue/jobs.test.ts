@@ -1,12 +1,7 @@
-// Job payloads (references, never values) and per-resource deduplication on a real BullMQ queue: newest state wins.
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { Queue, Worker, type Job } from 'bullmq';
-import type { Redis } from 'ioredis';
+// Job payloads: references, never values; job ids derived from the resource key.
+import { describe, expect, it } from 'vitest';
 import type { DeploymentResource, ProviderResource } from '../core/model.js';
-import { dropPrefix, REDIS_URL, uniquePrefix } from '../../test/enqueue/redis-helpers.js';
-import { buildJobData, enqueueReconcile, jobIdFor, keyOfJobId, QUEUE_NAME, toJobResource } from './jobs.js';
-import { closeRedis, connectProducer, connectWorker } from './redis.js';
-import type { ReconcileJobData } from './schema.js';
+import { buildJobData, jobIdFor, keyOfJobId, toJobResource } from './jobs.js';
 
 function deployment(name: string, maxScale: number, secretFrom: DeploymentResource['spec']['secrets'] = []): DeploymentResource {
   return {
@@ -55,94 +50,5 @@ describe('job payloads', () => {
     expect(id).not.toContain(':');
     expect(keyOfJobId(id)).toBe('OAuthProvider/odd:name%');
     expect(id.startsWith('OAuthProvider/odd')).toBe(true);
-  });
-});
-
-describe('enqueueReconcile: one job per resource, the newest desired state wins', () => {
-  const prefix = uniquePrefix('jobs');
-  const settings = { redisUrl: REDIS_URL, redisPrefix: prefix };
-  let redis: Redis;
-  let queue: Queue;
-  const workers: Worker[] = [];
-  const connections: Redis[] = [];
-
-  beforeAll(async () => {
-    redis = await connectProducer(settings);
-    queue = new Queue(QUEUE_NAME, { connection: redis, prefix });
-  });
-  afterEach(async () => {
-    for (const w of workers.splice(0)) await w.close();
-    await closeRedis(...connections.splice(0));
-    await queue.obliterate({ force: true });
-  });
-  afterAll(async () => {
-    await queue.close();
-    await closeRedis(redis);
-    await dropPrefix(prefix);
-  });
-
-  const retry = { attempts: 3, backoff: 10 };
-  const data = (name: string, maxScale: number): ReconcileJobData => buildJobData(deployment(name, maxScale), 'patch-deployment', { origin: 'test' });
-  const scaleOf = (d: ReconcileJobData): unknown => (d.resource.spec as unknown as { source_config: { resource_spec: { max_scale: number } } }).source_config.resource_spec.max_scale;
-
-  it('replaces the data of a job that is still waiting', async () => {
-    const first = await enqueueReconcile(queue, redis, data('web', 1), retry);
-    const second = await enqueueReconcile(queue, redis, data('web', 2), retry);
-    expect(first.how).toBe('added');
-    expect(second).toEqual({ key: 'Deployment/web', jobId: first.jobId, how: 'replaced-waiting' });
-    expect(await queue.getWaitingCount()).toBe(1);
-    const job = await queue.getJob(first.jobId);
-    expect(scaleOf(job!.data as ReconcileJobData)).toBe(2);
-    expect(job!.name).toBe('patch-deployment');
-  });
-
-  it('queues the newest data behind a running job and never runs two jobs of one resource at once', async () => {
-    const seen: unknown[] = [];
-    let running = 0;
-    let maxRunning = 0;
-    let release!: () => void;
-    const gate = new Promise<void>((resolve) => (release = resolve));
-    let started!: () => void;
-    const firstStarted = new Promise<void>((resolve) => (started = resolve));
-    const connection = await connectWorker(settings);
-    connections.push(connection);
-    const worker = new Worker(
-      QUEUE_NAME,
-      async (job: Job) => {
-        running += 1;
-        maxRunning = Math.max(maxRunning, running);
-        seen.push(scaleOf(job.data as ReconcileJobData));
-        if (seen.length === 1) {
-          started();
-          await gate;
-        }
-        running -= 1;
-        return { outcome: 'unchanged', new_revision: false };
-      },
-      { connection, prefix, concurrency: 5 },
-    );
-    workers.push(worker);
-    const done: string[] = [];
-    worker.on('completed', (job) => done.push(job.id!));
-
-    const first = await enqueueReconcile(queue, redis, data('api', 1), retry);
-    await firstStarted;
-    const second = await enqueueReconcile(queue, redis, data('api', 2), retry);
-    const third = await enqueueReconcile(queue, redis, data('api', 3), retry);
-    expect(second.how).toBe('after-active');
-    expect(third.how).toBe('after-active');
-    expect(await queue.getWaitingCount()).toBe(0);
-    release();
-    await expect.poll(() => done.length, { timeout: 5_000 }).toBe(2);
-    expect(seen).toEqual([1, 3]);
-    expect(maxRunning).toBe(1);
-    expect(done).toEqual([first.jobId, third.jobId]);
-  });
-
-  it('clears a deduplication key left pointing at a job that no longer exists', async () => {
-    await redis.set(queue.toKey('de:Deployment/ghost'), 'Deployment/ghost@gone');
-    const enqueued = await enqueueReconcile(queue, redis, data('ghost', 1), retry);
-    expect(enqueued.how).toBe('added');
-    expect(await redis.get(queue.toKey('de:Deployment/ghost'))).toBe(enqueued.jobId);
   });
 });

@@ -1,7 +1,6 @@
-// Job payloads and enqueueing: one reconcile job per resource, deduplicated per resource, newest desired state wins.
+// Job payloads and options: one reconcile job per resource, its id, its data, its retry and deduplication options.
 import { randomBytes } from 'node:crypto';
-import { Job, type JobsOptions, type Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { JobsOptions } from 'bullmq';
 import { ConvergeError } from '../core/errors.js';
 import { resourceKey, type DesiredResource, type SecretSource } from '../core/model.js';
 import { JobResource, ReconcileJobData, type JobOperation, type JobSecretSource } from './schema.js';
@@ -132,109 +131,4 @@ export function jobOptions(settings: JobSettings, key: string, jobId: string): J
     removeOnFail: KEEP_FAILED,
     stackTraceLimit: 0,
   };
-}
-
-export interface Enqueued {
-  key: string;
-  /** The job that will carry this desired state: our new job, or an existing waiting job whose data was replaced. */
-  jobId: string;
-  how: 'added' | 'after-active' | 'replaced-waiting';
-}
-
-/**
- * BullMQ's deduplication keys of a resource (its internals; named here only): `current` holds the id of the job the
- * deduplication id points at, `next` (hash field `jid`) the job kept to start after the active one (keepLastIfActive).
- */
-export function deduplicationKeys(queue: Queue, key: string): { current: string; next: string } {
-  return { current: queue.toKey(`de:${key}`), next: queue.toKey(`dn:${key}`) };
-}
-
-const WAITING_STATES = new Set(['waiting', 'delayed', 'prioritized', 'paused', 'waiting-children']);
-
-/**
- * Adds the job for one resource so that the newest desired state wins:
- * - no job for the resource: ours is added;
- * - a job is running: BullMQ keeps ours (keepLastIfActive) and starts it when the running one ends;
- * - a job is waiting: its data is replaced by ours (BullMQ would otherwise drop ours), confirmed still waiting
- *   afterwards so a worker cannot have started it with the old data unnoticed;
- * - the deduplication key points at a job that is gone: the key is cleared and the add repeated.
- * `redis` is the producer connection the queue uses.
- */
-export async function enqueueReconcile(queue: Queue, redis: Redis, data: ReconcileJobData, settings: JobSettings): Promise<Enqueued> {
-  return settleEnqueue(queue, redis, data, settings, jobIdFor(data.key));
-}
-
-/** Jobs added per round trip by enqueueReconcileMany. */
-export const ENQUEUE_BATCH = 100;
-
-/**
- * enqueueReconcile for many resources (one each): added in batches of ENQUEUE_BATCH, one round trip a batch (a
- * socket write per job is the larger part of enqueueing). Resources whose add was deduplicated against an existing
- * job are then settled one by one exactly as enqueueReconcile does. Results in the order of `datas`.
- */
-export async function enqueueReconcileMany(
-  queue: Queue,
-  redis: Redis,
-  datas: readonly ReconcileJobData[],
-  settings: JobSettings,
-  /** Called for each resource as soon as its job is known (before the next batch), so no completion goes unseen. */
-  onEnqueued?: (enqueued: Enqueued, index: number) => void,
-): Promise<Enqueued[]> {
-  const keys = new Set<string>();
-  for (const data of datas) {
-    if (keys.has(data.key)) throw new ConvergeError('E_ENQUEUE', `${data.key} is enqueued twice in one batch; give each resource once`);
-    keys.add(data.key);
-  }
-  const out: Enqueued[] = [];
-  for (let i = 0; i < datas.length; i += ENQUEUE_BATCH) {
-    const batch = datas.slice(i, i + ENQUEUE_BATCH);
-    const ids = batch.map((data) => jobIdFor(data.key));
-    const jobs = await queue.addBulk(batch.map((data, k) => ({ name: data.operation, data, opts: jobOptions(settings, data.key, ids[k]!) })));
-    const deduplicated: number[] = [];
-    for (let k = 0; k < batch.length; k++) {
-      if (jobs[k]!.id !== ids[k]) {
-        deduplicated.push(k);
-        continue;
-      }
-      out[i + k] = { key: batch[k]!.key, jobId: ids[k]!, how: 'added' };
-      onEnqueued?.(out[i + k]!, i + k);
-    }
-    for (const k of deduplicated) {
-      out[i + k] = await settleEnqueue(queue, redis, batch[k]!, settings, ids[k]!, jobs[k]!.id!);
-      onEnqueued?.(out[i + k]!, i + k);
-    }
-  }
-  return out;
-}
-
-/** The add loop of enqueueReconcile; `dedupedTo` is the job an add already sent was deduplicated against. */
-async function settleEnqueue(queue: Queue, redis: Redis, data: ReconcileJobData, settings: JobSettings, jobId: string, dedupedTo?: string): Promise<Enqueued> {
-  const key = data.key;
-  for (let round = 0; round < 8; round++) {
-    const job = round === 0 && dedupedTo !== undefined ? { id: dedupedTo } : await queue.add(data.operation, data, jobOptions(settings, key, jobId));
-    if (job.id === jobId) return { key, jobId, how: 'added' };
-    const existingId = job.id!;
-    const state = await queue.getJobState(existingId);
-    if (state === 'active') {
-      const next = await redis.hget(deduplicationKeys(queue, key).next, 'jid');
-      if (next === jobId) return { key, jobId, how: 'after-active' };
-      continue;
-    }
-    if (WAITING_STATES.has(state)) {
-      const existing = await Job.fromId(queue, existingId);
-      if (!existing) continue;
-      await existing.updateData(data);
-      const after = await queue.getJobState(existingId);
-      if (WAITING_STATES.has(after)) return { key, jobId: existingId, how: 'replaced-waiting' };
-      continue;
-    }
-    // completed, failed or unknown: a stale deduplication key (normally removed when a job finishes).
-    await redis.eval(
-      "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0",
-      1,
-      deduplicationKeys(queue, key).current,
-      existingId,
-    );
-  }
-  throw new ConvergeError('E_ENQUEUE', `could not enqueue ${key}: its job kept changing state; try again`);
 }

@@ -50,6 +50,8 @@ export interface ConnectOptions {
    * and for the batch before it.
    */
   autoPipelining?: boolean;
+  /** Told of every connection error after the first connect (ioredis reconnects meanwhile); see log.ts throttledErrors. */
+  onError?: (error: Error) => void;
 }
 
 function baseOptions(settings: RedisSettings, options: ConnectOptions): RedisOptions {
@@ -85,7 +87,7 @@ export async function connectProducer(settings: RedisSettings, options: ConnectO
     // command's cost here.
     enableAutoPipelining: options.autoPipelining !== false,
   });
-  await connectOnce(redis, settings, options.connectTimeoutMs ?? CONNECT_TIMEOUT_MS);
+  await connectOnce(redis, settings, options);
   return redis;
 }
 
@@ -100,7 +102,7 @@ export async function connectWorker(settings: RedisSettings, options: ConnectOpt
     maxRetriesPerRequest: null,
     enableOfflineQueue: true,
   });
-  await connectOnce(redis, settings, options.connectTimeoutMs ?? CONNECT_TIMEOUT_MS);
+  await connectOnce(redis, settings, options);
   return redis;
 }
 
@@ -108,7 +110,8 @@ export async function connectWorker(settings: RedisSettings, options: ConnectOpt
  * First connect with no retries (so a wrong URL fails once, quickly), then switch to reconnecting with backoff
  * so a Redis restart later is survived.
  */
-async function connectOnce(redis: Redis, settings: RedisSettings, timeoutMs: number): Promise<void> {
+async function connectOnce(redis: Redis, settings: RedisSettings, options: ConnectOptions): Promise<void> {
+  const timeoutMs = options.connectTimeoutMs ?? CONNECT_TIMEOUT_MS;
   let lastError: (Error & { code?: string }) | undefined;
   const onError = (error: Error): void => {
     lastError = error;
@@ -135,7 +138,8 @@ async function connectOnce(redis: Redis, settings: RedisSettings, timeoutMs: num
   }
   redis.options.retryStrategy = reconnectDelay;
   // A connection error after start-up is retried by ioredis; without a listener node would crash the process.
-  redis.on('error', () => undefined);
+  const report = options.onError;
+  redis.on('error', report ? (error: Error) => report(error) : () => undefined);
 }
 
 /**

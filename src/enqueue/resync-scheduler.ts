@@ -23,7 +23,6 @@ export interface ResyncOptions {
 }
 
 export interface Resync {
-  queue: Queue;
   /** Stops taking cycles; a cycle in progress is finished first (its jitter wait is cut short and skipped). */
   close(): Promise<void>;
 }
@@ -48,7 +47,7 @@ export async function startResync(options: ResyncOptions): Promise<Resync> {
   const random = options.random ?? Math.random;
   const jitter = options.jitter ?? RESYNC_JITTER;
   const stopping = new AbortController();
-  const connection = await connectWorker(options.redis, { name: 'converge-resync' });
+  const connection = await connectWorker(options.redis, { name: 'converge-resync', ...(options.onError ? { onError: options.onError } : {}) });
   const worker = new Worker(
     RESYNC_QUEUE,
     async (job: Job) => {
@@ -88,7 +87,6 @@ export async function startResync(options: ResyncOptions): Promise<Resync> {
   const watchdog = setInterval(onReady, Math.max(1_000, Math.min(options.everyMs, SCHEDULE_CHECK_MAX_MS)));
   watchdog.unref();
   return {
-    queue,
     async close() {
       stopping.abort();
       clearInterval(watchdog);

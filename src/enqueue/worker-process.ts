@@ -1,37 +1,40 @@
-// A standalone worker process: takes reconcile jobs from the shared queue until SIGTERM/SIGINT, then hands back cleanly.
+// A standalone worker: takes reconcile jobs from the shared queue until stopped, then hands back cleanly (start and stop only).
 import { clientOptionsFrom, ServiceClient, type ServiceSettings } from '../service/client.js';
 import { UsageError } from '../core/errors.js';
-import { startWorker, type QueueLogger, type ReconcileWorker, type StartWorkerOptions, type WorkerSettings } from './worker.js';
+import type { QueueLogger } from './log.js';
+import { startJobRunner, type JobRunner, type StartRunnerOptions, type WorkerSettings } from './worker.js';
 
 /** Settings of a worker process (src/cli/settings.ts Settings satisfies it). */
 export interface WorkerProcessSettings extends WorkerSettings, ServiceSettings {
-  /** How long active jobs may run after SIGTERM before they are handed back to the queue (they then stall and rerun). */
+  /** How long active jobs may run after stop() before they are handed back to the queue (they then stall and rerun). */
   shutdownTimeout: number;
 }
 
 export interface WorkerProcess {
-  worker: ReconcileWorker;
-  /** Resolves once the worker has stopped (after a signal or close()). */
+  /** Resolves once the worker has stopped (after stop(), or when BullMQ closed it). */
   closed: Promise<void>;
-  close(): Promise<void>;
+  /**
+   * Stops taking jobs and waits up to shutdownTimeout for the active ones. 'timeout': they were still running; they
+   * keep their locks only while this process lives, so once it exits they stall and another worker reruns them.
+   */
+  stop(): Promise<'stopped' | 'timeout'>;
 }
 
 /**
  * Starts a worker against a real service URL (an embedded emulator lives inside one process only, so a separate
  * worker process cannot serve it). Secret references are resolved from this process's environment and files.
- * With `handleSignals`, SIGTERM/SIGINT stop taking jobs, wait up to shutdownTimeout for active ones, then close.
  */
 export async function startWorkerProcess(
   settings: WorkerProcessSettings,
-  options: { env: NodeJS.ProcessEnv; log?: QueueLogger; handleSignals?: boolean; worker?: Partial<Omit<StartWorkerOptions, 'client' | 'env' | 'target'>> },
+  options: { env: NodeJS.ProcessEnv; log?: QueueLogger; worker?: Partial<Omit<StartRunnerOptions, 'client' | 'env' | 'target'>> },
 ): Promise<WorkerProcess> {
   if (settings.apiUrl === 'embedded') {
     throw new UsageError('a separate worker process needs the service URL (--api-url https://...): the embedded emulator lives inside one process');
   }
   const client = new ServiceClient(clientOptionsFrom(settings));
-  let worker: ReconcileWorker;
+  let runner: JobRunner;
   try {
-    worker = await startWorker(settings, {
+    runner = await startJobRunner(settings, {
       client,
       env: options.env,
       target: { apiUrl: settings.apiUrl, tenantId: settings.tenantId },
@@ -44,37 +47,26 @@ export async function startWorkerProcess(
   }
   let resolveClosed!: () => void;
   const closed = new Promise<void>((resolve) => (resolveClosed = resolve));
-  worker.worker.once('closed', () => resolveClosed());
-  let closing: Promise<void> | undefined;
-  let onSignal: (() => void) | undefined;
-  const close = (): Promise<void> => {
-    closing ??= (async () => {
-      if (onSignal) {
-        process.off('SIGTERM', onSignal);
-        process.off('SIGINT', onSignal);
-      }
-      let timer: NodeJS.Timeout | undefined;
-      const deadline = new Promise<'timeout'>((resolve) => {
-        timer = setTimeout(() => resolve('timeout'), settings.shutdownTimeout);
-      });
-      const outcome = await Promise.race([worker.close().then(() => 'closed' as const), deadline]);
-      clearTimeout(timer);
-      if (outcome === 'timeout') {
-        // The active jobs keep their locks only while this process lives: once it exits they stall and another
-        // worker reruns them (level-triggered, so the rerun sends only what is still missing).
-        options.log?.warn({ timeoutMs: settings.shutdownTimeout }, 'active jobs did not finish in time; they go back to the queue when this process exits');
-        return;
-      }
-      await client.close();
-    })().finally(() => resolveClosed());
-    return closing;
+  void runner.closed.then(() => resolveClosed());
+  let stopping: Promise<'stopped' | 'timeout'> | undefined;
+  return {
+    closed,
+    stop() {
+      stopping ??= (async () => {
+        let timer: NodeJS.Timeout | undefined;
+        const deadline = new Promise<'timeout'>((resolve) => {
+          timer = setTimeout(() => resolve('timeout'), settings.shutdownTimeout);
+        });
+        const outcome = await Promise.race([runner.close().then(() => 'stopped' as const), deadline]);
+        clearTimeout(timer);
+        if (outcome === 'timeout') {
+          options.log?.warn({ timeoutMs: settings.shutdownTimeout }, 'active jobs did not finish in time; they go back to the queue when this process exits');
+          return outcome;
+        }
+        await client.close();
+        return outcome;
+      })().finally(() => resolveClosed());
+      return stopping;
+    },
   };
-  if (options.handleSignals) {
-    onSignal = () => {
-      void close().then(() => process.exit(process.exitCode ?? 0));
-    };
-    process.on('SIGTERM', onSignal);
-    process.on('SIGINT', onSignal);
-  }
-  return { worker, closed, close };
 }

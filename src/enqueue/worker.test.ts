@@ -1,13 +1,14 @@
 // Worker settings: jittered backoff bounds, Retry-After floors, and the global rate limiter shared by workers.
 import { afterAll, describe, expect, it } from 'vitest';
-import { Job } from 'bullmq';
+import { Job, Queue } from 'bullmq';
 import type { DeploymentResource } from '../core/model.js';
 import { ServiceClient } from '../service/client.js';
 import { startEmulator } from '../emulator/server.js';
 import { dropPrefix, REDIS_URL, uniquePrefix } from '../../test/enqueue/redis-helpers.js';
-import { openQueueSession } from './apply.js';
-import { buildJobData, enqueueReconcile } from './jobs.js';
-import { jitteredBackoff, limiterFor, MAX_BACKOFF_MS, RetryableJobError, startWorker } from './worker.js';
+import { buildJobData, QUEUE_NAME } from './jobs.js';
+import { openJobs } from './open-jobs.js';
+import { closeRedis, connectProducer } from './redis.js';
+import { jitteredBackoff, limiterFor, MAX_BACKOFF_MS, RetryableJobError } from './worker.js';
 
 describe('jitteredBackoff', () => {
   const job = { opts: { backoff: { type: 'converge-jitter', delay: 1_000 } } };
@@ -45,9 +46,11 @@ describe('global rate', () => {
   it('two workers together start at most global-rate jobs in any second', async () => {
     const emulator = await startEmulator({ buildMs: 0 });
     const settings = { redisUrl: REDIS_URL, redisPrefix: prefix, concurrency: 5, attempts: 3, backoff: 20, globalRate: 4 };
-    const session = await openQueueSession(settings);
+    const jobs = await openJobs(settings);
+    const redis = await connectProducer(settings);
+    const queue = new Queue(QUEUE_NAME, { connection: redis, prefix });
     const clients = [new ServiceClient({ baseUrl: emulator.url }), new ServiceClient({ baseUrl: emulator.url })];
-    const workers = await Promise.all(clients.map((client, i) => startWorker(settings, { client, env: {}, name: `w${i}` })));
+    const workers = await Promise.all(clients.map((client, i) => jobs.startRunner({ client, env: {}, name: `w${i}` })));
     try {
       const ids: string[] = [];
       for (let i = 0; i < 10; i++) {
@@ -58,27 +61,30 @@ describe('global rate', () => {
           suspend: false,
           spec: { source: 'external_docker', source_revision_config: { image_uri: `docker.io/r:${i}` } },
         };
-        ids.push((await enqueueReconcile(session.queue, session.redis, buildJobData(resource, 'create-deployment', { origin: 'test' }), settings)).jobId);
+        const [enqueued] = await jobs.enqueuer.enqueue([buildJobData(resource, 'create-deployment', { origin: 'test' })]);
+        ids.push(enqueued!.jobId);
       }
-      const jobs: Job[] = [];
+      const finished: Job[] = [];
       for (const id of ids) {
         for (;;) {
-          const job = await Job.fromId(session.queue, id);
+          const job = await Job.fromId(queue, id);
           if (job?.finishedOn) {
-            jobs.push(job);
+            finished.push(job);
             break;
           }
           await new Promise((r) => setTimeout(r, 100));
         }
       }
-      expect(jobs.every((j) => j.returnvalue?.outcome === 'created')).toBe(true);
-      const starts = jobs.map((j) => j.processedOn!).sort((a, b) => a - b);
+      expect(finished.every((j) => j.returnvalue?.outcome === 'created')).toBe(true);
+      const starts = finished.map((j) => j.processedOn!).sort((a, b) => a - b);
       for (let i = 0; i + 4 < starts.length; i++) expect(starts[i + 4]! - starts[i]!).toBeGreaterThanOrEqual(900);
-      expect(new Set(jobs.map((j) => j.processedBy)).size).toBe(2);
+      expect(new Set(finished.map((j) => j.processedBy)).size).toBe(2);
     } finally {
       await Promise.all(workers.map((w) => w.close()));
       await Promise.all(clients.map((c) => c.close()));
-      await session.close();
+      await queue.close();
+      await closeRedis(redis);
+      await jobs.close();
       await emulator.close();
     }
   }, 30_000);

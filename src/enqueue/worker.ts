@@ -1,4 +1,4 @@
-// BullMQ workers: run reconcile jobs, classify failures once (retry with jittered backoff, pause on 429, fail at once).
+// The job runner (BullMQ workers): runs reconcile jobs, classify failures once (retry with jittered backoff, pause on 429, fail at once).
 import { UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { ServiceClient } from '../service/client.js';
@@ -11,6 +11,9 @@ import { ReconcileJobData, type ReconcileJobResult } from './schema.js';
 import { claimPrefix, type ServiceTarget } from './target.js';
 import { fromJobResource } from '../sync/secret-values.js';
 import type { LiveSnapshots } from './snapshots.js';
+import { SILENT_LOGGER, throttledErrors, type ErrorReporter, type QueueLogger } from './log.js';
+
+export { SILENT_LOGGER, type QueueLogger } from './log.js';
 
 /** Worker settings (src/cli/settings.ts Settings satisfies it). */
 export interface WorkerSettings extends RedisSettings, JobSettings {
@@ -19,16 +22,6 @@ export interface WorkerSettings extends RedisSettings, JobSettings {
   /** Jobs started per second across every worker of the queue; 0: no limit. */
   globalRate: number;
 }
-
-/** Subset of a pino logger; the default logs nothing. Never given a secret value. */
-export interface QueueLogger {
-  debug(obj: object, msg: string): void;
-  info(obj: object, msg: string): void;
-  warn(obj: object, msg: string): void;
-  error(obj: object, msg: string): void;
-}
-
-export const SILENT_LOGGER: QueueLogger = { debug() {}, info() {}, warn() {}, error() {} };
 
 /** Longest wait between two attempts of a job. */
 export const MAX_BACKOFF_MS = 5 * 60_000;
@@ -132,10 +125,12 @@ export function createProcessor(ctx: ProcessorContext) {
   };
 }
 
-export interface StartWorkerOptions {
+export interface StartRunnerOptions {
   client: ServiceClient;
   env: NodeJS.ProcessEnv;
   log?: QueueLogger;
+  /** Told of the worker's and its connections' error events (default: logged at warn, throttled by the caller). */
+  onError?: ErrorReporter;
   /** Shown on every job this worker processes. */
   name?: string;
   /** Lock and stall-check tuning (tests use short ones to recover killed workers quickly). */
@@ -149,9 +144,24 @@ export interface StartWorkerOptions {
   target?: ServiceTarget;
 }
 
-export interface ReconcileWorker {
-  worker: Worker<unknown, ReconcileJobResult>;
+/** What a runner tells of the jobs it runs (the daemon's metrics, apply's start-up). */
+export type RunnerEvent =
+  | { type: 'started'; jobId: string }
+  | { type: 'completed'; jobId: string; outcome: ReconcileJobResult['outcome'] | undefined }
+  /** `final`: no attempt is left (or the failure is not worth one); otherwise the job is retried. */
+  | { type: 'failed'; jobId: string; final: boolean };
+
+export interface JobRunner {
+  /** Jobs this runner runs at once (its concurrency). */
+  slots: number;
+  /** The applied-state store the jobs of this runner write to (its own connection). */
   store: AppliedStateStore;
+  /** Calls `listener` for each job event of this runner; returns the function that stops it. */
+  onJob(listener: (event: RunnerEvent) => void): () => void;
+  /** Takes no new job; resolves once the active ones have finished. */
+  drain(): Promise<void>;
+  /** Resolves once the runner has closed (close() was called, or BullMQ closed its worker). */
+  closed: Promise<void>;
   /** Stops taking jobs, waits for the active ones (or hands them back when `force`), closes Redis. */
   close(force?: boolean): Promise<void>;
 }
@@ -161,17 +171,23 @@ export function limiterFor(globalRate: number): { max: number; duration: number 
   return globalRate > 0 ? { max: globalRate, duration: 1_000 } : { max: 1_000_000_000, duration: 1_000 };
 }
 
-/** Starts a worker on the shared queue. Fails with E_REDIS (one line) when Redis is unreachable. */
-export async function startWorker(settings: WorkerSettings, options: StartWorkerOptions): Promise<ReconcileWorker> {
+/** Whether a failed attempt was the job's last. */
+function isFinalFailure(job: Job | undefined, error: Error | undefined): boolean {
+  return error?.name === 'UnrecoverableError' || !job || job.attemptsMade >= (job.opts.attempts ?? 1);
+}
+
+/** Starts a runner on the shared queue. Fails with E_REDIS (one line) when Redis is unreachable. */
+export async function startJobRunner(settings: WorkerSettings, options: StartRunnerOptions): Promise<JobRunner> {
   const log = options.log ?? SILENT_LOGGER;
+  const onError = options.onError ?? throttledErrors(log);
   checkPrefix(settings.redisPrefix);
   // Applied-state commands sit between a job's steps (mark pending, PATCH, record): sent at once, not batched. In the
   // apply benchmark (20 jobs in flight) batching made each of those round trips about 1 ms longer.
-  const producer: Redis = await connectProducer(settings, { name: 'converge-worker-state', autoPipelining: false });
+  const producer: Redis = await connectProducer(settings, { name: 'converge-worker-state', autoPipelining: false, onError: (e) => onError('worker state connection', e) });
   let connection: Redis;
   try {
     if (options.target) await claimPrefix(producer, settings.redisPrefix, options.target);
-    connection = await connectWorker(settings);
+    connection = await connectWorker(settings, { onError: (e) => onError('worker connection', e) });
   } catch (error) {
     await closeRedis(producer);
     throw error;
@@ -199,15 +215,37 @@ export async function startWorker(settings: WorkerSettings, options: StartWorker
     ...(options.lockDuration ? { lockDuration: options.lockDuration } : {}),
     ...(options.stalledInterval ? { stalledInterval: options.stalledInterval } : {}),
   });
-  worker.on('error', (error) => log.error({ error: error.message.split('\n')[0] }, 'worker error'));
-  await worker.waitUntilReady();
+  const running = worker;
+  running.on('error', (error) => onError('worker', error));
+  const listeners = new Set<(event: RunnerEvent) => void>();
+  const tell = (event: RunnerEvent): void => {
+    for (const listener of listeners) listener(event);
+  };
+  running.on('active', (job) => tell({ type: 'started', jobId: job.id! }));
+  running.on('completed', (job, result) => tell({ type: 'completed', jobId: job.id!, outcome: (result as ReconcileJobResult | undefined)?.outcome }));
+  running.on('failed', (job, error) => tell({ type: 'failed', jobId: job?.id ?? '', final: isFinalFailure(job, error) }));
+  const closed = new Promise<void>((resolve) => running.once('closed', () => resolve()));
+  try {
+    await running.waitUntilReady();
+  } catch (error) {
+    await running.close(true).catch(() => undefined);
+    await closeRedis(connection, producer);
+    throw error;
+  }
   return {
-    worker,
+    slots: Math.max(1, settings.concurrency),
     store,
+    closed,
+    onJob(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+    async drain() {
+      await running.pause(false);
+    },
     async close(force = false) {
-      await worker!.close(force);
+      await running.close(force);
       await closeRedis(connection, producer);
     },
   };
 }
-

@@ -2,8 +2,11 @@
 import { Queue, Worker } from 'bullmq';
 import { ServiceClient } from '../../dist/service/client.js';
 import { plan } from '../../dist/plan/plan.js';
-import { changesToApply, deleteKeys, openQueueSession, runApply } from '../../dist/enqueue/apply.js';
-import { buildJobData, enqueueReconcile, operationFor, QUEUE_NAME } from '../../dist/enqueue/jobs.js';
+import { runApply } from '../../dist/enqueue/apply.js';
+import { changesToApply } from '../../dist/enqueue/apply-jobs.js';
+import { Enqueuer } from '../../dist/enqueue/enqueuer.js';
+import { buildJobData, operationFor, QUEUE_NAME } from '../../dist/enqueue/jobs.js';
+import { deleteKeys, openJobs } from '../../dist/enqueue/open-jobs.js';
 import { closeRedis, connectProducer, connectWorker } from '../../dist/enqueue/redis.js';
 import { gatherPlanInput } from '../../dist/observe/gather.js';
 import { loadManifestDir } from '../../dist/observe/manifests.js';
@@ -24,7 +27,9 @@ export async function realApply(n, latencyMs, env) {
   const prefix = benchPrefix('apply');
   const emulator = await startEmulatorChild({ n, latencyMs });
   const client = new ServiceClient({ baseUrl: emulator.url });
-  const session = await openQueueSession({ redisUrl: REDIS_URL, redisPrefix: prefix });
+  const jobs = await openJobs(workerSettings(prefix));
+  // Outside the jobs' own connections: the server's command counts, and the clean-up.
+  const admin = await connectProducer({ redisUrl: REDIS_URL, redisPrefix: prefix });
   try {
     await writeManifests(dir, n, n);
     const gathered = await gatherPlanInput({ dir, env, client, allowLiteralSecrets: false, allowLocalDiscovery: false });
@@ -37,14 +42,14 @@ export async function realApply(n, latencyMs, env) {
     const selfBefore = process.cpuUsage();
     const arrivals = [];
     const unsubscribe = await emulator.onRequest((r) => arrivals.push(r));
-    const serverBefore = await serverCommandCalls(session.redis);
+    const serverBefore = await serverCommandCalls(admin);
     resetRedisCounter();
     const started = Date.now();
-    const results = await runApply({ session, settings: workerSettings(session.prefix), client, env, manifestDir: dir, changes });
+    const results = await runApply({ jobs, client, env, manifestDir: dir, changes });
     const ended = Date.now();
     const selfCpu = process.cpuUsage(selfBefore);
     const redis = readRedisCounter();
-    const serverCalls = (await serverCommandCalls(session.redis)) - serverBefore;
+    const serverCalls = (await serverCommandCalls(admin)) - serverBefore;
     const stats = await emulator.stats();
     await unsubscribe();
 
@@ -69,8 +74,9 @@ export async function realApply(n, latencyMs, env) {
       convergeCpuMs: (selfCpu.user + selfCpu.system) / 1000,
     };
   } finally {
-    await deleteKeys(session.redis, session.prefix);
-    await session.close();
+    await jobs.close();
+    await deleteKeys(admin, prefix);
+    await closeRedis(admin);
     await client.close();
     await emulator.stop();
     await removeDir(dir);
@@ -78,7 +84,7 @@ export async function realApply(n, latencyMs, env) {
 }
 
 /**
- * BullMQ alone: the same job payloads and options (enqueueReconcile), then a worker of the same concurrency whose
+ * BullMQ alone: the same job payloads and options (the Enqueuer, one job at a time), then a worker of the same concurrency whose
  * processor does nothing. Enqueue and processing are timed apart: what BullMQ costs per job in Redis round trips,
  * CPU of this process, and time a job holds one of the slots.
  */
@@ -89,6 +95,7 @@ export async function bullmqOverhead(n) {
   const producer = await connectProducer(settings);
   const workerConnection = await connectWorker(settings);
   const queue = new Queue(QUEUE_NAME, { connection: producer, prefix });
+  const enqueuer = new Enqueuer(queue, settings);
   let worker;
   try {
     await writeManifests(dir, 1, 0);
@@ -102,7 +109,7 @@ export async function bullmqOverhead(n) {
     resetRedisCounter();
     let cpu = process.cpuUsage();
     let started = performance.now();
-    for (const data of datas) await enqueueReconcile(queue, producer, data, settings);
+    for (const data of datas) await enqueuer.enqueue([data]);
     const enqueueMs = performance.now() - started;
     const enqueueCpu = process.cpuUsage(cpu);
     const enqueueRedis = readRedisCounter();

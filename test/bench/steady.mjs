@@ -1,10 +1,9 @@
 // Figure 4 of issue 7: resync cycles over N unchanged deployments, through the daemon's reconcile path: zero writes.
 import { ServiceClient } from '../../dist/service/client.js';
 import { reconcileDirectory } from '../../dist/daemon/cycle.js';
-import { DesiredMemory } from '../../dist/daemon/drift.js';
 import { LastGoodManifests } from '../../dist/daemon/last-good.js';
-import { deleteKeys, openQueueSession } from '../../dist/enqueue/apply.js';
-import { startWorker } from '../../dist/enqueue/worker.js';
+import { deleteKeys, openJobs } from '../../dist/enqueue/open-jobs.js';
+import { closeRedis, connectProducer } from '../../dist/enqueue/redis.js';
 import { ManifestCache } from '../../dist/observe/manifests.js';
 import { benchMain, benchPrefix, figure, median, ms, REDIS_URL, removeDir, tempDir } from './lib/common.mjs';
 import { startEmulatorChild } from './lib/emulator-child.mjs';
@@ -21,16 +20,16 @@ export async function run(options) {
   // from then on the applied-state hashes show them unchanged.
   const emulator = await startEmulatorChild({ n, latencyMs, secrets: 'masked' });
   const client = new ServiceClient({ baseUrl: emulator.url });
-  const session = await openQueueSession({ redisUrl: REDIS_URL, redisPrefix: prefix });
-  const settings = { redisUrl: REDIS_URL, redisPrefix: prefix, concurrency: 20, globalRate: 0, attempts: 3, backoff: 1000 };
+  const jobs = await openJobs({ redisUrl: REDIS_URL, redisPrefix: prefix, concurrency: 20, globalRate: 0, attempts: 3, backoff: 1000 });
   let worker;
   try {
     await writeManifests(dir, n);
-    worker = await startWorker(settings, { client, env });
+    worker = await jobs.startRunner({ client, env });
     let completed = 0;
     let expected = Infinity;
     let wake;
-    worker.worker.on('completed', () => {
+    worker.onJob((event) => {
+      if (event.type !== 'completed') return;
       completed++;
       if (completed >= expected) wake?.();
     });
@@ -38,14 +37,13 @@ export async function run(options) {
       dir,
       env,
       client,
-      queue: session.queue,
-      redis: session.redis,
-      applied: session.store,
-      memory: new DesiredMemory(session.redis, session.prefix),
+      enqueuer: jobs.enqueuer,
+      applied: jobs.applied,
+      memory: jobs.desired,
       lastGood: new LastGoodManifests(),
       // As the daemon keeps one: a cycle over unchanged files parses none of them again.
       manifestCache: new ManifestCache(),
-      settings: { attempts: 3, backoff: 1000, allowLiteralSecrets: false, allowLocalDiscovery: false, driftPolicy: 'heal' },
+      settings: { allowLocalDiscovery: false, driftPolicy: 'heal' },
     };
 
     // First sync: every secret is written once; wait for those jobs.
@@ -94,8 +92,10 @@ export async function run(options) {
     };
   } finally {
     await worker?.close();
-    await deleteKeys(session.redis, session.prefix);
-    await session.close();
+    await jobs.close();
+    const admin = await connectProducer({ redisUrl: REDIS_URL, redisPrefix: prefix });
+    await deleteKeys(admin, prefix);
+    await closeRedis(admin);
     await client.close();
     await emulator.stop();
     await removeDir(dir);

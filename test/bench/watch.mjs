@@ -4,7 +4,7 @@ import { rename, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { ServiceClient } from '../../dist/service/client.js';
-import { deleteKeys } from '../../dist/enqueue/apply.js';
+import { deleteKeys } from '../../dist/enqueue/open-jobs.js';
 import { closeRedis, connectProducer } from '../../dist/enqueue/redis.js';
 import { benchMain, benchPrefix, CLI, figure, median, ms, percentile, REDIS_URL, removeDir, tempDir } from './lib/common.mjs';
 import { startEmulatorChild } from './lib/emulator-child.mjs';

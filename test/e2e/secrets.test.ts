@@ -121,7 +121,9 @@ describe('no secret value, API key or Redis password in any output or at rest', 
   let echo: ScriptedServer;
   let dir: string;
   let secretFile: string;
+  /** The daemons' environment; cliEnv adds CONVERGE_ALLOW_LITERAL_SECRETS for plan and apply. */
   let env: NodeJS.ProcessEnv;
+  let cliEnv: NodeJS.ProcessEnv;
 
   beforeAll(async () => {
     redis = await redisChild({ extraArgs: ['--requirepass', PLANTED.redisPassword] });
@@ -138,7 +140,14 @@ describe('no secret value, API key or Redis password in any output or at rest', 
       'file-secret.yaml': [
         'apiVersion: converge/v1', 'kind: Deployment', 'metadata:', '  name: file-secret', 'spec:', '  source: external_docker',
         '  source_revision_config:', '    image_uri: docker.io/acme/file-secret:1', '  secrets:', '    - name: FILE_TOKEN',
-        `      valueFrom: { file: ${secretFile} }`, '    - name: LITERAL_TOKEN', `      value: ${PLANTED.literalSecret}`, '',
+        `      valueFrom: { file: ${secretFile} }`, '',
+      ].join('\n'),
+      // a literal value: plan and apply take it (--allow-literal-secrets, local use); the daemon runs without that setting
+      // (converge run refuses it), so it sees this file as a manifest error, and must not show the value either
+      'literal-secret.yaml': [
+        'apiVersion: converge/v1', 'kind: Deployment', 'metadata:', '  name: literal-secret', 'spec:', '  source: external_docker',
+        '  source_revision_config:', '    image_uri: docker.io/acme/literal-secret:1', '  secrets:', '    - name: LITERAL_TOKEN',
+        `      value: ${PLANTED.literalSecret}`, '',
       ].join('\n'),
       // the emulator refuses it (422: external_docker needs image_uri) after converge sent its secret
       'needs-image.yaml': 'apiVersion: converge/v1\nkind: Deployment\nmetadata:\n  name: needs-image\nspec:\n  source: external_docker\n  secrets:\n    - name: TOKEN\n      valueFrom: { env: PLANTED_ENV_SECRET }\n',
@@ -149,9 +158,9 @@ describe('no secret value, API key or Redis password in any output or at rest', 
       PLANTED_CLIENT_SECRET: PLANTED.clientSecret,
       CONVERGE_API_KEY: PLANTED.apiKey,
       REDIS_URL: redisUrl,
-      CONVERGE_ALLOW_LITERAL_SECRETS: 'true',
       CONVERGE_REDIS_PREFIX: '{converge-secrets}',
     };
+    cliEnv = { ...env, CONVERGE_ALLOW_LITERAL_SECRETS: 'true' };
     cleanup.push(() => rm(outside, { recursive: true, force: true }));
   }, 120_000);
 
@@ -170,9 +179,9 @@ describe('no secret value, API key or Redis password in any output or at rest', 
     // plan in every format
     const formats = ['text', 'json', 'markdown'];
     const [denied, missing, ...plans] = await Promise.all([
-      runConverge(['plan', dir, ...api], { ...env, CONVERGE_API_KEY: PLANTED.wrongKey }),
-      runConverge(['plan', dir, ...api], { ...env, CONVERGE_API_KEY: '' }),
-      ...formats.map((output) => runConverge(['plan', dir, ...api, '--output', output], env)),
+      runConverge(['plan', dir, ...api], { ...cliEnv, CONVERGE_API_KEY: PLANTED.wrongKey }),
+      runConverge(['plan', dir, ...api], { ...cliEnv, CONVERGE_API_KEY: '' }),
+      ...formats.map((output) => runConverge(['plan', dir, ...api, '--output', output], cliEnv)),
     ]);
     plans.forEach((r, i) => {
       expect(r.code, r.stderr).toBe(0);
@@ -186,11 +195,11 @@ describe('no secret value, API key or Redis password in any output or at rest', 
     capture('plan without a key', missing!.stdout + missing!.stderr);
 
     // apply at debug: three resources land, the 422 is reported with the service's message
-    const applied = await runConverge(['apply', dir, ...api, '--log-level', 'debug', '--backoff', '20ms', '--output', 'text'], env, 60_000);
+    const applied = await runConverge(['apply', dir, ...api, '--log-level', 'debug', '--backoff', '20ms', '--output', 'text'], cliEnv, 60_000);
     capture('apply', applied.stdout + applied.stderr);
     expect(applied.code).toBe(1);
     expect(applied.stdout + applied.stderr).toMatch(/422/);
-    const appliedJson = await runConverge(['apply', dir, ...api, '--log-level', 'trace', '--output', 'json'], env, 60_000);
+    const appliedJson = await runConverge(['apply', dir, ...api, '--log-level', 'trace', '--output', 'json'], cliEnv, 60_000);
     capture('apply --output json (second run)', appliedJson.stdout + appliedJson.stderr);
 
     // the daemon at trace level: converges, meets the 422 again, then a rotated file secret is written
@@ -214,7 +223,7 @@ describe('no secret value, API key or Redis password in any output or at rest', 
 
     // a service that quotes the request (with its secrets) and the key in its errors: apply and the daemon
     const echoApi = ['--api-url', echo.url, '--redis-prefix', '{converge-echo}'];
-    const echoed = await runConverge(['apply', dir, ...echoApi, '--log-level', 'debug', '--backoff', '20ms', '--attempts', '2'], env, 60_000);
+    const echoed = await runConverge(['apply', dir, ...echoApi, '--log-level', 'debug', '--backoff', '20ms', '--attempts', '2'], cliEnv, 60_000);
     capture('apply against an echoing service', echoed.stdout + echoed.stderr);
     expect(echoed.code).toBe(1);
     expect(echoed.stdout + echoed.stderr).toMatch(/you sent/);

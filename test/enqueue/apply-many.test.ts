@@ -3,7 +3,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/server.js';
-import { ENQUEUE_BATCH } from '../../src/enqueue/jobs.js';
+import { ENQUEUE_BATCH } from '../../src/enqueue/enqueuer.js';
 import { deploymentYaml, externalDockerSpec, landedWrites, manifestDir, runApplyCli, seedWith, writes } from './apply-helpers.js';
 import { dropPrefix, REDIS_URL, uniquePrefix } from './redis-helpers.js';
 

@@ -1,10 +1,12 @@
-// enqueueReconcileMany: jobs added a batch per round trip, with the same per-resource rules as enqueueReconcile.
+// Enqueuer.enqueue of many resources: jobs added a batch per round trip, with the same per-resource rules as one at a time.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Queue, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { DeploymentResource } from '../../src/core/model.js';
 import { ConvergeError } from '../../src/core/errors.js';
-import { buildJobData, ENQUEUE_BATCH, enqueueReconcile, enqueueReconcileMany, QUEUE_NAME, type Enqueued } from '../../src/enqueue/jobs.js';
+import { ENQUEUE_BATCH, type Enqueued } from '../../src/enqueue/enqueuer.js';
+import { buildJobData, QUEUE_NAME } from '../../src/enqueue/jobs.js';
+import { openJobs, type Jobs } from '../../src/enqueue/open-jobs.js';
 import { closeRedis, connectProducer, connectWorker } from '../../src/enqueue/redis.js';
 import type { ReconcileJobData } from '../../src/enqueue/schema.js';
 import { dropPrefix, REDIS_URL, uniquePrefix } from './redis-helpers.js';
@@ -21,16 +23,16 @@ function deployment(name: string, maxScale: number): DeploymentResource {
 
 const data = (name: string, maxScale: number): ReconcileJobData => buildJobData(deployment(name, maxScale), 'patch-deployment', { origin: 'test' });
 const scaleOf = (d: ReconcileJobData): unknown => (d.resource.spec as unknown as { source_config: { resource_spec: { max_scale: number } } }).source_config.resource_spec.max_scale;
-const retry = { attempts: 3, backoff: 10 };
-
-describe('enqueueReconcileMany', () => {
+describe('Enqueuer.enqueue, many resources at once', () => {
   const prefix = uniquePrefix('many');
+  let jobs: Jobs;
   let redis: Redis;
   let queue: Queue;
   const workers: Worker[] = [];
   const connections: Redis[] = [];
 
   beforeAll(async () => {
+    jobs = await openJobs({ redisUrl: REDIS_URL, redisPrefix: prefix, attempts: 3, backoff: 10, concurrency: 1, globalRate: 0 });
     redis = await connectProducer({ redisUrl: REDIS_URL, redisPrefix: prefix });
     queue = new Queue(QUEUE_NAME, { connection: redis, prefix });
   });
@@ -42,6 +44,7 @@ describe('enqueueReconcileMany', () => {
   afterAll(async () => {
     await queue.close();
     await closeRedis(redis);
+    await jobs.close();
     await dropPrefix(prefix);
   });
 
@@ -49,7 +52,7 @@ describe('enqueueReconcileMany', () => {
     const count = ENQUEUE_BATCH + 30;
     const datas = Array.from({ length: count }, (_, i) => data(`app-${i}`, i));
     const seen: Array<[number, Enqueued]> = [];
-    const result = await enqueueReconcileMany(queue, redis, datas, retry, (e, i) => seen.push([i, e]));
+    const result = await jobs.enqueuer.enqueue(datas, (e, i) => seen.push([i, e]));
     expect(result.map((e) => e.key)).toEqual(datas.map((d) => d.key));
     expect(result.every((e) => e.how === 'added')).toBe(true);
     expect(seen.map(([i]) => i)).toEqual(datas.map((_, i) => i));
@@ -59,12 +62,12 @@ describe('enqueueReconcileMany', () => {
   });
 
   it('a resource whose job is waiting gets its data replaced, as one by one', async () => {
-    const first = await enqueueReconcile(queue, redis, data('web', 1), retry);
-    const [web, api] = await enqueueReconcileMany(queue, redis, [data('web', 2), data('api', 1)], retry);
-    expect(web).toEqual({ key: 'Deployment/web', jobId: first.jobId, how: 'replaced-waiting' });
+    const [first] = await jobs.enqueuer.enqueue([data('web', 1)]);
+    const [web, api] = await jobs.enqueuer.enqueue([data('web', 2), data('api', 1)]);
+    expect(web).toEqual({ key: 'Deployment/web', jobId: first!.jobId, how: 'replaced-waiting' });
     expect(api!.how).toBe('added');
     expect(await queue.getWaitingCount()).toBe(2);
-    expect(scaleOf((await queue.getJob(first.jobId))!.data as ReconcileJobData)).toBe(2);
+    expect(scaleOf((await queue.getJob(first!.jobId))!.data as ReconcileJobData)).toBe(2);
   });
 
   it('a resource whose job runs is queued behind it with the newest data', async () => {
@@ -90,18 +93,18 @@ describe('enqueueReconcileMany', () => {
     workers.push(worker);
     const done: string[] = [];
     worker.on('completed', (job) => done.push(job.id!));
-    const first = await enqueueReconcile(queue, redis, data('api', 1), retry);
+    const [first] = await jobs.enqueuer.enqueue([data('api', 1)]);
     await running;
-    const [again] = await enqueueReconcileMany(queue, redis, [data('api', 5)], retry);
-    expect(again!.how).toBe('after-active');
+    const [again] = await jobs.enqueuer.enqueue([data('api', 5)]);
+    expect(again).toMatchObject({ how: 'after-active', behind: first!.jobId });
     release();
     await expect.poll(() => done.length, { timeout: 5_000 }).toBe(2);
     expect(seen).toEqual([1, 5]);
-    expect(done).toEqual([first.jobId, again!.jobId]);
+    expect(done).toEqual([first!.jobId, again!.jobId]);
   });
 
   it('refuses the same resource twice in one call', async () => {
-    await expect(enqueueReconcileMany(queue, redis, [data('x', 1), data('x', 2)], retry)).rejects.toBeInstanceOf(ConvergeError);
+    await expect(jobs.enqueuer.enqueue([data('x', 1), data('x', 2)])).rejects.toBeInstanceOf(ConvergeError);
     expect(await queue.getWaitingCount()).toBe(0);
   });
 });

@@ -3,11 +3,13 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { Job } from 'bullmq';
+import { Job, Queue } from 'bullmq';
 import type { DeploymentResource } from '../../src/core/model.js';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/server.js';
-import { openQueueSession, runApply, type QueueSession } from '../../src/enqueue/apply.js';
-import { buildJobData, enqueueReconcile } from '../../src/enqueue/jobs.js';
+import { runApply } from '../../src/enqueue/apply.js';
+import { buildJobData, QUEUE_NAME } from '../../src/enqueue/jobs.js';
+import { openJobs, type Jobs } from '../../src/enqueue/open-jobs.js';
+import { closeRedis, connectProducer } from '../../src/enqueue/redis.js';
 import type { WorkerProcessSettings } from '../../src/enqueue/worker-process.js';
 import { landedWrites, seedWith, writes } from './apply-helpers.js';
 import { buildForChildren, ROOT } from './build.js';
@@ -29,6 +31,12 @@ function deployment(name: string): DeploymentResource {
       secrets: [{ name: 'TOKEN', from: { env: 'CHILD_TOKEN' } }],
     },
   };
+}
+
+/** Enqueues one job; its id. */
+async function enqueue(jobs: Jobs, data: ReturnType<typeof buildJobData>): Promise<string> {
+  const [enqueued] = await jobs.enqueuer.enqueue([data]);
+  return enqueued!.jobId;
 }
 
 interface Child {
@@ -71,9 +79,12 @@ describe('worker processes', () => {
       backoff: 50,
       globalRate: 0,
     };
-    const session: QueueSession = await openQueueSession(settings, { target: { apiUrl: emulator.url } });
-    cleanups.push(() => emulator.close(), () => session.close(), () => dropPrefix(prefix));
-    return { emulator, settings, session };
+    const jobs = await openJobs(settings, { target: { apiUrl: emulator.url } });
+    // the same queue seen from outside: which worker ran a job, and its state
+    const redis = await connectProducer(settings);
+    const queue = new Queue(QUEUE_NAME, { connection: redis, prefix });
+    cleanups.push(() => emulator.close(), () => jobs.close(), () => queue.close(), () => closeRedis(redis), () => dropPrefix(prefix));
+    return { emulator, settings, jobs, queue };
   }
 
   async function spawnWorker(name: string, settings: WorkerProcessSettings, timing = { lockDuration: 1_500, stalledInterval: 500 }): Promise<Child> {
@@ -102,11 +113,11 @@ describe('worker processes', () => {
     expect(logs).not.toContain(SECRET);
   }
 
-  async function finished(session: QueueSession, jobId: string, timeoutMs = 30_000): Promise<Job> {
+  async function finished(queue: Queue, jobId: string, timeoutMs = 30_000): Promise<Job> {
     const deadline = Date.now() + timeoutMs;
     while (Date.now() < deadline) {
-      const state = await session.queue.getJobState(jobId);
-      if (state === 'completed' || state === 'failed') return (await Job.fromId(session.queue, jobId))!;
+      const state = await queue.getJobState(jobId);
+      if (state === 'completed' || state === 'failed') return (await Job.fromId(queue, jobId))!;
       await sleep(100);
     }
     throw new Error(`job ${jobId} did not finish in ${timeoutMs} ms`);
@@ -115,7 +126,7 @@ describe('worker processes', () => {
   it('a worker killed with SIGKILL mid-job has its job finished by another, and the write lands once', async () => {
     let sawRead!: () => void;
     const jobRead = new Promise<void>((resolve) => (sawRead = resolve));
-    const { emulator, settings, session } = await context({
+    const { emulator, settings, jobs, queue } = await context({
       latencyMs: 400,
       onRequest: (entry) => {
         if (entry.method === 'GET' && entry.query.name_contains === 'victim') sawRead();
@@ -123,9 +134,9 @@ describe('worker processes', () => {
     });
     const a = await spawnWorker('A', settings);
     const data = buildJobData(deployment('victim'), 'create-deployment', { origin: 'test' });
-    const { jobId } = await enqueueReconcile(session.queue, session.redis, data, settings);
+    const jobId = await enqueue(jobs, data);
     await jobRead;
-    const active = await session.queue.getActive();
+    const active = await queue.getActive();
     expect(active.map((j) => [j.id, j.processedBy])).toEqual([[jobId, 'A']]);
     // A has read live state and sent its POST (held 400 ms by the emulator): kill it now
     await sleep(100);
@@ -133,7 +144,7 @@ describe('worker processes', () => {
     expect(await a.exited).toBeNull();
     await spawnWorker('B', settings);
 
-    const job = await finished(session, jobId);
+    const job = await finished(queue, jobId);
     expect(job.finishedOn).toBeDefined();
     expect(job.failedReason).toBeUndefined();
     expect(job.processedBy).toBe('B');
@@ -146,7 +157,7 @@ describe('worker processes', () => {
   }, 60_000);
 
   it('two worker processes share the jobs and no resource is written twice; a rerun writes nothing', async () => {
-    const { emulator, settings, session } = await context({ latencyMs: 15 });
+    const { emulator, settings, jobs, queue } = await context({ latencyMs: 15 });
     await spawnWorker('A', settings);
     await spawnWorker('B', settings);
     const names = Array.from({ length: 24 }, (_, i) => `shared-${i}`);
@@ -154,15 +165,15 @@ describe('worker processes', () => {
       resource: deployment(name),
       change: { kind: 'Deployment' as const, name, action: 'create' as const, new_revision: true, fields: [], reason: null },
     }));
-    const results = await runApply({ session, settings, client: undefined as never, env: {}, manifestDir: '/unused', changes, startWorkers: false, pollMs: 500 });
+    const results = await runApply({ jobs, client: undefined as never, env: {}, manifestDir: '/unused', changes, startWorkers: false, pollMs: 500 });
     expect(results.map((r) => r.status)).toEqual(names.map(() => 'done'));
     const created = landedWrites(emulator.requestLog).map((e) => (e.body as { name: string }).name).sort();
     expect(created).toEqual([...names].sort());
-    const processedBy = await Promise.all(results.map(async (r) => (await Job.fromId(session.queue, r.jobId))!.processedBy));
+    const processedBy = await Promise.all(results.map(async (r) => (await Job.fromId(queue, r.jobId))!.processedBy));
     expect(new Set(processedBy)).toEqual(new Set(['A', 'B']));
 
     emulator.resetLog();
-    const rerun = await runApply({ session, settings, client: undefined as never, env: {}, manifestDir: '/unused', changes, startWorkers: false, pollMs: 500 });
+    const rerun = await runApply({ jobs, client: undefined as never, env: {}, manifestDir: '/unused', changes, startWorkers: false, pollMs: 500 });
     expect(rerun.map((r) => r.status)).toEqual(names.map(() => 'unchanged'));
     expect(writes(emulator.requestLog)).toEqual([]);
     expectCleanLogs();
@@ -171,18 +182,18 @@ describe('worker processes', () => {
   it('SIGTERM lets the active job finish, then the process exits 0', async () => {
     let sawRead!: () => void;
     const jobRead = new Promise<void>((resolve) => (sawRead = resolve));
-    const { session, settings } = await context({
+    const { jobs, queue, settings } = await context({
       latencyMs: 300,
       onRequest: (entry) => {
         if (entry.method === 'GET' && entry.query.name_contains === 'graceful') sawRead();
       },
     });
     const a = await spawnWorker('A', settings);
-    const { jobId } = await enqueueReconcile(session.queue, session.redis, buildJobData(deployment('graceful'), 'create-deployment', { origin: 'test' }), settings);
+    const jobId = await enqueue(jobs, buildJobData(deployment('graceful'), 'create-deployment', { origin: 'test' }));
     await jobRead;
     a.process.kill('SIGTERM');
     expect(await a.exited).toBe(0);
-    const job = await finished(session, jobId, 5_000);
+    const job = await finished(queue, jobId, 5_000);
     expect(job.processedBy).toBe('A');
     expect(job.returnvalue).toMatchObject({ outcome: 'created' });
     expectCleanLogs();

@@ -5,8 +5,12 @@ import { UsageError } from '../../core/errors.js';
 import { applyConverged, applyExitCode } from '../../core/exit-code.js';
 import type { Plan } from '../../core/model.js';
 import { summarySentence } from '../../plan/render/format.js';
-import { changesToApply, openQueueSession, runApply, waitForRevisions, type ResourceResult } from '../../enqueue/apply.js';
-import type { QueueLogger } from '../../enqueue/worker.js';
+import { runApply } from '../../enqueue/apply.js';
+import { changesToApply } from '../../enqueue/apply-jobs.js';
+import type { QueueLogger } from '../../enqueue/log.js';
+import { openJobs } from '../../enqueue/open-jobs.js';
+import type { ResourceResult } from '../../enqueue/wait-jobs.js';
+import { waitForRevisions } from '../../enqueue/wait-revisions.js';
 import { gatherPlanInput } from '../../observe/gather.js';
 import type { Command, CommandIo } from '../command.js';
 import { resolveSettings, SETTINGS, settingOptions, type Settings } from '../settings.js';
@@ -50,19 +54,20 @@ export const applyCommand: Command = {
     const settings = resolveSettings(args, io.env);
     const dir = resolve(io.cwd, args.positionals[0]!);
     const embedded = settings.apiUrl === EMBEDDED;
+    const progress = progressLine(io);
+    const log = lineLogger(io, settings.logLevel, progress);
     // Redis first: an unreachable Redis is one line before anything else starts.
-    const session = await openQueueSession(settings, { private: embedded, target: { apiUrl: settings.apiUrl, tenantId: settings.tenantId } });
+    const jobs = await openJobs(settings, { private: embedded, target: { apiUrl: settings.apiUrl, tenantId: settings.tenantId }, log });
     let target: Awaited<ReturnType<typeof openTarget>> | undefined;
     try {
       target = await openTarget(settings);
-      const progress = progressLine(io);
       const gathered = await gatherPlanInput({
         dir,
         env: io.env,
         client: target.client,
         allowLiteralSecrets: settings.allowLiteralSecrets,
         allowLocalDiscovery: settings.allowLocalDiscovery,
-        applied: session.store,
+        applied: jobs.applied,
         onLiveProgress: (n) => progress.show(`listing live deployments: ${n}`),
       });
       progress.clear();
@@ -72,13 +77,12 @@ export const applyCommand: Command = {
 
       const changes = changesToApply(result.changes, gathered.resources, gathered.live, gathered.liveReadAt);
       const results = await runApply({
-        session,
-        settings,
+        jobs,
         client: target.client,
         env: io.env,
         manifestDir: dir,
         changes,
-        log: lineLogger(io, settings.logLevel, progress),
+        log,
         onProgress: (finished, total, latest) => {
           if (text) progress.write(io.stdout, resultLine(latest) + '\n');
           progress.show(`applying ${finished}/${total} ...`);
@@ -98,7 +102,7 @@ export const applyCommand: Command = {
       else io.stdout.write(JSON.stringify({ format_version: '1', plan: result, results, converged }, null, 2) + '\n');
       return applyExitCode(result, results);
     } finally {
-      await session.close();
+      await jobs.close();
       await target?.close();
     }
   },

@@ -3,6 +3,7 @@ import { resolve } from 'node:path';
 import { createLogger } from '../../daemon/logger.js';
 import { startDaemon } from '../../daemon/daemon.js';
 import type { Command } from '../command.js';
+import { refuseLiteralSecrets } from '../literal-secrets.js';
 import { resolveSettings, settingOptions } from '../settings.js';
 import { EMBEDDED, openTarget } from '../target.js';
 
@@ -40,6 +41,7 @@ export const runCommand: Command = {
   ),
   async run(args, io) {
     const settings = resolveSettings(args, io.env);
+    refuseLiteralSecrets('run', settings);
     const dir = resolve(io.cwd, args.positionals[0]!);
     const log = createLogger({ level: settings.logLevel, destination: io.stdout, env: io.env, sensitive: settings.apiKey ? [settings.apiKey] : [] });
     // Signals are caught from the start: one that arrives while the daemon starts stops it as soon as it is up.

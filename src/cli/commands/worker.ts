@@ -2,6 +2,7 @@
 import { createLogger } from '../../daemon/logger.js';
 import { startWorkerProcess } from '../../enqueue/worker-process.js';
 import type { Command } from '../command.js';
+import { refuseLiteralSecrets } from '../literal-secrets.js';
 import { resolveSettings, settingOptions } from '../settings.js';
 
 export const workerCommand: Command = {
@@ -21,14 +22,26 @@ export const workerCommand: Command = {
     'globalRate',
     'requestTimeout',
     'shutdownTimeout',
+    'allowLiteralSecrets',
     'logLevel',
   ),
   async run(args, io) {
     const settings = resolveSettings(args, io.env);
+    refuseLiteralSecrets('worker', settings);
     const log = createLogger({ level: settings.logLevel, destination: io.stdout, env: io.env, sensitive: settings.apiKey ? [settings.apiKey] : [] });
-    const worker = await startWorkerProcess(settings, { env: io.env, log, handleSignals: true });
+    const worker = await startWorkerProcess(settings, { env: io.env, log });
+    // SIGTERM/SIGINT: take no new job, let the active ones finish within shutdown_timeout, then exit.
+    const onSignal = (): void => {
+      process.off('SIGTERM', onSignal);
+      process.off('SIGINT', onSignal);
+      void worker.stop().then(() => process.exit(process.exitCode ?? 0));
+    };
+    process.on('SIGTERM', onSignal);
+    process.on('SIGINT', onSignal);
     log.info({ concurrency: settings.concurrency }, 'worker started');
     await worker.closed;
+    process.off('SIGTERM', onSignal);
+    process.off('SIGINT', onSignal);
     log.info({}, 'worker stopped');
     return 0;
   },

@@ -1,0 +1,163 @@
+// The enqueuer: one reconcile job per resource through BullMQ's deduplication (its public API only); newest desired state wins.
+import { Job, type Queue } from 'bullmq';
+import { ConvergeError } from '../core/errors.js';
+import { jobIdFor, jobOptions, type JobSettings } from './jobs.js';
+import type { ReconcileJobData } from './schema.js';
+
+export interface Enqueued {
+  key: string;
+  /** The job that will carry this desired state: our new job, or an existing waiting job whose data was replaced. */
+  jobId: string;
+  how: 'added' | 'after-active' | 'replaced-waiting';
+  /** With after-active: the running job of the resource that ours starts after. */
+  behind?: string;
+}
+
+/** Jobs added per round trip by Enqueuer.enqueue. */
+export const ENQUEUE_BATCH = 100;
+
+/** Rounds of add-and-look before an enqueue gives up (each round means another process changed the job meanwhile). */
+const MAX_ROUNDS = 8;
+
+const WAITING_STATES = new Set(['waiting', 'delayed', 'prioritized', 'paused', 'waiting-children']);
+
+/** What a waiter finds when it looks a job up directly (in case it missed the job's event). */
+export type JobLookup = { state: 'completed'; value: unknown } | { state: 'failed'; reason: string } | { state: 'unfinished' } | { state: 'gone' };
+
+/** One observation of a job: its state, and which activation of it runs when it is active. */
+interface Observed {
+  state: string;
+  /** attemptsStarted and processedOn together: BullMQ changes both each time the job is moved to active. */
+  activation?: string;
+}
+
+/**
+ * Adds reconcile jobs so that the newest desired state of each resource wins. Each job carries the deduplication id
+ * resourceKey with keepLastIfActive and replace (see jobs.ts jobOptions); BullMQ's add answers with our job id or
+ * with the id of the job it deduplicated ours against, and the rest follows from that job's state:
+ * - no job for the resource: ours is added;
+ * - a job is waiting out a delay (a retry backoff): BullMQ replaces it by ours (`replace`);
+ * - a job is running: BullMQ keeps ours to start when it ends (`keepLastIfActive`). The add's answer does not say
+ *   whether the job was already running when BullMQ looked, so ours is added once more (same id and data, which
+ *   BullMQ stores again harmlessly) and the same activation of the running job is seen on both sides of that add;
+ * - a job is waiting: BullMQ drops ours, so the waiting job's data is replaced by ours, confirmed still waiting
+ *   afterwards so a worker cannot have started it with the old data unnoticed;
+ * - the deduplication id names a job that finished or is gone: the id is cleared through BullMQ (only while it
+ *   still names that job) and the add repeated.
+ */
+export class Enqueuer {
+  readonly #queue: Queue;
+  readonly #settings: JobSettings;
+
+  constructor(queue: Queue, settings: JobSettings) {
+    this.#queue = queue;
+    this.#settings = settings;
+  }
+
+  /**
+   * Enqueues one job per resource, in batches of ENQUEUE_BATCH (one round trip a batch: a socket write per job is the
+   * larger part of enqueueing); resources deduplicated against an existing job are then settled one by one.
+   * Results in the order of `datas`. Refuses (E_ENQUEUE) a resource given twice.
+   */
+  async enqueue(
+    datas: readonly ReconcileJobData[],
+    /** Called for each resource as soon as its job is known (before the next batch), so no completion goes unseen. */
+    onEnqueued?: (enqueued: Enqueued, index: number) => void,
+  ): Promise<Enqueued[]> {
+    const keys = new Set<string>();
+    for (const data of datas) {
+      if (keys.has(data.key)) throw new ConvergeError('E_ENQUEUE', `${data.key} is enqueued twice in one batch; give each resource once`);
+      keys.add(data.key);
+    }
+    const out: Enqueued[] = [];
+    for (let i = 0; i < datas.length; i += ENQUEUE_BATCH) {
+      const batch = datas.slice(i, i + ENQUEUE_BATCH);
+      const ids = batch.map((data) => jobIdFor(data.key));
+      const jobs = await this.#queue.addBulk(batch.map((data, k) => ({ name: data.operation, data, opts: jobOptions(this.#settings, data.key, ids[k]!) })));
+      const deduplicated: number[] = [];
+      for (let k = 0; k < batch.length; k++) {
+        if (jobs[k]!.id !== ids[k]) {
+          deduplicated.push(k);
+          continue;
+        }
+        out[i + k] = { key: batch[k]!.key, jobId: ids[k]!, how: 'added' };
+        onEnqueued?.(out[i + k]!, i + k);
+      }
+      for (const k of deduplicated) {
+        out[i + k] = await this.#settle(batch[k]!, ids[k]!, jobs[k]!.id!);
+        onEnqueued?.(out[i + k]!, i + k);
+      }
+    }
+    return out;
+  }
+
+  /** The job the resource's deduplication id names now (the job that carries its newest desired state), if any. */
+  async currentJobOf(key: string): Promise<string | undefined> {
+    return (await this.#queue.getDeduplicationJobId(key)) ?? undefined;
+  }
+
+  /** A job's state and, once finished, its result or failure. */
+  async lookup(jobId: string): Promise<JobLookup> {
+    const state = await this.#queue.getJobState(jobId);
+    if (state === 'unknown') return { state: 'gone' };
+    if (state !== 'completed' && state !== 'failed') return { state: 'unfinished' };
+    const job = await Job.fromId(this.#queue, jobId);
+    // Removed between the two reads: the next look finds it gone.
+    if (!job) return { state: 'unfinished' };
+    if (state === 'completed') return { state: 'completed', value: job.returnvalue };
+    return { state: 'failed', reason: job.failedReason ?? 'failed' };
+  }
+
+  /** The add loop after BullMQ deduplicated our job `jobId` against `existingId`. */
+  async #settle(data: ReconcileJobData, jobId: string, deduplicatedTo: string): Promise<Enqueued> {
+    const key = data.key;
+    let existingId: string | undefined = deduplicatedTo;
+    for (let round = 0; round < MAX_ROUNDS; round++) {
+      if (existingId === undefined) {
+        const added = await this.#add(data, jobId);
+        if (added === jobId) return { key, jobId, how: 'added' };
+        existingId = added;
+      }
+      const seen = await this.#observe(existingId);
+      if (seen.state === 'active') {
+        const again = await this.#add(data, jobId);
+        if (again === jobId) return { key, jobId, how: 'added' };
+        if (again === existingId) {
+          const after = await this.#observe(existingId);
+          if (after.state === 'active' && after.activation === seen.activation) return { key, jobId, how: 'after-active', behind: existingId };
+        }
+        existingId = again;
+        continue;
+      }
+      if (WAITING_STATES.has(seen.state)) {
+        const existing = await Job.fromId(this.#queue, existingId);
+        if (existing) {
+          await existing.updateData(data);
+          if (WAITING_STATES.has(await this.#queue.getJobState(existingId))) return { key, jobId: existingId, how: 'replaced-waiting' };
+        }
+        existingId = undefined;
+        continue;
+      }
+      // Completed, failed or gone, yet still named by the deduplication id (normally cleared when a job finishes):
+      // a job handle with the same deduplication options clears the id only while it still names that job.
+      await new Job(this.#queue, data.operation, data, jobOptions(this.#settings, key, existingId), existingId).removeDeduplicationKey();
+      existingId = undefined;
+    }
+    throw new ConvergeError('E_ENQUEUE', `could not enqueue ${key}: its job kept changing state; try again`);
+  }
+
+  /** Adds our job; the id of the job that carries it (ours, or the one BullMQ deduplicated it against). */
+  async #add(data: ReconcileJobData, jobId: string): Promise<string> {
+    const job = await this.#queue.add(data.operation, data, jobOptions(this.#settings, data.key, jobId));
+    return job.id!;
+  }
+
+  /** The job's state, then (when active) which activation runs: read in this order, so two equal reads bracket one run. */
+  async #observe(jobId: string): Promise<Observed> {
+    const state = await this.#queue.getJobState(jobId);
+    if (state !== 'active') return { state };
+    const job = await Job.fromId(this.#queue, jobId);
+    if (!job) return { state: 'unknown' };
+    return { state, activation: `${job.attemptsStarted}:${job.processedOn ?? ''}` };
+  }
+}

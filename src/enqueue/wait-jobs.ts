@@ -1,0 +1,140 @@
+// Waiting for an apply's jobs: results from the queue's job events, and a direct look-up of unfinished jobs in case one was missed.
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { PlanChange } from '../core/model.js';
+import type { ApplyChange } from './apply-jobs.js';
+import type { Enqueued, Enqueuer } from './enqueuer.js';
+import { ReconcileJobResult } from './schema.js';
+
+export type ResultStatus = 'done' | 'unchanged' | 'failed';
+
+/** What became of one resource's job. */
+export interface ResourceResult {
+  kind: PlanChange['kind'];
+  name: string;
+  key: string;
+  status: ResultStatus;
+  outcome?: ReconcileJobResult['outcome'];
+  new_revision: boolean;
+  /** The service's message on failure, or a note (adoption). Never a secret. */
+  message?: string;
+  deploymentId?: string;
+  latestRevisionId?: string | null;
+  jobId: string;
+  /** With --wait: whether the new revision became active (undefined when nothing was waited for). */
+  revision?: 'active' | 'timeout';
+}
+
+interface Tracked {
+  change: ApplyChange;
+  key: string;
+  jobId: string;
+  /** The running job of the resource that ours was queued behind (Enqueued.behind). */
+  behind?: string;
+  result?: ResourceResult;
+}
+
+/** Unfinished jobs looked up at once per round trip of a poll. */
+const POLL_BATCH = 50;
+
+function resultFrom(t: Tracked, status: ResultStatus, extra: Partial<ResourceResult>): ResourceResult {
+  return { kind: t.change.change.kind, name: t.change.change.name, key: t.key, status, new_revision: false, jobId: t.jobId, ...extra };
+}
+
+function completedResult(t: Tracked, value: unknown): ResourceResult {
+  const parsed = ReconcileJobResult.safeParse(value);
+  if (!parsed.success) return resultFrom(t, 'failed', { message: 'the job finished with a result this converge does not understand' });
+  const r = parsed.data;
+  const extra: Partial<ResourceResult> = { outcome: r.outcome, new_revision: r.new_revision };
+  if (r.message) extra.message = r.message;
+  if (r.deploymentId) extra.deploymentId = r.deploymentId;
+  if (r.latestRevisionId !== undefined) extra.latestRevisionId = r.latestRevisionId;
+  return resultFrom(t, r.outcome === 'unchanged' ? 'unchanged' : 'done', extra);
+}
+
+/**
+ * The jobs of one apply, by job id, until each has a result. Fed by job events (completed, failed); wait() also looks
+ * unfinished jobs up every pollMs, and follows a resource to its newer job when another producer replaced ours.
+ */
+export class JobWaiter {
+  private readonly enqueuer: Enqueuer;
+  private readonly total: number;
+  private readonly onProgress: ((finished: number, total: number, latest: ResourceResult) => void) | undefined;
+  private readonly tracked: Tracked[] = [];
+  private readonly byJob = new Map<string, Tracked>();
+  private finished = 0;
+  private wake: (() => void) | undefined;
+
+  constructor(enqueuer: Enqueuer, total: number, onProgress?: (finished: number, total: number, latest: ResourceResult) => void) {
+    this.enqueuer = enqueuer;
+    this.total = total;
+    this.onProgress = onProgress;
+  }
+
+  /** Tracks the job of the `index`-th change. */
+  track(index: number, change: ApplyChange, enqueued: Enqueued): void {
+    const t: Tracked = { change, key: enqueued.key, jobId: enqueued.jobId };
+    if (enqueued.behind) t.behind = enqueued.behind;
+    this.tracked[index] = t;
+    this.byJob.set(enqueued.jobId, t);
+  }
+
+  completed(jobId: string, value: unknown): void {
+    const t = this.byJob.get(jobId);
+    if (t) this.settle(t, completedResult(t, value));
+  }
+
+  failed(jobId: string, reason: string): void {
+    const t = this.byJob.get(jobId);
+    if (t) this.settle(t, resultFrom(t, 'failed', { message: reason }));
+  }
+
+  /** Resolves with one result per tracked change, in order, once every job has one. */
+  async wait(pollMs: number): Promise<ResourceResult[]> {
+    const allDone = new Promise<void>((resolve) => {
+      this.wake = resolve;
+      if (this.finished === this.total) resolve();
+    });
+    while (this.finished < this.total) {
+      // Unref'd: once every job is done, a poll timer still pending must not hold the process open for pollMs.
+      await Promise.race([allDone, sleep(pollMs, undefined, { ref: false })]);
+      if (this.finished < this.total) await this.pollUnfinished();
+    }
+    return this.tracked.map((t) => t.result!);
+  }
+
+  private settle(t: Tracked, result: ResourceResult): void {
+    if (t.result) return;
+    t.result = result;
+    this.finished += 1;
+    this.onProgress?.(this.finished, this.total, result);
+    if (this.finished === this.total) this.wake?.();
+  }
+
+  private async pollUnfinished(): Promise<void> {
+    const open = this.tracked.filter((t) => !t.result);
+    for (let i = 0; i < open.length; i += POLL_BATCH) {
+      await Promise.all(open.slice(i, i + POLL_BATCH).map((t) => this.pollOne(t)));
+    }
+  }
+
+  private async pollOne(t: Tracked): Promise<void> {
+    const found = await this.enqueuer.lookup(t.jobId);
+    if (found.state === 'completed') return this.settle(t, completedResult(t, found.value));
+    if (found.state === 'failed') return this.settle(t, resultFrom(t, 'failed', { message: found.reason }));
+    if (found.state === 'unfinished') return;
+    // Not (or no longer) stored: still queued behind the running job of this resource, or replaced by a newer one.
+    const current = await this.enqueuer.currentJobOf(t.key);
+    if (current === t.jobId) return;
+    if (current !== undefined && current === t.behind) return;
+    if (current !== undefined) {
+      this.byJob.delete(t.jobId);
+      t.jobId = current;
+      delete t.behind;
+      this.byJob.set(current, t);
+      return;
+    }
+    // A last look: the job may have started (from behind the running one) or finished between the two reads above.
+    if ((await this.enqueuer.lookup(t.jobId)).state !== 'gone') return;
+    this.settle(t, resultFrom(t, 'failed', { message: 'the job left the queue without a result (removed by another process?)' }));
+  }
+}
