@@ -4,6 +4,7 @@ import type { Redis } from 'ioredis';
 import type { ServiceClient } from '../service/client.js';
 import type { AppliedRecord, DesiredResource, DriftPolicy, LiveDeployment, Plan, PlanChange } from '../core/model.js';
 import { resourceKey } from '../core/model.js';
+import { kindOf } from '../core/kinds/index.js';
 import { plan, type PlanInput } from '../plan/plan.js';
 import { buildJobData, enqueueReconcileMany, operationFor, type JobSettings } from '../enqueue/jobs.js';
 import { gatherPlanInput } from '../observe/gather.js';
@@ -95,7 +96,8 @@ export async function reconcileDirectory(ctx: CycleContext): Promise<ReconcileOu
     const key = resourceKey(change.kind, change.name);
     const resource = gathered.resources.get(key);
     if (!resource) continue;
-    const fingerprint = resource.kind === 'Deployment' ? desiredFingerprint(resource, input.secretHashes.get(key) ?? {}) : undefined;
+    // Drift is seen only where the service lists the live side; elsewhere every planned change is applied.
+    const fingerprint = kindOf(resource.kind).listed ? desiredFingerprint(resource, input.secretHashes.get(key) ?? {}) : undefined;
     if (change.action === 'noop') {
       if (fingerprint && remembered.get(key) !== fingerprint) inSync.set(key, fingerprint);
       continue;
@@ -120,7 +122,7 @@ export async function reconcileDirectory(ctx: CycleContext): Promise<ReconcileOu
   }
 
   const datas = toEnqueue.map((item) =>
-    buildJobData(item.resource, operationFor(item.resource, item.change.action === 'create' ? 'create' : 'update'), { origin: 'daemon', manifestDir: ctx.dir }),
+    buildJobData(item.resource, operationFor(item.resource, item.change.action === 'create' ? 'create' : 'update'), { origin: 'daemon' }),
   );
   await enqueueReconcileMany(ctx.queue, ctx.redis, datas, ctx.settings, (enqueued, i) => {
     const item = toEnqueue[i]!;

@@ -4,13 +4,14 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Job, Queue, QueueEvents } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { ServiceClient } from '../service/client.js';
+import { kindOf } from '../core/kinds/index.js';
 import { resourceKey, type DesiredResource, type LiveDeployment, type PlanChange } from '../core/model.js';
 import { AppliedStateStore } from './applied-state.js';
 import { buildJobData, deduplicationKeys, ENQUEUE_BATCH, enqueueReconcileMany, operationFor, QUEUE_NAME } from './jobs.js';
 import { checkPrefix, closeRedis, connectProducer, connectWorker, scanPrefix, type RedisSettings } from './redis.js';
 import { claimPrefix, type ServiceTarget } from './target.js';
 import { ReconcileJobResult } from './schema.js';
-import { LiveSnapshots, type LiveSnapshot } from './snapshots.js';
+import { literalSecretsOf } from '../sync/job-resource.js';
 import { startWorker, type QueueLogger, type ReconcileWorker, type StartWorkerOptions, type WorkerSettings } from './worker.js';
 
 export type ResultStatus = 'done' | 'unchanged' | 'failed';
@@ -83,20 +84,13 @@ export interface ApplyChange {
   change: PlanChange;
   /** The live deployment's id, when it exists (the worker reads it by id). */
   deploymentId?: string;
-  /** The live deployment as the plan listed it: the in-process worker may use it instead of a re-read while fresh. */
-  snapshot?: LiveSnapshot;
 }
 
-/**
- * Which planned changes become jobs: creates and updates, never noop, orphan, blocked or suspended ones.
- * `liveReadAt` (when the listing of `live` began) lets the jobs of updates carry their live deployment as a
- * snapshot for the in-process workers; without it they read live state themselves.
- */
+/** Which planned changes become jobs: creates and updates, never noop, orphan, blocked or suspended ones. */
 export function changesToApply(
   changes: readonly PlanChange[],
   resources: ReadonlyMap<string, DesiredResource>,
   live: readonly LiveDeployment[] = [],
-  liveReadAt?: number,
 ): ApplyChange[] {
   const byName = new Map(live.map((d) => [d.name, d]));
   const out: ApplyChange[] = [];
@@ -104,14 +98,8 @@ export function changesToApply(
     if ((change.action !== 'create' && change.action !== 'update') || change.suspended) continue;
     const resource = resources.get(resourceKey(change.kind, change.name));
     if (!resource || resource.suspend) continue;
-    const found = change.kind === 'Deployment' ? byName.get(change.name) : undefined;
-    if (!found) {
-      out.push({ resource, change });
-      continue;
-    }
-    const item: ApplyChange = { resource, change, deploymentId: found.id };
-    if (liveReadAt !== undefined && change.action === 'update') item.snapshot = { deployment: found, readAt: liveReadAt };
-    out.push(item);
+    const found = kindOf(change.kind).listed ? byName.get(change.name) : undefined;
+    out.push(found ? { resource, change, deploymentId: found.id } : { resource, change });
   }
   return out;
 }
@@ -121,8 +109,6 @@ export interface RunApplyOptions {
   settings: WorkerSettings;
   client: ServiceClient;
   env: NodeJS.ProcessEnv;
-  /** Absolute manifest directory (only used to read literal secrets back, see jobs.ts). */
-  manifestDir: string;
   changes: readonly ApplyChange[];
   /** In-process workers (default true). Other worker processes on the same Redis may take jobs too. */
   startWorkers?: boolean;
@@ -229,8 +215,8 @@ export async function runApply(options: RunApplyOptions): Promise<ResourceResult
     if (t) settle(t, resultFrom(t, 'failed', { message: failedReason }));
   });
 
-  const snapshots = new LiveSnapshots();
-  for (const change of options.changes) if (change.snapshot) snapshots.add(change.snapshot);
+  // Literal secret values (--allow-literal-secrets) reach only these in-process workers, from the resources in memory.
+  const literalSecrets = literalSecretsOf(options.changes.map((change) => change.resource));
   try {
     if (options.startWorkers !== false) {
       worker = await startWorker(
@@ -239,15 +225,10 @@ export async function runApply(options: RunApplyOptions): Promise<ResourceResult
           client: options.client,
           env: options.env,
           ...(options.log ? { log: options.log } : {}),
-          ...(snapshots.size > 0 ? { snapshots } : {}),
+          ...(literalSecrets ? { literalSecrets } : {}),
           ...options.worker,
         },
       );
-      // The jobs that may patch from a snapshot mark their write pending against these records: one round trip
-      // here instead of a read per job (the mark checks the record is still the stored one).
-      if (snapshots.size > 0) {
-        await worker.store.prefetch(options.changes.filter((c) => c.snapshot).map((c) => resourceKey(c.resource.kind, c.resource.name)));
-      }
     }
     // A batch at a time: the first jobs start while the payloads of the later ones are still being built.
     const fill = worker ? slotsFilled(worker, Math.min(Math.max(1, options.settings.concurrency), total)) : undefined;
@@ -260,7 +241,6 @@ export async function runApply(options: RunApplyOptions): Promise<ResourceResult
         const datas = options.changes.slice(from, from + size).map((change) =>
           buildJobData(change.resource, operationFor(change.resource, change.change.action === 'create' ? 'create' : 'update'), {
             origin: 'apply',
-            manifestDir: options.manifestDir,
             ...(change.deploymentId ? { deploymentId: change.deploymentId } : {}),
           }),
         );

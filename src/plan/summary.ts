@@ -1,6 +1,6 @@
 // Plan summary counts, deterministic ordering of changes, and the "are there changes" test for exit codes.
 import type { Action, Plan, PlanChange } from '../core/model.js';
-import { compareStrings } from './values.js';
+import { compareStrings } from '../core/values.js';
 
 /** Counts per action, keys in the order of design.md §4. */
 export function summarize(changes: readonly PlanChange[]): Record<Action, number> {

@@ -29,7 +29,7 @@ export async function realApply(n, latencyMs, env) {
     await writeManifests(dir, n, n);
     const gathered = await gatherPlanInput({ dir, env, client, allowLiteralSecrets: false, allowLocalDiscovery: false });
     const result = plan(gathered.input);
-    const changes = changesToApply(result.changes, gathered.resources, gathered.live, gathered.liveReadAt);
+    const changes = changesToApply(result.changes, gathered.resources, gathered.live);
     if (changes.length !== n) throw new Error(`expected ${n} changes, the plan has ${JSON.stringify(result.summary)}`);
 
     await emulator.reset();
