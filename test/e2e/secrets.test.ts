@@ -138,7 +138,13 @@ describe('no secret value, API key or Redis password in any output or at rest', 
       'file-secret.yaml': [
         'apiVersion: converge/v1', 'kind: Deployment', 'metadata:', '  name: file-secret', 'spec:', '  source: external_docker',
         '  source_revision_config:', '    image_uri: docker.io/acme/file-secret:1', '  secrets:', '    - name: FILE_TOKEN',
-        `      valueFrom: { file: ${secretFile} }`, '    - name: LITERAL_TOKEN', `      value: ${PLANTED.literalSecret}`, '',
+        `      valueFrom: { file: ${secretFile} }`, '',
+      ].join('\n'),
+      // a literal value (--allow-literal-secrets): only `converge apply`, which read it, can send it
+      'literal-secret.yaml': [
+        'apiVersion: converge/v1', 'kind: Deployment', 'metadata:', '  name: literal-secret', 'spec:', '  source: external_docker',
+        '  source_revision_config:', '    image_uri: docker.io/acme/literal-secret:1', '  secrets:', '    - name: LITERAL_TOKEN',
+        `      value: ${PLANTED.literalSecret}`, '',
       ].join('\n'),
       // the emulator refuses it (422: external_docker needs image_uri) after converge sent its secret
       'needs-image.yaml': 'apiVersion: converge/v1\nkind: Deployment\nmetadata:\n  name: needs-image\nspec:\n  source: external_docker\n  secrets:\n    - name: TOKEN\n      valueFrom: { env: PLANTED_ENV_SECRET }\n',
@@ -193,8 +199,19 @@ describe('no secret value, API key or Redis password in any output or at rest', 
     const appliedJson = await runConverge(['apply', dir, ...api, '--log-level', 'trace', '--output', 'json'], env, 60_000);
     capture('apply --output json (second run)', appliedJson.stdout + appliedJson.stderr);
 
+    // a service that quotes the request (with its secrets) and the key in its errors: apply
+    const echoApi = ['--api-url', echo.url, '--redis-prefix', '{converge-echo}'];
+    const echoed = await runConverge(['apply', dir, ...echoApi, '--log-level', 'debug', '--backoff', '20ms', '--attempts', '2'], env, 60_000);
+    capture('apply against an echoing service', echoed.stdout + echoed.stderr);
+    expect(echoed.code).toBe(1);
+    expect(echoed.stdout + echoed.stderr).toMatch(/you sent/);
+
+    // the daemon runs without literal secrets (no worker of it could send one): the manifest holding one goes
+    await rm(join(dir, 'literal-secret.yaml'));
+    const { CONVERGE_ALLOW_LITERAL_SECRETS: _literals, ...daemonEnv } = env;
+
     // the daemon at trace level: converges, meets the 422 again, then a rotated file secret is written
-    const daemon = await startDaemon(dir, [...api, '--log-level', 'trace', '--resync', '2s', '--backoff', '20ms'], env);
+    const daemon = await startDaemon(dir, [...api, '--log-level', 'trace', '--resync', '2s', '--backoff', '20ms'], daemonEnv);
     await until('the daemon to report the 422', async () => (await daemon.status()).resources.some((r) => r.name === 'needs-image' && r.state === 'failed'), 20_000, 200);
     const before = emulator.store.allDeployments().find((d) => d.name === 'file-secret')!.revisions.length;
     await writeFile(secretFile, `${PLANTED.rotatedFileSecret}\n`);
@@ -206,19 +223,14 @@ describe('no secret value, API key or Redis password in any output or at rest', 
     expect(daemon.lines.filter((l) => l.level === 20).length, 'debug lines were written').toBeGreaterThan(0);
 
     // the daemon with a wrong key, at debug: not ready, reports 403, keeps running
-    const locked = await startDaemon(dir, [...api, '--log-level', 'debug', '--resync', '2s'], { ...env, CONVERGE_API_KEY: PLANTED.wrongKey });
+    const locked = await startDaemon(dir, [...api, '--log-level', 'debug', '--resync', '2s'], { ...daemonEnv, CONVERGE_API_KEY: PLANTED.wrongKey });
     await until('the wrong key to be reported', async () => (await locked.status()).lastReconcile?.error?.includes('403'), 15_000, 200);
     await captureDaemon('daemon (wrong key)', locked, true);
     await locked.kill('SIGTERM');
     capture('daemon (wrong key) output', locked.stdout() + locked.stderr());
 
-    // a service that quotes the request (with its secrets) and the key in its errors: apply and the daemon
-    const echoApi = ['--api-url', echo.url, '--redis-prefix', '{converge-echo}'];
-    const echoed = await runConverge(['apply', dir, ...echoApi, '--log-level', 'debug', '--backoff', '20ms', '--attempts', '2'], env, 60_000);
-    capture('apply against an echoing service', echoed.stdout + echoed.stderr);
-    expect(echoed.code).toBe(1);
-    expect(echoed.stdout + echoed.stderr).toMatch(/you sent/);
-    const echoDaemon = await startDaemon(dir, [...echoApi, '--log-level', 'debug', '--backoff', '20ms', '--attempts', '2'], env);
+    // the echoing service and the daemon
+    const echoDaemon = await startDaemon(dir, [...echoApi, '--log-level', 'debug', '--backoff', '20ms', '--attempts', '2'], daemonEnv);
     await until('the echoing service to fail every job', async () => (await echoDaemon.status()).resources.filter((r) => r.state === 'failed').length === 4, 20_000, 200);
     await captureDaemon('daemon (echoing service)', echoDaemon);
     await echoDaemon.kill('SIGTERM');
