@@ -40,7 +40,7 @@ export async function realApply(n, latencyMs, env) {
     const serverBefore = await serverCommandCalls(session.redis);
     resetRedisCounter();
     const started = Date.now();
-    const results = await runApply({ session, settings: workerSettings(session.prefix), client, env, manifestDir: dir, changes });
+    const results = await runApply({ session, settings: workerSettings(session.prefix), client, env, changes });
     const ended = Date.now();
     const selfCpu = process.cpuUsage(selfBefore);
     const redis = readRedisCounter();
