@@ -24,3 +24,43 @@ export class SecretResolutionError extends ConvergeError {
     super('E_SECRET', message, options);
   }
 }
+
+/** The service answered with a non-2xx status. `detail` is the service's own text (never a request body). */
+export class ServiceError extends ConvergeError {
+  readonly status: number;
+  readonly detail: string;
+  /** From Retry-After on 429 and 5xx answers, when the service sent one. */
+  readonly retryAfterMs?: number;
+  readonly method: string;
+  /** Templated route, e.g. /v2/deployments/{deployment_id}. */
+  readonly route: string;
+
+  constructor(init: { status: number; detail: string; method: string; route: string; retryAfterMs?: number }) {
+    super(`E_SERVICE_${init.status}`, `${init.method} ${init.route} answered ${init.status}: ${init.detail}`);
+    this.status = init.status;
+    this.detail = init.detail;
+    this.method = init.method;
+    this.route = init.route;
+    if (init.retryAfterMs !== undefined) this.retryAfterMs = init.retryAfterMs;
+  }
+}
+
+/**
+ * A resource cannot be brought to its manifest as things stand (the plan blocks it, its name is taken by something
+ * converge did not create): trying again cannot help until someone acts on the reason.
+ */
+export class BlockedError extends ConvergeError {
+  readonly reason: string;
+
+  constructor(reason: string) {
+    super('E_BLOCKED', `blocked: ${reason}`);
+    this.reason = reason;
+  }
+}
+
+/** A job asks for something this process cannot give it (a literal secret value it never read). Trying again cannot help. */
+export class JobInputError extends ConvergeError {
+  constructor(message: string) {
+    super('E_JOB_INPUT', message);
+  }
+}

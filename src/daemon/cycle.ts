@@ -2,6 +2,7 @@
 import type { ServiceClient } from '../service/client.js';
 import type { AppliedRecord, DesiredResource, DriftPolicy, LiveDeployment, Plan, PlanChange } from '../core/model.js';
 import { resourceKey } from '../core/model.js';
+import { kindOf } from '../core/kinds/index.js';
 import { plan, type PlanInput } from '../plan/plan.js';
 import type { Enqueuer } from '../enqueue/enqueuer.js';
 import { buildJobData, operationFor } from '../enqueue/jobs.js';
@@ -95,7 +96,8 @@ export async function reconcileDirectory(ctx: CycleContext): Promise<ReconcileOu
     const key = resourceKey(change.kind, change.name);
     const resource = gathered.resources.get(key);
     if (!resource) continue;
-    const fingerprint = resource.kind === 'Deployment' ? desiredFingerprint(resource, input.secretHashes.get(key) ?? {}) : undefined;
+    // Drift is seen only where the service lists the live side; elsewhere every planned change is applied.
+    const fingerprint = kindOf(resource.kind).listed ? desiredFingerprint(resource, input.secretHashes.get(key) ?? {}) : undefined;
     if (change.action === 'noop') {
       if (fingerprint && remembered.get(key) !== fingerprint) inSync.set(key, fingerprint);
       continue;

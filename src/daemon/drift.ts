@@ -1,23 +1,13 @@
 // Drift: telling "the manifest changed" from "the live deployment changed behind converge's back", per resource.
-import { objectHash } from '../core/hash.js';
+import { kindOf } from '../core/kinds/index.js';
 import type { DesiredResource, DriftPolicy } from '../core/model.js';
 
 /**
- * A hash of what a manifest asks for: the resource without its location, secret sources replaced by the hashes of
- * the desired values. Two loads of an unchanged manifest (even moved to another file) give the same fingerprint;
- * a changed field, annotation or secret value gives another. Holds no secret value.
+ * A hash of what a manifest asks for (its kind's fingerprint, src/core/kinds): the resource without its location,
+ * secret sources replaced by the hashes of the desired values. Holds no secret value.
  */
 export function desiredFingerprint(resource: DesiredResource, secretHashes: Readonly<Record<string, string>>): string {
-  const { location: _location, secretLocations: _where, ...rest } = resource;
-  let spec: unknown = resource.spec;
-  if (resource.kind === 'Deployment') {
-    const { secrets, ...others } = resource.spec;
-    spec = { ...others, secrets: (secrets ?? []).map((s) => s.name) };
-  } else if (resource.spec.mode === 'manual') {
-    const { client_secret, ...others } = resource.spec;
-    spec = { ...others, client_secret: client_secret !== undefined };
-  }
-  return objectHash({ ...rest, spec, secretHashes });
+  return kindOf(resource.kind).fingerprint(resource, secretHashes);
 }
 
 /** Per resource, the fingerprint of the desired state last seen in sync (src/enqueue/desired-memory.ts keeps it in Redis). */

@@ -1,4 +1,5 @@
 // What the daemon knows about each resource (the /status document): plan action, sync state, job, drift, errors.
+import { kindOf } from '../core/kinds/index.js';
 import { resourceKey, type Action, type DriftPolicy, type LiveDeployment, type Plan, type ResourceKind } from '../core/model.js';
 import { ReconcileJobResult } from '../enqueue/schema.js';
 import type { SyncState } from './metrics.js';
@@ -101,7 +102,7 @@ export class ResourceTracker {
       }
       const resource = outcome.resources.get(key);
       const decision = outcome.decisions.get(key);
-      const live = change.kind === 'Deployment' ? liveByName.get(change.name) : undefined;
+      const live = kindOf(change.kind).listed ? liveByName.get(change.name) : undefined;
       const previous = this.rows.get(key);
       const hold = held.get(key);
       const found = drift.get(key);

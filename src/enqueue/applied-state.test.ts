@@ -71,7 +71,6 @@ describe('AppliedStateStore', () => {
     expect((await store.read('Deployment/b')).pending).toBeUndefined();
   });
 
-
   it('recordWrite over a known record merges into it without reading; null means none; undefined reads', async () => {
     const one = secretHash('Deployment/c', 'ONE', 'v1');
     const two = secretHash('Deployment/c', 'TWO', 'v2');
@@ -87,45 +86,6 @@ describe('AppliedStateStore', () => {
     expect(read.secrets).toEqual({ ONE: one, TWO: two });
     expect(await store.read('Deployment/c')).toEqual({ applied: read, pending: undefined });
   });
-
-  it('prefetch hints each record once, none for a resource with a pending write', async () => {
-    const h = secretHash('Deployment/p1', 'KEY', 'v1');
-    await store.set('Deployment/p1', { secrets: { KEY: h }, appliedAt: '2024-01-01T00:00:00.000Z' });
-    await store.setPending('Deployment/p3', { op: 'patch', secrets: {}, sentAt: '2024-01-02T00:00:00.000Z' });
-    await redis.hset(appliedKey(prefix), 'Deployment/p4', '{not json');
-    await store.prefetch(['Deployment/p1', 'Deployment/p2', 'Deployment/p3', 'Deployment/p4']);
-    const one = store.takeHint('Deployment/p1');
-    expect(one).toEqual({ raw: await redis.hget(appliedKey(prefix), 'Deployment/p1'), record: { secrets: { KEY: h }, appliedAt: '2024-01-01T00:00:00.000Z' } });
-    expect(store.takeHint('Deployment/p1')).toBeUndefined();
-    expect(store.takeHint('Deployment/p2')).toEqual({ raw: '', record: undefined });
-    expect(store.takeHint('Deployment/p3')).toBeUndefined();
-    // unreadable: planned as no record, but the mark still compares the stored text
-    expect(store.takeHint('Deployment/p4')).toEqual({ raw: '{not json', record: undefined });
-  });
-
-  it('markPending records the write only while the hinted record is still stored and nothing is pending', async () => {
-    const pending = { op: 'patch' as const, secrets: {}, sentAt: '2024-01-02T00:00:00.000Z', revisionBefore: 'r1', startsRevision: true };
-    const h = secretHash('Deployment/m1', 'KEY', 'v1');
-    await store.set('Deployment/m1', { secrets: { KEY: h }, appliedAt: '2024-01-01T00:00:00.000Z' });
-    await store.prefetch(['Deployment/m1', 'Deployment/m2', 'Deployment/m3']);
-    const m1 = store.takeHint('Deployment/m1')!;
-    const m2 = store.takeHint('Deployment/m2')!;
-    const m3 = store.takeHint('Deployment/m3')!;
-
-    expect(await store.markPending('Deployment/m1', m1, pending)).toEqual({ marked: true });
-    expect(await store.getPending('Deployment/m1')).toEqual(pending);
-    // a second mark finds the first one pending
-    expect(await store.markPending('Deployment/m1', m1, pending)).toEqual({ marked: false, applied: m1.record, pending });
-
-    // the record changed after the read-ahead: nothing is marked
-    const changed = await store.recordWrite('Deployment/m2', { secrets: { KEY: h } }, new Date('2024-03-01T00:00:00.000Z'), null);
-    expect(await store.markPending('Deployment/m2', m2, pending)).toEqual({ marked: false, applied: changed, pending: undefined });
-    expect(await store.getPending('Deployment/m2')).toBeUndefined();
-
-    expect(await store.markPending('Deployment/m3', m3, pending)).toEqual({ marked: true });
-    expect(await store.markPending('Deployment/m3', m3, { ...pending, secrets: { KEY: 'not a hash' } }).catch((e: Error) => e.name)).toBe('ZodError');
-  });
-
   it('readAppliedState: plans without Redis get an empty map and one warning line', async () => {
     const port = await closedPort();
     const read = await readAppliedState({ redisUrl: `redis://127.0.0.1:${port}`, redisPrefix: prefix });

@@ -21,16 +21,6 @@ export function pendingKey(prefix: string): string {
 const SCRIPTS = {
   /** The applied record and the pending write of one resource. */
   convergeAppliedRead: `return {redis.call('HGET', KEYS[1], ARGV[1]), redis.call('HGET', KEYS[2], ARGV[1])}`,
-  /**
-   * Records a write as pending (ARGV[3]) only while nothing else is pending and the applied record is still the text
-   * the caller planned the write against (ARGV[2], '' for none). Reply: {1} when recorded, else {0, applied, pending}.
-   */
-  convergeMarkPending: `
-local applied = redis.call('HGET', KEYS[1], ARGV[1])
-local pending = redis.call('HGET', KEYS[2], ARGV[1])
-if pending or (applied or '') ~= ARGV[2] then return {0, applied, pending} end
-redis.call('HSET', KEYS[2], ARGV[1], ARGV[3])
-return {1}`,
   /** Stores the applied record (ARGV[2]) and removes the pending write of the resource. */
   convergeRecordWrite: `
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
@@ -49,15 +39,6 @@ function withScripts(redis: Redis): ScriptedRedis {
   return redis as ScriptedRedis;
 }
 
-/** The applied record of one resource as read ahead of its job: the stored text ('' for none) and what it parses to. */
-export interface AppliedHint {
-  raw: string;
-  record: AppliedRecord | undefined;
-}
-
-/** What markPending found instead of recording: a pending write, or an applied record other than the expected one. */
-export type MarkResult = { marked: true } | { marked: false; applied: AppliedRecord | undefined; pending: PendingWrite | undefined };
-
 function parseRecord(text: string | null | undefined): AppliedRecord | undefined {
   if (!text) return undefined;
   try {
@@ -73,8 +54,6 @@ export class AppliedStateStore {
   private readonly redis: ScriptedRedis;
   private readonly key: string;
   private readonly pending: string;
-  /** Applied records read ahead (prefetch), each handed out once (takeHint). */
-  private readonly hints = new Map<string, AppliedHint>();
 
   constructor(redis: Redis, prefix: string) {
     this.redis = withScripts(redis);
@@ -130,43 +109,6 @@ export class AppliedStateStore {
   async read(resourceKey: string): Promise<{ applied: AppliedRecord | undefined; pending: PendingWrite | undefined }> {
     const [applied, pending] = (await this.redis.convergeAppliedRead(this.key, this.pending, resourceKey)) as [string | null, string | null];
     return { applied: parseRecord(applied), pending: parsePending(pending) };
-  }
-
-  /**
-   * Reads ahead, in one round trip, the applied records of resources whose jobs are about to run here. A resource
-   * with a pending write gets no hint (its job settles that write the full way).
-   */
-  async prefetch(resourceKeys: readonly string[]): Promise<void> {
-    if (resourceKeys.length === 0) return;
-    const replies = await this.redis.pipeline().hmget(this.key, ...resourceKeys).hmget(this.pending, ...resourceKeys).exec();
-    const [applied, pending] = (replies ?? []).map(([error, value]) => {
-      if (error) throw error;
-      return value as Array<string | null>;
-    });
-    resourceKeys.forEach((key, i) => {
-      if (pending?.[i]) return;
-      const raw = applied?.[i] ?? '';
-      this.hints.set(key, { raw, record: parseRecord(raw) });
-    });
-  }
-
-  /** The hint prefetch read for this resource, once (a second job or a retry of the same resource reads afresh). */
-  takeHint(resourceKey: string): AppliedHint | undefined {
-    const hint = this.hints.get(resourceKey);
-    if (hint) this.hints.delete(resourceKey);
-    return hint;
-  }
-
-  /**
-   * setPending for a write planned against `expected` (a hint) without reading first: recorded, in one atomic
-   * command, only when no write is pending and the applied record is still exactly `expected.raw`. Otherwise
-   * nothing is recorded and what was found is returned.
-   */
-  async markPending(resourceKey: string, expected: AppliedHint, pending: PendingWrite): Promise<MarkResult> {
-    const text = JSON.stringify(PendingWrite.parse(pending));
-    const reply = (await this.redis.convergeMarkPending(this.key, this.pending, resourceKey, expected.raw, text)) as [number, string | null, string | null];
-    if (reply[0] === 1) return { marked: true };
-    return { marked: false, applied: parseRecord(reply[1]), pending: parsePending(reply[2]) };
   }
 
   async getPending(resourceKey: string): Promise<PendingWrite | undefined> {

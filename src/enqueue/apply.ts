@@ -1,11 +1,10 @@
 // Apply through the queue: start in-process workers, enqueue one job per change a batch at a time, wait for every job.
-import { resourceKey } from '../core/model.js';
 import type { ServiceClient } from '../service/client.js';
+import { literalSecretsOf } from '../sync/job-resource.js';
 import { applyJobData, type ApplyChange } from './apply-jobs.js';
 import { ENQUEUE_BATCH } from './enqueuer.js';
 import type { QueueLogger } from './log.js';
 import type { Jobs } from './open-jobs.js';
-import { LiveSnapshots } from './snapshots.js';
 import { JobWaiter, type ResourceResult } from './wait-jobs.js';
 import type { JobRunner, StartRunnerOptions } from './worker.js';
 
@@ -13,8 +12,6 @@ export interface RunApplyOptions {
   jobs: Jobs;
   client: ServiceClient;
   env: NodeJS.ProcessEnv;
-  /** Absolute manifest directory (only used to read literal secrets back, see jobs.ts). */
-  manifestDir: string;
   changes: readonly ApplyChange[];
   /** In-process workers (default true). Other worker processes on the same Redis may take jobs too. */
   startWorkers?: boolean;
@@ -68,22 +65,17 @@ export async function runApply(options: RunApplyOptions): Promise<ResourceResult
     'converge-apply-events',
   );
   let runner: JobRunner | undefined;
-  const snapshots = new LiveSnapshots();
-  for (const change of options.changes) if (change.snapshot) snapshots.add(change.snapshot);
+  // Literal secret values (--allow-literal-secrets) reach only these in-process workers, from the resources in memory.
+  const literalSecrets = literalSecretsOf(options.changes.map((change) => change.resource));
   try {
     if (options.startWorkers !== false) {
       runner = await jobs.startRunner({
         client: options.client,
         env: options.env,
         ...(options.log ? { log: options.log } : {}),
-        ...(snapshots.size > 0 ? { snapshots } : {}),
+        ...(literalSecrets ? { literalSecrets } : {}),
         ...options.worker,
       });
-      // The jobs that may patch from a snapshot mark their write pending against these records: one round trip
-      // here instead of a read per job (the mark checks the record is still the stored one).
-      if (snapshots.size > 0) {
-        await runner.store.prefetch(options.changes.filter((c) => c.snapshot).map((c) => resourceKey(c.resource.kind, c.resource.name)));
-      }
     }
     // A batch at a time: the first jobs start while the payloads of the later ones are still being built.
     const fill = runner ? slotsFilled(runner, Math.min(runner.slots, total)) : undefined;
@@ -95,7 +87,7 @@ export async function runApply(options: RunApplyOptions): Promise<ResourceResult
         const size = from === 0 ? ENQUEUE_BATCH : LATER_ENQUEUE_BATCH;
         const batch = options.changes.slice(from, from + size);
         const at = from;
-        await jobs.enqueuer.enqueue(applyJobData(batch, options.manifestDir), (enqueued, i) => waiter.track(at + i, batch[i]!, enqueued));
+        await jobs.enqueuer.enqueue(applyJobData(batch), (enqueued, i) => waiter.track(at + i, batch[i]!, enqueued));
         from += size;
       }
     } finally {

@@ -2,8 +2,9 @@
 import { randomBytes } from 'node:crypto';
 import type { JobsOptions } from 'bullmq';
 import { ConvergeError } from '../core/errors.js';
-import { resourceKey, type DesiredResource, type SecretSource } from '../core/model.js';
-import { JobResource, ReconcileJobData, type JobOperation, type JobSecretSource } from './schema.js';
+import { kindOf } from '../core/kinds/index.js';
+import { resourceKey, type DesiredResource } from '../core/model.js';
+import { JobOperation, JobResource, ReconcileJobData } from './schema.js';
 
 /** The one queue every converge process (apply, daemon, worker processes) shares on a Redis prefix. */
 export const QUEUE_NAME = 'converge-apply';
@@ -45,76 +46,34 @@ export function keyOfJobId(jobId: string): string {
   return jobId.slice(0, jobId.lastIndexOf('@')).replace(/%3A/g, ':').replace(/%25/g, '%');
 }
 
-function jobSecret(source: SecretSource, resource: DesiredResource, name: string): JobSecretSource {
-  if ('env' in source) return { env: source.env };
-  if ('file' in source) return { file: source.file };
-  const at = resource.secretLocations?.[name] ?? resource.location;
-  return { manifest: { file: at.file, line: at.line, column: at.column } };
-}
-
 /**
- * The job form of a desired resource: identical except that literal secret values are replaced by a pointer to
- * the manifest (the worker reads the value back from there). The result is checked against the schema, which
- * has no place for a value.
+ * The job form of a desired resource (its kind's payload): identical except that literal secret values are replaced by
+ * a pointer to where the manifest holds them. The result is checked against the schema, which has no place for a value.
  */
 export function toJobResource(resource: DesiredResource): JobResource {
-  return JobResource.parse(jobResourcePayload(resource));
+  return JobResource.parse(kindOf(resource.kind).jobPayload(resource));
 }
 
-/** toJobResource before the schema check (buildJobData checks the whole job data, the resource with it, once). */
-function jobResourcePayload(resource: DesiredResource): unknown {
-  if (resource.kind === 'Deployment') {
-    const { secrets, ...spec } = resource.spec;
-    return {
-      ...resource,
-      spec: { ...spec, ...(secrets ? { secrets: secrets.map((s) => ({ name: s.name, from: jobSecret(s.from, resource, s.name) })) } : {}) },
-    };
-  }
-  const spec = resource.spec;
-  if (spec.mode === 'manual' && spec.client_secret !== undefined) {
-    return { ...resource, spec: { ...spec, client_secret: jobSecret(spec.client_secret, resource, 'client_secret') } };
-  }
-  return resource;
-}
-
-/** Whether a desired resource holds a literal secret value (its job then points at the manifest, see jobSecret). */
-function hasLiteralSecrets(resource: DesiredResource): boolean {
-  if (resource.kind === 'Deployment') return (resource.spec.secrets ?? []).some((s) => 'value' in s.from);
-  return resource.spec.mode === 'manual' && resource.spec.client_secret !== undefined && 'value' in resource.spec.client_secret;
-}
-
-/** True when a job resource needs the manifest directory to read a literal secret back. */
-export function hasManifestSecrets(resource: JobResource): boolean {
-  if (resource.kind === 'Deployment') return (resource.spec.secrets ?? []).some((s) => 'manifest' in s.from);
-  return resource.spec.client_secret !== undefined && 'manifest' in resource.spec.client_secret;
-}
-
-/** The operation a plan's create/update of a resource maps to. */
+/** The operation a plan's create/update of a resource maps to (its kind's). */
 export function operationFor(resource: DesiredResource, action: 'create' | 'update'): JobOperation {
-  if (resource.kind === 'OAuthProvider') return resource.spec.mode === 'mcp' ? 'discover-provider' : 'create-provider';
-  return action === 'create' ? 'create-deployment' : 'patch-deployment';
+  return JobOperation.parse(kindOf(resource.kind).operation(resource, action));
 }
 
 export function buildJobData(
   resource: DesiredResource,
   operation: JobOperation,
-  context: { origin: string; manifestDir?: string; deploymentId?: string; now?: Date },
+  context: { origin: string; deploymentId?: string; now?: Date },
 ): ReconcileJobData {
-  const data: Record<string, unknown> & { key: string } = {
+  const kind = kindOf(resource.kind);
+  const data: Record<string, unknown> = {
     version: 1,
     key: resourceKey(resource.kind, resource.name),
     operation,
-    resource: jobResourcePayload(resource),
+    resource: kind.jobPayload(resource),
     origin: context.origin,
     enqueuedAt: (context.now ?? new Date()).toISOString(),
   };
-  if (context.deploymentId && resource.kind === 'Deployment') data.deploymentId = context.deploymentId;
-  if (hasLiteralSecrets(resource)) {
-    if (!context.manifestDir) {
-      throw new ConvergeError('E_ENQUEUE', `${data.key} has a literal secret value but no manifest directory was given to read it back from`);
-    }
-    data.manifestDir = context.manifestDir;
-  }
+  if (context.deploymentId && kind.listed) data.deploymentId = context.deploymentId;
   return ReconcileJobData.parse(data);
 }
 

@@ -1,16 +1,16 @@
 // The job runner (BullMQ workers): runs reconcile jobs, classify failures once (retry with jittered backoff, pause on 429, fail at once).
 import { UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
+import { BlockedError, JobInputError } from '../core/errors.js';
 import type { ServiceClient } from '../service/client.js';
 import { classifyFailure } from '../service/errors.js';
 import { AppliedStateStore } from './applied-state.js';
 import { QUEUE_NAME, type JobSettings } from './jobs.js';
-import { reconcileDeployment, reconcileProvider } from '../sync/sync.js';
+import { syncResource } from '../sync/sync.js';
 import { checkPrefix, closeRedis, connectProducer, connectWorker, isRedisUnavailable, type RedisSettings } from './redis.js';
 import { ReconcileJobData, type ReconcileJobResult } from './schema.js';
 import { claimPrefix, type ServiceTarget } from './target.js';
-import { fromJobResource } from '../sync/secret-values.js';
-import type { LiveSnapshots } from './snapshots.js';
+import { fromJobResource, type LiteralSecrets } from '../sync/job-resource.js';
 import { SILENT_LOGGER, throttledErrors, type ErrorReporter, type QueueLogger } from './log.js';
 
 export { SILENT_LOGGER, type QueueLogger } from './log.js';
@@ -65,19 +65,14 @@ export interface ProcessorContext {
   log: QueueLogger;
   /** Pauses the whole queue (every worker process) for `ms`. */
   rateLimit(ms: number): Promise<void>;
-  /** Live state the plan of this process just listed: a job's first attempt may use it instead of a re-read. */
-  snapshots?: LiveSnapshots;
+  /** Literal secret values this process read from the manifests (in-process apply only; see LiteralSecrets). */
+  literalSecrets?: LiteralSecrets;
 }
 
-/** Inner step: job data in, result out; throws whatever went wrong. `attempt` counts from 1. */
-export async function runJob(data: ReconcileJobData, ctx: ProcessorContext, attempt = 1): Promise<ReconcileJobResult> {
-  const resource = await fromJobResource(data.resource, data.manifestDir);
-  const inner = { client: ctx.client, store: ctx.store, env: ctx.env };
-  if (resource.kind === 'Deployment') {
-    const snapshot = attempt === 1 && data.deploymentId ? ctx.snapshots?.take(data.deploymentId, resource.name) : undefined;
-    return reconcileDeployment(data.key, resource, inner, data.deploymentId, snapshot);
-  }
-  return reconcileProvider(data.key, resource, inner);
+/** Inner step: job data in, result out; throws whatever went wrong. */
+export async function runJob(data: ReconcileJobData, ctx: ProcessorContext): Promise<ReconcileJobResult> {
+  const resource = fromJobResource(data.resource, ctx.literalSecrets);
+  return syncResource(resource, { service: ctx.client, appliedState: ctx.store, secretEnv: ctx.env }, data.deploymentId);
 }
 
 /**
@@ -93,13 +88,14 @@ export function createProcessor(ctx: ProcessorContext) {
     const data = parsed.data;
     const started = Date.now();
     try {
-      const result = await runJob(data, ctx, job.attemptsMade + 1);
+      const result = await runJob(data, ctx);
       ctx.log.debug({ key: data.key, jobId: job.id, outcome: result.outcome, new_revision: result.new_revision, ms: Date.now() - started }, 'job done');
       return result;
     } catch (error) {
-      if (error instanceof UnrecoverableError) {
+      if (error instanceof BlockedError || error instanceof JobInputError) {
+        // The resource cannot be synced as things stand, or the job asks for what this process does not have.
         ctx.log.warn({ key: data.key, jobId: job.id, error: error.message }, 'job failed');
-        throw error;
+        throw new UnrecoverableError(error.message);
       }
       if (isRedisUnavailable(error)) {
         // The applied-state store could not be read or written: Redis, not the service, failed. Nothing is lost by
@@ -138,8 +134,8 @@ export interface StartRunnerOptions {
   stalledInterval?: number;
   /** Backoff randomness (tests). */
   random?: () => number;
-  /** Live state the plan of this process listed (apply): first attempts may use it instead of a re-read. */
-  snapshots?: LiveSnapshots;
+  /** Literal secret values the process read from the manifests (in-process apply only; see LiteralSecrets). */
+  literalSecrets?: LiteralSecrets;
   /** The service the client writes to: the Redis prefix must not serve another (see target.ts). */
   target?: ServiceTarget;
 }
@@ -181,7 +177,7 @@ export async function startJobRunner(settings: WorkerSettings, options: StartRun
   const log = options.log ?? SILENT_LOGGER;
   const onError = options.onError ?? throttledErrors(log);
   checkPrefix(settings.redisPrefix);
-  // Applied-state commands sit between a job's steps (mark pending, PATCH, record): sent at once, not batched. In the
+  // Applied-state commands sit between a job's steps (read, mark pending, PATCH, record): sent at once, not batched. In the
   // apply benchmark (20 jobs in flight) batching made each of those round trips about 1 ms longer.
   const producer: Redis = await connectProducer(settings, { name: 'converge-worker-state', autoPipelining: false, onError: (e) => onError('worker state connection', e) });
   let connection: Redis;
@@ -202,7 +198,7 @@ export async function startJobRunner(settings: WorkerSettings, options: StartRun
     rateLimit: async (ms) => {
       await worker!.rateLimit(ms);
     },
-    ...(options.snapshots ? { snapshots: options.snapshots } : {}),
+    ...(options.literalSecrets ? { literalSecrets: options.literalSecrets } : {}),
   });
   worker = new Worker<unknown, ReconcileJobResult>(QUEUE_NAME, processor, {
     connection,

@@ -43,8 +43,6 @@ export interface Gathered {
   live: LiveDeployment[];
   files: string[];
   diagnostics: Diagnostic[];
-  /** Epoch ms when the listing of `live` began: every live deployment is at most this old. */
-  liveReadAt: number;
 }
 
 const DISCOVERY_CONCURRENCY = 4;
@@ -58,7 +56,6 @@ export const LIST_PREFETCH = 4;
  */
 export async function gatherPlanInput(options: GatherOptions): Promise<Gathered> {
   const stop = { requested: false };
-  const liveReadAt = Date.now();
   const listing = listLive(options, stop);
   const appliedRead = options.applied ? options.applied.getAll() : Promise.resolve(new Map<string, AppliedRecord>());
   // Both are awaited below; these handlers only keep a failure during loading from being reported as unhandled.
@@ -114,7 +111,7 @@ export async function gatherPlanInput(options: GatherOptions): Promise<Gathered>
     discovery,
     repositoryErrors: repos.errors,
   };
-  return { input, resources, live, files: loaded.files, diagnostics, liveReadAt };
+  return { input, resources, live, files: loaded.files, diagnostics };
 }
 
 /** A `repository` that resolves to no repository, or to several, is a diagnostic at its line in the manifest. */

@@ -1,11 +1,3 @@
-// Fixed wording of plan reasons shared by the per-kind planners.
-import { formatLocation, type SourceLocation } from '../core/model.js';
-
-export const SUSPENDED_NOTE = 'suspended by converge/suspend: shown, not applied';
+// Fixed wording of the plan's own reasons (the kinds' wording is in src/core/kinds/notes.ts).
 
 export const ORPHAN_REASON = 'live deployment not in any manifest; converge never deletes';
-
-/** `NAME (file:line:column)` when the loader recorded where the secret's source is written. */
-export function withLocation(name: string, at: SourceLocation | undefined): string {
-  return at ? `${name} (${formatLocation(at)})` : name;
-}

@@ -1,5 +1,6 @@
 // Pairs desired resources with live deployments by name in O(n) with Maps (gitops-engine style: pair first, then diff).
-import type { BlockedResource, DeploymentResource, DesiredResource, LiveDeployment, ProviderResource, ResourceKind } from '../core/model.js';
+import { kindOf } from '../core/kinds/index.js';
+import type { BlockedResource, DesiredResource, LiveDeployment, ResourceKind } from '../core/model.js';
 import { formatLocation, resourceKey } from '../core/model.js';
 
 export interface BlockedPair {
@@ -9,8 +10,8 @@ export interface BlockedPair {
 }
 
 export interface Pairs {
-  deployments: Array<{ resource: DeploymentResource; live: LiveDeployment | undefined }>;
-  providers: ProviderResource[];
+  /** Each valid resource once, with the live deployment of its name when its kind is the one the service lists. */
+  resources: Array<{ resource: DesiredResource; live: LiveDeployment | undefined }>;
   /** Invalid or colliding manifests, duplicates in the input, ambiguous live names: planned as blocked. */
   blocked: BlockedPair[];
   /** Live deployments named in no manifest, valid or blocked. */
@@ -48,35 +49,36 @@ export function pair(resources: readonly DesiredResource[], blocked: readonly Bl
     else declared.set(key, [resource]);
   }
 
-  const pairs: Pairs = { deployments: [], providers: [], blocked: [], orphans: [] };
+  const pairs: Pairs = { resources: [], blocked: [], orphans: [] };
   const claimed = new Set<string>();
   for (const [key, list] of declared) {
     const first = list[0]!;
-    if (first.kind === 'Deployment') claimed.add(first.name);
+    const listed = kindOf(first.kind).listed;
+    if (listed) claimed.add(first.name);
     if (blockedByKey.has(key)) continue;
     if (list.length > 1) {
       const places = list.map((resource) => formatLocation(resource.location)).join(', ');
       pairs.blocked.push({ kind: first.kind, name: first.name, reasons: [`${key} is declared ${list.length} times (${places}); keep one`] });
       continue;
     }
-    if (first.kind === 'OAuthProvider') {
-      pairs.providers.push(first);
+    if (!listed) {
+      pairs.resources.push({ resource: first, live: undefined });
       continue;
     }
     const matches = byName.get(first.name) ?? [];
     if (matches.length > 1) {
       const ids = matches.map((m) => m.id).join(', ');
       pairs.blocked.push({
-        kind: 'Deployment',
+        kind: first.kind,
         name: first.name,
         reasons: [`the service lists ${matches.length} deployments named ${first.name} (ids ${ids}); converge cannot tell which one to manage`],
       });
       continue;
     }
-    pairs.deployments.push({ resource: first, live: matches[0] });
+    pairs.resources.push({ resource: first, live: matches[0] });
   }
   for (const entry of blockedByKey.values()) {
-    if (entry.kind === 'Deployment') claimed.add(entry.name);
+    if (kindOf(entry.kind).listed) claimed.add(entry.name);
     pairs.blocked.push(entry);
   }
   for (const [name, list] of byName) {

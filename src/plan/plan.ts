@@ -12,16 +12,11 @@ import type {
   PlanDiagnostic,
 } from '../core/model.js';
 import { resourceKey } from '../core/model.js';
-import { diffDeployment } from './deployment.js';
+import { kindOf, type PlanContext } from '../core/kinds/index.js';
 import { ORPHAN_REASON } from './notes.js';
 import { pair } from './pairing.js';
-import { diffProvider } from './provider.js';
 import { sortChanges, summarize } from './summary.js';
 
-export { diffDeployment, requestBody } from './deployment.js';
-export type { DeploymentDiff, DeploymentContext } from './deployment.js';
-export { diffProvider, providerDefinitionHash, CLIENT_SECRET } from './provider.js';
-export type { ProviderDiff, ProviderContext } from './provider.js';
 
 export interface PlanInput {
   /** Valid resources from manifests (spec.repository already resolved at the edge when possible). */
@@ -50,30 +45,26 @@ function toPlanDiagnostic(d: Diagnostic): PlanDiagnostic {
   return { severity: d.severity, file: d.file, line: d.line, column: d.column, message: d.message };
 }
 
+/** What the input holds about one resource besides its manifest and live state (each kind reads what concerns it). */
+function planContext(input: PlanInput, resource: DesiredResource): PlanContext {
+  const key = resourceKey(resource.kind, resource.name);
+  const context: PlanContext = { secretHashes: input.secretHashes.get(key) ?? NO_HASHES };
+  const applied = input.applied.get(key);
+  if (applied) context.applied = applied;
+  const secretErrors = input.secretErrors?.get(key);
+  if (secretErrors) context.secretErrors = secretErrors;
+  const repositoryError = input.repositoryErrors?.get(resource.name);
+  if (repositoryError) context.repositoryError = repositoryError;
+  const preview = input.discovery?.get(resource.name);
+  if (preview) context.discovery = preview;
+  return context;
+}
+
 export function plan(input: PlanInput): Plan {
   const pairs = pair(input.resources, input.blocked, input.live);
   const changes: PlanChange[] = [];
-  for (const { resource, live } of pairs.deployments) {
-    const key = resourceKey('Deployment', resource.name);
-    const ctx: Parameters<typeof diffDeployment>[2] = { secretHashes: input.secretHashes.get(key) ?? NO_HASHES };
-    const applied = input.applied.get(key);
-    if (applied) ctx.applied = applied;
-    const secretErrors = input.secretErrors?.get(key);
-    if (secretErrors) ctx.secretErrors = secretErrors;
-    const repositoryError = input.repositoryErrors?.get(resource.name);
-    if (repositoryError) ctx.repositoryError = repositoryError;
-    changes.push(diffDeployment(resource, live, ctx).change);
-  }
-  for (const resource of pairs.providers) {
-    const key = resourceKey('OAuthProvider', resource.name);
-    const ctx: Parameters<typeof diffProvider>[1] = { secretHashes: input.secretHashes.get(key) ?? NO_HASHES };
-    const applied = input.applied.get(key);
-    if (applied) ctx.applied = applied;
-    const secretErrors = input.secretErrors?.get(key);
-    if (secretErrors) ctx.secretErrors = secretErrors;
-    const preview = input.discovery?.get(resource.name);
-    if (preview) ctx.discovery = preview;
-    changes.push(diffProvider(resource, ctx).change);
+  for (const { resource, live } of pairs.resources) {
+    changes.push(kindOf(resource.kind).diff(resource, live, planContext(input, resource)));
   }
   for (const entry of pairs.blocked) {
     changes.push({ kind: entry.kind, name: entry.name, action: 'blocked', new_revision: false, fields: [], reason: entry.reasons.join('; ') });

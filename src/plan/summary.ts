@@ -1,6 +1,6 @@
 // Plan summary counts and the deterministic ordering of changes.
 import type { Action, PlanChange } from '../core/model.js';
-import { compareStrings } from './values.js';
+import { compareStrings } from '../core/values.js';
 
 /** Counts per action, keys in the order of design.md §4. */
 export function summarize(changes: readonly PlanChange[]): Record<Action, number> {

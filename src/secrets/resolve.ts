@@ -6,7 +6,7 @@ import type { Diagnostic, Severity } from '../core/diagnostics.js';
 import { SecretResolutionError } from '../core/errors.js';
 import { secretHash } from '../core/hash.js';
 import { resourceKey, type DesiredResource, type SecretSource } from '../core/model.js';
-import { CLIENT_SECRET } from '../plan/provider.js';
+import { kindOf } from '../core/kinds/index.js';
 
 /** Secret files larger than this are refused (a secret is a few bytes; this guards against /dev/zero and mistakes). */
 export const MAX_SECRET_FILE_BYTES = 64 * 1024;
@@ -75,11 +75,7 @@ export function resolveSecretValue(source: SecretSource, env: NodeJS.ProcessEnv,
 
 /** Every secret a resource declares: deployment secrets by name, a manual provider's client secret as "client_secret". */
 export function secretSources(resource: DesiredResource): Array<{ name: string; from: SecretSource }> {
-  if (resource.kind === 'Deployment') return (resource.spec.secrets ?? []).map((s) => ({ name: s.name, from: s.from }));
-  if (resource.spec.mode === 'manual' && resource.spec.client_secret !== undefined) {
-    return [{ name: CLIENT_SECRET, from: resource.spec.client_secret }];
-  }
-  return [];
+  return kindOf(resource.kind).secretSources(resource);
 }
 
 export interface SecretError {

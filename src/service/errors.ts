@@ -1,25 +1,7 @@
 // Typed failures of calls to the service, and classifyFailure(): the one place that decides retry, wait or fail.
-import { ConvergeError } from '../core/errors.js';
+import { ConvergeError, ServiceError } from '../core/errors.js';
 
-/** The service answered with a non-2xx status. `detail` is the service's own text (never a request body). */
-export class ServiceError extends ConvergeError {
-  readonly status: number;
-  readonly detail: string;
-  /** From Retry-After on 429 and 5xx answers, when the service sent one. */
-  readonly retryAfterMs?: number;
-  readonly method: string;
-  /** Templated route, e.g. /v2/deployments/{deployment_id}. */
-  readonly route: string;
-
-  constructor(init: { status: number; detail: string; method: string; route: string; retryAfterMs?: number }) {
-    super(`E_SERVICE_${init.status}`, `${init.method} ${init.route} answered ${init.status}: ${init.detail}`);
-    this.status = init.status;
-    this.detail = init.detail;
-    this.method = init.method;
-    this.route = init.route;
-    if (init.retryAfterMs !== undefined) this.retryAfterMs = init.retryAfterMs;
-  }
-}
+export { ServiceError };
 
 export type NetworkFailure =
   | 'connect_timeout'

@@ -34,7 +34,7 @@ export async function realApply(n, latencyMs, env) {
     await writeManifests(dir, n, n);
     const gathered = await gatherPlanInput({ dir, env, client, allowLiteralSecrets: false, allowLocalDiscovery: false });
     const result = plan(gathered.input);
-    const changes = changesToApply(result.changes, gathered.resources, gathered.live, gathered.liveReadAt);
+    const changes = changesToApply(result.changes, gathered.resources, gathered.live);
     if (changes.length !== n) throw new Error(`expected ${n} changes, the plan has ${JSON.stringify(result.summary)}`);
 
     await emulator.reset();
@@ -45,7 +45,7 @@ export async function realApply(n, latencyMs, env) {
     const serverBefore = await serverCommandCalls(admin);
     resetRedisCounter();
     const started = Date.now();
-    const results = await runApply({ jobs, client, env, manifestDir: dir, changes });
+    const results = await runApply({ jobs, client, env, changes });
     const ended = Date.now();
     const selfCpu = process.cpuUsage(selfBefore);
     const redis = readRedisCounter();

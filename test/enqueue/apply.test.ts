@@ -72,8 +72,11 @@ describe('converge apply', () => {
     const landed = landedWrites(emulator.requestLog).map((e) => `${e.method} ${e.route}`).sort();
     expect(landed).toEqual(['PATCH /v2/deployments/{deployment_id}', 'POST /v2/auth/providers', 'POST /v2/deployments']);
     const patch = emulator.requestLog.find((e) => e.method === 'PATCH')!;
-    // the update job trusted the live state the plan had just listed (no re-read; see snapshots.ts), the create job read by name
-    expect(emulator.requestLog.some((e) => e.method === 'GET' && e.query.deployment_ids === patch.deploymentId)).toBe(false);
+    // each job read its deployment right before writing: the update by the id the plan listed, the create by name
+    const patchAt = emulator.requestLog.indexOf(patch);
+    const readById = emulator.requestLog.findIndex((e) => e.method === 'GET' && e.query.deployment_ids === patch.deploymentId);
+    expect(readById).toBeGreaterThan(-1);
+    expect(readById).toBeLessThan(patchAt);
     expect(emulator.requestLog.some((e) => e.method === 'GET' && e.query.name_contains === 'web')).toBe(false);
     expect(emulator.requestLog.some((e) => e.method === 'GET' && e.query.name_contains === 'fresh')).toBe(true);
     // the minimal PATCH: resource_spec (sent whole) and the secret whose value the service hides, nothing else

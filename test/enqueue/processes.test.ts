@@ -165,7 +165,7 @@ describe('worker processes', () => {
       resource: deployment(name),
       change: { kind: 'Deployment' as const, name, action: 'create' as const, new_revision: true, fields: [], reason: null },
     }));
-    const results = await runApply({ jobs, client: undefined as never, env: {}, manifestDir: '/unused', changes, startWorkers: false, pollMs: 500 });
+    const results = await runApply({ jobs, client: undefined as never, env: {}, changes, startWorkers: false, pollMs: 500 });
     expect(results.map((r) => r.status)).toEqual(names.map(() => 'done'));
     const created = landedWrites(emulator.requestLog).map((e) => (e.body as { name: string }).name).sort();
     expect(created).toEqual([...names].sort());
@@ -173,7 +173,7 @@ describe('worker processes', () => {
     expect(new Set(processedBy)).toEqual(new Set(['A', 'B']));
 
     emulator.resetLog();
-    const rerun = await runApply({ jobs, client: undefined as never, env: {}, manifestDir: '/unused', changes, startWorkers: false, pollMs: 500 });
+    const rerun = await runApply({ jobs, client: undefined as never, env: {}, changes, startWorkers: false, pollMs: 500 });
     expect(rerun.map((r) => r.status)).toEqual(names.map(() => 'unchanged'));
     expect(writes(emulator.requestLog)).toEqual([]);
     expectCleanLogs();

@@ -6,7 +6,7 @@ import type { DeploymentResource } from '../../src/core/model.js';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/server.js';
 import { AppliedStateStore } from '../../src/enqueue/applied-state.js';
 import { buildJobData } from '../../src/enqueue/jobs.js';
-import { connectProducer, isRedisUnavailable, RedisUnavailableError } from '../../src/enqueue/redis.js';
+import { closeRedis, connectProducer, isRedisUnavailable, RedisUnavailableError } from '../../src/enqueue/redis.js';
 import { createProcessor, RetryableJobError, SILENT_LOGGER } from '../../src/enqueue/worker.js';
 import { REDIS_URL, uniquePrefix } from './redis-helpers.js';
 
@@ -54,5 +54,22 @@ describe('jobs when Redis goes away', () => {
     expect((failure as Error).message).toMatch(/^Redis was unavailable: /);
     // nothing was sent: the store is read before any write
     expect(emulator.requestLog.filter((e) => e.method !== 'GET')).toEqual([]);
+  });
+
+  it('a job with a literal secret fails at once in a worker that holds no literal values (no manifest is read)', async () => {
+    const prefix = uniquePrefix('literal');
+    const redis = await connectProducer({ redisUrl: REDIS_URL, redisPrefix: prefix });
+    try {
+      const processor = createProcessor({ client, store: new AppliedStateStore(redis, prefix), env: {}, log: SILENT_LOGGER, rateLimit: async () => undefined });
+      const literal: DeploymentResource = { ...resource, name: 'literal', spec: { ...resource.spec, secrets: [{ name: 'TOKEN', from: { value: 'planted-literal-a7c1' } }] } };
+      const job = { id: 'literal-1', data: buildJobData(literal, 'create-deployment', { origin: 'test' }), attemptsMade: 0 } as unknown as Job;
+      const failure = await processor(job).then(() => undefined, (error: unknown) => error);
+      expect(failure).toBeInstanceOf(UnrecoverableError);
+      expect((failure as Error).message).toMatch(/^Deployment\/literal: secret TOKEN is a literal value in the manifest \(.+, --allow-literal-secrets\)/);
+      expect((failure as Error).message).not.toContain('planted-literal-a7c1');
+      expect(emulator.requestLog.filter((e) => e.method !== 'GET')).toEqual([]);
+    } finally {
+      await closeRedis(redis);
+    }
   });
 });

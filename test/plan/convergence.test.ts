@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { SecretResolutionError } from '../../src/core/errors.js';
 import type { AppliedRecord, DeploymentSpec, LiveDeployment } from '../../src/core/model.js';
-import { diffDeployment, requestBody } from '../../src/plan/plan.js';
+import { diffDeployment, requestBody } from '../../src/core/kinds/deployment/index.js';
 import type { PatchDeploymentRequest } from '../../src/core/wire/schema.js';
 import { OPENAI_OLD_VALUE, OPENAI_VALUE, applied, desired, hashOf, supportAgentLive, supportAgentSpec } from './fixtures.js';
 

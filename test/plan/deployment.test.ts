@@ -1,7 +1,7 @@
 // Table tests of diffDeployment: every field kind, resource_spec merge, revision rules, secrets, blockers, create.
 import { describe, expect, it } from 'vitest';
 import type { DeploymentSpec, LiveDeployment, SourceLocation } from '../../src/core/model.js';
-import { diffDeployment, type DeploymentContext, type DeploymentDiff } from '../../src/plan/plan.js';
+import { diffDeployment, type DeploymentContext, type DeploymentDiff } from '../../src/core/kinds/deployment/index.js';
 import {
   INTEGRATION,
   LISTENER,

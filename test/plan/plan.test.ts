@@ -2,6 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Diagnostic } from '../../src/core/diagnostics.js';
 import type { AppliedRecord, BlockedResource, DesiredResource, LiveDeployment, Plan } from '../../src/core/model.js';
+import { kindOf } from '../../src/core/kinds/index.js';
 import { plan, type PlanInput } from '../../src/plan/plan.js';
 import {
   OPENAI_VALUE,
@@ -296,5 +297,40 @@ describe('pairing stays linear', () => {
     expect(reads).toBeLessThanOrEqual(2 * (resources.length + liveList.length));
     expect(result.summary).toStrictEqual({ create: 1000, update: 2000, noop: 6000, orphan: 1000, blocked: 0 });
     expect(result.changes).toHaveLength(n);
+  });
+});
+
+describe('one plan loop for every kind', () => {
+  it('diffs each paired resource through its kind in the table, with the input maps of that resource', () => {
+    const support = desired('support-agent', supportAgentSpec());
+    const supportLive = supportAgentLive({ source_config: { ...supportAgentLive().source_config, resource_spec: { max_scale: 9 } } });
+    const slack = slackProvider();
+    const linear = linearProvider();
+    const slackKey = 'OAuthProvider/slack';
+    const slackHashes = { client_secret: hashOf('slack', 'client_secret', SLACK_SECRET_VALUE, 'OAuthProvider') };
+    const preview = { ok: false as const, step: 'metadata', message: 'no OAuth metadata' };
+    const given = input({
+      resources: [linear, support, slack],
+      live: [supportLive],
+      secretHashes: new Map([...supportHashes, [slackKey, slackHashes]]),
+      discovery: new Map([['linear', preview]]),
+    });
+    const result = plan(given);
+    // the plan's change of each resource is exactly its kind's diff with that resource's context
+    expect(result.changes).toEqual([
+      kindOf('Deployment').diff(support, supportLive, { secretHashes: supportHashes.get(deploymentKey('support-agent'))! }),
+      kindOf('OAuthProvider').diff(linear, undefined, { secretHashes: {}, discovery: preview }),
+      kindOf('OAuthProvider').diff(slack, undefined, { secretHashes: slackHashes }),
+    ]);
+    expect(result.changes.map((c) => `${c.kind}/${c.name} ${c.action}`)).toEqual([
+      'Deployment/support-agent update',
+      'OAuthProvider/linear blocked',
+      'OAuthProvider/slack create',
+    ]);
+  });
+
+  it('pairs only the listed kind with live deployments: a provider named like a live deployment leaves it an orphan', () => {
+    const result = plan(input({ resources: [slackProvider()], live: [liveNamed('slack', '0b5e7c1a-4d2f-4a8b-9c3e-00000000aaaa')] }));
+    expect(result.changes.map((c) => `${c.kind}/${c.name} ${c.action}`)).toEqual(['Deployment/slack orphan', 'OAuthProvider/slack blocked']);
   });
 });

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { objectHash } from '../../src/core/hash.js';
 import type { DiscoveryPreview, ProviderResource } from '../../src/core/model.js';
-import { diffProvider, providerDefinitionHash, type ProviderContext, type ProviderDiff } from '../../src/plan/plan.js';
+import { diffProvider, providerDefinitionHash, type ProviderContext, type ProviderDiff } from '../../src/core/kinds/oauth-provider/index.js';
 import { SLACK_SECRET_VALUE, applied, hashOf, linearProvider, slackProvider } from './fixtures.js';
 
 const SLACK_HASH = hashOf('slack', 'client_secret', SLACK_SECRET_VALUE, 'OAuthProvider');

@@ -123,6 +123,27 @@ describe('lost answers and conflicts', () => {
     expect(writes(emulator.requestLog)).toEqual([]);
   });
 
+  it('a provider create answered 409 that no earlier attempt explains is blocked with the ways out, and stays so', async () => {
+    // created in the service by someone else: converge has never seen its definition (the service cannot read providers)
+    const seed = { ...seedWith([]), providers: [{ provider_id: 'github', name: 'Someone else', client_id: 'other', auth_url: 'https://other.example/a', token_url: 'https://other.example/t' }] };
+    const { emulator, argv } = await setup({ 'p.yaml': providerYaml('github', 'PROVIDER_ENV') }, seed);
+    const run = await runApplyCli(argv(emulator.url, '--attempts', '5'), ENV);
+    expect(run.code).toBe(1);
+    expect(run.stdout).toMatch(
+      /failed +OAuthProvider\/github: blocked: the service already has an OAuth provider "github" that converge did not create, and it cannot read providers, so converge has never seen its definition; the service cannot update an OAuth provider; delete it in the service and remove its applied state, or rename/,
+    );
+    expect(writes(emulator.requestLog).map((e) => `${e.method} ${e.status}`)).toEqual(['POST 409']);
+    expect(run.stdout).not.toContain(ENV.PROVIDER_ENV);
+
+    // nothing was recorded as applied, and the pending write was dropped: the next apply is blocked the same way
+    emulator.resetLog();
+    const again = await runApplyCli(argv(emulator.url, '--attempts', '5'), ENV);
+    expect(again.code).toBe(1);
+    expect(again.stdout).toContain('Plan: 1 to create');
+    expect(again.stdout).toMatch(/failed +OAuthProvider\/github: blocked: the service already has an OAuth provider "github"/);
+    expect(writes(emulator.requestLog).map((e) => `${e.method} ${e.status}`)).toEqual(['POST 409']);
+  });
+
   it('429 pauses the queue without spending an attempt (every write 429s once, attempts 1)', async () => {
     const names = ['r1', 'r2', 'r3', 'r4'];
     const files = Object.fromEntries(names.map((n) => [`${n}.yaml`, deploymentYaml(n, externalDockerSpec(`docker.io/acme/${n}:1`, 1))]));

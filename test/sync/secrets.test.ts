@@ -75,7 +75,7 @@ describe('secrets never at rest', () => {
     expect(run.code).toBe(0);
     expect(run.stderr).toContain('job done');
 
-    // the service got the real values (the literal read back from the manifest by the worker)
+    // the service got the real values (the literal from the manifests apply read, held in its memory only)
     const listed = await fetch(`${emulator.url}/v2/deployments?name_contains=vault`, { headers: { 'x-api-key': PLANTED.apiKey } });
     const vault = ((await listed.json()) as { resources: Array<{ secrets: Array<{ name: string; value: string }> }> }).resources[0]!;
     expect(Object.fromEntries(vault.secrets.map((s) => [s.name, s.value]))).toEqual({ FROM_ENV: PLANTED.env, FROM_FILE: PLANTED.file, LITERAL: PLANTED.literal });

@@ -75,12 +75,11 @@ export const applyCommand: Command = {
       const text = output === 'text';
       if (text) io.stdout.write(planLines(result).join('\n') + '\n');
 
-      const changes = changesToApply(result.changes, gathered.resources, gathered.live, gathered.liveReadAt);
+      const changes = changesToApply(result.changes, gathered.resources, gathered.live);
       const results = await runApply({
         jobs,
         client: target.client,
         env: io.env,
-        manifestDir: dir,
         changes,
         log,
         onProgress: (finished, total, latest) => {

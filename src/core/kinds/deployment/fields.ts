@@ -1,13 +1,13 @@
 // Field-level diff of a deployment's declared configuration against live state, and the minimal PATCH body.
-import type { DeploymentSpec, FieldChange } from '../core/model.js';
+import type { DeploymentSpec, FieldChange } from '../../model.js';
 import {
   ResourceSpec,
   SourceConfig,
   SourceRevisionConfig,
   type PatchDeploymentRequest,
   type CreateDeploymentRequest,
-} from '../core/wire/schema.js';
-import { declaredKeys, deepEqual, isAbsent, orNull, setEqual, stripNulls } from './values.js';
+} from '../../wire/schema.js';
+import { declaredKeys, deepEqual, isAbsent, orNull, setEqual, stripNulls } from '../../values.js';
 
 type Loose = Record<string, unknown>;
 

@@ -1,10 +1,11 @@
 // Plans one OAuthProvider: the service can only create providers, so applied definition hashes decide noop/blocked/create.
-import type { AppliedRecord, DiscoveryPreview, FieldChange, McpProviderSpec, ManualProviderSpec, PlanChange, ProviderResource } from '../core/model.js';
-import { SENSITIVE } from '../core/model.js';
-import { objectHash } from '../core/hash.js';
-import type { CreateProviderRequest, McpDiscoverRequest } from '../core/wire/schema.js';
-import { isAbsent, stripNulls } from './values.js';
-import { SUSPENDED_NOTE, withLocation } from './notes.js';
+import type { DiscoveryPreview, FieldChange, McpProviderSpec, ManualProviderSpec, PlanChange, ProviderResource } from '../../model.js';
+import { SENSITIVE } from '../../model.js';
+import { objectHash } from '../../hash.js';
+import type { CreateProviderRequest, McpDiscoverRequest } from '../../wire/schema.js';
+import { isAbsent, stripNulls } from '../../values.js';
+import type { PlanContext } from '../kind.js';
+import { SUSPENDED_NOTE, withLocation } from '../notes.js';
 
 /** The secret name under which a provider's client_secret hash is kept (secretHashes, AppliedRecord.secrets). */
 export const CLIENT_SECRET = 'client_secret';
@@ -20,13 +21,8 @@ export interface ProviderDiff {
   definitionHash: string;
 }
 
-export interface ProviderContext {
-  applied?: AppliedRecord;
-  /** CLIENT_SECRET -> secretHash() of the desired client_secret value. */
-  secretHashes: Record<string, string>;
-  secretErrors?: string[];
-  discovery?: DiscoveryPreview;
-}
+/** What the plan knows of a provider besides its manifest (repository resolution concerns deployments only). */
+export type ProviderContext = Omit<PlanContext, 'repositoryError'>;
 
 /** objectHash of the spec with client_secret (a reference) replaced by the hash of its value (null when unresolved). */
 export function providerDefinitionHash(resource: ProviderResource, secretHashes: Record<string, string>): string {

@@ -1,18 +1,19 @@
 // Plans one Deployment: blockers (immutable fields, unknown source, unresolved inputs), field diff, minimal request.
-import type { AppliedRecord, DeploymentResource, FieldChange, LiveDeployment, PlanChange } from '../core/model.js';
-import { resourceKey } from '../core/model.js';
+import type { DeploymentResource, FieldChange, LiveDeployment, PlanChange } from '../../model.js';
+import { resourceKey } from '../../model.js';
 import {
   IMMUTABLE_SOURCE_CONFIG_FIELDS,
   SOURCES,
   type CreateDeploymentRequest,
   type PatchDeploymentRequest,
   type Secret,
-} from '../core/wire/schema.js';
-import { SecretResolutionError } from '../core/errors.js';
-import { createDeclared, diffDeclared, patchStartsRevision } from './deployment-fields.js';
+} from '../../wire/schema.js';
+import { SecretResolutionError } from '../../errors.js';
+import { isAbsent } from '../../values.js';
+import type { PlanContext } from '../kind.js';
+import { SUSPENDED_NOTE, withLocation } from '../notes.js';
+import { createDeclared, diffDeclared, patchStartsRevision } from './fields.js';
 import { diffSecrets, writtenOnceNote } from './secrets.js';
-import { isAbsent } from './values.js';
-import { SUSPENDED_NOTE, withLocation } from './notes.js';
 
 export interface DeploymentDiff {
   change: PlanChange;
@@ -21,15 +22,8 @@ export interface DeploymentDiff {
   secretNames: string[];
 }
 
-export interface DeploymentContext {
-  /** secret name -> secretHash() of the desired value; a declared secret missing here could not be resolved. */
-  secretHashes: Record<string, string>;
-  applied?: AppliedRecord;
-  /** Messages (never values) of secrets that could not be resolved. */
-  secretErrors?: string[];
-  /** Why spec.repository could not be resolved. */
-  repositoryError?: string;
-}
+/** What the plan knows of a deployment besides its manifest and live state (discovery concerns providers only). */
+export type DeploymentContext = Omit<PlanContext, 'discovery'>;
 
 const KNOWN_SOURCES: ReadonlySet<string> = new Set(SOURCES);
 

@@ -1,9 +1,9 @@
 // Secret diff of one deployment: compares hashes only (live plain echo, else applied record), never values.
-import type { AppliedRecord, FieldChange, SecretRef } from '../core/model.js';
-import { SENSITIVE } from '../core/model.js';
-import { secretHash } from '../core/hash.js';
-import type { LiveSecret } from '../core/wire/schema.js';
-import { compareStrings } from './values.js';
+import type { AppliedRecord, FieldChange, SecretRef } from '../../model.js';
+import { SENSITIVE } from '../../model.js';
+import { secretHash } from '../../hash.js';
+import type { LiveSecret } from '../../wire/schema.js';
+import { compareStrings } from '../../values.js';
 
 /** What the service shows instead of a value when it masks secrets (design.md §1). */
 export const MASKED_SECRET = '********';

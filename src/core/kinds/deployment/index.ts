@@ -1,0 +1,34 @@
+// The Deployment kind: listed by the service, diffed field by field, created or patched.
+import type { DeploymentResource } from '../../model.js';
+import { fingerprintOf, type KindModule } from '../kind.js';
+import { diffDeployment } from './diff.js';
+import { deploymentFromJob, deploymentJobPayload, DeploymentJobPayload } from './job.js';
+import { syncDeployment } from './sync.js';
+
+export { diffDeployment, requestBody, type DeploymentContext, type DeploymentDiff } from './diff.js';
+export { findLiveDeployment, CLOCK_SKEW_MS } from './sync.js';
+
+const OPERATIONS = ['create-deployment', 'patch-deployment'] as const;
+
+export const deploymentKind = {
+  kind: 'Deployment',
+  listed: true,
+  diff(resource, live, context) {
+    return diffDeployment(resource, live, context).change;
+  },
+  fingerprint(resource, secretHashes) {
+    const { secrets, ...others } = resource.spec;
+    return fingerprintOf(resource, { ...others, secrets: (secrets ?? []).map((s) => s.name) }, secretHashes);
+  },
+  secretSources(resource) {
+    return (resource.spec.secrets ?? []).map((s) => ({ name: s.name, from: s.from }));
+  },
+  jobSchema: DeploymentJobPayload,
+  operations: OPERATIONS,
+  operation(_resource, action) {
+    return action === 'create' ? 'create-deployment' : 'patch-deployment';
+  },
+  jobPayload: deploymentJobPayload,
+  fromJobPayload: deploymentFromJob,
+  sync: syncDeployment,
+} satisfies KindModule<DeploymentResource, typeof DeploymentJobPayload, (typeof OPERATIONS)[number]>;

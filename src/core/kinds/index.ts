@@ -1,0 +1,46 @@
+// The table of resource kinds: plan, enqueue and sync reach every kind-specific step through it, never by testing `kind`.
+//
+// A kind (see KindModule in kind.ts) provides:
+//   - listed          whether the service lists live resources of the kind (pairing, orphans, drift);
+//   - diff            the plan's change for one resource against its live state (pure);
+//   - fingerprint     a hash of what the manifest asks for, secret values as hashes (the daemon's drift memory);
+//   - secretSources   the secret references it declares, by name;
+//   - jobSchema, operations, operation, jobPayload, fromJobPayload
+//                     its job: the payload (secret values replaced by pointers), its schema and operation names;
+//   - sync            its write operation, level-triggered, with every I/O injected (ports.ts).
+// Adding a kind: a folder here with a module that satisfies KindModule, and one line in `kinds` below. Its manifest
+// schema (src/core/manifest/schema.ts) and its resource type in DesiredResource (src/core/model.ts) come with it.
+import { z } from 'zod';
+import type { ResourceKind } from '../model.js';
+import { deploymentKind } from './deployment/index.js';
+import type { KindModule } from './kind.js';
+import { oauthProviderKind } from './oauth-provider/index.js';
+
+export const kinds = {
+  Deployment: deploymentKind,
+  OAuthProvider: oauthProviderKind,
+} satisfies { [K in ResourceKind]: KindModule & { kind: K } };
+
+/** The module of one kind (typed for any resource: the caller passes a resource of that kind). */
+export function kindOf(kind: ResourceKind): KindModule {
+  return kinds[kind];
+}
+
+type AnyKind = (typeof kinds)[ResourceKind];
+
+/** Every kind's job payload schema, for the discriminated union of job resources. */
+const JOB_SCHEMAS = Object.values(kinds).map((module) => module.jobSchema) as [AnyKind['jobSchema'], ...Array<AnyKind['jobSchema']>];
+
+/** A desired resource as a job carries it: checked by its kind's schema, which has no place for a secret value. */
+export const JobResource = z.discriminatedUnion('kind', JOB_SCHEMAS);
+export type JobResource = z.infer<typeof JobResource>;
+
+export type JobOperation = AnyKind['operations'][number];
+
+/** Every operation a job may be named after. */
+export const JOB_OPERATIONS = Object.values(kinds).flatMap((module): readonly JobOperation[] => module.operations) as [JobOperation, ...JobOperation[]];
+
+export { CLIENT_SECRET, PROVIDER_CHANGED_REASON } from './oauth-provider/index.js';
+export { fingerprintOf, type DeclaredSecret, type KindModule, type PlanContext } from './kind.js';
+export { JobSecretRef, JobSecretSource, type SecretSourceFromJob } from './job.js';
+export { PendingWrite, SyncOutcome, SyncResult, type AppliedStatePort, type DesiredSecrets, type ServicePort, type SyncPorts } from './ports.js';

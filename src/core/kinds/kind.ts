@@ -1,0 +1,71 @@
+// The shape of one resource kind: what plan, enqueue and sync ask of it (the table of kinds is index.ts).
+import type { z } from 'zod';
+import { objectHash } from '../hash.js';
+import type { AppliedRecord, DesiredResource, DiscoveryPreview, LiveDeployment, PlanChange, SecretSource } from '../model.js';
+import type { SecretSourceFromJob } from './job.js';
+import type { SyncPorts, SyncResult } from './ports.js';
+
+/** What the plan knows of one resource besides its manifest and live state; each kind reads what concerns it. */
+export interface PlanContext {
+  /** secret name -> secretHash() of the desired value; a declared secret missing here could not be resolved. */
+  secretHashes: Record<string, string>;
+  /** What converge last wrote to the resource (hashes only). */
+  applied?: AppliedRecord;
+  /** Messages (never values) of secrets that could not be resolved: they block the resource. */
+  secretErrors?: string[];
+  /** Why spec.repository could not be resolved (deployments). */
+  repositoryError?: string;
+  /** What read-only MCP discovery found (providers with mcp_server_url). */
+  discovery?: DiscoveryPreview;
+}
+
+/** A secret a resource declares: its name (the provider's is CLIENT_SECRET) and where its value comes from. */
+export interface DeclaredSecret {
+  name: string;
+  from: SecretSource;
+}
+
+/**
+ * One resource kind. `R` is its desired resource, `S` the zod schema of its job payload, `O` its job operations.
+ * Methods (not function properties), so a kind of one resource type stands in the table for the kind of any.
+ */
+export interface KindModule<R extends DesiredResource = DesiredResource, S extends z.ZodType = z.ZodType, O extends string = string> {
+  readonly kind: R['kind'];
+  /**
+   * The service lists live resources of this kind: the plan pairs each desired one with the live one of its name,
+   * live ones named in no manifest are orphans, and drift of the live side can be told from a manifest change.
+   * False: the applied record is the only knowledge converge has of the live resource.
+   */
+  readonly listed: boolean;
+  /** The plan's change for one resource against its live state (undefined: none, or a kind that is not listed). Pure. */
+  diff(resource: R, live: LiveDeployment | undefined, context: PlanContext): PlanChange;
+  /**
+   * A hash of what the manifest asks for: the resource without its location, secret sources replaced by the hashes of
+   * the desired values. Equal for two loads of an unchanged manifest, even moved to another file. Holds no secret value.
+   */
+  fingerprint(resource: R, secretHashes: Readonly<Record<string, string>>): string;
+  /** Every secret the resource declares. */
+  secretSources(resource: R): DeclaredSecret[];
+  /** The schema a job payload of this kind is checked against (no place for a secret value). */
+  readonly jobSchema: S;
+  /** The operations a job of this kind is named after. */
+  readonly operations: readonly O[];
+  /** The operation a plan's create or update of the resource maps to. */
+  operation(resource: R, action: 'create' | 'update'): O;
+  /** The job form of the resource: identical, except that each literal secret value is replaced by a pointer (job.ts). */
+  jobPayload(resource: R): z.input<S>;
+  /** The desired resource a job payload describes, each secret source turned back by `fromJob`. */
+  fromJobPayload(payload: z.output<S>, fromJob: SecretSourceFromJob): R;
+  /**
+   * Brings the live resource to the manifest, level-triggered: reads what it can right before it writes, settles a
+   * write of an earlier attempt whose answer was lost, sends the minimal change, records it. `liveId`: the live
+   * resource's id when the plan knew it. Throws BlockedError when it cannot succeed as things stand.
+   */
+  sync(resource: R, ports: SyncPorts, liveId?: string): Promise<SyncResult>;
+}
+
+/** objectHash of the resource without its location, with `spec` (secret sources left out) and the desired secret hashes. */
+export function fingerprintOf(resource: DesiredResource, spec: unknown, secretHashes: Readonly<Record<string, string>>): string {
+  const { location: _location, secretLocations: _where, ...rest } = resource;
+  return objectHash({ ...rest, spec, secretHashes });
+}

@@ -1,0 +1,45 @@
+// The OAuthProvider kind: never listed nor read by the service; created once, known by its definition hash.
+import type { ProviderResource } from '../../model.js';
+import { fingerprintOf, type KindModule } from '../kind.js';
+import { CLIENT_SECRET, diffProvider } from './diff.js';
+import { providerFromJob, providerJobPayload, ProviderJobPayload } from './job.js';
+import { syncProvider } from './sync.js';
+
+export {
+  CLIENT_SECRET,
+  diffProvider,
+  PROVIDER_CHANGED_REASON,
+  providerDefinitionHash,
+  type ProviderContext,
+  type ProviderDiff,
+} from './diff.js';
+export { providerExistsReason } from './sync.js';
+
+const OPERATIONS = ['create-provider', 'discover-provider'] as const;
+
+export const oauthProviderKind = {
+  kind: 'OAuthProvider',
+  listed: false,
+  diff(resource, _live, context) {
+    return diffProvider(resource, context).change;
+  },
+  fingerprint(resource, secretHashes) {
+    if (resource.spec.mode !== 'manual') return fingerprintOf(resource, resource.spec, secretHashes);
+    const { client_secret, ...others } = resource.spec;
+    return fingerprintOf(resource, { ...others, client_secret: client_secret !== undefined }, secretHashes);
+  },
+  secretSources(resource) {
+    const spec = resource.spec;
+    return spec.mode === 'manual' && spec.client_secret !== undefined ? [{ name: CLIENT_SECRET, from: spec.client_secret }] : [];
+  },
+  jobSchema: ProviderJobPayload,
+  operations: OPERATIONS,
+  operation(resource) {
+    return resource.spec.mode === 'mcp' ? 'discover-provider' : 'create-provider';
+  },
+  jobPayload: providerJobPayload,
+  fromJobPayload: providerFromJob,
+  sync(resource, ports) {
+    return syncProvider(resource, ports);
+  },
+} satisfies KindModule<ProviderResource, typeof ProviderJobPayload, (typeof OPERATIONS)[number]>;

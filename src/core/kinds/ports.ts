@@ -1,0 +1,88 @@
+// What a kind's sync needs from outside, injected (the service, the applied-state store, secrets, the clock), and the records it exchanges.
+import { z } from 'zod';
+import type { AppliedRecord, DeploymentResource, DesiredResource, LiveDeployment } from '../model.js';
+import type { CreateDeploymentRequest, CreateProviderRequest, McpDiscoverRequest, PatchDeploymentRequest } from '../wire/schema.js';
+
+/** The service operations the kinds use; src/service's ServiceClient has them. Failures are thrown as ServiceError (src/core/errors.ts) and the like. */
+export interface ServicePort {
+  listDeploymentPages(query: { deployment_ids?: string[]; name_contains?: string }): AsyncIterable<LiveDeployment[]>;
+  createDeployment(body: CreateDeploymentRequest): Promise<LiveDeployment>;
+  patchDeployment(id: string, body: PatchDeploymentRequest): Promise<LiveDeployment>;
+  createProvider(body: CreateProviderRequest): Promise<unknown>;
+  discoverProvider(body: McpDiscoverRequest): Promise<unknown>;
+}
+
+/**
+ * A write whose answer may be lost (timeout, dropped connection): recorded just before it is sent, so a retry
+ * can tell "my write landed" from "someone else's resource" without writing again. Hashes only.
+ */
+export const PendingWrite = z.strictObject({
+  op: z.enum(['create', 'patch', 'create-provider', 'discover-provider']),
+  /** secret name -> hash of the value being written. */
+  secrets: z.record(z.string(), z.string().regex(/^[0-9a-f]{64}$/)),
+  definitionHash: z.string().optional(),
+  /** ISO time just before the first send of this write. */
+  sentAt: z.string(),
+  /** PATCH only: the deployment's latest_revision_id before the write. */
+  revisionBefore: z.string().nullable().optional(),
+  /** PATCH only: whether the write starts a new revision (then a changed latest_revision_id shows it landed). */
+  startsRevision: z.boolean().optional(),
+});
+export type PendingWrite = z.infer<typeof PendingWrite>;
+
+/** The applied-state store operations a sync uses; src/enqueue's AppliedStateStore has them. */
+export interface AppliedStatePort {
+  /** The applied record and the pending write of one resource, read together. */
+  read(resourceKey: string): Promise<{ applied: AppliedRecord | undefined; pending: PendingWrite | undefined }>;
+  setPending(resourceKey: string, pending: PendingWrite): Promise<void>;
+  clearPending(resourceKey: string): Promise<void>;
+  /**
+   * Records a write (secret hashes merged over `known`, the record read during this job; undefined: read it) and
+   * removes its pending write, at once.
+   */
+  recordWrite(
+    resourceKey: string,
+    written: { secrets: Record<string, string>; definitionHash?: string },
+    at?: Date,
+    known?: AppliedRecord | null,
+  ): Promise<AppliedRecord>;
+}
+
+/** A resource's secrets as its sync sees them: hashes to diff with, values only on demand, right before a write. */
+export interface DesiredSecrets {
+  /** secret name (CLIENT_SECRET for a provider) -> secretHash of the desired value. */
+  hashes: Record<string, string>;
+  /** Messages (never values) of secrets that could not be resolved. */
+  errors: string[];
+  /** The values of `names`; they live only in memory for the request that sends them. */
+  values(names: readonly string[]): Promise<Record<string, string>>;
+}
+
+/** Everything a kind's sync reaches outside itself through. */
+export interface SyncPorts {
+  service: ServicePort;
+  appliedState: AppliedStatePort;
+  /** The desired secrets of a resource, resolved in this process's environment. */
+  desiredSecrets(resource: DesiredResource): Promise<DesiredSecrets>;
+  /**
+   * A deployment with spec.repository (owner/name) resolved into source_config as the plan resolves it, or why it
+   * could not be (the reason blocks the resource). Lists the service's integrations and repositories.
+   */
+  resolveRepository(resource: DeploymentResource): Promise<{ resource: DeploymentResource; error?: string }>;
+  now(): Date;
+}
+
+export const SyncOutcome = z.enum(['created', 'updated', 'unchanged', 'adopted']);
+export type SyncOutcome = z.infer<typeof SyncOutcome>;
+
+/** What one sync of one resource did (a job's return value). */
+export const SyncResult = z.strictObject({
+  outcome: SyncOutcome,
+  /** True when this sync's write started a new revision of the deployment. */
+  new_revision: z.boolean(),
+  deploymentId: z.string().optional(),
+  latestRevisionId: z.string().nullable().optional(),
+  /** One line for humans, e.g. what adoption found. Never a secret. */
+  message: z.string().optional(),
+});
+export type SyncResult = z.infer<typeof SyncResult>;
