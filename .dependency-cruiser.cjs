@@ -12,11 +12,11 @@ const FOLDERS = {
   // node:crypto and no other builtin: hashing is computation, not I/O
   core: { ours: [], npm: ['zod', 'yaml', 'js-yaml'], builtins: ['crypto'] },
   plan: { ours: ['core'], npm: [], builtins: [] },
-  secrets: { ours: ['core'], npm: [], builtins: ['fs', 'path'] },
+  secrets: { ours: ['core'], npm: [], builtins: ['fs', 'path', 'util'] },
   service: { ours: ['core'], npm: ['undici', 'zod'], builtins: 'any' },
   observe: { ours: ['core', 'secrets', 'service', 'discovery'], typesOnly: ['plan'], npm: [], builtins: 'any' },
   sync: { ours: ['core', 'secrets', 'service'], npm: [], builtins: [] },
-  enqueue: { ours: ['core', 'plan', 'secrets', 'service', 'sync'], npm: ['bullmq', 'ioredis'], builtins: 'any' },
+  enqueue: { ours: ['core', 'plan', 'secrets', 'service', 'sync'], npm: ['bullmq', 'ioredis', 'zod'], builtins: 'any' },
   daemon: {
     ours: ['core', 'plan', 'observe', 'secrets', 'service', 'enqueue'],
     npm: ['chokidar', 'pino', 'pino-pretty', 'prom-client'],

@@ -1,7 +1,7 @@
 // The I/O half of planning: reads manifests, live deployments, applied state, repositories and discovery into a PlanInput.
 import type { ServiceClient } from '../service/client.js';
 import { applyRepositoryResolution } from '../core/repositories.js';
-import { resolveRepositories } from './repositories.js';
+import { resolveRepositories } from '../service/repositories.js';
 import type { Diagnostic } from '../core/diagnostics.js';
 import {
   formatLocation,

@@ -1,7 +1,8 @@
 // One resource, level-triggered: its desired state from the job, its I/O wired to the service and the applied state, its kind's sync.
 import { kindOf, type AppliedStatePort, type DesiredSecrets, type ServicePort, type SyncResult } from '../core/kinds/index.js';
 import type { DeploymentResource, DesiredResource } from '../core/model.js';
-import { applyRepositoryResolution, resolveRepositories, type RepositorySource } from '../observe/repositories.js';
+import { applyRepositoryResolution } from '../core/repositories.js';
+import { resolveRepositories, type RepositorySource } from '../service/repositories.js';
 import { hashDesiredSecrets, resolveSecretValue, secretSources } from '../secrets/resolve.js';
 
 /** What a sync talks to. */

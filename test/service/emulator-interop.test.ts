@@ -2,7 +2,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { ServiceClient, type RequestInfo } from '../../src/service/client.js';
 import { ServiceError } from '../../src/service/errors.js';
-import { resolveRepositories } from '../../src/observe/repositories.js';
+import { resolveRepositories } from '../../src/service/repositories.js';
 import { startEmulator, type EmulatorOptions } from '../../src/emulator/server.js';
 import { prng } from '../helpers/prng.js';
 

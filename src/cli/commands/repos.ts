@@ -1,6 +1,6 @@
 // `converge repos`: the code-host repositories the service can see, for people writing spec.repository.
 import type { VisibleRepository } from '../../core/repositories.js';
-import { listVisibleRepositories } from '../../observe/repositories.js';
+import { listVisibleRepositories } from '../../service/repositories.js';
 import { UsageError } from '../../core/errors.js';
 import type { Command } from '../command.js';
 import { resolveSettings, settingOptions } from '../settings.js';

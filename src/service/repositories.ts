@@ -1,5 +1,5 @@
-// Repository resolution, the I/O part: lists the integrations and their repositories through the service
-// client, then resolves against that catalog with the pure part (src/core/repositories.ts).
+// Repository resolution, the I/O part: lists the integrations and their repositories through the service client,
+// then resolves against that catalog with the pure part (src/core/repositories.ts).
 import type { DeploymentResource } from '../core/model.js';
 import type { Integration, Repository } from '../core/wire/schema.js';
 import { mapBounded } from '../core/map-bounded.js';
@@ -10,9 +10,6 @@ import {
   type RepositoryResolution,
   type VisibleRepository,
 } from '../core/repositories.js';
-
-// src/sync/sync.ts imports it from here; it belongs to the pure part.
-export { applyRepositoryResolution } from '../core/repositories.js';
 
 /** The two listing calls resolution needs; ServiceClient has them. */
 export interface RepositorySource {

@@ -2,9 +2,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { ServiceClient } from '../../src/service/client.js';
 import { ServiceError } from '../../src/service/errors.js';
-import { listVisibleRepositories, resolveRepositories } from '../../src/observe/repositories.js';
+import { listVisibleRepositories, resolveRepositories } from '../../src/service/repositories.js';
 import type { DeploymentResource, DeploymentSpec } from '../../src/core/model.js';
-import { json, startServer, type ScriptedServer } from '../service/scripted-server.js';
+import { json, startServer, type ScriptedServer } from './scripted-server.js';
 
 interface FakeIntegration {
   id: string;
