@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // The converge binary: finds the command, parses its flags, runs it, turns user mistakes into one line.
 import { ConvergeError } from '../core/errors.js';
+import { VERSION } from '../service/version.js';
 import { commandHelp, parseCommandArgs, type Command, type CommandIo } from './command.js';
 import { loadCommand, loadCommands } from './commands/index.js';
 
@@ -28,7 +29,7 @@ export async function runCli(argv: string[], io: CommandIo): Promise<number> {
     return name ? 0 : 1;
   }
   if (name === '--version' || name === '-V') {
-    io.stdout.write('converge 0.1.0\n');
+    io.stdout.write(`converge ${VERSION}\n`);
     return 0;
   }
   const command: Command | undefined = await loadCommand(name);

@@ -11,6 +11,7 @@ import { openQueueEvents, openQueueSession, type QueueSession } from '../enqueue
 import { closeRedis } from '../enqueue/redis.js';
 import { startWorker, type ReconcileWorker, type WorkerSettings } from '../enqueue/worker.js';
 import { ManifestCache } from '../observe/manifests.js';
+import { VERSION } from '../service/version.js';
 import { DesiredMemory } from './drift.js';
 import { startStatusServer, type ReadinessCheck, type StatusServer } from './status-server.js';
 import { LastGoodManifests } from './last-good.js';
@@ -19,7 +20,7 @@ import { errorLine, Reconciler } from './reconciler.js';
 import { startResync, type Resync } from '../enqueue/resync-scheduler.js';
 import { watchManifestDir, type ManifestWatcher } from './watcher.js';
 
-export const DAEMON_VERSION = '0.1.0';
+export const DAEMON_VERSION = VERSION;
 
 /** The settings the daemon reads (src/cli/settings.ts Settings satisfies it). */
 export interface DaemonSettings extends WorkerSettings {
