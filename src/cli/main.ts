@@ -1,5 +1,7 @@
 #!/usr/bin/env node
 // The converge binary: finds the command, parses its flags, runs it, turns user mistakes into one line.
+import { realpathSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { ConvergeError } from '../core/errors.js';
 import { VERSION } from '../service/version.js';
 import { commandHelp, parseCommandArgs, type Command, type CommandIo } from './command.js';
@@ -52,8 +54,20 @@ export async function runCli(argv: string[], io: CommandIo): Promise<number> {
   }
 }
 
-const isMain = process.argv[1] && import.meta.url === new URL(`file://${process.argv[1]}`).href;
-if (isMain || process.argv[1]?.endsWith('/converge')) {
+/**
+ * True when node was started on this module, however the path reached it: through a symlink such as
+ * /usr/local/bin/converge, node_modules/.bin/converge, or a node_modules that is itself a symlink.
+ */
+function isEntryPoint(entry: string | undefined): boolean {
+  if (!entry) return false;
+  try {
+    return realpathSync(entry) === realpathSync(fileURLToPath(import.meta.url));
+  } catch {
+    return false;
+  }
+}
+
+if (isEntryPoint(process.argv[1]) || process.argv[1]?.endsWith('/converge')) {
   // A closed pipe (`converge plan ... | head`) ends the process quietly, as other command-line tools do.
   for (const stream of [process.stdout, process.stderr]) {
     stream.on('error', (error: NodeJS.ErrnoException) => {
