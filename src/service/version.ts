@@ -30,5 +30,5 @@ export function packageVersion(dir: string): string {
   }
 }
 
-/** converge's version, e.g. "0.1.0". */
+/** converge's version, as package.json writes it. */
 export const VERSION = packageVersion(dirname(fileURLToPath(import.meta.url)));
