@@ -3,6 +3,7 @@
 import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { ConvergeError } from '../core/errors.js';
+import { VERSION } from '../service/version.js';
 import { commandHelp, parseCommandArgs, type Command, type CommandIo } from './command.js';
 import { loadCommand, loadCommands } from './commands/index.js';
 
@@ -30,7 +31,7 @@ export async function runCli(argv: string[], io: CommandIo): Promise<number> {
     return name ? 0 : 1;
   }
   if (name === '--version' || name === '-V') {
-    io.stdout.write('converge 0.1.0\n');
+    io.stdout.write(`converge ${VERSION}\n`);
     return 0;
   }
   const command: Command | undefined = await loadCommand(name);
@@ -53,18 +54,20 @@ export async function runCli(argv: string[], io: CommandIo): Promise<number> {
   }
 }
 
-/** Whether this module is the process's entry point, also when it was started through a symlinked path. */
-function startedAsMain(argv1: string | undefined): boolean {
-  if (!argv1) return false;
+/**
+ * True when node was started on this module, however the path reached it: through a symlink such as
+ * /usr/local/bin/converge, node_modules/.bin/converge, or a node_modules that is itself a symlink.
+ */
+function isEntryPoint(entry: string | undefined): boolean {
+  if (!entry) return false;
   try {
-    return realpathSync(argv1) === fileURLToPath(import.meta.url);
+    return realpathSync(entry) === realpathSync(fileURLToPath(import.meta.url));
   } catch {
     return false;
   }
 }
 
-const isMain = startedAsMain(process.argv[1]);
-if (isMain || process.argv[1]?.endsWith('/converge')) {
+if (isEntryPoint(process.argv[1]) || process.argv[1]?.endsWith('/converge')) {
   // A closed pipe (`converge plan ... | head`) ends the process quietly, as other command-line tools do.
   for (const stream of [process.stdout, process.stderr]) {
     stream.on('error', (error: NodeJS.ErrnoException) => {

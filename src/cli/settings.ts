@@ -10,69 +10,161 @@ import type { OptionSpec, ParsedArgs } from './command.js';
 /** The shipped defaults, `config/default.yaml` beside the package. */
 export const DEFAULT_CONFIG_PATH = fileURLToPath(new URL('../../config/default.yaml', import.meta.url));
 
-/** One setting: its flag, environment variable, config-file key and how to read it. */
-interface SettingDef {
+/** Where one setting comes from (flag, environment variable, config-file key) and how --help shows it. */
+interface SourceFields {
   flag: string;
-  env?: string;
+  env: string;
   key: string;
-  kind: 'string' | 'int' | 'duration' | 'boolean' | 'enum';
-  choices?: readonly string[];
-  description: string;
   placeholder?: string;
+  description: string;
 }
 
-export const SETTINGS = {
-  apiUrl: { flag: 'api-url', env: 'CONVERGE_API_URL', key: 'api_url', kind: 'string', placeholder: 'URL', description: 'base URL of the service, or "embedded" for the in-process emulator' },
-  apiKey: { flag: 'api-key', env: 'CONVERGE_API_KEY', key: 'api_key', kind: 'string', placeholder: 'KEY', description: 'API key sent as X-Api-Key (prefer the environment variable)' },
-  tenantId: { flag: 'tenant-id', env: 'CONVERGE_TENANT_ID', key: 'tenant_id', kind: 'string', placeholder: 'UUID', description: 'workspace sent as X-Tenant-Id when the key spans several' },
-  redisUrl: { flag: 'redis-url', env: 'REDIS_URL', key: 'redis_url', kind: 'string', placeholder: 'URL', description: 'Redis for jobs and applied state' },
-  redisPrefix: { flag: 'redis-prefix', env: 'CONVERGE_REDIS_PREFIX', key: 'redis_prefix', kind: 'string', placeholder: 'PREFIX', description: 'key prefix; keep the {hash tag} for Redis Cluster' },
-  resync: { flag: 'resync', env: 'CONVERGE_RESYNC', key: 'resync', kind: 'duration', placeholder: 'DURATION', description: 'daemon: full reconcile interval' },
-  debounce: { flag: 'debounce', env: 'CONVERGE_DEBOUNCE', key: 'debounce', kind: 'duration', placeholder: 'DURATION', description: 'daemon: quiet time after a file change before planning' },
-  concurrency: { flag: 'concurrency', env: 'CONVERGE_CONCURRENCY', key: 'concurrency', kind: 'int', placeholder: 'N', description: 'jobs in flight per worker process' },
-  httpPort: { flag: 'http-port', env: 'CONVERGE_HTTP_PORT', key: 'http_port', kind: 'int', placeholder: 'N', description: 'daemon: port of /healthz, /readyz, /metrics, /status' },
-  httpHost: { flag: 'http-host', env: 'CONVERGE_HTTP_HOST', key: 'http_host', kind: 'string', placeholder: 'ADDR', description: 'daemon: address the status server binds to' },
-  logLevel: { flag: 'log-level', env: 'CONVERGE_LOG_LEVEL', key: 'log_level', kind: 'enum', choices: ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'], placeholder: 'LEVEL', description: 'log level' },
-  allowLocalDiscovery: { flag: 'allow-local-discovery', env: 'CONVERGE_ALLOW_LOCAL_DISCOVERY', key: 'allow_local_discovery', kind: 'boolean', description: 'let MCP discovery use http and reach loopback or private addresses' },
-  allowLiteralSecrets: { flag: 'allow-literal-secrets', env: 'CONVERGE_ALLOW_LITERAL_SECRETS', key: 'allow_literal_secrets', kind: 'boolean', description: 'accept literal secret values in manifests (local use only)' },
-  emulatorState: { flag: 'emulator-state', env: 'CONVERGE_EMULATOR_STATE', key: 'emulator_state', kind: 'string', placeholder: 'FILE', description: 'with --api-url embedded: seed the in-process emulator from this state file' },
-  driftPolicy: { flag: 'drift', env: 'CONVERGE_DRIFT', key: 'drift', kind: 'enum', choices: ['heal', 'report'], placeholder: 'POLICY', description: 'daemon: heal (revert drift) or report it only' },
-  requestTimeout: { flag: 'request-timeout', env: 'CONVERGE_REQUEST_TIMEOUT', key: 'request_timeout', kind: 'duration', placeholder: 'DURATION', description: 'timeout of one request to the service' },
-  attempts: { flag: 'attempts', env: 'CONVERGE_ATTEMPTS', key: 'attempts', kind: 'int', placeholder: 'N', description: 'attempts per job before it fails' },
-  backoff: { flag: 'backoff', env: 'CONVERGE_BACKOFF', key: 'backoff', kind: 'duration', placeholder: 'DURATION', description: 'first retry delay of a job (doubles, with jitter)' },
-  globalRate: { flag: 'global-rate', env: 'CONVERGE_GLOBAL_RATE', key: 'global_rate', kind: 'int', placeholder: 'N', description: 'writes per second across all worker processes (0: no limit)' },
-  waitTimeout: { flag: 'wait-timeout', env: 'CONVERGE_WAIT_TIMEOUT', key: 'wait_timeout', kind: 'duration', placeholder: 'DURATION', description: 'apply --wait: how long to wait for new revisions' },
-  shutdownTimeout: { flag: 'shutdown-timeout', env: 'CONVERGE_SHUTDOWN_TIMEOUT', key: 'shutdown_timeout', kind: 'duration', placeholder: 'DURATION', description: 'daemon and worker: deadline for active jobs on SIGTERM' },
-  jobLock: { flag: 'job-lock', env: 'CONVERGE_JOB_LOCK', key: 'job_lock', kind: 'duration', placeholder: 'DURATION', description: 'daemon: lock time of a running job; jobs of a worker that died are retried after about this long' },
-} as const satisfies Record<string, SettingDef>;
+/** A setting's source, and its flag's parseArgs type (which the setting's kind decides). */
+export interface SettingSource extends SourceFields {
+  /** A boolean setting is a switch; every other takes a value. */
+  flagType: 'string' | 'boolean';
+}
 
-export type SettingName = keyof typeof SETTINGS;
+/** Each setting's schema is registered here with its source; `settingSource` looks it up. */
+const SOURCES = z.registry<SettingSource>();
 
-export interface Settings {
-  apiUrl: string;
-  apiKey: string | undefined;
-  tenantId: string | undefined;
-  redisUrl: string;
-  redisPrefix: string;
-  resync: number;
-  debounce: number;
-  concurrency: number;
-  httpPort: number;
-  httpHost: string;
-  logLevel: string;
-  allowLocalDiscovery: boolean;
-  allowLiteralSecrets: boolean;
-  emulatorState: string | undefined;
-  driftPolicy: 'heal' | 'report';
-  requestTimeout: number;
-  attempts: number;
-  backoff: number;
-  globalRate: number;
-  waitTimeout: number;
-  shutdownTimeout: number;
-  jobLock: number;
+/**
+ * A setting's raw value: the first of flag, environment variable and config file that holds one, and
+ * `origin`, the name errors print (`--concurrency`, `CONVERGE_CONCURRENCY`, `FILE: concurrency`).
+ */
+function candidate(source: SourceFields) {
+  return z.object(
+    { value: z.union([z.string(), z.number(), z.boolean()]), origin: z.string() },
+    { error: (issue) => (issue.input === undefined ? `setting ${source.key} has no value; set --${source.flag}` : undefined) },
+  );
+}
+
+type RawValue = string | number | boolean;
+
+/**
+ * Reads a raw value with `read`, which throws UsageError naming the origin (as parseDuration does);
+ * the error becomes the schema's issue.
+ */
+function readWith<T>(source: SourceFields, read: (value: RawValue, origin: string) => T) {
+  return candidate(source).transform(({ value, origin }, ctx) => {
+    try {
+      return read(value, origin);
+    } catch (error) {
+      if (!(error instanceof UsageError)) throw error;
+      ctx.issues.push({ code: 'custom', input: value, message: error.message });
+      return z.NEVER;
+    }
+  });
+}
+
+/** Registers a setting's schema with its source. */
+function register<S extends z.ZodType>(schema: S, source: SourceFields, flagType: SettingSource['flagType']): S {
+  SOURCES.add(schema, { ...source, flagType });
+  return schema;
+}
+
+/** Text; required. */
+function text(source: SourceFields) {
+  return register(readWith(source, String), source, 'string');
+}
+
+/** Text that may be absent: then undefined. */
+function optionalText(source: SourceFields) {
+  return register(
+    candidate(source)
+      .optional()
+      .transform((found) => (found === undefined ? undefined : String(found.value))),
+    source,
+    'string',
+  );
+}
+
+/** A whole number, 0 or more. */
+function wholeNumber(source: SourceFields) {
+  const read = (value: RawValue, origin: string): number => {
+    const text = String(value);
+    if (!/^\d+$/.test(text)) throw new UsageError(`${origin}: "${text}" is not a whole number`);
+    return Number(text);
+  };
+  return register(readWith(source, read), source, 'string');
+}
+
+/** A duration with a unit (300ms, 5s, 5m), in milliseconds. */
+function duration(source: SourceFields) {
+  return register(readWith(source, (value, origin) => parseDuration(String(value), origin)), source, 'string');
+}
+
+/** A switch: true, yes, on or 1; false, no, off or 0; false when absent. */
+function onOff(source: SourceFields) {
+  const read = (value: RawValue, origin: string): boolean => {
+    if (typeof value === 'boolean') return value;
+    const text = String(value);
+    if (/^(1|true|yes|on)$/i.test(text)) return true;
+    if (/^(0|false|no|off)$/i.test(text)) return false;
+    throw new UsageError(`${origin}: "${text}" is not a boolean; use true or false`);
+  };
+  return register(readWith(source, read).default(false), source, 'boolean');
+}
+
+/** One of `choices`. */
+function oneOf<const C extends readonly string[]>(choices: C, source: SourceFields) {
+  const read = (value: RawValue, origin: string): C[number] => {
+    const text = String(value);
+    const choice = choices.find((c) => c === text);
+    if (choice === undefined) throw new UsageError(`${origin}: "${text}" is not one of ${choices.join(', ')}`);
+    return choice;
+  };
+  return register(readWith(source, read), source, 'string');
+}
+
+/** Log levels, least severe first. */
+export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
+
+/**
+ * Every setting: its source and how its value is read. The `Settings` type is inferred from this table;
+ * config/default.yaml holds every default, README.md's settings table lists them all (settings.test.ts checks both).
+ */
+export const SETTINGS = z.object({
+  apiUrl: text({ flag: 'api-url', env: 'CONVERGE_API_URL', key: 'api_url', placeholder: 'URL', description: 'base URL of the service, or "embedded" for the in-process emulator' }),
+  apiKey: optionalText({ flag: 'api-key', env: 'CONVERGE_API_KEY', key: 'api_key', placeholder: 'KEY', description: 'API key sent as X-Api-Key (prefer the environment variable)' }),
+  tenantId: optionalText({ flag: 'tenant-id', env: 'CONVERGE_TENANT_ID', key: 'tenant_id', placeholder: 'UUID', description: 'workspace sent as X-Tenant-Id when the key spans several' }),
+  redisUrl: text({ flag: 'redis-url', env: 'REDIS_URL', key: 'redis_url', placeholder: 'URL', description: 'Redis for jobs and applied state' }),
+  redisPrefix: text({ flag: 'redis-prefix', env: 'CONVERGE_REDIS_PREFIX', key: 'redis_prefix', placeholder: 'PREFIX', description: 'key prefix; keep the {hash tag} for Redis Cluster' }),
+  resync: duration({ flag: 'resync', env: 'CONVERGE_RESYNC', key: 'resync', placeholder: 'DURATION', description: 'daemon: full reconcile interval' }),
+  debounce: duration({ flag: 'debounce', env: 'CONVERGE_DEBOUNCE', key: 'debounce', placeholder: 'DURATION', description: 'daemon: quiet time after a file change before planning' }),
+  concurrency: wholeNumber({ flag: 'concurrency', env: 'CONVERGE_CONCURRENCY', key: 'concurrency', placeholder: 'N', description: 'jobs in flight per worker process' }),
+  httpPort: wholeNumber({ flag: 'http-port', env: 'CONVERGE_HTTP_PORT', key: 'http_port', placeholder: 'N', description: 'daemon: port of /healthz, /readyz, /metrics, /status' }),
+  httpHost: text({ flag: 'http-host', env: 'CONVERGE_HTTP_HOST', key: 'http_host', placeholder: 'ADDR', description: 'daemon: address the status server binds to' }),
+  logLevel: oneOf(LOG_LEVELS, { flag: 'log-level', env: 'CONVERGE_LOG_LEVEL', key: 'log_level', placeholder: 'LEVEL', description: 'log level' }),
+  allowLocalDiscovery: onOff({ flag: 'allow-local-discovery', env: 'CONVERGE_ALLOW_LOCAL_DISCOVERY', key: 'allow_local_discovery', description: 'let MCP discovery use http and reach loopback or private addresses' }),
+  allowLiteralSecrets: onOff({ flag: 'allow-literal-secrets', env: 'CONVERGE_ALLOW_LITERAL_SECRETS', key: 'allow_literal_secrets', description: 'accept literal secret values in manifests (local use only)' }),
+  emulatorState: optionalText({ flag: 'emulator-state', env: 'CONVERGE_EMULATOR_STATE', key: 'emulator_state', placeholder: 'FILE', description: 'with --api-url embedded: seed the in-process emulator from this state file' }),
+  driftPolicy: oneOf(['heal', 'report'], { flag: 'drift', env: 'CONVERGE_DRIFT', key: 'drift', placeholder: 'POLICY', description: 'daemon: heal (revert drift) or report it only' }),
+  requestTimeout: duration({ flag: 'request-timeout', env: 'CONVERGE_REQUEST_TIMEOUT', key: 'request_timeout', placeholder: 'DURATION', description: 'timeout of one request to the service' }),
+  attempts: wholeNumber({ flag: 'attempts', env: 'CONVERGE_ATTEMPTS', key: 'attempts', placeholder: 'N', description: 'attempts per job before it fails' }),
+  backoff: duration({ flag: 'backoff', env: 'CONVERGE_BACKOFF', key: 'backoff', placeholder: 'DURATION', description: 'first retry delay of a job (doubles, with jitter)' }),
+  globalRate: wholeNumber({ flag: 'global-rate', env: 'CONVERGE_GLOBAL_RATE', key: 'global_rate', placeholder: 'N', description: 'writes per second across all worker processes (0: no limit)' }),
+  waitTimeout: duration({ flag: 'wait-timeout', env: 'CONVERGE_WAIT_TIMEOUT', key: 'wait_timeout', placeholder: 'DURATION', description: 'apply --wait: how long to wait for new revisions' }),
+  shutdownTimeout: duration({ flag: 'shutdown-timeout', env: 'CONVERGE_SHUTDOWN_TIMEOUT', key: 'shutdown_timeout', placeholder: 'DURATION', description: 'daemon and worker: deadline for active jobs on SIGTERM' }),
+  jobLock: duration({ flag: 'job-lock', env: 'CONVERGE_JOB_LOCK', key: 'job_lock', placeholder: 'DURATION', description: 'daemon: lock time of a running job; jobs of a worker that died are retried after about this long' }),
+});
+
+export type SettingName = keyof typeof SETTINGS.shape;
+
+/** Every setting's name, in table order. */
+export const SETTING_NAMES = SETTINGS.keyof().options;
+
+/** The resolved settings: one value per setting, of the type its schema reads, and the config file read. */
+export interface Settings extends z.output<typeof SETTINGS> {
   /** Which config file was read. */
   configFile: string;
+}
+
+/** The flag, environment variable and config-file key of one setting. */
+export function settingSource(name: SettingName): SettingSource {
+  const source = SOURCES.get(SETTINGS.shape[name]);
+  if (!source) throw new Error(`setting ${name} has no registered source`);
+  return source;
 }
 
 /** CLI options for the named settings, plus --config; for a command's `options` table. */
@@ -81,11 +173,11 @@ export function settingOptions(...names: SettingName[]): Record<string, OptionSp
     config: { type: 'string', placeholder: 'FILE', description: 'config file (default: config/default.yaml; env CONVERGE_CONFIG)' },
   };
   for (const name of names) {
-    const def: SettingDef = SETTINGS[name];
-    options[def.flag] = {
-      type: def.kind === 'boolean' ? 'boolean' : 'string',
-      placeholder: def.placeholder,
-      description: `${def.description}${def.env ? ` (env ${def.env})` : ''}`,
+    const source = settingSource(name);
+    options[source.flag] = {
+      type: source.flagType,
+      placeholder: source.placeholder,
+      description: `${source.description} (env ${source.env})`,
     };
   }
   return options;
@@ -108,35 +200,16 @@ function readConfigFile(path: string): Record<string, unknown> {
   }
   const parsed = ConfigFile.safeParse(data);
   if (!parsed.success) throw new UsageError(`config file ${path}: expected a mapping of setting names to plain values`);
-  const known = new Set<string>(Object.values(SETTINGS).map((d) => d.key));
+  const known = SETTING_NAMES.map((name) => settingSource(name).key);
   for (const key of Object.keys(parsed.data)) {
-    if (!known.has(key)) throw new UsageError(`config file ${path}: unknown setting "${key}"; known: ${[...known].join(', ')}`);
+    if (!known.includes(key)) throw new UsageError(`config file ${path}: unknown setting "${key}"; known: ${known.join(', ')}`);
   }
   return parsed.data;
 }
 
-function convert(name: SettingName, raw: unknown, origin: string): unknown {
-  const def: SettingDef = SETTINGS[name];
-  if (raw === null || raw === undefined || raw === '') return undefined;
-  const text = String(raw);
-  switch (def.kind) {
-    case 'string':
-      return text;
-    case 'boolean':
-      if (typeof raw === 'boolean') return raw;
-      if (/^(1|true|yes|on)$/i.test(text)) return true;
-      if (/^(0|false|no|off)$/i.test(text)) return false;
-      throw new UsageError(`${origin}: "${text}" is not a boolean; use true or false`);
-    case 'int': {
-      if (!/^\d+$/.test(text)) throw new UsageError(`${origin}: "${text}" is not a whole number`);
-      return Number(text);
-    }
-    case 'duration':
-      return parseDuration(text, origin);
-    case 'enum':
-      if (!def.choices!.includes(text)) throw new UsageError(`${origin}: "${text}" is not one of ${def.choices!.join(', ')}`);
-      return text;
-  }
+/** Empty values (an empty flag or variable, a null in the config file) count as not set. */
+function isSet(value: unknown): boolean {
+  return value !== undefined && value !== null && value !== '';
 }
 
 /** Resolves every setting: flag, then environment variable, then config file. */
@@ -144,24 +217,20 @@ export function resolveSettings(args: ParsedArgs, env: NodeJS.ProcessEnv): Setti
   const configFile = (args.values.config as string | undefined) ?? env.CONVERGE_CONFIG ?? DEFAULT_CONFIG_PATH;
   const fileValues = readConfigFile(configFile);
   const fallback = configFile === DEFAULT_CONFIG_PATH ? fileValues : { ...readConfigFile(DEFAULT_CONFIG_PATH), ...fileValues };
-  const out: Record<string, unknown> = { configFile };
-  for (const name of Object.keys(SETTINGS) as SettingName[]) {
-    const def: SettingDef = SETTINGS[name];
-    const flagValue = args.values[def.flag];
-    const envValue = def.env ? env[def.env] : undefined;
-    let value: unknown;
-    if (flagValue !== undefined) value = convert(name, flagValue, `--${def.flag}`);
-    if (value === undefined && envValue !== undefined && envValue !== '') value = convert(name, envValue, def.env!);
-    if (value === undefined) value = convert(name, fallback[def.key], `${configFile}: ${def.key}`);
-    out[name] = value;
+  const raw: Record<string, { value: unknown; origin: string } | undefined> = {};
+  for (const name of SETTING_NAMES) {
+    const source = settingSource(name);
+    raw[name] = [
+      { value: args.values[source.flag], origin: `--${source.flag}` },
+      { value: env[source.env], origin: source.env },
+      { value: fallback[source.key], origin: `${configFile}: ${source.key}` },
+    ].find((c) => isSet(c.value));
   }
-  for (const name of ['apiUrl', 'redisUrl', 'redisPrefix', 'httpHost', 'logLevel', 'driftPolicy'] as const) {
-    if (out[name] === undefined) throw new UsageError(`setting ${SETTINGS[name].key} has no value; set --${SETTINGS[name].flag}`);
+  const parsed = SETTINGS.safeParse(raw);
+  if (!parsed.success) {
+    // A value that cannot be read is reported before a setting without one.
+    const issue = parsed.error.issues.find((i) => i.code === 'custom') ?? parsed.error.issues[0];
+    throw new UsageError(issue?.message ?? 'settings cannot be read');
   }
-  for (const name of ['resync', 'debounce', 'concurrency', 'httpPort', 'requestTimeout', 'attempts', 'backoff', 'globalRate', 'waitTimeout', 'shutdownTimeout', 'jobLock'] as const) {
-    if (out[name] === undefined) throw new UsageError(`setting ${SETTINGS[name].key} has no value; set --${SETTINGS[name].flag}`);
-  }
-  out.allowLocalDiscovery ??= false;
-  out.allowLiteralSecrets ??= false;
-  return out as unknown as Settings;
+  return { ...parsed.data, configFile };
 }

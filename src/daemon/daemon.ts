@@ -10,13 +10,14 @@ import { openJobs, type Jobs } from '../enqueue/open-jobs.js';
 import type { Resync } from '../enqueue/resync-scheduler.js';
 import type { JobRunner, WorkerSettings } from '../enqueue/worker.js';
 import { ManifestCache } from '../observe/manifests.js';
+import { VERSION } from '../service/version.js';
 import { startStatusServer, type ReadinessCheck, type StatusServer } from './status-server.js';
 import { LastGoodManifests } from './last-good.js';
 import { createMetrics, SYNC_STATES, type DaemonMetrics } from './metrics.js';
 import { errorLine, Reconciler } from './reconciler.js';
 import { watchManifestDir, type ManifestWatcher } from './watcher.js';
 
-export const DAEMON_VERSION = '0.1.0';
+export const DAEMON_VERSION = VERSION;
 
 /** The settings the daemon reads (src/cli/settings.ts Settings satisfies it). */
 export interface DaemonSettings extends WorkerSettings {

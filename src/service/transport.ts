@@ -7,6 +7,7 @@ import type { z } from 'zod';
 import { ConvergeError, UsageError } from '../core/errors.js';
 import { ErrorBody } from '../core/wire/schema.js';
 import { BadResponseError, classifyFailure, NetworkError, ServiceError, toNetworkError } from './errors.js';
+import { VERSION } from './version.js';
 
 export interface RetryPolicy {
   /** Attempts per GET, the first included. Writes always get exactly one. */
@@ -65,7 +66,7 @@ export const DEFAULTS = {
   keepAliveTimeoutMs: 4_000,
   maxResponseBytes: 32 * 1024 * 1024,
   retry: { attempts: 5, baseDelayMs: 200, maxDelayMs: 10_000, maxRetryAfterMs: 60_000 } satisfies RetryPolicy,
-  userAgent: 'converge/0.1.0',
+  userAgent: `converge/${VERSION}`,
 };
 
 /** Error bodies are read up to this size for their detail; anything longer is not parsed. */

@@ -1,10 +1,12 @@
 // The built converge binary as a user runs it: --help lists every command, a closed pipe ends quietly.
 import { spawn } from 'node:child_process';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { COMMAND_NAMES, loadCommands } from '../../src/cli/commands/index.js';
 
 const MAIN = join(process.env.CONVERGE_TEST_DIST!, 'cli', 'main.js');
+const ROOT = resolve(import.meta.dirname, '../..');
 
 function runBinary(args: string[], options: { closeStdoutAfter?: number } = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
@@ -34,6 +36,15 @@ describe('the converge binary', () => {
       const help = await runBinary([name!, '--help']);
       expect(help.code, name).toBe(0);
       expect(help.stdout, name).toMatch(new RegExp(`^Usage: converge ${name}`));
+    }
+  });
+
+  it('--version prints the version of package.json', async () => {
+    const { version } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string };
+    for (const flag of ['--version', '-V']) {
+      const { code, stdout, stderr } = await runBinary([flag]);
+      expect(code, `${flag}: ${stderr}`).toBe(0);
+      expect(stdout, flag).toBe(`converge ${version}\n`);
     }
   });
 

@@ -13,14 +13,14 @@ import type { ResourceResult } from '../../enqueue/wait-jobs.js';
 import { waitForRevisions } from '../../enqueue/wait-revisions.js';
 import { gatherPlanInput } from '../../observe/gather.js';
 import type { Command, CommandIo } from '../command.js';
-import { resolveSettings, SETTINGS, settingOptions, type Settings } from '../settings.js';
+import { LOG_LEVELS, resolveSettings, settingOptions, type Settings } from '../settings.js';
 import { EMBEDDED, openTarget } from '../target.js';
 import { progressLine, type Progress } from '../tty.js';
 import { formatDiagnostic } from '../../core/diagnostics.js';
 
 const FORMATS = ['text', 'json'] as const;
 /** Log levels, least severe first (the order of the log_level setting's choices). */
-const LEVELS: readonly string[] = SETTINGS.logLevel.choices;
+const LEVELS: readonly string[] = LOG_LEVELS;
 
 export const applyCommand: Command = {
   name: 'apply',

@@ -1,0 +1,129 @@
+// The settings table against config/default.yaml and README.md's settings table, and how a setting is resolved.
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parse as parseYaml } from 'yaml';
+import { describe, expect, it } from 'vitest';
+import { DEFAULT_CONFIG_PATH, resolveSettings, SETTING_NAMES, settingOptions, settingSource } from './settings.js';
+
+const README = fileURLToPath(new URL('../../README.md', import.meta.url));
+
+/** The rows of README.md's settings table: flag, environment, config key, default, meaning. */
+function readmeRows(): string[][] {
+  const text = readFileSync(README, 'utf8');
+  const section = text.slice(text.indexOf('\n## Settings\n'));
+  const table = section.slice(0, section.indexOf('\n## ', 1));
+  return table
+    .split('\n')
+    .filter((line) => line.startsWith('| `--'))
+    .map((line) => line.split(' | ').map((cell) => cell.replace(/^\| /, '').replace(/ \|$/, '').replace(/^`(.*)`$/, '$1')));
+}
+
+function defaults(): Record<string, unknown> {
+  return parseYaml(readFileSync(DEFAULT_CONFIG_PATH, 'utf8')) as Record<string, unknown>;
+}
+
+function resolve(values: Record<string, string | boolean> = {}, env: NodeJS.ProcessEnv = {}) {
+  return resolveSettings({ positionals: [], values }, env);
+}
+
+describe('the settings table', () => {
+  it('has exactly the settings of config/default.yaml', () => {
+    const keys = SETTING_NAMES.map((name) => settingSource(name).key);
+    expect(Object.keys(defaults()).sort()).toEqual([...keys].sort());
+  });
+
+  it('has exactly the settings of README.md, with the same flag, variable, key, default and meaning', () => {
+    const fromTable = SETTING_NAMES.map((name) => {
+      const source = settingSource(name);
+      const value = defaults()[source.key];
+      return [`--${source.flag}`, source.env, source.key, value === null || value === undefined ? '(none)' : String(value), source.description];
+    });
+    const rows = readmeRows();
+    expect(rows.length).toBeGreaterThan(0);
+    expect(rows.sort()).toEqual(fromTable.sort());
+  });
+
+  it('gives every setting a flag for --help: a switch for booleans, a placeholder for the others', () => {
+    const options = settingOptions(...SETTING_NAMES);
+    expect(Object.keys(options)).toEqual(['config', ...SETTING_NAMES.map((name) => settingSource(name).flag)]);
+    expect(options['allow-literal-secrets']).toEqual({ type: 'boolean', placeholder: undefined, description: 'accept literal secret values in manifests (local use only) (env CONVERGE_ALLOW_LITERAL_SECRETS)' });
+    expect(options['concurrency']).toEqual({ type: 'string', placeholder: 'N', description: 'jobs in flight per worker process (env CONVERGE_CONCURRENCY)' });
+  });
+});
+
+describe('resolveSettings', () => {
+  it('reads every default from config/default.yaml', () => {
+    expect(resolve()).toStrictEqual({
+      configFile: DEFAULT_CONFIG_PATH,
+      apiUrl: 'embedded',
+      apiKey: undefined,
+      tenantId: undefined,
+      redisUrl: 'redis://127.0.0.1:6379',
+      redisPrefix: '{converge}',
+      resync: 300_000,
+      debounce: 300,
+      concurrency: 10,
+      httpPort: 8080,
+      httpHost: '0.0.0.0',
+      logLevel: 'info',
+      allowLocalDiscovery: false,
+      allowLiteralSecrets: false,
+      emulatorState: undefined,
+      driftPolicy: 'heal',
+      requestTimeout: 30_000,
+      attempts: 8,
+      backoff: 1_000,
+      globalRate: 0,
+      waitTimeout: 1_800_000,
+      shutdownTimeout: 25_000,
+      jobLock: 30_000,
+    });
+  });
+
+  it('takes a flag over an environment variable over the config file; an empty value counts as not set', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'converge-settings-'));
+    const file = join(dir, 'converge.yaml');
+    writeFileSync(file, 'concurrency: 4\nattempts: 3\nglobal_rate: 7\ndrift: report\nallow_literal_secrets: true\n');
+    const env = { CONVERGE_CONFIG: file, CONVERGE_CONCURRENCY: '5', CONVERGE_ATTEMPTS: '6', CONVERGE_GLOBAL_RATE: '', CONVERGE_API_KEY: 'k-1' };
+    const settings = resolve({ concurrency: '2', 'allow-local-discovery': true, 'tenant-id': '' }, env);
+    expect(settings).toMatchObject({ configFile: file, concurrency: 2, attempts: 6, globalRate: 7, driftPolicy: 'report', allowLiteralSecrets: true, allowLocalDiscovery: true, apiKey: 'k-1', tenantId: undefined });
+    // a setting the file leaves out keeps its shipped default
+    expect(settings.resync).toBe(300_000);
+  });
+
+  it('reads switches, levels and durations as written in a variable', () => {
+    const settings = resolve({}, { CONVERGE_ALLOW_LOCAL_DISCOVERY: 'yes', CONVERGE_ALLOW_LITERAL_SECRETS: 'off', CONVERGE_LOG_LEVEL: 'debug', CONVERGE_RESYNC: '1.5m' });
+    expect(settings).toMatchObject({ allowLocalDiscovery: true, allowLiteralSecrets: false, logLevel: 'debug', resync: 90_000 });
+  });
+
+  it('names where a value that cannot be read came from', () => {
+    expect(() => resolve({ concurrency: 'x' })).toThrow('--concurrency: "x" is not a whole number');
+    expect(() => resolve({}, { CONVERGE_DRIFT: 'bogus' })).toThrow('CONVERGE_DRIFT: "bogus" is not one of heal, report');
+    expect(() => resolve({}, { CONVERGE_ALLOW_LOCAL_DISCOVERY: 'maybe' })).toThrow('CONVERGE_ALLOW_LOCAL_DISCOVERY: "maybe" is not a boolean; use true or false');
+    expect(() => resolve({ 'request-timeout': 'soon' })).toThrow('--request-timeout: "soon" is not a duration');
+    const dir = mkdtempSync(join(tmpdir(), 'converge-settings-'));
+    const file = join(dir, 'converge.yaml');
+    writeFileSync(file, 'http_port: -1\n');
+    expect(() => resolve({ config: file })).toThrow(`${file}: http_port: "-1" is not a whole number`);
+  });
+
+  it('refuses a required setting without a value, and an unknown key in the config file', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'converge-settings-'));
+    const empty = join(dir, 'empty.yaml');
+    writeFileSync(empty, 'http_host: null\n');
+    expect(() => resolve({ config: empty })).toThrow('setting http_host has no value; set --http-host');
+    const typo = join(dir, 'typo.yaml');
+    writeFileSync(typo, 'concurency: 4\n');
+    expect(() => resolve({ config: typo })).toThrow(`config file ${typo}: unknown setting "concurency"`);
+    expect(() => resolve({ config: join(dir, 'absent.yaml') })).toThrow('cannot be read (ENOENT)');
+  });
+
+  it('reports a value that cannot be read before a setting without one', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'converge-settings-'));
+    const file = join(dir, 'converge.yaml');
+    writeFileSync(file, 'api_url: null\n');
+    expect(() => resolve({ config: file, attempts: 'many' })).toThrow('--attempts: "many" is not a whole number');
+  });
+});
