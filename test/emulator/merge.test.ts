@@ -14,6 +14,9 @@ function context(overrides: Partial<WriteContext> = {}): WriteContext {
     buildMs: 500,
     newId: () => `00000000-0000-4000-8000-${String(++n).padStart(12, '0')}`,
     repos: { hasIntegration: (id) => id === INTEGRATION, hasRepository: (id, url) => id === INTEGRATION && url === REPO },
+    secretsPatch: 'merge',
+    lenient: false,
+    outcome: () => 'DEPLOYED',
     ...overrides,
   };
 }
@@ -24,7 +27,7 @@ function stored(overrides: Partial<StoredDeployment> = {}): StoredDeployment {
     tenant_id: 'tttttttt',
     name: 'support-agent',
     source: 'codehost',
-    source_config: { integration_id: INTEGRATION, repo_url: REPO, build_on_push: true, resource_spec: { min_scale: 1, max_scale: 2 } },
+    source_config: { integration_id: INTEGRATION, repo_url: REPO, build_on_push: true, resource_spec: { min_scale: 1, max_scale: 2 }, deployment_type: 'dev' },
     source_revision_config: { repo_ref: 'main', graph_config_path: 'langgraph.json' },
     secrets: [
       { name: 'A', sha256: sha256Hex('a'), value: 'a' },
@@ -41,7 +44,10 @@ function stored(overrides: Partial<StoredDeployment> = {}): StoredDeployment {
     deployment_type: 'dev',
     remote_reconciled: false,
     tag_value_ids: [],
-    revisions: [{ id: 'rev-1', created_at: 1, revision_source: null, source_revision_config: { repo_ref: 'main' } }],
+    revisions: [{ id: 'rev-1', created_at: 1, revision_source: null, source_revision_config: { repo_ref: 'main' }, build_started_at: 1, build_ms: 0, ends_at: 1, outcome: 'DEPLOYED' }],
+    is_preview: false,
+    delete_at: null,
+    delete_tracing_project: false,
     ...overrides,
   };
 }
