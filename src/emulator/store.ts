@@ -267,6 +267,7 @@ export class EmulatorStore {
   }
 
   tracingProjects(tenantId?: string): StoredTracingProject[] {
+    this.settle();
     const spaces = tenantId ? [this.space(tenantId)] : [...this.spaces.values()];
     return spaces.flatMap((s) => [...s.tracing.values()]);
   }

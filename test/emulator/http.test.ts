@@ -82,6 +82,22 @@ describe('routing', () => {
   });
 });
 
+describe('routing beyond the spec', () => {
+  test('by default GET and DELETE of one deployment and the provider paths are routed; other methods 405 with Allow', async () => {
+    const api = await open();
+    const read = await api.call('GET', '/v2/deployments/00000000-0000-4000-8000-000000000001');
+    expect(read.status).toBe(404);
+    expect(read.body.detail).toBe('Deployment ID 00000000-0000-4000-8000-000000000001 not found.');
+    const post = await api.call('POST', '/v2/deployments/00000000-0000-4000-8000-000000000001', {});
+    expect(post.status).toBe(405);
+    expect(post.headers.get('allow')).toBe('PATCH, GET, DELETE');
+    const provider = await api.call('PUT', '/v2/auth/providers/x', {});
+    expect(provider.status).toBe(405);
+    expect(provider.headers.get('allow')).toBe('GET, PATCH, DELETE');
+    expect((await api.call('GET', '/v2/auth/providers/x')).body.detail).toBe('OAuth provider x not found.');
+  });
+});
+
 describe('auth and tenants', () => {
   test('with an API key: 401 without X-Api-Key, 403 with a wrong one, 200 with it', async () => {
     const api = await open({ apiKey: 'emulator-key-123' });
