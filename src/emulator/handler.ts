@@ -57,7 +57,7 @@ export interface RouteContext {
 }
 
 export interface Route {
-  method: 'GET' | 'POST' | 'PATCH';
+  method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
   /** Template with {param} segments. */
   path: string;
   /** Takes a JSON body. */
@@ -207,11 +207,9 @@ function sleep(ms: number): Promise<void> {
 function send(res: ServerResponse, reply: Reply, close = false): void {
   if (res.destroyed || res.writableEnded) return;
   const text = reply.json ?? (reply.body === undefined ? '' : JSON.stringify(reply.body));
-  const headers: Record<string, string | number> = {
-    'content-type': 'application/json',
-    'content-length': Buffer.byteLength(text),
-    ...reply.headers,
-  };
+  // 204 carries no body, so neither a content type nor a length.
+  const headers: Record<string, string | number> =
+    reply.status === 204 ? { ...reply.headers } : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...reply.headers };
   if (close) headers.connection = 'close';
   res.writeHead(reply.status, headers);
   res.end(text);

@@ -1,30 +1,45 @@
-// The deployment write rules of design.md §1 as pure functions: create, PATCH merge, and when a revision starts.
+// The deployment write rules of design.md §1 and real-service.md as pure functions: create, PATCH merge, revisions.
 import { canonicalJson } from '../core/hash.js';
-import {
-  IMMUTABLE_SOURCE_CONFIG_FIELDS,
-  type CreateDeploymentRequest,
-  type PatchDeploymentRequest,
-  type Secret,
-  type ValidationIssue,
-} from '../core/wire/schema.js';
+import { IMMUTABLE_SOURCE_CONFIG_FIELDS, type Secret, type Source, type ValidationIssue } from '../core/wire/schema.js';
 import { fail, invalid, issue, ok, type Result } from './issues.js';
-import { compactFields, compactSourceConfig, sha256Hex, type StoredDeployment, type StoredRevision, type StoredSecret } from './records.js';
+import {
+  compactFields,
+  compactSourceConfig,
+  settleDeployment,
+  sha256Hex,
+  type StoredDeployment,
+  type StoredRevision,
+  type StoredSecret,
+} from './records.js';
+import { DEFAULT_DEPLOYMENT_TYPE, type AnyDeploymentType, type CreateBody, type PatchBody } from './requests.js';
 import {
   SOURCE_RULES,
   missingFieldProblems,
   nameProblems,
   refusedFieldProblems,
   repositoryProblem,
+  rulesFor,
   secretProblems,
   type RepoLookup,
 } from './validate.js';
 
-/** What a write needs from outside: the time, the build time, an id source and the integrations. */
+/** How a non-empty secrets list in a PATCH is applied: merged by name into the stored set, or replacing it. */
+export type SecretsPatchMode = 'merge' | 'replace';
+
+/** The status a new revision ends in. */
+export type RevisionOutcome = 'DEPLOYED' | 'BUILD_FAILED' | 'DEPLOY_FAILED';
+
+/** What a write needs from outside: the time, the build time, an id source, the integrations and the knobs. */
 export interface WriteContext {
   now: number;
   buildMs: number;
   newId: () => string;
   repos: RepoLookup;
+  secretsPatch: SecretsPatchMode;
+  /** --lenient-create: accept the old incomplete create bodies (see RuleMode). */
+  lenient: boolean;
+  /** How a new revision of the named deployment ends (--build-fail, --deploy-fail). */
+  outcome: (name: string) => RevisionOutcome;
 }
 
 export interface PatchOutcome {
@@ -39,7 +54,7 @@ export interface PatchOutcome {
  * design.md §1: a PATCH starts a new revision when it holds any non-null source_revision_config
  * field (changed or not), a non-empty secrets list, a resource_spec, secret_references or a revision_source.
  */
-export function startsRevision(patch: PatchDeploymentRequest): boolean {
+export function startsRevision(patch: PatchBody): boolean {
   if (patch.revision_source != null) return true;
   if (patch.secret_references != null) return true;
   if (patch.secrets != null && patch.secrets.length > 0) return true;
@@ -64,30 +79,65 @@ function upsertSecrets(stored: readonly StoredSecret[], incoming: readonly Secre
   return out;
 }
 
-function revisionStatus(ctx: WriteContext): { buildReadyAt: number | null } {
-  return { buildReadyAt: ctx.buildMs > 0 ? ctx.now + ctx.buildMs : null };
+/**
+ * A new revision: QUEUED, BUILDING and DEPLOYING over buildMs, then its outcome (a build failure ends
+ * after the building phase, never deploying).
+ */
+export function startRevision(
+  ctx: WriteContext,
+  name: string,
+  revisionSource: StoredRevision['revision_source'],
+  revisionConfig: Readonly<Record<string, unknown>>,
+): StoredRevision {
+  const outcome = ctx.outcome(name);
+  const span = outcome === 'BUILD_FAILED' ? Math.floor((2 * ctx.buildMs) / 3) : ctx.buildMs;
+  return {
+    id: ctx.newId(),
+    created_at: ctx.now,
+    revision_source: revisionSource,
+    source_revision_config: revisionConfig,
+    build_started_at: ctx.now,
+    build_ms: ctx.buildMs,
+    ends_at: ctx.now + span,
+    outcome,
+  };
 }
 
-/** Builds a new deployment from a create request, or the service's 422/400 answer. Name conflicts are the store's. */
-export function newDeployment(tenantId: string, request: CreateDeploymentRequest, ctx: WriteContext): Result<StoredDeployment> {
+/** Earlier revisions still building when a new one starts are superseded: SKIPPED from now on. */
+function supersede(revisions: readonly StoredRevision[], now: number): StoredRevision[] {
+  return revisions.map((r) => (r.ends_at > now ? { ...r, outcome: 'SKIPPED', ends_at: now } : r));
+}
+
+function hasArtifact(source: Source, revisionConfig: Record<string, unknown>): boolean {
+  return SOURCE_RULES[source].artifact.every((key) => revisionConfig[key] !== undefined);
+}
+
+/**
+ * Builds a new deployment from a create request, or the service's 422/400 answer. Name conflicts are the
+ * store's. A codehost deployment gets deployment_type (default prod); an internal_docker or internal_source
+ * one created without its artifact has no revision until a PATCH sets it.
+ */
+export function newDeployment(tenantId: string, request: CreateBody, ctx: WriteContext): Result<StoredDeployment> {
   const source = request.source;
   const sourceConfig = compactSourceConfig(request.source_config);
   const revisionConfig = compactFields(request.source_revision_config);
+  const mode = { lenient: ctx.lenient };
   const problems: ValidationIssue[] = [
     ...nameProblems(request.name),
-    ...refusedFieldProblems(source, source, request.source_config, request.source_revision_config, request.secret_references),
-    ...missingFieldProblems(source, sourceConfig, revisionConfig, `source ${source}`),
+    ...refusedFieldProblems(source, source, request.source_config, request.source_revision_config, request.secret_references, mode),
+    ...missingFieldProblems(source, sourceConfig, revisionConfig, `source ${source}`, 'create', mode),
     ...secretProblems(request.secrets),
   ];
   if (problems.length > 0) return invalid(problems);
+  let deploymentType: AnyDeploymentType = DEFAULT_DEPLOYMENT_TYPE;
   if (source === 'codehost') {
     const problem = repositoryProblem(sourceConfig, ctx.repos);
     if (problem) return fail(400, problem);
+    deploymentType = (sourceConfig.deployment_type as AnyDeploymentType | undefined) ?? DEFAULT_DEPLOYMENT_TYPE;
+    sourceConfig.deployment_type = deploymentType;
   }
-  const revisionId = ctx.newId();
-  const { buildReadyAt } = revisionStatus(ctx);
-  const revision: StoredRevision = { id: revisionId, created_at: ctx.now, revision_source: null, source_revision_config: revisionConfig };
-  return ok({
+  const revision = hasArtifact(source, revisionConfig) ? startRevision(ctx, request.name, null, revisionConfig) : null;
+  const created: StoredDeployment = {
     id: ctx.newId(),
     tenant_id: tenantId,
     name: request.name,
@@ -96,27 +146,43 @@ export function newDeployment(tenantId: string, request: CreateDeploymentRequest
     source_revision_config: revisionConfig,
     secrets: storeSecrets(request.secrets ?? []),
     secret_references: request.secret_references ?? null,
-    status: buildReadyAt === null ? 'READY' : 'AWAITING_DATABASE',
+    status: 'AWAITING_DATABASE',
     created_at: ctx.now,
     updated_at: ctx.now,
-    latest_revision_id: revisionId,
-    active_revision_id: buildReadyAt === null ? revisionId : null,
-    build_ready_at: buildReadyAt,
+    latest_revision_id: revision?.id ?? null,
+    active_revision_id: null,
+    build_ready_at: revision?.ends_at ?? null,
     image_version: null,
-    deployment_type: 'dev',
+    deployment_type: deploymentType,
     remote_reconciled: false,
     tag_value_ids: [],
-    revisions: [revision],
-  });
+    revisions: revision ? [revision] : [],
+    is_preview: false,
+    delete_at: null,
+    delete_tracing_project: false,
+  };
+  return ok(settleDeployment(created, ctx.now));
 }
 
-function immutableProblem(current: StoredDeployment, patch: PatchDeploymentRequest): string | null {
-  for (const key of IMMUTABLE_SOURCE_CONFIG_FIELDS) {
-    const incoming = patch.source_config?.[key];
-    if (incoming === null || incoming === undefined) continue;
-    const stored = current.source_config[key];
-    const same = key === 'repo_url' ? incoming === stored : String(incoming).toLowerCase() === stored;
-    if (same) continue;
+function sameValue(key: string, incoming: unknown, stored: unknown): boolean {
+  if (key === 'integration_id' || key === 'listener_id') return String(incoming).toLowerCase() === stored;
+  return incoming === stored;
+}
+
+/** 400 detail for a PATCH changing a field fixed at creation (real-service.md); null when none changes. */
+function immutableProblem(current: StoredDeployment, patch: PatchBody): string | null {
+  const incoming = patch.source_config;
+  const checks: Array<[string, unknown, unknown]> = [
+    ...IMMUTABLE_SOURCE_CONFIG_FIELDS.map((key): [string, unknown, unknown] => [key, incoming?.[key], current.source_config[key]]),
+    ['deployment_type', incoming?.deployment_type, current.source_config.deployment_type],
+    [
+      'listener_config.k8s_namespace',
+      incoming?.listener_config?.k8s_namespace,
+      (current.source_config.listener_config as { k8s_namespace?: unknown } | undefined)?.k8s_namespace,
+    ],
+  ];
+  for (const [key, value, stored] of checks) {
+    if (value === null || value === undefined || sameValue(key, value, stored)) continue;
     const was = stored === undefined ? 'unset' : `"${String(stored)}"`;
     return `source_config.${key} cannot be changed after creation (it is ${was}); create a new deployment instead`;
   }
@@ -124,21 +190,28 @@ function immutableProblem(current: StoredDeployment, patch: PatchDeploymentReque
 }
 
 /**
- * The PATCH of design.md §1, in one place: top-level merge of source_config and source_revision_config
- * where null never clears; resource_spec replaced whole; secrets absent or [] keep the stored ones,
- * non-empty secrets upsert by name; integration_id, repo_url and listener_id immutable (400); per-source
- * rules (422); and a new revision (new latest_revision_id, active one kept until the build ends) when
- * startsRevision() says so.
+ * The PATCH of design.md §1 and real-service.md, in one place: top-level merge of source_config and
+ * source_revision_config where null never clears; resource_spec replaced whole; secrets absent or []
+ * keep the stored ones, non-empty secrets merge by name or replace the set (ctx.secretsPatch);
+ * integration_id, repo_url, listener_id, deployment_type and listener_config.k8s_namespace immutable
+ * (400); per-source rules (422); a deployment being deleted, or of a source this service does not know,
+ * refuses writes (400); and a new revision (new latest_revision_id, active one kept until it is deployed)
+ * when startsRevision() says so.
  */
-export function mergePatch(current: StoredDeployment, patch: PatchDeploymentRequest, ctx: WriteContext): Result<PatchOutcome> {
-  const rules = SOURCE_RULES[current.source];
+export function mergePatch(current: StoredDeployment, patch: PatchBody, ctx: WriteContext): Result<PatchOutcome> {
+  if (current.status === 'AWAITING_DELETE') return fail(400, `Deployment ID ${current.id} is being deleted.`);
+  const source = current.source;
+  const rules = rulesFor(source);
+  if (!rules) return fail(400, `Deployment ID ${current.id} has source "${source}", which this service version cannot change.`);
+  const known = source as Source;
+  const mode = { lenient: ctx.lenient };
   const problems: ValidationIssue[] = [];
   if (patch.revision_source != null && !rules.revisionSource) {
-    problems.push(issue(['body', 'revision_source'], `revision_source is not available for ${current.source} deployments`));
+    problems.push(issue(['body', 'revision_source'], `revision_source is not available for ${source} deployments`));
   }
-  const revisionSource = patch.revision_source ?? current.source;
+  const revisionSource = patch.revision_source ?? known;
   problems.push(
-    ...refusedFieldProblems(current.source, revisionSource, patch.source_config, patch.source_revision_config, patch.secret_references),
+    ...refusedFieldProblems(known, revisionSource, patch.source_config, patch.source_revision_config, patch.secret_references, mode),
     ...secretProblems(patch.secrets),
   );
   if (problems.length > 0) return invalid(problems);
@@ -147,11 +220,12 @@ export function mergePatch(current: StoredDeployment, patch: PatchDeploymentRequ
 
   const sourceConfig = { ...current.source_config, ...compactSourceConfig(patch.source_config) };
   const revisionConfig = { ...current.source_revision_config, ...compactFields(patch.source_revision_config) };
-  const what = patch.revision_source != null ? `revision_source ${revisionSource}` : `source ${current.source}`;
-  const missing = missingFieldProblems(revisionSource, sourceConfig, revisionConfig, what);
+  const what = patch.revision_source != null ? `revision_source ${revisionSource}` : `source ${source}`;
+  const missing = missingFieldProblems(revisionSource, sourceConfig, revisionConfig, what, patch.revision_source != null ? 'override' : 'write', mode);
   if (missing.length > 0) return invalid(missing);
 
-  const secrets = patch.secrets && patch.secrets.length > 0 ? upsertSecrets(current.secrets, patch.secrets) : current.secrets;
+  const incoming = patch.secrets && patch.secrets.length > 0 ? patch.secrets : null;
+  const secrets = incoming === null ? current.secrets : ctx.secretsPatch === 'replace' ? storeSecrets(incoming) : upsertSecrets(current.secrets, incoming);
   const secretReferences = patch.secret_references ?? current.secret_references;
   const newRevision = startsRevision(patch);
   const contentChanged =
@@ -169,22 +243,16 @@ export function mergePatch(current: StoredDeployment, patch: PatchDeploymentRequ
     updated_at: ctx.now,
   };
   if (newRevision) {
-    const revisionId = ctx.newId();
-    const { buildReadyAt } = revisionStatus(ctx);
-    const revision: StoredRevision = {
-      id: revisionId,
-      created_at: ctx.now,
-      revision_source: patch.revision_source ?? null,
-      source_revision_config: revisionConfig,
-    };
-    next = {
-      ...next,
-      latest_revision_id: revisionId,
-      active_revision_id: buildReadyAt === null ? revisionId : current.active_revision_id,
-      build_ready_at: buildReadyAt,
-      status: buildReadyAt === null && current.status === 'AWAITING_DATABASE' ? 'READY' : current.status,
-      revisions: [...current.revisions, revision],
-    };
+    const revision = startRevision(ctx, current.name, patch.revision_source ?? null, revisionConfig);
+    next = settleDeployment(
+      {
+        ...next,
+        latest_revision_id: revision.id,
+        build_ready_at: revision.ends_at,
+        revisions: [...supersede(current.revisions, ctx.now), revision],
+      },
+      ctx.now,
+    );
   }
   return ok({ next, newRevision, changed: true });
 }

@@ -1,14 +1,7 @@
 // The emulator's in-memory records (immutable: every change makes a new object) and small helpers on them.
 import { createHash } from 'node:crypto';
-import type {
-  DeploymentStatus,
-  DeploymentType,
-  ProviderType,
-  RevisionSource,
-  SecretReference,
-  Source,
-  TokenEndpointAuthMethod,
-} from '../core/wire/schema.js';
+import type { ProviderType, RevisionSource, SecretReference, TokenEndpointAuthMethod } from '../core/wire/schema.js';
+import type { AnyDeploymentType } from './requests.js';
 
 /** A deployment secret: the value lives in memory only; the state file keeps `sha256`. */
 export interface StoredSecret {
@@ -18,25 +11,36 @@ export interface StoredSecret {
   readonly value?: string;
 }
 
+/**
+ * A revision. It passes QUEUED, BUILDING and DEPLOYING over `build_ms` from `build_started_at`, and has
+ * `outcome` from `ends_at` on (DEPLOYED, BUILD_FAILED, DEPLOY_FAILED, SKIPPED when a newer one superseded
+ * it, or any status a seed gives).
+ */
 export interface StoredRevision {
   readonly id: string;
   readonly created_at: number;
   readonly revision_source: RevisionSource | null;
   readonly source_revision_config: Readonly<Record<string, unknown>>;
+  readonly build_started_at: number;
+  readonly build_ms: number;
+  readonly ends_at: number;
+  readonly outcome: string;
 }
 
 export interface StoredDeployment {
   readonly id: string;
   readonly tenant_id: string;
   readonly name: string;
-  readonly source: Source;
-  /** Non-null fields only. */
+  /** One of SOURCES, or a value a seed gives that this emulator does not know (never written to). */
+  readonly source: string;
+  /** Non-null fields only; a codehost deployment always holds deployment_type. */
   readonly source_config: Readonly<Record<string, unknown>>;
   /** Non-null fields only; never repo_commit_sha (derived in responses). */
   readonly source_revision_config: Readonly<Record<string, unknown>>;
   readonly secrets: readonly StoredSecret[];
   readonly secret_references: readonly SecretReference[] | null;
-  readonly status: DeploymentStatus;
+  /** One of STATUSES, or any value a seed gives. */
+  readonly status: string;
   readonly created_at: number;
   readonly updated_at: number;
   readonly latest_revision_id: string | null;
@@ -44,10 +48,17 @@ export interface StoredDeployment {
   /** When the latest revision becomes active (ms since epoch); null when no build is pending. */
   readonly build_ready_at: number | null;
   readonly image_version: string | null;
-  readonly deployment_type: DeploymentType;
+  /** The list filter's tier: source_config.deployment_type for codehost, an emulator-internal attribute otherwise. */
+  readonly deployment_type: AnyDeploymentType;
   readonly remote_reconciled: boolean;
   readonly tag_value_ids: readonly string[];
   readonly revisions: readonly StoredRevision[];
+  /** A preview deployment (a seed's `is_preview: true`). */
+  readonly is_preview: boolean;
+  /** AWAITING_DELETE after a DELETE: gone at this time; null when not being deleted (or stuck, as a seed may say). */
+  readonly delete_at: number | null;
+  /** The DELETE asked for the tracing project to go too. */
+  readonly delete_tracing_project: boolean;
 }
 
 export interface StoredProvider {
@@ -137,11 +148,19 @@ export function compactFields(fields: Record<string, unknown> | null | undefined
   return out;
 }
 
-/** What the store keeps of a source_config: compactFields, resource_spec compacted too, uuid references lowercased. */
+/**
+ * What the store keeps of a source_config: compactFields, resource_spec and listener_config compacted too
+ * (a listener_config left empty is dropped, so it never clears a stored namespace), uuid references lowercased.
+ */
 export function compactSourceConfig(fields: Record<string, unknown> | null | undefined): Record<string, unknown> {
   const out = compactFields(fields);
   if (out.resource_spec && typeof out.resource_spec === 'object') {
     out.resource_spec = compactFields(out.resource_spec as Record<string, unknown>);
+  }
+  if (out.listener_config && typeof out.listener_config === 'object') {
+    const listener = compactFields(out.listener_config as Record<string, unknown>);
+    if (Object.keys(listener).length === 0) delete out.listener_config;
+    else out.listener_config = listener;
   }
   for (const key of ['integration_id', 'listener_id']) {
     if (typeof out[key] === 'string') out[key] = (out[key] as string).toLowerCase();
@@ -155,12 +174,35 @@ export function compareDeployments(a: StoredDeployment, b: StoredDeployment): nu
   return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
 }
 
-/** Activates the latest revision when its build time has passed (status AWAITING_DATABASE becomes READY). */
+/** The status of a revision at `now`: its phase while it builds, its outcome from ends_at on. */
+export function revisionStatusAt(r: StoredRevision, now: number): string {
+  if (now >= r.ends_at) return r.outcome;
+  const t = now - r.build_started_at;
+  if (t < Math.floor(r.build_ms / 3)) return 'QUEUED';
+  if (t < Math.floor((2 * r.build_ms) / 3)) return 'BUILDING';
+  return 'DEPLOYING';
+}
+
+/** When a revision last changed status, as of `now`. */
+export function revisionUpdatedAt(r: StoredRevision, now: number): number {
+  if (now >= r.ends_at) return Math.max(r.ends_at, r.created_at);
+  const boundaries = [Math.floor((2 * r.build_ms) / 3), Math.floor(r.build_ms / 3)].map((b) => r.build_started_at + b);
+  for (const at of boundaries) if (now >= at) return Math.max(at, r.created_at);
+  return r.created_at;
+}
+
+/**
+ * Settles the latest revision once it has ended: DEPLOYED makes it the active one; a failure leaves the
+ * active revision on the last good one. Either way the deployment's infrastructure is there, so status
+ * AWAITING_DATABASE becomes READY (a failed build shows on the revision only, as on the real service).
+ */
 export function settleDeployment(d: StoredDeployment, now: number): StoredDeployment {
   if (d.build_ready_at === null || now < d.build_ready_at) return d;
+  const latest = d.revisions.find((r) => r.id === d.latest_revision_id);
+  const deployed = latest === undefined || latest.outcome === 'DEPLOYED';
   return {
     ...d,
-    active_revision_id: d.latest_revision_id,
+    active_revision_id: deployed ? d.latest_revision_id : d.active_revision_id,
     build_ready_at: null,
     status: d.status === 'AWAITING_DATABASE' ? 'READY' : d.status,
   };

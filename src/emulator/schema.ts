@@ -3,16 +3,13 @@ import { z } from 'zod';
 import {
   DEPLOYMENT_NAME_MAX,
   DEPLOYMENT_NAME_PATTERN,
-  DeploymentStatus,
-  DeploymentType,
   ProviderType,
   RevisionSource,
   SecretReference,
-  Source,
-  SourceConfig,
   SourceRevisionConfig,
   TokenEndpointAuthMethod,
 } from '../core/wire/schema.js';
+import { AnyDeploymentType, RevisionStatus, ServiceSourceConfig } from './requests.js';
 
 const Uuid = z.uuid();
 /** Any uuid-shaped text (as the service's path and query parsing accepts it); compared lowercased. */
@@ -63,6 +60,17 @@ export const StateRevision = z.strictObject({
   created_at: IsoTime,
   revision_source: RevisionSource.nullish(),
   source_revision_config: SourceRevisionConfig.default({}),
+  /**
+   * The status it has from `ends_at` on (any text: a seed may give one the spec does not list). Absent:
+   * DEPLOYED, or for the latest revision of a deployment still building, what --build-fail and
+   * --deploy-fail say.
+   */
+  status: z.string().min(1).optional(),
+  /** When it reaches `status`; absent: already (or, for the latest revision still building, at build_ready_at). */
+  ends_at: IsoTime.nullish(),
+  /** When its build began and how long it takes (QUEUED, BUILDING, DEPLOYING in thirds of it). */
+  build_started_at: IsoTime.nullish(),
+  build_ms: z.number().int().nonnegative().optional(),
 });
 export type StateRevision = z.infer<typeof StateRevision>;
 
@@ -72,12 +80,15 @@ export const StateDeployment = z.strictObject({
   /** Defaults to the first tenant. */
   tenant_id: Uuid.optional(),
   name: z.string().max(DEPLOYMENT_NAME_MAX).regex(DEPLOYMENT_NAME_PATTERN, 'lowercase letters, digits and dashes, starting with a letter'),
-  source: Source,
-  source_config: SourceConfig.default({}),
+  /** One of the spec's sources, or any other text (a source this service version does not know: listed, never written). */
+  source: z.string().min(1),
+  /** For codehost, `deployment_type` here wins over the top-level one. */
+  source_config: ServiceSourceConfig.default({}),
   source_revision_config: SourceRevisionConfig.default({}),
   secrets: z.array(StateSecret).default([]),
   secret_references: z.array(SecretReference).nullish(),
-  status: DeploymentStatus.default('READY'),
+  /** One of the spec's statuses, or any other text (listed as given). AWAITING_DELETE refuses writes. */
+  status: z.string().min(1).default('READY'),
   created_at: IsoTime.optional(),
   updated_at: IsoTime.optional(),
   latest_revision_id: Uuid.nullish(),
@@ -89,10 +100,16 @@ export const StateDeployment = z.strictObject({
   build_ready_at: IsoTime.nullish(),
   image_version: z.string().nullish(),
   // Emulator-internal attributes behind the list filters of the spec (not part of the Deployment response).
-  deployment_type: DeploymentType.default('dev'),
+  deployment_type: AnyDeploymentType.default('dev'),
   remote_reconciled: z.boolean().default(false),
   tag_value_ids: z.array(z.string().min(1)).default([]),
   revisions: z.array(StateRevision).optional(),
+  /** A preview deployment: responses carry `is_preview: true`. */
+  is_preview: z.boolean().default(false),
+  /** With status AWAITING_DELETE: when the deployment is gone; absent or null: it stays AWAITING_DELETE. */
+  delete_at: IsoTime.nullish(),
+  /** Whether its tracing project goes with it. */
+  delete_tracing_project: z.boolean().default(false),
 });
 export type StateDeployment = z.infer<typeof StateDeployment>;
 
@@ -182,7 +199,7 @@ export const ListDeploymentsQuery = z.object({
     .optional(),
   tag_value_ids: z.string().transform(splitList).optional(),
   image_version: z.string().optional(),
-  deployment_type: DeploymentType.optional(),
+  deployment_type: AnyDeploymentType.optional(),
   deployment_ids: z
     .string()
     .transform(splitList)
@@ -190,3 +207,12 @@ export const ListDeploymentsQuery = z.object({
     .optional(),
 });
 export type ListDeploymentsQuery = z.infer<typeof ListDeploymentsQuery>;
+
+// ---------------------------------------------------------------- query parameters of GET /v2/deployments/{id}/revisions
+
+export const ListRevisionsQuery = z.object({
+  limit: IntText.transform(Number).pipe(z.number().int().min(1).max(100)).default(20),
+  offset: IntText.transform(Number).pipe(z.number().int().min(0)).default(0),
+  status: RevisionStatus.optional(),
+});
+export type ListRevisionsQuery = z.infer<typeof ListRevisionsQuery>;

@@ -12,13 +12,15 @@ import { providerRoutes } from './routes/providers.js';
 import type { EmulatorSeed, StateFile } from './schema.js';
 import { parseStateText, stateFromStore, storeFromState, validateSeed } from './state.js';
 import type { EmulatorStore } from './store.js';
-import type { SecretsMode } from './view.js';
+import type { RevisionOutcome, SecretsPatchMode } from './merge.js';
+import type { EchoMode, SecretsMode } from './view.js';
 
 export type { DiscoverHook, ProviderFromDiscovery } from './discover.js';
 export type { RequestLogEntry } from './handler.js';
 export type { EmulatorSeed } from './schema.js';
 export type { EmulatorStore } from './store.js';
-export type { SecretsMode } from './view.js';
+export type { EchoMode, SecretsMode } from './view.js';
+export type { RevisionOutcome, SecretsPatchMode } from './merge.js';
 export { EmulatorStateError } from './state.js';
 
 export const DEFAULT_BUILD_MS = 2000;
@@ -57,8 +59,28 @@ export interface EmulatorOptions {
   secrets?: SecretsMode;
   /** Require X-Api-Key (401 without, 403 wrong). */
   apiKey?: string;
-  /** Time a new revision takes to become active; default 2000 ms. 0 activates at once. */
+  /**
+   * Time a new revision takes (QUEUED, BUILDING, DEPLOYING in thirds, then DEPLOYED and active), and a
+   * deleted deployment stays AWAITING_DELETE; default 2000 ms. 0: at once.
+   */
   buildMs?: number;
+  /** New revisions of deployments whose name matches end in BUILD_FAILED (after the building phase). */
+  buildFail?: RegExp | string;
+  /** New revisions of deployments whose name matches end in DEPLOY_FAILED (checked after buildFail). */
+  deployFail?: RegExp | string;
+  /** How a non-empty secrets list in a PATCH is applied: merged by name (default) or replacing the stored set. */
+  secretsPatch?: SecretsPatchMode;
+  /** exact (default): fields come back as sent; real: as the real service echoes them (see EchoMode). */
+  echo?: EchoMode;
+  /** Only the spec's endpoints: GET by id, DELETE, revisions and the provider list/get/PATCH/DELETE answer 404 or 405. */
+  specOnly?: boolean;
+  /** Responses leave out tenant_id, as older services do. */
+  omitTenantId?: boolean;
+  /**
+   * Accept the old incomplete create bodies: source_config, source_revision_config and secrets may be
+   * left out, and graph_config_path is neither required on create nor refused. Default off.
+   */
+  lenientCreate?: boolean;
   /** RNG of the fault knobs, shared by every draw (default Math.random). */
   random?: () => number;
   /**
@@ -129,7 +151,34 @@ function checkOptions(options: EmulatorOptions): void {
   if (options.secrets !== undefined && !['plain', 'masked', 'omitted'].includes(options.secrets)) {
     throw new UsageError(`secrets: "${String(options.secrets)}" is not one of plain, masked, omitted`);
   }
+  if (options.secretsPatch !== undefined && !['merge', 'replace'].includes(options.secretsPatch)) {
+    throw new UsageError(`secretsPatch: "${String(options.secretsPatch)}" is not one of merge, replace`);
+  }
+  if (options.echo !== undefined && !['exact', 'real'].includes(options.echo)) {
+    throw new UsageError(`echo: "${String(options.echo)}" is not one of exact, real`);
+  }
   if (options.apiKey === '') throw new UsageError('apiKey: an empty API key would accept nothing; leave it unset instead');
+}
+
+function pattern(name: string, value: RegExp | string | undefined): RegExp | null {
+  if (value === undefined) return null;
+  if (value instanceof RegExp) return value;
+  try {
+    return new RegExp(value);
+  } catch (error) {
+    throw new UsageError(`${name}: "${value}" is not a regular expression (${(error as Error).message})`);
+  }
+}
+
+/** How a new revision of the named deployment ends, from buildFail and deployFail. */
+function revisionOutcome(options: EmulatorOptions): (name: string) => RevisionOutcome {
+  const buildFail = pattern('buildFail', options.buildFail);
+  const deployFail = pattern('deployFail', options.deployFail);
+  return (name) => {
+    if (buildFail?.test(name)) return 'BUILD_FAILED';
+    if (deployFail?.test(name)) return 'DEPLOY_FAILED';
+    return 'DEPLOYED';
+  };
 }
 
 function faultRandom(options: EmulatorOptions): (site: FaultSite) => number {
@@ -163,7 +212,14 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
   const clock = options.clock ?? Date.now;
   const buildMs = options.buildMs ?? DEFAULT_BUILD_MS;
   const { state, file, fresh } = await initialState(options);
-  const store = storeFromState(state, { clock, buildMs, file });
+  const store = storeFromState(state, {
+    clock,
+    buildMs,
+    file,
+    secretsPatch: options.secretsPatch ?? 'merge',
+    lenient: options.lenientCreate ?? false,
+    outcome: revisionOutcome(options),
+  });
 
   const stateFile = options.stateFile;
   let persister: Persister | null = null;
@@ -184,6 +240,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
     }
   };
 
+  const specOnly = options.specOnly ?? false;
   const requestLog: RequestLogEntry[] = [];
   const logLimit = options.requestLogLimit ?? DEFAULT_REQUEST_LOG_LIMIT;
   const record = (entry: RequestLogEntry): void => {
@@ -195,8 +252,19 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
   };
 
   const routes: Route[] = [
-    ...deploymentRoutes({ store, secrets: options.secrets ?? 'masked', pageCap: options.pageCap }),
-    ...providerRoutes({ store, discover: options.discover ?? probeOnlyDiscovery({ allowLocal: options.allowLocalDiscovery ?? false }) }),
+    ...deploymentRoutes({
+      store,
+      view: { secrets: options.secrets ?? 'masked', echo: options.echo ?? 'exact', omitTenantId: options.omitTenantId ?? false },
+      pageCap: options.pageCap,
+      lenientCreate: options.lenientCreate ?? false,
+      specOnly,
+      clock,
+    }),
+    ...providerRoutes({
+      store,
+      discover: options.discover ?? probeOnlyDiscovery({ allowLocal: options.allowLocalDiscovery ?? false }),
+      specOnly,
+    }),
     ...integrationRoutes(store),
   ];
   let closing = false;

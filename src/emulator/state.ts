@@ -1,7 +1,7 @@
 // Converts between the state file (schema.ts) and the store's records: seeding with defaults, and the state to persist.
 import { parse as parseYaml } from 'yaml';
 import { ConvergeError } from '../core/errors.js';
-import { StateFile, type StateDeployment } from './schema.js';
+import { StateFile, type StateDeployment, type StateRevision } from './schema.js';
 import {
   compactFields,
   compactSourceConfig,
@@ -10,10 +10,23 @@ import {
   type StoredDeployment,
   type StoredIntegration,
   type StoredProvider,
+  type StoredRevision,
   type StoredTenant,
   type StoredTracingProject,
 } from './records.js';
+import type { RevisionOutcome, SecretsPatchMode } from './merge.js';
+import type { AnyDeploymentType } from './requests.js';
 import { EmulatorStore } from './store.js';
+
+/** What seeding needs besides the file: the time, the build time and the write knobs. */
+export interface StoreOptions {
+  clock: () => number;
+  buildMs: number;
+  file?: string;
+  secretsPatch?: SecretsPatchMode;
+  lenient?: boolean;
+  outcome?: (name: string) => RevisionOutcome;
+}
 
 /** The state file is unreadable, not YAML/JSON, or breaks its schema. */
 export class EmulatorStateError extends ConvergeError {
@@ -50,7 +63,46 @@ function time(iso: string | undefined | null, fallback: number): number {
   return iso ? Date.parse(iso) : fallback;
 }
 
-function seedDeployment(d: StateDeployment, index: number, tenantId: string, now: number, buildMs: number): StoredDeployment {
+function seedRevisions(
+  d: StateDeployment,
+  ids: { latest: string; active: string | null },
+  createdAt: number,
+  buildReadyAt: number | null,
+  revisionConfig: Record<string, unknown>,
+  options: SeedContext,
+): StoredRevision[] {
+  const given: StateRevision[] = d.revisions ?? [
+    ...(ids.active !== null && ids.active !== ids.latest
+      ? [{ id: ids.active, created_at: new Date(createdAt).toISOString(), source_revision_config: revisionConfig }]
+      : []),
+    { id: ids.latest, created_at: new Date(createdAt).toISOString(), source_revision_config: revisionConfig },
+  ];
+  return given.map((r) => {
+    const building = r.id === ids.latest && buildReadyAt !== null;
+    const endsAt = r.ends_at ? Date.parse(r.ends_at) : building ? buildReadyAt! : Date.parse(r.created_at);
+    const buildMs = r.build_ms ?? (building ? options.buildMs : 0);
+    return {
+      id: r.id,
+      created_at: Date.parse(r.created_at),
+      revision_source: r.revision_source ?? null,
+      source_revision_config: compactFields(r.source_revision_config),
+      build_started_at: r.build_started_at ? Date.parse(r.build_started_at) : endsAt - buildMs,
+      build_ms: buildMs,
+      ends_at: endsAt,
+      outcome: r.status ?? (building ? options.outcome(d.name) : 'DEPLOYED'),
+    };
+  });
+}
+
+interface SeedContext {
+  now: number;
+  buildMs: number;
+  outcome: (name: string) => RevisionOutcome;
+  file: string;
+}
+
+function seedDeployment(d: StateDeployment, index: number, tenantId: string, options: SeedContext): StoredDeployment {
+  const { now, buildMs } = options;
   const createdAt = time(d.created_at, now - (1_000_000 - index) * 1000);
   const latest = d.latest_revision_id ?? derivedUuid('revision', tenantId, d.name, '1');
   const building = d.status === 'AWAITING_DATABASE' || (d.active_revision_id !== undefined && d.active_revision_id !== latest);
@@ -58,6 +110,13 @@ function seedDeployment(d: StateDeployment, index: number, tenantId: string, now
   const buildReadyAt = d.build_ready_at === undefined ? (building ? now + buildMs : null) : d.build_ready_at === null ? null : Date.parse(d.build_ready_at);
   const sourceConfig = compactSourceConfig(d.source_config);
   const revisionConfig = compactFields(d.source_revision_config);
+  let deploymentType: AnyDeploymentType = d.deployment_type;
+  if (d.source === 'codehost') {
+    deploymentType = (sourceConfig.deployment_type as AnyDeploymentType | undefined) ?? d.deployment_type;
+    sourceConfig.deployment_type = deploymentType;
+  } else if (sourceConfig.deployment_type !== undefined) {
+    throw new EmulatorStateError(`state file ${options.file}: deployments.${index}.source_config.deployment_type: applies to codehost deployments only`);
+  }
   return {
     id: d.id ?? derivedUuid('deployment', tenantId, d.name),
     tenant_id: tenantId,
@@ -76,17 +135,18 @@ function seedDeployment(d: StateDeployment, index: number, tenantId: string, now
     active_revision_id: active,
     build_ready_at: buildReadyAt,
     image_version: d.image_version ?? null,
-    deployment_type: d.deployment_type,
+    deployment_type: deploymentType,
     remote_reconciled: d.remote_reconciled,
     tag_value_ids: d.tag_value_ids,
-    revisions: (d.revisions ?? [{ id: latest, created_at: new Date(createdAt).toISOString(), revision_source: null, source_revision_config: revisionConfig }]).map(
-      (r) => ({ id: r.id, created_at: Date.parse(r.created_at), revision_source: r.revision_source ?? null, source_revision_config: compactFields(r.source_revision_config) }),
-    ),
+    revisions: seedRevisions(d, { latest, active }, createdAt, buildReadyAt, revisionConfig, options),
+    is_preview: d.is_preview,
+    delete_at: d.delete_at ? Date.parse(d.delete_at) : null,
+    delete_tracing_project: d.delete_tracing_project,
   };
 }
 
 /** Builds a store from a validated state file; checks ids and names are unique and tenants exist. */
-export function storeFromState(state: StateFile, options: { clock: () => number; buildMs: number; file?: string }): EmulatorStore {
+export function storeFromState(state: StateFile, options: StoreOptions): EmulatorStore {
   const file = options.file ?? 'seed';
   const now = options.clock();
   const organizationId = state.organization_id ?? DEFAULT_ORGANIZATION;
@@ -110,9 +170,9 @@ export function storeFromState(state: StateFile, options: { clock: () => number;
       return { host_integration_id: i.id.toLowerCase(), id: r.id, name: r.name, owner, url: r.url ?? `https://codehost.example.com/${owner}/${r.name}`, default_branch: r.default_branch };
     }),
   }));
-  const deployments = state.deployments.map((d, index) =>
-    seedDeployment(d, index, tenantOf(d.tenant_id, `deployments.${index}`), now, options.buildMs),
-  );
+  const outcome = options.outcome ?? ((): RevisionOutcome => 'DEPLOYED');
+  const seedContext: SeedContext = { now, buildMs: options.buildMs, outcome, file };
+  const deployments = state.deployments.map((d, index) => seedDeployment(d, index, tenantOf(d.tenant_id, `deployments.${index}`), seedContext));
   const seen = new Map<string, string>();
   deployments.forEach((d, index) => {
     for (const key of [`name "${d.name}" in tenant ${d.tenant_id}`, `id ${d.id}`]) {
@@ -175,6 +235,9 @@ export function storeFromState(state: StateFile, options: { clock: () => number;
     tracingProjects: [...projects.values()],
     clock: options.clock,
     buildMs: options.buildMs,
+    secretsPatch: options.secretsPatch ?? 'merge',
+    lenient: options.lenient ?? false,
+    outcome,
   });
 }
 
@@ -219,7 +282,14 @@ export function stateFromStore(store: EmulatorStore): StateFile {
         created_at: iso(r.created_at),
         revision_source: r.revision_source,
         source_revision_config: r.source_revision_config as StateDeployment['source_revision_config'],
+        status: r.outcome,
+        ends_at: iso(r.ends_at),
+        build_started_at: iso(r.build_started_at),
+        build_ms: r.build_ms,
       })),
+      is_preview: d.is_preview,
+      delete_at: d.delete_at === null ? null : iso(d.delete_at),
+      delete_tracing_project: d.delete_tracing_project,
     })),
     providers: store.providers().map((p) => ({
       id: p.id,

@@ -1,13 +1,9 @@
 // The emulator's in-memory store: deployments by id, per-tenant name index and ordered list, providers, integrations.
 import { randomUUID } from 'node:crypto';
-import type {
-  CreateDeploymentRequest,
-  CreateProviderRequest,
-  DeploymentType,
-  PatchDeploymentRequest,
-} from '../core/wire/schema.js';
+import type { CreateProviderRequest } from '../core/wire/schema.js';
 import { fail, ok, type Result } from './issues.js';
-import { mergePatch, newDeployment, type PatchOutcome, type WriteContext } from './merge.js';
+import { mergePatch, newDeployment, type PatchOutcome, type RevisionOutcome, type SecretsPatchMode, type WriteContext } from './merge.js';
+import type { AnyDeploymentType, CreateBody, PatchBody, ProviderPatchBody } from './requests.js';
 import {
   compareDeployments,
   settleDeployment,
@@ -26,7 +22,7 @@ export interface DeploymentFilter {
   name_contains?: string;
   status?: string;
   image_version?: string;
-  deployment_type?: DeploymentType;
+  deployment_type?: AnyDeploymentType;
   deployment_ids?: string[];
   remote_reconciled?: boolean;
   /** A deployment matches when it carries every one of these tag value ids. */
@@ -59,7 +55,15 @@ export interface StoreInit {
   tracingProjects: StoredTracingProject[];
   clock: () => number;
   buildMs: number;
+  secretsPatch: SecretsPatchMode;
+  /** --lenient-create. */
+  lenient: boolean;
+  /** How a new revision of the named deployment ends. */
+  outcome: (name: string) => RevisionOutcome;
 }
+
+/** The knobs of the write rules, as the store hands them to merge.ts. */
+export type WriteKnobs = Pick<StoreInit, 'secretsPatch' | 'lenient' | 'outcome'>;
 
 function lowerBound(list: StoredDeployment[], item: StoredDeployment): number {
   let lo = 0;
@@ -82,6 +86,18 @@ function matches(d: StoredDeployment, f: DeploymentFilter, nameNeedle: string | 
   return true;
 }
 
+function isPending(d: StoredDeployment): boolean {
+  return d.build_ready_at !== null || d.delete_at !== null;
+}
+
+export function notFound(deploymentId: string): string {
+  return `Deployment ID ${deploymentId} not found.`;
+}
+
+export function providerNotFound(providerId: string): string {
+  return `OAuth provider ${providerId} not found.`;
+}
+
 /**
  * All state of one emulated organization. Every method is synchronous, so a request's read-merge-write
  * of a deployment can never interleave with another's (no lost update).
@@ -90,6 +106,7 @@ export class EmulatorStore {
   readonly organizationId: string;
   readonly buildMs: number;
   private readonly clock: () => number;
+  private readonly knobs: WriteKnobs;
   private readonly spaces = new Map<string, TenantSpace>();
   private readonly tenantOrder: StoredTenant[];
   private readonly byId = new Map<string, StoredDeployment>();
@@ -107,6 +124,7 @@ export class EmulatorStore {
     this.organizationId = init.organizationId;
     this.clock = init.clock;
     this.buildMs = init.buildMs;
+    this.knobs = { secretsPatch: init.secretsPatch, lenient: init.lenient, outcome: init.outcome };
     this.tenantOrder = init.tenants;
     for (const tenant of init.tenants) {
       this.spaces.set(tenant.id, { tenant, ordered: [], byName: new Map(), tracing: new Map() });
@@ -122,7 +140,7 @@ export class EmulatorStore {
       space.ordered.push(d);
       space.byName.set(d.name, d);
       this.byId.set(d.id, d);
-      if (d.build_ready_at !== null) this.pending.add(d.id);
+      if (isPending(d)) this.pending.add(d.id);
     }
     for (const space of this.spaces.values()) space.ordered.sort(compareDeployments);
     for (const p of init.providers) this.orgProviders(p.organization_id).set(p.provider_id, p);
@@ -182,12 +200,17 @@ export class EmulatorStore {
 
   // ------------------------------------------------------------ deployments
 
-  /** Activates every revision whose build time has passed. Returns true when anything changed. */
+  /** Settles every revision whose build time has passed and removes deletions that are due. Returns true when anything changed. */
   settle(now = this.clock()): boolean {
     if (this.pending.size === 0) return false;
     let any = false;
     for (const id of this.pending) {
       const current = this.byId.get(id)!;
+      if (current.delete_at !== null && now >= current.delete_at) {
+        this.remove(current);
+        any = true;
+        continue;
+      }
       const next = settleDeployment(current, now);
       if (next === current) continue;
       this.pending.delete(id);
@@ -205,8 +228,24 @@ export class EmulatorStore {
     space.ordered[index] = next;
     space.byName.set(next.name, next);
     this.byId.set(next.id, next);
-    if (next.build_ready_at !== null) this.pending.add(next.id);
+    if (isPending(next)) this.pending.add(next.id);
     else this.pending.delete(next.id);
+  }
+
+  /** A deletion is due: the deployment is gone; its tracing project stays (unlinked) unless the DELETE asked otherwise. */
+  private remove(d: StoredDeployment): void {
+    const space = this.space(d.tenant_id);
+    const index = lowerBound(space.ordered, d);
+    if (space.ordered[index] !== d) throw new Error(`deployment ${d.id} missing from the ordered list`);
+    space.ordered.splice(index, 1);
+    space.byName.delete(d.name);
+    this.byId.delete(d.id);
+    this.pending.delete(d.id);
+    const project = space.tracing.get(d.name);
+    if (project && project.deployment_id === d.id) {
+      if (d.delete_tracing_project) space.tracing.delete(d.name);
+      else space.tracing.set(d.name, { ...project, deployment_id: null });
+    }
   }
 
   /** A deployment of the tenant by id, with any finished build applied. */
@@ -228,6 +267,7 @@ export class EmulatorStore {
   }
 
   tracingProjects(tenantId?: string): StoredTracingProject[] {
+    this.settle();
     const spaces = tenantId ? [this.space(tenantId)] : [...this.spaces.values()];
     return spaces.flatMap((s) => [...s.tracing.values()]);
   }
@@ -268,11 +308,11 @@ export class EmulatorStore {
   }
 
   private writeContext(): WriteContext {
-    return { now: this.clock(), buildMs: this.buildMs, newId: randomUUID, repos: this.repoLookup };
+    return { now: this.clock(), buildMs: this.buildMs, newId: randomUUID, repos: this.repoLookup, ...this.knobs };
   }
 
   /** POST /v2/deployments: 422/400 from the rules, 409 when a deployment or tracing project has the name. */
-  createDeployment(tenantId: string, request: CreateDeploymentRequest): Result<StoredDeployment> {
+  createDeployment(tenantId: string, request: CreateBody): Result<StoredDeployment> {
     this.settle();
     const space = this.space(tenantId);
     const built = newDeployment(tenantId, request, this.writeContext());
@@ -288,16 +328,16 @@ export class EmulatorStore {
     else space.ordered.splice(lowerBound(space.ordered, d), 0, d);
     space.byName.set(d.name, d);
     this.byId.set(d.id, d);
-    if (d.build_ready_at !== null) this.pending.add(d.id);
+    if (isPending(d)) this.pending.add(d.id);
     space.tracing.set(d.name, { id: randomUUID(), tenant_id: tenantId, name: d.name, created_at: d.created_at, deployment_id: d.id });
     this.changed();
     return ok(d);
   }
 
   /** PATCH /v2/deployments/{id}: 404 for an unknown id (or one of another tenant), else mergePatch(). */
-  patchDeployment(tenantId: string, id: string, patch: PatchDeploymentRequest): Result<PatchOutcome> {
+  patchDeployment(tenantId: string, id: string, patch: PatchBody): Result<PatchOutcome> {
     const current = this.deployment(tenantId, id);
-    if (!current) return fail(404, `Deployment ${id} not found`);
+    if (!current) return fail(404, notFound(id));
     const merged = mergePatch(current, patch, this.writeContext());
     if (!merged.ok || !merged.value.changed) return merged;
     this.replace(current, merged.value.next);
@@ -305,7 +345,60 @@ export class EmulatorStore {
     return merged;
   }
 
+  /**
+   * DELETE /v2/deployments/{id}: the deployment is AWAITING_DELETE for the build time, refusing writes,
+   * then gone (at once with a build time of 0). 404 for an unknown id, 400 when it is already being deleted.
+   */
+  deleteDeployment(tenantId: string, id: string, deleteTracingProject: boolean): Result<StoredDeployment | null> {
+    const current = this.deployment(tenantId, id);
+    if (!current) return fail(404, notFound(id));
+    if (current.status === 'AWAITING_DELETE') return fail(400, `Deployment ID ${id} is being deleted.`);
+    const now = this.clock();
+    const next: StoredDeployment = {
+      ...current,
+      status: 'AWAITING_DELETE',
+      updated_at: now,
+      build_ready_at: null,
+      delete_at: now + this.buildMs,
+      delete_tracing_project: deleteTracingProject,
+    };
+    this.replace(current, next);
+    this.settle(now);
+    this.changed();
+    return ok(this.byId.get(id) ?? null);
+  }
+
   // ------------------------------------------------------------ providers
+
+  /** PATCH /v2/auth/providers/{provider_id}: absent fields are kept; code_challenge_method null means none. */
+  patchProvider(organizationId: string, providerId: string, patch: ProviderPatchBody): Result<StoredProvider> {
+    const current = this.provider(organizationId, providerId);
+    if (!current) return fail(404, providerNotFound(providerId));
+    const next: StoredProvider = {
+      ...current,
+      name: patch.name ?? current.name,
+      client_id: patch.client_id ?? current.client_id,
+      auth_url: patch.auth_url ?? current.auth_url,
+      token_url: patch.token_url ?? current.token_url,
+      uses_pkce: patch.uses_pkce ?? current.uses_pkce,
+      code_challenge_method: patch.code_challenge_method === undefined ? current.code_challenge_method : patch.code_challenge_method,
+      client_secret_sha256: patch.client_secret != null ? sha256Hex(patch.client_secret) : current.client_secret_sha256,
+    };
+    const same = (Object.keys(next) as Array<keyof StoredProvider>).every((key) => next[key] === current[key]);
+    if (same) return ok(current);
+    const updated = { ...next, updated_at: this.clock() };
+    this.orgProviders(organizationId).set(providerId, updated);
+    this.changed();
+    return ok(updated);
+  }
+
+  /** DELETE /v2/auth/providers/{provider_id}; 404 when the organization has no such provider. */
+  deleteProvider(organizationId: string, providerId: string): Result<null> {
+    const providers = this.orgProviders(organizationId);
+    if (!providers.delete(providerId)) return fail(404, providerNotFound(providerId));
+    this.changed();
+    return ok(null);
+  }
 
   provider(organizationId: string, providerId: string): StoredProvider | undefined {
     return this.providersByOrg.get(organizationId)?.get(providerId);

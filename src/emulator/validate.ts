@@ -16,6 +16,13 @@ interface SourceRule {
   needsConfig: string[];
   /** source_revision_config fields the (merged) deployment must hold. */
   needsRevision: string[];
+  /** source_revision_config fields a create must carry besides (real-service.md: graph_config_path). */
+  needsOnCreate: string[];
+  /**
+   * The artifact (image_uri or source_tarball_path): a create may leave it out and set it by PATCH later
+   * (real-service.md), but a PATCH naming this source as its revision_source must bring one.
+   */
+  artifact: string[];
   /** source_config fields a request must not carry for this source. */
   refusesConfig: string[];
   /** source_revision_config fields a request must not carry for this revision source. */
@@ -26,13 +33,15 @@ interface SourceRule {
   revisionSource: boolean;
 }
 
-const REPO_CONFIG = ['integration_id', 'repo_url', 'build_on_push'];
+const REPO_CONFIG = ['integration_id', 'repo_url', 'build_on_push', 'deployment_type'];
 
-/** The rules of design.md §1 and the spec's source descriptions, one row per source. */
+/** The rules of design.md §1, the spec's source descriptions and real-service.md, one row per source. */
 export const SOURCE_RULES: Record<Source, SourceRule> = {
   codehost: {
     needsConfig: ['integration_id', 'repo_url'],
     needsRevision: ['repo_ref'],
+    needsOnCreate: ['graph_config_path'],
+    artifact: [],
     refusesConfig: [],
     refusesRevision: ['image_uri', 'source_tarball_path'],
     secretReferences: false,
@@ -41,22 +50,28 @@ export const SOURCE_RULES: Record<Source, SourceRule> = {
   external_docker: {
     needsConfig: [],
     needsRevision: ['image_uri'],
+    needsOnCreate: [],
+    artifact: [],
     refusesConfig: REPO_CONFIG,
-    refusesRevision: ['repo_ref', 'source_tarball_path'],
+    refusesRevision: ['repo_ref', 'source_tarball_path', 'graph_config_path'],
     secretReferences: true,
     revisionSource: false,
   },
   internal_docker: {
     needsConfig: [],
-    needsRevision: ['image_uri'],
+    needsRevision: [],
+    needsOnCreate: [],
+    artifact: ['image_uri'],
     refusesConfig: REPO_CONFIG,
-    refusesRevision: ['repo_ref', 'source_tarball_path'],
+    refusesRevision: ['repo_ref', 'source_tarball_path', 'graph_config_path'],
     secretReferences: false,
     revisionSource: true,
   },
   internal_source: {
     needsConfig: [],
-    needsRevision: ['source_tarball_path'],
+    needsRevision: [],
+    needsOnCreate: ['graph_config_path'],
+    artifact: ['source_tarball_path'],
     refusesConfig: REPO_CONFIG,
     refusesRevision: ['repo_ref', 'image_uri'],
     secretReferences: false,
@@ -65,12 +80,24 @@ export const SOURCE_RULES: Record<Source, SourceRule> = {
   internal_template: {
     needsConfig: [],
     needsRevision: [],
+    needsOnCreate: [],
+    artifact: [],
     refusesConfig: REPO_CONFIG,
-    refusesRevision: ['repo_ref', 'image_uri', 'source_tarball_path'],
+    refusesRevision: ['repo_ref', 'image_uri', 'source_tarball_path', 'graph_config_path'],
     secretReferences: false,
     revisionSource: true,
   },
 };
+
+/** The rules of a source; undefined for a source this emulator does not know (seeded only). */
+export function rulesFor(source: string): SourceRule | undefined {
+  return Object.hasOwn(SOURCE_RULES, source) ? SOURCE_RULES[source as Source] : undefined;
+}
+
+/** What --lenient-create relaxes: graph_config_path is neither required on create nor refused. */
+export interface RuleMode {
+  lenient: boolean;
+}
 
 function present(fields: Fields | null | undefined, key: string): boolean {
   const value = fields?.[key];
@@ -115,6 +142,7 @@ export function refusedFieldProblems(
   sourceConfig: Fields | null | undefined,
   revisionConfig: Fields | null | undefined,
   secretReferences: unknown[] | null | undefined,
+  mode: RuleMode,
 ): ValidationIssue[] {
   const out: ValidationIssue[] = [];
   for (const key of SOURCE_RULES[source].refusesConfig) {
@@ -123,6 +151,7 @@ export function refusedFieldProblems(
     }
   }
   for (const key of SOURCE_RULES[revisionSource].refusesRevision) {
+    if (mode.lenient && key === 'graph_config_path') continue;
     if (present(revisionConfig, key)) {
       const what = revisionSource === source ? `source ${source}` : `revision_source ${revisionSource}`;
       out.push(issue(['body', 'source_revision_config', key], `source_revision_config.${key} is not allowed for ${what}`));
@@ -140,15 +169,31 @@ export function refusedFieldProblems(
   return out;
 }
 
+/** Which requirements apply: every write's, plus a create's, plus a revision_source override's artifact. */
+export type Requirement = 'write' | 'create' | 'override';
+
 /** 422 issues for fields the merged deployment lacks for the given (revision) source. */
-export function missingFieldProblems(source: Source, sourceConfig: Fields, revisionConfig: Fields, what: string): ValidationIssue[] {
+export function missingFieldProblems(
+  source: Source,
+  sourceConfig: Fields,
+  revisionConfig: Fields,
+  what: string,
+  requirement: Requirement,
+  mode: RuleMode,
+): ValidationIssue[] {
   const out: ValidationIssue[] = [];
-  for (const key of SOURCE_RULES[source].needsConfig) {
+  const rules = SOURCE_RULES[source];
+  for (const key of rules.needsConfig) {
     if (!present(sourceConfig, key)) {
       out.push(issue(['body', 'source_config', key], `source_config.${key} is required for ${what}`, 'missing'));
     }
   }
-  for (const key of SOURCE_RULES[source].needsRevision) {
+  const needsRevision = [
+    ...rules.needsRevision,
+    ...(requirement === 'create' && !mode.lenient ? rules.needsOnCreate : []),
+    ...(requirement === 'override' ? rules.artifact : []),
+  ];
+  for (const key of needsRevision) {
     if (!present(revisionConfig, key)) {
       out.push(issue(['body', 'source_revision_config', key], `source_revision_config.${key} is required for ${what}`, 'missing'));
     }

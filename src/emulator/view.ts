@@ -1,20 +1,40 @@
 // Response bodies built from store records: the spec's Deployment, OAuth provider, integration and repository.
-import { SourceConfig, SourceRevisionConfig } from '../core/wire/schema.js';
+import { SourceRevisionConfig } from '../core/wire/schema.js';
+import { ServiceSourceConfig } from './requests.js';
 import {
   repoCommitSha,
+  revisionStatusAt,
+  revisionUpdatedAt,
   type StoredDeployment,
   type StoredIntegration,
   type StoredProvider,
   type StoredRepository,
+  type StoredRevision,
   type StoredSecret,
 } from './records.js';
 
 /** How secret values are echoed: the value, "********", or no `value` at all. */
 export type SecretsMode = 'plain' | 'masked' | 'omitted';
 
+/**
+ * How deployments are echoed. exact: every field as it was sent (only the spec's fields, plus
+ * `is_preview: true` on a preview deployment). real: as the real service answers (real-service.md):
+ * listener_config, install_command and build_command come back null, custom_url is the service's own
+ * for codehost, and responses carry display_name and is_preview, which the spec does not list.
+ */
+export type EchoMode = 'exact' | 'real';
+
+export interface ViewOptions {
+  secrets: SecretsMode;
+  echo: EchoMode;
+  /** Leave tenant_id out, as older services do. */
+  omitTenantId: boolean;
+}
+
 export const MASK = '********';
 
-const SOURCE_CONFIG_KEYS = Object.keys(SourceConfig.shape);
+const SOURCE_CONFIG_KEYS = Object.keys(ServiceSourceConfig.shape);
+const NOT_ECHOED = ['listener_config', 'install_command', 'build_command'];
 const REVISION_CONFIG_KEYS = Object.keys(SourceRevisionConfig.shape);
 const iso = (ms: number): string => new Date(ms).toISOString();
 
@@ -32,20 +52,34 @@ function allKeys(keys: string[], fields: Readonly<Record<string, unknown>>): Rec
   return out;
 }
 
-export function deploymentView(d: StoredDeployment, mode: SecretsMode): Record<string, unknown> {
-  const revision = allKeys(REVISION_CONFIG_KEYS, d.source_revision_config);
-  const repoUrl = d.source_config.repo_url;
-  const repoRef = d.source_revision_config.repo_ref;
+/** The URL the real service gives a codehost deployment. */
+export function serviceUrl(d: StoredDeployment): string {
+  return `https://${d.name}-${d.id.slice(0, 8)}.example.app`;
+}
+
+function revisionConfigView(source: string, sourceConfig: Readonly<Record<string, unknown>>, fields: Readonly<Record<string, unknown>>): Record<string, unknown> {
+  const revision = allKeys(REVISION_CONFIG_KEYS, fields);
+  const repoUrl = sourceConfig.repo_url;
+  const repoRef = fields.repo_ref;
   revision.repo_commit_sha =
-    d.source === 'codehost' && typeof repoUrl === 'string' && typeof repoRef === 'string' ? repoCommitSha(repoUrl, repoRef) : null;
-  return {
+    source === 'codehost' && typeof repoUrl === 'string' && typeof repoRef === 'string' ? repoCommitSha(repoUrl, repoRef) : null;
+  return revision;
+}
+
+export function deploymentView(d: StoredDeployment, options: ViewOptions): Record<string, unknown> {
+  const sourceConfig = allKeys(SOURCE_CONFIG_KEYS, d.source_config);
+  if (options.echo === 'real') {
+    for (const key of NOT_ECHOED) sourceConfig[key] = null;
+    if (d.source === 'codehost') sourceConfig.custom_url = serviceUrl(d);
+  }
+  const view: Record<string, unknown> = {
     id: d.id,
     tenant_id: d.tenant_id,
     name: d.name,
     source: d.source,
-    source_config: allKeys(SOURCE_CONFIG_KEYS, d.source_config),
-    source_revision_config: revision,
-    secrets: d.secrets.map((s) => secretView(s, mode)),
+    source_config: sourceConfig,
+    source_revision_config: revisionConfigView(d.source, d.source_config, d.source_revision_config),
+    secrets: d.secrets.map((s) => secretView(s, options.secrets)),
     secret_references: d.secret_references,
     created_at: iso(d.created_at),
     updated_at: iso(d.updated_at),
@@ -54,18 +88,38 @@ export function deploymentView(d: StoredDeployment, mode: SecretsMode): Record<s
     active_revision_id: d.active_revision_id,
     image_version: d.image_version,
   };
+  if (options.omitTenantId) delete view.tenant_id;
+  if (options.echo === 'real') {
+    view.display_name = d.name;
+    view.is_preview = d.is_preview;
+  } else if (d.is_preview) {
+    view.is_preview = true;
+  }
+  return view;
+}
+
+/** A revision as GET /v2/deployments/{id}/revisions/{revision_id} answers it, as of `now`. */
+export function revisionView(d: StoredDeployment, r: StoredRevision, now: number): Record<string, unknown> {
+  return {
+    id: r.id,
+    created_at: iso(r.created_at),
+    updated_at: iso(revisionUpdatedAt(r, now)),
+    status: revisionStatusAt(r, now),
+    source: r.revision_source ?? d.source,
+    source_revision_config: revisionConfigView(r.revision_source ?? d.source, d.source_config, r.source_revision_config),
+  };
 }
 
 /**
  * JSON of deployments, cached per record: records are immutable, so a changed deployment is a new
  * object and misses the cache. Keeps a page of 100 cheap to serve.
  */
-export function deploymentJsonCache(mode: SecretsMode): (d: StoredDeployment) => string {
+export function deploymentJsonCache(options: ViewOptions): (d: StoredDeployment) => string {
   const cache = new WeakMap<StoredDeployment, string>();
   return (d) => {
     let json = cache.get(d);
     if (json === undefined) {
-      json = JSON.stringify(deploymentView(d, mode));
+      json = JSON.stringify(deploymentView(d, options));
       cache.set(d, json);
     }
     return json;

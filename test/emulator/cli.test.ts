@@ -25,6 +25,13 @@ describe('converge emulator', () => {
     );
     expect(options).toMatchObject({ port: 8099, host: '127.0.0.1', failRate: 0.2, pageCap: 5, secrets: 'omitted', buildMs: 50, latencyMs: 20, allowLocalDiscovery: true, apiKey: 'from-env' });
     expect(typeof options.discover).toBe('function');
+    // The real-service knobs: defaults, then each flag.
+    expect(options).toMatchObject({ secretsPatch: 'merge', echo: 'exact', specOnly: false, omitTenantId: false, lenientCreate: false, buildFail: undefined, deployFail: undefined });
+    const real = emulatorOptionsFromArgs(
+      parseCommandArgs(emulatorCommand, ['--secrets-patch', 'replace', '--echo', 'real', '--spec-only', '--omit-tenant-id', '--lenient-create', '--build-fail', '^flaky-', '--deploy-fail', 'canary$']).values,
+      {},
+    );
+    expect(real).toMatchObject({ secretsPatch: 'replace', echo: 'real', specOnly: true, omitTenantId: true, lenientCreate: true, buildFail: /^flaky-/, deployFail: /canary$/ });
     const bad: Array<[string[], RegExp]> = [
       [['--fail-rate', '2'], /--fail-rate: "2" is not a rate between 0 and 1/],
       [['--reset-rate', 'lots'], /--reset-rate: "lots" is not a rate/],
@@ -33,11 +40,22 @@ describe('converge emulator', () => {
       [['--page-cap', '0'], /--page-cap: "0" is not a whole number >= 1/],
       [['--secrets', 'shown'], /--secrets: "shown" is not one of plain, masked, omitted/],
       [['--build-ms', '1.5'], /--build-ms/],
+      [['--secrets-patch', 'upsert'], /--secrets-patch: "upsert" is not one of merge, replace/],
+      [['--echo', 'loud'], /--echo: "loud" is not one of exact, real/],
+      [['--build-fail', '(unclosed'], /--build-fail: "\(unclosed" is not a regular expression/],
     ];
     for (const [argv, message] of bad) {
       expect(() => emulatorOptionsFromArgs(parseCommandArgs(emulatorCommand, argv).values, {})).toThrow(message);
     }
     expect(() => parseCommandArgs(emulatorCommand, ['--colour', 'red'])).toThrow(/converge emulator --help/);
+  });
+
+  test('--help documents every knob', () => {
+    for (const flag of ['secrets-patch', 'echo', 'spec-only', 'omit-tenant-id', 'lenient-create', 'build-fail', 'deploy-fail', 'build-ms']) {
+      const option = emulatorCommand.options[flag];
+      expect(option, flag).toBeDefined();
+      expect(option!.description.length, flag).toBeGreaterThan(20);
+    }
   });
 
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {

@@ -1,7 +1,7 @@
 // Deployments through real HTTP on loopback: create, validation, conflicts, PATCH rules, revisions, secrets, concurrency.
 import { afterEach, describe, expect, test } from 'vitest';
 import type { RunningEmulator } from '../../src/emulator/server.js';
-import { ACME, BILLING_URL, OTHER_TENANT, RESEARCH_URL, LABS, codehostBody, dockerBody, start, until, type Client } from './helpers.js';
+import { ACME, BILLING_URL, OTHER_TENANT, RESEARCH_URL, LABS, codehostBody, dockerBody, start, templateBody, until, type Client } from './helpers.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 let running: RunningEmulator | undefined;
@@ -42,7 +42,7 @@ describe('POST /v2/deployments', () => {
     expect(d.secret_references).toBeNull();
     expect(d.image_version).toBeNull();
     expect(Object.keys(d.source_config).sort()).toEqual(
-      ['build_command', 'build_on_push', 'custom_url', 'install_command', 'integration_id', 'listener_config', 'listener_id', 'repo_url', 'resource_spec'],
+      ['build_command', 'build_on_push', 'custom_url', 'deployment_type', 'install_command', 'integration_id', 'listener_config', 'listener_id', 'repo_url', 'resource_spec'],
     );
     expect(d.source_revision_config.repo_commit_sha).toMatch(/^[0-9a-f]{40}$/);
     const ready = await until(async () => {
@@ -56,7 +56,7 @@ describe('POST /v2/deployments', () => {
     const api = await open();
     const a = await api.call('POST', '/v2/deployments', codehostBody('a'));
     const b = await api.call('POST', '/v2/deployments', codehostBody('b'));
-    const c = await api.call('POST', '/v2/deployments', codehostBody('c', { source_revision_config: { repo_ref: 'release' } }));
+    const c = await api.call('POST', '/v2/deployments', codehostBody('c', { source_revision_config: { repo_ref: 'release', graph_config_path: 'g.json' } }));
     const docker = await api.call('POST', '/v2/deployments', dockerBody('d'));
     expect(a.body.source_revision_config.repo_commit_sha).toBe(b.body.source_revision_config.repo_commit_sha);
     expect(c.body.source_revision_config.repo_commit_sha).not.toBe(a.body.source_revision_config.repo_commit_sha);
@@ -92,15 +92,16 @@ describe('POST /v2/deployments', () => {
       [{ source: 'codehost' }, ['body', 'name'], 'missing'],
       [{ name: 'a' }, ['body', 'source'], 'missing'],
       [{ name: 'a', source: 'svn' }, ['body', 'source'], 'enum'],
-      [{ name: 'a', source: 'internal_template', colour: 'red' }, ['body', 'colour'], 'extra_forbidden'],
-      [{ name: 'a', source: 'internal_template', secrets: [{ name: 'X' }] }, ['body', 'secrets', 0, 'value'], 'missing'],
-      [{ name: 7, source: 'internal_template' }, ['body', 'name'], 'string_type'],
-      [{ name: 'a', source: 'internal_template', source_config: { resource_spec: { max_scale: -1 } } }, ['body', 'source_config', 'resource_spec', 'max_scale'], 'greater_than_equal'],
-      [{ name: 'a', source: 'internal_template', source_config: { integration_id: 'nope' } }, ['body', 'source_config', 'integration_id'], 'uuid_parsing'],
-      [{ name: 'a', source: 'internal_template', source_revision_config: { repo_commit_sha: 'abc' } }, ['body', 'source_revision_config', 'repo_commit_sha'], 'extra_forbidden'],
+      [templateBody('a', { colour: 'red' }), ['body', 'colour'], 'extra_forbidden'],
+      [templateBody('a', { secrets: [{ name: 'X' }] }), ['body', 'secrets', 0, 'value'], 'missing'],
+      [templateBody('a', { name: 7 }), ['body', 'name'], 'string_type'],
+      [templateBody('a', { source_config: { resource_spec: { max_scale: -1 } } }), ['body', 'source_config', 'resource_spec', 'max_scale'], 'greater_than_equal'],
+      [templateBody('a', { source_config: { integration_id: 'nope' } }), ['body', 'source_config', 'integration_id'], 'uuid_parsing'],
+      [templateBody('a', { source_revision_config: { repo_commit_sha: 'abc' } }), ['body', 'source_revision_config', 'repo_commit_sha'], 'extra_forbidden'],
+      [templateBody('a', { source_config: { deployment_type: 'enterprise' } }), ['body', 'source_config', 'deployment_type'], 'enum'],
       [[1, 2], ['body'], 'model_attributes_type'],
-      [{ name: 'Bad_Name', source: 'internal_template' }, ['body', 'name'], 'string_pattern_mismatch'],
-      [{ name: 'a'.repeat(64), source: 'internal_template' }, ['body', 'name'], 'string_too_long'],
+      [templateBody('Bad_Name'), ['body', 'name'], 'string_pattern_mismatch'],
+      [templateBody('a'.repeat(64)), ['body', 'name'], 'string_too_long'],
     ];
     for (const [body, loc, type] of cases) {
       const answer = await api.call('POST', '/v2/deployments', body);
@@ -213,7 +214,6 @@ describe('PATCH /v2/deployments/{deployment_id}', () => {
       { source_config: { custom_url: 'https://agent.acme.example' } },
       { source_config: { install_command: 'pip install .' } },
       { source_config: { build_command: 'make' } },
-      { source_config: { listener_config: { k8s_namespace: 'ns' } } },
       { source_revision_config: { graph_config_path: 'g.json' } },
       { source_config: { resource_spec: { max_scale: 3 } } },
     ];
@@ -225,7 +225,6 @@ describe('PATCH /v2/deployments/{deployment_id}', () => {
       custom_url: 'https://agent.acme.example',
       install_command: 'pip install .',
       build_command: 'make',
-      listener_config: { k8s_namespace: 'ns' },
       resource_spec: { max_scale: 3 },
     });
     expect(final.source_revision_config.graph_config_path).toBe('g.json');

@@ -70,7 +70,7 @@ export function codehostBody(name: string, extra: Record<string, unknown> = {}):
     name,
     source: 'codehost',
     source_config: { integration_id: ACME, repo_url: SUPPORT_URL },
-    source_revision_config: { repo_ref: 'main' },
+    source_revision_config: { repo_ref: 'main', graph_config_path: 'langgraph.json' },
     secrets: [],
     ...extra,
   };
@@ -84,6 +84,21 @@ export function dockerBody(name: string, extra: Record<string, unknown> = {}): R
     source_revision_config: { image_uri: 'registry.example.com/acme/app:1.0.0' },
     secrets: [],
     ...extra,
+  };
+}
+
+export function templateBody(name: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return { name, source: 'internal_template', source_config: {}, source_revision_config: {}, secrets: [], ...extra };
+}
+
+/** A clock tests move by hand: `now()` is the emulator's clock, `advance(ms)` moves it. */
+export function manualClock(start = Date.UTC(2025, 6, 1, 12)): { now: () => number; advance: (ms: number) => void } {
+  let at = start;
+  return {
+    now: () => at,
+    advance: (ms) => {
+      at += ms;
+    },
   };
 }
 

@@ -3,7 +3,7 @@ import { afterEach, describe, expect, test } from 'vitest';
 import { MAX_BODY_BYTES } from '../../src/emulator/handler.js';
 import { sha256Hex } from '../../src/emulator/records.js';
 import type { EmulatorOptions, RequestLogEntry, RunningEmulator } from '../../src/emulator/server.js';
-import { dockerBody, OTHER_TENANT, start, TENANT, type Client } from './helpers.js';
+import { dockerBody, OTHER_TENANT, start, TENANT, templateBody, type Client } from './helpers.js';
 
 let running: RunningEmulator | undefined;
 afterEach(async () => {
@@ -30,11 +30,11 @@ function scripted(values: number[]): () => number {
 describe('request bodies', () => {
   test('a body over 1 MiB answers 413; one just under is read', async () => {
     const api = await open();
-    const big = JSON.stringify({ name: 'big', source: 'internal_template', source_config: { custom_url: 'x'.repeat(MAX_BODY_BYTES) } });
+    const big = JSON.stringify(templateBody('big', { source_config: { custom_url: 'x'.repeat(MAX_BODY_BYTES) } }));
     const tooBig = await api.raw('POST', '/v2/deployments', big, { 'content-type': 'application/json' });
     expect(tooBig.status).toBe(413);
     expect(tooBig.body.detail).toMatch(/too large: at most 1048576 bytes/);
-    const fits = JSON.stringify({ name: 'fits', source: 'internal_template', source_config: { custom_url: 'x'.repeat(MAX_BODY_BYTES - 200) } });
+    const fits = JSON.stringify(templateBody('fits', { source_config: { custom_url: 'x'.repeat(MAX_BODY_BYTES - 200) } }));
     const ok = await api.raw('POST', '/v2/deployments', fits, { 'content-type': 'application/json' });
     expect(ok.status).toBe(201);
     // The emulator still answers afterwards.
@@ -65,8 +65,8 @@ describe('request bodies', () => {
 });
 
 describe('routing', () => {
-  test('unknown routes answer 404, known paths with another method 405 with Allow', async () => {
-    const api = await open();
+  test('spec-only: unknown routes answer 404, known paths with another method 405 with Allow', async () => {
+    const api = await open({ specOnly: true });
     for (const path of ['/', '/v2/deployment', '/v2/deployments/x/y', '/v3/deployments', '/v2/auth/providers/x']) {
       const answer = await api.call('GET', path);
       expect(answer.status, path).toBe(404);
@@ -79,6 +79,22 @@ describe('routing', () => {
     expect(del.status).toBe(405);
     expect(del.headers.get('allow')).toBe('POST, GET');
     expect(running!.requestLog.map((e) => e.route)).toEqual([...Array(5).fill('(unmatched)'), '/v2/deployments/{deployment_id}', '/v2/deployments']);
+  });
+});
+
+describe('routing beyond the spec', () => {
+  test('by default GET and DELETE of one deployment and the provider paths are routed; other methods 405 with Allow', async () => {
+    const api = await open();
+    const read = await api.call('GET', '/v2/deployments/00000000-0000-4000-8000-000000000001');
+    expect(read.status).toBe(404);
+    expect(read.body.detail).toBe('Deployment ID 00000000-0000-4000-8000-000000000001 not found.');
+    const post = await api.call('POST', '/v2/deployments/00000000-0000-4000-8000-000000000001', {});
+    expect(post.status).toBe(405);
+    expect(post.headers.get('allow')).toBe('PATCH, GET, DELETE');
+    const provider = await api.call('PUT', '/v2/auth/providers/x', {});
+    expect(provider.status).toBe(405);
+    expect(provider.headers.get('allow')).toBe('GET, PATCH, DELETE');
+    expect((await api.call('GET', '/v2/auth/providers/x')).body.detail).toBe('OAuth provider x not found.');
   });
 });
 

@@ -14,6 +14,9 @@ function context(overrides: Partial<WriteContext> = {}): WriteContext {
     buildMs: 500,
     newId: () => `00000000-0000-4000-8000-${String(++n).padStart(12, '0')}`,
     repos: { hasIntegration: (id) => id === INTEGRATION, hasRepository: (id, url) => id === INTEGRATION && url === REPO },
+    secretsPatch: 'merge',
+    lenient: false,
+    outcome: () => 'DEPLOYED',
     ...overrides,
   };
 }
@@ -24,7 +27,7 @@ function stored(overrides: Partial<StoredDeployment> = {}): StoredDeployment {
     tenant_id: 'tttttttt',
     name: 'support-agent',
     source: 'codehost',
-    source_config: { integration_id: INTEGRATION, repo_url: REPO, build_on_push: true, resource_spec: { min_scale: 1, max_scale: 2 } },
+    source_config: { integration_id: INTEGRATION, repo_url: REPO, build_on_push: true, resource_spec: { min_scale: 1, max_scale: 2 }, deployment_type: 'dev' },
     source_revision_config: { repo_ref: 'main', graph_config_path: 'langgraph.json' },
     secrets: [
       { name: 'A', sha256: sha256Hex('a'), value: 'a' },
@@ -41,7 +44,10 @@ function stored(overrides: Partial<StoredDeployment> = {}): StoredDeployment {
     deployment_type: 'dev',
     remote_reconciled: false,
     tag_value_ids: [],
-    revisions: [{ id: 'rev-1', created_at: 1, revision_source: null, source_revision_config: { repo_ref: 'main' } }],
+    revisions: [{ id: 'rev-1', created_at: 1, revision_source: null, source_revision_config: { repo_ref: 'main' }, build_started_at: 1, build_ms: 0, ends_at: 1, outcome: 'DEPLOYED' }],
+    is_preview: false,
+    delete_at: null,
+    delete_tracing_project: false,
     ...overrides,
   };
 }
@@ -74,7 +80,7 @@ describe('mergePatch', () => {
     expect(result.ok).toBe(true);
     if (!result.ok) return;
     const { next, newRevision, changed } = result.value;
-    expect(next.source_config).toEqual({ integration_id: INTEGRATION, repo_url: REPO, build_on_push: false, resource_spec: { min_scale: 1, max_scale: 2 }, install_command: 'pip install .' });
+    expect(next.source_config).toEqual({ integration_id: INTEGRATION, repo_url: REPO, build_on_push: false, resource_spec: { min_scale: 1, max_scale: 2 }, deployment_type: 'dev', install_command: 'pip install .' });
     expect(next.source_revision_config).toEqual({ repo_ref: 'main', graph_config_path: 'langgraph.json' });
     expect(newRevision).toBe(false);
     expect(changed).toBe(true);
@@ -120,6 +126,35 @@ describe('mergePatch', () => {
     const result = mergePatch(current, { secrets: [{ name: 'Y', value: '1' }, { name: 'X', value: '2' }] }, context());
     if (!result.ok) throw new Error('failed');
     expect(result.value.next.secrets.map((s) => [s.name, s.value])).toEqual([['X', '2'], ['Y', '1']]);
+  });
+
+  test('secretsPatch replace: a non-empty list replaces the stored set; [] still keeps it', () => {
+    const replaced = mergePatch(stored(), { secrets: [{ name: 'C', value: 'c' }] }, context({ secretsPatch: 'replace' }));
+    if (!replaced.ok) throw new Error('failed');
+    expect(replaced.value.next.secrets.map((s) => [s.name, s.value])).toEqual([['C', 'c']]);
+    const kept = mergePatch(stored(), { secrets: [], source_config: { custom_url: 'https://a' } }, context({ secretsPatch: 'replace' }));
+    if (!kept.ok) throw new Error('failed');
+    expect(kept.value.next.secrets.map((s) => s.name)).toEqual(['A', 'B']);
+  });
+
+  test('listener_config.k8s_namespace is immutable; an empty or null one keeps it', () => {
+    const docker = stored({ source: 'external_docker', source_config: { listener_config: { k8s_namespace: 'vision' } }, source_revision_config: { image_uri: 'img:1' } });
+    for (const listener of [{ k8s_namespace: 'vision' }, { k8s_namespace: null }, {}]) {
+      const same = mergePatch(docker, { source_config: { listener_config: listener, custom_url: 'https://x' } }, context());
+      if (!same.ok) throw new Error(JSON.stringify(same.error));
+      expect(same.value.next.source_config.listener_config).toEqual({ k8s_namespace: 'vision' });
+    }
+    const changed = mergePatch(docker, { source_config: { listener_config: { k8s_namespace: 'risk' } } }, context());
+    expect(changed.ok).toBe(false);
+    if (!changed.ok) expect(changed.error).toMatchObject({ status: 400, detail: expect.stringMatching(/listener_config.k8s_namespace cannot be changed/) });
+  });
+
+  test('a deployment being deleted, or of an unknown source, refuses writes with 400', () => {
+    for (const current of [stored({ status: 'AWAITING_DELETE' }), stored({ source: 'future_source' })]) {
+      const result = mergePatch(current, { source_config: { build_on_push: false } }, context());
+      expect(result.ok).toBe(false);
+      if (!result.ok) expect(result.error.status).toBe(400);
+    }
   });
 
   test('an empty PATCH changes nothing (not even updated_at)', () => {
@@ -191,7 +226,7 @@ describe('mergePatch', () => {
 
 describe('newDeployment', () => {
   test('a codehost deployment starts AWAITING_DATABASE with a latest revision and no active one', () => {
-    const result = newDeployment('t', { name: 'support-agent', source: 'codehost', source_config: { integration_id: INTEGRATION, repo_url: REPO }, source_revision_config: { repo_ref: 'main' }, secrets: [] }, context());
+    const result = newDeployment('t', { name: 'support-agent', source: 'codehost', source_config: { integration_id: INTEGRATION, repo_url: REPO }, source_revision_config: { repo_ref: 'main', graph_config_path: 'langgraph.json' }, secrets: [] }, context());
     if (!result.ok) throw new Error(JSON.stringify(result.error));
     expect(result.value.status).toBe('AWAITING_DATABASE');
     expect(result.value.active_revision_id).toBeNull();
@@ -204,12 +239,14 @@ describe('newDeployment', () => {
     ['name starting with a digit', { name: '1bot', source: 'internal_template' }, 422, /starting with a letter/],
     ['codehost without repo', { name: 'a', source: 'codehost', source_revision_config: { repo_ref: 'main' } }, 422, /integration_id is required/],
     ['codehost without repo_ref', { name: 'a', source: 'codehost', source_config: { integration_id: INTEGRATION, repo_url: REPO } }, 422, /repo_ref is required/],
-    ['codehost with unknown integration', { name: 'a', source: 'codehost', source_config: { integration_id: 'bbbbbbbb-bbbb-4bbb-8bbb-bbbbbbbbbbbb', repo_url: REPO }, source_revision_config: { repo_ref: 'main' } }, 400, /Integration .* not found/],
-    ['codehost with a repo outside the integration', { name: 'a', source: 'codehost', source_config: { integration_id: INTEGRATION, repo_url: 'https://codehost.example.com/x/y' }, source_revision_config: { repo_ref: 'main' } }, 400, /not reachable through integration/],
+    ['codehost with unknown integration', { name: 'a', source: 'codehost', source_config: { integration_id: 'bbbbbbbb-bbbb-4bbb-8bbb-bbbbbbbbbbbb', repo_url: REPO }, source_revision_config: { repo_ref: 'main', graph_config_path: 'g.json' } }, 400, /Integration .* not found/],
+    ['codehost with a repo outside the integration', { name: 'a', source: 'codehost', source_config: { integration_id: INTEGRATION, repo_url: 'https://codehost.example.com/x/y' }, source_revision_config: { repo_ref: 'main', graph_config_path: 'g.json' } }, 400, /not reachable through integration/],
+    ['codehost without graph_config_path', { name: 'a', source: 'codehost', source_config: { integration_id: INTEGRATION, repo_url: REPO }, source_revision_config: { repo_ref: 'main' } }, 422, /graph_config_path is required for source codehost/],
+    ['internal_source without graph_config_path', { name: 'a', source: 'internal_source' }, 422, /graph_config_path is required for source internal_source/],
+    ['external_docker with graph_config_path', { name: 'a', source: 'external_docker', source_revision_config: { image_uri: 'i:1', graph_config_path: 'g.json' } }, 422, /graph_config_path is not allowed for source external_docker/],
+    ['internal_template with deployment_type', { name: 'a', source: 'internal_template', source_config: { deployment_type: 'dev' } }, 422, /deployment_type is not allowed for source internal_template/],
     ['external_docker without image', { name: 'a', source: 'external_docker' }, 422, /image_uri is required/],
     ['external_docker with repo fields', { name: 'a', source: 'external_docker', source_config: { repo_url: REPO }, source_revision_config: { image_uri: 'i', repo_ref: 'main' } }, 422, /repo_url is not allowed/],
-    ['internal_docker without image', { name: 'a', source: 'internal_docker' }, 422, /image_uri is required/],
-    ['internal_source without tarball', { name: 'a', source: 'internal_source' }, 422, /source_tarball_path is required/],
     ['internal_template with a repository', { name: 'a', source: 'internal_template', source_config: { integration_id: INTEGRATION } }, 422, /integration_id is not allowed/],
     ['secret_references on codehost', { name: 'a', source: 'internal_template', secret_references: [{ name: 'a', secret_name: 'b', secret_key: 'c' }] }, 422, /secret_references apply only to source external_docker/],
   ];
@@ -225,9 +262,50 @@ describe('newDeployment', () => {
     const good = [
       { name: 'a', source: 'external_docker', source_revision_config: { image_uri: 'i:1' }, secret_references: [{ name: 'a', secret_name: 'b', secret_key: 'c' }] },
       { name: 'b', source: 'internal_docker', source_revision_config: { image_uri: 'i:1' } },
-      { name: 'c', source: 'internal_source', source_revision_config: { source_tarball_path: 'x.tgz' } },
+      { name: 'c', source: 'internal_source', source_revision_config: { source_tarball_path: 'x.tgz', graph_config_path: 'g.json' } },
       { name: 'd', source: 'internal_template' },
     ];
     for (const request of good) expect(newDeployment('t', request as never, context()).ok, request.source).toBe(true);
+  });
+
+  test('internal_docker and internal_source are created without their artifact: no revision until a PATCH sets it', () => {
+    for (const request of [
+      { name: 'pushed', source: 'internal_docker' },
+      { name: 'uploaded', source: 'internal_source', source_revision_config: { graph_config_path: 'g.json' } },
+    ]) {
+      const created = newDeployment('t', request as never, context());
+      if (!created.ok) throw new Error(JSON.stringify(created.error));
+      expect(created.value.latest_revision_id).toBeNull();
+      expect(created.value.revisions).toEqual([]);
+      const artifact = request.source === 'internal_docker' ? { image_uri: 'registry/x:1' } : { source_tarball_path: 'uploads/x.tgz' };
+      const patched = mergePatch(created.value, { source_revision_config: artifact }, context());
+      if (!patched.ok) throw new Error(JSON.stringify(patched.error));
+      expect(patched.value.newRevision).toBe(true);
+      expect(patched.value.next.latest_revision_id).toBe(patched.value.next.revisions[0]!.id);
+    }
+  });
+
+  test('codehost: deployment_type defaults to prod, is kept as given, and cannot change', () => {
+    const base = { name: 'a', source: 'codehost', source_config: { integration_id: INTEGRATION, repo_url: REPO }, source_revision_config: { repo_ref: 'main', graph_config_path: 'g.json' }, secrets: [] };
+    const plain = newDeployment('t', base as never, context());
+    if (!plain.ok) throw new Error('failed');
+    expect(plain.value.source_config.deployment_type).toBe('prod');
+    expect(plain.value.deployment_type).toBe('prod');
+    const tier = newDeployment('t', { ...base, source_config: { ...base.source_config, deployment_type: 'dev_free_zero' } } as never, context());
+    if (!tier.ok) throw new Error('failed');
+    expect(tier.value.source_config.deployment_type).toBe('dev_free_zero');
+    expect(mergePatch(tier.value, { source_config: { deployment_type: 'dev_free_zero' } }, context()).ok).toBe(true);
+    const changed = mergePatch(tier.value, { source_config: { deployment_type: 'prod' } }, context());
+    expect(changed.ok).toBe(false);
+    if (!changed.ok) {
+      expect(changed.error.status).toBe(400);
+      expect(changed.error.detail).toMatch(/source_config.deployment_type cannot be changed after creation \(it is "dev_free_zero"\)/);
+    }
+  });
+
+  test('lenient: graph_config_path neither required on create nor refused', () => {
+    const lenient = context({ lenient: true });
+    expect(newDeployment('t', { name: 'a', source: 'codehost', source_config: { integration_id: INTEGRATION, repo_url: REPO }, source_revision_config: { repo_ref: 'main' } } as never, lenient).ok).toBe(true);
+    expect(newDeployment('t', { name: 'b', source: 'external_docker', source_revision_config: { image_uri: 'i:1', graph_config_path: 'g.json' } } as never, lenient).ok).toBe(true);
   });
 });

@@ -1,7 +1,14 @@
 // `converge emulator`: serves the local emulator of the service until SIGTERM or SIGINT.
 import { UsageError } from '../../core/errors.js';
 import { emulatorDiscoveryHook } from '../../emulator/discovery-hook.js';
-import { DEFAULT_BUILD_MS, startEmulator, type EmulatorOptions, type SecretsMode } from '../../emulator/server.js';
+import {
+  DEFAULT_BUILD_MS,
+  startEmulator,
+  type EchoMode,
+  type EmulatorOptions,
+  type SecretsMode,
+  type SecretsPatchMode,
+} from '../../emulator/server.js';
 import type { Command, CommandIo, ParsedArgs } from '../command.js';
 import { resolveSettings, settingOptions } from '../settings.js';
 
@@ -25,6 +32,22 @@ function rate(values: ParsedArgs['values'], name: string): number | undefined {
     throw new UsageError(`--${name}: "${raw}" is not a rate between 0 and 1 (e.g. 0.2)`);
   }
   return value;
+}
+
+function oneOf<T extends string>(values: ParsedArgs['values'], name: string, allowed: readonly T[], fallback: T): T {
+  const raw = text(values, name) ?? fallback;
+  if (!(allowed as readonly string[]).includes(raw)) throw new UsageError(`--${name}: "${raw}" is not one of ${allowed.join(', ')}`);
+  return raw as T;
+}
+
+function regex(values: ParsedArgs['values'], name: string): RegExp | undefined {
+  const raw = text(values, name);
+  if (raw === undefined) return undefined;
+  try {
+    return new RegExp(raw);
+  } catch (error) {
+    throw new UsageError(`--${name}: "${raw}" is not a regular expression (${(error as Error).message})`);
+  }
 }
 
 /** The emulator's options from the command's flags (and CONVERGE_EMULATOR_API_KEY); throws UsageError on bad input. */
@@ -51,6 +74,13 @@ export function emulatorOptionsFromArgs(values: ParsedArgs['values'], env: NodeJ
     secrets: secrets as SecretsMode,
     apiKey,
     buildMs: wholeNumber(values, 'build-ms') ?? DEFAULT_BUILD_MS,
+    buildFail: regex(values, 'build-fail'),
+    deployFail: regex(values, 'deploy-fail'),
+    secretsPatch: oneOf<SecretsPatchMode>(values, 'secrets-patch', ['merge', 'replace'], 'merge'),
+    echo: oneOf<EchoMode>(values, 'echo', ['exact', 'real'], 'exact'),
+    specOnly: values['spec-only'] === true,
+    omitTenantId: values['omit-tenant-id'] === true,
+    lenientCreate: values['lenient-create'] === true,
     allowLocalDiscovery: allowLocal,
     discover: emulatorDiscoveryHook({ allowLocal }),
   };
@@ -109,7 +139,22 @@ export const emulatorCommand: Command = {
     'page-cap': { type: 'string', placeholder: 'N', description: 'serve at most N deployments per page whatever the limit' },
     secrets: { type: 'string', placeholder: 'MODE', description: 'echo secret values plain, masked (default) or omitted' },
     'api-key': { type: 'string', placeholder: 'KEY', description: 'require this X-Api-Key (env CONVERGE_EMULATOR_API_KEY)' },
-    'build-ms': { type: 'string', placeholder: 'N', description: `milliseconds a new revision takes to become active (default ${DEFAULT_BUILD_MS})` },
+    'build-ms': {
+      type: 'string',
+      placeholder: 'N',
+      description: `milliseconds a new revision takes (QUEUED, BUILDING, DEPLOYING, then DEPLOYED and active) and a deleted deployment stays AWAITING_DELETE (default ${DEFAULT_BUILD_MS})`,
+    },
+    'build-fail': { type: 'string', placeholder: 'REGEX', description: 'new revisions of deployments whose name matches end in BUILD_FAILED; the active revision stays on the last good one' },
+    'deploy-fail': { type: 'string', placeholder: 'REGEX', description: 'new revisions of deployments whose name matches end in DEPLOY_FAILED' },
+    'secrets-patch': { type: 'string', placeholder: 'MODE', description: 'a non-empty secrets list in a PATCH is merged by name into the stored set (merge, default) or replaces it (replace)' },
+    echo: {
+      type: 'string',
+      placeholder: 'MODE',
+      description: 'exact (default): fields come back as sent; real: as the real service answers (listener_config, install_command, build_command null; its own custom_url for codehost; display_name and is_preview added)',
+    },
+    'spec-only': { type: 'boolean', description: 'serve only the spec\'s endpoints: GET and DELETE of one deployment, revisions and provider list/get/PATCH/DELETE answer 404 or 405' },
+    'omit-tenant-id': { type: 'boolean', description: 'leave tenant_id out of responses, as older services do' },
+    'lenient-create': { type: 'boolean', description: 'accept incomplete create bodies (source_config, source_revision_config, secrets left out; graph_config_path neither required nor refused)' },
     ...settingOptions('allowLocalDiscovery'),
     'log-requests': { type: 'boolean', description: 'print one JSON line per request on stdout (secret values redacted)' },
   },

@@ -1,4 +1,4 @@
-// OAuth provider routes: POST /v2/auth/providers (manual) and POST /v2/auth/providers/mcp-discover, per organization.
+// OAuth provider routes per organization: the spec's two creates; beyond it (unless spec-only) list, get, PATCH and DELETE.
 import {
   CreateProviderRequest,
   McpDiscoverRequest,
@@ -9,7 +9,8 @@ import {
 import type { DiscoverHook } from '../discover.js';
 import { replyFailure, type Route } from '../handler.js';
 import { issue, parseWith } from '../issues.js';
-import type { EmulatorStore } from '../store.js';
+import { ProviderPatchBody } from '../requests.js';
+import { providerNotFound, type EmulatorStore } from '../store.js';
 import { providerView } from '../view.js';
 
 /** A hook's error may carry its own 422 items (one per failed discovery step) in `detail`. */
@@ -18,6 +19,8 @@ const ValidationItems = ValidationIssue.array();
 export interface ProviderRouteOptions {
   store: EmulatorStore;
   discover: DiscoverHook;
+  /** Only the spec's endpoints: no list, get, PATCH or DELETE. */
+  specOnly: boolean;
 }
 
 function isHttpUrl(text: string): boolean {
@@ -101,5 +104,50 @@ export function providerRoutes(options: ProviderRouteOptions): Route[] {
     },
   };
 
-  return [create, discover];
+  if (options.specOnly) return [create, discover];
+
+  const list: Route = {
+    method: 'GET',
+    path: '/v2/auth/providers',
+    handle(ctx) {
+      return { status: 200, body: store.providers(ctx.tenant.organization_id).map(providerView) };
+    },
+  };
+
+  const read: Route = {
+    method: 'GET',
+    path: '/v2/auth/providers/{provider_id}',
+    handle(ctx) {
+      const provider = store.provider(ctx.tenant.organization_id, ctx.params.provider_id!);
+      if (!provider) return { status: 404, body: { detail: providerNotFound(ctx.params.provider_id!) } };
+      return { status: 200, body: providerView(provider) };
+    },
+  };
+
+  const update: Route = {
+    method: 'PATCH',
+    path: '/v2/auth/providers/{provider_id}',
+    body: true,
+    async handle(ctx) {
+      const parsed = parseWith(ProviderPatchBody, ctx.body ?? {}, 'body');
+      if (!parsed.ok) return replyFailure(parsed.error);
+      const updated = store.patchProvider(ctx.tenant.organization_id, ctx.params.provider_id!, parsed.value);
+      if (!updated.ok) return replyFailure(updated.error);
+      await ctx.persist();
+      return { status: 200, body: providerView(updated.value) };
+    },
+  };
+
+  const remove: Route = {
+    method: 'DELETE',
+    path: '/v2/auth/providers/{provider_id}',
+    async handle(ctx) {
+      const deleted = store.deleteProvider(ctx.tenant.organization_id, ctx.params.provider_id!);
+      if (!deleted.ok) return replyFailure(deleted.error);
+      await ctx.persist();
+      return { status: 204 };
+    },
+  };
+
+  return [create, discover, list, read, update, remove];
 }
