@@ -1,6 +1,7 @@
 // Daemon metrics: names, labels and values as Prometheus text, parsed back.
 import { describe, expect, it } from 'vitest';
-import { createMetrics, parsePrometheusText, SYNC_STATES, type Sample, type SyncState } from './metrics.js';
+import { parsePrometheusText, type Sample } from '../../test/helpers/prometheus.js';
+import { createMetrics, SYNC_STATES, type SyncState } from './metrics.js';
 
 function find(samples: Sample[], name: string, labels: Record<string, string> = {}): Sample[] {
   return samples.filter((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v));

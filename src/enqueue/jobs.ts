@@ -41,19 +41,6 @@ export function jobIdFor(key: string): string {
   return `${key.replace(/%/g, '%25').replace(/:/g, '%3A')}@${Date.now().toString(36)}-${randomHex8()}`;
 }
 
-/** The resourceKey a job id was made from. */
-export function keyOfJobId(jobId: string): string {
-  return jobId.slice(0, jobId.lastIndexOf('@')).replace(/%3A/g, ':').replace(/%25/g, '%');
-}
-
-/**
- * The job form of a desired resource (its kind's payload): identical except that literal secret values are replaced by
- * a pointer to where the manifest holds them. The result is checked against the schema, which has no place for a value.
- */
-export function toJobResource(resource: DesiredResource): JobResource {
-  return JobResource.parse(kindOf(resource.kind).jobPayload(resource));
-}
-
 /** The operation a plan's create/update of a resource maps to (its kind's). */
 export function operationFor(resource: DesiredResource, action: 'create' | 'update'): JobOperation {
   return JobOperation.parse(kindOf(resource.kind).operation(resource, action));

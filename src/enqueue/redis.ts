@@ -9,8 +9,6 @@ export interface RedisSettings {
   redisPrefix: string;
 }
 
-export const DEFAULT_REDIS_PREFIX = '{converge}';
-
 /** How long a first connection may take before converge gives up with E_REDIS. */
 export const CONNECT_TIMEOUT_MS = 5_000;
 

@@ -8,7 +8,7 @@ import { promisify } from 'node:util';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parsePrometheusText } from '../../src/daemon/metrics.js';
+import { parsePrometheusText } from '../helpers/prometheus.js';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/server.js';
 import { QUEUE_NAME } from '../../src/enqueue/jobs.js';
 import {

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Queue } from 'bullmq';
-import { parsePrometheusText } from '../../src/daemon/metrics.js';
+import { parsePrometheusText } from '../helpers/prometheus.js';
 import { RESYNC_QUEUE, RESYNC_SCHEDULER_ID } from '../../src/enqueue/resync-scheduler.js';
 import { startEmulator, type RequestLogEntry, type RunningEmulator } from '../../src/emulator/server.js';
 import {

@@ -129,7 +129,7 @@ function describeOutcome(r: ResourceResult): string {
   }
 }
 
-export function resultLine(r: ResourceResult): string {
+function resultLine(r: ResourceResult): string {
   const label = r.status.padEnd(9);
   if (r.status === 'failed') return `  ${label} ${r.key}: ${r.message ?? 'failed'}`;
   const note = r.message ? ` (${r.message})` : '';
