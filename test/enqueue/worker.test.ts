@@ -1,13 +1,13 @@
 // Worker settings: jittered backoff bounds, Retry-After floors, and the global rate limiter shared by workers.
 import { afterAll, describe, expect, it } from 'vitest';
 import { Job } from 'bullmq';
-import type { DeploymentResource } from '../core/model.js';
-import { ServiceClient } from '../service/client.js';
-import { startEmulator } from '../emulator/server.js';
-import { dropPrefix, REDIS_URL, uniquePrefix } from '../../test/enqueue/redis-helpers.js';
-import { openQueueSession } from './apply.js';
-import { buildJobData, enqueueReconcile } from './jobs.js';
-import { jitteredBackoff, limiterFor, MAX_BACKOFF_MS, RetryableJobError, startWorker } from './worker.js';
+import type { DeploymentResource } from '../../src/core/model.js';
+import { ServiceClient } from '../../src/service/client.js';
+import { startEmulator } from '../../src/emulator/server.js';
+import { dropPrefix, REDIS_URL, uniquePrefix } from './redis-helpers.js';
+import { openQueueSession } from '../../src/enqueue/apply.js';
+import { buildJobData, enqueueReconcile } from '../../src/enqueue/jobs.js';
+import { jitteredBackoff, limiterFor, MAX_BACKOFF_MS, RetryableJobError, startWorker } from '../../src/enqueue/worker.js';
 
 describe('jitteredBackoff', () => {
   const job = { opts: { backoff: { type: 'converge-jitter', delay: 1_000 } } };

@@ -2,11 +2,11 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Queue, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
-import type { DeploymentResource, ProviderResource } from '../core/model.js';
-import { dropPrefix, REDIS_URL, uniquePrefix } from '../../test/enqueue/redis-helpers.js';
-import { buildJobData, enqueueReconcile, jobIdFor, keyOfJobId, QUEUE_NAME, toJobResource } from './jobs.js';
-import { closeRedis, connectProducer, connectWorker } from './redis.js';
-import type { ReconcileJobData } from './schema.js';
+import type { DeploymentResource, ProviderResource } from '../../src/core/model.js';
+import { dropPrefix, REDIS_URL, uniquePrefix } from './redis-helpers.js';
+import { buildJobData, enqueueReconcile, jobIdFor, keyOfJobId, QUEUE_NAME, toJobResource } from '../../src/enqueue/jobs.js';
+import { closeRedis, connectProducer, connectWorker } from '../../src/enqueue/redis.js';
+import type { ReconcileJobData } from '../../src/enqueue/schema.js';
 
 function deployment(name: string, maxScale: number, secretFrom: DeploymentResource['spec']['secrets'] = []): DeploymentResource {
   return {

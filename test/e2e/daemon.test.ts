@@ -14,7 +14,7 @@ import { QUEUE_NAME } from '../../src/enqueue/jobs.js';
 import {
   atomicSave, deletePrefix, deploymentYaml, killAll, MAIN, REDIS_URL, ROOT, startDaemonChild, testPrefix, until, writeManifest,
   type DaemonChild, type LogLine,
-} from './helpers.js';
+} from './daemon-helpers.js';
 
 const run = promisify(execFile);
 const BULK = 200;

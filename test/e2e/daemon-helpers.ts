@@ -5,10 +5,10 @@ import { mkdir, rename, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { dropPrefix, killAllConverge, spawnConverge, type LogLine } from '../e2e/helpers.js';
+import { dropPrefix, killAllConverge, spawnConverge, type LogLine } from './helpers.js';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-export { MAIN } from '../e2e/helpers.js';
+export { MAIN } from './helpers.js';
 export const REDIS_URL = process.env.CONVERGE_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 
 /** A Redis prefix of this test run (the global setup's, so its teardown removes leftovers), unique per call. */
