@@ -42,13 +42,20 @@ describe('global rate', () => {
     expect(limiterFor(0).max).toBeGreaterThan(1e8);
   });
 
-  it('two workers together start at most global-rate jobs in any second', async () => {
+  it('two workers share one limit of global-rate job starts per second', async () => {
+    // BullMQ's limiter counts job starts in fixed windows on Redis's clock: a window opens with the first start after
+    // the previous one expired and holds at most 4 starts (global rate 4). So 10 jobs need 3 windows, and the last
+    // one starts at least 2 s after the first, however loaded the machine: load only stretches the time. What is
+    // measured is the test's own clock around the whole run (before the first enqueue, after the last job ended);
+    // the jobs' processedOn stamps are taken by each worker before its Redis call, so a busy event loop makes them
+    // early and unfit for a lower bound. A limit per worker (4 + 4) would need 2 windows (about 1 s), none 0.1 s.
     const emulator = await startEmulator({ buildMs: 0 });
     const settings = { redisUrl: REDIS_URL, redisPrefix: prefix, concurrency: 5, attempts: 3, backoff: 20, globalRate: 4 };
     const session = await openQueueSession(settings);
     const clients = [new ServiceClient({ baseUrl: emulator.url }), new ServiceClient({ baseUrl: emulator.url })];
     const workers = await Promise.all(clients.map((client, i) => startWorker(settings, { client, env: {}, name: `w${i}` })));
     try {
+      const started = performance.now();
       const ids: string[] = [];
       for (let i = 0; i < 10; i++) {
         const resource: DeploymentResource = {
@@ -71,10 +78,11 @@ describe('global rate', () => {
           await new Promise((r) => setTimeout(r, 100));
         }
       }
+      const elapsed = performance.now() - started;
       expect(jobs.every((j) => j.returnvalue?.outcome === 'created')).toBe(true);
-      const starts = jobs.map((j) => j.processedOn!).sort((a, b) => a - b);
-      for (let i = 0; i + 4 < starts.length; i++) expect(starts[i + 4]! - starts[i]!).toBeGreaterThanOrEqual(900);
       expect(new Set(jobs.map((j) => j.processedBy)).size).toBe(2);
+      // 3 windows of 1 s: at least 2 s between the first start and the last (a few ms of slack for clock rounding).
+      expect(elapsed).toBeGreaterThanOrEqual(2 * 1_000 - 5);
     } finally {
       await Promise.all(workers.map((w) => w.close()));
       await Promise.all(clients.map((c) => c.close()));
