@@ -107,7 +107,7 @@ async function redisDump(keyPrefix: string): Promise<string> {
 }
 
 beforeAll(async () => {
-  // The global setup built src/ for child processes; without it (a run outside vitest's setup), build dist/.
+  // The e2e tier's global setup (test/global-build.ts) built src/ for child processes; without it, build dist/.
   if (!process.env.CONVERGE_TEST_DIST) await run('npx', ['tsc', '-p', 'tsconfig.build.json'], { cwd: ROOT }).catch(() => undefined);
   await run(process.execPath, [MAIN, '--version']);
 }, 120_000);
