@@ -27,7 +27,13 @@ export default defineConfig({
       },
       {
         extends: true,
-        test: { name: 'e2e', include: ['test/e2e/**/*.test.ts'], globalSetup: ['test/global-setup.ts', 'test/global-build.ts'] },
+        test: {
+          name: 'e2e',
+          include: ['test/e2e/**/*.test.ts'],
+          globalSetup: ['test/global-setup.ts', 'test/global-build.ts'],
+          // Concurrent tests of a file (daemons, `converge plan` children) three at a time: more starve each other on 2 cores.
+          maxConcurrency: 3,
+        },
       },
     ],
   },

@@ -49,7 +49,8 @@ export interface DaemonStatusDoc {
 export async function startDaemonChild(dir: string, args: string[], env: NodeJS.ProcessEnv = {}): Promise<DaemonChild> {
   const c = spawnConverge(['run', dir, '--http-port', '0', '--http-host', '127.0.0.1', '--redis-url', REDIS_URL, ...args], env);
   const waitForLine = (match: (line: LogLine) => boolean, timeoutMs = 15_000): Promise<LogLine> => c.waitForLine(match, timeoutMs);
-  const listening = await waitForLine((l) => l.msg === 'status server listening');
+  // Starting node and loading the CLI is not under test: a loaded machine gets a minute for it.
+  const listening = await waitForLine((l) => l.msg === 'status server listening', 60_000);
   const url = String(listening.url);
   return {
     child: c.child,

@@ -171,7 +171,7 @@ async function driftWebB(w: Watching, aMaxScale: number): Promise<void> {
   await until('web-b reported out of sync', async () => (await w.d.status()).resources.find((r) => r.key === 'Deployment/web-b')?.state === 'out_of_sync', 5_000);
 }
 
-describe.concurrent('converge run: watching a directory (--drift report)', { timeout: 60_000 }, () => {
+describe.concurrent('converge run: watching a directory (--drift report)', { timeout: 90_000 }, () => {
   it('follows an edit, an added file, an atomic replace and a deletion within seconds', async (t) => {
     const w = await watching(t, 'edits');
     let t0 = Date.now();
@@ -211,7 +211,7 @@ describe.concurrent('converge run: watching a directory (--drift report)', { tim
     const patches = w.e.requestLog.slice(from).filter((r) => r.method === 'PATCH' && bulkIds.has(r.deploymentId ?? ''));
     expect(patches).toHaveLength(BULK);
     expect(new Set(patches.map((p) => p.deploymentId)).size).toBe(BULK);
-  }, 90_000);
+  }, 120_000);
 
   it('follows a ConfigMap update that swaps the ..data symlink', async (t) => {
     const w = await watching(t, 'configmap', { configMap: true });
@@ -366,7 +366,7 @@ describe.concurrent('converge run: two replicas on one Redis, resync every secon
     a.signal('SIGTERM');
     b.signal('SIGINT');
     expect(await Promise.all([a.exited, b.exited])).toEqual([0, 0]);
-  }, 60_000);
+  }, 90_000);
 });
 
 describe.concurrent('converge run: SIGTERM during an apply', () => {
@@ -416,5 +416,5 @@ describe.concurrent('converge run: SIGTERM during an apply', () => {
     expect(created()).toBe(N);
     third.signal('SIGTERM');
     expect(await third.exited).toBe(0);
-  }, 75_000);
+  }, 120_000);
 });
