@@ -1,14 +1,40 @@
+// Tests in three tiers (vitest projects), chosen by where a test file lives, so a new file needs no config edit:
+//   unit         src/**/*.test.ts      beside the code, pure: no Redis, no sockets, no child processes, no real waits
+//   integration  test/**/*.test.ts     Redis, HTTP on loopback, files, worker threads (everything not under test/e2e)
+//   e2e          test/e2e/**/*.test.ts child processes: the built CLI, worker processes, the daemon as a process
+// `npm run test:unit` needs nothing running; the Redis check and the run's key prefix are set up for integration and
+// e2e, the build for child processes for e2e only.
 import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
-    include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
-    exclude: ['test/bench/**', 'node_modules/**', 'dist/**'],
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: 'forks',
-    // Most suites wait on loopback I/O, timers and child processes: two files at a time on a 2-core machine.
+    // Most suites wait on loopback I/O, timers and child processes: two files at a time on a 2-core machine
+    // (one pool for every project, so `npm test` also runs two files at a time in all).
     maxWorkers: 2,
-    globalSetup: ['test/global-setup.ts'],
+    projects: [
+      { extends: true, test: { name: 'unit', include: ['src/**/*.test.ts'] } },
+      {
+        extends: true,
+        test: {
+          name: 'integration',
+          include: ['test/**/*.test.ts'],
+          exclude: ['test/e2e/**', 'test/bench/**'],
+          globalSetup: ['test/global-setup.ts'],
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'e2e',
+          include: ['test/e2e/**/*.test.ts'],
+          globalSetup: ['test/global-setup.ts', 'test/global-build.ts'],
+          // Concurrent tests of a file (daemons, `converge plan` children) three at a time: more starve each other on 2 cores.
+          maxConcurrency: 3,
+        },
+      },
+    ],
   },
 });

@@ -1,38 +1,7 @@
-// The manifest watcher on real temp directories: bursts, atomic saves, git-style rewrites, ConfigMap ..data swaps.
-import { mkdtemp, mkdir, rename, rm, symlink, writeFile, readFile, unlink } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createDebouncer, isRelevantPath, watchManifestDir, type ManifestWatcher, type WatchBurst } from './watcher.js';
-
-const DEBOUNCE = 150;
-
-let root: string;
-let watcher: ManifestWatcher | undefined;
-let bursts: WatchBurst[];
-
-beforeEach(async () => {
-  root = await mkdtemp(join(tmpdir(), 'converge-watch-'));
-  bursts = [];
-});
-
-afterEach(async () => {
-  await watcher?.close();
-  watcher = undefined;
-  await rm(root, { recursive: true, force: true });
-});
-
-async function start(dir: string, debounceMs = DEBOUNCE): Promise<void> {
-  watcher = await watchManifestDir({ dir, debounceMs, onBurst: (b) => bursts.push(b), onError: (e) => { throw e; } });
-}
-
-/** Waits until `count` bursts arrived, then a further quiet period to catch extra ones. */
-async function settle(count: number, timeoutMs = 5_000): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  while (bursts.length < count && Date.now() < until) await sleep(20);
-  await sleep(DEBOUNCE * 4);
-}
+// The watcher's pure parts: which paths count, and the debouncer on fake timers with an injected clock.
+// (The watcher on real directories is tested in test/daemon/watcher.test.ts.)
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { createDebouncer, isRelevantPath, type WatchBurst } from './watcher.js';
 
 describe('isRelevantPath', () => {
   it.each([
@@ -57,173 +26,82 @@ describe('isRelevantPath', () => {
 });
 
 describe('createDebouncer', () => {
-  it('fires once per burst, after the quiet time', async () => {
-    const fired: WatchBurst[] = [];
-    const d = createDebouncer(60, 10_000, (b) => fired.push(b));
-    for (let i = 0; i < 10; i++) {
-      d.poke(`f${i}.yaml`);
-      await sleep(10);
-    }
-    expect(fired).toHaveLength(0);
-    await sleep(150);
-    expect(fired).toHaveLength(1);
-    expect(fired[0]!.events).toBe(10);
-    expect(fired[0]!.sample).toHaveLength(5);
+  /** The test's clock: the debouncer's timers are vitest's fake ones, its `now` is this value. */
+  let now: number;
+  let fired: Array<{ at: number; burst: WatchBurst }>;
+
+  beforeEach(() => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    now = 1_000_000;
+    fired = [];
   });
 
-  it('fires at the ceiling when a burst never goes quiet', async () => {
-    const fired: WatchBurst[] = [];
-    const d = createDebouncer(80, 200, (b) => fired.push(b));
-    const started = Date.now();
-    while (Date.now() - started < 450) {
-      d.poke('a.yaml');
-      await sleep(20);
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  function advance(ms: number): void {
+    now += ms;
+    vi.advanceTimersByTime(ms);
+  }
+
+  function debouncer(quietMs: number, maxWaitMs: number) {
+    return createDebouncer(quietMs, maxWaitMs, (burst) => fired.push({ at: now, burst }));
+  }
+
+  it('fires once per burst, after the quiet time', () => {
+    const start = now;
+    const d = debouncer(60, 10_000);
+    for (let i = 0; i < 10; i++) {
+      d.poke(`f${i}.yaml`, now);
+      advance(10);
+    }
+    // The last poke was at start + 90: quiet until start + 150.
+    advance(49);
+    expect(fired).toHaveLength(0);
+    advance(1);
+    expect(fired).toHaveLength(1);
+    expect(fired[0]!.at).toBe(start + 150);
+    expect(fired[0]!.burst).toEqual({ events: 10, sample: ['f0.yaml', 'f1.yaml', 'f2.yaml', 'f3.yaml', 'f4.yaml'], firstAt: start, lastAt: start + 90 });
+    advance(10_000);
+    expect(fired).toHaveLength(1);
+  });
+
+  it('counts a path poked twice once in the sample', () => {
+    const d = debouncer(60, 10_000);
+    d.poke('a.yaml', now);
+    d.poke('a.yaml', now);
+    d.poke('b.yaml', now);
+    advance(60);
+    expect(fired.map((f) => f.burst)).toEqual([{ events: 3, sample: ['a.yaml', 'b.yaml'], firstAt: now - 60, lastAt: now - 60 }]);
+  });
+
+  it('fires at the ceiling when a burst never goes quiet, then starts a new burst', () => {
+    const start = now;
+    const d = debouncer(80, 200);
+    for (let t = 0; t < 450; t += 20) {
+      d.poke('a.yaml', now);
+      advance(20);
     }
     d.cancel();
-    expect(fired.length).toBeGreaterThanOrEqual(2);
-    expect(fired.length).toBeLessThanOrEqual(3);
-  });
-});
-
-describe('watchManifestDir', () => {
-  it('reports one burst for an edit, and none for hidden or unrelated files', async () => {
-    await writeFile(join(root, 'a.yaml'), 'x: 1\n');
-    await mkdir(join(root, '.git'));
-    await start(root);
-    await writeFile(join(root, '.git', 'index'), 'junk');
-    await writeFile(join(root, 'README.md'), '# hi');
-    await sleep(DEBOUNCE * 4);
-    expect(bursts).toHaveLength(0);
-    await writeFile(join(root, 'a.yaml'), 'x: 2\n');
-    await settle(1);
-    expect(bursts).toHaveLength(1);
-    expect(bursts[0]!.sample).toContain('a.yaml');
+    advance(10_000);
+    // Pokes every 20 ms, never 80 ms apart: each burst is cut at 200 ms after its first poke.
+    expect(fired.map((f) => f.at - start)).toEqual([200, 400]);
+    expect(fired.map((f) => [f.burst.firstAt - start, f.burst.lastAt - start, f.burst.events])).toEqual([
+      [0, 180, 10],
+      [200, 380, 10],
+    ]);
   });
 
-  it("reports an editor's atomic save (write a temp file, rename it over the manifest) as one burst", async () => {
-    await writeFile(join(root, 'a.yaml'), 'x: 1\n');
-    await start(root);
-    await writeFile(join(root, '.a.yaml.tmp.1234'), 'x: 2\n');
-    await rename(join(root, '.a.yaml.tmp.1234'), join(root, 'a.yaml'));
-    await settle(1);
-    expect(bursts).toHaveLength(1);
-    expect(bursts[0]!.sample).toContain('a.yaml');
-    // And the watch survives the inode change: a second save is seen too.
-    await writeFile(join(root, 'a.yaml.new'), 'x: 3\n');
-    await rename(join(root, 'a.yaml.new'), join(root, 'a.yaml'));
-    await settle(2);
-    expect(bursts).toHaveLength(2);
-  });
-
-  it('reports a git-checkout-like rewrite of 200 files, deletions and a new folder as ONE burst', async () => {
-    await mkdir(join(root, 'apps'));
-    for (let i = 0; i < 200; i++) await writeFile(join(root, 'apps', `d${i}.yaml`), `n: ${i}\n`);
-    await start(root);
-    for (let i = 0; i < 200; i++) await writeFile(join(root, 'apps', `d${i}.yaml`), `n: ${i + 1}\n`);
-    for (let i = 0; i < 10; i++) await unlink(join(root, 'apps', `d${i}.yaml`));
-    await mkdir(join(root, 'more'));
-    await writeFile(join(root, 'more', 'e.yaml'), 'n: 0\n');
-    await settle(1);
-    expect(bursts).toHaveLength(1);
-    expect(bursts[0]!.events).toBeGreaterThanOrEqual(200);
-  });
-
-  it('reports a Kubernetes ConfigMap update (a new ..data symlink renamed over the old one) as one burst, every time', async () => {
-    // The kubelet's atomic writer: files are name -> ..data/name, ..data -> ..<timestamp>.
-    await mkdir(join(root, '..2026_01_01_00_00_00.000000001'));
-    await writeFile(join(root, '..2026_01_01_00_00_00.000000001', 'a.yaml'), 'v: 1\n');
-    await symlink('..2026_01_01_00_00_00.000000001', join(root, '..data'));
-    await symlink('..data/a.yaml', join(root, 'a.yaml'));
-    await start(root);
-
-    async function swap(version: number): Promise<void> {
-      const previous = `..2026_01_01_00_00_00.00000000${version - 1}`;
-      const next = `..2026_01_01_00_00_00.00000000${version}`;
-      await mkdir(join(root, next));
-      await writeFile(join(root, next, 'a.yaml'), `v: ${version}\n`);
-      await symlink(next, join(root, '..data_tmp'));
-      await rename(join(root, '..data_tmp'), join(root, '..data'));
-      await rm(join(root, previous), { recursive: true });
-    }
-
-    await swap(2);
-    await settle(1);
-    expect(bursts).toHaveLength(1);
-    expect(await readFile(join(root, 'a.yaml'), 'utf8')).toBe('v: 2\n');
-    await swap(3);
-    await settle(2);
-    expect(bursts).toHaveLength(2);
-    // A key added to the ConfigMap: a new ..data and a new top-level symlink, still one burst.
-    const next = '..2026_01_01_00_00_00.000000004';
-    await mkdir(join(root, next));
-    await writeFile(join(root, next, 'a.yaml'), 'v: 4\n');
-    await writeFile(join(root, next, 'b.yaml'), 'v: 4\n');
-    await symlink(next, join(root, '..data_tmp'));
-    await rename(join(root, '..data_tmp'), join(root, '..data'));
-    await symlink('..data/b.yaml', join(root, 'b.yaml'));
-    await rm(join(root, '..2026_01_01_00_00_00.000000003'), { recursive: true });
-    await settle(3);
-    expect(bursts).toHaveLength(3);
-  });
-
-  it('follows a manifest directory that is itself a swapped symlink (git-sync --link), and re-points the watch', async () => {
-    await mkdir(join(root, '.worktrees', 'aaa'), { recursive: true });
-    await writeFile(join(root, '.worktrees', 'aaa', 'a.yaml'), 'v: 1\n');
-    await symlink('.worktrees/aaa', join(root, 'current'));
-    await start(join(root, 'current'));
-
-    await mkdir(join(root, '.worktrees', 'bbb'));
-    await writeFile(join(root, '.worktrees', 'bbb', 'a.yaml'), 'v: 2\n');
-    await symlink('.worktrees/bbb', join(root, 'current.tmp'));
-    await rename(join(root, 'current.tmp'), join(root, 'current'));
-    await rm(join(root, '.worktrees', 'aaa'), { recursive: true });
-    await settle(1);
-    expect(bursts).toHaveLength(1);
-
-    // The watch now follows the new target: an edit inside it is seen.
-    await writeFile(join(root, '.worktrees', 'bbb', 'a.yaml'), 'v: 3\n');
-    await settle(2);
-    expect(bursts).toHaveLength(2);
-  });
-
-  it('follows a folder inside a swapped symlink (git-sync --link, manifests in a subfolder of the repository)', async () => {
-    await mkdir(join(root, '.worktrees', 'aaa', 'deploy'), { recursive: true });
-    await writeFile(join(root, '.worktrees', 'aaa', 'deploy', 'a.yaml'), 'v: 1\n');
-    await symlink('.worktrees/aaa', join(root, 'current'));
-    await start(join(root, 'current', 'deploy'));
-
-    await mkdir(join(root, '.worktrees', 'bbb', 'deploy'), { recursive: true });
-    await writeFile(join(root, '.worktrees', 'bbb', 'deploy', 'a.yaml'), 'v: 2\n');
-    await symlink('.worktrees/bbb', join(root, 'current.tmp'));
-    await rename(join(root, 'current.tmp'), join(root, 'current'));
-    // The old worktree is kept (git-sync --stale-worktree-timeout): only the link's swap tells of the change.
-    await settle(1);
-    expect(bursts).toHaveLength(1);
-
-    const seen = bursts.length;
-    await writeFile(join(root, '.worktrees', 'bbb', 'deploy', 'a.yaml'), 'v: 3\n');
-    await settle(seen + 1);
-    expect(bursts).toHaveLength(seen + 1);
-  });
-
-  it('picks up a manifest directory that does not exist yet', async () => {
-    const dir = join(root, 'later');
-    await start(dir);
-    await mkdir(dir);
-    await settle(1);
-    expect(bursts.length).toBeGreaterThanOrEqual(1);
-    const before = bursts.length;
-    await writeFile(join(dir, 'a.yaml'), 'v: 1\n');
-    await settle(before + 1);
-    expect(bursts).toHaveLength(before + 1);
-  });
-
-  it('stops reporting after close()', async () => {
-    await start(root);
-    await watcher!.close();
-    watcher = undefined;
-    await writeFile(join(root, 'a.yaml'), 'v: 1\n');
-    await sleep(DEBOUNCE * 4);
-    expect(bursts).toHaveLength(0);
+  it('drops a pending burst on cancel()', () => {
+    const d = debouncer(60, 10_000);
+    d.poke('a.yaml', now);
+    advance(30);
+    d.cancel();
+    advance(10_000);
+    expect(fired).toHaveLength(0);
+    d.poke('b.yaml', now);
+    advance(60);
+    expect(fired.map((f) => f.burst.sample)).toEqual([['b.yaml']]);
   });
 });

@@ -12,7 +12,7 @@ import { Redis } from 'ioredis';
 import { scanPrefix } from '../../src/enqueue/redis.js';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-/** The CLI built once per test run by test/global-setup.ts (falls back to the project's dist/). */
+/** The CLI built once per test run by test/global-build.ts (the e2e tier's setup; falls back to the project's dist/). */
 export const MAIN = join(process.env.CONVERGE_TEST_DIST ?? join(ROOT, 'dist'), 'cli', 'main.js');
 /** The project's own dist, which the benchmarks and worker threads load. */
 const PROJECT_MAIN = join(ROOT, 'dist', 'cli', 'main.js');

@@ -11,7 +11,7 @@ export const ROOT = resolve(import.meta.dirname, '../..');
  * a package.json there marks the output as ESM). tsc emits even when other in-progress files have type errors.
  */
 export async function buildForChildren(): Promise<{ dir: string; remove(): Promise<void> }> {
-  // Under `npm test` the global setup has built src/ once for every child process of the run: reuse it.
+  // In the e2e tier the global setup (test/global-build.ts) has built src/ once for every child process of the run: reuse it.
   const shared = process.env.CONVERGE_TEST_DIST;
   if (shared && existsSync(join(shared, 'enqueue', 'worker-process.js'))) return { dir: shared, remove: async () => {} };
   const cache = join(ROOT, 'node_modules', '.cache', 'converge-queue-test');

@@ -4,9 +4,9 @@ import { chmodSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync }
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { UsageError } from '../core/errors.js';
-import { MAX_MANIFEST_BYTES } from '../core/manifest/parse.js';
-import { listManifestFiles, loadManifestDir, readManifestFiles } from './manifests.js';
+import { UsageError } from '../../src/core/errors.js';
+import { MAX_MANIFEST_BYTES } from '../../src/core/manifest/parse.js';
+import { listManifestFiles, loadManifestDir, readManifestFiles } from '../../src/observe/manifests.js';
 
 const OPTIONS = { allowLiteralSecrets: false };
 

@@ -5,10 +5,10 @@ import { mkdir, rename, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { dropPrefix, killAllConverge, spawnConverge, type LogLine } from '../e2e/helpers.js';
+import { dropPrefix, killAllConverge, spawnConverge, type LogLine } from './helpers.js';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-export { MAIN } from '../e2e/helpers.js';
+export { MAIN } from './helpers.js';
 export const REDIS_URL = process.env.CONVERGE_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 
 /** A Redis prefix of this test run (the global setup's, so its teardown removes leftovers), unique per call. */
@@ -49,7 +49,8 @@ export interface DaemonStatusDoc {
 export async function startDaemonChild(dir: string, args: string[], env: NodeJS.ProcessEnv = {}): Promise<DaemonChild> {
   const c = spawnConverge(['run', dir, '--http-port', '0', '--http-host', '127.0.0.1', '--redis-url', REDIS_URL, ...args], env);
   const waitForLine = (match: (line: LogLine) => boolean, timeoutMs = 15_000): Promise<LogLine> => c.waitForLine(match, timeoutMs);
-  const listening = await waitForLine((l) => l.msg === 'status server listening');
+  // Starting node and loading the CLI is not under test: a loaded machine gets a minute for it.
+  const listening = await waitForLine((l) => l.msg === 'status server listening', 60_000);
   const url = String(listening.url);
   return {
     child: c.child,

@@ -1,10 +1,10 @@
 // Applied-state store on the real Redis: hashes only, merged writes, one-round-trip reads, pending markers cleared, plans without Redis.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Redis } from 'ioredis';
-import { secretHash } from '../core/hash.js';
-import { dropPrefix, REDIS_URL, uniquePrefix, closedPort } from '../../test/enqueue/redis-helpers.js';
-import { AppliedStateStore, appliedKey, readAppliedState } from './applied-state.js';
-import { closeRedis, connectProducer } from './redis.js';
+import { secretHash } from '../../src/core/hash.js';
+import { dropPrefix, REDIS_URL, uniquePrefix, closedPort } from './redis-helpers.js';
+import { AppliedStateStore, appliedKey, readAppliedState } from '../../src/enqueue/applied-state.js';
+import { closeRedis, connectProducer } from '../../src/enqueue/redis.js';
 
 describe('AppliedStateStore', () => {
   const prefix = uniquePrefix('applied');

@@ -3,8 +3,8 @@ import { mkdtemp, rm, writeFile, unlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { loadManifestDir } from '../observe/manifests.js';
-import { LastGoodManifests } from './last-good.js';
+import { loadManifestDir } from '../../src/observe/manifests.js';
+import { LastGoodManifests } from '../../src/daemon/last-good.js';
 
 function deployment(name: string, maxScale: number): string {
   return [

@@ -11,9 +11,9 @@ import { buildJobData, QUEUE_NAME } from '../../src/enqueue/jobs.js';
 import { openJobs, type Jobs } from '../../src/enqueue/open-jobs.js';
 import { closeRedis, connectProducer } from '../../src/enqueue/redis.js';
 import type { WorkerProcessSettings } from '../../src/enqueue/worker-process.js';
-import { landedWrites, seedWith, writes } from './apply-helpers.js';
-import { buildForChildren, ROOT } from './build.js';
-import { dropPrefix, REDIS_URL, uniquePrefix } from './redis-helpers.js';
+import { landedWrites, seedWith, writes } from '../enqueue/apply-helpers.js';
+import { buildForChildren, ROOT } from '../enqueue/build.js';
+import { dropPrefix, REDIS_URL, uniquePrefix } from '../enqueue/redis-helpers.js';
 
 const CHILD = join(ROOT, 'test', 'enqueue', 'fixtures', 'worker-child.mjs');
 const SECRET = 'planted-child-secret-3f9e';

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseManifestBytes } from '../../src/core/manifest/parse.js';
 import { parseAll, parseThreads, threadsWorthIt, type ParseTask } from '../../src/observe/parse-pool.js';
-import { ensureBuilt, ROOT } from '../e2e/helpers.js';
+import { ensureBuilt, ROOT } from './helpers.js';
 
 function text(i: number): string {
   const lines = ['apiVersion: converge/v1', 'kind: Deployment', 'metadata:', `  name: app-${i}`, 'spec:', '  source: external_docker'];

@@ -1,7 +1,7 @@
 // Redis connections: fail-fast producers, patient workers, one-line errors (refused, silent, bad URL), no password shown, prefix checks.
 import { describe, expect, it } from 'vitest';
-import { closedPort, REDIS_URL, silentServer } from '../../test/enqueue/redis-helpers.js';
-import { checkPrefix, closeRedis, connectProducer, connectWorker, redactRedisUrl, RedisUnavailableError } from './redis.js';
+import { closedPort, REDIS_URL, silentServer } from './redis-helpers.js';
+import { checkPrefix, closeRedis, connectProducer, connectWorker, redactRedisUrl, RedisUnavailableError } from '../../src/enqueue/redis.js';
 
 describe('Redis connections', () => {
   it('connects producers (fail-fast options) and workers (maxRetriesPerRequest null) to a live Redis', async () => {

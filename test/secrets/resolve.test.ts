@@ -5,10 +5,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { inspect } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { SecretResolutionError } from '../core/errors.js';
-import { secretHash } from '../core/hash.js';
-import type { DeploymentResource, ProviderResource } from '../core/model.js';
-import { MAX_SECRET_FILE_BYTES, hashDesiredSecrets, resolveDesiredSecrets, resolveSecretValue, secretDiagnostics } from './resolve.js';
+import { SecretResolutionError } from '../../src/core/errors.js';
+import { secretHash } from '../../src/core/hash.js';
+import type { DeploymentResource, ProviderResource } from '../../src/core/model.js';
+import { MAX_SECRET_FILE_BYTES, hashDesiredSecrets, resolveDesiredSecrets, resolveSecretValue, secretDiagnostics } from '../../src/secrets/resolve.js';
 
 const VALUE = 'sk-test-7f3a9c1e-planted';
 

@@ -1,7 +1,7 @@
 // `converge worker` as a child process: it takes apply's jobs from the shared queue, each write lands once, SIGTERM ends it with 0.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/server.js';
-import { dropPrefix, killAllConverge, REDIS_URL, spawnConverge, testPrefix } from '../e2e/helpers.js';
+import { dropPrefix, killAllConverge, REDIS_URL, spawnConverge, testPrefix } from './helpers.js';
 import { runCapture } from '../helpers/cli.js';
 import { deploymentYaml, externalDockerSpec, manifestDir, seedWith } from '../enqueue/apply-helpers.js';
 

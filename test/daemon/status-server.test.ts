@@ -1,7 +1,7 @@
 // The status server over real loopback HTTP: routes, readiness codes, timeouts, errors without detail.
 import { createServer } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startStatusServer, type ReadinessCheck, type StatusHandlers, type StatusServer } from './status-server.js';
+import { startStatusServer, type ReadinessCheck, type StatusHandlers, type StatusServer } from '../../src/daemon/status-server.js';
 
 let server: StatusServer | undefined;
 

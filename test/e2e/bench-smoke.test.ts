@@ -4,7 +4,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ensureBuilt, ROOT } from './e2e/helpers.js';
+import { ensureBuilt, ROOT } from './helpers.js';
 
 describe('npm run bench -- --quick', () => {
   let dir: string;
