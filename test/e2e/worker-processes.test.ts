@@ -127,7 +127,7 @@ describe('worker processes', () => {
     let sawRead!: () => void;
     const jobRead = new Promise<void>((resolve) => (sawRead = resolve));
     const { emulator, settings, jobs, queue } = await context({
-      latencyMs: 400,
+      latencyMs: 1_000,
       onRequest: (entry) => {
         if (entry.method === 'GET' && entry.query.name_contains === 'victim') sawRead();
       },
@@ -138,8 +138,9 @@ describe('worker processes', () => {
     await jobRead;
     const active = await queue.getActive();
     expect(active.map((j) => [j.id, j.processedBy])).toEqual([[jobId, 'A']]);
-    // A has read live state and sent its POST (held 400 ms by the emulator): kill it now
-    await sleep(100);
+    // The read's answer is on its way to A; A sends its POST at once, and the emulator holds every answer 1 s: 600 ms on,
+    // A has sent its POST (even on a loaded machine) and cannot have its answer yet: kill it now
+    await sleep(600);
     a.process.kill('SIGKILL');
     expect(await a.exited).toBeNull();
     await spawnWorker('B', settings);
