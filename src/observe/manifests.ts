@@ -5,8 +5,7 @@ import { join, relative, resolve, sep } from 'node:path';
 import { sortDiagnostics, type Diagnostic, type Severity } from '../core/diagnostics.js';
 import { UsageError } from '../core/errors.js';
 import { collectManifests, type FileResult } from '../core/manifest/collect.js';
-import { MAX_MANIFEST_BYTES, TOO_LARGE_MESSAGE, type ManifestResult, type ParseOptions } from '../core/manifest/parse.js';
-import { parseAll } from './parse-pool.js';
+import { MAX_MANIFEST_BYTES, parseManifestBytes, TOO_LARGE_MESSAGE, type ManifestResult, type ParseOptions } from '../core/manifest/parse.js';
 
 export interface LoadOptions extends ParseOptions {
   /** Parse results of an earlier load of the same directory, reused for files whose bytes have not changed. */
@@ -201,18 +200,18 @@ function readCapped(file: ManifestFile): ReadOutcome {
   }
 }
 
-/** Reading yields to the event loop after about this long, so requests in flight are answered meanwhile. */
+/** Reading and parsing yield to the event loop after about this long, so requests in flight are answered meanwhile. */
 const YIELD_EVERY_MS = 5;
 
 /**
  * Reads and parses listed files. A file that vanished since listing is a warning, never a crash. Files the cache
- * knows unchanged are not parsed again; the rest are parsed here, and on worker threads too when many need the yaml package (parse-pool).
+ * knows unchanged are not parsed again.
  */
 export async function readManifestFiles(listing: ManifestListing, options: LoadOptions): Promise<ManifestDirResult> {
   const extra: Diagnostic[] = [...listing.diagnostics];
   const read: string[] = [];
   const parseOptions: ParseOptions = { allowLiteralSecrets: options.allowLiteralSecrets };
-  const slots: Array<{ path: string; bytes: Uint8Array; result?: ManifestResult }> = [];
+  const results: FileResult[] = [];
   let lastYield = performance.now();
   for (const file of listing.files) {
     if (performance.now() - lastYield > YIELD_EVERY_MS) {
@@ -229,17 +228,14 @@ export async function readManifestFiles(listing: ManifestListing, options: LoadO
       extra.push(outcome.diagnostic);
       continue;
     }
-    const cached = options.cache?.get(file.path, outcome.bytes, parseOptions);
-    slots.push(cached ? { path: file.path, bytes: outcome.bytes, result: cached } : { path: file.path, bytes: outcome.bytes });
+    let result = options.cache?.get(file.path, outcome.bytes, parseOptions);
+    if (!result) {
+      result = parseManifestBytes(file.path, outcome.bytes, parseOptions);
+      options.cache?.set(file.path, outcome.bytes, parseOptions, result);
+    }
+    results.push({ file: file.path, ...result });
   }
-  const misses = slots.filter((slot) => !slot.result);
-  const parsed = await parseAll(misses, parseOptions);
-  misses.forEach((slot, i) => {
-    slot.result = parsed[i]!;
-    options.cache?.set(slot.path, slot.bytes, parseOptions, slot.result);
-  });
-  options.cache?.retain(new Set(slots.map((slot) => slot.path)));
-  const results: FileResult[] = slots.map((slot) => ({ file: slot.path, ...slot.result! }));
+  options.cache?.retain(new Set(results.map((result) => result.file)));
   const collected = collectManifests(results);
   return { ...collected, diagnostics: sortDiagnostics([...collected.diagnostics, ...extra]), files: read };
 }

@@ -14,7 +14,7 @@ import { scanPrefix } from '../../src/enqueue/redis.js';
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 /** The CLI built once per test run by test/global-build.ts (the e2e tier's setup; falls back to the project's dist/). */
 export const MAIN = join(process.env.CONVERGE_TEST_DIST ?? join(ROOT, 'dist'), 'cli', 'main.js');
-/** The project's own dist, which the benchmarks and worker threads load. */
+/** The project's own dist, which the benchmarks load. */
 const PROJECT_MAIN = join(ROOT, 'dist', 'cli', 'main.js');
 export const REDIS_URL = process.env.CONVERGE_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 
@@ -22,7 +22,7 @@ const CACHE = join(ROOT, 'node_modules', '.cache', 'converge-e2e');
 
 /**
  * Builds the project's dist (`tsc -p tsconfig.build.json`) once per test run, for what loads it by path (the
- * benchmark runner, worker threads); child processes run the global setup's build (MAIN) instead: the first e2e file to get here builds while
+ * benchmark runner); child processes run the global setup's build (MAIN) instead: the first e2e file to get here builds while
  * holding a lock directory, the others wait and reuse it (a marker names the run's Redis prefix).
  */
 export async function ensureBuilt(): Promise<void> {

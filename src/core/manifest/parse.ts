@@ -3,8 +3,8 @@ import { Composer, LineCounter, Parser, isScalar, visit, type CST, type Document
 import { sortDiagnostics, type Diagnostic, type Severity } from '../diagnostics.js';
 import { formatLocation, type BlockedResource, type DesiredResource, type ResourceKind, type SourceLocation } from '../model.js';
 import { toResource } from './convert.js';
-import { fastParseDocuments } from './fast-yaml.js';
 import { closest, issueText, problemsFromIssues } from './issues.js';
+import { readDocuments } from './js-yaml-read.js';
 import { firstAliasOffset, offsetForPath, positionAt, scalarAt, selfReferencingAlias, tooDeepOffset } from './locate.js';
 import { MANIFEST_KINDS, MANIFEST_SCHEMAS, type DeploymentManifest, type OAuthProviderManifest } from './schema.js';
 import { yamlProblem } from './yaml-errors.js';
@@ -12,13 +12,8 @@ import { yamlProblem } from './yaml-errors.js';
 export interface ParseOptions {
   /** Accept literal secret values (`value:`, a string client_secret); otherwise each is an error. */
   allowLiteralSecrets: boolean;
-  /** Try the fast reader first (default true); false reads every file with the yaml package (tests compare the two). */
+  /** Try js-yaml first (default true); false reads every file with the yaml package (tests compare the two). */
   fastYaml?: boolean;
-}
-
-/** Counts, for a caller that wants them, the files read by the yaml package rather than the fast reader. */
-export interface ParseTally {
-  fullParses: number;
 }
 
 /** What one file (or a whole directory) declares. */
@@ -83,7 +78,7 @@ export function invalidUtf8Offset(bytes: Uint8Array): number {
 }
 
 /** Parses a file's raw bytes: refuses huge, binary and non-UTF-8 content with one diagnostic each. */
-export function parseManifestBytes(file: string, bytes: Uint8Array, options: ParseOptions, tally?: ParseTally): ManifestResult {
+export function parseManifestBytes(file: string, bytes: Uint8Array, options: ParseOptions): ManifestResult {
   if (bytes.length > MAX_MANIFEST_BYTES) {
     return fileDiagnostic(file, 'E_TOO_LARGE', TOO_LARGE_MESSAGE);
   }
@@ -96,7 +91,7 @@ export function parseManifestBytes(file: string, bytes: Uint8Array, options: Par
     const what = first === nul ? 'holds a NUL byte' : 'is not valid UTF-8';
     return fileDiagnostic(file, 'E_BINARY', `file ${what}: it looks binary; manifests are UTF-8 YAML text`, line, column);
   }
-  return parseDocuments(file, new TextDecoder('utf-8').decode(bytes), options, tally);
+  return parseDocuments(file, new TextDecoder('utf-8').decode(bytes), options);
 }
 
 /** Parses a file's text: every YAML document in it, each validated on its own. */
@@ -113,12 +108,11 @@ export function parseManifestText(file: string, text: string, options: ParseOpti
 }
 
 /** Every YAML document of a text already checked for size and NUL (by parseManifestBytes or parseManifestText). */
-function parseDocuments(file: string, text: string, options: ParseOptions, tally?: ParseTally): ManifestResult {
+function parseDocuments(file: string, text: string, options: ParseOptions): ManifestResult {
   if (options.fastYaml !== false) {
     const fast = parseValidFast(file, text, options);
     if (fast) return fast;
   }
-  if (tally) tally.fullParses++;
   const lineCounter = new LineCounter();
   const ctx: FileContext = { file, text, lineCounter, options };
   // What parseAllDocuments does, split in two so the token tree can be measured before it is composed.
@@ -302,7 +296,7 @@ function parseDocument(ctx: FileContext, doc: Document, result: ManifestResult):
   result.resources.push(toResource(manifest, header.location, locate));
 }
 
-/** Thrown by a locator of the fast path when a path has no position there; the file is then parsed in full. */
+/** Thrown by a locator of the js-yaml path when a path has no position there; the file is then parsed in full. */
 const NOT_LOCATED = new Error('not located');
 
 /** A LineCounter holding the line starts of `text`, as the yaml parser would fill it. */
@@ -314,12 +308,12 @@ function lineCounterOf(text: string): LineCounter {
 }
 
 /**
- * A file whose every document the fast reader takes and which is valid as it stands: its resources, exactly
+ * A file whose every document js-yaml reads (js-yaml-read.ts) and which is valid as it stands: its resources, exactly
  * as the full path would give them. Undefined as soon as anything is unusual or any problem would be reported,
  * so every diagnostic comes from the full path (with the yaml package's positions).
  */
 export function parseValidFast(file: string, text: string, options: ParseOptions): ManifestResult | undefined {
-  const docs = fastParseDocuments(text);
+  const docs = readDocuments(text);
   if (!docs) return undefined;
   const lineCounter = lineCounterOf(text);
   const at = (offset: number): SourceLocation => ({ file, ...positionAt(lineCounter, offset) });
