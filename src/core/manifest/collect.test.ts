@@ -1,10 +1,10 @@
 // collectManifests: order, duplicate names within and across files, and blocked resources colliding with valid ones.
 import { describe, expect, it } from 'vitest';
 import { collectManifests, type FileResult } from './collect.js';
-import { parseManifestText } from './parse.js';
+import { parseManifestBytes } from './parse.js';
 
 function file(path: string, text: string): FileResult {
-  return { file: path, ...parseManifestText(path, text, { allowLiteralSecrets: false }) };
+  return { file: path, ...parseManifestBytes(path, new TextEncoder().encode(text), { allowLiteralSecrets: false }) };
 }
 
 function deployment(name: string, extra = ''): string {

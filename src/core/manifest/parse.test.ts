@@ -1,6 +1,11 @@
-// parseManifestText/parseManifestBytes: the model they produce, and the guards (size, binary, depth, aliases).
+// parseManifestBytes: the model they produce, and the guards (size, binary, depth, aliases).
 import { describe, expect, it } from 'vitest';
-import { MAX_MANIFEST_BYTES, invalidUtf8Offset, parseManifestBytes, parseManifestText } from './parse.js';
+import { MAX_MANIFEST_BYTES, invalidUtf8Offset, parseManifestBytes, type ParseOptions } from './parse.js';
+
+/** A file's text as the loader hands it over: its bytes. */
+function parseManifestText(file: string, text: string, options: ParseOptions): ReturnType<typeof parseManifestBytes> {
+  return parseManifestBytes(file, new TextEncoder().encode(text), options);
+}
 
 const STRICT = { allowLiteralSecrets: false };
 

@@ -94,20 +94,7 @@ export function parseManifestBytes(file: string, bytes: Uint8Array, options: Par
   return parseDocuments(file, new TextDecoder('utf-8').decode(bytes), options);
 }
 
-/** Parses a file's text: every YAML document in it, each validated on its own. */
-export function parseManifestText(file: string, text: string, options: ParseOptions): ManifestResult {
-  if (text.length > MAX_MANIFEST_BYTES || (text.length * 3 > MAX_MANIFEST_BYTES && new TextEncoder().encode(text).length > MAX_MANIFEST_BYTES)) {
-    return fileDiagnostic(file, 'E_TOO_LARGE', TOO_LARGE_MESSAGE);
-  }
-  const nul = text.indexOf('\0');
-  if (nul >= 0) {
-    const { line, column } = positionInText(text, nul);
-    return fileDiagnostic(file, 'E_BINARY', 'file holds a NUL byte: it looks binary; manifests are UTF-8 YAML text', line, column);
-  }
-  return parseDocuments(file, text, options);
-}
-
-/** Every YAML document of a text already checked for size and NUL (by parseManifestBytes or parseManifestText). */
+/** Every YAML document of a text already checked for size, NUL and UTF-8 by parseManifestBytes. */
 function parseDocuments(file: string, text: string, options: ParseOptions): ManifestResult {
   if (options.fastYaml !== false) {
     const fast = parseValidFast(file, text, options);
