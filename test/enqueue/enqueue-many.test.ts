@@ -2,27 +2,15 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Queue, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
-import type { DeploymentResource } from '../../src/core/model.js';
 import { ConvergeError } from '../../src/core/errors.js';
 import { ENQUEUE_BATCH, type Enqueued } from '../../src/enqueue/enqueuer.js';
-import { buildJobData, QUEUE_NAME } from '../../src/enqueue/jobs.js';
+import { QUEUE_NAME } from '../../src/enqueue/jobs.js';
 import { openJobs, type Jobs } from '../../src/enqueue/open-jobs.js';
 import { closeRedis, connectProducer, connectWorker } from '../../src/enqueue/redis.js';
 import type { ReconcileJobData } from '../../src/enqueue/schema.js';
+import { data, scaleOf } from './job-fixtures.js';
 import { dropPrefix, REDIS_URL, uniquePrefix } from './redis-helpers.js';
 
-function deployment(name: string, maxScale: number): DeploymentResource {
-  return {
-    kind: 'Deployment',
-    name,
-    location: { file: 'apps/a.yaml', line: 1, column: 1 },
-    suspend: false,
-    spec: { source: 'external_docker', source_config: { resource_spec: { max_scale: maxScale } }, source_revision_config: { image_uri: 'docker.io/a:1' } },
-  };
-}
-
-const data = (name: string, maxScale: number): ReconcileJobData => buildJobData(deployment(name, maxScale), 'patch-deployment', { origin: 'test' });
-const scaleOf = (d: ReconcileJobData): unknown => (d.resource.spec as unknown as { source_config: { resource_spec: { max_scale: number } } }).source_config.resource_spec.max_scale;
 describe('Enqueuer.enqueue, many resources at once', () => {
   const prefix = uniquePrefix('many');
   let jobs: Jobs;
