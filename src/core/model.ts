@@ -118,8 +118,20 @@ export interface AppliedRecord {
   secrets: Record<string, string>;
   /** objectHash() of the provider definition last created (secret values as hashes). Providers only. */
   definitionHash?: string;
+  /**
+   * Deployments: declared field path (e.g. source_config.listener_config) -> hashes of what the last write of it
+   * sent and what the service answered (the three-way comparison). Absent in records of older versions: no
+   * three-way knowledge, every field is compared with live state alone.
+   */
+  fields?: Record<string, FieldHashes>;
   /** ISO time of the write. */
   appliedAt: string;
+}
+
+/** fieldHash() (src/core/kinds/deployment/three-way.ts) of a field as converge sent it and as the service answered it. */
+export interface FieldHashes {
+  sent: string;
+  answered: string;
 }
 
 // ---------------------------------------------------------------- the plan (design.md §4)

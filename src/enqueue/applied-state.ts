@@ -1,6 +1,7 @@
 // Applied state in Redis: per resource, the hashes of what converge last wrote (never a value), read by plans.
 import type { Redis } from 'ioredis';
 import type { AppliedRecord } from '../core/model.js';
+import type { WrittenState } from '../core/kinds/index.js';
 import { connectProducer, closeRedis, type RedisSettings } from './redis.js';
 import { PendingWrite, StoredAppliedRecord } from './schema.js';
 
@@ -83,23 +84,26 @@ export class AppliedStateStore {
   }
 
   /**
-   * Records a write: its secret hashes merged over the previous record (secrets not written keep their hash),
+   * Records a write: its secret hashes merged over the previous record (secrets not written keep their hash), or
+   * replacing them when the write carried the complete set; its field hashes merged over the previous ones by path;
    * the definition hash replaced when given; and the pending entry of the write removed, in one atomic command.
    */
   async recordWrite(
     resourceKey: string,
-    written: { secrets: Record<string, string>; definitionHash?: string },
+    written: WrittenState,
     at = new Date(),
     /** The record as the caller read it during this job (null: none); undefined reads it here. */
     known?: AppliedRecord | null,
   ): Promise<AppliedRecord> {
     const previous = known === undefined ? await this.get(resourceKey) : (known ?? undefined);
     const record: AppliedRecord = {
-      secrets: { ...(previous?.secrets ?? {}), ...written.secrets },
+      secrets: written.replaceSecrets ? { ...written.secrets } : { ...(previous?.secrets ?? {}), ...written.secrets },
       appliedAt: at.toISOString(),
     };
     const definitionHash = written.definitionHash ?? previous?.definitionHash;
     if (definitionHash !== undefined) record.definitionHash = definitionHash;
+    const fields = { ...(previous?.fields ?? {}), ...(written.fields ?? {}) };
+    if (Object.keys(fields).length > 0) record.fields = fields;
     const valid = StoredAppliedRecord.parse(record);
     await this.redis.convergeRecordWrite(this.key, this.pending, resourceKey, JSON.stringify(valid));
     return valid;

@@ -30,9 +30,13 @@ export const ReconcileJobResult = SyncResult;
 export type ReconcileJobResult = SyncResult;
 
 /** AppliedRecord (src/core/model.ts) as stored: hashes only. */
+const Sha256Hex = z.string().regex(/^[0-9a-f]{64}$/);
+
 export const StoredAppliedRecord = z.strictObject({
-  secrets: z.record(z.string(), z.string().regex(/^[0-9a-f]{64}$/)),
-  definitionHash: z.string().regex(/^[0-9a-f]{64}$/).optional(),
+  secrets: z.record(z.string(), Sha256Hex),
+  definitionHash: Sha256Hex.optional(),
+  /** Field path -> hashes of what was sent and answered (three-way comparison); absent in older records. */
+  fields: z.record(z.string(), z.strictObject({ sent: Sha256Hex, answered: Sha256Hex })).optional(),
   appliedAt: z.string(),
 });
 export type StoredAppliedRecord = z.infer<typeof StoredAppliedRecord>;

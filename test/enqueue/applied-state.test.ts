@@ -86,6 +86,45 @@ describe('AppliedStateStore', () => {
     expect(read.secrets).toEqual({ ONE: one, TWO: two });
     expect(await store.read('Deployment/c')).toEqual({ applied: read, pending: undefined });
   });
+  it('records field hashes sent and answered, merged by path over the previous ones, in one command', async () => {
+    const a = { sent: '1'.repeat(64), answered: '2'.repeat(64) };
+    const b = { sent: '3'.repeat(64), answered: '3'.repeat(64) };
+    const b2 = { sent: '4'.repeat(64), answered: '5'.repeat(64) };
+    const first = await store.recordWrite('Deployment/f', { secrets: {}, fields: { 'source_config.listener_config': a, 'source_config.build_command': b } }, undefined, null);
+    const sends: string[] = [];
+    const monitor = await redis.duplicate().monitor();
+    // Commands this client sends about this prefix (the Redis is shared; commands a script runs show as source lua).
+    monitor.on('monitor', (_time: string, args: string[], source: string) => {
+      if (source !== 'lua' && args.some((arg) => String(arg).includes(prefix))) sends.push(String(args[0]).toLowerCase());
+    });
+    const second = await store.recordWrite('Deployment/f', { secrets: {}, fields: { 'source_config.build_command': b2 } }, undefined, first);
+    // MONITOR lines travel on another connection: give them a moment, then count.
+    for (let i = 0; i < 20 && sends.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 25));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    monitor.disconnect();
+    expect(second.fields).toEqual({ 'source_config.listener_config': a, 'source_config.build_command': b2 });
+    expect(await store.get('Deployment/f')).toEqual(second);
+    expect(sends).toEqual([expect.stringMatching(/^eval/)]);
+  });
+
+  it('a write that carried the complete set of secrets replaces the recorded hashes; one without secrets keeps them', async () => {
+    const one = secretHash('Deployment/g', 'ONE', '1');
+    const gone = secretHash('Deployment/g', 'GONE', 'x');
+    await store.recordWrite('Deployment/g', { secrets: { ONE: one, GONE: gone } }, undefined, null);
+    const complete = await store.recordWrite('Deployment/g', { secrets: { ONE: one }, replaceSecrets: true });
+    expect(complete.secrets).toEqual({ ONE: one });
+    const none = await store.recordWrite('Deployment/g', { secrets: {}, fields: { 'source_config.build_on_push': { sent: 'a'.repeat(64), answered: 'a'.repeat(64) } } });
+    expect(none.secrets).toEqual({ ONE: one });
+  });
+
+  it('reads records written before field hashes existed (no three-way knowledge), and refuses field values that are not hashes', async () => {
+    await redis.hset(appliedKey(prefix), 'Deployment/old', JSON.stringify({ secrets: {}, appliedAt: '2024-01-01T00:00:00.000Z' }));
+    expect(await store.get('Deployment/old')).toEqual({ secrets: {}, appliedAt: '2024-01-01T00:00:00.000Z' });
+    const plain = { secrets: {}, appliedAt: 'now', fields: { 'source_config.install_command': { sent: 'pip install .', answered: 'a'.repeat(64) } } };
+    await expect(store.set('Deployment/h', plain)).rejects.toThrow();
+    expect(await redis.hexists(appliedKey(prefix), 'Deployment/h')).toBe(0);
+  });
+
   it('readAppliedState: plans without Redis get an empty map and one warning line', async () => {
     const port = await closedPort();
     const read = await readAppliedState({ redisUrl: `redis://127.0.0.1:${port}`, redisPrefix: prefix });

@@ -239,17 +239,21 @@ const cases: Case[] = [
     expected: { change: noop, secretNames: [] } as DeploymentDiff,
   },
   {
-    name: 'secret missing from live: before null; live-only secrets are kept by the service, not drift',
+    name: 'secret missing from live: before null; a live-only secret is not drift, noted as not managed and maybe dropped',
     spec: supportAgentSpec(),
     live: supportAgentLive({ secrets: [{ name: 'LANGSMITH_API_KEY', value: '********' }] }),
     expected: {
-      change: update([{ path: 'secrets.OPENAI_API_KEY', before: null, after: '(sensitive)', sensitive: true }], true),
+      change: update(
+        [{ path: 'secrets.OPENAI_API_KEY', before: null, after: '(sensitive)', sensitive: true }],
+        true,
+        'secret LANGSMITH_API_KEY is set on the service but declared in no manifest: not managed by converge; this write sends the complete set of declared secrets, and the service may drop it: declare it in the manifest to keep it',
+      ),
       request: { op: 'patch', id: ID, body: {} },
       secretNames: ['OPENAI_API_KEY'],
     },
   },
   {
-    name: 'two hidden secrets, one known from the applied record: only the unknown one is written once',
+    name: 'two hidden secrets, one known from the applied record: only the unknown one is a change, both are sent',
     spec: spec((s) => s.secrets!.push({ name: 'ANTHROPIC_API_KEY', from: { file: '/run/secrets/anthropic' } })),
     live: supportAgentLive({ secrets: [{ name: 'OPENAI_API_KEY', value: '********' }, { name: 'ANTHROPIC_API_KEY', value: '********' }] }),
     ctx: { secretHashes: { OPENAI_API_KEY: H, ANTHROPIC_API_KEY: H_ANTHROPIC }, applied: applied({ OPENAI_API_KEY: H }) },
@@ -257,10 +261,10 @@ const cases: Case[] = [
       change: update(
         [{ path: 'secrets.ANTHROPIC_API_KEY', before: '(sensitive)', after: '(sensitive)', sensitive: true }],
         true,
-        'secret values are hidden by the service and no applied state is known: ANTHROPIC_API_KEY will be written once',
+        'secret values are hidden by the service and no applied state is known: ANTHROPIC_API_KEY will be written once; 1 unchanged secret is re-sent with it (a write carries every declared secret)',
       ),
       request: { op: 'patch', id: ID, body: {} },
-      secretNames: ['ANTHROPIC_API_KEY'],
+      secretNames: ['ANTHROPIC_API_KEY', 'OPENAI_API_KEY'],
     },
   },
   {

@@ -330,6 +330,33 @@ describe('renderMarkdown', () => {
   });
 });
 
+describe('notes of unchanged resources', () => {
+  const NOTE = 'the service reports source_config.listener_config as null, not as declared, since converge last wrote it: in sync, not sent again';
+  function noted(): Plan {
+    const noop = { kind: 'Deployment' as const, action: 'noop' as const, new_revision: false, fields: [] };
+    return {
+      format_version: '1',
+      summary: { create: 0, update: 0, noop: 3, orphan: 0, blocked: 0 },
+      changes: [
+        { ...noop, name: 'quiet', reason: null },
+        { ...noop, name: 'triage', reason: NOTE },
+        { ...noop, name: 'paused', reason: 'suspended by converge/suspend: shown, not applied', suspended: true },
+      ],
+      diagnostics: [],
+    };
+  }
+
+  it('text: listed under Notes after the changes, the plan still says no changes; suspended noops are not listed', () => {
+    expect(renderText(noted(), { color: false })).toBe(`Notes (unchanged):\n  Deployment/triage: ${NOTE}\n\nNo changes. Live state matches the manifests.\n`);
+  });
+
+  it('markdown: a Notes list with escaped text', () => {
+    const out = renderMarkdown(noted());
+    expect(out).toContain(`#### Notes (unchanged)\n\n- \`Deployment/triage\`: ${NOTE.replace(/_/g, '\\_')}\n`);
+    expect(out).not.toContain('paused');
+  });
+});
+
 describe('renderJson', () => {
   it('prints exactly the documented keys, stable order, 2-space indent', () => {
     expect(renderJson(smallPlan())).toBe(SMALL_JSON);

@@ -1,6 +1,6 @@
 // Writes whose answers are lost, creates that meet a 409, fatal answers and 429s: each write lands once or fails clearly.
 import { afterEach, describe, expect, it } from 'vitest';
-import { startEmulator, type RunningEmulator } from '../../src/emulator/server.js';
+import { startEmulator, type EmulatorOptions, type RunningEmulator } from '../../src/emulator/server.js';
 import { deploymentYaml, externalDockerSpec, landedWrites, manifestDir, providerYaml, runApplyCli, seedWith, writes } from '../enqueue/apply-helpers.js';
 import { lossyProxy, type LossyProxy } from '../enqueue/lossy-proxy.js';
 import { dropPrefix, REDIS_URL, uniquePrefix } from '../enqueue/redis-helpers.js';
@@ -13,8 +13,13 @@ describe('lost answers and conflicts', () => {
     for (const c of cleanups.splice(0).reverse()) await c();
   });
 
-  async function setup(files: Record<string, string>, seed = seedWith([]), rules: Parameters<typeof lossyProxy>[1] = {}) {
-    const emulator: RunningEmulator = await startEmulator({ seed, buildMs: 0 });
+  async function setup(
+    files: Record<string, string>,
+    seed = seedWith([]),
+    rules: Parameters<typeof lossyProxy>[1] = {},
+    options: Omit<EmulatorOptions, 'seed' | 'buildMs'> = {},
+  ) {
+    const emulator: RunningEmulator = await startEmulator({ seed, buildMs: 0, ...options });
     const proxy: LossyProxy = await lossyProxy(emulator.url, rules);
     const tree = await manifestDir(files);
     const prefix = uniquePrefix('lost');
@@ -61,6 +66,34 @@ describe('lost answers and conflicts', () => {
     expect(landedWrites(emulator.requestLog).map((e) => `${e.method} ${e.status} ${e.newRevision}`)).toEqual(['PATCH 200 true']);
     emulator.resetLog();
     expect((await runApplyCli(argv(proxy.url), ENV)).code).toBe(0);
+    expect(writes(emulator.requestLog)).toEqual([]);
+  });
+
+  it('a PATCH whose answer is lost, to a service that does not echo what it got: the fields are recorded from live state, not sent again', async () => {
+    const spec = [
+      'source: external_docker',
+      'source_config:',
+      '  listener_config: { k8s_namespace: api }',
+      '  install_command: pip install .',
+      '  resource_spec: { max_scale: 1 }',
+      'source_revision_config:',
+      '  image_uri: docker.io/acme/api:1',
+      'secrets:',
+      '  - name: TOKEN',
+      '    valueFrom: { env: TOKEN_ENV }',
+    ].join('\n');
+    const seed = seedWith([
+      { name: 'api', source: 'external_docker', source_config: { listener_config: { k8s_namespace: 'api' }, resource_spec: { max_scale: 1 } }, source_revision_config: { image_uri: 'docker.io/acme/api:1' } },
+    ]);
+    const { emulator, proxy, argv } = await setup({ 'api.yaml': deploymentYaml('api', spec) }, seed, { loseAnswer: once((m) => m === 'PATCH') }, { echo: 'real', secretsPatch: 'replace' });
+    const run = await runApplyCli(argv(proxy.url), ENV);
+    expect(run.code, run.stdout).toBe(0);
+    expect(landedWrites(emulator.requestLog).map((e) => `${e.method} ${e.status} ${e.newRevision}`)).toEqual(['PATCH 200 true']);
+    expect(landedWrites(emulator.requestLog)[0]!.body).toMatchObject({ source_config: { listener_config: { k8s_namespace: 'api' }, install_command: 'pip install .' } });
+    emulator.resetLog();
+    const again = await runApplyCli(argv(proxy.url), ENV);
+    expect(again.code).toBe(0);
+    expect(again.stdout).toContain('No changes.');
     expect(writes(emulator.requestLog)).toEqual([]);
   });
 

@@ -21,7 +21,7 @@ export const planCommand: Command = {
   positionals: [1, 1],
   options: {
     output: { type: 'string', short: 'o', placeholder: 'FMT', description: 'text (default), markdown or json' },
-    'detailed-exitcode': { type: 'boolean', description: 'exit 0 when nothing would change, 2 when something would, 1 on error' },
+    'detailed-exitcode': { type: 'boolean', description: 'exit 0 when nothing would change (notes on unchanged resources do not count), 2 when something would, 1 on error' },
     ...settingOptions('apiUrl', 'apiKey', 'tenantId', 'redisUrl', 'redisPrefix', 'allowLiteralSecrets', 'allowLocalDiscovery', 'emulatorState', 'requestTimeout'),
   },
   async run(args, io) {

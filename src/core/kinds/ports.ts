@@ -1,6 +1,6 @@
 // What a kind's sync needs from outside, injected (the service, the applied-state store, secrets, the clock), and the records it exchanges.
 import { z } from 'zod';
-import type { AppliedRecord, DeploymentResource, DesiredResource, LiveDeployment } from '../model.js';
+import type { AppliedRecord, DeploymentResource, DesiredResource, FieldHashes, LiveDeployment } from '../model.js';
 import type { CreateDeploymentRequest, CreateProviderRequest, McpDiscoverRequest, PatchDeploymentRequest } from '../wire/schema.js';
 
 /** The service operations the kinds use; src/service's ServiceClient has them. Failures are thrown as ServiceError (src/core/errors.ts) and the like. */
@@ -21,6 +21,8 @@ export const PendingWrite = z.strictObject({
   /** secret name -> hash of the value being written. */
   secrets: z.record(z.string(), z.string().regex(/^[0-9a-f]{64}$/)),
   definitionHash: z.string().optional(),
+  /** Deployments: declared field path -> fieldHash() of the value being written (see AppliedRecord.fields). */
+  fields: z.record(z.string(), z.string().regex(/^[0-9a-f]{64}$/)).optional(),
   /** ISO time just before the first send of this write. */
   sentAt: z.string(),
   /** PATCH only: the deployment's latest_revision_id before the write. */
@@ -30,6 +32,17 @@ export const PendingWrite = z.strictObject({
 });
 export type PendingWrite = z.infer<typeof PendingWrite>;
 
+/** What one write sent and the service answered, as the applied-state store records it: hashes only. */
+export interface WrittenState {
+  /** secret name -> secretHash() of each value sent; merged over the recorded ones by name. */
+  secrets: Record<string, string>;
+  /** The write carried the complete declared set of secrets: `secrets` replaces the recorded hashes instead. */
+  replaceSecrets?: boolean;
+  definitionHash?: string;
+  /** Field path -> hashes sent and answered, for the fields this write carried; merged over the recorded ones. */
+  fields?: Record<string, FieldHashes>;
+}
+
 /** The applied-state store operations a sync uses; src/enqueue's AppliedStateStore has them. */
 export interface AppliedStatePort {
   /** The applied record and the pending write of one resource, read together. */
@@ -37,15 +50,10 @@ export interface AppliedStatePort {
   setPending(resourceKey: string, pending: PendingWrite): Promise<void>;
   clearPending(resourceKey: string): Promise<void>;
   /**
-   * Records a write (secret hashes merged over `known`, the record read during this job; undefined: read it) and
-   * removes its pending write, at once.
+   * Records a write (merged over `known`, the record read during this job; undefined: read it) and removes its
+   * pending write, at once. See WrittenState.
    */
-  recordWrite(
-    resourceKey: string,
-    written: { secrets: Record<string, string>; definitionHash?: string },
-    at?: Date,
-    known?: AppliedRecord | null,
-  ): Promise<AppliedRecord>;
+  recordWrite(resourceKey: string, written: WrittenState, at?: Date, known?: AppliedRecord | null): Promise<AppliedRecord>;
 }
 
 /** A resource's secrets as its sync sees them: hashes to diff with, values only on demand, right before a write. */

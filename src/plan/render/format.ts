@@ -24,6 +24,14 @@ export function listedChanges(plan: Plan): PlanChange[] {
   return plan.changes.filter((change) => change.action !== 'noop');
 }
 
+/**
+ * Unchanged resources with something to say (a field the service reports in its own form, a live secret no manifest
+ * declares): listed under Notes, apart from the changes. Suspended ones are left out: their note is only the suspension.
+ */
+export function notedUnchanged(plan: Plan): PlanChange[] {
+  return plan.changes.filter((change) => change.action === 'noop' && change.reason !== null && !change.suspended);
+}
+
 /** Listed changes that carry converge/suspend (shown, never applied). */
 export function suspendedCount(plan: Plan): number {
   return listedChanges(plan).filter((change) => change.suspended).length;

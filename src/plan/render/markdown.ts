@@ -1,6 +1,6 @@
 // Markdown rendering of a plan for pull-request comments: summary table, changes table, <details> with ```diff blocks.
 import type { FieldChange, Plan, PlanChange } from '../../core/model.js';
-import { fieldKind, formatValue, listedChanges, markers, summarySentence, SYMBOL } from './format.js';
+import { fieldKind, formatValue, listedChanges, markers, notedUnchanged, summarySentence, SYMBOL } from './format.js';
 
 /** Escapes text for a table cell or a paragraph: markdown punctuation, pipes, and newlines (a cell is one line). */
 export function escapeMarkdown(text: string): string {
@@ -70,6 +70,10 @@ export function renderMarkdown(plan: Plan): string {
   if (listed.length > 0) blocks.push(['#### Changes'], changesTable(listed));
   for (const change of listed) {
     if (change.fields.length > 0) blocks.push(details(change));
+  }
+  const noted = notedUnchanged(plan);
+  if (noted.length > 0) {
+    blocks.push(['#### Notes (unchanged)'], noted.map((c) => `- ${code(`${c.kind}/${c.name}`)}: ${escapeMarkdown(c.reason ?? '')}`));
   }
   if (plan.diagnostics.length > 0) {
     const items = plan.diagnostics.map(

@@ -1,6 +1,6 @@
 // Terraform-like text rendering of a plan: + create, ~ update, ! blocked, ? orphan, per-field lines, summary.
 import type { FieldChange, Plan, PlanChange, PlanDiagnostic } from '../../core/model.js';
-import { fieldKind, formatValue, listedChanges, markers, summarySentence, SYMBOL } from './format.js';
+import { fieldKind, formatValue, listedChanges, markers, notedUnchanged, summarySentence, SYMBOL } from './format.js';
 
 export interface TextOptions {
   /** ANSI colour; the caller decides (stdout is a TTY and NO_COLOR is unset). */
@@ -54,6 +54,10 @@ export function renderText(plan: Plan, options: TextOptions): string {
   const paint = painter(options.color);
   const sections: string[][] = [];
   for (const change of listedChanges(plan)) sections.push(changeBlock(change, paint));
+  const noted = notedUnchanged(plan);
+  if (noted.length > 0) {
+    sections.push([paint('Notes (unchanged):', 'bold'), ...noted.map((c) => `  ${c.kind}/${c.name}: ${paint(c.reason ?? '', 'dim')}`)]);
+  }
   if (plan.diagnostics.length > 0) {
     sections.push([paint('Diagnostics:', 'bold'), ...plan.diagnostics.map((d) => diagnosticLine(d, paint))]);
   }

@@ -13,12 +13,14 @@ import { isAbsent } from '../../values.js';
 import type { PlanContext } from '../kind.js';
 import { SUSPENDED_NOTE, withLocation } from '../notes.js';
 import { createDeclared, diffDeclared, patchStartsRevision } from './fields.js';
-import { diffSecrets, writtenOnceNote } from './secrets.js';
+import { diffSecrets, resentNote, secretsToSend, undeclaredNote, undeclaredSecretNames, writtenOnceNote } from './secrets.js';
+import { normalisedNote } from './three-way.js';
 
 export interface DeploymentDiff {
   change: PlanChange;
   /** The minimal request to send; absent for noop/blocked. Secrets are NOT in body: secretNames lists which to send (caller resolves values). */
   request?: { op: 'create'; body: CreateDeploymentRequest } | { op: 'patch'; id: string; body: PatchDeploymentRequest };
+  /** The secrets to send: empty when none changed, else every declared one (the complete set, see secretsToSend). */
   secretNames: string[];
 }
 
@@ -71,8 +73,9 @@ export function diffDeployment(resource: DeploymentResource, live: LiveDeploymen
   if (ctx.repositoryError) blockers.push(ctx.repositoryError);
   if (live) blockers.push(...liveBlockers(resource, live));
 
-  const declared = live ? diffDeclared(resource.spec, live) : createDeclared(resource.name, resource.spec);
+  const declared = live ? diffDeclared(resource.spec, live, ctx.applied?.fields) : { ...createDeclared(resource.name, resource.spec), normalised: [] };
   const secrets = diffSecrets(key, resource.spec.secrets, live?.secrets, ctx.secretHashes, ctx.applied);
+  const secretNames = secretsToSend(secrets, resource.spec.secrets, ctx.secretHashes);
   if (ctx.secretErrors?.length) blockers.push(...ctx.secretErrors);
   else if (secrets.unresolved.length > 0) {
     const named = secrets.unresolved.map((name) => withLocation(name, resource.secretLocations?.[name]));
@@ -95,7 +98,14 @@ export function diffDeployment(resource: DeploymentResource, live: LiveDeploymen
     action = 'update';
     newRevision = patchStartsRevision(declared.body, secrets.names.length);
   }
-  if (action !== 'blocked' && secrets.writtenOnce.length > 0) notes.push(writtenOnceNote(secrets.writtenOnce));
+  if (action !== 'blocked') {
+    if (secrets.writtenOnce.length > 0) notes.push(writtenOnceNote(secrets.writtenOnce));
+    const resent = action === 'update' ? secretNames.length - secrets.names.length : 0;
+    if (resent > 0) notes.push(resentNote(resent));
+    if (declared.normalised.length > 0) notes.push(normalisedNote(declared.normalised));
+    const undeclared = undeclaredSecretNames(resource.spec.secrets, live?.secrets);
+    if (undeclared.length > 0) notes.push(undeclaredNote(undeclared, secretNames.length > 0));
+  }
   if (resource.suspend) notes.push(SUSPENDED_NOTE);
 
   const change: PlanChange = {
@@ -109,9 +119,9 @@ export function diffDeployment(resource: DeploymentResource, live: LiveDeploymen
   if (resource.suspend) change.suspended = true;
   if (resource.suspend || action === 'blocked' || action === 'noop') return { change, secretNames: [] };
   if (action === 'create') {
-    return { change, request: { op: 'create', body: declared.body as CreateDeploymentRequest }, secretNames: secrets.names };
+    return { change, request: { op: 'create', body: declared.body as CreateDeploymentRequest }, secretNames };
   }
-  return { change, request: { op: 'patch', id: live!.id, body: declared.body }, secretNames: secrets.names };
+  return { change, request: { op: 'patch', id: live!.id, body: declared.body }, secretNames };
 }
 
 /**

@@ -1,5 +1,5 @@
 // Field-level diff of a deployment's declared configuration against live state, and the minimal PATCH body.
-import type { DeploymentSpec, FieldChange } from '../../model.js';
+import type { AppliedRecord, DeploymentSpec, FieldChange } from '../../model.js';
 import {
   ResourceSpec,
   SourceConfig,
@@ -7,7 +7,8 @@ import {
   type PatchDeploymentRequest,
   type CreateDeploymentRequest,
 } from '../../wire/schema.js';
-import { declaredKeys, deepEqual, isAbsent, orNull, setEqual, stripNulls } from '../../values.js';
+import { declaredKeys, isAbsent, orNull, setEqual, stripNulls } from '../../values.js';
+import { compareField, type NormalisedField } from './three-way.js';
 
 type Loose = Record<string, unknown>;
 
@@ -35,28 +36,70 @@ export interface FieldDiff {
   fields: FieldChange[];
   /** The minimal PATCH body (secrets excluded), or the create body without secrets. */
   body: PatchDeploymentRequest;
+  /** Declared fields that differ from live but are in sync by the three-way rule (three-way.ts): never sent. */
+  normalised: NormalisedField[];
+}
+
+/** What the field diff reads of the applied record: the hashes sent and answered at the last write of each field. */
+type Recorded = AppliedRecord['fields'];
+
+/**
+ * The paths at which fields are compared and recorded: each declared source_config field whole (listener_config is
+ * one field), each declared resource_spec field (resource_spec is sent whole but diffed by field), each declared
+ * source_revision_config field, and secret_references whole.
+ */
+export function declaredFieldPaths(spec: DeploymentSpec): string[] {
+  const paths: string[] = [];
+  const config = asObject(spec.source_config);
+  for (const key of declaredKeys(config, SOURCE_CONFIG_KEYS)) {
+    if (key !== 'resource_spec') {
+      paths.push(`source_config.${key}`);
+      continue;
+    }
+    for (const field of declaredKeys(asObject(config[key]), RESOURCE_SPEC_KEYS)) paths.push(`source_config.resource_spec.${field}`);
+  }
+  for (const key of declaredKeys(asObject(spec.source_revision_config), SOURCE_REVISION_KEYS)) {
+    if (key !== 'repo_commit_sha') paths.push(`source_revision_config.${key}`);
+  }
+  if (!isAbsent(spec.secret_references)) paths.push('secret_references');
+  return paths;
+}
+
+function sameSet(a: unknown, b: unknown): boolean {
+  return setEqual((a ?? []) as unknown[], (b ?? []) as unknown[]);
 }
 
 /**
- * Diff of source_config, source_revision_config and secret_references over what the manifest declares.
- * resource_spec is diffed field by field but sent whole (live overlaid with the declared fields), because the
- * service replaces it whole; unchanged source_revision_config fields are never sent, since any non-null one
- * starts a revision.
+ * Diff of source_config, source_revision_config and secret_references over what the manifest declares, each field
+ * by the three-way rule against `recorded` (absent: live state alone decides). resource_spec is diffed field by
+ * field but sent whole (live overlaid with the declared fields), because the service replaces it whole; unchanged
+ * source_revision_config fields are never sent, since any non-null one starts a revision.
  */
-export function diffDeclared(spec: DeploymentSpec, live: { source_config: Loose; source_revision_config: Loose; secret_references?: unknown[] | null }): FieldDiff {
+export function diffDeclared(
+  spec: DeploymentSpec,
+  live: { source_config: Loose; source_revision_config: Loose; secret_references?: unknown[] | null },
+  recorded?: Recorded,
+): FieldDiff {
   const fields: FieldChange[] = [];
+  const normalised: NormalisedField[] = [];
   const body: PatchDeploymentRequest = {};
+  /** True when the field at `path` must be written; a normalised one is noted instead. */
+  const differs = (path: string, want: unknown, have: unknown, equal?: (a: unknown, b: unknown) => boolean): boolean => {
+    const verdict = compareField(want, have, recorded?.[path], equal);
+    if (verdict === 'normalised') normalised.push({ path, live: have });
+    return verdict === 'changed';
+  };
 
   const desiredConfig = asObject(spec.source_config);
   const liveConfig = live.source_config;
   const configPatch: Loose = {};
   for (const key of declaredKeys(desiredConfig, SOURCE_CONFIG_KEYS)) {
     if (key === 'resource_spec') {
-      const merged = diffResourceSpec(asObject(desiredConfig[key]), asObject(liveConfig[key]), fields);
+      const merged = diffResourceSpec(asObject(desiredConfig[key]), asObject(liveConfig[key]), fields, differs);
       if (merged) configPatch[key] = merged;
       continue;
     }
-    if (deepEqual(desiredConfig[key], liveConfig[key])) continue;
+    if (!differs(`source_config.${key}`, desiredConfig[key], liveConfig[key])) continue;
     fields.push(change(`source_config.${key}`, liveConfig[key], desiredConfig[key]));
     configPatch[key] = stripNulls(desiredConfig[key]);
   }
@@ -66,7 +109,7 @@ export function diffDeclared(spec: DeploymentSpec, live: { source_config: Loose;
   const revisionPatch: Loose = {};
   for (const key of declaredKeys(desiredRevision, SOURCE_REVISION_KEYS)) {
     if (key === 'repo_commit_sha') continue;
-    if (deepEqual(desiredRevision[key], live.source_revision_config[key])) continue;
+    if (!differs(`source_revision_config.${key}`, desiredRevision[key], live.source_revision_config[key])) continue;
     fields.push(change(`source_revision_config.${key}`, live.source_revision_config[key], desiredRevision[key]));
     revisionPatch[key] = stripNulls(desiredRevision[key]);
   }
@@ -74,21 +117,23 @@ export function diffDeclared(spec: DeploymentSpec, live: { source_config: Loose;
     body.source_revision_config = revisionPatch as PatchDeploymentRequest['source_revision_config'];
   }
 
-  if (!isAbsent(spec.secret_references)) {
-    const liveRefs = live.secret_references ?? [];
-    if (!setEqual(spec.secret_references, liveRefs)) {
-      fields.push(change('secret_references', live.secret_references, spec.secret_references));
-      body.secret_references = stripNulls(spec.secret_references);
-    }
+  if (!isAbsent(spec.secret_references) && differs('secret_references', spec.secret_references, live.secret_references, sameSet)) {
+    fields.push(change('secret_references', live.secret_references, spec.secret_references));
+    body.secret_references = stripNulls(spec.secret_references);
   }
-  return { fields, body };
+  return { fields, body, normalised };
 }
 
 /** Pushes one FieldChange per changed declared field; returns the merged whole to send, or undefined when unchanged. */
-function diffResourceSpec(desired: Loose, live: Loose, fields: FieldChange[]): Loose | undefined {
+function diffResourceSpec(
+  desired: Loose,
+  live: Loose,
+  fields: FieldChange[],
+  differs: (path: string, want: unknown, have: unknown) => boolean,
+): Loose | undefined {
   let changed = false;
   for (const key of declaredKeys(desired, RESOURCE_SPEC_KEYS)) {
-    if (deepEqual(desired[key], live[key])) continue;
+    if (!differs(`source_config.resource_spec.${key}`, desired[key], live[key])) continue;
     changed = true;
     fields.push(change(`source_config.resource_spec.${key}`, live[key], desired[key]));
   }

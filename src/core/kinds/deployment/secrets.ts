@@ -26,9 +26,9 @@ export function declaredSecretNames(secrets: readonly SecretRef[] | undefined): 
 }
 
 /**
- * Which declared secrets must be written. `live` undefined means the deployment does not exist yet
- * (every declared secret is sent). Live secrets the manifest does not declare are kept by the service
- * (it merges by name), so they are not drift.
+ * Which declared secrets changed. `live` undefined means the deployment does not exist yet (every declared secret
+ * is new). Live secrets the manifest does not declare are not managed by converge, so they are not drift (see
+ * undeclaredSecretNames); a write that carries secrets carries every declared one (secretsToSend).
  */
 export function diffSecrets(
   key: string,
@@ -77,6 +77,36 @@ function compareOne(
   const last = applied?.secrets[name];
   if (last === undefined) return 'unknown';
   return last === desired ? 'same' : 'changed';
+}
+
+/**
+ * The secrets a write sends: none when no declared secret changed, else every declared one, since a revision carries
+ * the deployment's complete environment and the service may replace the stored set with the list it is sent
+ * (real-service.md). Unresolved secrets block the write before it gets here.
+ */
+export function secretsToSend(diff: SecretDiff, declared: readonly SecretRef[] | undefined, hashes: Readonly<Record<string, string>>): string[] {
+  if (diff.names.length === 0) return [];
+  return declaredSecretNames(declared).filter((name) => hashes[name] !== undefined);
+}
+
+/** Live secrets that no manifest declares (names only), sorted. */
+export function undeclaredSecretNames(declared: readonly SecretRef[] | undefined, live: readonly LiveSecret[] | undefined): string[] {
+  const known = new Set(declaredSecretNames(declared));
+  return [...new Set((live ?? []).map((secret) => secret.name))].filter((name) => !known.has(name)).sort(compareStrings);
+}
+
+/** The note for live secrets no manifest declares; `written`: this change writes the deployment's secrets. */
+export function undeclaredNote(names: readonly string[], written: boolean): string {
+  const which = `secret${names.length === 1 ? '' : 's'} ${names.join(', ')}`;
+  const verb = names.length === 1 ? 'is' : 'are';
+  const base = `${which} ${verb} set on the service but declared in no manifest: not managed by converge`;
+  if (!written) return base;
+  return `${base}; this write sends the complete set of declared secrets, and the service may drop ${names.length === 1 ? 'it' : 'them'}: declare ${names.length === 1 ? 'it' : 'them'} in the manifest to keep ${names.length === 1 ? 'it' : 'them'}`;
+}
+
+/** The note for declared secrets that did not change but are sent with the changed ones. */
+export function resentNote(count: number): string {
+  return `${count} unchanged secret${count === 1 ? ' is' : 's are'} re-sent with it (a write carries every declared secret)`;
 }
 
 /** The note a plan carries when secrets are written only because their live values cannot be compared. */

@@ -2,8 +2,10 @@
 import { BlockedError, ServiceError } from '../../errors.js';
 import type { AppliedRecord, DeploymentResource, LiveDeployment } from '../../model.js';
 import type { CreateDeploymentRequest, PatchDeploymentRequest } from '../../wire/schema.js';
-import type { DesiredSecrets, PendingWrite, ServicePort, SyncPorts, SyncResult } from '../ports.js';
+import type { DesiredSecrets, PendingWrite, ServicePort, SyncPorts, SyncResult, WrittenState } from '../ports.js';
 import { diffDeployment, requestBody, type DeploymentContext, type DeploymentDiff } from './diff.js';
+import { declaredFieldPaths } from './fields.js';
+import { answeredFieldHashes, sentFieldHashes } from './three-way.js';
 import { resourceKey } from '../../model.js';
 
 /**
@@ -21,6 +23,19 @@ function pick(hashes: Record<string, string>, names: readonly string[]): Record<
   const out: Record<string, string> = {};
   for (const name of names) if (hashes[name] !== undefined) out[name] = hashes[name]!;
   return out;
+}
+
+/**
+ * What to record of a write: the secret hashes it sent (when it sent any, the complete declared set, so they replace
+ * the recorded ones), and for each declared field it sent, the hash sent and the hash of the service's answer there.
+ */
+function writtenState(secrets: Record<string, string>, sentFields: Readonly<Record<string, string>>, answer: unknown): WrittenState {
+  return { secrets, replaceSecrets: Object.keys(secrets).length > 0, fields: answeredFieldHashes(sentFields, answer) };
+}
+
+/** fieldHash() of each declared field the body sends (recorded as pending before the send, as applied after). */
+function sentFields(resource: DeploymentResource, body: unknown): Record<string, string> {
+  return sentFieldHashes(declaredFieldPaths(resource.spec), body);
 }
 
 /**
@@ -105,7 +120,9 @@ async function settlePending(key: string, ports: SyncPorts, live: LiveDeployment
     await ports.appliedState.clearPending(key);
     return { applied };
   }
-  return { applied: await ports.appliedState.recordWrite(key, { secrets: pending.secrets }, ports.now(), applied ?? null), landed: pending };
+  // The answer was lost: the live state read now stands in for it.
+  const written = writtenState(pending.secrets, pending.fields ?? {}, live);
+  return { applied: await ports.appliedState.recordWrite(key, written, ports.now(), applied ?? null), landed: pending };
 }
 
 function deploymentResult(outcome: SyncResult['outcome'], newRevision: boolean, live: LiveDeployment | undefined, message?: string): SyncResult {
@@ -144,15 +161,17 @@ async function patchIfNeeded(
   if (!diff.request || diff.request.op !== 'patch') return { sent: false, live, newRevision: false };
   const written = pick(desired.secrets.hashes, diff.secretNames);
   const body = requestBody(diff, await desired.secrets.values(diff.secretNames)) as PatchDeploymentRequest;
+  const fields = sentFields(desired.resource, diff.request.body);
   await ports.appliedState.setPending(desired.key, {
     op: 'patch',
     secrets: written,
+    fields,
     sentAt: ports.now().toISOString(),
     revisionBefore: live.latest_revision_id ?? null,
     startsRevision: diff.change.new_revision,
   });
   const updated = await ports.service.patchDeployment(diff.request.id, body);
-  await ports.appliedState.recordWrite(desired.key, { secrets: written }, ports.now(), applied ?? null);
+  await ports.appliedState.recordWrite(desired.key, writtenState(written, fields, updated), ports.now(), applied ?? null);
   return { sent: true, live: updated, newRevision: diff.change.new_revision };
 }
 
@@ -175,10 +194,11 @@ export async function syncDeployment(resource: DeploymentResource, ports: SyncPo
   const earlier = settled.pending;
   const retrying = earlier?.op === 'create' && now.getTime() - Date.parse(earlier.sentAt) < PENDING_REUSE_MS;
   const sentAt = retrying ? earlier.sentAt : now.toISOString();
-  await ports.appliedState.setPending(desired.key, { op: 'create', secrets: written, sentAt });
+  const fields = sentFields(desired.resource, diff.request.body);
+  await ports.appliedState.setPending(desired.key, { op: 'create', secrets: written, fields, sentAt });
   try {
     const created = await ports.service.createDeployment(body);
-    await ports.appliedState.recordWrite(desired.key, { secrets: written }, ports.now());
+    await ports.appliedState.recordWrite(desired.key, writtenState(written, fields, created), ports.now());
     return deploymentResult('created', true, created);
   } catch (error) {
     if (!(error instanceof ServiceError) || error.status !== 409) throw error;
