@@ -177,6 +177,32 @@ describe('providers against a service that reads and updates them', () => {
     expect(writes(emulator.requestLog)).toEqual([]);
   });
 
+  it('a create that meets 409 (made elsewhere after the read) reads the provider and PATCHes what differs', async () => {
+    const org = 'bbbbbbbb-bbbb-4bbb-8bbb-bbbbbbbbbbbb';
+    const { emulator, applyArgs } = await setup({ 'gh.yaml': providerYaml('github', 'GH_SECRET') }, { seed: { ...seedWith([]), organization_id: org } });
+    let raced = false;
+    const proxy = await lossyProxy(emulator.url, {
+      // just before the job's create reaches the service, someone else creates the provider
+      rateLimit(method, path) {
+        if (method === 'POST' && path === '/v2/auth/providers' && !raced) {
+          raced = true;
+          const made = emulator.store.createProvider(org, { provider_id: 'github', name: 'GITHUB', client_id: 'raced', auth_url: 'https://github.example.com/oauth/authorize', token_url: 'https://github.example.com/oauth/token' });
+          expect(made.ok).toBe(true);
+        }
+        return false;
+      },
+    });
+    cleanups.push(() => proxy.close());
+    const run = await runApplyCli(applyArgs(proxy.url), ENV);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toMatch(/done +OAuthProvider\/github: adopted \(created outside converge; converge took it over and updated client_id, client_secret\)/);
+    expect(writes(emulator.requestLog).map((e) => `${e.method} ${e.status}`)).toEqual(['POST 409', 'PATCH 200']);
+    expect(patchBodies(emulator.requestLog)).toEqual([{ client_id: 'id-github', client_secret: REDACTED }]);
+    emulator.resetLog();
+    expect((await runApplyCli(applyArgs(proxy.url), ENV)).stdout).toContain('No changes.');
+    expect(writes(emulator.requestLog)).toEqual([]);
+  });
+
   it('an mcp provider whose live endpoints differ from what discovery finds now is patched with the discovered ones', async () => {
     const mcp = await startCombinedServer({ registration: true });
     cleanups.push(() => mcp.close());
