@@ -10,6 +10,7 @@ import { landedWrites, manifestDir, providerYaml, runApplyCli, seedWith, writes 
 import { lossyProxy } from '../enqueue/lossy-proxy.js';
 import { dropPrefix, REDIS_URL, uniquePrefix } from '../enqueue/redis-helpers.js';
 import { runCapture } from '../helpers/cli.js';
+import { ServiceClient } from '../../src/service/client.js';
 
 const ENV = { GH_SECRET: 'planted-gh-secret-51c0', NO_COLOR: '1' };
 
@@ -268,5 +269,27 @@ describe('providers against a service that reads and updates them', () => {
     expect(text.stdout.match(/Notes:/g)).toHaveLength(1);
     expect(text.stdout.match(/the service has no GET \/v2\/auth\/providers/g)).toHaveLength(1);
     expect(text.stdout).not.toContain('planted-gh');
+  });
+});
+
+describe('ServiceClient provider probe', () => {
+  it('probes once per client: concurrent callers share one list; after a 405 no provider list is sent again', async () => {
+    for (const specOnly of [false, true]) {
+      const emulator = await startEmulator({ specOnly });
+      const client = new ServiceClient({ baseUrl: emulator.url });
+      try {
+        const reads = await Promise.all([client.providerReads(), client.providerReads(), client.providerReads()]);
+        expect(reads.every((r) => r.readable === !specOnly)).toBe(true);
+        const listing = await client.listProviders();
+        expect(listing.readable).toBe(!specOnly);
+        const lists = emulator.requestLog.filter((e) => e.method === 'GET' && e.path === '/v2/auth/providers');
+        // readable: the probe and the plan's own list; spec-only: the probe alone
+        expect(lists.map((e) => e.status)).toEqual(specOnly ? [405] : [200, 200]);
+        if (!specOnly) expect(await client.getProvider('absent')).toBeUndefined();
+      } finally {
+        await client.close();
+        await emulator.close();
+      }
+    }
   });
 });
