@@ -1,6 +1,7 @@
 // Desired resources (from manifests), applied-state records and the plan object (design.md §2, §4).
 import type {
   Deployment as LiveDeployment,
+  OAuthProvider as LiveProvider,
   ProviderType,
   SecretReference,
   Source,
@@ -9,7 +10,7 @@ import type {
   TokenEndpointAuthMethod,
 } from './wire/schema.js';
 
-export type { LiveDeployment };
+export type { LiveDeployment, LiveProvider };
 
 export interface SourceLocation {
   /** Manifest path relative to the manifest directory, forward slashes. */
@@ -88,10 +89,28 @@ export interface McpProviderSpec {
   mcp_server_url: string;
 }
 
+/** The endpoints read-only MCP discovery found for an mcp provider (the plan's preview, carried into its job). */
+export interface DiscoveredEndpoints {
+  auth_url: string;
+  token_url: string;
+  uses_pkce: boolean;
+}
+
 export interface ProviderResource extends ResourceBase {
   kind: 'OAuthProvider';
   spec: ManualProviderSpec | McpProviderSpec;
+  /**
+   * mcp mode: what discovery of spec.mcp_server_url found when this resource was planned (set by src/observe), so
+   * the job compares the live provider's endpoints with the same values the plan showed. Absent: not discovered.
+   */
+  discovered?: DiscoveredEndpoints;
 }
+
+/**
+ * What the service told about its OAuth providers (GET /v2/auth/providers, beyond the spec): the list, or that
+ * it cannot list them (it answered 404 or 405: a service as the spec describes it), with the note the plan shows.
+ */
+export type LiveProviders = { readable: true; providers: LiveProvider[] } | { readable: false; note: string };
 
 export type DesiredResource = DeploymentResource | ProviderResource;
 export type ResourceKind = DesiredResource['kind'];
@@ -173,6 +192,8 @@ export interface Plan {
   summary: Record<Action, number>;
   changes: PlanChange[];
   diagnostics: PlanDiagnostic[];
+  /** Notes about the plan as a whole, each said once (e.g. an endpoint beyond the spec the service lacks). */
+  notes?: string[];
 }
 
 export const SENSITIVE = '(sensitive)';

@@ -11,6 +11,8 @@ import {
   type DesiredResource,
   type DiscoveryPreview,
   type LiveDeployment,
+  type LiveProviders,
+  type ProviderResource,
 } from '../core/model.js';
 import { mapBounded } from '../core/map-bounded.js';
 import type { PlanInput } from '../plan/plan.js';
@@ -72,13 +74,15 @@ export async function gatherPlanInput(options: GatherOptions): Promise<Gathered>
     throw error;
   }
   const deployments = loaded.resources.filter((r): r is DeploymentResource => r.kind === 'Deployment');
-  const [live, applied, repos, discovery] = await Promise.all([
+  const declaresProvider = loaded.resources.some((r) => r.kind === 'OAuthProvider');
+  const [live, applied, repos, discovery, providers] = await Promise.all([
     listing,
     appliedRead,
     deployments.some((d) => d.spec.repository)
       ? resolveRepositories(options.client, deployments)
       : Promise.resolve({ resolved: new Map(), errors: new Map<string, string>() }),
     previewProviders(loaded.resources, options.allowLocalDiscovery),
+    declaresProvider ? options.client.listProviders() : Promise.resolve(undefined),
   ]);
 
   const resources = new Map<string, DesiredResource>();
@@ -86,7 +90,7 @@ export async function gatherPlanInput(options: GatherOptions): Promise<Gathered>
   const secretErrors = new Map<string, string[]>();
   const secretProblems: Diagnostic[] = [];
   for (const raw of loaded.resources) {
-    const resource = raw.kind === 'Deployment' ? applyRepositoryResolution(raw, repos.resolved) : raw;
+    const resource = raw.kind === 'Deployment' ? applyRepositoryResolution(raw, repos.resolved) : withDiscovered(raw, discovery);
     const key = resourceKey(resource.kind, resource.name);
     resources.set(key, resource);
     const hashed = hashDesiredSecrets(resource, options.env);
@@ -111,7 +115,18 @@ export async function gatherPlanInput(options: GatherOptions): Promise<Gathered>
     discovery,
     repositoryErrors: repos.errors,
   };
+  if (providers) input.providers = providers;
   return { input, resources, live, files: loaded.files, diagnostics };
+}
+
+/**
+ * An mcp provider carries the endpoints its discovery preview found, so its job compares the live provider with the
+ * same values this plan showed (a job runs no discovery of its own).
+ */
+function withDiscovered(resource: ProviderResource, discovery: ReadonlyMap<string, DiscoveryPreview>): ProviderResource {
+  const preview = discovery.get(resource.name);
+  if (resource.spec.mode !== 'mcp' || !preview?.ok) return resource;
+  return { ...resource, discovered: { auth_url: preview.auth_url, token_url: preview.token_url, uses_pkce: preview.uses_pkce } };
 }
 
 /** A `repository` that resolves to no repository, or to several, is a diagnostic at its line in the manifest. */

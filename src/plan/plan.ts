@@ -7,6 +7,8 @@ import type {
   DesiredResource,
   DiscoveryPreview,
   LiveDeployment,
+  LiveProvider,
+  LiveProviders,
   Plan,
   PlanChange,
   PlanDiagnostic,
@@ -37,6 +39,11 @@ export interface PlanInput {
   discovery?: ReadonlyMap<string, DiscoveryPreview>;
   /** Key deployment name; unresolved `repository`: blocked with this reason. */
   repositoryErrors?: ReadonlyMap<string, string>;
+  /**
+   * The live OAuth providers (GET /v2/auth/providers, beyond the spec), or that the service cannot list them. Absent
+   * when none was listed (no manifest declares a provider): providers are then planned from the applied records.
+   */
+  providers?: LiveProviders;
 }
 
 const NO_HASHES: Record<string, string> = Object.freeze({}) as Record<string, string>;
@@ -45,8 +52,14 @@ function toPlanDiagnostic(d: Diagnostic): PlanDiagnostic {
   return { severity: d.severity, file: d.file, line: d.line, column: d.column, message: d.message };
 }
 
+/** Live providers by provider_id, when the service listed them. */
+function providersById(input: PlanInput): Map<string, LiveProvider> | undefined {
+  if (!input.providers?.readable) return undefined;
+  return new Map(input.providers.providers.map((provider) => [provider.provider_id, provider]));
+}
+
 /** What the input holds about one resource besides its manifest and live state (each kind reads what concerns it). */
-function planContext(input: PlanInput, resource: DesiredResource): PlanContext {
+function planContext(input: PlanInput, resource: DesiredResource, providers: Map<string, LiveProvider> | undefined): PlanContext {
   const key = resourceKey(resource.kind, resource.name);
   const context: PlanContext = { secretHashes: input.secretHashes.get(key) ?? NO_HASHES };
   const applied = input.applied.get(key);
@@ -57,14 +70,16 @@ function planContext(input: PlanInput, resource: DesiredResource): PlanContext {
   if (repositoryError) context.repositoryError = repositoryError;
   const preview = input.discovery?.get(resource.name);
   if (preview) context.discovery = preview;
+  if (providers && resource.kind === 'OAuthProvider') context.provider = { live: providers.get(resource.name) };
   return context;
 }
 
 export function plan(input: PlanInput): Plan {
   const pairs = pair(input.resources, input.blocked, input.live);
   const changes: PlanChange[] = [];
+  const providers = providersById(input);
   for (const { resource, live } of pairs.resources) {
-    changes.push(kindOf(resource.kind).diff(resource, live, planContext(input, resource)));
+    changes.push(kindOf(resource.kind).diff(resource, live, planContext(input, resource, providers)));
   }
   for (const entry of pairs.blocked) {
     changes.push({ kind: entry.kind, name: entry.name, action: 'blocked', new_revision: false, fields: [], reason: entry.reasons.join('; ') });
@@ -73,10 +88,12 @@ export function plan(input: PlanInput): Plan {
     changes.push({ kind: 'Deployment', name: live.name, action: 'orphan', new_revision: false, fields: [], reason: ORPHAN_REASON });
   }
   sortChanges(changes);
-  return {
+  const result: Plan = {
     format_version: '1',
     summary: summarize(changes),
     changes,
     diagnostics: sortDiagnostics(input.diagnostics).map(toPlanDiagnostic),
   };
+  if (input.providers && !input.providers.readable) result.notes = [input.providers.note];
+  return result;
 }

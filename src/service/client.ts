@@ -1,6 +1,8 @@
 // ServiceClient: one method per endpoint of the service (spec + POST /v2/deployments), over a keep-alive undici Agent.
 import { z } from 'zod';
-import { ConvergeError } from '../core/errors.js';
+import { ConvergeError, ServiceError } from '../core/errors.js';
+import type { LiveProviders } from '../core/model.js';
+import type { ProviderReads } from '../core/kinds/index.js';
 import {
   Deployment,
   Integration,
@@ -13,6 +15,7 @@ import {
   type DeploymentType,
   type McpDiscoverRequest,
   type PatchDeploymentRequest,
+  type PatchProviderRequest,
 } from '../core/wire/schema.js';
 import { HttpTransport, type HttpOptions } from './transport.js';
 
@@ -69,11 +72,24 @@ export const ROUTES = {
   deployment: '/v2/deployments/{deployment_id}',
   providers: '/v2/auth/providers',
   mcpDiscover: '/v2/auth/providers/mcp-discover',
+  provider: '/v2/auth/providers/{provider_id}',
   integrations: '/v1/integrations/forge/codehost/install',
   repositories: '/v1/integrations/forge/codehost/{integration_id}/repos',
 } as const;
 
 const IntegrationList = z.array(Integration);
+/** GET /v2/auth/providers answers a plain array (real-service.md; the emulator does the same): no paging. */
+const ProviderList = z.array(OAuthProvider);
+
+/** Statuses by which a service says it lacks an endpoint beyond the spec. */
+const ABSENT_ENDPOINT = new Set([404, 405]);
+
+function providersUnreadableNote(status: number): string {
+  return (
+    `the service has no GET ${ROUTES.providers} (it answered ${status}), so converge cannot read or update OAuth providers: ` +
+    'it plans them from its own records as the spec alone allows (each is created once; a later change to one is blocked)'
+  );
+}
 const RepositoryList = z.array(Repository);
 
 function filterParams(query: ListDeploymentsQuery): URLSearchParams {
@@ -101,6 +117,10 @@ function secretValues(body: { secrets?: Array<{ value: string }> | null; client_
 /** The service's HTTP API. GETs retry (network, 429, 5xx, honouring Retry-After); writes are sent once. */
 export class ServiceClient {
   private readonly http: HttpTransport;
+  /** Whether the service reads providers: the answer of the first provider list, kept for the client's life. */
+  private providerAccess: ProviderReads | undefined;
+  /** The probe in flight, so concurrent jobs wait for one list instead of each sending its own. */
+  private providerProbe: Promise<ProviderReads> | undefined;
 
   constructor(options: ClientOptions) {
     this.http = new HttpTransport(options);
@@ -236,6 +256,65 @@ export class ServiceClient {
   /** POST /v2/auth/providers/mcp-discover. Not retried here. */
   async discoverProvider(body: McpDiscoverRequest): Promise<OAuthProvider> {
     return this.http.send({ method: 'POST', route: ROUTES.mcpDiscover, path: ROUTES.mcpDiscover, body, schema: OAuthProvider });
+  }
+
+  /**
+   * GET /v2/auth/providers (beyond the spec): every provider of the organization, one request (the service answers a
+   * plain array). A 404 or 405 means the service lacks the endpoint: the answer is `readable: false` with the note a
+   * plan shows, and from then on this client sends no provider read again (probed once per process).
+   */
+  async listProviders(): Promise<LiveProviders> {
+    if (this.providerAccess && !this.providerAccess.readable) return this.providerAccess;
+    try {
+      const providers = await this.http.send({ method: 'GET', route: ROUTES.providers, path: ROUTES.providers, schema: ProviderList });
+      this.providerAccess = { readable: true };
+      return { readable: true, providers };
+    } catch (error) {
+      if (!(error instanceof ServiceError) || !ABSENT_ENDPOINT.has(error.status)) throw error;
+      this.providerAccess = { readable: false, note: providersUnreadableNote(error.status) };
+      return this.providerAccess;
+    }
+  }
+
+  /** Whether the service reads and updates providers: known from an earlier list, else one list now (the probe). */
+  async providerReads(): Promise<ProviderReads> {
+    if (this.providerAccess) return this.providerAccess;
+    this.providerProbe ??= this.listProviders().then(
+      (listing): ProviderReads => (listing.readable ? { readable: true } : listing),
+      (error: unknown) => {
+        // A failed probe (network, 5xx after retries) decides nothing: the next caller probes again.
+        this.providerProbe = undefined;
+        throw error;
+      },
+    );
+    return this.providerProbe;
+  }
+
+  /** GET /v2/auth/providers/{provider_id} (beyond the spec); undefined when the service has no such provider (404). */
+  async getProvider(providerId: string): Promise<OAuthProvider | undefined> {
+    try {
+      return await this.http.send({
+        method: 'GET',
+        route: ROUTES.provider,
+        path: `${ROUTES.providers}/${encodeURIComponent(providerId)}`,
+        schema: OAuthProvider,
+      });
+    } catch (error) {
+      if (error instanceof ServiceError && error.status === 404) return undefined;
+      throw error;
+    }
+  }
+
+  /** PATCH /v2/auth/providers/{provider_id} (beyond the spec). Not retried here. */
+  async patchProvider(providerId: string, body: PatchProviderRequest): Promise<OAuthProvider> {
+    return this.http.send({
+      method: 'PATCH',
+      route: ROUTES.provider,
+      path: `${ROUTES.providers}/${encodeURIComponent(providerId)}`,
+      body,
+      sensitive: secretValues(body),
+      schema: OAuthProvider,
+    });
   }
 
   /** GET /v1/integrations/forge/codehost/install. */

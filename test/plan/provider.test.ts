@@ -1,7 +1,7 @@
-// Table tests of diffProvider and providerDefinitionHash: create, noop, blocked, MCP discovery previews, suspension.
+// Table tests of diffProvider and providerDefinitionHash: spec-only (no live provider: create, noop, blocked by applied hashes), MCP previews, suspension, and the diff against a live provider.
 import { describe, expect, it } from 'vitest';
 import { objectHash } from '../../src/core/hash.js';
-import type { DiscoveryPreview, ProviderResource } from '../../src/core/model.js';
+import type { DiscoveryPreview, LiveProvider, ProviderResource } from '../../src/core/model.js';
 import { diffProvider, providerDefinitionHash, type ProviderContext, type ProviderDiff } from '../../src/core/kinds/oauth-provider/index.js';
 import { SLACK_SECRET_VALUE, applied, hashOf, linearProvider, slackProvider } from './fixtures.js';
 
@@ -30,7 +30,7 @@ function renamedSlack(): ProviderResource {
   return { ...resource, spec: { ...resource.spec, name: 'Slack (acme)' } };
 }
 
-function slackChange(action: 'create' | 'noop' | 'blocked', fields: ProviderDiff['change']['fields'], reason: string | null) {
+function slackChange(action: 'create' | 'update' | 'noop' | 'blocked', fields: ProviderDiff['change']['fields'], reason: string | null) {
   return { kind: 'OAuthProvider' as const, name: 'slack', action, new_revision: false, fields, reason };
 }
 
@@ -222,5 +222,74 @@ describe('providerDefinitionHash', () => {
 
   it('mcp: the hash of the spec itself', () => {
     expect(LINEAR_DEFINITION).toBe(objectHash({ mode: 'mcp', name: 'Linear', mcp_server_url: 'https://mcp.linear.example/mcp' }));
+  });
+});
+
+describe('diffProvider against a live provider (a service that reads providers)', () => {
+  function liveSlack(overrides: Partial<LiveProvider> = {}): LiveProvider {
+    return {
+      id: '5e1f0000-0000-4000-8000-000000000001',
+      organization_id: 'aaaaaaaa-aaaa-4aaa-8aaa-aaaaaaaaaaaa',
+      provider_id: 'slack',
+      name: 'Slack',
+      client_id: '123.456',
+      auth_url: 'https://slack.com/oauth/v2/authorize',
+      token_url: 'https://slack.com/api/oauth.v2.access',
+      uses_pkce: false,
+      code_challenge_method: 'S256',
+      created_at: '2025-02-03T16:41:00Z',
+      updated_at: '2025-02-03T16:41:00Z',
+      provider_type: 'slack',
+      ...overrides,
+    };
+  }
+  const MANAGED: ProviderContext = { ...SLACK_CTX, applied: applied({ client_secret: SLACK_HASH }, SLACK_DEFINITION) };
+
+  it('equal fields and the recorded secret hash: noop', () => {
+    expect(diffProvider(slackProvider(), { ...MANAGED, provider: { live: liveSlack() } }).change).toStrictEqual(slackChange('noop', [], null));
+  });
+
+  it('a renamed provider is an update with the one field, sent by PATCH', () => {
+    const diff = diffProvider(renamedSlack(), { ...MANAGED, provider: { live: liveSlack() } });
+    expect(diff.change).toStrictEqual(slackChange('update', [{ path: 'name', before: 'Slack', after: 'Slack (acme)', sensitive: false }], null));
+    expect(diff.request).toStrictEqual({ op: 'patch', body: { name: 'Slack (acme)' }, sendClientSecret: false });
+  });
+
+  it('a rotated secret is sent alone', () => {
+    const rotated = hashOf('slack', 'client_secret', 'rotated-0a9b8c', 'OAuthProvider');
+    const diff = diffProvider(slackProvider(), { ...MANAGED, secretHashes: { client_secret: rotated }, provider: { live: liveSlack() } });
+    expect(diff.change.fields).toStrictEqual([{ path: 'client_secret', before: '(sensitive)', after: '(sensitive)', sensitive: true }]);
+    expect(diff.request).toStrictEqual({ op: 'patch', body: {}, sendClientSecret: true });
+  });
+
+  it('no applied record: an adoption that sends the unknown secret once', () => {
+    const diff = diffProvider(slackProvider(), { ...SLACK_CTX, provider: { live: liveSlack() } });
+    expect(diff.change.action).toBe('update');
+    expect(diff.change.reason).toBe(
+      'exists in the service, created outside converge: converge will take it over and update 1 field; client_secret: the service never returns it and converge has no record of writing it, so it is sent once with this write',
+    );
+    expect(diff.request).toStrictEqual({ op: 'patch', body: {}, sendClientSecret: true });
+  });
+
+  it('a provider converge created but the service no longer has: created again, with the note', () => {
+    const diff = diffProvider(slackProvider(), { ...MANAGED, provider: { live: undefined } });
+    expect(diff.change.action).toBe('create');
+    expect(diff.change.reason).toBe('converge created this provider before, but the service no longer has it: it is created again');
+  });
+
+  it('a create-only field that differs blocks, whatever else differs', () => {
+    const diff = diffProvider(renamedSlack(), { ...MANAGED, provider: { live: liveSlack({ provider_type: 'microsoft' }) } });
+    expect(diff.change.action).toBe('blocked');
+    expect(diff.change.fields.map((f) => f.path)).toEqual(['name', 'provider_type']);
+    expect(diff.request).toBeUndefined();
+  });
+
+  it('mcp: endpoints compared with the discovery preview; a failed discovery compares the rest and says so', () => {
+    const live = liveSlack({ provider_id: 'linear', name: 'Linear', mcp_server_url: 'https://mcp.linear.example/mcp', auth_url: 'https://old.example/authorize', token_url: PREVIEW_OK.token_url, uses_pkce: true, provider_type: null });
+    const moved = diffProvider(linearProvider(), { secretHashes: {}, applied: applied({}, LINEAR_DEFINITION), discovery: PREVIEW_OK, provider: { live } });
+    expect(moved.request).toStrictEqual({ op: 'patch', body: { auth_url: PREVIEW_OK.auth_url }, sendClientSecret: false });
+    const failed = diffProvider(linearProvider(), { secretHashes: {}, applied: applied({}, LINEAR_DEFINITION), discovery: PREVIEW_FAILED, provider: { live } });
+    expect(failed.change.action).toBe('noop');
+    expect(failed.change.reason).toContain('the endpoints are not compared');
   });
 });

@@ -142,10 +142,13 @@ describe('lost answers and conflicts', () => {
     expect(run.stdout).toMatch(new RegExp(`failed +Deployment/bad: POST /v2/deployments answered ${post[0]!.status}: Integration 99999999-9999-4999-8999-999999999999 not found`));
   });
 
-  it('a provider create whose answer is lost meets 409 on retry and is recorded once', async () => {
-    const { emulator, proxy, argv } = await setup({ 'p.yaml': providerYaml('github', 'PROVIDER_ENV') }, seedWith([]), {
-      loseAnswer: once((m, p) => m === 'POST' && p === '/v2/auth/providers'),
-    });
+  it('spec-only service: a provider create whose answer is lost meets 409 on retry and is recorded once', async () => {
+    const { emulator, proxy, argv } = await setup(
+      { 'p.yaml': providerYaml('github', 'PROVIDER_ENV') },
+      seedWith([]),
+      { loseAnswer: once((m, p) => m === 'POST' && p === '/v2/auth/providers') },
+      { specOnly: true },
+    );
     const run = await runApplyCli(argv(proxy.url), ENV);
     expect(run.code).toBe(0);
     expect(run.stdout).toMatch(/done +OAuthProvider\/github: adopted \(an earlier attempt created the provider but its answer was lost; converge recorded it as applied\)/);
@@ -156,10 +159,10 @@ describe('lost answers and conflicts', () => {
     expect(writes(emulator.requestLog)).toEqual([]);
   });
 
-  it('a provider create answered 409 that no earlier attempt explains is blocked with the ways out, and stays so', async () => {
+  it('spec-only service: a provider create answered 409 that no earlier attempt explains is blocked with the ways out, and stays so', async () => {
     // created in the service by someone else: converge has never seen its definition (the service cannot read providers)
     const seed = { ...seedWith([]), providers: [{ provider_id: 'github', name: 'Someone else', client_id: 'other', auth_url: 'https://other.example/a', token_url: 'https://other.example/t' }] };
-    const { emulator, argv } = await setup({ 'p.yaml': providerYaml('github', 'PROVIDER_ENV') }, seed);
+    const { emulator, argv } = await setup({ 'p.yaml': providerYaml('github', 'PROVIDER_ENV') }, seed, {}, { specOnly: true });
     const run = await runApplyCli(argv(emulator.url, '--attempts', '5'), ENV);
     expect(run.code).toBe(1);
     expect(run.stdout).toMatch(

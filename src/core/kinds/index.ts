@@ -43,4 +43,14 @@ export const JOB_OPERATIONS = Object.values(kinds).flatMap((module): readonly Jo
 export { CLIENT_SECRET, PROVIDER_CHANGED_REASON } from './oauth-provider/index.js';
 export { fingerprintOf, type DeclaredSecret, type KindModule, type PlanContext } from './kind.js';
 export { JobSecretRef, JobSecretSource, type SecretSourceFromJob } from './job.js';
-export { PendingWrite, SyncOutcome, SyncResult, type AppliedStatePort, type DesiredSecrets, type ServicePort, type SyncPorts, type WrittenState } from './ports.js';
+export {
+  PendingWrite,
+  SyncOutcome,
+  SyncResult,
+  type AppliedStatePort,
+  type DesiredSecrets,
+  type ProviderReads,
+  type ServicePort,
+  type SyncPorts,
+  type WrittenState,
+} from './ports.js';

@@ -1,7 +1,7 @@
 // The shape of one resource kind: what plan, enqueue and sync ask of it (the table of kinds is index.ts).
 import type { z } from 'zod';
 import { objectHash } from '../hash.js';
-import type { AppliedRecord, DesiredResource, DiscoveryPreview, LiveDeployment, PlanChange, SecretSource } from '../model.js';
+import type { AppliedRecord, DesiredResource, DiscoveryPreview, LiveDeployment, LiveProvider, PlanChange, SecretSource } from '../model.js';
 import type { SecretSourceFromJob } from './job.js';
 import type { SyncPorts, SyncResult } from './ports.js';
 
@@ -17,6 +17,11 @@ export interface PlanContext {
   repositoryError?: string;
   /** What read-only MCP discovery found (providers with mcp_server_url). */
   discovery?: DiscoveryPreview;
+  /**
+   * Providers, when the service can read them: the live provider of this provider_id (undefined: the service has
+   * none). Absent: the service cannot read providers (spec-only), and the applied record is all converge knows.
+   */
+  provider?: { live: LiveProvider | undefined };
 }
 
 /** A secret a resource declares: its name (the provider's is CLIENT_SECRET) and where its value comes from. */

@@ -1,7 +1,13 @@
 // What a kind's sync needs from outside, injected (the service, the applied-state store, secrets, the clock), and the records it exchanges.
 import { z } from 'zod';
-import type { AppliedRecord, DeploymentResource, DesiredResource, FieldHashes, LiveDeployment } from '../model.js';
-import type { CreateDeploymentRequest, CreateProviderRequest, McpDiscoverRequest, PatchDeploymentRequest } from '../wire/schema.js';
+import type { AppliedRecord, DeploymentResource, DesiredResource, FieldHashes, LiveDeployment, LiveProvider } from '../model.js';
+import type { CreateDeploymentRequest, CreateProviderRequest, McpDiscoverRequest, PatchDeploymentRequest, PatchProviderRequest } from '../wire/schema.js';
+
+/**
+ * Whether the service reads and updates OAuth providers (GET/PATCH /v2/auth/providers…, beyond the spec), found by
+ * one probe per client: `readable: false` when it answered 404 or 405, with the note a plan shows once.
+ */
+export type ProviderReads = { readable: true } | { readable: false; note: string };
 
 /** The service operations the kinds use; src/service's ServiceClient has them. Failures are thrown as ServiceError (src/core/errors.ts) and the like. */
 export interface ServicePort {
@@ -10,6 +16,12 @@ export interface ServicePort {
   patchDeployment(id: string, body: PatchDeploymentRequest): Promise<LiveDeployment>;
   createProvider(body: CreateProviderRequest): Promise<unknown>;
   discoverProvider(body: McpDiscoverRequest): Promise<unknown>;
+  /** Probes (once) whether the service reads and updates providers. */
+  providerReads(): Promise<ProviderReads>;
+  /** GET /v2/auth/providers/{provider_id}; undefined when the service has no such provider. Only after providerReads() said readable. */
+  getProvider(providerId: string): Promise<LiveProvider | undefined>;
+  /** PATCH /v2/auth/providers/{provider_id}. */
+  patchProvider(providerId: string, body: PatchProviderRequest): Promise<LiveProvider>;
 }
 
 /**
@@ -17,7 +29,7 @@ export interface ServicePort {
  * can tell "my write landed" from "someone else's resource" without writing again. Hashes only.
  */
 export const PendingWrite = z.strictObject({
-  op: z.enum(['create', 'patch', 'create-provider', 'discover-provider']),
+  op: z.enum(['create', 'patch', 'create-provider', 'discover-provider', 'patch-provider']),
   /** secret name -> hash of the value being written. */
   secrets: z.record(z.string(), z.string().regex(/^[0-9a-f]{64}$/)),
   definitionHash: z.string().optional(),

@@ -205,6 +205,18 @@ export const McpDiscoverRequest = z.strictObject({
 });
 export type McpDiscoverRequest = z.infer<typeof McpDiscoverRequest>;
 
+/** PATCH /v2/auth/providers/{provider_id} (beyond the spec, real-service.md): the fields it updates; absent keeps. */
+export const PatchProviderRequest = z.strictObject({
+  name: z.string().min(1).optional(),
+  client_id: z.string().min(1).optional(),
+  client_secret: z.string().optional(),
+  auth_url: z.string().min(1).optional(),
+  token_url: z.string().min(1).optional(),
+  uses_pkce: z.boolean().optional(),
+  code_challenge_method: z.string().optional(),
+});
+export type PatchProviderRequest = z.infer<typeof PatchProviderRequest>;
+
 // ---------------------------------------------------------------- responses (lenient: a newer service may add fields or enum values)
 
 export const LiveSecret = z.looseObject({ name: z.string(), value: z.string().nullish() });

@@ -2,8 +2,8 @@
 import type { Plan } from '../../core/model.js';
 
 /**
- * `plan --output json`. Only documented keys: suspension is expressed in `reason`, not as a key.
- * Ends with a newline.
+ * `plan --output json`. Only documented keys: suspension is expressed in `reason`, not as a key; `notes` (about the
+ * plan as a whole) only when there is one. Ends with a newline.
  */
 export function renderJson(plan: Plan): string {
   const document = {
@@ -35,6 +35,7 @@ export function renderJson(plan: Plan): string {
       column: d.column,
       message: d.message,
     })),
+    ...(plan.notes?.length ? { notes: [...plan.notes] } : {}),
   };
   return `${JSON.stringify(document, null, 2)}\n`;
 }

@@ -81,5 +81,6 @@ export function renderMarkdown(plan: Plan): string {
     );
     blocks.push(['#### Diagnostics'], items);
   }
+  if (plan.notes?.length) blocks.push(['#### Notes'], plan.notes.map((note) => `- ${escapeMarkdown(note)}`));
   return `${blocks.map((lines) => lines.join('\n')).join('\n\n')}\n`;
 }

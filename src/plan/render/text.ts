@@ -61,6 +61,7 @@ export function renderText(plan: Plan, options: TextOptions): string {
   if (plan.diagnostics.length > 0) {
     sections.push([paint('Diagnostics:', 'bold'), ...plan.diagnostics.map((d) => diagnosticLine(d, paint))]);
   }
+  if (plan.notes?.length) sections.push([paint('Notes:', 'bold'), ...plan.notes.map((note) => `  - ${note}`)]);
   const sentence = summarySentence(plan);
   sections.push([sentence.startsWith('Plan:') ? `${paint('Plan:', 'bold')}${sentence.slice('Plan:'.length)}` : paint(sentence, 'green')]);
   return `${sections.map((lines) => lines.join('\n')).join('\n\n')}\n`;

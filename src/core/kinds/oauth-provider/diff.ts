@@ -1,24 +1,35 @@
-// Plans one OAuthProvider: the service can only create providers, so applied definition hashes decide noop/blocked/create.
-import type { DiscoveryPreview, FieldChange, McpProviderSpec, ManualProviderSpec, PlanChange, ProviderResource } from '../../model.js';
+// Plans one OAuthProvider: against the live provider when the service reads providers, else by applied definition hashes.
+import type { DiscoveryPreview, FieldChange, LiveProvider, McpProviderSpec, ManualProviderSpec, PlanChange, ProviderResource } from '../../model.js';
 import { SENSITIVE } from '../../model.js';
 import { objectHash } from '../../hash.js';
-import type { CreateProviderRequest, McpDiscoverRequest } from '../../wire/schema.js';
+import type { CreateProviderRequest, McpDiscoverRequest, PatchProviderRequest } from '../../wire/schema.js';
 import { isAbsent, stripNulls } from '../../values.js';
 import type { PlanContext } from '../kind.js';
 import { SUSPENDED_NOTE, withLocation } from '../notes.js';
+import { CLIENT_SECRET, compareWithLive, patchedFieldCount } from './live.js';
 
-/** The secret name under which a provider's client_secret hash is kept (secretHashes, AppliedRecord.secrets). */
-export const CLIENT_SECRET = 'client_secret';
+export { CLIENT_SECRET };
 
+/** Why a change of a provider converge created is blocked where the service cannot read or update providers (spec-only). */
 export const PROVIDER_CHANGED_REASON =
   'the service cannot update an OAuth provider; delete it in the service and remove its applied state, or rename';
+
+/** The note on a provider that converge created but the service no longer has. */
+export const PROVIDER_GONE_NOTE = 'converge created this provider before, but the service no longer has it: it is created again';
 
 export interface ProviderDiff {
   change: PlanChange;
   request?:
     | { op: 'create'; body: Omit<CreateProviderRequest, 'client_secret'>; sendClientSecret: boolean }
-    | { op: 'discover'; body: McpDiscoverRequest };
+    | { op: 'discover'; body: McpDiscoverRequest }
+    | { op: 'patch'; body: Omit<PatchProviderRequest, 'client_secret'>; sendClientSecret: boolean };
   definitionHash: string;
+}
+
+/** The adoption note of a provider that exists in the service but that converge has no record of creating. */
+export function adoptionNote(fieldCount: number): string {
+  if (fieldCount === 0) return 'exists in the service, created outside converge; it matches the manifest: nothing to write';
+  return `exists in the service, created outside converge: converge will take it over and update ${fieldCount} field${fieldCount === 1 ? '' : 's'}`;
 }
 
 /** What the plan knows of a provider besides its manifest (repository resolution concerns deployments only). */
@@ -88,7 +99,61 @@ function mcpCreate(name: string, spec: McpProviderSpec, preview: DiscoveryPrevie
   return { fields };
 }
 
-/** The change for one provider. Providers are never listed or read: the applied record is the only live knowledge. */
+interface Planned {
+  action: PlanChange['action'];
+  fields: FieldChange[];
+  request?: ProviderDiff['request'];
+  notes: string[];
+}
+
+/** Where the service cannot read providers: the applied record decides (created once; a later change is blocked). */
+function fromRecord(definitionHash: string, recorded: string): Planned {
+  if (recorded === definitionHash) return { action: 'noop', fields: [], notes: [] };
+  return { action: 'blocked', fields: [], notes: [PROVIDER_CHANGED_REASON] };
+}
+
+function toCreate(resource: ProviderResource, ctx: ProviderContext): Planned {
+  const spec = resource.spec;
+  if (spec.mode === 'manual') {
+    const create = manualCreate(resource.name, spec);
+    return {
+      action: 'create',
+      fields: create.fields,
+      request: { op: 'create', body: create.body, sendClientSecret: spec.client_secret !== undefined },
+      notes: [],
+    };
+  }
+  const create = mcpCreate(resource.name, spec, ctx.discovery);
+  if (create.blocker) return { action: 'blocked', fields: create.fields, notes: [create.blocker] };
+  return {
+    action: 'create',
+    fields: create.fields,
+    request: { op: 'discover', body: { provider_id: resource.name, name: spec.name, mcp_server_url: spec.mcp_server_url } },
+    notes: [],
+  };
+}
+
+/** Against the live provider: the fields that differ, sent by one PATCH; an adoption when converge has no record of it. */
+function toUpdate(resource: ProviderResource, live: LiveProvider, ctx: ProviderContext): Planned {
+  const compared = compareWithLive(resource, live, ctx);
+  const count = patchedFieldCount(compared);
+  const notes = ctx.applied ? [] : [adoptionNote(count)];
+  notes.push(...compared.notes);
+  if (compared.blockers.length > 0) return { action: 'blocked', fields: compared.fields, notes: [...compared.blockers, ...notes] };
+  if (count === 0) return { action: 'noop', fields: [], notes };
+  return {
+    action: 'update',
+    fields: compared.fields,
+    request: { op: 'patch', body: compared.patch, sendClientSecret: compared.sendClientSecret },
+    notes,
+  };
+}
+
+/**
+ * The change for one provider. When the service reads providers (`ctx.provider`), the live provider decides: none is a
+ * create, one is compared field by field (client_secret by hash) and updated by PATCH. Otherwise (a service as the spec
+ * describes it) the applied record is the only knowledge: created once, a later change blocked.
+ */
 export function diffProvider(resource: ProviderResource, ctx: ProviderContext): ProviderDiff {
   const spec = resource.spec;
   const definitionHash = providerDefinitionHash(resource, ctx.secretHashes);
@@ -99,43 +164,30 @@ export function diffProvider(resource: ProviderResource, ctx: ProviderContext): 
     blockers.push(`${named} could not be resolved; check its valueFrom (environment variable or file)`);
   }
 
-  let action: PlanChange['action'];
-  let fields: FieldChange[] = [];
-  let request: ProviderDiff['request'];
+  let planned: Planned;
   const recorded = ctx.applied?.definitionHash;
   if (blockers.length > 0) {
-    action = 'blocked';
-  } else if (recorded !== undefined) {
-    action = recorded === definitionHash ? 'noop' : 'blocked';
-    if (action === 'blocked') blockers.push(PROVIDER_CHANGED_REASON);
-  } else if (spec.mode === 'manual') {
-    const create = manualCreate(resource.name, spec);
-    action = 'create';
-    fields = create.fields;
-    request = { op: 'create', body: create.body, sendClientSecret: spec.client_secret !== undefined };
+    planned = { action: 'blocked', fields: [], notes: blockers };
+  } else if (ctx.provider?.live) {
+    planned = toUpdate(resource, ctx.provider.live, ctx);
+  } else if (!ctx.provider && recorded !== undefined) {
+    planned = fromRecord(definitionHash, recorded);
   } else {
-    const create = mcpCreate(resource.name, spec, ctx.discovery);
-    fields = create.fields;
-    if (create.blocker) {
-      action = 'blocked';
-      blockers.push(create.blocker);
-    } else {
-      action = 'create';
-      request = { op: 'discover', body: { provider_id: resource.name, name: spec.name, mcp_server_url: spec.mcp_server_url } };
-    }
+    planned = toCreate(resource, ctx);
+    if (ctx.provider && recorded !== undefined) planned.notes.push(PROVIDER_GONE_NOTE);
   }
 
-  const notes = [...blockers];
+  const notes = [...planned.notes];
   if (resource.suspend) notes.push(SUSPENDED_NOTE);
   const change: PlanChange = {
     kind: 'OAuthProvider',
     name: resource.name,
-    action,
+    action: planned.action,
     new_revision: false,
-    fields,
+    fields: planned.fields,
     reason: notes.length > 0 ? notes.join('; ') : null,
   };
   if (resource.suspend) change.suspended = true;
-  if (resource.suspend || !request) return { change, definitionHash };
-  return { change, request, definitionHash };
+  if (resource.suspend || !planned.request) return { change, definitionHash };
+  return { change, request: planned.request, definitionHash };
 }

@@ -1,4 +1,4 @@
-// The OAuthProvider kind: never listed nor read by the service; created once, known by its definition hash.
+// The OAuthProvider kind: read and updated where the service can (beyond the spec), else created once and known by its definition hash.
 import type { ProviderResource } from '../../model.js';
 import { fingerprintOf, type KindModule } from '../kind.js';
 import { CLIENT_SECRET, diffProvider } from './diff.js';
@@ -6,20 +6,23 @@ import { providerFromJob, providerJobPayload, ProviderJobPayload } from './job.j
 import { syncProvider } from './sync.js';
 
 export {
+  adoptionNote,
   CLIENT_SECRET,
   diffProvider,
   PROVIDER_CHANGED_REASON,
+  PROVIDER_GONE_NOTE,
   providerDefinitionHash,
   type ProviderContext,
   type ProviderDiff,
 } from './diff.js';
 export { providerExistsReason } from './sync.js';
 
-const OPERATIONS = ['create-provider', 'discover-provider'] as const;
+const OPERATIONS = ['create-provider', 'discover-provider', 'update-provider'] as const;
 
 export const oauthProviderKind = {
   kind: 'OAuthProvider',
   listed: false,
+  // Providers are not paired with the deployment listing: their live side comes through PlanContext.provider.
   diff(resource, _live, context) {
     return diffProvider(resource, context).change;
   },
@@ -34,7 +37,8 @@ export const oauthProviderKind = {
   },
   jobSchema: ProviderJobPayload,
   operations: OPERATIONS,
-  operation(resource) {
+  operation(resource, action) {
+    if (action === 'update') return 'update-provider';
     return resource.spec.mode === 'mcp' ? 'discover-provider' : 'create-provider';
   },
   jobPayload: providerJobPayload,

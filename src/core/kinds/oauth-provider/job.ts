@@ -9,6 +9,8 @@ export const ProviderJobPayload = z.looseObject({
   kind: z.literal('OAuthProvider'),
   ...JobResourceBase,
   spec: z.looseObject({ mode: z.enum(['manual', 'mcp']), name: z.string(), client_secret: JobSecretSource.optional() }),
+  /** mcp mode: the endpoints the plan's discovery found (no secret: endpoints and a flag). */
+  discovered: z.strictObject({ auth_url: z.string(), token_url: z.string(), uses_pkce: z.boolean() }).optional(),
 });
 export type ProviderJobPayload = z.infer<typeof ProviderJobPayload>;
 
