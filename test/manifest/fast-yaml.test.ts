@@ -122,6 +122,7 @@ describe('fast manifest reader', () => {
       '      valueFrom:',
       '        file: ./b.txt',
       '  source_revision_config: { repo_ref: "main", graph_config_path: langgraph.json }',
+      '  source_config: { deployment_type: dev }',
       '',
     ].join('\n');
     const full = parseManifestText('f.yaml', text, { allowLiteralSecrets: false, fastYaml: false });
