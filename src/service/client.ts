@@ -10,7 +10,7 @@ import {
   type CreateDeploymentRequest,
   type CreateProviderRequest,
   type DeploymentStatus,
-  type DeploymentType,
+  type ServiceDeploymentType,
   type McpDiscoverRequest,
   type PatchDeploymentRequest,
 } from '../core/wire/schema.js';
@@ -49,7 +49,8 @@ export interface ListDeploymentsQuery {
   remote_reconciled?: boolean;
   tag_value_ids?: string[];
   image_version?: string;
-  deployment_type?: DeploymentType;
+  /** A tier of the spec's list, or one a newer service adds (dev_zero, dev_free_zero). */
+  deployment_type?: ServiceDeploymentType;
   deployment_ids?: string[];
 }
 
