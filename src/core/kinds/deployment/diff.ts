@@ -30,7 +30,7 @@ const KNOWN_SOURCES: ReadonlySet<string> = new Set(SOURCES);
 const KNOWN_STATUSES: ReadonlySet<string> = new Set(STATUSES);
 
 /** Why converge never writes to this live deployment (preview, being deleted), or undefined. */
-export function untouchableReason(live: LiveDeployment): string | undefined {
+function untouchableReason(live: LiveDeployment): string | undefined {
   if (live.status === 'AWAITING_DELETE') {
     return 'the service is deleting this deployment (status AWAITING_DELETE): converge writes nothing to it; once it is gone, the next apply creates it again from the manifest';
   }
