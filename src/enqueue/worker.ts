@@ -221,9 +221,13 @@ export async function startJobRunner(settings: WorkerSettings, options: StartRun
   running.on('completed', (job, result) => tell({ type: 'completed', jobId: job.id!, outcome: (result as ReconcileJobResult | undefined)?.outcome }));
   running.on('failed', (job, error) => tell({ type: 'failed', jobId: job?.id ?? '', final: isFinalFailure(job, error) }));
   const closed = new Promise<void>((resolve) => running.once('closed', () => resolve()));
+  // The client's one-time notices (a service without an endpoint beyond the spec, and the fallback chosen) go to this runner's log.
+  const stopNotices = options.client.onNotice((message) => log.info({}, message));
+  void closed.then(stopNotices);
   try {
     await running.waitUntilReady();
   } catch (error) {
+    stopNotices();
     await running.close(true).catch(() => undefined);
     await closeRedis(connection, producer);
     throw error;

@@ -12,7 +12,7 @@ import {
   type CreateDeploymentRequest,
   type CreateProviderRequest,
   type DeploymentStatus,
-  type DeploymentType,
+  type ServiceDeploymentType,
   type McpDiscoverRequest,
   type PatchDeploymentRequest,
   type PatchProviderRequest,
@@ -52,7 +52,8 @@ export interface ListDeploymentsQuery {
   remote_reconciled?: boolean;
   tag_value_ids?: string[];
   image_version?: string;
-  deployment_type?: DeploymentType;
+  /** A tier of the spec's list, or one a newer service adds (dev_zero, dev_free_zero). */
+  deployment_type?: ServiceDeploymentType;
   deployment_ids?: string[];
 }
 
@@ -66,6 +67,18 @@ export interface ListPagesOptions {
 }
 
 type PageOutcome = { ok: true; page: ListDeploymentsResponse } | { ok: false; error: unknown };
+
+/**
+ * What GET /v2/deployments/{id} answered: the deployment; `gone`, the service's own 404 ("Deployment ID … not
+ * found."); or `no-endpoint`, a service without the endpoint (any other 404, or 405).
+ */
+export type DeploymentById =
+  | { outcome: 'found'; deployment: Deployment }
+  | { outcome: 'gone' }
+  | { outcome: 'no-endpoint'; status: number };
+
+/** The detail of the service's 404 for a deployment id it does not have (real-service.md). */
+const DEPLOYMENT_NOT_FOUND = /^Deployment ID .* not found\.?$/;
 
 export const ROUTES = {
   deployments: '/v2/deployments',
@@ -121,9 +134,30 @@ export class ServiceClient {
   private providerAccess: ProviderReads | undefined;
   /** The probe in flight, so concurrent jobs wait for one list instead of each sending its own. */
   private providerProbe: Promise<ProviderReads> | undefined;
+  /** Whether GET /v2/deployments/{id} exists: undefined until the first read by id tells. */
+  private readByIdAvailable: boolean | undefined;
+  /** The first read by id, while it is in flight: later reads wait for it rather than probe again. */
+  private probing: Promise<void> | undefined;
+  private readonly noticeListeners = new Set<(message: string) => void>();
 
   constructor(options: ClientOptions) {
     this.http = new HttpTransport(options);
+  }
+
+  /** Calls `listener` with each one-time notice of this client (a fallback it chose); returns the function that stops it. */
+  onNotice(listener: (message: string) => void): () => void {
+    this.noticeListeners.add(listener);
+    return () => this.noticeListeners.delete(listener);
+  }
+
+  private notice(message: string): void {
+    for (const listener of this.noticeListeners) {
+      try {
+        listener(message);
+      } catch {
+        // A listener's failure must never change the outcome of a read.
+      }
+    }
   }
 
   /**
@@ -215,6 +249,61 @@ export class ServiceClient {
     const all: Deployment[] = [];
     for await (const page of this.listDeploymentPages(query)) all.push(...page);
     return all;
+  }
+
+  /** GET /v2/deployments/{deployment_id} (beyond the spec; real-service.md). Retried like every GET. */
+  async getDeployment(id: string): Promise<DeploymentById> {
+    try {
+      const deployment = await this.http.send({
+        method: 'GET',
+        route: ROUTES.deployment,
+        path: `${ROUTES.deployments}/${encodeURIComponent(id)}`,
+        schema: Deployment,
+      });
+      return { outcome: 'found', deployment };
+    } catch (error) {
+      if (!(error instanceof ServiceError) || (error.status !== 404 && error.status !== 405)) throw error;
+      if (error.status === 404 && DEPLOYMENT_NOT_FOUND.test(error.detail)) return { outcome: 'gone' };
+      return { outcome: 'no-endpoint', status: error.status };
+    }
+  }
+
+  /**
+   * One deployment by id, or undefined when the service has none of that id. Through GET /v2/deployments/{id} when
+   * the service has it; the first read probes, and a service without it (404 that is not its "not found", or 405)
+   * is read through the list filtered by deployment_ids for the rest of this client's life, said once (onNotice).
+   */
+  async readDeployment(id: string): Promise<Deployment | undefined> {
+    while (this.readByIdAvailable === undefined && this.probing) await this.probing;
+    if (this.readByIdAvailable === false) return this.readDeploymentFromList(id);
+    let probed: (() => void) | undefined;
+    if (this.readByIdAvailable === undefined) this.probing = new Promise<void>((done) => (probed = done));
+    try {
+      const answer = await this.getDeployment(id);
+      if (answer.outcome === 'no-endpoint') {
+        this.readByIdAvailable = false;
+        this.notice(
+          `the service has no GET ${ROUTES.deployment} (it answered ${answer.status}); a job reads a deployment from GET ${ROUTES.deployments}?deployment_ids= instead, for the rest of this process`,
+        );
+        return this.readDeploymentFromList(id);
+      }
+      this.readByIdAvailable = true;
+      return answer.outcome === 'found' ? answer.deployment : undefined;
+    } finally {
+      if (probed) {
+        this.probing = undefined;
+        probed();
+      }
+    }
+  }
+
+  /** The spec's way to read one deployment: the list filtered by deployment_ids. */
+  private async readDeploymentFromList(id: string): Promise<Deployment | undefined> {
+    for await (const page of this.listDeploymentPages({ deployment_ids: [id] })) {
+      const hit = page.find((d) => d.id === id);
+      if (hit) return hit;
+    }
+    return undefined;
   }
 
   /** POST /v2/deployments (201). Not retried: the create job adopts on 409 after a lost answer. */

@@ -40,6 +40,7 @@ function deployment(maxScale: number): string {
     '  source: codehost',
     '  repository: acme/support-agent',
     '  source_config:',
+    '    deployment_type: dev',
     '    resource_spec: { min_scale: 1, max_scale: ' + maxScale + ' }',
     '  source_revision_config:',
     '    graph_config_path: langgraph.json',

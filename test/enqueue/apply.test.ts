@@ -74,7 +74,7 @@ describe('converge apply', () => {
     const patch = emulator.requestLog.find((e) => e.method === 'PATCH')!;
     // each job read its deployment right before writing: the update by the id the plan listed, the create by name
     const patchAt = emulator.requestLog.indexOf(patch);
-    const readById = emulator.requestLog.findIndex((e) => e.method === 'GET' && e.query.deployment_ids === patch.deploymentId);
+    const readById = emulator.requestLog.findIndex((e) => e.method === 'GET' && e.route === '/v2/deployments/{deployment_id}' && e.deploymentId === patch.deploymentId);
     expect(readById).toBeGreaterThan(-1);
     expect(readById).toBeLessThan(patchAt);
     expect(emulator.requestLog.some((e) => e.method === 'GET' && e.query.name_contains === 'web')).toBe(false);

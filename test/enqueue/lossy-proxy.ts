@@ -42,7 +42,9 @@ export async function lossyProxy(target: string, rules: ProxyRules): Promise<Los
           return;
         }
         let out = data;
-        if (rules.hiddenName && req.method === 'GET' && req.url?.startsWith('/v2/deployments') && rules.hideFromList?.(rules.hiddenName)) {
+        // Lists only (GET /v2/deployments?...), not a read by id.
+        const listing = req.method === 'GET' && /^\/v2\/deployments(\?|$)/.test(req.url ?? '');
+        if (rules.hiddenName && listing && rules.hideFromList?.(rules.hiddenName)) {
           const parsed = JSON.parse(data.toString()) as { resources: Array<{ name: string }>; offset: number };
           parsed.resources = parsed.resources.filter((d) => d.name !== rules.hiddenName);
           out = Buffer.from(JSON.stringify(parsed));

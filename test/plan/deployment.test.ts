@@ -463,6 +463,7 @@ const cases: Case[] = [
           { path: 'source_config.resource_spec.min_scale', before: null, after: 1, sensitive: false },
           { path: 'source_config.resource_spec.max_scale', before: null, after: 2, sensitive: false },
           { path: 'source_config.resource_spec.memory_mb', before: null, after: 1024, sensitive: false },
+          { path: 'source_config.deployment_type', before: null, after: 'prod', sensitive: false },
           { path: 'source_revision_config.repo_ref', before: null, after: 'main', sensitive: false },
           { path: 'source_revision_config.graph_config_path', before: null, after: 'agent/graph.json', sensitive: false },
           { path: 'secrets.OPENAI_API_KEY', before: null, after: '(sensitive)', sensitive: true },
@@ -479,8 +480,10 @@ const cases: Case[] = [
             repo_url: 'https://codehost.example.com/acme/support-agent',
             build_on_push: true,
             resource_spec: { cpu: 0.5, min_scale: 1, max_scale: 2, memory_mb: 1024 },
+            deployment_type: 'prod',
           },
           source_revision_config: { repo_ref: 'main', graph_config_path: 'agent/graph.json' },
+          secrets: [],
         },
       },
       secretNames: ['OPENAI_API_KEY'],
@@ -541,7 +544,7 @@ const triageCases: Case[] = [
     },
   },
   {
-    name: 'listener_config changed (object, top-level): no new revision',
+    name: 'listener_config.k8s_namespace changed: blocked, the service fixes it at creation',
     spec: (() => {
       const s = triageSpec();
       s.source_config!.listener_config = { k8s_namespace: 'agents-prod' };
@@ -552,14 +555,14 @@ const triageCases: Case[] = [
       change: {
         kind: 'Deployment',
         name: 'triage',
-        action: 'update',
+        action: 'blocked',
         new_revision: false,
         fields: [
           { path: 'source_config.listener_config', before: { k8s_namespace: 'agents' }, after: { k8s_namespace: 'agents-prod' }, sensitive: false },
         ],
-        reason: null,
+        reason:
+          'source_config.listener_config.k8s_namespace cannot be changed after creation (live: "agents", manifest: "agents-prod"); set it back to the live value, or give the deployment a new metadata.name',
       },
-      request: { op: 'patch', id: TRIAGE_ID, body: { source_config: { listener_config: { k8s_namespace: 'agents-prod' } } } },
       secretNames: [],
     },
   },

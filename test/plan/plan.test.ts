@@ -227,6 +227,7 @@ const cases: Case[] = [
             { path: 'source_config.resource_spec.min_scale', before: null, after: 1, sensitive: false },
             { path: 'source_config.resource_spec.max_scale', before: null, after: 2, sensitive: false },
             { path: 'source_config.resource_spec.memory_mb', before: null, after: 1024, sensitive: false },
+            { path: 'source_config.deployment_type', before: null, after: 'prod', sensitive: false },
             { path: 'source_revision_config.repo_ref', before: null, after: 'main', sensitive: false },
             { path: 'source_revision_config.graph_config_path', before: null, after: 'agent/graph.json', sensitive: false },
           ],

@@ -36,6 +36,7 @@ const SAMPLE_TEXT = `  ~ update Deployment/batch-agent (forces new revision) (su
       + source_config.repo_url: "https://codehost.example.com/acme/new-agent"
       + source_config.build_on_push: true
       + source_config.resource_spec.max_scale: 2
+      + source_config.deployment_type: "prod"
       + source_revision_config.repo_ref: "main"
       + secrets.OPENAI_API_KEY: (sensitive)
 
@@ -120,6 +121,7 @@ Plan: 3 to create, 3 to update, 2 blocked, 1 orphaned, 1 unchanged. 1 suspended 
 + source_config.repo_url: "https://codehost.example.com/acme/new-agent"
 + source_config.build_on_push: true
 + source_config.resource_spec.max_scale: 2
++ source_config.deployment_type: "prod"
 + source_revision_config.repo_ref: "main"
 + secrets.OPENAI_API_KEY: (sensitive)
 \`\`\`

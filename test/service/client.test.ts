@@ -278,7 +278,7 @@ describe('timeouts and network failures', () => {
   it('a POST that stalls is sent once', async () => {
     const server = await serve(() => undefined);
     const { client } = clientFor(server, { headersTimeoutMs: 150 });
-    const error = await failure(client.createDeployment({ name: 'a', source: 'codehost', secrets: [] }));
+    const error = await failure(client.createDeployment({ name: 'a', source: 'codehost', source_config: {}, source_revision_config: {}, secrets: [] }));
     expect((error as NetworkError).reason).toBe('headers_timeout');
     expect(classifyFailure(error).kind).toBe('retry');
     expect(server.received).toHaveLength(1);
@@ -353,7 +353,7 @@ describe('service errors', () => {
       }),
     );
     const { client } = clientFor(server);
-    const error = (await failure(client.createDeployment({ name: 'Bad Name', source: 'codehost', secrets: [] }))) as ServiceError;
+    const error = (await failure(client.createDeployment({ name: 'Bad Name', source: 'codehost', source_config: {}, source_revision_config: {}, secrets: [] }))) as ServiceError;
     expect(error.code).toBe('E_SERVICE_422');
     expect(error.detail).toBe('body.name: String should match pattern; body.secrets.0.value: Field required');
     expect(classifyFailure(error).kind).toBe('fatal');
@@ -479,7 +479,7 @@ describe('headers and secrecy', () => {
     const { client, infos } = clientFor(server, { headersTimeoutMs: 150 });
     const errors = [
       await failure(client.listIntegrations()),
-      await failure(client.createDeployment({ name: 'a', source: 'codehost', secrets: [{ name: 'OPENAI_API_KEY', value: secret }] })),
+      await failure(client.createDeployment({ name: 'a', source: 'codehost', source_config: {}, source_revision_config: {}, secrets: [{ name: 'OPENAI_API_KEY', value: secret }] })),
       await failure(client.listDeployments()),
       await failure(client.patchDeployment('stall', { secrets: [{ name: 'K', value: secret }] })),
     ];

@@ -36,18 +36,18 @@ describe('ServiceClient against the emulator', () => {
       name: 'agent',
       source: 'codehost',
       source_config: { integration_id: INTEGRATION, repo_url: 'https://codehost.example.com/acme/agent' },
-      source_revision_config: { repo_ref: 'trunk' },
+      source_revision_config: { repo_ref: 'trunk', graph_config_path: 'langgraph.json' },
       secrets: [{ name: 'TOKEN', value: 'tok-value-1' }],
     });
     expect(created.name).toBe('agent');
     const patched = await client.patchDeployment(created.id, { source_config: { build_on_push: true } });
     expect(patched.source_config.build_on_push).toBe(true);
 
-    const duplicate = await client.createDeployment({ name: 'agent', source: 'internal_template', secrets: [] }).catch((e: unknown) => e);
+    const duplicate = await client.createDeployment({ name: 'agent', source: 'internal_template', source_config: {}, source_revision_config: {}, secrets: [] }).catch((e: unknown) => e);
     expect(duplicate).toBeInstanceOf(ServiceError);
     expect((duplicate as ServiceError).status).toBe(409);
 
-    const invalid = (await client.createDeployment({ name: 'Not Valid', source: 'internal_template', secrets: [] }).catch((e: unknown) => e)) as ServiceError;
+    const invalid = (await client.createDeployment({ name: 'Not Valid', source: 'internal_template', source_config: {}, source_revision_config: {}, secrets: [] }).catch((e: unknown) => e)) as ServiceError;
     expect(invalid.status).toBe(422);
     expect(invalid.detail).toMatch(/^body\.name: /);
 

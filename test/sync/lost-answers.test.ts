@@ -131,8 +131,10 @@ describe('lost answers and conflicts', () => {
       'source_config:',
       '  integration_id: 99999999-9999-4999-8999-999999999999',
       '  repo_url: https://codehost.example.com/acme/nowhere',
+      '  deployment_type: dev',
       'source_revision_config:',
       '  repo_ref: main',
+      '  graph_config_path: langgraph.json',
     ].join('\n');
     const { emulator, argv } = await setup({ 'bad.yaml': deploymentYaml('bad', spec) });
     const run = await runApplyCli(argv(emulator.url, '--attempts', '5'), ENV);

@@ -12,6 +12,8 @@ export type ProviderReads = { readable: true } | { readable: false; note: string
 /** The service operations the kinds use; src/service's ServiceClient has them. Failures are thrown as ServiceError (src/core/errors.ts) and the like. */
 export interface ServicePort {
   listDeploymentPages(query: { deployment_ids?: string[]; name_contains?: string }): AsyncIterable<LiveDeployment[]>;
+  /** One deployment by id (GET by id where the service has it, else the list filtered by deployment_ids); undefined: none of that id. */
+  readDeployment(id: string): Promise<LiveDeployment | undefined>;
   createDeployment(body: CreateDeploymentRequest): Promise<LiveDeployment>;
   patchDeployment(id: string, body: PatchDeploymentRequest): Promise<LiveDeployment>;
   createProvider(body: CreateProviderRequest): Promise<unknown>;

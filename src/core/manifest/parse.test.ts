@@ -27,6 +27,7 @@ describe('parseManifestText: documents to desired resources', () => {
       '  integration: acme',
       '  source_config:',
       '    build_on_push: true',
+      '    deployment_type: dev',
       '    resource_spec: { min_scale: 1, max_scale: 4, cpu: 0.5 }',
       '  source_revision_config: { graph_config_path: langgraph.json }',
       '  secrets:',
@@ -51,7 +52,7 @@ describe('parseManifestText: documents to desired resources', () => {
           source: 'codehost',
           repository: 'acme/support-agent',
           integration: 'acme',
-          source_config: { build_on_push: true, resource_spec: { min_scale: 1, max_scale: 4, cpu: 0.5 } },
+          source_config: { build_on_push: true, deployment_type: 'dev', resource_spec: { min_scale: 1, max_scale: 4, cpu: 0.5 } },
           source_revision_config: { graph_config_path: 'langgraph.json' },
           secrets: [
             { name: 'OPENAI_API_KEY', from: { env: 'EXAMPLE_OPENAI_API_KEY' } },
@@ -59,8 +60,8 @@ describe('parseManifestText: documents to desired resources', () => {
           ],
         },
         secretLocations: {
-          OPENAI_API_KEY: { file: 'apps/support.yaml', line: 16, column: 25 },
-          DB_PASSWORD: { file: 'apps/support.yaml', line: 19, column: 15 },
+          OPENAI_API_KEY: { file: 'apps/support.yaml', line: 17, column: 25 },
+          DB_PASSWORD: { file: 'apps/support.yaml', line: 20, column: 15 },
         },
         repositoryLocation: { file: 'apps/support.yaml', line: 8, column: 15 },
       },

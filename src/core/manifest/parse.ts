@@ -7,6 +7,7 @@ import { closest, issueText, problemsFromIssues } from './issues.js';
 import { readDocuments } from './js-yaml-read.js';
 import { firstAliasOffset, offsetForPath, positionAt, scalarAt, selfReferencingAlias, tooDeepOffset } from './locate.js';
 import { MANIFEST_KINDS, MANIFEST_SCHEMAS, type DeploymentManifest, type OAuthProviderManifest } from './schema.js';
+import { manifestWarnings } from './warnings.js';
 import { yamlProblem } from './yaml-errors.js';
 
 export interface ParseOptions {
@@ -243,7 +244,11 @@ function validate(ctx: FileContext, doc: Document, data: unknown, diagnostics: D
     }
   }
   diagnostics.push(...literalSecretProblems(ctx, doc, record));
-  return parsed.success ? parsed.data : undefined;
+  if (!parsed.success) return undefined;
+  for (const warning of manifestWarnings(parsed.data)) {
+    diagnostics.push(diagnostic(ctx, offsetForPath(doc, warning.path, warning.at), warning.code, warning.message, 'warning'));
+  }
+  return parsed.data;
 }
 
 const SAFE_PARSE_OPTIONS = { reportInput: true, error: issueText };
@@ -313,7 +318,7 @@ export function parseValidFast(file: string, text: string, options: ParseOptions
     if (typeof kind !== 'string' || !(MANIFEST_KINDS as readonly string[]).includes(kind)) return undefined;
     if (!options.allowLiteralSecrets && literalSecrets(record).length > 0) return undefined;
     const parsed = MANIFEST_SCHEMAS[kind as ResourceKind].safeParse(data, SAFE_PARSE_OPTIONS);
-    if (!parsed.success) return undefined;
+    if (!parsed.success || manifestWarnings(parsed.data).length > 0) return undefined;
     const nameOffset = doc.valueOffset(['metadata', 'name']);
     if (nameOffset === undefined) return undefined;
     const locate = (path: PropertyKey[]): SourceLocation => {

@@ -1,8 +1,11 @@
 // Manifest schemas (design.md §2): converge/v1 Deployment and OAuthProvider documents, strict at every level.
 import { z } from 'zod';
 import {
+  DEFAULT_DEPLOYMENT_TYPE,
   DEPLOYMENT_NAME_MAX,
   DEPLOYMENT_NAME_PATTERN,
+  DEPLOYMENT_TYPES,
+  DeploymentType,
   ProviderType,
   SecretReference,
   Source,
@@ -130,6 +133,62 @@ export type ManifestSecret = z.infer<typeof ManifestSecret>;
 /** The manifest's source_revision_config: the wire one (repo_commit_sha is response-only, so already absent). */
 export const ManifestSourceRevisionConfig = SourceRevisionConfig;
 
+/** The manifest's source_config: the wire one, with the tiers a manifest may choose. */
+export const ManifestSourceConfig = SourceConfig.extend({
+  deployment_type: DeploymentType.nullish().meta({
+    description: `codehost only: the tier (${DEPLOYMENT_TYPES.join(', ')}), fixed at creation; the service chooses ${DEFAULT_DEPLOYMENT_TYPE} when it is left out.`,
+  }),
+});
+
+/** Sources whose create needs source_revision_config.graph_config_path; every other source refuses it (real-service.md). */
+export const GRAPH_CONFIG_SOURCES: readonly Source[] = ['codehost', 'internal_source'];
+
+function present(value: unknown): boolean {
+  return value !== undefined && value !== null;
+}
+
+/** The source rules of real-service.md: graph_config_path, the codehost repository, the tier. Paths are relative to spec. */
+function sourceRules(spec: Record<string, unknown>, source: Source, ctx: z.RefinementCtx): void {
+  const config = isRecord(spec.source_config) ? spec.source_config : undefined;
+  const revision = isRecord(spec.source_revision_config) ? spec.source_revision_config : undefined;
+  if (GRAPH_CONFIG_SOURCES.includes(source)) {
+    if (!present(revision?.graph_config_path)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: revision ? ['source_revision_config'] : [],
+        params: { at: 'key' },
+        message: `missing graph_config_path: the service requires it to create a deployment of source ${source}; add source_revision_config.graph_config_path (the path of the graph configuration file, e.g. langgraph.json)`,
+      });
+    }
+  } else if (present(revision?.graph_config_path)) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['source_revision_config', 'graph_config_path'],
+      params: { at: 'key' },
+      message: `is only for sources ${GRAPH_CONFIG_SOURCES.join(' and ')} (this deployment's source is ${source}) and the service refuses it; remove it`,
+    });
+  }
+  if (source === 'codehost' && spec.repository === undefined) {
+    const missing = (['integration_id', 'repo_url'] as const).filter((field) => !present(config?.[field]));
+    if (missing.length > 0) {
+      ctx.addIssue({
+        code: 'custom',
+        path: config ? ['source_config'] : [],
+        params: { at: 'key' },
+        message: `a codehost deployment needs repository: OWNER/NAME, or both source_config.integration_id and source_config.repo_url; ${missing.join(' and ')} ${missing.length > 1 ? 'are' : 'is'} missing`,
+      });
+    }
+  }
+  if (source !== 'codehost' && present(config?.deployment_type)) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['source_config', 'deployment_type'],
+      params: { at: 'key' },
+      message: `is only for source codehost (this deployment's source is ${source}); remove it`,
+    });
+  }
+}
+
 export const DeploymentSpec = z
   .strictObject({
     source: Source.meta({ description: 'Source kind; cannot change after creation.' }),
@@ -143,7 +202,7 @@ export const DeploymentSpec = z
       .min(1, { error: 'must not be empty' })
       .optional()
       .meta({ description: 'With repository: the code-host account (integration name) to use when several can reach it.' }),
-    source_config: SourceConfig.optional(),
+    source_config: ManifestSourceConfig.optional(),
     source_revision_config: ManifestSourceRevisionConfig.optional(),
     secrets: z.array(ManifestSecret).optional(),
     secret_references: z.array(SecretReference).optional().meta({ description: 'external_docker only.' }),
@@ -167,6 +226,7 @@ export const DeploymentSpec = z
     if (spec.secret_references !== undefined && source !== undefined && source !== 'external_docker') {
       ctx.addIssue({ code: 'custom', path: ['secret_references'], params: { at: 'key' }, message: `apply only to source external_docker (this deployment's source is ${source}); use secrets instead` });
     }
+    if (source !== undefined) sourceRules(spec, source, ctx);
     if (isRecord(sourceConfig.resource_spec)) {
       for (const problem of resourceSpecProblems(sourceConfig.resource_spec)) {
         ctx.addIssue({ code: 'custom', path: ['source_config', 'resource_spec', ...problem.path], message: problem.message });
@@ -184,6 +244,19 @@ export const DeploymentSpec = z
       {
         if: { required: ['repository'] },
         then: { properties: { source_config: { not: { anyOf: [{ required: ['repo_url'] }, { required: ['integration_id'] }] } } } },
+      },
+      {
+        if: { properties: { source: { enum: [...GRAPH_CONFIG_SOURCES] } }, required: ['source'] },
+        then: { required: ['source_revision_config'], properties: { source_revision_config: { required: ['graph_config_path'] } } },
+        else: { properties: { source_revision_config: { not: { required: ['graph_config_path'] } } } },
+      },
+      {
+        if: { properties: { source: { const: 'codehost' } }, required: ['source'], not: { required: ['repository'] } },
+        then: { required: ['source_config'], properties: { source_config: { required: ['integration_id', 'repo_url'] } } },
+      },
+      {
+        if: { not: { properties: { source: { const: 'codehost' } } } },
+        then: { properties: { source_config: { not: { required: ['deployment_type'] } } } },
       },
     ],
   });

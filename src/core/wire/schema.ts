@@ -15,9 +15,18 @@ export const STATUSES = ['AWAITING_DATABASE', 'READY', 'UNUSED', 'AWAITING_DELET
 export const DeploymentStatus = z.enum(STATUSES);
 export type DeploymentStatus = z.infer<typeof DeploymentStatus>;
 
+/** The tiers a manifest may choose (the spec's list filter enum). */
 export const DEPLOYMENT_TYPES = ['dev_free', 'dev', 'prod'] as const;
 export const DeploymentType = z.enum(DEPLOYMENT_TYPES);
 export type DeploymentType = z.infer<typeof DeploymentType>;
+
+/** Every tier the service knows (real-service.md: newer services add dev_zero and dev_free_zero). */
+export const SERVICE_DEPLOYMENT_TYPES = [...DEPLOYMENT_TYPES, 'dev_zero', 'dev_free_zero'] as const;
+export const ServiceDeploymentType = z.enum(SERVICE_DEPLOYMENT_TYPES);
+export type ServiceDeploymentType = z.infer<typeof ServiceDeploymentType>;
+
+/** The tier the service chooses when a codehost create leaves deployment_type out (real-service.md). */
+export const DEFAULT_DEPLOYMENT_TYPE: DeploymentType = 'prod';
 
 export const PROVIDER_TYPES = ['microsoft', 'salesforce', 'slack', 'x'] as const;
 export const ProviderType = z.enum(PROVIDER_TYPES);
@@ -146,11 +155,22 @@ export const SourceConfig = z.strictObject({
   listener_config: z.strictObject({ k8s_namespace: z.string().nullish() }).nullish(),
   install_command: z.string().nullish(),
   build_command: z.string().nullish(),
+  /** codehost only: the tier, fixed at creation (real-service.md). */
+  deployment_type: ServiceDeploymentType.nullish(),
 });
 export type SourceConfig = z.infer<typeof SourceConfig>;
 
 /** SourceConfig fields that cannot be changed once set (design.md §1: PATCH answers 400). */
 export const IMMUTABLE_SOURCE_CONFIG_FIELDS = ['integration_id', 'repo_url', 'listener_id'] as const;
+
+/**
+ * Every source_config path fixed at creation (real-service.md: a change is refused with 400), as dotted paths:
+ * the fields above, the tier and the listener's namespace.
+ */
+export const IMMUTABLE_SOURCE_CONFIG_PATHS = [...IMMUTABLE_SOURCE_CONFIG_FIELDS, 'deployment_type', 'listener_config.k8s_namespace'] as const;
+
+/** source_config fields a create sends and a PATCH never does (the tier: a change is blocked instead). */
+export const CREATE_ONLY_SOURCE_CONFIG_FIELDS = ['deployment_type'] as const;
 
 /** SourceRevisionConfig as sent in requests: repo_commit_sha appears in responses only. */
 export const SourceRevisionConfig = z.strictObject({
@@ -163,12 +183,13 @@ export type SourceRevisionConfig = z.infer<typeof SourceRevisionConfig>;
 
 // ---------------------------------------------------------------- requests (strict)
 
+/** POST /v2/deployments: the real service requires all five of name, source, source_config, source_revision_config, secrets. */
 export const CreateDeploymentRequest = z.strictObject({
   name: z.string(),
   source: Source,
-  source_config: SourceConfig.nullish(),
-  source_revision_config: SourceRevisionConfig.nullish(),
-  secrets: z.array(Secret).nullish(),
+  source_config: SourceConfig,
+  source_revision_config: SourceRevisionConfig,
+  secrets: z.array(Secret),
   secret_references: z.array(SecretReference).nullish(),
 });
 export type CreateDeploymentRequest = z.infer<typeof CreateDeploymentRequest>;
@@ -222,9 +243,13 @@ export type PatchProviderRequest = z.infer<typeof PatchProviderRequest>;
 export const LiveSecret = z.looseObject({ name: z.string(), value: z.string().nullish() });
 export type LiveSecret = z.infer<typeof LiveSecret>;
 
+/**
+ * A deployment as the service answers it. Tolerant: unknown fields pass, `source` and `status` are any text (a
+ * newer service's value is kept and shown, never fails a listing), `tenant_id` may be missing (older services).
+ */
 export const Deployment = z.looseObject({
   id: z.string(),
-  tenant_id: z.string(),
+  tenant_id: z.string().nullish(),
   name: z.string(),
   /** A source this client does not know is tolerated; plan() blocks changes to such a deployment. */
   source: z.string(),
@@ -238,6 +263,8 @@ export const Deployment = z.looseObject({
   latest_revision_id: z.string().nullish(),
   active_revision_id: z.string().nullish(),
   image_version: z.string().nullish(),
+  /** Beyond the spec: a preview deployment, which converge never writes to. Anything but true reads as false. */
+  is_preview: z.unknown().transform((v) => v === true).optional(),
 });
 export type Deployment = z.infer<typeof Deployment>;
 

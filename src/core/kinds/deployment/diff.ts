@@ -2,8 +2,9 @@
 import type { DeploymentResource, FieldChange, LiveDeployment, PlanChange } from '../../model.js';
 import { resourceKey } from '../../model.js';
 import {
-  IMMUTABLE_SOURCE_CONFIG_FIELDS,
+  IMMUTABLE_SOURCE_CONFIG_PATHS,
   SOURCES,
+  STATUSES,
   type CreateDeploymentRequest,
   type PatchDeploymentRequest,
   type Secret,
@@ -12,7 +13,7 @@ import { SecretResolutionError } from '../../errors.js';
 import { isAbsent } from '../../values.js';
 import type { PlanContext } from '../kind.js';
 import { SUSPENDED_NOTE, withLocation } from '../notes.js';
-import { createDeclared, diffDeclared, patchStartsRevision } from './fields.js';
+import { artifactField, createDeclared, diffDeclared, patchStartsRevision } from './fields.js';
 import { diffSecrets, resentNote, secretsToSend, undeclaredNote, undeclaredSecretNames, writtenOnceNote } from './secrets.js';
 import { normalisedNote } from './three-way.js';
 
@@ -28,6 +29,28 @@ export interface DeploymentDiff {
 export type DeploymentContext = Omit<PlanContext, 'discovery'>;
 
 const KNOWN_SOURCES: ReadonlySet<string> = new Set(SOURCES);
+const KNOWN_STATUSES: ReadonlySet<string> = new Set(STATUSES);
+
+/** Why converge never writes to this live deployment (preview, being deleted), or undefined. */
+function untouchableReason(live: LiveDeployment): string | undefined {
+  if (live.status === 'AWAITING_DELETE') {
+    return 'the service is deleting this deployment (status AWAITING_DELETE): converge writes nothing to it; once it is gone, the next apply creates it again from the manifest';
+  }
+  if (live.is_preview === true) {
+    return 'the service reports this as a preview deployment (is_preview: true): converge never writes to a preview deployment; give the manifest another metadata.name to manage a deployment of its own';
+  }
+  return undefined;
+}
+
+/** The value at a dotted path of an object, or undefined. */
+function valueAt(object: unknown, path: string): unknown {
+  let current = object;
+  for (const segment of path.split('.')) {
+    if (typeof current !== 'object' || current === null) return undefined;
+    current = (current as Record<string, unknown>)[segment];
+  }
+  return current;
+}
 
 function show(value: unknown): string {
   return JSON.stringify(value);
@@ -47,9 +70,9 @@ function liveBlockers(resource: DeploymentResource, live: LiveDeployment): strin
     );
   }
   const config = resource.spec.source_config ?? {};
-  for (const field of IMMUTABLE_SOURCE_CONFIG_FIELDS) {
-    const want = config[field];
-    const have = live.source_config[field];
+  for (const field of IMMUTABLE_SOURCE_CONFIG_PATHS) {
+    const want = valueAt(config, field);
+    const have = valueAt(live.source_config, field);
     if (isAbsent(want) || isAbsent(have) || want === have) continue;
     reasons.push(
       `source_config.${field} cannot be changed after creation (live: ${show(have)}, manifest: ${show(want)}); set it back to the live value, or give the deployment a new metadata.name`,
@@ -84,6 +107,13 @@ export function diffDeployment(resource: DeploymentResource, live: LiveDeploymen
 
   const fields = [...(live ? sourceField(resource, live) : []), ...declared.fields, ...secrets.fields];
   const notes: string[] = [];
+  const untouchable = live ? untouchableReason(live) : undefined;
+  // Being deleted blocks even when nothing differs (the deployment is going away); a preview only blocks a write.
+  if (untouchable && (live!.status === 'AWAITING_DELETE' || fields.length > 0 || blockers.length > 0)) blockers.unshift(untouchable);
+  else if (untouchable) notes.push(untouchable);
+  if (live && !KNOWN_STATUSES.has(live.status)) {
+    notes.push(`the service reports status ${show(live.status)}, which this converge does not know; shown as given`);
+  }
   let action: PlanChange['action'];
   let newRevision = false;
   if (blockers.length > 0) {
@@ -105,6 +135,10 @@ export function diffDeployment(resource: DeploymentResource, live: LiveDeploymen
     if (declared.normalised.length > 0) notes.push(normalisedNote(declared.normalised));
     const undeclared = undeclaredSecretNames(resource.spec.secrets, live?.secrets);
     if (undeclared.length > 0) notes.push(undeclaredNote(undeclared, secretNames.length > 0));
+  }
+  const artifact = artifactField(resource.spec.source);
+  if (action === 'create' && artifact && !isAbsent(resource.spec.source_revision_config?.[artifact as 'image_uri'])) {
+    notes.push(`created without source_revision_config.${artifact}, then patched with it in the same job (the service takes the artifact only by PATCH)`);
   }
   if (resource.suspend) notes.push(SUSPENDED_NOTE);
 

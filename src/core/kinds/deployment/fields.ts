@@ -1,11 +1,14 @@
 // Field-level diff of a deployment's declared configuration against live state, and the minimal PATCH body.
 import type { AppliedRecord, DeploymentSpec, FieldChange } from '../../model.js';
 import {
+  CREATE_ONLY_SOURCE_CONFIG_FIELDS,
+  DEFAULT_DEPLOYMENT_TYPE,
   ResourceSpec,
   SourceConfig,
   SourceRevisionConfig,
   type PatchDeploymentRequest,
   type CreateDeploymentRequest,
+  type Source,
 } from '../../wire/schema.js';
 import { declaredKeys, isAbsent, orNull, setEqual, stripNulls } from '../../values.js';
 import { compareField, type NormalisedField } from './three-way.js';
@@ -16,6 +19,18 @@ export const SOURCE_CONFIG_KEYS: readonly string[] = Object.keys(SourceConfig.sh
 export const RESOURCE_SPEC_KEYS: readonly string[] = Object.keys(ResourceSpec.shape);
 /** repo_commit_sha appears in responses only; it is read-only and never compared. */
 export const SOURCE_REVISION_KEYS: readonly string[] = Object.keys(SourceRevisionConfig.shape);
+const CREATE_ONLY: ReadonlySet<string> = new Set(CREATE_ONLY_SOURCE_CONFIG_FIELDS);
+
+/**
+ * The artifact of the internal sources (real-service.md): the service creates such a deployment without it and
+ * takes it by PATCH, so converge creates first and patches the artifact in the same job.
+ */
+const ARTIFACT_FIELDS: Partial<Record<Source, string>> = { internal_docker: 'image_uri', internal_source: 'source_tarball_path' };
+
+/** The source_revision_config field a create of `source` leaves out and a PATCH sets afterwards, if any. */
+export function artifactField(source: Source): string | undefined {
+  return ARTIFACT_FIELDS[source];
+}
 
 function change(path: string, before: unknown, after: unknown): FieldChange {
   return { path, before: stripNulls(orNull(before)), after: stripNulls(after), sensitive: false };
@@ -79,6 +94,7 @@ export function diffDeclared(
   spec: DeploymentSpec,
   live: { source_config: Loose; source_revision_config: Loose; secret_references?: unknown[] | null },
   recorded?: Recorded,
+  creating = false,
 ): FieldDiff {
   const fields: FieldChange[] = [];
   const normalised: NormalisedField[] = [];
@@ -94,6 +110,8 @@ export function diffDeclared(
   const liveConfig = live.source_config;
   const configPatch: Loose = {};
   for (const key of declaredKeys(desiredConfig, SOURCE_CONFIG_KEYS)) {
+    // The tier is sent on create only: a change of it is blocked (diff.ts), and an unreported one left alone.
+    if (!creating && CREATE_ONLY.has(key)) continue;
     if (key === 'resource_spec') {
       const merged = diffResourceSpec(asObject(desiredConfig[key]), asObject(liveConfig[key]), fields, differs);
       if (merged) configPatch[key] = merged;
@@ -141,14 +159,33 @@ function diffResourceSpec(
   return ordered({ ...live, ...stripNulls(desired) }, RESOURCE_SPEC_KEYS);
 }
 
-/** The create body (secrets excluded) and a FieldChange for every value it sends, before null. */
+/**
+ * The create body (secrets excluded) and a FieldChange for every value the create brings, before null. The body
+ * is complete, as the real service requires: source_config and source_revision_config are always there ({} when
+ * empty); a codehost create always names its tier (the manifest's, else the service's default, shown in the plan);
+ * an internal source's artifact is shown but left out of the body (the job patches it right after the create).
+ */
 export function createDeclared(name: string, spec: DeploymentSpec): { fields: FieldChange[]; body: CreateDeploymentRequest } {
   const empty = { source_config: {}, source_revision_config: {}, secret_references: null };
-  const diff = diffDeclared(spec, empty);
+  const diff = diffDeclared(spec, empty, undefined, true);
   const fields = [change('name', null, name), change('source', null, spec.source), ...diff.fields];
-  const body: CreateDeploymentRequest = { name, source: spec.source };
-  if (diff.body.source_config) body.source_config = diff.body.source_config;
-  if (diff.body.source_revision_config) body.source_revision_config = diff.body.source_revision_config;
+  const sourceConfig: Loose = { ...(diff.body.source_config ?? {}) };
+  if (spec.source === 'codehost' && isAbsent(sourceConfig.deployment_type)) {
+    sourceConfig.deployment_type = DEFAULT_DEPLOYMENT_TYPE;
+    // Shown with the other source_config fields, after the last of them.
+    const after = fields.findLastIndex((f) => f.path.startsWith('source_config.'));
+    fields.splice(after >= 0 ? after + 1 : 2, 0, change('source_config.deployment_type', null, DEFAULT_DEPLOYMENT_TYPE));
+  }
+  const revisionConfig: Loose = { ...(diff.body.source_revision_config ?? {}) };
+  const artifact = artifactField(spec.source);
+  if (artifact) delete revisionConfig[artifact];
+  const body: CreateDeploymentRequest = {
+    name,
+    source: spec.source,
+    source_config: sourceConfig as CreateDeploymentRequest['source_config'],
+    source_revision_config: revisionConfig as CreateDeploymentRequest['source_revision_config'],
+    secrets: [],
+  };
   if (diff.body.secret_references) body.secret_references = diff.body.secret_references;
   return { fields, body };
 }

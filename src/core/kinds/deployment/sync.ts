@@ -4,9 +4,10 @@ import type { AppliedRecord, DeploymentResource, LiveDeployment } from '../../mo
 import type { CreateDeploymentRequest, PatchDeploymentRequest } from '../../wire/schema.js';
 import type { DesiredSecrets, PendingWrite, ServicePort, SyncPorts, SyncResult, WrittenState } from '../ports.js';
 import { diffDeployment, requestBody, type DeploymentContext, type DeploymentDiff } from './diff.js';
-import { declaredFieldPaths } from './fields.js';
+import { artifactField, declaredFieldPaths } from './fields.js';
 import { answeredFieldHashes, sentFieldHashes } from './three-way.js';
 import { resourceKey } from '../../model.js';
+import { isAbsent } from '../../values.js';
 
 /**
  * How far the service's clock may be behind ours when deciding that a deployment found after a lost create
@@ -39,16 +40,15 @@ function sentFields(resource: DeploymentResource, body: unknown): Record<string,
 }
 
 /**
- * The live deployment of exactly this name, or undefined. By id when known, else by name_contains (a substring
- * filter that may match others, so the exact name is picked out). Paging stops at the match: a found deployment
- * costs one request, and only a missing one reads on to the empty page that ends the list.
+ * The live deployment of exactly this name, or undefined. By id when known (GET by id, or the list filtered by
+ * deployment_ids on a service without it), else (or when that id is gone) by name_contains (a substring filter
+ * that may match others, so the exact name is picked out). Paging stops at the match: a found deployment costs
+ * one request, and only a missing one reads on to the empty page that ends the list.
  */
 export async function findLiveDeployment(service: ServicePort, name: string, id?: string): Promise<LiveDeployment | undefined> {
   if (id) {
-    for await (const page of service.listDeploymentPages({ deployment_ids: [id] })) {
-      const hit = page.find((d) => d.id === id && d.name === name);
-      if (hit) return hit;
-    }
+    const byId = await service.readDeployment(id);
+    if (byId?.name === name) return byId;
   }
   for await (const page of service.listDeploymentPages({ name_contains: name })) {
     const hit = page.find((d) => d.name === name);
@@ -185,6 +185,8 @@ export async function syncDeployment(resource: DeploymentResource, ports: SyncPo
   if (!diff.request) return settledResult(settled, live);
   if (diff.request.op === 'patch') {
     const patched = await patchIfNeeded(desired, diff, live!, ports, settled.applied);
+    // An earlier attempt's create landed but its answer was lost: this PATCH is the artifact that create left out.
+    if (settled.landed?.op === 'create') return deploymentResult('created', true, patched.live, LOST_ANSWER);
     return deploymentResult('updated', patched.newRevision, patched.live);
   }
 
@@ -196,14 +198,29 @@ export async function syncDeployment(resource: DeploymentResource, ports: SyncPo
   const sentAt = retrying ? earlier.sentAt : now.toISOString();
   const fields = sentFields(desired.resource, diff.request.body);
   await ports.appliedState.setPending(desired.key, { op: 'create', secrets: written, fields, sentAt });
+  let created: LiveDeployment;
   try {
-    const created = await ports.service.createDeployment(body);
-    await ports.appliedState.recordWrite(desired.key, writtenState(written, fields, created), ports.now());
-    return deploymentResult('created', true, created);
+    created = await ports.service.createDeployment(body);
   } catch (error) {
     if (!(error instanceof ServiceError) || error.status !== 409) throw error;
     return adoptDeployment(desired, ports, error);
   }
+  const applied = await ports.appliedState.recordWrite(desired.key, writtenState(written, fields, created), ports.now());
+  return completeCreate(desired, created, ports, applied);
+}
+
+/**
+ * After a create: an internal source's artifact (image_uri, source_tarball_path) was left out of it, as the service
+ * takes it only by PATCH; diff against the create's answer and send that PATCH now, marked pending first like any other.
+ */
+async function completeCreate(desired: Desired, created: LiveDeployment, ports: SyncPorts, applied: AppliedRecord): Promise<SyncResult> {
+  const artifact = artifactField(desired.resource.spec.source);
+  if (!artifact || isAbsent(desired.resource.spec.source_revision_config?.[artifact as 'image_uri'])) {
+    return deploymentResult('created', true, created);
+  }
+  const diff = diffFor(desired, created, applied);
+  const patched = await patchIfNeeded(desired, diff, created, ports, applied);
+  return deploymentResult('created', true, patched.live);
 }
 
 /** A create answered 409: the name exists. Re-read it, take it over, and PATCH only what still differs. */
