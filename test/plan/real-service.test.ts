@@ -1,7 +1,7 @@
 // The Deployment diff against what the real service fixes at creation: the tier, the listener namespace, internal artifacts.
 import { describe, expect, it } from 'vitest';
 import { diffDeployment, requestBody } from '../../src/core/kinds/deployment/index.js';
-import { parseManifestText } from '../../src/core/manifest/parse.js';
+import { parseManifestBytes } from '../../src/core/manifest/parse.js';
 import type { DeploymentResource, DeploymentSpec, LiveDeployment } from '../../src/core/model.js';
 
 const INTEGRATION = '3f9d2c4e-1b7a-4e8f-9c61-2a5b7d0e4f13';
@@ -71,7 +71,7 @@ describe('the default-tier warning', () => {
     const withConfig = [...head, '  source_config:', '    build_on_push: true', '  source_revision_config:', '    graph_config_path: langgraph.json', ''].join('\n');
     const without = [...head, '  source_revision_config:', '    graph_config_path: langgraph.json', ''].join('\n');
     for (const [text, line, column] of [[withConfig, 8, 3], [without, 5, 1]] as const) {
-      const result = parseManifestText('agent.yaml', text, { allowLiteralSecrets: false });
+      const result = parseManifestBytes('agent.yaml', new TextEncoder().encode(text), { allowLiteralSecrets: false });
       expect(result.resources).toHaveLength(1);
       expect(result.diagnostics.map((d) => [d.line, d.column, d.severity, d.code])).toEqual([[line, column, 'warning', 'W_DEFAULT_TIER']]);
       expect(result.diagnostics[0]!.message).toBe(
@@ -79,6 +79,6 @@ describe('the default-tier warning', () => {
       );
     }
     const chosen = [...head, '  source_config: { deployment_type: dev }', '  source_revision_config: { graph_config_path: langgraph.json }', ''].join('\n');
-    expect(parseManifestText('agent.yaml', chosen, { allowLiteralSecrets: false }).diagnostics).toEqual([]);
+    expect(parseManifestBytes('agent.yaml', new TextEncoder().encode(chosen), { allowLiteralSecrets: false }).diagnostics).toEqual([]);
   });
 });

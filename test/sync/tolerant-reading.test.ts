@@ -3,7 +3,7 @@
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import { BlockedError } from '../../src/core/errors.js';
-import { parseManifestText } from '../../src/core/manifest/parse.js';
+import { parseManifestBytes } from '../../src/core/manifest/parse.js';
 import type { Plan } from '../../src/core/model.js';
 import { startEmulator, type EmulatorSeed } from '../../src/emulator/server.js';
 import { AppliedStateStore } from '../../src/enqueue/applied-state.js';
@@ -79,7 +79,7 @@ describe('tolerant reading against a service with previews, deletions, unknown v
     cleanups.push(() => service.close(), async () => void redis.disconnect());
     const store = new AppliedStateStore(redis, prefix);
     for (const name of ['preview-diff', 'going']) {
-      const parsed = parseManifestText(`${name}.yaml`, FILES[`${name}.yaml`]!, { allowLiteralSecrets: false });
+      const parsed = parseManifestBytes(`${name}.yaml`, new TextEncoder().encode(FILES[`${name}.yaml`]!), { allowLiteralSecrets: false });
       const id = emulator.store.allDeployments().find((d) => d.name === name)!.id;
       const outcome = await syncResource(parsed.resources[0]!, { service, appliedState: store, secretEnv: {} }, id).catch((e: unknown) => e);
       expect(outcome, name).toBeInstanceOf(BlockedError);
