@@ -103,6 +103,8 @@ async function echoingService(): Promise<ScriptedServer> {
   const seen = new Map<string, number>();
   return startServer((req, res) => {
     if (req.method === 'GET' && req.url.pathname === '/v2/deployments') return json(res, 200, { resources: [], offset: Number(req.url.searchParams.get('offset') ?? 0) });
+    // no provider reads (a service of the spec alone): converge falls back to creating providers blind
+    if (req.method === 'GET' && req.url.pathname.startsWith('/v2/auth/providers')) return json(res, 404, { detail: 'Not Found' });
     const key = String(req.headers['x-api-key'] ?? '');
     const echo = `you sent ${req.body} with key ${key}`;
     const n = (seen.get(req.url.pathname) ?? 0) + 1;

@@ -166,6 +166,7 @@ describe('js-yaml path', () => {
       '      valueFrom:',
       '        file: ./b.txt',
       '  source_revision_config: { repo_ref: "main", graph_config_path: langgraph.json }',
+      '  source_config: { deployment_type: dev }',
       '',
     ].join('\n');
     const full = parse('f.yaml', text, { allowLiteralSecrets: false, fastYaml: false });
