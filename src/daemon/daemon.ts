@@ -305,6 +305,8 @@ class ConvergeDaemon implements Daemon {
         void reconciler.request('watch');
       },
       onError: (e) => this.warn('watcher', e),
+      // The loader reports the loop as a manifest warning (E_SYMLINK_LOOP); the watcher only says it did not follow it.
+      onSkippedLink: (link, target) => log.debug({ link, target }, 'symbolic link not followed by the watcher: it leads to a folder already watched'),
     });
     log.info({ dir: this.dir, watched: this.watcher.watchedCount(), driftPolicy: settings.driftPolicy, resyncMs: settings.resync, debounceMs: settings.debounce }, 'watching the manifest directory');
   }
