@@ -64,6 +64,10 @@ export interface Daemon {
 const PING_TIMEOUT_MS = 1_000;
 const MAX_CYCLES_KEPT = 200;
 const CLOSE_GRACE_MS = 2_000;
+/** Of shutdown_timeout, at most this much (and at most a fifth) is kept for closing connections after active jobs. */
+const CLOSE_RESERVE_MS = 3_000;
+/** The stop ends this long before shutdown_timeout, so the command's exit fits inside it too. */
+const EXIT_MARGIN_MS = 300;
 /** While revisions build, their deployments are looked up this often (one list request per 100). */
 const REVISION_POLL_MS = 3_000;
 
@@ -127,6 +131,8 @@ class ConvergeDaemon implements Daemon {
   private stopping = false;
   /** When active jobs and the reconcile in progress must have finished (set by the stop). */
   private deadline = Number.POSITIVE_INFINITY;
+  /** When the whole stop must have ended (set by the stop). */
+  private endAt = Number.POSITIVE_INFINITY;
   private stopped: Promise<void> | undefined;
   private server: StatusServer | undefined;
   private jobs: Jobs | undefined;
@@ -177,23 +183,38 @@ class ConvergeDaemon implements Daemon {
     return this.stopped;
   }
 
-  /** The start steps in reverse; each skips a part that never started. */
+  /**
+   * The start steps in reverse; each skips a part that never started. `shutdown_timeout` bounds the whole stop:
+   * active jobs and the reconcile in progress get it less CLOSE_RESERVE; every later step (closing Redis
+   * connections, the service's agent, the status server) waits only until the stop's end, so a frozen Redis or a
+   * service that never answers cannot hold the process past the deadline (the command then exits).
+   */
   private async shutdown(): Promise<void> {
     this.stopping = true;
     this.stopSignal.abort();
-    this.deadline = Date.now() + this.settings.shutdownTimeout;
+    const started = Date.now();
+    const budget = this.settings.shutdownTimeout;
+    this.endAt = started + Math.max(0, budget - EXIT_MARGIN_MS);
+    this.deadline = started + Math.max(0, budget - Math.min(CLOSE_RESERVE_MS, Math.floor(budget / 5)));
     this.stopRevisionPoll();
-    await this.stopWatcher();
-    await within(this.stopReconcilerAndResync(), this.untilDeadline());
+    await this.bounded('watcher', this.stopWatcher());
+    const reconcile = await within(this.stopReconcilerAndResync(), this.untilDeadline());
+    if (!reconcile.done) this.log.warn({ deadlineMs: budget }, 'the reconcile in progress did not end before the deadline; left behind');
     await this.stopRunner();
-    await this.stopJobEvents();
-    await this.closeJobs();
-    await this.closeService();
-    await this.server?.close();
+    await this.bounded('job events', this.stopJobEvents());
+    await this.bounded('redis', this.closeJobs());
+    await this.bounded('service', this.closeService());
+    if (this.server) await this.bounded('status server', this.server.close());
   }
 
   private untilDeadline(): number {
     return Math.max(0, this.deadline - Date.now());
+  }
+
+  /** One closing step, given at most until the end of the stop; one warning when it is left unfinished. */
+  private async bounded(step: string, promise: Promise<void>): Promise<void> {
+    const done = await within(promise.catch((e: unknown) => this.warn(step, e)), Math.max(0, this.endAt - Date.now()));
+    if (!done.done) this.log.warn({ step, deadlineMs: this.settings.shutdownTimeout }, 'shutdown step did not finish before the deadline; left behind');
   }
 
   private async startStatusServer(): Promise<void> {
@@ -244,11 +265,14 @@ class ConvergeDaemon implements Daemon {
   private async stopRunner(): Promise<void> {
     const runner = this.runner;
     if (!runner) return;
-    // Take no new job; let the active ones finish until the deadline; then close without waiting: their locks
-    // lapse after job_lock and BullMQ hands them to another worker (or to this daemon when it restarts).
+    // Take no new job; let the active ones finish until the deadline; then hand them back to the queue (another
+    // replica takes them at once; with Redis away their locks lapse after job_lock and the stalled check does it).
     const finished = await within(runner.drain(), this.untilDeadline());
-    if (!finished.done) this.log.warn({ deadlineMs: this.settings.shutdownTimeout }, 'active jobs did not finish before the deadline; handing them back to the queue');
-    await runner.close(!finished.done).catch((e: unknown) => this.warn('worker', e));
+    if (!finished.done) {
+      const handed = await within(runner.handBack(), Math.max(0, this.endAt - Date.now()));
+      this.log.warn({ deadlineMs: this.settings.shutdownTimeout, handedBack: handed.done ? handed.value : 0 }, 'active jobs did not finish before the deadline; handing them back to the queue');
+    }
+    await this.bounded('worker', runner.close(!finished.done));
   }
 
   private startReconciler(): void {
