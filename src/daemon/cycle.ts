@@ -27,6 +27,11 @@ export interface CycleContext {
   manifestCache?: ManifestCache;
   /** Called right after each job is enqueued (before the reconcile ends), so a fast job's result is never missed. */
   onEnqueued?: (job: EnqueuedJob) => void;
+  /**
+   * Whether a job of this resource carrying this desired state finished since this reconcile began: the live state
+   * the plan read may predate it, so the change it plans is that job's, already done.
+   */
+  finishedSince?: (key: string, desired: string) => boolean;
 }
 
 export interface EnqueuedJob {
@@ -35,12 +40,18 @@ export interface EnqueuedJob {
   operation: string;
   /** Fingerprint of the desired state the job carries (remembered once the job completes). Deployments only. */
   fingerprint?: string;
+  /** An earlier reconcile's job, still waiting or active with the same desired state: nothing was added. */
+  inFlight?: boolean;
+  /** The fingerprint of the desired state the job carries (every kind; set by the cycle). */
+  desired?: string;
 }
 
 /** What became of one planned create/update. */
 export type Decision =
   | { kind: 'enqueued'; job: EnqueuedJob; drift: boolean }
   | { kind: 'reported'; policy: 'report' }
+  /** A job of this desired state finished while this reconcile ran (its plan read live state before that). */
+  | { kind: 'settled' }
   | { kind: 'suspended' };
 
 export interface ReconcileOutcome {
@@ -54,6 +65,7 @@ export interface ReconcileOutcome {
   held: readonly HeldResource[];
   /** Drift found: deployments whose live state left an unchanged manifest, with the policy applied. */
   drift: ReadonlyArray<{ key: string; policy: DriftPolicy; fields: string[] }>;
+  /** Jobs added (a resource whose job of the same desired state was still waiting or active is not counted). */
   enqueued: number;
 }
 
@@ -121,16 +133,31 @@ export async function reconcileDirectory(ctx: CycleContext): Promise<ReconcileOu
     toEnqueue.push({ resource, change, key, fingerprint, drift: decision.kind === 'heal' });
   }
 
-  const datas = toEnqueue.map((item) =>
-    buildJobData(item.resource, operationFor(item.resource, item.change.action === 'create' ? 'create' : 'update'), { origin: 'daemon' }),
+  let added = 0;
+  const pending: typeof toEnqueue = [];
+  const desiredOf: string[] = [];
+  for (const item of toEnqueue) {
+    pending.push(item);
+    desiredOf.push(item.fingerprint ?? desiredFingerprint(item.resource, input.secretHashes.get(item.key) ?? {}));
+  }
+  const datas = pending.map((item, i) =>
+    buildJobData(item.resource, operationFor(item.resource, item.change.action === 'create' ? 'create' : 'update'), { origin: 'daemon', desired: desiredOf[i]! }),
   );
+  // A resource whose waiting or active job already carries this desired state gets no second job (a resync, or a
+  // watch reconcile, while the jobs of an earlier one still run); a different desired state replaces or follows it.
   await ctx.enqueuer.enqueue(datas, (enqueued, i) => {
-    const item = toEnqueue[i]!;
-    const job: EnqueuedJob = { key: item.key, jobId: enqueued.jobId, operation: datas[i]!.operation };
+    const item = pending[i]!;
+    if (enqueued.how === 'finished') {
+      decisions.set(item.key, { kind: 'settled' });
+      return;
+    }
+    const job: EnqueuedJob = { key: item.key, jobId: enqueued.jobId, operation: datas[i]!.operation, desired: desiredOf[i]! };
     if (item.fingerprint) job.fingerprint = item.fingerprint;
+    if (enqueued.how === 'in-flight') job.inFlight = true;
+    else added += 1;
     ctx.onEnqueued?.(job);
     decisions.set(item.key, { kind: 'enqueued', job, drift: item.drift });
-  });
+  }, { skipInFlight: true, finishedSince: (data) => data.desired !== undefined && ctx.finishedSince?.(data.key, data.desired) === true });
 
   await ctx.memory.set(inSync);
   const declared = new Set<string>([...gathered.resources.keys(), ...input.blocked.map((b) => resourceKey(b.kind, b.name))]);
@@ -144,6 +171,6 @@ export async function reconcileDirectory(ctx: CycleContext): Promise<ReconcileOu
     decisions,
     held: hold.held,
     drift,
-    enqueued: toEnqueue.length,
+    enqueued: added,
   };
 }

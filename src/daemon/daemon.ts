@@ -257,7 +257,10 @@ class ConvergeDaemon implements Daemon {
       stalledInterval: settings.jobLock,
     });
     this.runner.onJob((event) => {
-      if (event.type === 'completed') this.metrics.jobs.inc({ outcome: event.outcome ?? 'unchanged' });
+      if (event.type === 'completed') {
+        this.metrics.jobs.inc({ outcome: event.outcome ?? 'unchanged' });
+        this.reconciler?.jobFinishedHere(event.jobId);
+      }
       if (event.type === 'failed') this.metrics.jobs.inc({ outcome: event.final ? 'failed' : 'retried' });
     });
   }
@@ -374,6 +377,8 @@ class ConvergeDaemon implements Daemon {
             run: async (cycle) => {
               this.cycles.push(cycle);
               if (this.cycles.length > MAX_CYCLES_KEPT) this.cycles.splice(0, this.cycles.length - MAX_CYCLES_KEPT);
+              // Never read the directory in the middle of an edit burst: wait until the watcher has reported it.
+              await this.watcher?.quiet();
               await reconciler.request('resync', cycle);
             },
           });

@@ -18,6 +18,8 @@ export interface ReconcilerOptions {
 }
 
 const HISTORY = 50;
+/** Finished jobs are remembered this long for finishedSince (longer than any reconcile's listing takes). */
+const FINISHED_KEPT_MS = 10 * 60_000;
 
 /** One line for logs and status: the error's message, never a stack. */
 export function errorLine(error: unknown): string {
@@ -44,6 +46,8 @@ export class Reconciler {
   private readonly records: ReconcileRecord[] = [];
   private readonly byTrigger: Record<ReconcileTrigger, number> = { startup: 0, watch: 0, resync: 0, retry: 0 };
   private readonly jobs = new Map<string, EnqueuedJob>();
+  /** Per resource, the desired state of its last job that finished, and when (for finishedSince). */
+  private readonly finished = new Map<string, { desired: string; at: number }>();
   private plan: Plan | null = null;
   private lastSuccessAt: string | null = null;
   private loggedDiagnostics = new Set<string>();
@@ -91,8 +95,13 @@ export class Reconciler {
     let outcome: ReconcileOutcome | undefined;
     let failure: unknown;
     let record!: ReconcileRecord;
+    for (const [key, done] of this.finished) if (done.at < started - FINISHED_KEPT_MS) this.finished.delete(key);
+    const finishedSince = (key: string, desired: string): boolean => {
+      const done = this.finished.get(key);
+      return done !== undefined && done.desired === desired && done.at >= started;
+    };
     try {
-      outcome = await reconcileDirectory({ ...this.options.context, onEnqueued: (job) => this.jobEnqueued(job) });
+      outcome = await reconcileDirectory({ ...this.options.context, onEnqueued: (job) => this.jobEnqueued(job), finishedSince });
     } catch (error) {
       failure = error;
     } finally {
@@ -190,8 +199,17 @@ export class Reconciler {
   private jobEnqueued(job: EnqueuedJob): void {
     this.jobs.set(job.jobId, job);
     this.tracker.trackJob(job.jobId, job.key);
-    this.options.metrics.jobsEnqueued.inc({ operation: job.operation });
+    if (!job.inFlight) this.options.metrics.jobsEnqueued.inc({ operation: job.operation });
     if (this.jobs.size > 100_000) this.jobs.delete(this.jobs.keys().next().value!);
+  }
+
+  /**
+   * A job finished in this process's runner: noted at once for finishedSince (the QueueEvents message that
+   * jobCompleted acts on arrives a little later).
+   */
+  jobFinishedHere(jobId: string): void {
+    const job = this.jobs.get(jobId);
+    if (job?.desired) this.finished.set(job.key, { desired: job.desired, at: Date.now() });
   }
 
   /** A job finished on any replica (QueueEvents). Remembers its desired state as in sync; updates status. */
@@ -199,6 +217,7 @@ export class Reconciler {
     const job = this.jobs.get(jobId);
     if (!job) return;
     this.jobs.delete(jobId);
+    if (job.desired) this.finished.set(job.key, { desired: job.desired, at: Date.now() });
     this.tracker.completed(jobId, value);
     this.options.metrics.setResourceStates(this.tracker.counts());
     if (job.fingerprint) await this.options.context.memory.set(new Map([[job.key, job.fingerprint]]));

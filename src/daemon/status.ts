@@ -121,7 +121,11 @@ export class ResourceTracker {
       };
       const deploymentId = live?.id ?? previous?.deploymentId;
       if (deploymentId) row.deploymentId = deploymentId;
-      if (decision?.kind === 'enqueued') {
+      if (decision?.kind === 'settled') {
+        // The job finished during the reconcile: keep what its completion showed.
+        row.job = previous?.job ?? null;
+        row.state = previous?.state === 'synced' ? 'synced' : 'progressing';
+      } else if (decision?.kind === 'enqueued') {
         row.job = { id: decision.job.jobId, state: 'queued', operation: decision.job.operation };
         // A job that failed before keeps its error visible while the new one runs.
         if (previous?.state === 'failed') row.error = previous.error;

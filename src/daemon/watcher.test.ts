@@ -251,6 +251,18 @@ describe('watchManifestDir', () => {
     expect(bursts[0]!.sample).toContain('one/b.yaml');
   });
 
+  it('quiet() resolves at once when idle, and only after the burst in progress has been reported', async () => {
+    await writeFile(join(root, 'a.yaml'), 'x: 1\n');
+    await start(root);
+    let resolved = false;
+    await watcher!.quiet().then(() => (resolved = true));
+    expect(resolved).toBe(true);
+    await writeFile(join(root, 'a.yaml'), 'x: 2\n');
+    await sleep(30);
+    const reportedAtQuiet = await watcher!.quiet().then(() => bursts.length);
+    expect(reportedAtQuiet).toBe(1);
+  });
+
   it('picks up a manifest directory that does not exist yet', async () => {
     const dir = join(root, 'later');
     await start(dir);

@@ -36,6 +36,12 @@ export interface ManifestWatcher {
   close(): Promise<void>;
   /** Paths chokidar watches now (tests, debugging). */
   watchedCount(): number;
+  /**
+   * Resolves once no burst is pending: at once when the directory is quiet, else right after the burst in progress
+   * has been reported (its quiet time passed, or the ceiling). A resync waits for it, so it never reads the
+   * directory in the middle of an edit burst.
+   */
+  quiet(): Promise<void>;
 }
 
 const MAX_SAMPLE = 5;
@@ -88,6 +94,10 @@ export function createDebouncer(quietMs: number, maxWaitMs: number, fire: (burst
       if (timer) clearTimeout(timer);
       timer = undefined;
       burst = undefined;
+    },
+    /** Whether a burst has begun and not been fired yet. */
+    pending(): boolean {
+      return burst !== undefined;
     },
   };
 }
@@ -182,10 +192,20 @@ export async function watchManifestDir(options: WatchOptions): Promise<ManifestW
   let innerReal: string | null = null;
   let restarting: Promise<void> = Promise.resolve();
 
+  /** Bursts fired whose report has not been made yet (the watch is re-pointed first). */
+  let reporting = 0;
+  const quietWaiters: Array<() => void> = [];
+  function releaseQuiet(force = false): void {
+    if (!force && (reporting > 0 || debouncer.pending())) return;
+    for (const resolveQuiet of quietWaiters.splice(0)) resolveQuiet();
+  }
   const debouncer = createDebouncer(options.debounceMs, maxWait, (burst) => {
+    reporting += 1;
     // Re-point the recursive watch first when the directory was swapped, then report the burst.
     restarting = restarting.then(ensureInner).catch((error: Error) => onError(error)).then(() => {
+      reporting -= 1;
       if (!closed) options.onBurst(burst);
+      releaseQuiet();
     });
   });
 
@@ -270,11 +290,16 @@ export async function watchManifestDir(options: WatchOptions): Promise<ManifestW
     async close() {
       closed = true;
       debouncer.cancel();
+      releaseQuiet(true);
       for (const watcher of entries.values()) watcher.close();
       entries.clear();
       await restarting.catch(() => undefined);
       await inner?.close();
       inner = undefined;
+    },
+    quiet() {
+      if (closed || (reporting === 0 && !debouncer.pending())) return Promise.resolve();
+      return new Promise<void>((resolveQuiet) => quietWaiters.push(resolveQuiet));
     },
     watchedCount() {
       if (!inner) return 0;
