@@ -32,6 +32,16 @@ export interface CycleContext {
    * the plan read may predate it, so the change it plans is that job's, already done.
    */
   finishedSince?: (key: string, desired: string) => boolean;
+  /** Resources an operator asked to have their secrets written although they cannot be compared (POST /reconcile). */
+  secretWrites?: SecretWrites;
+}
+
+/** The operator's requests to write secrets that cannot be compared (`converge reconcile --write-secrets`). */
+export interface SecretWrites {
+  /** Whether the resource may be written now; `name` is its metadata.name, `key` its resourceKey. */
+  approved(key: string, name: string): boolean;
+  /** The resource's write was enqueued: the request for it is done. */
+  done(key: string): void;
 }
 
 export interface EnqueuedJob {
@@ -52,6 +62,11 @@ export type Decision =
   | { kind: 'reported'; policy: 'report' }
   /** A job of this desired state finished while this reconcile ran (its plan read live state before that). */
   | { kind: 'settled' }
+  /**
+   * The only change is secrets whose values cannot be compared (hidden by the service, no applied record): not
+   * rewritten blind until the desired state changes or an operator asks (SecretsUnknown).
+   */
+  | { kind: 'secrets-unknown'; secrets: string[] }
   | { kind: 'suspended' };
 
 export interface ReconcileOutcome {
@@ -67,6 +82,11 @@ export interface ReconcileOutcome {
   drift: ReadonlyArray<{ key: string; policy: DriftPolicy; fields: string[] }>;
   /** Jobs added (a resource whose job of the same desired state was still waiting or active is not counted). */
   enqueued: number;
+}
+
+/** Whether every field of the change is a secret written only because it cannot be compared. */
+function onlyUncomparedSecrets(change: PlanChange): boolean {
+  return change.fields.length > 0 && change.fields.every((f) => f.uncompared === true);
 }
 
 function policyOf(resource: DesiredResource, fallback: DriftPolicy): DriftPolicy {
@@ -102,7 +122,7 @@ export async function reconcileDirectory(ctx: CycleContext): Promise<ReconcileOu
   const inSync = new Map<string, string>();
   const decisions = new Map<string, Decision>();
   const drift: Array<{ key: string; policy: DriftPolicy; fields: string[] }> = [];
-  const toEnqueue: Array<{ resource: DesiredResource; change: PlanChange; key: string; fingerprint?: string; drift: boolean }> = [];
+  const toEnqueue: Array<{ resource: DesiredResource; change: PlanChange; key: string; fingerprint?: string; drift: boolean; secretsApproved?: true }> = [];
 
   for (const change of result.changes) {
     const key = resourceKey(change.kind, change.name);
@@ -123,11 +143,26 @@ export async function reconcileDirectory(ctx: CycleContext): Promise<ReconcileOu
       toEnqueue.push({ resource, change, key, drift: false });
       continue;
     }
+    const last = remembered.get(key);
+    const approved = ctx.secretWrites?.approved(key, resource.name) === true;
+    if (change.action === 'update' && onlyUncomparedSecrets(change) && (approved || last === undefined || last === fingerprint)) {
+      if (approved) {
+        toEnqueue.push({ resource, change, key, fingerprint, drift: false, secretsApproved: true });
+        continue;
+      }
+      // Nothing to write but secret values converge cannot compare: sending them is a revision that may change
+      // nothing. Held until the desired state changes (remembered now, so the change can be told) or an operator asks.
+      decisions.set(key, { kind: 'secrets-unknown', secrets: change.fields.map((f) => f.path.slice('secrets.'.length)) });
+      if (last === undefined) inSync.set(key, fingerprint);
+      continue;
+    }
     const policy = policyOf(resource, ctx.settings.driftPolicy);
-    const decision = decideDrift(remembered.get(key), fingerprint, policy);
+    const decision = decideDrift(last, fingerprint, policy, change.action);
     if (decision.kind !== 'apply') drift.push({ key, policy, fields: change.fields.map((f) => f.path) });
     if (decision.kind === 'report') {
       decisions.set(key, { kind: 'reported', policy: 'report' });
+      // No memory: the reported desired state is remembered, so a later manifest change is told from this drift.
+      if (last === undefined) inSync.set(key, fingerprint);
       continue;
     }
     toEnqueue.push({ resource, change, key, fingerprint, drift: decision.kind === 'heal' });
@@ -155,6 +190,7 @@ export async function reconcileDirectory(ctx: CycleContext): Promise<ReconcileOu
     if (item.fingerprint) job.fingerprint = item.fingerprint;
     if (enqueued.how === 'in-flight') job.inFlight = true;
     else added += 1;
+    if (item.secretsApproved) ctx.secretWrites?.done(item.key);
     ctx.onEnqueued?.(job);
     decisions.set(item.key, { kind: 'enqueued', job, drift: item.drift });
   }, { skipInFlight: true, finishedSince: (data) => data.desired !== undefined && ctx.finishedSince?.(data.key, data.desired) === true });

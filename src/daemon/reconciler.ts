@@ -44,13 +44,14 @@ export class Reconciler {
   private failedTotal = 0;
   private stopped = false;
   private readonly records: ReconcileRecord[] = [];
-  private readonly byTrigger: Record<ReconcileTrigger, number> = { startup: 0, watch: 0, resync: 0, retry: 0 };
+  private readonly byTrigger: Record<ReconcileTrigger, number> = { startup: 0, watch: 0, resync: 0, retry: 0, manual: 0 };
   private readonly jobs = new Map<string, EnqueuedJob>();
   /** Per resource, the desired state of its last job that finished, and when (for finishedSince). */
   private readonly finished = new Map<string, { desired: string; at: number }>();
   private plan: Plan | null = null;
   private lastSuccessAt: string | null = null;
   private loggedDiagnostics = new Set<string>();
+  private loggedSecretsUnknown = '';
   /** Whether the manifest directory loaded at the last attempt, and why not. */
   manifests: { loaded: boolean; everLoaded: boolean; error: string | null } = { loaded: false, everLoaded: false, error: null };
 
@@ -68,7 +69,7 @@ export class Reconciler {
     return new Promise((resolve) => {
       if (!this.next) this.next = { trigger, cycles: [], waiters: [] };
       // The trigger recorded for a folded run: a resync cycle beats a watch burst, which beats a retry.
-      const rank: Record<ReconcileTrigger, number> = { retry: 0, watch: 1, startup: 2, resync: 3 };
+      const rank: Record<ReconcileTrigger, number> = { retry: 0, watch: 1, startup: 2, resync: 3, manual: 4 };
       if (rank[trigger] > rank[this.next.trigger]) this.next.trigger = trigger;
       if (cycle) this.next.cycles.push(cycle);
       this.next.waiters.push({ resolve });
@@ -146,6 +147,7 @@ export class Reconciler {
       metrics.lastSuccess.set(Date.parse(record.finishedAt) / 1000);
       metrics.setResourceStates(this.tracker.counts());
       metrics.orphans.set(outcome.plan.summary.orphan);
+      metrics.secretsUnknown.set(this.tracker.secretsUnknown().length);
       metrics.manifestErrors.set(outcome.plan.diagnostics.filter((d) => d.severity === 'error').length);
       metrics.drifted.reset();
       for (const d of outcome.drift) {
@@ -153,6 +155,11 @@ export class Reconciler {
         metrics.drifted.inc({ kind, policy: d.policy });
       }
       this.logDiagnostics(outcome);
+      const held = this.tracker.secretsUnknown();
+      if (held.join() !== this.loggedSecretsUnknown) {
+        this.loggedSecretsUnknown = held.join();
+        if (held.length > 0) log.warn({ resources: held.slice(0, 20), count: held.length }, 'SecretsUnknown: resources whose only difference is secrets the service hides and no applied state records; not rewritten blind (converge reconcile --write-secrets NAME writes them)');
+      }
       for (const d of outcome.drift) {
         if (d.policy === 'report') log.warn({ key: d.key, fields: d.fields, policy: 'report' }, 'drift reported: the live deployment differs from its unchanged manifest; not reverted (drift policy report)');
         else log.info({ key: d.key, fields: d.fields, policy: 'heal' }, 'drift found: reverting the live deployment to its manifest');
