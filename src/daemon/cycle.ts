@@ -18,8 +18,12 @@ export interface CycleContext {
   env: NodeJS.ProcessEnv;
   client: ServiceClient;
   /** Adds the jobs (newest desired state of each resource wins). */
-  enqueuer: Pick<Enqueuer, 'enqueue'>;
-  applied: { getAll(): Promise<Map<string, AppliedRecord>> };
+  enqueuer: Pick<Enqueuer, 'enqueue' | 'inFlightJob'>;
+  applied: {
+    getAll(): Promise<Map<string, AppliedRecord>>;
+    /** Resources with a write whose answer is not known yet: their job settles it, so they are never held. */
+    pendingKeys?(): Promise<Set<string>>;
+  };
   memory: DesiredMemory;
   lastGood: LastGoodManifests;
   settings: { allowLocalDiscovery: boolean; driftPolicy: DriftPolicy };
@@ -99,6 +103,8 @@ function policyOf(resource: DesiredResource, fallback: DriftPolicy): DriftPolicy
  * never changed, never orphaned.
  */
 export async function reconcileDirectory(ctx: CycleContext): Promise<ReconcileOutcome> {
+  // Read before the applied state: a job that settles its pending write meanwhile is then seen in one or the other.
+  const pendingWrites = (await ctx.applied.pendingKeys?.()) ?? new Set<string>();
   const gathered = await gatherPlanInput({
     dir: ctx.dir,
     env: ctx.env,
@@ -122,6 +128,7 @@ export async function reconcileDirectory(ctx: CycleContext): Promise<ReconcileOu
   const inSync = new Map<string, string>();
   const decisions = new Map<string, Decision>();
   const drift: Array<{ key: string; policy: DriftPolicy; fields: string[] }> = [];
+  const holdCandidates: Array<{ key: string; fingerprint: string; secrets: string[]; remember: boolean }> = [];
   const toEnqueue: Array<{ resource: DesiredResource; change: PlanChange; key: string; fingerprint?: string; drift: boolean; secretsApproved?: true }> = [];
 
   for (const change of result.changes) {
@@ -145,15 +152,17 @@ export async function reconcileDirectory(ctx: CycleContext): Promise<ReconcileOu
     }
     const last = remembered.get(key);
     const approved = ctx.secretWrites?.approved(key, resource.name) === true;
-    if (change.action === 'update' && onlyUncomparedSecrets(change) && (approved || last === undefined || last === fingerprint)) {
+    // A write of converge's own whose answer was lost (pending) is settled by its job from live state: not held.
+    if (change.action === 'update' && onlyUncomparedSecrets(change) && !pendingWrites.has(key) && (approved || last === undefined || last === fingerprint)) {
       if (approved) {
         toEnqueue.push({ resource, change, key, fingerprint, drift: false, secretsApproved: true });
         continue;
       }
       // Nothing to write but secret values converge cannot compare: sending them is a revision that may change
-      // nothing. Held until the desired state changes (remembered now, so the change can be told) or an operator asks.
-      decisions.set(key, { kind: 'secrets-unknown', secrets: change.fields.map((f) => f.path.slice('secrets.'.length)) });
-      if (last === undefined) inSync.set(key, fingerprint);
+      // nothing. Held until the desired state changes (remembered now, so the change can be told) or an operator asks;
+      // unless a job of this desired state is in flight or just finished (it records the hashes: the plan read the
+      // applied state before it did).
+      holdCandidates.push({ key, fingerprint, secrets: change.fields.map((f) => f.path.slice('secrets.'.length)), remember: last === undefined });
       continue;
     }
     const policy = policyOf(resource, ctx.settings.driftPolicy);
@@ -167,6 +176,21 @@ export async function reconcileDirectory(ctx: CycleContext): Promise<ReconcileOu
     }
     toEnqueue.push({ resource, change, key, fingerprint, drift: decision.kind === 'heal' });
   }
+
+  const lookups = await Promise.all(holdCandidates.map((c) => ctx.enqueuer.inFlightJob(c.key, c.fingerprint)));
+  holdCandidates.forEach((c, i) => {
+    const job = lookups[i];
+    if (job && !job.finished) {
+      const tracked: EnqueuedJob = { key: c.key, jobId: job.jobId, operation: 'in-flight', desired: c.fingerprint, fingerprint: c.fingerprint, inFlight: true };
+      ctx.onEnqueued?.(tracked);
+      decisions.set(c.key, { kind: 'enqueued', job: tracked, drift: false });
+    } else if (job?.finished || ctx.finishedSince?.(c.key, c.fingerprint)) {
+      decisions.set(c.key, { kind: 'settled' });
+    } else {
+      decisions.set(c.key, { kind: 'secrets-unknown', secrets: c.secrets });
+      if (c.remember) inSync.set(c.key, c.fingerprint);
+    }
+  });
 
   let added = 0;
   const pending: typeof toEnqueue = [];

@@ -378,7 +378,7 @@ class ConvergeDaemon implements Daemon {
     this.runner.onJob((event) => {
       if (event.type === 'completed') {
         this.metrics.jobs.inc({ outcome: event.outcome ?? 'unchanged' });
-        this.reconciler?.jobFinishedHere(event.jobId);
+        if (event.key && event.desired) this.reconciler?.jobFinishedHere(event.key, event.desired);
       }
       if (event.type === 'failed') this.metrics.jobs.inc({ outcome: event.final ? 'failed' : 'retried' });
     });

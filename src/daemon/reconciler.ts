@@ -211,12 +211,11 @@ export class Reconciler {
   }
 
   /**
-   * A job finished in this process's runner: noted at once for finishedSince (the QueueEvents message that
-   * jobCompleted acts on arrives a little later).
+   * A job finished in this process's runner (any job, enqueued by this daemon or another process): noted at once for
+   * finishedSince (the QueueEvents message that jobCompleted acts on arrives a little later).
    */
-  jobFinishedHere(jobId: string): void {
-    const job = this.jobs.get(jobId);
-    if (job?.desired) this.finished.set(job.key, { desired: job.desired, at: Date.now() });
+  jobFinishedHere(key: string, desired: string): void {
+    this.finished.set(key, { desired, at: Date.now() });
   }
 
   /** A job finished on any replica (QueueEvents). Remembers its desired state as in sync; updates status. */

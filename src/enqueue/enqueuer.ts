@@ -124,6 +124,14 @@ export class Enqueuer {
     return out;
   }
 
+  /**
+   * The resource's job that carries `desired` when it is waiting or active (finished: false), or completed just now
+   * (finished: true); undefined otherwise.
+   */
+  inFlightJob(key: string, desired: string): Promise<{ jobId: string; finished: boolean } | undefined> {
+    return this.#inFlight({ key, desired } as ReconcileJobData);
+  }
+
   /** The job the resource's deduplication id names now (the job that carries its newest desired state), if any. */
   async currentJobOf(key: string): Promise<string | undefined> {
     return (await this.#queue.getDeduplicationJobId(key)) ?? undefined;

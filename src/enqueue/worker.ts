@@ -143,7 +143,8 @@ export interface StartRunnerOptions {
 /** What a runner tells of the jobs it runs (the daemon's metrics, apply's start-up). */
 export type RunnerEvent =
   | { type: 'started'; jobId: string }
-  | { type: 'completed'; jobId: string; outcome: ReconcileJobResult['outcome'] | undefined }
+  /** key and desired: the job data's resource key and desired-state fingerprint (when it carries one). */
+  | { type: 'completed'; jobId: string; outcome: ReconcileJobResult['outcome'] | undefined; key?: string; desired?: string }
   /** `final`: no attempt is left (or the failure is not worth one); otherwise the job is retried. */
   | { type: 'failed'; jobId: string; final: boolean };
 
@@ -233,7 +234,13 @@ export async function startJobRunner(settings: WorkerSettings, options: StartRun
   const settled = (job: Job | undefined): void => void (job?.id && active.delete(job.id));
   running.on('completed', settled);
   running.on('failed', settled);
-  running.on('completed', (job, result) => tell({ type: 'completed', jobId: job.id!, outcome: (result as ReconcileJobResult | undefined)?.outcome }));
+  running.on('completed', (job, result) => {
+    const data = job.data as { key?: unknown; desired?: unknown } | undefined;
+    const event: RunnerEvent = { type: 'completed', jobId: job.id!, outcome: (result as ReconcileJobResult | undefined)?.outcome };
+    if (typeof data?.key === 'string') event.key = data.key;
+    if (typeof data?.desired === 'string') event.desired = data.desired;
+    tell(event);
+  });
   running.on('failed', (job, error) => tell({ type: 'failed', jobId: job?.id ?? '', final: isFinalFailure(job, error) }));
   const closed = new Promise<void>((resolve) => running.once('closed', () => resolve()));
   try {
