@@ -41,6 +41,8 @@ EXPOSE 8080
 # Slim images have no curl: ask node itself. /healthz answers while the process is alive.
 HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.CONVERGE_HTTP_PORT || 8080) + '/healthz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
-# converge handles SIGTERM itself (graceful stop: finish or hand back active jobs, close Redis, exit 0).
+# converge handles SIGTERM itself (graceful stop: finish or hand back active jobs, close Redis, exit 0), all within
+# shutdown_timeout (25 s by default) whatever Redis or the service is doing: inside Kubernetes' 30 s grace period and
+# `docker stop`'s default 10 s only with --shutdown-timeout 8s (or `docker stop -t 30`).
 STOPSIGNAL SIGTERM
 CMD ["converge", "run", "/manifests"]

@@ -22,6 +22,8 @@ export interface Command {
   summary: string;
   /** e.g. "converge plan DIR [options]". */
   usage: string;
+  /** Paragraphs printed by --help after the summary (optional). */
+  details?: string;
   /** Number of positional arguments: [min, max]. */
   positionals: [number, number];
   options: Record<string, OptionSpec>;
@@ -56,7 +58,7 @@ export function parseCommandArgs(command: Command, argv: string[]): ParsedArgs {
 
 /** The --help text of one command. */
 export function commandHelp(command: Command): string {
-  const lines = [`Usage: ${command.usage}`, '', command.summary, '', 'Options:'];
+  const lines = [`Usage: ${command.usage}`, '', command.summary, '', ...(command.details ? [command.details.trimEnd(), ''] : []), 'Options:'];
   const rows = Object.entries(command.options).map(([name, spec]) => {
     const flag = `  ${spec.short ? `-${spec.short}, ` : ''}--${name}${spec.type === 'string' ? ` ${spec.placeholder ?? 'VALUE'}` : ''}`;
     return [flag, spec.description] as const;

@@ -164,6 +164,11 @@ export interface FieldChange {
   after: unknown;
   /** True for secret values: before/after are then the string "(sensitive)". */
   sensitive: boolean;
+  /**
+   * True for a secret written only because its live value cannot be compared (the service hides it and no applied
+   * record holds its hash). The daemon does not send a write made only of these (SecretsUnknown).
+   */
+  uncompared?: true;
 }
 
 export interface PlanChange {

@@ -18,8 +18,12 @@ export interface CycleContext {
   env: NodeJS.ProcessEnv;
   client: ServiceClient;
   /** Adds the jobs (newest desired state of each resource wins). */
-  enqueuer: Pick<Enqueuer, 'enqueue'>;
-  applied: { getAll(): Promise<Map<string, AppliedRecord>> };
+  enqueuer: Pick<Enqueuer, 'enqueue' | 'inFlightJob'>;
+  applied: {
+    getAll(): Promise<Map<string, AppliedRecord>>;
+    /** Resources with a write whose answer is not known yet: their job settles it, so they are never held. */
+    pendingKeys?(): Promise<Set<string>>;
+  };
   memory: DesiredMemory;
   lastGood: LastGoodManifests;
   settings: { allowLocalDiscovery: boolean; driftPolicy: DriftPolicy };
@@ -27,6 +31,21 @@ export interface CycleContext {
   manifestCache?: ManifestCache;
   /** Called right after each job is enqueued (before the reconcile ends), so a fast job's result is never missed. */
   onEnqueued?: (job: EnqueuedJob) => void;
+  /**
+   * Whether a job of this resource carrying this desired state finished since this reconcile began: the live state
+   * the plan read may predate it, so the change it plans is that job's, already done.
+   */
+  finishedSince?: (key: string, desired: string) => boolean;
+  /** Resources an operator asked to have their secrets written although they cannot be compared (POST /reconcile). */
+  secretWrites?: SecretWrites;
+}
+
+/** The operator's requests to write secrets that cannot be compared (`converge reconcile --write-secrets`). */
+export interface SecretWrites {
+  /** Whether the resource may be written now; `name` is its metadata.name, `key` its resourceKey. */
+  approved(key: string, name: string): boolean;
+  /** The resource's write was enqueued: the request for it is done. */
+  done(key: string): void;
 }
 
 export interface EnqueuedJob {
@@ -35,12 +54,23 @@ export interface EnqueuedJob {
   operation: string;
   /** Fingerprint of the desired state the job carries (remembered once the job completes). Deployments only. */
   fingerprint?: string;
+  /** An earlier reconcile's job, still waiting or active with the same desired state: nothing was added. */
+  inFlight?: boolean;
+  /** The fingerprint of the desired state the job carries (every kind; set by the cycle). */
+  desired?: string;
 }
 
 /** What became of one planned create/update. */
 export type Decision =
   | { kind: 'enqueued'; job: EnqueuedJob; drift: boolean }
   | { kind: 'reported'; policy: 'report' }
+  /** A job of this desired state finished while this reconcile ran (its plan read live state before that). */
+  | { kind: 'settled' }
+  /**
+   * The only change is secrets whose values cannot be compared (hidden by the service, no applied record): not
+   * rewritten blind until the desired state changes or an operator asks (SecretsUnknown).
+   */
+  | { kind: 'secrets-unknown'; secrets: string[] }
   | { kind: 'suspended' };
 
 export interface ReconcileOutcome {
@@ -54,7 +84,13 @@ export interface ReconcileOutcome {
   held: readonly HeldResource[];
   /** Drift found: deployments whose live state left an unchanged manifest, with the policy applied. */
   drift: ReadonlyArray<{ key: string; policy: DriftPolicy; fields: string[] }>;
+  /** Jobs added (a resource whose job of the same desired state was still waiting or active is not counted). */
   enqueued: number;
+}
+
+/** Whether every field of the change is a secret written only because it cannot be compared. */
+function onlyUncomparedSecrets(change: PlanChange): boolean {
+  return change.fields.length > 0 && change.fields.every((f) => f.uncompared === true);
 }
 
 function policyOf(resource: DesiredResource, fallback: DriftPolicy): DriftPolicy {
@@ -67,6 +103,8 @@ function policyOf(resource: DesiredResource, fallback: DriftPolicy): DriftPolicy
  * never changed, never orphaned.
  */
 export async function reconcileDirectory(ctx: CycleContext): Promise<ReconcileOutcome> {
+  // Read before the applied state: a job that settles its pending write meanwhile is then seen in one or the other.
+  const pendingWrites = (await ctx.applied.pendingKeys?.()) ?? new Set<string>();
   const gathered = await gatherPlanInput({
     dir: ctx.dir,
     env: ctx.env,
@@ -90,7 +128,8 @@ export async function reconcileDirectory(ctx: CycleContext): Promise<ReconcileOu
   const inSync = new Map<string, string>();
   const decisions = new Map<string, Decision>();
   const drift: Array<{ key: string; policy: DriftPolicy; fields: string[] }> = [];
-  const toEnqueue: Array<{ resource: DesiredResource; change: PlanChange; key: string; fingerprint?: string; drift: boolean }> = [];
+  const holdCandidates: Array<{ key: string; fingerprint: string; secrets: string[]; remember: boolean }> = [];
+  const toEnqueue: Array<{ resource: DesiredResource; change: PlanChange; key: string; fingerprint?: string; drift: boolean; secretsApproved?: true }> = [];
 
   for (const change of result.changes) {
     const key = resourceKey(change.kind, change.name);
@@ -111,26 +150,74 @@ export async function reconcileDirectory(ctx: CycleContext): Promise<ReconcileOu
       toEnqueue.push({ resource, change, key, drift: false });
       continue;
     }
+    const last = remembered.get(key);
+    const approved = ctx.secretWrites?.approved(key, resource.name) === true;
+    // A write of converge's own whose answer was lost (pending) is settled by its job from live state: not held.
+    if (change.action === 'update' && onlyUncomparedSecrets(change) && !pendingWrites.has(key) && (approved || last === undefined || last === fingerprint)) {
+      if (approved) {
+        toEnqueue.push({ resource, change, key, fingerprint, drift: false, secretsApproved: true });
+        continue;
+      }
+      // Nothing to write but secret values converge cannot compare: sending them is a revision that may change
+      // nothing. Held until the desired state changes (remembered now, so the change can be told) or an operator asks;
+      // unless a job of this desired state is in flight or just finished (it records the hashes: the plan read the
+      // applied state before it did).
+      holdCandidates.push({ key, fingerprint, secrets: change.fields.map((f) => f.path.slice('secrets.'.length)), remember: last === undefined });
+      continue;
+    }
     const policy = policyOf(resource, ctx.settings.driftPolicy);
-    const decision = decideDrift(remembered.get(key), fingerprint, policy);
+    const decision = decideDrift(last, fingerprint, policy, change.action);
     if (decision.kind !== 'apply') drift.push({ key, policy, fields: change.fields.map((f) => f.path) });
     if (decision.kind === 'report') {
       decisions.set(key, { kind: 'reported', policy: 'report' });
+      // No memory: the reported desired state is remembered, so a later manifest change is told from this drift.
+      if (last === undefined) inSync.set(key, fingerprint);
       continue;
     }
     toEnqueue.push({ resource, change, key, fingerprint, drift: decision.kind === 'heal' });
   }
 
-  const datas = toEnqueue.map((item) =>
-    buildJobData(item.resource, operationFor(item.resource, item.change.action === 'create' ? 'create' : 'update'), { origin: 'daemon' }),
+  const lookups = await Promise.all(holdCandidates.map((c) => ctx.enqueuer.inFlightJob(c.key, c.fingerprint)));
+  holdCandidates.forEach((c, i) => {
+    const job = lookups[i];
+    if (job && !job.finished) {
+      const tracked: EnqueuedJob = { key: c.key, jobId: job.jobId, operation: 'in-flight', desired: c.fingerprint, fingerprint: c.fingerprint, inFlight: true };
+      ctx.onEnqueued?.(tracked);
+      decisions.set(c.key, { kind: 'enqueued', job: tracked, drift: false });
+    } else if (job?.finished || ctx.finishedSince?.(c.key, c.fingerprint)) {
+      decisions.set(c.key, { kind: 'settled' });
+    } else {
+      decisions.set(c.key, { kind: 'secrets-unknown', secrets: c.secrets });
+      if (c.remember) inSync.set(c.key, c.fingerprint);
+    }
+  });
+
+  let added = 0;
+  const pending: typeof toEnqueue = [];
+  const desiredOf: string[] = [];
+  for (const item of toEnqueue) {
+    pending.push(item);
+    desiredOf.push(item.fingerprint ?? desiredFingerprint(item.resource, input.secretHashes.get(item.key) ?? {}));
+  }
+  const datas = pending.map((item, i) =>
+    buildJobData(item.resource, operationFor(item.resource, item.change.action === 'create' ? 'create' : 'update'), { origin: 'daemon', desired: desiredOf[i]! }),
   );
+  // A resource whose waiting or active job already carries this desired state gets no second job (a resync, or a
+  // watch reconcile, while the jobs of an earlier one still run); a different desired state replaces or follows it.
   await ctx.enqueuer.enqueue(datas, (enqueued, i) => {
-    const item = toEnqueue[i]!;
-    const job: EnqueuedJob = { key: item.key, jobId: enqueued.jobId, operation: datas[i]!.operation };
+    const item = pending[i]!;
+    if (enqueued.how === 'finished') {
+      decisions.set(item.key, { kind: 'settled' });
+      return;
+    }
+    const job: EnqueuedJob = { key: item.key, jobId: enqueued.jobId, operation: datas[i]!.operation, desired: desiredOf[i]! };
     if (item.fingerprint) job.fingerprint = item.fingerprint;
+    if (enqueued.how === 'in-flight') job.inFlight = true;
+    else added += 1;
+    if (item.secretsApproved) ctx.secretWrites?.done(item.key);
     ctx.onEnqueued?.(job);
     decisions.set(item.key, { kind: 'enqueued', job, drift: item.drift });
-  });
+  }, { skipInFlight: true, finishedSince: (data) => data.desired !== undefined && ctx.finishedSince?.(data.key, data.desired) === true });
 
   await ctx.memory.set(inSync);
   const declared = new Set<string>([...gathered.resources.keys(), ...input.blocked.map((b) => resourceKey(b.kind, b.name))]);
@@ -144,6 +231,6 @@ export async function reconcileDirectory(ctx: CycleContext): Promise<ReconcileOu
     decisions,
     held: hold.held,
     drift,
-    enqueued: toEnqueue.length,
+    enqueued: added,
   };
 }

@@ -14,6 +14,8 @@ import { VERSION } from '../service/version.js';
 import { startStatusServer, type ReadinessCheck, type StatusServer } from './status-server.js';
 import { LastGoodManifests } from './last-good.js';
 import { createMetrics, SYNC_STATES, type DaemonMetrics } from './metrics.js';
+import type { SecretWrites } from './cycle.js';
+import type { ReconcileRequest } from './status-server.js';
 import { errorLine, Reconciler } from './reconciler.js';
 import { watchManifestDir, type ManifestWatcher } from './watcher.js';
 
@@ -31,6 +33,39 @@ export interface DaemonSettings extends WorkerSettings {
   shutdownTimeout: number;
   jobLock: number;
   allowLocalDiscovery: boolean;
+}
+
+/** The operator's pending requests to write secrets that cannot be compared (POST /reconcile writeSecrets). */
+class SecretWriteRequests implements SecretWrites {
+  private all = false;
+  private readonly names = new Set<string>();
+  /** Keys written because of a request, since the last take(). */
+  private written: string[] = [];
+
+  add(request: true | readonly string[]): void {
+    if (request === true) this.all = true;
+    else for (const name of request) this.names.add(name);
+  }
+
+  approved(key: string, name: string): boolean {
+    return this.all || this.names.has(key) || this.names.has(name);
+  }
+
+  done(key: string): void {
+    const name = key.slice(key.indexOf('/') + 1);
+    this.names.delete(key);
+    this.names.delete(name);
+    this.written.push(key);
+  }
+
+  /** Ends the requests (after the reconcile that served them) and returns the keys they wrote. */
+  take(): string[] {
+    const written = this.written;
+    this.written = [];
+    this.all = false;
+    this.names.clear();
+    return written;
+  }
 }
 
 /** The service the daemon talks to (opened by the CLI: a URL, or the embedded emulator). */
@@ -64,6 +99,12 @@ export interface Daemon {
 const PING_TIMEOUT_MS = 1_000;
 const MAX_CYCLES_KEPT = 200;
 const CLOSE_GRACE_MS = 2_000;
+/** Of shutdown_timeout, at most this much (and at most a fifth) is kept for closing connections after active jobs. */
+const CLOSE_RESERVE_MS = 3_000;
+/** The stop ends this long before shutdown_timeout, so the command's exit fits inside it too. */
+const EXIT_MARGIN_MS = 300;
+/** The applied-state epoch is read this often (a change or a vanishing means Redis lost converge's records). */
+const EPOCH_CHECK_MS = 2_000;
 /** While revisions build, their deployments are looked up this often (one list request per 100). */
 const REVISION_POLL_MS = 3_000;
 
@@ -127,6 +168,8 @@ class ConvergeDaemon implements Daemon {
   private stopping = false;
   /** When active jobs and the reconcile in progress must have finished (set by the stop). */
   private deadline = Number.POSITIVE_INFINITY;
+  /** When the whole stop must have ended (set by the stop). */
+  private endAt = Number.POSITIVE_INFINITY;
   private stopped: Promise<void> | undefined;
   private server: StatusServer | undefined;
   private jobs: Jobs | undefined;
@@ -139,6 +182,12 @@ class ConvergeDaemon implements Daemon {
   private resync: Resync | undefined;
   /** The first reconcile, then the start of the resync scheduler (in the background). */
   private startup: Promise<void> | undefined;
+  private readonly secretWrites = new SecretWriteRequests();
+  /** Manual reconciles (POST /reconcile) run one at a time, so each one's secret-write requests are its own. */
+  private manual: Promise<unknown> = Promise.resolve();
+  /** The epoch of the prefix this daemon knows, and whether Redis lost converge's records while it ran. */
+  private appliedState: { epoch: string | null; lost: boolean; lostAt: string | null; losses: number; detail: string | null } = { epoch: null, lost: false, lostAt: null, losses: 0, detail: null };
+  private epochTimer: NodeJS.Timeout | undefined;
 
   constructor(options: DaemonOptions) {
     this.options = options;
@@ -156,11 +205,13 @@ class ConvergeDaemon implements Daemon {
     await this.startStatusServer();
     try {
       await this.openJobsAndService();
+      await this.checkRedisState();
       await this.startRunner();
       this.startReconciler();
       await this.followJobEvents();
       await this.startWatcher();
       this.startRevisionPoll();
+      this.startEpochWatch();
       this.startup = this.startResyncAfterFirstReconcile();
     } catch (error) {
       await this.shutdown();
@@ -177,31 +228,53 @@ class ConvergeDaemon implements Daemon {
     return this.stopped;
   }
 
-  /** The start steps in reverse; each skips a part that never started. */
+  /**
+   * The start steps in reverse; each skips a part that never started. `shutdown_timeout` bounds the whole stop:
+   * active jobs and the reconcile in progress get it less CLOSE_RESERVE; every later step (closing Redis
+   * connections, the service's agent, the status server) waits only until the stop's end, so a frozen Redis or a
+   * service that never answers cannot hold the process past the deadline (the command then exits).
+   */
   private async shutdown(): Promise<void> {
     this.stopping = true;
     this.stopSignal.abort();
-    this.deadline = Date.now() + this.settings.shutdownTimeout;
+    const started = Date.now();
+    const budget = this.settings.shutdownTimeout;
+    this.endAt = started + Math.max(0, budget - EXIT_MARGIN_MS);
+    this.deadline = started + Math.max(0, budget - Math.min(CLOSE_RESERVE_MS, Math.floor(budget / 5)));
     this.stopRevisionPoll();
-    await this.stopWatcher();
-    await within(this.stopReconcilerAndResync(), this.untilDeadline());
+    clearInterval(this.epochTimer);
+    await this.bounded('watcher', this.stopWatcher());
+    const reconcile = await within(this.stopReconcilerAndResync(), this.untilDeadline());
+    if (!reconcile.done) this.log.warn({ deadlineMs: budget }, 'the reconcile in progress did not end before the deadline; left behind');
     await this.stopRunner();
-    await this.stopJobEvents();
-    await this.closeJobs();
-    await this.closeService();
-    await this.server?.close();
+    await this.bounded('job events', this.stopJobEvents());
+    await this.bounded('redis', this.closeJobs());
+    await this.bounded('service', this.closeService());
+    if (this.server) await this.bounded('status server', this.server.close());
   }
 
   private untilDeadline(): number {
     return Math.max(0, this.deadline - Date.now());
   }
 
+  /** One closing step, given at most until the end of the stop; one warning when it is left unfinished. */
+  private async bounded(step: string, promise: Promise<void>): Promise<void> {
+    const done = await within(promise.catch((e: unknown) => this.warn(step, e)), Math.max(0, this.endAt - Date.now()));
+    if (!done.done) this.log.warn({ step, deadlineMs: this.settings.shutdownTimeout }, 'shutdown step did not finish before the deadline; left behind');
+  }
+
   private async startStatusServer(): Promise<void> {
     this.server = await startStatusServer({
       host: this.settings.httpHost,
       port: this.settings.httpPort,
-      handlers: { readiness: () => this.readiness(), status: () => this.status(), metrics: () => this.metrics.render() },
+      handlers: {
+        readiness: () => this.readiness(),
+        status: () => this.status(),
+        metrics: () => this.metrics.render(),
+        reconcile: (request) => this.reconcileNow(request),
+      },
       onError: (error, path) => this.warn(`http ${path}`, error),
+      ...(this.options.env.CONVERGE_WEBHOOK_TOKEN ? { webhookToken: this.options.env.CONVERGE_WEBHOOK_TOKEN } : {}),
     });
     this.log.info({ url: this.server.url, port: this.server.port }, 'status server listening');
   }
@@ -214,6 +287,73 @@ class ConvergeDaemon implements Daemon {
       log: this.log.child({ component: 'jobs' }),
     });
     this.service = await this.options.openService((info) => this.onRequest(info));
+  }
+
+  /**
+   * Reads (or writes, on a first start) the prefix's epoch, and warns once when Redis may evict keys: an evicted
+   * applied record or job is lost work (BullMQ and converge need maxmemory-policy noeviction).
+   */
+  private async checkRedisState(): Promise<void> {
+    const jobs = this.jobs!;
+    this.appliedState.epoch = await jobs.epoch.ensure();
+    const eviction = await jobs.evictionPolicy();
+    if ('unknown' in eviction) this.log.debug({ reason: eviction.unknown }, 'Redis maxmemory-policy not checked (managed Redis often refuses CONFIG); make sure it is noeviction');
+    else if (eviction.policy !== 'noeviction') {
+      this.log.warn({ maxmemoryPolicy: eviction.policy }, `Redis maxmemory-policy is ${eviction.policy}, not noeviction: under memory pressure Redis may evict converge's jobs and applied state; set maxmemory-policy noeviction (see the README's production section)`);
+    }
+  }
+
+  /** Reads the epoch every EPOCH_CHECK_MS; a change or a vanishing is one error, a metric and a /status field. */
+  private startEpochWatch(): void {
+    const jobs = this.jobs!;
+    let checking = false;
+    this.epochTimer = setInterval(() => {
+      if (checking || this.stopping) return;
+      checking = true;
+      void (async () => {
+        const now = await jobs.epoch.read();
+        if (now === this.appliedState.epoch || this.stopping) return;
+        const detail = now === null ? 'the epoch key vanished' : 'the epoch key changed';
+        this.appliedState = { epoch: null, lost: true, lostAt: new Date().toISOString(), losses: this.appliedState.losses + 1, detail };
+        this.metrics.appliedStateLost.set(1);
+        this.log.error(
+          { detail },
+          "Redis lost converge's records (applied state, desired-state memory, jobs): restarted without persistence, flushed, evicted or failed over to an empty replica. Secrets that cannot be compared are not rewritten (SecretsUnknown) and drift under report is not healed; run Redis with appendonly yes and maxmemory-policy noeviction",
+        );
+        this.appliedState.epoch = await jobs.epoch.ensure();
+      })()
+        .catch(() => undefined) // Redis away: the next tick reads again.
+        .finally(() => (checking = false));
+    }, EPOCH_CHECK_MS);
+    this.epochTimer.unref();
+  }
+
+  /** POST /reconcile: one reconcile now, with the secret writes it asks for; answers once that reconcile ended. */
+  private reconcileNow(request: ReconcileRequest): Promise<{ status: number; body: unknown }> {
+    const run = this.manual.then(async () => {
+      if (this.stopping || !this.reconciler) return { status: 503, body: { error: 'the daemon is stopping or not started' } };
+      const requested = request.writeSecrets;
+      const held = this.reconciler.tracker.secretsUnknown();
+      if (requested) this.secretWrites.add(requested);
+      let record;
+      let written: string[] = [];
+      try {
+        record = await this.reconciler.request('manual');
+      } finally {
+        written = this.secretWrites.take();
+      }
+      if (requested) this.log.info({ requested: requested === true ? 'all' : requested, written }, 'secrets written on request (converge reconcile --write-secrets)');
+      const body: Record<string, unknown> = {
+        reconcile: record ? { id: record.id, ok: record.ok, error: record.error, enqueued: record.enqueued, summary: record.summary } : null,
+      };
+      if (requested) {
+        const unknownNames = requested === true ? [] : requested.filter((n) => !written.some((k) => k === n || k.slice(k.indexOf('/') + 1) === n));
+        body.writeSecrets = { requested: requested === true ? 'all' : requested, written, notWritten: unknownNames, heldBefore: held };
+      }
+      return { status: record ? (record.ok ? 200 : 502) : 503, body };
+    });
+    this.manual = run.catch(() => undefined);
+    return run;
   }
 
   private async closeJobs(): Promise<void> {
@@ -236,7 +376,10 @@ class ConvergeDaemon implements Daemon {
       stalledInterval: settings.jobLock,
     });
     this.runner.onJob((event) => {
-      if (event.type === 'completed') this.metrics.jobs.inc({ outcome: event.outcome ?? 'unchanged' });
+      if (event.type === 'completed') {
+        this.metrics.jobs.inc({ outcome: event.outcome ?? 'unchanged' });
+        if (event.key && event.desired) this.reconciler?.jobFinishedHere(event.key, event.desired);
+      }
       if (event.type === 'failed') this.metrics.jobs.inc({ outcome: event.final ? 'failed' : 'retried' });
     });
   }
@@ -244,11 +387,14 @@ class ConvergeDaemon implements Daemon {
   private async stopRunner(): Promise<void> {
     const runner = this.runner;
     if (!runner) return;
-    // Take no new job; let the active ones finish until the deadline; then close without waiting: their locks
-    // lapse after job_lock and BullMQ hands them to another worker (or to this daemon when it restarts).
+    // Take no new job; let the active ones finish until the deadline; then hand them back to the queue (another
+    // replica takes them at once; with Redis away their locks lapse after job_lock and the stalled check does it).
     const finished = await within(runner.drain(), this.untilDeadline());
-    if (!finished.done) this.log.warn({ deadlineMs: this.settings.shutdownTimeout }, 'active jobs did not finish before the deadline; handing them back to the queue');
-    await runner.close(!finished.done).catch((e: unknown) => this.warn('worker', e));
+    if (!finished.done) {
+      const handed = await within(runner.handBack(), Math.max(0, this.endAt - Date.now()));
+      this.log.warn({ deadlineMs: this.settings.shutdownTimeout, handedBack: handed.done ? handed.value : 0 }, 'active jobs did not finish before the deadline; handing them back to the queue');
+    }
+    await this.bounded('worker', runner.close(!finished.done));
   }
 
   private startReconciler(): void {
@@ -265,6 +411,7 @@ class ConvergeDaemon implements Daemon {
         lastGood: new LastGoodManifests(),
         manifestCache: new ManifestCache(),
         settings,
+        secretWrites: this.secretWrites,
       },
       metrics: this.metrics,
       log: this.log,
@@ -305,6 +452,8 @@ class ConvergeDaemon implements Daemon {
         void reconciler.request('watch');
       },
       onError: (e) => this.warn('watcher', e),
+      // The loader reports the loop as a manifest warning (E_SYMLINK_LOOP); the watcher only says it did not follow it.
+      onSkippedLink: (link, target) => log.debug({ link, target }, 'symbolic link not followed by the watcher: it leads to a folder already watched'),
     });
     log.info({ dir: this.dir, watched: this.watcher.watchedCount(), driftPolicy: settings.driftPolicy, resyncMs: settings.resync, debounceMs: settings.debounce }, 'watching the manifest directory');
   }
@@ -348,6 +497,8 @@ class ConvergeDaemon implements Daemon {
             run: async (cycle) => {
               this.cycles.push(cycle);
               if (this.cycles.length > MAX_CYCLES_KEPT) this.cycles.splice(0, this.cycles.length - MAX_CYCLES_KEPT);
+              // Never read the directory in the middle of an edit burst: wait until the watcher has reported it.
+              await this.watcher?.quiet();
               await reconciler.request('resync', cycle);
             },
           });
@@ -415,6 +566,8 @@ class ConvergeDaemon implements Daemon {
         resyncMs: settings.resync,
         debounceMs: settings.debounce,
       },
+      appliedState: { lost: this.appliedState.lost, lostAt: this.appliedState.lostAt, losses: this.appliedState.losses, detail: this.appliedState.detail },
+      secretsUnknown: reconciler?.tracker.secretsUnknown() ?? [],
       manifests: reconciler?.manifests ?? null,
       lastReconcile: snapshot?.lastReconcile ?? null,
       lastSuccessfulReconcileAt: snapshot?.lastSuccessfulReconcileAt ?? null,

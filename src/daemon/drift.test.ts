@@ -49,11 +49,17 @@ describe('desiredFingerprint', () => {
 });
 
 describe('decideDrift', () => {
-  it('applies a changed or never-seen manifest under either policy, and heals or reports drift of an unchanged one', () => {
-    expect(decideDrift(undefined, 'f1', 'report')).toEqual({ kind: 'apply' });
+  it('applies a changed manifest under either policy, and heals or reports drift of an unchanged one', () => {
+    expect(decideDrift(undefined, 'f1', 'report', 'create')).toEqual({ kind: 'apply' });
+    expect(decideDrift(undefined, 'f1', 'heal')).toEqual({ kind: 'apply' });
     expect(decideDrift('f0', 'f1', 'report')).toEqual({ kind: 'apply' });
     expect(decideDrift('f0', 'f1', 'heal')).toEqual({ kind: 'apply' });
     expect(decideDrift('f1', 'f1', 'heal')).toEqual({ kind: 'heal' });
     expect(decideDrift('f1', 'f1', 'report')).toEqual({ kind: 'report' });
+  });
+
+  it('never reads a missing memory as a manifest change under report: an update is reported', () => {
+    expect(decideDrift(undefined, 'f1', 'report')).toEqual({ kind: 'report' });
+    expect(decideDrift(undefined, 'f1', 'report', 'update')).toEqual({ kind: 'report' });
   });
 });

@@ -28,10 +28,13 @@ export type DriftDecision =
 
 /**
  * Decides what a planned create/update of a deployment means. It is drift when the desired state is the one last
- * seen in sync: then only the live side can have changed. Otherwise the manifest changed (or converge never saw
- * the resource in sync), and the change is applied under either policy.
+ * seen in sync: then only the live side can have changed. A changed desired state is applied under either policy.
+ * No memory of the resource (a first start, or a Redis that lost it) is never read as a manifest change under
+ * `report`: an update is then reported, never applied, until the manifest changes (the caller remembers the
+ * desired state it reported, so that change can be told). A create is never drift.
  */
-export function decideDrift(remembered: string | undefined, fingerprint: string, policy: DriftPolicy): DriftDecision {
+export function decideDrift(remembered: string | undefined, fingerprint: string, policy: DriftPolicy, action: 'create' | 'update' = 'update'): DriftDecision {
+  if (remembered === undefined) return action === 'update' && policy === 'report' ? { kind: 'report' } : { kind: 'apply' };
   if (remembered !== fingerprint) return { kind: 'apply' };
   return policy === 'report' ? { kind: 'report' } : { kind: 'heal' };
 }

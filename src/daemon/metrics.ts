@@ -12,7 +12,8 @@ export const KINDS: readonly ResourceKind[] = ['Deployment', 'OAuthProvider'];
 /** Job outcomes counted by converge_jobs_total: the worker's results, plus a retried attempt and a final failure. */
 export const JOB_OUTCOMES = ['created', 'updated', 'unchanged', 'adopted', 'retried', 'failed'] as const;
 
-export type ReconcileTrigger = 'startup' | 'watch' | 'resync' | 'retry';
+/** manual: POST /reconcile (`converge reconcile`). */
+export type ReconcileTrigger = 'startup' | 'watch' | 'resync' | 'retry' | 'manual';
 
 export interface DaemonMetrics {
   registry: Registry;
@@ -28,6 +29,10 @@ export interface DaemonMetrics {
   requestDuration: Histogram<'method' | 'endpoint'>;
   manifestErrors: Gauge;
   resyncCycles: Counter;
+  /** 1 once the daemon saw the applied-state epoch in Redis change or vanish (Redis lost converge's records). */
+  appliedStateLost: Gauge;
+  /** Resources held as SecretsUnknown at the last reconcile. */
+  secretsUnknown: Gauge;
   /** ServiceClient's onRequest hook: one call per attempt. */
   observeRequest(info: RequestInfo): void;
   /** Replaces the resource gauge with these counts (every kind x state pair is written, zeros included). */
@@ -115,6 +120,18 @@ export function createMetrics(options: MetricsOptions = {}): DaemonMetrics {
     help: 'Resync cycles this daemon ran (one replica runs each cycle).',
     registers: [registry],
   });
+  const appliedStateLost = new Gauge({
+    name: 'converge_applied_state_lost',
+    help: "1 when converge's records in Redis (applied state, desired-state memory) were lost while this daemon ran: the epoch key changed or vanished (Redis restarted without persistence, flushed, evicted, failed over to an empty replica).",
+    registers: [registry],
+  });
+  const secretsUnknown = new Gauge({
+    name: 'converge_secrets_unknown_resources',
+    help: 'Resources whose only difference is secrets the service hides and converge holds no record of: not rewritten blind (SecretsUnknown; converge reconcile --write-secrets writes them).',
+    registers: [registry],
+  });
+  appliedStateLost.set(0);
+  secretsUnknown.set(0);
   lastSuccess.set(0);
   orphans.set(0);
   manifestErrors.set(0);
@@ -135,6 +152,8 @@ export function createMetrics(options: MetricsOptions = {}): DaemonMetrics {
     requestDuration,
     manifestErrors,
     resyncCycles,
+    appliedStateLost,
+    secretsUnknown,
     observeRequest(info) {
       requests.inc({ method: info.method, endpoint: info.route, status: String(info.status) });
       requestDuration.observe({ method: info.method, endpoint: info.route }, info.durationMs / 1000);

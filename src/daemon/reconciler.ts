@@ -18,6 +18,8 @@ export interface ReconcilerOptions {
 }
 
 const HISTORY = 50;
+/** Finished jobs are remembered this long for finishedSince (longer than any reconcile's listing takes). */
+const FINISHED_KEPT_MS = 10 * 60_000;
 
 /** One line for logs and status: the error's message, never a stack. */
 export function errorLine(error: unknown): string {
@@ -42,11 +44,14 @@ export class Reconciler {
   private failedTotal = 0;
   private stopped = false;
   private readonly records: ReconcileRecord[] = [];
-  private readonly byTrigger: Record<ReconcileTrigger, number> = { startup: 0, watch: 0, resync: 0, retry: 0 };
+  private readonly byTrigger: Record<ReconcileTrigger, number> = { startup: 0, watch: 0, resync: 0, retry: 0, manual: 0 };
   private readonly jobs = new Map<string, EnqueuedJob>();
+  /** Per resource, the desired state of its last job that finished, and when (for finishedSince). */
+  private readonly finished = new Map<string, { desired: string; at: number }>();
   private plan: Plan | null = null;
   private lastSuccessAt: string | null = null;
   private loggedDiagnostics = new Set<string>();
+  private loggedSecretsUnknown = '';
   /** Whether the manifest directory loaded at the last attempt, and why not. */
   manifests: { loaded: boolean; everLoaded: boolean; error: string | null } = { loaded: false, everLoaded: false, error: null };
 
@@ -64,7 +69,7 @@ export class Reconciler {
     return new Promise((resolve) => {
       if (!this.next) this.next = { trigger, cycles: [], waiters: [] };
       // The trigger recorded for a folded run: a resync cycle beats a watch burst, which beats a retry.
-      const rank: Record<ReconcileTrigger, number> = { retry: 0, watch: 1, startup: 2, resync: 3 };
+      const rank: Record<ReconcileTrigger, number> = { retry: 0, watch: 1, startup: 2, resync: 3, manual: 4 };
       if (rank[trigger] > rank[this.next.trigger]) this.next.trigger = trigger;
       if (cycle) this.next.cycles.push(cycle);
       this.next.waiters.push({ resolve });
@@ -91,8 +96,13 @@ export class Reconciler {
     let outcome: ReconcileOutcome | undefined;
     let failure: unknown;
     let record!: ReconcileRecord;
+    for (const [key, done] of this.finished) if (done.at < started - FINISHED_KEPT_MS) this.finished.delete(key);
+    const finishedSince = (key: string, desired: string): boolean => {
+      const done = this.finished.get(key);
+      return done !== undefined && done.desired === desired && done.at >= started;
+    };
     try {
-      outcome = await reconcileDirectory({ ...this.options.context, onEnqueued: (job) => this.jobEnqueued(job) });
+      outcome = await reconcileDirectory({ ...this.options.context, onEnqueued: (job) => this.jobEnqueued(job), finishedSince });
     } catch (error) {
       failure = error;
     } finally {
@@ -137,6 +147,7 @@ export class Reconciler {
       metrics.lastSuccess.set(Date.parse(record.finishedAt) / 1000);
       metrics.setResourceStates(this.tracker.counts());
       metrics.orphans.set(outcome.plan.summary.orphan);
+      metrics.secretsUnknown.set(this.tracker.secretsUnknown().length);
       metrics.manifestErrors.set(outcome.plan.diagnostics.filter((d) => d.severity === 'error').length);
       metrics.drifted.reset();
       for (const d of outcome.drift) {
@@ -144,6 +155,11 @@ export class Reconciler {
         metrics.drifted.inc({ kind, policy: d.policy });
       }
       this.logDiagnostics(outcome);
+      const held = this.tracker.secretsUnknown();
+      if (held.join() !== this.loggedSecretsUnknown) {
+        this.loggedSecretsUnknown = held.join();
+        if (held.length > 0) log.warn({ resources: held.slice(0, 20), count: held.length }, 'SecretsUnknown: resources whose only difference is secrets the service hides and no applied state records; not rewritten blind (converge reconcile --write-secrets NAME writes them)');
+      }
       for (const d of outcome.drift) {
         if (d.policy === 'report') log.warn({ key: d.key, fields: d.fields, policy: 'report' }, 'drift reported: the live deployment differs from its unchanged manifest; not reverted (drift policy report)');
         else log.info({ key: d.key, fields: d.fields, policy: 'heal' }, 'drift found: reverting the live deployment to its manifest');
@@ -190,8 +206,16 @@ export class Reconciler {
   private jobEnqueued(job: EnqueuedJob): void {
     this.jobs.set(job.jobId, job);
     this.tracker.trackJob(job.jobId, job.key);
-    this.options.metrics.jobsEnqueued.inc({ operation: job.operation });
+    if (!job.inFlight) this.options.metrics.jobsEnqueued.inc({ operation: job.operation });
     if (this.jobs.size > 100_000) this.jobs.delete(this.jobs.keys().next().value!);
+  }
+
+  /**
+   * A job finished in this process's runner (any job, enqueued by this daemon or another process): noted at once for
+   * finishedSince (the QueueEvents message that jobCompleted acts on arrives a little later).
+   */
+  jobFinishedHere(key: string, desired: string): void {
+    this.finished.set(key, { desired, at: Date.now() });
   }
 
   /** A job finished on any replica (QueueEvents). Remembers its desired state as in sync; updates status. */
@@ -199,6 +223,7 @@ export class Reconciler {
     const job = this.jobs.get(jobId);
     if (!job) return;
     this.jobs.delete(jobId);
+    if (job.desired) this.finished.set(job.key, { desired: job.desired, at: Date.now() });
     this.tracker.completed(jobId, value);
     this.options.metrics.setResourceStates(this.tracker.counts());
     if (job.fingerprint) await this.options.context.memory.set(new Map([[job.key, job.fingerprint]]));

@@ -1,4 +1,5 @@
-// The daemon's status server (node:http): /healthz, /readyz, /metrics, /status. Serves no secret.
+// The daemon's status server (node:http): /healthz, /readyz, /metrics, /status, and POST /reconcile behind a token. Serves no secret.
+import { createHash, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ConvergeError } from '../core/errors.js';
@@ -17,7 +18,23 @@ export interface StatusHandlers {
   status(): unknown;
   /** Prometheus text exposition. */
   metrics(): Promise<string>;
+  /** POST /reconcile with a checked body (the token was checked before). Answers the status and the JSON body to send. */
+  reconcile?(request: ReconcileRequest): Promise<{ status: number; body: unknown }>;
 }
+
+/**
+ * The body of POST /reconcile. `{}`: reconcile now. `writeSecrets`: also write the secrets that cannot be compared
+ * (SecretsUnknown) of every held resource (`true`) or of the named ones (metadata.name or Kind/name).
+ */
+export interface ReconcileRequest {
+  writeSecrets?: true | string[];
+}
+
+/** Largest POST body accepted. */
+const MAX_BODY_BYTES = 64 * 1024;
+
+/** The environment variable that turns POST /reconcile on and holds its bearer token. */
+export const WEBHOOK_TOKEN_ENV = 'CONVERGE_WEBHOOK_TOKEN';
 
 export interface StatusServerOptions {
   host: string;
@@ -26,6 +43,8 @@ export interface StatusServerOptions {
   handlers: StatusHandlers;
   /** Called when a handler throws (the client gets a 500 without the error's text). */
   onError?: (error: unknown, path: string) => void;
+  /** The bearer token POST /reconcile requires; without one the endpoint is off (404). */
+  webhookToken?: string;
 }
 
 export interface StatusServer {
@@ -57,8 +76,79 @@ async function withTimeout<T>(promise: Promise<T>, ms: number, fallback: () => T
   }
 }
 
-async function route(req: IncomingMessage, res: ServerResponse, handlers: StatusHandlers): Promise<void> {
+/** Whether the request carries `Authorization: Bearer <token>` (compared in constant time, on digests of equal length). */
+export function bearerMatches(header: string | undefined, token: string): boolean {
+  const given = /^Bearer\s+(.+)$/i.exec(header ?? '')?.[1]?.trim() ?? '';
+  const digest = (text: string): Buffer => createHash('sha256').update(text).digest();
+  return timingSafeEqual(digest(given), digest(token)) && given.length > 0;
+}
+
+async function readBody(req: IncomingMessage): Promise<{ ok: true; text: string } | { ok: false; status: number; error: string }> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > MAX_BODY_BYTES) return { ok: false, status: 413, error: `body larger than ${MAX_BODY_BYTES} bytes` };
+    chunks.push(chunk as Buffer);
+  }
+  return { ok: true, text: Buffer.concat(chunks).toString('utf8') };
+}
+
+/** The checked body of POST /reconcile, or the message of a 400. */
+export function parseReconcileBody(text: string): { ok: true; request: ReconcileRequest } | { ok: false; error: string } {
+  let value: unknown;
+  try {
+    value = text.trim() === '' ? {} : JSON.parse(text);
+  } catch {
+    return { ok: false, error: 'the body is not JSON; send {} to reconcile now, or {"writeSecrets": true | ["name", ...]}' };
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return { ok: false, error: 'the body must be a JSON object such as {} or {"writeSecrets": ["name"]}' };
+  const unknown = Object.keys(value).filter((k) => k !== 'writeSecrets');
+  if (unknown.length > 0) return { ok: false, error: `unknown field ${unknown.map((k) => JSON.stringify(k)).join(', ')}; the fields are: writeSecrets` };
+  const write = (value as { writeSecrets?: unknown }).writeSecrets;
+  if (write === undefined || write === false) return { ok: true, request: {} };
+  if (write === true) return { ok: true, request: { writeSecrets: true } };
+  if (Array.isArray(write) && write.length > 0 && write.every((n) => typeof n === 'string' && n.length > 0 && n.length <= 300)) {
+    return { ok: true, request: { writeSecrets: [...new Set(write as string[])] } };
+  }
+  return { ok: false, error: 'writeSecrets must be true or a non-empty list of resource names' };
+}
+
+async function reconcileRoute(req: IncomingMessage, res: ServerResponse, handlers: StatusHandlers, token: string | undefined): Promise<void> {
+  if (!token || !handlers.reconcile) {
+    sendJson(res, 404, { error: `POST /reconcile is off; set ${WEBHOOK_TOKEN_ENV} in the daemon's environment to turn it on, and send it as "Authorization: Bearer TOKEN"` }, false);
+    return;
+  }
+  if (req.method !== 'POST') {
+    res.setHeader('allow', 'POST');
+    sendJson(res, 405, { error: `method ${req.method} not allowed; use POST` }, false);
+    return;
+  }
+  if (!bearerMatches(req.headers.authorization, token)) {
+    res.setHeader('www-authenticate', 'Bearer');
+    sendJson(res, 401, { error: `missing or wrong token; send the daemon's ${WEBHOOK_TOKEN_ENV} as "Authorization: Bearer TOKEN"` }, false);
+    return;
+  }
+  const body = await readBody(req);
+  if (!body.ok) {
+    sendJson(res, body.status, { error: body.error }, false);
+    return;
+  }
+  const parsed = parseReconcileBody(body.text);
+  if (!parsed.ok) {
+    sendJson(res, 400, { error: parsed.error }, false);
+    return;
+  }
+  const answer = await handlers.reconcile(parsed.request);
+  sendJson(res, answer.status, answer.body, false);
+}
+
+async function route(req: IncomingMessage, res: ServerResponse, handlers: StatusHandlers, token?: string): Promise<void> {
   const path = new URL(req.url ?? '/', 'http://status').pathname;
+  if (path === '/reconcile') {
+    await reconcileRoute(req, res, handlers, token);
+    return;
+  }
   const head = req.method === 'HEAD';
   if (req.method !== 'GET' && !head) {
     res.setHeader('allow', 'GET, HEAD');
@@ -84,14 +174,14 @@ async function route(req: IncomingMessage, res: ServerResponse, handlers: Status
       sendJson(res, 200, handlers.status(), head);
       return;
     default:
-      sendJson(res, 404, { error: `no route ${path}; try /healthz, /readyz, /metrics or /status` }, head);
+      sendJson(res, 404, { error: `no route ${path}; try /healthz, /readyz, /metrics, /status or POST /reconcile` }, head);
   }
 }
 
 /** Starts the status server; resolves once it listens. A port in use is one clear error. */
 export async function startStatusServer(options: StatusServerOptions): Promise<StatusServer> {
   const server: Server = createServer((req, res) => {
-    route(req, res, options.handlers).catch((error: unknown) => {
+    route(req, res, options.handlers, options.webhookToken).catch((error: unknown) => {
       options.onError?.(error, req.url ?? '/');
       if (!res.headersSent) sendJson(res, 500, { error: 'internal error; see the daemon log' }, false);
       else res.destroy();

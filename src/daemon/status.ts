@@ -33,6 +33,14 @@ export interface ResourceStatus {
   drift: { policy: DriftPolicy; fields: string[] } | null;
   /** The manifest file has errors; the last good version of the resource stays in force. */
   heldAtLastGood: boolean;
+  /**
+   * Why an out_of_sync resource is not being written. SecretsUnknown: its only difference is secrets whose values
+   * the service hides and converge holds no record of; they are not rewritten blind (see `secretsUnknown`) until the
+   * desired state changes or an operator runs `converge reconcile --write-secrets NAME`.
+   */
+  syncReason?: 'SecretsUnknown';
+  /** With SecretsUnknown: the secrets (names only) that would be written. */
+  secretsUnknown?: string[];
   job: JobView | null;
   /** The live deployment's id, when known (to follow a revision that builds). */
   deploymentId?: string;
@@ -121,7 +129,15 @@ export class ResourceTracker {
       };
       const deploymentId = live?.id ?? previous?.deploymentId;
       if (deploymentId) row.deploymentId = deploymentId;
-      if (decision?.kind === 'enqueued') {
+      if (decision?.kind === 'secrets-unknown') {
+        row.syncReason = 'SecretsUnknown';
+        row.secretsUnknown = decision.secrets;
+        row.reason = `SecretsUnknown: the service hides ${decision.secrets.join(', ')} and no applied state records them; not rewritten blind. Run "converge reconcile --write-secrets ${change.name}" to write them once`;
+      } else if (decision?.kind === 'settled') {
+        // The job finished during the reconcile: keep what its completion showed.
+        row.job = previous?.job ?? null;
+        row.state = previous?.state === 'synced' ? 'synced' : 'progressing';
+      } else if (decision?.kind === 'enqueued') {
         row.job = { id: decision.job.jobId, state: 'queued', operation: decision.job.operation };
         // A job that failed before keeps its error visible while the new one runs.
         if (previous?.state === 'failed') row.error = previous.error;
@@ -211,6 +227,11 @@ export class ResourceTracker {
 
   orphans(): string[] {
     return [...this.orphanKeys];
+  }
+
+  /** Resources held as SecretsUnknown (their keys). */
+  secretsUnknown(): string[] {
+    return [...this.rows.values()].filter((r) => r.syncReason === 'SecretsUnknown').map((r) => r.key);
   }
 
   /** Counts by kind and state, for the converge_resources gauge. */

@@ -1,5 +1,5 @@
 // Watches the manifest directory (chokidar) and turns each burst of changes into ONE debounced reconcile trigger.
-import { watch as fsWatch, type FSWatcher as NodeFsWatcher } from 'node:fs';
+import { lstatSync, realpathSync, statSync, watch as fsWatch, type FSWatcher as NodeFsWatcher } from 'node:fs';
 import { lstat, realpath } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { watch as chokidarWatch, type FSWatcher } from 'chokidar';
@@ -23,6 +23,12 @@ export interface WatchOptions {
   maxWaitMs?: number;
   onBurst: (burst: WatchBurst) => void;
   onError?: (error: Error) => void;
+  /**
+   * A symbolic link to a folder that is not followed: it leads into a folder already watched (the tree itself,
+   * one of its ancestors, or the target of another link). Told once per link and target; the loader reports the
+   * loop as a manifest warning, so this is for debug logs.
+   */
+  onSkippedLink?: (link: string, target: string) => void;
 }
 
 export interface ManifestWatcher {
@@ -30,6 +36,12 @@ export interface ManifestWatcher {
   close(): Promise<void>;
   /** Paths chokidar watches now (tests, debugging). */
   watchedCount(): number;
+  /**
+   * Resolves once no burst is pending: at once when the directory is quiet, else right after the burst in progress
+   * has been reported (its quiet time passed, or the ceiling). A resync waits for it, so it never reads the
+   * directory in the middle of an edit burst.
+   */
+  quiet(): Promise<void>;
 }
 
 const MAX_SAMPLE = 5;
@@ -83,6 +95,10 @@ export function createDebouncer(quietMs: number, maxWaitMs: number, fire: (burst
       timer = undefined;
       burst = undefined;
     },
+    /** Whether a burst has begun and not been fired yet. */
+    pending(): boolean {
+      return burst !== undefined;
+    },
   };
 }
 
@@ -108,8 +124,61 @@ async function realpathOrNull(path: string): Promise<string | null> {
   }
 }
 
+/** Whether `path` is `base` or inside it. */
+function within(path: string, base: string): boolean {
+  return path === base || path.startsWith(base.endsWith(sep) ? base : base + sep);
+}
+
 /**
- * Watches `dir` recursively, following symlinks. Besides chokidar's events it listens to raw fs events, so an
+ * Decides which symbolic links to folders the recursive watch follows: only those whose real path is not watched
+ * already. A link into the tree, to one of its ancestors (`up -> ..`), to itself (`self -> .`), or into the target
+ * of another followed link is skipped, so a loop of links costs one check, never a watch that grows without end.
+ * Links to files are followed (an edit through them still counts).
+ */
+export function createLinkGuard(rootReal: string, onSkipped: (link: string, target: string) => void) {
+  /** Real path of each followed folder link -> the link that leads there. */
+  const followed = new Map<string, string>();
+  const told = new Set<string>();
+  function skip(link: string, target: string): true {
+    const key = `${link}\0${target}`;
+    if (!told.has(key)) {
+      told.add(key);
+      onSkipped(link, target);
+    }
+    return true;
+  }
+  return {
+    /** True when `path` is a symbolic link to a folder that must not be followed (or a link that resolves to nothing usable). */
+    skips(path: string): boolean {
+      let isLink: boolean;
+      try {
+        isLink = lstatSync(path).isSymbolicLink();
+      } catch {
+        return false;
+      }
+      if (!isLink) return false;
+      let real: string;
+      try {
+        real = realpathSync(path);
+        if (!statSync(real).isDirectory()) return false;
+      } catch (error) {
+        // ELOOP: the link resolves to itself; anything else: a broken link, which has nothing to watch.
+        return (error as NodeJS.ErrnoException).code === 'ELOOP' ? skip(path, path) : false;
+      }
+      if (within(real, rootReal) || within(rootReal, real)) return skip(path, real);
+      const owner = followed.get(real);
+      if (owner === path) return false;
+      for (const [target, link] of followed) {
+        if (link !== path && (within(real, target) || within(target, real))) return skip(path, real);
+      }
+      followed.set(real, path);
+      return false;
+    },
+  };
+}
+
+/**
+ * Watches `dir` recursively, following symlinks to folders whose real path is not watched already (see createLinkGuard). Besides chokidar's events it listens to raw fs events, so an
  * atomic rename over an existing name (`..data`, an editor's save) always counts. The parent directory is
  * watched too, so a `dir` that is itself a swapped symlink (git-sync's `--link`), or that appears later, is
  * picked up: the recursive watch is restarted whenever the directory's real path changes.
@@ -123,10 +192,20 @@ export async function watchManifestDir(options: WatchOptions): Promise<ManifestW
   let innerReal: string | null = null;
   let restarting: Promise<void> = Promise.resolve();
 
+  /** Bursts fired whose report has not been made yet (the watch is re-pointed first). */
+  let reporting = 0;
+  const quietWaiters: Array<() => void> = [];
+  function releaseQuiet(force = false): void {
+    if (!force && (reporting > 0 || debouncer.pending())) return;
+    for (const resolveQuiet of quietWaiters.splice(0)) resolveQuiet();
+  }
   const debouncer = createDebouncer(options.debounceMs, maxWait, (burst) => {
+    reporting += 1;
     // Re-point the recursive watch first when the directory was swapped, then report the burst.
     restarting = restarting.then(ensureInner).catch((error: Error) => onError(error)).then(() => {
+      reporting -= 1;
       if (!closed) options.onBurst(burst);
+      releaseQuiet();
     });
   });
 
@@ -137,6 +216,7 @@ export async function watchManifestDir(options: WatchOptions): Promise<ManifestW
   }
 
   async function startInner(real: string): Promise<FSWatcher> {
+    const guard = createLinkGuard(real, (link, target) => options.onSkippedLink?.(toRel(dir, link), target));
     const watcher = chokidarWatch(dir, {
       ignoreInitial: true,
       followSymlinks: true,
@@ -145,7 +225,8 @@ export async function watchManifestDir(options: WatchOptions): Promise<ManifestW
       ignored: (path: string) => {
         const rel = relative(dir, path);
         if (rel === '' || rel.startsWith('..' + sep) || isAbsolute(rel)) return false;
-        return rel.split(sep).some((p) => p.startsWith('.') && !p.startsWith('..'));
+        if (rel.split(sep).some((p) => p.startsWith('.') && !p.startsWith('..'))) return true;
+        return guard.skips(path);
       },
     });
     watcher.on('all', (_event, path) => relevant(path));
@@ -209,11 +290,16 @@ export async function watchManifestDir(options: WatchOptions): Promise<ManifestW
     async close() {
       closed = true;
       debouncer.cancel();
+      releaseQuiet(true);
       for (const watcher of entries.values()) watcher.close();
       entries.clear();
       await restarting.catch(() => undefined);
       await inner?.close();
       inner = undefined;
+    },
+    quiet() {
+      if (closed || (reporting === 0 && !debouncer.pending())) return Promise.resolve();
+      return new Promise<void>((resolveQuiet) => quietWaiters.push(resolveQuiet));
     },
     watchedCount() {
       if (!inner) return 0;

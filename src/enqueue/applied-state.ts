@@ -115,6 +115,11 @@ export class AppliedStateStore {
     return { applied: parseRecord(applied), pending: parsePending(pending) };
   }
 
+  /** Resources with a write whose answer is not known yet (a job that died between sending and recording). */
+  async pendingKeys(): Promise<Set<string>> {
+    return new Set(await this.redis.hkeys(this.pending));
+  }
+
   async getPending(resourceKey: string): Promise<PendingWrite | undefined> {
     return parsePending(await this.redis.hget(this.pending, resourceKey));
   }

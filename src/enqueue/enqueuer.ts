@@ -8,7 +8,12 @@ export interface Enqueued {
   key: string;
   /** The job that will carry this desired state: our new job, or an existing waiting job whose data was replaced. */
   jobId: string;
-  how: 'added' | 'after-active' | 'replaced-waiting';
+  /**
+   * in-flight: a waiting or active job of the resource already carries the same desired state; finished: such a job
+   * completed while this enqueue looked at it, or the caller says it finished (enqueue's skipInFlight; jobId may then
+   * be empty). Nothing was added either way.
+   */
+  how: 'added' | 'after-active' | 'replaced-waiting' | 'in-flight' | 'finished';
   /** With after-active: the running job of the resource that ours starts after. */
   behind?: string;
 }
@@ -63,6 +68,19 @@ export class Enqueuer {
     datas: readonly ReconcileJobData[],
     /** Called for each resource as soon as its job is known (before the next batch), so no completion goes unseen. */
     onEnqueued?: (enqueued: Enqueued, index: number) => void,
+    /**
+     * Skip a resource whose waiting or active job carries the same desired state (`desired` of the job data): the
+     * daemon's resync and watch reconciles, which would otherwise run the same work twice. A different desired state
+     * still replaces or follows that job (the newest desired state wins).
+     */
+    options: {
+      skipInFlight?: boolean;
+      /**
+       * Asked after the in-flight look-up, right before adding: true when a job of this desired state finished since
+       * the caller read live state (its completion clears the deduplication id the look-up reads). Reported 'finished'.
+       */
+      finishedSince?: (data: ReconcileJobData) => boolean;
+    } = {},
   ): Promise<Enqueued[]> {
     const keys = new Set<string>();
     for (const data of datas) {
@@ -71,7 +89,22 @@ export class Enqueuer {
     }
     const out: Enqueued[] = [];
     for (let i = 0; i < datas.length; i += ENQUEUE_BATCH) {
-      const batch = datas.slice(i, i + ENQUEUE_BATCH);
+      let batch = datas.slice(i, i + ENQUEUE_BATCH);
+      let at = batch.map((_, k) => i + k);
+      if (options.skipInFlight) {
+        const inFlight = await Promise.all(batch.map((data) => this.#inFlight(data)));
+        batch.forEach((data, k) => {
+          if (inFlight[k] === undefined && options.finishedSince?.(data)) inFlight[k] = { jobId: '', finished: true };
+        });
+        for (let k = 0; k < batch.length; k++) {
+          const found = inFlight[k];
+          if (found === undefined) continue;
+          out[at[k]!] = { key: batch[k]!.key, jobId: found.jobId, how: found.finished ? 'finished' : 'in-flight' };
+          onEnqueued?.(out[at[k]!]!, at[k]!);
+        }
+        at = at.filter((_, k) => inFlight[k] === undefined);
+        batch = batch.filter((_, k) => inFlight[k] === undefined);
+      }
       const ids = batch.map((data) => jobIdFor(data.key));
       const jobs = await this.#queue.addBulk(batch.map((data, k) => ({ name: data.operation, data, opts: jobOptions(this.#settings, data.key, ids[k]!) })));
       const deduplicated: number[] = [];
@@ -80,15 +113,23 @@ export class Enqueuer {
           deduplicated.push(k);
           continue;
         }
-        out[i + k] = { key: batch[k]!.key, jobId: ids[k]!, how: 'added' };
-        onEnqueued?.(out[i + k]!, i + k);
+        out[at[k]!] = { key: batch[k]!.key, jobId: ids[k]!, how: 'added' };
+        onEnqueued?.(out[at[k]!]!, at[k]!);
       }
       for (const k of deduplicated) {
-        out[i + k] = await this.#settle(batch[k]!, ids[k]!, jobs[k]!.id!);
-        onEnqueued?.(out[i + k]!, i + k);
+        out[at[k]!] = await this.#settle(batch[k]!, ids[k]!, jobs[k]!.id!);
+        onEnqueued?.(out[at[k]!]!, at[k]!);
       }
     }
     return out;
+  }
+
+  /**
+   * The resource's job that carries `desired` when it is waiting or active (finished: false), or completed just now
+   * (finished: true); undefined otherwise.
+   */
+  inFlightJob(key: string, desired: string): Promise<{ jobId: string; finished: boolean } | undefined> {
+    return this.#inFlight({ key, desired } as ReconcileJobData);
   }
 
   /** The job the resource's deduplication id names now (the job that carries its newest desired state), if any. */
@@ -106,6 +147,22 @@ export class Enqueuer {
     if (!job) return { state: 'unfinished' };
     if (state === 'completed') return { state: 'completed', value: job.returnvalue };
     return { state: 'failed', reason: job.failedReason ?? 'failed' };
+  }
+
+  /**
+   * The resource's job named by its deduplication id when it carries the same desired state as `data` and is waiting,
+   * active, or completed just now (the id is cleared when a job completes: it named the job a moment ago).
+   */
+  async #inFlight(data: ReconcileJobData): Promise<{ jobId: string; finished: boolean } | undefined> {
+    if (!data.desired) return undefined;
+    const jobId = await this.#queue.getDeduplicationJobId(data.key);
+    if (!jobId) return undefined;
+    const [state, job] = await Promise.all([this.#queue.getJobState(jobId), Job.fromId(this.#queue, jobId)]);
+    const carried = (job?.data as { desired?: unknown } | undefined)?.desired;
+    if (carried !== data.desired) return undefined;
+    if (state === 'completed') return { jobId, finished: true };
+    if (state === 'active' || WAITING_STATES.has(state)) return { jobId, finished: false };
+    return undefined;
   }
 
   /** The add loop after BullMQ deduplicated our job `jobId` against `existingId`. */

@@ -49,7 +49,7 @@ export function operationFor(resource: DesiredResource, action: 'create' | 'upda
 export function buildJobData(
   resource: DesiredResource,
   operation: JobOperation,
-  context: { origin: string; deploymentId?: string; now?: Date },
+  context: { origin: string; deploymentId?: string; now?: Date; desired?: string },
 ): ReconcileJobData {
   const kind = kindOf(resource.kind);
   const data: Record<string, unknown> = {
@@ -61,6 +61,7 @@ export function buildJobData(
     enqueuedAt: (context.now ?? new Date()).toISOString(),
   };
   if (context.deploymentId && kind.listed) data.deploymentId = context.deploymentId;
+  if (context.desired) data.desired = context.desired;
   return ReconcileJobData.parse(data);
 }
 

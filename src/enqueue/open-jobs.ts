@@ -5,6 +5,7 @@ import type { Redis } from 'ioredis';
 import { AppliedStateStore } from './applied-state.js';
 import { RedisDesiredMemory } from './desired-memory.js';
 import { Enqueuer } from './enqueuer.js';
+import { AppliedStateEpoch, readEvictionPolicy, type EvictionPolicy } from './epoch.js';
 import { watchJobEvents, type JobEventHandlers, type JobEventsFeed } from './job-events.js';
 import { QUEUE_NAME } from './jobs.js';
 import { SILENT_LOGGER, throttledErrors, type QueueLogger } from './log.js';
@@ -31,6 +32,10 @@ export interface Jobs {
   readonly applied: AppliedStateStore;
   /** The daemon's fingerprints of desired states seen in sync. */
   readonly desired: RedisDesiredMemory;
+  /** The prefix's applied-state epoch (a change or a vanishing means Redis lost converge's records). */
+  readonly epoch: AppliedStateEpoch;
+  /** Redis' maxmemory-policy, or why it could not be read. */
+  evictionPolicy(): Promise<EvictionPolicy>;
   /** Resolves when Redis answers a PING; rejects otherwise. */
   ping(): Promise<void>;
   /** Starts workers in this process on the queue (their own connections). */
@@ -78,6 +83,10 @@ export async function openJobs(settings: WorkerSettings, options: OpenJobsOption
     enqueuer: new Enqueuer(queue, settings),
     applied: new AppliedStateStore(redis, prefix),
     desired: new RedisDesiredMemory(redis, prefix),
+    epoch: new AppliedStateEpoch(redis, prefix),
+    evictionPolicy() {
+      return readEvictionPolicy(redis);
+    },
     async ping() {
       await redis.ping();
     },

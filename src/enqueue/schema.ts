@@ -17,6 +17,11 @@ export const ReconcileJobData = z.strictObject({
   resource: JobResource,
   /** The live deployment's id when the plan knew it: read by deployment_ids (one small page) instead of name_contains. */
   deploymentId: z.string().optional(),
+  /**
+   * The fingerprint of the desired state the job carries (src/core/kinds: a hash over the resource and the hashes of
+   * its secret values, never a value): a resync skips a resource whose waiting or active job carries the same one.
+   */
+  desired: z.string().regex(/^[0-9a-f]{64}$/).optional(),
   /** Who enqueued: "apply", "daemon", ... (for status and logs). */
   origin: z.string(),
   enqueuedAt: z.string(),

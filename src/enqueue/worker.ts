@@ -143,7 +143,8 @@ export interface StartRunnerOptions {
 /** What a runner tells of the jobs it runs (the daemon's metrics, apply's start-up). */
 export type RunnerEvent =
   | { type: 'started'; jobId: string }
-  | { type: 'completed'; jobId: string; outcome: ReconcileJobResult['outcome'] | undefined }
+  /** key and desired: the job data's resource key and desired-state fingerprint (when it carries one). */
+  | { type: 'completed'; jobId: string; outcome: ReconcileJobResult['outcome'] | undefined; key?: string; desired?: string }
   /** `final`: no attempt is left (or the failure is not worth one); otherwise the job is retried. */
   | { type: 'failed'; jobId: string; final: boolean };
 
@@ -158,6 +159,13 @@ export interface JobRunner {
   drain(): Promise<void>;
   /** Resolves once the runner has closed (close() was called, or BullMQ closed its worker). */
   closed: Promise<void>;
+  /**
+   * Moves the jobs this runner is running back to the waiting list, so another replica (or this daemon when it
+   * restarts) takes them at once rather than after their lock lapses. Returns how many went back. A job whose
+   * processor is still running keeps running until the process ends; its result is then refused by BullMQ (its
+   * lock is gone), and the next attempt settles any write it sent from live state and its pending record.
+   */
+  handBack(): Promise<number>;
   /** Stops taking jobs, waits for the active ones (or hands them back when `force`), closes Redis. */
   close(force?: boolean): Promise<void>;
 }
@@ -217,8 +225,22 @@ export async function startJobRunner(settings: WorkerSettings, options: StartRun
   const tell = (event: RunnerEvent): void => {
     for (const listener of listeners) listener(event);
   };
-  running.on('active', (job) => tell({ type: 'started', jobId: job.id! }));
-  running.on('completed', (job, result) => tell({ type: 'completed', jobId: job.id!, outcome: (result as ReconcileJobResult | undefined)?.outcome }));
+  /** Jobs running in this process, with the lock token they run under (for handBack). */
+  const active = new Map<string, { job: Job; token: string | undefined }>();
+  running.on('active', (job) => {
+    active.set(job.id!, { job, token: job.token });
+    tell({ type: 'started', jobId: job.id! });
+  });
+  const settled = (job: Job | undefined): void => void (job?.id && active.delete(job.id));
+  running.on('completed', settled);
+  running.on('failed', settled);
+  running.on('completed', (job, result) => {
+    const data = job.data as { key?: unknown; desired?: unknown } | undefined;
+    const event: RunnerEvent = { type: 'completed', jobId: job.id!, outcome: (result as ReconcileJobResult | undefined)?.outcome };
+    if (typeof data?.key === 'string') event.key = data.key;
+    if (typeof data?.desired === 'string') event.desired = data.desired;
+    tell(event);
+  });
   running.on('failed', (job, error) => tell({ type: 'failed', jobId: job?.id ?? '', final: isFinalFailure(job, error) }));
   const closed = new Promise<void>((resolve) => running.once('closed', () => resolve()));
   // The client's one-time notices (a service without an endpoint beyond the spec, and the fallback chosen) go to this runner's log.
@@ -242,6 +264,19 @@ export async function startJobRunner(settings: WorkerSettings, options: StartRun
     },
     async drain() {
       await running.pause(false);
+    },
+    async handBack() {
+      let moved = 0;
+      for (const [id, { job, token }] of [...active]) {
+        active.delete(id);
+        try {
+          await job.moveToWait(token);
+          moved += 1;
+        } catch {
+          // Lost its lock already (or Redis refused): the stalled check hands it on after job_lock.
+        }
+      }
+      return moved;
     },
     async close(force = false) {
       await running.close(force);

@@ -81,3 +81,37 @@ describe('startStatusServer', () => {
     }
   });
 });
+
+describe('POST /reconcile', () => {
+  const TOKEN = 'a-webhook-token-of-some-length';
+
+  it('is off (404, saying how to turn it on) without a token', async () => {
+    const seen: unknown[] = [];
+    server = await startStatusServer({ host: '127.0.0.1', port: 0, handlers: handlers({ reconcile: async (r) => (seen.push(r), { status: 200, body: {} }) }) });
+    const res = await fetch(`${server.url}/reconcile`, { method: 'POST', headers: { authorization: 'Bearer x' }, body: '{}' });
+    expect(res.status).toBe(404);
+    expect(((await res.json()) as { error: string }).error).toContain('CONVERGE_WEBHOOK_TOKEN');
+    expect(seen).toEqual([]);
+  });
+
+  it('needs the bearer token, a POST and a known body; hands the checked request on', async () => {
+    const seen: unknown[] = [];
+    server = await startStatusServer({ host: '127.0.0.1', port: 0, webhookToken: TOKEN, handlers: handlers({ reconcile: async (r) => (seen.push(r), { status: 200, body: { ok: 1 } }) }) });
+    const post = (body: string, authorization?: string) => fetch(`${server!.url}/reconcile`, { method: 'POST', headers: authorization ? { authorization } : {}, body });
+    expect((await post('{}')).status).toBe(401);
+    expect((await post('{}', `Bearer ${TOKEN}x`)).status).toBe(401);
+    expect((await post('{}', `Basic ${TOKEN}`)).status).toBe(401);
+    expect((await fetch(`${server.url}/reconcile`, { headers: { authorization: `Bearer ${TOKEN}` } })).status).toBe(405);
+    expect((await post('not json', `Bearer ${TOKEN}`)).status).toBe(400);
+    expect((await post('{"retryFailed": true}', `Bearer ${TOKEN}`)).status).toBe(400);
+    expect((await post('{"writeSecrets": []}', `Bearer ${TOKEN}`)).status).toBe(400);
+    expect((await post('x'.repeat(70_000), `Bearer ${TOKEN}`)).status).toBe(413);
+    expect(seen).toEqual([]);
+    const ok = await post('{}', `Bearer ${TOKEN}`);
+    expect(ok.status).toBe(200);
+    expect(await ok.json()).toEqual({ ok: 1 });
+    await post('{"writeSecrets": true}', `bearer ${TOKEN}`);
+    await post('{"writeSecrets": ["web", "Deployment/api", "web"]}', `Bearer ${TOKEN}`);
+    expect(seen).toEqual([{}, { writeSecrets: true }, { writeSecrets: ['web', 'Deployment/api'] }]);
+  });
+});

@@ -156,6 +156,63 @@ describe('watchManifestDir', () => {
     expect(bursts).toHaveLength(seen + 1);
   });
 
+  it('skips a two-link loop (loops/self -> ., loops/up -> ..), at start and added while running: bounded watch, edits still seen', async () => {
+    const dir = join(root, 'manifests');
+    await mkdir(join(dir, 'loops'), { recursive: true });
+    await writeFile(join(dir, 'a.yaml'), 'x: 1\n');
+    await symlink('.', join(dir, 'loops', 'self'));
+    await symlink('..', join(dir, 'loops', 'up'));
+    const skipped: string[] = [];
+    watcher = await watchManifestDir({ dir, debounceMs: DEBOUNCE, onBurst: (b) => bursts.push(b), onSkippedLink: (link) => skipped.push(link), onError: (e) => { throw e; } });
+    expect(watcher.watchedCount()).toBeLessThan(10);
+    expect(skipped.sort()).toEqual(['loops/self', 'loops/up']);
+    await writeFile(join(dir, 'a.yaml'), 'x: 2\n');
+    await settle(1);
+    expect(bursts.length).toBeGreaterThanOrEqual(1);
+    // The same loop committed while the watch runs, one level deeper, plus a link to the tree's parent.
+    await mkdir(join(dir, 'more', 'loops'), { recursive: true });
+    await symlink('.', join(dir, 'more', 'loops', 'self'));
+    await symlink('../..', join(dir, 'more', 'loops', 'up'));
+    await symlink(root, join(dir, 'more', 'top'));
+    await settle(2);
+    await expect.poll(() => skipped, { timeout: 10_000 }).toEqual(expect.arrayContaining(['more/loops/self', 'more/loops/up', 'more/top']));
+    expect(watcher.watchedCount()).toBeLessThan(20);
+    const before = bursts.length;
+    await writeFile(join(dir, 'a.yaml'), 'x: 3\n');
+    await settle(before + 1);
+    expect(bursts.length).toBe(before + 1);
+  });
+
+  it('follows a link to a folder outside the tree once, and skips a second link to the same folder', async () => {
+    const dir = join(root, 'manifests');
+    const shared = join(root, 'shared');
+    await mkdir(dir);
+    await mkdir(shared);
+    await writeFile(join(shared, 'b.yaml'), 'x: 1\n');
+    await symlink(shared, join(dir, 'one'));
+    await symlink(shared, join(dir, 'two'));
+    const skipped: string[] = [];
+    watcher = await watchManifestDir({ dir, debounceMs: DEBOUNCE, onBurst: (b) => bursts.push(b), onSkippedLink: (link) => skipped.push(link), onError: (e) => { throw e; } });
+    expect(skipped).toEqual(['two']);
+    await writeFile(join(shared, 'b.yaml'), 'x: 2\n');
+    await settle(1);
+    expect(bursts).toHaveLength(1);
+    expect(bursts[0]!.sample).toContain('one/b.yaml');
+  });
+
+  it('quiet() resolves at once when idle, and only after the burst in progress has been reported', async () => {
+    await writeFile(join(root, 'a.yaml'), 'x: 1\n');
+    await start(root);
+    let resolved = false;
+    await watcher!.quiet().then(() => (resolved = true));
+    expect(resolved).toBe(true);
+    await writeFile(join(root, 'a.yaml'), 'x: 2\n');
+    await sleep(30);
+    const reportedAtQuiet = await watcher!.quiet().then(() => bursts.length);
+    expect(reportedAtQuiet).toBe(1);
+  });
+
+
   it('picks up a manifest directory that does not exist yet', async () => {
     const dir = join(root, 'later');
     await start(dir);

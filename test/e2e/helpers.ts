@@ -311,6 +311,10 @@ export interface RedisChild {
   start(): Promise<void>;
   /** SIGKILL (a crash) or SHUTDOWN NOSAVE-like SIGTERM. */
   stop(signal?: NodeJS.Signals): Promise<void>;
+  /** SIGSTOP: connections stay open, nothing is answered (a frozen Redis). */
+  freeze(): void;
+  /** SIGCONT after freeze(). */
+  thaw(): void;
   remove(): Promise<void>;
 }
 
@@ -348,7 +352,14 @@ export async function redisChild(options: { extraArgs?: string[] } = {}): Promis
       proc.kill(signal);
       await exited;
     },
+    freeze() {
+      proc?.kill('SIGSTOP');
+    },
+    thaw() {
+      proc?.kill('SIGCONT');
+    },
     async remove() {
+      if (proc && proc.exitCode === null && proc.signalCode === null) proc.kill('SIGCONT');
       await handle.stop();
       await rm(dir, { recursive: true, force: true });
     },

@@ -149,7 +149,12 @@ describe('process faults', () => {
     await redis.start();
     // the queued jobs, the resync schedule and the applied hashes are gone with the data
     await until('every deployment to exist after the empty restart', () => converged(e, names), 45_000, 100);
-    await until('/status to show every resource synced', async () => (await daemon.status()).resources.every((r) => r.state === 'synced'), 30_000, 200);
+    // Every resource synced, except deployments whose secrets (masked by the service) were written before the loss:
+    // their hashes went with the data, so they are held as SecretsUnknown, never rewritten blind.
+    await until('/status to show every resource synced or held as SecretsUnknown', async () =>
+      (await daemon.status()).resources.every((r) => r.state === 'synced' || (r.state === 'out_of_sync' && (r as unknown as { syncReason?: string }).syncReason === 'SecretsUnknown')), 30_000, 200);
+    for (const row of (await daemon.status()).resources) if (row.state !== 'synced') expect(Number(row.name.split('-').pop()) % 2, row.name).toBe(0);
+    await daemon.waitForLine((l) => String(l.msg).startsWith("Redis lost converge's records"), 5_000);
     // a create whose answer was lost with the pending record can only be adopted (409), never created twice
     const creates = landedCreates(e.requestLog);
     expect([...creates.entries()].filter(([, n]) => n !== 1)).toEqual([]);

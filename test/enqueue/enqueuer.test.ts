@@ -127,4 +127,26 @@ describe('Enqueuer: one job per resource, the newest desired state wins', () => 
     expect(enqueued!.how).toBe('added');
     await expect.poll(() => worker.seen, { timeout: 5_000 }).toEqual([1, 2]);
   });
+
+  it('skipInFlight: a waiting or active job of the same desired state gets no second job; another desired state still wins', async () => {
+    const withDesired = (name: string, maxScale: number, desired: string): ReconcileJobData => ({ ...data(name, maxScale), desired });
+    const same = 'a'.repeat(64);
+    const other = 'b'.repeat(64);
+    const [waiting] = await jobs.enqueuer.enqueue([withDesired('idle', 1, same)], undefined, { skipInFlight: true });
+    const [again] = await jobs.enqueuer.enqueue([withDesired('idle', 1, same)], undefined, { skipInFlight: true });
+    expect(again).toEqual({ key: 'Deployment/idle', jobId: waiting!.jobId, how: 'in-flight' });
+    expect(await queue.getWaitingCount()).toBe(1);
+
+    const worker = await gatedWorker(5);
+    await worker.firstStarted;
+    const seenBy: Array<[string, number]> = [];
+    const [active] = await jobs.enqueuer.enqueue([withDesired('idle', 1, same), withDesired('busy', 1, same)], (e, i) => seenBy.push([e.how, i]), { skipInFlight: true });
+    expect(active).toMatchObject({ how: 'in-flight', jobId: waiting!.jobId });
+    expect(seenBy).toEqual(expect.arrayContaining([['in-flight', 0], ['added', 1]]));
+    const [newer] = await jobs.enqueuer.enqueue([withDesired('idle', 2, other)], undefined, { skipInFlight: true });
+    expect(newer).toMatchObject({ how: 'after-active', behind: waiting!.jobId });
+    worker.release();
+    await expect.poll(() => worker.done.length, { timeout: 5_000 }).toBe(3);
+    expect(worker.seen.sort()).toEqual([1, 1, 2]);
+  });
 });

@@ -76,6 +76,8 @@ function update(fields: DeploymentDiff['change']['fields'], newRevision: boolean
 const noop = { kind: 'Deployment', name: 'support-agent', action: 'noop', new_revision: false, fields: [], reason: null };
 
 const secretField = { path: 'secrets.OPENAI_API_KEY', before: '(sensitive)', after: '(sensitive)', sensitive: true };
+/** A secret written only because it cannot be compared (hidden by the service, no applied record). */
+const uncomparedField = { ...secretField, uncompared: true as const };
 
 interface Case {
   name: string;
@@ -216,7 +218,7 @@ const cases: Case[] = [
     spec: supportAgentSpec(),
     live: supportAgentLive(masked('********')),
     expected: {
-      change: update([secretField], true, WRITTEN_ONCE),
+      change: update([uncomparedField], true, WRITTEN_ONCE),
       request: { op: 'patch', id: ID, body: {} },
       secretNames: ['OPENAI_API_KEY'],
     },
@@ -226,7 +228,7 @@ const cases: Case[] = [
     spec: supportAgentSpec(),
     live: supportAgentLive(masked()),
     expected: {
-      change: update([secretField], true, WRITTEN_ONCE),
+      change: update([uncomparedField], true, WRITTEN_ONCE),
       request: { op: 'patch', id: ID, body: {} },
       secretNames: ['OPENAI_API_KEY'],
     },
@@ -259,7 +261,7 @@ const cases: Case[] = [
     ctx: { secretHashes: { OPENAI_API_KEY: H, ANTHROPIC_API_KEY: H_ANTHROPIC }, applied: applied({ OPENAI_API_KEY: H }) },
     expected: {
       change: update(
-        [{ path: 'secrets.ANTHROPIC_API_KEY', before: '(sensitive)', after: '(sensitive)', sensitive: true }],
+        [{ path: 'secrets.ANTHROPIC_API_KEY', before: '(sensitive)', after: '(sensitive)', sensitive: true, uncompared: true }],
         true,
         'secret values are hidden by the service and no applied state is known: ANTHROPIC_API_KEY will be written once; 1 unchanged secret is re-sent with it (a write carries every declared secret)',
       ),
@@ -434,7 +436,7 @@ const cases: Case[] = [
     expected: {
       change: {
         ...update(
-          [{ path: 'source_config.resource_spec.max_scale', before: 2, after: 4, sensitive: false }, secretField],
+          [{ path: 'source_config.resource_spec.max_scale', before: 2, after: 4, sensitive: false }, uncomparedField],
           true,
           `${WRITTEN_ONCE}; ${SUSPENDED}`,
         ),

@@ -7,6 +7,7 @@ const LOADERS = {
   apply: async () => (await import('./apply.js')).applyCommand,
   run: async () => (await import('./run.js')).runCommand,
   status: async () => (await import('./status.js')).statusCommand,
+  reconcile: async () => (await import('./reconcile.js')).reconcileCommand,
   worker: async () => (await import('./worker.js')).workerCommand,
   emulator: async () => (await import('./emulator.js')).emulatorCommand,
   repos: async () => (await import('./repos.js')).reposCommand,

@@ -9,7 +9,6 @@ import { EMBEDDED, openTarget } from '../target.js';
 
 /** After a signal-driven stop, a handle left open (a force-stopped job's request) must not keep the process alive. */
 const EXIT_GRACE_MS = 3_000;
-const HARD_EXIT_MARGIN_MS = 10_000;
 
 export const runCommand: Command = {
   name: 'run',
@@ -76,13 +75,15 @@ export const runCommand: Command = {
     }
     const running = daemon;
     log.info({ status: running.statusUrl }, 'converge daemon running; SIGTERM or SIGINT stops it');
+    let stopAt = 0;
     const code = await new Promise<number>((done) => {
       stop = (signal) => {
-        // Past the deadline plus a margin (a Redis that stopped answering), exit rather than hang.
+        stopAt = Date.now();
+        // shutdown_timeout bounds the whole stop (the daemon bounds each step by it): a stop still running then is a bug.
         setTimeout(() => {
           log.error({ signal }, 'shutdown did not finish in time; exiting');
           process.exit(1);
-        }, settings.shutdownTimeout + HARD_EXIT_MARGIN_MS).unref();
+        }, settings.shutdownTimeout).unref();
         running.stop(signal).then(
           () => done(0),
           (error: unknown) => {
@@ -93,7 +94,8 @@ export const runCommand: Command = {
       };
       if (early) stop(early);
     });
-    setTimeout(() => process.exit(code), EXIT_GRACE_MS).unref();
+    // Within shutdown_timeout: a socket left to a frozen Redis must not hold the exit.
+    setTimeout(() => process.exit(code), Math.max(0, Math.min(EXIT_GRACE_MS, stopAt + settings.shutdownTimeout - Date.now() - 100))).unref();
     return code;
   },
 };

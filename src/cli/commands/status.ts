@@ -20,6 +20,8 @@ interface ResourceRow {
 }
 
 interface StatusDocument {
+  appliedState?: { lost: boolean; lostAt: string | null; detail: string | null };
+  secretsUnknown?: string[];
   daemon?: { dir?: string; pid?: number; hostname?: string; startedAt?: string; service?: string | null; driftPolicy?: string; stopping?: boolean };
   lastReconcile?: {
     id: number; trigger: string; finishedAt: string; durationMs: number; ok: boolean; error: string | null;
@@ -84,6 +86,8 @@ function renderStatus(url: string, doc: StatusDocument, ready: Readiness): strin
   const d = doc.daemon ?? {};
   lines.push(`converge daemon at ${url}: ${d.stopping ? 'stopping' : ready.ready ? 'ready' : 'NOT ready'} (dir ${d.dir ?? '?'}, pid ${d.pid ?? '?'} on ${d.hostname ?? '?'}, since ${d.startedAt ?? '?'})`);
   for (const check of ready.checks) if (!check.ok) lines.push(`  not ready: ${check.name}: ${check.detail ?? 'failing'}`);
+  if (doc.appliedState?.lost) lines.push(`Redis lost converge's applied state at ${doc.appliedState.lostAt ?? '?'} (${doc.appliedState.detail ?? 'epoch changed'}); secrets it cannot compare are held, not rewritten.`);
+  if (doc.secretsUnknown?.length) lines.push(`SecretsUnknown (not rewritten blind): ${doc.secretsUnknown.join(', ')}; converge reconcile --write-secrets [NAME...] writes them.`);
   const last = doc.lastReconcile;
   if (!last) lines.push('No reconcile yet.');
   else if (!last.ok) lines.push(`Last reconcile #${last.id} (${last.trigger}) FAILED at ${last.finishedAt}: ${last.error ?? 'unknown error'}`);

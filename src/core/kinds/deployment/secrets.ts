@@ -50,12 +50,14 @@ export function diffSecrets(
     if (verdict === 'same') continue;
     if (verdict === 'unknown') result.writtenOnce.push(name);
     result.names.push(name);
-    result.fields.push({
+    const field: FieldChange = {
       path: `secrets.${name}`,
       before: verdict === 'absent' ? null : SENSITIVE,
       after: SENSITIVE,
       sensitive: true,
-    });
+    };
+    if (verdict === 'unknown') field.uncompared = true;
+    result.fields.push(field);
   }
   return result;
 }

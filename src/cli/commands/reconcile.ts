@@ -1,0 +1,104 @@
+// `converge reconcile [--write-secrets [NAME...]]`: asks a running daemon to reconcile now (POST /reconcile), optionally writing secrets it cannot compare.
+import { ConvergeError, UsageError } from '../../core/errors.js';
+import { WEBHOOK_TOKEN_ENV } from '../../daemon/status-server.js';
+import type { Command } from '../command.js';
+import { resolveSettings, settingOptions } from '../settings.js';
+
+/** A reconcile of a big directory takes a while: the daemon answers when it has ended. */
+const TIMEOUT_MS = 120_000;
+
+interface ReconcileAnswer {
+  error?: string;
+  reconcile?: { id: number; ok: boolean; error: string | null; enqueued: number } | null;
+  writeSecrets?: { requested: 'all' | string[]; written: string[]; notWritten: string[]; heldBefore: string[] };
+}
+
+function baseUrl(raw: string): string {
+  let parsed: URL;
+  try {
+    parsed = new URL(raw);
+  } catch {
+    throw new UsageError(`--url "${raw}" is not a URL; give http://HOST:PORT of the daemon's status server`);
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new UsageError(`--url must use http or https, not ${parsed.protocol}//`);
+  return parsed.toString().replace(/\/+$/, '');
+}
+
+async function post(url: string, token: string, body: unknown): Promise<{ status: number; answer: ReconcileAnswer }> {
+  let response: Response;
+  try {
+    response = await fetch(url, {
+      method: 'POST',
+      signal: AbortSignal.timeout(TIMEOUT_MS),
+      headers: { 'content-type': 'application/json', accept: 'application/json', authorization: `Bearer ${token}` },
+      body: JSON.stringify(body),
+    });
+  } catch (error) {
+    const cause = (error as { cause?: { code?: string } }).cause?.code ?? (error as Error).name;
+    throw new ConvergeError('E_STATUS', `no converge daemon answers at ${new URL(url).origin} (${cause}); is "converge run" running there? pass --url http://HOST:PORT`, { cause: error });
+  }
+  const text = await response.text();
+  try {
+    return { status: response.status, answer: JSON.parse(text) as ReconcileAnswer };
+  } catch {
+    throw new ConvergeError('E_STATUS', `${url} answered ${response.status} with something that is not JSON; is that a converge daemon?`);
+  }
+}
+
+function render(answer: ReconcileAnswer): string {
+  const lines: string[] = [];
+  const r = answer.reconcile;
+  if (r) lines.push(r.ok ? `Reconcile #${r.id} done: ${r.enqueued} jobs enqueued.` : `Reconcile #${r.id} FAILED: ${r.error ?? 'unknown error'}`);
+  const w = answer.writeSecrets;
+  if (w) {
+    if (w.written.length > 0) lines.push(`Secrets written once for: ${w.written.join(', ')} (their jobs are enqueued; see converge status).`);
+    else lines.push('No secrets written: no resource was held as SecretsUnknown' + (w.requested === 'all' ? '.' : ' under those names.'));
+    if (w.notWritten.length > 0) lines.push(`Not held as SecretsUnknown (nothing written): ${w.notWritten.join(', ')}${w.heldBefore.length ? `; held now: ${w.heldBefore.join(', ')}` : ''}`);
+  }
+  return lines.join('\n') + '\n';
+}
+
+export const reconcileCommand: Command = {
+  name: 'reconcile',
+  summary: 'ask a running daemon to reconcile now; with --write-secrets, also write secrets it holds back as SecretsUnknown',
+  usage: 'converge reconcile [--write-secrets [NAME...]] [--url http://HOST:PORT]',
+  details: [
+    'The daemon never re-sends secret values it cannot compare (the service hides them and its applied state holds',
+    'no record: a first start, or a Redis that lost its data): such a resource shows as out_of_sync, SecretsUnknown,',
+    'in converge status. --write-secrets writes them once (every held resource, or the NAMEs given: metadata.name',
+    'or Kind/name); each write may start a revision. Without flags: one reconcile now.',
+    '',
+    `Sends POST /reconcile to the daemon's status server with the token in ${WEBHOOK_TOKEN_ENV} ("Authorization:`,
+    `Bearer TOKEN"). The endpoint is off unless the daemon runs with ${WEBHOOK_TOKEN_ENV} set; give this command the`,
+    'same value in its environment.',
+  ].join('\n'),
+  positionals: [0, 1_000],
+  options: {
+    'write-secrets': { type: 'boolean', description: 'write the secrets held back as SecretsUnknown (all, or the NAMEs given)' },
+    url: { type: 'string', placeholder: 'URL', description: 'status server of the daemon (default http://127.0.0.1:<http_port>)' },
+    output: { type: 'string', short: 'o', placeholder: 'FMT', description: 'text (default) or json (the daemon\'s answer)' },
+    ...settingOptions('httpPort'),
+  },
+  async run(args, io) {
+    const output = (args.values.output as string | undefined) ?? 'text';
+    if (output !== 'text' && output !== 'json') throw new UsageError(`--output "${output}" is not one of text, json`);
+    const names = args.positionals;
+    const write = args.values['write-secrets'] === true;
+    if (names.length > 0 && !write) throw new UsageError(`names are for --write-secrets; run "converge reconcile --write-secrets ${names.join(' ')}"`);
+    const token = io.env[WEBHOOK_TOKEN_ENV];
+    if (!token) {
+      throw new UsageError(`${WEBHOOK_TOKEN_ENV} is not set; set it to the token the daemon runs with (the daemon's POST /reconcile is off unless it has ${WEBHOOK_TOKEN_ENV} too)`);
+    }
+    const explicit = args.values.url as string | undefined;
+    const url = baseUrl(explicit ?? `http://127.0.0.1:${resolveSettings(args, io.env).httpPort}`);
+    const body = write ? { writeSecrets: names.length > 0 ? names : true } : {};
+    const { status, answer } = await post(`${url}/reconcile`, token, body);
+    if (status === 404) throw new ConvergeError('E_RECONCILE_OFF', `the daemon at ${url} has POST /reconcile off; start it with ${WEBHOOK_TOKEN_ENV} set (the same value as here)`);
+    if (status === 401) throw new ConvergeError('E_RECONCILE_TOKEN', `the daemon at ${url} refused the token; set ${WEBHOOK_TOKEN_ENV} to the value the daemon runs with`);
+    if (status === 400 || status === 405 || status === 413) throw new ConvergeError('E_RECONCILE', `the daemon at ${url} refused the request: ${answer.error ?? status}`);
+    if (output === 'json') io.stdout.write(JSON.stringify(answer, null, 2) + '\n');
+    else if (answer.error) io.stdout.write(`${answer.error}\n`);
+    else io.stdout.write(render(answer));
+    return status === 200 ? 0 : 1;
+  },
+};

@@ -1,0 +1,81 @@
+// Symlink loops are harmless: a manifest tree with `loops/self -> .` and `loops/up -> ..`, at start and committed under
+// a running daemon: memory stays bounded, /healthz answers, the loop is a warning, and a valid edit is still applied.
+import { mkdir, rm, symlink } from 'node:fs/promises';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterEach, describe, expect, it } from 'vitest';
+import { startEmulator, type RunningEmulator } from '../../src/emulator/server.js';
+import { dockerDeploymentYaml, dropPrefix, killAllConverge, liveMaxScale, REDIS_URL, startDaemon, tempDir, testPrefix, until, writeFiles, type DaemonHandle } from './helpers.js';
+
+const cleanups: Array<() => Promise<unknown>> = [];
+
+afterEach(async () => {
+  await killAllConverge();
+  for (const c of cleanups.splice(0).reverse()) await c().catch(() => undefined);
+});
+
+/** Resident memory of a process in MB (Linux /proc). */
+function rssMb(pid: number): number {
+  const line = readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find((l) => l.startsWith('VmRSS:'))!;
+  return Number(/(\d+)/.exec(line)![1]) / 1024;
+}
+
+/** Samples RSS and /healthz every 500 ms for `ms`; returns the largest RSS and the slowest /healthz answer. */
+async function watchHealth(daemon: DaemonHandle, ms: number): Promise<{ maxRss: number; firstRss: number; slowestHealthzMs: number }> {
+  const firstRss = rssMb(daemon.pid);
+  let maxRss = firstRss;
+  let slowest = 0;
+  for (const end = Date.now() + ms; Date.now() < end; ) {
+    const t0 = Date.now();
+    const status = await fetch(`${daemon.url}/healthz`, { signal: AbortSignal.timeout(2_000) }).then((r) => r.status);
+    expect(status).toBe(200);
+    slowest = Math.max(slowest, Date.now() - t0);
+    maxRss = Math.max(maxRss, rssMb(daemon.pid));
+    await sleep(500);
+  }
+  return { maxRss, firstRss, slowestHealthzMs: slowest };
+}
+
+async function setup(label: string): Promise<{ e: RunningEmulator; dir: string; prefix: string }> {
+  // Creates from manifests: the emulator's strict create check is relaxed here (lenientCreate) until converge's create bodies are complete.
+  const e = await startEmulator({ buildMs: 0, lenientCreate: true });
+  cleanups.push(() => e.close());
+  const root = await tempDir(label);
+  cleanups.push(() => rm(root, { recursive: true, force: true }));
+  const dir = join(root, 'manifests');
+  await mkdir(dir);
+  await writeFiles(dir, { 'app.yaml': dockerDeploymentYaml('loop-app', { maxScale: 1 }) });
+  const prefix = testPrefix(label);
+  cleanups.push(() => dropPrefix(prefix));
+  return { e, dir, prefix };
+}
+
+async function addLoop(dir: string): Promise<void> {
+  await mkdir(join(dir, 'loops'));
+  await symlink('.', join(dir, 'loops', 'self'));
+  await symlink('..', join(dir, 'loops', 'up'));
+}
+
+describe('symbolic link loops in the manifest directory', () => {
+  it.each(['at start', 'committed while running'] as const)('the two-link loop %s: RSS bounded over 20 s, /healthz answers, a valid edit is applied', async (when) => {
+    const { e, dir, prefix } = await setup(when === 'at start' ? 'loop-start' : 'loop-live');
+    if (when === 'at start') await addLoop(dir);
+    const daemon = await startDaemon(dir, ['--api-url', e.url, '--redis-url', REDIS_URL, '--redis-prefix', prefix, '--debounce', '100ms', '--resync', '2s', '--log-level', 'debug']);
+    await until('loop-app created', () => liveMaxScale(e.store.allDeployments().find((d) => d.name === 'loop-app')) === 1, 20_000, 50);
+    if (when === 'committed while running') await addLoop(dir);
+    const health = await watchHealth(daemon, 20_000);
+    console.log(`symlink loop ${when}: RSS ${health.firstRss.toFixed(1)} MB -> max ${health.maxRss.toFixed(1)} MB over 20 s; slowest /healthz ${health.slowestHealthzMs} ms`);
+    expect(health.maxRss - health.firstRss).toBeLessThan(60);
+    expect(health.slowestHealthzMs).toBeLessThan(1_000);
+    await writeFiles(dir, { 'app.yaml': dockerDeploymentYaml('loop-app', { maxScale: 3 }) });
+    await until('the edit applied', () => liveMaxScale(e.store.allDeployments().find((d) => d.name === 'loop-app')) === 3, 10_000, 50);
+    // The loop is reported as the loader's manifest warning, and the watcher said it did not follow the links.
+    const warnings = daemon.lines.filter((l) => l.msg === 'manifest problem' && String(l.diagnostic).includes('loops/'));
+    expect(warnings.length).toBeGreaterThanOrEqual(1);
+    expect(warnings.every((l) => l.level === 40)).toBe(true);
+    const skipped = daemon.lines.filter((l) => String(l.msg).startsWith('symbolic link not followed')).map((l) => l.link);
+    expect(skipped).toEqual(expect.arrayContaining(['loops/self', 'loops/up']));
+    expect(daemon.alive()).toBe(true);
+  }, 90_000);
+});
