@@ -15,11 +15,28 @@ export interface Target {
 
 export const EMBEDDED = 'embedded';
 
+/** Settings with the service URL known: what a command that talks to the service works with. */
+export type ServiceSettings = Settings & { apiUrl: string };
+
+/** The message of a command that needs the service and has no URL: one line naming every way to give one. */
+export const NO_API_URL =
+  'no service URL: give --api-url https://HOST or set CONVERGE_API_URL (--api-url embedded runs a throwaway in-process emulator)';
+
+/** The settings of a command that needs the service; without api_url, a UsageError naming how to give it. */
+export function requireApiUrl(settings: Settings): ServiceSettings {
+  const { apiUrl } = settings;
+  if (apiUrl === undefined) throw new UsageError(NO_API_URL);
+  return { ...settings, apiUrl };
+}
+
+/** The first line `apply` and `run` print against the embedded emulator: nothing they do reaches a real service. */
+export const EMBEDDED_BANNER = 'using the embedded emulator (--api-url embedded): nothing is written to a real service, and its state is gone when this process exits';
+
 /**
  * Embedded mode keeps the emulator's state in memory for the life of the process, seeded from
  * settings.emulatorState when given; nothing is written back to the seed file.
  */
-export async function openTarget(settings: Settings, hooks: { onRequest?: ClientOptions['onRequest'] } = {}): Promise<Target> {
+export async function openTarget(settings: ServiceSettings, hooks: { onRequest?: ClientOptions['onRequest'] } = {}): Promise<Target> {
   if (settings.apiUrl === EMBEDDED) {
     // Imported here: a run against a real service loads none of the emulator.
     const [{ startEmulator }, { emulatorDiscoveryHook }] = await Promise.all([import('../emulator/server.js'), import('../emulator/discovery-hook.js')]);

@@ -14,7 +14,7 @@ import { waitForRevisions } from '../../enqueue/wait-revisions.js';
 import { gatherPlanInput } from '../../observe/gather.js';
 import type { Command, CommandIo } from '../command.js';
 import { LOG_LEVELS, resolveSettings, settingOptions, type Settings } from '../settings.js';
-import { EMBEDDED, openTarget } from '../target.js';
+import { EMBEDDED, EMBEDDED_BANNER, openTarget, requireApiUrl } from '../target.js';
 import { progressLine, type Progress } from '../tty.js';
 import { formatDiagnostic } from '../../core/diagnostics.js';
 
@@ -51,9 +51,11 @@ export const applyCommand: Command = {
   async run(args, io) {
     const output = (args.values.output as string | undefined) ?? 'text';
     if (!FORMATS.includes(output as (typeof FORMATS)[number])) throw new UsageError(`--output "${output}" is not one of ${FORMATS.join(', ')}`);
-    const settings = resolveSettings(args, io.env);
+    const settings = requireApiUrl(resolveSettings(args, io.env));
     const dir = resolve(io.cwd, args.positionals[0]!);
     const embedded = settings.apiUrl === EMBEDDED;
+    // First line: nothing an embedded apply does reaches a real service (on stderr with JSON: stdout is one document).
+    if (embedded) (output === 'text' ? io.stdout : io.stderr).write(`${EMBEDDED_BANNER}\n`);
     const progress = progressLine(io);
     const log = lineLogger(io, settings.logLevel, progress);
     // Redis first: an unreachable Redis is one line before anything else starts.

@@ -9,7 +9,7 @@ import { gatherPlanInput } from '../../observe/gather.js';
 import type { Command } from '../command.js';
 import type { readAppliedState } from '../../enqueue/applied-state.js';
 import { resolveSettings, settingOptions } from '../settings.js';
-import { EMBEDDED, openTarget } from '../target.js';
+import { EMBEDDED, openTarget, requireApiUrl } from '../target.js';
 import { progressLine, useColor } from '../tty.js';
 
 const FORMATS = ['text', 'markdown', 'json'] as const;
@@ -29,7 +29,7 @@ export const planCommand: Command = {
     if (!FORMATS.includes(output as (typeof FORMATS)[number])) {
       throw new UsageError(`--output "${output}" is not one of ${FORMATS.join(', ')}`);
     }
-    const settings = resolveSettings(args, io.env);
+    const settings = requireApiUrl(resolveSettings(args, io.env));
     const dir = args.positionals[0]!;
     // The embedded emulator starts fresh in every process: applied state kept in Redis would not describe it.
     // Otherwise it is read (Redis client loaded, connected, one HGETALL) while the live pages are listed.
