@@ -1,4 +1,4 @@
-// The exit-code rule of `converge plan --detailed-exitcode` and of `converge apply`, in one place.
+// The exit-code rule of `converge plan` (with and without --detailed-exitcode) and of `converge apply`, in one place.
 import type { Plan } from './model.js';
 
 /** What the rule reads of a plan. */
@@ -25,12 +25,13 @@ function planHasApplicableChanges(plan: PlanOutcome): boolean {
 }
 
 /**
- * `plan`: 0, whatever the plan holds. With --detailed-exitcode: 1 when the plan holds
- * an error, else 2 when apply would change something, else 0.
+ * `plan`: 1 when the plan holds an error (an error diagnostic or a blocked resource), with or without
+ * --detailed-exitcode, as Terraform's plan does; otherwise 0, or with --detailed-exitcode 2 when apply
+ * would change something.
  */
 export function planExitCode(plan: PlanOutcome, detailed: boolean): 0 | 1 | 2 {
-  if (!detailed) return 0;
   if (planHasErrors(plan)) return 1;
+  if (!detailed) return 0;
   return planHasApplicableChanges(plan) ? 2 : 0;
 }
 

@@ -146,6 +146,8 @@ export interface PlanChange {
   reason: string | null;
   /** True when the manifest carries converge/suspend: shown, never applied. */
   suspended?: boolean;
+  /** An orphan converge applied once: its manifest is gone, and converge stopped managing it. */
+  released?: boolean;
 }
 
 export interface PlanDiagnostic {
@@ -156,11 +158,19 @@ export interface PlanDiagnostic {
   message: string;
 }
 
+/**
+ * Counts per action; a suspended create or update counts as `suspended` only (never applied), so `create`
+ * and `update` count exactly what apply would send.
+ */
+export type PlanSummary = Record<Action, number> & { suspended: number };
+
 export interface Plan {
   format_version: '1';
-  summary: Record<Action, number>;
+  summary: PlanSummary;
   changes: PlanChange[];
   diagnostics: PlanDiagnostic[];
+  /** What the plan could not see and how that limits it (e.g. applied state not read); rendered in every format. */
+  notes?: string[];
 }
 
 export const SENSITIVE = '(sensitive)';

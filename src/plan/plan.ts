@@ -13,7 +13,7 @@ import type {
 } from '../core/model.js';
 import { resourceKey } from '../core/model.js';
 import { kindOf, type PlanContext } from '../core/kinds/index.js';
-import { ORPHAN_REASON } from './notes.js';
+import { ORPHAN_REASON, RELEASED_REASON } from './notes.js';
 import { pair } from './pairing.js';
 import { sortChanges, summarize } from './summary.js';
 
@@ -37,6 +37,8 @@ export interface PlanInput {
   discovery?: ReadonlyMap<string, DiscoveryPreview>;
   /** Key deployment name; unresolved `repository`: blocked with this reason. */
   repositoryErrors?: ReadonlyMap<string, string>;
+  /** What the plan could not see (applied state not read, deployments outside name_prefix); copied into plan.notes. */
+  notes?: string[];
 }
 
 const NO_HASHES: Record<string, string> = Object.freeze({}) as Record<string, string>;
@@ -70,13 +72,19 @@ export function plan(input: PlanInput): Plan {
     changes.push({ kind: entry.kind, name: entry.name, action: 'blocked', new_revision: false, fields: [], reason: entry.reasons.join('; ') });
   }
   for (const live of pairs.orphans) {
-    changes.push({ kind: 'Deployment', name: live.name, action: 'orphan', new_revision: false, fields: [], reason: ORPHAN_REASON });
+    // The applied state knows what converge applied: such an orphan lost its manifest, and converge stopped managing it.
+    const released = input.applied.has(resourceKey('Deployment', live.name));
+    const orphan: PlanChange = { kind: 'Deployment', name: live.name, action: 'orphan', new_revision: false, fields: [], reason: released ? RELEASED_REASON : ORPHAN_REASON };
+    if (released) orphan.released = true;
+    changes.push(orphan);
   }
   sortChanges(changes);
-  return {
+  const result: Plan = {
     format_version: '1',
     summary: summarize(changes),
     changes,
     diagnostics: sortDiagnostics(input.diagnostics).map(toPlanDiagnostic),
   };
+  if (input.notes && input.notes.length > 0) result.notes = [...input.notes];
+  return result;
 }
