@@ -1,5 +1,6 @@
 // Opens the service a command talks to: a URL, or "embedded": an in-process emulator seeded from a state file.
 import { clientOptionsFrom, ServiceClient, type ClientOptions } from '../service/client.js';
+import { formatSeconds, type RetryInfo } from '../service/transport.js';
 import { UsageError } from '../core/errors.js';
 import type { RunningEmulator } from '../emulator/server.js';
 import type { Settings } from './settings.js';
@@ -36,7 +37,12 @@ export const EMBEDDED_BANNER = 'using the embedded emulator (--api-url embedded)
  * Embedded mode keeps the emulator's state in memory for the life of the process, seeded from
  * settings.emulatorState when given; nothing is written back to the seed file.
  */
-export async function openTarget(settings: ServiceSettings, hooks: { onRequest?: ClientOptions['onRequest'] } = {}): Promise<Target> {
+/** "GET /v2/deployments: no answer in 30s, retrying (2/5) in 4s": one line on stderr per retry of a read. */
+export function retryLine(info: RetryInfo): string {
+  return `${info.method} ${info.route}: ${info.why}, retrying (${info.attempt}/${info.attempts}) in ${formatSeconds(info.waitMs)}`;
+}
+
+export async function openTarget(settings: ServiceSettings, hooks: { onRequest?: ClientOptions['onRequest']; onRetry?: ClientOptions['onRetry'] } = {}): Promise<Target> {
   if (settings.apiUrl === EMBEDDED) {
     // Imported here: a run against a real service loads none of the emulator.
     const [{ startEmulator }, { emulatorDiscoveryHook }] = await Promise.all([import('../emulator/server.js'), import('../emulator/discovery-hook.js')]);
@@ -48,7 +54,7 @@ export async function openTarget(settings: ServiceSettings, hooks: { onRequest?:
       allowLocalDiscovery: settings.allowLocalDiscovery,
     });
     // The embedded emulator asks for no API key: only the URL and timeouts apply.
-    const client = new ServiceClient(clientOptionsFrom({ apiUrl: emulator.url, requestTimeout: settings.requestTimeout }, hooks.onRequest));
+    const client = new ServiceClient(clientOptionsFrom({ apiUrl: emulator.url, requestTimeout: settings.requestTimeout }, hooks.onRequest, hooks.onRetry));
     return {
       client,
       url: emulator.url,
@@ -68,6 +74,6 @@ export async function openTarget(settings: ServiceSettings, hooks: { onRequest?:
   if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') {
     throw new UsageError(`api_url "${settings.apiUrl}" must use http or https`);
   }
-  const client = new ServiceClient(clientOptionsFrom(settings, hooks.onRequest));
+  const client = new ServiceClient(clientOptionsFrom(settings, hooks.onRequest, hooks.onRetry));
   return { client, url: settings.apiUrl, async close() { await client.close(); } };
 }

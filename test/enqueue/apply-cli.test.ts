@@ -24,7 +24,7 @@ describe('converge apply (command)', () => {
     expect(run).toEqual({
       code: 1,
       stdout: '',
-      stderr: `converge apply: Redis at redis://127.0.0.1:${port} is unreachable (ECONNREFUSED): start redis-server or set REDIS_URL\n`,
+      stderr: `converge apply: Redis at redis://127.0.0.1:${port} is unreachable (ECONNREFUSED): start redis-server, or set --redis-url or REDIS_URL\n`,
     });
     expect(Date.now() - started).toBeLessThan(6_000);
   });

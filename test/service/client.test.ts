@@ -271,7 +271,7 @@ describe('timeouts and network failures', () => {
     expect(error).toBeInstanceOf(NetworkError);
     expect((error as NetworkError).code).toBe('E_NETWORK');
     expect((error as NetworkError).reason).toBe('headers_timeout');
-    expect((error as Error).message).toBe('GET /v1/integrations/forge/codehost/install: no response headers before the headers timeout (150 ms)');
+    expect((error as Error).message).toBe(`GET /v1/integrations/forge/codehost/install to ${new URL(server.url).host}: no response headers before the headers timeout (150 ms)`);
     expect(server.received).toHaveLength(2);
   });
 
