@@ -31,6 +31,8 @@ export interface DaemonSettings extends WorkerSettings {
   shutdownTimeout: number;
   jobLock: number;
   allowLocalDiscovery: boolean;
+  /** name_prefix: only deployments whose names start with it are listed, planned and reported as orphans. */
+  namePrefix?: string | undefined;
 }
 
 /** The service the daemon talks to (opened by the CLI: a URL, or the embedded emulator). */

@@ -14,7 +14,7 @@ import { waitForRevisions } from '../../enqueue/wait-revisions.js';
 import { gatherPlanInput } from '../../observe/gather.js';
 import type { Command, CommandIo } from '../command.js';
 import { LOG_LEVELS, resolveSettings, settingOptions, type Settings } from '../settings.js';
-import { EMBEDDED, EMBEDDED_BANNER, openTarget, requireApiUrl } from '../target.js';
+import { EMBEDDED, EMBEDDED_BANNER, openTarget, requireApiUrl, retryLine } from '../target.js';
 import { progressLine, type Progress } from '../tty.js';
 import { formatDiagnostic } from '../../core/diagnostics.js';
 
@@ -35,6 +35,7 @@ export const applyCommand: Command = {
       'apiUrl',
       'apiKey',
       'tenantId',
+      'namePrefix',
       'redisUrl',
       'redisPrefix',
       'concurrency',
@@ -62,13 +63,14 @@ export const applyCommand: Command = {
     const jobs = await openJobs(settings, { private: embedded, target: { apiUrl: settings.apiUrl, tenantId: settings.tenantId }, log });
     let target: Awaited<ReturnType<typeof openTarget>> | undefined;
     try {
-      target = await openTarget(settings);
+      target = await openTarget(settings, { onRetry: (info) => progress.write(io.stderr, `converge apply: ${retryLine(info)}\n`) });
       const gathered = await gatherPlanInput({
         dir,
         env: io.env,
         client: target.client,
         allowLiteralSecrets: settings.allowLiteralSecrets,
         allowLocalDiscovery: settings.allowLocalDiscovery,
+        namePrefix: settings.namePrefix,
         applied: jobs.applied,
         onLiveProgress: (n) => progress.show(`listing live deployments: ${n}`),
       });

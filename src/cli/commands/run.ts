@@ -20,6 +20,7 @@ export const runCommand: Command = {
     'apiUrl',
     'apiKey',
     'tenantId',
+    'namePrefix',
     'emulatorState',
     'redisUrl',
     'redisPrefix',
