@@ -1,6 +1,6 @@
 // Waiting for an apply's jobs: results from the queue's job events, and a direct look-up of unfinished jobs in case one was missed.
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { PlanChange } from '../core/model.js';
+import type { FieldChange, PlanChange } from '../core/model.js';
 import type { ApplyChange } from './apply-jobs.js';
 import type { Enqueued, Enqueuer } from './enqueuer.js';
 import { ReconcileJobResult } from './schema.js';
@@ -22,6 +22,8 @@ export interface ResourceResult {
   jobId: string;
   /** With --wait: whether the new revision became active (undefined when nothing was waited for). */
   revision?: 'active' | 'timeout';
+  /** The fields the job's write sent, as the plan shows them (secret values "(sensitive)"); absent when nothing was written. */
+  fields?: FieldChange[];
 }
 
 interface Tracked {
@@ -48,6 +50,7 @@ function completedResult(t: Tracked, value: unknown): ResourceResult {
   if (r.message) extra.message = r.message;
   if (r.deploymentId) extra.deploymentId = r.deploymentId;
   if (r.latestRevisionId !== undefined) extra.latestRevisionId = r.latestRevisionId;
+  if (r.fields) extra.fields = r.fields.map((f) => ({ path: f.path, before: f.before, after: f.after, sensitive: f.sensitive }));
   return resultFrom(t, r.outcome === 'unchanged' ? 'unchanged' : 'done', extra);
 }
 

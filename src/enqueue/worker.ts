@@ -4,6 +4,8 @@ import type { Redis } from 'ioredis';
 import { BlockedError, JobInputError } from '../core/errors.js';
 import type { ServiceClient } from '../service/client.js';
 import { classifyFailure } from '../service/errors.js';
+import { recordWrites, type WriteRecord } from '../service/transport.js';
+import { fieldLine } from '../plan/render/text.js';
 import { AppliedStateStore } from './applied-state.js';
 import { QUEUE_NAME, type JobSettings } from './jobs.js';
 import { syncResource } from '../sync/sync.js';
@@ -67,6 +69,31 @@ export interface ProcessorContext {
   rateLimit(ms: number): Promise<void>;
   /** Literal secret values this process read from the manifests (in-process apply only; see LiteralSecrets). */
   literalSecrets?: LiteralSecrets;
+  /** Log every write at info (default true; `apply` prints its writes itself). */
+  logWrites?: boolean;
+}
+
+/**
+ * One line per write, at info: the resource, the fields changed (paths, and values as the plan shows them: a secret
+ * is "(sensitive)"), whether a revision started, and the service's request id when it sent one.
+ */
+function logWrite(ctx: ProcessorContext, data: ReconcileJobData, jobId: string | undefined, result: ReconcileJobResult, writes: WriteRecord[]): void {
+  if (writes.length === 0 || ctx.logWrites === false) return;
+  const fields = result.fields ?? [];
+  const requestIds = writes.map((w) => w.requestId).filter((id): id is string => id !== undefined);
+  ctx.log.info(
+    {
+      key: data.key,
+      jobId,
+      outcome: result.outcome,
+      new_revision: result.new_revision,
+      fields: fields.map((f) => f.path),
+      changes: fields.map((f) => fieldLine(f)),
+      requests: writes.map((w) => `${w.method} ${w.route} ${w.status}`),
+      ...(requestIds.length > 0 ? { requestIds } : {}),
+    },
+    result.new_revision ? 'wrote; a new revision started' : 'wrote; no new revision',
+  );
 }
 
 /** Inner step: job data in, result out; throws whatever went wrong. */
@@ -88,7 +115,8 @@ export function createProcessor(ctx: ProcessorContext) {
     const data = parsed.data;
     const started = Date.now();
     try {
-      const result = await runJob(data, ctx);
+      const { value: result, writes } = await recordWrites(() => runJob(data, ctx));
+      logWrite(ctx, data, job.id, result, writes);
       ctx.log.debug({ key: data.key, jobId: job.id, outcome: result.outcome, new_revision: result.new_revision, ms: Date.now() - started }, 'job done');
       return result;
     } catch (error) {
@@ -138,6 +166,8 @@ export interface StartRunnerOptions {
   literalSecrets?: LiteralSecrets;
   /** The service the client writes to: the Redis prefix must not serve another (see target.ts). */
   target?: ServiceTarget;
+  /** Log every write at info (default true; `apply` prints the writes of its own jobs itself). */
+  logWrites?: boolean;
 }
 
 /** What a runner tells of the jobs it runs (the daemon's metrics, apply's start-up). */
@@ -199,6 +229,7 @@ export async function startJobRunner(settings: WorkerSettings, options: StartRun
       await worker!.rateLimit(ms);
     },
     ...(options.literalSecrets ? { literalSecrets: options.literalSecrets } : {}),
+    ...(options.logWrites === false ? { logWrites: false } : {}),
   });
   worker = new Worker<unknown, ReconcileJobResult>(QUEUE_NAME, processor, {
     connection,

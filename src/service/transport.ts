@@ -1,4 +1,5 @@
 // One keep-alive undici Agent per client: timed requests, capped bodies, zod-checked JSON, GET retries with backoff.
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { setMaxListeners } from 'node:events';
 import { STATUS_CODES } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -27,6 +28,37 @@ export interface RequestInfo {
   durationMs: number;
   /** 1 for the first try. */
   attempt: number;
+}
+
+/** One write (POST, PATCH) sent to the service, and the request id it answered with, if any. */
+export interface WriteRecord {
+  method: string;
+  /** Templated route, e.g. /v2/deployments/{deployment_id}. */
+  route: string;
+  status: number | 'network';
+  /** From the answer's X-Request-Id (or Request-Id, X-Amzn-RequestId, X-Correlation-Id) header, when the service sends one. */
+  requestId?: string;
+}
+
+const WRITES = new AsyncLocalStorage<WriteRecord[]>();
+
+/** Runs `fn`, collecting every write it sends through any transport (for a log line per write with its request id). */
+export async function recordWrites<T>(fn: () => Promise<T>): Promise<{ value: T; writes: WriteRecord[] }> {
+  const writes: WriteRecord[] = [];
+  const value = await WRITES.run(writes, fn);
+  return { value, writes };
+}
+
+const REQUEST_ID_HEADERS = ['x-request-id', 'request-id', 'x-amzn-requestid', 'x-correlation-id'];
+
+function requestIdOf(headers: Dispatcher.ResponseData['headers']): string | undefined {
+  for (const name of REQUEST_ID_HEADERS) {
+    const value = headers[name];
+    const text = Array.isArray(value) ? value[0] : value;
+    // An id is short and printable; anything else is not worth a log field.
+    if (typeof text === 'string' && /^[\x21-\x7e]{1,128}$/.test(text)) return text;
+  }
+  return undefined;
 }
 
 /** One GET about to be tried again, for a line on stderr as it happens. */
@@ -232,6 +264,10 @@ export class HttpTransport {
     try {
       const response = await this.dispatch(call);
       status = response.statusCode;
+      if (call.method !== 'GET') {
+        const requestId = requestIdOf(response.headers);
+        WRITES.getStore()?.push({ method: call.method, route: call.route, status, ...(requestId ? { requestId } : {}) });
+      }
       if (status < 200 || status >= 300) throw await this.serviceError(call, response);
       const bytes = await this.readBody(call, response, this.maxResponseBytes, true);
       return this.decode(call, bytes, String(response.headers['content-type'] ?? 'none'));

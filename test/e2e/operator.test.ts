@@ -230,6 +230,58 @@ describe('an operator\'s tool that cannot mislead', () => {
     }, 90_000);
   });
 
+  describe('6. a record of every write', () => {
+    const PLANTED = 'planted-secret-value-6f1d2c';
+
+    it('apply prints each write\'s fields in the plan\'s format and whether a revision started; never a secret value', async () => {
+      const local = await tempDir('operator-writes');
+      const common = ['--api-url', emulator.url, '--redis-url', REDIS_URL, '--redis-prefix', prefix('writes'), '--name-prefix', 'team-c-'];
+      const env = { CONVERGE_API_KEY: 'operator-key-1', OP_TOKEN: PLANTED };
+      try {
+        await writeFiles(local, { 'c.yaml': dockerDeploymentYaml('team-c-new', { maxScale: 2, secrets: [['TOKEN', 'OP_TOKEN']] }) });
+        const created = await runConverge(['apply', local, ...common], env, 60_000);
+        expect(created.code, created.stdout + created.stderr).toBe(0);
+        expect(created.stdout).toContain('  done      Deployment/team-c-new: created; a new revision started\n      + name: "team-c-new"\n');
+        expect(created.stdout).toContain('      + source_config.resource_spec.max_scale: 2\n');
+        expect(created.stdout).toContain('      + secrets.TOKEN: (sensitive)\n');
+
+        await writeFiles(local, { 'c.yaml': dockerDeploymentYaml('team-c-new', { maxScale: 3, secrets: [['TOKEN', 'OP_TOKEN']] }) });
+        const updated = await runConverge(['apply', local, ...common], env, 60_000);
+        expect(updated.code, updated.stdout + updated.stderr).toBe(0);
+        expect(updated.stdout).toContain('  done      Deployment/team-c-new: updated; a new revision started\n      ~ source_config.resource_spec.max_scale: 2 -> 3\n');
+        for (const out of [created, updated]) expect(out.stdout + out.stderr).not.toContain(PLANTED);
+      } finally {
+        await rm(local, { recursive: true, force: true });
+      }
+    }, 120_000);
+
+    it('the daemon logs every write at info: resource, fields, values, revision; never a secret value', async () => {
+      const local = await tempDir('operator-daemon-writes');
+      try {
+        await writeFiles(local, { 'd.yaml': dockerDeploymentYaml('team-d-new', { maxScale: 2, secrets: [['TOKEN', 'OP_TOKEN']] }) });
+        const daemon = spawnConverge(
+          ['run', local, '--api-url', emulator.url, '--redis-url', REDIS_URL, '--redis-prefix', prefix('daemon-writes'), '--name-prefix', 'team-d-', '--http-port', '0', '--http-host', '127.0.0.1', '--log-level', 'info'],
+          { CONVERGE_API_KEY: 'operator-key-1', OP_TOKEN: PLANTED },
+        );
+        const wrote = await daemon.waitForLine((l) => typeof l.msg === 'string' && l.msg.startsWith('wrote'), 30_000);
+        expect(wrote).toMatchObject({
+          key: 'Deployment/team-d-new',
+          outcome: 'created',
+          new_revision: true,
+          msg: 'wrote; a new revision started',
+          requests: [expect.stringMatching(/^POST \/v2\/deployments 20\d$/)],
+        });
+        expect(wrote.fields).toEqual(expect.arrayContaining(['name', 'source_config.resource_spec.max_scale', 'secrets.TOKEN']));
+        expect(wrote.changes).toEqual(expect.arrayContaining(['+ source_config.resource_spec.max_scale: 2', '+ secrets.TOKEN: (sensitive)']));
+        expect(wrote.level).toBe(30);
+        await daemon.kill('SIGTERM');
+        expect(daemon.stdout() + daemon.stderr()).not.toContain(PLANTED);
+      } finally {
+        await rm(local, { recursive: true, force: true });
+      }
+    }, 90_000);
+  });
+
   describe('7. inputs and errors', () => {
     it('an unknown flag gets a "did you mean"', async () => {
       const r = await runConverge(['plan', dir, '--outptu', 'json']);

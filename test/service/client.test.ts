@@ -521,3 +521,22 @@ describe('headers and secrecy', () => {
     expect(() => new ServiceClient({ baseUrl: 'not a url' })).toThrow(/not a URL/);
   });
 });
+
+describe('a record of every write', () => {
+  it('collects each write sent within recordWrites with the request id the service answered with; reads are not writes', async () => {
+    const listing = pagingHandler(2);
+    const server = await serve((request, response) => {
+      if (request.method === 'GET') return listing(request, response);
+      json(response, 200, deployment('a'), { 'x-request-id': 'req-7f3a' });
+    });
+    const { client } = clientFor(server);
+    const { recordWrites } = await import('../../src/service/transport.js');
+    const { writes } = await recordWrites(async () => {
+      await client.listDeployments();
+      await client.patchDeployment('id-1', { source_config: { build_on_push: true } });
+    });
+    expect(writes).toEqual([{ method: 'PATCH', route: '/v2/deployments/{deployment_id}', status: 200, requestId: 'req-7f3a' }]);
+    // Outside recordWrites nothing is collected, and nothing fails.
+    await client.patchDeployment('id-1', { source_config: { build_on_push: true } });
+  });
+});

@@ -5,6 +5,7 @@ import { UsageError } from '../../core/errors.js';
 import { applyConverged, applyExitCode } from '../../core/exit-code.js';
 import type { Plan } from '../../core/model.js';
 import { summarySentence } from '../../plan/render/format.js';
+import { fieldLine } from '../../plan/render/text.js';
 import { runApply } from '../../enqueue/apply.js';
 import { changesToApply } from '../../enqueue/apply-jobs.js';
 import type { QueueLogger } from '../../enqueue/log.js';
@@ -86,8 +87,10 @@ export const applyCommand: Command = {
         env: io.env,
         changes,
         log,
+        // Each write is printed below with its fields: the runner's own info line would repeat it on stderr.
+        worker: { logWrites: false },
         onProgress: (finished, total, latest) => {
-          if (text) progress.write(io.stdout, resultLine(latest) + '\n');
+          if (text) progress.write(io.stdout, resultLines(latest).join('\n') + '\n');
           progress.show(`applying ${finished}/${total} ...`);
         },
       });
@@ -120,24 +123,27 @@ function planLines(result: Plan): string[] {
   return lines;
 }
 
+/** What a job did, and whether its write started a revision (minutes of build on the real service). */
 function describeOutcome(r: ResourceResult): string {
+  const revision = r.kind !== 'Deployment' ? '' : r.new_revision ? '; a new revision started' : '; no new revision';
   switch (r.outcome) {
     case 'created':
-      return r.kind === 'Deployment' ? 'created (new revision)' : 'created';
+      return `created${revision}`;
     case 'updated':
-      return r.new_revision ? 'updated (new revision)' : 'updated';
+      return `updated${revision}`;
     case 'adopted':
-      return `adopted${r.new_revision ? ' (new revision)' : ''}`;
+      return `adopted${r.fields ? revision : ''}`;
     default:
       return 'nothing left to change';
   }
 }
 
-function resultLine(r: ResourceResult): string {
+/** One resource's result, then each field its write sent, in the plan's format (a secret is "(sensitive)"). */
+function resultLines(r: ResourceResult): string[] {
   const label = r.status.padEnd(9);
-  if (r.status === 'failed') return `  ${label} ${r.key}: ${r.message ?? 'failed'}`;
+  if (r.status === 'failed') return [`  ${label} ${r.key}: ${r.message ?? 'failed'}`];
   const note = r.message ? ` (${r.message})` : '';
-  return `  ${label} ${r.key}: ${describeOutcome(r)}${note}`;
+  return [`  ${label} ${r.key}: ${describeOutcome(r)}${note}`, ...(r.fields ?? []).map((field) => `      ${fieldLine(field)}`)];
 }
 
 function revisionLine(r: ResourceResult, settings: Settings): string {

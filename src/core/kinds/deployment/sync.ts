@@ -166,7 +166,7 @@ export async function syncDeployment(resource: DeploymentResource, ports: SyncPo
   if (!diff.request) return settledResult(settled, live);
   if (diff.request.op === 'patch') {
     const patched = await patchIfNeeded(desired, diff, live!, ports, settled.applied);
-    return deploymentResult('updated', patched.newRevision, patched.live);
+    return { ...deploymentResult('updated', patched.newRevision, patched.live), fields: diff.change.fields };
   }
 
   const written = pick(desired.secrets.hashes, diff.secretNames);
@@ -179,7 +179,7 @@ export async function syncDeployment(resource: DeploymentResource, ports: SyncPo
   try {
     const created = await ports.service.createDeployment(body);
     await ports.appliedState.recordWrite(desired.key, { secrets: written }, ports.now());
-    return deploymentResult('created', true, created);
+    return { ...deploymentResult('created', true, created), fields: diff.change.fields };
   } catch (error) {
     if (!(error instanceof ServiceError) || error.status !== 409) throw error;
     return adoptDeployment(desired, ports, error);
@@ -201,5 +201,6 @@ async function adoptDeployment(desired: Desired, ports: SyncPorts, conflict: Ser
   const message = patched.sent
     ? 'the deployment already existed; converge adopted it and patched what differed'
     : 'the deployment already existed and matches the manifest; converge adopted it';
-  return deploymentResult('adopted', patched.newRevision, patched.live, message);
+  const result = deploymentResult('adopted', patched.newRevision, patched.live, message);
+  return patched.sent ? { ...result, fields: diff.change.fields } : result;
 }

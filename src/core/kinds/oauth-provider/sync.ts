@@ -55,5 +55,5 @@ export async function syncProvider(resource: ProviderResource, ports: SyncPorts)
     return { outcome: 'adopted', new_revision: false, message: 'an earlier attempt created the provider but its answer was lost; converge recorded it as applied' };
   }
   await ports.appliedState.recordWrite(key, { secrets: written, definitionHash: diff.definitionHash }, ports.now());
-  return { outcome: 'created', new_revision: false };
+  return { outcome: 'created', new_revision: false, fields: diff.change.fields };
 }
