@@ -55,6 +55,7 @@ describe('applyExitCode', () => {
     ['every job done or unchanged', clean, [{ status: 'done' }, { status: 'unchanged' }], 0],
     ['awaited revisions active', clean, [{ status: 'done', revision: 'active' }], 0],
     ['a failed job', clean, [{ status: 'done' }, { status: 'failed' }], 1],
+    ['an interrupted job (Ctrl-C)', clean, [{ status: 'done' }, { status: 'interrupted' }], 1],
     ['a revision not active in time', clean, [{ status: 'done', revision: 'timeout' }], 1],
     ['a blocked resource in the plan', outcome([change('blocked')]), [{ status: 'done' }], 1],
     ['an error diagnostic in the plan', outcome([change('noop')], [diagnostic('error')]), [], 1],

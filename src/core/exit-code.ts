@@ -6,7 +6,8 @@ export type PlanOutcome = Pick<Plan, 'summary' | 'changes' | 'diagnostics'>;
 
 /** What the rule reads of one apply job's result. */
 export interface JobOutcome {
-  status: 'done' | 'unchanged' | 'failed';
+  /** `interrupted`: the apply was stopped before the job had a result. */
+  status: 'done' | 'unchanged' | 'failed' | 'interrupted';
   /** With --wait: whether the new revision became active; absent when nothing was waited for. */
   revision?: 'active' | 'timeout';
 }
@@ -36,11 +37,12 @@ export function planExitCode(plan: PlanOutcome, detailed: boolean): 0 | 1 | 2 {
 }
 
 /**
- * Apply converged: the plan holds no error, no job failed, and every awaited new revision became active.
+ * Apply converged: the plan holds no error, every job finished (done or unchanged: none failed, none interrupted),
+ * and every awaited new revision became active.
  */
 export function applyConverged(plan: PlanOutcome, jobs: readonly JobOutcome[]): boolean {
   if (planHasErrors(plan)) return false;
-  return jobs.every((job) => job.status !== 'failed' && job.revision !== 'timeout');
+  return jobs.every((job) => (job.status === 'done' || job.status === 'unchanged') && job.revision !== 'timeout');
 }
 
 /** `apply`: 0 when it converged, 1 otherwise. */

@@ -1,5 +1,6 @@
 // The enqueuer: one reconcile job per resource through BullMQ's deduplication (its public API only); newest desired state wins.
 import { Job, type Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
 import { ConvergeError } from '../core/errors.js';
 import { jobIdFor, jobOptions, type JobSettings } from './jobs.js';
 import type { ReconcileJobData } from './schema.js';
@@ -11,6 +12,11 @@ export interface Enqueued {
   how: 'added' | 'after-active' | 'replaced-waiting';
   /** With after-active: the running job of the resource that ours starts after. */
   behind?: string;
+}
+
+/** The hash of resourceKey -> enqueuedAt of the newest desired state enqueued (beside the queue's own keys). */
+export function newestDesiredKey(queue: { toKey(type: string): string }): string {
+  return queue.toKey('newest-desired');
 }
 
 /** Jobs added per round trip by Enqueuer.enqueue. */
@@ -72,6 +78,7 @@ export class Enqueuer {
     const out: Enqueued[] = [];
     for (let i = 0; i < datas.length; i += ENQUEUE_BATCH) {
       const batch = datas.slice(i, i + ENQUEUE_BATCH);
+      await this.#markNewest(batch);
       const ids = batch.map((data) => jobIdFor(data.key));
       const jobs = await this.#queue.addBulk(batch.map((data, k) => ({ name: data.operation, data, opts: jobOptions(this.#settings, data.key, ids[k]!) })));
       const deduplicated: number[] = [];
@@ -106,6 +113,39 @@ export class Enqueuer {
     if (!job) return { state: 'unfinished' };
     if (state === 'completed') return { state: 'completed', value: job.returnvalue };
     return { state: 'failed', reason: job.failedReason ?? 'failed' };
+  }
+
+  /**
+   * Removes the jobs among `jobIds` that are still waiting (never started, or handed back): an interrupted apply
+   * leaves nothing queued behind it. Returns the ids removed; a job running elsewhere (locked) is left alone.
+   */
+  async withdraw(jobIds: readonly string[]): Promise<string[]> {
+    const removed: string[] = [];
+    for (const jobId of jobIds) {
+      if (!WAITING_STATES.has(await this.#queue.getJobState(jobId))) continue;
+      if ((await this.#queue.remove(jobId)) === 1) removed.push(jobId);
+    }
+    return removed;
+  }
+
+  /**
+   * How long the lock of a running job still holds, in ms (undefined when it holds none): a job whose worker died keeps
+   * its lock this long, then the stalled-job check hands it to another worker.
+   */
+  async lockTtlMs(jobId: string): Promise<number | undefined> {
+    // BullMQ's connection is an ioredis client (its own IRedisClient type leaves PTTL out).
+    const client = (await this.#queue.client) as unknown as Pick<Redis, 'pttl'>;
+    const ttl = await client.pttl(`${this.#queue.toKey(jobId)}:lock`);
+    return ttl >= 0 ? ttl : undefined;
+  }
+
+  /**
+   * Records, before the jobs are added, when each resource's newest desired state was enqueued: a job of an older run
+   * that runs later (its worker died, it was handed back) sees it is superseded and writes nothing (see worker.ts).
+   */
+  async #markNewest(datas: readonly ReconcileJobData[]): Promise<void> {
+    const client = (await this.#queue.client) as unknown as Pick<Redis, 'hset'>;
+    await client.hset(newestDesiredKey(this.#queue), Object.fromEntries(datas.map((data) => [data.key, data.enqueuedAt])));
   }
 
   /** The add loop after BullMQ deduplicated our job `jobId` against `existingId`. */

@@ -7,6 +7,7 @@ import { classifyFailure } from '../service/errors.js';
 import { recordWrites, type WriteRecord } from '../service/transport.js';
 import { fieldLine } from '../plan/render/text.js';
 import { AppliedStateStore } from './applied-state.js';
+import { newestDesiredKey } from './enqueuer.js';
 import { QUEUE_NAME, type JobSettings } from './jobs.js';
 import { syncResource } from '../sync/sync.js';
 import { checkPrefix, closeRedis, connectProducer, connectWorker, isRedisUnavailable, type RedisSettings } from './redis.js';
@@ -71,6 +72,8 @@ export interface ProcessorContext {
   literalSecrets?: LiteralSecrets;
   /** Log every write at info (default true; `apply` prints its writes itself). */
   logWrites?: boolean;
+  /** When the newest desired state of a resource was enqueued (Enqueuer's record), if known. */
+  newestEnqueuedAt?(key: string): Promise<string | undefined>;
 }
 
 /**
@@ -114,6 +117,12 @@ export function createProcessor(ctx: ProcessorContext) {
     }
     const data = parsed.data;
     const started = Date.now();
+    // A job of an older run (its worker died, or it was handed back) never writes an older desired state over a newer one.
+    const newest = await ctx.newestEnqueuedAt?.(data.key);
+    if (newest !== undefined && newest > data.enqueuedAt) {
+      ctx.log.info({ key: data.key, jobId: job.id, enqueuedAt: data.enqueuedAt, newest }, 'job superseded by a newer desired state; nothing sent');
+      return { outcome: 'unchanged', new_revision: false, message: 'superseded by a newer desired state enqueued since; nothing sent' };
+    }
     try {
       const { value: result, writes } = await recordWrites(() => runJob(data, ctx));
       logWrite(ctx, data, job.id, result, writes);
@@ -190,6 +199,12 @@ export interface JobRunner {
   closed: Promise<void>;
   /** Stops taking jobs, waits for the active ones (or hands them back when `force`), closes Redis. */
   close(force?: boolean): Promise<void>;
+  /**
+   * Stops taking jobs and moves the active ones back to waiting, releasing their locks at once (an interrupted apply:
+   * nothing stays locked for the lock's duration). Returns their ids. A write already sent may still land: the job's
+   * pending record lets the next run settle it without writing again.
+   */
+  handBack(): Promise<string[]>;
 }
 
 /** Limiter of the worker: the global rate when set; otherwise one so high it only makes 429 pauses queue-wide. */
@@ -230,8 +245,19 @@ export async function startJobRunner(settings: WorkerSettings, options: StartRun
     },
     ...(options.literalSecrets ? { literalSecrets: options.literalSecrets } : {}),
     ...(options.logWrites === false ? { logWrites: false } : {}),
+    newestEnqueuedAt: async (key) => (await producer.hget(newestDesiredKey(worker!), key)) ?? undefined,
   });
-  worker = new Worker<unknown, ReconcileJobResult>(QUEUE_NAME, processor, {
+  // The jobs running now, with the token that holds each one's lock (for handBack).
+  const active = new Map<string, { job: Job; token: string | undefined }>();
+  const tracked = async (job: Job, token?: string): Promise<ReconcileJobResult> => {
+    active.set(job.id!, { job, token });
+    try {
+      return await processor(job);
+    } finally {
+      active.delete(job.id!);
+    }
+  };
+  worker = new Worker<unknown, ReconcileJobResult>(QUEUE_NAME, tracked, {
     connection,
     prefix: settings.redisPrefix,
     concurrency: Math.max(1, settings.concurrency),
@@ -273,6 +299,19 @@ export async function startJobRunner(settings: WorkerSettings, options: StartRun
     async close(force = false) {
       await running.close(force);
       await closeRedis(connection, producer);
+    },
+    async handBack() {
+      await running.pause(true);
+      const handed: string[] = [];
+      for (const [jobId, { job, token }] of active) {
+        try {
+          await job.moveToWait(token);
+          handed.push(jobId);
+        } catch {
+          // Finished meanwhile, or its lock is gone: nothing to hand back.
+        }
+      }
+      return handed;
     },
   };
 }

@@ -81,21 +81,34 @@ export const applyCommand: Command = {
       if (text) io.stdout.write(planLines(result).join('\n') + '\n');
 
       const changes = changesToApply(result.changes, gathered.resources, gathered.live);
+      const interrupt = catchInterrupt(io, progress);
+      let reportedBehind = false;
       const results = await runApply({
+        signal: interrupt.signal,
+        onWaitingBehind: (waiting) => {
+          if (!reportedBehind) {
+            reportedBehind = true;
+            for (const w of waiting) progress.write(io.stderr, `converge apply: ${behindLine(w)}\n`);
+          }
+          progress.show(`waiting for ${waiting.length} resource${waiting.length === 1 ? '' : 's'} held by jobs of an earlier run: ${waiting.map(countdown).join(', ')}`);
+        },
         jobs,
         client: target.client,
         env: io.env,
         changes,
         log,
-        // Each write is printed below with its fields: the runner's own info line would repeat it on stderr.
-        worker: { logWrites: false },
+        // Each write is printed below with its fields: the runner's own info line would repeat it on stderr. The jobs of a
+        // run that died are handed on 5 s after their lock expires (BullMQ's default check comes every 30 s).
+        worker: { logWrites: false, stalledInterval: 5_000 },
         onProgress: (finished, total, latest) => {
           if (text) progress.write(io.stdout, resultLines(latest).join('\n') + '\n');
           progress.show(`applying ${finished}/${total} ...`);
         },
       });
+      interrupt.release();
       progress.clear();
-      if (args.values.wait === true) {
+      if (text) for (const r of results) if (r.status === 'interrupted') io.stdout.write(resultLines(r).join('\n') + '\n');
+      if (args.values.wait === true && !interrupt.signal.aborted) {
         await waitForRevisions(target.client, results, {
           timeoutMs: settings.waitTimeout,
           onProgress: (active, total) => progress.show(`waiting for new revisions: ${active}/${total} active ...`),
@@ -104,15 +117,21 @@ export const applyCommand: Command = {
         if (text) for (const r of results) if (r.revision) io.stdout.write(revisionLine(r, settings) + '\n');
       }
       const converged = applyConverged(result, results);
-      if (text) io.stdout.write(closingLine(results, converged, result) + '\n');
+      if (text) io.stdout.write(closingLine(results, converged, result, interrupt.reason) + '\n');
       else io.stdout.write(JSON.stringify({ format_version: '1', plan: result, results, converged }, null, 2) + '\n');
-      return applyExitCode(result, results);
+      const code = applyExitCode(result, results);
+      // A handed-back job's request may still be open: it must not hold the process until the service answers.
+      if (interrupt.reason) setTimeout(() => process.exit(code), INTERRUPTED_EXIT_MS).unref();
+      return code;
     } finally {
       await jobs.close();
       await target?.close();
     }
   },
 };
+
+/** After an interrupt, how long the process may take to close its connections before it exits anyway. */
+const INTERRUPTED_EXIT_MS = 1_000;
 
 function planLines(result: Plan): string[] {
   const lines = [summarySentence(result)];
@@ -141,7 +160,7 @@ function describeOutcome(r: ResourceResult): string {
 /** One resource's result, then each field its write sent, in the plan's format (a secret is "(sensitive)"). */
 function resultLines(r: ResourceResult): string[] {
   const label = r.status.padEnd(9);
-  if (r.status === 'failed') return [`  ${label} ${r.key}: ${r.message ?? 'failed'}`];
+  if (r.status === 'failed' || r.status === 'interrupted') return [`  ${label} ${r.key}: ${r.message ?? r.status}`];
   const note = r.message ? ` (${r.message})` : '';
   return [`  ${label} ${r.key}: ${describeOutcome(r)}${note}`, ...(r.fields ?? []).map((field) => `      ${fieldLine(field)}`)];
 }
@@ -151,9 +170,10 @@ function revisionLine(r: ResourceResult, settings: Settings): string {
   return `  ${'timeout'.padEnd(9)} ${r.key}: new revision not active after ${Math.round(settings.waitTimeout / 1000)}s`;
 }
 
-function closingLine(results: ResourceResult[], converged: boolean, result: Plan): string {
+function closingLine(results: ResourceResult[], converged: boolean, result: Plan, interrupted: NodeJS.Signals | undefined): string {
   const count = (status: ResourceResult['status']): number => results.filter((r) => r.status === status).length;
   const counts = `${count('done')} done, ${count('unchanged')} unchanged, ${count('failed')} failed`;
+  if (interrupted) return `Apply interrupted (${interrupted}): ${counts}, ${count('interrupted')} not done; not converged. No job is left locked or queued.`;
   if (converged) return `Apply complete: ${counts}. Live state matches the manifests.`;
   const why: string[] = [];
   if (count('failed') > 0) why.push('jobs failed');
@@ -161,6 +181,52 @@ function closingLine(results: ResourceResult[], converged: boolean, result: Plan
   if (result.summary.blocked > 0) why.push(`${result.summary.blocked} blocked`);
   if (result.diagnostics.some((d) => d.severity === 'error')) why.push('manifest errors');
   return `Apply incomplete: ${counts}; not converged (${why.join(', ')}).`;
+}
+
+/** Seconds, rounded up, for a countdown. */
+function seconds(ms: number): string {
+  return `${Math.ceil(ms / 1000)}s`;
+}
+
+/** "Deployment/a (lock expires in 23s)": one resource waiting behind another run's job. */
+function countdown(w: { key: string; lockTtlMs: number | undefined }): string {
+  return w.lockTtlMs === undefined ? `${w.key} (its job is queued again)` : `${w.key} (lock expires in ${seconds(w.lockTtlMs)})`;
+}
+
+/** The first report of a resource waiting behind a job that is not ours. */
+function behindLine(w: { key: string; behind: string; lockTtlMs: number | undefined }): string {
+  const lock = w.lockTtlMs === undefined ? 'it holds no lock and runs next' : `its lock expires in ${seconds(w.lockTtlMs)}, then it runs again with the newest desired state`;
+  return `${w.key} waits for job ${w.behind} of an earlier run (interrupted, or running in another process): ${lock}`;
+}
+
+/**
+ * SIGINT and SIGTERM while jobs run: the first stops the apply in order (nothing more enqueued, jobs in flight
+ * finish or are handed back, nothing left locked); a second exits at once.
+ */
+function catchInterrupt(io: CommandIo, progress: Progress): { signal: AbortSignal; readonly reason: NodeJS.Signals | undefined; release(): void } {
+  const controller = new AbortController();
+  let reason: NodeJS.Signals | undefined;
+  const onSignal = (signal: NodeJS.Signals): void => {
+    if (reason) {
+      progress.write(io.stderr, `converge apply: second ${signal}: exiting at once; jobs in flight stay locked until their lock expires (about 30s)\n`);
+      process.exit(1);
+    }
+    reason = signal;
+    progress.write(io.stderr, `converge apply: ${signal}: stopping: nothing more is enqueued; jobs in flight get 5s to finish, then are handed back (${signal} again exits at once)\n`);
+    controller.abort();
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  return {
+    signal: controller.signal,
+    get reason() {
+      return reason;
+    },
+    release() {
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+    },
+  };
 }
 
 /** Worker log lines on stderr at or above the log level; they carry keys and service messages, never secret values. */
