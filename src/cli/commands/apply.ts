@@ -25,7 +25,7 @@ const LEVELS: readonly string[] = LOG_LEVELS;
 
 export const applyCommand: Command = {
   name: 'apply',
-  summary: 'plan, then make the service match the manifests through queued jobs',
+  summary: 'plan, then make the service match the manifests through queued jobs (Ctrl-C stops in order: nothing left locked)',
   usage: 'converge apply DIR [--wait] [--wait-timeout DURATION] [--output text|json] [options]',
   positionals: [1, 1],
   options: {
