@@ -3,6 +3,7 @@
 #   docker build -t converge .
 #   docker run --read-only --tmpfs /tmp -v "$PWD/manifests:/manifests:ro" -e CONVERGE_API_URL=... \
 #     -e CONVERGE_API_KEY=... -e REDIS_URL=redis://redis:6379 -p 8080:8080 converge
+# CONVERGE_API_URL is required: converge has no default service, and without it the daemon exits 1 at once.
 
 ARG NODE_VERSION=20.20
 
@@ -41,6 +42,7 @@ EXPOSE 8080
 # Slim images have no curl: ask node itself. /healthz answers while the process is alive.
 HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.CONVERGE_HTTP_PORT || 8080) + '/healthz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+# Requires CONVERGE_API_URL (see the top of this file).
 # converge handles SIGTERM itself (graceful stop: finish or hand back active jobs, close Redis, exit 0), all within
 # shutdown_timeout (25 s by default) whatever Redis or the service is doing: inside Kubernetes' 30 s grace period and
 # `docker stop`'s default 10 s only with --shutdown-timeout 8s (or `docker stop -t 30`).

@@ -79,6 +79,7 @@ async function main() {
   const { startEmulator } = await import(join(root, 'dist/emulator/server.js'));
   const emulator = await startEmulator({ seedFile: seed, buildMs: 1500 });
   const prefix = `{converge-quickstart-${randomBytes(3).toString('hex')}}`;
+  // converge has no default service: the quick start names its emulator explicitly.
   const env = { ...process.env, ...DEMO_SECRETS, REDIS_URL: redis.url, CONVERGE_REDIS_PREFIX: prefix, CONVERGE_API_URL: emulator.url };
   console.log(`emulator of the service on ${emulator.url}, seeded from examples/emulator-state.yaml`);
   let failed = false;

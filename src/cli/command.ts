@@ -36,6 +36,42 @@ export interface ParsedArgs {
   values: Record<string, string | boolean | string[] | undefined>;
 }
 
+/** Edit distance of two strings (insertions, deletions, substitutions). */
+export function levenshtein(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j++) {
+      current[j] = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    }
+    previous = current;
+  }
+  return previous[b.length]!;
+}
+
+/** The command's flag nearest to `flag` (without dashes), when it is near enough to be a typo. */
+export function nearestFlag(command: Command, flag: string): string | undefined {
+  const names = [...Object.keys(command.options), 'help'];
+  let best: { name: string; distance: number } | undefined;
+  for (const name of names) {
+    const distance = levenshtein(flag, name);
+    if (!best || distance < best.distance) best = { name, distance };
+  }
+  if (!best) return undefined;
+  const near = best.distance <= Math.max(2, Math.floor(flag.length / 3)) || best.name.startsWith(flag) || flag.startsWith(best.name);
+  return near ? best.name : undefined;
+}
+
+/** One line for a flag the command does not have: "unknown option --outptu; did you mean --output?". */
+function unknownOptionMessage(command: Command, message: string): string | undefined {
+  const match = /^Unknown option '(-{1,2})([^'=]+)/.exec(message);
+  if (!match) return undefined;
+  const [, dashes, name] = match;
+  const suggestion = dashes === '--' || name!.length > 1 ? nearestFlag(command, name!) : undefined;
+  const hint = suggestion ? `; did you mean --${suggestion}?` : '';
+  return `unknown option ${dashes}${name}${hint} (see "converge ${command.name} --help")`;
+}
+
 /** Parses argv for one command; unknown flags and wrong positional counts are UsageErrors. */
 export function parseCommandArgs(command: Command, argv: string[]): ParsedArgs {
   const options: ParseArgsConfig['options'] = {};
@@ -47,7 +83,8 @@ export function parseCommandArgs(command: Command, argv: string[]): ParsedArgs {
   try {
     parsed = parseArgs({ args: argv, options, allowPositionals: true, strict: true });
   } catch (error) {
-    throw new UsageError(`${(error as Error).message.split('\n')[0]}; see "converge ${command.name} --help"`);
+    const first = (error as Error).message.split('\n')[0]!;
+    throw new UsageError(unknownOptionMessage(command, first) ?? `${first}; see "converge ${command.name} --help"`);
   }
   const [min, max] = command.positionals;
   if (parsed.positionals.length < min || parsed.positionals.length > max) {

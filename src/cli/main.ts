@@ -2,7 +2,8 @@
 // The converge binary: finds the command, parses its flags, runs it, turns user mistakes into one line.
 import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { ConvergeError } from '../core/errors.js';
+import { ConvergeError, ServiceError } from '../core/errors.js';
+import { NetworkError } from '../service/errors.js';
 import { VERSION } from '../service/version.js';
 import { commandHelp, parseCommandArgs, type Command, type CommandIo } from './command.js';
 import { loadCommand, loadCommands } from './commands/index.js';
@@ -21,6 +22,42 @@ async function mainHelp(): Promise<string> {
     'Run "converge COMMAND --help" for the options of one command.',
   ];
   return lines.join('\n') + '\n';
+}
+
+/** What a failed command reports: a stable code and one line. */
+interface Failure {
+  code: string;
+  message: string;
+}
+
+/** True when argv asks for JSON output (`-o json`, `--output json`, `--output=json`, `-ojson`). */
+function wantsJson(argv: readonly string[]): boolean {
+  return argv.some((arg, i) => arg === '--output=json' || arg === '-ojson' || ((arg === '-o' || arg === '--output') && argv[i + 1] === 'json'));
+}
+
+/** What to fix, after the service's own words: the setting that names the service, or the key. */
+function hintOf(error: ConvergeError): string {
+  if (error instanceof ServiceError && (error.status === 401 || error.status === 403)) {
+    return '; check the API key in CONVERGE_API_KEY (--api-key), and for a key that spans several workspaces the workspace in CONVERGE_TENANT_ID (--tenant-id)';
+  }
+  if (error instanceof NetworkError) return '; is the service up there? the URL comes from --api-url or CONVERGE_API_URL';
+  return '';
+}
+
+/** A server that cannot listen (port in use, not allowed, out of range): one line naming the address and the fix. */
+function listenFailure(error: unknown): Failure | undefined {
+  const e = error as NodeJS.ErrnoException & { address?: string; port?: number };
+  if (e?.code === 'ERR_SOCKET_BAD_PORT') return { code: 'E_LISTEN', message: `${e.message.split('\n')[0]}; give a port from 1 to 65535` };
+  if (e?.syscall !== 'listen') return undefined;
+  const where = `${e.address ?? 'the address'}:${e.port ?? '?'}`;
+  const why: Record<string, string> = { EADDRINUSE: 'the port is in use', EACCES: 'not allowed (a port below 1024 needs privileges)', EADDRNOTAVAIL: 'no such address on this machine' };
+  return { code: 'E_LISTEN', message: `cannot listen on ${where}: ${why[e.code ?? ''] ?? e.code}; choose another with --http-port or --http-host` };
+}
+
+/** The one line of an expected failure; undefined for a bug (printed with its stack). */
+function failureOf(error: unknown): Failure | undefined {
+  if (error instanceof ConvergeError) return { code: error.code, message: `${error.message}${hintOf(error)}` };
+  return listenFailure(error);
 }
 
 /** Runs one invocation; returns the exit code. Exported for in-process tests. */
@@ -46,11 +83,12 @@ export async function runCli(argv: string[], io: CommandIo): Promise<number> {
   try {
     return await command.run(parseCommandArgs(command, rest), io);
   } catch (error) {
-    if (error instanceof ConvergeError) {
-      io.stderr.write(`converge ${command.name}: ${error.message}\n`);
-      return 1;
-    }
-    throw error;
+    const failure = failureOf(error);
+    if (!failure) throw error;
+    io.stderr.write(`converge ${command.name}: ${failure.message}\n`);
+    // A job that asked for JSON reads a JSON document on stdout, error or not.
+    if (wantsJson(rest)) io.stdout.write(`${JSON.stringify({ error: failure }, null, 2)}\n`);
+    return 1;
   }
 }
 

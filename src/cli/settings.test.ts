@@ -49,7 +49,7 @@ describe('the settings table', () => {
     const options = settingOptions(...SETTING_NAMES);
     expect(Object.keys(options)).toEqual(['config', ...SETTING_NAMES.map((name) => settingSource(name).flag)]);
     expect(options['allow-literal-secrets']).toEqual({ type: 'boolean', placeholder: undefined, description: 'accept literal secret values in manifests (local use only) (env CONVERGE_ALLOW_LITERAL_SECRETS)' });
-    expect(options['concurrency']).toEqual({ type: 'string', placeholder: 'N', description: 'jobs in flight per worker process (env CONVERGE_CONCURRENCY)' });
+    expect(options['concurrency']).toEqual({ type: 'string', placeholder: 'N', description: 'jobs in flight per worker process (at least 1) (env CONVERGE_CONCURRENCY)' });
   });
 });
 
@@ -57,7 +57,9 @@ describe('resolveSettings', () => {
   it('reads every default from config/default.yaml', () => {
     expect(resolve()).toStrictEqual({
       configFile: DEFAULT_CONFIG_PATH,
-      apiUrl: 'embedded',
+      explicit: new Set(),
+      apiUrl: undefined,
+      namePrefix: undefined,
       apiKey: undefined,
       tenantId: undefined,
       redisUrl: 'redis://127.0.0.1:6379',
@@ -106,7 +108,28 @@ describe('resolveSettings', () => {
     const dir = mkdtempSync(join(tmpdir(), 'converge-settings-'));
     const file = join(dir, 'converge.yaml');
     writeFileSync(file, 'http_port: -1\n');
-    expect(() => resolve({ config: file })).toThrow(`${file}: http_port: "-1" is not a whole number`);
+    expect(() => resolve({ config: file })).toThrow(`${file}: http_port: "-1" is not a port; give 1 to 65535 (0: any free port)`);
+  });
+
+  it('checks each number with one line: ports, counts of at least 1, durations of at least 1s (resync) or 10ms (debounce)', () => {
+    expect(() => resolve({ 'http-port': '99999' })).toThrow('--http-port: "99999" is not a port; give 1 to 65535 (0: any free port)');
+    expect(resolve({ 'http-port': '65535' }).httpPort).toBe(65_535);
+    expect(() => resolve({ concurrency: '0' })).toThrow('--concurrency: 0 is too small; give at least 1');
+    expect(() => resolve({}, { CONVERGE_ATTEMPTS: '0' })).toThrow('CONVERGE_ATTEMPTS: 0 is too small; give at least 1');
+    expect(() => resolve({ resync: '0s' })).toThrow('--resync: "0s" is too short; give at least 1s');
+    expect(() => resolve({ resync: '999ms' })).toThrow('--resync: "999ms" is too short; give at least 1s');
+    expect(resolve({ resync: '1s' }).resync).toBe(1_000);
+    expect(() => resolve({ debounce: '0ms' })).toThrow('--debounce: "0ms" is too short; give at least 10ms');
+    expect(resolve({ 'global-rate': '0' }).globalRate).toBe(0);
+  });
+
+  it('tells settings the user gave (flag, variable, own config file) from the shipped defaults', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'converge-settings-'));
+    const file = join(dir, 'converge.yaml');
+    writeFileSync(file, 'redis_prefix: "{team}"\n');
+    const settings = resolve({ 'api-url': 'embedded', config: file }, { REDIS_URL: 'redis://r:6379' });
+    expect([...settings.explicit].sort()).toEqual(['apiUrl', 'redisPrefix', 'redisUrl']);
+    expect(resolve().explicit.has('redisUrl')).toBe(false);
   });
 
   it('refuses a required setting without a value, and an unknown key in the config file', () => {
@@ -123,7 +146,7 @@ describe('resolveSettings', () => {
   it('reports a value that cannot be read before a setting without one', () => {
     const dir = mkdtempSync(join(tmpdir(), 'converge-settings-'));
     const file = join(dir, 'converge.yaml');
-    writeFileSync(file, 'api_url: null\n');
+    writeFileSync(file, 'http_host: null\n');
     expect(() => resolve({ config: file, attempts: 'many' })).toThrow('--attempts: "many" is not a whole number');
   });
 });

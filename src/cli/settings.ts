@@ -79,19 +79,41 @@ function optionalText(source: SourceFields) {
   );
 }
 
-/** A whole number, 0 or more. */
-function wholeNumber(source: SourceFields) {
+/** A whole number from `min` to `max`. */
+function wholeNumber(source: SourceFields, min = 0, max = Number.MAX_SAFE_INTEGER) {
   const read = (value: RawValue, origin: string): number => {
     const text = String(value);
     if (!/^\d+$/.test(text)) throw new UsageError(`${origin}: "${text}" is not a whole number`);
+    const number = Number(text);
+    if (number < min) throw new UsageError(`${origin}: ${text} is too small; give at least ${min}`);
+    if (number > max) throw new UsageError(`${origin}: ${text} is too large; give at most ${max}`);
+    return number;
+  };
+  return register(readWith(source, read), source, 'string');
+}
+
+/** A TCP port: 1 to 65535, or 0 for any free port. */
+function port(source: SourceFields) {
+  const read = (value: RawValue, origin: string): number => {
+    const text = String(value);
+    if (!/^\d+$/.test(text) || Number(text) > 65_535) throw new UsageError(`${origin}: "${text}" is not a port; give 1 to 65535 (0: any free port)`);
     return Number(text);
   };
   return register(readWith(source, read), source, 'string');
 }
 
-/** A duration with a unit (300ms, 5s, 5m), in milliseconds. */
-function duration(source: SourceFields) {
-  return register(readWith(source, (value, origin) => parseDuration(String(value), origin)), source, 'string');
+/** A duration with a unit (300ms, 5s, 5m), in milliseconds, at least `minMs`. */
+function duration(source: SourceFields, minMs = 0) {
+  const read = (value: RawValue, origin: string): number => {
+    const ms = parseDuration(String(value), origin);
+    if (ms < minMs) throw new UsageError(`${origin}: "${String(value)}" is too short; give at least ${formatMs(minMs)}`);
+    return ms;
+  };
+  return register(readWith(source, read), source, 'string');
+}
+
+function formatMs(ms: number): string {
+  return ms % 1000 === 0 ? `${ms / 1000}s` : `${ms}ms`;
 }
 
 /** A switch: true, yes, on or 1; false, no, off or 0; false when absent. */
@@ -125,15 +147,16 @@ export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', '
  * config/default.yaml holds every default, README.md's settings table lists them all (settings.test.ts checks both).
  */
 export const SETTINGS = z.object({
-  apiUrl: text({ flag: 'api-url', env: 'CONVERGE_API_URL', key: 'api_url', placeholder: 'URL', description: 'base URL of the service, or "embedded" for the in-process emulator' }),
+  apiUrl: optionalText({ flag: 'api-url', env: 'CONVERGE_API_URL', key: 'api_url', placeholder: 'URL', description: 'base URL of the service (no default), or "embedded" for an in-process emulator that forgets everything on exit' }),
   apiKey: optionalText({ flag: 'api-key', env: 'CONVERGE_API_KEY', key: 'api_key', placeholder: 'KEY', description: 'API key sent as X-Api-Key (prefer the environment variable)' }),
   tenantId: optionalText({ flag: 'tenant-id', env: 'CONVERGE_TENANT_ID', key: 'tenant_id', placeholder: 'UUID', description: 'workspace sent as X-Tenant-Id when the key spans several' }),
   redisUrl: text({ flag: 'redis-url', env: 'REDIS_URL', key: 'redis_url', placeholder: 'URL', description: 'Redis for jobs and applied state' }),
   redisPrefix: text({ flag: 'redis-prefix', env: 'CONVERGE_REDIS_PREFIX', key: 'redis_prefix', placeholder: 'PREFIX', description: 'key prefix; keep the {hash tag} for Redis Cluster' }),
-  resync: duration({ flag: 'resync', env: 'CONVERGE_RESYNC', key: 'resync', placeholder: 'DURATION', description: 'daemon: full reconcile interval' }),
-  debounce: duration({ flag: 'debounce', env: 'CONVERGE_DEBOUNCE', key: 'debounce', placeholder: 'DURATION', description: 'daemon: quiet time after a file change before planning' }),
-  concurrency: wholeNumber({ flag: 'concurrency', env: 'CONVERGE_CONCURRENCY', key: 'concurrency', placeholder: 'N', description: 'jobs in flight per worker process' }),
-  httpPort: wholeNumber({ flag: 'http-port', env: 'CONVERGE_HTTP_PORT', key: 'http_port', placeholder: 'N', description: 'daemon: port of /healthz, /readyz, /metrics, /status' }),
+  namePrefix: optionalText({ flag: 'name-prefix', env: 'CONVERGE_NAME_PREFIX', key: 'name_prefix', placeholder: 'PREFIX', description: 'manage only deployments whose names start with this: listing, planning and orphans' }),
+  resync: duration({ flag: 'resync', env: 'CONVERGE_RESYNC', key: 'resync', placeholder: 'DURATION', description: 'daemon: full reconcile interval (at least 1s)' }, 1000),
+  debounce: duration({ flag: 'debounce', env: 'CONVERGE_DEBOUNCE', key: 'debounce', placeholder: 'DURATION', description: 'daemon: quiet time after a file change before planning (at least 10ms)' }, 10),
+  concurrency: wholeNumber({ flag: 'concurrency', env: 'CONVERGE_CONCURRENCY', key: 'concurrency', placeholder: 'N', description: 'jobs in flight per worker process (at least 1)' }, 1),
+  httpPort: port({ flag: 'http-port', env: 'CONVERGE_HTTP_PORT', key: 'http_port', placeholder: 'N', description: 'daemon: port of /healthz, /readyz, /metrics, /status (1 to 65535; 0: any free port)' }),
   httpHost: text({ flag: 'http-host', env: 'CONVERGE_HTTP_HOST', key: 'http_host', placeholder: 'ADDR', description: 'daemon: address the status server binds to' }),
   logLevel: oneOf(LOG_LEVELS, { flag: 'log-level', env: 'CONVERGE_LOG_LEVEL', key: 'log_level', placeholder: 'LEVEL', description: 'log level' }),
   allowLocalDiscovery: onOff({ flag: 'allow-local-discovery', env: 'CONVERGE_ALLOW_LOCAL_DISCOVERY', key: 'allow_local_discovery', description: 'let MCP discovery use http and reach loopback or private addresses' }),
@@ -141,7 +164,7 @@ export const SETTINGS = z.object({
   emulatorState: optionalText({ flag: 'emulator-state', env: 'CONVERGE_EMULATOR_STATE', key: 'emulator_state', placeholder: 'FILE', description: 'with --api-url embedded: seed the in-process emulator from this state file' }),
   driftPolicy: oneOf(['heal', 'report'], { flag: 'drift', env: 'CONVERGE_DRIFT', key: 'drift', placeholder: 'POLICY', description: 'daemon: heal (revert drift) or report it only' }),
   requestTimeout: duration({ flag: 'request-timeout', env: 'CONVERGE_REQUEST_TIMEOUT', key: 'request_timeout', placeholder: 'DURATION', description: 'timeout of one request to the service' }),
-  attempts: wholeNumber({ flag: 'attempts', env: 'CONVERGE_ATTEMPTS', key: 'attempts', placeholder: 'N', description: 'attempts per job before it fails' }),
+  attempts: wholeNumber({ flag: 'attempts', env: 'CONVERGE_ATTEMPTS', key: 'attempts', placeholder: 'N', description: 'attempts per job before it fails (at least 1)' }, 1),
   backoff: duration({ flag: 'backoff', env: 'CONVERGE_BACKOFF', key: 'backoff', placeholder: 'DURATION', description: 'first retry delay of a job (doubles, with jitter)' }),
   globalRate: wholeNumber({ flag: 'global-rate', env: 'CONVERGE_GLOBAL_RATE', key: 'global_rate', placeholder: 'N', description: 'writes per second across all worker processes (0: no limit)' }),
   waitTimeout: duration({ flag: 'wait-timeout', env: 'CONVERGE_WAIT_TIMEOUT', key: 'wait_timeout', placeholder: 'DURATION', description: 'apply --wait: how long to wait for new revisions' }),
@@ -158,6 +181,11 @@ export const SETTING_NAMES = SETTINGS.keyof().options;
 export interface Settings extends z.output<typeof SETTINGS> {
   /** Which config file was read. */
   configFile: string;
+  /**
+   * The settings given by a flag, an environment variable or a config file of the user's (--config,
+   * CONVERGE_CONFIG); a value from the shipped config/default.yaml is a default, not a choice.
+   */
+  explicit: ReadonlySet<SettingName>;
 }
 
 /** The flag, environment variable and config-file key of one setting. */
@@ -218,6 +246,7 @@ export function resolveSettings(args: ParsedArgs, env: NodeJS.ProcessEnv): Setti
   const fileValues = readConfigFile(configFile);
   const fallback = configFile === DEFAULT_CONFIG_PATH ? fileValues : { ...readConfigFile(DEFAULT_CONFIG_PATH), ...fileValues };
   const raw: Record<string, { value: unknown; origin: string } | undefined> = {};
+  const explicit = new Set<SettingName>();
   for (const name of SETTING_NAMES) {
     const source = settingSource(name);
     raw[name] = [
@@ -225,6 +254,8 @@ export function resolveSettings(args: ParsedArgs, env: NodeJS.ProcessEnv): Setti
       { value: env[source.env], origin: source.env },
       { value: fallback[source.key], origin: `${configFile}: ${source.key}` },
     ].find((c) => isSet(c.value));
+    const fromUser = isSet(args.values[source.flag]) || isSet(env[source.env]) || (configFile !== DEFAULT_CONFIG_PATH && isSet(fileValues[source.key]));
+    if (fromUser) explicit.add(name);
   }
   const parsed = SETTINGS.safeParse(raw);
   if (!parsed.success) {
@@ -232,5 +263,5 @@ export function resolveSettings(args: ParsedArgs, env: NodeJS.ProcessEnv): Setti
     const issue = parsed.error.issues.find((i) => i.code === 'custom') ?? parsed.error.issues[0];
     throw new UsageError(issue?.message ?? 'settings cannot be read');
   }
-  return { ...parsed.data, configFile };
+  return { ...parsed.data, configFile, explicit };
 }

@@ -1,5 +1,6 @@
 // Opens the service a command talks to: a URL, or "embedded": an in-process emulator seeded from a state file.
 import { clientOptionsFrom, ServiceClient, type ClientOptions } from '../service/client.js';
+import { formatSeconds, type RetryInfo } from '../service/transport.js';
 import { UsageError } from '../core/errors.js';
 import type { RunningEmulator } from '../emulator/server.js';
 import type { Settings } from './settings.js';
@@ -15,11 +16,33 @@ export interface Target {
 
 export const EMBEDDED = 'embedded';
 
+/** Settings with the service URL known: what a command that talks to the service works with. */
+export type ServiceSettings = Settings & { apiUrl: string };
+
+/** The message of a command that needs the service and has no URL: one line naming every way to give one. */
+export const NO_API_URL =
+  'no service URL: give --api-url https://HOST or set CONVERGE_API_URL (--api-url embedded runs a throwaway in-process emulator)';
+
+/** The settings of a command that needs the service; without api_url, a UsageError naming how to give it. */
+export function requireApiUrl(settings: Settings): ServiceSettings {
+  const { apiUrl } = settings;
+  if (apiUrl === undefined) throw new UsageError(NO_API_URL);
+  return { ...settings, apiUrl };
+}
+
+/** The first line `apply` and `run` print against the embedded emulator: nothing they do reaches a real service. */
+export const EMBEDDED_BANNER = 'using the embedded emulator (--api-url embedded): nothing is written to a real service, and its state is gone when this process exits';
+
 /**
  * Embedded mode keeps the emulator's state in memory for the life of the process, seeded from
  * settings.emulatorState when given; nothing is written back to the seed file.
  */
-export async function openTarget(settings: Settings, hooks: { onRequest?: ClientOptions['onRequest'] } = {}): Promise<Target> {
+/** "GET /v2/deployments: no answer in 30s, retrying (2/5) in 4s": one line on stderr per retry of a read. */
+export function retryLine(info: RetryInfo): string {
+  return `${info.method} ${info.route}: ${info.why}, retrying (${info.attempt}/${info.attempts}) in ${formatSeconds(info.waitMs)}`;
+}
+
+export async function openTarget(settings: ServiceSettings, hooks: { onRequest?: ClientOptions['onRequest']; onRetry?: ClientOptions['onRetry'] } = {}): Promise<Target> {
   if (settings.apiUrl === EMBEDDED) {
     // Imported here: a run against a real service loads none of the emulator.
     const [{ startEmulator }, { emulatorDiscoveryHook }] = await Promise.all([import('../emulator/server.js'), import('../emulator/discovery-hook.js')]);
@@ -31,7 +54,7 @@ export async function openTarget(settings: Settings, hooks: { onRequest?: Client
       allowLocalDiscovery: settings.allowLocalDiscovery,
     });
     // The embedded emulator asks for no API key: only the URL and timeouts apply.
-    const client = new ServiceClient(clientOptionsFrom({ apiUrl: emulator.url, requestTimeout: settings.requestTimeout }, hooks.onRequest));
+    const client = new ServiceClient(clientOptionsFrom({ apiUrl: emulator.url, requestTimeout: settings.requestTimeout }, hooks.onRequest, hooks.onRetry));
     return {
       client,
       url: emulator.url,
@@ -51,6 +74,6 @@ export async function openTarget(settings: Settings, hooks: { onRequest?: Client
   if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') {
     throw new UsageError(`api_url "${settings.apiUrl}" must use http or https`);
   }
-  const client = new ServiceClient(clientOptionsFrom(settings, hooks.onRequest));
+  const client = new ServiceClient(clientOptionsFrom(settings, hooks.onRequest, hooks.onRetry));
   return { client, url: settings.apiUrl, async close() { await client.close(); } };
 }

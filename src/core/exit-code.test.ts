@@ -1,14 +1,14 @@
 // The exit-code rule of `plan --detailed-exitcode` and of `apply`.
 import { describe, expect, it } from 'vitest';
 import { applyConverged, applyExitCode, planExitCode, type JobOutcome, type PlanOutcome } from './exit-code.js';
-import type { Action, PlanChange, PlanDiagnostic } from './model.js';
+import type { Action, PlanChange, PlanDiagnostic, PlanSummary } from './model.js';
 
 function change(action: Action, extra: Partial<PlanChange> = {}): PlanChange {
   return { kind: 'Deployment', name: `d-${action}`, action, new_revision: false, fields: [], reason: null, ...extra };
 }
 
 function outcome(changes: PlanChange[], diagnostics: PlanDiagnostic[] = []): PlanOutcome {
-  const summary: Record<Action, number> = { create: 0, update: 0, noop: 0, orphan: 0, blocked: 0 };
+  const summary: PlanSummary = { create: 0, update: 0, noop: 0, orphan: 0, blocked: 0, suspended: 0 };
   for (const c of changes) summary[c.action] += 1;
   return { summary, changes, diagnostics };
 }
@@ -18,8 +18,15 @@ function diagnostic(severity: PlanDiagnostic['severity']): PlanDiagnostic {
 }
 
 describe('planExitCode', () => {
-  it('is 0 without --detailed-exitcode, whatever the plan holds', () => {
-    expect(planExitCode(outcome([change('create'), change('blocked')], [diagnostic('error')]), false)).toBe(0);
+  it.each([
+    ['nothing but noops', [change('noop')], [], 0],
+    ['a create (changes are not errors)', [change('create')], [], 0],
+    ['a warning next to an update', [change('update')], [diagnostic('warning')], 0],
+    ['a blocked resource', [change('blocked'), change('noop')], [], 1],
+    ['an error diagnostic', [change('noop')], [diagnostic('error')], 1],
+    ['an error diagnostic and a blocked resource next to a create', [change('create'), change('blocked')], [diagnostic('error')], 1],
+  ] as Array<[string, PlanChange[], PlanDiagnostic[], number]>)('without --detailed-exitcode: %s -> %i', (_name, changes, diagnostics, code) => {
+    expect(planExitCode(outcome(changes, diagnostics), false)).toBe(code);
   });
 
   it.each([
@@ -48,6 +55,7 @@ describe('applyExitCode', () => {
     ['every job done or unchanged', clean, [{ status: 'done' }, { status: 'unchanged' }], 0],
     ['awaited revisions active', clean, [{ status: 'done', revision: 'active' }], 0],
     ['a failed job', clean, [{ status: 'done' }, { status: 'failed' }], 1],
+    ['an interrupted job (Ctrl-C)', clean, [{ status: 'done' }, { status: 'interrupted' }], 1],
     ['a revision not active in time', clean, [{ status: 'done', revision: 'timeout' }], 1],
     ['a blocked resource in the plan', outcome([change('blocked')]), [{ status: 'done' }], 1],
     ['an error diagnostic in the plan', outcome([change('noop')], [diagnostic('error')]), [], 1],

@@ -1,4 +1,4 @@
-// The exit-code rule of `converge plan --detailed-exitcode` and of `converge apply`, in one place.
+// The exit-code rule of `converge plan` (with and without --detailed-exitcode) and of `converge apply`, in one place.
 import type { Plan } from './model.js';
 
 /** What the rule reads of a plan. */
@@ -6,7 +6,8 @@ export type PlanOutcome = Pick<Plan, 'summary' | 'changes' | 'diagnostics'>;
 
 /** What the rule reads of one apply job's result. */
 export interface JobOutcome {
-  status: 'done' | 'unchanged' | 'failed';
+  /** `interrupted`: the apply was stopped before the job had a result. */
+  status: 'done' | 'unchanged' | 'failed' | 'interrupted';
   /** With --wait: whether the new revision became active; absent when nothing was waited for. */
   revision?: 'active' | 'timeout';
 }
@@ -25,21 +26,23 @@ function planHasApplicableChanges(plan: PlanOutcome): boolean {
 }
 
 /**
- * `plan`: 0, whatever the plan holds. With --detailed-exitcode: 1 when the plan holds
- * an error, else 2 when apply would change something, else 0.
+ * `plan`: 1 when the plan holds an error (an error diagnostic or a blocked resource), with or without
+ * --detailed-exitcode, as Terraform's plan does; otherwise 0, or with --detailed-exitcode 2 when apply
+ * would change something.
  */
 export function planExitCode(plan: PlanOutcome, detailed: boolean): 0 | 1 | 2 {
-  if (!detailed) return 0;
   if (planHasErrors(plan)) return 1;
+  if (!detailed) return 0;
   return planHasApplicableChanges(plan) ? 2 : 0;
 }
 
 /**
- * Apply converged: the plan holds no error, no job failed, and every awaited new revision became active.
+ * Apply converged: the plan holds no error, every job finished (done or unchanged: none failed, none interrupted),
+ * and every awaited new revision became active.
  */
 export function applyConverged(plan: PlanOutcome, jobs: readonly JobOutcome[]): boolean {
   if (planHasErrors(plan)) return false;
-  return jobs.every((job) => job.status !== 'failed' && job.revision !== 'timeout');
+  return jobs.every((job) => (job.status === 'done' || job.status === 'unchanged') && job.revision !== 'timeout');
 }
 
 /** `apply`: 0 when it converged, 1 otherwise. */

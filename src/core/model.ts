@@ -182,6 +182,8 @@ export interface PlanChange {
   reason: string | null;
   /** True when the manifest carries converge/suspend: shown, never applied. */
   suspended?: boolean;
+  /** An orphan converge applied once: its manifest is gone, and converge stopped managing it. */
+  released?: boolean;
 }
 
 export interface PlanDiagnostic {
@@ -192,12 +194,18 @@ export interface PlanDiagnostic {
   message: string;
 }
 
+/**
+ * Counts per action; a suspended create or update counts as `suspended` only (never applied), so `create`
+ * and `update` count exactly what apply would send.
+ */
+export type PlanSummary = Record<Action, number> & { suspended: number };
+
 export interface Plan {
   format_version: '1';
-  summary: Record<Action, number>;
+  summary: PlanSummary;
   changes: PlanChange[];
   diagnostics: PlanDiagnostic[];
-  /** Notes about the plan as a whole, each said once (e.g. an endpoint beyond the spec the service lacks). */
+  /** Notes about the plan as a whole, each said once: what it could not see and how that limits it (applied state not read, an endpoint beyond the spec the service lacks); rendered in every format. */
   notes?: string[];
 }
 

@@ -26,7 +26,7 @@ export interface CycleContext {
   };
   memory: DesiredMemory;
   lastGood: LastGoodManifests;
-  settings: { allowLocalDiscovery: boolean; driftPolicy: DriftPolicy };
+  settings: { allowLocalDiscovery: boolean; driftPolicy: DriftPolicy; namePrefix?: string | undefined };
   /** Parse results kept between reconciles: an edit re-parses only the files whose bytes changed. */
   manifestCache?: ManifestCache;
   /** Called right after each job is enqueued (before the reconcile ends), so a fast job's result is never missed. */
@@ -112,6 +112,7 @@ export async function reconcileDirectory(ctx: CycleContext): Promise<ReconcileOu
     // A literal secret lives only in a manifest file: the daemon never accepts one (`converge run` refuses the setting).
     allowLiteralSecrets: false,
     allowLocalDiscovery: ctx.settings.allowLocalDiscovery,
+    namePrefix: ctx.settings.namePrefix,
     applied: ctx.applied,
     ...(ctx.manifestCache ? { manifestCache: ctx.manifestCache } : {}),
   });

@@ -33,6 +33,8 @@ export interface DaemonSettings extends WorkerSettings {
   shutdownTimeout: number;
   jobLock: number;
   allowLocalDiscovery: boolean;
+  /** name_prefix: only deployments whose names start with it are listed, planned and reported as orphans. */
+  namePrefix?: string | undefined;
 }
 
 /** The operator's pending requests to write secrets that cannot be compared (POST /reconcile writeSecrets). */
@@ -392,7 +394,7 @@ class ConvergeDaemon implements Daemon {
     const finished = await within(runner.drain(), this.untilDeadline());
     if (!finished.done) {
       const handed = await within(runner.handBack(), Math.max(0, this.endAt - Date.now()));
-      this.log.warn({ deadlineMs: this.settings.shutdownTimeout, handedBack: handed.done ? handed.value : 0 }, 'active jobs did not finish before the deadline; handing them back to the queue');
+      this.log.warn({ deadlineMs: this.settings.shutdownTimeout, handedBack: handed.done ? handed.value.length : 0 }, 'active jobs did not finish before the deadline; handing them back to the queue');
     }
     await this.bounded('worker', runner.close(!finished.done));
   }

@@ -20,7 +20,32 @@ export interface RunApplyOptions {
   onProgress?: (finished: number, total: number, latest: ResourceResult) => void;
   /** How often unfinished jobs are looked up directly, in case an event was missed. */
   pollMs?: number;
+  /**
+   * Aborted on SIGINT or SIGTERM: enqueueing stops, the jobs in flight get `graceMs` to finish, the rest are handed
+   * back and withdrawn (nothing stays locked or queued), and the unfinished changes come back `interrupted`.
+   */
+  signal?: AbortSignal;
+  /** How long jobs in flight may finish after `signal` aborts (default 5 s). */
+  graceMs?: number;
+  /**
+   * Called about once a second while changes wait behind a job that is not ours (an interrupted run's, or another
+   * process's): each resource, that job, and at most how long its lock still holds (undefined: not running, it is waiting).
+   */
+  onWaitingBehind?: (waiting: Array<{ key: string; behind: string; lockTtlMs: number | undefined }>) => void;
 }
+
+/** The job lock of converge's workers (job_lock, 30s by default): how long a dead worker's job stays locked at most. */
+const DEAD_LOCK_MS = 30_000;
+/** How often the in-process worker of apply checks for stalled jobs (src/cli/commands/apply.ts passes it). */
+export const STALLED_CHECK_MS = 5_000;
+
+/** What an interrupted apply did with its unfinished changes. */
+const NOT_ENQUEUED = 'not enqueued: the apply was interrupted first';
+const WITHDRAWN = 'not started: withdrawn from the queue when the apply was interrupted';
+const HANDED_BACK = 'interrupted while running: handed back and withdrawn; a write already sent may have landed, and the next apply or plan settles it';
+const LEFT = 'interrupted: still queued or running elsewhere';
+
+const GRACE_MS = 5_000;
 
 /**
  * Jobs enqueued after the first ENQUEUE_BATCH: smaller batches, so that building and adding one holds the jobs
@@ -54,9 +79,52 @@ function slotsFilled(runner: JobRunner, slots: number): { wait(ms: number): Prom
   };
 }
 
+/** Reports, about once a second, the changes that wait behind a job that is not ours, until they stop waiting. */
+function watchWaitingBehind(waiter: JobWaiter, jobs: Jobs, report: NonNullable<RunApplyOptions['onWaitingBehind']>): () => void {
+  let stopped = false;
+  const firstSeen = new Map<string, number>();
+  /**
+   * At most how long a running job that is not ours keeps its lock: BullMQ exposes no lock's expiry, so the bound is
+   * counted from when this apply first saw the job: a dead worker's lock lasts at most the job lock, and the stalled
+   * check that hands the job on runs every STALLED_CHECK_MS.
+   */
+  const lockBound = (jobId: string): number => {
+    const seen = firstSeen.get(jobId) ?? Date.now();
+    firstSeen.set(jobId, seen);
+    return Math.max(0, DEAD_LOCK_MS + STALLED_CHECK_MS - (Date.now() - seen));
+  };
+  void (async () => {
+    while (!stopped) {
+      const behind = waiter.waitingBehind();
+      if (behind.length === 0) return;
+      const waiting = await Promise.all(
+        behind.map(async (w) => ({ ...w, lockTtlMs: (await jobs.enqueuer.isActive(w.behind).catch(() => false)) ? lockBound(w.behind) : undefined })),
+      );
+      if (stopped) return;
+      report(waiting);
+      await new Promise((resolve) => setTimeout(resolve, 1_000).unref());
+    }
+  })().catch(() => undefined);
+  return () => {
+    stopped = true;
+  };
+}
+
+/** After an interrupt: the jobs in flight get `graceMs`; the rest are handed back; every unfinished job is withdrawn. */
+async function stopInterrupted(waiter: JobWaiter, runner: JobRunner | undefined, jobs: Jobs, graceMs: number): Promise<{ handed: Set<string>; withdrawn: Set<string> }> {
+  let handed: string[] = [];
+  if (runner) {
+    const drained = runner.drain().then(() => true);
+    const finished = await Promise.race([drained, new Promise<boolean>((resolve) => setTimeout(() => resolve(false), graceMs).unref())]);
+    if (!finished && !waiter.allFinished()) handed = await runner.handBack();
+  }
+  const withdrawn = await jobs.enqueuer.withdraw(waiter.unfinishedJobs());
+  return { handed: new Set(handed), withdrawn: new Set(withdrawn) };
+}
+
 /** Enqueues every change, runs workers, and resolves with one result per change (in the given order). */
 export async function runApply(options: RunApplyOptions): Promise<ResourceResult[]> {
-  const { jobs } = options;
+  const { jobs, signal } = options;
   const total = options.changes.length;
   if (total === 0) return [];
   const waiter = new JobWaiter(jobs.enqueuer, total, options.onProgress);
@@ -80,7 +148,7 @@ export async function runApply(options: RunApplyOptions): Promise<ResourceResult
     // A batch at a time: the first jobs start while the payloads of the later ones are still being built.
     const fill = runner ? slotsFilled(runner, Math.min(runner.slots, total)) : undefined;
     try {
-      for (let from = 0; from < total; ) {
+      for (let from = 0; from < total && !signal?.aborted; ) {
         // BullMQ fetches a worker's first jobs one round trip after another and starts none before all its slots
         // are filled: enqueue work between those round trips would leave every slot empty meanwhile.
         if (from === ENQUEUE_BATCH && fill) await fill.wait(RAMP_WAIT_MS);
@@ -93,9 +161,27 @@ export async function runApply(options: RunApplyOptions): Promise<ResourceResult
     } finally {
       fill?.stop();
     }
-    return await waiter.wait(options.pollMs ?? 5_000);
+    const stopWatching = options.onWaitingBehind ? watchWaitingBehind(waiter, jobs, options.onWaitingBehind) : () => undefined;
+    const onAbort = (): void => waiter.abandon();
+    signal?.addEventListener('abort', onAbort, { once: true });
+    if (signal?.aborted) waiter.abandon();
+    try {
+      await waiter.wait(options.pollMs ?? 5_000);
+    } finally {
+      stopWatching();
+      signal?.removeEventListener('abort', onAbort);
+    }
+    if (!signal?.aborted || waiter.allFinished()) return waiter.partial().map((p) => p.result!);
+    const stopped = await stopInterrupted(waiter, runner, jobs, options.graceMs ?? GRACE_MS);
+    return waiter.partial().map((p, i) => {
+      if (p.result) return p.result;
+      const change = options.changes[i]!.change;
+      const message = p.jobId === undefined ? NOT_ENQUEUED : stopped.handed.has(p.jobId) ? HANDED_BACK : stopped.withdrawn.has(p.jobId) ? WITHDRAWN : LEFT;
+      return { kind: change.kind, name: change.name, key: `${change.kind}/${change.name}`, status: 'interrupted', new_revision: false, jobId: p.jobId ?? '', message };
+    });
   } finally {
     await events.close();
-    await runner?.close();
+    // After an interrupt every job of ours is finished, handed back or withdrawn: nothing left to wait for.
+    await runner?.close(signal?.aborted === true);
   }
 }

@@ -1,5 +1,6 @@
 // The enqueuer: one reconcile job per resource through BullMQ's deduplication (its public API only); newest desired state wins.
 import { Job, type Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
 import { ConvergeError } from '../core/errors.js';
 import { jobIdFor, jobOptions, type JobSettings } from './jobs.js';
 import type { ReconcileJobData } from './schema.js';
@@ -16,6 +17,11 @@ export interface Enqueued {
   how: 'added' | 'after-active' | 'replaced-waiting' | 'in-flight' | 'finished';
   /** With after-active: the running job of the resource that ours starts after. */
   behind?: string;
+}
+
+/** The hash of resourceKey -> enqueuedAt of the newest desired state enqueued (beside the queue's own keys). */
+export function newestDesiredKey(queue: { toKey(type: string): string }): string {
+  return queue.toKey('newest-desired');
 }
 
 /** Jobs added per round trip by Enqueuer.enqueue. */
@@ -105,6 +111,7 @@ export class Enqueuer {
         at = at.filter((_, k) => inFlight[k] === undefined);
         batch = batch.filter((_, k) => inFlight[k] === undefined);
       }
+        await this.#markNewest(batch);
       const ids = batch.map((data) => jobIdFor(data.key));
       const jobs = await this.#queue.addBulk(batch.map((data, k) => ({ name: data.operation, data, opts: jobOptions(this.#settings, data.key, ids[k]!) })));
       const deduplicated: number[] = [];
@@ -163,6 +170,33 @@ export class Enqueuer {
     if (state === 'completed') return { jobId, finished: true };
     if (state === 'active' || WAITING_STATES.has(state)) return { jobId, finished: false };
     return undefined;
+  }
+
+  /**
+   * Removes the jobs among `jobIds` that are still waiting (never started, or handed back): an interrupted apply
+   * leaves nothing queued behind it. Returns the ids removed; a job running elsewhere (locked) is left alone.
+   */
+  async withdraw(jobIds: readonly string[]): Promise<string[]> {
+    const removed: string[] = [];
+    for (const jobId of jobIds) {
+      if (!WAITING_STATES.has(await this.#queue.getJobState(jobId))) continue;
+      if ((await this.#queue.remove(jobId)) === 1) removed.push(jobId);
+    }
+    return removed;
+  }
+
+  /** Whether the job is running (its lock held by a live worker, or by a dead one until the lock expires). */
+  async isActive(jobId: string): Promise<boolean> {
+    return (await this.#queue.getJobState(jobId)) === 'active';
+  }
+
+  /**
+   * Records, before the jobs are added, when each resource's newest desired state was enqueued: a job of an older run
+   * that runs later (its worker died, it was handed back) sees it is superseded and writes nothing (see worker.ts).
+   */
+  async #markNewest(datas: readonly ReconcileJobData[]): Promise<void> {
+    const client = (await this.#queue.client) as unknown as Pick<Redis, 'hset'>;
+    await client.hset(newestDesiredKey(this.#queue), Object.fromEntries(datas.map((data) => [data.key, data.enqueuedAt])));
   }
 
   /** The add loop after BullMQ deduplicated our job `jobId` against `existingId`. */

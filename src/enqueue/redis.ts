@@ -159,7 +159,7 @@ export function unreachable(settings: RedisSettings, error: Error & { code?: str
     return new RedisUnavailableError(`Redis at ${url} refused the credentials (${code ?? 'auth'}): set the password in REDIS_URL (redis://:PASSWORD@host:port)`, { cause: error });
   }
   const why = code ?? error.message.split('\n')[0];
-  return new RedisUnavailableError(`Redis at ${url} is unreachable (${why}): start redis-server or set REDIS_URL`, { cause: error });
+  return new RedisUnavailableError(`Redis at ${url} is unreachable (${why}): start redis-server, or set --redis-url or REDIS_URL`, { cause: error });
 }
 
 function codeFromMessage(message: string): string | undefined {

@@ -1,11 +1,12 @@
 // Waiting for an apply's jobs: results from the queue's job events, and a direct look-up of unfinished jobs in case one was missed.
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { PlanChange } from '../core/model.js';
+import type { FieldChange, PlanChange } from '../core/model.js';
 import type { ApplyChange } from './apply-jobs.js';
 import type { Enqueued, Enqueuer } from './enqueuer.js';
 import { ReconcileJobResult } from './schema.js';
 
-export type ResultStatus = 'done' | 'unchanged' | 'failed';
+/** `interrupted`: the apply was stopped (SIGINT, SIGTERM) before the job had a result. */
+export type ResultStatus = 'done' | 'unchanged' | 'failed' | 'interrupted';
 
 /** What became of one resource's job. */
 export interface ResourceResult {
@@ -22,6 +23,8 @@ export interface ResourceResult {
   jobId: string;
   /** With --wait: whether the new revision became active (undefined when nothing was waited for). */
   revision?: 'active' | 'timeout';
+  /** The fields the job's write sent, as the plan shows them (secret values "(sensitive)"); absent when nothing was written. */
+  fields?: FieldChange[];
 }
 
 interface Tracked {
@@ -48,6 +51,7 @@ function completedResult(t: Tracked, value: unknown): ResourceResult {
   if (r.message) extra.message = r.message;
   if (r.deploymentId) extra.deploymentId = r.deploymentId;
   if (r.latestRevisionId !== undefined) extra.latestRevisionId = r.latestRevisionId;
+  if (r.fields) extra.fields = r.fields.map((f) => ({ path: f.path, before: f.before, after: f.after, sensitive: f.sensitive }));
   return resultFrom(t, r.outcome === 'unchanged' ? 'unchanged' : 'done', extra);
 }
 
@@ -63,6 +67,7 @@ export class JobWaiter {
   private readonly byJob = new Map<string, Tracked>();
   private finished = 0;
   private wake: (() => void) | undefined;
+  private abandoned = false;
 
   constructor(enqueuer: Enqueuer, total: number, onProgress?: (finished: number, total: number, latest: ResourceResult) => void) {
     this.enqueuer = enqueuer;
@@ -88,18 +93,48 @@ export class JobWaiter {
     if (t) this.settle(t, resultFrom(t, 'failed', { message: reason }));
   }
 
-  /** Resolves with one result per tracked change, in order, once every job has one. */
+  /** Ends wait() at once (an interrupted apply); results that come later are still recorded. */
+  abandon(): void {
+    this.abandoned = true;
+    this.wake?.();
+  }
+
+  /** Whether every tracked job has its result. */
+  allFinished(): boolean {
+    return this.finished === this.total;
+  }
+
+  /** The results so far, in order: undefined for a change whose job has none; its job id when it was enqueued. */
+  partial(): Array<{ result?: ResourceResult; jobId?: string }> {
+    return Array.from({ length: this.total }, (_, i) => {
+      const t = this.tracked[i];
+      if (!t) return {};
+      return t.result ? { result: t.result, jobId: t.jobId } : { jobId: t.jobId };
+    });
+  }
+
+  /** Job ids of tracked changes without a result. */
+  unfinishedJobs(): string[] {
+    return this.tracked.filter((t) => t && !t.result).map((t) => t.jobId);
+  }
+
+  /** Unfinished changes queued behind a running job (of an earlier run, or of another process): resource and that job. */
+  waitingBehind(): Array<{ key: string; behind: string }> {
+    return this.tracked.filter((t) => t && !t.result && t.behind).map((t) => ({ key: t.key, behind: t.behind! }));
+  }
+
+  /** Resolves with one result per tracked change, in order, once every job has one (or abandon() was called). */
   async wait(pollMs: number): Promise<ResourceResult[]> {
     const allDone = new Promise<void>((resolve) => {
       this.wake = resolve;
-      if (this.finished === this.total) resolve();
+      if (this.finished === this.total || this.abandoned) resolve();
     });
-    while (this.finished < this.total) {
+    while (this.finished < this.total && !this.abandoned) {
       // Unref'd: once every job is done, a poll timer still pending must not hold the process open for pollMs.
       await Promise.race([allDone, sleep(pollMs, undefined, { ref: false })]);
-      if (this.finished < this.total) await this.pollUnfinished();
+      if (this.finished < this.total && !this.abandoned) await this.pollUnfinished();
     }
-    return this.tracked.map((t) => t.result!);
+    return this.tracked.map((t) => t?.result).filter((r): r is ResourceResult => r !== undefined);
   }
 
   private settle(t: Tracked, result: ResourceResult): void {

@@ -4,7 +4,10 @@ import type { Redis } from 'ioredis';
 import { BlockedError, JobInputError } from '../core/errors.js';
 import type { ServiceClient } from '../service/client.js';
 import { classifyFailure } from '../service/errors.js';
+import { recordWrites, type WriteRecord } from '../service/transport.js';
+import { fieldLine } from '../plan/render/text.js';
 import { AppliedStateStore } from './applied-state.js';
+import { newestDesiredKey } from './enqueuer.js';
 import { QUEUE_NAME, type JobSettings } from './jobs.js';
 import { syncResource } from '../sync/sync.js';
 import { checkPrefix, closeRedis, connectProducer, connectWorker, isRedisUnavailable, type RedisSettings } from './redis.js';
@@ -67,6 +70,33 @@ export interface ProcessorContext {
   rateLimit(ms: number): Promise<void>;
   /** Literal secret values this process read from the manifests (in-process apply only; see LiteralSecrets). */
   literalSecrets?: LiteralSecrets;
+  /** Log every write at info (default true; `apply` prints its writes itself). */
+  logWrites?: boolean;
+  /** When the newest desired state of a resource was enqueued (Enqueuer's record), if known. */
+  newestEnqueuedAt?(key: string): Promise<string | undefined>;
+}
+
+/**
+ * One line per write, at info: the resource, the fields changed (paths, and values as the plan shows them: a secret
+ * is "(sensitive)"), whether a revision started, and the service's request id when it sent one.
+ */
+function logWrite(ctx: ProcessorContext, data: ReconcileJobData, jobId: string | undefined, result: ReconcileJobResult, writes: WriteRecord[]): void {
+  if (writes.length === 0 || ctx.logWrites === false) return;
+  const fields = result.fields ?? [];
+  const requestIds = writes.map((w) => w.requestId).filter((id): id is string => id !== undefined);
+  ctx.log.info(
+    {
+      key: data.key,
+      jobId,
+      outcome: result.outcome,
+      new_revision: result.new_revision,
+      fields: fields.map((f) => f.path),
+      changes: fields.map((f) => fieldLine(f)),
+      requests: writes.map((w) => `${w.method} ${w.route} ${w.status}`),
+      ...(requestIds.length > 0 ? { requestIds } : {}),
+    },
+    result.new_revision ? 'wrote; a new revision started' : 'wrote; no new revision',
+  );
 }
 
 /** Inner step: job data in, result out; throws whatever went wrong. */
@@ -87,8 +117,15 @@ export function createProcessor(ctx: ProcessorContext) {
     }
     const data = parsed.data;
     const started = Date.now();
+    // A job of an older run (its worker died, or it was handed back) never writes an older desired state over a newer one.
+    const newest = await ctx.newestEnqueuedAt?.(data.key);
+    if (newest !== undefined && newest > data.enqueuedAt) {
+      ctx.log.info({ key: data.key, jobId: job.id, enqueuedAt: data.enqueuedAt, newest }, 'job superseded by a newer desired state; nothing sent');
+      return { outcome: 'unchanged', new_revision: false, message: 'superseded by a newer desired state enqueued since; nothing sent' };
+    }
     try {
-      const result = await runJob(data, ctx);
+      const { value: result, writes } = await recordWrites(() => runJob(data, ctx));
+      logWrite(ctx, data, job.id, result, writes);
       ctx.log.debug({ key: data.key, jobId: job.id, outcome: result.outcome, new_revision: result.new_revision, ms: Date.now() - started }, 'job done');
       return result;
     } catch (error) {
@@ -138,6 +175,8 @@ export interface StartRunnerOptions {
   literalSecrets?: LiteralSecrets;
   /** The service the client writes to: the Redis prefix must not serve another (see target.ts). */
   target?: ServiceTarget;
+  /** Log every write at info (default true; `apply` prints the writes of its own jobs itself). */
+  logWrites?: boolean;
 }
 
 /** What a runner tells of the jobs it runs (the daemon's metrics, apply's start-up). */
@@ -159,15 +198,16 @@ export interface JobRunner {
   drain(): Promise<void>;
   /** Resolves once the runner has closed (close() was called, or BullMQ closed its worker). */
   closed: Promise<void>;
-  /**
-   * Moves the jobs this runner is running back to the waiting list, so another replica (or this daemon when it
-   * restarts) takes them at once rather than after their lock lapses. Returns how many went back. A job whose
-   * processor is still running keeps running until the process ends; its result is then refused by BullMQ (its
-   * lock is gone), and the next attempt settles any write it sent from live state and its pending record.
-   */
-  handBack(): Promise<number>;
   /** Stops taking jobs, waits for the active ones (or hands them back when `force`), closes Redis. */
   close(force?: boolean): Promise<void>;
+  /**
+   * Stops taking jobs and moves the active ones back to waiting, releasing their locks at once, so another replica
+   * (or the next apply) takes them now rather than after their lock lapses (an interrupted apply, a daemon's stop).
+   * Returns their ids. A processor still running keeps running until the process ends; its result is then refused by
+   * BullMQ (its lock is gone), and a write it already sent is settled by the next attempt from live state and its
+   * pending record, without writing again.
+   */
+  handBack(): Promise<string[]>;
 }
 
 /** Limiter of the worker: the global rate when set; otherwise one so high it only makes 429 pauses queue-wide. */
@@ -207,8 +247,20 @@ export async function startJobRunner(settings: WorkerSettings, options: StartRun
       await worker!.rateLimit(ms);
     },
     ...(options.literalSecrets ? { literalSecrets: options.literalSecrets } : {}),
+    ...(options.logWrites === false ? { logWrites: false } : {}),
+    newestEnqueuedAt: async (key) => (await producer.hget(newestDesiredKey(worker!), key)) ?? undefined,
   });
-  worker = new Worker<unknown, ReconcileJobResult>(QUEUE_NAME, processor, {
+  // The jobs running now, with the token that holds each one's lock (for handBack).
+  const active = new Map<string, { job: Job; token: string | undefined }>();
+  const tracked = async (job: Job, token?: string): Promise<ReconcileJobResult> => {
+    active.set(job.id!, { job, token });
+    try {
+      return await processor(job);
+    } finally {
+      active.delete(job.id!);
+    }
+  };
+  worker = new Worker<unknown, ReconcileJobResult>(QUEUE_NAME, tracked, {
     connection,
     prefix: settings.redisPrefix,
     concurrency: Math.max(1, settings.concurrency),
@@ -225,15 +277,7 @@ export async function startJobRunner(settings: WorkerSettings, options: StartRun
   const tell = (event: RunnerEvent): void => {
     for (const listener of listeners) listener(event);
   };
-  /** Jobs running in this process, with the lock token they run under (for handBack). */
-  const active = new Map<string, { job: Job; token: string | undefined }>();
-  running.on('active', (job) => {
-    active.set(job.id!, { job, token: job.token });
-    tell({ type: 'started', jobId: job.id! });
-  });
-  const settled = (job: Job | undefined): void => void (job?.id && active.delete(job.id));
-  running.on('completed', settled);
-  running.on('failed', settled);
+  running.on('active', (job) => tell({ type: 'started', jobId: job.id! }));
   running.on('completed', (job, result) => {
     const data = job.data as { key?: unknown; desired?: unknown } | undefined;
     const event: RunnerEvent = { type: 'completed', jobId: job.id!, outcome: (result as ReconcileJobResult | undefined)?.outcome };
@@ -265,22 +309,22 @@ export async function startJobRunner(settings: WorkerSettings, options: StartRun
     async drain() {
       await running.pause(false);
     },
-    async handBack() {
-      let moved = 0;
-      for (const [id, { job, token }] of [...active]) {
-        active.delete(id);
-        try {
-          await job.moveToWait(token);
-          moved += 1;
-        } catch {
-          // Lost its lock already (or Redis refused): the stalled check hands it on after job_lock.
-        }
-      }
-      return moved;
-    },
     async close(force = false) {
       await running.close(force);
       await closeRedis(connection, producer);
+    },
+    async handBack() {
+      await running.pause(true);
+      const handed: string[] = [];
+      for (const [jobId, { job, token }] of active) {
+        try {
+          await job.moveToWait(token);
+          handed.push(jobId);
+        } catch {
+          // Finished meanwhile, or its lock is gone: nothing to hand back.
+        }
+      }
+      return handed;
     },
   };
 }

@@ -36,6 +36,13 @@ export interface GatherOptions {
   manifestCache?: ManifestCache;
   /** Called with the number of live deployments listed so far (progress on a TTY). */
   onLiveProgress?: (count: number) => void;
+  /**
+   * name_prefix: only deployments whose names start with it are listed (the service is asked with
+   * name_contains, then the names are filtered by prefix), planned and reported as orphans.
+   */
+  namePrefix?: string | undefined;
+  /** Notes for the plan from the caller (e.g. applied state not read). */
+  notes?: string[];
 }
 
 export interface Gathered {
@@ -73,15 +80,18 @@ export async function gatherPlanInput(options: GatherOptions): Promise<Gathered>
     stop.requested = true;
     throw error;
   }
-  const deployments = loaded.resources.filter((r): r is DeploymentResource => r.kind === 'Deployment');
-  const declaresProvider = loaded.resources.some((r) => r.kind === 'OAuthProvider');
+  const prefix = options.namePrefix;
+  const outside = prefix === undefined ? [] : loaded.resources.filter((r) => r.kind === 'Deployment' && !r.name.startsWith(prefix));
+  const inScope = outside.length === 0 ? loaded.resources : loaded.resources.filter((r) => !outside.includes(r));
+  const deployments = inScope.filter((r): r is DeploymentResource => r.kind === 'Deployment');
+  const declaresProvider = inScope.some((r) => r.kind === 'OAuthProvider');
   const [live, applied, repos, discovery, providers] = await Promise.all([
     listing,
     appliedRead,
     deployments.some((d) => d.spec.repository)
       ? resolveRepositories(options.client, deployments)
       : Promise.resolve({ resolved: new Map(), errors: new Map<string, string>() }),
-    previewProviders(loaded.resources, options.allowLocalDiscovery),
+    previewProviders(inScope, options.allowLocalDiscovery),
     declaresProvider ? options.client.listProviders() : Promise.resolve(undefined),
   ]);
 
@@ -89,7 +99,7 @@ export async function gatherPlanInput(options: GatherOptions): Promise<Gathered>
   const secretHashes = new Map<string, Record<string, string>>();
   const secretErrors = new Map<string, string[]>();
   const secretProblems: Diagnostic[] = [];
-  for (const raw of loaded.resources) {
+  for (const raw of inScope) {
     const resource = raw.kind === 'Deployment' ? applyRepositoryResolution(raw, repos.resolved) : withDiscovered(raw, discovery);
     const key = resourceKey(resource.kind, resource.name);
     resources.set(key, resource);
@@ -116,6 +126,9 @@ export async function gatherPlanInput(options: GatherOptions): Promise<Gathered>
     repositoryErrors: repos.errors,
   };
   if (providers) input.providers = providers;
+  const notes = [...(options.notes ?? [])];
+  if (outside.length > 0) notes.push(outsidePrefixNote(outside.map((r) => r.name), prefix!));
+  if (notes.length > 0) input.notes = notes;
   return { input, resources, live, files: loaded.files, diagnostics };
 }
 
@@ -127,6 +140,13 @@ function withDiscovered(resource: ProviderResource, discovery: ReadonlyMap<strin
   const preview = discovery.get(resource.name);
   if (resource.spec.mode !== 'mcp' || !preview?.ok) return resource;
   return { ...resource, discovered: { auth_url: preview.auth_url, token_url: preview.token_url, uses_pkce: preview.uses_pkce } };
+}
+
+/** One note for every declared deployment outside name_prefix: they are neither listed nor planned. */
+function outsidePrefixNote(names: string[], prefix: string): string {
+  const shown = names.slice(0, 3).join(', ') + (names.length > 3 ? ` and ${names.length - 3} more` : '');
+  const count = names.length === 1 ? '1 deployment in the manifests is' : `${names.length} deployments in the manifests are`;
+  return `${count} outside name prefix "${prefix}" and not planned: ${shown}`;
 }
 
 /** A `repository` that resolves to no repository, or to several, is a diagnostic at its line in the manifest. */
@@ -144,9 +164,11 @@ function repositoryDiagnostics(deployments: DeploymentResource[], errors: Readon
 /** Every live deployment; stops after the page in hand when `stop.requested` (the manifests could not be loaded). */
 async function listLive(options: GatherOptions, stop: { requested: boolean }): Promise<LiveDeployment[]> {
   const all: LiveDeployment[] = [];
-  for await (const page of options.client.listDeploymentPages({}, { prefetch: LIST_PREFETCH })) {
+  const prefix = options.namePrefix;
+  const query = prefix === undefined ? {} : { name_contains: prefix };
+  for await (const page of options.client.listDeploymentPages(query, { prefetch: LIST_PREFETCH })) {
     if (stop.requested) break;
-    for (const item of page) all.push(item);
+    for (const item of page) if (prefix === undefined || item.name.startsWith(prefix)) all.push(item);
     options.onLiveProgress?.(all.length);
   }
   return all;

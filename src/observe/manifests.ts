@@ -237,7 +237,23 @@ export async function readManifestFiles(listing: ManifestListing, options: LoadO
   }
   options.cache?.retain(new Set(results.map((result) => result.file)));
   const collected = collectManifests(results);
+  const empty = emptyDirectoryNote(read.length, collected);
+  if (empty) extra.push(empty);
   return { ...collected, diagnostics: sortDiagnostics([...collected.diagnostics, ...extra]), files: read };
+}
+
+/**
+ * A directory without manifests looks like success and plans nothing (a git-sync that has not synced yet, a wrong
+ * path): a warning says so.
+ */
+function emptyDirectoryNote(files: number, collected: ManifestResult): Diagnostic | undefined {
+  if (files === 0) {
+    return note('.', 'W_NO_MANIFESTS', 'the manifest directory holds no manifest file (*.yaml, *.yml): nothing to plan; is it the right directory, and has it been synced?', 'warning');
+  }
+  if (collected.resources.length === 0 && collected.blocked.length === 0 && collected.diagnostics.length === 0) {
+    return note('.', 'W_NO_MANIFESTS', `${files} file${files === 1 ? '' : 's'} read, but none declares a resource (kind: Deployment or OAuthProvider): nothing to plan`, 'warning');
+  }
+  return undefined;
 }
 
 /** Loads a manifest directory: every manifest, every problem as a diagnostic. Throws UsageError if `dir` is not a directory. */

@@ -15,7 +15,7 @@ import type {
 } from '../core/model.js';
 import { resourceKey } from '../core/model.js';
 import { kindOf, type PlanContext } from '../core/kinds/index.js';
-import { ORPHAN_REASON } from './notes.js';
+import { ORPHAN_REASON, RELEASED_REASON } from './notes.js';
 import { pair } from './pairing.js';
 import { sortChanges, summarize } from './summary.js';
 
@@ -44,6 +44,8 @@ export interface PlanInput {
    * when none was listed (no manifest declares a provider): providers are then planned from the applied records.
    */
   providers?: LiveProviders;
+  /** What the plan could not see (applied state not read, deployments outside name_prefix); copied into plan.notes. */
+  notes?: string[];
 }
 
 const NO_HASHES: Record<string, string> = Object.freeze({}) as Record<string, string>;
@@ -85,7 +87,11 @@ export function plan(input: PlanInput): Plan {
     changes.push({ kind: entry.kind, name: entry.name, action: 'blocked', new_revision: false, fields: [], reason: entry.reasons.join('; ') });
   }
   for (const live of pairs.orphans) {
-    changes.push({ kind: 'Deployment', name: live.name, action: 'orphan', new_revision: false, fields: [], reason: ORPHAN_REASON });
+    // The applied state knows what converge applied: such an orphan lost its manifest, and converge stopped managing it.
+    const released = input.applied.has(resourceKey('Deployment', live.name));
+    const orphan: PlanChange = { kind: 'Deployment', name: live.name, action: 'orphan', new_revision: false, fields: [], reason: released ? RELEASED_REASON : ORPHAN_REASON };
+    if (released) orphan.released = true;
+    changes.push(orphan);
   }
   sortChanges(changes);
   const result: Plan = {
@@ -94,6 +100,7 @@ export function plan(input: PlanInput): Plan {
     changes,
     diagnostics: sortDiagnostics(input.diagnostics).map(toPlanDiagnostic),
   };
-  if (input.providers && !input.providers.readable) result.notes = [input.providers.note];
+  const notes = [...(input.notes ?? []), ...(input.providers && !input.providers.readable ? [input.providers.note] : [])];
+  if (notes.length > 0) result.notes = notes;
   return result;
 }

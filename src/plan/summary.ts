@@ -1,11 +1,19 @@
 // Plan summary counts and the deterministic ordering of changes.
-import type { Action, PlanChange } from '../core/model.js';
+import type { PlanChange, PlanSummary } from '../core/model.js';
 import { compareStrings } from '../core/values.js';
 
-/** Counts per action, keys in the order of design.md §4. */
-export function summarize(changes: readonly PlanChange[]): Record<Action, number> {
-  const summary: Record<Action, number> = { create: 0, update: 0, noop: 0, orphan: 0, blocked: 0 };
-  for (const change of changes) summary[change.action] += 1;
+/** A create or update that carries converge/suspend: shown, never applied, counted as suspended only. */
+export function isSuspendedChange(change: PlanChange): boolean {
+  return change.suspended === true && (change.action === 'create' || change.action === 'update');
+}
+
+/** Counts per action, keys in the order of design.md §4, then `suspended` (suspended creates and updates). */
+export function summarize(changes: readonly PlanChange[]): PlanSummary {
+  const summary: PlanSummary = { create: 0, update: 0, noop: 0, orphan: 0, blocked: 0, suspended: 0 };
+  for (const change of changes) {
+    if (isSuspendedChange(change)) summary.suspended += 1;
+    else summary[change.action] += 1;
+  }
   return summary;
 }
 

@@ -33,7 +33,7 @@ export interface ServiceSettings {
 }
 
 /** Client options from connection settings: the request timeout bounds both headers and body. */
-export function clientOptionsFrom(settings: ServiceSettings, onRequest?: ClientOptions['onRequest']): ClientOptions {
+export function clientOptionsFrom(settings: ServiceSettings, onRequest?: ClientOptions['onRequest'], onRetry?: ClientOptions['onRetry']): ClientOptions {
   return {
     baseUrl: settings.apiUrl,
     apiKey: settings.apiKey,
@@ -41,6 +41,7 @@ export function clientOptionsFrom(settings: ServiceSettings, onRequest?: ClientO
     headersTimeoutMs: settings.requestTimeout,
     bodyTimeoutMs: settings.requestTimeout,
     onRequest,
+    ...(onRetry ? { onRetry } : {}),
   };
 }
 

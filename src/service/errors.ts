@@ -21,12 +21,15 @@ export class NetworkError extends ConvergeError {
   readonly reason: NetworkFailure;
   readonly method: string;
   readonly route: string;
+  /** host[:port] the request went to, when known: messages name it. */
+  readonly host: string | undefined;
 
-  constructor(init: { reason: NetworkFailure; method: string; route: string; text: string }, options?: { cause?: unknown }) {
-    super('E_NETWORK', `${init.method} ${init.route}: ${init.text}`, options);
+  constructor(init: { reason: NetworkFailure; method: string; route: string; text: string; host?: string }, options?: { cause?: unknown }) {
+    super('E_NETWORK', `${init.method} ${init.route}${init.host ? ` to ${init.host}` : ''}: ${init.text}`, options);
     this.reason = init.reason;
     this.method = init.method;
     this.route = init.route;
+    this.host = init.host;
   }
 }
 
@@ -109,12 +112,23 @@ export function networkFailureOf(error: unknown): NetworkFailure | undefined {
 }
 
 /** Wraps a transport failure from undici into a NetworkError; returns undefined for anything else. */
-export function toNetworkError(error: unknown, method: string, route: string, timeoutMs?: number): NetworkError | undefined {
+export function toNetworkError(error: unknown, method: string, route: string, timeoutMs?: number, host?: string): NetworkError | undefined {
   const reason = networkFailureOf(error);
   if (!reason) return undefined;
   const timed = (reason === 'headers_timeout' || reason === 'body_timeout' || reason === 'connect_timeout') && timeoutMs !== undefined;
   const text = timed ? `${REASON_TEXT[reason]} (${timeoutMs} ms)` : REASON_TEXT[reason];
-  return new NetworkError({ reason, method, route, text }, { cause: error });
+  return new NetworkError({ reason, method, route, text, ...(host ? { host } : {}) }, { cause: error });
+}
+
+/** Why a try failed, in a few words for a retry line: "no answer in 30s", "connection refused", "answered 503". */
+export function shortFailure(error: unknown): string {
+  if (error instanceof NetworkError) {
+    if (error.reason === 'headers_timeout') return 'no answer in time';
+    return REASON_TEXT[error.reason];
+  }
+  if (error instanceof ServiceError) return `answered ${error.status}`;
+  if (error instanceof BadResponseError) return error.truncated ? 'the answer was cut off' : 'a bad answer';
+  return 'failed';
 }
 
 export type FailureKind = 'retry' | 'rate_limited' | 'fatal';

@@ -1,4 +1,5 @@
 // One keep-alive undici Agent per client: timed requests, capped bodies, zod-checked JSON, GET retries with backoff.
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { setMaxListeners } from 'node:events';
 import { STATUS_CODES } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -6,7 +7,7 @@ import { Agent, type Dispatcher } from 'undici';
 import type { z } from 'zod';
 import { ConvergeError, UsageError } from '../core/errors.js';
 import { ErrorBody } from '../core/wire/schema.js';
-import { BadResponseError, classifyFailure, NetworkError, ServiceError, toNetworkError } from './errors.js';
+import { BadResponseError, classifyFailure, NetworkError, ServiceError, shortFailure, toNetworkError } from './errors.js';
 import { VERSION } from './version.js';
 
 export interface RetryPolicy {
@@ -29,6 +30,51 @@ export interface RequestInfo {
   attempt: number;
 }
 
+/** One write (POST, PATCH) sent to the service, and the request id it answered with, if any. */
+export interface WriteRecord {
+  method: string;
+  /** Templated route, e.g. /v2/deployments/{deployment_id}. */
+  route: string;
+  status: number | 'network';
+  /** From the answer's X-Request-Id (or Request-Id, X-Amzn-RequestId, X-Correlation-Id) header, when the service sends one. */
+  requestId?: string;
+}
+
+const WRITES = new AsyncLocalStorage<WriteRecord[]>();
+
+/** Runs `fn`, collecting every write it sends through any transport (for a log line per write with its request id). */
+export async function recordWrites<T>(fn: () => Promise<T>): Promise<{ value: T; writes: WriteRecord[] }> {
+  const writes: WriteRecord[] = [];
+  const value = await WRITES.run(writes, fn);
+  return { value, writes };
+}
+
+const REQUEST_ID_HEADERS = ['x-request-id', 'request-id', 'x-amzn-requestid', 'x-correlation-id'];
+
+function requestIdOf(headers: Dispatcher.ResponseData['headers']): string | undefined {
+  for (const name of REQUEST_ID_HEADERS) {
+    const value = headers[name];
+    const text = Array.isArray(value) ? value[0] : value;
+    // An id is short and printable; anything else is not worth a log field.
+    if (typeof text === 'string' && /^[\x21-\x7e]{1,128}$/.test(text)) return text;
+  }
+  return undefined;
+}
+
+/** One GET about to be tried again, for a line on stderr as it happens. */
+export interface RetryInfo {
+  method: string;
+  route: string;
+  /** host[:port] of the service. */
+  host: string;
+  /** Why the last try failed, in a few words ("no answer in 30s", "connection refused", "answered 503"). */
+  why: string;
+  /** The try about to start (2 for the first retry), and how many there are in all. */
+  attempt: number;
+  attempts: number;
+  waitMs: number;
+}
+
 export interface HttpOptions {
   /** e.g. https://api.example.com or http://127.0.0.1:8080/prefix */
   baseUrl: string;
@@ -44,6 +90,8 @@ export interface HttpOptions {
   maxResponseBytes?: number;
   /** Called once per attempt, for metrics. Must not throw (a throw is ignored). */
   onRequest?: (info: RequestInfo) => void;
+  /** Called before each retry of a GET (e.g. a line on stderr). Must not throw (a throw is ignored). */
+  onRetry?: (info: RetryInfo) => void;
   userAgent?: string;
 }
 
@@ -80,6 +128,13 @@ export function parseRetryAfter(value: string | string[] | undefined, now: numbe
   const at = Date.parse(raw);
   if (Number.isNaN(at)) return undefined;
   return Math.max(0, at - now);
+}
+
+/** "30s", "1.5s", "200ms": a duration for a progress line. */
+export function formatSeconds(ms: number): string {
+  if (ms < 1000) return `${Math.round(ms)}ms`;
+  const seconds = ms / 1000;
+  return `${Number.isInteger(seconds) ? seconds : seconds.toFixed(1)}s`;
 }
 
 /** Full-jitter exponential backoff before attempt `attempt + 1`. */
@@ -142,12 +197,16 @@ export class HttpTransport {
   private readonly connectTimeoutMs: number;
   private readonly apiKey: string | undefined;
   private readonly onRequest: HttpOptions['onRequest'];
+  private readonly onRetry: HttpOptions['onRetry'];
+  /** host[:port] of the base URL: network errors and retry lines name it. */
+  private readonly host: string;
   private readonly closing = new AbortController();
   private closed: Promise<void> | undefined;
 
   constructor(options: HttpOptions) {
     const base = normaliseBase(options.baseUrl);
     this.origin = base.origin;
+    this.host = base.host;
     this.basePath = base.pathname.replace(/\/+$/, '');
     this.apiKey = options.apiKey || undefined;
     this.connectTimeoutMs = options.connectTimeoutMs ?? DEFAULTS.connectTimeoutMs;
@@ -157,6 +216,7 @@ export class HttpTransport {
     this.retry = { ...DEFAULTS.retry, ...options.retry };
     if (!(this.retry.attempts >= 1)) throw new UsageError('retry attempts must be at least 1');
     this.onRequest = options.onRequest;
+    this.onRetry = options.onRetry;
     // Every GET waiting out a retry listens on this one signal: many in flight are expected, not a leak.
     setMaxListeners(0, this.closing.signal);
     this.headers = { accept: 'application/json', 'user-agent': options.userAgent ?? DEFAULTS.userAgent };
@@ -181,6 +241,7 @@ export class HttpTransport {
         if (failure.kind === 'fatal' || attempt >= attempts || this.closing.signal.aborted) throw error;
         if (failure.retryAfterMs !== undefined && failure.retryAfterMs > this.retry.maxRetryAfterMs) throw error;
         const wait = failure.retryAfterMs ?? backoffDelay(attempt, this.retry);
+        this.announceRetry(call, error, attempt + 1, attempts, wait);
         try {
           await sleep(wait, undefined, { signal: this.closing.signal });
         } catch {
@@ -203,6 +264,10 @@ export class HttpTransport {
     try {
       const response = await this.dispatch(call);
       status = response.statusCode;
+      if (call.method !== 'GET') {
+        const requestId = requestIdOf(response.headers);
+        WRITES.getStore()?.push({ method: call.method, route: call.route, status, ...(requestId ? { requestId } : {}) });
+      }
       if (status < 200 || status >= 300) throw await this.serviceError(call, response);
       const bytes = await this.readBody(call, response, this.maxResponseBytes, true);
       return this.decode(call, bytes, String(response.headers['content-type'] ?? 'none'));
@@ -313,7 +378,18 @@ export class HttpTransport {
       : code === 'UND_ERR_BODY_TIMEOUT' ? this.bodyTimeoutMs
       : code === 'UND_ERR_CONNECT_TIMEOUT' ? this.connectTimeoutMs
       : undefined;
-    return toNetworkError(error, call.method, call.route, timeout) ?? error;
+    return toNetworkError(error, call.method, call.route, timeout, this.host) ?? error;
+  }
+
+  private announceRetry(call: Call<z.ZodType>, error: unknown, attempt: number, attempts: number, waitMs: number): void {
+    if (!this.onRetry) return;
+    const timedOut = error instanceof NetworkError && error.reason === 'headers_timeout';
+    const why = timedOut ? `no answer in ${formatSeconds(this.headersTimeoutMs)}` : shortFailure(error);
+    try {
+      this.onRetry({ method: call.method, route: call.route, host: this.host, why, attempt, attempts, waitMs });
+    } catch {
+      // A progress line must never change the outcome of a request.
+    }
   }
 
   private report(info: RequestInfo): void {

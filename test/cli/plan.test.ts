@@ -72,11 +72,11 @@ describe('converge plan', () => {
   it('prints the JSON plan of design.md section 4 and never the secret value', async () => {
     await writeManifest('app.yaml', deployment(4));
     const { code, stdout, stderr } = await runCapture(['plan', dir, '--api-url', emulator.url, '--output', 'json'], env);
-    expect(stderr).toBe('');
+    expect(stderr).toBe(`converge plan: read 1 manifest file in ${dir}\n`);
     expect(code).toBe(0);
     const plan = JSON.parse(stdout);
-    expect(Object.keys(plan)).toEqual(['format_version', 'summary', 'changes', 'diagnostics']);
-    expect(plan.summary).toEqual({ create: 0, update: 1, noop: 0, orphan: 1, blocked: 0 });
+    expect(Object.keys(plan)).toEqual(['format_version', 'summary', 'changes', 'notes', 'diagnostics']);
+    expect(plan.summary).toEqual({ create: 0, update: 1, noop: 0, orphan: 1, blocked: 0, suspended: 0 });
     const update = plan.changes.find((c: { name: string }) => c.name === 'support-agent');
     expect(update.action).toBe('update');
     expect(update.new_revision).toBe(true);
@@ -133,7 +133,7 @@ describe('converge plan', () => {
     expect(tty.stderr).toContain('listing live deployments: 2');
     expect(tty.stderr.endsWith('\r\x1b[K')).toBe(true);
     const piped = await runCapture(['plan', dir, '--api-url', emulator.url], env, { tty: false });
-    expect(piped.stderr).toBe('');
+    expect(piped.stderr).toBe(`converge plan: read 1 manifest file in ${dir}\n`);
   });
 
   it('rejects an unknown output format with one line', async () => {

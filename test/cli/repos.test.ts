@@ -75,7 +75,9 @@ describe('converge repos', () => {
     const result = await run(['repos', '--api-url', server.url, '--api-key', 'wrong-key-123']);
     expect(result.code).toBe(1);
     expect(result.stdout).toBe('');
-    expect(result.stderr).toBe('converge repos: GET /v1/integrations/forge/codehost/install answered 401: missing or invalid API key\n');
+    expect(result.stderr).toBe(
+      'converge repos: GET /v1/integrations/forge/codehost/install answered 401: missing or invalid API key; check the API key in CONVERGE_API_KEY (--api-key), and for a key that spans several workspaces the workspace in CONVERGE_TENANT_ID (--tenant-id)\n',
+    );
   });
 
   it('rejects an unknown output format', async () => {

@@ -129,7 +129,7 @@ describe('AppliedStateStore', () => {
     const port = await closedPort();
     const read = await readAppliedState({ redisUrl: `redis://127.0.0.1:${port}`, redisPrefix: prefix });
     expect(read.records.size).toBe(0);
-    expect(read.warning).toBe(`Redis at redis://127.0.0.1:${port} is unreachable (ECONNREFUSED): start redis-server or set REDIS_URL; planning without applied state`);
+    expect(read.warning).toBe(`Redis at redis://127.0.0.1:${port} is unreachable (ECONNREFUSED): start redis-server, or set --redis-url or REDIS_URL; planning without applied state`);
     const live = await readAppliedState({ redisUrl: REDIS_URL, redisPrefix: prefix });
     expect(live.warning).toBeUndefined();
     expect(live.records.get('Deployment/a')?.secrets.KEY).toMatch(/^[0-9a-f]{64}$/);

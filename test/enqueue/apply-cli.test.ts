@@ -20,11 +20,11 @@ describe('converge apply (command)', () => {
     cleanups.push(() => tree.remove());
     const port = await closedPort();
     const started = Date.now();
-    const run = await runApplyCli([tree.dir, '--redis-url', `redis://127.0.0.1:${port}`], {});
+    const run = await runApplyCli([tree.dir, '--api-url', 'http://127.0.0.1:9', '--redis-url', `redis://127.0.0.1:${port}`], {});
     expect(run).toEqual({
       code: 1,
       stdout: '',
-      stderr: `converge apply: Redis at redis://127.0.0.1:${port} is unreachable (ECONNREFUSED): start redis-server or set REDIS_URL\n`,
+      stderr: `converge apply: Redis at redis://127.0.0.1:${port} is unreachable (ECONNREFUSED): start redis-server, or set --redis-url or REDIS_URL\n`,
     });
     expect(Date.now() - started).toBeLessThan(6_000);
   });

@@ -62,8 +62,8 @@ describe('converge apply', () => {
     expect(first.stderr).toBe('');
     expect(first.code).toBe(0);
     expect(first.stdout).toContain('Plan: 2 to create, 1 to update, 0 blocked, 0 orphaned, 1 unchanged.');
-    expect(first.stdout).toMatch(/done +Deployment\/fresh: created \(new revision\)/);
-    expect(first.stdout).toMatch(/done +Deployment\/web: updated \(new revision\)/);
+    expect(first.stdout).toMatch(/done +Deployment\/fresh: created; a new revision started/);
+    expect(first.stdout).toMatch(/done +Deployment\/web: updated; a new revision started/);
     expect(first.stdout).toMatch(/done +OAuthProvider\/slack: created/);
     expect(first.stdout).toMatch(/active +Deployment\/fresh: new revision is active/);
     expect(first.stdout).toMatch(/active +Deployment\/web: new revision is active/);
@@ -111,7 +111,7 @@ describe('converge apply', () => {
     expect(run.code).toBe(0);
     const out = JSON.parse(run.stdout);
     expect(out.converged).toBe(true);
-    expect(out.plan.summary).toEqual({ create: 0, update: 1, noop: 3, orphan: 0, blocked: 0 });
+    expect(out.plan.summary).toEqual({ create: 0, update: 1, noop: 3, orphan: 0, blocked: 0, suspended: 0 });
     expect(out.results).toHaveLength(1);
     expect(out.results[0]).toMatchObject({ kind: 'Deployment', name: 'web', status: 'done', outcome: 'updated', new_revision: true });
     expect(run.stdout).not.toContain(SECRETS.TEST_WEB_KEY);

@@ -25,7 +25,7 @@ describe('Redis connections', () => {
     const error = await connectProducer({ redisUrl: url, redisPrefix: '{t}' }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(RedisUnavailableError);
     expect((error as RedisUnavailableError).code).toBe('E_REDIS');
-    expect((error as Error).message).toBe(`Redis at ${url} is unreachable (ECONNREFUSED): start redis-server or set REDIS_URL`);
+    expect((error as Error).message).toBe(`Redis at ${url} is unreachable (ECONNREFUSED): start redis-server, or set --redis-url or REDIS_URL`);
     expect(Date.now() - started).toBeLessThan(5_000);
     // worker connections check the same way instead of retrying forever
     const workerError = await connectWorker({ redisUrl: url, redisPrefix: '{t}' }).catch((e: unknown) => e);
@@ -38,7 +38,7 @@ describe('Redis connections', () => {
       const url = `redis://127.0.0.1:${silent.port}`;
       const error = await connectProducer({ redisUrl: url, redisPrefix: '{t}' }, { connectTimeoutMs: 300 }).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(RedisUnavailableError);
-      expect((error as Error).message).toBe(`Redis at ${url} is unreachable (ETIMEDOUT): start redis-server or set REDIS_URL`);
+      expect((error as Error).message).toBe(`Redis at ${url} is unreachable (ETIMEDOUT): start redis-server, or set --redis-url or REDIS_URL`);
     } finally {
       await silent.close();
     }

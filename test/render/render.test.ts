@@ -26,9 +26,6 @@ const SAMPLE_TEXT = `  ~ update Deployment/batch-agent (forces new revision) (su
   ~ update Deployment/docs-agent
       ~ source_config.build_on_push: true -> false
 
-  ? orphan Deployment/legacy-rag
-      # live deployment not in any manifest; converge never deletes
-
   + create Deployment/new-agent (forces new revision)
       + name: "new-agent"
       + source: "codehost"
@@ -66,19 +63,21 @@ const SAMPLE_TEXT = `  ~ update Deployment/batch-agent (forces new revision) (su
       + client_secret: (sensitive)
       + provider_type: "slack"
 
+  ? 1 live deployment is in no manifest: legacy-rag (converge never deletes)
+
 Diagnostics:
   apps/billing.yaml:9:7: error: spec.source_config.resource_spec.max_scale must be a number, got "four"
 
-Plan: 3 to create, 3 to update, 2 blocked, 1 orphaned, 1 unchanged. 1 suspended change is shown but not applied.
+Plan: 3 to create, 2 to update, 1 suspended, 2 blocked, 1 orphaned, 1 unchanged. 1 suspended change is shown but not applied.
 `;
 
 const SAMPLE_MARKDOWN = `### converge plan
 
-| create | update | blocked | orphan | unchanged |
-|---:|---:|---:|---:|---:|
-| 3 | 3 | 2 | 1 | 1 |
+| create | update | suspended | blocked | orphan | unchanged |
+|---:|---:|---:|---:|---:|---:|
+| 3 | 2 | 1 | 2 | 1 | 1 |
 
-Plan: 3 to create, 3 to update, 2 blocked, 1 orphaned, 1 unchanged. 1 suspended change is shown but not applied.
+Plan: 3 to create, 2 to update, 1 suspended, 2 blocked, 1 orphaned, 1 unchanged. 1 suspended change is shown but not applied.
 
 #### Changes
 
@@ -87,7 +86,6 @@ Plan: 3 to create, 3 to update, 2 blocked, 1 orphaned, 1 unchanged. 1 suspended 
 | \`~\` | \`Deployment/batch-agent\` | update (suspended) | yes | suspended by converge/suspend: shown, not applied |
 | \`!\` | \`Deployment/billing-agent\` | blocked | no | invalid manifest apps/billing.yaml:9:7: max\\_scale must be a number \\| fix the value |
 | \`~\` | \`Deployment/docs-agent\` | update | no |  |
-| \`?\` | \`Deployment/legacy-rag\` | orphan | no | live deployment not in any manifest; converge never deletes |
 | \`+\` | \`Deployment/new-agent\` | create | yes |  |
 | \`!\` | \`Deployment/search-agent\` | blocked | no | source\\_config.repo\\_url cannot be changed after creation (live: "https://codehost.example.com/acme/search-agent", manifest: "https://codehost.example.com/acme/search-agent-v2"); set it back to the live value, or give the deployment a new metadata.name |
 | \`~\` | \`Deployment/support-agent\` | update | yes |  |
@@ -176,6 +174,12 @@ Plan: 3 to create, 3 to update, 2 blocked, 1 orphaned, 1 unchanged. 1 suspended 
 
 </details>
 
+<details><summary>1 live deployment is in no manifest (converge never deletes)</summary>
+
+- \`Deployment/legacy-rag\`
+
+</details>
+
 #### Diagnostics
 
 - **error** \`apps/billing.yaml:9:7\`: spec.source\\_config.resource\\_spec.max\\_scale must be a number, got "four"
@@ -202,7 +206,8 @@ const SMALL_JSON = `{
     "update": 1,
     "noop": 0,
     "orphan": 1,
-    "blocked": 0
+    "blocked": 0,
+    "suspended": 0
   },
   "changes": [
     {
@@ -210,6 +215,8 @@ const SMALL_JSON = `{
       "name": "legacy-rag",
       "action": "orphan",
       "new_revision": false,
+      "suspended": false,
+      "released": false,
       "fields": [],
       "reason": "live deployment not in any manifest; converge never deletes"
     },
@@ -218,6 +225,8 @@ const SMALL_JSON = `{
       "name": "support-agent",
       "action": "update",
       "new_revision": true,
+      "suspended": false,
+      "released": false,
       "fields": [
         {
           "path": "source_config.resource_spec.max_scale",
@@ -235,6 +244,7 @@ const SMALL_JSON = `{
       "reason": null
     }
   ],
+  "notes": [],
   "diagnostics": [
     {
       "severity": "warning",
@@ -249,12 +259,11 @@ const SMALL_JSON = `{
 
 const E = '\x1b[';
 const SMALL_TEXT_COLOR = [
-  `  ${E}36m${E}1m? orphan${E}0m Deployment/legacy-rag`,
-  `      ${E}2m# live deployment not in any manifest; converge never deletes${E}0m`,
-  '',
   `  ${E}33m${E}1m~ update${E}0m Deployment/support-agent ${E}35m(forces new revision)${E}0m`,
   `      ${E}33m~${E}0m source_config.resource_spec.max_scale: 2 -> 4`,
   `      ${E}33m~${E}0m secrets.OPENAI_API_KEY: (sensitive) -> (sensitive)`,
+  '',
+  `  ${E}36m? 1 live deployment is in no manifest: legacy-rag (converge never deletes)${E}0m`,
   '',
   `${E}1mDiagnostics:${E}0m`,
   `  apps/support.yaml:3:5: ${E}33m${E}1mwarning${E}0m: annotation converge/drift is "heal" by default`,
@@ -289,8 +298,7 @@ describe('renderText', () => {
     [0, 'No changes. Live state matches the manifests.\n'],
     [
       2,
-      '  ? orphan Deployment/old-0\n      # live deployment not in any manifest; converge never deletes\n\n' +
-        '  ? orphan Deployment/old-1\n      # live deployment not in any manifest; converge never deletes\n\n' +
+      '  ? 2 live deployments are in no manifest: old-0, old-1 (converge never deletes)\n\n' +
         'No changes. Live state matches the manifests; 2 live deployments are in no manifest (orphaned, never deleted).\n',
     ],
   ])('no changes with %i orphans', (orphans, expected) => {
@@ -305,14 +313,14 @@ describe('renderMarkdown', () => {
 
   it('no changes: the summary table and the sentence only', () => {
     expect(renderMarkdown(noChanges(0))).toBe(
-      '### converge plan\n\n| create | update | blocked | orphan | unchanged |\n|---:|---:|---:|---:|---:|\n| 0 | 0 | 0 | 0 | 1 |\n\nNo changes. Live state matches the manifests.\n',
+      '### converge plan\n\n| create | update | suspended | blocked | orphan | unchanged |\n|---:|---:|---:|---:|---:|---:|\n| 0 | 0 | 0 | 0 | 0 | 1 |\n\nNo changes. Live state matches the manifests.\n',
     );
   });
 
   it('escapes pipes and HTML, and lengthens the code fence past backticks in values', () => {
     const tricky: Plan = {
       format_version: '1',
-      summary: { create: 0, update: 1, noop: 0, orphan: 0, blocked: 0 },
+      summary: { create: 0, update: 1, noop: 0, orphan: 0, blocked: 0, suspended: 0 },
       changes: [
         {
           kind: 'Deployment',
@@ -338,7 +346,7 @@ describe('notes of unchanged resources', () => {
     const noop = { kind: 'Deployment' as const, action: 'noop' as const, new_revision: false, fields: [] };
     return {
       format_version: '1',
-      summary: { create: 0, update: 0, noop: 3, orphan: 0, blocked: 0 },
+      summary: { create: 0, update: 0, noop: 3, orphan: 0, blocked: 0, suspended: 0 },
       changes: [
         { ...noop, name: 'quiet', reason: null },
         { ...noop, name: 'triage', reason: NOTE },
@@ -364,12 +372,99 @@ describe('renderJson', () => {
     expect(renderJson(smallPlan())).toBe(SMALL_JSON);
   });
 
-  it('never carries `suspended`: suspension is said in reason', () => {
-    const parsed = JSON.parse(renderJson(samplePlan())) as { changes: Array<Record<string, unknown>> };
+  it('marks a suspended change `suspended: true` and counts it as suspended, never as an update', () => {
+    const parsed = JSON.parse(renderJson(samplePlan())) as { summary: Record<string, number>; changes: Array<Record<string, unknown>> };
     for (const change of parsed.changes) {
-      expect(Object.keys(change)).toEqual(['kind', 'name', 'action', 'new_revision', 'fields', 'reason']);
+      expect(Object.keys(change)).toEqual(['kind', 'name', 'action', 'new_revision', 'suspended', 'released', 'fields', 'reason']);
     }
-    expect(parsed.changes.find((c) => c.name === 'batch-agent')?.reason).toBe('suspended by converge/suspend: shown, not applied');
+    const batch = parsed.changes.find((c) => c.name === 'batch-agent');
+    expect(batch).toMatchObject({ action: 'update', suspended: true, reason: 'suspended by converge/suspend: shown, not applied' });
+    expect(parsed.changes.filter((c) => c.suspended === true)).toHaveLength(1);
+    expect(parsed.summary).toEqual({ create: 3, update: 2, noop: 1, orphan: 1, blocked: 2, suspended: 1 });
+  });
+});
+
+/** `count` live deployments in no manifest, `changed` updates whose field values are `width` characters long. */
+function bigPlan(count: number, changed = 0, width = 0): Plan {
+  const changes: Plan['changes'] = [];
+  for (let i = 0; i < changed; i++) {
+    const value = `v${i}-`.padEnd(width, 'x');
+    changes.push({ kind: 'Deployment', name: `changed-${String(i).padStart(4, '0')}`, action: 'update', new_revision: false, reason: null, fields: [{ path: 'source_config.build_command', before: 'make', after: value, sensitive: false }] });
+  }
+  for (let i = 0; i < count; i++) {
+    changes.push({ kind: 'Deployment', name: `orphan-${String(i).padStart(4, '0')}-of-a-long-team-name`, action: 'orphan', new_revision: false, fields: [], reason: 'live deployment not in any manifest; converge never deletes' });
+  }
+  return { format_version: '1', summary: { create: 0, update: changed, noop: 0, orphan: count, blocked: 0, suspended: 0 }, changes, diagnostics: [] };
+}
+
+describe('plans that fit', () => {
+  it('text: orphans are one line naming three and counting the rest; --show-orphans lists them', () => {
+    const text = renderText(bigPlan(13), { color: false });
+    expect(text).toContain('  ? 13 live deployments are in no manifest: orphan-0000-of-a-long-team-name, orphan-0001-of-a-long-team-name, orphan-0002-of-a-long-team-name and 10 more; --show-orphans lists them\n');
+    expect(text.split('\n')).toHaveLength(4);
+    const listed = renderText(bigPlan(13), { color: false, showOrphans: true });
+    expect(listed).toContain('  ? 13 live deployments are in no manifest (converge never deletes):\n      Deployment/orphan-0000-of-a-long-team-name\n');
+    expect(listed).toContain('      Deployment/orphan-0012-of-a-long-team-name\n');
+  });
+
+  it('markdown: orphans are one collapsed section; JSON keeps every one', () => {
+    const markdown = renderMarkdown(bigPlan(13));
+    expect(markdown.match(/<details>/g)).toHaveLength(1);
+    expect(markdown).toContain('<details><summary>13 live deployments are in no manifest (converge never deletes)</summary>');
+    expect(markdown).toContain('- `Deployment/orphan-0012-of-a-long-team-name`');
+    const json = JSON.parse(renderJson(bigPlan(1500))) as { changes: unknown[] };
+    expect(json.changes).toHaveLength(1500);
+  });
+
+  it('markdown never exceeds 60,000 characters: 1,500 orphans', () => {
+    const full = renderMarkdown(bigPlan(1500), Number.MAX_SAFE_INTEGER);
+    expect(full.length).toBeGreaterThan(60_000);
+    const markdown = renderMarkdown(bigPlan(1500));
+    expect(markdown.length).toBeLessThanOrEqual(60_000);
+    const kept = markdown.match(/- `Deployment\/orphan-/g)!.length;
+    expect(kept).toBeGreaterThan(1000);
+    expect(markdown).toContain(`**${1500 - kept} resources left out** to keep this plan under 60,000 characters; \`converge plan --output json\` holds them all.`);
+    expect(markdown).toContain('<details><summary>1500 live deployments are in no manifest');
+    expect(markdown.endsWith('\n')).toBe(true);
+  });
+
+  it('markdown never exceeds 60,000 characters: many large changes, cut whole (a table row and its details together)', () => {
+    const markdown = renderMarkdown(bigPlan(20, 200, 2_000));
+    expect(markdown.length).toBeLessThanOrEqual(60_000);
+    const rows = markdown.match(/^\| `~` \| `Deployment\/changed-/gm)!.length;
+    const details = markdown.match(/<summary><code>~ update Deployment\/changed-/g)!.length;
+    expect(rows).toBe(details);
+    expect(rows).toBeGreaterThan(10);
+    expect(rows).toBeLessThan(200);
+    expect(markdown).toContain(`**${200 - rows + 20} resources left out**`);
+    // The summary counts every change, cut or not.
+    expect(markdown).toContain('| 0 | 200 | 0 | 0 | 20 | 0 |');
+  });
+
+  it('names an orphan converge applied once, once, as no longer declared', () => {
+    const result = plan({
+      resources: [],
+      blocked: [],
+      diagnostics: [],
+      live: [live('retired', { id: '7e7e7e7e-0000-4000-8000-000000000002' }), live('stranger', { id: '7e7e7e7e-0000-4000-8000-000000000003' })],
+      applied: new Map([[deploymentKey('retired'), { secrets: {}, appliedAt: '2026-01-01T00:00:00.000Z' }]]),
+      secretHashes: new Map(),
+    });
+    const text = renderText(result, { color: false });
+    expect(text).toContain('  ? Deployment/retired is no longer declared; converge stopped managing it\n');
+    expect(text.match(/retired/g)).toHaveLength(1);
+    expect(text).toContain('1 live deployment is in no manifest: stranger (converge never deletes)');
+    const markdown = renderMarkdown(result);
+    expect(markdown.match(/retired/g)).toHaveLength(1);
+    const json = JSON.parse(renderJson(result)) as { changes: Array<{ name: string; released: boolean }> };
+    expect(json.changes.map((c) => [c.name, c.released])).toEqual([['retired', true], ['stranger', false]]);
+  });
+
+  it('puts the plan\'s notes in every format', () => {
+    const noted: Plan = { ...noChanges(0), notes: ['applied state not read: no Redis configured'] };
+    expect(renderText(noted, { color: false })).toMatch(/^Note: applied state not read: no Redis configured\n/);
+    expect(renderMarkdown(noted)).toContain('> **Note:** applied state not read: no Redis configured');
+    expect((JSON.parse(renderJson(noted)) as { notes: string[] }).notes).toEqual(['applied state not read: no Redis configured']);
   });
 });
 

@@ -271,7 +271,7 @@ describe('timeouts and network failures', () => {
     expect(error).toBeInstanceOf(NetworkError);
     expect((error as NetworkError).code).toBe('E_NETWORK');
     expect((error as NetworkError).reason).toBe('headers_timeout');
-    expect((error as Error).message).toBe('GET /v1/integrations/forge/codehost/install: no response headers before the headers timeout (150 ms)');
+    expect((error as Error).message).toBe(`GET /v1/integrations/forge/codehost/install to ${new URL(server.url).host}: no response headers before the headers timeout (150 ms)`);
     expect(server.received).toHaveLength(2);
   });
 
@@ -519,5 +519,24 @@ describe('headers and secrecy', () => {
   it('rejects a base URL that is not http(s)', () => {
     expect(() => new ServiceClient({ baseUrl: 'ftp://example.com' })).toThrow(/http or https/);
     expect(() => new ServiceClient({ baseUrl: 'not a url' })).toThrow(/not a URL/);
+  });
+});
+
+describe('a record of every write', () => {
+  it('collects each write sent within recordWrites with the request id the service answered with; reads are not writes', async () => {
+    const listing = pagingHandler(2);
+    const server = await serve((request, response) => {
+      if (request.method === 'GET') return listing(request, response);
+      json(response, 200, deployment('a'), { 'x-request-id': 'req-7f3a' });
+    });
+    const { client } = clientFor(server);
+    const { recordWrites } = await import('../../src/service/transport.js');
+    const { writes } = await recordWrites(async () => {
+      await client.listDeployments();
+      await client.patchDeployment('id-1', { source_config: { build_on_push: true } });
+    });
+    expect(writes).toEqual([{ method: 'PATCH', route: '/v2/deployments/{deployment_id}', status: 200, requestId: 'req-7f3a' }]);
+    // Outside recordWrites nothing is collected, and nothing fails.
+    await client.patchDeployment('id-1', { source_config: { build_on_push: true } });
   });
 });

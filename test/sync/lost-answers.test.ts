@@ -45,7 +45,7 @@ describe('lost answers and conflicts', () => {
     );
     const run = await runApplyCli(argv(proxy.url), ENV);
     expect(run.code).toBe(0);
-    expect(run.stdout).toMatch(/done +Deployment\/solo: created \(new revision\) \(the answer to an earlier attempt was lost; live state shows its write landed\)/);
+    expect(run.stdout).toMatch(/done +Deployment\/solo: created; a new revision started \(the answer to an earlier attempt was lost; live state shows its write landed\)/);
     expect(writes(emulator.requestLog).map((e) => `${e.method} ${e.status}`)).toEqual(['POST 201']);
     emulator.resetLog();
     const again = await runApplyCli(argv(proxy.url), ENV);
@@ -62,7 +62,7 @@ describe('lost answers and conflicts', () => {
     );
     const run = await runApplyCli(argv(proxy.url), ENV);
     expect(run.code).toBe(0);
-    expect(run.stdout).toMatch(/done +Deployment\/api: updated \(new revision\)/);
+    expect(run.stdout).toMatch(/done +Deployment\/api: updated; a new revision started/);
     expect(landedWrites(emulator.requestLog).map((e) => `${e.method} ${e.status} ${e.newRevision}`)).toEqual(['PATCH 200 true']);
     emulator.resetLog();
     expect((await runApplyCli(argv(proxy.url), ENV)).code).toBe(0);
@@ -108,7 +108,7 @@ describe('lost answers and conflicts', () => {
     const run = await runApplyCli(argv(proxy.url), ENV);
     expect(run.code).toBe(0);
     expect(run.stdout).toContain('Plan: 1 to create');
-    expect(run.stdout).toMatch(/done +Deployment\/late: adopted \(new revision\) \(the deployment already existed; converge adopted it and patched what differed\)/);
+    expect(run.stdout).toMatch(/done +Deployment\/late: adopted; a new revision started \(the deployment already existed; converge adopted it and patched what differed\)/);
     expect(writes(emulator.requestLog).map((e) => `${e.method} ${e.status}`)).toEqual(['POST 409', 'PATCH 200']);
     const patch = writes(emulator.requestLog)[1]!;
     expect(patch.body).toEqual({ source_config: { resource_spec: { max_scale: 4 } } });

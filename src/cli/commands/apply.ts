@@ -5,7 +5,8 @@ import { UsageError } from '../../core/errors.js';
 import { applyConverged, applyExitCode } from '../../core/exit-code.js';
 import type { Plan } from '../../core/model.js';
 import { summarySentence } from '../../plan/render/format.js';
-import { runApply } from '../../enqueue/apply.js';
+import { fieldLine } from '../../plan/render/text.js';
+import { runApply, STALLED_CHECK_MS } from '../../enqueue/apply.js';
 import { changesToApply } from '../../enqueue/apply-jobs.js';
 import type { QueueLogger } from '../../enqueue/log.js';
 import { openJobs } from '../../enqueue/open-jobs.js';
@@ -14,7 +15,7 @@ import { waitForRevisions } from '../../enqueue/wait-revisions.js';
 import { gatherPlanInput } from '../../observe/gather.js';
 import type { Command, CommandIo } from '../command.js';
 import { LOG_LEVELS, resolveSettings, settingOptions, type Settings } from '../settings.js';
-import { EMBEDDED, openTarget } from '../target.js';
+import { EMBEDDED, EMBEDDED_BANNER, openTarget, requireApiUrl, retryLine } from '../target.js';
 import { progressLine, type Progress } from '../tty.js';
 import { formatDiagnostic } from '../../core/diagnostics.js';
 
@@ -24,7 +25,7 @@ const LEVELS: readonly string[] = LOG_LEVELS;
 
 export const applyCommand: Command = {
   name: 'apply',
-  summary: 'plan, then make the service match the manifests through queued jobs',
+  summary: 'plan, then make the service match the manifests through queued jobs (Ctrl-C stops in order: nothing left locked)',
   usage: 'converge apply DIR [--wait] [--wait-timeout DURATION] [--output text|json] [options]',
   positionals: [1, 1],
   options: {
@@ -35,6 +36,7 @@ export const applyCommand: Command = {
       'apiUrl',
       'apiKey',
       'tenantId',
+      'namePrefix',
       'redisUrl',
       'redisPrefix',
       'concurrency',
@@ -51,22 +53,25 @@ export const applyCommand: Command = {
   async run(args, io) {
     const output = (args.values.output as string | undefined) ?? 'text';
     if (!FORMATS.includes(output as (typeof FORMATS)[number])) throw new UsageError(`--output "${output}" is not one of ${FORMATS.join(', ')}`);
-    const settings = resolveSettings(args, io.env);
+    const settings = requireApiUrl(resolveSettings(args, io.env));
     const dir = resolve(io.cwd, args.positionals[0]!);
     const embedded = settings.apiUrl === EMBEDDED;
+    // First line: nothing an embedded apply does reaches a real service (on stderr with JSON: stdout is one document).
+    if (embedded) (output === 'text' ? io.stdout : io.stderr).write(`${EMBEDDED_BANNER}\n`);
     const progress = progressLine(io);
     const log = lineLogger(io, settings.logLevel, progress);
     // Redis first: an unreachable Redis is one line before anything else starts.
     const jobs = await openJobs(settings, { private: embedded, target: { apiUrl: settings.apiUrl, tenantId: settings.tenantId }, log });
     let target: Awaited<ReturnType<typeof openTarget>> | undefined;
     try {
-      target = await openTarget(settings);
+      target = await openTarget(settings, { onRetry: (info) => progress.write(io.stderr, `converge apply: ${retryLine(info)}\n`) });
       const gathered = await gatherPlanInput({
         dir,
         env: io.env,
         client: target.client,
         allowLiteralSecrets: settings.allowLiteralSecrets,
         allowLocalDiscovery: settings.allowLocalDiscovery,
+        namePrefix: settings.namePrefix,
         applied: jobs.applied,
         onLiveProgress: (n) => progress.show(`listing live deployments: ${n}`),
       });
@@ -76,19 +81,34 @@ export const applyCommand: Command = {
       if (text) io.stdout.write(planLines(result).join('\n') + '\n');
 
       const changes = changesToApply(result.changes, gathered.resources, gathered.live);
+      const interrupt = catchInterrupt(io, progress);
+      let reportedBehind = false;
       const results = await runApply({
+        signal: interrupt.signal,
+        onWaitingBehind: (waiting) => {
+          if (!reportedBehind) {
+            reportedBehind = true;
+            for (const w of waiting) progress.write(io.stderr, `converge apply: ${behindLine(w)}\n`);
+          }
+          progress.show(`waiting for ${waiting.length} resource${waiting.length === 1 ? '' : 's'} held by jobs of an earlier run: ${waiting.map(countdown).join(', ')}`);
+        },
         jobs,
         client: target.client,
         env: io.env,
         changes,
         log,
+        // Each write is printed below with its fields: the runner's own info line would repeat it on stderr. The jobs of a
+        // run that died are handed on 5 s after their lock expires (BullMQ's default check comes every 30 s).
+        worker: { logWrites: false, stalledInterval: STALLED_CHECK_MS },
         onProgress: (finished, total, latest) => {
-          if (text) progress.write(io.stdout, resultLine(latest) + '\n');
+          if (text) progress.write(io.stdout, resultLines(latest).join('\n') + '\n');
           progress.show(`applying ${finished}/${total} ...`);
         },
       });
+      interrupt.release();
       progress.clear();
-      if (args.values.wait === true) {
+      if (text) for (const r of results) if (r.status === 'interrupted') io.stdout.write(resultLines(r).join('\n') + '\n');
+      if (args.values.wait === true && !interrupt.signal.aborted) {
         await waitForRevisions(target.client, results, {
           timeoutMs: settings.waitTimeout,
           onProgress: (active, total) => progress.show(`waiting for new revisions: ${active}/${total} active ...`),
@@ -97,15 +117,21 @@ export const applyCommand: Command = {
         if (text) for (const r of results) if (r.revision) io.stdout.write(revisionLine(r, settings) + '\n');
       }
       const converged = applyConverged(result, results);
-      if (text) io.stdout.write(closingLine(results, converged, result) + '\n');
+      if (text) io.stdout.write(closingLine(results, converged, result, interrupt.reason) + '\n');
       else io.stdout.write(JSON.stringify({ format_version: '1', plan: result, results, converged }, null, 2) + '\n');
-      return applyExitCode(result, results);
+      const code = applyExitCode(result, results);
+      // A handed-back job's request may still be open: it must not hold the process until the service answers.
+      if (interrupt.reason) setTimeout(() => process.exit(code), INTERRUPTED_EXIT_MS).unref();
+      return code;
     } finally {
       await jobs.close();
       await target?.close();
     }
   },
 };
+
+/** After an interrupt, how long the process may take to close its connections before it exits anyway. */
+const INTERRUPTED_EXIT_MS = 1_000;
 
 function planLines(result: Plan): string[] {
   const lines = [summarySentence(result)];
@@ -116,24 +142,27 @@ function planLines(result: Plan): string[] {
   return lines;
 }
 
+/** What a job did, and whether its write started a revision (minutes of build on the real service). */
 function describeOutcome(r: ResourceResult): string {
+  const revision = r.kind !== 'Deployment' ? '' : r.new_revision ? '; a new revision started' : '; no new revision';
   switch (r.outcome) {
     case 'created':
-      return r.kind === 'Deployment' ? 'created (new revision)' : 'created';
+      return `created${revision}`;
     case 'updated':
-      return r.new_revision ? 'updated (new revision)' : 'updated';
+      return `updated${revision}`;
     case 'adopted':
-      return `adopted${r.new_revision ? ' (new revision)' : ''}`;
+      return `adopted${r.fields ? revision : ''}`;
     default:
       return 'nothing left to change';
   }
 }
 
-function resultLine(r: ResourceResult): string {
+/** One resource's result, then each field its write sent, in the plan's format (a secret is "(sensitive)"). */
+function resultLines(r: ResourceResult): string[] {
   const label = r.status.padEnd(9);
-  if (r.status === 'failed') return `  ${label} ${r.key}: ${r.message ?? 'failed'}`;
+  if (r.status === 'failed' || r.status === 'interrupted') return [`  ${label} ${r.key}: ${r.message ?? r.status}`];
   const note = r.message ? ` (${r.message})` : '';
-  return `  ${label} ${r.key}: ${describeOutcome(r)}${note}`;
+  return [`  ${label} ${r.key}: ${describeOutcome(r)}${note}`, ...(r.fields ?? []).map((field) => `      ${fieldLine(field)}`)];
 }
 
 function revisionLine(r: ResourceResult, settings: Settings): string {
@@ -141,9 +170,10 @@ function revisionLine(r: ResourceResult, settings: Settings): string {
   return `  ${'timeout'.padEnd(9)} ${r.key}: new revision not active after ${Math.round(settings.waitTimeout / 1000)}s`;
 }
 
-function closingLine(results: ResourceResult[], converged: boolean, result: Plan): string {
+function closingLine(results: ResourceResult[], converged: boolean, result: Plan, interrupted: NodeJS.Signals | undefined): string {
   const count = (status: ResourceResult['status']): number => results.filter((r) => r.status === status).length;
   const counts = `${count('done')} done, ${count('unchanged')} unchanged, ${count('failed')} failed`;
+  if (interrupted) return `Apply interrupted (${interrupted}): ${counts}, ${count('interrupted')} not done; not converged. No job is left locked or queued.`;
   if (converged) return `Apply complete: ${counts}. Live state matches the manifests.`;
   const why: string[] = [];
   if (count('failed') > 0) why.push('jobs failed');
@@ -151,6 +181,52 @@ function closingLine(results: ResourceResult[], converged: boolean, result: Plan
   if (result.summary.blocked > 0) why.push(`${result.summary.blocked} blocked`);
   if (result.diagnostics.some((d) => d.severity === 'error')) why.push('manifest errors');
   return `Apply incomplete: ${counts}; not converged (${why.join(', ')}).`;
+}
+
+/** Seconds, rounded up, for a countdown. */
+function seconds(ms: number): string {
+  return `${Math.ceil(ms / 1000)}s`;
+}
+
+/** "Deployment/a (lock expires in 23s)": one resource waiting behind another run's job. */
+function countdown(w: { key: string; lockTtlMs: number | undefined }): string {
+  return w.lockTtlMs === undefined ? `${w.key} (its job is queued again)` : `${w.key} (lock expires within ${seconds(w.lockTtlMs)})`;
+}
+
+/** The first report of a resource waiting behind a job that is not ours. */
+function behindLine(w: { key: string; behind: string; lockTtlMs: number | undefined }): string {
+  const lock = w.lockTtlMs === undefined ? 'it holds no lock and runs next' : `its lock expires within ${seconds(w.lockTtlMs)}, then it runs again with the newest desired state`;
+  return `${w.key} waits for job ${w.behind} of an earlier run (interrupted, or running in another process): ${lock}`;
+}
+
+/**
+ * SIGINT and SIGTERM while jobs run: the first stops the apply in order (nothing more enqueued, jobs in flight
+ * finish or are handed back, nothing left locked); a second exits at once.
+ */
+function catchInterrupt(io: CommandIo, progress: Progress): { signal: AbortSignal; readonly reason: NodeJS.Signals | undefined; release(): void } {
+  const controller = new AbortController();
+  let reason: NodeJS.Signals | undefined;
+  const onSignal = (signal: NodeJS.Signals): void => {
+    if (reason) {
+      progress.write(io.stderr, `converge apply: second ${signal}: exiting at once; jobs in flight stay locked until their lock expires (about 30s)\n`);
+      process.exit(1);
+    }
+    reason = signal;
+    progress.write(io.stderr, `converge apply: ${signal}: stopping: nothing more is enqueued; jobs in flight get 5s to finish, then are handed back (${signal} again exits at once)\n`);
+    controller.abort();
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  return {
+    signal: controller.signal,
+    get reason() {
+      return reason;
+    },
+    release() {
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+    },
+  };
 }
 
 /** Worker log lines on stderr at or above the log level; they carry keys and service messages, never secret values. */

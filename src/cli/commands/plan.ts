@@ -1,4 +1,5 @@
 // `converge plan DIR`: the dry-run plan of a manifest directory against the live service.
+import { resolve } from 'node:path';
 import { plan } from '../../plan/plan.js';
 import { renderJson } from '../../plan/render/json.js';
 import { renderMarkdown } from '../../plan/render/markdown.js';
@@ -7,62 +8,95 @@ import { UsageError } from '../../core/errors.js';
 import { planExitCode } from '../../core/exit-code.js';
 import { gatherPlanInput } from '../../observe/gather.js';
 import type { Command } from '../command.js';
-import type { readAppliedState } from '../../enqueue/applied-state.js';
+import type { AppliedRecord } from '../../core/model.js';
 import { resolveSettings, settingOptions } from '../settings.js';
-import { EMBEDDED, openTarget } from '../target.js';
+import { EMBEDDED, openTarget, requireApiUrl, retryLine, type ServiceSettings } from '../target.js';
 import { progressLine, useColor } from '../tty.js';
 
 const FORMATS = ['text', 'markdown', 'json'] as const;
 
+/** Why the plan is blind to what converge last wrote: secrets the service hides, and existing providers. */
+const BLIND = 'secrets and OAuth providers are planned without knowing what converge last wrote, so they may show changes that are not there';
+
+/** The applied records the plan reads, and the note it carries when it read none. */
+interface AppliedRead {
+  records: Map<string, AppliedRecord>;
+  note?: string;
+}
+
+/**
+ * The applied state: not read with --no-applied-state or against the embedded emulator (it starts fresh: no
+ * record could describe it). A Redis URL the user gave must answer (else one line, exit 1); the shipped default
+ * (redis://127.0.0.1:6379) is only tried, and when it does not answer the plan says it ran without.
+ */
+async function readApplied(settings: ServiceSettings, skip: boolean): Promise<AppliedRead> {
+  if (settings.apiUrl === EMBEDDED) return { records: new Map() };
+  if (skip) return { records: new Map(), note: `applied state not read (--no-applied-state): ${BLIND}` };
+  const { readAppliedState } = await import('../../enqueue/applied-state.js');
+  const state = await readAppliedState(settings);
+  if (!state.warning) return { records: state.records };
+  if (settings.explicit.has('redisUrl')) {
+    throw new UsageError(`${state.warning.replace(/; planning without applied state$/, '')}; give --no-applied-state to plan without it`);
+  }
+  return { records: new Map(), note: `applied state not read: no Redis configured (--redis-url, REDIS_URL) and none answers at ${settings.redisUrl}: ${BLIND}` };
+}
+
 export const planCommand: Command = {
   name: 'plan',
   summary: 'list live state and print what apply would change (dry run)',
-  usage: 'converge plan DIR [--output text|markdown|json] [--detailed-exitcode] [options]',
+  usage: 'converge plan DIR [--output text|markdown|json] [--detailed-exitcode] [--show-orphans] [options]',
   positionals: [1, 1],
   options: {
-    output: { type: 'string', short: 'o', placeholder: 'FMT', description: 'text (default), markdown or json' },
-    'detailed-exitcode': { type: 'boolean', description: 'exit 0 when nothing would change (notes on unchanged resources do not count), 2 when something would, 1 on error' },
-    ...settingOptions('apiUrl', 'apiKey', 'tenantId', 'redisUrl', 'redisPrefix', 'allowLiteralSecrets', 'allowLocalDiscovery', 'emulatorState', 'requestTimeout'),
+    output: { type: 'string', short: 'o', placeholder: 'FMT', description: 'text (default), markdown (at most 60,000 characters) or json (everything)' },
+    'detailed-exitcode': { type: 'boolean', description: 'exit 0 when nothing would change (notes on unchanged resources do not count), 2 when something would; 1 on errors, as always' },
+    'show-orphans': { type: 'boolean', description: 'text: list every live deployment in no manifest, not only the first three' },
+    'no-applied-state': { type: 'boolean', description: 'plan without reading what converge last wrote from Redis (the plan says so)' },
+    ...settingOptions('apiUrl', 'apiKey', 'tenantId', 'namePrefix', 'redisUrl', 'redisPrefix', 'allowLiteralSecrets', 'allowLocalDiscovery', 'emulatorState', 'requestTimeout'),
   },
   async run(args, io) {
     const output = (args.values.output as string | undefined) ?? 'text';
     if (!FORMATS.includes(output as (typeof FORMATS)[number])) {
       throw new UsageError(`--output "${output}" is not one of ${FORMATS.join(', ')}`);
     }
-    const settings = resolveSettings(args, io.env);
-    const dir = args.positionals[0]!;
-    // The embedded emulator starts fresh in every process: applied state kept in Redis would not describe it.
-    // Otherwise it is read (Redis client loaded, connected, one HGETALL) while the live pages are listed.
-    type AppliedState = Awaited<ReturnType<typeof readAppliedState>>;
-    const applied: Promise<AppliedState> =
-      settings.apiUrl === EMBEDDED
-        ? Promise.resolve({ records: new Map() })
-        : import('../../enqueue/applied-state.js').then(async (module) => {
-            const state = await module.readAppliedState(settings);
-            if (state.warning) io.stderr.write(`converge plan: warning: ${state.warning}\n`);
-            return state;
-          });
+    const settings = requireApiUrl(resolveSettings(args, io.env));
+    const dir = resolve(io.cwd, args.positionals[0]!);
+    // Read (Redis client loaded, connected, one HGETALL) while the live pages are listed.
+    const applied = readApplied(settings, args.values['no-applied-state'] === true);
     applied.catch(() => undefined);
-    const target = await openTarget(settings);
+    const progress = progressLine(io);
+    const target = await openTarget(settings, { onRetry: (info) => progress.write(io.stderr, `converge plan: ${retryLine(info)}\n`) });
     try {
-      const progress = progressLine(io);
+      const appliedRead = { records: new Map<string, AppliedRecord>() } as AppliedRead;
       const gathered = await gatherPlanInput({
         dir,
         env: io.env,
         client: target.client,
         allowLiteralSecrets: settings.allowLiteralSecrets,
         allowLocalDiscovery: settings.allowLocalDiscovery,
-        applied: { getAll: async () => (await applied).records },
+        namePrefix: settings.namePrefix,
+        applied: {
+          getAll: async () => {
+            Object.assign(appliedRead, await applied);
+            return appliedRead.records;
+          },
+        },
         onLiveProgress: (n) => progress.show(`listing live deployments: ${n}`),
       });
+      progress.write(io.stderr, filesLine(gathered.files.length, dir));
       progress.clear();
+      if (appliedRead.note) gathered.input.notes = [appliedRead.note, ...(gathered.input.notes ?? [])];
       const result = plan(gathered.input);
       if (output === 'json') io.stdout.write(renderJson(result));
       else if (output === 'markdown') io.stdout.write(renderMarkdown(result));
-      else io.stdout.write(renderText(result, { color: useColor(io.stdout, io.env) }));
+      else io.stdout.write(renderText(result, { color: useColor(io.stdout, io.env), showOrphans: args.values['show-orphans'] === true }));
       return planExitCode(result, args.values['detailed-exitcode'] === true);
     } finally {
       await target.close();
     }
   },
 };
+
+/** How many manifest files were read, for stderr (stdout holds the plan): an empty or wrong directory shows at once. */
+function filesLine(files: number, dir: string): string {
+  return `converge plan: read ${files} manifest file${files === 1 ? '' : 's'} in ${dir}\n`;
+}

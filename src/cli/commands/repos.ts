@@ -4,7 +4,7 @@ import { listVisibleRepositories } from '../../service/repositories.js';
 import { UsageError } from '../../core/errors.js';
 import type { Command } from '../command.js';
 import { resolveSettings, settingOptions } from '../settings.js';
-import { openTarget } from '../target.js';
+import { openTarget, requireApiUrl } from '../target.js';
 
 const FORMATS = ['table', 'json'] as const;
 
@@ -39,7 +39,7 @@ export const reposCommand: Command = {
     if (!FORMATS.includes(output as (typeof FORMATS)[number])) {
       throw new UsageError(`--output "${output}" is not one of ${FORMATS.join(', ')}`);
     }
-    const settings = resolveSettings(args, io.env);
+    const settings = requireApiUrl(resolveSettings(args, io.env));
     const target = await openTarget(settings);
     try {
       const rows = await listVisibleRepositories(target.client);

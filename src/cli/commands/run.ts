@@ -5,7 +5,7 @@ import { startDaemon } from '../../daemon/daemon.js';
 import type { Command } from '../command.js';
 import { refuseLiteralSecrets } from '../literal-secrets.js';
 import { resolveSettings, settingOptions } from '../settings.js';
-import { EMBEDDED, openTarget } from '../target.js';
+import { EMBEDDED, EMBEDDED_BANNER, openTarget, requireApiUrl } from '../target.js';
 
 /** After a signal-driven stop, a handle left open (a force-stopped job's request) must not keep the process alive. */
 const EXIT_GRACE_MS = 3_000;
@@ -19,6 +19,7 @@ export const runCommand: Command = {
     'apiUrl',
     'apiKey',
     'tenantId',
+    'namePrefix',
     'emulatorState',
     'redisUrl',
     'redisPrefix',
@@ -39,10 +40,12 @@ export const runCommand: Command = {
     'logLevel',
   ),
   async run(args, io) {
-    const settings = resolveSettings(args, io.env);
+    const settings = requireApiUrl(resolveSettings(args, io.env));
     refuseLiteralSecrets('run', settings);
     const dir = resolve(io.cwd, args.positionals[0]!);
     const log = createLogger({ level: settings.logLevel, destination: io.stdout, env: io.env, sensitive: settings.apiKey ? [settings.apiKey] : [] });
+    // First line: nothing this daemon does reaches a real service (warn: it shows at every level but error).
+    if (settings.apiUrl === EMBEDDED) log.warn({ apiUrl: EMBEDDED }, EMBEDDED_BANNER);
     // Signals are caught from the start: one that arrives while the daemon starts stops it as soon as it is up.
     let stop: ((signal: NodeJS.Signals) => void) | undefined;
     let early: NodeJS.Signals | undefined;

@@ -4,6 +4,7 @@ import { startWorkerProcess } from '../../enqueue/worker-process.js';
 import type { Command } from '../command.js';
 import { refuseLiteralSecrets } from '../literal-secrets.js';
 import { resolveSettings, settingOptions } from '../settings.js';
+import { requireApiUrl } from '../target.js';
 
 export const workerCommand: Command = {
   name: 'worker',
@@ -26,7 +27,7 @@ export const workerCommand: Command = {
     'logLevel',
   ),
   async run(args, io) {
-    const settings = resolveSettings(args, io.env);
+    const settings = requireApiUrl(resolveSettings(args, io.env));
     refuseLiteralSecrets('worker', settings);
     const log = createLogger({ level: settings.logLevel, destination: io.stdout, env: io.env, sensitive: settings.apiKey ? [settings.apiKey] : [] });
     const worker = await startWorkerProcess(settings, { env: io.env, log });

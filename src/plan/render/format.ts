@@ -1,4 +1,4 @@
-// Shared pieces of the plan renderers: value formatting, action symbols, the summary sentence.
+// Shared pieces of the plan renderers: value formatting, action symbols, the summary sentence, orphan and note lines.
 import type { Action, FieldChange, Plan, PlanChange } from '../../core/model.js';
 import { SENSITIVE } from '../../core/model.js';
 
@@ -19,9 +19,9 @@ export function fieldKind(field: FieldChange): FieldKind {
   return 'change';
 }
 
-/** Changes shown one by one: everything but noop (noops are only counted). */
+/** Changes shown one by one: creates, updates (suspended ones too) and blocked resources; orphans are summarized. */
 export function listedChanges(plan: Plan): PlanChange[] {
-  return plan.changes.filter((change) => change.action !== 'noop');
+  return plan.changes.filter((change) => change.action !== 'noop' && change.action !== 'orphan');
 }
 
 /**
@@ -32,26 +32,63 @@ export function notedUnchanged(plan: Plan): PlanChange[] {
   return plan.changes.filter((change) => change.action === 'noop' && change.reason !== null && !change.suspended);
 }
 
-/** Listed changes that carry converge/suspend (shown, never applied). */
-export function suspendedCount(plan: Plan): number {
-  return listedChanges(plan).filter((change) => change.suspended).length;
+/** Live deployments in no manifest that converge never applied: one summary line, or a list on request. */
+export function orphanNames(plan: Plan): string[] {
+  return plan.changes.filter((change) => change.action === 'orphan' && !change.released).map((change) => change.name);
+}
+
+/** Orphans converge applied once (their manifest is gone): each named once. */
+export function releasedChanges(plan: Plan): PlanChange[] {
+  return plan.changes.filter((change) => change.action === 'orphan' && change.released === true);
+}
+
+/** "Deployment/x is no longer declared; converge stopped managing it". */
+export function releasedLine(change: PlanChange): string {
+  return `${change.kind}/${change.name} is no longer declared; converge stopped managing it`;
+}
+
+/** How many orphan names the summary line shows before "and N more". */
+export const ORPHANS_NAMED = 3;
+
+function countedDeployments(count: number): string {
+  return `${count} live deployment${count === 1 ? ' is' : 's are'} in no manifest`;
+}
+
+/**
+ * The orphan summary: "13 live deployments are in no manifest: a, b, c and 10 more; --show-orphans lists them";
+ * with `listed`, the heading of the list that follows.
+ */
+export function orphanSentence(names: readonly string[], listed: boolean): string {
+  const head = countedDeployments(names.length);
+  if (listed) return `${head} (converge never deletes):`;
+  if (names.length <= ORPHANS_NAMED) return `${head}: ${names.join(', ')} (converge never deletes)`;
+  return `${head}: ${names.slice(0, ORPHANS_NAMED).join(', ')} and ${names.length - ORPHANS_NAMED} more; --show-orphans lists them`;
+}
+
+/** The markdown heading of the collapsed orphan list. */
+export function orphanHeading(count: number): string {
+  return `${countedDeployments(count)} (converge never deletes)`;
 }
 
 function plural(n: number, one: string, many: string): string {
   return `${n} ${n === 1 ? one : many}`;
 }
 
-/** "Plan: 1 to create, ..." or "No changes. ..."; orphans and suspended changes get their own sentence. */
+/**
+ * "Plan: 1 to create, ..." or "No changes. ..."; suspended changes are their own count ("1 suspended"), never
+ * counted as creates or updates; orphans get their own sentence when nothing else changes.
+ */
 export function summarySentence(plan: Plan): string {
   const s = plan.summary;
-  const suspended = suspendedCount(plan);
-  const suspendedNote = suspended > 0 ? ` ${plural(suspended, 'suspended change is', 'suspended changes are')} shown but not applied.` : '';
+  const suspendedNote = s.suspended > 0 ? ` ${plural(s.suspended, 'suspended change is', 'suspended changes are')} shown but not applied.` : '';
   if (s.create + s.update + s.blocked === 0) {
-    if (s.orphan === 0) return `No changes. Live state matches the manifests.${suspendedNote}`;
+    const head = s.suspended > 0 ? 'No changes to apply.' : 'No changes. Live state matches the manifests.';
+    if (s.orphan === 0) return `${head}${suspendedNote}`;
     const orphans = plural(s.orphan, 'live deployment is', 'live deployments are');
-    return `No changes. Live state matches the manifests; ${orphans} in no manifest (orphaned, never deleted).${suspendedNote}`;
+    return `${head.slice(0, -1)}; ${orphans} in no manifest (orphaned, never deleted).${suspendedNote}`;
   }
-  return `Plan: ${s.create} to create, ${s.update} to update, ${s.blocked} blocked, ${s.orphan} orphaned, ${s.noop} unchanged.${suspendedNote}`;
+  const suspended = s.suspended > 0 ? ` ${s.suspended} suspended,` : '';
+  return `Plan: ${s.create} to create, ${s.update} to update,${suspended} ${s.blocked} blocked, ${s.orphan} orphaned, ${s.noop} unchanged.${suspendedNote}`;
 }
 
 /** The words after a change's title: "(forces new revision)", "(suspended: not applied)". */

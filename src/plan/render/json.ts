@@ -2,8 +2,8 @@
 import type { Plan } from '../../core/model.js';
 
 /**
- * `plan --output json`. Only documented keys: suspension is expressed in `reason`, not as a key; `notes` (about the
- * plan as a whole) only when there is one. Ends with a newline.
+ * `plan --output json`. Only documented keys; every change and orphan, however many (the markdown plan is
+ * capped, this never is); `notes` (about the plan as a whole) only when there is one. Ends with a newline.
  */
 export function renderJson(plan: Plan): string {
   const document = {
@@ -14,12 +14,15 @@ export function renderJson(plan: Plan): string {
       noop: plan.summary.noop,
       orphan: plan.summary.orphan,
       blocked: plan.summary.blocked,
+      suspended: plan.summary.suspended,
     },
     changes: plan.changes.map((change) => ({
       kind: change.kind,
       name: change.name,
       action: change.action,
       new_revision: change.new_revision,
+      suspended: change.suspended === true,
+      released: change.released === true,
       fields: change.fields.map((field) => ({
         path: field.path,
         before: field.before ?? null,
@@ -28,6 +31,7 @@ export function renderJson(plan: Plan): string {
       })),
       reason: change.reason ?? null,
     })),
+    notes: plan.notes ?? [],
     diagnostics: plan.diagnostics.map((d) => ({
       severity: d.severity,
       file: d.file,

@@ -1,10 +1,12 @@
-// Terraform-like text rendering of a plan: + create, ~ update, ! blocked, ? orphan, per-field lines, summary.
+// Terraform-like text rendering of a plan: notes, + create, ~ update, ! blocked, per-field lines, one orphan line, summary.
 import type { FieldChange, Plan, PlanChange, PlanDiagnostic } from '../../core/model.js';
-import { fieldKind, formatValue, listedChanges, markers, notedUnchanged, summarySentence, SYMBOL } from './format.js';
+import { fieldKind, formatValue, listedChanges, markers, notedUnchanged, orphanNames, orphanSentence, releasedChanges, releasedLine, summarySentence, SYMBOL } from './format.js';
 
 export interface TextOptions {
   /** ANSI colour; the caller decides (stdout is a TTY and NO_COLOR is unset). */
   color: boolean;
+  /** List every orphan (live deployment in no manifest) instead of one summary line. */
+  showOrphans?: boolean;
 }
 
 const CODES = { reset: 0, bold: 1, dim: 2, red: 31, green: 32, yellow: 33, magenta: 35, cyan: 36 } as const;
@@ -25,7 +27,8 @@ const ACTION_STYLE: Record<PlanChange['action'], Style> = {
   noop: 'dim',
 };
 
-function fieldLine(field: FieldChange, paint: Paint): string {
+/** One field as the plan shows it: `+ path: value`, `- path: value`, `~ path: before -> after`. */
+export function fieldLine(field: FieldChange, paint: Paint = (text) => text): string {
   const kind = fieldKind(field);
   const before = formatValue(field.before, field.sensitive);
   const after = formatValue(field.after, field.sensitive);
@@ -49,19 +52,30 @@ function diagnosticLine(d: PlanDiagnostic, paint: Paint): string {
   return `  ${d.file}:${d.line}:${d.column}: ${severity}: ${d.message}`;
 }
 
+function orphanSection(plan: Plan, paint: Paint, showAll: boolean): string[] {
+  const names = orphanNames(plan);
+  if (names.length === 0) return [];
+  const line = paint(`${SYMBOL.orphan} ${orphanSentence(names, showAll)}`, 'cyan');
+  if (!showAll) return [`  ${line}`];
+  return [`  ${line}`, ...names.map((name) => `      Deployment/${name}`)];
+}
+
 /** The whole plan as text, ending with a newline. */
 export function renderText(plan: Plan, options: TextOptions): string {
   const paint = painter(options.color);
   const sections: string[][] = [];
+  for (const note of plan.notes ?? []) sections.push([paint(`Note: ${note}`, 'yellow', 'bold')]);
   for (const change of listedChanges(plan)) sections.push(changeBlock(change, paint));
   const noted = notedUnchanged(plan);
   if (noted.length > 0) {
     sections.push([paint('Notes (unchanged):', 'bold'), ...noted.map((c) => `  ${c.kind}/${c.name}: ${paint(c.reason ?? '', 'dim')}`)]);
   }
+  const released = releasedChanges(plan).map((change) => `  ${paint(`${SYMBOL.orphan} ${releasedLine(change)}`, 'cyan')}`);
+  const orphans = [...released, ...orphanSection(plan, paint, options.showOrphans === true)];
+  if (orphans.length > 0) sections.push(orphans);
   if (plan.diagnostics.length > 0) {
     sections.push([paint('Diagnostics:', 'bold'), ...plan.diagnostics.map((d) => diagnosticLine(d, paint))]);
   }
-  if (plan.notes?.length) sections.push([paint('Notes:', 'bold'), ...plan.notes.map((note) => `  - ${note}`)]);
   const sentence = summarySentence(plan);
   sections.push([sentence.startsWith('Plan:') ? `${paint('Plan:', 'bold')}${sentence.slice('Plan:'.length)}` : paint(sentence, 'green')]);
   return `${sections.map((lines) => lines.join('\n')).join('\n\n')}\n`;

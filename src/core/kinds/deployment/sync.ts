@@ -186,8 +186,8 @@ export async function syncDeployment(resource: DeploymentResource, ports: SyncPo
   if (diff.request.op === 'patch') {
     const patched = await patchIfNeeded(desired, diff, live!, ports, settled.applied);
     // An earlier attempt's create landed but its answer was lost: this PATCH is the artifact that create left out.
-    if (settled.landed?.op === 'create') return deploymentResult('created', true, patched.live, LOST_ANSWER);
-    return deploymentResult('updated', patched.newRevision, patched.live);
+    if (settled.landed?.op === 'create') return { ...deploymentResult('created', true, patched.live, LOST_ANSWER), fields: diff.change.fields };
+    return { ...deploymentResult('updated', patched.newRevision, patched.live), fields: diff.change.fields };
   }
 
   const written = pick(desired.secrets.hashes, diff.secretNames);
@@ -206,7 +206,7 @@ export async function syncDeployment(resource: DeploymentResource, ports: SyncPo
     return adoptDeployment(desired, ports, error);
   }
   const applied = await ports.appliedState.recordWrite(desired.key, writtenState(written, fields, created), ports.now());
-  return completeCreate(desired, created, ports, applied);
+  return { ...(await completeCreate(desired, created, ports, applied)), fields: diff.change.fields };
 }
 
 /**
@@ -238,5 +238,6 @@ async function adoptDeployment(desired: Desired, ports: SyncPorts, conflict: Ser
   const message = patched.sent
     ? 'the deployment already existed; converge adopted it and patched what differed'
     : 'the deployment already existed and matches the manifest; converge adopted it';
-  return deploymentResult('adopted', patched.newRevision, patched.live, message);
+  const result = deploymentResult('adopted', patched.newRevision, patched.live, message);
+  return patched.sent ? { ...result, fields: diff.change.fields } : result;
 }

@@ -214,5 +214,5 @@ async function syncFromRecords(resource: ProviderResource, ports: SyncPorts): Pr
     return { outcome: 'adopted', new_revision: false, message: CREATE_ANSWER_LOST };
   }
   await ports.appliedState.recordWrite(key, { secrets: written, definitionHash: diff.definitionHash }, ports.now());
-  return { outcome: 'created', new_revision: false };
+  return { outcome: 'created', new_revision: false, fields: diff.change.fields };
 }

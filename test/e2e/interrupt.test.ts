@@ -1,0 +1,141 @@
+// Ctrl-C and locks (issue 14, item 5), through the built binary and real signals: an interrupted apply stops in order
+// and leaves nothing locked or queued; an apply that finds the jobs of a killed run says what it waits for, with a
+// countdown; and no job of the older run writes its older desired state after the newer apply enqueued its own.
+import { rm } from 'node:fs/promises';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startEmulator, type RunningEmulator } from '../../src/emulator/server.js';
+import { QUEUE_NAME } from '../../src/enqueue/jobs.js';
+import { dockerDeploymentYaml, dropPrefix, killAllConverge, REDIS_URL, runConverge, scanKeys, spawnConverge, tempDir, testPrefix, until, writeFiles } from './helpers.js';
+
+const NAMES = ['int-a', 'int-b', 'int-c', 'int-d'];
+
+function manifests(maxScale: number): Record<string, string> {
+  return Object.fromEntries(NAMES.map((name) => [`${name}.yaml`, dockerDeploymentYaml(name, { maxScale })]));
+}
+
+/** What of the queue is left: jobs waiting, running, and locks held. */
+async function leftovers(redis: Redis, prefix: string): Promise<{ active: number; waiting: number; locks: string[] }> {
+  const queue = `${prefix}:${QUEUE_NAME}`;
+  const [active, wait, prioritized] = await Promise.all([redis.llen(`${queue}:active`), redis.llen(`${queue}:wait`), redis.zcard(`${queue}:prioritized`)]);
+  const locks = (await scanKeys(redis, queue)).filter((k) => k.endsWith(':lock'));
+  return { active, waiting: wait + prioritized, locks };
+}
+
+describe('Ctrl-C and locks', () => {
+  let emulator: RunningEmulator;
+  let redis: Redis;
+  const prefixes: string[] = [];
+
+  beforeAll(async () => {
+    // Every request takes 700 ms: an apply of four deployments is surely mid-flight when the signal comes.
+    emulator = await startEmulator({ buildMs: 0, latencyMs: 700 });
+    redis = new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 1 });
+    await redis.connect();
+  }, 60_000);
+
+  afterAll(async () => {
+    await killAllConverge();
+    await emulator?.close();
+    for (const p of prefixes) await dropPrefix(p);
+    redis?.disconnect();
+  });
+
+  it.each(['SIGINT', 'SIGTERM'] as const)('%s mid-apply: stops enqueueing, finishes or hands back the jobs in flight, says what was and was not done, leaves nothing locked', async (signal) => {
+    const dir = await tempDir('interrupt');
+    const prefix = testPrefix('interrupt');
+    prefixes.push(prefix);
+    const names = NAMES.map((n) => `${n}-${signal.toLowerCase()}`);
+    await writeFiles(dir, Object.fromEntries(names.map((name) => [`${name}.yaml`, dockerDeploymentYaml(name, { maxScale: 1 })])));
+    const args = ['apply', dir, '--api-url', emulator.url, '--redis-url', REDIS_URL, '--redis-prefix', prefix, '--concurrency', '2'];
+    try {
+      const apply = spawnConverge(args);
+      // The plan is printed once listing is done; the first jobs start right after.
+      await until('the plan line', () => apply.stdout().includes('Plan:'), 20_000, 20);
+      await until('a write in flight', () => emulator.requestLog.some((e) => e.method === 'POST') || emulator.requestLog.filter((e) => e.route === '/v2/deployments').length > 1, 20_000, 20);
+      const sent = Date.now();
+      apply.child.kill(signal);
+      const exit = await apply.exited;
+      const tookMs = Date.now() - sent;
+      expect(exit.code).toBe(1);
+      expect(tookMs).toBeLessThan(10_000);
+      expect(apply.stderr()).toContain(`converge apply: ${signal}: stopping: nothing more is enqueued`);
+      const out = apply.stdout();
+      expect(out).toMatch(new RegExp(`Apply interrupted \\(${signal}\\): \\d+ done, 0 unchanged, 0 failed, \\d+ not done; not converged\\. No job is left locked or queued\\.`));
+      const done = Number(/(\d+) done/.exec(out.split('\n').find((l) => l.startsWith('Apply interrupted'))!)![1]);
+      const notDone = out.split('\n').filter((l) => l.startsWith('  interrupted'));
+      expect(done + notDone.length).toBe(names.length);
+      expect(notDone.length).toBeGreaterThan(0);
+      expect(await leftovers(redis, prefix)).toEqual({ active: 0, waiting: 0, locks: [] });
+
+      // The next apply neither waits for a lock nor sits silent: it finishes what is left, promptly.
+      const again = await runConverge(args, {}, 60_000);
+      expect(again.code, again.stdout + again.stderr).toBe(0);
+      expect(again.stdout).toContain('Apply complete');
+      expect(again.stderr).not.toContain('of an earlier run');
+      expect(again.ms).toBeLessThan(25_000);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 90_000);
+
+  it('SIGINT while a write outlasts the grace: the job is handed back and withdrawn, its lock released at once', async () => {
+    const slow = await startEmulator({ buildMs: 0, latencyMs: 9_000 });
+    const dir = await tempDir('handback');
+    const prefix = testPrefix('handback');
+    prefixes.push(prefix);
+    try {
+      await writeFiles(dir, { 'slow.yaml': dockerDeploymentYaml('int-slow', { maxScale: 1 }) });
+      const apply = spawnConverge(['apply', dir, '--api-url', slow.url, '--redis-url', REDIS_URL, '--redis-prefix', prefix]);
+      await until('the job reading its deployment', () => slow.requestLog.filter((e) => e.route === '/v2/deployments').length >= 2, 40_000, 20);
+      expect((await leftovers(redis, prefix)).locks.length).toBe(1);
+      const sent = Date.now();
+      apply.child.kill('SIGINT');
+      const exit = await apply.exited;
+      expect(exit.code).toBe(1);
+      // 5 s of grace, then handed back: well before the write could have finished.
+      expect(Date.now() - sent).toBeLessThan(8_000);
+      expect(apply.stdout()).toContain('  interrupted Deployment/int-slow: interrupted while running: handed back and withdrawn');
+      expect(await leftovers(redis, prefix)).toEqual({ active: 0, waiting: 0, locks: [] });
+    } finally {
+      await slow.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 90_000);
+
+  it('after a killed apply: the next one says what it waits for, with a countdown, and no older desired state is written after its own', async () => {
+    const dir = await tempDir('killed');
+    const prefix = testPrefix('killed');
+    prefixes.push(prefix);
+    const args = ['apply', dir, '--api-url', emulator.url, '--redis-url', REDIS_URL, '--redis-prefix', prefix, '--concurrency', '4'];
+    const scaleOf = (body: unknown): number | undefined => (body as { source_config?: { resource_spec?: { max_scale?: number } } } | undefined)?.source_config?.resource_spec?.max_scale;
+    try {
+      await writeFiles(dir, manifests(1));
+      const created = await runConverge(args, {}, 60_000);
+      expect(created.code, created.stdout + created.stderr).toBe(0);
+
+      // An apply to max_scale 2, killed while its jobs have read the deployments and not yet sent a PATCH.
+      await writeFiles(dir, manifests(2));
+      const before = emulator.requestLog.length;
+      const killed = spawnConverge(args);
+      await until('the killed apply\'s jobs reading their deployments', () => emulator.requestLog.slice(before).some((e) => e.method === 'GET' && e.query.deployment_ids !== undefined), 20_000, 5);
+      await killed.kill('SIGKILL');
+      expect((await leftovers(redis, prefix)).locks.length).toBeGreaterThan(0);
+
+      // A newer apply, to max_scale 3.
+      await writeFiles(dir, manifests(3));
+      const from = emulator.requestLog.length;
+      const newer = await runConverge(args, {}, 120_000);
+      expect(newer.code, newer.stdout + newer.stderr).toBe(0);
+      expect(newer.stderr).toMatch(/Deployment\/int-[a-d] waits for job \S+ of an earlier run \(interrupted, or running in another process\): its lock expires within \d+s, then it runs again with the newest desired state/);
+      // Every write sent after the newer apply began carries its desired state, never the killed run's older one.
+      const writes = emulator.requestLog.slice(from).filter((e) => e.method === 'PATCH');
+      expect(writes.length).toBeGreaterThan(0);
+      for (const write of writes) expect(scaleOf(write.body), JSON.stringify(write.body)).toBe(3);
+      const plan = await runConverge(['plan', dir, '--api-url', emulator.url, '--redis-url', REDIS_URL, '--redis-prefix', prefix, '--detailed-exitcode'], {}, 60_000);
+      expect(plan.code, plan.stdout).toBe(0);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 150_000);
+});
