@@ -1,5 +1,5 @@
-// The daemon's status server (node:http): /healthz, /readyz, /metrics, /status, and POST /reconcile behind a token. Serves no secret.
-import { createHash, timingSafeEqual } from 'node:crypto';
+// The daemon's status server (node:http): /healthz, /readyz, /metrics, /status, and POST /reconcile and /webhook behind a token. Serves no secret.
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ConvergeError } from '../core/errors.js';
@@ -83,6 +83,22 @@ export function bearerMatches(header: string | undefined, token: string): boolea
   return timingSafeEqual(digest(given), digest(token)) && given.length > 0;
 }
 
+/**
+ * Whether a git host's webhook carries the token: GitHub and Gitea sign the raw body with it
+ * (`X-Hub-Signature-256: sha256=<hex HMAC>`), GitLab sends it as `X-Gitlab-Token`. Compared in constant time.
+ */
+export function webhookMatches(headers: IncomingMessage['headers'], body: string, token: string): boolean {
+  const digest = (text: string): Buffer => createHash('sha256').update(text).digest();
+  const signature = headers['x-hub-signature-256'];
+  if (typeof signature === 'string') {
+    const expected = `sha256=${createHmac('sha256', token).update(body).digest('hex')}`;
+    return timingSafeEqual(digest(signature.trim().toLowerCase()), digest(expected));
+  }
+  const gitlab = headers['x-gitlab-token'];
+  if (typeof gitlab === 'string' && gitlab.length > 0) return timingSafeEqual(digest(gitlab), digest(token));
+  return false;
+}
+
 async function readBody(req: IncomingMessage): Promise<{ ok: true; text: string } | { ok: false; status: number; error: string }> {
   const chunks: Buffer[] = [];
   let size = 0;
@@ -143,10 +159,38 @@ async function reconcileRoute(req: IncomingMessage, res: ServerResponse, handler
   sendJson(res, answer.status, answer.body, false);
 }
 
+/** POST /webhook: a git host's push event (any body) reconciles now; the token is the webhook's secret. */
+async function webhookRoute(req: IncomingMessage, res: ServerResponse, handlers: StatusHandlers, token: string | undefined): Promise<void> {
+  if (!token || !handlers.reconcile) {
+    sendJson(res, 404, { error: `POST /webhook is off; set ${WEBHOOK_TOKEN_ENV} in the daemon's environment and use it as the webhook's secret` }, false);
+    return;
+  }
+  if (req.method !== 'POST') {
+    res.setHeader('allow', 'POST');
+    sendJson(res, 405, { error: `method ${req.method} not allowed; use POST` }, false);
+    return;
+  }
+  const body = await readBody(req);
+  if (!body.ok) {
+    sendJson(res, body.status, { error: body.error }, false);
+    return;
+  }
+  if (!webhookMatches(req.headers, body.text, token)) {
+    sendJson(res, 401, { error: `missing or wrong signature; set the webhook's secret to the daemon's ${WEBHOOK_TOKEN_ENV} (GitHub and Gitea sign with it, GitLab sends it as X-Gitlab-Token)` }, false);
+    return;
+  }
+  const answer = await handlers.reconcile({});
+  sendJson(res, answer.status, answer.body, false);
+}
+
 async function route(req: IncomingMessage, res: ServerResponse, handlers: StatusHandlers, token?: string): Promise<void> {
   const path = new URL(req.url ?? '/', 'http://status').pathname;
   if (path === '/reconcile') {
     await reconcileRoute(req, res, handlers, token);
+    return;
+  }
+  if (path === '/webhook') {
+    await webhookRoute(req, res, handlers, token);
     return;
   }
   const head = req.method === 'HEAD';
@@ -174,7 +218,7 @@ async function route(req: IncomingMessage, res: ServerResponse, handlers: Status
       sendJson(res, 200, handlers.status(), head);
       return;
     default:
-      sendJson(res, 404, { error: `no route ${path}; try /healthz, /readyz, /metrics, /status or POST /reconcile` }, head);
+      sendJson(res, 404, { error: `no route ${path}; try /healthz, /readyz, /metrics, /status, POST /reconcile or POST /webhook` }, head);
   }
 }
 

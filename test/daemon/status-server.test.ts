@@ -1,4 +1,5 @@
 // The status server over real loopback HTTP: routes, readiness codes, timeouts, errors without detail.
+import { createHmac } from 'node:crypto';
 import { createServer } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startStatusServer, type ReadinessCheck, type StatusHandlers, type StatusServer } from '../../src/daemon/status-server.js';
@@ -113,5 +114,35 @@ describe('POST /reconcile', () => {
     await post('{"writeSecrets": true}', `bearer ${TOKEN}`);
     await post('{"writeSecrets": ["web", "Deployment/api", "web"]}', `Bearer ${TOKEN}`);
     expect(seen).toEqual([{}, { writeSecrets: true }, { writeSecrets: ['web', 'Deployment/api'] }]);
+  });
+});
+
+describe('POST /webhook (a git host push event)', () => {
+  const TOKEN = 'a-webhook-secret-of-some-length';
+  const BODY = JSON.stringify({ ref: 'refs/heads/main', after: '3f2a9c1' });
+  const signed = (body: string, secret: string) => `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
+
+  it('is off (404) without a token', async () => {
+    server = await startStatusServer({ host: '127.0.0.1', port: 0, handlers: handlers({ reconcile: async () => ({ status: 200, body: {} }) }) });
+    const res = await fetch(`${server.url}/webhook`, { method: 'POST', headers: { 'x-gitlab-token': TOKEN }, body: BODY });
+    expect(res.status).toBe(404);
+    expect(((await res.json()) as { error: string }).error).toContain('CONVERGE_WEBHOOK_TOKEN');
+  });
+
+  it('reconciles now on a GitHub/Gitea signature or a GitLab token that match; refuses anything else', async () => {
+    const seen: unknown[] = [];
+    server = await startStatusServer({ host: '127.0.0.1', port: 0, webhookToken: TOKEN, handlers: handlers({ reconcile: async (r) => (seen.push(r), { status: 202, body: { reconcile: 'queued' } }) }) });
+    const post = (headers: Record<string, string>, body = BODY) => fetch(`${server!.url}/webhook`, { method: 'POST', headers, body });
+    expect((await post({})).status).toBe(401);
+    expect((await post({ 'x-hub-signature-256': signed(BODY, `${TOKEN}x`) })).status).toBe(401);
+    expect((await post({ 'x-hub-signature-256': signed(BODY, TOKEN) }, `${BODY} `)).status).toBe(401);
+    expect((await post({ 'x-gitlab-token': `${TOKEN}x` })).status).toBe(401);
+    expect((await post({ authorization: `Bearer ${TOKEN}` })).status).toBe(401);
+    expect((await fetch(`${server.url}/webhook`, { headers: { 'x-gitlab-token': TOKEN } })).status).toBe(405);
+    expect(seen).toEqual([]);
+    const github = await post({ 'x-hub-signature-256': signed(BODY, TOKEN) });
+    expect(github.status).toBe(202);
+    expect((await post({ 'x-gitlab-token': TOKEN })).status).toBe(202);
+    expect(seen).toEqual([{}, {}]);
   });
 });
