@@ -195,6 +195,7 @@ export class Enqueuer {
    * that runs later (its worker died, it was handed back) sees it is superseded and writes nothing (see worker.ts).
    */
   async #markNewest(datas: readonly ReconcileJobData[]): Promise<void> {
+    if (datas.length === 0) return;
     const client = (await this.#queue.client) as unknown as Pick<Redis, 'hset'>;
     await client.hset(newestDesiredKey(this.#queue), Object.fromEntries(datas.map((data) => [data.key, data.enqueuedAt])));
   }

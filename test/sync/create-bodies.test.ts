@@ -86,7 +86,7 @@ describe('create bodies against the strict emulator', () => {
     });
     const run = await apply();
     expect(run.code).toBe(0);
-    expect(run.stdout).toMatch(/done +Deployment\/img: created \(new revision\)/);
+    expect(run.stdout).toMatch(/done +Deployment\/img: created; a new revision started/);
     const post = writes(emulator.requestLog).find((e) => e.method === 'POST' && (e.body as { name: string }).name === 'img')!;
     expect((post.body as { source_revision_config: unknown }).source_revision_config).toEqual({});
     expect(byName(emulator.requestLog, emulator)).toEqual(
@@ -118,7 +118,7 @@ describe('create bodies against the strict emulator', () => {
     const run = await apply();
     expect(lost).toBe(true);
     expect(run.code).toBe(0);
-    expect(run.stdout).toMatch(new RegExp(`done +Deployment/img: ${outcome} \\(new revision\\) \\(the answer to an earlier attempt was lost; live state shows its write landed\\)`));
+    expect(run.stdout).toMatch(new RegExp(`done +Deployment/img: ${outcome}; a new revision started \\(the answer to an earlier attempt was lost; live state shows its write landed\\)`));
     expect(byName(emulator.requestLog, emulator).get('img')).toEqual(['POST 201', 'PATCH 200 revision']);
     emulator.resetLog();
     expect((await apply()).code).toBe(0);

@@ -56,7 +56,7 @@ describe('tolerant reading against a service with previews, deletions, unknown v
   it('plans every one of them: previews and deletions shown with the reason, never as an update; unknown status and source kept as text', async () => {
     const { emulator, tree, common } = await setup();
     const run = await runCapture(['plan', tree.dir, ...common, '--output', 'json']);
-    expect(run.stderr).toBe('');
+    expect(run.stderr.replace(/^converge plan: read \d+ manifest files? in \S+\n/, '')).toBe('');
     const plan = JSON.parse(run.stdout) as Plan;
     const change = (name: string) => plan.changes.find((c) => c.name === name)!;
     expect(change('preview-same')).toMatchObject({ action: 'noop', reason: expect.stringContaining('preview deployment (is_preview: true): converge never writes to a preview deployment') });

@@ -107,6 +107,8 @@ export const SyncResult = z.strictObject({
   /** One line for humans, e.g. what adoption found. Never a secret. */
   message: z.string().optional(),
   /** The fields this sync's write sent, as the plan shows them: a secret's value is "(sensitive)", never the value. */
-  fields: z.array(z.strictObject({ path: z.string(), before: z.unknown(), after: z.unknown(), sensitive: z.boolean() })).optional(),
+  fields: z
+    .array(z.strictObject({ path: z.string(), before: z.unknown(), after: z.unknown(), sensitive: z.boolean(), uncompared: z.literal(true).optional() }))
+    .optional(),
 });
 export type SyncResult = z.infer<typeof SyncResult>;

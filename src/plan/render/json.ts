@@ -3,7 +3,7 @@ import type { Plan } from '../../core/model.js';
 
 /**
  * `plan --output json`. Only documented keys; every change and orphan, however many (the markdown plan is
- * capped, this never is); `notes` (about the plan as a whole) only when there is one. Ends with a newline.
+ * capped, this never is); `notes` (about the plan as a whole) always, `[]` when there is none. Ends with a newline.
  */
 export function renderJson(plan: Plan): string {
   const document = {
@@ -39,7 +39,6 @@ export function renderJson(plan: Plan): string {
       column: d.column,
       message: d.message,
     })),
-    ...(plan.notes?.length ? { notes: [...plan.notes] } : {}),
   };
   return `${JSON.stringify(document, null, 2)}\n`;
 }
