@@ -9,6 +9,8 @@ import { EMBEDDED, EMBEDDED_BANNER, openTarget, requireApiUrl } from '../target.
 
 /** After a signal-driven stop, a handle left open (a force-stopped job's request) must not keep the process alive. */
 const EXIT_GRACE_MS = 3_000;
+/** How long after shutdown_timeout a stop that is still running is cut short (exit 1). */
+const SAFETY_NET_MS = 2_000;
 
 export const runCommand: Command = {
   name: 'run',
@@ -82,11 +84,12 @@ export const runCommand: Command = {
     const code = await new Promise<number>((done) => {
       stop = (signal) => {
         stopAt = Date.now();
-        // shutdown_timeout bounds the whole stop (the daemon bounds each step by it): a stop still running then is a bug.
+        // shutdown_timeout bounds the whole stop (the daemon bounds each step by it): a stop still running SAFETY_NET_MS
+        // later is a bug, and ends with exit 1 (at the 25s default, still inside Kubernetes' 30s grace period).
         setTimeout(() => {
           log.error({ signal }, 'shutdown did not finish in time; exiting');
           process.exit(1);
-        }, settings.shutdownTimeout).unref();
+        }, settings.shutdownTimeout + SAFETY_NET_MS).unref();
         running.stop(signal).then(
           () => done(0),
           (error: unknown) => {
