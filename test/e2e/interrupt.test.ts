@@ -118,7 +118,7 @@ describe('Ctrl-C and locks', () => {
       await writeFiles(dir, manifests(2));
       const before = emulator.requestLog.length;
       const killed = spawnConverge(args);
-      await until('the killed apply\'s jobs reading their deployments', () => emulator.requestLog.slice(before).some((e) => e.method === 'GET' && e.query.deployment_ids !== undefined), 20_000, 5);
+      await until('the killed apply\'s jobs reading their deployments', () => emulator.requestLog.slice(before).some((e) => e.method === 'GET' && (e.route === '/v2/deployments/{deployment_id}' || e.query.deployment_ids !== undefined)), 20_000, 5);
       await killed.kill('SIGKILL');
       expect((await leftovers(redis, prefix)).locks.length).toBeGreaterThan(0);
 

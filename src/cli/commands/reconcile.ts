@@ -3,6 +3,7 @@ import { ConvergeError, UsageError } from '../../core/errors.js';
 import { WEBHOOK_TOKEN_ENV } from '../../daemon/status-server.js';
 import type { Command } from '../command.js';
 import { resolveSettings, settingOptions } from '../settings.js';
+import { daemonBaseUrl } from '../daemon-url.js';
 
 /** A reconcile of a big directory takes a while: the daemon answers when it has ended. */
 const TIMEOUT_MS = 120_000;
@@ -13,16 +14,6 @@ interface ReconcileAnswer {
   writeSecrets?: { requested: 'all' | string[]; written: string[]; notWritten: string[]; heldBefore: string[] };
 }
 
-function baseUrl(raw: string): string {
-  let parsed: URL;
-  try {
-    parsed = new URL(raw);
-  } catch {
-    throw new UsageError(`--url "${raw}" is not a URL; give http://HOST:PORT of the daemon's status server`);
-  }
-  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new UsageError(`--url must use http or https, not ${parsed.protocol}//`);
-  return parsed.toString().replace(/\/+$/, '');
-}
 
 async function post(url: string, token: string, body: unknown): Promise<{ status: number; answer: ReconcileAnswer }> {
   let response: Response;
@@ -90,7 +81,7 @@ export const reconcileCommand: Command = {
       throw new UsageError(`${WEBHOOK_TOKEN_ENV} is not set; set it to the token the daemon runs with (the daemon's POST /reconcile is off unless it has ${WEBHOOK_TOKEN_ENV} too)`);
     }
     const explicit = args.values.url as string | undefined;
-    const url = baseUrl(explicit ?? `http://127.0.0.1:${resolveSettings(args, io.env).httpPort}`);
+    const url = daemonBaseUrl(explicit ?? `http://127.0.0.1:${resolveSettings(args, io.env).httpPort}`);
     const body = write ? { writeSecrets: names.length > 0 ? names : true } : {};
     const { status, answer } = await post(`${url}/reconcile`, token, body);
     if (status === 404) throw new ConvergeError('E_RECONCILE_OFF', `the daemon at ${url} has POST /reconcile off; start it with ${WEBHOOK_TOKEN_ENV} set (the same value as here)`);

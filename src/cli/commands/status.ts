@@ -2,6 +2,7 @@
 import { ConvergeError, UsageError } from '../../core/errors.js';
 import type { Command } from '../command.js';
 import { resolveSettings, settingOptions } from '../settings.js';
+import { daemonBaseUrl } from '../daemon-url.js';
 
 const FORMATS = ['text', 'json'] as const;
 const TIMEOUT_MS = 5_000;
@@ -56,16 +57,6 @@ async function getJson(url: string): Promise<{ status: number; body: unknown }> 
   }
 }
 
-function baseUrl(raw: string): string {
-  let parsed: URL;
-  try {
-    parsed = new URL(raw);
-  } catch {
-    throw new UsageError(`--url "${raw}" is not a URL; give http://HOST:PORT of the daemon's status server`);
-  }
-  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new UsageError(`--url must use http or https, not ${parsed.protocol}//`);
-  return parsed.toString().replace(/\/+$/, '');
-}
 
 function pad(rows: string[][]): string[] {
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length)));
@@ -134,7 +125,7 @@ export const statusCommand: Command = {
     const output = (args.values.output as string | undefined) ?? 'text';
     if (!FORMATS.includes(output as (typeof FORMATS)[number])) throw new UsageError(`--output "${output}" is not one of ${FORMATS.join(', ')}`);
     const explicit = args.values.url as string | undefined;
-    const url = baseUrl(explicit ?? `http://127.0.0.1:${resolveSettings(args, io.env).httpPort}`);
+    const url = daemonBaseUrl(explicit ?? `http://127.0.0.1:${resolveSettings(args, io.env).httpPort}`);
     const [status, ready] = await Promise.all([getJson(`${url}/status`), getJson(`${url}/readyz`)]);
     if (status.status !== 200) throw new ConvergeError('E_STATUS', `${url}/status answered ${status.status}; is that a converge daemon?`);
     if (output === 'json') {
