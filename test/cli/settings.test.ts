@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_CONFIG_PATH, resolveSettings, SETTING_NAMES, settingOptions, settingSource } from './settings.js';
+import { DEFAULT_CONFIG_PATH, resolveSettings, SETTING_NAMES, settingOptions, settingSource } from '../../src/cli/settings.js';
 
 const README = fileURLToPath(new URL('../../README.md', import.meta.url));
 

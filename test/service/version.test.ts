@@ -3,8 +3,8 @@ import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { DEFAULTS } from './transport.js';
-import { packageVersion, VERSION } from './version.js';
+import { DEFAULTS } from '../../src/service/transport.js';
+import { packageVersion, VERSION } from '../../src/service/version.js';
 
 describe('packageVersion', () => {
   it('is the version of the repository package.json, which the client sends as User-Agent', () => {
