@@ -100,7 +100,11 @@ describe('process faults', () => {
 
     const second = await startDaemon(dir, args, ENV);
     await until('every deployment to exist', () => converged(e, names), 45_000, 100);
-    await until('/status to show every resource synced', async () => (await second.status()).resources.every((r) => r.state === 'synced'), 20_000, 200);
+    // Within one resync interval (30 s) at most; on a timeout, say which resources were not synced and why.
+    await until('/status to show every resource synced', async () => (await second.status()).resources.every((r) => r.state === 'synced'), 40_000, 200).catch(async (error: Error) => {
+      const pending = (await second.status()).resources.filter((r) => r.state !== 'synced');
+      throw new Error(`${error.message}; not synced: ${JSON.stringify(pending).slice(0, 2000)}`);
+    });
     expectExactlyOnce(e, names);
     expect(second.alive()).toBe(true);
   }, 90_000);
