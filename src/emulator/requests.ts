@@ -1,21 +1,21 @@
 // Request schemas of the emulated service beyond core's wire schemas: complete create bodies, deployment_type, provider PATCH, revision queries.
 import { z } from 'zod';
 import {
+  CreateDeploymentRequest,
+  DEFAULT_DEPLOYMENT_TYPE,
   PatchDeploymentRequest,
-  Secret,
-  SecretReference,
-  Source,
+  SERVICE_DEPLOYMENT_TYPES,
+  ServiceDeploymentType,
   SourceConfig,
   SourceRevisionConfig,
+  Secret,
 } from '../core/wire/schema.js';
 
-/** The tiers of real-service.md: the spec's three and the newer services' two. */
-export const DEPLOYMENT_TYPES = ['dev_free', 'dev', 'prod', 'dev_zero', 'dev_free_zero'] as const;
-export const AnyDeploymentType = z.enum(DEPLOYMENT_TYPES);
-export type AnyDeploymentType = z.infer<typeof AnyDeploymentType>;
-
-/** The tier the service chooses when a codehost create leaves deployment_type out. */
-export const DEFAULT_DEPLOYMENT_TYPE: AnyDeploymentType = 'prod';
+/** The tiers of real-service.md (the spec's three and the newer services' two), and the service's default: core's. */
+export const DEPLOYMENT_TYPES = SERVICE_DEPLOYMENT_TYPES;
+export const AnyDeploymentType = ServiceDeploymentType;
+export type AnyDeploymentType = ServiceDeploymentType;
+export { DEFAULT_DEPLOYMENT_TYPE };
 
 /** Revision statuses of real-service.md. */
 export const REVISION_STATUSES = [
@@ -25,19 +25,12 @@ export const REVISION_STATUSES = [
 export const RevisionStatus = z.enum(REVISION_STATUSES);
 export type RevisionStatus = z.infer<typeof RevisionStatus>;
 
-/** The service's SourceConfig: the spec's fields plus the tier. */
-export const ServiceSourceConfig = SourceConfig.extend({ deployment_type: AnyDeploymentType.nullish() });
-export type ServiceSourceConfig = z.infer<typeof ServiceSourceConfig>;
+/** The service's SourceConfig (the spec's fields plus the tier): core's wire schema. */
+export const ServiceSourceConfig = SourceConfig;
+export type ServiceSourceConfig = SourceConfig;
 
-/** POST /v2/deployments as the real service takes it: every one of these five fields is required. */
-export const CreateBody = z.strictObject({
-  name: z.string(),
-  source: Source,
-  source_config: ServiceSourceConfig,
-  source_revision_config: SourceRevisionConfig,
-  secrets: z.array(Secret),
-  secret_references: z.array(SecretReference).nullish(),
-});
+/** POST /v2/deployments as the real service takes it (all five fields required): core's wire schema. */
+export const CreateBody = CreateDeploymentRequest;
 
 /** The old incomplete bodies (--lenient-create): source_config, source_revision_config and secrets may be left out. */
 export const LenientCreateBody = CreateBody.extend({
@@ -47,7 +40,8 @@ export const LenientCreateBody = CreateBody.extend({
 });
 export type CreateBody = z.infer<typeof LenientCreateBody>;
 
-export const PatchBody = PatchDeploymentRequest.extend({ source_config: ServiceSourceConfig.nullish() });
+/** PATCH /v2/deployments/{id} as the service takes it: core's wire schema. */
+export const PatchBody = PatchDeploymentRequest;
 export type PatchBody = z.infer<typeof PatchBody>;
 
 /** PATCH /v2/auth/providers/{provider_id}: the fields the service lets a client change. */
