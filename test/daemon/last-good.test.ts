@@ -5,22 +5,8 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { loadManifestDir } from '../../src/observe/manifests.js';
 import { LastGoodManifests } from '../../src/daemon/last-good.js';
+import { deploymentYaml as deployment } from '../e2e/daemon-helpers.js';
 
-function deployment(name: string, maxScale: number): string {
-  return [
-    'apiVersion: converge/v1',
-    'kind: Deployment',
-    'metadata:',
-    `  name: ${name}`,
-    'spec:',
-    '  source: internal_docker',
-    '  source_config:',
-    `    resource_spec: { max_scale: ${maxScale} }`,
-    '  source_revision_config:',
-    `    image_uri: registry.example.com/${name}:1`,
-    '',
-  ].join('\n');
-}
 
 let dir: string;
 beforeEach(async () => {
