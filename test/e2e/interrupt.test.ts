@@ -49,10 +49,13 @@ describe('Ctrl-C and locks', () => {
     await writeFiles(dir, Object.fromEntries(names.map((name) => [`${name}.yaml`, dockerDeploymentYaml(name, { maxScale: 1 })])));
     const args = ['apply', dir, '--api-url', emulator.url, '--redis-url', REDIS_URL, '--redis-prefix', prefix, '--concurrency', '2'];
     try {
+      const before = emulator.requestLog.length;
       const apply = spawnConverge(args);
       // The plan is printed once listing is done; the first jobs start right after.
       await until('the plan line', () => apply.stdout().includes('Plan:'), 20_000, 20);
-      await until('a write in flight', () => emulator.requestLog.some((e) => e.method === 'POST') || emulator.requestLog.filter((e) => e.route === '/v2/deployments').length > 1, 20_000, 20);
+      // Only this case's requests count: the emulator (and its request log) is shared by both cases.
+      const own = () => emulator.requestLog.slice(before);
+      await until('a write in flight', () => own().some((e) => e.method === 'POST') || own().filter((e) => e.route === '/v2/deployments').length > 1, 20_000, 20);
       const sent = Date.now();
       apply.child.kill(signal);
       const exit = await apply.exited;

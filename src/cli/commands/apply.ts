@@ -63,6 +63,8 @@ export const applyCommand: Command = {
     // Redis first: an unreachable Redis is one line before anything else starts.
     const jobs = await openJobs(settings, { private: embedded, target: { apiUrl: settings.apiUrl, tenantId: settings.tenantId }, log });
     let target: Awaited<ReturnType<typeof openTarget>> | undefined;
+    // From here on SIGINT/SIGTERM stop the apply in order: one that comes while planning means nothing is enqueued.
+    const interrupt = catchInterrupt(io, progress);
     try {
       target = await openTarget(settings, { onRetry: (info) => progress.write(io.stderr, `converge apply: ${retryLine(info)}\n`) });
       const gathered = await gatherPlanInput({
@@ -81,7 +83,6 @@ export const applyCommand: Command = {
       if (text) io.stdout.write(planLines(result).join('\n') + '\n');
 
       const changes = changesToApply(result.changes, gathered.resources, gathered.live);
-      const interrupt = catchInterrupt(io, progress);
       let reportedBehind = false;
       const results = await runApply({
         signal: interrupt.signal,
@@ -124,6 +125,7 @@ export const applyCommand: Command = {
       if (interrupt.reason) setTimeout(() => process.exit(code), INTERRUPTED_EXIT_MS).unref();
       return code;
     } finally {
+      interrupt.release();
       await jobs.close();
       await target?.close();
     }
