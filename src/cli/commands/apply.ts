@@ -33,6 +33,8 @@ export const applyCommand: Command = {
     output: { type: 'string', short: 'o', placeholder: 'FMT', description: 'text (default) or json' },
     ...settingOptions(
       'waitTimeout',
+      'progressDeadline',
+      'healthPoll',
       'apiUrl',
       'apiKey',
       'tenantId',
