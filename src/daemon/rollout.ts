@@ -10,7 +10,7 @@ export interface RolloutReads {
   /** undefined until the first readRevision tells; false: the service has no revision endpoint. */
   readonly revisionReads: boolean | undefined;
   readRevision(deploymentId: string, revisionId: string): Promise<RevisionById>;
-  listDeployments(query: { deployment_ids: string[] }): Promise<LiveDeployment[]>;
+  listDeploymentsById(ids: readonly string[]): Promise<LiveDeployment[]>;
 }
 
 export interface FollowOptions {
@@ -76,7 +76,7 @@ export async function followRollouts(options: FollowOptions): Promise<FollowResu
   await Promise.all(Array.from({ length: Math.min(options.parallel ?? 8, byRevision.length) }, () => worker()));
   for (let i = 0; i < byList.length && !options.stopped?.(); i += 100) {
     const batch = byList.slice(i, i + 100);
-    const live = await client.listDeployments({ deployment_ids: batch.map((f) => f.deploymentId) });
+    const live = await client.listDeploymentsById(batch.map((f) => f.deploymentId));
     requests += 1;
     const byId = new Map(live.map((d) => [d.id, d]));
     for (const f of batch) {

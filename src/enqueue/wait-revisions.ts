@@ -9,7 +9,7 @@ import type { ResourceResult } from './wait-jobs.js';
 export interface RevisionReads {
   readonly revisionReads: boolean | undefined;
   readRevision(deploymentId: string, revisionId: string): Promise<RevisionById>;
-  listDeployments(query: { deployment_ids: string[] }): Promise<LiveDeployment[]>;
+  listDeploymentsById(ids: readonly string[]): Promise<LiveDeployment[]>;
 }
 
 /** Where the wait stands, for the progress line. */
@@ -78,7 +78,7 @@ export async function waitForRevisions(client: RevisionReads, results: ResourceR
     }
     for (let i = 0; i < byList.length; i += 50) {
       const batch = byList.slice(i, i + 50);
-      const live = await client.listDeployments({ deployment_ids: batch.map((r) => r.deploymentId!) });
+      const live = await client.listDeploymentsById(batch.map((r) => r.deploymentId!));
       for (const d of live) {
         const r = open.get(d.id);
         if (r) settle(r, healthOfDeployment(d, Date.now(), started, progressMs));

@@ -269,6 +269,21 @@ export class ServiceClient {
     return all;
   }
 
+  /**
+   * The deployments of these ids, through the list filtered by deployment_ids: paging stops once every id was
+   * found (one request for up to 100 ids that all exist), so a poll does not read on to the empty page.
+   */
+  async listDeploymentsById(ids: readonly string[]): Promise<Deployment[]> {
+    const wanted = new Set(ids);
+    const found: Deployment[] = [];
+    if (wanted.size === 0) return found;
+    for await (const page of this.listDeploymentPages({ deployment_ids: [...wanted] })) {
+      for (const d of page) if (wanted.delete(d.id)) found.push(d);
+      if (wanted.size === 0) break;
+    }
+    return found;
+  }
+
   /** GET /v2/deployments/{deployment_id} (beyond the spec; real-service.md). Retried like every GET. */
   async getDeployment(id: string): Promise<DeploymentById> {
     try {
