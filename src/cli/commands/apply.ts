@@ -178,7 +178,7 @@ function revisionLine(r: ResourceResult, settings: Settings): string {
   const at = r.deploymentId ? ` (deployment ${r.deploymentId})` : '';
   switch (r.revision) {
     case 'active':
-      return `  ${'active'.padEnd(9)} ${r.key}: new revision${r.latestRevisionId ? ` ${r.latestRevisionId}` : ''} is active`;
+      return `  ${'active'.padEnd(9)} ${r.key}: new revision is active${r.latestRevisionId ? ` (revision ${r.latestRevisionId})` : ''}`;
     case 'failed':
       return `  ${'failed'.padEnd(9)} ${r.key}${at}: ${r.health?.message ?? 'its new revision failed'}`;
     case 'building':
