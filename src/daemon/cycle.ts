@@ -41,6 +41,11 @@ export interface CycleContext {
   secretWrites?: SecretWrites;
   /** Holds (src/core/holds.ts): a resource held for its current desired state gets no write. */
   holds?: HoldStore;
+  /**
+   * Resources whose hold an operator released (`converge reconcile --retry-failed`): one whose plan has nothing to
+   * write gets a rebuild job (its unchanged revision fields, a new revision of the same input).
+   */
+  rebuilds?: { wanted(key: string): boolean; done(key: string): void };
 }
 
 /** Where holds live (src/enqueue/holds-store.ts). */
@@ -149,7 +154,7 @@ export async function reconcileDirectory(ctx: CycleContext): Promise<ReconcileOu
   const decisions = new Map<string, Decision>();
   const drift: Array<{ key: string; policy: DriftPolicy; fields: string[] }> = [];
   const holdCandidates: Array<{ key: string; fingerprint: string; secrets: string[]; remember: boolean }> = [];
-  const toEnqueue: Array<{ resource: DesiredResource; change: PlanChange; key: string; fingerprint?: string; drift: boolean; secretsApproved?: true }> = [];
+  const toEnqueue: Array<{ resource: DesiredResource; change: PlanChange; key: string; fingerprint?: string; drift: boolean; secretsApproved?: true; rebuild?: true }> = [];
 
   for (const change of result.changes) {
     const key = resourceKey(change.kind, change.name);
@@ -162,6 +167,7 @@ export async function reconcileDirectory(ctx: CycleContext): Promise<ReconcileOu
     if (holdApplies(hold, fingerprint)) holds.set(key, hold);
     if (change.action === 'noop') {
       if (fingerprint && remembered.get(key) !== fingerprint) inSync.set(key, fingerprint);
+      if (fingerprint && ctx.rebuilds?.wanted(key) && !resource.suspend) toEnqueue.push({ resource, change, key, fingerprint, drift: false, rebuild: true });
       continue;
     }
     if (change.action !== 'create' && change.action !== 'update') continue;
@@ -229,7 +235,7 @@ export async function reconcileDirectory(ctx: CycleContext): Promise<ReconcileOu
     desiredOf.push(item.fingerprint ?? desiredFingerprint(item.resource, input.secretHashes.get(item.key) ?? {}));
   }
   const datas = pending.map((item, i) =>
-    buildJobData(item.resource, operationFor(item.resource, item.change.action === 'create' ? 'create' : 'update'), { origin: 'daemon', desired: desiredOf[i]! }),
+    buildJobData(item.resource, operationFor(item.resource, item.change.action === 'create' ? 'create' : 'update'), { origin: 'daemon', desired: desiredOf[i]!, ...(item.rebuild ? { rebuild: true } : {}) }),
   );
   // A resource whose waiting or active job already carries this desired state gets no second job (a resync, or a
   // watch reconcile, while the jobs of an earlier one still run); a different desired state replaces or follows it.
@@ -244,6 +250,7 @@ export async function reconcileDirectory(ctx: CycleContext): Promise<ReconcileOu
     if (enqueued.how === 'in-flight') job.inFlight = true;
     else added += 1;
     if (item.secretsApproved) ctx.secretWrites?.done(item.key);
+    if (item.rebuild) ctx.rebuilds?.done(item.key);
     ctx.onEnqueued?.(job);
     decisions.set(item.key, { kind: 'enqueued', job, drift: item.drift });
   }, { skipInFlight: true, finishedSince: (data) => data.desired !== undefined && ctx.finishedSince?.(data.key, data.desired) === true });

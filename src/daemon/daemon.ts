@@ -75,6 +75,33 @@ class SecretWriteRequests implements SecretWrites {
   }
 }
 
+/** Resources whose hold an operator released (POST /reconcile retryFailed): rebuilt by the reconcile serving the request. */
+class RebuildRequests {
+  private readonly keys = new Set<string>();
+  private rebuilt: string[] = [];
+
+  add(keys: readonly string[]): void {
+    for (const key of keys) this.keys.add(key);
+  }
+
+  wanted(key: string): boolean {
+    return this.keys.has(key);
+  }
+
+  done(key: string): void {
+    this.keys.delete(key);
+    this.rebuilt.push(key);
+  }
+
+  /** Ends the requests (after the reconcile that served them) and returns the keys that got a rebuild job. */
+  take(): string[] {
+    const rebuilt = this.rebuilt;
+    this.rebuilt = [];
+    this.keys.clear();
+    return rebuilt;
+  }
+}
+
 /** The service the daemon talks to (opened by the CLI: a URL, or the embedded emulator). */
 export interface DaemonService {
   client: ServiceClient;
@@ -198,6 +225,7 @@ class ConvergeDaemon implements Daemon {
   /** The first reconcile, then the start of the resync scheduler (in the background). */
   private startup: Promise<void> | undefined;
   private readonly secretWrites = new SecretWriteRequests();
+  private readonly rebuilds = new RebuildRequests();
   /** Manual reconciles (POST /reconcile) run one at a time, so each one's secret-write requests are its own. */
   private manual: Promise<unknown> = Promise.resolve();
   /** The epoch of the prefix this daemon knows, and whether Redis lost converge's records while it ran. */
@@ -351,12 +379,15 @@ class ConvergeDaemon implements Daemon {
       const held = this.reconciler.tracker.secretsUnknown();
       if (requested) this.secretWrites.add(requested);
       const retried = request.retryFailed ? await this.reconciler.releaseHolds(request.retryFailed) : undefined;
+      if (retried) this.rebuilds.add(retried.released);
       let record;
       let written: string[] = [];
+      let rebuilt: string[] = [];
       try {
         record = await this.reconciler.request('manual');
       } finally {
         written = this.secretWrites.take();
+        rebuilt = this.rebuilds.take();
       }
       if (requested) this.log.info({ requested: requested === true ? 'all' : requested, written }, 'secrets written on request (converge reconcile --write-secrets)');
       const body: Record<string, unknown> = {
@@ -367,7 +398,7 @@ class ConvergeDaemon implements Daemon {
         body.writeSecrets = { requested: requested === true ? 'all' : requested, written, notWritten: unknownNames, heldBefore: held };
       }
       if (request.retryFailed && retried) {
-        body.retryFailed = { requested: request.retryFailed === true ? 'all' : request.retryFailed, released: retried.released, notHeld: retried.unmatched };
+        body.retryFailed = { requested: request.retryFailed === true ? 'all' : request.retryFailed, released: retried.released, rebuilt, notHeld: retried.unmatched };
       }
       return { status: record ? (record.ok ? 200 : 502) : 503, body };
     });
@@ -432,6 +463,7 @@ class ConvergeDaemon implements Daemon {
         settings,
         secretWrites: this.secretWrites,
         holds: jobs.holds,
+        rebuilds: this.rebuilds,
       },
       health: { progressDeadlineMs: settings.progressDeadline ?? PROGRESS_DEADLINE_MS },
       metrics: this.metrics,

@@ -268,7 +268,7 @@ export class Reconciler {
     const named = holdsNamed(held, request);
     if (store && named.released.length > 0) await store.release(named.released);
     for (const key of named.released) this.tracker.setHold(key, undefined);
-    if (named.released.length > 0) this.options.log.info({ released: named.released }, 'holds released on request (converge reconcile --retry-failed): these resources are written again when their plan differs');
+    if (named.released.length > 0) this.options.log.info({ released: named.released }, 'holds released on request (converge reconcile --retry-failed): written again where their plan differs, rebuilt where it does not');
     return named;
   }
 

@@ -129,11 +129,21 @@ describe('rollout health', () => {
     expect(second.health).toMatchObject({ status: 'degraded', reason: 'RevisionBuildFailed' });
     expect(patchesOf(e, 'rh-bad', before)).toBe(1);
 
-    // The operator releases the hold.
+    // The operator asks for a retry: the hold is released and the same input rebuilt once (its revision fields only).
+    const beforeRetry = e.requestLog.length;
     const retry = await runConverge(['reconcile', '--retry-failed', 'rh-bad', 'nope', '--url', daemon.url, '--output', 'json'], { CONVERGE_WEBHOOK_TOKEN: HOOK });
     expect(retry.code, retry.stderr).toBe(0);
-    expect(JSON.parse(retry.stdout).retryFailed).toEqual({ requested: ['rh-bad', 'nope'], released: ['Deployment/rh-bad'], notHeld: ['nope'] });
-    expect((await rows(daemon)).get('rh-bad')!.hold).toBeUndefined();
+    expect(JSON.parse(retry.stdout).retryFailed).toEqual({ requested: ['rh-bad', 'nope'], released: ['Deployment/rh-bad'], rebuilt: ['Deployment/rh-bad'], notHeld: ['nope'] });
+    await until('the rebuild sent', () => patchesOf(e, 'rh-bad', beforeRetry) === 1);
+    const rebuild = e.requestLog.slice(beforeRetry).find((q) => q.method === 'PATCH')!;
+    expect(rebuild.body).toEqual({ source_revision_config: { image_uri: 'docker.io/acme/rh-bad:2' } });
+    const third = await until('the rebuilt revision failed and held again', async () => {
+      const row = (await rows(daemon)).get('rh-bad')!;
+      return row.hold && row.hold.revisionId !== second.hold!.revisionId ? row : undefined;
+    });
+    expect(third.health).toMatchObject({ status: 'degraded', reason: 'RevisionBuildFailed' });
+    expect(patchesOf(e, 'rh-bad', beforeRetry)).toBe(1);
+    expect(patchesOf(e, 'rh-good-0', beforeRetry)).toBe(0);
   }, 60_000);
 
   it('under --spec-only (no revision endpoint): a revision not active after progress_deadline is degraded, in apply --wait and in the daemon, with one list request per poll', async () => {

@@ -12,7 +12,7 @@ interface ReconcileAnswer {
   error?: string;
   reconcile?: { id: number; ok: boolean; error: string | null; enqueued: number } | null;
   writeSecrets?: { requested: 'all' | string[]; written: string[]; notWritten: string[]; heldBefore: string[] };
-  retryFailed?: { requested: 'all' | string[]; released: string[]; notHeld: string[] };
+  retryFailed?: { requested: 'all' | string[]; released: string[]; rebuilt?: string[]; notHeld: string[] };
 }
 
 
@@ -50,6 +50,7 @@ function render(answer: ReconcileAnswer): string {
   const f = answer.retryFailed;
   if (f) {
     if (f.released.length > 0) lines.push(`Holds released for: ${f.released.join(', ')} (written again where their plan differs; see converge status).`);
+    if (f.rebuilt?.length) lines.push(`Rebuilt (the same input sent once more: a new revision each): ${f.rebuilt.join(', ')}.`);
     else lines.push('No hold released: no resource was held' + (f.requested === 'all' ? '.' : ' under those names.'));
     if (f.notHeld.length > 0) lines.push(`Not held (nothing released): ${f.notHeld.join(', ')}`);
   }
@@ -68,8 +69,8 @@ export const reconcileCommand: Command = {
     '',
     'A deployment whose revision failed (BUILD_FAILED, DEPLOY_FAILED, CREATE_FAILED) is held: the daemon never sends',
     'that same desired state again (status: out_of_sync or synced, RevisionFailed; health degraded). A changed manifest',
-    'is written at once. --retry-failed releases the hold (every held resource, or the NAMEs given), so the daemon',
-    'writes the resource again wherever its plan differs.',
+    'is written at once. --retry-failed releases the hold (every held resource, or the NAMEs given): a held deployment',
+    'whose plan differs is written; one that matches its manifest is rebuilt (its revision fields sent once more).',
     '',
     `Sends POST /reconcile to the daemon's status server with the token in ${WEBHOOK_TOKEN_ENV} ("Authorization:`,
     `Bearer TOKEN"). The endpoint is off unless the daemon runs with ${WEBHOOK_TOKEN_ENV} set; give this command the`,
