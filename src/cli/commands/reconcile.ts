@@ -59,7 +59,7 @@ function render(answer: ReconcileAnswer): string {
 
 export const reconcileCommand: Command = {
   name: 'reconcile',
-  summary: 'ask a running daemon to reconcile now; with --write-secrets, also write secrets it holds back as SecretsUnknown',
+  summary: 'ask a running daemon to reconcile now; --write-secrets also writes secrets it holds back as SecretsUnknown, --retry-failed releases (and rebuilds) resources held after a failed revision',
   usage: 'converge reconcile [--write-secrets [NAME...]] [--retry-failed [NAME...]] [--url http://HOST:PORT]',
   details: [
     'The daemon never re-sends secret values it cannot compare (the service hides them and its applied state holds',
