@@ -169,6 +169,8 @@ export const SETTINGS = z.object({
   globalRate: wholeNumber({ flag: 'global-rate', env: 'CONVERGE_GLOBAL_RATE', key: 'global_rate', placeholder: 'N', description: 'writes per second across all worker processes (0: no limit)' }),
   waitTimeout: duration({ flag: 'wait-timeout', env: 'CONVERGE_WAIT_TIMEOUT', key: 'wait_timeout', placeholder: 'DURATION', description: 'apply --wait: how long to wait for new revisions' }),
   shutdownTimeout: duration({ flag: 'shutdown-timeout', env: 'CONVERGE_SHUTDOWN_TIMEOUT', key: 'shutdown_timeout', placeholder: 'DURATION', description: 'daemon and worker: deadline for active jobs on SIGTERM' }),
+  progressDeadline: duration({ flag: 'progress-deadline', env: 'CONVERGE_PROGRESS_DEADLINE', key: 'progress_deadline', placeholder: 'DURATION', description: 'a new revision not active after this long is degraded (ProgressDeadlineExceeded)' }, 1000),
+  healthPoll: duration({ flag: 'health-poll', env: 'CONVERGE_HEALTH_POLL', key: 'health_poll', placeholder: 'DURATION', description: 'daemon and apply --wait: how often building revisions are read (at least 100ms)' }, 100),
   jobLock: duration({ flag: 'job-lock', env: 'CONVERGE_JOB_LOCK', key: 'job_lock', placeholder: 'DURATION', description: 'daemon: lock time of a running job; jobs of a worker that died are retried after about this long' }),
 });
 

@@ -57,6 +57,7 @@ describe('applyExitCode', () => {
     ['a failed job', clean, [{ status: 'done' }, { status: 'failed' }], 1],
     ['an interrupted job (Ctrl-C)', clean, [{ status: 'done' }, { status: 'interrupted' }], 1],
     ['a revision not active in time', clean, [{ status: 'done', revision: 'timeout' }], 1],
+    ['a revision failed', clean, [{ status: 'done', revision: 'failed' }, { status: 'done', revision: 'building' }], 1],
     ['a blocked resource in the plan', outcome([change('blocked')]), [{ status: 'done' }], 1],
     ['an error diagnostic in the plan', outcome([change('noop')], [diagnostic('error')]), [], 1],
     ['a warning in the plan', outcome([change('noop')], [diagnostic('warning')]), [{ status: 'unchanged' }], 0],

@@ -8,8 +8,8 @@ export type PlanOutcome = Pick<Plan, 'summary' | 'changes' | 'diagnostics'>;
 export interface JobOutcome {
   /** `interrupted`: the apply was stopped before the job had a result. */
   status: 'done' | 'unchanged' | 'failed' | 'interrupted';
-  /** With --wait: whether the new revision became active; absent when nothing was waited for. */
-  revision?: 'active' | 'timeout';
+  /** With --wait: whether the new revision became active (any other value: it did not); absent when nothing was waited for. */
+  revision?: 'active' | 'failed' | 'timeout' | 'building';
 }
 
 /** The plan holds an error: an error diagnostic, or a resource blocked from being applied. */
@@ -38,11 +38,11 @@ export function planExitCode(plan: PlanOutcome, detailed: boolean): 0 | 1 | 2 {
 
 /**
  * Apply converged: the plan holds no error, every job finished (done or unchanged: none failed, none interrupted),
- * and every awaited new revision became active.
+ * and every awaited new revision became active (none failed, passed the progress deadline or the timeout).
  */
 export function applyConverged(plan: PlanOutcome, jobs: readonly JobOutcome[]): boolean {
   if (planHasErrors(plan)) return false;
-  return jobs.every((job) => (job.status === 'done' || job.status === 'unchanged') && job.revision !== 'timeout');
+  return jobs.every((job) => (job.status === 'done' || job.status === 'unchanged') && (job.revision === undefined || job.revision === 'active'));
 }
 
 /** `apply`: 0 when it converged, 1 otherwise. */

@@ -1,5 +1,6 @@
 // The inner reconcile of the manifest directory: load, hold broken files at their last good version, plan, enqueue.
 import type { ServiceClient } from '../service/client.js';
+import { holdApplies, type ResourceHold } from '../core/holds.js';
 import type { AppliedRecord, DesiredResource, DriftPolicy, LiveDeployment, Plan, PlanChange } from '../core/model.js';
 import { resourceKey } from '../core/model.js';
 import { kindOf } from '../core/kinds/index.js';
@@ -38,6 +39,20 @@ export interface CycleContext {
   finishedSince?: (key: string, desired: string) => boolean;
   /** Resources an operator asked to have their secrets written although they cannot be compared (POST /reconcile). */
   secretWrites?: SecretWrites;
+  /** Holds (src/core/holds.ts): a resource held for its current desired state gets no write. */
+  holds?: HoldStore;
+  /**
+   * Resources whose hold an operator released (`converge reconcile --retry-failed`): one whose plan has nothing to
+   * write gets a rebuild job (its unchanged revision fields, a new revision of the same input).
+   */
+  rebuilds?: { wanted(key: string): boolean; done(key: string): void };
+}
+
+/** Where holds live (src/enqueue/holds-store.ts). */
+export interface HoldStore {
+  getAll(): Promise<Map<string, ResourceHold>>;
+  set(key: string, hold: ResourceHold): Promise<void>;
+  release(keys: readonly string[]): Promise<number>;
 }
 
 /** The operator's requests to write secrets that cannot be compared (`converge reconcile --write-secrets`). */
@@ -71,6 +86,8 @@ export type Decision =
    * rewritten blind until the desired state changes or an operator asks (SecretsUnknown).
    */
   | { kind: 'secrets-unknown'; secrets: string[] }
+  /** Held (src/core/holds.ts): e.g. the revision of this very desired state failed; not written again. */
+  | { kind: 'held'; hold: ResourceHold }
   | { kind: 'suspended' };
 
 export interface ReconcileOutcome {
@@ -86,6 +103,10 @@ export interface ReconcileOutcome {
   drift: ReadonlyArray<{ key: string; policy: DriftPolicy; fields: string[] }>;
   /** Jobs added (a resource whose job of the same desired state was still waiting or active is not counted). */
   enqueued: number;
+  /** Fingerprint of each listed resource's desired state (by resourceKey). */
+  fingerprints?: ReadonlyMap<string, string>;
+  /** The holds in force for the current desired states (by resourceKey). */
+  holds?: ReadonlyMap<string, ResourceHold>;
 }
 
 /** Whether every field of the change is a secret written only because it cannot be compared. */
@@ -125,12 +146,15 @@ export async function reconcileDirectory(ctx: CycleContext): Promise<ReconcileOu
   const input: PlanInput = { ...gathered.input, blocked: [...gathered.input.blocked, ...hold.extraBlocked] };
   const result = plan(input);
   const remembered = await ctx.memory.getAll();
+  const storedHolds = (await ctx.holds?.getAll()) ?? new Map<string, ResourceHold>();
+  const fingerprints = new Map<string, string>();
+  const holds = new Map<string, ResourceHold>();
 
   const inSync = new Map<string, string>();
   const decisions = new Map<string, Decision>();
   const drift: Array<{ key: string; policy: DriftPolicy; fields: string[] }> = [];
   const holdCandidates: Array<{ key: string; fingerprint: string; secrets: string[]; remember: boolean }> = [];
-  const toEnqueue: Array<{ resource: DesiredResource; change: PlanChange; key: string; fingerprint?: string; drift: boolean; secretsApproved?: true }> = [];
+  const toEnqueue: Array<{ resource: DesiredResource; change: PlanChange; key: string; fingerprint?: string; drift: boolean; secretsApproved?: true; rebuild?: true }> = [];
 
   for (const change of result.changes) {
     const key = resourceKey(change.kind, change.name);
@@ -138,8 +162,12 @@ export async function reconcileDirectory(ctx: CycleContext): Promise<ReconcileOu
     if (!resource) continue;
     // Drift is seen only where the service lists the live side; elsewhere every planned change is applied.
     const fingerprint = kindOf(resource.kind).listed ? desiredFingerprint(resource, input.secretHashes.get(key) ?? {}) : undefined;
+    if (fingerprint) fingerprints.set(key, fingerprint);
+    const hold = storedHolds.get(key);
+    if (holdApplies(hold, fingerprint)) holds.set(key, hold);
     if (change.action === 'noop') {
       if (fingerprint && remembered.get(key) !== fingerprint) inSync.set(key, fingerprint);
+      if (fingerprint && ctx.rebuilds?.wanted(key) && !resource.suspend) toEnqueue.push({ resource, change, key, fingerprint, drift: false, rebuild: true });
       continue;
     }
     if (change.action !== 'create' && change.action !== 'update') continue;
@@ -167,6 +195,12 @@ export async function reconcileDirectory(ctx: CycleContext): Promise<ReconcileOu
       continue;
     }
     const policy = policyOf(resource, ctx.settings.driftPolicy);
+    if (holdApplies(hold, fingerprint)) {
+      // The same input built a failed revision: not sent again. A drift of other fields is still reported.
+      decisions.set(key, { kind: 'held', hold });
+      drift.push({ key, policy: 'report', fields: change.fields.map((f) => f.path) });
+      continue;
+    }
     const decision = decideDrift(last, fingerprint, policy, change.action);
     if (decision.kind !== 'apply') drift.push({ key, policy, fields: change.fields.map((f) => f.path) });
     if (decision.kind === 'report') {
@@ -201,7 +235,7 @@ export async function reconcileDirectory(ctx: CycleContext): Promise<ReconcileOu
     desiredOf.push(item.fingerprint ?? desiredFingerprint(item.resource, input.secretHashes.get(item.key) ?? {}));
   }
   const datas = pending.map((item, i) =>
-    buildJobData(item.resource, operationFor(item.resource, item.change.action === 'create' ? 'create' : 'update'), { origin: 'daemon', desired: desiredOf[i]! }),
+    buildJobData(item.resource, operationFor(item.resource, item.change.action === 'create' ? 'create' : 'update'), { origin: 'daemon', desired: desiredOf[i]!, ...(item.rebuild ? { rebuild: true } : {}) }),
   );
   // A resource whose waiting or active job already carries this desired state gets no second job (a resync, or a
   // watch reconcile, while the jobs of an earlier one still run); a different desired state replaces or follows it.
@@ -216,12 +250,16 @@ export async function reconcileDirectory(ctx: CycleContext): Promise<ReconcileOu
     if (enqueued.how === 'in-flight') job.inFlight = true;
     else added += 1;
     if (item.secretsApproved) ctx.secretWrites?.done(item.key);
+    if (item.rebuild) ctx.rebuilds?.done(item.key);
     ctx.onEnqueued?.(job);
     decisions.set(item.key, { kind: 'enqueued', job, drift: item.drift });
   }, { skipInFlight: true, finishedSince: (data) => data.desired !== undefined && ctx.finishedSince?.(data.key, data.desired) === true });
 
   await ctx.memory.set(inSync);
   const declared = new Set<string>([...gathered.resources.keys(), ...input.blocked.map((b) => resourceKey(b.kind, b.name))]);
+  // A hold about an older desired state (the manifest changed) or a resource no manifest declares any more is over.
+  const stale = [...storedHolds].filter(([key, hold]) => !declared.has(key) || (fingerprints.has(key) && !holdApplies(hold, fingerprints.get(key)))).map(([key]) => key);
+  if (stale.length > 0) await ctx.holds?.release(stale);
   await ctx.memory.retain(declared);
 
   return {
@@ -233,5 +271,7 @@ export async function reconcileDirectory(ctx: CycleContext): Promise<ReconcileOu
     held: hold.held,
     drift,
     enqueued: added,
+    fingerprints,
+    holds,
   };
 }

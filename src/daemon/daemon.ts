@@ -5,6 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import type { RequestInfo, ServiceClient } from '../service/client.js';
 import type { DriftPolicy } from '../core/model.js';
+import { HEALTH_STATUSES, type HealthStatus } from '../core/health.js';
 import type { JobEventsFeed } from '../enqueue/job-events.js';
 import { openJobs, type Jobs } from '../enqueue/open-jobs.js';
 import type { Resync } from '../enqueue/resync-scheduler.js';
@@ -35,6 +36,10 @@ export interface DaemonSettings extends WorkerSettings {
   allowLocalDiscovery: boolean;
   /** name_prefix: only deployments whose names start with it are listed, planned and reported as orphans. */
   namePrefix?: string | undefined;
+  /** A new revision not active after this long is degraded (ProgressDeadlineExceeded); default 30 minutes. */
+  progressDeadline?: number;
+  /** How often building revisions are read; default 5 s. */
+  healthPoll?: number;
 }
 
 /** The operator's pending requests to write secrets that cannot be compared (POST /reconcile writeSecrets). */
@@ -67,6 +72,33 @@ class SecretWriteRequests implements SecretWrites {
     this.all = false;
     this.names.clear();
     return written;
+  }
+}
+
+/** Resources whose hold an operator released (POST /reconcile retryFailed): rebuilt by the reconcile serving the request. */
+class RebuildRequests {
+  private readonly keys = new Set<string>();
+  private rebuilt: string[] = [];
+
+  add(keys: readonly string[]): void {
+    for (const key of keys) this.keys.add(key);
+  }
+
+  wanted(key: string): boolean {
+    return this.keys.has(key);
+  }
+
+  done(key: string): void {
+    this.keys.delete(key);
+    this.rebuilt.push(key);
+  }
+
+  /** Ends the requests (after the reconcile that served them) and returns the keys that got a rebuild job. */
+  take(): string[] {
+    const rebuilt = this.rebuilt;
+    this.rebuilt = [];
+    this.keys.clear();
+    return rebuilt;
   }
 }
 
@@ -107,8 +139,16 @@ const CLOSE_RESERVE_MS = 3_000;
 const EXIT_MARGIN_MS = 300;
 /** The applied-state epoch is read this often (a change or a vanishing means Redis lost converge's records). */
 const EPOCH_CHECK_MS = 2_000;
-/** While revisions build, their deployments are looked up this often (one list request per 100). */
-const REVISION_POLL_MS = 3_000;
+/** Defaults of health_poll and progress_deadline (config/default.yaml holds the same). */
+const HEALTH_POLL_MS = 5_000;
+const PROGRESS_DEADLINE_MS = 30 * 60_000;
+
+/** Resources by health (every health named, zeros included). */
+function healthCounts(rows: ReadonlyArray<{ health: { status: HealthStatus } }>): Record<HealthStatus, number> {
+  const out = Object.fromEntries(HEALTH_STATUSES.map((h) => [h, 0])) as Record<HealthStatus, number>;
+  for (const row of rows) out[row.health.status] += 1;
+  return out;
+}
 
 function redactUrl(url: string): string {
   try {
@@ -185,6 +225,7 @@ class ConvergeDaemon implements Daemon {
   /** The first reconcile, then the start of the resync scheduler (in the background). */
   private startup: Promise<void> | undefined;
   private readonly secretWrites = new SecretWriteRequests();
+  private readonly rebuilds = new RebuildRequests();
   /** Manual reconciles (POST /reconcile) run one at a time, so each one's secret-write requests are its own. */
   private manual: Promise<unknown> = Promise.resolve();
   /** The epoch of the prefix this daemon knows, and whether Redis lost converge's records while it ran. */
@@ -337,12 +378,16 @@ class ConvergeDaemon implements Daemon {
       const requested = request.writeSecrets;
       const held = this.reconciler.tracker.secretsUnknown();
       if (requested) this.secretWrites.add(requested);
+      const retried = request.retryFailed ? await this.reconciler.releaseHolds(request.retryFailed) : undefined;
+      if (retried) this.rebuilds.add(retried.released);
       let record;
       let written: string[] = [];
+      let rebuilt: string[] = [];
       try {
         record = await this.reconciler.request('manual');
       } finally {
         written = this.secretWrites.take();
+        rebuilt = this.rebuilds.take();
       }
       if (requested) this.log.info({ requested: requested === true ? 'all' : requested, written }, 'secrets written on request (converge reconcile --write-secrets)');
       const body: Record<string, unknown> = {
@@ -351,6 +396,9 @@ class ConvergeDaemon implements Daemon {
       if (requested) {
         const unknownNames = requested === true ? [] : requested.filter((n) => !written.some((k) => k === n || k.slice(k.indexOf('/') + 1) === n));
         body.writeSecrets = { requested: requested === true ? 'all' : requested, written, notWritten: unknownNames, heldBefore: held };
+      }
+      if (request.retryFailed && retried) {
+        body.retryFailed = { requested: request.retryFailed === true ? 'all' : request.retryFailed, released: retried.released, rebuilt, notHeld: retried.unmatched };
       }
       return { status: record ? (record.ok ? 200 : 502) : 503, body };
     });
@@ -414,7 +462,10 @@ class ConvergeDaemon implements Daemon {
         manifestCache: new ManifestCache(),
         settings,
         secretWrites: this.secretWrites,
+        holds: jobs.holds,
+        rebuilds: this.rebuilds,
       },
+      health: { progressDeadlineMs: settings.progressDeadline ?? PROGRESS_DEADLINE_MS },
       metrics: this.metrics,
       log: this.log,
       maxRetryMs: Math.min(60_000, Math.max(1_000, settings.resync)),
@@ -464,7 +515,7 @@ class ConvergeDaemon implements Daemon {
     await this.watcher?.close().catch((e: unknown) => this.warn('watcher', e));
   }
 
-  /** Follows building revisions every REVISION_POLL_MS, one poll at a time. */
+  /** Follows building revisions every health_poll, one poll at a time. */
   private startRevisionPoll(): void {
     const reconciler = this.reconciler!;
     const client = this.service!.client;
@@ -474,7 +525,7 @@ class ConvergeDaemon implements Daemon {
       if (following || this.stopping || this.health.failAt > this.health.okAt) return;
       following = true;
       reconciler.followRevisions(client).catch((e: unknown) => this.warn('revisions', e)).finally(() => (following = false));
-    }, REVISION_POLL_MS);
+    }, this.settings.healthPoll ?? HEALTH_POLL_MS);
     this.revisionTimer.unref();
   }
 
@@ -570,6 +621,8 @@ class ConvergeDaemon implements Daemon {
       },
       appliedState: { lost: this.appliedState.lost, lostAt: this.appliedState.lostAt, losses: this.appliedState.losses, detail: this.appliedState.detail },
       secretsUnknown: reconciler?.tracker.secretsUnknown() ?? [],
+      held: reconciler?.tracker.heldKeys() ?? [],
+      health: healthCounts(reconciler?.tracker.resources() ?? []),
       manifests: reconciler?.manifests ?? null,
       lastReconcile: snapshot?.lastReconcile ?? null,
       lastSuccessfulReconcileAt: snapshot?.lastSuccessfulReconcileAt ?? null,

@@ -2,6 +2,7 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { RequestInfo } from '../service/client.js';
 import type { ResourceKind } from '../core/model.js';
+import { REVISION_FAILURE_REASONS, type HealthStatus } from '../core/health.js';
 
 /** Sync states a managed resource is counted under (converge_resources). */
 export const SYNC_STATES = ['synced', 'out_of_sync', 'progressing', 'failed', 'suspended', 'blocked'] as const;
@@ -33,6 +34,12 @@ export interface DaemonMetrics {
   appliedStateLost: Gauge;
   /** Resources held as SecretsUnknown at the last reconcile. */
   secretsUnknown: Gauge;
+  /** 1 for each managed resource's current health (one series per resource). */
+  resourceHealth: Gauge<'kind' | 'name' | 'health'>;
+  /** Failed revisions seen, by reason (each revision counted once). */
+  revisionFailures: Counter<'reason'>;
+  /** Replaces the health gauge with these resources' current health. */
+  setResourceHealth(rows: Iterable<{ kind: ResourceKind; name: string; health: { status: HealthStatus } }>): void;
   /** ServiceClient's onRequest hook: one call per attempt. */
   observeRequest(info: RequestInfo): void;
   /** Replaces the resource gauge with these counts (every kind x state pair is written, zeros included). */
@@ -130,6 +137,19 @@ export function createMetrics(options: MetricsOptions = {}): DaemonMetrics {
     help: 'Resources whose only difference is secrets the service hides and converge holds no record of: not rewritten blind (SecretsUnknown; converge reconcile --write-secrets writes them).',
     registers: [registry],
   });
+  const resourceHealth = new Gauge({
+    name: 'converge_resource_health',
+    help: 'Rollout health of each managed resource: 1 on the series of its current health (healthy, progressing, degraded, unknown).',
+    labelNames: ['kind', 'name', 'health'] as const,
+    registers: [registry],
+  });
+  const revisionFailures = new Counter({
+    name: 'converge_revision_failures_total',
+    help: 'Failed revisions this daemon saw, each once, by reason (RevisionBuildFailed, RevisionDeployFailed, RevisionCreateFailed, ProgressDeadlineExceeded).',
+    labelNames: ['reason'] as const,
+    registers: [registry],
+  });
+  for (const reason of REVISION_FAILURE_REASONS) revisionFailures.inc({ reason }, 0);
   appliedStateLost.set(0);
   secretsUnknown.set(0);
   lastSuccess.set(0);
@@ -154,6 +174,12 @@ export function createMetrics(options: MetricsOptions = {}): DaemonMetrics {
     resyncCycles,
     appliedStateLost,
     secretsUnknown,
+    resourceHealth,
+    revisionFailures,
+    setResourceHealth(rows) {
+      resourceHealth.reset();
+      for (const row of rows) resourceHealth.set({ kind: row.kind, name: row.name, health: row.health.status }, 1);
+    },
     observeRequest(info) {
       requests.inc({ method: info.method, endpoint: info.route, status: String(info.status) });
       requestDuration.observe({ method: info.method, endpoint: info.route }, info.durationMs / 1000);

@@ -6,7 +6,10 @@ import { ConvergeError, UsageError } from '../core/errors.js';
 import type { Plan } from '../core/model.js';
 import type { DaemonMetrics, ReconcileTrigger } from './metrics.js';
 import { reconcileDirectory, type EnqueuedJob, type CycleContext, type ReconcileOutcome } from './cycle.js';
-import { ResourceTracker, type ReconcileRecord } from './status.js';
+import { REVISION_FAILURE_REASONS, type RevisionFailureReason } from '../core/health.js';
+import { holdsNamed } from '../core/holds.js';
+import { followRollouts } from './rollout.js';
+import { ResourceTracker, type HealthSettings, type HealthTransition, type ReconcileRecord } from './status.js';
 
 export interface ReconcilerOptions {
   context: Omit<CycleContext, 'onEnqueued'>;
@@ -15,6 +18,8 @@ export interface ReconcilerOptions {
   /** First retry delay after a failed reconcile; doubles up to maxRetryMs. */
   retryMs?: number;
   maxRetryMs: number;
+  /** Rollout health: the progress deadline (default 30 minutes). */
+  health?: HealthSettings;
 }
 
 const HISTORY = 50;
@@ -34,7 +39,7 @@ type Waiter = { resolve: (record: ReconcileRecord | undefined) => void };
  * run (however many arrive), which starts when the current one ends. A failed run schedules a retry with backoff.
  */
 export class Reconciler {
-  readonly tracker = new ResourceTracker();
+  readonly tracker: ResourceTracker;
   private readonly options: ReconcilerOptions;
   private sequence = 0;
   private running: Promise<void> | undefined;
@@ -57,6 +62,7 @@ export class Reconciler {
 
   constructor(options: ReconcilerOptions) {
     this.options = options;
+    this.tracker = new ResourceTracker(options.health);
   }
 
   /** Asks for a full reconcile; resolves with the record of the run that covered it (undefined once stopping). */
@@ -144,6 +150,7 @@ export class Reconciler {
       this.lastSuccessAt = record.finishedAt;
       this.manifests = { loaded: true, everLoaded: true, error: null };
       this.tracker.update(outcome);
+      this.reportHealth();
       metrics.lastSuccess.set(Date.parse(record.finishedAt) / 1000);
       metrics.setResourceStates(this.tracker.counts());
       metrics.orphans.set(outcome.plan.summary.orphan);
@@ -224,7 +231,8 @@ export class Reconciler {
     if (!job) return;
     this.jobs.delete(jobId);
     if (job.desired) this.finished.set(job.key, { desired: job.desired, at: Date.now() });
-    this.tracker.completed(jobId, value);
+    this.tracker.completed(jobId, value, undefined, job.fingerprint);
+    this.reportHealth();
     this.options.metrics.setResourceStates(this.tracker.counts());
     if (job.fingerprint) await this.options.context.memory.set(new Map([[job.key, job.fingerprint]]));
   }
@@ -240,18 +248,42 @@ export class Reconciler {
   }
 
   /**
-   * Follows revisions that build after a job (or found building by a reconcile): lists those deployments by id
-   * (at most `limit`, 100 per request) and marks the finished ones synced. Returns the number of requests sent.
+   * One poll of the rollouts that build (src/daemon/rollout.ts): one read per deployment still building, none for
+   * healthy ones; a failed revision holds its desired state. Returns the number of requests sent.
    */
-  async followRevisions(client: ServiceClient, limit = 500): Promise<number> {
-    const ids = this.tracker.building(limit);
-    let requests = 0;
-    for (let i = 0; i < ids.length && !this.stopped; i += 100) {
-      const live = await client.listDeployments({ deployment_ids: ids.slice(i, i + 100) });
-      requests += 1;
-      if (this.tracker.revisionsSettled(live) > 0) this.options.metrics.setResourceStates(this.tracker.counts());
+  async followRevisions(client: Parameters<typeof followRollouts>[0]['client'], limit = 500): Promise<number> {
+    const result = await followRollouts({ tracker: this.tracker, client, holds: this.options.context.holds, limit, stopped: () => this.stopped });
+    this.reportHealth();
+    return result.requests;
+  }
+
+  /**
+   * Releases the holds of the named resources (true: every one) in Redis and in status, so the next reconcile writes
+   * them again: the operator's `converge reconcile --retry-failed [NAME...]`.
+   */
+  async releaseHolds(request: true | readonly string[]): Promise<{ released: string[]; unmatched: string[] }> {
+    const store = this.options.context.holds;
+    const stored = store ? [...(await store.getAll()).keys()] : [];
+    const held = [...new Set([...stored, ...this.tracker.heldKeys()])];
+    const named = holdsNamed(held, request);
+    if (store && named.released.length > 0) await store.release(named.released);
+    for (const key of named.released) this.tracker.setHold(key, undefined);
+    if (named.released.length > 0) this.options.log.info({ released: named.released }, 'holds released on request (converge reconcile --retry-failed): written again where their plan differs, rebuilt where it does not');
+    return named;
+  }
+
+  /** Logs each health transition once, counts each failed revision once, and refreshes the health gauge. */
+  private reportHealth(): void {
+    const { metrics, log } = this.options;
+    const transitions = this.tracker.takeTransitions();
+    for (const t of transitions) {
+      logTransition(log, t);
+      const failure = REVISION_FAILURE_REASONS.find((r) => r === t.to.reason) as RevisionFailureReason | undefined;
+      const already = t.from?.status === 'degraded' && t.from.revisionId === t.to.revisionId;
+      if (failure && t.to.status === 'degraded' && !already) metrics.revisionFailures.inc({ reason: failure });
     }
-    return requests;
+    if (transitions.length > 0) metrics.setResourceStates(this.tracker.counts());
+    metrics.setResourceHealth(this.tracker.resources());
   }
 
   /** Refuses new requests, cancels a pending retry, waits for the run in progress. */
@@ -271,4 +303,19 @@ export class Reconciler {
       plan: this.plan,
     };
   }
+}
+
+/** One log line per health transition: a warning when it degrades, info otherwise. */
+function logTransition(log: Logger, t: HealthTransition): void {
+  const fields = {
+    key: t.key,
+    health: t.to.status,
+    reason: t.to.reason,
+    from: t.from ? `${t.from.status}/${t.from.reason}` : null,
+    ...(t.to.revisionId ? { revisionId: t.to.revisionId } : {}),
+    ...(t.to.revisionStatus ? { revisionStatus: t.to.revisionStatus } : {}),
+    detail: t.to.message,
+  };
+  if (t.to.status === 'degraded') log.warn(fields, 'health changed: degraded');
+  else log.info(fields, `health changed: ${t.to.status}`);
 }

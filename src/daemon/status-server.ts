@@ -28,6 +28,8 @@ export interface StatusHandlers {
  */
 export interface ReconcileRequest {
   writeSecrets?: true | string[];
+  /** Release the holds (a failed revision of the current desired state) of these resources, or of every one. */
+  retryFailed?: true | string[];
 }
 
 /** Largest POST body accepted. */
@@ -119,15 +121,23 @@ export function parseReconcileBody(text: string): { ok: true; request: Reconcile
     return { ok: false, error: 'the body is not JSON; send {} to reconcile now, or {"writeSecrets": true | ["name", ...]}' };
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return { ok: false, error: 'the body must be a JSON object such as {} or {"writeSecrets": ["name"]}' };
-  const unknown = Object.keys(value).filter((k) => k !== 'writeSecrets');
-  if (unknown.length > 0) return { ok: false, error: `unknown field ${unknown.map((k) => JSON.stringify(k)).join(', ')}; the fields are: writeSecrets` };
-  const write = (value as { writeSecrets?: unknown }).writeSecrets;
-  if (write === undefined || write === false) return { ok: true, request: {} };
-  if (write === true) return { ok: true, request: { writeSecrets: true } };
-  if (Array.isArray(write) && write.length > 0 && write.every((n) => typeof n === 'string' && n.length > 0 && n.length <= 300)) {
-    return { ok: true, request: { writeSecrets: [...new Set(write as string[])] } };
+  const unknown = Object.keys(value).filter((k) => k !== 'writeSecrets' && k !== 'retryFailed');
+  if (unknown.length > 0) return { ok: false, error: `unknown field ${unknown.map((k) => JSON.stringify(k)).join(', ')}; the fields are: writeSecrets, retryFailed` };
+  const request: ReconcileRequest = {};
+  for (const field of ['writeSecrets', 'retryFailed'] as const) {
+    const names = namesOrAll((value as Record<string, unknown>)[field]);
+    if (names === 'bad') return { ok: false, error: `${field} must be true or a non-empty list of resource names` };
+    if (names !== undefined) request[field] = names;
   }
-  return { ok: false, error: 'writeSecrets must be true or a non-empty list of resource names' };
+  return { ok: true, request };
+}
+
+/** A field of POST /reconcile: true (all), a non-empty list of names, absent/false (none), or bad. */
+function namesOrAll(field: unknown): true | string[] | undefined | 'bad' {
+  if (field === undefined || field === false) return undefined;
+  if (field === true) return true;
+  if (Array.isArray(field) && field.length > 0 && field.every((n) => typeof n === 'string' && n.length > 0 && n.length <= 300)) return [...new Set(field as string[])];
+  return 'bad';
 }
 
 async function reconcileRoute(req: IncomingMessage, res: ServerResponse, handlers: StatusHandlers, token: string | undefined): Promise<void> {

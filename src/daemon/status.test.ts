@@ -71,16 +71,48 @@ describe('ResourceTracker', () => {
     expect(t.resources()[0]).toMatchObject({ state: 'synced', error: null });
   });
 
-  it('follows a new revision until it is active', () => {
-    const t = new ResourceTracker();
+  it('follows a new revision: progressing once its job started it, then the health the poller reads', () => {
+    const t = new ResourceTracker({ progressDeadlineMs: 60_000 });
     t.trackJob('j1', 'Deployment/web');
     t.update(outcome([change('web', 'create')], [], [['Deployment/web', job('Deployment/web', 'j1')]]));
-    expect(t.building(10)).toEqual([]);
-    t.completed('j1', { outcome: 'created', new_revision: true, deploymentId: 'id-web' });
-    expect(t.resources()[0]!.state).toBe('progressing');
-    expect(t.building(10)).toEqual(['id-web']);
-    expect(t.revisionsSettled([live('web', true)])).toBe(0);
-    expect(t.revisionsSettled([live('web')])).toBe(1);
-    expect(t.resources()[0]!.state).toBe('synced');
+    expect(t.toFollow(10)).toEqual([]);
+    expect(t.resources()[0]!.health).toMatchObject({ status: 'unknown', reason: 'AwaitingCreate' });
+    t.completed('j1', { outcome: 'created', new_revision: true, deploymentId: 'id-web', latestRevisionId: 'r2' }, undefined, 'fp-1');
+    expect(t.resources()[0]).toMatchObject({ state: 'progressing', sync: { status: 'synced', reason: 'Applied' }, health: { status: 'progressing', reason: 'RevisionBuilding', revisionId: 'r2' } });
+    expect(t.toFollow(10)).toEqual([{ key: 'Deployment/web', deploymentId: 'id-web', revisionId: 'r2' }]);
+    expect(t.desiredOfRevision('Deployment/web', 'r2')).toBe('fp-1');
+    expect(t.desiredOfRevision('Deployment/web', 'r9')).toBeUndefined();
+    const transition = t.setHealth('Deployment/web', { status: 'degraded', reason: 'RevisionBuildFailed', message: 'failed', revisionId: 'r2', revisionStatus: 'BUILD_FAILED' });
+    expect(transition).toMatchObject({ from: { status: 'progressing' }, to: { status: 'degraded' } });
+    // The same reading again is no transition (logged and counted once).
+    expect(t.setHealth('Deployment/web', { status: 'degraded', reason: 'RevisionBuildFailed', message: 'failed', revisionId: 'r2', revisionStatus: 'BUILD_FAILED' })).toBeUndefined();
+    expect(t.resources()[0]!.state).toBe('failed');
+    expect(t.toFollow(10)).toEqual([]);
+  });
+
+  it('keeps a failed revision degraded across reconciles, synced beside it, and marks a stuck one past the progress deadline', () => {
+    let now = 1_000_000;
+    const t = new ResourceTracker({ progressDeadlineMs: 60_000, now: () => now });
+    const building = { ...live('web', true), status: 'READY' } as LiveDeployment;
+    t.update(outcome([change('web', 'noop'), change('api', 'noop')], [building, { ...building, id: 'id-api', name: 'api' } as LiveDeployment], []));
+    expect(t.resources().map((r) => [r.name, r.sync.status, r.health.status])).toEqual([['web', 'synced', 'progressing'], ['api', 'synced', 'progressing']]);
+    t.setHealth('Deployment/web', { status: 'degraded', reason: 'RevisionBuildFailed', message: 'failed', revisionId: 'r2', revisionStatus: 'BUILD_FAILED' });
+    t.takeTransitions();
+    now += 61_000;
+    t.update(outcome([change('web', 'noop'), change('api', 'noop')], [building, { ...building, id: 'id-api', name: 'api' } as LiveDeployment], []));
+    const [web, api] = t.resources();
+    expect(web).toMatchObject({ sync: { status: 'synced' }, health: { status: 'degraded', reason: 'RevisionBuildFailed' } });
+    expect(api).toMatchObject({ health: { status: 'degraded', reason: 'ProgressDeadlineExceeded', revisionId: 'r2' } });
+    expect(t.takeTransitions().map((x) => x.key)).toEqual(['Deployment/api']);
+  });
+
+  it('shows a held resource as out_of_sync with the hold, and drops the hold when released', () => {
+    const t = new ResourceTracker();
+    const hold = { reason: 'RevisionFailed' as const, desired: 'fp', message: 'revision r2 failed', since: '2026-01-01T00:00:00Z', revisionId: 'r2', revisionStatus: 'BUILD_FAILED' };
+    t.update(outcome([change('web', 'update')], [live('web', true)], [['Deployment/web', { kind: 'held', hold }]], { holds: new Map([['Deployment/web', hold]]) }));
+    expect(t.resources()[0]).toMatchObject({ sync: { status: 'out_of_sync', reason: 'RevisionFailed' }, health: { status: 'degraded', reason: 'RevisionBuildFailed', revisionId: 'r2' }, hold });
+    expect(t.heldKeys()).toEqual(['Deployment/web']);
+    t.setHold('Deployment/web', undefined);
+    expect(t.heldKeys()).toEqual([]);
   });
 });

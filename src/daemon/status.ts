@@ -1,4 +1,6 @@
-// What the daemon knows about each resource (the /status document): plan action, sync state, job, drift, errors.
+// What the daemon knows about each resource (the /status document): plan action, sync and health, job, drift, errors.
+import { healthOfDeployment, healthOfRevision, progressDeadline, type HealthCondition, type SyncCondition } from '../core/health.js';
+import type { ResourceHold } from '../core/holds.js';
 import { kindOf } from '../core/kinds/index.js';
 import { resourceKey, type Action, type DriftPolicy, type LiveDeployment, type Plan, type ResourceKind } from '../core/model.js';
 import { ReconcileJobResult } from '../enqueue/schema.js';
@@ -24,7 +26,14 @@ export interface ResourceStatus {
   file: string | null;
   /** Action of the last plan. */
   action: Action;
+  /** Legacy: one word mixing sync and rollout (see `sync` and `health`). */
   state: SyncState;
+  /** Whether live state matches the manifest, why not, and whether converge writes it. */
+  sync: SyncCondition;
+  /** Whether what was written runs: the latest revision deployed, building, failed (degraded) or unknown. */
+  health: HealthCondition;
+  /** Why converge does not write this resource although its plan differs (a failed revision of this desired state). */
+  hold?: ResourceHold;
   /** The plan's reason (why blocked, a note). */
   reason: string | null;
   /** The last failure (a failed job, a blocked manifest). */
@@ -78,6 +87,62 @@ function stateFor(action: Action, decision: Decision | undefined, live: LiveDepl
   return 'out_of_sync';
 }
 
+/** The sync condition of a row from its plan action and what the reconcile decided. */
+function syncFor(change: { action: Action; reason: string | null }, decision: Decision | undefined, suspended: boolean, heldAtLastGood: boolean): SyncCondition {
+  if (change.action === 'blocked') {
+    return heldAtLastGood
+      ? { status: 'blocked', reason: 'ManifestErrors', message: change.reason ?? 'the manifest file has errors; the last good version stays in force' }
+      : { status: 'blocked', reason: 'PlanBlocked', message: change.reason ?? 'the plan blocks it' };
+  }
+  if (suspended) return { status: 'suspended', reason: 'Suspended', message: 'spec.suspend is true: changes are planned, never applied' };
+  if (change.action === 'noop') return { status: 'synced', reason: 'Synced', message: 'live state matches the manifest' };
+  switch (decision?.kind) {
+    case 'enqueued':
+      return { status: 'out_of_sync', reason: 'Applying', message: `job ${decision.job.jobId} (${decision.job.operation}) is queued` };
+    case 'settled':
+      return { status: 'synced', reason: 'Applied', message: 'a job of this desired state finished during the reconcile' };
+    case 'secrets-unknown':
+      return { status: 'out_of_sync', reason: 'SecretsUnknown', message: `secrets ${decision.secrets.join(', ')} cannot be compared; not rewritten blind` };
+    case 'reported':
+      return { status: 'out_of_sync', reason: 'DriftReported', message: 'live state drifted from the unchanged manifest; reported, not reverted (drift policy report)' };
+    case 'held':
+      return { status: 'out_of_sync', reason: decision.hold.reason, message: decision.hold.message };
+    default:
+      return { status: 'out_of_sync', reason: 'OutOfSync', message: change.reason ?? 'live state differs from the manifest' };
+  }
+}
+
+/** Health of a resource without a rollout to follow (an OAuth provider), or not created yet. */
+function staticHealth(action: Action, kind: ResourceKind): HealthCondition {
+  if (action === 'create') return { status: 'unknown', reason: 'AwaitingCreate', message: 'not created yet' };
+  if (!kindOf(kind).listed) return { status: 'healthy', reason: 'NoRollout', message: `a ${kind} has no rollout: it is in force once written` };
+  return { status: 'unknown', reason: 'AwaitingCreate', message: 'no live deployment of this name' };
+}
+
+/** Rollout settings the tracker reads. */
+export interface HealthSettings {
+  /** A revision not active after this long is degraded (ProgressDeadlineExceeded). */
+  progressDeadlineMs: number;
+  now?: () => number;
+}
+
+/** A change of health of one resource (logged once, counted once). */
+export interface HealthTransition {
+  key: string;
+  kind: ResourceKind;
+  name: string;
+  from: HealthCondition | undefined;
+  to: HealthCondition;
+}
+
+/** A deployment whose rollout the poller follows. */
+export interface RolloutToFollow {
+  key: string;
+  deploymentId: string;
+  /** Its latest revision, when known (the revision endpoint is read for it). */
+  revisionId: string | undefined;
+}
+
 /**
  * Resource statuses, rebuilt from each reconcile and updated as jobs finish. Job results that arrive before the
  * reconcile that enqueued them has ended are kept and applied when it ends.
@@ -86,13 +151,51 @@ export class ResourceTracker {
   private rows = new Map<string, ResourceStatus>();
   private orphanKeys: string[] = [];
   private readonly jobKeys = new Map<string, string>();
-  private readonly early = new Map<string, { ok: true; result: unknown; at: string } | { ok: false; reason: string; at: string }>();
+  private readonly early = new Map<string, { ok: true; result: unknown; at: string; desired?: string } | { ok: false; reason: string; at: string }>();
+  private readonly progressDeadlineMs: number;
+  private readonly now: () => number;
+  /** Per resource, its latest revision and since when it is known to build (for the progress deadline). */
+  private readonly buildingSince = new Map<string, { revisionId: string | null; since: number }>();
+  /** Per resource, the revision a job of ours started and the desired state (fingerprint) it carried. */
+  private readonly revisionDesired = new Map<string, { revisionId: string; desired: string }>();
+  /** Per resource, the fingerprint of its desired state at the last reconcile. */
+  private desired = new Map<string, string>();
+  private transitions: HealthTransition[] = [];
+
+  constructor(settings: HealthSettings = { progressDeadlineMs: 30 * 60_000 }) {
+    this.progressDeadlineMs = settings.progressDeadlineMs;
+    this.now = settings.now ?? Date.now;
+  }
 
   /** Remembers which resource a job belongs to (call as soon as it is enqueued). */
   trackJob(jobId: string, key: string): void {
     this.jobKeys.set(jobId, key);
     // A job whose end was never seen (an event lost in a Redis outage) must not be remembered forever.
     if (this.jobKeys.size > 100_000) this.jobKeys.delete(this.jobKeys.keys().next().value!);
+  }
+
+  /** Since when `key` is known to build `revisionId` (the first time it is asked about that revision). */
+  private sinceFor(key: string, revisionId: string | null): number {
+    const known = this.buildingSince.get(key);
+    if (known && known.revisionId === revisionId) return known.since;
+    const since = this.now();
+    this.buildingSince.set(key, { revisionId, since });
+    return since;
+  }
+
+  /** Health of a listed resource from its live deployment, the hold of a failed revision, and what the poller last read. */
+  private deploymentHealth(key: string, live: LiveDeployment, hold: ResourceHold | undefined, previous: HealthCondition | undefined): HealthCondition {
+    const latest = live.latest_revision_id ?? null;
+    const fromList = healthOfDeployment(live, this.now(), latest === null ? undefined : this.sinceFor(key, latest), this.progressDeadlineMs);
+    if (fromList.status === 'healthy' || fromList.status === 'unknown') return fromList;
+    if (hold?.reason === 'RevisionFailed' && hold.revisionId === latest && hold.revisionStatus) {
+      return { ...healthOfRevision(latest, hold.revisionStatus), message: hold.message };
+    }
+    // The poller read this very revision: its word beats the list's (a failed build looks like a build from the list).
+    if (previous && previous.revisionId === latest && previous.revisionStatus !== undefined) {
+      return progressDeadline(previous, this.now(), this.sinceFor(key, latest), this.progressDeadlineMs);
+    }
+    return fromList;
   }
 
   /** Rebuilds every row from a reconcile's outcome. */
@@ -114,19 +217,24 @@ export class ResourceTracker {
       const previous = this.rows.get(key);
       const hold = held.get(key);
       const found = drift.get(key);
+      const suspended = change.suspended === true || resource?.suspend === true;
+      const resourceHold = outcome.holds?.get(key);
       const row: ResourceStatus = {
         key,
         kind: change.kind,
         name: change.name,
         file: resource?.location.file ?? hold?.file ?? null,
         action: change.action,
-        state: stateFor(change.action, decision, live, change.suspended === true || resource?.suspend === true),
+        state: stateFor(change.action, decision, live, suspended),
+        sync: syncFor(change, decision, suspended, hold !== undefined),
+        health: live ? this.deploymentHealth(key, live, resourceHold, previous?.health) : staticHealth(change.action, change.kind),
         reason: change.reason,
         error: change.action === 'blocked' ? change.reason : null,
         drift: found ? { policy: found.policy, fields: found.fields } : null,
         heldAtLastGood: hold !== undefined,
         job: null,
       };
+      if (resourceHold) row.hold = resourceHold;
       const deploymentId = live?.id ?? previous?.deploymentId;
       if (deploymentId) row.deploymentId = deploymentId;
       if (decision?.kind === 'secrets-unknown') {
@@ -137,6 +245,7 @@ export class ResourceTracker {
         // The job finished during the reconcile: keep what its completion showed.
         row.job = previous?.job ?? null;
         row.state = previous?.state === 'synced' ? 'synced' : 'progressing';
+        if (previous) row.health = previous.health;
       } else if (decision?.kind === 'enqueued') {
         row.job = { id: decision.job.jobId, state: 'queued', operation: decision.job.operation };
         // A job that failed before keeps its error visible while the new one runs.
@@ -144,28 +253,49 @@ export class ResourceTracker {
       } else if (change.action !== 'noop' && previous?.job) {
         row.job = previous.job;
       }
+      if (row.health.status === 'degraded' && row.state !== 'blocked' && row.state !== 'suspended') row.state = 'failed';
+      this.noteHealth(row, previous?.health);
       rows.set(key, row);
     }
     this.rows = rows;
     this.orphanKeys = orphans;
+    this.desired = new Map(outcome.fingerprints ?? []);
+    for (const key of [...this.buildingSince.keys()]) if (!rows.has(key)) this.buildingSince.delete(key);
+    for (const key of [...this.revisionDesired.keys()]) if (!rows.has(key)) this.revisionDesired.delete(key);
     for (const [jobId, early] of [...this.early]) {
       const key = this.jobKeys.get(jobId);
       if (key && this.rows.get(key)?.job?.id === jobId) {
         this.early.delete(jobId);
-        if (early.ok) this.completed(jobId, early.result, early.at);
+        if (early.ok) this.completed(jobId, early.result, early.at, early.desired);
         else this.failed(jobId, early.reason, early.at);
       }
     }
     if (this.early.size > 1000) this.early.clear();
   }
 
+  /** Records a transition when the row's health differs from `before` (status, reason or revision). */
+  private noteHealth(row: ResourceStatus, before: HealthCondition | undefined): HealthTransition | undefined {
+    if (before && before.status === row.health.status && before.reason === row.health.reason && before.revisionId === row.health.revisionId) return undefined;
+    const transition: HealthTransition = { key: row.key, kind: row.kind, name: row.name, from: before, to: row.health };
+    this.transitions.push(transition);
+    if (this.transitions.length > 10_000) this.transitions.splice(0, this.transitions.length - 10_000);
+    return transition;
+  }
+
+  /** The health transitions since the last call (each logged and counted once). */
+  takeTransitions(): HealthTransition[] {
+    const out = this.transitions;
+    this.transitions = [];
+    return out;
+  }
+
   /** A job finished (from any replica's worker). Returns the resource key when a row changed. */
-  completed(jobId: string, value: unknown, at = new Date().toISOString()): string | undefined {
+  completed(jobId: string, value: unknown, at = new Date().toISOString(), desired?: string): string | undefined {
     const key = this.jobKeys.get(jobId);
     if (!key) return undefined;
     const row = this.rows.get(key);
     if (!row || row.job?.id !== jobId) {
-      this.early.set(jobId, { ok: true, result: value, at });
+      this.early.set(jobId, desired === undefined ? { ok: true, result: value, at } : { ok: true, result: value, at, desired });
       return undefined;
     }
     this.jobKeys.delete(jobId);
@@ -179,30 +309,83 @@ export class ResourceTracker {
     if (parsed.success && parsed.data.deploymentId) row.deploymentId = parsed.data.deploymentId;
     row.error = null;
     row.state = parsed.success && parsed.data.new_revision ? 'progressing' : 'synced';
+    row.sync = { status: 'synced', reason: 'Applied', message: `job ${jobId} ${parsed.success ? parsed.data.outcome : 'finished'}` };
+    if (parsed.success && parsed.data.new_revision) {
+      const revisionId = parsed.data.latestRevisionId ?? undefined;
+      const before = row.health;
+      this.buildingSince.set(key, { revisionId: revisionId ?? null, since: this.now() });
+      if (desired && revisionId) this.revisionDesired.set(key, { revisionId, desired });
+      row.health = revisionId
+        ? { status: 'progressing', reason: 'RevisionBuilding', message: `revision ${revisionId} started`, revisionId }
+        : { status: 'progressing', reason: 'RevisionBuilding', message: 'a new revision started' };
+      this.noteHealth(row, before);
+    }
     return key;
   }
 
-  /** Ids of deployments whose row is progressing because a revision builds (the job, if any, finished). */
-  building(limit: number): string[] {
-    const ids: string[] = [];
+  /** The deployments whose rollout is followed: progressing (or past the deadline), id known, no job of theirs queued. */
+  toFollow(limit: number): RolloutToFollow[] {
+    const out: RolloutToFollow[] = [];
     for (const row of this.rows.values()) {
-      if (ids.length >= limit) break;
-      if (row.state === 'progressing' && row.deploymentId && (!row.job || row.job.state === 'completed')) ids.push(row.deploymentId);
-    }
-    return ids;
-  }
-
-  /** Marks progressing rows synced whose live deployment finished building. Returns how many changed. */
-  revisionsSettled(live: readonly LiveDeployment[]): number {
-    const done = new Set(live.filter((d) => !building(d)).map((d) => d.id));
-    let changed = 0;
-    for (const row of this.rows.values()) {
-      if (row.state === 'progressing' && row.deploymentId && done.has(row.deploymentId) && (!row.job || row.job.state === 'completed')) {
-        row.state = 'synced';
-        changed += 1;
+      if (out.length >= limit) break;
+      if (!row.deploymentId || (row.job && row.job.state === 'queued')) continue;
+      const h = row.health;
+      if (h.status === 'progressing' || (h.status === 'degraded' && h.reason === 'ProgressDeadlineExceeded')) {
+        out.push({ key: row.key, deploymentId: row.deploymentId, revisionId: h.revisionId });
       }
     }
-    return changed;
+    return out;
+  }
+
+  /** Since when `key` is known to build `revisionId` (a revision's created_at from the service is better when read). */
+  rolloutSince(key: string, revisionId: string | null): number {
+    return this.sinceFor(key, revisionId);
+  }
+
+  /** The progress deadline in ms. */
+  get deadlineMs(): number {
+    return this.progressDeadlineMs;
+  }
+
+  /** Sets a row's health (the poller's reading); returns the transition when it changed. */
+  setHealth(key: string, health: HealthCondition): HealthTransition | undefined {
+    const row = this.rows.get(key);
+    if (!row) return undefined;
+    const before = row.health;
+    row.health = health;
+    if (health.status === 'degraded' && row.state !== 'blocked' && row.state !== 'suspended') row.state = 'failed';
+    else if (health.status === 'healthy' && (row.state === 'progressing' || row.state === 'failed') && row.job?.state !== 'failed') row.state = 'synced';
+    return this.noteHealth(row, before);
+  }
+
+  /** Health by the live deployment (the list, for a service without the revision endpoint). */
+  healthFromLive(key: string, live: LiveDeployment): HealthCondition {
+    const latest = live.latest_revision_id ?? null;
+    return healthOfDeployment(live, this.now(), latest === null ? undefined : this.sinceFor(key, latest), this.progressDeadlineMs);
+  }
+
+  /**
+   * The desired state (fingerprint) the revision `revisionId` of `key` was built from: the one the job that started it
+   * carried; else, when the plan found nothing to change (live is the manifest), the current one; else unknown.
+   */
+  desiredOfRevision(key: string, revisionId: string): string | undefined {
+    const started = this.revisionDesired.get(key);
+    if (started?.revisionId === revisionId) return started.desired;
+    const row = this.rows.get(key);
+    return row?.action === 'noop' ? this.desired.get(key) : undefined;
+  }
+
+  /** Sets (or clears) a row's hold. */
+  setHold(key: string, hold: ResourceHold | undefined): void {
+    const row = this.rows.get(key);
+    if (!row) return;
+    if (hold) row.hold = hold;
+    else delete row.hold;
+  }
+
+  /** Resources with a hold (their keys). */
+  heldKeys(): string[] {
+    return [...this.rows.values()].filter((r) => r.hold).map((r) => r.key);
   }
 
   /** A job failed for good (no attempt left, or a failure that retrying cannot fix). */
@@ -218,6 +401,7 @@ export class ResourceTracker {
     row.job = { ...row.job, state: 'failed', message: reason, finishedAt: at };
     row.error = reason;
     row.state = 'failed';
+    row.sync = { status: 'out_of_sync', reason: 'JobFailed', message: reason };
     return key;
   }
 

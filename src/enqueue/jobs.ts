@@ -49,7 +49,7 @@ export function operationFor(resource: DesiredResource, action: 'create' | 'upda
 export function buildJobData(
   resource: DesiredResource,
   operation: JobOperation,
-  context: { origin: string; deploymentId?: string; now?: Date; desired?: string },
+  context: { origin: string; deploymentId?: string; now?: Date; desired?: string; rebuild?: boolean },
 ): ReconcileJobData {
   const kind = kindOf(resource.kind);
   const data: Record<string, unknown> = {
@@ -62,6 +62,7 @@ export function buildJobData(
   };
   if (context.deploymentId && kind.listed) data.deploymentId = context.deploymentId;
   if (context.desired) data.desired = context.desired;
+  if (context.rebuild && kind.listed) data.rebuild = true;
   return ReconcileJobData.parse(data);
 }
 

@@ -4,6 +4,7 @@ import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { AppliedStateStore } from './applied-state.js';
 import { RedisDesiredMemory } from './desired-memory.js';
+import { RedisHoldStore } from './holds-store.js';
 import { Enqueuer } from './enqueuer.js';
 import { AppliedStateEpoch, readEvictionPolicy, type EvictionPolicy } from './epoch.js';
 import { watchJobEvents, type JobEventHandlers, type JobEventsFeed } from './job-events.js';
@@ -32,6 +33,8 @@ export interface Jobs {
   readonly applied: AppliedStateStore;
   /** The daemon's fingerprints of desired states seen in sync. */
   readonly desired: RedisDesiredMemory;
+  /** The daemon's holds (resources not written: their revision for this desired state failed). */
+  readonly holds: RedisHoldStore;
   /** The prefix's applied-state epoch (a change or a vanishing means Redis lost converge's records). */
   readonly epoch: AppliedStateEpoch;
   /** Redis' maxmemory-policy, or why it could not be read. */
@@ -83,6 +86,7 @@ export async function openJobs(settings: WorkerSettings, options: OpenJobsOption
     enqueuer: new Enqueuer(queue, settings),
     applied: new AppliedStateStore(redis, prefix),
     desired: new RedisDesiredMemory(redis, prefix),
+    holds: new RedisHoldStore(redis, prefix),
     epoch: new AppliedStateEpoch(redis, prefix),
     evictionPolicy() {
       return readEvictionPolicy(redis);

@@ -22,6 +22,8 @@ export const ReconcileJobData = z.strictObject({
    * its secret values, never a value): a resync skips a resource whose waiting or active job carries the same one.
    */
   desired: z.string().regex(/^[0-9a-f]{64}$/).optional(),
+  /** The operator asked for a rebuild of an unchanged input (`converge reconcile --retry-failed`; SyncOptions.rebuild). */
+  rebuild: z.literal(true).optional(),
   /** Who enqueued: "apply", "daemon", ... (for status and logs). */
   origin: z.string(),
   enqueuedAt: z.string(),

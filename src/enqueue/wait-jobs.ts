@@ -1,6 +1,7 @@
 // Waiting for an apply's jobs: results from the queue's job events, and a direct look-up of unfinished jobs in case one was missed.
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { FieldChange, PlanChange } from '../core/model.js';
+import type { HealthCondition } from '../core/health.js';
 import type { ApplyChange } from './apply-jobs.js';
 import type { Enqueued, Enqueuer } from './enqueuer.js';
 import { ReconcileJobResult } from './schema.js';
@@ -21,8 +22,15 @@ export interface ResourceResult {
   deploymentId?: string;
   latestRevisionId?: string | null;
   jobId: string;
-  /** With --wait: whether the new revision became active (undefined when nothing was waited for). */
-  revision?: 'active' | 'timeout';
+  /**
+   * With --wait: the new revision became active, failed (a failed status, or past the progress deadline), was not
+   * active at the timeout, or was still building when the wait stopped at another's failure (undefined: not waited for).
+   */
+  revision?: 'active' | 'failed' | 'timeout' | 'building';
+  /** With --wait: the failed status of the revision (BUILD_FAILED, DEPLOY_FAILED, CREATE_FAILED). */
+  revisionStatus?: string;
+  /** With --wait: the rollout health the wait read last. */
+  health?: HealthCondition;
   /** The fields the job's write sent, as the plan shows them (secret values "(sensitive)"); absent when nothing was written. */
   fields?: FieldChange[];
 }

@@ -102,7 +102,7 @@ function logWrite(ctx: ProcessorContext, data: ReconcileJobData, jobId: string |
 /** Inner step: job data in, result out; throws whatever went wrong. */
 export async function runJob(data: ReconcileJobData, ctx: ProcessorContext): Promise<ReconcileJobResult> {
   const resource = fromJobResource(data.resource, ctx.literalSecrets);
-  return syncResource(resource, { service: ctx.client, appliedState: ctx.store, secretEnv: ctx.env }, data.deploymentId);
+  return syncResource(resource, { service: ctx.client, appliedState: ctx.store, secretEnv: ctx.env }, data.deploymentId, data.rebuild ? { rebuild: true } : undefined);
 }
 
 /**

@@ -7,7 +7,9 @@ import {
   Deployment,
   Integration,
   ListDeploymentsResponse,
+  ListRevisionsResponse,
   OAuthProvider,
+  Revision,
   Repository,
   type CreateDeploymentRequest,
   type CreateProviderRequest,
@@ -78,12 +80,23 @@ export type DeploymentById =
   | { outcome: 'gone' }
   | { outcome: 'no-endpoint'; status: number };
 
+/**
+ * What GET /v2/deployments/{id}/revisions/{revision_id} answered: the revision; `gone`, the service's own 404 for a
+ * deployment or revision it does not have; or `no-endpoint`, a service without the endpoint (any other 404, or 405).
+ */
+export type RevisionById = { outcome: 'found'; revision: Revision } | { outcome: 'gone' } | { outcome: 'no-endpoint'; status: number };
+
+/** The detail of the service's 404 for a revision id it does not have. */
+const REVISION_NOT_FOUND = /^(Revision|Deployment) ID .* not found\.?$/;
+
 /** The detail of the service's 404 for a deployment id it does not have (real-service.md). */
 const DEPLOYMENT_NOT_FOUND = /^Deployment ID .* not found\.?$/;
 
 export const ROUTES = {
   deployments: '/v2/deployments',
   deployment: '/v2/deployments/{deployment_id}',
+  revisions: '/v2/deployments/{deployment_id}/revisions',
+  revision: '/v2/deployments/{deployment_id}/revisions/{revision_id}',
   providers: '/v2/auth/providers',
   mcpDiscover: '/v2/auth/providers/mcp-discover',
   provider: '/v2/auth/providers/{provider_id}',
@@ -139,6 +152,10 @@ export class ServiceClient {
   private readByIdAvailable: boolean | undefined;
   /** The first read by id, while it is in flight: later reads wait for it rather than probe again. */
   private probing: Promise<void> | undefined;
+  /** Whether GET …/revisions/{revision_id} exists: undefined until the first readRevision tells. */
+  private revisionReadsAvailable: boolean | undefined;
+  /** The first readRevision, while it is in flight. */
+  private revisionProbe: Promise<void> | undefined;
   private readonly noticeListeners = new Set<(message: string) => void>();
 
   constructor(options: ClientOptions) {
@@ -252,6 +269,21 @@ export class ServiceClient {
     return all;
   }
 
+  /**
+   * The deployments of these ids, through the list filtered by deployment_ids: paging stops once every id was
+   * found (one request for up to 100 ids that all exist), so a poll does not read on to the empty page.
+   */
+  async listDeploymentsById(ids: readonly string[]): Promise<Deployment[]> {
+    const wanted = new Set(ids);
+    const found: Deployment[] = [];
+    if (wanted.size === 0) return found;
+    for await (const page of this.listDeploymentPages({ deployment_ids: [...wanted] })) {
+      for (const d of page) if (wanted.delete(d.id)) found.push(d);
+      if (wanted.size === 0) break;
+    }
+    return found;
+  }
+
   /** GET /v2/deployments/{deployment_id} (beyond the spec; real-service.md). Retried like every GET. */
   async getDeployment(id: string): Promise<DeploymentById> {
     try {
@@ -305,6 +337,77 @@ export class ServiceClient {
       if (hit) return hit;
     }
     return undefined;
+  }
+
+  /** GET /v2/deployments/{deployment_id}/revisions/{revision_id} (beyond the spec; real-service.md). Retried like every GET. */
+  async getRevision(deploymentId: string, revisionId: string): Promise<RevisionById> {
+    try {
+      const revision = await this.http.send({
+        method: 'GET',
+        route: ROUTES.revision,
+        path: `${ROUTES.deployments}/${encodeURIComponent(deploymentId)}/revisions/${encodeURIComponent(revisionId)}`,
+        schema: Revision,
+      });
+      return { outcome: 'found', revision };
+    } catch (error) {
+      if (!(error instanceof ServiceError) || !ABSENT_ENDPOINT.has(error.status)) throw error;
+      if (error.status === 404 && REVISION_NOT_FOUND.test(error.detail)) return { outcome: 'gone' };
+      return { outcome: 'no-endpoint', status: error.status };
+    }
+  }
+
+  /** GET /v2/deployments/{deployment_id}/revisions (beyond the spec): one page, newest first; undefined without the endpoint. */
+  async listRevisions(deploymentId: string, query: { limit?: number; offset?: number; status?: string } = {}): Promise<ListRevisionsResponse | undefined> {
+    const params = new URLSearchParams();
+    params.set('limit', String(query.limit ?? PAGE_LIMIT));
+    params.set('offset', String(query.offset ?? 0));
+    if (query.status) params.set('status', query.status);
+    try {
+      return await this.http.send({
+        method: 'GET',
+        route: ROUTES.revisions,
+        path: `${ROUTES.deployments}/${encodeURIComponent(deploymentId)}/revisions`,
+        query: params,
+        schema: ListRevisionsResponse,
+      });
+    } catch (error) {
+      if (error instanceof ServiceError && error.status === 405) return undefined;
+      if (error instanceof ServiceError && error.status === 404 && !DEPLOYMENT_NOT_FOUND.test(error.detail)) return undefined;
+      throw error;
+    }
+  }
+
+  /**
+   * The revision `revisionId` of a deployment, `gone`, or `no-endpoint`: through GET …/revisions/{revision_id} while
+   * the service has it. The first read probes; a service without it (405, or a 404 that is not its "not found") is
+   * not asked again for the rest of this client's life, said once (onNotice), and every later call answers
+   * `no-endpoint` without a request (the caller falls back to the spec's fields and the progress deadline).
+   */
+  async readRevision(deploymentId: string, revisionId: string): Promise<RevisionById> {
+    while (this.revisionReadsAvailable === undefined && this.revisionProbe) await this.revisionProbe;
+    if (this.revisionReadsAvailable === false) return { outcome: 'no-endpoint', status: 0 };
+    let probed: (() => void) | undefined;
+    if (this.revisionReadsAvailable === undefined) this.revisionProbe = new Promise<void>((done) => (probed = done));
+    try {
+      const answer = await this.getRevision(deploymentId, revisionId);
+      if (answer.outcome === 'no-endpoint') {
+        this.revisionReadsAvailable = false;
+        this.notice(
+          `the service has no GET ${ROUTES.revision} (it answered ${answer.status}): a failed build cannot be seen; a revision not active after progress_deadline is reported degraded (ProgressDeadlineExceeded), for the rest of this process`,
+        );
+      } else this.revisionReadsAvailable = true;
+      return answer;
+    } finally {
+      if (probed) {
+        this.revisionProbe = undefined;
+        probed();
+      }
+    }
+  }
+
+  /** Whether revisions can be read: undefined until the first readRevision tells. */
+  get revisionReads(): boolean | undefined {
+    return this.revisionReadsAvailable;
   }
 
   /** POST /v2/deployments (201). Not retried: the create job adopts on 409 after a lost answer. */

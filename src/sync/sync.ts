@@ -1,5 +1,6 @@
 // One resource, level-triggered: its desired state from the job, its I/O wired to the service and the applied state, its kind's sync.
 import { kindOf, type AppliedStatePort, type DesiredSecrets, type ServicePort, type SyncResult } from '../core/kinds/index.js';
+import type { SyncOptions } from '../core/kinds/kind.js';
 import type { DeploymentResource, DesiredResource } from '../core/model.js';
 import { applyRepositoryResolution } from '../core/repositories.js';
 import { resolveRepositories, type RepositorySource } from '../service/repositories.js';
@@ -45,7 +46,7 @@ async function resolveRepository(service: RepositorySource, resource: Deployment
  * Brings one resource to its manifest through its kind (src/core/kinds). `liveId`: the live resource's id when the
  * plan knew it. Throws BlockedError (or another ConvergeError) when it cannot succeed, ServiceError and the like as the service failed.
  */
-export async function syncResource(resource: DesiredResource, context: SyncContext, liveId?: string): Promise<SyncResult> {
+export async function syncResource(resource: DesiredResource, context: SyncContext, liveId?: string, options?: SyncOptions): Promise<SyncResult> {
   return kindOf(resource.kind).sync(
     resource,
     {
@@ -56,5 +57,6 @@ export async function syncResource(resource: DesiredResource, context: SyncConte
       now: context.now ?? (() => new Date()),
     },
     liveId,
+    options,
   );
 }

@@ -79,6 +79,8 @@ describe('resolveSettings', () => {
       backoff: 1_000,
       globalRate: 0,
       waitTimeout: 1_800_000,
+      progressDeadline: 1_800_000,
+      healthPoll: 5_000,
       shutdownTimeout: 25_000,
       jobLock: 30_000,
     });

@@ -104,7 +104,8 @@ describe('POST /reconcile', () => {
     expect((await post('{}', `Basic ${TOKEN}`)).status).toBe(401);
     expect((await fetch(`${server.url}/reconcile`, { headers: { authorization: `Bearer ${TOKEN}` } })).status).toBe(405);
     expect((await post('not json', `Bearer ${TOKEN}`)).status).toBe(400);
-    expect((await post('{"retryFailed": true}', `Bearer ${TOKEN}`)).status).toBe(400);
+    expect((await post('{"retryFailed": [1]}', `Bearer ${TOKEN}`)).status).toBe(400);
+    expect((await post('{"nope": true}', `Bearer ${TOKEN}`)).status).toBe(400);
     expect((await post('{"writeSecrets": []}', `Bearer ${TOKEN}`)).status).toBe(400);
     expect((await post('x'.repeat(70_000), `Bearer ${TOKEN}`)).status).toBe(413);
     expect(seen).toEqual([]);
@@ -113,7 +114,8 @@ describe('POST /reconcile', () => {
     expect(await ok.json()).toEqual({ ok: 1 });
     await post('{"writeSecrets": true}', `bearer ${TOKEN}`);
     await post('{"writeSecrets": ["web", "Deployment/api", "web"]}', `Bearer ${TOKEN}`);
-    expect(seen).toEqual([{}, { writeSecrets: true }, { writeSecrets: ['web', 'Deployment/api'] }]);
+    await post('{"retryFailed": ["web", "web"], "writeSecrets": false}', `Bearer ${TOKEN}`);
+    expect(seen).toEqual([{}, { writeSecrets: true }, { writeSecrets: ['web', 'Deployment/api'] }, { retryFailed: ['web'] }]);
   });
 });
 

@@ -289,7 +289,8 @@ describe.concurrent('converge run: watching a directory (--drift report)', { tim
     expect(ready.status).toBe(200);
     const text = await run(process.execPath, [MAIN, 'status', '--url', w.d.url]);
     expect(text.stdout).toMatch(/: ready \(dir /);
-    expect(text.stdout).toMatch(/Deployment\s+web-b\s+out_of_sync\s+update\s+drift \(report\): source_config\.resource_spec\.max_scale/);
+    expect(text.stdout).toMatch(/KIND\s+NAME\s+SYNC\s+HEALTH\s+REASON\s+ACTION\s+NOTE/);
+    expect(text.stdout).toMatch(/Deployment\s+web-b\s+out_of_sync\s+(healthy\s+DriftReported|progressing\s+RevisionBuilding)\s+update\s+drift \(report\): source_config\.resource_spec\.max_scale/);
     expect(text.stdout).toContain('Orphans (live, in no manifest; never deleted): Deployment/web-c');
     const json = JSON.parse((await run(process.execPath, [MAIN, 'status', '--url', w.d.url, '--output', 'json'])).stdout);
     expect(json.readiness.ready).toBe(true);

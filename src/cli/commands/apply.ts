@@ -11,7 +11,9 @@ import { changesToApply } from '../../enqueue/apply-jobs.js';
 import type { QueueLogger } from '../../enqueue/log.js';
 import { openJobs } from '../../enqueue/open-jobs.js';
 import type { ResourceResult } from '../../enqueue/wait-jobs.js';
-import { waitForRevisions } from '../../enqueue/wait-revisions.js';
+import { waitForRevisions, type WaitProgress } from '../../enqueue/wait-revisions.js';
+import { applyConditions } from '../../enqueue/apply-conditions.js';
+import { formatElapsed } from '../../core/health.js';
 import { gatherPlanInput } from '../../observe/gather.js';
 import type { Command, CommandIo } from '../command.js';
 import { LOG_LEVELS, resolveSettings, settingOptions, type Settings } from '../settings.js';
@@ -29,10 +31,12 @@ export const applyCommand: Command = {
   usage: 'converge apply DIR [--wait] [--wait-timeout DURATION] [--output text|json] [options]',
   positionals: [1, 1],
   options: {
-    wait: { type: 'boolean', description: 'also wait until each new revision is active (READY, active == latest)' },
+    wait: { type: 'boolean', description: 'also wait until each new revision is active; exit 1 at the first that fails (BUILD_FAILED, DEPLOY_FAILED, past the progress deadline)' },
     output: { type: 'string', short: 'o', placeholder: 'FMT', description: 'text (default) or json' },
     ...settingOptions(
       'waitTimeout',
+      'progressDeadline',
+      'healthPoll',
       'apiUrl',
       'apiKey',
       'tenantId',
@@ -110,16 +114,19 @@ export const applyCommand: Command = {
       progress.clear();
       if (text) for (const r of results) if (r.status === 'interrupted') io.stdout.write(resultLines(r).join('\n') + '\n');
       if (args.values.wait === true && !interrupt.signal.aborted) {
+        const report = waitReporter(io, progress);
         await waitForRevisions(target.client, results, {
           timeoutMs: settings.waitTimeout,
-          onProgress: (active, total) => progress.show(`waiting for new revisions: ${active}/${total} active ...`),
+          progressDeadlineMs: settings.progressDeadline,
+          pollMs: settings.healthPoll,
+          onProgress: report,
         });
         progress.clear();
         if (text) for (const r of results) if (r.revision) io.stdout.write(revisionLine(r, settings) + '\n');
       }
       const converged = applyConverged(result, results);
       if (text) io.stdout.write(closingLine(results, converged, result, interrupt.reason) + '\n');
-      else io.stdout.write(JSON.stringify({ format_version: '1', plan: result, results, converged }, null, 2) + '\n');
+      else io.stdout.write(JSON.stringify({ format_version: '1', plan: result, results, resources: applyConditions(result, results, gathered.live), converged }, null, 2) + '\n');
       const code = applyExitCode(result, results);
       // A handed-back job's request may still be open: it must not hold the process until the service answers.
       if (interrupt.reason) setTimeout(() => process.exit(code), INTERRUPTED_EXIT_MS).unref();
@@ -168,8 +175,39 @@ function resultLines(r: ResourceResult): string[] {
 }
 
 function revisionLine(r: ResourceResult, settings: Settings): string {
-  if (r.revision === 'active') return `  ${'active'.padEnd(9)} ${r.key}: new revision is active`;
-  return `  ${'timeout'.padEnd(9)} ${r.key}: new revision not active after ${Math.round(settings.waitTimeout / 1000)}s`;
+  const at = r.deploymentId ? ` (deployment ${r.deploymentId})` : '';
+  switch (r.revision) {
+    case 'active':
+      return `  ${'active'.padEnd(9)} ${r.key}: new revision is active${r.latestRevisionId ? ` (revision ${r.latestRevisionId})` : ''}`;
+    case 'failed':
+      return `  ${'failed'.padEnd(9)} ${r.key}${at}: ${r.health?.message ?? 'its new revision failed'}`;
+    case 'building':
+      return `  ${'building'.padEnd(9)} ${r.key}: new revision still building; not waited for after another failed`;
+    default:
+      return `  ${'timeout'.padEnd(9)} ${r.key}: new revision not active after ${Math.round(settings.waitTimeout / 1000)}s`;
+  }
+}
+
+/** How often the wait's progress is written when stderr is not a terminal (and whenever the counts change). */
+const WAIT_REPORT_MS = 10_000;
+
+/** The wait's progress: "waiting for 3 revisions: 1 active, 2 building [1m20s elapsed]", on stderr. */
+function waitReporter(io: CommandIo, progress: Progress): (p: WaitProgress) => void {
+  const tty = io.stderr.isTTY === true;
+  let lastCounts = '';
+  let lastAt = 0;
+  return (p) => {
+    const counts = `waiting for ${p.total} revision${p.total === 1 ? '' : 's'}: ${p.active} active, ${p.building} building${p.failed ? `, ${p.failed} failed` : ''}`;
+    const line = `${counts} [${formatElapsed(p.elapsedMs)} elapsed]`;
+    if (tty) {
+      progress.show(line);
+      return;
+    }
+    if (counts === lastCounts && Date.now() - lastAt < WAIT_REPORT_MS) return;
+    lastCounts = counts;
+    lastAt = Date.now();
+    io.stderr.write(`converge apply: ${line}\n`);
+  };
 }
 
 function closingLine(results: ResourceResult[], converged: boolean, result: Plan, interrupted: NodeJS.Signals | undefined): string {
@@ -179,6 +217,7 @@ function closingLine(results: ResourceResult[], converged: boolean, result: Plan
   if (converged) return `Apply complete: ${counts}. Live state matches the manifests.`;
   const why: string[] = [];
   if (count('failed') > 0) why.push('jobs failed');
+  if (results.some((r) => r.revision === 'failed')) why.push(`revision failed: ${results.filter((r) => r.revision === 'failed').map((r) => `${r.key} ${r.health?.revisionId ?? ''} ${r.revisionStatus ?? r.health?.reason ?? ''}`.replace(/\s+/g, ' ').trim()).join('; ')}`);
   if (results.some((r) => r.revision === 'timeout')) why.push('revisions not active in time');
   if (result.summary.blocked > 0) why.push(`${result.summary.blocked} blocked`);
   if (result.diagnostics.some((d) => d.severity === 'error')) why.push('manifest errors');

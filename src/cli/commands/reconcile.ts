@@ -1,4 +1,4 @@
-// `converge reconcile [--write-secrets [NAME...]]`: asks a running daemon to reconcile now (POST /reconcile), optionally writing secrets it cannot compare.
+// `converge reconcile [--write-secrets | --retry-failed [NAME...]]`: asks a running daemon to reconcile now (POST /reconcile), optionally writing secrets it cannot compare or releasing holds.
 import { ConvergeError, UsageError } from '../../core/errors.js';
 import { WEBHOOK_TOKEN_ENV } from '../../daemon/status-server.js';
 import type { Command } from '../command.js';
@@ -12,6 +12,7 @@ interface ReconcileAnswer {
   error?: string;
   reconcile?: { id: number; ok: boolean; error: string | null; enqueued: number } | null;
   writeSecrets?: { requested: 'all' | string[]; written: string[]; notWritten: string[]; heldBefore: string[] };
+  retryFailed?: { requested: 'all' | string[]; released: string[]; rebuilt?: string[]; notHeld: string[] };
 }
 
 
@@ -46,18 +47,30 @@ function render(answer: ReconcileAnswer): string {
     else lines.push('No secrets written: no resource was held as SecretsUnknown' + (w.requested === 'all' ? '.' : ' under those names.'));
     if (w.notWritten.length > 0) lines.push(`Not held as SecretsUnknown (nothing written): ${w.notWritten.join(', ')}${w.heldBefore.length ? `; held now: ${w.heldBefore.join(', ')}` : ''}`);
   }
+  const f = answer.retryFailed;
+  if (f) {
+    if (f.released.length > 0) lines.push(`Holds released for: ${f.released.join(', ')} (written again where their plan differs; see converge status).`);
+    if (f.rebuilt?.length) lines.push(`Rebuilt (the same input sent once more: a new revision each): ${f.rebuilt.join(', ')}.`);
+    else lines.push('No hold released: no resource was held' + (f.requested === 'all' ? '.' : ' under those names.'));
+    if (f.notHeld.length > 0) lines.push(`Not held (nothing released): ${f.notHeld.join(', ')}`);
+  }
   return lines.join('\n') + '\n';
 }
 
 export const reconcileCommand: Command = {
   name: 'reconcile',
-  summary: 'ask a running daemon to reconcile now; with --write-secrets, also write secrets it holds back as SecretsUnknown',
-  usage: 'converge reconcile [--write-secrets [NAME...]] [--url http://HOST:PORT]',
+  summary: 'ask a running daemon to reconcile now; --write-secrets also writes secrets it holds back as SecretsUnknown, --retry-failed releases (and rebuilds) resources held after a failed revision',
+  usage: 'converge reconcile [--write-secrets [NAME...]] [--retry-failed [NAME...]] [--url http://HOST:PORT]',
   details: [
     'The daemon never re-sends secret values it cannot compare (the service hides them and its applied state holds',
     'no record: a first start, or a Redis that lost its data): such a resource shows as out_of_sync, SecretsUnknown,',
     'in converge status. --write-secrets writes them once (every held resource, or the NAMEs given: metadata.name',
     'or Kind/name); each write may start a revision. Without flags: one reconcile now.',
+    '',
+    'A deployment whose revision failed (BUILD_FAILED, DEPLOY_FAILED, CREATE_FAILED) is held: the daemon never sends',
+    'that same desired state again (status: out_of_sync or synced, RevisionFailed; health degraded). A changed manifest',
+    'is written at once. --retry-failed releases the hold (every held resource, or the NAMEs given): a held deployment',
+    'whose plan differs is written; one that matches its manifest is rebuilt (its revision fields sent once more).',
     '',
     `Sends POST /reconcile to the daemon's status server with the token in ${WEBHOOK_TOKEN_ENV} ("Authorization:`,
     `Bearer TOKEN"). The endpoint is off unless the daemon runs with ${WEBHOOK_TOKEN_ENV} set; give this command the`,
@@ -66,6 +79,7 @@ export const reconcileCommand: Command = {
   positionals: [0, 1_000],
   options: {
     'write-secrets': { type: 'boolean', description: 'write the secrets held back as SecretsUnknown (all, or the NAMEs given)' },
+    'retry-failed': { type: 'boolean', description: 'release the holds of resources whose revision failed (all, or the NAMEs given)' },
     url: { type: 'string', placeholder: 'URL', description: 'status server of the daemon (default http://127.0.0.1:<http_port>)' },
     output: { type: 'string', short: 'o', placeholder: 'FMT', description: 'text (default) or json (the daemon\'s answer)' },
     ...settingOptions('httpPort'),
@@ -75,14 +89,16 @@ export const reconcileCommand: Command = {
     if (output !== 'text' && output !== 'json') throw new UsageError(`--output "${output}" is not one of text, json`);
     const names = args.positionals;
     const write = args.values['write-secrets'] === true;
-    if (names.length > 0 && !write) throw new UsageError(`names are for --write-secrets; run "converge reconcile --write-secrets ${names.join(' ')}"`);
+    const retry = args.values['retry-failed'] === true;
+    if (names.length > 0 && !write && !retry) throw new UsageError(`names are for --write-secrets or --retry-failed; run "converge reconcile --retry-failed ${names.join(' ')}"`);
     const token = io.env[WEBHOOK_TOKEN_ENV];
     if (!token) {
       throw new UsageError(`${WEBHOOK_TOKEN_ENV} is not set; set it to the token the daemon runs with (the daemon's POST /reconcile is off unless it has ${WEBHOOK_TOKEN_ENV} too)`);
     }
     const explicit = args.values.url as string | undefined;
     const url = daemonBaseUrl(explicit ?? `http://127.0.0.1:${resolveSettings(args, io.env).httpPort}`);
-    const body = write ? { writeSecrets: names.length > 0 ? names : true } : {};
+    const named = names.length > 0 ? names : true;
+    const body = { ...(write ? { writeSecrets: named } : {}), ...(retry ? { retryFailed: named } : {}) };
     const { status, answer } = await post(`${url}/reconcile`, token, body);
     if (status === 404) throw new ConvergeError('E_RECONCILE_OFF', `the daemon at ${url} has POST /reconcile off; start it with ${WEBHOOK_TOKEN_ENV} set (the same value as here)`);
     if (status === 401) throw new ConvergeError('E_RECONCILE_TOKEN', `the daemon at ${url} refused the token; set ${WEBHOOK_TOKEN_ENV} to the value the daemon runs with`);

@@ -12,6 +12,9 @@ interface ResourceRow {
   kind: string;
   name: string;
   state: string;
+  sync?: { status: string; reason: string; message: string };
+  health?: { status: string; reason: string; message: string };
+  hold?: { reason: string; message: string };
   action: string;
   error: string | null;
   reason: string | null;
@@ -23,6 +26,8 @@ interface ResourceRow {
 interface StatusDocument {
   appliedState?: { lost: boolean; lostAt: string | null; detail: string | null };
   secretsUnknown?: string[];
+  held?: string[];
+  health?: Record<string, number>;
   daemon?: { dir?: string; pid?: number; hostname?: string; startedAt?: string; service?: string | null; driftPolicy?: string; stopping?: boolean };
   lastReconcile?: {
     id: number; trigger: string; finishedAt: string; durationMs: number; ok: boolean; error: string | null;
@@ -65,6 +70,8 @@ function pad(rows: string[][]): string[] {
 
 function note(row: ResourceRow): string {
   if (row.error) return row.error;
+  if (row.hold) return row.hold.message;
+  if (row.health?.status === 'degraded') return row.health.message;
   if (row.drift) return `drift (${row.drift.policy}): ${row.drift.fields.join(', ')}`;
   if (row.job && row.job.state !== 'completed') return `job ${row.job.state}`;
   if (row.job?.outcome) return `job ${row.job.outcome}`;
@@ -94,11 +101,18 @@ function renderStatus(url: string, doc: StatusDocument, ready: Readiness): strin
   for (const byState of Object.values(doc.counts ?? {})) for (const [state, n] of Object.entries(byState)) totals.set(state, (totals.get(state) ?? 0) + n);
   const summary = [...totals].filter(([, n]) => n > 0).map(([state, n]) => `${n} ${state}`);
   lines.push(`Resources: ${summary.length ? summary.join(', ') : 'none'}`);
+  const health = Object.entries(doc.health ?? {}).filter(([, n]) => n > 0).map(([h, n]) => `${n} ${h}`);
+  if (health.length) lines.push(`Health: ${health.join(', ')}`);
+  if (doc.held?.length) lines.push(`Held (a revision of this desired state failed; not sent again): ${doc.held.join(', ')}; a changed manifest, or converge reconcile --retry-failed [NAME...], lets it be written.`);
   const resources = doc.resources ?? [];
   if (resources.length > 0) {
     lines.push('');
-    const rows = [['KIND', 'NAME', 'STATE', 'ACTION', 'NOTE']];
-    for (const r of resources) rows.push([r.kind, r.name, r.state + (r.heldAtLastGood ? '*' : ''), r.action, note(r)]);
+    const rows = [['KIND', 'NAME', 'SYNC', 'HEALTH', 'REASON', 'ACTION', 'NOTE']];
+    for (const r of resources) {
+      const sync = r.sync?.status ?? r.state;
+      const reason = r.health && r.health.status !== 'healthy' ? r.health.reason : (r.sync?.reason ?? '');
+      rows.push([r.kind, r.name, sync + (r.heldAtLastGood ? '*' : ''), r.health?.status ?? 'unknown', reason, r.action, note(r)]);
+    }
     lines.push(...pad(rows));
     if (resources.some((r) => r.heldAtLastGood)) lines.push('  * manifest file has errors: the last good version stays in force');
   }
@@ -113,7 +127,7 @@ function renderStatus(url: string, doc: StatusDocument, ready: Readiness): strin
 
 export const statusCommand: Command = {
   name: 'status',
-  summary: "show a running daemon's last plan and every resource's state and error (from its /status)",
+  summary: "show a running daemon's last plan and every resource's sync, health and error (from its /status)",
   usage: 'converge status [--url http://HOST:PORT] [--output text|json]',
   positionals: [0, 0],
   options: {

@@ -66,7 +66,16 @@ export interface KindModule<R extends DesiredResource = DesiredResource, S exten
    * write of an earlier attempt whose answer was lost, sends the minimal change, records it. `liveId`: the live
    * resource's id when the plan knew it. Throws BlockedError when it cannot succeed as things stand.
    */
-  sync(resource: R, ports: SyncPorts, liveId?: string): Promise<SyncResult>;
+  sync(resource: R, ports: SyncPorts, liveId?: string, options?: SyncOptions): Promise<SyncResult>;
+}
+
+/** How a sync goes beyond bringing live state to the manifest. */
+export interface SyncOptions {
+  /**
+   * The operator asked for a rebuild (`converge reconcile --retry-failed`): a deployment whose live state already
+   * matches is written once anyway (its declared revision fields), which starts a new revision of the same input.
+   */
+  rebuild?: boolean;
 }
 
 /** objectHash of the resource without its location, with `spec` (secret sources left out) and the desired secret hashes. */

@@ -274,6 +274,24 @@ export const ListDeploymentsResponse = z.looseObject({
 });
 export type ListDeploymentsResponse = z.infer<typeof ListDeploymentsResponse>;
 
+/**
+ * A revision of a deployment (beyond the spec: GET /v2/deployments/{id}/revisions[/{revision_id}], real-service.md).
+ * Tolerant: `status` is any text (a newer service's value reads as progressing), unknown fields pass.
+ */
+export const Revision = z.looseObject({
+  id: z.string(),
+  status: z.string(),
+  created_at: z.string().nullish(),
+  updated_at: z.string().nullish(),
+});
+export type Revision = z.infer<typeof Revision>;
+
+export const ListRevisionsResponse = z.looseObject({
+  resources: z.array(Revision),
+  offset: z.number().int(),
+});
+export type ListRevisionsResponse = z.infer<typeof ListRevisionsResponse>;
+
 export const OAuthProvider = z.looseObject({
   id: z.string(),
   organization_id: z.string(),

@@ -3,6 +3,7 @@ import { BlockedError, ServiceError } from '../../errors.js';
 import type { AppliedRecord, DeploymentResource, LiveDeployment } from '../../model.js';
 import type { CreateDeploymentRequest, PatchDeploymentRequest } from '../../wire/schema.js';
 import type { DesiredSecrets, PendingWrite, ServicePort, SyncPorts, SyncResult, WrittenState } from '../ports.js';
+import type { SyncOptions } from '../kind.js';
 import { diffDeployment, requestBody, type DeploymentContext, type DeploymentDiff } from './diff.js';
 import { artifactField, declaredFieldPaths } from './fields.js';
 import { answeredFieldHashes, sentFieldHashes } from './three-way.js';
@@ -175,13 +176,28 @@ async function patchIfNeeded(
   return { sent: true, live: updated, newRevision: diff.change.new_revision };
 }
 
+/**
+ * The rebuild the operator asked for (SyncOptions.rebuild) of a deployment whose live state matches: a PATCH of its
+ * declared revision fields, unchanged, which starts a new revision of the same input (real-service.md: a non-null
+ * revision field starts one even when its value is unchanged). Undefined when it declares none.
+ */
+function rebuildDiff(desired: Desired, diff: DeploymentDiff, live: LiveDeployment): DeploymentDiff | undefined {
+  const declared = Object.entries(desired.resource.spec.source_revision_config ?? {}).filter(([, value]) => !isAbsent(value));
+  if (declared.length === 0) return undefined;
+  const body = { source_revision_config: Object.fromEntries(declared) } as PatchDeploymentRequest;
+  const fields = declared.map(([name, value]) => ({ path: `source_revision_config.${name}`, before: value, after: value, sensitive: false }));
+  return { change: { ...diff.change, action: 'update', new_revision: true, fields }, request: { op: 'patch', id: live.id, body }, secretNames: [] };
+}
+
 /** One Deployment: read it (by id when known), settle an earlier lost write, write what differs. */
-export async function syncDeployment(resource: DeploymentResource, ports: SyncPorts, liveId?: string): Promise<SyncResult> {
+export async function syncDeployment(resource: DeploymentResource, ports: SyncPorts, liveId?: string, options: SyncOptions = {}): Promise<SyncResult> {
   const desired = await desiredState(resource, ports);
   const live = await findLiveDeployment(ports.service, desired.resource.name, liveId);
   const settled = await settlePending(desired.key, ports, live);
-  const diff = diffFor(desired, live, settled.applied);
+  let diff = diffFor(desired, live, settled.applied);
   if (diff.change.action === 'blocked') throw new BlockedError(diff.change.reason ?? 'the plan blocks it');
+  const rebuild = !diff.request && options.rebuild && live && !settled.landed && !settled.unsure ? rebuildDiff(desired, diff, live) : undefined;
+  if (rebuild) diff = rebuild;
   if (!diff.request) return settledResult(settled, live);
   if (diff.request.op === 'patch') {
     const patched = await patchIfNeeded(desired, diff, live!, ports, settled.applied);

@@ -1,0 +1,47 @@
+// Holds: a resource the daemon does not write although its plan says so (its revision for this desired state failed), until the desired state changes or an operator releases it.
+
+/**
+ * Why a resource is held. RevisionFailed: the revision built from this very desired state failed; sending the same
+ * input again builds the same failure. A new reason joins this list and is released the same way.
+ */
+export const HOLD_REASONS = ['RevisionFailed'] as const;
+export type HoldReason = (typeof HOLD_REASONS)[number];
+
+/** One hold, as stored (no secret: the fingerprint is a hash). */
+export interface ResourceHold {
+  reason: HoldReason;
+  /** Fingerprint of the desired state the hold is about; another desired state is not held. */
+  desired: string;
+  /** One line for status and logs. */
+  message: string;
+  /** ISO time the hold began. */
+  since: string;
+  /** RevisionFailed: the failed revision and its status. */
+  revisionId?: string;
+  revisionStatus?: string;
+}
+
+/** Whether `hold` stops a write of the desired state `desired` (false: no hold, or a hold about an older desired state). */
+export function holdApplies(hold: ResourceHold | undefined, desired: string | undefined): hold is ResourceHold {
+  return hold !== undefined && desired !== undefined && hold.desired === desired;
+}
+
+/** Which of `held` (resource keys) a release request names: true is every one; a name matches `Kind/name` or `name`. */
+export function holdsNamed(held: readonly string[], request: true | readonly string[]): { released: string[]; unmatched: string[] } {
+  if (request === true) return { released: [...held], unmatched: [] };
+  const released = held.filter((key) => request.includes(key) || request.includes(key.slice(key.indexOf('/') + 1)));
+  const unmatched = request.filter((name) => !held.some((key) => key === name || key.slice(key.indexOf('/') + 1) === name));
+  return { released, unmatched };
+}
+
+/** The hold of a failed revision of the desired state `desired`. */
+export function revisionFailedHold(desired: string, revisionId: string, revisionStatus: string, name: string, now: Date): ResourceHold {
+  return {
+    reason: 'RevisionFailed',
+    desired,
+    revisionId,
+    revisionStatus,
+    since: now.toISOString(),
+    message: `revision ${revisionId} of this desired state ended ${revisionStatus}: the same input is not sent again; change the manifest, or run "converge reconcile --retry-failed ${name}"`,
+  };
+}
