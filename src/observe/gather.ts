@@ -124,6 +124,7 @@ export async function gatherPlanInput(options: GatherOptions): Promise<Gathered>
     secretErrors,
     discovery,
     repositoryErrors: repos.errors,
+    ownershipKnown: options.applied !== undefined,
   };
   if (providers) input.providers = providers;
   const notes = [...(options.notes ?? [])];

@@ -84,7 +84,10 @@ export const planCommand: Command = {
       });
       progress.write(io.stderr, filesLine(gathered.files.length, dir));
       progress.clear();
-      if (appliedRead.note) gathered.input.notes = [appliedRead.note, ...(gathered.input.notes ?? [])];
+      if (appliedRead.note) {
+        gathered.input.notes = [appliedRead.note, ...(gathered.input.notes ?? [])];
+        gathered.input.ownershipKnown = false;
+      }
       const result = plan(gathered.input);
       if (output === 'json') io.stdout.write(renderJson(result));
       else if (output === 'markdown') io.stdout.write(renderMarkdown(result));
