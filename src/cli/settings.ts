@@ -169,6 +169,10 @@ export const SETTINGS = z.object({
   globalRate: wholeNumber({ flag: 'global-rate', env: 'CONVERGE_GLOBAL_RATE', key: 'global_rate', placeholder: 'N', description: 'writes per second across all worker processes (0: no limit)' }),
   waitTimeout: duration({ flag: 'wait-timeout', env: 'CONVERGE_WAIT_TIMEOUT', key: 'wait_timeout', placeholder: 'DURATION', description: 'apply --wait: how long to wait for new revisions' }),
   shutdownTimeout: duration({ flag: 'shutdown-timeout', env: 'CONVERGE_SHUTDOWN_TIMEOUT', key: 'shutdown_timeout', placeholder: 'DURATION', description: 'daemon and worker: deadline for active jobs on SIGTERM' }),
+  adopt: oneOf(['auto', 'explicit'], { flag: 'adopt', env: 'CONVERGE_ADOPT', key: 'adopt', placeholder: 'MODE', description: 'auto: take over a live deployment of a declared name at once; explicit: only with the annotation converge/adopt: "true"' }),
+  prune: onOff({ flag: 'prune', env: 'CONVERGE_PRUNE', key: 'prune', description: 'delete deployments converge owns whose manifest is gone (apply, run; plan shows them)' }),
+  maxDeletes: wholeNumber({ flag: 'max-deletes', env: 'CONVERGE_MAX_DELETES', key: 'max_deletes', placeholder: 'N', description: 'prune: more deletes than this in one run and none is made' }),
+  pruneTracingProjects: onOff({ flag: 'prune-tracing-projects', env: 'CONVERGE_PRUNE_TRACING_PROJECTS', key: 'prune_tracing_projects', description: "prune: delete a deployment's tracing project with it" }),
   jobLock: duration({ flag: 'job-lock', env: 'CONVERGE_JOB_LOCK', key: 'job_lock', placeholder: 'DURATION', description: 'daemon: lock time of a running job; jobs of a worker that died are retried after about this long' }),
 });
 

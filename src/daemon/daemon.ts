@@ -35,6 +35,11 @@ export interface DaemonSettings extends WorkerSettings {
   allowLocalDiscovery: boolean;
   /** name_prefix: only deployments whose names start with it are listed, planned and reported as orphans. */
   namePrefix?: string | undefined;
+  /** adopt, prune, max_deletes, prune_tracing_projects (see src/daemon/cycle.ts; default: auto, prune off). */
+  adopt?: 'auto' | 'explicit';
+  prune?: boolean;
+  maxDeletes?: number;
+  pruneTracingProjects?: boolean;
 }
 
 /** The operator's pending requests to write secrets that cannot be compared (POST /reconcile writeSecrets). */

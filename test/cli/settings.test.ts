@@ -80,6 +80,10 @@ describe('resolveSettings', () => {
       globalRate: 0,
       waitTimeout: 1_800_000,
       shutdownTimeout: 25_000,
+      adopt: 'auto',
+      prune: false,
+      maxDeletes: 5,
+      pruneTracingProjects: false,
       jobLock: 30_000,
     });
   });
