@@ -26,8 +26,6 @@ export function adoptionBlocker(policy: AdoptPolicy | undefined, resource: Desir
 }
 
 /** The reason line of an adopt change. */
-export function adoptReason(fields: number): string {
-  return fields === 0
-    ? 'converge did not create this live deployment; it takes it over (records ownership) and sends nothing'
-    : 'converge did not create this live deployment; it takes it over with this first write';
+export function adoptReason(): string {
+  return 'converge did not create this live deployment; this first write takes it over';
 }

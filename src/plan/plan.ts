@@ -88,16 +88,17 @@ function planContext(input: PlanInput, resource: DesiredResource, providers: Map
 }
 
 /**
- * A change of a live deployment converge does not own (no applied record of its id): its first write, or nothing to
- * write, takes it over: `adopt`; under adopt: explicit without converge/adopt: "true" it is blocked instead.
+ * An update of a live deployment converge does not own (no applied record of its id): this first write takes it
+ * over: `adopt`; under adopt: explicit without converge/adopt: "true" it is blocked instead. A live deployment that
+ * already matches its manifest stays `noop`: nothing is written, so nothing is taken over.
  */
 function withOwnership(change: PlanChange, resource: DesiredResource, live: LiveDeployment, input: PlanInput): PlanChange {
-  if ((change.action !== 'update' && change.action !== 'noop') || live.is_preview === true) return change;
+  if (change.action !== 'update' || live.is_preview === true) return change;
   if (ownershipOf(input.applied.get(resourceKey(resource.kind, resource.name)), live.id) === 'owned') return change;
   const blocker = adoptionBlocker(input.adoptPolicy, resource, live);
   const reasons = change.reason ? [change.reason] : [];
   if (blocker) return { ...change, action: 'blocked', new_revision: false, reason: [blocker, ...reasons].join('; ') };
-  return { ...change, action: 'adopt', reason: [adoptReason(change.fields.length), ...reasons].join('; ') };
+  return { ...change, action: 'adopt', reason: [adoptReason(), ...reasons].join('; ') };
 }
 
 export function plan(input: PlanInput): Plan {

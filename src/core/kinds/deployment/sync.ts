@@ -202,11 +202,8 @@ export async function syncDeployment(resource: DeploymentResource, ports: SyncPo
   const settled = await settlePending(desired.key, ports, live);
   const diff = diffFor(desired, live, settled.applied);
   if (diff.change.action === 'blocked') throw new BlockedError(diff.change.reason ?? 'the plan blocks it');
+  if (!diff.request) return settledResult(settled, live);
   if (live && !settled.landed) checkAdoption(desired, live, settled.applied, ports);
-  if (!diff.request) {
-    if (live && !settled.landed && !settled.unsure && ownershipOf(settled.applied, live.id) === 'unowned' && live.is_preview !== true) return takeOver(desired, live, ports, settled.applied);
-    return settledResult(settled, live);
-  }
   if (diff.request.op === 'patch') {
     const patched = await patchIfNeeded(desired, diff, live!, ports, settled.applied);
     // An earlier attempt's create landed but its answer was lost: this PATCH is the artifact that create left out.
@@ -272,10 +269,4 @@ async function adoptDeployment(desired: Desired, ports: SyncPorts, conflict: Ser
 async function recordOwnership(desired: Desired, live: LiveDeployment, ports: SyncPorts, applied: AppliedRecord | undefined): Promise<void> {
   const ownership = adoptedOwnership(applied, live);
   if (ownership) await ports.appliedState.recordWrite(desired.key, { secrets: {}, ownership }, ports.now(), applied ?? null);
-}
-
-/** A live deployment that already matches its manifest and converge did not create: taken over, nothing sent. */
-async function takeOver(desired: Desired, live: LiveDeployment, ports: SyncPorts, applied: AppliedRecord | undefined): Promise<SyncResult> {
-  await recordOwnership(desired, live, ports, applied);
-  return deploymentResult('adopted', false, live, 'the deployment already matches the manifest; converge took it over and sent nothing');
 }
