@@ -27,5 +27,5 @@ export function adoptionBlocker(policy: AdoptPolicy | undefined, resource: Desir
 
 /** The reason line of an adopt change. */
 export function adoptReason(): string {
-  return 'converge did not create this live deployment; this first write takes it over';
+  return 'converge did not create this live resource; this first write takes it over';
 }

@@ -92,13 +92,15 @@ function planContext(input: PlanInput, resource: DesiredResource, providers: Map
  * over: `adopt`; under adopt: explicit without converge/adopt: "true" it is blocked instead. A live deployment that
  * already matches its manifest stays `noop`: nothing is written, so nothing is taken over.
  */
-function withOwnership(change: PlanChange, resource: DesiredResource, live: LiveDeployment, input: PlanInput): PlanChange {
+function withOwnership(change: PlanChange, resource: DesiredResource, live: Pick<LiveDeployment, 'id' | 'is_preview'>, input: PlanInput): PlanChange {
   if (change.action !== 'update' || live.is_preview === true) return change;
   if (ownershipOf(input.applied.get(resourceKey(resource.kind, resource.name)), live.id) === 'owned') return change;
   const blocker = adoptionBlocker(input.adoptPolicy, resource, live);
   const reasons = change.reason ? [change.reason] : [];
   if (blocker) return { ...change, action: 'blocked', new_revision: false, reason: [blocker, ...reasons].join('; ') };
-  return { ...change, action: 'adopt', reason: [adoptReason(), ...reasons].join('; ') };
+  // A provider's own reason already says it takes over one created elsewhere.
+  const why = resource.kind === 'Deployment' ? [adoptReason()] : [];
+  return { ...change, action: 'adopt', reason: [...why, ...reasons].join('; ') || null };
 }
 
 export function plan(input: PlanInput): Plan {
@@ -107,7 +109,9 @@ export function plan(input: PlanInput): Plan {
   const providers = providersById(input);
   for (const { resource, live } of pairs.resources) {
     const change = kindOf(resource.kind).diff(resource, live, planContext(input, resource, providers));
-    changes.push(live && input.ownershipKnown ? withOwnership(change, resource, live, input) : change);
+    // The live resource: the paired deployment, or the listed provider of this provider_id.
+    const owned = live ?? (resource.kind === 'OAuthProvider' ? providers?.get(resource.name) : undefined);
+    changes.push(owned && input.ownershipKnown ? withOwnership(change, resource, owned, input) : change);
   }
   for (const entry of pairs.blocked) {
     changes.push({ kind: entry.kind, name: entry.name, action: 'blocked', new_revision: false, fields: [], reason: entry.reasons.join('; ') });
