@@ -57,7 +57,7 @@ describe('converge export', () => {
     const common = [out, '--api-url', emulator.url, '--redis-url', REDIS_URL, '--redis-prefix', prefix];
     const planned = await runCapture(['plan', ...common, '--output', 'json'], env);
     expect(planned.code, planned.stderr).toBe(0);
-    const plan = JSON.parse(planned.stdout) as { summary: Record<string, number>; changes: Array<{ name: string; kind: string; action: string; fields: Array<{ path: string; sensitive: boolean }> }>; diagnostics: unknown[] };
+    const plan = JSON.parse(planned.stdout) as { summary: { blocked: number; create: number; delete: number; adopt: number };  changes: Array<{ name: string; kind: string; action: string; fields: Array<{ path: string; sensitive: boolean }> }>; diagnostics: unknown[] };
     expect(plan.diagnostics).toEqual([]);
     expect(plan.summary.blocked + plan.summary.create + plan.summary.delete).toBe(0);
     const declared = plan.changes.filter((c) => c.action !== 'orphan');
