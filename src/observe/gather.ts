@@ -132,7 +132,10 @@ export async function gatherPlanInput(options: GatherOptions): Promise<Gathered>
     repositoryErrors: repos.errors,
     ownershipKnown: options.applied !== undefined,
   };
-  if (providers) input.providers = providers;
+  // prune: converge's providers are listed too when no manifest declares one (their manifests may all be gone).
+  const ownsProviders = options.prune?.enabled === true && [...applied.keys()].some((key) => key.startsWith('OAuthProvider/'));
+  const listedProviders = providers ?? (ownsProviders ? await options.client.listProviders() : undefined);
+  if (listedProviders) input.providers = listedProviders;
   if (options.adoptPolicy) input.adoptPolicy = options.adoptPolicy;
   if (options.prune) input.prune = await pruneOptions(options, input, loaded.resources.length + loaded.blocked.length);
   const notes = [...(options.notes ?? [])];

@@ -17,7 +17,7 @@ import { resourceKey } from '../core/model.js';
 import { kindOf, type PlanContext } from '../core/kinds/index.js';
 import { adoptionBlocker, adoptReason, ownershipOf, type AdoptPolicy } from '../core/ownership.js';
 import { pair } from './pairing.js';
-import { orphanChanges, type PruneOptions } from './prune.js';
+import { orphanChanges, type LiveOrphan, type PruneOptions } from './prune.js';
 import { sortChanges, summarize } from './summary.js';
 
 
@@ -103,6 +103,13 @@ function withOwnership(change: PlanChange, resource: DesiredResource, live: Pick
   return { ...change, action: 'adopt', reason: [...why, ...reasons].join('; ') || null };
 }
 
+/** Live providers named in no manifest (valid or blocked), when the service lists them; only owned ones are planned. */
+function providerOrphans(input: PlanInput, providers: Map<string, LiveProvider> | undefined): LiveOrphan[] {
+  if (!providers) return [];
+  const declared = new Set([...input.resources, ...input.blocked].filter((r) => r.kind === 'OAuthProvider').map((r) => r.name));
+  return [...providers.values()].filter((p) => !declared.has(p.provider_id)).map((p) => ({ kind: 'OAuthProvider', name: p.provider_id, id: p.id, reportUnowned: false }));
+}
+
 export function plan(input: PlanInput): Plan {
   const pairs = pair(input.resources, input.blocked, input.live);
   const changes: PlanChange[] = [];
@@ -117,7 +124,7 @@ export function plan(input: PlanInput): Plan {
     changes.push({ kind: entry.kind, name: entry.name, action: 'blocked', new_revision: false, fields: [], reason: entry.reasons.join('; ') });
   }
   // The applied state knows what converge applied: such an orphan lost its manifest (released), or, owned and with --prune, is deleted.
-  const orphans = orphanChanges(pairs.orphans, input.applied, input.prune);
+  const orphans = orphanChanges([...pairs.orphans.map((d) => ({ kind: 'Deployment' as const, name: d.name, id: d.id, status: d.status, reportUnowned: true })), ...providerOrphans(input, providers)], input.applied, input.prune);
   changes.push(...orphans.changes);
   sortChanges(changes);
   const result: Plan = {

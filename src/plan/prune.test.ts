@@ -138,7 +138,7 @@ describe('prune', () => {
   it('guard: more deletes than --max-deletes deletes none and says why; at the limit it deletes them', () => {
     const over = plan(input({ resources: declared, live: liveSet, applied, prune: { ...PRUNE, maxDeletes: 1 } }));
     expect(over.summary.delete).toBe(0);
-    expect(over.notes?.join('\n')).toContain('it would delete 2 deployments, more than --max-deletes 1');
+    expect(over.notes?.join('\n')).toContain('it would delete 2 resources, more than --max-deletes 1');
     expect(plan(input({ resources: declared, live: liveSet, applied, prune: { ...PRUNE, maxDeletes: 2 } })).summary.delete).toBe(2);
   });
 

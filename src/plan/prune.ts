@@ -1,5 +1,5 @@
 // Opt-in prune, pure: which live deployments converge owns whose manifest is gone become deletes, and the guards that refuse them all.
-import type { AppliedRecord, LiveDeployment, PlanChange } from '../core/model.js';
+import type { AppliedRecord, PlanChange, ResourceKind } from '../core/model.js';
 import { resourceKey } from '../core/model.js';
 import { ownershipOf } from '../core/ownership.js';
 import { ORPHAN_REASON, RELEASED_REASON } from './notes.js';
@@ -23,6 +23,16 @@ const KEPT_REASON = 'no longer declared, and its manifest last carried converge/
 const PRUNE_HINT = '; converge apply --prune deletes it';
 const BEING_DELETED = 'no longer declared, and the service is already deleting it (status AWAITING_DELETE)';
 
+/** A live resource named in no manifest: a deployment (its id), or a provider (its provider_id as name, its id). */
+export interface LiveOrphan {
+  kind: ResourceKind;
+  name: string;
+  id: string;
+  status?: string;
+  /** Reported even when converge does not own it (deployments); providers appear only when converge owns them. */
+  reportUnowned: boolean;
+}
+
 /** Why prune deletes nothing this time although it is on (a guard), or undefined. */
 function refusal(options: PruneOptions, candidates: number): string | undefined {
   if (candidates === 0) return undefined;
@@ -30,7 +40,7 @@ function refusal(options: PruneOptions, candidates: number): string | undefined 
     return `prune deletes nothing: the manifest directory yields no resources at all, and an empty checkout or a wrong path must not delete a workspace (${candidates} owned deployment${candidates === 1 ? '' : 's'} left in place); check the directory`;
   }
   if (candidates > options.maxDeletes) {
-    return `prune deletes nothing: it would delete ${candidates} deployments, more than --max-deletes ${options.maxDeletes}; check that the manifests are complete, then raise --max-deletes (setting max_deletes) to let it`;
+    return `prune deletes nothing: it would delete ${candidates} resources, more than --max-deletes ${options.maxDeletes}; check that the manifests are complete, then raise --max-deletes (setting max_deletes) to let it`;
   }
   return undefined;
 }
@@ -41,16 +51,17 @@ function refusal(options: PruneOptions, candidates: number): string | undefined 
  * why prune deleted nothing. An orphan converge does not own is never deleted.
  */
 export function orphanChanges(
-  orphans: readonly LiveDeployment[],
+  orphans: readonly LiveOrphan[],
   applied: ReadonlyMap<string, AppliedRecord>,
   options: PruneOptions | undefined,
 ): { changes: PlanChange[]; notes: string[] } {
   const changes: PlanChange[] = [];
-  const candidates: Array<{ change: PlanChange; live: LiveDeployment }> = [];
+  const candidates: Array<{ change: PlanChange; live: LiveOrphan }> = [];
   const prunes = options?.enabled === true && options.available === true;
   for (const live of orphans) {
-    const record = applied.get(resourceKey('Deployment', live.name));
-    const change: PlanChange = { kind: 'Deployment', name: live.name, action: 'orphan', new_revision: false, fields: [], reason: ORPHAN_REASON };
+    const record = applied.get(resourceKey(live.kind, live.name));
+    if (!record && !live.reportUnowned) continue;
+    const change: PlanChange = { kind: live.kind, name: live.name, action: 'orphan', new_revision: false, fields: [], reason: ORPHAN_REASON };
     changes.push(change);
     if (!record) continue;
     change.released = true;

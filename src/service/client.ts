@@ -399,6 +399,17 @@ export class ServiceClient {
     return this.deleteProbe;
   }
 
+  /** DELETE /v2/auth/providers/{provider_id} (beyond the spec; 204); `gone` on 404. Not retried here. */
+  async deleteProvider(providerId: string): Promise<'deleted' | 'gone'> {
+    try {
+      await this.http.send({ method: 'DELETE', route: ROUTES.provider, path: `${ROUTES.providers}/${encodeURIComponent(providerId)}`, schema: z.undefined(), noContent: true });
+      return 'deleted';
+    } catch (error) {
+      if (error instanceof ServiceError && error.status === 404) return 'gone';
+      throw error;
+    }
+  }
+
   /** POST /v2/auth/providers. Not retried here. */
   async createProvider(body: CreateProviderRequest): Promise<OAuthProvider> {
     return this.http.send({

@@ -5,7 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { startEmulator, type EmulatorOptions, type RequestLogEntry, type RunningEmulator } from '../../src/emulator/server.js';
 import { runCapture } from '../helpers/cli.js';
 import { prng } from '../helpers/prng.js';
-import { deploymentYaml, externalDockerSpec, manifestDir, runApplyCli, seedWith } from './apply-helpers.js';
+import { deploymentYaml, externalDockerSpec, manifestDir, providerYaml, runApplyCli, seedWith } from './apply-helpers.js';
 import { lossyProxy } from './lossy-proxy.js';
 import { dropPrefix, REDIS_URL, uniquePrefix } from './redis-helpers.js';
 
@@ -99,7 +99,7 @@ describe.concurrent('prune', () => {
     await s.write({ 'a.yaml': yamlOf('a') });
     const over = await runApplyCli(s.args('--prune', '--max-deletes', '1'), {});
     expect(over.code).toBe(0);
-    expect(over.stdout).toContain('it would delete 2 deployments, more than --max-deletes 1');
+    expect(over.stdout).toContain('it would delete 2 resources, more than --max-deletes 1');
     expect(s.deletes()).toEqual([]);
     const within = await runApplyCli(s.args('--prune', '--max-deletes', '2'), {});
     expect(within.code).toBe(0);
@@ -175,6 +175,23 @@ describe.concurrent('prune', () => {
     // The new b is not converge's: never planned as a delete.
     const after = JSON.parse((await runCapture(s.plan('--prune', '--output', 'json'), {})).stdout);
     expect(after.changes.find((c: { name: string }) => c.name === 'b')).toMatchObject({ action: 'orphan' });
+  });
+
+  it('providers follow the same rules: an owned provider whose manifest is gone is deleted by provider_id; one converge does not own is never', async () => {
+    const seed = { ...seedWith([]), providers: [{ provider_id: 'entra', name: 'Entra', client_id: 'theirs', auth_url: 'https://login.example.com/authorize', token_url: 'https://login.example.com/token', client_secret: 'theirs' }] };
+    const env = { SLACK_SECRET: 'planted-slack-4e1a', GITHUB_SECRET: 'planted-github-9b2c' };
+    const s = await setup('providers', { 'a.yaml': yamlOf('a'), 'slack.yaml': providerYaml('slack', 'SLACK_SECRET'), 'github.yaml': providerYaml('github', 'GITHUB_SECRET') }, { seed });
+    expect((await runApplyCli(s.args(), env)).code).toBe(0);
+    await rm(join(s.dir, 'github.yaml'));
+    const planned = await runCapture(s.plan('--prune'), env);
+    expect(planned.stdout).toContain('- delete OAuthProvider/github (owned by converge, no longer declared)');
+    expect(planned.stdout).not.toContain('OAuthProvider/entra');
+    const run = await runApplyCli(s.args('--prune'), env);
+    expect(run.code, run.stdout).toBe(0);
+    const deletes = s.emulator.requestLog.filter((e) => e.method === 'DELETE' && e.status === 204).map((e) => e.path);
+    expect(deletes).toEqual(['/v2/auth/providers/github']);
+    expect(s.emulator.store.providers().map((p) => p.provider_id).sort()).toEqual(['entra', 'slack']);
+    expect(run.stdout).not.toContain(env.GITHUB_SECRET);
   });
 
   it('fault soak with prune on: 503s, resets and lost answers from the start; exactly the undeclared owned ones deleted, each once', async () => {

@@ -27,6 +27,8 @@ export interface ServicePort {
   patchProvider(providerId: string, body: PatchProviderRequest): Promise<LiveProvider>;
   /** DELETE /v2/deployments/{id} (beyond the spec): `deleted` (204), or `gone` when the service has no such id any more. */
   deleteDeployment(id: string, options: { deleteTracingProject: boolean }): Promise<'deleted' | 'gone'>;
+  /** DELETE /v2/auth/providers/{provider_id} (beyond the spec): `deleted` (204), or `gone` when the service has none of that provider_id. */
+  deleteProvider(providerId: string): Promise<'deleted' | 'gone'>;
 }
 
 /**
