@@ -1,5 +1,6 @@
 // One OAuthProvider: read it by id right before writing and PATCH what differs; where the service cannot read providers, the applied record decides.
 import { BlockedError, ServiceError } from '../../errors.js';
+import { adoptionBlocker } from '../../ownership.js';
 import { resourceKey, type AppliedRecord, type LiveProvider, type Ownership, type ProviderResource } from '../../model.js';
 import type { CreateProviderRequest, PatchProviderRequest } from '../../wire/schema.js';
 import type { DesiredSecrets, PendingWrite, SyncPorts, SyncResult } from '../ports.js';
@@ -94,6 +95,9 @@ async function syncAgainstLive(resource: ProviderResource, ports: SyncPorts): Pr
     diff = diffAgainst(resource, state, live);
   }
   if (diff.change.action === 'blocked') throw new BlockedError(diff.change.reason ?? 'the plan blocks it');
+  // adopt: explicit: a provider converge has no record of is taken over only with converge/adopt: "true".
+  const blocker = live && !state.applied && diff.request ? adoptionBlocker(ports.adoptPolicy, resource, live) : undefined;
+  if (blocker) throw new BlockedError(blocker);
   if (!diff.request) {
     if (settled) return { outcome: 'adopted', new_revision: false, message: settled };
     if (state.earlier) await ports.appliedState.clearPending(state.key);
