@@ -19,8 +19,6 @@ export interface ApplyJobOptions {
   adoptPolicy?: AdoptPolicy;
   deleteTracingProjects?: boolean;
   origin?: string;
-  /** The desired-state fingerprint of each job, by resourceKey (the daemon's). */
-  desired?: (key: string) => string | undefined;
 }
 
 /** The actions that become write jobs. */
@@ -52,17 +50,14 @@ export function changesToApply(
 export function applyJobData(changes: readonly ApplyChange[], options: ApplyJobOptions = {}): ReconcileJobData[] {
   const origin = options.origin ?? 'apply';
   return changes.map(({ resource, change, deploymentId }) => {
-    const key = resourceKey(change.kind, change.name);
-    const desired = options.desired?.(key);
     if (!resource) {
       const target = { kind: change.kind, name: change.name, id: deploymentId!, deleteTracingProject: options.deleteTracingProjects === true };
-      return buildDeleteJobData(target, { origin, ...(desired ? { desired } : {}) });
+      return buildDeleteJobData(target, { origin });
     }
     return buildJobData(resource, operationFor(resource, change.action === 'create' ? 'create' : 'update'), {
       origin,
       ...(deploymentId ? { deploymentId } : {}),
       ...(options.adoptPolicy === 'explicit' ? { adoptPolicy: 'explicit' as const } : {}),
-      ...(desired ? { desired } : {}),
     });
   });
 }
