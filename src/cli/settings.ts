@@ -171,6 +171,10 @@ export const SETTINGS = z.object({
   shutdownTimeout: duration({ flag: 'shutdown-timeout', env: 'CONVERGE_SHUTDOWN_TIMEOUT', key: 'shutdown_timeout', placeholder: 'DURATION', description: 'daemon and worker: deadline for active jobs on SIGTERM' }),
   progressDeadline: duration({ flag: 'progress-deadline', env: 'CONVERGE_PROGRESS_DEADLINE', key: 'progress_deadline', placeholder: 'DURATION', description: 'a new revision not active after this long is degraded (ProgressDeadlineExceeded)' }, 1000),
   healthPoll: duration({ flag: 'health-poll', env: 'CONVERGE_HEALTH_POLL', key: 'health_poll', placeholder: 'DURATION', description: 'daemon and apply --wait: how often building revisions are read (at least 100ms)' }, 100),
+  adopt: oneOf(['auto', 'explicit'], { flag: 'adopt', env: 'CONVERGE_ADOPT', key: 'adopt', placeholder: 'MODE', description: 'auto: take over a live deployment of a declared name at once; explicit: only with the annotation converge/adopt: "true"' }),
+  prune: onOff({ flag: 'prune', env: 'CONVERGE_PRUNE', key: 'prune', description: 'delete deployments converge owns whose manifest is gone (apply, run; plan shows them)' }),
+  maxDeletes: wholeNumber({ flag: 'max-deletes', env: 'CONVERGE_MAX_DELETES', key: 'max_deletes', placeholder: 'N', description: 'prune: more deletes than this in one run and none is made' }),
+  pruneTracingProjects: onOff({ flag: 'prune-tracing-projects', env: 'CONVERGE_PRUNE_TRACING_PROJECTS', key: 'prune_tracing_projects', description: "prune: delete a deployment's tracing project with it" }),
   jobLock: duration({ flag: 'job-lock', env: 'CONVERGE_JOB_LOCK', key: 'job_lock', placeholder: 'DURATION', description: 'daemon: lock time of a running job; jobs of a worker that died are retried after about this long' }),
 });
 

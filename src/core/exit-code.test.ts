@@ -8,7 +8,7 @@ function change(action: Action, extra: Partial<PlanChange> = {}): PlanChange {
 }
 
 function outcome(changes: PlanChange[], diagnostics: PlanDiagnostic[] = []): PlanOutcome {
-  const summary: PlanSummary = { create: 0, update: 0, noop: 0, orphan: 0, blocked: 0, suspended: 0 };
+  const summary: PlanSummary = { create: 0, update: 0, adopt: 0, delete: 0, noop: 0, orphan: 0, blocked: 0, suspended: 0 };
   for (const c of changes) summary[c.action] += 1;
   return { summary, changes, diagnostics };
 }

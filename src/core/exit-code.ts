@@ -17,12 +17,15 @@ function planHasErrors(plan: PlanOutcome): boolean {
   return plan.summary.blocked > 0 || plan.diagnostics.some((d) => d.severity === 'error');
 }
 
+/** The actions apply carries out: a write, a take-over, a delete (--prune). */
+const APPLIED_ACTIONS: ReadonlySet<string> = new Set(['create', 'update', 'adopt', 'delete']);
+
 /**
- * Apply would change something: a create or an update that is not suspended. Suspended changes are shown
- * but never applied, and orphans are never changes (converge never deletes).
+ * Apply would change something: a create, an update, an adopt or a delete that is not suspended. Suspended changes
+ * are shown but never applied, and orphans are never changes (only a planned delete is).
  */
 function planHasApplicableChanges(plan: PlanOutcome): boolean {
-  return plan.changes.some((c) => (c.action === 'create' || c.action === 'update') && !c.suspended);
+  return plan.changes.some((c) => APPLIED_ACTIONS.has(c.action) && !c.suspended);
 }
 
 /**

@@ -42,6 +42,10 @@ interface ResourceBase {
   suspend: boolean;
   /** metadata.annotations["converge/drift"]: per-resource drift policy, when given. */
   driftPolicy?: DriftPolicy;
+  /** metadata.annotations["converge/adopt"] == "true": converge may take over a live resource it did not create (adopt: explicit). */
+  adopt?: true;
+  /** metadata.annotations["converge/prune"] == "false": never deleted by --prune once its manifest is gone. */
+  keep?: true;
   /**
    * Where each secret's source is written (secret name, or "client_secret" for a manual provider), so a
    * secret that cannot be resolved is reported at its file:line:column. Set by the manifest loader.
@@ -145,6 +149,19 @@ export interface AppliedRecord {
   fields?: Record<string, FieldHashes>;
   /** ISO time of the write. */
   appliedAt: string;
+  /**
+   * Which live resource converge owns under this key and how it came to: `created` it, or `adopted` one that existed
+   * (src/core/ownership.ts). Absent in records of older versions: converge wrote to it, the id is not known.
+   */
+  ownership?: Ownership;
+  /** The manifest last declared converge/prune: "false" (kept apart from the record; see AppliedStateStore.recordKeep). */
+  keep?: true;
+}
+
+/** How converge came to own a live resource, and that resource's id (a deployment's id; a provider's provider_id). */
+export interface Ownership {
+  origin: 'created' | 'adopted';
+  id: string;
 }
 
 /** fieldHash() (src/core/kinds/deployment/three-way.ts) of a field as converge sent it and as the service answered it. */
@@ -155,7 +172,11 @@ export interface FieldHashes {
 
 // ---------------------------------------------------------------- the plan (design.md §4)
 
-export type Action = 'create' | 'update' | 'noop' | 'orphan' | 'blocked';
+/**
+ * `adopt`: the first write to (or taking over of) a live resource converge did not create; `delete`: a resource
+ * converge owns whose manifest is gone, deleted with --prune.
+ */
+export type Action = 'create' | 'update' | 'adopt' | 'delete' | 'noop' | 'orphan' | 'blocked';
 
 export interface FieldChange {
   /** Dotted path, e.g. source_config.resource_spec.max_scale, secrets.OPENAI_API_KEY. */
@@ -184,6 +205,8 @@ export interface PlanChange {
   suspended?: boolean;
   /** An orphan converge applied once: its manifest is gone, and converge stopped managing it. */
   released?: boolean;
+  /** `delete`: the live id the delete is sent to (never by name). */
+  id?: string;
 }
 
 export interface PlanDiagnostic {

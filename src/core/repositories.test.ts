@@ -1,7 +1,7 @@
 // applyRepositoryResolution: a resolution fills source_config and repo_ref without touching the manifest's resource.
 import { describe, expect, it } from 'vitest';
 import type { DeploymentResource, DeploymentSpec } from './model.js';
-import { applyRepositoryResolution } from './repositories.js';
+import { applyRepositoryResolution, repositoryNameOf } from './repositories.js';
 
 const ACME = 'aaaaaaaa-0000-4000-8000-000000000001';
 
@@ -37,5 +37,20 @@ describe('applyRepositoryResolution', () => {
     expect(applyRepositoryResolution(plain, resolved)).toBe(plain);
     const failed = dep('other', { repository: 'acme/ghost' });
     expect(applyRepositoryResolution(failed, resolved)).toBe(failed);
+  });
+});
+
+describe('repositoryNameOf (export: repo_url back to repository)', () => {
+  const integration = (id: string, name: string) => ({ id, installation_id: 1, name });
+  const repo = (hostId: string, owner: string, name: string) => ({ host_integration_id: hostId, id: 1, name, owner, url: `https://codehost.example.com/${owner}/${name}`, default_branch: 'main' });
+  const catalog = [
+    { integration: integration('i-1', 'acme'), repositories: [repo('i-1', 'acme', 'agent'), repo('i-1', 'acme', 'shared')] },
+    { integration: integration('i-2', 'acme-mirror'), repositories: [repo('i-2', 'acme', 'shared')] },
+  ];
+
+  it('names owner/name, and the account only when several integrations reach the same repository; undefined when none lists it', () => {
+    expect(repositoryNameOf(catalog, 'i-1', 'https://codehost.example.com/acme/agent')).toEqual({ repository: 'acme/agent' });
+    expect(repositoryNameOf(catalog, 'i-2', 'https://codehost.example.com/acme/shared')).toEqual({ repository: 'acme/shared', integration: 'acme-mirror' });
+    expect(repositoryNameOf(catalog, 'i-2', 'https://codehost.example.com/acme/agent')).toBeUndefined();
   });
 });

@@ -157,3 +157,23 @@ export function visibleRepositories(catalog: readonly CatalogEntry[]): VisibleRe
   const key = (r: VisibleRepository): string => `${r.account.toLowerCase()}\u0000${r.full_name.toLowerCase()}`;
   return rows.sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0));
 }
+
+/** What `repository:` (and, when several integrations reach it, `integration:`) names a live deployment's repo_url as. */
+export interface RepositoryName {
+  repository: string;
+  integration?: string;
+}
+
+/**
+ * The reverse of resolution: the `repository:` (owner/name) that resolves to exactly `integration_id` and `repo_url`,
+ * with `integration:` (the account) when the same owner/name is reachable through several integrations. Undefined
+ * when no listed repository has that url under that integration.
+ */
+export function repositoryNameOf(catalog: readonly CatalogEntry[], integrationId: string, repoUrl: string): RepositoryName | undefined {
+  const entry = catalog.find((e) => e.integration.id === integrationId && e.repositories.some((r) => r.url === repoUrl));
+  const repo = entry?.repositories.find((r) => r.url === repoUrl);
+  if (!entry || !repo) return undefined;
+  const name = fullName(repo);
+  const reachable = catalog.filter((e) => e.repositories.some((r) => sameName(fullName(r), name)));
+  return reachable.length > 1 ? { repository: name, integration: entry.integration.name } : { repository: name };
+}

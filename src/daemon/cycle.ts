@@ -6,7 +6,8 @@ import { resourceKey } from '../core/model.js';
 import { kindOf } from '../core/kinds/index.js';
 import { plan, type PlanInput } from '../plan/plan.js';
 import type { Enqueuer } from '../enqueue/enqueuer.js';
-import { buildJobData, operationFor } from '../enqueue/jobs.js';
+import { buildDeleteJobData, buildJobData, operationFor } from '../enqueue/jobs.js';
+import type { AdoptPolicy } from '../core/ownership.js';
 import { gatherPlanInput } from '../observe/gather.js';
 import type { ManifestCache } from '../observe/manifests.js';
 import { decideDrift, desiredFingerprint, type DesiredMemory } from './drift.js';
@@ -24,10 +25,22 @@ export interface CycleContext {
     getAll(): Promise<Map<string, AppliedRecord>>;
     /** Resources with a write whose answer is not known yet: their job settles it, so they are never held. */
     pendingKeys?(): Promise<Set<string>>;
+    /** Records which declared resources carry converge/prune: "false" (AppliedStateStore.recordKeep). */
+    recordKeep?(declared: Iterable<string>, keep: ReadonlySet<string>): Promise<void>;
   };
   memory: DesiredMemory;
   lastGood: LastGoodManifests;
-  settings: { allowLocalDiscovery: boolean; driftPolicy: DriftPolicy; namePrefix?: string | undefined };
+  settings: {
+    allowLocalDiscovery: boolean;
+    driftPolicy: DriftPolicy;
+    namePrefix?: string | undefined;
+    /** adopt setting (default auto). */
+    adopt?: AdoptPolicy;
+    /** --prune, --max-deletes, --prune-tracing-projects (default: prune off). */
+    prune?: boolean;
+    maxDeletes?: number;
+    pruneTracingProjects?: boolean;
+  };
   /** Parse results kept between reconciles: an edit re-parses only the files whose bytes changed. */
   manifestCache?: ManifestCache;
   /** Called right after each job is enqueued (before the reconcile ends), so a fast job's result is never missed. */
@@ -136,7 +149,11 @@ export async function reconcileDirectory(ctx: CycleContext): Promise<ReconcileOu
     namePrefix: ctx.settings.namePrefix,
     applied: ctx.applied,
     ...(ctx.manifestCache ? { manifestCache: ctx.manifestCache } : {}),
+    ...(ctx.settings.adopt ? { adoptPolicy: ctx.settings.adopt } : {}),
+    prune: { enabled: ctx.settings.prune === true, maxDeletes: ctx.settings.maxDeletes ?? 5 },
   });
+  // converge/prune: "false" is remembered per resource, so it still holds once the manifest is gone.
+  await ctx.applied.recordKeep?.(gathered.resources.keys(), new Set([...gathered.resources].filter(([, r]) => r.keep).map(([key]) => key)));
   const hold = ctx.lastGood.observe({
     resources: gathered.input.resources,
     blocked: gathered.input.blocked,
@@ -156,8 +173,10 @@ export async function reconcileDirectory(ctx: CycleContext): Promise<ReconcileOu
   const holdCandidates: Array<{ key: string; fingerprint: string; secrets: string[]; remember: boolean }> = [];
   const toEnqueue: Array<{ resource: DesiredResource; change: PlanChange; key: string; fingerprint?: string; drift: boolean; secretsApproved?: true; rebuild?: true }> = [];
 
+  const deletes: Array<{ key: string; change: PlanChange }> = [];
   for (const change of result.changes) {
     const key = resourceKey(change.kind, change.name);
+    if (change.action === 'delete') deletes.push({ key, change });
     const resource = gathered.resources.get(key);
     if (!resource) continue;
     // Drift is seen only where the service lists the live side; elsewhere every planned change is applied.
@@ -170,7 +189,7 @@ export async function reconcileDirectory(ctx: CycleContext): Promise<ReconcileOu
       if (fingerprint && ctx.rebuilds?.wanted(key) && !resource.suspend) toEnqueue.push({ resource, change, key, fingerprint, drift: false, rebuild: true });
       continue;
     }
-    if (change.action !== 'create' && change.action !== 'update') continue;
+    if (change.action !== 'create' && change.action !== 'update' && change.action !== 'adopt') continue;
     if (change.suspended || resource.suspend) {
       decisions.set(key, { kind: 'suspended' });
       continue;
@@ -182,7 +201,7 @@ export async function reconcileDirectory(ctx: CycleContext): Promise<ReconcileOu
     const last = remembered.get(key);
     const approved = ctx.secretWrites?.approved(key, resource.name) === true;
     // A write of converge's own whose answer was lost (pending) is settled by its job from live state: not held.
-    if (change.action === 'update' && onlyUncomparedSecrets(change) && !pendingWrites.has(key) && (approved || last === undefined || last === fingerprint)) {
+    if (change.action !== 'create' && onlyUncomparedSecrets(change) && !pendingWrites.has(key) && (approved || last === undefined || last === fingerprint)) {
       if (approved) {
         toEnqueue.push({ resource, change, key, fingerprint, drift: false, secretsApproved: true });
         continue;
@@ -201,7 +220,7 @@ export async function reconcileDirectory(ctx: CycleContext): Promise<ReconcileOu
       drift.push({ key, policy: 'report', fields: change.fields.map((f) => f.path) });
       continue;
     }
-    const decision = decideDrift(last, fingerprint, policy, change.action);
+    const decision = decideDrift(last, fingerprint, policy, change.action === 'create' ? 'create' : 'update');
     if (decision.kind !== 'apply') drift.push({ key, policy, fields: change.fields.map((f) => f.path) });
     if (decision.kind === 'report') {
       decisions.set(key, { kind: 'reported', policy: 'report' });
@@ -228,15 +247,23 @@ export async function reconcileDirectory(ctx: CycleContext): Promise<ReconcileOu
   });
 
   let added = 0;
-  const pending: typeof toEnqueue = [];
+  const pending: Array<Omit<(typeof toEnqueue)[number], 'resource'>> = [];
   const desiredOf: string[] = [];
   for (const item of toEnqueue) {
     pending.push(item);
     desiredOf.push(item.fingerprint ?? desiredFingerprint(item.resource, input.secretHashes.get(item.key) ?? {}));
   }
-  const datas = pending.map((item, i) =>
-    buildJobData(item.resource, operationFor(item.resource, item.change.action === 'create' ? 'create' : 'update'), { origin: 'daemon', desired: desiredOf[i]!, ...(item.rebuild ? { rebuild: true } : {}) }),
+  const adoptPolicy = ctx.settings.adopt === 'explicit' ? { adoptPolicy: 'explicit' as const } : {};
+  const datas = toEnqueue.map((item, i) =>
+    buildJobData(item.resource, operationFor(item.resource, item.change.action === 'create' ? 'create' : 'update'), { origin: 'daemon', desired: desiredOf[i]!, ...adoptPolicy, ...(item.rebuild ? { rebuild: true } : {}) }),
   );
+  // Deletes (--prune) go through the same queue: the target's live id, never a name; the newest job of a key wins.
+  const deleteDatas = deletes.map(({ change }) =>
+    buildDeleteJobData({ kind: change.kind, name: change.name, id: change.id!, deleteTracingProject: ctx.settings.pruneTracingProjects === true }, { origin: 'daemon' }),
+  );
+  for (const data of deleteDatas) desiredOf.push(data.desired!);
+  for (const { change, key } of deletes) pending.push({ change, key, drift: false });
+  datas.push(...deleteDatas);
   // A resource whose waiting or active job already carries this desired state gets no second job (a resync, or a
   // watch reconcile, while the jobs of an earlier one still run); a different desired state replaces or follows it.
   await ctx.enqueuer.enqueue(datas, (enqueued, i) => {

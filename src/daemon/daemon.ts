@@ -40,6 +40,11 @@ export interface DaemonSettings extends WorkerSettings {
   progressDeadline?: number;
   /** How often building revisions are read; default 5 s. */
   healthPoll?: number;
+  /** adopt, prune, max_deletes, prune_tracing_projects (see src/daemon/cycle.ts; default: auto, prune off). */
+  adopt?: 'auto' | 'explicit';
+  prune?: boolean;
+  maxDeletes?: number;
+  pruneTracingProjects?: boolean;
 }
 
 /** The operator's pending requests to write secrets that cannot be compared (POST /reconcile writeSecrets). */

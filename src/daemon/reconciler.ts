@@ -175,7 +175,7 @@ export class Reconciler {
       log.info(
         {
           reconcile: record.id, trigger: record.trigger, ms: record.durationMs, files: record.files, live: record.live,
-          create: s.create, update: s.update, noop: s.noop, orphan: s.orphan, blocked: s.blocked,
+          create: s.create, update: s.update, adopt: s.adopt, delete: s.delete, noop: s.noop, orphan: s.orphan, blocked: s.blocked,
           enqueued: record.enqueued, drifted: record.drifted, held: record.held,
           ...(record.cycle ? { cycle: record.cycle } : {}),
         },

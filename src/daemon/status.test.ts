@@ -21,7 +21,7 @@ function change(name: string, action: PlanChange['action'], extra: Partial<PlanC
 }
 
 function outcome(changes: PlanChange[], lives: LiveDeployment[], decisions: Array<[string, Decision]>, extra: Partial<ReconcileOutcome> = {}): ReconcileOutcome {
-  const plan: Plan = { format_version: '1', summary: { create: 0, update: 0, noop: 0, orphan: 0, blocked: 0, suspended: 0 }, changes, diagnostics: [] };
+  const plan: Plan = { format_version: '1', summary: { create: 0, update: 0, adopt: 0, delete: 0, noop: 0, orphan: 0, blocked: 0, suspended: 0 }, changes, diagnostics: [] };
   const resources = new Map(changes.filter((c) => c.action !== 'orphan').map((c) => [`Deployment/${c.name}`, resource(c.name, c.suspended === true)]));
   return { plan, resources, live: lives, files: resources.size, decisions: new Map(decisions), held: [], drift: [], enqueued: 0, ...extra };
 }

@@ -15,6 +15,11 @@ export function pendingKey(prefix: string): string {
   return `${prefix}:pending`;
 }
 
+/** `${prefix}:keep`: one Redis hash, field resourceKey -> "1" for each resource whose manifest last said converge/prune: "false". */
+export function keepKey(prefix: string): string {
+  return `${prefix}:keep`;
+}
+
 /**
  * The Lua scripts of the store (each one command, atomic). KEYS[1] is the applied hash, KEYS[2] the pending hash,
  * ARGV[1] the resource key. A missing field reads as false in Lua and as null in the reply.
@@ -25,6 +30,11 @@ const SCRIPTS = {
   /** Stores the applied record (ARGV[2]) and removes the pending write of the resource. */
   convergeRecordWrite: `
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+redis.call('HDEL', KEYS[2], ARGV[1])
+return 1`,
+  /** Removes the applied record and the pending write of the resource (it was deleted). */
+  convergeForget: `
+redis.call('HDEL', KEYS[1], ARGV[1])
 redis.call('HDEL', KEYS[2], ARGV[1])
 return 1`,
 } as const;
@@ -55,22 +65,47 @@ export class AppliedStateStore {
   private readonly redis: ScriptedRedis;
   private readonly key: string;
   private readonly pending: string;
+  private readonly keep: string;
 
   constructor(redis: Redis, prefix: string) {
     this.redis = withScripts(redis);
     this.key = appliedKey(prefix);
     this.pending = pendingKey(prefix);
+    this.keep = keepKey(prefix);
   }
 
-  /** Every record; unreadable entries (another version, corruption) are left out, so those resources plan as unknown. */
+  /**
+   * Every record, each marked `keep` when its manifest last carried converge/prune: "false"; unreadable entries
+   * (another version, corruption) are left out, so those resources plan as unknown.
+   */
   async getAll(): Promise<Map<string, AppliedRecord>> {
-    const raw = await this.redis.hgetall(this.key);
+    const [raw, kept] = await Promise.all([this.redis.hgetall(this.key), this.redis.hkeys(this.keep)]);
+    const keep = new Set(kept);
     const out = new Map<string, AppliedRecord>();
     for (const [field, text] of Object.entries(raw)) {
       const record = parseRecord(text);
+      if (record && keep.has(field)) record.keep = true;
       if (record) out.set(field, record);
     }
     return out;
+  }
+
+  /**
+   * Records which declared resources carry converge/prune: "false" (`keep`), and that the other `declared` ones no
+   * longer do; a resource not declared keeps its last mark (its manifest is gone: the mark decides whether prune may delete it).
+   */
+  async recordKeep(declared: Iterable<string>, keep: ReadonlySet<string>): Promise<void> {
+    const drop = [...declared].filter((key) => !keep.has(key));
+    const multi = this.redis.multi();
+    if (keep.size > 0) multi.hset(this.keep, Object.fromEntries([...keep].map((key) => [key, '1'])));
+    if (drop.length > 0) multi.hdel(this.keep, ...drop);
+    if (keep.size + drop.length > 0) await multi.exec();
+  }
+
+  /** Forgets a deleted resource: its record and pending write, in one command (its keep mark goes too). */
+  async forget(resourceKey: string): Promise<void> {
+    await this.redis.convergeForget(this.key, this.pending, resourceKey);
+    await this.redis.hdel(this.keep, resourceKey);
   }
 
   async get(resourceKey: string): Promise<AppliedRecord | undefined> {
@@ -104,6 +139,8 @@ export class AppliedStateStore {
     if (definitionHash !== undefined) record.definitionHash = definitionHash;
     const fields = { ...(previous?.fields ?? {}), ...(written.fields ?? {}) };
     if (Object.keys(fields).length > 0) record.fields = fields;
+    const ownership = written.ownership ?? previous?.ownership;
+    if (ownership) record.ownership = ownership;
     const valid = StoredAppliedRecord.parse(record);
     await this.redis.convergeRecordWrite(this.key, this.pending, resourceKey, JSON.stringify(valid));
     return valid;

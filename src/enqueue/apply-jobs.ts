@@ -1,17 +1,30 @@
 // Plan to jobs: which planned changes become jobs, and the job data of each.
 import { kindOf } from '../core/kinds/index.js';
 import { resourceKey, type DesiredResource, type LiveDeployment, type PlanChange } from '../core/model.js';
-import { buildJobData, operationFor } from './jobs.js';
+import type { AdoptPolicy } from '../core/ownership.js';
+import { buildDeleteJobData, buildJobData, operationFor } from './jobs.js';
 import type { ReconcileJobData } from './schema.js';
 
+/** One planned change that becomes a job: a write (create, update, adopt) of `resource`, or a delete (no resource). */
 export interface ApplyChange {
-  resource: DesiredResource;
+  /** The desired resource; absent on a delete, whose manifest is gone. */
+  resource?: DesiredResource;
   change: PlanChange;
-  /** The live deployment's id, when it exists (the worker reads it by id). */
+  /** The live deployment's id, when it exists (the worker reads it by id; a delete is sent to it). */
   deploymentId?: string;
 }
 
-/** Which planned changes become jobs: creates and updates, never noop, orphan, blocked or suspended ones. */
+/** How apply's jobs delete and take over (the settings adopt and prune_tracing_projects). */
+export interface ApplyJobOptions {
+  adoptPolicy?: AdoptPolicy;
+  deleteTracingProjects?: boolean;
+  origin?: string;
+}
+
+/** The actions that become write jobs. */
+const WRITES: ReadonlySet<string> = new Set(['create', 'update', 'adopt']);
+
+/** Which planned changes become jobs: creates, updates, adopts and deletes; never noop, orphan, blocked or suspended ones. */
 export function changesToApply(
   changes: readonly PlanChange[],
   resources: ReadonlyMap<string, DesiredResource>,
@@ -20,7 +33,11 @@ export function changesToApply(
   const byName = new Map(live.map((d) => [d.name, d]));
   const out: ApplyChange[] = [];
   for (const change of changes) {
-    if ((change.action !== 'create' && change.action !== 'update') || change.suspended) continue;
+    if (change.action === 'delete' && change.id) {
+      out.push({ change, deploymentId: change.id });
+      continue;
+    }
+    if (!WRITES.has(change.action) || change.suspended) continue;
     const resource = resources.get(resourceKey(change.kind, change.name));
     if (!resource || resource.suspend) continue;
     const found = kindOf(change.kind).listed ? byName.get(change.name) : undefined;
@@ -30,11 +47,17 @@ export function changesToApply(
 }
 
 /** The job data of each change, in order. */
-export function applyJobData(changes: readonly ApplyChange[]): ReconcileJobData[] {
-  return changes.map((change) =>
-    buildJobData(change.resource, operationFor(change.resource, change.change.action === 'create' ? 'create' : 'update'), {
-      origin: 'apply',
-      ...(change.deploymentId ? { deploymentId: change.deploymentId } : {}),
-    }),
-  );
+export function applyJobData(changes: readonly ApplyChange[], options: ApplyJobOptions = {}): ReconcileJobData[] {
+  const origin = options.origin ?? 'apply';
+  return changes.map(({ resource, change, deploymentId }) => {
+    if (!resource) {
+      const target = { kind: change.kind, name: change.name, id: deploymentId!, deleteTracingProject: options.deleteTracingProjects === true };
+      return buildDeleteJobData(target, { origin });
+    }
+    return buildJobData(resource, operationFor(resource, change.action === 'create' ? 'create' : 'update'), {
+      origin,
+      ...(deploymentId ? { deploymentId } : {}),
+      ...(options.adoptPolicy === 'explicit' ? { adoptPolicy: 'explicit' as const } : {}),
+    });
+  });
 }

@@ -1,7 +1,7 @@
 // Apply through the queue: start in-process workers, enqueue one job per change a batch at a time, wait for every job.
 import type { ServiceClient } from '../service/client.js';
 import { literalSecretsOf } from '../sync/job-resource.js';
-import { applyJobData, type ApplyChange } from './apply-jobs.js';
+import { applyJobData, type ApplyChange, type ApplyJobOptions } from './apply-jobs.js';
 import { ENQUEUE_BATCH } from './enqueuer.js';
 import type { QueueLogger } from './log.js';
 import type { Jobs } from './open-jobs.js';
@@ -13,6 +13,8 @@ export interface RunApplyOptions {
   client: ServiceClient;
   env: NodeJS.ProcessEnv;
   changes: readonly ApplyChange[];
+  /** adopt setting and whether deletes take the tracing project too (prune_tracing_projects). */
+  jobOptions?: ApplyJobOptions;
   /** In-process workers (default true). Other worker processes on the same Redis may take jobs too. */
   startWorkers?: boolean;
   worker?: Partial<Omit<StartRunnerOptions, 'client' | 'env' | 'onError' | 'target'>>;
@@ -134,7 +136,7 @@ export async function runApply(options: RunApplyOptions): Promise<ResourceResult
   );
   let runner: JobRunner | undefined;
   // Literal secret values (--allow-literal-secrets) reach only these in-process workers, from the resources in memory.
-  const literalSecrets = literalSecretsOf(options.changes.map((change) => change.resource));
+  const literalSecrets = literalSecretsOf(options.changes.flatMap((change) => (change.resource ? [change.resource] : [])));
   try {
     if (options.startWorkers !== false) {
       runner = await jobs.startRunner({
@@ -155,7 +157,7 @@ export async function runApply(options: RunApplyOptions): Promise<ResourceResult
         const size = from === 0 ? ENQUEUE_BATCH : LATER_ENQUEUE_BATCH;
         const batch = options.changes.slice(from, from + size);
         const at = from;
-        await jobs.enqueuer.enqueue(applyJobData(batch), (enqueued, i) => waiter.track(at + i, batch[i]!, enqueued));
+        await jobs.enqueuer.enqueue(applyJobData(batch, options.jobOptions), (enqueued, i) => waiter.track(at + i, batch[i]!, enqueued));
         from += size;
       }
     } finally {

@@ -21,7 +21,7 @@ describe('job payloads', () => {
       { name: 'LITERAL', from: { value: 'planted-literal-7f3a' } },
     ]);
     const data = buildJobData(resource, 'create-deployment', { origin: 'test' });
-    const job = data.resource;
+    const job = data.resource!;
     expect(job.kind === 'Deployment' && job.spec.secrets).toEqual([
       { name: 'FROM_ENV', from: { env: 'SOME_VAR' } },
       { name: 'FROM_FILE', from: { file: '/run/secrets/x' } },
@@ -40,7 +40,7 @@ describe('job payloads', () => {
     };
     const data = buildJobData(provider, 'create-provider', { origin: 'test' });
     expect(JSON.stringify(data)).not.toContain('planted-client-secret');
-    expect(data.resource.kind === 'OAuthProvider' && data.resource.spec.client_secret).toEqual({ manifest: { file: 'p.yaml', line: 3, column: 1 } });
+    expect(data.resource!.kind === 'OAuthProvider' && data.resource!.spec.client_secret).toEqual({ manifest: { file: 'p.yaml', line: 3, column: 1 } });
   });
 
   it('have job ids derived from the resource key, valid for BullMQ', () => {

@@ -2,7 +2,8 @@
 import { randomBytes } from 'node:crypto';
 import type { JobsOptions } from 'bullmq';
 import { ConvergeError } from '../core/errors.js';
-import { kindOf } from '../core/kinds/index.js';
+import { kindOf, type DeleteTarget } from '../core/kinds/index.js';
+import { objectHash } from '../core/hash.js';
 import { resourceKey, type DesiredResource } from '../core/model.js';
 import { JobOperation, JobResource, ReconcileJobData } from './schema.js';
 
@@ -49,7 +50,7 @@ export function operationFor(resource: DesiredResource, action: 'create' | 'upda
 export function buildJobData(
   resource: DesiredResource,
   operation: JobOperation,
-  context: { origin: string; deploymentId?: string; now?: Date; desired?: string; rebuild?: boolean },
+  context: { origin: string; deploymentId?: string; now?: Date; desired?: string; rebuild?: boolean; adoptPolicy?: 'auto' | 'explicit' },
 ): ReconcileJobData {
   const kind = kindOf(resource.kind);
   const data: Record<string, unknown> = {
@@ -63,7 +64,25 @@ export function buildJobData(
   if (context.deploymentId && kind.listed) data.deploymentId = context.deploymentId;
   if (context.desired) data.desired = context.desired;
   if (context.rebuild && kind.listed) data.rebuild = true;
+  if (context.adoptPolicy) data.adoptPolicy = context.adoptPolicy;
   return ReconcileJobData.parse(data);
+}
+
+/**
+ * The job data of a delete (--prune): the target with its live id, no resource. Its `desired` fingerprint (a hash of
+ * the target) lets a resync skip a delete already waiting or running.
+ */
+export function buildDeleteJobData(target: DeleteTarget, context: { origin: string; now?: Date; desired?: string }): ReconcileJobData {
+  return ReconcileJobData.parse({
+    version: 1,
+    key: resourceKey(target.kind, target.name),
+    operation: kindOf(target.kind).operations.find((op) => op.startsWith('delete-')) ?? 'delete-deployment',
+    remove: target,
+    deploymentId: target.id,
+    desired: context.desired ?? objectHash({ delete: target }),
+    origin: context.origin,
+    enqueuedAt: (context.now ?? new Date()).toISOString(),
+  });
 }
 
 export function jobOptions(settings: JobSettings, key: string, jobId: string): JobsOptions {

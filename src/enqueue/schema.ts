@@ -1,6 +1,6 @@
 // zod schemas of what converge keeps in Redis: job payloads (secret references only), results, applied and pending records.
 import { z } from 'zod';
-import { JOB_OPERATIONS, JobResource, SyncOutcome, SyncResult } from '../core/kinds/index.js';
+import { DeleteTarget, JOB_OPERATIONS, JobResource, SyncOutcome, SyncResult } from '../core/kinds/index.js';
 
 export { JobResource, JobSecretRef, JobSecretSource, PendingWrite } from '../core/kinds/index.js';
 
@@ -14,7 +14,12 @@ export const ReconcileJobData = z.strictObject({
   /** resourceKey(kind, name), also the BullMQ deduplication id. */
   key: z.string().min(1),
   operation: JobOperation,
-  resource: JobResource,
+  /** The desired resource (create, update, adopt). Absent on a delete job, which names its target instead. */
+  resource: JobResource.optional(),
+  /** A delete (--prune): the resource converge owns and its live id; never a name alone. */
+  remove: DeleteTarget.optional(),
+  /** adopt setting of the run that enqueued it (absent: auto): under explicit, taking over needs converge/adopt: "true". */
+  adoptPolicy: z.enum(['auto', 'explicit']).optional(),
   /** The live deployment's id when the plan knew it: read by deployment_ids (one small page) instead of name_contains. */
   deploymentId: z.string().optional(),
   /**
@@ -27,7 +32,7 @@ export const ReconcileJobData = z.strictObject({
   /** Who enqueued: "apply", "daemon", ... (for status and logs). */
   origin: z.string(),
   enqueuedAt: z.string(),
-});
+}).refine((data) => (data.resource === undefined) !== (data.remove === undefined), { error: 'a job holds either a resource or a delete target' });
 export type ReconcileJobData = z.infer<typeof ReconcileJobData>;
 
 /** What a job did: the sync result of its resource (src/core/kinds/ports.ts). */
@@ -45,5 +50,7 @@ export const StoredAppliedRecord = z.strictObject({
   /** Field path -> hashes of what was sent and answered (three-way comparison); absent in older records. */
   fields: z.record(z.string(), z.strictObject({ sent: Sha256Hex, answered: Sha256Hex })).optional(),
   appliedAt: z.string(),
+  /** Which live resource converge owns under this key (created or adopted) and its id; absent in older records. */
+  ownership: z.strictObject({ origin: z.enum(['created', 'adopted']), id: z.string().min(1) }).optional(),
 });
 export type StoredAppliedRecord = z.infer<typeof StoredAppliedRecord>;

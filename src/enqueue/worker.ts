@@ -9,7 +9,7 @@ import { fieldLine } from '../plan/render/text.js';
 import { AppliedStateStore } from './applied-state.js';
 import { newestDesiredKey } from './enqueuer.js';
 import { QUEUE_NAME, type JobSettings } from './jobs.js';
-import { syncResource } from '../sync/sync.js';
+import { removeResource, syncResource } from '../sync/sync.js';
 import { checkPrefix, closeRedis, connectProducer, connectWorker, isRedisUnavailable, type RedisSettings } from './redis.js';
 import { ReconcileJobData, type ReconcileJobResult } from './schema.js';
 import { claimPrefix, type ServiceTarget } from './target.js';
@@ -101,8 +101,10 @@ function logWrite(ctx: ProcessorContext, data: ReconcileJobData, jobId: string |
 
 /** Inner step: job data in, result out; throws whatever went wrong. */
 export async function runJob(data: ReconcileJobData, ctx: ProcessorContext): Promise<ReconcileJobResult> {
-  const resource = fromJobResource(data.resource, ctx.literalSecrets);
-  return syncResource(resource, { service: ctx.client, appliedState: ctx.store, secretEnv: ctx.env }, data.deploymentId, data.rebuild ? { rebuild: true } : undefined);
+  const context = { service: ctx.client, appliedState: ctx.store, secretEnv: ctx.env, ...(data.adoptPolicy ? { adoptPolicy: data.adoptPolicy } : {}) };
+  if (data.remove) return removeResource(data.remove, context);
+  const resource = fromJobResource(data.resource!, ctx.literalSecrets);
+  return syncResource(resource, context, data.deploymentId, data.rebuild ? { rebuild: true } : undefined);
 }
 
 /**

@@ -19,6 +19,8 @@ import type { PlanInput } from '../plan/plan.js';
 import { previewDiscovery } from '../discovery/discover.js';
 import { loadManifestDir, type ManifestCache } from './manifests.js';
 import { hashDesiredSecrets, secretErrorDiagnostic } from '../secrets/resolve.js';
+import type { AdoptPolicy } from '../core/ownership.js';
+import type { PruneOptions } from '../plan/prune.js';
 
 /** Read-only view of the applied-state store (Redis); absent when converge runs without one. */
 export interface AppliedStateReader {
@@ -43,6 +45,10 @@ export interface GatherOptions {
   namePrefix?: string | undefined;
   /** Notes for the plan from the caller (e.g. applied state not read). */
   notes?: string[];
+  /** adopt setting (default auto). */
+  adoptPolicy?: AdoptPolicy;
+  /** --prune and --max-deletes; absent: prune off. Whether the service deletes is probed here, once, when prune could delete. */
+  prune?: { enabled: boolean; maxDeletes: number };
 }
 
 export interface Gathered {
@@ -124,12 +130,34 @@ export async function gatherPlanInput(options: GatherOptions): Promise<Gathered>
     secretErrors,
     discovery,
     repositoryErrors: repos.errors,
+    ownershipKnown: options.applied !== undefined,
   };
-  if (providers) input.providers = providers;
+  // prune: converge's providers are listed too when no manifest declares one (their manifests may all be gone).
+  const ownsProviders = options.prune?.enabled === true && [...applied.keys()].some((key) => key.startsWith('OAuthProvider/'));
+  const listedProviders = providers ?? (ownsProviders ? await options.client.listProviders() : undefined);
+  if (listedProviders) input.providers = listedProviders;
+  if (options.adoptPolicy) input.adoptPolicy = options.adoptPolicy;
+  if (options.prune) input.prune = await pruneOptions(options, input, loaded.resources.length + loaded.blocked.length);
   const notes = [...(options.notes ?? [])];
   if (outside.length > 0) notes.push(outsidePrefixNote(outside.map((r) => r.name), prefix!));
   if (notes.length > 0) input.notes = notes;
   return { input, resources, live, files: loaded.files, diagnostics };
+}
+
+/**
+ * Prune's options. Whether the service deletes is probed (once per client) only when prune is on and some live
+ * deployment converge applied is declared nowhere, so that a plan with nothing to delete sends no probe.
+ */
+async function pruneOptions(options: GatherOptions, input: PlanInput, declared: number): Promise<PruneOptions> {
+  const prune = options.prune!;
+  const out: PruneOptions = { enabled: prune.enabled, maxDeletes: prune.maxDeletes, available: true, declared };
+  if (!prune.enabled) return out;
+  const names = new Set([...input.resources, ...input.blocked].filter((r) => r.kind === 'Deployment').map((r) => r.name));
+  const mayDelete = input.live.some((d) => !names.has(d.name) && input.applied.has(resourceKey('Deployment', d.name)));
+  if (!mayDelete) return out;
+  const probe = await options.client.deploymentDeletes();
+  if (!probe.deletes) out.available = { note: probe.note };
+  return out;
 }
 
 /**

@@ -15,8 +15,9 @@ import type {
 } from '../core/model.js';
 import { resourceKey } from '../core/model.js';
 import { kindOf, type PlanContext } from '../core/kinds/index.js';
-import { ORPHAN_REASON, RELEASED_REASON } from './notes.js';
+import { adoptionBlocker, adoptReason, ownershipOf, type AdoptPolicy } from '../core/ownership.js';
 import { pair } from './pairing.js';
+import { orphanChanges, type LiveOrphan, type PruneOptions } from './prune.js';
 import { sortChanges, summarize } from './summary.js';
 
 
@@ -46,6 +47,16 @@ export interface PlanInput {
   providers?: LiveProviders;
   /** What the plan could not see (applied state not read, deployments outside name_prefix); copied into plan.notes. */
   notes?: string[];
+  /**
+   * The applied state was read, so the plan knows which live resources converge owns: a first write to one it does not
+   * own is `adopt`. Absent or false (no Redis, --no-applied-state, a plan built from data alone): ownership is unknown,
+   * and such writes plan as update (or noop) as before.
+   */
+  ownershipKnown?: boolean;
+  /** adopt setting (default auto): under explicit, taking over a live resource converge did not create needs converge/adopt: "true". */
+  adoptPolicy?: AdoptPolicy;
+  /** --prune and its guards; absent: prune off. */
+  prune?: PruneOptions;
 }
 
 const NO_HASHES: Record<string, string> = Object.freeze({}) as Record<string, string>;
@@ -76,23 +87,45 @@ function planContext(input: PlanInput, resource: DesiredResource, providers: Map
   return context;
 }
 
+/**
+ * An update of a live deployment converge does not own (no applied record of its id): this first write takes it
+ * over: `adopt`; under adopt: explicit without converge/adopt: "true" it is blocked instead. A live deployment that
+ * already matches its manifest stays `noop`: nothing is written, so nothing is taken over.
+ */
+function withOwnership(change: PlanChange, resource: DesiredResource, live: Pick<LiveDeployment, 'id' | 'is_preview'>, input: PlanInput): PlanChange {
+  if (change.action !== 'update' || live.is_preview === true) return change;
+  if (ownershipOf(input.applied.get(resourceKey(resource.kind, resource.name)), live.id) === 'owned') return change;
+  const blocker = adoptionBlocker(input.adoptPolicy, resource, live);
+  const reasons = change.reason ? [change.reason] : [];
+  if (blocker) return { ...change, action: 'blocked', new_revision: false, reason: [blocker, ...reasons].join('; ') };
+  // A provider's own reason already says it takes over one created elsewhere.
+  const why = resource.kind === 'Deployment' ? [adoptReason()] : [];
+  return { ...change, action: 'adopt', reason: [...why, ...reasons].join('; ') || null };
+}
+
+/** Live providers named in no manifest (valid or blocked), when the service lists them; only owned ones are planned. */
+function providerOrphans(input: PlanInput, providers: Map<string, LiveProvider> | undefined): LiveOrphan[] {
+  if (!providers) return [];
+  const declared = new Set([...input.resources, ...input.blocked].filter((r) => r.kind === 'OAuthProvider').map((r) => r.name));
+  return [...providers.values()].filter((p) => !declared.has(p.provider_id)).map((p) => ({ kind: 'OAuthProvider', name: p.provider_id, id: p.id, reportUnowned: false }));
+}
+
 export function plan(input: PlanInput): Plan {
   const pairs = pair(input.resources, input.blocked, input.live);
   const changes: PlanChange[] = [];
   const providers = providersById(input);
   for (const { resource, live } of pairs.resources) {
-    changes.push(kindOf(resource.kind).diff(resource, live, planContext(input, resource, providers)));
+    const change = kindOf(resource.kind).diff(resource, live, planContext(input, resource, providers));
+    // The live resource: the paired deployment, or the listed provider of this provider_id.
+    const owned = live ?? (resource.kind === 'OAuthProvider' ? providers?.get(resource.name) : undefined);
+    changes.push(owned && input.ownershipKnown ? withOwnership(change, resource, owned, input) : change);
   }
   for (const entry of pairs.blocked) {
     changes.push({ kind: entry.kind, name: entry.name, action: 'blocked', new_revision: false, fields: [], reason: entry.reasons.join('; ') });
   }
-  for (const live of pairs.orphans) {
-    // The applied state knows what converge applied: such an orphan lost its manifest, and converge stopped managing it.
-    const released = input.applied.has(resourceKey('Deployment', live.name));
-    const orphan: PlanChange = { kind: 'Deployment', name: live.name, action: 'orphan', new_revision: false, fields: [], reason: released ? RELEASED_REASON : ORPHAN_REASON };
-    if (released) orphan.released = true;
-    changes.push(orphan);
-  }
+  // The applied state knows what converge applied: such an orphan lost its manifest (released), or, owned and with --prune, is deleted.
+  const orphans = orphanChanges([...pairs.orphans.map((d) => ({ kind: 'Deployment' as const, name: d.name, id: d.id, status: d.status, reportUnowned: true })), ...providerOrphans(input, providers)], input.applied, input.prune);
+  changes.push(...orphans.changes);
   sortChanges(changes);
   const result: Plan = {
     format_version: '1',
@@ -100,7 +133,7 @@ export function plan(input: PlanInput): Plan {
     changes,
     diagnostics: sortDiagnostics(input.diagnostics).map(toPlanDiagnostic),
   };
-  const notes = [...(input.notes ?? []), ...(input.providers && !input.providers.readable ? [input.providers.note] : [])];
+  const notes = [...(input.notes ?? []), ...(input.providers && !input.providers.readable ? [input.providers.note] : []), ...orphans.notes];
   if (notes.length > 0) result.notes = notes;
   return result;
 }

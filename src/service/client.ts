@@ -1,4 +1,5 @@
 // ServiceClient: one method per endpoint of the service (spec + POST /v2/deployments), over a keep-alive undici Agent.
+import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { ConvergeError, ServiceError } from '../core/errors.js';
 import type { LiveProviders } from '../core/model.js';
@@ -20,6 +21,7 @@ import {
   type PatchProviderRequest,
 } from '../core/wire/schema.js';
 import { HttpTransport, type HttpOptions } from './transport.js';
+import { classifyFailure } from './errors.js';
 
 export type { RequestInfo, RetryPolicy } from './transport.js';
 
@@ -108,6 +110,12 @@ const IntegrationList = z.array(Integration);
 /** GET /v2/auth/providers answers a plain array (real-service.md; the emulator does the same): no paging. */
 const ProviderList = z.array(OAuthProvider);
 
+/** The 400 detail of a DELETE of a deployment the service is deleting already. */
+const BEING_DELETED = /is being deleted/i;
+
+/** Attempts of the delete probe (it sends a random id, which no deployment has). */
+const PROBE_ATTEMPTS = 4;
+
 /** Statuses by which a service says it lacks an endpoint beyond the spec. */
 const ABSENT_ENDPOINT = new Set([404, 405]);
 
@@ -146,6 +154,8 @@ export class ServiceClient {
   private readonly http: HttpTransport;
   /** Whether the service reads providers: the answer of the first provider list, kept for the client's life. */
   private providerAccess: ProviderReads | undefined;
+  /** The delete probe, in flight or answered: sent once per client. */
+  private deleteProbe: Promise<{ deletes: true } | { deletes: false; note: string }> | undefined;
   /** The probe in flight, so concurrent jobs wait for one list instead of each sending its own. */
   private providerProbe: Promise<ProviderReads> | undefined;
   /** Whether GET /v2/deployments/{id} exists: undefined until the first read by id tells. */
@@ -432,6 +442,75 @@ export class ServiceClient {
       sensitive: secretValues(body),
       schema: Deployment,
     });
+  }
+
+  /**
+   * DELETE /v2/deployments/{deployment_id} (beyond the spec; 204). `gone` when the service answers its own 404 (no such
+   * id: deleted already) or 400 because the deployment is being deleted. Not retried here: the delete job re-reads
+   * the id before it sends again.
+   */
+  async deleteDeployment(id: string, options: { deleteTracingProject: boolean }): Promise<'deleted' | 'gone'> {
+    const query = new URLSearchParams();
+    if (options.deleteTracingProject) query.set('delete_tracing_project', 'true');
+    try {
+      await this.http.send({
+        method: 'DELETE',
+        route: ROUTES.deployment,
+        path: `${ROUTES.deployments}/${encodeURIComponent(id)}`,
+        ...(options.deleteTracingProject ? { query } : {}),
+        schema: z.undefined(),
+        noContent: true,
+      });
+      return 'deleted';
+    } catch (error) {
+      if (error instanceof ServiceError && error.status === 404 && DEPLOYMENT_NOT_FOUND.test(error.detail)) return 'gone';
+      if (error instanceof ServiceError && error.status === 400 && BEING_DELETED.test(error.detail)) return 'gone';
+      throw error;
+    }
+  }
+
+  /**
+   * Whether the service deletes deployments (DELETE /v2/deployments/{id}, beyond the spec), probed once per client
+   * with an id no deployment has: the service's own "not found" says it has the endpoint; any other 404, or 405, says
+   * it has not (then `deletes: false` with the note a plan shows). Nothing is deleted by the probe.
+   */
+  async deploymentDeletes(): Promise<{ deletes: true } | { deletes: false; note: string }> {
+    this.deleteProbe ??= (async () => {
+      try {
+        // Deletes nothing, so a failure worth retrying (network, 429, 5xx) is tried again, as a read would be.
+        for (let attempt = 1; ; attempt++) {
+          try {
+            await this.http.send({ method: 'DELETE', route: ROUTES.deployment, path: `${ROUTES.deployments}/${randomUUID()}`, schema: z.undefined(), noContent: true });
+            return { deletes: true as const };
+          } catch (error) {
+            if (attempt >= PROBE_ATTEMPTS || classifyFailure(error).kind === 'fatal') throw error;
+            await new Promise((resolve) => setTimeout(resolve, 100 * attempt));
+          }
+        }
+      } catch (error) {
+        if (error instanceof ServiceError && error.status === 404 && DEPLOYMENT_NOT_FOUND.test(error.detail)) return { deletes: true as const };
+        if (error instanceof ServiceError && ABSENT_ENDPOINT.has(error.status)) {
+          return {
+            deletes: false as const,
+            note: `prune is off: the service has no DELETE ${ROUTES.deployment} (it answered ${error.status}), so converge cannot delete deployments; owned deployments no longer declared are only reported`,
+          };
+        }
+        this.deleteProbe = undefined;
+        throw error;
+      }
+    })();
+    return this.deleteProbe;
+  }
+
+  /** DELETE /v2/auth/providers/{provider_id} (beyond the spec; 204); `gone` on 404. Not retried here. */
+  async deleteProvider(providerId: string): Promise<'deleted' | 'gone'> {
+    try {
+      await this.http.send({ method: 'DELETE', route: ROUTES.provider, path: `${ROUTES.providers}/${encodeURIComponent(providerId)}`, schema: z.undefined(), noContent: true });
+      return 'deleted';
+    } catch (error) {
+      if (error instanceof ServiceError && error.status === 404) return 'gone';
+      throw error;
+    }
   }
 
   /** POST /v2/auth/providers. Not retried here. */

@@ -44,6 +44,11 @@ export async function resolveRepositories(
   return resolveAgainstCatalog(catalog, wanted);
 }
 
+/** The integrations and their repositories, as listed now (for `converge export`, which maps repo_url back to owner/name). */
+export async function listCatalog(client: RepositorySource, options: { concurrency?: number } = {}): Promise<CatalogEntry[]> {
+  return fetchCatalog(client, options.concurrency ?? DEFAULT_CONCURRENCY);
+}
+
 /** Every repository the service can see, by account then owner/name, for `converge repos`. */
 export async function listVisibleRepositories(
   client: RepositorySource,

@@ -96,7 +96,7 @@ export interface HttpOptions {
 }
 
 export interface Call<S extends z.ZodType> {
-  method: 'GET' | 'POST' | 'PATCH';
+  method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
   route: string;
   /** The concrete path below the base URL, ids already encoded. */
   path: string;
@@ -105,6 +105,8 @@ export interface Call<S extends z.ZodType> {
   /** Strings the service might echo that must never reach an error message (secret values in the body). */
   sensitive?: string[];
   schema: S;
+  /** The success answer has no body (DELETE's 204): whatever comes is read and dropped, the schema sees undefined. */
+  noContent?: boolean;
 }
 
 export const DEFAULTS = {
@@ -269,6 +271,10 @@ export class HttpTransport {
         WRITES.getStore()?.push({ method: call.method, route: call.route, status, ...(requestId ? { requestId } : {}) });
       }
       if (status < 200 || status >= 300) throw await this.serviceError(call, response);
+      if (call.noContent) {
+        await this.readBody(call, response, ERROR_BODY_CAP, false);
+        return call.schema.parse(undefined);
+      }
       const bytes = await this.readBody(call, response, this.maxResponseBytes, true);
       return this.decode(call, bytes, String(response.headers['content-type'] ?? 'none'));
     } catch (error) {

@@ -1,6 +1,8 @@
 // One resource, level-triggered: its desired state from the job, its I/O wired to the service and the applied state, its kind's sync.
-import { kindOf, type AppliedStatePort, type DesiredSecrets, type ServicePort, type SyncResult } from '../core/kinds/index.js';
+import { JobInputError } from '../core/errors.js';
+import { kindOf, type AppliedStatePort, type DeleteTarget, type DesiredSecrets, type ServicePort, type SyncPorts, type SyncResult } from '../core/kinds/index.js';
 import type { SyncOptions } from '../core/kinds/kind.js';
+import type { AdoptPolicy } from '../core/ownership.js';
 import type { DeploymentResource, DesiredResource } from '../core/model.js';
 import { applyRepositoryResolution } from '../core/repositories.js';
 import { resolveRepositories, type RepositorySource } from '../service/repositories.js';
@@ -15,6 +17,8 @@ export interface SyncContext {
   /** The environment `env` secret references are resolved in. */
   secretEnv: NodeJS.ProcessEnv;
   now?: () => Date;
+  /** adopt setting of the job (absent: auto). */
+  adoptPolicy?: AdoptPolicy;
 }
 
 /** Hashes of every declared secret, and a resolver for values right before a write. */
@@ -47,16 +51,24 @@ async function resolveRepository(service: RepositorySource, resource: Deployment
  * plan knew it. Throws BlockedError (or another ConvergeError) when it cannot succeed, ServiceError and the like as the service failed.
  */
 export async function syncResource(resource: DesiredResource, context: SyncContext, liveId?: string, options?: SyncOptions): Promise<SyncResult> {
-  return kindOf(resource.kind).sync(
-    resource,
-    {
-      service: context.service,
-      appliedState: context.appliedState,
-      desiredSecrets: async (desired) => desiredSecrets(desired, context.secretEnv),
-      resolveRepository: (deployment) => resolveRepository(context.service, deployment),
-      now: context.now ?? (() => new Date()),
-    },
-    liveId,
-    options,
-  );
+  return kindOf(resource.kind).sync(resource, portsOf(context), liveId, options);
+}
+
+/** Deletes a resource converge owns (--prune) through its kind; a kind that cannot delete is a JobInputError. */
+export async function removeResource(target: DeleteTarget, context: SyncContext): Promise<SyncResult> {
+  const kind = kindOf(target.kind);
+  if (!kind.remove) throw new JobInputError(`${target.kind}/${target.name}: converge cannot delete resources of kind ${target.kind}`);
+  return kind.remove(target, portsOf(context));
+}
+
+function portsOf(context: SyncContext): SyncPorts {
+  const ports: SyncPorts = {
+    service: context.service,
+    appliedState: context.appliedState,
+    desiredSecrets: async (desired) => desiredSecrets(desired, context.secretEnv),
+    resolveRepository: (deployment) => resolveRepository(context.service, deployment),
+    now: context.now ?? (() => new Date()),
+  };
+  if (context.adoptPolicy) ports.adoptPolicy = context.adoptPolicy;
+  return ports;
 }

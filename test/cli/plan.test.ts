@@ -76,9 +76,10 @@ describe('converge plan', () => {
     expect(code).toBe(0);
     const plan = JSON.parse(stdout);
     expect(Object.keys(plan)).toEqual(['format_version', 'summary', 'changes', 'notes', 'diagnostics']);
-    expect(plan.summary).toEqual({ create: 0, update: 1, noop: 0, orphan: 1, blocked: 0, suspended: 0 });
+    expect(plan.summary).toEqual({ create: 0, update: 0, adopt: 1, delete: 0, noop: 0, orphan: 1, blocked: 0, suspended: 0 });
     const update = plan.changes.find((c: { name: string }) => c.name === 'support-agent');
-    expect(update.action).toBe('update');
+    // converge never wrote to the seeded deployment: its first write takes it over.
+    expect(update.action).toBe('adopt');
     expect(update.new_revision).toBe(true);
     expect(update.fields).toContainEqual({ path: 'source_config.resource_spec.max_scale', before: 2, after: 4, sensitive: false });
     expect(update.fields).toContainEqual({ path: 'secrets.OPENAI_API_KEY', before: null, after: '(sensitive)', sensitive: true });

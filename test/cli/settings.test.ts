@@ -82,6 +82,10 @@ describe('resolveSettings', () => {
       progressDeadline: 1_800_000,
       healthPoll: 5_000,
       shutdownTimeout: 25_000,
+      adopt: 'auto',
+      prune: false,
+      maxDeletes: 5,
+      pruneTracingProjects: false,
       jobLock: 30_000,
     });
   });

@@ -82,7 +82,7 @@ describe('converge apply (command)', () => {
     const prefix = uniquePrefix('embedded');
     cleanups.push(() => state.remove(), () => tree.remove(), () => dropPrefix(prefix));
     const run = await runApplyCli([tree.dir, '--api-url', 'embedded', '--emulator-state', seedFile, '--redis-url', REDIS_URL, '--redis-prefix', prefix], {});
-    expect(run.stdout).toContain('Plan: 1 to create, 1 to update');
+    expect(run.stdout).toContain('Plan: 1 to create, 0 to update, 1 to adopt,');
     expect(run.stdout).toContain('Apply complete: 2 done, 0 unchanged, 0 failed.');
     expect(run.code).toBe(0);
     const redis = rawRedis();

@@ -62,7 +62,7 @@ describe('converge apply', () => {
     // Not a terminal: only the wait's progress, a line when its counts change.
     expect(first.stderr.split('\n').filter(Boolean).every((line) => /^converge apply: waiting for 2 revisions: \d active, \d building \[\d+s elapsed\]$/.test(line))).toBe(true);
     expect(first.code).toBe(0);
-    expect(first.stdout).toContain('Plan: 2 to create, 1 to update, 0 blocked, 0 orphaned, 1 unchanged.');
+    expect(first.stdout).toContain('Plan: 2 to create, 0 to update, 1 to adopt, 0 blocked, 0 orphaned, 1 unchanged.');
     expect(first.stdout).toMatch(/done +Deployment\/fresh: created; a new revision started/);
     expect(first.stdout).toMatch(/done +Deployment\/web: updated; a new revision started/);
     expect(first.stdout).toMatch(/done +OAuthProvider\/slack: created/);
@@ -112,7 +112,7 @@ describe('converge apply', () => {
     expect(run.code).toBe(0);
     const out = JSON.parse(run.stdout);
     expect(out.converged).toBe(true);
-    expect(out.plan.summary).toEqual({ create: 0, update: 1, noop: 3, orphan: 0, blocked: 0, suspended: 0 });
+    expect(out.plan.summary).toEqual({ create: 0, update: 1, adopt: 0, delete: 0, noop: 3, orphan: 0, blocked: 0, suspended: 0 });
     expect(out.results).toHaveLength(1);
     expect(out.results[0]).toMatchObject({ kind: 'Deployment', name: 'web', status: 'done', outcome: 'updated', new_revision: true });
     expect(run.stdout).not.toContain(SECRETS.TEST_WEB_KEY);

@@ -20,5 +20,5 @@ export function data(name: string, maxScale: number): ReconcileJobData {
 
 /** The max_scale a job's data asks for. */
 export function scaleOf(d: ReconcileJobData): unknown {
-  return (d.resource.spec as unknown as { source_config: { resource_spec: { max_scale: number } } }).source_config.resource_spec.max_scale;
+  return (d.resource!.spec as unknown as { source_config: { resource_spec: { max_scale: number } } }).source_config.resource_spec.max_scale;
 }

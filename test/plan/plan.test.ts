@@ -56,7 +56,7 @@ const cases: Case[] = [
   {
     name: 'nothing declared, nothing live',
     input: input({}),
-    expected: { format_version: '1', summary: { create: 0, update: 0, noop: 0, orphan: 0, blocked: 0, suspended: 0 }, changes: [], diagnostics: [] },
+    expected: { format_version: '1', summary: { create: 0, update: 0, adopt: 0, delete: 0, noop: 0, orphan: 0, blocked: 0, suspended: 0 }, changes: [], diagnostics: [] },
   },
   {
     name: 'mixed: noop, orphan, blocked manifest with a live twin (not orphaned), provider create, diagnostics sorted without code',
@@ -72,7 +72,7 @@ const cases: Case[] = [
     }),
     expected: {
       format_version: '1',
-      summary: { create: 1, update: 0, noop: 1, orphan: 1, blocked: 1, suspended: 0 },
+      summary: { create: 1, update: 0, adopt: 0, delete: 0, noop: 1, orphan: 1, blocked: 1, suspended: 0 },
       changes: [
         { kind: 'Deployment', name: 'billing-agent', action: 'blocked', new_revision: false, fields: [], reason: brokenBilling.reason },
         { kind: 'Deployment', name: 'legacy-rag', action: 'orphan', new_revision: false, fields: [], reason: ORPHAN },
@@ -108,7 +108,7 @@ const cases: Case[] = [
     }),
     expected: {
       format_version: '1',
-      summary: { create: 0, update: 0, noop: 0, orphan: 0, blocked: 1, suspended: 0 },
+      summary: { create: 0, update: 0, adopt: 0, delete: 0, noop: 0, orphan: 0, blocked: 1, suspended: 0 },
       changes: [
         {
           kind: 'Deployment',
@@ -134,7 +134,7 @@ const cases: Case[] = [
     }),
     expected: {
       format_version: '1',
-      summary: { create: 0, update: 0, noop: 0, orphan: 0, blocked: 1, suspended: 0 },
+      summary: { create: 0, update: 0, adopt: 0, delete: 0, noop: 0, orphan: 0, blocked: 1, suspended: 0 },
       changes: [
         {
           kind: 'Deployment',
@@ -159,7 +159,7 @@ const cases: Case[] = [
     }),
     expected: {
       format_version: '1',
-      summary: { create: 0, update: 0, noop: 0, orphan: 2, blocked: 0, suspended: 0 },
+      summary: { create: 0, update: 0, adopt: 0, delete: 0, noop: 0, orphan: 2, blocked: 0, suspended: 0 },
       changes: [
         { kind: 'Deployment', name: 'Rag-a', action: 'orphan', new_revision: false, fields: [], reason: ORPHAN },
         { kind: 'Deployment', name: 'rag-b', action: 'orphan', new_revision: false, fields: [], reason: ORPHAN },
@@ -175,7 +175,7 @@ const cases: Case[] = [
     }),
     expected: {
       format_version: '1',
-      summary: { create: 0, update: 0, noop: 0, orphan: 0, blocked: 1, suspended: 0 },
+      summary: { create: 0, update: 0, adopt: 0, delete: 0, noop: 0, orphan: 0, blocked: 1, suspended: 0 },
       changes: [
         {
           kind: 'Deployment',
@@ -210,7 +210,7 @@ const cases: Case[] = [
     }),
     expected: {
       format_version: '1',
-      summary: { create: 0, update: 0, noop: 1, orphan: 0, blocked: 3, suspended: 0 },
+      summary: { create: 0, update: 0, adopt: 0, delete: 0, noop: 1, orphan: 0, blocked: 3, suspended: 0 },
       changes: [
         {
           kind: 'Deployment',
@@ -296,7 +296,7 @@ describe('pairing stays linear', () => {
     const result = plan(input({ resources: counted(resources), live: counted(liveList) }));
     // 8,000 pairs: i % 4 == 0 among them (4 in every 20) -> 2,000 updates. A nested scan (find per resource) would read about n^2 / 2 = 50,000,000 elements.
     expect(reads).toBeLessThanOrEqual(2 * (resources.length + liveList.length));
-    expect(result.summary).toStrictEqual({ create: 1000, update: 2000, noop: 6000, orphan: 1000, blocked: 0, suspended: 0 });
+    expect(result.summary).toStrictEqual({ create: 1000, update: 2000, adopt: 0, delete: 0, noop: 6000, orphan: 1000, blocked: 0, suspended: 0 });
     expect(result.changes).toHaveLength(n);
   });
 });

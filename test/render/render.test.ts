@@ -204,6 +204,8 @@ const SMALL_JSON = `{
   "summary": {
     "create": 0,
     "update": 1,
+    "adopt": 0,
+    "delete": 0,
     "noop": 0,
     "orphan": 1,
     "blocked": 0,
@@ -320,7 +322,7 @@ describe('renderMarkdown', () => {
   it('escapes pipes and HTML, and lengthens the code fence past backticks in values', () => {
     const tricky: Plan = {
       format_version: '1',
-      summary: { create: 0, update: 1, noop: 0, orphan: 0, blocked: 0, suspended: 0 },
+      summary: { create: 0, update: 1, adopt: 0, delete: 0, noop: 0, orphan: 0, blocked: 0, suspended: 0 },
       changes: [
         {
           kind: 'Deployment',
@@ -346,7 +348,7 @@ describe('notes of unchanged resources', () => {
     const noop = { kind: 'Deployment' as const, action: 'noop' as const, new_revision: false, fields: [] };
     return {
       format_version: '1',
-      summary: { create: 0, update: 0, noop: 3, orphan: 0, blocked: 0, suspended: 0 },
+      summary: { create: 0, update: 0, adopt: 0, delete: 0, noop: 3, orphan: 0, blocked: 0, suspended: 0 },
       changes: [
         { ...noop, name: 'quiet', reason: null },
         { ...noop, name: 'triage', reason: NOTE },
@@ -380,7 +382,7 @@ describe('renderJson', () => {
     const batch = parsed.changes.find((c) => c.name === 'batch-agent');
     expect(batch).toMatchObject({ action: 'update', suspended: true, reason: 'suspended by converge/suspend: shown, not applied' });
     expect(parsed.changes.filter((c) => c.suspended === true)).toHaveLength(1);
-    expect(parsed.summary).toEqual({ create: 3, update: 2, noop: 1, orphan: 1, blocked: 2, suspended: 1 });
+    expect(parsed.summary).toEqual({ create: 3, update: 2, adopt: 0, delete: 0, noop: 1, orphan: 1, blocked: 2, suspended: 1 });
   });
 });
 
@@ -394,7 +396,7 @@ function bigPlan(count: number, changed = 0, width = 0): Plan {
   for (let i = 0; i < count; i++) {
     changes.push({ kind: 'Deployment', name: `orphan-${String(i).padStart(4, '0')}-of-a-long-team-name`, action: 'orphan', new_revision: false, fields: [], reason: 'live deployment not in any manifest; converge never deletes' });
   }
-  return { format_version: '1', summary: { create: 0, update: changed, noop: 0, orphan: count, blocked: 0, suspended: 0 }, changes, diagnostics: [] };
+  return { format_version: '1', summary: { create: 0, update: changed, adopt: 0, delete: 0, noop: 0, orphan: count, blocked: 0, suspended: 0 }, changes, diagnostics: [] };
 }
 
 describe('plans that fit', () => {

@@ -129,7 +129,7 @@ describe('providers against a service that reads and updates them', () => {
     const { emulator, applyArgs, planJson } = await setup({ 'gh.yaml': providerYaml('github', 'GH_SECRET') }, { seed });
     const plan = await planJson();
     const change = plan.changes.find((c) => c.kind === 'OAuthProvider')!;
-    expect(change.action).toBe('update');
+    expect(change.action).toBe('adopt');
     expect(change.fields).toEqual([
       { path: 'client_id', before: 'someone-else', after: 'id-github', sensitive: false },
       { path: 'client_secret', before: '(sensitive)', after: '(sensitive)', sensitive: true },

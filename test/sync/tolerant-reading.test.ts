@@ -64,11 +64,11 @@ describe('tolerant reading against a service with previews, deletions, unknown v
     expect(change('going')).toMatchObject({ action: 'blocked', reason: expect.stringContaining('status AWAITING_DELETE') });
     expect(change('odd-status')).toMatchObject({ action: 'noop', reason: 'the service reports status "MIGRATING", which this converge does not know; shown as given' });
     expect(change('quantum')).toMatchObject({ action: 'orphan' });
-    expect(change('normal')).toMatchObject({ action: 'update' });
+    expect(change('normal')).toMatchObject({ action: 'adopt' });
 
     emulator.resetLog();
     const apply = await runApplyCli([tree.dir, ...common], {});
-    expect(apply.stdout).toContain('Plan: 0 to create, 1 to update, 2 blocked');
+    expect(apply.stdout).toContain('Plan: 0 to create, 0 to update, 1 to adopt, 2 blocked');
     expect(writes(emulator.requestLog).map((e) => `${e.method} ${e.deploymentId === emulator.store.allDeployments().find((d) => d.name === 'normal')!.id}`)).toEqual(['PATCH true']);
   });
 

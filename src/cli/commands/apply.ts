@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import { plan } from '../../plan/plan.js';
 import { UsageError } from '../../core/errors.js';
 import { applyConverged, applyExitCode } from '../../core/exit-code.js';
-import type { Plan } from '../../core/model.js';
+import type { DesiredResource, Plan } from '../../core/model.js';
 import { summarySentence } from '../../plan/render/format.js';
 import { fieldLine } from '../../plan/render/text.js';
 import { runApply, STALLED_CHECK_MS } from '../../enqueue/apply.js';
@@ -52,6 +52,10 @@ export const applyCommand: Command = {
       'emulatorState',
       'requestTimeout',
       'logLevel',
+      'adopt',
+      'prune',
+      'maxDeletes',
+      'pruneTracingProjects',
     ),
   },
   async run(args, io) {
@@ -80,9 +84,13 @@ export const applyCommand: Command = {
         namePrefix: settings.namePrefix,
         applied: jobs.applied,
         onLiveProgress: (n) => progress.show(`listing live deployments: ${n}`),
+        adoptPolicy: settings.adopt,
+        prune: { enabled: settings.prune, maxDeletes: settings.maxDeletes },
       });
       progress.clear();
       const result = plan(gathered.input);
+      // converge/prune: "false" is remembered per resource, so it still holds once the manifest is gone.
+      await jobs.applied.recordKeep(gathered.resources.keys(), keptKeys(gathered.resources));
       const text = output === 'text';
       if (text) io.stdout.write(planLines(result).join('\n') + '\n');
 
@@ -101,6 +109,7 @@ export const applyCommand: Command = {
         client: target.client,
         env: io.env,
         changes,
+        jobOptions: { adoptPolicy: settings.adopt, deleteTracingProjects: settings.pruneTracingProjects },
         log,
         // Each write is printed below with its fields: the runner's own info line would repeat it on stderr. The jobs of a
         // run that died are handed on 5 s after their lock expires (BullMQ's default check comes every 30 s).
@@ -142,10 +151,16 @@ export const applyCommand: Command = {
 /** After an interrupt, how long the process may take to close its connections before it exits anyway. */
 const INTERRUPTED_EXIT_MS = 1_000;
 
+/** The declared resources whose manifest carries converge/prune: "false". */
+function keptKeys(resources: ReadonlyMap<string, DesiredResource>): Set<string> {
+  return new Set([...resources].filter(([, resource]) => resource.keep).map(([key]) => key));
+}
+
 function planLines(result: Plan): string[] {
-  const lines = [summarySentence(result)];
+  const lines = [summarySentence(result), ...(result.notes ?? []).filter((note) => note.startsWith('prune ')).map((note) => `  Note: ${note}`)];
   for (const change of result.changes) {
     if (change.action === 'blocked') lines.push(`  ! blocked ${change.kind}/${change.name}: ${change.reason ?? 'cannot be applied'}`);
+    if (change.action === 'delete') lines.push(`  - delete ${change.kind}/${change.name} (${change.reason ?? 'no longer declared'})`);
   }
   for (const d of result.diagnostics) lines.push(`  ${formatDiagnostic(d)}`);
   return lines;
@@ -161,6 +176,8 @@ function describeOutcome(r: ResourceResult): string {
       return `updated${revision}`;
     case 'adopted':
       return `adopted${r.fields ? revision : ''}`;
+    case 'deleted':
+      return 'deleted';
     default:
       return 'nothing left to change';
   }

@@ -11,6 +11,7 @@ const LOADERS = {
   worker: async () => (await import('./worker.js')).workerCommand,
   emulator: async () => (await import('./emulator.js')).emulatorCommand,
   repos: async () => (await import('./repos.js')).reposCommand,
+  export: async () => (await import('./export.js')).exportCommand,
   schema: async () => (await import('./schema.js')).schemaCommand,
 } satisfies Record<string, () => Promise<Command>>;
 

@@ -42,6 +42,10 @@ export const runCommand: Command = {
     'allowLiteralSecrets',
     'allowLocalDiscovery',
     'logLevel',
+    'adopt',
+    'prune',
+    'maxDeletes',
+    'pruneTracingProjects',
   ),
   async run(args, io) {
     const settings = requireApiUrl(resolveSettings(args, io.env));

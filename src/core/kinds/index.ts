@@ -44,6 +44,7 @@ export { CLIENT_SECRET, PROVIDER_CHANGED_REASON } from './oauth-provider/index.j
 export { fingerprintOf, type DeclaredSecret, type KindModule, type PlanContext } from './kind.js';
 export { JobSecretRef, JobSecretSource, type SecretSourceFromJob } from './job.js';
 export {
+  DeleteTarget,
   PendingWrite,
   SyncOutcome,
   SyncResult,

@@ -3,7 +3,7 @@ import type { z } from 'zod';
 import { objectHash } from '../hash.js';
 import type { AppliedRecord, DesiredResource, DiscoveryPreview, LiveDeployment, LiveProvider, PlanChange, SecretSource } from '../model.js';
 import type { SecretSourceFromJob } from './job.js';
-import type { SyncPorts, SyncResult } from './ports.js';
+import type { DeleteTarget, SyncPorts, SyncResult } from './ports.js';
 
 /** What the plan knows of one resource besides its manifest and live state; each kind reads what concerns it. */
 export interface PlanContext {
@@ -67,6 +67,11 @@ export interface KindModule<R extends DesiredResource = DesiredResource, S exten
    * resource's id when the plan knew it. Throws BlockedError when it cannot succeed as things stand.
    */
   sync(resource: R, ports: SyncPorts, liveId?: string, options?: SyncOptions): Promise<SyncResult>;
+  /**
+   * Deletes the live resource `target.id` converge owns (--prune), by id only, settling an earlier delete whose answer
+   * was lost. Absent: converge cannot delete resources of this kind.
+   */
+  remove?(target: DeleteTarget, ports: SyncPorts): Promise<SyncResult>;
 }
 
 /** How a sync goes beyond bringing live state to the manifest. */

@@ -1,6 +1,7 @@
 // What a kind's sync needs from outside, injected (the service, the applied-state store, secrets, the clock), and the records it exchanges.
 import { z } from 'zod';
-import type { AppliedRecord, DeploymentResource, DesiredResource, FieldHashes, LiveDeployment, LiveProvider } from '../model.js';
+import type { AppliedRecord, DeploymentResource, DesiredResource, FieldHashes, LiveDeployment, LiveProvider, Ownership } from '../model.js';
+import type { AdoptPolicy } from '../ownership.js';
 import type { CreateDeploymentRequest, CreateProviderRequest, McpDiscoverRequest, PatchDeploymentRequest, PatchProviderRequest } from '../wire/schema.js';
 
 /**
@@ -24,6 +25,10 @@ export interface ServicePort {
   getProvider(providerId: string): Promise<LiveProvider | undefined>;
   /** PATCH /v2/auth/providers/{provider_id}. */
   patchProvider(providerId: string, body: PatchProviderRequest): Promise<LiveProvider>;
+  /** DELETE /v2/deployments/{id} (beyond the spec): `deleted` (204), or `gone` when the service has no such id any more. */
+  deleteDeployment(id: string, options: { deleteTracingProject: boolean }): Promise<'deleted' | 'gone'>;
+  /** DELETE /v2/auth/providers/{provider_id} (beyond the spec): `deleted` (204), or `gone` when the service has none of that provider_id. */
+  deleteProvider(providerId: string): Promise<'deleted' | 'gone'>;
 }
 
 /**
@@ -31,7 +36,9 @@ export interface ServicePort {
  * can tell "my write landed" from "someone else's resource" without writing again. Hashes only.
  */
 export const PendingWrite = z.strictObject({
-  op: z.enum(['create', 'patch', 'create-provider', 'discover-provider', 'patch-provider']),
+  op: z.enum(['create', 'patch', 'create-provider', 'discover-provider', 'patch-provider', 'delete']),
+  /** delete only: the live id the DELETE is sent to (a retry re-reads this id; never a name). */
+  id: z.string().optional(),
   /** secret name -> hash of the value being written. */
   secrets: z.record(z.string(), z.string().regex(/^[0-9a-f]{64}$/)),
   definitionHash: z.string().optional(),
@@ -55,6 +62,8 @@ export interface WrittenState {
   definitionHash?: string;
   /** Field path -> hashes sent and answered, for the fields this write carried; merged over the recorded ones. */
   fields?: Record<string, FieldHashes>;
+  /** How converge came to own the resource (its first write, or a create); absent keeps the recorded ownership. */
+  ownership?: Ownership;
 }
 
 /** The applied-state store operations a sync uses; src/enqueue's AppliedStateStore has them. */
@@ -68,6 +77,8 @@ export interface AppliedStatePort {
    * pending write, at once. See WrittenState.
    */
   recordWrite(resourceKey: string, written: WrittenState, at?: Date, known?: AppliedRecord | null): Promise<AppliedRecord>;
+  /** Forgets the resource (its record and pending write, at once): it was deleted. */
+  forget(resourceKey: string): Promise<void>;
 }
 
 /** A resource's secrets as its sync sees them: hashes to diff with, values only on demand, right before a write. */
@@ -92,9 +103,20 @@ export interface SyncPorts {
    */
   resolveRepository(resource: DeploymentResource): Promise<{ resource: DeploymentResource; error?: string }>;
   now(): Date;
+  /** adopt setting: under explicit, a live deployment converge did not create is taken over only with converge/adopt: "true". */
+  adoptPolicy?: AdoptPolicy;
 }
 
-export const SyncOutcome = z.enum(['created', 'updated', 'unchanged', 'adopted']);
+/** What a delete job names: the resource, the live id the plan saw (never a name alone), and whether its tracing project goes too. */
+export const DeleteTarget = z.strictObject({
+  kind: z.enum(['Deployment', 'OAuthProvider']),
+  name: z.string().min(1),
+  id: z.string().min(1),
+  deleteTracingProject: z.boolean(),
+});
+export type DeleteTarget = z.infer<typeof DeleteTarget>;
+
+export const SyncOutcome = z.enum(['created', 'updated', 'unchanged', 'adopted', 'deleted']);
 export type SyncOutcome = z.infer<typeof SyncOutcome>;
 
 /** What one sync of one resource did (a job's return value). */

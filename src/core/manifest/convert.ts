@@ -11,7 +11,9 @@ import type {
   SourceLocation,
 } from '../model.js';
 import {
+  ADOPT_ANNOTATION,
   DRIFT_ANNOTATION,
+  PRUNE_ANNOTATION,
   SUSPEND_ANNOTATION,
   type ClientSecret,
   type DeploymentManifest,
@@ -28,15 +30,19 @@ function fromValueFrom(from: SecretValueFrom): SecretSource {
   return { file: from.file! };
 }
 
-function base(metadata: Metadata, location: SourceLocation): { name: string; location: SourceLocation; suspend: boolean; driftPolicy?: DriftPolicy } {
+type Base = { name: string; location: SourceLocation; suspend: boolean; driftPolicy?: DriftPolicy; adopt?: true; keep?: true };
+
+function base(metadata: Metadata, location: SourceLocation): Base {
   const annotations = metadata.annotations ?? {};
   const drift = annotations[DRIFT_ANNOTATION];
-  const out: { name: string; location: SourceLocation; suspend: boolean; driftPolicy?: DriftPolicy } = {
+  const out: Base = {
     name: metadata.name,
     location,
     suspend: annotations[SUSPEND_ANNOTATION] === 'true',
   };
   if (drift === 'heal' || drift === 'report') out.driftPolicy = drift;
+  if (annotations[ADOPT_ANNOTATION] === 'true') out.adopt = true;
+  if (annotations[PRUNE_ANNOTATION] === 'false') out.keep = true;
   return out;
 }
 

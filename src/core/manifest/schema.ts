@@ -19,8 +19,10 @@ export const API_VERSION = 'converge/v1';
 export const MANIFEST_KINDS = ['Deployment', 'OAuthProvider'] as const;
 export const SUSPEND_ANNOTATION = 'converge/suspend';
 export const DRIFT_ANNOTATION = 'converge/drift';
+export const ADOPT_ANNOTATION = 'converge/adopt';
+export const PRUNE_ANNOTATION = 'converge/prune';
 /** Annotations converge reads; any other `converge/...` annotation is a typo and an error. */
-export const CONVERGE_ANNOTATIONS = [SUSPEND_ANNOTATION, DRIFT_ANNOTATION] as const;
+export const CONVERGE_ANNOTATIONS = [SUSPEND_ANNOTATION, DRIFT_ANNOTATION, ADOPT_ANNOTATION, PRUNE_ANNOTATION] as const;
 
 /** Environment variable names accepted in valueFrom.env. */
 export const ENV_NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -61,6 +63,8 @@ export const Annotations = z
   .object({
     [SUSPEND_ANNOTATION]: annotationFlag(['true', 'false'], '"true": the plan shows this resource but nothing is applied.'),
     [DRIFT_ANNOTATION]: annotationFlag(['heal', 'report'], 'Drift policy of this resource: heal (revert drift) or report it only.'),
+    [ADOPT_ANNOTATION]: annotationFlag(['true', 'false'], '"true": converge may take over a live resource of this name that it did not create (needed under adopt: explicit).'),
+    [PRUNE_ANNOTATION]: annotationFlag(['true', 'false'], '"false": never deleted by --prune, even once its manifest is gone.'),
   })
   .catchall(z.string({ error: 'annotation values are strings: quote the value' }))
   .superRefine((annotations, ctx) => {
@@ -70,13 +74,13 @@ export const Annotations = z
       ctx.addIssue({
         code: 'custom',
         path: [key],
-        message: `unknown converge annotation "${key}"; converge reads ${CONVERGE_ANNOTATIONS.join(' and ')}`,
+        message: `unknown converge annotation "${key}"; converge reads ${CONVERGE_ANNOTATIONS.join(', ')}`,
         params: { at: 'key' },
       });
     }
   }, ALWAYS)
   .meta({
-    description: 'Free-form string annotations; converge reads converge/suspend and converge/drift.',
+    description: 'Free-form string annotations; converge reads converge/suspend, converge/drift, converge/adopt and converge/prune.',
     propertyNames: { anyOf: [{ not: { pattern: '^converge/' } }, { enum: [...CONVERGE_ANNOTATIONS] }] },
   });
 export type Annotations = z.infer<typeof Annotations>;

@@ -2,7 +2,7 @@
 import type { Action, FieldChange, Plan, PlanChange } from '../../core/model.js';
 import { SENSITIVE } from '../../core/model.js';
 
-export const SYMBOL: Record<Action, string> = { create: '+', update: '~', noop: ' ', orphan: '?', blocked: '!' };
+export const SYMBOL: Record<Action, string> = { create: '+', update: '~', adopt: '<', delete: '-', noop: ' ', orphan: '?', blocked: '!' };
 
 /** One value on one line: JSON for data (strings quoted), the placeholder for sensitive values. */
 export function formatValue(value: unknown, sensitive: boolean): string {
@@ -81,19 +81,22 @@ function plural(n: number, one: string, many: string): string {
 export function summarySentence(plan: Plan): string {
   const s = plan.summary;
   const suspendedNote = s.suspended > 0 ? ` ${plural(s.suspended, 'suspended change is', 'suspended changes are')} shown but not applied.` : '';
-  if (s.create + s.update + s.blocked === 0) {
+  if (s.create + s.update + s.adopt + s.delete + s.blocked === 0) {
     const head = s.suspended > 0 ? 'No changes to apply.' : 'No changes. Live state matches the manifests.';
     if (s.orphan === 0) return `${head}${suspendedNote}`;
     const orphans = plural(s.orphan, 'live deployment is', 'live deployments are');
     return `${head.slice(0, -1)}; ${orphans} in no manifest (orphaned, never deleted).${suspendedNote}`;
   }
   const suspended = s.suspended > 0 ? ` ${s.suspended} suspended,` : '';
-  return `Plan: ${s.create} to create, ${s.update} to update,${suspended} ${s.blocked} blocked, ${s.orphan} orphaned, ${s.noop} unchanged.${suspendedNote}`;
+  const adopt = s.adopt > 0 ? ` ${s.adopt} to adopt,` : '';
+  const del = s.delete > 0 ? ` ${s.delete} to delete,` : '';
+  return `Plan: ${s.create} to create, ${s.update} to update,${adopt}${del}${suspended} ${s.blocked} blocked, ${s.orphan} orphaned, ${s.noop} unchanged.${suspendedNote}`;
 }
 
 /** The words after a change's title: "(forces new revision)", "(suspended: not applied)". */
 export function markers(change: PlanChange): string[] {
   const out: string[] = [];
+  if (change.action === 'delete' && change.reason) out.push(change.reason);
   if (change.new_revision && change.action !== 'blocked') out.push('forces new revision');
   if (change.suspended) out.push('suspended: not applied');
   return out;

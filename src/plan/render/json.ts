@@ -11,6 +11,8 @@ export function renderJson(plan: Plan): string {
     summary: {
       create: plan.summary.create,
       update: plan.summary.update,
+      adopt: plan.summary.adopt,
+      delete: plan.summary.delete,
       noop: plan.summary.noop,
       orphan: plan.summary.orphan,
       blocked: plan.summary.blocked,
@@ -23,6 +25,7 @@ export function renderJson(plan: Plan): string {
       new_revision: change.new_revision,
       suspended: change.suspended === true,
       released: change.released === true,
+      ...(change.id !== undefined ? { id: change.id } : {}),
       fields: change.fields.map((field) => ({
         path: field.path,
         before: field.before ?? null,

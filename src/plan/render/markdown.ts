@@ -38,10 +38,14 @@ function diffLines(field: FieldChange): string[] {
 
 function summaryTable(plan: Plan): string[] {
   const s = plan.summary;
+  // adopt and delete get their columns when the plan holds one (a plan without either reads as it always did).
+  const columns: Array<[string, number]> = [['create', s.create], ['update', s.update]];
+  if (s.adopt + s.delete > 0) columns.push(['adopt', s.adopt], ['delete', s.delete]);
+  columns.push(['suspended', s.suspended], ['blocked', s.blocked], ['orphan', s.orphan], ['unchanged', s.noop]);
   return [
-    '| create | update | suspended | blocked | orphan | unchanged |',
-    '|---:|---:|---:|---:|---:|---:|',
-    `| ${s.create} | ${s.update} | ${s.suspended} | ${s.blocked} | ${s.orphan} | ${s.noop} |`,
+    `| ${columns.map(([name]) => name).join(' | ')} |`,
+    `|${columns.map(() => '---:').join('|')}|`,
+    `| ${columns.map(([, count]) => count).join(' | ')} |`,
   ];
 }
 

@@ -22,6 +22,8 @@ function painter(color: boolean): Paint {
 const ACTION_STYLE: Record<PlanChange['action'], Style> = {
   create: 'green',
   update: 'yellow',
+  adopt: 'magenta',
+  delete: 'red',
   blocked: 'red',
   orphan: 'cyan',
   noop: 'dim',
@@ -43,7 +45,8 @@ function changeBlock(change: PlanChange, paint: Paint): string[] {
   const marks = markers(change).map((m) => paint(`(${m})`, m.startsWith('forces') ? 'magenta' : 'cyan'));
   const lines = [`  ${[title, ...marks].join(' ')}`];
   for (const field of change.fields) lines.push(`      ${fieldLine(field, paint)}`);
-  if (change.reason) lines.push(`      ${paint(`# ${change.reason}`, 'dim')}`);
+  // A delete's reason is its marker: "- delete Deployment/x (owned by converge, no longer declared)".
+  if (change.reason && change.action !== 'delete') lines.push(`      ${paint(`# ${change.reason}`, 'dim')}`);
   return lines;
 }
 

@@ -4,11 +4,12 @@ import { fingerprintOf, type KindModule } from '../kind.js';
 import { diffDeployment } from './diff.js';
 import { deploymentFromJob, deploymentJobPayload, DeploymentJobPayload } from './job.js';
 import { syncDeployment } from './sync.js';
+import { deleteOwnedDeployment } from './delete.js';
 
 export { diffDeployment, requestBody, type DeploymentContext, type DeploymentDiff } from './diff.js';
 export { findLiveDeployment, CLOCK_SKEW_MS } from './sync.js';
 
-const OPERATIONS = ['create-deployment', 'patch-deployment'] as const;
+const OPERATIONS = ['create-deployment', 'patch-deployment', 'delete-deployment'] as const;
 
 export const deploymentKind = {
   kind: 'Deployment',
@@ -31,4 +32,5 @@ export const deploymentKind = {
   jobPayload: deploymentJobPayload,
   fromJobPayload: deploymentFromJob,
   sync: syncDeployment,
+  remove: deleteOwnedDeployment,
 } satisfies KindModule<DeploymentResource, typeof DeploymentJobPayload, (typeof OPERATIONS)[number]>;

@@ -7,7 +7,8 @@ import type { SyncOptions } from '../kind.js';
 import { diffDeployment, requestBody, type DeploymentContext, type DeploymentDiff } from './diff.js';
 import { artifactField, declaredFieldPaths } from './fields.js';
 import { answeredFieldHashes, sentFieldHashes } from './three-way.js';
-import { resourceKey } from '../../model.js';
+import { resourceKey, type Ownership } from '../../model.js';
+import { adoptionBlocker, ownershipOf } from '../../ownership.js';
 import { isAbsent } from '../../values.js';
 
 /**
@@ -31,8 +32,26 @@ function pick(hashes: Record<string, string>, names: readonly string[]): Record<
  * What to record of a write: the secret hashes it sent (when it sent any, the complete declared set, so they replace
  * the recorded ones), and for each declared field it sent, the hash sent and the hash of the service's answer there.
  */
-function writtenState(secrets: Record<string, string>, sentFields: Readonly<Record<string, string>>, answer: unknown): WrittenState {
-  return { secrets, replaceSecrets: Object.keys(secrets).length > 0, fields: answeredFieldHashes(sentFields, answer) };
+function writtenState(secrets: Record<string, string>, sentFields: Readonly<Record<string, string>>, answer: unknown, ownership?: Ownership): WrittenState {
+  const written: WrittenState = { secrets, replaceSecrets: Object.keys(secrets).length > 0, fields: answeredFieldHashes(sentFields, answer) };
+  if (ownership) written.ownership = ownership;
+  return written;
+}
+
+/**
+ * The ownership a write to `live` records: none new when converge owns it already (with its id); `adopted` for one it
+ * did not create (or owns from a record of an older version that kept no id).
+ */
+function adoptedOwnership(applied: AppliedRecord | undefined, live: LiveDeployment): Ownership | undefined {
+  if (applied?.ownership?.id === live.id) return undefined;
+  return { origin: 'adopted', id: live.id };
+}
+
+/** Under adopt: explicit, a live deployment converge does not own is taken over only with converge/adopt: "true". */
+function checkAdoption(desired: Desired, live: LiveDeployment, applied: AppliedRecord | undefined, ports: SyncPorts): void {
+  if (ownershipOf(applied, live.id) === 'owned') return;
+  const blocker = adoptionBlocker(ports.adoptPolicy, desired.resource, live);
+  if (blocker) throw new BlockedError(blocker);
 }
 
 /** fieldHash() of each declared field the body sends (recorded as pending before the send, as applied after). */
@@ -122,7 +141,8 @@ async function settlePending(key: string, ports: SyncPorts, live: LiveDeployment
     return { applied };
   }
   // The answer was lost: the live state read now stands in for it.
-  const written = writtenState(pending.secrets, pending.fields ?? {}, live);
+  const ownership: Ownership | undefined = pending.op === 'create' ? { origin: 'created', id: live.id } : adoptedOwnership(applied, live);
+  const written = writtenState(pending.secrets, pending.fields ?? {}, live, ownership);
   return { applied: await ports.appliedState.recordWrite(key, written, ports.now(), applied ?? null), landed: pending };
 }
 
@@ -172,7 +192,7 @@ async function patchIfNeeded(
     startsRevision: diff.change.new_revision,
   });
   const updated = await ports.service.patchDeployment(diff.request.id, body);
-  await ports.appliedState.recordWrite(desired.key, writtenState(written, fields, updated), ports.now(), applied ?? null);
+  await ports.appliedState.recordWrite(desired.key, writtenState(written, fields, updated, adoptedOwnership(applied, live)), ports.now(), applied ?? null);
   return { sent: true, live: updated, newRevision: diff.change.new_revision };
 }
 
@@ -199,6 +219,7 @@ export async function syncDeployment(resource: DeploymentResource, ports: SyncPo
   const rebuild = !diff.request && options.rebuild && live && !settled.landed && !settled.unsure ? rebuildDiff(desired, diff, live) : undefined;
   if (rebuild) diff = rebuild;
   if (!diff.request) return settledResult(settled, live);
+  if (live && !settled.landed) checkAdoption(desired, live, settled.applied, ports);
   if (diff.request.op === 'patch') {
     const patched = await patchIfNeeded(desired, diff, live!, ports, settled.applied);
     // An earlier attempt's create landed but its answer was lost: this PATCH is the artifact that create left out.
@@ -221,7 +242,7 @@ export async function syncDeployment(resource: DeploymentResource, ports: SyncPo
     if (!(error instanceof ServiceError) || error.status !== 409) throw error;
     return adoptDeployment(desired, ports, error);
   }
-  const applied = await ports.appliedState.recordWrite(desired.key, writtenState(written, fields, created), ports.now());
+  const applied = await ports.appliedState.recordWrite(desired.key, writtenState(written, fields, created, { origin: 'created', id: created.id }), ports.now());
   return { ...(await completeCreate(desired, created, ports, applied)), fields: diff.change.fields };
 }
 
@@ -249,11 +270,19 @@ async function adoptDeployment(desired: Desired, ports: SyncPorts, conflict: Ser
     );
   }
   const settled = await settlePending(desired.key, ports, live);
+  checkAdoption(desired, live, settled.applied, ports);
   const diff = diffFor(desired, live, settled.applied);
   const patched = await patchIfNeeded(desired, diff, live, ports, settled.applied);
+  if (!patched.sent) await recordOwnership(desired, live, ports, settled.applied);
   const message = patched.sent
     ? 'the deployment already existed; converge adopted it and patched what differed'
     : 'the deployment already existed and matches the manifest; converge adopted it';
   const result = deploymentResult('adopted', patched.newRevision, patched.live, message);
   return patched.sent ? { ...result, fields: diff.change.fields } : result;
+}
+
+/** Records that converge owns `live` (adopted), writing nothing to the service. */
+async function recordOwnership(desired: Desired, live: LiveDeployment, ports: SyncPorts, applied: AppliedRecord | undefined): Promise<void> {
+  const ownership = adoptedOwnership(applied, live);
+  if (ownership) await ports.appliedState.recordWrite(desired.key, { secrets: {}, ownership }, ports.now(), applied ?? null);
 }

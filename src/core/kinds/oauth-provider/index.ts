@@ -4,6 +4,7 @@ import { fingerprintOf, type KindModule } from '../kind.js';
 import { CLIENT_SECRET, diffProvider } from './diff.js';
 import { providerFromJob, providerJobPayload, ProviderJobPayload } from './job.js';
 import { syncProvider } from './sync.js';
+import { deleteOwnedProvider } from './delete.js';
 
 export {
   adoptionNote,
@@ -17,7 +18,7 @@ export {
 } from './diff.js';
 export { providerExistsReason } from './sync.js';
 
-const OPERATIONS = ['create-provider', 'discover-provider', 'update-provider'] as const;
+const OPERATIONS = ['create-provider', 'discover-provider', 'update-provider', 'delete-provider'] as const;
 
 export const oauthProviderKind = {
   kind: 'OAuthProvider',
@@ -46,4 +47,5 @@ export const oauthProviderKind = {
   sync(resource, ports) {
     return syncProvider(resource, ports);
   },
+  remove: deleteOwnedProvider,
 } satisfies KindModule<ProviderResource, typeof ProviderJobPayload, (typeof OPERATIONS)[number]>;

@@ -1,6 +1,7 @@
 // One OAuthProvider: read it by id right before writing and PATCH what differs; where the service cannot read providers, the applied record decides.
 import { BlockedError, ServiceError } from '../../errors.js';
-import { resourceKey, type AppliedRecord, type LiveProvider, type ProviderResource } from '../../model.js';
+import { adoptionBlocker } from '../../ownership.js';
+import { resourceKey, type AppliedRecord, type LiveProvider, type Ownership, type ProviderResource } from '../../model.js';
 import type { CreateProviderRequest, PatchProviderRequest } from '../../wire/schema.js';
 import type { DesiredSecrets, PendingWrite, SyncPorts, SyncResult } from '../ports.js';
 import { adoptionNote, CLIENT_SECRET, diffProvider, PROVIDER_CHANGED_REASON, type ProviderDiff } from './diff.js';
@@ -85,7 +86,7 @@ async function syncAgainstLive(resource: ProviderResource, ports: SyncPorts): Pr
     const created = state.earlier.op !== 'patch-provider';
     state.applied = await ports.appliedState.recordWrite(
       state.key,
-      { secrets: state.earlier.secrets, definitionHash: diff.definitionHash },
+      { secrets: state.earlier.secrets, definitionHash: diff.definitionHash, ...ownershipOfWrite(state, live.id, created) },
       ports.now(),
       state.applied ?? null,
     );
@@ -94,6 +95,9 @@ async function syncAgainstLive(resource: ProviderResource, ports: SyncPorts): Pr
     diff = diffAgainst(resource, state, live);
   }
   if (diff.change.action === 'blocked') throw new BlockedError(diff.change.reason ?? 'the plan blocks it');
+  // adopt: explicit: a provider converge has no record of is taken over only with converge/adopt: "true".
+  const blocker = live && !state.applied && diff.request ? adoptionBlocker(ports.adoptPolicy, resource, live) : undefined;
+  if (blocker) throw new BlockedError(blocker);
   if (!diff.request) {
     if (settled) return { outcome: 'adopted', new_revision: false, message: settled };
     if (state.earlier) await ports.appliedState.clearPending(state.key);
@@ -128,13 +132,14 @@ async function sendCreate(resource: ProviderResource, ports: SyncPorts, state: S
     definitionHash: diff.definitionHash,
     sentAt: sameWrite ? state.earlier!.sentAt : ports.now().toISOString(),
   });
+  let answer: unknown;
   try {
     if (request.op === 'create') {
       const body: CreateProviderRequest = { ...request.body };
       if (request.sendClientSecret) body.client_secret = (await state.secrets.values([CLIENT_SECRET]))[CLIENT_SECRET]!;
-      await ports.service.createProvider(body);
+      answer = await ports.service.createProvider(body);
     } else if (request.op === 'discover') {
-      await ports.service.discoverProvider(request.body);
+      answer = await ports.service.discoverProvider(request.body);
     }
   } catch (error) {
     if (!(error instanceof ServiceError) || error.status !== 409) throw error;
@@ -143,8 +148,19 @@ async function sendCreate(resource: ProviderResource, ports: SyncPorts, state: S
     state.earlier = undefined;
     return undefined;
   }
-  state.applied = await ports.appliedState.recordWrite(state.key, { secrets: written, definitionHash: diff.definitionHash }, ports.now(), state.applied ?? null);
+  const id = (answer as { id?: unknown } | undefined)?.id;
+  const ownership = typeof id === 'string' ? ownershipOfWrite(state, id, true) : {};
+  state.applied = await ports.appliedState.recordWrite(state.key, { secrets: written, definitionHash: diff.definitionHash, ...ownership }, ports.now(), state.applied ?? null);
   return { outcome: 'created', new_revision: false };
+}
+
+/**
+ * The ownership a write records (the live provider's id, for prune): `created` by this write, or `adopted`; nothing new
+ * when the record already names this id.
+ */
+function ownershipOfWrite(state: State, id: string, created: boolean): { ownership?: Ownership } {
+  if (state.applied?.ownership?.id === id) return {};
+  return { ownership: { origin: created ? 'created' : 'adopted', id } };
 }
 
 async function sendPatch(
@@ -165,8 +181,8 @@ async function sendPatch(
   const body: PatchProviderRequest = { ...request.body };
   if (request.sendClientSecret) body.client_secret = (await state.secrets.values([CLIENT_SECRET]))[CLIENT_SECRET]!;
   // A PATCH is idempotent: should its answer be lost, the next attempt reads the provider and settles or resends it.
-  await ports.service.patchProvider(resource.name, body);
-  await ports.appliedState.recordWrite(state.key, { secrets: written, definitionHash: diff.definitionHash }, ports.now(), state.applied ?? null);
+  const patched = await ports.service.patchProvider(resource.name, body);
+  await ports.appliedState.recordWrite(state.key, { secrets: written, definitionHash: diff.definitionHash, ...ownershipOfWrite(state, patched.id, false) }, ports.now(), state.applied ?? null);
   const fields = diff.change.fields.map((field) => field.path).join(', ');
   if (adopting) return { outcome: 'adopted', new_revision: false, message: `created outside converge; converge took it over and updated ${fields}` };
   return { outcome: 'updated', new_revision: false, message: `updated ${fields}` };

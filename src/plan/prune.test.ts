@@ -1,0 +1,150 @@
+// Unit tests of ownership in the plan: adopt (auto, explicit, annotation), and opt-in prune with its guards, in every format.
+import { describe, expect, it } from 'vitest';
+import { planExitCode } from '../core/exit-code.js';
+import type { AppliedRecord, DeploymentResource, LiveDeployment } from '../core/model.js';
+import { plan, type PlanInput } from './plan.js';
+import { DELETE_REASON, type PruneOptions } from './prune.js';
+import { renderJson } from './render/json.js';
+import { renderMarkdown } from './render/markdown.js';
+import { renderText } from './render/text.js';
+
+function live(name: string, id: string, extra: Partial<LiveDeployment> = {}): LiveDeployment {
+  return {
+    id,
+    name,
+    source: 'external_docker',
+    source_config: { resource_spec: { max_scale: 1 } },
+    source_revision_config: { image_uri: `docker.io/acme/${name}:1` },
+    secrets: [],
+    created_at: '2026-01-01T00:00:00Z',
+    updated_at: '2026-01-01T00:00:00Z',
+    status: 'READY',
+    ...extra,
+  };
+}
+
+function desired(name: string, maxScale: number, extra: Partial<DeploymentResource> = {}): DeploymentResource {
+  return {
+    kind: 'Deployment',
+    name,
+    location: { file: `${name}.yaml`, line: 1, column: 1 },
+    suspend: false,
+    spec: { source: 'external_docker', source_config: { resource_spec: { max_scale: maxScale } }, source_revision_config: { image_uri: `docker.io/acme/${name}:1` } },
+    ...extra,
+  };
+}
+
+function owned(id: string, origin: 'created' | 'adopted' = 'created', extra: Partial<AppliedRecord> = {}): AppliedRecord {
+  return { secrets: {}, appliedAt: '2026-01-02T00:00:00Z', ownership: { origin, id }, ...extra };
+}
+
+function input(partial: Partial<PlanInput>): PlanInput {
+  return { resources: [], blocked: [], diagnostics: [], live: [], applied: new Map(), secretHashes: new Map(), ownershipKnown: true, ...partial };
+}
+
+const PRUNE: PruneOptions = { enabled: true, maxDeletes: 5, available: true, declared: 1 };
+
+describe('adopt', () => {
+  const base = { resources: [desired('web', 2)], live: [live('web', 'id-web')] };
+
+  it('auto: the first write to a live deployment converge does not own is adopt, counted, and a change for --detailed-exitcode', () => {
+    const result = plan(input(base));
+    expect(result.changes[0]).toMatchObject({ name: 'web', action: 'adopt' });
+    expect(result.changes[0]!.reason).toContain('converge did not create this live resource');
+    expect(result.summary).toMatchObject({ adopt: 1, update: 0 });
+    expect(planExitCode(result, true)).toBe(2);
+    expect(renderText(result, { color: false })).toContain('< adopt Deployment/web');
+    expect(renderText(result, { color: false })).toContain('Plan: 0 to create, 0 to update, 1 to adopt,');
+    expect(JSON.parse(renderJson(result)).summary.adopt).toBe(1);
+    expect(renderMarkdown(result)).toContain('| create | update | adopt | delete |');
+  });
+
+  it('owned (record of this id, or an older record without one): update; a record of another id: adopt', () => {
+    expect(plan(input({ ...base, applied: new Map([['Deployment/web', owned('id-web')]]) })).changes[0]!.action).toBe('update');
+    expect(plan(input({ ...base, applied: new Map([['Deployment/web', { secrets: {}, appliedAt: 'x' }]]) })).changes[0]!.action).toBe('update');
+    expect(plan(input({ ...base, applied: new Map([['Deployment/web', owned('id-gone')]]) })).changes[0]!.action).toBe('adopt');
+  });
+
+  it('a live deployment that matches its manifest stays noop; ownership unknown (no applied state) plans update', () => {
+    expect(plan(input({ resources: [desired('web', 1)], live: [live('web', 'id-web')] })).changes[0]!.action).toBe('noop');
+    expect(plan(input({ ...base, ownershipKnown: false })).changes[0]!.action).toBe('update');
+  });
+
+  it('explicit: blocked with the instruction unless the manifest carries converge/adopt: "true"', () => {
+    const blocked = plan(input({ ...base, adoptPolicy: 'explicit' }));
+    expect(blocked.changes[0]).toMatchObject({ action: 'blocked' });
+    expect(blocked.changes[0]!.reason).toContain('add it, or give the manifest another metadata.name');
+    expect(blocked.changes[0]!.reason).toContain('converge/adopt: "true"');
+    expect(blocked.changes[0]!.reason).toContain('web.yaml:1:1');
+    expect(planExitCode(blocked, false)).toBe(1);
+    const allowed = plan(input({ ...base, resources: [desired('web', 2, { adopt: true })], adoptPolicy: 'explicit' }));
+    expect(allowed.changes[0]!.action).toBe('adopt');
+    // converge's own deployments need no annotation
+    expect(plan(input({ ...base, adoptPolicy: 'explicit', applied: new Map([['Deployment/web', owned('id-web')]]) })).changes[0]!.action).toBe('update');
+  });
+});
+
+describe('prune', () => {
+  const declared = [desired('a', 1)];
+  const liveSet = [live('a', 'id-a'), live('b', 'id-b'), live('c', 'id-c'), live('foreign', 'id-f')];
+  const applied = new Map([
+    ['Deployment/a', owned('id-a')],
+    ['Deployment/b', owned('id-b')],
+    ['Deployment/c', owned('id-c', 'adopted')],
+  ]);
+
+  it('deletes exactly the owned, undeclared deployments, by id; never an unowned one', () => {
+    const result = plan(input({ resources: declared, live: liveSet, applied, prune: PRUNE }));
+    const byName = new Map(result.changes.map((c) => [c.name, c]));
+    expect(byName.get('b')).toMatchObject({ action: 'delete', id: 'id-b', reason: DELETE_REASON });
+    expect(byName.get('c')).toMatchObject({ action: 'delete', id: 'id-c' });
+    expect(byName.get('foreign')).toMatchObject({ action: 'orphan' });
+    expect(byName.get('a')!.action).toBe('noop');
+    expect(result.summary).toMatchObject({ delete: 2, orphan: 1 });
+    expect(planExitCode(result, true)).toBe(2);
+    expect(renderText(result, { color: false })).toContain('- delete Deployment/b (owned by converge, no longer declared)');
+    expect(renderMarkdown(result)).toMatch(/\| `-` \| `Deployment\/b` \| delete \| no \| owned by converge, no longer declared \|/);
+    expect(JSON.parse(renderJson(result)).changes.find((c: { name: string }) => c.name === 'b')).toMatchObject({ action: 'delete', id: 'id-b' });
+  });
+
+  it('without --prune: released, with the hint; not a change for --detailed-exitcode', () => {
+    const result = plan(input({ resources: declared, live: liveSet, applied, prune: { ...PRUNE, enabled: false } }));
+    expect(result.changes.find((c) => c.name === 'b')).toMatchObject({ action: 'orphan', released: true });
+    expect(result.changes.find((c) => c.name === 'b')!.reason).toContain('converge apply --prune deletes it');
+    expect(planExitCode(result, true)).toBe(0);
+  });
+
+  it('a deployment that took the name of an owned one (another id) is never deleted', () => {
+    const result = plan(input({ resources: declared, live: [live('b', 'id-new')], applied, prune: PRUNE }));
+    expect(result.changes.find((c) => c.name === 'b')).toMatchObject({ action: 'orphan' });
+    expect(result.summary.delete).toBe(0);
+  });
+
+  it('converge/prune: "false" (kept), and one the service is deleting already, are not deleted', () => {
+    const kept = new Map([...applied, ['Deployment/b', owned('id-b', 'created', { keep: true })]]);
+    const result = plan(input({ resources: declared, live: [live('b', 'id-b'), live('c', 'id-c', { status: 'AWAITING_DELETE' })], applied: kept, prune: PRUNE }));
+    expect(result.changes.find((c) => c.name === 'b')!.reason).toContain('converge/prune: "false"');
+    expect(result.changes.find((c) => c.name === 'c')!.reason).toContain('AWAITING_DELETE');
+    expect(result.summary.delete).toBe(0);
+  });
+
+  it('guard: a manifest directory that yields no resources deletes nothing and says why', () => {
+    const result = plan(input({ resources: [], live: liveSet, applied, prune: { ...PRUNE, declared: 0 } }));
+    expect(result.summary.delete).toBe(0);
+    expect(result.notes?.join('\n')).toContain('the manifest directory yields no resources at all');
+    expect(renderText(result, { color: false })).toContain('an empty checkout or a wrong path must not delete a workspace');
+  });
+
+  it('guard: more deletes than --max-deletes deletes none and says why; at the limit it deletes them', () => {
+    const over = plan(input({ resources: declared, live: liveSet, applied, prune: { ...PRUNE, maxDeletes: 1 } }));
+    expect(over.summary.delete).toBe(0);
+    expect(over.notes?.join('\n')).toContain('it would delete 2 resources, more than --max-deletes 1');
+    expect(plan(input({ resources: declared, live: liveSet, applied, prune: { ...PRUNE, maxDeletes: 2 } })).summary.delete).toBe(2);
+  });
+
+  it('a service without DELETE: prune stays off and the plan says so', () => {
+    const result = plan(input({ resources: declared, live: liveSet, applied, prune: { ...PRUNE, available: { note: 'prune is off: no DELETE' } } }));
+    expect(result.summary.delete).toBe(0);
+    expect(result.notes).toContain('prune is off: no DELETE');
+  });
+});

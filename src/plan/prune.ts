@@ -1,0 +1,90 @@
+// Opt-in prune, pure: which live deployments converge owns whose manifest is gone become deletes, and the guards that refuse them all.
+import type { AppliedRecord, PlanChange, ResourceKind } from '../core/model.js';
+import { resourceKey } from '../core/model.js';
+import { ownershipOf } from '../core/ownership.js';
+import { ORPHAN_REASON, RELEASED_REASON } from './notes.js';
+
+/** What the plan knows about pruning: whether it is asked for, and whether it may happen. */
+export interface PruneOptions {
+  /** --prune: deletes are planned (and applied); without it owned, undeclared deployments show as released. */
+  enabled: boolean;
+  /** --max-deletes: more planned deletes than this and none is planned. */
+  maxDeletes: number;
+  /** Whether the service deletes deployments (probed once at the edge): a note when it cannot, and prune stays off. */
+  available: true | { note: string };
+  /** Resources the manifest directory yields (valid and blocked): none at all and nothing is deleted. */
+  declared: number;
+}
+
+/** The reason (and the line every format shows after the name) of a planned delete. */
+export const DELETE_REASON = 'owned by converge, no longer declared';
+
+const KEPT_REASON = 'no longer declared, and its manifest last carried converge/prune: "false": converge keeps it and stopped managing it';
+const PRUNE_HINT = '; converge apply --prune deletes it';
+const BEING_DELETED = 'no longer declared, and the service is already deleting it (status AWAITING_DELETE)';
+
+/** A live resource named in no manifest: a deployment (its id), or a provider (its provider_id as name, its id). */
+export interface LiveOrphan {
+  kind: ResourceKind;
+  name: string;
+  id: string;
+  status?: string;
+  /** Reported even when converge does not own it (deployments); providers appear only when converge owns them. */
+  reportUnowned: boolean;
+}
+
+/** Why prune deletes nothing this time although it is on (a guard), or undefined. */
+function refusal(options: PruneOptions, candidates: number): string | undefined {
+  if (candidates === 0) return undefined;
+  if (options.declared === 0) {
+    return `prune deletes nothing: the manifest directory yields no resources at all, and an empty checkout or a wrong path must not delete a workspace (${candidates} owned deployment${candidates === 1 ? '' : 's'} left in place); check the directory`;
+  }
+  if (candidates > options.maxDeletes) {
+    return `prune deletes nothing: it would delete ${candidates} resources, more than --max-deletes ${options.maxDeletes}; check that the manifests are complete, then raise --max-deletes (setting max_deletes) to let it`;
+  }
+  return undefined;
+}
+
+/**
+ * The changes of live deployments in no manifest: plain orphans (converge never owned them), released ones (owned,
+ * kept or prune off), and deletes (owned, --prune on, the service deletes, no guard refused), plus the notes that say
+ * why prune deleted nothing. An orphan converge does not own is never deleted.
+ */
+export function orphanChanges(
+  orphans: readonly LiveOrphan[],
+  applied: ReadonlyMap<string, AppliedRecord>,
+  options: PruneOptions | undefined,
+): { changes: PlanChange[]; notes: string[] } {
+  const changes: PlanChange[] = [];
+  const candidates: Array<{ change: PlanChange; live: LiveOrphan }> = [];
+  const prunes = options?.enabled === true && options.available === true;
+  for (const live of orphans) {
+    const record = applied.get(resourceKey(live.kind, live.name));
+    if (!record && !live.reportUnowned) continue;
+    const change: PlanChange = { kind: live.kind, name: live.name, action: 'orphan', new_revision: false, fields: [], reason: ORPHAN_REASON };
+    changes.push(change);
+    if (!record) continue;
+    change.released = true;
+    change.reason = RELEASED_REASON;
+    if (ownershipOf(record, live.id) !== 'owned') continue;
+    if (record.keep) change.reason = KEPT_REASON;
+    else if (live.status === 'AWAITING_DELETE') change.reason = BEING_DELETED;
+    else if (prunes) candidates.push({ change, live });
+    else change.reason = `${RELEASED_REASON}${PRUNE_HINT}`;
+  }
+  const notes: string[] = [];
+  if (options?.enabled && options.available !== true) notes.push(options.available.note);
+  const refused = prunes ? refusal(options, candidates.length) : undefined;
+  if (refused) notes.push(refused);
+  for (const { change, live } of candidates) {
+    if (refused) {
+      change.reason = `${RELEASED_REASON} (not deleted: see the note on prune)`;
+      continue;
+    }
+    change.action = 'delete';
+    change.reason = DELETE_REASON;
+    change.id = live.id;
+    delete change.released;
+  }
+  return { changes, notes };
+}
