@@ -170,6 +170,8 @@ export const SETTINGS = z.object({
   waitTimeout: duration({ flag: 'wait-timeout', env: 'CONVERGE_WAIT_TIMEOUT', key: 'wait_timeout', placeholder: 'DURATION', description: 'apply --wait: how long to wait for new revisions' }),
   shutdownTimeout: duration({ flag: 'shutdown-timeout', env: 'CONVERGE_SHUTDOWN_TIMEOUT', key: 'shutdown_timeout', placeholder: 'DURATION', description: 'daemon and worker: deadline for active jobs on SIGTERM' }),
   jobLock: duration({ flag: 'job-lock', env: 'CONVERGE_JOB_LOCK', key: 'job_lock', placeholder: 'DURATION', description: 'daemon: lock time of a running job; jobs of a worker that died are retried after about this long' }),
+  flapWindow: duration({ flag: 'flap-window', env: 'CONVERGE_FLAP_WINDOW', key: 'flap_window', placeholder: 'DURATION', description: 'flap guard: how far back writes are looked at for a conflict (at least 1s)' }, 1000),
+  flapLimit: wholeNumber({ flag: 'flap-limit', env: 'CONVERGE_FLAP_LIMIT', key: 'flap_limit', placeholder: 'N', description: 'flap guard: writes putting back a change made outside converge allowed per flap window before a conflict stops them (at least 1)' }, 1),
 });
 
 export type SettingName = keyof typeof SETTINGS.shape;

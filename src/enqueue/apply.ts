@@ -1,4 +1,5 @@
 // Apply through the queue: start in-process workers, enqueue one job per change a batch at a time, wait for every job.
+import type { ManifestVersion } from '../core/manifest-version.js';
 import type { ServiceClient } from '../service/client.js';
 import { literalSecretsOf } from '../sync/job-resource.js';
 import { applyJobData, type ApplyChange } from './apply-jobs.js';
@@ -13,6 +14,8 @@ export interface RunApplyOptions {
   client: ServiceClient;
   env: NodeJS.ProcessEnv;
   changes: readonly ApplyChange[];
+  /** The manifests the changes were planned from (git commit or content hash): every job carries it. */
+  manifestVersion?: ManifestVersion;
   /** In-process workers (default true). Other worker processes on the same Redis may take jobs too. */
   startWorkers?: boolean;
   worker?: Partial<Omit<StartRunnerOptions, 'client' | 'env' | 'onError' | 'target'>>;
@@ -155,7 +158,7 @@ export async function runApply(options: RunApplyOptions): Promise<ResourceResult
         const size = from === 0 ? ENQUEUE_BATCH : LATER_ENQUEUE_BATCH;
         const batch = options.changes.slice(from, from + size);
         const at = from;
-        await jobs.enqueuer.enqueue(applyJobData(batch), (enqueued, i) => waiter.track(at + i, batch[i]!, enqueued));
+        await jobs.enqueuer.enqueue(applyJobData(batch, options.manifestVersion), (enqueued, i) => waiter.track(at + i, batch[i]!, enqueued));
         from += size;
       }
     } finally {

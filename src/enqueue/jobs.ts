@@ -4,6 +4,7 @@ import type { JobsOptions } from 'bullmq';
 import { ConvergeError } from '../core/errors.js';
 import { kindOf } from '../core/kinds/index.js';
 import { resourceKey, type DesiredResource } from '../core/model.js';
+import type { ManifestVersion } from '../core/manifest-version.js';
 import { JobOperation, JobResource, ReconcileJobData } from './schema.js';
 
 /** The one queue every converge process (apply, daemon, worker processes) shares on a Redis prefix. */
@@ -49,7 +50,7 @@ export function operationFor(resource: DesiredResource, action: 'create' | 'upda
 export function buildJobData(
   resource: DesiredResource,
   operation: JobOperation,
-  context: { origin: string; deploymentId?: string; now?: Date; desired?: string },
+  context: { origin: string; deploymentId?: string; now?: Date; desired?: string; manifestVersion?: ManifestVersion },
 ): ReconcileJobData {
   const kind = kindOf(resource.kind);
   const data: Record<string, unknown> = {
@@ -62,6 +63,7 @@ export function buildJobData(
   };
   if (context.deploymentId && kind.listed) data.deploymentId = context.deploymentId;
   if (context.desired) data.desired = context.desired;
+  if (context.manifestVersion) data.manifestVersion = context.manifestVersion;
   return ReconcileJobData.parse(data);
 }
 

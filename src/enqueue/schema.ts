@@ -1,6 +1,7 @@
 // zod schemas of what converge keeps in Redis: job payloads (secret references only), results, applied and pending records.
 import { z } from 'zod';
 import { JOB_OPERATIONS, JobResource, SyncOutcome, SyncResult } from '../core/kinds/index.js';
+import { ManifestVersion } from '../core/manifest-version.js';
 
 export { JobResource, JobSecretRef, JobSecretSource, PendingWrite } from '../core/kinds/index.js';
 
@@ -22,6 +23,8 @@ export const ReconcileJobData = z.strictObject({
    * its secret values, never a value): a resync skips a resource whose waiting or active job carries the same one.
    */
   desired: z.string().regex(/^[0-9a-f]{64}$/).optional(),
+  /** The manifests the desired state was read from (git commit or content hash, and when): recorded with each write. */
+  manifestVersion: ManifestVersion.optional(),
   /** Who enqueued: "apply", "daemon", ... (for status and logs). */
   origin: z.string(),
   enqueuedAt: z.string(),
@@ -42,6 +45,10 @@ export const StoredAppliedRecord = z.strictObject({
   definitionHash: Sha256Hex.optional(),
   /** Field path -> hashes of what was sent and answered (three-way comparison); absent in older records. */
   fields: z.record(z.string(), z.strictObject({ sent: Sha256Hex, answered: Sha256Hex })).optional(),
+  /** The fingerprint of the desired state the last write came from (the job's `desired`). */
+  desired: Sha256Hex.optional(),
+  /** The manifests the last write came from ("applied from 3f2a9c1"). */
+  manifestVersion: ManifestVersion.optional(),
   appliedAt: z.string(),
 });
 export type StoredAppliedRecord = z.infer<typeof StoredAppliedRecord>;

@@ -37,6 +37,8 @@ export const runCommand: Command = {
     'requestTimeout',
     'shutdownTimeout',
     'jobLock',
+    'flapWindow',
+    'flapLimit',
     'allowLiteralSecrets',
     'allowLocalDiscovery',
     'logLevel',

@@ -110,5 +110,10 @@ export const SyncResult = z.strictObject({
   fields: z
     .array(z.strictObject({ path: z.string(), before: z.unknown(), after: z.unknown(), sensitive: z.boolean(), uncompared: z.literal(true).optional() }))
     .optional(),
+  /**
+   * The flap guard refused the write (src/core/flap-guard.ts): the reason, its one line, and whether this job found the
+   * conflict (declared) or met one already standing. Set by the job runner, not by a kind.
+   */
+  conflict: z.strictObject({ reason: z.enum(['desired_alternates', 'changed_outside']), message: z.string(), declared: z.boolean() }).optional(),
 });
 export type SyncResult = z.infer<typeof SyncResult>;
