@@ -10,6 +10,8 @@ import { gatherPlanInput } from '../observe/gather.js';
 import type { ManifestCache } from '../observe/manifests.js';
 import { decideDrift, desiredFingerprint, type DesiredMemory } from './drift.js';
 import type { HeldResource, LastGoodManifests } from './last-good.js';
+import type { Conflict } from '../core/flap-guard.js';
+import type { ManifestVersion } from '../core/manifest-version.js';
 
 /** What the inner reconcile needs; the outer (daemon.ts) owns it. */
 export interface CycleContext {
@@ -38,6 +40,15 @@ export interface CycleContext {
   finishedSince?: (key: string, desired: string) => boolean;
   /** Resources an operator asked to have their secrets written although they cannot be compared (POST /reconcile). */
   secretWrites?: SecretWrites;
+  /** The flap guard's standing conflicts (src/enqueue/flap-store.ts): a held desired state is not enqueued again. */
+  conflicts?: ConflictsView;
+}
+
+/** The flap guard's conflicts as a reconcile sees them (FlapStore satisfies it). */
+export interface ConflictsView {
+  all(): Promise<Map<string, Conflict>>;
+  /** Releases the conflicts of `keys`; `forget` false keeps their recent writes on record. */
+  release(keys: readonly string[], forget?: boolean): Promise<string[]>;
 }
 
 /** The operator's requests to write secrets that cannot be compared (`converge reconcile --write-secrets`). */
@@ -71,6 +82,8 @@ export type Decision =
    * rewritten blind until the desired state changes or an operator asks (SecretsUnknown).
    */
   | { kind: 'secrets-unknown'; secrets: string[] }
+  /** The flap guard stopped writes of this desired state (Conflict): not enqueued until it changes or is released. */
+  | { kind: 'conflict'; conflict: Conflict }
   | { kind: 'suspended' };
 
 export interface ReconcileOutcome {
@@ -86,6 +99,14 @@ export interface ReconcileOutcome {
   drift: ReadonlyArray<{ key: string; policy: DriftPolicy; fields: string[] }>;
   /** Jobs added (a resource whose job of the same desired state was still waiting or active is not counted). */
   enqueued: number;
+  /** Which manifests this reconcile read (git commit or content hash). */
+  version?: ManifestVersion;
+  /** The applied records the plan read: what converge last wrote to each resource, and from which manifests. */
+  applied?: ReadonlyMap<string, AppliedRecord>;
+  /** Conflicts standing after this reconcile, by resource key. */
+  conflicts?: ReadonlyMap<string, Conflict>;
+  /** Conflicts this reconcile released: the resource's desired state changed to one the conflict does not hold. */
+  released?: string[];
 }
 
 /** Whether every field of the change is a secret written only because it cannot be compared. */
@@ -125,6 +146,15 @@ export async function reconcileDirectory(ctx: CycleContext): Promise<ReconcileOu
   const input: PlanInput = { ...gathered.input, blocked: [...gathered.input.blocked, ...hold.extraBlocked] };
   const result = plan(input);
   const remembered = await ctx.memory.getAll();
+  const conflicts = (await ctx.conflicts?.all()) ?? new Map<string, Conflict>();
+  const releasing: string[] = [];
+  // A conflict holds the desired states that fought; a resource whose desired state is now another one is released.
+  for (const [key, conflict] of conflicts) {
+    const resource = gathered.resources.get(key);
+    if (resource && !conflict.desired.includes(desiredFingerprint(resource, input.secretHashes.get(key) ?? {}))) releasing.push(key);
+  }
+  const released = releasing.length > 0 && ctx.conflicts ? await ctx.conflicts.release(releasing, false) : [];
+  for (const key of released) conflicts.delete(key);
 
   const inSync = new Map<string, string>();
   const decisions = new Map<string, Decision>();
@@ -145,6 +175,11 @@ export async function reconcileDirectory(ctx: CycleContext): Promise<ReconcileOu
     if (change.action !== 'create' && change.action !== 'update') continue;
     if (change.suspended || resource.suspend) {
       decisions.set(key, { kind: 'suspended' });
+      continue;
+    }
+    const conflict = conflicts.get(key);
+    if (conflict) {
+      decisions.set(key, { kind: 'conflict', conflict });
       continue;
     }
     if (!fingerprint) {
@@ -201,7 +236,11 @@ export async function reconcileDirectory(ctx: CycleContext): Promise<ReconcileOu
     desiredOf.push(item.fingerprint ?? desiredFingerprint(item.resource, input.secretHashes.get(item.key) ?? {}));
   }
   const datas = pending.map((item, i) =>
-    buildJobData(item.resource, operationFor(item.resource, item.change.action === 'create' ? 'create' : 'update'), { origin: 'daemon', desired: desiredOf[i]! }),
+    buildJobData(item.resource, operationFor(item.resource, item.change.action === 'create' ? 'create' : 'update'), {
+      origin: 'daemon',
+      desired: desiredOf[i]!,
+      manifestVersion: gathered.version,
+    }),
   );
   // A resource whose waiting or active job already carries this desired state gets no second job (a resync, or a
   // watch reconcile, while the jobs of an earlier one still run); a different desired state replaces or follows it.
@@ -233,5 +272,9 @@ export async function reconcileDirectory(ctx: CycleContext): Promise<ReconcileOu
     held: hold.held,
     drift,
     enqueued: added,
+    version: gathered.version,
+    applied: gathered.input.applied,
+    conflicts,
+    released,
   };
 }

@@ -380,6 +380,7 @@ class ConvergeDaemon implements Daemon {
     this.runner.onJob((event) => {
       if (event.type === 'completed') {
         this.metrics.jobs.inc({ outcome: event.outcome ?? 'unchanged' });
+        if (event.conflict?.declared && event.key) this.metrics.conflicts.inc({ kind: event.key.slice(0, event.key.indexOf('/')), reason: event.conflict.reason });
         if (event.key && event.desired) this.reconciler?.jobFinishedHere(event.key, event.desired);
       }
       if (event.type === 'failed') this.metrics.jobs.inc({ outcome: event.final ? 'failed' : 'retried' });
@@ -414,6 +415,7 @@ class ConvergeDaemon implements Daemon {
         manifestCache: new ManifestCache(),
         settings,
         secretWrites: this.secretWrites,
+        conflicts: jobs.flap,
       },
       metrics: this.metrics,
       log: this.log,
@@ -570,6 +572,8 @@ class ConvergeDaemon implements Daemon {
       },
       appliedState: { lost: this.appliedState.lost, lostAt: this.appliedState.lostAt, losses: this.appliedState.losses, detail: this.appliedState.detail },
       secretsUnknown: reconciler?.tracker.secretsUnknown() ?? [],
+      conflicts: reconciler?.tracker.conflicts() ?? [],
+      manifestVersion: snapshot?.lastReconcile?.manifestVersion ?? null,
       manifests: reconciler?.manifests ?? null,
       lastReconcile: snapshot?.lastReconcile ?? null,
       lastSuccessfulReconcileAt: snapshot?.lastSuccessfulReconcileAt ?? null,

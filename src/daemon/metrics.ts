@@ -33,6 +33,10 @@ export interface DaemonMetrics {
   appliedStateLost: Gauge;
   /** Resources held as SecretsUnknown at the last reconcile. */
   secretsUnknown: Gauge;
+  /** Conflicts this daemon's worker found (the flap guard stopped writing to a resource), by kind and reason. */
+  conflicts: Counter<'kind' | 'reason'>;
+  /** Resources under a Conflict as of the last reconcile and the jobs finished since. */
+  conflictResources: Gauge;
   /** ServiceClient's onRequest hook: one call per attempt. */
   observeRequest(info: RequestInfo): void;
   /** Replaces the resource gauge with these counts (every kind x state pair is written, zeros included). */
@@ -130,6 +134,18 @@ export function createMetrics(options: MetricsOptions = {}): DaemonMetrics {
     help: 'Resources whose only difference is secrets the service hides and converge holds no record of: not rewritten blind (SecretsUnknown; converge reconcile --write-secrets writes them).',
     registers: [registry],
   });
+  const conflicts = new Counter({
+    name: 'converge_conflicts_total',
+    help: "Conflicts this daemon's worker found, by kind and reason (desired_alternates: the desired state went A, B, A within flap_window; changed_outside: a change made outside converge was put back flap_limit times and came again): converge stopped writing to the resource.",
+    labelNames: ['kind', 'reason'] as const,
+    registers: [registry],
+  });
+  const conflictResources = new Gauge({
+    name: 'converge_conflict_resources',
+    help: 'Resources converge stopped writing to because of a Conflict (the flap guard), as of the last reconcile and the jobs finished since.',
+    registers: [registry],
+  });
+  conflictResources.set(0);
   appliedStateLost.set(0);
   secretsUnknown.set(0);
   lastSuccess.set(0);
@@ -154,6 +170,8 @@ export function createMetrics(options: MetricsOptions = {}): DaemonMetrics {
     resyncCycles,
     appliedStateLost,
     secretsUnknown,
+    conflicts,
+    conflictResources,
     observeRequest(info) {
       requests.inc({ method: info.method, endpoint: info.route, status: String(info.status) });
       requestDuration.observe({ method: info.method, endpoint: info.route }, info.durationMs / 1000);

@@ -123,6 +123,7 @@ export class Reconciler {
         held: outcome?.held.length ?? 0,
       };
       if (cycles[0]) record.cycle = cycles[0];
+      if (outcome?.version) record.manifestVersion = outcome.version;
       this.finish(record, outcome, failure, cycles);
     }
     return record;
@@ -148,6 +149,8 @@ export class Reconciler {
       metrics.setResourceStates(this.tracker.counts());
       metrics.orphans.set(outcome.plan.summary.orphan);
       metrics.secretsUnknown.set(this.tracker.secretsUnknown().length);
+      metrics.conflictResources.set(this.tracker.conflicts().length);
+      for (const key of outcome.released ?? []) log.info({ key }, 'conflict released: the desired state changed to a new one; writing again');
       metrics.manifestErrors.set(outcome.plan.diagnostics.filter((d) => d.severity === 'error').length);
       metrics.drifted.reset();
       for (const d of outcome.drift) {
@@ -226,6 +229,7 @@ export class Reconciler {
     if (job.desired) this.finished.set(job.key, { desired: job.desired, at: Date.now() });
     this.tracker.completed(jobId, value);
     this.options.metrics.setResourceStates(this.tracker.counts());
+    this.options.metrics.conflictResources.set(this.tracker.conflicts().length);
     if (job.fingerprint) await this.options.context.memory.set(new Map([[job.key, job.fingerprint]]));
   }
 
