@@ -1,6 +1,6 @@
 // The flap guard's decisions: A-B-A of one version is a conflict, a revert (a new version) is not; heals past flap_limit are refused.
 import { describe, expect, it } from 'vitest';
-import { decideWrite, EMPTY_HISTORY, pruneHistory, recordWrite, releasedBy, type FlapHistory, type FlapSettings, type WriteAttempt } from './flap-guard.js';
+import { decideWrite, EMPTY_HISTORY, pruneHistory, recordWrite, releasedBy, type Conflict, type FlapHistory, type FlapSettings, type WriteAttempt, type WriteDecision } from './flap-guard.js';
 import type { ManifestVersion } from './manifest-version.js';
 
 const SETTINGS: FlapSettings = { windowMs: 60_000, limit: 3 };
@@ -15,6 +15,12 @@ function commit(id: string): ManifestVersion {
 
 function at(seconds: number, desired: string | undefined, version?: ManifestVersion, heal = false): WriteAttempt {
   return { desired, version, heal, now: new Date(T0 + seconds * 1000) };
+}
+
+/** The conflict of a refused decision (fails the test when the write was allowed). */
+function refusal(decision: WriteDecision | undefined): Conflict {
+  if (!decision || decision.allow) throw new Error('expected the write to be refused');
+  return decision.conflict;
 }
 
 /** Runs attempts in order, recording each allowed write; returns the decisions. */
@@ -33,8 +39,7 @@ describe('decideWrite', () => {
     expect(a).toEqual({ allow: true });
     expect(b).toEqual({ allow: true });
     expect(again).toMatchObject({ allow: false, declared: true, conflict: { reason: 'desired_alternates', desired: [A, B], versions: [commit('1'), commit('2')] } });
-    if (again!.allow) throw new Error('unreachable');
-    expect(again.conflict.message).toContain('alternates between 1111111 and 2222222');
+    expect(refusal(again).message).toContain('alternates between 1111111 and 2222222');
   });
 
   it('lets a revert through: the same desired state from a new commit is a change, not a fight', () => {
@@ -55,9 +60,8 @@ describe('decideWrite', () => {
     ]);
     expect(decisions.map((d) => d.allow)).toEqual([true, true, true, true, false]);
     const refused = decisions[4]!;
-    if (refused.allow) throw new Error('unreachable');
     expect(refused).toMatchObject({ declared: true, conflict: { reason: 'changed_outside', desired: [A], fields: ['source_config.resource_spec.max_scale', 'source_config.resource_spec.min_scale'] } });
-    expect(refused.conflict.message).toMatch(/^changed outside converge: source_config\.resource_spec\.max_scale, source_config\.resource_spec\.min_scale put back 3 times within flap_window \(1m\)/);
+    expect(refusal(refused).message).toMatch(/^changed outside converge: source_config\.resource_spec\.max_scale, source_config\.resource_spec\.min_scale put back 3 times within flap_window \(1m\)/);
   });
 
   it('counts only heals of the same desired state within the window, with the limit given', () => {
@@ -68,21 +72,19 @@ describe('decideWrite', () => {
   });
 
   it('refuses every write while a conflict stands, and never judges a job without a fingerprint', () => {
-    const [, , refused] = play([at(0, A, commit('1')), at(1, B, commit('2')), at(2, A, commit('1'))]);
-    if (refused!.allow) throw new Error('unreachable');
-    expect(decideWrite(EMPTY_HISTORY, refused.conflict, at(3, C), SETTINGS)).toEqual({ allow: false, conflict: refused.conflict, declared: false });
+    const standing = refusal(play([at(0, A, commit('1')), at(1, B, commit('2')), at(2, A, commit('1'))])[2]);
+    expect(decideWrite(EMPTY_HISTORY, standing, at(3, C), SETTINGS)).toEqual({ allow: false, conflict: standing, declared: false });
     expect(play([at(0, undefined), at(1, undefined, undefined, true), at(2, undefined, undefined, true), at(3, undefined, undefined, true), at(4, undefined, undefined, true)]).every((d) => d.allow)).toBe(true);
   });
 });
 
 describe('releasedBy and pruneHistory', () => {
   it('a conflict is released by a desired state it does not hold, not by one of its own', () => {
-    const [, , refused] = play([at(0, A, commit('1')), at(1, B, commit('2')), at(2, A, commit('1'))]);
-    if (refused!.allow) throw new Error('unreachable');
-    expect(releasedBy(refused.conflict, A)).toBe(false);
-    expect(releasedBy(refused.conflict, B)).toBe(false);
-    expect(releasedBy(refused.conflict, C)).toBe(true);
-    expect(releasedBy(refused.conflict, undefined)).toBe(false);
+    const conflict = refusal(play([at(0, A, commit('1')), at(1, B, commit('2')), at(2, A, commit('1'))])[2]);
+    expect(releasedBy(conflict, A)).toBe(false);
+    expect(releasedBy(conflict, B)).toBe(false);
+    expect(releasedBy(conflict, C)).toBe(true);
+    expect(releasedBy(conflict, undefined)).toBe(false);
   });
 
   it('keeps at most 16 writes and nothing older than the window', () => {

@@ -207,7 +207,8 @@ export class ResourceTracker {
     row.state = parsed.success && parsed.data.new_revision ? 'progressing' : 'synced';
     const conflict = parsed.success ? parsed.data.conflict : undefined;
     if (conflict) {
-      markConflict(row, { reason: conflict.reason, message: conflict.message, since: row.conflict?.since ?? at });
+      const { declared: _declared, ...found } = conflict;
+      markConflict(row, { ...found, since: row.conflict?.since ?? at });
       row.state = 'out_of_sync';
     }
     return key;

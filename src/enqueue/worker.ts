@@ -154,7 +154,10 @@ async function heldByConflict(hold: ConflictHold, data: ReconcileJobData, ctx: P
   const { reason, message } = hold.conflict;
   if (hold.declared) ctx.log.warn({ key: data.key, jobId, reason, conflict: hold.conflict }, `Conflict: ${message}`);
   else ctx.log.debug({ key: data.key, jobId, reason }, 'conflict standing; nothing sent');
-  return { outcome: 'unchanged', new_revision: false, message: `Conflict: ${message}; nothing sent`, conflict: { reason, message, declared: hold.declared } };
+  const conflict: NonNullable<ReconcileJobResult['conflict']> = { reason, message, declared: hold.declared };
+  if (hold.conflict.versions) conflict.versions = hold.conflict.versions;
+  if (hold.conflict.fields) conflict.fields = hold.conflict.fields;
+  return { outcome: 'unchanged', new_revision: false, message: `Conflict: ${message}; nothing sent`, conflict };
 }
 
 /**

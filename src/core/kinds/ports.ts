@@ -1,6 +1,7 @@
 // What a kind's sync needs from outside, injected (the service, the applied-state store, secrets, the clock), and the records it exchanges.
 import { z } from 'zod';
 import type { AppliedRecord, DeploymentResource, DesiredResource, FieldHashes, LiveDeployment, LiveProvider } from '../model.js';
+import { ManifestVersion } from '../manifest-version.js';
 import type { CreateDeploymentRequest, CreateProviderRequest, McpDiscoverRequest, PatchDeploymentRequest, PatchProviderRequest } from '../wire/schema.js';
 
 /**
@@ -114,6 +115,16 @@ export const SyncResult = z.strictObject({
    * The flap guard refused the write (src/core/flap-guard.ts): the reason, its one line, and whether this job found the
    * conflict (declared) or met one already standing. Set by the job runner, not by a kind.
    */
-  conflict: z.strictObject({ reason: z.enum(['desired_alternates', 'changed_outside']), message: z.string(), declared: z.boolean() }).optional(),
+  conflict: z
+    .strictObject({
+      reason: z.enum(['desired_alternates', 'changed_outside']),
+      message: z.string(),
+      declared: z.boolean(),
+      /** desired_alternates: the two versions (git commit or content hash) that alternate. */
+      versions: z.array(ManifestVersion).optional(),
+      /** changed_outside: the fields converge kept putting back. */
+      fields: z.array(z.string()).optional(),
+    })
+    .optional(),
 });
 export type SyncResult = z.infer<typeof SyncResult>;
