@@ -84,8 +84,9 @@ function labelOf(version: ManifestVersion | undefined, desired: string): string 
 /**
  * Whether a write may go out. A conflict already standing refuses every write (release it first). Otherwise:
  * - the desired state returns to one written earlier in the window from the same version, after another was written
- *   in between (A, then B, then A): two sources disagree (replicas a commit apart, two converge on one workspace);
- *   a revert is a new commit (another version), so it is not taken for one;
+ *   in between from another version (A, then B, then A): two sources of manifests disagree (replicas a commit apart,
+ *   two converge on one workspace); a revert is a new commit (another version), and a change that is not in the
+ *   manifests (a secret's value from the environment) keeps the version, so neither is taken for one;
  * - the write puts back what changed outside converge, and the window already holds `limit` such heals of this
  *   desired state: something else keeps changing it.
  * A conflict never costs more than `limit` writes: the refused write is the one past the limit.
@@ -96,7 +97,9 @@ export function decideWrite(history: FlapHistory, standing: Conflict | undefined
   if (!desired) return { allow: true };
   const recent = pruneHistory(history, attempt.now, settings);
   const last = recent.writes.at(-1);
-  if (last && last.desired !== desired) {
+  // Two sources of manifests fight only when the write in between came from other manifests: desired states of one
+  // version that differ (a secret from the environment rotated and rotated back) are changes, not a fight.
+  if (last && last.desired !== desired && !sameVersion(last.version, attempt.version)) {
     const earlier = recent.writes.slice(0, -1).findLast((w) => w.desired === desired && sameVersion(w.version, attempt.version));
     if (earlier) {
       const a = labelOf(attempt.version, desired);
