@@ -20,6 +20,15 @@ export class ConflictHold extends Error {
     this.conflict = conflict;
     this.declared = declared;
   }
+
+  /** The job's result: nothing sent, and the conflict (its fields or versions, never a value). */
+  result(): SyncResult {
+    const { reason, message, versions, fields } = this.conflict;
+    const conflict: NonNullable<SyncResult['conflict']> = { reason, message, declared: this.declared };
+    if (versions) conflict.versions = versions;
+    if (fields) conflict.fields = fields;
+    return { outcome: 'unchanged', new_revision: false, message: `Conflict: ${message}; nothing sent`, conflict };
+  }
 }
 
 export interface GateOptions {

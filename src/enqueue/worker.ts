@@ -7,6 +7,7 @@ import { classifyFailure } from '../service/errors.js';
 import { recordWrites, type WriteRecord } from '../service/transport.js';
 import { fieldLine } from '../plan/render/text.js';
 import { AppliedStateStore } from './applied-state.js';
+import { JobAppliedState } from './job-applied-state.js';
 import { newestDesiredKey } from './enqueuer.js';
 import { QUEUE_NAME, type JobSettings } from './jobs.js';
 import { syncResource } from '../sync/sync.js';
@@ -17,7 +18,6 @@ import { fromJobResource, type LiteralSecrets } from '../sync/job-resource.js';
 import { SILENT_LOGGER, throttledErrors, type ErrorReporter, type QueueLogger } from './log.js';
 import { DEFAULT_FLAP, type FlapSettings } from '../core/flap-guard.js';
 import { versionLabel } from '../core/manifest-version.js';
-import type { AppliedStatePort } from '../core/kinds/index.js';
 import { ConflictHold, JobGate } from './flap-gate.js';
 import { FlapStore } from './flap-store.js';
 
@@ -112,32 +112,26 @@ function logWrite(ctx: ProcessorContext, data: ReconcileJobData, jobId: string |
   );
 }
 
-/** The applied-state port of one job: each write it records is stamped with the job's desired state and manifest version. */
-function stampedStore(store: AppliedStateStore, data: ReconcileJobData): AppliedStatePort {
-  const stamp = { ...(data.desired ? { desired: data.desired } : {}), ...(data.manifestVersion ? { manifestVersion: data.manifestVersion } : {}) };
-  return {
-    read: (key) => store.read(key),
-    setPending: (key, pending) => store.setPending(key, pending),
-    clearPending: (key) => store.clearPending(key),
-    recordWrite: (key, written, at, known) => store.recordWrite(key, written, at, known, stamp),
-  };
-}
-
 /** Inner step: job data in, result out; throws whatever went wrong (ConflictHold when the flap guard refuses its write). */
-export async function runJob(data: ReconcileJobData, ctx: ProcessorContext, gate?: JobGate): Promise<ReconcileJobResult> {
+export async function runJob(
+  data: ReconcileJobData,
+  ctx: ProcessorContext,
+  gate?: JobGate,
+  appliedState: JobAppliedState = new JobAppliedState(ctx.store, data),
+): Promise<ReconcileJobResult> {
   const resource = fromJobResource(data.resource, ctx.literalSecrets);
   const service = gate ? gate.guard(ctx.client) : ctx.client;
-  const result = await syncResource(resource, { service, appliedState: stampedStore(ctx.store, data), secretEnv: ctx.env }, data.deploymentId);
+  const result = await syncResource(resource, { service, appliedState, secretEnv: ctx.env }, data.deploymentId);
   await gate?.recorded(result);
   return result;
 }
 
 /** The flap guard's gate of one job (none without a guard). */
-function gateFor(data: ReconcileJobData, ctx: ProcessorContext, jobId: string | undefined): JobGate | undefined {
+function gateFor(data: ReconcileJobData, ctx: ProcessorContext, jobId: string | undefined, appliedState: JobAppliedState): JobGate | undefined {
   if (!ctx.flap) return undefined;
   return new JobGate({
     store: ctx.flap.store,
-    appliedRecord: (key) => ctx.store.get(key),
+    appliedRecord: (key) => appliedState.firstRead(key),
     key: data.key,
     desired: data.desired,
     manifestVersion: data.manifestVersion,
@@ -154,10 +148,7 @@ async function heldByConflict(hold: ConflictHold, data: ReconcileJobData, ctx: P
   const { reason, message } = hold.conflict;
   if (hold.declared) ctx.log.warn({ key: data.key, jobId, reason, conflict: hold.conflict }, `Conflict: ${message}`);
   else ctx.log.debug({ key: data.key, jobId, reason }, 'conflict standing; nothing sent');
-  const conflict: NonNullable<ReconcileJobResult['conflict']> = { reason, message, declared: hold.declared };
-  if (hold.conflict.versions) conflict.versions = hold.conflict.versions;
-  if (hold.conflict.fields) conflict.fields = hold.conflict.fields;
-  return { outcome: 'unchanged', new_revision: false, message: `Conflict: ${message}; nothing sent`, conflict };
+  return hold.result();
 }
 
 /**
@@ -178,9 +169,10 @@ export function createProcessor(ctx: ProcessorContext) {
       ctx.log.info({ key: data.key, jobId: job.id, enqueuedAt: data.enqueuedAt, newest }, 'job superseded by a newer desired state; nothing sent');
       return { outcome: 'unchanged', new_revision: false, message: 'superseded by a newer desired state enqueued since; nothing sent' };
     }
-    const gate = gateFor(data, ctx, job.id);
+    const appliedState = new JobAppliedState(ctx.store, data);
+    const gate = gateFor(data, ctx, job.id, appliedState);
     try {
-      const { value: result, writes } = await recordWrites(() => runJob(data, ctx, gate));
+      const { value: result, writes } = await recordWrites(() => runJob(data, ctx, gate, appliedState));
       logWrite(ctx, data, job.id, result, writes);
       ctx.log.debug({ key: data.key, jobId: job.id, outcome: result.outcome, new_revision: result.new_revision, ms: Date.now() - started }, 'job done');
       return result;
