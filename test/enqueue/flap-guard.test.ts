@@ -1,6 +1,7 @@
 // The flap guard through `converge apply` (real emulator, real Redis, in-process workers): an outside writer that keeps
 // changing a healed field costs at most flap_limit writes, then a Conflict; A, B, A of the manifests is a Conflict naming
-// both versions; a new desired state or releaseConflicts lets writes through again; every write is stamped with its version.
+// both versions; a new desired state or releaseConflicts lets writes through again; writes are stamped with their commit or content hash, and a git revert is written.
+import { execFileSync } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -10,6 +11,15 @@ import { deploymentYaml, externalDockerSpec, manifestDir, runApplyCli } from './
 import { dropPrefix, rawRedis, REDIS_URL, uniquePrefix } from './redis-helpers.js';
 
 const KEY_OF = (name: string) => `Deployment/${name}`;
+
+function hasGit(): boolean {
+  try {
+    execFileSync('git', ['--version'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 /** PATCHes that set max_scale to `value` (converge's heals carry the manifest's value; the outside writer's carry 9). */
 function patchesSetting(log: RequestLogEntry[], id: string, value: number): number {
@@ -132,6 +142,35 @@ describe('the flap guard under converge apply', () => {
       await writeFile(join(tree.dir, 'web.yaml'), deploymentYaml(name, externalDockerSpec('docker.io/acme/web:1', 5)));
       expect((await runApplyCli(t.argv(tree.dir), {})).code).toBe(0);
       expect(t.maxScale()).toBe(5);
+    } finally {
+      redis.disconnect();
+      await tree.remove();
+    }
+  });
+
+  it.skipIf(!hasGit())('in a git checkout: writes are stamped with the commit, and a revert (a new commit) is written, not a conflict (skipped without git)', async () => {
+    const name = 'flap-git';
+    const t = setup('flap-git', name);
+    const tree = await manifestDir({ 'web.yaml': deploymentYaml(name, externalDockerSpec('docker.io/acme/web:1', 2)) });
+    const git = (...args: string[]): string =>
+      execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@example.com', '-c', 'init.defaultBranch=main', ...args], { cwd: tree.dir, encoding: 'utf8' }).trim();
+    const redis = rawRedis();
+    const applied = async () => JSON.parse((await redis.hget(`${t.prefix}:applied`, KEY_OF(name)))!).manifestVersion as { kind: string; id: string };
+    try {
+      git('init', '-q');
+      git('add', '.');
+      git('commit', '-q', '-m', 'max 2');
+      expect((await runApplyCli(t.argv(tree.dir), {})).code).toBe(0);
+      expect(await applied()).toMatchObject({ kind: 'git', id: git('rev-parse', 'HEAD') });
+      await writeFile(join(tree.dir, 'web.yaml'), deploymentYaml(name, externalDockerSpec('docker.io/acme/web:1', 4)));
+      git('commit', '-q', '-am', 'max 4');
+      expect((await runApplyCli(t.argv(tree.dir), {})).code).toBe(0);
+      git('revert', '--no-edit', 'HEAD');
+      const reverted = await runApplyCli(t.argv(tree.dir), {});
+      expect(reverted.code).toBe(0);
+      expect(t.maxScale()).toBe(2);
+      expect(await applied()).toMatchObject({ kind: 'git', id: git('rev-parse', 'HEAD') });
+      expect(await redis.hexists(`${t.prefix}:flap:conflicts`, KEY_OF(name))).toBe(0);
     } finally {
       redis.disconnect();
       await tree.remove();
