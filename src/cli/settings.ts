@@ -176,6 +176,8 @@ export const SETTINGS = z.object({
   maxDeletes: wholeNumber({ flag: 'max-deletes', env: 'CONVERGE_MAX_DELETES', key: 'max_deletes', placeholder: 'N', description: 'prune: more deletes than this in one run and none is made' }),
   pruneTracingProjects: onOff({ flag: 'prune-tracing-projects', env: 'CONVERGE_PRUNE_TRACING_PROJECTS', key: 'prune_tracing_projects', description: "prune: delete a deployment's tracing project with it" }),
   jobLock: duration({ flag: 'job-lock', env: 'CONVERGE_JOB_LOCK', key: 'job_lock', placeholder: 'DURATION', description: 'daemon: lock time of a running job; jobs of a worker that died are retried after about this long' }),
+  flapWindow: duration({ flag: 'flap-window', env: 'CONVERGE_FLAP_WINDOW', key: 'flap_window', placeholder: 'DURATION', description: 'flap guard: how far back writes are looked at for a conflict (at least 1s)' }, 1000),
+  flapLimit: wholeNumber({ flag: 'flap-limit', env: 'CONVERGE_FLAP_LIMIT', key: 'flap_limit', placeholder: 'N', description: 'flap guard: writes putting back a change made outside converge allowed per flap window before a conflict stops them (at least 1)' }, 1),
 });
 
 export type SettingName = keyof typeof SETTINGS.shape;

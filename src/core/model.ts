@@ -9,6 +9,7 @@ import type {
   SourceRevisionConfig,
   TokenEndpointAuthMethod,
 } from './wire/schema.js';
+import type { ManifestVersion } from './manifest-version.js';
 
 export type { LiveDeployment, LiveProvider };
 
@@ -147,6 +148,10 @@ export interface AppliedRecord {
    * three-way knowledge, every field is compared with live state alone.
    */
   fields?: Record<string, FieldHashes>;
+  /** The fingerprint of the desired state the last write came from (its job's), when the job carried one. */
+  desired?: string;
+  /** The manifests the last write came from (git commit or content hash), when its job carried them. */
+  manifestVersion?: ManifestVersion;
   /** ISO time of the write. */
   appliedAt: string;
   /**

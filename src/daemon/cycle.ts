@@ -12,6 +12,8 @@ import { gatherPlanInput } from '../observe/gather.js';
 import type { ManifestCache } from '../observe/manifests.js';
 import { decideDrift, desiredFingerprint, type DesiredMemory } from './drift.js';
 import type { HeldResource, LastGoodManifests } from './last-good.js';
+import type { Conflict } from '../core/flap-guard.js';
+import type { ManifestVersion } from '../core/manifest-version.js';
 
 /** What the inner reconcile needs; the outer (daemon.ts) owns it. */
 export interface CycleContext {
@@ -59,6 +61,8 @@ export interface CycleContext {
    * write gets a rebuild job (its unchanged revision fields, a new revision of the same input).
    */
   rebuilds?: { wanted(key: string): boolean; done(key: string): void };
+  /** The flap guard's standing conflicts (src/enqueue/flap-store.ts): a held desired state is not enqueued again. */
+  conflicts?: ConflictsView;
 }
 
 /** Where holds live (src/enqueue/holds-store.ts). */
@@ -66,6 +70,13 @@ export interface HoldStore {
   getAll(): Promise<Map<string, ResourceHold>>;
   set(key: string, hold: ResourceHold): Promise<void>;
   release(keys: readonly string[]): Promise<number>;
+}
+
+/** The flap guard's conflicts as a reconcile sees them (FlapStore satisfies it). */
+export interface ConflictsView {
+  all(): Promise<Map<string, Conflict>>;
+  /** Releases the conflicts of `keys`; `forget` false keeps their recent writes on record. */
+  release(keys: readonly string[], forget?: boolean): Promise<string[]>;
 }
 
 /** The operator's requests to write secrets that cannot be compared (`converge reconcile --write-secrets`). */
@@ -101,6 +112,8 @@ export type Decision =
   | { kind: 'secrets-unknown'; secrets: string[] }
   /** Held (src/core/holds.ts): e.g. the revision of this very desired state failed; not written again. */
   | { kind: 'held'; hold: ResourceHold }
+  /** The flap guard stopped writes of this desired state (Conflict): not enqueued until it changes or is released. */
+  | { kind: 'conflict'; conflict: Conflict }
   | { kind: 'suspended' };
 
 export interface ReconcileOutcome {
@@ -120,6 +133,14 @@ export interface ReconcileOutcome {
   fingerprints?: ReadonlyMap<string, string>;
   /** The holds in force for the current desired states (by resourceKey). */
   holds?: ReadonlyMap<string, ResourceHold>;
+  /** Which manifests this reconcile read (git commit or content hash). */
+  version?: ManifestVersion;
+  /** The applied records the plan read: what converge last wrote to each resource, and from which manifests. */
+  applied?: ReadonlyMap<string, AppliedRecord>;
+  /** Conflicts standing after this reconcile, by resource key. */
+  conflicts?: ReadonlyMap<string, Conflict>;
+  /** Conflicts this reconcile released: the resource's desired state changed to one the conflict does not hold. */
+  released?: string[];
 }
 
 /** Whether every field of the change is a secret written only because it cannot be compared. */
@@ -166,6 +187,15 @@ export async function reconcileDirectory(ctx: CycleContext): Promise<ReconcileOu
   const storedHolds = (await ctx.holds?.getAll()) ?? new Map<string, ResourceHold>();
   const fingerprints = new Map<string, string>();
   const holds = new Map<string, ResourceHold>();
+  const conflicts = (await ctx.conflicts?.all()) ?? new Map<string, Conflict>();
+  const releasing: string[] = [];
+  // A conflict holds the desired states that fought; a resource whose desired state is now another one is released.
+  for (const [key, conflict] of conflicts) {
+    const resource = gathered.resources.get(key);
+    if (resource && !conflict.desired.includes(desiredFingerprint(resource, input.secretHashes.get(key) ?? {}))) releasing.push(key);
+  }
+  const released = releasing.length > 0 && ctx.conflicts ? await ctx.conflicts.release(releasing, false) : [];
+  for (const key of released) conflicts.delete(key);
 
   const inSync = new Map<string, string>();
   const decisions = new Map<string, Decision>();
@@ -192,6 +222,11 @@ export async function reconcileDirectory(ctx: CycleContext): Promise<ReconcileOu
     if (change.action !== 'create' && change.action !== 'update' && change.action !== 'adopt') continue;
     if (change.suspended || resource.suspend) {
       decisions.set(key, { kind: 'suspended' });
+      continue;
+    }
+    const conflict = conflicts.get(key);
+    if (conflict) {
+      decisions.set(key, { kind: 'conflict', conflict });
       continue;
     }
     if (!fingerprint) {
@@ -255,7 +290,13 @@ export async function reconcileDirectory(ctx: CycleContext): Promise<ReconcileOu
   }
   const adoptPolicy = ctx.settings.adopt === 'explicit' ? { adoptPolicy: 'explicit' as const } : {};
   const datas = toEnqueue.map((item, i) =>
-    buildJobData(item.resource, operationFor(item.resource, item.change.action === 'create' ? 'create' : 'update'), { origin: 'daemon', desired: desiredOf[i]!, ...adoptPolicy, ...(item.rebuild ? { rebuild: true } : {}) }),
+    buildJobData(item.resource, operationFor(item.resource, item.change.action === 'create' ? 'create' : 'update'), {
+      origin: 'daemon',
+      desired: desiredOf[i]!,
+      ...adoptPolicy,
+      ...(item.rebuild ? { rebuild: true } : {}),
+      ...(gathered.version ? { manifestVersion: gathered.version } : {}),
+    }),
   );
   // Deletes (--prune) go through the same queue: the target's live id, never a name; the newest job of a key wins.
   const deleteDatas = deletes.map(({ change }) =>
@@ -300,5 +341,9 @@ export async function reconcileDirectory(ctx: CycleContext): Promise<ReconcileOu
     enqueued: added,
     fingerprints,
     holds,
+    version: gathered.version,
+    applied: gathered.input.applied,
+    conflicts,
+    released,
   };
 }

@@ -384,7 +384,7 @@ class ConvergeDaemon implements Daemon {
       const held = this.reconciler.tracker.secretsUnknown();
       if (requested) this.secretWrites.add(requested);
       const retried = request.retryFailed ? await this.reconciler.releaseHolds(request.retryFailed) : undefined;
-      if (retried) this.rebuilds.add(retried.released);
+      if (retried) this.rebuilds.add(retried.rebuild);
       let record;
       let written: string[] = [];
       let rebuilt: string[] = [];
@@ -433,6 +433,7 @@ class ConvergeDaemon implements Daemon {
     this.runner.onJob((event) => {
       if (event.type === 'completed') {
         this.metrics.jobs.inc({ outcome: event.outcome ?? 'unchanged' });
+        if (event.conflict?.declared && event.key) this.metrics.conflicts.inc({ kind: event.key.slice(0, event.key.indexOf('/')), reason: event.conflict.reason });
         if (event.key && event.desired) this.reconciler?.jobFinishedHere(event.key, event.desired);
       }
       if (event.type === 'failed') this.metrics.jobs.inc({ outcome: event.final ? 'failed' : 'retried' });
@@ -469,6 +470,7 @@ class ConvergeDaemon implements Daemon {
         secretWrites: this.secretWrites,
         holds: jobs.holds,
         rebuilds: this.rebuilds,
+        conflicts: jobs.flap,
       },
       health: { progressDeadlineMs: settings.progressDeadline ?? PROGRESS_DEADLINE_MS },
       metrics: this.metrics,
@@ -628,6 +630,8 @@ class ConvergeDaemon implements Daemon {
       secretsUnknown: reconciler?.tracker.secretsUnknown() ?? [],
       held: reconciler?.tracker.heldKeys() ?? [],
       health: healthCounts(reconciler?.tracker.resources() ?? []),
+      conflicts: reconciler?.tracker.conflicts() ?? [],
+      manifestVersion: snapshot?.lastReconcile?.manifestVersion ?? null,
       manifests: reconciler?.manifests ?? null,
       lastReconcile: snapshot?.lastReconcile ?? null,
       lastSuccessfulReconcileAt: snapshot?.lastSuccessfulReconcileAt ?? null,

@@ -40,6 +40,10 @@ export interface DaemonMetrics {
   revisionFailures: Counter<'reason'>;
   /** Replaces the health gauge with these resources' current health. */
   setResourceHealth(rows: Iterable<{ kind: ResourceKind; name: string; health: { status: HealthStatus } }>): void;
+  /** Conflicts this daemon's worker found (the flap guard stopped writing to a resource), by kind and reason. */
+  conflicts: Counter<'kind' | 'reason'>;
+  /** Resources under a Conflict as of the last reconcile and the jobs finished since. */
+  conflictResources: Gauge;
   /** ServiceClient's onRequest hook: one call per attempt. */
   observeRequest(info: RequestInfo): void;
   /** Replaces the resource gauge with these counts (every kind x state pair is written, zeros included). */
@@ -150,6 +154,18 @@ export function createMetrics(options: MetricsOptions = {}): DaemonMetrics {
     registers: [registry],
   });
   for (const reason of REVISION_FAILURE_REASONS) revisionFailures.inc({ reason }, 0);
+  const conflicts = new Counter({
+    name: 'converge_conflicts_total',
+    help: "Conflicts this daemon's worker found, by kind and reason (desired_alternates: the desired state went A, B, A within flap_window; changed_outside: a change made outside converge was put back flap_limit times and came again): converge stopped writing to the resource.",
+    labelNames: ['kind', 'reason'] as const,
+    registers: [registry],
+  });
+  const conflictResources = new Gauge({
+    name: 'converge_conflict_resources',
+    help: 'Resources converge stopped writing to because of a Conflict (the flap guard), as of the last reconcile and the jobs finished since.',
+    registers: [registry],
+  });
+  conflictResources.set(0);
   appliedStateLost.set(0);
   secretsUnknown.set(0);
   lastSuccess.set(0);
@@ -180,6 +196,8 @@ export function createMetrics(options: MetricsOptions = {}): DaemonMetrics {
       resourceHealth.reset();
       for (const row of rows) resourceHealth.set({ kind: row.kind, name: row.name, health: row.health.status }, 1);
     },
+    conflicts,
+    conflictResources,
     observeRequest(info) {
       requests.inc({ method: info.method, endpoint: info.route, status: String(info.status) });
       requestDuration.observe({ method: info.method, endpoint: info.route }, info.durationMs / 1000);

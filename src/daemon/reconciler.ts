@@ -129,6 +129,7 @@ export class Reconciler {
         held: outcome?.held.length ?? 0,
       };
       if (cycles[0]) record.cycle = cycles[0];
+      if (outcome?.version) record.manifestVersion = outcome.version;
       this.finish(record, outcome, failure, cycles);
     }
     return record;
@@ -155,6 +156,8 @@ export class Reconciler {
       metrics.setResourceStates(this.tracker.counts());
       metrics.orphans.set(outcome.plan.summary.orphan);
       metrics.secretsUnknown.set(this.tracker.secretsUnknown().length);
+      metrics.conflictResources.set(this.tracker.conflicts().length);
+      for (const key of outcome.released ?? []) log.info({ key }, 'conflict released: the desired state changed to a new one; writing again');
       metrics.manifestErrors.set(outcome.plan.diagnostics.filter((d) => d.severity === 'error').length);
       metrics.drifted.reset();
       for (const d of outcome.drift) {
@@ -234,6 +237,7 @@ export class Reconciler {
     this.tracker.completed(jobId, value, undefined, job.fingerprint);
     this.reportHealth();
     this.options.metrics.setResourceStates(this.tracker.counts());
+    this.options.metrics.conflictResources.set(this.tracker.conflicts().length);
     if (job.fingerprint) await this.options.context.memory.set(new Map([[job.key, job.fingerprint]]));
   }
 
@@ -261,15 +265,23 @@ export class Reconciler {
    * Releases the holds of the named resources (true: every one) in Redis and in status, so the next reconcile writes
    * them again: the operator's `converge reconcile --retry-failed [NAME...]`.
    */
-  async releaseHolds(request: true | readonly string[]): Promise<{ released: string[]; unmatched: string[] }> {
-    const store = this.options.context.holds;
+  async releaseHolds(request: true | readonly string[]): Promise<{ released: string[]; unmatched: string[]; rebuild: string[] }> {
+    const { holds: store, conflicts } = this.options.context;
     const stored = store ? [...(await store.getAll()).keys()] : [];
-    const held = [...new Set([...stored, ...this.tracker.heldKeys()])];
-    const named = holdsNamed(held, request);
-    if (store && named.released.length > 0) await store.release(named.released);
-    for (const key of named.released) this.tracker.setHold(key, undefined);
-    if (named.released.length > 0) this.options.log.info({ released: named.released }, 'holds released on request (converge reconcile --retry-failed): written again where their plan differs, rebuilt where it does not');
-    return named;
+    const failed = new Set([...stored, ...this.tracker.heldKeys()]);
+    // A Conflict of the flap guard is a hold too: released the same way, its recent writes forgotten.
+    const standing = conflicts ? [...(await conflicts.all()).keys()] : [];
+    const conflicted = new Set([...standing, ...this.tracker.conflicts()]);
+    const named = holdsNamed([...new Set([...failed, ...conflicted])], request);
+    const revisionHeld = named.released.filter((key) => failed.has(key));
+    const conflictHeld = named.released.filter((key) => conflicted.has(key));
+    if (store && revisionHeld.length > 0) await store.release(revisionHeld);
+    if (conflicts && conflictHeld.length > 0) await conflicts.release(conflictHeld, true);
+    for (const key of revisionHeld) this.tracker.setHold(key, undefined);
+    for (const key of conflictHeld) this.tracker.clearConflict(key);
+    if (named.released.length > 0) this.options.log.info({ released: named.released }, 'holds released on request (converge reconcile --retry-failed): written again where their plan differs, rebuilt where a revision failed and the plan does not differ');
+    // Only a failed revision is rebuilt when nothing differs: a released Conflict is written again only where its plan differs.
+    return { ...named, rebuild: revisionHeld };
   }
 
   /** Logs each health transition once, counts each failed revision once, and refreshes the health gauge. */

@@ -71,6 +71,27 @@ describe('ResourceTracker', () => {
     expect(t.resources()[0]).toMatchObject({ state: 'synced', error: null });
   });
 
+  it('marks a resource held by a Conflict out_of_sync with its reason, and shows which manifests it was last applied from', () => {
+    const t = new ResourceTracker();
+    const version = { kind: 'git' as const, id: '3f2a9c1e5b7d9f0a1c2e3b4d5f6a7b8c9d0e1f2a', readAt: '2026-01-01T00:00:00.000Z' };
+    const conflict = { reason: 'changed_outside' as const, message: 'changed outside converge: x put back 3 times', since: '2026-01-01T00:01:00.000Z', desired: ['a'.repeat(64)], fields: ['x'] };
+    t.update(outcome([change('held', 'update'), change('fine', 'noop')], [live('held'), live('fine')], [['Deployment/held', { kind: 'conflict', conflict }]], {
+      conflicts: new Map([['Deployment/held', conflict]]),
+      applied: new Map([['Deployment/fine', { secrets: {}, manifestVersion: version, appliedAt: '2026-01-01T00:00:05.000Z' }]]),
+    }));
+    const [held, fine] = t.resources();
+    expect(held).toMatchObject({ state: 'out_of_sync', syncReason: 'Conflict', reason: 'Conflict: changed outside converge: x put back 3 times', conflict: { reason: 'changed_outside', fields: ['x'] } });
+    expect(fine).toMatchObject({ state: 'synced', appliedFrom: { ...version, appliedAt: '2026-01-01T00:00:05.000Z' } });
+    expect(fine!.syncReason).toBeUndefined();
+    expect(t.conflicts()).toEqual(['Deployment/held']);
+
+    // a job that meets a conflict (found by another replica's worker, say) marks the row as soon as it ends
+    t.trackJob('j1', 'Deployment/fine');
+    t.update(outcome([change('fine', 'update')], [live('fine')], [['Deployment/fine', job('Deployment/fine', 'j1')]]));
+    t.completed('j1', { outcome: 'unchanged', new_revision: false, message: 'Conflict: m; nothing sent', conflict: { reason: 'desired_alternates', message: 'm', declared: true, versions: [version] } });
+    expect(t.resources()[0]).toMatchObject({ state: 'out_of_sync', syncReason: 'Conflict', conflict: { reason: 'desired_alternates', versions: [version] } });
+  });
+
   it('follows a new revision: progressing once its job started it, then the health the poller reads', () => {
     const t = new ResourceTracker({ progressDeadlineMs: 60_000 });
     t.trackJob('j1', 'Deployment/web');

@@ -6,6 +6,8 @@ import { resourceKey, type Action, type DriftPolicy, type LiveDeployment, type P
 import { ReconcileJobResult } from '../enqueue/schema.js';
 import type { SyncState } from './metrics.js';
 import type { Decision, ReconcileOutcome } from './cycle.js';
+import type { Conflict } from '../core/flap-guard.js';
+import type { ManifestVersion } from '../core/manifest-version.js';
 
 export interface JobView {
   id: string;
@@ -47,9 +49,16 @@ export interface ResourceStatus {
    * the service hides and converge holds no record of; they are not rewritten blind (see `secretsUnknown`) until the
    * desired state changes or an operator runs `converge reconcile --write-secrets NAME`.
    */
-  syncReason?: 'SecretsUnknown';
+  syncReason?: 'SecretsUnknown' | 'Conflict';
   /** With SecretsUnknown: the secrets (names only) that would be written. */
   secretsUnknown?: string[];
+  /**
+   * Conflict (the flap guard, src/core/flap-guard.ts): converge stopped writing to the resource because its desired
+   * state alternates between two versions, or something outside converge keeps changing a field it puts back.
+   */
+  conflict?: Pick<Conflict, 'reason' | 'message' | 'since'> & { versions?: ManifestVersion[]; fields?: string[] };
+  /** The manifests converge's last write to the resource came from ("applied from 3f2a9c1"), and when it wrote. */
+  appliedFrom?: ManifestVersion & { appliedAt: string };
   job: JobView | null;
   /** The live deployment's id, when known (to follow a revision that builds). */
   deploymentId?: string;
@@ -71,6 +80,8 @@ export interface ReconcileRecord {
   held: number;
   /** Resync cycle (BullMQ job id) this reconcile ran for. */
   cycle?: string;
+  /** The manifests this reconcile read (git commit or content hash). */
+  manifestVersion?: ManifestVersion;
 }
 
 /** A live deployment building a revision (not active yet) is still progressing. */
@@ -141,6 +152,16 @@ export interface RolloutToFollow {
   deploymentId: string;
   /** Its latest revision, when known (the revision endpoint is read for it). */
   revisionId: string | undefined;
+}
+
+/** Marks a row as held by the flap guard: reason Conflict, with its one line. */
+function markConflict(row: ResourceStatus, conflict: Pick<Conflict, 'reason' | 'message' | 'since'> & Partial<Pick<Conflict, 'versions' | 'fields'>>): void {
+  row.syncReason = 'Conflict';
+  row.conflict = { reason: conflict.reason, message: conflict.message, since: conflict.since };
+  if (conflict.versions) row.conflict.versions = conflict.versions;
+  if (conflict.fields) row.conflict.fields = conflict.fields;
+  row.reason = `Conflict: ${conflict.message}`;
+  row.sync = { status: 'out_of_sync', reason: 'Conflict', message: conflict.message };
 }
 
 /**
@@ -237,10 +258,16 @@ export class ResourceTracker {
       if (resourceHold) row.hold = resourceHold;
       const deploymentId = live?.id ?? previous?.deploymentId;
       if (deploymentId) row.deploymentId = deploymentId;
+      const applied = outcome.applied?.get(key);
+      if (applied?.manifestVersion) row.appliedFrom = { ...applied.manifestVersion, appliedAt: applied.appliedAt };
+      const conflict = outcome.conflicts?.get(key);
+      if (conflict) markConflict(row, conflict);
       if (decision?.kind === 'secrets-unknown') {
         row.syncReason = 'SecretsUnknown';
         row.secretsUnknown = decision.secrets;
         row.reason = `SecretsUnknown: the service hides ${decision.secrets.join(', ')} and no applied state records them; not rewritten blind. Run "converge reconcile --write-secrets ${change.name}" to write them once`;
+      } else if (decision?.kind === 'conflict') {
+        row.state = 'out_of_sync';
       } else if (decision?.kind === 'settled') {
         // The job finished during the reconcile: keep what its completion showed.
         row.job = previous?.job ?? null;
@@ -319,6 +346,13 @@ export class ResourceTracker {
         ? { status: 'progressing', reason: 'RevisionBuilding', message: `revision ${revisionId} started`, revisionId }
         : { status: 'progressing', reason: 'RevisionBuilding', message: 'a new revision started' };
       this.noteHealth(row, before);
+}
+
+    const conflict = parsed.success ? parsed.data.conflict : undefined;
+    if (conflict) {
+      const { declared: _declared, ...found } = conflict;
+      markConflict(row, { ...found, since: row.conflict?.since ?? at });
+      row.state = 'out_of_sync';
     }
     return key;
   }
@@ -416,6 +450,21 @@ export class ResourceTracker {
   /** Resources held as SecretsUnknown (their keys). */
   secretsUnknown(): string[] {
     return [...this.rows.values()].filter((r) => r.syncReason === 'SecretsUnknown').map((r) => r.key);
+  }
+
+  /** An operator released the resource's Conflict: the row no longer shows it (the next reconcile says what holds). */
+  clearConflict(key: string): void {
+    const row = this.rows.get(key);
+    if (!row || row.syncReason !== 'Conflict') return;
+    delete row.syncReason;
+    delete row.conflict;
+    row.reason = null;
+    row.sync = { status: 'out_of_sync', reason: 'OutOfSync', message: 'Conflict released on request; written again at the next reconcile where the plan differs' };
+  }
+
+  /** Resources under a Conflict (their keys). */
+  conflicts(): string[] {
+    return [...this.rows.values()].filter((r) => r.syncReason === 'Conflict').map((r) => r.key);
   }
 
   /** Counts by kind and state, for the converge_resources gauge. */

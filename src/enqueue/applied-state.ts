@@ -1,6 +1,7 @@
 // Applied state in Redis: per resource, the hashes of what converge last wrote (never a value), read by plans.
 import type { Redis } from 'ioredis';
 import type { AppliedRecord } from '../core/model.js';
+import type { ManifestVersion } from '../core/manifest-version.js';
 import type { WrittenState } from '../core/kinds/index.js';
 import { connectProducer, closeRedis, type RedisSettings } from './redis.js';
 import { PendingWrite, StoredAppliedRecord } from './schema.js';
@@ -58,6 +59,12 @@ function parseRecord(text: string | null | undefined): AppliedRecord | undefined
   } catch {
     return undefined;
   }
+}
+
+/** What a job's write is stamped with in the applied record: the desired state's fingerprint and its manifests' version. */
+export interface WriteStamp {
+  desired?: string;
+  manifestVersion?: ManifestVersion;
 }
 
 /** The store. Plans only read it (getAll); workers write after each successful write to the service. */
@@ -129,6 +136,8 @@ export class AppliedStateStore {
     at = new Date(),
     /** The record as the caller read it during this job (null: none); undefined reads it here. */
     known?: AppliedRecord | null,
+    /** Where the written desired state came from (the job's fingerprint and manifest version); replaces the recorded one. */
+    stamp?: WriteStamp,
   ): Promise<AppliedRecord> {
     const previous = known === undefined ? await this.get(resourceKey) : (known ?? undefined);
     const record: AppliedRecord = {
@@ -141,6 +150,8 @@ export class AppliedStateStore {
     if (Object.keys(fields).length > 0) record.fields = fields;
     const ownership = written.ownership ?? previous?.ownership;
     if (ownership) record.ownership = ownership;
+    if (stamp?.desired) record.desired = stamp.desired;
+    if (stamp?.manifestVersion) record.manifestVersion = stamp.manifestVersion;
     const valid = StoredAppliedRecord.parse(record);
     await this.redis.convergeRecordWrite(this.key, this.pending, resourceKey, JSON.stringify(valid));
     return valid;

@@ -5,6 +5,7 @@ import { ConvergeError } from '../core/errors.js';
 import { kindOf, type DeleteTarget } from '../core/kinds/index.js';
 import { objectHash } from '../core/hash.js';
 import { resourceKey, type DesiredResource } from '../core/model.js';
+import type { ManifestVersion } from '../core/manifest-version.js';
 import { JobOperation, JobResource, ReconcileJobData } from './schema.js';
 
 /** The one queue every converge process (apply, daemon, worker processes) shares on a Redis prefix. */
@@ -50,7 +51,7 @@ export function operationFor(resource: DesiredResource, action: 'create' | 'upda
 export function buildJobData(
   resource: DesiredResource,
   operation: JobOperation,
-  context: { origin: string; deploymentId?: string; now?: Date; desired?: string; rebuild?: boolean; adoptPolicy?: 'auto' | 'explicit' },
+  context: { origin: string; deploymentId?: string; now?: Date; desired?: string; rebuild?: boolean; adoptPolicy?: 'auto' | 'explicit'; manifestVersion?: ManifestVersion },
 ): ReconcileJobData {
   const kind = kindOf(resource.kind);
   const data: Record<string, unknown> = {
@@ -65,6 +66,7 @@ export function buildJobData(
   if (context.desired) data.desired = context.desired;
   if (context.rebuild && kind.listed) data.rebuild = true;
   if (context.adoptPolicy) data.adoptPolicy = context.adoptPolicy;
+  if (context.manifestVersion) data.manifestVersion = context.manifestVersion;
   return ReconcileJobData.parse(data);
 }
 

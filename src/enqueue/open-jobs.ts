@@ -6,6 +6,7 @@ import { AppliedStateStore } from './applied-state.js';
 import { RedisDesiredMemory } from './desired-memory.js';
 import { RedisHoldStore } from './holds-store.js';
 import { Enqueuer } from './enqueuer.js';
+import { FlapStore } from './flap-store.js';
 import { AppliedStateEpoch, readEvictionPolicy, type EvictionPolicy } from './epoch.js';
 import { watchJobEvents, type JobEventHandlers, type JobEventsFeed } from './job-events.js';
 import { QUEUE_NAME } from './jobs.js';
@@ -35,6 +36,13 @@ export interface Jobs {
   readonly desired: RedisDesiredMemory;
   /** The daemon's holds (resources not written: their revision for this desired state failed). */
   readonly holds: RedisHoldStore;
+  /** The flap guard's state: recent writes per resource and the conflicts standing (src/core/flap-guard.ts). */
+  readonly flap: FlapStore;
+  /**
+   * Releases the flap guard's conflicts of these resource keys ("Deployment/name"; every conflict when undefined) and
+   * forgets their recent writes, so their next job writes again. Returns the keys that held a conflict.
+   */
+  releaseConflicts(keys?: readonly string[]): Promise<string[]>;
   /** The prefix's applied-state epoch (a change or a vanishing means Redis lost converge's records). */
   readonly epoch: AppliedStateEpoch;
   /** Redis' maxmemory-policy, or why it could not be read. */
@@ -81,12 +89,17 @@ export async function openJobs(settings: WorkerSettings, options: OpenJobsOption
     return handle;
   }
   let closing: Promise<void> | undefined;
+  const flap = new FlapStore(redis, prefix);
   return {
     prefix,
     enqueuer: new Enqueuer(queue, settings),
     applied: new AppliedStateStore(redis, prefix),
     desired: new RedisDesiredMemory(redis, prefix),
     holds: new RedisHoldStore(redis, prefix),
+    flap,
+    releaseConflicts(keys) {
+      return flap.release(keys, true);
+    },
     epoch: new AppliedStateEpoch(redis, prefix),
     evictionPolicy() {
       return readEvictionPolicy(redis);

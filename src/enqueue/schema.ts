@@ -1,6 +1,7 @@
 // zod schemas of what converge keeps in Redis: job payloads (secret references only), results, applied and pending records.
 import { z } from 'zod';
 import { DeleteTarget, JOB_OPERATIONS, JobResource, SyncOutcome, SyncResult } from '../core/kinds/index.js';
+import { ManifestVersion } from '../core/manifest-version.js';
 
 export { JobResource, JobSecretRef, JobSecretSource, PendingWrite } from '../core/kinds/index.js';
 
@@ -29,6 +30,8 @@ export const ReconcileJobData = z.strictObject({
   desired: z.string().regex(/^[0-9a-f]{64}$/).optional(),
   /** The operator asked for a rebuild of an unchanged input (`converge reconcile --retry-failed`; SyncOptions.rebuild). */
   rebuild: z.literal(true).optional(),
+  /** The manifests the desired state was read from (git commit or content hash, and when): recorded with each write. */
+  manifestVersion: ManifestVersion.optional(),
   /** Who enqueued: "apply", "daemon", ... (for status and logs). */
   origin: z.string(),
   enqueuedAt: z.string(),
@@ -49,6 +52,10 @@ export const StoredAppliedRecord = z.strictObject({
   definitionHash: Sha256Hex.optional(),
   /** Field path -> hashes of what was sent and answered (three-way comparison); absent in older records. */
   fields: z.record(z.string(), z.strictObject({ sent: Sha256Hex, answered: Sha256Hex })).optional(),
+  /** The fingerprint of the desired state the last write came from (the job's `desired`). */
+  desired: Sha256Hex.optional(),
+  /** The manifests the last write came from ("applied from 3f2a9c1"). */
+  manifestVersion: ManifestVersion.optional(),
   appliedAt: z.string(),
   /** Which live resource converge owns under this key (created or adopted) and its id; absent in older records. */
   ownership: z.strictObject({ origin: z.enum(['created', 'adopted']), id: z.string().min(1) }).optional(),

@@ -7,6 +7,7 @@ import { classifyFailure } from '../service/errors.js';
 import { recordWrites, type WriteRecord } from '../service/transport.js';
 import { fieldLine } from '../plan/render/text.js';
 import { AppliedStateStore } from './applied-state.js';
+import { JobAppliedState } from './job-applied-state.js';
 import { newestDesiredKey } from './enqueuer.js';
 import { QUEUE_NAME, type JobSettings } from './jobs.js';
 import { removeResource, syncResource } from '../sync/sync.js';
@@ -15,6 +16,10 @@ import { ReconcileJobData, type ReconcileJobResult } from './schema.js';
 import { claimPrefix, type ServiceTarget } from './target.js';
 import { fromJobResource, type LiteralSecrets } from '../sync/job-resource.js';
 import { SILENT_LOGGER, throttledErrors, type ErrorReporter, type QueueLogger } from './log.js';
+import { DEFAULT_FLAP, type FlapSettings } from '../core/flap-guard.js';
+import { versionLabel } from '../core/manifest-version.js';
+import { ConflictHold, JobGate } from './flap-gate.js';
+import { FlapStore } from './flap-store.js';
 
 export { SILENT_LOGGER, type QueueLogger } from './log.js';
 
@@ -24,6 +29,10 @@ export interface WorkerSettings extends RedisSettings, JobSettings {
   concurrency: number;
   /** Jobs started per second across every worker of the queue; 0: no limit. */
   globalRate: number;
+  /** The flap guard's window in ms (flap_window; default 30m). */
+  flapWindow?: number;
+  /** Heals of one desired state allowed within the window (flap_limit; default 3). */
+  flapLimit?: number;
 }
 
 /** Longest wait between two attempts of a job. */
@@ -74,6 +83,8 @@ export interface ProcessorContext {
   logWrites?: boolean;
   /** When the newest desired state of a resource was enqueued (Enqueuer's record), if known. */
   newestEnqueuedAt?(key: string): Promise<string | undefined>;
+  /** The flap guard: every write asks it first (absent: no guard). */
+  flap?: { store: FlapStore; settings: FlapSettings };
 }
 
 /**
@@ -84,10 +95,12 @@ function logWrite(ctx: ProcessorContext, data: ReconcileJobData, jobId: string |
   if (writes.length === 0 || ctx.logWrites === false) return;
   const fields = result.fields ?? [];
   const requestIds = writes.map((w) => w.requestId).filter((id): id is string => id !== undefined);
+  const from = data.manifestVersion ? versionLabel(data.manifestVersion) : undefined;
   ctx.log.info(
     {
       key: data.key,
       jobId,
+      ...(from ? { appliedFrom: from, manifestVersion: data.manifestVersion } : {}),
       outcome: result.outcome,
       new_revision: result.new_revision,
       fields: fields.map((f) => f.path),
@@ -95,16 +108,50 @@ function logWrite(ctx: ProcessorContext, data: ReconcileJobData, jobId: string |
       requests: writes.map((w) => `${w.method} ${w.route} ${w.status}`),
       ...(requestIds.length > 0 ? { requestIds } : {}),
     },
-    result.new_revision ? 'wrote; a new revision started' : 'wrote; no new revision',
+    (result.new_revision ? 'wrote; a new revision started' : 'wrote; no new revision') + (from ? ` (applied from ${from})` : ''),
   );
 }
 
-/** Inner step: job data in, result out; throws whatever went wrong. */
-export async function runJob(data: ReconcileJobData, ctx: ProcessorContext): Promise<ReconcileJobResult> {
-  const context = { service: ctx.client, appliedState: ctx.store, secretEnv: ctx.env, ...(data.adoptPolicy ? { adoptPolicy: data.adoptPolicy } : {}) };
-  if (data.remove) return removeResource(data.remove, context);
+/** Inner step: job data in, result out; throws whatever went wrong (ConflictHold when the flap guard refuses its write). */
+export async function runJob(
+  data: ReconcileJobData,
+  ctx: ProcessorContext,
+  gate?: JobGate,
+  appliedState: JobAppliedState = new JobAppliedState(ctx.store, data),
+): Promise<ReconcileJobResult> {
+  const adopt = data.adoptPolicy ? { adoptPolicy: data.adoptPolicy } : {};
+  // A delete (--prune) is not a write the flap guard weighs: it is sent by id, once, to what converge owns.
+  if (data.remove) return removeResource(data.remove, { service: ctx.client, appliedState, secretEnv: ctx.env, ...adopt });
   const resource = fromJobResource(data.resource!, ctx.literalSecrets);
-  return syncResource(resource, context, data.deploymentId, data.rebuild ? { rebuild: true } : undefined);
+  const service = gate ? gate.guard(ctx.client) : ctx.client;
+  const result = await syncResource(resource, { service, appliedState, secretEnv: ctx.env, ...adopt }, data.deploymentId, data.rebuild ? { rebuild: true } : undefined);
+  await gate?.recorded(result);
+  return result;
+}
+
+/** The flap guard's gate of one job (none without a guard). */
+function gateFor(data: ReconcileJobData, ctx: ProcessorContext, jobId: string | undefined, appliedState: JobAppliedState): JobGate | undefined {
+  if (!ctx.flap) return undefined;
+  return new JobGate({
+    store: ctx.flap.store,
+    appliedRecord: (key) => appliedState.firstRead(key),
+    key: data.key,
+    desired: data.desired,
+    manifestVersion: data.manifestVersion,
+    settings: ctx.flap.settings,
+    now: () => new Date(),
+    onReleased: (conflict) => ctx.log.info({ key: data.key, jobId, reason: conflict.reason }, 'conflict released: the desired state changed to a new one; writing again'),
+  });
+}
+
+/** A job whose write the flap guard refused: it completes, having sent nothing; the conflict is logged once, when found. */
+async function heldByConflict(hold: ConflictHold, data: ReconcileJobData, ctx: ProcessorContext, jobId: string | undefined): Promise<ReconcileJobResult> {
+  // The kind marked the write pending right before asking to send it: nothing was sent, so nothing is pending.
+  await ctx.store.clearPending(data.key);
+  const { reason, message } = hold.conflict;
+  if (hold.declared) ctx.log.warn({ key: data.key, jobId, reason, conflict: hold.conflict }, `Conflict: ${message}`);
+  else ctx.log.debug({ key: data.key, jobId, reason }, 'conflict standing; nothing sent');
+  return hold.result();
 }
 
 /**
@@ -125,12 +172,15 @@ export function createProcessor(ctx: ProcessorContext) {
       ctx.log.info({ key: data.key, jobId: job.id, enqueuedAt: data.enqueuedAt, newest }, 'job superseded by a newer desired state; nothing sent');
       return { outcome: 'unchanged', new_revision: false, message: 'superseded by a newer desired state enqueued since; nothing sent' };
     }
+    const appliedState = new JobAppliedState(ctx.store, data);
+    const gate = gateFor(data, ctx, job.id, appliedState);
     try {
-      const { value: result, writes } = await recordWrites(() => runJob(data, ctx));
+      const { value: result, writes } = await recordWrites(() => runJob(data, ctx, gate, appliedState));
       logWrite(ctx, data, job.id, result, writes);
       ctx.log.debug({ key: data.key, jobId: job.id, outcome: result.outcome, new_revision: result.new_revision, ms: Date.now() - started }, 'job done');
       return result;
     } catch (error) {
+      if (error instanceof ConflictHold) return heldByConflict(error, data, ctx, job.id);
       if (error instanceof BlockedError || error instanceof JobInputError) {
         // The resource cannot be synced as things stand, or the job asks for what this process does not have.
         ctx.log.warn({ key: data.key, jobId: job.id, error: error.message }, 'job failed');
@@ -185,7 +235,7 @@ export interface StartRunnerOptions {
 export type RunnerEvent =
   | { type: 'started'; jobId: string }
   /** key and desired: the job data's resource key and desired-state fingerprint (when it carries one). */
-  | { type: 'completed'; jobId: string; outcome: ReconcileJobResult['outcome'] | undefined; key?: string; desired?: string }
+  | { type: 'completed'; jobId: string; outcome: ReconcileJobResult['outcome'] | undefined; key?: string; desired?: string; conflict?: ReconcileJobResult['conflict'] }
   /** `final`: no attempt is left (or the failure is not worth one); otherwise the job is retried. */
   | { type: 'failed'; jobId: string; final: boolean };
 
@@ -251,6 +301,10 @@ export async function startJobRunner(settings: WorkerSettings, options: StartRun
     ...(options.literalSecrets ? { literalSecrets: options.literalSecrets } : {}),
     ...(options.logWrites === false ? { logWrites: false } : {}),
     newestEnqueuedAt: async (key) => (await producer.hget(newestDesiredKey(worker!), key)) ?? undefined,
+    flap: {
+      store: new FlapStore(producer, settings.redisPrefix),
+      settings: { windowMs: settings.flapWindow ?? DEFAULT_FLAP.windowMs, limit: settings.flapLimit ?? DEFAULT_FLAP.limit },
+    },
   });
   // The jobs running now, with the token that holds each one's lock (for handBack).
   const active = new Map<string, { job: Job; token: string | undefined }>();
@@ -285,6 +339,8 @@ export async function startJobRunner(settings: WorkerSettings, options: StartRun
     const event: RunnerEvent = { type: 'completed', jobId: job.id!, outcome: (result as ReconcileJobResult | undefined)?.outcome };
     if (typeof data?.key === 'string') event.key = data.key;
     if (typeof data?.desired === 'string') event.desired = data.desired;
+    const conflict = (result as ReconcileJobResult | undefined)?.conflict;
+    if (conflict) event.conflict = conflict;
     tell(event);
   });
   running.on('failed', (job, error) => tell({ type: 'failed', jobId: job?.id ?? '', final: isFinalFailure(job, error) }));

@@ -18,6 +18,8 @@ import { mapBounded } from '../core/map-bounded.js';
 import type { PlanInput } from '../plan/plan.js';
 import { previewDiscovery } from '../discovery/discover.js';
 import { loadManifestDir, type ManifestCache } from './manifests.js';
+import { readManifestVersion } from './manifest-version.js';
+import type { ManifestVersion } from '../core/manifest-version.js';
 import { hashDesiredSecrets, secretErrorDiagnostic } from '../secrets/resolve.js';
 import type { AdoptPolicy } from '../core/ownership.js';
 import type { PruneOptions } from '../plan/prune.js';
@@ -58,6 +60,8 @@ export interface Gathered {
   live: LiveDeployment[];
   files: string[];
   diagnostics: Diagnostic[];
+  /** Which manifests were read: the git commit of the directory, else its content hash, and when. */
+  version: ManifestVersion;
 }
 
 const DISCOVERY_CONCURRENCY = 4;
@@ -91,7 +95,8 @@ export async function gatherPlanInput(options: GatherOptions): Promise<Gathered>
   const inScope = outside.length === 0 ? loaded.resources : loaded.resources.filter((r) => !outside.includes(r));
   const deployments = inScope.filter((r): r is DeploymentResource => r.kind === 'Deployment');
   const declaresProvider = inScope.some((r) => r.kind === 'OAuthProvider');
-  const [live, applied, repos, discovery, providers] = await Promise.all([
+  const [version, live, applied, repos, discovery, providers] = await Promise.all([
+    readManifestVersion(options.dir, loaded.contentId),
     listing,
     appliedRead,
     deployments.some((d) => d.spec.repository)
@@ -141,7 +146,7 @@ export async function gatherPlanInput(options: GatherOptions): Promise<Gathered>
   const notes = [...(options.notes ?? [])];
   if (outside.length > 0) notes.push(outsidePrefixNote(outside.map((r) => r.name), prefix!));
   if (notes.length > 0) input.notes = notes;
-  return { input, resources, live, files: loaded.files, diagnostics };
+  return { input, resources, live, files: loaded.files, diagnostics, version };
 }
 
 /**

@@ -3,6 +3,7 @@ import { closeSync, constants, fstatSync, openSync, readSync, type Dirent } from
 import { readdir, realpath, stat } from 'node:fs/promises';
 import { join, relative, resolve, sep } from 'node:path';
 import { sortDiagnostics, type Diagnostic, type Severity } from '../core/diagnostics.js';
+import { ContentHasher } from '../core/manifest-version.js';
 import { UsageError } from '../core/errors.js';
 import { collectManifests, type FileResult } from '../core/manifest/collect.js';
 import { MAX_MANIFEST_BYTES, parseManifestBytes, TOO_LARGE_MESSAGE, type ManifestResult, type ParseOptions } from '../core/manifest/parse.js';
@@ -55,6 +56,8 @@ export interface ManifestListing {
 export interface ManifestDirResult extends ManifestResult {
   /** Relative paths of the manifest files found and read, sorted. */
   files: string[];
+  /** The content version of the files read (their sorted paths and bytes; see ContentHasher). */
+  contentId: string;
 }
 
 const MANIFEST_NAME = /\.ya?ml$/i;
@@ -212,6 +215,7 @@ export async function readManifestFiles(listing: ManifestListing, options: LoadO
   const read: string[] = [];
   const parseOptions: ParseOptions = { allowLiteralSecrets: options.allowLiteralSecrets };
   const results: FileResult[] = [];
+  const content = new ContentHasher();
   let lastYield = performance.now();
   for (const file of listing.files) {
     if (performance.now() - lastYield > YIELD_EVERY_MS) {
@@ -228,6 +232,7 @@ export async function readManifestFiles(listing: ManifestListing, options: LoadO
       extra.push(outcome.diagnostic);
       continue;
     }
+    content.add(file.path, outcome.bytes);
     let result = options.cache?.get(file.path, outcome.bytes, parseOptions);
     if (!result) {
       result = parseManifestBytes(file.path, outcome.bytes, parseOptions);
@@ -239,7 +244,7 @@ export async function readManifestFiles(listing: ManifestListing, options: LoadO
   const collected = collectManifests(results);
   const empty = emptyDirectoryNote(read.length, collected);
   if (empty) extra.push(empty);
-  return { ...collected, diagnostics: sortDiagnostics([...collected.diagnostics, ...extra]), files: read };
+  return { ...collected, diagnostics: sortDiagnostics([...collected.diagnostics, ...extra]), files: read, contentId: content.id() };
 }
 
 /**

@@ -87,6 +87,8 @@ describe('resolveSettings', () => {
       maxDeletes: 5,
       pruneTracingProjects: false,
       jobLock: 30_000,
+      flapWindow: 1_800_000,
+      flapLimit: 3,
     });
   });
 

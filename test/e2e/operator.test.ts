@@ -268,7 +268,8 @@ describe('an operator\'s tool that cannot mislead', () => {
           key: 'Deployment/team-d-new',
           outcome: 'created',
           new_revision: true,
-          msg: 'wrote; a new revision started',
+          msg: expect.stringMatching(/^wrote; a new revision started \(applied from content [0-9a-f]{12}\)$/),
+          appliedFrom: expect.stringMatching(/^content [0-9a-f]{12}$/),
           requests: [expect.stringMatching(/^POST \/v2\/deployments 20\d$/)],
         });
         expect(wrote.fields).toEqual(expect.arrayContaining(['name', 'source_config.resource_spec.max_scale', 'secrets.TOKEN']));

@@ -51,6 +51,8 @@ export const applyCommand: Command = {
       'allowLocalDiscovery',
       'emulatorState',
       'requestTimeout',
+      'flapWindow',
+      'flapLimit',
       'logLevel',
       'adopt',
       'prune',
@@ -94,7 +96,7 @@ export const applyCommand: Command = {
       const text = output === 'text';
       if (text) io.stdout.write(planLines(result).join('\n') + '\n');
 
-      const changes = changesToApply(result.changes, gathered.resources, gathered.live);
+      const changes = changesToApply(result.changes, gathered.resources, gathered.live, gathered.input.secretHashes);
       let reportedBehind = false;
       const results = await runApply({
         signal: interrupt.signal,
@@ -109,7 +111,7 @@ export const applyCommand: Command = {
         client: target.client,
         env: io.env,
         changes,
-        jobOptions: { adoptPolicy: settings.adopt, deleteTracingProjects: settings.pruneTracingProjects },
+        jobOptions: { adoptPolicy: settings.adopt, deleteTracingProjects: settings.pruneTracingProjects, ...(gathered.version ? { manifestVersion: gathered.version } : {}) },
         log,
         // Each write is printed below with its fields: the runner's own info line would repeat it on stderr. The jobs of a
         // run that died are handed on 5 s after their lock expires (BullMQ's default check comes every 30 s).

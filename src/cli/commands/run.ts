@@ -39,6 +39,8 @@ export const runCommand: Command = {
     'jobLock',
     'progressDeadline',
     'healthPoll',
+    'flapWindow',
+    'flapLimit',
     'allowLiteralSecrets',
     'allowLocalDiscovery',
     'logLevel',

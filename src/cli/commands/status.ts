@@ -21,6 +21,8 @@ interface ResourceRow {
   heldAtLastGood?: boolean;
   drift?: { policy: string; fields: string[] } | null;
   job?: { state: string; outcome?: string } | null;
+  syncReason?: string;
+  appliedFrom?: { kind: string; id: string; appliedAt?: string };
 }
 
 interface StatusDocument {
@@ -28,6 +30,8 @@ interface StatusDocument {
   secretsUnknown?: string[];
   held?: string[];
   health?: Record<string, number>;
+  conflicts?: string[];
+  manifestVersion?: { kind: string; id: string; readAt?: string } | null;
   daemon?: { dir?: string; pid?: number; hostname?: string; startedAt?: string; service?: string | null; driftPolicy?: string; stopping?: boolean };
   lastReconcile?: {
     id: number; trigger: string; finishedAt: string; durationMs: number; ok: boolean; error: string | null;
@@ -68,8 +72,22 @@ function pad(rows: string[][]): string[] {
   return rows.map((r) => r.map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i]!))).join('  ').trimEnd());
 }
 
+/** "3f2a9c1" for a commit, "content 1a2b3c4d5e6f" for a directory outside git (as src/core/manifest-version.ts shows it). */
+function versionText(version: { kind: string; id: string }): string {
+  return version.kind === 'git' ? version.id.slice(0, 7) : `${version.kind} ${version.id}`;
+}
+
+/** The NOTE column: what the row says, then which manifests converge last wrote it from. */
 function note(row: ResourceRow): string {
+  const text = noteText(row);
+  if (!row.appliedFrom) return text;
+  const from = `applied from ${versionText(row.appliedFrom)}`;
+  return text ? `${text} (${from})` : from;
+}
+
+function noteText(row: ResourceRow): string {
   if (row.error) return row.error;
+  if (row.syncReason === 'Conflict' && row.reason) return row.reason;
   if (row.hold) return row.hold.message;
   if (row.health?.status === 'degraded') return row.health.message;
   if (row.drift) return `drift (${row.drift.policy}): ${row.drift.fields.join(', ')}`;
@@ -86,6 +104,8 @@ function renderStatus(url: string, doc: StatusDocument, ready: Readiness): strin
   for (const check of ready.checks) if (!check.ok) lines.push(`  not ready: ${check.name}: ${check.detail ?? 'failing'}`);
   if (doc.appliedState?.lost) lines.push(`Redis lost converge's applied state at ${doc.appliedState.lostAt ?? '?'} (${doc.appliedState.detail ?? 'epoch changed'}); secrets it cannot compare are held, not rewritten.`);
   if (doc.secretsUnknown?.length) lines.push(`SecretsUnknown (not rewritten blind): ${doc.secretsUnknown.join(', ')}; converge reconcile --write-secrets [NAME...] writes them.`);
+  if (doc.conflicts?.length) lines.push(`Conflict (converge stopped writing to these): ${doc.conflicts.join(', ')}; see NOTE below. Writing resumes when the desired state changes to a new one.`);
+  if (doc.manifestVersion) lines.push(`Manifests: ${doc.manifestVersion.kind === 'git' ? `commit ${doc.manifestVersion.id}` : `not in git, content ${doc.manifestVersion.id}`}, read at ${doc.manifestVersion.readAt ?? '?'}`);
   const last = doc.lastReconcile;
   if (!last) lines.push('No reconcile yet.');
   else if (!last.ok) lines.push(`Last reconcile #${last.id} (${last.trigger}) FAILED at ${last.finishedAt}: ${last.error ?? 'unknown error'}`);

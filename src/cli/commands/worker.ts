@@ -23,6 +23,8 @@ export const workerCommand: Command = {
     'globalRate',
     'requestTimeout',
     'shutdownTimeout',
+    'flapWindow',
+    'flapLimit',
     'allowLiteralSecrets',
     'logLevel',
   ),

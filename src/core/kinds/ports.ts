@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import type { AppliedRecord, DeploymentResource, DesiredResource, FieldHashes, LiveDeployment, LiveProvider, Ownership } from '../model.js';
 import type { AdoptPolicy } from '../ownership.js';
+import { ManifestVersion } from '../manifest-version.js';
 import type { CreateDeploymentRequest, CreateProviderRequest, McpDiscoverRequest, PatchDeploymentRequest, PatchProviderRequest } from '../wire/schema.js';
 
 /**
@@ -131,6 +132,21 @@ export const SyncResult = z.strictObject({
   /** The fields this sync's write sent, as the plan shows them: a secret's value is "(sensitive)", never the value. */
   fields: z
     .array(z.strictObject({ path: z.string(), before: z.unknown(), after: z.unknown(), sensitive: z.boolean(), uncompared: z.literal(true).optional() }))
+    .optional(),
+  /**
+   * The flap guard refused the write (src/core/flap-guard.ts): the reason, its one line, and whether this job found the
+   * conflict (declared) or met one already standing. Set by the job runner, not by a kind.
+   */
+  conflict: z
+    .strictObject({
+      reason: z.enum(['desired_alternates', 'changed_outside']),
+      message: z.string(),
+      declared: z.boolean(),
+      /** desired_alternates: the two versions (git commit or content hash) that alternate. */
+      versions: z.array(ManifestVersion).optional(),
+      /** changed_outside: the fields converge kept putting back. */
+      fields: z.array(z.string()).optional(),
+    })
     .optional(),
 });
 export type SyncResult = z.infer<typeof SyncResult>;

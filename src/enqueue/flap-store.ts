@@ -1,0 +1,79 @@
+// The flap guard's state in Redis, shared by every replica: per resource its recent writes and heals, and the conflicts standing.
+import type { Redis } from 'ioredis';
+import { Conflict, EMPTY_HISTORY, FlapHistory } from '../core/flap-guard.js';
+
+/** `${prefix}:flap:history`: one Redis hash, resourceKey -> JSON FlapHistory (fingerprints, versions, field paths). */
+export function flapHistoryKey(prefix: string): string {
+  return `${prefix}:flap:history`;
+}
+
+/** `${prefix}:flap:conflicts`: one Redis hash, resourceKey -> JSON Conflict, for each resource converge stopped writing to. */
+export function conflictsKey(prefix: string): string {
+  return `${prefix}:flap:conflicts`;
+}
+
+function parseWith<T>(schema: { safeParse(value: unknown): { success: true; data: T } | { success: false } }, text: string | null | undefined): T | undefined {
+  if (!text) return undefined;
+  try {
+    const parsed = schema.safeParse(JSON.parse(text));
+    return parsed.success ? parsed.data : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The store. One job at a time runs per resource (BullMQ deduplication), so a read-then-write per job does not race itself. */
+export class FlapStore {
+  private readonly redis: Redis;
+  private readonly history: string;
+  private readonly conflicts: string;
+
+  constructor(redis: Redis, prefix: string) {
+    this.redis = redis;
+    this.history = flapHistoryKey(prefix);
+    this.conflicts = conflictsKey(prefix);
+  }
+
+  /** A resource's history and its standing conflict, in one round trip. Unreadable entries read as none. */
+  async read(key: string): Promise<{ history: FlapHistory; conflict: Conflict | undefined }> {
+    const [history, conflict] = await Promise.all([this.redis.hget(this.history, key), this.redis.hget(this.conflicts, key)]);
+    return { history: parseWith(FlapHistory, history) ?? EMPTY_HISTORY, conflict: parseWith(Conflict, conflict) };
+  }
+
+  async setHistory(key: string, history: FlapHistory): Promise<void> {
+    if (history.writes.length === 0 && history.heals.length === 0) await this.redis.hdel(this.history, key);
+    else await this.redis.hset(this.history, key, JSON.stringify(FlapHistory.parse(history)));
+  }
+
+  /** Records a conflict: no write to the resource until it is released. */
+  async declare(key: string, conflict: Conflict): Promise<void> {
+    await this.redis.hset(this.conflicts, key, JSON.stringify(Conflict.parse(conflict)));
+  }
+
+  /** Every standing conflict, by resource key. */
+  async all(): Promise<Map<string, Conflict>> {
+    const out = new Map<string, Conflict>();
+    for (const [key, text] of Object.entries(await this.redis.hgetall(this.conflicts))) {
+      const conflict = parseWith(Conflict, text);
+      if (conflict) out.set(key, conflict);
+    }
+    return out;
+  }
+
+  /**
+   * Releases the conflicts of `keys` (every one when undefined). `forget`: also forget their histories, so the next
+   * write starts afresh (an operator's release); otherwise the writes stay on record (a new desired state released it,
+   * and a return to an alternating one is still seen). Returns the keys whose conflict was released.
+   */
+  async release(keys?: readonly string[], forget = true): Promise<string[]> {
+    const held = keys ?? (await this.redis.hkeys(this.conflicts));
+    if (held.length === 0) return [];
+    const present = await this.redis.hmget(this.conflicts, ...held);
+    const released = held.filter((_, i) => present[i] !== null);
+    if (released.length === 0) return [];
+    const batch = this.redis.multi().hdel(this.conflicts, ...released);
+    if (forget) batch.hdel(this.history, ...released);
+    await batch.exec();
+    return released;
+  }
+}
