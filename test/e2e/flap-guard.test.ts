@@ -11,10 +11,12 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { parsePrometheusText } from '../helpers/prometheus.js';
 import { startEmulator, type RequestLogEntry } from '../../src/emulator/server.js';
 import { deletePrefix, deploymentYaml, killAll, MAIN, startDaemonChild, testPrefix, until, writeManifest } from './daemon-helpers.js';
+import { runConverge } from './helpers.js';
 
 const run = promisify(execFile);
 const NAME = 'flap-d';
 const KEY = `Deployment/${NAME}`;
+const HOOK = 'flap-guard-test-token';
 
 interface Row {
   key: string;
@@ -39,7 +41,7 @@ describe('the flap guard in the daemon', () => {
     const prefix = testPrefix('flap');
     let writing = true;
     let writer: Promise<void> | undefined;
-    const d = await startDaemonChild(dir, ['--api-url', emulator.url, '--redis-prefix', prefix, '--resync', '1s', '--debounce', '50ms', '--flap-window', '1m', '--flap-limit', '2', '--log-level', 'info']);
+    const d = await startDaemonChild(dir, ['--api-url', emulator.url, '--redis-prefix', prefix, '--resync', '1s', '--debounce', '50ms', '--flap-window', '1m', '--flap-limit', '2', '--log-level', 'info'], { CONVERGE_WEBHOOK_TOKEN: HOOK });
     try {
       await writeManifest(join(dir, 'web.yaml'), deploymentYaml(NAME, 2));
       const live = () => emulator.store.allDeployments().find((x) => x.name === NAME);
@@ -83,10 +85,18 @@ describe('the flap guard in the daemon', () => {
 
       const text = (await run(process.execPath, [MAIN, 'status', '--url', d.url])).stdout;
       expect(text).toContain(`Conflict (converge stopped writing to these): ${KEY}`);
-      expect(text).toMatch(/Deployment\s+flap-d\s+out_of_sync\s+update\s+Conflict: changed outside converge: .* \(applied from content [0-9a-f]{12}\)/);
+      expect(text).toMatch(/Deployment\s+flap-d\s+out_of_sync\s+healthy\s+Conflict\s+update\s+Conflict: changed outside converge: .* \(applied from content [0-9a-f]{12}\)/);
       expect(text).toMatch(/Manifests: not in git, content [0-9a-f]{12}/);
 
-      // the manifest changes: a new desired state releases the conflict and is written
+      // the writer has stopped: an operator releases the conflict, and the reconcile it runs puts max_scale 2 back, once
+      const retry = await runConverge(['reconcile', '--retry-failed', NAME, '--url', d.url, '--output', 'json'], { CONVERGE_WEBHOOK_TOKEN: HOOK });
+      expect(retry.code, retry.stderr).toBe(0);
+      expect(JSON.parse(retry.stdout).retryFailed).toMatchObject({ released: [KEY], rebuilt: [], notHeld: [] });
+      await until('the released resource to be written again', async () => (live()!.source_config as { resource_spec?: { max_scale?: number } }).resource_spec?.max_scale === 2 && (await row())?.state === 'synced', 10_000, 100);
+      expect(patchesSetting(emulator.requestLog, id, 2)).toBe(3);
+      expect((await row())?.syncReason).toBeUndefined();
+
+      // the manifest changes: a new desired state is written
       await writeManifest(join(dir, 'web.yaml'), deploymentYaml(NAME, 4));
       await until('the changed manifest to be written', async () => (live()!.source_config as { resource_spec?: { max_scale?: number } }).resource_spec?.max_scale === 4 && (await row())?.syncReason === undefined, 10_000, 100);
       expect(patchesSetting(emulator.requestLog, id, 4)).toBe(1);
