@@ -170,6 +170,8 @@ export const SETTINGS = z.object({
   waitTimeout: duration({ flag: 'wait-timeout', env: 'CONVERGE_WAIT_TIMEOUT', key: 'wait_timeout', placeholder: 'DURATION', description: 'apply --wait: how long to wait for new revisions' }),
   shutdownTimeout: duration({ flag: 'shutdown-timeout', env: 'CONVERGE_SHUTDOWN_TIMEOUT', key: 'shutdown_timeout', placeholder: 'DURATION', description: 'daemon and worker: deadline for active jobs on SIGTERM' }),
   jobLock: duration({ flag: 'job-lock', env: 'CONVERGE_JOB_LOCK', key: 'job_lock', placeholder: 'DURATION', description: 'daemon: lock time of a running job; jobs of a worker that died are retried after about this long' }),
+  lease: duration({ flag: 'lease', env: 'CONVERGE_LEASE', key: 'lease', placeholder: 'DURATION', description: 'daemon: leader lease time (at least 1s); a crashed leader is replaced within about this long' }, 1000),
+  replicaId: optionalText({ flag: 'replica-id', env: 'CONVERGE_REPLICA_ID', key: 'replica_id', placeholder: 'ID', description: "daemon: this replica's name in the lease, /status and metrics (default: hostname:pid)" }),
 });
 
 export type SettingName = keyof typeof SETTINGS.shape;

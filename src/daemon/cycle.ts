@@ -38,6 +38,11 @@ export interface CycleContext {
   finishedSince?: (key: string, desired: string) => boolean;
   /** Resources an operator asked to have their secrets written although they cannot be compared (POST /reconcile). */
   secretWrites?: SecretWrites;
+  /**
+   * The leader lease's fencing token while this replica holds it, undefined once lost (see leadership.ts): stamped on
+   * every job, and a lost lease stops the enqueue (NotLeaderError). Absent: no lease (every job goes in, unstamped).
+   */
+  fence?: () => number | undefined;
 }
 
 /** The operator's requests to write secrets that cannot be compared (`converge reconcile --write-secrets`). */
@@ -218,7 +223,11 @@ export async function reconcileDirectory(ctx: CycleContext): Promise<ReconcileOu
     if (item.secretsApproved) ctx.secretWrites?.done(item.key);
     ctx.onEnqueued?.(job);
     decisions.set(item.key, { kind: 'enqueued', job, drift: item.drift });
-  }, { skipInFlight: true, finishedSince: (data) => data.desired !== undefined && ctx.finishedSince?.(data.key, data.desired) === true });
+  }, {
+    skipInFlight: true,
+    finishedSince: (data) => data.desired !== undefined && ctx.finishedSince?.(data.key, data.desired) === true,
+    ...(ctx.fence ? { fence: ctx.fence } : {}),
+  });
 
   await ctx.memory.set(inSync);
   const declared = new Set<string>([...gathered.resources.keys(), ...input.blocked.map((b) => resourceKey(b.kind, b.name))]);

@@ -61,7 +61,7 @@ export class Reconciler {
 
   /** Asks for a full reconcile; resolves with the record of the run that covered it (undefined once stopping). */
   request(trigger: ReconcileTrigger, cycle?: string): Promise<ReconcileRecord | undefined> {
-    if (this.stopped) return Promise.resolve(undefined);
+    if (this.stopped || !this.leading()) return Promise.resolve(undefined);
     if (this.retryTimer && trigger !== 'retry') {
       clearTimeout(this.retryTimer);
       this.retryTimer = undefined;
@@ -77,8 +77,14 @@ export class Reconciler {
     });
   }
 
+  /** Whether this replica may plan and enqueue: it holds the leader lease, or the daemon runs without one. */
+  private leading(): boolean {
+    const fence = this.options.context.fence;
+    return fence === undefined || fence() !== undefined;
+  }
+
   private async drain(): Promise<void> {
-    while (this.next && !this.stopped) {
+    while (this.next && !this.stopped && this.leading()) {
       const batch = this.next;
       this.next = undefined;
       const record = await this.reconcile(batch.trigger, batch.cycles);
@@ -174,6 +180,11 @@ export class Reconciler {
         },
         'reconciled',
       );
+      return;
+    }
+    if (failure instanceof ConvergeError && failure.code === 'E_NOT_LEADER') {
+      // The lease was lost mid-reconcile: the new leader reconciles; nothing to retry here.
+      log.info({ reconcile: record.id, trigger: record.trigger, ms: record.durationMs }, 'reconcile stopped: this replica lost the leader lease');
       return;
     }
     const usage = failure instanceof UsageError;

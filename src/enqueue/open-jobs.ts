@@ -8,6 +8,7 @@ import { Enqueuer } from './enqueuer.js';
 import { AppliedStateEpoch, readEvictionPolicy, type EvictionPolicy } from './epoch.js';
 import { watchJobEvents, type JobEventHandlers, type JobEventsFeed } from './job-events.js';
 import { QUEUE_NAME } from './jobs.js';
+import { Lease } from './lease.js';
 import { SILENT_LOGGER, throttledErrors, type QueueLogger } from './log.js';
 import { checkPrefix, closeRedis, connectProducer, scanPrefix, type RedisSettings } from './redis.js';
 import { startResync, type Resync, type ResyncOptions } from './resync-scheduler.js';
@@ -36,6 +37,8 @@ export interface Jobs {
   readonly epoch: AppliedStateEpoch;
   /** Redis' maxmemory-policy, or why it could not be read. */
   evictionPolicy(): Promise<EvictionPolicy>;
+  /** The leader lease of the prefix as held (or waited for) by replica `holder`, lasting `ttlMs` unless renewed. */
+  lease(holder: string, ttlMs: number): Lease;
   /** Resolves when Redis answers a PING; rejects otherwise. */
   ping(): Promise<void>;
   /** Starts workers in this process on the queue (their own connections). */
@@ -86,6 +89,9 @@ export async function openJobs(settings: WorkerSettings, options: OpenJobsOption
     epoch: new AppliedStateEpoch(redis, prefix),
     evictionPolicy() {
       return readEvictionPolicy(redis);
+    },
+    lease(holder, ttlMs) {
+      return new Lease(redis, prefix, holder, ttlMs);
     },
     async ping() {
       await redis.ping();

@@ -8,6 +8,7 @@ import { recordWrites, type WriteRecord } from '../service/transport.js';
 import { fieldLine } from '../plan/render/text.js';
 import { AppliedStateStore } from './applied-state.js';
 import { newestDesiredKey } from './enqueuer.js';
+import { currentFence } from './lease.js';
 import { QUEUE_NAME, type JobSettings } from './jobs.js';
 import { syncResource } from '../sync/sync.js';
 import { checkPrefix, closeRedis, connectProducer, connectWorker, isRedisUnavailable, type RedisSettings } from './redis.js';
@@ -72,8 +73,27 @@ export interface ProcessorContext {
   literalSecrets?: LiteralSecrets;
   /** Log every write at info (default true; `apply` prints its writes itself). */
   logWrites?: boolean;
-  /** When the newest desired state of a resource was enqueued (Enqueuer's record), if known. */
-  newestEnqueuedAt?(key: string): Promise<string | undefined>;
+  /**
+   * Why the job must not run (a newer desired state of its resource was enqueued since, or it was enqueued by a
+   * former leader: an older fencing token than the newest handed out), or undefined when it may.
+   */
+  stale?(data: ReconcileJobData): Promise<string | undefined>;
+}
+
+/**
+ * The worker's check of a job against Redis' counters (no wall clock): the resource's desired-state sequence and the
+ * lease's fencing token. A job without a sequence or a token (older versions, `apply`'s jobs) passes that check.
+ */
+export async function staleReason(redis: Pick<Redis, 'hget' | 'get'>, seqKey: string, prefix: string, data: ReconcileJobData): Promise<string | undefined> {
+  const [seq, fence] = await Promise.all([
+    data.seq === undefined ? undefined : redis.hget(seqKey, data.key),
+    data.fence === undefined ? undefined : currentFence(redis, prefix),
+  ]);
+  if (fence !== undefined && data.fence !== undefined && fence > data.fence) {
+    return `enqueued by a former leader (fencing token ${data.fence}, current ${fence}); dropped, nothing sent`;
+  }
+  if (seq !== undefined && seq !== null && data.seq !== undefined && Number(seq) > data.seq) return 'superseded by a newer desired state enqueued since; nothing sent';
+  return undefined;
 }
 
 /**
@@ -117,11 +137,12 @@ export function createProcessor(ctx: ProcessorContext) {
     }
     const data = parsed.data;
     const started = Date.now();
-    // A job of an older run (its worker died, or it was handed back) never writes an older desired state over a newer one.
-    const newest = await ctx.newestEnqueuedAt?.(data.key);
-    if (newest !== undefined && newest > data.enqueuedAt) {
-      ctx.log.info({ key: data.key, jobId: job.id, enqueuedAt: data.enqueuedAt, newest }, 'job superseded by a newer desired state; nothing sent');
-      return { outcome: 'unchanged', new_revision: false, message: 'superseded by a newer desired state enqueued since; nothing sent' };
+    // A job of an older run (its worker died, or it was handed back) never writes an older desired state over a newer
+    // one, and a job of a former leader never writes at all (the current leader enqueues its own).
+    const stale = await ctx.stale?.(data);
+    if (stale !== undefined) {
+      ctx.log.info({ key: data.key, jobId: job.id, seq: data.seq, fence: data.fence }, `job not run: ${stale}`);
+      return { outcome: 'unchanged', new_revision: false, message: stale };
     }
     try {
       const { value: result, writes } = await recordWrites(() => runJob(data, ctx));
@@ -248,7 +269,7 @@ export async function startJobRunner(settings: WorkerSettings, options: StartRun
     },
     ...(options.literalSecrets ? { literalSecrets: options.literalSecrets } : {}),
     ...(options.logWrites === false ? { logWrites: false } : {}),
-    newestEnqueuedAt: async (key) => (await producer.hget(newestDesiredKey(worker!), key)) ?? undefined,
+    stale: (data) => staleReason(producer, newestDesiredKey(worker!), settings.redisPrefix, data),
   });
   // The jobs running now, with the token that holds each one's lock (for handBack).
   const active = new Map<string, { job: Job; token: string | undefined }>();

@@ -81,6 +81,8 @@ describe('resolveSettings', () => {
       waitTimeout: 1_800_000,
       shutdownTimeout: 25_000,
       jobLock: 30_000,
+      lease: 15_000,
+      replicaId: undefined,
     });
   });
 

@@ -37,6 +37,8 @@ export const runCommand: Command = {
     'requestTimeout',
     'shutdownTimeout',
     'jobLock',
+    'lease',
+    'replicaId',
     'allowLiteralSecrets',
     'allowLocalDiscovery',
     'logLevel',
