@@ -152,6 +152,7 @@ export const SETTINGS = z.object({
   tenantId: optionalText({ flag: 'tenant-id', env: 'CONVERGE_TENANT_ID', key: 'tenant_id', placeholder: 'UUID', description: 'workspace sent as X-Tenant-Id when the key spans several' }),
   redisUrl: text({ flag: 'redis-url', env: 'REDIS_URL', key: 'redis_url', placeholder: 'URL', description: 'Redis for jobs and applied state' }),
   redisPrefix: text({ flag: 'redis-prefix', env: 'CONVERGE_REDIS_PREFIX', key: 'redis_prefix', placeholder: 'PREFIX', description: 'key prefix; keep the {hash tag} for Redis Cluster' }),
+  redisCluster: onOff({ flag: 'redis-cluster', env: 'CONVERGE_REDIS_CLUSTER', key: 'redis_cluster', description: 'redis_url is one node of a Redis Cluster (the prefix must start with a {hash tag})' }),
   namePrefix: optionalText({ flag: 'name-prefix', env: 'CONVERGE_NAME_PREFIX', key: 'name_prefix', placeholder: 'PREFIX', description: 'manage only deployments whose names start with this: listing, planning and orphans' }),
   resync: duration({ flag: 'resync', env: 'CONVERGE_RESYNC', key: 'resync', placeholder: 'DURATION', description: 'daemon: full reconcile interval (at least 1s)' }, 1000),
   debounce: duration({ flag: 'debounce', env: 'CONVERGE_DEBOUNCE', key: 'debounce', placeholder: 'DURATION', description: 'daemon: quiet time after a file change before planning (at least 10ms)' }, 10),

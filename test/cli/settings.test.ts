@@ -82,6 +82,7 @@ describe('resolveSettings', () => {
       shutdownTimeout: 25_000,
       jobLock: 30_000,
       lease: 15_000,
+      redisCluster: false,
       replicaId: undefined,
     });
   });

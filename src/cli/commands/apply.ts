@@ -39,6 +39,7 @@ export const applyCommand: Command = {
       'namePrefix',
       'redisUrl',
       'redisPrefix',
+      'redisCluster',
       'concurrency',
       'attempts',
       'backoff',

@@ -25,6 +25,7 @@ export const runCommand: Command = {
     'emulatorState',
     'redisUrl',
     'redisPrefix',
+    'redisCluster',
     'resync',
     'debounce',
     'driftPolicy',
