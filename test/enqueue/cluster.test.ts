@@ -9,10 +9,10 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Cluster, Redis } from 'ioredis';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/server.js';
-import { currentFence, Lease } from '../../src/enqueue/lease.js';
+import { currentFence } from '../../src/enqueue/lease.js';
 import { openJobs } from '../../src/enqueue/open-jobs.js';
 import { closeRedis, connectProducer } from '../../src/enqueue/redis.js';
-import { Leadership } from '../../src/daemon/leadership.js';
+import { electionLoops } from './lease-helpers.js';
 import { deploymentYaml, externalDockerSpec, manifestDir, runApplyCli, seedWith, writes } from './apply-helpers.js';
 
 const TOOLS = ['redis-server', 'redis-cli'].filter((tool) => spawnSync(tool, ['--version'], { stdio: 'ignore' }).status !== 0);
@@ -107,12 +107,7 @@ describe.skipIf(TOOLS.length > 0)('Redis Cluster (three masters on loopback)', (
     try {
       expect(redis).toBeInstanceOf(Cluster);
       const events: string[] = [];
-      const loop = (id: string) =>
-        new Leadership(new Lease(redis, prefix, id, 900), {
-          onLead: async (token) => void events.push(`${id} leads ${token}`),
-          onStandby: async (why) => void events.push(`${id} standby: ${why}`),
-          onError: (e) => events.push(`${id} error ${String(e)}`),
-        }, 100);
+      const loop = electionLoops(redis, prefix, 900, events);
       const a = loop('a');
       const b = loop('b');
       a.start();

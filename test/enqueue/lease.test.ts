@@ -12,7 +12,7 @@ import { openJobs, type Jobs } from '../../src/enqueue/open-jobs.js';
 import { closeRedis, connectProducer } from '../../src/enqueue/redis.js';
 import type { ReconcileJobData } from '../../src/enqueue/schema.js';
 import { staleReason } from '../../src/enqueue/worker.js';
-import { Leadership } from '../../src/daemon/leadership.js';
+import { electionLoops } from './lease-helpers.js';
 import { data } from './job-fixtures.js';
 
 const DESIRED_A = 'a'.repeat(64);
@@ -79,12 +79,7 @@ describe('the leader lease', () => {
   it('the election loop: one leader, a standby takes over after a release within its poll time and after a crash within the lease time; a stolen lease stops the leader', async () => {
     const p = `${prefix}:loop`;
     const events: string[] = [];
-    const loop = (id: string) =>
-      new Leadership(new Lease(redis, p, id, 600), {
-        onLead: async (token) => void events.push(`${id} leads ${token}`),
-        onStandby: async (why) => void events.push(`${id} standby: ${why}`),
-        onError: (e) => events.push(`${id} error ${String(e)}`),
-      }, 100);
+    const loop = electionLoops(redis, p, 600, events);
     const a = loop('a');
     const b = loop('b');
     a.start();
