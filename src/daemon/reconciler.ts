@@ -7,6 +7,7 @@ import type { Plan } from '../core/model.js';
 import type { DaemonMetrics, ReconcileTrigger } from './metrics.js';
 import { reconcileDirectory, type EnqueuedJob, type CycleContext, type ReconcileOutcome } from './cycle.js';
 import { ResourceTracker, type ReconcileRecord } from './status.js';
+import { wasNotRun } from '../enqueue/worker.js';
 
 export interface ReconcilerOptions {
   context: Omit<CycleContext, 'onEnqueued'>;
@@ -234,10 +235,12 @@ export class Reconciler {
     const job = this.jobs.get(jobId);
     if (!job) return;
     this.jobs.delete(jobId);
-    if (job.desired) this.finished.set(job.key, { desired: job.desired, at: Date.now() });
+    // A job not run (a former leader's, or superseded) did not bring its desired state about.
+    const ran = !wasNotRun(value);
+    if (ran && job.desired) this.finished.set(job.key, { desired: job.desired, at: Date.now() });
     this.tracker.completed(jobId, value);
     this.options.metrics.setResourceStates(this.tracker.counts());
-    if (job.fingerprint) await this.options.context.memory.set(new Map([[job.key, job.fingerprint]]));
+    if (ran && job.fingerprint) await this.options.context.memory.set(new Map([[job.key, job.fingerprint]]));
   }
 
   /** A job failed for good on any replica. */

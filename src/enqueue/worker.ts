@@ -90,10 +90,19 @@ export async function staleReason(redis: Pick<Redis, 'hget' | 'get'>, seqKey: st
     data.fence === undefined ? undefined : currentFence(redis, prefix),
   ]);
   if (fence !== undefined && data.fence !== undefined && fence > data.fence) {
-    return `enqueued by a former leader (fencing token ${data.fence}, current ${fence}); dropped, nothing sent`;
+    return `${FORMER_LEADER} (fencing token ${data.fence}, current ${fence}); dropped, nothing sent`;
   }
-  if (seq !== undefined && seq !== null && data.seq !== undefined && Number(seq) > data.seq) return 'superseded by a newer desired state enqueued since; nothing sent';
+  if (seq !== undefined && seq !== null && data.seq !== undefined && Number(seq) > data.seq) return `${SUPERSEDED}; nothing sent`;
   return undefined;
+}
+
+const FORMER_LEADER = 'enqueued by a former leader';
+const SUPERSEDED = 'superseded by a newer desired state enqueued since';
+
+/** Whether a job's result says it was not run (a former leader's, or superseded): it did not bring its desired state about. */
+export function wasNotRun(result: unknown): boolean {
+  const message = (result as { message?: unknown } | undefined)?.message;
+  return typeof message === 'string' && (message.startsWith(FORMER_LEADER) || message.startsWith(SUPERSEDED));
 }
 
 /**
@@ -302,8 +311,11 @@ export async function startJobRunner(settings: WorkerSettings, options: StartRun
   running.on('completed', (job, result) => {
     const data = job.data as { key?: unknown; desired?: unknown } | undefined;
     const event: RunnerEvent = { type: 'completed', jobId: job.id!, outcome: (result as ReconcileJobResult | undefined)?.outcome };
-    if (typeof data?.key === 'string') event.key = data.key;
-    if (typeof data?.desired === 'string') event.desired = data.desired;
+    // A job not run does not tell that its desired state was brought about (the daemon's finishedSince).
+    if (!wasNotRun(result)) {
+      if (typeof data?.key === 'string') event.key = data.key;
+      if (typeof data?.desired === 'string') event.desired = data.desired;
+    }
     tell(event);
   });
   running.on('failed', (job, error) => tell({ type: 'failed', jobId: job?.id ?? '', final: isFinalFailure(job, error) }));
