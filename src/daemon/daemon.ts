@@ -473,7 +473,7 @@ class ConvergeDaemon implements Daemon {
   private async lead(token: number): Promise<void> {
     if (this.stopping) return;
     await this.endTerm();
-    this.log.info({ replica: this.replicaId(), token }, 'leader lease taken: this replica watches, plans and enqueues');
+    this.log.info({ replica: this.replicaId(), fencingToken: token }, 'leader lease taken: this replica watches, plans and enqueues');
     const abort = new AbortController();
     this.term = { abort, run: this.runTerm(abort.signal) };
   }

@@ -339,7 +339,11 @@ describe.concurrent('converge run: two replicas on one Redis, resync every secon
       const all = [...(await a.status()).resources, ...(await b.status()).resources];
       return all.length === 2 && all.every((r) => r.state === 'synced');
     }, 10_000);
-    const leases = [(await a.status()).lease, (await b.status()).lease] as Array<{ leading: boolean }>;
+    // lease is null until a daemon has started its election loop.
+    const leases = await until('both replicas to know the leader', async () => {
+      const both = [(await a.status()).lease, (await b.status()).lease] as Array<{ leading: boolean } | null>;
+      return both.every((l) => l !== null) ? (both as Array<{ leading: boolean }>) : undefined;
+    }, 10_000);
     expect(leases.map((l) => l.leading).sort()).toEqual([false, true]);
 
     // Only lines logged after the hand edits count: a replica whose startup plan (a create, from a list read before the
