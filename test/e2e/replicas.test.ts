@@ -129,6 +129,10 @@ describe('replicas: one active reconciler', () => {
     for (let i = 0; i < COUNT; i++) expect(writes.get(`ha-${i}`)?.map((w) => w.split(' ')[0]), `ha-${i}`).toEqual(['POST', 'PATCH', 'PATCH']);
     const after = await leaseOf(daemons[first]!);
     expect(after.leader!.token).toBeGreaterThanOrEqual(3);
+    const metrics = await daemons[first]!.metrics();
+    expect(metrics).toContain(`converge_leader{replica="${first}"} 1`);
+    expect(metrics).toContain('converge_lease_transitions_total{to="leader"} 1');
+    expect(metrics).toMatch(/^converge_leader_since_seconds [1-9]\d{9}/m);
     console.log(`replicas: SIGKILL handover ${killHandover} ms (lease ${LEASE_MS} ms), SIGTERM handover ${termHandover} ms`);
     daemons[first]!.child.kill('SIGTERM');
     await daemons[first]!.exited;
