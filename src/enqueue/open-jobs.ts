@@ -69,6 +69,15 @@ export async function openJobs(settings: WorkerSettings, options: OpenJobsOption
   }
   const queue = new Queue(QUEUE_NAME, { connection: redis, prefix });
   queue.on('error', (error) => onError('queue', error));
+  // BullMQ's start-up of the queue (a version check) is finished before anything can close it: on a Redis Cluster, a
+  // queue closed while it still ran emitted an error nothing listened to any more, and the process crashed.
+  try {
+    await queue.waitUntilReady();
+  } catch (error) {
+    await queue.close().catch(() => undefined);
+    await closeRedis(redis);
+    throw error;
+  }
   const scoped: WorkerSettings = { ...settings, redisPrefix: prefix };
   const open = new Set<{ close(): Promise<void> }>();
   function track<T extends { close(): Promise<void> }>(handle: T): T {
