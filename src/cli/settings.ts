@@ -152,6 +152,7 @@ export const SETTINGS = z.object({
   tenantId: optionalText({ flag: 'tenant-id', env: 'CONVERGE_TENANT_ID', key: 'tenant_id', placeholder: 'UUID', description: 'workspace sent as X-Tenant-Id when the key spans several' }),
   redisUrl: text({ flag: 'redis-url', env: 'REDIS_URL', key: 'redis_url', placeholder: 'URL', description: 'Redis for jobs and applied state' }),
   redisPrefix: text({ flag: 'redis-prefix', env: 'CONVERGE_REDIS_PREFIX', key: 'redis_prefix', placeholder: 'PREFIX', description: 'key prefix; keep the {hash tag} for Redis Cluster' }),
+  redisCluster: onOff({ flag: 'redis-cluster', env: 'CONVERGE_REDIS_CLUSTER', key: 'redis_cluster', description: 'redis_url is one node of a Redis Cluster (the prefix must start with a {hash tag})' }),
   namePrefix: optionalText({ flag: 'name-prefix', env: 'CONVERGE_NAME_PREFIX', key: 'name_prefix', placeholder: 'PREFIX', description: 'manage only deployments whose names start with this: listing, planning and orphans' }),
   resync: duration({ flag: 'resync', env: 'CONVERGE_RESYNC', key: 'resync', placeholder: 'DURATION', description: 'daemon: full reconcile interval (at least 1s)' }, 1000),
   debounce: duration({ flag: 'debounce', env: 'CONVERGE_DEBOUNCE', key: 'debounce', placeholder: 'DURATION', description: 'daemon: quiet time after a file change before planning (at least 10ms)' }, 10),
@@ -178,6 +179,8 @@ export const SETTINGS = z.object({
   jobLock: duration({ flag: 'job-lock', env: 'CONVERGE_JOB_LOCK', key: 'job_lock', placeholder: 'DURATION', description: 'daemon: lock time of a running job; jobs of a worker that died are retried after about this long' }),
   flapWindow: duration({ flag: 'flap-window', env: 'CONVERGE_FLAP_WINDOW', key: 'flap_window', placeholder: 'DURATION', description: 'flap guard: how far back writes are looked at for a conflict (at least 1s)' }, 1000),
   flapLimit: wholeNumber({ flag: 'flap-limit', env: 'CONVERGE_FLAP_LIMIT', key: 'flap_limit', placeholder: 'N', description: 'flap guard: writes putting back a change made outside converge allowed per flap window before a conflict stops them (at least 1)' }, 1),
+  lease: duration({ flag: 'lease', env: 'CONVERGE_LEASE', key: 'lease', placeholder: 'DURATION', description: 'daemon: leader lease time (at least 1s); a crashed leader is replaced within about this long' }, 1000),
+  replicaId: optionalText({ flag: 'replica-id', env: 'CONVERGE_REPLICA_ID', key: 'replica_id', placeholder: 'ID', description: "daemon: this replica's name in the lease, /status and metrics (default: hostname:pid)" }),
 });
 
 export type SettingName = keyof typeof SETTINGS.shape;

@@ -63,6 +63,11 @@ export interface CycleContext {
   rebuilds?: { wanted(key: string): boolean; done(key: string): void };
   /** The flap guard's standing conflicts (src/enqueue/flap-store.ts): a held desired state is not enqueued again. */
   conflicts?: ConflictsView;
+  /**
+   * The leader lease's fencing token while this replica holds it, undefined once lost (see leadership.ts): stamped on
+   * every job, and a lost lease stops the enqueue (NotLeaderError). Absent: no lease (every job goes in, unstamped).
+   */
+  fence?: () => number | undefined;
 }
 
 /** Where holds live (src/enqueue/holds-store.ts). */
@@ -321,7 +326,11 @@ export async function reconcileDirectory(ctx: CycleContext): Promise<ReconcileOu
     if (item.rebuild) ctx.rebuilds?.done(item.key);
     ctx.onEnqueued?.(job);
     decisions.set(item.key, { kind: 'enqueued', job, drift: item.drift });
-  }, { skipInFlight: true, finishedSince: (data) => data.desired !== undefined && ctx.finishedSince?.(data.key, data.desired) === true });
+  }, {
+    skipInFlight: true,
+    finishedSince: (data) => data.desired !== undefined && ctx.finishedSince?.(data.key, data.desired) === true,
+    ...(ctx.fence ? { fence: ctx.fence } : {}),
+  });
 
   await ctx.memory.set(inSync);
   const declared = new Set<string>([...gathered.resources.keys(), ...input.blocked.map((b) => resourceKey(b.kind, b.name))]);

@@ -19,6 +19,8 @@ import type { SecretWrites } from './cycle.js';
 import type { ReconcileRequest } from './status-server.js';
 import { errorLine, Reconciler } from './reconciler.js';
 import { watchManifestDir, type ManifestWatcher } from './watcher.js';
+import { Leadership } from './leadership.js';
+import { registerLeaseMetrics } from './lease-metrics.js';
 
 export const DAEMON_VERSION = VERSION;
 
@@ -45,6 +47,10 @@ export interface DaemonSettings extends WorkerSettings {
   prune?: boolean;
   maxDeletes?: number;
   pruneTracingProjects?: boolean;
+  /** The leader lease time (ms): only its holder watches, plans and enqueues. */
+  lease: number;
+  /** This replica's name in the lease (default hostname:pid). */
+  replicaId?: string | undefined;
 }
 
 /** The operator's pending requests to write secrets that cannot be compared (POST /reconcile writeSecrets). */
@@ -227,8 +233,13 @@ class ConvergeDaemon implements Daemon {
   private watcher: ManifestWatcher | undefined;
   private revisionTimer: NodeJS.Timeout | undefined;
   private resync: Resync | undefined;
-  /** The first reconcile, then the start of the resync scheduler (in the background). */
-  private startup: Promise<void> | undefined;
+  /** The leader lease's election loop: this replica leads (watches, plans, enqueues) while it holds the lease. */
+  private leadership: Leadership | undefined;
+  /**
+   * The current term as leader: the watcher, the first reconcile, then the resync scheduler (started in the
+   * background); ended (aborted, then each part stopped) when the lease is lost or the daemon stops.
+   */
+  private term: { abort: AbortController; run: Promise<void> } | undefined;
   private readonly secretWrites = new SecretWriteRequests();
   private readonly rebuilds = new RebuildRequests();
   /** Manual reconciles (POST /reconcile) run one at a time, so each one's secret-write requests are its own. */
@@ -257,10 +268,9 @@ class ConvergeDaemon implements Daemon {
       await this.startRunner();
       this.startReconciler();
       await this.followJobEvents();
-      await this.startWatcher();
       this.startRevisionPoll();
       this.startEpochWatch();
-      this.startup = this.startResyncAfterFirstReconcile();
+      this.startLeadership();
     } catch (error) {
       await this.shutdown();
       throw error;
@@ -289,6 +299,8 @@ class ConvergeDaemon implements Daemon {
     const budget = this.settings.shutdownTimeout;
     this.endAt = started + Math.max(0, budget - EXIT_MARGIN_MS);
     this.deadline = started + Math.max(0, budget - Math.min(CLOSE_RESERVE_MS, Math.floor(budget / 5)));
+    // The lease first: a standby takes over at its next try while this replica finishes its jobs.
+    await this.bounded('lease', this.releaseLease());
     this.stopRevisionPoll();
     clearInterval(this.epochTimer);
     await this.bounded('watcher', this.stopWatcher());
@@ -380,6 +392,10 @@ class ConvergeDaemon implements Daemon {
   private reconcileNow(request: ReconcileRequest): Promise<{ status: number; body: unknown }> {
     const run = this.manual.then(async () => {
       if (this.stopping || !this.reconciler) return { status: 503, body: { error: 'the daemon is stopping or not started' } };
+      if (this.leadership?.token() === undefined) {
+        const leader = this.leadership?.status().leader ?? null;
+        return { status: 503, body: { error: `this replica is a standby: the leader${leader ? ` (${leader.holder})` : ''} reconciles; send the request to it`, leader } };
+      }
       const requested = request.writeSecrets;
       const held = this.reconciler.tracker.secretsUnknown();
       if (requested) this.secretWrites.add(requested);
@@ -458,6 +474,7 @@ class ConvergeDaemon implements Daemon {
     const jobs = this.jobs!;
     this.reconciler = new Reconciler({
       context: {
+        fence: () => this.leadership?.token(),
         dir: this.dir,
         env: this.options.env,
         client: this.service!.client,
@@ -481,8 +498,62 @@ class ConvergeDaemon implements Daemon {
 
   private async stopReconcilerAndResync(): Promise<void> {
     await this.reconciler?.stop();
-    await this.startup;
-    await this.resync?.close();
+    await this.leadership?.settled();
+    await this.endTerm();
+  }
+
+  /** The replica's name in the lease, /status and metrics. */
+  private replicaId(): string {
+    return this.settings.replicaId ?? `${hostname()}:${process.pid}`;
+  }
+
+  /** Starts the election loop: the lease holder leads (lead()); a lost lease ends the term at once (standBy()). */
+  private startLeadership(): void {
+    const lease = this.jobs!.lease(this.replicaId(), this.settings.lease);
+    const leadership = new Leadership(lease, {
+      onLead: (token) => this.lead(token),
+      onStandby: (why) => this.standBy(why),
+      onError: (error) => this.warn('lease', error),
+    });
+    this.leadership = leadership;
+    registerLeaseMetrics(this.metrics.registry, () => leadership.status());
+    this.log.info({ replica: lease.holder, leaseMs: lease.ttlMs }, 'trying to take the leader lease (the holder watches, plans and enqueues; every replica runs jobs)');
+    leadership.start();
+  }
+
+  private async releaseLease(): Promise<void> {
+    if (!this.leadership) return;
+    const released = await this.leadership.stop();
+    if (released) this.log.info({ replica: this.replicaId() }, 'leader lease released: a standby takes over');
+  }
+
+  /** This replica took the lease: a new term (watcher, first reconcile, resync scheduler) starts in the background. */
+  private async lead(token: number): Promise<void> {
+    if (this.stopping) return;
+    await this.endTerm();
+    this.log.info({ replica: this.replicaId(), fencingToken: token }, 'leader lease taken: this replica watches, plans and enqueues');
+    const abort = new AbortController();
+    this.term = { abort, run: this.runTerm(abort.signal) };
+  }
+
+  /** This replica lost the lease: it stops watching, planning and enqueueing (the enqueue in progress already refuses). */
+  private async standBy(why: string): Promise<void> {
+    this.log.warn({ replica: this.replicaId(), why }, 'leader lease lost: this replica stops planning and enqueueing and runs jobs only');
+    await this.endTerm();
+  }
+
+  /** Ends the current term: no new step starts, then the watcher and the resync scheduler close. */
+  private async endTerm(): Promise<void> {
+    const term = this.term;
+    if (!term) return;
+    this.term = undefined;
+    term.abort.abort();
+    await term.run;
+    await this.stopWatcher();
+    this.watcher = undefined;
+    const resync = this.resync;
+    this.resync = undefined;
+    await resync?.close().catch((e: unknown) => this.warn('resync', e));
   }
 
   /** Completions and failures of jobs on any replica: status and the memory of desired states seen in sync. */
@@ -522,14 +593,15 @@ class ConvergeDaemon implements Daemon {
     await this.watcher?.close().catch((e: unknown) => this.warn('watcher', e));
   }
 
-  /** Follows building revisions every health_poll, one poll at a time. */
+  /** Follows building revisions every health_poll, one poll at a time, while this replica leads. */
   private startRevisionPoll(): void {
     const reconciler = this.reconciler!;
     const client = this.service!.client;
     let following = false;
     this.revisionTimer = setInterval(() => {
       // While the service fails, only the reconciles (with their backoff) probe it: polling on top would not back off.
-      if (following || this.stopping || this.health.failAt > this.health.okAt) return;
+      // Only the leader follows rollouts (a standby's rows are its last term's; its reads would double the leader's).
+      if (following || this.stopping || !this.term || this.health.failAt > this.health.okAt) return;
       following = true;
       reconciler.followRevisions(client).catch((e: unknown) => this.warn('revisions', e)).finally(() => (following = false));
     }, this.settings.healthPoll ?? HEALTH_POLL_MS);
@@ -541,16 +613,18 @@ class ConvergeDaemon implements Daemon {
   }
 
   /**
-   * The first reconcile runs in the background (a big directory or a slow service must not delay stop()); the resync
-   * scheduler starts after it, so the first cycle does not repeat it. Redis may be away right now: the scheduler's
-   * start is retried with backoff (file changes still reconcile meanwhile).
+   * One term as leader, in the background (a big directory or a slow service must not delay stop()): the watcher,
+   * the first reconcile, then the resync scheduler, so the first cycle does not repeat it. Redis may be away right
+   * now: the scheduler's start is retried with backoff (file changes still reconcile meanwhile).
    */
-  private async startResyncAfterFirstReconcile(): Promise<void> {
+  private async runTerm(ended: AbortSignal): Promise<void> {
     const reconciler = this.reconciler!;
     const jobs = this.jobs!;
     try {
+      await this.startWatcher();
+      if (ended.aborted) return;
       await reconciler.request('startup');
-      for (let attempt = 1; !this.stopping; attempt++) {
+      for (let attempt = 1; !this.stopping && !ended.aborted; attempt++) {
         try {
           this.resync = await jobs.startResync({
             everyMs: this.settings.resync,
@@ -566,10 +640,9 @@ class ConvergeDaemon implements Daemon {
         } catch (error) {
           const waitMs = Math.min(30_000, 1_000 * 2 ** Math.min(attempt - 1, 5));
           this.log.warn({ error: errorLine(error), attempt, retryInMs: waitMs }, 'resync scheduler did not start; retrying');
-          await sleep(waitMs, undefined, { signal: this.stopSignal.signal }).catch(() => undefined);
+          await sleep(waitMs, undefined, { signal: AbortSignal.any([this.stopSignal.signal, ended]) }).catch(() => undefined);
         }
       }
-      if (this.stopping) await this.resync?.close();
     } catch (error) {
       this.warn('resync', error);
     }
@@ -595,11 +668,14 @@ class ConvergeDaemon implements Daemon {
       const ping = await within(this.jobs.ping().then(() => true, (e: unknown) => errorLine(e)), PING_TIMEOUT_MS);
       checks.push(ping.done && ping.value === true ? { name: 'redis', ok: true } : { name: 'redis', ok: false, detail: ping.done ? `ping failed: ${String(ping.value)}` : `no answer to PING within ${PING_TIMEOUT_MS} ms` });
     }
-    if (health.okAt === 0 && health.failAt === 0) checks.push({ name: 'service', ok: false, detail: 'no request answered yet' });
+    // A standby serves jobs: it is ready without having read the manifests or (until a job) talked to the service.
+    const standby = this.leadership !== undefined && this.leadership.token() === undefined;
+    if (health.okAt === 0 && health.failAt === 0) checks.push(standby ? { name: 'service', ok: true, detail: 'standby: no request sent yet' } : { name: 'service', ok: false, detail: 'no request answered yet' });
     else if (health.failAt > health.okAt) checks.push({ name: 'service', ok: false, detail: `last request failed: ${health.failure}` });
     else checks.push({ name: 'service', ok: true });
     const manifests = this.reconciler?.manifests;
     if (manifests?.loaded) checks.push({ name: 'manifests', ok: true });
+    else if (standby) checks.push({ name: 'manifests', ok: true, detail: 'standby: the leader reads the manifests' });
     else checks.push({ name: 'manifests', ok: false, detail: manifests?.error ?? 'not loaded yet' });
     return checks;
   }
@@ -626,6 +702,7 @@ class ConvergeDaemon implements Daemon {
         resyncMs: settings.resync,
         debounceMs: settings.debounce,
       },
+      lease: this.leadership?.status() ?? null,
       appliedState: { lost: this.appliedState.lost, lostAt: this.appliedState.lostAt, losses: this.appliedState.losses, detail: this.appliedState.detail },
       secretsUnknown: reconciler?.tracker.secretsUnknown() ?? [],
       held: reconciler?.tracker.heldKeys() ?? [],

@@ -10,6 +10,7 @@ import { REVISION_FAILURE_REASONS, type RevisionFailureReason } from '../core/he
 import { holdsNamed } from '../core/holds.js';
 import { followRollouts } from './rollout.js';
 import { ResourceTracker, type HealthSettings, type HealthTransition, type ReconcileRecord } from './status.js';
+import { wasNotRun } from '../enqueue/worker.js';
 
 export interface ReconcilerOptions {
   context: Omit<CycleContext, 'onEnqueued'>;
@@ -67,7 +68,7 @@ export class Reconciler {
 
   /** Asks for a full reconcile; resolves with the record of the run that covered it (undefined once stopping). */
   request(trigger: ReconcileTrigger, cycle?: string): Promise<ReconcileRecord | undefined> {
-    if (this.stopped) return Promise.resolve(undefined);
+    if (this.stopped || !this.leading()) return Promise.resolve(undefined);
     if (this.retryTimer && trigger !== 'retry') {
       clearTimeout(this.retryTimer);
       this.retryTimer = undefined;
@@ -83,8 +84,14 @@ export class Reconciler {
     });
   }
 
+  /** Whether this replica may plan and enqueue: it holds the leader lease, or the daemon runs without one. */
+  private leading(): boolean {
+    const fence = this.options.context.fence;
+    return fence === undefined || fence() !== undefined;
+  }
+
   private async drain(): Promise<void> {
-    while (this.next && !this.stopped) {
+    while (this.next && !this.stopped && this.leading()) {
       const batch = this.next;
       this.next = undefined;
       const record = await this.reconcile(batch.trigger, batch.cycles);
@@ -186,6 +193,11 @@ export class Reconciler {
       );
       return;
     }
+    if (failure instanceof ConvergeError && failure.code === 'E_NOT_LEADER') {
+      // The lease was lost mid-reconcile: the new leader reconciles; nothing to retry here.
+      log.info({ reconcile: record.id, trigger: record.trigger, ms: record.durationMs }, 'reconcile stopped: this replica lost the leader lease');
+      return;
+    }
     const usage = failure instanceof UsageError;
     this.manifests = { loaded: !usage && this.manifests.loaded, everLoaded: this.manifests.everLoaded, error: usage ? errorLine(failure) : this.manifests.error };
     this.failures += 1;
@@ -233,12 +245,14 @@ export class Reconciler {
     const job = this.jobs.get(jobId);
     if (!job) return;
     this.jobs.delete(jobId);
-    if (job.desired) this.finished.set(job.key, { desired: job.desired, at: Date.now() });
-    this.tracker.completed(jobId, value, undefined, job.fingerprint);
+    // A job not run (a former leader's, or superseded) did not bring its desired state about.
+    const ran = !wasNotRun(value);
+    if (ran && job.desired) this.finished.set(job.key, { desired: job.desired, at: Date.now() });
+    this.tracker.completed(jobId, value, undefined, ran ? job.fingerprint : undefined);
     this.reportHealth();
     this.options.metrics.setResourceStates(this.tracker.counts());
     this.options.metrics.conflictResources.set(this.tracker.conflicts().length);
-    if (job.fingerprint) await this.options.context.memory.set(new Map([[job.key, job.fingerprint]]));
+    if (ran && job.fingerprint) await this.options.context.memory.set(new Map([[job.key, job.fingerprint]]));
   }
 
   /** A job failed for good on any replica. */

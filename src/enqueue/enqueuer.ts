@@ -19,9 +19,19 @@ export interface Enqueued {
   behind?: string;
 }
 
-/** The hash of resourceKey -> enqueuedAt of the newest desired state enqueued (beside the queue's own keys). */
+/**
+ * The hash of resourceKey -> sequence of the newest desired state enqueued (beside the queue's own keys): HINCRBY in
+ * Redis orders enqueues from every host, with no wall clock compared.
+ */
 export function newestDesiredKey(queue: { toKey(type: string): string }): string {
-  return queue.toKey('newest-desired');
+  return queue.toKey('desired-seq');
+}
+
+/** An enqueue by a replica that no longer holds the leader lease: refused before anything more is added. */
+export class NotLeaderError extends ConvergeError {
+  constructor() {
+    super('E_NOT_LEADER', 'this replica lost the leader lease: nothing more is enqueued (the leader plans and enqueues)');
+  }
 }
 
 /** Jobs added per round trip by Enqueuer.enqueue. */
@@ -86,6 +96,11 @@ export class Enqueuer {
        * the caller read live state (its completion clears the deduplication id the look-up reads). Reported 'finished'.
        */
       finishedSince?: (data: ReconcileJobData) => boolean;
+      /**
+       * The daemon's leader lease: the fencing token while this replica holds it, undefined once it lost it. Asked
+       * before every batch (a lost lease stops the enqueue with NotLeaderError); the token is stamped on every job.
+       */
+      fence?: () => number | undefined;
     } = {},
   ): Promise<Enqueued[]> {
     const keys = new Set<string>();
@@ -95,7 +110,8 @@ export class Enqueuer {
     }
     const out: Enqueued[] = [];
     for (let i = 0; i < datas.length; i += ENQUEUE_BATCH) {
-      let batch = datas.slice(i, i + ENQUEUE_BATCH);
+      const token = this.#fenceNow(options.fence);
+      let batch = datas.slice(i, i + ENQUEUE_BATCH).map((data) => (token === undefined ? data : { ...data, fence: token }));
       let at = batch.map((_, k) => i + k);
       if (options.skipInFlight) {
         const inFlight = await Promise.all(batch.map((data) => this.#inFlight(data)));
@@ -111,7 +127,8 @@ export class Enqueuer {
         at = at.filter((_, k) => inFlight[k] === undefined);
         batch = batch.filter((_, k) => inFlight[k] === undefined);
       }
-        await this.#markNewest(batch);
+      this.#fenceNow(options.fence);
+      batch = await this.#markNewest(batch);
       const ids = batch.map((data) => jobIdFor(data.key));
       const jobs = await this.#queue.addBulk(batch.map((data, k) => ({ name: data.operation, data, opts: jobOptions(this.#settings, data.key, ids[k]!) })));
       const deduplicated: number[] = [];
@@ -165,8 +182,10 @@ export class Enqueuer {
     const jobId = await this.#queue.getDeduplicationJobId(data.key);
     if (!jobId) return undefined;
     const [state, job] = await Promise.all([this.#queue.getJobState(jobId), Job.fromId(this.#queue, jobId)]);
-    const carried = (job?.data as { desired?: unknown } | undefined)?.desired;
-    if (carried !== data.desired) return undefined;
+    const carried = job?.data as { desired?: unknown; fence?: unknown } | undefined;
+    if (carried?.desired !== data.desired) return undefined;
+    // A former leader's job (an older fencing token) is dropped by the worker: it does not count as in flight.
+    if (data.fence !== undefined && (typeof carried.fence !== 'number' || carried.fence < data.fence)) return undefined;
     if (state === 'completed') return { jobId, finished: true };
     if (state === 'active' || WAITING_STATES.has(state)) return { jobId, finished: false };
     return undefined;
@@ -190,14 +209,25 @@ export class Enqueuer {
     return (await this.#queue.getJobState(jobId)) === 'active';
   }
 
+  /** The fencing token when the caller gives a lease; NotLeaderError once it is lost. */
+  #fenceNow(fence: (() => number | undefined) | undefined): number | undefined {
+    if (!fence) return undefined;
+    const token = fence();
+    if (token === undefined) throw new NotLeaderError();
+    return token;
+  }
+
   /**
-   * Records, before the jobs are added, when each resource's newest desired state was enqueued: a job of an older run
-   * that runs later (its worker died, it was handed back) sees it is superseded and writes nothing (see worker.ts).
+   * Numbers, before the jobs are added, each resource's newest desired state (HINCRBY: Redis orders the enqueues of
+   * every process): a job of an older run that runs later (its worker died, it was handed back) sees a newer
+   * sequence and writes nothing (see worker.ts). Returns the datas with their sequence.
    */
-  async #markNewest(datas: readonly ReconcileJobData[]): Promise<void> {
-    if (datas.length === 0) return;
-    const client = (await this.#queue.client) as unknown as Pick<Redis, 'hset'>;
-    await client.hset(newestDesiredKey(this.#queue), Object.fromEntries(datas.map((data) => [data.key, data.enqueuedAt])));
+  async #markNewest(datas: ReconcileJobData[]): Promise<ReconcileJobData[]> {
+    if (datas.length === 0) return datas;
+    const client = (await this.#queue.client) as unknown as Pick<Redis, 'hincrby'>;
+    const key = newestDesiredKey(this.#queue);
+    const seqs = await Promise.all(datas.map((data) => client.hincrby(key, data.key, 1)));
+    return datas.map((data, k) => ({ ...data, seq: seqs[k]! }));
   }
 
   /** The add loop after BullMQ deduplicated our job `jobId` against `existingId`. */

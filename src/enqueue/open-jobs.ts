@@ -10,6 +10,7 @@ import { FlapStore } from './flap-store.js';
 import { AppliedStateEpoch, readEvictionPolicy, type EvictionPolicy } from './epoch.js';
 import { watchJobEvents, type JobEventHandlers, type JobEventsFeed } from './job-events.js';
 import { QUEUE_NAME } from './jobs.js';
+import { Lease } from './lease.js';
 import { SILENT_LOGGER, throttledErrors, type QueueLogger } from './log.js';
 import { checkPrefix, closeRedis, connectProducer, scanPrefix, type RedisSettings } from './redis.js';
 import { startResync, type Resync, type ResyncOptions } from './resync-scheduler.js';
@@ -47,6 +48,8 @@ export interface Jobs {
   readonly epoch: AppliedStateEpoch;
   /** Redis' maxmemory-policy, or why it could not be read. */
   evictionPolicy(): Promise<EvictionPolicy>;
+  /** The leader lease of the prefix as held (or waited for) by replica `holder`, lasting `ttlMs` unless renewed. */
+  lease(holder: string, ttlMs: number): Lease;
   /** Resolves when Redis answers a PING; rejects otherwise. */
   ping(): Promise<void>;
   /** Starts workers in this process on the queue (their own connections). */
@@ -77,6 +80,15 @@ export async function openJobs(settings: WorkerSettings, options: OpenJobsOption
   }
   const queue = new Queue(QUEUE_NAME, { connection: redis, prefix });
   queue.on('error', (error) => onError('queue', error));
+  // BullMQ's start-up of the queue (a version check) is finished before anything can close it: on a Redis Cluster, a
+  // queue closed while it still ran emitted an error nothing listened to any more, and the process crashed.
+  try {
+    await queue.waitUntilReady();
+  } catch (error) {
+    await queue.close().catch(() => undefined);
+    await closeRedis(redis);
+    throw error;
+  }
   const scoped: WorkerSettings = { ...settings, redisPrefix: prefix };
   const open = new Set<{ close(): Promise<void> }>();
   function track<T extends { close(): Promise<void> }>(handle: T): T {
@@ -103,6 +115,9 @@ export async function openJobs(settings: WorkerSettings, options: OpenJobsOption
     epoch: new AppliedStateEpoch(redis, prefix),
     evictionPolicy() {
       return readEvictionPolicy(redis);
+    },
+    lease(holder, ttlMs) {
+      return new Lease(redis, prefix, holder, ttlMs);
     },
     async ping() {
       await redis.ping();

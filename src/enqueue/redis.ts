@@ -1,5 +1,5 @@
 // Redis connections for BullMQ and the applied-state store: fail-fast producers, patient workers, one clear error.
-import { Redis, type RedisOptions } from 'ioredis';
+import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
 import { ConvergeError, UsageError } from '../core/errors.js';
 
 /** The Redis part of converge's settings (src/cli/settings.ts Settings satisfies it). */
@@ -7,6 +7,8 @@ export interface RedisSettings {
   redisUrl: string;
   /** Prefix of every key; BullMQ's `prefix` option. Keep a {hash tag} so Redis Cluster keeps all keys on one slot. */
   redisPrefix: string;
+  /** redis_cluster: redisUrl names one node of a Redis Cluster, whose other nodes are discovered from it. */
+  redisCluster?: boolean | undefined;
 }
 
 /** How long a first connection may take before converge gives up with E_REDIS. */
@@ -62,7 +64,49 @@ function baseOptions(settings: RedisSettings, options: ConnectOptions): RedisOpt
   if (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:') {
     throw new UsageError(`redis_url must start with redis:// or rediss://, not ${parsed.protocol}//`);
   }
+  if (settings.redisCluster) checkClusterPrefix(settings.redisPrefix);
   return { connectTimeout: options.connectTimeoutMs ?? CONNECT_TIMEOUT_MS, lazyConnect: true };
+}
+
+/**
+ * On Redis Cluster every key of a prefix must hash to one slot (BullMQ's and converge's scripts touch several keys):
+ * the prefix must begin with a non-empty {hash tag}, which Redis hashes instead of the whole key.
+ */
+export function checkClusterPrefix(prefix: string): void {
+  if (!/^\{[^}]+\}/.test(prefix)) {
+    throw new UsageError(`redis_prefix "${prefix}" has no hash tag at its start; with redis_cluster, give one such as {converge} so every key of converge and BullMQ lands on one slot`);
+  }
+}
+
+/**
+ * A connection to one Redis, or with redis_cluster a Cluster client seeded from redis_url. The Cluster client has the
+ * command interface of a Redis connection (ioredis' Commander: commands are routed by key slot, and every key under
+ * the prefix shares its hash tag) and the same status, connect, quit and disconnect, so it is handed on as one.
+ */
+function newConnection(settings: RedisSettings, options: RedisOptions & { enableAutoPipelining?: boolean }): Redis {
+  if (!settings.redisCluster) return new Redis(settings.redisUrl, options);
+  const url = new URL(settings.redisUrl);
+  const { enableOfflineQueue, enableAutoPipelining, lazyConnect, ...perNode } = options;
+  const redisOptions: RedisOptions = {
+    ...perNode,
+    ...(url.username ? { username: decodeURIComponent(url.username) } : {}),
+    ...(url.password ? { password: decodeURIComponent(url.password) } : {}),
+    ...(url.protocol === 'rediss:' ? { tls: { servername: url.hostname } } : {}),
+  };
+  const clusterOptions: ClusterOptions = {
+    redisOptions,
+    ...(lazyConnect !== undefined ? { lazyConnect } : {}),
+    ...(enableOfflineQueue !== undefined ? { enableOfflineQueue } : {}),
+    ...(enableAutoPipelining !== undefined ? { enableAutoPipelining } : {}),
+  };
+  const cluster = new Cluster([{ host: url.hostname, port: Number(url.port || 6379) }], clusterOptions);
+  return cluster as unknown as Redis;
+}
+
+/** Sets how a connection retries after it dropped (a Cluster client: how it rediscovers the cluster). */
+function setRetry(redis: Redis, strategy: (times: number) => number | null): void {
+  redis.options.retryStrategy = strategy;
+  if (redis instanceof Cluster) (redis as unknown as { options: ClusterOptions }).options.clusterRetryStrategy = strategy;
 }
 
 /** Reconnect delays once a connection has worked: quick at first, at most 2 s apart. */
@@ -76,7 +120,7 @@ function reconnectDelay(times: number): number {
  * unreachable Redis gives RedisUnavailableError within CONNECT_TIMEOUT_MS.
  */
 export async function connectProducer(settings: RedisSettings, options: ConnectOptions = {}): Promise<Redis> {
-  const redis = new Redis(settings.redisUrl, {
+  const redis = newConnection(settings, {
     ...baseOptions(settings, options),
     connectionName: options.name ?? 'converge-producer',
     enableOfflineQueue: false,
@@ -94,7 +138,7 @@ export async function connectProducer(settings: RedisSettings, options: ConnectO
  * forever once it has connected. Checked with a bounded first connect, like producers.
  */
 export async function connectWorker(settings: RedisSettings, options: ConnectOptions = {}): Promise<Redis> {
-  const redis = new Redis(settings.redisUrl, {
+  const redis = newConnection(settings, {
     ...baseOptions(settings, options),
     connectionName: options.name ?? 'converge-worker',
     maxRetriesPerRequest: null,
@@ -115,7 +159,7 @@ async function connectOnce(redis: Redis, settings: RedisSettings, options: Conne
     lastError = error;
   };
   redis.on('error', onError);
-  redis.options.retryStrategy = () => null;
+  setRetry(redis, () => null);
   let timer: NodeJS.Timeout | undefined;
   try {
     await Promise.race([
@@ -134,7 +178,7 @@ async function connectOnce(redis: Redis, settings: RedisSettings, options: Conne
     clearTimeout(timer);
     redis.off('error', onError);
   }
-  redis.options.retryStrategy = reconnectDelay;
+  setRetry(redis, reconnectDelay);
   // A connection error after start-up is retried by ioredis; without a listener node would crash the process.
   const report = options.onError;
   redis.on('error', report ? (error: Error) => report(error) : () => undefined);
@@ -168,6 +212,11 @@ function codeFromMessage(message: string): string | undefined {
 
 /** The keys under `prefix` (SCAN, the prefix's glob characters escaped), a page at a time; COUNT is a hint per page. */
 export async function* scanPrefix(redis: Redis, prefix: string, count = 500): AsyncGenerator<string[]> {
+  // A Cluster client sends SCAN to one node: every master is scanned (a prefix with a hash tag lives on one of them).
+  if (redis instanceof Cluster) {
+    for (const node of (redis as unknown as Cluster).nodes('master')) yield* scanPrefix(node, prefix, count);
+    return;
+  }
   let cursor = '0';
   do {
     const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix.replace(/[*?[\]\\]/g, '\\$&')}*`, 'COUNT', count);

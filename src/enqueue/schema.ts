@@ -35,6 +35,13 @@ export const ReconcileJobData = z.strictObject({
   /** Who enqueued: "apply", "daemon", ... (for status and logs). */
   origin: z.string(),
   enqueuedAt: z.string(),
+  /**
+   * The fencing token of the leader lease the daemon held when it enqueued (src/enqueue/lease.ts); absent for `apply`,
+   * which takes no lease. A worker drops a job whose token is older than the newest one handed out.
+   */
+  fence: z.number().int().positive().optional(),
+  /** The resource's desired-state sequence (a Redis counter, set by the enqueuer): a job with an older one is superseded. */
+  seq: z.number().int().positive().optional(),
 }).refine((data) => (data.resource === undefined) !== (data.remove === undefined), { error: 'a job holds either a resource or a delete target' });
 export type ReconcileJobData = z.infer<typeof ReconcileJobData>;
 

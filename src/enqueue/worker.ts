@@ -9,6 +9,7 @@ import { fieldLine } from '../plan/render/text.js';
 import { AppliedStateStore } from './applied-state.js';
 import { JobAppliedState } from './job-applied-state.js';
 import { newestDesiredKey } from './enqueuer.js';
+import { currentFence } from './lease.js';
 import { QUEUE_NAME, type JobSettings } from './jobs.js';
 import { removeResource, syncResource } from '../sync/sync.js';
 import { checkPrefix, closeRedis, connectProducer, connectWorker, isRedisUnavailable, type RedisSettings } from './redis.js';
@@ -81,10 +82,38 @@ export interface ProcessorContext {
   literalSecrets?: LiteralSecrets;
   /** Log every write at info (default true; `apply` prints its writes itself). */
   logWrites?: boolean;
-  /** When the newest desired state of a resource was enqueued (Enqueuer's record), if known. */
-  newestEnqueuedAt?(key: string): Promise<string | undefined>;
   /** The flap guard: every write asks it first (absent: no guard). */
   flap?: { store: FlapStore; settings: FlapSettings };
+  /**
+   * Why the job must not run (a newer desired state of its resource was enqueued since, or it was enqueued by a
+   * former leader: an older fencing token than the newest handed out), or undefined when it may.
+   */
+  stale?(data: ReconcileJobData): Promise<string | undefined>;
+}
+
+/**
+ * The worker's check of a job against Redis' counters (no wall clock): the resource's desired-state sequence and the
+ * lease's fencing token. A job without a sequence or a token (older versions, `apply`'s jobs) passes that check.
+ */
+export async function staleReason(redis: Pick<Redis, 'hget' | 'get'>, seqKey: string, prefix: string, data: ReconcileJobData): Promise<string | undefined> {
+  const [seq, fence] = await Promise.all([
+    data.seq === undefined ? undefined : redis.hget(seqKey, data.key),
+    data.fence === undefined ? undefined : currentFence(redis, prefix),
+  ]);
+  if (fence !== undefined && data.fence !== undefined && fence > data.fence) {
+    return `${FORMER_LEADER} (fencing token ${data.fence}, current ${fence}); dropped, nothing sent`;
+  }
+  if (seq !== undefined && seq !== null && data.seq !== undefined && Number(seq) > data.seq) return `${SUPERSEDED}; nothing sent`;
+  return undefined;
+}
+
+const FORMER_LEADER = 'enqueued by a former leader';
+const SUPERSEDED = 'superseded by a newer desired state enqueued since';
+
+/** Whether a job's result says it was not run (a former leader's, or superseded): it did not bring its desired state about. */
+export function wasNotRun(result: unknown): boolean {
+  const message = (result as { message?: unknown } | undefined)?.message;
+  return typeof message === 'string' && (message.startsWith(FORMER_LEADER) || message.startsWith(SUPERSEDED));
 }
 
 /**
@@ -166,11 +195,12 @@ export function createProcessor(ctx: ProcessorContext) {
     }
     const data = parsed.data;
     const started = Date.now();
-    // A job of an older run (its worker died, or it was handed back) never writes an older desired state over a newer one.
-    const newest = await ctx.newestEnqueuedAt?.(data.key);
-    if (newest !== undefined && newest > data.enqueuedAt) {
-      ctx.log.info({ key: data.key, jobId: job.id, enqueuedAt: data.enqueuedAt, newest }, 'job superseded by a newer desired state; nothing sent');
-      return { outcome: 'unchanged', new_revision: false, message: 'superseded by a newer desired state enqueued since; nothing sent' };
+    // A job of an older run (its worker died, or it was handed back) never writes an older desired state over a newer
+    // one, and a job of a former leader never writes at all (the current leader enqueues its own).
+    const stale = await ctx.stale?.(data);
+    if (stale !== undefined) {
+      ctx.log.info({ key: data.key, jobId: job.id, seq: data.seq, fence: data.fence }, `job not run: ${stale}`);
+      return { outcome: 'unchanged', new_revision: false, message: stale };
     }
     const appliedState = new JobAppliedState(ctx.store, data);
     const gate = gateFor(data, ctx, job.id, appliedState);
@@ -300,11 +330,11 @@ export async function startJobRunner(settings: WorkerSettings, options: StartRun
     },
     ...(options.literalSecrets ? { literalSecrets: options.literalSecrets } : {}),
     ...(options.logWrites === false ? { logWrites: false } : {}),
-    newestEnqueuedAt: async (key) => (await producer.hget(newestDesiredKey(worker!), key)) ?? undefined,
     flap: {
       store: new FlapStore(producer, settings.redisPrefix),
       settings: { windowMs: settings.flapWindow ?? DEFAULT_FLAP.windowMs, limit: settings.flapLimit ?? DEFAULT_FLAP.limit },
     },
+    stale: (data) => staleReason(producer, newestDesiredKey(worker!), settings.redisPrefix, data),
   });
   // The jobs running now, with the token that holds each one's lock (for handBack).
   const active = new Map<string, { job: Job; token: string | undefined }>();
@@ -337,8 +367,11 @@ export async function startJobRunner(settings: WorkerSettings, options: StartRun
   running.on('completed', (job, result) => {
     const data = job.data as { key?: unknown; desired?: unknown } | undefined;
     const event: RunnerEvent = { type: 'completed', jobId: job.id!, outcome: (result as ReconcileJobResult | undefined)?.outcome };
-    if (typeof data?.key === 'string') event.key = data.key;
-    if (typeof data?.desired === 'string') event.desired = data.desired;
+    // A job not run does not tell that its desired state was brought about (the daemon's finishedSince).
+    if (!wasNotRun(result)) {
+      if (typeof data?.key === 'string') event.key = data.key;
+      if (typeof data?.desired === 'string') event.desired = data.desired;
+    }
     const conflict = (result as ReconcileJobResult | undefined)?.conflict;
     if (conflict) event.conflict = conflict;
     tell(event);

@@ -89,6 +89,9 @@ describe('resolveSettings', () => {
       jobLock: 30_000,
       flapWindow: 1_800_000,
       flapLimit: 3,
+      lease: 15_000,
+      redisCluster: false,
+      replicaId: undefined,
     });
   });
 

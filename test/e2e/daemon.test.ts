@@ -335,10 +335,17 @@ describe.concurrent('converge run: two replicas on one Redis, resync every secon
     const args = ['--api-url', e2.url, '--redis-prefix', p, '--resync', '1s', '--job-lock', '2s'];
     const [a, b] = await Promise.all([daemon(t, x, args), daemon(t, x, args)]);
     await until('both deployments created', () => maxScale(e2, 'heal-me') === 1 && maxScale(e2, 'keep-me') === 1, 10_000);
-    await until('both replicas to see them in sync', async () => {
+    // One replica holds the leader lease and plans (its status lists the resources); the other runs jobs only.
+    await until('the leader to see them in sync', async () => {
       const all = [...(await a.status()).resources, ...(await b.status()).resources];
-      return all.length === 4 && all.every((r) => r.state === 'synced');
+      return all.length === 2 && all.every((r) => r.state === 'synced');
     }, 10_000);
+    // lease is null until a daemon has started its election loop.
+    const leases = await until('both replicas to know the leader', async () => {
+      const both = [(await a.status()).lease, (await b.status()).lease] as Array<{ leading: boolean } | null>;
+      return both.every((l) => l !== null) ? (both as Array<{ leading: boolean }>) : undefined;
+    }, 10_000);
+    expect(leases.map((l) => l.leading).sort()).toEqual([false, true]);
 
     // Only lines logged after the hand edits count: a replica whose startup plan (a create, from a list read before the
     // other replica's create landed) meets the other's remembered state logs a "drift" of every field before that.
@@ -358,6 +365,8 @@ describe.concurrent('converge run: two replicas on one Redis, resync every secon
     const union = [...sa.resync.cyclesRun, ...sb.resync.cyclesRun];
     expect(union.length).toBeGreaterThanOrEqual(4);
     expect(new Set(union).size).toBe(union.length); // no cycle ran on both replicas
+    // ... and only the leader runs them.
+    expect((leases[0]!.leading ? sb : sa).resync.cyclesRun).toEqual([]);
     console.log(`resync cycles: replica A ran ${sa.resync.cyclesRun.length}, replica B ran ${sb.resync.cyclesRun.length}, none on both`);
     for (const s of [sa, sb]) {
       // Every cycle a replica took became a resync reconcile of that replica.

@@ -89,7 +89,8 @@ describe('process faults', () => {
     const e = await emulator({ latencyMs: 40, jitterMs: 20 });
     const dir = await manifestTree('kill', names);
     const p = prefix('kill');
-    const args = ['--api-url', e.url, '--redis-prefix', p, '--concurrency', '3', '--backoff', '50ms', '--job-lock', '2s', '--resync', '30s', '--log-level', 'info'];
+    // --lease 2s: the restarted daemon (another replica id) leads once the killed one's lease lapses.
+    const args = ['--api-url', e.url, '--redis-prefix', p, '--concurrency', '3', '--backoff', '50ms', '--job-lock', '2s', '--lease', '2s', '--resync', '30s', '--log-level', 'info'];
 
     const first = await startDaemon(dir, args, ENV);
     await until('10 creates to land', () => (landedCreates(e.requestLog).size >= 10 ? true : false), 30_000, 20);

@@ -43,6 +43,7 @@ export const applyCommand: Command = {
       'namePrefix',
       'redisUrl',
       'redisPrefix',
+      'redisCluster',
       'concurrency',
       'attempts',
       'backoff',

@@ -51,7 +51,7 @@ export const planCommand: Command = {
     'detailed-exitcode': { type: 'boolean', description: 'exit 0 when nothing would change (notes on unchanged resources do not count), 2 when something would; 1 on errors, as always' },
     'show-orphans': { type: 'boolean', description: 'text: list every live deployment in no manifest, not only the first three' },
     'no-applied-state': { type: 'boolean', description: 'plan without reading what converge last wrote from Redis (the plan says so)' },
-    ...settingOptions('apiUrl', 'apiKey', 'tenantId', 'namePrefix', 'redisUrl', 'redisPrefix', 'allowLiteralSecrets', 'allowLocalDiscovery', 'emulatorState', 'requestTimeout', 'adopt', 'prune', 'maxDeletes'),
+    ...settingOptions('apiUrl', 'apiKey', 'tenantId', 'namePrefix', 'redisUrl', 'redisPrefix', 'redisCluster', 'allowLiteralSecrets', 'allowLocalDiscovery', 'emulatorState', 'requestTimeout', 'adopt', 'prune', 'maxDeletes'),
   },
   async run(args, io) {
     const output = (args.values.output as string | undefined) ?? 'text';

@@ -26,6 +26,7 @@ interface ResourceRow {
 }
 
 interface StatusDocument {
+  lease?: { replica: string; leading: boolean; leader: { holder: string; token: number; since: string } | null; leaseMs: number } | null;
   appliedState?: { lost: boolean; lostAt: string | null; detail: string | null };
   secretsUnknown?: string[];
   held?: string[];
@@ -102,6 +103,11 @@ function renderStatus(url: string, doc: StatusDocument, ready: Readiness): strin
   const d = doc.daemon ?? {};
   lines.push(`converge daemon at ${url}: ${d.stopping ? 'stopping' : ready.ready ? 'ready' : 'NOT ready'} (dir ${d.dir ?? '?'}, pid ${d.pid ?? '?'} on ${d.hostname ?? '?'}, since ${d.startedAt ?? '?'})`);
   for (const check of ready.checks) if (!check.ok) lines.push(`  not ready: ${check.name}: ${check.detail ?? 'failing'}`);
+  const lease = doc.lease;
+  if (lease) {
+    const leader = lease.leader ? `${lease.leader.holder} since ${lease.leader.since} (fencing token ${lease.leader.token})` : 'none at the last look';
+    lines.push(`Replica ${lease.replica}: ${lease.leading ? 'LEADER (watches, plans, enqueues; runs jobs)' : 'standby (runs jobs only)'}; leader: ${leader}`);
+  }
   if (doc.appliedState?.lost) lines.push(`Redis lost converge's applied state at ${doc.appliedState.lostAt ?? '?'} (${doc.appliedState.detail ?? 'epoch changed'}); secrets it cannot compare are held, not rewritten.`);
   if (doc.secretsUnknown?.length) lines.push(`SecretsUnknown (not rewritten blind): ${doc.secretsUnknown.join(', ')}; converge reconcile --write-secrets [NAME...] writes them.`);
   if (doc.conflicts?.length) lines.push(`Conflict (converge stopped writing to these): ${doc.conflicts.join(', ')}; see NOTE below. Writing resumes when the desired state changes to a new one.`);

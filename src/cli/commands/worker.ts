@@ -17,6 +17,7 @@ export const workerCommand: Command = {
     'tenantId',
     'redisUrl',
     'redisPrefix',
+    'redisCluster',
     'concurrency',
     'attempts',
     'backoff',

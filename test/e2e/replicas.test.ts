@@ -1,0 +1,140 @@
+// Several `converge run` replicas on one Redis and one service, each with its own copy of the manifests a commit apart:
+// only the lease holder plans and enqueues, so nothing flaps; SIGKILL and SIGTERM of the leader hand over in time.
+import { rm } from 'node:fs/promises';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, describe, expect, it } from 'vitest';
+import { startEmulator, type RunningEmulator } from '../../src/emulator/server.js';
+import { dockerDeploymentYaml, dropPrefix, killAllConverge, liveMaxScale, REDIS_URL, runConverge, startDaemon, tempDir, testPrefix, until, writeFiles, type DaemonHandle } from './helpers.js';
+
+const COUNT = 20;
+const LEASE_MS = 2_000;
+
+interface LeaseDoc {
+  replica: string;
+  leading: boolean;
+  leader: { holder: string; token: number; since: string } | null;
+}
+
+const cleanups: Array<() => Promise<unknown>> = [];
+afterAll(async () => {
+  await killAllConverge();
+  for (const c of cleanups.splice(0).reverse()) await c().catch(() => undefined);
+});
+
+async function manifests(label: string, maxScale: number): Promise<string> {
+  const dir = await tempDir(label);
+  cleanups.push(() => rm(dir, { recursive: true, force: true }));
+  const files: Record<string, string> = {};
+  for (let i = 0; i < COUNT; i++) files[`ha-${i}.yaml`] = dockerDeploymentYaml(`ha-${i}`, { maxScale });
+  await writeFiles(dir, files);
+  return dir;
+}
+
+async function leaseOf(daemon: DaemonHandle): Promise<LeaseDoc> {
+  return (await daemon.status()).lease as LeaseDoc;
+}
+
+/** Polls until `daemon` leads; the milliseconds it took from `since`. */
+async function leadsWithin(daemon: DaemonHandle, since: number, timeoutMs: number): Promise<number> {
+  await until('the standby to take the lease', async () => (await leaseOf(daemon)).leading, timeoutMs, 20);
+  return Date.now() - since;
+}
+
+describe('replicas: one active reconciler', () => {
+  it('two daemons a commit apart: no flapping, one write per version change; SIGKILL of the leader hands over within the lease time, SIGTERM within two seconds', async () => {
+    // Writes per deployment name: POST (create) and PATCH, from the emulator's own request log.
+    const writes = new Map<string, string[]>();
+    const idToName = new Map<string, string>();
+    const emulator: RunningEmulator = await startEmulator({
+      buildMs: 0,
+      lenientCreate: true,
+      onRequest: (entry) => {
+        if (entry.method === 'GET' || entry.status >= 400) return;
+        const name = entry.method === 'POST' ? String((entry.body as { name?: unknown } | undefined)?.name) : idToName.get(entry.deploymentId ?? '') ?? entry.path;
+        writes.set(name, [...(writes.get(name) ?? []), `${entry.method} ${JSON.stringify((entry.body as { source_config?: unknown } | undefined)?.source_config ?? null)}`]);
+      },
+    });
+    cleanups.push(() => emulator.close());
+    const live = (): Map<string, unknown> => {
+      const out = new Map<string, unknown>();
+      for (const d of emulator.store.allDeployments()) {
+        idToName.set(d.id, d.name);
+        out.set(d.name, liveMaxScale(d));
+      }
+      return out;
+    };
+    const allAt = (maxScale: number) => () => {
+      const now = live();
+      return now.size === COUNT && [...now.values()].every((v) => v === maxScale);
+    };
+    const prefix = testPrefix('ha');
+    cleanups.push(() => dropPrefix(prefix));
+    const dirs: Record<string, string> = { a: await manifests('ha-a', 2), b: await manifests('ha-b', 4) };
+    const scaleOf: Record<string, number> = { a: 2, b: 4 };
+    const start = (id: string) =>
+      startDaemon(dirs[id]!, [
+        '--api-url', emulator.url, '--redis-url', REDIS_URL, '--redis-prefix', prefix, '--replica-id', id,
+        '--resync', '1s', '--lease', `${LEASE_MS}ms`, '--debounce', '50ms', '--shutdown-timeout', '5s', '--log-level', 'info',
+      ]);
+
+    // Both start at once and race for the lease: one leads, the other stands by (ready: it serves jobs).
+    const started = await Promise.all([start('a'), start('b')]);
+    const daemons: Record<string, DaemonHandle> = { a: started[0], b: started[1] };
+    const [leaseA, leaseB] = await until('one replica to lead', async () => {
+      const both = await Promise.all([leaseOf(daemons.a!), leaseOf(daemons.b!)]);
+      // Null until the daemon has connected and started its election loop.
+      return both.every((l) => l !== null) && both.some((l) => l.leading) ? both : undefined;
+    }, 10_000);
+    expect(leaseA!.leading !== leaseB!.leading).toBe(true);
+    const first = leaseA!.leading ? 'a' : 'b';
+    const second = first === 'a' ? 'b' : 'a';
+    await until(`every deployment at the leader's max_scale ${scaleOf[first]}`, allAt(scaleOf[first]!), 15_000, 50);
+    // Several resync cycles (1 s) with the standby's directory a commit behind or ahead: nothing more is written.
+    await sleep(3_000);
+    expect(allAt(scaleOf[first]!)()).toBe(true);
+    for (let i = 0; i < COUNT; i++) expect(writes.get(`ha-${i}`)?.map((w) => w.split(' ')[0])).toEqual(['POST']);
+    const standby = daemons[second]!;
+    expect((await standby.readyz()).status).toBe(200);
+    expect(await leaseOf(standby)).toMatchObject({ replica: second, leading: false, leader: { holder: first } });
+    expect(await standby.metrics()).toContain(`converge_leader{replica="${second}"} 0`);
+    expect(await daemons[first]!.metrics()).toContain(`converge_leader{replica="${first}"} 1`);
+    expect((await standby.status()).lastReconcile).toBeNull();
+    const shown = await runConverge(['status', '--url', standby.url]);
+    expect(shown.stdout).toMatch(new RegExp(`^Replica ${second}: standby \\(runs jobs only\\); leader: ${first} since \\S+ \\(fencing token \\d+\\)$`, 'm'));
+
+    // SIGKILL of the leader: the standby takes over within the lease time (plus its half-second poll), and writes its
+    // version once per deployment.
+    const killedAt = Date.now();
+    await daemons[first]!.kill('SIGKILL');
+    const killHandover = await leadsWithin(standby, killedAt, LEASE_MS + 3_000);
+    // The key lapses at most a lease time after the leader's last renew; the standby tries every half second.
+    expect(killHandover).toBeLessThan(LEASE_MS + 1_000);
+    await until(`every deployment at the new leader's max_scale ${scaleOf[second]}`, allAt(scaleOf[second]!), 15_000, 50);
+
+    // The killed replica comes back as a standby; SIGTERM of the leader hands over within two seconds.
+    daemons[first] = await start(first);
+    await sleep(1_500);
+    expect(await leaseOf(daemons[first]!)).toMatchObject({ leading: false, leader: { holder: second } });
+    expect(allAt(scaleOf[second]!)()).toBe(true);
+    const termAt = Date.now();
+    standby.child.kill('SIGTERM');
+    const termHandover = await leadsWithin(daemons[first]!, termAt, 5_000);
+    expect(termHandover).toBeLessThan(2_000);
+    expect(await standby.exited).toMatchObject({ code: 0 });
+    expect(standby.lines.some((l) => l.msg === 'leader lease released: a standby takes over')).toBe(true);
+    await until(`every deployment back at max_scale ${scaleOf[first]}`, allAt(scaleOf[first]!), 15_000, 50);
+    await sleep(1_500);
+
+    // One create and one PATCH per version change, nothing written twice.
+    for (let i = 0; i < COUNT; i++) expect(writes.get(`ha-${i}`)?.map((w) => w.split(' ')[0]), `ha-${i}`).toEqual(['POST', 'PATCH', 'PATCH']);
+    const after = await leaseOf(daemons[first]!);
+    expect(after.leader!.token).toBeGreaterThanOrEqual(3);
+    const metrics = await daemons[first]!.metrics();
+    expect(metrics).toContain(`converge_leader{replica="${first}"} 1`);
+    expect(metrics).toContain('converge_lease_transitions_total{to="leader"} 1');
+    expect(metrics).toMatch(/^converge_leader_since_seconds [1-9]\d{9}/m);
+    console.log(`replicas: SIGKILL handover ${killHandover} ms (lease ${LEASE_MS} ms), SIGTERM handover ${termHandover} ms`);
+    daemons[first]!.child.kill('SIGTERM');
+    await daemons[first]!.exited;
+  }, 60_000);
+});
