@@ -1,5 +1,6 @@
 // Several `converge run` replicas on one Redis and one service, each with its own copy of the manifests a commit apart:
-// only the lease holder plans and enqueues, so nothing flaps; SIGKILL and SIGTERM of the leader hand over in time.
+// only the lease holder plans and enqueues, so nothing flaps; SIGKILL and SIGTERM of the leader hand over in time; a
+// leadership that goes back to the first replica's version (A, B, A) meets the flap guard, not a third write.
 import { rm } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -122,11 +123,20 @@ describe('replicas: one active reconciler', () => {
     expect(termHandover).toBeLessThan(2_000);
     expect(await standby.exited).toMatchObject({ code: 0 });
     expect(standby.lines.some((l) => l.msg === 'leader lease released: a standby takes over')).toBe(true);
-    await until(`every deployment back at max_scale ${scaleOf[first]}`, allAt(scaleOf[first]!), 15_000, 50);
+    // The returning replica's version is the first one again: each deployment's desired state went A, B, A within
+    // flap_window, so the flap guard stops it (Conflict naming both versions) instead of writing A back.
+    const conflicted = await until('every deployment in Conflict on the new leader', async () => {
+      const doc = await daemons[first]!.status();
+      return ((doc.conflicts as string[] | undefined) ?? []).length === COUNT ? doc : undefined;
+    }, 15_000, 100);
+    const row = (conflicted.resources as unknown as Array<{ key: string; sync: { reason: string }; conflict?: { reason: string; versions?: unknown[] } }>).find((r) => r.key === 'Deployment/ha-0');
+    expect(row).toMatchObject({ sync: { reason: 'Conflict' }, conflict: { reason: 'desired_alternates' } });
+    expect(row!.conflict!.versions).toHaveLength(2);
     await sleep(1_500);
+    expect(allAt(scaleOf[second]!)()).toBe(true);
 
-    // One create and one PATCH per version change, nothing written twice.
-    for (let i = 0; i < COUNT; i++) expect(writes.get(`ha-${i}`)?.map((w) => w.split(' ')[0]), `ha-${i}`).toEqual(['POST', 'PATCH', 'PATCH']);
+    // One create and one PATCH per version change, nothing written twice, and the alternation back not written at all.
+    for (let i = 0; i < COUNT; i++) expect(writes.get(`ha-${i}`)?.map((w) => w.split(' ')[0]), `ha-${i}`).toEqual(['POST', 'PATCH']);
     const after = await leaseOf(daemons[first]!);
     expect(after.leader!.token).toBeGreaterThanOrEqual(3);
     const metrics = await daemons[first]!.metrics();
