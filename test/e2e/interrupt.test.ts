@@ -3,9 +3,10 @@
 // countdown; and no job of the older run writes its older desired state after the newer apply enqueued its own.
 import { rm } from 'node:fs/promises';
 import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, type TestContext } from 'vitest';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/server.js';
 import { QUEUE_NAME } from '../../src/enqueue/jobs.js';
+import { atEnd } from './scoped.js';
 import { dockerDeploymentYaml, dropPrefix, killAllConverge, REDIS_URL, runConverge, scanKeys, spawnConverge, tempDir, testPrefix, until, writeFiles } from './helpers.js';
 
 const NAMES = ['int-a', 'int-b', 'int-c', 'int-d'];
@@ -22,91 +23,32 @@ async function leftovers(redis: Redis, prefix: string): Promise<{ active: number
   return { active, waiting: wait + prioritized, locks };
 }
 
-describe('Ctrl-C and locks', () => {
-  let emulator: RunningEmulator;
+// The tests run concurrently (they mostly wait: on the 700 ms answers, the grace, a lock's expiry), each with its
+// own emulator, directory and Redis prefix; the longest (a lock's expiry, about 30 s) comes first.
+describe.concurrent('Ctrl-C and locks', () => {
   let redis: Redis;
   const prefixes: string[] = [];
 
   beforeAll(async () => {
-    // Every request takes 700 ms: an apply of four deployments is surely mid-flight when the signal comes.
-    emulator = await startEmulator({ buildMs: 0, latencyMs: 700 });
     redis = new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 1 });
     await redis.connect();
   }, 60_000);
 
   afterAll(async () => {
     await killAllConverge();
-    await emulator?.close();
     for (const p of prefixes) await dropPrefix(p);
     redis?.disconnect();
   });
 
-  it.each(['SIGINT', 'SIGTERM'] as const)('%s mid-apply: stops enqueueing, finishes or hands back the jobs in flight, says what was and was not done, leaves nothing locked', async (signal) => {
-    const dir = await tempDir('interrupt');
-    const prefix = testPrefix('interrupt');
-    prefixes.push(prefix);
-    const names = NAMES.map((n) => `${n}-${signal.toLowerCase()}`);
-    await writeFiles(dir, Object.fromEntries(names.map((name) => [`${name}.yaml`, dockerDeploymentYaml(name, { maxScale: 1 })])));
-    const args = ['apply', dir, '--api-url', emulator.url, '--redis-url', REDIS_URL, '--redis-prefix', prefix, '--concurrency', '2'];
-    try {
-      const before = emulator.requestLog.length;
-      const apply = spawnConverge(args);
-      // The plan is printed once listing is done; the first jobs start right after.
-      await until('the plan line', () => apply.stdout().includes('Plan:'), 20_000, 20);
-      // Only this case's requests count: the emulator (and its request log) is shared by both cases.
-      const own = () => emulator.requestLog.slice(before);
-      await until('a write in flight', () => own().some((e) => e.method === 'POST') || own().filter((e) => e.route === '/v2/deployments').length > 1, 20_000, 20);
-      const sent = Date.now();
-      apply.child.kill(signal);
-      const exit = await apply.exited;
-      const tookMs = Date.now() - sent;
-      expect(exit.code).toBe(1);
-      expect(tookMs).toBeLessThan(10_000);
-      expect(apply.stderr()).toContain(`converge apply: ${signal}: stopping: nothing more is enqueued`);
-      const out = apply.stdout();
-      expect(out).toMatch(new RegExp(`Apply interrupted \\(${signal}\\): \\d+ done, 0 unchanged, 0 failed, \\d+ not done; not converged\\. No job is left locked or queued\\.`));
-      const done = Number(/(\d+) done/.exec(out.split('\n').find((l) => l.startsWith('Apply interrupted'))!)![1]);
-      const notDone = out.split('\n').filter((l) => l.startsWith('  interrupted'));
-      expect(done + notDone.length).toBe(names.length);
-      expect(notDone.length).toBeGreaterThan(0);
-      expect(await leftovers(redis, prefix)).toEqual({ active: 0, waiting: 0, locks: [] });
+  /** An emulator of the test `t` whose every request takes 700 ms: an apply of four deployments is surely mid-flight when the signal comes. */
+  async function slowEmulator(t: TestContext): Promise<RunningEmulator> {
+    const emulator = await startEmulator({ buildMs: 0, latencyMs: 700 });
+    atEnd(t, () => emulator.close());
+    return emulator;
+  }
 
-      // The next apply neither waits for a lock nor sits silent: it finishes what is left, promptly.
-      const again = await runConverge(args, {}, 60_000);
-      expect(again.code, again.stdout + again.stderr).toBe(0);
-      expect(again.stdout).toContain('Apply complete');
-      expect(again.stderr).not.toContain('of an earlier run');
-      expect(again.ms).toBeLessThan(25_000);
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
-  }, 90_000);
-
-  it('SIGINT while a write outlasts the grace: the job is handed back and withdrawn, its lock released at once', async () => {
-    const slow = await startEmulator({ buildMs: 0, latencyMs: 9_000 });
-    const dir = await tempDir('handback');
-    const prefix = testPrefix('handback');
-    prefixes.push(prefix);
-    try {
-      await writeFiles(dir, { 'slow.yaml': dockerDeploymentYaml('int-slow', { maxScale: 1 }) });
-      const apply = spawnConverge(['apply', dir, '--api-url', slow.url, '--redis-url', REDIS_URL, '--redis-prefix', prefix]);
-      await until('the job reading its deployment', () => slow.requestLog.filter((e) => e.route === '/v2/deployments').length >= 2, 40_000, 20);
-      expect((await leftovers(redis, prefix)).locks.length).toBe(1);
-      const sent = Date.now();
-      apply.child.kill('SIGINT');
-      const exit = await apply.exited;
-      expect(exit.code).toBe(1);
-      // 5 s of grace, then handed back: well before the write could have finished.
-      expect(Date.now() - sent).toBeLessThan(8_000);
-      expect(apply.stdout()).toContain('  interrupted Deployment/int-slow: interrupted while running: handed back and withdrawn');
-      expect(await leftovers(redis, prefix)).toEqual({ active: 0, waiting: 0, locks: [] });
-    } finally {
-      await slow.close();
-      await rm(dir, { recursive: true, force: true });
-    }
-  }, 90_000);
-
-  it('after a killed apply: the next one says what it waits for, with a countdown, and no older desired state is written after its own', async () => {
+  it('after a killed apply: the next one says what it waits for, with a countdown, and no older desired state is written after its own', async (t) => {
+    const emulator = await slowEmulator(t);
     const dir = await tempDir('killed');
     const prefix = testPrefix('killed');
     prefixes.push(prefix);
@@ -141,4 +83,69 @@ describe('Ctrl-C and locks', () => {
       await rm(dir, { recursive: true, force: true });
     }
   }, 150_000);
+
+  it.for<NodeJS.Signals>(['SIGINT', 'SIGTERM'])('%s mid-apply: stops enqueueing, finishes or hands back the jobs in flight, says what was and was not done, leaves nothing locked', { timeout: 90_000 }, async (signal, t) => {
+    const emulator = await slowEmulator(t);
+    const dir = await tempDir('interrupt');
+    const prefix = testPrefix('interrupt');
+    prefixes.push(prefix);
+    const names = NAMES.map((n) => `${n}-${signal.toLowerCase()}`);
+    await writeFiles(dir, Object.fromEntries(names.map((name) => [`${name}.yaml`, dockerDeploymentYaml(name, { maxScale: 1 })])));
+    const args = ['apply', dir, '--api-url', emulator.url, '--redis-url', REDIS_URL, '--redis-prefix', prefix, '--concurrency', '2'];
+    try {
+      const before = emulator.requestLog.length;
+      const apply = spawnConverge(args);
+      // The plan is printed once listing is done; the first jobs start right after.
+      await until('the plan line', () => apply.stdout().includes('Plan:'), 20_000, 20);
+      const own = () => emulator.requestLog.slice(before);
+      await until('a write in flight', () => own().some((e) => e.method === 'POST') || own().filter((e) => e.route === '/v2/deployments').length > 1, 20_000, 20);
+      const sent = Date.now();
+      apply.child.kill(signal);
+      const exit = await apply.exited;
+      const tookMs = Date.now() - sent;
+      expect(exit.code).toBe(1);
+      expect(tookMs).toBeLessThan(10_000);
+      expect(apply.stderr()).toContain(`converge apply: ${signal}: stopping: nothing more is enqueued`);
+      const out = apply.stdout();
+      expect(out).toMatch(new RegExp(`Apply interrupted \\(${signal}\\): \\d+ done, 0 unchanged, 0 failed, \\d+ not done; not converged\\. No job is left locked or queued\\.`));
+      const done = Number(/(\d+) done/.exec(out.split('\n').find((l) => l.startsWith('Apply interrupted'))!)![1]);
+      const notDone = out.split('\n').filter((l) => l.startsWith('  interrupted'));
+      expect(done + notDone.length).toBe(names.length);
+      expect(notDone.length).toBeGreaterThan(0);
+      expect(await leftovers(redis, prefix)).toEqual({ active: 0, waiting: 0, locks: [] });
+
+      // The next apply neither waits for a lock nor sits silent: it finishes what is left, promptly.
+      const again = await runConverge(args, {}, 60_000);
+      expect(again.code, again.stdout + again.stderr).toBe(0);
+      expect(again.stdout).toContain('Apply complete');
+      expect(again.stderr).not.toContain('of an earlier run');
+      expect(again.ms).toBeLessThan(25_000);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('SIGINT while a write outlasts the grace: the job is handed back and withdrawn, its lock released at once', async () => {
+    const slow = await startEmulator({ buildMs: 0, latencyMs: 9_000 });
+    const dir = await tempDir('handback');
+    const prefix = testPrefix('handback');
+    prefixes.push(prefix);
+    try {
+      await writeFiles(dir, { 'slow.yaml': dockerDeploymentYaml('int-slow', { maxScale: 1 }) });
+      const apply = spawnConverge(['apply', dir, '--api-url', slow.url, '--redis-url', REDIS_URL, '--redis-prefix', prefix]);
+      await until('the job reading its deployment', () => slow.requestLog.filter((e) => e.route === '/v2/deployments').length >= 2, 40_000, 20);
+      expect((await leftovers(redis, prefix)).locks.length).toBe(1);
+      const sent = Date.now();
+      apply.child.kill('SIGINT');
+      const exit = await apply.exited;
+      expect(exit.code).toBe(1);
+      // 5 s of grace, then handed back: well before the write could have finished.
+      expect(Date.now() - sent).toBeLessThan(8_000);
+      expect(apply.stdout()).toContain('  interrupted Deployment/int-slow: interrupted while running: handed back and withdrawn');
+      expect(await leftovers(redis, prefix)).toEqual({ active: 0, waiting: 0, locks: [] });
+    } finally {
+      await slow.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 90_000);
 });
