@@ -70,11 +70,14 @@ describe.concurrent('Ctrl-C and locks', () => {
       // A newer apply, to max_scale 3.
       await writeFiles(dir, manifests(3));
       const from = emulator.requestLog.length;
+      const began = Date.now();
       const newer = await runConverge(args, {}, 120_000);
       expect(newer.code, newer.stdout + newer.stderr).toBe(0);
       expect(newer.stderr).toMatch(/Deployment\/int-[a-d] waits for job \S+ of an earlier run \(interrupted, or running in another process\): its lock expires within \d+s, then it runs again with the newest desired state/);
       // Every write sent after the newer apply began carries its desired state, never the killed run's older one.
-      const writes = emulator.requestLog.slice(from).filter((e) => e.method === 'PATCH');
+      // Sent: by arrival (`at`), since the log is in the order of answers and a PATCH the killed run sent in the
+      // moment before its SIGKILL is answered 700 ms later, after the newer apply began.
+      const writes = emulator.requestLog.slice(from).filter((e) => e.method === 'PATCH' && e.at >= began);
       expect(writes.length).toBeGreaterThan(0);
       for (const write of writes) expect(scaleOf(write.body), JSON.stringify(write.body)).toBe(3);
       const plan = await runConverge(['plan', dir, '--api-url', emulator.url, '--redis-url', REDIS_URL, '--redis-prefix', prefix, '--detailed-exitcode'], {}, 60_000);
