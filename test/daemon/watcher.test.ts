@@ -4,39 +4,50 @@ import { mkdtemp, mkdir, rename, rm, symlink, writeFile, readFile, unlink } from
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { watchManifestDir, type ManifestWatcher, type WatchBurst } from '../../src/daemon/watcher.js';
+import { describe, expect, it, type TestContext } from 'vitest';
+import { watchManifestDir, type ManifestWatcher, type WatchBurst, type WatchOptions } from '../../src/daemon/watcher.js';
 
 const DEBOUNCE = 150;
 
-let root: string;
-let watcher: ManifestWatcher | undefined;
-let bursts: WatchBurst[];
-
-beforeEach(async () => {
-  root = await mkdtemp(join(tmpdir(), 'converge-watch-'));
-  bursts = [];
-});
-
-afterEach(async () => {
-  await watcher?.close();
-  watcher = undefined;
-  await rm(root, { recursive: true, force: true });
-});
-
-async function start(dir: string, debounceMs = DEBOUNCE): Promise<void> {
-  watcher = await watchManifestDir({ dir, debounceMs, onBurst: (b) => bursts.push(b), onError: (e) => { throw e; } });
+/** What a test watches with: its own temporary directory, its watchers' bursts, and helpers bound to them. */
+interface WatchScope {
+  root: string;
+  bursts: WatchBurst[];
+  /** Starts a watcher on `dir` whose bursts go to `bursts`; it is closed when the test ends. */
+  start(dir: string, options?: Partial<WatchOptions>): Promise<ManifestWatcher>;
+  /** Waits until `count` bursts arrived, then a further quiet period to catch extra ones. */
+  settle(count: number, timeoutMs?: number): Promise<void>;
 }
 
-/** Waits until `count` bursts arrived, then a further quiet period to catch extra ones. */
-async function settle(count: number, timeoutMs = 5_000): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  while (bursts.length < count && Date.now() < until) await sleep(20);
-  await sleep(DEBOUNCE * 4);
+/** A fresh directory and burst list for the test `t`; its watchers are closed and the directory removed when it ends. */
+async function scope(t: TestContext): Promise<WatchScope> {
+  const root = await mkdtemp(join(tmpdir(), 'converge-watch-'));
+  const bursts: WatchBurst[] = [];
+  const watchers: ManifestWatcher[] = [];
+  t.onTestFinished(async () => {
+    for (const w of watchers) await w.close();
+    await rm(root, { recursive: true, force: true });
+  });
+  return {
+    root,
+    bursts,
+    async start(dir, options = {}) {
+      const watcher = await watchManifestDir({ dir, debounceMs: DEBOUNCE, onBurst: (b) => bursts.push(b), onError: (e) => { throw e; }, ...options });
+      watchers.push(watcher);
+      return watcher;
+    },
+    async settle(count, timeoutMs = 5_000) {
+      const until = Date.now() + timeoutMs;
+      while (bursts.length < count && Date.now() < until) await sleep(20);
+      await sleep(DEBOUNCE * 4);
+    },
+  };
 }
 
-describe('watchManifestDir', () => {
-  it('reports one burst for an edit, and none for hidden or unrelated files', async () => {
+// Each test has its own directory and watcher, so they run concurrently (they mostly wait out quiet periods).
+describe.concurrent('watchManifestDir', () => {
+  it('reports one burst for an edit, and none for hidden or unrelated files', async (t) => {
+    const { root, bursts, start, settle } = await scope(t);
     await writeFile(join(root, 'a.yaml'), 'x: 1\n');
     await mkdir(join(root, '.git'));
     await start(root);
@@ -50,7 +61,8 @@ describe('watchManifestDir', () => {
     expect(bursts[0]!.sample).toContain('a.yaml');
   });
 
-  it("reports an editor's atomic save (write a temp file, rename it over the manifest) as one burst", async () => {
+  it("reports an editor's atomic save (write a temp file, rename it over the manifest) as one burst", async (t) => {
+    const { root, bursts, start, settle } = await scope(t);
     await writeFile(join(root, 'a.yaml'), 'x: 1\n');
     await start(root);
     await writeFile(join(root, '.a.yaml.tmp.1234'), 'x: 2\n');
@@ -65,7 +77,8 @@ describe('watchManifestDir', () => {
     expect(bursts).toHaveLength(2);
   });
 
-  it('reports a git-checkout-like rewrite of 200 files, deletions and a new folder as ONE burst', async () => {
+  it('reports a git-checkout-like rewrite of 200 files, deletions and a new folder as ONE burst', async (t) => {
+    const { root, bursts, start, settle } = await scope(t);
     await mkdir(join(root, 'apps'));
     for (let i = 0; i < 200; i++) await writeFile(join(root, 'apps', `d${i}.yaml`), `n: ${i}\n`);
     await start(root);
@@ -78,7 +91,8 @@ describe('watchManifestDir', () => {
     expect(bursts[0]!.events).toBeGreaterThanOrEqual(200);
   });
 
-  it('reports a Kubernetes ConfigMap update (a new ..data symlink renamed over the old one) as one burst, every time', async () => {
+  it('reports a Kubernetes ConfigMap update (a new ..data symlink renamed over the old one) as one burst, every time', async (t) => {
+    const { root, bursts, start, settle } = await scope(t);
     // The kubelet's atomic writer: files are name -> ..data/name, ..data -> ..<timestamp>.
     await mkdir(join(root, '..2026_01_01_00_00_00.000000001'));
     await writeFile(join(root, '..2026_01_01_00_00_00.000000001', 'a.yaml'), 'v: 1\n');
@@ -116,7 +130,8 @@ describe('watchManifestDir', () => {
     expect(bursts).toHaveLength(3);
   });
 
-  it('follows a manifest directory that is itself a swapped symlink (git-sync --link), and re-points the watch', async () => {
+  it('follows a manifest directory that is itself a swapped symlink (git-sync --link), and re-points the watch', async (t) => {
+    const { root, bursts, start, settle } = await scope(t);
     await mkdir(join(root, '.worktrees', 'aaa'), { recursive: true });
     await writeFile(join(root, '.worktrees', 'aaa', 'a.yaml'), 'v: 1\n');
     await symlink('.worktrees/aaa', join(root, 'current'));
@@ -136,7 +151,8 @@ describe('watchManifestDir', () => {
     expect(bursts).toHaveLength(2);
   });
 
-  it('follows a folder inside a swapped symlink (git-sync --link, manifests in a subfolder of the repository)', async () => {
+  it('follows a folder inside a swapped symlink (git-sync --link, manifests in a subfolder of the repository)', async (t) => {
+    const { root, bursts, start, settle } = await scope(t);
     await mkdir(join(root, '.worktrees', 'aaa', 'deploy'), { recursive: true });
     await writeFile(join(root, '.worktrees', 'aaa', 'deploy', 'a.yaml'), 'v: 1\n');
     await symlink('.worktrees/aaa', join(root, 'current'));
@@ -156,14 +172,15 @@ describe('watchManifestDir', () => {
     expect(bursts).toHaveLength(seen + 1);
   });
 
-  it('skips a two-link loop (loops/self -> ., loops/up -> ..), at start and added while running: bounded watch, edits still seen', async () => {
+  it('skips a two-link loop (loops/self -> ., loops/up -> ..), at start and added while running: bounded watch, edits still seen', async (t) => {
+    const { root, bursts, start, settle } = await scope(t);
     const dir = join(root, 'manifests');
     await mkdir(join(dir, 'loops'), { recursive: true });
     await writeFile(join(dir, 'a.yaml'), 'x: 1\n');
     await symlink('.', join(dir, 'loops', 'self'));
     await symlink('..', join(dir, 'loops', 'up'));
     const skipped: string[] = [];
-    watcher = await watchManifestDir({ dir, debounceMs: DEBOUNCE, onBurst: (b) => bursts.push(b), onSkippedLink: (link) => skipped.push(link), onError: (e) => { throw e; } });
+    const watcher = await start(dir, { onSkippedLink: (link) => skipped.push(link) });
     expect(watcher.watchedCount()).toBeLessThan(10);
     expect(skipped.sort()).toEqual(['loops/self', 'loops/up']);
     await writeFile(join(dir, 'a.yaml'), 'x: 2\n');
@@ -175,7 +192,7 @@ describe('watchManifestDir', () => {
     await symlink('../..', join(dir, 'more', 'loops', 'up'));
     await symlink(root, join(dir, 'more', 'top'));
     await settle(2);
-    await expect.poll(() => skipped, { timeout: 10_000 }).toEqual(expect.arrayContaining(['more/loops/self', 'more/loops/up', 'more/top']));
+    await t.expect.poll(() => skipped, { timeout: 10_000 }).toEqual(expect.arrayContaining(['more/loops/self', 'more/loops/up', 'more/top']));
     expect(watcher.watchedCount()).toBeLessThan(20);
     const before = bursts.length;
     await writeFile(join(dir, 'a.yaml'), 'x: 3\n');
@@ -183,7 +200,8 @@ describe('watchManifestDir', () => {
     expect(bursts.length).toBe(before + 1);
   });
 
-  it('follows a link to a folder outside the tree once, and skips a second link to the same folder', async () => {
+  it('follows a link to a folder outside the tree once, and skips a second link to the same folder', async (t) => {
+    const { root, bursts, start, settle } = await scope(t);
     const dir = join(root, 'manifests');
     const shared = join(root, 'shared');
     await mkdir(dir);
@@ -192,7 +210,7 @@ describe('watchManifestDir', () => {
     await symlink(shared, join(dir, 'one'));
     await symlink(shared, join(dir, 'two'));
     const skipped: string[] = [];
-    watcher = await watchManifestDir({ dir, debounceMs: DEBOUNCE, onBurst: (b) => bursts.push(b), onSkippedLink: (link) => skipped.push(link), onError: (e) => { throw e; } });
+    const watcher = await start(dir, { onSkippedLink: (link) => skipped.push(link) });
     expect(skipped).toEqual(['two']);
     await writeFile(join(shared, 'b.yaml'), 'x: 2\n');
     await settle(1);
@@ -200,20 +218,22 @@ describe('watchManifestDir', () => {
     expect(bursts[0]!.sample).toContain('one/b.yaml');
   });
 
-  it('quiet() resolves at once when idle, and only after the burst in progress has been reported', async () => {
+  it('quiet() resolves at once when idle, and only after the burst in progress has been reported', async (t) => {
+    const { root, bursts, start } = await scope(t);
     await writeFile(join(root, 'a.yaml'), 'x: 1\n');
-    await start(root);
+    const watcher = await start(root);
     let resolved = false;
-    await watcher!.quiet().then(() => (resolved = true));
+    await watcher.quiet().then(() => (resolved = true));
     expect(resolved).toBe(true);
     await writeFile(join(root, 'a.yaml'), 'x: 2\n');
     await sleep(30);
-    const reportedAtQuiet = await watcher!.quiet().then(() => bursts.length);
+    const reportedAtQuiet = await watcher.quiet().then(() => bursts.length);
     expect(reportedAtQuiet).toBe(1);
   });
 
 
-  it('picks up a manifest directory that does not exist yet', async () => {
+  it('picks up a manifest directory that does not exist yet', async (t) => {
+    const { root, bursts, start, settle } = await scope(t);
     const dir = join(root, 'later');
     await start(dir);
     await mkdir(dir);
@@ -225,10 +245,10 @@ describe('watchManifestDir', () => {
     expect(bursts).toHaveLength(before + 1);
   });
 
-  it('stops reporting after close()', async () => {
-    await start(root);
-    await watcher!.close();
-    watcher = undefined;
+  it('stops reporting after close()', async (t) => {
+    const { root, bursts, start } = await scope(t);
+    const watcher = await start(root);
+    await watcher.close();
     await writeFile(join(root, 'a.yaml'), 'v: 1\n');
     await sleep(DEBOUNCE * 4);
     expect(bursts).toHaveLength(0);

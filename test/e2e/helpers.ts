@@ -10,6 +10,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { scanPrefix } from '../../src/enqueue/redis.js';
+import { copyBuild } from './project-dist.js';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 /** The CLI built once per test run by test/global-build.ts (the e2e tier's setup; falls back to the project's dist/). */
@@ -21,9 +22,10 @@ export const REDIS_URL = process.env.CONVERGE_TEST_REDIS_URL ?? 'redis://127.0.0
 const CACHE = join(ROOT, 'node_modules', '.cache', 'converge-e2e');
 
 /**
- * Builds the project's dist (`tsc -p tsconfig.build.json`) once per test run, for what loads it by path (the
- * benchmark runner); child processes run the global setup's build (MAIN) instead: the first e2e file to get here builds while
- * holding a lock directory, the others wait and reuse it (a marker names the run's Redis prefix).
+ * Builds the project's dist (`tsc -p tsconfig.build.json`, or a copy of the run's build for child processes when there
+ * is one) once per test run, for what loads it by path (the benchmark runner); child processes run MAIN instead: the
+ * first e2e file to get here builds while holding a lock directory, the others wait and reuse it (a marker names the
+ * run's Redis prefix).
  */
 export async function ensureBuilt(): Promise<void> {
   const run = process.env.CONVERGE_TEST_PREFIX ?? 'local';
@@ -45,10 +47,16 @@ export async function ensureBuilt(): Promise<void> {
   }
   try {
     if ((await readFile(marker, 'utf8').catch(() => '')) === run && existsSync(PROJECT_MAIN)) return;
-    const tsc = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
-    // tsc emits even when another helper's in-progress file has a type error; the checks below are what matter.
-    const output = await collect(spawn(process.execPath, [tsc, '-p', 'tsconfig.build.json'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] }));
-    if (!existsSync(PROJECT_MAIN)) throw new Error(`build failed:\n${output.text.slice(0, 3000)}`);
+    const runBuild = process.env.CONVERGE_TEST_DIST;
+    if (runBuild && existsSync(join(runBuild, 'cli', 'main.js'))) {
+      // The run's build for child processes is this very compile with another outDir: copy it, do not compile twice.
+      await copyBuild(runBuild, dirname(dirname(PROJECT_MAIN)));
+    } else {
+      const tsc = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
+      // tsc emits even when another helper's in-progress file has a type error; the checks below are what matter.
+      const output = await collect(spawn(process.execPath, [tsc, '-p', 'tsconfig.build.json'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] }));
+      if (!existsSync(PROJECT_MAIN)) throw new Error(`build failed:\n${output.text.slice(0, 3000)}`);
+    }
     await writeFile(marker, run);
   } finally {
     await rmdir(lock).catch(() => undefined);

@@ -3,9 +3,10 @@
 // countdown; and no job of the older run writes its older desired state after the newer apply enqueued its own.
 import { rm } from 'node:fs/promises';
 import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, type TestContext } from 'vitest';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/server.js';
 import { QUEUE_NAME } from '../../src/enqueue/jobs.js';
+import { atEnd } from './scoped.js';
 import { dockerDeploymentYaml, dropPrefix, killAllConverge, REDIS_URL, runConverge, scanKeys, spawnConverge, tempDir, testPrefix, until, writeFiles } from './helpers.js';
 
 const NAMES = ['int-a', 'int-b', 'int-c', 'int-d'];
@@ -22,26 +23,72 @@ async function leftovers(redis: Redis, prefix: string): Promise<{ active: number
   return { active, waiting: wait + prioritized, locks };
 }
 
-describe('Ctrl-C and locks', () => {
-  let emulator: RunningEmulator;
+// The tests run concurrently (they mostly wait: on the 700 ms answers, the grace, a lock's expiry), each with its
+// own emulator, directory and Redis prefix; the longest (a lock's expiry, about 30 s) comes first.
+describe.concurrent('Ctrl-C and locks', () => {
   let redis: Redis;
   const prefixes: string[] = [];
 
   beforeAll(async () => {
-    // Every request takes 700 ms: an apply of four deployments is surely mid-flight when the signal comes.
-    emulator = await startEmulator({ buildMs: 0, latencyMs: 700 });
     redis = new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 1 });
     await redis.connect();
   }, 60_000);
 
   afterAll(async () => {
     await killAllConverge();
-    await emulator?.close();
     for (const p of prefixes) await dropPrefix(p);
     redis?.disconnect();
   });
 
-  it.each(['SIGINT', 'SIGTERM'] as const)('%s mid-apply: stops enqueueing, finishes or hands back the jobs in flight, says what was and was not done, leaves nothing locked', async (signal) => {
+  /** An emulator of the test `t` whose every request takes 700 ms: an apply of four deployments is surely mid-flight when the signal comes. */
+  async function slowEmulator(t: TestContext): Promise<RunningEmulator> {
+    const emulator = await startEmulator({ buildMs: 0, latencyMs: 700 });
+    atEnd(t, () => emulator.close());
+    return emulator;
+  }
+
+  it('after a killed apply: the next one says what it waits for, with a countdown, and no older desired state is written after its own', async (t) => {
+    const emulator = await slowEmulator(t);
+    const dir = await tempDir('killed');
+    const prefix = testPrefix('killed');
+    prefixes.push(prefix);
+    const args = ['apply', dir, '--api-url', emulator.url, '--redis-url', REDIS_URL, '--redis-prefix', prefix, '--concurrency', '4'];
+    const scaleOf = (body: unknown): number | undefined => (body as { source_config?: { resource_spec?: { max_scale?: number } } } | undefined)?.source_config?.resource_spec?.max_scale;
+    try {
+      await writeFiles(dir, manifests(1));
+      const created = await runConverge(args, {}, 60_000);
+      expect(created.code, created.stdout + created.stderr).toBe(0);
+
+      // An apply to max_scale 2, killed while its jobs have read the deployments and not yet sent a PATCH.
+      await writeFiles(dir, manifests(2));
+      const before = emulator.requestLog.length;
+      const killed = spawnConverge(args);
+      await until('the killed apply\'s jobs reading their deployments', () => emulator.requestLog.slice(before).some((e) => e.method === 'GET' && (e.route === '/v2/deployments/{deployment_id}' || e.query.deployment_ids !== undefined)), 20_000, 5);
+      await killed.kill('SIGKILL');
+      expect((await leftovers(redis, prefix)).locks.length).toBeGreaterThan(0);
+
+      // A newer apply, to max_scale 3.
+      await writeFiles(dir, manifests(3));
+      const from = emulator.requestLog.length;
+      const began = Date.now();
+      const newer = await runConverge(args, {}, 120_000);
+      expect(newer.code, newer.stdout + newer.stderr).toBe(0);
+      expect(newer.stderr).toMatch(/Deployment\/int-[a-d] waits for job \S+ of an earlier run \(interrupted, or running in another process\): its lock expires within \d+s, then it runs again with the newest desired state/);
+      // Every write sent after the newer apply began carries its desired state, never the killed run's older one.
+      // Sent: by arrival (`at`), since the log is in the order of answers and a PATCH the killed run sent in the
+      // moment before its SIGKILL is answered 700 ms later, after the newer apply began.
+      const writes = emulator.requestLog.slice(from).filter((e) => e.method === 'PATCH' && e.at >= began);
+      expect(writes.length).toBeGreaterThan(0);
+      for (const write of writes) expect(scaleOf(write.body), JSON.stringify(write.body)).toBe(3);
+      const plan = await runConverge(['plan', dir, '--api-url', emulator.url, '--redis-url', REDIS_URL, '--redis-prefix', prefix, '--detailed-exitcode'], {}, 60_000);
+      expect(plan.code, plan.stdout).toBe(0);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 150_000);
+
+  it.for<NodeJS.Signals>(['SIGINT', 'SIGTERM'])('%s mid-apply: stops enqueueing, finishes or hands back the jobs in flight, says what was and was not done, leaves nothing locked', { timeout: 90_000 }, async (signal, t) => {
+    const emulator = await slowEmulator(t);
     const dir = await tempDir('interrupt');
     const prefix = testPrefix('interrupt');
     prefixes.push(prefix);
@@ -53,7 +100,6 @@ describe('Ctrl-C and locks', () => {
       const apply = spawnConverge(args);
       // The plan is printed once listing is done; the first jobs start right after.
       await until('the plan line', () => apply.stdout().includes('Plan:'), 20_000, 20);
-      // Only this case's requests count: the emulator (and its request log) is shared by both cases.
       const own = () => emulator.requestLog.slice(before);
       await until('a write in flight', () => own().some((e) => e.method === 'POST') || own().filter((e) => e.route === '/v2/deployments').length > 1, 20_000, 20);
       const sent = Date.now();
@@ -80,7 +126,7 @@ describe('Ctrl-C and locks', () => {
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
-  }, 90_000);
+  });
 
   it('SIGINT while a write outlasts the grace: the job is handed back and withdrawn, its lock released at once', async () => {
     const slow = await startEmulator({ buildMs: 0, latencyMs: 9_000 });
@@ -105,40 +151,4 @@ describe('Ctrl-C and locks', () => {
       await rm(dir, { recursive: true, force: true });
     }
   }, 90_000);
-
-  it('after a killed apply: the next one says what it waits for, with a countdown, and no older desired state is written after its own', async () => {
-    const dir = await tempDir('killed');
-    const prefix = testPrefix('killed');
-    prefixes.push(prefix);
-    const args = ['apply', dir, '--api-url', emulator.url, '--redis-url', REDIS_URL, '--redis-prefix', prefix, '--concurrency', '4'];
-    const scaleOf = (body: unknown): number | undefined => (body as { source_config?: { resource_spec?: { max_scale?: number } } } | undefined)?.source_config?.resource_spec?.max_scale;
-    try {
-      await writeFiles(dir, manifests(1));
-      const created = await runConverge(args, {}, 60_000);
-      expect(created.code, created.stdout + created.stderr).toBe(0);
-
-      // An apply to max_scale 2, killed while its jobs have read the deployments and not yet sent a PATCH.
-      await writeFiles(dir, manifests(2));
-      const before = emulator.requestLog.length;
-      const killed = spawnConverge(args);
-      await until('the killed apply\'s jobs reading their deployments', () => emulator.requestLog.slice(before).some((e) => e.method === 'GET' && (e.route === '/v2/deployments/{deployment_id}' || e.query.deployment_ids !== undefined)), 20_000, 5);
-      await killed.kill('SIGKILL');
-      expect((await leftovers(redis, prefix)).locks.length).toBeGreaterThan(0);
-
-      // A newer apply, to max_scale 3.
-      await writeFiles(dir, manifests(3));
-      const from = emulator.requestLog.length;
-      const newer = await runConverge(args, {}, 120_000);
-      expect(newer.code, newer.stdout + newer.stderr).toBe(0);
-      expect(newer.stderr).toMatch(/Deployment\/int-[a-d] waits for job \S+ of an earlier run \(interrupted, or running in another process\): its lock expires within \d+s, then it runs again with the newest desired state/);
-      // Every write sent after the newer apply began carries its desired state, never the killed run's older one.
-      const writes = emulator.requestLog.slice(from).filter((e) => e.method === 'PATCH');
-      expect(writes.length).toBeGreaterThan(0);
-      for (const write of writes) expect(scaleOf(write.body), JSON.stringify(write.body)).toBe(3);
-      const plan = await runConverge(['plan', dir, '--api-url', emulator.url, '--redis-url', REDIS_URL, '--redis-prefix', prefix, '--detailed-exitcode'], {}, 60_000);
-      expect(plan.code, plan.stdout).toBe(0);
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
-  }, 150_000);
 });

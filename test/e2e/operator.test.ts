@@ -70,7 +70,9 @@ describe('an operator\'s tool that cannot mislead', () => {
     for (const d of [dir, empty]) if (d) await rm(d, { recursive: true, force: true });
   });
 
-  describe('1. no silent emulator', () => {
+  // Groups 1, 3 and 7 run their tests concurrently (child processes that mostly wait): none of them writes to the shared
+  // emulator or reads its request log, which groups 2, 4 and 6 do, in order, between them.
+  describe.concurrent('1. no silent emulator', () => {
     it.each([
       ['plan', ['plan', 'examples/manifests']],
       ['apply', ['apply', 'examples/manifests']],
@@ -141,7 +143,7 @@ describe('an operator\'s tool that cannot mislead', () => {
     }, 60_000);
   });
 
-  describe('3. applied state unreachable', () => {
+  describe.concurrent('3. applied state unreachable', () => {
     const env = { CONVERGE_API_KEY: 'operator-key-1' };
 
     it('a Redis URL given that does not answer: exit 1 with one line, unless --no-applied-state (then a note in every format)', async () => {
@@ -283,7 +285,7 @@ describe('an operator\'s tool that cannot mislead', () => {
     }, 90_000);
   });
 
-  describe('7. inputs and errors', () => {
+  describe.concurrent('7. inputs and errors', () => {
     it('an unknown flag gets a "did you mean"', async () => {
       const r = await runConverge(['plan', dir, '--outptu', 'json']);
       expect(r.code).toBe(1);

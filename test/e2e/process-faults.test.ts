@@ -5,19 +5,19 @@ import { rm, writeFile } from 'node:fs/promises';
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, type TestContext } from 'vitest';
 import { Queue } from 'bullmq';
 import { parsePrometheusText } from '../helpers/prometheus.js';
 import { RESYNC_QUEUE, RESYNC_SCHEDULER_ID } from '../../src/enqueue/resync-scheduler.js';
 import { startEmulator, type RequestLogEntry, type RunningEmulator } from '../../src/emulator/server.js';
 import {
-  dockerDeploymentYaml, dropPrefix, killAllConverge, liveMaxScale, redisChild, startDaemon, tempDir, testPrefix, until, writeFiles,
+  dockerDeploymentYaml, dropPrefix, killAllConverge, liveMaxScale, redisChild, tempDir, testPrefix, until, writeFiles,
   type DaemonHandle, type RedisChild,
 } from './helpers.js';
+import { atEnd, daemonOf } from './scoped.js';
 
 const OUTAGE_MS = 10_000;
 const ENV = { PF_TOKEN: 'process-faults-token-2b7a' };
-const cleanups: Array<() => Promise<unknown>> = [];
 
 function landedCreates(log: readonly RequestLogEntry[]): Map<string, number> {
   const out = new Map<string, number>();
@@ -33,9 +33,9 @@ function landedPatches(log: readonly RequestLogEntry[]): RequestLogEntry[] {
   return log.filter((e) => e.method === 'PATCH' && e.status >= 200 && e.status < 300);
 }
 
-async function manifestTree(label: string, names: readonly string[], maxScale = 2): Promise<string> {
+async function manifestTree(t: TestContext, label: string, names: readonly string[], maxScale = 2): Promise<string> {
   const dir = await tempDir(label);
-  cleanups.push(() => rm(dir, { recursive: true, force: true }));
+  atEnd(t, () => rm(dir, { recursive: true, force: true }));
   const files: Record<string, string> = {};
   names.forEach((name, i) => {
     files[`${name}.yaml`] = dockerDeploymentYaml(name, { maxScale, secrets: i % 2 === 0 ? [['TOKEN', 'PF_TOKEN']] : [] });
@@ -44,15 +44,15 @@ async function manifestTree(label: string, names: readonly string[], maxScale = 
   return dir;
 }
 
-async function emulator(options: Parameters<typeof startEmulator>[0]): Promise<RunningEmulator> {
+async function emulator(t: TestContext, options: Parameters<typeof startEmulator>[0]): Promise<RunningEmulator> {
   const e = await startEmulator({ buildMs: 0, ...options });
-  cleanups.push(() => e.close());
+  atEnd(t, () => e.close());
   return e;
 }
 
-function prefix(label: string): string {
+function prefix(t: TestContext, label: string): string {
   const p = testPrefix(label);
-  cleanups.push(() => dropPrefix(p));
+  atEnd(t, () => dropPrefix(p));
   return p;
 }
 
@@ -71,35 +71,29 @@ function expectExactlyOnce(e: RunningEmulator, names: readonly string[]): void {
   for (const d of e.store.allDeployments()) expect(d.revisions.length, d.name).toBe(1);
 }
 
-beforeAll(async () => {
-}, 120_000);
-
-afterEach(async () => {
-  await killAllConverge();
-  for (const c of cleanups.splice(0).reverse()) await c().catch(() => undefined);
-});
-
 afterAll(async () => {
   await killAllConverge();
 });
 
-describe('process faults', () => {
-  it('kill -9 of the daemon mid-apply: a restarted daemon converges everything, each create lands once', async () => {
+// The four cases run concurrently (they mostly wait on daemons, restarts and the outage), each with its own emulator,
+// directory, Redis prefix or redis-server, and daemons.
+describe.concurrent('process faults', () => {
+  it('kill -9 of the daemon mid-apply: a restarted daemon converges everything, each create lands once', async (t) => {
     const names = Array.from({ length: 40 }, (_, i) => `kill-${i}`);
-    const e = await emulator({ latencyMs: 40, jitterMs: 20 });
-    const dir = await manifestTree('kill', names);
-    const p = prefix('kill');
+    const e = await emulator(t, { latencyMs: 40, jitterMs: 20 });
+    const dir = await manifestTree(t, 'kill', names);
+    const p = prefix(t, 'kill');
     // --lease 2s: the restarted daemon (another replica id) leads once the killed one's lease lapses.
     const args = ['--api-url', e.url, '--redis-prefix', p, '--concurrency', '3', '--backoff', '50ms', '--job-lock', '2s', '--lease', '2s', '--resync', '30s', '--log-level', 'info'];
 
-    const first = await startDaemon(dir, args, ENV);
+    const first = await daemonOf(t, dir, args, ENV);
     await until('10 creates to land', () => (landedCreates(e.requestLog).size >= 10 ? true : false), 30_000, 20);
     // mid-apply: jobs are active, some requests are in flight at the emulator
     const before = landedCreates(e.requestLog).size;
     await first.kill('SIGKILL');
     expect(before).toBeLessThan(names.length);
 
-    const second = await startDaemon(dir, args, ENV);
+    const second = await daemonOf(t, dir, args, ENV);
     await until('every deployment to exist', () => converged(e, names), 45_000, 100);
     // Within one resync interval (30 s) at most; on a timeout, say which resources were not synced and why.
     await until('/status to show every resource synced', async () => (await second.status()).resources.every((r) => r.state === 'synced'), 40_000, 200).catch(async (error: Error) => {
@@ -110,13 +104,13 @@ describe('process faults', () => {
     expect(second.alive()).toBe(true);
   }, 90_000);
 
-  it('Redis restarted mid-apply (AOF on): the daemon reconnects and converges without operator action', async () => {
+  it('Redis restarted mid-apply (AOF on): the daemon reconnects and converges without operator action', async (t) => {
     const redis: RedisChild = await redisChild({ extraArgs: ['--appendonly', 'yes', '--appendfsync', 'always'] });
-    cleanups.push(() => redis.remove());
+    atEnd(t, () => redis.remove());
     const names = Array.from({ length: 40 }, (_, i) => `redis-restart-${i}`);
-    const e = await emulator({ latencyMs: 40, jitterMs: 20 });
-    const dir = await manifestTree('redis', names);
-    const daemon = await startDaemon(dir, ['--api-url', e.url, '--redis-url', redis.url, '--redis-prefix', '{converge}', '--concurrency', '3', '--backoff', '50ms', '--job-lock', '2s', '--resync', '3s', '--log-level', 'info'], ENV);
+    const e = await emulator(t, { latencyMs: 40, jitterMs: 20 });
+    const dir = await manifestTree(t, 'redis', names);
+    const daemon = await daemonOf(t, dir, ['--api-url', e.url, '--redis-url', redis.url, '--redis-prefix', '{converge}', '--concurrency', '3', '--backoff', '50ms', '--job-lock', '2s', '--resync', '3s', '--log-level', 'info'], ENV);
     await until('10 creates to land', () => (landedCreates(e.requestLog).size >= 10 ? true : false), 30_000, 20);
 
     await redis.stop('SIGKILL');
@@ -141,13 +135,13 @@ describe('process faults', () => {
     expect(daemon.alive()).toBe(true);
   }, 90_000);
 
-  it('Redis restarted empty mid-apply (no persistence): resync still runs and the daemon converges', async () => {
+  it('Redis restarted empty mid-apply (no persistence): resync still runs and the daemon converges', async (t) => {
     const redis: RedisChild = await redisChild({ extraArgs: ['--appendonly', 'no'] });
-    cleanups.push(() => redis.remove());
+    atEnd(t, () => redis.remove());
     const names = Array.from({ length: 30 }, (_, i) => `redis-empty-${i}`);
-    const e = await emulator({ latencyMs: 40, jitterMs: 20 });
-    const dir = await manifestTree('redis-empty', names);
-    const daemon = await startDaemon(dir, ['--api-url', e.url, '--redis-url', redis.url, '--redis-prefix', '{converge}', '--concurrency', '3', '--backoff', '50ms', '--job-lock', '2s', '--resync', '2s', '--log-level', 'info'], ENV);
+    const e = await emulator(t, { latencyMs: 40, jitterMs: 20 });
+    const dir = await manifestTree(t, 'redis-empty', names);
+    const daemon = await daemonOf(t, dir, ['--api-url', e.url, '--redis-url', redis.url, '--redis-prefix', '{converge}', '--concurrency', '3', '--backoff', '50ms', '--job-lock', '2s', '--resync', '2s', '--log-level', 'info'], ENV);
     await until('8 creates to land', () => (landedCreates(e.requestLog).size >= 8 ? true : false), 30_000, 20);
     await redis.stop('SIGKILL');
     await sleep(1_000);
@@ -182,14 +176,14 @@ describe('process faults', () => {
     expect(daemon.alive()).toBe(true);
   }, 90_000);
 
-  it('the service down for 10 s: not ready, backs off, recovers by itself and applies the change made meanwhile', async () => {
+  it('the service down for 10 s: not ready, backs off, recovers by itself and applies the change made meanwhile', async (t) => {
     const names = Array.from({ length: 5 }, (_, i) => `outage-${i}`);
-    const e = await emulator({});
+    const e = await emulator(t, {});
     const front = await switchableProxy(e.port);
-    cleanups.push(() => front.close());
-    const dir = await manifestTree('outage', names);
-    const p = prefix('outage');
-    const daemon: DaemonHandle = await startDaemon(dir, ['--api-url', front.url, '--redis-prefix', p, '--backoff', '50ms', '--resync', '4s', '--request-timeout', '2s', '--log-level', 'info'], ENV);
+    atEnd(t, () => front.close());
+    const dir = await manifestTree(t, 'outage', names);
+    const p = prefix(t, 'outage');
+    const daemon: DaemonHandle = await daemonOf(t, dir, ['--api-url', front.url, '--redis-prefix', p, '--backoff', '50ms', '--resync', '4s', '--request-timeout', '2s', '--log-level', 'info'], ENV);
     await until('the first apply', () => converged(e, names), 20_000, 100);
     await until('/readyz 200', async () => (await daemon.readyz()).status === 200, 10_000, 100);
 

@@ -5,7 +5,8 @@ import { rm } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulator, type EmulatorSeed, type RequestLogEntry, type RunningEmulator } from '../../src/emulator/server.js';
 import { ACME, deploymentYaml, runApplyCli } from '../enqueue/apply-helpers.js';
-import { dropPrefix, killAllConverge, REDIS_URL, runConverge, startDaemon, tempDir, testPrefix, until, writeFiles } from './helpers.js';
+import { dropPrefix, killAllConverge, REDIS_URL, runConverge, tempDir, testPrefix, until, writeFiles } from './helpers.js';
+import { daemonOf } from './scoped.js';
 
 const VALUES = {
   OPENAI: 'sk-openai-real-7c2e',
@@ -135,8 +136,14 @@ interface ResyncStatus {
   history: Array<{ trigger: string; ok: boolean; cycle?: string }>;
 }
 
+afterAll(async () => {
+  await killAllConverge();
+});
+
+// The two variants run side by side (each has its own emulator, directory and prefix); within one, the tests build on
+// each other and run in order.
 for (const specOnly of [false, true]) {
-  describe(`against the real service's behaviour (echo real, secrets replace, masked${specOnly ? ', spec only' : ''})`, () => {
+  describe.concurrent(`against the real service's behaviour (echo real, secrets replace, masked${specOnly ? ', spec only' : ''})`, () => {
     let emulator: RunningEmulator;
     let dir: string;
     const prefix = testPrefix(`real-converge${specOnly ? '-spec' : ''}`);
@@ -152,13 +159,12 @@ for (const specOnly of [false, true]) {
     }, 60_000);
 
     afterAll(async () => {
-      await killAllConverge();
       await emulator?.close();
       await dropPrefix(prefix);
       if (dir) await rm(dir, { recursive: true, force: true });
     });
 
-    it('the first plan notes the secret no manifest declares, which the write may drop', async () => {
+    it.sequential('the first plan notes the secret no manifest declares, which the write may drop', async () => {
       const run = await runConverge(['plan', ...base()], env);
       expect(run.code, run.stderr).toBe(0);
       expect(run.stdout).toContain(
@@ -166,7 +172,7 @@ for (const specOnly of [false, true]) {
       );
     });
 
-    it('one apply, then five resync cycles: zero writes, every declared secret kept with its value, plan --detailed-exitcode 0', async () => {
+    it.sequential('one apply, then five resync cycles: zero writes, every declared secret kept with its value, plan --detailed-exitcode 0', async (t) => {
       const applied = await runApplyCli(base(), env);
       expect(applied.code, applied.stdout + applied.stderr).toBe(0);
       const first = writesIn(emulator.requestLog);
@@ -177,7 +183,7 @@ for (const specOnly of [false, true]) {
       for (const entry of first) expect(sentSecretNames(entry)).toEqual(Object.keys(DECLARED[nameOf(entry)]!).sort());
 
       const quietFrom = emulator.requestLog.length;
-      const daemon = await startDaemon(dir, [...base().slice(1), '--resync', '1s', '--log-level', 'warn'], env);
+      const daemon = await daemonOf(t, dir, [...base().slice(1), '--resync', '1s', '--log-level', 'warn'], env);
       const cycles = async () => ((await daemon.status()) as unknown as ResyncStatus).resync.cyclesRun.length;
       const startCycles = await cycles();
       await until('five resync cycles', async () => (await cycles()) >= startCycles + 5, 30_000, 200);
@@ -207,7 +213,7 @@ for (const specOnly of [false, true]) {
       expect(writesIn(emulator.requestLog.slice(quietFrom))).toEqual([]);
     }, 120_000);
 
-    it('rotating one secret is one PATCH carrying every declared secret and one revision; none is lost', async () => {
+    it.sequential('rotating one secret is one PATCH carrying every declared secret and one revision; none is lost', async () => {
       const before = stored('support-agent');
       const revisions = before.revisions.length;
       const quietFrom = emulator.requestLog.length;

@@ -3,24 +3,23 @@
 // restarted empty under a running daemon (report stays report), and a Redis that may evict keys.
 import { rm } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, type TestContext } from 'vitest';
 import { parsePrometheusText } from '../helpers/prometheus.js';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/server.js';
 import {
-  dockerDeploymentYaml, dropPrefix, killAllConverge, liveMaxScale, redisChild, REDIS_URL, runConverge, startDaemon, tempDir, testPrefix, until, writeFiles,
+  dockerDeploymentYaml, dropPrefix, killAllConverge, liveMaxScale, redisChild, REDIS_URL, runConverge, tempDir, testPrefix, until, writeFiles,
   type DaemonHandle,
 } from './helpers.js';
+import { atEnd, daemonOf } from './scoped.js';
 
 const HOOK = 'hook-token-5d1e8b2c9a';
 const ENV = { SU_TOKEN: 'su-secret-value-3c81', CONVERGE_WEBHOOK_TOKEN: HOOK };
-const cleanups: Array<() => Promise<unknown>> = [];
 
-afterEach(async () => {
+afterAll(async () => {
   await killAllConverge();
-  for (const c of cleanups.splice(0).reverse()) await c().catch(() => undefined);
 });
 
-async function emulator(names: readonly string[], secrets: 'masked' | 'omitted'): Promise<RunningEmulator> {
+async function emulator(t: TestContext, names: readonly string[], secrets: 'masked' | 'omitted'): Promise<RunningEmulator> {
   const e = await startEmulator({
     buildMs: 0,
     secrets,
@@ -34,20 +33,20 @@ async function emulator(names: readonly string[], secrets: 'masked' | 'omitted')
       })),
     },
   });
-  cleanups.push(() => e.close());
+  atEnd(t, () => e.close());
   return e;
 }
 
-async function manifests(names: readonly string[]): Promise<string> {
+async function manifests(t: TestContext, names: readonly string[]): Promise<string> {
   const dir = await tempDir('secrets-unknown');
-  cleanups.push(() => rm(dir, { recursive: true, force: true }));
+  atEnd(t, () => rm(dir, { recursive: true, force: true }));
   await writeFiles(dir, Object.fromEntries(names.map((name) => [`${name}.yaml`, dockerDeploymentYaml(name, { maxScale: 2, secrets: [['TOKEN', 'SU_TOKEN']] })])));
   return dir;
 }
 
-function prefix(label: string): string {
+function prefix(t: TestContext, label: string): string {
   const p = testPrefix(label);
-  cleanups.push(() => dropPrefix(p));
+  atEnd(t, () => dropPrefix(p));
   return p;
 }
 
@@ -71,12 +70,14 @@ async function reconcileCli(daemon: DaemonHandle, args: string[], env: NodeJS.Pr
   return runConverge(['reconcile', ...args, '--url', daemon.url], env);
 }
 
-describe('SecretsUnknown: no blind secret rewrites', () => {
-  it.each(['masked', 'omitted'] as const)('a first start over deployments whose secrets the service shows %s writes nothing until asked, then once each', async (mode) => {
+// Every case runs concurrently with the others (they wait on resync cycles), each with its own emulator, directory,
+// Redis prefix or redis-server, and daemon.
+describe.concurrent('SecretsUnknown: no blind secret rewrites', () => {
+  it.for(['masked', 'omitted'] as const)('a first start over deployments whose secrets the service shows %s writes nothing until asked, then once each', { timeout: 90_000 }, async (mode, t) => {
     const names = ['su-0', 'su-1', 'su-2'];
-    const e = await emulator(names, mode);
-    const dir = await manifests(names);
-    const daemon = await startDaemon(dir, ['--api-url', e.url, '--redis-url', REDIS_URL, '--redis-prefix', prefix(`su-${mode}`), '--resync', '1s', '--log-level', 'info'], ENV);
+    const e = await emulator(t, names, mode);
+    const dir = await manifests(t, names);
+    const daemon = await daemonOf(t, dir, ['--api-url', e.url, '--redis-url', REDIS_URL, '--redis-prefix', prefix(t, `su-${mode}`), '--resync', '1s', '--log-level', 'info'], ENV);
     await until('every resource held as SecretsUnknown', async () => {
       const rows = (await daemon.status()).resources;
       return rows.length === 3 && rows.every((r) => r.state === 'out_of_sync' && (r as unknown as { syncReason?: string }).syncReason === 'SecretsUnknown');
@@ -110,13 +111,13 @@ describe('SecretsUnknown: no blind secret rewrites', () => {
     expect(metric(await daemon.metrics(), 'converge_secrets_unknown_resources')).toBe(0);
     // The value written is the manifest's, and it never reached a log line.
     expect(daemon.stdout()).not.toContain(ENV.SU_TOKEN);
-  }, 90_000);
+  });
 
-  it('a changed desired state is written (with its secrets) without asking; a plain `converge reconcile` writes no held secret', async () => {
+  it('a changed desired state is written (with its secrets) without asking; a plain `converge reconcile` writes no held secret', async (t) => {
     const names = ['su-edit', 'su-kept'];
-    const e = await emulator(names, 'masked');
-    const dir = await manifests(names);
-    const daemon = await startDaemon(dir, ['--api-url', e.url, '--redis-url', REDIS_URL, '--redis-prefix', prefix('su-edit'), '--resync', '1s', '--debounce', '100ms', '--log-level', 'info'], ENV);
+    const e = await emulator(t, names, 'masked');
+    const dir = await manifests(t, names);
+    const daemon = await daemonOf(t, dir, ['--api-url', e.url, '--redis-url', REDIS_URL, '--redis-prefix', prefix(t, 'su-edit'), '--resync', '1s', '--debounce', '100ms', '--log-level', 'info'], ENV);
     await until('both held', async () => ((await daemon.status()).secretsUnknown as string[]).length === 2, 20_000, 100);
     const now = await reconcileCli(daemon, []);
     expect(now.code).toBe(0);
@@ -130,14 +131,14 @@ describe('SecretsUnknown: no blind secret rewrites', () => {
   }, 60_000);
 });
 
-describe('a Redis that lost its data, and one that may evict', () => {
-  it('Redis restarted empty under a running daemon: the loss is reported once, no secret is rewritten, report stays report', async () => {
+describe.concurrent('a Redis that lost its data, and one that may evict', () => {
+  it('Redis restarted empty under a running daemon: the loss is reported once, no secret is rewritten, report stays report', async (t) => {
     const redis = await redisChild();
-    cleanups.push(() => redis.remove());
+    atEnd(t, () => redis.remove());
     const names = ['lost-0', 'lost-1'];
-    const e = await emulator(names, 'masked');
-    const dir = await manifests(names);
-    const daemon = await startDaemon(dir, ['--api-url', e.url, '--redis-url', redis.url, '--drift', 'report', '--resync', '1s', '--log-level', 'info'], ENV);
+    const e = await emulator(t, names, 'masked');
+    const dir = await manifests(t, names);
+    const daemon = await daemonOf(t, dir, ['--api-url', e.url, '--redis-url', redis.url, '--drift', 'report', '--resync', '1s', '--log-level', 'info'], ENV);
     await until('both held', async () => ((await daemon.status()).secretsUnknown as string[]).length === 2, 20_000, 100);
     expect((await reconcileCli(daemon, ['--write-secrets'])).code).toBe(0);
     await until('both synced', async () => (await daemon.status()).resources.every((r) => r.state === 'synced'), 15_000, 100);
@@ -167,12 +168,12 @@ describe('a Redis that lost its data, and one that may evict', () => {
     expect((status.appliedState as { lostAt: string }).lostAt).toMatch(/^\d{4}-/);
   }, 90_000);
 
-  it('warns once when Redis may evict keys (maxmemory-policy not noeviction); POST /reconcile is off without a token', async () => {
+  it('warns once when Redis may evict keys (maxmemory-policy not noeviction); POST /reconcile is off without a token', async (t) => {
     const redis = await redisChild({ extraArgs: ['--maxmemory-policy', 'allkeys-lru'] });
-    cleanups.push(() => redis.remove());
-    const e = await emulator(['evict-0'], 'masked');
-    const dir = await manifests(['evict-0']);
-    const daemon = await startDaemon(dir, ['--api-url', e.url, '--redis-url', redis.url, '--resync', '1s', '--log-level', 'info'], { SU_TOKEN: ENV.SU_TOKEN });
+    atEnd(t, () => redis.remove());
+    const e = await emulator(t, ['evict-0'], 'masked');
+    const dir = await manifests(t, ['evict-0']);
+    const daemon = await daemonOf(t, dir, ['--api-url', e.url, '--redis-url', redis.url, '--resync', '1s', '--log-level', 'info'], { SU_TOKEN: ENV.SU_TOKEN });
     await resyncs(daemon, 2);
     const warnings = daemon.lines.filter((l) => String(l.msg).includes('maxmemory-policy'));
     expect(warnings).toHaveLength(1);

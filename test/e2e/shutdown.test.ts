@@ -3,46 +3,44 @@
 import { createServer as createHttpServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http';
 import { createServer, type Server, type Socket } from 'node:net';
 import { rm } from 'node:fs/promises';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, type TestContext } from 'vitest';
 import { Queue } from 'bullmq';
 import { QUEUE_NAME } from '../../src/enqueue/jobs.js';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/server.js';
 import {
-  dockerDeploymentYaml, dropPrefix, freePort, killAllConverge, redisChild, REDIS_URL, startDaemon, tempDir, testPrefix, until, writeFiles,
+  dockerDeploymentYaml, dropPrefix, freePort, killAllConverge, redisChild, REDIS_URL, tempDir, testPrefix, until, writeFiles,
   type DaemonHandle,
 } from './helpers.js';
+import { atEnd, daemonOf } from './scoped.js';
 
-const cleanups: Array<() => Promise<unknown>> = [];
-
-afterEach(async () => {
+afterAll(async () => {
   await killAllConverge();
-  for (const c of cleanups.splice(0).reverse()) await c().catch(() => undefined);
 });
 
-async function manifests(label: string, count: number): Promise<string> {
+async function manifests(t: TestContext, label: string, count: number): Promise<string> {
   const dir = await tempDir(label);
-  cleanups.push(() => rm(dir, { recursive: true, force: true }));
+  atEnd(t, () => rm(dir, { recursive: true, force: true }));
   const files: Record<string, string> = {};
   for (let i = 0; i < count; i++) files[`${label}-${i}.yaml`] = dockerDeploymentYaml(`${label}-${i}`, { maxScale: 2 });
   await writeFiles(dir, files);
   return dir;
 }
 
-async function emulator(): Promise<RunningEmulator> {
+async function emulator(t: TestContext): Promise<RunningEmulator> {
   // Creates from manifests: the emulator's strict create check is relaxed here (lenientCreate) until converge's create bodies are complete.
   const e = await startEmulator({ buildMs: 0, lenientCreate: true });
-  cleanups.push(() => e.close());
+  atEnd(t, () => e.close());
   return e;
 }
 
-function prefix(label: string): string {
+function prefix(t: TestContext, label: string): string {
   const p = testPrefix(label);
-  cleanups.push(() => dropPrefix(p));
+  atEnd(t, () => dropPrefix(p));
   return p;
 }
 
 /** A service that accepts connections and never answers a byte. */
-async function silentService(): Promise<{ url: string; connections: () => number }> {
+async function silentService(t: TestContext): Promise<{ url: string; connections: () => number }> {
   const sockets = new Set<Socket>();
   let count = 0;
   const server: Server = createServer((socket) => {
@@ -51,7 +49,7 @@ async function silentService(): Promise<{ url: string; connections: () => number
     socket.on('error', () => undefined);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  cleanups.push(async () => {
+  atEnd(t, async () => {
     for (const s of sockets) s.destroy();
     await new Promise((resolve) => server.close(resolve));
   });
@@ -60,7 +58,7 @@ async function silentService(): Promise<{ url: string; connections: () => number
 }
 
 /** The emulator behind a proxy that answers reads and never answers a write (POST, PATCH): jobs stay active. */
-async function writesNeverAnswered(e: RunningEmulator): Promise<{ url: string; writes: () => number }> {
+async function writesNeverAnswered(t: TestContext, e: RunningEmulator): Promise<{ url: string; writes: () => number }> {
   let writes = 0;
   const server: HttpServer = createHttpServer((req: IncomingMessage, res: ServerResponse) => {
     if (req.method !== 'GET') {
@@ -76,7 +74,7 @@ async function writesNeverAnswered(e: RunningEmulator): Promise<{ url: string; w
     })().catch(() => res.destroy());
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  cleanups.push(async () => {
+  atEnd(t, async () => {
     server.closeAllConnections();
     await new Promise((resolve) => server.close(resolve));
   });
@@ -91,14 +89,15 @@ async function sigterm(daemon: DaemonHandle): Promise<{ code: number | null; ms:
   return { code, ms: Date.now() - started };
 }
 
-describe('shutdown within the grace period', () => {
-  it('Redis frozen (SIGSTOP) while jobs run: SIGTERM ends within --shutdown-timeout and exits 0', async () => {
+// The three cases run concurrently (the last waits out the default 25 s), each with its own service, Redis and daemon.
+describe.concurrent('shutdown within the grace period', () => {
+  it('Redis frozen (SIGSTOP) while jobs run: SIGTERM ends within --shutdown-timeout and exits 0', async (t) => {
     const redis = await redisChild();
-    cleanups.push(() => redis.remove());
-    const e = await emulator();
-    const proxy = await writesNeverAnswered(e);
-    const dir = await manifests('frozen', 6);
-    const daemon = await startDaemon(dir, ['--api-url', proxy.url, '--redis-url', redis.url, '--concurrency', '3', '--shutdown-timeout', '4s', '--request-timeout', '60s', '--resync', '1h', '--log-level', 'info']);
+    atEnd(t, () => redis.remove());
+    const e = await emulator(t);
+    const proxy = await writesNeverAnswered(t, e);
+    const dir = await manifests(t, 'frozen', 6);
+    const daemon = await daemonOf(t, dir, ['--api-url', proxy.url, '--redis-url', redis.url, '--concurrency', '3', '--shutdown-timeout', '4s', '--request-timeout', '60s', '--resync', '1h', '--log-level', 'info']);
     await until('writes in flight', () => proxy.writes() >= 3, 20_000, 20);
     redis.freeze();
     const { code, ms } = await sigterm(daemon);
@@ -107,22 +106,22 @@ describe('shutdown within the grace period', () => {
     expect(daemon.lines.some((l) => l.msg === 'stopped')).toBe(true);
   }, 60_000);
 
-  it('a service that accepts connections and never answers: SIGTERM ends within --shutdown-timeout and exits 0', async () => {
-    const service = await silentService();
-    const dir = await manifests('silent', 3);
-    const daemon = await startDaemon(dir, ['--api-url', service.url, '--redis-prefix', prefix('silent'), '--redis-url', REDIS_URL, '--shutdown-timeout', '3s', '--request-timeout', '60s', '--resync', '1h', '--log-level', 'info']);
+  it('a service that accepts connections and never answers: SIGTERM ends within --shutdown-timeout and exits 0', async (t) => {
+    const service = await silentService(t);
+    const dir = await manifests(t, 'silent', 3);
+    const daemon = await daemonOf(t, dir, ['--api-url', service.url, '--redis-prefix', prefix(t, 'silent'), '--redis-url', REDIS_URL, '--shutdown-timeout', '3s', '--request-timeout', '60s', '--resync', '1h', '--log-level', 'info']);
     await until('the first reconcile to wait on the service', () => service.connections() >= 1, 10_000, 20);
     const { code, ms } = await sigterm(daemon);
     expect(code).toBe(0);
     expect(ms).toBeLessThan(3_000 + 500);
   }, 30_000);
 
-  it('at the default shutdown_timeout (25 s), jobs whose writes never answer are handed back to the queue and the exit is 0 within 25 s', async () => {
-    const e = await emulator();
-    const proxy = await writesNeverAnswered(e);
-    const p = prefix('handback');
-    const dir = await manifests('handback', 4);
-    const daemon = await startDaemon(dir, ['--api-url', proxy.url, '--redis-prefix', p, '--redis-url', REDIS_URL, '--concurrency', '2', '--request-timeout', '120s', '--resync', '1h', '--log-level', 'info']);
+  it('at the default shutdown_timeout (25 s), jobs whose writes never answer are handed back to the queue and the exit is 0 within 25 s', async (t) => {
+    const e = await emulator(t);
+    const proxy = await writesNeverAnswered(t, e);
+    const p = prefix(t, 'handback');
+    const dir = await manifests(t, 'handback', 4);
+    const daemon = await daemonOf(t, dir, ['--api-url', proxy.url, '--redis-prefix', p, '--redis-url', REDIS_URL, '--concurrency', '2', '--request-timeout', '120s', '--resync', '1h', '--log-level', 'info']);
     await until('two writes in flight', () => proxy.writes() >= 2, 20_000, 20);
     const { code, ms } = await sigterm(daemon);
     expect(code).toBe(0);

@@ -4,15 +4,13 @@ import { mkdir, rm, symlink } from 'node:fs/promises';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, type TestContext } from 'vitest';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/server.js';
-import { dockerDeploymentYaml, dropPrefix, killAllConverge, liveMaxScale, REDIS_URL, startDaemon, tempDir, testPrefix, until, writeFiles, type DaemonHandle } from './helpers.js';
+import { dockerDeploymentYaml, dropPrefix, killAllConverge, liveMaxScale, REDIS_URL, tempDir, testPrefix, until, writeFiles, type DaemonHandle } from './helpers.js';
+import { atEnd, daemonOf } from './scoped.js';
 
-const cleanups: Array<() => Promise<unknown>> = [];
-
-afterEach(async () => {
+afterAll(async () => {
   await killAllConverge();
-  for (const c of cleanups.splice(0).reverse()) await c().catch(() => undefined);
 });
 
 /** Resident memory of a process in MB (Linux /proc). */
@@ -37,17 +35,17 @@ async function watchHealth(daemon: DaemonHandle, ms: number): Promise<{ maxRss: 
   return { maxRss, firstRss, slowestHealthzMs: slowest };
 }
 
-async function setup(label: string): Promise<{ e: RunningEmulator; dir: string; prefix: string }> {
+async function setup(t: TestContext, label: string): Promise<{ e: RunningEmulator; dir: string; prefix: string }> {
   // Creates from manifests: the emulator's strict create check is relaxed here (lenientCreate) until converge's create bodies are complete.
   const e = await startEmulator({ buildMs: 0, lenientCreate: true });
-  cleanups.push(() => e.close());
+  atEnd(t, () => e.close());
   const root = await tempDir(label);
-  cleanups.push(() => rm(root, { recursive: true, force: true }));
+  atEnd(t, () => rm(root, { recursive: true, force: true }));
   const dir = join(root, 'manifests');
   await mkdir(dir);
   await writeFiles(dir, { 'app.yaml': dockerDeploymentYaml('loop-app', { maxScale: 1 }) });
   const prefix = testPrefix(label);
-  cleanups.push(() => dropPrefix(prefix));
+  atEnd(t, () => dropPrefix(prefix));
   return { e, dir, prefix };
 }
 
@@ -57,11 +55,12 @@ async function addLoop(dir: string): Promise<void> {
   await symlink('..', join(dir, 'loops', 'up'));
 }
 
-describe('symbolic link loops in the manifest directory', () => {
-  it.each(['at start', 'committed while running'] as const)('the two-link loop %s: RSS bounded over 20 s, /healthz answers, a valid edit is applied', async (when) => {
-    const { e, dir, prefix } = await setup(when === 'at start' ? 'loop-start' : 'loop-live');
+// The two cases run concurrently (each watches its own daemon for 20 s), with their own emulator, directory and prefix.
+describe.concurrent('symbolic link loops in the manifest directory', () => {
+  it.for(['at start', 'committed while running'] as const)('the two-link loop %s: RSS bounded over 20 s, /healthz answers, a valid edit is applied', { timeout: 90_000 }, async (when, t) => {
+    const { e, dir, prefix } = await setup(t, when === 'at start' ? 'loop-start' : 'loop-live');
     if (when === 'at start') await addLoop(dir);
-    const daemon = await startDaemon(dir, ['--api-url', e.url, '--redis-url', REDIS_URL, '--redis-prefix', prefix, '--debounce', '100ms', '--resync', '2s', '--log-level', 'debug']);
+    const daemon = await daemonOf(t, dir, ['--api-url', e.url, '--redis-url', REDIS_URL, '--redis-prefix', prefix, '--debounce', '100ms', '--resync', '2s', '--log-level', 'debug']);
     await until('loop-app created', () => liveMaxScale(e.store.allDeployments().find((d) => d.name === 'loop-app')) === 1, 20_000, 50);
     if (when === 'committed while running') await addLoop(dir);
     const health = await watchHealth(daemon, 20_000);
@@ -77,5 +76,5 @@ describe('symbolic link loops in the manifest directory', () => {
     const skipped = daemon.lines.filter((l) => String(l.msg).startsWith('symbolic link not followed')).map((l) => l.link);
     expect(skipped).toEqual(expect.arrayContaining(['loops/self', 'loops/up']));
     expect(daemon.alive()).toBe(true);
-  }, 90_000);
+  });
 });

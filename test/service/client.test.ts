@@ -1,6 +1,6 @@
 // ServiceClient against real HTTP servers on loopback: paging, retries, timeouts, errors, limits, headers, secrecy.
 import { inspect } from 'node:util';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { ServiceClient, type ClientOptions, type RequestInfo } from '../../src/service/client.js';
 import { BadResponseError, classifyFailure, NetworkError, ServiceError } from '../../src/service/errors.js';
 import { ConvergeError } from '../../src/core/errors.js';
@@ -9,8 +9,10 @@ import { deployment, json, provider, startServer, type Handler, type ScriptedSer
 const API_KEY = 'ck-test-7f3a9c1e5b2d4f60';
 const TENANT = '44444444-4444-4444-8444-444444444444';
 
+// Servers and clients are closed when the file ends, not after each test: the retry and timeout tests run
+// concurrently (they mostly wait out timeouts), and an afterEach would close another test's server mid-way.
 const cleanups: Array<() => Promise<void>> = [];
-afterEach(async () => {
+afterAll(async () => {
   while (cleanups.length) await cleanups.pop()!();
 });
 
@@ -180,7 +182,7 @@ describe('listing deployments page by page', () => {
   });
 });
 
-describe('retries of GET requests', () => {
+describe.concurrent('retries of GET requests', () => {
   it('waits out Retry-After: 1 on a 429, then succeeds', async () => {
     const server = await serve((request, response) => {
       if (request.index === 0) return json(response, 429, { detail: 'slow down' }, { 'retry-after': '1' });
@@ -252,7 +254,7 @@ describe('retries of GET requests', () => {
   });
 });
 
-describe('timeouts and network failures', () => {
+describe.concurrent('timeouts and network failures', () => {
   it('a GET whose headers never come times out, is retried, and succeeds once the server answers', async () => {
     const server = await serve((request, response) => {
       if (request.index < 2) return; // stall: never answer
