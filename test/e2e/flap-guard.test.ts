@@ -9,9 +9,10 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parsePrometheusText } from '../helpers/prometheus.js';
-import { startEmulator, type RequestLogEntry } from '../../src/emulator/server.js';
+import { startEmulator } from '../../src/emulator/server.js';
 import { deletePrefix, deploymentYaml, killAll, MAIN, startDaemonChild, testPrefix, until, writeManifest } from './daemon-helpers.js';
 import { runConverge } from './helpers.js';
+import { patchesSetting } from '../helpers/flap.js';
 
 const run = promisify(execFile);
 const NAME = 'flap-d';
@@ -25,11 +26,6 @@ interface Row {
   syncReason?: string;
   conflict?: { reason: string; message: string; fields?: string[] };
   appliedFrom?: { kind: string; id: string };
-}
-
-/** PATCHes of the deployment that set max_scale to `value`. */
-function patchesSetting(log: RequestLogEntry[], id: string, value: number): number {
-  return log.filter((e) => e.method === 'PATCH' && e.deploymentId === id && (e.body as { source_config?: { resource_spec?: { max_scale?: number } } })?.source_config?.resource_spec?.max_scale === value).length;
 }
 
 afterAll(killAll);

@@ -5,26 +5,13 @@ import { execFileSync } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startEmulator, type RunningEmulator, type RequestLogEntry } from '../../src/emulator/server.js';
+import { startEmulator, type RunningEmulator } from '../../src/emulator/server.js';
 import { openJobs } from '../../src/enqueue/open-jobs.js';
 import { deploymentYaml, externalDockerSpec, manifestDir, runApplyCli } from './apply-helpers.js';
 import { dropPrefix, rawRedis, REDIS_URL, uniquePrefix } from './redis-helpers.js';
+import { hasGit, patchesSetting } from '../helpers/flap.js';
 
 const KEY_OF = (name: string) => `Deployment/${name}`;
-
-function hasGit(): boolean {
-  try {
-    execFileSync('git', ['--version'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** PATCHes that set max_scale to `value` (converge's heals carry the manifest's value; the outside writer's carry 9). */
-function patchesSetting(log: RequestLogEntry[], id: string, value: number): number {
-  return log.filter((e) => e.method === 'PATCH' && e.deploymentId === id && (e.body as { source_config?: { resource_spec?: { max_scale?: number } } })?.source_config?.resource_spec?.max_scale === value).length;
-}
 
 describe('the flap guard under converge apply', () => {
   let emulator: RunningEmulator;

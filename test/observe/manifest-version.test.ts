@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { loadManifestDir } from '../../src/observe/manifests.js';
 import { findGitDir, readGitCommit, readManifestVersion } from '../../src/observe/manifest-version.js';
+import { hasGit } from '../helpers/flap.js';
 
 const SHA1 = '3f2a9c1e5b7d9f0a1c2e3b4d5f6a7b8c9d0e1f2a';
 const SHA2 = '0123456789abcdef0123456789abcdef01234567';
@@ -23,15 +24,6 @@ afterEach(() => {
 function write(path: string, text: string): void {
   mkdirSync(join(root, path, '..'), { recursive: true });
   writeFileSync(join(root, path), text);
-}
-
-function hasGit(): boolean {
-  try {
-    execFileSync('git', ['--version'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 describe('readGitCommit (no git binary)', () => {
