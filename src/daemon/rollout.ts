@@ -1,21 +1,12 @@
 // The revision poller: reads the rollout of each deployment still building (one request each, none for healthy ones), sets its health, and holds a failed desired state.
 import { healthOfRevision, progressDeadline, revisionFailed, type HealthCondition } from '../core/health.js';
 import { revisionFailedHold, type ResourceHold } from '../core/holds.js';
-import type { LiveDeployment } from '../core/model.js';
-import type { RevisionById } from '../service/client.js';
+import type { RevisionReads } from '../service/client.js';
 import type { ResourceTracker, RolloutToFollow } from './status.js';
-
-/** The service calls the poller makes (ServiceClient satisfies it). */
-export interface RolloutReads {
-  /** undefined until the first readRevision tells; false: the service has no revision endpoint. */
-  readonly revisionReads: boolean | undefined;
-  readRevision(deploymentId: string, revisionId: string): Promise<RevisionById>;
-  listDeploymentsById(ids: readonly string[]): Promise<LiveDeployment[]>;
-}
 
 export interface FollowOptions {
   tracker: ResourceTracker;
-  client: RolloutReads;
+  client: RevisionReads;
   /** Where a hold is written (Redis: a restarted daemon keeps it). */
   holds?: { set(key: string, hold: ResourceHold): Promise<void> } | undefined;
   /** Deployments followed per poll at most. */

@@ -1,16 +1,8 @@
 // apply --wait: after the jobs, following each new revision until it is active, and stopping at the first that fails.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { healthOfDeployment, healthOfRevision, progressDeadline, revisionFailed, type HealthCondition } from '../core/health.js';
-import type { LiveDeployment } from '../core/model.js';
-import type { RevisionById } from '../service/client.js';
+import type { RevisionReads } from '../service/client.js';
 import type { ResourceResult } from './wait-jobs.js';
-
-/** The service calls the wait makes (ServiceClient satisfies it). */
-export interface RevisionReads {
-  readonly revisionReads: boolean | undefined;
-  readRevision(deploymentId: string, revisionId: string): Promise<RevisionById>;
-  listDeploymentsById(ids: readonly string[]): Promise<LiveDeployment[]>;
-}
 
 /** Where the wait stands, for the progress line. */
 export interface WaitProgress {

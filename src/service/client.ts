@@ -150,6 +150,9 @@ function secretValues(body: { secrets?: Array<{ value: string }> | null; client_
 }
 
 /** The service's HTTP API. GETs retry (network, 429, 5xx, honouring Retry-After); writes are sent once. */
+/** The reads that follow a rollout (the daemon's poller, apply --wait): the revision endpoint and the list by ids. */
+export type RevisionReads = Pick<ServiceClient, 'revisionReads' | 'readRevision' | 'listDeploymentsById'>;
+
 export class ServiceClient {
   private readonly http: HttpTransport;
   /** Whether the service reads providers: the answer of the first provider list, kept for the client's life. */
