@@ -15,7 +15,7 @@ import { VERSION } from '../service/version.js';
 import { startStatusServer, type ReadinessCheck, type StatusServer } from './status-server.js';
 import { LastGoodManifests } from './last-good.js';
 import { createMetrics, SYNC_STATES, type DaemonMetrics } from './metrics.js';
-import type { SecretWrites } from './cycle.js';
+import { OperatorRequests } from './operator-requests.js';
 import type { ReconcileRequest } from './status-server.js';
 import { errorLine, Reconciler } from './reconciler.js';
 import { watchManifestDir, type ManifestWatcher } from './watcher.js';
@@ -51,66 +51,6 @@ export interface DaemonSettings extends WorkerSettings {
   lease: number;
   /** This replica's name in the lease (default hostname:pid). */
   replicaId?: string | undefined;
-}
-
-/** The operator's pending requests to write secrets that cannot be compared (POST /reconcile writeSecrets). */
-class SecretWriteRequests implements SecretWrites {
-  private all = false;
-  private readonly names = new Set<string>();
-  /** Keys written because of a request, since the last take(). */
-  private written: string[] = [];
-
-  add(request: true | readonly string[]): void {
-    if (request === true) this.all = true;
-    else for (const name of request) this.names.add(name);
-  }
-
-  approved(key: string, name: string): boolean {
-    return this.all || this.names.has(key) || this.names.has(name);
-  }
-
-  done(key: string): void {
-    const name = key.slice(key.indexOf('/') + 1);
-    this.names.delete(key);
-    this.names.delete(name);
-    this.written.push(key);
-  }
-
-  /** Ends the requests (after the reconcile that served them) and returns the keys they wrote. */
-  take(): string[] {
-    const written = this.written;
-    this.written = [];
-    this.all = false;
-    this.names.clear();
-    return written;
-  }
-}
-
-/** Resources whose hold an operator released (POST /reconcile retryFailed): rebuilt by the reconcile serving the request. */
-class RebuildRequests {
-  private readonly keys = new Set<string>();
-  private rebuilt: string[] = [];
-
-  add(keys: readonly string[]): void {
-    for (const key of keys) this.keys.add(key);
-  }
-
-  wanted(key: string): boolean {
-    return this.keys.has(key);
-  }
-
-  done(key: string): void {
-    this.keys.delete(key);
-    this.rebuilt.push(key);
-  }
-
-  /** Ends the requests (after the reconcile that served them) and returns the keys that got a rebuild job. */
-  take(): string[] {
-    const rebuilt = this.rebuilt;
-    this.rebuilt = [];
-    this.keys.clear();
-    return rebuilt;
-  }
 }
 
 /** The service the daemon talks to (opened by the CLI: a URL, or the embedded emulator). */
@@ -240,8 +180,10 @@ class ConvergeDaemon implements Daemon {
    * background); ended (aborted, then each part stopped) when the lease is lost or the daemon stops.
    */
   private term: { abort: AbortController; run: Promise<void> } | undefined;
-  private readonly secretWrites = new SecretWriteRequests();
-  private readonly rebuilds = new RebuildRequests();
+  /** Secrets held as SecretsUnknown that an operator asked to write (POST /reconcile writeSecrets). */
+  private readonly secretWrites = new OperatorRequests();
+  /** Released holds of failed revisions to rebuild (POST /reconcile retryFailed). */
+  private readonly rebuilds = new OperatorRequests();
   /** Manual reconciles (POST /reconcile) run one at a time, so each one's secret-write requests are its own. */
   private manual: Promise<unknown> = Promise.resolve();
   /** The epoch of the prefix this daemon knows, and whether Redis lost converge's records while it ran. */

@@ -1,6 +1,5 @@
 // The outer reconcile: one at a time, bursts coalesced, and one `finally` that owns status, metrics, logs and retries.
 import type { Logger } from 'pino';
-import type { ServiceClient } from '../service/client.js';
 import { formatDiagnostic } from '../core/diagnostics.js';
 import { ConvergeError, UsageError } from '../core/errors.js';
 import type { Plan } from '../core/model.js';
