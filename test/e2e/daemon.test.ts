@@ -203,8 +203,12 @@ describe.concurrent('converge run: watching a directory (--drift report)', { tim
     await sleep(800);
     const after = await w.d.status();
     expect((after.reconciles.byTrigger.watch ?? 0) - (before.reconciles.byTrigger.watch ?? 0)).toBe(1);
-    const burst = after.history.filter((r) => r.id > before.reconciles.total);
-    expect(burst).toHaveLength(1);
+    // The rewrite is one watch reconcile. Another trigger may run in the window on a loaded machine (a new leader term's
+    // startup reconcile, a retry): it must find nothing left to enqueue, and the PATCH count below stays BULK.
+    const since = after.history.filter((r) => r.id > before.reconciles.total);
+    const burst = since.filter((r) => r.trigger === 'watch');
+    expect(burst, JSON.stringify(since.map((r) => ({ trigger: r.trigger, enqueued: r.enqueued })))).toHaveLength(1);
+    for (const other of since.filter((r) => r.trigger !== 'watch')) expect(other.enqueued, other.trigger).toBe(0);
     expect(burst[0]!.summary!.update).toBe(BULK);
     expect(burst[0]!.enqueued).toBe(BULK);
     const bulkIds = new Set(w.e.store.allDeployments().filter((d) => d.name.startsWith('bulk-')).map((d) => d.id));
