@@ -20,6 +20,8 @@ export interface ReadDocument {
   data: unknown;
   /** Offset of the first character of the value at `path` (a mapping key or sequence index per step), if present. */
   valueOffset(path: ReadonlyArray<PropertyKey>): number | undefined;
+  /** Offset of the first character of the mapping key that names the last step of `path`, if present. */
+  keyOffset(path: ReadonlyArray<PropertyKey>): number | undefined;
 }
 
 /** A node js-yaml composed: where its content starts and ends, what it read, and its child nodes in order. */
@@ -163,19 +165,22 @@ function checkTree(node: ReadNode): void {
   }
 }
 
-function offsetAt(root: ReadNode, path: ReadonlyArray<PropertyKey>): number | undefined {
+function offsetAt(root: ReadNode, path: ReadonlyArray<PropertyKey>, at: 'key' | 'value' = 'value'): number | undefined {
   let node: ReadNode | undefined = root;
+  let key: ReadNode | undefined;
   for (const segment of path) {
+    key = undefined;
     if (!node || node.kind === 'scalar') return undefined;
     if (node.kind === 'sequence') {
       node = typeof segment === 'number' ? node.children[segment] : undefined;
       continue;
     }
     const children: ReadNode[] = node.children;
-    const at = children.findIndex((child, i) => i % 2 === 0 && child.result === segment);
-    node = at === -1 ? undefined : children[at + 1];
+    const index = children.findIndex((child, i) => i % 2 === 0 && child.result === segment);
+    key = index === -1 ? undefined : children[index];
+    node = index === -1 ? undefined : children[index + 1];
   }
-  return node?.start;
+  return at === 'key' ? key?.start : node?.start;
 }
 
 /**
@@ -193,7 +198,7 @@ export function readDocuments(text: string): ReadDocument[] | undefined {
       const root = roots[i]!;
       if (root.result !== data || root.kind !== 'mapping' || Array.isArray(data)) decline();
       checkTree(root);
-      return { data, valueOffset: (path) => offsetAt(root, path) };
+      return { data, valueOffset: (path) => offsetAt(root, path), keyOffset: (path) => offsetAt(root, path, 'key') };
     });
   } catch (error) {
     // js-yaml's errors and warnings, and every decline: the yaml package reads the file and reports any problem.

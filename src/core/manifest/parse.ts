@@ -300,9 +300,9 @@ function lineCounterOf(text: string): LineCounter {
 }
 
 /**
- * A file whose every document js-yaml reads (js-yaml-read.ts) and which is valid as it stands: its resources, exactly
- * as the full path would give them. Undefined as soon as anything is unusual or any problem would be reported,
- * so every diagnostic comes from the full path (with the yaml package's positions).
+ * A file whose every document js-yaml reads (js-yaml-read.ts) and which is valid as it stands: its resources and its
+ * warnings, exactly as the full path would give them. Undefined as soon as anything is unusual or any error would be
+ * reported, so every error comes from the full path (with the yaml package's positions).
  */
 export function parseValidFast(file: string, text: string, options: ParseOptions): ManifestResult | undefined {
   const docs = readDocuments(text);
@@ -310,6 +310,7 @@ export function parseValidFast(file: string, text: string, options: ParseOptions
   const lineCounter = lineCounterOf(text);
   const at = (offset: number): SourceLocation => ({ file, ...positionAt(lineCounter, offset) });
   const resources: DesiredResource[] = [];
+  const diagnostics: Diagnostic[] = [];
   for (const doc of docs) {
     const data = doc.data;
     if (!data || typeof data !== 'object' || Array.isArray(data)) return undefined;
@@ -318,7 +319,13 @@ export function parseValidFast(file: string, text: string, options: ParseOptions
     if (typeof kind !== 'string' || !(MANIFEST_KINDS as readonly string[]).includes(kind)) return undefined;
     if (!options.allowLiteralSecrets && literalSecrets(record).length > 0) return undefined;
     const parsed = MANIFEST_SCHEMAS[kind as ResourceKind].safeParse(data, SAFE_PARSE_OPTIONS);
-    if (!parsed.success || manifestWarnings(parsed.data).length > 0) return undefined;
+    if (!parsed.success) return undefined;
+    // A warning (W_DEFAULT_TIER) is told here too, at the same place the full path puts it; unlocated, the full path reads the file.
+    for (const warning of manifestWarnings(parsed.data)) {
+      const offset = warning.at === 'key' ? doc.keyOffset(warning.path) : doc.valueOffset(warning.path);
+      if (offset === undefined) return undefined;
+      diagnostics.push({ severity: 'warning', ...at(offset), message: warning.message, code: warning.code });
+    }
     const nameOffset = doc.valueOffset(['metadata', 'name']);
     if (nameOffset === undefined) return undefined;
     const locate = (path: PropertyKey[]): SourceLocation => {
@@ -333,5 +340,5 @@ export function parseValidFast(file: string, text: string, options: ParseOptions
       throw error;
     }
   }
-  return { resources, blocked: [], diagnostics: [] };
+  return { resources, blocked: [], diagnostics };
 }
