@@ -14,9 +14,10 @@ import { parsePrometheusText } from '../helpers/prometheus.js';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/server.js';
 import { QUEUE_NAME } from '../../src/enqueue/jobs.js';
 import {
-  atomicSave, deletePrefix, deploymentYaml, killAll, MAIN, REDIS_URL, ROOT, startDaemonChild, testPrefix, until, writeManifest,
+  atomicSave, deploymentYaml, killAll, MAIN, REDIS_URL, ROOT, startDaemonChild, until, writeManifest,
   type DaemonChild, type LogLine,
 } from './daemon-helpers.js';
+import { prefixOf } from './scoped.js';
 
 const run = promisify(execFile);
 const BULK = 200;
@@ -40,11 +41,6 @@ async function emulator(t: TestContext, options: Parameters<typeof startEmulator
 }
 
 /** A Redis prefix of the test, emptied when it ends. */
-function prefix(t: TestContext, label: string): string {
-  const p = testPrefix(label);
-  t.onTestFinished(() => deletePrefix(p));
-  return p;
-}
 
 /** `converge run DIR` for the test, killed (SIGKILL) when the test ends if it still runs. */
 async function daemon(t: TestContext, dir: string, args: string[], env: NodeJS.ProcessEnv = {}): Promise<DaemonChild> {
@@ -149,7 +145,7 @@ async function watching(t: TestContext, label: string, options: { bulk?: number;
     await writeManifest(join(dir, 'app', 'secret.yaml'), `${deploymentYaml('web-secret', 1)}  secrets:\n    - name: OPENAI_API_KEY\n      valueFrom: { env: PLANTED_ENV }\n`);
   }
   const declared = 2 + bulk + (options.configMap ? 1 : 0) + (options.secret ? 1 : 0);
-  const p = prefix(t, label);
+  const p = prefixOf(t, label);
   const d = await daemon(t, dir, ['--api-url', e.url, '--redis-prefix', p, '--resync', '1h', '--drift', 'report', '--job-lock', '2s', '--log-level', 'debug'], {
     CONVERGE_API_KEY: PLANTED_KEY,
     PLANTED_ENV: PLANTED_SECRET,
@@ -335,7 +331,7 @@ describe.concurrent('converge run: two replicas on one Redis, resync every secon
     const x = await tempDir(t, 'replicas');
     await writeManifest(join(x, 'heal.yaml'), deploymentYaml('heal-me', 1));
     await writeManifest(join(x, 'keep.yaml'), deploymentYaml('keep-me', 1, { 'converge/drift': 'report' }));
-    const p = prefix(t, 'replicas');
+    const p = prefixOf(t, 'replicas');
     const args = ['--api-url', e2.url, '--redis-prefix', p, '--resync', '1s', '--job-lock', '2s'];
     const [a, b] = await Promise.all([daemon(t, x, args), daemon(t, x, args)]);
     await until('both deployments created', () => maxScale(e2, 'heal-me') === 1 && maxScale(e2, 'keep-me') === 1, 10_000);
@@ -389,7 +385,7 @@ describe.concurrent('converge run: SIGTERM during an apply', () => {
     const e3 = await emulator(t, { latencyMs: 700 });
     const dir = await tempDir(t, 'sigterm');
     await Promise.all(Array.from({ length: N }, (_, i) => writeManifest(join(dir, `s${i}.yaml`), deploymentYaml(`slow-${i}`, 3))));
-    const p = prefix(t, 'sigterm');
+    const p = prefixOf(t, 'sigterm');
     const base = ['--api-url', e3.url, '--redis-prefix', p, '--resync', '1h', '--concurrency', '2', '--job-lock', '2s'];
     const created = () => e3.requestLog.filter((r) => r.method === 'POST' && r.status === 201).length;
 

@@ -11,10 +11,10 @@ import { parsePrometheusText } from '../helpers/prometheus.js';
 import { RESYNC_QUEUE, RESYNC_SCHEDULER_ID } from '../../src/enqueue/resync-scheduler.js';
 import { startEmulator, type RequestLogEntry, type RunningEmulator } from '../../src/emulator/server.js';
 import {
-  dockerDeploymentYaml, dropPrefix, killAllConverge, liveMaxScale, redisChild, tempDir, testPrefix, until, writeFiles,
+  dockerDeploymentYaml, killAllConverge, liveMaxScale, redisChild, tempDir, until, writeFiles,
   type DaemonHandle, type RedisChild,
 } from './helpers.js';
-import { atEnd, daemonOf } from './scoped.js';
+import { atEnd, daemonOf, prefixOf } from './scoped.js';
 
 const OUTAGE_MS = 10_000;
 const ENV = { PF_TOKEN: 'process-faults-token-2b7a' };
@@ -50,12 +50,6 @@ async function emulator(t: TestContext, options: Parameters<typeof startEmulator
   return e;
 }
 
-function prefix(t: TestContext, label: string): string {
-  const p = testPrefix(label);
-  atEnd(t, () => dropPrefix(p));
-  return p;
-}
-
 /** Every name exists in the emulator with `maxScale`. */
 function converged(e: RunningEmulator, names: readonly string[], maxScale = 2): boolean {
   const live = new Map(e.store.allDeployments().map((d) => [d.name, d]));
@@ -82,7 +76,7 @@ describe.concurrent('process faults', () => {
     const names = Array.from({ length: 40 }, (_, i) => `kill-${i}`);
     const e = await emulator(t, { latencyMs: 40, jitterMs: 20 });
     const dir = await manifestTree(t, 'kill', names);
-    const p = prefix(t, 'kill');
+    const p = prefixOf(t, 'kill');
     // --lease 2s: the restarted daemon (another replica id) leads once the killed one's lease lapses.
     const args = ['--api-url', e.url, '--redis-prefix', p, '--concurrency', '3', '--backoff', '50ms', '--job-lock', '2s', '--lease', '2s', '--resync', '30s', '--log-level', 'info'];
 
@@ -182,7 +176,7 @@ describe.concurrent('process faults', () => {
     const front = await switchableProxy(e.port);
     atEnd(t, () => front.close());
     const dir = await manifestTree(t, 'outage', names);
-    const p = prefix(t, 'outage');
+    const p = prefixOf(t, 'outage');
     const daemon: DaemonHandle = await daemonOf(t, dir, ['--api-url', front.url, '--redis-prefix', p, '--backoff', '50ms', '--resync', '4s', '--request-timeout', '2s', '--log-level', 'info'], ENV);
     await until('the first apply', () => converged(e, names), 20_000, 100);
     await until('/readyz 200', async () => (await daemon.readyz()).status === 200, 10_000, 100);

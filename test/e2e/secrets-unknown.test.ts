@@ -2,15 +2,14 @@
 // deployments whose secrets the service hides (masked or omitted), `converge reconcile --write-secrets`, a Redis
 // restarted empty under a running daemon (report stays report), and a Redis that may evict keys.
 import { rm } from 'node:fs/promises';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, describe, expect, it, type TestContext } from 'vitest';
 import { parsePrometheusText } from '../helpers/prometheus.js';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/server.js';
 import {
-  dockerDeploymentYaml, dropPrefix, killAllConverge, liveMaxScale, redisChild, REDIS_URL, runConverge, tempDir, testPrefix, until, writeFiles,
+  dockerDeploymentYaml, killAllConverge, liveMaxScale, redisChild, REDIS_URL, runConverge, tempDir, until, writeFiles,
   type DaemonHandle,
 } from './helpers.js';
-import { atEnd, daemonOf } from './scoped.js';
+import { atEnd, daemonOf, prefixOf } from './scoped.js';
 
 const HOOK = 'hook-token-5d1e8b2c9a';
 const ENV = { SU_TOKEN: 'su-secret-value-3c81', CONVERGE_WEBHOOK_TOKEN: HOOK };
@@ -44,12 +43,6 @@ async function manifests(t: TestContext, names: readonly string[]): Promise<stri
   return dir;
 }
 
-function prefix(t: TestContext, label: string): string {
-  const p = testPrefix(label);
-  atEnd(t, () => dropPrefix(p));
-  return p;
-}
-
 /** Landed PATCHes (of `name`, or of any deployment), converge's and the test's own alike. */
 function patchesOf(e: RunningEmulator, name?: string): number {
   const ids = new Set(e.store.allDeployments().filter((d) => name === undefined || d.name === name).map((d) => d.id));
@@ -77,7 +70,7 @@ describe.concurrent('SecretsUnknown: no blind secret rewrites', () => {
     const names = ['su-0', 'su-1', 'su-2'];
     const e = await emulator(t, names, mode);
     const dir = await manifests(t, names);
-    const daemon = await daemonOf(t, dir, ['--api-url', e.url, '--redis-url', REDIS_URL, '--redis-prefix', prefix(t, `su-${mode}`), '--resync', '1s', '--log-level', 'info'], ENV);
+    const daemon = await daemonOf(t, dir, ['--api-url', e.url, '--redis-url', REDIS_URL, '--redis-prefix', prefixOf(t, `su-${mode}`), '--resync', '1s', '--log-level', 'info'], ENV);
     await until('every resource held as SecretsUnknown', async () => {
       const rows = (await daemon.status()).resources;
       return rows.length === 3 && rows.every((r) => r.state === 'out_of_sync' && (r as unknown as { syncReason?: string }).syncReason === 'SecretsUnknown');
@@ -117,7 +110,7 @@ describe.concurrent('SecretsUnknown: no blind secret rewrites', () => {
     const names = ['su-edit', 'su-kept'];
     const e = await emulator(t, names, 'masked');
     const dir = await manifests(t, names);
-    const daemon = await daemonOf(t, dir, ['--api-url', e.url, '--redis-url', REDIS_URL, '--redis-prefix', prefix(t, 'su-edit'), '--resync', '1s', '--debounce', '100ms', '--log-level', 'info'], ENV);
+    const daemon = await daemonOf(t, dir, ['--api-url', e.url, '--redis-url', REDIS_URL, '--redis-prefix', prefixOf(t, 'su-edit'), '--resync', '1s', '--debounce', '100ms', '--log-level', 'info'], ENV);
     await until('both held', async () => ((await daemon.status()).secretsUnknown as string[]).length === 2, 20_000, 100);
     const now = await reconcileCli(daemon, []);
     expect(now.code).toBe(0);

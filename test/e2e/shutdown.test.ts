@@ -8,10 +8,10 @@ import { Queue } from 'bullmq';
 import { QUEUE_NAME } from '../../src/enqueue/jobs.js';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/server.js';
 import {
-  dockerDeploymentYaml, dropPrefix, freePort, killAllConverge, redisChild, REDIS_URL, tempDir, testPrefix, until, writeFiles,
+  dockerDeploymentYaml, killAllConverge, redisChild, REDIS_URL, tempDir, until, writeFiles,
   type DaemonHandle,
 } from './helpers.js';
-import { atEnd, daemonOf } from './scoped.js';
+import { atEnd, daemonOf, prefixOf } from './scoped.js';
 
 afterAll(async () => {
   await killAllConverge();
@@ -31,12 +31,6 @@ async function emulator(t: TestContext): Promise<RunningEmulator> {
   const e = await startEmulator({ buildMs: 0, lenientCreate: true });
   atEnd(t, () => e.close());
   return e;
-}
-
-function prefix(t: TestContext, label: string): string {
-  const p = testPrefix(label);
-  atEnd(t, () => dropPrefix(p));
-  return p;
 }
 
 /** A service that accepts connections and never answers a byte. */
@@ -109,7 +103,7 @@ describe.concurrent('shutdown within the grace period', () => {
   it('a service that accepts connections and never answers: SIGTERM ends within --shutdown-timeout and exits 0', async (t) => {
     const service = await silentService(t);
     const dir = await manifests(t, 'silent', 3);
-    const daemon = await daemonOf(t, dir, ['--api-url', service.url, '--redis-prefix', prefix(t, 'silent'), '--redis-url', REDIS_URL, '--shutdown-timeout', '3s', '--request-timeout', '60s', '--resync', '1h', '--log-level', 'info']);
+    const daemon = await daemonOf(t, dir, ['--api-url', service.url, '--redis-prefix', prefixOf(t, 'silent'), '--redis-url', REDIS_URL, '--shutdown-timeout', '3s', '--request-timeout', '60s', '--resync', '1h', '--log-level', 'info']);
     await until('the first reconcile to wait on the service', () => service.connections() >= 1, 10_000, 20);
     const { code, ms } = await sigterm(daemon);
     expect(code).toBe(0);
@@ -119,7 +113,7 @@ describe.concurrent('shutdown within the grace period', () => {
   it('at the default shutdown_timeout (25 s), jobs whose writes never answer are handed back to the queue and the exit is 0 within 25 s', async (t) => {
     const e = await emulator(t);
     const proxy = await writesNeverAnswered(t, e);
-    const p = prefix(t, 'handback');
+    const p = prefixOf(t, 'handback');
     const dir = await manifests(t, 'handback', 4);
     const daemon = await daemonOf(t, dir, ['--api-url', proxy.url, '--redis-prefix', p, '--redis-url', REDIS_URL, '--concurrency', '2', '--request-timeout', '120s', '--resync', '1h', '--log-level', 'info']);
     await until('two writes in flight', () => proxy.writes() >= 2, 20_000, 20);
