@@ -39,7 +39,7 @@ const FlapWrite = z.strictObject({ desired: Sha256Hex, version: ManifestVersion.
 /** One write that put back what changed outside converge (the same desired state as the write before it). */
 const FlapHeal = z.strictObject({ desired: Sha256Hex, at: z.string(), fields: z.array(z.string()) });
 
-/** A resource's recent writes and heals (kept in Redis by src/enqueue/flap-store.ts). */
+/** A resource's recent writes and heals (kept in Redis by src/store/flap-store.ts). */
 export const FlapHistory = z.strictObject({ writes: z.array(FlapWrite), heals: z.array(FlapHeal) });
 export type FlapHistory = z.infer<typeof FlapHistory>;
 

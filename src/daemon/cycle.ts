@@ -5,8 +5,8 @@ import type { AppliedRecord, DesiredResource, DriftPolicy, LiveDeployment, Plan,
 import { resourceKey } from '../core/model.js';
 import { kindOf } from '../core/kinds/index.js';
 import { plan, type PlanInput } from '../plan/plan.js';
-import type { Enqueuer } from '../enqueue/enqueuer.js';
-import { buildDeleteJobData, buildJobData, operationFor } from '../enqueue/jobs.js';
+import type { Enqueuer } from '../queue/enqueuer.js';
+import { buildDeleteJobData, buildJobData, operationFor } from '../queue/jobs.js';
 import type { AdoptPolicy } from '../core/ownership.js';
 import { gatherPlanInput } from '../observe/gather.js';
 import type { ManifestCache } from '../observe/manifests.js';
@@ -61,7 +61,7 @@ export interface CycleContext {
    * write gets a rebuild job (its unchanged revision fields, a new revision of the same input).
    */
   rebuilds?: { wanted(key: string): boolean; done(key: string): void };
-  /** The flap guard's standing conflicts (src/enqueue/flap-store.ts): a held desired state is not enqueued again. */
+  /** The flap guard's standing conflicts (src/store/flap-store.ts): a held desired state is not enqueued again. */
   conflicts?: ConflictsView;
   /**
    * The leader lease's fencing token while this replica holds it, undefined once lost (see leadership.ts): stamped on
@@ -70,7 +70,7 @@ export interface CycleContext {
   fence?: () => number | undefined;
 }
 
-/** Where holds live (src/enqueue/holds-store.ts). */
+/** Where holds live (src/store/holds-store.ts). */
 export interface HoldStore {
   getAll(): Promise<Map<string, ResourceHold>>;
   set(key: string, hold: ResourceHold): Promise<void>;

@@ -10,7 +10,7 @@ export function desiredFingerprint(resource: DesiredResource, secretHashes: Read
   return kindOf(resource.kind).fingerprint(resource, secretHashes);
 }
 
-/** Per resource, the fingerprint of the desired state last seen in sync (src/enqueue/desired-memory.ts keeps it in Redis). */
+/** Per resource, the fingerprint of the desired state last seen in sync (src/store/desired-memory.ts keeps it in Redis). */
 export interface DesiredMemory {
   getAll(): Promise<Map<string, string>>;
   set(entries: ReadonlyMap<string, string>): Promise<void>;

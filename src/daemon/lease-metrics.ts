@@ -1,6 +1,6 @@
 // Prometheus metrics of the leader lease: whether this replica leads, and how often it took or lost the lease.
 import { Counter, Gauge, type Registry } from 'prom-client';
-import type { LeadershipStatus } from './leadership.js';
+import type { LeadershipStatus } from '../leader/leadership.js';
 
 export interface LeaseMetrics {
   /** Reads the leadership's state into the gauges (at every scrape). */

@@ -9,7 +9,7 @@ import { REVISION_FAILURE_REASONS, type RevisionFailureReason } from '../core/he
 import { holdsNamed } from '../core/holds.js';
 import { followRollouts } from './rollout.js';
 import { ResourceTracker, type HealthSettings, type HealthTransition, type ReconcileRecord } from './status.js';
-import { wasNotRun } from '../enqueue/worker.js';
+import { wasNotRun } from '../runner/worker.js';
 
 export interface ReconcilerOptions {
   context: Omit<CycleContext, 'onEnqueued'>;

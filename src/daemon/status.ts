@@ -3,7 +3,7 @@ import { healthOfDeployment, healthOfRevision, progressDeadline, type HealthCond
 import type { ResourceHold } from '../core/holds.js';
 import { kindOf } from '../core/kinds/index.js';
 import { resourceKey, type Action, type DriftPolicy, type LiveDeployment, type Plan, type ResourceKind } from '../core/model.js';
-import { ReconcileJobResult } from '../enqueue/schema.js';
+import { ReconcileJobResult } from '../store/schema.js';
 import type { SyncState } from './metrics.js';
 import type { Decision, ReconcileOutcome } from './cycle.js';
 import type { Conflict } from '../core/flap-guard.js';

@@ -2,8 +2,8 @@
 import { ServiceClient } from '../../dist/service/client.js';
 import { reconcileDirectory } from '../../dist/daemon/cycle.js';
 import { LastGoodManifests } from '../../dist/daemon/last-good.js';
-import { deleteKeys, openJobs } from '../../dist/enqueue/open-jobs.js';
-import { closeRedis, connectProducer } from '../../dist/enqueue/redis.js';
+import { deleteKeys, openJobs } from '../../dist/jobs/open-jobs.js';
+import { closeRedis, connectProducer } from '../../dist/store/redis.js';
 import { ManifestCache } from '../../dist/observe/manifests.js';
 import { benchMain, benchPrefix, figure, median, ms, REDIS_URL, removeDir, tempDir } from './lib/common.mjs';
 import { startEmulatorChild } from './lib/emulator-child.mjs';

@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/server.js';
 import { runCapture } from '../helpers/cli.js';
-import { dropPrefix, REDIS_URL, uniquePrefix } from '../enqueue/redis-helpers.js';
+import { dropPrefix, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
 
 const STATE = fileURLToPath(new URL('../../examples/emulator-state.yaml', import.meta.url));
 

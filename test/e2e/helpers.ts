@@ -9,7 +9,7 @@ import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
-import { scanPrefix } from '../../src/enqueue/redis.js';
+import { scanPrefix } from '../../src/store/redis.js';
 import { copyBuild } from './project-dist.js';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -400,7 +400,7 @@ export function dockerDeploymentYaml(name: string, opts: { maxScale: number; ima
 }
 
 /** A manual OAuthProvider manifest whose client secret comes from `secretEnv`. */
-export { providerYaml } from '../enqueue/apply-helpers.js';
+export { providerYaml } from '../helpers/apply.js';
 
 /** max_scale of a deployment in the emulator's store. */
 export function liveMaxScale(deployment: { source_config: Record<string, unknown> } | undefined): unknown {

@@ -5,7 +5,7 @@ import { rm } from 'node:fs/promises';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it, type TestContext } from 'vitest';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/server.js';
-import { QUEUE_NAME } from '../../src/enqueue/jobs.js';
+import { QUEUE_NAME } from '../../src/queue/jobs.js';
 import { atEnd } from './scoped.js';
 import { dockerDeploymentYaml, dropPrefix, killAllConverge, REDIS_URL, runConverge, scanKeys, spawnConverge, tempDir, testPrefix, until, writeFiles } from './helpers.js';
 

@@ -4,7 +4,7 @@
 import { rm } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulator, type EmulatorSeed, type RequestLogEntry, type RunningEmulator } from '../../src/emulator/server.js';
-import { ACME, deploymentYaml, runApplyCli } from '../enqueue/apply-helpers.js';
+import { ACME, deploymentYaml, runApplyCli } from '../helpers/apply.js';
 import { dropPrefix, killAllConverge, REDIS_URL, runConverge, tempDir, testPrefix, until, writeFiles } from './helpers.js';
 import { daemonOf } from './scoped.js';
 

@@ -5,7 +5,7 @@ import { createServer, type Server, type Socket } from 'node:net';
 import { rm } from 'node:fs/promises';
 import { afterAll, describe, expect, it, type TestContext } from 'vitest';
 import { Queue } from 'bullmq';
-import { QUEUE_NAME } from '../../src/enqueue/jobs.js';
+import { QUEUE_NAME } from '../../src/queue/jobs.js';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/server.js';
 import {
   dockerDeploymentYaml, killAllConverge, redisChild, REDIS_URL, tempDir, until, writeFiles,

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/server.js';
 import { dropPrefix, killAllConverge, REDIS_URL, spawnConverge, testPrefix } from './helpers.js';
 import { runCapture } from '../helpers/cli.js';
-import { deploymentYaml, externalDockerSpec, manifestDir, seedWith } from '../enqueue/apply-helpers.js';
+import { deploymentYaml, externalDockerSpec, manifestDir, seedWith } from '../helpers/apply.js';
 
 const NAMES = Array.from({ length: 12 }, (_, i) => `worker-app-${i}`);
 let emulator: RunningEmulator;

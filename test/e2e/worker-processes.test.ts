@@ -6,16 +6,16 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Job, Queue } from 'bullmq';
 import type { DeploymentResource } from '../../src/core/model.js';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/server.js';
-import { runApply } from '../../src/enqueue/apply.js';
-import { buildJobData, QUEUE_NAME } from '../../src/enqueue/jobs.js';
-import { openJobs, type Jobs } from '../../src/enqueue/open-jobs.js';
-import { closeRedis, connectProducer } from '../../src/enqueue/redis.js';
-import type { WorkerProcessSettings } from '../../src/enqueue/worker-process.js';
-import { landedWrites, seedWith, writes } from '../enqueue/apply-helpers.js';
-import { buildForChildren, ROOT } from '../enqueue/build.js';
-import { dropPrefix, REDIS_URL, uniquePrefix } from '../enqueue/redis-helpers.js';
+import { runApply } from '../../src/apply/apply.js';
+import { buildJobData, QUEUE_NAME } from '../../src/queue/jobs.js';
+import { openJobs, type Jobs } from '../../src/jobs/open-jobs.js';
+import { closeRedis, connectProducer } from '../../src/store/redis.js';
+import type { WorkerProcessSettings } from '../../src/runner/worker-process.js';
+import { landedWrites, seedWith, writes } from '../helpers/apply.js';
+import { buildForChildren, ROOT } from '../helpers/build.js';
+import { dropPrefix, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
 
-const CHILD = join(ROOT, 'test', 'enqueue', 'fixtures', 'worker-child.mjs');
+const CHILD = join(ROOT, 'test', 'helpers', 'worker-child.mjs');
 const SECRET = 'planted-child-secret-3f9e';
 
 function deployment(name: string): DeploymentResource {

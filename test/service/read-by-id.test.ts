@@ -2,8 +2,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { startEmulator, type EmulatorOptions, type RunningEmulator } from '../../src/emulator/server.js';
 import { ServiceClient } from '../../src/service/client.js';
-import { deploymentYaml, externalDockerSpec, manifestDir, runApplyCli, seedWith, writes } from '../enqueue/apply-helpers.js';
-import { dropPrefix, REDIS_URL, uniquePrefix } from '../enqueue/redis-helpers.js';
+import { deploymentYaml, externalDockerSpec, manifestDir, runApplyCli, seedWith, writes } from '../helpers/apply.js';
+import { dropPrefix, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
 
 const SEED = seedWith([
   { name: 'api', source: 'external_docker', source_config: { resource_spec: { max_scale: 1 } }, source_revision_config: { image_uri: 'docker.io/acme/api:1' } },

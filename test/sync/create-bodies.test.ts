@@ -1,9 +1,9 @@
 // Creates as the real service takes them: complete bodies, the codehost tier named, internal artifacts patched after the create, each step once under lost answers.
 import { afterEach, describe, expect, it } from 'vitest';
 import { startEmulator, type EmulatorOptions, type RequestLogEntry, type RunningEmulator } from '../../src/emulator/server.js';
-import { deploymentYaml, landedWrites, manifestDir, runApplyCli, seedWith, writes } from '../enqueue/apply-helpers.js';
-import { lossyProxy, type ProxyRules } from '../enqueue/lossy-proxy.js';
-import { dropPrefix, REDIS_URL, uniquePrefix } from '../enqueue/redis-helpers.js';
+import { deploymentYaml, landedWrites, manifestDir, runApplyCli, seedWith, writes } from '../helpers/apply.js';
+import { lossyProxy, type ProxyRules } from '../helpers/lossy-proxy.js';
+import { dropPrefix, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
 import { prng } from '../helpers/prng.js';
 
 const ENV = { TOKEN_ENV: 'create-bodies-token-51c2' };

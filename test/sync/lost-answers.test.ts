@@ -1,9 +1,9 @@
 // Writes whose answers are lost, creates that meet a 409, fatal answers and 429s: each write lands once or fails clearly.
 import { afterEach, describe, expect, it } from 'vitest';
 import { startEmulator, type EmulatorOptions, type RunningEmulator } from '../../src/emulator/server.js';
-import { deploymentYaml, externalDockerSpec, landedWrites, manifestDir, providerYaml, runApplyCli, seedWith, writes } from '../enqueue/apply-helpers.js';
-import { lossyProxy, type LossyProxy } from '../enqueue/lossy-proxy.js';
-import { dropPrefix, REDIS_URL, uniquePrefix } from '../enqueue/redis-helpers.js';
+import { deploymentYaml, externalDockerSpec, landedWrites, manifestDir, providerYaml, runApplyCli, seedWith, writes } from '../helpers/apply.js';
+import { lossyProxy, type LossyProxy } from '../helpers/lossy-proxy.js';
+import { dropPrefix, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
 
 const ENV = { TOKEN_ENV: 'planted-token-6a1e', PROVIDER_ENV: 'planted-provider-0d3b' };
 

@@ -6,9 +6,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { emulatorDiscoveryHook } from '../../src/emulator/discovery-hook.js';
 import { startEmulator, type EmulatorOptions, type RequestLogEntry, type RunningEmulator } from '../../src/emulator/server.js';
 import { startCombinedServer } from '../discovery/mcp-oauth-fixture.js';
-import { landedWrites, manifestDir, providerYaml, runApplyCli, seedWith, writes } from '../enqueue/apply-helpers.js';
-import { lossyProxy } from '../enqueue/lossy-proxy.js';
-import { dropPrefix, REDIS_URL, uniquePrefix } from '../enqueue/redis-helpers.js';
+import { landedWrites, manifestDir, providerYaml, runApplyCli, seedWith, writes } from '../helpers/apply.js';
+import { lossyProxy } from '../helpers/lossy-proxy.js';
+import { dropPrefix, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
 import { runCapture } from '../helpers/cli.js';
 import { ServiceClient } from '../../src/service/client.js';
 

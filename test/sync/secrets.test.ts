@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Redis } from 'ioredis';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/server.js';
-import { deploymentYaml, manifestDir, runApplyCli, seedWith } from '../enqueue/apply-helpers.js';
-import { dropPrefix, keysUnder, rawRedis, REDIS_URL, uniquePrefix } from '../enqueue/redis-helpers.js';
+import { deploymentYaml, manifestDir, runApplyCli, seedWith } from '../helpers/apply.js';
+import { dropPrefix, keysUnder, rawRedis, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
 
 const PLANTED = {
   env: 'planted-env-value-a81c',

@@ -6,11 +6,11 @@ import { BlockedError } from '../../src/core/errors.js';
 import { parseManifestBytes } from '../../src/core/manifest/parse.js';
 import type { Plan } from '../../src/core/model.js';
 import { startEmulator, type EmulatorSeed } from '../../src/emulator/server.js';
-import { AppliedStateStore } from '../../src/enqueue/applied-state.js';
+import { AppliedStateStore } from '../../src/store/applied-state.js';
 import { ServiceClient } from '../../src/service/client.js';
 import { syncResource } from '../../src/sync/sync.js';
-import { deploymentYaml, externalDockerSpec, manifestDir, runApplyCli, seedWith, writes } from '../enqueue/apply-helpers.js';
-import { dropPrefix, REDIS_URL, uniquePrefix } from '../enqueue/redis-helpers.js';
+import { deploymentYaml, externalDockerSpec, manifestDir, runApplyCli, seedWith, writes } from '../helpers/apply.js';
+import { dropPrefix, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
 import { runCapture } from '../helpers/cli.js';
 
 function docker(name: string, maxScale: number, extra: Record<string, unknown> = {}): NonNullable<EmulatorSeed['deployments']>[number] {

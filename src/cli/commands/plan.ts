@@ -32,7 +32,7 @@ interface AppliedRead {
 async function readApplied(settings: ServiceSettings, skip: boolean): Promise<AppliedRead> {
   if (settings.apiUrl === EMBEDDED) return { records: new Map() };
   if (skip) return { records: new Map(), note: `applied state not read (--no-applied-state): ${BLIND}` };
-  const { readAppliedState } = await import('../../enqueue/applied-state.js');
+  const { readAppliedState } = await import('../../store/applied-state.js');
   const state = await readAppliedState(settings);
   if (!state.warning) return { records: state.records };
   if (settings.explicit.has('redisUrl')) {

@@ -67,7 +67,7 @@ export interface WrittenState {
   ownership?: Ownership;
 }
 
-/** The applied-state store operations a sync uses; src/enqueue's AppliedStateStore has them. */
+/** The applied-state store operations a sync uses; src/store's AppliedStateStore has them. */
 export interface AppliedStatePort {
   /** The applied record and the pending write of one resource, read together. */
   read(resourceKey: string): Promise<{ applied: AppliedRecord | undefined; pending: PendingWrite | undefined }>;

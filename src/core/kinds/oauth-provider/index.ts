@@ -3,8 +3,8 @@ import type { ProviderResource } from '../../model.js';
 import { fingerprintOf, type KindModule } from '../kind.js';
 import { CLIENT_SECRET, diffProvider } from './diff.js';
 import { providerFromJob, providerJobPayload, ProviderJobPayload } from './job.js';
-import { syncProvider } from './sync.js';
-import { deleteOwnedProvider } from './delete.js';
+import { syncProvider } from '../../../sync/oauth-provider/sync.js';
+import { deleteOwnedProvider } from '../../../sync/oauth-provider/delete.js';
 
 export {
   adoptionNote,
@@ -16,7 +16,7 @@ export {
   type ProviderContext,
   type ProviderDiff,
 } from './diff.js';
-export { providerExistsReason } from './sync.js';
+export { providerExistsReason } from '../../../sync/oauth-provider/sync.js';
 
 const OPERATIONS = ['create-provider', 'discover-provider', 'update-provider', 'delete-provider'] as const;
 

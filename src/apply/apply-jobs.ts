@@ -1,0 +1,76 @@
+// Plan to jobs: which planned changes become jobs, and the job data of each.
+import { kindOf } from '../core/kinds/index.js';
+import { resourceKey, type DesiredResource, type LiveDeployment, type PlanChange } from '../core/model.js';
+import type { ManifestVersion } from '../core/manifest-version.js';
+import type { AdoptPolicy } from '../core/ownership.js';
+import { buildDeleteJobData, buildJobData, operationFor } from '../queue/jobs.js';
+import type { ReconcileJobData } from '../store/schema.js';
+
+/** One planned change that becomes a job: a write (create, update, adopt) of `resource`, or a delete (no resource). */
+export interface ApplyChange {
+  /** The desired resource; absent on a delete, whose manifest is gone. */
+  resource?: DesiredResource;
+  change: PlanChange;
+  /** The live deployment's id, when it exists (the worker reads it by id; a delete is sent to it). */
+  deploymentId?: string;
+  /** The fingerprint of the desired state (its kind's; set when the plan's secret hashes are given). */
+  desired?: string;
+}
+
+/** How apply's jobs delete and take over (the settings adopt and prune_tracing_projects). */
+export interface ApplyJobOptions {
+  adoptPolicy?: AdoptPolicy;
+  deleteTracingProjects?: boolean;
+  origin?: string;
+  /** The manifests the changes were planned from (git commit or content hash): stamped on every write job. */
+  manifestVersion?: ManifestVersion;
+}
+
+/** The actions that become write jobs. */
+const WRITES: ReadonlySet<string> = new Set(['create', 'update', 'adopt']);
+
+/** Which planned changes become jobs: creates, updates, adopts and deletes; never noop, orphan, blocked or suspended ones. */
+export function changesToApply(
+  changes: readonly PlanChange[],
+  resources: ReadonlyMap<string, DesiredResource>,
+  live: readonly LiveDeployment[] = [],
+  /** Per resource, the hashes of its desired secret values (the plan input's): each change then carries its fingerprint. */
+  secretHashes?: ReadonlyMap<string, Record<string, string>>,
+): ApplyChange[] {
+  const byName = new Map(live.map((d) => [d.name, d]));
+  const out: ApplyChange[] = [];
+  for (const change of changes) {
+    if (change.action === 'delete' && change.id) {
+      out.push({ change, deploymentId: change.id });
+      continue;
+    }
+    if (!WRITES.has(change.action) || change.suspended) continue;
+    const key = resourceKey(change.kind, change.name);
+    const resource = resources.get(key);
+    if (!resource || resource.suspend) continue;
+    const found = kindOf(change.kind).listed ? byName.get(change.name) : undefined;
+    const item: ApplyChange = found ? { resource, change, deploymentId: found.id } : { resource, change };
+    if (secretHashes) item.desired = kindOf(resource.kind).fingerprint(resource, secretHashes.get(key) ?? {});
+    out.push(item);
+  }
+  return out;
+}
+
+/** The job data of each change, in order; every job carries the manifests the plan read (`manifestVersion`). */
+export function applyJobData(changes: readonly ApplyChange[], options: ApplyJobOptions = {}): ReconcileJobData[] {
+  const origin = options.origin ?? 'apply';
+  const stamp = options.manifestVersion ? { manifestVersion: options.manifestVersion } : {};
+  return changes.map(({ resource, change, deploymentId, desired }) => {
+    if (!resource) {
+      const target = { kind: change.kind, name: change.name, id: deploymentId!, deleteTracingProject: options.deleteTracingProjects === true };
+      return buildDeleteJobData(target, { origin });
+    }
+    return buildJobData(resource, operationFor(resource, change.action === 'create' ? 'create' : 'update'), {
+      origin,
+      ...(deploymentId ? { deploymentId } : {}),
+      ...(desired ? { desired } : {}),
+      ...(options.adoptPolicy === 'explicit' ? { adoptPolicy: 'explicit' as const } : {}),
+      ...stamp,
+    });
+  });
+}

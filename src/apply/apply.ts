@@ -1,0 +1,190 @@
+// Apply through the queue: start in-process workers, enqueue one job per change a batch at a time, wait for every job.
+import type { ManifestVersion } from '../core/manifest-version.js';
+import type { ServiceClient } from '../service/client.js';
+import { literalSecretsOf } from '../sync/job-resource.js';
+import { applyJobData, type ApplyChange, type ApplyJobOptions } from './apply-jobs.js';
+import { ENQUEUE_BATCH } from '../queue/enqueuer.js';
+import type { QueueLogger } from '../queue/log.js';
+import type { Jobs } from '../jobs/open-jobs.js';
+import { JobWaiter, type ResourceResult } from './wait-jobs.js';
+import type { JobRunner, StartRunnerOptions } from '../runner/worker.js';
+
+export interface RunApplyOptions {
+  jobs: Jobs;
+  client: ServiceClient;
+  env: NodeJS.ProcessEnv;
+  changes: readonly ApplyChange[];
+  /** adopt setting and whether deletes take the tracing project too (prune_tracing_projects). */
+  jobOptions?: ApplyJobOptions;
+  /** In-process workers (default true). Other worker processes on the same Redis may take jobs too. */
+  startWorkers?: boolean;
+  worker?: Partial<Omit<StartRunnerOptions, 'client' | 'env' | 'onError' | 'target'>>;
+  log?: QueueLogger;
+  onProgress?: (finished: number, total: number, latest: ResourceResult) => void;
+  /** How often unfinished jobs are looked up directly, in case an event was missed. */
+  pollMs?: number;
+  /**
+   * Aborted on SIGINT or SIGTERM: enqueueing stops, the jobs in flight get `graceMs` to finish, the rest are handed
+   * back and withdrawn (nothing stays locked or queued), and the unfinished changes come back `interrupted`.
+   */
+  signal?: AbortSignal;
+  /** How long jobs in flight may finish after `signal` aborts (default 5 s). */
+  graceMs?: number;
+  /**
+   * Called about once a second while changes wait behind a job that is not ours (an interrupted run's, or another
+   * process's): each resource, that job, and at most how long its lock still holds (undefined: not running, it is waiting).
+   */
+  onWaitingBehind?: (waiting: Array<{ key: string; behind: string; lockTtlMs: number | undefined }>) => void;
+}
+
+/** The job lock of converge's workers (job_lock, 30s by default): how long a dead worker's job stays locked at most. */
+const DEAD_LOCK_MS = 30_000;
+/** How often the in-process worker of apply checks for stalled jobs (src/cli/commands/apply.ts passes it). */
+export const STALLED_CHECK_MS = 5_000;
+
+/** What an interrupted apply did with its unfinished changes. */
+const NOT_ENQUEUED = 'not enqueued: the apply was interrupted first';
+const WITHDRAWN = 'not started: withdrawn from the queue when the apply was interrupted';
+const HANDED_BACK = 'interrupted while running: handed back and withdrawn; a write already sent may have landed, and the next apply or plan settles it';
+const LEFT = 'interrupted: still queued or running elsewhere';
+
+const GRACE_MS = 5_000;
+
+/**
+ * Jobs enqueued after the first ENQUEUE_BATCH: smaller batches, so that building and adding one holds the jobs
+ * already running (their replies wait behind it) for a shorter time.
+ */
+const LATER_ENQUEUE_BATCH = 20;
+
+/** Longest wait for the in-process worker to fill its slots before the rest is enqueued (other workers may take the jobs). */
+const RAMP_WAIT_MS = 100;
+
+/** Resolves once `runner` has started `slots` jobs (or `ms` passed); counts from the call. */
+function slotsFilled(runner: JobRunner, slots: number): { wait(ms: number): Promise<void>; stop(): void } {
+  let started = 0;
+  let done: (() => void) | undefined;
+  const stop = runner.onJob((event) => {
+    if (event.type !== 'started') return;
+    started += 1;
+    if (started >= slots) done?.();
+  });
+  return {
+    async wait(ms) {
+      if (started >= slots) return;
+      let timer: NodeJS.Timeout | undefined;
+      await new Promise<void>((resolve) => {
+        done = resolve;
+        timer = setTimeout(resolve, ms);
+      });
+      clearTimeout(timer);
+    },
+    stop,
+  };
+}
+
+/** Reports, about once a second, the changes that wait behind a job that is not ours, until they stop waiting. */
+function watchWaitingBehind(waiter: JobWaiter, jobs: Jobs, report: NonNullable<RunApplyOptions['onWaitingBehind']>): () => void {
+  let stopped = false;
+  const firstSeen = new Map<string, number>();
+  /**
+   * At most how long a running job that is not ours keeps its lock: BullMQ exposes no lock's expiry, so the bound is
+   * counted from when this apply first saw the job: a dead worker's lock lasts at most the job lock, and the stalled
+   * check that hands the job on runs every STALLED_CHECK_MS.
+   */
+  const lockBound = (jobId: string): number => {
+    const seen = firstSeen.get(jobId) ?? Date.now();
+    firstSeen.set(jobId, seen);
+    return Math.max(0, DEAD_LOCK_MS + STALLED_CHECK_MS - (Date.now() - seen));
+  };
+  void (async () => {
+    while (!stopped) {
+      const behind = waiter.waitingBehind();
+      if (behind.length === 0) return;
+      const waiting = await Promise.all(
+        behind.map(async (w) => ({ ...w, lockTtlMs: (await jobs.enqueuer.isActive(w.behind).catch(() => false)) ? lockBound(w.behind) : undefined })),
+      );
+      if (stopped) return;
+      report(waiting);
+      await new Promise((resolve) => setTimeout(resolve, 1_000).unref());
+    }
+  })().catch(() => undefined);
+  return () => {
+    stopped = true;
+  };
+}
+
+/** After an interrupt: the jobs in flight get `graceMs`; the rest are handed back; every unfinished job is withdrawn. */
+async function stopInterrupted(waiter: JobWaiter, runner: JobRunner | undefined, jobs: Jobs, graceMs: number): Promise<{ handed: Set<string>; withdrawn: Set<string> }> {
+  let handed: string[] = [];
+  if (runner) {
+    const drained = runner.drain().then(() => true);
+    const finished = await Promise.race([drained, new Promise<boolean>((resolve) => setTimeout(() => resolve(false), graceMs).unref())]);
+    if (!finished && !waiter.allFinished()) handed = await runner.handBack();
+  }
+  const withdrawn = await jobs.enqueuer.withdraw(waiter.unfinishedJobs());
+  return { handed: new Set(handed), withdrawn: new Set(withdrawn) };
+}
+
+/** Enqueues every change, runs workers, and resolves with one result per change (in the given order). */
+export async function runApply(options: RunApplyOptions): Promise<ResourceResult[]> {
+  const { jobs, signal } = options;
+  const total = options.changes.length;
+  if (total === 0) return [];
+  const waiter = new JobWaiter(jobs.enqueuer, total, options.onProgress);
+  const events = await jobs.watchEvents(
+    { completed: (jobId, value) => waiter.completed(jobId, value), failed: (jobId, reason) => waiter.failed(jobId, reason) },
+    'converge-apply-events',
+  );
+  let runner: JobRunner | undefined;
+  // Literal secret values (--allow-literal-secrets) reach only these in-process workers, from the resources in memory.
+  const literalSecrets = literalSecretsOf(options.changes.flatMap((change) => (change.resource ? [change.resource] : [])));
+  try {
+    if (options.startWorkers !== false) {
+      runner = await jobs.startRunner({
+        client: options.client,
+        env: options.env,
+        ...(options.log ? { log: options.log } : {}),
+        ...(literalSecrets ? { literalSecrets } : {}),
+        ...options.worker,
+      });
+    }
+    // A batch at a time: the first jobs start while the payloads of the later ones are still being built.
+    const fill = runner ? slotsFilled(runner, Math.min(runner.slots, total)) : undefined;
+    try {
+      for (let from = 0; from < total && !signal?.aborted; ) {
+        // BullMQ fetches a worker's first jobs one round trip after another and starts none before all its slots
+        // are filled: enqueue work between those round trips would leave every slot empty meanwhile.
+        if (from === ENQUEUE_BATCH && fill) await fill.wait(RAMP_WAIT_MS);
+        const size = from === 0 ? ENQUEUE_BATCH : LATER_ENQUEUE_BATCH;
+        const batch = options.changes.slice(from, from + size);
+        const at = from;
+        await jobs.enqueuer.enqueue(applyJobData(batch, options.jobOptions), (enqueued, i) => waiter.track(at + i, batch[i]!, enqueued));
+        from += size;
+      }
+    } finally {
+      fill?.stop();
+    }
+    const stopWatching = options.onWaitingBehind ? watchWaitingBehind(waiter, jobs, options.onWaitingBehind) : () => undefined;
+    const onAbort = (): void => waiter.abandon();
+    signal?.addEventListener('abort', onAbort, { once: true });
+    if (signal?.aborted) waiter.abandon();
+    try {
+      await waiter.wait(options.pollMs ?? 5_000);
+    } finally {
+      stopWatching();
+      signal?.removeEventListener('abort', onAbort);
+    }
+    if (!signal?.aborted || waiter.allFinished()) return waiter.partial().map((p) => p.result!);
+    const stopped = await stopInterrupted(waiter, runner, jobs, options.graceMs ?? GRACE_MS);
+    return waiter.partial().map((p, i) => {
+      if (p.result) return p.result;
+      const change = options.changes[i]!.change;
+      const message = p.jobId === undefined ? NOT_ENQUEUED : stopped.handed.has(p.jobId) ? HANDED_BACK : stopped.withdrawn.has(p.jobId) ? WITHDRAWN : LEFT;
+      return { kind: change.kind, name: change.name, key: `${change.kind}/${change.name}`, status: 'interrupted', new_revision: false, jobId: p.jobId ?? '', message };
+    });
+  } finally {
+    await events.close();
+    // After an interrupt every job of ours is finished, handed back or withdrawn: nothing left to wait for.
+    await runner?.close(signal?.aborted === true);
+  }
+}

@@ -1,0 +1,185 @@
+// Waiting for an apply's jobs: results from the queue's job events, and a direct look-up of unfinished jobs in case one was missed.
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { FieldChange, PlanChange } from '../core/model.js';
+import type { HealthCondition } from '../core/health.js';
+import type { ApplyChange } from './apply-jobs.js';
+import type { Enqueued, Enqueuer } from '../queue/enqueuer.js';
+import { ReconcileJobResult } from '../store/schema.js';
+
+/** `interrupted`: the apply was stopped (SIGINT, SIGTERM) before the job had a result. */
+export type ResultStatus = 'done' | 'unchanged' | 'failed' | 'interrupted';
+
+/** What became of one resource's job. */
+export interface ResourceResult {
+  kind: PlanChange['kind'];
+  name: string;
+  key: string;
+  status: ResultStatus;
+  outcome?: ReconcileJobResult['outcome'];
+  new_revision: boolean;
+  /** The service's message on failure, or a note (adoption). Never a secret. */
+  message?: string;
+  deploymentId?: string;
+  latestRevisionId?: string | null;
+  jobId: string;
+  /**
+   * With --wait: the new revision became active, failed (a failed status, or past the progress deadline), was not
+   * active at the timeout, or was still building when the wait stopped at another's failure (undefined: not waited for).
+   */
+  revision?: 'active' | 'failed' | 'timeout' | 'building';
+  /** With --wait: the failed status of the revision (BUILD_FAILED, DEPLOY_FAILED, CREATE_FAILED). */
+  revisionStatus?: string;
+  /** With --wait: the rollout health the wait read last. */
+  health?: HealthCondition;
+  /** The fields the job's write sent, as the plan shows them (secret values "(sensitive)"); absent when nothing was written. */
+  fields?: FieldChange[];
+}
+
+interface Tracked {
+  change: ApplyChange;
+  key: string;
+  jobId: string;
+  /** The running job of the resource that ours was queued behind (Enqueued.behind). */
+  behind?: string;
+  result?: ResourceResult;
+}
+
+/** Unfinished jobs looked up at once per round trip of a poll. */
+const POLL_BATCH = 50;
+
+function resultFrom(t: Tracked, status: ResultStatus, extra: Partial<ResourceResult>): ResourceResult {
+  return { kind: t.change.change.kind, name: t.change.change.name, key: t.key, status, new_revision: false, jobId: t.jobId, ...extra };
+}
+
+function completedResult(t: Tracked, value: unknown): ResourceResult {
+  const parsed = ReconcileJobResult.safeParse(value);
+  if (!parsed.success) return resultFrom(t, 'failed', { message: 'the job finished with a result this converge does not understand' });
+  const r = parsed.data;
+  const extra: Partial<ResourceResult> = { outcome: r.outcome, new_revision: r.new_revision };
+  if (r.message) extra.message = r.message;
+  if (r.deploymentId) extra.deploymentId = r.deploymentId;
+  if (r.latestRevisionId !== undefined) extra.latestRevisionId = r.latestRevisionId;
+  if (r.fields) extra.fields = r.fields.map((f) => ({ path: f.path, before: f.before, after: f.after, sensitive: f.sensitive }));
+  // The flap guard refused the write (a Conflict): the desired state was not applied.
+  if (r.conflict) return resultFrom(t, 'failed', { ...extra, message: r.message ?? `Conflict: ${r.conflict.message}` });
+  return resultFrom(t, r.outcome === 'unchanged' ? 'unchanged' : 'done', extra);
+}
+
+/**
+ * The jobs of one apply, by job id, until each has a result. Fed by job events (completed, failed); wait() also looks
+ * unfinished jobs up every pollMs, and follows a resource to its newer job when another producer replaced ours.
+ */
+export class JobWaiter {
+  private readonly enqueuer: Enqueuer;
+  private readonly total: number;
+  private readonly onProgress: ((finished: number, total: number, latest: ResourceResult) => void) | undefined;
+  private readonly tracked: Tracked[] = [];
+  private readonly byJob = new Map<string, Tracked>();
+  private finished = 0;
+  private wake: (() => void) | undefined;
+  private abandoned = false;
+
+  constructor(enqueuer: Enqueuer, total: number, onProgress?: (finished: number, total: number, latest: ResourceResult) => void) {
+    this.enqueuer = enqueuer;
+    this.total = total;
+    this.onProgress = onProgress;
+  }
+
+  /** Tracks the job of the `index`-th change. */
+  track(index: number, change: ApplyChange, enqueued: Enqueued): void {
+    const t: Tracked = { change, key: enqueued.key, jobId: enqueued.jobId };
+    if (enqueued.behind) t.behind = enqueued.behind;
+    this.tracked[index] = t;
+    this.byJob.set(enqueued.jobId, t);
+  }
+
+  completed(jobId: string, value: unknown): void {
+    const t = this.byJob.get(jobId);
+    if (t) this.settle(t, completedResult(t, value));
+  }
+
+  failed(jobId: string, reason: string): void {
+    const t = this.byJob.get(jobId);
+    if (t) this.settle(t, resultFrom(t, 'failed', { message: reason }));
+  }
+
+  /** Ends wait() at once (an interrupted apply); results that come later are still recorded. */
+  abandon(): void {
+    this.abandoned = true;
+    this.wake?.();
+  }
+
+  /** Whether every tracked job has its result. */
+  allFinished(): boolean {
+    return this.finished === this.total;
+  }
+
+  /** The results so far, in order: undefined for a change whose job has none; its job id when it was enqueued. */
+  partial(): Array<{ result?: ResourceResult; jobId?: string }> {
+    return Array.from({ length: this.total }, (_, i) => {
+      const t = this.tracked[i];
+      if (!t) return {};
+      return t.result ? { result: t.result, jobId: t.jobId } : { jobId: t.jobId };
+    });
+  }
+
+  /** Job ids of tracked changes without a result. */
+  unfinishedJobs(): string[] {
+    return this.tracked.filter((t) => t && !t.result).map((t) => t.jobId);
+  }
+
+  /** Unfinished changes queued behind a running job (of an earlier run, or of another process): resource and that job. */
+  waitingBehind(): Array<{ key: string; behind: string }> {
+    return this.tracked.filter((t) => t && !t.result && t.behind).map((t) => ({ key: t.key, behind: t.behind! }));
+  }
+
+  /** Resolves with one result per tracked change, in order, once every job has one (or abandon() was called). */
+  async wait(pollMs: number): Promise<ResourceResult[]> {
+    const allDone = new Promise<void>((resolve) => {
+      this.wake = resolve;
+      if (this.finished === this.total || this.abandoned) resolve();
+    });
+    while (this.finished < this.total && !this.abandoned) {
+      // Unref'd: once every job is done, a poll timer still pending must not hold the process open for pollMs.
+      await Promise.race([allDone, sleep(pollMs, undefined, { ref: false })]);
+      if (this.finished < this.total && !this.abandoned) await this.pollUnfinished();
+    }
+    return this.tracked.map((t) => t?.result).filter((r): r is ResourceResult => r !== undefined);
+  }
+
+  private settle(t: Tracked, result: ResourceResult): void {
+    if (t.result) return;
+    t.result = result;
+    this.finished += 1;
+    this.onProgress?.(this.finished, this.total, result);
+    if (this.finished === this.total) this.wake?.();
+  }
+
+  private async pollUnfinished(): Promise<void> {
+    const open = this.tracked.filter((t) => !t.result);
+    for (let i = 0; i < open.length; i += POLL_BATCH) {
+      await Promise.all(open.slice(i, i + POLL_BATCH).map((t) => this.pollOne(t)));
+    }
+  }
+
+  private async pollOne(t: Tracked): Promise<void> {
+    const found = await this.enqueuer.lookup(t.jobId);
+    if (found.state === 'completed') return this.settle(t, completedResult(t, found.value));
+    if (found.state === 'failed') return this.settle(t, resultFrom(t, 'failed', { message: found.reason }));
+    if (found.state === 'unfinished') return;
+    // Not (or no longer) stored: still queued behind the running job of this resource, or replaced by a newer one.
+    const current = await this.enqueuer.currentJobOf(t.key);
+    if (current === t.jobId) return;
+    if (current !== undefined && current === t.behind) return;
+    if (current !== undefined) {
+      this.byJob.delete(t.jobId);
+      t.jobId = current;
+      delete t.behind;
+      this.byJob.set(current, t);
+      return;
+    }
+    // A last look: the job may have started (from behind the running one) or finished between the two reads above.
+    if ((await this.enqueuer.lookup(t.jobId)).state !== 'gone') return;
+    this.settle(t, resultFrom(t, 'failed', { message: 'the job left the queue without a result (removed by another process?)' }));
+  }
+}

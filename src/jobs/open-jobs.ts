@@ -1,0 +1,149 @@
+// The door of the jobs folder: from settings, the enqueuer, the stores, job runners, job events and the resync scheduler.
+import { randomBytes } from 'node:crypto';
+import { Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { AppliedStateStore } from '../store/applied-state.js';
+import { RedisDesiredMemory } from '../store/desired-memory.js';
+import { RedisHoldStore } from '../store/holds-store.js';
+import { Enqueuer } from '../queue/enqueuer.js';
+import { FlapStore } from '../store/flap-store.js';
+import { AppliedStateEpoch, readEvictionPolicy, type EvictionPolicy } from '../store/epoch.js';
+import { watchJobEvents, type JobEventHandlers, type JobEventsFeed } from '../queue/job-events.js';
+import { QUEUE_NAME } from '../queue/jobs.js';
+import { Lease } from '../leader/lease.js';
+import { SILENT_LOGGER, throttledErrors, type QueueLogger } from '../queue/log.js';
+import { checkPrefix, closeRedis, connectProducer, scanPrefix, type RedisSettings } from '../store/redis.js';
+import { startResync, type Resync, type ResyncOptions } from '../queue/resync-scheduler.js';
+import { claimPrefix, type ServiceTarget } from '../store/target.js';
+import { startJobRunner, type JobRunner, type StartRunnerOptions, type WorkerSettings } from '../runner/worker.js';
+
+export interface OpenJobsOptions {
+  /** A fresh sub-prefix whose keys are deleted on close (the embedded emulator: an in-memory service must not share jobs or applied state). */
+  private?: boolean;
+  /** The service the jobs write to: the prefix must not serve another (see target.ts). Not checked for a private prefix. */
+  target?: ServiceTarget;
+  /** Where the error events of queues, workers and connections go (throttled), and the runners' job lines. */
+  log?: QueueLogger;
+}
+
+/** The jobs of one Redis prefix, for apply and the daemon; no BullMQ or Redis handle leaves it. */
+export interface Jobs {
+  /** The prefix in use (a private one under the configured prefix when `private`). */
+  readonly prefix: string;
+  readonly enqueuer: Enqueuer;
+  /** Applied state: plans read it, jobs write it. */
+  readonly applied: AppliedStateStore;
+  /** The daemon's fingerprints of desired states seen in sync. */
+  readonly desired: RedisDesiredMemory;
+  /** The daemon's holds (resources not written: their revision for this desired state failed). */
+  readonly holds: RedisHoldStore;
+  /** The flap guard's state: recent writes per resource and the conflicts standing (src/core/flap-guard.ts). */
+  readonly flap: FlapStore;
+  /**
+   * Releases the flap guard's conflicts of these resource keys ("Deployment/name"; every conflict when undefined) and
+   * forgets their recent writes, so their next job writes again. Returns the keys that held a conflict.
+   */
+  releaseConflicts(keys?: readonly string[]): Promise<string[]>;
+  /** The prefix's applied-state epoch (a change or a vanishing means Redis lost converge's records). */
+  readonly epoch: AppliedStateEpoch;
+  /** Redis' maxmemory-policy, or why it could not be read. */
+  evictionPolicy(): Promise<EvictionPolicy>;
+  /** The leader lease of the prefix as held (or waited for) by replica `holder`, lasting `ttlMs` unless renewed. */
+  lease(holder: string, ttlMs: number): Lease;
+  /** Resolves when Redis answers a PING; rejects otherwise. */
+  ping(): Promise<void>;
+  /** Starts workers in this process on the queue (their own connections). */
+  startRunner(options: Omit<StartRunnerOptions, 'onError' | 'target'>): Promise<JobRunner>;
+  /** Follows the completions and failures of every process's jobs from now on. */
+  watchEvents(handlers: JobEventHandlers, name: string): Promise<JobEventsFeed>;
+  /** Starts the resync scheduler (one cycle per interval across every replica on the prefix). */
+  startResync(options: Omit<ResyncOptions, 'redis' | 'producer' | 'onError'>): Promise<Resync>;
+  /** Closes whatever is still open, then the queue and the connection; a private prefix's keys are deleted. */
+  close(): Promise<void>;
+}
+
+/**
+ * Connects to Redis (failing fast with E_REDIS), checks the prefix and claims it for the target, and opens the queue.
+ * The error events of every queue, worker and connection opened from here are logged, one line per kind per 30 s.
+ */
+export async function openJobs(settings: WorkerSettings, options: OpenJobsOptions = {}): Promise<Jobs> {
+  checkPrefix(settings.redisPrefix);
+  const log = options.log ?? SILENT_LOGGER;
+  const onError = throttledErrors(log);
+  const redis = await connectProducer(settings, { onError: (e) => onError('redis connection', e) });
+  const prefix = options.private ? `${settings.redisPrefix}:embedded-${randomBytes(6).toString('hex')}` : settings.redisPrefix;
+  try {
+    if (options.target && !options.private) await claimPrefix(redis, prefix, options.target);
+  } catch (error) {
+    await closeRedis(redis);
+    throw error;
+  }
+  const queue = new Queue(QUEUE_NAME, { connection: redis, prefix });
+  queue.on('error', (error) => onError('queue', error));
+  // BullMQ's start-up of the queue (a version check) is finished before anything can close it: on a Redis Cluster, a
+  // queue closed while it still ran emitted an error nothing listened to any more, and the process crashed.
+  try {
+    await queue.waitUntilReady();
+  } catch (error) {
+    await queue.close().catch(() => undefined);
+    await closeRedis(redis);
+    throw error;
+  }
+  const scoped: WorkerSettings = { ...settings, redisPrefix: prefix };
+  const open = new Set<{ close(): Promise<void> }>();
+  function track<T extends { close(): Promise<void> }>(handle: T): T {
+    const close = handle.close.bind(handle);
+    open.add(handle);
+    handle.close = async (...args: unknown[]) => {
+      open.delete(handle);
+      await (close as (...a: unknown[]) => Promise<void>)(...args);
+    };
+    return handle;
+  }
+  let closing: Promise<void> | undefined;
+  const flap = new FlapStore(redis, prefix);
+  return {
+    prefix,
+    enqueuer: new Enqueuer(queue, settings),
+    applied: new AppliedStateStore(redis, prefix),
+    desired: new RedisDesiredMemory(redis, prefix),
+    holds: new RedisHoldStore(redis, prefix),
+    flap,
+    releaseConflicts(keys) {
+      return flap.release(keys, true);
+    },
+    epoch: new AppliedStateEpoch(redis, prefix),
+    evictionPolicy() {
+      return readEvictionPolicy(redis);
+    },
+    lease(holder, ttlMs) {
+      return new Lease(redis, prefix, holder, ttlMs);
+    },
+    async ping() {
+      await redis.ping();
+    },
+    async startRunner(runnerOptions) {
+      return track(await startJobRunner(scoped, { ...runnerOptions, log: runnerOptions.log ?? log, onError }));
+    },
+    async watchEvents(handlers, name) {
+      return track(await watchJobEvents(scoped, redis, handlers, { name, onError }));
+    },
+    async startResync(resyncOptions) {
+      return track(await startResync({ ...resyncOptions, redis: scoped, producer: redis, onError: (e) => onError('resync', e) }));
+    },
+    close() {
+      closing ??= (async () => {
+        for (const handle of [...open].reverse()) await handle.close().catch((e: unknown) => onError('close', e));
+        await queue.close().catch((e: unknown) => onError('queue', e));
+        if (options.private) await deleteKeys(redis, prefix).catch((e: unknown) => onError('redis connection', e));
+        await closeRedis(redis);
+      })();
+      return closing;
+    },
+  };
+}
+
+/** Deletes every key under `prefix`. */
+export async function deleteKeys(redis: Redis, prefix: string): Promise<void> {
+  for await (const keys of scanPrefix(redis, prefix)) await redis.del(...keys);
+}

@@ -1,0 +1,70 @@
+// zod schemas of what converge keeps in Redis: job payloads (secret references only), results, applied and pending records.
+import { z } from 'zod';
+import { DeleteTarget, JOB_OPERATIONS, JobResource, SyncOutcome, SyncResult } from '../core/kinds/index.js';
+import { ManifestVersion } from '../core/manifest-version.js';
+
+export { JobResource, JobSecretRef, JobSecretSource, PendingWrite } from '../core/kinds/index.js';
+
+/** The operation the plan expected when the job was enqueued (its kind's, see src/core/kinds); the worker recomputes it (level-triggered). */
+export const JobOperation = z.enum(JOB_OPERATIONS);
+export type JobOperation = z.infer<typeof JobOperation>;
+
+/** Data of one reconcile-resource job. Holds no secret value (see JobSecretSource). */
+export const ReconcileJobData = z.strictObject({
+  version: z.literal(1),
+  /** resourceKey(kind, name), also the BullMQ deduplication id. */
+  key: z.string().min(1),
+  operation: JobOperation,
+  /** The desired resource (create, update, adopt). Absent on a delete job, which names its target instead. */
+  resource: JobResource.optional(),
+  /** A delete (--prune): the resource converge owns and its live id; never a name alone. */
+  remove: DeleteTarget.optional(),
+  /** adopt setting of the run that enqueued it (absent: auto): under explicit, taking over needs converge/adopt: "true". */
+  adoptPolicy: z.enum(['auto', 'explicit']).optional(),
+  /** The live deployment's id when the plan knew it: read by deployment_ids (one small page) instead of name_contains. */
+  deploymentId: z.string().optional(),
+  /**
+   * The fingerprint of the desired state the job carries (src/core/kinds: a hash over the resource and the hashes of
+   * its secret values, never a value): a resync skips a resource whose waiting or active job carries the same one.
+   */
+  desired: z.string().regex(/^[0-9a-f]{64}$/).optional(),
+  /** The operator asked for a rebuild of an unchanged input (`converge reconcile --retry-failed`; SyncOptions.rebuild). */
+  rebuild: z.literal(true).optional(),
+  /** The manifests the desired state was read from (git commit or content hash, and when): recorded with each write. */
+  manifestVersion: ManifestVersion.optional(),
+  /** Who enqueued: "apply", "daemon", ... (for status and logs). */
+  origin: z.string(),
+  enqueuedAt: z.string(),
+  /**
+   * The fencing token of the leader lease the daemon held when it enqueued (src/leader/lease.ts); absent for `apply`,
+   * which takes no lease. A worker drops a job whose token is older than the newest one handed out.
+   */
+  fence: z.number().int().positive().optional(),
+  /** The resource's desired-state sequence (a Redis counter, set by the enqueuer): a job with an older one is superseded. */
+  seq: z.number().int().positive().optional(),
+}).refine((data) => (data.resource === undefined) !== (data.remove === undefined), { error: 'a job holds either a resource or a delete target' });
+export type ReconcileJobData = z.infer<typeof ReconcileJobData>;
+
+/** What a job did: the sync result of its resource (src/core/kinds/ports.ts). */
+export const JobOutcome = SyncOutcome;
+export type JobOutcome = SyncOutcome;
+export const ReconcileJobResult = SyncResult;
+export type ReconcileJobResult = SyncResult;
+
+/** AppliedRecord (src/core/model.ts) as stored: hashes only. */
+const Sha256Hex = z.string().regex(/^[0-9a-f]{64}$/);
+
+export const StoredAppliedRecord = z.strictObject({
+  secrets: z.record(z.string(), Sha256Hex),
+  definitionHash: Sha256Hex.optional(),
+  /** Field path -> hashes of what was sent and answered (three-way comparison); absent in older records. */
+  fields: z.record(z.string(), z.strictObject({ sent: Sha256Hex, answered: Sha256Hex })).optional(),
+  /** The fingerprint of the desired state the last write came from (the job's `desired`). */
+  desired: Sha256Hex.optional(),
+  /** The manifests the last write came from ("applied from 3f2a9c1"). */
+  manifestVersion: ManifestVersion.optional(),
+  appliedAt: z.string(),
+  /** Which live resource converge owns under this key (created or adopted) and its id; absent in older records. */
+  ownership: z.strictObject({ origin: z.enum(['created', 'adopted']), id: z.string().min(1) }).optional(),
+});
+export type StoredAppliedRecord = z.infer<typeof StoredAppliedRecord>;

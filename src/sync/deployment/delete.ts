@@ -1,0 +1,51 @@
+// Deletes one Deployment converge owns (--prune), by id only, with lost-answer safety: a retry re-reads the id it sent to.
+import { BlockedError } from '../../core/errors.js';
+import { resourceKey } from '../../core/model.js';
+import { ownershipOf } from '../../core/ownership.js';
+import type { DeleteTarget, SyncPorts, SyncResult } from '../../core/kinds/ports.js';
+
+const LOST_ANSWER = 'the answer to an earlier attempt was lost; the service shows its delete landed';
+
+function result(outcome: SyncResult['outcome'], id: string, message?: string): SyncResult {
+  return { outcome, new_revision: false, deploymentId: id, ...(message ? { message } : {}) };
+}
+
+/** Sends the DELETE of `id`, marked pending first (with the id), and forgets the resource once the service took it. */
+async function sendDelete(key: string, target: DeleteTarget, id: string, ports: SyncPorts): Promise<SyncResult> {
+  await ports.appliedState.setPending(key, { op: 'delete', id, secrets: {}, sentAt: ports.now().toISOString() });
+  const answer = await ports.service.deleteDeployment(id, { deleteTracingProject: target.deleteTracingProject });
+  await ports.appliedState.forget(key);
+  return answer === 'deleted' ? result('deleted', id) : result('unchanged', id, 'the service had no deployment of this id any more, or was deleting it already');
+}
+
+/**
+ * Deletes the deployment of `target.id` when converge owns it. An earlier attempt whose answer was lost is settled by
+ * re-reading the id it recorded: gone or being deleted means it landed; still there, the same id is sent again. A
+ * deployment that took the name since has another id and is never touched.
+ */
+export async function deleteOwnedDeployment(target: DeleteTarget, ports: SyncPorts): Promise<SyncResult> {
+  const key = resourceKey('Deployment', target.name);
+  const { applied, pending } = await ports.appliedState.read(key);
+  if (pending?.op === 'delete' && pending.id) {
+    const live = await ports.service.readDeployment(pending.id);
+    if (!live || live.status === 'AWAITING_DELETE') {
+      await ports.appliedState.forget(key);
+      return result('deleted', pending.id, LOST_ANSWER);
+    }
+    return sendDelete(key, target, pending.id, ports);
+  }
+  if (!applied) return result('unchanged', target.id, 'converge owns no deployment of this name any more; nothing deleted');
+  if (ownershipOf(applied, target.id) !== 'owned') {
+    throw new BlockedError(`Deployment/${target.name} (id ${target.id}) is not the deployment converge owns under this name; nothing deleted`);
+  }
+  const live = await ports.service.readDeployment(target.id);
+  if (!live || live.name !== target.name) {
+    await ports.appliedState.forget(key);
+    return result('unchanged', target.id, 'the deployment is gone already; nothing deleted');
+  }
+  if (live.status === 'AWAITING_DELETE') {
+    await ports.appliedState.forget(key);
+    return result('unchanged', target.id, 'the service is deleting it already');
+  }
+  return sendDelete(key, target, target.id, ports);
+}

@@ -1,0 +1,288 @@
+// One Deployment, level-triggered: read it by id right before writing, settle an earlier lost write, send the minimal change, record it.
+import { BlockedError, ServiceError } from '../../core/errors.js';
+import type { AppliedRecord, DeploymentResource, LiveDeployment } from '../../core/model.js';
+import type { CreateDeploymentRequest, PatchDeploymentRequest } from '../../core/wire/schema.js';
+import type { DesiredSecrets, PendingWrite, ServicePort, SyncPorts, SyncResult, WrittenState } from '../../core/kinds/ports.js';
+import type { SyncOptions } from '../../core/kinds/kind.js';
+import { diffDeployment, requestBody, type DeploymentContext, type DeploymentDiff } from '../../core/kinds/deployment/diff.js';
+import { artifactField, declaredFieldPaths } from '../../core/kinds/deployment/fields.js';
+import { answeredFieldHashes, sentFieldHashes } from '../../core/kinds/deployment/three-way.js';
+import { resourceKey, type Ownership } from '../../core/model.js';
+import { adoptionBlocker, ownershipOf } from '../../core/ownership.js';
+import { isAbsent } from '../../core/values.js';
+
+/**
+ * How far the service's clock may be behind ours when deciding that a deployment found after a lost create
+ * answer is the one this job created (its created_at is after our first send, less this margin).
+ */
+export const CLOCK_SKEW_MS = 120_000;
+
+/** A create still unanswered after this long is treated as a new write (its send time is not reused). */
+const PENDING_REUSE_MS = 3_600_000;
+
+const LOST_ANSWER = 'the answer to an earlier attempt was lost; live state shows its write landed';
+
+function pick(hashes: Record<string, string>, names: readonly string[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const name of names) if (hashes[name] !== undefined) out[name] = hashes[name]!;
+  return out;
+}
+
+/**
+ * What to record of a write: the secret hashes it sent (when it sent any, the complete declared set, so they replace
+ * the recorded ones), and for each declared field it sent, the hash sent and the hash of the service's answer there.
+ */
+function writtenState(secrets: Record<string, string>, sentFields: Readonly<Record<string, string>>, answer: unknown, ownership?: Ownership): WrittenState {
+  const written: WrittenState = { secrets, replaceSecrets: Object.keys(secrets).length > 0, fields: answeredFieldHashes(sentFields, answer) };
+  if (ownership) written.ownership = ownership;
+  return written;
+}
+
+/**
+ * The ownership a write to `live` records: none new when converge owns it already (with its id); `adopted` for one it
+ * did not create (or owns from a record of an older version that kept no id).
+ */
+function adoptedOwnership(applied: AppliedRecord | undefined, live: LiveDeployment): Ownership | undefined {
+  if (applied?.ownership?.id === live.id) return undefined;
+  return { origin: 'adopted', id: live.id };
+}
+
+/** Under adopt: explicit, a live deployment converge does not own is taken over only with converge/adopt: "true". */
+function checkAdoption(desired: Desired, live: LiveDeployment, applied: AppliedRecord | undefined, ports: SyncPorts): void {
+  if (ownershipOf(applied, live.id) === 'owned') return;
+  const blocker = adoptionBlocker(ports.adoptPolicy, desired.resource, live);
+  if (blocker) throw new BlockedError(blocker);
+}
+
+/** fieldHash() of each declared field the body sends (recorded as pending before the send, as applied after). */
+function sentFields(resource: DeploymentResource, body: unknown): Record<string, string> {
+  return sentFieldHashes(declaredFieldPaths(resource.spec), body);
+}
+
+/**
+ * The live deployment of exactly this name, or undefined. By id when known (GET by id, or the list filtered by
+ * deployment_ids on a service without it), else (or when that id is gone) by name_contains (a substring filter
+ * that may match others, so the exact name is picked out). Paging stops at the match: a found deployment costs
+ * one request, and only a missing one reads on to the empty page that ends the list.
+ */
+export async function findLiveDeployment(service: ServicePort, name: string, id?: string): Promise<LiveDeployment | undefined> {
+  if (id) {
+    const byId = await service.readDeployment(id);
+    if (byId?.name === name) return byId;
+  }
+  for await (const page of service.listDeploymentPages({ name_contains: name })) {
+    const hit = page.find((d) => d.name === name);
+    if (hit) return hit;
+  }
+  return undefined;
+}
+
+/** The desired deployment as this sync writes it: repository resolved, secrets hashed (values on demand). */
+interface Desired {
+  key: string;
+  resource: DeploymentResource;
+  secrets: DesiredSecrets;
+  repositoryError?: string;
+}
+
+async function desiredState(resource: DeploymentResource, ports: SyncPorts): Promise<Desired> {
+  let desired = resource;
+  let repositoryError: string | undefined;
+  const config = resource.spec.source_config ?? {};
+  // Jobs from apply carry the repository already resolved in the same reconcile; resolve only what is missing.
+  if (resource.spec.repository && (!config.integration_id || !config.repo_url)) {
+    const resolved = await ports.resolveRepository(resource);
+    desired = resolved.resource;
+    repositoryError = resolved.error;
+  }
+  const out: Desired = { key: resourceKey('Deployment', resource.name), resource: desired, secrets: await ports.desiredSecrets(desired) };
+  if (repositoryError) out.repositoryError = repositoryError;
+  return out;
+}
+
+function diffFor(desired: Desired, live: LiveDeployment | undefined, applied: AppliedRecord | undefined): DeploymentDiff {
+  const context: DeploymentContext = { secretHashes: desired.secrets.hashes, secretErrors: desired.secrets.errors };
+  if (applied) context.applied = applied;
+  if (desired.repositoryError) context.repositoryError = desired.repositoryError;
+  return diffDeployment(desired.resource, live, context);
+}
+
+/** What a sync found of an earlier attempt's write whose answer was lost. */
+interface Settled {
+  applied: AppliedRecord | undefined;
+  /** The earlier write, when live state shows it landed (its hashes are now recorded as applied). */
+  landed?: PendingWrite;
+  /** A PATCH that starts no revision: whether it landed shows only in the diff, decided by the caller. */
+  unsure?: PendingWrite;
+  /** No live deployment: the pending write as read (left in place; a create retry reuses its send time). */
+  pending?: PendingWrite;
+}
+
+/**
+ * A write whose answer was lost may still have landed. Decide from live state whether it did, and if so record
+ * its hashes as applied, so it is not sent a second time (a second PATCH with secrets is a needless revision).
+ * A create landed when the deployment now exists and was created after the first send; a PATCH with secrets
+ * landed when the latest revision changed since. Anything else is forgotten: this attempt decides afresh.
+ */
+async function settlePending(key: string, ports: SyncPorts, live: LiveDeployment | undefined): Promise<Settled> {
+  const { applied, pending } = await ports.appliedState.read(key);
+  if (!pending || (pending.op !== 'create' && pending.op !== 'patch')) return { applied };
+  if (!live) return { applied, pending };
+  if (pending.op === 'patch' && !pending.startsRevision) {
+    await ports.appliedState.clearPending(key);
+    return { applied, unsure: pending };
+  }
+  const landed =
+    pending.op === 'create'
+      ? Date.parse(live.created_at) >= Date.parse(pending.sentAt) - CLOCK_SKEW_MS
+      : (live.latest_revision_id ?? null) !== (pending.revisionBefore ?? null);
+  if (!landed) {
+    await ports.appliedState.clearPending(key);
+    return { applied };
+  }
+  // The answer was lost: the live state read now stands in for it.
+  const ownership: Ownership | undefined = pending.op === 'create' ? { origin: 'created', id: live.id } : adoptedOwnership(applied, live);
+  const written = writtenState(pending.secrets, pending.fields ?? {}, live, ownership);
+  return { applied: await ports.appliedState.recordWrite(key, written, ports.now(), applied ?? null), landed: pending };
+}
+
+function deploymentResult(outcome: SyncResult['outcome'], newRevision: boolean, live: LiveDeployment | undefined, message?: string): SyncResult {
+  const result: SyncResult = { outcome, new_revision: newRevision };
+  if (live) {
+    result.deploymentId = live.id;
+    result.latestRevisionId = live.latest_revision_id ?? null;
+  }
+  if (message) result.message = message;
+  return result;
+}
+
+/** The result of a sync that has nothing left to send: its own earlier write, or nothing at all, did the work. */
+function settledResult(settled: Settled, live: LiveDeployment | undefined): SyncResult {
+  const earlier = settled.landed ?? settled.unsure;
+  if (!earlier) return deploymentResult('unchanged', false, live);
+  if (earlier.op === 'create') return deploymentResult('created', true, live, LOST_ANSWER);
+  return deploymentResult('updated', earlier.startsRevision === true, live, LOST_ANSWER);
+}
+
+interface Patched {
+  sent: boolean;
+  live: LiveDeployment;
+  newRevision: boolean;
+}
+
+/** Sends the PATCH of `diff` (if any), marked pending first, and records it over `applied` (the record read during this sync). */
+async function patchIfNeeded(
+  desired: Desired,
+  diff: DeploymentDiff,
+  live: LiveDeployment,
+  ports: SyncPorts,
+  applied: AppliedRecord | undefined,
+): Promise<Patched> {
+  if (diff.change.action === 'blocked') throw new BlockedError(diff.change.reason ?? 'the plan blocks it');
+  if (!diff.request || diff.request.op !== 'patch') return { sent: false, live, newRevision: false };
+  const written = pick(desired.secrets.hashes, diff.secretNames);
+  const body = requestBody(diff, await desired.secrets.values(diff.secretNames)) as PatchDeploymentRequest;
+  const fields = sentFields(desired.resource, diff.request.body);
+  await ports.appliedState.setPending(desired.key, {
+    op: 'patch',
+    secrets: written,
+    fields,
+    sentAt: ports.now().toISOString(),
+    revisionBefore: live.latest_revision_id ?? null,
+    startsRevision: diff.change.new_revision,
+  });
+  const updated = await ports.service.patchDeployment(diff.request.id, body);
+  await ports.appliedState.recordWrite(desired.key, writtenState(written, fields, updated, adoptedOwnership(applied, live)), ports.now(), applied ?? null);
+  return { sent: true, live: updated, newRevision: diff.change.new_revision };
+}
+
+/**
+ * The rebuild the operator asked for (SyncOptions.rebuild) of a deployment whose live state matches: a PATCH of its
+ * declared revision fields, unchanged, which starts a new revision of the same input (real-service.md: a non-null
+ * revision field starts one even when its value is unchanged). Undefined when it declares none.
+ */
+function rebuildDiff(desired: Desired, diff: DeploymentDiff, live: LiveDeployment): DeploymentDiff | undefined {
+  const declared = Object.entries(desired.resource.spec.source_revision_config ?? {}).filter(([, value]) => !isAbsent(value));
+  if (declared.length === 0) return undefined;
+  const body = { source_revision_config: Object.fromEntries(declared) } as PatchDeploymentRequest;
+  const fields = declared.map(([name, value]) => ({ path: `source_revision_config.${name}`, before: value, after: value, sensitive: false }));
+  return { change: { ...diff.change, action: 'update', new_revision: true, fields }, request: { op: 'patch', id: live.id, body }, secretNames: [] };
+}
+
+/** One Deployment: read it (by id when known), settle an earlier lost write, write what differs. */
+export async function syncDeployment(resource: DeploymentResource, ports: SyncPorts, liveId?: string, options: SyncOptions = {}): Promise<SyncResult> {
+  const desired = await desiredState(resource, ports);
+  const live = await findLiveDeployment(ports.service, desired.resource.name, liveId);
+  const settled = await settlePending(desired.key, ports, live);
+  let diff = diffFor(desired, live, settled.applied);
+  if (diff.change.action === 'blocked') throw new BlockedError(diff.change.reason ?? 'the plan blocks it');
+  const rebuild = !diff.request && options.rebuild && live && !settled.landed && !settled.unsure ? rebuildDiff(desired, diff, live) : undefined;
+  if (rebuild) diff = rebuild;
+  if (!diff.request) return settledResult(settled, live);
+  if (live && !settled.landed) checkAdoption(desired, live, settled.applied, ports);
+  if (diff.request.op === 'patch') {
+    const patched = await patchIfNeeded(desired, diff, live!, ports, settled.applied);
+    // An earlier attempt's create landed but its answer was lost: this PATCH is the artifact that create left out.
+    if (settled.landed?.op === 'create') return { ...deploymentResult('created', true, patched.live, LOST_ANSWER), fields: diff.change.fields };
+    return { ...deploymentResult('updated', patched.newRevision, patched.live), fields: diff.change.fields };
+  }
+
+  const written = pick(desired.secrets.hashes, diff.secretNames);
+  const body = requestBody(diff, await desired.secrets.values(diff.secretNames)) as CreateDeploymentRequest;
+  const now = ports.now();
+  const earlier = settled.pending;
+  const retrying = earlier?.op === 'create' && now.getTime() - Date.parse(earlier.sentAt) < PENDING_REUSE_MS;
+  const sentAt = retrying ? earlier.sentAt : now.toISOString();
+  const fields = sentFields(desired.resource, diff.request.body);
+  await ports.appliedState.setPending(desired.key, { op: 'create', secrets: written, fields, sentAt });
+  let created: LiveDeployment;
+  try {
+    created = await ports.service.createDeployment(body);
+  } catch (error) {
+    if (!(error instanceof ServiceError) || error.status !== 409) throw error;
+    return adoptDeployment(desired, ports, error);
+  }
+  const applied = await ports.appliedState.recordWrite(desired.key, writtenState(written, fields, created, { origin: 'created', id: created.id }), ports.now());
+  return { ...(await completeCreate(desired, created, ports, applied)), fields: diff.change.fields };
+}
+
+/**
+ * After a create: an internal source's artifact (image_uri, source_tarball_path) was left out of it, as the service
+ * takes it only by PATCH; diff against the create's answer and send that PATCH now, marked pending first like any other.
+ */
+async function completeCreate(desired: Desired, created: LiveDeployment, ports: SyncPorts, applied: AppliedRecord): Promise<SyncResult> {
+  const artifact = artifactField(desired.resource.spec.source);
+  if (!artifact || isAbsent(desired.resource.spec.source_revision_config?.[artifact as 'image_uri'])) {
+    return deploymentResult('created', true, created);
+  }
+  const diff = diffFor(desired, created, applied);
+  const patched = await patchIfNeeded(desired, diff, created, ports, applied);
+  return deploymentResult('created', true, patched.live);
+}
+
+/** A create answered 409: the name exists. Re-read it, take it over, and PATCH only what still differs. */
+async function adoptDeployment(desired: Desired, ports: SyncPorts, conflict: ServiceError): Promise<SyncResult> {
+  const live = await findLiveDeployment(ports.service, desired.resource.name);
+  if (!live) {
+    await ports.appliedState.clearPending(desired.key);
+    throw new BlockedError(
+      `the service answered 409 (${conflict.detail}) but lists no deployment named "${desired.resource.name}": another resource, such as a tracing project, holds the name; choose another metadata.name`,
+    );
+  }
+  const settled = await settlePending(desired.key, ports, live);
+  checkAdoption(desired, live, settled.applied, ports);
+  const diff = diffFor(desired, live, settled.applied);
+  const patched = await patchIfNeeded(desired, diff, live, ports, settled.applied);
+  if (!patched.sent) await recordOwnership(desired, live, ports, settled.applied);
+  const message = patched.sent
+    ? 'the deployment already existed; converge adopted it and patched what differed'
+    : 'the deployment already existed and matches the manifest; converge adopted it';
+  const result = deploymentResult('adopted', patched.newRevision, patched.live, message);
+  return patched.sent ? { ...result, fields: diff.change.fields } : result;
+}
+
+/** Records that converge owns `live` (adopted), writing nothing to the service. */
+async function recordOwnership(desired: Desired, live: LiveDeployment, ports: SyncPorts, applied: AppliedRecord | undefined): Promise<void> {
+  const ownership = adoptedOwnership(applied, live);
+  if (ownership) await ports.appliedState.recordWrite(desired.key, { secrets: {}, ownership }, ports.now(), applied ?? null);
+}

@@ -1,0 +1,234 @@
+// One OAuthProvider: read it by id right before writing and PATCH what differs; where the service cannot read providers, the applied record decides.
+import { BlockedError, ServiceError } from '../../core/errors.js';
+import { adoptionBlocker } from '../../core/ownership.js';
+import { resourceKey, type AppliedRecord, type LiveProvider, type Ownership, type ProviderResource } from '../../core/model.js';
+import type { CreateProviderRequest, PatchProviderRequest } from '../../core/wire/schema.js';
+import type { DesiredSecrets, PendingWrite, SyncPorts, SyncResult } from '../../core/kinds/ports.js';
+import { adoptionNote, CLIENT_SECRET, diffProvider, PROVIDER_CHANGED_REASON, type ProviderDiff } from '../../core/kinds/oauth-provider/diff.js';
+
+/**
+ * How far the service's clock may be behind ours when deciding that a provider found after a lost answer shows this
+ * job's write (its created_at, or updated_at for a PATCH, is after our first send, less this margin).
+ */
+const CLOCK_SKEW_MS = 120_000;
+
+const CREATE_ANSWER_LOST = 'an earlier attempt created the provider but its answer was lost; converge recorded it as applied';
+const PATCH_ANSWER_LOST = 'the answer to an earlier attempt was lost; live state shows its write landed';
+
+/** Why a create answered 409 that no earlier attempt explains blocks the provider (a service that cannot read providers). */
+export function providerExistsReason(name: string): string {
+  return (
+    `the service already has an OAuth provider "${name}" that converge did not create, and it cannot read providers, ` +
+    `so converge has never seen its definition; ${PROVIDER_CHANGED_REASON}`
+  );
+}
+
+/** Creates, discovers or updates the provider so the service holds what the manifest declares. */
+export async function syncProvider(resource: ProviderResource, ports: SyncPorts): Promise<SyncResult> {
+  const reads = await ports.service.providerReads();
+  return reads.readable ? syncAgainstLive(resource, ports) : syncFromRecords(resource, ports);
+}
+
+/** What one sync knows before it writes. */
+interface State {
+  key: string;
+  secrets: DesiredSecrets;
+  applied: AppliedRecord | undefined;
+  earlier: PendingWrite | undefined;
+}
+
+async function readState(resource: ProviderResource, ports: SyncPorts): Promise<State> {
+  const key = resourceKey('OAuthProvider', resource.name);
+  const secrets = await ports.desiredSecrets(resource);
+  const { applied, pending: earlier } = await ports.appliedState.read(key);
+  return { key, secrets, applied, earlier };
+}
+
+function diffAgainst(resource: ProviderResource, state: State, live: LiveProvider | undefined): ProviderDiff {
+  return diffProvider(resource, {
+    secretHashes: state.secrets.hashes,
+    secretErrors: state.secrets.errors,
+    ...(state.applied ? { applied: state.applied } : {}),
+    provider: { live },
+  });
+}
+
+/** The secret hashes a write of `diff` records: client_secret's when the write sends it. */
+function writtenSecrets(diff: ProviderDiff, state: State): Record<string, string> {
+  const request = diff.request;
+  const hash = state.secrets.hashes[CLIENT_SECRET];
+  if (!request || request.op === 'discover' || !request.sendClientSecret || hash === undefined) return {};
+  return { [CLIENT_SECRET]: hash };
+}
+
+/**
+ * Whether live state shows that an earlier write whose answer was lost landed: the provider was created (or, for a
+ * PATCH, updated) after that write was first sent, and every field but the secret matches the manifest.
+ */
+function earlierLanded(earlier: PendingWrite, live: LiveProvider, diff: ProviderDiff): boolean {
+  if (earlier.op !== 'create-provider' && earlier.op !== 'discover-provider' && earlier.op !== 'patch-provider') return false;
+  const at = Date.parse(earlier.op === 'patch-provider' ? live.updated_at : live.created_at);
+  if (!(at >= Date.parse(earlier.sentAt) - CLOCK_SKEW_MS)) return false;
+  return diff.change.action !== 'blocked' && diff.change.fields.every((field) => field.path === CLIENT_SECRET);
+}
+
+/**
+ * Level-triggered against the live provider: GET it by id, settle an earlier write whose answer was lost, then create
+ * it when the service has none, or PATCH only the fields that differ (client_secret only when its hash changed). A
+ * create that meets a 409 (made elsewhere meanwhile) reads the provider and patches what differs instead.
+ */
+async function syncAgainstLive(resource: ProviderResource, ports: SyncPorts): Promise<SyncResult> {
+  const state = await readState(resource, ports);
+  let live = await ports.service.getProvider(resource.name);
+  let diff = diffAgainst(resource, state, live);
+  let settled: string | undefined;
+  if (state.earlier && live && earlierLanded(state.earlier, live, diff)) {
+    const created = state.earlier.op !== 'patch-provider';
+    state.applied = await ports.appliedState.recordWrite(
+      state.key,
+      { secrets: state.earlier.secrets, definitionHash: diff.definitionHash, ...ownershipOfWrite(state, live.id, created) },
+      ports.now(),
+      state.applied ?? null,
+    );
+    state.earlier = undefined;
+    settled = created ? CREATE_ANSWER_LOST : PATCH_ANSWER_LOST;
+    diff = diffAgainst(resource, state, live);
+  }
+  if (diff.change.action === 'blocked') throw new BlockedError(diff.change.reason ?? 'the plan blocks it');
+  // adopt: explicit: a provider converge has no record of is taken over only with converge/adopt: "true".
+  const blocker = live && !state.applied && diff.request ? adoptionBlocker(ports.adoptPolicy, resource, live) : undefined;
+  if (blocker) throw new BlockedError(blocker);
+  if (!diff.request) {
+    if (settled) return { outcome: 'adopted', new_revision: false, message: settled };
+    if (state.earlier) await ports.appliedState.clearPending(state.key);
+    // someone else brought it to the manifest: nothing to write; keep the record's definition current
+    if (state.applied && state.applied.definitionHash !== diff.definitionHash) {
+      await ports.appliedState.recordWrite(state.key, { secrets: {}, definitionHash: diff.definitionHash }, ports.now(), state.applied);
+    }
+    return { outcome: 'unchanged', new_revision: false };
+  }
+
+  if (diff.request.op !== 'patch') {
+    const created = await sendCreate(resource, ports, state, diff);
+    if (created) return created;
+    // 409: the provider was made elsewhere between the read and the create; read it and patch what differs
+    live = await ports.service.getProvider(resource.name);
+    diff = diffAgainst(resource, state, live);
+    if (diff.change.action === 'blocked') throw new BlockedError(diff.change.reason ?? 'the plan blocks it');
+    if (!diff.request) return { outcome: 'unchanged', new_revision: false, message: adoptionNote(0) };
+    if (diff.request.op !== 'patch') throw new BlockedError(`the service answered 409 to the create of "${resource.name}" but does not show it when read`);
+  }
+  return sendPatch(resource, ports, state, diff, diff.request);
+}
+
+/** Sends the create (or discovery); undefined when the service answered 409. */
+async function sendCreate(resource: ProviderResource, ports: SyncPorts, state: State, diff: ProviderDiff): Promise<SyncResult | undefined> {
+  const request = diff.request!;
+  const written = writtenSecrets(diff, state);
+  const sameWrite = state.earlier !== undefined && state.earlier.definitionHash === diff.definitionHash && state.earlier.op !== 'patch-provider';
+  await ports.appliedState.setPending(state.key, {
+    op: request.op === 'discover' ? 'discover-provider' : 'create-provider',
+    secrets: written,
+    definitionHash: diff.definitionHash,
+    sentAt: sameWrite ? state.earlier!.sentAt : ports.now().toISOString(),
+  });
+  let answer: unknown;
+  try {
+    if (request.op === 'create') {
+      const body: CreateProviderRequest = { ...request.body };
+      if (request.sendClientSecret) body.client_secret = (await state.secrets.values([CLIENT_SECRET]))[CLIENT_SECRET]!;
+      answer = await ports.service.createProvider(body);
+    } else if (request.op === 'discover') {
+      answer = await ports.service.discoverProvider(request.body);
+    }
+  } catch (error) {
+    if (!(error instanceof ServiceError) || error.status !== 409) throw error;
+    // refused: nothing of this write landed
+    await ports.appliedState.clearPending(state.key);
+    state.earlier = undefined;
+    return undefined;
+  }
+  const id = (answer as { id?: unknown } | undefined)?.id;
+  const ownership = typeof id === 'string' ? ownershipOfWrite(state, id, true) : {};
+  state.applied = await ports.appliedState.recordWrite(state.key, { secrets: written, definitionHash: diff.definitionHash, ...ownership }, ports.now(), state.applied ?? null);
+  return { outcome: 'created', new_revision: false };
+}
+
+/**
+ * The ownership a write records (the live provider's id, for prune): `created` by this write, or `adopted`; nothing new
+ * when the record already names this id.
+ */
+function ownershipOfWrite(state: State, id: string, created: boolean): { ownership?: Ownership } {
+  if (state.applied?.ownership?.id === id) return {};
+  return { ownership: { origin: created ? 'created' : 'adopted', id } };
+}
+
+async function sendPatch(
+  resource: ProviderResource,
+  ports: SyncPorts,
+  state: State,
+  diff: ProviderDiff,
+  request: Extract<NonNullable<ProviderDiff['request']>, { op: 'patch' }>,
+): Promise<SyncResult> {
+  const written = writtenSecrets(diff, state);
+  const adopting = !state.applied;
+  await ports.appliedState.setPending(state.key, {
+    op: 'patch-provider',
+    secrets: written,
+    definitionHash: diff.definitionHash,
+    sentAt: ports.now().toISOString(),
+  });
+  const body: PatchProviderRequest = { ...request.body };
+  if (request.sendClientSecret) body.client_secret = (await state.secrets.values([CLIENT_SECRET]))[CLIENT_SECRET]!;
+  // A PATCH is idempotent: should its answer be lost, the next attempt reads the provider and settles or resends it.
+  const patched = await ports.service.patchProvider(resource.name, body);
+  await ports.appliedState.recordWrite(state.key, { secrets: written, definitionHash: diff.definitionHash, ...ownershipOfWrite(state, patched.id, false) }, ports.now(), state.applied ?? null);
+  const fields = diff.change.fields.map((field) => field.path).join(', ');
+  if (adopting) return { outcome: 'adopted', new_revision: false, message: `created outside converge; converge took it over and updated ${fields}` };
+  return { outcome: 'updated', new_revision: false, message: `updated ${fields}` };
+}
+
+/**
+ * Where the service cannot read providers: creates the provider (or has it discovered) unless the applied record shows
+ * this definition was created. A 409 is converge's own write only when an earlier attempt sent the same definition and
+ * lost its answer: then it is recorded as applied. Any other 409 is a provider converge has never seen: blocked.
+ */
+async function syncFromRecords(resource: ProviderResource, ports: SyncPorts): Promise<SyncResult> {
+  const key = resourceKey('OAuthProvider', resource.name);
+  const secrets = await ports.desiredSecrets(resource);
+  const { applied, pending: earlier } = await ports.appliedState.read(key);
+  const diff = diffProvider(resource, { secretHashes: secrets.hashes, secretErrors: secrets.errors, ...(applied ? { applied } : {}) });
+  if (diff.change.action === 'blocked') throw new BlockedError(diff.change.reason ?? 'the plan blocks it');
+  if (!diff.request) return { outcome: 'unchanged', new_revision: false };
+
+  const written: Record<string, string> = {};
+  if (diff.request.op === 'create' && diff.request.sendClientSecret && secrets.hashes[CLIENT_SECRET] !== undefined) {
+    written[CLIENT_SECRET] = secrets.hashes[CLIENT_SECRET];
+  }
+  const sameWrite = earlier !== undefined && earlier.definitionHash === diff.definitionHash;
+  await ports.appliedState.setPending(key, {
+    op: diff.request.op === 'create' ? 'create-provider' : 'discover-provider',
+    secrets: written,
+    definitionHash: diff.definitionHash,
+    sentAt: sameWrite ? earlier.sentAt : ports.now().toISOString(),
+  });
+  try {
+    if (diff.request.op === 'create') {
+      const body: CreateProviderRequest = { ...diff.request.body };
+      if (diff.request.sendClientSecret) body.client_secret = (await secrets.values([CLIENT_SECRET]))[CLIENT_SECRET]!;
+      await ports.service.createProvider(body);
+    } else if (diff.request.op === 'discover') {
+      await ports.service.discoverProvider(diff.request.body);
+    }
+  } catch (error) {
+    if (!(error instanceof ServiceError) || error.status !== 409) throw error;
+    if (!sameWrite) {
+      await ports.appliedState.clearPending(key);
+      throw new BlockedError(providerExistsReason(resource.name));
+    }
+    await ports.appliedState.recordWrite(key, { secrets: written, definitionHash: diff.definitionHash }, ports.now());
+    return { outcome: 'adopted', new_revision: false, message: CREATE_ANSWER_LOST };
+  }
+  await ports.appliedState.recordWrite(key, { secrets: written, definitionHash: diff.definitionHash }, ports.now());
+  return { outcome: 'created', new_revision: false, fields: diff.change.fields };
+}

@@ -1,0 +1,100 @@
+// converge apply as a command: Redis unreachable, blocked resources and diagnostics, TTY progress, embedded mode.
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { afterEach, describe, expect, it } from 'vitest';
+import { applyCommand } from '../../src/cli/commands/apply.js';
+import { parseCommandArgs } from '../../src/cli/command.js';
+import { startEmulator } from '../../src/emulator/server.js';
+import { deploymentYaml, externalDockerSpec, manifestDir, runApplyCli, seedWith, writes } from '../helpers/apply.js';
+import { closedPort, dropPrefix, keysUnder, rawRedis, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
+
+describe('converge apply (command)', () => {
+  const cleanups: Array<() => Promise<void>> = [];
+  afterEach(async () => {
+    for (const c of cleanups.splice(0).reverse()) await c();
+  });
+
+  it('Redis unreachable: one line, exit 1, nothing else started', async () => {
+    const tree = await manifestDir({ 'a.yaml': deploymentYaml('a', externalDockerSpec('docker.io/a:1', 1)) });
+    cleanups.push(() => tree.remove());
+    const port = await closedPort();
+    const started = Date.now();
+    const run = await runApplyCli([tree.dir, '--api-url', 'http://127.0.0.1:9', '--redis-url', `redis://127.0.0.1:${port}`], {});
+    expect(run).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: `converge apply: Redis at redis://127.0.0.1:${port} is unreachable (ECONNREFUSED): start redis-server, or set --redis-url or REDIS_URL\n`,
+    });
+    expect(Date.now() - started).toBeLessThan(6_000);
+  });
+
+  it('applies the valid resources, and exits 1 naming blocked ones and manifest errors', async () => {
+    const emulator = await startEmulator({
+      seed: seedWith([{ name: 'moved', source: 'internal_docker', source_revision_config: { image_uri: 'docker.io/m:1' } }]),
+      buildMs: 0,
+    });
+    const tree = await manifestDir({
+      'good.yaml': deploymentYaml('good', externalDockerSpec('docker.io/good:1', 1)),
+      'moved.yaml': deploymentYaml('moved', externalDockerSpec('docker.io/m:1', 1)),
+      'broken.yaml': deploymentYaml('broken', 'source: external_docker\nsurprise: 1'),
+      'paused.yaml': deploymentYaml('paused', externalDockerSpec('docker.io/p:1', 1)).replace('  name: paused\n', '  name: paused\n  annotations:\n    converge/suspend: "true"\n'),
+    });
+    const prefix = uniquePrefix('cli');
+    cleanups.push(() => emulator.close(), () => tree.remove(), () => dropPrefix(prefix));
+    const run = await runApplyCli([tree.dir, '--api-url', emulator.url, '--redis-url', REDIS_URL, '--redis-prefix', prefix], {});
+    expect(run.code).toBe(1);
+    expect(run.stdout).toMatch(/! blocked Deployment\/moved: source cannot be changed after creation \(live: "internal_docker", manifest: "external_docker"\)/);
+    expect(run.stdout).toMatch(/broken\.yaml:\d+:\d+: error: .*surprise/);
+    expect(run.stdout).toMatch(/done +Deployment\/good: created/);
+    expect(run.stdout).toMatch(/Apply incomplete: 1 done, 0 unchanged, 0 failed; not converged \(\d blocked, manifest errors\)\./);
+    // the suspended one is shown, never applied
+    expect(run.stdout).not.toMatch(/Deployment\/paused/);
+    expect(writes(emulator.requestLog).map((e) => `${e.method} ${(e.body as { name?: string }).name}`)).toEqual(['POST good']);
+  });
+
+  it('shows one updating progress line on a TTY stderr', async () => {
+    const emulator = await startEmulator({ seed: seedWith([]), buildMs: 0 });
+    const tree = await manifestDir({
+      'a.yaml': deploymentYaml('a', externalDockerSpec('docker.io/a:1', 1)),
+      'b.yaml': deploymentYaml('b', externalDockerSpec('docker.io/b:1', 1)),
+    });
+    const prefix = uniquePrefix('tty');
+    cleanups.push(() => emulator.close(), () => tree.remove(), () => dropPrefix(prefix));
+    let out = '';
+    let err = '';
+    const stdout = Object.assign(new Writable({ write: (c, _e, done) => ((out += c.toString()), done()) }), { isTTY: true });
+    const stderr = Object.assign(new Writable({ write: (c, _e, done) => ((err += c.toString()), done()) }), { isTTY: true });
+    const args = parseCommandArgs(applyCommand, [tree.dir, '--api-url', emulator.url, '--redis-url', REDIS_URL, '--redis-prefix', prefix]);
+    const code = await applyCommand.run(args, { stdout, stderr, env: {}, cwd: process.cwd() });
+    expect(code).toBe(0);
+    expect(err).toContain('\r\x1b[Kapplying 1/2 ...');
+    expect(err).toContain('\r\x1b[Kapplying 2/2 ...');
+    expect(err.endsWith('\r\x1b[K')).toBe(true);
+    expect(out).toContain('Apply complete: 2 done');
+  });
+
+  it('embedded mode runs under a private prefix and leaves no key behind', async () => {
+    const state = await manifestDir({});
+    const seedFile = join(state.dir, 'state.json');
+    await writeFile(seedFile, JSON.stringify(seedWith([{ name: 'old', source: 'external_docker', source_revision_config: { image_uri: 'docker.io/old:1' } }])));
+    const tree = await manifestDir({ 'old.yaml': deploymentYaml('old', externalDockerSpec('docker.io/old:2', 1)), 'new.yaml': deploymentYaml('new', externalDockerSpec('docker.io/new:1', 1)) });
+    const prefix = uniquePrefix('embedded');
+    cleanups.push(() => state.remove(), () => tree.remove(), () => dropPrefix(prefix));
+    const run = await runApplyCli([tree.dir, '--api-url', 'embedded', '--emulator-state', seedFile, '--redis-url', REDIS_URL, '--redis-prefix', prefix], {});
+    expect(run.stdout).toContain('Plan: 1 to create, 0 to update, 1 to adopt,');
+    expect(run.stdout).toContain('Apply complete: 2 done, 0 unchanged, 0 failed.');
+    expect(run.code).toBe(0);
+    const redis = rawRedis();
+    try {
+      expect(await keysUnder(redis, prefix)).toEqual([]);
+    } finally {
+      redis.disconnect();
+    }
+  });
+
+  it('a usage mistake is one line', async () => {
+    const run = await runApplyCli(['/nonexistent/manifests', '--redis-url', REDIS_URL, '--redis-prefix', uniquePrefix('usage'), '--api-url', 'http://127.0.0.1:9', '--output', 'yaml'], {});
+    expect(run).toEqual({ code: 1, stdout: '', stderr: 'converge apply: --output "yaml" is not one of text, json\n' });
+  });
+});

@@ -1,0 +1,60 @@
+// Test helpers for the queue suites: a private Redis prefix per test, and removal of every key under it.
+import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:net';
+import { Redis } from 'ioredis';
+import { scanPrefix } from '../../src/store/redis.js';
+
+export const REDIS_URL = process.env.CONVERGE_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+/** This run's prefix (global setup) plus a unique suffix: keeps the {hash tag}, so cleanup by pattern finds it. */
+export function uniquePrefix(label: string): string {
+  const base = process.env.CONVERGE_TEST_PREFIX ?? '{cvt-local}';
+  return `${base}-${label}-${randomBytes(3).toString('hex')}`;
+}
+
+export function rawRedis(): Redis {
+  return new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
+}
+
+/** Every key under the prefix. */
+export async function keysUnder(redis: Redis, prefix: string): Promise<string[]> {
+  const out: string[] = [];
+  for await (const keys of scanPrefix(redis, prefix, 1000)) out.push(...keys);
+  return out;
+}
+
+export async function dropPrefix(prefix: string): Promise<void> {
+  const redis = rawRedis();
+  try {
+    const keys = await keysUnder(redis, prefix);
+    for (let i = 0; i < keys.length; i += 500) await redis.del(...keys.slice(i, i + 500));
+  } finally {
+    redis.disconnect();
+  }
+}
+
+/** A loopback port nothing listens on (bound, then released). */
+export async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as { port: number }).port;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+/** A loopback TCP server that accepts connections and never answers (a hung Redis). */
+export async function silentServer(): Promise<{ port: number; close(): Promise<void> }> {
+  const sockets = new Set<import('node:net').Socket>();
+  const server = createServer((socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    port: (server.address() as { port: number }).port,
+    async close() {
+      for (const s of sockets) s.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}

@@ -1,0 +1,137 @@
+// Applied-state store on the real Redis: hashes only, merged writes, one-round-trip reads, pending markers cleared, plans without Redis.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Redis } from 'ioredis';
+import { secretHash } from '../../src/core/hash.js';
+import { dropPrefix, REDIS_URL, uniquePrefix, closedPort } from '../helpers/redis.js';
+import { AppliedStateStore, appliedKey, readAppliedState } from '../../src/store/applied-state.js';
+import { closeRedis, connectProducer } from '../../src/store/redis.js';
+
+describe('AppliedStateStore', () => {
+  const prefix = uniquePrefix('applied');
+  let redis: Redis;
+  let store: AppliedStateStore;
+
+  beforeAll(async () => {
+    redis = await connectProducer({ redisUrl: REDIS_URL, redisPrefix: prefix });
+    store = new AppliedStateStore(redis, prefix);
+  });
+  afterAll(async () => {
+    await closeRedis(redis);
+    await dropPrefix(prefix);
+  });
+
+  it('keeps one hash field per resource, JSON of hashes only', async () => {
+    const h = secretHash('Deployment/a', 'KEY', 'value-1');
+    await store.set('Deployment/a', { secrets: { KEY: h }, appliedAt: '2024-01-01T00:00:00.000Z' });
+    expect(await redis.type(appliedKey(prefix))).toBe('hash');
+    expect(JSON.parse((await redis.hget(appliedKey(prefix), 'Deployment/a'))!)).toEqual({ secrets: { KEY: h }, appliedAt: '2024-01-01T00:00:00.000Z' });
+    expect(await store.get('Deployment/a')).toEqual({ secrets: { KEY: h }, appliedAt: '2024-01-01T00:00:00.000Z' });
+    expect([...(await store.getAll()).keys()]).toEqual(['Deployment/a']);
+  });
+
+  it('refuses to store anything that is not a hash', async () => {
+    await expect(store.set('Deployment/b', { secrets: { KEY: 'plain-value' }, appliedAt: 'now' })).rejects.toThrow();
+    expect(await redis.hexists(appliedKey(prefix), 'Deployment/b')).toBe(0);
+  });
+
+  it('merges a write over the previous record and clears the pending write', async () => {
+    const one = secretHash('Deployment/c', 'ONE', '1');
+    const two = secretHash('Deployment/c', 'TWO', '2');
+    const twoNew = secretHash('Deployment/c', 'TWO', '22');
+    await store.recordWrite('Deployment/c', { secrets: { ONE: one, TWO: two } });
+    await store.setPending('Deployment/c', { op: 'patch', secrets: { TWO: twoNew }, sentAt: new Date().toISOString(), revisionBefore: 'r1', startsRevision: true });
+    expect(await store.getPending('Deployment/c')).toMatchObject({ op: 'patch', secrets: { TWO: twoNew } });
+    const merged = await store.recordWrite('Deployment/c', { secrets: { TWO: twoNew } });
+    expect(merged.secrets).toEqual({ ONE: one, TWO: twoNew });
+    expect(await store.getPending('Deployment/c')).toBeUndefined();
+  });
+
+  it('keeps a provider definition hash until a new one is written', async () => {
+    const def = 'a'.repeat(64);
+    await store.recordWrite('OAuthProvider/slack', { secrets: {}, definitionHash: def });
+    const again = await store.recordWrite('OAuthProvider/slack', { secrets: { client_secret: 'b'.repeat(64) } });
+    expect(again.definitionHash).toBe(def);
+  });
+
+  it('leaves out unreadable entries instead of failing the plan', async () => {
+    await redis.hset(appliedKey(prefix), 'Deployment/broken', '{not json');
+    const all = await store.getAll();
+    expect(all.has('Deployment/broken')).toBe(false);
+    expect(all.has('Deployment/a')).toBe(true);
+  });
+
+  it('read() returns the record and the pending write together, undefined where there is none', async () => {
+    expect(await store.read('Deployment/none')).toEqual({ applied: undefined, pending: undefined });
+    const h = secretHash('Deployment/a', 'KEY', 'v1');
+    await store.set('Deployment/a', { secrets: { KEY: h }, appliedAt: '2024-01-01T00:00:00.000Z' });
+    const pending = { op: 'patch' as const, secrets: { KEY: h }, sentAt: '2024-01-02T00:00:00.000Z', revisionBefore: null, startsRevision: true };
+    await store.setPending('Deployment/a', pending);
+    expect(await store.read('Deployment/a')).toEqual({ applied: { secrets: { KEY: h }, appliedAt: '2024-01-01T00:00:00.000Z' }, pending });
+    await redis.hset(`${prefix}:pending`, 'Deployment/b', '{not json');
+    expect((await store.read('Deployment/b')).pending).toBeUndefined();
+  });
+
+  it('recordWrite over a known record merges into it without reading; null means none; undefined reads', async () => {
+    const one = secretHash('Deployment/c', 'ONE', 'v1');
+    const two = secretHash('Deployment/c', 'TWO', 'v2');
+    await store.set('Deployment/c', { secrets: { STORED: one }, appliedAt: '2024-01-01T00:00:00.000Z' });
+    const at = new Date('2024-02-01T00:00:00.000Z');
+    // The caller's record wins over what is stored (it was read during the same job, nobody else writes meanwhile).
+    const merged = await store.recordWrite('Deployment/c', { secrets: { TWO: two } }, at, { secrets: { ONE: one }, appliedAt: 'x' });
+    expect(merged.secrets).toEqual({ ONE: one, TWO: two });
+    const fresh = await store.recordWrite('Deployment/c', { secrets: { TWO: two } }, at, null);
+    expect(fresh.secrets).toEqual({ TWO: two });
+    await store.setPending('Deployment/c', { op: 'patch', secrets: {}, sentAt: at.toISOString() });
+    const read = await store.recordWrite('Deployment/c', { secrets: { ONE: one } }, at);
+    expect(read.secrets).toEqual({ ONE: one, TWO: two });
+    expect(await store.read('Deployment/c')).toEqual({ applied: read, pending: undefined });
+  });
+  it('records field hashes sent and answered, merged by path over the previous ones, in one command', async () => {
+    const a = { sent: '1'.repeat(64), answered: '2'.repeat(64) };
+    const b = { sent: '3'.repeat(64), answered: '3'.repeat(64) };
+    const b2 = { sent: '4'.repeat(64), answered: '5'.repeat(64) };
+    const first = await store.recordWrite('Deployment/f', { secrets: {}, fields: { 'source_config.listener_config': a, 'source_config.build_command': b } }, undefined, null);
+    const sends: string[] = [];
+    const monitor = await redis.duplicate().monitor();
+    // Commands this client sends about this prefix (the Redis is shared; commands a script runs show as source lua).
+    monitor.on('monitor', (_time: string, args: string[], source: string) => {
+      if (source !== 'lua' && args.some((arg) => String(arg).includes(prefix))) sends.push(String(args[0]).toLowerCase());
+    });
+    const second = await store.recordWrite('Deployment/f', { secrets: {}, fields: { 'source_config.build_command': b2 } }, undefined, first);
+    // MONITOR lines travel on another connection: give them a moment, then count.
+    for (let i = 0; i < 20 && sends.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 25));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    monitor.disconnect();
+    expect(second.fields).toEqual({ 'source_config.listener_config': a, 'source_config.build_command': b2 });
+    expect(await store.get('Deployment/f')).toEqual(second);
+    expect(sends).toEqual([expect.stringMatching(/^eval/)]);
+  });
+
+  it('a write that carried the complete set of secrets replaces the recorded hashes; one without secrets keeps them', async () => {
+    const one = secretHash('Deployment/g', 'ONE', '1');
+    const gone = secretHash('Deployment/g', 'GONE', 'x');
+    await store.recordWrite('Deployment/g', { secrets: { ONE: one, GONE: gone } }, undefined, null);
+    const complete = await store.recordWrite('Deployment/g', { secrets: { ONE: one }, replaceSecrets: true });
+    expect(complete.secrets).toEqual({ ONE: one });
+    const none = await store.recordWrite('Deployment/g', { secrets: {}, fields: { 'source_config.build_on_push': { sent: 'a'.repeat(64), answered: 'a'.repeat(64) } } });
+    expect(none.secrets).toEqual({ ONE: one });
+  });
+
+  it('reads records written before field hashes existed (no three-way knowledge), and refuses field values that are not hashes', async () => {
+    await redis.hset(appliedKey(prefix), 'Deployment/old', JSON.stringify({ secrets: {}, appliedAt: '2024-01-01T00:00:00.000Z' }));
+    expect(await store.get('Deployment/old')).toEqual({ secrets: {}, appliedAt: '2024-01-01T00:00:00.000Z' });
+    const plain = { secrets: {}, appliedAt: 'now', fields: { 'source_config.install_command': { sent: 'pip install .', answered: 'a'.repeat(64) } } };
+    await expect(store.set('Deployment/h', plain)).rejects.toThrow();
+    expect(await redis.hexists(appliedKey(prefix), 'Deployment/h')).toBe(0);
+  });
+
+  it('readAppliedState: plans without Redis get an empty map and one warning line', async () => {
+    const port = await closedPort();
+    const read = await readAppliedState({ redisUrl: `redis://127.0.0.1:${port}`, redisPrefix: prefix });
+    expect(read.records.size).toBe(0);
+    expect(read.warning).toBe(`Redis at redis://127.0.0.1:${port} is unreachable (ECONNREFUSED): start redis-server, or set --redis-url or REDIS_URL; planning without applied state`);
+    const live = await readAppliedState({ redisUrl: REDIS_URL, redisPrefix: prefix });
+    expect(live.warning).toBeUndefined();
+    expect(live.records.get('Deployment/a')?.secrets.KEY).toMatch(/^[0-9a-f]{64}$/);
+  });
+});
