@@ -1,12 +1,13 @@
 // One resource, level-triggered: its desired state from the job, its I/O wired to the service and the applied state, its kind's sync.
 import { JobInputError } from '../core/errors.js';
-import { kindOf, type AppliedStatePort, type DeleteTarget, type DesiredSecrets, type ServicePort, type SyncPorts, type SyncResult } from '../core/kinds/index.js';
+import { type AppliedStatePort, type DeleteTarget, type DesiredSecrets, type ServicePort, type SyncPorts, type SyncResult } from '../core/kinds/index.js';
 import type { SyncOptions } from '../core/kinds/kind.js';
 import type { AdoptPolicy } from '../core/ownership.js';
 import type { DeploymentResource, DesiredResource } from '../core/model.js';
 import { applyRepositoryResolution } from '../core/repositories.js';
 import { resolveRepositories, type RepositorySource } from '../service/repositories.js';
 import { hashDesiredSecrets, resolveSecretValue, secretSources } from '../secrets/resolve.js';
+import { syncStepsOf } from './kinds.js';
 
 /** What a sync talks to. */
 export interface SyncContext {
@@ -47,16 +48,16 @@ async function resolveRepository(service: RepositorySource, resource: Deployment
 }
 
 /**
- * Brings one resource to its manifest through its kind (src/core/kinds). `liveId`: the live resource's id when the
+ * Brings one resource to its manifest through its kind's sync step (kinds.ts). `liveId`: the live resource's id when the
  * plan knew it. Throws BlockedError (or another ConvergeError) when it cannot succeed, ServiceError and the like as the service failed.
  */
 export async function syncResource(resource: DesiredResource, context: SyncContext, liveId?: string, options?: SyncOptions): Promise<SyncResult> {
-  return kindOf(resource.kind).sync(resource, portsOf(context), liveId, options);
+  return syncStepsOf(resource.kind).sync(resource, portsOf(context), liveId, options);
 }
 
 /** Deletes a resource converge owns (--prune) through its kind; a kind that cannot delete is a JobInputError. */
 export async function removeResource(target: DeleteTarget, context: SyncContext): Promise<SyncResult> {
-  const kind = kindOf(target.kind);
+  const kind = syncStepsOf(target.kind);
   if (!kind.remove) throw new JobInputError(`${target.kind}/${target.name}: converge cannot delete resources of kind ${target.kind}`);
   return kind.remove(target, portsOf(context));
 }

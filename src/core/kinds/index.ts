@@ -1,4 +1,4 @@
-// The table of resource kinds: plan, enqueue and sync reach every kind-specific step through it, never by testing `kind`.
+// The table of resource kinds' pure steps: plan, queue and runner reach every kind-specific step through it, never by testing `kind`.
 //
 // A kind (see KindModule in kind.ts) provides:
 //   - listed          whether the service lists live resources of the kind (pairing, orphans, drift);
@@ -7,8 +7,9 @@
 //   - secretSources   the secret references it declares, by name;
 //   - jobSchema, operations, operation, jobPayload, fromJobPayload
 //                     its job: the payload (secret values replaced by pointers), its schema and operation names;
-//   - sync            its write operation, level-triggered, with every I/O injected (ports.ts).
-// Adding a kind: a folder here with a module that satisfies KindModule, and one line in `kinds` below. Its manifest
+// Its I/O steps (sync, remove) are in src/sync/kinds.ts, a table keyed by kind like this one: core does no I/O.
+// Adding a kind: a folder here with a module that satisfies KindModule, one line in `kinds` below, and its I/O steps
+// in src/sync/kinds.ts. Its manifest
 // schema (src/core/manifest/schema.ts) and its resource type in DesiredResource (src/core/model.ts) come with it.
 import { z } from 'zod';
 import type { ResourceKind } from '../model.js';

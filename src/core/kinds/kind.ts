@@ -1,9 +1,8 @@
-// The shape of one resource kind: what plan, enqueue and sync ask of it (the table of kinds is index.ts).
+// The shape of one resource kind's pure steps: what plan, queue and runner ask of it (the table of kinds is index.ts; the I/O steps are src/sync/kinds.ts).
 import type { z } from 'zod';
 import { objectHash } from '../hash.js';
 import type { AppliedRecord, DesiredResource, DiscoveryPreview, LiveDeployment, LiveProvider, PlanChange, SecretSource } from '../model.js';
 import type { SecretSourceFromJob } from './job.js';
-import type { DeleteTarget, SyncPorts, SyncResult } from './ports.js';
 
 /** What the plan knows of one resource besides its manifest and live state; each kind reads what concerns it. */
 export interface PlanContext {
@@ -61,17 +60,6 @@ export interface KindModule<R extends DesiredResource = DesiredResource, S exten
   jobPayload(resource: R): z.input<S>;
   /** The desired resource a job payload describes, each secret source turned back by `fromJob`. */
   fromJobPayload(payload: z.output<S>, fromJob: SecretSourceFromJob): R;
-  /**
-   * Brings the live resource to the manifest, level-triggered: reads what it can right before it writes, settles a
-   * write of an earlier attempt whose answer was lost, sends the minimal change, records it. `liveId`: the live
-   * resource's id when the plan knew it. Throws BlockedError when it cannot succeed as things stand.
-   */
-  sync(resource: R, ports: SyncPorts, liveId?: string, options?: SyncOptions): Promise<SyncResult>;
-  /**
-   * Deletes the live resource `target.id` converge owns (--prune), by id only, settling an earlier delete whose answer
-   * was lost. Absent: converge cannot delete resources of this kind.
-   */
-  remove?(target: DeleteTarget, ports: SyncPorts): Promise<SyncResult>;
 }
 
 /** How a sync goes beyond bringing live state to the manifest. */

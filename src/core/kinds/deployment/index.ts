@@ -3,11 +3,8 @@ import type { DeploymentResource } from '../../model.js';
 import { fingerprintOf, type KindModule } from '../kind.js';
 import { diffDeployment } from './diff.js';
 import { deploymentFromJob, deploymentJobPayload, DeploymentJobPayload } from './job.js';
-import { syncDeployment } from '../../../sync/deployment/sync.js';
-import { deleteOwnedDeployment } from '../../../sync/deployment/delete.js';
 
 export { diffDeployment, requestBody, type DeploymentContext, type DeploymentDiff } from './diff.js';
-export { findLiveDeployment, CLOCK_SKEW_MS } from '../../../sync/deployment/sync.js';
 
 const OPERATIONS = ['create-deployment', 'patch-deployment', 'delete-deployment'] as const;
 
@@ -31,6 +28,4 @@ export const deploymentKind = {
   },
   jobPayload: deploymentJobPayload,
   fromJobPayload: deploymentFromJob,
-  sync: syncDeployment,
-  remove: deleteOwnedDeployment,
 } satisfies KindModule<DeploymentResource, typeof DeploymentJobPayload, (typeof OPERATIONS)[number]>;

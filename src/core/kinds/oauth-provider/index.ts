@@ -3,8 +3,6 @@ import type { ProviderResource } from '../../model.js';
 import { fingerprintOf, type KindModule } from '../kind.js';
 import { CLIENT_SECRET, diffProvider } from './diff.js';
 import { providerFromJob, providerJobPayload, ProviderJobPayload } from './job.js';
-import { syncProvider } from '../../../sync/oauth-provider/sync.js';
-import { deleteOwnedProvider } from '../../../sync/oauth-provider/delete.js';
 
 export {
   adoptionNote,
@@ -16,7 +14,6 @@ export {
   type ProviderContext,
   type ProviderDiff,
 } from './diff.js';
-export { providerExistsReason } from '../../../sync/oauth-provider/sync.js';
 
 const OPERATIONS = ['create-provider', 'discover-provider', 'update-provider', 'delete-provider'] as const;
 
@@ -44,8 +41,4 @@ export const oauthProviderKind = {
   },
   jobPayload: providerJobPayload,
   fromJobPayload: providerFromJob,
-  sync(resource, ports) {
-    return syncProvider(resource, ports);
-  },
-  remove: deleteOwnedProvider,
 } satisfies KindModule<ProviderResource, typeof ProviderJobPayload, (typeof OPERATIONS)[number]>;
