@@ -62,8 +62,8 @@ export function applyJobData(changes: readonly ApplyChange[], options: ApplyJobO
   const stamp = options.manifestVersion ? { manifestVersion: options.manifestVersion } : {};
   return changes.map(({ resource, change, deploymentId, desired }) => {
     if (!resource) {
-      const target = { kind: change.kind, name: change.name, id: deploymentId!, deleteTracingProject: options.deleteTracingProjects === true };
-      return buildDeleteJobData(target, { origin });
+      const deletion = { kind: change.kind, name: change.name, id: deploymentId!, deleteTracingProject: options.deleteTracingProjects === true };
+      return buildDeleteJobData(deletion, { origin });
     }
     return buildJobData(resource, operationFor(resource, change.action === 'create' ? 'create' : 'update'), {
       origin,

@@ -95,12 +95,12 @@ export class JobWaiter {
 
   completed(jobId: string, value: unknown): void {
     const t = this.byJob.get(jobId);
-    if (t) this.settle(t, completedResult(t, value));
+    if (t) this.finish(t, completedResult(t, value));
   }
 
   failed(jobId: string, reason: string): void {
     const t = this.byJob.get(jobId);
-    if (t) this.settle(t, resultFrom(t, 'failed', { message: reason }));
+    if (t) this.finish(t, resultFrom(t, 'failed', { message: reason }));
   }
 
   /** Ends wait() at once (an interrupted apply); results that come later are still recorded. */
@@ -147,7 +147,7 @@ export class JobWaiter {
     return this.tracked.map((t) => t?.result).filter((r): r is ResourceResult => r !== undefined);
   }
 
-  private settle(t: Tracked, result: ResourceResult): void {
+  private finish(t: Tracked, result: ResourceResult): void {
     if (t.result) return;
     t.result = result;
     this.finished += 1;
@@ -164,8 +164,8 @@ export class JobWaiter {
 
   private async pollOne(t: Tracked): Promise<void> {
     const found = await this.enqueuer.lookup(t.jobId);
-    if (found.state === 'completed') return this.settle(t, completedResult(t, found.value));
-    if (found.state === 'failed') return this.settle(t, resultFrom(t, 'failed', { message: found.reason }));
+    if (found.state === 'completed') return this.finish(t, completedResult(t, found.value));
+    if (found.state === 'failed') return this.finish(t, resultFrom(t, 'failed', { message: found.reason }));
     if (found.state === 'unfinished') return;
     // Not (or no longer) stored: still queued behind the running job of this resource, or replaced by a newer one.
     const current = await this.enqueuer.currentJobOf(t.key);
@@ -180,6 +180,6 @@ export class JobWaiter {
     }
     // A last look: the job may have started (from behind the running one) or finished between the two reads above.
     if ((await this.enqueuer.lookup(t.jobId)).state !== 'gone') return;
-    this.settle(t, resultFrom(t, 'failed', { message: 'the job left the queue without a result (removed by another process?)' }));
+    this.finish(t, resultFrom(t, 'failed', { message: 'the job left the queue without a result (removed by another process?)' }));
   }
 }

@@ -43,7 +43,7 @@ export async function waitForRevisions(client: RevisionReads, results: ResourceR
   const progressMs = options.progressDeadlineMs ?? Number.POSITIVE_INFINITY;
   const pollMs = options.pollMs ?? 2_000;
   const open = new Map(waiting.map((r) => [r.deploymentId!, r]));
-  const settle = (r: ResourceResult, health: HealthCondition): void => {
+  const conclude = (r: ResourceResult, health: HealthCondition): void => {
     r.health = health;
     if (health.status === 'healthy') r.revision = 'active';
     else if (health.status === 'degraded') r.revision = 'failed';
@@ -66,14 +66,14 @@ export async function waitForRevisions(client: RevisionReads, results: ResourceR
         continue;
       }
       const since = startedAt(answer.revision.created_at, started);
-      settle(r, progressDeadline(healthOfRevision(revisionId, answer.revision.status), Date.now(), since, progressMs));
+      conclude(r, progressDeadline(healthOfRevision(revisionId, answer.revision.status), Date.now(), since, progressMs));
     }
     for (let i = 0; i < byList.length; i += 50) {
       const batch = byList.slice(i, i + 50);
       const live = await client.listDeploymentsById(batch.map((r) => r.deploymentId!));
       for (const d of live) {
         const r = open.get(d.id);
-        if (r) settle(r, healthOfDeployment(d, Date.now(), started, progressMs));
+        if (r) conclude(r, healthOfDeployment(d, Date.now(), started, progressMs));
       }
     }
     failed = waiting.filter((r) => r.revision === 'failed').length;

@@ -440,7 +440,7 @@ class ConvergeDaemon implements Daemon {
 
   private async stopReconcilerAndResync(): Promise<void> {
     await this.reconciler?.stop();
-    await this.leadership?.settled();
+    await this.leadership?.transitionsDone();
     await this.endTerm();
   }
 

@@ -5,7 +5,7 @@ import { fail, invalid, issue, ok, type Result } from './issues.js';
 import {
   compactFields,
   compactSourceConfig,
-  settleDeployment,
+  advanceDeployment,
   sha256Hex,
   type StoredDeployment,
   type StoredRevision,
@@ -161,7 +161,7 @@ export function newDeployment(tenantId: string, request: CreateBody, ctx: WriteC
     delete_at: null,
     delete_tracing_project: false,
   };
-  return ok(settleDeployment(created, ctx.now));
+  return ok(advanceDeployment(created, ctx.now));
 }
 
 function sameValue(key: string, incoming: unknown, stored: unknown): boolean {
@@ -244,7 +244,7 @@ export function mergePatch(current: StoredDeployment, patch: PatchBody, ctx: Wri
   };
   if (newRevision) {
     const revision = startRevision(ctx, current.name, patch.revision_source ?? null, revisionConfig);
-    next = settleDeployment(
+    next = advanceDeployment(
       {
         ...next,
         latest_revision_id: revision.id,

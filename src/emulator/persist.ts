@@ -73,7 +73,7 @@ export function createPersister(path: string, currentState: () => unknown, versi
 
   function writeOnce(): Promise<void> {
     const text = serializeState(path, currentState());
-    // Read after the state: taking it may itself change the store (builds that finished are settled).
+    // Read after the state: taking it may itself change the store (builds that finished are advanced).
     writingVersion = version?.();
     return writeFileAtomic(path, text);
   }

@@ -192,11 +192,11 @@ export function revisionUpdatedAt(r: StoredRevision, now: number): number {
 }
 
 /**
- * Settles the latest revision once it has ended: DEPLOYED makes it the active one; a failure leaves the
+ * Advances the latest revision once its build has ended: DEPLOYED makes it the active one; a failure leaves the
  * active revision on the last good one. Either way the deployment's infrastructure is there, so status
  * AWAITING_DATABASE becomes READY (a failed build shows on the revision only, as on the real service).
  */
-export function settleDeployment(d: StoredDeployment, now: number): StoredDeployment {
+export function advanceDeployment(d: StoredDeployment, now: number): StoredDeployment {
   if (d.build_ready_at === null || now < d.build_ready_at) return d;
   const latest = d.revisions.find((r) => r.id === d.latest_revision_id);
   const deployed = latest === undefined || latest.outcome === 'DEPLOYED';

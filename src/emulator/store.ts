@@ -6,7 +6,7 @@ import { mergePatch, newDeployment, type PatchOutcome, type RevisionOutcome, typ
 import type { AnyDeploymentType, CreateBody, PatchBody, ProviderPatchBody } from './requests.js';
 import {
   compareDeployments,
-  settleDeployment,
+  advanceDeployment,
   sha256Hex,
   type StoredDeployment,
   type StoredIntegration,
@@ -200,8 +200,8 @@ export class EmulatorStore {
 
   // ------------------------------------------------------------ deployments
 
-  /** Settles every revision whose build time has passed and removes deletions that are due. Returns true when anything changed. */
-  settle(now = this.clock()): boolean {
+  /** Advances every revision whose build time has passed and removes deletions that are due. Returns true when anything changed. */
+  advance(now = this.clock()): boolean {
     if (this.pending.size === 0) return false;
     let any = false;
     for (const id of this.pending) {
@@ -211,7 +211,7 @@ export class EmulatorStore {
         any = true;
         continue;
       }
-      const next = settleDeployment(current, now);
+      const next = advanceDeployment(current, now);
       if (next === current) continue;
       this.pending.delete(id);
       this.replace(current, next);
@@ -250,31 +250,31 @@ export class EmulatorStore {
 
   /** A deployment of the tenant by id, with any finished build applied. */
   deployment(tenantId: string, id: string): StoredDeployment | undefined {
-    this.settle();
+    this.advance();
     const d = this.byId.get(id);
     return d && d.tenant_id === tenantId ? d : undefined;
   }
 
   deploymentByName(tenantId: string, name: string): StoredDeployment | undefined {
-    this.settle();
+    this.advance();
     return this.spaces.get(tenantId)?.byName.get(name);
   }
 
   /** Every deployment of every tenant, in list order per tenant. */
   allDeployments(): StoredDeployment[] {
-    this.settle();
+    this.advance();
     return [...this.spaces.values()].flatMap((s) => s.ordered);
   }
 
   tracingProjects(tenantId?: string): StoredTracingProject[] {
-    this.settle();
+    this.advance();
     const spaces = tenantId ? [this.space(tenantId)] : [...this.spaces.values()];
     return spaces.flatMap((s) => [...s.tracing.values()]);
   }
 
   /** One page of the tenant's deployments matching `filter`, in list order. */
   listDeployments(tenantId: string, filter: DeploymentFilter, offset: number, limit: number): StoredDeployment[] {
-    this.settle();
+    this.advance();
     const space = this.space(tenantId);
     const needle = filter.name_contains?.toLowerCase();
     if (filter.deployment_ids) {
@@ -313,7 +313,7 @@ export class EmulatorStore {
 
   /** POST /v2/deployments: 422/400 from the rules, 409 when a deployment or tracing project has the name. */
   createDeployment(tenantId: string, request: CreateBody): Result<StoredDeployment> {
-    this.settle();
+    this.advance();
     const space = this.space(tenantId);
     const built = newDeployment(tenantId, request, this.writeContext());
     if (!built.ok) return built;
@@ -363,7 +363,7 @@ export class EmulatorStore {
       delete_tracing_project: deleteTracingProject,
     };
     this.replace(current, next);
-    this.settle(now);
+    this.advance(now);
     this.changed();
     return ok(this.byId.get(id) ?? null);
   }

@@ -89,7 +89,7 @@ export class Leadership {
   }
 
   /** Waits for the transitions (onLead, onStandby) started so far. */
-  settled(): Promise<void> {
+  transitionsDone(): Promise<void> {
     return this.transitions;
   }
 

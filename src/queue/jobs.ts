@@ -2,7 +2,7 @@
 import { randomBytes } from 'node:crypto';
 import type { JobsOptions } from 'bullmq';
 import { ConvergeError } from '../core/errors.js';
-import { kindOf, type DeleteTarget } from '../core/kinds/index.js';
+import { kindOf, type Deletion } from '../core/kinds/index.js';
 import { objectHash } from '../core/hash.js';
 import { resourceKey, type DesiredResource } from '../core/model.js';
 import type { ManifestVersion } from '../core/manifest-version.js';
@@ -71,17 +71,17 @@ export function buildJobData(
 }
 
 /**
- * The job data of a delete (--prune): the target with its live id, no resource. Its `desired` fingerprint (a hash of
- * the target) lets a resync skip a delete already waiting or running.
+ * The job data of a delete (--prune): the deletion with its live id, no resource. Its `desired` fingerprint (a hash of
+ * the deletion) lets a resync skip a delete already waiting or running.
  */
-export function buildDeleteJobData(target: DeleteTarget, context: { origin: string; now?: Date; desired?: string }): ReconcileJobData {
+export function buildDeleteJobData(deletion: Deletion, context: { origin: string; now?: Date; desired?: string }): ReconcileJobData {
   return ReconcileJobData.parse({
     version: 1,
-    key: resourceKey(target.kind, target.name),
-    operation: kindOf(target.kind).operations.find((op) => op.startsWith('delete-')) ?? 'delete-deployment',
-    remove: target,
-    deploymentId: target.id,
-    desired: context.desired ?? objectHash({ delete: target }),
+    key: resourceKey(deletion.kind, deletion.name),
+    operation: kindOf(deletion.kind).operations.find((op) => op.startsWith('delete-')) ?? 'delete-deployment',
+    remove: deletion,
+    deploymentId: deletion.id,
+    desired: context.desired ?? objectHash({ delete: deletion }),
     origin: context.origin,
     enqueuedAt: (context.now ?? new Date()).toISOString(),
   });

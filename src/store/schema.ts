@@ -1,6 +1,6 @@
 // zod schemas of what converge keeps in Redis: job payloads (secret references only), results, applied and pending records.
 import { z } from 'zod';
-import { DeleteTarget, JOB_OPERATIONS, JobResource, SyncOutcome, SyncResult } from '../core/kinds/index.js';
+import { Deletion, JOB_OPERATIONS, JobResource, SyncOutcome, SyncResult } from '../core/kinds/index.js';
 import { ManifestVersion } from '../core/manifest-version.js';
 
 export { JobResource, JobSecretRef, JobSecretSource, PendingWrite } from '../core/kinds/index.js';
@@ -15,10 +15,10 @@ export const ReconcileJobData = z.strictObject({
   /** resourceKey(kind, name), also the BullMQ deduplication id. */
   key: z.string().min(1),
   operation: JobOperation,
-  /** The desired resource (create, update, adopt). Absent on a delete job, which names its target instead. */
+  /** The desired resource (create, update, adopt). Absent on a delete job, which names its deletion instead. */
   resource: JobResource.optional(),
   /** A delete (--prune): the resource converge owns and its live id; never a name alone. */
-  remove: DeleteTarget.optional(),
+  remove: Deletion.optional(),
   /** adopt setting of the run that enqueued it (absent: auto): under explicit, taking over needs converge/adopt: "true". */
   adoptPolicy: z.enum(['auto', 'explicit']).optional(),
   /** The live deployment's id when the plan knew it: read by deployment_ids (one small page) instead of name_contains. */
@@ -42,7 +42,7 @@ export const ReconcileJobData = z.strictObject({
   fence: z.number().int().positive().optional(),
   /** The resource's desired-state sequence (a Redis counter, set by the enqueuer): a job with an older one is superseded. */
   seq: z.number().int().positive().optional(),
-}).refine((data) => (data.resource === undefined) !== (data.remove === undefined), { error: 'a job holds either a resource or a delete target' });
+}).refine((data) => (data.resource === undefined) !== (data.remove === undefined), { error: 'a job holds either a resource or a deletion' });
 export type ReconcileJobData = z.infer<typeof ReconcileJobData>;
 
 /** What a job did: the sync result of its resource (src/core/kinds/ports.ts). */

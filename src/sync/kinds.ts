@@ -1,7 +1,7 @@
 // The table of the kinds' I/O steps (sync and remove), keyed by kind like the pure table in src/core/kinds/index.ts.
 import type { DeploymentResource, DesiredResource, ProviderResource, ResourceKind } from '../core/model.js';
 import type { SyncOptions } from '../core/kinds/kind.js';
-import type { DeleteTarget, SyncPorts, SyncResult } from '../core/kinds/ports.js';
+import type { Deletion, SyncPorts, SyncResult } from '../core/kinds/ports.js';
 import { deleteOwnedDeployment } from './deployment/delete.js';
 import { syncDeployment } from './deployment/sync.js';
 import { deleteOwnedProvider } from './oauth-provider/delete.js';
@@ -20,10 +20,10 @@ export interface KindSyncSteps<R extends DesiredResource = DesiredResource> {
    */
   sync(resource: R, ports: SyncPorts, liveId?: string, options?: SyncOptions): Promise<SyncResult>;
   /**
-   * Deletes the live resource `target.id` converge owns (--prune), by id only, settling an earlier delete whose answer
+   * Deletes the live resource `deletion.id` converge owns (--prune), by id only, settling an earlier delete whose answer
    * was lost. Absent: converge cannot delete resources of this kind.
    */
-  remove?(target: DeleteTarget, ports: SyncPorts): Promise<SyncResult>;
+  remove?(deletion: Deletion, ports: SyncPorts): Promise<SyncResult>;
 }
 
 const syncSteps = {

@@ -1,6 +1,6 @@
 // One resource, level-triggered: its desired state from the job, its I/O wired to the service and the applied state, its kind's sync.
 import { JobInputError } from '../core/errors.js';
-import { type AppliedStatePort, type DeleteTarget, type DesiredSecrets, type ServicePort, type SyncPorts, type SyncResult } from '../core/kinds/index.js';
+import { type AppliedStatePort, type Deletion, type DesiredSecrets, type ServicePort, type SyncPorts, type SyncResult } from '../core/kinds/index.js';
 import type { SyncOptions } from '../core/kinds/kind.js';
 import type { AdoptPolicy } from '../core/ownership.js';
 import type { DeploymentResource, DesiredResource } from '../core/model.js';
@@ -56,10 +56,10 @@ export async function syncResource(resource: DesiredResource, context: SyncConte
 }
 
 /** Deletes a resource converge owns (--prune) through its kind; a kind that cannot delete is a JobInputError. */
-export async function removeResource(target: DeleteTarget, context: SyncContext): Promise<SyncResult> {
-  const kind = syncStepsOf(target.kind);
-  if (!kind.remove) throw new JobInputError(`${target.kind}/${target.name}: converge cannot delete resources of kind ${target.kind}`);
-  return kind.remove(target, portsOf(context));
+export async function removeResource(deletion: Deletion, context: SyncContext): Promise<SyncResult> {
+  const kind = syncStepsOf(deletion.kind);
+  if (!kind.remove) throw new JobInputError(`${deletion.kind}/${deletion.name}: converge cannot delete resources of kind ${deletion.kind}`);
+  return kind.remove(deletion, portsOf(context));
 }
 
 function portsOf(context: SyncContext): SyncPorts {

@@ -16,7 +16,7 @@ interface WatchScope {
   /** Starts a watcher on `dir` whose bursts go to `bursts`; it is closed when the test ends. */
   start(dir: string, options?: Partial<WatchOptions>): Promise<ManifestWatcher>;
   /** Waits until `count` bursts arrived, then a further quiet period to catch extra ones. */
-  settle(count: number, timeoutMs?: number): Promise<void>;
+  waitForBursts(count: number, timeoutMs?: number): Promise<void>;
 }
 
 /** A fresh directory and burst list for the test `t`; its watchers are closed and the directory removed when it ends. */
@@ -36,7 +36,7 @@ async function scope(t: TestContext): Promise<WatchScope> {
       watchers.push(watcher);
       return watcher;
     },
-    async settle(count, timeoutMs = 5_000) {
+    async waitForBursts(count, timeoutMs = 5_000) {
       const until = Date.now() + timeoutMs;
       while (bursts.length < count && Date.now() < until) await sleep(20);
       await sleep(DEBOUNCE * 4);
@@ -47,7 +47,7 @@ async function scope(t: TestContext): Promise<WatchScope> {
 // Each test has its own directory and watcher, so they run concurrently (they mostly wait out quiet periods).
 describe.concurrent('watchManifestDir', () => {
   it('reports one burst for an edit, and none for hidden or unrelated files', async (t) => {
-    const { root, bursts, start, settle } = await scope(t);
+    const { root, bursts, start, waitForBursts } = await scope(t);
     await writeFile(join(root, 'a.yaml'), 'x: 1\n');
     await mkdir(join(root, '.git'));
     await start(root);
@@ -56,29 +56,29 @@ describe.concurrent('watchManifestDir', () => {
     await sleep(DEBOUNCE * 4);
     expect(bursts).toHaveLength(0);
     await writeFile(join(root, 'a.yaml'), 'x: 2\n');
-    await settle(1);
+    await waitForBursts(1);
     expect(bursts).toHaveLength(1);
     expect(bursts[0]!.sample).toContain('a.yaml');
   });
 
   it("reports an editor's atomic save (write a temp file, rename it over the manifest) as one burst", async (t) => {
-    const { root, bursts, start, settle } = await scope(t);
+    const { root, bursts, start, waitForBursts } = await scope(t);
     await writeFile(join(root, 'a.yaml'), 'x: 1\n');
     await start(root);
     await writeFile(join(root, '.a.yaml.tmp.1234'), 'x: 2\n');
     await rename(join(root, '.a.yaml.tmp.1234'), join(root, 'a.yaml'));
-    await settle(1);
+    await waitForBursts(1);
     expect(bursts).toHaveLength(1);
     expect(bursts[0]!.sample).toContain('a.yaml');
     // And the watch survives the inode change: a second save is seen too.
     await writeFile(join(root, 'a.yaml.new'), 'x: 3\n');
     await rename(join(root, 'a.yaml.new'), join(root, 'a.yaml'));
-    await settle(2);
+    await waitForBursts(2);
     expect(bursts).toHaveLength(2);
   });
 
   it('reports a git-checkout-like rewrite of 200 files, deletions and a new folder as ONE burst', async (t) => {
-    const { root, bursts, start, settle } = await scope(t);
+    const { root, bursts, start, waitForBursts } = await scope(t);
     await mkdir(join(root, 'apps'));
     for (let i = 0; i < 200; i++) await writeFile(join(root, 'apps', `d${i}.yaml`), `n: ${i}\n`);
     await start(root);
@@ -86,13 +86,13 @@ describe.concurrent('watchManifestDir', () => {
     for (let i = 0; i < 10; i++) await unlink(join(root, 'apps', `d${i}.yaml`));
     await mkdir(join(root, 'more'));
     await writeFile(join(root, 'more', 'e.yaml'), 'n: 0\n');
-    await settle(1);
+    await waitForBursts(1);
     expect(bursts).toHaveLength(1);
     expect(bursts[0]!.events).toBeGreaterThanOrEqual(200);
   });
 
   it('reports a Kubernetes ConfigMap update (a new ..data symlink renamed over the old one) as one burst, every time', async (t) => {
-    const { root, bursts, start, settle } = await scope(t);
+    const { root, bursts, start, waitForBursts } = await scope(t);
     // The kubelet's atomic writer: files are name -> ..data/name, ..data -> ..<timestamp>.
     await mkdir(join(root, '..2026_01_01_00_00_00.000000001'));
     await writeFile(join(root, '..2026_01_01_00_00_00.000000001', 'a.yaml'), 'v: 1\n');
@@ -111,11 +111,11 @@ describe.concurrent('watchManifestDir', () => {
     }
 
     await swap(2);
-    await settle(1);
+    await waitForBursts(1);
     expect(bursts).toHaveLength(1);
     expect(await readFile(join(root, 'a.yaml'), 'utf8')).toBe('v: 2\n');
     await swap(3);
-    await settle(2);
+    await waitForBursts(2);
     expect(bursts).toHaveLength(2);
     // A key added to the ConfigMap: a new ..data and a new top-level symlink, still one burst.
     const next = '..2026_01_01_00_00_00.000000004';
@@ -126,12 +126,12 @@ describe.concurrent('watchManifestDir', () => {
     await rename(join(root, '..data_tmp'), join(root, '..data'));
     await symlink('..data/b.yaml', join(root, 'b.yaml'));
     await rm(join(root, '..2026_01_01_00_00_00.000000003'), { recursive: true });
-    await settle(3);
+    await waitForBursts(3);
     expect(bursts).toHaveLength(3);
   });
 
   it('follows a manifest directory that is itself a swapped symlink (git-sync --link), and re-points the watch', async (t) => {
-    const { root, bursts, start, settle } = await scope(t);
+    const { root, bursts, start, waitForBursts } = await scope(t);
     await mkdir(join(root, '.worktrees', 'aaa'), { recursive: true });
     await writeFile(join(root, '.worktrees', 'aaa', 'a.yaml'), 'v: 1\n');
     await symlink('.worktrees/aaa', join(root, 'current'));
@@ -142,17 +142,17 @@ describe.concurrent('watchManifestDir', () => {
     await symlink('.worktrees/bbb', join(root, 'current.tmp'));
     await rename(join(root, 'current.tmp'), join(root, 'current'));
     await rm(join(root, '.worktrees', 'aaa'), { recursive: true });
-    await settle(1);
+    await waitForBursts(1);
     expect(bursts).toHaveLength(1);
 
     // The watch now follows the new target: an edit inside it is seen.
     await writeFile(join(root, '.worktrees', 'bbb', 'a.yaml'), 'v: 3\n');
-    await settle(2);
+    await waitForBursts(2);
     expect(bursts).toHaveLength(2);
   });
 
   it('follows a folder inside a swapped symlink (git-sync --link, manifests in a subfolder of the repository)', async (t) => {
-    const { root, bursts, start, settle } = await scope(t);
+    const { root, bursts, start, waitForBursts } = await scope(t);
     await mkdir(join(root, '.worktrees', 'aaa', 'deploy'), { recursive: true });
     await writeFile(join(root, '.worktrees', 'aaa', 'deploy', 'a.yaml'), 'v: 1\n');
     await symlink('.worktrees/aaa', join(root, 'current'));
@@ -163,17 +163,17 @@ describe.concurrent('watchManifestDir', () => {
     await symlink('.worktrees/bbb', join(root, 'current.tmp'));
     await rename(join(root, 'current.tmp'), join(root, 'current'));
     // The old worktree is kept (git-sync --stale-worktree-timeout): only the link's swap tells of the change.
-    await settle(1);
+    await waitForBursts(1);
     expect(bursts).toHaveLength(1);
 
     const seen = bursts.length;
     await writeFile(join(root, '.worktrees', 'bbb', 'deploy', 'a.yaml'), 'v: 3\n');
-    await settle(seen + 1);
+    await waitForBursts(seen + 1);
     expect(bursts).toHaveLength(seen + 1);
   });
 
   it('skips a two-link loop (loops/self -> ., loops/up -> ..), at start and added while running: bounded watch, edits still seen', async (t) => {
-    const { root, bursts, start, settle } = await scope(t);
+    const { root, bursts, start, waitForBursts } = await scope(t);
     const dir = join(root, 'manifests');
     await mkdir(join(dir, 'loops'), { recursive: true });
     await writeFile(join(dir, 'a.yaml'), 'x: 1\n');
@@ -184,7 +184,7 @@ describe.concurrent('watchManifestDir', () => {
     expect(watcher.watchedCount()).toBeLessThan(10);
     expect(skipped.sort()).toEqual(['loops/self', 'loops/up']);
     await writeFile(join(dir, 'a.yaml'), 'x: 2\n');
-    await settle(1);
+    await waitForBursts(1);
     expect(bursts.length).toBeGreaterThanOrEqual(1);
     // The same loop committed while the watch runs, one level deeper, plus a link to the tree's parent. The folder is
     // made beside the tree and renamed in whole: links created one by one in a folder chokidar has only begun to watch
@@ -196,17 +196,17 @@ describe.concurrent('watchManifestDir', () => {
     await symlink('../..', join(staged, 'loops', 'up'));
     await symlink(root, join(staged, 'top'));
     await rename(staged, join(dir, 'more'));
-    await settle(2);
+    await waitForBursts(2);
     await t.expect.poll(() => skipped, { timeout: 10_000 }).toEqual(expect.arrayContaining(['more/loops/self', 'more/loops/up', 'more/top']));
     expect(watcher.watchedCount()).toBeLessThan(20);
     const before = bursts.length;
     await writeFile(join(dir, 'a.yaml'), 'x: 3\n');
-    await settle(before + 1);
+    await waitForBursts(before + 1);
     expect(bursts.length).toBe(before + 1);
   });
 
   it('follows a link to a folder outside the tree once, and skips a second link to the same folder', async (t) => {
-    const { root, bursts, start, settle } = await scope(t);
+    const { root, bursts, start, waitForBursts } = await scope(t);
     const dir = join(root, 'manifests');
     const shared = join(root, 'shared');
     await mkdir(dir);
@@ -218,7 +218,7 @@ describe.concurrent('watchManifestDir', () => {
     const watcher = await start(dir, { onSkippedLink: (link) => skipped.push(link) });
     expect(skipped).toEqual(['two']);
     await writeFile(join(shared, 'b.yaml'), 'x: 2\n');
-    await settle(1);
+    await waitForBursts(1);
     expect(bursts).toHaveLength(1);
     expect(bursts[0]!.sample).toContain('one/b.yaml');
   });
@@ -238,15 +238,15 @@ describe.concurrent('watchManifestDir', () => {
 
 
   it('picks up a manifest directory that does not exist yet', async (t) => {
-    const { root, bursts, start, settle } = await scope(t);
+    const { root, bursts, start, waitForBursts } = await scope(t);
     const dir = join(root, 'later');
     await start(dir);
     await mkdir(dir);
-    await settle(1);
+    await waitForBursts(1);
     expect(bursts.length).toBeGreaterThanOrEqual(1);
     const before = bursts.length;
     await writeFile(join(dir, 'a.yaml'), 'v: 1\n');
-    await settle(before + 1);
+    await waitForBursts(before + 1);
     expect(bursts).toHaveLength(before + 1);
   });
 

@@ -99,7 +99,7 @@ describe('the leader lease', () => {
     await until(() => b.token() !== undefined);
     expect(Date.now() - released).toBeLessThan(400);
     expect(b.token()).toBe(tokenA + 1);
-    await b.settled();
+    await b.transitionsDone();
     expect(events).toEqual([`a leads ${tokenA}`, `b leads ${tokenA + 1}`]);
     // A crashed holder (key left to lapse): c takes over within the lease time.
     expect(await b.stop()).toBe(true);
@@ -114,7 +114,7 @@ describe('the leader lease', () => {
     // Someone else holds the key now (c's lapsed unseen, say): c stops at its next renew.
     await redis.set(leaseKey(p), `intruder|${(await currentFence(redis, p)) + 1}|now`, 'PX', 5_000);
     await until(() => c.token() === undefined, 1_000);
-    await c.settled();
+    await c.transitionsDone();
     expect(events.at(-1)).toBe('c standby: the lease key was gone or held by another replica at renewal');
     expect(c.status()).toMatchObject({ leading: false, transitions: { gained: 1, lost: 1 } });
     await c.stop();

@@ -45,7 +45,7 @@ export { CLIENT_SECRET, PROVIDER_CHANGED_REASON } from './oauth-provider/index.j
 export { fingerprintOf, type DeclaredSecret, type KindModule, type PlanContext } from './kind.js';
 export { JobSecretRef, JobSecretSource, type SecretSourceFromJob } from './job.js';
 export {
-  DeleteTarget,
+  Deletion,
   PendingWrite,
   SyncOutcome,
   SyncResult,

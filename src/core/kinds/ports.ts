@@ -109,13 +109,13 @@ export interface SyncPorts {
 }
 
 /** What a delete job names: the resource, the live id the plan saw (never a name alone), and whether its tracing project goes too. */
-export const DeleteTarget = z.strictObject({
+export const Deletion = z.strictObject({
   kind: z.enum(['Deployment', 'OAuthProvider']),
   name: z.string().min(1),
   id: z.string().min(1),
   deleteTracingProject: z.boolean(),
 });
-export type DeleteTarget = z.infer<typeof DeleteTarget>;
+export type Deletion = z.infer<typeof Deletion>;
 
 export const SyncOutcome = z.enum(['created', 'updated', 'unchanged', 'adopted', 'deleted']);
 export type SyncOutcome = z.infer<typeof SyncOutcome>;

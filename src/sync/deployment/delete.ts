@@ -2,7 +2,7 @@
 import { BlockedError } from '../../core/errors.js';
 import { resourceKey } from '../../core/model.js';
 import { ownershipOf } from '../../core/ownership.js';
-import type { DeleteTarget, SyncPorts, SyncResult } from '../../core/kinds/ports.js';
+import type { Deletion, SyncPorts, SyncResult } from '../../core/kinds/ports.js';
 
 const LOST_ANSWER = 'the answer to an earlier attempt was lost; the service shows its delete landed';
 
@@ -11,20 +11,20 @@ function result(outcome: SyncResult['outcome'], id: string, message?: string): S
 }
 
 /** Sends the DELETE of `id`, marked pending first (with the id), and forgets the resource once the service took it. */
-async function sendDelete(key: string, target: DeleteTarget, id: string, ports: SyncPorts): Promise<SyncResult> {
+async function sendDelete(key: string, deletion: Deletion, id: string, ports: SyncPorts): Promise<SyncResult> {
   await ports.appliedState.setPending(key, { op: 'delete', id, secrets: {}, sentAt: ports.now().toISOString() });
-  const answer = await ports.service.deleteDeployment(id, { deleteTracingProject: target.deleteTracingProject });
+  const answer = await ports.service.deleteDeployment(id, { deleteTracingProject: deletion.deleteTracingProject });
   await ports.appliedState.forget(key);
   return answer === 'deleted' ? result('deleted', id) : result('unchanged', id, 'the service had no deployment of this id any more, or was deleting it already');
 }
 
 /**
- * Deletes the deployment of `target.id` when converge owns it. An earlier attempt whose answer was lost is settled by
+ * Deletes the deployment of `deletion.id` when converge owns it. An earlier attempt whose answer was lost is settled by
  * re-reading the id it recorded: gone or being deleted means it landed; still there, the same id is sent again. A
  * deployment that took the name since has another id and is never touched.
  */
-export async function deleteOwnedDeployment(target: DeleteTarget, ports: SyncPorts): Promise<SyncResult> {
-  const key = resourceKey('Deployment', target.name);
+export async function deleteOwnedDeployment(deletion: Deletion, ports: SyncPorts): Promise<SyncResult> {
+  const key = resourceKey('Deployment', deletion.name);
   const { applied, pending } = await ports.appliedState.read(key);
   if (pending?.op === 'delete' && pending.id) {
     const live = await ports.service.readDeployment(pending.id);
@@ -32,20 +32,20 @@ export async function deleteOwnedDeployment(target: DeleteTarget, ports: SyncPor
       await ports.appliedState.forget(key);
       return result('deleted', pending.id, LOST_ANSWER);
     }
-    return sendDelete(key, target, pending.id, ports);
+    return sendDelete(key, deletion, pending.id, ports);
   }
-  if (!applied) return result('unchanged', target.id, 'converge owns no deployment of this name any more; nothing deleted');
-  if (ownershipOf(applied, target.id) !== 'owned') {
-    throw new BlockedError(`Deployment/${target.name} (id ${target.id}) is not the deployment converge owns under this name; nothing deleted`);
+  if (!applied) return result('unchanged', deletion.id, 'converge owns no deployment of this name any more; nothing deleted');
+  if (ownershipOf(applied, deletion.id) !== 'owned') {
+    throw new BlockedError(`Deployment/${deletion.name} (id ${deletion.id}) is not the deployment converge owns under this name; nothing deleted`);
   }
-  const live = await ports.service.readDeployment(target.id);
-  if (!live || live.name !== target.name) {
+  const live = await ports.service.readDeployment(deletion.id);
+  if (!live || live.name !== deletion.name) {
     await ports.appliedState.forget(key);
-    return result('unchanged', target.id, 'the deployment is gone already; nothing deleted');
+    return result('unchanged', deletion.id, 'the deployment is gone already; nothing deleted');
   }
   if (live.status === 'AWAITING_DELETE') {
     await ports.appliedState.forget(key);
-    return result('unchanged', target.id, 'the service is deleting it already');
+    return result('unchanged', deletion.id, 'the service is deleting it already');
   }
-  return sendDelete(key, target, target.id, ports);
+  return sendDelete(key, deletion, deletion.id, ports);
 }

@@ -3,7 +3,7 @@
 import { BlockedError } from '../../core/errors.js';
 import { resourceKey } from '../../core/model.js';
 import { ownershipOf } from '../../core/ownership.js';
-import type { DeleteTarget, SyncPorts, SyncResult } from '../../core/kinds/ports.js';
+import type { Deletion, SyncPorts, SyncResult } from '../../core/kinds/ports.js';
 
 const LOST_ANSWER = 'the answer to an earlier attempt was lost; the service shows its delete landed';
 const TAKEN = 'another provider holds this provider_id now (another id); nothing deleted';
@@ -12,22 +12,22 @@ function result(outcome: SyncResult['outcome'], message?: string): SyncResult {
   return { outcome, new_revision: false, ...(message ? { message } : {}) };
 }
 
-async function sendDelete(key: string, target: DeleteTarget, ports: SyncPorts): Promise<SyncResult> {
-  await ports.appliedState.setPending(key, { op: 'delete', id: target.id, secrets: {}, sentAt: ports.now().toISOString() });
-  const answer = await ports.service.deleteProvider(target.name);
+async function sendDelete(key: string, deletion: Deletion, ports: SyncPorts): Promise<SyncResult> {
+  await ports.appliedState.setPending(key, { op: 'delete', id: deletion.id, secrets: {}, sentAt: ports.now().toISOString() });
+  const answer = await ports.service.deleteProvider(deletion.name);
   await ports.appliedState.forget(key);
   return answer === 'deleted' ? result('deleted') : result('unchanged', 'the service had no such provider any more');
 }
 
 /**
- * Deletes provider `target.name` when the one the service holds is converge's (its id is `target.id`). A retry after
+ * Deletes provider `deletion.name` when the one the service holds is converge's (its id is `deletion.id`). A retry after
  * a lost answer reads the provider again: gone means the delete landed; another id means someone else's provider
  * took the provider_id since, which is never deleted.
  */
-export async function deleteOwnedProvider(target: DeleteTarget, ports: SyncPorts): Promise<SyncResult> {
-  const key = resourceKey('OAuthProvider', target.name);
+export async function deleteOwnedProvider(deletion: Deletion, ports: SyncPorts): Promise<SyncResult> {
+  const key = resourceKey('OAuthProvider', deletion.name);
   const { applied, pending } = await ports.appliedState.read(key);
-  const live = await ports.service.getProvider(target.name);
+  const live = await ports.service.getProvider(deletion.name);
   if (pending?.op === 'delete' && pending.id) {
     if (!live) {
       await ports.appliedState.forget(key);
@@ -37,14 +37,14 @@ export async function deleteOwnedProvider(target: DeleteTarget, ports: SyncPorts
       await ports.appliedState.forget(key);
       return result('unchanged', TAKEN);
     }
-    return sendDelete(key, { ...target, id: pending.id }, ports);
+    return sendDelete(key, { ...deletion, id: pending.id }, ports);
   }
   if (!applied) return result('unchanged', 'converge owns no provider of this provider_id any more; nothing deleted');
-  if (ownershipOf(applied, target.id) !== 'owned') throw new BlockedError(`OAuthProvider/${target.name} (id ${target.id}) is not the provider converge owns; nothing deleted`);
+  if (ownershipOf(applied, deletion.id) !== 'owned') throw new BlockedError(`OAuthProvider/${deletion.name} (id ${deletion.id}) is not the provider converge owns; nothing deleted`);
   if (!live) {
     await ports.appliedState.forget(key);
     return result('unchanged', 'the provider is gone already; nothing deleted');
   }
-  if (live.id !== target.id) return result('unchanged', TAKEN);
-  return sendDelete(key, target, ports);
+  if (live.id !== deletion.id) return result('unchanged', TAKEN);
+  return sendDelete(key, deletion, ports);
 }
