@@ -17,7 +17,7 @@ export async function setup(): Promise<(() => Promise<void>) | undefined> {
     await redis.connect();
     await redis.ping();
   } catch (error) {
-    throw new Error(`tests need Redis at ${url} (set REDIS_URL): ${(error as Error).message}`);
+    throw new Error(`tests need Redis at ${url} (set REDIS_URL): ${(error as Error).message}`, { cause: error });
   } finally {
     redis.disconnect();
   }

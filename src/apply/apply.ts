@@ -1,5 +1,4 @@
 // Apply through the queue: start in-process workers, enqueue one job per change a batch at a time, wait for every job.
-import type { ManifestVersion } from '../core/manifest-version.js';
 import type { ServiceClient } from '../service/client.js';
 import { literalSecretsOf } from '../sync/job-resource.js';
 import { applyJobData, type ApplyChange, type ApplyJobOptions } from './apply-jobs.js';

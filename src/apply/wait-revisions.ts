@@ -51,7 +51,7 @@ export async function waitForRevisions(client: RevisionReads, results: ResourceR
     if (health.revisionStatus && revisionFailed(health.revisionStatus)) r.revisionStatus = health.revisionStatus;
     open.delete(r.deploymentId!);
   };
-  let failed = 0;
+  let failed: number;
   for (;;) {
     const byList: ResourceResult[] = [];
     for (const r of [...open.values()]) {

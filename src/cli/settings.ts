@@ -1,4 +1,4 @@
-// Settings resolution: flags beat environment variables, which beat the config file (design.md §3).
+// Settings resolution: flags beat environment variables, which beat the config file (docs/decisions.md §2).
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';

@@ -16,7 +16,6 @@ export const DEFAULT_FLAP: FlapSettings = { windowMs: 30 * 60_000, limit: 3 };
 
 /** Reasons of a conflict, as the metric labels them. desired_alternates: A, B, A; changed_outside: healed too often. */
 export const CONFLICT_REASONS = ['desired_alternates', 'changed_outside'] as const;
-export type ConflictReason = (typeof CONFLICT_REASONS)[number];
 
 /** Why converge stopped writing to a resource. No secret: fingerprints, versions and field paths only. */
 export const Conflict = z.strictObject({

@@ -1,4 +1,4 @@
-// Desired resources (from manifests), applied-state records and the plan object (design.md §2, §4).
+// Desired resources (from manifests), applied-state records and the plan object (docs/decisions.md §1, §3).
 import type {
   Deployment as LiveDeployment,
   OAuthProvider as LiveProvider,
@@ -175,7 +175,7 @@ export interface FieldHashes {
   answered: string;
 }
 
-// ---------------------------------------------------------------- the plan (design.md §4)
+// ---------------------------------------------------------------- the plan (docs/decisions.md §3)
 
 /**
  * `adopt`: the first write to (or taking over of) a live resource converge did not create; `delete`: a resource
@@ -201,7 +201,7 @@ export interface PlanChange {
   kind: ResourceKind;
   name: string;
   action: Action;
-  /** True exactly when the minimal request would start a new revision (design.md §1). */
+  /** True exactly when the minimal request would start a new revision (docs/real-service.md §4). */
   new_revision: boolean;
   fields: FieldChange[];
   /** Why a change is blocked, or a note (suspended, secret written once). Null when there is nothing to say. */

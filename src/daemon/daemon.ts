@@ -345,7 +345,7 @@ class ConvergeDaemon implements Daemon {
       if (retried) this.rebuilds.add(retried.rebuild);
       let record;
       let written: string[] = [];
-      let rebuilt: string[] = [];
+      let rebuilt: string[];
       try {
         record = await this.reconciler.request('manual');
       } finally {

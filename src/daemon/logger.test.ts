@@ -9,7 +9,7 @@ const SECRET_B = 'planted-client-secret-BBBB';
 const SECRET_C = 'planted-deep-secret-CCCC';
 const PLANTED = [API_KEY, SECRET_A, SECRET_B, SECRET_C];
 
-function capture(pretty: boolean): { stream: PassThrough; text: () => string } {
+function capture(): { stream: PassThrough; text: () => string } {
   const stream = new PassThrough();
   const chunks: Buffer[] = [];
   stream.on('data', (c: Buffer) => chunks.push(c));
@@ -17,7 +17,7 @@ function capture(pretty: boolean): { stream: PassThrough; text: () => string } {
 }
 
 function logEverything(pretty: boolean): string {
-  const out = capture(pretty);
+  const out = capture();
   const log = createLogger({ level: 'trace', destination: out.stream, pretty, sensitive: [API_KEY] });
   log.info({ apiKey: API_KEY }, 'settings');
   log.info({ settings: { apiKey: API_KEY, redisUrl: 'redis://x' } }, 'nested settings');
@@ -49,7 +49,7 @@ describe('createLogger', () => {
   });
 
   it('writes JSON lines by default, with level, time and message', () => {
-    const out = capture(false);
+    const out = capture();
     const log = createLogger({ level: 'info', destination: out.stream });
     log.info({ created: 1 }, 'reconciled');
     log.debug('hidden below the level');
@@ -61,7 +61,7 @@ describe('createLogger', () => {
   });
 
   it('writes human lines in pretty mode', () => {
-    const out = capture(true);
+    const out = capture();
     const log = createLogger({ level: 'info', destination: out.stream, pretty: true });
     log.info({ created: 1 }, 'reconciled');
     const text = out.text();

@@ -303,7 +303,7 @@ export class Reconciler {
     const transitions = this.tracker.takeTransitions();
     for (const t of transitions) {
       logTransition(log, t);
-      const failure = REVISION_FAILURE_REASONS.find((r) => r === t.to.reason) as RevisionFailureReason | undefined;
+      const failure: RevisionFailureReason | undefined = REVISION_FAILURE_REASONS.find((r) => r === t.to.reason);
       const already = t.from?.status === 'degraded' && t.from.revisionId === t.to.revisionId;
       if (failure && t.to.status === 'degraded' && !already) metrics.revisionFailures.inc({ reason: failure });
     }

@@ -13,7 +13,7 @@ function live(name: string, building = false): LiveDeployment {
     id: `id-${name}`, name, tenant_id: 't', source: 'internal_docker', source_config: {}, source_revision_config: {}, secrets: [],
     created_at: '2026-01-01T00:00:00Z', updated_at: '2026-01-01T00:00:00Z', status: building ? 'AWAITING_DATABASE' : 'READY',
     latest_revision_id: building ? 'r2' : 'r1', active_revision_id: 'r1',
-  } as LiveDeployment;
+  };
 }
 
 function change(name: string, action: PlanChange['action'], extra: Partial<PlanChange> = {}): PlanChange {
@@ -115,12 +115,12 @@ describe('ResourceTracker', () => {
     let now = 1_000_000;
     const t = new ResourceTracker({ progressDeadlineMs: 60_000, now: () => now });
     const building = { ...live('web', true), status: 'READY' } as LiveDeployment;
-    t.update(outcome([change('web', 'noop'), change('api', 'noop')], [building, { ...building, id: 'id-api', name: 'api' } as LiveDeployment], []));
+    t.update(outcome([change('web', 'noop'), change('api', 'noop')], [building, { ...building, id: 'id-api', name: 'api' }], []));
     expect(t.resources().map((r) => [r.name, r.sync.status, r.health.status])).toEqual([['web', 'synced', 'progressing'], ['api', 'synced', 'progressing']]);
     t.setHealth('Deployment/web', { status: 'degraded', reason: 'RevisionBuildFailed', message: 'failed', revisionId: 'r2', revisionStatus: 'BUILD_FAILED' });
     t.takeTransitions();
     now += 61_000;
-    t.update(outcome([change('web', 'noop'), change('api', 'noop')], [building, { ...building, id: 'id-api', name: 'api' } as LiveDeployment], []));
+    t.update(outcome([change('web', 'noop'), change('api', 'noop')], [building, { ...building, id: 'id-api', name: 'api' }], []));
     const [web, api] = t.resources();
     expect(web).toMatchObject({ sync: { status: 'synced' }, health: { status: 'degraded', reason: 'RevisionBuildFailed' } });
     expect(api).toMatchObject({ health: { status: 'degraded', reason: 'ProgressDeadlineExceeded', revisionId: 'r2' } });

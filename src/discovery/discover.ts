@@ -270,7 +270,7 @@ async function probeServer(run: Run): Promise<ResourceMetadataResult> {
 /** The metadata must describe this MCP server (same origin, path within `resource`), as the SDK's auth() demands. */
 function checkResource(run: Run, metadata: OAuthProtectedResourceMetadata, foundAt: string | undefined): void {
   const expected = run.sdk.resourceUrlFromServerUrl(run.serverUrl);
-  let allowed = false;
+  let allowed: boolean;
   try {
     allowed = run.sdk.checkResourceAllowed({ requestedResource: expected, configuredResource: metadata.resource });
   } catch {

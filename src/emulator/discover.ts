@@ -103,7 +103,7 @@ function probe(url: URL, allowLocal: boolean, timeoutMs: number): Promise<number
       });
     };
     const request = url.protocol === 'https:' ? httpsRequest : httpRequest;
-    const req = request(url, { method: 'GET', lookup: guardedLookup as never, headers: { accept: 'application/json, text/event-stream' } }, (res) => {
+    const req = request(url, { method: 'GET', lookup: guardedLookup, headers: { accept: 'application/json, text/event-stream' } }, (res) => {
       resolve(res.statusCode ?? 0);
       res.destroy();
     });

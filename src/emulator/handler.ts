@@ -303,7 +303,7 @@ export function createHandler(options: HandlerOptions): (req: IncomingMessage, r
       entry.body = redactBody(body);
     }
 
-    const reply = await match.route.handle({ params: match.params, query, body, tenant, log: entry, persist: options.persist });
+    const reply = await match.route.handle({ params: match.params, query, body, tenant, log: entry, persist: () => options.persist() });
     if (drawLostResponse(knobs)) {
       entry.status = reply.status;
       entry.outcome = 'fault-lost';

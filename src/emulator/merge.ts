@@ -1,4 +1,4 @@
-// The deployment write rules of design.md §1 and real-service.md as pure functions: create, PATCH merge, revisions.
+// The deployment write rules of docs/real-service.md §2-§4 as pure functions: create, PATCH merge, revisions.
 import { canonicalJson } from '../core/hash.js';
 import { IMMUTABLE_SOURCE_CONFIG_FIELDS, type Secret, type Source, type ValidationIssue } from '../core/wire/schema.js';
 import { fail, invalid, issue, ok, type Result } from './issues.js';
@@ -44,14 +44,14 @@ export interface WriteContext {
 
 export interface PatchOutcome {
   next: StoredDeployment;
-  /** The PATCH started a new revision (design.md §1). */
+  /** The PATCH started a new revision (docs/real-service.md §4). */
   newRevision: boolean;
   /** Anything stored changed (a new revision counts). */
   changed: boolean;
 }
 
 /**
- * design.md §1: a PATCH starts a new revision when it holds any non-null source_revision_config
+ * docs/real-service.md §4: a PATCH starts a new revision when it holds any non-null source_revision_config
  * field (changed or not), a non-empty secrets list, a resource_spec, secret_references or a revision_source.
  */
 export function startsRevision(patch: PatchBody): boolean {
@@ -169,7 +169,7 @@ function sameValue(key: string, incoming: unknown, stored: unknown): boolean {
   return incoming === stored;
 }
 
-/** 400 detail for a PATCH changing a field fixed at creation (real-service.md); null when none changes. */
+/** 400 detail for a PATCH changing a field fixed at creation (docs/real-service.md §3); null when none changes. */
 function immutableProblem(current: StoredDeployment, patch: PatchBody): string | null {
   const incoming = patch.source_config;
   const checks: Array<[string, unknown, unknown]> = [
@@ -183,14 +183,14 @@ function immutableProblem(current: StoredDeployment, patch: PatchBody): string |
   ];
   for (const [key, value, stored] of checks) {
     if (value === null || value === undefined || sameValue(key, value, stored)) continue;
-    const was = stored === undefined ? 'unset' : `"${String(stored)}"`;
+    const was = stored === undefined ? 'unset' : `"${typeof stored === 'string' ? stored : JSON.stringify(stored)}"`;
     return `source_config.${key} cannot be changed after creation (it is ${was}); create a new deployment instead`;
   }
   return null;
 }
 
 /**
- * The PATCH of design.md §1 and real-service.md, in one place: top-level merge of source_config and
+ * The PATCH of docs/real-service.md §3 and §4, in one place: top-level merge of source_config and
  * source_revision_config where null never clears; resource_spec replaced whole; secrets absent or []
  * keep the stored ones, non-empty secrets merge by name or replace the set (ctx.secretsPatch);
  * integration_id, repo_url, listener_id, deployment_type and listener_config.k8s_namespace immutable

@@ -4,20 +4,18 @@ import {
   CreateDeploymentRequest,
   DEFAULT_DEPLOYMENT_TYPE,
   PatchDeploymentRequest,
-  SERVICE_DEPLOYMENT_TYPES,
   ServiceDeploymentType,
   SourceConfig,
   SourceRevisionConfig,
   Secret,
 } from '../core/wire/schema.js';
 
-/** The tiers of real-service.md (the spec's three and the newer services' two), and the service's default: core's. */
-export const DEPLOYMENT_TYPES = SERVICE_DEPLOYMENT_TYPES;
+/** The tiers of docs/real-service.md §2 (the interface's three and the newer services' two), and the service's default: core's. */
 export const AnyDeploymentType = ServiceDeploymentType;
 export type AnyDeploymentType = ServiceDeploymentType;
 export { DEFAULT_DEPLOYMENT_TYPE };
 
-/** Revision statuses of real-service.md. */
+/** Revision statuses of docs/real-service.md §4. */
 export const REVISION_STATUSES = [
   'CREATING', 'QUEUED', 'AWAITING_BUILD', 'BUILDING', 'AWAITING_DEPLOY', 'DEPLOYING',
   'CREATE_FAILED', 'BUILD_FAILED', 'DEPLOY_FAILED', 'DEPLOYED', 'SKIPPED', 'INTERRUPTED', 'UNKNOWN',

@@ -176,7 +176,7 @@ function splitList(text: string): string[] {
 
 /** A refinement whose 422 item carries the given FastAPI error type. */
 function typed(check: (v: string) => boolean, msg: string, type: string): z.ZodString {
-  return z.string().refine(check, { error: msg, params: { type } }) as unknown as z.ZodString;
+  return z.string().refine(check, { error: msg, params: { type } });
 }
 
 const IntText = typed((v) => /^[+-]?\d+$/.test(v), 'Input should be a valid integer, unable to parse string as an integer', 'int_parsing');

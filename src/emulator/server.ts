@@ -20,8 +20,7 @@ export type { RequestLogEntry } from './handler.js';
 export type { EmulatorSeed } from './schema.js';
 export type { EmulatorStore } from './store.js';
 export type { EchoMode, SecretsMode } from './view.js';
-export type { RevisionOutcome, SecretsPatchMode } from './merge.js';
-export { EmulatorStateError } from './state.js';
+export type { SecretsPatchMode } from './merge.js';
 
 export const DEFAULT_BUILD_MS = 2000;
 export const DEFAULT_REQUEST_LOG_LIMIT = 100_000;

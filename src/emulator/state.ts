@@ -79,7 +79,7 @@ function seedRevisions(
   ];
   return given.map((r) => {
     const building = r.id === ids.latest && buildReadyAt !== null;
-    const endsAt = r.ends_at ? Date.parse(r.ends_at) : building ? buildReadyAt! : Date.parse(r.created_at);
+    const endsAt = r.ends_at ? Date.parse(r.ends_at) : building ? buildReadyAt : Date.parse(r.created_at);
     const buildMs = r.build_ms ?? (building ? options.buildMs : 0);
     return {
       id: r.id,
@@ -263,8 +263,8 @@ export function stateFromStore(store: EmulatorStore): StateFile {
       tenant_id: d.tenant_id,
       name: d.name,
       source: d.source,
-      source_config: d.source_config as StateDeployment['source_config'],
-      source_revision_config: d.source_revision_config as StateDeployment['source_revision_config'],
+      source_config: d.source_config,
+      source_revision_config: d.source_revision_config,
       secrets: d.secrets.map((s) => ({ name: s.name, value_sha256: s.sha256 })),
       secret_references: d.secret_references ? [...d.secret_references] : null,
       status: d.status,
@@ -281,7 +281,7 @@ export function stateFromStore(store: EmulatorStore): StateFile {
         id: r.id,
         created_at: iso(r.created_at),
         revision_source: r.revision_source,
-        source_revision_config: r.source_revision_config as StateDeployment['source_revision_config'],
+        source_revision_config: r.source_revision_config,
         status: r.outcome,
         ends_at: iso(r.ends_at),
         build_started_at: iso(r.build_started_at),

@@ -16,11 +16,11 @@ interface SourceRule {
   needsConfig: string[];
   /** source_revision_config fields the (merged) deployment must hold. */
   needsRevision: string[];
-  /** source_revision_config fields a create must carry besides (real-service.md: graph_config_path). */
+  /** source_revision_config fields a create must carry besides (docs/real-service.md §2: graph_config_path). */
   needsOnCreate: string[];
   /**
    * The artifact (image_uri or source_tarball_path): a create may leave it out and set it by PATCH later
-   * (real-service.md), but a PATCH naming this source as its revision_source must bring one.
+   * (docs/real-service.md §2), but a PATCH naming this source as its revision_source must bring one.
    */
   artifact: string[];
   /** source_config fields a request must not carry for this source. */
@@ -35,7 +35,7 @@ interface SourceRule {
 
 const REPO_CONFIG = ['integration_id', 'repo_url', 'build_on_push', 'deployment_type'];
 
-/** The rules of design.md §1, the spec's source descriptions and real-service.md, one row per source. */
+/** The source rules of the service (docs/real-service.md §2), one row per source. */
 export const SOURCE_RULES: Record<Source, SourceRule> = {
   codehost: {
     needsConfig: ['integration_id', 'repo_url'],
@@ -162,7 +162,7 @@ export function refusedFieldProblems(
   }
   const spec = sourceConfig?.resource_spec;
   if (spec && typeof spec === 'object') {
-    for (const p of resourceSpecProblems(spec as Fields)) {
+    for (const p of resourceSpecProblems(spec)) {
       out.push(issue(['body', 'source_config', 'resource_spec', ...p.path], p.message));
     }
   }

@@ -12,7 +12,7 @@ import { watchJobEvents, type JobEventHandlers, type JobEventsFeed } from '../qu
 import { QUEUE_NAME } from '../queue/jobs.js';
 import { Lease } from '../leader/lease.js';
 import { SILENT_LOGGER, throttledErrors, type QueueLogger } from '../queue/log.js';
-import { checkPrefix, closeRedis, connectProducer, scanPrefix, type RedisSettings } from '../store/redis.js';
+import { checkPrefix, closeRedis, connectProducer, scanPrefix } from '../store/redis.js';
 import { startResync, type Resync, type ResyncOptions } from '../queue/resync-scheduler.js';
 import { claimPrefix, type ServiceTarget } from '../store/target.js';
 import { startJobRunner, type JobRunner, type StartRunnerOptions, type WorkerSettings } from '../runner/worker.js';
@@ -96,6 +96,7 @@ export async function openJobs(settings: WorkerSettings, options: OpenJobsOption
     open.add(handle);
     handle.close = async (...args: unknown[]) => {
       open.delete(handle);
+      // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-assertion -- tsc needs it to pass the arguments on
       await (close as (...a: unknown[]) => Promise<void>)(...args);
     };
     return handle;

@@ -11,7 +11,6 @@ import {
   type DesiredResource,
   type DiscoveryPreview,
   type LiveDeployment,
-  type LiveProviders,
   type ProviderResource,
 } from '../core/model.js';
 import { mapBounded } from '../core/map-bounded.js';

@@ -1,4 +1,4 @@
-// plan(): pure function from desired resources and live state to the plan object of design.md §4.
+// plan(): pure function from desired resources and live state to the plan object of docs/decisions.md §3.
 import type { Diagnostic } from '../core/diagnostics.js';
 import { sortDiagnostics } from '../core/diagnostics.js';
 import type {
@@ -59,7 +59,7 @@ export interface PlanInput {
   prune?: PruneOptions;
 }
 
-const NO_HASHES: Record<string, string> = Object.freeze({}) as Record<string, string>;
+const NO_HASHES: Record<string, string> = Object.freeze({});
 
 function toPlanDiagnostic(d: Diagnostic): PlanDiagnostic {
   return { severity: d.severity, file: d.file, line: d.line, column: d.column, message: d.message };

@@ -1,12 +1,11 @@
 // Job payloads and options: one reconcile job per resource, its id, its data, its retry and deduplication options.
 import { randomBytes } from 'node:crypto';
 import type { JobsOptions } from 'bullmq';
-import { ConvergeError } from '../core/errors.js';
 import { kindOf, type Deletion } from '../core/kinds/index.js';
 import { objectHash } from '../core/hash.js';
 import { resourceKey, type DesiredResource } from '../core/model.js';
 import type { ManifestVersion } from '../core/manifest-version.js';
-import { JobOperation, JobResource, ReconcileJobData } from '../store/schema.js';
+import { JobOperation, ReconcileJobData } from '../store/schema.js';
 
 /** The one queue every converge process (apply, daemon, worker processes) shares on a Redis prefix. */
 export const QUEUE_NAME = 'converge-apply';

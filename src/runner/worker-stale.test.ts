@@ -29,7 +29,7 @@ function context(stale: string | undefined, lines: Array<{ fields: object; msg: 
     client: untouchable as ServiceClient,
     store: untouchable as AppliedStateStore,
     env: {},
-    log: log as unknown as ProcessorContext['log'],
+    log: log,
     rateLimit: async () => undefined,
     stale: async (seen) => {
       expect(seen).toMatchObject({ key: 'Deployment/web', fence: 3, seq: 7 });

@@ -23,7 +23,7 @@ import {
 import { HttpTransport, type HttpOptions } from './transport.js';
 import { classifyFailure } from './errors.js';
 
-export type { RequestInfo, RetryPolicy } from './transport.js';
+export type { RequestInfo } from './transport.js';
 
 /** Options of a ServiceClient; every timeout and limit has a default (10 s connect, 30 s headers, 30 s body idle, 32 MiB). */
 export type ClientOptions = HttpOptions;
@@ -91,7 +91,7 @@ export type RevisionById = { outcome: 'found'; revision: Revision } | { outcome:
 /** The detail of the service's 404 for a revision id it does not have. */
 const REVISION_NOT_FOUND = /^(Revision|Deployment) ID .* not found\.?$/;
 
-/** The detail of the service's 404 for a deployment id it does not have (real-service.md). */
+/** The detail of the service's 404 for a deployment id it does not have (docs/real-service.md §1). */
 const DEPLOYMENT_NOT_FOUND = /^Deployment ID .* not found\.?$/;
 
 export const ROUTES = {
@@ -107,7 +107,7 @@ export const ROUTES = {
 } as const;
 
 const IntegrationList = z.array(Integration);
-/** GET /v2/auth/providers answers a plain array (real-service.md; the emulator does the same): no paging. */
+/** GET /v2/auth/providers answers a plain array (docs/real-service.md §6; the emulator does the same): no paging. */
 const ProviderList = z.array(OAuthProvider);
 
 /** The 400 detail of a DELETE of a deployment the service is deleting already. */
@@ -297,7 +297,7 @@ export class ServiceClient {
     return found;
   }
 
-  /** GET /v2/deployments/{deployment_id} (beyond the spec; real-service.md). Retried like every GET. */
+  /** GET /v2/deployments/{deployment_id} (beyond the interface; docs/real-service.md §6). Retried like every GET. */
   async getDeployment(id: string): Promise<DeploymentById> {
     try {
       const deployment = await this.http.send({
@@ -352,7 +352,7 @@ export class ServiceClient {
     return undefined;
   }
 
-  /** GET /v2/deployments/{deployment_id}/revisions/{revision_id} (beyond the spec; real-service.md). Retried like every GET. */
+  /** GET /v2/deployments/{deployment_id}/revisions/{revision_id} (beyond the interface; docs/real-service.md §6). Retried like every GET. */
   async getRevision(deploymentId: string, revisionId: string): Promise<RevisionById> {
     try {
       const revision = await this.http.send({

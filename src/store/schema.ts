@@ -1,9 +1,9 @@
 // zod schemas of what converge keeps in Redis: job payloads (secret references only), results, applied and pending records.
 import { z } from 'zod';
-import { Deletion, JOB_OPERATIONS, JobResource, SyncOutcome, SyncResult } from '../core/kinds/index.js';
+import { Deletion, JOB_OPERATIONS, JobResource, SyncResult } from '../core/kinds/index.js';
 import { ManifestVersion } from '../core/manifest-version.js';
 
-export { JobResource, JobSecretRef, JobSecretSource, PendingWrite } from '../core/kinds/index.js';
+export { PendingWrite } from '../core/kinds/index.js';
 
 /** The operation the plan expected when the job was enqueued (its kind's, see src/core/kinds); the worker recomputes it (level-triggered). */
 export const JobOperation = z.enum(JOB_OPERATIONS);
@@ -46,8 +46,6 @@ export const ReconcileJobData = z.strictObject({
 export type ReconcileJobData = z.infer<typeof ReconcileJobData>;
 
 /** What a job did: the sync result of its resource (src/core/kinds/ports.ts). */
-export const JobOutcome = SyncOutcome;
-export type JobOutcome = SyncOutcome;
 export const ReconcileJobResult = SyncResult;
 export type ReconcileJobResult = SyncResult;
 

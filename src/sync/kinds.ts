@@ -41,5 +41,5 @@ const syncSteps = {
 
 /** The I/O steps of one kind (typed for any resource: the caller passes a resource of that kind). */
 export function syncStepsOf(kind: ResourceKind): KindSyncSteps {
-  return syncSteps[kind] as KindSyncSteps;
+  return syncSteps[kind];
 }

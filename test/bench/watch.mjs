@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { ServiceClient } from '../../dist/service/client.js';
 import { deleteKeys } from '../../dist/jobs/open-jobs.js';
 import { closeRedis, connectProducer } from '../../dist/store/redis.js';
-import { benchMain, benchPrefix, CLI, figure, median, ms, percentile, REDIS_URL, removeDir, tempDir } from './lib/common.mjs';
+import { benchMain, benchPrefix, CLI, figure, median, percentile, REDIS_URL, removeDir, tempDir } from './lib/common.mjs';
 import { startEmulatorChild } from './lib/emulator-child.mjs';
 import { benchEnv, deploymentName, manifestPath, manifestText, writeManifests } from './lib/fixtures.mjs';
 
@@ -43,7 +43,11 @@ async function startDaemon(dir, url, prefix, env) {
         line = { msg: text };
       }
       lines.push(line);
-      for (const w of [...waiters]) if (w.match(line)) (waiters.delete(w), w.resolve(line));
+      for (const w of [...waiters]) {
+        if (!w.match(line)) continue;
+        waiters.delete(w);
+        w.resolve(line);
+      }
     }
   });
   child.stderr.setEncoding('utf8').on('data', (c) => (err += c));

@@ -69,7 +69,7 @@ async function writeManifest(name: string, text: string): Promise<void> {
 }
 
 describe('converge plan', () => {
-  it('prints the JSON plan of design.md section 4 and never the secret value', async () => {
+  it('prints the JSON plan of docs/decisions.md §3 and never the secret value', async () => {
     await writeManifest('app.yaml', deployment(4));
     const { code, stdout, stderr } = await runCapture(['plan', dir, '--api-url', emulator.url, '--output', 'json'], env);
     expect(stderr).toBe(`converge plan: read 1 manifest file in ${dir}\n`);
@@ -99,7 +99,7 @@ describe('converge plan', () => {
     await writeManifest('app.yaml', deployment(4));
     expect((await runCapture(['plan', dir, '--api-url', emulator.url, '--detailed-exitcode'], env)).code).toBe(2);
 
-    await writeManifest('app.yaml', deployment(2).replace(/  secrets:\n.*\n.*\n/, ''));
+    await writeManifest('app.yaml', deployment(2).replace(/ {2}secrets:\n.*\n.*\n/, ''));
     const same = await runCapture(['plan', dir, '--api-url', emulator.url, '--detailed-exitcode'], env);
     expect(same.stdout).toContain('No changes.');
     expect(same.code).toBe(0);
@@ -198,7 +198,7 @@ describe('converge plan --detailed-exitcode with a suspended change', () => {
     try {
       await writeFile(
         join(suspendedDir, 'app.yaml'),
-        deployment(9).replace('  name: support-agent\n', '  name: support-agent\n  annotations:\n    converge/suspend: "true"\n').replace(/  secrets:\n.*\n.*\n/, ''),
+        deployment(9).replace('  name: support-agent\n', '  name: support-agent\n  annotations:\n    converge/suspend: "true"\n').replace(/ {2}secrets:\n.*\n.*\n/, ''),
       );
       const { code, stdout } = await runCapture(['plan', suspendedDir, '--api-url', emulator.url, '--detailed-exitcode'], env);
       expect(stdout).toContain('suspended');
@@ -215,7 +215,7 @@ describe('converge plan with a repository that resolves to nothing', () => {
     const repoDir = await mkdtemp(join(tmpdir(), 'converge-plan-repo-'));
     try {
       await writeFile(join(repoDir, 'missing.yaml'), deployment(2).replace('acme/support-agent', 'acme/no-such-repo').replace('name: support-agent', 'name: lost-agent'));
-      await writeFile(join(repoDir, 'good.yaml'), deployment(2).replace(/  secrets:\n.*\n.*\n/, ''));
+      await writeFile(join(repoDir, 'good.yaml'), deployment(2).replace(/ {2}secrets:\n.*\n.*\n/, ''));
       const { code, stdout } = await runCapture(['plan', repoDir, '--api-url', emulator.url, '--output', 'json', '--detailed-exitcode'], env);
       const plan = JSON.parse(stdout);
       expect(plan.diagnostics).toHaveLength(1);

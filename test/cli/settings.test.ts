@@ -38,7 +38,7 @@ describe('the settings table', () => {
     const fromTable = SETTING_NAMES.map((name) => {
       const source = settingSource(name);
       const value = defaults()[source.key];
-      return [`--${source.flag}`, source.env, source.key, value === null || value === undefined ? '(none)' : String(value), source.description];
+      return [`--${source.flag}`, source.env, source.key, value === null || value === undefined ? '(none)' : typeof value === 'string' ? value : JSON.stringify(value), source.description];
     });
     const rows = readmeRows();
     expect(rows.length).toBeGreaterThan(0);

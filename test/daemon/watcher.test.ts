@@ -215,7 +215,7 @@ describe.concurrent('watchManifestDir', () => {
     await symlink(shared, join(dir, 'one'));
     await symlink(shared, join(dir, 'two'));
     const skipped: string[] = [];
-    const watcher = await start(dir, { onSkippedLink: (link) => skipped.push(link) });
+    await start(dir, { onSkippedLink: (link) => skipped.push(link) });
     expect(skipped).toEqual(['two']);
     await writeFile(join(shared, 'b.yaml'), 'x: 2\n');
     await waitForBursts(1);

@@ -190,11 +190,11 @@ describe('no secret value, API key or Redis password in any output or at rest', 
       capture(`plan --output ${formats[i]}`, r.stdout + r.stderr);
     });
     // a wrong key: 403, one line, no key
-    expect(denied!.code).toBe(1);
-    expect(denied!.stderr).toMatch(/answered 403/);
-    capture('plan with a wrong key', denied!.stdout + denied!.stderr);
-    expect(missing!.stderr).toMatch(/answered 401/);
-    capture('plan without a key', missing!.stdout + missing!.stderr);
+    expect(denied.code).toBe(1);
+    expect(denied.stderr).toMatch(/answered 403/);
+    capture('plan with a wrong key', denied.stdout + denied.stderr);
+    expect(missing.stderr).toMatch(/answered 401/);
+    capture('plan without a key', missing.stdout + missing.stderr);
 
     // apply at debug: three resources land, the 422 is reported with the service's message
     const applied = await runConverge(['apply', dir, ...api, '--log-level', 'debug', '--backoff', '20ms', '--output', 'text'], cliEnv, 60_000);

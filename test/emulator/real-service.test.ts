@@ -1,4 +1,4 @@
-// The emulator as real-service.md describes the service, through real HTTP: create rules, immutable fields, and each knob in both settings.
+// The emulator as docs/real-service.md describes the service, through real HTTP: create rules, immutable fields, and each knob in both settings.
 import { afterEach, describe, expect, test } from 'vitest';
 import type { EmulatorOptions, EmulatorSeed, RunningEmulator } from '../../src/emulator/server.js';
 import { ACME, SUPPORT_URL, TENANT, baseSeed, codehostBody, dockerBody, start, templateBody, type Client } from './helpers.js';
@@ -62,7 +62,7 @@ describe('create: the five required fields', () => {
   });
 });
 
-describe('create: source rules of real-service.md', () => {
+describe('create: source rules of docs/real-service.md §2', () => {
   test('graph_config_path is required for codehost and internal_source, refused for the other sources', async () => {
     const api = await open();
     const hub = await api.call('POST', '/v2/deployments', codehostBody('hub', { source_revision_config: { repo_ref: 'main' } }));

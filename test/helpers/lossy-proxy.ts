@@ -25,7 +25,23 @@ async function readBody(req: IncomingMessage): Promise<Buffer> {
 
 export async function lossyProxy(target: string, rules: ProxyRules): Promise<LossyProxy> {
   const upstream = new URL(target);
-  const server = createServer(async (req: IncomingMessage, res: ServerResponse) => {
+  // A failure while relaying (the client went away) drops the connection, as a real proxy would.
+  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    relay(req, res, upstream, rules).catch(() => req.socket.destroy());
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    async close() {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+/** Forwards one request upstream and its answer back, losing or editing the answer as the rules say. */
+async function relay(req: IncomingMessage, res: ServerResponse, upstream: URL, rules: ProxyRules): Promise<void> {
     const body = await readBody(req);
     if (rules.rateLimit?.(req.method ?? 'GET', req.url ?? '/')) {
       res.writeHead(429, { 'content-type': 'application/json', 'retry-after': '0.1' });
@@ -35,8 +51,8 @@ export async function lossyProxy(target: string, rules: ProxyRules): Promise<Los
     const lose = rules.loseAnswer?.(req.method ?? 'GET', req.url ?? '/') ?? false;
     const forward = httpRequest(
       { host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: { ...req.headers, host: upstream.host, connection: 'close' } },
-      async (answer) => {
-        const data = await readBody(answer);
+      (answer) => {
+        readBody(answer).then((data) => {
         if (lose) {
           req.socket.destroy();
           return;
@@ -53,18 +69,9 @@ export async function lossyProxy(target: string, rules: ProxyRules): Promise<Los
         delete headers['transfer-encoding'];
         res.writeHead(answer.statusCode ?? 502, headers);
         res.end(out);
+        }, () => req.socket.destroy());
       },
     );
     forward.on('error', () => req.socket.destroy());
     forward.end(body);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    async close() {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
-  };
 }

@@ -293,6 +293,7 @@ describe('renderText', () => {
   it('colours with ANSI only when asked', () => {
     expect(renderText(smallPlan(), { color: true })).toBe(SMALL_TEXT_COLOR);
     expect(renderText(smallPlan(), { color: false })).not.toContain('\x1b');
+    // eslint-disable-next-line no-control-regex -- the ANSI escape is what the test strips
     expect(renderText(smallPlan(), { color: false })).toBe(SMALL_TEXT_COLOR.replace(/\x1b\[\d+m/g, ''));
   });
 

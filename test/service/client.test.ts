@@ -471,7 +471,7 @@ describe('headers and secrecy', () => {
     const secret = 'sk-live-SECRET-VALUE-123';
     const server = await serve((request, response) => {
       if (request.url.pathname === '/v1/integrations/forge/codehost/install') {
-        return json(response, 401, { detail: `invalid api key ${request.headers['x-api-key']}` });
+        return json(response, 401, { detail: `invalid api key ${String(request.headers['x-api-key'])}` });
       }
       if (request.method === 'POST') {
         return json(response, 422, { detail: [{ loc: ['body', 'secrets', 0], msg: `value ${secret} is too short`, type: 'x' }] });

@@ -102,7 +102,7 @@ async function serveEmulator(options: EmulatorOptions, io: CommandIo, stop: Prom
 }
 
 /** A promise that settles on the first SIGTERM or SIGINT, and a function removing the handlers. */
-function signals(): { stop: Promise<string>; release(): void } {
+function signals(): { stop: Promise<string>; release: () => void } {
   let release = (): void => undefined;
   const stop = new Promise<string>((resolve) => {
     const onSignal = (signal: string): void => {

@@ -41,13 +41,11 @@ export type JobOperation = AnyKind['operations'][number];
 /** Every operation a job may be named after. */
 export const JOB_OPERATIONS = Object.values(kinds).flatMap((module): readonly JobOperation[] => module.operations) as [JobOperation, ...JobOperation[]];
 
-export { CLIENT_SECRET, PROVIDER_CHANGED_REASON } from './oauth-provider/index.js';
-export { fingerprintOf, type DeclaredSecret, type KindModule, type PlanContext } from './kind.js';
-export { JobSecretRef, JobSecretSource, type SecretSourceFromJob } from './job.js';
+export { type KindModule, type PlanContext } from './kind.js';
+export { JobSecretSource } from './job.js';
 export {
   Deletion,
   PendingWrite,
-  SyncOutcome,
   SyncResult,
   type AppliedStatePort,
   type DesiredSecrets,

@@ -47,6 +47,7 @@ const EXPECTED: Record<string, string> = {
 
 /** Safe to quote: a short plain string (only used at enum and literal positions, never at secret positions). */
 function quoted(input: unknown): string | undefined {
+  // eslint-disable-next-line no-control-regex -- a control character is what this test looks for
   if (typeof input !== 'string' || input.length > 64 || /[\u0000-\u001f]/.test(input)) return undefined;
   return JSON.stringify(input);
 }
@@ -211,7 +212,7 @@ function flatten(issues: readonly Issue[], base: PropertyKey[] = []): Issue[] {
   for (const issue of issues) {
     const path = [...base, ...issue.path];
     if (issue.code !== 'invalid_union' || issue.errors.length === 0) {
-      out.push({ ...issue, path } as Issue);
+      out.push({ ...issue, path });
       continue;
     }
     const fitting = issue.errors.find((branch) => !branch.some((i) => i.code === 'invalid_type' && i.path.length === 0));
@@ -221,7 +222,7 @@ function flatten(issues: readonly Issue[], base: PropertyKey[] = []): Issue[] {
     }
     const expected = issue.errors.flatMap((branch) => branch.filter((i) => i.code === 'invalid_type').map((i) => (i as { expected: string }).expected));
     const unique = [...new Set(expected.map((e) => EXPECTED[e] ?? e))];
-    out.push({ code: 'custom', path, message: `expected ${unique.join(' or ')}, got ${describeValue(issue.input)}`, input: undefined } as Issue);
+    out.push({ code: 'custom', path, message: `expected ${unique.join(' or ')}, got ${describeValue(issue.input)}`, input: undefined });
   }
   return out;
 }

@@ -1,4 +1,4 @@
-// Manifest schemas (design.md §2): converge/v1 Deployment and OAuthProvider documents, strict at every level.
+// Manifest schemas (docs/decisions.md §1): converge/v1 Deployment and OAuthProvider documents, strict at every level.
 import { z } from 'zod';
 import {
   DEFAULT_DEPLOYMENT_TYPE,
@@ -144,14 +144,14 @@ export const ManifestSourceConfig = SourceConfig.extend({
   }),
 });
 
-/** Sources whose create needs source_revision_config.graph_config_path; every other source refuses it (real-service.md). */
+/** Sources whose create needs source_revision_config.graph_config_path; every other source refuses it (docs/real-service.md §2). */
 export const GRAPH_CONFIG_SOURCES: readonly Source[] = ['codehost', 'internal_source'];
 
 function present(value: unknown): boolean {
   return value !== undefined && value !== null;
 }
 
-/** The source rules of real-service.md: graph_config_path, the codehost repository, the tier. Paths are relative to spec. */
+/** The source rules of docs/real-service.md §2: graph_config_path, the codehost repository, the tier. Paths are relative to spec. */
 function sourceRules(spec: Record<string, unknown>, source: Source, ctx: z.RefinementCtx): void {
   const config = isRecord(spec.source_config) ? spec.source_config : undefined;
   const revision = isRecord(spec.source_revision_config) ? spec.source_revision_config : undefined;
@@ -213,7 +213,7 @@ export const DeploymentSpec = z
   })
   .superRefine((spec, ctx) => {
     if (!isRecord(spec)) return;
-    const source = Source.safeParse(spec.source).success ? (spec.source as Source) : undefined;
+    const source = Source.safeParse(spec.source).success ? (spec.source) : undefined;
     const sourceConfig = isRecord(spec.source_config) ? spec.source_config : {};
     if (spec.repository !== undefined && source !== undefined && source !== 'codehost') {
       ctx.addIssue({ code: 'custom', path: ['repository'], params: { at: 'key' }, message: `is only for source codehost (this deployment's source is ${source}); remove it` });

@@ -23,7 +23,7 @@ function declared(live: Loose, keys: readonly string[], skip: ReadonlySet<string
 /** The source_config fields an export leaves out for this deployment: what the service sets, what repository stands for. */
 function sourceConfigSkips(live: LiveDeployment, viaRepository: boolean): Set<string> {
   const skip = new Set<string>();
-  if (live.source === 'codehost') skip.add('custom_url'); // set by the service for codehost (real-service.md)
+  if (live.source === 'codehost') skip.add('custom_url'); // set by the service for codehost (docs/real-service.md §5)
   if (viaRepository) skip.add('integration_id').add('repo_url');
   const tier = live.source_config.deployment_type;
   if (live.source !== 'codehost' || typeof tier !== 'string' || !MANIFEST_TIERS.has(tier)) skip.add('deployment_type');
@@ -53,7 +53,7 @@ export function exportDeployment(live: LiveDeployment, catalog: readonly Catalog
   }
   const sourceConfig = declared(config, SOURCE_CONFIG_KEYS, sourceConfigSkips(live, named !== undefined));
   if (sourceConfig) spec.source_config = sourceConfig;
-  const revision = declared(live.source_revision_config as Loose, SOURCE_REVISION_KEYS);
+  const revision = declared(live.source_revision_config, SOURCE_REVISION_KEYS);
   if (revision) spec.source_revision_config = revision;
   const env: string[] = [];
   if (live.secrets.length > 0) {

@@ -22,7 +22,7 @@ export const SOURCE_REVISION_KEYS: readonly string[] = Object.keys(SourceRevisio
 const CREATE_ONLY: ReadonlySet<string> = new Set(CREATE_ONLY_SOURCE_CONFIG_FIELDS);
 
 /**
- * The artifact of the internal sources (real-service.md): the service creates such a deployment without it and
+ * The artifact of the internal sources (docs/real-service.md §2): the service creates such a deployment without it and
  * takes it by PATCH, so converge creates first and patches the artifact in the same job.
  */
 const ARTIFACT_FIELDS: Partial<Record<Source, string>> = { internal_docker: 'image_uri', internal_source: 'source_tarball_path' };
@@ -121,7 +121,7 @@ export function diffDeclared(
     fields.push(change(`source_config.${key}`, liveConfig[key], desiredConfig[key]));
     configPatch[key] = stripNulls(desiredConfig[key]);
   }
-  if (Object.keys(configPatch).length > 0) body.source_config = configPatch as PatchDeploymentRequest['source_config'];
+  if (Object.keys(configPatch).length > 0) body.source_config = configPatch;
 
   const desiredRevision = asObject(spec.source_revision_config);
   const revisionPatch: Loose = {};
@@ -132,7 +132,7 @@ export function diffDeclared(
     revisionPatch[key] = stripNulls(desiredRevision[key]);
   }
   if (Object.keys(revisionPatch).length > 0) {
-    body.source_revision_config = revisionPatch as PatchDeploymentRequest['source_revision_config'];
+    body.source_revision_config = revisionPatch;
   }
 
   if (!isAbsent(spec.secret_references) && differs('secret_references', spec.secret_references, live.secret_references, sameSet)) {
@@ -182,15 +182,15 @@ export function createDeclared(name: string, spec: DeploymentSpec): { fields: Fi
   const body: CreateDeploymentRequest = {
     name,
     source: spec.source,
-    source_config: sourceConfig as CreateDeploymentRequest['source_config'],
-    source_revision_config: revisionConfig as CreateDeploymentRequest['source_revision_config'],
+    source_config: sourceConfig,
+    source_revision_config: revisionConfig,
     secrets: [],
   };
   if (diff.body.secret_references) body.secret_references = diff.body.secret_references;
   return { fields, body };
 }
 
-/** design.md §1: a PATCH starts a revision when it holds any of these. */
+/** docs/real-service.md §4: a PATCH starts a revision when it holds any of these. */
 export function patchStartsRevision(body: PatchDeploymentRequest, secretCount: number): boolean {
   if (secretCount > 0) return true;
   if (!isAbsent(body.revision_source)) return true;

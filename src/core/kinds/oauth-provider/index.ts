@@ -5,11 +5,7 @@ import { CLIENT_SECRET, diffProvider } from './diff.js';
 import { providerFromJob, providerJobPayload, ProviderJobPayload } from './job.js';
 
 export {
-  adoptionNote,
-  CLIENT_SECRET,
   diffProvider,
-  PROVIDER_CHANGED_REASON,
-  PROVIDER_GONE_NOTE,
   providerDefinitionHash,
   type ProviderContext,
   type ProviderDiff,

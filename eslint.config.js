@@ -1,0 +1,83 @@
+// ESLint (flat config) with typescript-eslint's type-aware rules: `npm run lint` (with knip for unused exports), run by .ci/run.
+// docs/code-checks.md says what is checked and why each rule left out is left out.
+import js from '@eslint/js';
+import globals from 'globals';
+import tseslint from 'typescript-eslint';
+
+export default tseslint.config(
+  { ignores: ['dist/**', 'node_modules/**', 'coverage/**'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommendedTypeChecked,
+  {
+    languageOptions: {
+      globals: globals.node,
+      parserOptions: { projectService: { allowDefaultProject: ['vitest.config.ts'] }, tsconfigRootDir: import.meta.dirname },
+    },
+    linterOptions: { reportUnusedDisableDirectives: 'error' },
+    rules: {
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { args: 'after-used', argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none', ignoreRestSiblings: true },
+      ],
+      // Values read from JSON (JSON.parse, Redis, HTTP bodies in tests) are `any` until a zod schema parses them; src
+      // parses what it reads through zod, and the tests read answers loosely on purpose. `no-explicit-any` stays on.
+      '@typescript-eslint/no-unsafe-member-access': 'off',
+      '@typescript-eslint/no-unsafe-assignment': 'off',
+      '@typescript-eslint/no-unsafe-argument': 'off',
+      '@typescript-eslint/no-unsafe-call': 'off',
+      '@typescript-eslint/no-unsafe-return': 'off',
+      // An async method without await is how a synchronous stub implements an async port (tests, in-memory stores).
+      '@typescript-eslint/require-await': 'off',
+      // A variable a closure reads before the one assignment (a worker its own processor refers to) cannot be const.
+      'prefer-const': ['error', { ignoreReadBeforeAssign: true }],
+      // An abort signal's reason is whatever the aborter chose: passed on as it is.
+      '@typescript-eslint/prefer-promise-reject-errors': ['error', { allowThrowingAny: true, allowThrowingUnknown: true }],
+    },
+  },
+  {
+    files: ['src/**/*.ts'],
+    ignores: ['src/**/*.test.ts'],
+    rules: {
+      'max-lines': ['error', { max: 400 }],
+      'max-lines-per-function': ['error', { max: 80, skipBlankLines: true, skipComments: true, IIFEs: true }],
+    },
+  },
+  {
+    // The files and functions over the limits today (docs/code-checks.md): warnings until they are split; a new
+    // offender is an error. Remove a line here once its file is under the limit.
+    files: [
+      'src/daemon/daemon.ts',
+      'src/daemon/status.ts',
+      'src/emulator/store.ts',
+      'src/runner/worker.ts',
+      'src/service/client.ts',
+      'src/service/transport.ts',
+    ],
+    rules: { 'max-lines': ['warn', { max: 400 }] },
+  },
+  {
+    files: [
+      'src/daemon/cycle.ts',
+      'src/daemon/metrics.ts',
+      'src/daemon/watcher.ts',
+      'src/emulator/handler.ts',
+      'src/emulator/routes/deployments.ts',
+      'src/emulator/routes/providers.ts',
+      'src/emulator/server.ts',
+      'src/emulator/state.ts',
+      'src/runner/worker.ts',
+    ],
+    rules: { 'max-lines-per-function': ['warn', { max: 80, skipBlankLines: true, skipComments: true, IIFEs: true }] },
+  },
+  {
+    files: ['**/*.test.ts', 'test/**/*.ts'],
+    rules: {
+      // expect(object.method) and vi.fn hand methods around unbound on purpose.
+      '@typescript-eslint/unbound-method': 'off',
+      // Tests read JSON answers of the service and the emulator loosely (src parses them through zod and has no any).
+      '@typescript-eslint/no-explicit-any': 'off',
+    },
+  },
+  { files: ['**/*.js', '**/*.mjs', '**/*.cjs'], ...tseslint.configs.disableTypeChecked },
+  { files: ['**/*.cjs'], languageOptions: { sourceType: 'commonjs' } },
+);
