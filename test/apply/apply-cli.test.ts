@@ -7,7 +7,7 @@ import { applyCommand } from '../../src/cli/commands/apply.js';
 import { parseCommandArgs } from '../../src/cli/command.js';
 import { startEmulator } from '../../src/emulator/server.js';
 import { deploymentYaml, externalDockerSpec, manifestDir, runApplyCli, seedWith, writes } from '../helpers/apply.js';
-import { closedPort, dropPrefix, keysUnder, rawRedis, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
+import { closedPort, dropPrefix, keysUnder, rawRedis, REDIS_URL, testPrefix } from '../helpers/redis.js';
 
 describe('converge apply (command)', () => {
   const cleanups: Array<() => Promise<void>> = [];
@@ -40,7 +40,7 @@ describe('converge apply (command)', () => {
       'broken.yaml': deploymentYaml('broken', 'source: external_docker\nsurprise: 1'),
       'paused.yaml': deploymentYaml('paused', externalDockerSpec('docker.io/p:1', 1)).replace('  name: paused\n', '  name: paused\n  annotations:\n    converge/suspend: "true"\n'),
     });
-    const prefix = uniquePrefix('cli');
+    const prefix = testPrefix('cli');
     cleanups.push(() => emulator.close(), () => tree.remove(), () => dropPrefix(prefix));
     const run = await runApplyCli([tree.dir, '--api-url', emulator.url, '--redis-url', REDIS_URL, '--redis-prefix', prefix], {});
     expect(run.code).toBe(1);
@@ -59,7 +59,7 @@ describe('converge apply (command)', () => {
       'a.yaml': deploymentYaml('a', externalDockerSpec('docker.io/a:1', 1)),
       'b.yaml': deploymentYaml('b', externalDockerSpec('docker.io/b:1', 1)),
     });
-    const prefix = uniquePrefix('tty');
+    const prefix = testPrefix('tty');
     cleanups.push(() => emulator.close(), () => tree.remove(), () => dropPrefix(prefix));
     let out = '';
     let err = '';
@@ -79,7 +79,7 @@ describe('converge apply (command)', () => {
     const seedFile = join(state.dir, 'state.json');
     await writeFile(seedFile, JSON.stringify(seedWith([{ name: 'old', source: 'external_docker', source_revision_config: { image_uri: 'docker.io/old:1' } }])));
     const tree = await manifestDir({ 'old.yaml': deploymentYaml('old', externalDockerSpec('docker.io/old:2', 1)), 'new.yaml': deploymentYaml('new', externalDockerSpec('docker.io/new:1', 1)) });
-    const prefix = uniquePrefix('embedded');
+    const prefix = testPrefix('embedded');
     cleanups.push(() => state.remove(), () => tree.remove(), () => dropPrefix(prefix));
     const run = await runApplyCli([tree.dir, '--api-url', 'embedded', '--emulator-state', seedFile, '--redis-url', REDIS_URL, '--redis-prefix', prefix], {});
     expect(run.stdout).toContain('Plan: 1 to create, 0 to update, 1 to adopt,');
@@ -94,7 +94,7 @@ describe('converge apply (command)', () => {
   });
 
   it('a usage mistake is one line', async () => {
-    const run = await runApplyCli(['/nonexistent/manifests', '--redis-url', REDIS_URL, '--redis-prefix', uniquePrefix('usage'), '--api-url', 'http://127.0.0.1:9', '--output', 'yaml'], {});
+    const run = await runApplyCli(['/nonexistent/manifests', '--redis-url', REDIS_URL, '--redis-prefix', testPrefix('usage'), '--api-url', 'http://127.0.0.1:9', '--output', 'yaml'], {});
     expect(run).toEqual({ code: 1, stdout: '', stderr: 'converge apply: --output "yaml" is not one of text, json\n' });
   });
 });

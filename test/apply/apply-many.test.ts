@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/server.js';
 import { ENQUEUE_BATCH } from '../../src/queue/enqueuer.js';
 import { deploymentYaml, externalDockerSpec, landedWrites, manifestDir, runApplyCli, seedWith, writes } from '../helpers/apply.js';
-import { dropPrefix, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
+import { dropPrefix, REDIS_URL, testPrefix } from '../helpers/redis.js';
 
 // More than the first batch and several of the smaller batches after it.
 const COUNT = ENQUEUE_BATCH + 57;
@@ -15,7 +15,7 @@ const image = (name: string): string => `docker.io/acme/${name}:1`;
 describe('converge apply of many changes', () => {
   let emulator: RunningEmulator;
   let tree: { dir: string; remove(): Promise<void> };
-  const prefix = uniquePrefix('many');
+  const prefix = testPrefix('many');
   const env = { TEST_MANY_KEY: 'planted-many-5e21' };
 
   async function writeManifests(maxScale: number): Promise<void> {

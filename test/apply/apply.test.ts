@@ -11,7 +11,7 @@ import {
   seedWith,
   writes,
 } from '../helpers/apply.js';
-import { dropPrefix, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
+import { dropPrefix, REDIS_URL, testPrefix } from '../helpers/redis.js';
 
 const SECRETS = { TEST_OPENAI_KEY: 'planted-openai-8c1f', TEST_WEB_KEY: 'planted-web-2b7d', TEST_SLACK_SECRET: 'planted-slack-93ae' };
 
@@ -43,7 +43,7 @@ const SEED = seedWith([
 describe('converge apply', () => {
   let emulator: RunningEmulator;
   let tree: { dir: string; remove(): Promise<void> };
-  const prefix = uniquePrefix('apply');
+  const prefix = testPrefix('apply');
 
   beforeAll(async () => {
     emulator = await startEmulator({ seed: SEED, buildMs: 200 });

@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/server.js';
 import { deploymentYaml, externalDockerSpec, landedWrites, manifestDir, providerYaml, runApplyCli, seedWith, writes } from '../helpers/apply.js';
-import { dropPrefix, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
+import { dropPrefix, REDIS_URL, testPrefix } from '../helpers/redis.js';
 import { prng } from '../helpers/prng.js';
 
 const NEW = Array.from({ length: 12 }, (_, i) => `new-${i}`);
@@ -33,7 +33,7 @@ const SEED = seedWith(
 describe('apply under faults', () => {
   let emulator: RunningEmulator;
   let tree: { dir: string; remove(): Promise<void> };
-  const prefix = uniquePrefix('faults');
+  const prefix = testPrefix('faults');
   const env = { FAULT_TOKEN: 'planted-fault-token-41d2', FAULT_PROVIDER_SECRET: 'planted-fault-provider-77c0' };
 
   beforeAll(async () => {

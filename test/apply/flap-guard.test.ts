@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/server.js';
 import { openJobs } from '../../src/jobs/open-jobs.js';
 import { deploymentYaml, externalDockerSpec, manifestDir, runApplyCli } from '../helpers/apply.js';
-import { dropPrefix, rawRedis, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
+import { dropPrefix, rawRedis, REDIS_URL, testPrefix } from '../helpers/redis.js';
 import { hasGit, patchesSetting } from '../helpers/flap.js';
 
 const KEY_OF = (name: string) => `Deployment/${name}`;
@@ -26,7 +26,7 @@ describe('the flap guard under converge apply', () => {
   });
 
   function setup(label: string, name: string) {
-    const prefix = uniquePrefix(label);
+    const prefix = testPrefix(label);
     prefixes.push(prefix);
     const argv = (dir: string): string[] => [dir, '--api-url', emulator.url, '--redis-url', REDIS_URL, '--redis-prefix', prefix, '--backoff', '50ms', '--flap-limit', '2', '--flap-window', '10m'];
     const live = () => emulator.store.allDeployments().find((d) => d.name === name)!;

@@ -7,7 +7,7 @@ import { runCapture } from '../helpers/cli.js';
 import { prng } from '../helpers/prng.js';
 import { deploymentYaml, externalDockerSpec, manifestDir, providerYaml, runApplyCli, seedWith } from '../helpers/apply.js';
 import { lossyProxy } from '../helpers/lossy-proxy.js';
-import { dropPrefix, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
+import { dropPrefix, REDIS_URL, testPrefix } from '../helpers/redis.js';
 
 const cleanups: Array<() => Promise<unknown>> = [];
 afterAll(async () => {
@@ -35,7 +35,7 @@ interface Setup {
 async function setup(label: string, files: Record<string, string>, options: EmulatorOptions = {}, url?: (emulator: RunningEmulator) => Promise<string>): Promise<Setup> {
   const emulator = await startEmulator({ buildMs: 0, ...options });
   const tree = await manifestDir(files);
-  const prefix = uniquePrefix(`prune-${label}`);
+  const prefix = testPrefix(`prune-${label}`);
   cleanups.push(() => emulator.close(), () => tree.remove(), () => dropPrefix(prefix));
   const target = url ? await url(emulator) : emulator.url;
   return {

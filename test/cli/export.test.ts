@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/server.js';
 import { runCapture } from '../helpers/cli.js';
-import { dropPrefix, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
+import { dropPrefix, REDIS_URL, testPrefix } from '../helpers/redis.js';
 
 const STATE = fileURLToPath(new URL('../../examples/emulator-state.yaml', import.meta.url));
 
@@ -20,7 +20,7 @@ function envFrom(stderr: string): NodeJS.ProcessEnv {
 describe('converge export', () => {
   let emulator: RunningEmulator;
   let out: string;
-  const prefix = uniquePrefix('export');
+  const prefix = testPrefix('export');
 
   beforeAll(async () => {
     emulator = await startEmulator({ seedFile: STATE, buildMs: 50 });

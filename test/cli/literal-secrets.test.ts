@@ -1,9 +1,9 @@
-// --allow-literal-secrets is for local use: the built binary's `run` and `worker` refuse it with one line, `validate` takes it.
+// --allow-literal-secrets is for local use: `run` and `worker` refuse it with one line, `validate` takes it (the CLI in-process).
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runConverge } from '../e2e/helpers.js';
+import { runCapture as runConverge } from '../helpers/cli.js';
 
 /** A Redis nobody listens on: a refusal must come before any connection. */
 const NO_REDIS = 'redis://127.0.0.1:1';
@@ -21,7 +21,7 @@ describe('--allow-literal-secrets', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  function expectRefusal(result: { code: number | null; stdout: string; stderr: string }, command: string): void {
+  function expectRefusal(result: { code: number; stdout: string; stderr: string }, command: string): void {
     expect(result.code).toBe(1);
     expect(result.stdout).toBe('');
     const lines = result.stderr.trim().split('\n');

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { loadManifestDir } from '../../src/observe/manifests.js';
 import { LastGoodManifests } from '../../src/daemon/last-good.js';
-import { deploymentYaml as deployment } from '../e2e/daemon-helpers.js';
+import { internalDockerYaml as deployment } from '../helpers/manifests.js';
 
 
 let dir: string;

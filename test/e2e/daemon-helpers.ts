@@ -4,17 +4,14 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, rename, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { dropPrefix, killAllConverge, spawnConverge, type LogLine } from './helpers.js';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 export { MAIN } from './helpers.js';
-export const REDIS_URL = process.env.CONVERGE_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+import { REDIS_URL, testPrefix } from '../helpers/redis.js';
+import { until } from '../helpers/until.js';
 
-/** A Redis prefix of this test run (the global setup's, so its teardown removes leftovers), unique per call. */
-export function testPrefix(label: string): string {
-  return `${process.env.CONVERGE_TEST_PREFIX ?? '{cvt-local}'}${label}-${randomBytes(3).toString('hex')}`;
-}
+export { REDIS_URL, testPrefix, until };
 
 /** Removes every key under `prefix` (the e2e helper, with the daemon suite's name). */
 export const deletePrefix = dropPrefix;
@@ -74,40 +71,6 @@ export async function startDaemonChild(dir: string, args: string[], env: NodeJS.
 /** Kills every daemon child still running (afterAll). */
 export const killAll = killAllConverge;
 
-/** Polls `check` until it returns a truthy value; throws with `what` after `timeoutMs`. */
-export async function until<T>(what: string, check: () => T | Promise<T>, timeoutMs = 10_000, everyMs = 50): Promise<NonNullable<T>> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const value = await check();
-      if (value) return value as NonNullable<T>;
-    } catch (error) {
-      last = error;
-    }
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? ` (${String(last)})` : ''}`);
-    await sleep(everyMs);
-  }
-}
-
-/** A Deployment manifest the emulator accepts (internal_docker: image_uri required). */
-export function deploymentYaml(name: string, maxScale: number, annotations: Record<string, string> = {}): string {
-  const notes = Object.entries(annotations);
-  return [
-    'apiVersion: converge/v1',
-    'kind: Deployment',
-    'metadata:',
-    `  name: ${name}`,
-    ...(notes.length ? ['  annotations:', ...notes.map(([k, v]) => `    ${k}: "${v}"`)] : []),
-    'spec:',
-    '  source: internal_docker',
-    '  source_config:',
-    `    resource_spec: { max_scale: ${maxScale} }`,
-    '  source_revision_config:',
-    `    image_uri: registry.example.com/${name}:1`,
-    '',
-  ].join('\n');
-}
 
 export async function writeManifest(path: string, text: string): Promise<void> {
   await mkdir(dirname(path), { recursive: true });

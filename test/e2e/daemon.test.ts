@@ -14,10 +14,11 @@ import { parsePrometheusText } from '../helpers/prometheus.js';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/server.js';
 import { QUEUE_NAME } from '../../src/queue/jobs.js';
 import {
-  atomicSave, deploymentYaml, killAll, MAIN, REDIS_URL, ROOT, startDaemonChild, until, writeManifest,
+  atomicSave, killAll, MAIN, REDIS_URL, ROOT, startDaemonChild, until, writeManifest,
   type DaemonChild, type LogLine,
 } from './daemon-helpers.js';
 import { prefixOf } from './scoped.js';
+import { internalDockerYaml } from '../helpers/manifests.js';
 
 const run = promisify(execFile);
 const BULK = 200;
@@ -132,17 +133,17 @@ interface Watching {
 async function watching(t: TestContext, label: string, options: { bulk?: number; configMap?: boolean; secret?: boolean } = {}): Promise<Watching> {
   const e = await emulator(t, { apiKey: PLANTED_KEY });
   const dir = await tempDir(t, label);
-  await writeManifest(join(dir, 'app', 'a.yaml'), deploymentYaml('web-a', 1));
-  await writeManifest(join(dir, 'app', 'b.yaml'), deploymentYaml('web-b', 1));
+  await writeManifest(join(dir, 'app', 'a.yaml'), internalDockerYaml('web-a', 1));
+  await writeManifest(join(dir, 'app', 'b.yaml'), internalDockerYaml('web-b', 1));
   const bulk = options.bulk ?? 0;
-  await Promise.all(Array.from({ length: bulk }, (_, i) => writeManifest(join(dir, 'bulk', `d${i}.yaml`), deploymentYaml(`bulk-${i}`, 1))));
+  await Promise.all(Array.from({ length: bulk }, (_, i) => writeManifest(join(dir, 'bulk', `d${i}.yaml`), internalDockerYaml(`bulk-${i}`, 1))));
   if (options.configMap) {
-    await writeManifest(join(dir, 'cm', '..2026_01_01_00_00_00.000000001', 'cm-app.yaml'), deploymentYaml('cm-app', 1));
+    await writeManifest(join(dir, 'cm', '..2026_01_01_00_00_00.000000001', 'cm-app.yaml'), internalDockerYaml('cm-app', 1));
     await symlink('..2026_01_01_00_00_00.000000001', join(dir, 'cm', '..data'));
     await symlink('..data/cm-app.yaml', join(dir, 'cm', 'cm-app.yaml'));
   }
   if (options.secret) {
-    await writeManifest(join(dir, 'app', 'secret.yaml'), `${deploymentYaml('web-secret', 1)}  secrets:\n    - name: OPENAI_API_KEY\n      valueFrom: { env: PLANTED_ENV }\n`);
+    await writeManifest(join(dir, 'app', 'secret.yaml'), `${internalDockerYaml('web-secret', 1)}  secrets:\n    - name: OPENAI_API_KEY\n      valueFrom: { env: PLANTED_ENV }\n`);
   }
   const declared = 2 + bulk + (options.configMap ? 1 : 0) + (options.secret ? 1 : 0);
   const p = prefixOf(t, label);
@@ -162,7 +163,7 @@ async function watching(t: TestContext, label: string, options: { bulk?: number;
 async function driftWebB(w: Watching, aMaxScale: number): Promise<void> {
   await patchBehindTheBack(w.e, 'web-b', 9, PLANTED_KEY);
   const edited = Date.now();
-  await atomicSave(join(w.dir, 'app', 'a.yaml'), deploymentYaml('web-a', aMaxScale));
+  await atomicSave(join(w.dir, 'app', 'a.yaml'), internalDockerYaml('web-a', aMaxScale));
   await until('a watch reconcile started after the hand edit', async () => (await w.d.status()).history.some((h) => h.trigger === 'watch' && Date.parse(h.startedAt) > edited), 5_000);
   await until('web-b reported out of sync', async () => (await w.d.status()).resources.find((r) => r.key === 'Deployment/web-b')?.state === 'out_of_sync', 5_000);
 }
@@ -171,17 +172,17 @@ describe.concurrent('converge run: watching a directory (--drift report)', { tim
   it('follows an edit, an added file, an atomic replace and a deletion within seconds', async (t) => {
     const w = await watching(t, 'edits');
     let t0 = Date.now();
-    await writeFile(join(w.dir, 'app', 'a.yaml'), deploymentYaml('web-a', 2));
+    await writeFile(join(w.dir, 'app', 'a.yaml'), internalDockerYaml('web-a', 2));
     await until('web-a max_scale 2', () => maxScale(w.e, 'web-a') === 2, 5_000);
     latencies.edit = writeLatency(w.e, 'web-a', t0)!;
 
     t0 = Date.now();
-    await writeManifest(join(w.dir, 'app', 'c.yaml'), deploymentYaml('web-c', 1));
+    await writeManifest(join(w.dir, 'app', 'c.yaml'), internalDockerYaml('web-c', 1));
     await until('web-c to be created', () => maxScale(w.e, 'web-c') === 1, 5_000);
     latencies.add = writeLatency(w.e, 'web-c', t0)!;
 
     t0 = Date.now();
-    await atomicSave(join(w.dir, 'app', 'b.yaml'), deploymentYaml('web-b', 3));
+    await atomicSave(join(w.dir, 'app', 'b.yaml'), internalDockerYaml('web-b', 3));
     await until('web-b max_scale 3', () => maxScale(w.e, 'web-b') === 3, 5_000);
     latencies.atomicSave = writeLatency(w.e, 'web-b', t0)!;
 
@@ -194,7 +195,7 @@ describe.concurrent('converge run: watching a directory (--drift report)', { tim
     const w = await watching(t, 'bulk', { bulk: BULK });
     const before = await w.d.status();
     const from = w.e.requestLog.length;
-    await Promise.all(Array.from({ length: BULK }, (_, i) => writeFile(join(w.dir, 'bulk', `d${i}.yaml`), deploymentYaml(`bulk-${i}`, 2))));
+    await Promise.all(Array.from({ length: BULK }, (_, i) => writeFile(join(w.dir, 'bulk', `d${i}.yaml`), internalDockerYaml(`bulk-${i}`, 2))));
     await until('every bulk deployment at max_scale 2', () => Array.from({ length: BULK }, (_, i) => maxScale(w.e, `bulk-${i}`)).every((m) => m === 2), 20_000);
     await sleep(800);
     const after = await w.d.status();
@@ -216,8 +217,8 @@ describe.concurrent('converge run: watching a directory (--drift report)', { tim
   it('follows a ConfigMap update that swaps the ..data symlink', async (t) => {
     const w = await watching(t, 'configmap', { configMap: true });
     const next = join(w.dir, 'cm', '..2026_01_01_00_00_00.000000002');
-    await writeManifest(join(next, 'cm-app.yaml'), deploymentYaml('cm-app', 4));
-    await writeManifest(join(next, 'cm-two.yaml'), deploymentYaml('cm-two', 1));
+    await writeManifest(join(next, 'cm-app.yaml'), internalDockerYaml('cm-app', 4));
+    await writeManifest(join(next, 'cm-two.yaml'), internalDockerYaml('cm-two', 1));
     const t0 = Date.now();
     await symlink('..2026_01_01_00_00_00.000000002', join(w.dir, 'cm', '..data_tmp'));
     await rename(join(w.dir, 'cm', '..data_tmp'), join(w.dir, 'cm', '..data'));
@@ -230,7 +231,7 @@ describe.concurrent('converge run: watching a directory (--drift report)', { tim
   it('keeps the last good version in force while a file does not parse, and follows it again once fixed', async (t) => {
     const w = await watching(t, 'lastgood');
     const patchesBefore = w.e.requestLog.filter((r) => r.method === 'PATCH').length;
-    await writeFile(join(w.dir, 'app', 'a.yaml'), `${deploymentYaml('web-a', 9)}  broken: [unclosed\n`);
+    await writeFile(join(w.dir, 'app', 'a.yaml'), `${internalDockerYaml('web-a', 9)}  broken: [unclosed\n`);
     const row = await until('web-a held at its last good version', async () => (await w.d.status()).resources.find((r) => r.key === 'Deployment/web-a' && r.heldAtLastGood), 5_000);
     expect(row.state).toBe('blocked');
     expect(row.error).toMatch(/a\.yaml:\d+:\d+/);
@@ -238,7 +239,7 @@ describe.concurrent('converge run: watching a directory (--drift report)', { tim
     expect(status.orphans).not.toContain('Deployment/web-a');
     expect(maxScale(w.e, 'web-a')).toBe(1);
     expect(w.e.requestLog.filter((r) => r.method === 'PATCH').length).toBe(patchesBefore);
-    await writeFile(join(w.dir, 'app', 'a.yaml'), deploymentYaml('web-a', 5));
+    await writeFile(join(w.dir, 'app', 'a.yaml'), internalDockerYaml('web-a', 5));
     await until('web-a max_scale 5', () => maxScale(w.e, 'web-a') === 5, 5_000);
   });
 
@@ -256,9 +257,9 @@ describe.concurrent('converge run: watching a directory (--drift report)', { tim
   it('serves Prometheus metrics, /healthz, /readyz, and `converge status`', async (t) => {
     const w = await watching(t, 'metrics');
     // An update (web-a), a create then a deletion (web-c, an orphan), and a drift reported (web-b): 4 watch reconciles.
-    await writeFile(join(w.dir, 'app', 'a.yaml'), deploymentYaml('web-a', 2));
+    await writeFile(join(w.dir, 'app', 'a.yaml'), internalDockerYaml('web-a', 2));
     await until('web-a max_scale 2', () => maxScale(w.e, 'web-a') === 2, 5_000);
-    await writeManifest(join(w.dir, 'app', 'c.yaml'), deploymentYaml('web-c', 1));
+    await writeManifest(join(w.dir, 'app', 'c.yaml'), internalDockerYaml('web-c', 1));
     await until('web-c to be created', () => maxScale(w.e, 'web-c') === 1, 5_000);
     await unlink(join(w.dir, 'app', 'c.yaml'));
     await until('web-c to be reported as an orphan', async () => (await w.d.status()).orphans.includes('Deployment/web-c'), 5_000);
@@ -329,8 +330,8 @@ describe.concurrent('converge run: two replicas on one Redis, resync every secon
   it('heals drift on resync, only reports it under the converge/drift: report annotation, and runs each cycle once', async (t) => {
     const e2 = await emulator(t);
     const x = await tempDir(t, 'replicas');
-    await writeManifest(join(x, 'heal.yaml'), deploymentYaml('heal-me', 1));
-    await writeManifest(join(x, 'keep.yaml'), deploymentYaml('keep-me', 1, { 'converge/drift': 'report' }));
+    await writeManifest(join(x, 'heal.yaml'), internalDockerYaml('heal-me', 1));
+    await writeManifest(join(x, 'keep.yaml'), internalDockerYaml('keep-me', 1, { 'converge/drift': 'report' }));
     const p = prefixOf(t, 'replicas');
     const args = ['--api-url', e2.url, '--redis-prefix', p, '--resync', '1s', '--job-lock', '2s'];
     const [a, b] = await Promise.all([daemon(t, x, args), daemon(t, x, args)]);
@@ -343,7 +344,7 @@ describe.concurrent('converge run: two replicas on one Redis, resync every secon
     // lease is null until a daemon has started its election loop.
     const leases = await until('both replicas to know the leader', async () => {
       const both = [(await a.status()).lease, (await b.status()).lease] as Array<{ leading: boolean } | null>;
-      return both.every((l) => l !== null) ? (both as Array<{ leading: boolean }>) : undefined;
+      return both.every((l) => l !== null) ? (both) : undefined;
     }, 10_000);
     expect(leases.map((l) => l.leading).sort()).toEqual([false, true]);
 
@@ -384,7 +385,7 @@ describe.concurrent('converge run: SIGTERM during an apply', () => {
     const N = 12;
     const e3 = await emulator(t, { latencyMs: 700 });
     const dir = await tempDir(t, 'sigterm');
-    await Promise.all(Array.from({ length: N }, (_, i) => writeManifest(join(dir, `s${i}.yaml`), deploymentYaml(`slow-${i}`, 3))));
+    await Promise.all(Array.from({ length: N }, (_, i) => writeManifest(join(dir, `s${i}.yaml`), internalDockerYaml(`slow-${i}`, 3))));
     const p = prefixOf(t, 'sigterm');
     const base = ['--api-url', e3.url, '--redis-prefix', p, '--resync', '1h', '--concurrency', '2', '--job-lock', '2s'];
     const created = () => e3.requestLog.filter((r) => r.method === 'POST' && r.status === 201).length;

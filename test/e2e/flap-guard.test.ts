@@ -10,9 +10,10 @@ import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parsePrometheusText } from '../helpers/prometheus.js';
 import { startEmulator } from '../../src/emulator/server.js';
-import { deletePrefix, deploymentYaml, killAll, MAIN, startDaemonChild, testPrefix, until, writeManifest } from './daemon-helpers.js';
+import { deletePrefix, killAll, MAIN, startDaemonChild, testPrefix, until, writeManifest } from './daemon-helpers.js';
 import { runConverge } from './helpers.js';
 import { patchesSetting } from '../helpers/flap.js';
+import { internalDockerYaml } from '../helpers/manifests.js';
 
 const run = promisify(execFile);
 const NAME = 'flap-d';
@@ -39,7 +40,7 @@ describe('the flap guard in the daemon', () => {
     let writer: Promise<void> | undefined;
     const d = await startDaemonChild(dir, ['--api-url', emulator.url, '--redis-prefix', prefix, '--resync', '1s', '--debounce', '50ms', '--flap-window', '1m', '--flap-limit', '2', '--log-level', 'info'], { CONVERGE_WEBHOOK_TOKEN: HOOK });
     try {
-      await writeManifest(join(dir, 'web.yaml'), deploymentYaml(NAME, 2));
+      await writeManifest(join(dir, 'web.yaml'), internalDockerYaml(NAME, 2));
       const live = () => emulator.store.allDeployments().find((x) => x.name === NAME);
       const row = async (): Promise<Row | undefined> => ((await d.status()).resources as unknown as Row[]).find((r) => r.key === KEY);
       await until('the deployment to be created and synced', async () => live() && (await row())?.state === 'synced', 20_000, 100);
@@ -93,7 +94,7 @@ describe('the flap guard in the daemon', () => {
       expect((await row())?.syncReason).toBeUndefined();
 
       // the manifest changes: a new desired state is written
-      await writeManifest(join(dir, 'web.yaml'), deploymentYaml(NAME, 4));
+      await writeManifest(join(dir, 'web.yaml'), internalDockerYaml(NAME, 4));
       await until('the changed manifest to be written', async () => (live()!.source_config as { resource_spec?: { max_scale?: number } }).resource_spec?.max_scale === 4 && (await row())?.syncReason === undefined, 10_000, 100);
       expect(patchesSetting(emulator.requestLog, id, 4)).toBe(1);
       const after = parsePrometheusText(await d.metricsText());

@@ -1,6 +1,5 @@
 // Helpers of the end-to-end suites: one build of dist per test run, converge children, redis-server children, polling.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, rmdir, stat, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
@@ -9,7 +8,6 @@ import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
-import { scanPrefix } from '../../src/store/redis.js';
 import { copyBuild } from './project-dist.js';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -17,7 +15,6 @@ export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 export const MAIN = join(process.env.CONVERGE_TEST_DIST ?? join(ROOT, 'dist'), 'cli', 'main.js');
 /** The project's own dist, which the benchmarks load. */
 const PROJECT_MAIN = join(ROOT, 'dist', 'cli', 'main.js');
-export const REDIS_URL = process.env.CONVERGE_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 
 const CACHE = join(ROOT, 'node_modules', '.cache', 'converge-e2e');
 
@@ -71,29 +68,10 @@ async function collect(child: ChildProcess): Promise<{ code: number | null; text
   return { code, text };
 }
 
-/** A Redis prefix of this test run (global setup's, so its teardown removes leftovers) with a unique suffix. */
-export function testPrefix(label: string): string {
-  return `${process.env.CONVERGE_TEST_PREFIX ?? '{cvt-local}'}e2e-${label}-${randomBytes(3).toString('hex')}`;
-}
+import { dropPrefix, keysUnder as scanKeys, REDIS_URL, testPrefix } from '../helpers/redis.js';
+import { until } from '../helpers/until.js';
 
-export async function scanKeys(redis: Redis, prefix: string): Promise<string[]> {
-  const out: string[] = [];
-  for await (const keys of scanPrefix(redis, prefix, 1000)) out.push(...keys);
-  return out;
-}
-
-export async function dropPrefix(prefix: string, url = REDIS_URL): Promise<void> {
-  const redis = new Redis(url, { maxRetriesPerRequest: 1, lazyConnect: true });
-  try {
-    await redis.connect();
-    const keys = await scanKeys(redis, prefix);
-    for (let i = 0; i < keys.length; i += 500) await redis.del(...keys.slice(i, i + 500));
-  } catch {
-    // A Redis child that is already gone took its keys with it.
-  } finally {
-    redis.disconnect();
-  }
-}
+export { dropPrefix, REDIS_URL, scanKeys, testPrefix, until };
 
 /** A free loopback port (bound, then released). */
 export async function freePort(): Promise<number> {
@@ -102,23 +80,6 @@ export async function freePort(): Promise<number> {
   const port = (server.address() as { port: number }).port;
   await new Promise<void>((resolve) => server.close(() => resolve()));
   return port;
-}
-
-/** Polls `check` until it returns a truthy value; throws naming `what` after `timeoutMs`. */
-export async function until<T>(what: string, check: () => T | Promise<T>, timeoutMs = 15_000, everyMs = 100): Promise<NonNullable<T>> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const value = await check();
-      if (value) return value as NonNullable<T>;
-      last = undefined;
-    } catch (error) {
-      last = error;
-    }
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? ` (last error: ${String(last)})` : ''}`);
-    await sleep(everyMs);
-  }
 }
 
 export async function tempDir(label: string): Promise<string> {
@@ -164,8 +125,8 @@ export function spawnConverge(args: string[], env: NodeJS.ProcessEnv = {}, optio
   let partial = '';
   const lines: LogLine[] = [];
   const waiters: Array<{ match: (l: LogLine) => boolean; resolve: (l: LogLine) => void }> = [];
-  child.stdout!.setEncoding('utf8');
-  child.stdout!.on('data', (chunk: string) => {
+  child.stdout.setEncoding('utf8');
+  child.stdout.on('data', (chunk: string) => {
     out += chunk;
     partial += chunk;
     let nl: number;
@@ -188,8 +149,8 @@ export function spawnConverge(args: string[], env: NodeJS.ProcessEnv = {}, optio
       }
     }
   });
-  child.stderr!.setEncoding('utf8');
-  child.stderr!.on('data', (chunk: string) => (err += chunk));
+  child.stderr.setEncoding('utf8');
+  child.stderr.on('data', (chunk: string) => (err += chunk));
   let done = false;
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
     child.once('exit', (code, signal) => {

@@ -86,8 +86,8 @@ describe('replicas: one active reconciler', () => {
       // Null until the daemon has connected and started its election loop.
       return both.every((l) => l !== null) && both.some((l) => l.leading) ? both : undefined;
     }, 10_000);
-    expect(leaseA!.leading !== leaseB!.leading).toBe(true);
-    const first = leaseA!.leading ? 'a' : 'b';
+    expect(leaseA.leading !== leaseB.leading).toBe(true);
+    const first = leaseA.leading ? 'a' : 'b';
     const second = first === 'a' ? 'b' : 'a';
     await until(`every deployment at the leader's max_scale ${scaleOf[first]}`, allAt(scaleOf[first]!), 15_000, 50);
     // Several resync cycles (1 s) with the standby's directory a commit behind or ahead: nothing more is written.
@@ -115,11 +115,11 @@ describe('replicas: one active reconciler', () => {
     // The killed replica comes back as a standby; SIGTERM of the leader hands over within two seconds.
     daemons[first] = await start(first);
     await sleep(1_500);
-    expect(await leaseOf(daemons[first]!)).toMatchObject({ leading: false, leader: { holder: second } });
+    expect(await leaseOf(daemons[first])).toMatchObject({ leading: false, leader: { holder: second } });
     expect(allAt(scaleOf[second]!)()).toBe(true);
     const termAt = Date.now();
     standby.child.kill('SIGTERM');
-    const termHandover = await leadsWithin(daemons[first]!, termAt, 5_000);
+    const termHandover = await leadsWithin(daemons[first], termAt, 5_000);
     expect(termHandover).toBeLessThan(2_000);
     expect(await standby.exited).toMatchObject({ code: 0 });
     expect(standby.lines.some((l) => l.msg === 'leader lease released: a standby takes over')).toBe(true);
@@ -137,14 +137,14 @@ describe('replicas: one active reconciler', () => {
 
     // One create and one PATCH per version change, nothing written twice, and the alternation back not written at all.
     for (let i = 0; i < COUNT; i++) expect(writes.get(`ha-${i}`)?.map((w) => w.split(' ')[0]), `ha-${i}`).toEqual(['POST', 'PATCH']);
-    const after = await leaseOf(daemons[first]!);
+    const after = await leaseOf(daemons[first]);
     expect(after.leader!.token).toBeGreaterThanOrEqual(3);
-    const metrics = await daemons[first]!.metrics();
+    const metrics = await daemons[first].metrics();
     expect(metrics).toContain(`converge_leader{replica="${first}"} 1`);
     expect(metrics).toContain('converge_lease_transitions_total{to="leader"} 1');
     expect(metrics).toMatch(/^converge_leader_since_seconds [1-9]\d{9}/m);
     console.log(`replicas: SIGKILL handover ${killHandover} ms (lease ${LEASE_MS} ms), SIGTERM handover ${termHandover} ms`);
-    daemons[first]!.child.kill('SIGTERM');
-    await daemons[first]!.exited;
+    daemons[first].child.kill('SIGTERM');
+    await daemons[first].exited;
   }, 60_000);
 });

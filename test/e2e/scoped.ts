@@ -4,7 +4,7 @@ import type { TestContext } from 'vitest';
 import { dropPrefix, startDaemon, testPrefix, type DaemonHandle } from './helpers.js';
 
 /** Runs `stop` when the test `t` ends, passed or failed (the last registered first); a failing stop is ignored. */
-export function atEnd(t: TestContext, stop: () => Promise<unknown> | unknown): void {
+export function atEnd(t: TestContext, stop: () => unknown): void {
   t.onTestFinished(async () => {
     try {
       await stop();

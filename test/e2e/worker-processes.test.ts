@@ -13,7 +13,7 @@ import { closeRedis, connectProducer } from '../../src/store/redis.js';
 import type { WorkerProcessSettings } from '../../src/runner/worker-process.js';
 import { landedWrites, seedWith, writes } from '../helpers/apply.js';
 import { buildForChildren, ROOT } from '../helpers/build.js';
-import { dropPrefix, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
+import { dropPrefix, REDIS_URL, testPrefix } from '../helpers/redis.js';
 
 const CHILD = join(ROOT, 'test', 'helpers', 'worker-child.mjs');
 const SECRET = 'planted-child-secret-3f9e';
@@ -67,7 +67,7 @@ describe('worker processes', () => {
 
   async function context(emulatorOptions: Parameters<typeof startEmulator>[0]) {
     const emulator: RunningEmulator = await startEmulator({ seed: seedWith([]), buildMs: 0, ...emulatorOptions });
-    const prefix = uniquePrefix('proc');
+    const prefix = testPrefix('proc');
     const settings: WorkerProcessSettings = {
       redisUrl: REDIS_URL,
       redisPrefix: prefix,
@@ -93,11 +93,11 @@ describe('worker processes', () => {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     const child: Child = { process: proc, stderr: '', exited: new Promise((resolve) => proc.on('exit', (code) => resolve(code))) };
-    proc.stderr!.on('data', (c: Buffer) => (child.stderr += c.toString()));
+    proc.stderr.on('data', (c: Buffer) => (child.stderr += c.toString()));
     children.push(child);
     await new Promise<void>((resolve, reject) => {
       let out = '';
-      proc.stdout!.on('data', (c: Buffer) => {
+      proc.stdout.on('data', (c: Buffer) => {
         out += c.toString();
         if (out.includes('ready')) resolve();
       });

@@ -63,13 +63,13 @@ describe('converge emulator', () => {
       const { io, out, err } = capture();
       const args = parseCommandArgs(emulatorCommand, ['--seed', EXAMPLE, '--log-requests', '--build-ms', '0', '--api-key', 'k-123']);
       const exit = emulatorCommand.run(args, io);
-      const url = await until(() => /emulator listening on (http:\/\/127\.0\.0\.1:\d+)\n/.exec(err())?.[1]);
+      const url = await until('the emulator to say where it listens', () => /emulator listening on (http:\/\/127\.0\.0\.1:\d+)\n/.exec(err())?.[1]);
       const unauthorized = await fetch(`${url}/v2/deployments`);
       expect(unauthorized.status).toBe(401);
       const page = await fetch(`${url}/v2/deployments?limit=3`, { headers: { 'x-api-key': 'k-123' } });
       expect(page.status).toBe(200);
       expect(((await page.json()) as { resources: unknown[] }).resources).toHaveLength(3);
-      const lines = await until(() => {
+      const lines = await until('the request log lines', () => {
         const all = out().trim().split('\n').filter(Boolean);
         return all.length >= 2 ? all.map((l) => JSON.parse(l)) : undefined;
       });
@@ -89,7 +89,7 @@ describe('converge emulator', () => {
       const { io, err } = capture();
       io.env = { CONVERGE_ALLOW_LOCAL_DISCOVERY: allow };
       const exit = emulatorCommand.run(parseCommandArgs(emulatorCommand, []), io);
-      const url = await until(() => /listening on (http:\/\/\S+)\n/.exec(err())?.[1]);
+      const url = await until('the emulator to say where it listens', () => /listening on (http:\/\/\S+)\n/.exec(err())?.[1]);
       const answer = await fetch(`${url}/v2/auth/providers/mcp-discover`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
@@ -109,7 +109,7 @@ describe('converge emulator', () => {
   test('a port in use is one clear error', async () => {
     const { io, err } = capture();
     const first = emulatorCommand.run(parseCommandArgs(emulatorCommand, []), io);
-    const url = await until(() => /listening on (http:\/\/\S+)\n/.exec(err())?.[1]);
+    const url = await until('the emulator to say where it listens', () => /listening on (http:\/\/\S+)\n/.exec(err())?.[1]);
     const port = new URL(url).port;
     const second = capture();
     await expect(emulatorCommand.run(parseCommandArgs(emulatorCommand, ['--port', port]), second.io)).rejects.toThrow(

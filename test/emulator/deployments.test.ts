@@ -45,7 +45,7 @@ describe('POST /v2/deployments', () => {
       ['build_command', 'build_on_push', 'custom_url', 'deployment_type', 'install_command', 'integration_id', 'listener_config', 'listener_id', 'repo_url', 'resource_spec'],
     );
     expect(d.source_revision_config.repo_commit_sha).toMatch(/^[0-9a-f]{40}$/);
-    const ready = await until(async () => {
+    const ready = await until('the build to finish', async () => {
       const now = await getById(api, d.id);
       return now.status === 'READY' ? now : undefined;
     });
@@ -156,7 +156,7 @@ describe('PATCH /v2/deployments/{deployment_id}', () => {
       secrets: [{ name: 'A', value: '1' }],
     }));
     const id = created.body.id;
-    const ready = await until(async () => ((await getById(api, id)).status === 'READY' ? true : undefined));
+    const ready = await until('the deployment to be READY', async () => ((await getById(api, id)).status === 'READY' ? true : undefined));
     expect(ready).toBe(true);
 
     const plain = await api.call('PATCH', `/v2/deployments/${id}`, { source_config: { build_on_push: false, custom_url: null } });
@@ -170,7 +170,7 @@ describe('PATCH /v2/deployments/{deployment_id}', () => {
     expect(needless.body.latest_revision_id).not.toBe(created.body.latest_revision_id);
     expect(needless.body.active_revision_id).toBe(created.body.latest_revision_id);
     expect(running!.requestLog.at(-1)!.newRevision).toBe(true);
-    const activated = await until(async () => {
+    const activated = await until('the revision to become active', async () => {
       const now = await getById(api, id);
       return now.active_revision_id === needless.body.latest_revision_id ? now : undefined;
     });

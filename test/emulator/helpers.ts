@@ -102,13 +102,4 @@ export function manualClock(start = Date.UTC(2025, 6, 1, 12)): { now: () => numb
   };
 }
 
-/** Polls `probe` every 10 ms until it gives a value other than undefined; throws after `timeoutMs`. */
-export async function until<T>(probe: () => T | undefined | Promise<T | undefined>, timeoutMs = 5000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
+export { until } from '../helpers/until.js';

@@ -6,7 +6,7 @@ import { parse as parseYaml } from 'yaml';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import { createPersister, writeFileAtomic } from '../../src/emulator/persist.js';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/server.js';
-import { baseSeed, client, codehostBody, dockerBody, until } from './helpers.js';
+import { baseSeed, client, codehostBody, dockerBody, manualClock, until } from './helpers.js';
 
 let dir: string;
 const opened: RunningEmulator[] = [];
@@ -67,20 +67,24 @@ describe('persistence', () => {
 
   test('JSON state files for .json paths; a pending build survives a restart and then activates', async () => {
     const file = join(dir, 'state.json');
-    const first = await open({ stateFile: file, seed: baseSeed(), buildMs: 300 });
+    // The emulator's clock moves only when the test moves it: the build is pending however slow the machine is.
+    const clock = manualClock();
+    const first = await open({ stateFile: file, seed: baseSeed(), buildMs: 300, clock: clock.now });
     const created = await client(first).call('POST', '/v2/deployments', dockerBody('slow'));
     expect(created.body.status).toBe('AWAITING_DATABASE');
     const saved = JSON.parse(await readFile(file, 'utf8'));
     expect(typeof saved.deployments[0].build_ready_at).toBe('string');
     await closeAll();
-    const second = await open({ stateFile: file, buildMs: 300 });
+    const second = await open({ stateFile: file, buildMs: 300, clock: clock.now });
     const api = client(second);
-    const ready = await until(async () => {
+    expect((await api.call('GET', '/v2/deployments')).body.resources[0].status).toBe('AWAITING_DATABASE');
+    clock.advance(300);
+    const ready = await until('the build to finish', async () => {
       const d = (await api.call('GET', '/v2/deployments')).body.resources[0];
       return d.status === 'READY' ? d : undefined;
     });
     expect(ready.active_revision_id).toBe(created.body.latest_revision_id);
-    await until(async () => (JSON.parse(await readFile(file, 'utf8')).deployments[0].build_ready_at === null ? true : undefined));
+    await until('the state file to show the build done', async () => (JSON.parse(await readFile(file, 'utf8')).deployments[0].build_ready_at === null ? true : undefined));
   });
 
   test('bursts of concurrent changes coalesce and all reach the file', async () => {
@@ -201,7 +205,9 @@ describe('seeds', () => {
   });
 
   test('the example organization loads, with builds in progress that finish', async () => {
-    const emulator = await open({ seedFile: new URL('../../examples/emulator-state.yaml', import.meta.url).pathname, buildMs: 100 });
+    // The emulator's clock moves only when the test moves it: the builds are in progress however slow the machine is.
+    const clock = manualClock();
+    const emulator = await open({ seedFile: new URL('../../examples/emulator-state.yaml', import.meta.url).pathname, buildMs: 100, clock: clock.now });
     const api = client(emulator);
     const integrations = (await api.call('GET', '/v1/integrations/forge/codehost/install')).body;
     expect(integrations.map((i: { name: string }) => i.name)).toEqual(['acme', 'acme-labs']);
@@ -217,7 +223,8 @@ describe('seeds', () => {
       const repos = (await api.call('GET', `/v1/integrations/forge/codehost/${d.source_config.integration_id}/repos`)).body;
       expect(repos.map((r: { url: string }) => r.url), d.name).toContain(d.source_config.repo_url);
     }
-    await until(async () => {
+    clock.advance(100);
+    await until('every build to finish', async () => {
       const now = (await api.call('GET', '/v2/deployments?limit=100')).body.resources;
       return now.every((d: { active_revision_id: string; latest_revision_id: string; status: string }) => d.active_revision_id === d.latest_revision_id && d.status !== 'AWAITING_DATABASE') ? true : undefined;
     });

@@ -7,6 +7,7 @@ import { applyCommand } from '../../src/cli/commands/apply.js';
 import { parseCommandArgs } from '../../src/cli/command.js';
 import { ConvergeError } from '../../src/core/errors.js';
 import type { EmulatorSeed, RequestLogEntry } from '../../src/emulator/server.js';
+import { deploymentYaml } from './manifests.js';
 
 export const ACME = 'aaaaaaaa-aaaa-4aaa-8aaa-aaaaaaaaaaaa';
 
@@ -49,9 +50,7 @@ export async function runApplyCli(argv: string[], env: NodeJS.ProcessEnv): Promi
   return { code, stdout: stdout.text, stderr: stderr.text };
 }
 
-export function deploymentYaml(name: string, spec: string): string {
-  return `apiVersion: converge/v1\nkind: Deployment\nmetadata:\n  name: ${name}\nspec:\n${spec.replace(/^/gm, '  ')}\n`;
-}
+export { deploymentYaml };
 
 export function externalDockerSpec(image: string, maxScale: number, secrets: Array<[string, string]> = []): string {
   const lines = ['source: external_docker', 'source_config:', `  resource_spec: { max_scale: ${maxScale} }`, 'source_revision_config:', `  image_uri: ${image}`];

@@ -1,4 +1,4 @@
-// Test helpers for the queue suites: a private Redis prefix per test, and removal of every key under it.
+// Redis for the tests: a private key prefix per test, removal of every key under it, ports that refuse or hang.
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:net';
 import { Redis } from 'ioredis';
@@ -6,8 +6,8 @@ import { scanPrefix } from '../../src/store/redis.js';
 
 export const REDIS_URL = process.env.CONVERGE_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 
-/** This run's prefix (global setup) plus a unique suffix: keeps the {hash tag}, so cleanup by pattern finds it. */
-export function uniquePrefix(label: string): string {
+/** This run's prefix (global setup, whose teardown removes leftovers) plus a unique suffix: keeps the {hash tag}. */
+export function testPrefix(label: string): string {
   const base = process.env.CONVERGE_TEST_PREFIX ?? '{cvt-local}';
   return `${base}-${label}-${randomBytes(3).toString('hex')}`;
 }
@@ -23,11 +23,15 @@ export async function keysUnder(redis: Redis, prefix: string): Promise<string[]>
   return out;
 }
 
-export async function dropPrefix(prefix: string): Promise<void> {
-  const redis = rawRedis();
+/** Removes every key under `prefix` (on the Redis at `url`); a Redis child that is already gone took its keys with it. */
+export async function dropPrefix(prefix: string, url = REDIS_URL): Promise<void> {
+  const redis = new Redis(url, { maxRetriesPerRequest: 1, lazyConnect: true });
   try {
+    await redis.connect();
     const keys = await keysUnder(redis, prefix);
     for (let i = 0; i < keys.length; i += 500) await redis.del(...keys.slice(i, i + 500));
+  } catch {
+    // Nothing to remove: the Redis is gone.
   } finally {
     redis.disconnect();
   }

@@ -5,7 +5,6 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Cluster, Redis } from 'ioredis';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/server.js';
@@ -14,6 +13,7 @@ import { openJobs } from '../../src/jobs/open-jobs.js';
 import { closeRedis, connectProducer } from '../../src/store/redis.js';
 import { electionLoops } from '../helpers/lease.js';
 import { deploymentYaml, externalDockerSpec, manifestDir, runApplyCli, seedWith, writes } from '../helpers/apply.js';
+import { until } from '../helpers/until.js';
 
 const TOOLS = ['redis-server', 'redis-cli'].filter((tool) => spawnSync(tool, ['--version'], { stdio: 'ignore' }).status !== 0);
 if (TOOLS.length > 0) console.warn(`Redis Cluster test skipped: ${TOOLS.join(' and ')} not found on PATH (install redis-server and redis-tools to run it)`);
@@ -53,10 +53,10 @@ describe.skipIf(TOOLS.length > 0)('Redis Cluster (three masters on loopback)', (
       ], { stdio: 'ignore' });
       servers.push(child);
     }
-    for (const port of ports) await until(async () => cli(port, 'PING').trim() === 'PONG', 5_000);
+    for (const port of ports) await until(`redis-server on port ${port} to answer`, async () => cli(port, 'PING').trim() === 'PONG');
     const created = spawnSync('redis-cli', ['--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', '0', '--cluster-yes'], { encoding: 'utf8', timeout: 15_000 });
     if (created.status !== 0) throw new Error(`redis-cli --cluster create failed: ${created.stdout}${created.stderr}`);
-    for (const port of ports) await until(async () => /cluster_state:ok/.test(cli(port, 'CLUSTER', 'INFO')), 10_000);
+    for (const port of ports) await until(`the cluster to be ok on port ${port}`, async () => /cluster_state:ok/.test(cli(port, 'CLUSTER', 'INFO')));
     url = `redis://127.0.0.1:${ports[0]}`;
     emulator = await startEmulator({ seed: seedWith([]), buildMs: 0 });
   }, 30_000);
@@ -107,25 +107,26 @@ describe.skipIf(TOOLS.length > 0)('Redis Cluster (three masters on loopback)', (
     try {
       expect(redis).toBeInstanceOf(Cluster);
       const events: string[] = [];
-      const loop = electionLoops(redis, prefix, 900, events);
+      // A lease far longer than the test: b can lead only because a released it, however slow the machine is.
+      const loop = electionLoops(redis, prefix, 60_000, events);
       const a = loop('a');
       const b = loop('b');
       a.start();
-      await until(async () => a.token() !== undefined, 3_000);
+      await until('a to lead', async () => a.token() !== undefined);
       b.start();
-      await sleep(400);
+      await until('b to see the leader', async () => b.status().leader?.holder === 'a');
       expect(b.token()).toBeUndefined();
       const tokenA = a.token()!;
       expect(await currentFence(redis, prefix)).toBe(tokenA);
       expect(await a.stop()).toBe(true);
-      await until(async () => b.token() === tokenA + 1, 2_000);
+      await until('b to take over', async () => b.token() === tokenA + 1);
       await b.stop();
       expect(events.filter((e) => !e.includes('error'))).toEqual([`a leads ${tokenA}`, `b leads ${tokenA + 1}`]);
 
       const cycles: string[] = [];
       const resync = await jobs.startResync({ everyMs: 300, jitter: 0, run: async (cycle) => void cycles.push(cycle) });
       try {
-        await until(async () => cycles.length >= 2, 5_000);
+        await until('two resync cycles', async () => cycles.length >= 2);
       } finally {
         await resync.close();
       }
@@ -157,13 +158,5 @@ async function keysOn(port: number, prefix: string): Promise<string[]> {
     return out;
   } finally {
     redis.disconnect();
-  }
-}
-
-async function until(check: () => Promise<boolean>, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms`);
-    await sleep(50);
   }
 }

@@ -9,10 +9,10 @@ import { openJobs, type Jobs } from '../../src/jobs/open-jobs.js';
 import { closeRedis, connectProducer, connectWorker } from '../../src/store/redis.js';
 import type { ReconcileJobData } from '../../src/store/schema.js';
 import { data, scaleOf } from '../helpers/job-fixtures.js';
-import { dropPrefix, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
+import { dropPrefix, REDIS_URL, testPrefix } from '../helpers/redis.js';
 
 describe('Enqueuer.enqueue, many resources at once', () => {
-  const prefix = uniquePrefix('many');
+  const prefix = testPrefix('many');
   let jobs: Jobs;
   let redis: Redis;
   let queue: Queue;

@@ -2,16 +2,16 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Queue, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { dropPrefix, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
+import { dropPrefix, REDIS_URL, testPrefix } from '../helpers/redis.js';
 import { QUEUE_NAME } from '../../src/queue/jobs.js';
 import { openJobs, type Jobs } from '../../src/jobs/open-jobs.js';
 import { closeRedis, connectProducer, connectWorker } from '../../src/store/redis.js';
 import type { ReconcileJobData } from '../../src/store/schema.js';
-import { data, deployment, scaleOf } from '../helpers/job-fixtures.js';
+import { data, scaleOf } from '../helpers/job-fixtures.js';
 
 
 describe('Enqueuer: one job per resource, the newest desired state wins', () => {
-  const prefix = uniquePrefix('jobs');
+  const prefix = testPrefix('jobs');
   const settings = { redisUrl: REDIS_URL, redisPrefix: prefix, attempts: 3, backoff: 10, concurrency: 1, globalRate: 0 };
   let jobs: Jobs;
   /** The same queue, for looking at it from outside (and for playing another producer). */

@@ -8,7 +8,7 @@ import { AppliedStateStore } from '../../src/store/applied-state.js';
 import { buildJobData } from '../../src/queue/jobs.js';
 import { closeRedis, connectProducer, isRedisUnavailable, RedisUnavailableError } from '../../src/store/redis.js';
 import { createProcessor, RetryableJobError, SILENT_LOGGER } from '../../src/runner/worker.js';
-import { REDIS_URL, uniquePrefix } from '../helpers/redis.js';
+import { REDIS_URL, testPrefix } from '../helpers/redis.js';
 
 const resource: DeploymentResource = {
   kind: 'Deployment',
@@ -42,7 +42,7 @@ describe('jobs when Redis goes away', () => {
   });
 
   it('a real closed connection under the applied-state store makes the attempt retryable, not final', async () => {
-    const prefix = uniquePrefix('blip');
+    const prefix = testPrefix('blip');
     const redis = await connectProducer({ redisUrl: REDIS_URL, redisPrefix: prefix });
     redis.disconnect(); // every command now fails the way it does while Redis restarts
     const processor = createProcessor({ client, store: new AppliedStateStore(redis, prefix), env: {}, log: SILENT_LOGGER, rateLimit: async () => undefined });
@@ -57,7 +57,7 @@ describe('jobs when Redis goes away', () => {
   });
 
   it('a job with a literal secret fails at once in a worker that holds no literal values (no manifest is read)', async () => {
-    const prefix = uniquePrefix('literal');
+    const prefix = testPrefix('literal');
     const redis = await connectProducer({ redisUrl: REDIS_URL, redisPrefix: prefix });
     try {
       const processor = createProcessor({ client, store: new AppliedStateStore(redis, prefix), env: {}, log: SILENT_LOGGER, rateLimit: async () => undefined });

@@ -4,7 +4,7 @@ import { Job, Queue } from 'bullmq';
 import type { DeploymentResource } from '../../src/core/model.js';
 import { ServiceClient } from '../../src/service/client.js';
 import { startEmulator } from '../../src/emulator/server.js';
-import { dropPrefix, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
+import { dropPrefix, REDIS_URL, testPrefix } from '../helpers/redis.js';
 import { buildJobData, QUEUE_NAME } from '../../src/queue/jobs.js';
 import { openJobs } from '../../src/jobs/open-jobs.js';
 import { closeRedis, connectProducer } from '../../src/store/redis.js';
@@ -33,7 +33,7 @@ describe('jitteredBackoff', () => {
 });
 
 describe('global rate', () => {
-  const prefix = uniquePrefix('rate');
+  const prefix = testPrefix('rate');
   afterAll(async () => {
     await dropPrefix(prefix);
   });

@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { startEmulator, type EmulatorOptions, type RunningEmulator } from '../../src/emulator/server.js';
 import { ServiceClient } from '../../src/service/client.js';
 import { deploymentYaml, externalDockerSpec, manifestDir, runApplyCli, seedWith, writes } from '../helpers/apply.js';
-import { dropPrefix, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
+import { dropPrefix, REDIS_URL, testPrefix } from '../helpers/redis.js';
 
 const SEED = seedWith([
   { name: 'api', source: 'external_docker', source_config: { resource_spec: { max_scale: 1 } }, source_revision_config: { image_uri: 'docker.io/acme/api:1' } },
@@ -62,7 +62,7 @@ describe('reading one deployment by id', () => {
   ] as const)('a job patching a deployment reads it once before the write (%s), and logs the fallback once at info', async (_what, options, expected) => {
     const emulator = await startEmulator({ seed: SEED, buildMs: 0, ...options });
     const tree = await manifestDir({ 'api.yaml': deploymentYaml('api', externalDockerSpec('docker.io/acme/api:1', 3)) });
-    const prefix = uniquePrefix('byid');
+    const prefix = testPrefix('byid');
     cleanups.push(() => emulator.close(), () => tree.remove(), () => dropPrefix(prefix));
     const run = await runApplyCli([tree.dir, '--api-url', emulator.url, '--redis-url', REDIS_URL, '--redis-prefix', prefix, '--log-level', 'info'], {});
     expect(run.code).toBe(0);

@@ -2,12 +2,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Redis } from 'ioredis';
 import { secretHash } from '../../src/core/hash.js';
-import { dropPrefix, REDIS_URL, uniquePrefix, closedPort } from '../helpers/redis.js';
+import { dropPrefix, REDIS_URL, testPrefix, closedPort } from '../helpers/redis.js';
 import { AppliedStateStore, appliedKey, readAppliedState } from '../../src/store/applied-state.js';
 import { closeRedis, connectProducer } from '../../src/store/redis.js';
 
 describe('AppliedStateStore', () => {
-  const prefix = uniquePrefix('applied');
+  const prefix = testPrefix('applied');
   let redis: Redis;
   let store: AppliedStateStore;
 

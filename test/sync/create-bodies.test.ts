@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { startEmulator, type EmulatorOptions, type RequestLogEntry, type RunningEmulator } from '../../src/emulator/server.js';
 import { deploymentYaml, landedWrites, manifestDir, runApplyCli, seedWith, writes } from '../helpers/apply.js';
 import { lossyProxy, type ProxyRules } from '../helpers/lossy-proxy.js';
-import { dropPrefix, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
+import { dropPrefix, REDIS_URL, testPrefix } from '../helpers/redis.js';
 import { prng } from '../helpers/prng.js';
 
 const ENV = { TOKEN_ENV: 'create-bodies-token-51c2' };
@@ -42,7 +42,7 @@ describe('create bodies against the strict emulator', () => {
   async function setup(files: Record<string, string>, options: EmulatorOptions = {}, rules?: ProxyRules) {
     const emulator = await startEmulator({ seed: seedWith([]), buildMs: 0, ...options });
     const tree = await manifestDir(files);
-    const prefix = uniquePrefix('bodies');
+    const prefix = testPrefix('bodies');
     cleanups.push(() => emulator.close(), () => tree.remove(), () => dropPrefix(prefix));
     let url = emulator.url;
     if (rules) {

@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { startEmulator, type EmulatorOptions, type RunningEmulator } from '../../src/emulator/server.js';
 import { deploymentYaml, externalDockerSpec, landedWrites, manifestDir, providerYaml, runApplyCli, seedWith, writes } from '../helpers/apply.js';
 import { lossyProxy, type LossyProxy } from '../helpers/lossy-proxy.js';
-import { dropPrefix, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
+import { dropPrefix, REDIS_URL, testPrefix } from '../helpers/redis.js';
 
 const ENV = { TOKEN_ENV: 'planted-token-6a1e', PROVIDER_ENV: 'planted-provider-0d3b' };
 
@@ -22,7 +22,7 @@ describe('lost answers and conflicts', () => {
     const emulator: RunningEmulator = await startEmulator({ seed, buildMs: 0, ...options });
     const proxy: LossyProxy = await lossyProxy(emulator.url, rules);
     const tree = await manifestDir(files);
-    const prefix = uniquePrefix('lost');
+    const prefix = testPrefix('lost');
     cleanups.push(() => emulator.close(), () => proxy.close(), () => tree.remove(), () => dropPrefix(prefix));
     const argv = (url: string, ...extra: string[]) => [tree.dir, '--api-url', url, '--redis-url', REDIS_URL, '--redis-prefix', prefix, '--backoff', '20ms', ...extra];
     return { emulator, proxy, argv };

@@ -8,7 +8,7 @@ import { startEmulator, type EmulatorOptions, type RequestLogEntry, type Running
 import { startCombinedServer } from '../discovery/mcp-oauth-fixture.js';
 import { landedWrites, manifestDir, providerYaml, runApplyCli, seedWith, writes } from '../helpers/apply.js';
 import { lossyProxy } from '../helpers/lossy-proxy.js';
-import { dropPrefix, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
+import { dropPrefix, REDIS_URL, testPrefix } from '../helpers/redis.js';
 import { runCapture } from '../helpers/cli.js';
 import { ServiceClient } from '../../src/service/client.js';
 
@@ -44,7 +44,7 @@ describe('providers against a service that reads and updates them', () => {
   async function setup(files: Record<string, string>, options: Partial<EmulatorOptions> = {}) {
     const emulator: RunningEmulator = await startEmulator({ seed: seedWith([]), buildMs: 0, ...options });
     const tree = await manifestDir(files);
-    const prefix = uniquePrefix('providers');
+    const prefix = testPrefix('providers');
     cleanups.push(() => emulator.close(), () => tree.remove(), () => dropPrefix(prefix));
     const common = ['--redis-url', REDIS_URL, '--redis-prefix', prefix];
     const applyArgs = (url = emulator.url, ...extra: string[]) => [tree.dir, '--api-url', url, ...common, '--backoff', '20ms', ...extra];

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Redis } from 'ioredis';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/server.js';
 import { deploymentYaml, manifestDir, runApplyCli, seedWith } from '../helpers/apply.js';
-import { dropPrefix, keysUnder, rawRedis, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
+import { dropPrefix, keysUnder, rawRedis, REDIS_URL, testPrefix } from '../helpers/redis.js';
 
 const PLANTED = {
   env: 'planted-env-value-a81c',
@@ -37,7 +37,7 @@ async function dumpAll(redis: Redis, prefix: string): Promise<{ keys: string[]; 
 describe('secrets never at rest', () => {
   let emulator: RunningEmulator;
   let tree: { dir: string; remove(): Promise<void> };
-  const prefix = uniquePrefix('secrets');
+  const prefix = testPrefix('secrets');
 
   beforeAll(async () => {
     emulator = await startEmulator({ seed: seedWith([]), buildMs: 0, secrets: 'plain', apiKey: PLANTED.apiKey });

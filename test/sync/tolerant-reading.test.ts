@@ -10,7 +10,7 @@ import { AppliedStateStore } from '../../src/store/applied-state.js';
 import { ServiceClient } from '../../src/service/client.js';
 import { syncResource } from '../../src/sync/sync.js';
 import { deploymentYaml, externalDockerSpec, manifestDir, runApplyCli, seedWith, writes } from '../helpers/apply.js';
-import { dropPrefix, REDIS_URL, uniquePrefix } from '../helpers/redis.js';
+import { dropPrefix, REDIS_URL, testPrefix } from '../helpers/redis.js';
 import { runCapture } from '../helpers/cli.js';
 
 function docker(name: string, maxScale: number, extra: Record<string, unknown> = {}): NonNullable<EmulatorSeed['deployments']>[number] {
@@ -47,7 +47,7 @@ describe('tolerant reading against a service with previews, deletions, unknown v
   async function setup() {
     const emulator = await startEmulator({ seed: SEED, buildMs: 0, omitTenantId: true, echo: 'real' });
     const tree = await manifestDir(FILES);
-    const prefix = uniquePrefix('tolerant');
+    const prefix = testPrefix('tolerant');
     cleanups.push(() => emulator.close(), () => tree.remove(), () => dropPrefix(prefix));
     const common = ['--api-url', emulator.url, '--redis-url', REDIS_URL, '--redis-prefix', prefix];
     return { emulator, tree, prefix, common };
@@ -79,7 +79,7 @@ describe('tolerant reading against a service with previews, deletions, unknown v
     cleanups.push(() => service.close(), async () => void redis.disconnect());
     const store = new AppliedStateStore(redis, prefix);
     for (const name of ['preview-diff', 'going']) {
-      const parsed = parseManifestBytes(`${name}.yaml`, new TextEncoder().encode(FILES[`${name}.yaml`]!), { allowLiteralSecrets: false });
+      const parsed = parseManifestBytes(`${name}.yaml`, new TextEncoder().encode(FILES[`${name}.yaml`]), { allowLiteralSecrets: false });
       const id = emulator.store.allDeployments().find((d) => d.name === name)!.id;
       const outcome = await syncResource(parsed.resources[0]!, { service, appliedState: store, secretEnv: {} }, id).catch((e: unknown) => e);
       expect(outcome, name).toBeInstanceOf(BlockedError);
