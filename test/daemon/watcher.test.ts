@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it, type TestContext } from 'vitest';
 import { watchManifestDir, type ManifestWatcher, type WatchBurst, type WatchOptions } from '../../src/daemon/watcher.js';
+import { until } from '../helpers/until.js';
 
 const DEBOUNCE = 150;
 
@@ -37,8 +38,8 @@ async function scope(t: TestContext): Promise<WatchScope> {
       return watcher;
     },
     async waitForBursts(count, timeoutMs = 5_000) {
-      const until = Date.now() + timeoutMs;
-      while (bursts.length < count && Date.now() < until) await sleep(20);
+      const deadline = Date.now() + timeoutMs;
+      while (bursts.length < count && Date.now() < deadline) await sleep(20);
       await sleep(DEBOUNCE * 4);
     },
   };
@@ -231,7 +232,11 @@ describe.concurrent('watchManifestDir', () => {
     await watcher.quiet().then(() => (resolved = true));
     expect(resolved).toBe(true);
     await writeFile(join(root, 'a.yaml'), 'x: 2\n');
-    await sleep(30);
+    // Until the watcher has seen the write: a burst is pending (quiet() does not resolve at once), or it was reported.
+    await until('the watcher to see the write', async () => {
+      if (bursts.length > 0) return true;
+      return (await Promise.race([watcher.quiet().then(() => 'idle'), sleep(0).then(() => 'pending')])) === 'pending';
+    });
     const reportedAtQuiet = await watcher.quiet().then(() => bursts.length);
     expect(reportedAtQuiet).toBe(1);
   });
