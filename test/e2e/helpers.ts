@@ -70,6 +70,7 @@ async function collect(child: ChildProcess): Promise<{ code: number | null; text
 
 import { dropPrefix, keysUnder as scanKeys, REDIS_URL, testPrefix } from '../helpers/redis.js';
 import { until } from '../helpers/until.js';
+import { deploymentYaml, externalDockerSpec } from '../helpers/manifests.js';
 
 export { dropPrefix, REDIS_URL, scanKeys, testPrefix, until };
 
@@ -339,25 +340,7 @@ export async function redisChild(options: { extraArgs?: string[] } = {}): Promis
 
 /** A Deployment manifest of source external_docker (the emulator requires image_uri), with env secrets. */
 export function dockerDeploymentYaml(name: string, opts: { maxScale: number; image?: string; secrets?: Array<[name: string, env: string]>; annotations?: Record<string, string> }): string {
-  const notes = Object.entries(opts.annotations ?? {});
-  const lines = [
-    'apiVersion: converge/v1',
-    'kind: Deployment',
-    'metadata:',
-    `  name: ${name}`,
-    ...(notes.length ? ['  annotations:', ...notes.map(([k, v]) => `    ${k}: "${v}"`)] : []),
-    'spec:',
-    '  source: external_docker',
-    '  source_config:',
-    `    resource_spec: { max_scale: ${opts.maxScale} }`,
-    '  source_revision_config:',
-    `    image_uri: ${opts.image ?? `docker.io/acme/${name}:1`}`,
-  ];
-  if (opts.secrets?.length) {
-    lines.push('  secrets:');
-    for (const [secret, env] of opts.secrets) lines.push(`    - name: ${secret}`, `      valueFrom: { env: ${env} }`);
-  }
-  return lines.join('\n') + '\n';
+  return deploymentYaml(name, externalDockerSpec(opts.image ?? `docker.io/acme/${name}:1`, opts.maxScale, opts.secrets), opts.annotations);
 }
 
 /** A manual OAuthProvider manifest whose client secret comes from `secretEnv`. */

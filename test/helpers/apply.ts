@@ -7,7 +7,7 @@ import { applyCommand } from '../../src/cli/commands/apply.js';
 import { parseCommandArgs } from '../../src/cli/command.js';
 import { ConvergeError } from '../../src/core/errors.js';
 import type { EmulatorSeed, RequestLogEntry } from '../../src/emulator/server.js';
-import { deploymentYaml } from './manifests.js';
+import { deploymentYaml, externalDockerSpec } from './manifests.js';
 
 export const ACME = 'aaaaaaaa-aaaa-4aaa-8aaa-aaaaaaaaaaaa';
 
@@ -50,16 +50,7 @@ export async function runApplyCli(argv: string[], env: NodeJS.ProcessEnv): Promi
   return { code, stdout: stdout.text, stderr: stderr.text };
 }
 
-export { deploymentYaml };
-
-export function externalDockerSpec(image: string, maxScale: number, secrets: Array<[string, string]> = []): string {
-  const lines = ['source: external_docker', 'source_config:', `  resource_spec: { max_scale: ${maxScale} }`, 'source_revision_config:', `  image_uri: ${image}`];
-  if (secrets.length) {
-    lines.push('secrets:');
-    for (const [name, env] of secrets) lines.push(`  - name: ${name}`, `    valueFrom: { env: ${env} }`);
-  }
-  return lines.join('\n');
-}
+export { deploymentYaml, externalDockerSpec };
 
 export function providerYaml(name: string, secretEnv: string): string {
   return [
