@@ -5,7 +5,7 @@ import type { Redis } from 'ioredis';
 import { AppliedStateStore } from './applied-state.js';
 import { RedisDesiredMemory } from './desired-memory.js';
 import { RedisHoldStore } from './holds-store.js';
-import { Enqueuer } from './enqueuer.js';
+import { adoptLegacySequences, Enqueuer } from './enqueuer.js';
 import { FlapStore } from './flap-store.js';
 import { AppliedStateEpoch, readEvictionPolicy, type EvictionPolicy } from './epoch.js';
 import { watchJobEvents, type JobEventHandlers, type JobEventsFeed } from './job-events.js';
@@ -74,6 +74,7 @@ export async function openJobs(settings: WorkerSettings, options: OpenJobsOption
   const prefix = options.private ? `${settings.redisPrefix}:embedded-${randomBytes(6).toString('hex')}` : settings.redisPrefix;
   try {
     if (options.target && !options.private) await claimPrefix(redis, prefix, options.target);
+    if (!options.private) await adoptLegacySequences(redis, prefix);
   } catch (error) {
     await closeRedis(redis);
     throw error;
@@ -104,7 +105,7 @@ export async function openJobs(settings: WorkerSettings, options: OpenJobsOption
   const flap = new FlapStore(redis, prefix);
   return {
     prefix,
-    enqueuer: new Enqueuer(queue, settings),
+    enqueuer: new Enqueuer(queue, settings, { redis, prefix }),
     applied: new AppliedStateStore(redis, prefix),
     desired: new RedisDesiredMemory(redis, prefix),
     holds: new RedisHoldStore(redis, prefix),

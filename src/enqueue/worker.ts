@@ -334,7 +334,7 @@ export async function startJobRunner(settings: WorkerSettings, options: StartRun
       store: new FlapStore(producer, settings.redisPrefix),
       settings: { windowMs: settings.flapWindow ?? DEFAULT_FLAP.windowMs, limit: settings.flapLimit ?? DEFAULT_FLAP.limit },
     },
-    stale: (data) => staleReason(producer, newestDesiredKey(worker!), settings.redisPrefix, data),
+    stale: (data) => staleReason(producer, newestDesiredKey(settings.redisPrefix), settings.redisPrefix, data),
   });
   // The jobs running now, with the token that holds each one's lock (for handBack).
   const active = new Map<string, { job: Job; token: string | undefined }>();
