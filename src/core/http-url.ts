@@ -2,7 +2,7 @@
 import { UsageError } from './errors.js';
 
 /** How a URL is named and explained in the message when it is refused. */
-export interface HttpUrlRules {
+interface HttpUrlRules {
   /** The setting or flag it came from, as the message names it: "api_url", "--url". */
   name: string;
   /** What a good value looks like: "https://HOST". */

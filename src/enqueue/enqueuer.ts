@@ -66,7 +66,7 @@ const WAITING_STATES = new Set(['waiting', 'delayed', 'prioritized', 'paused', '
 export type JobLookup = { state: 'completed'; value: unknown } | { state: 'failed'; reason: string } | { state: 'unfinished' } | { state: 'gone' };
 
 /** Where the enqueuer numbers desired states: converge's own connection and key prefix (never BullMQ's handle). */
-export interface SequenceStore {
+interface SequenceStore {
   redis: Pick<Redis, 'hincrby'>;
   prefix: string;
 }
@@ -265,9 +265,9 @@ export class Enqueuer {
       }
       const state = await this.#queue.getJobState(existingId);
       if (state === 'active') {
-        const settled = await this.#followActive(data, jobId, existingId);
-        if (settled) return settled;
-        existingId = undefined;
+        const next = await this.#followActive(data, jobId, existingId);
+        if (typeof next === 'object') return next;
+        existingId = next;
         continue;
       }
       if (WAITING_STATES.has(state)) {
@@ -283,16 +283,17 @@ export class Enqueuer {
   }
 
   /**
-   * The resource's job `existingId` is running: it is given our data, then ours is added to start after it. Undefined
-   * when the job finished or vanished meanwhile (the caller adds again).
+   * The resource's job `existingId` is running: it is given our data, then ours is added to start after it. Otherwise
+   * the id of another job the add named (the caller looks at it next), or undefined when the job finished or vanished
+   * meanwhile (the caller adds again).
    */
-  async #followActive(data: ReconcileJobData, jobId: string, existingId: string): Promise<Enqueued | undefined> {
+  async #followActive(data: ReconcileJobData, jobId: string, existingId: string): Promise<Enqueued | string | undefined> {
     const running = await this.#queue.getJob(existingId);
     if (!running) return undefined;
     await running.updateData(data);
     const again = await this.#add(data, jobId);
     if (again === jobId) return { key: data.key, jobId, how: 'added' };
-    if (again !== existingId) return undefined;
+    if (again !== existingId) return again;
     const state = await this.#queue.getJobState(existingId);
     if (state === 'active') return { key: data.key, jobId, how: 'after-active', behind: existingId };
     // Back to waiting (it carries our data now): the waiting job is the one to follow.

@@ -1,7 +1,7 @@
 // The one backoff of converge's retries (a read's tries in the transport, a job's attempts): exponential with full jitter, never below a Retry-After.
 
 /** The shape of a backoff: the first ceiling, doubled per failed try up to a cap. */
-export interface Backoff {
+interface Backoff {
   /** Ceiling of the wait after the first failed try. */
   baseMs: number;
   /** No ceiling grows past this. */
