@@ -162,6 +162,18 @@ export class JobWaiter {
     }
   }
 
+  /**
+   * Ours was queued behind `behind`, which the enqueuer gave our data first (enqueuer.ts): when that job left `active`
+   * for `waiting` right before our add, BullMQ dropped ours and `behind` ran our desired state. Its result is ours then.
+   */
+  private async settledBy(t: Tracked, behind: string): Promise<boolean> {
+    const carried = await this.enqueuer.lookup(behind);
+    if (carried.state === 'completed') this.finish(t, completedResult(t, carried.value));
+    else if (carried.state === 'failed') this.finish(t, resultFrom(t, 'failed', { message: carried.reason }));
+    else return carried.state === 'unfinished';
+    return true;
+  }
+
   private async pollOne(t: Tracked): Promise<void> {
     const found = await this.enqueuer.lookup(t.jobId);
     if (found.state === 'completed') return this.finish(t, completedResult(t, found.value));
@@ -180,6 +192,7 @@ export class JobWaiter {
     }
     // A last look: the job may have started (from behind the running one) or finished between the two reads above.
     if ((await this.enqueuer.lookup(t.jobId)).state !== 'gone') return;
+    if (t.behind && (await this.settledBy(t, t.behind))) return;
     this.finish(t, resultFrom(t, 'failed', { message: 'the job left the queue without a result (removed by another process?)' }));
   }
 }

@@ -1,7 +1,8 @@
 // Opens the service a command talks to: a URL, or "embedded": an in-process emulator seeded from a state file.
 import { clientOptionsFrom, ServiceClient, type ClientOptions } from '../service/client.js';
-import { formatSeconds, type RetryInfo } from '../service/transport.js';
+import { API_KEY_ADVICE, formatSeconds, type RetryInfo } from '../service/transport.js';
 import { UsageError } from '../core/errors.js';
+import { checkHttpUrl } from '../core/http-url.js';
 import type { RunningEmulator } from '../emulator/server.js';
 import type { Settings } from './settings.js';
 
@@ -65,15 +66,7 @@ export async function openTarget(settings: ServiceSettings, hooks: { onRequest?:
       },
     };
   }
-  let parsed: URL;
-  try {
-    parsed = new URL(settings.apiUrl);
-  } catch {
-    throw new UsageError(`api_url "${settings.apiUrl}" is not a URL; give http(s)://host[:port] or "${EMBEDDED}"`);
-  }
-  if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') {
-    throw new UsageError(`api_url "${settings.apiUrl}" must use http or https`);
-  }
+  checkHttpUrl(settings.apiUrl, { name: 'api_url', example: `http(s)://host[:port] or "${EMBEDDED}"`, noCredentials: API_KEY_ADVICE });
   const client = new ServiceClient(clientOptionsFrom(settings, hooks.onRequest, hooks.onRetry));
   return { client, url: settings.apiUrl, async close() { await client.close(); } };
 }

@@ -5,14 +5,14 @@ import type { Redis } from 'ioredis';
 import { AppliedStateStore } from '../store/applied-state.js';
 import { RedisDesiredMemory } from '../store/desired-memory.js';
 import { RedisHoldStore } from '../store/holds-store.js';
-import { Enqueuer } from '../queue/enqueuer.js';
+import { adoptLegacySequences, Enqueuer } from '../queue/enqueuer.js';
 import { FlapStore } from '../store/flap-store.js';
 import { AppliedStateEpoch, readEvictionPolicy, type EvictionPolicy } from '../store/epoch.js';
 import { watchJobEvents, type JobEventHandlers, type JobEventsFeed } from '../queue/job-events.js';
 import { QUEUE_NAME } from '../queue/jobs.js';
 import { Lease } from '../leader/lease.js';
 import { SILENT_LOGGER, throttledErrors, type QueueLogger } from '../queue/log.js';
-import { checkPrefix, closeRedis, connectProducer, scanPrefix } from '../store/redis.js';
+import { checkPrefix, closeRedis, connectProducer, scanPrefix, type RedisSettings } from '../store/redis.js';
 import { startResync, type Resync, type ResyncOptions } from '../queue/resync-scheduler.js';
 import { claimPrefix, type ServiceTarget } from '../store/target.js';
 import { startJobRunner, type JobRunner, type StartRunnerOptions, type WorkerSettings } from '../runner/worker.js';
@@ -74,6 +74,7 @@ export async function openJobs(settings: WorkerSettings, options: OpenJobsOption
   const prefix = options.private ? `${settings.redisPrefix}:embedded-${randomBytes(6).toString('hex')}` : settings.redisPrefix;
   try {
     if (options.target && !options.private) await claimPrefix(redis, prefix, options.target);
+    if (!options.private) await adoptLegacySequences(redis, prefix);
   } catch (error) {
     await closeRedis(redis);
     throw error;
@@ -105,7 +106,7 @@ export async function openJobs(settings: WorkerSettings, options: OpenJobsOption
   const flap = new FlapStore(redis, prefix);
   return {
     prefix,
-    enqueuer: new Enqueuer(queue, settings),
+    enqueuer: new Enqueuer(queue, settings, { redis, prefix }),
     applied: new AppliedStateStore(redis, prefix),
     desired: new RedisDesiredMemory(redis, prefix),
     holds: new RedisHoldStore(redis, prefix),

@@ -2,7 +2,7 @@
 import { Job, type Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { ConvergeError } from '../core/errors.js';
-import { jobIdFor, jobOptions, type JobSettings } from './jobs.js';
+import { jobIdFor, jobOptions, QUEUE_NAME, type JobSettings } from './jobs.js';
 import type { ReconcileJobData } from '../store/schema.js';
 
 export interface Enqueued {
@@ -20,11 +20,31 @@ export interface Enqueued {
 }
 
 /**
- * The hash of resourceKey -> sequence of the newest desired state enqueued (beside the queue's own keys): HINCRBY in
- * Redis orders enqueues from every host, with no wall clock compared.
+ * `${prefix}:desired-seq`: the hash of resourceKey -> sequence of the newest desired state enqueued, a key of converge's
+ * own beside its applied state (BullMQ's keys are `${prefix}:converge-apply:*`). HINCRBY in Redis orders the enqueues
+ * of every host, with no wall clock compared.
  */
-export function newestDesiredKey(queue: { toKey(type: string): string }): string {
-  return queue.toKey('desired-seq');
+export function newestDesiredKey(prefix: string): string {
+  return `${prefix}:desired-seq`;
+}
+
+/** Where older versions of converge kept the sequences: inside BullMQ's key space of the queue. Read once, to move them (see adoptLegacySequences). */
+function legacyDesiredKey(prefix: string): string {
+  return `${prefix}:${QUEUE_NAME}:desired-seq`;
+}
+
+/**
+ * Moves the sequences an older converge kept inside BullMQ's key space to converge's own key, once
+ * (RENAMENX: only while the new key does not exist; both keys share the prefix's hash tag, so one Cluster slot).
+ * Without it, a job enqueued before an upgrade could carry a higher sequence than the newer jobs numbered afterwards.
+ */
+export async function adoptLegacySequences(redis: Pick<Redis, 'renamenx'>, prefix: string): Promise<void> {
+  try {
+    await redis.renamenx(legacyDesiredKey(prefix), newestDesiredKey(prefix));
+  } catch (error) {
+    // "no such key": nothing to move (a new prefix, or moved already).
+    if (!/no such key/i.test((error as Error).message)) throw error;
+  }
 }
 
 /** An enqueue by a replica that no longer holds the leader lease: refused before anything more is added. */
@@ -45,22 +65,23 @@ const WAITING_STATES = new Set(['waiting', 'delayed', 'prioritized', 'paused', '
 /** What a waiter finds when it looks a job up directly (in case it missed the job's event). */
 export type JobLookup = { state: 'completed'; value: unknown } | { state: 'failed'; reason: string } | { state: 'unfinished' } | { state: 'gone' };
 
-/** One observation of a job: its state, and which activation of it runs when it is active. */
-interface Observed {
-  state: string;
-  /** attemptsStarted and processedOn together: BullMQ changes both each time the job is moved to active. */
-  activation?: string;
+/** Where the enqueuer numbers desired states: converge's own connection and key prefix (never BullMQ's handle). */
+interface SequenceStore {
+  redis: Pick<Redis, 'hincrby'>;
+  prefix: string;
 }
 
 /**
- * Adds reconcile jobs so that the newest desired state of each resource wins. Each job carries the deduplication id
- * resourceKey with keepLastIfActive and replace (see jobs.ts jobOptions); BullMQ's add answers with our job id or
- * with the id of the job it deduplicated ours against, and the rest follows from that job's state:
+ * Adds reconcile jobs so that the newest desired state of each resource wins, through BullMQ's public API only. Each
+ * job carries the deduplication id resourceKey with keepLastIfActive and replace (see jobs.ts jobOptions); BullMQ's
+ * add answers with our job id or with the id of the job it deduplicated ours against, and the rest follows from that
+ * job's state:
  * - no job for the resource: ours is added;
  * - a job is waiting out a delay (a retry backoff): BullMQ replaces it by ours (`replace`);
- * - a job is running: BullMQ keeps ours to start when it ends (`keepLastIfActive`). The add's answer does not say
- *   whether the job was already running when BullMQ looked, so ours is added once more (same id and data, which
- *   BullMQ stores again harmlessly) and the same activation of the running job is seen on both sides of that add;
+ * - a job is running: its stored data is first replaced by ours (Job.updateData; the run in progress keeps the data it
+ *   started with), then ours is added, which BullMQ keeps to start when the running job ends (`keepLastIfActive`).
+ *   Should the job have left `active` for `waiting` just before the add (handed back, rate-limited, stalled), BullMQ
+ *   drops ours, but that job now carries our data: either way the next run of the resource is of our desired state;
  * - a job is waiting: BullMQ drops ours, so the waiting job's data is replaced by ours, confirmed still waiting
  *   afterwards so a worker cannot have started it with the old data unnoticed;
  * - the deduplication id names a job that finished or is gone: the id is cleared through BullMQ (only while it
@@ -69,10 +90,12 @@ interface Observed {
 export class Enqueuer {
   readonly #queue: Queue;
   readonly #settings: JobSettings;
+  readonly #sequences: SequenceStore;
 
-  constructor(queue: Queue, settings: JobSettings) {
+  constructor(queue: Queue, settings: JobSettings, sequences: SequenceStore) {
     this.#queue = queue;
     this.#settings = settings;
+    this.#sequences = sequences;
   }
 
   /**
@@ -224,9 +247,9 @@ export class Enqueuer {
    */
   async #markNewest(datas: ReconcileJobData[]): Promise<ReconcileJobData[]> {
     if (datas.length === 0) return datas;
-    const client = (await this.#queue.client) as unknown as Pick<Redis, 'hincrby'>;
-    const key = newestDesiredKey(this.#queue);
-    const seqs = await Promise.all(datas.map((data) => client.hincrby(key, data.key, 1)));
+    const { redis, prefix } = this.#sequences;
+    const key = newestDesiredKey(prefix);
+    const seqs = await Promise.all(datas.map((data) => redis.hincrby(key, data.key, 1)));
     return datas.map((data, k) => ({ ...data, seq: seqs[k]! }));
   }
 
@@ -240,46 +263,70 @@ export class Enqueuer {
         if (added === jobId) return { key, jobId, how: 'added' };
         existingId = added;
       }
-      const seen = await this.#observe(existingId);
-      if (seen.state === 'active') {
-        const again = await this.#add(data, jobId);
-        if (again === jobId) return { key, jobId, how: 'added' };
-        if (again === existingId) {
-          const after = await this.#observe(existingId);
-          if (after.state === 'active' && after.activation === seen.activation) return { key, jobId, how: 'after-active', behind: existingId };
-        }
-        existingId = again;
+      const state = await this.#queue.getJobState(existingId);
+      if (state === 'active') {
+        const next = await this.#followActive(data, jobId, existingId);
+        if (typeof next === 'object') return next;
+        existingId = next;
         continue;
       }
-      if (WAITING_STATES.has(seen.state)) {
-        const existing = await Job.fromId(this.#queue, existingId);
-        if (existing) {
-          await existing.updateData(data);
-          if (WAITING_STATES.has(await this.#queue.getJobState(existingId))) return { key, jobId: existingId, how: 'replaced-waiting' };
-        }
+      if (WAITING_STATES.has(state)) {
+        if (await this.#replaceWaiting(existingId, data)) return { key, jobId: existingId, how: 'replaced-waiting' };
         existingId = undefined;
         continue;
       }
-      // Completed, failed or gone, yet still named by the deduplication id (normally cleared when a job finishes):
-      // a job handle with the same deduplication options clears the id only while it still names that job.
-      await new Job(this.#queue, data.operation, data, jobOptions(this.#settings, key, existingId), existingId).removeDeduplicationKey();
+      // Completed, failed or gone, yet still named by the deduplication id (normally cleared when a job finishes).
+      await this.#clearDeduplication(key, existingId);
       existingId = undefined;
     }
     throw new ConvergeError('E_ENQUEUE', `could not enqueue ${key}: its job kept changing state; try again`);
+  }
+
+  /**
+   * The resource's job `existingId` is running: it is given our data, then ours is added to start after it. Otherwise
+   * the id of another job the add named (the caller looks at it next), or undefined when the job finished or vanished
+   * meanwhile (the caller adds again).
+   */
+  async #followActive(data: ReconcileJobData, jobId: string, existingId: string): Promise<Enqueued | string | undefined> {
+    const running = await this.#queue.getJob(existingId);
+    if (!running) return undefined;
+    await running.updateData(data);
+    const again = await this.#add(data, jobId);
+    if (again === jobId) return { key: data.key, jobId, how: 'added' };
+    if (again !== existingId) return again;
+    const state = await this.#queue.getJobState(existingId);
+    if (state === 'active') return { key: data.key, jobId, how: 'after-active', behind: existingId };
+    // Back to waiting (it carries our data now): the waiting job is the one to follow.
+    if (WAITING_STATES.has(state)) return { key: data.key, jobId: existingId, how: 'replaced-waiting' };
+    return undefined;
+  }
+
+  /** Gives the waiting job `jobId` our data; true when it is still waiting afterwards (no worker took the old data). */
+  async #replaceWaiting(jobId: string, data: ReconcileJobData): Promise<boolean> {
+    const existing = await this.#queue.getJob(jobId);
+    if (!existing) return false;
+    await existing.updateData(data);
+    return WAITING_STATES.has(await this.#queue.getJobState(jobId));
+  }
+
+  /**
+   * Clears the deduplication id `key` while it still names the finished or vanished job `jobId`: through the job when
+   * it is stored (BullMQ removes the id only if it names that job), else through the queue once the id is read to
+   * name it still. Another producer's add in between those two reads would lose its deduplication id, not its job:
+   * two jobs of the resource may then be queued, and the one with the older sequence writes nothing (worker.ts).
+   */
+  async #clearDeduplication(key: string, jobId: string): Promise<void> {
+    const job = await this.#queue.getJob(jobId);
+    if (job) {
+      await job.removeDeduplicationKey();
+      return;
+    }
+    if ((await this.#queue.getDeduplicationJobId(key)) === jobId) await this.#queue.removeDeduplicationKey(key);
   }
 
   /** Adds our job; the id of the job that carries it (ours, or the one BullMQ deduplicated it against). */
   async #add(data: ReconcileJobData, jobId: string): Promise<string> {
     const job = await this.#queue.add(data.operation, data, jobOptions(this.#settings, data.key, jobId));
     return job.id!;
-  }
-
-  /** The job's state, then (when active) which activation runs: read in this order, so two equal reads bracket one run. */
-  async #observe(jobId: string): Promise<Observed> {
-    const state = await this.#queue.getJobState(jobId);
-    if (state !== 'active') return { state };
-    const job = await Job.fromId(this.#queue, jobId);
-    if (!job) return { state: 'unknown' };
-    return { state, activation: `${job.attemptsStarted}:${job.processedOn ?? ''}` };
   }
 }

@@ -4,7 +4,8 @@ import type { Redis } from 'ioredis';
 import { BlockedError, JobInputError } from '../core/errors.js';
 import type { ServiceClient } from '../service/client.js';
 import { classifyFailure } from '../service/errors.js';
-import { recordWrites, type WriteRecord } from '../service/transport.js';
+import { backoffDelay } from '../service/backoff.js';
+import { recordWrites, sendingOnce, type WriteRecord } from '../service/transport.js';
 import { fieldLine } from '../plan/render/text.js';
 import { AppliedStateStore } from '../store/applied-state.js';
 import { JobAppliedState } from './job-applied-state.js';
@@ -57,17 +58,15 @@ export class RetryableJobError extends Error {
 }
 
 /**
- * Exponential backoff with full jitter: a random delay in [0, min(cap, base * 2^(attempt-1))), never below a
- * Retry-After the service sent. `base` is the job's backoff.delay (the `backoff` setting).
+ * The job's backoff strategy: the one backoff of converge (src/service/backoff.ts) with `base` the job's backoff.delay
+ * (the `backoff` setting), capped at MAX_BACKOFF_MS, never below a Retry-After the service sent (itself capped there).
  */
 export function jitteredBackoff(random: () => number = Math.random) {
   return function backoffStrategy(attemptsMade: number, _type?: string, error?: Error, job?: { opts?: { backoff?: unknown } }): number {
     const options = job?.opts?.backoff;
     const base = typeof options === 'object' && options !== null && typeof (options as { delay?: unknown }).delay === 'number' ? (options as { delay: number }).delay : 1_000;
-    const ceiling = Math.min(MAX_BACKOFF_MS, base * 2 ** Math.max(0, attemptsMade - 1));
-    const delay = Math.floor(random() * ceiling);
-    const floor = error instanceof RetryableJobError && error.retryAfterMs !== undefined ? error.retryAfterMs : 0;
-    return Math.max(delay, Math.min(floor, MAX_BACKOFF_MS));
+    const retryAfter = error instanceof RetryableJobError && error.retryAfterMs !== undefined ? Math.min(error.retryAfterMs, MAX_BACKOFF_MS) : undefined;
+    return backoffDelay(attemptsMade, { baseMs: base, capMs: MAX_BACKOFF_MS }, retryAfter, random);
   };
 }
 
@@ -205,7 +204,8 @@ export function createProcessor(ctx: ProcessorContext) {
     const appliedState = new JobAppliedState(ctx.store, data);
     const gate = gateFor(data, ctx, job.id, appliedState);
     try {
-      const { value: result, writes } = await recordWrites(() => runJob(data, ctx, gate, appliedState));
+      // The job's attempts are the one retry layer of its requests: each is sent once per attempt (sendingOnce).
+      const { value: result, writes } = await recordWrites(() => sendingOnce(() => runJob(data, ctx, gate, appliedState)));
       logWrite(ctx, data, job.id, result, writes);
       ctx.log.debug({ key: data.key, jobId: job.id, outcome: result.outcome, new_revision: result.new_revision, ms: Date.now() - started }, 'job done');
       return result;
@@ -334,7 +334,7 @@ export async function startJobRunner(settings: WorkerSettings, options: StartRun
       store: new FlapStore(producer, settings.redisPrefix),
       settings: { windowMs: settings.flapWindow ?? DEFAULT_FLAP.windowMs, limit: settings.flapLimit ?? DEFAULT_FLAP.limit },
     },
-    stale: (data) => staleReason(producer, newestDesiredKey(worker!), settings.redisPrefix, data),
+    stale: (data) => staleReason(producer, newestDesiredKey(settings.redisPrefix), settings.redisPrefix, data),
   });
   // The jobs running now, with the token that holds each one's lock (for handBack).
   const active = new Map<string, { job: Job; token: string | undefined }>();

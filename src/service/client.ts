@@ -21,7 +21,6 @@ import {
   type PatchProviderRequest,
 } from '../core/wire/schema.js';
 import { HttpTransport, type HttpOptions } from './transport.js';
-import { classifyFailure } from './errors.js';
 
 export type { RequestInfo } from './transport.js';
 
@@ -113,9 +112,6 @@ const ProviderList = z.array(OAuthProvider);
 /** The 400 detail of a DELETE of a deployment the service is deleting already. */
 const BEING_DELETED = /is being deleted/i;
 
-/** Attempts of the delete probe (it sends a random id, which no deployment has). */
-const PROBE_ATTEMPTS = 4;
-
 /** Statuses by which a service says it lacks an endpoint beyond the spec. */
 const ABSENT_ENDPOINT = new Set([404, 405]);
 
@@ -149,7 +145,7 @@ function secretValues(body: { secrets?: Array<{ value: string }> | null; client_
   return values.filter((v) => v.length > 0);
 }
 
-/** The service's HTTP API. GETs retry (network, 429, 5xx, honouring Retry-After); writes are sent once. */
+/** The service's HTTP API. GETs retry outside jobs (network, 429, 5xx, honouring Retry-After; see transport.ts sendingOnce); writes are sent once. */
 /** The reads that follow a rollout (the daemon's poller, apply --wait): the revision endpoint and the list by ids. */
 export type RevisionReads = Pick<ServiceClient, 'revisionReads' | 'readRevision' | 'listDeploymentsById'>;
 
@@ -480,16 +476,9 @@ export class ServiceClient {
   async deploymentDeletes(): Promise<{ deletes: true } | { deletes: false; note: string }> {
     this.deleteProbe ??= (async () => {
       try {
-        // Deletes nothing, so a failure worth retrying (network, 429, 5xx) is tried again, as a read would be.
-        for (let attempt = 1; ; attempt++) {
-          try {
-            await this.http.send({ method: 'DELETE', route: ROUTES.deployment, path: `${ROUTES.deployments}/${randomUUID()}`, schema: z.undefined(), noContent: true });
-            return { deletes: true as const };
-          } catch (error) {
-            if (attempt >= PROBE_ATTEMPTS || classifyFailure(error).kind === 'fatal') throw error;
-            await new Promise((resolve) => setTimeout(resolve, 100 * attempt));
-          }
-        }
+        // Deletes nothing, so a failure worth retrying (network, 429, 5xx) is tried again by the transport, as a read is.
+        await this.http.send({ method: 'DELETE', route: ROUTES.deployment, path: `${ROUTES.deployments}/${randomUUID()}`, schema: z.undefined(), noContent: true, idempotent: true });
+        return { deletes: true as const };
       } catch (error) {
         if (error instanceof ServiceError && error.status === 404 && DEPLOYMENT_NOT_FOUND.test(error.detail)) return { deletes: true as const };
         if (error instanceof ServiceError && ABSENT_ENDPOINT.has(error.status)) {

@@ -1,4 +1,4 @@
-// One keep-alive undici Agent per client: timed requests, capped bodies, zod-checked JSON, GET retries with backoff.
+// One keep-alive undici Agent per client: timed requests, capped bodies, zod-checked JSON, GET retries with backoff (outside jobs).
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { setMaxListeners } from 'node:events';
 import { STATUS_CODES } from 'node:http';
@@ -6,12 +6,14 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Agent, type Dispatcher } from 'undici';
 import type { z } from 'zod';
 import { ConvergeError, UsageError } from '../core/errors.js';
+import { checkHttpUrl } from '../core/http-url.js';
 import { ErrorBody } from '../core/wire/schema.js';
+import { backoffDelay } from './backoff.js';
 import { BadResponseError, classifyFailure, NetworkError, ServiceError, shortFailure, toNetworkError } from './errors.js';
 import { VERSION } from './version.js';
 
 export interface RetryPolicy {
-  /** Attempts per GET, the first included. Writes always get exactly one. */
+  /** Attempts per GET (and per idempotent call), the first included, outside a job (see sendingOnce). Writes always get exactly one. */
   attempts: number;
   /** First backoff ceiling; doubles per attempt ("full jitter": the wait is random in [0, ceiling)). */
   baseDelayMs: number;
@@ -41,6 +43,21 @@ export interface WriteRecord {
 }
 
 const WRITES = new AsyncLocalStorage<WriteRecord[]>();
+
+/** Set while a job runs: its requests are sent once each, and the job's attempts are the one retry layer. */
+const ONE_TRY = new AsyncLocalStorage<true>();
+
+/**
+ * Runs `fn` with every request it sends through any transport tried once: a failure goes straight to the caller,
+ * which retries the whole unit itself (a job: its attempts, with the same backoff). One retry layer per request,
+ * so a read that always fails is sent `attempts` times in all, not attempts x the transport's tries.
+ */
+export function sendingOnce<T>(fn: () => Promise<T>): Promise<T> {
+  return ONE_TRY.run(true, fn);
+}
+
+/** The advice given for a service URL that carries credentials. */
+export const API_KEY_ADVICE = 'give the API key with --api-key or CONVERGE_API_KEY';
 
 /** Runs `fn`, collecting every write it sends through any transport (for a log line per write with its request id). */
 export async function recordWrites<T>(fn: () => Promise<T>): Promise<{ value: T; writes: WriteRecord[] }> {
@@ -107,6 +124,8 @@ export interface Call<S extends z.ZodType> {
   schema: S;
   /** The success answer has no body (DELETE's 204): whatever comes is read and dropped, the schema sees undefined. */
   noContent?: boolean;
+  /** A call other than a GET that changes nothing however often it is sent (a DELETE of an id no deployment has): retried like a GET. */
+  idempotent?: boolean;
 }
 
 export const DEFAULTS = {
@@ -139,12 +158,6 @@ export function formatSeconds(ms: number): string {
   return `${Number.isInteger(seconds) ? seconds : seconds.toFixed(1)}s`;
 }
 
-/** Full-jitter exponential backoff before attempt `attempt + 1`. */
-export function backoffDelay(attempt: number, policy: RetryPolicy, random: () => number = Math.random): number {
-  const ceiling = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** (attempt - 1));
-  return Math.floor(random() * ceiling);
-}
-
 /** Turns a service error body into one readable line; 422 lists become "loc: msg; loc: msg". */
 export function detailText(status: number, parsed: unknown): string {
   const body = ErrorBody.safeParse(parsed);
@@ -167,17 +180,7 @@ function redact(text: string, secrets: Array<string | undefined>): string {
 }
 
 function normaliseBase(baseUrl: string): URL {
-  let url: URL;
-  try {
-    url = new URL(baseUrl);
-  } catch {
-    throw new UsageError(`api url "${baseUrl}" is not a URL; expected e.g. https://api.example.com`);
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new UsageError(`api url must use http or https, not ${url.protocol}`);
-  }
-  if (url.username || url.password) throw new UsageError('api url must not carry credentials; use --api-key');
-  return url;
+  return checkHttpUrl(baseUrl, { name: 'api url', example: 'e.g. https://api.example.com', noCredentials: API_KEY_ADVICE });
 }
 
 /** Checks a header value without ever echoing it (a key read from a file often ends in a newline). */
@@ -232,9 +235,12 @@ export class HttpTransport {
     });
   }
 
-  /** Sends one call: GETs retry on classifyFailure()'s retry/rate_limited, writes are sent once. */
+  /**
+   * Sends one call: outside a job, GETs (and idempotent calls) retry on classifyFailure()'s retry/rate_limited; writes,
+   * and every call inside a job (sendingOnce), are sent once.
+   */
   async send<S extends z.ZodType>(call: Call<S>): Promise<z.output<S>> {
-    const attempts = call.method === 'GET' ? this.retry.attempts : 1;
+    const attempts = (call.method === 'GET' || call.idempotent === true) && ONE_TRY.getStore() !== true ? this.retry.attempts : 1;
     for (let attempt = 1; ; attempt++) {
       try {
         return await this.attempt(call, attempt);
@@ -242,7 +248,7 @@ export class HttpTransport {
         const failure = classifyFailure(error);
         if (failure.kind === 'fatal' || attempt >= attempts || this.closing.signal.aborted) throw error;
         if (failure.retryAfterMs !== undefined && failure.retryAfterMs > this.retry.maxRetryAfterMs) throw error;
-        const wait = failure.retryAfterMs ?? backoffDelay(attempt, this.retry);
+        const wait = backoffDelay(attempt, { baseMs: this.retry.baseDelayMs, capMs: this.retry.maxDelayMs }, failure.retryAfterMs);
         this.announceRetry(call, error, attempt + 1, attempts, wait);
         try {
           await sleep(wait, undefined, { signal: this.closing.signal });

@@ -97,7 +97,7 @@ export async function bullmqOverhead(n) {
   const producer = await connectProducer(settings);
   const workerConnection = await connectWorker(settings);
   const queue = new Queue(QUEUE_NAME, { connection: producer, prefix });
-  const enqueuer = new Enqueuer(queue, settings);
+  const enqueuer = new Enqueuer(queue, settings, { redis: producer, prefix });
   let worker;
   try {
     await writeManifests(dir, 1, 0);

@@ -2,12 +2,13 @@
 // and leaves nothing locked or queued; an apply that finds the jobs of a killed run says what it waits for, with a
 // countdown; and no job of the older run writes its older desired state after the newer apply enqueued its own.
 import { rm } from 'node:fs/promises';
+import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it, type TestContext } from 'vitest';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/server.js';
 import { QUEUE_NAME } from '../../src/queue/jobs.js';
 import { atEnd } from './scoped.js';
-import { dockerDeploymentYaml, dropPrefix, killAllConverge, REDIS_URL, runConverge, scanKeys, spawnConverge, tempDir, testPrefix, until, writeFiles } from './helpers.js';
+import { dockerDeploymentYaml, dropPrefix, killAllConverge, REDIS_URL, runConverge, spawnConverge, tempDir, testPrefix, until, writeFiles } from './helpers.js';
 
 const NAMES = ['int-a', 'int-b', 'int-c', 'int-d'];
 
@@ -15,12 +16,18 @@ function manifests(maxScale: number): Record<string, string> {
   return Object.fromEntries(NAMES.map((name) => [`${name}.yaml`, dockerDeploymentYaml(name, { maxScale })]));
 }
 
-/** What of the queue is left: jobs waiting, running, and locks held. */
-async function leftovers(redis: Redis, prefix: string): Promise<{ active: number; waiting: number; locks: string[] }> {
-  const queue = `${prefix}:${QUEUE_NAME}`;
-  const [active, wait, prioritized] = await Promise.all([redis.llen(`${queue}:active`), redis.llen(`${queue}:wait`), redis.zcard(`${queue}:prioritized`)]);
-  const locks = (await scanKeys(redis, queue)).filter((k) => k.endsWith(':lock'));
-  return { active, waiting: wait + prioritized, locks };
+/**
+ * What of the queue is left, through BullMQ's public counts: jobs running (each holds a lock, until its worker ends it
+ * or, for a killed worker, until the lock expires and the stalled check hands it on) and jobs queued.
+ */
+async function leftovers(redis: Redis, prefix: string): Promise<{ active: number; queued: number }> {
+  const queue = new Queue(QUEUE_NAME, { connection: redis, prefix });
+  try {
+    const counts = await queue.getJobCounts('active', 'waiting', 'prioritized', 'delayed', 'paused');
+    return { active: counts.active ?? 0, queued: (counts.waiting ?? 0) + (counts.prioritized ?? 0) + (counts.delayed ?? 0) + (counts.paused ?? 0) };
+  } finally {
+    await queue.close();
+  }
 }
 
 // The tests run concurrently (they mostly wait: on the 700 ms answers, the grace, a lock's expiry), each with its
@@ -65,7 +72,7 @@ describe.concurrent('Ctrl-C and locks', () => {
       const killed = spawnConverge(args);
       await until('the killed apply\'s jobs reading their deployments', () => emulator.requestLog.slice(before).some((e) => e.method === 'GET' && (e.route === '/v2/deployments/{deployment_id}' || e.query.deployment_ids !== undefined)), 20_000, 5);
       await killed.kill('SIGKILL');
-      expect((await leftovers(redis, prefix)).locks.length).toBeGreaterThan(0);
+      expect((await leftovers(redis, prefix)).active).toBeGreaterThan(0);
 
       // A newer apply, to max_scale 3.
       await writeFiles(dir, manifests(3));
@@ -115,7 +122,7 @@ describe.concurrent('Ctrl-C and locks', () => {
       const notDone = out.split('\n').filter((l) => l.startsWith('  interrupted'));
       expect(done + notDone.length).toBe(names.length);
       expect(notDone.length).toBeGreaterThan(0);
-      expect(await leftovers(redis, prefix)).toEqual({ active: 0, waiting: 0, locks: [] });
+      expect(await leftovers(redis, prefix)).toEqual({ active: 0, queued: 0 });
 
       // The next apply neither waits for a lock nor sits silent: it finishes what is left, promptly.
       const again = await runConverge(args, {}, 60_000);
@@ -137,7 +144,7 @@ describe.concurrent('Ctrl-C and locks', () => {
       await writeFiles(dir, { 'slow.yaml': dockerDeploymentYaml('int-slow', { maxScale: 1 }) });
       const apply = spawnConverge(['apply', dir, '--api-url', slow.url, '--redis-url', REDIS_URL, '--redis-prefix', prefix]);
       await until('the job reading its deployment', () => slow.requestLog.filter((e) => e.route === '/v2/deployments').length >= 2, 40_000, 20);
-      expect((await leftovers(redis, prefix)).locks.length).toBe(1);
+      expect((await leftovers(redis, prefix)).active).toBe(1);
       const sent = Date.now();
       apply.child.kill('SIGINT');
       const exit = await apply.exited;
@@ -145,7 +152,7 @@ describe.concurrent('Ctrl-C and locks', () => {
       // 5 s of grace, then handed back: well before the write could have finished.
       expect(Date.now() - sent).toBeLessThan(8_000);
       expect(apply.stdout()).toContain('  interrupted Deployment/int-slow: interrupted while running: handed back and withdrawn');
-      expect(await leftovers(redis, prefix)).toEqual({ active: 0, waiting: 0, locks: [] });
+      expect(await leftovers(redis, prefix)).toEqual({ active: 0, queued: 0 });
     } finally {
       await slow.close();
       await rm(dir, { recursive: true, force: true });

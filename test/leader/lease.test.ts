@@ -144,6 +144,29 @@ describe('the leader lease', () => {
     expect(await staleReason(redis, seqKey, p, job({}))).toBeUndefined();
   });
 
+  it("moves the sequences an older converge kept inside BullMQ's key space to converge's own key, once, and numbers on from them", async () => {
+    const p = `${prefix}:legacy`;
+    const legacy = `${p}:${QUEUE_NAME}:desired-seq`;
+    await redis.hset(legacy, 'Deployment/web', '41');
+    const opened = await openJobs({ ...settings, redisPrefix: p });
+    const queue = new Queue(QUEUE_NAME, { connection: redis, prefix: p });
+    try {
+      expect(await redis.exists(legacy)).toBe(0);
+      expect(await redis.hget(newestDesiredKey(p), 'Deployment/web')).toBe('41');
+      const [web] = await opened.enqueuer.enqueue([data('web', 2)]);
+      expect(((await queue.getJob(web!.jobId))!.data as ReconcileJobData).seq).toBe(42);
+      // Opening the prefix again moves nothing over the newer numbers.
+      await redis.hset(legacy, 'Deployment/web', '7');
+      await (await openJobs({ ...settings, redisPrefix: p })).close();
+      expect(await redis.hget(newestDesiredKey(p), 'Deployment/web')).toBe('42');
+    } finally {
+      await queue.obliterate({ force: true });
+      await queue.close();
+      await opened.close();
+      await dropPrefix(p);
+    }
+  });
+
   it('the enqueuer stamps the token and a Redis sequence, refuses once the lease is lost, and does not count a former leader\'s job as in flight', async () => {
     const queue = new Queue(QUEUE_NAME, { connection: redis, prefix });
     try {
@@ -154,7 +177,7 @@ describe('the leader lease', () => {
       expect(first!.how).toBe('added');
       const job = await queue.getJob(first!.jobId);
       expect(job!.data).toMatchObject({ fence: 4, seq: expect.any(Number) });
-      expect(Number(await redis.hget(newestDesiredKey(queue), 'Deployment/web'))).toBe((job!.data as ReconcileJobData).seq);
+      expect(Number(await redis.hget(newestDesiredKey(prefix), 'Deployment/web'))).toBe((job!.data as ReconcileJobData).seq);
       // The same leader, the same desired state: in flight, nothing added.
       expect((await jobs.enqueuer.enqueue([web], undefined, { skipInFlight: true, fence }))[0]!.how).toBe('in-flight');
       // A new leader (token 5) with the same desired state: the waiting job is taken over with its token.

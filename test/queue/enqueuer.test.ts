@@ -7,7 +7,9 @@ import { QUEUE_NAME } from '../../src/queue/jobs.js';
 import { openJobs, type Jobs } from '../../src/jobs/open-jobs.js';
 import { closeRedis, connectProducer, connectWorker } from '../../src/store/redis.js';
 import type { ReconcileJobData } from '../../src/store/schema.js';
-import { data, scaleOf } from '../helpers/job-fixtures.js';
+import { data, deployment, scaleOf } from '../helpers/job-fixtures.js';
+import type { ApplyChange } from '../../src/apply/apply-jobs.js';
+import { JobWaiter } from '../../src/apply/wait-jobs.js';
 
 
 describe('Enqueuer: one job per resource, the newest desired state wins', () => {
@@ -98,6 +100,34 @@ describe('Enqueuer: one job per resource, the newest desired state wins', () => 
     expect(worker.maxRunning()).toBe(1);
     expect(worker.done).toEqual([first!.jobId, third!.jobId]);
     expect(await jobs.enqueuer.lookup(third!.jobId)).toEqual({ state: 'completed', value: { outcome: 'unchanged', new_revision: false } });
+  });
+
+  it('gives the running job the newest data before queueing ours behind it, so any later run of that job is of the newest desired state', async () => {
+    const worker = await gatedWorker(1);
+    const [first] = await jobs.enqueuer.enqueue([data('back', 1)]);
+    await worker.firstStarted;
+    const [second] = await jobs.enqueuer.enqueue([data('back', 2)]);
+    expect(second).toMatchObject({ how: 'after-active', behind: first!.jobId });
+    // The run in progress keeps the data it started with; the job's stored data (what a run after a hand-back, a
+    // rate-limit pause or a stall reads) is ours.
+    expect(scaleOf((await queue.getJob(first!.jobId))!.data as ReconcileJobData)).toBe(2);
+    worker.release();
+    await expect.poll(() => worker.done.length, { timeout: 5_000 }).toBe(2);
+    expect(worker.seen).toEqual([1, 2]);
+    expect(worker.done).toEqual([first!.jobId, second!.jobId]);
+  });
+
+  it('JobWaiter: when BullMQ dropped ours because the job it followed went back to waiting (that job ran our data), the result is that job\'s', async () => {
+    const worker = await gatedWorker(1);
+    const [first] = await jobs.enqueuer.enqueue([data('carried', 1)]);
+    await worker.firstStarted;
+    const waiter = new JobWaiter(jobs.enqueuer, 1);
+    const change = { change: { kind: 'Deployment', name: 'carried' } } as unknown as ApplyChange;
+    // Our job id never reaches the queue: as if BullMQ had dropped our add.
+    waiter.track(0, change, { key: 'Deployment/carried', jobId: 'Deployment%2Fcarried@dropped', how: 'after-active', behind: first!.jobId });
+    worker.release();
+    const [result] = await waiter.wait(20);
+    expect(result).toMatchObject({ key: 'Deployment/carried', status: 'unchanged', jobId: 'Deployment%2Fcarried@dropped' });
   });
 
   it('adds a new job when the deduplication id still names a finished job of another producer', async () => {

@@ -3,6 +3,7 @@ import { inspect } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ServiceClient, type ClientOptions, type RequestInfo } from '../../src/service/client.js';
 import { BadResponseError, classifyFailure, NetworkError, ServiceError } from '../../src/service/errors.js';
+import { sendingOnce } from '../../src/service/transport.js';
 import { ConvergeError } from '../../src/core/errors.js';
 import { deployment, json, provider, startServer, type Handler, type ScriptedServer } from './scripted-server.js';
 
@@ -242,6 +243,20 @@ describe.concurrent('retries of GET requests', () => {
     const error = (await pending) as ServiceError;
     expect(error.status).toBe(503);
     expect(server.received).toHaveLength(1);
+  });
+
+  it('inside sendingOnce (a job) a GET is sent once and a failure goes straight to the caller; the delete probe is retried like a read outside it', async () => {
+    const server = await serve((request, response) => {
+      if (request.method === 'DELETE' && request.index < 3) return json(response, 503, { detail: 'later' });
+      if (request.method === 'DELETE') return json(response, 404, { detail: `Deployment ID ${request.url.pathname.split('/').pop()} not found.` });
+      json(response, 503, { detail: 'later' });
+    });
+    const { client } = clientFor(server, { retry: { attempts: 5, baseDelayMs: 1, maxDelayMs: 2 } });
+    const error = (await failure(sendingOnce(() => client.listIntegrations()))) as ServiceError;
+    expect(error.status).toBe(503);
+    expect(server.received).toHaveLength(1);
+    expect(await client.deploymentDeletes()).toEqual({ deletes: true });
+    expect(server.received.map((r) => r.method)).toEqual(['GET', 'DELETE', 'DELETE', 'DELETE']);
   });
 
   it('does not retry a 4xx', async () => {

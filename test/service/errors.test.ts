@@ -1,7 +1,8 @@
 // classifyFailure and the small parsers of the HTTP layer, as tables.
 import { describe, expect, it } from 'vitest';
 import { BadResponseError, classifyFailure, NetworkError, networkFailureOf, ServiceError } from '../../src/service/errors.js';
-import { backoffDelay, detailText, parseRetryAfter } from '../../src/service/transport.js';
+import { backoffDelay } from '../../src/service/backoff.js';
+import { detailText, parseRetryAfter } from '../../src/service/transport.js';
 import { ConvergeError } from '../../src/core/errors.js';
 
 function service(status: number, retryAfterMs?: number): ServiceError {
@@ -89,7 +90,7 @@ describe('parseRetryAfter', () => {
 });
 
 describe('backoffDelay', () => {
-  const policy = { attempts: 5, baseDelayMs: 200, maxDelayMs: 1000, maxRetryAfterMs: 60_000 };
+  const backoff = { baseMs: 200, capMs: 1000 };
   it.each([
     [1, 0.999, 199],
     [2, 0.999, 399],
@@ -98,7 +99,14 @@ describe('backoffDelay', () => {
     [9, 0.999, 999],
     [3, 0, 0],
   ])('attempt %i with random %f waits %i ms (full jitter under a doubling, capped ceiling)', (attempt, random, expected) => {
-    expect(backoffDelay(attempt, policy, () => random)).toBe(expected);
+    expect(backoffDelay(attempt, backoff, undefined, () => random)).toBe(expected);
+  });
+
+  it('never waits less than a Retry-After, and adds no jitter above it', () => {
+    expect(backoffDelay(1, backoff, 3_000, () => 0)).toBe(3_000);
+    expect(backoffDelay(1, backoff, 3_000, () => 0.999)).toBe(3_000);
+    expect(backoffDelay(4, backoff, 500, () => 0.999)).toBe(999);
+    expect(backoffDelay(1, backoff, 0, () => 0.5)).toBe(100);
   });
 });
 
