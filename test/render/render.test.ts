@@ -500,7 +500,7 @@ describe('plans that fit', () => {
       secretHashes: new Map(),
     });
     const text = renderText(result, { color: false });
-    expect(text).toContain('  ? Deployment/retired is no longer declared; converge stopped managing it\n');
+    expect(text).toContain('  ? Deployment/retired is no longer declared: converge owns it and its manifest is gone; converge apply --prune deletes it\n');
     expect(text.match(/retired/g)).toHaveLength(1);
     expect(text).toContain('1 live deployment is in no manifest: stranger (converge never deletes)');
     const markdown = renderMarkdown(result);

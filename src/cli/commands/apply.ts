@@ -241,6 +241,7 @@ function closingLine(results: ResourceResult[], converged: boolean, result: Plan
   if (results.some((r) => r.revision === 'timeout')) why.push('revisions not active in time');
   if (result.summary.blocked > 0) why.push(`${result.summary.blocked} blocked`);
   if (result.diagnostics.some((d) => d.severity === 'error')) why.push('manifest errors');
+  if (result.prune_refused) why.push(result.prune_refused);
   return `Apply incomplete: ${counts}; not converged (${why.join(', ')}).`;
 }
 

@@ -49,14 +49,16 @@ function summaryTable(plan: Plan): string[] {
   ];
 }
 
+/** A note at most this long stays in its rows even when several share it ("owned by converge, no longer declared"). */
+const SHORT_NOTE = 48;
+
 /**
- * The changes table, one row per change. A note that several rows share (the adoption note, a guard's reason) is
- * written once under the table and each of its rows points at it, so a long note is not repeated on every row.
+ * The changes table, one row per change. A longer note that several rows share (the adoption note) is written once under the table and each of its rows points at it, so a long note is not repeated on every row.
  */
 function changesTable(changes: PlanChange[]): string[] {
   const rows = ['| | resource | action | new revision | note |', '|:-:|---|---|:-:|---|'];
   const counts = reasonCounts(changes);
-  const shared = new Map([...counts].filter(([, count]) => count > 1).map(([reason], i) => [reason, i + 1]));
+  const shared = new Map([...counts].filter(([reason, count]) => count > 1 && reason.length > SHORT_NOTE).map(([reason], i) => [reason, i + 1]));
   for (const change of changes) {
     const revision = change.new_revision && change.action !== 'blocked' ? 'yes' : 'no';
     const action = change.suspended ? `${change.action} (suspended)` : change.action;
