@@ -361,7 +361,10 @@ class ConvergeDaemon implements Daemon {
         body.writeSecrets = { requested: requested === true ? 'all' : requested, written, notWritten: unknownNames, heldBefore: held };
       }
       if (request.retryFailed && retried) {
-        body.retryFailed = { requested: request.retryFailed === true ? 'all' : request.retryFailed, released: retried.released, rebuilt, notHeld: retried.unmatched };
+        // A name the manifests do not declare (read after the reconcile, so its plan is the one that counts) is said apart.
+        const undeclared = this.reconciler.undeclared(retried.unmatched);
+        const notHeld = retried.unmatched.filter((name) => !undeclared.includes(name));
+        body.retryFailed = { requested: request.retryFailed === true ? 'all' : request.retryFailed, released: retried.released, rebuilt, notHeld, undeclared };
       }
       return { status: record ? (record.ok ? 200 : 502) : 503, body };
     });
