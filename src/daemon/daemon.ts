@@ -311,7 +311,7 @@ class ConvergeDaemon implements Daemon {
     const eviction = await jobs.evictionPolicy();
     if ('unknown' in eviction) this.log.debug({ reason: eviction.unknown }, 'Redis maxmemory-policy not checked (managed Redis often refuses CONFIG); make sure it is noeviction');
     else if (eviction.policy !== 'noeviction') {
-      this.log.warn({ maxmemoryPolicy: eviction.policy }, `Redis maxmemory-policy is ${eviction.policy}, not noeviction: under memory pressure Redis may evict converge's jobs and applied state; set maxmemory-policy noeviction (see the README's production section)`);
+      this.log.warn({ maxmemoryPolicy: eviction.policy }, `Redis maxmemory-policy is ${eviction.policy}, not noeviction: under memory pressure Redis may evict converge's jobs and applied state; set maxmemory-policy noeviction (see docs/daemon.md, "In production")`);
     }
   }
 
