@@ -74,7 +74,7 @@ export async function runCli(argv: string[], io: CommandIo): Promise<number> {
   const command: Command | undefined = await loadCommand(name);
   if (!command) {
     const guess = nearestName(name, COMMAND_NAMES);
-    io.stderr.write(`converge: unknown command "${name}"${guess ? `; did you mean "converge ${guess}"?` : ''} (run "converge --help" for the list)\n`);
+    io.stderr.write(`converge: unknown command "${name}"${guess ? `; did you mean "converge ${guess}"?` : ''}; run "converge --help" for the list\n`);
     return 1;
   }
   if (rest.includes('--help') || rest.includes('-h')) {
