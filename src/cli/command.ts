@@ -49,17 +49,21 @@ export function levenshtein(a: string, b: string): number {
   return previous[b.length]!;
 }
 
-/** The command's flag nearest to `flag` (without dashes), when it is near enough to be a typo. */
-export function nearestFlag(command: Command, flag: string): string | undefined {
-  const names = [...Object.keys(command.options), 'help'];
+/** The name in `names` nearest to `word`, when it is near enough to be a typo of it. */
+export function nearestName(word: string, names: readonly string[]): string | undefined {
   let best: { name: string; distance: number } | undefined;
   for (const name of names) {
-    const distance = levenshtein(flag, name);
+    const distance = levenshtein(word, name);
     if (!best || distance < best.distance) best = { name, distance };
   }
   if (!best) return undefined;
-  const near = best.distance <= Math.max(2, Math.floor(flag.length / 3)) || best.name.startsWith(flag) || flag.startsWith(best.name);
+  const near = best.distance <= Math.max(2, Math.floor(word.length / 3)) || best.name.startsWith(word) || word.startsWith(best.name);
   return near ? best.name : undefined;
+}
+
+/** The command's flag nearest to `flag` (without dashes), when it is near enough to be a typo. */
+export function nearestFlag(command: Command, flag: string): string | undefined {
+  return nearestName(flag, [...Object.keys(command.options), 'help']);
 }
 
 /** One line for a flag the command does not have: "unknown option --outptu; did you mean --output?". */
@@ -70,6 +74,19 @@ function unknownOptionMessage(command: Command, message: string): string | undef
   const suggestion = dashes === '--' || name!.length > 1 ? nearestFlag(command, name!) : undefined;
   const hint = suggestion ? `; did you mean --${suggestion}?` : '';
   return `unknown option ${dashes}${name}${hint} (see "converge ${command.name} --help")`;
+}
+
+/**
+ * One line for a flag given without its value, in the words of the other usage errors: "option --api-url needs a
+ * value (--api-url URL) (see "converge plan --help")". The flag is last, or followed by another option.
+ */
+function missingValueMessage(command: Command, message: string): string | undefined {
+  const match = /^Option '(?:-\w, )?--([^' ]+)(?: <value>)?' argument (missing|is ambiguous)/.exec(message);
+  if (!match) return undefined;
+  const [, name, why] = match;
+  const placeholder = command.options[name!]?.placeholder ?? 'VALUE';
+  const next = why === 'missing' ? '' : ', and the next argument is another option (a value that starts with a dash goes as --' + `${name}=VALUE)`;
+  return `option --${name} needs a value (--${name} ${placeholder})${next} (see "converge ${command.name} --help")`;
 }
 
 /** Parses argv for one command; unknown flags and wrong positional counts are UsageErrors. */
@@ -84,7 +101,7 @@ export function parseCommandArgs(command: Command, argv: string[]): ParsedArgs {
     parsed = parseArgs({ args: argv, options, allowPositionals: true, strict: true });
   } catch (error) {
     const first = (error as Error).message.split('\n')[0]!;
-    throw new UsageError(unknownOptionMessage(command, first) ?? `${first}; see "converge ${command.name} --help"`);
+    throw new UsageError(unknownOptionMessage(command, first) ?? missingValueMessage(command, first) ?? `${first}; see "converge ${command.name} --help"`);
   }
   const [min, max] = command.positionals;
   if (parsed.positionals.length < min || parsed.positionals.length > max) {

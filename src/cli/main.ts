@@ -5,8 +5,8 @@ import { fileURLToPath } from 'node:url';
 import { ConvergeError, ServiceError } from '../core/errors.js';
 import { NetworkError } from '../service/errors.js';
 import { VERSION } from '../service/version.js';
-import { commandHelp, parseCommandArgs, type Command, type CommandIo } from './command.js';
-import { loadCommand, loadCommands } from './commands/index.js';
+import { commandHelp, nearestName, parseCommandArgs, type Command, type CommandIo } from './command.js';
+import { COMMAND_NAMES, loadCommand, loadCommands } from './commands/index.js';
 
 async function mainHelp(): Promise<string> {
   const commands = await loadCommands();
@@ -73,7 +73,8 @@ export async function runCli(argv: string[], io: CommandIo): Promise<number> {
   }
   const command: Command | undefined = await loadCommand(name);
   if (!command) {
-    io.stderr.write(`converge: unknown command "${name}"; run "converge --help" for the list\n`);
+    const guess = nearestName(name, COMMAND_NAMES);
+    io.stderr.write(`converge: unknown command "${name}"${guess ? `; did you mean "converge ${guess}"?` : ''}; run "converge --help" for the list\n`);
     return 1;
   }
   if (rest.includes('--help') || rest.includes('-h')) {

@@ -144,7 +144,7 @@ export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', '
 
 /**
  * Every setting: its source and how its value is read. The `Settings` type is inferred from this table;
- * config/default.yaml holds every default, README.md's settings table lists them all (settings.test.ts checks both).
+ * config/default.yaml holds every default, docs/settings.md's table lists them all (settings.test.ts checks both).
  */
 export const SETTINGS = z.object({
   apiUrl: optionalText({ flag: 'api-url', env: 'CONVERGE_API_URL', key: 'api_url', placeholder: 'URL', description: 'base URL of the service (no default), or "embedded" for an in-process emulator that forgets everything on exit' }),

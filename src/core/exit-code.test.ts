@@ -45,6 +45,13 @@ describe('planExitCode', () => {
   ] as Array<[string, PlanChange[], PlanDiagnostic[], number]>)('with --detailed-exitcode: %s -> %i', (_name, changes, diagnostics, code) => {
     expect(planExitCode(outcome(changes, diagnostics), true)).toBe(code);
   });
+
+  it('a refused prune is an error, never "no changes": 1 with and without --detailed-exitcode', () => {
+    const refused: PlanOutcome = { ...outcome([change('orphan', { released: true }), change('noop')]), prune_refused: 'prune refused, nothing is deleted: ...' };
+    expect(planExitCode(refused, true)).toBe(1);
+    expect(planExitCode(refused, false)).toBe(1);
+    expect(planExitCode({ ...refused, prune_refused: undefined }, true)).toBe(0);
+  });
 });
 
 describe('applyExitCode', () => {
@@ -61,6 +68,7 @@ describe('applyExitCode', () => {
     ['a blocked resource in the plan', outcome([change('blocked')]), [{ status: 'done' }], 1],
     ['an error diagnostic in the plan', outcome([change('noop')], [diagnostic('error')]), [], 1],
     ['a warning in the plan', outcome([change('noop')], [diagnostic('warning')]), [{ status: 'unchanged' }], 0],
+    ['a prune a guard refused', { ...outcome([change('orphan', { released: true })]), prune_refused: 'prune refused, nothing is deleted: ...' }, [], 1],
   ] as Array<[string, PlanOutcome, JobOutcome[], number]>)('%s -> %i', (_name, plan, jobs, code) => {
     expect(applyExitCode(plan, jobs)).toBe(code);
     expect(applyConverged(plan, jobs)).toBe(code === 0);

@@ -2,7 +2,7 @@
 import type { Plan } from './model.js';
 
 /** What the rule reads of a plan. */
-export type PlanOutcome = Pick<Plan, 'summary' | 'changes' | 'diagnostics'>;
+export type PlanOutcome = Pick<Plan, 'summary' | 'changes' | 'diagnostics' | 'prune_refused'>;
 
 /** What the rule reads of one apply job's result. */
 export interface JobOutcome {
@@ -12,9 +12,12 @@ export interface JobOutcome {
   revision?: 'active' | 'failed' | 'timeout' | 'building';
 }
 
-/** The plan holds an error: an error diagnostic, or a resource blocked from being applied. */
+/**
+ * The plan holds an error: an error diagnostic, a resource blocked from being applied, or a prune a guard refused (the
+ * deletes asked for are not made, so apply cannot converge; a refused prune is a blocked delete, not "no changes").
+ */
 function planHasErrors(plan: PlanOutcome): boolean {
-  return plan.summary.blocked > 0 || plan.diagnostics.some((d) => d.severity === 'error');
+  return plan.summary.blocked > 0 || plan.prune_refused !== undefined || plan.diagnostics.some((d) => d.severity === 'error');
 }
 
 /** The actions apply carries out: a write, a take-over, a delete (--prune). */
@@ -29,7 +32,7 @@ function planHasApplicableChanges(plan: PlanOutcome): boolean {
 }
 
 /**
- * `plan`: 1 when the plan holds an error (an error diagnostic or a blocked resource), with or without
+ * `plan`: 1 when the plan holds an error (an error diagnostic, a blocked resource, a refused prune), with or without
  * --detailed-exitcode, as Terraform's plan does; otherwise 0, or with --detailed-exitcode 2 when apply
  * would change something.
  */
@@ -40,7 +43,7 @@ export function planExitCode(plan: PlanOutcome, detailed: boolean): 0 | 1 | 2 {
 }
 
 /**
- * Apply converged: the plan holds no error, every job finished (done or unchanged: none failed, none interrupted),
+ * Apply converged: the plan holds no error (a refused prune is one), every job finished (done or unchanged: none failed, none interrupted),
  * and every awaited new revision became active (none failed, passed the progress deadline or the timeout).
  */
 export function applyConverged(plan: PlanOutcome, jobs: readonly JobOutcome[]): boolean {

@@ -8,7 +8,7 @@ export type SyncStatus = (typeof SYNC_STATUSES)[number];
 export const HEALTH_STATUSES = ['healthy', 'progressing', 'degraded', 'unknown'] as const;
 export type HealthStatus = (typeof HEALTH_STATUSES)[number];
 
-/** Stable reason codes of health (README: "Health"). */
+/** Stable reason codes of health (docs/daemon.md: "Health, beside sync"). */
 export const HEALTH_REASONS = [
   'RevisionDeployed',
   'RevisionSkipped',

@@ -30,8 +30,12 @@ export function holdApplies(hold: ResourceHold | undefined, desired: string | un
 export function holdsNamed(held: readonly string[], request: true | readonly string[]): { released: string[]; unmatched: string[] } {
   if (request === true) return { released: [...held], unmatched: [] };
   const released = held.filter((key) => request.includes(key) || request.includes(key.slice(key.indexOf('/') + 1)));
-  const unmatched = request.filter((name) => !held.some((key) => key === name || key.slice(key.indexOf('/') + 1) === name));
-  return { released, unmatched };
+  return { released, unmatched: namingNone(request, held) };
+}
+
+/** The names (`Kind/name` or `name`) that name none of `keys` (resource keys). */
+export function namingNone(names: readonly string[], keys: readonly string[]): string[] {
+  return names.filter((name) => !keys.some((key) => key === name || key.slice(key.indexOf('/') + 1) === name));
 }
 
 /** The hold of a failed revision of the desired state `desired`. */

@@ -235,6 +235,11 @@ export interface Plan {
   diagnostics: PlanDiagnostic[];
   /** Notes about the plan as a whole, each said once: what it could not see and how that limits it (applied state not read, an endpoint beyond the spec the service lacks); rendered in every format. */
   notes?: string[];
+  /**
+   * --prune was asked for and a guard refused it (no manifest at all, more deletes than --max-deletes): why, in the
+   * words of its note. Nothing is deleted, so apply cannot converge: plan and apply exit 1 (src/core/exit-code.ts).
+   */
+  prune_refused?: string;
 }
 
 export const SENSITIVE = '(sensitive)';

@@ -8,6 +8,7 @@ import type { DriftPolicy } from '../core/model.js';
 import { HEALTH_STATUSES, type HealthStatus } from '../core/health.js';
 import type { JobEventsFeed } from '../queue/job-events.js';
 import { openJobs, type Jobs } from '../jobs/open-jobs.js';
+import { redactRedisUrl } from '../store/redis.js';
 import type { Resync } from '../queue/resync-scheduler.js';
 import type { JobRunner, WorkerSettings } from '../runner/worker.js';
 import { ManifestCache } from '../observe/manifests.js';
@@ -99,6 +100,15 @@ function healthCounts(rows: ReadonlyArray<{ health: { status: HealthStatus } }>)
   const out = Object.fromEntries(HEALTH_STATUSES.map((h) => [h, 0])) as Record<HealthStatus, number>;
   for (const row of rows) out[row.health.status] += 1;
   return out;
+}
+
+/** What to fix after a failed request, in the words the CLI uses (src/cli/main.ts): the key, or the URL. */
+function requestHint(status: RequestInfo['status']): string {
+  if (status === 401 || status === 403) {
+    return '; check the API key in CONVERGE_API_KEY (--api-key), and for a key that spans several workspaces the workspace in CONVERGE_TENANT_ID (--tenant-id)';
+  }
+  if (status === 'network') return '; is the service up there? the URL comes from --api-url or CONVERGE_API_URL';
+  return '';
 }
 
 function redactUrl(url: string): string {
@@ -301,7 +311,7 @@ class ConvergeDaemon implements Daemon {
     const eviction = await jobs.evictionPolicy();
     if ('unknown' in eviction) this.log.debug({ reason: eviction.unknown }, 'Redis maxmemory-policy not checked (managed Redis often refuses CONFIG); make sure it is noeviction');
     else if (eviction.policy !== 'noeviction') {
-      this.log.warn({ maxmemoryPolicy: eviction.policy }, `Redis maxmemory-policy is ${eviction.policy}, not noeviction: under memory pressure Redis may evict converge's jobs and applied state; set maxmemory-policy noeviction (see the README's production section)`);
+      this.log.warn({ maxmemoryPolicy: eviction.policy }, `Redis maxmemory-policy is ${eviction.policy}, not noeviction: under memory pressure Redis may evict converge's jobs and applied state; set maxmemory-policy noeviction (see docs/daemon.md, "In production")`);
     }
   }
 
@@ -361,7 +371,10 @@ class ConvergeDaemon implements Daemon {
         body.writeSecrets = { requested: requested === true ? 'all' : requested, written, notWritten: unknownNames, heldBefore: held };
       }
       if (request.retryFailed && retried) {
-        body.retryFailed = { requested: request.retryFailed === true ? 'all' : request.retryFailed, released: retried.released, rebuilt, notHeld: retried.unmatched };
+        // A name the manifests do not declare (read after the reconcile, so its plan is the one that counts) is said apart.
+        const undeclared = this.reconciler.undeclared(retried.unmatched);
+        const notHeld = retried.unmatched.filter((name) => !undeclared.includes(name));
+        body.retryFailed = { requested: request.retryFailed === true ? 'all' : request.retryFailed, released: retried.released, rebuilt, notHeld, undeclared };
       }
       return { status: record ? (record.ok ? 200 : 502) : 503, body };
     });
@@ -595,7 +608,7 @@ class ConvergeDaemon implements Daemon {
     const failed = info.status === 'network' || info.status >= 500 || info.status === 401 || info.status === 403;
     if (failed) {
       this.health.failAt = Date.now();
-      this.health.failure = `${info.method} ${info.route} answered ${info.status === 'network' ? 'nothing (network error)' : info.status}`;
+      this.health.failure = `${info.method} ${info.route} answered ${info.status === 'network' ? 'nothing (network error)' : info.status}${requestHint(info.status)}`;
     } else {
       this.health.okAt = Date.now();
     }
@@ -608,7 +621,8 @@ class ConvergeDaemon implements Daemon {
     if (!this.jobs) checks.push({ name: 'redis', ok: false, detail: 'not connected yet' });
     else {
       const ping = await within(this.jobs.ping().then(() => true, (e: unknown) => errorLine(e)), PING_TIMEOUT_MS);
-      checks.push(ping.done && ping.value === true ? { name: 'redis', ok: true } : { name: 'redis', ok: false, detail: ping.done ? `ping failed: ${String(ping.value)}` : `no answer to PING within ${PING_TIMEOUT_MS} ms` });
+      const silent = `Redis at ${redactRedisUrl(this.settings.redisUrl)} gave no answer to PING within ${PING_TIMEOUT_MS} ms: check that it is up, or set --redis-url or REDIS_URL`;
+      checks.push(ping.done && ping.value === true ? { name: 'redis', ok: true } : { name: 'redis', ok: false, detail: ping.done ? String(ping.value) : silent });
     }
     // A standby serves jobs: it is ready without having read the manifests or (until a job) talked to the service.
     const standby = this.leadership !== undefined && this.leadership.token() === undefined;
@@ -616,7 +630,10 @@ class ConvergeDaemon implements Daemon {
     else if (health.failAt > health.okAt) checks.push({ name: 'service', ok: false, detail: `last request failed: ${health.failure}` });
     else checks.push({ name: 'service', ok: true });
     const manifests = this.reconciler?.manifests;
+    const serviceFailed = health.failAt > health.okAt;
     if (manifests?.loaded) checks.push({ name: 'manifests', ok: true });
+    // The first reconcile waits for the service: its failing check names the one cause; "not loaded yet" would be a second.
+    else if (serviceFailed && !manifests?.error) return checks;
     else if (standby) checks.push({ name: 'manifests', ok: true, detail: 'standby: the leader reads the manifests' });
     else checks.push({ name: 'manifests', ok: false, detail: manifests?.error ?? 'not loaded yet' });
     return checks;

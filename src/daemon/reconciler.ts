@@ -6,7 +6,7 @@ import type { Plan } from '../core/model.js';
 import type { DaemonMetrics, ReconcileTrigger } from './metrics.js';
 import { reconcileDirectory, type EnqueuedJob, type CycleContext, type ReconcileOutcome } from './cycle.js';
 import { REVISION_FAILURE_REASONS, type RevisionFailureReason } from '../core/health.js';
-import { holdsNamed } from '../core/holds.js';
+import { holdsNamed, namingNone } from '../core/holds.js';
 import { followRollouts } from './rollout.js';
 import { ResourceTracker, type HealthSettings, type HealthTransition, type ReconcileRecord } from './status.js';
 import { wasNotRun } from '../runner/worker.js';
@@ -278,6 +278,12 @@ export class Reconciler {
    * Releases the holds of the named resources (true: every one) in Redis and in status, so the next reconcile writes
    * them again: the operator's `converge reconcile --retry-failed [NAME...]`.
    */
+  /** Of `names` (`Kind/name` or `name`), those the last plan found in no manifest (a typo, or a resource not declared). */
+  undeclared(names: readonly string[]): string[] {
+    const declared = this.tracker.resources().filter((row) => row.action !== 'delete').map((row) => row.key);
+    return namingNone(names, declared);
+  }
+
   async releaseHolds(request: true | readonly string[]): Promise<{ released: string[]; unmatched: string[]; rebuild: string[] }> {
     const { holds: store, conflicts } = this.options.context;
     const stored = store ? [...(await store.getAll()).keys()] : [];

@@ -12,7 +12,7 @@ import { watchJobEvents, type JobEventHandlers, type JobEventsFeed } from '../qu
 import { QUEUE_NAME } from '../queue/jobs.js';
 import { Lease } from '../leader/lease.js';
 import { SILENT_LOGGER, throttledErrors, type QueueLogger } from '../queue/log.js';
-import { checkPrefix, closeRedis, connectProducer, scanPrefix, type RedisSettings } from '../store/redis.js';
+import { checkPrefix, closeRedis, connectProducer, scanPrefix, unreachable, type RedisSettings } from '../store/redis.js';
 import { startResync, type Resync, type ResyncOptions } from '../queue/resync-scheduler.js';
 import { claimPrefix, type ServiceTarget } from '../store/target.js';
 import { startJobRunner, type JobRunner, type StartRunnerOptions, type WorkerSettings } from '../runner/worker.js';
@@ -51,6 +51,7 @@ export interface Jobs {
   /** The leader lease of the prefix as held (or waited for) by replica `holder`, lasting `ttlMs` unless renewed. */
   lease(holder: string, ttlMs: number): Lease;
   /** Resolves when Redis answers a PING; rejects otherwise. */
+  /** Throws a RedisUnavailableError (E_REDIS: the URL, password redacted, and the fix) when Redis does not answer. */
   ping(): Promise<void>;
   /** Starts workers in this process on the queue (their own connections). */
   startRunner(options: Omit<StartRunnerOptions, 'onError' | 'target'>): Promise<JobRunner>;
@@ -122,7 +123,12 @@ export async function openJobs(settings: WorkerSettings, options: OpenJobsOption
       return new Lease(redis, prefix, holder, ttlMs);
     },
     async ping() {
-      await redis.ping();
+      try {
+        await redis.ping();
+      } catch (error) {
+        // One line naming the Redis URL (password redacted) and the fix, as the CLI says it; not ioredis' own words.
+        throw unreachable(settings, error as Error);
+      }
     },
     async startRunner(runnerOptions) {
       return track(await startJobRunner(scoped, { ...runnerOptions, log: runnerOptions.log ?? log, onError }));

@@ -109,6 +109,7 @@ export async function gatherPlanInput(options: GatherOptions): Promise<Gathered>
   const secretHashes = new Map<string, Record<string, string>>();
   const secretErrors = new Map<string, string[]>();
   const secretProblems: Diagnostic[] = [];
+  const unsetEnv = new Set<string>();
   for (const raw of inScope) {
     const resource = raw.kind === 'Deployment' ? applyRepositoryResolution(raw, repos.resolved) : withDiscovered(raw, discovery);
     const key = resourceKey(resource.kind, resource.name);
@@ -121,6 +122,7 @@ export async function gatherPlanInput(options: GatherOptions): Promise<Gathered>
     const located = hashed.errors.map((e) => secretErrorDiagnostic(resource, e));
     secretErrors.set(key, located.map((d, i) => `${formatLocation(d)}: ${hashed.errors[i]!.message}`));
     secretProblems.push(...located);
+    for (const e of hashed.errors) if (e.unsetEnv) unsetEnv.add(e.unsetEnv);
   }
 
   const diagnostics = [...loaded.diagnostics, ...repositoryDiagnostics(deployments, repos.errors), ...secretProblems];
@@ -144,8 +146,16 @@ export async function gatherPlanInput(options: GatherOptions): Promise<Gathered>
   if (options.prune) input.prune = await pruneOptions(options, input, loaded.resources.length + loaded.blocked.length);
   const notes = [...(options.notes ?? [])];
   if (outside.length > 0) notes.push(outsidePrefixNote(outside.map((r) => r.name), prefix!));
+  if (unsetEnv.size > 0) notes.push(unsetEnvNote([...unsetEnv].sort()));
   if (notes.length > 0) input.notes = notes;
   return { input, resources, live, files: loaded.files, diagnostics, version };
+}
+
+/** One note for every secret variable not set: which, what it blocks, and the fix (the diagnostics give each place). */
+function unsetEnvNote(names: string[]): string {
+  const which = names.length === 1 ? `environment variable ${names[0]} is` : `${names.length} environment variables are`;
+  const list = names.length === 1 ? '' : `: ${names.join(', ')}`;
+  return `${which} not set${list}; the manifests read secrets from ${names.length === 1 ? 'it' : 'them'}, so the resources that do are blocked (each reference is named at its file:line:column); set ${names.length === 1 ? 'it' : 'each'} to the secret's value where converge runs`;
 }
 
 /**

@@ -135,5 +135,6 @@ export function plan(input: PlanInput): Plan {
   };
   const notes = [...(input.notes ?? []), ...(input.providers && !input.providers.readable ? [input.providers.note] : []), ...orphans.notes];
   if (notes.length > 0) result.notes = notes;
+  if (orphans.refused) result.prune_refused = orphans.refused;
   return result;
 }

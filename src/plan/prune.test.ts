@@ -133,13 +133,20 @@ describe('prune', () => {
     expect(result.summary.delete).toBe(0);
     expect(result.notes?.join('\n')).toContain('the manifest directory yields no resources at all');
     expect(renderText(result, { color: false })).toContain('an empty checkout or a wrong path must not delete a workspace');
+    expect(result.prune_refused).toContain('the manifest directory yields no resources at all');
+    expect(renderText(result, { color: false })).not.toContain('No changes');
+    expect(renderText(result, { color: false })).toContain('Prune refused: nothing is deleted (see the note on prune).');
   });
 
   it('guard: more deletes than --max-deletes deletes none and says why; at the limit it deletes them', () => {
     const over = plan(input({ resources: declared, live: liveSet, applied, prune: { ...PRUNE, maxDeletes: 1 } }));
     expect(over.summary.delete).toBe(0);
     expect(over.notes?.join('\n')).toContain('it would delete 2 resources, more than --max-deletes 1');
-    expect(plan(input({ resources: declared, live: liveSet, applied, prune: { ...PRUNE, maxDeletes: 2 } })).summary.delete).toBe(2);
+    expect(over.prune_refused).toContain('more than --max-deletes 1');
+    expect(over.changes.find((c) => c.name === 'b')!.reason).toContain('not deleted: prune refused');
+    const within = plan(input({ resources: declared, live: liveSet, applied, prune: { ...PRUNE, maxDeletes: 2 } }));
+    expect(within.summary.delete).toBe(2);
+    expect(within.prune_refused).toBeUndefined();
   });
 
   it('a service without DELETE: prune stays off and the plan says so', () => {

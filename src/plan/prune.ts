@@ -20,7 +20,10 @@ export interface PruneOptions {
 export const DELETE_REASON = 'owned by converge, no longer declared';
 
 const KEPT_REASON = 'no longer declared, and its manifest last carried converge/prune: "false": converge keeps it and stopped managing it';
-const PRUNE_HINT = '; converge apply --prune deletes it';
+/** An owned resource whose manifest is gone, without --prune: what deletes it. */
+const PRUNE_HINT_REASON = 'no longer declared: converge owns it and its manifest is gone; converge apply --prune deletes it';
+/** An owned resource whose manifest is gone, --prune on, and a guard refused every delete. */
+const REFUSED_REASON = 'no longer declared: converge owns it and its manifest is gone; not deleted: prune refused (see the note on prune)';
 const BEING_DELETED = 'no longer declared, and the service is already deleting it (status AWAITING_DELETE)';
 
 /** A live resource named in no manifest: a deployment (its id), or a provider (its provider_id as name, its id). */
@@ -37,10 +40,10 @@ export interface LiveOrphan {
 function refusal(options: PruneOptions, candidates: number): string | undefined {
   if (candidates === 0) return undefined;
   if (options.declared === 0) {
-    return `prune deletes nothing: the manifest directory yields no resources at all, and an empty checkout or a wrong path must not delete a workspace (${candidates} owned deployment${candidates === 1 ? '' : 's'} left in place); check the directory`;
+    return `prune refused, nothing is deleted: the manifest directory yields no resources at all, and an empty checkout or a wrong path must not delete a workspace (${candidates} owned deployment${candidates === 1 ? '' : 's'} left in place); check the directory`;
   }
   if (candidates > options.maxDeletes) {
-    return `prune deletes nothing: it would delete ${candidates} resources, more than --max-deletes ${options.maxDeletes}; check that the manifests are complete, then raise --max-deletes (setting max_deletes) to let it`;
+    return `prune refused, nothing is deleted: it would delete ${candidates} resources, more than --max-deletes ${options.maxDeletes}; check that the manifests are complete, then raise --max-deletes (setting max_deletes) to let it`;
   }
   return undefined;
 }
@@ -48,13 +51,14 @@ function refusal(options: PruneOptions, candidates: number): string | undefined 
 /**
  * The changes of live deployments in no manifest: plain orphans (converge never owned them), released ones (owned,
  * kept or prune off), and deletes (owned, --prune on, the service deletes, no guard refused), plus the notes that say
- * why prune deleted nothing. An orphan converge does not own is never deleted.
+ * why prune deleted nothing (and, when a guard refused it, `refused`: the same words). An orphan converge does not own is
+ * never deleted.
  */
 export function orphanChanges(
   orphans: readonly LiveOrphan[],
   applied: ReadonlyMap<string, AppliedRecord>,
   options: PruneOptions | undefined,
-): { changes: PlanChange[]; notes: string[] } {
+): { changes: PlanChange[]; notes: string[]; refused?: string } {
   const changes: PlanChange[] = [];
   const candidates: Array<{ change: PlanChange; live: LiveOrphan }> = [];
   const prunes = options?.enabled === true && options.available === true;
@@ -70,7 +74,7 @@ export function orphanChanges(
     if (record.keep) change.reason = KEPT_REASON;
     else if (live.status === 'AWAITING_DELETE') change.reason = BEING_DELETED;
     else if (prunes) candidates.push({ change, live });
-    else change.reason = `${RELEASED_REASON}${PRUNE_HINT}`;
+    else change.reason = PRUNE_HINT_REASON;
   }
   const notes: string[] = [];
   if (options?.enabled && options.available !== true) notes.push(options.available.note);
@@ -78,7 +82,7 @@ export function orphanChanges(
   if (refused) notes.push(refused);
   for (const { change, live } of candidates) {
     if (refused) {
-      change.reason = `${RELEASED_REASON} (not deleted: see the note on prune)`;
+      change.reason = REFUSED_REASON;
       continue;
     }
     change.action = 'delete';
@@ -86,5 +90,5 @@ export function orphanChanges(
     change.id = live.id;
     delete change.released;
   }
-  return { changes, notes };
+  return refused ? { changes, notes, refused } : { changes, notes };
 }

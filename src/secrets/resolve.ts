@@ -82,6 +82,8 @@ export interface SecretError {
   name: string;
   /** Names the variable or file; never a value. */
   message: string;
+  /** The environment variable the secret reads, when it is not set (the plan names every such variable once). */
+  unsetEnv?: string;
 }
 
 /** A record of values that prints as "[redacted]" through JSON.stringify, util.inspect and loggers built on them. */
@@ -107,7 +109,8 @@ export function resolveDesiredSecrets(
       values[name] = resolveSecretValue(from, env, options);
     } catch (error) {
       if (!(error instanceof SecretResolutionError)) throw error;
-      errors.push({ name, message: `secret ${name}: ${error.message}` });
+      const unset = 'env' in from && env[from.env] === undefined ? { unsetEnv: from.env } : {};
+      errors.push({ name, message: `secret ${name}: ${error.message}`, ...unset });
     }
   }
   return { values: redacted(values), errors };

@@ -202,7 +202,8 @@ export function unreachable(settings: RedisSettings, error: Error & { code?: str
   if (code === 'NOAUTH' || code === 'WRONGPASS' || /NOAUTH|WRONGPASS|invalid password/i.test(error.message)) {
     return new RedisUnavailableError(`Redis at ${url} refused the credentials (${code ?? 'auth'}): set the password in REDIS_URL (redis://:PASSWORD@host:port)`, { cause: error });
   }
-  const why = code ?? error.message.split('\n')[0];
+  // ioredis' "Stream isn't writeable and enableOfflineQueue options is false" and "Connection is closed" mean this.
+  const why = code ?? (/^(Stream isn't writeable|Connection is closed)/.test(error.message) ? 'no connection' : error.message.split('\n')[0]);
   return new RedisUnavailableError(`Redis at ${url} is unreachable (${why}): start redis-server, or set --redis-url or REDIS_URL`, { cause: error });
 }
 

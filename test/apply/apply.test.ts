@@ -64,7 +64,8 @@ describe('converge apply', () => {
     expect(first.code).toBe(0);
     expect(first.stdout).toContain('Plan: 2 to create, 0 to update, 1 to adopt, 0 blocked, 0 orphaned, 1 unchanged.');
     expect(first.stdout).toMatch(/done +Deployment\/fresh: created; a new revision started/);
-    expect(first.stdout).toMatch(/done +Deployment\/web: updated; a new revision started/);
+    // The plan's adopt is reported as what it was: the first write takes it over.
+    expect(first.stdout).toMatch(/done +Deployment\/web: adopted; a new revision started/);
     expect(first.stdout).toMatch(/done +OAuthProvider\/slack: created/);
     expect(first.stdout).toMatch(/active +Deployment\/fresh: new revision is active/);
     expect(first.stdout).toMatch(/active +Deployment\/web: new revision is active/);

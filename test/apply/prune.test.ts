@@ -66,7 +66,8 @@ describe.concurrent('prune', () => {
 
     const dry = await runCapture(s.plan('--detailed-exitcode'), {});
     expect(dry.code).toBe(0);
-    expect(dry.stdout).toContain('Deployment/b is no longer declared');
+    expect(dry.stdout).toContain('Deployment/b is no longer declared: converge owns it and its manifest is gone; converge apply --prune deletes it');
+    expect(dry.stdout).not.toContain('Deployment/b is no longer declared; converge stopped managing it');
     const planned = await runCapture(s.plan('--prune', '--detailed-exitcode'), {});
     expect(planned.code).toBe(2);
     expect(planned.stdout).toContain('- delete Deployment/b (owned by converge, no longer declared)');
@@ -92,14 +93,24 @@ describe.concurrent('prune', () => {
     const s = await setup('guards', { 'a.yaml': yamlOf('a'), 'b.yaml': yamlOf('b'), 'c.yaml': yamlOf('c') });
     expect((await runApplyCli(s.args(), {})).code).toBe(0);
     await s.remove('a', 'b', 'c');
+    // A refused prune is not success: apply exits 1, not converged, with the reason; plan never says "no changes".
     const empty = await runApplyCli(s.args('--prune'), {});
+    expect(empty.code).toBe(1);
     expect(empty.stdout).toContain('the manifest directory yields no resources at all, and an empty checkout or a wrong path must not delete a workspace');
+    expect(empty.stdout).toMatch(/Apply incomplete: 0 done, 0 unchanged, 0 failed; not converged \(prune refused, nothing is deleted: the manifest directory yields no resources at all/);
+    expect(empty.stdout).not.toContain('Live state matches the manifests');
+    const emptyPlan = await runCapture(s.plan('--prune', '--detailed-exitcode'), {});
+    expect(emptyPlan.code).toBe(1);
+    expect(emptyPlan.stdout).not.toContain('No changes');
+    expect(emptyPlan.stdout).toContain('Prune refused: nothing is deleted (see the note on prune).');
     expect(s.deletes()).toEqual([]);
 
     await s.write({ 'a.yaml': yamlOf('a') });
     const over = await runApplyCli(s.args('--prune', '--max-deletes', '1'), {});
-    expect(over.code).toBe(0);
+    expect(over.code).toBe(1);
     expect(over.stdout).toContain('it would delete 2 resources, more than --max-deletes 1');
+    expect(over.stdout).toContain('not converged (prune refused, nothing is deleted: it would delete 2 resources');
+    expect((await runCapture(s.plan('--prune', '--max-deletes', '1', '--detailed-exitcode'), {})).code).toBe(1);
     expect(s.deletes()).toEqual([]);
     const within = await runApplyCli(s.args('--prune', '--max-deletes', '2'), {});
     expect(within.code).toBe(0);

@@ -1,7 +1,7 @@
 // `converge export` against a realistic emulator state (both integrations, every source, masked secrets), then validate, plan and apply what it wrote.
-import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/server.js';
@@ -61,7 +61,8 @@ describe('converge export', () => {
     expect(plan.diagnostics).toEqual([]);
     expect(plan.summary.blocked + plan.summary.create + plan.summary.delete).toBe(0);
     const declared = plan.changes.filter((c) => c.action !== 'orphan');
-    expect(declared.length).toBe(files.length - 1 + 1);
+    // Every manifest file (the providers folder holds one provider) and nothing else: the schema file is not one.
+    expect(declared.length).toBe(files.filter((f) => f.endsWith('.yaml')).length + 1);
     for (const change of declared) {
       expect(['adopt', 'noop', 'update'], `${change.kind}/${change.name}`).toContain(change.action);
       expect(change.fields.every((f) => f.sensitive), `${change.kind}/${change.name}: ${change.fields.map((f) => f.path).join(', ')}`).toBe(true);
@@ -97,6 +98,60 @@ describe('converge export', () => {
       expect(neither.stderr).toContain('give either --out DIR or --stdout');
     } finally {
       await rm(target, { recursive: true, force: true });
+    }
+  });
+
+  it('writes the schema beside the files, and every modeline points at it by a path that works wherever the directory is committed', async () => {
+    const first = await mkdtemp(join(tmpdir(), 'converge-export-schema-'));
+    const moved = await mkdtemp(join(tmpdir(), 'converge-export-moved-'));
+    try {
+      const exported = await runCapture(['export', '--out', first, '--api-url', emulator.url], {});
+      expect(exported.code, exported.stderr).toBe(0);
+      // Committed elsewhere: the directory copied to another place, far from converge's own clone.
+      await cp(first, join(moved, 'repo', 'manifests'), { recursive: true });
+      const root = join(moved, 'repo', 'manifests');
+      const schemaText = (await runCapture(['schema'], {})).stdout;
+      expect(await readFile(join(root, 'converge.schema.json'), 'utf8')).toBe(schemaText);
+      const yamls = [...(await readdir(root)).filter((f) => f.endsWith('.yaml')), ...(await readdir(join(root, 'providers'))).map((f) => join('providers', f))];
+      expect(yamls.length).toBeGreaterThan(5);
+      for (const file of yamls) {
+        const text = await readFile(join(root, file), 'utf8');
+        const ref = /^# yaml-language-server: \$schema=(\S+)\n/.exec(text)![1]!;
+        expect(ref, file).not.toContain('schema/converge.schema.json');
+        expect(await readFile(resolve(dirname(join(root, file)), ref), 'utf8'), file).toBe(schemaText);
+      }
+      expect(await readFile(join(root, 'providers', yamls.find((f) => f.startsWith('providers'))!.slice('providers/'.length)), 'utf8')).toMatch(/^# yaml-language-server: \$schema=\.\.\/converge\.schema\.json\n/);
+
+      // Exported again over the same directory (--force): the schema, the same text, is no conflict.
+      expect((await runCapture(['export', '--out', first, '--force', '--api-url', emulator.url], {})).code).toBe(0);
+      // A converge.schema.json that is not this schema is a file of the user's: not overwritten without --force.
+      const other = await mkdtemp(join(tmpdir(), 'converge-export-other-'));
+      try {
+        await writeFile(join(other, 'converge.schema.json'), '{"mine": true}\n');
+        const refused = await runCapture(['export', '--out', other, '--api-url', emulator.url], {});
+        expect(refused.code).toBe(1);
+        expect(refused.stderr).toContain('converge.schema.json');
+        expect(await readFile(join(other, 'converge.schema.json'), 'utf8')).toBe('{"mine": true}\n');
+      } finally {
+        await rm(other, { recursive: true, force: true });
+      }
+
+      // --schema-ref: every modeline names it, and no schema file is written.
+      const referenced = await mkdtemp(join(tmpdir(), 'converge-export-ref-'));
+      try {
+        const url = 'https://schemas.example.com/converge/v1/converge.schema.json';
+        expect((await runCapture(['export', '--out', referenced, '--schema-ref', url, '--api-url', emulator.url, '--name-prefix', 'support'], {})).code).toBe(0);
+        expect(await readdir(referenced)).not.toContain('converge.schema.json');
+        expect(await readFile(join(referenced, 'support-agent.yaml'), 'utf8')).toMatch(new RegExp(`^# yaml-language-server: \\$schema=${url.replace(/[.]/g, '\\.')}\n`));
+      } finally {
+        await rm(referenced, { recursive: true, force: true });
+      }
+      const printed = await runCapture(['export', '--stdout', '--api-url', emulator.url, '--name-prefix', 'support'], {});
+      expect(printed.stdout).toMatch(/^# yaml-language-server: \$schema=converge\.schema\.json\n/);
+      expect(printed.stderr).toContain('save it there with "converge schema > converge.schema.json"');
+    } finally {
+      await rm(first, { recursive: true, force: true });
+      await rm(moved, { recursive: true, force: true });
     }
   });
 });

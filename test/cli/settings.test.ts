@@ -1,4 +1,4 @@
-// The settings table against config/default.yaml and README.md's settings table, and how a setting is resolved.
+// The settings table against config/default.yaml and the settings table of docs/settings.md, and how a setting is resolved.
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,13 +7,11 @@ import { parse as parseYaml } from 'yaml';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_CONFIG_PATH, resolveSettings, SETTING_NAMES, settingOptions, settingSource } from '../../src/cli/settings.js';
 
-const README = fileURLToPath(new URL('../../README.md', import.meta.url));
+const SETTINGS_DOC = fileURLToPath(new URL('../../docs/settings.md', import.meta.url));
 
-/** The rows of README.md's settings table: flag, environment, config key, default, meaning. */
+/** The rows of the settings table of docs/settings.md: flag, environment, config key, default, meaning. */
 function readmeRows(): string[][] {
-  const text = readFileSync(README, 'utf8');
-  const section = text.slice(text.indexOf('\n## Settings\n'));
-  const table = section.slice(0, section.indexOf('\n## ', 1));
+  const table = readFileSync(SETTINGS_DOC, 'utf8');
   return table
     .split('\n')
     .filter((line) => line.startsWith('| `--'))
@@ -34,7 +32,7 @@ describe('the settings table', () => {
     expect(Object.keys(defaults()).sort()).toEqual([...keys].sort());
   });
 
-  it('has exactly the settings of README.md, with the same flag, variable, key, default and meaning', () => {
+  it('has exactly the settings of docs/settings.md, with the same flag, variable, key, default and meaning', () => {
     const fromTable = SETTING_NAMES.map((name) => {
       const source = settingSource(name);
       const value = defaults()[source.key];

@@ -24,6 +24,7 @@ function runBinary(args: string[], options: { closeStdoutAfter?: number } = {}):
 }
 
 describe('the converge binary', () => {
+  // Twelve cold starts of the binary: near half a minute on a loaded 2-core machine, so a timeout of its own.
   it('--help lists every command, and every command has --help', async () => {
     const { code, stdout } = await runBinary(['--help']);
     expect(code).toBe(0);
@@ -37,7 +38,7 @@ describe('the converge binary', () => {
       expect(help.code, name).toBe(0);
       expect(help.stdout, name).toMatch(new RegExp(`^Usage: converge ${name}`));
     }
-  });
+  }, 180_000);
 
   it('--version prints the version of package.json', async () => {
     const { version } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string };
@@ -56,6 +57,24 @@ describe('the converge binary', () => {
     expect(flag.code).toBe(1);
     expect(flag.stderr.trim().split('\n')).toHaveLength(1);
     expect(flag.stderr).toContain('--outptu');
+    // A mistyped command gets a did-you-mean, as a mistyped flag does.
+    const typo = await runBinary(['aply', 'examples/manifests']);
+    expect(typo.code).toBe(1);
+    expect(typo.stderr).toBe('converge: unknown command "aply"; did you mean "converge apply"?; run "converge --help" for the list\n');
+  });
+
+  it('a flag without its value is one usage line in the words of the others, whether it is last or followed by a flag', async () => {
+    const last = await runBinary(['plan', 'examples/manifests', '--api-url']);
+    expect(last.code).toBe(1);
+    expect(last.stderr).toBe('converge plan: option --api-url needs a value (--api-url URL) (see "converge plan --help")\n');
+    const followed = await runBinary(['plan', 'examples/manifests', '--api-url', '--output', 'json']);
+    expect(followed.code).toBe(1);
+    expect(followed.stderr).toBe(
+      'converge plan: option --api-url needs a value (--api-url URL), and the next argument is another option (a value that starts with a dash goes as --api-url=VALUE) (see "converge plan --help")\n',
+    );
+    expect(JSON.parse(followed.stdout)).toEqual({ error: { code: 'E_USAGE', message: expect.stringContaining('option --api-url needs a value') } });
+    const short = await runBinary(['apply', 'examples/manifests', '-o']);
+    expect(short.stderr).toBe('converge apply: option --output needs a value (--output FMT) (see "converge apply --help")\n');
   });
 
   it('ends quietly when its stdout pipe closes early', async () => {

@@ -119,9 +119,13 @@ describe.concurrent('Ctrl-C and locks', () => {
       const out = apply.stdout();
       expect(out).toMatch(new RegExp(`Apply interrupted \\(${signal}\\): \\d+ done, 0 unchanged, 0 failed, \\d+ not done; not converged\\. No job is left locked or queued\\.`));
       const done = Number(/(\d+) done/.exec(out.split('\n').find((l) => l.startsWith('Apply interrupted'))!)![1]);
-      const notDone = out.split('\n').filter((l) => l.startsWith('  interrupted'));
-      expect(done + notDone.length).toBe(names.length);
-      expect(notDone.length).toBeGreaterThan(0);
+      // One line per way a resource was left undone, with a count (a way that left one resource names it).
+      const notDoneLines = out.split('\n').filter((l) => l.startsWith('  interrupted'));
+      expect(new Set(notDoneLines.map((l) => l.slice(l.indexOf(': '))))).toHaveProperty('size', notDoneLines.length);
+      const notDone = notDoneLines.map((l) => (/^ {2}interrupted (\d+) resources: /.exec(l) ? Number(/^ {2}interrupted (\d+)/.exec(l)![1]) : 1)).reduce((a, b) => a + b, 0);
+      expect(Number(/(\d+) not done/.exec(out)![1])).toBe(notDone);
+      expect(done + notDone).toBe(names.length);
+      expect(notDone).toBeGreaterThan(0);
       expect(await leftovers(redis, prefix)).toEqual({ active: 0, queued: 0 });
 
       // The next apply neither waits for a lock nor sits silent: it finishes what is left, promptly.

@@ -223,7 +223,7 @@ describe('an operator\'s tool that cannot mislead', () => {
         expect(applied.code, applied.stdout + applied.stderr).toBe(0);
         await rm(join(local, 'web.yaml'));
         const r = await runConverge(['plan', local, ...common], env);
-        expect(r.stdout).toContain('  ? Deployment/team-b-web is no longer declared; converge stopped managing it\n');
+        expect(r.stdout).toContain('  ? Deployment/team-b-web is no longer declared: converge owns it and its manifest is gone; converge apply --prune deletes it\n');
         expect(r.stdout.match(/team-b-web/g)).toHaveLength(1);
         expect(r.stdout).toContain('1 live deployment is in no manifest: team-b-db (converge never deletes)');
       } finally {

@@ -132,8 +132,9 @@ describe('rollout health', () => {
     // The operator asks for a retry: the hold is released and the same input rebuilt once (its revision fields only).
     const beforeRetry = e.requestLog.length;
     const retry = await runConverge(['reconcile', '--retry-failed', 'rh-bad', 'nope', '--url', daemon.url, '--output', 'json'], { CONVERGE_WEBHOOK_TOKEN: HOOK });
-    expect(retry.code, retry.stderr).toBe(0);
-    expect(JSON.parse(retry.stdout).retryFailed).toEqual({ requested: ['rh-bad', 'nope'], released: ['Deployment/rh-bad'], rebuilt: ['Deployment/rh-bad'], notHeld: ['nope'] });
+    // 'nope' is declared in no manifest: said apart from a declared resource that is not held, and exit 1.
+    expect(retry.code, retry.stderr).toBe(1);
+    expect(JSON.parse(retry.stdout).retryFailed).toEqual({ requested: ['rh-bad', 'nope'], released: ['Deployment/rh-bad'], rebuilt: ['Deployment/rh-bad'], notHeld: [], undeclared: ['nope'] });
     await until('the rebuild sent', () => patchesOf(e, 'rh-bad', beforeRetry) === 1);
     const rebuild = e.requestLog.slice(beforeRetry).find((q) => q.method === 'PATCH')!;
     expect(rebuild.body).toEqual({ source_revision_config: { image_uri: 'docker.io/acme/rh-bad:2' } });
@@ -144,6 +145,12 @@ describe('rollout health', () => {
     expect(third.health).toMatchObject({ status: 'degraded', reason: 'RevisionBuildFailed' });
     expect(patchesOf(e, 'rh-bad', beforeRetry)).toBe(1);
     expect(patchesOf(e, 'rh-good-0', beforeRetry)).toBe(0);
+
+    // In text: a declared resource that is not held, and a name no manifest declares, each said as what it is.
+    const words = await runConverge(['reconcile', '--retry-failed', 'rh-good-0', 'rh-gooood', '--url', daemon.url], { CONVERGE_WEBHOOK_TOKEN: HOOK });
+    expect(words.code).toBe(1);
+    expect(words.stdout).toContain('Not held (nothing released): rh-good-0\n');
+    expect(words.stdout).toContain('Declared in no manifest (nothing released): rh-gooood; name a resource as metadata.name or Kind/name, as converge status lists them.');
   }, 60_000);
 
   it('under --spec-only (no revision endpoint): a revision not active after progress_deadline is degraded, in apply --wait and in the daemon, with one list request per poll', async () => {

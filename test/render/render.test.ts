@@ -431,17 +431,64 @@ describe('plans that fit', () => {
     expect(markdown.endsWith('\n')).toBe(true);
   });
 
-  it('markdown never exceeds 60,000 characters: many large changes, cut whole (a table row and its details together)', () => {
+  it('markdown never exceeds 60,000 characters: large changes keep every row; their field details are cut first', () => {
     const markdown = renderMarkdown(bigPlan(20, 200, 2_000));
     expect(markdown.length).toBeLessThanOrEqual(60_000);
     const rows = markdown.match(/^\| `~` \| `Deployment\/changed-/gm)!.length;
     const details = markdown.match(/<summary><code>~ update Deployment\/changed-/g)!.length;
-    expect(rows).toBe(details);
-    expect(rows).toBeGreaterThan(10);
-    expect(rows).toBeLessThan(200);
-    expect(markdown).toContain(`**${200 - rows + 20} resources left out**`);
-    // The summary counts every change, cut or not.
+    expect(rows).toBe(200);
+    expect(details).toBeGreaterThan(10);
+    expect(details).toBeLessThan(200);
+    // The details kept are those of the first rows.
+    expect(markdown).toContain('<summary><code>~ update Deployment/changed-0000</code>');
+    expect(markdown).not.toContain('<summary><code>~ update Deployment/changed-0199</code>');
+    expect(markdown).toContain(`**The field details of ${200 - details} resources left out** to keep this plan under 60,000 characters; \`converge plan --output json\` holds them all.`);
+    expect(markdown).not.toMatch(/\*\*\d+ resources left out/);
+    // Every orphan is still listed, and the summary counts every change.
+    expect(markdown).toContain('<details><summary>20 live deployments are in no manifest');
     expect(markdown).toContain('| 0 | 200 | 0 | 0 | 20 | 0 |');
+  });
+
+  it('markdown of 500 creates and 300 adoptions: one row per resource, the adoption note once', () => {
+    const resources = [];
+    const liveDeployments = [];
+    for (let i = 0; i < 800; i++) {
+      const name = `team-agent-${String(i).padStart(4, '0')}`;
+      const spec = supportAgentSpec();
+      spec.source_config = { ...spec.source_config, repo_url: `https://codehost.example.com/acme/${name}` };
+      spec.secrets = [];
+      resources.push(desired(name, spec));
+      if (i >= 500) liveDeployments.push(live(name, { source_config: { ...spec.source_config, resource_spec: { min_scale: 1, max_scale: 1, cpu: 0.5, memory_mb: 1024 } }, source_revision_config: { repo_ref: 'main', graph_config_path: 'agent/graph.json' } }));
+    }
+    const result = plan({ resources, blocked: [], diagnostics: [], live: liveDeployments, applied: new Map(), secretHashes: new Map(), ownershipKnown: true });
+    expect(result.summary).toMatchObject({ create: 500, adopt: 300 });
+    const markdown = renderMarkdown(result);
+    expect(markdown.length).toBeLessThanOrEqual(60_000);
+    expect(markdown.match(/^\| `\+` \| `Deployment\/team-agent-/gm)).toHaveLength(500);
+    expect(markdown.match(/^\| `<` \| `Deployment\/team-agent-/gm)).toHaveLength(300);
+    expect(markdown.match(/this first write takes it over/g)).toHaveLength(1);
+    expect(markdown).toContain('- **Note 1** (300 resources): converge did not create this live resource; this first write takes it over');
+    expect(markdown.match(/\| see note 1 \|$/gm)).toHaveLength(300);
+    expect(markdown).toMatch(/\*\*The field details of \d+ resources left out\*\*/);
+    expect(markdown).not.toMatch(/\*\*\d+ resources left out/);
+  });
+
+  it('markdown: only when the rows alone do not fit are resources left out, and it says how many', () => {
+    const markdown = renderMarkdown(bigPlan(0, 2_000, 10));
+    expect(markdown.length).toBeLessThanOrEqual(60_000);
+    expect(markdown).not.toContain('<details>');
+    const rows = markdown.match(/^\| `~` \| `Deployment\/changed-/gm)!.length;
+    expect(rows).toBeGreaterThan(500);
+    expect(rows).toBeLessThan(2_000);
+    expect(markdown).toContain(`**The field details of ${rows} resources and ${2_000 - rows} resources left out**`);
+  });
+
+  it('markdown: a note on one row stays in its row', () => {
+    const single = bigPlan(0, 2, 10);
+    single.changes[0]!.reason = 'only this one';
+    const markdown = renderMarkdown(single);
+    expect(markdown).toContain('| only this one |');
+    expect(markdown).not.toContain('**Note 1**');
   });
 
   it('names an orphan converge applied once, once, as no longer declared', () => {
@@ -454,7 +501,7 @@ describe('plans that fit', () => {
       secretHashes: new Map(),
     });
     const text = renderText(result, { color: false });
-    expect(text).toContain('  ? Deployment/retired is no longer declared; converge stopped managing it\n');
+    expect(text).toContain('  ? Deployment/retired is no longer declared: converge owns it and its manifest is gone; converge apply --prune deletes it\n');
     expect(text.match(/retired/g)).toHaveLength(1);
     expect(text).toContain('1 live deployment is in no manifest: stranger (converge never deletes)');
     const markdown = renderMarkdown(result);

@@ -95,7 +95,7 @@ describe('hashDesiredSecrets and resolveDesiredSecrets', () => {
     const result = hashDesiredSecrets(deployment, { T_OPENAI: VALUE });
     expect(result).toEqual({
       hashes: { OPENAI_API_KEY: secretHash('Deployment/support-agent', 'OPENAI_API_KEY', VALUE) },
-      errors: [{ name: 'DB_PASSWORD', message: 'secret DB_PASSWORD: environment variable T_MISSING is not set' }],
+      errors: [{ name: 'DB_PASSWORD', message: 'secret DB_PASSWORD: environment variable T_MISSING is not set', unsetEnv: 'T_MISSING' }],
     });
     expect(JSON.stringify(result)).not.toContain(VALUE);
   });

@@ -124,7 +124,7 @@ export const applyCommand: Command = {
       });
       interrupt.release();
       progress.clear();
-      if (text) for (const r of results) if (r.status === 'interrupted') io.stdout.write(resultLines(r).join('\n') + '\n');
+      if (text) for (const line of interruptedLines(results)) io.stdout.write(`${line}\n`);
       if (args.values.wait === true && !interrupt.signal.aborted) {
         const report = waitReporter(io, progress);
         await waitForRevisions(target.client, results, {
@@ -194,6 +194,20 @@ function resultLines(r: ResourceResult): string[] {
   return [`  ${label} ${r.key}: ${describeOutcome(r)}${note}`, ...(r.fields ?? []).map((field) => `      ${fieldLine(field)}`)];
 }
 
+/**
+ * The resources an interrupt left undone: one line per way they were left ("withdrawn before it ran", "handed back
+ * while running"), with a count, not one line per job; a way that holds one resource names it.
+ */
+function interruptedLines(results: ResourceResult[]): string[] {
+  const byMessage = new Map<string, ResourceResult[]>();
+  for (const r of results) {
+    if (r.status !== 'interrupted') continue;
+    const message = r.message ?? 'interrupted';
+    byMessage.set(message, [...(byMessage.get(message) ?? []), r]);
+  }
+  return [...byMessage].map(([message, rs]) => `  ${'interrupted'.padEnd(9)} ${rs.length === 1 ? rs[0]!.key : `${rs.length} resources`}: ${message}`);
+}
+
 function revisionLine(r: ResourceResult, settings: Settings): string {
   const at = r.deploymentId ? ` (deployment ${r.deploymentId})` : '';
   switch (r.revision) {
@@ -241,6 +255,7 @@ function closingLine(results: ResourceResult[], converged: boolean, result: Plan
   if (results.some((r) => r.revision === 'timeout')) why.push('revisions not active in time');
   if (result.summary.blocked > 0) why.push(`${result.summary.blocked} blocked`);
   if (result.diagnostics.some((d) => d.severity === 'error')) why.push('manifest errors');
+  if (result.prune_refused) why.push(result.prune_refused);
   return `Apply incomplete: ${counts}; not converged (${why.join(', ')}).`;
 }
 

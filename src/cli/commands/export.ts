@@ -1,12 +1,12 @@
 // `converge export --out DIR`: one manifest per live deployment (and provider, when the service lists them), ready to commit.
-import { access, mkdir, writeFile } from 'node:fs/promises';
+import { access, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join, relative, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { UsageError } from '../../core/errors.js';
 import { exportDeployment } from '../../core/kinds/deployment/export.js';
 import type { ExportedDocument } from '../../core/kinds/export-names.js';
 import { exportProvider } from '../../core/kinds/oauth-provider/export.js';
 import { renderExported } from '../../core/manifest/export.js';
+import { manifestJsonSchemaText } from '../../core/manifest/json-schema.js';
 import type { LiveDeployment } from '../../core/model.js';
 import type { CatalogEntry } from '../../core/repositories.js';
 import type { ServiceClient } from '../../service/client.js';
@@ -15,12 +15,26 @@ import type { Command } from '../command.js';
 import { resolveSettings, settingOptions } from '../settings.js';
 import { openTarget, requireApiUrl } from '../target.js';
 
-/** The JSON Schema of manifests shipped with converge (the modeline points at it). */
-const SCHEMA_FILE = fileURLToPath(new URL('../../../schema/converge.schema.json', import.meta.url));
+/**
+ * The JSON Schema of manifests, written beside the exported files (`converge schema`'s text): each modeline points at it
+ * by a relative path, so the reference works wherever the exported directory is committed, not only in converge's clone.
+ */
+const SCHEMA_NAME = 'converge.schema.json';
 
 /** Where a resource's manifest goes below --out: deployments by name, providers in providers/. */
 function fileOf(doc: ExportedDocument): string {
   return doc.kind === 'Deployment' ? `${doc.name}.yaml` : join('providers', `${doc.name}.yaml`);
+}
+
+/** The modeline's $schema of the manifest `file` (relative to --out): --schema-ref as given, else the schema beside them. */
+function schemaRefOf(file: string, given: string | undefined): string {
+  return given ?? relative(dirname(file), SCHEMA_NAME).split('\\').join('/');
+}
+
+/** Whether writing the schema to `path` would replace another file: a file there that is not this very schema. */
+async function schemaTaken(path: string, text: string): Promise<boolean> {
+  const current = await readFile(path, 'utf8').catch(() => undefined);
+  return current !== undefined && current !== text;
 }
 
 async function exists(path: string): Promise<boolean> {
@@ -48,9 +62,10 @@ interface Exported {
 export const exportCommand: Command = {
   name: 'export',
   summary: 'write one manifest per live deployment (and OAuth provider) to adopt an existing workspace; secrets as env references, never values',
-  usage: 'converge export (--out DIR [--force] | --stdout) [--name-prefix P] [options]',
+  usage: 'converge export (--out DIR [--force] | --stdout) [--name-prefix P] [--schema-ref REF] [options]',
   details:
     'Each manifest carries the annotation converge/adopt: "true" and every secret as valueFrom: { env: NAME } (the variables are listed on stderr).\n' +
+    `--out also writes ${SCHEMA_NAME} (the JSON Schema of this converge) beside the files; each modeline points at it by a relative path.\n` +
     'With those variables set, `converge plan DIR` shows only the secret writes that take each deployment over. Previews, deployments\n' +
     'being deleted, and live values the manifest schema refuses are skipped and named on stderr.',
   positionals: [0, 0],
@@ -58,6 +73,7 @@ export const exportCommand: Command = {
     out: { type: 'string', placeholder: 'DIR', description: 'directory to write the manifests to (created when missing)' },
     force: { type: 'boolean', description: 'overwrite manifest files that exist already' },
     stdout: { type: 'boolean', description: 'print the documents to stdout instead of writing files' },
+    'schema-ref': { type: 'string', placeholder: 'REF', description: `$schema of each modeline (a URL or path) instead of the ${SCHEMA_NAME} written beside the files` },
     ...settingOptions('apiUrl', 'apiKey', 'tenantId', 'namePrefix', 'emulatorState', 'requestTimeout'),
   },
   async run(args, io) {
@@ -66,6 +82,8 @@ export const exportCommand: Command = {
     if (toStdout === (outArg !== undefined)) throw new UsageError('give either --out DIR or --stdout; see "converge export --help"');
     const settings = requireApiUrl(resolveSettings(args, io.env));
     const out = resolve(io.cwd, outArg ?? '.');
+    const schemaRef = args.values['schema-ref'] as string | undefined;
+    if (schemaRef === '') throw new UsageError('--schema-ref needs a URL or a path (or leave it out: the schema is written beside the files)');
     const target = await openTarget(settings);
     let docs: ExportedDocument[];
     const skipped: string[] = [];
@@ -87,8 +105,7 @@ export const exportCommand: Command = {
     const rendered: Exported[] = [];
     for (const doc of docs) {
       const file = fileOf(doc);
-      const schema = relative(dirname(join(out, file)), SCHEMA_FILE).split('\\').join('/');
-      const result = renderExported(doc, schema, file);
+      const result = renderExported(doc, schemaRefOf(file, schemaRef), file);
       if ('invalid' in result) skipped.push(`${doc.kind}/${doc.name}: its live state makes no valid manifest: ${result.invalid}`);
       else rendered.push({ file, text: result.text, env: doc.env });
     }
@@ -97,6 +114,8 @@ export const exportCommand: Command = {
     } else {
       const taken = [];
       for (const r of rendered) if (await exists(join(out, r.file))) taken.push(r.file);
+      const schemaText = schemaRef === undefined && rendered.length > 0 ? manifestJsonSchemaText() : undefined;
+      if (schemaText !== undefined && (await schemaTaken(join(out, SCHEMA_NAME), schemaText))) taken.push(SCHEMA_NAME);
       if (taken.length > 0 && args.values.force !== true) {
         throw new UsageError(`${taken.length} file${taken.length === 1 ? '' : 's'} exist already in ${out} (${taken.slice(0, 5).join(', ')}${taken.length > 5 ? ', …' : ''}); nothing was written; give --force to overwrite them`);
       }
@@ -104,11 +123,15 @@ export const exportCommand: Command = {
         await mkdir(dirname(join(out, r.file)), { recursive: true });
         await writeFile(join(out, r.file), r.text);
       }
+      if (schemaText !== undefined) await writeFile(join(out, SCHEMA_NAME), schemaText);
     }
     for (const line of skipped) io.stderr.write(`converge export: skipped ${line}\n`);
     const env = rendered.flatMap((r) => r.env);
     const where = toStdout ? 'to stdout' : `to ${out}`;
     io.stderr.write(`converge export: ${rendered.length} manifest${rendered.length === 1 ? '' : 's'} ${where}${skipped.length ? `, ${skipped.length} skipped` : ''}\n`);
+    if (toStdout && schemaRef === undefined && rendered.length > 0) {
+      io.stderr.write(`converge export: the modelines point at ${SCHEMA_NAME} beside the files: save it there with "converge schema > ${SCHEMA_NAME}" (or give --schema-ref)\n`);
+    }
     if (env.length > 0) io.stderr.write(`converge export: set these environment variables (the secret values) before plan or apply: ${env.join(' ')}\n`);
     return 0;
   },

@@ -12,7 +12,7 @@ interface ReconcileAnswer {
   error?: string;
   reconcile?: { id: number; ok: boolean; error: string | null; enqueued: number } | null;
   writeSecrets?: { requested: 'all' | string[]; written: string[]; notWritten: string[]; heldBefore: string[] };
-  retryFailed?: { requested: 'all' | string[]; released: string[]; rebuilt?: string[]; notHeld: string[] };
+  retryFailed?: { requested: 'all' | string[]; released: string[]; rebuilt?: string[]; notHeld: string[]; undeclared?: string[] };
 }
 
 
@@ -53,6 +53,7 @@ function render(answer: ReconcileAnswer): string {
     if (f.rebuilt?.length) lines.push(`Rebuilt (the same input sent once more: a new revision each): ${f.rebuilt.join(', ')}.`);
     else lines.push('No hold released: no resource was held' + (f.requested === 'all' ? '.' : ' under those names.'));
     if (f.notHeld.length > 0) lines.push(`Not held (nothing released): ${f.notHeld.join(', ')}`);
+    if (f.undeclared?.length) lines.push(`Declared in no manifest (nothing released): ${f.undeclared.join(', ')}; name a resource as metadata.name or Kind/name, as converge status lists them.`);
   }
   return lines.join('\n') + '\n';
 }
@@ -106,6 +107,7 @@ export const reconcileCommand: Command = {
     if (output === 'json') io.stdout.write(JSON.stringify(answer, null, 2) + '\n');
     else if (answer.error) io.stdout.write(`${answer.error}\n`);
     else io.stdout.write(render(answer));
-    return status === 200 ? 0 : 1;
+    // A name no manifest declares is a request that could not be done (a typo, most often): 1, as a refusal.
+    return status === 200 && !answer.retryFailed?.undeclared?.length ? 0 : 1;
   },
 };

@@ -42,9 +42,13 @@ export function releasedChanges(plan: Plan): PlanChange[] {
   return plan.changes.filter((change) => change.action === 'orphan' && change.released === true);
 }
 
-/** "Deployment/x is no longer declared; converge stopped managing it". */
+/**
+ * "Deployment/x is no longer declared: converge owns it and its manifest is gone; converge apply --prune deletes it": the
+ * change's reason (each released reason of src/plan/prune.ts starts with "no longer declared") after the name.
+ */
 export function releasedLine(change: PlanChange): string {
-  return `${change.kind}/${change.name} is no longer declared; converge stopped managing it`;
+  const reason = change.reason?.startsWith('no longer declared') ? change.reason : 'no longer declared; converge stopped managing it';
+  return `${change.kind}/${change.name} is ${reason}`;
 }
 
 /** How many orphan names the summary line shows before "and N more". */
@@ -79,13 +83,19 @@ function plural(n: number, one: string, many: string): string {
  * counted as creates or updates; orphans get their own sentence when nothing else changes.
  */
 export function summarySentence(plan: Plan): string {
+  const refused = plan.prune_refused === undefined ? '' : ' Prune refused: nothing is deleted (see the note on prune).';
+  return `${changesSentence(plan)}${refused}`;
+}
+
+function changesSentence(plan: Plan): string {
   const s = plan.summary;
   const suspendedNote = s.suspended > 0 ? ` ${plural(s.suspended, 'suspended change is', 'suspended changes are')} shown but not applied.` : '';
   if (s.create + s.update + s.adopt + s.delete + s.blocked === 0) {
-    const head = s.suspended > 0 ? 'No changes to apply.' : 'No changes. Live state matches the manifests.';
+    const head = plan.prune_refused !== undefined ? 'Nothing to create or update.' : s.suspended > 0 ? 'No changes to apply.' : 'No changes. Live state matches the manifests.';
     if (s.orphan === 0) return `${head}${suspendedNote}`;
     const orphans = plural(s.orphan, 'live deployment is', 'live deployments are');
-    return `${head.slice(0, -1)}; ${orphans} in no manifest (orphaned, never deleted).${suspendedNote}`;
+    const never = plan.prune_refused === undefined ? ' (orphaned, never deleted)' : '';
+    return `${head.slice(0, -1)}; ${orphans} in no manifest${never}.${suspendedNote}`;
   }
   const suspended = s.suspended > 0 ? ` ${s.suspended} suspended,` : '';
   const adopt = s.adopt > 0 ? ` ${s.adopt} to adopt,` : '';

@@ -49,15 +49,33 @@ function summaryTable(plan: Plan): string[] {
   ];
 }
 
+/** A note at most this long stays in its rows even when several share it ("owned by converge, no longer declared"). */
+const SHORT_NOTE = 48;
+
+/**
+ * The changes table, one row per change. A longer note that several rows share (the adoption note) is written once under the table and each of its rows points at it, so a long note is not repeated on every row.
+ */
 function changesTable(changes: PlanChange[]): string[] {
   const rows = ['| | resource | action | new revision | note |', '|:-:|---|---|:-:|---|'];
+  const counts = reasonCounts(changes);
+  const shared = new Map([...counts].filter(([reason, count]) => count > 1 && reason.length > SHORT_NOTE).map(([reason], i) => [reason, i + 1]));
   for (const change of changes) {
     const revision = change.new_revision && change.action !== 'blocked' ? 'yes' : 'no';
     const action = change.suspended ? `${change.action} (suspended)` : change.action;
-    const note = change.reason ? escapeMarkdown(change.reason) : '';
+    const index = change.reason ? shared.get(change.reason) : undefined;
+    const note = index !== undefined ? `see note ${index}` : change.reason ? escapeMarkdown(change.reason) : '';
     rows.push(`| ${code(SYMBOL[change.action])} | ${code(`${change.kind}/${change.name}`)} | ${action} | ${revision} | ${note} |`);
   }
-  return rows;
+  if (shared.size === 0) return rows;
+  const notes = [...shared].map(([reason, index]) => `- **Note ${index}** (${plural(counts.get(reason) ?? 0, 'resource')}): ${escapeMarkdown(reason)}`);
+  return [...rows, '', ...notes];
+}
+
+/** How many changes carry each reason, in the order each reason first appears. */
+function reasonCounts(changes: PlanChange[]): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const change of changes) if (change.reason) counts.set(change.reason, (counts.get(change.reason) ?? 0) + 1);
+  return counts;
 }
 
 function details(change: PlanChange): string[] {
@@ -80,12 +98,21 @@ function plural(n: number, word: string): string {
   return `${n} ${word}${n === 1 ? '' : 's'}`;
 }
 
-/** The plan with only the first `keep` items (listed changes, released, diagnostics, orphans, in that order). */
-function compose(plan: Plan, keep: number, limit: number): string {
+/**
+ * How much of the plan a rendering keeps: the first `items` of the listed changes, released, diagnostics and orphans
+ * (in that order), and the field details of the first `details` listed changes that have fields.
+ */
+interface Keep {
+  items: number;
+  details: number;
+}
+
+/** The plan with only what `keep` keeps, and a line saying what was left out. */
+function compose(plan: Plan, keep: Keep, limit: number): string {
   const listed = listedChanges(plan);
   const released = releasedChanges(plan);
   const orphans = orphanNames(plan);
-  let budget = keep;
+  let budget = keep.items;
   const take = <T>(items: T[]): T[] => {
     const kept = items.slice(0, Math.max(0, budget));
     budget -= kept.length;
@@ -95,14 +122,14 @@ function compose(plan: Plan, keep: number, limit: number): string {
   const keptReleased = take(released);
   const keptDiagnostics = take(plan.diagnostics);
   const keptOrphans = take(orphans);
+  const withFields = keptListed.filter((change) => change.fields.length > 0);
+  const keptDetails = withFields.slice(0, Math.max(0, keep.details));
 
   const blocks: string[][] = [['### converge plan']];
   for (const note of plan.notes ?? []) blocks.push([`> **Note:** ${escapeMarkdown(note)}`]);
   blocks.push(summaryTable(plan), [escapeMarkdown(summarySentence(plan))]);
   if (keptListed.length > 0) blocks.push(['#### Changes'], changesTable(keptListed));
-  for (const change of keptListed) {
-    if (change.fields.length > 0) blocks.push(details(change));
-  }
+  for (const change of keptDetails) blocks.push(details(change));
   const noted = notedUnchanged(plan);
   if (noted.length > 0) {
     blocks.push(['#### Notes (unchanged)'], noted.map((c) => `- ${code(`${c.kind}/${c.name}`)}: ${escapeMarkdown(c.reason ?? '')}`));
@@ -117,30 +144,46 @@ function compose(plan: Plan, keep: number, limit: number): string {
   }
   const resourcesOut = listed.length + released.length + orphans.length - keptListed.length - keptReleased.length - keptOrphans.length;
   const diagnosticsOut = plan.diagnostics.length - keptDiagnostics.length;
-  if (resourcesOut + diagnosticsOut > 0) {
-    const parts = [resourcesOut > 0 ? plural(resourcesOut, 'resource') : '', diagnosticsOut > 0 ? plural(diagnosticsOut, 'diagnostic') : ''].filter(Boolean);
+  const detailsOut = withFields.length - keptDetails.length;
+  const parts = [
+    detailsOut > 0 ? `the field details of ${plural(detailsOut, 'resource')}` : '',
+    resourcesOut > 0 ? plural(resourcesOut, 'resource') : '',
+    diagnosticsOut > 0 ? plural(diagnosticsOut, 'diagnostic') : '',
+  ].filter(Boolean);
+  if (parts.length > 0) {
+    const head = parts.join(' and ');
     blocks.push([
-      `**${parts.join(' and ')} left out** to keep this plan under ${limit.toLocaleString('en-US')} characters; \`converge plan --output json\` holds them all.`,
+      `**${head.charAt(0).toUpperCase()}${head.slice(1)} left out** to keep this plan under ${limit.toLocaleString('en-US')} characters; \`converge plan --output json\` holds them all.`,
     ]);
   }
   return `${blocks.map((lines) => lines.join('\n')).join('\n\n')}\n`;
 }
 
-/**
- * The whole plan as GitHub-flavoured markdown, ending with a newline, at most `limit` characters: beyond it,
- * the details of the last resources (then diagnostics, then orphans) are cut, with a line saying how many.
- */
-export function renderMarkdown(plan: Plan, limit = MARKDOWN_LIMIT): string {
-  const total = listedChanges(plan).length + releasedChanges(plan).length + plan.diagnostics.length + orphanNames(plan).length;
-  const full = compose(plan, total, limit);
-  if (full.length <= limit) return full;
-  // The largest number of items that fits (the length grows with each item kept).
+/** The largest n in [0, high] for which `fits(n)` holds, given that it holds for 0 and that fitting shrinks as n grows. */
+function largestFitting(high: number, fits: (n: number) => boolean): number {
   let low = 0;
-  let high = total - 1;
   while (low < high) {
     const middle = Math.ceil((low + high) / 2);
-    if (compose(plan, middle, limit).length <= limit) low = middle;
+    if (fits(middle)) low = middle;
     else high = middle - 1;
   }
-  return compose(plan, low, limit);
+  return low;
+}
+
+/**
+ * The whole plan as GitHub-flavoured markdown, ending with a newline, at most `limit` characters. Beyond it, the
+ * field details are cut first (of the last resources first), keeping one table row per resource; only when the rows
+ * alone do not fit are the last resources (then diagnostics, then orphans) left out. Either way a line says how many.
+ */
+export function renderMarkdown(plan: Plan, limit = MARKDOWN_LIMIT): string {
+  const items = listedChanges(plan).length + releasedChanges(plan).length + plan.diagnostics.length + orphanNames(plan).length;
+  const details = listedChanges(plan).filter((change) => change.fields.length > 0).length;
+  const full = compose(plan, { items, details }, limit);
+  if (full.length <= limit) return full;
+  if (compose(plan, { items, details: 0 }, limit).length <= limit) {
+    const kept = largestFitting(details, (n) => compose(plan, { items, details: n }, limit).length <= limit);
+    return compose(plan, { items, details: kept }, limit);
+  }
+  const kept = largestFitting(items, (n) => compose(plan, { items: n, details: 0 }, limit).length <= limit);
+  return compose(plan, { items: kept, details: 0 }, limit);
 }

@@ -224,7 +224,9 @@ export async function syncDeployment(resource: DeploymentResource, ports: SyncPo
     const patched = await patchIfNeeded(desired, diff, live!, ports, settled.applied);
     // An earlier attempt's create landed but its answer was lost: this PATCH is the artifact that create left out.
     if (settled.landed?.op === 'create') return { ...deploymentResult('created', true, patched.live, LOST_ANSWER), fields: diff.change.fields };
-    return { ...deploymentResult('updated', patched.newRevision, patched.live), fields: diff.change.fields };
+    // A first write to a deployment converge does not own takes it over: its result says so, as the plan's adopt did.
+    const outcome = ownershipOf(settled.applied, live!.id) === 'owned' ? 'updated' : 'adopted';
+    return { ...deploymentResult(outcome, patched.newRevision, patched.live), fields: diff.change.fields };
   }
 
   const written = pick(desired.secrets.hashes, diff.secretNames);
