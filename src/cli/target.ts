@@ -12,6 +12,8 @@ export interface Target {
   /** Set in embedded mode. */
   emulator?: RunningEmulator;
   close(): Promise<void>;
+  /** Drops the client's connections now: its requests in flight fail (the daemon's stop). */
+  dropConnections(): Promise<void>;
 }
 
 export const EMBEDDED = 'embedded';
@@ -63,6 +65,7 @@ export async function openTarget(settings: ServiceSettings, hooks: { onRequest?:
         await client.close();
         await emulator.close();
       },
+      dropConnections: () => client.destroy(),
     };
   }
   let parsed: URL;
@@ -75,5 +78,5 @@ export async function openTarget(settings: ServiceSettings, hooks: { onRequest?:
     throw new UsageError(`api_url "${settings.apiUrl}" must use http or https`);
   }
   const client = new ServiceClient(clientOptionsFrom(settings, hooks.onRequest, hooks.onRetry));
-  return { client, url: settings.apiUrl, async close() { await client.close(); } };
+  return { client, url: settings.apiUrl, async close() { await client.close(); }, dropConnections: () => client.destroy() };
 }
