@@ -18,7 +18,8 @@ describe('stopPlan', () => {
       const p = stopPlan(total);
       expect(p.workEndsAt).toBeGreaterThanOrEqual(0);
       expect(p.workEndsAt + p.handBackMs + p.closeMs).toBe(p.stopEndsAt);
-      expect(p.stopEndsAt + p.exitMs).toBeLessThan(p.safetyNetAt + (total < 10 ? 1 : 0));
+      expect(p.stopEndsAt + p.exitMs).toBeLessThanOrEqual(p.safetyNetAt);
+      if (total >= 1_000) expect(p.stopEndsAt + p.exitMs).toBeLessThan(p.safetyNetAt);
       expect(p.safetyNetAt).toBeLessThanOrEqual(total);
       expect(p.leaseMs + p.watcherMs).toBeLessThanOrEqual(p.workEndsAt);
     }
