@@ -83,6 +83,7 @@ async function writesNeverAnswered(t: TestContext, e: RunningEmulator): Promise<
  */
 const DEFAULT_BOUND_MS = 23_000;
 
+/** SIGTERM, then the exit code and the time to the exit (kept in the test's meta: the JSON reporter shows it). */
 async function sigterm(daemon: DaemonHandle): Promise<{ code: number | null; ms: number }> {
   const started = Date.now();
   daemon.child.kill('SIGTERM');
@@ -125,7 +126,7 @@ describe.concurrent('shutdown within the grace period', () => {
     const daemon = await daemonOf(t, dir, ['--api-url', proxy.url, '--redis-prefix', p, '--redis-url', REDIS_URL, '--concurrency', '2', '--request-timeout', '120s', '--resync', '1h', '--log-level', 'info']);
     await until('two writes in flight', () => proxy.writes() >= 2, 20_000, 20);
     const { code, ms } = await sigterm(daemon);
-    await t.annotate(`handback: exit ${code} after ${ms} ms`);
+    Object.assign(t.task.meta, { exitCode: code, exitMs: ms });
     expect(code).toBe(0);
     expect(ms).toBeLessThan(DEFAULT_BOUND_MS);
     const handed = daemon.lines.find((l) => l.msg === 'active jobs did not finish before the deadline; handing them back to the queue');
@@ -145,7 +146,7 @@ describe.concurrent('shutdown within the grace period', () => {
     const daemon = await daemonOf(t, dir, ['--api-url', service.url, '--redis-prefix', prefixOf(t, 'silent25'), '--redis-url', REDIS_URL, '--request-timeout', '60s', '--resync', '1h', '--log-level', 'info']);
     await until('the first reconcile to wait on the service', () => service.connections() >= 1, 10_000, 20);
     const { code, ms } = await sigterm(daemon);
-    await t.annotate(`silent service: exit ${code} after ${ms} ms`);
+    Object.assign(t.task.meta, { exitCode: code, exitMs: ms });
     expect(code).toBe(0);
     expect(ms).toBeLessThan(DEFAULT_BOUND_MS);
     expect(daemon.lines.some((l) => l.msg === 'stopped')).toBe(true);
@@ -161,7 +162,7 @@ describe.concurrent('shutdown within the grace period', () => {
     await until('two writes in flight', () => proxy.writes() >= 2, 20_000, 20);
     redis.freeze();
     const { code, ms } = await sigterm(daemon);
-    await t.annotate(`redis frozen: exit ${code} after ${ms} ms`);
+    Object.assign(t.task.meta, { exitCode: code, exitMs: ms });
     expect(code).toBe(0);
     expect(ms).toBeLessThan(DEFAULT_BOUND_MS);
     expect(daemon.lines.find((l) => l.msg === 'shutdown step did not finish within its bound; left behind' && l.step === 'lease')).toMatchObject({ boundMs: 1_000 });
@@ -177,7 +178,7 @@ describe.concurrent('shutdown within the grace period', () => {
     await until('the first reconcile to wait on the service', () => service.connections() >= 1, 10_000, 20);
     redis.freeze();
     const { code, ms } = await sigterm(daemon);
-    await t.annotate(`redis frozen and silent service: exit ${code} after ${ms} ms`);
+    Object.assign(t.task.meta, { exitCode: code, exitMs: ms });
     expect(code).toBe(0);
     expect(ms).toBeLessThan(DEFAULT_BOUND_MS);
     expect(daemon.lines.some((l) => l.msg === 'stopped')).toBe(true);
