@@ -83,12 +83,18 @@ async function writesNeverAnswered(t: TestContext, e: RunningEmulator): Promise<
  */
 const DEFAULT_BOUND_MS = 23_000;
 
-/** SIGTERM, then the exit code and the time to the exit (kept in the test's meta: the JSON reporter shows it). */
-async function sigterm(daemon: DaemonHandle): Promise<{ code: number | null; ms: number }> {
+/**
+ * SIGTERM, then the exit code and the time to the exit; kept in the test's meta with the time to the "stopped" line
+ * (the JSON reporter shows them).
+ */
+async function sigterm(t: TestContext, daemon: DaemonHandle): Promise<{ code: number | null; ms: number }> {
   const started = Date.now();
   daemon.child.kill('SIGTERM');
   const { code } = await daemon.exited;
-  return { code, ms: Date.now() - started };
+  const ms = Date.now() - started;
+  const stopped = daemon.lines.find((l) => l.msg === 'stopped');
+  Object.assign(t.task.meta, { exitCode: code, exitMs: ms, stoppedMs: typeof stopped?.time === 'string' ? Date.parse(stopped.time) - started : null });
+  return { code, ms };
 }
 
 // The cases run concurrently (three at a time; four use the default 25 s), each with its own service, Redis and daemon.
@@ -102,7 +108,7 @@ describe.concurrent('shutdown within the grace period', () => {
     const daemon = await daemonOf(t, dir, ['--api-url', proxy.url, '--redis-url', redis.url, '--concurrency', '3', '--shutdown-timeout', '4s', '--request-timeout', '60s', '--resync', '1h', '--log-level', 'info']);
     await until('writes in flight', () => proxy.writes() >= 3, 20_000, 20);
     redis.freeze();
-    const { code, ms } = await sigterm(daemon);
+    const { code, ms } = await sigterm(t, daemon);
     expect(code).toBe(0);
     expect(ms).toBeLessThan(4_000 + 500);
     expect(daemon.lines.some((l) => l.msg === 'stopped')).toBe(true);
@@ -113,7 +119,7 @@ describe.concurrent('shutdown within the grace period', () => {
     const dir = await manifests(t, 'silent', 3);
     const daemon = await daemonOf(t, dir, ['--api-url', service.url, '--redis-prefix', prefixOf(t, 'silent'), '--redis-url', REDIS_URL, '--shutdown-timeout', '3s', '--request-timeout', '60s', '--resync', '1h', '--log-level', 'info']);
     await until('the first reconcile to wait on the service', () => service.connections() >= 1, 10_000, 20);
-    const { code, ms } = await sigterm(daemon);
+    const { code, ms } = await sigterm(t, daemon);
     expect(code).toBe(0);
     expect(ms).toBeLessThan(3_000 + 500);
   }, 30_000);
@@ -125,8 +131,7 @@ describe.concurrent('shutdown within the grace period', () => {
     const dir = await manifests(t, 'handback', 4);
     const daemon = await daemonOf(t, dir, ['--api-url', proxy.url, '--redis-prefix', p, '--redis-url', REDIS_URL, '--concurrency', '2', '--request-timeout', '120s', '--resync', '1h', '--log-level', 'info']);
     await until('two writes in flight', () => proxy.writes() >= 2, 20_000, 20);
-    const { code, ms } = await sigterm(daemon);
-    Object.assign(t.task.meta, { exitCode: code, exitMs: ms });
+    const { code, ms } = await sigterm(t, daemon);
     expect(code).toBe(0);
     expect(ms).toBeLessThan(DEFAULT_BOUND_MS);
     const handed = daemon.lines.find((l) => l.msg === 'active jobs did not finish before the deadline; handing them back to the queue');
@@ -145,8 +150,7 @@ describe.concurrent('shutdown within the grace period', () => {
     const dir = await manifests(t, 'silent25', 3);
     const daemon = await daemonOf(t, dir, ['--api-url', service.url, '--redis-prefix', prefixOf(t, 'silent25'), '--redis-url', REDIS_URL, '--request-timeout', '60s', '--resync', '1h', '--log-level', 'info']);
     await until('the first reconcile to wait on the service', () => service.connections() >= 1, 10_000, 20);
-    const { code, ms } = await sigterm(daemon);
-    Object.assign(t.task.meta, { exitCode: code, exitMs: ms });
+    const { code, ms } = await sigterm(t, daemon);
     expect(code).toBe(0);
     expect(ms).toBeLessThan(DEFAULT_BOUND_MS);
     expect(daemon.lines.some((l) => l.msg === 'stopped')).toBe(true);
@@ -161,8 +165,7 @@ describe.concurrent('shutdown within the grace period', () => {
     const daemon = await daemonOf(t, dir, ['--api-url', proxy.url, '--redis-url', redis.url, '--concurrency', '2', '--request-timeout', '120s', '--resync', '1h', '--log-level', 'info']);
     await until('two writes in flight', () => proxy.writes() >= 2, 20_000, 20);
     redis.freeze();
-    const { code, ms } = await sigterm(daemon);
-    Object.assign(t.task.meta, { exitCode: code, exitMs: ms });
+    const { code, ms } = await sigterm(t, daemon);
     expect(code).toBe(0);
     expect(ms).toBeLessThan(DEFAULT_BOUND_MS);
     expect(daemon.lines.find((l) => l.msg === 'shutdown step did not finish within its bound; left behind' && l.step === 'lease')).toMatchObject({ boundMs: 1_000 });
@@ -177,8 +180,7 @@ describe.concurrent('shutdown within the grace period', () => {
     const daemon = await daemonOf(t, dir, ['--api-url', service.url, '--redis-url', redis.url, '--request-timeout', '60s', '--resync', '1h', '--log-level', 'info']);
     await until('the first reconcile to wait on the service', () => service.connections() >= 1, 10_000, 20);
     redis.freeze();
-    const { code, ms } = await sigterm(daemon);
-    Object.assign(t.task.meta, { exitCode: code, exitMs: ms });
+    const { code, ms } = await sigterm(t, daemon);
     expect(code).toBe(0);
     expect(ms).toBeLessThan(DEFAULT_BOUND_MS);
     expect(daemon.lines.some((l) => l.msg === 'stopped')).toBe(true);
