@@ -109,7 +109,10 @@ export const runCommand: Command = {
       if (early) stop(early);
     });
     // The stop dropped every connection it could not close; whatever a library still holds gets the exit step, no more.
-    setTimeout(() => process.exit(code), Math.max(0, Math.min(plan.exitMs, stopAt + plan.safetyNetAt - Date.now()))).unref();
+    setTimeout(() => {
+      log.debug({ open: process.getActiveResourcesInfo() }, 'ending the process: handles still open after the stop');
+      process.exit(code);
+    }, Math.max(0, Math.min(plan.exitMs, stopAt + plan.safetyNetAt - Date.now()))).unref();
     return code;
   },
 };
