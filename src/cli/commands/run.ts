@@ -109,10 +109,7 @@ export const runCommand: Command = {
       if (early) stop(early);
     });
     // The stop dropped every connection it could not close; whatever a library still holds gets the exit step, no more.
-    setTimeout(() => {
-      log.debug({ open: process.getActiveResourcesInfo() }, 'ending the process: handles still open after the stop');
-      process.exit(code);
-    }, Math.max(0, Math.min(plan.exitMs, stopAt + plan.safetyNetAt - Date.now()))).unref();
+    setTimeout(() => process.exit(code), Math.max(0, Math.min(plan.exitMs, stopAt + plan.safetyNetAt - Date.now()))).unref();
     return code;
   },
 };
