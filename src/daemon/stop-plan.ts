@@ -4,7 +4,7 @@
  * The steps' bounds at the default shutdown_timeout (25 s), in ms; docs/shutdown-and-leadership.md has the table. For a
  * shorter shutdown_timeout every one shrinks in proportion; for a longer one only the work window grows.
  */
-export const STOP_STEPS_AT_DEFAULT = {
+const STOP_STEPS_AT_DEFAULT = {
   /** Releasing the leader lease (it lapses by itself after the lease time anyway). */
   lease: 1_000,
   /** Closing the watcher and the leader's term. */
@@ -21,7 +21,7 @@ export const STOP_STEPS_AT_DEFAULT = {
   reserve: 3_000,
 } as const;
 
-export const DEFAULT_SHUTDOWN_TIMEOUT_MS = 25_000;
+const DEFAULT_SHUTDOWN_TIMEOUT_MS = 25_000;
 
 /** Offsets from the signal, in ms. */
 export interface StopPlan {
