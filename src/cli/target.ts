@@ -13,6 +13,8 @@ export interface Target {
   /** Set in embedded mode. */
   emulator?: RunningEmulator;
   close(): Promise<void>;
+  /** Drops the client's connections now: its requests in flight fail (the daemon's stop). */
+  dropConnections(): Promise<void>;
 }
 
 export const EMBEDDED = 'embedded';
@@ -64,9 +66,10 @@ export async function openTarget(settings: ServiceSettings, hooks: { onRequest?:
         await client.close();
         await emulator.close();
       },
+      dropConnections: () => client.destroy(),
     };
   }
   checkHttpUrl(settings.apiUrl, { name: 'api_url', example: `http(s)://host[:port] or "${EMBEDDED}"`, noCredentials: API_KEY_ADVICE });
   const client = new ServiceClient(clientOptionsFrom(settings, hooks.onRequest, hooks.onRetry));
-  return { client, url: settings.apiUrl, async close() { await client.close(); } };
+  return { client, url: settings.apiUrl, async close() { await client.close(); }, dropConnections: () => client.destroy() };
 }

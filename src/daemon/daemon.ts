@@ -22,6 +22,7 @@ import { errorLine, Reconciler } from './reconciler.js';
 import { watchManifestDir, type ManifestWatcher } from './watcher.js';
 import { Leadership } from '../leader/leadership.js';
 import { registerLeaseMetrics } from './lease-metrics.js';
+import { stopPlan } from './stop-plan.js';
 
 export const DAEMON_VERSION = VERSION;
 
@@ -59,6 +60,8 @@ export interface DaemonService {
   client: ServiceClient;
   url: string;
   close(): Promise<void>;
+  /** Drops the connections now: requests in flight fail (the stop, before handing active jobs back). */
+  dropConnections(): Promise<void>;
 }
 
 export interface DaemonOptions {
@@ -84,11 +87,6 @@ export interface Daemon {
 /** A check that waits longer than this fails (Redis ping). */
 const PING_TIMEOUT_MS = 1_000;
 const MAX_CYCLES_KEPT = 200;
-const CLOSE_GRACE_MS = 2_000;
-/** Of shutdown_timeout, at most this much (and at most a fifth) is kept for closing connections after active jobs. */
-const CLOSE_RESERVE_MS = 3_000;
-/** The stop ends this long before shutdown_timeout, so the command's exit fits inside it too. */
-const EXIT_MARGIN_MS = 300;
 /** The applied-state epoch is read this often (a change or a vanishing means Redis lost converge's records). */
 const EPOCH_CHECK_MS = 2_000;
 /** Defaults of health_poll and progress_deadline (config/default.yaml holds the same). */
@@ -169,10 +167,6 @@ class ConvergeDaemon implements Daemon {
   private readonly cycles: string[] = [];
   private readonly stopSignal = new AbortController();
   private stopping = false;
-  /** When active jobs and the reconcile in progress must have finished (set by the stop). */
-  private deadline = Number.POSITIVE_INFINITY;
-  /** When the whole stop must have ended (set by the stop). */
-  private endAt = Number.POSITIVE_INFINITY;
   private stopped: Promise<void> | undefined;
   private server: StatusServer | undefined;
   private jobs: Jobs | undefined;
@@ -239,40 +233,55 @@ class ConvergeDaemon implements Daemon {
   }
 
   /**
-   * The start steps in reverse; each skips a part that never started. `shutdown_timeout` bounds the whole stop:
-   * active jobs and the reconcile in progress get it less CLOSE_RESERVE; every later step (closing Redis
-   * connections, the service's agent, the status server) waits only until the stop's end, so a frozen Redis or a
-   * service that never answers cannot hold the process past the deadline (the command then exits).
+   * The start steps in reverse; each skips a part that never started, and each has its own bound
+   * (src/daemon/stop-plan.ts; docs/shutdown-and-leadership.md). The lease goes first (it lapses by itself anyway);
+   * the reconcile in progress and the active jobs get the work window; then the service's connections are dropped and
+   * the jobs still active handed back; then everything closes at once, and what did not close in its bound is
+   * dropped (Redis frozen, a service that never answers), so nothing holds the process after the stop.
    */
   private async shutdown(): Promise<void> {
     this.stopping = true;
     this.stopSignal.abort();
+    const plan = stopPlan(this.settings.shutdownTimeout);
     const started = Date.now();
-    const budget = this.settings.shutdownTimeout;
-    this.endAt = started + Math.max(0, budget - EXIT_MARGIN_MS);
-    this.deadline = started + Math.max(0, budget - Math.min(CLOSE_RESERVE_MS, Math.floor(budget / 5)));
-    // The lease first: a standby takes over at its next try while this replica finishes its jobs.
-    await this.bounded('lease', this.releaseLease());
+    const until = (offset: number): number => Math.max(0, started + offset - Date.now());
+    await this.bounded('lease', this.releaseLease(), plan.leaseMs);
     this.stopRevisionPoll();
     clearInterval(this.epochTimer);
-    await this.bounded('watcher', this.stopWatcher());
-    const reconcile = await within(this.stopReconcilerAndResync(), this.untilDeadline());
-    if (!reconcile.done) this.log.warn({ deadlineMs: budget }, 'the reconcile in progress did not end before the deadline; left behind');
-    await this.stopRunner();
-    await this.bounded('job events', this.stopJobEvents());
-    await this.bounded('redis', this.closeJobs());
-    await this.bounded('service', this.closeService());
-    if (this.server) await this.bounded('status server', this.server.close());
+    await this.bounded('watcher', this.stopWatcher(), plan.watcherMs);
+    const reconcile = await within(this.stopReconcilerAndResync(), until(plan.workEndsAt));
+    if (!reconcile.done) this.log.warn({ workWindowMs: plan.workEndsAt }, 'the reconcile in progress did not end in the work window; left behind');
+    const finished = await this.stopRunner(until(plan.workEndsAt), plan.handBackMs);
+    await this.closeAll(plan.closeMs, !finished);
   }
 
-  private untilDeadline(): number {
-    return Math.max(0, this.deadline - Date.now());
+  /** One step, given at most `ms`; one warning when it is left unfinished. True when it finished. */
+  private async bounded(step: string, promise: Promise<void>, ms: number): Promise<boolean> {
+    const done = await within(promise.catch((e: unknown) => this.warn(step, e)), ms);
+    if (!done.done) this.log.warn({ step, boundMs: ms }, 'shutdown step did not finish within its bound; left behind');
+    return done.done;
   }
 
-  /** One closing step, given at most until the end of the stop; one warning when it is left unfinished. */
-  private async bounded(step: string, promise: Promise<void>): Promise<void> {
-    const done = await within(promise.catch((e: unknown) => this.warn(step, e)), Math.max(0, this.endAt - Date.now()));
-    if (!done.done) this.log.warn({ step, deadlineMs: this.settings.shutdownTimeout }, 'shutdown step did not finish before the deadline; left behind');
+  /**
+   * The last step: the job runner, the job events, Redis, the service and the status server close at once, each
+   * within `ms`; a part not closed by then has its connections dropped (nothing is waited on after the stop).
+   */
+  private async closeAll(ms: number, forceRunner: boolean): Promise<void> {
+    const { runner, jobEvents, jobs, service, server } = this;
+    const steps: Array<[string, Promise<void> | undefined, () => unknown]> = [
+      ['worker', runner?.close(forceRunner), () => runner?.disconnect()],
+      ['job events', jobEvents?.close(), () => jobEvents?.disconnect()],
+      ['redis', jobs?.close(), () => jobs?.disconnect()],
+      ['service', service?.close(), () => service?.dropConnections()],
+      ['status server', server?.close(), () => undefined],
+    ];
+    await Promise.all(
+      steps.map(async ([step, closing, drop]) => {
+        if (!closing) return;
+        if (await this.bounded(step, closing, ms)) return;
+        await Promise.resolve(drop()).catch((e: unknown) => this.warn(step, e));
+      }),
+    );
   }
 
   private async startStatusServer(): Promise<void> {
@@ -382,15 +391,6 @@ class ConvergeDaemon implements Daemon {
     return run;
   }
 
-  private async closeJobs(): Promise<void> {
-    await this.jobs?.close().catch((e: unknown) => this.warn('redis', e));
-  }
-
-  private async closeService(): Promise<void> {
-    // Requests of force-stopped jobs may still be in flight: give them a moment, not the whole request timeout.
-    if (this.service) await within(this.service.close().catch((e: unknown) => this.warn('service', e)), CLOSE_GRACE_MS);
-  }
-
   private async startRunner(): Promise<void> {
     const { settings } = this;
     this.runner = await this.jobs!.startRunner({
@@ -411,17 +411,20 @@ class ConvergeDaemon implements Daemon {
     });
   }
 
-  private async stopRunner(): Promise<void> {
+  /**
+   * Takes no new job and lets the active ones finish until the work window ends (`workMs`); then drops the service's
+   * connections and hands the jobs still active back to the queue within `handBackMs` (another replica takes them at
+   * once; with Redis away their locks lapse after job_lock and the stalled check does it). True when none was left.
+   */
+  private async stopRunner(workMs: number, handBackMs: number): Promise<boolean> {
     const runner = this.runner;
-    if (!runner) return;
-    // Take no new job; let the active ones finish until the deadline; then hand them back to the queue (another
-    // replica takes them at once; with Redis away their locks lapse after job_lock and the stalled check does it).
-    const finished = await within(runner.drain(), this.untilDeadline());
-    if (!finished.done) {
-      const handed = await within(runner.handBack(), Math.max(0, this.endAt - Date.now()));
-      this.log.warn({ deadlineMs: this.settings.shutdownTimeout, handedBack: handed.done ? handed.value.length : 0 }, 'active jobs did not finish before the deadline; handing them back to the queue');
-    }
-    await this.bounded('worker', runner.close(!finished.done));
+    if (!runner) return true;
+    const finished = await within(runner.drain(), workMs);
+    if (finished.done) return true;
+    const service = this.service;
+    const handed = await within(runner.handBack(() => service?.dropConnections() ?? Promise.resolve()), handBackMs);
+    this.log.warn({ handedBack: handed.done ? handed.value.length : 0 }, 'active jobs did not finish before the deadline; handing them back to the queue');
+    return false;
   }
 
   private startReconciler(): void {
@@ -521,10 +524,6 @@ class ConvergeDaemon implements Daemon {
       },
       'converge-daemon-events',
     );
-  }
-
-  private async stopJobEvents(): Promise<void> {
-    await this.jobEvents?.close().catch((e: unknown) => this.warn('events', e));
   }
 
   private async startWatcher(): Promise<void> {

@@ -61,6 +61,8 @@ export interface Jobs {
   startResync(options: Omit<ResyncOptions, 'redis' | 'producer' | 'onError'>): Promise<Resync>;
   /** Closes whatever is still open, then the queue and the connection; a private prefix's keys are deleted. */
   close(): Promise<void>;
+  /** Drops every connection opened from here at once (a stop whose close did not end in time: Redis frozen). */
+  disconnect(): void;
 }
 
 /**
@@ -92,14 +94,18 @@ export async function openJobs(settings: WorkerSettings, options: OpenJobsOption
     throw error;
   }
   const scoped: WorkerSettings = { ...settings, redisPrefix: prefix };
-  const open = new Set<{ close(): Promise<void> }>();
-  function track<T extends { close(): Promise<void> }>(handle: T): T {
+  // Handles whose close has not started (close() closes them), and those whose close has not ended (disconnect() drops them).
+  const open = new Set<{ close(): Promise<void>; disconnect(): void }>();
+  const unclosed = new Set<{ disconnect(): void }>();
+  function track<T extends { close(): Promise<void>; disconnect(): void }>(handle: T): T {
     const close = handle.close.bind(handle);
     open.add(handle);
+    unclosed.add(handle);
     handle.close = async (...args: unknown[]) => {
       open.delete(handle);
       // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-assertion -- tsc needs it to pass the arguments on
       await (close as (...a: unknown[]) => Promise<void>)(...args);
+      unclosed.delete(handle);
     };
     return handle;
   }
@@ -147,6 +153,12 @@ export async function openJobs(settings: WorkerSettings, options: OpenJobsOption
         await closeRedis(redis);
       })();
       return closing;
+    },
+    disconnect() {
+      for (const handle of unclosed) handle.disconnect();
+      open.clear();
+      unclosed.clear();
+      redis.disconnect();
     },
   };
 }

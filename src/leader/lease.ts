@@ -7,7 +7,11 @@ export function leaseKey(prefix: string): string {
   return `${prefix}:lease`;
 }
 
-/** `${prefix}:lease-token`: the fencing counter, incremented (INCR) at every acquisition; never decreases. */
+/**
+ * `${prefix}:lease-token`: the fencing counter. Every acquisition takes max(INCR, Redis' clock in microseconds), so the
+ * token rises at every acquisition and keeps rising across a Redis that comes back empty (or restored from an older
+ * snapshot): see docs/shutdown-and-leadership.md.
+ */
 export function fenceKey(prefix: string): string {
   return `${prefix}:lease-token`;
 }
@@ -23,12 +27,22 @@ export type AcquireResult = { acquired: true; token: number; since: string } | {
 
 // KEYS: lease, fence counter. ARGV: holder, ttl ms, since.
 // Free, or still held by this holder (its renew failed on a blip): take it with a new token. Otherwise answer the holder.
+// The token is max(INCR, now in microseconds by Redis' own clock (TIME)): INCR alone restarts at 1 on a Redis that lost
+// its data, and a job stamped by the former leader would then look newer. Lua numbers are doubles, exact below 2^53
+// (microseconds since 1970 reach it in the year 2255); '%.0f' writes them without an exponent.
 const ACQUIRE = `
 local current = redis.call('GET', KEYS[1])
 if current and string.sub(current, 1, string.len(ARGV[1]) + 1) ~= ARGV[1] .. '|' then return {0, current} end
+local now = redis.call('TIME')
+local floor = tonumber(now[1]) * 1000000 + tonumber(now[2])
 local token = redis.call('INCR', KEYS[2])
-redis.call('SET', KEYS[1], ARGV[1] .. '|' .. token .. '|' .. ARGV[3], 'PX', ARGV[2])
-return {1, tostring(token)}
+if token < floor then
+  token = floor
+  redis.call('SET', KEYS[2], string.format('%.0f', token))
+end
+local text = string.format('%.0f', token)
+redis.call('SET', KEYS[1], ARGV[1] .. '|' .. text .. '|' .. ARGV[3], 'PX', ARGV[2])
+return {1, text}
 `;
 
 // KEYS: lease. ARGV: "holder|token|", ttl ms. Extends the TTL only while the key is still this holder's with this token.

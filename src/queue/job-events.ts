@@ -16,6 +16,8 @@ export interface JobEventHandlers {
 
 export interface JobEventsFeed {
   close(): Promise<void>;
+  /** Drops its connection at once (a stop whose close did not end in time). */
+  disconnect(): void;
 }
 
 /** How long one blocking read of the event stream lasts before it is sent again (bounds the time close() takes). */
@@ -82,6 +84,10 @@ export async function watchJobEvents(
     async close() {
       await events.close().catch((e: unknown) => options.onError('queue events', e));
       await closeRedis(connection);
+    },
+    disconnect() {
+      void events.close().catch(() => undefined);
+      connection.disconnect();
     },
   };
 }

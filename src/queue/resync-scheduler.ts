@@ -25,6 +25,8 @@ export interface ResyncOptions {
 export interface Resync {
   /** Stops taking cycles; a cycle in progress is finished first (its jitter wait is cut short and skipped). */
   close(): Promise<void>;
+  /** Drops its connection at once (a stop whose close did not end in time: Redis frozen, a cycle that does not end). */
+  disconnect(): void;
 }
 
 /** How long one cycle's lock lasts without renewal; a replica that died mid-cycle hands it on after this. */
@@ -94,6 +96,13 @@ export async function startResync(options: ResyncOptions): Promise<Resync> {
       await worker.close();
       await queue.close();
       await closeRedis(connection);
+    },
+    disconnect() {
+      stopping.abort();
+      clearInterval(watchdog);
+      options.producer.off('ready', onReady);
+      void worker.close(true).catch(() => undefined);
+      connection.disconnect();
     },
   };
 }

@@ -285,11 +285,15 @@ export interface JobRunner {
   /**
    * Stops taking jobs and moves the active ones back to waiting, releasing their locks at once, so another replica
    * (or the next apply) takes them now rather than after their lock lapses (an interrupted apply, a daemon's stop).
-   * Returns their ids. A processor still running keeps running until the process ends; its result is then refused by
-   * BullMQ (its lock is gone), and a write it already sent is settled by the next attempt from live state and its
-   * pending record, without writing again.
+   * Returns their ids. `dropInFlight` (the daemon's stop: destroy the service's connections) runs first, so no job is
+   * handed to another replica while its request may still be on its way from here; the failures it causes are not
+   * attempts (the jobs go back to waiting). A processor still running keeps running until the process ends; its
+   * result is then refused by BullMQ (its lock is gone), and a write it already sent is settled by the next attempt
+   * from live state and its pending record, without writing again.
    */
-  handBack(): Promise<string[]>;
+  handBack(dropInFlight?: () => Promise<void>): Promise<string[]>;
+  /** Drops its Redis connections at once (a stop whose close did not end in time: Redis frozen). */
+  disconnect(): void;
 }
 
 /** Limiter of the worker: the global rate when set; otherwise one so high it only makes 429 pauses queue-wide. */
@@ -338,10 +342,18 @@ export async function startJobRunner(settings: WorkerSettings, options: StartRun
   });
   // The jobs running now, with the token that holds each one's lock (for handBack).
   const active = new Map<string, { job: Job; token: string | undefined }>();
+  // While active jobs are handed back: settles when the hand-back ended, with the ids it moved back to waiting.
+  let handingBack: Promise<ReadonlySet<string>> | undefined;
   const tracked = async (job: Job, token?: string): Promise<ReconcileJobResult> => {
     active.set(job.id!, { job, token });
     try {
       return await processor(job);
+    } catch (error) {
+      // A job being handed back failed because its request was dropped: once it is back in waiting it is no longer
+      // this worker's (BullMQ would refuse its failure, the lock is gone), so its outcome is left unsettled.
+      const handed = handingBack ? await handingBack : undefined;
+      if (handed?.has(job.id!)) await new Promise<never>(() => undefined);
+      throw error;
     } finally {
       active.delete(job.id!);
     }
@@ -404,18 +416,31 @@ export async function startJobRunner(settings: WorkerSettings, options: StartRun
       await running.close(force);
       await closeRedis(connection, producer);
     },
-    async handBack() {
-      await running.pause(true);
-      const handed: string[] = [];
-      for (const [jobId, { job, token }] of active) {
-        try {
-          await job.moveToWait(token);
-          handed.push(jobId);
-        } catch {
-          // Finished meanwhile, or its lock is gone: nothing to hand back.
+    async handBack(dropInFlight) {
+      const handed = new Set<string>();
+      let ended!: (ids: ReadonlySet<string>) => void;
+      handingBack = new Promise((resolve) => (ended = resolve));
+      try {
+        await running.pause(true);
+        const jobs = [...active];
+        await dropInFlight?.();
+        for (const [jobId, { job, token }] of jobs) {
+          try {
+            await job.moveToWait(token);
+            handed.add(jobId);
+          } catch {
+            // Finished meanwhile, or its lock is gone: nothing to hand back.
+          }
         }
+        return [...handed];
+      } finally {
+        ended(handed);
       }
-      return handed;
+    },
+    disconnect() {
+      void running.close(true).catch(() => undefined);
+      connection.disconnect();
+      producer.disconnect();
     },
   };
 }

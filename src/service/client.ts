@@ -600,4 +600,9 @@ export class ServiceClient {
   async close(): Promise<void> {
     await this.http.close();
   }
+
+  /** Drops the connections now: requests in flight fail with a network error (a stop that cannot wait for them). */
+  async destroy(): Promise<void> {
+    await this.http.destroy();
+  }
 }

@@ -207,6 +207,7 @@ export class HttpTransport {
   private readonly host: string;
   private readonly closing = new AbortController();
   private closed: Promise<void> | undefined;
+  private destroyed: Promise<void> | undefined;
 
   constructor(options: HttpOptions) {
     const base = normaliseBase(options.baseUrl);
@@ -262,8 +263,15 @@ export class HttpTransport {
   /** Stops pending retries and closes the connections once in-flight requests finish. */
   async close(): Promise<void> {
     this.closing.abort();
-    this.closed ??= this.agent.close();
+    this.closed ??= this.destroyed ?? this.agent.close();
     await this.closed;
+  }
+
+  /** Stops pending retries and drops every connection now: requests in flight fail with a network error. */
+  async destroy(): Promise<void> {
+    this.closing.abort();
+    this.destroyed ??= this.agent.destroy();
+    await this.destroyed;
   }
 
   private async attempt<S extends z.ZodType>(call: Call<S>, attempt: number): Promise<z.output<S>> {

@@ -65,8 +65,14 @@ function baseOptions(settings: RedisSettings, options: ConnectOptions): RedisOpt
     throw new UsageError(`redis_url must start with redis:// or rediss://, not ${parsed.protocol}//`);
   }
   if (settings.redisCluster) checkClusterPrefix(settings.redisPrefix);
-  return { connectTimeout: options.connectTimeoutMs ?? CONNECT_TIMEOUT_MS, lazyConnect: true };
+  return { connectTimeout: options.connectTimeoutMs ?? CONNECT_TIMEOUT_MS, lazyConnect: true, disconnectTimeout: DISCONNECT_TIMEOUT_MS };
 }
+
+/**
+ * A closed connection whose socket has not closed after this long is destroyed (ioredis disconnectTimeout, 2 s by
+ * default): a frozen Redis never closes its side, and the timer would hold the process past the daemon's exit step.
+ */
+const DISCONNECT_TIMEOUT_MS = 300;
 
 /**
  * On Redis Cluster every key of a prefix must hash to one slot (BullMQ's and converge's scripts touch several keys):

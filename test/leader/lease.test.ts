@@ -15,6 +15,7 @@ import { staleReason } from '../../src/runner/worker.js';
 import { electionLoops } from '../helpers/lease.js';
 import { data } from '../helpers/job-fixtures.js';
 import { until } from '../helpers/until.js';
+import { redisChild } from '../e2e/helpers.js';
 
 const DESIRED_A = 'a'.repeat(64);
 
@@ -49,18 +50,53 @@ describe('the leader lease', () => {
     expect(await redis.pttl(leaseKey(p))).toBeGreaterThan(4_000);
     expect(await a.release(token)).toBe(true);
     const second = await b.tryAcquire();
-    expect(second).toMatchObject({ acquired: true, token: token + 1 });
+    const token2 = second.acquired ? second.token : 0;
+    expect(token2).toBeGreaterThan(token);
     expect(await a.renew(token)).toBe(false);
-    expect(await currentFence(redis, p)).toBe(token + 1);
+    expect(await currentFence(redis, p)).toBe(token2);
     // The same holder takes its own lease again (a renew lost on a blip) with a new token; the old token is dead.
     const again = await b.tryAcquire();
-    expect(again).toMatchObject({ acquired: true, token: token + 2 });
-    expect(await b.renew(token + 1)).toBe(false);
-    expect(await b.read()).toMatchObject({ holder: 'replica-b', token: token + 2 });
+    const token3 = again.acquired ? again.token : 0;
+    expect(token3).toBeGreaterThan(token2);
+    expect(await b.renew(token2)).toBe(false);
+    expect(await b.read()).toMatchObject({ holder: 'replica-b', token: token3 });
+    // Tokens are Redis' clock in microseconds at the least (read with TIME before and after), and JS-safe integers.
+    const [seconds] = await redis.time();
+    expect(token3).toBeGreaterThan((Number(seconds) - 60) * 1_000_000);
+    expect(Number.isSafeInteger(token3)).toBe(true);
+    expect(await redis.get(fenceKey(p))).toBe(String(token3));
     // Both keys share the prefix's hash tag (one Redis Cluster slot for the scripts).
     const tag = /\{[^}]+\}/.exec(p)![0];
     expect(leaseKey(p)).toContain(tag);
     expect(fenceKey(p)).toContain(tag);
+  });
+
+  it('the token keeps rising across a Redis that lost its data (FLUSHALL on a redis-server of its own): a job of the former leader is still older', async () => {
+    const child = await redisChild();
+    const own = await connectProducer({ redisUrl: child.url, redisPrefix: prefix });
+    try {
+      const p = `${prefix}:flushed`;
+      const a = new Lease(own, p, 'replica-a', 60_000);
+      const first = await a.tryAcquire();
+      expect(first.acquired).toBe(true);
+      const before = first.acquired ? first.token : 0;
+      await own.flushall();
+      expect(await own.get(fenceKey(p))).toBeNull();
+      // A new leader (the key is gone with the rest): INCR alone would answer 1 here.
+      const b = new Lease(own, p, 'replica-b', 60_000);
+      const second = await b.tryAcquire();
+      expect(second.acquired).toBe(true);
+      const after = second.acquired ? second.token : 0;
+      expect(after).toBeGreaterThan(before);
+      expect(Number.isSafeInteger(after)).toBe(true);
+      // The worker compares tokens: a job the former leader stamped is dropped, the new leader's runs.
+      const seqKey = `${p}:seq`;
+      expect(await staleReason(own, seqKey, p, { ...data('web', 1), fence: before })).toMatch(new RegExp(`former leader \\(fencing token ${before}, current ${after}\\)`));
+      expect(await staleReason(own, seqKey, p, { ...data('web', 1), fence: after })).toBeUndefined();
+    } finally {
+      await closeRedis(own);
+      await child.remove();
+    }
   });
 
   it('lapses after its time when not renewed (the TTL in Redis decides, no clock is compared)', async () => {
@@ -94,9 +130,10 @@ describe('the leader lease', () => {
     expect(await a.stop()).toBe(true);
     expect(a.token()).toBeUndefined();
     await until('b to take over after the release', () => b.token() !== undefined);
-    expect(b.token()).toBe(tokenA + 1);
+    const tokenB = b.token()!;
+    expect(tokenB).toBeGreaterThan(tokenA);
     await b.transitionsDone();
-    expect(events).toEqual([`a leads ${tokenA}`, `b leads ${tokenA + 1}`]);
+    expect(events).toEqual([`a leads ${tokenA}`, `b leads ${tokenB}`]);
     expect(await b.stop()).toBe(true);
 
     // Renewal: a leader renews its lease before it lapses (seen as the key's time to live going up again).

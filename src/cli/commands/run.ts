@@ -2,15 +2,11 @@
 import { resolve } from 'node:path';
 import { createLogger } from '../../daemon/logger.js';
 import { startDaemon } from '../../daemon/daemon.js';
+import { stopPlan } from '../../daemon/stop-plan.js';
 import type { Command } from '../command.js';
 import { refuseLiteralSecrets } from '../literal-secrets.js';
 import { resolveSettings, settingOptions } from '../settings.js';
 import { EMBEDDED, EMBEDDED_BANNER, openTarget, requireApiUrl } from '../target.js';
-
-/** After a signal-driven stop, a handle left open (a force-stopped job's request) must not keep the process alive. */
-const EXIT_GRACE_MS = 3_000;
-/** How long after shutdown_timeout a stop that is still running is cut short (exit 1). */
-const SAFETY_NET_MS = 2_000;
 
 export const runCommand: Command = {
   name: 'run',
@@ -91,16 +87,17 @@ export const runCommand: Command = {
     }
     const running = daemon;
     log.info({ status: running.statusUrl }, 'converge daemon running; SIGTERM or SIGINT stops it');
+    // The stop's steps each have a bound, summing with a reserve to less than shutdown_timeout (src/daemon/stop-plan.ts).
+    const plan = stopPlan(settings.shutdownTimeout);
     let stopAt = 0;
     const code = await new Promise<number>((done) => {
       stop = (signal) => {
         stopAt = Date.now();
-        // shutdown_timeout bounds the whole stop (the daemon bounds each step by it): a stop still running SAFETY_NET_MS
-        // later is a bug, and ends with exit 1 (at the 25s default, still inside Kubernetes' 30s grace period).
+        // A stop still running at the safety net (22 s of the default 25 s) would be a bug: it ends with exit 1.
         setTimeout(() => {
-          log.error({ signal }, 'shutdown did not finish in time; exiting');
+          log.error({ signal, safetyNetMs: plan.safetyNetAt }, 'shutdown did not finish in time; exiting');
           process.exit(1);
-        }, settings.shutdownTimeout + SAFETY_NET_MS).unref();
+        }, plan.safetyNetAt).unref();
         running.stop(signal).then(
           () => done(0),
           (error: unknown) => {
@@ -111,8 +108,8 @@ export const runCommand: Command = {
       };
       if (early) stop(early);
     });
-    // Within shutdown_timeout: a socket left to a frozen Redis must not hold the exit.
-    setTimeout(() => process.exit(code), Math.max(0, Math.min(EXIT_GRACE_MS, stopAt + settings.shutdownTimeout - Date.now() - 100))).unref();
+    // The stop dropped every connection it could not close; whatever a library still holds gets the exit step, no more.
+    setTimeout(() => process.exit(code), Math.max(0, Math.min(plan.exitMs, stopAt + plan.safetyNetAt - Date.now()))).unref();
     return code;
   },
 };
