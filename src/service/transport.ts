@@ -107,6 +107,8 @@ export interface Call<S extends z.ZodType> {
   schema: S;
   /** The success answer has no body (DELETE's 204): whatever comes is read and dropped, the schema sees undefined. */
   noContent?: boolean;
+  /** A POST that only reads (the log endpoints): retried like a GET, never recorded as a write. */
+  read?: boolean;
 }
 
 export const DEFAULTS = {
@@ -234,7 +236,7 @@ export class HttpTransport {
 
   /** Sends one call: GETs retry on classifyFailure()'s retry/rate_limited, writes are sent once. */
   async send<S extends z.ZodType>(call: Call<S>): Promise<z.output<S>> {
-    const attempts = call.method === 'GET' ? this.retry.attempts : 1;
+    const attempts = call.method === 'GET' || call.read === true ? this.retry.attempts : 1;
     for (let attempt = 1; ; attempt++) {
       try {
         return await this.attempt(call, attempt);
@@ -266,7 +268,7 @@ export class HttpTransport {
     try {
       const response = await this.dispatch(call);
       status = response.statusCode;
-      if (call.method !== 'GET') {
+      if (call.method !== 'GET' && call.read !== true) {
         const requestId = requestIdOf(response.headers);
         WRITES.getStore()?.push({ method: call.method, route: call.route, status, ...(requestId ? { requestId } : {}) });
       }
