@@ -184,8 +184,8 @@ export class Reconciler {
         if (held.length > 0) log.warn({ resources: held.slice(0, 20), count: held.length }, 'SecretsUnknown: resources whose only difference is secrets the service hides and no applied state records; not rewritten blind (converge reconcile --write-secrets NAME writes them)');
       }
       for (const d of outcome.drift) {
-        if (d.policy === 'report') log.warn({ key: d.key, fields: d.fields, policy: 'report' }, 'drift reported: the live deployment differs from its unchanged manifest; not reverted (drift policy report)');
-        else log.info({ key: d.key, fields: d.fields, policy: 'heal' }, 'drift found: reverting the live deployment to its manifest');
+        if (d.policy === 'report') log.warn({ key: d.key, fields: d.fields, policy: 'report', reason: d.reason }, 'drift reported: the live deployment differs from its unchanged manifest; not reverted (drift policy report)');
+        else log.info({ key: d.key, fields: d.fields, policy: 'heal', reason: d.reason }, 'drift found: reverting the live deployment to its manifest');
       }
       const s = outcome.plan.summary;
       log.info(

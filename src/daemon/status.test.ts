@@ -38,7 +38,7 @@ describe('ResourceTracker', () => {
       ],
       [live('ok'), live('building', true), live('queued'), live('drifted'), live('paused'), live('stray')],
       [['Deployment/queued', job('Deployment/queued', 'j1')], ['Deployment/drifted', { kind: 'reported', policy: 'report' }], ['Deployment/paused', { kind: 'suspended' }]],
-      { drift: [{ key: 'Deployment/drifted', policy: 'report', fields: ['source_config.resource_spec.max_scale'] }] },
+      { drift: [{ key: 'Deployment/drifted', policy: 'report', fields: ['source_config.resource_spec.max_scale'], reason: 'changed outside converge: source_config.resource_spec.max_scale changed' }] },
     ));
     const states = Object.fromEntries(t.resources().map((r) => [r.name, r.state]));
     expect(states).toEqual({ ok: 'synced', building: 'progressing', queued: 'progressing', drifted: 'out_of_sync', paused: 'suspended', broken: 'blocked' });
