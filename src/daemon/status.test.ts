@@ -44,7 +44,7 @@ describe('ResourceTracker', () => {
     expect(states).toEqual({ ok: 'synced', building: 'progressing', queued: 'progressing', drifted: 'out_of_sync', paused: 'suspended', broken: 'blocked' });
     expect(t.orphans()).toEqual(['Deployment/stray']);
     expect(t.resources().find((r) => r.name === 'broken')!.error).toBe('a.yaml:3:1: bad');
-    expect(t.resources().find((r) => r.name === 'drifted')!.drift).toEqual({ policy: 'report', fields: ['source_config.resource_spec.max_scale'] });
+    expect(t.resources().find((r) => r.name === 'drifted')!.drift).toEqual({ policy: 'report', fields: ['source_config.resource_spec.max_scale'], reason: 'changed outside converge: source_config.resource_spec.max_scale changed' });
     expect(t.counts().get('Deployment')!.get('progressing')).toBe(2);
   });
 
