@@ -252,6 +252,56 @@ describe('converge beside the official tool', () => {
     expect((raw.body as Json).logs[0].message).toBe(`Environment: API_TOKEN=${secret}`);
   });
 
+  it('the daemon logs a failed build\'s last lines, converge status shows them, converge logs prints the log; all masked', async () => {
+    const e = await emulator(['--build-ms', '600', '--build-fail', '^broken-', '--build-log-secrets']);
+    const secret = 'tok-daemon-value-77ab';
+    const env = { BROKEN_API_TOKEN: secret };
+    const dir = await manifests({
+      'broken-api.yaml': [
+        'apiVersion: converge/v1', 'kind: Deployment', 'metadata:', '  name: broken-api', 'spec:', '  source: external_docker',
+        '  source_revision_config: { image_uri: docker.io/acme/broken-api:1 }',
+        '  secrets:', '    - name: API_TOKEN', '      valueFrom: { env: BROKEN_API_TOKEN }', '',
+      ].join('\n'),
+    });
+    const daemon = await startDaemon(dir, ['--api-url', e.url, '--api-key', KEY, '--redis-prefix', prefix('daemon-log'), '--resync', '1s', '--health-poll', '200ms', '--log-level', 'info'], env);
+    const logged = await daemon.waitForLine((l) => l.msg === 'build log of the failed revision (last lines)', 30_000);
+    const lines = logged.lines as string[];
+    expect(lines.length).toBeGreaterThan(2);
+    expect(lines.length).toBeLessThanOrEqual(20);
+    expect(lines.at(-1)).toMatch(/\[ERROR\] Build failed: "pip install -e \." exited with status 1$/);
+    expect(lines).toContainEqual(expect.stringMatching(/Environment: API_TOKEN=\*{8}$/));
+    const status = await runConverge(['status', '--url', daemon.url]);
+    expect(status.code, status.stderr).toBe(0);
+    expect(status.stdout).toMatch(/Last build log lines of Deployment\/broken-api, revision \S+ \(converge logs broken-api --build shows more\):\n {2}\| \[/);
+    expect(status.stdout).toContain('Build failed: "pip install -e ." exited with status 1');
+    expect(daemon.stdout() + status.stdout).not.toContain(secret);
+
+    const common = ['--api-url', e.url, '--api-key', KEY];
+    const logs = await runConverge(['logs', 'broken-api', '--build', '--limit', '10', '--manifests', dir, ...common], env);
+    expect(logs.code, logs.stderr).toBe(0);
+    expect(logs.stderr).toMatch(/^converge logs: build log of revision \S+\n$/);
+    const printed = logs.stdout.trimEnd().split('\n');
+    expect(printed.at(-1)).toMatch(/^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\] \[ERROR\] Build failed: "pip install -e \." exited with status 1$/);
+    expect(logs.stdout).toContain('[DEBUG] Environment: API_TOKEN=********');
+    expect(logs.stdout).not.toContain(secret);
+    // Following a build that has ended prints it and stops; three lines when asked for three.
+    const followed = await runConverge(['logs', 'broken-api', '--build', '--follow', '--limit', '3', '--poll', '200ms', ...common], env);
+    expect(followed.code, followed.stderr).toBe(0);
+    expect(followed.stdout.trimEnd().split('\n')).toHaveLength(3);
+    const unknown = await runConverge(['logs', 'nobody', ...common]);
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toContain('the service has no deployment named "nobody"');
+    const help = await runConverge(['logs', '--help']);
+    expect(help.stdout).toContain('converge logs NAME [--build|--deploy] [--revision ID] [--follow] [--limit N]');
+
+    // A service without the log endpoints: said once, exit 0.
+    const bare = await emulator(['--spec-only']);
+    await toolClient(bare.url).request('POST', '/v2/deployments', { name: 'plain', source: 'internal_template', source_config: {}, source_revision_config: {}, secrets: [] });
+    const none = await runConverge(['logs', 'plain', '--api-url', bare.url, '--api-key', KEY]);
+    expect(none.code, none.stderr).toBe(0);
+    expect(none.stderr).toBe('converge logs: the service has no deploy log endpoint (it answered 404); nothing to show\n');
+  });
+
   it('a deploy by the official tool, then daemon cycles: converge writes nothing where the manifest leaves the artifact undeclared', async () => {
     const e = await emulator(['--build-ms', '300', '--secrets', 'plain']);
     const env = { NOTES_OPENAI: 'sk-notes-1' };
