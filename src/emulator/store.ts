@@ -1,8 +1,8 @@
 // The emulator's in-memory store: deployments by id, per-tenant name index and ordered list, providers, integrations.
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { CreateProviderRequest } from '../core/wire/schema.js';
 import { fail, ok, type Result } from './issues.js';
-import { mergePatch, newDeployment, type PatchOutcome, type RevisionOutcome, type SecretsPatchMode, type UploadLookup, type WriteContext } from './merge.js';
+import { mergePatch, newDeployment, type PatchOutcome, type RevisionOutcome, type SecretsPatchMode, type WriteContext } from './merge.js';
 import type { AnyDeploymentType, CreateBody, PatchBody, ProviderPatchBody } from './requests.js';
 import {
   compareDeployments,
@@ -16,6 +16,7 @@ import {
   type StoredTracingProject,
 } from './records.js';
 import type { StateUpload } from './schema.js';
+import { UploadRegistry, type IssuedUpload } from './upload-registry.js';
 import type { RepoLookup } from './validate.js';
 
 /** The list filters of GET /v2/deployments, already parsed. */
@@ -70,11 +71,7 @@ export interface StoreInit {
 /** The knobs of the write rules, as the store hands them to merge.ts. */
 export type WriteKnobs = Pick<StoreInit, 'secretsPatch' | 'lenient' | 'outcome' | 'anyTarballPath'>;
 
-/** What POST /v2/deployments/{id}/upload-url hands out: the signed URL's token (one PUT) and the object path. */
-export interface IssuedUpload {
-  token: string;
-  object_path: string;
-}
+
 
 function lowerBound(list: StoredDeployment[], item: StoredDeployment): number {
   let lo = 0;
@@ -128,10 +125,7 @@ export class EmulatorStore {
   /** organization id -> provider_id -> provider. */
   private readonly providersByOrg = new Map<string, Map<string, StoredProvider>>();
   private readonly listeners: Array<() => void> = [];
-  /** object path -> the deployment it was handed out to and whether its PUT arrived. */
-  private readonly uploadsByPath = new Map<string, { deploymentId: string; uploaded: boolean }>();
-  /** Signed-URL token -> object path; a token is spent by its first PUT (kept in memory only: such URLs expire). */
-  private readonly uploadTokens = new Map<string, string>();
+  private readonly uploadRegistry: UploadRegistry;
   /** Bumped on every change; persistence and caches compare it. */
   version = 0;
 
@@ -140,7 +134,7 @@ export class EmulatorStore {
     this.clock = init.clock;
     this.buildMs = init.buildMs;
     this.knobs = { secretsPatch: init.secretsPatch, lenient: init.lenient, outcome: init.outcome, anyTarballPath: init.anyTarballPath };
-    for (const u of init.uploads) this.uploadsByPath.set(u.object_path, { deploymentId: u.deployment_id.toLowerCase(), uploaded: u.uploaded });
+    this.uploadRegistry = new UploadRegistry(init.uploads);
     this.tenantOrder = init.tenants;
     for (const tenant of init.tenants) {
       this.spaces.set(tenant.id, { tenant, ordered: [], byName: new Map(), tracing: new Map() });
@@ -323,41 +317,29 @@ export class EmulatorStore {
     return out;
   }
 
-  private readonly uploadLookup: UploadLookup = {
-    ownerOf: (path) => this.uploadsByPath.get(path)?.deploymentId,
-    uploaded: (path) => this.uploadsByPath.get(path)?.uploaded ?? false,
-  };
-
   private writeContext(): WriteContext {
-    return { now: this.clock(), buildMs: this.buildMs, newId: randomUUID, repos: this.repoLookup, uploads: this.uploadLookup, ...this.knobs };
+    return { now: this.clock(), buildMs: this.buildMs, newId: randomUUID, repos: this.repoLookup, uploads: this.uploadRegistry, ...this.knobs };
   }
 
   // ------------------------------------------------------------ artifacts (upload URLs)
 
   /** POST /v2/deployments/{id}/upload-url: a new object path for the deployment and the token of its one PUT. */
   issueUpload(deploymentId: string): IssuedUpload {
-    const token = randomBytes(24).toString('base64url');
-    const objectPath = `uploads/${deploymentId}/${randomUUID()}.tar.gz`;
-    this.uploadsByPath.set(objectPath, { deploymentId, uploaded: false });
-    this.uploadTokens.set(token, objectPath);
+    const issued = this.uploadRegistry.issue(deploymentId);
     this.changed();
-    return { token, object_path: objectPath };
+    return issued;
   }
 
-  /** The PUT to a signed URL: spends its token and marks the object uploaded; undefined for an unknown or spent token. */
+  /** The PUT to a signed URL: spends its token; undefined for an unknown or spent token. */
   receiveUpload(token: string): string | undefined {
-    const objectPath = this.uploadTokens.get(token);
-    if (objectPath === undefined) return undefined;
-    this.uploadTokens.delete(token);
-    const entry = this.uploadsByPath.get(objectPath);
-    if (entry) this.uploadsByPath.set(objectPath, { ...entry, uploaded: true });
-    this.changed();
+    const objectPath = this.uploadRegistry.receive(token);
+    if (objectPath !== undefined) this.changed();
     return objectPath;
   }
 
   /** Every object path handed out, for the state file. */
   uploads(): StateUpload[] {
-    return [...this.uploadsByPath].map(([object_path, u]) => ({ object_path, deployment_id: u.deploymentId, uploaded: u.uploaded }));
+    return this.uploadRegistry.all();
   }
 
   /** POST /v2/deployments: 422/400 from the rules, 409 when a deployment or tracing project has the name. */
