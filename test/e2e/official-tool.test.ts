@@ -180,6 +180,16 @@ describe('the official tool against converge emulator', () => {
     expect((bare.body as Json).detail).toContain('requires workspace specification');
     const scoped = await toolClient(e.url, derivedUuid('tenant', 'default')).request('GET', '/v2/deployments?name_contains=x');
     expect(scoped.status).toBe(200);
+    // converge says which setting names the workspace, and works with it.
+    const dir = await manifests({ 'tpl.yaml': ['apiVersion: converge/v1', 'kind: Deployment', 'metadata:', '  name: tpl', 'spec:', '  source: internal_template', ''].join('\n') });
+    const common = ['plan', dir, '--api-url', e.url, '--api-key', KEY, '--no-applied-state'];
+    const bareRun = await runConverge(common);
+    expect(bareRun.code).toBe(1);
+    expect(bareRun.stderr).toContain('requires workspace specification');
+    expect(bareRun.stderr).toContain('CONVERGE_TENANT_ID (--tenant-id)');
+    const withTenant = await runConverge([...common, '--tenant-id', derivedUuid('tenant', 'default')]);
+    expect(withTenant.code, withTenant.stderr).toBe(0);
+    expect(withTenant.stdout).toContain('1 to create');
   });
 });
 
