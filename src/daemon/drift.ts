@@ -40,20 +40,17 @@ export function decideDrift(remembered: string | undefined, fingerprint: string,
 }
 
 /**
- * Why a live deployment left its unchanged manifest, in words that name who changed it: a write converge did not make.
- * When the service shows the deployment written after converge's last write, the reason says when; drifted secrets are
- * named as a replaced secret set, what the official deploy tool does with its .env (docs/official-tool.md).
+ * Why a live deployment left its unchanged manifest, in words that name who changed it: a write converge did not make
+ * (the fields themselves are listed beside it). When the service shows the deployment written after converge's last
+ * write, the reason says when; drifted secrets are named as a replaced secret set, what the official deploy tool does
+ * with its .env (docs/official-tool.md).
  */
 export function driftReason(fields: readonly string[], live: { updated_at?: string } | undefined, applied: AppliedRecord | undefined): string {
   const secrets = fields.filter((f) => f.startsWith('secrets.')).map((f) => f.slice('secrets.'.length));
-  const others = fields.filter((f) => !f.startsWith('secrets.'));
-  const changed: string[] = [];
-  if (secrets.length > 0) {
-    changed.push(`its secret set was replaced (declared secret${secrets.length === 1 ? '' : 's'} ${secrets.join(', ')} missing or different), as a client that sends its own complete environment does (the official deploy tool sends its .env)`);
-  }
-  if (others.length > 0) changed.push(`${others.join(', ')} changed`);
   const liveAt = live?.updated_at ? Date.parse(live.updated_at) : Number.NaN;
   const ownAt = applied ? Date.parse(applied.appliedAt) : Number.NaN;
   const when = Number.isFinite(liveAt) && Number.isFinite(ownAt) && liveAt > ownAt ? ` at ${live!.updated_at}, after converge's last write at ${applied!.appliedAt}` : '';
-  return `changed outside converge${when}: ${changed.join('; ')}`;
+  if (secrets.length === 0) return `changed outside converge${when}`;
+  const which = `declared secret${secrets.length === 1 ? '' : 's'} ${secrets.join(', ')} missing or different`;
+  return `changed outside converge${when}: its secret set was replaced (${which}), as a client that sends its own complete environment does (the official deploy tool sends its .env)`;
 }

@@ -260,7 +260,7 @@ describe('converge beside the official tool', () => {
     const rev = /revision (\S+) ended/.exec(run.stdout)![1]!;
     const raw = await toolClient(e.url).request('POST', `/v1/projects/${id}/revisions/${rev}/build_logs`, { order: 'asc', limit: 100, query: 'Environment' });
     expect((raw.body as Json).logs[0].message).toBe(`Environment: API_TOKEN=${secret}`);
-  });
+  }, 90_000);
 
   it('the daemon logs a failed build\'s last lines, converge status shows them, converge logs prints the log; all masked', async () => {
     const e = await emulator(['--build-ms', '600', '--build-fail', '^broken-', '--build-log-secrets']);
@@ -310,7 +310,7 @@ describe('converge beside the official tool', () => {
     const none = await runConverge(['logs', 'plain', '--api-url', bare.url, '--api-key', KEY]);
     expect(none.code, none.stderr).toBe(0);
     expect(none.stderr).toBe('converge logs: the service has no deploy log endpoint (it answered 404); nothing to show\n');
-  });
+  }, 90_000);
 
   it('a deploy by the official tool, then daemon cycles: converge writes nothing where the manifest leaves the artifact undeclared', async () => {
     const e = await emulator(['--build-ms', '300', '--secrets', 'plain']);
@@ -342,7 +342,7 @@ describe('converge beside the official tool', () => {
     const row = (await daemon.status()).resources.find((r) => r.name === 'notes-agent')! as unknown as { action: string; drift: unknown };
     expect(row.action).toBe('noop');
     expect(row.drift).toBeNull();
-  });
+  }, 90_000);
 
   it("the tool's .env replacing the secret set is drift made outside converge: reported under report, healed under heal", async () => {
     const e = await emulator(['--build-ms', '300', '--secrets', 'plain', '--secrets-patch', 'replace']);
@@ -377,5 +377,5 @@ describe('converge beside the official tool', () => {
     expect(healed.map((r) => `${r.method} ${r.route} ${r.status}`)).toEqual(['PATCH /v2/deployments/{deployment_id} 200']);
     expect((healed[0]!.body as { secrets: Array<{ name: string }> }).secrets.map((s) => s.name)).toEqual(['A', 'B']);
     expect(JSON.stringify(e.requests())).not.toContain('value-b');
-  });
+  }, 90_000);
 });

@@ -93,7 +93,7 @@ function noteText(row: ResourceRow): string {
   if (row.syncReason === 'Conflict' && row.reason) return row.reason;
   if (row.hold) return row.hold.message;
   if (row.health?.status === 'degraded') return row.health.message;
-  if (row.drift) return `drift (${row.drift.policy}): ${row.drift.reason ?? row.drift.fields.join(', ')}`;
+  if (row.drift) return `drift (${row.drift.policy}): ${row.drift.fields.join(', ')}${row.drift.reason ? `; ${row.drift.reason}` : ''}`;
   if (row.job && row.job.state !== 'completed') return `job ${row.job.state}`;
   if (row.job?.outcome) return `job ${row.job.outcome}`;
   return row.reason ?? '';
