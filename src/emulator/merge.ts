@@ -44,7 +44,7 @@ export interface RevisionExtras {
   build_command: string | null;
 }
 
-export const NO_EXTRAS: RevisionExtras = { tracked_packages: null, install_command: null, build_command: null };
+const NO_EXTRAS: RevisionExtras = { tracked_packages: null, install_command: null, build_command: null };
 
 /** What a write needs from outside: the time, the build time, an id source, the integrations and the knobs. */
 export interface WriteContext {
@@ -133,7 +133,7 @@ export function startRevision(
  * 400 detail when a write names a source_tarball_path this service did not hand out to the deployment (real-service.md:
  * only an upload URL's object_path is accepted); the path the deployment already holds is taken again. Null when fine.
  */
-export function tarballProblem(current: StoredDeployment | undefined, incoming: Readonly<Record<string, unknown>>, ctx: WriteContext): string | null {
+function tarballProblem(current: StoredDeployment | undefined, incoming: Readonly<Record<string, unknown>>, ctx: WriteContext): string | null {
   const path = incoming.source_tarball_path;
   if (typeof path !== 'string' || ctx.anyTarballPath) return null;
   if (current && current.source_revision_config.source_tarball_path === path) return null;

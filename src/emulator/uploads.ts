@@ -7,7 +7,7 @@ import type { EmulatorStore } from './store.js';
 export const UPLOAD_PATH_PREFIX = '/uploads/';
 
 /** The largest tarball a signed URL takes: the range the official tool declares (X-Goog-Content-Length-Range 0,209715200). */
-export const MAX_UPLOAD_BYTES = 209_715_200;
+const MAX_UPLOAD_BYTES = 209_715_200;
 
 /** Whether a request is a PUT to a signed upload URL (served here, without API key or JSON). */
 export function isUpload(method: string, url: string): boolean {
