@@ -10,7 +10,7 @@ import { buildDeleteJobData, buildJobData, operationFor } from '../queue/jobs.js
 import type { AdoptPolicy } from '../core/ownership.js';
 import { gatherPlanInput } from '../observe/gather.js';
 import type { ManifestCache } from '../observe/manifests.js';
-import { decideDrift, desiredFingerprint, type DesiredMemory } from './drift.js';
+import { decideDrift, desiredFingerprint, driftReason, type DesiredMemory } from './drift.js';
 import type { HeldResource, LastGoodManifests } from './last-good.js';
 import type { Conflict } from '../core/flap-guard.js';
 import type { ManifestVersion } from '../core/manifest-version.js';
@@ -131,7 +131,7 @@ export interface ReconcileOutcome {
   /** Resources of files with errors, kept at their last good version. */
   held: readonly HeldResource[];
   /** Drift found: deployments whose live state left an unchanged manifest, with the policy applied. */
-  drift: ReadonlyArray<{ key: string; policy: DriftPolicy; fields: string[] }>;
+  drift: ReadonlyArray<{ key: string; policy: DriftPolicy; fields: string[]; reason: string }>;
   /** Jobs added (a resource whose job of the same desired state was still waiting or active is not counted). */
   enqueued: number;
   /** Fingerprint of each listed resource's desired state (by resourceKey). */
@@ -204,7 +204,10 @@ export async function reconcileDirectory(ctx: CycleContext): Promise<ReconcileOu
 
   const inSync = new Map<string, string>();
   const decisions = new Map<string, Decision>();
-  const drift: Array<{ key: string; policy: DriftPolicy; fields: string[] }> = [];
+  const drift: Array<{ key: string; policy: DriftPolicy; fields: string[]; reason: string }> = [];
+  const liveByName = new Map(gathered.input.live.map((d) => [d.name, d]));
+  const reasonOf = (key: string, change: PlanChange): string =>
+    driftReason(change.fields.map((f) => f.path), change.kind === 'Deployment' ? liveByName.get(change.name) : undefined, gathered.input.applied.get(key));
   const holdCandidates: Array<{ key: string; fingerprint: string; secrets: string[]; remember: boolean }> = [];
   const toEnqueue: Array<{ resource: DesiredResource; change: PlanChange; key: string; fingerprint?: string; drift: boolean; secretsApproved?: true; rebuild?: true }> = [];
 
@@ -257,11 +260,11 @@ export async function reconcileDirectory(ctx: CycleContext): Promise<ReconcileOu
     if (holdApplies(hold, fingerprint)) {
       // The same input built a failed revision: not sent again. A drift of other fields is still reported.
       decisions.set(key, { kind: 'held', hold });
-      drift.push({ key, policy: 'report', fields: change.fields.map((f) => f.path) });
+      drift.push({ key, policy: 'report', fields: change.fields.map((f) => f.path), reason: reasonOf(key, change) });
       continue;
     }
     const decision = decideDrift(last, fingerprint, policy, change.action === 'create' ? 'create' : 'update');
-    if (decision.kind !== 'apply') drift.push({ key, policy, fields: change.fields.map((f) => f.path) });
+    if (decision.kind !== 'apply') drift.push({ key, policy, fields: change.fields.map((f) => f.path), reason: reasonOf(key, change) });
     if (decision.kind === 'report') {
       decisions.set(key, { kind: 'reported', policy: 'report' });
       // No memory: the reported desired state is remembered, so a later manifest change is told from this drift.

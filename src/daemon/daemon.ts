@@ -674,6 +674,7 @@ class ConvergeDaemon implements Daemon {
       resync: { everyMs: settings.resync, cyclesRun: [...this.cycles] },
       counts,
       resources: reconciler?.tracker.resources() ?? [],
+      failedBuildLogs: reconciler?.failedBuildLogs() ?? {},
       orphans: reconciler?.tracker.orphans() ?? [],
       history: snapshot?.history ?? [],
       plan: snapshot?.plan ?? null,

@@ -1,7 +1,7 @@
 // Drift decisions and desired-state fingerprints.
 import { describe, expect, it } from 'vitest';
 import type { DeploymentResource, ProviderResource } from '../core/model.js';
-import { decideDrift, desiredFingerprint } from './drift.js';
+import { decideDrift, desiredFingerprint, driftReason } from './drift.js';
 
 function deployment(maxScale: number, file = 'a.yaml', secret: { env: string } | { value: string } = { env: 'OPENAI_KEY' }): DeploymentResource {
   return {
@@ -61,5 +61,16 @@ describe('decideDrift', () => {
   it('never reads a missing memory as a manifest change under report: an update is reported', () => {
     expect(decideDrift(undefined, 'f1', 'report')).toEqual({ kind: 'report' });
     expect(decideDrift(undefined, 'f1', 'report', 'update')).toEqual({ kind: 'report' });
+  });
+});
+
+describe('driftReason', () => {
+  it('names a change made outside converge: a replaced secret set, and when the service shows the write', () => {
+    const applied = { secrets: {}, appliedAt: '2026-11-26T10:00:00.000Z' };
+    expect(driftReason(['secrets.OPENAI_API_KEY'], { updated_at: '2026-11-26T11:00:00.000Z' }, applied)).toBe(
+      "changed outside converge at 2026-11-26T11:00:00.000Z, after converge's last write at 2026-11-26T10:00:00.000Z: its secret set was replaced (declared secret OPENAI_API_KEY missing or different), as a client that sends its own complete environment does (the official deploy tool sends its .env)",
+    );
+    expect(driftReason(['source_config.resource_spec.max_scale'], { updated_at: '2026-11-26T09:00:00.000Z' }, applied)).toBe('changed outside converge');
+    expect(driftReason(['secrets.A', 'secrets.B', 'source_config.build_on_push'], undefined, undefined)).toMatch(/^changed outside converge: its secret set was replaced \(declared secrets A, B missing or different\)/);
   });
 });

@@ -1,6 +1,6 @@
 // Drift: telling "the manifest changed" from "the live deployment changed behind converge's back", per resource.
 import { kindOf } from '../core/kinds/index.js';
-import type { DesiredResource, DriftPolicy } from '../core/model.js';
+import type { AppliedRecord, DesiredResource, DriftPolicy } from '../core/model.js';
 
 /**
  * A hash of what a manifest asks for (its kind's fingerprint, src/core/kinds): the resource without its location,
@@ -37,4 +37,20 @@ export function decideDrift(remembered: string | undefined, fingerprint: string,
   if (remembered === undefined) return action === 'update' && policy === 'report' ? { kind: 'report' } : { kind: 'apply' };
   if (remembered !== fingerprint) return { kind: 'apply' };
   return policy === 'report' ? { kind: 'report' } : { kind: 'heal' };
+}
+
+/**
+ * Why a live deployment left its unchanged manifest, in words that name who changed it: a write converge did not make
+ * (the fields themselves are listed beside it). When the service shows the deployment written after converge's last
+ * write, the reason says when; drifted secrets are named as a replaced secret set, what the official deploy tool does
+ * with its .env (docs/official-tool.md).
+ */
+export function driftReason(fields: readonly string[], live: { updated_at?: string } | undefined, applied: AppliedRecord | undefined): string {
+  const secrets = fields.filter((f) => f.startsWith('secrets.')).map((f) => f.slice('secrets.'.length));
+  const liveAt = live?.updated_at ? Date.parse(live.updated_at) : Number.NaN;
+  const ownAt = applied ? Date.parse(applied.appliedAt) : Number.NaN;
+  const when = Number.isFinite(liveAt) && Number.isFinite(ownAt) && liveAt > ownAt ? ` at ${live!.updated_at}, after converge's last write at ${applied!.appliedAt}` : '';
+  if (secrets.length === 0) return `changed outside converge${when}`;
+  const which = `declared secret${secrets.length === 1 ? '' : 's'} ${secrets.join(', ')} missing or different`;
+  return `changed outside converge${when}: its secret set was replaced (${which}), as a client that sends its own complete environment does (the official deploy tool sends its .env)`;
 }

@@ -2,7 +2,9 @@
 import type { Logger } from 'pino';
 import { formatDiagnostic } from '../core/diagnostics.js';
 import { ConvergeError, UsageError } from '../core/errors.js';
-import type { Plan } from '../core/model.js';
+import type { DesiredResource, Plan } from '../core/model.js';
+import { resolveDesiredSecrets } from '../secrets/resolve.js';
+import { buildLogTail, type BuildLogReads, type BuildLogTail } from '../service/build-log-tail.js';
 import type { DaemonMetrics, ReconcileTrigger } from './metrics.js';
 import { reconcileDirectory, type EnqueuedJob, type CycleContext, type ReconcileOutcome } from './cycle.js';
 import { REVISION_FAILURE_REASONS, type RevisionFailureReason } from '../core/health.js';
@@ -54,6 +56,10 @@ export class Reconciler {
   /** Per resource, the desired state of its last job that finished, and when (for finishedSince). */
   private readonly finished = new Map<string, { desired: string; at: number }>();
   private plan: Plan | null = null;
+  /** The desired resources of the last reconcile that loaded: whose secret values a shown log line masks. */
+  private desired: ReadonlyMap<string, DesiredResource> = new Map();
+  /** Per resource, the build log tail of its last failed revision (shown by /status while that revision is its health). */
+  private readonly failedBuilds = new Map<string, { revisionId: string } & BuildLogTail>();
   private lastSuccessAt: string | null = null;
   private loggedDiagnostics = new Set<string>();
   private loggedSecretsUnknown = '';
@@ -157,6 +163,7 @@ export class Reconciler {
       this.lastSuccessAt = record.finishedAt;
       this.manifests = { loaded: true, everLoaded: true, error: null };
       this.tracker.update(outcome);
+      this.desired = outcome.resources;
       this.reportHealth();
       metrics.lastSuccess.set(Date.parse(record.finishedAt) / 1000);
       metrics.setResourceStates(this.tracker.counts());
@@ -177,8 +184,8 @@ export class Reconciler {
         if (held.length > 0) log.warn({ resources: held.slice(0, 20), count: held.length }, 'SecretsUnknown: resources whose only difference is secrets the service hides and no applied state records; not rewritten blind (converge reconcile --write-secrets NAME writes them)');
       }
       for (const d of outcome.drift) {
-        if (d.policy === 'report') log.warn({ key: d.key, fields: d.fields, policy: 'report' }, 'drift reported: the live deployment differs from its unchanged manifest; not reverted (drift policy report)');
-        else log.info({ key: d.key, fields: d.fields, policy: 'heal' }, 'drift found: reverting the live deployment to its manifest');
+        if (d.policy === 'report') log.warn({ key: d.key, fields: d.fields, policy: 'report', reason: d.reason }, 'drift reported: the live deployment differs from its unchanged manifest; not reverted (drift policy report)');
+        else log.info({ key: d.key, fields: d.fields, policy: 'heal', reason: d.reason }, 'drift found: reverting the live deployment to its manifest');
       }
       const s = outcome.plan.summary;
       log.info(
@@ -268,10 +275,31 @@ export class Reconciler {
    * One poll of the rollouts that build (src/daemon/rollout.ts): one read per deployment still building, none for
    * healthy ones; a failed revision holds its desired state. Returns the number of requests sent.
    */
-  async followRevisions(client: Parameters<typeof followRollouts>[0]['client'], limit = 500): Promise<number> {
+  async followRevisions(client: Parameters<typeof followRollouts>[0]['client'] & BuildLogReads, limit = 500): Promise<number> {
     const result = await followRollouts({ tracker: this.tracker, client, holds: this.options.context.holds, limit, stopped: () => this.stopped });
     this.reportHealth();
+    for (const f of result.failed) await this.logBuildTail(client, f);
     return result.requests;
+  }
+
+  /** Why a revision failed, in the daemon's log: its build log's last lines, every declared secret value masked. */
+  private async logBuildTail(client: BuildLogReads, failed: { key: string; deploymentId: string; revisionId: string }): Promise<void> {
+    const resource = this.desired.get(failed.key);
+    const mask = resource ? Object.values(resolveDesiredSecrets(resource, this.options.context.env).values) : [];
+    const tail = await buildLogTail(client, { id: failed.deploymentId }, failed.revisionId, mask);
+    this.failedBuilds.set(failed.key, { revisionId: failed.revisionId, ...tail });
+    if (tail.lines.length > 0) this.options.log.warn({ key: failed.key, revision: failed.revisionId, lines: tail.lines }, 'build log of the failed revision (last lines)');
+    else if (tail.note) this.options.log.info({ key: failed.key, revision: failed.revisionId, note: tail.note }, 'no build log of the failed revision');
+  }
+
+  /** For /status: the build log tail of each resource whose latest revision failed (while that revision stays its health). */
+  failedBuildLogs(): Record<string, { revisionId: string; lines: string[]; note?: string }> {
+    const out: Record<string, { revisionId: string; lines: string[]; note?: string }> = {};
+    for (const row of this.tracker.resources()) {
+      const kept = this.failedBuilds.get(row.key);
+      if (kept && row.health?.status === 'degraded' && row.health.revisionId === kept.revisionId) out[row.key] = kept;
+    }
+    return out;
   }
 
   /**

@@ -22,6 +22,8 @@ export interface FollowResult {
   /** Requests sent: one revision read per deployment followed through the endpoint, one list per 100 otherwise. */
   requests: number;
   followed: number;
+  /** Revisions found failed in this poll (each once: at its health transition), for the log of why they failed. */
+  failed: Array<{ key: string; deploymentId: string; revisionId: string }>;
 }
 
 /** When the service says the revision began; else since when converge knows it builds. */
@@ -46,7 +48,7 @@ export async function followRollouts(options: FollowOptions): Promise<FollowResu
     else byList.push(f);
   }
   let requests = 0;
-  const failed: Array<{ key: string; health: HealthCondition }> = [];
+  const failed: Array<{ key: string; deploymentId: string; health: HealthCondition }> = [];
   let next = 0;
   const worker = async (): Promise<void> => {
     while (next < byRevision.length && !options.stopped?.()) {
@@ -61,7 +63,7 @@ export async function followRollouts(options: FollowOptions): Promise<FollowResu
       }
       const since = startedAt(answer.revision.created_at, tracker.rolloutSince(f.key, f.revisionId));
       const health = progressDeadline(healthOfRevision(f.revisionId, answer.revision.status), now().getTime(), since, tracker.deadlineMs);
-      if (tracker.setHealth(f.key, health) && revisionFailed(answer.revision.status)) failed.push({ key: f.key, health });
+      if (tracker.setHealth(f.key, health) && revisionFailed(answer.revision.status)) failed.push({ key: f.key, deploymentId: f.deploymentId, health });
     }
   };
   await Promise.all(Array.from({ length: Math.min(options.parallel ?? 8, byRevision.length) }, () => worker()));
@@ -83,5 +85,5 @@ export async function followRollouts(options: FollowOptions): Promise<FollowResu
     await options.holds?.set(key, hold);
     tracker.setHold(key, hold);
   }
-  return { requests, followed: follow.length };
+  return { requests, followed: follow.length, failed: failed.map((f) => ({ key: f.key, deploymentId: f.deploymentId, revisionId: f.health.revisionId! })) };
 }

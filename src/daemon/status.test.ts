@@ -38,13 +38,13 @@ describe('ResourceTracker', () => {
       ],
       [live('ok'), live('building', true), live('queued'), live('drifted'), live('paused'), live('stray')],
       [['Deployment/queued', job('Deployment/queued', 'j1')], ['Deployment/drifted', { kind: 'reported', policy: 'report' }], ['Deployment/paused', { kind: 'suspended' }]],
-      { drift: [{ key: 'Deployment/drifted', policy: 'report', fields: ['source_config.resource_spec.max_scale'] }] },
+      { drift: [{ key: 'Deployment/drifted', policy: 'report', fields: ['source_config.resource_spec.max_scale'], reason: 'changed outside converge' }] },
     ));
     const states = Object.fromEntries(t.resources().map((r) => [r.name, r.state]));
     expect(states).toEqual({ ok: 'synced', building: 'progressing', queued: 'progressing', drifted: 'out_of_sync', paused: 'suspended', broken: 'blocked' });
     expect(t.orphans()).toEqual(['Deployment/stray']);
     expect(t.resources().find((r) => r.name === 'broken')!.error).toBe('a.yaml:3:1: bad');
-    expect(t.resources().find((r) => r.name === 'drifted')!.drift).toEqual({ policy: 'report', fields: ['source_config.resource_spec.max_scale'] });
+    expect(t.resources().find((r) => r.name === 'drifted')!.drift).toEqual({ policy: 'report', fields: ['source_config.resource_spec.max_scale'], reason: 'changed outside converge' });
     expect(t.counts().get('Deployment')!.get('progressing')).toBe(2);
   });
 

@@ -41,7 +41,7 @@ export interface ResourceStatus {
   /** The last failure (a failed job, a blocked manifest). */
   error: string | null;
   /** Drift found at the last reconcile: live left an unchanged manifest. */
-  drift: { policy: DriftPolicy; fields: string[] } | null;
+  drift: { policy: DriftPolicy; fields: string[]; reason?: string } | null;
   /** The manifest file has errors; the last good version of the resource stays in force. */
   heldAtLastGood: boolean;
   /**
@@ -251,7 +251,7 @@ export class ResourceTracker {
         health: live ? this.deploymentHealth(key, live, resourceHold, previous?.health) : staticHealth(change.action, change.kind),
         reason: change.reason,
         error: change.action === 'blocked' ? change.reason : null,
-        drift: found ? { policy: found.policy, fields: found.fields } : null,
+        drift: found ? { policy: found.policy, fields: found.fields, reason: found.reason } : null,
         heldAtLastGood: hold !== undefined,
         job: null,
       };

@@ -8,6 +8,7 @@ import type { ApiFailure } from './issues.js';
 import { redactedValue, type StoredTenant } from './records.js';
 import { UUID_SHAPE } from './schema.js';
 import type { EmulatorStore } from './store.js';
+import { handleUpload, isUpload } from './uploads.js';
 
 /** Request bodies above this answer 413. */
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -51,6 +52,8 @@ export interface RouteContext {
   /** Parsed JSON body; undefined when the request had none. */
   body: unknown;
   tenant: StoredTenant;
+  /** http://HOST:PORT the client addressed (its Host header): the base of URLs the emulator hands out. */
+  origin: string;
   log: RequestLogEntry;
   /** Resolves once the changes made so far are in the state file (at once without one). */
   persist(): Promise<void>;
@@ -74,6 +77,8 @@ export interface HandlerOptions {
   store: EmulatorStore;
   knobs: FaultKnobs;
   apiKey?: string;
+  /** --org-scoped-key: the key spans several workspaces, so a request without X-Tenant-Id answers 403. */
+  orgScopedKey?: boolean;
   clock: () => number;
   persist(): Promise<void>;
   record(entry: RequestLogEntry): void;
@@ -282,6 +287,10 @@ export function createHandler(options: HandlerOptions): (req: IncomingMessage, r
     }
     let tenant = store.defaultTenant;
     const tenantHeader = req.headers['x-tenant-id'];
+    if (options.orgScopedKey && (typeof tenantHeader !== 'string' || tenantHeader === '')) {
+      // The official tool recognises this answer by "requires workspace specification" (docs/official-tool.md).
+      return finish(res, entry, detail(403, 'This API key is org-scoped and requires workspace specification: send the X-Tenant-Id header with the id of a workspace'));
+    }
     if (typeof tenantHeader === 'string' && tenantHeader !== '') {
       const known = UUID_SHAPE.test(tenantHeader) ? store.tenant(tenantHeader.toLowerCase()) : undefined;
       if (!known) return finish(res, entry, detail(403, `Tenant ${tenantHeader} is not accessible with this API key`));
@@ -303,7 +312,8 @@ export function createHandler(options: HandlerOptions): (req: IncomingMessage, r
       entry.body = redactBody(body);
     }
 
-    const reply = await match.route.handle({ params: match.params, query, body, tenant, log: entry, persist: () => options.persist() });
+    const origin = `http://${req.headers.host ?? `${req.socket.localAddress}:${req.socket.localPort}`}`;
+    const reply = await match.route.handle({ params: match.params, query, body, tenant, origin, log: entry, persist: () => options.persist() });
     if (drawLostResponse(knobs)) {
       entry.status = reply.status;
       entry.outcome = 'fault-lost';
@@ -322,7 +332,8 @@ export function createHandler(options: HandlerOptions): (req: IncomingMessage, r
   return async (req, res) => {
     const entry: RequestLogEntry = { at: options.clock(), method: req.method ?? 'GET', path: '', route: '', query: {}, status: 0, outcome: 'ok' };
     try {
-      await handle(req, res, entry);
+      if (isUpload(entry.method, req.url ?? '')) await handleUpload(req, res, store, entry);
+      else await handle(req, res, entry);
     } catch (error) {
       options.onError?.(error);
       const message = error instanceof ConvergeError ? error.message : 'Internal Server Error';

@@ -109,9 +109,36 @@ function mapIssue(raw: z.core.$ZodIssue, loc: Array<string | number>): Validatio
   }
 }
 
-/** Parses with the schema; answers the 422 issues on failure. */
+/** A copy of `data` without `keys` in the object at `path` (copied along the path only). */
+function withoutKeys(data: unknown, path: readonly PropertyKey[], keys: readonly string[]): unknown {
+  if (path.length === 0) {
+    if (typeof data !== 'object' || data === null || Array.isArray(data)) return data;
+    const out: Record<string, unknown> = { ...(data as Record<string, unknown>) };
+    for (const key of keys) delete out[key];
+    return out;
+  }
+  const [head, ...rest] = path;
+  if (Array.isArray(data) && typeof head === 'number') return data.map((item, index) => (index === head ? withoutKeys(item, rest, keys) : item));
+  if (typeof data !== 'object' || data === null || typeof head !== 'string') return data;
+  const record = data as Record<string, unknown>;
+  return { ...record, [head]: withoutKeys(record[head], rest, keys) };
+}
+
+/** How many nesting levels of unknown fields a body may carry before the rest is refused (bounds the loop). */
+const MAX_UNKNOWN_PASSES = 8;
+
+/**
+ * Parses with the schema; answers the 422 issues on failure. A body's unknown fields are ignored, never refused: the
+ * real service's framework default, which the official deploy tool relies on (docs/official-tool.md, "What the
+ * emulator serves"). The schemas stay strict so that the fields they name keep their types.
+ */
 export function parseWith<T extends z.ZodType>(schema: T, data: unknown, where: 'body' | 'query' | 'path'): Result<z.infer<T>> {
-  const parsed = schema.safeParse(data, { reportInput: true });
-  if (parsed.success) return ok(parsed.data);
-  return invalid(zodIssues(parsed.error, where));
+  let input = data;
+  for (let pass = 0; ; pass += 1) {
+    const parsed = schema.safeParse(input, { reportInput: true });
+    if (parsed.success) return ok(parsed.data);
+    const unknown = parsed.error.issues.filter((i) => i.code === 'unrecognized_keys');
+    if (where !== 'body' || unknown.length === 0 || pass >= MAX_UNKNOWN_PASSES) return invalid(zodIssues(parsed.error, where));
+    for (const found of unknown) input = withoutKeys(input, found.path, (found as { keys: string[] }).keys);
+  }
 }

@@ -29,12 +29,32 @@ export type SecretsPatchMode = 'merge' | 'replace';
 /** The status a new revision ends in. */
 export type RevisionOutcome = 'DEPLOYED' | 'BUILD_FAILED' | 'DEPLOY_FAILED';
 
+/** The source tarballs the service handed out (POST .../upload-url), as a write needs to know them. */
+export interface UploadLookup {
+  /** The deployment the object path was handed out to; undefined when this service never handed it out. */
+  ownerOf(objectPath: string): string | undefined;
+  /** Whether the tarball was PUT to its signed URL. */
+  uploaded(objectPath: string): boolean;
+}
+
+/** What a revision records of the PATCH that started it besides its source_revision_config (the official tool's fields). */
+export interface RevisionExtras {
+  tracked_packages: readonly string[] | null;
+  install_command: string | null;
+  build_command: string | null;
+}
+
+const NO_EXTRAS: RevisionExtras = { tracked_packages: null, install_command: null, build_command: null };
+
 /** What a write needs from outside: the time, the build time, an id source, the integrations and the knobs. */
 export interface WriteContext {
   now: number;
   buildMs: number;
   newId: () => string;
   repos: RepoLookup;
+  uploads: UploadLookup;
+  /** --any-tarball-path: take any source_tarball_path, as older emulators did (the real service refuses them). */
+  anyTarballPath: boolean;
   secretsPatch: SecretsPatchMode;
   /** --lenient-create: accept the old incomplete create bodies (see RuleMode). */
   lenient: boolean;
@@ -88,8 +108,12 @@ export function startRevision(
   name: string,
   revisionSource: StoredRevision['revision_source'],
   revisionConfig: Readonly<Record<string, unknown>>,
+  extras: RevisionExtras,
 ): StoredRevision {
-  const outcome = ctx.outcome(name);
+  const tarball = revisionConfig.source_tarball_path;
+  const notUploaded = typeof tarball === 'string' && ctx.uploads.ownerOf(tarball) !== undefined && !ctx.uploads.uploaded(tarball);
+  const outcome: RevisionOutcome = notUploaded ? 'BUILD_FAILED' : ctx.outcome(name);
+  const failure: StoredRevision['failure'] = notUploaded ? 'tarball-missing' : outcome === 'BUILD_FAILED' ? 'build' : outcome === 'DEPLOY_FAILED' ? 'deploy' : null;
   const span = outcome === 'BUILD_FAILED' ? Math.floor((2 * ctx.buildMs) / 3) : ctx.buildMs;
   return {
     id: ctx.newId(),
@@ -100,7 +124,22 @@ export function startRevision(
     build_ms: ctx.buildMs,
     ends_at: ctx.now + span,
     outcome,
+    failure,
+    ...extras,
   };
+}
+
+/**
+ * 400 detail when a write names a source_tarball_path this service did not hand out to the deployment (real-service.md:
+ * only an upload URL's object_path is accepted); the path the deployment already holds is taken again. Null when fine.
+ */
+function tarballProblem(current: StoredDeployment | undefined, incoming: Readonly<Record<string, unknown>>, ctx: WriteContext): string | null {
+  const path = incoming.source_tarball_path;
+  if (typeof path !== 'string' || ctx.anyTarballPath) return null;
+  if (current && current.source_revision_config.source_tarball_path === path) return null;
+  if (current && ctx.uploads.ownerOf(path) === current.id) return null;
+  const target = current ? `deployment ${current.id}` : 'a deployment that does not exist yet';
+  return `source_tarball_path "${path}" was not issued for ${target}; request one with POST /v2/deployments/{deployment_id}/upload-url, PUT the tarball to its upload_url and send its object_path`;
 }
 
 /** Earlier revisions still building when a new one starts are superseded: SKIPPED from now on. */
@@ -129,14 +168,16 @@ export function newDeployment(tenantId: string, request: CreateBody, ctx: WriteC
     ...secretProblems(request.secrets),
   ];
   if (problems.length > 0) return invalid(problems);
-  let deploymentType: AnyDeploymentType = DEFAULT_DEPLOYMENT_TYPE;
   if (source === 'codehost') {
     const problem = repositoryProblem(sourceConfig, ctx.repos);
     if (problem) return fail(400, problem);
-    deploymentType = (sourceConfig.deployment_type as AnyDeploymentType | undefined) ?? DEFAULT_DEPLOYMENT_TYPE;
-    sourceConfig.deployment_type = deploymentType;
   }
-  const revision = hasArtifact(source, revisionConfig) ? startRevision(ctx, request.name, null, revisionConfig) : null;
+  const tarball = tarballProblem(undefined, revisionConfig, ctx);
+  if (tarball) return fail(400, tarball);
+  // Every source takes the tier (the official tool sends it on every create); absent, the service chooses prod.
+  const deploymentType = (sourceConfig.deployment_type as AnyDeploymentType | undefined) ?? DEFAULT_DEPLOYMENT_TYPE;
+  sourceConfig.deployment_type = deploymentType;
+  const revision = hasArtifact(source, revisionConfig) ? startRevision(ctx, request.name, null, revisionConfig, NO_EXTRAS) : null;
   const created: StoredDeployment = {
     id: ctx.newId(),
     tenant_id: tenantId,
@@ -218,8 +259,11 @@ export function mergePatch(current: StoredDeployment, patch: PatchBody, ctx: Wri
   const immutable = immutableProblem(current, patch);
   if (immutable) return fail(400, immutable);
 
+  const incomingRevision = compactFields(patch.source_revision_config);
+  const tarball = tarballProblem(current, incomingRevision, ctx);
+  if (tarball) return fail(400, tarball);
   const sourceConfig = { ...current.source_config, ...compactSourceConfig(patch.source_config) };
-  const revisionConfig = { ...current.source_revision_config, ...compactFields(patch.source_revision_config) };
+  const revisionConfig = { ...current.source_revision_config, ...incomingRevision };
   const what = patch.revision_source != null ? `revision_source ${revisionSource}` : `source ${source}`;
   const missing = missingFieldProblems(revisionSource, sourceConfig, revisionConfig, what, patch.revision_source != null ? 'override' : 'write', mode);
   if (missing.length > 0) return invalid(missing);
@@ -243,7 +287,11 @@ export function mergePatch(current: StoredDeployment, patch: PatchBody, ctx: Wri
     updated_at: ctx.now,
   };
   if (newRevision) {
-    const revision = startRevision(ctx, current.name, patch.revision_source ?? null, revisionConfig);
+    const revision = startRevision(ctx, current.name, patch.revision_source ?? null, revisionConfig, {
+      tracked_packages: patch.tracked_packages ?? null,
+      install_command: typeof sourceConfig.install_command === 'string' ? sourceConfig.install_command : null,
+      build_command: typeof sourceConfig.build_command === 'string' ? sourceConfig.build_command : null,
+    });
     next = advanceDeployment(
       {
         ...next,

@@ -25,6 +25,12 @@ export interface StoredRevision {
   readonly build_ms: number;
   readonly ends_at: number;
   readonly outcome: string;
+  /** Why it fails (its build log's last lines say it): the --build-fail/--deploy-fail knobs, or a tarball never uploaded. */
+  readonly failure: 'build' | 'deploy' | 'tarball-missing' | null;
+  /** What the PATCH that started it carried besides its config (the official tool's fields); null when absent. */
+  readonly tracked_packages: readonly string[] | null;
+  readonly install_command: string | null;
+  readonly build_command: string | null;
 }
 
 export interface StoredDeployment {

@@ -38,8 +38,13 @@ export const LenientCreateBody = CreateBody.extend({
 });
 export type CreateBody = z.infer<typeof LenientCreateBody>;
 
-/** PATCH /v2/deployments/{id} as the service takes it: core's wire schema. */
-export const PatchBody = PatchDeploymentRequest;
+/**
+ * PATCH /v2/deployments/{id} as the service takes it: core's wire schema, plus the revision metadata the official
+ * deploy tool sends (docs/official-tool.md): `tracked_packages`, a list of `package:version-spec` strings.
+ */
+export const PatchBody = PatchDeploymentRequest.extend({
+  tracked_packages: z.array(z.string()).nullish(),
+});
 export type PatchBody = z.infer<typeof PatchBody>;
 
 /** PATCH /v2/auth/providers/{provider_id}: the fields the service lets a client change. */

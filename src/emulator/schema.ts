@@ -71,6 +71,12 @@ export const StateRevision = z.strictObject({
   /** When its build began and how long it takes (QUEUED, BUILDING, DEPLOYING in thirds of it). */
   build_started_at: IsoTime.nullish(),
   build_ms: z.number().int().nonnegative().optional(),
+  /** Why it fails (its build log says so): build, deploy or tarball-missing; absent: from its status. */
+  failure: z.enum(['build', 'deploy', 'tarball-missing']).nullish(),
+  /** What the PATCH that started it carried (the official deploy tool's fields). */
+  tracked_packages: z.array(z.string()).nullish(),
+  install_command: z.string().nullish(),
+  build_command: z.string().nullish(),
 });
 export type StateRevision = z.infer<typeof StateRevision>;
 
@@ -82,7 +88,7 @@ export const StateDeployment = z.strictObject({
   name: z.string().max(DEPLOYMENT_NAME_MAX).regex(DEPLOYMENT_NAME_PATTERN, 'lowercase letters, digits and dashes, starting with a letter'),
   /** One of the spec's sources, or any other text (a source this service version does not know: listed, never written). */
   source: z.string().min(1),
-  /** For codehost, `deployment_type` here wins over the top-level one. */
+  /** `deployment_type` here wins over the top-level one. */
   source_config: ServiceSourceConfig.default({}),
   source_revision_config: SourceRevisionConfig.default({}),
   secrets: z.array(StateSecret).default([]),
@@ -150,6 +156,14 @@ export const StateTracingProject = z.strictObject({
 });
 export type StateTracingProject = z.infer<typeof StateTracingProject>;
 
+/** A source tarball object path the service handed out, to which deployment, and whether its PUT arrived. */
+export const StateUpload = z.strictObject({
+  object_path: z.string().min(1),
+  deployment_id: Uuid,
+  uploaded: z.boolean().default(true),
+});
+export type StateUpload = z.infer<typeof StateUpload>;
+
 export const StateFile = z.strictObject({
   version: z.number().pipe(z.literal(1, { error: 'version must be 1' })).default(1),
   /** The organization owning OAuth providers; defaults to a fixed uuid. */
@@ -160,6 +174,8 @@ export const StateFile = z.strictObject({
   deployments: z.array(StateDeployment).default([]),
   providers: z.array(StateProvider).default([]),
   tracing_projects: z.array(StateTracingProject).default([]),
+  /** Source tarball object paths handed out by POST /v2/deployments/{id}/upload-url; only these are accepted by a PATCH. */
+  uploads: z.array(StateUpload).default([]),
 });
 export type StateFile = z.infer<typeof StateFile>;
 /** What a seed may leave out: every defaulted field. */

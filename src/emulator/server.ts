@@ -6,6 +6,7 @@ import { probeOnlyDiscovery, type DiscoverHook } from './discover.js';
 import { checkKnobs, type FaultKnobs, type FaultSite } from './faults.js';
 import { createHandler, type RequestLogEntry, type Route } from './handler.js';
 import { createPersister, readStateText, serializeState, writeFileAtomic, type Persister } from './persist.js';
+import { artifactRoutes } from './routes/artifacts.js';
 import { deploymentRoutes } from './routes/deployments.js';
 import { integrationRoutes } from './routes/integrations.js';
 import { providerRoutes } from './routes/providers.js';
@@ -80,6 +81,12 @@ export interface EmulatorOptions {
    * left out, and graph_config_path is neither required on create nor refused. Default off.
    */
   lenientCreate?: boolean;
+  /** --any-tarball-path: take any source_tarball_path, as older emulators did; default off (only paths it handed out). */
+  anyTarballPath?: boolean;
+  /** --org-scoped-key: the API key spans several workspaces, so a request without X-Tenant-Id answers 403. */
+  orgScopedKey?: boolean;
+  /** --build-log-secrets: build logs print the deployment's environment (NAME=value), as a build that dumps it does. */
+  buildLogSecrets?: boolean;
   /** RNG of the fault knobs, shared by every draw (default Math.random). */
   random?: () => number;
   /**
@@ -218,6 +225,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
     secretsPatch: options.secretsPatch ?? 'merge',
     lenient: options.lenientCreate ?? false,
     outcome: revisionOutcome(options),
+    anyTarballPath: options.anyTarballPath ?? false,
   });
 
   const stateFile = options.stateFile;
@@ -265,6 +273,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
       specOnly,
     }),
     ...integrationRoutes(store),
+    ...(specOnly ? [] : artifactRoutes({ store, clock, printSecrets: options.buildLogSecrets ?? false })),
   ];
   let closing = false;
   const handler = createHandler({
@@ -272,6 +281,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
     store,
     knobs,
     apiKey: options.apiKey,
+    orgScopedKey: options.orgScopedKey ?? false,
     clock,
     persist,
     record,

@@ -26,6 +26,8 @@ export interface StoreOptions {
   secretsPatch?: SecretsPatchMode;
   lenient?: boolean;
   outcome?: (name: string) => RevisionOutcome;
+  /** --any-tarball-path. */
+  anyTarballPath?: boolean;
 }
 
 /** The state file is unreadable, not YAML/JSON, or breaks its schema. */
@@ -90,8 +92,19 @@ function seedRevisions(
       build_ms: buildMs,
       ends_at: endsAt,
       outcome: r.status ?? (building ? options.outcome(d.name) : 'DEPLOYED'),
+      failure: r.failure ?? failureOf(r.status ?? (building ? options.outcome(d.name) : 'DEPLOYED')),
+      tracked_packages: r.tracked_packages ?? null,
+      install_command: r.install_command ?? null,
+      build_command: r.build_command ?? null,
     };
   });
+}
+
+/** Why a seeded revision of this status fails, when its seed does not say. */
+function failureOf(status: string): StoredRevision['failure'] {
+  if (status === 'BUILD_FAILED') return 'build';
+  if (status === 'DEPLOY_FAILED' || status === 'CREATE_FAILED') return 'deploy';
+  return null;
 }
 
 interface SeedContext {
@@ -110,13 +123,9 @@ function seedDeployment(d: StateDeployment, index: number, tenantId: string, opt
   const buildReadyAt = d.build_ready_at === undefined ? (building ? now + buildMs : null) : d.build_ready_at === null ? null : Date.parse(d.build_ready_at);
   const sourceConfig = compactSourceConfig(d.source_config);
   const revisionConfig = compactFields(d.source_revision_config);
-  let deploymentType: AnyDeploymentType = d.deployment_type;
-  if (d.source === 'codehost') {
-    deploymentType = (sourceConfig.deployment_type as AnyDeploymentType | undefined) ?? d.deployment_type;
-    sourceConfig.deployment_type = deploymentType;
-  } else if (sourceConfig.deployment_type !== undefined) {
-    throw new EmulatorStateError(`state file ${options.file}: deployments.${index}.source_config.deployment_type: applies to codehost deployments only`);
-  }
+  // A seed's source_config.deployment_type wins for every source; codehost deployments always echo one.
+  const deploymentType: AnyDeploymentType = (sourceConfig.deployment_type as AnyDeploymentType | undefined) ?? d.deployment_type;
+  if (d.source === 'codehost') sourceConfig.deployment_type = deploymentType;
   return {
     id: d.id ?? derivedUuid('deployment', tenantId, d.name),
     tenant_id: tenantId,
@@ -238,6 +247,8 @@ export function storeFromState(state: StateFile, options: StoreOptions): Emulato
     secretsPatch: options.secretsPatch ?? 'merge',
     lenient: options.lenient ?? false,
     outcome,
+    uploads: state.uploads,
+    anyTarballPath: options.anyTarballPath ?? false,
   });
 }
 
@@ -286,6 +297,10 @@ export function stateFromStore(store: EmulatorStore): StateFile {
         ends_at: iso(r.ends_at),
         build_started_at: iso(r.build_started_at),
         build_ms: r.build_ms,
+        failure: r.failure,
+        tracked_packages: r.tracked_packages ? [...r.tracked_packages] : null,
+        install_command: r.install_command,
+        build_command: r.build_command,
       })),
       is_preview: d.is_preview,
       delete_at: d.delete_at === null ? null : iso(d.delete_at),
@@ -312,5 +327,6 @@ export function stateFromStore(store: EmulatorStore): StateFile {
       updated_at: iso(p.updated_at),
     })),
     tracing_projects: store.tracingProjects().map((t) => ({ id: t.id, tenant_id: t.tenant_id, name: t.name, created_at: iso(t.created_at) })),
+    uploads: store.uploads(),
   };
 }

@@ -15,6 +15,8 @@ import {
   type StoredTenant,
   type StoredTracingProject,
 } from './records.js';
+import type { StateUpload } from './schema.js';
+import { UploadRegistry, type IssuedUpload } from './upload-registry.js';
 import type { RepoLookup } from './validate.js';
 
 /** The list filters of GET /v2/deployments, already parsed. */
@@ -60,10 +62,16 @@ export interface StoreInit {
   lenient: boolean;
   /** How a new revision of the named deployment ends. */
   outcome: (name: string) => RevisionOutcome;
+  /** Tarball object paths handed out before (from the state file). */
+  uploads: readonly StateUpload[];
+  /** --any-tarball-path. */
+  anyTarballPath: boolean;
 }
 
 /** The knobs of the write rules, as the store hands them to merge.ts. */
-export type WriteKnobs = Pick<StoreInit, 'secretsPatch' | 'lenient' | 'outcome'>;
+export type WriteKnobs = Pick<StoreInit, 'secretsPatch' | 'lenient' | 'outcome' | 'anyTarballPath'>;
+
+
 
 function lowerBound(list: StoredDeployment[], item: StoredDeployment): number {
   let lo = 0;
@@ -117,6 +125,7 @@ export class EmulatorStore {
   /** organization id -> provider_id -> provider. */
   private readonly providersByOrg = new Map<string, Map<string, StoredProvider>>();
   private readonly listeners: Array<() => void> = [];
+  private readonly uploadRegistry: UploadRegistry;
   /** Bumped on every change; persistence and caches compare it. */
   version = 0;
 
@@ -124,7 +133,8 @@ export class EmulatorStore {
     this.organizationId = init.organizationId;
     this.clock = init.clock;
     this.buildMs = init.buildMs;
-    this.knobs = { secretsPatch: init.secretsPatch, lenient: init.lenient, outcome: init.outcome };
+    this.knobs = { secretsPatch: init.secretsPatch, lenient: init.lenient, outcome: init.outcome, anyTarballPath: init.anyTarballPath };
+    this.uploadRegistry = new UploadRegistry(init.uploads);
     this.tenantOrder = init.tenants;
     for (const tenant of init.tenants) {
       this.spaces.set(tenant.id, { tenant, ordered: [], byName: new Map(), tracing: new Map() });
@@ -308,7 +318,28 @@ export class EmulatorStore {
   }
 
   private writeContext(): WriteContext {
-    return { now: this.clock(), buildMs: this.buildMs, newId: randomUUID, repos: this.repoLookup, ...this.knobs };
+    return { now: this.clock(), buildMs: this.buildMs, newId: randomUUID, repos: this.repoLookup, uploads: this.uploadRegistry, ...this.knobs };
+  }
+
+  // ------------------------------------------------------------ artifacts (upload URLs)
+
+  /** POST /v2/deployments/{id}/upload-url: a new object path for the deployment and the token of its one PUT. */
+  issueUpload(deploymentId: string): IssuedUpload {
+    const issued = this.uploadRegistry.issue(deploymentId);
+    this.changed();
+    return issued;
+  }
+
+  /** The PUT to a signed URL: spends its token; undefined for an unknown or spent token. */
+  receiveUpload(token: string): string | undefined {
+    const objectPath = this.uploadRegistry.receive(token);
+    if (objectPath !== undefined) this.changed();
+    return objectPath;
+  }
+
+  /** Every object path handed out, for the state file. */
+  uploads(): StateUpload[] {
+    return this.uploadRegistry.all();
   }
 
   /** POST /v2/deployments: 422/400 from the rules, 409 when a deployment or tracing project has the name. */

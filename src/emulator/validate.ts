@@ -18,6 +18,8 @@ interface SourceRule {
   needsRevision: string[];
   /** source_revision_config fields a create must carry besides (docs/real-service.md §2: graph_config_path). */
   needsOnCreate: string[];
+  /** source_revision_config fields the merged deployment must hold once it holds its artifact (internal_source: graph_config_path). */
+  needsWithArtifact: string[];
   /**
    * The artifact (image_uri or source_tarball_path): a create may leave it out and set it by PATCH later
    * (docs/real-service.md §2), but a PATCH naming this source as its revision_source must bring one.
@@ -33,7 +35,8 @@ interface SourceRule {
   revisionSource: boolean;
 }
 
-const REPO_CONFIG = ['integration_id', 'repo_url', 'build_on_push', 'deployment_type'];
+/** The tier (deployment_type) is taken by every source: the official tool sends it on every create (real-service.md). */
+const REPO_CONFIG = ['integration_id', 'repo_url', 'build_on_push'];
 
 /** The source rules of the service (docs/real-service.md §2), one row per source. */
 export const SOURCE_RULES: Record<Source, SourceRule> = {
@@ -41,6 +44,7 @@ export const SOURCE_RULES: Record<Source, SourceRule> = {
     needsConfig: ['integration_id', 'repo_url'],
     needsRevision: ['repo_ref'],
     needsOnCreate: ['graph_config_path'],
+    needsWithArtifact: [],
     artifact: [],
     refusesConfig: [],
     refusesRevision: ['image_uri', 'source_tarball_path'],
@@ -51,6 +55,7 @@ export const SOURCE_RULES: Record<Source, SourceRule> = {
     needsConfig: [],
     needsRevision: ['image_uri'],
     needsOnCreate: [],
+    needsWithArtifact: [],
     artifact: [],
     refusesConfig: REPO_CONFIG,
     refusesRevision: ['repo_ref', 'source_tarball_path', 'graph_config_path'],
@@ -61,6 +66,7 @@ export const SOURCE_RULES: Record<Source, SourceRule> = {
     needsConfig: [],
     needsRevision: [],
     needsOnCreate: [],
+    needsWithArtifact: [],
     artifact: ['image_uri'],
     refusesConfig: REPO_CONFIG,
     refusesRevision: ['repo_ref', 'source_tarball_path', 'graph_config_path'],
@@ -70,7 +76,8 @@ export const SOURCE_RULES: Record<Source, SourceRule> = {
   internal_source: {
     needsConfig: [],
     needsRevision: [],
-    needsOnCreate: ['graph_config_path'],
+    needsOnCreate: [],
+    needsWithArtifact: ['graph_config_path'],
     artifact: ['source_tarball_path'],
     refusesConfig: REPO_CONFIG,
     refusesRevision: ['repo_ref', 'image_uri'],
@@ -81,6 +88,7 @@ export const SOURCE_RULES: Record<Source, SourceRule> = {
     needsConfig: [],
     needsRevision: [],
     needsOnCreate: [],
+    needsWithArtifact: [],
     artifact: [],
     refusesConfig: REPO_CONFIG,
     refusesRevision: ['repo_ref', 'image_uri', 'source_tarball_path', 'graph_config_path'],
@@ -188,10 +196,12 @@ export function missingFieldProblems(
       out.push(issue(['body', 'source_config', key], `source_config.${key} is required for ${what}`, 'missing'));
     }
   }
+  const holdsArtifact = rules.artifact.length > 0 && rules.artifact.every((key) => present(revisionConfig, key));
   const needsRevision = [
     ...rules.needsRevision,
     ...(requirement === 'create' && !mode.lenient ? rules.needsOnCreate : []),
     ...(requirement === 'override' ? rules.artifact : []),
+    ...(holdsArtifact && !mode.lenient ? rules.needsWithArtifact : []),
   ];
   for (const key of needsRevision) {
     if (!present(revisionConfig, key)) {

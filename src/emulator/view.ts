@@ -107,6 +107,10 @@ export function revisionView(d: StoredDeployment, r: StoredRevision, now: number
     status: revisionStatusAt(r, now),
     source: r.revision_source ?? d.source,
     source_revision_config: revisionConfigView(r.revision_source ?? d.source, d.source_config, r.source_revision_config),
+    // What the PATCH that started it carried besides its config (the official deploy tool's fields).
+    tracked_packages: r.tracked_packages,
+    install_command: r.install_command,
+    build_command: r.build_command,
   };
 }
 

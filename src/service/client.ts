@@ -9,12 +9,14 @@ import {
   Integration,
   ListDeploymentsResponse,
   ListRevisionsResponse,
+  LogPage,
   OAuthProvider,
   Revision,
   Repository,
   type CreateDeploymentRequest,
   type CreateProviderRequest,
   type DeploymentStatus,
+  type LogRequest,
   type ServiceDeploymentType,
   type McpDiscoverRequest,
   type PatchDeploymentRequest,
@@ -87,6 +89,12 @@ export type DeploymentById =
  */
 export type RevisionById = { outcome: 'found'; revision: Revision } | { outcome: 'gone' } | { outcome: 'no-endpoint'; status: number };
 
+/**
+ * One page of a log endpoint (beyond the spec): `found`; `gone`, the service's own 404 for the deployment or revision;
+ * or `no-endpoint`, a service without the log endpoints (any other 404, or 405), said once per client (onNotice).
+ */
+export type LogRead = { outcome: 'found'; page: LogPage } | { outcome: 'gone' } | { outcome: 'no-endpoint'; status: number };
+
 /** The detail of the service's 404 for a revision id it does not have. */
 const REVISION_NOT_FOUND = /^(Revision|Deployment) ID .* not found\.?$/;
 
@@ -101,6 +109,9 @@ export const ROUTES = {
   providers: '/v2/auth/providers',
   mcpDiscover: '/v2/auth/providers/mcp-discover',
   provider: '/v2/auth/providers/{provider_id}',
+  buildLogs: '/v1/projects/{project_id}/revisions/{revision_id}/build_logs',
+  deployLogs: '/v1/projects/{project_id}/deploy_logs',
+  revisionDeployLogs: '/v1/projects/{project_id}/revisions/{revision_id}/deploy_logs',
   integrations: '/v1/integrations/forge/codehost/install',
   repositories: '/v1/integrations/forge/codehost/{integration_id}/repos',
 } as const;
@@ -166,6 +177,8 @@ export class ServiceClient {
   /** The first readRevision, while it is in flight. */
   private revisionProbe: Promise<void> | undefined;
   private readonly noticeListeners = new Set<(message: string) => void>();
+  /** Whether the log endpoints exist: undefined until the first log read tells. */
+  private logsAvailable: boolean | undefined;
 
   constructor(options: ClientOptions) {
     this.http = new HttpTransport(options);
@@ -411,6 +424,36 @@ export class ServiceClient {
         this.revisionProbe = undefined;
         probed();
       }
+    }
+  }
+
+  /** POST /v1/projects/{deployment_id}/revisions/{revision_id}/build_logs (beyond the spec): a read, retried like a GET. */
+  async buildLogs(deploymentId: string, revisionId: string, request: LogRequest): Promise<LogRead> {
+    const path = `/v1/projects/${encodeURIComponent(deploymentId)}/revisions/${encodeURIComponent(revisionId)}/build_logs`;
+    return this.readLogs(ROUTES.buildLogs, path, request);
+  }
+
+  /** POST /v1/projects/{deployment_id}/deploy_logs, or …/revisions/{revision_id}/deploy_logs for one revision (beyond the spec). */
+  async deployLogs(deploymentId: string, request: LogRequest, revisionId?: string): Promise<LogRead> {
+    const base = `/v1/projects/${encodeURIComponent(deploymentId)}`;
+    if (revisionId === undefined) return this.readLogs(ROUTES.deployLogs, `${base}/deploy_logs`, request);
+    return this.readLogs(ROUTES.revisionDeployLogs, `${base}/revisions/${encodeURIComponent(revisionId)}/deploy_logs`, request);
+  }
+
+  private async readLogs(route: string, path: string, request: LogRequest): Promise<LogRead> {
+    if (this.logsAvailable === false) return { outcome: 'no-endpoint', status: 0 };
+    try {
+      const page = await this.http.send({ method: 'POST', route, path, body: request, schema: LogPage, read: true });
+      this.logsAvailable = true;
+      return { outcome: 'found', page };
+    } catch (error) {
+      if (!(error instanceof ServiceError) || !ABSENT_ENDPOINT.has(error.status)) throw error;
+      if (error.status === 404 && REVISION_NOT_FOUND.test(error.detail)) return { outcome: 'gone' };
+      if (this.logsAvailable === undefined) {
+        this.logsAvailable = false;
+        this.notice(`the service has no ${route} (it answered ${error.status}): build and deploy logs cannot be shown, for the rest of this process`);
+      }
+      return { outcome: 'no-endpoint', status: error.status };
     }
   }
 

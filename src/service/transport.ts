@@ -126,6 +126,8 @@ export interface Call<S extends z.ZodType> {
   noContent?: boolean;
   /** A call other than a GET that changes nothing however often it is sent (a DELETE of an id no deployment has): retried like a GET. */
   idempotent?: boolean;
+  /** A POST that only reads (the log endpoints): retried like a GET, never recorded as a write. */
+  read?: boolean;
 }
 
 export const DEFAULTS = {
@@ -241,7 +243,7 @@ export class HttpTransport {
    * and every call inside a job (sendingOnce), are sent once.
    */
   async send<S extends z.ZodType>(call: Call<S>): Promise<z.output<S>> {
-    const attempts = (call.method === 'GET' || call.idempotent === true) && ONE_TRY.getStore() !== true ? this.retry.attempts : 1;
+    const attempts = (call.method === 'GET' || call.idempotent === true || call.read === true) && ONE_TRY.getStore() !== true ? this.retry.attempts : 1;
     for (let attempt = 1; ; attempt++) {
       try {
         return await this.attempt(call, attempt);
@@ -280,7 +282,7 @@ export class HttpTransport {
     try {
       const response = await this.dispatch(call);
       status = response.statusCode;
-      if (call.method !== 'GET') {
+      if (call.method !== 'GET' && call.read !== true) {
         const requestId = requestIdOf(response.headers);
         WRITES.getStore()?.push({ method: call.method, route: call.route, status, ...(requestId ? { requestId } : {}) });
       }

@@ -248,7 +248,7 @@ describe.concurrent('converge run: watching a directory (--drift report)', { tim
     await driftWebB(w, 1);
     const row = (await w.d.status()).resources.find((r) => r.key === 'Deployment/web-b')!;
     expect(row.state).toBe('out_of_sync');
-    expect(row.drift).toEqual({ policy: 'report', fields: ['source_config.resource_spec.max_scale'] });
+    expect(row.drift).toEqual({ policy: 'report', fields: ['source_config.resource_spec.max_scale'], reason: expect.stringMatching(/^changed outside converge/) });
     await w.d.waitForLine((l) => l.msg.startsWith('drift reported') && l.key === 'Deployment/web-b', 2_000);
     await sleep(500);
     expect(maxScale(w.e, 'web-b')).toBe(9);

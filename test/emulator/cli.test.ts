@@ -32,6 +32,9 @@ describe('converge emulator', () => {
       {},
     );
     expect(real).toMatchObject({ secretsPatch: 'replace', echo: 'real', specOnly: true, omitTenantId: true, lenientCreate: true, buildFail: /^flaky-/, deployFail: /canary$/ });
+    expect(options).toMatchObject({ anyTarballPath: false, orgScopedKey: false, buildLogSecrets: false });
+    const tool = emulatorOptionsFromArgs(parseCommandArgs(emulatorCommand, ['--any-tarball-path', '--org-scoped-key', '--build-log-secrets']).values, {});
+    expect(tool).toMatchObject({ anyTarballPath: true, orgScopedKey: true, buildLogSecrets: true });
     const bad: Array<[string[], RegExp]> = [
       [['--fail-rate', '2'], /--fail-rate: "2" is not a rate between 0 and 1/],
       [['--reset-rate', 'lots'], /--reset-rate: "lots" is not a rate/],
@@ -51,7 +54,7 @@ describe('converge emulator', () => {
   });
 
   test('--help documents every knob', () => {
-    for (const flag of ['secrets-patch', 'echo', 'spec-only', 'omit-tenant-id', 'lenient-create', 'build-fail', 'deploy-fail', 'build-ms']) {
+    for (const flag of ['secrets-patch', 'echo', 'spec-only', 'omit-tenant-id', 'lenient-create', 'build-fail', 'deploy-fail', 'build-ms', 'any-tarball-path', 'org-scoped-key', 'build-log-secrets']) {
       const option = emulatorCommand.options[flag];
       expect(option, flag).toBeDefined();
       expect(option!.description.length, flag).toBeGreaterThan(20);

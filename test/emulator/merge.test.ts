@@ -14,6 +14,8 @@ function context(overrides: Partial<WriteContext> = {}): WriteContext {
     buildMs: 500,
     newId: () => `00000000-0000-4000-8000-${String(++n).padStart(12, '0')}`,
     repos: { hasIntegration: (id) => id === INTEGRATION, hasRepository: (id, url) => id === INTEGRATION && url === REPO },
+    uploads: { ownerOf: () => undefined, uploaded: () => false },
+    anyTarballPath: false,
     secretsPatch: 'merge',
     lenient: false,
     outcome: () => 'DEPLOYED',
@@ -44,7 +46,7 @@ function stored(overrides: Partial<StoredDeployment> = {}): StoredDeployment {
     deployment_type: 'dev',
     remote_reconciled: false,
     tag_value_ids: [],
-    revisions: [{ id: 'rev-1', created_at: 1, revision_source: null, source_revision_config: { repo_ref: 'main' }, build_started_at: 1, build_ms: 0, ends_at: 1, outcome: 'DEPLOYED' }],
+    revisions: [{ id: 'rev-1', created_at: 1, revision_source: null, source_revision_config: { repo_ref: 'main' }, build_started_at: 1, build_ms: 0, ends_at: 1, outcome: 'DEPLOYED', failure: null, tracked_packages: null, install_command: null, build_command: null }],
     is_preview: false,
     delete_at: null,
     delete_tracing_project: false,
@@ -242,9 +244,9 @@ describe('newDeployment', () => {
     ['codehost with unknown integration', { name: 'a', source: 'codehost', source_config: { integration_id: 'bbbbbbbb-bbbb-4bbb-8bbb-bbbbbbbbbbbb', repo_url: REPO }, source_revision_config: { repo_ref: 'main', graph_config_path: 'g.json' } }, 400, /Integration .* not found/],
     ['codehost with a repo outside the integration', { name: 'a', source: 'codehost', source_config: { integration_id: INTEGRATION, repo_url: 'https://codehost.example.com/x/y' }, source_revision_config: { repo_ref: 'main', graph_config_path: 'g.json' } }, 400, /not reachable through integration/],
     ['codehost without graph_config_path', { name: 'a', source: 'codehost', source_config: { integration_id: INTEGRATION, repo_url: REPO }, source_revision_config: { repo_ref: 'main' } }, 422, /graph_config_path is required for source codehost/],
-    ['internal_source without graph_config_path', { name: 'a', source: 'internal_source' }, 422, /graph_config_path is required for source internal_source/],
+    ['internal_source with a tarball but no graph_config_path', { name: 'a', source: 'internal_source', source_revision_config: { source_tarball_path: 'x.tgz' } }, 422, /graph_config_path is required for source internal_source/],
+    ['internal_source with a tarball path the service never handed out', { name: 'a', source: 'internal_source', source_revision_config: { source_tarball_path: 'x.tgz', graph_config_path: 'g.json' } }, 400, /was not issued for a deployment that does not exist yet/],
     ['external_docker with graph_config_path', { name: 'a', source: 'external_docker', source_revision_config: { image_uri: 'i:1', graph_config_path: 'g.json' } }, 422, /graph_config_path is not allowed for source external_docker/],
-    ['internal_template with deployment_type', { name: 'a', source: 'internal_template', source_config: { deployment_type: 'dev' } }, 422, /deployment_type is not allowed for source internal_template/],
     ['external_docker without image', { name: 'a', source: 'external_docker' }, 422, /image_uri is required/],
     ['external_docker with repo fields', { name: 'a', source: 'external_docker', source_config: { repo_url: REPO }, source_revision_config: { image_uri: 'i', repo_ref: 'main' } }, 422, /repo_url is not allowed/],
     ['internal_template with a repository', { name: 'a', source: 'internal_template', source_config: { integration_id: INTEGRATION } }, 422, /integration_id is not allowed/],
@@ -262,23 +264,63 @@ describe('newDeployment', () => {
     const good = [
       { name: 'a', source: 'external_docker', source_revision_config: { image_uri: 'i:1' }, secret_references: [{ name: 'a', secret_name: 'b', secret_key: 'c' }] },
       { name: 'b', source: 'internal_docker', source_revision_config: { image_uri: 'i:1' } },
-      { name: 'c', source: 'internal_source', source_revision_config: { source_tarball_path: 'x.tgz', graph_config_path: 'g.json' } },
+      { name: 'c', source: 'internal_source' },
       { name: 'd', source: 'internal_template' },
     ];
     for (const request of good) expect(newDeployment('t', request as never, context()).ok, request.source).toBe(true);
   });
 
+  test('every source takes deployment_type (the official tool sends it on every create); absent, the service chooses prod', () => {
+    for (const source of ['external_docker', 'internal_docker', 'internal_source', 'internal_template']) {
+      const revision = source === 'external_docker' ? { image_uri: 'i:1' } : {};
+      const tier = newDeployment('t', { name: 'a', source, source_config: { deployment_type: 'dev' }, source_revision_config: revision } as never, context());
+      if (!tier.ok) throw new Error(`${source}: ${JSON.stringify(tier.error)}`);
+      expect(tier.value.source_config.deployment_type, source).toBe('dev');
+      expect(tier.value.deployment_type, source).toBe('dev');
+      const changed = mergePatch(tier.value, { source_config: { deployment_type: 'prod' } }, context());
+      expect(changed.ok ? 200 : changed.error.status, source).toBe(400);
+      const plain = newDeployment('t', { name: 'b', source, source_revision_config: revision } as never, context());
+      if (!plain.ok) throw new Error(source);
+      expect(plain.value.deployment_type, source).toBe('prod');
+    }
+  });
+
+  test('internal_source: graph_config_path is required once a tarball is sent, and only a tarball the service handed out is taken', () => {
+    const created = newDeployment('t', { name: 'up', source: 'internal_source', source_config: { deployment_type: 'dev' }, source_revision_config: {}, secrets: [] } as never, context());
+    if (!created.ok) throw new Error(JSON.stringify(created.error));
+    const issued = `uploads/${created.value.id}/one.tar.gz`;
+    const uploads = { ownerOf: (path: string) => (path === issued ? created.value.id : undefined), uploaded: () => true };
+    const withoutConfig = mergePatch(created.value, { revision_source: 'internal_source', source_revision_config: { source_tarball_path: issued } }, context({ uploads }));
+    expect(withoutConfig.ok ? '' : JSON.stringify(withoutConfig.error.detail)).toMatch(/graph_config_path is required/);
+    const foreign = mergePatch(created.value, { source_revision_config: { source_tarball_path: 'uploads/elsewhere.tgz', graph_config_path: 'g.json' } }, context({ uploads }));
+    expect(foreign.ok ? 200 : foreign.error.status).toBe(400);
+    expect(mergePatch(created.value, { source_revision_config: { source_tarball_path: 'uploads/elsewhere.tgz', graph_config_path: 'g.json' } }, context({ anyTarballPath: true })).ok).toBe(true);
+    const good = mergePatch(
+      created.value,
+      { revision_source: 'internal_source', source_revision_config: { source_tarball_path: issued, graph_config_path: 'g.json' }, source_config: { install_command: 'uv sync' }, tracked_packages: ['langgraph:>=0.3'] },
+      context({ uploads }),
+    );
+    if (!good.ok) throw new Error(JSON.stringify(good.error));
+    const revision = good.value.next.revisions.at(-1)!;
+    expect(revision).toMatchObject({ revision_source: 'internal_source', tracked_packages: ['langgraph:>=0.3'], install_command: 'uv sync', build_command: null, outcome: 'DEPLOYED', failure: null });
+    // The same path again (the one it holds) is taken; a handed-out path never uploaded builds and fails, saying why.
+    expect(mergePatch(good.value.next, { source_revision_config: { source_tarball_path: issued } }, context()).ok).toBe(true);
+    const missing = mergePatch(created.value, { source_revision_config: { source_tarball_path: issued, graph_config_path: 'g.json' } }, context({ uploads: { ...uploads, uploaded: () => false } }));
+    if (!missing.ok) throw new Error(JSON.stringify(missing.error));
+    expect(missing.value.next.revisions.at(-1)).toMatchObject({ outcome: 'BUILD_FAILED', failure: 'tarball-missing' });
+  });
+
   test('internal_docker and internal_source are created without their artifact: no revision until a PATCH sets it', () => {
     for (const request of [
       { name: 'pushed', source: 'internal_docker' },
-      { name: 'uploaded', source: 'internal_source', source_revision_config: { graph_config_path: 'g.json' } },
+      { name: 'uploaded', source: 'internal_source', source_revision_config: {} },
     ]) {
       const created = newDeployment('t', request as never, context());
       if (!created.ok) throw new Error(JSON.stringify(created.error));
       expect(created.value.latest_revision_id).toBeNull();
       expect(created.value.revisions).toEqual([]);
-      const artifact = request.source === 'internal_docker' ? { image_uri: 'registry/x:1' } : { source_tarball_path: 'uploads/x.tgz' };
-      const patched = mergePatch(created.value, { source_revision_config: artifact }, context());
+      const artifact = request.source === 'internal_docker' ? { image_uri: 'registry/x:1' } : { source_tarball_path: 'uploads/x.tgz', graph_config_path: 'g.json' };
+      const patched = mergePatch(created.value, { source_revision_config: artifact }, context({ anyTarballPath: true }));
       if (!patched.ok) throw new Error(JSON.stringify(patched.error));
       expect(patched.value.newRevision).toBe(true);
       expect(patched.value.next.latest_revision_id).toBe(patched.value.next.revisions[0]!.id);

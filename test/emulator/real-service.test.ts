@@ -63,14 +63,17 @@ describe('create: the five required fields', () => {
 });
 
 describe('create: source rules of docs/real-service.md §2', () => {
-  test('graph_config_path is required for codehost and internal_source, refused for the other sources', async () => {
+  test('graph_config_path is required for codehost and for internal_source once a tarball is sent, refused for the other sources', async () => {
     const api = await open();
     const hub = await api.call('POST', '/v2/deployments', codehostBody('hub', { source_revision_config: { repo_ref: 'main' } }));
     expect(hub.status).toBe(422);
     expect(hub.body.detail).toContainEqual(expect.objectContaining({ loc: ['body', 'source_revision_config', 'graph_config_path'], type: 'missing' }));
-    const upload = await api.call('POST', '/v2/deployments', templateBody('up', { source: 'internal_source' }));
-    expect(upload.status).toBe(422);
-    expect(upload.body.detail[0].loc).toEqual(['body', 'source_revision_config', 'graph_config_path']);
+    // The official tool creates internal_source with source_revision_config {} and sends the path with the tarball.
+    const upload = await create(api, templateBody('up', { source: 'internal_source' }));
+    const url = await api.call('POST', `/v2/deployments/${upload.id}/upload-url`);
+    const tarballOnly = await api.call('PATCH', `/v2/deployments/${upload.id}`, { source_revision_config: { source_tarball_path: url.body.object_path } });
+    expect(tarballOnly.status).toBe(422);
+    expect(tarballOnly.body.detail[0].loc).toEqual(['body', 'source_revision_config', 'graph_config_path']);
     for (const [source, revision] of [
       ['external_docker', { image_uri: 'r/x:1' }],
       ['internal_docker', { image_uri: 'r/x:1' }],
@@ -89,7 +92,7 @@ describe('create: source rules of docs/real-service.md §2', () => {
   test('internal_docker and internal_source are created without their artifact, which a PATCH then sets', async () => {
     const api = await open({ buildMs: 0 });
     const pushed = await create(api, templateBody('pushed', { source: 'internal_docker' }));
-    const uploaded = await create(api, templateBody('uploaded', { source: 'internal_source', source_revision_config: { graph_config_path: 'langgraph.json' } }));
+    const uploaded = await create(api, templateBody('uploaded', { source: 'internal_source', source_revision_config: {} }));
     for (const d of [pushed, uploaded]) {
       expect(d.latest_revision_id).toBeNull();
       expect(d.active_revision_id).toBeNull();
@@ -101,11 +104,19 @@ describe('create: source rules of docs/real-service.md §2', () => {
     expect(image.body.latest_revision_id).not.toBeNull();
     expect(image.body.active_revision_id).toBe(image.body.latest_revision_id);
     expect(image.body.status).toBe('READY');
-    const tarball = await api.call('PATCH', `/v2/deployments/${uploaded.id}`, { source_revision_config: { source_tarball_path: 'uploads/uploaded.tgz' } });
-    expect(tarball.body.source_revision_config).toMatchObject({ source_tarball_path: 'uploads/uploaded.tgz', graph_config_path: 'langgraph.json' });
+    // Only an object path the service handed out is taken (real-service.md).
+    const foreign = await api.call('PATCH', `/v2/deployments/${uploaded.id}`, { source_revision_config: { source_tarball_path: 'uploads/uploaded.tgz', graph_config_path: 'langgraph.json' } });
+    expect(foreign.status).toBe(400);
+    expect(foreign.body.detail).toMatch(/^source_tarball_path "uploads\/uploaded.tgz" was not issued for deployment /);
+    const url = await api.call('POST', `/v2/deployments/${uploaded.id}/upload-url`);
+    const put = await fetch(url.body.upload_url, { method: 'PUT', body: 'tarball bytes', headers: { 'content-type': 'application/gzip' } });
+    expect(put.status).toBe(200);
+    const tarball = await api.call('PATCH', `/v2/deployments/${uploaded.id}`, { source_revision_config: { source_tarball_path: url.body.object_path, graph_config_path: 'langgraph.json' } });
+    expect(tarball.status).toBe(200);
+    expect(tarball.body.source_revision_config).toMatchObject({ source_tarball_path: url.body.object_path, graph_config_path: 'langgraph.json' });
   });
 
-  test('deployment_type: stored in source_config for codehost, prod when absent, immutable; refused for other sources; the list filter sees it', async () => {
+  test('deployment_type: stored in source_config, prod when absent, immutable, taken by every source; the list filter sees it', async () => {
     const api = await open();
     const plain = await create(api, codehostBody('plain'));
     expect(plain.source_config.deployment_type).toBe('prod');
@@ -120,11 +131,12 @@ describe('create: source rules of docs/real-service.md §2', () => {
     const changed = await api.call('PATCH', `/v2/deployments/${free.id}`, { source_config: { deployment_type: 'prod' } });
     expect(changed.status).toBe(400);
     expect(changed.body.detail).toBe('source_config.deployment_type cannot be changed after creation (it is "dev_free"); create a new deployment instead');
-    const docker = await api.call('POST', '/v2/deployments', dockerBody('img', { source_config: { deployment_type: 'prod' } }));
-    expect(docker.status).toBe(422);
-    expect(docker.body.detail[0].loc).toEqual(['body', 'source_config', 'deployment_type']);
+    const docker = await create(api, dockerBody('img', { source_config: { deployment_type: 'dev_free' } }));
+    expect(docker.source_config.deployment_type).toBe('dev_free');
+    const redocked = await api.call('PATCH', `/v2/deployments/${docker.id}`, { source_config: { deployment_type: 'prod' } });
+    expect(redocked.status).toBe(400);
     const listed = await api.call('GET', '/v2/deployments?deployment_type=dev_free');
-    expect(listed.body.resources.map((d: { name: string }) => d.name)).toEqual(['free']);
+    expect(listed.body.resources.map((d: { name: string }) => d.name)).toEqual(['free', 'img']);
     const zero = await api.call('GET', '/v2/deployments?deployment_type=dev_free_zero');
     expect(zero.body.resources.map((d: { name: string }) => d.name)).toEqual(['t-dev-free-zero']);
   });
@@ -257,11 +269,20 @@ describe('seeds the real service can produce', () => {
     expect(running!.store.allDeployments().map((d) => d.name)).toContain('leaving');
   });
 
-  test('a codehost seed may give deployment_type in source_config; other sources may not', async () => {
-    const ok = await open({ seed: { ...baseSeed(), deployments: [{ name: 'hub', source: 'codehost', source_config: { integration_id: ACME, repo_url: SUPPORT_URL, deployment_type: 'dev_zero' }, source_revision_config: { repo_ref: 'main' } }] } });
-    expect((await ok.call('GET', '/v2/deployments?deployment_type=dev_zero')).body.resources).toHaveLength(1);
-    await expect(start({ seed: { deployments: [{ name: 'tpl', source: 'internal_template', source_config: { deployment_type: 'dev' } }] } })).rejects.toThrow(
-      /deployments.0.source_config.deployment_type: applies to codehost deployments only/,
-    );
+  test('a seed of any source may give deployment_type in source_config; the list filter sees it', async () => {
+    const api = await open({
+      seed: {
+        ...baseSeed(),
+        deployments: [
+          { name: 'hub', source: 'codehost', source_config: { integration_id: ACME, repo_url: SUPPORT_URL, deployment_type: 'dev_zero' }, source_revision_config: { repo_ref: 'main' } },
+          { name: 'tpl', source: 'internal_template', source_config: { deployment_type: 'dev_zero' } },
+        ],
+      },
+    });
+    const listed = await api.call('GET', '/v2/deployments?deployment_type=dev_zero');
+    expect(listed.body.resources.map((d: { name: string; source_config: { deployment_type: string } }) => [d.name, d.source_config.deployment_type])).toEqual([
+      ['hub', 'dev_zero'],
+      ['tpl', 'dev_zero'],
+    ]);
   });
 });

@@ -67,6 +67,9 @@ describe('revision lifecycle', () => {
       status: 'DEPLOYED',
       source: 'codehost',
       source_revision_config: d.source_revision_config,
+      tracked_packages: null,
+      install_command: null,
+      build_command: null,
     });
   });
 

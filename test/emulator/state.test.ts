@@ -31,6 +31,32 @@ async function closeAll(): Promise<void> {
 }
 
 describe('persistence', () => {
+  test('handed-out tarball paths and the revision metadata of a PATCH survive a restart from the state file', async () => {
+    const file = join(dir, 'state.yaml');
+    const api = client(await open({ stateFile: file, seed: baseSeed() }));
+    const created = await api.call('POST', '/v2/deployments', { name: 'up', source: 'internal_source', source_config: { deployment_type: 'dev' }, source_revision_config: {}, secrets: [] });
+    const url = await api.call('POST', `/v2/deployments/${created.body.id}/upload-url`);
+    expect((await fetch(url.body.upload_url, { method: 'PUT', body: 'x' })).status).toBe(200);
+    // A signed URL takes one PUT.
+    expect((await fetch(url.body.upload_url, { method: 'PUT', body: 'x' })).status).toBe(403);
+    const patched = await api.call('PATCH', `/v2/deployments/${created.body.id}`, {
+      revision_source: 'internal_source', source_revision_config: { source_tarball_path: url.body.object_path, graph_config_path: 'langgraph.json' }, tracked_packages: ['langgraph:>=0.3'],
+    });
+    expect(patched.status).toBe(200);
+    const saved = parseYaml(await readFile(file, 'utf8'));
+    expect(saved.uploads).toEqual([{ object_path: url.body.object_path, deployment_id: created.body.id, uploaded: true }]);
+    expect(saved.deployments[0].revisions[0]).toMatchObject({ revision_source: 'internal_source', tracked_packages: ['langgraph:>=0.3'] });
+    await closeAll();
+    const again = client(await open({ stateFile: file }));
+    const second = await again.call('POST', `/v2/deployments/${created.body.id}/upload-url`);
+    // The first path is still the service's; a path from nowhere still is not.
+    expect((await again.call('PATCH', `/v2/deployments/${created.body.id}`, { source_revision_config: { source_tarball_path: url.body.object_path } })).status).toBe(200);
+    expect((await again.call('PATCH', `/v2/deployments/${created.body.id}`, { source_revision_config: { source_tarball_path: 'uploads/x.tgz' } })).status).toBe(400);
+    expect(second.body.object_path).not.toBe(url.body.object_path);
+    const revision = (await again.call('GET', `/v2/deployments/${created.body.id}/revisions?limit=5`)).body.resources.at(-1);
+    expect(revision).toMatchObject({ source: 'internal_source', tracked_packages: ['langgraph:>=0.3'] });
+  });
+
   test('every change reaches the state file; a restart from it restores the state; no temp file is left', async () => {
     const file = join(dir, 'state.yaml');
     const first = await open({ stateFile: file, seed: baseSeed(), secrets: 'plain' });

@@ -80,7 +80,6 @@ export const CORPUS: Record<string, { diagnostics: Expected[]; blocks: string | 
   'codehost-missing-graph-config-path.yaml': { diagnostics: [[10, 3, 'E_SCHEMA', 'spec.source_revision_config: missing graph_config_path: the service requires it to create a deployment of source codehost']], blocks: 'no-graph-config' },
   'codehost-without-repository.yaml': { diagnostics: [[7, 3, 'E_SCHEMA', 'spec.source_config: a codehost deployment needs repository: OWNER/NAME, or both source_config.integration_id and source_config.repo_url; integration_id is missing']], blocks: 'codehost-no-repo' },
   'deployment-type-bad-value.yaml': { diagnostics: [[9, 22, 'E_SCHEMA', 'spec.source_config.deployment_type: "dev_zero" is not one of "dev_free", "dev", "prod"']], blocks: 'bad-tier' },
-  'deployment-type-wrong-source.yaml': { diagnostics: [[9, 5, 'E_SCHEMA', "spec.source_config.deployment_type: is only for source codehost (this deployment's source is internal_docker); remove it"]], blocks: 'docker-tier' },
   'graph-config-path-wrong-source.yaml': { diagnostics: [[9, 5, 'E_SCHEMA', "spec.source_revision_config.graph_config_path: is only for sources codehost and internal_source (this deployment's source is external_docker)"]], blocks: 'docker-graph-config' },
-  'internal-source-missing-graph-config-path.yaml': { diagnostics: [[5, 1, 'E_SCHEMA', 'spec: missing graph_config_path: the service requires it to create a deployment of source internal_source']], blocks: 'source-no-graph-config' },
+  'internal-source-missing-graph-config-path.yaml': { diagnostics: [[9, 3, 'E_SCHEMA', 'spec.source_revision_config: missing graph_config_path: the service requires it with a source_tarball_path']], blocks: 'source-no-graph-config' },
 };

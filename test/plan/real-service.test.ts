@@ -55,6 +55,43 @@ describe('the tier (source_config.deployment_type)', () => {
   });
 });
 
+describe('the tier on every source (docs/official-tool.md: the official tool sends it on every create)', () => {
+  const encode = (text: string): Uint8Array => new TextEncoder().encode(text);
+  const head = ['apiVersion: converge/v1', 'kind: Deployment', 'metadata:', '  name: agent', 'spec:'];
+
+  it('a manifest of any source may declare it; it is sent on create, and a change against live is blocked', () => {
+    for (const [source, revision] of [
+      ['internal_docker', {}],
+      ['internal_source', {}],
+      ['external_docker', { image_uri: 'docker.io/acme/agent:1' }],
+      ['internal_template', {}],
+    ] as const) {
+      const text = [...head, `  source: ${source}`, '  source_config: { deployment_type: dev }', `  source_revision_config: ${JSON.stringify(revision)}`, ''].join('\n');
+      const parsed = parseManifestBytes('agent.yaml', encode(text), { allowLiteralSecrets: false });
+      expect(parsed.diagnostics, source).toEqual([]);
+      const spec: DeploymentSpec = { source, source_config: { deployment_type: 'dev' }, source_revision_config: revision };
+      const created = diffDeployment(resource(spec), undefined, CONTEXT);
+      expect(requestBody(created, {}), source).toMatchObject({ source, source_config: { deployment_type: 'dev' } });
+      const running = live({ source, source_config: { deployment_type: 'prod' }, source_revision_config: revision });
+      const changed = diffDeployment(resource(spec), running, CONTEXT);
+      expect(changed.change.action, source).toBe('blocked');
+      expect(changed.change.reason, source).toMatch(/^source_config.deployment_type cannot be changed after creation \(live: "prod", manifest: "dev"\)/);
+      expect(diffDeployment(resource({ ...spec, source_config: { deployment_type: 'prod' } }), running, CONTEXT).change.action, source).toBe('noop');
+    }
+  });
+
+  it('internal_source is valid without graph_config_path until it declares a tarball', () => {
+    const bare = [...head, '  source: internal_source', '  source_config: { deployment_type: dev }', ''].join('\n');
+    expect(parseManifestBytes('agent.yaml', encode(bare), { allowLiteralSecrets: false }).diagnostics).toEqual([]);
+    const tarball = [...head, '  source: internal_source', '  source_revision_config:', '    source_tarball_path: uploads/x/1.tar.gz', ''].join('\n');
+    const result = parseManifestBytes('agent.yaml', encode(tarball), { allowLiteralSecrets: false });
+    expect(result.resources).toHaveLength(0);
+    expect(result.diagnostics.map((d) => [d.line, d.column, d.code, d.message])).toEqual([
+      [7, 3, 'E_SCHEMA', 'spec.source_revision_config: missing graph_config_path: the service requires it with a source_tarball_path; add source_revision_config.graph_config_path (the path of the graph configuration file, e.g. langgraph.json)'],
+    ]);
+  });
+});
+
 describe('internal artifacts', () => {
   it('an internal_docker create leaves image_uri out of its body, shows it, and says it is patched in the same job', () => {
     const spec: DeploymentSpec = { source: 'internal_docker', source_revision_config: { image_uri: 'registry.acme.example/agent:1' } };

@@ -80,10 +80,15 @@ describe('create bodies against the strict emulator', () => {
   });
 
   it('creates internal_docker and internal_source without their artifact, then patches it in the same job: one create, one revision each', async () => {
-    const { emulator, apply } = await setup({
-      'img.yaml': deploymentYaml('img', dockerSpec('registry.acme.example/img:1')),
-      'src.yaml': deploymentYaml('src', sourceSpec('uploads/acme/src/1.tar.gz')),
-    });
+    // A tarball path declared before the deployment exists cannot have been handed out by the service: this test of the
+    // create-then-patch sequence takes the old reading (--any-tarball-path); the next one shows the real service's answer.
+    const { emulator, apply } = await setup(
+      {
+        'img.yaml': deploymentYaml('img', dockerSpec('registry.acme.example/img:1')),
+        'src.yaml': deploymentYaml('src', sourceSpec('uploads/acme/src/1.tar.gz')),
+      },
+      { anyTarballPath: true },
+    );
     const run = await apply();
     expect(run.code).toBe(0);
     expect(run.stdout).toMatch(/done +Deployment\/img: created; a new revision started/);
@@ -100,6 +105,15 @@ describe('create bodies against the strict emulator', () => {
     emulator.resetLog();
     expect((await apply()).code).toBe(0);
     expect(writes(emulator.requestLog)).toEqual([]);
+  });
+
+  it('a declared tarball path the service did not hand out is refused (400): the create stays, the PATCH fails with the service\'s reason', async () => {
+    const { emulator, apply } = await setup({ 'src.yaml': deploymentYaml('src', sourceSpec('uploads/acme/src/1.tar.gz')) });
+    const run = await apply();
+    expect(run.code).not.toBe(0);
+    expect(run.stdout + run.stderr).toMatch(/source_tarball_path "uploads\/acme\/src\/1.tar.gz" was not issued for deployment/);
+    expect(byName(emulator.requestLog, emulator).get('src')?.[0]).toBe('POST 201');
+    expect(emulator.store.allDeployments().find((d) => d.name === 'src')!.latest_revision_id).toBeNull();
   });
 
   // The retry reports what its own read found: the create (and its PATCH sent now), or only the earlier PATCH.
@@ -132,7 +146,7 @@ describe('create bodies against the strict emulator', () => {
       files[`${name}.yaml`] = deploymentYaml(name, i % 2 === 0 ? dockerSpec(`registry.acme.example/${name}:1`) : sourceSpec(`uploads/acme/${name}.tar.gz`));
     }
     const random = prng(1207);
-    const { emulator, apply } = await setup(files, { lostResponseRate: 0.4, randomFor: () => random });
+    const { emulator, apply } = await setup(files, { lostResponseRate: 0.4, randomFor: () => random, anyTarballPath: true });
     const run = await apply('--attempts', '12');
     expect(run.stdout).toContain('Apply complete: 6 done');
     expect(emulator.requestLog.some((e) => e.outcome === 'fault-lost' && e.method !== 'GET')).toBe(true);

@@ -12,6 +12,7 @@ import type { QueueLogger } from '../../queue/log.js';
 import { openJobs } from '../../jobs/open-jobs.js';
 import type { ResourceResult } from '../../apply/wait-jobs.js';
 import { waitForRevisions, type WaitProgress } from '../../apply/wait-revisions.js';
+import { failedBuildLines } from '../log-tail.js';
 import { applyConditions } from '../../apply/apply-conditions.js';
 import { formatElapsed } from '../../core/health.js';
 import { gatherPlanInput } from '../../observe/gather.js';
@@ -134,7 +135,18 @@ export const applyCommand: Command = {
           onProgress: report,
         });
         progress.clear();
-        if (text) for (const r of results) if (r.revision) io.stdout.write(revisionLine(r, settings) + '\n');
+        if (text) {
+          for (const r of results) {
+            if (!r.revision) continue;
+            io.stdout.write(revisionLine(r, settings) + '\n');
+            // Why it failed, where the failure is told: the build log's last lines (secret values masked).
+            const failedRevision = r.revision === 'failed' && r.revisionStatus ? r.health?.revisionId ?? r.latestRevisionId : undefined;
+            if (failedRevision && r.deploymentId) {
+              const lines = await failedBuildLines(target.client, r.deploymentId, failedRevision, gathered.resources.get(r.key), io.env);
+              if (lines.length > 0) io.stdout.write(lines.join('\n') + '\n');
+            }
+          }
+        }
       }
       const converged = applyConverged(result, results);
       if (text) io.stdout.write(closingLine(results, converged, result, interrupt.reason) + '\n');

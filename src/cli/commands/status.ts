@@ -19,7 +19,7 @@ interface ResourceRow {
   error: string | null;
   reason: string | null;
   heldAtLastGood?: boolean;
-  drift?: { policy: string; fields: string[] } | null;
+  drift?: { policy: string; fields: string[]; reason?: string } | null;
   job?: { state: string; outcome?: string } | null;
   syncReason?: string;
   appliedFrom?: { kind: string; id: string; appliedAt?: string };
@@ -43,6 +43,8 @@ interface StatusDocument {
   counts?: Record<string, Record<string, number>>;
   resources?: ResourceRow[];
   orphans?: string[];
+  /** Per resource whose latest revision failed: the last lines of its build log (secret values masked by the daemon). */
+  failedBuildLogs?: Record<string, { revisionId: string; lines: string[]; note?: string }>;
   plan?: { diagnostics?: Array<{ severity: string; file: string; line: number; column: number; message: string }> } | null;
 }
 
@@ -91,7 +93,7 @@ function noteText(row: ResourceRow): string {
   if (row.syncReason === 'Conflict' && row.reason) return row.reason;
   if (row.hold) return row.hold.message;
   if (row.health?.status === 'degraded') return row.health.message;
-  if (row.drift) return `drift (${row.drift.policy}): ${row.drift.fields.join(', ')}`;
+  if (row.drift) return `drift (${row.drift.policy}): ${row.drift.fields.join(', ')}${row.drift.reason ? `; ${row.drift.reason}` : ''}`;
   if (row.job && row.job.state !== 'completed') return `job ${row.job.state}`;
   if (row.job?.outcome) return `job ${row.job.outcome}`;
   return row.reason ?? '';
@@ -141,6 +143,10 @@ function renderStatus(url: string, doc: StatusDocument, ready: Readiness): strin
     }
     lines.push(...pad(rows));
     if (resources.some((r) => r.heldAtLastGood)) lines.push('  * manifest file has errors: the last good version stays in force');
+  }
+  for (const [key, log] of Object.entries(doc.failedBuildLogs ?? {})) {
+    if (log.lines.length > 0) lines.push('', `Last build log lines of ${key}, revision ${log.revisionId} (converge logs ${key.slice(key.indexOf('/') + 1)} --build shows more):`, ...log.lines.map((l) => `  | ${l}`));
+    else if (log.note) lines.push('', `No build log of ${key}, revision ${log.revisionId}: ${log.note}`);
   }
   if (doc.orphans?.length) lines.push('', `Orphans (live, in no manifest; never deleted): ${doc.orphans.join(', ')}`);
   const diagnostics = doc.plan?.diagnostics ?? [];

@@ -140,12 +140,21 @@ export const ManifestSourceRevisionConfig = SourceRevisionConfig;
 /** The manifest's source_config: the wire one, with the tiers a manifest may choose. */
 export const ManifestSourceConfig = SourceConfig.extend({
   deployment_type: DeploymentType.nullish().meta({
-    description: `codehost only: the tier (${DEPLOYMENT_TYPES.join(', ')}), fixed at creation; the service chooses ${DEFAULT_DEPLOYMENT_TYPE} when it is left out.`,
+    description: `The tier (${DEPLOYMENT_TYPES.join(', ')}), for every source; sent on create, fixed afterwards (a change is blocked); the service chooses ${DEFAULT_DEPLOYMENT_TYPE} when it is left out.`,
   }),
 });
 
-/** Sources whose create needs source_revision_config.graph_config_path; every other source refuses it (docs/real-service.md §2). */
+/** Sources that take source_revision_config.graph_config_path; every other source refuses it (docs/official-tool.md). */
 export const GRAPH_CONFIG_SOURCES: readonly Source[] = ['codehost', 'internal_source'];
+
+/**
+ * When graph_config_path is required: codehost always (on create); internal_source only with a tarball, since the
+ * service creates it with source_revision_config {} and takes the path in the PATCH that carries the tarball.
+ */
+function needsGraphConfig(source: Source, revision: Record<string, unknown> | undefined): boolean {
+  if (source === 'codehost') return true;
+  return source === 'internal_source' && present(revision?.source_tarball_path);
+}
 
 function present(value: unknown): boolean {
   return value !== undefined && value !== null;
@@ -156,12 +165,13 @@ function sourceRules(spec: Record<string, unknown>, source: Source, ctx: z.Refin
   const config = isRecord(spec.source_config) ? spec.source_config : undefined;
   const revision = isRecord(spec.source_revision_config) ? spec.source_revision_config : undefined;
   if (GRAPH_CONFIG_SOURCES.includes(source)) {
-    if (!present(revision?.graph_config_path)) {
+    if (needsGraphConfig(source, revision) && !present(revision?.graph_config_path)) {
+      const why = source === 'codehost' ? `to create a deployment of source ${source}` : 'with a source_tarball_path';
       ctx.addIssue({
         code: 'custom',
         path: revision ? ['source_revision_config'] : [],
         params: { at: 'key' },
-        message: `missing graph_config_path: the service requires it to create a deployment of source ${source}; add source_revision_config.graph_config_path (the path of the graph configuration file, e.g. langgraph.json)`,
+        message: `missing graph_config_path: the service requires it ${why}; add source_revision_config.graph_config_path (the path of the graph configuration file, e.g. langgraph.json)`,
       });
     }
   } else if (present(revision?.graph_config_path)) {
@@ -182,14 +192,6 @@ function sourceRules(spec: Record<string, unknown>, source: Source, ctx: z.Refin
         message: `a codehost deployment needs repository: OWNER/NAME, or both source_config.integration_id and source_config.repo_url; ${missing.join(' and ')} ${missing.length > 1 ? 'are' : 'is'} missing`,
       });
     }
-  }
-  if (source !== 'codehost' && present(config?.deployment_type)) {
-    ctx.addIssue({
-      code: 'custom',
-      path: ['source_config', 'deployment_type'],
-      params: { at: 'key' },
-      message: `is only for source codehost (this deployment's source is ${source}); remove it`,
-    });
   }
 }
 
@@ -251,16 +253,19 @@ export const DeploymentSpec = z
       },
       {
         if: { properties: { source: { enum: [...GRAPH_CONFIG_SOURCES] } }, required: ['source'] },
-        then: { required: ['source_revision_config'], properties: { source_revision_config: { required: ['graph_config_path'] } } },
         else: { properties: { source_revision_config: { not: { required: ['graph_config_path'] } } } },
+      },
+      {
+        if: { properties: { source: { const: 'codehost' } }, required: ['source'] },
+        then: { required: ['source_revision_config'], properties: { source_revision_config: { required: ['graph_config_path'] } } },
+      },
+      {
+        if: { properties: { source: { const: 'internal_source' } }, required: ['source'] },
+        then: { properties: { source_revision_config: { if: { required: ['source_tarball_path'] }, then: { required: ['graph_config_path'] } } } },
       },
       {
         if: { properties: { source: { const: 'codehost' } }, required: ['source'], not: { required: ['repository'] } },
         then: { required: ['source_config'], properties: { source_config: { required: ['integration_id', 'repo_url'] } } },
-      },
-      {
-        if: { not: { properties: { source: { const: 'codehost' } } } },
-        then: { properties: { source_config: { not: { required: ['deployment_type'] } } } },
       },
     ],
   });

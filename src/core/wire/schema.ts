@@ -292,6 +292,34 @@ export const ListRevisionsResponse = z.looseObject({
 });
 export type ListRevisionsResponse = z.infer<typeof ListRevisionsResponse>;
 
+/** The body of the log endpoints (beyond the spec: POST /v1/projects/{id}/…_logs, real-service.md). */
+export interface LogRequest {
+  limit?: number;
+  order?: 'asc' | 'desc';
+  /** The previous answer's next_offset. */
+  offset?: string;
+  level?: string;
+  query?: string;
+  /** ISO 8601. */
+  start_time?: string;
+  end_time?: string;
+}
+
+/** One log line as the service answers it. Tolerant: the timestamp is ms since the epoch or ISO text, the level may be missing. */
+export const LogEntry = z.looseObject({
+  id: z.union([z.string(), z.number()]).nullish(),
+  timestamp: z.union([z.number(), z.string()]).nullish(),
+  level: z.string().nullish(),
+  message: z.string().nullish().transform((v) => v ?? ''),
+});
+export type LogEntry = z.infer<typeof LogEntry>;
+
+export const LogPage = z.looseObject({
+  logs: z.array(LogEntry).nullish().transform((v) => v ?? []),
+  next_offset: z.union([z.string(), z.number()]).nullish(),
+});
+export type LogPage = z.infer<typeof LogPage>;
+
 export const OAuthProvider = z.looseObject({
   id: z.string(),
   organization_id: z.string(),

@@ -26,7 +26,7 @@ function sourceConfigSkips(live: LiveDeployment, viaRepository: boolean): Set<st
   if (live.source === 'codehost') skip.add('custom_url'); // set by the service for codehost (docs/real-service.md §5)
   if (viaRepository) skip.add('integration_id').add('repo_url');
   const tier = live.source_config.deployment_type;
-  if (live.source !== 'codehost' || typeof tier !== 'string' || !MANIFEST_TIERS.has(tier)) skip.add('deployment_type');
+  if (typeof tier !== 'string' || !MANIFEST_TIERS.has(tier)) skip.add('deployment_type');
   const listener = live.source_config.listener_config;
   if (listener && typeof listener === 'object' && Object.values(listener).every(isAbsent)) skip.add('listener_config');
   return skip;
