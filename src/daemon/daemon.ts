@@ -18,7 +18,9 @@ import { createMetrics, SYNC_STATES, type DaemonMetrics } from './metrics.js';
 import { OperatorRequests } from './operator-requests.js';
 import type { ReconcileRequest } from './status-server.js';
 import { errorLine, Reconciler } from './reconciler.js';
-import { watchManifestDir, type ManifestWatcher } from './watcher.js';
+import type { Environment } from '../observe/environment.js';
+import { watchEnvironment } from './environment-watcher.js';
+import type { ManifestWatcher } from './watcher.js';
 import { Leadership } from './leadership.js';
 import { registerLeaseMetrics } from './lease-metrics.js';
 
@@ -62,6 +64,8 @@ export interface DaemonService {
 
 export interface DaemonOptions {
   dir: string;
+  /** Variables files and overlay directories: read with `dir`, and watched like it (docs/environments.md). */
+  environment?: Environment | undefined;
   settings: DaemonSettings;
   env: NodeJS.ProcessEnv;
   log: Logger;
@@ -418,6 +422,7 @@ class ConvergeDaemon implements Daemon {
       context: {
         fence: () => this.leadership?.token(),
         dir: this.dir,
+        environment: this.options.environment,
         env: this.options.env,
         client: this.service!.client,
         enqueuer: jobs.enqueuer,
@@ -517,8 +522,9 @@ class ConvergeDaemon implements Daemon {
   private async startWatcher(): Promise<void> {
     const { settings, log } = this;
     const reconciler = this.reconciler!;
-    this.watcher = await watchManifestDir({
+    this.watcher = await watchEnvironment({
       dir: this.dir,
+      environment: this.options.environment,
       debounceMs: settings.debounce,
       onBurst: (burst) => {
         log.debug({ events: burst.events, sample: burst.sample, quietMs: Date.now() - burst.lastAt }, 'manifest change');

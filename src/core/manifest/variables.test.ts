@@ -52,7 +52,7 @@ describe('variables', () => {
     const result = parse(deployment(['  source_config:', '    resource_spec: { max_scale: 2 }', ...image]));
     const error = result.diagnostics.find((d) => d.code === 'E_VARIABLE_UNSET')!;
     expect(error).toMatchObject({ line: 4, column: 17 });
-    expect(error.message).toContain('no variables file was given');
+    expect(error.message).toContain('no variables file given');
   });
 
   it('refuses variables in kind and apiVersion, and in a literal secret value even when literals are allowed', () => {

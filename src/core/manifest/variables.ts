@@ -79,7 +79,7 @@ export interface SubstitutionProblem {
 type ExpandOutcome = { value: VariableValue } | { problem: { index: number; code: SubstitutionProblem['code']; message: string } };
 
 function filesRead(variables: Variables): string {
-  return variables.files.length === 0 ? 'no variables file was given (--vars FILE, setting vars)' : `variables files read: ${variables.files.join(', ')}`;
+  return variables.files.length === 0 ? 'no variables file given: use --vars FILE or the setting vars' : `variables files read: ${variables.files.join(', ')}`;
 }
 
 /** Substitutes every reference of one string value; `typed`: a value that is exactly one reference takes its type. */
