@@ -18,6 +18,8 @@ export interface LoadOptions {
   cache?: ManifestCache;
   /** Variables files and overlay directories (docs/environments.md); absent: none. */
   environment?: Environment;
+  /** Keep each valid resource's manifest data in the result's `data` (export --overlay-out); the cache is not used. */
+  keepData?: boolean;
 }
 
 /**
@@ -250,7 +252,8 @@ export async function readManifestFiles(listing: ManifestListing, options: LoadO
   const extra: Diagnostic[] = [...listing.diagnostics];
   const read: string[] = [];
   const vars = options.environment ? readVariables(options.environment.vars) : undefined;
-  const parseOptions: ParseOptions = { allowLiteralSecrets: options.allowLiteralSecrets, ...(vars ? { variables: vars.variables } : {}) };
+  const parseOptions: ParseOptions = { allowLiteralSecrets: options.allowLiteralSecrets, ...(vars ? { variables: vars.variables } : {}), ...(options.keepData ? { keepData: true } : {}) };
+  const cache = options.keepData ? undefined : options.cache;
   const hashed: HashedInput[] = [...(vars?.hashed ?? [])];
   extra.push(...(vars?.diagnostics ?? []));
   const overlays = await readOverlays(options.environment, parseOptions, extra, hashed);
@@ -274,19 +277,19 @@ export async function readManifestFiles(listing: ManifestListing, options: LoadO
       continue;
     }
     content.add(file.path, outcome.bytes);
-    let result = options.cache?.get(file.path, outcome.bytes, parseOptions);
+    let result = cache?.get(file.path, outcome.bytes, parseOptions);
     if (!result) {
       result = parseManifestBytes(file.path, outcome.bytes, parseOptions);
-      options.cache?.set(file.path, outcome.bytes, parseOptions, result);
+      cache?.set(file.path, outcome.bytes, parseOptions, result);
     }
     if (patches.size > 0 && declaresAny(result, patches)) result = parseManifestBytes(file.path, outcome.bytes, { ...parseOptions, patches });
     results.push({ file: file.path, ...result });
   }
-  options.cache?.retain(new Set(results.map((result) => result.file)));
+  cache?.retain(new Set(results.map((result) => result.file)));
   const declared = new Set(results.flatMap((r) => [...r.resources, ...r.blocked].map((d) => resourceKey(d.kind, d.name))));
   extra.push(...unknownTargets(overlays, declared, 'the manifest directory'));
   for (const doc of overlays.filter((d) => d.add)) {
-    const added: ManifestResult = { resources: [], blocked: [], diagnostics: [] };
+    const added: ManifestResult = { resources: [], blocked: [], diagnostics: [], ...(options.keepData ? { data: new Map<string, unknown>() } : {}) };
     validateDocument(withoutOverlayAnnotation(doc.read), { ...parseOptions, patches: patchesAfter(overlays, doc.overlay) }, added);
     results.push({ file: doc.location.file, ...added });
   }
@@ -294,7 +297,8 @@ export async function readManifestFiles(listing: ManifestListing, options: LoadO
   const collected = collectManifests(results);
   const empty = emptyDirectoryNote(read.length, collected);
   if (empty) extra.push(empty);
-  return { ...collected, diagnostics: sortDiagnostics([...collected.diagnostics, ...extra]), files: read, contentId: content.id() };
+  const data = options.keepData ? new Map(results.flatMap((r) => [...(r.data ?? [])])) : undefined;
+  return { ...collected, diagnostics: sortDiagnostics([...collected.diagnostics, ...extra]), files: read, contentId: content.id(), ...(data ? { data } : {}) };
 }
 
 /**

@@ -1,4 +1,7 @@
 // One base, two environments: plans of examples/environments for dev and prod against two emulators on loopback.
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulator, type EmulatorSeed, type RunningEmulator } from '../../src/emulator/server.js';
@@ -87,5 +90,54 @@ describe('environments: one base, a plan per environment', () => {
     expect(field(support, 'source_config.deployment_type')).toBe('prod');
     expect(field(support, 'source_revision_config.repo_ref')).toBe('v1.4.2');
     expect(support?.fields.filter((f) => f.path.startsWith('secrets.')).map((f) => f.path)).toEqual(['secrets.OPENAI_API_KEY', 'secrets.PAGERDUTY_TOKEN']);
+  });
+});
+
+describe('export --overlay-out: the overlay of one workspace against the base', () => {
+  it('writes a patch where live differs, an add for a live resource the base lacks; base + overlay then plans no field change', async () => {
+    const live = await startEmulator({
+      seed: {
+        ...seed('6f0d3b5e-1f1e-4a52-9a0c-8d7e6f5a4b3c'),
+        deployments: [
+          {
+            name: 'support-prod',
+            source: 'codehost',
+            source_config: {
+              integration_id: INTEGRATION,
+              repo_url: 'https://codehost.example.com/acme/support-agent',
+              deployment_type: 'prod',
+              build_on_push: false,
+              resource_spec: { min_scale: 3, max_scale: 6 },
+            },
+            source_revision_config: { repo_ref: 'v1.4.2', graph_config_path: 'langgraph.json' },
+          },
+          { name: 'extra-etl', source: 'external_docker', source_revision_config: { image_uri: 'registry.example/etl:${TAG}' } },
+        ],
+      },
+      secrets: 'plain',
+    });
+    const out = await mkdtemp(join(tmpdir(), 'converge-overlay-out-'));
+    try {
+      const exported = await runCapture(['export', '--out', 'base', '--overlay-out', out, '--vars', 'vars/prod.yaml', '--api-url', live.url], env, { cwd: EXAMPLE });
+      expect(exported.stderr).toContain('1 patch, 1 added, 0 equal to the base');
+      expect(exported.code).toBe(0);
+      const patch = await readFile(join(out, 'support-prod.yaml'), 'utf8');
+      expect(patch).toContain('min_scale: 3');
+      expect(patch).not.toContain('max_scale');
+      const added = await readFile(join(out, 'extra-etl.yaml'), 'utf8');
+      expect(added).toContain('converge/overlay: add');
+      // A live "${" is written "$${": read back, it is the same text, not a variable.
+      expect(added).toContain('registry.example/etl:$${TAG}');
+      const planned = await runCapture(['plan', 'base', '--vars', 'vars/prod.yaml', '--overlay', out, '--api-url', live.url, '--no-applied-state', '--output', 'json'], env, { cwd: EXAMPLE });
+      const plan = JSON.parse(planned.stdout) as PlanJson;
+      expect(plan.diagnostics.filter((d) => d.severity === 'error')).toEqual([]);
+      for (const name of ['support-prod', 'extra-etl']) {
+        const change = plan.changes.find((c) => c.name === name);
+        expect(change?.fields.filter((f) => !f.path.startsWith('secrets.'))).toEqual([]);
+      }
+    } finally {
+      await live.close();
+      await rm(out, { recursive: true, force: true });
+    }
   });
 });

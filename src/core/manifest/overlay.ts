@@ -65,3 +65,27 @@ export function mergeLayers(base: Layer, patches: readonly Layer[]): Layer {
   };
   return { data, locate };
 }
+
+function sameValue(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((item, i) => sameValue(item, b[i]));
+  if (!isObject(a) || !isObject(b)) return false;
+  const keys = Object.keys(a);
+  return keys.length === Object.keys(b).length && keys.every((key) => Object.prototype.hasOwnProperty.call(b, key) && sameValue(a[key], b[key]));
+}
+
+/**
+ * The merge patch that turns `base` into `target` (the inverse of mergePatch): changed and new keys with their target
+ * value (mappings recursively), a key `target` lacks as null; undefined when the two are equal.
+ */
+export function diffPatch(base: unknown, target: unknown): unknown {
+  if (sameValue(base, target)) return undefined;
+  if (!isObject(base) || !isObject(target)) return target;
+  const patch: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(target)) {
+    const inner = Object.prototype.hasOwnProperty.call(base, key) ? diffPatch(base[key], value) : value;
+    if (inner !== undefined) patch[key] = inner;
+  }
+  for (const key of Object.keys(base)) if (!Object.prototype.hasOwnProperty.call(target, key)) patch[key] = null;
+  return patch;
+}

@@ -18,6 +18,8 @@ export interface ParseOptions {
   variables?: Variables;
   /** Overlay patches by resource key (kind/name), merged in order over the document declaring that resource. */
   patches?: ReadonlyMap<string, readonly Layer[]>;
+  /** Keep each valid resource's manifest data (variables substituted, overlays merged) in ManifestResult.data. */
+  keepData?: boolean;
 }
 
 /** What one file (or a whole directory) declares. */
@@ -25,6 +27,8 @@ export interface ManifestResult {
   resources: DesiredResource[];
   blocked: BlockedResource[];
   diagnostics: Diagnostic[];
+  /** With ParseOptions.keepData: each valid resource's manifest data, by resource key. */
+  data?: Map<string, unknown>;
 }
 
 /** Files larger than this are refused whole (one diagnostic). */
@@ -102,7 +106,7 @@ export function readManifestBytes(file: string, bytes: Uint8Array, options: Pars
 /** Parses a file's raw bytes: its resources, the resources it blocks, and every problem as a diagnostic. */
 export function parseManifestBytes(file: string, bytes: Uint8Array, options: ParseOptions): ManifestResult {
   const read = readManifestBytes(file, bytes, options);
-  const result: ManifestResult = { resources: [], blocked: [], diagnostics: [...read.diagnostics] };
+  const result: ManifestResult = { resources: [], blocked: [], diagnostics: [...read.diagnostics], ...(options.keepData ? { data: new Map<string, unknown>() } : {}) };
   for (const document of read.documents) validateDocument(document, options, result);
   result.diagnostics = sortDiagnostics(result.diagnostics);
   return result;
@@ -323,5 +327,6 @@ export function validateDocument(read: ReadDocument, options: ParseOptions, resu
     return;
   }
   if (!manifest) return;
+  result.data?.set(resourceKey(manifest.kind, manifest.metadata.name), layer.data);
   result.resources.push(toResource(manifest, header.location, (path) => layer.locate(path, 'value')));
 }

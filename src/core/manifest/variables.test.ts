@@ -1,7 +1,7 @@
 // Variables: typed substitution, defaults, $${, unset variables and misplaced ones at file:line:column; vars files; merge patch.
 import { describe, expect, it } from 'vitest';
 import type { DeploymentResource } from '../model.js';
-import { mergePatch } from './overlay.js';
+import { diffPatch, mergePatch } from './overlay.js';
 import { parseManifestBytes, type ParseOptions } from './parse.js';
 import { parseVariablesFile, type Variables } from './variables.js';
 
@@ -109,5 +109,16 @@ describe('mergePatch (RFC 7386)', () => {
     expect(mergePatch(base, { a: { c: [3], d: null, f: true } })).toEqual({ a: { b: 1, c: [3], f: true }, e: 1 });
     expect(mergePatch(base, [1])).toEqual([1]);
     expect(base).toEqual({ a: { b: 1, c: [1, 2], d: 'x' }, e: 1 });
+  });
+});
+
+describe('diffPatch', () => {
+  it('is the inverse of mergePatch: changed keys, new keys, null for removed ones, nothing when equal', () => {
+    const base = { spec: { a: 1, b: [1, 2], c: { d: 'x', e: 'y' } } };
+    const target = { spec: { a: 2, b: [1, 2], c: { d: 'x' }, f: true } };
+    const patch = diffPatch(base, target);
+    expect(patch).toEqual({ spec: { a: 2, c: { e: null }, f: true } });
+    expect(mergePatch(base, patch)).toEqual(target);
+    expect(diffPatch(base, structuredClone(base))).toBeUndefined();
   });
 });

@@ -173,3 +173,11 @@ export function substituteDocument(doc: Document, fileText: string, variables: V
   walk(doc.contents, []);
   return problems;
 }
+
+/** `value` with every `${` in its strings written `$${`, so that reading it back gives the same strings (export). */
+export function escapeVariables<T>(value: T): T {
+  if (typeof value === 'string') return value.replaceAll('${', () => '$${') as T;
+  if (Array.isArray(value)) return value.map((item: unknown) => escapeVariables(item)) as T;
+  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, escapeVariables(item)])) as T;
+  return value;
+}
