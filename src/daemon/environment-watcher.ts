@@ -4,7 +4,7 @@ import { watch as chokidarWatch, type FSWatcher } from 'chokidar';
 import type { Environment } from '../observe/environment.js';
 import { createDebouncer, watchManifestDir, type ManifestWatcher, type WatchOptions } from './watcher.js';
 
-export interface EnvironmentWatchOptions extends WatchOptions {
+interface EnvironmentWatchOptions extends WatchOptions {
   environment?: Environment | undefined;
 }
 

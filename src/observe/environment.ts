@@ -7,7 +7,7 @@ import { readManifestBytes, type ParseOptions, type ReadDocument } from '../core
 import { parseVariablesFile, type Variables, type VariableValue } from '../core/manifest/variables.js';
 
 /** A file or folder the user named: its path, and how diagnostics name it (as it was given). */
-export interface EnvironmentInput {
+interface EnvironmentInput {
   path: string;
   label: string;
 }
@@ -77,7 +77,7 @@ export function withoutOverlayAnnotation(read: ReadDocument): ReadDocument {
 }
 
 /** Sorts one overlay document into a patch or an add, or a diagnostic when it names no resource. */
-export function overlayDocument(read: ReadDocument, overlay: number, diagnostics: Diagnostic[]): OverlayDocument | undefined {
+function overlayDocument(read: ReadDocument, overlay: number, diagnostics: Diagnostic[]): OverlayDocument | undefined {
   diagnostics.push(...read.problems);
   if (read.problems.some((p) => p.severity === 'error') || read.data === undefined) return undefined;
   const { kind, name, location } = read.header;

@@ -7,7 +7,7 @@ import { escapeVariables } from '../../core/manifest/variables.js';
 import { resourceKey } from '../../core/model.js';
 
 /** One overlay file to write: its path below the overlay directory and its text. */
-export interface OverlayFile {
+interface OverlayFile {
   file: string;
   text: string;
   /** patch: a resource of the base whose live state differs; add: a live resource the base does not declare. */

@@ -82,7 +82,7 @@ export function invalidUtf8Offset(bytes: Uint8Array): number {
 }
 
 /** A file read to its documents, not yet validated; `diagnostics`: problems of the whole file (size, encoding, depth). */
-export interface ReadFile {
+interface ReadFile {
   documents: ReadDocument[];
   diagnostics: Diagnostic[];
 }
@@ -128,7 +128,7 @@ function readDocuments(file: string, text: string, options: ParseOptions): ReadF
 }
 
 /** A document's kind and name as written (known kinds only), and where it is declared. */
-export interface Header {
+interface Header {
   kind?: ResourceKind;
   name?: string;
   location: SourceLocation;

@@ -70,7 +70,7 @@ export function parseVariablesFile(file: string, text: string): { values: Map<st
 }
 
 /** A variables problem found while substituting, at a character offset of the manifest text. */
-export interface SubstitutionProblem {
+interface SubstitutionProblem {
   offset: number;
   code: 'E_VARIABLE_UNSET' | 'E_VARIABLE_SYNTAX' | 'E_VARIABLE_PLACE';
   message: string;
@@ -83,7 +83,7 @@ function filesRead(variables: Variables): string {
 }
 
 /** Substitutes every reference of one string value; `typed`: a value that is exactly one reference takes its type. */
-export function expand(text: string, variables: Variables, typed: boolean): ExpandOutcome {
+function expand(text: string, variables: Variables, typed: boolean): ExpandOutcome {
   let out = '';
   let only: VariableValue | undefined;
   let i = 0;
