@@ -50,9 +50,19 @@ export class ManifestCache {
   }
 }
 
+/** The id of each set of variables read (one per load), so that it is hashed once, not once per file. */
+const VARIABLES_IDS = new WeakMap<object, string>();
+
 /** What a file's parse depends on besides its bytes: the literal-secrets switch and the variables. */
 function optionsKey(options: ParseOptions): string {
-  return `${options.allowLiteralSecrets}:${options.variables ? variablesId(options.variables) : '-'}`;
+  const variables = options.variables;
+  if (!variables) return `${options.allowLiteralSecrets}:-`;
+  let id = VARIABLES_IDS.get(variables);
+  if (id === undefined) {
+    id = variablesId(variables);
+    VARIABLES_IDS.set(variables, id);
+  }
+  return `${options.allowLiteralSecrets}:${id}`;
 }
 
 export interface ManifestFile {

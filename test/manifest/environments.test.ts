@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { DeploymentResource } from '../../src/core/model.js';
-import { loadManifestDir } from '../../src/observe/manifests.js';
+import { loadManifestDir, ManifestCache } from '../../src/observe/manifests.js';
 import type { Environment } from '../../src/observe/environment.js';
 
 const BASE = [
@@ -131,5 +131,15 @@ describe('environments: variables files and overlays', () => {
     const loaded = await load(env(['missing.yaml'], []));
     expect(loaded.diagnostics.find((d) => d.code === 'E_VARS_FILE')).toMatchObject({ file: 'missing.yaml', line: 1, column: 1 });
     expect(loaded.diagnostics.find((d) => d.code === 'E_VARIABLE_UNSET')?.message).toContain('variables files read: missing.yaml');
+  });
+
+  it('a parse cache (the daemon) parses again when the variables change, the bytes of the manifest unchanged', async () => {
+    const cache = new ManifestCache();
+    const environment = env(['common.yaml'], []);
+    const first = await loadManifestDir(join(root, 'base'), { allowLiteralSecrets: false, environment, cache });
+    expect((first.resources[0] as DeploymentResource).spec.source_config?.resource_spec).toMatchObject({ max_scale: 2 });
+    await writeFile(join(root, 'common.yaml'), 'ENV: dev\nMAX_SCALE: 7\n');
+    const second = await loadManifestDir(join(root, 'base'), { allowLiteralSecrets: false, environment, cache });
+    expect((second.resources[0] as DeploymentResource).spec.source_config?.resource_spec).toMatchObject({ max_scale: 7 });
   });
 });
