@@ -534,7 +534,9 @@ class ConvergeDaemon implements Daemon {
       // The loader reports the loop as a manifest warning (E_SYMLINK_LOOP); the watcher only says it did not follow it.
       onSkippedLink: (link, target) => log.debug({ link, target }, 'symbolic link not followed by the watcher: it leads to a folder already watched'),
     });
-    log.info({ dir: this.dir, watched: this.watcher.watchedCount(), driftPolicy: settings.driftPolicy, resyncMs: settings.resync, debounceMs: settings.debounce }, 'watching the manifest directory');
+    const environment = this.options.environment;
+    const inputs = environment ? { vars: environment.vars.map((v) => v.label), overlays: environment.overlays.map((o) => o.label) } : {};
+    log.info({ dir: this.dir, ...inputs, watched: this.watcher.watchedCount(), driftPolicy: settings.driftPolicy, resyncMs: settings.resync, debounceMs: settings.debounce }, 'watching the manifest directory');
   }
 
   private async stopWatcher(): Promise<void> {
