@@ -234,7 +234,10 @@ const YIELD_EVERY_MS = 5;
 async function readOverlays(environment: Environment | undefined, options: ParseOptions, diagnostics: Diagnostic[], hashed: HashedInput[]): Promise<OverlayDocument[]> {
   const documents: OverlayDocument[] = [];
   for (const [index, overlay] of (environment?.overlays ?? []).entries()) {
-    const listing = await listManifestFiles(overlay.path);
+    const listing = await listManifestFiles(overlay.path).catch((error: unknown) => {
+      if (error instanceof UsageError) throw new UsageError(`overlay ${overlay.label}: ${error.message.replace('manifest directory', 'directory')} (--overlay, setting overlays)`);
+      throw error;
+    });
     diagnostics.push(...listing.diagnostics.map((d) => ({ ...d, file: `${overlay.label}/${d.file}` })));
     for (const file of listing.files) {
       const label = `${overlay.label}/${file.path}`;

@@ -142,4 +142,8 @@ describe('environments: variables files and overlays', () => {
     const second = await loadManifestDir(join(root, 'base'), { allowLiteralSecrets: false, environment, cache });
     expect((second.resources[0] as DeploymentResource).spec.source_config?.resource_spec).toMatchObject({ max_scale: 7 });
   });
+
+  it('a missing overlay directory is one usage error naming it', async () => {
+    await expect(load(env([], ['nowhere']))).rejects.toThrow('overlay nowhere: directory');
+  });
 });
