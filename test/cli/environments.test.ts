@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulator, type EmulatorSeed, type RunningEmulator } from '../../src/emulator/server.js';
 import { runCapture } from '../helpers/cli.js';
+import { dropPrefix, REDIS_URL, uniquePrefix } from '../enqueue/redis-helpers.js';
 
 const EXAMPLE = fileURLToPath(new URL('../../examples/environments', import.meta.url));
 const INTEGRATION = '5f64863e-b7a7-42ff-9061-df5ae08380de';
@@ -141,3 +142,23 @@ describe('export --overlay-out: the overlay of one workspace against the base', 
     }
   });
 });
+
+describe('apply of one environment', () => {
+  it('creates what the dev plan shows, with dev variables and overlay, in the dev workspace only', async () => {
+    const workspace = await startEmulator({ seed: seed('3d6c1f0e-2b4a-4c8d-9e7f-1a2b3c4d5e6f'), secrets: 'plain', buildMs: 0 });
+    const prefix = uniquePrefix('env-apply');
+    try {
+      const args = ['apply', 'base', '--vars', 'vars/dev.yaml', '--overlay', 'overlays/dev', '--api-url', workspace.url, '--redis-url', REDIS_URL, '--redis-prefix', prefix];
+      const applied = await runCapture(args, env, { cwd: EXAMPLE });
+      expect(applied.code).toBe(0);
+      const support = workspace.store.allDeployments().find((d) => d.name === 'support-dev');
+      expect(support?.source_config).toMatchObject({ deployment_type: 'dev', build_on_push: true, resource_spec: { min_scale: 1, max_scale: 1 } });
+      expect(workspace.store.allDeployments().map((d) => d.name).sort()).toEqual(['faq-template', 'support-dev']);
+      expect(applied.stdout).not.toContain('sk-dev-not-printed');
+    } finally {
+      await workspace.close();
+      await dropPrefix(prefix);
+    }
+  });
+});
+
