@@ -10,7 +10,7 @@
 /** @type {Record<string, FolderRule>} */
 const FOLDERS = {
   // node:crypto and no other builtin: hashing is computation, not I/O
-  core: { ours: [], npm: ['zod', 'yaml', 'js-yaml'], builtins: ['crypto'] },
+  core: { ours: [], npm: ['zod', 'yaml'], builtins: ['crypto'] },
   plan: { ours: ['core'], npm: [], builtins: [] },
   secrets: { ours: ['core'], npm: [], builtins: ['fs', 'path', 'util'] },
   service: { ours: ['core'], npm: ['undici', 'zod'], builtins: 'any' },

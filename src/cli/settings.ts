@@ -21,8 +21,8 @@ interface SourceFields {
 
 /** A setting's source, and its flag's parseArgs type (which the setting's kind decides). */
 export interface SettingSource extends SourceFields {
-  /** A boolean setting is a switch; every other takes a value. */
-  flagType: 'string' | 'boolean';
+  /** A boolean setting is a switch; a list is a flag given once per value; every other takes a value. */
+  flagType: 'string' | 'boolean' | 'list';
 }
 
 /** Each setting's schema is registered here with its source; `settingSource` looks it up. */
@@ -139,6 +139,25 @@ function oneOf<const C extends readonly string[]>(choices: C, source: SourceFiel
   return register(readWith(source, read), source, 'string');
 }
 
+/**
+ * Paths, in order: the flag given once per path, the environment variable's comma-separated paths, or a list in the
+ * config file; none: an empty list. Relative paths are relative to the working directory.
+ */
+function pathList(source: SourceFields) {
+  return register(
+    z
+      .object({ value: z.union([z.string(), z.array(z.string())]), origin: z.string() })
+      .optional()
+      .transform((found) => {
+        if (found === undefined) return [];
+        const values = Array.isArray(found.value) ? found.value : found.value.split(',');
+        return values.map((value) => value.trim()).filter((value) => value !== '');
+      }),
+    source,
+    'list',
+  );
+}
+
 /** Log levels, least severe first. */
 export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
 
@@ -180,6 +199,8 @@ export const SETTINGS = z.object({
   flapWindow: duration({ flag: 'flap-window', env: 'CONVERGE_FLAP_WINDOW', key: 'flap_window', placeholder: 'DURATION', description: 'flap guard: how far back writes are looked at for a conflict (at least 1s)' }, 1000),
   flapLimit: wholeNumber({ flag: 'flap-limit', env: 'CONVERGE_FLAP_LIMIT', key: 'flap_limit', placeholder: 'N', description: 'flap guard: writes putting back a change made outside converge allowed per flap window before a conflict stops them (at least 1)' }, 1),
   lease: duration({ flag: 'lease', env: 'CONVERGE_LEASE', key: 'lease', placeholder: 'DURATION', description: 'daemon: leader lease time (at least 1s); a crashed leader is replaced within about this long' }, 1000),
+  vars: pathList({ flag: 'vars', env: 'CONVERGE_VARS', key: 'vars', placeholder: 'FILE', description: 'variables file for ${NAME} in manifests; repeat for more, later files win (docs/environments.md)' }),
+  overlays: pathList({ flag: 'overlay', env: 'CONVERGE_OVERLAYS', key: 'overlays', placeholder: 'DIR', description: 'overlay directory merged over the manifests; repeat for more, applied in order (docs/environments.md)' }),
   replicaId: optionalText({ flag: 'replica-id', env: 'CONVERGE_REPLICA_ID', key: 'replica_id', placeholder: 'ID', description: "daemon: this replica's name in the lease, /status and metrics (default: hostname:pid)" }),
 });
 
@@ -214,7 +235,8 @@ export function settingOptions(...names: SettingName[]): Record<string, OptionSp
   for (const name of names) {
     const source = settingSource(name);
     options[source.flag] = {
-      type: source.flagType,
+      type: source.flagType === 'list' ? 'string' : source.flagType,
+      ...(source.flagType === 'list' ? { multiple: true } : {}),
       placeholder: source.placeholder,
       description: `${source.description} (env ${source.env})`,
     };
@@ -222,7 +244,7 @@ export function settingOptions(...names: SettingName[]): Record<string, OptionSp
   return options;
 }
 
-const ConfigFile = z.record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.null()]));
+const ConfigFile = z.record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.null(), z.array(z.string())]));
 
 function readConfigFile(path: string): Record<string, unknown> {
   let text: string;
@@ -238,7 +260,7 @@ function readConfigFile(path: string): Record<string, unknown> {
     throw new UsageError(`config file ${path}: ${(error as Error).message.split('\n')[0]}`);
   }
   const parsed = ConfigFile.safeParse(data);
-  if (!parsed.success) throw new UsageError(`config file ${path}: expected a mapping of setting names to plain values`);
+  if (!parsed.success) throw new UsageError(`config file ${path}: expected a mapping of setting names to plain values (vars and overlays: lists of paths)`);
   const known = SETTING_NAMES.map((name) => settingSource(name).key);
   for (const key of Object.keys(parsed.data)) {
     if (!known.includes(key)) throw new UsageError(`config file ${path}: unknown setting "${key}"; known: ${known.join(', ')}`);
@@ -246,8 +268,9 @@ function readConfigFile(path: string): Record<string, unknown> {
   return parsed.data;
 }
 
-/** Empty values (an empty flag or variable, a null in the config file) count as not set. */
+/** Empty values (an empty flag or variable, a null or an empty list in the config file) count as not set. */
 function isSet(value: unknown): boolean {
+  if (Array.isArray(value)) return value.length > 0;
   return value !== undefined && value !== null && value !== '';
 }
 

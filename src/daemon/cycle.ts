@@ -9,6 +9,7 @@ import type { Enqueuer } from '../queue/enqueuer.js';
 import { buildDeleteJobData, buildJobData, operationFor } from '../queue/jobs.js';
 import type { AdoptPolicy } from '../core/ownership.js';
 import { gatherPlanInput } from '../observe/gather.js';
+import type { Environment } from '../observe/environment.js';
 import type { ManifestCache } from '../observe/manifests.js';
 import { decideDrift, desiredFingerprint, driftReason, type DesiredMemory } from './drift.js';
 import type { HeldResource, LastGoodManifests } from './last-good.js';
@@ -19,6 +20,8 @@ import type { ManifestVersion } from '../core/manifest-version.js';
 export interface CycleContext {
   /** Absolute manifest directory. */
   dir: string;
+  /** Variables files and overlay directories read with it (docs/environments.md). */
+  environment?: Environment | undefined;
   env: NodeJS.ProcessEnv;
   client: ServiceClient;
   /** Adds the jobs (newest desired state of each resource wins). */
@@ -167,6 +170,7 @@ export async function reconcileDirectory(ctx: CycleContext): Promise<ReconcileOu
   const pendingWrites = (await ctx.applied.pendingKeys?.()) ?? new Set<string>();
   const gathered = await gatherPlanInput({
     dir: ctx.dir,
+    environment: ctx.environment,
     env: ctx.env,
     client: ctx.client,
     // A literal secret lives only in a manifest file: the daemon never accepts one (`converge run` refuses the setting).

@@ -19,7 +19,9 @@ import { createMetrics, SYNC_STATES, type DaemonMetrics } from './metrics.js';
 import { OperatorRequests } from './operator-requests.js';
 import type { ReconcileRequest } from './status-server.js';
 import { errorLine, Reconciler } from './reconciler.js';
-import { watchManifestDir, type ManifestWatcher } from './watcher.js';
+import type { Environment } from '../observe/environment.js';
+import { watchEnvironment } from './environment-watcher.js';
+import type { ManifestWatcher } from './watcher.js';
 import { Leadership } from '../leader/leadership.js';
 import { registerLeaseMetrics } from './lease-metrics.js';
 import { stopPlan } from './stop-plan.js';
@@ -66,6 +68,8 @@ export interface DaemonService {
 
 export interface DaemonOptions {
   dir: string;
+  /** Variables files and overlay directories: read with `dir`, and watched like it (docs/environments.md). */
+  environment?: Environment | undefined;
   settings: DaemonSettings;
   env: NodeJS.ProcessEnv;
   log: Logger;
@@ -434,6 +438,7 @@ class ConvergeDaemon implements Daemon {
       context: {
         fence: () => this.leadership?.token(),
         dir: this.dir,
+        environment: this.options.environment,
         env: this.options.env,
         client: this.service!.client,
         enqueuer: jobs.enqueuer,
@@ -529,8 +534,9 @@ class ConvergeDaemon implements Daemon {
   private async startWatcher(): Promise<void> {
     const { settings, log } = this;
     const reconciler = this.reconciler!;
-    this.watcher = await watchManifestDir({
+    this.watcher = await watchEnvironment({
       dir: this.dir,
+      environment: this.options.environment,
       debounceMs: settings.debounce,
       onBurst: (burst) => {
         log.debug({ events: burst.events, sample: burst.sample, quietMs: Date.now() - burst.lastAt }, 'manifest change');
@@ -540,7 +546,9 @@ class ConvergeDaemon implements Daemon {
       // The loader reports the loop as a manifest warning (E_SYMLINK_LOOP); the watcher only says it did not follow it.
       onSkippedLink: (link, target) => log.debug({ link, target }, 'symbolic link not followed by the watcher: it leads to a folder already watched'),
     });
-    log.info({ dir: this.dir, watched: this.watcher.watchedCount(), driftPolicy: settings.driftPolicy, resyncMs: settings.resync, debounceMs: settings.debounce }, 'watching the manifest directory');
+    const environment = this.options.environment;
+    const inputs = environment ? { vars: environment.vars.map((v) => v.label), overlays: environment.overlays.map((o) => o.label) } : {};
+    log.info({ dir: this.dir, ...inputs, watched: this.watcher.watchedCount(), driftPolicy: settings.driftPolicy, resyncMs: settings.resync, debounceMs: settings.debounce }, 'watching the manifest directory');
   }
 
   private async stopWatcher(): Promise<void> {

@@ -16,6 +16,7 @@ import {
 import { mapBounded } from '../core/map-bounded.js';
 import type { PlanInput } from '../plan/plan.js';
 import { previewDiscovery } from '../discovery/discover.js';
+import type { Environment } from './environment.js';
 import { loadManifestDir, type ManifestCache } from './manifests.js';
 import { readManifestVersion } from './manifest-version.js';
 import type { ManifestVersion } from '../core/manifest-version.js';
@@ -35,6 +36,8 @@ export interface GatherOptions {
   allowLiteralSecrets: boolean;
   allowLocalDiscovery: boolean;
   applied?: AppliedStateReader;
+  /** Variables files and overlay directories read with `dir` (docs/environments.md). */
+  environment?: Environment | undefined;
   /** Parse results of earlier loads of `dir` (a long-lived daemon): files whose bytes did not change are not parsed again. */
   manifestCache?: ManifestCache;
   /** Called with the number of live deployments listed so far (progress on a TTY). */
@@ -65,6 +68,11 @@ export interface Gathered {
 
 const DISCOVERY_CONCURRENCY = 4;
 
+/** The files and folders an environment reads besides the manifest directory (the version must cover them too). */
+function environmentPaths(environment: Environment | undefined): string[] {
+  return environment ? [...environment.vars, ...environment.overlays].map((input) => input.path) : [];
+}
+
 /** List requests in flight while the live deployments are read (pages read ahead; see listDeploymentPages). */
 export const LIST_PREFETCH = 4;
 
@@ -84,6 +92,7 @@ export async function gatherPlanInput(options: GatherOptions): Promise<Gathered>
     loaded = await loadManifestDir(options.dir, {
       allowLiteralSecrets: options.allowLiteralSecrets,
       ...(options.manifestCache ? { cache: options.manifestCache } : {}),
+      ...(options.environment ? { environment: options.environment } : {}),
     });
   } catch (error) {
     stop.requested = true;
@@ -95,7 +104,7 @@ export async function gatherPlanInput(options: GatherOptions): Promise<Gathered>
   const deployments = inScope.filter((r): r is DeploymentResource => r.kind === 'Deployment');
   const declaresProvider = inScope.some((r) => r.kind === 'OAuthProvider');
   const [version, live, applied, repos, discovery, providers] = await Promise.all([
-    readManifestVersion(options.dir, loaded.contentId),
+    readManifestVersion(options.dir, loaded.contentId, new Date(), environmentPaths(options.environment)),
     listing,
     appliedRead,
     deployments.some((d) => d.spec.repository)

@@ -82,8 +82,28 @@ export async function readGitCommit(dir: string): Promise<string | undefined> {
   return resolveRef(gitDir, head.slice(5).trim());
 }
 
-/** The version of the manifests in `dir`: its git commit, else `contentId` (ContentHasher over the files read). */
-export async function readManifestVersion(dir: string, contentId: string, now = new Date()): Promise<ManifestVersion> {
+/**
+ * The version of the manifests in `dir`: its git commit, else `contentId` (ContentHasher over the files read). With
+ * variables files and overlay directories (`others`), the commit names the version only when every one of them is in
+ * the same git checkout as `dir`; else the content id does (it covers their bytes too).
+ */
+export async function readManifestVersion(dir: string, contentId: string, now = new Date(), others: readonly string[] = []): Promise<ManifestVersion> {
   const commit = await readGitCommit(dir);
-  return commit ? { kind: 'git', id: commit, readAt: now.toISOString() } : { kind: 'content', id: contentId, readAt: now.toISOString() };
+  const content: ManifestVersion = { kind: 'content', id: contentId, readAt: now.toISOString() };
+  if (!commit) return content;
+  if (others.length > 0) {
+    const gitDir = await findGitDir(dir);
+    const theirs = await Promise.all(others.map((path) => findGitDir(dirname(path)).then((found) => (found ? realpathOr(found) : undefined))));
+    const ours = gitDir ? await realpathOr(gitDir) : undefined;
+    if (theirs.some((found) => found === undefined || found !== ours)) return content;
+  }
+  return { kind: 'git', id: commit, readAt: now.toISOString() };
+}
+
+async function realpathOr(path: string): Promise<string> {
+  try {
+    return await realpath(path);
+  } catch {
+    return path;
+  }
 }

@@ -6,11 +6,20 @@ import { sortDiagnostics, type Diagnostic, type Severity } from '../core/diagnos
 import { ContentHasher } from '../core/manifest-version.js';
 import { UsageError } from '../core/errors.js';
 import { collectManifests, type FileResult } from '../core/manifest/collect.js';
-import { MAX_MANIFEST_BYTES, parseManifestBytes, TOO_LARGE_MESSAGE, type ManifestResult, type ParseOptions } from '../core/manifest/parse.js';
+import { MAX_MANIFEST_BYTES, parseManifestBytes, TOO_LARGE_MESSAGE, validateDocument, type ManifestResult, type ParseOptions } from '../core/manifest/parse.js';
+import { variablesId } from '../core/manifest/variables.js';
+import { resourceKey } from '../core/model.js';
+import { patchesAfter, readOverlayFile, readVariables, unknownTargets, withoutOverlayAnnotation, type Environment, type HashedInput, type OverlayDocument } from './environment.js';
 
-export interface LoadOptions extends ParseOptions {
+export interface LoadOptions {
+  /** Accept literal secret values (`value:`, a string client_secret); otherwise each is an error. */
+  allowLiteralSecrets: boolean;
   /** Parse results of an earlier load of the same directory, reused for files whose bytes have not changed. */
   cache?: ManifestCache;
+  /** Variables files and overlay directories (docs/environments.md); absent: none. */
+  environment?: Environment;
+  /** Keep each valid resource's manifest data in the result's `data` (export --overlay-out); the cache is not used. */
+  keepData?: boolean;
 }
 
 /**
@@ -19,7 +28,7 @@ export interface LoadOptions extends ParseOptions {
  * The results are shared between loads, so nothing may change them (nothing does: plans and jobs copy).
  */
 export class ManifestCache {
-  private readonly entries = new Map<string, { bytes: Uint8Array; allowLiteralSecrets: boolean; result: ManifestResult }>();
+  private readonly entries = new Map<string, { bytes: Uint8Array; options: string; result: ManifestResult }>();
 
   get size(): number {
     return this.entries.size;
@@ -27,18 +36,33 @@ export class ManifestCache {
 
   get(path: string, bytes: Uint8Array, options: ParseOptions): ManifestResult | undefined {
     const entry = this.entries.get(path);
-    if (!entry || entry.allowLiteralSecrets !== options.allowLiteralSecrets) return undefined;
+    if (!entry || entry.options !== optionsKey(options)) return undefined;
     return Buffer.compare(entry.bytes, bytes) === 0 ? entry.result : undefined;
   }
 
   set(path: string, bytes: Uint8Array, options: ParseOptions, result: ManifestResult): void {
-    this.entries.set(path, { bytes, allowLiteralSecrets: options.allowLiteralSecrets, result });
+    this.entries.set(path, { bytes, options: optionsKey(options), result });
   }
 
   /** Forgets every file not in `paths` (deleted, renamed away, or now unreadable). */
   retain(paths: ReadonlySet<string>): void {
     for (const path of this.entries.keys()) if (!paths.has(path)) this.entries.delete(path);
   }
+}
+
+/** The id of each set of variables read (one per load), so that it is hashed once, not once per file. */
+const VARIABLES_IDS = new WeakMap<object, string>();
+
+/** What a file's parse depends on besides its bytes: the literal-secrets switch and the variables. */
+function optionsKey(options: ParseOptions): string {
+  const variables = options.variables;
+  if (!variables) return `${options.allowLiteralSecrets}:-`;
+  let id = VARIABLES_IDS.get(variables);
+  if (id === undefined) {
+    id = variablesId(variables);
+    VARIABLES_IDS.set(variables, id);
+  }
+  return `${options.allowLiteralSecrets}:${id}`;
 }
 
 export interface ManifestFile {
@@ -206,14 +230,47 @@ function readCapped(file: ManifestFile): ReadOutcome {
 /** Reading and parsing yield to the event loop after about this long, so requests in flight are answered meanwhile. */
 const YIELD_EVERY_MS = 5;
 
+/** Reads one overlay directory after another (a missing one is a usage mistake, like a missing manifest directory). */
+async function readOverlays(environment: Environment | undefined, options: ParseOptions, diagnostics: Diagnostic[], hashed: HashedInput[]): Promise<OverlayDocument[]> {
+  const documents: OverlayDocument[] = [];
+  for (const [index, overlay] of (environment?.overlays ?? []).entries()) {
+    const listing = await listManifestFiles(overlay.path).catch((error: unknown) => {
+      if (error instanceof UsageError) throw new UsageError(`overlay ${overlay.label}: ${error.message.replace('manifest directory', 'directory')} (--overlay, setting overlays)`);
+      throw error;
+    });
+    diagnostics.push(...listing.diagnostics.map((d) => ({ ...d, file: `${overlay.label}/${d.file}` })));
+    for (const file of listing.files) {
+      const label = `${overlay.label}/${file.path}`;
+      const outcome = readCapped(file);
+      if ('vanished' in outcome) diagnostics.push({ ...outcome.vanished, file: label });
+      else if ('diagnostic' in outcome) diagnostics.push({ ...outcome.diagnostic, file: label });
+      else {
+        hashed.push({ name: `overlay:${index}:${label}`, bytes: outcome.bytes });
+        documents.push(...readOverlayFile(label, outcome.bytes, options, index, diagnostics));
+      }
+    }
+  }
+  return documents;
+}
+
+function declaresAny(result: ManifestResult, patches: ReadonlyMap<string, unknown>): boolean {
+  return [...result.resources, ...result.blocked].some((r) => patches.has(resourceKey(r.kind, r.name)));
+}
+
 /**
- * Reads and parses listed files. A file that vanished since listing is a warning, never a crash. Files the cache
- * knows unchanged are not parsed again.
+ * Reads and parses listed files, with the environment's variables and overlays. A file that vanished since listing is
+ * a warning, never a crash. Files the cache knows unchanged are not parsed again (a file an overlay patches always is).
  */
 export async function readManifestFiles(listing: ManifestListing, options: LoadOptions): Promise<ManifestDirResult> {
   const extra: Diagnostic[] = [...listing.diagnostics];
   const read: string[] = [];
-  const parseOptions: ParseOptions = { allowLiteralSecrets: options.allowLiteralSecrets };
+  const vars = options.environment ? readVariables(options.environment.vars) : undefined;
+  const parseOptions: ParseOptions = { allowLiteralSecrets: options.allowLiteralSecrets, ...(vars ? { variables: vars.variables } : {}), ...(options.keepData ? { keepData: true } : {}) };
+  const cache = options.keepData ? undefined : options.cache;
+  const hashed: HashedInput[] = [...(vars?.hashed ?? [])];
+  extra.push(...(vars?.diagnostics ?? []));
+  const overlays = await readOverlays(options.environment, parseOptions, extra, hashed);
+  const patches = patchesAfter(overlays, -1);
   const results: FileResult[] = [];
   const content = new ContentHasher();
   let lastYield = performance.now();
@@ -233,18 +290,28 @@ export async function readManifestFiles(listing: ManifestListing, options: LoadO
       continue;
     }
     content.add(file.path, outcome.bytes);
-    let result = options.cache?.get(file.path, outcome.bytes, parseOptions);
+    let result = cache?.get(file.path, outcome.bytes, parseOptions);
     if (!result) {
       result = parseManifestBytes(file.path, outcome.bytes, parseOptions);
-      options.cache?.set(file.path, outcome.bytes, parseOptions, result);
+      cache?.set(file.path, outcome.bytes, parseOptions, result);
     }
+    if (patches.size > 0 && declaresAny(result, patches)) result = parseManifestBytes(file.path, outcome.bytes, { ...parseOptions, patches });
     results.push({ file: file.path, ...result });
   }
-  options.cache?.retain(new Set(results.map((result) => result.file)));
+  cache?.retain(new Set(results.map((result) => result.file)));
+  const declared = new Set(results.flatMap((r) => [...r.resources, ...r.blocked].map((d) => resourceKey(d.kind, d.name))));
+  extra.push(...unknownTargets(overlays, declared, 'the manifest directory'));
+  for (const doc of overlays.filter((d) => d.add)) {
+    const added: ManifestResult = { resources: [], blocked: [], diagnostics: [], ...(options.keepData ? { data: new Map<string, unknown>() } : {}) };
+    validateDocument(withoutOverlayAnnotation(doc.read), { ...parseOptions, patches: patchesAfter(overlays, doc.overlay) }, added);
+    results.push({ file: doc.location.file, ...added });
+  }
+  for (const input of hashed) content.add(input.name, input.bytes);
   const collected = collectManifests(results);
   const empty = emptyDirectoryNote(read.length, collected);
   if (empty) extra.push(empty);
-  return { ...collected, diagnostics: sortDiagnostics([...collected.diagnostics, ...extra]), files: read, contentId: content.id() };
+  const data = options.keepData ? new Map(results.flatMap((r) => [...(r.data ?? [])])) : undefined;
+  return { ...collected, diagnostics: sortDiagnostics([...collected.diagnostics, ...extra]), files: read, contentId: content.id(), ...(data ? { data } : {}) };
 }
 
 /**

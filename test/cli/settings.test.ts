@@ -90,6 +90,8 @@ describe('resolveSettings', () => {
       lease: 15_000,
       redisCluster: false,
       replicaId: undefined,
+      vars: [],
+      overlays: [],
     });
   });
 
@@ -157,5 +159,14 @@ describe('resolveSettings', () => {
     const file = join(dir, 'converge.yaml');
     writeFileSync(file, 'http_host: null\n');
     expect(() => resolve({ config: file, attempts: 'many' })).toThrow('--attempts: "many" is not a whole number');
+  });
+});
+
+describe('list settings (vars, overlays)', () => {
+  it('takes a repeated flag in order, else the comma-separated environment variable, else none', () => {
+    expect(resolve({ vars: ['a.yaml', 'b.yaml'] } as unknown as Record<string, string>, { CONVERGE_VARS: 'c.yaml' }).vars).toEqual(['a.yaml', 'b.yaml']);
+    expect(resolve({}, { CONVERGE_OVERLAYS: 'envs/base, envs/prod' }).overlays).toEqual(['envs/base', 'envs/prod']);
+    expect(resolve().vars).toEqual([]);
+    expect(settingOptions('vars').vars).toMatchObject({ type: 'string', multiple: true, placeholder: 'FILE' });
   });
 });

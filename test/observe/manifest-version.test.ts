@@ -107,4 +107,18 @@ describe('readManifestVersion', () => {
     git('worktree', 'add', '-q', '--detach', join(root, 'wt'), one);
     expect(await readGitCommit(join(root, 'wt'))).toBe(one);
   });
+
+  it('covers variables files and overlays: the commit only when they are in the same checkout, else the content id of all', async () => {
+    write('repo/.git/HEAD', `${SHA1}\n`);
+    write('repo/base/web.yaml', DEPLOYMENT.replace('name: web', 'name: web-${ENV}'));
+    write('repo/vars/dev.yaml', 'ENV: dev\n');
+    write('outside/dev.yaml', 'ENV: dev\n');
+    const inside = [join(root, 'repo/vars/dev.yaml')];
+    expect(await readManifestVersion(join(root, 'repo/base'), 'aaaaaaaaaaaa', new Date(), inside)).toMatchObject({ kind: 'git', id: SHA1 });
+    const outside = { vars: [{ path: join(root, 'outside/dev.yaml'), label: 'dev.yaml' }], overlays: [] };
+    const loaded = await loadManifestDir(join(root, 'repo/base'), { allowLiteralSecrets: false, environment: outside });
+    expect(await readManifestVersion(join(root, 'repo/base'), loaded.contentId, new Date(), [outside.vars[0]!.path])).toMatchObject({ kind: 'content', id: loaded.contentId });
+    write('outside/dev.yaml', 'ENV: dev2\n');
+    expect((await loadManifestDir(join(root, 'repo/base'), { allowLiteralSecrets: false, environment: outside })).contentId).not.toBe(loaded.contentId);
+  });
 });

@@ -17,6 +17,7 @@ import { applyConditions } from '../../apply/apply-conditions.js';
 import { formatElapsed } from '../../core/health.js';
 import { gatherPlanInput } from '../../observe/gather.js';
 import type { Command, CommandIo } from '../command.js';
+import { environmentOf } from '../environment.js';
 import { LOG_LEVELS, resolveSettings, settingOptions, type Settings } from '../settings.js';
 import { EMBEDDED, EMBEDDED_BANNER, openTarget, requireApiUrl, retryLine } from '../target.js';
 import { progressLine, type Progress } from '../tty.js';
@@ -29,7 +30,7 @@ const LEVELS: readonly string[] = LOG_LEVELS;
 export const applyCommand: Command = {
   name: 'apply',
   summary: 'plan, then make the service match the manifests through queued jobs (Ctrl-C stops in order: nothing left locked)',
-  usage: 'converge apply DIR [--wait] [--wait-timeout DURATION] [--output text|json] [options]',
+  usage: 'converge apply DIR [--vars FILE]... [--overlay DIR]... [--wait] [--wait-timeout DURATION] [--output text|json] [options]',
   positionals: [1, 1],
   options: {
     wait: { type: 'boolean', description: 'also wait until each new revision is active; exit 1 at the first that fails (BUILD_FAILED, DEPLOY_FAILED, past the progress deadline)' },
@@ -60,6 +61,8 @@ export const applyCommand: Command = {
       'prune',
       'maxDeletes',
       'pruneTracingProjects',
+      'vars',
+      'overlays',
     ),
   },
   async run(args, io) {
@@ -81,6 +84,7 @@ export const applyCommand: Command = {
       target = await openTarget(settings, { onRetry: (info) => progress.write(io.stderr, `converge apply: ${retryLine(info)}\n`) });
       const gathered = await gatherPlanInput({
         dir,
+        environment: environmentOf(settings, io.cwd),
         env: io.env,
         client: target.client,
         allowLiteralSecrets: settings.allowLiteralSecrets,

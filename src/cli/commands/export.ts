@@ -1,5 +1,5 @@
 // `converge export --out DIR`: one manifest per live deployment (and provider, when the service lists them), ready to commit.
-import { access, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { access, mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join, relative, resolve } from 'node:path';
 import { UsageError } from '../../core/errors.js';
 import { exportDeployment } from '../../core/kinds/deployment/export.js';
@@ -12,7 +12,10 @@ import type { CatalogEntry } from '../../core/repositories.js';
 import type { ServiceClient } from '../../service/client.js';
 import { listCatalog } from '../../service/repositories.js';
 import type { Command } from '../command.js';
+import { loadManifestDir } from '../../observe/manifests.js';
+import { environmentOf } from '../environment.js';
 import { resolveSettings, settingOptions } from '../settings.js';
+import { overlayFiles } from './export-overlay.js';
 import { openTarget, requireApiUrl } from '../target.js';
 
 /**
@@ -57,24 +60,48 @@ interface Exported {
   file: string;
   text: string;
   env: string[];
+  doc: ExportedDocument;
+}
+
+/** The base's manifest data by resource key, with this environment's variables and overlays; refused when it has errors. */
+async function readBase(dir: string, environment: ReturnType<typeof environmentOf>): Promise<Map<string, unknown>> {
+  const loaded = await loadManifestDir(dir, { allowLiteralSecrets: false, keepData: true, ...(environment ? { environment } : {}) });
+  const errors = loaded.diagnostics.filter((d) => d.severity === 'error');
+  if (errors.length > 0) {
+    const first = errors[0]!;
+    throw new UsageError(`the base ${dir} has ${errors.length} error${errors.length === 1 ? '' : 's'} with these variables and overlays (first: ${first.file}:${first.line}:${first.column}: ${first.message}); nothing was written; fix them (converge validate)`);
+  }
+  return loaded.data ?? new Map();
+}
+
+/** Files of `files` that exist below `dir` already. */
+async function existing(dir: string, files: string[]): Promise<string[]> {
+  const taken = [];
+  for (const file of files) if (await exists(join(dir, file))) taken.push(file);
+  return taken;
 }
 
 export const exportCommand: Command = {
   name: 'export',
   summary: 'write one manifest per live deployment (and OAuth provider) to adopt an existing workspace; secrets as env references, never values',
-  usage: 'converge export (--out DIR [--force] | --stdout) [--name-prefix P] [--schema-ref REF] [options]',
+  usage: 'converge export (--out DIR [--force] | --stdout | --out BASE --overlay-out DIR [--vars FILE]... [--overlay DIR]...) [--name-prefix P] [--schema-ref REF] [options]',
   details:
     'Each manifest carries the annotation converge/adopt: "true" and every secret as valueFrom: { env: NAME } (the variables are listed on stderr).\n' +
     `--out also writes ${SCHEMA_NAME} (the JSON Schema of this converge) beside the files; each modeline points at it by a relative path.\n` +
     'With those variables set, `converge plan DIR` shows only the secret writes that take each deployment over. Previews, deployments\n' +
-    'being deleted, and live values the manifest schema refuses are skipped and named on stderr.',
+    'being deleted, and live values the manifest schema refuses are skipped and named on stderr.\n' +
+    'With --overlay-out DIR, --out names a base directory that is read, never written (unless it holds no manifest: then the\n' +
+    'base is written there): DIR gets the overlay of this workspace, a merge patch per resource whose live spec differs from the\n' +
+    "base's (with --vars and --overlay applied; secrets not compared) and a converge/overlay: add document per live resource\n" +
+    'the base lacks (docs/environments.md).',
   positionals: [0, 0],
   options: {
     out: { type: 'string', placeholder: 'DIR', description: 'directory to write the manifests to (created when missing)' },
     force: { type: 'boolean', description: 'overwrite manifest files that exist already' },
     stdout: { type: 'boolean', description: 'print the documents to stdout instead of writing files' },
     'schema-ref': { type: 'string', placeholder: 'REF', description: `$schema of each modeline (a URL or path) instead of the ${SCHEMA_NAME} written beside the files` },
-    ...settingOptions('apiUrl', 'apiKey', 'tenantId', 'namePrefix', 'emulatorState', 'requestTimeout'),
+    'overlay-out': { type: 'string', placeholder: 'DIR', description: 'write the overlay that makes the base in --out equal this workspace (docs/environments.md)' },
+    ...settingOptions('apiUrl', 'apiKey', 'tenantId', 'namePrefix', 'emulatorState', 'requestTimeout', 'vars', 'overlays'),
   },
   async run(args, io) {
     const toStdout = args.values.stdout === true;
@@ -84,6 +111,11 @@ export const exportCommand: Command = {
     const out = resolve(io.cwd, outArg ?? '.');
     const schemaRef = args.values['schema-ref'] as string | undefined;
     if (schemaRef === '') throw new UsageError('--schema-ref needs a URL or a path (or leave it out: the schema is written beside the files)');
+    const overlayArg = args.values['overlay-out'] as string | undefined;
+    if (overlayArg !== undefined && toStdout) throw new UsageError('--overlay-out writes files: give it with --out BASE, not --stdout');
+    const overlayOut = overlayArg === undefined ? undefined : resolve(io.cwd, overlayArg);
+    const baseExists = overlayOut ? (await exists(out)) && (await readdir(out, { recursive: true })).some((f) => /\.ya?ml$/i.test(String(f))) : false;
+    const base = overlayOut && baseExists ? await readBase(out, environmentOf(settings, io.cwd)) : undefined;
     const target = await openTarget(settings);
     let docs: ExportedDocument[];
     const skipped: string[] = [];
@@ -107,13 +139,32 @@ export const exportCommand: Command = {
       const file = fileOf(doc);
       const result = renderExported(doc, schemaRefOf(file, schemaRef), file);
       if ('invalid' in result) skipped.push(`${doc.kind}/${doc.name}: its live state makes no valid manifest: ${result.invalid}`);
-      else rendered.push({ file, text: result.text, env: doc.env });
+      else rendered.push({ file, text: result.text, env: doc.env, doc });
+    }
+    if (overlayOut && base) {
+      const files = overlayFiles(rendered, base);
+      const taken = await existing(overlayOut, files.map((f) => f.file));
+      if (taken.length > 0 && args.values.force !== true) {
+        throw new UsageError(`${taken.length} file${taken.length === 1 ? '' : 's'} exist already in ${overlayOut} (${taken.slice(0, 5).join(', ')}); nothing was written; give --force to overwrite them`);
+      }
+      await mkdir(overlayOut, { recursive: true });
+      for (const f of files) {
+        await mkdir(dirname(join(overlayOut, f.file)), { recursive: true });
+        await writeFile(join(overlayOut, f.file), f.text);
+      }
+      for (const line of skipped) io.stderr.write(`converge export: skipped ${line}\n`);
+      const patches = files.filter((f) => f.kind === 'patch').length;
+      io.stderr.write(`converge export: overlay of this workspace to ${overlayOut}: ${patches} patch${patches === 1 ? '' : 'es'}, ${files.length - patches} added, ${rendered.length - files.length} equal to the base ${out}\n`);
+      return 0;
+    }
+    if (overlayOut) {
+      await mkdir(overlayOut, { recursive: true });
+      io.stderr.write(`converge export: ${out} held no manifest: the base is written there from this workspace, and its overlay ${overlayOut} is empty\n`);
     }
     if (toStdout) {
       io.stdout.write(rendered.map((r) => r.text).join('---\n'));
     } else {
-      const taken = [];
-      for (const r of rendered) if (await exists(join(out, r.file))) taken.push(r.file);
+      const taken = await existing(out, rendered.map((r) => r.file));
       const schemaText = schemaRef === undefined && rendered.length > 0 ? manifestJsonSchemaText() : undefined;
       if (schemaText !== undefined && (await schemaTaken(join(out, SCHEMA_NAME), schemaText))) taken.push(SCHEMA_NAME);
       if (taken.length > 0 && args.values.force !== true) {

@@ -9,6 +9,7 @@ import { planExitCode } from '../../core/exit-code.js';
 import { gatherPlanInput } from '../../observe/gather.js';
 import type { Command } from '../command.js';
 import type { AppliedRecord } from '../../core/model.js';
+import { environmentOf } from '../environment.js';
 import { resolveSettings, settingOptions } from '../settings.js';
 import { EMBEDDED, openTarget, requireApiUrl, retryLine, type ServiceSettings } from '../target.js';
 import { progressLine, useColor } from '../tty.js';
@@ -44,14 +45,14 @@ async function readApplied(settings: ServiceSettings, skip: boolean): Promise<Ap
 export const planCommand: Command = {
   name: 'plan',
   summary: 'list live state and print what apply would change (dry run)',
-  usage: 'converge plan DIR [--output text|markdown|json] [--detailed-exitcode] [--show-orphans] [options]',
+  usage: 'converge plan DIR [--vars FILE]... [--overlay DIR]... [--output text|markdown|json] [--detailed-exitcode] [--show-orphans] [options]',
   positionals: [1, 1],
   options: {
     output: { type: 'string', short: 'o', placeholder: 'FMT', description: 'text (default), markdown (at most 60,000 characters) or json (everything)' },
     'detailed-exitcode': { type: 'boolean', description: 'exit 0 when nothing would change (notes on unchanged resources do not count), 2 when something would; 1 on errors, as always' },
     'show-orphans': { type: 'boolean', description: 'text: list every live deployment in no manifest, not only the first three' },
     'no-applied-state': { type: 'boolean', description: 'plan without reading what converge last wrote from Redis (the plan says so)' },
-    ...settingOptions('apiUrl', 'apiKey', 'tenantId', 'namePrefix', 'redisUrl', 'redisPrefix', 'redisCluster', 'allowLiteralSecrets', 'allowLocalDiscovery', 'emulatorState', 'requestTimeout', 'adopt', 'prune', 'maxDeletes'),
+    ...settingOptions('apiUrl', 'apiKey', 'tenantId', 'namePrefix', 'redisUrl', 'redisPrefix', 'redisCluster', 'allowLiteralSecrets', 'allowLocalDiscovery', 'emulatorState', 'requestTimeout', 'adopt', 'prune', 'maxDeletes', 'vars', 'overlays'),
   },
   async run(args, io) {
     const output = (args.values.output as string | undefined) ?? 'text';
@@ -69,6 +70,7 @@ export const planCommand: Command = {
       const appliedRead = { records: new Map<string, AppliedRecord>() } as AppliedRead;
       const gathered = await gatherPlanInput({
         dir,
+        environment: environmentOf(settings, io.cwd),
         env: io.env,
         client: target.client,
         allowLiteralSecrets: settings.allowLiteralSecrets,

@@ -5,13 +5,14 @@ import { startDaemon } from '../../daemon/daemon.js';
 import { stopPlan } from '../../daemon/stop-plan.js';
 import type { Command } from '../command.js';
 import { refuseLiteralSecrets } from '../literal-secrets.js';
+import { environmentOf } from '../environment.js';
 import { resolveSettings, settingOptions } from '../settings.js';
 import { EMBEDDED, EMBEDDED_BANNER, openTarget, requireApiUrl } from '../target.js';
 
 export const runCommand: Command = {
   name: 'run',
   summary: 'the daemon: watch DIR, resync on a timer, apply through jobs, serve /healthz /readyz /metrics /status',
-  usage: 'converge run DIR [options]',
+  usage: 'converge run DIR [--vars FILE]... [--overlay DIR]... [options]',
   positionals: [1, 1],
   options: settingOptions(
     'apiUrl',
@@ -47,6 +48,8 @@ export const runCommand: Command = {
     'prune',
     'maxDeletes',
     'pruneTracingProjects',
+    'vars',
+    'overlays',
   ),
   async run(args, io) {
     const settings = requireApiUrl(resolveSettings(args, io.env));
@@ -74,6 +77,7 @@ export const runCommand: Command = {
     try {
       daemon = await startDaemon({
         dir,
+        environment: environmentOf(settings, io.cwd),
         settings,
         env: io.env,
         log,

@@ -5,6 +5,7 @@ import { UsageError } from '../../core/errors.js';
 import { loadManifestDir } from '../../observe/manifests.js';
 import { secretDiagnostics } from '../../secrets/resolve.js';
 import type { Command } from '../command.js';
+import { environmentOf } from '../environment.js';
 import { resolveSettings, settingOptions } from '../settings.js';
 
 const FORMATS = ['text', 'json'] as const;
@@ -16,7 +17,7 @@ function plural(count: number, word: string): string {
 export const validateCommand: Command = {
   name: 'validate',
   summary: 'load and check manifests (no network); exit 1 when any is invalid',
-  usage: 'converge validate DIR [--allow-literal-secrets] [--check-secrets] [--output text|json]',
+  usage: 'converge validate DIR [--vars FILE]... [--overlay DIR]... [--allow-literal-secrets] [--check-secrets] [--output text|json]',
   positionals: [1, 1],
   options: {
     output: { type: 'string', short: 'o', placeholder: 'FMT', description: 'text (default) or json' },
@@ -24,7 +25,7 @@ export const validateCommand: Command = {
       type: 'boolean',
       description: 'also resolve every secret reference (environment variables, files); an unresolvable one is an error',
     },
-    ...settingOptions('allowLiteralSecrets'),
+    ...settingOptions('allowLiteralSecrets', 'vars', 'overlays'),
   },
   async run(args, io) {
     const output = (args.values.output as string | undefined) ?? 'text';
@@ -33,7 +34,8 @@ export const validateCommand: Command = {
     }
     const settings = resolveSettings(args, io.env);
     const dir = resolve(io.cwd, args.positionals[0]!);
-    const loaded = await loadManifestDir(dir, { allowLiteralSecrets: settings.allowLiteralSecrets });
+    const environment = environmentOf(settings, io.cwd);
+    const loaded = await loadManifestDir(dir, { allowLiteralSecrets: settings.allowLiteralSecrets, ...(environment ? { environment } : {}) });
     const secretProblems = args.values['check-secrets'] === true ? secretDiagnostics(loaded.resources, io.env, { baseDir: io.cwd }) : [];
     const diagnostics = sortDiagnostics([...loaded.diagnostics, ...secretProblems]);
     const errors = diagnostics.filter((d) => d.severity === 'error').length;

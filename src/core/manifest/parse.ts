@@ -1,20 +1,25 @@
 // Parses one manifest file (pure): YAML documents to desired resources, blocked resources and diagnostics.
 import { Composer, LineCounter, Parser, isScalar, visit, type CST, type Document, type YAMLError } from 'yaml';
 import { sortDiagnostics, type Diagnostic, type Severity } from '../diagnostics.js';
-import { formatLocation, type BlockedResource, type DesiredResource, type ResourceKind, type SourceLocation } from '../model.js';
+import { formatLocation, resourceKey, type BlockedResource, type DesiredResource, type ResourceKind, type SourceLocation } from '../model.js';
 import { toResource } from './convert.js';
 import { closest, issueText, problemsFromIssues } from './issues.js';
-import { readDocuments } from './js-yaml-read.js';
 import { firstAliasOffset, offsetForPath, positionAt, scalarAt, selfReferencingAlias, tooDeepOffset } from './locate.js';
+import { mergeLayers, type Layer, type Locate } from './overlay.js';
 import { MANIFEST_KINDS, MANIFEST_SCHEMAS, type DeploymentManifest, type OAuthProviderManifest } from './schema.js';
+import { NO_VARIABLES, substituteDocument, type Variables } from './variables.js';
 import { manifestWarnings } from './warnings.js';
 import { yamlProblem } from './yaml-errors.js';
 
 export interface ParseOptions {
   /** Accept literal secret values (`value:`, a string client_secret); otherwise each is an error. */
   allowLiteralSecrets: boolean;
-  /** Try js-yaml first (default true); false reads every file with the yaml package (tests compare the two). */
-  fastYaml?: boolean;
+  /** The values ${NAME} takes (default: none, so every ${NAME} without a default is an error). */
+  variables?: Variables;
+  /** Overlay patches by resource key (kind/name), merged in order over the document declaring that resource. */
+  patches?: ReadonlyMap<string, readonly Layer[]>;
+  /** Keep each valid resource's manifest data (variables substituted, overlays merged) in ManifestResult.data. */
+  keepData?: boolean;
 }
 
 /** What one file (or a whole directory) declares. */
@@ -22,6 +27,8 @@ export interface ManifestResult {
   resources: DesiredResource[];
   blocked: BlockedResource[];
   diagnostics: Diagnostic[];
+  /** With ParseOptions.keepData: each valid resource's manifest data, by resource key. */
+  data?: Map<string, unknown>;
 }
 
 /** Files larger than this are refused whole (one diagnostic). */
@@ -43,10 +50,6 @@ interface FileContext {
 function diagnostic(ctx: FileContext, offset: number, code: string, message: string, severity: Severity = 'error'): Diagnostic {
   const { line, column } = positionAt(ctx.lineCounter, offset);
   return { severity, file: ctx.file, line, column, message, code };
-}
-
-function fileDiagnostic(file: string, code: string, message: string, line = 1, column = 1): ManifestResult {
-  return { resources: [], blocked: [], diagnostics: [{ severity: 'error', file, line, column, message, code }] };
 }
 
 /** 1-based line and column of a character offset in `text` (for problems found before YAML parsing). */
@@ -78,11 +81,16 @@ export function invalidUtf8Offset(bytes: Uint8Array): number {
   return -1;
 }
 
-/** Parses a file's raw bytes: refuses huge, binary and non-UTF-8 content with one diagnostic each. */
-export function parseManifestBytes(file: string, bytes: Uint8Array, options: ParseOptions): ManifestResult {
-  if (bytes.length > MAX_MANIFEST_BYTES) {
-    return fileDiagnostic(file, 'E_TOO_LARGE', TOO_LARGE_MESSAGE);
-  }
+/** A file read to its documents, not yet validated; `diagnostics`: problems of the whole file (size, encoding, depth). */
+interface ReadFile {
+  documents: ReadDocument[];
+  diagnostics: Diagnostic[];
+}
+
+/** Reads a file's raw bytes to documents: refuses huge, binary and non-UTF-8 content with one diagnostic each. */
+export function readManifestBytes(file: string, bytes: Uint8Array, options: ParseOptions): ReadFile {
+  const refused = (code: string, message: string, line = 1, column = 1): ReadFile => ({ documents: [], diagnostics: [{ severity: 'error', file, line, column, message, code }] });
+  if (bytes.length > MAX_MANIFEST_BYTES) return refused('E_TOO_LARGE', TOO_LARGE_MESSAGE);
   const nul = bytes.indexOf(0);
   const bad = invalidUtf8Offset(bytes);
   const first = [nul, bad].filter((o) => o >= 0).sort((a, b) => a - b)[0];
@@ -90,35 +98,36 @@ export function parseManifestBytes(file: string, bytes: Uint8Array, options: Par
     const prefix = new TextDecoder('utf-8').decode(bytes.subarray(0, first));
     const { line, column } = positionInText(prefix, prefix.length);
     const what = first === nul ? 'holds a NUL byte' : 'is not valid UTF-8';
-    return fileDiagnostic(file, 'E_BINARY', `file ${what}: it looks binary; manifests are UTF-8 YAML text`, line, column);
+    return refused('E_BINARY', `file ${what}: it looks binary; manifests are UTF-8 YAML text`, line, column);
   }
-  return parseDocuments(file, new TextDecoder('utf-8').decode(bytes), options);
+  return readDocuments(file, new TextDecoder('utf-8').decode(bytes), options);
 }
 
-/** Every YAML document of a text already checked for size, NUL and UTF-8 by parseManifestBytes. */
-function parseDocuments(file: string, text: string, options: ParseOptions): ManifestResult {
-  if (options.fastYaml !== false) {
-    const fast = parseValidFast(file, text, options);
-    if (fast) return fast;
-  }
+/** Parses a file's raw bytes: its resources, the resources it blocks, and every problem as a diagnostic. */
+export function parseManifestBytes(file: string, bytes: Uint8Array, options: ParseOptions): ManifestResult {
+  const read = readManifestBytes(file, bytes, options);
+  const result: ManifestResult = { resources: [], blocked: [], diagnostics: [...read.diagnostics], ...(options.keepData ? { data: new Map<string, unknown>() } : {}) };
+  for (const document of read.documents) validateDocument(document, options, result);
+  result.diagnostics = sortDiagnostics(result.diagnostics);
+  return result;
+}
+
+/** Every YAML document of a text already checked for size, NUL and UTF-8 by readManifestBytes. */
+function readDocuments(file: string, text: string, options: ParseOptions): ReadFile {
   const lineCounter = new LineCounter();
   const ctx: FileContext = { file, text, lineCounter, options };
   // What parseAllDocuments does, split in two so the token tree can be measured before it is composed.
   const tokens: CST.Token[] = Array.from(new Parser(lineCounter.addNewLine).parse(text));
   const deep = tooDeepOffset(tokens, MAX_NESTING_DEPTH);
   if (deep !== undefined) {
-    const result: ManifestResult = { resources: [], blocked: [], diagnostics: [] };
-    result.diagnostics.push(diagnostic(ctx, deep, 'E_DEPTH', `nesting deeper than ${MAX_NESTING_DEPTH} levels; no manifest needs that (the whole file is ignored)`));
-    return result;
+    return { documents: [], diagnostics: [diagnostic(ctx, deep, 'E_DEPTH', `nesting deeper than ${MAX_NESTING_DEPTH} levels; no manifest needs that (the whole file is ignored)`)] };
   }
   const composer = new Composer({ merge: true, uniqueKeys: true, prettyErrors: false });
   const docs = Array.from(composer.compose(tokens)) as Document[];
-  const result: ManifestResult = { resources: [], blocked: [], diagnostics: [] };
-  for (const doc of docs) parseDocument(ctx, doc, result);
-  result.diagnostics = sortDiagnostics(result.diagnostics);
-  return result;
+  return { documents: docs.map((doc) => readDocument(ctx, doc)), diagnostics: [] };
 }
 
+/** A document's kind and name as written (known kinds only), and where it is declared. */
 interface Header {
   kind?: ResourceKind;
   name?: string;
@@ -177,15 +186,15 @@ function toData(ctx: FileContext, doc: Document): { value: unknown } | { problem
   }
 }
 
-function kindProblem(ctx: FileContext, doc: Document, data: Record<string, unknown>): Diagnostic | undefined {
+function kindProblem(locate: Locate, data: Record<string, unknown>): Diagnostic | undefined {
   const kind = data.kind;
   const kinds = MANIFEST_KINDS.join(', ');
-  if (kind === undefined) return diagnostic(ctx, offsetForPath(doc, ['kind'], 'value'), 'E_SCHEMA', `missing required field "kind" (${kinds})`);
+  if (kind === undefined) return located(locate(['kind'], 'value'), 'E_SCHEMA', `missing required field "kind" (${kinds})`);
   if (typeof kind === 'string' && (MANIFEST_KINDS as readonly string[]).includes(kind)) return undefined;
   const guess = typeof kind === 'string' ? closest(kind, MANIFEST_KINDS) : undefined;
   const shown = typeof kind === 'string' && kind.length <= 64 ? `"${kind}"` : 'this value';
   const hint = guess ? `did you mean "${guess}"?` : `use one of ${kinds}`;
-  return diagnostic(ctx, offsetForPath(doc, ['kind'], 'value'), 'E_KIND', `kind: ${shown} is not a kind converge manages; ${hint}`);
+  return located(locate(['kind'], 'value'), 'E_KIND', `kind: ${shown} is not a kind converge manages; ${hint}`);
 }
 
 interface LiteralSecret {
@@ -218,19 +227,24 @@ function literalSecrets(data: Record<string, unknown>): LiteralSecret[] {
 }
 
 /** Literal secret values, unless allowed: each one is an error at the value. */
-function literalSecretProblems(ctx: FileContext, doc: Document, data: Record<string, unknown>): Diagnostic[] {
-  if (ctx.options.allowLiteralSecrets) return [];
-  return literalSecrets(data).map((found) => diagnostic(ctx, offsetForPath(doc, found.path, 'value'), 'E_LITERAL_SECRET', found.message));
+function literalSecretProblems(locate: Locate, options: ParseOptions, data: Record<string, unknown>): Diagnostic[] {
+  if (options.allowLiteralSecrets) return [];
+  return literalSecrets(data).map((found) => located(locate(found.path, 'value'), 'E_LITERAL_SECRET', found.message));
 }
 
-function validate(ctx: FileContext, doc: Document, data: unknown, diagnostics: Diagnostic[]): DeploymentManifest | OAuthProviderManifest | undefined {
+function located(location: SourceLocation, code: string, message: string, severity: Severity = 'error'): Diagnostic {
+  return { severity, ...location, message, code };
+}
+
+function validate(layer: Layer, options: ParseOptions, diagnostics: Diagnostic[]): DeploymentManifest | OAuthProviderManifest | undefined {
+  const { data, locate } = layer;
   if (!data || typeof data !== 'object' || Array.isArray(data)) {
     const what = Array.isArray(data) ? 'a list' : `a ${typeof data}`;
-    diagnostics.push(diagnostic(ctx, offsetForPath(doc, [], 'value'), 'E_SCHEMA', `a manifest document must be a mapping with apiVersion, kind, metadata and spec; this one is ${what}`));
+    diagnostics.push(located(locate([], 'value'), 'E_SCHEMA', `a manifest document must be a mapping with apiVersion, kind, metadata and spec; this one is ${what}`));
     return undefined;
   }
   const record = data as Record<string, unknown>;
-  const kindIssue = kindProblem(ctx, doc, record);
+  const kindIssue = kindProblem(locate, record);
   if (kindIssue) {
     diagnostics.push(kindIssue);
     return undefined;
@@ -240,13 +254,13 @@ function validate(ctx: FileContext, doc: Document, data: unknown, diagnostics: D
   const parsed = schema.safeParse(data, SAFE_PARSE_OPTIONS);
   if (!parsed.success) {
     for (const problem of problemsFromIssues(parsed.error.issues, schema, kind)) {
-      diagnostics.push(diagnostic(ctx, offsetForPath(doc, problem.path, problem.at), problem.code, problem.message));
+      diagnostics.push(located(locate(problem.path, problem.at), problem.code, problem.message));
     }
   }
-  diagnostics.push(...literalSecretProblems(ctx, doc, record));
+  diagnostics.push(...literalSecretProblems(locate, options, record));
   if (!parsed.success) return undefined;
   for (const warning of manifestWarnings(parsed.data)) {
-    diagnostics.push(diagnostic(ctx, offsetForPath(doc, warning.path, warning.at), warning.code, warning.message, 'warning'));
+    diagnostics.push(located(locate(warning.path, warning.at), warning.code, warning.message, 'warning'));
   }
   return parsed.data;
 }
@@ -259,24 +273,53 @@ function blockReason(problems: Diagnostic[]): string {
   return `invalid manifest: ${formatLocation(first)}: ${first.message}${more}; fix the manifest (converge validate)`;
 }
 
-function parseDocument(ctx: FileContext, doc: Document, result: ManifestResult): void {
-  const diagnostics: Diagnostic[] = [];
+/** One YAML document read to data (variables substituted), not yet validated. */
+export interface ReadDocument extends Layer {
+  header: Header;
+  /** Problems found reading it (YAML, aliases, variables); with an error among them, `data` is undefined. */
+  problems: Diagnostic[];
+}
+
+/** Reads one document: YAML problems, then the variables substituted in place, then its data. */
+function readDocument(ctx: FileContext, doc: Document): ReadDocument {
+  const problems: Diagnostic[] = [];
   const byOffset = new Map<number, YAMLError[]>();
   for (const error of doc.errors) byOffset.set(error.pos[0], [...(byOffset.get(error.pos[0]) ?? []), error]);
   for (const errors of byOffset.values()) {
     const problem = yamlProblem(doc, errors[0]!, errors.map((e) => e.code));
-    diagnostics.push(diagnostic(ctx, problem.offset, problem.code, problem.message));
+    problems.push(diagnostic(ctx, problem.offset, problem.code, problem.message));
   }
   for (const warning of doc.warnings) {
-    diagnostics.push(diagnostic(ctx, warning.pos[0], 'E_YAML_WARNING', `YAML: ${warning.message.split('\n')[0]}`, 'warning'));
+    problems.push(diagnostic(ctx, warning.pos[0], 'E_YAML_WARNING', `YAML: ${warning.message.split('\n')[0]}`, 'warning'));
   }
-  const header = readHeader(ctx, doc);
-  let manifest: DeploymentManifest | OAuthProviderManifest | undefined;
+  let data: unknown;
   if (doc.errors.length === 0 && !isEmptyDocument(doc)) {
-    const data = toData(ctx, doc);
-    if ('problem' in data) diagnostics.push(data.problem);
-    else if (data.value !== null && data.value !== undefined) manifest = validate(ctx, doc, data.value, diagnostics);
+    // A file without "${" has no variable to substitute: its tree need not be walked for them.
+    const substituted = ctx.text.includes('${') ? substituteDocument(doc, ctx.text, ctx.options.variables ?? NO_VARIABLES) : [];
+    for (const problem of substituted) problems.push(diagnostic(ctx, problem.offset, problem.code, problem.message));
+    const read = substituted.length === 0 ? toData(ctx, doc) : undefined;
+    if (read && 'problem' in read) problems.push(read.problem);
+    else if (read) data = read.value ?? undefined;
   }
+  const locate: Locate = (path, at) => ({ file: ctx.file, ...positionAt(ctx.lineCounter, offsetForPath(doc, path, at)) });
+  return { header: readHeader(ctx, doc), data, locate, problems };
+}
+
+/** The document with the overlay patches of its resource merged over it, if any (a document with problems is not patched). */
+function patched(read: ReadDocument, options: ParseOptions): Layer {
+  const { kind, name } = read.header;
+  const patches = kind && name ? options.patches?.get(resourceKey(kind, name)) : undefined;
+  if (!patches || patches.length === 0 || read.data === undefined) return read;
+  return mergeLayers(read, patches);
+}
+
+/** Validates one read document (merged with its overlay patches) into a resource, a blocked resource, or nothing. */
+export function validateDocument(read: ReadDocument, options: ParseOptions, result: ManifestResult): void {
+  const diagnostics: Diagnostic[] = [...read.problems];
+  const { header } = read;
+  let manifest: DeploymentManifest | OAuthProviderManifest | undefined;
+  const layer = patched(read, options);
+  if (!diagnostics.some((d) => d.severity === 'error') && layer.data !== undefined) manifest = validate(layer, options, diagnostics);
   result.diagnostics.push(...diagnostics);
   const errors = diagnostics.filter((d) => d.severity === 'error');
   if (errors.length > 0) {
@@ -284,61 +327,6 @@ function parseDocument(ctx: FileContext, doc: Document, result: ManifestResult):
     return;
   }
   if (!manifest) return;
-  const locate = (path: PropertyKey[]): SourceLocation => ({ file: ctx.file, ...positionAt(ctx.lineCounter, offsetForPath(doc, path, 'value')) });
-  result.resources.push(toResource(manifest, header.location, locate));
-}
-
-/** Thrown by a locator of the js-yaml path when a path has no position there; the file is then parsed in full. */
-const NOT_LOCATED = new Error('not located');
-
-/** A LineCounter holding the line starts of `text`, as the yaml parser would fill it. */
-function lineCounterOf(text: string): LineCounter {
-  const lineCounter = new LineCounter();
-  lineCounter.addNewLine(0);
-  for (let i = text.indexOf('\n'); i !== -1; i = text.indexOf('\n', i + 1)) lineCounter.addNewLine(i + 1);
-  return lineCounter;
-}
-
-/**
- * A file whose every document js-yaml reads (js-yaml-read.ts) and which is valid as it stands: its resources and its
- * warnings, exactly as the full path would give them. Undefined as soon as anything is unusual or any error would be
- * reported, so every error comes from the full path (with the yaml package's positions).
- */
-export function parseValidFast(file: string, text: string, options: ParseOptions): ManifestResult | undefined {
-  const docs = readDocuments(text);
-  if (!docs) return undefined;
-  const lineCounter = lineCounterOf(text);
-  const at = (offset: number): SourceLocation => ({ file, ...positionAt(lineCounter, offset) });
-  const resources: DesiredResource[] = [];
-  const diagnostics: Diagnostic[] = [];
-  for (const doc of docs) {
-    const data = doc.data;
-    if (!data || typeof data !== 'object' || Array.isArray(data)) return undefined;
-    const record = data as Record<string, unknown>;
-    const kind = record.kind;
-    if (typeof kind !== 'string' || !(MANIFEST_KINDS as readonly string[]).includes(kind)) return undefined;
-    if (!options.allowLiteralSecrets && literalSecrets(record).length > 0) return undefined;
-    const parsed = MANIFEST_SCHEMAS[kind as ResourceKind].safeParse(data, SAFE_PARSE_OPTIONS);
-    if (!parsed.success) return undefined;
-    // A warning (W_DEFAULT_TIER) is told here too, at the same place the full path puts it; unlocated, the full path reads the file.
-    for (const warning of manifestWarnings(parsed.data)) {
-      const offset = warning.at === 'key' ? doc.keyOffset(warning.path) : doc.valueOffset(warning.path);
-      if (offset === undefined) return undefined;
-      diagnostics.push({ severity: 'warning', ...at(offset), message: warning.message, code: warning.code });
-    }
-    const nameOffset = doc.valueOffset(['metadata', 'name']);
-    if (nameOffset === undefined) return undefined;
-    const locate = (path: PropertyKey[]): SourceLocation => {
-      const offset = doc.valueOffset(path);
-      if (offset === undefined) throw NOT_LOCATED;
-      return at(offset);
-    };
-    try {
-      resources.push(toResource(parsed.data, at(nameOffset), locate));
-    } catch (error) {
-      if (error === NOT_LOCATED) return undefined;
-      throw error;
-    }
-  }
-  return { resources, blocked: [], diagnostics };
+  result.data?.set(resourceKey(manifest.kind, manifest.metadata.name), layer.data);
+  result.resources.push(toResource(manifest, header.location, (path) => layer.locate(path, 'value')));
 }

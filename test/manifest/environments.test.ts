@@ -1,0 +1,149 @@
+// Environments on real files: variables files, overlays merged over the base (RFC 7386), adds, unknown targets, positions.
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { DeploymentResource } from '../../src/core/model.js';
+import { loadManifestDir, ManifestCache } from '../../src/observe/manifests.js';
+import type { Environment } from '../../src/observe/environment.js';
+
+const BASE = [
+  'apiVersion: converge/v1',
+  'kind: Deployment',
+  'metadata:',
+  '  name: support-${ENV}',
+  '  annotations:',
+  '    converge/drift: report',
+  'spec:',
+  '  source: external_docker',
+  '  source_config:',
+  '    build_command: make',
+  '    resource_spec:',
+  '      max_scale: ${MAX_SCALE:-1}',
+  '      min_scale: 1',
+  '  source_revision_config:',
+  '    image_uri: docker.io/acme/support:1',
+  '  secrets:',
+  '    - name: OPENAI_API_KEY',
+  '      valueFrom: { env: OPENAI_API_KEY }',
+  '    - name: OTHER',
+  '      valueFrom: { env: OTHER }',
+  '',
+].join('\n');
+
+describe('environments: variables files and overlays', () => {
+  let root: string;
+  beforeEach(async () => {
+    root = await mkdtemp(join(tmpdir(), 'converge-env-'));
+    await mkdir(join(root, 'base'));
+    await mkdir(join(root, 'prod'));
+    await writeFile(join(root, 'base', 'support.yaml'), BASE);
+    await writeFile(join(root, 'common.yaml'), 'ENV: dev\nMAX_SCALE: 2\n');
+    await writeFile(join(root, 'prod.yaml'), 'ENV: prod\nMAX_SCALE: 8\nSECRET_ENV: PROD_OPENAI_KEY\n');
+  });
+  afterEach(async () => {
+    await rm(root, { recursive: true, force: true });
+  });
+
+  const env = (vars: string[], overlays: string[]): Environment => ({
+    vars: vars.map((v) => ({ path: join(root, v), label: v })),
+    overlays: overlays.map((o) => ({ path: join(root, o), label: o })),
+  });
+  const load = (environment: Environment) => loadManifestDir(join(root, 'base'), { allowLiteralSecrets: false, environment });
+
+  it('later variables files win, and a number variable stays a number', async () => {
+    const loaded = await load(env(['common.yaml', 'prod.yaml'], []));
+    expect(loaded.diagnostics.filter((d) => d.severity === 'error')).toEqual([]);
+    const support = loaded.resources[0] as DeploymentResource;
+    expect(support.name).toBe('support-prod');
+    expect(support.spec.source_config?.resource_spec).toEqual({ max_scale: 8, min_scale: 1 });
+  });
+
+  it('merges an overlay: maps merge, lists replace, null removes; positions point at the file that set the value', async () => {
+    const overlay = [
+      'kind: Deployment',
+      'metadata:',
+      '  name: support-${ENV}',
+      '  annotations:',
+      '    converge/drift: null',
+      'spec:',
+      '  source_config:',
+      '    build_command: null',
+      '    resource_spec:',
+      '      min_scale: 2',
+      '  secrets:',
+      '    - name: OPENAI_API_KEY',
+      '      valueFrom: { env: "${SECRET_ENV}" }',
+      '',
+    ].join('\n');
+    await writeFile(join(root, 'prod', 'support.yaml'), overlay);
+    const loaded = await load(env(['prod.yaml'], ['prod']));
+    expect(loaded.diagnostics.filter((d) => d.severity === 'error')).toEqual([]);
+    const support = loaded.resources[0] as DeploymentResource;
+    expect(support.spec.source_config).toEqual({ resource_spec: { max_scale: 8, min_scale: 2 } });
+    expect(support.spec.secrets).toEqual([{ name: 'OPENAI_API_KEY', from: { env: 'PROD_OPENAI_KEY' } }]);
+    expect(support.driftPolicy).toBeUndefined();
+    expect(support.location).toEqual({ file: 'support.yaml', line: 4, column: 9 });
+    expect(support.secretLocations?.OPENAI_API_KEY).toEqual({ file: 'prod/support.yaml', line: 13, column: 25 });
+    expect(loaded.contentId).not.toBe((await load(env(['prod.yaml'], []))).contentId);
+  });
+
+  it('a problem in a value the overlay set is reported in the overlay file', async () => {
+    const overlay = ['kind: Deployment', 'metadata: { name: support-prod }', 'spec:', '  source_config:', '    resource_spec:', '      max_scale: lots', ''].join('\n');
+    await writeFile(join(root, 'prod', 'support.yaml'), overlay);
+    const loaded = await load(env(['prod.yaml'], ['prod']));
+    const errors = loaded.diagnostics.filter((d) => d.severity === 'error');
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toMatchObject({ file: 'prod/support.yaml', line: 6, column: 18 });
+    expect(loaded.blocked.map((b) => b.name)).toEqual(['support-prod']);
+  });
+
+  it('adds a resource annotated converge/overlay: add, without the annotation', async () => {
+    const added = [
+      'apiVersion: converge/v1',
+      'kind: Deployment',
+      'metadata:',
+      '  name: canary-${ENV}',
+      '  annotations: { converge/overlay: add }',
+      'spec:',
+      '  source: external_docker',
+      '  source_revision_config: { image_uri: "docker.io/acme/support:2" }',
+      '',
+    ].join('\n');
+    await writeFile(join(root, 'prod', 'canary.yaml'), added);
+    const loaded = await load(env(['prod.yaml'], ['prod']));
+    expect(loaded.diagnostics.filter((d) => d.severity === 'error')).toEqual([]);
+    expect(loaded.resources.map((r) => r.name).sort()).toEqual(['canary-prod', 'support-prod']);
+    const canary = loaded.resources.find((r) => r.name === 'canary-prod')!;
+    expect(canary.location).toEqual({ file: 'prod/canary.yaml', line: 4, column: 9 });
+  });
+
+  it('an overlay naming a resource the base lacks is an error at its file:line, and nothing is created', async () => {
+    await writeFile(join(root, 'prod', 'typo.yaml'), 'kind: Deployment\nmetadata:\n  name: suport-prod\nspec:\n  source_config: { resource_spec: { max_scale: 3 } }\n');
+    const loaded = await load(env(['prod.yaml'], ['prod']));
+    const problem = loaded.diagnostics.find((d) => d.code === 'E_OVERLAY_TARGET');
+    expect(problem).toMatchObject({ file: 'prod/typo.yaml', line: 3, column: 9, severity: 'error' });
+    expect(problem!.message).toContain('Deployment "suport-prod"');
+    expect(loaded.resources.map((r) => r.name)).toEqual(['support-prod']);
+  });
+
+  it('a variables file that cannot be read is an error naming it', async () => {
+    const loaded = await load(env(['missing.yaml'], []));
+    expect(loaded.diagnostics.find((d) => d.code === 'E_VARS_FILE')).toMatchObject({ file: 'missing.yaml', line: 1, column: 1 });
+    expect(loaded.diagnostics.find((d) => d.code === 'E_VARIABLE_UNSET')?.message).toContain('variables files read: missing.yaml');
+  });
+
+  it('a parse cache (the daemon) parses again when the variables change, the bytes of the manifest unchanged', async () => {
+    const cache = new ManifestCache();
+    const environment = env(['common.yaml'], []);
+    const first = await loadManifestDir(join(root, 'base'), { allowLiteralSecrets: false, environment, cache });
+    expect((first.resources[0] as DeploymentResource).spec.source_config?.resource_spec).toMatchObject({ max_scale: 2 });
+    await writeFile(join(root, 'common.yaml'), 'ENV: dev\nMAX_SCALE: 7\n');
+    const second = await loadManifestDir(join(root, 'base'), { allowLiteralSecrets: false, environment, cache });
+    expect((second.resources[0] as DeploymentResource).spec.source_config?.resource_spec).toMatchObject({ max_scale: 7 });
+  });
+
+  it('a missing overlay directory is one usage error naming it', async () => {
+    await expect(load(env([], ['nowhere']))).rejects.toThrow('overlay nowhere: directory');
+  });
+});
