@@ -9,6 +9,7 @@ const LOADERS = {
   status: async () => (await import('./status.js')).statusCommand,
   reconcile: async () => (await import('./reconcile.js')).reconcileCommand,
   worker: async () => (await import('./worker.js')).workerCommand,
+  notify: async () => (await import('./notify.js')).notifyCommand,
   emulator: async () => (await import('./emulator.js')).emulatorCommand,
   repos: async () => (await import('./repos.js')).reposCommand,
   export: async () => (await import('./export.js')).exportCommand,

@@ -88,9 +88,24 @@ function toConfig(entry: ReceiverEntry): ReceiverConfig {
   return out;
 }
 
+/** A problem's text; a `type:` that names no receiver kind is said so (zod reports it on the union). */
+function receiverIssueText(issue: z.core.$ZodRawIssue): string | undefined {
+  if (issue.code !== 'invalid_union') return issueText(issue);
+  const type = (issue.input as { type?: unknown } | undefined)?.type;
+  const kinds = RECEIVER_TYPES.map((t) => `"${t}"`).join(', ');
+  if (type === undefined) return `type is required: one of ${kinds}`;
+  return `${typeof type === 'string' && type.length <= 40 ? JSON.stringify(type) : 'the value'} is not one of ${kinds}`;
+}
+
+/** An unknown key, with the way to give a URL or a token (environment variables only). */
+function unknownKey(key: string): string {
+  const secret = ['url', 'secret', 'api_url', 'token'].includes(key);
+  return `unknown key "${key}"${secret ? `; URLs and tokens come from the environment: name the variable with ${key}_env` : ''}; known: name, type, url_env, secret_env, api_url_env, token_env, repository, api, events, resources, timeout`;
+}
+
 /** One line per problem: `file:line:column: error: notifications[1].url_env: is required`. */
-function located(doc: Document, lines: LineCounter, file: string, path: ReadonlyArray<PropertyKey>, message: string): string {
-  const { line, column } = positionAt(lines, offsetForPath(doc, ['notifications', ...path], 'value'));
+function located(doc: Document, lines: LineCounter, file: string, path: ReadonlyArray<PropertyKey>, message: string, at: 'key' | 'value' = 'value'): string {
+  const { line, column } = positionAt(lines, offsetForPath(doc, ['notifications', ...path], at));
   return formatDiagnostic({ severity: 'error', file, line, column, message: `${displayPath(['notifications', ...path])}: ${message}` });
 }
 
@@ -101,13 +116,15 @@ function located(doc: Document, lines: LineCounter, file: string, path: Readonly
 export function notificationsFromConfig(doc: Document, lines: LineCounter, file: string): ReceiverConfig[] {
   const data: unknown = doc.get('notifications');
   if (data === undefined || data === null) return [];
-  const parsed = NotificationsSchema.safeParse(doc.toJS()?.notifications, { error: (issue) => issueText(issue) });
+  const parsed = NotificationsSchema.safeParse(doc.toJS()?.notifications, { error: receiverIssueText });
   const problems: string[] = [];
   if (!parsed.success) {
     for (const issue of parsed.error.issues.slice(0, 20)) {
-      const message = issue.code === 'unrecognized_keys' ? `unknown key${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => `"${k}"`).join(', ')}` : issue.message;
-      const path = issue.code === 'unrecognized_keys' ? [...issue.path, issue.keys[0]!] : issue.path;
-      problems.push(located(doc, lines, file, path, message));
+      if (issue.code === 'unrecognized_keys') {
+        for (const key of issue.keys) problems.push(located(doc, lines, file, [...issue.path, key], unknownKey(key), 'key'));
+      } else {
+        problems.push(located(doc, lines, file, issue.path, issue.message));
+      }
     }
     throw new UsageError(problems.join('\n'));
   }
