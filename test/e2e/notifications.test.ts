@@ -228,7 +228,7 @@ describe('notifications', () => {
   - {name: ops, type: webhook, url_env: OPS_URL, secret_env: OPS_SECRET}
 `);
     const p = prefix('notify-ha');
-    const args = ['--api-url', e.url, '--redis-url', REDIS_URL, '--redis-prefix', p, '--health-poll', '200ms', '--resync', '1s', '--lease', '2s', '--config', config];
+    const args = ['--api-url', e.url, '--redis-url', REDIS_URL, '--redis-prefix', p, '--health-poll', '200ms', '--resync', '1s', '--lease', '2s', '--config', config, '--log-level', 'debug'];
     const env = { ...WEBHOOK_ENV, OPS_URL: `${hook.url}${HOOK_PATH}` };
     const [one, two] = await Promise.all([startDaemon(dir, [...args, '--replica-id', 'one'], env), startDaemon(dir, [...args, '--replica-id', 'two'], env)]);
     await until('rollout_failed and rollout_succeeded delivered', () => eventsOf(hook, 'rollout_failed').length > 0 && eventsOf(hook, 'rollout_succeeded').length > 0, 30_000);
@@ -242,6 +242,18 @@ describe('notifications', () => {
     const senders = [one, two].filter((d) => d.lines.some((l) => l.msg === 'notification delivered'));
     expect(senders).toHaveLength(1);
     expect(senders[0]).toBe(leader.leading ? one : two);
+
+    // The leader dies: the other takes over, sees the failed build standing and derives the same events with the
+    // same delivery ids, which the queue already holds: nothing is sent again.
+    const [dead, standby] = leader.leading ? [one, two] : [two, one];
+    const before = hook.requests.length;
+    await dead.kill('SIGKILL');
+    await until('the standby leads', async () => ((await standby.status()).lease as { leading: boolean }).leading, 20_000);
+    await resyncs(standby, 3);
+    // It did derive rollout_failed again (the queue, not luck, kept it from being sent twice).
+    expect(standby.lines.some((l) => l.msg === 'notification queued' && l.event === 'rollout_failed')).toBe(true);
+    expect(hook.requests.length).toBe(before);
+    expect(eventsOf(hook, 'rollout_failed', 'nt-bad')).toHaveLength(1);
   }, 90_000);
 
   it('bad receivers stop the start with file:line or the variable named; notify test says what each receiver answered', async () => {
