@@ -478,11 +478,11 @@ class ConvergeDaemon implements Daemon {
   private publish(): void {
     const reconciler = this.reconciler;
     if (!this.notifier || !reconciler) return;
-    this.notifier.published({
+    this.notifier.published(() => ({
       resources: reconciler.tracker.resources(),
       manifestVersion: reconciler.manifestVersion(),
       appliedState: { lost: this.appliedState.lost, lostAt: this.appliedState.lostAt },
-    });
+    }));
   }
 
   /** Starts sending notifications (a new term as leader). */
@@ -504,6 +504,7 @@ class ConvergeDaemon implements Daemon {
   }
 
   private async closeNotifications(): Promise<void> {
+    this.notifier?.stop();
     await this.stopNotifyWorker();
     await this.notifyQueue?.close().catch((e: unknown) => this.warn('notifications', e));
     await this.options.notify?.close().catch((e: unknown) => this.warn('notifications', e));

@@ -9,6 +9,12 @@ import type { ResourceStatus } from './status.js';
 
 /** Enqueues waiting for Redis at once at most; beyond that a publication's events are dropped (one warning). */
 const MAX_BACKLOG = 100;
+/**
+ * Publications within this window are read as one (the status as it stands at its end): a burst of job ends costs one
+ * pass over the rows, not one per job. Only states that last shorter than it can be missed, and none of the events'
+ * states do (a job's end stays on its row until the next reconcile, a revision's health until the next rollout).
+ */
+const COALESCE_MS = 100;
 
 export interface NotifierOptions {
   /** The receivers as configured: names and filters, never a URL or a secret. */
@@ -35,6 +41,8 @@ export class Notifier {
   private last: PublishedState | undefined;
   private backlog = 0;
   private warnedFull = false;
+  private read: (() => Publication) | undefined;
+  private timer: NodeJS.Timeout | undefined;
 
   constructor(options: NotifierOptions) {
     this.options = options;
@@ -42,9 +50,30 @@ export class Notifier {
 
   /**
    * The hook: called each time the daemon's status changed (after a reconcile, a job's end, a rollout poll, an
-   * applied-state loss). Derives the events and enqueues their deliveries in the background; returns at once.
+   * applied-state loss), with a reader of what it publishes. Returns at once; within COALESCE_MS the events since the
+   * last publication are derived and their deliveries queued in the background.
    */
-  published(publication: Publication): void {
+  published(read: () => Publication): void {
+    this.read = read;
+    if (this.timer) return;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      const current = this.read;
+      this.read = undefined;
+      if (current) this.derive(current());
+    }, COALESCE_MS);
+    this.timer.unref();
+  }
+
+  /** Stops: a publication not read yet is dropped. */
+  stop(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    this.read = undefined;
+  }
+
+  /** Derives the events between the last publication and this one and queues their deliveries (leader only). */
+  derive(publication: Publication): void {
     const next = snapshotOf(publication.resources, this.last, publication.manifestVersion, publication.appliedState);
     const previous = this.last;
     this.last = next;
@@ -78,6 +107,7 @@ export class Notifier {
   /** A new term as leader: the next publication is compared with nothing (what stands is sent unless sent already). */
   reset(): void {
     this.last = undefined;
+    this.read = undefined;
   }
 
   /** One line and one count per attempt's end (the delivery worker's listener); the receiver by name only. */

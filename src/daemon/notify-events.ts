@@ -8,7 +8,7 @@ import type { ResourceStatus } from './status.js';
 type Version = Pick<ManifestVersion, 'kind' | 'id'>;
 
 /** What a row says that events are derived from: a copy, since the tracker updates its rows in place. */
-export interface RowSnapshot {
+interface RowSnapshot {
   key: string;
   kind: ResourceKind;
   name: string;

@@ -7,11 +7,11 @@ import { deliveryJobId, NOTIFY_EVENT_TYPES, TEST_EVENT_TYPE, type Deliver, type 
 import { SILENT_LOGGER, errorText, throttledErrors, type QueueLogger } from './log.js';
 import { closeRedis, connectProducer, connectWorker, type RedisSettings } from './redis.js';
 
-export const NOTIFY_QUEUE = 'converge-notify';
+const NOTIFY_QUEUE = 'converge-notify';
 
 /** Attempts per delivery, and the first retry delay (doubling: 1 s, 2 s, 4 s, ... about a minute in all). */
-export const NOTIFY_ATTEMPTS = 6;
-export const NOTIFY_BACKOFF_MS = 1_000;
+const NOTIFY_ATTEMPTS = 6;
+const NOTIFY_BACKOFF_MS = 1_000;
 /** Deliveries done (or failed) are kept this long, so the same event enqueued again meanwhile is not sent twice. */
 const KEEP_SECONDS = 7 * 24 * 3_600;
 const KEEP_COUNT = 10_000;

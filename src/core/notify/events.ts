@@ -84,5 +84,4 @@ export type DeliveryAnswer =
 export type Deliver = (receiver: string, event: NotifyEvent) => Promise<DeliveryAnswer>;
 
 /** Deliveries counted by converge_notifications_total{result} (dropped: never queued, Redis did not take them). */
-export const DELIVERY_RESULTS = ['delivered', 'retried', 'failed', 'rejected', 'skipped', 'dropped'] as const;
-export type DeliveryResult = (typeof DELIVERY_RESULTS)[number];
+export type DeliveryResult = 'delivered' | 'retried' | 'failed' | 'rejected' | 'skipped' | 'dropped';

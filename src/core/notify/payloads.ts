@@ -64,7 +64,7 @@ export function slackBody(event: NotifyEvent, buildLog?: readonly string[]): str
   return JSON.stringify({ text, blocks });
 }
 
-export type CommitState = 'pending' | 'success' | 'failure';
+type CommitState = 'pending' | 'success' | 'failure';
 
 /** What a commit status says for an event, or undefined when the event sets none. */
 export function commitStateOf(event: Pick<NotifyEvent, 'type' | 'rollout'>): CommitState | undefined {

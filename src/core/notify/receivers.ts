@@ -9,11 +9,11 @@ import { displayPath, issueText } from '../manifest/issues.js';
 import { offsetForPath, positionAt } from '../manifest/locate.js';
 import { DAEMON_RESOURCE_KIND, NOTIFY_EVENT_TYPES, type NotifyEvent, type NotifyEventType } from './events.js';
 
-export const RECEIVER_TYPES = ['webhook', 'slack', 'commit-status'] as const;
-export type ReceiverType = (typeof RECEIVER_TYPES)[number];
+const RECEIVER_TYPES = ['webhook', 'slack', 'commit-status'] as const;
+type ReceiverType = (typeof RECEIVER_TYPES)[number];
 
 /** A request to a receiver that has not answered after this long fails (and is retried). */
-export const DEFAULT_RECEIVER_TIMEOUT_MS = 10_000;
+const DEFAULT_RECEIVER_TIMEOUT_MS = 10_000;
 
 const EnvName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, { error: 'must be the name of an environment variable (letters, digits, _), not a value' });
 const Duration = z.string().transform((text, ctx) => {
