@@ -494,13 +494,11 @@ class ConvergeDaemon implements Daemon {
     this.notifyWorker = await this.notifyQueue.startWorker(notify.deliver, (receiver, event, result, detail) => notifier.delivered(receiver, event, result, detail));
   }
 
-  /** Stops sending (the term ended): deliveries in flight get a moment, then go back to the queue for the next leader. */
+  /** Stops sending (the term ended): deliveries in flight get a moment, then wait in the queue for the next leader. */
   private async stopNotifyWorker(): Promise<void> {
     const worker = this.notifyWorker;
     this.notifyWorker = undefined;
-    if (!worker) return;
-    const closed = await within(worker.close(), CLOSE_GRACE_MS);
-    if (!closed.done) await worker.close(true);
+    await worker?.close(CLOSE_GRACE_MS);
   }
 
   private async closeNotifications(): Promise<void> {

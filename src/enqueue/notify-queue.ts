@@ -45,8 +45,25 @@ export interface NotifyQueueOptions {
 export type DeliveryListener = (receiver: string, event: Pick<NotifyEvent, 'id' | 'type'>, result: DeliveryResult, detail: string) => void;
 
 export interface NotifyWorker {
-  /** Stops taking deliveries; `force` does not wait for those in flight (they are retried after their lock lapses). */
-  close(force?: boolean): Promise<void>;
+  /**
+   * Stops taking deliveries. Those in flight get `graceMs` to end; then each attempt is given up (counted retried) and
+   * the delivery waits in the queue for the next attempt, by whichever replica leads then.
+   */
+  close(graceMs?: number): Promise<void>;
+}
+
+/** The answer of an attempt cut short by the worker's close. */
+const STOPPED: Awaited<ReturnType<Deliver>> = { outcome: 'retry', detail: 'this replica stopped sending (stopping, or no longer the leader)' };
+
+/** The delivery's answer, or STOPPED as soon as `signal` aborts (the request itself is ended by the sender's close). */
+async function unlessStopped(delivery: Promise<Awaited<ReturnType<Deliver>>>, signal: AbortSignal): Promise<Awaited<ReturnType<Deliver>>> {
+  if (signal.aborted) return STOPPED;
+  let onAbort: (() => void) | undefined;
+  try {
+    return await Promise.race([delivery, new Promise<typeof STOPPED>((resolve) => signal.addEventListener('abort', (onAbort = () => resolve(STOPPED)), { once: true }))]);
+  } finally {
+    if (onAbort) signal.removeEventListener('abort', onAbort);
+  }
 }
 
 export interface NotifyQueue {
@@ -105,6 +122,7 @@ export async function openNotifyQueue(settings: RedisSettings, options: NotifyQu
       );
     },
     async startWorker(deliver, onResult) {
+      const stopping = new AbortController();
       const connection: Redis = await connectWorker(settings, { name: 'converge-notify-worker', onError: (e) => onError('notify connection', e) });
       const worker = new Worker(
         NOTIFY_QUEUE,
@@ -114,7 +132,7 @@ export async function openNotifyQueue(settings: RedisSettings, options: NotifyQu
           const { receiver, event } = data.data;
           let answer: Awaited<ReturnType<Deliver>>;
           try {
-            answer = await deliver(receiver, event as NotifyEvent);
+            answer = await unlessStopped(deliver(receiver, event as NotifyEvent), stopping.signal);
           } catch (error) {
             answer = { outcome: 'retry', detail: errorText(error) };
           }
@@ -128,9 +146,11 @@ export async function openNotifyQueue(settings: RedisSettings, options: NotifyQu
       worker.on('error', (error) => onError('notify worker', error));
       await worker.waitUntilReady();
       const handle: NotifyWorker = {
-        async close(force = false) {
+        async close(graceMs = 0) {
           workers.delete(handle);
-          await worker.close(force).catch((e: unknown) => onError('notify worker', e));
+          const timer = setTimeout(() => stopping.abort(), graceMs);
+          await worker.close().catch((e: unknown) => onError('notify worker', e));
+          clearTimeout(timer);
           await closeRedis(connection);
         },
       };
@@ -138,7 +158,7 @@ export async function openNotifyQueue(settings: RedisSettings, options: NotifyQu
       return handle;
     },
     async close() {
-      for (const worker of [...workers]) await worker.close(true);
+      for (const worker of [...workers]) await worker.close();
       await queue.close().catch((e: unknown) => onError('notify queue', e));
       await closeRedis(producer);
     },

@@ -82,7 +82,9 @@ export function createSender(receivers: readonly ResolvedReceiver[], options: Se
       return classifyAnswer(await postTo(agent, request.url, request.body, request.headers, receiver.timeoutMs));
     },
     async close() {
-      await agent?.close().catch(() => undefined);
+      // Requests still in flight (a receiver that never answers) are ended, not waited for.
+      await agent?.destroy().catch(() => undefined);
+      agent = undefined;
     },
   };
 }

@@ -218,6 +218,11 @@ describe('notifications', () => {
     expect(hook.requests.every((r) => r.status === undefined)).toBe(true);
     expect(liveMaxScale(e.store.allDeployments().find((d) => d.name === 'nt-slow'))).toBe(5);
     expect(daemon.alive()).toBe(true);
+    // Nor does it hold the stop: SIGTERM ends the daemon cleanly (exit 0, not the safety net's 1) while it still hangs.
+    daemon.child.kill('SIGTERM');
+    expect(await daemon.exited).toEqual({ code: 0, signal: null });
+    expect(daemon.lines.some((l) => l.msg === 'stopped')).toBe(true);
+    expect(daemon.lines.filter((l) => /did not finish before the deadline|did not end before the deadline/.test(l.msg))).toEqual([]);
   }, 60_000);
 
   it('two replicas on one Redis: each event is sent once, by the leader', async () => {

@@ -72,3 +72,32 @@ describe('notify queue', () => {
     expect(resultsOf('nothing').map((r) => r.result)).toEqual(['skipped']);
   });
 });
+
+describe('notify worker close', () => {
+  const prefix = uniquePrefix('notify-close');
+  afterAll(async () => {
+    await dropPrefix(prefix);
+  });
+
+  it('gives a delivery that never ends its grace, then gives the attempt up; the next worker delivers it', async () => {
+    const queue = await openNotifyQueue({ redisUrl: REDIS_URL, redisPrefix: prefix }, { attempts: 3, backoffMs: 20 });
+    const results: Array<[DeliveryResult, string]> = [];
+    let started = false;
+    const worker = await queue.startWorker(
+      () => {
+        started = true;
+        return new Promise<DeliveryAnswer>(() => undefined);
+      },
+      (_receiver, _e, result, detail) => results.push([result, detail]),
+    );
+    await queue.enqueue([{ receiver: 'ops', event: event('stuck') }]);
+    await until(() => started);
+    await worker.close(50);
+    expect(results).toEqual([['retried', 'this replica stopped sending (stopping, or no longer the leader)']]);
+    const next = await queue.startWorker(async () => ({ outcome: 'delivered', status: 200 }), (_receiver, _e, result, detail) => results.push([result, detail]));
+    await until(() => results.length === 2);
+    expect(results[1]).toEqual(['delivered', 'answered 200']);
+    await next.close();
+    await queue.close();
+  });
+});
