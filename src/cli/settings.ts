@@ -243,14 +243,14 @@ function readConfigFile(path: string): { values: Record<string, unknown>; notifi
   if (yamlError) throw new UsageError(`config file ${path}: ${yamlError.message.split('\n')[0]}`);
   const data: unknown = doc.toJS() ?? {};
   const mapping = typeof data === 'object' && data !== null && !Array.isArray(data);
-  const { notifications: _list, ...plain } = (mapping ? data : {}) as Record<string, unknown>;
-  const parsed = ConfigFile.safeParse(plain);
   if (!mapping) throw new UsageError(`config file ${path}: expected a mapping of setting names to plain values`);
-  if (!parsed.success) throw new UsageError(`config file ${path}: expected a mapping of setting names to plain values`);
+  const { notifications: _list, ...plain } = data as Record<string, unknown>;
   const known = SETTING_NAMES.map((name) => settingSource(name).key);
-  for (const key of Object.keys(parsed.data)) {
+  for (const key of Object.keys(plain)) {
     if (!known.includes(key)) throw new UsageError(`config file ${path}: unknown setting "${key}"; known: ${[...known, ...LIST_KEYS].join(', ')}`);
   }
+  const parsed = ConfigFile.safeParse(plain);
+  if (!parsed.success) throw new UsageError(`config file ${path}: expected a mapping of setting names to plain values`);
   return { values: parsed.data, notifications: notificationsFromConfig(doc, lines, path) };
 }
 
