@@ -75,7 +75,7 @@ export interface NotifyQueue {
 }
 
 /** What one attempt's answer does to the job: its result, and whether the attempt throws (retry) or ends it. */
-function settle(job: Job, answer: Awaited<ReturnType<Deliver>>, attempts: number): { result: DeliveryResult; detail: string; error?: Error } {
+function settle(job: Job, answer: Awaited<ReturnType<Deliver>>): { result: DeliveryResult; detail: string; error?: Error } {
   switch (answer.outcome) {
     case 'delivered':
       return { result: 'delivered', detail: `answered ${answer.status}` };
@@ -84,10 +84,27 @@ function settle(job: Job, answer: Awaited<ReturnType<Deliver>>, attempts: number
     case 'rejected':
       return { result: 'rejected', detail: answer.detail, error: new UnrecoverableError(answer.detail) };
     default: {
-      const final = job.attemptsMade + 1 >= attempts;
+      const final = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
       return { result: final ? 'failed' : 'retried', detail: answer.detail, error: new Error(answer.detail) };
     }
   }
+}
+
+/** One attempt of one delivery: send, report, and throw when BullMQ should retry it (or not: UnrecoverableError). */
+async function runDelivery(job: Job, deliver: Deliver, onResult: DeliveryListener, stopped: AbortSignal): Promise<{ result: DeliveryResult; detail: string }> {
+  const data = DeliveryJobData.safeParse(job.data);
+  if (!data.success) throw new UnrecoverableError('a delivery job this version of converge cannot read');
+  const { receiver, event } = data.data;
+  let answer: Awaited<ReturnType<Deliver>>;
+  try {
+    answer = await unlessStopped(deliver(receiver, event as NotifyEvent), stopped);
+  } catch (error) {
+    answer = { outcome: 'retry', detail: errorText(error) };
+  }
+  const settled = settle(job, answer);
+  onResult(receiver, event, settled.result, settled.detail);
+  if (settled.error) throw settled.error;
+  return { result: settled.result, detail: settled.detail };
 }
 
 /** Opens the delivery queue on the prefix (its own connections: a receiver's trouble never touches the jobs' ones). */
@@ -124,25 +141,11 @@ export async function openNotifyQueue(settings: RedisSettings, options: NotifyQu
     async startWorker(deliver, onResult) {
       const stopping = new AbortController();
       const connection: Redis = await connectWorker(settings, { name: 'converge-notify-worker', onError: (e) => onError('notify connection', e) });
-      const worker = new Worker(
-        NOTIFY_QUEUE,
-        async (job: Job) => {
-          const data = DeliveryJobData.safeParse(job.data);
-          if (!data.success) throw new UnrecoverableError('a delivery job this version of converge cannot read');
-          const { receiver, event } = data.data;
-          let answer: Awaited<ReturnType<Deliver>>;
-          try {
-            answer = await unlessStopped(deliver(receiver, event as NotifyEvent), stopping.signal);
-          } catch (error) {
-            answer = { outcome: 'retry', detail: errorText(error) };
-          }
-          const settled = settle(job, answer, attempts);
-          onResult(receiver, event, settled.result, settled.detail);
-          if (settled.error) throw settled.error;
-          return { result: settled.result, detail: settled.detail };
-        },
-        { connection, prefix: settings.redisPrefix, concurrency: CONCURRENCY, autorun: true },
-      );
+      const worker = new Worker(NOTIFY_QUEUE, (job: Job) => runDelivery(job, deliver, onResult, stopping.signal), {
+        connection,
+        prefix: settings.redisPrefix,
+        concurrency: CONCURRENCY,
+      });
       worker.on('error', (error) => onError('notify worker', error));
       await worker.waitUntilReady();
       const handle: NotifyWorker = {
