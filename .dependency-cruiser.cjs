@@ -29,6 +29,8 @@ const FOLDERS = {
   },
   discovery: { ours: ['core'], npm: ['@modelcontextprotocol/sdk', 'undici'], builtins: 'any' },
   emulator: { ours: ['core', 'discovery'], npm: ['zod', 'yaml'], builtins: 'any' },
+  // the sender of notifications (webhook, Slack, commit status): HTTP to receivers through undici
+  notify: { ours: ['core'], npm: ['undici'], builtins: 'any' },
 };
 // cli wires everything: it may import every other folder (and nothing imports it: see nothing-imports-cli)
 FOLDERS.cli = { ours: Object.keys(FOLDERS), npm: 'any', builtins: 'any' };

@@ -1,10 +1,11 @@
 // Settings resolution: flags beat environment variables, which beat the config file (docs/decisions.md §2).
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { parse as parseYaml } from 'yaml';
+import { LineCounter, parseDocument } from 'yaml';
 import { z } from 'zod';
 import { parseDuration } from '../core/duration.js';
 import { UsageError } from '../core/errors.js';
+import { notificationsFromConfig, type ReceiverConfig } from '../core/notify/receivers.js';
 import type { OptionSpec, ParsedArgs } from './command.js';
 
 /** The shipped defaults, `config/default.yaml` beside the package. */
@@ -218,6 +219,8 @@ export interface Settings extends z.output<typeof SETTINGS> {
    * CONVERGE_CONFIG); a value from the shipped config/default.yaml is a default, not a choice.
    */
   explicit: ReadonlySet<SettingName>;
+  /** The `notifications:` list of the config file (docs/notifications.md): names of environment variables, no value. */
+  notifications: ReceiverConfig[];
 }
 
 /** The flag, environment variable and config-file key of one setting. */
@@ -246,26 +249,31 @@ export function settingOptions(...names: SettingName[]): Record<string, OptionSp
 
 const ConfigFile = z.record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.null(), z.array(z.string())]));
 
-function readConfigFile(path: string): Record<string, unknown> {
+/** Config-file keys that are not settings: lists read on their own (with file:line:column problems). */
+const LIST_KEYS = ['notifications'];
+
+function readConfigFile(path: string): { values: Record<string, unknown>; notifications: ReceiverConfig[] } {
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
   } catch (error) {
     throw new UsageError(`config file ${path}: cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'})`, { cause: error });
   }
-  let data: unknown;
-  try {
-    data = parseYaml(text) ?? {};
-  } catch (error) {
-    throw new UsageError(`config file ${path}: ${(error as Error).message.split('\n')[0]}`);
-  }
-  const parsed = ConfigFile.safeParse(data);
-  if (!parsed.success) throw new UsageError(`config file ${path}: expected a mapping of setting names to plain values (vars and overlays: lists of paths)`);
+  const lines = new LineCounter();
+  const doc = parseDocument(text, { lineCounter: lines });
+  const yamlError = doc.errors[0];
+  if (yamlError) throw new UsageError(`config file ${path}: ${yamlError.message.split('\n')[0]}`);
+  const data: unknown = doc.toJS() ?? {};
+  const mapping = typeof data === 'object' && data !== null && !Array.isArray(data);
+  if (!mapping) throw new UsageError(`config file ${path}: expected a mapping of setting names to plain values`);
+  const { notifications: _list, ...plain } = data as Record<string, unknown>;
   const known = SETTING_NAMES.map((name) => settingSource(name).key);
-  for (const key of Object.keys(parsed.data)) {
-    if (!known.includes(key)) throw new UsageError(`config file ${path}: unknown setting "${key}"; known: ${known.join(', ')}`);
+  for (const key of Object.keys(plain)) {
+    if (!known.includes(key)) throw new UsageError(`config file ${path}: unknown setting "${key}"; known: ${[...known, ...LIST_KEYS].join(', ')}`);
   }
-  return parsed.data;
+  const parsed = ConfigFile.safeParse(plain);
+  if (!parsed.success) throw new UsageError(`config file ${path}: expected a mapping of setting names to plain values (vars and overlays: lists of paths)`);
+  return { values: parsed.data, notifications: notificationsFromConfig(doc, lines, path) };
 }
 
 /** Empty values (an empty flag or variable, a null or an empty list in the config file) count as not set. */
@@ -277,8 +285,9 @@ function isSet(value: unknown): boolean {
 /** Resolves every setting: flag, then environment variable, then config file. */
 export function resolveSettings(args: ParsedArgs, env: NodeJS.ProcessEnv): Settings {
   const configFile = (args.values.config as string | undefined) ?? env.CONVERGE_CONFIG ?? DEFAULT_CONFIG_PATH;
-  const fileValues = readConfigFile(configFile);
-  const fallback = configFile === DEFAULT_CONFIG_PATH ? fileValues : { ...readConfigFile(DEFAULT_CONFIG_PATH), ...fileValues };
+  const file = readConfigFile(configFile);
+  const fileValues = file.values;
+  const fallback = configFile === DEFAULT_CONFIG_PATH ? fileValues : { ...readConfigFile(DEFAULT_CONFIG_PATH).values, ...fileValues };
   const raw: Record<string, { value: unknown; origin: string } | undefined> = {};
   const explicit = new Set<SettingName>();
   for (const name of SETTING_NAMES) {
@@ -297,5 +306,5 @@ export function resolveSettings(args: ParsedArgs, env: NodeJS.ProcessEnv): Setti
     const issue = parsed.error.issues.find((i) => i.code === 'custom') ?? parsed.error.issues[0];
     throw new UsageError(issue?.message ?? 'settings cannot be read');
   }
-  return { ...parsed.data, configFile, explicit };
+  return { ...parsed.data, configFile, explicit, notifications: file.notifications };
 }

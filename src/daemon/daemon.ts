@@ -25,8 +25,15 @@ import type { ManifestWatcher } from './watcher.js';
 import { Leadership } from '../leader/leadership.js';
 import { registerLeaseMetrics } from './lease-metrics.js';
 import { stopPlan } from './stop-plan.js';
+import type { Deliver } from '../core/notify/events.js';
+import type { ReceiverConfig } from '../core/notify/receivers.js';
+import { openNotifyQueue, type NotifyQueue, type NotifyWorker } from '../queue/notify-queue.js';
+import { Notifier } from './notifier.js';
 
 export const DAEMON_VERSION = VERSION;
+
+/** A delivery in flight when the term or the daemon ends gets this long before its attempt is given up (docs/notifications.md). */
+const NOTIFY_GRACE_MS = 2_000;
 
 /** The settings the daemon reads (src/cli/settings.ts Settings satisfies it). */
 export interface DaemonSettings extends WorkerSettings {
@@ -77,6 +84,11 @@ export interface DaemonOptions {
   embedded: boolean;
   /** Opens the service with the daemon's request hook (metrics, readiness). */
   openService(onRequest: (info: RequestInfo) => void): Promise<DaemonService>;
+  /**
+   * Notifications (docs/notifications.md): the receivers as configured (names and filters) and the sender, which
+   * alone holds their URLs and secrets. Absent or no receiver: no delivery queue is opened.
+   */
+  notify?: { receivers: readonly ReceiverConfig[]; deliver: Deliver; close(): Promise<void> } | undefined;
 }
 
 export interface Daemon {
@@ -197,6 +209,10 @@ class ConvergeDaemon implements Daemon {
   /** The epoch of the prefix this daemon knows, and whether Redis lost converge's records while it ran. */
   private appliedState: { epoch: string | null; lost: boolean; lostAt: string | null; losses: number; detail: string | null } = { epoch: null, lost: false, lostAt: null, losses: 0, detail: null };
   private epochTimer: NodeJS.Timeout | undefined;
+  /** Notifications: the queue of deliveries, its worker (while this replica leads), and the hook on status. */
+  private notifyQueue: NotifyQueue | undefined;
+  private notifyWorker: NotifyWorker | undefined;
+  private notifier: Notifier | undefined;
 
   constructor(options: DaemonOptions) {
     this.options = options;
@@ -215,6 +231,7 @@ class ConvergeDaemon implements Daemon {
     try {
       await this.openJobsAndService();
       await this.checkRedisState();
+      await this.openNotifications();
       await this.startRunner();
       this.startReconciler();
       await this.followJobEvents();
@@ -255,6 +272,8 @@ class ConvergeDaemon implements Daemon {
     await this.bounded('watcher', this.stopWatcher(), plan.watcherMs);
     const reconcile = await within(this.stopReconcilerAndResync(), until(plan.workEndsAt));
     if (!reconcile.done) this.log.warn({ workWindowMs: plan.workEndsAt }, 'the reconcile in progress did not end in the work window; left behind');
+    // Deliveries in flight get their short grace inside the work window (docs/notifications.md); never past its end.
+    await this.bounded('notifications', this.closeNotifications(), until(plan.workEndsAt));
     const finished = await this.stopRunner(until(plan.workEndsAt), plan.handBackMs);
     await this.closeAll(plan.closeMs, !finished);
   }
@@ -341,6 +360,7 @@ class ConvergeDaemon implements Daemon {
         const detail = now === null ? 'the epoch key vanished' : 'the epoch key changed';
         this.appliedState = { epoch: null, lost: true, lostAt: new Date().toISOString(), losses: this.appliedState.losses + 1, detail };
         this.metrics.appliedStateLost.set(1);
+        this.publish();
         this.log.error(
           { detail },
           "Redis lost converge's records (applied state, desired-state memory, jobs): restarted without persistence, flushed, evicted or failed over to an empty replica. Secrets that cannot be compared are not rewritten (SecretsUnknown) and drift under report is not healed; run Redis with appendonly yes and maxmemory-policy noeviction",
@@ -456,7 +476,61 @@ class ConvergeDaemon implements Daemon {
       metrics: this.metrics,
       log: this.log,
       maxRetryMs: Math.min(60_000, Math.max(1_000, settings.resync)),
+      onPublished: () => this.publish(),
     });
+  }
+
+  /** Opens the delivery queue when receivers are configured (its worker runs while this replica leads). */
+  private async openNotifications(): Promise<void> {
+    const notify = this.options.notify;
+    if (!notify || notify.receivers.length === 0) return;
+    const log = this.log.child({ component: 'notify' });
+    this.notifyQueue = await openNotifyQueue({ ...this.settings, redisPrefix: this.jobs!.prefix }, { log });
+    this.notifier = new Notifier({
+      receivers: notify.receivers,
+      enqueue: (deliveries) => this.notifyQueue!.enqueue(deliveries),
+      leading: () => this.leadership?.token() !== undefined,
+      log,
+      counter: this.metrics.notifications,
+    });
+    log.info({ receivers: notify.receivers.map((r) => `${r.name} (${r.type})`) }, 'notifications on: the leader sends each event once per receiver');
+  }
+
+  /**
+   * The notifications' hook point: what the daemon publishes (the status rows, the manifests read, the applied-state
+   * watch) goes to the notifier after every change of it; it derives the events and queues them without waiting.
+   */
+  private publish(): void {
+    const reconciler = this.reconciler;
+    if (!this.notifier || !reconciler) return;
+    this.notifier.published(() => ({
+      resources: reconciler.tracker.resources(),
+      manifestVersion: reconciler.manifestVersion(),
+      appliedState: { lost: this.appliedState.lost, lostAt: this.appliedState.lostAt },
+    }));
+  }
+
+  /** Starts sending notifications (a new term as leader). */
+  private async startNotifyWorker(): Promise<void> {
+    const notify = this.options.notify;
+    if (!this.notifyQueue || !this.notifier || !notify || this.notifyWorker) return;
+    this.notifier.reset();
+    const notifier = this.notifier;
+    this.notifyWorker = await this.notifyQueue.startWorker(notify.deliver, (receiver, event, result, detail) => notifier.delivered(receiver, event, result, detail));
+  }
+
+  /** Stops sending (the term ended): deliveries in flight get a moment, then wait in the queue for the next leader. */
+  private async stopNotifyWorker(): Promise<void> {
+    const worker = this.notifyWorker;
+    this.notifyWorker = undefined;
+    await worker?.close(NOTIFY_GRACE_MS);
+  }
+
+  private async closeNotifications(): Promise<void> {
+    this.notifier?.stop();
+    await this.stopNotifyWorker();
+    await this.notifyQueue?.close().catch((e: unknown) => this.warn('notifications', e));
+    await this.options.notify?.close().catch((e: unknown) => this.warn('notifications', e));
   }
 
   private async stopReconcilerAndResync(): Promise<void> {
@@ -495,6 +569,7 @@ class ConvergeDaemon implements Daemon {
     if (this.stopping) return;
     await this.endTerm();
     this.log.info({ replica: this.replicaId(), fencingToken: token }, 'leader lease taken: this replica watches, plans and enqueues');
+    await this.startNotifyWorker().catch((e: unknown) => this.warn('notifications', e));
     const abort = new AbortController();
     this.term = { abort, run: this.runTerm(abort.signal) };
   }
@@ -507,6 +582,7 @@ class ConvergeDaemon implements Daemon {
 
   /** Ends the current term: no new step starts, then the watcher and the resync scheduler close. */
   private async endTerm(): Promise<void> {
+    await this.stopNotifyWorker();
     const term = this.term;
     if (!term) return;
     this.term = undefined;

@@ -44,6 +44,8 @@ export interface DaemonMetrics {
   conflicts: Counter<'kind' | 'reason'>;
   /** Resources under a Conflict as of the last reconcile and the jobs finished since. */
   conflictResources: Gauge;
+  /** Notification deliveries by receiver (its name), event type and result (docs/notifications.md). */
+  notifications: Counter<'receiver' | 'type' | 'result'>;
   /** ServiceClient's onRequest hook: one call per attempt. */
   observeRequest(info: RequestInfo): void;
   /** Replaces the resource gauge with these counts (every kind x state pair is written, zeros included). */
@@ -165,6 +167,12 @@ export function createMetrics(options: MetricsOptions = {}): DaemonMetrics {
     help: 'Resources converge stopped writing to because of a Conflict (the flap guard), as of the last reconcile and the jobs finished since.',
     registers: [registry],
   });
+  const notifications = new Counter({
+    name: 'converge_notifications_total',
+    help: 'Notification deliveries by receiver name, event type and result: delivered, retried (an attempt failed; another follows), failed (out of attempts), rejected (a 4xx: not retried), skipped (nothing to send, e.g. a commit status without a git commit), dropped (never queued: Redis did not take it).',
+    labelNames: ['receiver', 'type', 'result'] as const,
+    registers: [registry],
+  });
   conflictResources.set(0);
   appliedStateLost.set(0);
   secretsUnknown.set(0);
@@ -198,6 +206,7 @@ export function createMetrics(options: MetricsOptions = {}): DaemonMetrics {
     },
     conflicts,
     conflictResources,
+    notifications,
     observeRequest(info) {
       requests.inc({ method: info.method, endpoint: info.route, status: String(info.status) });
       requestDuration.observe({ method: info.method, endpoint: info.route }, info.durationMs / 1000);

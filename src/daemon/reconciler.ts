@@ -22,6 +22,11 @@ export interface ReconcilerOptions {
   maxRetryMs: number;
   /** Rollout health: the progress deadline (default 30 minutes). */
   health?: HealthSettings;
+  /**
+   * Called each time the status rows changed (a reconcile's end, a job's end, a rollout poll): the notifications'
+   * hook (src/daemon/notifier.ts). Must return at once.
+   */
+  onPublished?: () => void;
 }
 
 const HISTORY = 50;
@@ -269,6 +274,7 @@ export class Reconciler {
     this.tracker.failed(jobId, reason);
     this.options.metrics.setResourceStates(this.tracker.counts());
     this.options.log.warn({ key: job.key, jobId, error: reason }, 'job failed; the next reconcile tries again');
+    this.options.onPublished?.();
   }
 
   /**
@@ -343,6 +349,7 @@ export class Reconciler {
     }
     if (transitions.length > 0) metrics.setResourceStates(this.tracker.counts());
     metrics.setResourceHealth(this.tracker.resources());
+    this.options.onPublished?.();
   }
 
   /** Refuses new requests, cancels a pending retry, waits for the run in progress. */
@@ -351,6 +358,11 @@ export class Reconciler {
     if (this.retryTimer) clearTimeout(this.retryTimer);
     this.retryTimer = undefined;
     await this.running;
+  }
+
+  /** The manifests the last reconcile that read them read (git commit or content hash). */
+  manifestVersion(): ReconcileRecord['manifestVersion'] {
+    return this.records.findLast((r) => r.manifestVersion !== undefined)?.manifestVersion;
   }
 
   snapshot() {

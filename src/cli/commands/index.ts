@@ -10,6 +10,7 @@ const LOADERS = {
   reconcile: async () => (await import('./reconcile.js')).reconcileCommand,
   logs: async () => (await import('./logs.js')).logsCommand,
   worker: async () => (await import('./worker.js')).workerCommand,
+  notify: async () => (await import('./notify.js')).notifyCommand,
   emulator: async () => (await import('./emulator.js')).emulatorCommand,
   repos: async () => (await import('./repos.js')).reposCommand,
   export: async () => (await import('./export.js')).exportCommand,

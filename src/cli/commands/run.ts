@@ -8,6 +8,7 @@ import { refuseLiteralSecrets } from '../literal-secrets.js';
 import { environmentOf } from '../environment.js';
 import { resolveSettings, settingOptions } from '../settings.js';
 import { EMBEDDED, EMBEDDED_BANNER, openTarget, requireApiUrl } from '../target.js';
+import { notificationSender, receiverSecrets } from '../notifications.js';
 
 export const runCommand: Command = {
   name: 'run',
@@ -55,7 +56,10 @@ export const runCommand: Command = {
     const settings = requireApiUrl(resolveSettings(args, io.env));
     refuseLiteralSecrets('run', settings);
     const dir = resolve(io.cwd, args.positionals[0]!);
-    const log = createLogger({ level: settings.logLevel, destination: io.stdout, env: io.env, sensitive: settings.apiKey ? [settings.apiKey] : [] });
+    // Receivers are checked before anything starts: a missing environment variable is one line naming it.
+    const notify = notificationSender(settings, io.env);
+    const sensitive = [...(settings.apiKey ? [settings.apiKey] : []), ...receiverSecrets(notify)];
+    const log = createLogger({ level: settings.logLevel, destination: io.stdout, env: io.env, sensitive });
     // First line: nothing this daemon does reaches a real service (warn: it shows at every level but error).
     if (settings.apiUrl === EMBEDDED) log.warn({ apiUrl: EMBEDDED }, EMBEDDED_BANNER);
     // Signals are caught from the start: one that arrives while the daemon starts stops it as soon as it is up.
@@ -83,8 +87,10 @@ export const runCommand: Command = {
         log,
         embedded: settings.apiUrl === EMBEDDED,
         openService: (onRequest) => openTarget(settings, { onRequest }),
+        notify: notify && { receivers: settings.notifications, deliver: notify.sender.deliver, close: () => notify.sender.close() },
       });
     } catch (error) {
+      await notify?.sender.close();
       process.off('SIGTERM', onSignal);
       process.off('SIGINT', onSignal);
       throw error;
