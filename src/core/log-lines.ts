@@ -8,6 +8,7 @@ export const BUILD_LOG_TAIL_LINES = 20;
 export const MASKED = '********';
 
 /** Control characters (a log line must not move the cursor or ring a bell), except tab. */
+// eslint-disable-next-line no-control-regex -- matching control characters is this expression's purpose
 const CONTROL = /[\u0000-\u0008\u000a-\u001f\u007f-\u009f]/g;
 
 /** `text` with every occurrence of each value replaced by MASKED, longest value first (so a value inside another goes too). */

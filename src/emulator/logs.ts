@@ -47,13 +47,18 @@ function buildEnd(r: StoredRevision): number {
   return r.build_started_at + Math.floor((2 * r.build_ms) / 3);
 }
 
+/** A stored field as text, or `fallback` when it is not a string (absent, null). */
+function textOr(value: unknown, fallback: string): string {
+  return typeof value === 'string' ? value : fallback;
+}
+
 function sourceLines(d: StoredDeployment, r: StoredRevision): Line[] {
   const config = r.source_revision_config;
   const source = r.revision_source ?? d.source;
   const lines: Line[] = [];
-  if (source === 'codehost') lines.push(['INFO', `Cloning ${String(d.source_config.repo_url ?? '(repository)')} at ${String(config.repo_ref ?? 'the default branch')}`]);
-  else if (source === 'internal_source') lines.push(['INFO', `Downloading source tarball ${String(config.source_tarball_path ?? '(none)')}`]);
-  else lines.push(['INFO', `Using image ${String(config.image_uri ?? '(none)')}`]);
+  if (source === 'codehost') lines.push(['INFO', `Cloning ${textOr(d.source_config.repo_url, '(repository)')} at ${textOr(config.repo_ref, 'the default branch')}`]);
+  else if (source === 'internal_source') lines.push(['INFO', `Downloading source tarball ${textOr(config.source_tarball_path, '(none)')}`]);
+  else lines.push(['INFO', `Using image ${textOr(config.image_uri, '(none)')}`]);
   if (typeof config.graph_config_path === 'string') lines.push(['INFO', `Reading graph configuration ${config.graph_config_path}`]);
   return lines;
 }

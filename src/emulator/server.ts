@@ -6,7 +6,7 @@ import { probeOnlyDiscovery, type DiscoverHook } from './discover.js';
 import { checkKnobs, type FaultKnobs, type FaultSite } from './faults.js';
 import { createHandler, type RequestLogEntry, type Route } from './handler.js';
 import { createPersister, readStateText, serializeState, writeFileAtomic, type Persister } from './persist.js';
-import { artifactRoutes } from './routes/artifacts.js';
+import { artifactRoutes, logRoutes } from './routes/artifacts.js';
 import { deploymentRoutes } from './routes/deployments.js';
 import { integrationRoutes } from './routes/integrations.js';
 import { providerRoutes } from './routes/providers.js';
@@ -274,6 +274,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
     }),
     ...integrationRoutes(store),
     ...(specOnly ? [] : artifactRoutes({ store, clock, printSecrets: options.buildLogSecrets ?? false })),
+    ...(specOnly ? [] : logRoutes({ store, clock, printSecrets: options.buildLogSecrets ?? false })),
   ];
   let closing = false;
   const handler = createHandler({

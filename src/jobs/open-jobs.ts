@@ -11,8 +11,8 @@ import { AppliedStateEpoch, readEvictionPolicy, type EvictionPolicy } from '../s
 import { watchJobEvents, type JobEventHandlers, type JobEventsFeed } from '../queue/job-events.js';
 import { QUEUE_NAME } from '../queue/jobs.js';
 import { Lease } from '../leader/lease.js';
-import { SILENT_LOGGER, throttledErrors, type QueueLogger } from '../queue/log.js';
-import { checkPrefix, closeRedis, connectProducer, scanPrefix, unreachable, type RedisSettings } from '../store/redis.js';
+import { SILENT_LOGGER, throttledErrors, type ErrorReporter, type QueueLogger } from '../queue/log.js';
+import { checkPrefix, closeRedis, connectProducer, scanPrefix, unreachable } from '../store/redis.js';
 import { startResync, type Resync, type ResyncOptions } from '../queue/resync-scheduler.js';
 import { claimPrefix, type ServiceTarget } from '../store/target.js';
 import { startJobRunner, type JobRunner, type StartRunnerOptions, type WorkerSettings } from '../runner/worker.js';
@@ -66,6 +66,24 @@ export interface Jobs {
 }
 
 /**
+ * The reconcile queue, once BullMQ's start-up of it (a version check) is finished, before anything can close it: on a
+ * Redis Cluster, a queue closed while it still ran emitted an error nothing listened to any more, and the process
+ * crashed. The connection is closed when it fails.
+ */
+async function readyQueue(redis: Redis, prefix: string, onError: ErrorReporter): Promise<Queue> {
+  const queue = new Queue(QUEUE_NAME, { connection: redis, prefix });
+  queue.on('error', (error) => onError('queue', error));
+  try {
+    await queue.waitUntilReady();
+  } catch (error) {
+    await queue.close().catch(() => undefined);
+    await closeRedis(redis);
+    throw error;
+  }
+  return queue;
+}
+
+/**
  * Connects to Redis (failing fast with E_REDIS), checks the prefix and claims it for the target, and opens the queue.
  * The error events of every queue, worker and connection opened from here are logged, one line per kind per 30 s.
  */
@@ -82,17 +100,7 @@ export async function openJobs(settings: WorkerSettings, options: OpenJobsOption
     await closeRedis(redis);
     throw error;
   }
-  const queue = new Queue(QUEUE_NAME, { connection: redis, prefix });
-  queue.on('error', (error) => onError('queue', error));
-  // BullMQ's start-up of the queue (a version check) is finished before anything can close it: on a Redis Cluster, a
-  // queue closed while it still ran emitted an error nothing listened to any more, and the process crashed.
-  try {
-    await queue.waitUntilReady();
-  } catch (error) {
-    await queue.close().catch(() => undefined);
-    await closeRedis(redis);
-    throw error;
-  }
+  const queue = await readyQueue(redis, prefix, onError);
   const scoped: WorkerSettings = { ...settings, redisPrefix: prefix };
   // Handles whose close has not started (close() closes them), and those whose close has not ended (disconnect() drops them).
   const open = new Set<{ close(): Promise<void>; disconnect(): void }>();

@@ -97,7 +97,7 @@ async function runDelivery(job: Job, deliver: Deliver, onResult: DeliveryListene
   const { receiver, event } = data.data;
   let answer: Awaited<ReturnType<Deliver>>;
   try {
-    answer = await unlessStopped(deliver(receiver, event as NotifyEvent), stopped);
+    answer = await unlessStopped(deliver(receiver, event), stopped);
   } catch (error) {
     answer = { outcome: 'retry', detail: errorText(error) };
   }

@@ -226,8 +226,11 @@ function sourceManifest(name: string, secrets: Array<[string, string]>, annotati
 }
 
 /** Writes (POST, PATCH, DELETE, PUT) the emulator logged from request number `from` on. */
-function writesSince(requests: LogLine[], from: number): LogLine[] {
-  return requests.slice(from).filter((r) => r.method !== 'GET');
+/** An emulator request line (method, route, status and body are always set on one). */
+type RequestLine = LogLine & { method: string; route: string; status: number };
+
+function writesSince(requests: LogLine[], from: number): RequestLine[] {
+  return requests.slice(from).filter((r): r is RequestLine => r.method !== 'GET');
 }
 
 async function resyncs(daemon: Awaited<ReturnType<typeof startDaemon>>, more: number): Promise<void> {

@@ -7,7 +7,7 @@ import { QUEUE_NAME } from '../../src/queue/jobs.js';
 import { openJobs, type Jobs } from '../../src/jobs/open-jobs.js';
 import { closeRedis, connectProducer, connectWorker } from '../../src/store/redis.js';
 import type { ReconcileJobData } from '../../src/store/schema.js';
-import { data, deployment, scaleOf } from '../helpers/job-fixtures.js';
+import { data, scaleOf } from '../helpers/job-fixtures.js';
 import type { ApplyChange } from '../../src/apply/apply-jobs.js';
 import { JobWaiter } from '../../src/apply/wait-jobs.js';
 

@@ -81,6 +81,28 @@ async function existing(dir: string, files: string[]): Promise<string[]> {
   return taken;
 }
 
+/** The documents of every live deployment and provider of the workspace, and what could not be exported (and why). */
+async function liveDocuments(settings: Parameters<typeof openTarget>[0] & { namePrefix?: string | undefined }): Promise<{ docs: ExportedDocument[]; skipped: string[] }> {
+  const target = await openTarget(settings);
+  const docs: ExportedDocument[] = [];
+  const skipped: string[] = [];
+  try {
+    const live = await listLive(target.client, settings.namePrefix);
+    const catalog: CatalogEntry[] = live.some((d) => d.source === 'codehost') ? await listCatalog(target.client) : [];
+    const providers = await target.client.listProviders();
+    for (const deployment of live) {
+      const doc = exportDeployment(deployment, catalog);
+      if ('skipped' in doc) skipped.push(`Deployment/${deployment.name}: ${doc.skipped}`);
+      else docs.push(doc);
+    }
+    if (providers.readable) docs.push(...providers.providers.map(exportProvider));
+    else skipped.push(`OAuth providers: ${providers.note}`);
+  } finally {
+    await target.close();
+  }
+  return { docs, skipped };
+}
+
 export const exportCommand: Command = {
   name: 'export',
   summary: 'write one manifest per live deployment (and OAuth provider) to adopt an existing workspace; secrets as env references, never values',
@@ -116,24 +138,7 @@ export const exportCommand: Command = {
     const overlayOut = overlayArg === undefined ? undefined : resolve(io.cwd, overlayArg);
     const baseExists = overlayOut ? (await exists(out)) && (await readdir(out, { recursive: true })).some((f) => /\.ya?ml$/i.test(String(f))) : false;
     const base = overlayOut && baseExists ? await readBase(out, environmentOf(settings, io.cwd)) : undefined;
-    const target = await openTarget(settings);
-    let docs: ExportedDocument[];
-    const skipped: string[] = [];
-    try {
-      const live = await listLive(target.client, settings.namePrefix);
-      const catalog: CatalogEntry[] = live.some((d) => d.source === 'codehost') ? await listCatalog(target.client) : [];
-      const providers = await target.client.listProviders();
-      docs = [];
-      for (const deployment of live) {
-        const doc = exportDeployment(deployment, catalog);
-        if ('skipped' in doc) skipped.push(`Deployment/${deployment.name}: ${doc.skipped}`);
-        else docs.push(doc);
-      }
-      if (providers.readable) docs.push(...providers.providers.map(exportProvider));
-      else skipped.push(`OAuth providers: ${providers.note}`);
-    } finally {
-      await target.close();
-    }
+    const { docs, skipped } = await liveDocuments(settings);
     const rendered: Exported[] = [];
     for (const doc of docs) {
       const file = fileOf(doc);

@@ -23,14 +23,14 @@ interface LogsRequest {
   revisionId: string | undefined;
 }
 
-function limitOf(raw: unknown): number {
+function limitOf(raw: string | undefined): number {
   if (raw === undefined) return DEFAULT_LIMIT;
   const text = String(raw);
   if (!/^\d+$/.test(text) || Number(text) < 1 || Number(text) > MAX_LIMIT) throw new UsageError(`--limit: "${text}" is not a whole number from 1 to ${MAX_LIMIT}`);
   return Number(text);
 }
 
-function pollOf(raw: unknown): number {
+function pollOf(raw: string | undefined): number {
   if (raw === undefined) return DEFAULT_POLL_MS;
   const ms = parseDuration(String(raw), '--poll');
   if (ms < 100) throw new UsageError(`--poll: "${String(raw)}" is not a duration of at least 100ms (e.g. 2s)`);
@@ -127,8 +127,8 @@ export const logsCommand: Command = {
   async run(args, io) {
     if (args.values.build === true && args.values.deploy === true) throw new UsageError('give --build or --deploy, not both');
     const name = args.positionals[0]!;
-    const limit = limitOf(args.values.limit);
-    const pollMs = pollOf(args.values.poll);
+    const limit = limitOf(args.values.limit as string | undefined);
+    const pollMs = pollOf(args.values.poll as string | undefined);
     const settings = requireApiUrl(resolveSettings(args, io.env));
     const resource = await declaredResource(args.values.manifests as string | undefined, name, io);
     const target = await openTarget(settings);

@@ -105,9 +105,9 @@ function expand(text: string, variables: Variables, typed: boolean): ExpandOutco
     if (value === undefined) {
       return { problem: { index: at, code: 'E_VARIABLE_UNSET', message: `variable ${name} is not set (${filesRead(variables)}); set it in a variables file or write \${${name}:-default}` } };
     }
-    if (at === 0 && whole!.length === text.length) only = value;
+    if (at === 0 && whole.length === text.length) only = value;
     out += text.slice(i, at) + String(value);
-    i = at + whole!.length;
+    i = at + whole.length;
   }
   if (i === 0) return { value: text };
   if (typed && only !== undefined) return { value: only };

@@ -71,6 +71,7 @@ function sourceProblem(d: StoredDeployment, source: string, what: string): Reply
   return null;
 }
 
+/** The artifact endpoints of the official deploy tool: a push token (internal_docker) and an upload URL (internal_source). */
 export function artifactRoutes(options: ArtifactRouteOptions): Route[] {
   const { store } = options;
 
@@ -108,6 +109,13 @@ export function artifactRoutes(options: ArtifactRouteOptions): Route[] {
       return { status: 200, body: { upload_url: `${ctx.origin}${UPLOAD_PATH_PREFIX}${issued.token}`, object_path: issued.object_path } };
     },
   };
+
+  return [pushToken, uploadUrl];
+}
+
+/** The log endpoints (`POST /v1/projects/...`): build logs of a revision, deploy logs of a revision or a deployment. */
+export function logRoutes(options: ArtifactRouteOptions): Route[] {
+  const { store } = options;
 
   const buildLogs: Route = {
     method: 'POST',
@@ -160,5 +168,5 @@ export function artifactRoutes(options: ArtifactRouteOptions): Route[] {
     },
   };
 
-  return [pushToken, uploadUrl, buildLogs, revisionDeployLogs, deployLogs];
+  return [buildLogs, revisionDeployLogs, deployLogs];
 }
