@@ -7,7 +7,7 @@ import type { DaemonMetrics, ReconcileTrigger } from './metrics.js';
 import { reconcileDirectory, type EnqueuedJob, type CycleContext, type ReconcileOutcome } from './cycle.js';
 import { REVISION_FAILURE_REASONS, type RevisionFailureReason } from '../core/health.js';
 import { holdsNamed } from '../core/holds.js';
-import { followRollouts } from './rollout.js';
+import { followRollouts, holdFailedRevisions } from './rollout.js';
 import { ResourceTracker, type HealthSettings, type HealthTransition, type ReconcileRecord } from './status.js';
 import { wasNotRun } from '../enqueue/worker.js';
 
@@ -57,6 +57,8 @@ export class Reconciler {
   private lastSuccessAt: string | null = null;
   private loggedDiagnostics = new Set<string>();
   private loggedSecretsUnknown = '';
+  /** Per resource, the drift last logged (policy, fields, desired state): logged again only when it changes. */
+  private loggedDrift = new Map<string, string>();
   /** Whether the manifest directory loaded at the last attempt, and why not. */
   manifests: { loaded: boolean; everLoaded: boolean; error: string | null } = { loaded: false, everLoaded: false, error: null };
 
@@ -114,7 +116,7 @@ export class Reconciler {
       return done !== undefined && done.desired === desired && done.at >= started;
     };
     try {
-      outcome = await reconcileDirectory({ ...this.options.context, onEnqueued: (job) => this.jobEnqueued(job), finishedSince });
+      outcome = await reconcileDirectory({ ...this.options.context, onEnqueued: (job) => this.jobEnqueued(job), finishedSince, rollouts: this.tracker });
     } catch (error) {
       failure = error;
     } finally {
@@ -137,6 +139,9 @@ export class Reconciler {
       if (cycles[0]) record.cycle = cycles[0];
       if (outcome?.version) record.manifestVersion = outcome.version;
       this.finish(record, outcome, failure, cycles);
+    }
+    if (outcome) {
+      await holdFailedRevisions(this.tracker, this.options.context.holds).catch((error: unknown) => this.options.log.warn({ error: errorLine(error) }, 'could not record the hold of a failed revision; the next reconcile tries again'));
     }
     return record;
   }
@@ -176,10 +181,7 @@ export class Reconciler {
         this.loggedSecretsUnknown = held.join();
         if (held.length > 0) log.warn({ resources: held.slice(0, 20), count: held.length }, 'SecretsUnknown: resources whose only difference is secrets the service hides and no applied state records; not rewritten blind (converge reconcile --write-secrets NAME writes them)');
       }
-      for (const d of outcome.drift) {
-        if (d.policy === 'report') log.warn({ key: d.key, fields: d.fields, policy: 'report' }, 'drift reported: the live deployment differs from its unchanged manifest; not reverted (drift policy report)');
-        else log.info({ key: d.key, fields: d.fields, policy: 'heal' }, 'drift found: reverting the live deployment to its manifest');
-      }
+      this.logDrift(outcome);
       const s = outcome.plan.summary;
       log.info(
         {
@@ -211,6 +213,24 @@ export class Reconciler {
         void this.request('retry');
       }, delay);
     }
+  }
+
+  /**
+   * Drift is said when it appears or changes (its policy, fields or desired state), not at every resync: /status and
+   * converge_drifted_resources keep it in between. A heal is said each time it writes (a new job reverts it again).
+   */
+  private logDrift(outcome: ReconcileOutcome): void {
+    const { log } = this.options;
+    const now = new Map<string, string>();
+    for (const d of outcome.drift) {
+      const heals = d.policy === 'heal' && outcome.outcomes.get(d.key)?.write !== null;
+      const seen = `${d.policy}|${d.fields.join(',')}|${d.fingerprint ?? ''}`;
+      now.set(d.key, seen);
+      if (!heals && this.loggedDrift.get(d.key) === seen) continue;
+      if (heals) log.info({ key: d.key, fields: d.fields, policy: 'heal' }, 'drift found: reverting the live deployment to its manifest');
+      else log.warn({ key: d.key, fields: d.fields, policy: d.policy }, 'drift reported: the live deployment differs from its unchanged manifest; not reverted (drift policy report)');
+    }
+    this.loggedDrift = now;
   }
 
   private logDiagnostics(outcome: ReconcileOutcome): void {

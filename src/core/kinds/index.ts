@@ -11,7 +11,7 @@
 // Adding a kind: a folder here with a module that satisfies KindModule, and one line in `kinds` below. Its manifest
 // schema (src/core/manifest/schema.ts) and its resource type in DesiredResource (src/core/model.ts) come with it.
 import { z } from 'zod';
-import type { ResourceKind } from '../model.js';
+import type { LiveDeployment, ResourceKind } from '../model.js';
 import { deploymentKind } from './deployment/index.js';
 import type { KindModule } from './kind.js';
 import { oauthProviderKind } from './oauth-provider/index.js';
@@ -24,6 +24,14 @@ export const kinds = {
 /** The module of one kind (typed for any resource: the caller passes a resource of that kind). */
 export function kindOf(kind: ResourceKind): KindModule {
   return kinds[kind];
+}
+
+/**
+ * The live resource of a kind whose live side is listed (paired by name with the listing), else undefined: the one
+ * place that says which kinds' live state the deployment listing holds.
+ */
+export function liveOf(kind: ResourceKind, name: string, liveByName: ReadonlyMap<string, LiveDeployment>): LiveDeployment | undefined {
+  return kinds[kind].listed ? liveByName.get(name) : undefined;
 }
 
 type AnyKind = (typeof kinds)[ResourceKind];
@@ -41,7 +49,7 @@ export type JobOperation = AnyKind['operations'][number];
 export const JOB_OPERATIONS = Object.values(kinds).flatMap((module): readonly JobOperation[] => module.operations) as [JobOperation, ...JobOperation[]];
 
 export { CLIENT_SECRET, PROVIDER_CHANGED_REASON } from './oauth-provider/index.js';
-export { fingerprintOf, type DeclaredSecret, type KindModule, type PlanContext } from './kind.js';
+export { fingerprintOf, type DeclaredSecret, type HealthInput, type KindModule, type PlanContext, type RevisionReading, type RolloutClock } from './kind.js';
 export { JobSecretRef, JobSecretSource, type SecretSourceFromJob } from './job.js';
 export {
   DeleteTarget,

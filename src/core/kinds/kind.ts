@@ -1,7 +1,9 @@
 // The shape of one resource kind: what plan, enqueue and sync ask of it (the table of kinds is index.ts).
 import type { z } from 'zod';
 import { objectHash } from '../hash.js';
-import type { AppliedRecord, DesiredResource, DiscoveryPreview, LiveDeployment, LiveProvider, PlanChange, SecretSource } from '../model.js';
+import type { HealthCondition } from '../health.js';
+import type { ResourceHold } from '../holds.js';
+import type { Action, AppliedRecord, DesiredResource, DiscoveryPreview, LiveDeployment, LiveProvider, PlanChange, SecretSource } from '../model.js';
 import type { SecretSourceFromJob } from './job.js';
 import type { DeleteTarget, SyncPorts, SyncResult } from './ports.js';
 
@@ -24,6 +26,31 @@ export interface PlanContext {
   provider?: { live: LiveProvider | undefined };
 }
 
+/** A revision as read from the service (GET …/revisions/{id}): its id, status and when it began. */
+export interface RevisionReading {
+  id: string;
+  status: string;
+  createdAt?: string | null | undefined;
+}
+
+/** What the progress deadline reads: now, since when the rollout is known to build (ms), the deadline (ms). */
+export interface RolloutClock {
+  now: number;
+  since?: number | undefined;
+  deadlineMs: number;
+}
+
+/** What a kind's health reads of one resource. */
+export interface HealthInput {
+  action: Action;
+  live: LiveDeployment | undefined;
+  /** The latest revision, when read: its word beats the listing's. */
+  revision?: RevisionReading | undefined;
+  /** A hold of a failed revision (its status, when it is the latest revision). */
+  hold?: ResourceHold | undefined;
+  clock?: RolloutClock;
+}
+
 /** A secret a resource declares: its name (the provider's is CLIENT_SECRET) and where its value comes from. */
 export interface DeclaredSecret {
   name: string;
@@ -42,6 +69,13 @@ export interface KindModule<R extends DesiredResource = DesiredResource, S exten
    * False: the applied record is the only knowledge converge has of the live resource.
    */
   readonly listed: boolean;
+  /** Whether what was written runs (healthy, progressing, degraded, unknown), from live state and the revision read. Pure. */
+  health(input: HealthInput): HealthCondition;
+  /**
+   * The latest revision of a live resource when it is not the active one (health must read it), else undefined:
+   * one revision read per such resource, none for healthy ones.
+   */
+  revisionToRead(live: LiveDeployment | undefined): string | undefined;
   /** The plan's change for one resource against its live state (undefined: none, or a kind that is not listed). Pure. */
   diff(resource: R, live: LiveDeployment | undefined, context: PlanContext): PlanChange;
   /**

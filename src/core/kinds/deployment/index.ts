@@ -5,6 +5,7 @@ import { diffDeployment } from './diff.js';
 import { deploymentFromJob, deploymentJobPayload, DeploymentJobPayload } from './job.js';
 import { syncDeployment } from './sync.js';
 import { deleteOwnedDeployment } from './delete.js';
+import { deploymentHealth, deploymentRevisionToRead } from './health.js';
 
 export { diffDeployment, requestBody, type DeploymentContext, type DeploymentDiff } from './diff.js';
 export { findLiveDeployment, CLOCK_SKEW_MS } from './sync.js';
@@ -14,6 +15,8 @@ const OPERATIONS = ['create-deployment', 'patch-deployment', 'delete-deployment'
 export const deploymentKind = {
   kind: 'Deployment',
   listed: true,
+  health: deploymentHealth,
+  revisionToRead: deploymentRevisionToRead,
   diff(resource, live, context) {
     return diffDeployment(resource, live, context).change;
   },
