@@ -80,6 +80,8 @@ export interface CycleContext {
 export interface RolloutView {
   /** The revision the poller last read for `key`, when it is `revisionId`. */
   reading(key: string, revisionId: string): RevisionReading | undefined;
+  /** Whether `key`'s health is already about `revisionId` (the poller follows it): no read of it at a reconcile. */
+  knows(key: string, revisionId: string): boolean;
   /** Since when `key` is known to build `revisionId` (ms). */
   rolloutSince(key: string, revisionId: string | null): number;
   readonly deadlineMs: number;
@@ -197,7 +199,7 @@ export async function reconcileDirectory(ctx: CycleContext): Promise<ReconcileOu
   const rollouts = ctx.rollouts;
   // Health is read, not guessed: the latest revision of each deployment whose latest is not active, unless already known.
   const revisions = await readLatestRevisions(ctx.client, result.changes, gathered.live, {
-    known: (key, revisionId) => rollouts?.reading(key, revisionId) !== undefined || storedHolds.get(key)?.revisionId === revisionId,
+    known: (key, revisionId) => rollouts?.knows(key, revisionId) === true || storedHolds.get(key)?.revisionId === revisionId,
   });
   const liveByName = new Map(gathered.live.map((d) => [d.name, d]));
   const heldAtLastGood = new Set(lastGood.held.map((h) => h.key));

@@ -176,6 +176,11 @@ export class ResourceTracker implements RolloutView {
     return { id: revisionId, status: health.revisionStatus };
   }
 
+  /** Whether the row's health is about `revisionId` already (a job started it, or it was read): the poller follows it. */
+  knows(key: string, revisionId: string): boolean {
+    return this.rows.get(key)?.health.revisionId === revisionId;
+  }
+
   /** The tracker's clock (RolloutView). */
   now(): number {
     return this.clock();
