@@ -97,7 +97,7 @@ export interface Outcome {
  * What a planned create/update means to the daemon. Drift when the desired state is the one last seen in sync: then
  * only the live side changed. A changed desired state is applied under either policy. No memory of the resource is
  * never read as a manifest change under `report`: an update is then reported, never applied, until the manifest
- * changes. A create is never drift.
+ * changes. A first create is never drift; a create of a desired state once seen in sync is (deleted outside converge).
  */
 export function decideDrift(remembered: string | undefined, fingerprint: string, policy: DriftPolicy, action: 'create' | 'update' = 'update'): { kind: 'apply' | 'heal' | 'report' } {
   if (remembered === undefined) return action === 'update' && policy === 'report' ? { kind: 'report' } : { kind: 'apply' };

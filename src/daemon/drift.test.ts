@@ -1,7 +1,8 @@
 // Drift decisions and desired-state fingerprints.
 import { describe, expect, it } from 'vitest';
 import type { DeploymentResource, ProviderResource } from '../core/model.js';
-import { decideDrift, desiredFingerprint } from './drift.js';
+import { decideDrift } from '../core/decide.js';
+import { desiredFingerprint } from './drift.js';
 
 function deployment(maxScale: number, file = 'a.yaml', secret: { env: string } | { value: string } = { env: 'OPENAI_KEY' }): DeploymentResource {
   return {
