@@ -4,7 +4,7 @@ import type { ResourceHold } from '../core/holds.js';
 import type { AppliedRecord, DesiredResource, DriftPolicy, LiveDeployment, Plan } from '../core/model.js';
 import type { RevisionReading } from '../core/kinds/index.js';
 import { decide, type DecisionInput, type Outcome } from '../core/decide.js';
-import { kindOf, liveOf } from '../core/kinds/index.js';
+import { inListing, liveOf } from '../core/kinds/index.js';
 import { resourceKey } from '../core/model.js';
 import { plan, type PlanInput } from '../plan/plan.js';
 import { gatherPlanInput } from '../observe/gather.js';
@@ -211,7 +211,7 @@ export async function reconcileDirectory(ctx: CycleContext): Promise<ReconcileOu
     const key = resourceKey(change.kind, change.name);
     const resource = gathered.resources.get(key);
     // Drift, holds and conflicts are told by the fingerprint, where the service lists the live side.
-    const fingerprint = resource && kindOf(resource.kind).listed ? desiredFingerprint(resource, input.secretHashes.get(key) ?? {}) : undefined;
+    const fingerprint = resource && inListing(resource.kind) ? desiredFingerprint(resource, input.secretHashes.get(key) ?? {}) : undefined;
     if (fingerprint) fingerprints.set(key, fingerprint);
     const hold = storedHolds.get(key);
     if (hold && hold.desired === fingerprint) holds.set(key, hold);

@@ -5,6 +5,7 @@ import { UsageError } from '../../core/errors.js';
 import { applyConverged, applyExitCode } from '../../core/exit-code.js';
 import { resourceKey, type DesiredResource, type Plan } from '../../core/model.js';
 import { skipLine, type Outcome } from '../../core/decide.js';
+import { kindOf } from '../../core/kinds/index.js';
 import { summarySentence } from '../../plan/render/format.js';
 import { fieldLine } from '../../plan/render/text.js';
 import { runApply, STALLED_CHECK_MS } from '../../enqueue/apply.js';
@@ -189,7 +190,7 @@ function planLines(result: Plan, outcomes: ReadonlyMap<string, Outcome>): string
 
 /** What a job did, and whether its write started a revision (minutes of build on the real service). */
 function describeOutcome(r: ResourceResult): string {
-  const revision = r.kind !== 'Deployment' ? '' : r.new_revision ? '; a new revision started' : '; no new revision';
+  const revision = !kindOf(r.kind).rollout ? '' : r.new_revision ? '; a new revision started' : '; no new revision';
   switch (r.outcome) {
     case 'created':
       return `created${revision}`;

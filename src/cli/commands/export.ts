@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { UsageError } from '../../core/errors.js';
 import { exportDeployment } from '../../core/kinds/deployment/export.js';
 import type { ExportedDocument } from '../../core/kinds/export-names.js';
+import { kindOf } from '../../core/kinds/index.js';
 import { exportProvider } from '../../core/kinds/oauth-provider/export.js';
 import { renderExported } from '../../core/manifest/export.js';
 import type { LiveDeployment } from '../../core/model.js';
@@ -20,7 +21,7 @@ const SCHEMA_FILE = fileURLToPath(new URL('../../../schema/converge.schema.json'
 
 /** Where a resource's manifest goes below --out: deployments by name, providers in providers/. */
 function fileOf(doc: ExportedDocument): string {
-  return doc.kind === 'Deployment' ? `${doc.name}.yaml` : join('providers', `${doc.name}.yaml`);
+  return join(kindOf(doc.kind).exportFolder, `${doc.name}.yaml`);
 }
 
 async function exists(path: string): Promise<boolean> {

@@ -34,6 +34,16 @@ export function liveOf(kind: ResourceKind, name: string, liveByName: ReadonlyMap
   return kinds[kind].listed ? liveByName.get(name) : undefined;
 }
 
+/** Whether the deployment listing holds the live resources of `kind` (pairing by name, orphans, name_prefix, drift). */
+export function inListing(kind: ResourceKind): boolean {
+  return kinds[kind].listed;
+}
+
+/** The kind whose live resources the deployment listing holds (the live side of orphans and deletes). */
+export function listedKind(): ResourceKind {
+  return (Object.values(kinds) as KindModule[]).find((module) => module.listed)!.kind;
+}
+
 type AnyKind = (typeof kinds)[ResourceKind];
 
 /** Every kind's job payload schema, for the discriminated union of job resources. */
@@ -49,6 +59,7 @@ export type JobOperation = AnyKind['operations'][number];
 export const JOB_OPERATIONS = Object.values(kinds).flatMap((module): readonly JobOperation[] => module.operations) as [JobOperation, ...JobOperation[]];
 
 export { CLIENT_SECRET, PROVIDER_CHANGED_REASON } from './oauth-provider/index.js';
+export { declaredProviderIds, declaresProviders, listedProvider, mcpProviders, ownsAnyProvider, repositoryResources, resolvedAtEdge } from './select.js';
 export { fingerprintOf, type DeclaredSecret, type HealthInput, type KindModule, type PlanContext, type RevisionReading, type RolloutClock } from './kind.js';
 export { JobSecretRef, JobSecretSource, type SecretSourceFromJob } from './job.js';
 export {

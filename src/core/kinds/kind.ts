@@ -69,6 +69,12 @@ export interface KindModule<R extends DesiredResource = DesiredResource, S exten
    * False: the applied record is the only knowledge converge has of the live resource.
    */
   readonly listed: boolean;
+  /** A write may start a revision that builds (minutes on the real service): health follows it, a rebuild exists. */
+  readonly rollout: boolean;
+  /** A first write to a live resource converge did not create says so in the plan (false: the kind's diff says it itself). */
+  readonly adoptNote: boolean;
+  /** The folder below `converge export --out` its manifests go to ('' for the top). */
+  readonly exportFolder: string;
   /** Whether what was written runs (healthy, progressing, degraded, unknown), from live state and the revision read. Pure. */
   health(input: HealthInput): HealthCondition;
   /**

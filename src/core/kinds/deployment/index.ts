@@ -15,6 +15,9 @@ const OPERATIONS = ['create-deployment', 'patch-deployment', 'delete-deployment'
 export const deploymentKind = {
   kind: 'Deployment',
   listed: true,
+  rollout: true,
+  adoptNote: true,
+  exportFolder: '',
   health: deploymentHealth,
   revisionToRead: deploymentRevisionToRead,
   diff(resource, live, context) {

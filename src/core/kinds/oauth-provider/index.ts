@@ -23,6 +23,9 @@ const OPERATIONS = ['create-provider', 'discover-provider', 'update-provider', '
 export const oauthProviderKind = {
   kind: 'OAuthProvider',
   listed: false,
+  rollout: false,
+  adoptNote: false,
+  exportFolder: 'providers',
   // A provider has no rollout: in force once written; one planned for create is not there yet.
   health({ action }) {
     return action === 'create'
