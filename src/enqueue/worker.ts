@@ -19,7 +19,7 @@ import { fromJobResource, type LiteralSecrets } from '../sync/job-resource.js';
 import { SILENT_LOGGER, throttledErrors, type ErrorReporter, type QueueLogger } from './log.js';
 import { DEFAULT_FLAP, type FlapSettings } from '../core/flap-guard.js';
 import { versionLabel } from '../core/manifest-version.js';
-import { ConflictHold, JobGate } from './flap-gate.js';
+import { JobGate } from './flap-gate.js';
 import { FlapStore } from './flap-store.js';
 
 export { SILENT_LOGGER, type QueueLogger } from './log.js';
@@ -141,7 +141,7 @@ function logWrite(ctx: ProcessorContext, data: ReconcileJobData, jobId: string |
   );
 }
 
-/** Inner step: job data in, result out; throws whatever went wrong (ConflictHold when the flap guard refuses its write). */
+/** Inner step: job data in, result out (a write the flap guard refuses is a result too); throws whatever went wrong. */
 export async function runJob(
   data: ReconcileJobData,
   ctx: ProcessorContext,
@@ -152,9 +152,9 @@ export async function runJob(
   // A delete (--prune) is not a write the flap guard weighs: it is sent by id, once, to what converge owns.
   if (data.remove) return removeResource(data.remove, { service: ctx.client, appliedState, secretEnv: ctx.env, ...adopt });
   const resource = fromJobResource(data.resource!, ctx.literalSecrets);
-  const service = gate ? gate.guard(ctx.client) : ctx.client;
-  const result = await syncResource(resource, { service, appliedState, secretEnv: ctx.env, ...adopt }, data.deploymentId, data.rebuild ? { rebuild: true } : undefined);
-  await gate?.recorded(result);
+  const writeGate = gate ? { writeGate: () => gate.check() } : {};
+  const result = await syncResource(resource, { service: ctx.client, appliedState, secretEnv: ctx.env, ...adopt, ...writeGate }, data.deploymentId, data.rebuild ? { rebuild: true } : undefined);
+  if (!gate?.refusal) await gate?.recorded(result);
   return result;
 }
 
@@ -173,14 +173,11 @@ function gateFor(data: ReconcileJobData, ctx: ProcessorContext, jobId: string | 
   });
 }
 
-/** A job whose write the flap guard refused: it completes, having sent nothing; the conflict is logged once, when found. */
-async function heldByConflict(hold: ConflictHold, data: ReconcileJobData, ctx: ProcessorContext, jobId: string | undefined): Promise<ReconcileJobResult> {
-  // The kind marked the write pending right before asking to send it: nothing was sent, so nothing is pending.
-  await ctx.store.clearPending(data.key);
-  const { reason, message } = hold.conflict;
-  if (hold.declared) ctx.log.warn({ key: data.key, jobId, reason, conflict: hold.conflict }, `Conflict: ${message}`);
+/** A job whose write the flap guard refused: it completes, having sent nothing (nothing was marked pending); the conflict is logged once, when found. */
+function heldByConflict(refusal: NonNullable<JobGate['refusal']>, data: ReconcileJobData, ctx: ProcessorContext, jobId: string | undefined): void {
+  const { reason, message } = refusal.conflict;
+  if (refusal.declared) ctx.log.warn({ key: data.key, jobId, reason, conflict: refusal.conflict }, `Conflict: ${message}`);
   else ctx.log.debug({ key: data.key, jobId, reason }, 'conflict standing; nothing sent');
-  return hold.result();
 }
 
 /**
@@ -206,11 +203,11 @@ export function createProcessor(ctx: ProcessorContext) {
     const gate = gateFor(data, ctx, job.id, appliedState);
     try {
       const { value: result, writes } = await recordWrites(() => runJob(data, ctx, gate, appliedState));
+      if (gate?.refusal) heldByConflict(gate.refusal, data, ctx, job.id);
       logWrite(ctx, data, job.id, result, writes);
       ctx.log.debug({ key: data.key, jobId: job.id, outcome: result.outcome, new_revision: result.new_revision, ms: Date.now() - started }, 'job done');
       return result;
     } catch (error) {
-      if (error instanceof ConflictHold) return heldByConflict(error, data, ctx, job.id);
       if (error instanceof BlockedError || error instanceof JobInputError) {
         // The resource cannot be synced as things stand, or the job asks for what this process does not have.
         ctx.log.warn({ key: data.key, jobId: job.id, error: error.message }, 'job failed');

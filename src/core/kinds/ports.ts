@@ -106,6 +106,11 @@ export interface SyncPorts {
   now(): Date;
   /** adopt setting: under explicit, a live deployment converge did not create is taken over only with converge/adopt: "true". */
   adoptPolicy?: AdoptPolicy;
+  /**
+   * The flap guard (src/enqueue/flap-gate.ts), asked right before the first write is marked pending and sent: undefined,
+   * the write may go; a result, it must not, and the sync returns that result (nothing sent). Absent: no guard.
+   */
+  writeGate?(): Promise<SyncResult | undefined>;
 }
 
 /** What a delete job names: the resource, the live id the plan saw (never a name alone), and whether its tracing project goes too. */
