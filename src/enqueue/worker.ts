@@ -88,30 +88,40 @@ export interface ProcessorContext {
    * Why the job must not run (a newer desired state of its resource was enqueued since, or it was enqueued by a
    * former leader: an older fencing token than the newest handed out), or undefined when it may.
    */
-  stale?(data: ReconcileJobData): Promise<string | undefined>;
+  stale?(data: ReconcileJobData): Promise<StaleJob | undefined>;
 }
 
 /**
  * The worker's check of a job against Redis' counters (no wall clock): the resource's desired-state sequence and the
  * lease's fencing token. A job without a sequence or a token (older versions, `apply`'s jobs) passes that check.
  */
-export async function staleReason(redis: Pick<Redis, 'hget' | 'get'>, seqKey: string, prefix: string, data: ReconcileJobData): Promise<string | undefined> {
+/** Why a job is not run: its code (the result's `notRun`) and one line. */
+export interface StaleJob {
+  code: NonNullable<ReconcileJobResult['notRun']>;
+  message: string;
+}
+
+export async function staleReason(redis: Pick<Redis, 'hget' | 'get'>, seqKey: string, prefix: string, data: ReconcileJobData): Promise<StaleJob | undefined> {
   const [seq, fence] = await Promise.all([
     data.seq === undefined ? undefined : redis.hget(seqKey, data.key),
     data.fence === undefined ? undefined : currentFence(redis, prefix),
   ]);
   if (fence !== undefined && data.fence !== undefined && fence > data.fence) {
-    return `${FORMER_LEADER} (fencing token ${data.fence}, current ${fence}); dropped, nothing sent`;
+    return { code: 'former_leader', message: `${FORMER_LEADER} (fencing token ${data.fence}, current ${fence}); dropped, nothing sent` };
   }
-  if (seq !== undefined && seq !== null && data.seq !== undefined && Number(seq) > data.seq) return `${SUPERSEDED}; nothing sent`;
+  if (seq !== undefined && seq !== null && data.seq !== undefined && Number(seq) > data.seq) return { code: 'superseded', message: `${SUPERSEDED}; nothing sent` };
   return undefined;
 }
 
 const FORMER_LEADER = 'enqueued by a former leader';
 const SUPERSEDED = 'superseded by a newer desired state enqueued since';
 
-/** Whether a job's result says it was not run (a former leader's, or superseded): it did not bring its desired state about. */
+/**
+ * Whether a job's result says it was not run (a former leader's, or superseded): it did not bring its desired state
+ * about. Its `notRun`; a result of an older version says it in its message only.
+ */
 export function wasNotRun(result: unknown): boolean {
+  if ((result as { notRun?: unknown } | undefined)?.notRun !== undefined) return true;
   const message = (result as { message?: unknown } | undefined)?.message;
   return typeof message === 'string' && (message.startsWith(FORMER_LEADER) || message.startsWith(SUPERSEDED));
 }
@@ -196,8 +206,8 @@ export function createProcessor(ctx: ProcessorContext) {
     // one, and a job of a former leader never writes at all (the current leader enqueues its own).
     const stale = await ctx.stale?.(data);
     if (stale !== undefined) {
-      ctx.log.info({ key: data.key, jobId: job.id, seq: data.seq, fence: data.fence }, `job not run: ${stale}`);
-      return { outcome: 'unchanged', new_revision: false, message: stale };
+      ctx.log.info({ key: data.key, jobId: job.id, seq: data.seq, fence: data.fence }, `job not run: ${stale.message}`);
+      return { outcome: 'unchanged', new_revision: false, message: stale.message, notRun: stale.code };
     }
     const appliedState = new JobAppliedState(ctx.store, data);
     const gate = gateFor(data, ctx, job.id, appliedState);

@@ -153,5 +153,10 @@ export const SyncResult = z.strictObject({
       fields: z.array(z.string()).optional(),
     })
     .optional(),
+  /**
+   * The job was not run (nothing sent), and why: a newer desired state of its resource was enqueued since, or a former
+   * leader enqueued it. Set by the job runner's stale check, not by a kind: such a job did not bring its state about.
+   */
+  notRun: z.enum(['superseded', 'former_leader']).optional(),
 });
 export type SyncResult = z.infer<typeof SyncResult>;
