@@ -7,6 +7,7 @@ import type { DaemonMetrics, ReconcileTrigger } from './metrics.js';
 import { reconcileDirectory, type EnqueuedJob, type CycleContext, type ReconcileOutcome } from './cycle.js';
 import { REVISION_FAILURE_REASONS, type RevisionFailureReason } from '../core/health.js';
 import { holdsNamed } from '../core/holds.js';
+import { skipLine } from '../core/decide.js';
 import { followRollouts, holdFailedRevisions } from './rollout.js';
 import { ResourceTracker, type HealthSettings, type HealthTransition, type ReconcileRecord } from './status.js';
 import { wasNotRun } from '../enqueue/worker.js';
@@ -23,6 +24,8 @@ export interface ReconcilerOptions {
 }
 
 const HISTORY = 50;
+/** Reasons for not writing that are no news in the log: in sync, a job queued or just done, an orphan (its own line). */
+const ROUTINE: ReadonlySet<string> = new Set(['Synced', 'Applied', 'Applying', 'Orphan']);
 /** Finished jobs are remembered this long for finishedSince (longer than any reconcile's listing takes). */
 const FINISHED_KEPT_MS = 10 * 60_000;
 
@@ -59,6 +62,8 @@ export class Reconciler {
   private loggedSecretsUnknown = '';
   /** Per resource, the drift last logged (policy, fields, desired state): logged again only when it changes. */
   private loggedDrift = new Map<string, string>();
+  /** Per resource, why it was last logged as not written. */
+  private loggedNotWritten = new Map<string, string>();
   /** Whether the manifest directory loaded at the last attempt, and why not. */
   manifests: { loaded: boolean; everLoaded: boolean; error: string | null } = { loaded: false, everLoaded: false, error: null };
 
@@ -182,6 +187,7 @@ export class Reconciler {
         if (held.length > 0) log.warn({ resources: held.slice(0, 20), count: held.length }, 'SecretsUnknown: resources whose only difference is secrets the service hides and no applied state records; not rewritten blind (converge reconcile --write-secrets NAME writes them)');
       }
       this.logDrift(outcome);
+      this.logNotWritten(outcome);
       const s = outcome.plan.summary;
       log.info(
         {
@@ -231,6 +237,21 @@ export class Reconciler {
       else log.warn({ key: d.key, fields: d.fields, policy: d.policy }, 'drift reported: the live deployment differs from its unchanged manifest; not reverted (drift policy report)');
     }
     this.loggedDrift = now;
+  }
+
+  /**
+   * Why a resource is not written, in the words apply and status use (skipLine), logged when the reason appears or
+   * changes; the routine ones (in sync, a job queued or just done, an orphan) are not news.
+   */
+  private logNotWritten(outcome: ReconcileOutcome): void {
+    const now = new Map<string, string>();
+    for (const o of outcome.outcomes.values()) {
+      if (!o.skip || ROUTINE.has(o.skip.code)) continue;
+      const line = skipLine(o)!;
+      now.set(o.key, line);
+      if (this.loggedNotWritten.get(o.key) !== line) this.options.log.info({ key: o.key, reason: o.skip.code }, line);
+    }
+    this.loggedNotWritten = now;
   }
 
   private logDiagnostics(outcome: ReconcileOutcome): void {

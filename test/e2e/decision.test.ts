@@ -112,6 +112,9 @@ describe.concurrent('one decision, read the same way everywhere', { timeout: 120
     await until('the drift reported', () => reported().length > 0, 20_000);
     await resyncs(daemon, 4);
     expect(reported()).toHaveLength(1);
+    // Why it is not written, in the words apply and status use, logged once too.
+    const notWritten = daemon.lines.filter((l) => l.key === 'Deployment/dr-a' && l.msg.startsWith('not written: '));
+    expect(notWritten.map((l) => l.msg)).toEqual(['not written: DriftReported: live state drifted from the unchanged manifest; reported, not reverted (drift policy report)']);
     const row = ((await daemon.status()).resources as unknown as Array<Row & { drift: unknown }>).find((r) => r.key === 'Deployment/dr-a')!;
     expect(row).toMatchObject({ sync: { reason: 'DriftReported' }, drift: { policy: 'report', fields: ['source_config.resource_spec.max_scale'] } });
     expect(await daemon.metrics()).toMatch(/converge_drifted_resources\{kind="Deployment",policy="report"\} 1/);
