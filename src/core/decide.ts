@@ -220,8 +220,3 @@ export function skipLine(outcome: Pick<Outcome, 'skip'>): string | undefined {
 export function healthLine(health: HealthCondition): string {
   return `health ${health.status} (${health.reason}): ${health.message}`;
 }
-
-/** Whether an outcome leaves the resource not converged: its rollout failed (degraded). */
-export function rolloutFailed(outcome: Pick<Outcome, 'health'>): boolean {
-  return outcome.health.status === 'degraded';
-}

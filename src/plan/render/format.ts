@@ -1,6 +1,7 @@
 // Shared pieces of the plan renderers: value formatting, action symbols, the summary sentence, orphan and note lines.
 import type { Action, FieldChange, HealthNote, Plan, PlanChange } from '../../core/model.js';
 import { SENSITIVE } from '../../core/model.js';
+import { healthLine } from '../../core/decide.js';
 
 export const SYMBOL: Record<Action, string> = { create: '+', update: '~', adopt: '<', delete: '-', noop: ' ', orphan: '?', blocked: '!' };
 
@@ -105,5 +106,5 @@ export function markers(change: PlanChange): string[] {
 
 /** "Deployment/web: health degraded (RevisionBuildFailed): revision r1 ended BUILD_FAILED; …", one line per health note. */
 export function healthNoteLine(note: HealthNote): string {
-  return `${note.kind}/${note.name}: health ${note.status} (${note.reason}): ${note.message}`;
+  return `${note.kind}/${note.name}: ${healthLine(note)}`;
 }
