@@ -1,5 +1,6 @@
 // Plan to jobs: which planned changes become jobs, and the job data of each.
-import { kindOf } from '../core/kinds/index.js';
+import { kindOf, liveOf } from '../core/kinds/index.js';
+import type { Outcome } from '../core/decide.js';
 import { resourceKey, type DesiredResource, type LiveDeployment, type PlanChange } from '../core/model.js';
 import type { ManifestVersion } from '../core/manifest-version.js';
 import type { AdoptPolicy } from '../core/ownership.js';
@@ -26,11 +27,12 @@ export interface ApplyJobOptions {
   manifestVersion?: ManifestVersion;
 }
 
-/** The actions that become write jobs. */
-const WRITES: ReadonlySet<string> = new Set(['create', 'update', 'adopt']);
-
-/** Which planned changes become jobs: creates, updates, adopts and deletes; never noop, orphan, blocked or suspended ones. */
+/**
+ * Which planned changes become jobs: those whose outcome (src/core/decide.ts) decided a write: creates, updates,
+ * adopts and deletes; never noop, orphan, blocked or suspended ones.
+ */
 export function changesToApply(
+  outcomes: ReadonlyMap<string, Pick<Outcome, 'write'>>,
   changes: readonly PlanChange[],
   resources: ReadonlyMap<string, DesiredResource>,
   live: readonly LiveDeployment[] = [],
@@ -40,15 +42,16 @@ export function changesToApply(
   const byName = new Map(live.map((d) => [d.name, d]));
   const out: ApplyChange[] = [];
   for (const change of changes) {
-    if (change.action === 'delete' && change.id) {
-      out.push({ change, deploymentId: change.id });
+    const key = resourceKey(change.kind, change.name);
+    const write = outcomes.get(key)?.write;
+    if (!write) continue;
+    if (write.op === 'delete') {
+      if (change.id) out.push({ change, deploymentId: change.id });
       continue;
     }
-    if (!WRITES.has(change.action) || change.suspended) continue;
-    const key = resourceKey(change.kind, change.name);
     const resource = resources.get(key);
-    if (!resource || resource.suspend) continue;
-    const found = kindOf(change.kind).listed ? byName.get(change.name) : undefined;
+    if (!resource) continue;
+    const found = liveOf(change.kind, change.name, byName);
     const item: ApplyChange = found ? { resource, change, deploymentId: found.id } : { resource, change };
     if (secretHashes) item.desired = kindOf(resource.kind).fingerprint(resource, secretHashes.get(key) ?? {});
     out.push(item);

@@ -42,16 +42,24 @@ export function planExitCode(plan: PlanOutcome, detailed: boolean): 0 | 1 | 2 {
   return planHasApplicableChanges(plan) ? 2 : 0;
 }
 
+/** What the rule reads of each resource's health as the apply ends (read, not guessed: src/core/decide.ts). */
+export interface RolloutOutcome {
+  health: { status: string };
+}
+
 /**
- * Apply converged: the plan holds no error (a refused prune is one), every job finished (done or unchanged: none failed, none interrupted),
- * and every awaited new revision became active (none failed, passed the progress deadline or the timeout).
+ * Apply converged: the plan holds no error (a refused prune is one), every job finished (done or unchanged: none
+ * failed, none interrupted), every awaited new revision became active (none failed, passed the progress deadline or
+ * the timeout), and no resource's rollout is degraded (a revision that failed before this apply, found unchanged, is
+ * not converged either).
  */
-export function applyConverged(plan: PlanOutcome, jobs: readonly JobOutcome[]): boolean {
+export function applyConverged(plan: PlanOutcome, jobs: readonly JobOutcome[], rollouts: readonly RolloutOutcome[] = []): boolean {
   if (planHasErrors(plan)) return false;
+  if (rollouts.some((r) => r.health.status === 'degraded')) return false;
   return jobs.every((job) => (job.status === 'done' || job.status === 'unchanged') && (job.revision === undefined || job.revision === 'active'));
 }
 
 /** `apply`: 0 when it converged, 1 otherwise. */
-export function applyExitCode(plan: PlanOutcome, jobs: readonly JobOutcome[]): 0 | 1 {
-  return applyConverged(plan, jobs) ? 0 : 1;
+export function applyExitCode(plan: PlanOutcome, jobs: readonly JobOutcome[], rollouts: readonly RolloutOutcome[] = []): 0 | 1 {
+  return applyConverged(plan, jobs, rollouts) ? 0 : 1;
 }

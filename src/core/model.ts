@@ -10,6 +10,7 @@ import type {
   TokenEndpointAuthMethod,
 } from './wire/schema.js';
 import type { ManifestVersion } from './manifest-version.js';
+import type { HealthCondition } from './health.js';
 
 export type { LiveDeployment, LiveProvider };
 
@@ -228,6 +229,17 @@ export interface PlanDiagnostic {
  */
 export type PlanSummary = Record<Action, number> & { suspended: number };
 
+/** The rollout of one planned resource that is not healthy (read from its latest revision): a plan's health note. */
+export interface HealthNote {
+  kind: ResourceKind;
+  name: string;
+  status: HealthCondition['status'];
+  reason: HealthCondition['reason'];
+  message: string;
+  revisionId?: string;
+  revisionStatus?: string;
+}
+
 export interface Plan {
   format_version: '1';
   summary: PlanSummary;
@@ -240,6 +252,8 @@ export interface Plan {
    * words of its note. Nothing is deleted, so apply cannot converge: plan and apply exit 1 (src/core/exit-code.ts).
    */
   prune_refused?: string;
+  /** Rollouts that are progressing or degraded (docs/decision.md): shown in every format; exit codes stay about changes. */
+  health?: HealthNote[];
 }
 
 export const SENSITIVE = '(sensitive)';

@@ -1,17 +1,21 @@
-// The inner reconcile of the manifest directory: load, hold broken files at their last good version, plan, enqueue.
+// The inner reconcile of the manifest directory: gather the inputs (manifests at their last good version, live, memory, holds, conflicts, revisions), decide each resource, act on the outcomes.
 import type { ServiceClient } from '../service/client.js';
-import { holdApplies, type ResourceHold } from '../core/holds.js';
-import type { AppliedRecord, DesiredResource, DriftPolicy, LiveDeployment, Plan, PlanChange } from '../core/model.js';
+import type { ResourceHold } from '../core/holds.js';
+import type { AppliedRecord, DesiredResource, DriftPolicy, LiveDeployment, Plan } from '../core/model.js';
+import type { RevisionReading } from '../core/kinds/index.js';
+import { decide, type DecisionInput, type Outcome } from '../core/decide.js';
+import { inListing, liveOf } from '../core/kinds/index.js';
 import { resourceKey } from '../core/model.js';
-import { kindOf } from '../core/kinds/index.js';
 import { plan, type PlanInput } from '../plan/plan.js';
-import type { Enqueuer } from '../queue/enqueuer.js';
-import { buildDeleteJobData, buildJobData, operationFor } from '../queue/jobs.js';
-import type { AdoptPolicy } from '../core/ownership.js';
 import { gatherPlanInput } from '../observe/gather.js';
 import type { Environment } from '../observe/environment.js';
+import { readLatestRevisions } from '../observe/revisions.js';
+import { desiredFingerprint, driftReason } from './drift.js';
+import { enqueueOutcomes } from './act.js';
+import type { Enqueuer } from '../queue/enqueuer.js';
+import type { AdoptPolicy } from '../core/ownership.js';
 import type { ManifestCache } from '../observe/manifests.js';
-import { decideDrift, desiredFingerprint, driftReason, type DesiredMemory } from './drift.js';
+import type { DesiredMemory } from './drift.js';
 import type { HeldResource, LastGoodManifests } from './last-good.js';
 import type { Conflict } from '../core/flap-guard.js';
 import type { ManifestVersion } from '../core/manifest-version.js';
@@ -71,6 +75,20 @@ export interface CycleContext {
    * every job, and a lost lease stops the enqueue (NotLeaderError). Absent: no lease (every job goes in, unstamped).
    */
   fence?: () => number | undefined;
+  /** What the daemon knows of rollouts between reconciles (the status tracker): health needs no second read of them. */
+  rollouts?: RolloutView;
+}
+
+/** The daemon's memory of rollouts (ResourceTracker satisfies it). */
+export interface RolloutView {
+  /** The revision the poller last read for `key`, when it is `revisionId`. */
+  reading(key: string, revisionId: string): RevisionReading | undefined;
+  /** Whether `key`'s health is already about `revisionId` (the poller follows it): no read of it at a reconcile. */
+  knows(key: string, revisionId: string): boolean;
+  /** Since when `key` is known to build `revisionId` (ms). */
+  rolloutSince(key: string, revisionId: string | null): number;
+  readonly deadlineMs: number;
+  now(): number;
 }
 
 /** Where holds live (src/store/holds-store.ts). */
@@ -107,34 +125,17 @@ export interface EnqueuedJob {
   desired?: string;
 }
 
-/** What became of one planned create/update. */
-export type Decision =
-  | { kind: 'enqueued'; job: EnqueuedJob; drift: boolean }
-  | { kind: 'reported'; policy: 'report' }
-  /** A job of this desired state finished while this reconcile ran (its plan read live state before that). */
-  | { kind: 'settled' }
-  /**
-   * The only change is secrets whose values cannot be compared (hidden by the service, no applied record): not
-   * rewritten blind until the desired state changes or an operator asks (SecretsUnknown).
-   */
-  | { kind: 'secrets-unknown'; secrets: string[] }
-  /** Held (src/core/holds.ts): e.g. the revision of this very desired state failed; not written again. */
-  | { kind: 'held'; hold: ResourceHold }
-  /** The flap guard stopped writes of this desired state (Conflict): not enqueued until it changes or is released. */
-  | { kind: 'conflict'; conflict: Conflict }
-  | { kind: 'suspended' };
-
 export interface ReconcileOutcome {
   plan: Plan;
   resources: ReadonlyMap<string, DesiredResource>;
   live: readonly LiveDeployment[];
   files: number;
-  /** Per planned create/update, by resourceKey. */
-  decisions: ReadonlyMap<string, Decision>;
+  /** The decision about every planned resource (src/core/decide.ts), by resourceKey. */
+  outcomes: ReadonlyMap<string, Outcome>;
   /** Resources of files with errors, kept at their last good version. */
   held: readonly HeldResource[];
-  /** Drift found: deployments whose live state left an unchanged manifest, with the policy applied. */
-  drift: ReadonlyArray<{ key: string; policy: DriftPolicy; fields: string[]; reason: string }>;
+  /** Drift found: deployments whose live state left an unchanged manifest, with the policy applied (from the outcomes), and who changed it. */
+  drift: ReadonlyArray<{ key: string; policy: DriftPolicy; fields: string[]; reason: string; fingerprint?: string }>;
   /** Jobs added (a resource whose job of the same desired state was still waiting or active is not counted). */
   enqueued: number;
   /** Fingerprint of each listed resource's desired state (by resourceKey). */
@@ -149,21 +150,86 @@ export interface ReconcileOutcome {
   conflicts?: ReadonlyMap<string, Conflict>;
   /** Conflicts this reconcile released: the resource's desired state changed to one the conflict does not hold. */
   released?: string[];
+  /** Revision reads this reconcile sent (health is read, not guessed). */
+  revisionReads?: number;
 }
 
-/** Whether every field of the change is a secret written only because it cannot be compared. */
-function onlyUncomparedSecrets(change: PlanChange): boolean {
-  return change.fields.length > 0 && change.fields.every((f) => f.uncompared === true);
+
+/** Releases the conflicts of resources whose desired state is now one the conflict does not hold; returns those still standing. */
+async function standingConflicts(ctx: CycleContext, resources: ReadonlyMap<string, DesiredResource>, secretHashes: PlanInput['secretHashes']): Promise<{ conflicts: Map<string, Conflict>; released: string[] }> {
+  const conflicts = (await ctx.conflicts?.all()) ?? new Map<string, Conflict>();
+  const releasing: string[] = [];
+  for (const [key, conflict] of conflicts) {
+    const resource = resources.get(key);
+    if (resource && !conflict.desired.includes(desiredFingerprint(resource, secretHashes.get(key) ?? {}))) releasing.push(key);
+  }
+  const released = releasing.length > 0 && ctx.conflicts ? await ctx.conflicts.release(releasing, false) : [];
+  for (const key of released) conflicts.delete(key);
+  return { conflicts, released };
 }
 
-function policyOf(resource: DesiredResource, fallback: DriftPolicy): DriftPolicy {
-  return resource.driftPolicy ?? fallback;
+/** What a reconcile gathered, for the decision of each resource. */
+interface CycleInputs {
+  plan: Plan;
+  gathered: Awaited<ReturnType<typeof gatherPlanInput>>;
+  input: PlanInput;
+  lastGood: { held: readonly HeldResource[] };
+  remembered: ReadonlyMap<string, string>;
+  storedHolds: ReadonlyMap<string, ResourceHold>;
+  conflicts: ReadonlyMap<string, Conflict>;
+  pendingWrites: ReadonlySet<string>;
+  revisions: ReadonlyMap<string, RevisionReading>;
+}
+
+/** The decision (src/core/decide.ts) about every planned resource, with the inputs each came from. */
+function decideEach(ctx: CycleContext, g: CycleInputs) {
+  const { gathered, input, remembered, storedHolds, conflicts, pendingWrites } = g;
+  const rollouts = ctx.rollouts;
+  const liveByName = new Map(gathered.live.map((d) => [d.name, d]));
+  const heldAtLastGood = new Set(g.lastGood.held.map((h) => h.key));
+  const fingerprints = new Map<string, string>();
+  const holds = new Map<string, ResourceHold>();
+  const inputs = new Map<string, DecisionInput>();
+  const outcomes = new Map<string, Outcome>();
+  for (const change of g.plan.changes) {
+    const key = resourceKey(change.kind, change.name);
+    const resource = gathered.resources.get(key);
+    // Drift, holds and conflicts are told by the fingerprint, where the service lists the live side.
+    const fingerprint = resource && inListing(resource.kind) ? desiredFingerprint(resource, input.secretHashes.get(key) ?? {}) : undefined;
+    if (fingerprint) fingerprints.set(key, fingerprint);
+    const hold = storedHolds.get(key);
+    if (hold && hold.desired === fingerprint) holds.set(key, hold);
+    const live = liveOf(change.kind, change.name, liveByName);
+    const latest = live?.latest_revision_id ?? null;
+    const decisionInput: DecisionInput = {
+      change,
+      fingerprint,
+      live,
+      revision: g.revisions.get(key) ?? (latest === null ? undefined : rollouts?.reading(key, latest)),
+      settings: { mode: 'daemon', driftPolicy: ctx.settings.driftPolicy },
+      requests: {
+        rebuild: ctx.rebuilds?.wanted(key) === true,
+        writeSecrets: resource !== undefined && ctx.secretWrites?.approved(key, resource.name) === true,
+      },
+      hold,
+      conflict: conflicts.get(key),
+      remembered: remembered.get(key),
+      heldAtLastGood: heldAtLastGood.has(key),
+      pendingWrite: pendingWrites.has(key),
+      ...(rollouts ? { clock: { now: rollouts.now(), since: latest === null ? undefined : rollouts.rolloutSince(key, latest), deadlineMs: rollouts.deadlineMs } } : {}),
+    };
+    if (resource) decisionInput.desired = { suspend: resource.suspend, driftPolicy: resource.driftPolicy };
+    inputs.set(key, decisionInput);
+    outcomes.set(key, decide(decisionInput));
+  }
+
+  return { inputs, outcomes, fingerprints, holds };
 }
 
 /**
- * One full reconcile. Throws when the directory cannot be read (UsageError) or the service cannot be listed:
- * then nothing was enqueued. Resources of a file with errors are planned as blocked at their last good version:
- * never changed, never orphaned.
+ * One full reconcile: gather every input, decide each resource (src/core/decide.ts), enqueue the decided writes,
+ * remember what is in sync. Throws when the directory cannot be read (UsageError) or the service cannot be listed:
+ * then nothing was enqueued. Resources of a file with errors are planned as blocked at their last good version.
  */
 export async function reconcileDirectory(ctx: CycleContext): Promise<ReconcileOutcome> {
   // Read before the applied state: a job that settles its pending write meanwhile is then seen in one or the other.
@@ -184,175 +250,46 @@ export async function reconcileDirectory(ctx: CycleContext): Promise<ReconcileOu
   });
   // converge/prune: "false" is remembered per resource, so it still holds once the manifest is gone.
   await ctx.applied.recordKeep?.(gathered.resources.keys(), new Set([...gathered.resources].filter(([, r]) => r.keep).map(([key]) => key)));
-  const hold = ctx.lastGood.observe({
-    resources: gathered.input.resources,
-    blocked: gathered.input.blocked,
-    diagnostics: gathered.diagnostics,
-    files: gathered.files,
-  });
-  const input: PlanInput = { ...gathered.input, blocked: [...gathered.input.blocked, ...hold.extraBlocked] };
+  const lastGood = ctx.lastGood.observe({ resources: gathered.input.resources, blocked: gathered.input.blocked, diagnostics: gathered.diagnostics, files: gathered.files });
+  const input: PlanInput = { ...gathered.input, blocked: [...gathered.input.blocked, ...lastGood.extraBlocked] };
   const result = plan(input);
-  const remembered = await ctx.memory.getAll();
-  const storedHolds = (await ctx.holds?.getAll()) ?? new Map<string, ResourceHold>();
-  const fingerprints = new Map<string, string>();
-  const holds = new Map<string, ResourceHold>();
-  const conflicts = (await ctx.conflicts?.all()) ?? new Map<string, Conflict>();
-  const releasing: string[] = [];
-  // A conflict holds the desired states that fought; a resource whose desired state is now another one is released.
-  for (const [key, conflict] of conflicts) {
-    const resource = gathered.resources.get(key);
-    if (resource && !conflict.desired.includes(desiredFingerprint(resource, input.secretHashes.get(key) ?? {}))) releasing.push(key);
-  }
-  const released = releasing.length > 0 && ctx.conflicts ? await ctx.conflicts.release(releasing, false) : [];
-  for (const key of released) conflicts.delete(key);
-
-  const inSync = new Map<string, string>();
-  const decisions = new Map<string, Decision>();
-  const drift: Array<{ key: string; policy: DriftPolicy; fields: string[]; reason: string }> = [];
-  const liveByName = new Map(gathered.input.live.map((d) => [d.name, d]));
-  const reasonOf = (key: string, change: PlanChange): string =>
-    driftReason(change.fields.map((f) => f.path), change.kind === 'Deployment' ? liveByName.get(change.name) : undefined, gathered.input.applied.get(key));
-  const holdCandidates: Array<{ key: string; fingerprint: string; secrets: string[]; remember: boolean }> = [];
-  const toEnqueue: Array<{ resource: DesiredResource; change: PlanChange; key: string; fingerprint?: string; drift: boolean; secretsApproved?: true; rebuild?: true }> = [];
-
-  const deletes: Array<{ key: string; change: PlanChange }> = [];
-  for (const change of result.changes) {
-    const key = resourceKey(change.kind, change.name);
-    if (change.action === 'delete') deletes.push({ key, change });
-    const resource = gathered.resources.get(key);
-    if (!resource) continue;
-    // Drift is seen only where the service lists the live side; elsewhere every planned change is applied.
-    const fingerprint = kindOf(resource.kind).listed ? desiredFingerprint(resource, input.secretHashes.get(key) ?? {}) : undefined;
-    if (fingerprint) fingerprints.set(key, fingerprint);
-    const hold = storedHolds.get(key);
-    if (holdApplies(hold, fingerprint)) holds.set(key, hold);
-    if (change.action === 'noop') {
-      if (fingerprint && remembered.get(key) !== fingerprint) inSync.set(key, fingerprint);
-      if (fingerprint && ctx.rebuilds?.wanted(key) && !resource.suspend) toEnqueue.push({ resource, change, key, fingerprint, drift: false, rebuild: true });
-      continue;
-    }
-    if (change.action !== 'create' && change.action !== 'update' && change.action !== 'adopt') continue;
-    if (change.suspended || resource.suspend) {
-      decisions.set(key, { kind: 'suspended' });
-      continue;
-    }
-    const conflict = conflicts.get(key);
-    if (conflict) {
-      decisions.set(key, { kind: 'conflict', conflict });
-      continue;
-    }
-    if (!fingerprint) {
-      toEnqueue.push({ resource, change, key, drift: false });
-      continue;
-    }
-    const last = remembered.get(key);
-    const approved = ctx.secretWrites?.approved(key, resource.name) === true;
-    // A write of converge's own whose answer was lost (pending) is settled by its job from live state: not held.
-    if (change.action !== 'create' && onlyUncomparedSecrets(change) && !pendingWrites.has(key) && (approved || last === undefined || last === fingerprint)) {
-      if (approved) {
-        toEnqueue.push({ resource, change, key, fingerprint, drift: false, secretsApproved: true });
-        continue;
-      }
-      // Nothing to write but secret values converge cannot compare: sending them is a revision that may change
-      // nothing. Held until the desired state changes (remembered now, so the change can be told) or an operator asks;
-      // unless a job of this desired state is in flight or just finished (it records the hashes: the plan read the
-      // applied state before it did).
-      holdCandidates.push({ key, fingerprint, secrets: change.fields.map((f) => f.path.slice('secrets.'.length)), remember: last === undefined });
-      continue;
-    }
-    const policy = policyOf(resource, ctx.settings.driftPolicy);
-    if (holdApplies(hold, fingerprint)) {
-      // The same input built a failed revision: not sent again. A drift of other fields is still reported.
-      decisions.set(key, { kind: 'held', hold });
-      drift.push({ key, policy: 'report', fields: change.fields.map((f) => f.path), reason: reasonOf(key, change) });
-      continue;
-    }
-    const decision = decideDrift(last, fingerprint, policy, change.action === 'create' ? 'create' : 'update');
-    if (decision.kind !== 'apply') drift.push({ key, policy, fields: change.fields.map((f) => f.path), reason: reasonOf(key, change) });
-    if (decision.kind === 'report') {
-      decisions.set(key, { kind: 'reported', policy: 'report' });
-      // No memory: the reported desired state is remembered, so a later manifest change is told from this drift.
-      if (last === undefined) inSync.set(key, fingerprint);
-      continue;
-    }
-    toEnqueue.push({ resource, change, key, fingerprint, drift: decision.kind === 'heal' });
-  }
-
-  const lookups = await Promise.all(holdCandidates.map((c) => ctx.enqueuer.inFlightJob(c.key, c.fingerprint)));
-  holdCandidates.forEach((c, i) => {
-    const job = lookups[i];
-    if (job && !job.finished) {
-      const tracked: EnqueuedJob = { key: c.key, jobId: job.jobId, operation: 'in-flight', desired: c.fingerprint, fingerprint: c.fingerprint, inFlight: true };
-      ctx.onEnqueued?.(tracked);
-      decisions.set(c.key, { kind: 'enqueued', job: tracked, drift: false });
-    } else if (job?.finished || ctx.finishedSince?.(c.key, c.fingerprint)) {
-      decisions.set(c.key, { kind: 'settled' });
-    } else {
-      decisions.set(c.key, { kind: 'secrets-unknown', secrets: c.secrets });
-      if (c.remember) inSync.set(c.key, c.fingerprint);
-    }
+  const [remembered, storedHolds, { conflicts, released }] = await Promise.all([
+    ctx.memory.getAll(),
+    ctx.holds?.getAll() ?? Promise.resolve(new Map<string, ResourceHold>()),
+    standingConflicts(ctx, gathered.resources, input.secretHashes),
+  ]);
+  const rollouts = ctx.rollouts;
+  // Health is read, not guessed: the latest revision of each deployment whose latest is not active, unless already known.
+  const revisions = await readLatestRevisions(ctx.client, result.changes, gathered.live, {
+    known: (key, revisionId) => rollouts?.knows(key, revisionId) === true || storedHolds.get(key)?.revisionId === revisionId,
   });
+  const { inputs, outcomes, fingerprints, holds } = decideEach(ctx, { plan: result, gathered, input, lastGood, remembered, storedHolds, conflicts, pendingWrites, revisions: revisions.readings });
 
-  let added = 0;
-  const pending: Array<Omit<(typeof toEnqueue)[number], 'resource'>> = [];
-  const desiredOf: string[] = [];
-  for (const item of toEnqueue) {
-    pending.push(item);
-    desiredOf.push(item.fingerprint ?? desiredFingerprint(item.resource, input.secretHashes.get(item.key) ?? {}));
-  }
-  const adoptPolicy = ctx.settings.adopt === 'explicit' ? { adoptPolicy: 'explicit' as const } : {};
-  const datas = toEnqueue.map((item, i) =>
-    buildJobData(item.resource, operationFor(item.resource, item.change.action === 'create' ? 'create' : 'update'), {
-      origin: 'daemon',
-      desired: desiredOf[i]!,
-      ...adoptPolicy,
-      ...(item.rebuild ? { rebuild: true } : {}),
-      ...(gathered.version ? { manifestVersion: gathered.version } : {}),
-    }),
-  );
-  // Deletes (--prune) go through the same queue: the target's live id, never a name; the newest job of a key wins.
-  const deleteDatas = deletes.map(({ change }) =>
-    buildDeleteJobData({ kind: change.kind, name: change.name, id: change.id!, deleteTracingProject: ctx.settings.pruneTracingProjects === true }, { origin: 'daemon' }),
-  );
-  for (const data of deleteDatas) desiredOf.push(data.desired!);
-  for (const { change, key } of deletes) pending.push({ change, key, drift: false });
-  datas.push(...deleteDatas);
-  // A resource whose waiting or active job already carries this desired state gets no second job (a resync, or a
-  // watch reconcile, while the jobs of an earlier one still run); a different desired state replaces or follows it.
-  await ctx.enqueuer.enqueue(datas, (enqueued, i) => {
-    const item = pending[i]!;
-    if (enqueued.how === 'finished') {
-      decisions.set(item.key, { kind: 'settled' });
-      return;
-    }
-    const job: EnqueuedJob = { key: item.key, jobId: enqueued.jobId, operation: datas[i]!.operation, desired: desiredOf[i]! };
-    if (item.fingerprint) job.fingerprint = item.fingerprint;
-    if (enqueued.how === 'in-flight') job.inFlight = true;
-    else added += 1;
-    if (item.secretsApproved) ctx.secretWrites?.done(item.key);
-    if (item.rebuild) ctx.rebuilds?.done(item.key);
-    ctx.onEnqueued?.(job);
-    decisions.set(item.key, { kind: 'enqueued', job, drift: item.drift });
-  }, {
-    skipInFlight: true,
-    finishedSince: (data) => data.desired !== undefined && ctx.finishedSince?.(data.key, data.desired) === true,
-    ...(ctx.fence ? { fence: ctx.fence } : {}),
-  });
+  const added = await enqueueOutcomes(ctx, { outcomes, inputs, resources: gathered.resources, secretHashes: input.secretHashes, version: gathered.version });
 
-  await ctx.memory.set(inSync);
+  await ctx.memory.set(new Map([...outcomes.values()].flatMap((o) => (o.remember ? [[o.key, o.remember] as const] : []))));
   const declared = new Set<string>([...gathered.resources.keys(), ...input.blocked.map((b) => resourceKey(b.kind, b.name))]);
   // A hold about an older desired state (the manifest changed) or a resource no manifest declares any more is over.
-  const stale = [...storedHolds].filter(([key, hold]) => !declared.has(key) || (fingerprints.has(key) && !holdApplies(hold, fingerprints.get(key)))).map(([key]) => key);
+  const stale = [...storedHolds].filter(([key, hold]) => !declared.has(key) || (fingerprints.has(key) && hold.desired !== fingerprints.get(key))).map(([key]) => key);
   if (stale.length > 0) await ctx.holds?.release(stale);
   await ctx.memory.retain(declared);
 
+  const liveByName = new Map(gathered.live.map((d) => [d.name, d]));
+  const changeByKey = new Map(result.changes.map((c) => [resourceKey(c.kind, c.name), c]));
+  const drift = [...outcomes.values()].flatMap((o) => {
+    if (!o.drift) return [];
+    const change = changeByKey.get(o.key);
+    const live = change ? liveOf(change.kind, change.name, liveByName) : undefined;
+    const reason = driftReason(o.drift.fields, live, gathered.input.applied.get(o.key));
+    return [{ key: o.key, ...o.drift, reason, ...(fingerprints.has(o.key) ? { fingerprint: fingerprints.get(o.key)! } : {}) }];
+  });
   return {
     plan: result,
     resources: gathered.resources,
     live: gathered.live,
     files: gathered.files.length,
-    decisions,
-    held: hold.held,
+    outcomes,
+    held: lastGood.held,
     drift,
     enqueued: added,
     fingerprints,
@@ -361,5 +298,6 @@ export async function reconcileDirectory(ctx: CycleContext): Promise<ReconcileOu
     applied: gathered.input.applied,
     conflicts,
     released,
+    revisionReads: revisions.requests,
   };
 }

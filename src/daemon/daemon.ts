@@ -5,7 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import type { RequestInfo, ServiceClient } from '../service/client.js';
 import type { DriftPolicy } from '../core/model.js';
-import { HEALTH_STATUSES, type HealthStatus } from '../core/health.js';
+import { HEALTH_STATUSES, SYNC_STATUSES, type HealthStatus, type SyncStatus } from '../core/health.js';
 import type { JobEventsFeed } from '../queue/job-events.js';
 import { openJobs, type Jobs } from '../jobs/open-jobs.js';
 import { redactRedisUrl } from '../store/redis.js';
@@ -123,6 +123,13 @@ function requestHint(status: RequestInfo['status']): string {
   }
   if (status === 'network') return '; is the service up there? the URL comes from --api-url or CONVERGE_API_URL';
   return '';
+}
+
+/** Resources by sync status (every status named, zeros included): the SYNC column of `converge status`, counted. */
+function syncCounts(rows: ReadonlyArray<{ sync: { status: SyncStatus } }>): Record<SyncStatus, number> {
+  const out = Object.fromEntries(SYNC_STATUSES.map((s) => [s, 0])) as Record<SyncStatus, number>;
+  for (const row of rows) out[row.sync.status] += 1;
+  return out;
 }
 
 function redactUrl(url: string): string {
@@ -725,6 +732,8 @@ class ConvergeDaemon implements Daemon {
   status(): Record<string, unknown> {
     const { settings, reconciler } = this;
     const snapshot = reconciler?.snapshot();
+    // One set of rows: the summaries below and the table of `converge status` count the same outcomes.
+    const rows = reconciler?.tracker.resources() ?? [];
     const counts: Record<string, Record<string, number>> = {};
     for (const [kind, byState] of reconciler?.tracker.counts() ?? new Map()) {
       counts[kind] = Object.fromEntries(SYNC_STATES.map((s) => [s, byState.get(s) ?? 0]));
@@ -748,7 +757,8 @@ class ConvergeDaemon implements Daemon {
       appliedState: { lost: this.appliedState.lost, lostAt: this.appliedState.lostAt, losses: this.appliedState.losses, detail: this.appliedState.detail },
       secretsUnknown: reconciler?.tracker.secretsUnknown() ?? [],
       held: reconciler?.tracker.heldKeys() ?? [],
-      health: healthCounts(reconciler?.tracker.resources() ?? []),
+      health: healthCounts(rows),
+      sync: syncCounts(rows),
       conflicts: reconciler?.tracker.conflicts() ?? [],
       manifestVersion: snapshot?.lastReconcile?.manifestVersion ?? null,
       manifests: reconciler?.manifests ?? null,
@@ -757,7 +767,7 @@ class ConvergeDaemon implements Daemon {
       reconciles: snapshot?.reconciles ?? null,
       resync: { everyMs: settings.resync, cyclesRun: [...this.cycles] },
       counts,
-      resources: reconciler?.tracker.resources() ?? [],
+      resources: rows,
       failedBuildLogs: reconciler?.failedBuildLogs() ?? {},
       orphans: reconciler?.tracker.orphans() ?? [],
       history: snapshot?.history ?? [],

@@ -1,7 +1,8 @@
 // Drift decisions and desired-state fingerprints.
 import { describe, expect, it } from 'vitest';
 import type { DeploymentResource, ProviderResource } from '../core/model.js';
-import { decideDrift, desiredFingerprint, driftReason } from './drift.js';
+import { decideDrift } from '../core/decide.js';
+import { desiredFingerprint, driftReason } from './drift.js';
 
 function deployment(maxScale: number, file = 'a.yaml', secret: { env: string } | { value: string } = { env: 'OPENAI_KEY' }): DeploymentResource {
   return {

@@ -1,6 +1,6 @@
 // Drift: telling "the manifest changed" from "the live deployment changed behind converge's back", per resource.
 import { kindOf } from '../core/kinds/index.js';
-import type { AppliedRecord, DesiredResource, DriftPolicy } from '../core/model.js';
+import type { AppliedRecord, DesiredResource } from '../core/model.js';
 
 /**
  * A hash of what a manifest asks for (its kind's fingerprint, src/core/kinds): the resource without its location,
@@ -16,27 +16,6 @@ export interface DesiredMemory {
   set(entries: ReadonlyMap<string, string>): Promise<void>;
   /** Forgets resources no manifest declares any more. */
   retain(keys: ReadonlySet<string>): Promise<number>;
-}
-
-export type DriftDecision =
-  /** No drift: a manifest change (or a first sight) to apply. */
-  | { kind: 'apply' }
-  /** Live drifted from an unchanged manifest; the policy says revert it. */
-  | { kind: 'heal' }
-  /** Live drifted from an unchanged manifest; the policy says leave it and report it. */
-  | { kind: 'report' };
-
-/**
- * Decides what a planned create/update of a deployment means. It is drift when the desired state is the one last
- * seen in sync: then only the live side can have changed. A changed desired state is applied under either policy.
- * No memory of the resource (a first start, or a Redis that lost it) is never read as a manifest change under
- * `report`: an update is then reported, never applied, until the manifest changes (the caller remembers the
- * desired state it reported, so that change can be told). A create is never drift.
- */
-export function decideDrift(remembered: string | undefined, fingerprint: string, policy: DriftPolicy, action: 'create' | 'update' = 'update'): DriftDecision {
-  if (remembered === undefined) return action === 'update' && policy === 'report' ? { kind: 'report' } : { kind: 'apply' };
-  if (remembered !== fingerprint) return { kind: 'apply' };
-  return policy === 'report' ? { kind: 'report' } : { kind: 'heal' };
 }
 
 /**

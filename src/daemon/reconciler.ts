@@ -9,7 +9,8 @@ import type { DaemonMetrics, ReconcileTrigger } from './metrics.js';
 import { reconcileDirectory, type EnqueuedJob, type CycleContext, type ReconcileOutcome } from './cycle.js';
 import { REVISION_FAILURE_REASONS, type RevisionFailureReason } from '../core/health.js';
 import { holdsNamed, namingNone } from '../core/holds.js';
-import { followRollouts } from './rollout.js';
+import { skipLine } from '../core/decide.js';
+import { followRollouts, holdFailedRevisions } from './rollout.js';
 import { ResourceTracker, type HealthSettings, type HealthTransition, type ReconcileRecord } from './status.js';
 import { wasNotRun } from '../runner/worker.js';
 
@@ -30,6 +31,8 @@ export interface ReconcilerOptions {
 }
 
 const HISTORY = 50;
+/** Reasons for not writing that are no news in the log: in sync, a job queued or just done, an orphan (its own line). */
+const ROUTINE: ReadonlySet<string> = new Set(['Synced', 'Applied', 'Applying', 'Orphan']);
 /** Finished jobs are remembered this long for finishedSince (longer than any reconcile's listing takes). */
 const FINISHED_KEPT_MS = 10 * 60_000;
 
@@ -68,6 +71,10 @@ export class Reconciler {
   private lastSuccessAt: string | null = null;
   private loggedDiagnostics = new Set<string>();
   private loggedSecretsUnknown = '';
+  /** Per resource, the drift last logged (policy, fields, desired state): logged again only when it changes. */
+  private loggedDrift = new Map<string, string>();
+  /** Per resource, why it was last logged as not written. */
+  private loggedNotWritten = new Map<string, string>();
   /** Whether the manifest directory loaded at the last attempt, and why not. */
   manifests: { loaded: boolean; everLoaded: boolean; error: string | null } = { loaded: false, everLoaded: false, error: null };
 
@@ -125,7 +132,7 @@ export class Reconciler {
       return done !== undefined && done.desired === desired && done.at >= started;
     };
     try {
-      outcome = await reconcileDirectory({ ...this.options.context, onEnqueued: (job) => this.jobEnqueued(job), finishedSince });
+      outcome = await reconcileDirectory({ ...this.options.context, onEnqueued: (job) => this.jobEnqueued(job), finishedSince, rollouts: this.tracker });
     } catch (error) {
       failure = error;
     } finally {
@@ -148,6 +155,9 @@ export class Reconciler {
       if (cycles[0]) record.cycle = cycles[0];
       if (outcome?.version) record.manifestVersion = outcome.version;
       this.finish(record, outcome, failure, cycles);
+    }
+    if (outcome) {
+      await holdFailedRevisions(this.tracker, this.options.context.holds).catch((error: unknown) => this.options.log.warn({ error: errorLine(error) }, 'could not record the hold of a failed revision; the next reconcile tries again'));
     }
     return record;
   }
@@ -188,16 +198,14 @@ export class Reconciler {
         this.loggedSecretsUnknown = held.join();
         if (held.length > 0) log.warn({ resources: held.slice(0, 20), count: held.length }, 'SecretsUnknown: resources whose only difference is secrets the service hides and no applied state records; not rewritten blind (converge reconcile --write-secrets NAME writes them)');
       }
-      for (const d of outcome.drift) {
-        if (d.policy === 'report') log.warn({ key: d.key, fields: d.fields, policy: 'report', reason: d.reason }, 'drift reported: the live deployment differs from its unchanged manifest; not reverted (drift policy report)');
-        else log.info({ key: d.key, fields: d.fields, policy: 'heal', reason: d.reason }, 'drift found: reverting the live deployment to its manifest');
-      }
+      this.logDrift(outcome);
+      this.logNotWritten(outcome);
       const s = outcome.plan.summary;
       log.info(
         {
           reconcile: record.id, trigger: record.trigger, ms: record.durationMs, files: record.files, live: record.live,
           create: s.create, update: s.update, adopt: s.adopt, delete: s.delete, noop: s.noop, orphan: s.orphan, blocked: s.blocked,
-          enqueued: record.enqueued, drifted: record.drifted, held: record.held,
+          enqueued: record.enqueued, drifted: record.drifted, held: record.held, revisionReads: outcome.revisionReads ?? 0,
           ...(record.cycle ? { cycle: record.cycle } : {}),
         },
         'reconciled',
@@ -223,6 +231,39 @@ export class Reconciler {
         void this.request('retry');
       }, delay);
     }
+  }
+
+  /**
+   * Drift is said when it appears or changes (its policy, fields or desired state), not at every resync: /status and
+   * converge_drifted_resources keep it in between. A heal is said each time it writes (a new job reverts it again).
+   */
+  private logDrift(outcome: ReconcileOutcome): void {
+    const { log } = this.options;
+    const now = new Map<string, string>();
+    for (const d of outcome.drift) {
+      const heals = d.policy === 'heal' && outcome.outcomes.get(d.key)?.write !== null;
+      const seen = `${d.policy}|${d.fields.join(',')}|${d.fingerprint ?? ''}`;
+      now.set(d.key, seen);
+      if (!heals && this.loggedDrift.get(d.key) === seen) continue;
+      if (heals) log.info({ key: d.key, fields: d.fields, policy: 'heal' }, 'drift found: reverting the live deployment to its manifest');
+      else log.warn({ key: d.key, fields: d.fields, policy: d.policy }, 'drift reported: the live deployment differs from its unchanged manifest; not reverted (drift policy report)');
+    }
+    this.loggedDrift = now;
+  }
+
+  /**
+   * Why a resource is not written, in the words apply and status use (skipLine), logged when the reason appears or
+   * changes; the routine ones (in sync, a job queued or just done, an orphan) are not news.
+   */
+  private logNotWritten(outcome: ReconcileOutcome): void {
+    const now = new Map<string, string>();
+    for (const o of outcome.outcomes.values()) {
+      if (!o.skip || ROUTINE.has(o.skip.code)) continue;
+      const line = skipLine(o)!;
+      now.set(o.key, line);
+      if (this.loggedNotWritten.get(o.key) !== line) this.options.log.info({ key: o.key, reason: o.skip.code }, line);
+    }
+    this.loggedNotWritten = now;
   }
 
   private logDiagnostics(outcome: ReconcileOutcome): void {

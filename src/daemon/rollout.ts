@@ -77,13 +77,28 @@ export async function followRollouts(options: FollowOptions): Promise<FollowResu
       if (d) tracker.setHealth(f.key, tracker.healthFromLive(f.key, d));
     }
   }
-  for (const { key, health } of failed) {
-    const desired = tracker.desiredOfRevision(key, health.revisionId!);
-    if (!desired) continue;
-    const name = key.slice(key.indexOf('/') + 1);
-    const hold = revisionFailedHold(desired, health.revisionId!, health.revisionStatus!, name, now());
-    await options.holds?.set(key, hold);
-    tracker.setHold(key, hold);
-  }
+  for (const { key, health } of failed) await holdFailed(tracker, options.holds, key, health, now());
   return { requests, followed: follow.length, failed: failed.map((f) => ({ key: f.key, deploymentId: f.deploymentId, revisionId: f.health.revisionId! })) };
+}
+
+/** Holds the desired state a failed revision was built from, when that state is known (src/core/holds.ts). */
+async function holdFailed(tracker: ResourceTracker, holds: FollowOptions['holds'], key: string, health: HealthCondition, now: Date): Promise<void> {
+  const desired = tracker.desiredOfRevision(key, health.revisionId!);
+  if (!desired) return;
+  const name = key.slice(key.indexOf('/') + 1);
+  const hold = revisionFailedHold(desired, health.revisionId!, health.revisionStatus!, name, now);
+  await holds?.set(key, hold);
+  tracker.setHold(key, hold);
+}
+
+/**
+ * After a reconcile: a failed revision its decision read (a daemon started after the failure) is held like one the
+ * poller found, so its desired state is not sent again.
+ */
+export async function holdFailedRevisions(tracker: ResourceTracker, holds: FollowOptions['holds'], now = new Date()): Promise<void> {
+  for (const row of tracker.resources()) {
+    const health = row.health;
+    if (row.hold || health.status !== 'degraded' || !health.revisionId || !health.revisionStatus || !revisionFailed(health.revisionStatus)) continue;
+    await holdFailed(tracker, holds, row.key, health, now);
+  }
 }

@@ -1,7 +1,8 @@
 // ResourceTracker: states from a reconcile's outcome, job results (also ones that arrive early), revisions.
 import { describe, expect, it } from 'vitest';
 import type { DeploymentResource, LiveDeployment, Plan, PlanChange } from '../core/model.js';
-import type { Decision, ReconcileOutcome } from './cycle.js';
+import { applying, decide, type DecisionInput } from '../core/decide.js';
+import type { ReconcileOutcome } from './cycle.js';
 import { ResourceTracker } from './status.js';
 
 function resource(name: string, suspend = false): DeploymentResource {
@@ -20,13 +21,23 @@ function change(name: string, action: PlanChange['action'], extra: Partial<PlanC
   return { kind: 'Deployment', name, action, new_revision: false, fields: [], reason: null, ...extra };
 }
 
-function outcome(changes: PlanChange[], lives: LiveDeployment[], decisions: Array<[string, Decision]>, extra: Partial<ReconcileOutcome> = {}): ReconcileOutcome {
+/** What the cycle would decide about each change, given per resource what else it knew (a job enqueued, a hold, ...). */
+type Known = Partial<DecisionInput> & { jobId?: string };
+
+function outcome(changes: PlanChange[], lives: LiveDeployment[], known: Array<[string, Known]>, extra: Partial<ReconcileOutcome> = {}): ReconcileOutcome {
   const plan: Plan = { format_version: '1', summary: { create: 0, update: 0, adopt: 0, delete: 0, noop: 0, orphan: 0, blocked: 0, suspended: 0 }, changes, diagnostics: [] };
   const resources = new Map(changes.filter((c) => c.action !== 'orphan').map((c) => [`Deployment/${c.name}`, resource(c.name, c.suspended === true)]));
-  return { plan, resources, live: lives, files: resources.size, decisions: new Map(decisions), held: [], drift: [], enqueued: 0, ...extra };
+  const byKey = new Map(known);
+  const outcomes = new Map(changes.map((c) => {
+    const key = `Deployment/${c.name}`;
+    const { jobId, ...more } = byKey.get(key) ?? {};
+    const decided = decide({ change: c, live: lives.find((d) => d.name === c.name), fingerprint: 'fp', remembered: 'other', settings: { mode: 'daemon', driftPolicy: 'heal' }, ...more });
+    return [key, jobId && decided.write ? applying(decided, { jobId, operation: 'patch-deployment' }) : decided] as const;
+  }));
+  return { plan, resources, live: lives, files: resources.size, outcomes, held: [], drift: [], enqueued: 0, ...extra };
 }
 
-const job = (key: string, jobId: string): Decision => ({ kind: 'enqueued', job: { key, jobId, operation: 'patch-deployment' }, drift: false });
+const job = (_key: string, jobId: string): Known => ({ jobId });
 
 describe('ResourceTracker', () => {
   it('derives each state from the plan, the decisions and live state', () => {
@@ -37,7 +48,7 @@ describe('ResourceTracker', () => {
         change('paused', 'update', { suspended: true }), change('broken', 'blocked', { reason: 'a.yaml:3:1: bad' }), change('stray', 'orphan'),
       ],
       [live('ok'), live('building', true), live('queued'), live('drifted'), live('paused'), live('stray')],
-      [['Deployment/queued', job('Deployment/queued', 'j1')], ['Deployment/drifted', { kind: 'reported', policy: 'report' }], ['Deployment/paused', { kind: 'suspended' }]],
+      [['Deployment/queued', job('Deployment/queued', 'j1')], ['Deployment/drifted', { remembered: 'fp', settings: { mode: 'daemon', driftPolicy: 'report' } }]],
       { drift: [{ key: 'Deployment/drifted', policy: 'report', fields: ['source_config.resource_spec.max_scale'], reason: 'changed outside converge' }] },
     ));
     const states = Object.fromEntries(t.resources().map((r) => [r.name, r.state]));
@@ -75,7 +86,7 @@ describe('ResourceTracker', () => {
     const t = new ResourceTracker();
     const version = { kind: 'git' as const, id: '3f2a9c1e5b7d9f0a1c2e3b4d5f6a7b8c9d0e1f2a', readAt: '2026-01-01T00:00:00.000Z' };
     const conflict = { reason: 'changed_outside' as const, message: 'changed outside converge: x put back 3 times', since: '2026-01-01T00:01:00.000Z', desired: ['a'.repeat(64)], fields: ['x'] };
-    t.update(outcome([change('held', 'update'), change('fine', 'noop')], [live('held'), live('fine')], [['Deployment/held', { kind: 'conflict', conflict }]], {
+    t.update(outcome([change('held', 'update'), change('fine', 'noop')], [live('held'), live('fine')], [['Deployment/held', { conflict }]], {
       conflicts: new Map([['Deployment/held', conflict]]),
       applied: new Map([['Deployment/fine', { secrets: {}, manifestVersion: version, appliedAt: '2026-01-01T00:00:05.000Z' }]]),
     }));
@@ -111,16 +122,24 @@ describe('ResourceTracker', () => {
     expect(t.toFollow(10)).toEqual([]);
   });
 
-  it('keeps a failed revision degraded across reconciles, synced beside it, and marks a stuck one past the progress deadline', () => {
+  it('keeps a failed revision degraded across reconciles (the cycle hands its reading to the decision), synced beside it, and marks a stuck one past the progress deadline', () => {
     let now = 1_000_000;
     const t = new ResourceTracker({ progressDeadlineMs: 60_000, now: () => now });
     const building = { ...live('web', true), status: 'READY' } as LiveDeployment;
-    t.update(outcome([change('web', 'noop'), change('api', 'noop')], [building, { ...building, id: 'id-api', name: 'api' }], []));
+    const lives = [building, { ...building, id: 'id-api', name: 'api' } as LiveDeployment];
+    // What reconcileDirectory gives the decision from the tracker (RolloutView): the reading it has, and the clock.
+    const known = (): Array<[string, Known]> => ['web', 'api'].map((name) => {
+      const key = `Deployment/${name}`;
+      return [key, { revision: t.reading(key, 'r2'), clock: { now: t.now(), since: t.rolloutSince(key, 'r2'), deadlineMs: t.deadlineMs } }];
+    });
+    t.update(outcome([change('web', 'noop'), change('api', 'noop')], lives, known()));
     expect(t.resources().map((r) => [r.name, r.sync.status, r.health.status])).toEqual([['web', 'synced', 'progressing'], ['api', 'synced', 'progressing']]);
     t.setHealth('Deployment/web', { status: 'degraded', reason: 'RevisionBuildFailed', message: 'failed', revisionId: 'r2', revisionStatus: 'BUILD_FAILED' });
+    expect(t.reading('Deployment/web', 'r2')).toEqual({ id: 'r2', status: 'BUILD_FAILED' });
+    expect(t.reading('Deployment/web', 'r3')).toBeUndefined();
     t.takeTransitions();
     now += 61_000;
-    t.update(outcome([change('web', 'noop'), change('api', 'noop')], [building, { ...building, id: 'id-api', name: 'api' }], []));
+    t.update(outcome([change('web', 'noop'), change('api', 'noop')], lives, known()));
     const [web, api] = t.resources();
     expect(web).toMatchObject({ sync: { status: 'synced' }, health: { status: 'degraded', reason: 'RevisionBuildFailed' } });
     expect(api).toMatchObject({ health: { status: 'degraded', reason: 'ProgressDeadlineExceeded', revisionId: 'r2' } });
@@ -130,7 +149,7 @@ describe('ResourceTracker', () => {
   it('shows a held resource as out_of_sync with the hold, and drops the hold when released', () => {
     const t = new ResourceTracker();
     const hold = { reason: 'RevisionFailed' as const, desired: 'fp', message: 'revision r2 failed', since: '2026-01-01T00:00:00Z', revisionId: 'r2', revisionStatus: 'BUILD_FAILED' };
-    t.update(outcome([change('web', 'update')], [live('web', true)], [['Deployment/web', { kind: 'held', hold }]], { holds: new Map([['Deployment/web', hold]]) }));
+    t.update(outcome([change('web', 'update')], [live('web', true)], [['Deployment/web', { hold }]], { holds: new Map([['Deployment/web', hold]]) }));
     expect(t.resources()[0]).toMatchObject({ sync: { status: 'out_of_sync', reason: 'RevisionFailed' }, health: { status: 'degraded', reason: 'RevisionBuildFailed', revisionId: 'r2' }, hold });
     expect(t.heldKeys()).toEqual(['Deployment/web']);
     t.setHold('Deployment/web', undefined);

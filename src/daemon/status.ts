@@ -1,11 +1,12 @@
 // What the daemon knows about each resource (the /status document): plan action, sync and health, job, drift, errors.
-import { healthOfDeployment, healthOfRevision, progressDeadline, type HealthCondition, type SyncCondition } from '../core/health.js';
+import { healthOfDeployment, type HealthCondition, type SyncCondition } from '../core/health.js';
 import type { ResourceHold } from '../core/holds.js';
-import { kindOf } from '../core/kinds/index.js';
-import { resourceKey, type Action, type DriftPolicy, type LiveDeployment, type Plan, type ResourceKind } from '../core/model.js';
+import { liveOf, type RevisionReading } from '../core/kinds/index.js';
+import type { Outcome } from '../core/decide.js';
+import { type Action, type DriftPolicy, type LiveDeployment, type Plan, type ResourceKind } from '../core/model.js';
 import { ReconcileJobResult } from '../store/schema.js';
 import type { SyncState } from './metrics.js';
-import type { Decision, ReconcileOutcome } from './cycle.js';
+import type { ReconcileOutcome, RolloutView } from './cycle.js';
 import type { Conflict } from '../core/flap-guard.js';
 import type { ManifestVersion } from '../core/manifest-version.js';
 
@@ -84,50 +85,14 @@ export interface ReconcileRecord {
   manifestVersion?: ManifestVersion;
 }
 
-/** A live deployment building a revision (not active yet) is still progressing. */
-function building(live: LiveDeployment | undefined): boolean {
-  if (!live) return false;
-  return live.status === 'AWAITING_DATABASE' || (live.latest_revision_id ?? null) !== (live.active_revision_id ?? null);
-}
-
-function stateFor(action: Action, decision: Decision | undefined, live: LiveDeployment | undefined, suspended: boolean): SyncState {
-  if (action === 'blocked') return 'blocked';
-  if (suspended) return 'suspended';
-  if (action === 'noop') return building(live) ? 'progressing' : 'synced';
-  if (decision?.kind === 'enqueued') return 'progressing';
+/** The legacy one-word state of a row, from its outcome (sync first, then health). */
+function stateOf(outcome: Outcome): SyncState {
+  if (outcome.sync.status === 'blocked') return 'blocked';
+  if (outcome.sync.status === 'suspended') return 'suspended';
+  if (outcome.health.status === 'degraded') return 'failed';
+  if (outcome.sync.reason === 'Applying') return 'progressing';
+  if (outcome.sync.status === 'synced') return outcome.health.status === 'progressing' ? 'progressing' : 'synced';
   return 'out_of_sync';
-}
-
-/** The sync condition of a row from its plan action and what the reconcile decided. */
-function syncFor(change: { action: Action; reason: string | null }, decision: Decision | undefined, suspended: boolean, heldAtLastGood: boolean): SyncCondition {
-  if (change.action === 'blocked') {
-    return heldAtLastGood
-      ? { status: 'blocked', reason: 'ManifestErrors', message: change.reason ?? 'the manifest file has errors; the last good version stays in force' }
-      : { status: 'blocked', reason: 'PlanBlocked', message: change.reason ?? 'the plan blocks it' };
-  }
-  if (suspended) return { status: 'suspended', reason: 'Suspended', message: 'spec.suspend is true: changes are planned, never applied' };
-  if (change.action === 'noop') return { status: 'synced', reason: 'Synced', message: 'live state matches the manifest' };
-  switch (decision?.kind) {
-    case 'enqueued':
-      return { status: 'out_of_sync', reason: 'Applying', message: `job ${decision.job.jobId} (${decision.job.operation}) is queued` };
-    case 'settled':
-      return { status: 'synced', reason: 'Applied', message: 'a job of this desired state finished during the reconcile' };
-    case 'secrets-unknown':
-      return { status: 'out_of_sync', reason: 'SecretsUnknown', message: `secrets ${decision.secrets.join(', ')} cannot be compared; not rewritten blind` };
-    case 'reported':
-      return { status: 'out_of_sync', reason: 'DriftReported', message: 'live state drifted from the unchanged manifest; reported, not reverted (drift policy report)' };
-    case 'held':
-      return { status: 'out_of_sync', reason: decision.hold.reason, message: decision.hold.message };
-    default:
-      return { status: 'out_of_sync', reason: 'OutOfSync', message: change.reason ?? 'live state differs from the manifest' };
-  }
-}
-
-/** Health of a resource without a rollout to follow (an OAuth provider), or not created yet. */
-function staticHealth(action: Action, kind: ResourceKind): HealthCondition {
-  if (action === 'create') return { status: 'unknown', reason: 'AwaitingCreate', message: 'not created yet' };
-  if (!kindOf(kind).listed) return { status: 'healthy', reason: 'NoRollout', message: `a ${kind} has no rollout: it is in force once written` };
-  return { status: 'unknown', reason: 'AwaitingCreate', message: 'no live deployment of this name' };
 }
 
 /** Rollout settings the tracker reads. */
@@ -168,13 +133,13 @@ function markConflict(row: ResourceStatus, conflict: Pick<Conflict, 'reason' | '
  * Resource statuses, rebuilt from each reconcile and updated as jobs finish. Job results that arrive before the
  * reconcile that enqueued them has ended are kept and applied when it ends.
  */
-export class ResourceTracker {
+export class ResourceTracker implements RolloutView {
   private rows = new Map<string, ResourceStatus>();
   private orphanKeys: string[] = [];
   private readonly jobKeys = new Map<string, string>();
   private readonly early = new Map<string, { ok: true; result: unknown; at: string; desired?: string } | { ok: false; reason: string; at: string }>();
   private readonly progressDeadlineMs: number;
-  private readonly now: () => number;
+  private readonly clock: () => number;
   /** Per resource, its latest revision and since when it is known to build (for the progress deadline). */
   private readonly buildingSince = new Map<string, { revisionId: string | null; since: number }>();
   /** Per resource, the revision a job of ours started and the desired state (fingerprint) it carried. */
@@ -185,7 +150,7 @@ export class ResourceTracker {
 
   constructor(settings: HealthSettings = { progressDeadlineMs: 30 * 60_000 }) {
     this.progressDeadlineMs = settings.progressDeadlineMs;
-    this.now = settings.now ?? Date.now;
+    this.clock = settings.now ?? Date.now;
   }
 
   /** Remembers which resource a job belongs to (call as soon as it is enqueued). */
@@ -199,24 +164,26 @@ export class ResourceTracker {
   private sinceFor(key: string, revisionId: string | null): number {
     const known = this.buildingSince.get(key);
     if (known && known.revisionId === revisionId) return known.since;
-    const since = this.now();
+    const since = this.clock();
     this.buildingSince.set(key, { revisionId, since });
     return since;
   }
 
-  /** Health of a listed resource from its live deployment, the hold of a failed revision, and what the poller last read. */
-  private deploymentHealth(key: string, live: LiveDeployment, hold: ResourceHold | undefined, previous: HealthCondition | undefined): HealthCondition {
-    const latest = live.latest_revision_id ?? null;
-    const fromList = healthOfDeployment(live, this.now(), latest === null ? undefined : this.sinceFor(key, latest), this.progressDeadlineMs);
-    if (fromList.status === 'healthy' || fromList.status === 'unknown') return fromList;
-    if (hold?.reason === 'RevisionFailed' && hold.revisionId === latest && hold.revisionStatus) {
-      return { ...healthOfRevision(latest, hold.revisionStatus), message: hold.message };
-    }
-    // The poller read this very revision: its word beats the list's (a failed build looks like a build from the list).
-    if (previous && previous.revisionId === latest && previous.revisionStatus !== undefined) {
-      return progressDeadline(previous, this.now(), this.sinceFor(key, latest), this.progressDeadlineMs);
-    }
-    return fromList;
+  /** The revision the poller (or a reconcile) last read for `key`, when it is `revisionId` (RolloutView). */
+  reading(key: string, revisionId: string): RevisionReading | undefined {
+    const health = this.rows.get(key)?.health;
+    if (health?.revisionId !== revisionId || health.revisionStatus === undefined) return undefined;
+    return { id: revisionId, status: health.revisionStatus };
+  }
+
+  /** Whether the row's health is about `revisionId` already (a job started it, or it was read): the poller follows it. */
+  knows(key: string, revisionId: string): boolean {
+    return this.rows.get(key)?.health.revisionId === revisionId;
+  }
+
+  /** The tracker's clock (RolloutView). */
+  now(): number {
+    return this.clock();
   }
 
   /** Rebuilds every row from a reconcile's outcome. */
@@ -227,18 +194,18 @@ export class ResourceTracker {
     const rows = new Map<string, ResourceStatus>();
     const orphans: string[] = [];
     for (const change of outcome.plan.changes) {
-      const key = resourceKey(change.kind, change.name);
+      const decided = outcome.outcomes.get(`${change.kind}/${change.name}`);
+      if (!decided) continue;
+      const key = decided.key;
       if (change.action === 'orphan') {
         orphans.push(key);
         continue;
       }
       const resource = outcome.resources.get(key);
-      const decision = outcome.decisions.get(key);
-      const live = kindOf(change.kind).listed ? liveByName.get(change.name) : undefined;
+      const live = liveOf(change.kind, change.name, liveByName);
       const previous = this.rows.get(key);
       const hold = held.get(key);
       const found = drift.get(key);
-      const suspended = change.suspended === true || resource?.suspend === true;
       const resourceHold = outcome.holds?.get(key);
       const row: ResourceStatus = {
         key,
@@ -246,9 +213,9 @@ export class ResourceTracker {
         name: change.name,
         file: resource?.location.file ?? hold?.file ?? null,
         action: change.action,
-        state: stateFor(change.action, decision, live, suspended),
-        sync: syncFor(change, decision, suspended, hold !== undefined),
-        health: live ? this.deploymentHealth(key, live, resourceHold, previous?.health) : staticHealth(change.action, change.kind),
+        state: stateOf(decided),
+        sync: decided.sync,
+        health: decided.health,
         reason: change.reason,
         error: change.action === 'blocked' ? change.reason : null,
         drift: found ? { policy: found.policy, fields: found.fields, reason: found.reason } : null,
@@ -262,19 +229,18 @@ export class ResourceTracker {
       if (applied?.manifestVersion) row.appliedFrom = { ...applied.manifestVersion, appliedAt: applied.appliedAt };
       const conflict = outcome.conflicts?.get(key);
       if (conflict) markConflict(row, conflict);
-      if (decision?.kind === 'secrets-unknown') {
+      const reason = decided.sync.reason;
+      if (reason === 'SecretsUnknown') {
         row.syncReason = 'SecretsUnknown';
-        row.secretsUnknown = decision.secrets;
-        row.reason = `SecretsUnknown: the service hides ${decision.secrets.join(', ')} and no applied state records them; not rewritten blind. Run "converge reconcile --write-secrets ${change.name}" to write them once`;
-      } else if (decision?.kind === 'conflict') {
-        row.state = 'out_of_sync';
-      } else if (decision?.kind === 'settled') {
-        // The job finished during the reconcile: keep what its completion showed.
+        row.secretsUnknown = decided.secretsUnknown ?? [];
+        row.reason = `SecretsUnknown: ${decided.sync.message}`;
+      } else if (reason === 'Applied') {
+        // The job finished during the reconcile: keep what its completion showed (the live state read predates it).
         row.job = previous?.job ?? null;
         row.state = previous?.state === 'synced' ? 'synced' : 'progressing';
         if (previous) row.health = previous.health;
-      } else if (decision?.kind === 'enqueued') {
-        row.job = { id: decision.job.jobId, state: 'queued', operation: decision.job.operation };
+      } else if (reason === 'Applying' && decided.job) {
+        row.job = { id: decided.job.jobId, state: 'queued', operation: decided.job.operation };
         // A job that failed before keeps its error visible while the new one runs.
         if (previous?.state === 'failed') row.error = previous.error;
       } else if (change.action !== 'noop' && previous?.job) {
@@ -340,7 +306,7 @@ export class ResourceTracker {
     if (parsed.success && parsed.data.new_revision) {
       const revisionId = parsed.data.latestRevisionId ?? undefined;
       const before = row.health;
-      this.buildingSince.set(key, { revisionId: revisionId ?? null, since: this.now() });
+      this.buildingSince.set(key, { revisionId: revisionId ?? null, since: this.clock() });
       if (desired && revisionId) this.revisionDesired.set(key, { revisionId, desired });
       row.health = revisionId
         ? { status: 'progressing', reason: 'RevisionBuilding', message: `revision ${revisionId} started`, revisionId }
@@ -395,7 +361,7 @@ export class ResourceTracker {
   /** Health by the live deployment (the list, for a service without the revision endpoint). */
   healthFromLive(key: string, live: LiveDeployment): HealthCondition {
     const latest = live.latest_revision_id ?? null;
-    return healthOfDeployment(live, this.now(), latest === null ? undefined : this.sinceFor(key, latest), this.progressDeadlineMs);
+    return healthOfDeployment(live, this.clock(), latest === null ? undefined : this.sinceFor(key, latest), this.progressDeadlineMs);
   }
 
   /**

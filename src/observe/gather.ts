@@ -1,6 +1,5 @@
 // The I/O half of planning: reads manifests, live deployments, applied state, repositories and discovery into a PlanInput.
 import type { ServiceClient } from '../service/client.js';
-import { applyRepositoryResolution } from '../core/repositories.js';
 import { resolveRepositories } from '../service/repositories.js';
 import type { Diagnostic } from '../core/diagnostics.js';
 import {
@@ -12,8 +11,10 @@ import {
   type DiscoveryPreview,
   type LiveDeployment,
   type ProviderResource,
+  type LiveProviders,
 } from '../core/model.js';
 import { mapBounded } from '../core/map-bounded.js';
+import { declaresProviders, inListing, listedKind, mcpProviders, ownsAnyProvider, repositoryResources, resolvedAtEdge } from '../core/kinds/index.js';
 import type { PlanInput } from '../plan/plan.js';
 import { previewDiscovery } from '../discovery/discover.js';
 import type { Environment } from './environment.js';
@@ -99,10 +100,10 @@ export async function gatherPlanInput(options: GatherOptions): Promise<Gathered>
     throw error;
   }
   const prefix = options.namePrefix;
-  const outside = prefix === undefined ? [] : loaded.resources.filter((r) => r.kind === 'Deployment' && !r.name.startsWith(prefix));
+  const outside = prefix === undefined ? [] : loaded.resources.filter((r) => inListing(r.kind) && !r.name.startsWith(prefix));
   const inScope = outside.length === 0 ? loaded.resources : loaded.resources.filter((r) => !outside.includes(r));
-  const deployments = inScope.filter((r): r is DeploymentResource => r.kind === 'Deployment');
-  const declaresProvider = inScope.some((r) => r.kind === 'OAuthProvider');
+  const deployments = repositoryResources(inScope);
+  const declaresProvider = declaresProviders(inScope);
   const [version, live, applied, repos, discovery, providers] = await Promise.all([
     readManifestVersion(options.dir, loaded.contentId, new Date(), environmentPaths(options.environment)),
     listing,
@@ -120,7 +121,7 @@ export async function gatherPlanInput(options: GatherOptions): Promise<Gathered>
   const secretProblems: Diagnostic[] = [];
   const unsetEnv = new Set<string>();
   for (const raw of inScope) {
-    const resource = raw.kind === 'Deployment' ? applyRepositoryResolution(raw, repos.resolved) : withDiscovered(raw, discovery);
+    const resource = resolvedAtEdge(raw, repos.resolved, discovery);
     const key = resourceKey(resource.kind, resource.name);
     resources.set(key, resource);
     const hashed = hashDesiredSecrets(resource, options.env);
@@ -148,7 +149,7 @@ export async function gatherPlanInput(options: GatherOptions): Promise<Gathered>
     ownershipKnown: options.applied !== undefined,
   };
   // prune: converge's providers are listed too when no manifest declares one (their manifests may all be gone).
-  const ownsProviders = options.prune?.enabled === true && [...applied.keys()].some((key) => key.startsWith('OAuthProvider/'));
+  const ownsProviders = options.prune?.enabled === true && ownsAnyProvider(applied.keys());
   const listedProviders = providers ?? (ownsProviders ? await options.client.listProviders() : undefined);
   if (listedProviders) input.providers = listedProviders;
   if (options.adoptPolicy) input.adoptPolicy = options.adoptPolicy;
@@ -175,22 +176,12 @@ async function pruneOptions(options: GatherOptions, input: PlanInput, declared: 
   const prune = options.prune!;
   const out: PruneOptions = { enabled: prune.enabled, maxDeletes: prune.maxDeletes, available: true, declared };
   if (!prune.enabled) return out;
-  const names = new Set([...input.resources, ...input.blocked].filter((r) => r.kind === 'Deployment').map((r) => r.name));
-  const mayDelete = input.live.some((d) => !names.has(d.name) && input.applied.has(resourceKey('Deployment', d.name)));
+  const names = new Set([...input.resources, ...input.blocked].filter((r) => inListing(r.kind)).map((r) => r.name));
+  const mayDelete = input.live.some((d) => !names.has(d.name) && input.applied.has(resourceKey(listedKind(), d.name)));
   if (!mayDelete) return out;
   const probe = await options.client.deploymentDeletes();
   if (!probe.deletes) out.available = { note: probe.note };
   return out;
-}
-
-/**
- * An mcp provider carries the endpoints its discovery preview found, so its job compares the live provider with the
- * same values this plan showed (a job runs no discovery of its own).
- */
-function withDiscovered(resource: ProviderResource, discovery: ReadonlyMap<string, DiscoveryPreview>): ProviderResource {
-  const preview = discovery.get(resource.name);
-  if (resource.spec.mode !== 'mcp' || !preview?.ok) return resource;
-  return { ...resource, discovered: { auth_url: preview.auth_url, token_url: preview.token_url, uses_pkce: preview.uses_pkce } };
 }
 
 /** One note for every declared deployment outside name_prefix: they are neither listed nor planned. */
@@ -227,10 +218,8 @@ async function listLive(options: GatherOptions, stop: { requested: boolean }): P
 
 /** Read-only MCP discovery for every mcp provider, a few at a time. */
 async function previewProviders(resources: DesiredResource[], allowLocal: boolean): Promise<Map<string, DiscoveryPreview>> {
-  const targets = resources.filter((r) => r.kind === 'OAuthProvider' && r.spec.mode === 'mcp');
   const out = new Map<string, DiscoveryPreview>();
-  await mapBounded(targets, DISCOVERY_CONCURRENCY, async (resource) => {
-    if (resource.kind !== 'OAuthProvider' || resource.spec.mode !== 'mcp') return;
+  await mapBounded(mcpProviders(resources), DISCOVERY_CONCURRENCY, async (resource) => {
     out.set(resource.name, await previewDiscovery(resource.spec.mcp_server_url, { allowLocal }));
   });
   return out;

@@ -1,5 +1,5 @@
 // Pairs desired resources with live deployments by name in O(n) with Maps (gitops-engine style: pair first, then diff).
-import { kindOf } from '../core/kinds/index.js';
+import { inListing } from '../core/kinds/index.js';
 import type { BlockedResource, DesiredResource, LiveDeployment, ResourceKind } from '../core/model.js';
 import { formatLocation, resourceKey } from '../core/model.js';
 
@@ -53,7 +53,7 @@ export function pair(resources: readonly DesiredResource[], blocked: readonly Bl
   const claimed = new Set<string>();
   for (const [key, list] of declared) {
     const first = list[0]!;
-    const listed = kindOf(first.kind).listed;
+    const listed = inListing(first.kind);
     if (listed) claimed.add(first.name);
     if (blockedByKey.has(key)) continue;
     if (list.length > 1) {
@@ -78,7 +78,7 @@ export function pair(resources: readonly DesiredResource[], blocked: readonly Bl
     pairs.resources.push({ resource: first, live: matches[0] });
   }
   for (const entry of blockedByKey.values()) {
-    if (kindOf(entry.kind).listed) claimed.add(entry.name);
+    if (inListing(entry.kind)) claimed.add(entry.name);
     pairs.blocked.push(entry);
   }
   for (const [name, list] of byName) {

@@ -14,7 +14,7 @@ import type {
   PlanDiagnostic,
 } from '../core/model.js';
 import { resourceKey } from '../core/model.js';
-import { kindOf, type PlanContext } from '../core/kinds/index.js';
+import { declaredProviderIds, kindOf, listedProvider, type PlanContext } from '../core/kinds/index.js';
 import { adoptionBlocker, adoptReason, ownershipOf, type AdoptPolicy } from '../core/ownership.js';
 import { pair } from './pairing.js';
 import { orphanChanges, type LiveOrphan, type PruneOptions } from './prune.js';
@@ -83,7 +83,8 @@ function planContext(input: PlanInput, resource: DesiredResource, providers: Map
   if (repositoryError) context.repositoryError = repositoryError;
   const preview = input.discovery?.get(resource.name);
   if (preview) context.discovery = preview;
-  if (providers && resource.kind === 'OAuthProvider') context.provider = { live: providers.get(resource.name) };
+  const provider = listedProvider(resource, providers);
+  if (provider) context.provider = provider;
   return context;
 }
 
@@ -98,15 +99,15 @@ function withOwnership(change: PlanChange, resource: DesiredResource, live: Pick
   const blocker = adoptionBlocker(input.adoptPolicy, resource, live);
   const reasons = change.reason ? [change.reason] : [];
   if (blocker) return { ...change, action: 'blocked', new_revision: false, reason: [blocker, ...reasons].join('; ') };
-  // A provider's own reason already says it takes over one created elsewhere.
-  const why = resource.kind === 'Deployment' ? [adoptReason()] : [];
+  // A kind whose own reason already says it takes over one created elsewhere (a provider) adds none.
+  const why = kindOf(resource.kind).adoptNote ? [adoptReason()] : [];
   return { ...change, action: 'adopt', reason: [...why, ...reasons].join('; ') || null };
 }
 
 /** Live providers named in no manifest (valid or blocked), when the service lists them; only owned ones are planned. */
 function providerOrphans(input: PlanInput, providers: Map<string, LiveProvider> | undefined): LiveOrphan[] {
   if (!providers) return [];
-  const declared = new Set([...input.resources, ...input.blocked].filter((r) => r.kind === 'OAuthProvider').map((r) => r.name));
+  const declared = declaredProviderIds([...input.resources, ...input.blocked]);
   return [...providers.values()].filter((p) => !declared.has(p.provider_id)).map((p) => ({ kind: 'OAuthProvider', name: p.provider_id, id: p.id, reportUnowned: false }));
 }
 
@@ -117,7 +118,7 @@ export function plan(input: PlanInput): Plan {
   for (const { resource, live } of pairs.resources) {
     const change = kindOf(resource.kind).diff(resource, live, planContext(input, resource, providers));
     // The live resource: the paired deployment, or the listed provider of this provider_id.
-    const owned = live ?? (resource.kind === 'OAuthProvider' ? providers?.get(resource.name) : undefined);
+    const owned = live ?? listedProvider(resource, providers)?.live;
     changes.push(owned && input.ownershipKnown ? withOwnership(change, resource, owned, input) : change);
   }
   for (const entry of pairs.blocked) {

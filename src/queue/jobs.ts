@@ -1,7 +1,8 @@
 // Job payloads and options: one reconcile job per resource, its id, its data, its retry and deduplication options.
 import { randomBytes } from 'node:crypto';
 import type { JobsOptions } from 'bullmq';
-import { kindOf, type Deletion } from '../core/kinds/index.js';
+import { ConvergeError } from '../core/errors.js';
+import { inListing, kindOf, type Deletion } from '../core/kinds/index.js';
 import { objectHash } from '../core/hash.js';
 import { resourceKey, type DesiredResource } from '../core/model.js';
 import type { ManifestVersion } from '../core/manifest-version.js';
@@ -61,9 +62,9 @@ export function buildJobData(
     origin: context.origin,
     enqueuedAt: (context.now ?? new Date()).toISOString(),
   };
-  if (context.deploymentId && kind.listed) data.deploymentId = context.deploymentId;
+  if (context.deploymentId && inListing(resource.kind)) data.deploymentId = context.deploymentId;
   if (context.desired) data.desired = context.desired;
-  if (context.rebuild && kind.listed) data.rebuild = true;
+  if (context.rebuild && kind.rollout) data.rebuild = true;
   if (context.adoptPolicy) data.adoptPolicy = context.adoptPolicy;
   if (context.manifestVersion) data.manifestVersion = context.manifestVersion;
   return ReconcileJobData.parse(data);

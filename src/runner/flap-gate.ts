@@ -1,34 +1,17 @@
-// The flap guard at the last gate before a write: a job's service port whose writes first ask the guard (src/core/flap-guard.ts).
+// The flap guard at the last gate before a write: the kind asks it right before the job's first write; a refusal is the job's result, a value (src/core/flap-guard.ts).
 import { decideWrite, recordWrite, releasedBy, type Conflict, type FlapHistory, type FlapSettings, type WriteAttempt } from '../core/flap-guard.js';
 import type { ManifestVersion } from '../core/manifest-version.js';
 import type { AppliedRecord } from '../core/model.js';
 import type { SyncResult } from '../core/kinds/index.js';
 import type { FlapStore } from '../store/flap-store.js';
 
-/** The service calls that write (each may start a build of minutes on the real service). */
-const WRITES = new Set<PropertyKey>(['createDeployment', 'patchDeployment', 'createProvider', 'discoverProvider', 'patchProvider']);
-
-/** Thrown instead of sending a write the guard refuses; the job runner turns it into a completed job that sent nothing. */
-export class ConflictHold extends Error {
-  readonly conflict: Conflict;
-  /** This job found the conflict (it was recorded now); false: it was standing already. */
-  readonly declared: boolean;
-
-  constructor(conflict: Conflict, declared: boolean) {
-    super(`Conflict: ${conflict.message}`);
-    this.name = 'ConflictHold';
-    this.conflict = conflict;
-    this.declared = declared;
-  }
-
-  /** The job's result: nothing sent, and the conflict (its fields or versions, never a value). */
-  result(): SyncResult {
-    const { reason, message, versions, fields } = this.conflict;
-    const conflict: NonNullable<SyncResult['conflict']> = { reason, message, declared: this.declared };
-    if (versions) conflict.versions = versions;
-    if (fields) conflict.fields = fields;
-    return { outcome: 'unchanged', new_revision: false, message: `Conflict: ${message}; nothing sent`, conflict };
-  }
+/** A job's result when the guard refuses its write: nothing sent, and the conflict (its fields or versions, never a value). */
+function heldResult(found: Conflict, declared: boolean): SyncResult {
+  const { reason, message, versions, fields } = found;
+  const conflict: NonNullable<SyncResult['conflict']> = { reason, message, declared };
+  if (versions) conflict.versions = versions;
+  if (fields) conflict.fields = fields;
+  return { outcome: 'unchanged', new_revision: false, message: `Conflict: ${message}; nothing sent`, conflict };
 }
 
 export interface GateOptions {
@@ -44,44 +27,28 @@ export interface GateOptions {
   onReleased?(conflict: Conflict): void;
 }
 
-/** One job's gate: decides once, at the job's first write, and records that write afterwards. */
+/** One job's gate: decides once, at the job's first write (the kind asks it: SyncPorts.writeGate), and records that write afterwards. */
 export class JobGate {
   private readonly options: GateOptions;
-  private decision: Promise<void> | undefined;
+  private decision: Promise<SyncResult | undefined> | undefined;
   private attempt: { history: FlapHistory; write: WriteAttempt } | undefined;
+  /** The conflict that refused this job's write, and whether this job found it (it was recorded now). */
+  refusal: { conflict: Conflict; declared: boolean } | undefined;
 
   constructor(options: GateOptions) {
     this.options = options;
   }
 
-  /** Whether a write of this job went out (the guard let it). */
-  get wrote(): boolean {
-    return this.attempt !== undefined;
-  }
-
-  /** `service` with each write behind the gate; reads pass straight through. */
-  guard<T extends object>(service: T): T {
-    return new Proxy(service, {
-      get: (target, property) => {
-        const value = Reflect.get(target, property, target) as unknown;
-        if (typeof value !== 'function') return value;
-        const method = value as (...args: unknown[]) => unknown;
-        if (!WRITES.has(property)) return method.bind(target);
-        return async (...args: unknown[]) => {
-          await this.beforeWrite();
-          return method.apply(target, args);
-        };
-      },
-    });
-  }
-
-  /** Throws ConflictHold when the write must not go out. Decided once per job (a create and its artifact PATCH are one write). */
-  beforeWrite(): Promise<void> {
+  /**
+   * Asked right before the job's first write (a create and its artifact PATCH are one write): undefined, the write may
+   * go; a result, it must not (a Conflict), and that is the job's result: an outcome, never an exception.
+   */
+  check(): Promise<SyncResult | undefined> {
     this.decision ??= this.decide();
     return this.decision;
   }
 
-  private async decide(): Promise<void> {
+  private async decide(): Promise<SyncResult | undefined> {
     const { store, key, desired, settings } = this.options;
     const [{ history, conflict }, applied] = await Promise.all([store.read(key), this.options.appliedRecord(key)]);
     let standing = conflict;
@@ -94,9 +61,11 @@ export class JobGate {
     const decision = decideWrite(history, standing, write, settings);
     if (!decision.allow) {
       if (decision.declared) await store.declare(key, decision.conflict);
-      throw new ConflictHold(decision.conflict, decision.declared);
+      this.refusal = { conflict: decision.conflict, declared: decision.declared };
+      return heldResult(decision.conflict, decision.declared);
     }
     this.attempt = { history, write };
+    return undefined;
   }
 
   /** After the sync: the write that went out joins the resource's history. */

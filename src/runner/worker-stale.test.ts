@@ -3,7 +3,7 @@ import type { Job } from 'bullmq';
 import { describe, expect, it } from 'vitest';
 import type { ServiceClient } from '../service/client.js';
 import { buildJobData } from '../queue/jobs.js';
-import { createProcessor, type ProcessorContext } from './worker.js';
+import { createProcessor, wasNotRun, type ProcessorContext, type StaleJob } from './worker.js';
 import type { AppliedStateStore } from '../store/applied-state.js';
 
 const data = {
@@ -22,7 +22,7 @@ const data = {
   seq: 7,
 };
 
-function context(stale: string | undefined, lines: Array<{ fields: object; msg: string }>): ProcessorContext {
+function context(stale: StaleJob | undefined, lines: Array<{ fields: object; msg: string }>): ProcessorContext {
   const untouchable = new Proxy({}, { get: (_, name) => { throw new Error(`${String(name)} must not be called for a stale job`); } });
   const log = { info: (fields: object, msg: string) => lines.push({ fields, msg }), debug: () => undefined, warn: () => undefined, error: () => undefined };
   return {
@@ -41,9 +41,12 @@ function context(stale: string | undefined, lines: Array<{ fields: object; msg: 
 describe('createProcessor: stale jobs', () => {
   it("completes a former leader's job as unchanged with the reason, sends nothing, and logs it once", async () => {
     const lines: Array<{ fields: object; msg: string }> = [];
-    const process = createProcessor(context('enqueued by a former leader (fencing token 3, current 4); dropped, nothing sent', lines));
+    const process = createProcessor(context({ code: 'former_leader', message: 'enqueued by a former leader (fencing token 3, current 4); dropped, nothing sent' }, lines));
     const result = await process({ id: 'j1', data, attemptsMade: 0 } as unknown as Job);
-    expect(result).toEqual({ outcome: 'unchanged', new_revision: false, message: 'enqueued by a former leader (fencing token 3, current 4); dropped, nothing sent' });
+    // An outcome, with its code: the daemon tells a job not run by it, not by the wording.
+    expect(result).toEqual({ outcome: 'unchanged', new_revision: false, message: 'enqueued by a former leader (fencing token 3, current 4); dropped, nothing sent', notRun: 'former_leader' });
+    expect(wasNotRun(result)).toBe(true);
+    expect(wasNotRun({ outcome: 'unchanged', new_revision: false })).toBe(false);
     expect(lines).toEqual([{ fields: { key: 'Deployment/web', jobId: 'j1', seq: 7, fence: 3 }, msg: 'job not run: enqueued by a former leader (fencing token 3, current 4); dropped, nothing sent' }]);
   });
 });

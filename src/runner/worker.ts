@@ -20,7 +20,7 @@ import { fromJobResource, type LiteralSecrets } from '../sync/job-resource.js';
 import { SILENT_LOGGER, throttledErrors, type ErrorReporter, type QueueLogger } from '../queue/log.js';
 import { DEFAULT_FLAP, type FlapSettings } from '../core/flap-guard.js';
 import { versionLabel } from '../core/manifest-version.js';
-import { ConflictHold, JobGate } from './flap-gate.js';
+import { JobGate } from './flap-gate.js';
 import { FlapStore } from '../store/flap-store.js';
 
 export { SILENT_LOGGER, type QueueLogger } from '../queue/log.js';
@@ -87,30 +87,40 @@ export interface ProcessorContext {
    * Why the job must not run (a newer desired state of its resource was enqueued since, or it was enqueued by a
    * former leader: an older fencing token than the newest handed out), or undefined when it may.
    */
-  stale?(data: ReconcileJobData): Promise<string | undefined>;
+  stale?(data: ReconcileJobData): Promise<StaleJob | undefined>;
 }
 
 /**
  * The worker's check of a job against Redis' counters (no wall clock): the resource's desired-state sequence and the
  * lease's fencing token. A job without a sequence or a token (older versions, `apply`'s jobs) passes that check.
  */
-export async function staleReason(redis: Pick<Redis, 'hget' | 'get'>, seqKey: string, prefix: string, data: ReconcileJobData): Promise<string | undefined> {
+/** Why a job is not run: its code (the result's `notRun`) and one line. */
+export interface StaleJob {
+  code: NonNullable<ReconcileJobResult['notRun']>;
+  message: string;
+}
+
+export async function staleReason(redis: Pick<Redis, 'hget' | 'get'>, seqKey: string, prefix: string, data: ReconcileJobData): Promise<StaleJob | undefined> {
   const [seq, fence] = await Promise.all([
     data.seq === undefined ? undefined : redis.hget(seqKey, data.key),
     data.fence === undefined ? undefined : currentFence(redis, prefix),
   ]);
   if (fence !== undefined && data.fence !== undefined && fence > data.fence) {
-    return `${FORMER_LEADER} (fencing token ${data.fence}, current ${fence}); dropped, nothing sent`;
+    return { code: 'former_leader', message: `${FORMER_LEADER} (fencing token ${data.fence}, current ${fence}); dropped, nothing sent` };
   }
-  if (seq !== undefined && seq !== null && data.seq !== undefined && Number(seq) > data.seq) return `${SUPERSEDED}; nothing sent`;
+  if (seq !== undefined && seq !== null && data.seq !== undefined && Number(seq) > data.seq) return { code: 'superseded', message: `${SUPERSEDED}; nothing sent` };
   return undefined;
 }
 
 const FORMER_LEADER = 'enqueued by a former leader';
 const SUPERSEDED = 'superseded by a newer desired state enqueued since';
 
-/** Whether a job's result says it was not run (a former leader's, or superseded): it did not bring its desired state about. */
+/**
+ * Whether a job's result says it was not run (a former leader's, or superseded): it did not bring its desired state
+ * about. Its `notRun`; a result of an older version says it in its message only.
+ */
 export function wasNotRun(result: unknown): boolean {
+  if ((result as { notRun?: unknown } | undefined)?.notRun !== undefined) return true;
   const message = (result as { message?: unknown } | undefined)?.message;
   return typeof message === 'string' && (message.startsWith(FORMER_LEADER) || message.startsWith(SUPERSEDED));
 }
@@ -140,7 +150,7 @@ function logWrite(ctx: ProcessorContext, data: ReconcileJobData, jobId: string |
   );
 }
 
-/** Inner step: job data in, result out; throws whatever went wrong (ConflictHold when the flap guard refuses its write). */
+/** Inner step: job data in, result out (a write the flap guard refuses is a result too); throws whatever went wrong. */
 export async function runJob(
   data: ReconcileJobData,
   ctx: ProcessorContext,
@@ -151,9 +161,9 @@ export async function runJob(
   // A delete (--prune) is not a write the flap guard weighs: it is sent by id, once, to what converge owns.
   if (data.remove) return removeResource(data.remove, { service: ctx.client, appliedState, secretEnv: ctx.env, ...adopt });
   const resource = fromJobResource(data.resource!, ctx.literalSecrets);
-  const service = gate ? gate.guard(ctx.client) : ctx.client;
-  const result = await syncResource(resource, { service, appliedState, secretEnv: ctx.env, ...adopt }, data.deploymentId, data.rebuild ? { rebuild: true } : undefined);
-  await gate?.recorded(result);
+  const writeGate = gate ? { writeGate: () => gate.check() } : {};
+  const result = await syncResource(resource, { service: ctx.client, appliedState, secretEnv: ctx.env, ...adopt, ...writeGate }, data.deploymentId, data.rebuild ? { rebuild: true } : undefined);
+  if (!gate?.refusal) await gate?.recorded(result);
   return result;
 }
 
@@ -172,14 +182,11 @@ function gateFor(data: ReconcileJobData, ctx: ProcessorContext, jobId: string | 
   });
 }
 
-/** A job whose write the flap guard refused: it completes, having sent nothing; the conflict is logged once, when found. */
-async function heldByConflict(hold: ConflictHold, data: ReconcileJobData, ctx: ProcessorContext, jobId: string | undefined): Promise<ReconcileJobResult> {
-  // The kind marked the write pending right before asking to send it: nothing was sent, so nothing is pending.
-  await ctx.store.clearPending(data.key);
-  const { reason, message } = hold.conflict;
-  if (hold.declared) ctx.log.warn({ key: data.key, jobId, reason, conflict: hold.conflict }, `Conflict: ${message}`);
+/** A job whose write the flap guard refused: it completes, having sent nothing (nothing was marked pending); the conflict is logged once, when found. */
+function heldByConflict(refusal: NonNullable<JobGate['refusal']>, data: ReconcileJobData, ctx: ProcessorContext, jobId: string | undefined): void {
+  const { reason, message } = refusal.conflict;
+  if (refusal.declared) ctx.log.warn({ key: data.key, jobId, reason, conflict: refusal.conflict }, `Conflict: ${message}`);
   else ctx.log.debug({ key: data.key, jobId, reason }, 'conflict standing; nothing sent');
-  return hold.result();
 }
 
 /**
@@ -198,19 +205,19 @@ export function createProcessor(ctx: ProcessorContext) {
     // one, and a job of a former leader never writes at all (the current leader enqueues its own).
     const stale = await ctx.stale?.(data);
     if (stale !== undefined) {
-      ctx.log.info({ key: data.key, jobId: job.id, seq: data.seq, fence: data.fence }, `job not run: ${stale}`);
-      return { outcome: 'unchanged', new_revision: false, message: stale };
+      ctx.log.info({ key: data.key, jobId: job.id, seq: data.seq, fence: data.fence }, `job not run: ${stale.message}`);
+      return { outcome: 'unchanged', new_revision: false, message: stale.message, notRun: stale.code };
     }
     const appliedState = new JobAppliedState(ctx.store, data);
     const gate = gateFor(data, ctx, job.id, appliedState);
     try {
       // The job's attempts are the one retry layer of its requests: each is sent once per attempt (sendingOnce).
       const { value: result, writes } = await recordWrites(() => sendingOnce(() => runJob(data, ctx, gate, appliedState)));
+      if (gate?.refusal) heldByConflict(gate.refusal, data, ctx, job.id);
       logWrite(ctx, data, job.id, result, writes);
       ctx.log.debug({ key: data.key, jobId: job.id, outcome: result.outcome, new_revision: result.new_revision, ms: Date.now() - started }, 'job done');
       return result;
     } catch (error) {
-      if (error instanceof ConflictHold) return heldByConflict(error, data, ctx, job.id);
       if (error instanceof BlockedError || error instanceof JobInputError) {
         // The resource cannot be synced as things stand, or the job asks for what this process does not have.
         ctx.log.warn({ key: data.key, jobId: job.id, error: error.message }, 'job failed');

@@ -20,6 +20,8 @@ export interface SyncContext {
   now?: () => Date;
   /** adopt setting of the job (absent: auto). */
   adoptPolicy?: AdoptPolicy;
+  /** The flap guard's check before the job's first write (SyncPorts.writeGate). */
+  writeGate?: () => Promise<SyncResult | undefined>;
 }
 
 /** Hashes of every declared secret, and a resolver for values right before a write. */
@@ -71,5 +73,6 @@ function portsOf(context: SyncContext): SyncPorts {
     now: context.now ?? (() => new Date()),
   };
   if (context.adoptPolicy) ports.adoptPolicy = context.adoptPolicy;
+  if (context.writeGate) ports.writeGate = context.writeGate;
   return ports;
 }

@@ -48,8 +48,9 @@ describe('converge apply (command)', () => {
     expect(run.stdout).toMatch(/broken\.yaml:\d+:\d+: error: .*surprise/);
     expect(run.stdout).toMatch(/done +Deployment\/good: created/);
     expect(run.stdout).toMatch(/Apply incomplete: 1 done, 0 unchanged, 0 failed; not converged \(\d blocked, manifest errors\)\./);
-    // the suspended one is shown, never applied
-    expect(run.stdout).not.toMatch(/Deployment\/paused/);
+    // the suspended one is never applied, and apply says why (the decision's reason, as status shows it)
+    expect(run.stdout).toContain('  Deployment/paused: not written: Suspended: converge/suspend is true: changes are planned, never applied');
+    expect(run.stdout).not.toMatch(/done +Deployment\/paused/);
     expect(writes(emulator.requestLog).map((e) => `${e.method} ${(e.body as { name?: string }).name}`)).toEqual(['POST good']);
   });
 

@@ -2,8 +2,9 @@
 // same read-then-PATCH pairs with 20 in flight in the same run; BullMQ's own overhead.
 import { Queue, Worker } from 'bullmq';
 import { ServiceClient } from '../../dist/service/client.js';
-import { findLiveDeployment } from '../../dist/core/kinds/deployment/index.js';
+import { findLiveDeployment } from '../../dist/sync/deployment/sync.js';
 import { plan } from '../../dist/plan/plan.js';
+import { planOutcomes } from '../../dist/plan/outcomes.js';
 import { runApply } from '../../dist/apply/apply.js';
 import { changesToApply } from '../../dist/apply/apply-jobs.js';
 import { Enqueuer } from '../../dist/queue/enqueuer.js';
@@ -36,7 +37,9 @@ export async function realApply(n, latencyMs, env) {
     await writeManifests(dir, n, n);
     const gathered = await gatherPlanInput({ dir, env, client, allowLiteralSecrets: false, allowLocalDiscovery: false });
     const result = plan(gathered.input);
-    const changes = changesToApply(result.changes, gathered.resources, gathered.live);
+    // As `converge apply` does: the decision about each resource says which become jobs (its revision reads, health only, are not measured here).
+    const outcomes = planOutcomes(result, { mode: 'apply', resources: gathered.resources, live: gathered.live, revisions: new Map(), now: Date.now() });
+    const changes = changesToApply(outcomes, result.changes, gathered.resources, gathered.live);
     if (changes.length !== n) throw new Error(`expected ${n} changes, the plan has ${JSON.stringify(result.summary)}`);
 
     await emulator.reset();

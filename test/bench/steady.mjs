@@ -1,6 +1,7 @@
 // Figure 4 of issue 7: resync cycles over N unchanged deployments, through the daemon's reconcile path: zero writes.
 import { ServiceClient } from '../../dist/service/client.js';
 import { reconcileDirectory } from '../../dist/daemon/cycle.js';
+import { ResourceTracker } from '../../dist/daemon/status.js';
 import { LastGoodManifests } from '../../dist/daemon/last-good.js';
 import { deleteKeys, openJobs } from '../../dist/jobs/open-jobs.js';
 import { closeRedis, connectProducer } from '../../dist/store/redis.js';
@@ -33,6 +34,7 @@ export async function run(options) {
       completed++;
       if (completed >= expected) wake?.();
     });
+    const tracker = new ResourceTracker();
     const context = {
       dir,
       env,
@@ -44,12 +46,15 @@ export async function run(options) {
       // As the daemon keeps one: a cycle over unchanged files parses none of them again.
       manifestCache: new ManifestCache(),
       settings: { allowLocalDiscovery: false, driftPolicy: 'heal' },
+      // As the daemon keeps one: a revision read once is not read again at the next cycle (its poller follows it).
+      rollouts: tracker,
     };
 
     // First sync: every secret is written once; wait for those jobs.
     await emulator.reset();
     let started = performance.now();
     const first = await reconcileDirectory(context);
+    tracker.update(first);
     expected = first.enqueued;
     if (completed < expected) await new Promise((resolve) => (wake = resolve));
     const firstMs = performance.now() - started;
@@ -61,6 +66,7 @@ export async function run(options) {
       started = performance.now();
       const outcome = await reconcileDirectory(context);
       const wallMs = performance.now() - started;
+      tracker.update(outcome);
       const stats = await emulator.stats();
       rows.push({ cycle, wallMs, requests: stats.total, list: stats.list, writes: stats.writes, enqueued: outcome.enqueued, noop: outcome.plan.summary.noop });
     }

@@ -75,7 +75,7 @@ describe('converge plan', () => {
     expect(stderr).toBe(`converge plan: read 1 manifest file in ${dir}\n`);
     expect(code).toBe(0);
     const plan = JSON.parse(stdout);
-    expect(Object.keys(plan)).toEqual(['format_version', 'summary', 'changes', 'notes', 'diagnostics']);
+    expect(Object.keys(plan)).toEqual(['format_version', 'summary', 'changes', 'notes', 'health', 'diagnostics']);
     expect(plan.summary).toEqual({ create: 0, update: 0, adopt: 1, delete: 0, noop: 0, orphan: 1, blocked: 0, suspended: 0 });
     const update = plan.changes.find((c: { name: string }) => c.name === 'support-agent');
     // converge never wrote to the seeded deployment: its first write takes it over.

@@ -175,8 +175,8 @@ describe('the leader lease', () => {
     const job = (extra: Partial<ReconcileJobData>): ReconcileJobData => ({ ...data('web', 1), ...extra });
     await redis.set(fenceKey(p), '7');
     await redis.hset(seqKey, 'Deployment/web', '3');
-    expect(await staleReason(redis, seqKey, p, job({ fence: 6, seq: 3 }))).toMatch(/former leader \(fencing token 6, current 7\)/);
-    expect(await staleReason(redis, seqKey, p, job({ fence: 7, seq: 2 }))).toMatch(/superseded/);
+    expect(await staleReason(redis, seqKey, p, job({ fence: 6, seq: 3 }))).toEqual({ code: 'former_leader', message: expect.stringMatching(/former leader \(fencing token 6, current 7\)/) });
+    expect(await staleReason(redis, seqKey, p, job({ fence: 7, seq: 2 }))).toEqual({ code: 'superseded', message: expect.stringMatching(/superseded/) });
     expect(await staleReason(redis, seqKey, p, job({ fence: 7, seq: 3 }))).toBeUndefined();
     expect(await staleReason(redis, seqKey, p, job({}))).toBeUndefined();
   });

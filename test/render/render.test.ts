@@ -247,6 +247,7 @@ const SMALL_JSON = `{
     }
   ],
   "notes": [],
+  "health": [],
   "diagnostics": [
     {
       "severity": "warning",
@@ -508,6 +509,17 @@ describe('plans that fit', () => {
     expect(markdown.match(/retired/g)).toHaveLength(1);
     const json = JSON.parse(renderJson(result)) as { changes: Array<{ name: string; released: boolean }> };
     expect(json.changes.map((c) => [c.name, c.released])).toEqual([['retired', true], ['stranger', false]]);
+  });
+
+  it('puts the health notes (rollouts not healthy, read from their revision) in every format; nothing to write is not "matches"', () => {
+    const note = { kind: 'Deployment' as const, name: 'web', status: 'degraded' as const, reason: 'RevisionBuildFailed' as const, message: 'revision r2 ended BUILD_FAILED; the active revision stays the last good one', revisionId: 'r2', revisionStatus: 'BUILD_FAILED' };
+    const failed: Plan = { ...noChanges(0), health: [note] };
+    const line = 'Deployment/web: health degraded (RevisionBuildFailed): revision r2 ended BUILD_FAILED; the active revision stays the last good one';
+    expect(renderText(failed, { color: false })).toContain(`Health:\n  ${line}`);
+    expect(renderText(failed, { color: false })).toContain('No changes to write, but 1 rollout failed (see Health).');
+    expect(renderText(failed, { color: false })).not.toContain('Live state matches the manifests');
+    expect(renderMarkdown(failed)).toContain(`#### Health\n\n- ${line.replace(/_/g, '\\_')}`);
+    expect((JSON.parse(renderJson(failed)) as { health: unknown[] }).health).toEqual([note]);
   });
 
   it('puts the plan\'s notes in every format', () => {

@@ -3,7 +3,9 @@ import { resolve } from 'node:path';
 import { plan } from '../../plan/plan.js';
 import { UsageError } from '../../core/errors.js';
 import { applyConverged, applyExitCode } from '../../core/exit-code.js';
-import type { DesiredResource, Plan } from '../../core/model.js';
+import { resourceKey, type DesiredResource, type Plan } from '../../core/model.js';
+import { skipLine, type Outcome } from '../../core/decide.js';
+import { kindOf } from '../../core/kinds/index.js';
 import { summarySentence } from '../../plan/render/format.js';
 import { fieldLine } from '../../plan/render/text.js';
 import { runApply, STALLED_CHECK_MS } from '../../apply/apply.js';
@@ -13,7 +15,9 @@ import { openJobs } from '../../jobs/open-jobs.js';
 import type { ResourceResult } from '../../apply/wait-jobs.js';
 import { waitForRevisions, type WaitProgress } from '../../apply/wait-revisions.js';
 import { failedBuildLines } from '../log-tail.js';
-import { applyConditions } from '../../apply/apply-conditions.js';
+import { applyConditions, type ResourceConditions } from '../../apply/apply-conditions.js';
+import { healthNotes, planOutcomes } from '../../plan/outcomes.js';
+import { readLatestRevisions } from '../../observe/revisions.js';
 import { formatElapsed } from '../../core/health.js';
 import { gatherPlanInput } from '../../observe/gather.js';
 import type { Command, CommandIo } from '../command.js';
@@ -97,12 +101,17 @@ export const applyCommand: Command = {
       });
       progress.clear();
       const result = plan(gathered.input);
+      // Health is read, not guessed: the latest revision of each deployment whose latest is not active (one read each).
+      const revisions = await readLatestRevisions(target.client, result.changes, gathered.live);
+      const outcomes = planOutcomes(result, { mode: 'apply', resources: gathered.resources, live: gathered.live, revisions: revisions.readings, now: Date.now(), progressDeadlineMs: settings.progressDeadline });
+      const health = healthNotes(outcomes);
+      if (health.length > 0) result.health = health;
       // converge/prune: "false" is remembered per resource, so it still holds once the manifest is gone.
       await jobs.applied.recordKeep(gathered.resources.keys(), keptKeys(gathered.resources));
       const text = output === 'text';
-      if (text) io.stdout.write(planLines(result).join('\n') + '\n');
+      if (text) io.stdout.write(planLines(result, outcomes).join('\n') + '\n');
 
-      const changes = changesToApply(result.changes, gathered.resources, gathered.live, gathered.input.secretHashes);
+      const changes = changesToApply(outcomes, result.changes, gathered.resources, gathered.live, gathered.input.secretHashes);
       let reportedBehind = false;
       const results = await runApply({
         signal: interrupt.signal,
@@ -152,10 +161,14 @@ export const applyCommand: Command = {
           }
         }
       }
-      const converged = applyConverged(result, results);
-      if (text) io.stdout.write(closingLine(results, converged, result, interrupt.reason) + '\n');
-      else io.stdout.write(JSON.stringify({ format_version: '1', plan: result, results, resources: applyConditions(result, results, gathered.live), converged }, null, 2) + '\n');
-      const code = applyExitCode(result, results);
+      const resources = applyConditions(outcomes, results);
+      const converged = applyConverged(result, results, resources);
+      // A rollout found failed with nothing to write (a re-run after a failed build): named like one the wait found.
+      const failedBefore = failedRollouts(resources, results);
+      if (text) for (const f of failedBefore) io.stdout.write(`  ${'failed'.padEnd(9)} ${f.key}: ${f.health.message}\n`);
+      if (text) io.stdout.write(closingLine(results, converged, result, interrupt.reason, failedBefore) + '\n');
+      else io.stdout.write(JSON.stringify({ format_version: '1', plan: result, results, resources, converged }, null, 2) + '\n');
+      const code = applyExitCode(result, results, resources);
       // A handed-back job's request may still be open: it must not hold the process until the service answers.
       if (interrupt.reason) setTimeout(() => process.exit(code), INTERRUPTED_EXIT_MS).unref();
       return code;
@@ -175,11 +188,17 @@ function keptKeys(resources: ReadonlyMap<string, DesiredResource>): Set<string> 
   return new Set([...resources].filter(([, resource]) => resource.keep).map(([key]) => key));
 }
 
-function planLines(result: Plan): string[] {
+/** Reasons the plan lines below already say in their own words (blocked, orphaned), or that are no news (Synced). */
+const SAID: ReadonlySet<string> = new Set(['Synced', 'PlanBlocked', 'ManifestErrors', 'Orphan']);
+
+function planLines(result: Plan, outcomes: ReadonlyMap<string, Outcome>): string[] {
   const lines = [summarySentence(result), ...(result.notes ?? []).filter((note) => note.startsWith('prune ')).map((note) => `  Note: ${note}`)];
   for (const change of result.changes) {
     if (change.action === 'blocked') lines.push(`  ! blocked ${change.kind}/${change.name}: ${change.reason ?? 'cannot be applied'}`);
     if (change.action === 'delete') lines.push(`  - delete ${change.kind}/${change.name} (${change.reason ?? 'no longer declared'})`);
+    const outcome = outcomes.get(resourceKey(change.kind, change.name));
+    const why = outcome && !SAID.has(outcome.skip?.code ?? 'Synced') ? skipLine(outcome) : undefined;
+    if (why) lines.push(`  ${change.kind}/${change.name}: ${why}`);
   }
   for (const d of result.diagnostics) lines.push(`  ${formatDiagnostic(d)}`);
   return lines;
@@ -187,7 +206,7 @@ function planLines(result: Plan): string[] {
 
 /** What a job did, and whether its write started a revision (minutes of build on the real service). */
 function describeOutcome(r: ResourceResult): string {
-  const revision = r.kind !== 'Deployment' ? '' : r.new_revision ? '; a new revision started' : '; no new revision';
+  const revision = !kindOf(r.kind).rollout ? '' : r.new_revision ? '; a new revision started' : '; no new revision';
   switch (r.outcome) {
     case 'created':
       return `created${revision}`;
@@ -260,14 +279,24 @@ function waitReporter(io: CommandIo, progress: Progress): (p: WaitProgress) => v
   };
 }
 
-function closingLine(results: ResourceResult[], converged: boolean, result: Plan, interrupted: NodeJS.Signals | undefined): string {
+/** Resources whose rollout is degraded and whose failure no job of this apply's wait reported (they were not written). */
+function failedRollouts(resources: readonly ResourceConditions[], results: readonly ResourceResult[]): ResourceConditions[] {
+  const waited = new Set(results.filter((r) => r.revision !== undefined).map((r) => r.key));
+  return resources.filter((r) => r.health.status === 'degraded' && !waited.has(r.key));
+}
+
+function closingLine(results: ResourceResult[], converged: boolean, result: Plan, interrupted: NodeJS.Signals | undefined, failedBefore: readonly ResourceConditions[]): string {
   const count = (status: ResourceResult['status']): number => results.filter((r) => r.status === status).length;
   const counts = `${count('done')} done, ${count('unchanged')} unchanged, ${count('failed')} failed`;
   if (interrupted) return `Apply interrupted (${interrupted}): ${counts}, ${count('interrupted')} not done; not converged. No job is left locked or queued.`;
   if (converged) return `Apply complete: ${counts}. Live state matches the manifests.`;
   const why: string[] = [];
   if (count('failed') > 0) why.push('jobs failed');
-  if (results.some((r) => r.revision === 'failed')) why.push(`revision failed: ${results.filter((r) => r.revision === 'failed').map((r) => `${r.key} ${r.health?.revisionId ?? ''} ${r.revisionStatus ?? r.health?.reason ?? ''}`.replace(/\s+/g, ' ').trim()).join('; ')}`);
+  const failed = [
+    ...results.filter((r) => r.revision === 'failed').map((r) => ({ key: r.key, health: r.health, status: r.revisionStatus })),
+    ...failedBefore.map((f) => ({ key: f.key, health: f.health, status: f.health.revisionStatus })),
+  ];
+  if (failed.length > 0) why.push(`revision failed: ${failed.map((f) => `${f.key} ${f.health?.revisionId ?? ''} ${f.status ?? f.health?.reason ?? ''}`.replace(/\s+/g, ' ').trim()).join('; ')}`);
   if (results.some((r) => r.revision === 'timeout')) why.push('revisions not active in time');
   if (result.summary.blocked > 0) why.push(`${result.summary.blocked} blocked`);
   if (result.diagnostics.some((d) => d.severity === 'error')) why.push('manifest errors');

@@ -4,6 +4,7 @@ import { dirname, join, relative, resolve } from 'node:path';
 import { UsageError } from '../../core/errors.js';
 import { exportDeployment } from '../../core/kinds/deployment/export.js';
 import type { ExportedDocument } from '../../core/kinds/export-names.js';
+import { kindOf } from '../../core/kinds/index.js';
 import { exportProvider } from '../../core/kinds/oauth-provider/export.js';
 import { renderExported } from '../../core/manifest/export.js';
 import { manifestJsonSchemaText } from '../../core/manifest/json-schema.js';
@@ -26,7 +27,7 @@ const SCHEMA_NAME = 'converge.schema.json';
 
 /** Where a resource's manifest goes below --out: deployments by name, providers in providers/. */
 function fileOf(doc: ExportedDocument): string {
-  return doc.kind === 'Deployment' ? `${doc.name}.yaml` : join('providers', `${doc.name}.yaml`);
+  return join(kindOf(doc.kind).exportFolder, `${doc.name}.yaml`);
 }
 
 /** The modeline's $schema of the manifest `file` (relative to --out): --schema-ref as given, else the schema beside them. */

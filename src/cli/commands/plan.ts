@@ -7,6 +7,8 @@ import { renderText } from '../../plan/render/text.js';
 import { UsageError } from '../../core/errors.js';
 import { planExitCode } from '../../core/exit-code.js';
 import { gatherPlanInput } from '../../observe/gather.js';
+import { readLatestRevisions } from '../../observe/revisions.js';
+import { healthNotes, planOutcomes } from '../../plan/outcomes.js';
 import type { Command } from '../command.js';
 import type { AppliedRecord } from '../../core/model.js';
 import { environmentOf } from '../environment.js';
@@ -52,7 +54,7 @@ export const planCommand: Command = {
     'detailed-exitcode': { type: 'boolean', description: 'exit 0 when nothing would change (notes on unchanged resources do not count), 2 when something would; 1 on errors, as always' },
     'show-orphans': { type: 'boolean', description: 'text: list every live deployment in no manifest, not only the first three' },
     'no-applied-state': { type: 'boolean', description: 'plan without reading what converge last wrote from Redis (the plan says so)' },
-    ...settingOptions('apiUrl', 'apiKey', 'tenantId', 'namePrefix', 'redisUrl', 'redisPrefix', 'redisCluster', 'allowLiteralSecrets', 'allowLocalDiscovery', 'emulatorState', 'requestTimeout', 'adopt', 'prune', 'maxDeletes', 'vars', 'overlays'),
+    ...settingOptions('apiUrl', 'apiKey', 'tenantId', 'namePrefix', 'progressDeadline', 'redisUrl', 'redisPrefix', 'redisCluster', 'allowLiteralSecrets', 'allowLocalDiscovery', 'emulatorState', 'requestTimeout', 'adopt', 'prune', 'maxDeletes', 'vars', 'overlays'),
   },
   async run(args, io) {
     const output = (args.values.output as string | undefined) ?? 'text';
@@ -93,6 +95,10 @@ export const planCommand: Command = {
         gathered.input.ownershipKnown = false;
       }
       const result = plan(gathered.input);
+      // Health is read, not guessed: a note for each rollout not healthy (one read per deployment whose latest is not active).
+      const revisions = await readLatestRevisions(target.client, result.changes, gathered.live);
+      const health = healthNotes(planOutcomes(result, { mode: 'plan', resources: gathered.resources, live: gathered.live, revisions: revisions.readings, now: Date.now(), progressDeadlineMs: settings.progressDeadline }));
+      if (health.length > 0) result.health = health;
       if (output === 'json') io.stdout.write(renderJson(result));
       else if (output === 'markdown') io.stdout.write(renderMarkdown(result));
       else io.stdout.write(renderText(result, { color: useColor(io.stdout, io.env), showOrphans: args.values['show-orphans'] === true }));

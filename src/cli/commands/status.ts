@@ -31,6 +31,8 @@ interface StatusDocument {
   secretsUnknown?: string[];
   held?: string[];
   health?: Record<string, number>;
+  /** Resources by sync status, counted from the same rows as `resources` (daemons before it: absent). */
+  sync?: Record<string, number>;
   conflicts?: string[];
   manifestVersion?: { kind: string; id: string; readAt?: string } | null;
   daemon?: { dir?: string; pid?: number; hostname?: string; startedAt?: string; service?: string | null; driftPolicy?: string; stopping?: boolean };
@@ -125,8 +127,9 @@ function renderStatus(url: string, doc: StatusDocument, ready: Readiness): strin
     );
   }
   if (doc.lastSuccessfulReconcileAt && last && !last.ok) lines.push(`Last successful reconcile: ${doc.lastSuccessfulReconcileAt}`);
-  const totals = new Map<string, number>();
-  for (const byState of Object.values(doc.counts ?? {})) for (const [state, n] of Object.entries(byState)) totals.set(state, (totals.get(state) ?? 0) + n);
+  // The SYNC column counted (the daemon counts the rows it lists); an older daemon's one-word states otherwise.
+  const totals = new Map<string, number>(Object.entries(doc.sync ?? {}));
+  if (!doc.sync) for (const byState of Object.values(doc.counts ?? {})) for (const [state, n] of Object.entries(byState)) totals.set(state, (totals.get(state) ?? 0) + n);
   const summary = [...totals].filter(([, n]) => n > 0).map(([state, n]) => `${n} ${state}`);
   lines.push(`Resources: ${summary.length ? summary.join(', ') : 'none'}`);
   const health = Object.entries(doc.health ?? {}).filter(([, n]) => n > 0).map(([h, n]) => `${n} ${h}`);

@@ -12,7 +12,7 @@
 // in src/sync/kinds.ts. Its manifest
 // schema (src/core/manifest/schema.ts) and its resource type in DesiredResource (src/core/model.ts) come with it.
 import { z } from 'zod';
-import type { ResourceKind } from '../model.js';
+import type { LiveDeployment, ResourceKind } from '../model.js';
 import { deploymentKind } from './deployment/index.js';
 import type { KindModule } from './kind.js';
 import { oauthProviderKind } from './oauth-provider/index.js';
@@ -25,6 +25,24 @@ export const kinds = {
 /** The module of one kind (typed for any resource: the caller passes a resource of that kind). */
 export function kindOf(kind: ResourceKind): KindModule {
   return kinds[kind];
+}
+
+/**
+ * The live resource of a kind whose live side is listed (paired by name with the listing), else undefined: the one
+ * place that says which kinds' live state the deployment listing holds.
+ */
+export function liveOf(kind: ResourceKind, name: string, liveByName: ReadonlyMap<string, LiveDeployment>): LiveDeployment | undefined {
+  return kinds[kind].listed ? liveByName.get(name) : undefined;
+}
+
+/** Whether the deployment listing holds the live resources of `kind` (pairing by name, orphans, name_prefix, drift). */
+export function inListing(kind: ResourceKind): boolean {
+  return kinds[kind].listed;
+}
+
+/** The kind whose live resources the deployment listing holds (the live side of orphans and deletes). */
+export function listedKind(): ResourceKind {
+  return (Object.values(kinds) as KindModule[]).find((module) => module.listed)!.kind;
 }
 
 type AnyKind = (typeof kinds)[ResourceKind];
@@ -41,7 +59,8 @@ export type JobOperation = AnyKind['operations'][number];
 /** Every operation a job may be named after. */
 export const JOB_OPERATIONS = Object.values(kinds).flatMap((module): readonly JobOperation[] => module.operations) as [JobOperation, ...JobOperation[]];
 
-export { type KindModule, type PlanContext } from './kind.js';
+export { declaredProviderIds, declaresProviders, listedProvider, mcpProviders, ownsAnyProvider, repositoryResources, resolvedAtEdge } from './select.js';
+export { type HealthInput, type KindModule, type PlanContext, type RevisionReading, type RolloutClock } from './kind.js';
 export { JobSecretSource } from './job.js';
 export {
   Deletion,

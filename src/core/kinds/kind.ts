@@ -1,7 +1,9 @@
 // The shape of one resource kind's pure steps: what plan, queue and runner ask of it (the table of kinds is index.ts; the I/O steps are src/sync/kinds.ts).
 import type { z } from 'zod';
 import { objectHash } from '../hash.js';
-import type { AppliedRecord, DesiredResource, DiscoveryPreview, LiveDeployment, LiveProvider, PlanChange, SecretSource } from '../model.js';
+import type { HealthCondition } from '../health.js';
+import type { ResourceHold } from '../holds.js';
+import type { Action, AppliedRecord, DesiredResource, DiscoveryPreview, LiveDeployment, LiveProvider, PlanChange, SecretSource } from '../model.js';
 import type { SecretSourceFromJob } from './job.js';
 
 /** What the plan knows of one resource besides its manifest and live state; each kind reads what concerns it. */
@@ -23,6 +25,31 @@ export interface PlanContext {
   provider?: { live: LiveProvider | undefined };
 }
 
+/** A revision as read from the service (GET …/revisions/{id}): its id, status and when it began. */
+export interface RevisionReading {
+  id: string;
+  status: string;
+  createdAt?: string | null | undefined;
+}
+
+/** What the progress deadline reads: now, since when the rollout is known to build (ms), the deadline (ms). */
+export interface RolloutClock {
+  now: number;
+  since?: number | undefined;
+  deadlineMs: number;
+}
+
+/** What a kind's health reads of one resource. */
+export interface HealthInput {
+  action: Action;
+  live: LiveDeployment | undefined;
+  /** The latest revision, when read: its word beats the listing's. */
+  revision?: RevisionReading | undefined;
+  /** A hold of a failed revision (its status, when it is the latest revision). */
+  hold?: ResourceHold | undefined;
+  clock?: RolloutClock;
+}
+
 /** A secret a resource declares: its name (the provider's is CLIENT_SECRET) and where its value comes from. */
 export interface DeclaredSecret {
   name: string;
@@ -41,6 +68,19 @@ export interface KindModule<R extends DesiredResource = DesiredResource, S exten
    * False: the applied record is the only knowledge converge has of the live resource.
    */
   readonly listed: boolean;
+  /** A write may start a revision that builds (minutes on the real service): health follows it, a rebuild exists. */
+  readonly rollout: boolean;
+  /** A first write to a live resource converge did not create says so in the plan (false: the kind's diff says it itself). */
+  readonly adoptNote: boolean;
+  /** The folder below `converge export --out` its manifests go to ('' for the top). */
+  readonly exportFolder: string;
+  /** Whether what was written runs (healthy, progressing, degraded, unknown), from live state and the revision read. Pure. */
+  health(input: HealthInput): HealthCondition;
+  /**
+   * The latest revision of a live resource when it is not the active one (health must read it), else undefined:
+   * one revision read per such resource, none for healthy ones.
+   */
+  revisionToRead(live: LiveDeployment | undefined): string | undefined;
   /** The plan's change for one resource against its live state (undefined: none, or a kind that is not listed). Pure. */
   diff(resource: R, live: LiveDeployment | undefined, context: PlanContext): PlanChange;
   /**

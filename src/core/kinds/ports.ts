@@ -106,6 +106,11 @@ export interface SyncPorts {
   now(): Date;
   /** adopt setting: under explicit, a live deployment converge did not create is taken over only with converge/adopt: "true". */
   adoptPolicy?: AdoptPolicy;
+  /**
+   * The flap guard (src/runner/flap-gate.ts), asked right before the first write is marked pending and sent: undefined,
+   * the write may go; a result, it must not, and the sync returns that result (nothing sent). Absent: no guard.
+   */
+  writeGate?(): Promise<SyncResult | undefined>;
 }
 
 /** What a delete job names: the resource, the live id the plan saw (never a name alone), and whether its tracing project goes too. */
@@ -148,5 +153,10 @@ export const SyncResult = z.strictObject({
       fields: z.array(z.string()).optional(),
     })
     .optional(),
+  /**
+   * The job was not run (nothing sent), and why: a newer desired state of its resource was enqueued since, or a former
+   * leader enqueued it. Set by the job runner's stale check, not by a kind: such a job did not bring its state about.
+   */
+  notRun: z.enum(['superseded', 'former_leader']).optional(),
 });
 export type SyncResult = z.infer<typeof SyncResult>;

@@ -105,6 +105,13 @@ export function providerResource(doc: OAuthProviderManifest, location: SourceLoc
   return resource;
 }
 
+/** Each kind's conversion of its validated manifest: one entry per kind, looked up by the document's kind. */
+const CONVERT: { [K in (DeploymentManifest | OAuthProviderManifest)['kind']]: (doc: Extract<DeploymentManifest | OAuthProviderManifest, { kind: K }>, location: SourceLocation, locate: Locator) => DesiredResource } = {
+  Deployment: deploymentResource,
+  OAuthProvider: providerResource,
+};
+
 export function toResource(doc: DeploymentManifest | OAuthProviderManifest, location: SourceLocation, locate: Locator): DesiredResource {
-  return doc.kind === 'Deployment' ? deploymentResource(doc, location, locate) : providerResource(doc, location, locate);
+  const convert = CONVERT[doc.kind] as (doc: DeploymentManifest | OAuthProviderManifest, location: SourceLocation, locate: Locator) => DesiredResource;
+  return convert(doc, location, locate);
 }

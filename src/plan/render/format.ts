@@ -1,6 +1,7 @@
 // Shared pieces of the plan renderers: value formatting, action symbols, the summary sentence, orphan and note lines.
-import type { Action, FieldChange, Plan, PlanChange } from '../../core/model.js';
+import type { Action, FieldChange, HealthNote, Plan, PlanChange } from '../../core/model.js';
 import { SENSITIVE } from '../../core/model.js';
+import { healthLine } from '../../core/decide.js';
 
 export const SYMBOL: Record<Action, string> = { create: '+', update: '~', adopt: '<', delete: '-', noop: ' ', orphan: '?', blocked: '!' };
 
@@ -91,7 +92,8 @@ function changesSentence(plan: Plan): string {
   const s = plan.summary;
   const suspendedNote = s.suspended > 0 ? ` ${plural(s.suspended, 'suspended change is', 'suspended changes are')} shown but not applied.` : '';
   if (s.create + s.update + s.adopt + s.delete + s.blocked === 0) {
-    const head = plan.prune_refused !== undefined ? 'Nothing to create or update.' : s.suspended > 0 ? 'No changes to apply.' : 'No changes. Live state matches the manifests.';
+    const failed = (plan.health ?? []).filter((h) => h.status === 'degraded').length;
+    const head = plan.prune_refused !== undefined ? 'Nothing to create or update.' : failed > 0 ? `No changes to write, but ${plural(failed, 'rollout', 'rollouts')} failed (see Health).` : s.suspended > 0 ? 'No changes to apply.' : 'No changes. Live state matches the manifests.';
     if (s.orphan === 0) return `${head}${suspendedNote}`;
     const orphans = plural(s.orphan, 'live deployment is', 'live deployments are');
     const never = plan.prune_refused === undefined ? ' (orphaned, never deleted)' : '';
@@ -110,4 +112,9 @@ export function markers(change: PlanChange): string[] {
   if (change.new_revision && change.action !== 'blocked') out.push('forces new revision');
   if (change.suspended) out.push('suspended: not applied');
   return out;
+}
+
+/** "Deployment/web: health degraded (RevisionBuildFailed): revision r1 ended BUILD_FAILED; …", one line per health note. */
+export function healthNoteLine(note: HealthNote): string {
+  return `${note.kind}/${note.name}: ${healthLine(note)}`;
 }

@@ -35,6 +35,7 @@ export function renderJson(plan: Plan): string {
       reason: change.reason ?? null,
     })),
     notes: plan.notes ?? [],
+    health: plan.health ?? [],
     diagnostics: plan.diagnostics.map((d) => ({
       severity: d.severity,
       file: d.file,

@@ -1,7 +1,7 @@
 // Markdown rendering of a plan for pull-request comments: notes, summary table, changes table, <details> with ```diff
 // blocks, orphans in one collapsed section; never longer than a pull-request comment takes.
 import type { FieldChange, Plan, PlanChange } from '../../core/model.js';
-import { fieldKind, formatValue, listedChanges, markers, notedUnchanged, orphanHeading, orphanNames, releasedChanges, releasedLine, summarySentence, SYMBOL } from './format.js';
+import { fieldKind, formatValue, healthNoteLine, listedChanges, markers, notedUnchanged, orphanHeading, orphanNames, releasedChanges, releasedLine, summarySentence, SYMBOL } from './format.js';
 
 /** Escapes text for a table cell or a paragraph: markdown punctuation, pipes, and newlines (a cell is one line). */
 export function escapeMarkdown(text: string): string {
@@ -134,6 +134,8 @@ function compose(plan: Plan, keep: Keep, limit: number): string {
   if (noted.length > 0) {
     blocks.push(['#### Notes (unchanged)'], noted.map((c) => `- ${code(`${c.kind}/${c.name}`)}: ${escapeMarkdown(c.reason ?? '')}`));
   }
+  const health = plan.health ?? [];
+  if (health.length > 0) blocks.push(['#### Health'], health.map((h) => `- ${escapeMarkdown(healthNoteLine(h))}`));
   if (keptReleased.length > 0) blocks.push(keptReleased.map((change) => `- ${escapeMarkdown(releasedLine(change))}`));
   if (keptOrphans.length > 0) blocks.push(orphanDetails(keptOrphans, orphans.length));
   if (keptDiagnostics.length > 0) {

@@ -1,6 +1,6 @@
 // Terraform-like text rendering of a plan: notes, + create, ~ update, ! blocked, per-field lines, one orphan line, summary.
 import type { FieldChange, Plan, PlanChange, PlanDiagnostic } from '../../core/model.js';
-import { fieldKind, formatValue, listedChanges, markers, notedUnchanged, orphanNames, orphanSentence, releasedChanges, releasedLine, summarySentence, SYMBOL } from './format.js';
+import { fieldKind, formatValue, healthNoteLine, listedChanges, markers, notedUnchanged, orphanNames, orphanSentence, releasedChanges, releasedLine, summarySentence, SYMBOL } from './format.js';
 
 export interface TextOptions {
   /** ANSI colour; the caller decides (stdout is a TTY and NO_COLOR is unset). */
@@ -72,6 +72,10 @@ export function renderText(plan: Plan, options: TextOptions): string {
   const noted = notedUnchanged(plan);
   if (noted.length > 0) {
     sections.push([paint('Notes (unchanged):', 'bold'), ...noted.map((c) => `  ${c.kind}/${c.name}: ${paint(c.reason ?? '', 'dim')}`)]);
+  }
+  const health = plan.health ?? [];
+  if (health.length > 0) {
+    sections.push([paint('Health:', 'bold'), ...health.map((h) => `  ${paint(healthNoteLine(h), h.status === 'degraded' ? 'red' : 'dim')}`)]);
   }
   const released = releasedChanges(plan).map((change) => `  ${paint(`${SYMBOL.orphan} ${releasedLine(change)}`, 'cyan')}`);
   const orphans = [...released, ...orphanSection(plan, paint, options.showOrphans === true)];

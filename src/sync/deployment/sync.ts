@@ -220,6 +220,9 @@ export async function syncDeployment(resource: DeploymentResource, ports: SyncPo
   if (rebuild) diff = rebuild;
   if (!diff.request) return settledResult(settled, live);
   if (live && !settled.landed) checkAdoption(desired, live, settled.applied, ports);
+  // The flap guard, before anything is marked pending or sent: a refusal is this job's result.
+  const refused = await ports.writeGate?.();
+  if (refused) return refused;
   if (diff.request.op === 'patch') {
     const patched = await patchIfNeeded(desired, diff, live!, ports, settled.applied);
     // An earlier attempt's create landed but its answer was lost: this PATCH is the artifact that create left out.

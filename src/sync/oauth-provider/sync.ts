@@ -126,6 +126,8 @@ async function sendCreate(resource: ProviderResource, ports: SyncPorts, state: S
   const request = diff.request!;
   const written = writtenSecrets(diff, state);
   const sameWrite = state.earlier !== undefined && state.earlier.definitionHash === diff.definitionHash && state.earlier.op !== 'patch-provider';
+  const refused = await ports.writeGate?.();
+  if (refused) return refused;
   await ports.appliedState.setPending(state.key, {
     op: request.op === 'discover' ? 'discover-provider' : 'create-provider',
     secrets: written,
@@ -172,6 +174,8 @@ async function sendPatch(
 ): Promise<SyncResult> {
   const written = writtenSecrets(diff, state);
   const adopting = !state.applied;
+  const refused = await ports.writeGate?.();
+  if (refused) return refused;
   await ports.appliedState.setPending(state.key, {
     op: 'patch-provider',
     secrets: written,
@@ -206,6 +210,8 @@ async function syncFromRecords(resource: ProviderResource, ports: SyncPorts): Pr
     written[CLIENT_SECRET] = secrets.hashes[CLIENT_SECRET];
   }
   const sameWrite = earlier !== undefined && earlier.definitionHash === diff.definitionHash;
+  const refused = await ports.writeGate?.();
+  if (refused) return refused;
   await ports.appliedState.setPending(key, {
     op: diff.request.op === 'create' ? 'create-provider' : 'discover-provider',
     secrets: written,

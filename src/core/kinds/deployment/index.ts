@@ -3,6 +3,7 @@ import type { DeploymentResource } from '../../model.js';
 import { fingerprintOf, type KindModule } from '../kind.js';
 import { diffDeployment } from './diff.js';
 import { deploymentFromJob, deploymentJobPayload, DeploymentJobPayload } from './job.js';
+import { deploymentHealth, deploymentRevisionToRead } from './health.js';
 
 export { diffDeployment, requestBody, type DeploymentContext, type DeploymentDiff } from './diff.js';
 
@@ -11,6 +12,11 @@ const OPERATIONS = ['create-deployment', 'patch-deployment', 'delete-deployment'
 export const deploymentKind = {
   kind: 'Deployment',
   listed: true,
+  rollout: true,
+  adoptNote: true,
+  exportFolder: '',
+  health: deploymentHealth,
+  revisionToRead: deploymentRevisionToRead,
   diff(resource, live, context) {
     return diffDeployment(resource, live, context).change;
   },

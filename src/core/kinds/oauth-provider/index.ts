@@ -16,6 +16,18 @@ const OPERATIONS = ['create-provider', 'discover-provider', 'update-provider', '
 export const oauthProviderKind = {
   kind: 'OAuthProvider',
   listed: false,
+  rollout: false,
+  adoptNote: false,
+  exportFolder: 'providers',
+  // A provider has no rollout: in force once written; one planned for create is not there yet.
+  health({ action }) {
+    return action === 'create'
+      ? { status: 'unknown', reason: 'AwaitingCreate', message: 'not created yet' }
+      : { status: 'healthy', reason: 'NoRollout', message: 'an OAuthProvider has no rollout: it is in force once written' };
+  },
+  revisionToRead() {
+    return undefined;
+  },
   // Providers are not paired with the deployment listing: their live side comes through PlanContext.provider.
   diff(resource, _live, context) {
     return diffProvider(resource, context).change;
