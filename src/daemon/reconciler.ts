@@ -1,6 +1,5 @@
 // The outer reconcile: one at a time, bursts coalesced, and one `finally` that owns status, metrics, logs and retries.
 import type { Logger } from 'pino';
-import { formatDiagnostic } from '../core/diagnostics.js';
 import { ConvergeError, UsageError } from '../core/errors.js';
 import type { DesiredResource, Plan } from '../core/model.js';
 import { resolveDesiredSecrets } from '../secrets/resolve.js';
@@ -9,7 +8,7 @@ import type { DaemonMetrics, ReconcileTrigger } from './metrics.js';
 import { reconcileDirectory, type EnqueuedJob, type CycleContext, type ReconcileOutcome } from './cycle.js';
 import { REVISION_FAILURE_REASONS, type RevisionFailureReason } from '../core/health.js';
 import { holdsNamed, namingNone } from '../core/holds.js';
-import { skipLine } from '../core/decide.js';
+import { FindingsLog } from './findings-log.js';
 import { followRollouts, holdFailedRevisions } from './rollout.js';
 import { ResourceTracker, type HealthSettings, type HealthTransition, type ReconcileRecord } from './status.js';
 import { wasNotRun } from '../runner/worker.js';
@@ -31,8 +30,6 @@ export interface ReconcilerOptions {
 }
 
 const HISTORY = 50;
-/** Reasons for not writing that are no news in the log: in sync, a job queued or just done, an orphan (its own line). */
-const ROUTINE: ReadonlySet<string> = new Set(['Synced', 'Applied', 'Applying', 'Orphan']);
 /** Finished jobs are remembered this long for finishedSince (longer than any reconcile's listing takes). */
 const FINISHED_KEPT_MS = 10 * 60_000;
 
@@ -69,18 +66,16 @@ export class Reconciler {
   /** Per resource, the build log tail of its last failed revision (shown by /status while that revision is its health). */
   private readonly failedBuilds = new Map<string, { revisionId: string } & BuildLogTail>();
   private lastSuccessAt: string | null = null;
-  private loggedDiagnostics = new Set<string>();
   private loggedSecretsUnknown = '';
-  /** Per resource, the drift last logged (policy, fields, desired state): logged again only when it changes. */
-  private loggedDrift = new Map<string, string>();
-  /** Per resource, why it was last logged as not written. */
-  private loggedNotWritten = new Map<string, string>();
+  /** What a reconcile found, logged when it appears or changes. */
+  private readonly findings: FindingsLog;
   /** Whether the manifest directory loaded at the last attempt, and why not. */
   manifests: { loaded: boolean; everLoaded: boolean; error: string | null } = { loaded: false, everLoaded: false, error: null };
 
   constructor(options: ReconcilerOptions) {
     this.options = options;
     this.tracker = new ResourceTracker(options.health);
+    this.findings = new FindingsLog(options.log);
   }
 
   /** Asks for a full reconcile; resolves with the record of the run that covered it (undefined once stopping). */
@@ -192,14 +187,14 @@ export class Reconciler {
         const kind = d.key.slice(0, d.key.indexOf('/'));
         metrics.drifted.inc({ kind, policy: d.policy });
       }
-      this.logDiagnostics(outcome);
+      this.findings.diagnostics(outcome);
       const held = this.tracker.secretsUnknown();
       if (held.join() !== this.loggedSecretsUnknown) {
         this.loggedSecretsUnknown = held.join();
         if (held.length > 0) log.warn({ resources: held.slice(0, 20), count: held.length }, 'SecretsUnknown: resources whose only difference is secrets the service hides and no applied state records; not rewritten blind (converge reconcile --write-secrets NAME writes them)');
       }
-      this.logDrift(outcome);
-      this.logNotWritten(outcome);
+      this.findings.drift(outcome);
+      this.findings.notWritten(outcome);
       const s = outcome.plan.summary;
       log.info(
         {
@@ -231,50 +226,6 @@ export class Reconciler {
         void this.request('retry');
       }, delay);
     }
-  }
-
-  /**
-   * Drift is said when it appears or changes (its policy, fields or desired state), not at every resync: /status and
-   * converge_drifted_resources keep it in between. A heal is said each time it writes (a new job reverts it again).
-   */
-  private logDrift(outcome: ReconcileOutcome): void {
-    const { log } = this.options;
-    const now = new Map<string, string>();
-    for (const d of outcome.drift) {
-      const heals = d.policy === 'heal' && outcome.outcomes.get(d.key)?.write !== null;
-      const seen = `${d.policy}|${d.fields.join(',')}|${d.fingerprint ?? ''}`;
-      now.set(d.key, seen);
-      if (!heals && this.loggedDrift.get(d.key) === seen) continue;
-      if (heals) log.info({ key: d.key, fields: d.fields, policy: 'heal' }, 'drift found: reverting the live deployment to its manifest');
-      else log.warn({ key: d.key, fields: d.fields, policy: d.policy }, 'drift reported: the live deployment differs from its unchanged manifest; not reverted (drift policy report)');
-    }
-    this.loggedDrift = now;
-  }
-
-  /**
-   * Why a resource is not written, in the words apply and status use (skipLine), logged when the reason appears or
-   * changes; the routine ones (in sync, a job queued or just done, an orphan) are not news.
-   */
-  private logNotWritten(outcome: ReconcileOutcome): void {
-    const now = new Map<string, string>();
-    for (const o of outcome.outcomes.values()) {
-      if (!o.skip || ROUTINE.has(o.skip.code)) continue;
-      const line = skipLine(o)!;
-      now.set(o.key, line);
-      if (this.loggedNotWritten.get(o.key) !== line) this.options.log.info({ key: o.key, reason: o.skip.code }, line);
-    }
-    this.loggedNotWritten = now;
-  }
-
-  private logDiagnostics(outcome: ReconcileOutcome): void {
-    const now = new Set(outcome.plan.diagnostics.map((d) => formatDiagnostic(d)));
-    for (const line of now) if (!this.loggedDiagnostics.has(line)) this.options.log.warn({ diagnostic: line }, 'manifest problem');
-    for (const held of outcome.held) {
-      if (!this.loggedDiagnostics.has(`held:${held.key}:${held.error}`)) {
-        this.options.log.warn({ key: held.key, file: held.file, error: held.error }, 'manifest file has errors; the last good version of its resource stays in force');
-      }
-    }
-    this.loggedDiagnostics = new Set([...now, ...outcome.held.map((h) => `held:${h.key}:${h.error}`)]);
   }
 
   private jobEnqueued(job: EnqueuedJob): void {

@@ -10,8 +10,6 @@ import {
   type DesiredResource,
   type DiscoveryPreview,
   type LiveDeployment,
-  type ProviderResource,
-  type LiveProviders,
 } from '../core/model.js';
 import { mapBounded } from '../core/map-bounded.js';
 import { declaresProviders, inListing, listedKind, mcpProviders, ownsAnyProvider, repositoryResources, resolvedAtEdge } from '../core/kinds/index.js';

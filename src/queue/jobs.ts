@@ -1,7 +1,6 @@
 // Job payloads and options: one reconcile job per resource, its id, its data, its retry and deduplication options.
 import { randomBytes } from 'node:crypto';
 import type { JobsOptions } from 'bullmq';
-import { ConvergeError } from '../core/errors.js';
 import { inListing, kindOf, type Deletion } from '../core/kinds/index.js';
 import { objectHash } from '../core/hash.js';
 import { resourceKey, type DesiredResource } from '../core/model.js';

@@ -139,28 +139,7 @@ export const applyCommand: Command = {
       interrupt.release();
       progress.clear();
       if (text) for (const line of interruptedLines(results)) io.stdout.write(`${line}\n`);
-      if (args.values.wait === true && !interrupt.signal.aborted) {
-        const report = waitReporter(io, progress);
-        await waitForRevisions(target.client, results, {
-          timeoutMs: settings.waitTimeout,
-          progressDeadlineMs: settings.progressDeadline,
-          pollMs: settings.healthPoll,
-          onProgress: report,
-        });
-        progress.clear();
-        if (text) {
-          for (const r of results) {
-            if (!r.revision) continue;
-            io.stdout.write(revisionLine(r, settings) + '\n');
-            // Why it failed, where the failure is told: the build log's last lines (secret values masked).
-            const failedRevision = r.revision === 'failed' && r.revisionStatus ? r.health?.revisionId ?? r.latestRevisionId : undefined;
-            if (failedRevision && r.deploymentId) {
-              const lines = await failedBuildLines(target.client, r.deploymentId, failedRevision, gathered.resources.get(r.key), io.env);
-              if (lines.length > 0) io.stdout.write(lines.join('\n') + '\n');
-            }
-          }
-        }
-      }
+      if (args.values.wait === true && !interrupt.signal.aborted) await waitAndReport({ client: target.client, results, settings, io, progress, text, resources: gathered.resources });
       const resources = applyConditions(outcomes, results);
       const converged = applyConverged(result, results, resources);
       // A rollout found failed with nothing to write (a re-run after a failed build): named like one the wait found.
@@ -179,6 +158,40 @@ export const applyCommand: Command = {
     }
   },
 };
+
+/** What --wait needs: the service, the jobs' results, the wait settings, where to print, and the declared resources (for masking). */
+interface WaitReport {
+  client: Awaited<ReturnType<typeof openTarget>>['client'];
+  results: ResourceResult[];
+  settings: Settings;
+  io: CommandIo;
+  progress: ReturnType<typeof progressLine>;
+  text: boolean;
+  resources: ReadonlyMap<string, DesiredResource>;
+}
+
+/**
+ * --wait: follows each new revision until it is active or fails, then prints one line per revision and, under a failed
+ * one, the last lines of its build log (secret values masked): why it failed, where the failure is told.
+ */
+async function waitAndReport(w: WaitReport): Promise<void> {
+  await waitForRevisions(w.client, w.results, {
+    timeoutMs: w.settings.waitTimeout,
+    progressDeadlineMs: w.settings.progressDeadline,
+    pollMs: w.settings.healthPoll,
+    onProgress: waitReporter(w.io, w.progress),
+  });
+  w.progress.clear();
+  if (!w.text) return;
+  for (const r of w.results) {
+    if (!r.revision) continue;
+    w.io.stdout.write(revisionLine(r, w.settings) + '\n');
+    const failedRevision = r.revision === 'failed' && r.revisionStatus ? r.health?.revisionId ?? r.latestRevisionId : undefined;
+    if (!failedRevision || !r.deploymentId) continue;
+    const lines = await failedBuildLines(w.client, r.deploymentId, failedRevision, w.resources.get(r.key), w.io.env);
+    if (lines.length > 0) w.io.stdout.write(lines.join('\n') + '\n');
+  }
+}
 
 /** After an interrupt, how long the process may take to close its connections before it exits anyway. */
 const INTERRUPTED_EXIT_MS = 1_000;

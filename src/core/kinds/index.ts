@@ -60,7 +60,7 @@ export type JobOperation = AnyKind['operations'][number];
 export const JOB_OPERATIONS = Object.values(kinds).flatMap((module): readonly JobOperation[] => module.operations) as [JobOperation, ...JobOperation[]];
 
 export { declaredProviderIds, declaresProviders, listedProvider, mcpProviders, ownsAnyProvider, repositoryResources, resolvedAtEdge } from './select.js';
-export { type HealthInput, type KindModule, type PlanContext, type RevisionReading, type RolloutClock } from './kind.js';
+export { type KindModule, type PlanContext, type RevisionReading } from './kind.js';
 export { JobSecretSource } from './job.js';
 export {
   Deletion,
