@@ -67,7 +67,7 @@ describe('documentation links', () => {
   });
 
   it('the checker itself finds a broken link and a broken anchor', () => {
-    expect(relativeLinks('see [a](docs/a.md#x), `[not](a link)`, [b](https://example.com) and\n```\n[c](in-code.md)\n```\n')).toEqual(['docs/a.md#x']);
+    expect(relativeLinks('see [a](docs/settings.md#x), `[not](a link)`, [b](https://example.com) and\n```\n[c](docs/emulator.md)\n```\n')).toEqual(['docs/settings.md#x']);
     expect(anchorsOf('# Running the daemon and replicas\n## What a conflict means\n## In production\n## In production\n')).toEqual(
       new Set(['running-the-daemon-and-replicas', 'what-a-conflict-means', 'in-production', 'in-production-1']),
     );
