@@ -96,6 +96,8 @@ export interface Daemon {
   statusUrl: string;
   metrics: DaemonMetrics;
   status(): Record<string, unknown>;
+  /** A failed revision's last build log lines (masked), for notifications; undefined before the service is open. */
+  buildLogLines(deploymentId: string, revisionId: string): Promise<string[] | undefined>;
   /** Stops watching and taking jobs, finishes or hands back active jobs within shutdownTimeout, closes everything. */
   stop(reason: string): Promise<void>;
 }
@@ -727,6 +729,12 @@ class ConvergeDaemon implements Daemon {
     else if (standby) checks.push({ name: 'manifests', ok: true, detail: 'standby: the leader reads the manifests' });
     else checks.push({ name: 'manifests', ok: false, detail: manifests?.error ?? 'not loaded yet' });
     return checks;
+  }
+
+  buildLogLines(deploymentId: string, revisionId: string): Promise<string[] | undefined> {
+    const client = this.service?.client;
+    if (!client || !this.reconciler) return Promise.resolve(undefined);
+    return this.reconciler.buildLogLines(client, deploymentId, revisionId);
   }
 
   status(): Record<string, unknown> {

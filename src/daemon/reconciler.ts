@@ -290,6 +290,18 @@ export class Reconciler {
     else if (tail.note) this.options.log.info({ key: failed.key, revision: failed.revisionId, note: tail.note }, 'no build log of the failed revision');
   }
 
+  /**
+   * The last build log lines of a failed revision (secret values masked), for a notification: the ones the daemon
+   * logged, else read now (once: they are kept). Undefined when no resource has that deployment or nothing was read.
+   */
+  async buildLogLines(client: BuildLogReads, deploymentId: string, revisionId: string): Promise<string[] | undefined> {
+    const row = this.tracker.resources().find((r) => r.deploymentId === deploymentId);
+    if (!row) return undefined;
+    if (this.failedBuilds.get(row.key)?.revisionId !== revisionId) await this.logBuildTail(client, { key: row.key, deploymentId, revisionId });
+    const kept = this.failedBuilds.get(row.key);
+    return kept && kept.lines.length > 0 ? kept.lines : undefined;
+  }
+
   /** For /status: the build log tail of each resource whose latest revision failed (while that revision stays its health). */
   failedBuildLogs(): Record<string, { revisionId: string; lines: string[]; note?: string }> {
     const out: Record<string, { revisionId: string; lines: string[]; note?: string }> = {};

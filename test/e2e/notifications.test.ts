@@ -162,6 +162,9 @@ describe('notifications', () => {
       manifest_version: { kind: 'git', id: head },
     });
     expect(Object.keys(body)).toEqual(expect.arrayContaining(['id', 'type', 'resource', 'reason', 'message', 'manifest_version', 'time']));
+    // Why it failed: the failed revision's last build log lines, as the daemon read them (the emulator's last line says it).
+    expect(body.build_log).toEqual(expect.arrayContaining([expect.stringMatching(/Build failed/)]));
+    expect((body.build_log as string[]).length).toBeLessThanOrEqual(20);
     // Exactly one of each per receiver: the webhook heard every event type once per resource and occurrence.
     expect(eventsOf(hook, 'rollout_failed')).toHaveLength(1);
     expect(eventsOf(hook, 'rollout_succeeded', 'nt-good')).toHaveLength(1);

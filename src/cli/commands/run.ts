@@ -57,7 +57,9 @@ export const runCommand: Command = {
     refuseLiteralSecrets('run', settings);
     const dir = resolve(io.cwd, args.positionals[0]!);
     // Receivers are checked before anything starts: a missing environment variable is one line naming it.
-    const notify = notificationSender(settings, io.env);
+    // A rollout_failed carries the failed revision's last build log lines, which the daemon reads (masked) once it runs.
+    let buildLogs: ((deploymentId: string, revisionId: string) => Promise<string[] | undefined>) | undefined;
+    const notify = notificationSender(settings, io.env, (deploymentId, revisionId) => buildLogs?.(deploymentId, revisionId) ?? Promise.resolve(undefined));
     const sensitive = [...(settings.apiKey ? [settings.apiKey] : []), ...receiverSecrets(notify)];
     const log = createLogger({ level: settings.logLevel, destination: io.stdout, env: io.env, sensitive });
     // First line: nothing this daemon does reaches a real service (warn: it shows at every level but error).
@@ -96,6 +98,7 @@ export const runCommand: Command = {
       throw error;
     }
     const running = daemon;
+    buildLogs = (deploymentId, revisionId) => running.buildLogLines(deploymentId, revisionId);
     log.info({ status: running.statusUrl }, 'converge daemon running; SIGTERM or SIGINT stops it');
     // The stop's steps each have a bound, summing with a reserve to less than shutdown_timeout (src/daemon/stop-plan.ts).
     const plan = stopPlan(settings.shutdownTimeout);
