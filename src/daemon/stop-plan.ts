@@ -21,6 +21,21 @@ const STOP_STEPS_AT_DEFAULT = {
   reserve: 3_000,
 } as const;
 
+/**
+ * The least each step gets, however short shutdown_timeout is: dropping requests, handing jobs back and closing Redis
+ * take some milliseconds whatever the setting, and a loaded machine fires timers late. Below about 2 s these floors
+ * win: the active jobs still get the whole setting, and the process ends within 1.45 s after it at the latest.
+ */
+const STOP_STEP_FLOORS: Record<keyof typeof STOP_STEPS_AT_DEFAULT, number> = {
+  lease: 100,
+  watcher: 100,
+  handBack: 250,
+  close: 250,
+  exit: 250,
+  slack: 500,
+  reserve: 0,
+};
+
 const DEFAULT_SHUTDOWN_TIMEOUT_MS = 25_000;
 
 /** Offsets from the signal, in ms. */
@@ -44,16 +59,14 @@ export interface StopPlan {
 export function stopPlan(shutdownTimeoutMs: number): StopPlan {
   const total = Math.max(0, shutdownTimeoutMs);
   const scale = Math.min(1, total / DEFAULT_SHUTDOWN_TIMEOUT_MS);
-  const part = (ms: number): number => Math.round(ms * scale);
-  const s = STOP_STEPS_AT_DEFAULT;
-  const safetyNetAt = total - part(s.reserve);
-  const exitMs = part(s.exit);
-  const closeMs = part(s.close);
-  const handBackMs = part(s.handBack);
-  const stopEndsAt = safetyNetAt - part(s.slack) - exitMs;
+  const part = (step: keyof typeof STOP_STEPS_AT_DEFAULT): number => Math.max(STOP_STEP_FLOORS[step], Math.round(STOP_STEPS_AT_DEFAULT[step] * scale));
+  const [leaseMs, watcherMs, handBackMs, closeMs, exitMs, slackMs] = [part('lease'), part('watcher'), part('handBack'), part('close'), part('exit'), part('slack')];
+  // The shortest stop that still runs every step at its floor; a longer setting keeps its reserve before the deadline.
+  const safetyNetAt = Math.max(total - part('reserve'), leaseMs + watcherMs + handBackMs + closeMs + exitMs + slackMs);
+  const stopEndsAt = safetyNetAt - slackMs - exitMs;
   return {
-    leaseMs: part(s.lease),
-    watcherMs: part(s.watcher),
+    leaseMs,
+    watcherMs,
     workEndsAt: stopEndsAt - closeMs - handBackMs,
     handBackMs,
     closeMs,

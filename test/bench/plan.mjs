@@ -3,7 +3,7 @@ import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { ServiceClient } from '../../dist/service/client.js';
 import { plan } from '../../dist/plan/plan.js';
-import { findLiveDeployment } from '../../dist/core/kinds/deployment/index.js';
+import { findLiveDeployment } from '../../dist/sync/deployment/sync.js';
 import { gatherPlanInput, LIST_PREFETCH } from '../../dist/observe/gather.js';
 import { loadManifestDir } from '../../dist/observe/manifests.js';
 import { hashDesiredSecrets } from '../../dist/secrets/resolve.js';

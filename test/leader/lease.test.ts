@@ -91,7 +91,7 @@ describe('the leader lease', () => {
       expect(Number.isSafeInteger(after)).toBe(true);
       // The worker compares tokens: a job the former leader stamped is dropped, the new leader's runs.
       const seqKey = `${p}:seq`;
-      expect(await staleReason(own, seqKey, p, { ...data('web', 1), fence: before })).toMatch(new RegExp(`former leader \\(fencing token ${before}, current ${after}\\)`));
+      expect((await staleReason(own, seqKey, p, { ...data('web', 1), fence: before }))?.message).toMatch(new RegExp(`former leader \\(fencing token ${before}, current ${after}\\)`));
       expect(await staleReason(own, seqKey, p, { ...data('web', 1), fence: after })).toBeUndefined();
     } finally {
       await closeRedis(own);

@@ -5,6 +5,7 @@ import { parseDuration } from '../../core/duration.js';
 import { ConvergeError, UsageError } from '../../core/errors.js';
 import { formatLogEntry, logTimestamp } from '../../core/log-lines.js';
 import type { DesiredResource } from '../../core/model.js';
+import { kindOf } from '../../core/kinds/index.js';
 import type { LogEntry, LogRequest } from '../../core/wire/schema.js';
 import { loadManifestDir } from '../../observe/manifests.js';
 import type { LogRead, ServiceClient } from '../../service/client.js';
@@ -41,7 +42,8 @@ function pollOf(raw: string | undefined): number {
 async function declaredResource(dir: string | undefined, name: string, io: CommandIo): Promise<DesiredResource | undefined> {
   if (dir === undefined) return undefined;
   const loaded = await loadManifestDir(resolve(io.cwd, dir), { allowLiteralSecrets: true });
-  return loaded.resources.find((r) => r.kind === 'Deployment' && r.name === name);
+  // Build and deploy logs belong to the kinds whose writes start revisions (src/core/kinds: rollout).
+  return loaded.resources.find((r) => kindOf(r.kind).rollout && r.name === name);
 }
 
 async function read(client: ServiceClient, q: LogsRequest, body: LogRequest): Promise<LogRead> {
