@@ -243,7 +243,9 @@ export class ResourceTracker implements RolloutView {
         row.job = { id: decided.job.jobId, state: 'queued', operation: decided.job.operation };
         // A job that failed before keeps its error visible while the new one runs.
         if (previous?.state === 'failed') row.error = previous.error;
-      } else if (change.action !== 'noop' && previous?.job) {
+      } else if (previous?.job && (change.action !== 'noop' || previous.job.state !== 'queued')) {
+        // The resource's last job stays on its row once it ended (also when the plan has nothing left to write): what
+        // it did is still the news (`converge status`, and the notifier, which may read the rows after this reconcile).
         row.job = previous.job;
       }
       if (row.health.status === 'degraded' && row.state !== 'blocked' && row.state !== 'suspended') row.state = 'failed';
