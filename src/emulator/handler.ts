@@ -224,116 +224,136 @@ function detail(status: number, text: string | ValidationIssue[], headers?: Reco
   return { status, body: { detail: text }, headers };
 }
 
+function finish(res: ServerResponse, entry: RequestLogEntry, reply: Reply, close = false, outcome?: RequestLogEntry['outcome']): void {
+  entry.status = reply.status;
+  entry.outcome = outcome ?? (reply.status < 400 ? 'ok' : 'error');
+  send(res, reply, close);
+}
+
+/**
+ * What comes before handling: the knobs' latency, then a request dropped because the emulator is closing, or an
+ * injected fault (reset, 503, 429). True when the request was answered or dropped here.
+ */
+async function delayOrFault(req: IncomingMessage, res: ServerResponse, entry: RequestLogEntry, options: HandlerOptions): Promise<boolean> {
+  const { knobs } = options;
+  const delay = delayFor(knobs);
+  if (delay > 0) await sleep(delay);
+  if (options.isClosing()) {
+    // Shutting down: drop the request unhandled rather than write after close().
+    res.destroy();
+    entry.outcome = 'error';
+    return true;
+  }
+  const fault = drawFault(knobs);
+  if (fault === 'reset') {
+    entry.outcome = 'fault-reset';
+    req.socket.destroy();
+    return true;
+  }
+  if (fault === 'unavailable') {
+    finish(res, entry, detail(503, 'Service temporarily unavailable (injected fault); retry later'), false, 'fault-503');
+    return true;
+  }
+  if (fault === 'rate-limited') {
+    const seconds = String(knobs.retryAfterSeconds);
+    finish(res, entry, detail(429, `Rate limit exceeded; retry after ${seconds} seconds`, { 'retry-after': seconds }), false, 'fault-429');
+    return true;
+  }
+  return false;
+}
+
+type Checked<T> = { ok: true; value: T } | { ok: false; reply: Reply };
+
+/** The tenant the request acts for (X-Tenant-Id, else the first), or the 401/403 for its API key or tenant. */
+function requestTenant(req: IncomingMessage, options: HandlerOptions): Checked<StoredTenant> {
+  if (options.apiKey !== undefined) {
+    const given = req.headers['x-api-key'];
+    if (typeof given !== 'string' || given === '') return { ok: false, reply: detail(401, 'Missing API key') };
+    if (!sameKey(given, options.apiKey)) return { ok: false, reply: detail(403, 'Invalid API key') };
+  }
+  const tenantHeader = req.headers['x-tenant-id'];
+  if (options.orgScopedKey && (typeof tenantHeader !== 'string' || tenantHeader === '')) {
+    // The official tool recognises this answer by "requires workspace specification" (docs/official-tool.md).
+    return { ok: false, reply: detail(403, 'This API key is org-scoped and requires workspace specification: send the X-Tenant-Id header with the id of a workspace') };
+  }
+  if (typeof tenantHeader === 'string' && tenantHeader !== '') {
+    const known = UUID_SHAPE.test(tenantHeader) ? options.store.tenant(tenantHeader.toLowerCase()) : undefined;
+    if (!known) return { ok: false, reply: detail(403, `Tenant ${tenantHeader} is not accessible with this API key`) };
+    return { ok: true, value: known };
+  }
+  return { ok: true, value: options.store.defaultTenant };
+}
+
+/** The parsed JSON body of a route that takes one (undefined when none was sent), or the 415/400 for it. */
+function requestBody(req: IncomingMessage, route: Route, data: Buffer): Checked<unknown> {
+  if (!route.body || data.length === 0) return { ok: true, value: undefined };
+  if (!isJson(req.headers['content-type'])) {
+    const given = req.headers['content-type'] ?? 'none';
+    return { ok: false, reply: detail(415, `Unsupported media type "${given}"; send the body as JSON with Content-Type: application/json`) };
+  }
+  const text = data.toString('utf8');
+  try {
+    return { ok: true, value: JSON.parse(text) };
+  } catch (error) {
+    return { ok: false, reply: detail(400, `Malformed JSON body: ${jsonErrorPlace(error, text)}`) };
+  }
+}
+
+/** One request to a route of the table: match, body limit, faults, auth, JSON body, the route, a lost answer. */
+async function handle(req: IncomingMessage, res: ServerResponse, entry: RequestLogEntry, compiled: CompiledRoute[], options: HandlerOptions): Promise<void> {
+  const method = req.method ?? 'GET';
+  const url = req.url ?? '/';
+  const q = url.indexOf('?');
+  const path = q === -1 ? url : url.slice(0, q);
+  const query = new URLSearchParams(q === -1 ? '' : url.slice(q + 1));
+  entry.path = path;
+  entry.query = Object.fromEntries(query);
+  const match = matchRoute(compiled, method, path);
+  entry.route = match.kind === 'found' ? match.route.path : match.kind === 'method' ? match.template : '(unmatched)';
+
+  const read = await readBody(req);
+  if (read.kind === 'aborted') {
+    // The client went away mid-body: nothing to answer (status stays 0).
+    entry.outcome = 'error';
+    return;
+  }
+  if (read.kind === 'too-large') {
+    finish(res, entry, detail(413, `Request body too large: at most ${MAX_BODY_BYTES} bytes are accepted`), true);
+    return;
+  }
+  if (await delayOrFault(req, res, entry, options)) return;
+
+  if (match.kind === 'none') return finish(res, entry, detail(404, 'Not Found'));
+  if (match.kind === 'method') {
+    return finish(res, entry, detail(405, 'Method Not Allowed', { allow: match.allow.join(', ') }));
+  }
+  const tenant = requestTenant(req, options);
+  if (!tenant.ok) return finish(res, entry, tenant.reply);
+  const body = requestBody(req, match.route, read.data);
+  if (!body.ok) return finish(res, entry, body.reply);
+  if (body.value !== undefined) entry.body = redactBody(body.value);
+
+  const origin = `http://${req.headers.host ?? `${req.socket.localAddress}:${req.socket.localPort}`}`;
+  const ctx: RouteContext = { params: match.params, query, body: body.value, tenant: tenant.value, origin, log: entry, persist: () => options.persist() };
+  const reply = await match.route.handle(ctx);
+  if (drawLostResponse(options.knobs)) {
+    entry.status = reply.status;
+    entry.outcome = 'fault-lost';
+    req.socket.destroy();
+    return;
+  }
+  finish(res, entry, reply);
+}
+
 /** Builds the request listener of the emulator's node:http server. */
 export function createHandler(options: HandlerOptions): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
   const compiled = compile(options.routes);
-  const { knobs, store } = options;
-
-  async function handle(req: IncomingMessage, res: ServerResponse, entry: RequestLogEntry): Promise<void> {
-    const method = req.method ?? 'GET';
-    const url = req.url ?? '/';
-    const q = url.indexOf('?');
-    const path = q === -1 ? url : url.slice(0, q);
-    const query = new URLSearchParams(q === -1 ? '' : url.slice(q + 1));
-    entry.path = path;
-    entry.query = Object.fromEntries(query);
-    const match = matchRoute(compiled, method, path);
-    entry.route = match.kind === 'found' ? match.route.path : match.kind === 'method' ? match.template : '(unmatched)';
-
-    const read = await readBody(req);
-    if (read.kind === 'aborted') {
-      // The client went away mid-body: nothing to answer (status stays 0).
-      entry.outcome = 'error';
-      return;
-    }
-    if (read.kind === 'too-large') {
-      finish(res, entry, detail(413, `Request body too large: at most ${MAX_BODY_BYTES} bytes are accepted`), true);
-      return;
-    }
-
-    const delay = delayFor(knobs);
-    if (delay > 0) await sleep(delay);
-    if (options.isClosing()) {
-      // Shutting down: drop the request unhandled rather than write after close().
-      res.destroy();
-      entry.outcome = 'error';
-      return;
-    }
-    const fault = drawFault(knobs);
-    if (fault === 'reset') {
-      entry.outcome = 'fault-reset';
-      req.socket.destroy();
-      return;
-    }
-    if (fault === 'unavailable') {
-      finish(res, entry, detail(503, 'Service temporarily unavailable (injected fault); retry later'), false, 'fault-503');
-      return;
-    }
-    if (fault === 'rate-limited') {
-      const seconds = String(knobs.retryAfterSeconds);
-      finish(res, entry, detail(429, `Rate limit exceeded; retry after ${seconds} seconds`, { 'retry-after': seconds }), false, 'fault-429');
-      return;
-    }
-
-    if (match.kind === 'none') return finish(res, entry, detail(404, 'Not Found'));
-    if (match.kind === 'method') {
-      return finish(res, entry, detail(405, 'Method Not Allowed', { allow: match.allow.join(', ') }));
-    }
-
-    if (options.apiKey !== undefined) {
-      const given = req.headers['x-api-key'];
-      if (typeof given !== 'string' || given === '') return finish(res, entry, detail(401, 'Missing API key'));
-      if (!sameKey(given, options.apiKey)) return finish(res, entry, detail(403, 'Invalid API key'));
-    }
-    let tenant = store.defaultTenant;
-    const tenantHeader = req.headers['x-tenant-id'];
-    if (options.orgScopedKey && (typeof tenantHeader !== 'string' || tenantHeader === '')) {
-      // The official tool recognises this answer by "requires workspace specification" (docs/official-tool.md).
-      return finish(res, entry, detail(403, 'This API key is org-scoped and requires workspace specification: send the X-Tenant-Id header with the id of a workspace'));
-    }
-    if (typeof tenantHeader === 'string' && tenantHeader !== '') {
-      const known = UUID_SHAPE.test(tenantHeader) ? store.tenant(tenantHeader.toLowerCase()) : undefined;
-      if (!known) return finish(res, entry, detail(403, `Tenant ${tenantHeader} is not accessible with this API key`));
-      tenant = known;
-    }
-
-    let body: unknown;
-    if (match.route.body && read.data.length > 0) {
-      if (!isJson(req.headers['content-type'])) {
-        const given = req.headers['content-type'] ?? 'none';
-        return finish(res, entry, detail(415, `Unsupported media type "${given}"; send the body as JSON with Content-Type: application/json`));
-      }
-      const text = read.data.toString('utf8');
-      try {
-        body = JSON.parse(text);
-      } catch (error) {
-        return finish(res, entry, detail(400, `Malformed JSON body: ${jsonErrorPlace(error, text)}`));
-      }
-      entry.body = redactBody(body);
-    }
-
-    const origin = `http://${req.headers.host ?? `${req.socket.localAddress}:${req.socket.localPort}`}`;
-    const reply = await match.route.handle({ params: match.params, query, body, tenant, origin, log: entry, persist: () => options.persist() });
-    if (drawLostResponse(knobs)) {
-      entry.status = reply.status;
-      entry.outcome = 'fault-lost';
-      req.socket.destroy();
-      return;
-    }
-    finish(res, entry, reply);
-  }
-
-  function finish(res: ServerResponse, entry: RequestLogEntry, reply: Reply, close = false, outcome?: RequestLogEntry['outcome']): void {
-    entry.status = reply.status;
-    entry.outcome = outcome ?? (reply.status < 400 ? 'ok' : 'error');
-    send(res, reply, close);
-  }
-
+  const { store } = options;
   return async (req, res) => {
     const entry: RequestLogEntry = { at: options.clock(), method: req.method ?? 'GET', path: '', route: '', query: {}, status: 0, outcome: 'ok' };
     try {
       if (isUpload(entry.method, req.url ?? '')) await handleUpload(req, res, store, entry);
-      else await handle(req, res, entry);
+      else await handle(req, res, entry, compiled, options);
     } catch (error) {
       options.onError?.(error);
       const message = error instanceof ConvergeError ? error.message : 'Internal Server Error';

@@ -201,9 +201,8 @@ function faultRandom(options: EmulatorOptions): (site: FaultSite) => number {
   };
 }
 
-/** Starts the emulator; resolves once it listens. */
-export async function startEmulator(options: EmulatorOptions = {}): Promise<RunningEmulator> {
-  checkOptions(options);
+/** The fault knobs of the options, checked. */
+function faultKnobs(options: EmulatorOptions): FaultKnobs {
   const knobs: FaultKnobs = {
     latencyMs: options.latencyMs ?? 0,
     jitterMs: options.jitterMs ?? 0,
@@ -215,19 +214,18 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
     random: faultRandom(options),
   };
   checkKnobs(knobs);
-  const clock = options.clock ?? Date.now;
-  const buildMs = options.buildMs ?? DEFAULT_BUILD_MS;
-  const { state, file, fresh } = await initialState(options);
-  const store = storeFromState(state, {
-    clock,
-    buildMs,
-    file,
-    secretsPatch: options.secretsPatch ?? 'merge',
-    lenient: options.lenientCreate ?? false,
-    outcome: revisionOutcome(options),
-    anyTarballPath: options.anyTarballPath ?? false,
-  });
+  return knobs;
+}
 
+interface StatePersistence {
+  /** Resolves once the changes so far are in the state file (at once without one); E_EMULATOR_PERSIST when the write fails. */
+  persist: () => Promise<void>;
+  /** Writes what is not written yet (on close). */
+  flush: () => Promise<void>;
+}
+
+/** With a state file: a fresh one written at once, and every change of the store written after it. */
+async function persistState(options: EmulatorOptions, store: EmulatorStore, fresh: boolean): Promise<StatePersistence> {
   const stateFile = options.stateFile;
   let persister: Persister | null = null;
   if (stateFile) {
@@ -246,8 +244,14 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
       throw new ConvergeError('E_EMULATOR_PERSIST', `the emulator could not write its state file (${code})`, { cause: error });
     }
   };
+  const flush = async (): Promise<void> => {
+    if (persister) await persister.flush();
+  };
+  return { persist, flush };
+}
 
-  const specOnly = options.specOnly ?? false;
+/** The request log, kept to requestLogLimit entries, and the function that records an entry in it. */
+function requestRecorder(options: EmulatorOptions): { requestLog: RequestLogEntry[]; record: (entry: RequestLogEntry) => void } {
   const requestLog: RequestLogEntry[] = [];
   const logLimit = options.requestLogLimit ?? DEFAULT_REQUEST_LOG_LIMIT;
   const record = (entry: RequestLogEntry): void => {
@@ -257,8 +261,13 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
     }
     options.onRequest?.(entry);
   };
+  return { requestLog, record };
+}
 
-  const routes: Route[] = [
+/** Every route the options switch on. */
+function emulatorRoutes(options: EmulatorOptions, store: EmulatorStore, clock: () => number): Route[] {
+  const specOnly = options.specOnly ?? false;
+  return [
     ...deploymentRoutes({
       store,
       view: { secrets: options.secrets ?? 'masked', echo: options.echo ?? 'exact', omitTenantId: options.omitTenantId ?? false },
@@ -276,9 +285,40 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
     ...(specOnly ? [] : artifactRoutes({ store, clock, printSecrets: options.buildLogSecrets ?? false })),
     ...(specOnly ? [] : logRoutes({ store, clock, printSecrets: options.buildLogSecrets ?? false })),
   ];
+}
+
+/** Stops accepting, lets requests in flight finish (at most 2 s), drops the connections left. */
+async function stopServer(server: Server, inflight: ReadonlySet<Promise<void>>): Promise<void> {
+  const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
+  server.closeIdleConnections();
+  const grace = new Promise<void>((resolve) => setTimeout(resolve, 2000).unref());
+  await Promise.race([Promise.allSettled([...inflight]), grace]);
+  server.closeAllConnections();
+  await stopped;
+}
+
+/** Starts the emulator; resolves once it listens. */
+export async function startEmulator(options: EmulatorOptions = {}): Promise<RunningEmulator> {
+  checkOptions(options);
+  const knobs = faultKnobs(options);
+  const clock = options.clock ?? Date.now;
+  const buildMs = options.buildMs ?? DEFAULT_BUILD_MS;
+  const { state, file, fresh } = await initialState(options);
+  const store = storeFromState(state, {
+    clock,
+    buildMs,
+    file,
+    secretsPatch: options.secretsPatch ?? 'merge',
+    lenient: options.lenientCreate ?? false,
+    outcome: revisionOutcome(options),
+    anyTarballPath: options.anyTarballPath ?? false,
+  });
+  const { persist, flush } = await persistState(options, store, fresh);
+  const { requestLog, record } = requestRecorder(options);
+
   let closing = false;
   const handler = createHandler({
-    routes,
+    routes: emulatorRoutes(options, store, clock),
     store,
     knobs,
     apiKey: options.apiKey,
@@ -302,13 +342,8 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
   let closed: Promise<void> | null = null;
   async function close(): Promise<void> {
     closing = true;
-    const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
-    server.closeIdleConnections();
-    const grace = new Promise<void>((resolve) => setTimeout(resolve, 2000).unref());
-    await Promise.race([Promise.allSettled([...inflight]), grace]);
-    server.closeAllConnections();
-    await stopped;
-    if (persister) await persister.flush();
+    await stopServer(server, inflight);
+    await flush();
   }
 
   return {

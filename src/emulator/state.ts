@@ -154,23 +154,22 @@ function seedDeployment(d: StateDeployment, index: number, tenantId: string, opt
   };
 }
 
-/** Builds a store from a validated state file; checks ids and names are unique and tenants exist. */
-export function storeFromState(state: StateFile, options: StoreOptions): EmulatorStore {
-  const file = options.file ?? 'seed';
-  const now = options.clock();
-  const organizationId = state.organization_id ?? DEFAULT_ORGANIZATION;
-  const tenants: StoredTenant[] = (state.tenants ?? [{ id: DEFAULT_TENANT, name: 'default' }]).map((t) => ({
-    id: t.id.toLowerCase(),
-    name: t.name,
-    organization_id: t.organization_id ?? organizationId,
-  }));
+/** The tenant id a record names (the first tenant when it names none), lower-cased; `where` names the record in errors. */
+type TenantOf = (id: string | undefined, where: string) => string;
+
+/** The tenant id a record names, checked against the tenants of the state file. */
+function tenantResolver(tenants: StoredTenant[], file: string): TenantOf {
   const tenantIds = new Set(tenants.map((t) => t.id));
-  const tenantOf = (id: string | undefined, where: string): string => {
+  return (id, where) => {
     const tenantId = (id ?? tenants[0]!.id).toLowerCase();
     if (!tenantIds.has(tenantId)) throw new EmulatorStateError(`state file ${file}: ${where}: tenant ${tenantId} is not listed under tenants`);
     return tenantId;
   };
-  const integrations: StoredIntegration[] = state.integrations.map((i) => ({
+}
+
+/** The code-host integrations of the state file; a repository without an owner takes the integration's name, without a URL one on codehost.example.com. */
+function seedIntegrations(state: StateFile): StoredIntegration[] {
+  return state.integrations.map((i) => ({
     id: i.id.toLowerCase(),
     installation_id: i.installation_id,
     name: i.name,
@@ -179,9 +178,10 @@ export function storeFromState(state: StateFile, options: StoreOptions): Emulato
       return { host_integration_id: i.id.toLowerCase(), id: r.id, name: r.name, owner, url: r.url ?? `https://codehost.example.com/${owner}/${r.name}`, default_branch: r.default_branch };
     }),
   }));
-  const outcome = options.outcome ?? ((): RevisionOutcome => 'DEPLOYED');
-  const seedContext: SeedContext = { now, buildMs: options.buildMs, outcome, file };
-  const deployments = state.deployments.map((d, index) => seedDeployment(d, index, tenantOf(d.tenant_id, `deployments.${index}`), seedContext));
+}
+
+/** Throws when two deployments share a name in a tenant, or an id. */
+function checkUniqueDeployments(deployments: StoredDeployment[], file: string): void {
   const seen = new Map<string, string>();
   deployments.forEach((d, index) => {
     for (const key of [`name "${d.name}" in tenant ${d.tenant_id}`, `id ${d.id}`]) {
@@ -189,6 +189,10 @@ export function storeFromState(state: StateFile, options: StoreOptions): Emulato
       seen.set(key, `deployments.${index}`);
     }
   });
+}
+
+/** The seeded tracing projects, plus one of each deployment's name where the seed has none. */
+function seedTracingProjects(state: StateFile, deployments: StoredDeployment[], tenantOf: TenantOf, now: number): StoredTracingProject[] {
   const projects = new Map<string, StoredTracingProject>();
   state.tracing_projects.forEach((p, index) => {
     const tenantId = tenantOf(p.tenant_id, `tracing_projects.${index}`);
@@ -207,8 +211,13 @@ export function storeFromState(state: StateFile, options: StoreOptions): Emulato
       projects.set(key, { id: derivedUuid('tracing-project', d.tenant_id, d.name), tenant_id: d.tenant_id, name: d.name, created_at: d.created_at, deployment_id: d.id });
     }
   }
+  return [...projects.values()];
+}
+
+/** The seeded providers (client secrets hashed); throws when a provider_id appears twice in an organization. */
+function seedProviders(state: StateFile, organizationId: string, file: string, now: number): StoredProvider[] {
   const providerKeys = new Set<string>();
-  const providers: StoredProvider[] = state.providers.map((p, index) => {
+  return state.providers.map((p, index) => {
     const orgId = (p.organization_id ?? organizationId).toLowerCase();
     const key = `${orgId}\0${p.provider_id}`;
     if (providerKeys.has(key)) throw new EmulatorStateError(`state file ${file}: providers.${index}: provider_id "${p.provider_id}" appears twice`);
@@ -235,13 +244,33 @@ export function storeFromState(state: StateFile, options: StoreOptions): Emulato
       updated_at: time(p.updated_at, createdAt),
     };
   });
+}
+
+/** Builds a store from a validated state file; checks ids and names are unique and tenants exist. */
+export function storeFromState(state: StateFile, options: StoreOptions): EmulatorStore {
+  const file = options.file ?? 'seed';
+  const now = options.clock();
+  const organizationId = state.organization_id ?? DEFAULT_ORGANIZATION;
+  const tenants: StoredTenant[] = (state.tenants ?? [{ id: DEFAULT_TENANT, name: 'default' }]).map((t) => ({
+    id: t.id.toLowerCase(),
+    name: t.name,
+    organization_id: t.organization_id ?? organizationId,
+  }));
+  const tenantOf = tenantResolver(tenants, file);
+  const integrations = seedIntegrations(state);
+  const outcome = options.outcome ?? ((): RevisionOutcome => 'DEPLOYED');
+  const seedContext: SeedContext = { now, buildMs: options.buildMs, outcome, file };
+  const deployments = state.deployments.map((d, index) => seedDeployment(d, index, tenantOf(d.tenant_id, `deployments.${index}`), seedContext));
+  checkUniqueDeployments(deployments, file);
+  const tracingProjects = seedTracingProjects(state, deployments, tenantOf, now);
+  const providers = seedProviders(state, organizationId, file, now);
   return new EmulatorStore({
     organizationId: organizationId.toLowerCase(),
     tenants,
     integrations,
     deployments,
     providers,
-    tracingProjects: [...projects.values()],
+    tracingProjects,
     clock: options.clock,
     buildMs: options.buildMs,
     secretsPatch: options.secretsPatch ?? 'merge',

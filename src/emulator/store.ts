@@ -1,13 +1,13 @@
 // The emulator's in-memory store: deployments by id, per-tenant name index and ordered list, providers, integrations.
 import { randomUUID } from 'node:crypto';
-import type { CreateProviderRequest } from '../core/wire/schema.js';
+import { isPending, lowerBound, pageOf, type DeploymentFilter } from './deployment-list.js';
 import { fail, ok, type Result } from './issues.js';
 import { mergePatch, newDeployment, type PatchOutcome, type RevisionOutcome, type SecretsPatchMode, type WriteContext } from './merge.js';
-import type { AnyDeploymentType, CreateBody, PatchBody, ProviderPatchBody } from './requests.js';
+import { newProvider, patchedProvider, type ProviderInput } from './provider-records.js';
+import type { CreateBody, PatchBody, ProviderPatchBody } from './requests.js';
 import {
   compareDeployments,
   advanceDeployment,
-  sha256Hex,
   type StoredDeployment,
   type StoredIntegration,
   type StoredProvider,
@@ -18,27 +18,6 @@ import {
 import type { StateUpload } from './schema.js';
 import { UploadRegistry, type IssuedUpload } from './upload-registry.js';
 import type { RepoLookup } from './validate.js';
-
-/** The list filters of GET /v2/deployments, already parsed. */
-export interface DeploymentFilter {
-  name_contains?: string;
-  status?: string;
-  image_version?: string;
-  deployment_type?: AnyDeploymentType;
-  deployment_ids?: string[];
-  remote_reconciled?: boolean;
-  /** A deployment matches when it carries every one of these tag value ids. */
-  tag_value_ids?: string[];
-}
-
-/** The fields of a provider to create, whether given by hand or discovered. `client_secret` is hashed, never kept. */
-export type ProviderInput = Omit<CreateProviderRequest, 'client_secret' | 'code_challenge_method'> & {
-  client_secret?: string | null;
-  /** Absent: S256; null: none (a discovered server that offers no PKCE method). */
-  code_challenge_method?: string | null;
-  mcp_server_url?: string | null;
-  is_dynamic_client?: boolean;
-};
 
 interface TenantSpace {
   tenant: StoredTenant;
@@ -70,33 +49,6 @@ export interface StoreInit {
 
 /** The knobs of the write rules, as the store hands them to merge.ts. */
 export type WriteKnobs = Pick<StoreInit, 'secretsPatch' | 'lenient' | 'outcome' | 'anyTarballPath'>;
-
-
-
-function lowerBound(list: StoredDeployment[], item: StoredDeployment): number {
-  let lo = 0;
-  let hi = list.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (compareDeployments(list[mid]!, item) < 0) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
-
-function matches(d: StoredDeployment, f: DeploymentFilter, nameNeedle: string | undefined): boolean {
-  if (nameNeedle !== undefined && !d.name.includes(nameNeedle)) return false;
-  if (f.status !== undefined && d.status !== f.status) return false;
-  if (f.image_version !== undefined && d.image_version !== f.image_version) return false;
-  if (f.deployment_type !== undefined && d.deployment_type !== f.deployment_type) return false;
-  if (f.remote_reconciled !== undefined && d.remote_reconciled !== f.remote_reconciled) return false;
-  if (f.tag_value_ids && f.tag_value_ids.length > 0 && !f.tag_value_ids.every((t) => d.tag_value_ids.includes(t))) return false;
-  return true;
-}
-
-function isPending(d: StoredDeployment): boolean {
-  return d.build_ready_at !== null || d.delete_at !== null;
-}
 
 export function notFound(deploymentId: string): string {
   return `Deployment ID ${deploymentId} not found.`;
@@ -286,35 +238,7 @@ export class EmulatorStore {
   listDeployments(tenantId: string, filter: DeploymentFilter, offset: number, limit: number): StoredDeployment[] {
     this.advance();
     const space = this.space(tenantId);
-    const needle = filter.name_contains?.toLowerCase();
-    if (filter.deployment_ids) {
-      const picked = new Set<StoredDeployment>();
-      for (const id of filter.deployment_ids) {
-        const d = this.byId.get(id);
-        if (d && d.tenant_id === tenantId && matches(d, filter, needle)) picked.add(d);
-      }
-      return [...picked].sort(compareDeployments).slice(offset, offset + limit);
-    }
-    const unfiltered =
-      needle === undefined &&
-      filter.status === undefined &&
-      filter.image_version === undefined &&
-      filter.deployment_type === undefined &&
-      filter.remote_reconciled === undefined &&
-      !(filter.tag_value_ids && filter.tag_value_ids.length > 0);
-    if (unfiltered) return space.ordered.slice(offset, offset + limit);
-    const out: StoredDeployment[] = [];
-    let skipped = 0;
-    for (const d of space.ordered) {
-      if (!matches(d, filter, needle)) continue;
-      if (skipped < offset) {
-        skipped += 1;
-        continue;
-      }
-      out.push(d);
-      if (out.length >= limit) break;
-    }
-    return out;
+    return pageOf(space.ordered, (id) => this.byId.get(id), tenantId, filter, offset, limit);
   }
 
   private writeContext(): WriteContext {
@@ -405,18 +329,8 @@ export class EmulatorStore {
   patchProvider(organizationId: string, providerId: string, patch: ProviderPatchBody): Result<StoredProvider> {
     const current = this.provider(organizationId, providerId);
     if (!current) return fail(404, providerNotFound(providerId));
-    const next: StoredProvider = {
-      ...current,
-      name: patch.name ?? current.name,
-      client_id: patch.client_id ?? current.client_id,
-      auth_url: patch.auth_url ?? current.auth_url,
-      token_url: patch.token_url ?? current.token_url,
-      uses_pkce: patch.uses_pkce ?? current.uses_pkce,
-      code_challenge_method: patch.code_challenge_method === undefined ? current.code_challenge_method : patch.code_challenge_method,
-      client_secret_sha256: patch.client_secret != null ? sha256Hex(patch.client_secret) : current.client_secret_sha256,
-    };
-    const same = (Object.keys(next) as Array<keyof StoredProvider>).every((key) => next[key] === current[key]);
-    if (same) return ok(current);
+    const next = patchedProvider(current, patch);
+    if (!next) return ok(current);
     const updated = { ...next, updated_at: this.clock() };
     this.orgProviders(organizationId).set(providerId, updated);
     this.changed();
@@ -447,26 +361,7 @@ export class EmulatorStore {
       return fail(409, `OAuth provider "${input.provider_id}" already exists in organization ${organizationId}`);
     }
     const now = this.clock();
-    const provider: StoredProvider = {
-      id: randomUUID(),
-      organization_id: organizationId,
-      provider_id: input.provider_id,
-      name: input.name,
-      client_id: input.client_id,
-      auth_url: input.auth_url,
-      token_url: input.token_url,
-      client_secret_sha256: input.client_secret != null ? sha256Hex(input.client_secret) : null,
-      uses_pkce: input.uses_pkce ?? false,
-      code_challenge_method: input.code_challenge_method === undefined ? 'S256' : input.code_challenge_method,
-      provider_type: input.provider_type ?? null,
-      mcp_server_url: input.mcp_server_url ?? null,
-      token_endpoint_auth_method: input.token_endpoint_auth_method ?? 'client_secret_post',
-      authorization_params: input.authorization_params ?? {},
-      is_dynamic_client: input.is_dynamic_client ?? false,
-      allowed_redirect_uris: input.allowed_redirect_uris ?? [],
-      created_at: now,
-      updated_at: now,
-    };
+    const provider = newProvider(organizationId, input, randomUUID(), now);
     providers.set(provider.provider_id, provider);
     this.changed();
     return ok(provider);

@@ -31,13 +31,14 @@ export interface DeploymentRouteOptions {
   clock: () => number;
 }
 
-export function deploymentRoutes(options: DeploymentRouteOptions): Route[] {
-  const { store } = options;
-  const json = deploymentJsonCache(options.view);
-  const reply = (status: number, d: StoredDeployment): Reply => ({ status, json: json(d) });
-  const createSchema = options.lenientCreate ? LenientCreateBody : CreateBody;
+/** A deployment answered with `status`, serialized through the view's cache. */
+type DeploymentReply = (status: number, d: StoredDeployment) => Reply;
 
-  const create: Route = {
+/** POST /v2/deployments. */
+function createRoute(options: DeploymentRouteOptions, reply: DeploymentReply): Route {
+  const { store } = options;
+  const createSchema = options.lenientCreate ? LenientCreateBody : CreateBody;
+  return {
     method: 'POST',
     path: '/v2/deployments',
     body: true,
@@ -52,8 +53,11 @@ export function deploymentRoutes(options: DeploymentRouteOptions): Route[] {
       return reply(201, created.value);
     },
   };
+}
 
-  const patch: Route = {
+/** PATCH /v2/deployments/{deployment_id}. */
+function patchRoute(store: EmulatorStore, reply: DeploymentReply): Route {
+  return {
     method: 'PATCH',
     path: '/v2/deployments/{deployment_id}',
     body: true,
@@ -71,8 +75,12 @@ export function deploymentRoutes(options: DeploymentRouteOptions): Route[] {
       return reply(200, patched.value.next);
     },
   };
+}
 
-  const list: Route = {
+/** GET /v2/deployments: one page, at most pageCap long. */
+function listRoute(options: DeploymentRouteOptions, json: (d: StoredDeployment) => string): Route {
+  const { store } = options;
+  return {
     method: 'GET',
     path: '/v2/deployments',
     handle(ctx) {
@@ -84,10 +92,11 @@ export function deploymentRoutes(options: DeploymentRouteOptions): Route[] {
       return { status: 200, json: `{"resources":[${page.map(json).join(',')}],"offset":${offset + page.length}}` };
     },
   };
+}
 
-  if (options.specOnly) return [create, patch, list];
-
-  const read: Route = {
+/** GET /v2/deployments/{deployment_id} (beyond the spec). */
+function readRoute(store: EmulatorStore, reply: DeploymentReply): Route {
+  return {
     method: 'GET',
     path: '/v2/deployments/{deployment_id}',
     handle(ctx) {
@@ -99,8 +108,11 @@ export function deploymentRoutes(options: DeploymentRouteOptions): Route[] {
       return reply(200, d);
     },
   };
+}
 
-  const remove: Route = {
+/** DELETE /v2/deployments/{deployment_id} (beyond the spec). */
+function deleteRoute(store: EmulatorStore): Route {
+  return {
     method: 'DELETE',
     path: '/v2/deployments/{deployment_id}',
     async handle(ctx) {
@@ -114,8 +126,12 @@ export function deploymentRoutes(options: DeploymentRouteOptions): Route[] {
       return { status: 204 };
     },
   };
+}
 
-  const revisions: Route = {
+/** GET /v2/deployments/{deployment_id}/revisions (beyond the spec): newest first, paged, by status. */
+function revisionsRoute(options: DeploymentRouteOptions): Route {
+  const { store } = options;
+  return {
     method: 'GET',
     path: '/v2/deployments/{deployment_id}/revisions',
     handle(ctx) {
@@ -134,8 +150,12 @@ export function deploymentRoutes(options: DeploymentRouteOptions): Route[] {
       return { status: 200, body: { resources: page.map((r) => revisionView(d, r, now)), offset: offset + page.length } };
     },
   };
+}
 
-  const revision: Route = {
+/** GET /v2/deployments/{deployment_id}/revisions/{revision_id} (beyond the spec). */
+function revisionRoute(options: DeploymentRouteOptions): Route {
+  const { store } = options;
+  return {
     method: 'GET',
     path: '/v2/deployments/{deployment_id}/revisions/{revision_id}',
     handle(ctx) {
@@ -149,6 +169,13 @@ export function deploymentRoutes(options: DeploymentRouteOptions): Route[] {
       return { status: 200, body: revisionView(d, r, options.clock()) };
     },
   };
+}
 
-  return [create, patch, list, read, remove, revisions, revision];
+export function deploymentRoutes(options: DeploymentRouteOptions): Route[] {
+  const { store } = options;
+  const json = deploymentJsonCache(options.view);
+  const reply: DeploymentReply = (status, d) => ({ status, json: json(d) });
+  const spec = [createRoute(options, reply), patchRoute(store, reply), listRoute(options, json)];
+  if (options.specOnly) return spec;
+  return [...spec, readRoute(store, reply), deleteRoute(store), revisionsRoute(options), revisionRoute(options)];
 }

@@ -32,10 +32,9 @@ function isHttpUrl(text: string): boolean {
   }
 }
 
-export function providerRoutes(options: ProviderRouteOptions): Route[] {
-  const { store } = options;
-
-  const create: Route = {
+/** POST /v2/auth/providers. */
+function createRoute(store: EmulatorStore): Route {
+  return {
     method: 'POST',
     path: '/v2/auth/providers',
     body: true,
@@ -48,8 +47,12 @@ export function providerRoutes(options: ProviderRouteOptions): Route[] {
       return { status: 200, body: providerView(created.value) };
     },
   };
+}
 
-  const discover: Route = {
+/** POST /v2/auth/providers/mcp-discover: discovery through the hook, then a create. */
+function discoverRoute(options: ProviderRouteOptions): Route {
+  const { store } = options;
+  return {
     method: 'POST',
     path: '/v2/auth/providers/mcp-discover',
     body: true,
@@ -103,18 +106,22 @@ export function providerRoutes(options: ProviderRouteOptions): Route[] {
       return { status: 200, body: providerView(created.value) };
     },
   };
+}
 
-  if (options.specOnly) return [create, discover];
-
-  const list: Route = {
+/** GET /v2/auth/providers (beyond the spec). */
+function listRoute(store: EmulatorStore): Route {
+  return {
     method: 'GET',
     path: '/v2/auth/providers',
     handle(ctx) {
       return { status: 200, body: store.providers(ctx.tenant.organization_id).map(providerView) };
     },
   };
+}
 
-  const read: Route = {
+/** GET /v2/auth/providers/{provider_id} (beyond the spec). */
+function readRoute(store: EmulatorStore): Route {
+  return {
     method: 'GET',
     path: '/v2/auth/providers/{provider_id}',
     handle(ctx) {
@@ -123,8 +130,11 @@ export function providerRoutes(options: ProviderRouteOptions): Route[] {
       return { status: 200, body: providerView(provider) };
     },
   };
+}
 
-  const update: Route = {
+/** PATCH /v2/auth/providers/{provider_id} (beyond the spec). */
+function updateRoute(store: EmulatorStore): Route {
+  return {
     method: 'PATCH',
     path: '/v2/auth/providers/{provider_id}',
     body: true,
@@ -137,8 +147,11 @@ export function providerRoutes(options: ProviderRouteOptions): Route[] {
       return { status: 200, body: providerView(updated.value) };
     },
   };
+}
 
-  const remove: Route = {
+/** DELETE /v2/auth/providers/{provider_id} (beyond the spec). */
+function deleteRoute(store: EmulatorStore): Route {
+  return {
     method: 'DELETE',
     path: '/v2/auth/providers/{provider_id}',
     async handle(ctx) {
@@ -148,6 +161,11 @@ export function providerRoutes(options: ProviderRouteOptions): Route[] {
       return { status: 204 };
     },
   };
+}
 
-  return [create, discover, list, read, update, remove];
+export function providerRoutes(options: ProviderRouteOptions): Route[] {
+  const { store } = options;
+  const spec = [createRoute(store), discoverRoute(options)];
+  if (options.specOnly) return spec;
+  return [...spec, listRoute(store), readRoute(store), updateRoute(store), deleteRoute(store)];
 }
