@@ -50,7 +50,6 @@ export default tseslint.config(
       'src/daemon/status.ts',
       'src/emulator/store.ts',
       'src/runner/worker.ts',
-      'src/service/transport.ts',
     ],
     rules: { 'max-lines': ['warn', { max: 400 }] },
   },

@@ -5,7 +5,7 @@ import { BlockedError, JobInputError } from '../core/errors.js';
 import type { ServiceClient } from '../service/client.js';
 import { classifyFailure } from '../service/errors.js';
 import { backoffDelay } from '../service/backoff.js';
-import { recordWrites, sendingOnce, type WriteRecord } from '../service/transport.js';
+import { recordWrites, sendingOnce, type WriteRecord } from '../service/call-scope.js';
 import { fieldLine } from '../plan/render/text.js';
 import { AppliedStateStore } from '../store/applied-state.js';
 import { JobAppliedState } from './job-applied-state.js';

@@ -56,7 +56,7 @@ export function clientOptionsFrom(settings: ServiceSettings, onRequest?: ClientO
 export type RevisionReads = Pick<ServiceClient, 'revisionReads' | 'readRevision' | 'listDeploymentsById'>;
 
 /**
- * The service's HTTP API. GETs retry outside jobs (network, 429, 5xx, honouring Retry-After; see transport.ts
+ * The service's HTTP API. GETs retry outside jobs (network, 429, 5xx, honouring Retry-After; see call-scope.ts
  * sendingOnce); writes are sent once. Each method sends through its endpoint family's module (deployments.ts,
  * revisions.ts, logs.ts, providers.ts, integrations.ts); the client keeps what it learnt of the service (which
  * endpoints beyond the spec it has) for its life, and says each fallback once (onNotice).
