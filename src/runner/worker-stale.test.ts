@@ -3,7 +3,8 @@ import type { Job } from 'bullmq';
 import { describe, expect, it } from 'vitest';
 import type { ServiceClient } from '../service/client.js';
 import { buildJobData } from '../queue/jobs.js';
-import { createProcessor, wasNotRun, type ProcessorContext, type StaleJob } from './worker.js';
+import { createProcessor, type ProcessorContext } from './processor.js';
+import { wasNotRun, type StaleJob } from './stale-job.js';
 import type { AppliedStateStore } from '../store/applied-state.js';
 
 const data = {

@@ -1,15 +1,14 @@
 // One keep-alive undici Agent per client: timed requests, capped bodies, zod-checked JSON, GET retries with backoff (outside jobs).
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { setMaxListeners } from 'node:events';
-import { STATUS_CODES } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Agent, type Dispatcher } from 'undici';
 import type { z } from 'zod';
 import { ConvergeError, UsageError } from '../core/errors.js';
 import { checkHttpUrl } from '../core/http-url.js';
-import { ErrorBody } from '../core/wire/schema.js';
+import { decodeJson, errorDetail, parseRetryAfter } from './answers.js';
 import { backoffDelay } from './backoff.js';
-import { BadResponseError, classifyFailure, NetworkError, ServiceError, shortFailure, toNetworkError } from './errors.js';
+import { isSendingOnce, recordWrite } from './call-scope.js';
+import { classifyFailure, NetworkError, ServiceError, shortFailure, toNetworkError } from './errors.js';
 import { VERSION } from './version.js';
 
 export interface RetryPolicy {
@@ -32,51 +31,8 @@ export interface RequestInfo {
   attempt: number;
 }
 
-/** One write (POST, PATCH) sent to the service, and the request id it answered with, if any. */
-export interface WriteRecord {
-  method: string;
-  /** Templated route, e.g. /v2/deployments/{deployment_id}. */
-  route: string;
-  status: number | 'network';
-  /** From the answer's X-Request-Id (or Request-Id, X-Amzn-RequestId, X-Correlation-Id) header, when the service sends one. */
-  requestId?: string;
-}
-
-const WRITES = new AsyncLocalStorage<WriteRecord[]>();
-
-/** Set while a job runs: its requests are sent once each, and the job's attempts are the one retry layer. */
-const ONE_TRY = new AsyncLocalStorage<true>();
-
-/**
- * Runs `fn` with every request it sends through any transport tried once: a failure goes straight to the caller,
- * which retries the whole unit itself (a job: its attempts, with the same backoff). One retry layer per request,
- * so a read that always fails is sent `attempts` times in all, not attempts x the transport's tries.
- */
-export function sendingOnce<T>(fn: () => Promise<T>): Promise<T> {
-  return ONE_TRY.run(true, fn);
-}
-
 /** The advice given for a service URL that carries credentials. */
 export const API_KEY_ADVICE = 'give the API key with --api-key or CONVERGE_API_KEY';
-
-/** Runs `fn`, collecting every write it sends through any transport (for a log line per write with its request id). */
-export async function recordWrites<T>(fn: () => Promise<T>): Promise<{ value: T; writes: WriteRecord[] }> {
-  const writes: WriteRecord[] = [];
-  const value = await WRITES.run(writes, fn);
-  return { value, writes };
-}
-
-const REQUEST_ID_HEADERS = ['x-request-id', 'request-id', 'x-amzn-requestid', 'x-correlation-id'];
-
-function requestIdOf(headers: Dispatcher.ResponseData['headers']): string | undefined {
-  for (const name of REQUEST_ID_HEADERS) {
-    const value = headers[name];
-    const text = Array.isArray(value) ? value[0] : value;
-    // An id is short and printable; anything else is not worth a log field.
-    if (typeof text === 'string' && /^[\x21-\x7e]{1,128}$/.test(text)) return text;
-  }
-  return undefined;
-}
 
 /** One GET about to be tried again, for a line on stderr as it happens. */
 export interface RetryInfo {
@@ -143,42 +99,11 @@ export const DEFAULTS = {
 /** Error bodies are read up to this size for their detail; anything longer is not parsed. */
 const ERROR_BODY_CAP = 64 * 1024;
 
-/** Parses Retry-After: delay-seconds or an HTTP date. Undefined when absent or unreadable. */
-export function parseRetryAfter(value: string | string[] | undefined, now: number = Date.now()): number | undefined {
-  const raw = (Array.isArray(value) ? value[0] : value)?.trim();
-  if (!raw) return undefined;
-  if (/^\d+(\.\d+)?$/.test(raw)) return Math.round(Number(raw) * 1000);
-  const at = Date.parse(raw);
-  if (Number.isNaN(at)) return undefined;
-  return Math.max(0, at - now);
-}
-
 /** "30s", "1.5s", "200ms": a duration for a progress line. */
 export function formatSeconds(ms: number): string {
   if (ms < 1000) return `${Math.round(ms)}ms`;
   const seconds = ms / 1000;
   return `${Number.isInteger(seconds) ? seconds : seconds.toFixed(1)}s`;
-}
-
-/** Turns a service error body into one readable line; 422 lists become "loc: msg; loc: msg". */
-export function detailText(status: number, parsed: unknown): string {
-  const body = ErrorBody.safeParse(parsed);
-  if (body.success) {
-    const { detail } = body.data;
-    if (typeof detail === 'string') return detail || (STATUS_CODES[status] ?? `HTTP ${status}`);
-    if (detail.length === 0) return STATUS_CODES[status] ?? `HTTP ${status}`;
-    return detail.map((issue) => `${issue.loc.map(String).join('.')}: ${issue.msg}`).join('; ');
-  }
-  if (parsed && typeof parsed === 'object' && typeof (parsed as { message?: unknown }).message === 'string') {
-    return (parsed as { message: string }).message;
-  }
-  return STATUS_CODES[status] ?? `HTTP ${status}`;
-}
-
-function redact(text: string, secrets: Array<string | undefined>): string {
-  let out = text;
-  for (const secret of secrets) if (secret) out = out.split(secret).join('[redacted]');
-  return out;
 }
 
 function normaliseBase(baseUrl: string): URL {
@@ -243,7 +168,7 @@ export class HttpTransport {
    * and every call inside a job (sendingOnce), are sent once.
    */
   async send<S extends z.ZodType>(call: Call<S>): Promise<z.output<S>> {
-    const attempts = (call.method === 'GET' || call.idempotent === true || call.read === true) && ONE_TRY.getStore() !== true ? this.retry.attempts : 1;
+    const attempts = (call.method === 'GET' || call.idempotent === true || call.read === true) && !isSendingOnce() ? this.retry.attempts : 1;
     for (let attempt = 1; ; attempt++) {
       try {
         return await this.attempt(call, attempt);
@@ -282,17 +207,14 @@ export class HttpTransport {
     try {
       const response = await this.dispatch(call);
       status = response.statusCode;
-      if (call.method !== 'GET' && call.read !== true) {
-        const requestId = requestIdOf(response.headers);
-        WRITES.getStore()?.push({ method: call.method, route: call.route, status, ...(requestId ? { requestId } : {}) });
-      }
+      if (call.method !== 'GET' && call.read !== true) recordWrite(call.method, call.route, status, response.headers);
       if (status < 200 || status >= 300) throw await this.serviceError(call, response);
       if (call.noContent) {
         await this.readBody(call, response, ERROR_BODY_CAP, false);
         return call.schema.parse(undefined);
       }
       const bytes = await this.readBody(call, response, this.maxResponseBytes, true);
-      return this.decode(call, bytes, String(response.headers['content-type'] ?? 'none'));
+      return decodeJson({ method: call.method, route: call.route }, call.schema, bytes, String(response.headers['content-type'] ?? 'none'));
     } catch (error) {
       if (error instanceof NetworkError) status = 'network';
       throw error;
@@ -355,39 +277,10 @@ export class HttpTransport {
     return Buffer.concat(chunks, size);
   }
 
-  private decode<S extends z.ZodType>(call: Call<S>, bytes: Buffer, contentType: string): z.output<S> {
-    const where = { method: call.method, route: call.route };
-    if (bytes.length === 0) throw new BadResponseError({ ...where, text: 'the response body is empty; expected JSON' });
-    let data: unknown;
-    try {
-      data = JSON.parse(bytes.toString('utf8'));
-    } catch (error) {
-      // The parser's own message can quote the body, so it is not passed on.
-      const message = error instanceof Error ? error.message : '';
-      const truncated = /end of JSON input|Unterminated/i.test(message);
-      throw new BadResponseError({
-        ...where,
-        truncated,
-        text: `the response is not valid JSON (${bytes.length} bytes, content-type ${contentType}${truncated ? ', cut off' : ''})`,
-      });
-    }
-    const parsed = call.schema.safeParse(data);
-    if (parsed.success) return parsed.data;
-    const issues = parsed.error.issues.slice(0, 3).map((issue) => `${issue.path.length ? issue.path.join('.') : '(root)'}: ${issue.message}`);
-    const more = parsed.error.issues.length > 3 ? ` (and ${parsed.error.issues.length - 3} more)` : '';
-    throw new BadResponseError({ ...where, text: `unexpected response shape: ${issues.join('; ')}${more}` });
-  }
-
   private async serviceError(call: Call<z.ZodType>, response: Dispatcher.ResponseData): Promise<ServiceError> {
     const status = response.statusCode;
     const bytes = await this.readBody(call, response, ERROR_BODY_CAP, false);
-    let parsed: unknown;
-    try {
-      parsed = bytes && bytes.length ? JSON.parse(bytes.toString('utf8')) : undefined;
-    } catch {
-      parsed = undefined;
-    }
-    const detail = redact(detailText(status, parsed), [this.apiKey, ...(call.sensitive ?? [])]);
+    const detail = errorDetail(status, bytes, [this.apiKey, ...(call.sensitive ?? [])]);
     const retryAfterMs = status === 429 || status >= 500 ? parseRetryAfter(response.headers['retry-after']) : undefined;
     return new ServiceError({ status, detail, method: call.method, route: call.route, ...(retryAfterMs !== undefined ? { retryAfterMs } : {}) });
   }

@@ -11,7 +11,7 @@ import { currentFence, fenceKey, Lease, leaseKey } from '../../src/leader/lease.
 import { openJobs, type Jobs } from '../../src/jobs/open-jobs.js';
 import { closeRedis, connectProducer } from '../../src/store/redis.js';
 import type { ReconcileJobData } from '../../src/store/schema.js';
-import { staleReason } from '../../src/runner/worker.js';
+import { staleReason } from '../../src/runner/stale-job.js';
 import { electionLoops } from '../helpers/lease.js';
 import { data } from '../helpers/job-fixtures.js';
 import { until } from '../helpers/until.js';

@@ -7,7 +7,8 @@ import { startEmulator, type RunningEmulator } from '../../src/emulator/server.j
 import { AppliedStateStore } from '../../src/store/applied-state.js';
 import { buildJobData } from '../../src/queue/jobs.js';
 import { closeRedis, connectProducer, isRedisUnavailable, RedisUnavailableError } from '../../src/store/redis.js';
-import { createProcessor, RetryableJobError, SILENT_LOGGER } from '../../src/runner/worker.js';
+import { createProcessor, RetryableJobError } from '../../src/runner/processor.js';
+import { SILENT_LOGGER } from '../../src/runner/worker.js';
 import { REDIS_URL, testPrefix } from '../helpers/redis.js';
 
 const resource: DeploymentResource = {

@@ -8,7 +8,8 @@ import { dropPrefix, REDIS_URL, testPrefix } from '../helpers/redis.js';
 import { buildJobData, QUEUE_NAME } from '../../src/queue/jobs.js';
 import { openJobs } from '../../src/jobs/open-jobs.js';
 import { closeRedis, connectProducer } from '../../src/store/redis.js';
-import { jitteredBackoff, limiterFor, MAX_BACKOFF_MS, RetryableJobError } from '../../src/runner/worker.js';
+import { jitteredBackoff, MAX_BACKOFF_MS, RetryableJobError } from '../../src/runner/processor.js';
+import { limiterFor } from '../../src/runner/worker.js';
 
 describe('jitteredBackoff', () => {
   const job = { opts: { backoff: { type: 'converge-jitter', delay: 1_000 } } };

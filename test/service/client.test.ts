@@ -3,7 +3,7 @@ import { inspect } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ServiceClient, type ClientOptions, type RequestInfo } from '../../src/service/client.js';
 import { BadResponseError, classifyFailure, NetworkError, ServiceError } from '../../src/service/errors.js';
-import { sendingOnce } from '../../src/service/transport.js';
+import { sendingOnce } from '../../src/service/call-scope.js';
 import { ConvergeError } from '../../src/core/errors.js';
 import { deployment, json, provider, startServer, type Handler, type ScriptedServer } from './scripted-server.js';
 
@@ -547,7 +547,7 @@ describe('a record of every write', () => {
       json(response, 200, deployment('a'), { 'x-request-id': 'req-7f3a' });
     });
     const { client } = clientFor(server);
-    const { recordWrites } = await import('../../src/service/transport.js');
+    const { recordWrites } = await import('../../src/service/call-scope.js');
     const { writes } = await recordWrites(async () => {
       await client.listDeployments();
       await client.patchDeployment('id-1', { source_config: { build_on_push: true } });

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { BadResponseError, classifyFailure, NetworkError, networkFailureOf, ServiceError } from '../../src/service/errors.js';
 import { backoffDelay } from '../../src/service/backoff.js';
-import { detailText, parseRetryAfter } from '../../src/service/transport.js';
+import { detailText, parseRetryAfter } from '../../src/service/answers.js';
 import { ConvergeError } from '../../src/core/errors.js';
 
 function service(status: number, retryAfterMs?: number): ServiceError {

@@ -4,7 +4,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { startEmulator, type EmulatorOptions, type RunningEmulator } from '../../src/emulator/server.js';
 import { buildLogTail } from '../../src/service/build-log-tail.js';
 import { ServiceClient } from '../../src/service/client.js';
-import { recordWrites } from '../../src/service/transport.js';
+import { recordWrites } from '../../src/service/call-scope.js';
 
 const emulators: RunningEmulator[] = [];
 const clients: ServiceClient[] = [];
