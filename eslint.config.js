@@ -46,8 +46,6 @@ export default tseslint.config(
     // The files and functions over the limits today (docs/code-checks.md): warnings until they are split; a new
     // offender is an error. Remove a line here once its file is under the limit.
     files: [
-      'src/daemon/daemon.ts',
-      'src/daemon/status.ts',
       'src/emulator/store.ts',
       'src/runner/worker.ts',
       'src/service/client.ts',
@@ -58,8 +56,6 @@ export default tseslint.config(
   {
     files: [
       'src/daemon/cycle.ts',
-      'src/daemon/metrics.ts',
-      'src/daemon/watcher.ts',
       'src/emulator/handler.ts',
       'src/emulator/routes/deployments.ts',
       'src/emulator/routes/providers.ts',
