@@ -55,7 +55,6 @@ export default tseslint.config(
   },
   {
     files: [
-      'src/daemon/cycle.ts',
       'src/emulator/handler.ts',
       'src/emulator/routes/deployments.ts',
       'src/emulator/routes/providers.ts',
