@@ -59,10 +59,8 @@ export interface MetricsOptions {
   processMetrics?: boolean;
 }
 
-/** A fresh registry with every converge metric registered. Several daemons in one process do not collide. */
-export function createMetrics(options: MetricsOptions = {}): DaemonMetrics {
-  const registry = new Registry();
-  if (options.processMetrics ?? true) collectDefaultMetrics({ register: registry, prefix: 'converge_' });
+/** The reconciles and what the last one found: duration, count, last success, resources by state, orphans, drift. */
+function reconcileMetrics(registry: Registry) {
   const reconcileDuration = new Histogram({
     name: 'converge_reconcile_duration_seconds',
     help: 'Duration of a full reconcile of the manifest directory (load, list, plan, enqueue).',
@@ -98,6 +96,14 @@ export function createMetrics(options: MetricsOptions = {}): DaemonMetrics {
     labelNames: ['kind', 'policy'] as const,
     registers: [registry],
   });
+  lastSuccess.set(0);
+  orphans.set(0);
+  for (const kind of KINDS) for (const state of SYNC_STATES) resources.set({ kind, state }, 0);
+  return { reconcileDuration, reconciles, lastSuccess, resources, orphans, drifted };
+}
+
+/** The jobs enqueued and finished, and the requests to the service. */
+function jobAndRequestMetrics(registry: Registry) {
   const jobsEnqueued = new Counter({
     name: 'converge_jobs_enqueued_total',
     help: 'Reconcile jobs this daemon enqueued, by operation.',
@@ -123,6 +129,12 @@ export function createMetrics(options: MetricsOptions = {}): DaemonMetrics {
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
     registers: [registry],
   });
+  for (const outcome of JOB_OUTCOMES) jobs.inc({ outcome }, 0);
+  return { jobsEnqueued, jobs, requests, requestDuration };
+}
+
+/** What the daemon watches besides the reconciles: manifest errors, resync cycles, Redis's records lost, SecretsUnknown, each resource's health, failed revisions. */
+function conditionMetrics(registry: Registry) {
   const manifestErrors = new Gauge({
     name: 'converge_manifest_errors',
     help: 'Error diagnostics of the manifests at the last reconcile.',
@@ -156,6 +168,14 @@ export function createMetrics(options: MetricsOptions = {}): DaemonMetrics {
     registers: [registry],
   });
   for (const reason of REVISION_FAILURE_REASONS) revisionFailures.inc({ reason }, 0);
+  appliedStateLost.set(0);
+  secretsUnknown.set(0);
+  manifestErrors.set(0);
+  return { manifestErrors, resyncCycles, appliedStateLost, secretsUnknown, resourceHealth, revisionFailures };
+}
+
+/** The flap guard's Conflicts and the notification deliveries. */
+function conflictAndNotificationMetrics(registry: Registry) {
   const conflicts = new Counter({
     name: 'converge_conflicts_total',
     help: "Conflicts this daemon's worker found, by kind and reason (desired_alternates: the desired state went A, B, A within flap_window; changed_outside: a change made outside converge was put back flap_limit times and came again): converge stopped writing to the resource.",
@@ -174,39 +194,31 @@ export function createMetrics(options: MetricsOptions = {}): DaemonMetrics {
     registers: [registry],
   });
   conflictResources.set(0);
-  appliedStateLost.set(0);
-  secretsUnknown.set(0);
-  lastSuccess.set(0);
-  orphans.set(0);
-  manifestErrors.set(0);
-  for (const kind of KINDS) for (const state of SYNC_STATES) resources.set({ kind, state }, 0);
-  for (const outcome of JOB_OUTCOMES) jobs.inc({ outcome }, 0);
+  return { conflicts, conflictResources, notifications };
+}
 
+/** A fresh registry with every converge metric registered. Several daemons in one process do not collide. */
+export function createMetrics(options: MetricsOptions = {}): DaemonMetrics {
+  const registry = new Registry();
+  if (options.processMetrics ?? true) collectDefaultMetrics({ register: registry, prefix: 'converge_' });
+  // Registered in this order, which is the order of the exposition.
+  const reconcile = reconcileMetrics(registry);
+  const { resources } = reconcile;
+  const work = jobAndRequestMetrics(registry);
+  const { requests, requestDuration } = work;
+  const conditions = conditionMetrics(registry);
+  const { resourceHealth } = conditions;
+  const outside = conflictAndNotificationMetrics(registry);
   return {
     registry,
-    reconcileDuration,
-    reconciles,
-    lastSuccess,
-    resources,
-    orphans,
-    drifted,
-    jobsEnqueued,
-    jobs,
-    requests,
-    requestDuration,
-    manifestErrors,
-    resyncCycles,
-    appliedStateLost,
-    secretsUnknown,
-    resourceHealth,
-    revisionFailures,
+    ...reconcile,
+    ...work,
+    ...conditions,
     setResourceHealth(rows) {
       resourceHealth.reset();
       for (const row of rows) resourceHealth.set({ kind: row.kind, name: row.name, health: row.health.status }, 1);
     },
-    conflicts,
-    conflictResources,
-    notifications,
+    ...outside,
     observeRequest(info) {
       requests.inc({ method: info.method, endpoint: info.route, status: String(info.status) });
       requestDuration.observe({ method: info.method, endpoint: info.route }, info.durationMs / 1000);

@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { NotifyEvent } from '../core/notify/events.js';
 import type { ReceiverConfig } from '../core/notify/receivers.js';
 import { Notifier, type Publication } from './notifier.js';
-import type { ResourceStatus } from './status.js';
+import type { ResourceStatus } from './status-row.js';
 
 const RECEIVERS: ReceiverConfig[] = [
   { name: 'ops', type: 'webhook', events: ['rollout_failed', 'rollout_succeeded'], timeoutMs: 1_000, env: { url: 'U' } },

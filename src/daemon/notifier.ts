@@ -5,7 +5,7 @@ import type { ManifestVersion } from '../core/manifest-version.js';
 import type { DeliveryResult, NotifyEvent } from '../core/notify/events.js';
 import { receiverWants, type ReceiverConfig } from '../core/notify/receivers.js';
 import { eventsFrom, snapshotOf, type PublishedState } from './notify-events.js';
-import type { ResourceStatus } from './status.js';
+import type { ResourceStatus } from './status-row.js';
 
 /** Enqueues waiting for Redis at once at most; beyond that a publication's events are dropped (one warning). */
 const MAX_BACKLOG = 100;

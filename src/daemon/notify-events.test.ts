@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import type { HealthCondition } from '../core/health.js';
 import { eventsFrom, snapshotOf, type PublishedState } from './notify-events.js';
-import type { ResourceStatus } from './status.js';
+import type { ResourceStatus } from './status-row.js';
 
 const V1 = { kind: 'git' as const, id: 'a'.repeat(40), readAt: '2026-11-26T10:00:00Z' };
 const V2 = { kind: 'git' as const, id: 'b'.repeat(40), readAt: '2026-11-26T11:00:00Z' };

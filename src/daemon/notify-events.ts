@@ -3,7 +3,7 @@ import { REVISION_FAILURE_REASONS, type HealthCondition } from '../core/health.j
 import type { ManifestVersion } from '../core/manifest-version.js';
 import { DAEMON_RESOURCE_KIND, eventId, type NotifyEvent, type NotifyEventType } from '../core/notify/events.js';
 import type { ResourceKind } from '../core/model.js';
-import type { ResourceStatus } from './status.js';
+import type { ResourceStatus } from './status-row.js';
 
 type Version = Pick<ManifestVersion, 'kind' | 'id'>;
 

@@ -1,69 +1,13 @@
 // What the daemon knows about each resource (the /status document): plan action, sync and health, job, drift, errors.
-import { healthOfDeployment, type HealthCondition, type SyncCondition } from '../core/health.js';
+import { healthOfDeployment, type HealthCondition } from '../core/health.js';
 import type { ResourceHold } from '../core/holds.js';
-import { liveOf, type RevisionReading } from '../core/kinds/index.js';
-import type { Outcome } from '../core/decide.js';
-import { type Action, type DriftPolicy, type LiveDeployment, type Plan, type ResourceKind } from '../core/model.js';
+import type { RevisionReading } from '../core/kinds/index.js';
+import type { LiveDeployment, Plan, ResourceKind } from '../core/model.js';
 import { ReconcileJobResult } from '../store/schema.js';
 import type { SyncState } from './metrics.js';
 import type { ReconcileOutcome, RolloutView } from './cycle.js';
-import type { Conflict } from '../core/flap-guard.js';
 import type { ManifestVersion } from '../core/manifest-version.js';
-
-export interface JobView {
-  id: string;
-  state: 'queued' | 'completed' | 'failed';
-  operation: string;
-  outcome?: string;
-  new_revision?: boolean;
-  /** The service's message on failure, or a note. Never a secret. */
-  message?: string;
-  finishedAt?: string;
-}
-
-export interface ResourceStatus {
-  key: string;
-  kind: ResourceKind;
-  name: string;
-  /** Manifest file (relative) that declares it. */
-  file: string | null;
-  /** Action of the last plan. */
-  action: Action;
-  /** Legacy: one word mixing sync and rollout (see `sync` and `health`). */
-  state: SyncState;
-  /** Whether live state matches the manifest, why not, and whether converge writes it. */
-  sync: SyncCondition;
-  /** Whether what was written runs: the latest revision deployed, building, failed (degraded) or unknown. */
-  health: HealthCondition;
-  /** Why converge does not write this resource although its plan differs (a failed revision of this desired state). */
-  hold?: ResourceHold;
-  /** The plan's reason (why blocked, a note). */
-  reason: string | null;
-  /** The last failure (a failed job, a blocked manifest). */
-  error: string | null;
-  /** Drift found at the last reconcile: live left an unchanged manifest. */
-  drift: { policy: DriftPolicy; fields: string[]; reason?: string } | null;
-  /** The manifest file has errors; the last good version of the resource stays in force. */
-  heldAtLastGood: boolean;
-  /**
-   * Why an out_of_sync resource is not being written. SecretsUnknown: its only difference is secrets whose values
-   * the service hides and converge holds no record of; they are not rewritten blind (see `secretsUnknown`) until the
-   * desired state changes or an operator runs `converge reconcile --write-secrets NAME`.
-   */
-  syncReason?: 'SecretsUnknown' | 'Conflict';
-  /** With SecretsUnknown: the secrets (names only) that would be written. */
-  secretsUnknown?: string[];
-  /**
-   * Conflict (the flap guard, src/core/flap-guard.ts): converge stopped writing to the resource because its desired
-   * state alternates between two versions, or something outside converge keeps changing a field it puts back.
-   */
-  conflict?: Pick<Conflict, 'reason' | 'message' | 'since'> & { versions?: ManifestVersion[]; fields?: string[] };
-  /** The manifests converge's last write to the resource came from ("applied from 3f2a9c1"), and when it wrote. */
-  appliedFrom?: ManifestVersion & { appliedAt: string };
-  job: JobView | null;
-  /** The live deployment's id, when known (to follow a revision that builds). */
-  deploymentId?: string;
-}
+import { markConflict, rowOf, rowSources, type ResourceStatus } from './status-row.js';
 
 export interface ReconcileRecord {
   id: number;
@@ -83,16 +27,6 @@ export interface ReconcileRecord {
   cycle?: string;
   /** The manifests this reconcile read (git commit or content hash). */
   manifestVersion?: ManifestVersion;
-}
-
-/** The legacy one-word state of a row, from its outcome (sync first, then health). */
-function stateOf(outcome: Outcome): SyncState {
-  if (outcome.sync.status === 'blocked') return 'blocked';
-  if (outcome.sync.status === 'suspended') return 'suspended';
-  if (outcome.health.status === 'degraded') return 'failed';
-  if (outcome.sync.reason === 'Applying') return 'progressing';
-  if (outcome.sync.status === 'synced') return outcome.health.status === 'progressing' ? 'progressing' : 'synced';
-  return 'out_of_sync';
 }
 
 /** Rollout settings the tracker reads. */
@@ -117,16 +51,6 @@ export interface RolloutToFollow {
   deploymentId: string;
   /** Its latest revision, when known (the revision endpoint is read for it). */
   revisionId: string | undefined;
-}
-
-/** Marks a row as held by the flap guard: reason Conflict, with its one line. */
-function markConflict(row: ResourceStatus, conflict: Pick<Conflict, 'reason' | 'message' | 'since'> & Partial<Pick<Conflict, 'versions' | 'fields'>>): void {
-  row.syncReason = 'Conflict';
-  row.conflict = { reason: conflict.reason, message: conflict.message, since: conflict.since };
-  if (conflict.versions) row.conflict.versions = conflict.versions;
-  if (conflict.fields) row.conflict.fields = conflict.fields;
-  row.reason = `Conflict: ${conflict.message}`;
-  row.sync = { status: 'out_of_sync', reason: 'Conflict', message: conflict.message };
 }
 
 /**
@@ -188,9 +112,7 @@ export class ResourceTracker implements RolloutView {
 
   /** Rebuilds every row from a reconcile's outcome. */
   update(outcome: ReconcileOutcome): void {
-    const liveByName = new Map(outcome.live.map((d) => [d.name, d]));
-    const held = new Map(outcome.held.map((h) => [h.key, h]));
-    const drift = new Map(outcome.drift.map((d) => [d.key, d]));
+    const sources = rowSources(outcome);
     const rows = new Map<string, ResourceStatus>();
     const orphans: string[] = [];
     for (const change of outcome.plan.changes) {
@@ -201,54 +123,8 @@ export class ResourceTracker implements RolloutView {
         orphans.push(key);
         continue;
       }
-      const resource = outcome.resources.get(key);
-      const live = liveOf(change.kind, change.name, liveByName);
       const previous = this.rows.get(key);
-      const hold = held.get(key);
-      const found = drift.get(key);
-      const resourceHold = outcome.holds?.get(key);
-      const row: ResourceStatus = {
-        key,
-        kind: change.kind,
-        name: change.name,
-        file: resource?.location.file ?? hold?.file ?? null,
-        action: change.action,
-        state: stateOf(decided),
-        sync: decided.sync,
-        health: decided.health,
-        reason: change.reason,
-        error: change.action === 'blocked' ? change.reason : null,
-        drift: found ? { policy: found.policy, fields: found.fields, reason: found.reason } : null,
-        heldAtLastGood: hold !== undefined,
-        job: null,
-      };
-      if (resourceHold) row.hold = resourceHold;
-      const deploymentId = live?.id ?? previous?.deploymentId;
-      if (deploymentId) row.deploymentId = deploymentId;
-      const applied = outcome.applied?.get(key);
-      if (applied?.manifestVersion) row.appliedFrom = { ...applied.manifestVersion, appliedAt: applied.appliedAt };
-      const conflict = outcome.conflicts?.get(key);
-      if (conflict) markConflict(row, conflict);
-      const reason = decided.sync.reason;
-      if (reason === 'SecretsUnknown') {
-        row.syncReason = 'SecretsUnknown';
-        row.secretsUnknown = decided.secretsUnknown ?? [];
-        row.reason = `SecretsUnknown: ${decided.sync.message}`;
-      } else if (reason === 'Applied') {
-        // The job finished during the reconcile: keep what its completion showed (the live state read predates it).
-        row.job = previous?.job ?? null;
-        row.state = previous?.state === 'synced' ? 'synced' : 'progressing';
-        if (previous) row.health = previous.health;
-      } else if (reason === 'Applying' && decided.job) {
-        row.job = { id: decided.job.jobId, state: 'queued', operation: decided.job.operation };
-        // A job that failed before keeps its error visible while the new one runs.
-        if (previous?.state === 'failed') row.error = previous.error;
-      } else if (previous?.job && (change.action !== 'noop' || previous.job.state !== 'queued')) {
-        // The resource's last job stays on its row once it ended (also when the plan has nothing left to write): what
-        // it did is still the news (`converge status`, and the notifier, which may read the rows after this reconcile).
-        row.job = previous.job;
-      }
-      if (row.health.status === 'degraded' && row.state !== 'blocked' && row.state !== 'suspended') row.state = 'failed';
+      const row = rowOf(change, decided, outcome, sources, previous);
       this.noteHealth(row, previous?.health);
       rows.set(key, row);
     }

@@ -178,6 +178,69 @@ export function createLinkGuard(rootReal: string, onSkipped: (link: string, targ
 }
 
 /**
+ * The recursive watch of `dir`, whose real path is `real`: chokidar's events and its raw fs events (an atomic rename
+ * over an existing name) go to `onPath`; hidden paths and links to folders watched already are left out. Resolves
+ * once chokidar is ready.
+ */
+async function watchTree(dir: string, real: string, onPath: (path: string) => void, options: Pick<WatchOptions, 'onSkippedLink'>, onError: (error: Error) => void): Promise<FSWatcher> {
+  const guard = createLinkGuard(real, (link, target) => options.onSkippedLink?.(toRel(dir, link), target));
+  const watcher = chokidarWatch(dir, {
+    ignoreInitial: true,
+    followSymlinks: true,
+    persistent: true,
+    // Hidden paths are never manifests; skipping them keeps `.git` out of the watch. `..name` stays watched.
+    ignored: (path: string) => {
+      const rel = relative(dir, path);
+      if (rel === '' || rel.startsWith('..' + sep) || isAbsolute(rel)) return false;
+      if (rel.split(sep).some((p) => p.startsWith('.') && !p.startsWith('..'))) return true;
+      return guard.skips(path);
+    },
+  });
+  watcher.on('all', (_event, path) => onPath(path));
+  watcher.on('raw', (_event, evPath, details) => {
+    const watchedPath = (details as { watchedPath?: string } | undefined)?.watchedPath;
+    if (!watchedPath) return;
+    const name = typeof evPath === 'string' ? evPath : '';
+    const full = !name || basename(watchedPath) === name ? watchedPath : join(watchedPath, name);
+    onPath(full);
+  });
+  watcher.on('error', (error) => onError(error as Error));
+  await new Promise<void>((ready) => watcher.once('ready', () => ready()));
+  return watcher;
+}
+
+/**
+ * Entry watches: plain inotify watches of a parent directory filtered to one name, for the manifest directory
+ * itself and for every symbolic link on its path (git-sync's `current` above a `deploy/` subfolder). Brings
+ * `entries` up to date: watches a path newly wanted, closes the watch of one no longer on the path.
+ */
+async function watchEntries(dir: string, entries: Map<string, NodeFsWatcher>, closed: () => boolean, poke: (rel: string) => void, onError: (error: Error) => void): Promise<void> {
+  const wanted = new Set<string>([dir]);
+  for (let path = dirname(dir); path !== dirname(path); path = dirname(path)) {
+    if (await isLink(path)) wanted.add(path);
+  }
+  for (const [path, watcher] of entries) {
+    if (!wanted.has(path)) {
+      watcher.close();
+      entries.delete(path);
+    }
+  }
+  for (const path of wanted) {
+    if (entries.has(path) || closed()) continue;
+    try {
+      const watcher = fsWatch(dirname(path), { persistent: true }, (_event, name) => {
+        if (name === null || name === basename(path)) poke(path === dir ? '.' : toRel(dir, path));
+      });
+      watcher.on('error', (error) => onError(error));
+      entries.set(path, watcher);
+    } catch (error) {
+      // A parent that does not exist (yet) cannot be watched; the nearest existing one is covered by its own entry.
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') onError(error as Error);
+    }
+  }
+}
+
+/**
  * Watches `dir` recursively, following symlinks to folders whose real path is not watched already (see createLinkGuard). Besides chokidar's events it listens to raw fs events, so an
  * atomic rename over an existing name (`..data`, an editor's save) always counts. The parent directory is
  * watched too, so a `dir` that is itself a swapped symlink (git-sync's `--link`), or that appears later, is
@@ -215,74 +278,22 @@ export async function watchManifestDir(options: WatchOptions): Promise<ManifestW
     if (isRelevantPath(rel)) debouncer.poke(rel);
   }
 
-  async function startInner(real: string): Promise<FSWatcher> {
-    const guard = createLinkGuard(real, (link, target) => options.onSkippedLink?.(toRel(dir, link), target));
-    const watcher = chokidarWatch(dir, {
-      ignoreInitial: true,
-      followSymlinks: true,
-      persistent: true,
-      // Hidden paths are never manifests; skipping them keeps `.git` out of the watch. `..name` stays watched.
-      ignored: (path: string) => {
-        const rel = relative(dir, path);
-        if (rel === '' || rel.startsWith('..' + sep) || isAbsolute(rel)) return false;
-        if (rel.split(sep).some((p) => p.startsWith('.') && !p.startsWith('..'))) return true;
-        return guard.skips(path);
-      },
-    });
-    watcher.on('all', (_event, path) => relevant(path));
-    watcher.on('raw', (_event, evPath, details) => {
-      const watchedPath = (details as { watchedPath?: string } | undefined)?.watchedPath;
-      if (!watchedPath) return;
-      const name = typeof evPath === 'string' ? evPath : '';
-      const full = !name || basename(watchedPath) === name ? watchedPath : join(watchedPath, name);
-      relevant(full);
-    });
-    watcher.on('error', (error) => onError(error as Error));
-    await new Promise<void>((ready) => watcher.once('ready', () => ready()));
-    innerReal = real;
-    return watcher;
-  }
-
   async function ensureInner(): Promise<void> {
     if (closed) return;
-    await watchEntries();
+    await watchEntries(dir, entries, () => closed, (rel) => debouncer.poke(rel), onError);
     const real = await realpathOrNull(dir);
     if (inner && real === innerReal) return;
     const old = inner;
     inner = undefined;
     innerReal = null;
     if (old) await old.close();
-    if (real && !closed) inner = await startInner(real);
+    if (!real || closed) return;
+    inner = await watchTree(dir, real, relevant, options, onError);
+    innerReal = real;
   }
 
-  // Entry watches: plain inotify watches of a parent directory filtered to one name, for the manifest directory
-  // itself and for every symbolic link on its path (git-sync's `current` above a `deploy/` subfolder).
+  // Entry watches: the manifest directory itself and every symbolic link on its path (see watchEntries).
   const entries = new Map<string, NodeFsWatcher>();
-  async function watchEntries(): Promise<void> {
-    const wanted = new Set<string>([dir]);
-    for (let path = dirname(dir); path !== dirname(path); path = dirname(path)) {
-      if (await isLink(path)) wanted.add(path);
-    }
-    for (const [path, watcher] of entries) {
-      if (!wanted.has(path)) {
-        watcher.close();
-        entries.delete(path);
-      }
-    }
-    for (const path of wanted) {
-      if (entries.has(path) || closed) continue;
-      try {
-        const watcher = fsWatch(dirname(path), { persistent: true }, (_event, name) => {
-          if (name === null || name === basename(path)) debouncer.poke(path === dir ? '.' : toRel(dir, path));
-        });
-        watcher.on('error', (error) => onError(error));
-        entries.set(path, watcher);
-      } catch (error) {
-        // A parent that does not exist (yet) cannot be watched; the nearest existing one is covered by its own entry.
-        if ((error as NodeJS.ErrnoException).code !== 'ENOENT') onError(error as Error);
-      }
-    }
-  }
 
   await ensureInner();
 
