@@ -102,10 +102,8 @@ export const runCommand: Command = {
     log.info({ status: running.statusUrl }, 'converge daemon running; SIGTERM or SIGINT stops it');
     // The stop's steps each have a bound, summing with a reserve to less than shutdown_timeout (src/daemon/stop-plan.ts).
     const plan = stopPlan(settings.shutdownTimeout);
-    let stopAt = 0;
     const code = await new Promise<number>((done) => {
       stop = (signal) => {
-        stopAt = Date.now();
         // A stop still running at the safety net (22 s of the default 25 s) would be a bug: it ends with exit 1.
         setTimeout(() => {
           log.error({ signal, safetyNetMs: plan.safetyNetAt }, 'shutdown did not finish in time; exiting');
@@ -121,8 +119,10 @@ export const runCommand: Command = {
       };
       if (early) stop(early);
     });
-    // The stop dropped every connection it could not close; whatever a library still holds gets the exit step, no more.
-    setTimeout(() => process.exit(code), Math.max(0, Math.min(plan.exitMs, stopAt + plan.safetyNetAt - Date.now()))).unref();
-    return code;
+    // The stop closed what it could and dropped the rest; the log is written synchronously, so nothing is left to wait
+    // for: the process ends now. Not on a timer: with Redis frozen, a library's retry of a command on a dropped
+    // connection (BullMQ moving a failed job, answered "Connection is closed" at once) can keep the microtask queue
+    // busy so that no timer fires again; this continuation still runs (docs/shutdown-and-leadership.md).
+    process.exit(code);
   },
 };
