@@ -4,6 +4,7 @@
 import { rm } from 'node:fs/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { derivedUuid } from '../../src/emulator/records.js';
+import { deploymentYaml } from '../helpers/manifests.js';
 import { dropPrefix, killAllConverge, REDIS_URL, runConverge, spawnConverge, startDaemon, tempDir, testPrefix, until, writeFiles, type ConvergeChild, type LogLine } from './helpers.js';
 
 const KEY = 'official-tool-key-5d1e';
@@ -208,27 +209,14 @@ function prefix(label: string): string {
 
 /** An internal_source deployment that leaves the artifact to the official tool: tier and secrets only. */
 function sourceManifest(name: string, secrets: Array<[string, string]>, annotations: Record<string, string> = {}): string {
-  const notes = Object.entries(annotations);
-  return [
-    'apiVersion: converge/v1',
-    'kind: Deployment',
-    'metadata:',
-    `  name: ${name}`,
-    ...(notes.length ? ['  annotations:', ...notes.map(([k, v]) => `    ${k}: "${v}"`)] : []),
-    'spec:',
-    '  source: internal_source',
-    '  source_config:',
-    '    deployment_type: dev',
-    '  secrets:',
-    ...secrets.flatMap(([secret, envName]) => [`    - name: ${secret}`, `      valueFrom: { env: ${envName} }`]),
-    '',
-  ].join('\n');
+  const spec = ['source: internal_source', 'source_config:', '  deployment_type: dev', 'secrets:', ...secrets.flatMap(([secret, envName]) => [`  - name: ${secret}`, `    valueFrom: { env: ${envName} }`])];
+  return deploymentYaml(name, spec.join('\n'), annotations);
 }
 
-/** Writes (POST, PATCH, DELETE, PUT) the emulator logged from request number `from` on. */
 /** An emulator request line (method, route, status and body are always set on one). */
 type RequestLine = LogLine & { method: string; route: string; status: number };
 
+/** Writes (POST, PATCH, DELETE, PUT) the emulator logged from request number `from` on. */
 function writesSince(requests: LogLine[], from: number): RequestLine[] {
   return requests.slice(from).filter((r): r is RequestLine => r.method !== 'GET');
 }

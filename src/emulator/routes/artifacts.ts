@@ -113,45 +113,35 @@ export function artifactRoutes(options: ArtifactRouteOptions): Route[] {
   return [pushToken, uploadUrl];
 }
 
+/** What a revision's log is made of: its deployment, the revision, and the emulator's clock now. */
+type RevisionLog = (d: Parameters<typeof buildLog>[0], r: Parameters<typeof buildLog>[1], now: number) => ReturnType<typeof deployLog>;
+
+/** `POST /v1/projects/{project_id}/revisions/{revision_id}/<log>`: path and body checked, the revision found, its log paged. */
+function revisionLogRoute(options: ArtifactRouteOptions, log: 'build_logs' | 'deploy_logs', entriesOf: RevisionLog): Route {
+  return {
+    method: 'POST',
+    path: `/v1/projects/{project_id}/revisions/{revision_id}/${log}`,
+    body: true,
+    handle(ctx) {
+      const path = parseWith(ProjectRevisionPath, ctx.params, 'path');
+      if (!path.ok) return replyFailure(path.error);
+      const body = parseWith(LogBody, ctx.body, 'body');
+      if (!body.ok) return replyFailure(body.error);
+      const found = findDeployment(options.store, ctx, path.value.project_id);
+      if (!found.ok) return found.reply;
+      const revision = findRevision(found.value, path.value.revision_id);
+      if (!revision.ok) return revision.reply;
+      return { status: 200, body: pageLogs(entriesOf(found.value, revision.value, options.clock()), logQuery(body.value)) };
+    },
+  };
+}
+
 /** The log endpoints (`POST /v1/projects/...`): build logs of a revision, deploy logs of a revision or a deployment. */
 export function logRoutes(options: ArtifactRouteOptions): Route[] {
   const { store } = options;
 
-  const buildLogs: Route = {
-    method: 'POST',
-    path: '/v1/projects/{project_id}/revisions/{revision_id}/build_logs',
-    body: true,
-    handle(ctx) {
-      const path = parseWith(ProjectRevisionPath, ctx.params, 'path');
-      if (!path.ok) return replyFailure(path.error);
-      const body = parseWith(LogBody, ctx.body, 'body');
-      if (!body.ok) return replyFailure(body.error);
-      const found = findDeployment(store, ctx, path.value.project_id);
-      if (!found.ok) return found.reply;
-      const revision = findRevision(found.value, path.value.revision_id);
-      if (!revision.ok) return revision.reply;
-      const now = options.clock();
-      const entries = buildLog(found.value, revision.value, { now, printSecrets: options.printSecrets });
-      return { status: 200, body: pageLogs(entries, logQuery(body.value)) };
-    },
-  };
-
-  const revisionDeployLogs: Route = {
-    method: 'POST',
-    path: '/v1/projects/{project_id}/revisions/{revision_id}/deploy_logs',
-    body: true,
-    handle(ctx) {
-      const path = parseWith(ProjectRevisionPath, ctx.params, 'path');
-      if (!path.ok) return replyFailure(path.error);
-      const body = parseWith(LogBody, ctx.body, 'body');
-      if (!body.ok) return replyFailure(body.error);
-      const found = findDeployment(store, ctx, path.value.project_id);
-      if (!found.ok) return found.reply;
-      const revision = findRevision(found.value, path.value.revision_id);
-      if (!revision.ok) return revision.reply;
-      return { status: 200, body: pageLogs(deployLog(revision.value, options.clock()), logQuery(body.value)) };
-    },
-  };
+  const buildLogs = revisionLogRoute(options, 'build_logs', (d, r, now) => buildLog(d, r, { now, printSecrets: options.printSecrets }));
+  const revisionDeployLogs = revisionLogRoute(options, 'deploy_logs', (_d, r, now) => deployLog(r, now));
 
   const deployLogs: Route = {
     method: 'POST',
