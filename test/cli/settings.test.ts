@@ -1,10 +1,10 @@
 // The settings table against config/default.yaml and the settings table of docs/settings.md, and how a setting is resolved.
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { DEFAULT_CONFIG_PATH, resolveSettings, SETTING_NAMES, settingOptions, settingSource } from '../../src/cli/settings.js';
 
 const SETTINGS_DOC = fileURLToPath(new URL('../../docs/settings.md', import.meta.url));
@@ -24,6 +24,19 @@ function defaults(): Record<string, unknown> {
 
 function resolve(values: Record<string, string | boolean> = {}, env: NodeJS.ProcessEnv = {}) {
   return resolveSettings({ positionals: [], values }, env);
+}
+
+
+/** Temporary directories of this file's tests, removed after each test. */
+const scratch: string[] = [];
+afterEach(() => {
+  for (const dir of scratch.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+function scratchDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'converge-settings-'));
+  scratch.push(dir);
+  return dir;
 }
 
 describe('the settings table', () => {
@@ -99,7 +112,7 @@ describe('resolveSettings', () => {
   });
 
   it('takes a flag over an environment variable over the config file; an empty value counts as not set', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'converge-settings-'));
+    const dir = scratchDir();
     const file = join(dir, 'converge.yaml');
     writeFileSync(file, 'concurrency: 4\nattempts: 3\nglobal_rate: 7\ndrift: report\nallow_literal_secrets: true\n');
     const env = { CONVERGE_CONFIG: file, CONVERGE_CONCURRENCY: '5', CONVERGE_ATTEMPTS: '6', CONVERGE_GLOBAL_RATE: '', CONVERGE_API_KEY: 'k-1' };
@@ -119,7 +132,7 @@ describe('resolveSettings', () => {
     expect(() => resolve({}, { CONVERGE_DRIFT: 'bogus' })).toThrow('CONVERGE_DRIFT: "bogus" is not one of heal, report');
     expect(() => resolve({}, { CONVERGE_ALLOW_LOCAL_DISCOVERY: 'maybe' })).toThrow('CONVERGE_ALLOW_LOCAL_DISCOVERY: "maybe" is not a boolean; use true or false');
     expect(() => resolve({ 'request-timeout': 'soon' })).toThrow('--request-timeout: "soon" is not a duration');
-    const dir = mkdtempSync(join(tmpdir(), 'converge-settings-'));
+    const dir = scratchDir();
     const file = join(dir, 'converge.yaml');
     writeFileSync(file, 'http_port: -1\n');
     expect(() => resolve({ config: file })).toThrow(`${file}: http_port: "-1" is not a port; give 1 to 65535 (0: any free port)`);
@@ -138,7 +151,7 @@ describe('resolveSettings', () => {
   });
 
   it('tells settings the user gave (flag, variable, own config file) from the shipped defaults', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'converge-settings-'));
+    const dir = scratchDir();
     const file = join(dir, 'converge.yaml');
     writeFileSync(file, 'redis_prefix: "{team}"\n');
     const settings = resolve({ 'api-url': 'embedded', config: file }, { REDIS_URL: 'redis://r:6379' });
@@ -147,7 +160,7 @@ describe('resolveSettings', () => {
   });
 
   it('refuses a required setting without a value, and an unknown key in the config file', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'converge-settings-'));
+    const dir = scratchDir();
     const empty = join(dir, 'empty.yaml');
     writeFileSync(empty, 'http_host: null\n');
     expect(() => resolve({ config: empty })).toThrow('setting http_host has no value; set --http-host');
@@ -158,7 +171,7 @@ describe('resolveSettings', () => {
   });
 
   it('reports a value that cannot be read before a setting without one', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'converge-settings-'));
+    const dir = scratchDir();
     const file = join(dir, 'converge.yaml');
     writeFileSync(file, 'http_host: null\n');
     expect(() => resolve({ config: file, attempts: 'many' })).toThrow('--attempts: "many" is not a whole number');
