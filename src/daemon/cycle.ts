@@ -274,13 +274,10 @@ export async function reconcileDirectory(ctx: CycleContext): Promise<ReconcileOu
   if (stale.length > 0) await ctx.holds?.release(stale);
   await ctx.memory.retain(declared);
 
-  const liveByName = new Map(gathered.live.map((d) => [d.name, d]));
-  const changeByKey = new Map(result.changes.map((c) => [resourceKey(c.kind, c.name), c]));
   const drift = [...outcomes.values()].flatMap((o) => {
     if (!o.drift) return [];
-    const change = changeByKey.get(o.key);
-    const live = change ? liveOf(change.kind, change.name, liveByName) : undefined;
-    const reason = driftReason(o.drift.fields, live, gathered.input.applied.get(o.key));
+    // Who changed it: the live deployment the decision was given, against converge's last write.
+    const reason = driftReason(o.drift.fields, inputs.get(o.key)?.live, gathered.input.applied.get(o.key));
     return [{ key: o.key, ...o.drift, reason, ...(fingerprints.has(o.key) ? { fingerprint: fingerprints.get(o.key)! } : {}) }];
   });
   return {
