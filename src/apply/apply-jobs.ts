@@ -1,9 +1,9 @@
 // Plan to jobs: which planned changes become jobs, and the job data of each.
-import { kindOf, liveOf } from '../core/kinds/index.js';
+import { kindOf, liveOf, type JobWrite } from '../core/kinds/index.js';
+import { jobWriteOf } from '../core/write-premise.js';
 import type { Outcome } from '../core/decide.js';
 import { resourceKey, type DesiredResource, type LiveDeployment, type PlanChange } from '../core/model.js';
 import type { ManifestVersion } from '../core/manifest-version.js';
-import type { AdoptPolicy } from '../core/ownership.js';
 import { buildDeleteJobData, buildJobData, operationFor } from '../queue/jobs.js';
 import type { ReconcileJobData } from '../store/schema.js';
 
@@ -16,11 +16,12 @@ export interface ApplyChange {
   deploymentId?: string;
   /** The fingerprint of the desired state (its kind's; set when the plan's secret hashes are given). */
   desired?: string;
+  /** The decided write (a write, not a delete): what the job's step may send. */
+  write?: JobWrite;
 }
 
-/** How apply's jobs delete and take over (the settings adopt and prune_tracing_projects). */
+/** How apply's jobs delete (the setting prune_tracing_projects) and where they come from. */
 export interface ApplyJobOptions {
-  adoptPolicy?: AdoptPolicy;
   deleteTracingProjects?: boolean;
   origin?: string;
   /** The manifests the changes were planned from (git commit or content hash): stamped on every write job. */
@@ -52,7 +53,7 @@ export function changesToApply(
     const resource = resources.get(key);
     if (!resource) continue;
     const found = liveOf(change.kind, change.name, byName);
-    const item: ApplyChange = found ? { resource, change, deploymentId: found.id } : { resource, change };
+    const item: ApplyChange = { resource, change, write: jobWriteOf(write, change), ...(found ? { deploymentId: found.id } : {}) };
     if (secretHashes) item.desired = kindOf(resource.kind).fingerprint(resource, secretHashes.get(key) ?? {});
     out.push(item);
   }
@@ -63,16 +64,16 @@ export function changesToApply(
 export function applyJobData(changes: readonly ApplyChange[], options: ApplyJobOptions = {}): ReconcileJobData[] {
   const origin = options.origin ?? 'apply';
   const stamp = options.manifestVersion ? { manifestVersion: options.manifestVersion } : {};
-  return changes.map(({ resource, change, deploymentId, desired }) => {
-    if (!resource) {
+  return changes.map(({ resource, change, deploymentId, desired, write }) => {
+    if (!resource || !write) {
       const deletion = { kind: change.kind, name: change.name, id: deploymentId!, deleteTracingProject: options.deleteTracingProjects === true };
       return buildDeleteJobData(deletion, { origin });
     }
-    return buildJobData(resource, operationFor(resource, change.action === 'create' ? 'create' : 'update'), {
+    return buildJobData(resource, operationFor(resource, write.op === 'create' ? 'create' : 'update'), {
       origin,
+      write,
       ...(deploymentId ? { deploymentId } : {}),
       ...(desired ? { desired } : {}),
-      ...(options.adoptPolicy === 'explicit' ? { adoptPolicy: 'explicit' as const } : {}),
       ...stamp,
     });
   });

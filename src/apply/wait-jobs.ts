@@ -60,6 +60,8 @@ function completedResult(t: Tracked, value: unknown): ResourceResult {
   if (r.deploymentId) extra.deploymentId = r.deploymentId;
   if (r.latestRevisionId !== undefined) extra.latestRevisionId = r.latestRevisionId;
   if (r.fields) extra.fields = r.fields.map((f) => ({ path: f.path, before: f.before, after: f.after, sensitive: f.sensitive }));
+  // The step found live state changed since the plan and sent nothing: the desired state was not applied.
+  if (r.notRun === 'live_changed') return resultFrom(t, 'failed', extra);
   // The flap guard refused the write (a Conflict): the desired state was not applied.
   if (r.conflict) return resultFrom(t, 'failed', { ...extra, message: r.message ?? `Conflict: ${r.conflict.message}` });
   return resultFrom(t, r.outcome === 'unchanged' ? 'unchanged' : 'done', extra);

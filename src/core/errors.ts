@@ -46,8 +46,9 @@ export class ServiceError extends ConvergeError {
 }
 
 /**
- * A resource cannot be brought to its manifest as things stand (the plan blocks it, its name is taken by something
- * converge did not create): trying again cannot help until someone acts on the reason.
+ * The service refused a sent write in a way no retry changes (a create answered 409 while the name is held by
+ * something converge cannot see): trying again cannot help until someone acts on the reason. Never a decision: a
+ * write step that finds live state no longer fits its decided write returns that as a value (src/core/write-premise.ts).
  */
 export class BlockedError extends ConvergeError {
   readonly reason: string;

@@ -1,6 +1,7 @@
 // Acting on the daemon's outcomes: the decided writes become jobs; what the queue answers (in flight, finished) is decided again, so an outcome never claims a write or a drift that another job already carries.
 import { applying, decide, type DecisionInput, type Outcome } from '../core/decide.js';
 import type { ManifestVersion } from '../core/manifest-version.js';
+import { jobWriteOf } from '../core/write-premise.js';
 import type { DesiredResource } from '../core/model.js';
 import type { PlanInput } from '../plan/plan.js';
 import { buildDeleteJobData, buildJobData, operationFor } from '../queue/jobs.js';
@@ -49,9 +50,9 @@ function jobData(ctx: CycleContext, act: ToAct, outcome: Outcome): ReconcileJobD
   if (!resource) return undefined;
   return buildJobData(resource, operationFor(resource, write.op === 'create' ? 'create' : 'update'), {
     origin: 'daemon',
+    write: jobWriteOf(write, input.change),
     desired: input.fingerprint ?? desiredFingerprint(resource, act.secretHashes.get(outcome.key) ?? {}),
-    ...(ctx.settings.adopt === 'explicit' ? { adoptPolicy: 'explicit' as const } : {}),
-    ...(write.op === 'rebuild' ? { rebuild: true } : {}),
+    ...(input.live && write.op !== 'create' ? { deploymentId: input.live.id } : {}),
     ...(act.version ? { manifestVersion: act.version } : {}),
   });
 }

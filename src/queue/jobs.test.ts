@@ -20,7 +20,7 @@ describe('job payloads', () => {
       { name: 'FROM_FILE', from: { file: '/run/secrets/x' } },
       { name: 'LITERAL', from: { value: 'planted-literal-7f3a' } },
     ]);
-    const data = buildJobData(resource, 'create-deployment', { origin: 'test' });
+    const data = buildJobData(resource, 'create-deployment', { origin: 'test', write: { op: 'create', fields: [] } });
     const job = data.resource!;
     expect(job.kind === 'Deployment' && job.spec.secrets).toEqual([
       { name: 'FROM_ENV', from: { env: 'SOME_VAR' } },
@@ -38,7 +38,7 @@ describe('job payloads', () => {
       suspend: false,
       spec: { mode: 'manual', name: 'Slack', client_id: 'c', auth_url: 'https://a', token_url: 'https://t', client_secret: { value: 'planted-client-secret' } },
     };
-    const data = buildJobData(provider, 'create-provider', { origin: 'test' });
+    const data = buildJobData(provider, 'create-provider', { origin: 'test', write: { op: 'create', fields: [] } });
     expect(JSON.stringify(data)).not.toContain('planted-client-secret');
     expect(data.resource!.kind === 'OAuthProvider' && data.resource!.spec.client_secret).toEqual({ manifest: { file: 'p.yaml', line: 3, column: 1 } });
   });

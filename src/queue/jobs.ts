@@ -1,7 +1,7 @@
 // Job payloads and options: one reconcile job per resource, its id, its data, its retry and deduplication options.
 import { randomBytes } from 'node:crypto';
 import type { JobsOptions } from 'bullmq';
-import { inListing, kindOf, type Deletion } from '../core/kinds/index.js';
+import { inListing, kindOf, type Deletion, type JobWrite } from '../core/kinds/index.js';
 import { objectHash } from '../core/hash.js';
 import { resourceKey, type DesiredResource } from '../core/model.js';
 import type { ManifestVersion } from '../core/manifest-version.js';
@@ -50,7 +50,7 @@ export function operationFor(resource: DesiredResource, action: 'create' | 'upda
 export function buildJobData(
   resource: DesiredResource,
   operation: JobOperation,
-  context: { origin: string; deploymentId?: string; now?: Date; desired?: string; rebuild?: boolean; adoptPolicy?: 'auto' | 'explicit'; manifestVersion?: ManifestVersion },
+  context: { origin: string; write: JobWrite; deploymentId?: string; now?: Date; desired?: string; manifestVersion?: ManifestVersion },
 ): ReconcileJobData {
   const kind = kindOf(resource.kind);
   const data: Record<string, unknown> = {
@@ -58,13 +58,12 @@ export function buildJobData(
     key: resourceKey(resource.kind, resource.name),
     operation,
     resource: kind.jobPayload(resource),
+    write: context.write,
     origin: context.origin,
     enqueuedAt: (context.now ?? new Date()).toISOString(),
   };
   if (context.deploymentId && inListing(resource.kind)) data.deploymentId = context.deploymentId;
   if (context.desired) data.desired = context.desired;
-  if (context.rebuild && kind.rollout) data.rebuild = true;
-  if (context.adoptPolicy) data.adoptPolicy = context.adoptPolicy;
   if (context.manifestVersion) data.manifestVersion = context.manifestVersion;
   return ReconcileJobData.parse(data);
 }

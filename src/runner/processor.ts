@@ -97,6 +97,9 @@ function logWrite(ctx: ProcessorContext, data: ReconcileJobData, jobId: string |
   );
 }
 
+/** Why a job without a decided write (enqueued by an older converge) is not run. */
+const UNDECIDED = 'enqueued by an older converge, without the write its decision made';
+
 /** Inner step: job data in, result out (a write the flap guard refuses is a result too); throws whatever went wrong. */
 export async function runJob(
   data: ReconcileJobData,
@@ -104,12 +107,13 @@ export async function runJob(
   gate?: JobGate,
   appliedState: JobAppliedState = new JobAppliedState(ctx.store, data),
 ): Promise<ReconcileJobResult> {
-  const adopt = data.adoptPolicy ? { adoptPolicy: data.adoptPolicy } : {};
   // A delete (--prune) is not a write the flap guard weighs: it is sent by id, once, to what converge owns.
-  if (data.remove) return removeResource(data.remove, { service: ctx.client, appliedState, secretEnv: ctx.env, ...adopt });
+  if (data.remove) return removeResource(data.remove, { service: ctx.client, appliedState, secretEnv: ctx.env });
+  // A job of an older version carries no decided write: its step would have to decide again, which no step does.
+  if (!data.write) return { outcome: 'unchanged', new_revision: false, notRun: 'superseded', message: `${UNDECIDED}; nothing sent, the next reconcile decides again` };
   const resource = fromJobResource(data.resource!, ctx.literalSecrets);
   const writeGate = gate ? { writeGate: () => gate.check() } : {};
-  const result = await syncResource(resource, { service: ctx.client, appliedState, secretEnv: ctx.env, ...adopt, ...writeGate }, data.deploymentId, data.rebuild ? { rebuild: true } : undefined);
+  const result = await syncResource(resource, data.write, { service: ctx.client, appliedState, secretEnv: ctx.env, ...writeGate }, data.deploymentId);
   if (!gate?.refusal) await gate?.recorded(result);
   return result;
 }

@@ -17,7 +17,7 @@ const data = {
       spec: { source: 'external_docker', source_config: { resource_spec: { max_scale: 2 } }, source_revision_config: { image_uri: 'docker.io/web:1' } },
     },
     'patch-deployment',
-    { origin: 'daemon', now: new Date('2026-01-01T00:00:00Z') },
+    { origin: 'daemon', write: { op: 'update', fields: ['source_config.resource_spec.max_scale'] }, now: new Date('2026-01-01T00:00:00Z') },
   ),
   fence: 3,
   seq: 7,

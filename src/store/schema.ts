@@ -1,6 +1,6 @@
 // zod schemas of what converge keeps in Redis: job payloads (secret references only), results, applied and pending records.
 import { z } from 'zod';
-import { Deletion, JOB_OPERATIONS, JobResource, SyncResult } from '../core/kinds/index.js';
+import { Deletion, JOB_OPERATIONS, JobResource, JobWrite, SyncResult } from '../core/kinds/index.js';
 import { ManifestVersion } from '../core/manifest-version.js';
 
 export { PendingWrite } from '../core/kinds/index.js';
@@ -19,7 +19,13 @@ export const ReconcileJobData = z.strictObject({
   resource: JobResource.optional(),
   /** A delete (--prune): the resource converge owns and its live id; never a name alone. */
   remove: Deletion.optional(),
-  /** adopt setting of the run that enqueued it (absent: auto): under explicit, taking over needs converge/adopt: "true". */
+  /**
+   * The write the decision made (src/core/write-premise.ts): the kind's step sends only what of it live state still
+   * lacks, and nothing when live state no longer fits it. Absent on a delete, and on jobs of older versions (such a job
+   * is not run: the next reconcile decides again).
+   */
+  write: JobWrite.optional(),
+  /** Older versions' adopt setting: ignored (the decision applies adopt: explicit before a job exists). */
   adoptPolicy: z.enum(['auto', 'explicit']).optional(),
   /** The live deployment's id when the plan knew it: read by deployment_ids (one small page) instead of name_contains. */
   deploymentId: z.string().optional(),
@@ -28,7 +34,7 @@ export const ReconcileJobData = z.strictObject({
    * its secret values, never a value): a resync skips a resource whose waiting or active job carries the same one.
    */
   desired: z.string().regex(/^[0-9a-f]{64}$/).optional(),
-  /** The operator asked for a rebuild of an unchanged input (`converge reconcile --retry-failed`; SyncOptions.rebuild). */
+  /** Older versions' rebuild request: ignored (`write.op` is `rebuild`). */
   rebuild: z.literal(true).optional(),
   /** The manifests the desired state was read from (git commit or content hash, and when): recorded with each write. */
   manifestVersion: ManifestVersion.optional(),

@@ -1,7 +1,6 @@
 // The table of the kinds' I/O steps (sync and remove), keyed by kind like the pure table in src/core/kinds/index.ts.
 import type { DeploymentResource, DesiredResource, ProviderResource, ResourceKind } from '../core/model.js';
-import type { SyncOptions } from '../core/kinds/kind.js';
-import type { Deletion, SyncPorts, SyncResult } from '../core/kinds/ports.js';
+import type { Deletion, JobWrite, SyncPorts, SyncResult } from '../core/kinds/ports.js';
 import { deleteOwnedDeployment } from './deployment/delete.js';
 import { syncDeployment } from './deployment/sync.js';
 import { deleteOwnedProvider } from './oauth-provider/delete.js';
@@ -14,11 +13,13 @@ import { syncProvider } from './oauth-provider/sync.js';
  */
 export interface KindSyncSteps<R extends DesiredResource = DesiredResource> {
   /**
-   * Brings the live resource to the manifest, level-triggered: reads what it can right before it writes, settles a
-   * write of an earlier attempt whose answer was lost, sends the minimal change, records it. `liveId`: the live
-   * resource's id when the plan knew it. Throws BlockedError when it cannot succeed as things stand.
+   * Sends the decided `write`, level-triggered: reads the live resource right before it writes, settles a write of an
+   * earlier attempt whose answer was lost, sends what of the decided write live state still lacks (nothing when none),
+   * records it. It decides nothing: live state that no longer fits the write (another field differs, the resource is
+   * gone or another took its name, the plan would block it now) is a result with notRun: live_changed, nothing sent.
+   * `liveId`: the live resource's id the decision paired.
    */
-  sync(resource: R, ports: SyncPorts, liveId?: string, options?: SyncOptions): Promise<SyncResult>;
+  sync(resource: R, write: JobWrite, ports: SyncPorts, liveId?: string): Promise<SyncResult>;
   /**
    * Deletes the live resource `deletion.id` converge owns (--prune), by id only, settling an earlier delete whose answer
    * was lost. Absent: converge cannot delete resources of this kind.
@@ -32,8 +33,8 @@ const syncSteps = {
     remove: deleteOwnedDeployment,
   } satisfies KindSyncSteps<DeploymentResource>,
   OAuthProvider: {
-    sync(resource, ports) {
-      return syncProvider(resource, ports);
+    sync(resource, write, ports) {
+      return syncProvider(resource, write, ports);
     },
     remove: deleteOwnedProvider,
   } satisfies KindSyncSteps<ProviderResource>,

@@ -1,8 +1,6 @@
 // One resource, level-triggered: its desired state from the job, its I/O wired to the service and the applied state, its kind's sync.
 import { JobInputError } from '../core/errors.js';
-import { type AppliedStatePort, type Deletion, type DesiredSecrets, type ServicePort, type SyncPorts, type SyncResult } from '../core/kinds/index.js';
-import type { SyncOptions } from '../core/kinds/kind.js';
-import type { AdoptPolicy } from '../core/ownership.js';
+import { type AppliedStatePort, type Deletion, type DesiredSecrets, type JobWrite, type ServicePort, type SyncPorts, type SyncResult } from '../core/kinds/index.js';
 import type { DeploymentResource, DesiredResource } from '../core/model.js';
 import { applyRepositoryResolution } from '../core/repositories.js';
 import { resolveRepositories, type RepositorySource } from '../service/repositories.js';
@@ -18,8 +16,6 @@ export interface SyncContext {
   /** The environment `env` secret references are resolved in. */
   secretEnv: NodeJS.ProcessEnv;
   now?: () => Date;
-  /** adopt setting of the job (absent: auto). */
-  adoptPolicy?: AdoptPolicy;
   /** The flap guard's check before the job's first write (SyncPorts.writeGate). */
   writeGate?: () => Promise<SyncResult | undefined>;
 }
@@ -50,11 +46,12 @@ async function resolveRepository(service: RepositorySource, resource: Deployment
 }
 
 /**
- * Brings one resource to its manifest through its kind's sync step (kinds.ts). `liveId`: the live resource's id when the
- * plan knew it. Throws BlockedError (or another ConvergeError) when it cannot succeed, ServiceError and the like as the service failed.
+ * Sends the decided `write` of one resource through its kind's sync step (kinds.ts). `liveId`: the live resource's id
+ * the decision paired. Live state that no longer fits the write is a result (notRun: live_changed), never a new
+ * decision; a failure (ServiceError and the like, a service refusal no retry helps) is thrown.
  */
-export async function syncResource(resource: DesiredResource, context: SyncContext, liveId?: string, options?: SyncOptions): Promise<SyncResult> {
-  return syncStepsOf(resource.kind).sync(resource, portsOf(context), liveId, options);
+export async function syncResource(resource: DesiredResource, write: JobWrite, context: SyncContext, liveId?: string): Promise<SyncResult> {
+  return syncStepsOf(resource.kind).sync(resource, write, portsOf(context), liveId);
 }
 
 /** Deletes a resource converge owns (--prune) through its kind; a kind that cannot delete is a JobInputError. */
@@ -72,7 +69,6 @@ function portsOf(context: SyncContext): SyncPorts {
     resolveRepository: (deployment) => resolveRepository(context.service, deployment),
     now: context.now ?? (() => new Date()),
   };
-  if (context.adoptPolicy) ports.adoptPolicy = context.adoptPolicy;
   if (context.writeGate) ports.writeGate = context.writeGate;
   return ports;
 }

@@ -6,7 +6,7 @@ import { Redis } from 'ioredis';
 import { rm } from 'node:fs/promises';
 import { buildJobData, QUEUE_NAME } from '../../src/queue/jobs.js';
 import { startEmulator } from '../../src/emulator/server.js';
-import { deployment } from '../helpers/job-fixtures.js';
+import { decidedWrite, deployment } from '../helpers/job-fixtures.js';
 import { dockerDeploymentYaml, killAllConverge, redisChild, tempDir, testPrefix, until, writeFiles, type DaemonHandle } from './helpers.js';
 import { atEnd, daemonOf } from './scoped.js';
 
@@ -54,8 +54,8 @@ describe('fencing tokens across a Redis that lost its data', () => {
     // A job of the former leader (its token) and one of the leader now: the first is dropped, the second runs.
     const queue = new Queue(QUEUE_NAME, { connection: { url: redis.url }, prefix });
     atEnd(t, () => queue.close());
-    const stale = { ...buildJobData(deployment('fenced-ghost', 1), 'create-deployment', { origin: 'test' }), fence: before };
-    const current = { ...buildJobData(deployment('fenced-current', 1), 'create-deployment', { origin: 'test' }), fence: after };
+    const stale = { ...buildJobData(deployment('fenced-ghost', 1), 'create-deployment', { origin: 'test', write: decidedWrite(deployment('fenced-ghost', 1)) }), fence: before };
+    const current = { ...buildJobData(deployment('fenced-current', 1), 'create-deployment', { origin: 'test', write: decidedWrite(deployment('fenced-current', 1)) }), fence: after };
     const staleJob = await queue.add(stale.operation, stale);
     const currentJob = await queue.add(current.operation, current);
     const dropped = await daemon.waitForLine((l) => typeof l.msg === 'string' && l.msg.startsWith('job not run:') && l.key === 'Deployment/fenced-ghost');

@@ -8,6 +8,7 @@ import type { DeploymentResource } from '../../src/core/model.js';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/server.js';
 import { runApply } from '../../src/apply/apply.js';
 import { buildJobData, QUEUE_NAME } from '../../src/queue/jobs.js';
+import { decidedWrite } from '../helpers/job-fixtures.js';
 import { openJobs, type Jobs } from '../../src/jobs/open-jobs.js';
 import { closeRedis, connectProducer } from '../../src/store/redis.js';
 import type { WorkerProcessSettings } from '../../src/runner/worker-process.js';
@@ -133,7 +134,7 @@ describe('worker processes', () => {
       },
     });
     const a = await spawnWorker('A', settings);
-    const data = buildJobData(deployment('victim'), 'create-deployment', { origin: 'test' });
+    const data = buildJobData(deployment('victim'), 'create-deployment', { origin: 'test', write: decidedWrite(deployment('victim')) });
     const jobId = await enqueue(jobs, data);
     await jobRead;
     const active = await queue.getActive();
@@ -190,7 +191,7 @@ describe('worker processes', () => {
       },
     });
     const a = await spawnWorker('A', settings);
-    const jobId = await enqueue(jobs, buildJobData(deployment('graceful'), 'create-deployment', { origin: 'test' }));
+    const jobId = await enqueue(jobs, buildJobData(deployment('graceful'), 'create-deployment', { origin: 'test', write: decidedWrite(deployment('graceful')) }));
     await jobRead;
     a.process.kill('SIGTERM');
     expect(await a.exited).toBe(0);

@@ -1,6 +1,9 @@
 // Job data for the enqueue suites: a Deployment whose desired state differs only in max_scale, and how to read it back.
-import type { DeploymentResource } from '../../src/core/model.js';
+import { kindOf, type JobWrite } from '../../src/core/kinds/index.js';
+import type { DeploymentResource, DesiredResource, LiveDeployment } from '../../src/core/model.js';
+import { jobWriteOf } from '../../src/core/write-premise.js';
 import { buildJobData } from '../../src/queue/jobs.js';
+import { hashDesiredSecrets } from '../../src/secrets/resolve.js';
 import type { ReconcileJobData } from '../../src/store/schema.js';
 
 export function deployment(name: string, maxScale: number): DeploymentResource {
@@ -13,9 +16,22 @@ export function deployment(name: string, maxScale: number): DeploymentResource {
   };
 }
 
-/** The job data of a PATCH of `name` to `maxScale`. */
+/**
+ * The write the decision makes for `resource` against `live` (undefined: none), as a job carries it: what the plan's
+ * diff finds differing, with the secrets resolved in `env`.
+ */
+export function decidedWrite(resource: DesiredResource, live?: LiveDeployment, env: NodeJS.ProcessEnv = {}): JobWrite {
+  const change = kindOf(resource.kind).diff(resource, live, { secretHashes: hashDesiredSecrets(resource, env).hashes });
+  return jobWriteOf({ op: live ? 'update' : 'create' }, change);
+}
+
+/**
+ * The job data of `name` at `maxScale`, labelled a PATCH: its decided write is the create of a deployment the service
+ * does not have (the queue suites run such jobs against an empty emulator).
+ */
 export function data(name: string, maxScale: number): ReconcileJobData {
-  return buildJobData(deployment(name, maxScale), 'patch-deployment', { origin: 'test' });
+  const resource = deployment(name, maxScale);
+  return buildJobData(resource, 'patch-deployment', { origin: 'test', write: decidedWrite(resource) });
 }
 
 /** The max_scale a job's data asks for. */

@@ -6,6 +6,7 @@ import type { DeploymentResource } from '../../src/core/model.js';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/server.js';
 import { AppliedStateStore } from '../../src/store/applied-state.js';
 import { buildJobData } from '../../src/queue/jobs.js';
+import { decidedWrite } from '../helpers/job-fixtures.js';
 import { closeRedis, connectProducer, isRedisUnavailable, RedisUnavailableError } from '../../src/store/redis.js';
 import { createProcessor, RetryableJobError } from '../../src/runner/processor.js';
 import { SILENT_LOGGER } from '../../src/runner/worker.js';
@@ -47,7 +48,7 @@ describe('jobs when Redis goes away', () => {
     const redis = await connectProducer({ redisUrl: REDIS_URL, redisPrefix: prefix });
     redis.disconnect(); // every command now fails the way it does while Redis restarts
     const processor = createProcessor({ client, store: new AppliedStateStore(redis, prefix), env: {}, log: SILENT_LOGGER, rateLimit: async () => undefined });
-    const data = buildJobData(resource, 'create-deployment', { origin: 'test' });
+    const data = buildJobData(resource, 'create-deployment', { origin: 'test', write: decidedWrite(resource) });
     const job = { id: 'blip-1', data, attemptsMade: 0 } as unknown as Job;
     const failure = await processor(job).then(() => undefined, (error: unknown) => error);
     expect(failure).toBeInstanceOf(RetryableJobError);
@@ -63,7 +64,7 @@ describe('jobs when Redis goes away', () => {
     try {
       const processor = createProcessor({ client, store: new AppliedStateStore(redis, prefix), env: {}, log: SILENT_LOGGER, rateLimit: async () => undefined });
       const literal: DeploymentResource = { ...resource, name: 'literal', spec: { ...resource.spec, secrets: [{ name: 'TOKEN', from: { value: 'planted-literal-a7c1' } }] } };
-      const job = { id: 'literal-1', data: buildJobData(literal, 'create-deployment', { origin: 'test' }), attemptsMade: 0 } as unknown as Job;
+      const job = { id: 'literal-1', data: buildJobData(literal, 'create-deployment', { origin: 'test', write: decidedWrite(literal) }), attemptsMade: 0 } as unknown as Job;
       const failure = await processor(job).then(() => undefined, (error: unknown) => error);
       expect(failure).toBeInstanceOf(UnrecoverableError);
       expect((failure as Error).message).toMatch(/^Deployment\/literal: secret TOKEN is a literal value in the manifest \(.+, --allow-literal-secrets\)/);

@@ -6,6 +6,7 @@ import { ServiceClient } from '../../src/service/client.js';
 import { startEmulator } from '../../src/emulator/server.js';
 import { dropPrefix, REDIS_URL, testPrefix } from '../helpers/redis.js';
 import { buildJobData, QUEUE_NAME } from '../../src/queue/jobs.js';
+import { decidedWrite } from '../helpers/job-fixtures.js';
 import { openJobs } from '../../src/jobs/open-jobs.js';
 import { closeRedis, connectProducer } from '../../src/store/redis.js';
 import { jitteredBackoff, MAX_BACKOFF_MS, RetryableJobError } from '../../src/runner/processor.js';
@@ -63,7 +64,7 @@ describe('global rate', () => {
           suspend: false,
           spec: { source: 'external_docker', source_revision_config: { image_uri: `docker.io/r:${i}` } },
         };
-        const [enqueued] = await jobs.enqueuer.enqueue([buildJobData(resource, 'create-deployment', { origin: 'test' })]);
+        const [enqueued] = await jobs.enqueuer.enqueue([buildJobData(resource, 'create-deployment', { origin: 'test', write: decidedWrite(resource) })]);
         ids.push(enqueued!.jobId);
       }
       const finished: Job[] = [];

@@ -97,7 +97,7 @@ describe('lost answers and conflicts', () => {
     expect(writes(emulator.requestLog)).toEqual([]);
   });
 
-  it('a create answered 409 adopts the existing deployment and patches only what differs', async () => {
+  it('a create answered 409 sends nothing more (the decision was to create); the next apply decides to adopt and patches only what differs', async () => {
     const seed = seedWith([{ name: 'late', source: 'external_docker', source_config: { resource_spec: { max_scale: 1 } }, source_revision_config: { image_uri: 'docker.io/acme/late:1' } }]);
     let lists = 0;
     const { emulator, proxy, argv } = await setup({ 'late.yaml': deploymentYaml('late', externalDockerSpec('docker.io/acme/late:1', 4)) }, seed, {
@@ -106,9 +106,14 @@ describe('lost answers and conflicts', () => {
       hideFromList: () => ++lists <= 2,
     });
     const run = await runApplyCli(argv(proxy.url), ENV);
-    expect(run.code).toBe(0);
+    expect(run.code).toBe(1);
     expect(run.stdout).toContain('Plan: 1 to create');
-    expect(run.stdout).toMatch(/done +Deployment\/late: adopted; a new revision started \(the deployment already existed; converge adopted it and patched what differed\)/);
+    expect(run.stdout).toMatch(/failed +Deployment\/late: not written: live state changed since the decision: the create was answered 409: a deployment named "late" was made elsewhere meanwhile \(id [0-9a-f-]+\); the next reconcile decides again/);
+    expect(writes(emulator.requestLog).map((e) => `${e.method} ${e.status}`)).toEqual(['POST 409']);
+    const again = await runApplyCli(argv(proxy.url), ENV);
+    expect(again.code).toBe(0);
+    expect(again.stdout).toContain('1 to adopt');
+    expect(again.stdout).toMatch(/done +Deployment\/late: adopted; a new revision started/);
     expect(writes(emulator.requestLog).map((e) => `${e.method} ${e.status}`)).toEqual(['POST 409', 'PATCH 200']);
     const patch = writes(emulator.requestLog)[1]!;
     expect(patch.body).toEqual({ source_config: { resource_spec: { max_scale: 4 } } });

@@ -180,7 +180,7 @@ describe('providers against a service that reads and updates them', () => {
     expect(writes(emulator.requestLog)).toEqual([]);
   });
 
-  it('a create that meets 409 (made elsewhere after the read) reads the provider and PATCHes what differs', async () => {
+  it('a create that meets 409 (made elsewhere after the read) sends nothing more; the next apply decides to adopt and PATCHes what differs', async () => {
     const org = 'bbbbbbbb-bbbb-4bbb-8bbb-bbbbbbbbbbbb';
     const { emulator, applyArgs } = await setup({ 'gh.yaml': providerYaml('github', 'GH_SECRET') }, { seed: { ...seedWith([]), organization_id: org } });
     let raced = false;
@@ -197,8 +197,12 @@ describe('providers against a service that reads and updates them', () => {
     });
     cleanups.push(() => proxy.close());
     const run = await runApplyCli(applyArgs(proxy.url), ENV);
-    expect(run.code).toBe(0);
-    expect(run.stdout).toMatch(/done +OAuthProvider\/github: adopted \(created outside converge; converge took it over and updated client_id, client_secret\)/);
+    expect(run.code).toBe(1);
+    expect(run.stdout).toMatch(/failed +OAuthProvider\/github: not written: live state changed since the decision: the create was answered 409: an OAuth provider "github" was made elsewhere meanwhile; the next reconcile decides again/);
+    expect(writes(emulator.requestLog).map((e) => `${e.method} ${e.status}`)).toEqual(['POST 409']);
+    const adopt = await runApplyCli(applyArgs(proxy.url), ENV);
+    expect(adopt.code).toBe(0);
+    expect(adopt.stdout).toMatch(/done +OAuthProvider\/github: adopted \(created outside converge; converge took it over and updated client_id, client_secret\)/);
     expect(writes(emulator.requestLog).map((e) => `${e.method} ${e.status}`)).toEqual(['POST 409', 'PATCH 200']);
     expect(patchBodies(emulator.requestLog)).toEqual([{ client_id: 'id-github', client_secret: REDACTED }]);
     emulator.resetLog();

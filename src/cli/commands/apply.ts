@@ -126,7 +126,7 @@ export const applyCommand: Command = {
         client: target.client,
         env: io.env,
         changes,
-        jobOptions: { adoptPolicy: settings.adopt, deleteTracingProjects: settings.pruneTracingProjects, ...(gathered.version ? { manifestVersion: gathered.version } : {}) },
+        jobOptions: { deleteTracingProjects: settings.pruneTracingProjects, ...(gathered.version ? { manifestVersion: gathered.version } : {}) },
         log,
         // Each write is printed below with its fields: the runner's own info line would repeat it on stderr. The jobs of a
         // run that died are handed on 5 s after their lock expires (BullMQ's default check comes every 30 s).

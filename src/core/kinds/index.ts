@@ -64,6 +64,7 @@ export { type KindModule, type PlanContext, type RevisionReading } from './kind.
 export { JobSecretSource } from './job.js';
 export {
   Deletion,
+  JobWrite,
   PendingWrite,
   SyncResult,
   type AppliedStatePort,

@@ -102,15 +102,6 @@ export interface KindModule<R extends DesiredResource = DesiredResource, S exten
   fromJobPayload(payload: z.output<S>, fromJob: SecretSourceFromJob): R;
 }
 
-/** How a sync goes beyond bringing live state to the manifest. */
-export interface SyncOptions {
-  /**
-   * The operator asked for a rebuild (`converge reconcile --retry-failed`): a deployment whose live state already
-   * matches is written once anyway (its declared revision fields), which starts a new revision of the same input.
-   */
-  rebuild?: boolean;
-}
-
 /** objectHash of the resource without its location, with `spec` (secret sources left out) and the desired secret hashes. */
 export function fingerprintOf(resource: DesiredResource, spec: unknown, secretHashes: Readonly<Record<string, string>>): string {
   const { location: _location, secretLocations: _where, ...rest } = resource;

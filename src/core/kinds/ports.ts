@@ -1,7 +1,6 @@
 // What a kind's sync needs from outside, injected (the service, the applied-state store, secrets, the clock), and the records it exchanges.
 import { z } from 'zod';
 import type { AppliedRecord, DeploymentResource, DesiredResource, FieldHashes, LiveDeployment, LiveProvider, Ownership } from '../model.js';
-import type { AdoptPolicy } from '../ownership.js';
 import { ManifestVersion } from '../manifest-version.js';
 import type { CreateDeploymentRequest, CreateProviderRequest, McpDiscoverRequest, PatchDeploymentRequest, PatchProviderRequest } from '../wire/schema.js';
 
@@ -104,8 +103,6 @@ export interface SyncPorts {
    */
   resolveRepository(resource: DeploymentResource): Promise<{ resource: DeploymentResource; error?: string }>;
   now(): Date;
-  /** adopt setting: under explicit, a live deployment converge did not create is taken over only with converge/adopt: "true". */
-  adoptPolicy?: AdoptPolicy;
   /**
    * The flap guard (src/runner/flap-gate.ts), asked right before the first write is marked pending and sent: undefined,
    * the write may go; a result, it must not, and the sync returns that result (nothing sent). Absent: no guard.
@@ -121,6 +118,18 @@ export const Deletion = z.strictObject({
   deleteTracingProject: z.boolean(),
 });
 export type Deletion = z.infer<typeof Deletion>;
+
+/**
+ * The write the decision made (src/core/decide.ts), as a job carries it to its kind's sync step (docs/decision.md, "The
+ * write step"): the operation, and the paths of the fields the decision found differing. The step sends only what of it
+ * is still missing on the live state it reads; a field the decision did not see differ is never written by it.
+ * Paths only: never a value.
+ */
+export const JobWrite = z.strictObject({
+  op: z.enum(['create', 'update', 'rebuild']),
+  fields: z.array(z.string().min(1)),
+});
+export type JobWrite = z.infer<typeof JobWrite>;
 
 export const SyncOutcome = z.enum(['created', 'updated', 'unchanged', 'adopted', 'deleted']);
 export type SyncOutcome = z.infer<typeof SyncOutcome>;
@@ -154,9 +163,11 @@ export const SyncResult = z.strictObject({
     })
     .optional(),
   /**
-   * The job was not run (nothing sent), and why: a newer desired state of its resource was enqueued since, or a former
-   * leader enqueued it. Set by the job runner's stale check, not by a kind: such a job did not bring its state about.
+   * The job sent nothing, and why: a newer desired state of its resource was enqueued since, or a former leader enqueued
+   * it (the job runner's stale check), or the live state the kind's step read no longer fits the decided write
+   * (`live_changed`: another field differs, the resource is gone or another one took its name, the plan would block it
+   * now). Such a job did not bring its state about: the next reconcile decides again.
    */
-  notRun: z.enum(['superseded', 'former_leader']).optional(),
+  notRun: z.enum(['superseded', 'former_leader', 'live_changed']).optional(),
 });
 export type SyncResult = z.infer<typeof SyncResult>;

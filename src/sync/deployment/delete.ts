@@ -1,5 +1,5 @@
 // Deletes one Deployment converge owns (--prune), by id only, with lost-answer safety: a retry re-reads the id it sent to.
-import { BlockedError } from '../../core/errors.js';
+import { liveChanged } from '../../core/write-premise.js';
 import { resourceKey } from '../../core/model.js';
 import { ownershipOf } from '../../core/ownership.js';
 import type { Deletion, SyncPorts, SyncResult } from '../../core/kinds/ports.js';
@@ -36,7 +36,7 @@ export async function deleteOwnedDeployment(deletion: Deletion, ports: SyncPorts
   }
   if (!applied) return result('unchanged', deletion.id, 'converge owns no deployment of this name any more; nothing deleted');
   if (ownershipOf(applied, deletion.id) !== 'owned') {
-    throw new BlockedError(`Deployment/${deletion.name} (id ${deletion.id}) is not the deployment converge owns under this name; nothing deleted`);
+    return liveChanged(`converge's record of Deployment/${deletion.name} names another deployment than id ${deletion.id} now; nothing deleted`);
   }
   const live = await ports.service.readDeployment(deletion.id);
   if (!live || live.name !== deletion.name) {

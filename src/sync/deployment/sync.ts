@@ -1,14 +1,14 @@
 // One Deployment, level-triggered: read it by id right before writing, settle an earlier lost write, send the minimal change, record it.
-import { BlockedError, ServiceError } from '../../core/errors.js';
+import { BlockedError, JobInputError, ServiceError } from '../../core/errors.js';
 import type { AppliedRecord, DeploymentResource, LiveDeployment } from '../../core/model.js';
 import type { CreateDeploymentRequest, PatchDeploymentRequest } from '../../core/wire/schema.js';
-import type { DesiredSecrets, PendingWrite, ServicePort, SyncPorts, SyncResult, WrittenState } from '../../core/kinds/ports.js';
-import type { SyncOptions } from '../../core/kinds/kind.js';
+import type { DesiredSecrets, JobWrite, PendingWrite, ServicePort, SyncPorts, SyncResult, WrittenState } from '../../core/kinds/ports.js';
+import { liveChanged, undecidedFields, undecidedMessage } from '../../core/write-premise.js';
 import { diffDeployment, requestBody, type DeploymentContext, type DeploymentDiff } from '../../core/kinds/deployment/diff.js';
 import { artifactField, declaredFieldPaths } from '../../core/kinds/deployment/fields.js';
 import { answeredFieldHashes, sentFieldHashes } from '../../core/kinds/deployment/three-way.js';
 import { resourceKey, type Ownership } from '../../core/model.js';
-import { adoptionBlocker, ownershipOf } from '../../core/ownership.js';
+import { ownershipOf } from '../../core/ownership.js';
 import { isAbsent } from '../../core/values.js';
 
 /**
@@ -45,13 +45,6 @@ function writtenState(secrets: Record<string, string>, sentFields: Readonly<Reco
 function adoptedOwnership(applied: AppliedRecord | undefined, live: LiveDeployment): Ownership | undefined {
   if (applied?.ownership?.id === live.id) return undefined;
   return { origin: 'adopted', id: live.id };
-}
-
-/** Under adopt: explicit, a live deployment converge does not own is taken over only with converge/adopt: "true". */
-function checkAdoption(desired: Desired, live: LiveDeployment, applied: AppliedRecord | undefined, ports: SyncPorts): void {
-  if (ownershipOf(applied, live.id) === 'owned') return;
-  const blocker = adoptionBlocker(ports.adoptPolicy, desired.resource, live);
-  if (blocker) throw new BlockedError(blocker);
 }
 
 /** fieldHash() of each declared field the body sends (recorded as pending before the send, as applied after). */
@@ -178,7 +171,6 @@ async function patchIfNeeded(
   ports: SyncPorts,
   applied: AppliedRecord | undefined,
 ): Promise<Patched> {
-  if (diff.change.action === 'blocked') throw new BlockedError(diff.change.reason ?? 'the plan blocks it');
   if (!diff.request || diff.request.op !== 'patch') return { sent: false, live, newRevision: false };
   const written = pick(desired.secrets.hashes, diff.secretNames);
   const body = requestBody(diff, await desired.secrets.values(diff.secretNames)) as PatchDeploymentRequest;
@@ -197,9 +189,10 @@ async function patchIfNeeded(
 }
 
 /**
- * The rebuild the operator asked for (SyncOptions.rebuild) of a deployment whose live state matches: a PATCH of its
- * declared revision fields, unchanged, which starts a new revision of the same input (docs/real-service.md §4: a non-null
- * revision field starts one even when its value is unchanged). Undefined when it declares none.
+ * The rebuild the operator asked for (`converge reconcile --retry-failed`, decided as write op `rebuild`) of a deployment
+ * whose live state matches: a PATCH of its declared revision fields, unchanged, which starts a new revision of the same
+ * input (docs/real-service.md §4: a non-null revision field starts one even when its value is unchanged). Undefined
+ * when it declares none.
  */
 function rebuildDiff(desired: Desired, diff: DeploymentDiff, live: LiveDeployment): DeploymentDiff | undefined {
   const declared = Object.entries(desired.resource.spec.source_revision_config ?? {}).filter(([, value]) => !isAbsent(value));
@@ -209,17 +202,49 @@ function rebuildDiff(desired: Desired, diff: DeploymentDiff, live: LiveDeploymen
   return { change: { ...diff.change, action: 'update', new_revision: true, fields }, request: { op: 'patch', id: live.id, body }, secretNames: [] };
 }
 
-/** One Deployment: read it (by id when known), settle an earlier lost write, write what differs. */
-export async function syncDeployment(resource: DeploymentResource, ports: SyncPorts, liveId?: string, options: SyncOptions = {}): Promise<SyncResult> {
+/**
+ * Whether the live deployment a create job finds is its own create of an earlier attempt: the create's answer was
+ * lost and live state shows it landed now, or it was settled by an attempt before (the record names this id as
+ * created). The decision saw no deployment, so no other create of converge's can have made it.
+ */
+function createdByThisJob(live: LiveDeployment, settled: Settled): boolean {
+  if (settled.landed?.op === 'create') return true;
+  const ownership = settled.applied?.ownership;
+  return ownership?.origin === 'created' && ownership.id === live.id;
+}
+
+/**
+ * The one check of the write step: whether the live state it read (after settling its own lost answer) still fits the
+ * decided write. Undefined when it does; else the result that sends nothing. A secret this process cannot resolve is
+ * a failure of the job, not a change of live state.
+ */
+function premiseBroken(write: JobWrite, desired: Desired, found: { live: LiveDeployment | undefined; liveId: string | undefined }, settled: Settled, diff: DeploymentDiff): SyncResult | undefined {
+  const { live, liveId } = found;
+  if (diff.change.action === 'blocked') {
+    if (desired.secrets.errors.length > 0) throw new JobInputError(`${desired.key}: ${desired.secrets.errors.join('; ')}`);
+    return liveChanged(`the plan would block it now: ${diff.change.reason ?? 'blocked'}`);
+  }
+  if (write.op === 'create' && live && !createdByThisJob(live, settled)) return liveChanged(`a deployment named "${desired.resource.name}" exists now (id ${live.id}); the decision was to create it`);
+  if (write.op !== 'create' && !live) return liveChanged('the deployment is gone');
+  if (write.op !== 'create' && liveId && live!.id !== liveId) return liveChanged(`another deployment holds the name now (id ${live!.id}; the decision was about ${liveId})`);
+  const undecided = undecidedFields(write, diff.change);
+  return undecided.length > 0 ? liveChanged(undecidedMessage(undecided)) : undefined;
+}
+
+/**
+ * One Deployment: read it (by id when known), settle an earlier lost write, check that live state still fits the
+ * decided `write`, and send what of it is still missing.
+ */
+export async function syncDeployment(resource: DeploymentResource, write: JobWrite, ports: SyncPorts, liveId?: string): Promise<SyncResult> {
   const desired = await desiredState(resource, ports);
   const live = await findLiveDeployment(ports.service, desired.resource.name, liveId);
   const settled = await settlePending(desired.key, ports, live);
   let diff = diffFor(desired, live, settled.applied);
-  if (diff.change.action === 'blocked') throw new BlockedError(diff.change.reason ?? 'the plan blocks it');
-  const rebuild = !diff.request && options.rebuild && live && !settled.landed && !settled.unsure ? rebuildDiff(desired, diff, live) : undefined;
+  const broken = premiseBroken(write, desired, { live, liveId }, settled, diff);
+  if (broken) return broken;
+  const rebuild = write.op === 'rebuild' && !diff.request && live && !settled.landed && !settled.unsure ? rebuildDiff(desired, diff, live) : undefined;
   if (rebuild) diff = rebuild;
   if (!diff.request) return settledResult(settled, live);
-  if (live && !settled.landed) checkAdoption(desired, live, settled.applied, ports);
   // The flap guard, before anything is marked pending or sent: a refusal is this job's result.
   const refused = await ports.writeGate?.();
   if (refused) return refused;
@@ -231,21 +256,26 @@ export async function syncDeployment(resource: DeploymentResource, ports: SyncPo
     const outcome = ownershipOf(settled.applied, live!.id) === 'owned' ? 'updated' : 'adopted';
     return { ...deploymentResult(outcome, patched.newRevision, patched.live), fields: diff.change.fields };
   }
+  return sendCreate(desired, diff, settled, ports);
+}
 
+/** Sends the create of `diff`, marked pending first (a retry reuses the first send's time), and completes it. */
+async function sendCreate(desired: Desired, diff: DeploymentDiff, settled: Settled, ports: SyncPorts): Promise<SyncResult> {
+  const request = diff.request as { op: 'create'; body: CreateDeploymentRequest };
   const written = pick(desired.secrets.hashes, diff.secretNames);
   const body = requestBody(diff, await desired.secrets.values(diff.secretNames)) as CreateDeploymentRequest;
   const now = ports.now();
   const earlier = settled.pending;
   const retrying = earlier?.op === 'create' && now.getTime() - Date.parse(earlier.sentAt) < PENDING_REUSE_MS;
   const sentAt = retrying ? earlier.sentAt : now.toISOString();
-  const fields = sentFields(desired.resource, diff.request.body);
+  const fields = sentFields(desired.resource, request.body);
   await ports.appliedState.setPending(desired.key, { op: 'create', secrets: written, fields, sentAt });
   let created: LiveDeployment;
   try {
     created = await ports.service.createDeployment(body);
   } catch (error) {
     if (!(error instanceof ServiceError) || error.status !== 409) throw error;
-    return adoptDeployment(desired, ports, error);
+    return createConflict(desired, ports, error);
   }
   const applied = await ports.appliedState.recordWrite(desired.key, writtenState(written, fields, created, { origin: 'created', id: created.id }), ports.now());
   return { ...(await completeCreate(desired, created, ports, applied)), fields: diff.change.fields };
@@ -265,8 +295,13 @@ async function completeCreate(desired: Desired, created: LiveDeployment, ports: 
   return deploymentResult('created', true, patched.live);
 }
 
-/** A create answered 409: the name exists. Re-read it, take it over, and PATCH only what still differs. */
-async function adoptDeployment(desired: Desired, ports: SyncPorts, conflict: ServiceError): Promise<SyncResult> {
+/**
+ * A create answered 409: the name exists. When live state shows it is this job's own earlier create (its answer lost
+ * and not yet listed at the first read), the create is complete; a deployment made elsewhere is not taken over here
+ * (the decision was to create): nothing more is sent. No deployment listed under the name: another resource holds it,
+ * which no retry can change.
+ */
+async function createConflict(desired: Desired, ports: SyncPorts, conflict: ServiceError): Promise<SyncResult> {
   const live = await findLiveDeployment(ports.service, desired.resource.name);
   if (!live) {
     await ports.appliedState.clearPending(desired.key);
@@ -275,19 +310,10 @@ async function adoptDeployment(desired: Desired, ports: SyncPorts, conflict: Ser
     );
   }
   const settled = await settlePending(desired.key, ports, live);
-  checkAdoption(desired, live, settled.applied, ports);
-  const diff = diffFor(desired, live, settled.applied);
-  const patched = await patchIfNeeded(desired, diff, live, ports, settled.applied);
-  if (!patched.sent) await recordOwnership(desired, live, ports, settled.applied);
-  const message = patched.sent
-    ? 'the deployment already existed; converge adopted it and patched what differed'
-    : 'the deployment already existed and matches the manifest; converge adopted it';
-  const result = deploymentResult('adopted', patched.newRevision, patched.live, message);
-  return patched.sent ? { ...result, fields: diff.change.fields } : result;
-}
-
-/** Records that converge owns `live` (adopted), writing nothing to the service. */
-async function recordOwnership(desired: Desired, live: LiveDeployment, ports: SyncPorts, applied: AppliedRecord | undefined): Promise<void> {
-  const ownership = adoptedOwnership(applied, live);
-  if (ownership) await ports.appliedState.recordWrite(desired.key, { secrets: {}, ownership }, ports.now(), applied ?? null);
+  if (settled.landed?.op !== 'create') {
+    await ports.appliedState.clearPending(desired.key);
+    return liveChanged(`the create was answered 409: a deployment named "${desired.resource.name}" was made elsewhere meanwhile (id ${live.id})`);
+  }
+  const completed = await completeCreate(desired, live, ports, settled.applied!);
+  return { ...completed, message: LOST_ANSWER };
 }

@@ -1,6 +1,6 @@
 // Deletes one OAuth provider converge owns (--prune): the service deletes by provider_id, so the provider's id decides
 // whether the one there is still converge's, before the send and again on a retry after a lost answer.
-import { BlockedError } from '../../core/errors.js';
+import { liveChanged } from '../../core/write-premise.js';
 import { resourceKey } from '../../core/model.js';
 import { ownershipOf } from '../../core/ownership.js';
 import type { Deletion, SyncPorts, SyncResult } from '../../core/kinds/ports.js';
@@ -40,7 +40,7 @@ export async function deleteOwnedProvider(deletion: Deletion, ports: SyncPorts):
     return sendDelete(key, { ...deletion, id: pending.id }, ports);
   }
   if (!applied) return result('unchanged', 'converge owns no provider of this provider_id any more; nothing deleted');
-  if (ownershipOf(applied, deletion.id) !== 'owned') throw new BlockedError(`OAuthProvider/${deletion.name} (id ${deletion.id}) is not the provider converge owns; nothing deleted`);
+  if (ownershipOf(applied, deletion.id) !== 'owned') return liveChanged(`converge's record of OAuthProvider/${deletion.name} names another provider than id ${deletion.id} now; nothing deleted`);
   if (!live) {
     await ports.appliedState.forget(key);
     return result('unchanged', 'the provider is gone already; nothing deleted');

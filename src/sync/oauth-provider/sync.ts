@@ -1,10 +1,10 @@
 // One OAuthProvider: read it by id right before writing and PATCH what differs; where the service cannot read providers, the applied record decides.
-import { BlockedError, ServiceError } from '../../core/errors.js';
-import { adoptionBlocker } from '../../core/ownership.js';
+import { BlockedError, JobInputError, ServiceError } from '../../core/errors.js';
+import { liveChanged, undecidedFields, undecidedMessage } from '../../core/write-premise.js';
 import { resourceKey, type AppliedRecord, type LiveProvider, type Ownership, type ProviderResource } from '../../core/model.js';
 import type { CreateProviderRequest, PatchProviderRequest } from '../../core/wire/schema.js';
-import type { DesiredSecrets, PendingWrite, SyncPorts, SyncResult } from '../../core/kinds/ports.js';
-import { adoptionNote, CLIENT_SECRET, diffProvider, PROVIDER_CHANGED_REASON, type ProviderDiff } from '../../core/kinds/oauth-provider/diff.js';
+import type { DesiredSecrets, JobWrite, PendingWrite, SyncPorts, SyncResult } from '../../core/kinds/ports.js';
+import { CLIENT_SECRET, diffProvider, PROVIDER_CHANGED_REASON, type ProviderDiff } from '../../core/kinds/oauth-provider/diff.js';
 
 /**
  * How far the service's clock may be behind ours when deciding that a provider found after a lost answer shows this
@@ -23,10 +23,26 @@ export function providerExistsReason(name: string): string {
   );
 }
 
-/** Creates, discovers or updates the provider so the service holds what the manifest declares. */
-export async function syncProvider(resource: ProviderResource, ports: SyncPorts): Promise<SyncResult> {
+/** Sends the decided `write` of a provider: creates, discovers or updates it so the service holds what the manifest declares. */
+export async function syncProvider(resource: ProviderResource, write: JobWrite, ports: SyncPorts): Promise<SyncResult> {
   const reads = await ports.service.providerReads();
-  return reads.readable ? syncAgainstLive(resource, ports) : syncFromRecords(resource, ports);
+  return reads.readable ? syncAgainstLive(resource, write, ports) : syncFromRecords(resource, write, ports);
+}
+
+/**
+ * The one check of the write step (as for deployments): whether the change against what it read still fits the decided
+ * write. A secret this process cannot resolve is a failure of the job, not a change.
+ */
+function premiseBroken(write: JobWrite, diff: ProviderDiff, state: Pick<State, 'key' | 'secrets'>, live: LiveProvider | undefined | null): SyncResult | undefined {
+  if (diff.change.action === 'blocked') {
+    if (state.secrets.errors.length > 0) throw new JobInputError(`${state.key}: ${state.secrets.errors.join('; ')}`);
+    return liveChanged(`the plan would block it now: ${diff.change.reason ?? 'blocked'}`);
+  }
+  // null: the service cannot read providers, so only the applied record tells what exists.
+  if (live !== null && write.op === 'create' && live) return liveChanged(`an OAuth provider "${live.provider_id}" exists now; the decision was to create it`);
+  if (live !== null && write.op !== 'create' && !live && diff.request) return liveChanged('the provider is gone');
+  const undecided = undecidedFields(write, diff.change);
+  return undecided.length > 0 ? liveChanged(undecidedMessage(undecided)) : undefined;
 }
 
 /** What one sync knows before it writes. */
@@ -77,9 +93,9 @@ function earlierLanded(earlier: PendingWrite, live: LiveProvider, diff: Provider
  * it when the service has none, or PATCH only the fields that differ (client_secret only when its hash changed). A
  * create that meets a 409 (made elsewhere meanwhile) reads the provider and patches what differs instead.
  */
-async function syncAgainstLive(resource: ProviderResource, ports: SyncPorts): Promise<SyncResult> {
+async function syncAgainstLive(resource: ProviderResource, write: JobWrite, ports: SyncPorts): Promise<SyncResult> {
   const state = await readState(resource, ports);
-  let live = await ports.service.getProvider(resource.name);
+  const live = await ports.service.getProvider(resource.name);
   let diff = diffAgainst(resource, state, live);
   let settled: string | undefined;
   if (state.earlier && live && earlierLanded(state.earlier, live, diff)) {
@@ -94,31 +110,26 @@ async function syncAgainstLive(resource: ProviderResource, ports: SyncPorts): Pr
     settled = created ? CREATE_ANSWER_LOST : PATCH_ANSWER_LOST;
     diff = diffAgainst(resource, state, live);
   }
-  if (diff.change.action === 'blocked') throw new BlockedError(diff.change.reason ?? 'the plan blocks it');
-  // adopt: explicit: a provider converge has no record of is taken over only with converge/adopt: "true".
-  const blocker = live && !state.applied && diff.request ? adoptionBlocker(ports.adoptPolicy, resource, live) : undefined;
-  if (blocker) throw new BlockedError(blocker);
   if (!diff.request) {
     if (settled) return { outcome: 'adopted', new_revision: false, message: settled };
-    if (state.earlier) await ports.appliedState.clearPending(state.key);
-    // someone else brought it to the manifest: nothing to write; keep the record's definition current
-    if (state.applied && state.applied.definitionHash !== diff.definitionHash) {
-      await ports.appliedState.recordWrite(state.key, { secrets: {}, definitionHash: diff.definitionHash }, ports.now(), state.applied);
+    if (diff.change.action !== 'blocked') {
+      if (state.earlier) await ports.appliedState.clearPending(state.key);
+      // someone else brought it to the manifest: nothing to write; keep the record's definition current
+      if (state.applied && state.applied.definitionHash !== diff.definitionHash) {
+        await ports.appliedState.recordWrite(state.key, { secrets: {}, definitionHash: diff.definitionHash }, ports.now(), state.applied);
+      }
+      return { outcome: 'unchanged', new_revision: false };
     }
-    return { outcome: 'unchanged', new_revision: false };
   }
-
-  if (diff.request.op !== 'patch') {
+  const broken = premiseBroken(write, diff, state, settled ? null : live);
+  if (broken) return broken;
+  const request = diff.request!;
+  if (request.op !== 'patch') {
     const created = await sendCreate(resource, ports, state, diff);
-    if (created) return created;
-    // 409: the provider was made elsewhere between the read and the create; read it and patch what differs
-    live = await ports.service.getProvider(resource.name);
-    diff = diffAgainst(resource, state, live);
-    if (diff.change.action === 'blocked') throw new BlockedError(diff.change.reason ?? 'the plan blocks it');
-    if (!diff.request) return { outcome: 'unchanged', new_revision: false, message: adoptionNote(0) };
-    if (diff.request.op !== 'patch') throw new BlockedError(`the service answered 409 to the create of "${resource.name}" but does not show it when read`);
+    // 409: a provider of this id was made elsewhere between the read and the create; the decision was to create it.
+    return created ?? liveChanged(`the create was answered 409: an OAuth provider "${resource.name}" was made elsewhere meanwhile`);
   }
-  return sendPatch(resource, ports, state, diff, diff.request);
+  return sendPatch(resource, ports, state, diff, request);
 }
 
 /** Sends the create (or discovery); undefined when the service answered 409. */
@@ -197,13 +208,14 @@ async function sendPatch(
  * this definition was created. A 409 is converge's own write only when an earlier attempt sent the same definition and
  * lost its answer: then it is recorded as applied. Any other 409 is a provider converge has never seen: blocked.
  */
-async function syncFromRecords(resource: ProviderResource, ports: SyncPorts): Promise<SyncResult> {
+async function syncFromRecords(resource: ProviderResource, write: JobWrite, ports: SyncPorts): Promise<SyncResult> {
   const key = resourceKey('OAuthProvider', resource.name);
   const secrets = await ports.desiredSecrets(resource);
   const { applied, pending: earlier } = await ports.appliedState.read(key);
   const diff = diffProvider(resource, { secretHashes: secrets.hashes, secretErrors: secrets.errors, ...(applied ? { applied } : {}) });
-  if (diff.change.action === 'blocked') throw new BlockedError(diff.change.reason ?? 'the plan blocks it');
-  if (!diff.request) return { outcome: 'unchanged', new_revision: false };
+  if (!diff.request && diff.change.action !== 'blocked') return { outcome: 'unchanged', new_revision: false };
+  const broken = premiseBroken(write, diff, { key, secrets }, null);
+  if (broken || !diff.request) return broken ?? { outcome: 'unchanged', new_revision: false };
 
   const written: Record<string, string> = {};
   if (diff.request.op === 'create' && diff.request.sendClientSecret && secrets.hashes[CLIENT_SECRET] !== undefined) {
