@@ -65,10 +65,11 @@ export function applyJobData(changes: readonly ApplyChange[], options: ApplyJobO
   const origin = options.origin ?? 'apply';
   const stamp = options.manifestVersion ? { manifestVersion: options.manifestVersion } : {};
   return changes.map(({ resource, change, deploymentId, desired, write }) => {
-    if (!resource || !write) {
+    if (!resource) {
       const deletion = { kind: change.kind, name: change.name, id: deploymentId!, deleteTracingProject: options.deleteTracingProjects === true };
       return buildDeleteJobData(deletion, { origin });
     }
+    if (!write) throw new TypeError(`${change.kind}/${change.name}: a change to write carries its decided write`);
     return buildJobData(resource, operationFor(resource, write.op === 'create' ? 'create' : 'update'), {
       origin,
       write,

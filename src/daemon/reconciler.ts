@@ -2,8 +2,9 @@
 import type { Logger } from 'pino';
 import { ConvergeError, UsageError } from '../core/errors.js';
 import type { DesiredResource, Plan } from '../core/model.js';
-import { resolveDesiredSecrets } from '../secrets/resolve.js';
-import { buildLogTail, type BuildLogReads, type BuildLogTail } from '../service/build-log-tail.js';
+import type { BuildLogReads } from '../service/build-log-tail.js';
+import type { ReconcileJobResult } from '../store/schema.js';
+import { FailedBuilds } from './failed-builds.js';
 import type { DaemonMetrics, ReconcileTrigger } from './metrics.js';
 import { reconcileDirectory, type EnqueuedJob, type CycleContext, type ReconcileOutcome } from './cycle.js';
 import { REVISION_FAILURE_REASONS, type RevisionFailureReason } from '../core/health.js';
@@ -53,6 +54,8 @@ export class Reconciler {
   private next: { trigger: ReconcileTrigger; cycles: string[]; waiters: Waiter[] } | undefined;
   private retryTimer: NodeJS.Timeout | undefined;
   private failures = 0;
+  /** Jobs in a row that sent nothing because live state changed since their decision (the next reconcile's backoff). */
+  private liveChanges = 0;
   private failedTotal = 0;
   private stopped = false;
   private readonly records: ReconcileRecord[] = [];
@@ -64,7 +67,7 @@ export class Reconciler {
   /** The desired resources of the last reconcile that loaded: whose secret values a shown log line masks. */
   private desired: ReadonlyMap<string, DesiredResource> = new Map();
   /** Per resource, the build log tail of its last failed revision (shown by /status while that revision is its health). */
-  private readonly failedBuilds = new Map<string, { revisionId: string } & BuildLogTail>();
+  private readonly failedBuilds: FailedBuilds;
   private lastSuccessAt: string | null = null;
   private loggedSecretsUnknown = '';
   /** What a reconcile found, logged when it appears or changes. */
@@ -76,6 +79,7 @@ export class Reconciler {
     this.options = options;
     this.tracker = new ResourceTracker(options.health);
     this.findings = new FindingsLog(options.log);
+    this.failedBuilds = new FailedBuilds(this.tracker, options.log, () => ({ desired: this.desired, env: options.context.env }));
   }
 
   /** Asks for a full reconcile; resolves with the record of the run that covered it (undefined once stopping). */
@@ -216,16 +220,35 @@ export class Reconciler {
     this.manifests = { loaded: !usage && this.manifests.loaded, everLoaded: this.manifests.everLoaded, error: usage ? errorLine(failure) : this.manifests.error };
     this.failures += 1;
     this.failedTotal += 1;
-    const delay = Math.min(this.options.maxRetryMs, (this.options.retryMs ?? 1_000) * 2 ** Math.min(this.failures - 1, 16));
+    const delay = this.backoff(this.failures);
     const code = failure instanceof ConvergeError ? failure.code : undefined;
     log.warn({ reconcile: record.id, trigger: record.trigger, ms: record.durationMs, error: record.error, code, retryInMs: this.stopped ? undefined : delay }, 'reconcile failed');
-    if (!this.stopped) {
-      if (this.retryTimer) clearTimeout(this.retryTimer);
-      this.retryTimer = setTimeout(() => {
-        this.retryTimer = undefined;
-        void this.request('retry');
-      }, delay);
-    }
+    this.retryIn(delay);
+  }
+
+  /**
+   * A job sent nothing, live state having changed since its decision: decide again soon, backed off like a failed
+   * reconcile (a write that never fits is read ever more slowly, and never sent).
+   */
+  private decideAgain(key: string, jobId: string, reason: string | undefined): void {
+    this.liveChanges += 1;
+    this.options.log.info({ key, jobId, reason }, 'job sent nothing: live state changed since its decision; reconciling again');
+    if (!this.retryTimer) this.retryIn(this.backoff(this.liveChanges));
+  }
+
+  /** The delay before the `n`th retry in a row: retryMs doubled per retry, at most maxRetryMs. */
+  private backoff(n: number): number {
+    return Math.min(this.options.maxRetryMs, (this.options.retryMs ?? 1_000) * 2 ** Math.min(n - 1, 16));
+  }
+
+  /** A reconcile of trigger `retry` in `delay` ms (one timer: a later call replaces it; any other request takes its place). */
+  private retryIn(delay: number): void {
+    if (this.stopped) return;
+    if (this.retryTimer) clearTimeout(this.retryTimer);
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = undefined;
+      void this.request('retry');
+    }, delay);
   }
 
   private jobEnqueued(job: EnqueuedJob): void {
@@ -248,9 +271,11 @@ export class Reconciler {
     const job = this.jobs.get(jobId);
     if (!job) return;
     this.jobs.delete(jobId);
-    // A job not run (a former leader's, or superseded) did not bring its desired state about.
+    // A job not run (a former leader's, superseded, live changed since its decision) did not bring its desired state about.
     const ran = !wasNotRun(value);
     if (ran && job.desired) this.finished.set(job.key, { desired: job.desired, at: Date.now() });
+    if ((value as ReconcileJobResult | undefined)?.notRun === 'live_changed') this.decideAgain(job.key, jobId, (value as ReconcileJobResult).message);
+    else if (ran) this.liveChanges = 0;
     this.tracker.completed(jobId, value, undefined, ran ? job.fingerprint : undefined);
     this.reportHealth();
     this.options.metrics.setResourceStates(this.tracker.counts());
@@ -276,40 +301,18 @@ export class Reconciler {
   async followRevisions(client: Parameters<typeof followRollouts>[0]['client'] & BuildLogReads, limit = 500): Promise<number> {
     const result = await followRollouts({ tracker: this.tracker, client, holds: this.options.context.holds, limit, stopped: () => this.stopped });
     this.reportHealth();
-    for (const f of result.failed) await this.logBuildTail(client, f);
+    for (const f of result.failed) await this.failedBuilds.logTail(client, f);
     return result.requests;
   }
 
-  /** Why a revision failed, in the daemon's log: its build log's last lines, every declared secret value masked. */
-  private async logBuildTail(client: BuildLogReads, failed: { key: string; deploymentId: string; revisionId: string }): Promise<void> {
-    const resource = this.desired.get(failed.key);
-    const mask = resource ? Object.values(resolveDesiredSecrets(resource, this.options.context.env).values) : [];
-    const tail = await buildLogTail(client, { id: failed.deploymentId }, failed.revisionId, mask);
-    this.failedBuilds.set(failed.key, { revisionId: failed.revisionId, ...tail });
-    if (tail.lines.length > 0) this.options.log.warn({ key: failed.key, revision: failed.revisionId, lines: tail.lines }, 'build log of the failed revision (last lines)');
-    else if (tail.note) this.options.log.info({ key: failed.key, revision: failed.revisionId, note: tail.note }, 'no build log of the failed revision');
+  /** The build log lines of a failed revision, for a notification (FailedBuilds.lines). */
+  buildLogLines(client: BuildLogReads, deploymentId: string, revisionId: string): Promise<string[] | undefined> {
+    return this.failedBuilds.lines(client, deploymentId, revisionId);
   }
 
-  /**
-   * The last build log lines of a failed revision (secret values masked), for a notification: the ones the daemon
-   * logged, else read now (once: they are kept). Undefined when no resource has that deployment or nothing was read.
-   */
-  async buildLogLines(client: BuildLogReads, deploymentId: string, revisionId: string): Promise<string[] | undefined> {
-    const row = this.tracker.resources().find((r) => r.deploymentId === deploymentId);
-    if (!row) return undefined;
-    if (this.failedBuilds.get(row.key)?.revisionId !== revisionId) await this.logBuildTail(client, { key: row.key, deploymentId, revisionId });
-    const kept = this.failedBuilds.get(row.key);
-    return kept && kept.lines.length > 0 ? kept.lines : undefined;
-  }
-
-  /** For /status: the build log tail of each resource whose latest revision failed (while that revision stays its health). */
+  /** For /status: the build log tail of each resource whose latest revision failed. */
   failedBuildLogs(): Record<string, { revisionId: string; lines: string[]; note?: string }> {
-    const out: Record<string, { revisionId: string; lines: string[]; note?: string }> = {};
-    for (const row of this.tracker.resources()) {
-      const kept = this.failedBuilds.get(row.key);
-      if (kept && row.health?.status === 'degraded' && row.health.revisionId === kept.revisionId) out[row.key] = kept;
-    }
-    return out;
+    return this.failedBuilds.shown();
   }
 
   /**

@@ -134,7 +134,7 @@ describe('worker processes', () => {
       },
     });
     const a = await spawnWorker('A', settings);
-    const data = buildJobData(deployment('victim'), 'create-deployment', { origin: 'test', write: decidedWrite(deployment('victim')) });
+    const data = buildJobData(deployment('victim'), 'create-deployment', { origin: 'test', write: decidedWrite(deployment('victim'), undefined, { CHILD_TOKEN: 'x' }) });
     const jobId = await enqueue(jobs, data);
     await jobRead;
     const active = await queue.getActive();
@@ -166,6 +166,7 @@ describe('worker processes', () => {
     const changes = names.map((name) => ({
       resource: deployment(name),
       change: { kind: 'Deployment' as const, name, action: 'create' as const, new_revision: true, fields: [], reason: null },
+      write: decidedWrite(deployment(name), undefined, { CHILD_TOKEN: 'x' }),
     }));
     const results = await runApply({ jobs, client: undefined as never, env: {}, changes, startWorkers: false, pollMs: 500 });
     expect(results.map((r) => r.status)).toEqual(names.map(() => 'done'));
@@ -191,7 +192,7 @@ describe('worker processes', () => {
       },
     });
     const a = await spawnWorker('A', settings);
-    const jobId = await enqueue(jobs, buildJobData(deployment('graceful'), 'create-deployment', { origin: 'test', write: decidedWrite(deployment('graceful')) }));
+    const jobId = await enqueue(jobs, buildJobData(deployment('graceful'), 'create-deployment', { origin: 'test', write: decidedWrite(deployment('graceful'), undefined, { CHILD_TOKEN: 'x' }) }));
     await jobRead;
     a.process.kill('SIGTERM');
     expect(await a.exited).toBe(0);
