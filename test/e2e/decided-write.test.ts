@@ -1,0 +1,51 @@
+// Through the built daemon: a job whose live read no longer fits its decided write sends nothing, says so, and the
+// daemon decides again soon (not at the next resync), writing the fresh decision once (docs/decision.md, "The write step").
+import { rm } from 'node:fs/promises';
+import { describe, expect, it } from 'vitest';
+import { startEmulator } from '../../src/emulator/server.js';
+import { lossyProxy } from '../helpers/lossy-proxy.js';
+import { seedWith, writes } from '../helpers/apply.js';
+import { dockerDeploymentYaml, tempDir, until, writeFiles } from './helpers.js';
+import { atEnd, daemonOf, prefixOf } from './scoped.js';
+import { REDIS_URL } from '../helpers/redis.js';
+
+const BY_ID = /^\/v2\/deployments\/[0-9a-f-]{36}$/;
+
+describe('the daemon and a decided write that no longer fits', { timeout: 60_000 }, () => {
+  it('the job sends nothing when live state changed between the decision and its read; a reconcile soon after writes the new decision once', async (t) => {
+    const e = await startEmulator({ seed: seedWith([{ name: 'dw-api', source: 'external_docker', source_config: { resource_spec: { max_scale: 2 } }, source_revision_config: { image_uri: 'docker.io/acme/dw-api:1' } }]), buildMs: 0 });
+    atEnd(t, () => e.close());
+    const live = () => e.store.allDeployments().find((d) => d.name === 'dw-api')!;
+    let raced = false;
+    const proxy = await lossyProxy(e.url, {
+      // The job's read by id (the decision read the listing): just before it, someone rolls the image back.
+      rateLimit(method, path) {
+        if (method === 'GET' && BY_ID.test(path) && !raced) {
+          raced = true;
+          const d = live();
+          expect(e.store.patchDeployment(d.tenant_id, d.id, { source_revision_config: { image_uri: 'docker.io/acme/dw-api:0' } }).ok).toBe(true);
+        }
+        return false;
+      },
+    });
+    atEnd(t, () => proxy.close());
+    const dir = await tempDir('decided-write');
+    atEnd(t, () => rm(dir, { recursive: true, force: true }));
+    await writeFiles(dir, { 'api.yaml': dockerDeploymentYaml('dw-api', { maxScale: 4 }) });
+    const args = ['--api-url', proxy.url, '--redis-url', REDIS_URL, '--redis-prefix', prefixOf(t, 'decided-write'), '--resync', '10m', '--backoff', '50ms', '--log-level', 'info'];
+    const daemon = await daemonOf(t, dir, args);
+
+    const notSent = await daemon.waitForLine((l) => l.msg === 'job sent nothing: live state changed since its decision; reconciling again');
+    expect(notSent.key).toBe('Deployment/dw-api');
+    expect(String(notSent.reason)).toContain('source_revision_config.image_uri differs now, which the decided write does not cover');
+    await until('the new decision to land', () => live().source_config.resource_spec !== undefined && (live().source_config.resource_spec as { max_scale?: number }).max_scale === 4, 20_000, 50);
+    await until('/status to show it synced', async () => (await daemon.status()).resources.every((r) => r.state === 'synced'), 20_000, 100);
+    // One PATCH in all, the fresh decision's: max_scale and the image put back. Not at the next resync (10 minutes away) but by a retry reconcile.
+    const patches = writes(e.requestLog);
+    expect(patches.map((w) => `${w.method} ${w.status}`)).toEqual(['PATCH 200']);
+    expect(patches[0]!.body).toEqual({ source_config: { resource_spec: { max_scale: 4 } }, source_revision_config: { image_uri: 'docker.io/acme/dw-api:1' } });
+    const byTrigger = ((await daemon.status()).reconciles as unknown as { byTrigger: Record<string, number> }).byTrigger;
+    expect(byTrigger.retry).toBeGreaterThanOrEqual(1);
+    expect(byTrigger.resync ?? 0).toBe(0);
+  });
+});
