@@ -5,7 +5,7 @@ import { applyJobData, type ApplyChange, type ApplyJobOptions } from './apply-jo
 import { ENQUEUE_BATCH } from '../queue/enqueuer.js';
 import type { QueueLogger } from '../queue/log.js';
 import type { Jobs } from '../jobs/open-jobs.js';
-import { JobWaiter, type ResourceResult } from './wait-jobs.js';
+import { JobWaiter, type JobResult, type ResourceResult } from './wait-jobs.js';
 import type { JobRunner, StartRunnerOptions } from '../runner/worker.js';
 
 export interface RunApplyOptions {
@@ -125,7 +125,7 @@ async function stopInterrupted(waiter: JobWaiter, runner: JobRunner | undefined,
 }
 
 /** Enqueues every change, runs workers, and resolves with one result per change (in the given order). */
-export async function runApply(options: RunApplyOptions): Promise<ResourceResult[]> {
+export async function runApply(options: RunApplyOptions): Promise<JobResult[]> {
   const { jobs, signal } = options;
   const total = options.changes.length;
   if (total === 0) return [];

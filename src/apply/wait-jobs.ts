@@ -6,6 +6,9 @@ import type { ApplyChange } from './apply-jobs.js';
 import type { Enqueued, Enqueuer } from '../queue/enqueuer.js';
 import { ReconcileJobResult } from '../store/schema.js';
 
+/** Who started a revision that apply --wait follows (ResourceResult.startedBy). */
+export type RevisionStarter = 'apply' | 'earlier';
+
 /** `interrupted`: the apply was stopped (SIGINT, SIGTERM) before the job had a result. */
 export type ResultStatus = 'done' | 'unchanged' | 'failed' | 'interrupted';
 
@@ -21,9 +24,15 @@ export interface ResourceResult {
   message?: string;
   deploymentId?: string;
   latestRevisionId?: string | null;
-  jobId: string;
+  /** The job that carried the write; absent for a rollout already in progress that no job of this apply touched. */
+  jobId?: string;
   /**
-   * With --wait: the new revision became active, failed (a failed status, or past the progress deadline), was not
+   * With --wait: who started the revision it follows: a job of this apply (`apply`), or something before it, an earlier
+   * apply, the daemon or a person (`earlier`: the rollout was already in progress, and nothing was written for it).
+   */
+  startedBy?: RevisionStarter;
+  /**
+   * With --wait: the revision became active, failed (a failed status, or past the progress deadline), was not
    * active at the timeout, or was still building when the wait stopped at another's failure (undefined: not waited for).
    */
   revision?: 'active' | 'failed' | 'timeout' | 'building';
@@ -35,23 +44,28 @@ export interface ResourceResult {
   fields?: FieldChange[];
 }
 
+/** A result of a job of this apply: it names its job (interrupted before it was enqueued: an empty id). */
+export interface JobResult extends ResourceResult {
+  jobId: string;
+}
+
 interface Tracked {
   change: ApplyChange;
   key: string;
   jobId: string;
   /** The running job of the resource that ours was queued behind (Enqueued.behind). */
   behind?: string;
-  result?: ResourceResult;
+  result?: JobResult;
 }
 
 /** Unfinished jobs looked up at once per round trip of a poll. */
 const POLL_BATCH = 50;
 
-function resultFrom(t: Tracked, status: ResultStatus, extra: Partial<ResourceResult>): ResourceResult {
+function resultFrom(t: Tracked, status: ResultStatus, extra: Partial<ResourceResult>): JobResult {
   return { kind: t.change.change.kind, name: t.change.change.name, key: t.key, status, new_revision: false, jobId: t.jobId, ...extra };
 }
 
-function completedResult(t: Tracked, value: unknown): ResourceResult {
+function completedResult(t: Tracked, value: unknown): JobResult {
   const parsed = ReconcileJobResult.safeParse(value);
   if (!parsed.success) return resultFrom(t, 'failed', { message: 'the job finished with a result this converge does not understand' });
   const r = parsed.data;
@@ -117,7 +131,7 @@ export class JobWaiter {
   }
 
   /** The results so far, in order: undefined for a change whose job has none; its job id when it was enqueued. */
-  partial(): Array<{ result?: ResourceResult; jobId?: string }> {
+  partial(): Array<{ result?: JobResult; jobId?: string }> {
     return Array.from({ length: this.total }, (_, i) => {
       const t = this.tracked[i];
       if (!t) return {};
@@ -136,7 +150,7 @@ export class JobWaiter {
   }
 
   /** Resolves with one result per tracked change, in order, once every job has one (or abandon() was called). */
-  async wait(pollMs: number): Promise<ResourceResult[]> {
+  async wait(pollMs: number): Promise<JobResult[]> {
     const allDone = new Promise<void>((resolve) => {
       this.wake = resolve;
       if (this.finished === this.total || this.abandoned) resolve();
@@ -146,10 +160,10 @@ export class JobWaiter {
       await Promise.race([allDone, sleep(pollMs, undefined, { ref: false })]);
       if (this.finished < this.total && !this.abandoned) await this.pollUnfinished();
     }
-    return this.tracked.map((t) => t?.result).filter((r): r is ResourceResult => r !== undefined);
+    return this.tracked.map((t) => t?.result).filter((r): r is JobResult => r !== undefined);
   }
 
-  private finish(t: Tracked, result: ResourceResult): void {
+  private finish(t: Tracked, result: JobResult): void {
     if (t.result) return;
     t.result = result;
     this.finished += 1;

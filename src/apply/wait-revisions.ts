@@ -28,7 +28,8 @@ function startedAt(created: string | null | undefined, fallback: number): number
 }
 
 /**
- * Follows the deployments whose job started a new revision: GET …/revisions/{latest} while the service has it (one
+ * Follows the results marked with `startedBy` (src/apply/rollouts-to-follow.ts: the revisions this apply's jobs started,
+ * and the rollouts already in progress before it), each the same way: GET …/revisions/{latest} while the service has it (one
  * request per revision still building per poll), else the list by deployment_ids (active == latest, READY). Stops
  * at the first revision that fails (CREATE_FAILED, BUILD_FAILED, DEPLOY_FAILED) or passes the progress deadline;
  * otherwise when every one is active, or at the timeout. Marks each result's `revision` and `health`: `active`,
@@ -36,7 +37,7 @@ function startedAt(created: string | null | undefined, fallback: number): number
  * stopped for another's failure).
  */
 export async function waitForRevisions(client: RevisionReads, results: ResourceResult[], options: WaitOptions): Promise<void> {
-  const waiting = results.filter((r) => r.status === 'done' && r.new_revision && r.deploymentId);
+  const waiting = results.filter((r) => r.startedBy !== undefined && r.deploymentId);
   if (waiting.length === 0) return;
   const started = Date.now();
   const deadline = started + options.timeoutMs;

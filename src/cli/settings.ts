@@ -188,7 +188,7 @@ export const SETTINGS = z.object({
   attempts: wholeNumber({ flag: 'attempts', env: 'CONVERGE_ATTEMPTS', key: 'attempts', placeholder: 'N', description: 'attempts per job before it fails (at least 1)' }, 1),
   backoff: duration({ flag: 'backoff', env: 'CONVERGE_BACKOFF', key: 'backoff', placeholder: 'DURATION', description: 'first retry delay of a job (doubles, with jitter)' }),
   globalRate: wholeNumber({ flag: 'global-rate', env: 'CONVERGE_GLOBAL_RATE', key: 'global_rate', placeholder: 'N', description: 'writes per second across all worker processes (0: no limit)' }),
-  waitTimeout: duration({ flag: 'wait-timeout', env: 'CONVERGE_WAIT_TIMEOUT', key: 'wait_timeout', placeholder: 'DURATION', description: 'apply --wait: how long to wait for new revisions' }),
+  waitTimeout: duration({ flag: 'wait-timeout', env: 'CONVERGE_WAIT_TIMEOUT', key: 'wait_timeout', placeholder: 'DURATION', description: 'apply --wait: how long to wait for new revisions and rollouts already in progress' }),
   shutdownTimeout: duration({ flag: 'shutdown-timeout', env: 'CONVERGE_SHUTDOWN_TIMEOUT', key: 'shutdown_timeout', placeholder: 'DURATION', description: 'daemon and worker: deadline for active jobs on SIGTERM' }),
   progressDeadline: duration({ flag: 'progress-deadline', env: 'CONVERGE_PROGRESS_DEADLINE', key: 'progress_deadline', placeholder: 'DURATION', description: 'a new revision not active after this long is degraded (ProgressDeadlineExceeded)' }, 1000),
   healthPoll: duration({ flag: 'health-poll', env: 'CONVERGE_HEALTH_POLL', key: 'health_poll', placeholder: 'DURATION', description: 'daemon and apply --wait: how often building revisions are read (at least 100ms)' }, 100),

@@ -1,13 +1,14 @@
 // converge apply as a command: Redis unreachable, blocked resources and diagnostics, TTY progress, embedded mode.
 import { writeFile } from 'node:fs/promises';
+import net from 'node:net';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { applyCommand } from '../../src/cli/commands/apply.js';
 import { parseCommandArgs } from '../../src/cli/command.js';
 import { startEmulator } from '../../src/emulator/server.js';
 import { deploymentYaml, externalDockerSpec, manifestDir, runApplyCli, seedWith, writes } from '../helpers/apply.js';
-import { closedPort, dropPrefix, keysUnder, rawRedis, REDIS_URL, testPrefix } from '../helpers/redis.js';
+import { closedPort, closingServer, dropPrefix, keysUnder, rawRedis, REDIS_URL, testPrefix } from '../helpers/redis.js';
 
 describe('converge apply (command)', () => {
   const cleanups: Array<() => Promise<void>> = [];
@@ -15,18 +16,25 @@ describe('converge apply (command)', () => {
     for (const c of cleanups.splice(0).reverse()) await c();
   });
 
-  it('Redis unreachable: one line, exit 1, nothing else started', async () => {
+  it('Redis unreachable: one line, exit 1, after one connection attempt, nothing else started', async () => {
     const tree = await manifestDir({ 'a.yaml': deploymentYaml('a', externalDockerSpec('docker.io/a:1', 1)) });
     cleanups.push(() => tree.remove());
     const port = await closedPort();
-    const started = Date.now();
-    const run = await runApplyCli([tree.dir, '--api-url', 'http://127.0.0.1:9', '--redis-url', `redis://127.0.0.1:${port}`], {});
+    // The service: a loopback port that counts the connections it is sent (none: Redis is opened first).
+    const service = await closingServer();
+    cleanups.push(() => service.close());
+    // ioredis opens its socket with node's net.createConnection: each call is one attempt to reach Redis.
+    const attempts = vi.spyOn(net, 'createConnection');
+    cleanups.push(async () => attempts.mockRestore());
+    const run = await runApplyCli([tree.dir, '--api-url', `http://127.0.0.1:${service.port}`, '--redis-url', `redis://127.0.0.1:${port}`], {});
     expect(run).toEqual({
       code: 1,
       stdout: '',
       stderr: `converge apply: Redis at redis://127.0.0.1:${port} is unreachable (ECONNREFUSED): start redis-server, or set --redis-url or REDIS_URL\n`,
     });
-    expect(Date.now() - started).toBeLessThan(6_000);
+    // Fail-fast: the first refusal is final (no retry, no reconnect waited for); the test's timeout guards a hang.
+    expect(attempts).toHaveBeenCalledTimes(1);
+    expect(service.accepted()).toBe(0);
   });
 
   it('applies the valid resources, and exits 1 naming blocked ones and manifest errors', async () => {

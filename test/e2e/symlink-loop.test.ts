@@ -19,20 +19,25 @@ function rssMb(pid: number): number {
   return Number(/(\d+)/.exec(line)![1]) / 1024;
 }
 
-/** Samples RSS and /healthz every 500 ms for `ms`; returns the largest RSS and the slowest /healthz answer. */
-async function watchHealth(daemon: DaemonHandle, ms: number): Promise<{ maxRss: number; firstRss: number; slowestHealthzMs: number }> {
+/**
+ * Samples RSS and /healthz every 500 ms for `ms`; returns the largest RSS, every /healthz status with how many log lines
+ * the daemon had written when it answered (to order answers against the daemon's own events), and the slowest answer
+ * (measured for the log, never asserted: it is the machine's speed). The test's timeout guards an answer that never comes.
+ */
+async function watchHealth(daemon: DaemonHandle, ms: number): Promise<{ maxRss: number; firstRss: number; answers: Array<{ status: number; linesBefore: number }>; slowestHealthzMs: number }> {
   const firstRss = rssMb(daemon.pid);
   let maxRss = firstRss;
   let slowest = 0;
+  const answers: Array<{ status: number; linesBefore: number }> = [];
   for (const end = Date.now() + ms; Date.now() < end; ) {
     const t0 = Date.now();
-    const status = await fetch(`${daemon.url}/healthz`, { signal: AbortSignal.timeout(2_000) }).then((r) => r.status);
-    expect(status).toBe(200);
+    const status = await fetch(`${daemon.url}/healthz`).then((r) => r.status);
+    answers.push({ status, linesBefore: daemon.lines.length });
     slowest = Math.max(slowest, Date.now() - t0);
     maxRss = Math.max(maxRss, rssMb(daemon.pid));
     await sleep(500);
   }
-  return { maxRss, firstRss, slowestHealthzMs: slowest };
+  return { maxRss, firstRss, answers, slowestHealthzMs: slowest };
 }
 
 async function setup(t: TestContext, label: string): Promise<{ e: RunningEmulator; dir: string; prefix: string }> {
@@ -66,7 +71,16 @@ describe.concurrent('symbolic link loops in the manifest directory', () => {
     const health = await watchHealth(daemon, 20_000);
     console.log(`symlink loop ${when}: RSS ${health.firstRss.toFixed(1)} MB -> max ${health.maxRss.toFixed(1)} MB over 20 s; slowest /healthz ${health.slowestHealthzMs} ms`);
     expect(health.maxRss - health.firstRss).toBeLessThan(60);
-    expect(health.slowestHealthzMs).toBeLessThan(1_000);
+    expect(health.answers.every((a) => a.status === 200)).toBe(true);
+    // The daemon met the loop (the watcher skipped both links, the loader warned) and /healthz answered after that:
+    // it was not stuck in the loop. Order of events, not a response time.
+    const met = Math.max(...['loops/self', 'loops/up'].map((link) => daemon.lines.findIndex((l) => String(l.msg).startsWith('symbolic link not followed') && l.link === link)));
+    const warned = daemon.lines.findIndex((l) => l.msg === 'manifest problem' && String(l.diagnostic).includes('loops/'));
+    expect(met).toBeGreaterThanOrEqual(0);
+    expect(warned).toBeGreaterThanOrEqual(0);
+    expect(health.answers.some((a) => a.linesBefore > Math.max(met, warned))).toBe(true);
+    // Nothing was read or watched through a link: no path inside the loop (loops/self/..., loops/up/...) is named.
+    expect(daemon.lines.filter((l) => /loops\/(self|up)\//.test(JSON.stringify(l)))).toEqual([]);
     await writeFiles(dir, { 'app.yaml': dockerDeploymentYaml('loop-app', { maxScale: 3 }) });
     await until('the edit applied', () => liveMaxScale(e.store.allDeployments().find((d) => d.name === 'loop-app')) === 3, 10_000, 50);
     // The loop is reported as the loader's manifest warning, and the watcher said it did not follow the links.

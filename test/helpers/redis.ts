@@ -1,4 +1,4 @@
-// Redis for the tests: a private key prefix per test, removal of every key under it, ports that refuse or hang.
+// Redis for the tests: a private key prefix per test, removal of every key under it, ports that refuse, hang or count connections.
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:net';
 import { Redis } from 'ioredis';
@@ -60,5 +60,23 @@ export async function silentServer(): Promise<{ port: number; close(): Promise<v
       for (const s of sockets) s.destroy();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
+  };
+}
+
+/**
+ * A loopback TCP server that counts the connections it accepts and closes each at once (a Redis that drops every
+ * client): how many attempts a client made, whatever the machine's speed.
+ */
+export async function closingServer(): Promise<{ port: number; accepted(): number; close(): Promise<void> }> {
+  let accepted = 0;
+  const server = createServer((socket) => {
+    accepted += 1;
+    socket.destroy();
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    port: (server.address() as { port: number }).port,
+    accepted: () => accepted,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }

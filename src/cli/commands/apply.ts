@@ -13,16 +13,15 @@ import { changesToApply } from '../../apply/apply-jobs.js';
 import type { QueueLogger } from '../../queue/log.js';
 import { openJobs } from '../../jobs/open-jobs.js';
 import type { ResourceResult } from '../../apply/wait-jobs.js';
-import { waitForRevisions, type WaitProgress } from '../../apply/wait-revisions.js';
-import { failedBuildLines } from '../log-tail.js';
+import { rolloutsToFollow } from '../../apply/rollouts-to-follow.js';
+import { waitAndReport } from '../apply-wait.js';
 import { applyConditions, type ResourceConditions } from '../../apply/apply-conditions.js';
 import { healthNotes, planOutcomes } from '../../plan/outcomes.js';
 import { readLatestRevisions } from '../../observe/revisions.js';
-import { formatElapsed } from '../../core/health.js';
 import { gatherPlanInput } from '../../observe/gather.js';
 import type { Command, CommandIo } from '../command.js';
 import { environmentOf } from '../environment.js';
-import { LOG_LEVELS, resolveSettings, settingOptions, type Settings } from '../settings.js';
+import { LOG_LEVELS, resolveSettings, settingOptions } from '../settings.js';
 import { EMBEDDED, EMBEDDED_BANNER, openTarget, requireApiUrl, retryLine } from '../target.js';
 import { progressLine, type Progress } from '../tty.js';
 import { formatDiagnostic } from '../../core/diagnostics.js';
@@ -37,7 +36,7 @@ export const applyCommand: Command = {
   usage: 'converge apply DIR [--vars FILE]... [--overlay DIR]... [--wait] [--wait-timeout DURATION] [--output text|json] [options]',
   positionals: [1, 1],
   options: {
-    wait: { type: 'boolean', description: 'also wait until each new revision is active; exit 1 at the first that fails (BUILD_FAILED, DEPLOY_FAILED, past the progress deadline)' },
+    wait: { type: 'boolean', description: 'also wait until each new revision, and each rollout already in progress, is active; exit 1 at the first that fails (BUILD_FAILED, DEPLOY_FAILED, past the progress deadline)' },
     output: { type: 'string', short: 'o', placeholder: 'FMT', description: 'text (default) or json' },
     ...settingOptions(
       'waitTimeout',
@@ -113,7 +112,7 @@ export const applyCommand: Command = {
 
       const changes = changesToApply(outcomes, result.changes, gathered.resources, gathered.live, gathered.input.secretHashes);
       let reportedBehind = false;
-      const results = await runApply({
+      const jobResults = await runApply({
         signal: interrupt.signal,
         onWaitingBehind: (waiting) => {
           if (!reportedBehind) {
@@ -138,8 +137,11 @@ export const applyCommand: Command = {
       });
       interrupt.release();
       progress.clear();
-      if (text) for (const line of interruptedLines(results)) io.stdout.write(`${line}\n`);
-      if (args.values.wait === true && !interrupt.signal.aborted) await waitAndReport({ client: target.client, results, settings, io, progress, text, resources: gathered.resources });
+      if (text) for (const line of interruptedLines(jobResults)) io.stdout.write(`${line}\n`);
+      // --wait follows the revisions the jobs started and the rollouts already in progress (nothing is written for those).
+      const waiting = args.values.wait === true && !interrupt.signal.aborted;
+      const results = waiting ? rolloutsToFollow(jobResults, outcomes, gathered.live) : jobResults;
+      if (waiting) await waitAndReport({ client: target.client, results, settings, io, progress, text, resources: gathered.resources });
       const resources = applyConditions(outcomes, results);
       const converged = applyConverged(result, results, resources);
       // A rollout found failed with nothing to write (a re-run after a failed build): named like one the wait found.
@@ -158,40 +160,6 @@ export const applyCommand: Command = {
     }
   },
 };
-
-/** What --wait needs: the service, the jobs' results, the wait settings, where to print, and the declared resources (for masking). */
-interface WaitReport {
-  client: Awaited<ReturnType<typeof openTarget>>['client'];
-  results: ResourceResult[];
-  settings: Settings;
-  io: CommandIo;
-  progress: ReturnType<typeof progressLine>;
-  text: boolean;
-  resources: ReadonlyMap<string, DesiredResource>;
-}
-
-/**
- * --wait: follows each new revision until it is active or fails, then prints one line per revision and, under a failed
- * one, the last lines of its build log (secret values masked): why it failed, where the failure is told.
- */
-async function waitAndReport(w: WaitReport): Promise<void> {
-  await waitForRevisions(w.client, w.results, {
-    timeoutMs: w.settings.waitTimeout,
-    progressDeadlineMs: w.settings.progressDeadline,
-    pollMs: w.settings.healthPoll,
-    onProgress: waitReporter(w.io, w.progress),
-  });
-  w.progress.clear();
-  if (!w.text) return;
-  for (const r of w.results) {
-    if (!r.revision) continue;
-    w.io.stdout.write(revisionLine(r, w.settings) + '\n');
-    const failedRevision = r.revision === 'failed' && r.revisionStatus ? r.health?.revisionId ?? r.latestRevisionId : undefined;
-    if (!failedRevision || !r.deploymentId) continue;
-    const lines = await failedBuildLines(w.client, r.deploymentId, failedRevision, w.resources.get(r.key), w.io.env);
-    if (lines.length > 0) w.io.stdout.write(lines.join('\n') + '\n');
-  }
-}
 
 /** After an interrupt, how long the process may take to close its connections before it exits anyway. */
 const INTERRUPTED_EXIT_MS = 1_000;
@@ -256,42 +224,6 @@ function interruptedLines(results: ResourceResult[]): string[] {
   return [...byMessage].map(([message, rs]) => `  ${'interrupted'.padEnd(9)} ${rs.length === 1 ? rs[0]!.key : `${rs.length} resources`}: ${message}`);
 }
 
-function revisionLine(r: ResourceResult, settings: Settings): string {
-  const at = r.deploymentId ? ` (deployment ${r.deploymentId})` : '';
-  switch (r.revision) {
-    case 'active':
-      return `  ${'active'.padEnd(9)} ${r.key}: new revision is active${r.latestRevisionId ? ` (revision ${r.latestRevisionId})` : ''}`;
-    case 'failed':
-      return `  ${'failed'.padEnd(9)} ${r.key}${at}: ${r.health?.message ?? 'its new revision failed'}`;
-    case 'building':
-      return `  ${'building'.padEnd(9)} ${r.key}: new revision still building; not waited for after another failed`;
-    default:
-      return `  ${'timeout'.padEnd(9)} ${r.key}: new revision not active after ${Math.round(settings.waitTimeout / 1000)}s`;
-  }
-}
-
-/** How often the wait's progress is written when stderr is not a terminal (and whenever the counts change). */
-const WAIT_REPORT_MS = 10_000;
-
-/** The wait's progress: "waiting for 3 revisions: 1 active, 2 building [1m20s elapsed]", on stderr. */
-function waitReporter(io: CommandIo, progress: Progress): (p: WaitProgress) => void {
-  const tty = io.stderr.isTTY === true;
-  let lastCounts = '';
-  let lastAt = 0;
-  return (p) => {
-    const counts = `waiting for ${p.total} revision${p.total === 1 ? '' : 's'}: ${p.active} active, ${p.building} building${p.failed ? `, ${p.failed} failed` : ''}`;
-    const line = `${counts} [${formatElapsed(p.elapsedMs)} elapsed]`;
-    if (tty) {
-      progress.show(line);
-      return;
-    }
-    if (counts === lastCounts && Date.now() - lastAt < WAIT_REPORT_MS) return;
-    lastCounts = counts;
-    lastAt = Date.now();
-    io.stderr.write(`converge apply: ${line}\n`);
-  };
-}
-
 /** Resources whose rollout is degraded and whose failure no job of this apply's wait reported (they were not written). */
 function failedRollouts(resources: readonly ResourceConditions[], results: readonly ResourceResult[]): ResourceConditions[] {
   const waited = new Set(results.filter((r) => r.revision !== undefined).map((r) => r.key));
@@ -299,7 +231,8 @@ function failedRollouts(resources: readonly ResourceConditions[], results: reado
 }
 
 function closingLine(results: ResourceResult[], converged: boolean, result: Plan, interrupted: NodeJS.Signals | undefined, failedBefore: readonly ResourceConditions[]): string {
-  const count = (status: ResourceResult['status']): number => results.filter((r) => r.status === status).length;
+  // The counts are of jobs: a rollout already in progress that --wait followed had none.
+  const count = (status: ResourceResult['status']): number => results.filter((r) => r.jobId !== undefined && r.status === status).length;
   const counts = `${count('done')} done, ${count('unchanged')} unchanged, ${count('failed')} failed`;
   if (interrupted) return `Apply interrupted (${interrupted}): ${counts}, ${count('interrupted')} not done; not converged. No job is left locked or queued.`;
   if (converged) return `Apply complete: ${counts}. Live state matches the manifests.`;
