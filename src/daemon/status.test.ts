@@ -82,6 +82,17 @@ describe('ResourceTracker', () => {
     expect(t.resources()[0]).toMatchObject({ state: 'synced', error: null });
   });
 
+  it('a job that sent nothing (live changed since its decision) leaves the resource out_of_sync with its line, never Applied', () => {
+    const t = new ResourceTracker();
+    t.trackJob('j1', 'Deployment/web');
+    t.update(outcome([change('web', 'update')], [live('web')], [['Deployment/web', job('Deployment/web', 'j1')]]));
+    const message = 'not written: live state changed since the decision: the deployment is gone; the next reconcile decides again';
+    expect(t.completed('j1', { outcome: 'unchanged', new_revision: false, notRun: 'live_changed', message })).toBe('Deployment/web');
+    expect(t.resources()[0]).toMatchObject({ state: 'out_of_sync', job: { id: 'j1', state: 'completed', outcome: 'unchanged' } });
+    expect(t.resources()[0]!.syncReason).not.toBe('Applied');
+    expect(JSON.stringify(t.resources()[0])).toContain(message);
+  });
+
   it('marks a resource held by a Conflict out_of_sync with its reason, and shows which manifests it was last applied from', () => {
     const t = new ResourceTracker();
     const version = { kind: 'git' as const, id: '3f2a9c1e5b7d9f0a1c2e3b4d5f6a7b8c9d0e1f2a', readAt: '2026-01-01T00:00:00.000Z' };

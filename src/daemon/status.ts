@@ -179,6 +179,12 @@ export class ResourceTracker implements RolloutView {
     }
     if (parsed.success && parsed.data.deploymentId) row.deploymentId = parsed.data.deploymentId;
     row.error = null;
+    // A job that sent nothing (superseded, a former leader's, live changed since its decision) applied nothing: the next reconcile decides.
+    if (parsed.success && parsed.data.notRun) {
+      row.state = 'out_of_sync';
+      row.sync = { status: 'out_of_sync', reason: 'OutOfSync', message: parsed.data.message ?? `job ${jobId} sent nothing` };
+      return key;
+    }
     row.state = parsed.success && parsed.data.new_revision ? 'progressing' : 'synced';
     row.sync = { status: 'synced', reason: 'Applied', message: `job ${jobId} ${parsed.success ? parsed.data.outcome : 'finished'}` };
     if (parsed.success && parsed.data.new_revision) {
