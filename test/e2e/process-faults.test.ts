@@ -56,6 +56,16 @@ function converged(e: RunningEmulator, names: readonly string[], maxScale = 2): 
   return names.every((n) => liveMaxScale(live.get(n)) === maxScale);
 }
 
+/** A failed wait, explained: the daemon's last log lines and the requests the emulator answered, by route and status. */
+function explained(daemon: DaemonHandle, e: RunningEmulator) {
+  return (error: Error): never => {
+    const tail = daemon.lines.slice(-25).map((l) => JSON.stringify(l).slice(0, 300));
+    const requests = new Map<string, number>();
+    for (const r of e.requestLog) requests.set(`${r.method} ${r.route} ${r.status}`, (requests.get(`${r.method} ${r.route} ${r.status}`) ?? 0) + 1);
+    throw new Error(`${error.message}\nrequests: ${JSON.stringify(Object.fromEntries(requests))}\ndaemon log (last lines):\n${tail.join('\n')}`);
+  };
+}
+
 function expectExactlyOnce(e: RunningEmulator, names: readonly string[]): void {
   const creates = landedCreates(e.requestLog);
   expect([...creates.entries()].filter(([, n]) => n !== 1)).toEqual([]);
@@ -105,7 +115,7 @@ describe.concurrent('process faults', () => {
     const e = await emulator(t, { latencyMs: 40, jitterMs: 20 });
     const dir = await manifestTree(t, 'redis', names);
     const daemon = await daemonOf(t, dir, ['--api-url', e.url, '--redis-url', redis.url, '--redis-prefix', '{converge}', '--concurrency', '3', '--backoff', '50ms', '--job-lock', '2s', '--resync', '3s', '--log-level', 'info'], ENV);
-    await until('10 creates to land', () => (landedCreates(e.requestLog).size >= 10 ? true : false), 30_000, 20);
+    await until('10 creates to land', () => (landedCreates(e.requestLog).size >= 10 ? true : false), 30_000, 20).catch(explained(daemon, e));
 
     await redis.stop('SIGKILL');
     // while Redis is away the daemon is alive and not ready
@@ -119,9 +129,9 @@ describe.concurrent('process faults', () => {
     expect(daemon.alive()).toBe(true);
 
     await redis.start();
-    await until('every deployment to exist after the restart', () => converged(e, names), 45_000, 100);
-    await until('/readyz to pass again', async () => (await daemon.readyz()).status === 200, 20_000, 200);
-    await until('/status to show every resource synced', async () => (await daemon.status()).resources.every((r) => r.state === 'synced'), 20_000, 200);
+    await until('every deployment to exist after the restart', () => converged(e, names), 45_000, 100).catch(explained(daemon, e));
+    await until('/readyz to pass again', async () => (await daemon.readyz()).status === 200, 20_000, 200).catch(explained(daemon, e));
+    await until('/status to show every resource synced', async () => (await daemon.status()).resources.every((r) => r.state === 'synced'), 20_000, 200).catch(explained(daemon, e));
     expectExactlyOnce(e, names);
     // a job that met the restart was retried, never failed for good
     const failedJobs = parsePrometheusText(await daemon.metrics()).find((m) => m.name === 'converge_jobs_total' && m.labels.outcome === 'failed');
