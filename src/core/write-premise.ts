@@ -1,5 +1,6 @@
 // The decided write a job carries, and the one check its write step makes: does the live state it reads still fit that write (docs/decision.md, "The write step").
 import type { DecidedWrite } from './decide.js';
+import { JobInputError } from './errors.js';
 import type { JobWrite, SyncResult } from './kinds/ports.js';
 import type { PlanChange } from './model.js';
 
@@ -23,7 +24,20 @@ export function liveChanged(message: string): SyncResult {
   return { outcome: 'unchanged', new_revision: false, notRun: 'live_changed', message: `not written: live state changed since the decision: ${message}; the next reconcile decides again` };
 }
 
-/** The message of liveChanged for fields that differ now and did not when the write was decided. */
-export function undecidedMessage(paths: readonly string[]): string {
-  return `${paths.join(', ')} ${paths.length === 1 ? 'differs' : 'differ'} now, which the decided write does not cover`;
+/**
+ * The first check of every kind's step: a fresh change the plan would block. A secret this process cannot resolve
+ * (`secretErrors`) is a failure of the job (its environment lacks what the deciding process had), not a change of
+ * live state; any other block is. Undefined when the fresh change is not blocked.
+ */
+export function blockedNow(fresh: Pick<PlanChange, 'action' | 'reason'>, key: string, secretErrors: readonly string[]): SyncResult | undefined {
+  if (fresh.action !== 'blocked') return undefined;
+  if (secretErrors.length > 0) throw new JobInputError(`${key}: ${secretErrors.join('; ')}`);
+  return liveChanged(`the plan would block it now: ${fresh.reason ?? 'blocked'}`);
+}
+
+/** The last check of every kind's step: a field differs now that did not when the write was decided. Undefined when none does. */
+export function undecidedNow(write: JobWrite, fresh: Pick<PlanChange, 'fields'>): SyncResult | undefined {
+  const paths = undecidedFields(write, fresh);
+  if (paths.length === 0) return undefined;
+  return liveChanged(`${paths.join(', ')} ${paths.length === 1 ? 'differs' : 'differ'} now, which the decided write does not cover`);
 }

@@ -1,9 +1,9 @@
 // One Deployment, level-triggered: read it by id right before writing, settle an earlier lost write, send the minimal change, record it.
-import { BlockedError, JobInputError, ServiceError } from '../../core/errors.js';
+import { BlockedError, ServiceError } from '../../core/errors.js';
 import type { AppliedRecord, DeploymentResource, LiveDeployment } from '../../core/model.js';
 import type { CreateDeploymentRequest, PatchDeploymentRequest } from '../../core/wire/schema.js';
 import type { DesiredSecrets, JobWrite, PendingWrite, ServicePort, SyncPorts, SyncResult, WrittenState } from '../../core/kinds/ports.js';
-import { liveChanged, undecidedFields, undecidedMessage } from '../../core/write-premise.js';
+import { blockedNow, liveChanged, undecidedNow } from '../../core/write-premise.js';
 import { diffDeployment, requestBody, type DeploymentContext, type DeploymentDiff } from '../../core/kinds/deployment/diff.js';
 import { artifactField, declaredFieldPaths } from '../../core/kinds/deployment/fields.js';
 import { answeredFieldHashes, sentFieldHashes } from '../../core/kinds/deployment/three-way.js';
@@ -215,20 +215,17 @@ function createdByThisJob(live: LiveDeployment, settled: Settled): boolean {
 
 /**
  * The one check of the write step: whether the live state it read (after settling its own lost answer) still fits the
- * decided write. Undefined when it does; else the result that sends nothing. A secret this process cannot resolve is
- * a failure of the job, not a change of live state.
+ * decided write: not blocked now, the deployment decided on (none for a create), no field differing that did not.
+ * Undefined when it does; else the result that sends nothing.
  */
 function premiseBroken(write: JobWrite, desired: Desired, found: { live: LiveDeployment | undefined; liveId: string | undefined }, settled: Settled, diff: DeploymentDiff): SyncResult | undefined {
   const { live, liveId } = found;
-  if (diff.change.action === 'blocked') {
-    if (desired.secrets.errors.length > 0) throw new JobInputError(`${desired.key}: ${desired.secrets.errors.join('; ')}`);
-    return liveChanged(`the plan would block it now: ${diff.change.reason ?? 'blocked'}`);
-  }
+  const blocked = blockedNow(diff.change, desired.key, desired.secrets.errors);
+  if (blocked) return blocked;
   if (write.op === 'create' && live && !createdByThisJob(live, settled)) return liveChanged(`a deployment named "${desired.resource.name}" exists now (id ${live.id}); the decision was to create it`);
   if (write.op !== 'create' && !live) return liveChanged('the deployment is gone');
   if (write.op !== 'create' && liveId && live!.id !== liveId) return liveChanged(`another deployment holds the name now (id ${live!.id}; the decision was about ${liveId})`);
-  const undecided = undecidedFields(write, diff.change);
-  return undecided.length > 0 ? liveChanged(undecidedMessage(undecided)) : undefined;
+  return undecidedNow(write, diff.change);
 }
 
 /**

@@ -1,6 +1,6 @@
 // One OAuthProvider: read it by id right before writing and PATCH what differs; where the service cannot read providers, the applied record decides.
-import { BlockedError, JobInputError, ServiceError } from '../../core/errors.js';
-import { liveChanged, undecidedFields, undecidedMessage } from '../../core/write-premise.js';
+import { BlockedError, ServiceError } from '../../core/errors.js';
+import { blockedNow, liveChanged, undecidedNow } from '../../core/write-premise.js';
 import { resourceKey, type AppliedRecord, type LiveProvider, type Ownership, type ProviderResource } from '../../core/model.js';
 import type { CreateProviderRequest, PatchProviderRequest } from '../../core/wire/schema.js';
 import type { DesiredSecrets, JobWrite, PendingWrite, SyncPorts, SyncResult } from '../../core/kinds/ports.js';
@@ -34,15 +34,12 @@ export async function syncProvider(resource: ProviderResource, write: JobWrite, 
  * write. A secret this process cannot resolve is a failure of the job, not a change.
  */
 function premiseBroken(write: JobWrite, diff: ProviderDiff, state: Pick<State, 'key' | 'secrets'>, live: LiveProvider | undefined | null): SyncResult | undefined {
-  if (diff.change.action === 'blocked') {
-    if (state.secrets.errors.length > 0) throw new JobInputError(`${state.key}: ${state.secrets.errors.join('; ')}`);
-    return liveChanged(`the plan would block it now: ${diff.change.reason ?? 'blocked'}`);
-  }
+  const blocked = blockedNow(diff.change, state.key, state.secrets.errors);
+  if (blocked) return blocked;
   // null: the service cannot read providers, so only the applied record tells what exists.
-  if (live !== null && write.op === 'create' && live) return liveChanged(`an OAuth provider "${live.provider_id}" exists now; the decision was to create it`);
-  if (live !== null && write.op !== 'create' && !live && diff.request) return liveChanged('the provider is gone');
-  const undecided = undecidedFields(write, diff.change);
-  return undecided.length > 0 ? liveChanged(undecidedMessage(undecided)) : undefined;
+  if (write.op === 'create' && live) return liveChanged(`an OAuth provider "${live.provider_id}" exists now; the decision was to create it`);
+  if (write.op !== 'create' && live === undefined && diff.request) return liveChanged('the provider is gone');
+  return undecidedNow(write, diff.change);
 }
 
 /** What one sync knows before it writes. */
