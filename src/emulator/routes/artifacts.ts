@@ -71,6 +71,16 @@ function sourceProblem(d: StoredDeployment, source: string, what: string): Reply
   return null;
 }
 
+/** The deployment an artifact route's path names, when it is of `source` and not being deleted; else the reply the service gives. */
+function artifactDeployment(store: EmulatorStore, ctx: RouteContext, source: string, what: string): Found<StoredDeployment> {
+  const path = parseWith(DeploymentIdPath, ctx.params, 'path');
+  if (!path.ok) return { ok: false, reply: replyFailure(path.error) };
+  const found = findDeployment(store, ctx, path.value.deployment_id);
+  if (!found.ok) return found;
+  const problem = sourceProblem(found.value, source, what);
+  return problem ? { ok: false, reply: problem } : found;
+}
+
 /** The artifact endpoints of the official deploy tool: a push token (internal_docker) and an upload URL (internal_source). */
 export function artifactRoutes(options: ArtifactRouteOptions): Route[] {
   const { store } = options;
@@ -80,13 +90,9 @@ export function artifactRoutes(options: ArtifactRouteOptions): Route[] {
     path: '/v2/deployments/{deployment_id}/push-token',
     body: true,
     handle(ctx) {
-      const path = parseWith(DeploymentIdPath, ctx.params, 'path');
-      if (!path.ok) return replyFailure(path.error);
-      const found = findDeployment(store, ctx, path.value.deployment_id);
+      const found = artifactDeployment(store, ctx, 'internal_docker', 'A push token');
       if (!found.ok) return found.reply;
       const d = found.value;
-      const problem = sourceProblem(d, 'internal_docker', 'A push token');
-      if (problem) return problem;
       // The emulator runs no registry: the token and address are what a client needs to go on; nothing serves them.
       return { status: 200, body: { token: randomBytes(24).toString('base64url'), registry_url: `registry.emulator.invalid/${d.tenant_id}/${d.id}` } };
     },
@@ -97,13 +103,9 @@ export function artifactRoutes(options: ArtifactRouteOptions): Route[] {
     path: '/v2/deployments/{deployment_id}/upload-url',
     body: true,
     async handle(ctx) {
-      const path = parseWith(DeploymentIdPath, ctx.params, 'path');
-      if (!path.ok) return replyFailure(path.error);
-      const found = findDeployment(store, ctx, path.value.deployment_id);
+      const found = artifactDeployment(store, ctx, 'internal_source', 'An upload URL');
       if (!found.ok) return found.reply;
       const d = found.value;
-      const problem = sourceProblem(d, 'internal_source', 'An upload URL');
-      if (problem) return problem;
       const issued = store.issueUpload(d.id);
       await ctx.persist();
       return { status: 200, body: { upload_url: `${ctx.origin}${UPLOAD_PATH_PREFIX}${issued.token}`, object_path: issued.object_path } };
