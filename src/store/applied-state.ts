@@ -4,7 +4,7 @@ import type { AppliedRecord } from '../core/model.js';
 import type { ManifestVersion } from '../core/manifest-version.js';
 import type { WrittenState } from '../core/kinds/index.js';
 import { connectProducer, closeRedis, type RedisSettings } from './redis.js';
-import { PendingWrite, StoredAppliedRecord } from './schema.js';
+import { parseStored, PendingWrite, StoredAppliedRecord } from './schema.js';
 
 /** `${prefix}:applied`: one Redis hash, field resourceKey -> JSON AppliedRecord. */
 export function appliedKey(prefix: string): string {
@@ -52,13 +52,7 @@ function withScripts(redis: Redis): ScriptedRedis {
 }
 
 function parseRecord(text: string | null | undefined): AppliedRecord | undefined {
-  if (!text) return undefined;
-  try {
-    const parsed = StoredAppliedRecord.safeParse(JSON.parse(text));
-    return parsed.success ? parsed.data : undefined;
-  } catch {
-    return undefined;
-  }
+  return parseStored(StoredAppliedRecord, text);
 }
 
 /** What a job's write is stamped with in the applied record: the desired state's fingerprint and its manifests' version. */
@@ -160,7 +154,7 @@ export class AppliedStateStore {
   /** The applied record and the pending write of one resource, in one command. */
   async read(resourceKey: string): Promise<{ applied: AppliedRecord | undefined; pending: PendingWrite | undefined }> {
     const [applied, pending] = (await this.redis.convergeAppliedRead(this.key, this.pending, resourceKey)) as [string | null, string | null];
-    return { applied: parseRecord(applied), pending: parsePending(pending) };
+    return { applied: parseRecord(applied), pending: parseStored(PendingWrite, pending) };
   }
 
   /** Resources with a write whose answer is not known yet (a job that died between sending and recording). */
@@ -169,7 +163,7 @@ export class AppliedStateStore {
   }
 
   async getPending(resourceKey: string): Promise<PendingWrite | undefined> {
-    return parsePending(await this.redis.hget(this.pending, resourceKey));
+    return parseStored(PendingWrite, await this.redis.hget(this.pending, resourceKey));
   }
 
   async setPending(resourceKey: string, pending: PendingWrite): Promise<void> {
@@ -197,12 +191,4 @@ export async function readAppliedState(settings: RedisSettings): Promise<{ recor
   }
 }
 
-function parsePending(text: string | null): PendingWrite | undefined {
-  if (!text) return undefined;
-  try {
-    const parsed = PendingWrite.safeParse(JSON.parse(text));
-    return parsed.success ? parsed.data : undefined;
-  } catch {
-    return undefined;
-  }
-}
+

@@ -1,6 +1,7 @@
 // The flap guard's state in Redis, shared by every replica: per resource its recent writes and heals, and the conflicts standing.
 import type { Redis } from 'ioredis';
 import { Conflict, EMPTY_HISTORY, FlapHistory } from '../core/flap-guard.js';
+import { parseStored } from './schema.js';
 
 /** `${prefix}:flap:history`: one Redis hash, resourceKey -> JSON FlapHistory (fingerprints, versions, field paths). */
 export function flapHistoryKey(prefix: string): string {
@@ -10,16 +11,6 @@ export function flapHistoryKey(prefix: string): string {
 /** `${prefix}:flap:conflicts`: one Redis hash, resourceKey -> JSON Conflict, for each resource converge stopped writing to. */
 export function conflictsKey(prefix: string): string {
   return `${prefix}:flap:conflicts`;
-}
-
-function parseWith<T>(schema: { safeParse(value: unknown): { success: true; data: T } | { success: false } }, text: string | null | undefined): T | undefined {
-  if (!text) return undefined;
-  try {
-    const parsed = schema.safeParse(JSON.parse(text));
-    return parsed.success ? parsed.data : undefined;
-  } catch {
-    return undefined;
-  }
 }
 
 /** The store. One job at a time runs per resource (BullMQ deduplication), so a read-then-write per job does not race itself. */
@@ -37,7 +28,7 @@ export class FlapStore {
   /** A resource's history and its standing conflict, in one round trip. Unreadable entries read as none. */
   async read(key: string): Promise<{ history: FlapHistory; conflict: Conflict | undefined }> {
     const [history, conflict] = await Promise.all([this.redis.hget(this.history, key), this.redis.hget(this.conflicts, key)]);
-    return { history: parseWith(FlapHistory, history) ?? EMPTY_HISTORY, conflict: parseWith(Conflict, conflict) };
+    return { history: parseStored(FlapHistory, history) ?? EMPTY_HISTORY, conflict: parseStored(Conflict, conflict) };
   }
 
   async setHistory(key: string, history: FlapHistory): Promise<void> {
@@ -54,7 +45,7 @@ export class FlapStore {
   async all(): Promise<Map<string, Conflict>> {
     const out = new Map<string, Conflict>();
     for (const [key, text] of Object.entries(await this.redis.hgetall(this.conflicts))) {
-      const conflict = parseWith(Conflict, text);
+      const conflict = parseStored(Conflict, text);
       if (conflict) out.set(key, conflict);
     }
     return out;

@@ -72,3 +72,14 @@ export const StoredAppliedRecord = z.strictObject({
   ownership: z.strictObject({ origin: z.enum(['created', 'adopted']), id: z.string().min(1) }).optional(),
 });
 export type StoredAppliedRecord = z.infer<typeof StoredAppliedRecord>;
+
+/** A JSON value kept in Redis, read through its schema: undefined when absent, not JSON, or not of that shape (not ours to read). */
+export function parseStored<T>(schema: z.ZodType<T>, text: string | null | undefined): T | undefined {
+  if (!text) return undefined;
+  try {
+    const parsed = schema.safeParse(JSON.parse(text));
+    return parsed.success ? parsed.data : undefined;
+  } catch {
+    return undefined;
+  }
+}
