@@ -26,3 +26,13 @@ export function sortDiagnostics(list: Diagnostic[]): Diagnostic[] {
     (a, b) => a.file.localeCompare(b.file) || a.line - b.line || a.column - b.column || a.message.localeCompare(b.message),
   );
 }
+
+/**
+ * "b.yaml:3:1" for each file with an error, at its first error, in file order: given the loader's diagnostics, the files
+ * of the tree that fail to load (docs/adopting-and-pruning.md, "What could not be read").
+ */
+export function failingFiles(list: readonly Diagnostic[]): string[] {
+  const first = new Map<string, Diagnostic>();
+  for (const d of sortDiagnostics([...list])) if (d.severity === 'error' && !first.has(d.file)) first.set(d.file, d);
+  return [...first.values()].map((d) => `${d.file}:${d.line}:${d.column}`);
+}
