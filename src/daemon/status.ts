@@ -5,7 +5,8 @@ import type { RevisionReading } from '../core/kinds/index.js';
 import type { LiveDeployment, Plan, ResourceKind } from '../core/model.js';
 import { ReconcileJobResult } from '../store/schema.js';
 import type { SyncState } from './metrics.js';
-import type { ReconcileOutcome, RolloutView } from './cycle.js';
+import type { ReconcileOutcome } from './cycle.js';
+import type { RolloutView } from './cycle-context.js';
 import type { ManifestVersion } from '../core/manifest-version.js';
 import { markConflict, rowOf, rowSources, type ResourceStatus } from './status-row.js';
 
