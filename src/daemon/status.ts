@@ -323,7 +323,7 @@ export class ResourceTracker implements RolloutView {
     const out = new Map<ResourceKind, Map<SyncState, number>>();
     for (const row of this.rows.values()) {
       let byState = out.get(row.kind);
-      if (!byState) out.set(row.kind, (byState = new Map()));
+      if (!byState) out.set(row.kind, (byState = new Map<SyncState, number>()));
       byState.set(row.state, (byState.get(row.state) ?? 0) + 1);
     }
     return out;
