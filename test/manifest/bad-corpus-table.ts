@@ -77,9 +77,7 @@ export const CORPUS: Record<string, { diagnostics: Expected[]; blocks: string | 
   'wrong-api-version.yaml': { diagnostics: [[1, 13, 'E_SCHEMA', 'apiVersion: must be "converge/v1"']], blocks: 'wrong-api-version' },
   'wrong-type-boolean.yaml': { diagnostics: [[9, 20, 'E_SCHEMA', 'spec.source_config.build_on_push: expected true or false (unquoted), got a string']], blocks: 'wrong-type-boolean' },
   'wrong-type-secrets-map.yaml': { diagnostics: [[8, 5, 'E_SCHEMA', 'spec.secrets: expected a list, got a mapping']], blocks: 'secrets-map' },
-  'codehost-missing-graph-config-path.yaml': { diagnostics: [[10, 3, 'E_SCHEMA', 'spec.source_revision_config: missing graph_config_path: the service requires it to create a deployment of source codehost']], blocks: 'no-graph-config' },
   'codehost-without-repository.yaml': { diagnostics: [[7, 3, 'E_SCHEMA', 'spec.source_config: a codehost deployment needs repository: OWNER/NAME, or both source_config.integration_id and source_config.repo_url; integration_id is missing']], blocks: 'codehost-no-repo' },
   'deployment-type-bad-value.yaml': { diagnostics: [[9, 22, 'E_SCHEMA', 'spec.source_config.deployment_type: "dev_zero" is not one of "dev_free", "dev", "prod"']], blocks: 'bad-tier' },
   'graph-config-path-wrong-source.yaml': { diagnostics: [[9, 5, 'E_SCHEMA', "spec.source_revision_config.graph_config_path: is only for sources codehost and internal_source (this deployment's source is external_docker)"]], blocks: 'docker-graph-config' },
-  'internal-source-missing-graph-config-path.yaml': { diagnostics: [[9, 3, 'E_SCHEMA', 'spec.source_revision_config: missing graph_config_path: the service requires it with a source_tarball_path']], blocks: 'source-no-graph-config' },
 };
