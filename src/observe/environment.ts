@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { resourceKey, type ResourceKind, type SourceLocation } from '../core/model.js';
 import type { Diagnostic } from '../core/diagnostics.js';
 import { OVERLAY_ANNOTATION, type Layer } from '../core/manifest/overlay.js';
-import { readManifestBytes, type ParseOptions, type ReadDocument } from '../core/manifest/parse.js';
+import { kindProblem, readManifestBytes, type ParseOptions, type ReadDocument } from '../core/manifest/parse.js';
 import { parseVariablesFile, type Variables, type VariableValue } from '../core/manifest/variables.js';
 
 /** A file or folder the user named: its path, and how diagnostics name it (as it was given). */
@@ -87,7 +87,10 @@ function overlayDocument(read: ReadDocument, overlay: number, diagnostics: Diagn
     return undefined;
   }
   if (!kind || !name) {
-    diagnostics.push({ severity: 'error', ...location, code: 'E_OVERLAY', message: 'an overlay document names the resource it changes: kind (Deployment or OAuthProvider) and metadata.name' });
+    // A kind that is there but wrong is told at the kind, with the closest one; a missing kind or name at the document.
+    const data = read.data as Record<string, unknown>;
+    const wrongKind = typeof data === 'object' && data !== null && data.kind !== undefined ? kindProblem(read.locate, data) : undefined;
+    diagnostics.push(wrongKind ?? { severity: 'error', ...location, code: 'E_OVERLAY', message: 'an overlay document names the resource it changes: kind (Deployment or OAuthProvider) and metadata.name' });
     return undefined;
   }
   return { kind, name, overlay, location, read, add: annotation === 'add' };

@@ -127,6 +127,19 @@ describe('environments: variables files and overlays', () => {
     expect(loaded.resources.map((r) => r.name)).toEqual(['support-prod']);
   });
 
+  it('a kind typo in an overlay is an error at its kind, with the kind it most likely means', async () => {
+    await writeFile(join(root, 'prod', 'support.yaml'), 'kind: Deploymnet\nmetadata:\n  name: support-${ENV}\nspec:\n  source_config: { resource_spec: { max_scale: 3 } }\n');
+    const loaded = await load(env(['prod.yaml'], ['prod']));
+    const errors = loaded.diagnostics.filter((d) => d.severity === 'error');
+    expect(errors.map((d) => [d.file, d.line, d.column, d.code, d.message])).toEqual([
+      ['prod/support.yaml', 1, 7, 'E_KIND', 'kind: "Deploymnet" is not a kind converge manages; did you mean "Deployment"?'],
+    ]);
+    // Without a kind at all, the overlay document is told it must name its resource.
+    await writeFile(join(root, 'prod', 'support.yaml'), 'metadata:\n  name: support-${ENV}\nspec:\n  source_config: { resource_spec: { max_scale: 3 } }\n');
+    const unnamed = await load(env(['prod.yaml'], ['prod']));
+    expect(unnamed.diagnostics.filter((d) => d.severity === 'error').map((d) => d.code)).toEqual(['E_OVERLAY']);
+  });
+
   it('a variables file that cannot be read is an error naming it', async () => {
     const loaded = await load(env(['missing.yaml'], []));
     expect(loaded.diagnostics.find((d) => d.code === 'E_VARS_FILE')).toMatchObject({ file: 'missing.yaml', line: 1, column: 1 });

@@ -204,7 +204,8 @@ function toData(ctx: FileContext, doc: Document): { value: unknown } | { problem
   }
 }
 
-function kindProblem(locate: Locate, data: Record<string, unknown>): Diagnostic | undefined {
+/** The problem of a document's kind (missing, or not one converge manages, with the closest one), at the kind's value. */
+export function kindProblem(locate: Locate, data: Record<string, unknown>): Diagnostic | undefined {
   const kind = data.kind;
   const kinds = MANIFEST_KINDS.join(', ');
   if (kind === undefined) return located(locate(['kind'], 'value'), 'E_SCHEMA', `missing required field "kind" (${kinds})`);
