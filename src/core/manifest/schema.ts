@@ -1,4 +1,4 @@
-// Manifest schemas (docs/decisions.md §1): converge/v1 Deployment and OAuthProvider documents, strict at every level.
+// Manifest schemas (docs/contracts.md §1): converge/v1 Deployment and OAuthProvider documents, strict at every level.
 import { z } from 'zod';
 import {
   DEFAULT_DEPLOYMENT_TYPE,
@@ -151,7 +151,7 @@ function present(value: unknown): boolean {
   return value !== undefined && value !== null;
 }
 
-/** The source rules of docs/real-service.md §2: graph_config_path refused where it does not belong, the codehost repository. Paths are relative to spec. */
+/** The source rules of docs/against-the-real-service.md §2: graph_config_path refused where it does not belong, the codehost repository. Paths are relative to spec. */
 function sourceRules(spec: Record<string, unknown>, source: Source, ctx: z.RefinementCtx): void {
   const config = isRecord(spec.source_config) ? spec.source_config : undefined;
   const revision = isRecord(spec.source_revision_config) ? spec.source_revision_config : undefined;

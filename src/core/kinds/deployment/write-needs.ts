@@ -6,7 +6,7 @@ import { isAbsent } from '../../values.js';
 const GRAPH_CONFIG_HINT = 'add source_revision_config.graph_config_path (the path of the graph configuration file, e.g. langgraph.json)';
 
 /**
- * Why the write the plan would make lacks a field the service requires (docs/real-service.md §2), or none:
+ * Why the write the plan would make lacks a field the service requires (docs/against-the-real-service.md §2), or none:
  * `graph_config_path` on a create of a codehost deployment, and with every write of an internal_source tarball (the
  * PATCH after its create, or a new tarball), unless the live deployment holds one already. A live deployment without
  * it plans as it is; only such a write is blocked, so a manifest exported from it is valid and plans clean.
