@@ -108,9 +108,17 @@ describe('the tier on every source (docs/official-tool.md: the official tool sen
     const sourceLive = live({ source: 'internal_source', source_config: {}, source_revision_config: { source_tarball_path: 'uploads/x/1.tar.gz' } });
     expect(diffDeployment(resource(source), sourceLive, CONTEXT).change.action).toBe('noop');
     const created = diffDeployment(resource(source), undefined, CONTEXT).change;
-    expect([created.action, created.reason]).toEqual(['blocked', `creating it (its source_tarball_path is patched right after the create) needs source_revision_config.graph_config_path, which the manifest leaves out and the live deployment lacks (the service requires it with a source_tarball_path); ${hint}`]);
+    expect([created.action, created.reason]).toEqual(['blocked', `creating it (its source_tarball_path is patched right after the create) needs source_revision_config.graph_config_path, which the manifest leaves out and the live deployment lacks (the service requires it with a source_tarball_path, and may refuse any write to a deployment holding one without it); ${hint}`]);
+    // Any write to it (a new tarball, a new replica limit) needs it: the service may check what the deployment holds.
     const newTarball = resource({ source: 'internal_source', source_revision_config: { source_tarball_path: 'uploads/x/2.tar.gz' } });
-    expect(diffDeployment(newTarball, sourceLive, CONTEXT).change.reason).toMatch(/^writing its source_tarball_path needs source_revision_config.graph_config_path/);
+    expect(diffDeployment(newTarball, sourceLive, CONTEXT).change.reason).toMatch(/^writing it needs source_revision_config.graph_config_path/);
+    const newScale = resource({ ...source, source_config: { resource_spec: { max_scale: 2 } } });
+    expect(diffDeployment(newScale, sourceLive, CONTEXT).change.action).toBe('blocked');
+    const declaredToo = resource({ ...source, source_config: { resource_spec: { max_scale: 2 } }, source_revision_config: { ...source.source_revision_config, graph_config_path: 'langgraph.json' } });
+    expect(diffDeployment(declaredToo, sourceLive, CONTEXT).change.action).toBe('update');
+    // Without a tarball anywhere, nothing needs it.
+    const bareLive = live({ source: 'internal_source', source_config: {}, source_revision_config: {} });
+    expect(diffDeployment(resource({ source: 'internal_source', source_config: { resource_spec: { max_scale: 2 } } }), bareLive, CONTEXT).change.action).toBe('update');
     const liveWithConfig = { ...sourceLive, source_revision_config: { ...sourceLive.source_revision_config, graph_config_path: 'langgraph.json' } };
     expect(diffDeployment(newTarball, liveWithConfig, CONTEXT).change.action).toBe('update');
     expect(diffDeployment(resource({ source: 'internal_source' }), undefined, CONTEXT).change.action).toBe('create');
