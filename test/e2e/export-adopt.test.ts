@@ -103,5 +103,5 @@ describe('converge export adopts every live deployment as it is', () => {
     expect(blocked.map((c) => c.name).sort()).toEqual(WITHOUT_GRAPH_CONFIG);
     for (const change of blocked) expect(change.reason, change.name).toContain('needs source_revision_config.graph_config_path, which the manifest leaves out');
     expect(again.summary.create).toBe(0);
-  });
+  }, 120_000); // four converge processes beside the emulator: well over the default on a loaded 2-core machine
 });
