@@ -1,4 +1,4 @@
-// plan(): pure function from desired resources and live state to the plan object of docs/decisions.md §3.
+// plan(): pure function from desired resources and live state to the plan object of docs/contracts.md §3.
 import type { Diagnostic } from '../core/diagnostics.js';
 import { sortDiagnostics } from '../core/diagnostics.js';
 import type {

@@ -69,7 +69,7 @@ async function writeManifest(name: string, text: string): Promise<void> {
 }
 
 describe('converge plan', () => {
-  it('prints the JSON plan of docs/decisions.md §3 and never the secret value', async () => {
+  it('prints the JSON plan of docs/contracts.md §3 and never the secret value', async () => {
     await writeManifest('app.yaml', deployment(4));
     const { code, stdout, stderr } = await runCapture(['plan', dir, '--api-url', emulator.url, '--output', 'json'], env);
     expect(stderr).toBe(`converge plan: read 1 manifest file in ${dir}\n`);

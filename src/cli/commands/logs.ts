@@ -51,7 +51,7 @@ async function read(client: ServiceClient, q: LogsRequest, body: LogRequest): Pr
   return client.deployLogs(q.deploymentId, body, q.revisionId);
 }
 
-/** Revision statuses before and during the build (real-service.md): a build log can still grow. */
+/** Revision statuses before and during the build (against-the-real-service.md): a build log can still grow. */
 const BUILD_PHASES = new Set(['CREATING', 'QUEUED', 'AWAITING_BUILD', 'BUILDING', 'INTERRUPTED', 'UNKNOWN']);
 
 /** Whether following should stop: a build log ends when its revision's build does (or the revision cannot be read). */

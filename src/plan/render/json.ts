@@ -1,4 +1,4 @@
-// JSON rendering of a plan: exactly the documented keys of docs/decisions.md §3, in a stable order, 2-space indent.
+// JSON rendering of a plan: exactly the documented keys of docs/contracts.md §3, in a stable order, 2-space indent.
 import type { Plan } from '../../core/model.js';
 
 /**
