@@ -1,6 +1,7 @@
 // The daemon's pino logger: JSON lines by default, pretty on a TTY, with the API key and secret values redacted.
 import { pino, type Logger } from 'pino';
 import pretty from 'pino-pretty';
+import { MIN_MASKED_LENGTH } from '../core/mask.js';
 
 export type { Logger };
 
@@ -62,7 +63,7 @@ function escapeRegExp(text: string): string {
 export function literalCensor(literals: readonly string[]): ((line: string) => string) | undefined {
   const forms = new Set<string>();
   for (const literal of literals) {
-    if (!literal || literal.length < 4) continue;
+    if (!literal || literal.length < MIN_MASKED_LENGTH) continue;
     forms.add(literal);
     forms.add(JSON.stringify(literal).slice(1, -1));
   }
