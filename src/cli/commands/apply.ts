@@ -143,13 +143,13 @@ export const applyCommand: Command = {
       const results = waiting ? rolloutsToFollow(jobResults, outcomes, gathered.live) : jobResults;
       if (waiting) await waitAndReport({ client: target.client, results, settings, io, progress, text, resources: gathered.resources });
       const resources = applyConditions(outcomes, results);
-      const converged = applyConverged(result, results, resources);
+      const converged = applyConverged(result, results, resources, interrupt.reason !== undefined);
       // A rollout found failed with nothing to write (a re-run after a failed build): named like one the wait found.
       const failedBefore = failedRollouts(resources, results);
       if (text) for (const f of failedBefore) io.stdout.write(`  ${'failed'.padEnd(9)} ${f.key}: ${f.health.message}\n`);
       if (text) io.stdout.write(closingLine(results, converged, result, interrupt.reason, failedBefore) + '\n');
       else io.stdout.write(JSON.stringify({ format_version: '1', plan: result, results, resources, converged }, null, 2) + '\n');
-      const code = applyExitCode(result, results, resources);
+      const code = applyExitCode(result, results, resources, interrupt.reason !== undefined);
       // A handed-back job's request may still be open: it must not hold the process until the service answers.
       if (interrupt.reason) setTimeout(() => process.exit(code), INTERRUPTED_EXIT_MS).unref();
       return code;
