@@ -3,9 +3,9 @@ import { resolve } from 'node:path';
 import { plan } from '../../plan/plan.js';
 import { UsageError } from '../../core/errors.js';
 import { applyConverged, applyExitCode } from '../../core/exit-code.js';
-import { resourceKey, type DesiredResource, type Plan } from '../../core/model.js';
+import { resourceKey, type DesiredResource, type LiveDeployment, type Plan } from '../../core/model.js';
 import { skipLine, type Outcome } from '../../core/decide.js';
-import { kindOf } from '../../core/kinds/index.js';
+import { inListing, kindOf } from '../../core/kinds/index.js';
 import { summarySentence } from '../../plan/render/format.js';
 import { fieldLine } from '../../plan/render/text.js';
 import { runApply, STALLED_CHECK_MS } from '../../apply/apply.js';
@@ -14,7 +14,7 @@ import type { QueueLogger } from '../../queue/log.js';
 import { openJobs } from '../../jobs/open-jobs.js';
 import type { ResourceResult } from '../../apply/wait-jobs.js';
 import { rolloutsToFollow } from '../../apply/rollouts-to-follow.js';
-import { waitAndReport } from '../apply-wait.js';
+import { failedRolloutLine, waitAndReport } from '../apply-wait.js';
 import { applyConditions, type ResourceConditions } from '../../apply/apply-conditions.js';
 import { healthNotes, planOutcomes } from '../../plan/outcomes.js';
 import { readLatestRevisions } from '../../observe/revisions.js';
@@ -146,7 +146,7 @@ export const applyCommand: Command = {
       const converged = applyConverged(result, results, resources, interrupt.reason !== undefined);
       // A rollout found failed with nothing to write (a re-run after a failed build): named like one the wait found.
       const failedBefore = failedRollouts(resources, results);
-      if (text) for (const f of failedBefore) io.stdout.write(`  ${'failed'.padEnd(9)} ${f.key}: ${f.health.message}\n`);
+      if (text) for (const f of failedBefore) io.stdout.write(`${failedRolloutLine(f.key, liveIdOf(gathered.resources.get(f.key), gathered.live), f.health.message)}\n`);
       if (text) io.stdout.write(closingLine(results, converged, result, interrupt.reason, failedBefore) + '\n');
       else io.stdout.write(JSON.stringify({ format_version: '1', plan: result, results, resources, converged }, null, 2) + '\n');
       const code = applyExitCode(result, results, resources, interrupt.reason !== undefined);
@@ -222,6 +222,12 @@ function interruptedLines(results: ResourceResult[]): string[] {
     byMessage.set(message, [...(byMessage.get(message) ?? []), r]);
   }
   return [...byMessage].map(([message, rs]) => `  ${'interrupted'.padEnd(9)} ${rs.length === 1 ? rs[0]!.key : `${rs.length} resources`}: ${message}`);
+}
+
+/** The live id of a declared resource whose kind the listing holds (a deployment), when it is live. */
+function liveIdOf(resource: DesiredResource | undefined, live: readonly LiveDeployment[]): string | undefined {
+  if (!resource || !inListing(resource.kind)) return undefined;
+  return live.find((d) => d.name === resource.name)?.id;
 }
 
 /** Resources whose rollout is degraded and whose failure no job of this apply's wait reported (they were not written). */
