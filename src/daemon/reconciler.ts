@@ -276,7 +276,7 @@ export class Reconciler {
     if (ran && job.desired) this.finished.set(job.key, { desired: job.desired, at: Date.now() });
     if ((value as ReconcileJobResult | undefined)?.notRun === 'live_changed') this.decideAgain(job.key, jobId, (value as ReconcileJobResult).message);
     else if (ran) this.liveChanges = 0;
-    this.tracker.completed(jobId, value, undefined, ran ? job.fingerprint : undefined);
+    this.tracker.completed(jobId, value, undefined, ran ? job.fingerprint : undefined, job.version);
     this.reportHealth();
     this.options.metrics.setResourceStates(this.tracker.counts());
     this.options.metrics.conflictResources.set(this.tracker.conflicts().length);
