@@ -94,7 +94,8 @@ function changesSentence(plan: Plan): string {
   const suspendedNote = s.suspended > 0 ? ` ${plural(s.suspended, 'suspended change is', 'suspended changes are')} shown but not applied.` : '';
   if (s.create + s.update + s.adopt + s.delete + s.blocked === 0) {
     const failed = (plan.health ?? []).filter((h) => h.status === 'degraded').length;
-    const head = plan.prune_refused !== undefined ? 'Nothing to create or update.' : failed > 0 ? `No changes to write, but ${plural(failed, 'rollout', 'rollouts')} failed (see Health).` : s.suspended > 0 ? 'No changes to apply.' : 'No changes. Live state matches the manifests.';
+    const matches = plan.targets ? 'No changes. The targeted resources match their manifests.' : 'No changes. Live state matches the manifests.';
+    const head = plan.prune_refused !== undefined ? 'Nothing to create or update.' : failed > 0 ? `No changes to write, but ${plural(failed, 'rollout', 'rollouts')} failed (see Health).` : s.suspended > 0 ? 'No changes to apply.' : matches;
     if (s.orphan === 0) return `${head}${suspendedNote}`;
     // Counted per kind: an OAuth provider converge applied once is an orphan too, and not a deployment.
     const orphans = `${countedByKind(plan.changes.filter((c) => c.action === 'orphan'), 'live')} ${s.orphan === 1 ? 'is' : 'are'}`;
