@@ -1,6 +1,6 @@
 // `converge completion bash|zsh|fish`: every command and flag of the command table is in each script; the bash script
 // is valid bash and completes commands, flags and paths in a real bash child process.
-import { spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,14 +8,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadCommands } from '../../src/cli/commands/index.js';
 import { runCapture } from '../helpers/cli.js';
 
+/** Runs bash with `args` in `cwd` (a bare environment); its exit code and output, also when it fails. */
 function bash(args: string[], cwd: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((done) => {
-    const child = spawn('bash', args, { cwd, env: { PATH: process.env.PATH, HOME: process.env.HOME }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    child.on('close', (code) => done({ code, stdout, stderr }));
+    execFile('bash', args, { cwd, env: { PATH: process.env.PATH, HOME: process.env.HOME } }, (error, stdout, stderr) => {
+      done({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr });
+    });
   });
 }
 
@@ -57,7 +55,7 @@ describe('converge completion', () => {
     expect(run.stderr).toBe('converge completion: no completion for the shell "tcsh"; give one of bash, zsh, fish\n');
   });
 
-  it('the bash script is valid bash (bash -n) and registers _converge for converge (complete -p)', async () => {
+  it('the bash script is valid bash (bash -n) and registers _converge for converge (complete -p)', { timeout: 120_000 }, async () => {
     const syntax = await bash(['-n', script], dir);
     expect(syntax.code, syntax.stderr).toBe(0);
     const registered = await bash(['-c', `source ${JSON.stringify(script)} && complete -p converge`], dir);
@@ -65,25 +63,39 @@ describe('converge completion', () => {
     expect(registered.stdout.trim()).toBe('complete -o bashdefault -o filenames -F _converge converge');
   });
 
-  /** What _converge offers for the words typed (the last one being completed), in a real bash. */
-  async function complete(...words: string[]): Promise<string[]> {
-    const array = words.map((w) => JSON.stringify(w)).join(' ');
-    const run = await bash(['-c', `source ${JSON.stringify(script)}; COMP_WORDS=(${array}); COMP_CWORD=${words.length - 1}; _converge; printf '%s\\n' "\${COMPREPLY[@]}"`], dir);
+  /** What _converge offers for each line of words typed (the last word being completed), in one real bash. */
+  async function complete(cases: string[][]): Promise<string[][]> {
+    const calls = cases.map((words) => `offer ${words.map((w) => JSON.stringify(w)).join(' ')}`).join('\n');
+    const offer = 'offer() { COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); COMPREPLY=(); _converge; printf \'%s \' "${COMPREPLY[@]}"; echo; }';
+    const run = await bash(['-c', `source ${JSON.stringify(script)}\n${offer}\n${calls}`], dir);
     expect(run.code, run.stderr).toBe(0);
-    return run.stdout.split('\n').filter((l) => l !== '').sort();
+    return run.stdout.split('\n').slice(0, cases.length).map((line) => line.split(' ').filter((w) => w !== '').sort());
   }
 
-  it('completes commands, flags, directory and file values, and fixed words, in a real bash', async () => {
-    expect(await complete('converge', 'pl')).toEqual(['plan']);
-    expect(await complete('converge', 'co')).toEqual(['completion']);
-    expect(await complete('converge', 'plan', '--ta')).toEqual(['--target']);
-    expect(await complete('converge', 'apply', '--wa')).toEqual(['--wait', '--wait-timeout']);
-    // DIR arguments and --overlay DIR: directories only; --vars FILE: files too.
-    expect(await complete('converge', 'plan', '')).toEqual(['manifests', 'overlays']);
-    expect(await complete('converge', 'plan', 'manifests', '--overlay', '')).toEqual(['manifests', 'overlays']);
-    expect(await complete('converge', 'plan', 'manifests', '--vars', '')).toEqual(['converge.bash', 'dev.yaml', 'manifests', 'overlays']);
-    // A flag whose value is not a path offers nothing; the shell argument of completion offers the shells.
-    expect(await complete('converge', 'plan', 'manifests', '--target', '')).toEqual([]);
-    expect(await complete('converge', 'completion', '')).toEqual(['bash', 'fish', 'zsh']);
+  it('completes commands, flags, directory and file values, and fixed words, in a real bash', { timeout: 120_000 }, async () => {
+    const offered = await complete([
+      ['converge', 'pl'],
+      ['converge', 'co'],
+      ['converge', 'plan', '--ta'],
+      ['converge', 'apply', '--wa'],
+      // DIR arguments and --overlay DIR: directories only; --vars FILE: files too.
+      ['converge', 'plan', ''],
+      ['converge', 'plan', 'manifests', '--overlay', ''],
+      ['converge', 'plan', 'manifests', '--vars', ''],
+      // A flag whose value is not a path offers nothing; the shell argument of completion offers the shells.
+      ['converge', 'plan', 'manifests', '--target', ''],
+      ['converge', 'completion', ''],
+    ]);
+    expect(offered).toEqual([
+      ['plan'],
+      ['completion'],
+      ['--target'],
+      ['--wait', '--wait-timeout'],
+      ['manifests', 'overlays'],
+      ['manifests', 'overlays'],
+      ['converge.bash', 'dev.yaml', 'manifests', 'overlays'],
+      [],
+      ['bash', 'fish', 'zsh'],
+    ]);
   });
 });
