@@ -259,6 +259,11 @@ export interface Plan {
   prune_refused?: string;
   /** Rollouts that are progressing or degraded (docs/decision.md): shown in every format; exit codes stay about changes. */
   health?: HealthNote[];
+  /**
+   * --target: the plan is partial, limited to these resources (`Kind/name`); the other manifests and the live
+   * resources no manifest declares were not looked at, and nothing is pruned. Absent: the whole directory was planned.
+   */
+  targets?: string[];
 }
 
 export const SENSITIVE = '(sensitive)';

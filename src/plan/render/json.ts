@@ -8,6 +8,7 @@ import type { Plan } from '../../core/model.js';
 export function renderJson(plan: Plan): string {
   const document = {
     format_version: plan.format_version,
+    ...(plan.targets ? { targets: plan.targets } : {}),
     summary: {
       create: plan.summary.create,
       update: plan.summary.update,
