@@ -10,6 +10,7 @@ import type { ManifestCache } from '../observe/manifests.js';
 import type { DesiredMemory } from './drift.js';
 import type { LastGoodManifests } from './last-good.js';
 import type { Conflict } from '../core/flap-guard.js';
+import type { ManifestVersion } from '../core/manifest-version.js';
 
 /** What the inner reconcile needs; the outer (daemon.ts) owns it. */
 export interface CycleContext {
@@ -114,4 +115,6 @@ export interface EnqueuedJob {
   inFlight?: boolean;
   /** The fingerprint of the desired state the job carries (every kind; set by the cycle). */
   desired?: string;
+  /** The manifests the job's desired state came from (its write records them: the row's appliedFrom). */
+  version?: ManifestVersion;
 }
