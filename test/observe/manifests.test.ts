@@ -1,6 +1,6 @@
 // loadManifestDir over real temporary directories: walking, links, loops, vanishing and odd files.
 import { execFileSync } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -77,6 +77,33 @@ describe('loadManifestDir', () => {
       'team/linked:1:1 warning E_SYMLINK_LOOP leads to shared, a folder already read (a symbolic link loop or a second link to it); skipped',
     ]);
     expect(result.resources.map((r) => r.name)).toEqual(['common', 'app']);
+  });
+
+  it('does not follow a link whose target lies outside the directory (a folder, a file, /usr/share): a warning names it, nothing there is read', async () => {
+    const outside = mkdtempSync(join(tmpdir(), 'converge-outside-'));
+    try {
+      writeFileSync(join(outside, 'elsewhere.yaml'), deployment('declared-outside'));
+      write('in.yaml', deployment('inside'));
+      write('team/app.yaml', deployment('app'));
+      symlinkSync(outside, join(dir, 'linked-folder'));
+      symlinkSync(join(outside, 'elsewhere.yaml'), join(dir, 'team/linked.yaml'));
+      symlinkSync('/usr/share', join(dir, 'system'));
+      // A link inside the tree that leads out through a second link is judged by where it ends.
+      symlinkSync('linked-folder', join(dir, 'via-inner-link'));
+      symlinkSync(join(outside, 'notes.txt'), join(dir, 'notes.txt'));
+      const result = await loadManifestDir(dir, OPTIONS);
+      expect(result.files).toEqual(['in.yaml', 'team/app.yaml']);
+      expect(result.resources.map((r) => r.name)).toEqual(['inside', 'app']);
+      const real = realpathSync(outside);
+      expect(lines(result)).toEqual([
+        `linked-folder:1:1 warning W_LINK_OUTSIDE symbolic link to ${real}, outside the manifest directory: not followed, nothing declared there is planned; copy the files into the manifest directory, or give that folder itself`,
+        `system:1:1 warning W_LINK_OUTSIDE symbolic link to ${realpathSync('/usr/share')}, outside the manifest directory: not followed, nothing declared there is planned; copy the files into the manifest directory, or give that folder itself`,
+        `team/linked.yaml:1:1 warning W_LINK_OUTSIDE symbolic link to ${join(real, 'elsewhere.yaml')}, outside the manifest directory: not followed, nothing declared there is planned; copy the files into the manifest directory, or give that folder itself`,
+        `via-inner-link:1:1 warning W_LINK_OUTSIDE symbolic link to ${real}, outside the manifest directory: not followed, nothing declared there is planned; copy the files into the manifest directory, or give that folder itself`,
+      ]);
+    } finally {
+      rmSync(outside, { recursive: true, force: true });
+    }
   });
 
   it('reports a link that resolves to itself and a dangling manifest link as warnings', async () => {
