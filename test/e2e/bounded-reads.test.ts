@@ -102,8 +102,8 @@ describe.concurrent('reads stay in the tree and are bounded (the built binary)',
     const root = await rootFor(t, 'vars-huge');
     await writeFiles(join(root, 'manifests'), { 'app.yaml': dockerDeploymentYaml('huge-app', { maxScale: 1 }) });
     if (file === 'zero.yaml') await symlink('/dev/zero', join(root, file));
-    // 20 MB of one long YAML value: read whole and parsed, it took 784 MB.
-    else await writeFile(join(root, file), `BIG: ${'a'.repeat(20 * 1024 * 1024)}\n`);
+    // 20 MB of small variables: read whole and parsed, such a file took 784 MB.
+    else await writeFile(join(root, file), manyVariables(20 * 1024 * 1024));
     const r = await runMeasured(['validate', join(root, 'manifests'), '--vars', join(root, file)], {}, 90_000);
     console.log(`validate --vars ${file}: exit ${r.code}, peak RSS ${r.peakMb.toFixed(0)} MB`);
     expect(r.code, r.stderr).toBe(1);
@@ -163,6 +163,18 @@ describe.concurrent('reads stay in the tree and are bounded (the built binary)',
     expect(e.store.providers().map((p) => p.name)).toEqual(['SMALL']);
   });
 });
+
+/** A variables file of `bytes` bytes (about), one small variable a line. */
+function manyVariables(bytes: number): string {
+  const lines: string[] = [];
+  let size = 0;
+  for (let i = 0; size < bytes; i++) {
+    const line = `VARIABLE_${i}: value-${i}\n`;
+    lines.push(line);
+    size += line.length;
+  }
+  return lines.join('');
+}
 
 /** A tree with an OAuth provider whose scope uses a 1 MB variable 1,000 times (1 GB once substituted), a small provider in the same file, and a deployment in its own file. */
 async function amplifiedTree(root: string): Promise<{ dir: string; vars: string }> {
