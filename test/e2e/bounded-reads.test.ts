@@ -59,7 +59,7 @@ async function rootFor(t: TestContext, label: string): Promise<string> {
 const SECRET_ENV = { AMP_CLIENT_SECRET: 'not-printed' };
 
 describe.concurrent('reads stay in the tree and are bounded (the built binary)', () => {
-  it('a link out of the manifest directory or an overlay directory is not followed: a warning names it, nothing declared there is planned', async (t) => {
+  it('a link out of the manifest directory or an overlay directory is not followed: a warning names it, nothing declared there is planned', { timeout: 90_000 }, async (t) => {
     const e = await emulatorFor(t);
     const root = await rootFor(t, 'link-out');
     const outside = join(root, 'outside');
@@ -111,7 +111,7 @@ describe.concurrent('reads stay in the tree and are bounded (the built binary)',
     expect(r.peakMb).toBeLessThan(PEAK_RSS_BOUND_MB);
   });
 
-  it('a mistyped --vars path is the one error, said first, and no file is claimed as read', async (t) => {
+  it('a mistyped --vars path is the one error, said first, and no file is claimed as read', { timeout: 90_000 }, async (t) => {
     const root = await rootFor(t, 'vars-missing');
     const manifest = dockerDeploymentYaml('typo-app', { maxScale: 1 }).replace('name: typo-app', 'name: typo-${ENV}');
     await writeFiles(join(root, 'manifests'), { 'app.yaml': manifest });
@@ -122,7 +122,7 @@ describe.concurrent('reads stay in the tree and are bounded (the built binary)',
     expect(r.stdout).toBe('');
   });
 
-  it('a wrong-typed variable is reported at the manifest and at the variables file line that set it', async (t) => {
+  it('a wrong-typed variable is reported at the manifest and at the variables file line that set it', { timeout: 90_000 }, async (t) => {
     const root = await rootFor(t, 'vars-type');
     const manifest = ['apiVersion: converge/v1', 'kind: Deployment', 'metadata:', '  name: typed-app', 'spec:', '  source: external_docker', '  source_config:', '    resource_spec:', '      max_scale: ${MAX_SCALE}', '  source_revision_config:', '    image_uri: docker.io/acme/typed-app:1', ''].join('\n');
     await writeFiles(join(root, 'manifests'), { 'app.yaml': manifest });
