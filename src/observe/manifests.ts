@@ -70,6 +70,8 @@ export interface ManifestFile {
   /** Path relative to the manifest directory, forward slashes. */
   path: string;
   absolute: string;
+  /** Listed as a symbolic link (into the tree); a file listed as none is read without following one. */
+  link?: boolean;
 }
 
 export interface ManifestListing {
@@ -188,7 +190,7 @@ export async function listManifestFiles(dir: string, what = 'the manifest direct
         visited.add(real);
         await walk(absolute);
       } else if (isFile && MANIFEST_NAME.test(entry.name)) {
-        files.push({ path: rel, absolute });
+        files.push({ path: rel, absolute, ...(entry.isSymbolicLink() ? { link: true } : {}) });
       }
     }
   }
@@ -207,12 +209,14 @@ type ReadOutcome = { bytes: Uint8Array } | { diagnostic: Diagnostic } | { vanish
 
 /** Reads one listed file through the capped reader (src/observe/read-capped.ts): each refusal is a diagnostic. */
 function readManifestFile(file: ManifestFile): ReadOutcome {
-  const read = readCapped(file.absolute, MAX_MANIFEST_BYTES);
+  // A file listed as a plain file and replaced by a link since (out of the tree, say) is not followed: O_NOFOLLOW.
+  const read = readCapped(file.absolute, MAX_MANIFEST_BYTES, { follow: file.link === true });
   if ('bytes' in read) return read;
   switch (read.refused) {
     case 'missing':
       return { vanished: note(file.path, 'E_FILE_VANISHED', 'file disappeared while being read; skipped (it is read again on the next run)', 'warning') };
     case 'unreadable':
+      if (read.code === 'ELOOP') return { diagnostic: note(file.path, 'E_FILE_READ', 'file was replaced by a symbolic link since it was listed; not read (it is listed and read again on the next run)', 'error') };
       return { diagnostic: note(file.path, 'E_FILE_READ', `file cannot be read (${read.code}); check its permissions`, 'error') };
     case 'not-regular':
       return { diagnostic: note(file.path, 'E_FILE_READ', 'is not a regular file; manifests are plain files', 'error') };

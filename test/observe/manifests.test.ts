@@ -106,6 +106,23 @@ describe('loadManifestDir', () => {
     }
   });
 
+  it('does not follow a file replaced by a link out of the tree between listing and reading', async () => {
+    const outside = mkdtempSync(join(tmpdir(), 'converge-outside-'));
+    try {
+      writeFileSync(join(outside, 'elsewhere.yaml'), deployment('declared-outside'));
+      write('app.yaml', deployment('app'));
+      write('other.yaml', deployment('other'));
+      const listing = await listManifestFiles(dir);
+      rmSync(join(dir, 'app.yaml'));
+      symlinkSync(join(outside, 'elsewhere.yaml'), join(dir, 'app.yaml'));
+      const result = await readManifestFiles(listing, OPTIONS);
+      expect(result.resources.map((r) => r.name)).toEqual(['other']);
+      expect(lines(result)).toEqual(['app.yaml:1:1 error E_FILE_READ file was replaced by a symbolic link since it was listed; not read (it is listed and read again on the next run)']);
+    } finally {
+      rmSync(outside, { recursive: true, force: true });
+    }
+  });
+
   it('reports a link that resolves to itself and a dangling manifest link as warnings', async () => {
     write('ok.yaml', deployment('ok'));
     symlinkSync('self.yaml', join(dir, 'self.yaml'));
