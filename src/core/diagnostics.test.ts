@@ -7,7 +7,7 @@ function at(file: string, line: number, column: number, severity: Diagnostic['se
 }
 
 describe('failingFiles', () => {
-  it('names each file with an error (or that vanished while read) once, at its first one, in file order; other warnings do not count', () => {
+  it('names each file with an error (or not read: vanished while read, a link out of the tree) once, at its first one, in file order; other warnings do not count', () => {
     const list = [
       at('b.yaml', 3, 11, 'error', 'E_YAML'),
       at('a.yaml', 7, 1, 'error'),
@@ -15,8 +15,9 @@ describe('failingFiles', () => {
       at('c.yaml', 1, 1, 'warning', 'W_DEPRECATED'),
       at('gone.yaml', 1, 1, 'warning', 'E_FILE_VANISHED'),
       at('vars/prod.yaml', 2, 5, 'error', 'E_VARS_FILE'),
+      at('shared', 1, 1, 'warning', 'W_LINK_OUTSIDE'),
     ];
-    expect(failingFiles(list)).toEqual(['a.yaml:1:1', 'b.yaml:3:11', 'gone.yaml:1:1', 'vars/prod.yaml:2:5']);
+    expect(failingFiles(list)).toEqual(['a.yaml:1:1', 'b.yaml:3:11', 'gone.yaml:1:1', 'shared:1:1', 'vars/prod.yaml:2:5']);
     expect(failingFiles([at('c.yaml', 1, 1, 'warning')])).toEqual([]);
   });
 });

@@ -27,13 +27,16 @@ export function sortDiagnostics(list: Diagnostic[]): Diagnostic[] {
   );
 }
 
+/** Warnings for something of the tree not read: a file that vanished while read, a link out of the tree not followed. */
+const UNREAD_CODES: ReadonlySet<string> = new Set(['E_FILE_VANISHED', 'W_LINK_OUTSIDE']);
+
 /**
- * "b.yaml:3:1" for each file with an error (or that vanished while it was read: listed, then not read), at its first
+ * "b.yaml:3:1" for each file with an error (or not read: vanished while it was read, a link out of the tree not followed), at its first
  * one, in file order: given the loader's diagnostics, the files of the tree that fail to load
  * (docs/adopting-and-pruning.md, "What could not be read is unknown, never absent").
  */
 export function failingFiles(list: readonly Diagnostic[]): string[] {
   const first = new Map<string, Diagnostic>();
-  for (const d of sortDiagnostics([...list])) if ((d.severity === 'error' || d.code === 'E_FILE_VANISHED') && !first.has(d.file)) first.set(d.file, d);
+  for (const d of sortDiagnostics([...list])) if ((d.severity === 'error' || UNREAD_CODES.has(d.code)) && !first.has(d.file)) first.set(d.file, d);
   return [...first.values()].map((d) => `${d.file}:${d.line}:${d.column}`);
 }

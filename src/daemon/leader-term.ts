@@ -94,7 +94,7 @@ export class LeaderTerms {
       },
       onError: (e) => this.parts.warn('watcher', e),
       // The loader reports the loop as a manifest warning (E_SYMLINK_LOOP); the watcher only says it did not follow it.
-      onSkippedLink: (link, target) => log.debug({ link, target }, 'symbolic link not followed by the watcher: it leads to a folder already watched'),
+      onSkippedLink: (link, target) => log.debug({ link, target }, 'symbolic link not followed by the watcher: it leads out of the tree or to a folder already watched'),
     });
     const inputs = environment ? { vars: environment.vars.map((v) => v.label), overlays: environment.overlays.map((o) => o.label) } : {};
     log.info({ dir, ...inputs, watched: this.watcher.watchedCount(), driftPolicy: settings.driftPolicy, resyncMs: settings.resync, debounceMs: settings.debounce }, 'watching the manifest directory');

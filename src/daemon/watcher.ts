@@ -24,9 +24,9 @@ export interface WatchOptions {
   onBurst: (burst: WatchBurst) => void;
   onError?: (error: Error) => void;
   /**
-   * A symbolic link to a folder that is not followed: it leads into a folder already watched (the tree itself,
-   * one of its ancestors, or the target of another link). Told once per link and target; the loader reports the
-   * loop as a manifest warning, so this is for debug logs.
+   * A symbolic link that is not followed: it leads out of the tree (the loader does not read there either), or into
+   * a folder already watched (the tree itself or a folder in it). Told once per link and target; the loader reports
+   * both as manifest warnings, so this is for debug logs.
    */
   onSkippedLink?: (link: string, target: string) => void;
 }
@@ -130,14 +130,13 @@ function within(path: string, base: string): boolean {
 }
 
 /**
- * Decides which symbolic links to folders the recursive watch follows: only those whose real path is not watched
- * already. A link into the tree, to one of its ancestors (`up -> ..`), to itself (`self -> .`), or into the target
- * of another followed link is skipped, so a loop of links costs one check, never a watch that grows without end.
- * Links to files are followed (an edit through them still counts).
+ * Decides which symbolic links the recursive watch follows, by the link's real path: a link whose target lies outside
+ * the tree is never followed (the loader does not read there either: reads and watches stay in the tree); a link to a
+ * folder inside the tree, or to the tree itself, is skipped too (that folder is watched already), so a loop of links
+ * costs one check, never a watch that grows without end. Links to files inside the tree are followed (an edit through
+ * them still counts).
  */
 export function createLinkGuard(rootReal: string, onSkipped: (link: string, target: string) => void) {
-  /** Real path of each followed folder link -> the link that leads there. */
-  const followed = new Map<string, string>();
   const told = new Set<string>();
   function skip(link: string, target: string): true {
     const key = `${link}\0${target}`;
@@ -148,7 +147,7 @@ export function createLinkGuard(rootReal: string, onSkipped: (link: string, targ
     return true;
   }
   return {
-    /** True when `path` is a symbolic link to a folder that must not be followed (or a link that resolves to nothing usable). */
+    /** True when `path` is a symbolic link that must not be followed (or a link that resolves to nothing usable). */
     skips(path: string): boolean {
       let isLink: boolean;
       try {
@@ -158,21 +157,16 @@ export function createLinkGuard(rootReal: string, onSkipped: (link: string, targ
       }
       if (!isLink) return false;
       let real: string;
+      let isDirectory: boolean;
       try {
         real = realpathSync(path);
-        if (!statSync(real).isDirectory()) return false;
+        isDirectory = statSync(real).isDirectory();
       } catch (error) {
         // ELOOP: the link resolves to itself; anything else: a broken link, which has nothing to watch.
         return (error as NodeJS.ErrnoException).code === 'ELOOP' ? skip(path, path) : false;
       }
-      if (within(real, rootReal) || within(rootReal, real)) return skip(path, real);
-      const owner = followed.get(real);
-      if (owner === path) return false;
-      for (const [target, link] of followed) {
-        if (link !== path && (within(real, target) || within(target, real))) return skip(path, real);
-      }
-      followed.set(real, path);
-      return false;
+      if (!within(real, rootReal)) return skip(path, real);
+      return isDirectory ? skip(path, real) : false;
     },
   };
 }
@@ -241,7 +235,8 @@ async function watchEntries(dir: string, entries: Map<string, NodeFsWatcher>, cl
 }
 
 /**
- * Watches `dir` recursively, following symlinks to folders whose real path is not watched already (see createLinkGuard). Besides chokidar's events it listens to raw fs events, so an
+ * Watches `dir` recursively, never following a symbolic link out of the tree nor into a folder watched already (see
+ * createLinkGuard). Besides chokidar's events it listens to raw fs events, so an
  * atomic rename over an existing name (`..data`, an editor's save) always counts. The parent directory is
  * watched too, so a `dir` that is itself a swapped symlink (git-sync's `--link`), or that appears later, is
  * picked up: the recursive watch is restarted whenever the directory's real path changes.

@@ -1,10 +1,11 @@
 // One environment's inputs (the I/O half): reads the variables files and the overlay directories given with --vars and --overlay.
-import { readFileSync } from 'node:fs';
 import { resourceKey, type BlockedResource, type ResourceKind, type SourceLocation } from '../core/model.js';
 import type { Diagnostic } from '../core/diagnostics.js';
+import { UsageError } from '../core/errors.js';
 import { OVERLAY_ANNOTATION, type Layer } from '../core/manifest/overlay.js';
-import { kindProblem, readManifestBytes, type ParseOptions, type ReadDocument } from '../core/manifest/parse.js';
+import { kindProblem, MAX_MANIFEST_BYTES, readManifestBytes, type ParseOptions, type ReadDocument } from '../core/manifest/parse.js';
 import { parseVariablesFile, type Variables, type VariableValue } from '../core/manifest/variables.js';
+import { readCapped, type CappedRead } from './read-capped.js';
 
 /** A file or folder the user named: its path, and how diagnostics name it (as it was given). */
 interface EnvironmentInput {
@@ -28,26 +29,49 @@ function note(file: string, code: string, message: string): Diagnostic {
   return { severity: 'error', file, line: 1, column: 1, code, message };
 }
 
-/** Reads every variables file, in order; a file that cannot be read or parsed is a diagnostic, never a crash. */
+/** A variables file larger than this is refused unread (the manifest cap: a variables file is a few lines). */
+export const MAX_VARIABLES_BYTES = MAX_MANIFEST_BYTES;
+
+/** Why a variables file was not read, as the message of its E_VARS_FILE diagnostic. */
+function refusalMessage(read: Exclude<CappedRead, { bytes: Uint8Array }>): string {
+  switch (read.refused) {
+    case 'not-regular':
+      return 'variables file is not a regular file (a pipe, a device or a folder); give a plain YAML file to --vars (or the setting vars)';
+    case 'too-large':
+      return `variables file is larger than ${MAX_VARIABLES_BYTES / 1024 / 1024} MiB; a variables file holds a few names and values (split the rest out, or check the path)`;
+    default:
+      return `variables file cannot be read (${read.code}); check its permissions`;
+  }
+}
+
+/**
+ * Reads every variables file, in order, through the capped reader (regular files only, size checked before reading).
+ * A file that does not exist is a usage mistake (throws UsageError naming it, like a missing overlay directory): a
+ * mistyped --vars must not read as every variable being unset. Any other problem is a diagnostic, never a crash.
+ */
 export function readVariables(inputs: readonly EnvironmentInput[]): { variables: Variables; diagnostics: Diagnostic[]; hashed: HashedInput[] } {
   const values = new Map<string, VariableValue>();
+  const origins = new Map<string, SourceLocation>();
   const diagnostics: Diagnostic[] = [];
   const hashed: HashedInput[] = [];
+  const read: string[] = [];
+  const unread: string[] = [];
   for (const input of inputs) {
-    let bytes: Buffer;
-    try {
-      bytes = readFileSync(input.path);
-    } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code ?? 'error';
-      diagnostics.push(note(input.label, 'E_VARS_FILE', `variables file cannot be read (${code}); check the path given to --vars (or the setting vars)`));
+    const outcome = readCapped(input.path, MAX_VARIABLES_BYTES);
+    if (!('bytes' in outcome)) {
+      if (outcome.refused === 'missing') throw new UsageError(`variables file ${input.label} does not exist (--vars, setting vars); check the path`);
+      diagnostics.push(note(input.label, 'E_VARS_FILE', refusalMessage(outcome)));
+      unread.push(input.label);
       continue;
     }
-    hashed.push({ name: `vars:${input.label}`, bytes });
-    const read = parseVariablesFile(input.label, bytes.toString('utf8'));
-    diagnostics.push(...read.diagnostics);
-    for (const [name, value] of read.values) values.set(name, value);
+    read.push(input.label);
+    hashed.push({ name: `vars:${input.label}`, bytes: outcome.bytes });
+    const parsed = parseVariablesFile(input.label, Buffer.from(outcome.bytes.buffer, outcome.bytes.byteOffset, outcome.bytes.length).toString('utf8'));
+    diagnostics.push(...parsed.diagnostics);
+    for (const [name, value] of parsed.values) values.set(name, value);
+    for (const [name, origin] of parsed.origins) origins.set(name, origin);
   }
-  return { variables: { values, files: inputs.map((i) => i.label) }, diagnostics, hashed };
+  return { variables: { values, origins, files: read, unread }, diagnostics, hashed };
 }
 
 /** One document of an overlay: a patch of a base resource, or (annotated converge/overlay: add) a new resource. */

@@ -1,5 +1,5 @@
 // Reads every *.yaml/*.yml under a manifest directory (the I/O half of loading): walks, reads, parses, collects.
-import { closeSync, constants, fstatSync, openSync, readSync, type Dirent } from 'node:fs';
+import type { Dirent } from 'node:fs';
 import { readdir, realpath, stat } from 'node:fs/promises';
 import { join, relative, resolve, sep } from 'node:path';
 import { sortDiagnostics, type Diagnostic, type Severity } from '../core/diagnostics.js';
@@ -9,6 +9,7 @@ import { collectManifests, type FileResult } from '../core/manifest/collect.js';
 import { MAX_MANIFEST_BYTES, parseManifestBytes, TOO_LARGE_MESSAGE, validateDocument, type ManifestResult, type ParseOptions } from '../core/manifest/parse.js';
 import { variablesId } from '../core/manifest/variables.js';
 import { resourceKey } from '../core/model.js';
+import { readCapped } from './read-capped.js';
 import { blockUnread, patchesAfter, readOverlayFile, readVariables, unknownTargets, withoutOverlayAnnotation, type Environment, type HashedInput, type OverlayDocument, type UnreadOverlay } from './environment.js';
 
 export interface LoadOptions {
@@ -69,6 +70,8 @@ export interface ManifestFile {
   /** Path relative to the manifest directory, forward slashes. */
   path: string;
   absolute: string;
+  /** Listed as a symbolic link (into the tree); a file listed as none is read without following one. */
+  link?: boolean;
 }
 
 export interface ManifestListing {
@@ -117,12 +120,19 @@ async function checkRoot(dir: string): Promise<string> {
   }
 }
 
+/** Whether the real path `path` is `root` or inside it. */
+function inside(path: string, root: string): boolean {
+  return path === root || path.startsWith(root.endsWith(sep) ? root : root + sep);
+}
+
 /**
  * Lists manifest files, sorted, recursively. Hidden names (starting with ".") are skipped; symbolic links
- * are followed (so Kubernetes ConfigMap mounts, whose visible files link into ..data, work), and a link
- * back into a folder already walked is reported once and skipped, never followed in circles.
+ * whose target resolves inside the directory are followed (so Kubernetes ConfigMap mounts, whose visible files link
+ * into ..data, work), one whose target resolves outside it is a warning and not followed (reads stay in the tree),
+ * and a link back into a folder already walked is reported once and skipped, never followed in circles.
+ * `what` names the directory in those warnings ("the manifest directory", "the overlay directory").
  */
-export async function listManifestFiles(dir: string): Promise<ManifestListing> {
+export async function listManifestFiles(dir: string, what = 'the manifest directory'): Promise<ManifestListing> {
   const rootReal = await checkRoot(dir);
   const root = resolve(dir);
   const files: ManifestFile[] = [];
@@ -152,6 +162,11 @@ export async function listManifestFiles(dir: string): Promise<ManifestListing> {
           const target = await stat(absolute);
           isDirectory = target.isDirectory();
           isFile = !isDirectory;
+          const real = await realpath(absolute);
+          if (!inside(real, rootReal)) {
+            if (isDirectory || MANIFEST_NAME.test(entry.name)) diagnostics.push(note(rel, 'W_LINK_OUTSIDE', outsideMessage(real, what), 'warning'));
+            continue;
+          }
         } catch (error) {
           const code = errnoCode(error);
           if (code === 'ELOOP') diagnostics.push(note(rel, 'E_SYMLINK_LOOP', 'symbolic link loop (the link resolves to itself); skipped', 'warning'));
@@ -175,7 +190,7 @@ export async function listManifestFiles(dir: string): Promise<ManifestListing> {
         visited.add(real);
         await walk(absolute);
       } else if (isFile && MANIFEST_NAME.test(entry.name)) {
-        files.push({ path: rel, absolute });
+        files.push({ path: rel, absolute, ...(entry.isSymbolicLink() ? { link: true } : {}) });
       }
     }
   }
@@ -185,45 +200,28 @@ export async function listManifestFiles(dir: string): Promise<ManifestListing> {
   return { files, diagnostics };
 }
 
+/** The warning for a symbolic link not followed because its target lies outside the directory read. */
+function outsideMessage(real: string, what: string): string {
+  return `symbolic link to ${real}, outside ${what}: not followed, nothing declared there is planned; copy the files into ${what}, or give that folder itself`;
+}
+
 type ReadOutcome = { bytes: Uint8Array } | { diagnostic: Diagnostic } | { vanished: Diagnostic };
 
-/**
- * Reads at most MAX_MANIFEST_BYTES + 1 bytes; never blocks on a FIFO, never reads a device. Synchronous: a
- * manifest is a few KiB of a local file, and the five promise round trips of an async read cost far more than the
- * read itself (about 100 us against 7 us a file); readManifestFiles yields between files instead.
- */
-function readCapped(file: ManifestFile): ReadOutcome {
-  let fd: number;
-  try {
-    fd = openSync(file.absolute, constants.O_RDONLY | constants.O_NONBLOCK);
-  } catch (error) {
-    const code = errnoCode(error);
-    if (code === 'ENOENT') return { vanished: note(file.path, 'E_FILE_VANISHED', 'file disappeared while being read; skipped (it is read again on the next run)', 'warning') };
-    return { diagnostic: note(file.path, 'E_FILE_READ', `file cannot be read (${code}); check its permissions`, 'error') };
-  }
-  try {
-    const info = fstatSync(fd);
-    if (!info.isFile()) return { diagnostic: note(file.path, 'E_FILE_READ', 'is not a regular file; manifests are plain files', 'error') };
-    const tooLarge = note(file.path, 'E_TOO_LARGE', TOO_LARGE_MESSAGE, 'error');
-    if (info.size > MAX_MANIFEST_BYTES) return { diagnostic: tooLarge };
-    // Sized from stat, grown (up to the cap) if the file grows while it is read.
-    let buffer = Buffer.allocUnsafe(info.size + 1);
-    let length = 0;
-    for (;;) {
-      if (length === buffer.length) {
-        if (buffer.length > MAX_MANIFEST_BYTES) break;
-        buffer = Buffer.concat([buffer, Buffer.allocUnsafe(Math.min(buffer.length, MAX_MANIFEST_BYTES + 1 - buffer.length))]);
-      }
-      const bytesRead = readSync(fd, buffer, length, buffer.length - length, length);
-      if (bytesRead === 0) break;
-      length += bytesRead;
-    }
-    if (length > MAX_MANIFEST_BYTES) return { diagnostic: tooLarge };
-    return { bytes: buffer.subarray(0, length) };
-  } catch (error) {
-    return { diagnostic: note(file.path, 'E_FILE_READ', `file cannot be read (${errnoCode(error)})`, 'error') };
-  } finally {
-    closeSync(fd);
+/** Reads one listed file through the capped reader (src/observe/read-capped.ts): each refusal is a diagnostic. */
+function readManifestFile(file: ManifestFile): ReadOutcome {
+  // A file listed as a plain file and replaced by a link since (out of the tree, say) is not followed: O_NOFOLLOW.
+  const read = readCapped(file.absolute, MAX_MANIFEST_BYTES, { follow: file.link === true });
+  if ('bytes' in read) return read;
+  switch (read.refused) {
+    case 'missing':
+      return { vanished: note(file.path, 'E_FILE_VANISHED', 'file disappeared while being read; skipped (it is read again on the next run)', 'warning') };
+    case 'unreadable':
+      if (read.code === 'ELOOP') return { diagnostic: note(file.path, 'E_FILE_READ', 'file was replaced by a symbolic link since it was listed; not read (it is listed and read again on the next run)', 'error') };
+      return { diagnostic: note(file.path, 'E_FILE_READ', `file cannot be read (${read.code}); check its permissions`, 'error') };
+    case 'not-regular':
+      return { diagnostic: note(file.path, 'E_FILE_READ', 'is not a regular file; manifests are plain files', 'error') };
+    case 'too-large':
+      return { diagnostic: note(file.path, 'E_TOO_LARGE', TOO_LARGE_MESSAGE, 'error') };
   }
 }
 
@@ -237,7 +235,7 @@ const YIELD_EVERY_MS = 5;
 async function readOverlays(environment: Environment | undefined, options: ParseOptions, diagnostics: Diagnostic[], hashed: HashedInput[], unread: UnreadOverlay[]): Promise<OverlayDocument[]> {
   const documents: OverlayDocument[] = [];
   for (const [index, overlay] of (environment?.overlays ?? []).entries()) {
-    const listing = await listManifestFiles(overlay.path).catch((error: unknown) => {
+    const listing = await listManifestFiles(overlay.path, 'the overlay directory').catch((error: unknown) => {
       if (error instanceof UsageError) throw new UsageError(`overlay ${overlay.label}: ${error.message.replace('manifest directory', 'directory')} (--overlay, setting overlays)`);
       throw error;
     });
@@ -246,7 +244,7 @@ async function readOverlays(environment: Environment | undefined, options: Parse
     unread.push(...listed.filter((d) => d.severity === 'error').map((error) => ({ error, name: undefined })));
     for (const file of listing.files) {
       const label = `${overlay.label}/${file.path}`;
-      const outcome = readCapped(file);
+      const outcome = readManifestFile(file);
       if ('vanished' in outcome) diagnostics.push({ ...outcome.vanished, file: label });
       else if ('diagnostic' in outcome) {
         diagnostics.push({ ...outcome.diagnostic, file: label });
@@ -287,7 +285,7 @@ export async function readManifestFiles(listing: ManifestListing, options: LoadO
       await new Promise<void>((resolve) => setImmediate(resolve));
       lastYield = performance.now();
     }
-    const outcome = readCapped(file);
+    const outcome = readManifestFile(file);
     if ('vanished' in outcome) {
       extra.push(outcome.vanished);
       continue;

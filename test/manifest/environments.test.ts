@@ -1,8 +1,11 @@
 // Environments on real files: variables files, overlays merged over the base (RFC 7386), adds, unknown targets, positions.
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
+import { mkdir, mkdtemp, realpath, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { UsageError } from '../../src/core/errors.js';
+import { MAX_MANIFEST_BYTES } from '../../src/core/manifest/parse.js';
 import type { DeploymentResource } from '../../src/core/model.js';
 import { loadManifestDir, ManifestCache } from '../../src/observe/manifests.js';
 import type { Environment } from '../../src/observe/environment.js';
@@ -159,10 +162,65 @@ describe('environments: variables files and overlays', () => {
     expect([fixed.resources.map((r) => r.name).sort(), fixed.blocked]).toEqual([['other', 'support-prod'], []]);
   });
 
-  it('a variables file that cannot be read is an error naming it', async () => {
-    const loaded = await load(env(['missing.yaml'], []));
-    expect(loaded.diagnostics.find((d) => d.code === 'E_VARS_FILE')).toMatchObject({ file: 'missing.yaml', line: 1, column: 1 });
-    expect(loaded.diagnostics.find((d) => d.code === 'E_VARIABLE_UNSET')?.message).toContain('variables files read: missing.yaml');
+  it('a missing variables file is one usage error naming it, not unset variables in the manifests', async () => {
+    await expect(load(env(['common.yaml', 'dve.yaml'], []))).rejects.toThrow(new UsageError('variables file dve.yaml does not exist (--vars, setting vars); check the path'));
+  });
+
+  it('a variables file that is not a regular file (a FIFO, a link to /dev/zero) or is too large is refused unread, naming it', async () => {
+    execFileSync('mkfifo', [join(root, 'fifo.yaml')]);
+    await symlink('/dev/zero', join(root, 'zero.yaml'));
+    await writeFile(join(root, 'huge.yaml'), `# ${'x'.repeat(MAX_MANIFEST_BYTES)}\nENV: dev\n`);
+    for (const file of ['fifo.yaml', 'zero.yaml', 'huge.yaml']) {
+      const loaded = await load(env(['common.yaml', file], []));
+      const refused = loaded.diagnostics.filter((d) => d.code === 'E_VARS_FILE');
+      expect(refused, file).toEqual([expect.objectContaining({ file, line: 1, column: 1, severity: 'error' })]);
+      expect(refused[0]!.message, file).toMatch(file === 'huge.yaml' ? /^variables file is larger than 1 MiB/ : /^variables file is not a regular file/);
+    }
+  });
+
+  it('an unset variable names the files read and the one that could not be read', async () => {
+    execFileSync('mkfifo', [join(root, 'fifo.yaml')]);
+    await writeFile(join(root, 'other.yaml'), 'X: 1\n');
+    const loaded = await load(env(['other.yaml', 'fifo.yaml'], []));
+    expect(loaded.diagnostics.find((d) => d.code === 'E_VARIABLE_UNSET')?.message).toContain('variable ENV is not set (variables files read: other.yaml; not read: fifo.yaml (see its error))');
+    const alone = await load(env(['fifo.yaml'], []));
+    expect(alone.diagnostics.find((d) => d.code === 'E_VARIABLE_UNSET')?.message).toContain('variable ENV is not set (no variables file read; not read: fifo.yaml (see its error))');
+  });
+
+  it('a value of the wrong type set by a variable names the variables file and line that set it', async () => {
+    await writeFile(join(root, 'prod.yaml'), 'ENV: prod\n# the scale\nMAX_SCALE: lots\n');
+    const loaded = await load(env(['common.yaml', 'prod.yaml'], []));
+    const errors = loaded.diagnostics.filter((d) => d.severity === 'error');
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toMatchObject({ file: 'support.yaml', line: 12, column: 18 });
+    expect(errors[0]!.message).toBe('spec.source_config.resource_spec.max_scale: expected a number, got a string (the value of variable MAX_SCALE, set at prod.yaml:3:12)');
+  });
+
+  it('a value of the wrong type set by a variable in an overlay names the variables file too', async () => {
+    await writeFile(join(root, 'prod.yaml'), 'ENV: prod\nMIN: lots\n');
+    const overlay = ['kind: Deployment', 'metadata: { name: support-prod }', 'spec:', '  source_config:', '    resource_spec:', '      min_scale: ${MIN}', ''].join('\n');
+    await writeFile(join(root, 'prod', 'support.yaml'), overlay);
+    const loaded = await load(env(['prod.yaml'], ['prod']));
+    const errors = loaded.diagnostics.filter((d) => d.severity === 'error');
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toMatchObject({ file: 'prod/support.yaml', line: 6, column: 18 });
+    expect(errors[0]!.message).toContain('(the value of variable MIN, set at prod.yaml:2:6)');
+  });
+
+  it('an overlay does not follow a link out of its directory: a warning names it, nothing declared there is patched or added', async () => {
+    const outside = join(root, 'elsewhere');
+    await mkdir(outside);
+    const add = ['apiVersion: converge/v1', 'kind: Deployment', 'metadata:', '  name: from-outside', '  annotations: { converge/overlay: add }', 'spec:', '  source: internal_template', ''].join('\n');
+    await writeFile(join(outside, 'add.yaml'), add);
+    await writeFile(join(outside, 'patch.yaml'), ['kind: Deployment', 'metadata: { name: support-prod }', 'spec:', '  source_config:', '    resource_spec:', '      max_scale: 9', ''].join('\n'));
+    await symlink(outside, join(root, 'prod', 'linked'));
+    await symlink(join(outside, 'add.yaml'), join(root, 'prod', 'add.yaml'));
+    const loaded = await load(env(['prod.yaml'], ['prod']));
+    expect(loaded.resources.map((r) => r.name)).toEqual(['support-prod']);
+    expect((loaded.resources[0] as DeploymentResource).spec.source_config?.resource_spec).toMatchObject({ max_scale: 8 });
+    const warnings = loaded.diagnostics.filter((d) => d.code === 'W_LINK_OUTSIDE');
+    expect(warnings.map((d) => `${d.file} ${d.severity}`)).toEqual(['prod/add.yaml warning', 'prod/linked warning']);
+    expect(warnings[1]!.message).toContain(`symbolic link to ${await realpath(outside)}, outside the overlay directory: not followed`);
   });
 
   it('a parse cache (the daemon) parses again when the variables change, the bytes of the manifest unchanged', async () => {

@@ -1,6 +1,6 @@
 // loadManifestDir over real temporary directories: walking, links, loops, vanishing and odd files.
 import { execFileSync } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -19,11 +19,16 @@ function lines(result: { diagnostics: Array<{ file: string; line: number; column
 }
 
 let dir: string;
+/** A folder beside the manifest directory, holding elsewhere.yaml (declares "declared-outside"), for links out of the tree. */
+let outside: string;
 beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), 'converge-manifests-'));
+  outside = mkdtempSync(join(tmpdir(), 'converge-outside-'));
+  writeFileSync(join(outside, 'elsewhere.yaml'), deployment('declared-outside'));
 });
 afterEach(() => {
   rmSync(dir, { recursive: true, force: true });
+  rmSync(outside, { recursive: true, force: true });
 });
 
 function write(path: string, text: string): void {
@@ -77,6 +82,38 @@ describe('loadManifestDir', () => {
       'team/linked:1:1 warning E_SYMLINK_LOOP leads to shared, a folder already read (a symbolic link loop or a second link to it); skipped',
     ]);
     expect(result.resources.map((r) => r.name)).toEqual(['common', 'app']);
+  });
+
+  it('does not follow a link whose target lies outside the directory (a folder, a file, /usr/share): a warning names it, nothing there is read', async () => {
+    write('in.yaml', deployment('inside'));
+    write('team/app.yaml', deployment('app'));
+    symlinkSync(outside, join(dir, 'linked-folder'));
+    symlinkSync(join(outside, 'elsewhere.yaml'), join(dir, 'team/linked.yaml'));
+    symlinkSync('/usr/share', join(dir, 'system'));
+    // A link inside the tree that leads out through a second link is judged by where it ends.
+    symlinkSync('linked-folder', join(dir, 'via-inner-link'));
+    symlinkSync(join(outside, 'notes.txt'), join(dir, 'notes.txt'));
+    const result = await loadManifestDir(dir, OPTIONS);
+    expect(result.files).toEqual(['in.yaml', 'team/app.yaml']);
+    expect(result.resources.map((r) => r.name)).toEqual(['inside', 'app']);
+    const real = realpathSync(outside);
+    expect(lines(result)).toEqual([
+      `linked-folder:1:1 warning W_LINK_OUTSIDE symbolic link to ${real}, outside the manifest directory: not followed, nothing declared there is planned; copy the files into the manifest directory, or give that folder itself`,
+      `system:1:1 warning W_LINK_OUTSIDE symbolic link to ${realpathSync('/usr/share')}, outside the manifest directory: not followed, nothing declared there is planned; copy the files into the manifest directory, or give that folder itself`,
+      `team/linked.yaml:1:1 warning W_LINK_OUTSIDE symbolic link to ${join(real, 'elsewhere.yaml')}, outside the manifest directory: not followed, nothing declared there is planned; copy the files into the manifest directory, or give that folder itself`,
+      `via-inner-link:1:1 warning W_LINK_OUTSIDE symbolic link to ${real}, outside the manifest directory: not followed, nothing declared there is planned; copy the files into the manifest directory, or give that folder itself`,
+    ]);
+  });
+
+  it('does not follow a file replaced by a link out of the tree between listing and reading', async () => {
+    write('app.yaml', deployment('app'));
+    write('other.yaml', deployment('other'));
+    const listing = await listManifestFiles(dir);
+    rmSync(join(dir, 'app.yaml'));
+    symlinkSync(join(outside, 'elsewhere.yaml'), join(dir, 'app.yaml'));
+    const result = await readManifestFiles(listing, OPTIONS);
+    expect(result.resources.map((r) => r.name)).toEqual(['other']);
+    expect(lines(result)).toEqual(['app.yaml:1:1 error E_FILE_READ file was replaced by a symbolic link since it was listed; not read (it is listed and read again on the next run)']);
   });
 
   it('reports a link that resolves to itself and a dangling manifest link as warnings', async () => {

@@ -11,6 +11,8 @@ export const OVERLAY_ANNOTATION = 'converge/overlay';
 export interface Layer {
   data: unknown;
   locate: Locate;
+  /** By location (file:line:column) of a value a variables file set: which variables, set where. */
+  sources?: ReadonlyMap<string, string>;
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

@@ -7,7 +7,7 @@ import { closest, issueText, problemsFromIssues } from './issues.js';
 import { firstAliasOffset, offsetForPath, positionAt, scalarAt, selfReferencingAlias, tooDeepOffset } from './locate.js';
 import { mergeLayers, type Layer, type Locate } from './overlay.js';
 import { MANIFEST_KINDS, MANIFEST_SCHEMAS, type DeploymentManifest, type OAuthProviderManifest } from './schema.js';
-import { NO_VARIABLES, substituteDocument, type Variables } from './variables.js';
+import { describeSources, NO_VARIABLES, substituteDocument, type Substitution, type Variables } from './variables.js';
 import { manifestWarnings } from './warnings.js';
 import { yamlProblem } from './yaml-errors.js';
 
@@ -255,7 +255,10 @@ function located(location: SourceLocation, code: string, message: string, severi
   return { severity, ...location, message, code };
 }
 
-function validate(layer: Layer, options: ParseOptions, diagnostics: Diagnostic[]): DeploymentManifest | OAuthProviderManifest | undefined {
+/** A schema problem at a value a variable set also names the variable and where its value was set. */
+type SourceOf = (location: SourceLocation) => string | undefined;
+
+function validate(layer: Layer, options: ParseOptions, diagnostics: Diagnostic[], sourceOf: SourceOf): DeploymentManifest | OAuthProviderManifest | undefined {
   const { data, locate } = layer;
   if (!data || typeof data !== 'object' || Array.isArray(data)) {
     const what = Array.isArray(data) ? 'a list' : `a ${typeof data}`;
@@ -273,7 +276,9 @@ function validate(layer: Layer, options: ParseOptions, diagnostics: Diagnostic[]
   const parsed = schema.safeParse(data, SAFE_PARSE_OPTIONS);
   if (!parsed.success) {
     for (const problem of problemsFromIssues(parsed.error.issues, schema, kind)) {
-      diagnostics.push(located(locate(problem.path, problem.at), problem.code, problem.message));
+      const at = locate(problem.path, problem.at);
+      const source = problem.at === 'value' ? sourceOf(at) : undefined;
+      diagnostics.push(located(at, problem.code, source ? `${problem.message} (${source})` : problem.message));
     }
   }
   diagnostics.push(...literalSecretProblems(locate, options, record));
@@ -295,6 +300,8 @@ function blockReason(problems: Diagnostic[]): string {
 /** One YAML document read to data (variables substituted), not yet validated. */
 export interface ReadDocument extends Layer {
   header: Header;
+  /** By location (file:line:column) of a value a variables file set: which variables, set where (describeSources). */
+  sources: ReadonlyMap<string, string>;
   /** Problems found reading it (YAML, aliases, variables); with an error among them, `data` is undefined. */
   problems: Diagnostic[];
 }
@@ -312,23 +319,34 @@ function readDocument(ctx: FileContext, doc: Document): ReadDocument {
     problems.push(diagnostic(ctx, warning.pos[0], 'E_YAML_WARNING', `YAML: ${warning.message.split('\n')[0]}`, 'warning'));
   }
   let data: unknown;
+  const sources = new Map<string, string>();
   if (doc.errors.length === 0 && !isEmptyDocument(doc)) {
     // A file without "${" has no variable to substitute: its tree need not be walked for them.
-    const substituted = ctx.text.includes('${') ? substituteDocument(doc, ctx.text, ctx.options.variables ?? NO_VARIABLES) : [];
-    for (const problem of substituted) problems.push(diagnostic(ctx, problem.offset, problem.code, problem.message));
-    const read = substituted.length === 0 ? toData(ctx, doc) : undefined;
+    const variables = ctx.options.variables ?? NO_VARIABLES;
+    const substituted: Substitution = ctx.text.includes('${') ? substituteDocument(doc, ctx.text, variables, MAX_MANIFEST_BYTES) : { problems: [], sources: new Map() };
+    for (const problem of substituted.problems) problems.push(diagnostic(ctx, problem.offset, problem.code, problem.message));
+    for (const [offset, names] of substituted.sources) {
+      const described = describeSources(names, variables);
+      if (described) sources.set(formatLocation({ file: ctx.file, ...positionAt(ctx.lineCounter, offset) }), described);
+    }
+    const read = substituted.problems.length === 0 ? toData(ctx, doc) : undefined;
     if (read && 'problem' in read) problems.push(read.problem);
     else if (read) data = read.value ?? undefined;
   }
   const locate: Locate = (path, at) => ({ file: ctx.file, ...positionAt(ctx.lineCounter, offsetForPath(doc, path, at)) });
-  return { header: readHeader(ctx, doc), data, locate, problems };
+  return { header: readHeader(ctx, doc), data, locate, problems, sources };
+}
+
+/** The overlay patches of the document's resource, in order (none when it names no resource). */
+function patchesOf(read: ReadDocument, options: ParseOptions): readonly Layer[] {
+  const { kind, name } = read.header;
+  return (kind && name ? options.patches?.get(resourceKey(kind, name)) : undefined) ?? [];
 }
 
 /** The document with the overlay patches of its resource merged over it, if any (a document with problems is not patched). */
 function patched(read: ReadDocument, options: ParseOptions): Layer {
-  const { kind, name } = read.header;
-  const patches = kind && name ? options.patches?.get(resourceKey(kind, name)) : undefined;
-  if (!patches || patches.length === 0 || read.data === undefined) return read;
+  const patches = patchesOf(read, options);
+  if (patches.length === 0 || read.data === undefined) return read;
   return mergeLayers(read, patches);
 }
 
@@ -338,7 +356,11 @@ export function validateDocument(read: ReadDocument, options: ParseOptions, resu
   const { header } = read;
   let manifest: DeploymentManifest | OAuthProviderManifest | undefined;
   const layer = patched(read, options);
-  if (!diagnostics.some((d) => d.severity === 'error') && layer.data !== undefined) manifest = validate(layer, options, diagnostics);
+  const sourceOf: SourceOf = (at) => {
+    const key = formatLocation(at);
+    return read.sources.get(key) ?? patchesOf(read, options).map((patch) => patch.sources?.get(key)).find((found) => found !== undefined);
+  };
+  if (!diagnostics.some((d) => d.severity === 'error') && layer.data !== undefined) manifest = validate(layer, options, diagnostics, sourceOf);
   result.diagnostics.push(...diagnostics);
   const errors = diagnostics.filter((d) => d.severity === 'error');
   if (errors.length > 0) {

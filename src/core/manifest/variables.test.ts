@@ -78,6 +78,30 @@ describe('variables', () => {
     expect(place[1]!.message).toContain('never carry secret values');
   });
 
+  it('a document that grows past the manifest cap once substituted is blocked at the reference that crosses it; the next document is planned', () => {
+    const big = 'x'.repeat(1_000_000);
+    const provider = (name: string, scopes: string) =>
+      ['---', 'apiVersion: converge/v1', 'kind: OAuthProvider', `metadata: { name: ${name} }`, 'spec:', '  name: P', '  client_id: id', '  client_secret: { valueFrom: { env: S } }', '  auth_url: https://a.example/auth', '  token_url: https://a.example/token', scopes].join('\n');
+    const uses = Array.from({ length: 1000 }, () => '${BIG}').join(' ');
+    const text = [provider('amplified', `  authorization_params: { scope: "${uses}" }`), provider('small', '  authorization_params: { scope: "${SMALL}" }'), ''].join('\n');
+    const result = parse(text, vars({ BIG: big, SMALL: 'read' }));
+    const errors = result.diagnostics.filter((d) => d.severity === 'error');
+    // The first use (column 35) fits under 1 MiB (1,000,000 characters and the document's own text); the second crosses it.
+    expect(errors).toEqual([expect.objectContaining({ file: 'apps/agent.yaml', line: 11, column: 42, code: 'E_VARIABLE_EXPANSION' })]);
+    expect(errors[0]!.message).toBe('variable BIG makes this document larger than 1 MiB once substituted (the manifest size cap); the resource is blocked: use a smaller value, or reference it fewer times');
+    expect(result.blocked.map((b) => b.name)).toEqual(['amplified']);
+    expect(result.resources.map((r) => r.name)).toEqual(['small']);
+  });
+
+  it('counts what an alias repeats: an anchored value grown by a variable, aliased past the cap, is blocked at the alias', () => {
+    const text = deployment(['  source_config:', '    build_command: &cmd "${BIG}"', '    install_command: *cmd', ...image]);
+    const result = parse(text, vars({ ENV: 'dev', BIG: 'y'.repeat(600_000) }));
+    const errors = result.diagnostics.filter((d) => d.severity === 'error');
+    expect(errors).toEqual([expect.objectContaining({ line: 9, column: 22, code: 'E_VARIABLE_EXPANSION' })]);
+    expect(errors[0]!.message).toContain('alias *cmd repeats variable values and makes this document larger than 1 MiB');
+    expect(result.blocked.map((b) => b.name)).toEqual(['support-dev']);
+  });
+
   it('a bad ${ is a syntax error at its place', () => {
     const result = parse(deployment(['  source_config:', '    resource_spec:', '      max_scale: ${1X}', ...image]), vars({ ENV: 'd' }));
     expect(result.diagnostics.find((d) => d.code === 'E_VARIABLE_SYNTAX')).toMatchObject({ line: 9, column: 18 });
