@@ -95,8 +95,32 @@ notifications:
   - {name: ops, type: webhook, url_env: OPS_URL, secret_env: OPS_SECRET}
 `);
     expect(() => resolveReceivers(receivers, { OPS_URL: 'https://hooks.example.com/x' })).toThrow(/^notifications: receiver "ops" \(webhook\): environment variable OPS_SECRET is not set$/);
-    expect(() => resolveReceivers(receivers, { OPS_URL: 'not a url', OPS_SECRET: 's3cr3t-value' })).toThrow('environment variable OPS_URL does not hold an http(s) URL');
+    expect(() => resolveReceivers(receivers, { OPS_URL: 'not a url', OPS_SECRET: 's3cr3t-value' })).toThrow('notifications: receiver "ops" (webhook): url_env OPS_URL is not a URL; give https://HOST/PATH');
     expect(resolveReceivers(receivers, { OPS_URL: 'https://hooks.example.com/x', OPS_SECRET: 's' })[0]).toMatchObject({ url: 'https://hooks.example.com/x', secret: 's' });
+  });
+
+  it.each([
+    ['http://[::1', 'url_env OPS_URL is not a URL; give https://HOST/PATH'],
+    ['https://%%%', 'url_env OPS_URL is not a URL; give https://HOST/PATH'],
+    ['ftp://hooks.example.com/x', 'url_env OPS_URL must use http or https, not ftp://'],
+    ['https://user:pa55word@hooks.example.com/x', 'url_env OPS_URL must not carry a user name or password; sign with secret_env'],
+    ['https://pa55word@hooks.example.com/x', 'url_env OPS_URL must not carry a user name or password'],
+  ])('a receiver URL %s is refused naming the setting, never echoed', (url, message) => {
+    const receivers = config(`notifications:
+  - {name: ops, type: webhook, url_env: OPS_URL}
+  - {name: git, type: commit-status, api_url_env: GIT_API, token_env: GIT_TOKEN, repository: a/b}
+`);
+    let text = '';
+    try {
+      resolveReceivers(receivers, { OPS_URL: url, GIT_API: url.replace('OPS', 'GIT'), GIT_TOKEN: 't' });
+    } catch (error) {
+      text = (error as Error).message;
+    }
+    expect(text).toContain(`notifications: receiver "ops" (webhook): ${message}`);
+    expect(text).toContain('notifications: receiver "git" (commit-status): api_url_env GIT_API');
+    expect(text).not.toContain('pa55word');
+    expect(text).not.toContain('hooks.example.com');
+    expect(text.split('\n')).toHaveLength(2);
   });
 
   it('filters by event type and name globs; daemon-wide events pass the globs', () => {

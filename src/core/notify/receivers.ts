@@ -5,6 +5,7 @@ import type { Document, LineCounter } from 'yaml';
 import { formatDiagnostic } from '../diagnostics.js';
 import { parseDuration } from '../duration.js';
 import { UsageError } from '../errors.js';
+import { checkHttpUrl } from '../http-url.js';
 import { displayPath, issueText } from '../manifest/issues.js';
 import { offsetForPath, positionAt } from '../manifest/locate.js';
 import { DAEMON_RESOURCE_KIND, NOTIFY_EVENT_TYPES, type NotifyEvent, type NotifyEventType } from './events.js';
@@ -145,6 +146,29 @@ export interface ResolvedReceiver extends ReceiverConfig {
   token?: string;
 }
 
+/** Where a receiver's credentials go instead of its URL. */
+const CREDENTIALS_HOME: Record<ReceiverType, string> = {
+  webhook: 'sign with secret_env (X-Converge-Signature-256) instead; the receiver checks the signature',
+  slack: "a Slack webhook URL carries its token in its path, with no user name or password; give the URL Slack shows",
+  'commit-status': 'give the token with token_env instead',
+};
+
+/**
+ * Why the URL a receiver's variable holds is refused (it does not parse, is not http(s), or carries a user name or
+ * password, which would be dropped or leak into logs), or undefined when it is usable. The value is never echoed.
+ */
+function urlProblem(receiver: ReceiverConfig, field: 'url' | 'apiUrl', value: string | undefined): string | undefined {
+  if (!value) return undefined;
+  const setting = field === 'url' ? 'url_env' : 'api_url_env';
+  const name = `notifications: receiver "${receiver.name}" (${receiver.type}): ${setting} ${receiver.env[field]}`;
+  try {
+    checkHttpUrl(value, { name, example: 'https://HOST/PATH', noCredentials: CREDENTIALS_HOME[receiver.type], secretValue: true });
+    return undefined;
+  } catch (error) {
+    return (error as Error).message;
+  }
+}
+
 /** Reads each receiver's variables; a missing or empty one is one line naming it (never its value). */
 export function resolveReceivers(receivers: readonly ReceiverConfig[], env: Readonly<Record<string, string | undefined>>): ResolvedReceiver[] {
   const missing: string[] = [];
@@ -156,8 +180,8 @@ export function resolveReceivers(receivers: readonly ReceiverConfig[], env: Read
       else resolved[field] = value;
     }
     for (const field of ['url', 'apiUrl'] as const) {
-      const value = resolved[field];
-      if (value && !/^https?:\/\/[^\s]+$/i.test(value)) missing.push(`notifications: receiver "${receiver.name}": environment variable ${receiver.env[field]} does not hold an http(s) URL`);
+      const problem = urlProblem(receiver, field, resolved[field]);
+      if (problem) missing.push(problem);
     }
     return resolved;
   });
