@@ -1,0 +1,101 @@
+// Bounded under bursts (issue 32), against the built daemon and the emulator on loopback: 300 concurrent authorised
+// reconcile requests (POST /reconcile and /webhook, some asking for secret writes) cost at most two reconciles, every
+// request is answered with the reconcile it joined, and the secret writes asked for are merged, not lost.
+import { rm } from 'node:fs/promises';
+import { afterAll, describe, expect, it, type TestContext } from 'vitest';
+import { startEmulator, type RunningEmulator } from '../../src/emulator/server.js';
+import { dockerDeploymentYaml, killAllConverge, REDIS_URL, tempDir, until, writeFiles, type DaemonHandle } from './helpers.js';
+import { atEnd, daemonOf, prefixOf } from './scoped.js';
+
+const HOOK = 'hook-token-burst-8c2f1a';
+const ENV = { BURST_TOKEN: 'burst-secret-value-77d0', CONVERGE_WEBHOOK_TOKEN: HOOK };
+
+afterAll(async () => {
+  await killAllConverge();
+});
+
+async function emulator(t: TestContext, names: readonly string[]): Promise<RunningEmulator> {
+  const e = await startEmulator({
+    buildMs: 0,
+    secrets: 'masked',
+    seed: {
+      deployments: names.map((name) => ({
+        name,
+        source: 'external_docker' as const,
+        source_config: { resource_spec: { max_scale: 2 } },
+        source_revision_config: { image_uri: `docker.io/acme/${name}:1` },
+        secrets: [{ name: 'TOKEN', value: ENV.BURST_TOKEN }],
+      })),
+    },
+  });
+  atEnd(t, () => e.close());
+  return e;
+}
+
+/** Landed PATCHes of the deployment named `name`. */
+function patchesOf(e: RunningEmulator, name: string): number {
+  const id = e.store.allDeployments().find((d) => d.name === name)?.id;
+  return e.requestLog.filter((r) => r.method === 'PATCH' && r.status >= 200 && r.status < 300 && r.path.endsWith(`/${id}`)).length;
+}
+
+/** The listings the emulator served (each reconcile lists the deployments once: its first page is at offset 0). */
+function listings(e: RunningEmulator): number {
+  return e.requestLog.filter((r) => r.method === 'GET' && r.path === '/v2/deployments' && (r.query.offset ?? '0') === '0').length;
+}
+
+async function manualReconciles(daemon: DaemonHandle): Promise<number> {
+  return ((await daemon.status()).reconciles as unknown as { byTrigger: Record<string, number> }).byTrigger.manual ?? 0;
+}
+
+interface Answer {
+  status: number;
+  body: { reconcile: { id: number; ok: boolean; requests: number } | null; writeSecrets?: { written: string[]; notWritten: string[] } };
+}
+
+async function post(daemon: DaemonHandle, path: '/reconcile' | '/webhook', body: unknown): Promise<Answer> {
+  const headers: Record<string, string> = { 'content-type': 'application/json' };
+  if (path === '/reconcile') headers.authorization = `Bearer ${HOOK}`;
+  else headers['x-gitlab-token'] = HOOK;
+  const response = await fetch(`${daemon.url}${path}`, { method: 'POST', headers, body: JSON.stringify(body) });
+  return { status: response.status, body: (await response.json()) as Answer['body'] };
+}
+
+describe('reconcile requests coalesced', () => {
+  it('300 concurrent authorised requests: at most two reconciles, every one answered, the secret writes merged', { timeout: 120_000 }, async (t) => {
+    const names = ['burst-0', 'burst-1', 'burst-2'];
+    const e = await emulator(t, names);
+    const dir = await tempDir('bursts');
+    atEnd(t, () => rm(dir, { recursive: true, force: true }));
+    await writeFiles(dir, Object.fromEntries(names.map((name) => [`${name}.yaml`, dockerDeploymentYaml(name, { maxScale: 2, secrets: [['TOKEN', 'BURST_TOKEN']] })])));
+    // A resync of an hour: no reconcile but the first and the requested ones runs during the test.
+    const daemon = await daemonOf(t, dir, ['--api-url', e.url, '--redis-url', REDIS_URL, '--redis-prefix', prefixOf(t, 'bursts'), '--resync', '1h', '--log-level', 'info'], ENV);
+    await until('every resource held as SecretsUnknown', async () => {
+      const rows = (await daemon.status()).resources;
+      return rows.length === 3 && rows.every((r) => (r as unknown as { syncReason?: string }).syncReason === 'SecretsUnknown');
+    }, 30_000, 100);
+    const listedBefore = listings(e);
+    const manualBefore = await manualReconciles(daemon);
+
+    // 300 at once: most plain, a few asking to write burst-0's or burst-1's secrets, some through /webhook.
+    const asks = Array.from({ length: 300 }, (_, i) => (i === 7 ? { writeSecrets: ['burst-0'] } : i === 211 ? { writeSecrets: ['Deployment/burst-1'] } : {}));
+    const answers = await Promise.all(asks.map((body, i) => post(daemon, i % 10 === 3 ? '/webhook' : '/reconcile', body)));
+
+    expect(answers.map((a) => a.status)).toEqual(asks.map(() => 200));
+    const ids = new Set(answers.map((a) => a.body.reconcile!.id));
+    expect(ids.size).toBeLessThanOrEqual(2);
+    // Each answer says how many requests its reconcile answered; together they are the 300.
+    const perReconcile = new Map(answers.map((a) => [a.body.reconcile!.id, a.body.reconcile!.requests]));
+    expect([...perReconcile.values()].reduce((a, b) => a + b, 0)).toBe(300);
+    expect((await manualReconciles(daemon)) - manualBefore).toBeLessThanOrEqual(2);
+    expect(listings(e) - listedBefore).toBeLessThanOrEqual(2);
+
+    // Merged, not lost: both named resources were written, once each, and each asker was told of its own.
+    expect(answers[7]!.body.writeSecrets).toMatchObject({ written: ['Deployment/burst-0'], notWritten: [] });
+    expect(answers[211]!.body.writeSecrets).toMatchObject({ written: ['Deployment/burst-1'], notWritten: [] });
+    expect(answers[0]!.body.writeSecrets).toBeUndefined();
+    await until('burst-0 and burst-1 written', () => patchesOf(e, 'burst-0') === 1 && patchesOf(e, 'burst-1') === 1, 20_000, 50);
+    expect(patchesOf(e, 'burst-2')).toBe(0);
+    const coalesced = daemon.lines.filter((l) => l.msg === 'reconcile requests coalesced: one reconcile answered them');
+    expect(coalesced.reduce((n, l) => n + Number(l.requests), 0)).toBeGreaterThanOrEqual(299);
+  });
+});
