@@ -51,10 +51,12 @@ notifications:
     type: slack
     url_env: SLACK_URL
     timeout: 3s
+    in_flight: 4
+    backlog: 500
 `);
-    expect(receivers[0]).toEqual({ name: 'ops', type: 'webhook', events: ['rollout_failed', 'rollout_succeeded'], resources: ['support-*'], timeoutMs: 10_000, env: { url: 'OPS_WEBHOOK_URL', secret: 'OPS_WEBHOOK_SECRET' } });
+    expect(receivers[0]).toEqual({ name: 'ops', type: 'webhook', events: ['rollout_failed', 'rollout_succeeded'], resources: ['support-*'], timeoutMs: 10_000, inFlight: 2, backlog: 100, env: { url: 'OPS_WEBHOOK_URL', secret: 'OPS_WEBHOOK_SECRET' } });
     expect(receivers[1]).toMatchObject({ type: 'commit-status', repository: 'acme/agents', api: 'github', env: { apiUrl: 'GIT_API_URL', token: 'GIT_TOKEN' }, events: ['write_sent', 'rollout_succeeded', 'rollout_failed', 'write_failed'] });
-    expect(receivers[2]).toMatchObject({ timeoutMs: 3_000 });
+    expect(receivers[2]).toMatchObject({ timeoutMs: 3_000, inFlight: 4, backlog: 500 });
     expect(receivers[2]!.events).toHaveLength(9);
     expect(receivers[2]!.events).not.toContain('write_sent');
   });
@@ -71,7 +73,7 @@ notifications:
     url: https://example.com/hook
 `)).toBe(
       'converge.yaml:2:5: error: notifications[0].url_env: is required\n' +
-        'converge.yaml:4:5: error: notifications[0].url: unknown key "url"; URLs and tokens come from the environment: name the variable with url_env; known: name, type, url_env, secret_env, api_url_env, token_env, repository, api, events, resources, timeout',
+        'converge.yaml:4:5: error: notifications[0].url: unknown key "url"; URLs and tokens come from the environment: name the variable with url_env; known: name, type, url_env, secret_env, api_url_env, token_env, repository, api, events, resources, timeout, in_flight, backlog',
     );
     expect(problem(`notifications:
   - name: ops
@@ -88,6 +90,17 @@ notifications:
     expect(problem(`notifications:
   - {name: a, type: slack, url_env: A, timeout: soon}
 `)).toContain('converge.yaml:2:49: error: notifications[0].timeout: timeout: "soon" is not a duration');
+  });
+
+  it('bounds each receiver: timeout, in_flight and backlog in range, at most 20 receivers', () => {
+    expect(problem(`notifications:
+  - {name: a, type: slack, url_env: A, timeout: 2m}
+`)).toContain('notifications[0].timeout: timeout: "2m" is out of range; give more than 0 and at most 60s');
+    expect(problem(`notifications:
+  - {name: a, type: slack, url_env: A, in_flight: 9, backlog: 0}
+`)).toMatch(/notifications\[0\]\.in_flight: .*8[\s\S]*notifications\[0\]\.backlog: .*1/);
+    const many = Array.from({ length: 21 }, (_, i) => `  - {name: r${i}, type: slack, url_env: A}`).join('\n');
+    expect(problem(`notifications:\n${many}\n`)).toBe('converge.yaml:2:3: error: notifications: must have at most 20 items');
   });
 
   it('a missing environment variable is one line naming it, never a value', () => {
