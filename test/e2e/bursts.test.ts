@@ -1,6 +1,7 @@
 // Bounded under bursts (issue 32), against the built daemon and the emulator on loopback: 300 concurrent authorised
 // reconcile requests (POST /reconcile and /webhook, some asking for secret writes) cost at most two reconciles, every
-// request is answered with the reconcile it joined, and the secret writes asked for are merged, not lost.
+// request is answered with the reconcile it joined, and the secret writes asked for are merged, not lost; a write the
+// service refuses for its size (413) is sent once and held until its manifest changes.
 import { rm } from 'node:fs/promises';
 import { afterAll, describe, expect, it, type TestContext } from 'vitest';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/server.js';
@@ -97,5 +98,44 @@ describe('reconcile requests coalesced', () => {
     expect(patchesOf(e, 'burst-2')).toBe(0);
     const coalesced = daemon.lines.filter((l) => l.msg === 'reconcile requests coalesced: one reconcile answered them');
     expect(coalesced.reduce((n, l) => n + Number(l.requests), 0)).toBeGreaterThanOrEqual(299);
+  });
+});
+
+describe('refusals that will not change', () => {
+  it('a write refused 413 is sent once, the resource held (WriteRefused) until its manifest changes, then written', { timeout: 120_000 }, async (t) => {
+    // The emulator's --max-body: bodies over 4 KiB answer 413; the big deployment's secret makes its create body larger.
+    const e = await startEmulator({ buildMs: 0, maxBodyBytes: 4096 });
+    atEnd(t, () => e.close());
+    const dir = await tempDir('refused');
+    atEnd(t, () => rm(dir, { recursive: true, force: true }));
+    const big = dockerDeploymentYaml('too-big', { maxScale: 2, secrets: [['BLOB', 'BIG_VALUE']] });
+    await writeFiles(dir, { 'too-big.yaml': big, 'fine.yaml': dockerDeploymentYaml('fine', { maxScale: 2 }) });
+    const env = { BIG_VALUE: 'b'.repeat(6000), SMALL_VALUE: 's'.repeat(40) };
+    const daemon = await daemonOf(t, dir, ['--api-url', e.url, '--redis-url', REDIS_URL, '--redis-prefix', prefixOf(t, 'refused'), '--resync', '1s', '--backoff', '50ms', '--log-level', 'info'], env);
+    const refusals = () => e.requestLog.filter((r) => r.method === 'POST' && r.path === '/v2/deployments' && r.status === 413).length;
+    const rowOf = async (name: string) => (await daemon.status()).resources.find((r) => r.name === name) as unknown as { state: string; sync: { reason: string }; drift: unknown; hold?: { reason: string; message: string } } | undefined;
+    await until('too-big held as WriteRefused', async () => (await rowOf('too-big'))?.sync.reason === 'WriteRefused', 30_000, 100);
+    const row = (await rowOf('too-big'))!;
+    expect(row.state).toBe('out_of_sync');
+    expect(row.hold).toMatchObject({ reason: 'WriteRefused' });
+    expect(row.drift).toBeNull();
+    // The service's own message is what the job failed with and what the hold says.
+    expect(row.hold!.message).toContain('answered 413: Request body too large: at most 4096 bytes are accepted');
+    expect(daemon.lines.some((l) => String(l.msg).startsWith('job failed: the service refused this write for good') && String(l.error).includes('413'))).toBe(true);
+    expect(e.store.allDeployments().map((d) => d.name)).toEqual(['fine']);
+
+    // Three more resyncs: the refused write is not sent again.
+    const count = async (): Promise<number> => ((await daemon.status()).reconciles as unknown as { byTrigger: Record<string, number> }).byTrigger.resync ?? 0;
+    const target = (await count()) + 3;
+    await until('3 more resync reconciles', async () => (await count()) >= target, 30_000, 100);
+    expect(refusals()).toBe(1);
+    expect(daemon.stdout()).not.toContain(env.BIG_VALUE.slice(0, 64));
+
+    // A changed manifest (a smaller secret) is another desired state: written at once, the hold gone.
+    await writeFiles(dir, { 'too-big.yaml': dockerDeploymentYaml('too-big', { maxScale: 2, secrets: [['BLOB', 'SMALL_VALUE']] }) });
+    await until('too-big created', () => e.store.allDeployments().some((d) => d.name === 'too-big'), 30_000, 100);
+    await until('too-big synced', async () => (await rowOf('too-big'))?.state === 'synced', 30_000, 100);
+    expect((await rowOf('too-big'))?.hold).toBeUndefined();
+    expect(refusals()).toBe(1);
   });
 });

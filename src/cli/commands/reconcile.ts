@@ -74,6 +74,7 @@ export const reconcileCommand: Command = {
     'that same desired state again (status: out_of_sync or synced, RevisionFailed; health degraded). A changed manifest',
     'is written at once. --retry-failed releases the hold (every held resource, or the NAMEs given): a held deployment',
     'whose plan differs is written; one that matches its manifest is rebuilt (its revision fields sent once more).',
+    'A write the service refused for good (400, 413, 422: WriteRefused) is held and released the same way.',
     '',
     `Sends POST /reconcile to the daemon's status server with the token in ${WEBHOOK_TOKEN_ENV} ("Authorization:`,
     `Bearer TOKEN"). The endpoint is off unless the daemon runs with ${WEBHOOK_TOKEN_ENV} set; give this command the`,
