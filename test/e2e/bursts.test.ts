@@ -6,7 +6,7 @@ import { rm } from 'node:fs/promises';
 import { afterAll, describe, expect, it, type TestContext } from 'vitest';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/server.js';
 import { dockerDeploymentYaml, killAllConverge, REDIS_URL, tempDir, until, writeFiles, type DaemonHandle } from './helpers.js';
-import { atEnd, daemonOf, prefixOf } from './scoped.js';
+import { atEnd, daemonOf, emulatorWithSecrets, prefixOf } from './scoped.js';
 
 const HOOK = 'hook-token-burst-8c2f1a';
 const ENV = { BURST_TOKEN: 'burst-secret-value-77d0', CONVERGE_WEBHOOK_TOKEN: HOOK };
@@ -15,22 +15,8 @@ afterAll(async () => {
   await killAllConverge();
 });
 
-async function emulator(t: TestContext, names: readonly string[]): Promise<RunningEmulator> {
-  const e = await startEmulator({
-    buildMs: 0,
-    secrets: 'masked',
-    seed: {
-      deployments: names.map((name) => ({
-        name,
-        source: 'external_docker' as const,
-        source_config: { resource_spec: { max_scale: 2 } },
-        source_revision_config: { image_uri: `docker.io/acme/${name}:1` },
-        secrets: [{ name: 'TOKEN', value: ENV.BURST_TOKEN }],
-      })),
-    },
-  });
-  atEnd(t, () => e.close());
-  return e;
+function emulator(t: TestContext, names: readonly string[]): Promise<RunningEmulator> {
+  return emulatorWithSecrets(t, names, ENV.BURST_TOKEN, 'masked');
 }
 
 /** Landed PATCHes of the deployment named `name`. */
