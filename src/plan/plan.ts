@@ -1,4 +1,4 @@
-// plan(): pure function from desired resources and live state to the plan object of docs/decisions.md §3.
+// plan(): pure function from desired resources and live state to the plan object of docs/contracts.md §3.
 import type { Diagnostic } from '../core/diagnostics.js';
 import { sortDiagnostics } from '../core/diagnostics.js';
 import type {
@@ -18,6 +18,7 @@ import { declaredProviderIds, kindOf, listedProvider, type PlanContext } from '.
 import { adoptionBlocker, adoptReason, ownershipOf, type AdoptPolicy } from '../core/ownership.js';
 import { pair } from './pairing.js';
 import { orphanChanges, type LiveOrphan, type PruneOptions } from './prune.js';
+import { partialNote } from './notes.js';
 import { sortChanges, summarize } from './summary.js';
 
 
@@ -57,6 +58,16 @@ export interface PlanInput {
   adoptPolicy?: AdoptPolicy;
   /** --prune and its guards; absent: prune off. */
   prune?: PruneOptions;
+  /**
+   * "file:line:column" of the first error of each file of the tree (manifests, vars files, overlays) that fails to load:
+   * while any does, what converge applied and no file that loads declares is unknown (blocked), and nothing is deleted.
+   */
+  unreadable?: readonly string[];
+  /**
+   * --target: the resource keys this partial plan is limited to (set by partialPlanInput, src/plan/partial.ts, which
+   * narrows the rest of the input to them); copied into plan.targets, with a note.
+   */
+  targets?: string[];
 }
 
 const NO_HASHES: Record<string, string> = Object.freeze({});
@@ -125,7 +136,7 @@ export function plan(input: PlanInput): Plan {
     changes.push({ kind: entry.kind, name: entry.name, action: 'blocked', new_revision: false, fields: [], reason: entry.reasons.join('; ') });
   }
   // The applied state knows what converge applied: such an orphan lost its manifest (released), or, owned and with --prune, is deleted.
-  const orphans = orphanChanges([...pairs.orphans.map((d) => ({ kind: 'Deployment' as const, name: d.name, id: d.id, status: d.status, reportUnowned: true })), ...providerOrphans(input, providers)], input.applied, input.prune);
+  const orphans = orphanChanges([...pairs.orphans.map((d) => ({ kind: 'Deployment' as const, name: d.name, id: d.id, status: d.status, reportUnowned: true })), ...providerOrphans(input, providers)], input.applied, input.prune, input.unreadable);
   changes.push(...orphans.changes);
   sortChanges(changes);
   const result: Plan = {
@@ -134,8 +145,10 @@ export function plan(input: PlanInput): Plan {
     changes,
     diagnostics: sortDiagnostics(input.diagnostics).map(toPlanDiagnostic),
   };
-  const notes = [...(input.notes ?? []), ...(input.providers && !input.providers.readable ? [input.providers.note] : []), ...orphans.notes];
+  const partial = input.targets ? [partialNote(input.targets)] : [];
+  const notes = [...partial, ...(input.notes ?? []), ...(input.providers && !input.providers.readable ? [input.providers.note] : []), ...orphans.notes];
   if (notes.length > 0) result.notes = notes;
+  if (input.targets) result.targets = [...input.targets];
   if (orphans.refused) result.prune_refused = orphans.refused;
   return result;
 }

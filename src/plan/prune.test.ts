@@ -138,6 +138,14 @@ describe('prune', () => {
     expect(renderText(result, { color: false })).toContain('Prune refused: nothing is deleted (see the note on prune).');
   });
 
+  it('guard: an empty manifest directory counts what it leaves in place per kind, an OAuth provider apart from the deployments', () => {
+    const provider = { id: 'p-1', organization_id: 'o-1', provider_id: 'slack', name: 'Slack', client_id: 'c', auth_url: 'https://a.example', token_url: 'https://t.example', uses_pkce: true, code_challenge_method: 'S256', created_at: '2026-01-01T00:00:00Z', updated_at: '2026-01-01T00:00:00Z' };
+    const withProvider = new Map([...applied, ['OAuthProvider/slack', { secrets: {}, appliedAt: '2026-01-02T00:00:00Z' }]]);
+    const result = plan(input({ resources: [], live: liveSet, applied: withProvider, providers: { readable: true, providers: [provider] }, prune: { ...PRUNE, declared: 0 } }));
+    expect(result.prune_refused).toContain('(3 owned deployments and 1 OAuth provider left in place)');
+    expect(renderText(result, { color: false })).toContain('Nothing to create or update; 4 live deployments and 1 OAuth provider are in no manifest.');
+  });
+
   it('guard: more deletes than --max-deletes deletes none and says why; at the limit it deletes them', () => {
     const over = plan(input({ resources: declared, live: liveSet, applied, prune: { ...PRUNE, maxDeletes: 1 } }));
     expect(over.summary.delete).toBe(0);
@@ -147,6 +155,27 @@ describe('prune', () => {
     const within = plan(input({ resources: declared, live: liveSet, applied, prune: { ...PRUNE, maxDeletes: 2 } }));
     expect(within.summary.delete).toBe(2);
     expect(within.prune_refused).toBeUndefined();
+  });
+
+  it('a file that fails to load: what converge applied and no loading file declares is unknown (blocked), nothing is deleted', () => {
+    const unreadable = ['b.yaml:3:1', 'x/c.yaml:1:11'];
+    const result = plan(input({ resources: declared, live: liveSet, applied, prune: PRUNE, unreadable }));
+    expect(result.summary).toMatchObject({ delete: 0, blocked: 2, orphan: 1 });
+    for (const name of ['b', 'c']) {
+      expect(result.changes.find((c) => c.name === name)).toMatchObject({ action: 'blocked', unknown: true });
+      expect(result.changes.find((c) => c.name === name)!.reason).toBe('unknown: no file that loads declares it, and b.yaml:3:1 and x/c.yaml:1:11 fail to load (they may declare it); neither deleted nor released until every file loads');
+    }
+    // One converge never applied stays a plain orphan.
+    expect(result.changes.find((c) => c.name === 'foreign')).toMatchObject({ action: 'orphan' });
+    expect(result.prune_refused).toMatch(/^prune refused, nothing is deleted: b\.yaml:3:1 and x\/c\.yaml:1:11 fail to load; .*the 2 owned resources no file that loads declares are unknown, not deleted/);
+    expect(result.notes).toContain(result.prune_refused);
+    expect(planExitCode(result, true)).toBe(1);
+    expect(renderText(result, { color: false })).not.toContain('no longer declared');
+    expect(renderMarkdown(result)).not.toContain('no longer declared');
+    // Without --prune: unknown too, never "no longer declared ... converge apply --prune deletes it"; no refusal to state.
+    const off = plan(input({ resources: declared, live: liveSet, applied, prune: { ...PRUNE, enabled: false }, unreadable: ['b.yaml:3:1'] }));
+    expect(off.changes.find((c) => c.name === 'b')).toMatchObject({ action: 'blocked', unknown: true });
+    expect(off.prune_refused).toBeUndefined();
   });
 
   it('a service without DELETE: prune stays off and the plan says so', () => {

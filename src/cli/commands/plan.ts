@@ -15,6 +15,7 @@ import { environmentOf } from '../environment.js';
 import { resolveSettings, settingOptions } from '../settings.js';
 import { EMBEDDED, openTarget, requireApiUrl, retryLine, type ServiceSettings } from '../target.js';
 import { progressLine, useColor } from '../tty.js';
+import { narrowToTargets, TARGET_OPTION, targetsOf } from '../partial-plan.js';
 
 const FORMATS = ['text', 'markdown', 'json'] as const;
 
@@ -47,13 +48,14 @@ async function readApplied(settings: ServiceSettings, skip: boolean): Promise<Ap
 export const planCommand: Command = {
   name: 'plan',
   summary: 'list live state and print what apply would change (dry run)',
-  usage: 'converge plan DIR [--vars FILE]... [--overlay DIR]... [--output text|markdown|json] [--detailed-exitcode] [--show-orphans] [options]',
+  usage: 'converge plan DIR [--vars FILE]... [--overlay DIR]... [--target NAME]... [--output text|markdown|json] [--detailed-exitcode] [--show-orphans] [options]',
   positionals: [1, 1],
   options: {
     output: { type: 'string', short: 'o', placeholder: 'FMT', description: 'text (default), markdown (at most 60,000 characters) or json (everything)' },
     'detailed-exitcode': { type: 'boolean', description: 'exit 0 when nothing would change (notes on unchanged resources do not count), 2 when something would; 1 on errors, as always' },
     'show-orphans': { type: 'boolean', description: 'text: list every live deployment in no manifest, not only the first three' },
     'no-applied-state': { type: 'boolean', description: 'plan without reading what converge last wrote from Redis (the plan says so)' },
+    ...TARGET_OPTION,
     ...settingOptions('apiUrl', 'apiKey', 'tenantId', 'namePrefix', 'progressDeadline', 'redisUrl', 'redisPrefix', 'redisCluster', 'allowLiteralSecrets', 'allowLocalDiscovery', 'emulatorState', 'requestTimeout', 'adopt', 'prune', 'maxDeletes', 'vars', 'overlays'),
   },
   async run(args, io) {
@@ -62,6 +64,7 @@ export const planCommand: Command = {
       throw new UsageError(`--output "${output}" is not one of ${FORMATS.join(', ')}`);
     }
     const settings = requireApiUrl(resolveSettings(args, io.env));
+    const targets = targetsOf(args);
     const dir = resolve(io.cwd, args.positionals[0]!);
     // Read (Redis client loaded, connected, one HGETALL) while the live pages are listed.
     const applied = readApplied(settings, args.values['no-applied-state'] === true);
@@ -86,7 +89,7 @@ export const planCommand: Command = {
         },
         onLiveProgress: (n) => progress.show(`listing live deployments: ${n}`),
         adoptPolicy: settings.adopt,
-        prune: { enabled: settings.prune, maxDeletes: settings.maxDeletes },
+        prune: { enabled: settings.prune && targets.length === 0, maxDeletes: settings.maxDeletes },
       });
       progress.write(io.stderr, filesLine(gathered.files.length, dir));
       progress.clear();
@@ -94,7 +97,7 @@ export const planCommand: Command = {
         gathered.input.notes = [appliedRead.note, ...(gathered.input.notes ?? [])];
         gathered.input.ownershipKnown = false;
       }
-      const result = plan(gathered.input);
+      const result = plan(narrowToTargets(gathered.input, targets));
       // Health is read, not guessed: a note for each rollout not healthy (one read per deployment whose latest is not active).
       const revisions = await readLatestRevisions(target.client, result.changes, gathered.live);
       const health = healthNotes(planOutcomes(result, { mode: 'plan', resources: gathered.resources, live: gathered.live, revisions: revisions.readings, now: Date.now(), progressDeadlineMs: settings.progressDeadline }));
