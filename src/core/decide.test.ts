@@ -51,6 +51,7 @@ const TABLE: Row[] = [
   ['the annotation beats the setting', daemon({ remembered: FP, desired: { suspend: false, driftPolicy: 'report' } }), { reason: 'DriftReported', status: 'out_of_sync', write: null, drift: 'report' }],
   ['no memory under report: reported and remembered', daemon({ remembered: undefined, settings: { mode: 'daemon', driftPolicy: 'report' } }), { reason: 'DriftReported', status: 'out_of_sync', write: null, drift: 'report', remember: FP }],
   ['the held desired state of a failed revision', daemon({ hold: HOLD }), { reason: 'RevisionFailed', status: 'out_of_sync', write: null, drift: 'report' }],
+  ['a create the service refused for good (413): held, no drift (nothing live)', daemon({ change: change('create'), live: undefined, hold: { reason: 'WriteRefused', desired: FP, message: 'refused', since: '2026-01-01T00:00:00Z' } }), { reason: 'WriteRefused', status: 'out_of_sync', write: null, drift: null }],
   ['a hold about another desired state does not hold', daemon({ hold: { ...HOLD, desired: OTHER } }), { reason: 'OutOfSync', status: 'out_of_sync', write: 'update' }],
   ['only secrets that cannot be compared', daemon({ change: change('update', { fields: SECRET_ONLY }), remembered: undefined }), { reason: 'SecretsUnknown', status: 'out_of_sync', write: null, remember: FP }],
   ['... written once on request (--write-secrets)', daemon({ change: change('update', { fields: SECRET_ONLY }), requests: { writeSecrets: true } }), { reason: 'OutOfSync', status: 'out_of_sync', write: 'update' }],

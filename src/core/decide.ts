@@ -16,6 +16,7 @@ export const SYNC_REASONS = [
   'SecretsUnknown',
   'DriftReported',
   'RevisionFailed',
+  'WriteRefused',
   'Conflict',
   'OutOfSync',
   'PlanBlocked',
@@ -151,8 +152,9 @@ function daemonWrite(input: DecisionInput, fingerprint: string): Verdict {
   }
   const policy = input.desired?.driftPolicy ?? input.settings.driftPolicy;
   if (holdApplies(input.hold, fingerprint)) {
-    // The same input built a failed revision: not sent again. A drift of other fields is still reported.
-    return skip('out_of_sync', 'RevisionFailed', input.hold.message, { drift: { policy: 'report', fields: fieldsOf(change) } });
+    // The same input built a failed revision, or was refused for good: not sent again. A drift of other fields is still reported.
+    // A refused create has no live side to have drifted.
+    return skip('out_of_sync', input.hold.reason, input.hold.message, op === 'create' ? {} : { drift: { policy: 'report', fields: fieldsOf(change) } });
   }
   const drift = decideDrift(remembered, fingerprint, policy, op);
   if (drift.kind === 'report') {

@@ -1,6 +1,7 @@
 // Holds: which desired state a hold stops, which holds a release request names.
 import { describe, expect, it } from 'vitest';
-import { holdApplies, holdsNamed, revisionFailedHold } from './holds.js';
+import { ServiceError, serviceStatusOf } from './errors.js';
+import { holdApplies, holdsNamed, REFUSED_FOR_GOOD, revisionFailedHold, writeRefusedHold } from './holds.js';
 
 describe('holds', () => {
   const hold = revisionFailedHold('fp-1', 'r7', 'BUILD_FAILED', 'web', new Date('2026-01-01T00:00:00Z'));
@@ -21,5 +22,19 @@ describe('holds', () => {
     expect(holdsNamed(held, ['web'])).toEqual({ released: ['Deployment/web', 'OAuthProvider/web'], unmatched: [] });
     expect(holdsNamed(held, ['Deployment/api', 'nope'])).toEqual({ released: ['Deployment/api'], unmatched: ['nope'] });
     expect(holdsNamed([], ['web'])).toEqual({ released: [], unmatched: ['web'] });
+  });
+
+  it('a write refused for good holds its desired state; the refusal is read back from the job failure message', () => {
+    const message = new ServiceError({ status: 413, detail: 'Request body too large', method: 'POST', route: '/v2/deployments' }).message;
+    expect(serviceStatusOf(message)).toBe(413);
+    expect(serviceStatusOf(new ServiceError({ status: 422, detail: 'x', method: 'PATCH', route: '/v2/deployments/{deployment_id}' }).message)).toBe(422);
+    expect(serviceStatusOf('blocked: the name is taken')).toBeUndefined();
+    expect(serviceStatusOf('network failure: connection refused (answered 413: no)')).toBeUndefined();
+    expect(REFUSED_FOR_GOOD).toEqual([400, 413, 422]);
+    const refused = writeRefusedHold('fp-2', message, 'web', new Date('2026-01-01T00:00:00Z'));
+    expect(refused).toMatchObject({ reason: 'WriteRefused', desired: 'fp-2' });
+    expect(refused.message).toContain('POST /v2/deployments answered 413: Request body too large');
+    expect(holdApplies(refused, 'fp-2')).toBe(true);
+    expect(holdApplies(refused, 'fp-3')).toBe(false);
   });
 });

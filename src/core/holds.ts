@@ -2,9 +2,17 @@
 
 /**
  * Why a resource is held. RevisionFailed: the revision built from this very desired state failed; sending the same
- * input again builds the same failure. A new reason joins this list and is released the same way.
+ * input again builds the same failure. WriteRefused: the service refused the write of this desired state with an
+ * answer no retry of the same write changes (REFUSED_FOR_GOOD). A new reason joins this list and is released the same way.
  */
-export const HOLD_REASONS = ['RevisionFailed'] as const;
+export const HOLD_REASONS = ['RevisionFailed', 'WriteRefused'] as const;
+
+/**
+ * The service's answers to a write that the same write would get again, because they are about its body: 400 (a bad
+ * field), 413 (too large), 422 (a value the service refuses). Not 401/403 (the key, not the manifest), 404 (the
+ * resource is gone: the next reconcile plans it again), 408/429/5xx (retried) or 409 (a name conflict, settled apart).
+ */
+export const REFUSED_FOR_GOOD: readonly number[] = [400, 413, 422];
 export type HoldReason = (typeof HOLD_REASONS)[number];
 
 /** One hold, as stored (no secret: the fingerprint is a hash). */
@@ -36,6 +44,16 @@ export function holdsNamed(held: readonly string[], request: true | readonly str
 /** The names (`Kind/name` or `name`) that name none of `keys` (resource keys). */
 export function namingNone(names: readonly string[], keys: readonly string[]): string[] {
   return names.filter((name) => !keys.some((key) => key === name || key.slice(key.indexOf('/') + 1) === name));
+}
+
+/** The hold of a write of the desired state `desired` that the service refused for good (`refusal`: its answer). */
+export function writeRefusedHold(desired: string, refusal: string, name: string, now: Date): ResourceHold {
+  return {
+    reason: 'WriteRefused',
+    desired,
+    since: now.toISOString(),
+    message: `the service refused the write of this desired state (${refusal}): the same input is not sent again; change the manifest, or run "converge reconcile --retry-failed ${name}"`,
+  };
 }
 
 /** The hold of a failed revision of the desired state `desired`. */

@@ -9,6 +9,8 @@ interface HttpUrlRules {
   example: string;
   /** When set, a URL carrying a user name or password is refused with this advice (neither is echoed). */
   noCredentials?: string;
+  /** The value is itself a secret (a receiver URL with a token in its path): no message echoes any part of it. */
+  secretValue?: boolean;
 }
 
 /** The URL parsed; a UsageError (one line, saying what to give instead) when it is not an http(s) URL. */
@@ -17,8 +19,9 @@ export function checkHttpUrl(raw: string, rules: HttpUrlRules): URL {
   try {
     url = new URL(raw);
   } catch {
-    // An unparseable value is echoed to show the typo, without anything that looks like user:password@.
-    throw new UsageError(`${rules.name} "${raw.replace(/\/\/[^/@]*@/, '//****@')}" is not a URL; give ${rules.example}`);
+    // An unparseable value is echoed to show the typo, without anything that looks like user:password@ (a secret one never).
+    const shown = rules.secretValue ? '' : ` "${raw.replace(/\/\/[^/@]*@/, '//****@')}"`;
+    throw new UsageError(`${rules.name}${shown} is not a URL; give ${rules.example}`);
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
     throw new UsageError(`${rules.name} must use http or https, not ${url.protocol}//; give ${rules.example}`);

@@ -38,7 +38,7 @@ export class DaemonNotifications {
     const notify = this.notify;
     if (!notify || notify.receivers.length === 0) return;
     const log = options.log.child({ component: 'notify' });
-    this.queue = await openNotifyQueue({ ...options.settings, redisPrefix: options.prefix }, { log });
+    this.queue = await openNotifyQueue({ ...options.settings, redisPrefix: options.prefix }, notify.receivers, { log });
     this.notifier = new Notifier({
       receivers: notify.receivers,
       enqueue: (deliveries) => this.queue!.enqueue(deliveries),
@@ -46,7 +46,7 @@ export class DaemonNotifications {
       log,
       counter: options.counter,
     });
-    log.info({ receivers: notify.receivers.map((r) => `${r.name} (${r.type})`) }, 'notifications on: the leader sends each event once per receiver');
+    log.info({ receivers: notify.receivers.map((r) => `${r.name} (${r.type}, ${r.inFlight} in flight, backlog ${r.backlog})`) }, 'notifications on: the leader sends each event once per receiver');
   }
 
   /** The hook: hands the notifier a reader of what the daemon publishes (it derives the events and queues them). */

@@ -21,7 +21,7 @@ import { within } from './within.js';
 import { statusDocument } from './daemon-status.js';
 import { noteRequest, redisCheck, serviceChecks, type RequestHealth } from './readiness.js';
 import { bounded, closeAll, stopRunner } from './stop-steps.js';
-import { reconcileOnRequest } from './manual-reconcile.js';
+import { ManualReconciles } from './manual-reconcile.js';
 import { LeaderTerms } from './leader-term.js';
 import { DaemonNotifications } from './daemon-notifications.js';
 import { AppliedStateWatch } from './applied-state-watch.js';
@@ -82,8 +82,11 @@ class ConvergeDaemon implements Daemon {
   private readonly secretWrites = new OperatorRequests();
   /** Released holds of failed revisions to rebuild (POST /reconcile retryFailed). */
   private readonly rebuilds = new OperatorRequests();
-  /** Manual reconciles (POST /reconcile) run one at a time, so each one's secret-write requests are its own. */
-  private manual: Promise<unknown> = Promise.resolve();
+  /** Manual reconciles (POST /reconcile, /webhook): one at a time, a burst coalesced into at most two. */
+  private readonly manual = new ManualReconciles(() => {
+    const { stopping, reconciler, leadership, secretWrites, rebuilds, log } = this;
+    return { stopping, reconciler, leadership, secretWrites, rebuilds, log };
+  });
   /** Whether Redis lost converge's records while the daemon ran (the applied-state epoch). */
   private readonly appliedState: AppliedStateWatch;
   /** Notifications: the queue of deliveries, its worker (while this replica leads), and the hook on status. */
@@ -190,14 +193,9 @@ class ConvergeDaemon implements Daemon {
     this.service = await this.options.openService((info) => this.onRequest(info));
   }
 
-  /** POST /reconcile: one reconcile now, with the secret writes it asks for; answers once that reconcile ended. */
+  /** POST /reconcile: a reconcile now (or the one queued), with the secret writes it asks for; answers once it ended. */
   private reconcileNow(request: ReconcileRequest): Promise<{ status: number; body: unknown }> {
-    const run = this.manual.then(() => {
-      const { stopping, reconciler, leadership, secretWrites, rebuilds, log } = this;
-      return reconcileOnRequest(request, { stopping, reconciler, leadership, secretWrites, rebuilds, log });
-    });
-    this.manual = run.catch(() => undefined);
-    return run;
+    return this.manual.request(request);
   }
 
   private async startRunner(): Promise<void> {

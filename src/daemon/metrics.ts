@@ -189,7 +189,7 @@ function conflictAndNotificationMetrics(registry: Registry) {
   });
   const notifications = new Counter({
     name: 'converge_notifications_total',
-    help: 'Notification deliveries by receiver name, event type and result: delivered, retried (an attempt failed; another follows), failed (out of attempts), rejected (a 4xx: not retried), skipped (nothing to send, e.g. a commit status without a git commit), dropped (never queued: Redis did not take it).',
+    help: 'Notification deliveries by receiver name, event type and result: delivered, retried (an attempt failed; another follows), failed (out of attempts), rejected (a 4xx: not retried), skipped (nothing to send, e.g. a commit status without a git commit), dropped (never sent: Redis did not take it, or the receiver\'s backlog was full and it was among its oldest waiting deliveries).',
     labelNames: ['receiver', 'type', 'result'] as const,
     registers: [registry],
   });

@@ -9,8 +9,8 @@ import { Notifier, type Publication } from './notifier.js';
 import type { ResourceStatus } from './status-row.js';
 
 const RECEIVERS: ReceiverConfig[] = [
-  { name: 'ops', type: 'webhook', events: ['rollout_failed', 'rollout_succeeded'], timeoutMs: 1_000, env: { url: 'U' } },
-  { name: 'support-only', type: 'slack', events: ['rollout_failed'], resources: ['support-*'], timeoutMs: 1_000, env: { url: 'S' } },
+  { name: 'ops', type: 'webhook', events: ['rollout_failed', 'rollout_succeeded'], timeoutMs: 1_000, inFlight: 2, backlog: 100, env: { url: 'U' } },
+  { name: 'support-only', type: 'slack', events: ['rollout_failed'], resources: ['support-*'], timeoutMs: 1_000, inFlight: 2, backlog: 100, env: { url: 'S' } },
 ];
 
 function row(name: string, health: ResourceStatus['health']): ResourceStatus {
@@ -27,7 +27,11 @@ function publication(rows: ResourceStatus[]): Publication {
   return { resources: rows, manifestVersion: { kind: 'git', id: 'a'.repeat(40) }, appliedState: { lost: false, lostAt: null } };
 }
 
-function setup(leading: () => boolean, enqueue: (d: ReadonlyArray<{ receiver: string; event: NotifyEvent }>) => Promise<void>) {
+function setup(leading: () => boolean, enqueueSome: (d: ReadonlyArray<{ receiver: string; event: NotifyEvent }>) => Promise<void>) {
+  const enqueue = async (d: ReadonlyArray<{ receiver: string; event: NotifyEvent }>) => {
+    await enqueueSome(d);
+    return [];
+  };
   const counter = new Counter({ name: 'n_total', help: 'h', labelNames: ['receiver', 'type', 'result'] as const, registers: [new Registry()] });
   return new Notifier({ receivers: RECEIVERS, enqueue, leading, log: pino({ level: 'silent' }), counter });
 }

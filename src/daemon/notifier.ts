@@ -15,12 +15,14 @@ const MAX_BACKLOG = 100;
  * states do (a job's end stays on its row until the next reconcile, a revision's health until the next rollout).
  */
 const COALESCE_MS = 100;
+/** A receiver whose backlog keeps overflowing is warned about at most this often (with the count dropped since). */
+const DROP_WARN_MS = 60_000;
 
 export interface NotifierOptions {
   /** The receivers as configured: names and filters, never a URL or a secret. */
   receivers: readonly ReceiverConfig[];
-  /** Adds deliveries to the queue (src/queue/notify-queue.ts). */
-  enqueue(deliveries: ReadonlyArray<{ receiver: string; event: NotifyEvent }>): Promise<void>;
+  /** Adds deliveries to the receivers' queues (src/queue/notify-queue.ts); resolves with those dropped from a full backlog. */
+  enqueue(deliveries: ReadonlyArray<{ receiver: string; event: NotifyEvent }>): Promise<ReadonlyArray<{ receiver: string; event: Pick<NotifyEvent, 'id' | 'type'> }>>;
   /** Whether this replica leads: only the leader turns transitions into deliveries. */
   leading(): boolean;
   log: Logger;
@@ -43,6 +45,8 @@ export class Notifier {
   private warnedFull = false;
   private read: (() => Publication) | undefined;
   private timer: NodeJS.Timeout | undefined;
+  /** Per receiver: when its last drop warning was logged, and the deliveries dropped since. */
+  private readonly drops = new Map<string, { warnedAt: number; since: number }>();
 
   constructor(options: NotifierOptions) {
     this.options = options;
@@ -93,8 +97,9 @@ export class Notifier {
     this.backlog += 1;
     this.options
       .enqueue(deliveries)
-      .then(() => {
+      .then((dropped) => {
         this.warnedFull = false;
+        this.dropped(dropped);
         for (const d of deliveries) this.options.log.debug({ receiver: d.receiver, event: d.event.type, delivery: d.event.id, resource: `${d.event.resource.kind}/${d.event.resource.name}` }, 'notification queued');
       })
       .catch((error: unknown) => {
@@ -102,6 +107,27 @@ export class Notifier {
         for (const d of deliveries) this.options.counter.inc({ receiver: d.receiver, type: d.event.type, result: 'dropped' });
       })
       .finally(() => (this.backlog -= 1));
+  }
+
+  /**
+   * Deliveries dropped from a receiver's full backlog (the oldest first): counted `dropped`, and a warning naming the
+   * receiver (never its URL) at its first drop and at most once a minute after, with the count since.
+   */
+  private dropped(dropped: ReadonlyArray<{ receiver: string; event: Pick<NotifyEvent, 'id' | 'type'> }>): void {
+    const now = Date.now();
+    for (const d of dropped) {
+      this.options.counter.inc({ receiver: d.receiver, type: d.event.type, result: 'dropped' });
+      const drops = this.drops.get(d.receiver) ?? { warnedAt: -Infinity, since: 0 };
+      drops.since += 1;
+      this.drops.set(d.receiver, drops);
+    }
+    for (const [receiver, drops] of this.drops) {
+      if (drops.since === 0 || now - drops.warnedAt < DROP_WARN_MS) continue;
+      const limit = this.options.receivers.find((r) => r.name === receiver)?.backlog;
+      this.options.log.warn({ receiver, dropped: drops.since, backlog: limit }, `notifications: receiver "${receiver}" is not keeping up; its backlog is full and its oldest waiting deliveries were dropped`);
+      drops.warnedAt = now;
+      drops.since = 0;
+    }
   }
 
   /** A new term as leader: the next publication is compared with nothing (what stands is sent unless sent already). */

@@ -14,6 +14,7 @@ import { FindingsLog } from './findings-log.js';
 import { followRollouts, holdFailedRevisions } from './rollout.js';
 import { ResourceTracker, type HealthSettings, type HealthTransition, type ReconcileRecord } from './status.js';
 import { wasNotRun } from '../runner/worker.js';
+import { holdIfRefused } from './refused-writes.js';
 
 export interface ReconcilerOptions {
   context: Omit<CycleContext, 'onEnqueued'>;
@@ -289,8 +290,8 @@ export class Reconciler {
     if (!job) return;
     this.jobs.delete(jobId);
     this.tracker.failed(jobId, reason);
+    if (!holdIfRefused(job, reason, { tracker: this.tracker, holds: this.options.context.holds, log: this.options.log })) this.options.log.warn({ key: job.key, jobId, error: reason }, 'job failed; the next reconcile tries again');
     this.options.metrics.setResourceStates(this.tracker.counts());
-    this.options.log.warn({ key: job.key, jobId, error: reason }, 'job failed; the next reconcile tries again');
     this.options.onPublished?.();
   }
 

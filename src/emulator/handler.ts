@@ -58,6 +58,8 @@ export interface HandlerOptions {
   apiKey?: string;
   /** --org-scoped-key: the key spans several workspaces, so a request without X-Tenant-Id answers 403. */
   orgScopedKey?: boolean;
+  /** Request bodies larger than this answer 413 (default MAX_BODY_BYTES). */
+  maxBodyBytes?: number;
   clock: () => number;
   persist(): Promise<void>;
   record(entry: RequestLogEntry): void;
@@ -112,7 +114,7 @@ function matchRoute(compiled: CompiledRoute[], method: string, path: string): Ma
 
 type BodyRead = { kind: 'ok'; data: Buffer } | { kind: 'too-large' } | { kind: 'aborted' };
 
-function readBody(req: IncomingMessage): Promise<BodyRead> {
+function readBody(req: IncomingMessage, maxBytes: number): Promise<BodyRead> {
   return new Promise((resolve) => {
     const declared = Number(req.headers['content-length'] ?? 0);
     if (declared > MAX_DRAIN_BYTES) {
@@ -121,10 +123,10 @@ function readBody(req: IncomingMessage): Promise<BodyRead> {
     }
     const chunks: Buffer[] = [];
     let size = 0;
-    let tooLarge = declared > MAX_BODY_BYTES;
+    let tooLarge = declared > maxBytes;
     req.on('data', (chunk: Buffer) => {
       size += chunk.length;
-      if (size > MAX_BODY_BYTES) tooLarge = true;
+      if (size > maxBytes) tooLarge = true;
       if (size > MAX_DRAIN_BYTES) {
         req.destroy();
         return;
@@ -290,14 +292,15 @@ async function handle(req: IncomingMessage, res: ServerResponse, entry: RequestL
   const match = matchRoute(compiled, method, path);
   entry.route = match.kind === 'found' ? match.route.path : match.kind === 'method' ? match.template : '(unmatched)';
 
-  const read = await readBody(req);
+  const maxBody = options.maxBodyBytes ?? MAX_BODY_BYTES;
+  const read = await readBody(req, maxBody);
   if (read.kind === 'aborted') {
     // The client went away mid-body: nothing to answer (status stays 0).
     entry.outcome = 'error';
     return;
   }
   if (read.kind === 'too-large') {
-    finish(res, entry, detail(413, `Request body too large: at most ${MAX_BODY_BYTES} bytes are accepted`), true);
+    finish(res, entry, detail(413, `Request body too large: at most ${maxBody} bytes are accepted`), true);
     return;
   }
   if (await delayOrFault(req, res, entry, options)) return;

@@ -86,6 +86,8 @@ export interface EmulatorOptions {
   anyTarballPath?: boolean;
   /** --org-scoped-key: the API key spans several workspaces, so a request without X-Tenant-Id answers 403. */
   orgScopedKey?: boolean;
+  /** --max-body: request bodies larger than this many bytes answer 413 (default MAX_BODY_BYTES, 1 MiB). */
+  maxBodyBytes?: number;
   /** --build-log-secrets: build logs print the deployment's environment (NAME=value), as a build that dumps it does. */
   buildLogSecrets?: boolean;
   /** RNG of the fault knobs, shared by every draw (default Math.random). */
@@ -324,6 +326,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
     knobs,
     apiKey: options.apiKey,
     orgScopedKey: options.orgScopedKey ?? false,
+    ...(options.maxBodyBytes !== undefined ? { maxBodyBytes: options.maxBodyBytes } : {}),
     clock,
     persist,
     record,

@@ -7,9 +7,9 @@ export type PostAnswer = { status: number } | { failure: string };
 /** Bytes of an answer's body read at most (the rest is dropped with the connection). */
 const MAX_ANSWER_BYTES = 64 * 1024;
 
-/** The agent of every delivery of one process; its connections never outlive `timeoutMs` of silence. */
-export function deliveryAgent(): Agent {
-  return new Agent({ keepAliveTimeout: 10_000, connections: 16 });
+/** The agent of one receiver's deliveries: at most `connections` open (its in-flight limit), none shared with another. */
+export function deliveryAgent(connections: number): Agent {
+  return new Agent({ keepAliveTimeout: 10_000, connections });
 }
 
 /** A short, secret-free word for a failed request: the error's code (ECONNREFUSED, UND_ERR_HEADERS_TIMEOUT), or its kind. */

@@ -70,7 +70,8 @@ async function requestFor(receiver: ResolvedReceiver, event: NotifyEvent, option
 /** A sender for these receivers (their environment already read: resolveReceivers). */
 export function createSender(receivers: readonly ResolvedReceiver[], options: SenderOptions): Sender {
   const byName = new Map(receivers.map((r) => [r.name, r]));
-  let agent: Agent | undefined;
+  // One agent per receiver: a receiver that hangs holds its own connections only.
+  const agents = new Map<string, Agent>();
   return {
     receivers: receivers.map((r) => ({ name: r.name, type: r.type })),
     async deliver(name, event) {
@@ -78,13 +79,15 @@ export function createSender(receivers: readonly ResolvedReceiver[], options: Se
       if (!receiver) return { outcome: 'skipped', detail: `no receiver "${name}" is configured in this process` };
       const request = await requestFor(receiver, event, options);
       if ('skip' in request) return { outcome: 'skipped', detail: request.skip };
-      agent ??= deliveryAgent();
+      let agent = agents.get(name);
+      if (!agent) agents.set(name, (agent = deliveryAgent(receiver.inFlight)));
       return classifyAnswer(await postTo(agent, request.url, request.body, request.headers, receiver.timeoutMs));
     },
     async close() {
       // Requests still in flight (a receiver that never answers) are ended, not waited for.
-      await agent?.destroy().catch(() => undefined);
-      agent = undefined;
+      const open = [...agents.values()];
+      agents.clear();
+      await Promise.all(open.map((agent) => agent.destroy().catch(() => undefined)));
     },
   };
 }

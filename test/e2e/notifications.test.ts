@@ -10,7 +10,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { parsePrometheusText } from '../helpers/prometheus.js';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/server.js';
 import { dockerDeploymentYaml, dropPrefix, killAllConverge, liveMaxScale, REDIS_URL, runConverge, scanKeys, startDaemon, tempDir, testPrefix, until, writeFiles, type DaemonHandle } from './helpers.js';
-import { startReceiver, type Receiver } from './notify-receivers.js';
+import { startReceiver, type Receiver } from '../helpers/notify-receivers.js';
 
 // Planted secrets: receiver URLs (the Slack one embeds a token, as Slack's do), the signing secret and the API token.
 const HMAC_SECRET = 'planted-hmac-secret-5d1c0e';
@@ -196,7 +196,7 @@ describe('notifications', () => {
     });
     const stored = await redisText(p);
     // The scan covers the delivery jobs: their events are there, their receivers by name only.
-    expect(stored).toContain(':converge-notify:');
+    expect(stored).toContain(':converge-notify-chat:');
     expect(stored).toMatch(/receiver\\*":\\*"chat/);
     const seen = [deliveries.join('\n'), daemon.stdout(), daemon.stderr(), JSON.stringify(await daemon.status()), metrics, stored].join('\n');
     for (const secret of PLANTED) expect(seen.includes(secret), secret).toBe(false);

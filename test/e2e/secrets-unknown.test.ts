@@ -4,12 +4,12 @@
 import { rm } from 'node:fs/promises';
 import { afterAll, describe, expect, it, type TestContext } from 'vitest';
 import { parsePrometheusText } from '../helpers/prometheus.js';
-import { startEmulator, type RunningEmulator } from '../../src/emulator/server.js';
+import type { RunningEmulator } from '../../src/emulator/server.js';
 import {
   dockerDeploymentYaml, killAllConverge, liveMaxScale, redisChild, REDIS_URL, runConverge, tempDir, until, writeFiles,
   type DaemonHandle,
 } from './helpers.js';
-import { atEnd, daemonOf, prefixOf } from './scoped.js';
+import { atEnd, daemonOf, emulatorWithSecrets, prefixOf } from './scoped.js';
 
 const HOOK = 'hook-token-5d1e8b2c9a';
 const ENV = { SU_TOKEN: 'su-secret-value-3c81', CONVERGE_WEBHOOK_TOKEN: HOOK };
@@ -18,22 +18,8 @@ afterAll(async () => {
   await killAllConverge();
 });
 
-async function emulator(t: TestContext, names: readonly string[], secrets: 'masked' | 'omitted'): Promise<RunningEmulator> {
-  const e = await startEmulator({
-    buildMs: 0,
-    secrets,
-    seed: {
-      deployments: names.map((name) => ({
-        name,
-        source: 'external_docker' as const,
-        source_config: { resource_spec: { max_scale: 2 } },
-        source_revision_config: { image_uri: `docker.io/acme/${name}:1` },
-        secrets: [{ name: 'TOKEN', value: ENV.SU_TOKEN }],
-      })),
-    },
-  });
-  atEnd(t, () => e.close());
-  return e;
+function emulator(t: TestContext, names: readonly string[], secrets: 'masked' | 'omitted'): Promise<RunningEmulator> {
+  return emulatorWithSecrets(t, names, ENV.SU_TOKEN, secrets);
 }
 
 async function manifests(t: TestContext, names: readonly string[]): Promise<string> {

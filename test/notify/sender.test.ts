@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { eventId, type NotifyEvent } from '../../src/core/notify/events.js';
 import type { ResolvedReceiver } from '../../src/core/notify/receivers.js';
 import { createSender } from '../../src/notify/sender.js';
-import { startReceiver, type Receiver } from '../e2e/notify-receivers.js';
+import { startReceiver, type Receiver } from '../helpers/notify-receivers.js';
 
 const receivers: Receiver[] = [];
 afterEach(async () => {
@@ -26,7 +26,7 @@ const EVENT: NotifyEvent = {
 };
 
 function webhook(url: string, extra: Partial<ResolvedReceiver> = {}): ResolvedReceiver {
-  return { name: 'ops', type: 'webhook', events: ['rollout_failed'], timeoutMs: 2_000, env: { url: 'OPS_URL', secret: 'OPS_SECRET' }, url, secret: 'signing-key', ...extra };
+  return { name: 'ops', type: 'webhook', events: ['rollout_failed'], timeoutMs: 2_000, inFlight: 2, backlog: 100, env: { url: 'OPS_URL', secret: 'OPS_SECRET' }, url, secret: 'signing-key', ...extra };
 }
 
 describe('sender', () => {
@@ -85,7 +85,7 @@ describe('sender', () => {
 
   it('commit status: GitHub shape on the event commit; GitLab shape; skipped without a git commit or a state', async () => {
     const r = await receiver(() => 201);
-    const base = { events: [], timeoutMs: 2_000, env: {}, token: 'tok', repository: 'acme/agents' } as const;
+    const base = { events: [], timeoutMs: 2_000, inFlight: 2, backlog: 100, env: {}, token: 'tok', repository: 'acme/agents' } as const;
     const sender = createSender(
       [
         { ...base, name: 'gh', type: 'commit-status', apiUrl: `${r.url}/api/v3/`, api: 'github' },

@@ -10,6 +10,11 @@ function event(name: string, occurrence = 'r1'): NotifyEvent {
   return { id: eventId(resource, 'rollout_failed', occurrence), type: 'rollout_failed', resource, reason: 'RevisionBuildFailed', message: 'failed', revisionId: occurrence, manifestVersion: null, time: '2026-11-26T12:00:00.000Z' };
 }
 
+const RECEIVERS = [
+  { name: 'ops', inFlight: 2, backlog: 100 },
+  { name: 'chat', inFlight: 2, backlog: 100 },
+];
+
 async function until(check: () => boolean, timeoutMs = 10_000): Promise<void> {
   const end = Date.now() + timeoutMs;
   while (!check()) {
@@ -27,7 +32,7 @@ describe('notify queue', () => {
   const script = new Map<string, DeliveryAnswer[]>();
 
   beforeAll(async () => {
-    queue = await openNotifyQueue({ redisUrl: REDIS_URL, redisPrefix: prefix }, { attempts: 3, backoffMs: 20 });
+    queue = await openNotifyQueue({ redisUrl: REDIS_URL, redisPrefix: prefix }, RECEIVERS, { attempts: 3, backoffMs: 20 });
     await queue.startWorker(
       async (receiver, e) => {
         calls.push({ receiver, name: e.resource.name });
@@ -50,7 +55,7 @@ describe('notify queue', () => {
     await queue.enqueue([{ receiver: 'ops', event: e }]);
     await until(() => resultsOf('once').length === 2);
     // A second producer (another replica) enqueues the same event after it was delivered.
-    const other = await openNotifyQueue({ redisUrl: REDIS_URL, redisPrefix: prefix });
+    const other = await openNotifyQueue({ redisUrl: REDIS_URL, redisPrefix: prefix }, RECEIVERS);
     await other.enqueue([{ receiver: 'ops', event: { ...e, time: '2026-11-26T12:00:05.000Z' } }]);
     await other.close();
     await new Promise((r) => setTimeout(r, 300));
@@ -80,7 +85,7 @@ describe('notify worker close', () => {
   });
 
   it('gives a delivery that never ends its grace, then gives the attempt up; the next worker delivers it', async () => {
-    const queue = await openNotifyQueue({ redisUrl: REDIS_URL, redisPrefix: prefix }, { attempts: 3, backoffMs: 20 });
+    const queue = await openNotifyQueue({ redisUrl: REDIS_URL, redisPrefix: prefix }, RECEIVERS, { attempts: 3, backoffMs: 20 });
     const results: Array<[DeliveryResult, string]> = [];
     let started = false;
     const worker = await queue.startWorker(

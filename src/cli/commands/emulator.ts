@@ -84,6 +84,7 @@ export function emulatorOptionsFromArgs(values: ParsedArgs['values'], env: NodeJ
     anyTarballPath: values['any-tarball-path'] === true,
     orgScopedKey: values['org-scoped-key'] === true,
     buildLogSecrets: values['build-log-secrets'] === true,
+    maxBodyBytes: wholeNumber(values, 'max-body', 1),
     allowLocalDiscovery: allowLocal,
     discover: emulatorDiscoveryHook({ allowLocal }),
   };
@@ -159,6 +160,7 @@ export const emulatorCommand: Command = {
     'omit-tenant-id': { type: 'boolean', description: 'leave tenant_id out of responses, as older services do' },
     'lenient-create': { type: 'boolean', description: 'accept incomplete create bodies (source_config, source_revision_config, secrets left out; graph_config_path neither required nor refused)' },
     'any-tarball-path': { type: 'boolean', description: 'take any source_tarball_path in a create or PATCH, as older emulators did (default: only an object_path it handed out by POST /v2/deployments/{id}/upload-url, as the real service)' },
+    'max-body': { type: 'string', placeholder: 'BYTES', description: 'request bodies larger than this answer 413 Request body too large (default 1048576)' },
     'org-scoped-key': { type: 'boolean', description: 'the API key spans several workspaces: a request without X-Tenant-Id answers 403 asking for a workspace' },
     'build-log-secrets': { type: 'boolean', description: 'build logs print the deployment\'s environment (NAME=value), as a build that dumps it does (to test masking)' },
     ...settingOptions('allowLocalDiscovery'),

@@ -10,7 +10,8 @@ const TIMEOUT_MS = 120_000;
 
 interface ReconcileAnswer {
   error?: string;
-  reconcile?: { id: number; ok: boolean; error: string | null; enqueued: number } | null;
+  /** The reconcile that served the request; `requests`: how many requests it answered (a burst is coalesced). */
+  reconcile?: { id: number; ok: boolean; error: string | null; enqueued: number; requests?: number } | null;
   writeSecrets?: { requested: 'all' | string[]; written: string[]; notWritten: string[]; heldBefore: string[] };
   retryFailed?: { requested: 'all' | string[]; released: string[]; rebuilt?: string[]; notHeld: string[]; undeclared?: string[] };
 }
@@ -40,7 +41,8 @@ async function post(url: string, token: string, body: unknown): Promise<{ status
 function render(answer: ReconcileAnswer): string {
   const lines: string[] = [];
   const r = answer.reconcile;
-  if (r) lines.push(r.ok ? `Reconcile #${r.id} done: ${r.enqueued} jobs enqueued.` : `Reconcile #${r.id} FAILED: ${r.error ?? 'unknown error'}`);
+  const joined = r?.requests && r.requests > 1 ? ` (it served ${r.requests} requests at once)` : '';
+  if (r) lines.push(r.ok ? `Reconcile #${r.id} done${joined}: ${r.enqueued} jobs enqueued.` : `Reconcile #${r.id} FAILED${joined}: ${r.error ?? 'unknown error'}`);
   const w = answer.writeSecrets;
   if (w) {
     if (w.written.length > 0) lines.push(`Secrets written once for: ${w.written.join(', ')} (their jobs are enqueued; see converge status).`);
@@ -72,10 +74,12 @@ export const reconcileCommand: Command = {
     'that same desired state again (status: out_of_sync or synced, RevisionFailed; health degraded). A changed manifest',
     'is written at once. --retry-failed releases the hold (every held resource, or the NAMEs given): a held deployment',
     'whose plan differs is written; one that matches its manifest is rebuilt (its revision fields sent once more).',
+    'A write the service refused for good (400, 413, 422: WriteRefused) is held and released the same way.',
     '',
     `Sends POST /reconcile to the daemon's status server with the token in ${WEBHOOK_TOKEN_ENV} ("Authorization:`,
     `Bearer TOKEN"). The endpoint is off unless the daemon runs with ${WEBHOOK_TOKEN_ENV} set; give this command the`,
-    'same value in its environment.',
+    'same value in its environment. Requests that arrive while one waits join it; one that arrives while a reconcile',
+    'runs gets the next one, so a burst of requests (or of git pushes on POST /webhook) costs at most two reconciles.',
   ].join('\n'),
   positionals: [0, 1_000],
   options: {

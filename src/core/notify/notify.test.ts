@@ -51,10 +51,12 @@ notifications:
     type: slack
     url_env: SLACK_URL
     timeout: 3s
+    in_flight: 4
+    backlog: 500
 `);
-    expect(receivers[0]).toEqual({ name: 'ops', type: 'webhook', events: ['rollout_failed', 'rollout_succeeded'], resources: ['support-*'], timeoutMs: 10_000, env: { url: 'OPS_WEBHOOK_URL', secret: 'OPS_WEBHOOK_SECRET' } });
+    expect(receivers[0]).toEqual({ name: 'ops', type: 'webhook', events: ['rollout_failed', 'rollout_succeeded'], resources: ['support-*'], timeoutMs: 10_000, inFlight: 2, backlog: 100, env: { url: 'OPS_WEBHOOK_URL', secret: 'OPS_WEBHOOK_SECRET' } });
     expect(receivers[1]).toMatchObject({ type: 'commit-status', repository: 'acme/agents', api: 'github', env: { apiUrl: 'GIT_API_URL', token: 'GIT_TOKEN' }, events: ['write_sent', 'rollout_succeeded', 'rollout_failed', 'write_failed'] });
-    expect(receivers[2]).toMatchObject({ timeoutMs: 3_000 });
+    expect(receivers[2]).toMatchObject({ timeoutMs: 3_000, inFlight: 4, backlog: 500 });
     expect(receivers[2]!.events).toHaveLength(9);
     expect(receivers[2]!.events).not.toContain('write_sent');
   });
@@ -71,7 +73,7 @@ notifications:
     url: https://example.com/hook
 `)).toBe(
       'converge.yaml:2:5: error: notifications[0].url_env: is required\n' +
-        'converge.yaml:4:5: error: notifications[0].url: unknown key "url"; URLs and tokens come from the environment: name the variable with url_env; known: name, type, url_env, secret_env, api_url_env, token_env, repository, api, events, resources, timeout',
+        'converge.yaml:4:5: error: notifications[0].url: unknown key "url"; URLs and tokens come from the environment: name the variable with url_env; known: name, type, url_env, secret_env, api_url_env, token_env, repository, api, events, resources, timeout, in_flight, backlog',
     );
     expect(problem(`notifications:
   - name: ops
@@ -90,13 +92,48 @@ notifications:
 `)).toContain('converge.yaml:2:49: error: notifications[0].timeout: timeout: "soon" is not a duration');
   });
 
+  it('bounds each receiver: timeout, in_flight and backlog in range, at most 20 receivers', () => {
+    expect(problem(`notifications:
+  - {name: a, type: slack, url_env: A, timeout: 2m}
+`)).toContain('notifications[0].timeout: timeout: "2m" is out of range; give more than 0 and at most 60s');
+    expect(problem(`notifications:
+  - {name: a, type: slack, url_env: A, in_flight: 9, backlog: 0}
+`)).toMatch(/notifications\[0\]\.in_flight: .*8[\s\S]*notifications\[0\]\.backlog: .*1/);
+    const many = Array.from({ length: 21 }, (_, i) => `  - {name: r${i}, type: slack, url_env: A}`).join('\n');
+    expect(problem(`notifications:\n${many}\n`)).toBe('converge.yaml:2:3: error: notifications: must have at most 20 items');
+  });
+
   it('a missing environment variable is one line naming it, never a value', () => {
     const receivers = config(`notifications:
   - {name: ops, type: webhook, url_env: OPS_URL, secret_env: OPS_SECRET}
 `);
     expect(() => resolveReceivers(receivers, { OPS_URL: 'https://hooks.example.com/x' })).toThrow(/^notifications: receiver "ops" \(webhook\): environment variable OPS_SECRET is not set$/);
-    expect(() => resolveReceivers(receivers, { OPS_URL: 'not a url', OPS_SECRET: 's3cr3t-value' })).toThrow('environment variable OPS_URL does not hold an http(s) URL');
+    expect(() => resolveReceivers(receivers, { OPS_URL: 'not a url', OPS_SECRET: 's3cr3t-value' })).toThrow('notifications: receiver "ops" (webhook): url_env OPS_URL is not a URL; give https://HOST/PATH');
     expect(resolveReceivers(receivers, { OPS_URL: 'https://hooks.example.com/x', OPS_SECRET: 's' })[0]).toMatchObject({ url: 'https://hooks.example.com/x', secret: 's' });
+  });
+
+  it.each([
+    ['http://[::1', 'url_env OPS_URL is not a URL; give https://HOST/PATH'],
+    ['https://%%%', 'url_env OPS_URL is not a URL; give https://HOST/PATH'],
+    ['ftp://hooks.example.com/x', 'url_env OPS_URL must use http or https, not ftp://'],
+    ['https://user:pa55word@hooks.example.com/x', 'url_env OPS_URL must not carry a user name or password; sign with secret_env'],
+    ['https://pa55word@hooks.example.com/x', 'url_env OPS_URL must not carry a user name or password'],
+  ])('a receiver URL %s is refused naming the setting, never echoed', (url, message) => {
+    const receivers = config(`notifications:
+  - {name: ops, type: webhook, url_env: OPS_URL}
+  - {name: git, type: commit-status, api_url_env: GIT_API, token_env: GIT_TOKEN, repository: a/b}
+`);
+    let text = '';
+    try {
+      resolveReceivers(receivers, { OPS_URL: url, GIT_API: url.replace('OPS', 'GIT'), GIT_TOKEN: 't' });
+    } catch (error) {
+      text = (error as Error).message;
+    }
+    expect(text).toContain(`notifications: receiver "ops" (webhook): ${message}`);
+    expect(text).toContain('notifications: receiver "git" (commit-status): api_url_env GIT_API');
+    expect(text).not.toContain('pa55word');
+    expect(text).not.toContain('hooks.example.com');
+    expect(text.split('\n')).toHaveLength(2);
   });
 
   it('filters by event type and name globs; daemon-wide events pass the globs', () => {

@@ -5,6 +5,7 @@ import type { Document, LineCounter } from 'yaml';
 import { formatDiagnostic } from '../diagnostics.js';
 import { parseDuration } from '../duration.js';
 import { UsageError } from '../errors.js';
+import { checkHttpUrl } from '../http-url.js';
 import { displayPath, issueText } from '../manifest/issues.js';
 import { offsetForPath, positionAt } from '../manifest/locate.js';
 import { DAEMON_RESOURCE_KIND, NOTIFY_EVENT_TYPES, type NotifyEvent, type NotifyEventType } from './events.js';
@@ -12,13 +13,25 @@ import { DAEMON_RESOURCE_KIND, NOTIFY_EVENT_TYPES, type NotifyEvent, type Notify
 const RECEIVER_TYPES = ['webhook', 'slack', 'commit-status'] as const;
 type ReceiverType = (typeof RECEIVER_TYPES)[number];
 
-/** A request to a receiver that has not answered after this long fails (and is retried). */
+/** A request to a receiver that has not answered after this long fails (and is retried); at most MAX_RECEIVER_TIMEOUT_MS. */
 const DEFAULT_RECEIVER_TIMEOUT_MS = 10_000;
+const MAX_RECEIVER_TIMEOUT_MS = 60_000;
+/** Deliveries in flight to one receiver at once (its own: another receiver's never wait for them), and at most. */
+export const DEFAULT_IN_FLIGHT = 2;
+const MAX_IN_FLIGHT = 8;
+/** Deliveries waiting for one receiver (queued or between retries) at most; past it, its oldest are dropped. */
+export const DEFAULT_BACKLOG = 100;
+const MAX_BACKLOG = 10_000;
+/** Receivers in one config file at most (each has its own queue and worker in Redis). */
+const MAX_RECEIVERS = 20;
 
 const EnvName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, { error: 'must be the name of an environment variable (letters, digits, _), not a value' });
 const Duration = z.string().transform((text, ctx) => {
   try {
-    return parseDuration(text, 'timeout');
+    const ms = parseDuration(text, 'timeout');
+    if (ms > 0 && ms <= MAX_RECEIVER_TIMEOUT_MS) return ms;
+    ctx.issues.push({ code: 'custom', input: text, message: `timeout: "${text}" is out of range; give more than 0 and at most ${MAX_RECEIVER_TIMEOUT_MS / 1000}s` });
+    return z.NEVER;
   } catch (error) {
     ctx.issues.push({ code: 'custom', input: text, message: (error as Error).message });
     return z.NEVER;
@@ -30,6 +43,8 @@ const Common = {
   events: z.array(z.enum(NOTIFY_EVENT_TYPES)).min(1).optional(),
   resources: z.array(z.string().min(1)).min(1).optional(),
   timeout: Duration.optional(),
+  in_flight: z.int().min(1).max(MAX_IN_FLIGHT).optional(),
+  backlog: z.int().min(1).max(MAX_BACKLOG).optional(),
 };
 
 const ReceiverSchema = z.discriminatedUnion('type', [
@@ -44,7 +59,7 @@ const ReceiverSchema = z.discriminatedUnion('type', [
     api: z.enum(['github', 'gitlab']).optional(),
   }),
 ]);
-const NotificationsSchema = z.array(ReceiverSchema);
+const NotificationsSchema = z.array(ReceiverSchema).max(MAX_RECEIVERS);
 type ReceiverEntry = z.output<typeof ReceiverSchema>;
 
 /** One receiver as configured: names of environment variables only, never a URL or a token. */
@@ -56,6 +71,10 @@ export interface ReceiverConfig {
   /** Name globs (`*` and `?`) of the resources it hears about; undefined: every resource. */
   resources?: readonly string[];
   timeoutMs: number;
+  /** Deliveries in flight to this receiver at once (its own slots). */
+  inFlight: number;
+  /** Deliveries waiting for this receiver at most; past it the oldest are dropped (counted, and a warning). */
+  backlog: number;
   /** Environment variables: url (webhook, slack), secret (webhook, optional), apiUrl and token (commit-status). */
   env: { url?: string; secret?: string; apiUrl?: string; token?: string };
   /** commit-status: owner/name, and which API shape (GitHub and Gitea share one; GitLab has its own). */
@@ -74,6 +93,8 @@ function toConfig(entry: ReceiverEntry): ReceiverConfig {
     type: entry.type,
     events: entry.events ? [...new Set(entry.events)] : defaultEvents(entry.type),
     timeoutMs: entry.timeout ?? DEFAULT_RECEIVER_TIMEOUT_MS,
+    inFlight: entry.in_flight ?? DEFAULT_IN_FLIGHT,
+    backlog: entry.backlog ?? DEFAULT_BACKLOG,
     env: {},
   };
   if (entry.resources) out.resources = entry.resources;
@@ -100,7 +121,7 @@ function receiverIssueText(issue: z.core.$ZodRawIssue): string | undefined {
 /** An unknown key, with the way to give a URL or a token (environment variables only). */
 function unknownKey(key: string): string {
   const secret = ['url', 'secret', 'api_url', 'token'].includes(key);
-  return `unknown key "${key}"${secret ? `; URLs and tokens come from the environment: name the variable with ${key}_env` : ''}; known: name, type, url_env, secret_env, api_url_env, token_env, repository, api, events, resources, timeout`;
+  return `unknown key "${key}"${secret ? `; URLs and tokens come from the environment: name the variable with ${key}_env` : ''}; known: name, type, url_env, secret_env, api_url_env, token_env, repository, api, events, resources, timeout, in_flight, backlog`;
 }
 
 /** One line per problem: `file:line:column: error: notifications[1].url_env: is required`. */
@@ -147,6 +168,29 @@ export interface ResolvedReceiver extends ReceiverConfig {
   token?: string;
 }
 
+/** Where a receiver's credentials go instead of its URL. */
+const CREDENTIALS_HOME: Record<ReceiverType, string> = {
+  webhook: 'sign with secret_env (X-Converge-Signature-256) instead; the receiver checks the signature',
+  slack: "a Slack webhook URL carries its token in its path, with no user name or password; give the URL Slack shows",
+  'commit-status': 'give the token with token_env instead',
+};
+
+/**
+ * Why the URL a receiver's variable holds is refused (it does not parse, is not http(s), or carries a user name or
+ * password, which would be dropped or leak into logs), or undefined when it is usable. The value is never echoed.
+ */
+function urlProblem(receiver: ReceiverConfig, field: 'url' | 'apiUrl', value: string | undefined): string | undefined {
+  if (!value) return undefined;
+  const setting = field === 'url' ? 'url_env' : 'api_url_env';
+  const name = `notifications: receiver "${receiver.name}" (${receiver.type}): ${setting} ${receiver.env[field]}`;
+  try {
+    checkHttpUrl(value, { name, example: 'https://HOST/PATH', noCredentials: CREDENTIALS_HOME[receiver.type], secretValue: true });
+    return undefined;
+  } catch (error) {
+    return (error as Error).message;
+  }
+}
+
 /** Reads each receiver's variables; a missing or empty one is one line naming it (never its value). */
 export function resolveReceivers(receivers: readonly ReceiverConfig[], env: Readonly<Record<string, string | undefined>>): ResolvedReceiver[] {
   const missing: string[] = [];
@@ -158,8 +202,8 @@ export function resolveReceivers(receivers: readonly ReceiverConfig[], env: Read
       else resolved[field] = value;
     }
     for (const field of ['url', 'apiUrl'] as const) {
-      const value = resolved[field];
-      if (value && !/^https?:\/\/[^\s]+$/i.test(value)) missing.push(`notifications: receiver "${receiver.name}": environment variable ${receiver.env[field]} does not hold an http(s) URL`);
+      const problem = urlProblem(receiver, field, resolved[field]);
+      if (problem) missing.push(problem);
     }
     return resolved;
   });

@@ -1,4 +1,4 @@
-// Real HTTP receivers of notifications on loopback for the e2e tests: every request kept, each answered as the test says.
+// Real HTTP receivers of notifications on loopback for the tests: every request kept, each answered as the test says.
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -9,6 +9,8 @@ export interface Received {
   body: string;
   /** The status answered (undefined while the request hangs). */
   status?: number;
+  /** A hanging request whose connection was closed (by the sender's timeout, or the receiver's close). */
+  closed?: boolean;
 }
 
 /** What to answer: a status, or 'hang' (never answer; the connection stays open until the receiver closes). */
@@ -38,7 +40,10 @@ export async function startReceiver(answer: (request: Received, index: number) =
       const said = answer(received, requests.length - 1);
       if (said === 'hang') {
         open.add(res);
-        res.on('close', () => open.delete(res));
+        res.on('close', () => {
+          open.delete(res);
+          received.closed = true;
+        });
         return;
       }
       received.status = said;
