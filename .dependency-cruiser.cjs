@@ -111,6 +111,13 @@ module.exports = {
       to: { circular: true },
     },
     {
+      name: 'no-cycle-between-files',
+      comment: 'there is no import cycle between files of src (docs/architecture.md): move what both need to a module of its own',
+      severity: 'error',
+      from: { path: '^src/' },
+      to: { circular: true },
+    },
+    {
       name: 'only-known-folders',
       comment: `code in src lives in one of the folders of docs/architecture.md: ${KNOWN.join(', ')}`,
       severity: 'error',

@@ -6,7 +6,7 @@ import type { DesiredResource } from '../core/model.js';
 import type { PlanInput } from '../plan/plan.js';
 import { buildDeleteJobData, buildJobData, operationFor } from '../queue/jobs.js';
 import type { ReconcileJobData } from '../store/schema.js';
-import type { CycleContext, EnqueuedJob } from './cycle.js';
+import type { CycleContext, EnqueuedJob } from './cycle-context.js';
 import { desiredFingerprint } from './drift.js';
 
 export interface ToAct {

@@ -57,7 +57,7 @@ export function statusDocument(parts: StatusParts): Record<string, unknown> {
   // One set of rows: the summaries below and the table of `converge status` count the same outcomes.
   const rows = reconciler?.tracker.resources() ?? [];
   const counts: Record<string, Record<string, number>> = {};
-  for (const [kind, byState] of reconciler?.tracker.counts() ?? new Map()) {
+  for (const [kind, byState] of reconciler?.tracker.counts() ?? []) {
     counts[kind] = Object.fromEntries(SYNC_STATES.map((s) => [s, byState.get(s) ?? 0]));
   }
   return {

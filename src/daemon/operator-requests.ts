@@ -1,5 +1,5 @@
 // The operator's pending requests of one POST /reconcile (write secrets held as SecretsUnknown, rebuild released holds), served by the next reconcile.
-import type { SecretWrites } from './cycle.js';
+import type { SecretWrites } from './cycle-context.js';
 
 /**
  * Requests naming resources (metadata.name or Kind/name), or all of them (`true`): the reconcile that serves them asks

@@ -3,7 +3,7 @@ import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { ReconcileJobResult } from '../store/schema.js';
-import type { EnqueuedJob } from './cycle.js';
+import type { EnqueuedJob } from './cycle-context.js';
 import { createMetrics } from './metrics.js';
 import { Reconciler, type ReconcilerOptions } from './reconciler.js';
 

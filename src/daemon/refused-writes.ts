@@ -2,7 +2,7 @@
 import type { Logger } from 'pino';
 import { serviceStatusOf } from '../core/errors.js';
 import { REFUSED_FOR_GOOD, writeRefusedHold, type ResourceHold } from '../core/holds.js';
-import type { EnqueuedJob } from './cycle.js';
+import type { EnqueuedJob } from './cycle-context.js';
 import type { ResourceTracker } from './status.js';
 
 export interface RefusedWriteParts {

@@ -5,7 +5,8 @@ import type { RevisionReading } from '../core/kinds/index.js';
 import type { LiveDeployment, Plan, ResourceKind } from '../core/model.js';
 import { ReconcileJobResult } from '../store/schema.js';
 import type { SyncState } from './metrics.js';
-import type { ReconcileOutcome, RolloutView } from './cycle.js';
+import type { ReconcileOutcome } from './cycle.js';
+import type { RolloutView } from './cycle-context.js';
 import type { ManifestVersion } from '../core/manifest-version.js';
 import { markConflict, rowOf, rowSources, type ResourceStatus } from './status-row.js';
 
@@ -330,7 +331,7 @@ export class ResourceTracker implements RolloutView {
     const out = new Map<ResourceKind, Map<SyncState, number>>();
     for (const row of this.rows.values()) {
       let byState = out.get(row.kind);
-      if (!byState) out.set(row.kind, (byState = new Map()));
+      if (!byState) out.set(row.kind, (byState = new Map<SyncState, number>()));
       byState.set(row.state, (byState.get(row.state) ?? 0) + 1);
     }
     return out;

@@ -265,8 +265,14 @@ async function readCapped(
   const chunks: Uint8Array[] = [];
   let total = 0;
   for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
+    // undici types the body as a stream of `any`; the Fetch standard makes its chunks Uint8Array.
+    const read = await reader.read();
+    if (read.done) break;
+    const value: unknown = read.value;
+    if (!(value instanceof Uint8Array)) {
+      await reader.cancel().catch(() => undefined);
+      throw new TypeError(`the response body of ${url.origin} yielded a chunk that is not bytes`);
+    }
     total += value.byteLength;
     if (total > limit) {
       await reader.cancel().catch(() => undefined);

@@ -8,34 +8,13 @@ import type { ApiFailure } from './issues.js';
 import { redactedValue, type StoredTenant } from './records.js';
 import { UUID_SHAPE } from './schema.js';
 import type { EmulatorStore } from './store.js';
+import type { RequestLogEntry } from './request-log.js';
 import { handleUpload, isUpload } from './uploads.js';
 
 /** Request bodies above this answer 413. */
 export const MAX_BODY_BYTES = 1024 * 1024;
 /** Bodies are drained (to let the 413 reach the client) up to this size; past it the connection is dropped. */
 const MAX_DRAIN_BYTES = 64 * 1024 * 1024;
-
-export interface RequestLogEntry {
-  /** clock() when the request arrived. */
-  at: number;
-  method: string;
-  path: string;
-  /** The route template, e.g. /v2/deployments/{deployment_id}; "(unmatched)" for unknown paths. */
-  route: string;
-  query: Record<string, string>;
-  /** 0 when the connection was dropped before an answer. */
-  status: number;
-  deploymentId?: string;
-  /** The JSON body, every secret value and client_secret replaced by "<redacted sha256:first12hex>". */
-  body?: unknown;
-  newRevision?: boolean;
-  /**
-   * ok: answered < 400; error: answered >= 400, or dropped because the client left or the emulator was
-   * closing (status 0); fault-503/fault-429/fault-reset: injected before handling; fault-lost: handled
-   * (the write landed) but the connection was dropped instead of answered.
-   */
-  outcome: 'ok' | 'error' | 'fault-503' | 'fault-429' | 'fault-reset' | 'fault-lost';
-}
 
 export interface Reply {
   status: number;

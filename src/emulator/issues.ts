@@ -118,7 +118,10 @@ function withoutKeys(data: unknown, path: readonly PropertyKey[], keys: readonly
     return out;
   }
   const [head, ...rest] = path;
-  if (Array.isArray(data) && typeof head === 'number') return data.map((item, index) => (index === head ? withoutKeys(item, rest, keys) : item));
+  if (Array.isArray(data) && typeof head === 'number') {
+    const items: readonly unknown[] = data;
+    return items.map((item, index) => (index === head ? withoutKeys(item, rest, keys) : item));
+  }
   if (typeof data !== 'object' || data === null || typeof head !== 'string') return data;
   const record = data as Record<string, unknown>;
   return { ...record, [head]: withoutKeys(record[head], rest, keys) };

@@ -4,7 +4,8 @@ import type { AddressInfo } from 'node:net';
 import { ConvergeError, UsageError } from '../core/errors.js';
 import { probeOnlyDiscovery, type DiscoverHook } from './discover.js';
 import { checkKnobs, type FaultKnobs, type FaultSite } from './faults.js';
-import { createHandler, type RequestLogEntry, type Route } from './handler.js';
+import { createHandler, type Route } from './handler.js';
+import type { RequestLogEntry } from './request-log.js';
 import { createPersister, readStateText, serializeState, writeFileAtomic, type Persister } from './persist.js';
 import { artifactRoutes, logRoutes } from './routes/artifacts.js';
 import { deploymentRoutes } from './routes/deployments.js';
@@ -17,7 +18,7 @@ import type { RevisionOutcome, SecretsPatchMode } from './merge.js';
 import type { EchoMode, SecretsMode } from './view.js';
 
 export type { DiscoverHook, ProviderFromDiscovery } from './discover.js';
-export type { RequestLogEntry } from './handler.js';
+export type { RequestLogEntry } from './request-log.js';
 export type { EmulatorSeed } from './schema.js';
 export type { EmulatorStore } from './store.js';
 export type { EchoMode, SecretsMode } from './view.js';

@@ -1,6 +1,6 @@
 // The signed upload URLs the emulator hands out (POST .../upload-url): one PUT of a source tarball each, bytes discarded.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { RequestLogEntry } from './handler.js';
+import type { RequestLogEntry } from './request-log.js';
 import type { EmulatorStore } from './store.js';
 
 /** The path of the signed upload URLs the emulator serves itself (one PUT each). */

@@ -2,7 +2,7 @@
 // The emulator's builds run on a clock the test moves: a build ends when the test says so, never after some wall time.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/server.js';
-import type { RequestLogEntry } from '../../src/emulator/handler.js';
+import type { RequestLogEntry } from '../../src/emulator/server.js';
 import { deploymentYaml, externalDockerSpec, manifestDir, runApplyCli, seedWith, writes } from '../helpers/apply.js';
 import { dropPrefix, REDIS_URL, testPrefix } from '../helpers/redis.js';
 

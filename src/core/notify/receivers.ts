@@ -137,7 +137,9 @@ function located(doc: Document, lines: LineCounter, file: string, path: Readonly
 export function notificationsFromConfig(doc: Document, lines: LineCounter, file: string): ReceiverConfig[] {
   const data: unknown = doc.get('notifications');
   if (data === undefined || data === null) return [];
-  const parsed = NotificationsSchema.safeParse(doc.toJS()?.notifications, { error: receiverIssueText });
+  const root: unknown = doc.toJS();
+  const list = typeof root === 'object' && root !== null && 'notifications' in root ? root.notifications : undefined;
+  const parsed = NotificationsSchema.safeParse(list, { error: receiverIssueText });
   const problems: string[] = [];
   if (!parsed.success) {
     for (const issue of parsed.error.issues.slice(0, 20)) {
