@@ -17,6 +17,11 @@ export class AppliedPlans {
     this.key = appliedPlansKey(prefix);
   }
 
+  /** When the plan of `checksum` was applied (claimed), or undefined: never on this prefix. */
+  async appliedAt(checksum: string): Promise<string | undefined> {
+    return (await this.redis.hget(this.key, checksum)) ?? undefined;
+  }
+
   /**
    * Claims the plan of `checksum` for this apply, atomically (HSETNX): undefined when it is claimed now, else the time
    * an earlier apply claimed it (the plan was applied already, or is being applied by another process).

@@ -110,7 +110,7 @@ export const applyCommand: Command = {
       const health = healthNotes(outcomes);
       if (health.length > 0) result.health = health;
       // A saved plan is checked before anything is written (the keep marks below included); stale: one line, exit 1.
-      const planned = saved ? await claimPlanned(saved, jobs, checkedChanges(saved, gathered, result, outcomes)) : undefined;
+      const planned = saved ? await claimPlanned(saved, jobs, () => checkedChanges(saved, gathered, result, outcomes)) : undefined;
       // converge/prune: "false" is remembered per resource, so it still holds once the manifest is gone.
       await jobs.applied.recordKeep(gathered.resources.keys(), keptKeys(gathered.resources));
       const text = output === 'text';
@@ -183,10 +183,17 @@ function applyInputs(args: ParsedArgs, io: CommandIo): { saved: SavedPlan | unde
   return { saved, settings: settingsOfPlan(saved, settings, args.values), dir: resolve(io.cwd, saved.manifests.dir) };
 }
 
-/** Claims the checked plan on the Redis prefix (once per checksum): a plan applied before is stale. */
-async function claimPlanned<T>(saved: SavedPlan, jobs: Awaited<ReturnType<typeof openJobs>>, checked: T): Promise<T> {
+/**
+ * A plan applied before on this Redis prefix is stale, whatever else holds; else `check` (which throws when it is stale),
+ * then the plan is claimed (atomically: of two applies of one plan at once, one goes on).
+ */
+async function claimPlanned<T>(saved: SavedPlan, jobs: Awaited<ReturnType<typeof openJobs>>, check: () => T): Promise<T> {
+  const applied = (at: string) => new ConvergeError('E_PLAN_STALE', staleLine([`it was applied (at ${at}; a plan is applied once)`]));
+  const before = await jobs.plans.appliedAt(saved.checksum);
+  if (before !== undefined) throw applied(before);
+  const checked = check();
   const earlier = await jobs.plans.claim(saved.checksum, new Date());
-  if (earlier !== undefined) throw new ConvergeError('E_PLAN_STALE', staleLine([`it was applied (at ${earlier}; a plan is applied once)`]));
+  if (earlier !== undefined) throw applied(earlier);
   return checked;
 }
 
