@@ -63,7 +63,7 @@ describe('the example pull-request workflow (examples/ci/converge.yml)', { timeo
     const plan = await runStep(stepScript('plan', 'plan'), pr, { ...env, GITHUB_OUTPUT: outputs });
     expect(plan.code, plan.stderr).toBe(0);
     expect(await readFile(outputs, 'utf8')).toBe('changes=yes\n');
-    const markdown = await readFile(join(pr, 'plan.md'), 'utf8');
+    const markdown = await readFile(join(pr, 'plan-comment.markdown'), 'utf8');
     expect(markdown).toContain('ci-api');
     expect(markdown).toContain('ci-bot');
     expect((await stat(join(pr, 'converge.plan'))).mode & 0o777).toBe(0o600);
