@@ -4,7 +4,7 @@ import { readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it, type TestContext } from 'vitest';
 import { startEmulator } from '../../src/emulator/server.js';
-import { seedWith, writes } from '../helpers/apply.js';
+import { landedWrites, seedWith, writes } from '../helpers/apply.js';
 import { REDIS_URL } from '../helpers/redis.js';
 import { dockerDeploymentYaml, runConverge, tempDir, writeFiles } from './helpers.js';
 import { atEnd, prefixOf } from './scoped.js';
@@ -153,6 +153,28 @@ describe('saved plans: plan --out, apply --plan, plan --show', { timeout: 90_000
     expect(shown.stdout).toMatch(/sp-a/);
     expect(shown.stdout).toContain('max_scale');
     expect(s.e.requestLog.length).toBe(requests);
+  });
+
+  it('a plan made with --prune holds its deletes: apply --plan makes them, with no --prune of its own', async (t) => {
+    const s = await setup(t, 'saved-plan-prune');
+    // converge creates sp-c (so it owns it), then its manifest is removed.
+    const first = await runConverge(['apply', s.manifestDir, ...s.flags], s.env);
+    expect(first.code, first.stdout + first.stderr).toBe(0);
+    const id = s.live('sp-c')!.id;
+    await rm(join(s.manifestDir, 'c.yaml'));
+    const before = landedWrites(s.e.requestLog).length;
+    expect((await planOut(s, ['--prune'])).code).toBe(0);
+    const saved = JSON.parse(await readFile(s.file, 'utf8')) as { options: { prune: boolean }; writes: Array<{ name: string; action: string; deployment_id?: string }> };
+    expect(saved.options.prune).toBe(true);
+    expect(saved.writes.map((w) => `${w.action} ${w.name} ${w.deployment_id ?? ''}`)).toEqual([`delete sp-c ${id}`]);
+    // --prune given again is refused: the plan holds it.
+    const flagged = await runConverge(['apply', '--plan', s.file, '--prune', ...s.flags], s.env);
+    expect(flagged.code).toBe(1);
+    expect(flagged.stderr).toContain('--prune cannot be given with --plan: the plan holds them');
+    const applied = await runConverge(['apply', '--plan', s.file, ...s.flags], s.env);
+    expect(applied.code, applied.stdout + applied.stderr).toBe(0);
+    // Besides the delete-probes plan and apply send (a DELETE of an id no deployment has, answered 404), one delete.
+    expect(landedWrites(s.e.requestLog).slice(before).map((w) => `${w.method} ${w.deploymentId}`)).toEqual([`DELETE ${id}`]);
   });
 
   it('plan --out saves no plan while a manifest file fails to load', async (t) => {
