@@ -16,7 +16,7 @@ function content(): SavedPlanContent {
     service: { api_url: 'http://127.0.0.1:1', tenant_id: null },
     manifests: { dir: 'manifests', vars: [], overlays: [], version: { kind: 'content', id: 'abcdef123456', readAt: '2026-11-27T10:01:00.000Z' }, content_id: 'abcdef123456' },
     options: { prune: false, max_deletes: 10, adopt: 'auto', name_prefix: null },
-    plan: { format_version: '1', summary: { create: 0, update: 1, adopt: 0, delete: 0, noop: 0, orphan: 0, blocked: 0, suspended: 0 }, changes: [CHANGE], diagnostics: [] },
+    plan: { format_version: '1', summary: { create: 0, update: 1, adopt: 0, delete: 0, noop: 0, orphan: 0, blocked: 0, suspended: 0 }, changes: [CHANGE], diagnostics: [{ severity: 'warning', file: 'a.yaml', line: 1, column: 1, message: 'w' }], notes: ['n'], health: [{ kind: 'Deployment', name: 'api', status: 'progressing', reason: 'RevisionBuilding', message: 'building', revisionId: 'r-1', revisionStatus: 'BUILDING' }] },
     writes: [WRITE],
   };
 }
@@ -36,7 +36,8 @@ describe('saved plan file', () => {
   it('reads back what it wrote, and refuses an edit, a truncation, another version and another document', () => {
     const text = savedPlanText(content());
     const read = readSavedPlan(text);
-    expect(read.ok).toBe(true);
+    expect(read).toMatchObject({ ok: true, plan: { ...content(), checksum: expect.stringMatching(/^sha256:[0-9a-f]{64}$/) } });
+    expect(() => savedPlanText({ ...content(), writes: [{ ...WRITE, extra: 1 } as PlannedWrite] })).toThrow();
     expect(readSavedPlan(text.replace('"after": 4', '"after": 5'))).toMatchObject({ ok: false, problem: expect.stringContaining('checksum does not match') });
     expect(readSavedPlan(text.slice(0, 100))).toMatchObject({ ok: false, problem: expect.stringContaining('not JSON') });
     expect(readSavedPlan(text.replace('"format_version": 1,', '"format_version": 2,'))).toMatchObject({ ok: false, problem: expect.stringContaining('format version 2') });

@@ -124,6 +124,8 @@ export function savedPlanText(content: SavedPlanContent): string {
   // Through JSON first, so that the checksum is over exactly what a reader parses (no undefined, no class instance).
   const plain = JSON.parse(JSON.stringify(content)) as SavedPlanContent;
   const plan: SavedPlan = { ...plain, checksum: planChecksum(plain) };
+  // A plan this converge could not read back is never written (a key the schema lacks would be a bug here, not the user's).
+  SavedPlan.parse(plan);
   return `${JSON.stringify(plan, null, 2)}\n`;
 }
 
