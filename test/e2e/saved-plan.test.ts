@@ -1,5 +1,6 @@
 // Through the built binary against the emulator: `plan --out` saves the plan, `apply --plan` applies exactly its writes
 // or refuses it as stale (nothing written), `plan --show` renders it without the service (docs/saved-plans.md).
+import { execFileSync } from 'node:child_process';
 import { readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it, type TestContext } from 'vitest';
@@ -175,6 +176,29 @@ describe('saved plans: plan --out, apply --plan, plan --show', { timeout: 90_000
     expect(applied.code, applied.stdout + applied.stderr).toBe(0);
     // Besides the delete-probes plan and apply send (a DELETE of an id no deployment has, answered 404), one delete.
     expect(landedWrites(s.e.requestLog).slice(before).map((w) => `${w.method} ${w.deploymentId}`)).toEqual([`DELETE ${id}`]);
+  });
+
+  it('in git: another commit with the same manifests still holds (a merge commit); one that changed them is stale, named by its commits', async (t) => {
+    const s = await setup(t, 'saved-plan-git');
+    const git = (...args: string[]) => execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@example.com', ...args], { cwd: s.dir, stdio: 'pipe' }).toString().trim();
+    git('init', '-q', '-b', 'main');
+    git('add', '.');
+    git('commit', '-qm', 'manifests');
+    expect((await planOut(s)).code).toBe(0);
+    const saved = JSON.parse(await readFile(s.file, 'utf8')) as { manifests: { version: { kind: string; id: string } } };
+    expect(saved.manifests.version).toMatchObject({ kind: 'git', id: git('rev-parse', 'HEAD') });
+    // A commit that changes no manifest (as a merge of the reviewed pull request would be): the plan holds.
+    await writeFile(join(s.dir, 'README.txt'), 'docs only\n');
+    git('add', 'README.txt');
+    git('commit', '-qm', 'docs');
+    const applied = await runConverge(['apply', '--plan', s.file, ...s.flags], s.env);
+    expect(applied.code, applied.stdout + applied.stderr).toBe(0);
+    // A plan made now, then a commit that changes a manifest: stale, and the commits are named.
+    expect((await planOut(s)).code).toBe(0);
+    const planned = git('rev-parse', '--short=7', 'HEAD');
+    await writeFile(join(s.manifestDir, 'b.yaml'), dockerDeploymentYaml('sp-b', { maxScale: 7 }));
+    git('commit', '-qam', 'b to 7');
+    await expectStale(s, new RegExp(`the manifests, variables files or overlays changed \\(${planned} then, ${git('rev-parse', '--short=7', 'HEAD')} now\\)`));
   });
 
   it('plan --out saves no plan while a manifest file fails to load', async (t) => {
