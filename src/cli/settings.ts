@@ -182,6 +182,7 @@ export const SETTINGS = z.object({
   logLevel: oneOf(LOG_LEVELS, { flag: 'log-level', env: 'CONVERGE_LOG_LEVEL', key: 'log_level', placeholder: 'LEVEL', description: 'log level' }),
   allowLocalDiscovery: onOff({ flag: 'allow-local-discovery', env: 'CONVERGE_ALLOW_LOCAL_DISCOVERY', key: 'allow_local_discovery', description: 'let MCP discovery use http and reach loopback or private addresses' }),
   allowLiteralSecrets: onOff({ flag: 'allow-literal-secrets', env: 'CONVERGE_ALLOW_LITERAL_SECRETS', key: 'allow_literal_secrets', description: 'accept literal secret values in manifests (local use only)' }),
+  allowPartial: onOff({ flag: 'allow-partial', env: 'CONVERGE_ALLOW_PARTIAL', key: 'allow_partial', description: 'apply: write the resources of the files that load although another file fails to load (default: nothing is written); nothing is deleted either way' }),
   emulatorState: optionalText({ flag: 'emulator-state', env: 'CONVERGE_EMULATOR_STATE', key: 'emulator_state', placeholder: 'FILE', description: 'with --api-url embedded: seed the in-process emulator from this state file' }),
   driftPolicy: oneOf(['heal', 'report'], { flag: 'drift', env: 'CONVERGE_DRIFT', key: 'drift', placeholder: 'POLICY', description: 'daemon: heal (revert drift) or report it only' }),
   requestTimeout: duration({ flag: 'request-timeout', env: 'CONVERGE_REQUEST_TIMEOUT', key: 'request_timeout', placeholder: 'DURATION', description: 'timeout of one request to the service' }),

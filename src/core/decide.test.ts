@@ -38,6 +38,7 @@ const TABLE: Row[] = [
   ['a rebuild whose job is queued', daemon({ change: change('noop'), requests: { rebuild: true }, write: { state: 'queued', jobId: 'j1', operation: 'patch-deployment' } }), { reason: 'Applying', status: 'out_of_sync', write: null }],
   ['a blocked manifest', daemon({ change: change('blocked', { reason: 'a.yaml:3:1: bad' }) }), { reason: 'PlanBlocked', status: 'blocked', write: null }],
   ['a file with errors, held at its last good version', daemon({ change: change('blocked', { reason: 'a.yaml:3:1: bad' }), heldAtLastGood: true }), { reason: 'ManifestErrors', status: 'blocked', write: null }],
+  ['unknown: applied, declared by no file that loads, while a file fails to load', daemon({ change: change('blocked', { reason: 'unknown: …', unknown: true }), desired: undefined }), { reason: 'ManifestErrors', status: 'blocked', write: null }],
   ['suspended (converge/suspend)', daemon({ desired: { suspend: true } }), { reason: 'Suspended', status: 'suspended', write: null }],
   ['a suspended change of the plan', daemon({ change: change('update', { suspended: true }) }), { reason: 'Suspended', status: 'suspended', write: null }],
   ['an orphan is never written', daemon({ change: change('orphan'), desired: undefined }), { reason: 'Orphan', status: 'out_of_sync', write: null }],

@@ -169,7 +169,8 @@ function decideSync(input: DecisionInput): Verdict {
   const { change, settings } = input;
   const daemon = settings.mode === 'daemon';
   if (change.action === 'blocked') {
-    return input.heldAtLastGood
+    // Kept at its last good version, or unknown (a file that fails to load may declare it): a manifest error either way.
+    return input.heldAtLastGood || change.unknown === true
       ? skip('blocked', 'ManifestErrors', change.reason ?? 'the manifest file has errors; the last good version stays in force')
       : skip('blocked', 'PlanBlocked', change.reason ?? 'the plan blocks it');
   }

@@ -26,3 +26,14 @@ export function sortDiagnostics(list: Diagnostic[]): Diagnostic[] {
     (a, b) => a.file.localeCompare(b.file) || a.line - b.line || a.column - b.column || a.message.localeCompare(b.message),
   );
 }
+
+/**
+ * "b.yaml:3:1" for each file with an error (or that vanished while it was read: listed, then not read), at its first
+ * one, in file order: given the loader's diagnostics, the files of the tree that fail to load
+ * (docs/adopting-and-pruning.md, "What could not be read is unknown, never absent").
+ */
+export function failingFiles(list: readonly Diagnostic[]): string[] {
+  const first = new Map<string, Diagnostic>();
+  for (const d of sortDiagnostics([...list])) if ((d.severity === 'error' || d.code === 'E_FILE_VANISHED') && !first.has(d.file)) first.set(d.file, d);
+  return [...first.values()].map((d) => `${d.file}:${d.line}:${d.column}`);
+}

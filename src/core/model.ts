@@ -211,6 +211,11 @@ export interface PlanChange {
   suspended?: boolean;
   /** An orphan converge applied once: its manifest is gone, and converge stopped managing it. */
   released?: boolean;
+  /**
+   * Blocked as unknown: converge applied it, no file that loads declares it, and a file of the tree fails to load (it
+   * may declare it there): neither deleted nor released until every file loads.
+   */
+  unknown?: true;
   /** `delete`: the live id the delete is sent to (never by name). */
   id?: string;
 }
@@ -248,7 +253,7 @@ export interface Plan {
   /** Notes about the plan as a whole, each said once: what it could not see and how that limits it (applied state not read, an endpoint beyond the spec the service lacks); rendered in every format. */
   notes?: string[];
   /**
-   * --prune was asked for and a guard refused it (no manifest at all, more deletes than --max-deletes): why, in the
+   * --prune was asked for and a guard refused it (a file that fails to load, no manifest at all, more deletes than --max-deletes): why, in the
    * words of its note. Nothing is deleted, so apply cannot converge: plan and apply exit 1 (src/core/exit-code.ts).
    */
   prune_refused?: string;

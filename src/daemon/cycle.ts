@@ -268,7 +268,9 @@ export async function reconcileDirectory(ctx: CycleContext): Promise<ReconcileOu
   const added = await enqueueOutcomes(ctx, { outcomes, inputs, resources: gathered.resources, secretHashes: input.secretHashes, version: gathered.version });
 
   await ctx.memory.set(new Map([...outcomes.values()].flatMap((o) => (o.remember ? [[o.key, o.remember] as const] : []))));
-  const declared = new Set<string>([...gathered.resources.keys(), ...input.blocked.map((b) => resourceKey(b.kind, b.name))]);
+  // Declared, or unknown: a file that fails to load may declare it (its hold and memory are kept until it loads).
+  const unknown = result.changes.filter((c) => c.unknown === true).map((c) => resourceKey(c.kind, c.name));
+  const declared = new Set<string>([...gathered.resources.keys(), ...input.blocked.map((b) => resourceKey(b.kind, b.name)), ...unknown]);
   // A hold about an older desired state (the manifest changed) or a resource no manifest declares any more is over.
   const stale = [...storedHolds].filter(([key, hold]) => !declared.has(key) || (fingerprints.has(key) && hold.desired !== fingerprints.get(key))).map(([key]) => key);
   if (stale.length > 0) await ctx.holds?.release(stale);

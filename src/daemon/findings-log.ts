@@ -10,6 +10,8 @@ const ROUTINE: ReadonlySet<string> = new Set(['Synced', 'Applied', 'Applying', '
 /** Remembers what it last logged of each kind, so a resync that finds the same says nothing again. */
 export class FindingsLog {
   private loggedDiagnostics = new Set<string>();
+  /** The prune refusal last logged (a file that fails to load, a guard), if one stands. */
+  private loggedRefusal: string | undefined;
   /** Per resource, the drift last logged (policy, fields, desired state): logged again only when it changes. */
   private loggedDrift = new Map<string, string>();
   /** Per resource, why it was last logged as not written. */
@@ -17,7 +19,7 @@ export class FindingsLog {
 
   constructor(private readonly log: Logger) {}
 
-  /** Each manifest problem once, and each file kept at its last good version once, while they last. */
+  /** Each manifest problem once, each file kept at its last good version once, and a prune refusal once, while they last. */
   diagnostics(outcome: ReconcileOutcome): void {
     const now = new Set(outcome.plan.diagnostics.map((d) => formatDiagnostic(d)));
     for (const line of now) if (!this.loggedDiagnostics.has(line)) this.log.warn({ diagnostic: line }, 'manifest problem');
@@ -27,6 +29,9 @@ export class FindingsLog {
       }
     }
     this.loggedDiagnostics = new Set([...now, ...outcome.held.map((h) => `held:${h.key}:${h.error}`)]);
+    const refused = outcome.plan.prune_refused;
+    if (refused !== undefined && refused !== this.loggedRefusal) this.log.warn({ reason: refused }, 'prune refused: nothing is deleted');
+    this.loggedRefusal = refused;
   }
 
   /**

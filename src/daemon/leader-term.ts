@@ -8,8 +8,15 @@ import type { DaemonSettings } from './daemon-options.js';
 import { watchEnvironment } from './environment-watcher.js';
 import { errorLine, type Reconciler } from './reconciler.js';
 import type { ManifestWatcher } from './watcher.js';
+import { within } from './within.js';
 
 const MAX_CYCLES_KEPT = 200;
+
+/**
+ * How long a term's end waits for the resync worker to close (the cycle it runs ends first) before it drops that
+ * worker's connection: BullMQ's close can wait for ever after a Redis restart, and the next term starts only after.
+ */
+const RESYNC_CLOSE_MS = 5_000;
 
 /** What a term uses of the daemon. */
 export interface TermParts {
@@ -64,7 +71,11 @@ export class LeaderTerms {
     this.watcher = undefined;
     const resync = this.resync;
     this.resync = undefined;
-    await resync?.close().catch((e: unknown) => this.parts.warn('resync', e));
+    if (!resync) return;
+    const closed = await within(resync.close().catch((e: unknown) => this.parts.warn('resync', e)), RESYNC_CLOSE_MS);
+    if (closed.done) return;
+    this.parts.log.warn({ boundMs: RESYNC_CLOSE_MS }, 'the resync worker did not close in time (Redis restarted or away); its connection is dropped so the next term can start');
+    resync.disconnect();
   }
 
   async stopWatcher(): Promise<void> {

@@ -54,7 +54,7 @@ export class Reconciler {
   private next: { trigger: ReconcileTrigger; cycles: string[]; waiters: Waiter[] } | undefined;
   private retryTimer: NodeJS.Timeout | undefined;
   private failures = 0;
-  /** Jobs in a row that sent nothing because live state changed since their decision (the next reconcile's backoff). */
+  /** Jobs in a row that sent nothing, live state changed since their decision or a former term's (the next reconcile's backoff). */
   private liveChanges = 0;
   private failedTotal = 0;
   private stopped = false;
@@ -226,13 +226,11 @@ export class Reconciler {
     this.retryIn(delay);
   }
 
-  /**
-   * A job sent nothing, live state having changed since its decision: decide again soon, backed off like a failed
-   * reconcile (a write that never fits is read ever more slowly, and never sent).
-   */
-  private decideAgain(key: string, jobId: string, reason: string | undefined): void {
+  /** A job sent nothing (live changed since its decision; or ours, of a lease before the one held now): decide again soon, backed off. */
+  private decideAgain(key: string, jobId: string, result: ReconcileJobResult): void {
+    if (!this.leading()) return;
     this.liveChanges += 1;
-    this.options.log.info({ key, jobId, reason }, 'job sent nothing: live state changed since its decision; reconciling again');
+    this.options.log.info({ key, jobId, reason: result.message }, `job sent nothing: ${result.notRun === 'live_changed' ? 'live state changed since its decision' : 'enqueued under an earlier lease of this replica'}; reconciling again`);
     if (!this.retryTimer) this.retryIn(this.backoff(this.liveChanges));
   }
 
@@ -274,7 +272,8 @@ export class Reconciler {
     // A job not run (a former leader's, superseded, live changed since its decision) did not bring its desired state about.
     const ran = !wasNotRun(value);
     if (ran && job.desired) this.finished.set(job.key, { desired: job.desired, at: Date.now() });
-    if ((value as ReconcileJobResult | undefined)?.notRun === 'live_changed') this.decideAgain(job.key, jobId, (value as ReconcileJobResult).message);
+    const notRun = (value as ReconcileJobResult | undefined)?.notRun;
+    if (notRun === 'live_changed' || notRun === 'former_leader') this.decideAgain(job.key, jobId, value as ReconcileJobResult);
     else if (ran) this.liveChanges = 0;
     this.tracker.completed(jobId, value, undefined, ran ? job.fingerprint : undefined);
     this.reportHealth();

@@ -1,7 +1,7 @@
 // The I/O half of planning: reads manifests, live deployments, applied state, repositories and discovery into a PlanInput.
 import type { ServiceClient } from '../service/client.js';
 import { resolveRepositories } from '../service/repositories.js';
-import type { Diagnostic } from '../core/diagnostics.js';
+import { failingFiles, type Diagnostic } from '../core/diagnostics.js';
 import {
   formatLocation,
   resourceKey,
@@ -148,6 +148,9 @@ export async function gatherPlanInput(options: GatherOptions): Promise<Gathered>
     repositoryErrors: repos.errors,
     ownershipKnown: options.applied !== undefined,
   };
+  // What could not be read is unknown, never absent: a file that fails to load may declare what no other file does.
+  const unreadable = failingFiles(loaded.diagnostics);
+  if (unreadable.length > 0) input.unreadable = unreadable;
   // prune: converge's providers are listed too when no manifest declares one (their manifests may all be gone).
   const ownsProviders = options.prune?.enabled === true && ownsAnyProvider(applied.keys());
   const listedProviders = providers ?? (ownsProviders ? await options.client.listProviders() : undefined);
@@ -169,13 +172,13 @@ function unsetEnvNote(names: string[]): string {
 }
 
 /**
- * Prune's options. Whether the service deletes is probed (once per client) only when prune is on and some live
- * deployment converge applied is declared nowhere, so that a plan with nothing to delete sends no probe.
+ * Prune's options. Whether the service deletes is probed (once per client) only when prune is on, every file loads, and
+ * some live deployment converge applied is declared nowhere, so that a plan with nothing to delete sends no probe.
  */
 async function pruneOptions(options: GatherOptions, input: PlanInput, declared: number): Promise<PruneOptions> {
   const prune = options.prune!;
   const out: PruneOptions = { enabled: prune.enabled, maxDeletes: prune.maxDeletes, available: true, declared };
-  if (!prune.enabled) return out;
+  if (!prune.enabled || input.unreadable) return out;
   const names = new Set([...input.resources, ...input.blocked].filter((r) => inListing(r.kind)).map((r) => r.name));
   const mayDelete = input.live.some((d) => !names.has(d.name) && input.applied.has(resourceKey(listedKind(), d.name)));
   if (!mayDelete) return out;

@@ -57,6 +57,11 @@ export interface PlanInput {
   adoptPolicy?: AdoptPolicy;
   /** --prune and its guards; absent: prune off. */
   prune?: PruneOptions;
+  /**
+   * "file:line:column" of the first error of each file of the tree (manifests, vars files, overlays) that fails to load:
+   * while any does, what converge applied and no file that loads declares is unknown (blocked), and nothing is deleted.
+   */
+  unreadable?: readonly string[];
 }
 
 const NO_HASHES: Record<string, string> = Object.freeze({});
@@ -125,7 +130,7 @@ export function plan(input: PlanInput): Plan {
     changes.push({ kind: entry.kind, name: entry.name, action: 'blocked', new_revision: false, fields: [], reason: entry.reasons.join('; ') });
   }
   // The applied state knows what converge applied: such an orphan lost its manifest (released), or, owned and with --prune, is deleted.
-  const orphans = orphanChanges([...pairs.orphans.map((d) => ({ kind: 'Deployment' as const, name: d.name, id: d.id, status: d.status, reportUnowned: true })), ...providerOrphans(input, providers)], input.applied, input.prune);
+  const orphans = orphanChanges([...pairs.orphans.map((d) => ({ kind: 'Deployment' as const, name: d.name, id: d.id, status: d.status, reportUnowned: true })), ...providerOrphans(input, providers)], input.applied, input.prune, input.unreadable);
   changes.push(...orphans.changes);
   sortChanges(changes);
   const result: Plan = {

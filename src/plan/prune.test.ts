@@ -149,6 +149,27 @@ describe('prune', () => {
     expect(within.prune_refused).toBeUndefined();
   });
 
+  it('a file that fails to load: what converge applied and no loading file declares is unknown (blocked), nothing is deleted', () => {
+    const unreadable = ['b.yaml:3:1', 'x/c.yaml:1:11'];
+    const result = plan(input({ resources: declared, live: liveSet, applied, prune: PRUNE, unreadable }));
+    expect(result.summary).toMatchObject({ delete: 0, blocked: 2, orphan: 1 });
+    for (const name of ['b', 'c']) {
+      expect(result.changes.find((c) => c.name === name)).toMatchObject({ action: 'blocked', unknown: true });
+      expect(result.changes.find((c) => c.name === name)!.reason).toBe('unknown: no file that loads declares it, and b.yaml:3:1 and x/c.yaml:1:11 fail to load (they may declare it); neither deleted nor released until every file loads');
+    }
+    // One converge never applied stays a plain orphan.
+    expect(result.changes.find((c) => c.name === 'foreign')).toMatchObject({ action: 'orphan' });
+    expect(result.prune_refused).toMatch(/^prune refused, nothing is deleted: b\.yaml:3:1 and x\/c\.yaml:1:11 fail to load; .*the 2 owned resources no file that loads declares are unknown, not deleted/);
+    expect(result.notes).toContain(result.prune_refused);
+    expect(planExitCode(result, true)).toBe(1);
+    expect(renderText(result, { color: false })).not.toContain('no longer declared');
+    expect(renderMarkdown(result)).not.toContain('no longer declared');
+    // Without --prune: unknown too, never "no longer declared ... converge apply --prune deletes it"; no refusal to state.
+    const off = plan(input({ resources: declared, live: liveSet, applied, prune: { ...PRUNE, enabled: false }, unreadable: ['b.yaml:3:1'] }));
+    expect(off.changes.find((c) => c.name === 'b')).toMatchObject({ action: 'blocked', unknown: true });
+    expect(off.prune_refused).toBeUndefined();
+  });
+
   it('a service without DELETE: prune stays off and the plan says so', () => {
     const result = plan(input({ resources: declared, live: liveSet, applied, prune: { ...PRUNE, available: { note: 'prune is off: no DELETE' } } }));
     expect(result.summary.delete).toBe(0);

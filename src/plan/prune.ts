@@ -36,6 +36,26 @@ export interface LiveOrphan {
   reportUnowned: boolean;
 }
 
+/** "a.yaml:3:1 fails to load", "a.yaml:3:1 and b.yaml:1:1 fail to load": each file of the tree that fails to load. */
+function failing(unreadable: readonly string[]): string {
+  const names = unreadable.length === 1 ? unreadable[0]! : `${unreadable.slice(0, -1).join(', ')} and ${unreadable.at(-1)!}`;
+  return `${names} ${unreadable.length === 1 ? 'fails' : 'fail'} to load`;
+}
+
+/**
+ * The reason of a resource converge applied that no file that loads declares, while a file fails to load: it may be
+ * declared there, so it is unknown, never "no longer declared".
+ */
+function unknownReason(unreadable: readonly string[]): string {
+  return `unknown: no file that loads declares it, and ${failing(unreadable)} (${unreadable.length === 1 ? 'it' : 'they'} may declare it); neither deleted nor released until every file loads`;
+}
+
+/** Why prune deletes nothing while a file fails to load and `withheld` owned resources would be candidates. */
+function unreadableRefusal(unreadable: readonly string[], withheld: number): string {
+  const which = withheld === 1 ? 'the owned resource no file that loads declares is unknown' : `the ${withheld} owned resources no file that loads declares are unknown`;
+  return `prune refused, nothing is deleted: ${failing(unreadable)}; until every file loads, a removed manifest cannot be told from one that cannot be read, so ${which}, not deleted; fix ${unreadable.length === 1 ? 'the file' : 'the files'} and run again`;
+}
+
 /** Why prune deletes nothing this time although it is on (a guard), or undefined. */
 function refusal(options: PruneOptions, candidates: number): string | undefined {
   if (candidates === 0) return undefined;
@@ -52,22 +72,32 @@ function refusal(options: PruneOptions, candidates: number): string | undefined 
  * The changes of live deployments in no manifest: plain orphans (converge never owned them), released ones (owned,
  * kept or prune off), and deletes (owned, --prune on, the service deletes, no guard refused), plus the notes that say
  * why prune deleted nothing (and, when a guard refused it, `refused`: the same words). An orphan converge does not own is
- * never deleted.
+ * never deleted. While a file of the tree fails to load (`unreadable`: each one's "file:line:column"), every one converge
+ * applied is blocked as unknown instead (it may be declared in that file), and nothing is deleted.
  */
 export function orphanChanges(
   orphans: readonly LiveOrphan[],
   applied: ReadonlyMap<string, AppliedRecord>,
   options: PruneOptions | undefined,
+  unreadable: readonly string[] = [],
 ): { changes: PlanChange[]; notes: string[]; refused?: string } {
   const changes: PlanChange[] = [];
   const candidates: Array<{ change: PlanChange; live: LiveOrphan }> = [];
   const prunes = options?.enabled === true && options.available === true;
+  let withheld = 0;
   for (const live of orphans) {
     const record = applied.get(resourceKey(live.kind, live.name));
     if (!record && !live.reportUnowned) continue;
     const change: PlanChange = { kind: live.kind, name: live.name, action: 'orphan', new_revision: false, fields: [], reason: ORPHAN_REASON };
     changes.push(change);
     if (!record) continue;
+    if (unreadable.length > 0) {
+      change.action = 'blocked';
+      change.reason = unknownReason(unreadable);
+      change.unknown = true;
+      if (prunes && ownershipOf(record, live.id) === 'owned' && !record.keep && live.status !== 'AWAITING_DELETE') withheld++;
+      continue;
+    }
     change.released = true;
     change.reason = RELEASED_REASON;
     if (ownershipOf(record, live.id) !== 'owned') continue;
@@ -78,7 +108,7 @@ export function orphanChanges(
   }
   const notes: string[] = [];
   if (options?.enabled && options.available !== true) notes.push(options.available.note);
-  const refused = prunes ? refusal(options, candidates.length) : undefined;
+  const refused = !prunes ? undefined : withheld > 0 ? unreadableRefusal(unreadable, withheld) : refusal(options, candidates.length);
   if (refused) notes.push(refused);
   for (const { change, live } of candidates) {
     if (refused) {

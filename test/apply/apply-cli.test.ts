@@ -37,7 +37,31 @@ describe('converge apply (command)', () => {
     expect(service.accepted()).toBe(0);
   });
 
-  it('applies the valid resources, and exits 1 naming blocked ones and manifest errors', async () => {
+  it('a file that fails to load: writes nothing, names it at line:column, exit 1; --allow-partial applies the rest', async () => {
+    const emulator = await startEmulator({ seed: seedWith([]), buildMs: 0 });
+    const tree = await manifestDir({
+      'good.yaml': deploymentYaml('good', externalDockerSpec('docker.io/good:1', 1)),
+      'broken.yaml': deploymentYaml('broken', 'source: external_docker\nsurprise: 1'),
+    });
+    const prefix = testPrefix('cli');
+    cleanups.push(() => emulator.close(), () => tree.remove(), () => dropPrefix(prefix));
+    const run = await runApplyCli([tree.dir, '--api-url', emulator.url, '--redis-url', REDIS_URL, '--redis-prefix', prefix], {});
+    expect(run.code).toBe(1);
+    expect(run.stdout).toMatch(/broken\.yaml:\d+:\d+: error: .*surprise/);
+    expect(run.stdout).toMatch(/Apply refused: nothing was written: broken\.yaml:\d+:\d+ fails to load; fix it and run again, or give --allow-partial/);
+    expect(writes(emulator.requestLog)).toEqual([]);
+    const json = await runApplyCli([tree.dir, '--api-url', emulator.url, '--redis-url', REDIS_URL, '--redis-prefix', prefix, '--output', 'json'], {});
+    expect(json.code).toBe(1);
+    expect(JSON.parse(json.stdout)).toMatchObject({ results: [], converged: false });
+    expect(json.stderr).toContain('nothing was written');
+    expect(writes(emulator.requestLog)).toEqual([]);
+    const partial = await runApplyCli([tree.dir, '--api-url', emulator.url, '--redis-url', REDIS_URL, '--redis-prefix', prefix, '--allow-partial'], {});
+    expect(partial.code).toBe(1);
+    expect(partial.stdout).toMatch(/done +Deployment\/good: created/);
+    expect(writes(emulator.requestLog).map((e) => `${e.method} ${(e.body as { name?: string }).name}`)).toEqual(['POST good']);
+  });
+
+  it('--allow-partial: applies the valid resources, and exits 1 naming blocked ones and manifest errors', async () => {
     const emulator = await startEmulator({
       seed: seedWith([{ name: 'moved', source: 'internal_docker', source_revision_config: { image_uri: 'docker.io/m:1' } }]),
       buildMs: 0,
@@ -50,7 +74,7 @@ describe('converge apply (command)', () => {
     });
     const prefix = testPrefix('cli');
     cleanups.push(() => emulator.close(), () => tree.remove(), () => dropPrefix(prefix));
-    const run = await runApplyCli([tree.dir, '--api-url', emulator.url, '--redis-url', REDIS_URL, '--redis-prefix', prefix], {});
+    const run = await runApplyCli([tree.dir, '--api-url', emulator.url, '--redis-url', REDIS_URL, '--redis-prefix', prefix, '--allow-partial'], {});
     expect(run.code).toBe(1);
     expect(run.stdout).toMatch(/! blocked Deployment\/moved: source cannot be changed after creation \(live: "internal_docker", manifest: "external_docker"\)/);
     expect(run.stdout).toMatch(/broken\.yaml:\d+:\d+: error: .*surprise/);

@@ -85,6 +85,7 @@ describe('resolveSettings', () => {
       logLevel: 'info',
       allowLocalDiscovery: false,
       allowLiteralSecrets: false,
+      allowPartial: false,
       emulatorState: undefined,
       driftPolicy: 'heal',
       requestTimeout: 30_000,

@@ -59,6 +59,7 @@ export const applyCommand: Command = {
       'backoff',
       'globalRate',
       'allowLiteralSecrets',
+      'allowPartial',
       'allowLocalDiscovery',
       'emulatorState',
       'requestTimeout',
@@ -115,18 +116,13 @@ export const applyCommand: Command = {
       await jobs.applied.recordKeep(gathered.resources.keys(), keptKeys(gathered.resources));
       const text = output === 'text';
       if (text) io.stdout.write([...planLines(result, outcomes), ...unplannedLines(planned?.unplanned ?? [])].join('\n') + '\n');
+      // What could not be read is unknown: while a file of the tree fails to load nothing is written, unless --allow-partial.
+      if (gathered.input.unreadable && !settings.allowPartial) return refuseUnreadable(io, output, gathered.input.unreadable, result, outcomes);
 
       const changes = planned?.changes ?? changesToApply(outcomes, result.changes, gathered.resources, gathered.live, gathered.input.secretHashes);
-      let reportedBehind = false;
       const jobResults = await runApply({
         signal: interrupt.signal,
-        onWaitingBehind: (waiting) => {
-          if (!reportedBehind) {
-            reportedBehind = true;
-            for (const w of waiting) progress.write(io.stderr, `converge apply: ${behindLine(w)}\n`);
-          }
-          progress.show(`waiting for ${waiting.length} resource${waiting.length === 1 ? '' : 's'} held by jobs of an earlier run: ${waiting.map(countdown).join(', ')}`);
-        },
+        onWaitingBehind: behindReporter(io, progress),
         jobs,
         client: target.client,
         env: io.env,
@@ -201,6 +197,22 @@ async function claimPlanned<T>(saved: SavedPlan, jobs: Awaited<ReturnType<typeof
 function unplannedLines(keys: readonly string[]): string[] {
   if (keys.length === 0) return [];
   return [`  Note: not in the saved plan, not written: ${keys.join(', ')} (differ now; run plan to review them)`];
+}
+
+/**
+ * While a file of the tree fails to load, apply writes nothing: one line naming each such file at its first error (in
+ * JSON, on stderr, after the document: the plan, no results, not converged). Exit 1.
+ */
+function refuseUnreadable(io: CommandIo, output: string, unreadable: readonly string[], result: Plan, outcomes: ReadonlyMap<string, Outcome>): 1 {
+  const them = unreadable.length === 1 ? 'it' : 'them';
+  const line = `Apply refused: nothing was written: ${unreadable.join(', ')} ${unreadable.length === 1 ? 'fails' : 'fail'} to load; fix ${them} and run again, or give --allow-partial to write the resources of the files that load (nothing is deleted while a file fails to load).`;
+  if (output === 'text') {
+    io.stdout.write(`${line}\n`);
+    return 1;
+  }
+  io.stdout.write(JSON.stringify({ format_version: '1', plan: result, results: [], resources: applyConditions(outcomes, []), converged: false }, null, 2) + '\n');
+  io.stderr.write(`converge apply: ${line}\n`);
+  return 1;
 }
 
 /** After an interrupt, how long the process may take to close its connections before it exits anyway. */
@@ -300,6 +312,18 @@ function seconds(ms: number): string {
 /** "Deployment/a (lock expires in 23s)": one resource waiting behind another run's job. */
 function countdown(w: { key: string; lockTtlMs: number | undefined }): string {
   return w.lockTtlMs === undefined ? `${w.key} (its job is queued again)` : `${w.key} (lock expires within ${seconds(w.lockTtlMs)})`;
+}
+
+/** Resources waiting behind jobs of an earlier run: each named once on stderr, then a countdown on the progress line. */
+function behindReporter(io: CommandIo, progress: Progress): NonNullable<Parameters<typeof runApply>[0]['onWaitingBehind']> {
+  let reported = false;
+  return (waiting) => {
+    if (!reported) {
+      reported = true;
+      for (const w of waiting) progress.write(io.stderr, `converge apply: ${behindLine(w)}\n`);
+    }
+    progress.show(`waiting for ${waiting.length} resource${waiting.length === 1 ? '' : 's'} held by jobs of an earlier run: ${waiting.map(countdown).join(', ')}`);
+  };
 }
 
 /** The first report of a resource waiting behind a job that is not ours. */
