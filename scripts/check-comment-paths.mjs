@@ -68,7 +68,7 @@ if (problems.length > 0) {
   for (const problem of problems) console.error(problem);
   console.error(
     `\n${problems.length} citation(s) of documents outside the repository. Cite the repository's own docs instead ` +
-      '(docs/real-service.md: what the service does; docs/decisions.md: design decisions; docs/architecture.md).',
+      '(docs/against-the-real-service.md: what the service does; docs/contracts.md: design decisions; docs/architecture.md).',
   );
   process.exit(1);
 }

@@ -59,8 +59,15 @@ function revisionNoun(r: ResourceResult): string {
   return `${r.latestRevisionId ? `revision ${r.latestRevisionId}` : 'the rollout'} (already building, not started by this apply)`;
 }
 
+/**
+ * The line of a failed rollout, with the deployment's id always named (its build log is read by it): one the wait
+ * followed, or one found failed with nothing to write (a re-run after a failed build).
+ */
+export function failedRolloutLine(key: string, deploymentId: string | undefined, said: string): string {
+  return `  ${'failed'.padEnd(9)} ${key} (deployment ${deploymentId ?? 'id not known'}): ${said}`;
+}
+
 function revisionLine(r: ResourceResult, settings: Settings): string {
-  const at = r.deploymentId ? ` (deployment ${r.deploymentId})` : '';
   const noun = revisionNoun(r);
   switch (r.revision) {
     case 'active':
@@ -68,7 +75,7 @@ function revisionLine(r: ResourceResult, settings: Settings): string {
       return `  ${'active'.padEnd(9)} ${r.key}: new revision is active${r.latestRevisionId ? ` (revision ${r.latestRevisionId})` : ''}`;
     case 'failed': {
       const said = r.health ? `${r.health.message}${r.startedBy === 'earlier' ? ' (not started by this apply)' : ''}` : `its ${noun} failed`;
-      return `  ${'failed'.padEnd(9)} ${r.key}${at}: ${said}`;
+      return failedRolloutLine(r.key, r.deploymentId, said);
     }
     case 'building':
       return `  ${'building'.padEnd(9)} ${r.key}: ${noun} still building; not waited for after another failed`;

@@ -17,7 +17,7 @@ import type { ServiceSettings } from './target.js';
 import { useColor } from './tty.js';
 
 /** The settings a saved plan fixes: `apply --plan` takes them from the plan, never from its own flags. */
-export const PLAN_FIXED_FLAGS = ['vars', 'overlay', 'prune', 'adopt', 'max-deletes', 'name-prefix'] as const;
+export const PLAN_FIXED_FLAGS = ['vars', 'overlay', 'prune', 'adopt', 'max-deletes', 'name-prefix', 'target'] as const;
 
 /** Prints a plan in one of plan's formats. */
 export function printPlan(result: Plan, output: string, io: CommandIo, showOrphans: boolean): void {
@@ -37,7 +37,7 @@ function serviceOf(settings: Pick<ServiceSettings, 'apiUrl' | 'tenantId'>): Save
 }
 
 /** The saved plan of one `plan --out` run: the plan printed, each decided write and what it was decided against. */
-export function savedPlanContent(dir: string, settings: ServiceSettings, gathered: Gathered, result: Plan, outcomes: ReadonlyMap<string, Outcome>): SavedPlanContent {
+export function savedPlanContent(dir: string, settings: ServiceSettings, gathered: Gathered, result: Plan, outcomes: ReadonlyMap<string, Outcome>, targets: readonly string[] = []): SavedPlanContent {
   const changes = changesToApply(outcomes, result.changes, gathered.resources, gathered.live, gathered.input.secretHashes);
   return {
     format: SAVED_PLAN_FORMAT,
@@ -45,7 +45,8 @@ export function savedPlanContent(dir: string, settings: ServiceSettings, gathere
     created_at: new Date().toISOString(),
     service: serviceOf(settings),
     manifests: { dir, vars: settings.vars, overlays: settings.overlays, version: gathered.version, content_id: gathered.contentId },
-    options: { prune: settings.prune, max_deletes: settings.maxDeletes, adopt: settings.adopt, name_prefix: settings.namePrefix ?? null },
+    // --target narrows the plan to the named resources and deletes nothing (prune is off under it).
+    options: { prune: settings.prune && targets.length === 0, max_deletes: settings.maxDeletes, adopt: settings.adopt, name_prefix: settings.namePrefix ?? null, ...(targets.length > 0 ? { targets: [...targets] } : {}) },
     plan: result,
     writes: plannedWrites(changes, observationOf(gathered)),
   };

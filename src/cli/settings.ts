@@ -1,4 +1,4 @@
-// Settings resolution: flags beat environment variables, which beat the config file (docs/decisions.md §2).
+// Settings resolution: flags beat environment variables, which beat the config file (docs/contracts.md §2).
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { LineCounter, parseDocument } from 'yaml';

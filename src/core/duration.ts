@@ -1,4 +1,4 @@
-// Durations written with a unit (300ms, 5s, 5m, 1h), as docs/decisions.md §2 requires.
+// Durations written with a unit (300ms, 5s, 5m, 1h), as docs/contracts.md §2 requires.
 import { UsageError } from './errors.js';
 
 const UNIT_MS: Record<string, number> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000 };

@@ -1,4 +1,4 @@
-// Runtime failures: small Error subclasses with a stable `code` and an optional `cause` (docs/decisions.md §4).
+// Runtime failures: small Error subclasses with a stable `code` and an optional `cause` (docs/contracts.md §4).
 
 /** Base of every error converge throws on purpose. Messages never hold secret values or the API key. */
 export class ConvergeError extends Error {

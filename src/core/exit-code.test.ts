@@ -73,4 +73,11 @@ describe('applyExitCode', () => {
     expect(applyExitCode(plan, jobs)).toBe(code);
     expect(applyConverged(plan, jobs)).toBe(code === 0);
   });
+
+  it('an interrupted apply is not converged, even when every job it enqueued finished before it stopped', () => {
+    const jobs: JobOutcome[] = [{ status: 'done' }, { status: 'done' }];
+    expect(applyExitCode(clean, jobs, [], true)).toBe(1);
+    expect(applyConverged(clean, jobs, [], true)).toBe(false);
+    expect(applyExitCode(clean, [], [], true)).toBe(1);
+  });
 });

@@ -48,18 +48,20 @@ export interface RolloutOutcome {
 }
 
 /**
- * Apply converged: the plan holds no error (a refused prune is one), every job finished (done or unchanged: none
- * failed, none interrupted), every awaited new revision became active (none failed, passed the progress deadline or
- * the timeout), and no resource's rollout is degraded (a revision that failed before this apply, found unchanged, is
- * not converged either).
+ * Apply converged: it ran to its end (no SIGINT or SIGTERM stopped it: an interrupted apply is not converged, whatever
+ * its jobs did before the signal, as its closing line says), the plan holds no error (a refused prune is one), every job
+ * finished (done or unchanged: none failed, none interrupted), every awaited new revision became active (none failed,
+ * passed the progress deadline or the timeout), and no resource's rollout is degraded (a revision that failed before
+ * this apply, found unchanged, is not converged either).
  */
-export function applyConverged(plan: PlanOutcome, jobs: readonly JobOutcome[], rollouts: readonly RolloutOutcome[] = []): boolean {
+export function applyConverged(plan: PlanOutcome, jobs: readonly JobOutcome[], rollouts: readonly RolloutOutcome[] = [], interrupted = false): boolean {
+  if (interrupted) return false;
   if (planHasErrors(plan)) return false;
   if (rollouts.some((r) => r.health.status === 'degraded')) return false;
   return jobs.every((job) => (job.status === 'done' || job.status === 'unchanged') && (job.revision === undefined || job.revision === 'active'));
 }
 
-/** `apply`: 0 when it converged, 1 otherwise. */
-export function applyExitCode(plan: PlanOutcome, jobs: readonly JobOutcome[], rollouts: readonly RolloutOutcome[] = []): 0 | 1 {
-  return applyConverged(plan, jobs, rollouts) ? 0 : 1;
+/** `apply`: 0 when it converged, 1 otherwise (an interrupted apply included). */
+export function applyExitCode(plan: PlanOutcome, jobs: readonly JobOutcome[], rollouts: readonly RolloutOutcome[] = [], interrupted = false): 0 | 1 {
+  return applyConverged(plan, jobs, rollouts, interrupted) ? 0 : 1;
 }

@@ -49,7 +49,7 @@ const FAILED: Readonly<Record<string, RevisionFailureReason>> = {
   DEPLOY_FAILED: 'RevisionDeployFailed',
 };
 
-/** Whether a revision status is a failure for good (docs/real-service.md §4: CREATE_FAILED, BUILD_FAILED, DEPLOY_FAILED). */
+/** Whether a revision status is a failure for good (docs/against-the-real-service.md §4: CREATE_FAILED, BUILD_FAILED, DEPLOY_FAILED). */
 export function revisionFailed(status: string): boolean {
   return FAILED[status] !== undefined;
 }

@@ -1,11 +1,12 @@
 // The log line formatter: the official tool's shape, every secret value masked (longest first), the tail's order.
 import { describe, expect, it } from 'vitest';
-import { formatLogEntry, logTimestamp, maskValues, MASKED, tailLines } from './log-lines.js';
+import { formatLogEntry, logTimestamp, MASKED, tailLines } from './log-lines.js';
+import { maskValues } from './mask.js';
 
 describe('log lines', () => {
   it('masks every value, a value inside another included, and leaves empty values alone', () => {
-    expect(maskValues('token=abc123 url=https://u:abc123xyz@host', ['abc123', 'abc123xyz', ''])).toBe(`token=${MASKED} url=https://u:${MASKED}@host`);
-    expect(maskValues('nothing here', [])).toBe('nothing here');
+    expect(maskValues('token=abc123 url=https://u:abc123xyz@host', ['abc123', 'abc123xyz', ''], MASKED)).toBe(`token=${MASKED} url=https://u:${MASKED}@host`);
+    expect(maskValues('nothing here', [], MASKED)).toBe('nothing here');
   });
 
   it('formats [time] [LEVEL] message from ms or text, and makes control characters spaces', () => {

@@ -1,5 +1,6 @@
 // Service log lines as text (pure): one line per entry in the official tool's shape, every secret value masked.
 import type { LogEntry } from './wire/schema.js';
+import { maskValues } from './mask.js';
 
 /** At most this many lines of a failed build are shown where a failure is reported. */
 export const BUILD_LOG_TAIL_LINES = 20;
@@ -11,13 +12,6 @@ export const MASKED = '********';
 // eslint-disable-next-line no-control-regex -- matching control characters is this expression's purpose
 const CONTROL = /[\u0000-\u0008\u000a-\u001f\u007f-\u009f]/g;
 
-/** `text` with every occurrence of each value replaced by MASKED, longest value first (so a value inside another goes too). */
-export function maskValues(text: string, values: readonly string[]): string {
-  let out = text;
-  for (const value of [...values].filter((v) => v.length > 0).sort((a, b) => b.length - a.length)) out = out.split(value).join(MASKED);
-  return out;
-}
-
 /** A log timestamp as `YYYY-MM-DD HH:MM:SS` (UTC) from ms since the epoch; text as given; '' when absent. */
 export function logTimestamp(timestamp: LogEntry['timestamp']): string {
   if (typeof timestamp === 'number' && Number.isFinite(timestamp)) return new Date(timestamp).toISOString().slice(0, 19).replace('T', ' ');
@@ -26,7 +20,7 @@ export function logTimestamp(timestamp: LogEntry['timestamp']): string {
 
 /** `[time] [LEVEL] message`, as the official tool prints a log entry, secret values masked and control characters made spaces. */
 export function formatLogEntry(entry: LogEntry, mask: readonly string[]): string {
-  const message = maskValues(entry.message, mask).replace(CONTROL, ' ');
+  const message = maskValues(entry.message, mask, MASKED).replace(CONTROL, ' ');
   const time = logTimestamp(entry.timestamp);
   const level = entry.level ? `[${entry.level}] ` : '';
   return time ? `[${time}] ${level}${message}` : `${level}${message}`;

@@ -1,4 +1,4 @@
-// Desired resources (from manifests), applied-state records and the plan object (docs/decisions.md §1, §3).
+// Desired resources (from manifests), applied-state records and the plan object (docs/contracts.md §1, §3).
 import type {
   Deployment as LiveDeployment,
   OAuthProvider as LiveProvider,
@@ -176,7 +176,7 @@ export interface FieldHashes {
   answered: string;
 }
 
-// ---------------------------------------------------------------- the plan (docs/decisions.md §3)
+// ---------------------------------------------------------------- the plan (docs/contracts.md §3)
 
 /**
  * `adopt`: the first write to (or taking over of) a live resource converge did not create; `delete`: a resource
@@ -202,7 +202,7 @@ export interface PlanChange {
   kind: ResourceKind;
   name: string;
   action: Action;
-  /** True exactly when the minimal request would start a new revision (docs/real-service.md §4). */
+  /** True exactly when the minimal request would start a new revision (docs/against-the-real-service.md §4). */
   new_revision: boolean;
   fields: FieldChange[];
   /** Why a change is blocked, or a note (suspended, secret written once). Null when there is nothing to say. */
@@ -259,6 +259,11 @@ export interface Plan {
   prune_refused?: string;
   /** Rollouts that are progressing or degraded (docs/decision.md): shown in every format; exit codes stay about changes. */
   health?: HealthNote[];
+  /**
+   * --target: the plan is partial, limited to these resources (`Kind/name`); the other manifests and the live
+   * resources no manifest declares were not looked at, and nothing is pruned. Absent: the whole directory was planned.
+   */
+  targets?: string[];
 }
 
 export const SENSITIVE = '(sensitive)';

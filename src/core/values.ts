@@ -1,7 +1,7 @@
 // Value helpers for plan diffs: null-tolerant deep equality, set equality, null stripping, stable key order.
 import { canonicalJson } from './hash.js';
 
-/** True for null and undefined: a declared null never clears a stored value (docs/real-service.md §3), so it means "not declared". */
+/** True for null and undefined: a declared null never clears a stored value (docs/against-the-real-service.md §3), so it means "not declared". */
 export function isAbsent(value: unknown): value is null | undefined {
   return value === null || value === undefined;
 }

@@ -82,7 +82,7 @@ export async function enqueueOutcomes(ctx: CycleContext, act: ToAct): Promise<nu
       act.outcomes.set(outcome.key, decide({ ...input, write: { state: 'finished' } }));
       return;
     }
-    const job: EnqueuedJob = { key: outcome.key, jobId: enqueued.jobId, operation: data.operation, desired: data.desired! };
+    const job: EnqueuedJob = { key: outcome.key, jobId: enqueued.jobId, operation: data.operation, desired: data.desired!, ...(data.manifestVersion ? { version: data.manifestVersion } : {}) };
     if (input.fingerprint) job.fingerprint = input.fingerprint;
     if (enqueued.how === 'in-flight') {
       job.inFlight = true;

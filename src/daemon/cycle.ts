@@ -123,6 +123,8 @@ export interface EnqueuedJob {
   inFlight?: boolean;
   /** The fingerprint of the desired state the job carries (every kind; set by the cycle). */
   desired?: string;
+  /** The manifests the job's desired state came from (its write records them: the row's appliedFrom). */
+  version?: ManifestVersion;
 }
 
 export interface ReconcileOutcome {

@@ -93,4 +93,9 @@ describe('literalCensor', () => {
     expect(censor(`{"msg":${JSON.stringify(`x ${odd} y`)}}`)).toBe(`{"msg":"x ${REDACTED} y"}`);
     expect(literalCensor(['', 'ab'])).toBeUndefined();
   });
+
+  it('masks a short literal only where it stands as a value, a long one anywhere', () => {
+    const censor = literalCensor(['tokn', 'long-secret-1234'])!;
+    expect(censor('{"msg":"retokned tokn xlong-secret-1234"}')).toBe(`{"msg":"retokned ${REDACTED} x${REDACTED}"}`);
+  });
 });

@@ -1,6 +1,7 @@
 // The daemon's pino logger: JSON lines by default, pretty on a TTY, with the API key and secret values redacted.
 import { pino, type Logger } from 'pino';
 import pretty from 'pino-pretty';
+import { maskValues, MIN_MASKED_LENGTH } from '../core/mask.js';
 
 export type { Logger };
 
@@ -54,21 +55,20 @@ export function scrub(value: unknown, depth = 0, inSecrets = false): unknown {
   return out ?? value;
 }
 
-function escapeRegExp(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-}
-
-/** A function that replaces each literal (and its JSON-escaped form) in a finished log line. */
+/**
+ * A function that masks each literal (and its JSON-escaped form) in a finished log line where it stands as a value
+ * (src/core/mask.ts: a whole word, or anywhere when 8 characters or more); literals too short to mask are skipped.
+ */
 export function literalCensor(literals: readonly string[]): ((line: string) => string) | undefined {
   const forms = new Set<string>();
   for (const literal of literals) {
-    if (!literal || literal.length < 4) continue;
+    if (!literal || literal.length < MIN_MASKED_LENGTH) continue;
     forms.add(literal);
     forms.add(JSON.stringify(literal).slice(1, -1));
   }
   if (forms.size === 0) return undefined;
-  const pattern = new RegExp([...forms].sort((a, b) => b.length - a.length).map(escapeRegExp).join('|'), 'g');
-  return (line) => line.replace(pattern, REDACTED);
+  const values = [...forms];
+  return (line) => maskValues(line, values, REDACTED);
 }
 
 export interface LoggerOptions {

@@ -275,7 +275,7 @@ export class Reconciler {
     const notRun = (value as ReconcileJobResult | undefined)?.notRun;
     if (notRun === 'live_changed' || notRun === 'former_leader') this.decideAgain(job.key, jobId, value as ReconcileJobResult);
     else if (ran) this.liveChanges = 0;
-    this.tracker.completed(jobId, value, undefined, ran ? job.fingerprint : undefined);
+    this.tracker.completed(jobId, value, undefined, ran ? job.fingerprint : undefined, job.version);
     this.reportHealth();
     this.options.metrics.setResourceStates(this.tracker.counts());
     this.options.metrics.conflictResources.set(this.tracker.conflicts().length);

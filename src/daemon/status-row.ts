@@ -144,6 +144,8 @@ export function rowOf(change: PlanChange, decided: Outcome, outcome: ReconcileOu
     row.job = previous?.job ?? null;
     row.state = previous?.state === 'synced' ? 'synced' : 'progressing';
     if (previous) row.health = previous.health;
+    // The applied state this reconcile read predates that job too: the manifests its write came from stay shown.
+    if (previous?.appliedFrom) row.appliedFrom = previous.appliedFrom;
   } else if (reason === 'Applying' && decided.job) {
     row.job = { id: decided.job.jobId, state: 'queued', operation: decided.job.operation };
     // A job that failed before keeps its error visible while the new one runs.

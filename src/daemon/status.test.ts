@@ -114,6 +114,29 @@ describe('ResourceTracker', () => {
     expect(t.resources()[0]).toMatchObject({ state: 'out_of_sync', syncReason: 'Conflict', conflict: { reason: 'desired_alternates', versions: [version] } });
   });
 
+  it('appliedFrom follows the job: the manifests of a write show as soon as its job ends, not at the next reconcile', () => {
+    const t = new ResourceTracker();
+    const v1 = { kind: 'git' as const, id: '1111111111111111111111111111111111111111', readAt: '2026-01-01T00:00:00.000Z' };
+    const v2 = { kind: 'git' as const, id: '2222222222222222222222222222222222222222', readAt: '2026-01-01T00:01:00.000Z' };
+    const recordOf = (version: typeof v1, appliedAt: string) => new Map([['Deployment/web', { secrets: {}, manifestVersion: version, appliedAt }]]);
+    t.trackJob('j1', 'Deployment/web');
+    t.update(outcome([change('web', 'update')], [live('web')], [['Deployment/web', job('Deployment/web', 'j1')]], { applied: recordOf(v1, '2026-01-01T00:00:05.000Z') }));
+    expect(t.resources()[0]!.appliedFrom).toMatchObject({ id: v1.id });
+    t.completed('j1', { outcome: 'updated', new_revision: false }, '2026-01-01T00:01:02.000Z', 'fp', v2);
+    expect(t.resources()[0]!.appliedFrom).toEqual({ ...v2, appliedAt: '2026-01-01T00:01:02.000Z' });
+    // A reconcile that read the applied state before the job recorded its write (the job finished during it) keeps it.
+    t.update(outcome([change('web', 'update')], [live('web')], [['Deployment/web', { write: { state: 'finished' } }]], { applied: recordOf(v1, '2026-01-01T00:00:05.000Z') }));
+    expect(t.resources()[0]!.appliedFrom).toMatchObject({ id: v2.id });
+    // The next one reads the record the job wrote.
+    t.update(outcome([change('web', 'noop')], [live('web')], [], { applied: recordOf(v2, '2026-01-01T00:01:01.000Z') }));
+    expect(t.resources()[0]!.appliedFrom).toEqual({ ...v2, appliedAt: '2026-01-01T00:01:01.000Z' });
+    // A job that sent nothing wrote nothing: appliedFrom stays.
+    t.trackJob('j2', 'Deployment/web');
+    t.update(outcome([change('web', 'update')], [live('web')], [['Deployment/web', job('Deployment/web', 'j2')]], { applied: recordOf(v2, '2026-01-01T00:01:01.000Z') }));
+    t.completed('j2', { outcome: 'unchanged', new_revision: false, notRun: 'superseded' }, '2026-01-01T00:02:00.000Z', 'fp', v1);
+    expect(t.resources()[0]!.appliedFrom).toMatchObject({ id: v2.id });
+  });
+
   it('follows a new revision: progressing once its job started it, then the health the poller reads', () => {
     const t = new ResourceTracker({ progressDeadlineMs: 60_000 });
     t.trackJob('j1', 'Deployment/web');

@@ -29,6 +29,9 @@ export interface ReconcileRecord {
   manifestVersion?: ManifestVersion;
 }
 
+/** Job outcomes whose write was recorded with the job's manifest version (src/store/applied-state.ts, recordWrite). */
+const WROTE: ReadonlySet<string> = new Set(['created', 'updated', 'adopted']);
+
 /** Rollout settings the tracker reads. */
 export interface HealthSettings {
   /** A revision not active after this long is degraded (ProgressDeadlineExceeded). */
@@ -61,7 +64,7 @@ export class ResourceTracker implements RolloutView {
   private rows = new Map<string, ResourceStatus>();
   private orphanKeys: string[] = [];
   private readonly jobKeys = new Map<string, string>();
-  private readonly early = new Map<string, { ok: true; result: unknown; at: string; desired?: string } | { ok: false; reason: string; at: string }>();
+  private readonly early = new Map<string, { ok: true; result: unknown; at: string; desired?: string; version?: ManifestVersion } | { ok: false; reason: string; at: string }>();
   private readonly progressDeadlineMs: number;
   private readonly clock: () => number;
   /** Per resource, its latest revision and since when it is known to build (for the progress deadline). */
@@ -137,7 +140,7 @@ export class ResourceTracker implements RolloutView {
       const key = this.jobKeys.get(jobId);
       if (key && this.rows.get(key)?.job?.id === jobId) {
         this.early.delete(jobId);
-        if (early.ok) this.completed(jobId, early.result, early.at, early.desired);
+        if (early.ok) this.completed(jobId, early.result, early.at, early.desired, early.version);
         else this.failed(jobId, early.reason, early.at);
       }
     }
@@ -160,13 +163,17 @@ export class ResourceTracker implements RolloutView {
     return out;
   }
 
-  /** A job finished (from any replica's worker). Returns the resource key when a row changed. */
-  completed(jobId: string, value: unknown, at = new Date().toISOString(), desired?: string): string | undefined {
+  /**
+   * A job finished (from any replica's worker). Returns the resource key when a row changed. `version`: the manifests the
+   * job's desired state came from; a job that wrote (created, updated, adopted) shows them as the row's appliedFrom at
+   * once, as its write recorded them, rather than at the next reconcile.
+   */
+  completed(jobId: string, value: unknown, at = new Date().toISOString(), desired?: string, version?: ManifestVersion): string | undefined {
     const key = this.jobKeys.get(jobId);
     if (!key) return undefined;
     const row = this.rows.get(key);
     if (!row || row.job?.id !== jobId) {
-      this.early.set(jobId, desired === undefined ? { ok: true, result: value, at } : { ok: true, result: value, at, desired });
+      this.early.set(jobId, { ok: true, result: value, at, ...(desired === undefined ? {} : { desired }), ...(version ? { version } : {}) });
       return undefined;
     }
     this.jobKeys.delete(jobId);
@@ -187,6 +194,7 @@ export class ResourceTracker implements RolloutView {
     }
     row.state = parsed.success && parsed.data.new_revision ? 'progressing' : 'synced';
     row.sync = { status: 'synced', reason: 'Applied', message: `job ${jobId} ${parsed.success ? parsed.data.outcome : 'finished'}` };
+    if (version && parsed.success && WROTE.has(parsed.data.outcome)) row.appliedFrom = { ...version, appliedAt: at };
     if (parsed.success && parsed.data.new_revision) {
       const revisionId = parsed.data.latestRevisionId ?? undefined;
       const before = row.health;

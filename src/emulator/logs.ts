@@ -4,7 +4,7 @@ import type { StoredDeployment, StoredRevision } from './records.js';
 export const LOG_LEVELS = ['DEBUG', 'INFO', 'WARNING', 'ERROR', 'CRITICAL'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
-/** One log line as the service answers it (real-service.md): timestamp in ms since the epoch. */
+/** One log line as the service answers it (against-the-real-service.md): timestamp in ms since the epoch. */
 export interface LogEntry {
   id: string;
   timestamp: number;

@@ -1,4 +1,4 @@
-// The deployment write rules of docs/real-service.md §2-§4 as pure functions: create, PATCH merge, revisions.
+// The deployment write rules of docs/against-the-real-service.md §2-§4 as pure functions: create, PATCH merge, revisions.
 import { canonicalJson } from '../core/hash.js';
 import { IMMUTABLE_SOURCE_CONFIG_FIELDS, type Secret, type Source, type ValidationIssue } from '../core/wire/schema.js';
 import { fail, invalid, issue, ok, type Result } from './issues.js';
@@ -64,14 +64,14 @@ export interface WriteContext {
 
 export interface PatchOutcome {
   next: StoredDeployment;
-  /** The PATCH started a new revision (docs/real-service.md §4). */
+  /** The PATCH started a new revision (docs/against-the-real-service.md §4). */
   newRevision: boolean;
   /** Anything stored changed (a new revision counts). */
   changed: boolean;
 }
 
 /**
- * docs/real-service.md §4: a PATCH starts a new revision when it holds any non-null source_revision_config
+ * docs/against-the-real-service.md §4: a PATCH starts a new revision when it holds any non-null source_revision_config
  * field (changed or not), a non-empty secrets list, a resource_spec, secret_references or a revision_source.
  */
 export function startsRevision(patch: PatchBody): boolean {
@@ -130,7 +130,7 @@ export function startRevision(
 }
 
 /**
- * 400 detail when a write names a source_tarball_path this service did not hand out to the deployment (real-service.md:
+ * 400 detail when a write names a source_tarball_path this service did not hand out to the deployment (against-the-real-service.md:
  * only an upload URL's object_path is accepted); the path the deployment already holds is taken again. Null when fine.
  */
 function tarballProblem(current: StoredDeployment | undefined, incoming: Readonly<Record<string, unknown>>, ctx: WriteContext): string | null {
@@ -210,7 +210,7 @@ function sameValue(key: string, incoming: unknown, stored: unknown): boolean {
   return incoming === stored;
 }
 
-/** 400 detail for a PATCH changing a field fixed at creation (docs/real-service.md §3); null when none changes. */
+/** 400 detail for a PATCH changing a field fixed at creation (docs/against-the-real-service.md §3); null when none changes. */
 function immutableProblem(current: StoredDeployment, patch: PatchBody): string | null {
   const incoming = patch.source_config;
   const checks: Array<[string, unknown, unknown]> = [
@@ -231,7 +231,7 @@ function immutableProblem(current: StoredDeployment, patch: PatchBody): string |
 }
 
 /**
- * The PATCH of docs/real-service.md §3 and §4, in one place: top-level merge of source_config and
+ * The PATCH of docs/against-the-real-service.md §3 and §4, in one place: top-level merge of source_config and
  * source_revision_config where null never clears; resource_spec replaced whole; secrets absent or []
  * keep the stored ones, non-empty secrets merge by name or replace the set (ctx.secretsPatch);
  * integration_id, repo_url, listener_id, deployment_type and listener_config.k8s_namespace immutable

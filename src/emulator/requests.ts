@@ -10,12 +10,12 @@ import {
   Secret,
 } from '../core/wire/schema.js';
 
-/** The tiers of docs/real-service.md §2 (the interface's three and the newer services' two), and the service's default: core's. */
+/** The tiers of docs/against-the-real-service.md §2 (the interface's three and the newer services' two), and the service's default: core's. */
 export const AnyDeploymentType = ServiceDeploymentType;
 export type AnyDeploymentType = ServiceDeploymentType;
 export { DEFAULT_DEPLOYMENT_TYPE };
 
-/** Revision statuses of docs/real-service.md §4. */
+/** Revision statuses of docs/against-the-real-service.md §4. */
 export const REVISION_STATUSES = [
   'CREATING', 'QUEUED', 'AWAITING_BUILD', 'BUILDING', 'AWAITING_DEPLOY', 'DEPLOYING',
   'CREATE_FAILED', 'BUILD_FAILED', 'DEPLOY_FAILED', 'DEPLOYED', 'SKIPPED', 'INTERRUPTED', 'UNKNOWN',

@@ -16,13 +16,13 @@ interface SourceRule {
   needsConfig: string[];
   /** source_revision_config fields the (merged) deployment must hold. */
   needsRevision: string[];
-  /** source_revision_config fields a create must carry besides (docs/real-service.md §2: graph_config_path). */
+  /** source_revision_config fields a create must carry besides (docs/against-the-real-service.md §2: graph_config_path). */
   needsOnCreate: string[];
   /** source_revision_config fields the merged deployment must hold once it holds its artifact (internal_source: graph_config_path). */
   needsWithArtifact: string[];
   /**
    * The artifact (image_uri or source_tarball_path): a create may leave it out and set it by PATCH later
-   * (docs/real-service.md §2), but a PATCH naming this source as its revision_source must bring one.
+   * (docs/against-the-real-service.md §2), but a PATCH naming this source as its revision_source must bring one.
    */
   artifact: string[];
   /** source_config fields a request must not carry for this source. */
@@ -35,10 +35,10 @@ interface SourceRule {
   revisionSource: boolean;
 }
 
-/** The tier (deployment_type) is taken by every source: the official tool sends it on every create (real-service.md). */
+/** The tier (deployment_type) is taken by every source: the official tool sends it on every create (against-the-real-service.md). */
 const REPO_CONFIG = ['integration_id', 'repo_url', 'build_on_push'];
 
-/** The source rules of the service (docs/real-service.md §2), one row per source. */
+/** The source rules of the service (docs/against-the-real-service.md §2), one row per source. */
 export const SOURCE_RULES: Record<Source, SourceRule> = {
   codehost: {
     needsConfig: ['integration_id', 'repo_url'],

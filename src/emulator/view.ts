@@ -18,7 +18,7 @@ export type SecretsMode = 'plain' | 'masked' | 'omitted';
 
 /**
  * How deployments are echoed. exact: every field as it was sent (only the spec's fields, plus
- * `is_preview: true` on a preview deployment). real: as the real service answers (docs/real-service.md §5):
+ * `is_preview: true` on a preview deployment). real: as the real service answers (docs/against-the-real-service.md §5):
  * listener_config, install_command and build_command come back null, custom_url is the service's own
  * for codehost, and responses carry display_name and is_preview, which the spec does not list.
  */

@@ -19,7 +19,7 @@ import type { Environment } from './environment.js';
 import { loadManifestDir, type ManifestCache } from './manifests.js';
 import { readManifestVersion } from './manifest-version.js';
 import type { ManifestVersion } from '../core/manifest-version.js';
-import { hashDesiredSecrets, secretErrorDiagnostic } from '../secrets/resolve.js';
+import { hashDesiredSecrets, secretErrorDiagnostic, shortSecretDiagnostic } from '../secrets/resolve.js';
 import type { AdoptPolicy } from '../core/ownership.js';
 import type { PruneOptions } from '../plan/prune.js';
 
@@ -126,6 +126,7 @@ export async function gatherPlanInput(options: GatherOptions): Promise<Gathered>
     resources.set(key, resource);
     const hashed = hashDesiredSecrets(resource, options.env);
     secretHashes.set(key, hashed.hashes);
+    secretProblems.push(...hashed.tooShort.map((name) => shortSecretDiagnostic(resource, name)));
     if (!hashed.errors.length) continue;
     // A secret that cannot be resolved (a variable not set, a file missing) is a diagnostic at the line of its
     // reference, and the blocked reason names the same place.

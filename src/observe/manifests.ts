@@ -9,7 +9,7 @@ import { collectManifests, type FileResult } from '../core/manifest/collect.js';
 import { MAX_MANIFEST_BYTES, parseManifestBytes, TOO_LARGE_MESSAGE, validateDocument, type ManifestResult, type ParseOptions } from '../core/manifest/parse.js';
 import { variablesId } from '../core/manifest/variables.js';
 import { resourceKey } from '../core/model.js';
-import { patchesAfter, readOverlayFile, readVariables, unknownTargets, withoutOverlayAnnotation, type Environment, type HashedInput, type OverlayDocument } from './environment.js';
+import { blockUnread, patchesAfter, readOverlayFile, readVariables, unknownTargets, withoutOverlayAnnotation, type Environment, type HashedInput, type OverlayDocument, type UnreadOverlay } from './environment.js';
 
 export interface LoadOptions {
   /** Accept literal secret values (`value:`, a string client_secret); otherwise each is an error. */
@@ -230,23 +230,30 @@ function readCapped(file: ManifestFile): ReadOutcome {
 /** Reading and parsing yield to the event loop after about this long, so requests in flight are answered meanwhile. */
 const YIELD_EVERY_MS = 5;
 
-/** Reads one overlay directory after another (a missing one is a usage mistake, like a missing manifest directory). */
-async function readOverlays(environment: Environment | undefined, options: ParseOptions, diagnostics: Diagnostic[], hashed: HashedInput[]): Promise<OverlayDocument[]> {
+/**
+ * Reads one overlay directory after another (a missing one is a usage mistake, like a missing manifest directory); a
+ * file or document that cannot be read goes to `unread`.
+ */
+async function readOverlays(environment: Environment | undefined, options: ParseOptions, diagnostics: Diagnostic[], hashed: HashedInput[], unread: UnreadOverlay[]): Promise<OverlayDocument[]> {
   const documents: OverlayDocument[] = [];
   for (const [index, overlay] of (environment?.overlays ?? []).entries()) {
     const listing = await listManifestFiles(overlay.path).catch((error: unknown) => {
       if (error instanceof UsageError) throw new UsageError(`overlay ${overlay.label}: ${error.message.replace('manifest directory', 'directory')} (--overlay, setting overlays)`);
       throw error;
     });
-    diagnostics.push(...listing.diagnostics.map((d) => ({ ...d, file: `${overlay.label}/${d.file}` })));
+    const listed = listing.diagnostics.map((d) => ({ ...d, file: `${overlay.label}/${d.file}` }));
+    diagnostics.push(...listed);
+    unread.push(...listed.filter((d) => d.severity === 'error').map((error) => ({ error, name: undefined })));
     for (const file of listing.files) {
       const label = `${overlay.label}/${file.path}`;
       const outcome = readCapped(file);
       if ('vanished' in outcome) diagnostics.push({ ...outcome.vanished, file: label });
-      else if ('diagnostic' in outcome) diagnostics.push({ ...outcome.diagnostic, file: label });
-      else {
+      else if ('diagnostic' in outcome) {
+        diagnostics.push({ ...outcome.diagnostic, file: label });
+        unread.push({ error: { ...outcome.diagnostic, file: label }, name: undefined });
+      } else {
         hashed.push({ name: `overlay:${index}:${label}`, bytes: outcome.bytes });
-        documents.push(...readOverlayFile(label, outcome.bytes, options, index, diagnostics));
+        documents.push(...readOverlayFile(label, outcome.bytes, options, index, diagnostics, unread));
       }
     }
   }
@@ -269,7 +276,8 @@ export async function readManifestFiles(listing: ManifestListing, options: LoadO
   const cache = options.keepData ? undefined : options.cache;
   const hashed: HashedInput[] = [...(vars?.hashed ?? [])];
   extra.push(...(vars?.diagnostics ?? []));
-  const overlays = await readOverlays(options.environment, parseOptions, extra, hashed);
+  const unread: UnreadOverlay[] = [];
+  const overlays = await readOverlays(options.environment, parseOptions, extra, hashed, unread);
   const patches = patchesAfter(overlays, -1);
   const results: FileResult[] = [];
   const content = new ContentHasher();
@@ -307,7 +315,9 @@ export async function readManifestFiles(listing: ManifestListing, options: LoadO
     results.push({ file: doc.location.file, ...added });
   }
   for (const input of hashed) content.add(input.name, input.bytes);
-  const collected = collectManifests(results);
+  const all = collectManifests(results);
+  const unknown = blockUnread(all.resources, unread);
+  const collected = { ...all, resources: unknown.resources, blocked: [...all.blocked, ...unknown.blocked] };
   const empty = emptyDirectoryNote(read.length, collected);
   if (empty) extra.push(empty);
   const data = options.keepData ? new Map(results.flatMap((r) => [...(r.data ?? [])])) : undefined;

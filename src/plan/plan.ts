@@ -1,4 +1,4 @@
-// plan(): pure function from desired resources and live state to the plan object of docs/decisions.md §3.
+// plan(): pure function from desired resources and live state to the plan object of docs/contracts.md §3.
 import type { Diagnostic } from '../core/diagnostics.js';
 import { sortDiagnostics } from '../core/diagnostics.js';
 import type {
@@ -18,6 +18,7 @@ import { declaredProviderIds, kindOf, listedProvider, type PlanContext } from '.
 import { adoptionBlocker, adoptReason, ownershipOf, type AdoptPolicy } from '../core/ownership.js';
 import { pair } from './pairing.js';
 import { orphanChanges, type LiveOrphan, type PruneOptions } from './prune.js';
+import { partialNote } from './notes.js';
 import { sortChanges, summarize } from './summary.js';
 
 
@@ -62,6 +63,11 @@ export interface PlanInput {
    * while any does, what converge applied and no file that loads declares is unknown (blocked), and nothing is deleted.
    */
   unreadable?: readonly string[];
+  /**
+   * --target: the resource keys this partial plan is limited to (set by partialPlanInput, src/plan/partial.ts, which
+   * narrows the rest of the input to them); copied into plan.targets, with a note.
+   */
+  targets?: string[];
 }
 
 const NO_HASHES: Record<string, string> = Object.freeze({});
@@ -139,8 +145,10 @@ export function plan(input: PlanInput): Plan {
     changes,
     diagnostics: sortDiagnostics(input.diagnostics).map(toPlanDiagnostic),
   };
-  const notes = [...(input.notes ?? []), ...(input.providers && !input.providers.readable ? [input.providers.note] : []), ...orphans.notes];
+  const partial = input.targets ? [partialNote(input.targets)] : [];
+  const notes = [...partial, ...(input.notes ?? []), ...(input.providers && !input.providers.readable ? [input.providers.note] : []), ...orphans.notes];
   if (notes.length > 0) result.notes = notes;
+  if (input.targets) result.targets = [...input.targets];
   if (orphans.refused) result.prune_refused = orphans.refused;
   return result;
 }

@@ -138,6 +138,14 @@ describe('prune', () => {
     expect(renderText(result, { color: false })).toContain('Prune refused: nothing is deleted (see the note on prune).');
   });
 
+  it('guard: an empty manifest directory counts what it leaves in place per kind, an OAuth provider apart from the deployments', () => {
+    const provider = { id: 'p-1', organization_id: 'o-1', provider_id: 'slack', name: 'Slack', client_id: 'c', auth_url: 'https://a.example', token_url: 'https://t.example', uses_pkce: true, code_challenge_method: 'S256', created_at: '2026-01-01T00:00:00Z', updated_at: '2026-01-01T00:00:00Z' };
+    const withProvider = new Map([...applied, ['OAuthProvider/slack', { secrets: {}, appliedAt: '2026-01-02T00:00:00Z' }]]);
+    const result = plan(input({ resources: [], live: liveSet, applied: withProvider, providers: { readable: true, providers: [provider] }, prune: { ...PRUNE, declared: 0 } }));
+    expect(result.prune_refused).toContain('(3 owned deployments and 1 OAuth provider left in place)');
+    expect(renderText(result, { color: false })).toContain('Nothing to create or update; 4 live deployments and 1 OAuth provider are in no manifest.');
+  });
+
   it('guard: more deletes than --max-deletes deletes none and says why; at the limit it deletes them', () => {
     const over = plan(input({ resources: declared, live: liveSet, applied, prune: { ...PRUNE, maxDeletes: 1 } }));
     expect(over.summary.delete).toBe(0);

@@ -2,6 +2,7 @@
 import type { AppliedRecord, PlanChange, ResourceKind } from '../core/model.js';
 import { resourceKey } from '../core/model.js';
 import { ownershipOf } from '../core/ownership.js';
+import { countedByKind } from '../core/kinds/index.js';
 import { ORPHAN_REASON, RELEASED_REASON } from './notes.js';
 
 /** What the plan knows about pruning: whether it is asked for, and whether it may happen. */
@@ -57,13 +58,13 @@ function unreadableRefusal(unreadable: readonly string[], withheld: number): str
 }
 
 /** Why prune deletes nothing this time although it is on (a guard), or undefined. */
-function refusal(options: PruneOptions, candidates: number): string | undefined {
-  if (candidates === 0) return undefined;
+function refusal(options: PruneOptions, candidates: readonly LiveOrphan[]): string | undefined {
+  if (candidates.length === 0) return undefined;
   if (options.declared === 0) {
-    return `prune refused, nothing is deleted: the manifest directory yields no resources at all, and an empty checkout or a wrong path must not delete a workspace (${candidates} owned deployment${candidates === 1 ? '' : 's'} left in place); check the directory`;
+    return `prune refused, nothing is deleted: the manifest directory yields no resources at all, and an empty checkout or a wrong path must not delete a workspace (${countedByKind(candidates, 'owned')} left in place); check the directory`;
   }
-  if (candidates > options.maxDeletes) {
-    return `prune refused, nothing is deleted: it would delete ${candidates} resources, more than --max-deletes ${options.maxDeletes}; check that the manifests are complete, then raise --max-deletes (setting max_deletes) to let it`;
+  if (candidates.length > options.maxDeletes) {
+    return `prune refused, nothing is deleted: it would delete ${candidates.length} resources, more than --max-deletes ${options.maxDeletes}; check that the manifests are complete, then raise --max-deletes (setting max_deletes) to let it`;
   }
   return undefined;
 }
@@ -108,7 +109,7 @@ export function orphanChanges(
   }
   const notes: string[] = [];
   if (options?.enabled && options.available !== true) notes.push(options.available.note);
-  const refused = !prunes ? undefined : withheld > 0 ? unreadableRefusal(unreadable, withheld) : refusal(options, candidates.length);
+  const refused = !prunes ? undefined : withheld > 0 ? unreadableRefusal(unreadable, withheld) : refusal(options, candidates.map((c) => c.live));
   if (refused) notes.push(refused);
   for (const { change, live } of candidates) {
     if (refused) {

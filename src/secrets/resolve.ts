@@ -5,6 +5,7 @@ import { inspect } from 'node:util';
 import type { Diagnostic, Severity } from '../core/diagnostics.js';
 import { SecretResolutionError } from '../core/errors.js';
 import { secretHash } from '../core/hash.js';
+import { MIN_MASKED_LENGTH } from '../core/mask.js';
 import { resourceKey, type DesiredResource, type SecretSource } from '../core/model.js';
 import { kindOf } from '../core/kinds/index.js';
 
@@ -116,17 +117,36 @@ export function resolveDesiredSecrets(
   return { values: redacted(values), errors };
 }
 
-/** secretHash() of each declared secret's current value (what plan compares with the applied state). */
+/**
+ * secretHash() of each declared secret's current value (what plan compares with the applied state), and the names of
+ * those whose value is too short to be masked safely (src/core/mask.ts; the length only, never the value, leaves here).
+ */
 export function hashDesiredSecrets(
   resource: DesiredResource,
   env: NodeJS.ProcessEnv,
   options: SecretOptions = {},
-): { hashes: Record<string, string>; errors: SecretError[] } {
+): { hashes: Record<string, string>; errors: SecretError[]; tooShort: string[] } {
   const key = resourceKey(resource.kind, resource.name);
   const { values, errors } = resolveDesiredSecrets(resource, env, options);
   const hashes: Record<string, string> = {};
-  for (const [name, value] of Object.entries(values)) hashes[name] = secretHash(key, name, value);
-  return { hashes, errors };
+  const tooShort: string[] = [];
+  for (const [name, value] of Object.entries(values)) {
+    hashes[name] = secretHash(key, name, value);
+    if ([...value].length < MIN_MASKED_LENGTH) tooShort.push(name);
+  }
+  return { hashes, errors, tooShort };
+}
+
+/**
+ * The warning, at the line of its reference, for a secret whose value is too short to be masked safely: said once per
+ * load (the daemon logs a diagnostic once while it lasts), never with the value.
+ */
+export function shortSecretDiagnostic(resource: DesiredResource, name: string): Diagnostic {
+  const location = resource.secretLocations?.[name] ?? resource.location;
+  const message =
+    `${resourceKey(resource.kind, resource.name)}: secret ${name} has a value shorter than ${MIN_MASKED_LENGTH} characters, too short to be masked safely: ` +
+    `converge masks it in the service's answers and in build logs only where it stands alone as a value, so it may show inside other words, and a value this short is easy to guess; use a longer secret`;
+  return { severity: 'warning', ...location, code: 'W_SECRET_SHORT', message };
 }
 
 

@@ -2,6 +2,7 @@
 import { STATUS_CODES } from 'node:http';
 import type { z } from 'zod';
 import { ErrorBody } from '../core/wire/schema.js';
+import { maskValues } from '../core/mask.js';
 import { BadResponseError } from './errors.js';
 
 /** Parses Retry-After: delay-seconds or an HTTP date. Undefined when absent or unreadable. */
@@ -40,10 +41,9 @@ export function errorDetail(status: number, bytes: Buffer | null, secrets: Array
   return redact(detailText(status, parsed), secrets);
 }
 
+/** The detail with every secret (the API key, the values a request sent) masked where it stands as a value (src/core/mask.ts). */
 function redact(text: string, secrets: Array<string | undefined>): string {
-  let out = text;
-  for (const secret of secrets) if (secret) out = out.split(secret).join('[redacted]');
-  return out;
+  return maskValues(text, secrets, '[redacted]');
 }
 
 /** The body as JSON checked by `schema`; a BadResponseError that says what was wrong (never quoting the body) otherwise. */

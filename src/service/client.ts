@@ -131,7 +131,7 @@ export class ServiceClient {
     return deployments.listDeploymentsById(this.http, ids);
   }
 
-  /** GET /v2/deployments/{deployment_id} (beyond the interface; docs/real-service.md §6). Retried like every GET. */
+  /** GET /v2/deployments/{deployment_id} (beyond the interface; docs/against-the-real-service.md §6). Retried like every GET. */
   async getDeployment(id: string): Promise<DeploymentById> {
     return deployments.getDeployment(this.http, id);
   }
@@ -165,7 +165,7 @@ export class ServiceClient {
     }
   }
 
-  /** GET /v2/deployments/{deployment_id}/revisions/{revision_id} (beyond the interface; docs/real-service.md §6). Retried like every GET. */
+  /** GET /v2/deployments/{deployment_id}/revisions/{revision_id} (beyond the interface; docs/against-the-real-service.md §6). Retried like every GET. */
   async getRevision(deploymentId: string, revisionId: string): Promise<RevisionById> {
     return revisions.getRevision(this.http, deploymentId, revisionId);
   }

@@ -166,7 +166,7 @@ export async function readDeploymentFromList(http: HttpTransport, id: string): P
   return undefined;
 }
 
-/** GET /v2/deployments/{deployment_id} (beyond the interface; docs/real-service.md §6). Retried like every GET. */
+/** GET /v2/deployments/{deployment_id} (beyond the interface; docs/against-the-real-service.md §6). Retried like every GET. */
 export async function getDeployment(http: HttpTransport, id: string): Promise<DeploymentById> {
   try {
     const deployment = await http.send({

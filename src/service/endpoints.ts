@@ -18,7 +18,7 @@ export const ROUTES = {
 /** The detail of the service's 404 for a revision id it does not have. */
 export const REVISION_NOT_FOUND = /^(Revision|Deployment) ID .* not found\.?$/;
 
-/** The detail of the service's 404 for a deployment id it does not have (docs/real-service.md §1). */
+/** The detail of the service's 404 for a deployment id it does not have (docs/against-the-real-service.md §1). */
 export const DEPLOYMENT_NOT_FOUND = /^Deployment ID .* not found\.?$/;
 
 /** Statuses by which a service says it lacks an endpoint beyond the spec. */

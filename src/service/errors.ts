@@ -144,7 +144,7 @@ export interface FailureClass {
  * Decides what a caller (the client's GET retries, the BullMQ workers) does with a failure.
  * - NetworkError → retry: the request may never have arrived, or the answer was lost; the next try may work.
  *   (For a write whose answer was lost, the create worker adopts the resource on the 409 of the retry.)
- * - 5xx → retry: the service or a proxy in front of it is failing or overloaded (docs/real-service.md §1: 502/503/504
+ * - 5xx → retry: the service or a proxy in front of it is failing or overloaded (docs/against-the-real-service.md §1: 502/503/504
  *   under load); Retry-After is passed on when sent.
  * - 408 → retry: the server gave up waiting for the request; nothing was applied.
  * - 429 → rate_limited: wait at least Retry-After (when given) before the next write.

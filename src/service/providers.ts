@@ -6,7 +6,7 @@ import { OAuthProvider, type CreateProviderRequest, type McpDiscoverRequest, typ
 import { ABSENT_ENDPOINT, ROUTES, secretValues } from './endpoints.js';
 import type { HttpTransport } from './transport.js';
 
-/** GET /v2/auth/providers answers a plain array (docs/real-service.md §6; the emulator does the same): no paging. */
+/** GET /v2/auth/providers answers a plain array (docs/against-the-real-service.md §6; the emulator does the same): no paging. */
 const ProviderList = z.array(OAuthProvider);
 
 function providersUnreadableNote(status: number): string {

@@ -11,7 +11,7 @@ import type { HttpTransport } from './transport.js';
  */
 export type RevisionById = { outcome: 'found'; revision: Revision } | { outcome: 'gone' } | { outcome: 'no-endpoint'; status: number };
 
-/** GET /v2/deployments/{deployment_id}/revisions/{revision_id} (beyond the interface; docs/real-service.md §6). Retried like every GET. */
+/** GET /v2/deployments/{deployment_id}/revisions/{revision_id} (beyond the interface; docs/against-the-real-service.md §6). Retried like every GET. */
 export async function getRevision(http: HttpTransport, deploymentId: string, revisionId: string): Promise<RevisionById> {
   try {
     const revision = await http.send({

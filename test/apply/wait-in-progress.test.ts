@@ -156,4 +156,14 @@ describe('converge apply --wait: a rollout already in progress', () => {
     // Nothing written: the one request that is not a GET reads the failed build's log (its endpoint takes a POST).
     expect(writes(emulator.requestLog).map((e) => `${e.method} ${e.route}`)).toEqual(['POST /v1/projects/{project_id}/revisions/{revision_id}/build_logs']);
   });
+
+  it('a re-run after the build failed (nothing to write, nothing to wait for): the failed line names the deployment too', async () => {
+    const { deploymentId, revisionId } = await startBuild('doomed', 3);
+    now += BUILD_MS + 1;
+    emulator.resetLog();
+    const run = await runApplyCli(argv('doomed'), {});
+    expect(run.code, run.stdout).toBe(1);
+    expect(run.stdout).toContain(`  failed    Deployment/doomed (deployment ${deploymentId}): revision ${revisionId} ended BUILD_FAILED`);
+    expect(writes(emulator.requestLog).filter((e) => e.method !== 'POST' || !e.route.endsWith('/build_logs'))).toEqual([]);
+  });
 });

@@ -69,7 +69,7 @@ async function writeManifest(name: string, text: string): Promise<void> {
 }
 
 describe('converge plan', () => {
-  it('prints the JSON plan of docs/decisions.md §3 and never the secret value', async () => {
+  it('prints the JSON plan of docs/contracts.md §3 and never the secret value', async () => {
     await writeManifest('app.yaml', deployment(4));
     const { code, stdout, stderr } = await runCapture(['plan', dir, '--api-url', emulator.url, '--output', 'json'], env);
     expect(stderr).toBe(`converge plan: read 1 manifest file in ${dir}\n`);
@@ -227,5 +227,18 @@ describe('converge plan with a repository that resolves to nothing', () => {
     } finally {
       await rm(repoDir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('converge plan with a secret value too short to be masked safely', () => {
+  it('warns once, at the line of its reference, naming the secret and never its value; the plan still runs', async () => {
+    await writeManifest('app.yaml', deployment(4));
+    const { code, stdout } = await runCapture(['plan', dir, '--api-url', emulator.url], { ...env, PLAN_TEST_OPENAI: 'x' });
+    expect(code, stdout).toBe(0);
+    const warnings = stdout.split('\n').filter((l) => l.includes('too short to be masked safely'));
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatch(/^ {2}app\.yaml:15:\d+: warning: Deployment\/support-agent: secret OPENAI_API_KEY has a value shorter than 4 characters, too short to be masked safely: .*; use a longer secret$/);
+    const long = await runCapture(['plan', dir, '--api-url', emulator.url], env);
+    expect(long.stdout).not.toContain('too short to be masked safely');
   });
 });

@@ -38,6 +38,20 @@ function anchorsOf(text: string): Set<string> {
   return anchors;
 }
 
+/** Pairs of page names where one is the other with an s, or the other's words with words added before or after. */
+function confusable(names: readonly string[]): string[] {
+  const pairs: string[] = [];
+  for (const a of names) {
+    for (const b of names) {
+      if (a === b) continue;
+      const words = a.split('-');
+      const inside = b.split('-').some((_, i, all) => all.slice(i, i + words.length).join('-') === a);
+      if (b === `${a}s` || (b.length > a.length && inside)) pairs.push(`${a} ~ ${b}`);
+    }
+  }
+  return pairs;
+}
+
 describe('documentation links', () => {
   it('README.md is an entry page of at most about 300 lines', () => {
     expect(readFileSync(join(ROOT, 'README.md'), 'utf8').split('\n').length).toBeLessThanOrEqual(300);
@@ -64,6 +78,15 @@ describe('documentation links', () => {
     }
     expect(checked).toBeGreaterThan(20);
     expect(broken).toEqual([]);
+  });
+
+  it('no two pages of docs/ have names a reader confuses: one the plural of the other, or one inside the other', () => {
+    const names = readdirSync(join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => f.slice(0, -3));
+    expect(confusable(['decision', 'decisions', 'real-service', 'against-the-real-service', 'commands', 'code-checks'])).toEqual([
+      'decision ~ decisions',
+      'real-service ~ against-the-real-service',
+    ]);
+    expect(confusable(names)).toEqual([]);
   });
 
   it('the checker itself finds a broken link and a broken anchor', () => {

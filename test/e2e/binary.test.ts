@@ -1,6 +1,8 @@
-// The built converge binary as a user runs it: --help lists every command, a closed pipe ends quietly.
+// The built converge binary as a user runs it: --help lists every command, a closed pipe ends quietly, the README's
+// `npm link` puts it on the PATH.
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { chmodSync, cpSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { COMMAND_NAMES, loadCommands } from '../../src/cli/commands/index.js';
@@ -82,4 +84,38 @@ describe('the converge binary', () => {
     expect(stderr).not.toContain('EPIPE');
     expect(stderr).not.toMatch(/\n\s+at /);
   });
+
+  it('the README\'s npm link line puts `converge` on the PATH (npm\'s global folder a temporary one here)', async () => {
+    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+    const line = /^npm run build && (npm link)\b/m.exec(readme);
+    expect(line, 'README.md says how to put converge on the PATH with npm link').not.toBeNull();
+    const work = mkdtempSync(join(tmpdir(), 'converge-link-'));
+    try {
+      // A clone as npm sees it: package.json, the built dist/, and its dependencies (the shared install, only read).
+      const clone = join(work, 'clone');
+      cpSync(join(ROOT, 'package.json'), join(clone, 'package.json'));
+      cpSync(join(MAIN, '..', '..'), join(clone, 'dist'), { recursive: true });
+      chmodSync(join(clone, 'dist', 'cli', 'main.js'), 0o755);
+      symlinkSync(join(ROOT, 'node_modules'), join(clone, 'node_modules'));
+      const env = { PATH: `${join(work, 'prefix', 'bin')}:${process.env.PATH}`, HOME: work, npm_config_prefix: join(work, 'prefix') };
+      const linked = await runShell(`${line![1]} --offline --no-audit --no-fund`, clone, env);
+      expect(linked.code, linked.stderr).toBe(0);
+      const { version } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string };
+      const used = await runShell('command -v converge && converge --version', work, env);
+      expect(used.stdout).toBe(`${join(work, 'prefix', 'bin', 'converge')}\nconverge ${version}\n`);
+    } finally {
+      rmSync(work, { recursive: true, force: true });
+    }
+  }, 120_000);
 });
+
+function runShell(script: string, cwd: string, env: NodeJS.ProcessEnv): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((done) => {
+    const child = spawn('bash', ['-c', script], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    child.on('close', (code) => done({ code, stdout, stderr }));
+  });
+}

@@ -55,7 +55,7 @@ describe.concurrent('one decision, read the same way everywhere', { timeout: 120
     const again = await runConverge(['apply', dir, '--wait', '--wait-timeout', '60s', ...common]);
     expect(again.code, again.stdout + again.stderr).toBe(1);
     expect(again.stdout).not.toContain('Live state matches the manifests');
-    expect(again.stdout).toContain(`failed    Deployment/dc-bad: revision ${bad.latest_revision_id} ended BUILD_FAILED`);
+    expect(again.stdout).toContain(`failed    Deployment/dc-bad (deployment ${bad.id}): revision ${bad.latest_revision_id} ended BUILD_FAILED`);
     expect(again.stdout).toContain(`not converged (revision failed: Deployment/dc-bad ${bad.latest_revision_id} BUILD_FAILED)`);
 
     const json = await runConverge(['apply', dir, '--wait', '--wait-timeout', '60s', '--output', 'json', ...common]);

@@ -136,6 +136,34 @@ describe.concurrent('Ctrl-C and locks', () => {
     }
   });
 
+  it('SIGINT once every job is in flight, all of them finishing in the grace: the closing line says not converged, and the exit code agrees (1)', { timeout: 90_000 }, async (t) => {
+    const emulator = await slowEmulator(t);
+    const dir = await tempDir('all-done');
+    const prefix = testPrefix('all-done');
+    prefixes.push(prefix);
+    const names = ['int-all-a', 'int-all-b', 'int-all-c'];
+    const args = ['apply', dir, '--api-url', emulator.url, '--redis-url', REDIS_URL, '--redis-prefix', prefix, '--concurrency', '4'];
+    try {
+      await writeFiles(dir, Object.fromEntries(names.map((name) => [`${name}.yaml`, dockerDeploymentYaml(name, { maxScale: 1 })])));
+      const created = await runConverge(args, {}, 60_000);
+      expect(created.code, created.stdout + created.stderr).toBe(0);
+      await writeFiles(dir, Object.fromEntries(names.map((name) => [`${name}.yaml`, dockerDeploymentYaml(name, { maxScale: 2 })])));
+      const apply = spawnConverge(args);
+      await until('the plan line', () => apply.stdout().includes('Plan:'), 20_000, 20);
+      const from = emulator.requestLog.length;
+      // Each job reads its deployment by id, then sends its PATCH (700 ms): once each deployment's read is answered, every job is in flight.
+      const readIds = () => new Set(emulator.requestLog.slice(from).filter((e) => e.method === 'GET' && (e.route === '/v2/deployments/{deployment_id}' || e.query.deployment_ids !== undefined)).map((e) => String(e.query.deployment_ids ?? e.path)));
+      await until('every job reading its deployment', () => readIds().size >= names.length, 20_000, 5);
+      apply.child.kill('SIGINT');
+      const exit = await apply.exited;
+      const out = apply.stdout();
+      expect(out, out).toContain(`Apply interrupted (SIGINT): ${names.length} done, 0 unchanged, 0 failed, 0 not done; not converged.`);
+      expect(exit.code, out + apply.stderr()).toBe(1);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
   it('SIGINT while a write outlasts the grace: the job is handed back and withdrawn, its lock released at once', async () => {
     const slow = await startEmulator({ buildMs: 0, latencyMs: 9_000 });
     const dir = await tempDir('handback');

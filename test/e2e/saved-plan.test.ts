@@ -201,6 +201,22 @@ describe('saved plans: plan --out, apply --plan, plan --show', { timeout: 90_000
     await expectStale(s, new RegExp(`the manifests, variables files or overlays changed \\(${planned} then, ${git('rev-parse', '--short=7', 'HEAD')} now\\)`));
   });
 
+  it('a plan made with --target holds its names: apply --plan narrows to them, and --target given to it is refused', async (t) => {
+    const s = await setup(t, 'saved-plan-target');
+    expect((await planOut(s, ['--target', 'sp-a'])).code).toBe(0);
+    const saved = JSON.parse(await readFile(s.file, 'utf8')) as { options: { targets?: string[] }; writes: Array<{ name: string }> };
+    expect(saved.options.targets).toEqual(['sp-a']);
+    expect(saved.writes.map((w) => w.name)).toEqual(['sp-a']);
+    const flagged = await runConverge(['apply', '--plan', s.file, '--target', 'sp-c', ...s.flags], s.env);
+    expect(flagged.code).toBe(1);
+    expect(flagged.stderr).toContain('--target cannot be given with --plan');
+    const applied = await runConverge(['apply', '--plan', s.file, ...s.flags], s.env);
+    expect(applied.code, applied.stdout + applied.stderr).toBe(0);
+    // sp-c (a create the whole directory would make) is outside the targets: not written, not even named as unplanned.
+    expect(applied.stdout).not.toContain('not in the saved plan');
+    expect(writes(s.e.requestLog).map((w) => `${w.method} ${w.deploymentId}`)).toEqual([`PATCH ${s.live('sp-a')!.id}`]);
+  });
+
   it('plan --out saves no plan while a manifest file fails to load', async (t) => {
     const s = await setup(t, 'saved-plan-broken');
     await writeFile(join(s.manifestDir, 'broken.yaml'), 'kind: Deployment\nmetadata: [unclosed\n');

@@ -1,4 +1,4 @@
-// The PATCH merge and revision rules of docs/real-service.md §3 and §4 as a pure function: table tests.
+// The PATCH merge and revision rules of docs/against-the-real-service.md §3 and §4 as a pure function: table tests.
 import { describe, expect, test } from 'vitest';
 import type { PatchDeploymentRequest } from '../../src/core/wire/schema.js';
 import { mergePatch, newDeployment, startsRevision, type WriteContext } from '../../src/emulator/merge.js';

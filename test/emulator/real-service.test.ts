@@ -1,4 +1,4 @@
-// The emulator as docs/real-service.md describes the service, through real HTTP: create rules, immutable fields, and each knob in both settings.
+// The emulator as docs/against-the-real-service.md describes the service, through real HTTP: create rules, immutable fields, and each knob in both settings.
 import { afterEach, describe, expect, test } from 'vitest';
 import type { EmulatorOptions, EmulatorSeed, RunningEmulator } from '../../src/emulator/server.js';
 import { ACME, SUPPORT_URL, TENANT, baseSeed, codehostBody, dockerBody, start, templateBody, type Client } from './helpers.js';
@@ -62,7 +62,7 @@ describe('create: the five required fields', () => {
   });
 });
 
-describe('create: source rules of docs/real-service.md §2', () => {
+describe('create: source rules of docs/against-the-real-service.md §2', () => {
   test('graph_config_path is required for codehost and for internal_source once a tarball is sent, refused for the other sources', async () => {
     const api = await open();
     const hub = await api.call('POST', '/v2/deployments', codehostBody('hub', { source_revision_config: { repo_ref: 'main' } }));
@@ -104,7 +104,7 @@ describe('create: source rules of docs/real-service.md §2', () => {
     expect(image.body.latest_revision_id).not.toBeNull();
     expect(image.body.active_revision_id).toBe(image.body.latest_revision_id);
     expect(image.body.status).toBe('READY');
-    // Only an object path the service handed out is taken (real-service.md).
+    // Only an object path the service handed out is taken (against-the-real-service.md).
     const foreign = await api.call('PATCH', `/v2/deployments/${uploaded.id}`, { source_revision_config: { source_tarball_path: 'uploads/uploaded.tgz', graph_config_path: 'langgraph.json' } });
     expect(foreign.status).toBe(400);
     expect(foreign.body.detail).toMatch(/^source_tarball_path "uploads\/uploaded.tgz" was not issued for deployment /);

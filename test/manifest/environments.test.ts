@@ -127,6 +127,38 @@ describe('environments: variables files and overlays', () => {
     expect(loaded.resources.map((r) => r.name)).toEqual(['support-prod']);
   });
 
+  it('a kind typo in an overlay is an error at its kind, with the kind it most likely means', async () => {
+    await writeFile(join(root, 'prod', 'support.yaml'), 'kind: Deploymnet\nmetadata:\n  name: support-${ENV}\nspec:\n  source_config: { resource_spec: { max_scale: 3 } }\n');
+    const loaded = await load(env(['prod.yaml'], ['prod']));
+    const errors = loaded.diagnostics.filter((d) => d.severity === 'error');
+    expect(errors.map((d) => [d.file, d.line, d.column, d.code, d.message])).toEqual([
+      ['prod/support.yaml', 1, 7, 'E_KIND', 'kind: "Deploymnet" is not a kind converge manages; did you mean "Deployment"?'],
+    ]);
+    // The patch it meant to make is unknown: the resource of its name is blocked, never written from the base alone.
+    expect(loaded.resources).toEqual([]);
+    expect(loaded.blocked.map((b) => [b.kind, b.name, b.reason])).toEqual([
+      ['Deployment', 'support-prod', 'the overlay prod/support.yaml:1:7 could not be read (kind: "Deploymnet" is not a kind converge manages; did you mean "Deployment"?); what it changes of this resource is unknown, so it is not written until that file is fixed'],
+    ]);
+    // Without a kind at all, the overlay document is told it must name its resource.
+    await writeFile(join(root, 'prod', 'support.yaml'), 'metadata:\n  name: support-${ENV}\nspec:\n  source_config: { resource_spec: { max_scale: 3 } }\n');
+    const unnamed = await load(env(['prod.yaml'], ['prod']));
+    expect(unnamed.diagnostics.filter((d) => d.severity === 'error').map((d) => d.code)).toEqual(['E_OVERLAY']);
+  });
+
+  it('an overlay file that cannot be read at all (here: saved as Latin-1) blocks every resource, since what it changes is unknown', async () => {
+    await writeFile(join(root, 'base', 'other.yaml'), 'apiVersion: converge/v1\nkind: Deployment\nmetadata:\n  name: other\nspec:\n  source: internal_template\n');
+    await writeFile(join(root, 'prod', 'support.yaml'), Buffer.concat([Buffer.from('kind: Deployment\nmetadata:\n  name: support-${ENV}\n  annotations:\n    team: caf'), Buffer.from([0xe9]), Buffer.from('\n')]));
+    const loaded = await load(env(['prod.yaml'], ['prod']));
+    expect(loaded.diagnostics.filter((d) => d.severity === 'error').map((d) => [d.file, d.line, d.column, d.code])).toEqual([['prod/support.yaml', 5, 14, 'E_ENCODING']]);
+    expect(loaded.resources).toEqual([]);
+    expect(loaded.blocked.map((b) => b.name).sort()).toEqual(['other', 'support-prod']);
+    expect(loaded.blocked[0]!.reason).toMatch(/^the overlay prod\/support.yaml:5:14 could not be read \(file is not valid UTF-8/);
+    // Fixed, both load again.
+    await writeFile(join(root, 'prod', 'support.yaml'), 'kind: Deployment\nmetadata:\n  name: support-${ENV}\n  annotations:\n    team: café\n');
+    const fixed = await load(env(['prod.yaml'], ['prod']));
+    expect([fixed.resources.map((r) => r.name).sort(), fixed.blocked]).toEqual([['other', 'support-prod'], []]);
+  });
+
   it('a variables file that cannot be read is an error naming it', async () => {
     const loaded = await load(env(['missing.yaml'], []));
     expect(loaded.diagnostics.find((d) => d.code === 'E_VARS_FILE')).toMatchObject({ file: 'missing.yaml', line: 1, column: 1 });

@@ -8,7 +8,7 @@ import { OPENAI_OLD_VALUE, OPENAI_VALUE, applied, desired, hashOf, supportAgentL
 
 type Echo = 'plain' | 'masked' | 'omitted';
 
-/** docs/real-service.md §3: top-level merge, nulls never clear, resource_spec replaced whole, secrets upserted by name. */
+/** docs/against-the-real-service.md §3: top-level merge, nulls never clear, resource_spec replaced whole, secrets upserted by name. */
 function servicePatch(stored: LiveDeployment, body: PatchDeploymentRequest): LiveDeployment {
   const next = structuredClone(stored);
   for (const [key, value] of Object.entries(body.source_config ?? {})) if (value !== null && value !== undefined) next.source_config[key] = value;

@@ -279,10 +279,10 @@ describe('pairing stays linear', () => {
     const liveList: LiveDeployment[] = [];
     for (let i = 0; i < n; i++) {
       const name = `agent-${String(i).padStart(5, '0')}`;
-      const spec = { source: 'codehost' as const, source_config: { build_on_push: true, resource_spec: { max_scale: 2 } } };
+      const spec = { source: 'codehost' as const, source_config: { build_on_push: true, resource_spec: { max_scale: 2 } }, source_revision_config: { graph_config_path: 'langgraph.json' } };
       if (i % 10 !== 0) resources.push(desired(name, spec));
       const liveSpec = { build_on_push: true, resource_spec: { max_scale: i % 4 === 0 ? 3 : 2 } };
-      if (i % 10 !== 1) liveList.push(live(name, { id: `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`, source_config: liveSpec }));
+      if (i % 10 !== 1) liveList.push(live(name, { id: `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`, source_config: liveSpec, source_revision_config: { graph_config_path: 'langgraph.json' } }));
     }
     let reads = 0;
     function counted<T>(list: T[]): T[] {

@@ -5,6 +5,7 @@ import { parseManifestBytes } from '../../src/core/manifest/parse.js';
 import type { DeploymentResource, DeploymentSpec, LiveDeployment } from '../../src/core/model.js';
 
 const INTEGRATION = '3f9d2c4e-1b7a-4e8f-9c61-2a5b7d0e4f13';
+const REPO_URL = 'https://codehost.example.com/acme/agent';
 const CONTEXT = { secretHashes: {} };
 
 function resource(spec: DeploymentSpec): DeploymentResource {
@@ -80,15 +81,47 @@ describe('the tier on every source (docs/official-tool.md: the official tool sen
     }
   });
 
-  it('internal_source is valid without graph_config_path until it declares a tarball', () => {
+  it('a manifest may leave graph_config_path out (a live deployment may lack it): only the write that needs it is blocked, naming it', () => {
     const bare = [...head, '  source: internal_source', '  source_config: { deployment_type: dev }', ''].join('\n');
     expect(parseManifestBytes('agent.yaml', encode(bare), { allowLiteralSecrets: false }).diagnostics).toEqual([]);
-    const tarball = [...head, '  source: internal_source', '  source_revision_config:', '    source_tarball_path: uploads/x/1.tar.gz', ''].join('\n');
-    const result = parseManifestBytes('agent.yaml', encode(tarball), { allowLiteralSecrets: false });
-    expect(result.resources).toHaveLength(0);
-    expect(result.diagnostics.map((d) => [d.line, d.column, d.code, d.message])).toEqual([
-      [7, 3, 'E_SCHEMA', 'spec.source_revision_config: missing graph_config_path: the service requires it with a source_tarball_path; add source_revision_config.graph_config_path (the path of the graph configuration file, e.g. langgraph.json)'],
+    for (const source of ['codehost', 'internal_source'] as const) {
+      const revision = source === 'codehost' ? '    repo_ref: main' : '    source_tarball_path: uploads/x/1.tar.gz';
+      const text = [...head, `  source: ${source}`, ...(source === 'codehost' ? ['  repository: acme/agent', '  source_config: { deployment_type: dev }'] : []), '  source_revision_config:', revision, ''].join('\n');
+      const parsed = parseManifestBytes('agent.yaml', encode(text), { allowLiteralSecrets: false });
+      expect(parsed.diagnostics, source).toEqual([]);
+      expect(parsed.resources, source).toHaveLength(1);
+    }
+    const hint = 'add source_revision_config.graph_config_path (the path of the graph configuration file, e.g. langgraph.json)';
+    // codehost: the live deployment plans as it is; a create is blocked.
+    const codehost: DeploymentSpec = { source: 'codehost', source_config: { integration_id: INTEGRATION, repo_url: REPO_URL }, source_revision_config: { repo_ref: 'main' } };
+    const codehostLive = live({ source: 'codehost', source_config: { integration_id: INTEGRATION, repo_url: REPO_URL }, source_revision_config: { repo_ref: 'main' } });
+    expect(diffDeployment(resource(codehost), codehostLive, CONTEXT).change.action).toBe('noop');
+    expect(diffDeployment(resource({ ...codehost, source_revision_config: { repo_ref: 'next' } }), codehostLive, CONTEXT).change.action).toBe('update');
+    const create = diffDeployment(resource(codehost), undefined, CONTEXT);
+    expect([create.change.action, create.change.reason, create.request]).toEqual([
+      'blocked',
+      `creating it needs source_revision_config.graph_config_path, which the manifest leaves out (the service requires it to create a deployment of source codehost); ${hint}`,
+      undefined,
     ]);
+    // internal_source: blocked wherever the tarball is written without one (its create, a new tarball), unless live holds one.
+    const source: DeploymentSpec = { source: 'internal_source', source_revision_config: { source_tarball_path: 'uploads/x/1.tar.gz' } };
+    const sourceLive = live({ source: 'internal_source', source_config: {}, source_revision_config: { source_tarball_path: 'uploads/x/1.tar.gz' } });
+    expect(diffDeployment(resource(source), sourceLive, CONTEXT).change.action).toBe('noop');
+    const created = diffDeployment(resource(source), undefined, CONTEXT).change;
+    expect([created.action, created.reason]).toEqual(['blocked', `creating it (its source_tarball_path is patched right after the create) needs source_revision_config.graph_config_path, which the manifest leaves out and the live deployment lacks (the service requires it with a source_tarball_path, and may refuse any write to a deployment holding one without it); ${hint}`]);
+    // Any write to it (a new tarball, a new replica limit) needs it: the service may check what the deployment holds.
+    const newTarball = resource({ source: 'internal_source', source_revision_config: { source_tarball_path: 'uploads/x/2.tar.gz' } });
+    expect(diffDeployment(newTarball, sourceLive, CONTEXT).change.reason).toMatch(/^writing it needs source_revision_config.graph_config_path/);
+    const newScale = resource({ ...source, source_config: { resource_spec: { max_scale: 2 } } });
+    expect(diffDeployment(newScale, sourceLive, CONTEXT).change.action).toBe('blocked');
+    const declaredToo = resource({ ...source, source_config: { resource_spec: { max_scale: 2 } }, source_revision_config: { ...source.source_revision_config, graph_config_path: 'langgraph.json' } });
+    expect(diffDeployment(declaredToo, sourceLive, CONTEXT).change.action).toBe('update');
+    // Without a tarball anywhere, nothing needs it.
+    const bareLive = live({ source: 'internal_source', source_config: {}, source_revision_config: {} });
+    expect(diffDeployment(resource({ source: 'internal_source', source_config: { resource_spec: { max_scale: 2 } } }), bareLive, CONTEXT).change.action).toBe('update');
+    const liveWithConfig = { ...sourceLive, source_revision_config: { ...sourceLive.source_revision_config, graph_config_path: 'langgraph.json' } };
+    expect(diffDeployment(newTarball, liveWithConfig, CONTEXT).change.action).toBe('update');
+    expect(diffDeployment(resource({ source: 'internal_source' }), undefined, CONTEXT).change.action).toBe('create');
   });
 });
 

@@ -96,7 +96,10 @@ describe('hashDesiredSecrets and resolveDesiredSecrets', () => {
     expect(result).toEqual({
       hashes: { OPENAI_API_KEY: secretHash('Deployment/support-agent', 'OPENAI_API_KEY', VALUE) },
       errors: [{ name: 'DB_PASSWORD', message: 'secret DB_PASSWORD: environment variable T_MISSING is not set', unsetEnv: 'T_MISSING' }],
+      tooShort: [],
     });
+    // A value too short to be masked safely is named (never its value): the plan warns at its reference.
+    expect(hashDesiredSecrets(deployment, { T_OPENAI: 'x', T_MISSING: 'abcd' }).tooShort).toEqual(['OPENAI_API_KEY']);
     expect(JSON.stringify(result)).not.toContain(VALUE);
   });
 
@@ -110,7 +113,7 @@ describe('hashDesiredSecrets and resolveDesiredSecrets', () => {
     };
     expect(hashDesiredSecrets(manual, { T_SLACK: VALUE }).hashes).toEqual({ client_secret: secretHash('OAuthProvider/slack', 'client_secret', VALUE) });
     const mcp: ProviderResource = { ...manual, name: 'linear', spec: { mode: 'mcp', name: 'Linear', mcp_server_url: 'https://mcp.example.com' } };
-    expect(hashDesiredSecrets(mcp, {})).toEqual({ hashes: {}, errors: [] });
+    expect(hashDesiredSecrets(mcp, {})).toEqual({ hashes: {}, errors: [], tooShort: [] });
   });
 
   it('gives workers the values, in a record that prints and serializes as [redacted]', () => {

@@ -513,6 +513,18 @@ describe('headers and secrecy', () => {
     expect(JSON.stringify(infos)).not.toContain(API_KEY);
   });
 
+  it('masks a short secret value only where it stands as a value: "already exists" stays whole with the secret "x"', async () => {
+    const server = await serve((request, response) => {
+      if (request.method === 'POST') return json(response, 409, { detail: 'deployment a already exists' });
+      return json(response, 422, { detail: [{ loc: ['body', 'secrets', 0], msg: 'value x is not allowed', type: 'x' }] });
+    });
+    const { client } = clientFor(server);
+    const exists = await failure(client.createDeployment({ name: 'a', source: 'codehost', source_config: {}, source_revision_config: {}, secrets: [{ name: 'K', value: 'x' }] }));
+    const invalid = await failure(client.patchDeployment('d-1', { secrets: [{ name: 'K', value: 'x' }] }));
+    expect((exists as ServiceError).detail).toBe('deployment a already exists');
+    expect((invalid as ServiceError).detail).toBe('body.secrets.0: value [redacted] is not allowed');
+  });
+
   it('refuses an API key with a line break without echoing it', () => {
     const error = (() => {
       try {

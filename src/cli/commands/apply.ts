@@ -7,9 +7,9 @@ import type { SavedPlan } from '../../core/saved-plan/schema.js';
 import { readPlanFile } from '../plan-file.js';
 import { checkedChanges, settingsOfPlan } from '../saved-plan.js';
 import { applyConverged, applyExitCode } from '../../core/exit-code.js';
-import { resourceKey, type DesiredResource, type Plan } from '../../core/model.js';
+import { resourceKey, type DesiredResource, type LiveDeployment, type Plan } from '../../core/model.js';
 import { skipLine, type Outcome } from '../../core/decide.js';
-import { kindOf } from '../../core/kinds/index.js';
+import { inListing, kindOf } from '../../core/kinds/index.js';
 import { summarySentence } from '../../plan/render/format.js';
 import { fieldLine } from '../../plan/render/text.js';
 import { runApply, STALLED_CHECK_MS } from '../../apply/apply.js';
@@ -18,7 +18,7 @@ import type { QueueLogger } from '../../queue/log.js';
 import { openJobs } from '../../jobs/open-jobs.js';
 import type { ResourceResult } from '../../apply/wait-jobs.js';
 import { rolloutsToFollow } from '../../apply/rollouts-to-follow.js';
-import { waitAndReport } from '../apply-wait.js';
+import { failedRolloutLine, waitAndReport } from '../apply-wait.js';
 import { applyConditions, type ResourceConditions } from '../../apply/apply-conditions.js';
 import { healthNotes, planOutcomes } from '../../plan/outcomes.js';
 import { readLatestRevisions } from '../../observe/revisions.js';
@@ -29,6 +29,7 @@ import { LOG_LEVELS, resolveSettings, settingOptions } from '../settings.js';
 import { EMBEDDED, EMBEDDED_BANNER, openTarget, requireApiUrl, retryLine, type ServiceSettings } from '../target.js';
 import { progressLine, type Progress } from '../tty.js';
 import { formatDiagnostic } from '../../core/diagnostics.js';
+import { narrowToTargets, TARGET_OPTION, targetsOf } from '../partial-plan.js';
 
 const FORMATS = ['text', 'json'] as const;
 /** Log levels, least severe first (the order of the log_level setting's choices). */
@@ -37,12 +38,13 @@ const LEVELS: readonly string[] = LOG_LEVELS;
 export const applyCommand: Command = {
   name: 'apply',
   summary: 'plan, then make the service match the manifests through queued jobs (Ctrl-C stops in order: nothing left locked)',
-  usage: 'converge apply DIR [--vars FILE]... [--overlay DIR]... [--wait] [--wait-timeout DURATION] [--output text|json] [options] | converge apply --plan FILE [--wait] [options]',
+  usage: 'converge apply DIR [--vars FILE]... [--overlay DIR]... [--target NAME]... [--wait] [--wait-timeout DURATION] [--output text|json] [options] | converge apply --plan FILE [--wait] [options]',
   positionals: [0, 1],
   options: {
     plan: { type: 'string', placeholder: 'FILE', description: 'apply exactly the saved plan FILE (plan --out), with no DIR: refused as stale, nothing written, when the manifests, a secret or a planned resource changed since (docs/saved-plans.md)' },
     wait: { type: 'boolean', description: 'also wait until each new revision, and each rollout already in progress, is active; exit 1 at the first that fails (BUILD_FAILED, DEPLOY_FAILED, past the progress deadline)' },
     output: { type: 'string', short: 'o', placeholder: 'FMT', description: 'text (default) or json' },
+    ...TARGET_OPTION,
     ...settingOptions(
       'waitTimeout',
       'progressDeadline',
@@ -77,7 +79,7 @@ export const applyCommand: Command = {
   async run(args, io) {
     const output = (args.values.output as string | undefined) ?? 'text';
     if (!FORMATS.includes(output as (typeof FORMATS)[number])) throw new UsageError(`--output "${output}" is not one of ${FORMATS.join(', ')}`);
-    const { saved, settings, dir } = applyInputs(args, io);
+    const { saved, settings, dir, targets } = applyInputs(args, io);
     const embedded = settings.apiUrl === EMBEDDED;
     // First line: nothing an embedded apply does reaches a real service (on stderr with JSON: stdout is one document).
     if (embedded) (output === 'text' ? io.stdout : io.stderr).write(`${EMBEDDED_BANNER}\n`);
@@ -91,7 +93,7 @@ export const applyCommand: Command = {
     try {
       target = await openTarget(settings, { onRetry: (info) => progress.write(io.stderr, `converge apply: ${retryLine(info)}\n`) });
       const gathered = await gatherPlanInput({
-        dir,
+        dir: resolve(io.cwd, args.positionals[0]!),
         environment: environmentOf(settings, io.cwd),
         env: io.env,
         client: target.client,
@@ -101,10 +103,10 @@ export const applyCommand: Command = {
         applied: jobs.applied,
         onLiveProgress: (n) => progress.show(`listing live deployments: ${n}`),
         adoptPolicy: settings.adopt,
-        prune: { enabled: settings.prune, maxDeletes: settings.maxDeletes },
+        prune: { enabled: settings.prune && targets.length === 0, maxDeletes: settings.maxDeletes },
       });
       progress.clear();
-      const result = plan(gathered.input);
+      const result = plan(narrowToTargets(gathered.input, targets));
       // Health is read, not guessed: the latest revision of each deployment whose latest is not active (one read each).
       const revisions = await readLatestRevisions(target.client, result.changes, gathered.live);
       const outcomes = planOutcomes(result, { mode: 'apply', resources: gathered.resources, live: gathered.live, revisions: revisions.readings, now: Date.now(), progressDeadlineMs: settings.progressDeadline });
@@ -145,13 +147,13 @@ export const applyCommand: Command = {
       const results = waiting ? rolloutsToFollow(jobResults, outcomes, gathered.live) : jobResults;
       if (waiting) await waitAndReport({ client: target.client, results, settings, io, progress, text, resources: gathered.resources });
       const resources = applyConditions(outcomes, results);
-      const converged = applyConverged(result, results, resources);
+      const converged = applyConverged(result, results, resources, interrupt.reason !== undefined);
       // A rollout found failed with nothing to write (a re-run after a failed build): named like one the wait found.
       const failedBefore = failedRollouts(resources, results);
-      if (text) for (const f of failedBefore) io.stdout.write(`  ${'failed'.padEnd(9)} ${f.key}: ${f.health.message}\n`);
+      if (text) for (const f of failedBefore) io.stdout.write(`${failedRolloutLine(f.key, liveIdOf(gathered.resources.get(f.key), gathered.live), f.health.message)}\n`);
       if (text) io.stdout.write(closingLine(results, converged, result, interrupt.reason, failedBefore) + '\n');
       else io.stdout.write(JSON.stringify({ format_version: '1', plan: result, results, resources, converged }, null, 2) + '\n');
-      const code = applyExitCode(result, results, resources);
+      const code = applyExitCode(result, results, resources, interrupt.reason !== undefined);
       // A handed-back job's request may still be open: it must not hold the process until the service answers.
       if (interrupt.reason) setTimeout(() => process.exit(code), INTERRUPTED_EXIT_MS).unref();
       return code;
@@ -167,16 +169,16 @@ export const applyCommand: Command = {
  * The settings and manifest directory of this apply: the user's with DIR; with --plan FILE, the saved plan's (read
  * whole and checked before Redis or the service is opened) and no DIR.
  */
-function applyInputs(args: ParsedArgs, io: CommandIo): { saved: SavedPlan | undefined; settings: ServiceSettings; dir: string } {
+function applyInputs(args: ParsedArgs, io: CommandIo): { saved: SavedPlan | undefined; settings: ServiceSettings; dir: string; targets: string[] } {
   const file = args.values.plan as string | undefined;
   const settings = requireApiUrl(resolveSettings(args, io.env));
   if (file === undefined) {
     if (args.positionals.length !== 1) throw new UsageError(`wrong number of arguments; usage: ${applyCommand.usage}`);
-    return { saved: undefined, settings, dir: resolve(io.cwd, args.positionals[0]!) };
+    return { saved: undefined, settings, dir: resolve(io.cwd, args.positionals[0]!), targets: targetsOf(args) };
   }
   if (args.positionals.length > 0) throw new UsageError('--plan FILE applies the manifests the plan names: give no DIR');
   const saved = readPlanFile(resolve(io.cwd, file));
-  return { saved, settings: settingsOfPlan(saved, settings, args.values), dir: resolve(io.cwd, saved.manifests.dir) };
+  return { saved, settings: settingsOfPlan(saved, settings, args.values), dir: resolve(io.cwd, saved.manifests.dir), targets: saved.options.targets ?? [] };
 }
 
 /**
@@ -227,7 +229,7 @@ function keptKeys(resources: ReadonlyMap<string, DesiredResource>): Set<string> 
 const SAID: ReadonlySet<string> = new Set(['Synced', 'PlanBlocked', 'ManifestErrors', 'Orphan']);
 
 function planLines(result: Plan, outcomes: ReadonlyMap<string, Outcome>): string[] {
-  const lines = [summarySentence(result), ...(result.notes ?? []).filter((note) => note.startsWith('prune ')).map((note) => `  Note: ${note}`)];
+  const lines = [summarySentence(result), ...(result.notes ?? []).filter((note) => note.startsWith('prune ') || note.startsWith('partial plan')).map((note) => `  Note: ${note}`)];
   for (const change of result.changes) {
     if (change.action === 'blocked') lines.push(`  ! blocked ${change.kind}/${change.name}: ${change.reason ?? 'cannot be applied'}`);
     if (change.action === 'delete') lines.push(`  - delete ${change.kind}/${change.name} (${change.reason ?? 'no longer declared'})`);
@@ -278,6 +280,12 @@ function interruptedLines(results: ResourceResult[]): string[] {
   return [...byMessage].map(([message, rs]) => `  ${'interrupted'.padEnd(9)} ${rs.length === 1 ? rs[0]!.key : `${rs.length} resources`}: ${message}`);
 }
 
+/** The live id of a declared resource whose kind the listing holds (a deployment), when it is live. */
+function liveIdOf(resource: DesiredResource | undefined, live: readonly LiveDeployment[]): string | undefined {
+  if (!resource || !inListing(resource.kind)) return undefined;
+  return live.find((d) => d.name === resource.name)?.id;
+}
+
 /** Resources whose rollout is degraded and whose failure no job of this apply's wait reported (they were not written). */
 function failedRollouts(resources: readonly ResourceConditions[], results: readonly ResourceResult[]): ResourceConditions[] {
   const waited = new Set(results.filter((r) => r.revision !== undefined).map((r) => r.key));
@@ -289,7 +297,7 @@ function closingLine(results: ResourceResult[], converged: boolean, result: Plan
   const count = (status: ResourceResult['status']): number => results.filter((r) => r.jobId !== undefined && r.status === status).length;
   const counts = `${count('done')} done, ${count('unchanged')} unchanged, ${count('failed')} failed`;
   if (interrupted) return `Apply interrupted (${interrupted}): ${counts}, ${count('interrupted')} not done; not converged. No job is left locked or queued.`;
-  if (converged) return `Apply complete: ${counts}. Live state matches the manifests.`;
+  if (converged) return `Apply complete: ${counts}. ${result.targets ? `The targeted resources match their manifests (partial apply: --target ${result.targets.join(', ')}).` : 'Live state matches the manifests.'}`;
   const why: string[] = [];
   if (count('failed') > 0) why.push('jobs failed');
   const failed = [

@@ -112,7 +112,8 @@ export const exportCommand: Command = {
     'Each manifest carries the annotation converge/adopt: "true" and every secret as valueFrom: { env: NAME } (the variables are listed on stderr).\n' +
     `--out also writes ${SCHEMA_NAME} (the JSON Schema of this converge) beside the files; each modeline points at it by a relative path.\n` +
     'With those variables set, `converge plan DIR` shows only the secret writes that take each deployment over. Previews, deployments\n' +
-    'being deleted, and live values the manifest schema refuses are skipped and named on stderr.\n' +
+    'being deleted, and live values the manifest schema refuses are skipped and named on stderr. A field only a create needs\n' +
+    '(graph_config_path) that is missing live is left out: the plan is clean, and only a re-create is blocked, naming it.\n' +
     'With --overlay-out DIR, --out names a base directory that is read, never written (unless it holds no manifest: then the\n' +
     'base is written there): DIR gets the overlay of this workspace, a merge patch per resource whose live spec differs from the\n' +
     "base's (with --vars and --overlay applied; secrets not compared) and a converge/overlay: add document per live resource\n" +

@@ -15,6 +15,7 @@ const LOADERS = {
   repos: async () => (await import('./repos.js')).reposCommand,
   export: async () => (await import('./export.js')).exportCommand,
   schema: async () => (await import('./schema.js')).schemaCommand,
+  completion: async () => (await import('./completion.js')).completionCommand(loadCommands),
 } satisfies Record<string, () => Promise<Command>>;
 
 export type CommandName = keyof typeof LOADERS;

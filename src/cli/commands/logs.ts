@@ -51,7 +51,7 @@ async function read(client: ServiceClient, q: LogsRequest, body: LogRequest): Pr
   return client.deployLogs(q.deploymentId, body, q.revisionId);
 }
 
-/** Revision statuses before and during the build (real-service.md): a build log can still grow. */
+/** Revision statuses before and during the build (against-the-real-service.md): a build log can still grow. */
 const BUILD_PHASES = new Set(['CREATING', 'QUEUED', 'AWAITING_BUILD', 'BUILDING', 'INTERRUPTED', 'UNKNOWN']);
 
 /** Whether following should stop: a build log ends when its revision's build does (or the revision cannot be read). */
@@ -111,6 +111,24 @@ function stopSignal(): { signal: AbortSignal; release(): void } {
   };
 }
 
+/** How many names that contain the one asked for are offered, at most. */
+const SIMILAR_NAMES = 3;
+
+/**
+ * No deployment of that name: the names the service listed that contain it (one query, already made), else where
+ * names are listed: no command lists every deployment, so the plan's orphan list (live, in no manifest) and the
+ * manifests (the declared ones) are named.
+ */
+function notFoundMessage(name: string, containing: readonly string[]): string {
+  const head = `the service has no deployment named "${name}"`;
+  if (containing.length > 0) {
+    const shown = [...containing].sort().slice(0, SIMILAR_NAMES).map((n) => `"${n}"`);
+    const more = containing.length > SIMILAR_NAMES ? ` (and ${containing.length - SIMILAR_NAMES} more whose names contain "${name}")` : '';
+    return `${head}; did you mean ${shown.length === 1 ? shown[0] : `one of ${shown.join(', ')}`}${more}?`;
+  }
+  return `${head}; a deployment is named by its metadata.name: converge plan DIR --show-orphans lists the live deployments no manifest in DIR declares, and the manifests name the rest`;
+}
+
 export const logsCommand: Command = {
   name: 'logs',
   summary: "print a deployment's build or deploy logs from the service (the last lines; --follow for new ones)",
@@ -136,8 +154,9 @@ export const logsCommand: Command = {
     const target = await openTarget(settings);
     const stop = stopSignal();
     try {
-      const found = (await target.client.listDeployments({ name_contains: name })).find((d) => d.name === name);
-      if (!found) throw new ConvergeError('E_NOT_FOUND', `the service has no deployment named "${name}"; converge export lists what it has`);
+      const listed = await target.client.listDeployments({ name_contains: name });
+      const found = listed.find((d) => d.name === name);
+      if (!found) throw new ConvergeError('E_NOT_FOUND', notFoundMessage(name, listed.map((d) => d.name)));
       const build = args.values.build === true;
       const revisionId = (args.values.revision as string | undefined) ?? (build ? found.latest_revision_id ?? undefined : undefined);
       if (build && !revisionId) throw new ConvergeError('E_NOT_FOUND', `deployment "${name}" has no revision yet: there is no build log`);

@@ -15,6 +15,7 @@ import { EMBEDDED, openTarget, requireApiUrl, retryLine, type ServiceSettings } 
 import { progressLine } from '../tty.js';
 import { readPlanFile, writePlanFile } from '../plan-file.js';
 import { printPlan, savedPlanContent, showSavedPlan } from '../saved-plan.js';
+import { narrowToTargets, TARGET_OPTION, targetsOf } from '../partial-plan.js';
 
 const FORMATS = ['text', 'markdown', 'json'] as const;
 
@@ -50,7 +51,7 @@ async function readApplied(settings: ServiceSettings, skip: boolean, saving: boo
 export const planCommand: Command = {
   name: 'plan',
   summary: 'list live state and print what apply would change (dry run)',
-  usage: 'converge plan DIR [--vars FILE]... [--overlay DIR]... [--output text|markdown|json] [--detailed-exitcode] [--show-orphans] [--out FILE] [options] | converge plan --show FILE [--output text|markdown|json]',
+  usage: 'converge plan DIR [--vars FILE]... [--overlay DIR]... [--target NAME]... [--output text|markdown|json] [--detailed-exitcode] [--show-orphans] [--out FILE] [options] | converge plan --show FILE [--output text|markdown|json]',
   positionals: [0, 1],
   options: {
     out: { type: 'string', placeholder: 'FILE', description: 'also save the plan to FILE (JSON, mode 0600, no secret value) for "converge apply --plan FILE"; none is saved when the plan holds an error (docs/saved-plans.md)' },
@@ -59,6 +60,7 @@ export const planCommand: Command = {
     'detailed-exitcode': { type: 'boolean', description: 'exit 0 when nothing would change (notes on unchanged resources do not count), 2 when something would; 1 on errors, as always' },
     'show-orphans': { type: 'boolean', description: 'text: list every live deployment in no manifest, not only the first three' },
     'no-applied-state': { type: 'boolean', description: 'plan without reading what converge last wrote from Redis (the plan says so)' },
+    ...TARGET_OPTION,
     ...settingOptions('apiUrl', 'apiKey', 'tenantId', 'namePrefix', 'progressDeadline', 'redisUrl', 'redisPrefix', 'redisCluster', 'allowLiteralSecrets', 'allowLocalDiscovery', 'emulatorState', 'requestTimeout', 'adopt', 'prune', 'maxDeletes', 'vars', 'overlays'),
   },
   async run(args, io) {
@@ -77,6 +79,7 @@ export const planCommand: Command = {
     if (args.positionals.length !== 1) throw new UsageError(`wrong number of arguments; usage: ${planCommand.usage}`);
     if (out !== undefined && args.values['no-applied-state'] === true) throw new UsageError('--out cannot be given with --no-applied-state: apply --plan checks the plan against the applied state, so the plan must read it too');
     const settings = requireApiUrl(resolveSettings(args, io.env));
+    const targets = targetsOf(args);
     const dir = resolve(io.cwd, args.positionals[0]!);
     // Read (Redis client loaded, connected, one HGETALL) while the live pages are listed.
     const applied = readApplied(settings, args.values['no-applied-state'] === true, out !== undefined);
@@ -101,7 +104,7 @@ export const planCommand: Command = {
         },
         onLiveProgress: (n) => progress.show(`listing live deployments: ${n}`),
         adoptPolicy: settings.adopt,
-        prune: { enabled: settings.prune, maxDeletes: settings.maxDeletes },
+        prune: { enabled: settings.prune && targets.length === 0, maxDeletes: settings.maxDeletes },
       });
       progress.write(io.stderr, filesLine(gathered.files.length, dir));
       progress.clear();
@@ -109,7 +112,7 @@ export const planCommand: Command = {
         gathered.input.notes = [appliedRead.note, ...(gathered.input.notes ?? [])];
         gathered.input.ownershipKnown = false;
       }
-      const result = plan(gathered.input);
+      const result = plan(narrowToTargets(gathered.input, targets));
       // Health is read, not guessed: a note for each rollout not healthy (one read per deployment whose latest is not active).
       const revisions = await readLatestRevisions(target.client, result.changes, gathered.live);
       const outcomes = planOutcomes(result, { mode: 'plan', resources: gathered.resources, live: gathered.live, revisions: revisions.readings, now: Date.now(), progressDeadlineMs: settings.progressDeadline });
@@ -124,7 +127,7 @@ export const planCommand: Command = {
         io.stderr.write(`converge plan: no plan saved to ${out}: the plan holds errors (listed in it); fix them and plan again\n`);
         return code;
       }
-      writePlanFile(file, savedPlanText(savedPlanContent(args.positionals[0]!, settings, gathered, result, outcomes)));
+      writePlanFile(file, savedPlanText(savedPlanContent(args.positionals[0]!, settings, gathered, result, outcomes, targets)));
       io.stderr.write(`converge plan: plan saved to ${out}; apply exactly it with "converge apply --plan ${out}"\n`);
       return code;
     } finally {

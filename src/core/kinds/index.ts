@@ -45,6 +45,22 @@ export function listedKind(): ResourceKind {
   return (Object.values(kinds) as KindModule[]).find((module) => module.listed)!.kind;
 }
 
+/**
+ * Resources counted per kind, in the kinds table's order, each count with its kind's noun: "4 owned deployments and
+ * 1 OAuth provider" (`adjective` "owned", said once, first); a kind with none is left out, and no resource at all reads
+ * "0 <adjective> <first kind's plural>".
+ */
+export function countedByKind(resources: ReadonlyArray<{ kind: ResourceKind }>, adjective = ''): string {
+  const before = adjective ? `${adjective} ` : '';
+  const parts: string[] = [];
+  for (const module of Object.values(kinds) as KindModule[]) {
+    const n = resources.filter((r) => r.kind === module.kind).length;
+    if (n > 0) parts.push(`${n} ${parts.length === 0 ? before : ''}${n === 1 ? module.noun.one : module.noun.many}`);
+  }
+  if (parts.length === 0) return `0 ${before}${(Object.values(kinds)[0] as KindModule).noun.many}`;
+  return parts.length === 1 ? parts[0]! : `${parts.slice(0, -1).join(', ')} and ${parts.at(-1)}`;
+}
+
 type AnyKind = (typeof kinds)[ResourceKind];
 
 /** Every kind's job payload schema, for the discriminated union of job resources. */

@@ -74,6 +74,8 @@ export interface KindModule<R extends DesiredResource = DesiredResource, S exten
   readonly adoptNote: boolean;
   /** The folder below `converge export --out` its manifests go to ('' for the top). */
   readonly exportFolder: string;
+  /** What one resource of the kind is called in counts ("1 deployment", "2 OAuth providers"). */
+  readonly noun: { one: string; many: string };
   /** Whether what was written runs (healthy, progressing, degraded, unknown), from live state and the revision read. Pure. */
   health(input: HealthInput): HealthCondition;
   /**

@@ -143,7 +143,8 @@ export function knownKeysAt(schema: z.ZodType, path: ReadonlyArray<PropertyKey>)
   return [];
 }
 
-function editDistance(a: string, b: string): number {
+/** Edit distance of two strings (insertions, deletions, substitutions). */
+export function editDistance(a: string, b: string): number {
   const row = Array.from({ length: b.length + 1 }, (_, i) => i);
   for (let i = 1; i <= a.length; i++) {
     let diagonal = row[0]!;

@@ -223,13 +223,22 @@ describe('parse guards', () => {
   });
 
   it('reports binary content at the first offending byte', () => {
-    const bytes = Uint8Array.from([...new TextEncoder().encode('a: 1\nb: x'), 0xff, 0x0a]);
+    const bytes = Uint8Array.from([...new TextEncoder().encode('a: 1\nb: x'), 0xff, 0x0a, 0x03]);
     expect(where(parseManifestBytes('bin.yaml', bytes, STRICT))).toEqual([
-      '2:5 error E_BINARY file is not valid UTF-8: it looks binary; manifests are UTF-8 YAML text',
+      '2:5 error E_BINARY file is not valid UTF-8 and holds control bytes: it looks binary; manifests are UTF-8 YAML text',
     ]);
     expect(where(parseManifestText('nul.yaml', 'a: 1\n\0', STRICT))).toEqual([
       '2:1 error E_BINARY file holds a NUL byte: it looks binary; manifests are UTF-8 YAML text',
     ]);
+  });
+
+  it('tells text saved as Latin-1 or Windows-1252 from binary content: not UTF-8, re-save it as UTF-8', () => {
+    const latin1 = Uint8Array.from([...new TextEncoder().encode('a: 1\nb: caf'), 0xe9, 0x0a, 0x09, 0x80, 0x0d, 0x0a]);
+    const fix = 'here; it looks like Latin-1 or Windows-1252 text; re-save it as UTF-8 (your editor\'s encoding setting, or iconv -f WINDOWS-1252 -t UTF-8)';
+    expect(where(parseManifestBytes('latin1.yaml', latin1, STRICT))).toEqual([`2:7 error E_ENCODING file is not valid UTF-8: byte 0xE9 ("é" in Latin-1) ${fix}`]);
+    // A Windows-1252 euro sign (0x80) is no Latin-1 letter: the byte alone is named.
+    const euro = Uint8Array.from([...new TextEncoder().encode('price: 5 '), 0x80, 0x0a]);
+    expect(where(parseManifestBytes('euro.yaml', euro, STRICT))).toEqual([`1:10 error E_ENCODING file is not valid UTF-8: byte 0x80 ${fix}`]);
   });
 
   it('reads a UTF-8 byte order mark as nothing', () => {

@@ -81,6 +81,21 @@ export function invalidUtf8Offset(bytes: Uint8Array): number {
   return -1;
 }
 
+/** A control byte no text file holds: every C0 one but tab, line feed, form feed and carriage return; and DEL. */
+function isControlByte(byte: number): boolean {
+  return (byte < 0x20 && byte !== 0x09 && byte !== 0x0a && byte !== 0x0c && byte !== 0x0d) || byte === 0x7f;
+}
+
+/**
+ * The message for text that is not UTF-8 (no NUL, no control byte): most likely saved as Latin-1 or Windows-1252, whose
+ * accented letters are single bytes; `byte` is the first that breaks UTF-8, shown as the letter it is in Latin-1.
+ */
+function notUtf8Message(byte: number): string {
+  const hex = `0x${byte.toString(16).toUpperCase().padStart(2, '0')}`;
+  const shown = byte >= 0xa1 ? ` ("${String.fromCharCode(byte)}" in Latin-1)` : '';
+  return `file is not valid UTF-8: byte ${hex}${shown} here; it looks like Latin-1 or Windows-1252 text; re-save it as UTF-8 (your editor's encoding setting, or iconv -f WINDOWS-1252 -t UTF-8)`;
+}
+
 /** A file read to its documents, not yet validated; `diagnostics`: problems of the whole file (size, encoding, depth). */
 interface ReadFile {
   documents: ReadDocument[];
@@ -97,7 +112,10 @@ export function readManifestBytes(file: string, bytes: Uint8Array, options: Pars
   if (first !== undefined) {
     const prefix = new TextDecoder('utf-8').decode(bytes.subarray(0, first));
     const { line, column } = positionInText(prefix, prefix.length);
-    const what = first === nul ? 'holds a NUL byte' : 'is not valid UTF-8';
+    if (nul < 0 && !bytes.some(isControlByte)) {
+      return refused('E_ENCODING', notUtf8Message(bytes[first]!), line, column);
+    }
+    const what = first === nul ? 'holds a NUL byte' : 'is not valid UTF-8 and holds control bytes';
     return refused('E_BINARY', `file ${what}: it looks binary; manifests are UTF-8 YAML text`, line, column);
   }
   return readDocuments(file, new TextDecoder('utf-8').decode(bytes), options);
@@ -186,7 +204,8 @@ function toData(ctx: FileContext, doc: Document): { value: unknown } | { problem
   }
 }
 
-function kindProblem(locate: Locate, data: Record<string, unknown>): Diagnostic | undefined {
+/** The problem of a document's kind (missing, or not one converge manages, with the closest one), at the kind's value. */
+export function kindProblem(locate: Locate, data: Record<string, unknown>): Diagnostic | undefined {
   const kind = data.kind;
   const kinds = MANIFEST_KINDS.join(', ');
   if (kind === undefined) return located(locate(['kind'], 'value'), 'E_SCHEMA', `missing required field "kind" (${kinds})`);

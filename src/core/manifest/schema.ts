@@ -1,4 +1,4 @@
-// Manifest schemas (docs/decisions.md §1): converge/v1 Deployment and OAuthProvider documents, strict at every level.
+// Manifest schemas (docs/contracts.md §1): converge/v1 Deployment and OAuthProvider documents, strict at every level.
 import { z } from 'zod';
 import {
   DEFAULT_DEPLOYMENT_TYPE,
@@ -147,34 +147,17 @@ export const ManifestSourceConfig = SourceConfig.extend({
 /** Sources that take source_revision_config.graph_config_path; every other source refuses it (docs/official-tool.md). */
 export const GRAPH_CONFIG_SOURCES: readonly Source[] = ['codehost', 'internal_source'];
 
-/**
- * When graph_config_path is required: codehost always (on create); internal_source only with a tarball, since the
- * service creates it with source_revision_config {} and takes the path in the PATCH that carries the tarball.
- */
-function needsGraphConfig(source: Source, revision: Record<string, unknown> | undefined): boolean {
-  if (source === 'codehost') return true;
-  return source === 'internal_source' && present(revision?.source_tarball_path);
-}
-
 function present(value: unknown): boolean {
   return value !== undefined && value !== null;
 }
 
-/** The source rules of docs/real-service.md §2: graph_config_path, the codehost repository, the tier. Paths are relative to spec. */
+/** The source rules of docs/against-the-real-service.md §2: graph_config_path refused where it does not belong, the codehost repository. Paths are relative to spec. */
 function sourceRules(spec: Record<string, unknown>, source: Source, ctx: z.RefinementCtx): void {
   const config = isRecord(spec.source_config) ? spec.source_config : undefined;
   const revision = isRecord(spec.source_revision_config) ? spec.source_revision_config : undefined;
-  if (GRAPH_CONFIG_SOURCES.includes(source)) {
-    if (needsGraphConfig(source, revision) && !present(revision?.graph_config_path)) {
-      const why = source === 'codehost' ? `to create a deployment of source ${source}` : 'with a source_tarball_path';
-      ctx.addIssue({
-        code: 'custom',
-        path: revision ? ['source_revision_config'] : [],
-        params: { at: 'key' },
-        message: `missing graph_config_path: the service requires it ${why}; add source_revision_config.graph_config_path (the path of the graph configuration file, e.g. langgraph.json)`,
-      });
-    }
-  } else if (present(revision?.graph_config_path)) {
+  // A missing graph_config_path is no manifest error: a live deployment may lack it and is adopted as it is; the plan
+  // blocks the one write that needs it (src/core/kinds/deployment/write-needs.ts).
+  if (!GRAPH_CONFIG_SOURCES.includes(source) && present(revision?.graph_config_path)) {
     ctx.addIssue({
       code: 'custom',
       path: ['source_revision_config', 'graph_config_path'],
@@ -254,14 +237,6 @@ export const DeploymentSpec = z
       {
         if: { properties: { source: { enum: [...GRAPH_CONFIG_SOURCES] } }, required: ['source'] },
         else: { properties: { source_revision_config: { not: { required: ['graph_config_path'] } } } },
-      },
-      {
-        if: { properties: { source: { const: 'codehost' } }, required: ['source'] },
-        then: { required: ['source_revision_config'], properties: { source_revision_config: { required: ['graph_config_path'] } } },
-      },
-      {
-        if: { properties: { source: { const: 'internal_source' } }, required: ['source'] },
-        then: { properties: { source_revision_config: { if: { required: ['source_tarball_path'] }, then: { required: ['graph_config_path'] } } } },
       },
       {
         if: { properties: { source: { const: 'codehost' } }, required: ['source'], not: { required: ['repository'] } },

@@ -1,4 +1,4 @@
-// Wire schemas of the Deployment and OAuth Provider Service (its interface and docs/real-service.md), shared by api, emulator and core.
+// Wire schemas of the Deployment and OAuth Provider Service (its interface and docs/against-the-real-service.md), shared by api, emulator and core.
 import { z } from 'zod';
 
 // ---------------------------------------------------------------- enums
@@ -20,12 +20,12 @@ export const DEPLOYMENT_TYPES = ['dev_free', 'dev', 'prod'] as const;
 export const DeploymentType = z.enum(DEPLOYMENT_TYPES);
 export type DeploymentType = z.infer<typeof DeploymentType>;
 
-/** Every tier the service knows (docs/real-service.md §2: newer services add dev_zero and dev_free_zero). */
+/** Every tier the service knows (docs/against-the-real-service.md §2: newer services add dev_zero and dev_free_zero). */
 export const SERVICE_DEPLOYMENT_TYPES = [...DEPLOYMENT_TYPES, 'dev_zero', 'dev_free_zero'] as const;
 export const ServiceDeploymentType = z.enum(SERVICE_DEPLOYMENT_TYPES);
 export type ServiceDeploymentType = z.infer<typeof ServiceDeploymentType>;
 
-/** The tier the service chooses when a codehost create leaves deployment_type out (docs/real-service.md §2). */
+/** The tier the service chooses when a codehost create leaves deployment_type out (docs/against-the-real-service.md §2). */
 export const DEFAULT_DEPLOYMENT_TYPE: DeploymentType = 'prod';
 
 export const PROVIDER_TYPES = ['microsoft', 'salesforce', 'slack', 'x'] as const;
@@ -36,7 +36,7 @@ export const TOKEN_AUTH_METHODS = ['none', 'client_secret_basic', 'client_secret
 export const TokenEndpointAuthMethod = z.enum(TOKEN_AUTH_METHODS);
 export type TokenEndpointAuthMethod = z.infer<typeof TokenEndpointAuthMethod>;
 
-/** Deployment names: lowercase letters, digits and dashes, starting with a letter (docs/real-service.md §2). */
+/** Deployment names: lowercase letters, digits and dashes, starting with a letter (docs/against-the-real-service.md §2). */
 export const DEPLOYMENT_NAME_PATTERN = /^[a-z][a-z0-9-]*$/;
 export const DEPLOYMENT_NAME_MAX = 63;
 
@@ -155,16 +155,16 @@ export const SourceConfig = z.strictObject({
   listener_config: z.strictObject({ k8s_namespace: z.string().nullish() }).nullish(),
   install_command: z.string().nullish(),
   build_command: z.string().nullish(),
-  /** codehost only: the tier, fixed at creation (docs/real-service.md §2). */
+  /** codehost only: the tier, fixed at creation (docs/against-the-real-service.md §2). */
   deployment_type: ServiceDeploymentType.nullish(),
 });
 export type SourceConfig = z.infer<typeof SourceConfig>;
 
-/** SourceConfig fields that cannot be changed once set (docs/real-service.md §3: PATCH answers 400). */
+/** SourceConfig fields that cannot be changed once set (docs/against-the-real-service.md §3: PATCH answers 400). */
 export const IMMUTABLE_SOURCE_CONFIG_FIELDS = ['integration_id', 'repo_url', 'listener_id'] as const;
 
 /**
- * Every source_config path fixed at creation (docs/real-service.md §3: a change is refused with 400), as dotted paths:
+ * Every source_config path fixed at creation (docs/against-the-real-service.md §3: a change is refused with 400), as dotted paths:
  * the fields above, the tier and the listener's namespace.
  */
 export const IMMUTABLE_SOURCE_CONFIG_PATHS = [...IMMUTABLE_SOURCE_CONFIG_FIELDS, 'deployment_type', 'listener_config.k8s_namespace'] as const;
@@ -226,7 +226,7 @@ export const McpDiscoverRequest = z.strictObject({
 });
 export type McpDiscoverRequest = z.infer<typeof McpDiscoverRequest>;
 
-/** PATCH /v2/auth/providers/{provider_id} (beyond the interface, docs/real-service.md §6, §7): the fields it updates; absent keeps. */
+/** PATCH /v2/auth/providers/{provider_id} (beyond the interface, docs/against-the-real-service.md §6, §7): the fields it updates; absent keeps. */
 export const PatchProviderRequest = z.strictObject({
   name: z.string().min(1).optional(),
   client_id: z.string().min(1).optional(),
@@ -275,7 +275,7 @@ export const ListDeploymentsResponse = z.looseObject({
 export type ListDeploymentsResponse = z.infer<typeof ListDeploymentsResponse>;
 
 /**
- * A revision of a deployment (beyond the spec: GET /v2/deployments/{id}/revisions[/{revision_id}], docs/real-service.md §4, §6).
+ * A revision of a deployment (beyond the spec: GET /v2/deployments/{id}/revisions[/{revision_id}], docs/against-the-real-service.md §4, §6).
  * Tolerant: `status` is any text (a newer service's value reads as progressing), unknown fields pass.
  */
 export const Revision = z.looseObject({
@@ -292,7 +292,7 @@ export const ListRevisionsResponse = z.looseObject({
 });
 export type ListRevisionsResponse = z.infer<typeof ListRevisionsResponse>;
 
-/** The body of the log endpoints (beyond the spec: POST /v1/projects/{id}/…_logs, real-service.md). */
+/** The body of the log endpoints (beyond the spec: POST /v1/projects/{id}/…_logs, against-the-real-service.md). */
 export interface LogRequest {
   limit?: number;
   order?: 'asc' | 'desc';
@@ -358,7 +358,7 @@ export const Repository = z.looseObject({
 });
 export type Repository = z.infer<typeof Repository>;
 
-/** Error bodies (docs/real-service.md §1). */
+/** Error bodies (docs/against-the-real-service.md §1). */
 export const ValidationIssue = z.object({ loc: z.array(z.union([z.string(), z.number()])), msg: z.string(), type: z.string() });
 export type ValidationIssue = z.infer<typeof ValidationIssue>;
 export const ErrorBody = z.object({ detail: z.union([z.string(), z.array(ValidationIssue)]) });

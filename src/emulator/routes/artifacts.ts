@@ -23,7 +23,7 @@ const ProjectRevisionPath = z.object({ project_id: UuidText, revision_id: UuidTe
 
 const IsoTime = z.iso.datetime({ offset: true }).transform((v) => Date.parse(v));
 
-/** The body of the log endpoints (real-service.md); everything optional. */
+/** The body of the log endpoints (against-the-real-service.md); everything optional. */
 const LogBody = z
   .strictObject({
     limit: z.number().int().min(1).max(1000).default(100),

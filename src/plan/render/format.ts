@@ -2,6 +2,7 @@
 import type { Action, FieldChange, HealthNote, Plan, PlanChange } from '../../core/model.js';
 import { SENSITIVE } from '../../core/model.js';
 import { healthLine } from '../../core/decide.js';
+import { countedByKind } from '../../core/kinds/index.js';
 
 export const SYMBOL: Record<Action, string> = { create: '+', update: '~', adopt: '<', delete: '-', noop: ' ', orphan: '?', blocked: '!' };
 
@@ -93,9 +94,11 @@ function changesSentence(plan: Plan): string {
   const suspendedNote = s.suspended > 0 ? ` ${plural(s.suspended, 'suspended change is', 'suspended changes are')} shown but not applied.` : '';
   if (s.create + s.update + s.adopt + s.delete + s.blocked === 0) {
     const failed = (plan.health ?? []).filter((h) => h.status === 'degraded').length;
-    const head = plan.prune_refused !== undefined ? 'Nothing to create or update.' : failed > 0 ? `No changes to write, but ${plural(failed, 'rollout', 'rollouts')} failed (see Health).` : s.suspended > 0 ? 'No changes to apply.' : 'No changes. Live state matches the manifests.';
+    const matches = plan.targets ? 'No changes. The targeted resources match their manifests.' : 'No changes. Live state matches the manifests.';
+    const head = plan.prune_refused !== undefined ? 'Nothing to create or update.' : failed > 0 ? `No changes to write, but ${plural(failed, 'rollout', 'rollouts')} failed (see Health).` : s.suspended > 0 ? 'No changes to apply.' : matches;
     if (s.orphan === 0) return `${head}${suspendedNote}`;
-    const orphans = plural(s.orphan, 'live deployment is', 'live deployments are');
+    // Counted per kind: an OAuth provider converge applied once is an orphan too, and not a deployment.
+    const orphans = `${countedByKind(plan.changes.filter((c) => c.action === 'orphan'), 'live')} ${s.orphan === 1 ? 'is' : 'are'}`;
     const never = plan.prune_refused === undefined ? ' (orphaned, never deleted)' : '';
     return `${head.slice(0, -1)}; ${orphans} in no manifest${never}.${suspendedNote}`;
   }

@@ -1,4 +1,4 @@
-// JSON rendering of a plan: exactly the documented keys of docs/decisions.md §3, in a stable order, 2-space indent.
+// JSON rendering of a plan: exactly the documented keys of docs/contracts.md §3, in a stable order, 2-space indent.
 import type { Plan } from '../../core/model.js';
 
 /**
@@ -8,6 +8,7 @@ import type { Plan } from '../../core/model.js';
 export function renderJson(plan: Plan): string {
   const document = {
     format_version: plan.format_version,
+    ...(plan.targets ? { targets: plan.targets } : {}),
     summary: {
       create: plan.summary.create,
       update: plan.summary.update,

@@ -191,7 +191,7 @@ async function patchIfNeeded(
 /**
  * The rebuild the operator asked for (`converge reconcile --retry-failed`, decided as write op `rebuild`) of a deployment
  * whose live state matches: a PATCH of its declared revision fields, unchanged, which starts a new revision of the same
- * input (docs/real-service.md §4: a non-null revision field starts one even when its value is unchanged). Undefined
+ * input (docs/against-the-real-service.md §4: a non-null revision field starts one even when its value is unchanged). Undefined
  * when it declares none.
  */
 function rebuildDiff(desired: Desired, diff: DeploymentDiff, live: LiveDeployment): DeploymentDiff | undefined {

@@ -16,6 +16,7 @@ import { SUSPENDED_NOTE, withLocation } from '../notes.js';
 import { artifactField, createDeclared, diffDeclared, patchStartsRevision } from './fields.js';
 import { diffSecrets, resentNote, secretsToSend, undeclaredNote, undeclaredSecretNames, writtenOnceNote } from './secrets.js';
 import { normalisedNote } from './three-way.js';
+import { missingForWrite } from './write-needs.js';
 
 export interface DeploymentDiff {
   change: PlanChange;
@@ -106,6 +107,7 @@ export function diffDeployment(resource: DeploymentResource, live: LiveDeploymen
   }
 
   const fields = [...(live ? sourceField(resource, live) : []), ...declared.fields, ...secrets.fields];
+  if (!live || fields.length > 0) blockers.push(...missingForWrite(resource.spec, live, declared.body));
   const notes: string[] = [];
   const untouchable = live ? untouchableReason(live) : undefined;
   // Being deleted blocks even when nothing differs (the deployment is going away); a preview only blocks a write.

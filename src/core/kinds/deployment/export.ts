@@ -23,7 +23,7 @@ function declared(live: Loose, keys: readonly string[], skip: ReadonlySet<string
 /** The source_config fields an export leaves out for this deployment: what the service sets, what repository stands for. */
 function sourceConfigSkips(live: LiveDeployment, viaRepository: boolean): Set<string> {
   const skip = new Set<string>();
-  if (live.source === 'codehost') skip.add('custom_url'); // set by the service for codehost (docs/real-service.md §5)
+  if (live.source === 'codehost') skip.add('custom_url'); // set by the service for codehost (docs/against-the-real-service.md §5)
   if (viaRepository) skip.add('integration_id').add('repo_url');
   const tier = live.source_config.deployment_type;
   if (typeof tier !== 'string' || !MANIFEST_TIERS.has(tier)) skip.add('deployment_type');

@@ -22,7 +22,7 @@ export const SOURCE_REVISION_KEYS: readonly string[] = Object.keys(SourceRevisio
 const CREATE_ONLY: ReadonlySet<string> = new Set(CREATE_ONLY_SOURCE_CONFIG_FIELDS);
 
 /**
- * The artifact of the internal sources (docs/real-service.md §2): the service creates such a deployment without it and
+ * The artifact of the internal sources (docs/against-the-real-service.md §2): the service creates such a deployment without it and
  * takes it by PATCH, so converge creates first and patches the artifact in the same job.
  */
 const ARTIFACT_FIELDS: Partial<Record<Source, string>> = { internal_docker: 'image_uri', internal_source: 'source_tarball_path' };
@@ -190,7 +190,7 @@ export function createDeclared(name: string, spec: DeploymentSpec): { fields: Fi
   return { fields, body };
 }
 
-/** docs/real-service.md §4: a PATCH starts a revision when it holds any of these. */
+/** docs/against-the-real-service.md §4: a PATCH starts a revision when it holds any of these. */
 export function patchStartsRevision(body: PatchDeploymentRequest, secretCount: number): boolean {
   if (secretCount > 0) return true;
   if (!isAbsent(body.revision_source)) return true;

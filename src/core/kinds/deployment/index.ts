@@ -15,6 +15,7 @@ export const deploymentKind = {
   rollout: true,
   adoptNote: true,
   exportFolder: '',
+  noun: { one: 'deployment', many: 'deployments' },
   health: deploymentHealth,
   revisionToRead: deploymentRevisionToRead,
   diff(resource, live, context) {

@@ -5,7 +5,7 @@ import { secretHash } from '../../hash.js';
 import type { LiveSecret } from '../../wire/schema.js';
 import { compareStrings } from '../../values.js';
 
-/** What the service shows instead of a value when it masks secrets (docs/real-service.md §5). */
+/** What the service shows instead of a value when it masks secrets (docs/against-the-real-service.md §5). */
 export const MASKED_SECRET = '********';
 
 export interface SecretDiff {
@@ -84,7 +84,7 @@ function compareOne(
 /**
  * The secrets a write sends: none when no declared secret changed, else every declared one, since a revision carries
  * the deployment's complete environment and the service may replace the stored set with the list it is sent
- * (docs/real-service.md §3). Unresolved secrets block the write before it gets here.
+ * (docs/against-the-real-service.md §3). Unresolved secrets block the write before it gets here.
  */
 export function secretsToSend(diff: SecretDiff, declared: readonly SecretRef[] | undefined, hashes: Readonly<Record<string, string>>): string[] {
   if (diff.names.length === 0) return [];

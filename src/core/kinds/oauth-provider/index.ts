@@ -19,6 +19,7 @@ export const oauthProviderKind = {
   rollout: false,
   adoptNote: false,
   exportFolder: 'providers',
+  noun: { one: 'OAuth provider', many: 'OAuth providers' },
   // A provider has no rollout: in force once written; one planned for create is not there yet.
   health({ action }) {
     return action === 'create'

@@ -8,7 +8,7 @@ import type { PlanContext } from '../kind.js';
 /** The secret name under which a provider's client_secret hash is kept (secretHashes, AppliedRecord.secrets). */
 export const CLIENT_SECRET = 'client_secret';
 
-/** The fields PATCH /v2/auth/providers/{provider_id} updates besides client_secret (docs/real-service.md §7), in plan order. */
+/** The fields PATCH /v2/auth/providers/{provider_id} updates besides client_secret (docs/against-the-real-service.md §7), in plan order. */
 const PATCHABLE = ['name', 'client_id', 'auth_url', 'token_url', 'uses_pkce', 'code_challenge_method'] as const;
 
 /** Fields a manual provider declares that no PATCH changes: set on create only. */

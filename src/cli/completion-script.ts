@@ -1,0 +1,201 @@
+// Shell completion scripts (bash, zsh, fish) rendered from the CLI's own command table: every command, its flags, and paths where a value or argument is one.
+import type { Command, OptionSpec } from './command.js';
+
+export const SHELLS = ['bash', 'zsh', 'fish'] as const;
+export type Shell = (typeof SHELLS)[number];
+
+/** What a flag's value or a positional argument completes to: a directory, a file, fixed words, or nothing offered. */
+type Completes = { paths: 'dir' | 'file' } | { words: string[] } | undefined;
+
+/** One flag as the scripts offer it. */
+interface FlagView {
+  long: string;
+  short?: string;
+  description: string;
+  /** Takes a value (a string option); `completes` says what the value completes to. */
+  takesValue: boolean;
+  completes: Completes;
+}
+
+/** One command as the scripts offer it: its flags (with --help) and what its first argument completes to. */
+interface CommandView {
+  name: string;
+  summary: string;
+  flags: FlagView[];
+  argument: Completes;
+}
+
+/** A placeholder that names a path: its value completes to directories (DIR) or files (FILE). */
+function pathsOf(placeholder: string | undefined): Completes {
+  if (placeholder === 'DIR') return { paths: 'dir' };
+  if (placeholder === 'FILE') return { paths: 'file' };
+  return undefined;
+}
+
+/** The first argument after the command's name in its usage: DIR, FILE, a word or words ("bash|zsh|fish"), or none. */
+function argumentOf(command: Command): Completes {
+  if (command.positionals[1] === 0) return undefined;
+  const token = command.usage.split(/\s+/)[2];
+  if (token === undefined) return undefined;
+  if (/^[a-z][a-z|-]*$/.test(token)) return { words: token.split('|') };
+  return pathsOf(token);
+}
+
+function flagView(long: string, spec: OptionSpec): FlagView {
+  const takesValue = spec.type === 'string';
+  return { long, ...(spec.short ? { short: spec.short } : {}), description: spec.description, takesValue, completes: takesValue ? pathsOf(spec.placeholder) : undefined };
+}
+
+/** The commands as the scripts offer them, in --help order; every command gets --help (-h). */
+export function commandViews(commands: readonly Command[]): CommandView[] {
+  return commands.map((command) => ({
+    name: command.name,
+    summary: command.summary,
+    flags: [...Object.entries(command.options).map(([long, spec]) => flagView(long, spec)), { long: 'help', short: 'h', description: 'show this help', takesValue: false, completes: undefined }],
+    argument: argumentOf(command),
+  }));
+}
+
+/** The spellings of a flag: --long, and -s when it has a short form. */
+function spellings(flag: FlagView): string[] {
+  return [`--${flag.long}`, ...(flag.short ? [`-${flag.short}`] : [])];
+}
+
+/** A bash `case` arm for one command: its flags, the flags whose value is a directory, a file, or something else, its argument. */
+function bashArm(view: CommandView): string[] {
+  const of = (test: (f: FlagView) => boolean): string => view.flags.filter(test).flatMap(spellings).join(' ');
+  const argument = view.argument === undefined ? '' : 'paths' in view.argument ? view.argument.paths : `words:${view.argument.words.join(' ')}`;
+  return [
+    `    ${view.name})`,
+    `      flags="${of(() => true)}"`,
+    `      dir_flags="${of((f) => f.completes !== undefined && 'paths' in f.completes && f.completes.paths === 'dir')}"`,
+    `      file_flags="${of((f) => f.completes !== undefined && 'paths' in f.completes && f.completes.paths === 'file')}"`,
+    `      value_flags="${of((f) => f.takesValue)}"`,
+    `      argument="${argument}"`,
+    '      ;;',
+  ];
+}
+
+function bashScript(views: readonly CommandView[]): string {
+  return [
+    '# converge completion for bash. Load it with: source <(converge completion bash)',
+    '# (or save it as ~/.local/share/bash-completion/completions/converge)',
+    '_converge() {',
+    '  local cur="${COMP_WORDS[COMP_CWORD]}" prev="${COMP_WORDS[COMP_CWORD-1]}"',
+    '  COMPREPLY=()',
+    '  if [[ $COMP_CWORD -eq 1 ]]; then',
+    `    COMPREPLY=( $(compgen -W "${views.map((v) => v.name).join(' ')} --help --version" -- "$cur") )`,
+    '    return 0',
+    '  fi',
+    '  local flags="" dir_flags="" file_flags="" value_flags="" argument=""',
+    '  case "${COMP_WORDS[1]}" in',
+    ...views.flatMap(bashArm),
+    '    *) return 0 ;;',
+    '  esac',
+    '  if [[ " $dir_flags " == *" $prev "* ]]; then COMPREPLY=( $(compgen -d -- "$cur") ); return 0; fi',
+    '  if [[ " $file_flags " == *" $prev "* ]]; then COMPREPLY=( $(compgen -f -- "$cur") ); return 0; fi',
+    '  if [[ " $value_flags " == *" $prev "* ]]; then return 0; fi',
+    '  if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "$flags" -- "$cur") ); return 0; fi',
+    '  case "$argument" in',
+    '    dir) COMPREPLY=( $(compgen -d -- "$cur") ) ;;',
+    '    file) COMPREPLY=( $(compgen -f -- "$cur") ) ;;',
+    '    words:*) COMPREPLY=( $(compgen -W "${argument#words:}" -- "$cur") ) ;;',
+    '  esac',
+    '  return 0',
+    '}',
+    'complete -o filenames -o bashdefault -F _converge converge',
+    '',
+  ].join('\n');
+}
+
+/** Words safe inside a zsh `_arguments` spec or `_describe` item: no brackets, colons, quotes or backslashes. */
+function zshText(text: string): string {
+  return text.replace(/[[\]:'"\\`$]/g, ' ').replace(/\s+/g, ' ').trim();
+}
+
+/** What follows a value flag's spec in zsh: the action that completes its value. */
+function zshAction(completes: Completes): string {
+  if (completes === undefined) return ' ';
+  if ('paths' in completes) return completes.paths === 'dir' ? '_files -/' : '_files';
+  return `(${completes.words.join(' ')})`;
+}
+
+function zshFlag(flag: FlagView): string {
+  const described = `[${zshText(flag.description)}]${flag.takesValue ? `:${flag.long}:${zshAction(flag.completes)}` : ''}`;
+  // A flag given once per value (--vars, --overlay, --target) may repeat.
+  const names = spellings(flag);
+  if (names.length === 1) return `'*${names[0]}${described}'`;
+  return `'(${names.join(' ')})'{${names.join(',')}}'${described}'`;
+}
+
+function zshArm(view: CommandView): string[] {
+  const argument = view.argument === undefined ? [] : [`'1:argument:${zshAction(view.argument)}'`];
+  return [`        ${view.name})`, `          _arguments -s ${[...view.flags.map(zshFlag), ...argument].join(' \\\n            ')}`, '          ;;'];
+}
+
+function zshScript(views: readonly CommandView[]): string {
+  return [
+    '#compdef converge',
+    '# converge completion for zsh. Load it with: source <(converge completion zsh)',
+    '# (or save it as _converge in a directory of $fpath)',
+    '_converge() {',
+    '  local state',
+    "  _arguments -C '1:command:->command' '*::argument:->argument'",
+    '  case $state in',
+    '    command)',
+    '      local -a commands',
+    `      commands=(${views.map((v) => `'${v.name}:${zshText(v.summary)}'`).join(' ')})`,
+    "      _describe 'command' commands",
+    '      ;;',
+    '    argument)',
+    '      case $words[1] in',
+    ...views.flatMap(zshArm),
+    '      esac',
+    '      ;;',
+    '  esac',
+    '}',
+    'if [[ "${funcstack[1]}" == _converge ]]; then _converge "$@"; else compdef _converge converge; fi',
+    '',
+  ].join('\n');
+}
+
+/** Text inside single quotes in fish: backslashes and quotes escaped. */
+function fishText(text: string): string {
+  return text.replace(/\\/g, '\\\\').replace(/'/g, "\\'");
+}
+
+function fishCompletes(completes: Completes): string {
+  if (completes === undefined) return '';
+  if ('paths' in completes) return completes.paths === 'dir' ? " -a '(__fish_complete_directories)'" : ' -F';
+  return ` -a '${completes.words.join(' ')}'`;
+}
+
+function fishLines(view: CommandView): string[] {
+  const when = `-n '__fish_seen_subcommand_from ${view.name}'`;
+  const lines = view.flags.map((flag) => {
+    const short = flag.short ? ` -s ${flag.short}` : '';
+    const value = flag.takesValue ? ` -r${fishCompletes(flag.completes)}` : '';
+    return `complete -c converge ${when} -l ${flag.long}${short}${value} -d '${fishText(flag.description)}'`;
+  });
+  if (view.argument !== undefined) lines.push(`complete -c converge ${when}${fishCompletes(view.argument)}`);
+  return lines;
+}
+
+function fishScript(views: readonly CommandView[]): string {
+  return [
+    '# converge completion for fish. Load it with: converge completion fish | source',
+    '# (or save it as ~/.config/fish/completions/converge.fish)',
+    'complete -c converge -f',
+    ...views.map((v) => `complete -c converge -n '__fish_use_subcommand' -a ${v.name} -d '${fishText(v.summary)}'`),
+    ...views.flatMap(fishLines),
+    '',
+  ].join('\n');
+}
+
+/** The completion script of `shell` for these commands. */
+export function completionScript(shell: Shell, commands: readonly Command[]): string {
+  const views = commandViews(commands);
+  if (shell === 'bash') return bashScript(views);
+  if (shell === 'zsh') return zshScript(views);
+  return fishScript(views);
+}

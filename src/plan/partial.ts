@@ -1,0 +1,83 @@
+// --target NAME (pure): which declared resources the names select, and the plan input narrowed to them (a partial plan, as Terraform's -target).
+import { UsageError } from '../core/errors.js';
+import { declaredProviderIds, inListing, kinds } from '../core/kinds/index.js';
+import { closest, editDistance } from '../core/manifest/issues.js';
+import { resourceKey, type ResourceKind } from '../core/model.js';
+import type { PlanInput } from './plan.js';
+
+/** A resource the manifests declare (valid or blocked): what a --target NAME is matched against. */
+interface Declared {
+  kind: ResourceKind;
+  name: string;
+}
+
+const KINDS = Object.keys(kinds) as ResourceKind[];
+
+function isKind(word: string): word is ResourceKind {
+  return (KINDS as string[]).includes(word);
+}
+
+/**
+ * `; did you mean "x"?` when `word` is near one of `known`, else '': a field-name match (closest), or a name at most
+ * two edits away (a third of a longer one), as the CLI suggests commands.
+ */
+function suggestion(word: string, known: readonly string[]): string {
+  let guess = closest(word, known);
+  if (!guess) {
+    const ranked = known.map((name) => ({ name, distance: editDistance(word, name) })).sort((a, b) => a.distance - b.distance);
+    const best = ranked[0];
+    if (best && best.distance <= Math.max(2, Math.floor(word.length / 3))) guess = best.name;
+  }
+  return guess ? `; did you mean "${guess}"?` : '';
+}
+
+/** The key one --target selects: `Kind/name`, or a bare name that exactly one declared resource has. */
+function selectOne(target: string, declared: readonly Declared[]): string {
+  const slash = target.indexOf('/');
+  if (slash !== -1) {
+    const kind = target.slice(0, slash);
+    const name = target.slice(slash + 1);
+    if (!isKind(kind)) throw new UsageError(`--target "${target}": ${kind} is not a kind${suggestion(kind, KINDS)}; give NAME or Kind/NAME, Kind one of ${KINDS.join(', ')}`);
+    if (declared.some((d) => d.kind === kind && d.name === name)) return resourceKey(kind, name);
+    const keys = declared.map((d) => resourceKey(d.kind, d.name));
+    throw new UsageError(`--target "${target}": no manifest declares it${suggestion(target, keys)}`);
+  }
+  const matches = declared.filter((d) => d.name === target);
+  if (matches.length === 1) return resourceKey(matches[0]!.kind, target);
+  if (matches.length > 1) {
+    const keys = matches.map((d) => resourceKey(d.kind, d.name)).sort();
+    throw new UsageError(`--target "${target}": more than one kind declares that name (${keys.join(', ')}); give Kind/NAME, e.g. --target ${keys[0]}`);
+  }
+  throw new UsageError(`--target "${target}": no manifest declares it${suggestion(target, [...new Set(declared.map((d) => d.name))])}`);
+}
+
+/**
+ * The resource keys the --target names select (NAME or Kind/NAME, each once, in the order given). A name no manifest
+ * declares, a kind that does not exist, or a bare name two kinds declare is a UsageError naming it (with "did you mean").
+ */
+export function selectTargets(targets: readonly string[], declared: readonly Declared[]): string[] {
+  const keys: string[] = [];
+  for (const target of targets) {
+    const key = selectOne(target.trim(), declared);
+    if (!keys.includes(key)) keys.push(key);
+  }
+  return keys;
+}
+
+/**
+ * The plan input narrowed to the resources of `keys`: their manifests (valid or blocked), their live resources (the
+ * listed deployments and the providers of those names), and no prune. Nothing else is paired, so nothing else becomes a
+ * change or an orphan; the plan carries `targets` and says it is partial.
+ */
+export function partialPlanInput(input: PlanInput, keys: readonly string[]): PlanInput {
+  const wanted = new Set(keys);
+  const selected = <T extends Declared>(items: readonly T[]): T[] => items.filter((r) => wanted.has(resourceKey(r.kind, r.name)));
+  const resources = selected(input.resources);
+  const blocked = selected(input.blocked);
+  const listedNames = new Set([...resources, ...blocked].filter((r) => inListing(r.kind)).map((r) => r.name));
+  const providerIds = declaredProviderIds([...resources, ...blocked]);
+  const { prune: _prune, ...rest } = input;
+  const narrowed: PlanInput = { ...rest, resources, blocked, live: input.live.filter((d) => listedNames.has(d.name)), targets: [...keys] };
+  if (input.providers?.readable) narrowed.providers = { readable: true, providers: input.providers.providers.filter((p) => providerIds.has(p.provider_id)) };
+  return narrowed;
+}
