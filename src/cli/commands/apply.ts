@@ -93,7 +93,7 @@ export const applyCommand: Command = {
     try {
       target = await openTarget(settings, { onRetry: (info) => progress.write(io.stderr, `converge apply: ${retryLine(info)}\n`) });
       const gathered = await gatherPlanInput({
-        dir: resolve(io.cwd, args.positionals[0]!),
+        dir,
         environment: environmentOf(settings, io.cwd),
         env: io.env,
         client: target.client,
