@@ -43,6 +43,7 @@ const PlanData = z.strictObject({
   diagnostics: z.array(z.strictObject({ severity: z.enum(['error', 'warning']), file: z.string(), line: z.number().int(), column: z.number().int(), message: z.string() })),
   notes: z.array(z.string()).optional(),
   prune_refused: z.string().optional(),
+  targets: z.array(z.string()).optional(),
   health: z
     .array(
       z.strictObject({
