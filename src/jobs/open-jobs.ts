@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { AppliedStateStore } from '../store/applied-state.js';
+import { AppliedPlans } from '../store/applied-plans.js';
 import { RedisDesiredMemory } from '../store/desired-memory.js';
 import { RedisHoldStore } from '../store/holds-store.js';
 import { adoptLegacySequences, Enqueuer } from '../queue/enqueuer.js';
@@ -33,6 +34,8 @@ export interface Jobs {
   readonly enqueuer: Enqueuer;
   /** Applied state: plans read it, jobs write it. */
   readonly applied: AppliedStateStore;
+  /** The saved plans applied on the prefix, by checksum (apply --plan claims its plan before it writes). */
+  readonly plans: AppliedPlans;
   /** The daemon's fingerprints of desired states seen in sync. */
   readonly desired: RedisDesiredMemory;
   /** The daemon's holds (resources not written: their revision for this desired state failed). */
@@ -84,6 +87,28 @@ async function readyQueue(redis: Redis, prefix: string, onError: ErrorReporter):
 }
 
 /**
+ * Handles opened from one Jobs: those whose close has not started (close() closes them), and those whose close has not
+ * ended (disconnect() drops them); `track` registers one.
+ */
+function handleTracker() {
+  const open = new Set<{ close(): Promise<void>; disconnect(): void }>();
+  const unclosed = new Set<{ disconnect(): void }>();
+  function track<T extends { close(): Promise<void>; disconnect(): void }>(handle: T): T {
+    const close = handle.close.bind(handle);
+    open.add(handle);
+    unclosed.add(handle);
+    handle.close = async (...args: unknown[]) => {
+      open.delete(handle);
+      // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-assertion -- tsc needs it to pass the arguments on
+      await (close as (...a: unknown[]) => Promise<void>)(...args);
+      unclosed.delete(handle);
+    };
+    return handle;
+  }
+  return { open, unclosed, track };
+}
+
+/**
  * Connects to Redis (failing fast with E_REDIS), checks the prefix and claims it for the target, and opens the queue.
  * The error events of every queue, worker and connection opened from here are logged, one line per kind per 30 s.
  */
@@ -102,27 +127,14 @@ export async function openJobs(settings: WorkerSettings, options: OpenJobsOption
   }
   const queue = await readyQueue(redis, prefix, onError);
   const scoped: WorkerSettings = { ...settings, redisPrefix: prefix };
-  // Handles whose close has not started (close() closes them), and those whose close has not ended (disconnect() drops them).
-  const open = new Set<{ close(): Promise<void>; disconnect(): void }>();
-  const unclosed = new Set<{ disconnect(): void }>();
-  function track<T extends { close(): Promise<void>; disconnect(): void }>(handle: T): T {
-    const close = handle.close.bind(handle);
-    open.add(handle);
-    unclosed.add(handle);
-    handle.close = async (...args: unknown[]) => {
-      open.delete(handle);
-      // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-assertion -- tsc needs it to pass the arguments on
-      await (close as (...a: unknown[]) => Promise<void>)(...args);
-      unclosed.delete(handle);
-    };
-    return handle;
-  }
+  const { open, unclosed, track } = handleTracker();
   let closing: Promise<void> | undefined;
   const flap = new FlapStore(redis, prefix);
   return {
     prefix,
     enqueuer: new Enqueuer(queue, settings, { redis, prefix }),
     applied: new AppliedStateStore(redis, prefix),
+    plans: new AppliedPlans(redis, prefix),
     desired: new RedisDesiredMemory(redis, prefix),
     holds: new RedisHoldStore(redis, prefix),
     flap,

@@ -63,6 +63,8 @@ export interface Gathered {
   diagnostics: Diagnostic[];
   /** Which manifests were read: the git commit of the directory, else its content hash, and when. */
   version: ManifestVersion;
+  /** The content hash of the files read (manifests, variables files, overlays), whether or not they are in git. */
+  contentId: string;
 }
 
 const DISCOVERY_CONCURRENCY = 4;
@@ -160,7 +162,7 @@ export async function gatherPlanInput(options: GatherOptions): Promise<Gathered>
   if (outside.length > 0) notes.push(outsidePrefixNote(outside.map((r) => r.name), prefix!));
   if (unsetEnv.size > 0) notes.push(unsetEnvNote([...unsetEnv].sort()));
   if (notes.length > 0) input.notes = notes;
-  return { input, resources, live, files: loaded.files, diagnostics, version };
+  return { input, resources, live, files: loaded.files, diagnostics, version, contentId: loaded.contentId };
 }
 
 /** One note for every secret variable not set: which, what it blocks, and the fix (the diagnostics give each place). */

@@ -1,7 +1,11 @@
 // `converge apply DIR [--wait]`: plan, enqueue one job per change, wait for every job (and new revisions), report.
 import { resolve } from 'node:path';
 import { plan } from '../../plan/plan.js';
-import { UsageError } from '../../core/errors.js';
+import { ConvergeError, UsageError } from '../../core/errors.js';
+import { staleLine } from '../../core/saved-plan/stale.js';
+import type { SavedPlan } from '../../core/saved-plan/schema.js';
+import { readPlanFile } from '../plan-file.js';
+import { checkedChanges, settingsOfPlan } from '../saved-plan.js';
 import { applyConverged, applyExitCode } from '../../core/exit-code.js';
 import { resourceKey, type DesiredResource, type LiveDeployment, type Plan } from '../../core/model.js';
 import { skipLine, type Outcome } from '../../core/decide.js';
@@ -19,10 +23,10 @@ import { applyConditions, type ResourceConditions } from '../../apply/apply-cond
 import { healthNotes, planOutcomes } from '../../plan/outcomes.js';
 import { readLatestRevisions } from '../../observe/revisions.js';
 import { gatherPlanInput } from '../../observe/gather.js';
-import type { Command, CommandIo } from '../command.js';
+import type { Command, CommandIo, ParsedArgs } from '../command.js';
 import { environmentOf } from '../environment.js';
 import { LOG_LEVELS, resolveSettings, settingOptions } from '../settings.js';
-import { EMBEDDED, EMBEDDED_BANNER, openTarget, requireApiUrl, retryLine } from '../target.js';
+import { EMBEDDED, EMBEDDED_BANNER, openTarget, requireApiUrl, retryLine, type ServiceSettings } from '../target.js';
 import { progressLine, type Progress } from '../tty.js';
 import { formatDiagnostic } from '../../core/diagnostics.js';
 import { narrowToTargets, TARGET_OPTION, targetsOf } from '../partial-plan.js';
@@ -34,9 +38,10 @@ const LEVELS: readonly string[] = LOG_LEVELS;
 export const applyCommand: Command = {
   name: 'apply',
   summary: 'plan, then make the service match the manifests through queued jobs (Ctrl-C stops in order: nothing left locked)',
-  usage: 'converge apply DIR [--vars FILE]... [--overlay DIR]... [--target NAME]... [--wait] [--wait-timeout DURATION] [--output text|json] [options]',
-  positionals: [1, 1],
+  usage: 'converge apply DIR [--vars FILE]... [--overlay DIR]... [--target NAME]... [--wait] [--wait-timeout DURATION] [--output text|json] [options] | converge apply --plan FILE [--wait] [options]',
+  positionals: [0, 1],
   options: {
+    plan: { type: 'string', placeholder: 'FILE', description: 'apply exactly the saved plan FILE (plan --out), with no DIR: refused as stale, nothing written, when the manifests, a secret or a planned resource changed since (docs/saved-plans.md)' },
     wait: { type: 'boolean', description: 'also wait until each new revision, and each rollout already in progress, is active; exit 1 at the first that fails (BUILD_FAILED, DEPLOY_FAILED, past the progress deadline)' },
     output: { type: 'string', short: 'o', placeholder: 'FMT', description: 'text (default) or json' },
     ...TARGET_OPTION,
@@ -74,8 +79,7 @@ export const applyCommand: Command = {
   async run(args, io) {
     const output = (args.values.output as string | undefined) ?? 'text';
     if (!FORMATS.includes(output as (typeof FORMATS)[number])) throw new UsageError(`--output "${output}" is not one of ${FORMATS.join(', ')}`);
-    const settings = requireApiUrl(resolveSettings(args, io.env));
-    const targets = targetsOf(args);
+    const { saved, settings, dir, targets } = applyInputs(args, io);
     const embedded = settings.apiUrl === EMBEDDED;
     // First line: nothing an embedded apply does reaches a real service (on stderr with JSON: stdout is one document).
     if (embedded) (output === 'text' ? io.stdout : io.stderr).write(`${EMBEDDED_BANNER}\n`);
@@ -89,7 +93,7 @@ export const applyCommand: Command = {
     try {
       target = await openTarget(settings, { onRetry: (info) => progress.write(io.stderr, `converge apply: ${retryLine(info)}\n`) });
       const gathered = await gatherPlanInput({
-        dir: resolve(io.cwd, args.positionals[0]!),
+        dir,
         environment: environmentOf(settings, io.cwd),
         env: io.env,
         client: target.client,
@@ -108,14 +112,16 @@ export const applyCommand: Command = {
       const outcomes = planOutcomes(result, { mode: 'apply', resources: gathered.resources, live: gathered.live, revisions: revisions.readings, now: Date.now(), progressDeadlineMs: settings.progressDeadline });
       const health = healthNotes(outcomes);
       if (health.length > 0) result.health = health;
+      // A saved plan is checked before anything is written (the keep marks below included); stale: one line, exit 1.
+      const planned = saved ? await claimPlanned(saved, jobs, () => checkedChanges(saved, gathered, result, outcomes)) : undefined;
       // converge/prune: "false" is remembered per resource, so it still holds once the manifest is gone.
       await jobs.applied.recordKeep(gathered.resources.keys(), keptKeys(gathered.resources));
       const text = output === 'text';
-      if (text) io.stdout.write(planLines(result, outcomes).join('\n') + '\n');
+      if (text) io.stdout.write([...planLines(result, outcomes), ...unplannedLines(planned?.unplanned ?? [])].join('\n') + '\n');
       // What could not be read is unknown: while a file of the tree fails to load nothing is written, unless --allow-partial.
       if (gathered.input.unreadable && !settings.allowPartial) return refuseUnreadable(io, output, gathered.input.unreadable, result, outcomes);
 
-      const changes = changesToApply(outcomes, result.changes, gathered.resources, gathered.live, gathered.input.secretHashes);
+      const changes = planned?.changes ?? changesToApply(outcomes, result.changes, gathered.resources, gathered.live, gathered.input.secretHashes);
       const jobResults = await runApply({
         signal: interrupt.signal,
         onWaitingBehind: behindReporter(io, progress),
@@ -158,6 +164,42 @@ export const applyCommand: Command = {
     }
   },
 };
+
+/**
+ * The settings and manifest directory of this apply: the user's with DIR; with --plan FILE, the saved plan's (read
+ * whole and checked before Redis or the service is opened) and no DIR.
+ */
+function applyInputs(args: ParsedArgs, io: CommandIo): { saved: SavedPlan | undefined; settings: ServiceSettings; dir: string; targets: string[] } {
+  const file = args.values.plan as string | undefined;
+  const settings = requireApiUrl(resolveSettings(args, io.env));
+  if (file === undefined) {
+    if (args.positionals.length !== 1) throw new UsageError(`wrong number of arguments; usage: ${applyCommand.usage}`);
+    return { saved: undefined, settings, dir: resolve(io.cwd, args.positionals[0]!), targets: targetsOf(args) };
+  }
+  if (args.positionals.length > 0) throw new UsageError('--plan FILE applies the manifests the plan names: give no DIR');
+  const saved = readPlanFile(resolve(io.cwd, file));
+  return { saved, settings: settingsOfPlan(saved, settings, args.values), dir: resolve(io.cwd, saved.manifests.dir), targets: saved.options.targets ?? [] };
+}
+
+/**
+ * A plan applied before on this Redis prefix is stale, whatever else holds; else `check` (which throws when it is stale),
+ * then the plan is claimed (atomically: of two applies of one plan at once, one goes on).
+ */
+async function claimPlanned<T>(saved: SavedPlan, jobs: Awaited<ReturnType<typeof openJobs>>, check: () => T): Promise<T> {
+  const applied = (at: string) => new ConvergeError('E_PLAN_STALE', staleLine([`it was applied (at ${at}; a plan is applied once)`]));
+  const before = await jobs.plans.appliedAt(saved.checksum);
+  if (before !== undefined) throw applied(before);
+  const checked = check();
+  const earlier = await jobs.plans.claim(saved.checksum, new Date());
+  if (earlier !== undefined) throw applied(earlier);
+  return checked;
+}
+
+/** The resources apply --plan leaves alone although they differ now: the saved plan does not hold their writes. */
+function unplannedLines(keys: readonly string[]): string[] {
+  if (keys.length === 0) return [];
+  return [`  Note: not in the saved plan, not written: ${keys.join(', ')} (differ now; run plan to review them)`];
+}
 
 /**
  * While a file of the tree fails to load, apply writes nothing: one line naming each such file at its first error (in

@@ -1,11 +1,9 @@
 // `converge plan DIR`: the dry-run plan of a manifest directory against the live service.
 import { resolve } from 'node:path';
 import { plan } from '../../plan/plan.js';
-import { renderJson } from '../../plan/render/json.js';
-import { renderMarkdown } from '../../plan/render/markdown.js';
-import { renderText } from '../../plan/render/text.js';
 import { UsageError } from '../../core/errors.js';
 import { planExitCode } from '../../core/exit-code.js';
+import { savedPlanText } from '../../core/saved-plan/schema.js';
 import { gatherPlanInput } from '../../observe/gather.js';
 import { readLatestRevisions } from '../../observe/revisions.js';
 import { healthNotes, planOutcomes } from '../../plan/outcomes.js';
@@ -14,7 +12,9 @@ import type { AppliedRecord } from '../../core/model.js';
 import { environmentOf } from '../environment.js';
 import { resolveSettings, settingOptions } from '../settings.js';
 import { EMBEDDED, openTarget, requireApiUrl, retryLine, type ServiceSettings } from '../target.js';
-import { progressLine, useColor } from '../tty.js';
+import { progressLine } from '../tty.js';
+import { readPlanFile, writePlanFile } from '../plan-file.js';
+import { printPlan, savedPlanContent, showSavedPlan } from '../saved-plan.js';
 import { narrowToTargets, TARGET_OPTION, targetsOf } from '../partial-plan.js';
 
 const FORMATS = ['text', 'markdown', 'json'] as const;
@@ -33,14 +33,17 @@ interface AppliedRead {
  * record could describe it). A Redis URL the user gave must answer (else one line, exit 1); the shipped default
  * (redis://127.0.0.1:6379) is only tried, and when it does not answer the plan says it ran without.
  */
-async function readApplied(settings: ServiceSettings, skip: boolean): Promise<AppliedRead> {
+async function readApplied(settings: ServiceSettings, skip: boolean, saving: boolean): Promise<AppliedRead> {
   if (settings.apiUrl === EMBEDDED) return { records: new Map() };
   if (skip) return { records: new Map(), note: `applied state not read (--no-applied-state): ${BLIND}` };
   const { readAppliedState } = await import('../../store/applied-state.js');
   const state = await readAppliedState(settings);
   if (!state.warning) return { records: state.records };
+  const warning = state.warning.replace(/; planning without applied state$/, '');
+  // apply --plan decides again with the applied state: a saved plan made without it would never hold.
+  if (saving) throw new UsageError(`${warning}; --out saves a plan that apply --plan checks against the applied state: give the --redis-url and --redis-prefix apply uses`);
   if (settings.explicit.has('redisUrl')) {
-    throw new UsageError(`${state.warning.replace(/; planning without applied state$/, '')}; give --no-applied-state to plan without it`);
+    throw new UsageError(`${warning}; give --no-applied-state to plan without it`);
   }
   return { records: new Map(), note: `applied state not read: no Redis configured (--redis-url, REDIS_URL) and none answers at ${settings.redisUrl}: ${BLIND}` };
 }
@@ -48,9 +51,11 @@ async function readApplied(settings: ServiceSettings, skip: boolean): Promise<Ap
 export const planCommand: Command = {
   name: 'plan',
   summary: 'list live state and print what apply would change (dry run)',
-  usage: 'converge plan DIR [--vars FILE]... [--overlay DIR]... [--target NAME]... [--output text|markdown|json] [--detailed-exitcode] [--show-orphans] [options]',
-  positionals: [1, 1],
+  usage: 'converge plan DIR [--vars FILE]... [--overlay DIR]... [--target NAME]... [--output text|markdown|json] [--detailed-exitcode] [--show-orphans] [--out FILE] [options] | converge plan --show FILE [--output text|markdown|json]',
+  positionals: [0, 1],
   options: {
+    out: { type: 'string', placeholder: 'FILE', description: 'also save the plan to FILE (JSON, mode 0600, no secret value) for "converge apply --plan FILE"; none is saved when the plan holds an error (docs/saved-plans.md)' },
+    show: { type: 'string', placeholder: 'FILE', description: 'print the saved plan FILE in --output\'s format, without the service (no DIR)' },
     output: { type: 'string', short: 'o', placeholder: 'FMT', description: 'text (default), markdown (at most 60,000 characters) or json (everything)' },
     'detailed-exitcode': { type: 'boolean', description: 'exit 0 when nothing would change (notes on unchanged resources do not count), 2 when something would; 1 on errors, as always' },
     'show-orphans': { type: 'boolean', description: 'text: list every live deployment in no manifest, not only the first three' },
@@ -63,11 +68,21 @@ export const planCommand: Command = {
     if (!FORMATS.includes(output as (typeof FORMATS)[number])) {
       throw new UsageError(`--output "${output}" is not one of ${FORMATS.join(', ')}`);
     }
+    const detailed = args.values['detailed-exitcode'] === true;
+    const showOrphans = args.values['show-orphans'] === true;
+    const show = args.values.show as string | undefined;
+    const out = args.values.out as string | undefined;
+    if (show !== undefined) {
+      if (args.positionals.length > 0 || out !== undefined) throw new UsageError('--show FILE prints a saved plan: give it no DIR and no --out');
+      return showSavedPlan(readPlanFile(resolve(io.cwd, show)), output, io, { detailed, showOrphans });
+    }
+    if (args.positionals.length !== 1) throw new UsageError(`wrong number of arguments; usage: ${planCommand.usage}`);
+    if (out !== undefined && args.values['no-applied-state'] === true) throw new UsageError('--out cannot be given with --no-applied-state: apply --plan checks the plan against the applied state, so the plan must read it too');
     const settings = requireApiUrl(resolveSettings(args, io.env));
     const targets = targetsOf(args);
     const dir = resolve(io.cwd, args.positionals[0]!);
     // Read (Redis client loaded, connected, one HGETALL) while the live pages are listed.
-    const applied = readApplied(settings, args.values['no-applied-state'] === true);
+    const applied = readApplied(settings, args.values['no-applied-state'] === true, out !== undefined);
     applied.catch(() => undefined);
     const progress = progressLine(io);
     const target = await openTarget(settings, { onRetry: (info) => progress.write(io.stderr, `converge plan: ${retryLine(info)}\n`) });
@@ -100,12 +115,21 @@ export const planCommand: Command = {
       const result = plan(narrowToTargets(gathered.input, targets));
       // Health is read, not guessed: a note for each rollout not healthy (one read per deployment whose latest is not active).
       const revisions = await readLatestRevisions(target.client, result.changes, gathered.live);
-      const health = healthNotes(planOutcomes(result, { mode: 'plan', resources: gathered.resources, live: gathered.live, revisions: revisions.readings, now: Date.now(), progressDeadlineMs: settings.progressDeadline }));
+      const outcomes = planOutcomes(result, { mode: 'plan', resources: gathered.resources, live: gathered.live, revisions: revisions.readings, now: Date.now(), progressDeadlineMs: settings.progressDeadline });
+      const health = healthNotes(outcomes);
       if (health.length > 0) result.health = health;
-      if (output === 'json') io.stdout.write(renderJson(result));
-      else if (output === 'markdown') io.stdout.write(renderMarkdown(result));
-      else io.stdout.write(renderText(result, { color: useColor(io.stdout, io.env), showOrphans: args.values['show-orphans'] === true }));
-      return planExitCode(result, args.values['detailed-exitcode'] === true);
+      printPlan(result, output, io, showOrphans);
+      const code = planExitCode(result, detailed);
+      if (out === undefined) return code;
+      const file = resolve(io.cwd, out);
+      // A plan with an error (a file that fails to load, a blocked resource, a refused prune) is not saved: apply --plan could only refuse it.
+      if (code === 1) {
+        io.stderr.write(`converge plan: no plan saved to ${out}: the plan holds errors (listed in it); fix them and plan again\n`);
+        return code;
+      }
+      writePlanFile(file, savedPlanText(savedPlanContent(args.positionals[0]!, settings, gathered, result, outcomes, targets)));
+      io.stderr.write(`converge plan: plan saved to ${out}; apply exactly it with "converge apply --plan ${out}"\n`);
+      return code;
     } finally {
       await target.close();
     }

@@ -75,7 +75,7 @@ export type JobOperation = AnyKind['operations'][number];
 /** Every operation a job may be named after. */
 export const JOB_OPERATIONS = Object.values(kinds).flatMap((module): readonly JobOperation[] => module.operations) as [JobOperation, ...JobOperation[]];
 
-export { declaredProviderIds, declaresProviders, listedProvider, mcpProviders, ownsAnyProvider, repositoryResources, resolvedAtEdge } from './select.js';
+export { declaredProviderIds, declaresProviders, listedProvider, liveStampOf, mcpProviders, ownsAnyProvider, repositoryResources, resolvedAtEdge } from './select.js';
 export { type KindModule, type PlanContext, type RevisionReading } from './kind.js';
 export { JobSecretSource } from './job.js';
 export {

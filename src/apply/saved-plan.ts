@@ -1,0 +1,58 @@
+// A saved plan's writes from one observation (plan --out records them; apply --plan reads the same things again and keeps only these).
+import { kindOf, liveStampOf } from '../core/kinds/index.js';
+import { resourceKey, type AppliedRecord, type DesiredResource, type LiveDeployment, type LiveProviders, type ResourceKind } from '../core/model.js';
+import type { PlannedWrite } from '../core/saved-plan/schema.js';
+import type { Observed } from '../core/saved-plan/stale.js';
+import type { ApplyChange } from './apply-jobs.js';
+
+/** What one plan read: the desired resources and their secret hashes, the live deployments and providers, the applied records. */
+export interface Observation {
+  resources: ReadonlyMap<string, DesiredResource>;
+  secretHashes: ReadonlyMap<string, Record<string, string>>;
+  live: readonly LiveDeployment[];
+  providers?: LiveProviders | undefined;
+  applied: ReadonlyMap<string, AppliedRecord>;
+}
+
+/** Reads one resource out of an observation, the way a saved plan records it. */
+export function observer(observation: Observation): (kind: ResourceKind, name: string) => Observed {
+  const deployments = new Map(observation.live.map((d) => [d.name, d]));
+  const providers = observation.providers?.readable ? new Map(observation.providers.providers.map((p) => [p.provider_id, p])) : undefined;
+  return (kind, name) => {
+    const key = resourceKey(kind, name);
+    const resource = observation.resources.get(key);
+    const secrets = observation.secretHashes.get(key) ?? {};
+    return {
+      secrets,
+      desired: resource ? kindOf(resource.kind).fingerprint(resource, secrets) : undefined,
+      live: liveStampOf(kind, name, deployments, providers),
+      applied_at: observation.applied.get(key)?.appliedAt ?? null,
+    };
+  };
+}
+
+/** The changes apply would enqueue, as a saved plan holds them: the decided write and what it was decided against. */
+export function plannedWrites(changes: readonly ApplyChange[], observation: Observation): PlannedWrite[] {
+  const observe = observer(observation);
+  return changes.map(({ change, write, deploymentId, desired }) => {
+    const seen = observe(change.kind, change.name);
+    const action = change.action === 'create' || change.action === 'update' || change.action === 'adopt' ? change.action : 'delete';
+    return {
+      kind: change.kind,
+      name: change.name,
+      action,
+      op: write?.op ?? 'delete',
+      fields: write?.fields ?? [],
+      ...(deploymentId ? { deployment_id: deploymentId } : {}),
+      ...(desired ? { desired } : {}),
+      secrets: { ...seen.secrets },
+      seen: { live: seen.live, applied_at: seen.applied_at },
+    };
+  });
+}
+
+/** Of the changes a fresh plan would enqueue, those the saved plan holds (after stalenessOf found nothing changed: the same writes). */
+export function plannedChanges(changes: readonly ApplyChange[], writes: readonly PlannedWrite[]): ApplyChange[] {
+  const planned = new Set(writes.map((w) => resourceKey(w.kind, w.name)));
+  return changes.filter(({ change }) => planned.has(resourceKey(change.kind, change.name)));
+}

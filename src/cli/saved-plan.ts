@@ -1,0 +1,99 @@
+// Saved plans in the CLI: what `plan --out` writes, what `plan --show` prints, and what `apply --plan` checks before it writes anything (docs/saved-plans.md).
+import type { Outcome } from '../core/decide.js';
+import { ConvergeError, UsageError } from '../core/errors.js';
+import { planExitCode } from '../core/exit-code.js';
+import { resourceKey, type Plan } from '../core/model.js';
+import { SAVED_PLAN_FORMAT, SAVED_PLAN_VERSION, type SavedPlan, type SavedPlanContent } from '../core/saved-plan/schema.js';
+import { staleLine, stalenessOf } from '../core/saved-plan/stale.js';
+import { changesToApply, type ApplyChange } from '../apply/apply-jobs.js';
+import { observer, plannedChanges, plannedWrites, type Observation } from '../apply/saved-plan.js';
+import type { Gathered } from '../observe/gather.js';
+import { renderJson } from '../plan/render/json.js';
+import { renderMarkdown } from '../plan/render/markdown.js';
+import { renderText } from '../plan/render/text.js';
+import type { CommandIo } from './command.js';
+import type { Settings } from './settings.js';
+import type { ServiceSettings } from './target.js';
+import { useColor } from './tty.js';
+
+/** The settings a saved plan fixes: `apply --plan` takes them from the plan, never from its own flags. */
+export const PLAN_FIXED_FLAGS = ['vars', 'overlay', 'prune', 'adopt', 'max-deletes', 'name-prefix', 'target'] as const;
+
+/** Prints a plan in one of plan's formats. */
+export function printPlan(result: Plan, output: string, io: CommandIo, showOrphans: boolean): void {
+  if (output === 'json') io.stdout.write(renderJson(result));
+  else if (output === 'markdown') io.stdout.write(renderMarkdown(result));
+  else io.stdout.write(renderText(result, { color: useColor(io.stdout, io.env), showOrphans }));
+}
+
+/** What one plan read, as the saved plan's writes are recorded from it. */
+function observationOf(gathered: Gathered): Observation {
+  return { resources: gathered.resources, secretHashes: gathered.input.secretHashes, live: gathered.live, providers: gathered.input.providers, applied: gathered.input.applied };
+}
+
+/** A service's URL without a trailing slash: the same service however it was spelled. */
+function serviceOf(settings: Pick<ServiceSettings, 'apiUrl' | 'tenantId'>): SavedPlan['service'] {
+  return { api_url: settings.apiUrl.replace(/\/+$/, ''), tenant_id: settings.tenantId ?? null };
+}
+
+/** The saved plan of one `plan --out` run: the plan printed, each decided write and what it was decided against. */
+export function savedPlanContent(dir: string, settings: ServiceSettings, gathered: Gathered, result: Plan, outcomes: ReadonlyMap<string, Outcome>, targets: readonly string[] = []): SavedPlanContent {
+  const changes = changesToApply(outcomes, result.changes, gathered.resources, gathered.live, gathered.input.secretHashes);
+  return {
+    format: SAVED_PLAN_FORMAT,
+    format_version: SAVED_PLAN_VERSION,
+    created_at: new Date().toISOString(),
+    service: serviceOf(settings),
+    manifests: { dir, vars: settings.vars, overlays: settings.overlays, version: gathered.version, content_id: gathered.contentId },
+    // --target narrows the plan to the named resources and deletes nothing (prune is off under it).
+    options: { prune: settings.prune && targets.length === 0, max_deletes: settings.maxDeletes, adopt: settings.adopt, name_prefix: settings.namePrefix ?? null, ...(targets.length > 0 ? { targets: [...targets] } : {}) },
+    plan: result,
+    writes: plannedWrites(changes, observationOf(gathered)),
+  };
+}
+
+/** `plan --show FILE`: the saved plan as plan printed it, with no service; a line on stderr says what it is. */
+export function showSavedPlan(saved: SavedPlan, output: string, io: CommandIo, options: { detailed: boolean; showOrphans: boolean }): number {
+  const writes = saved.writes.length;
+  io.stderr.write(`converge plan: saved plan of ${saved.manifests.dir} made ${saved.created_at}: ${writes} write${writes === 1 ? '' : 's'}, ${saved.checksum}\n`);
+  printPlan(saved.plan, output, io, options.showOrphans);
+  return planExitCode(saved.plan, options.detailed);
+}
+
+/**
+ * The settings of `apply --plan`: the plan's manifests and options in place of the user's; a flag that would change
+ * them is refused (the plan is applied as it was reviewed). The service must be the one the plan was made against.
+ */
+export function settingsOfPlan(saved: SavedPlan, settings: ServiceSettings, given: Readonly<Record<string, unknown>>): ServiceSettings {
+  const fixed = PLAN_FIXED_FLAGS.filter((flag) => given[flag] !== undefined);
+  if (fixed.length > 0) throw new UsageError(`--${fixed.join(', --')} cannot be given with --plan: the plan holds them (give them to "converge plan --out")`);
+  const ours = serviceOf(settings);
+  if (ours.api_url !== saved.service.api_url || ours.tenant_id !== saved.service.tenant_id) {
+    const tenant = (id: string | null) => (id ? ` (tenant ${id})` : '');
+    throw new ConvergeError('E_PLAN_SERVICE', `the plan was made against ${saved.service.api_url}${tenant(saved.service.tenant_id)}, not ${ours.api_url}${tenant(ours.tenant_id)}: apply it to the service it was made against, or plan again`);
+  }
+  const options = saved.options;
+  const out: Settings = { ...settings, vars: saved.manifests.vars, overlays: saved.manifests.overlays, prune: options.prune, maxDeletes: options.max_deletes, adopt: options.adopt };
+  if (options.name_prefix === null) delete out.namePrefix;
+  else out.namePrefix = options.name_prefix;
+  return out as ServiceSettings;
+}
+
+/**
+ * What `apply --plan` enqueues: the fresh plan's changes that the saved plan holds, once nothing it was decided on
+ * changed. Throws E_PLAN_STALE (one line, what changed) otherwise: then nothing is written.
+ */
+export function checkedChanges(saved: SavedPlan, gathered: Gathered, result: Plan, outcomes: ReadonlyMap<string, Outcome>): { changes: ApplyChange[]; unplanned: string[] } {
+  const fresh = changesToApply(outcomes, result.changes, gathered.resources, gathered.live, gathered.input.secretHashes);
+  const observation = observationOf(gathered);
+  const observe = observer(observation);
+  const staleness = stalenessOf(saved, {
+    contentId: gathered.contentId,
+    version: gathered.version,
+    changes: result.changes,
+    writes: plannedWrites(fresh, observation),
+    observed: new Map(saved.writes.map((w) => [resourceKey(w.kind, w.name), observe(w.kind, w.name)])),
+  });
+  if (staleness.changed.length > 0) throw new ConvergeError('E_PLAN_STALE', staleLine(staleness.changed));
+  return { changes: plannedChanges(fresh, saved.writes), unplanned: staleness.unplanned };
+}

@@ -1,0 +1,75 @@
+import { describe, expect, it } from 'vitest';
+import type { PlanChange } from '../model.js';
+import { readSavedPlan, savedPlanText, type PlannedWrite, type SavedPlanContent } from './schema.js';
+import { staleLine, stalenessOf, type FreshState, type Observed } from './stale.js';
+
+const HASH = 'a'.repeat(64);
+const LIVE = { id: 'd-1', updated_at: '2026-11-27T10:00:00.000Z', latest_revision_id: 'r-1', active_revision_id: 'r-1' };
+const CHANGE: PlanChange = { kind: 'Deployment', name: 'api', action: 'update', new_revision: false, fields: [{ path: 'source_config.resource_spec.max_scale', before: 2, after: 4, sensitive: false }], reason: null };
+const WRITE: PlannedWrite = { kind: 'Deployment', name: 'api', action: 'update', op: 'update', fields: ['source_config.resource_spec.max_scale'], deployment_id: 'd-1', desired: HASH, secrets: { TOKEN: HASH }, seen: { live: LIVE, applied_at: null } };
+
+function content(): SavedPlanContent {
+  return {
+    format: 'converge-plan',
+    format_version: 1,
+    created_at: '2026-11-27T10:01:00.000Z',
+    service: { api_url: 'http://127.0.0.1:1', tenant_id: null },
+    manifests: { dir: 'manifests', vars: [], overlays: [], version: { kind: 'content', id: 'abcdef123456', readAt: '2026-11-27T10:01:00.000Z' }, content_id: 'abcdef123456' },
+    options: { prune: false, max_deletes: 10, adopt: 'auto', name_prefix: null },
+    plan: { format_version: '1', summary: { create: 0, update: 1, adopt: 0, delete: 0, noop: 0, orphan: 0, blocked: 0, suspended: 0 }, changes: [CHANGE], diagnostics: [{ severity: 'warning', file: 'a.yaml', line: 1, column: 1, message: 'w' }], notes: ['n'], health: [{ kind: 'Deployment', name: 'api', status: 'progressing', reason: 'RevisionBuilding', message: 'building', revisionId: 'r-1', revisionStatus: 'BUILDING' }] },
+    writes: [WRITE],
+  };
+}
+
+function fresh(over: Partial<FreshState> = {}, observed: Partial<Observed> = {}): FreshState {
+  return {
+    contentId: 'abcdef123456',
+    version: { kind: 'content', id: 'abcdef123456', readAt: 'now' },
+    changes: [CHANGE],
+    writes: [WRITE],
+    observed: new Map([['Deployment/api', { secrets: { TOKEN: HASH }, desired: HASH, live: LIVE, applied_at: null, ...observed }]]),
+    ...over,
+  };
+}
+
+describe('saved plan file', () => {
+  it('reads back what it wrote, and refuses an edit, a truncation, another version and another document', () => {
+    const text = savedPlanText(content());
+    const read = readSavedPlan(text);
+    expect(read).toMatchObject({ ok: true, plan: { ...content(), checksum: expect.stringMatching(/^sha256:[0-9a-f]{64}$/) } });
+    expect(() => savedPlanText({ ...content(), writes: [{ ...WRITE, extra: 1 } as PlannedWrite] })).toThrow();
+    expect(readSavedPlan(text.replace('"after": 4', '"after": 5'))).toMatchObject({ ok: false, problem: expect.stringContaining('checksum does not match') });
+    expect(readSavedPlan(text.slice(0, 100))).toMatchObject({ ok: false, problem: expect.stringContaining('not JSON') });
+    expect(readSavedPlan(text.replace('"format_version": 1,', '"format_version": 2,'))).toMatchObject({ ok: false, problem: expect.stringContaining('format version 2') });
+    expect(readSavedPlan('[]')).toMatchObject({ ok: false, problem: expect.stringContaining('not a converge plan') });
+    expect(readSavedPlan(text.replace('"op": "update"', '"op": "explode"'))).toMatchObject({ ok: false, problem: expect.stringContaining('writes.0.op') });
+  });
+});
+
+describe('stalenessOf', () => {
+  const saved = () => {
+    const read = readSavedPlan(savedPlanText(content()));
+    if (!read.ok) throw new Error(read.problem);
+    return read.plan;
+  };
+
+  it('holds when everything reads as it did; a fresh write the plan lacks is unplanned, not written', () => {
+    const extra: PlannedWrite = { ...WRITE, name: 'other' };
+    expect(stalenessOf(saved(), fresh({ writes: [WRITE, extra] }))).toEqual({ changed: [], unplanned: ['Deployment/other'] });
+  });
+
+  it('names what changed: manifests, a rotated secret, the live resource, a write of converge, the decided write', () => {
+    expect(stalenessOf(saved(), fresh({ contentId: '000000000000' })).changed).toEqual(['the manifests, variables files or overlays changed']);
+    expect(stalenessOf(saved(), fresh({}, { secrets: { TOKEN: 'b'.repeat(64) } })).changed).toEqual(['Deployment/api: secret TOKEN changed (rotated)']);
+    expect(stalenessOf(saved(), fresh({}, { live: { ...LIVE, updated_at: '2026-11-27T10:05:00.000Z' } })).changed[0]).toContain('it changed live (updated_at 2026-11-27T10:00:00.000Z then, 2026-11-27T10:05:00.000Z now)');
+    expect(stalenessOf(saved(), fresh({}, { live: null })).changed[0]).toContain('it is gone live');
+    expect(stalenessOf(saved(), fresh({}, { applied_at: '2026-11-27T10:03:00.000Z' })).changed[0]).toContain('converge wrote it since');
+    expect(stalenessOf(saved(), fresh({ writes: [], changes: [{ ...CHANGE, action: 'noop', fields: [] }] })).changed).toEqual(['Deployment/api: it needs no write now']);
+    const moved = { ...CHANGE, fields: [{ ...CHANGE.fields[0]!, before: 3 }] };
+    expect(stalenessOf(saved(), fresh({ changes: [moved] })).changed).toEqual(['Deployment/api: its planned change differs now (source_config.resource_spec.max_scale)']);
+  });
+
+  it('says it in one line, the first three named', () => {
+    expect(staleLine(['a', 'b', 'c', 'd', 'e'])).toBe('the plan is stale: since it was made, a; b; c; and 2 more; nothing was written; run plan again');
+  });
+});
