@@ -239,9 +239,9 @@ async function readOverlays(environment: Environment | undefined, options: Parse
       if (error instanceof UsageError) throw new UsageError(`overlay ${overlay.label}: ${error.message.replace('manifest directory', 'directory')} (--overlay, setting overlays)`);
       throw error;
     });
-    const listed = listing.diagnostics.map((d) => ({ ...d, file: `${overlay.label}/${d.file}` }));
-    diagnostics.push(...listed);
-    unread.push(...listed.filter((d) => d.severity === 'error').map((error) => ({ error, name: undefined })));
+    const fromListing = listing.diagnostics.map((d) => ({ ...d, file: `${overlay.label}/${d.file}` }));
+    diagnostics.push(...fromListing);
+    unread.push(...fromListing.filter((d) => d.severity === 'error').map((error) => ({ error, name: undefined })));
     for (const file of listing.files) {
       const label = `${overlay.label}/${file.path}`;
       const outcome = readManifestFile(file);

@@ -48,7 +48,14 @@ export function samplePlan(): Plan {
   (supportSpec.source_config!.resource_spec as Record<string, unknown>).max_scale = 4;
   const resources: DesiredResource[] = [
     desired('support-agent', supportSpec),
-    { ...codehost('new-agent'), spec: { ...codehost('new-agent').spec, secrets: [{ name: 'OPENAI_API_KEY', from: { env: 'OPENAI_API_KEY' } }] } },
+    {
+      ...codehost('new-agent'),
+      spec: {
+        ...codehost('new-agent').spec,
+        source_revision_config: { repo_ref: 'main', graph_config_path: 'langgraph.json' },
+        secrets: [{ name: 'OPENAI_API_KEY', from: { env: 'OPENAI_API_KEY' } }],
+      },
+    },
     codehost('docs-agent', { buildOnPush: false }),
     codehost('search-agent', { repo: 'https://codehost.example.com/acme/search-agent-v2' }),
     desired('batch-agent', codehost('batch-agent', { maxScale: 8 }).spec, { suspend: true }),

@@ -35,6 +35,7 @@ const SAMPLE_TEXT = `  ~ update Deployment/batch-agent (forces new revision) (su
       + source_config.resource_spec.max_scale: 2
       + source_config.deployment_type: "prod"
       + source_revision_config.repo_ref: "main"
+      + source_revision_config.graph_config_path: "langgraph.json"
       + secrets.OPENAI_API_KEY: (sensitive)
 
   ! blocked Deployment/search-agent
@@ -121,6 +122,7 @@ Plan: 3 to create, 2 to update, 1 suspended, 2 blocked, 1 orphaned, 1 unchanged.
 + source_config.resource_spec.max_scale: 2
 + source_config.deployment_type: "prod"
 + source_revision_config.repo_ref: "main"
++ source_revision_config.graph_config_path: "langgraph.json"
 + secrets.OPENAI_API_KEY: (sensitive)
 \`\`\`
 
