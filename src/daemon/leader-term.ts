@@ -72,7 +72,12 @@ export class LeaderTerms {
     const resync = this.resync;
     this.resync = undefined;
     if (!resync) return;
-    const closed = await within(resync.close().catch((e: unknown) => this.parts.warn('resync', e)), RESYNC_CLOSE_MS);
+    const closing = resync.close().catch((e: unknown) => this.parts.warn('resync', e));
+    // While the daemon stops, the stop's own bounds govern (the work window, then every connection dropped at the
+    // end): dropping this one here, with Redis frozen and writes in flight, left the stop hanging past all of its
+    // bounds (docs/shutdown-and-leadership.md).
+    if (this.parts.stopping()) return void (await closing);
+    const closed = await within(closing, RESYNC_CLOSE_MS);
     if (closed.done) return;
     this.parts.log.warn({ boundMs: RESYNC_CLOSE_MS }, 'the resync worker did not close in time (Redis restarted or away); its connection is dropped so the next term can start');
     resync.disconnect();
