@@ -41,13 +41,40 @@ describe('Reconciler: a job of its own that sent nothing', () => {
     expect(requested).toEqual([]);
     await vi.advanceTimersByTimeAsync(1_000);
     expect(requested).toEqual(['retry']);
-    // A second one in a row waits twice as long.
+    // A former term's jobs cannot loop (each is dropped once): one more, arriving after the retry ran, waits the base
+    // delay again, not a backoff grown by every drop before it.
     enqueued(reconciler, { ...JOB, jobId: 'Deployment/web@2' });
     await reconciler.jobCompleted('Deployment/web@2', FORMER);
-    await vi.advanceTimersByTimeAsync(1_999);
+    await vi.advanceTimersByTimeAsync(999);
     expect(requested).toEqual(['retry']);
     await vi.advanceTimersByTimeAsync(1);
     expect(requested).toEqual(['retry', 'retry']);
+  });
+
+  it('thirty of a former term dropped at once: one retry after the base delay, and a late one after it waits the base delay too', async () => {
+    const { reconciler, requested } = reconcilerWith(() => 2);
+    for (let i = 0; i < 30; i++) enqueued(reconciler, { ...JOB, jobId: `Deployment/web@${i}` });
+    for (let i = 0; i < 29; i++) await reconciler.jobCompleted(`Deployment/web@${i}`, FORMER);
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(requested).toEqual(['retry']);
+    await reconciler.jobCompleted('Deployment/web@29', FORMER);
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(requested).toEqual(['retry', 'retry']);
+  });
+
+  it('live state changed since the decision, again and again: each retry asked for waits twice as long as the one before', async () => {
+    const { reconciler, requested } = reconcilerWith(() => 2);
+    const changed: ReconcileJobResult = { ...FORMER, notRun: 'live_changed', message: 'not written: live state changed since the decision' };
+    for (const [n, wait] of [[1, 1_000], [2, 2_000], [3, 4_000]] as const) {
+      enqueued(reconciler, { ...JOB, jobId: `Deployment/web@${n}` });
+      enqueued(reconciler, { ...JOB, jobId: `Deployment/web@${n}b` });
+      await reconciler.jobCompleted(`Deployment/web@${n}`, changed);
+      await reconciler.jobCompleted(`Deployment/web@${n}b`, changed);
+      await vi.advanceTimersByTimeAsync(wait - 1);
+      expect(requested).toHaveLength(n - 1);
+      await vi.advanceTimersByTimeAsync(1);
+      expect(requested).toHaveLength(n);
+    }
   });
 
   it('on a replica that no longer leads: nothing is asked for (the leader decides)', async () => {
