@@ -228,16 +228,11 @@ export class Reconciler {
     this.retryIn(delay);
   }
 
-  /** A job sent nothing (live changed since its decision; or ours, of a lease before the one held now): decide again soon, backed off. */
+  /** A job sent nothing (live changed; or ours, of an earlier lease): one retry soon answers every drop before it; only live_changed backs off (docs/daemon.md). */
   private decideAgain(key: string, jobId: string, result: ReconcileJobResult): void {
     if (!this.leading()) return;
     this.options.log.info({ key, jobId, reason: result.message }, `job sent nothing: ${result.notRun === 'live_changed' ? 'live state changed since its decision' : 'enqueued under an earlier lease of this replica'}; reconciling again`);
-    // One retry answers every job that sent nothing before it runs, so the backoff counts retries asked for, not jobs.
-    if (this.retryTimer) return;
-    // A former term's jobs are dropped once each (what is enqueued again carries the current token), so they cannot
-    // loop: the base delay, however many arrive. A write that never fits live state backs off per retry.
-    if (result.notRun === 'live_changed') this.liveChanges += 1;
-    this.retryIn(this.backoff(Math.max(1, this.liveChanges)));
+    if (!this.retryTimer) this.retryIn(this.backoff(result.notRun === 'live_changed' ? ++this.liveChanges : Math.max(1, this.liveChanges)));
   }
 
   /** The delay before the `n`th retry in a row: retryMs doubled per retry, at most maxRetryMs. */
