@@ -73,10 +73,12 @@ export class ManualReconciles {
 
   /** Answers once the reconcile that served the request ended (503 at once from a standby or a stopping daemon). */
   request(request: ReconcileRequest): Promise<ManualAnswer> {
-    const refused = refusal(this.parts());
+    const parts = this.parts();
+    const refused = refusal(parts);
     if (refused) return Promise.resolve(refused);
     return new Promise((resolve) => {
       const batch = (this.queued ??= { writeSecrets: undefined, retryFailed: undefined, waiters: [] });
+      parts.log.debug({ joined: batch.waiters.length, afterRunning: this.running !== undefined }, 'reconcile requested');
       batch.writeSecrets = mergeNames(batch.writeSecrets, request.writeSecrets);
       batch.retryFailed = mergeNames(batch.retryFailed, request.retryFailed);
       batch.waiters.push({ request, resolve });

@@ -3,6 +3,8 @@
 // request is answered with the reconcile it joined, and the secret writes asked for are merged, not lost; a write the
 // service refuses for its size (413) is sent once and held until its manifest changes.
 import { rm } from 'node:fs/promises';
+import { createServer, request } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, describe, expect, it, type TestContext } from 'vitest';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/server.js';
 import { dockerDeploymentYaml, killAllConverge, REDIS_URL, tempDir, until, writeFiles, type DaemonHandle } from './helpers.js';
@@ -47,6 +49,40 @@ async function post(daemon: DaemonHandle, path: '/reconcile' | '/webhook', body:
   return { status: response.status, body: (await response.json()) as Answer['body'] };
 }
 
+/** A loopback proxy to the emulator that, while held, keeps every listing's first page waiting until released. */
+async function listingGate(t: TestContext, target: string): Promise<{ url: string; hold: () => void; release: () => void; held: () => number }> {
+  let holding = false;
+  let waiting: Array<() => void> = [];
+  const server = createServer((req, res) => {
+    const forward = (): void => {
+      const upstream = request(new URL(req.url ?? '/', target), { method: req.method, headers: req.headers }, (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(res);
+      });
+      upstream.on('error', () => res.destroy());
+      req.pipe(upstream);
+    };
+    const url = new URL(req.url ?? '/', 'http://gate');
+    const listing = req.method === 'GET' && url.pathname === '/v2/deployments' && (url.searchParams.get('offset') ?? '0') === '0';
+    if (holding && listing) waiting.push(forward);
+    else forward();
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  atEnd(t, () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    hold: () => { holding = true; },
+    release: () => {
+      holding = false;
+      const held = waiting;
+      waiting = [];
+      for (const forward of held) forward();
+    },
+    held: () => waiting.length,
+  };
+}
+
 describe('reconcile requests coalesced', () => {
   it('300 concurrent authorised requests: at most two reconciles, every one answered, the secret writes merged', { timeout: 120_000 }, async (t) => {
     const names = ['burst-0', 'burst-1', 'burst-2'];
@@ -55,7 +91,10 @@ describe('reconcile requests coalesced', () => {
     atEnd(t, () => rm(dir, { recursive: true, force: true }));
     await writeFiles(dir, Object.fromEntries(names.map((name) => [`${name}.yaml`, dockerDeploymentYaml(name, { maxScale: 2, secrets: [['TOKEN', 'BURST_TOKEN']] })])));
     // A resync of an hour: no reconcile but the first and the requested ones runs during the test.
-    const daemon = await daemonOf(t, dir, ['--api-url', e.url, '--redis-url', REDIS_URL, '--redis-prefix', prefixOf(t, 'bursts'), '--resync', '1h', '--log-level', 'info'], ENV);
+    // By order, not by speed: the daemon reaches the emulator through a gate that can hold its listings, so the burst's
+    // first reconcile is still running when the last of the 300 requests has arrived (each is logged at debug).
+    const gate = await listingGate(t, e.url);
+    const daemon = await daemonOf(t, dir, ['--api-url', gate.url, '--redis-url', REDIS_URL, '--redis-prefix', prefixOf(t, 'bursts'), '--resync', '1h', '--log-level', 'debug'], ENV);
     await until('every resource held as SecretsUnknown', async () => {
       const rows = (await daemon.status()).resources;
       return rows.length === 3 && rows.every((r) => (r as unknown as { syncReason?: string }).syncReason === 'SecretsUnknown');
@@ -65,7 +104,12 @@ describe('reconcile requests coalesced', () => {
 
     // 300 at once: most plain, a few asking to write burst-0's or burst-1's secrets, some through /webhook.
     const asks = Array.from({ length: 300 }, (_, i) => (i === 7 ? { writeSecrets: ['burst-0'] } : i === 211 ? { writeSecrets: ['Deployment/burst-1'] } : {}));
-    const answers = await Promise.all(asks.map((body, i) => post(daemon, i % 10 === 3 ? '/webhook' : '/reconcile', body)));
+    const requested = (): number => daemon.lines.filter((l) => l.msg === 'reconcile requested').length;
+    gate.hold();
+    const answering = Promise.all(asks.map((body, i) => post(daemon, i % 10 === 3 ? '/webhook' : '/reconcile', body)));
+    await until('all 300 requests received while the first reconcile waits on its listing', () => requested() >= 300 && gate.held() >= 1, 60_000, 20);
+    gate.release();
+    const answers = await answering;
 
     expect(answers.map((a) => a.status)).toEqual(asks.map(() => 200));
     const ids = new Set(answers.map((a) => a.body.reconcile!.id));
