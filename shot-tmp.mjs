@@ -1,0 +1,13 @@
+import { chromium } from 'playwright-core';
+import { mkdtempSync } from 'node:fs';
+const ctx = await chromium.launchPersistentContext(mkdtempSync('/tmp/pw-'), { executablePath: '/usr/bin/chromium', headless: true, viewport: { width: 1400, height: 900 }, colorScheme: process.argv[2] || 'light', args: ['--no-sandbox','--disable-gpu','--disable-quic','--no-first-run','--disable-background-networking','--disable-component-update','--disable-sync'] });
+const page = await ctx.newPage();
+page.on('console', (m) => console.log('console', m.type(), m.text()));
+page.on('pageerror', (e) => console.log('pageerror', e.message));
+page.on('request', (r) => console.log('req', r.url()));
+await page.goto('http://127.0.0.1:18802/');
+await page.waitForSelector('tr.row');
+await page.click('tr.row[data-key="Deployment/broken-api"] button.expand');
+await page.waitForTimeout(300);
+await page.screenshot({ path: '/tmp/i33/shot-' + (process.argv[2] || 'light') + '.png', fullPage: true });
+await ctx.close();
