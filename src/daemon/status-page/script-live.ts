@@ -49,6 +49,7 @@ async function poll() {
     if (res.status !== 304) {
       if (!res.ok) throw new Error('/status answered ' + res.status);
       const doc = await res.json();
+      if (renders === 0) performance.mark('status-page-loaded');
       etag = res.headers.get('etag');
       lastChange = new Date();
       render(doc);

@@ -24,9 +24,8 @@ function holdOf(row, target) {
 }
 
 /** What the page knows of one resource beyond its row: its planned change, build log and diagnostics. */
-function partsOf(doc, row, names) {
-  const changes = (doc.plan && doc.plan.changes) || [];
-  const change = changes.find((c) => c.kind === row.kind && c.name === row.name) || null;
+function partsOf(doc, row, names, changes) {
+  const change = changes.get(row.key) || null;
   const log = (doc.failedBuildLogs || {})[row.key] || null;
   const reason = (row.reason || '') + ' ' + (row.error || '');
   const diagnostics = ((doc.plan && doc.plan.diagnostics) || []).filter((d) => d.file === row.file || reason.includes(d.file + ':' + d.line + ':' + d.column));
@@ -156,14 +155,26 @@ function buildDetail(row, parts, hold, detailId) {
   return tr;
 }
 
+/** A row's detail is built when it is first opened (and rebuilt with its row while open). */
 function toggle(key) {
   const nodes = rowNodes.get(key);
   if (!nodes) return;
   const open = !openKeys.has(key);
   if (open) openKeys.add(key);
   else openKeys.delete(key);
+  if (open && !nodes.detail) {
+    nodes.detail = buildDetail(nodes.row, nodes.parts, nodes.hold, nodes.detailId);
+    nodes.tr.after(nodes.detail);
+  }
   nodes.tr.querySelector('.expand').setAttribute('aria-expanded', String(open));
-  nodes.detail.hidden = !open || nodes.tr.hidden;
+  if (nodes.detail) nodes.detail.hidden = !open || nodes.tr.hidden;
+}
+
+/** Puts the node at the cursor (moving it only when it is elsewhere); returns the next cursor. */
+function place(body, node, cursor) {
+  if (node === cursor) return cursor.nextElementSibling;
+  body.insertBefore(node, cursor);
+  return cursor;
 }
 
 /** Brings the table to the document's rows: unchanged rows keep their nodes; rows gone are removed. */
@@ -171,10 +182,12 @@ function renderRows(doc) {
   const rows = doc.resources || [];
   const names = new Map();
   for (const row of rows) names.set(row.name, (names.get(row.name) || 0) + 1);
+  const changes = new Map(((doc.plan && doc.plan.changes) || []).map((c) => [c.kind + '/' + c.name, c]));
   const body = byId('rows');
   const seen = new Set();
+  let cursor = body.firstElementChild;
   for (const row of rows) {
-    const parts = partsOf(doc, row, names);
+    const parts = partsOf(doc, row, names, changes);
     const signature = JSON.stringify([row, parts.change, parts.log, parts.diagnostics, parts.target]);
     seen.add(row.key);
     let nodes = rowNodes.get(row.key);
@@ -182,20 +195,23 @@ function renderRows(doc) {
       const hold = holdOf(row, parts.target);
       detailCount += 1;
       const detailId = 'detail-' + detailCount;
-      const fresh = { signature, tr: buildRow(row, parts, hold, detailId), detail: buildDetail(row, parts, hold, detailId) };
+      const fresh = { signature, row, parts, hold, detailId, tr: buildRow(row, parts, hold, detailId), detail: openKeys.has(row.key) ? buildDetail(row, parts, hold, detailId) : null };
       if (nodes) {
-        nodes.tr.replaceWith(fresh.tr);
-        nodes.detail.replaceWith(fresh.detail);
+        if (cursor === nodes.tr) cursor = nodes.tr.nextElementSibling;
+        if (cursor === nodes.detail) cursor = nodes.detail.nextElementSibling;
+        nodes.tr.remove();
+        if (nodes.detail) nodes.detail.remove();
       }
       nodes = fresh;
       rowNodes.set(row.key, nodes);
     }
-    body.append(nodes.tr, nodes.detail);
+    cursor = place(body, nodes.tr, cursor);
+    if (nodes.detail) cursor = place(body, nodes.detail, cursor);
   }
   for (const [key, nodes] of rowNodes) {
     if (seen.has(key)) continue;
     nodes.tr.remove();
-    nodes.detail.remove();
+    if (nodes.detail) nodes.detail.remove();
     rowNodes.delete(key);
     openKeys.delete(key);
   }
@@ -209,7 +225,7 @@ function applyFilter() {
   for (const [key, nodes] of rowNodes) {
     const visible = matches(nodes.tr);
     nodes.tr.hidden = !visible;
-    nodes.detail.hidden = !visible || !openKeys.has(key);
+    if (nodes.detail) nodes.detail.hidden = !visible || !openKeys.has(key);
     if (visible) shownRows += 1;
   }
   for (const tr of byId('orphan-rows').children) tr.hidden = !matches(tr);
