@@ -41,30 +41,37 @@ function schedule(ms) {
   if (!document.hidden) timer = setTimeout(poll, ms);
 }
 
+/** One poll: a failed request is "cannot reach the daemon"; a failed render is the page's own error (thrown, so the console shows it). */
 async function poll() {
   clearTimeout(timer);
+  let doc = null;
+  let status = 0;
   try {
     const headers = etag ? { 'If-None-Match': etag } : {};
     const res = await fetch('/status', { headers, cache: 'no-store' });
-    if (res.status !== 304) {
-      if (!res.ok) throw new Error('/status answered ' + res.status);
-      const doc = await res.json();
+    status = res.status;
+    if (status !== 304) {
+      if (!res.ok) throw new Error('/status answered ' + status);
+      doc = await res.json();
       if (renders === 0) performance.mark('status-page-loaded');
       etag = res.headers.get('etag');
-      lastChange = new Date();
-      render(doc);
     }
-    const wasLost = lostSince !== null;
-    lostSince = null;
-    if (wasLost || res.status !== 304) setLive();
-    schedule(POLL_MS);
   } catch {
     if (!lostSince) {
       lostSince = new Date();
       setLive();
     }
     schedule(RETRY_MS);
+    return;
   }
+  schedule(POLL_MS);
+  const wasLost = lostSince !== null;
+  lostSince = null;
+  if (doc) {
+    lastChange = new Date();
+    render(doc);
+  }
+  if (wasLost || doc) setLive();
 }
 
 function start() {

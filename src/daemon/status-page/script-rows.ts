@@ -198,7 +198,7 @@ function renderRows(doc) {
       const fresh = { signature, row, parts, hold, detailId, tr: buildRow(row, parts, hold, detailId), detail: openKeys.has(row.key) ? buildDetail(row, parts, hold, detailId) : null };
       if (nodes) {
         if (cursor === nodes.tr) cursor = nodes.tr.nextElementSibling;
-        if (cursor === nodes.detail) cursor = nodes.detail.nextElementSibling;
+        if (nodes.detail && cursor === nodes.detail) cursor = nodes.detail.nextElementSibling;
         nodes.tr.remove();
         if (nodes.detail) nodes.detail.remove();
       }
