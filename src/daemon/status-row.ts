@@ -1,11 +1,9 @@
 // One row of the /status document (a managed resource): the resource's state (src/core/resource-state.ts) with the JSON contract's legacy fields, and the decision event a reconcile folds into it.
-import { foldEvents, legacyFields, type DecisionContext, type JobView, type LegacyFields, type ResourceEvent, type ResourceState } from '../core/resource-state.js';
+import { foldEvents, legacyFields, type DecisionContext, type LegacyFields, type ResourceEvent, type ResourceState } from '../core/resource-state.js';
 import { liveOf } from '../core/kinds/index.js';
 import type { Outcome } from '../core/decide.js';
 import type { PlanChange } from '../core/model.js';
 import type { ReconcileOutcome } from './cycle.js';
-
-export type { JobView };
 
 /** A /status row: the resource's state, and the fields kept for the JSON contract (derived from it). */
 export type ResourceStatus = ResourceState & LegacyFields;
