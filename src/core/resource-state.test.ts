@@ -64,7 +64,7 @@ const TABLE: Row[] = [
   ['a blocked manifest: its reason is the error', undefined, [decision(decided('blocked', { change: change('blocked', { reason: 'a.yaml:3:1: bad' }) }), { planReason: 'a.yaml:3:1: bad' })], { sync: 'PlanBlocked', health: 'healthy', state: 'blocked', error: 'a.yaml:3:1: bad' }],
   ['suspended', undefined, [decision(decided('update', { desired: { suspend: true } }))], { sync: 'Suspended', health: 'healthy', state: 'suspended' }],
   ['drift reported', undefined, [decision(decided('update', { remembered: FP, settings: { mode: 'daemon', driftPolicy: 'report' } }))], { sync: 'DriftReported', health: 'healthy', state: 'out_of_sync' }],
-  ['secrets that cannot be compared: the row says which', undefined, [decision(decided('update', { change: change('update', { fields: [{ path: 'secrets.K', before: '(sensitive)', after: '(sensitive)', sensitive: true, uncompared: true }] }), remembered: undefined }))], { sync: 'SecretsUnknown', health: 'healthy', state: 'out_of_sync', syncReason: 'SecretsUnknown', reason: expect.stringMatching(/^SecretsUnknown: the service hides K/) as unknown as string }],
+  ['secrets that cannot be compared: the row says which', undefined, [decision(decided('update', { change: change('update', { fields: [{ path: 'secrets.K', before: '(sensitive)', after: '(sensitive)', sensitive: true, uncompared: true }] }), remembered: undefined }))], { sync: 'SecretsUnknown', health: 'healthy', state: 'out_of_sync', syncReason: 'SecretsUnknown', reason: expect.stringMatching(/^SecretsUnknown: the service hides K/) }],
   ['a failed revision: failed beside its sync', undefined, [decision(decided('noop', { live: live('r2', 'r1'), revision: { id: 'r2', status: 'BUILD_FAILED' } }))], { sync: 'Synced', health: 'degraded', state: 'failed' }],
   ['a job that finished during the reconcile keeps what its completion showed', before(QUEUED, completed({ new_revision: true, latestRevisionId: 'r2' })), [decision(decided('update', { write: { state: 'finished' } }))], { sync: 'Applied', health: 'progressing', state: 'progressing', job: 'completed' }],
   ['the last job stays on the row once it ended', before(QUEUED, completed({})), [decision(decided('noop'))], { sync: 'Synced', health: 'healthy', state: 'synced', job: 'completed' }],
@@ -93,7 +93,7 @@ const TABLE: Row[] = [
 describe('foldResource: the state after each event', () => {
   it.each(TABLE)('%s', (_name, previous, events, expected) => {
     const [first, ...rest] = events;
-    const state = first!.type === 'decided' ? foldEvents(previous, first, rest) : events.reduce<ResourceState>((s, e) => foldResource(s, e), previous!);
+    const state = first.type === 'decided' ? foldEvents(previous, first, rest) : events.reduce<ResourceState>((s, e) => foldResource(s, e), previous!);
     expect(state.sync.reason).toBe(expected.sync);
     expect(state.health.status).toBe(expected.health);
     // The legacy fields are derived from the conditions, in one place.
