@@ -96,7 +96,7 @@ export type JobOperation = AnyKind['operations'][number];
 export const JOB_OPERATIONS = Object.values(kinds).flatMap((module): readonly JobOperation[] => module.operations) as [JobOperation, ...JobOperation[]];
 
 export { declaredProviderIds, declaresProviders, mcpProviders, ownsAnyProvider, repositoryResources, resolvedAtEdge } from './select.js';
-export { type ExportSource, type KindModule, type LiteralSecret, type LiveOrphan, type LiveStamp, type LiveView, type ManifestFinding, type PlanContext, type RevisionReading } from './kind.js';
+export { type KindModule, type LiteralSecret, type LiveOrphan, type LiveView, type PlanContext, type RevisionReading } from './kind.js';
 export { JobSecretSource } from './job.js';
 export {
   Deletion,

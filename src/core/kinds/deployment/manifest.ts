@@ -1,5 +1,4 @@
 // The Deployment kind in the manifest format: its literal secret fields, where a misplaced field belongs, the tier warning.
-import type { DeploymentManifest } from '../../manifest/schema.js';
 import { DEFAULT_DEPLOYMENT_TYPE, DEPLOYMENT_TYPES, ResourceSpec, SourceConfig, SourceRevisionConfig } from '../../wire/schema.js';
 import type { LiteralSecret, ManifestFinding, ManifestHooks } from '../kind.js';
 
@@ -7,6 +6,15 @@ import type { LiteralSecret, ManifestFinding, ManifestHooks } from '../kind.js';
 const DEFAULT_TIER_CODE = 'W_DEFAULT_TIER';
 
 const FIX = 'use valueFrom: { env: NAME } or { file: PATH } (or --allow-literal-secrets for local use only)';
+
+/**
+ * What the tier warning reads of a valid Deployment manifest (src/core/manifest/schema.ts's DeploymentManifest has it;
+ * written here so that core/kinds does not import core/manifest, which asks this table).
+ */
+interface TierFields {
+  kind: string;
+  spec: { source: string; source_config?: { deployment_type?: string | null | undefined } | undefined };
+}
 
 /** Where a field written at the wrong level of a Deployment belongs. */
 const HOMES: Array<[string, readonly string[]]> = [
@@ -37,7 +45,7 @@ export const deploymentManifest = {
     return undefined;
   },
   /** A codehost deployment without a tier: the service's default tier cannot be changed after creation. */
-  warnings(manifest: DeploymentManifest): ManifestFinding[] {
+  warnings(manifest: TierFields): ManifestFinding[] {
     if (manifest.spec.source !== 'codehost') return [];
     const config = manifest.spec.source_config;
     if (config?.deployment_type != null) return [];
