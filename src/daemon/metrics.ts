@@ -4,10 +4,10 @@ import type { RequestInfo } from '../service/client.js';
 import { KIND_NAMES } from '../core/kinds/index.js';
 import type { ResourceKind } from '../core/model.js';
 import { REVISION_FAILURE_REASONS, type HealthStatus } from '../core/health.js';
+import { SYNC_STATES, type SyncState } from '../core/resource-state.js';
 
-/** Sync states a managed resource is counted under (converge_resources). */
-export const SYNC_STATES = ['synced', 'out_of_sync', 'progressing', 'failed', 'suspended', 'blocked'] as const;
-export type SyncState = (typeof SYNC_STATES)[number];
+/** Sync states a managed resource is counted under (converge_resources): the legacy state of src/core/resource-state.ts. */
+export { SYNC_STATES, type SyncState };
 
 /** Job outcomes counted by converge_jobs_total: the worker's results, plus a retried attempt and a final failure. */
 export const JOB_OUTCOMES = ['created', 'updated', 'unchanged', 'adopted', 'retried', 'failed'] as const;
