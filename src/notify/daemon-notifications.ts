@@ -3,11 +3,18 @@ import type { Logger } from 'pino';
 import type { Counter } from 'prom-client';
 import { openNotifyQueue, type NotifyQueue, type NotifyWorker } from './notify-queue.js';
 import type { RedisSettings } from '../store/redis.js';
-import type { DaemonOptions } from '../daemon/daemon-options.js';
+import type { Deliver } from '../core/notify/events.js';
+import type { ReceiverConfig } from '../core/notify/receivers.js';
 import { Notifier, type Publication } from './notifier.js';
 
 /** A delivery in flight when the term or the daemon ends gets this long before its attempt is given up (docs/notifications.md). */
 const NOTIFY_GRACE_MS = 2_000;
+
+/**
+ * The receivers as configured (names and filters) and the sender, which alone holds their URLs and secrets (the
+ * daemon's `notify` option, src/daemon/daemon-options.ts); undefined or no receiver: nothing is opened.
+ */
+type NotifyOption = { receivers: readonly ReceiverConfig[]; deliver: Deliver; close(): Promise<void> } | undefined;
 
 /** What opening the notifications takes from the daemon. */
 export interface NotificationsOpen {
@@ -22,13 +29,13 @@ export interface NotificationsOpen {
 
 /** The notifications of one daemon; with no receiver configured each method does nothing. */
 export class DaemonNotifications {
-  private readonly notify: DaemonOptions['notify'];
+  private readonly notify: NotifyOption;
   private readonly warn: (source: string, error: unknown) => void;
   private queue: NotifyQueue | undefined;
   private worker: NotifyWorker | undefined;
   private notifier: Notifier | undefined;
 
-  constructor(notify: DaemonOptions['notify'], warn: (source: string, error: unknown) => void) {
+  constructor(notify: NotifyOption, warn: (source: string, error: unknown) => void) {
     this.notify = notify;
     this.warn = warn;
   }

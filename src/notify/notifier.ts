@@ -4,8 +4,7 @@ import type { Counter } from 'prom-client';
 import type { ManifestVersion } from '../core/manifest-version.js';
 import type { DeliveryResult, NotifyEvent } from '../core/notify/events.js';
 import { receiverWants, type ReceiverConfig } from '../core/notify/receivers.js';
-import { eventsFrom, snapshotOf, type PublishedState } from './notify-events.js';
-import type { ResourceStatus } from '../daemon/status/status-row.js';
+import { eventsFrom, snapshotOf, type PublishedRow, type PublishedState } from './notify-events.js';
 
 /** Enqueues waiting for Redis at once at most; beyond that a publication's events are dropped (one warning). */
 const MAX_BACKLOG = 100;
@@ -33,7 +32,7 @@ export interface NotifierOptions {
 
 /** What the daemon publishes at one moment (its /status rows, the manifests read, the applied-state watch). */
 export interface Publication {
-  resources: readonly ResourceStatus[];
+  resources: readonly PublishedRow[];
   manifestVersion: Pick<ManifestVersion, 'kind' | 'id'> | null | undefined;
   appliedState: { lost: boolean; lostAt: string | null };
 }

@@ -3,7 +3,6 @@ import { REVISION_FAILURE_REASONS, type HealthCondition } from '../core/health.j
 import type { ManifestVersion } from '../core/manifest-version.js';
 import { DAEMON_RESOURCE_KIND, eventId, type NotifyEvent, type NotifyEventType } from '../core/notify/events.js';
 import type { ResourceKind } from '../core/model.js';
-import type { ResourceStatus } from '../daemon/status/status-row.js';
 
 type Version = Pick<ManifestVersion, 'kind' | 'id'>;
 
@@ -27,6 +26,12 @@ interface RowSnapshot {
   writeVersion: Version | null;
 }
 
+/**
+ * The fields of a published /status row that events are derived from (src/daemon/status/status-row.ts ResourceStatus
+ * has them): notifications read what the daemon publishes, and the daemon does not know who reads it.
+ */
+export type PublishedRow = Omit<RowSnapshot, 'writeVersion'> & { appliedFrom?: Version | undefined };
+
 /** Everything the events are derived from, as published at one moment. */
 export interface PublishedState {
   rows: ReadonlyMap<string, RowSnapshot>;
@@ -41,14 +46,14 @@ function versionOf(version: Version | null | undefined): Version | null {
 }
 
 /** The row's write version: a job new since the last snapshot carries the current reconcile's; else what was known. */
-function writeVersionOf(row: ResourceStatus, before: RowSnapshot | undefined, current: Version | null): Version | null {
+function writeVersionOf(row: PublishedRow, before: RowSnapshot | undefined, current: Version | null): Version | null {
   if (row.job && before?.job?.id !== row.job.id) return current;
   if (before) return before.writeVersion;
   return versionOf(row.appliedFrom) ?? current;
 }
 
 /** A copy of the published rows (only the fields events read), with each row's write version carried forward. */
-export function snapshotOf(rows: readonly ResourceStatus[], previous: PublishedState | undefined, manifestVersion: Version | null | undefined, appliedState: PublishedState['appliedState']): PublishedState {
+export function snapshotOf(rows: readonly PublishedRow[], previous: PublishedState | undefined, manifestVersion: Version | null | undefined, appliedState: PublishedState['appliedState']): PublishedState {
   const current = versionOf(manifestVersion);
   const out = new Map<string, RowSnapshot>();
   for (const row of rows) {

@@ -199,7 +199,7 @@ export class Reconciler {
         this.loggedSecretsUnknown = held.join();
         if (held.length > 0) log.warn({ resources: held.slice(0, 20), count: held.length }, 'SecretsUnknown: resources whose only difference is secrets the service hides and no applied state records; not rewritten blind (converge reconcile --write-secrets NAME writes them)');
       }
-      this.findings.drift(outcome);
+      this.findings.drift.found(outcome);
       this.findings.notWritten(outcome);
       const s = outcome.plan.summary;
       log.info(
