@@ -18,28 +18,34 @@ const FOLDERS = {
   sync: { ours: ['core', 'secrets', 'service'], npm: [], builtins: [] },
   store: { ours: ['core'], npm: ['ioredis', 'zod'], builtins: 'any' },
   leader: { ours: ['core'], npm: ['ioredis'], builtins: 'any' },
-  queue: { ours: ['core', 'store'], npm: ['bullmq', 'ioredis', 'zod'], builtins: 'any' },
-  runner: { ours: ['core', 'plan', 'secrets', 'service', 'sync', 'store', 'queue', 'leader'], npm: ['bullmq', 'ioredis'], builtins: 'any' },
-  jobs: { ours: ['core', 'store', 'queue', 'runner', 'leader'], npm: ['bullmq', 'ioredis'], builtins: 'any' },
-  apply: { ours: ['core', 'service', 'sync', 'store', 'queue'], typesOnly: ['runner', 'jobs'], npm: [], builtins: 'any' },
+  // src/jobs is the one folder that imports bullmq: queue/ (job ids and payloads, the enqueuer, job events, the resync
+  // scheduler, bounded queues beside the jobs), runner/ (the BullMQ workers), and open-jobs.ts, the door that opens both
+  jobs: { ours: ['core', 'plan', 'secrets', 'service', 'sync', 'store', 'leader'], npm: ['bullmq', 'ioredis', 'zod'], builtins: 'any' },
+  'jobs/queue': { ours: ['core', 'store'], npm: ['bullmq', 'ioredis', 'zod'], builtins: 'any' },
+  'jobs/runner': { ours: ['core', 'plan', 'secrets', 'service', 'sync', 'store', 'leader', 'jobs/queue'], npm: ['bullmq', 'ioredis'], builtins: 'any' },
+  apply: { ours: ['core', 'service', 'sync', 'store', 'jobs/queue'], typesOnly: ['jobs/runner', 'jobs/open-jobs.ts'], npm: [], builtins: 'any' },
   daemon: {
-    ours: ['core', 'plan', 'observe', 'secrets', 'service', 'store', 'queue', 'runner', 'leader', 'jobs'],
+    ours: ['core', 'plan', 'observe', 'secrets', 'service', 'store', 'leader', 'jobs', 'notify'],
     npm: ['chokidar', 'pino', 'pino-pretty', 'prom-client'],
     builtins: 'any',
   },
+  // the inner reconcile (gather, decide, act) sees none of the daemon's other rooms: status, server, lifecycle, watch
+  'daemon/cycle': { ours: ['core', 'plan', 'observe', 'service', 'store', 'jobs/queue'], npm: [], builtins: [] },
   discovery: { ours: ['core'], npm: ['@modelcontextprotocol/sdk', 'undici'], builtins: 'any' },
   emulator: { ours: ['core', 'discovery'], npm: ['zod', 'yaml'], builtins: 'any' },
-  // the sender of notifications (webhook, Slack, commit status): HTTP to receivers through undici
-  notify: { ours: ['core'], npm: ['undici'], builtins: 'any' },
+  // notifications as one feature (pure parts in core/notify): events from what the daemon publishes, the delivery
+  // queues (through src/jobs/queue/bounded-queues.ts, not bullmq), the sender (HTTP to receivers through undici)
+  notify: { ours: ['core', 'service', 'store', 'jobs/queue'], npm: ['undici', 'zod', 'pino', 'prom-client'], builtins: 'any' },
 };
 // cli wires everything: it may import every other folder (and nothing imports it: see nothing-imports-cli)
 FOLDERS.cli = { ours: Object.keys(FOLDERS), npm: 'any', builtins: 'any' };
 
 const KNOWN = Object.keys(FOLDERS);
 
-/** A regex matching the files of the given folders of src. */
+/** A regex matching the files of the given folders of src (a name ending in .ts: that one file). */
 function inFolders(names) {
-  return `^src/(${names.join('|')})/`;
+  const parts = names.map((name) => (name.endsWith('.ts') ? `${name.replace(/\./g, '\\.')}$` : `${name}/`));
+  return `^src/(${parts.join('|')})`;
 }
 
 /** A regex matching an npm package's files or its @types, wherever node_modules sits (it may be a symlink). */
@@ -95,6 +101,13 @@ function folderRules(folder, rule) {
 module.exports = {
   forbidden: [
     ...Object.entries(FOLDERS).flatMap(([folder, rule]) => folderRules(folder, rule)),
+    {
+      name: 'bullmq-only-in-jobs',
+      comment: 'BullMQ is one feature in one folder: only src/jobs imports bullmq; others use its API (docs/architecture.md)',
+      severity: 'error',
+      from: { path: '^src/', pathNot: inFolders(['jobs']) },
+      to: { path: inPackages(['bullmq']) },
+    },
     {
       name: 'nothing-imports-cli',
       comment: 'src/cli is argument parsing and wiring: nothing imports it (docs/architecture.md)',

@@ -4,7 +4,7 @@ import { jobWriteOf } from '../core/write-premise.js';
 import type { Outcome } from '../core/decide.js';
 import { resourceKey, type DesiredResource, type LiveDeployment, type PlanChange } from '../core/model.js';
 import type { ManifestVersion } from '../core/manifest-version.js';
-import { buildDeleteJobData, buildJobData, operationFor } from '../queue/jobs.js';
+import { buildDeleteJobData, buildJobData, operationFor } from '../jobs/queue/jobs.js';
 import type { ReconcileJobData } from '../store/schema.js';
 
 /** One planned change that becomes a job: a write (create, update, adopt) of `resource`, or a delete (no resource). */

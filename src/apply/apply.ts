@@ -2,11 +2,11 @@
 import type { ServiceClient } from '../service/client.js';
 import { literalSecretsOf } from '../sync/job-resource.js';
 import { applyJobData, type ApplyChange, type ApplyJobOptions } from './apply-jobs.js';
-import { ENQUEUE_BATCH } from '../queue/enqueuer.js';
-import type { QueueLogger } from '../queue/log.js';
+import { ENQUEUE_BATCH } from '../jobs/queue/enqueuer.js';
+import type { QueueLogger } from '../jobs/queue/log.js';
 import type { Jobs } from '../jobs/open-jobs.js';
 import { JobWaiter, type JobResult, type ResourceResult } from './wait-jobs.js';
-import type { JobRunner, StartRunnerOptions } from '../runner/worker.js';
+import type { JobRunner, StartRunnerOptions } from '../jobs/runner/worker.js';
 
 export interface RunApplyOptions {
   jobs: Jobs;

@@ -3,7 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { FieldChange, PlanChange } from '../core/model.js';
 import type { HealthCondition } from '../core/health.js';
 import type { ApplyChange } from './apply-jobs.js';
-import type { Enqueued, Enqueuer } from '../queue/enqueuer.js';
+import type { Enqueued, Enqueuer } from '../jobs/queue/enqueuer.js';
 import { ReconcileJobResult } from '../store/schema.js';
 
 /** Who started a revision that apply --wait follows (ResourceResult.startedBy). */

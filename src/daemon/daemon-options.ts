@@ -2,7 +2,7 @@
 import type { Logger } from 'pino';
 import type { RequestInfo, ServiceClient } from '../service/client.js';
 import type { DriftPolicy } from '../core/model.js';
-import type { WorkerSettings } from '../runner/worker.js';
+import type { WorkerSettings } from '../jobs/runner/worker.js';
 import type { Environment } from '../observe/environment.js';
 import type { Deliver } from '../core/notify/events.js';
 import type { ReceiverConfig } from '../core/notify/receivers.js';
@@ -25,7 +25,7 @@ export interface DaemonSettings extends WorkerSettings {
   progressDeadline?: number;
   /** How often building revisions are read; default 5 s. */
   healthPoll?: number;
-  /** adopt, prune, max_deletes, prune_tracing_projects (see src/daemon/cycle.ts; default: auto, prune off). */
+  /** adopt, prune, max_deletes, prune_tracing_projects (see src/daemon/cycle/cycle.ts; default: auto, prune off). */
   adopt?: 'auto' | 'explicit';
   prune?: boolean;
   maxDeletes?: number;

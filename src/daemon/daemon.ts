@@ -3,28 +3,28 @@ import { hostname } from 'node:os';
 import { resolve } from 'node:path';
 import type { Logger } from 'pino';
 import type { RequestInfo } from '../service/client.js';
-import type { JobEventsFeed } from '../queue/job-events.js';
+import type { JobEventsFeed } from '../jobs/queue/job-events.js';
 import { openJobs, type Jobs } from '../jobs/open-jobs.js';
-import type { JobRunner } from '../runner/worker.js';
+import type { JobRunner } from '../jobs/runner/worker.js';
 import { ManifestCache } from '../observe/manifests.js';
-import { startStatusServer, type ReadinessCheck, type StatusServer } from './status-server.js';
-import { LastGoodManifests } from './last-good.js';
-import { createMetrics, type DaemonMetrics } from './metrics.js';
-import { OperatorRequests } from './operator-requests.js';
-import type { ReconcileRequest } from './status-server.js';
-import { Reconciler } from './reconciler.js';
+import { startStatusServer, type ReadinessCheck, type StatusServer } from './server/status-server.js';
+import { LastGoodManifests } from './cycle/last-good.js';
+import { createMetrics, type DaemonMetrics } from './telemetry/metrics.js';
+import { OperatorRequests } from './cycle/operator-requests.js';
+import type { ReconcileRequest } from './server/status-server.js';
+import { Reconciler } from './reconcile/reconciler.js';
 import { Leadership } from '../leader/leadership.js';
-import { registerLeaseMetrics } from './lease-metrics.js';
-import { stopPlan } from './stop-plan.js';
+import { registerLeaseMetrics } from './telemetry/lease-metrics.js';
+import { stopPlan } from './lifecycle/stop-plan.js';
 import type { DaemonOptions, DaemonService, DaemonSettings } from './daemon-options.js';
 import { within } from './within.js';
-import { statusDocument } from './daemon-status.js';
-import { noteRequest, redisCheck, serviceChecks, type RequestHealth } from './readiness.js';
-import { bounded, closeAll, stopRunner } from './stop-steps.js';
-import { ManualReconciles } from './manual-reconcile.js';
-import { LeaderTerms } from './leader-term.js';
-import { DaemonNotifications } from './daemon-notifications.js';
-import { AppliedStateWatch } from './applied-state-watch.js';
+import { statusDocument } from './server/daemon-status.js';
+import { noteRequest, redisCheck, serviceChecks, type RequestHealth } from './lifecycle/readiness.js';
+import { bounded, closeAll, stopRunner } from './lifecycle/stop-steps.js';
+import { ManualReconciles } from './server/manual-reconcile.js';
+import { LeaderTerms } from './lifecycle/leader-term.js';
+import { DaemonNotifications } from '../notify/daemon-notifications.js';
+import { AppliedStateWatch } from './lifecycle/applied-state-watch.js';
 import { throttledWarn } from './background-warn.js';
 
 export interface Daemon {
@@ -52,7 +52,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
 /**
  * The daemon's parts, each started by a step of its own (status server, jobs and service, job runner, reconciler,
  * job events, watcher, revision poll, resync scheduler) and stopped in the reverse order. The watcher and the resync
- * scheduler run in the leader's term (src/daemon/leader-term.ts); the stop's closing steps are src/daemon/stop-steps.ts.
+ * scheduler run in the leader's term (src/daemon/lifecycle/leader-term.ts); the stop's closing steps are src/daemon/lifecycle/stop-steps.ts.
  */
 class ConvergeDaemon implements Daemon {
   readonly metrics = createMetrics();
@@ -142,7 +142,7 @@ class ConvergeDaemon implements Daemon {
 
   /**
    * The start steps in reverse; each skips a part that never started, and each has its own bound
-   * (src/daemon/stop-plan.ts; docs/shutdown-and-leadership.md). The lease goes first (it lapses by itself anyway);
+   * (src/daemon/lifecycle/stop-plan.ts; docs/shutdown-and-leadership.md). The lease goes first (it lapses by itself anyway);
    * the reconcile in progress and the active jobs get the work window; then the service's connections are dropped and
    * the jobs still active handed back; then everything closes at once, and what did not close in its bound is
    * dropped (Redis frozen, a service that never answers), so nothing holds the process after the stop.
@@ -321,7 +321,7 @@ class ConvergeDaemon implements Daemon {
     await this.endTerm();
   }
 
-  /** Ends the current term: notifications stop being sent, then the term's parts close (src/daemon/leader-term.ts). */
+  /** Ends the current term: notifications stop being sent, then the term's parts close (src/daemon/lifecycle/leader-term.ts). */
   private async endTerm(): Promise<void> {
     await this.notifications.stopWorker();
     await this.terms?.end();

@@ -6,17 +6,17 @@ import { AppliedStateStore } from '../store/applied-state.js';
 import { AppliedPlans } from '../store/applied-plans.js';
 import { RedisDesiredMemory } from '../store/desired-memory.js';
 import { RedisHoldStore } from '../store/holds-store.js';
-import { adoptLegacySequences, Enqueuer } from '../queue/enqueuer.js';
+import { adoptLegacySequences, Enqueuer } from './queue/enqueuer.js';
 import { FlapStore } from '../store/flap-store.js';
 import { AppliedStateEpoch, readEvictionPolicy, type EvictionPolicy } from '../store/epoch.js';
-import { watchJobEvents, type JobEventHandlers, type JobEventsFeed } from '../queue/job-events.js';
-import { QUEUE_NAME } from '../queue/jobs.js';
+import { watchJobEvents, type JobEventHandlers, type JobEventsFeed } from './queue/job-events.js';
+import { QUEUE_NAME } from './queue/jobs.js';
 import { Lease } from '../leader/lease.js';
-import { SILENT_LOGGER, throttledErrors, type ErrorReporter, type QueueLogger } from '../queue/log.js';
+import { SILENT_LOGGER, throttledErrors, type ErrorReporter, type QueueLogger } from './queue/log.js';
 import { checkPrefix, closeRedis, connectProducer, scanPrefix, unreachable } from '../store/redis.js';
-import { startResync, type Resync, type ResyncOptions } from '../queue/resync-scheduler.js';
+import { startResync, type Resync, type ResyncOptions } from './queue/resync-scheduler.js';
 import { claimPrefix, type ServiceTarget } from '../store/target.js';
-import { startJobRunner, type JobRunner, type StartRunnerOptions, type WorkerSettings } from '../runner/worker.js';
+import { startJobRunner, type JobRunner, type StartRunnerOptions, type WorkerSettings } from './runner/worker.js';
 
 export interface OpenJobsOptions {
   /** A fresh sub-prefix whose keys are deleted on close (the embedded emulator: an in-memory service must not share jobs or applied state). */

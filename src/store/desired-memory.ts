@@ -1,4 +1,4 @@
-// The daemon's memory of desired states seen in sync, in Redis beside the applied state (see src/daemon/drift.ts).
+// The daemon's memory of desired states seen in sync, in Redis beside the applied state (see src/core/drift.ts).
 import type { Redis } from 'ioredis';
 
 /** `${prefix}:daemon:desired`: one Redis hash, resourceKey -> fingerprint of the desired state last brought in sync. */

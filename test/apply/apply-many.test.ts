@@ -3,7 +3,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/server.js';
-import { ENQUEUE_BATCH } from '../../src/queue/enqueuer.js';
+import { ENQUEUE_BATCH } from '../../src/jobs/queue/enqueuer.js';
 import { deploymentYaml, externalDockerSpec, landedWrites, manifestDir, runApplyCli, seedWith, writes } from '../helpers/apply.js';
 import { dropPrefix, REDIS_URL, testPrefix } from '../helpers/redis.js';
 

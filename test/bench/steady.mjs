@@ -93,7 +93,7 @@ export async function run(options) {
       ],
       notes: [
         'Secrets are masked by the emulator (its default): the first sync writes each declared secret once and records its hash; every later cycle compares hashes only.',
-        'A cycle is the daemon\'s inner reconcile (src/daemon/reconcile.ts) with the daemon\'s manifest cache: read the manifests (unchanged bytes are not parsed again), list live state, read applied state, plan, enqueue changes.',
+        'A cycle is the daemon\'s inner reconcile (src/daemon/cycle/cycle.ts) with the daemon\'s manifest cache: read the manifests (unchanged bytes are not parsed again), list live state, read applied state, plan, enqueue changes.',
       ],
     };
   } finally {

@@ -5,8 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
-import { watchEnvironment } from '../../src/daemon/environment-watcher.js';
-import type { WatchBurst } from '../../src/daemon/watcher.js';
+import { watchEnvironment } from '../../src/daemon/watch/environment-watcher.js';
+import type { WatchBurst } from '../../src/daemon/watch/watcher.js';
 
 const DEBOUNCE = 150;
 

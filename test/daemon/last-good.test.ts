@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { loadManifestDir } from '../../src/observe/manifests.js';
-import { LastGoodManifests } from '../../src/daemon/last-good.js';
+import { LastGoodManifests } from '../../src/daemon/cycle/last-good.js';
 import { internalDockerYaml as deployment } from '../helpers/manifests.js';
 
 

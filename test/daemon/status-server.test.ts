@@ -2,7 +2,7 @@
 import { createHmac } from 'node:crypto';
 import { createServer } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startStatusServer, type ReadinessCheck, type StatusHandlers, type StatusServer } from '../../src/daemon/status-server.js';
+import { startStatusServer, type ReadinessCheck, type StatusHandlers, type StatusServer } from '../../src/daemon/server/status-server.js';
 
 let server: StatusServer | undefined;
 

@@ -1,11 +1,11 @@
 // The manifest watcher on real temp directories: bursts, atomic saves, git-style rewrites, ConfigMap ..data swaps.
-// (Its path filter and debouncer, pure, are tested beside the code in src/daemon/watcher.test.ts.)
+// (Its path filter and debouncer, pure, are tested beside the code in src/daemon/watch/watcher.test.ts.)
 import { mkdtemp, mkdir, rename, rm, symlink, writeFile, readFile, unlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it, type TestContext } from 'vitest';
-import { watchManifestDir, type ManifestWatcher, type WatchBurst, type WatchOptions } from '../../src/daemon/watcher.js';
+import { watchManifestDir, type ManifestWatcher, type WatchBurst, type WatchOptions } from '../../src/daemon/watch/watcher.js';
 import { until } from '../helpers/until.js';
 
 const DEBOUNCE = 150;

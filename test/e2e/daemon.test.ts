@@ -12,7 +12,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it, type TestContext } from 'vitest';
 import { parsePrometheusText } from '../helpers/prometheus.js';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/server.js';
-import { QUEUE_NAME } from '../../src/queue/jobs.js';
+import { QUEUE_NAME } from '../../src/jobs/queue/jobs.js';
 import {
   atomicSave, killAll, MAIN, REDIS_URL, ROOT, startDaemonChild, until, writeManifest,
   type DaemonChild, type LogLine,

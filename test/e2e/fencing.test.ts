@@ -4,7 +4,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { rm } from 'node:fs/promises';
-import { buildJobData, QUEUE_NAME } from '../../src/queue/jobs.js';
+import { buildJobData, QUEUE_NAME } from '../../src/jobs/queue/jobs.js';
 import { startEmulator } from '../../src/emulator/server.js';
 import { decidedWrite, deployment } from '../helpers/job-fixtures.js';
 import { dockerDeploymentYaml, killAllConverge, redisChild, tempDir, testPrefix, until, writeFiles, type DaemonHandle } from './helpers.js';

@@ -6,7 +6,7 @@ import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it, type TestContext } from 'vitest';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/server.js';
-import { QUEUE_NAME } from '../../src/queue/jobs.js';
+import { QUEUE_NAME } from '../../src/jobs/queue/jobs.js';
 import { atEnd } from './scoped.js';
 import { dockerDeploymentYaml, dropPrefix, killAllConverge, REDIS_URL, runConverge, spawnConverge, tempDir, testPrefix, until, writeFiles } from './helpers.js';
 

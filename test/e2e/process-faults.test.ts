@@ -8,7 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, describe, expect, it, type TestContext } from 'vitest';
 import { Queue } from 'bullmq';
 import { parsePrometheusText } from '../helpers/prometheus.js';
-import { RESYNC_QUEUE, RESYNC_SCHEDULER_ID } from '../../src/queue/resync-scheduler.js';
+import { RESYNC_QUEUE, RESYNC_SCHEDULER_ID } from '../../src/jobs/queue/resync-scheduler.js';
 import { startEmulator, type RequestLogEntry, type RunningEmulator } from '../../src/emulator/server.js';
 import {
   dockerDeploymentYaml, killAllConverge, liveMaxScale, redisChild, tempDir, until, writeFiles,

@@ -1,12 +1,12 @@
 // Shutdown inside Kubernetes' grace period: SIGTERM ends with a margin inside shutdown_timeout (under 23 s of the default
-// 25 s: the steps' bounds of src/daemon/stop-plan.ts) whatever Redis or the service is doing, hands active jobs back to
+// 25 s: the steps' bounds of src/daemon/lifecycle/stop-plan.ts) whatever Redis or the service is doing, hands active jobs back to
 // the queue, and exits 0.
 import { createServer as createHttpServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http';
 import { createServer, type Server, type Socket } from 'node:net';
 import { rm } from 'node:fs/promises';
 import { afterAll, describe, expect, it, type TestContext } from 'vitest';
 import { Queue } from 'bullmq';
-import { QUEUE_NAME } from '../../src/queue/jobs.js';
+import { QUEUE_NAME } from '../../src/jobs/queue/jobs.js';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/server.js';
 import {
   dockerDeploymentYaml, killAllConverge, redisChild, REDIS_URL, tempDir, until, writeFiles,
@@ -79,7 +79,7 @@ async function writesNeverAnswered(t: TestContext, e: RunningEmulator): Promise<
 
 /**
  * The bound at the default shutdown_timeout (25 s): the stop's steps end by 20 s and the process by 21 s; a stop still
- * running at 22 s is cut short with exit 1 (src/daemon/stop-plan.ts). Every case below asserts exit 0 under 23 s.
+ * running at 22 s is cut short with exit 1 (src/daemon/lifecycle/stop-plan.ts). Every case below asserts exit 0 under 23 s.
  */
 const DEFAULT_BOUND_MS = 23_000;
 

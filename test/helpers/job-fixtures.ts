@@ -2,7 +2,7 @@
 import { kindOf, type JobWrite } from '../../src/core/kinds/index.js';
 import type { DeploymentResource, DesiredResource, LiveDeployment } from '../../src/core/model.js';
 import { jobWriteOf } from '../../src/core/write-premise.js';
-import { buildJobData } from '../../src/queue/jobs.js';
+import { buildJobData } from '../../src/jobs/queue/jobs.js';
 import { hashDesiredSecrets } from '../../src/secrets/resolve.js';
 import type { ReconcileJobData } from '../../src/store/schema.js';
 

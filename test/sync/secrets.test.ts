@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { QUEUE_NAME } from '../../src/queue/jobs.js';
+import { QUEUE_NAME } from '../../src/jobs/queue/jobs.js';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/server.js';
 import { deploymentYaml, manifestDir, runApplyCli, seedWith } from '../helpers/apply.js';
 import { dropPrefix, keysUnder, rawRedis, REDIS_URL, testPrefix } from '../helpers/redis.js';

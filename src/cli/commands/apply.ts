@@ -14,7 +14,7 @@ import { summarySentence } from '../../plan/render/format.js';
 import { fieldLine } from '../../plan/render/text.js';
 import { runApply, STALLED_CHECK_MS } from '../../apply/apply.js';
 import { changesToApply } from '../../apply/apply-jobs.js';
-import type { QueueLogger } from '../../queue/log.js';
+import type { QueueLogger } from '../../jobs/queue/log.js';
 import { openJobs } from '../../jobs/open-jobs.js';
 import type { ResourceResult } from '../../apply/wait-jobs.js';
 import { rolloutsToFollow } from '../../apply/rollouts-to-follow.js';

@@ -3,7 +3,7 @@ import { UsageError } from '../../core/errors.js';
 import { readGitCommit } from '../../observe/manifest-version.js';
 import { testEvent } from '../../notify/sender.js';
 import type { Command } from '../command.js';
-import { notificationSender } from '../notifications.js';
+import { notificationSender } from '../../notify/wiring.js';
 import { resolveSettings, settingOptions } from '../settings.js';
 
 const DETAILS = `Receivers are the config file's notifications: list (docs/notifications.md); their URLs and tokens come from the

@@ -1,6 +1,6 @@
 // `converge reconcile [--write-secrets | --retry-failed [NAME...]]`: asks a running daemon to reconcile now (POST /reconcile), optionally writing secrets it cannot compare or releasing holds.
 import { ConvergeError, UsageError } from '../../core/errors.js';
-import { WEBHOOK_TOKEN_ENV } from '../../daemon/status-server.js';
+import { WEBHOOK_TOKEN_ENV } from '../../daemon/server/status-server.js';
 import type { Command } from '../command.js';
 import { resolveSettings, settingOptions } from '../settings.js';
 import { daemonBaseUrl } from '../daemon-url.js';

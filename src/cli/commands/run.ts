@@ -1,14 +1,14 @@
 // `converge run DIR`: the daemon, until SIGTERM or SIGINT (then a graceful stop and exit 0).
 import { resolve } from 'node:path';
-import { createLogger } from '../../daemon/logger.js';
+import { createLogger } from '../../daemon/telemetry/logger.js';
 import { startDaemon } from '../../daemon/daemon.js';
-import { stopPlan } from '../../daemon/stop-plan.js';
+import { stopPlan } from '../../daemon/lifecycle/stop-plan.js';
 import type { Command } from '../command.js';
 import { refuseLiteralSecrets } from '../literal-secrets.js';
 import { environmentOf } from '../environment.js';
 import { resolveSettings, settingOptions } from '../settings.js';
 import { EMBEDDED, EMBEDDED_BANNER, openTarget, requireApiUrl } from '../target.js';
-import { notificationSender, receiverSecrets } from '../notifications.js';
+import { notificationSender, receiverSecrets } from '../../notify/wiring.js';
 
 export const runCommand: Command = {
   name: 'run',
@@ -100,7 +100,7 @@ export const runCommand: Command = {
     const running = daemon;
     buildLogs = (deploymentId, revisionId) => running.buildLogLines(deploymentId, revisionId);
     log.info({ status: running.statusUrl }, 'converge daemon running; SIGTERM or SIGINT stops it');
-    // The stop's steps each have a bound, summing with a reserve to less than shutdown_timeout (src/daemon/stop-plan.ts).
+    // The stop's steps each have a bound, summing with a reserve to less than shutdown_timeout (src/daemon/lifecycle/stop-plan.ts).
     const plan = stopPlan(settings.shutdownTimeout);
     const code = await new Promise<number>((done) => {
       stop = (signal) => {

@@ -1,6 +1,6 @@
 // `converge worker`: an extra worker process that takes apply and daemon jobs from the shared Redis queue until SIGTERM.
-import { createLogger } from '../../daemon/logger.js';
-import { startWorkerProcess } from '../../runner/worker-process.js';
+import { createLogger } from '../../daemon/telemetry/logger.js';
+import { startWorkerProcess } from '../../jobs/runner/worker-process.js';
 import type { Command } from '../command.js';
 import { refuseLiteralSecrets } from '../literal-secrets.js';
 import { resolveSettings, settingOptions } from '../settings.js';

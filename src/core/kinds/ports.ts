@@ -104,7 +104,7 @@ export interface SyncPorts {
   resolveRepository(resource: DeploymentResource): Promise<{ resource: DeploymentResource; error?: string }>;
   now(): Date;
   /**
-   * The flap guard (src/runner/flap-gate.ts), asked right before the first write is marked pending and sent: undefined,
+   * The flap guard (src/jobs/runner/flap-gate.ts), asked right before the first write is marked pending and sent: undefined,
    * the write may go; a result, it must not, and the sync returns that result (nothing sent). Absent: no guard.
    */
   writeGate?(): Promise<SyncResult | undefined>;

@@ -29,7 +29,7 @@ export interface EventResource {
 /** The kind named by daemon-wide events (they pass every receiver's `resources:` filter). */
 export const DAEMON_RESOURCE_KIND = 'Daemon';
 
-/** One event: a transition of what the daemon publishes (src/daemon/notify-events.ts derives them). Holds no secret. */
+/** One event: a transition of what the daemon publishes (src/notify/notify-events.ts derives them). Holds no secret. */
 export interface NotifyEvent {
   /** The delivery id: the same for the same resource, type and revision (or version) on every replica and retry. */
   id: string;

@@ -1,0 +1,103 @@
+// Acting on the daemon's outcomes: the decided writes become jobs; what the queue answers (in flight, finished) is decided again, so an outcome never claims a write or a drift that another job already carries.
+import { applying, decide, type DecisionInput, type Outcome } from '../../core/decide.js';
+import type { ManifestVersion } from '../../core/manifest-version.js';
+import { jobWriteOf } from '../../core/write-premise.js';
+import type { DesiredResource } from '../../core/model.js';
+import type { PlanInput } from '../../plan/plan.js';
+import { buildDeleteJobData, buildJobData, operationFor } from '../../jobs/queue/jobs.js';
+import type { ReconcileJobData } from '../../store/schema.js';
+import type { CycleContext, EnqueuedJob } from './cycle-context.js';
+import { desiredFingerprint } from '../../core/drift.js';
+
+export interface ToAct {
+  /** Every outcome by resourceKey; updated in place as the queue answers. */
+  outcomes: Map<string, Outcome>;
+  /** The inputs each outcome was decided from (decided again with what the queue knows). */
+  inputs: ReadonlyMap<string, DecisionInput>;
+  resources: ReadonlyMap<string, DesiredResource>;
+  secretHashes: PlanInput['secretHashes'];
+  version: ManifestVersion | undefined;
+}
+
+/** SecretsUnknown outcomes whose job of this desired state is in flight or just finished: that job records the hashes. */
+async function settleSecretsUnknown(ctx: CycleContext, act: ToAct): Promise<void> {
+  const held = [...act.outcomes.values()].filter((o) => o.skip?.code === 'SecretsUnknown' && act.inputs.get(o.key)?.fingerprint);
+  const lookups = await Promise.all(held.map((o) => ctx.enqueuer.inFlightJob(o.key, act.inputs.get(o.key)!.fingerprint!)));
+  held.forEach((o, i) => {
+    const job = lookups[i];
+    const input = act.inputs.get(o.key)!;
+    const fingerprint = input.fingerprint!;
+    if (job && !job.finished) {
+      const tracked: EnqueuedJob = { key: o.key, jobId: job.jobId, operation: 'in-flight', desired: fingerprint, fingerprint, inFlight: true };
+      ctx.onEnqueued?.(tracked);
+      act.outcomes.set(o.key, decide({ ...input, write: { state: 'queued', jobId: job.jobId, operation: 'in-flight' } }));
+    } else if (job?.finished || ctx.finishedSince?.(o.key, fingerprint)) {
+      act.outcomes.set(o.key, decide({ ...input, write: { state: 'finished' } }));
+    }
+  });
+}
+
+/** The job data of one decided write. */
+function jobData(ctx: CycleContext, act: ToAct, outcome: Outcome): ReconcileJobData | undefined {
+  const input = act.inputs.get(outcome.key)!;
+  const write = outcome.write!;
+  if (write.op === 'delete') {
+    const id = input.change.id;
+    if (!id) return undefined;
+    return buildDeleteJobData({ kind: outcome.kind, name: outcome.name, id, deleteTracingProject: ctx.settings.pruneTracingProjects === true }, { origin: 'daemon' });
+  }
+  const resource = act.resources.get(outcome.key);
+  if (!resource) return undefined;
+  return buildJobData(resource, operationFor(resource, write.op === 'create' ? 'create' : 'update'), {
+    origin: 'daemon',
+    write: jobWriteOf(write, input.change),
+    desired: input.fingerprint ?? desiredFingerprint(resource, act.secretHashes.get(outcome.key) ?? {}),
+    ...(input.live && write.op !== 'create' ? { deploymentId: input.live.id } : {}),
+    ...(act.version ? { manifestVersion: act.version } : {}),
+  });
+}
+
+/**
+ * Enqueues every decided write (deletes too: by live id, the newest job of a key wins). A resource whose waiting or
+ * active job already carries this desired state gets no second job, and one whose job finished during the reconcile
+ * none at all: both are decided again with that knowledge (Applying, Applied; no drift). Returns the jobs added.
+ */
+export async function enqueueOutcomes(ctx: CycleContext, act: ToAct): Promise<number> {
+  await settleSecretsUnknown(ctx, act);
+  const writes: Outcome[] = [];
+  const datas: ReconcileJobData[] = [];
+  for (const outcome of act.outcomes.values()) {
+    if (!outcome.write) continue;
+    const data = jobData(ctx, act, outcome);
+    if (!data) continue;
+    writes.push(outcome);
+    datas.push(data);
+  }
+  let added = 0;
+  await ctx.enqueuer.enqueue(datas, (enqueued, i) => {
+    const outcome = writes[i]!;
+    const data = datas[i]!;
+    const input = act.inputs.get(outcome.key)!;
+    if (enqueued.how === 'finished') {
+      act.outcomes.set(outcome.key, decide({ ...input, write: { state: 'finished' } }));
+      return;
+    }
+    const job: EnqueuedJob = { key: outcome.key, jobId: enqueued.jobId, operation: data.operation, desired: data.desired!, ...(data.manifestVersion ? { version: data.manifestVersion } : {}) };
+    if (input.fingerprint) job.fingerprint = input.fingerprint;
+    if (enqueued.how === 'in-flight') {
+      job.inFlight = true;
+      act.outcomes.set(outcome.key, decide({ ...input, write: { state: 'queued', jobId: enqueued.jobId, operation: data.operation } }));
+    } else {
+      added += 1;
+      act.outcomes.set(outcome.key, applying(outcome, { jobId: enqueued.jobId, operation: data.operation }));
+    }
+    if (outcome.write?.secretsApproved) ctx.secretWrites?.done(outcome.key);
+    if (outcome.write?.op === 'rebuild') ctx.rebuilds?.done(outcome.key);
+    ctx.onEnqueued?.(job);
+  }, {
+    skipInFlight: true,
+    finishedSince: (data) => data.desired !== undefined && ctx.finishedSince?.(data.key, data.desired) === true,
+    ...(ctx.fence ? { fence: ctx.fence } : {}),
+  });
+  return added;
+}

@@ -1,0 +1,192 @@
+// The inner reconcile of the manifest directory: gather the inputs (manifests at their last good version, live, memory, holds, conflicts, revisions), decide each resource, act on the outcomes.
+import type { ResourceHold } from '../../core/holds.js';
+import type { AppliedRecord, DesiredResource, DriftPolicy, LiveDeployment, Plan } from '../../core/model.js';
+import type { RevisionReading } from '../../core/kinds/index.js';
+import { decide, type DecisionInput, type Outcome } from '../../core/decide.js';
+import { inListing, liveOf } from '../../core/kinds/index.js';
+import { resourceKey } from '../../core/model.js';
+import { plan, type PlanInput } from '../../plan/plan.js';
+import { gatherPlanInput } from '../../observe/gather.js';
+import { readLatestRevisions } from '../../observe/revisions.js';
+import { desiredFingerprint, driftReason } from '../../core/drift.js';
+import { enqueueOutcomes } from './act.js';
+import type { CycleContext } from './cycle-context.js';
+import type { HeldResource } from './last-good.js';
+import type { Conflict } from '../../core/flap-guard.js';
+import type { ManifestVersion } from '../../core/manifest-version.js';
+
+export interface ReconcileOutcome {
+  plan: Plan;
+  resources: ReadonlyMap<string, DesiredResource>;
+  live: readonly LiveDeployment[];
+  files: number;
+  /** The decision about every planned resource (src/core/decide.ts), by resourceKey. */
+  outcomes: ReadonlyMap<string, Outcome>;
+  /** Resources of files with errors, kept at their last good version. */
+  held: readonly HeldResource[];
+  /** Drift found: deployments whose live state left an unchanged manifest, with the policy applied (from the outcomes), and who changed it. */
+  drift: ReadonlyArray<{ key: string; policy: DriftPolicy; fields: string[]; reason: string; fingerprint?: string }>;
+  /** Jobs added (a resource whose job of the same desired state was still waiting or active is not counted). */
+  enqueued: number;
+  /** Fingerprint of each listed resource's desired state (by resourceKey). */
+  fingerprints?: ReadonlyMap<string, string>;
+  /** The holds in force for the current desired states (by resourceKey). */
+  holds?: ReadonlyMap<string, ResourceHold>;
+  /** Which manifests this reconcile read (git commit or content hash). */
+  version?: ManifestVersion;
+  /** The applied records the plan read: what converge last wrote to each resource, and from which manifests. */
+  applied?: ReadonlyMap<string, AppliedRecord>;
+  /** Conflicts standing after this reconcile, by resource key. */
+  conflicts?: ReadonlyMap<string, Conflict>;
+  /** Conflicts this reconcile released: the resource's desired state changed to one the conflict does not hold. */
+  released?: string[];
+  /** Revision reads this reconcile sent (health is read, not guessed). */
+  revisionReads?: number;
+}
+
+
+/** Releases the conflicts of resources whose desired state is now one the conflict does not hold; returns those still standing. */
+async function standingConflicts(ctx: CycleContext, resources: ReadonlyMap<string, DesiredResource>, secretHashes: PlanInput['secretHashes']): Promise<{ conflicts: Map<string, Conflict>; released: string[] }> {
+  const conflicts = (await ctx.conflicts?.all()) ?? new Map<string, Conflict>();
+  const releasing: string[] = [];
+  for (const [key, conflict] of conflicts) {
+    const resource = resources.get(key);
+    if (resource && !conflict.desired.includes(desiredFingerprint(resource, secretHashes.get(key) ?? {}))) releasing.push(key);
+  }
+  const released = releasing.length > 0 && ctx.conflicts ? await ctx.conflicts.release(releasing, false) : [];
+  for (const key of released) conflicts.delete(key);
+  return { conflicts, released };
+}
+
+/** What a reconcile gathered, for the decision of each resource. */
+interface CycleInputs {
+  plan: Plan;
+  gathered: Awaited<ReturnType<typeof gatherPlanInput>>;
+  input: PlanInput;
+  lastGood: { held: readonly HeldResource[] };
+  remembered: ReadonlyMap<string, string>;
+  storedHolds: ReadonlyMap<string, ResourceHold>;
+  conflicts: ReadonlyMap<string, Conflict>;
+  pendingWrites: ReadonlySet<string>;
+  revisions: ReadonlyMap<string, RevisionReading>;
+}
+
+/** The decision (src/core/decide.ts) about every planned resource, with the inputs each came from. */
+function decideEach(ctx: CycleContext, g: CycleInputs) {
+  const { gathered, input, remembered, storedHolds, conflicts, pendingWrites } = g;
+  const rollouts = ctx.rollouts;
+  const liveByName = new Map(gathered.live.map((d) => [d.name, d]));
+  const heldAtLastGood = new Set(g.lastGood.held.map((h) => h.key));
+  const fingerprints = new Map<string, string>();
+  const holds = new Map<string, ResourceHold>();
+  const inputs = new Map<string, DecisionInput>();
+  const outcomes = new Map<string, Outcome>();
+  for (const change of g.plan.changes) {
+    const key = resourceKey(change.kind, change.name);
+    const resource = gathered.resources.get(key);
+    // Drift, holds and conflicts are told by the fingerprint, where the service lists the live side.
+    const fingerprint = resource && inListing(resource.kind) ? desiredFingerprint(resource, input.secretHashes.get(key) ?? {}) : undefined;
+    if (fingerprint) fingerprints.set(key, fingerprint);
+    const hold = storedHolds.get(key);
+    if (hold && hold.desired === fingerprint) holds.set(key, hold);
+    const live = liveOf(change.kind, change.name, liveByName);
+    const latest = live?.latest_revision_id ?? null;
+    const decisionInput: DecisionInput = {
+      change,
+      fingerprint,
+      live,
+      revision: g.revisions.get(key) ?? (latest === null ? undefined : rollouts?.reading(key, latest)),
+      settings: { mode: 'daemon', driftPolicy: ctx.settings.driftPolicy },
+      requests: {
+        rebuild: ctx.rebuilds?.wanted(key) === true,
+        writeSecrets: resource !== undefined && ctx.secretWrites?.approved(key, resource.name) === true,
+      },
+      hold,
+      conflict: conflicts.get(key),
+      remembered: remembered.get(key),
+      heldAtLastGood: heldAtLastGood.has(key),
+      pendingWrite: pendingWrites.has(key),
+      ...(rollouts ? { clock: { now: rollouts.now(), since: latest === null ? undefined : rollouts.rolloutSince(key, latest), deadlineMs: rollouts.deadlineMs } } : {}),
+    };
+    if (resource) decisionInput.desired = { suspend: resource.suspend, driftPolicy: resource.driftPolicy };
+    inputs.set(key, decisionInput);
+    outcomes.set(key, decide(decisionInput));
+  }
+
+  return { inputs, outcomes, fingerprints, holds };
+}
+
+/**
+ * One full reconcile: gather every input, decide each resource (src/core/decide.ts), enqueue the decided writes,
+ * remember what is in sync. Throws when the directory cannot be read (UsageError) or the service cannot be listed:
+ * then nothing was enqueued. Resources of a file with errors are planned as blocked at their last good version.
+ */
+export async function reconcileDirectory(ctx: CycleContext): Promise<ReconcileOutcome> {
+  // Read before the applied state: a job that settles its pending write meanwhile is then seen in one or the other.
+  const pendingWrites = (await ctx.applied.pendingKeys?.()) ?? new Set<string>();
+  const gathered = await gatherPlanInput({
+    dir: ctx.dir,
+    environment: ctx.environment,
+    env: ctx.env,
+    client: ctx.client,
+    // A literal secret lives only in a manifest file: the daemon never accepts one (`converge run` refuses the setting).
+    allowLiteralSecrets: false,
+    allowLocalDiscovery: ctx.settings.allowLocalDiscovery,
+    namePrefix: ctx.settings.namePrefix,
+    applied: ctx.applied,
+    ...(ctx.manifestCache ? { manifestCache: ctx.manifestCache } : {}),
+    ...(ctx.settings.adopt ? { adoptPolicy: ctx.settings.adopt } : {}),
+    prune: { enabled: ctx.settings.prune === true, maxDeletes: ctx.settings.maxDeletes ?? 5 },
+  });
+  // converge/prune: "false" is remembered per resource, so it still holds once the manifest is gone.
+  await ctx.applied.recordKeep?.(gathered.resources.keys(), new Set([...gathered.resources].filter(([, r]) => r.keep).map(([key]) => key)));
+  const lastGood = ctx.lastGood.observe({ resources: gathered.input.resources, blocked: gathered.input.blocked, diagnostics: gathered.diagnostics, files: gathered.files });
+  const input: PlanInput = { ...gathered.input, blocked: [...gathered.input.blocked, ...lastGood.extraBlocked] };
+  const result = plan(input);
+  const [remembered, storedHolds, { conflicts, released }] = await Promise.all([
+    ctx.memory.getAll(),
+    ctx.holds?.getAll() ?? Promise.resolve(new Map<string, ResourceHold>()),
+    standingConflicts(ctx, gathered.resources, input.secretHashes),
+  ]);
+  const rollouts = ctx.rollouts;
+  // Health is read, not guessed: the latest revision of each deployment whose latest is not active, unless already known.
+  const revisions = await readLatestRevisions(ctx.client, result.changes, gathered.live, {
+    known: (key, revisionId) => rollouts?.knows(key, revisionId) === true || storedHolds.get(key)?.revisionId === revisionId,
+  });
+  const { inputs, outcomes, fingerprints, holds } = decideEach(ctx, { plan: result, gathered, input, lastGood, remembered, storedHolds, conflicts, pendingWrites, revisions: revisions.readings });
+
+  const added = await enqueueOutcomes(ctx, { outcomes, inputs, resources: gathered.resources, secretHashes: input.secretHashes, version: gathered.version });
+
+  await ctx.memory.set(new Map([...outcomes.values()].flatMap((o) => (o.remember ? [[o.key, o.remember] as const] : []))));
+  // Declared, or unknown: a file that fails to load may declare it (its hold and memory are kept until it loads).
+  const unknown = result.changes.filter((c) => c.unknown === true).map((c) => resourceKey(c.kind, c.name));
+  const declared = new Set<string>([...gathered.resources.keys(), ...input.blocked.map((b) => resourceKey(b.kind, b.name)), ...unknown]);
+  // A hold about an older desired state (the manifest changed) or a resource no manifest declares any more is over.
+  const stale = [...storedHolds].filter(([key, hold]) => !declared.has(key) || (fingerprints.has(key) && hold.desired !== fingerprints.get(key))).map(([key]) => key);
+  if (stale.length > 0) await ctx.holds?.release(stale);
+  await ctx.memory.retain(declared);
+
+  const drift = [...outcomes.values()].flatMap((o) => {
+    if (!o.drift) return [];
+    // Who changed it: the live deployment the decision was given, against converge's last write.
+    const reason = driftReason(o.drift.fields, inputs.get(o.key)?.live, gathered.input.applied.get(o.key));
+    return [{ key: o.key, ...o.drift, reason, ...(fingerprints.has(o.key) ? { fingerprint: fingerprints.get(o.key)! } : {}) }];
+  });
+  return {
+    plan: result,
+    resources: gathered.resources,
+    live: gathered.live,
+    files: gathered.files.length,
+    outcomes,
+    held: lastGood.held,
+    drift,
+    enqueued: added,
+    fingerprints,
+    holds,
+    version: gathered.version,
+    applied: gathered.input.applied,
+    conflicts,
+    released,
+    revisionReads: revisions.requests,
+  };
+}

@@ -1,0 +1,66 @@
+// The daemon's stop steps that close its parts, each within its bound (the budget: src/daemon/lifecycle/stop-plan.ts).
+import type { Logger } from 'pino';
+import type { Jobs } from '../../jobs/open-jobs.js';
+import type { JobEventsFeed } from '../../jobs/queue/job-events.js';
+import type { JobRunner } from '../../jobs/runner/worker.js';
+import type { DaemonService } from '../daemon-options.js';
+import type { StatusServer } from '../server/status-server.js';
+import { within } from '../within.js';
+
+/** How a stop step reports: the daemon's log, and its throttled warning of a background error. */
+export interface StopLog {
+  log: Logger;
+  warn: (source: string, error: unknown) => void;
+}
+
+/** The parts the last step closes (each absent when it never started). */
+export interface ClosingParts {
+  runner: JobRunner | undefined;
+  jobEvents: JobEventsFeed | undefined;
+  jobs: Jobs | undefined;
+  service: DaemonService | undefined;
+  server: StatusServer | undefined;
+}
+
+/** One step, given at most `ms`; one warning when it is left unfinished. True when it finished. */
+export async function bounded(out: StopLog, step: string, promise: Promise<void>, ms: number): Promise<boolean> {
+  const done = await within(promise.catch((e: unknown) => out.warn(step, e)), ms);
+  if (!done.done) out.log.warn({ step, boundMs: ms }, 'shutdown step did not finish within its bound; left behind');
+  return done.done;
+}
+
+/**
+ * The last step: the job runner, the job events, Redis, the service and the status server close at once, each
+ * within `ms`; a part not closed by then has its connections dropped (nothing is waited on after the stop).
+ */
+export async function closeAll(out: StopLog, parts: ClosingParts, ms: number, forceRunner: boolean): Promise<void> {
+  const { runner, jobEvents, jobs, service, server } = parts;
+  const steps: Array<[string, Promise<void> | undefined, () => unknown]> = [
+    ['worker', runner?.close(forceRunner), () => runner?.disconnect()],
+    ['job events', jobEvents?.close(), () => jobEvents?.disconnect()],
+    ['redis', jobs?.close(), () => jobs?.disconnect()],
+    ['service', service?.close(), () => service?.dropConnections()],
+    ['status server', server?.close(), () => undefined],
+  ];
+  await Promise.all(
+    steps.map(async ([step, closing, drop]) => {
+      if (!closing) return;
+      if (await bounded(out, step, closing, ms)) return;
+      await Promise.resolve(drop()).catch((e: unknown) => out.warn(step, e));
+    }),
+  );
+}
+
+/**
+ * Takes no new job and lets the active ones finish until the work window ends (`workMs`); then drops the service's
+ * connections and hands the jobs still active back to the queue within `handBackMs` (another replica takes them at
+ * once; with Redis away their locks lapse after job_lock and the stalled check does it). True when none was left.
+ */
+export async function stopRunner(log: Logger, runner: JobRunner | undefined, service: DaemonService | undefined, workMs: number, handBackMs: number): Promise<boolean> {
+  if (!runner) return true;
+  const finished = await within(runner.drain(), workMs);
+  if (finished.done) return true;
+  const handed = await within(runner.handBack(() => service?.dropConnections() ?? Promise.resolve()), handBackMs);
+  log.warn({ handedBack: handed.done ? handed.value.length : 0 }, 'active jobs did not finish before the deadline; handing them back to the queue');
+  return false;
+}

@@ -1,0 +1,55 @@
+// What a reconcile found (manifest problems, why a resource is not written), logged when it appears or changes (drift: drift.ts).
+import type { Logger } from 'pino';
+import { formatDiagnostic } from '../../core/diagnostics.js';
+import { skipLine } from '../../core/decide.js';
+import type { ReconcileOutcome } from '../cycle/cycle.js';
+import { DriftLog } from './drift.js';
+
+/** Reasons for not writing that are no news in the log: in sync, a job queued or just done, an orphan (its own line). */
+const ROUTINE: ReadonlySet<string> = new Set(['Synced', 'Applied', 'Applying', 'Orphan']);
+
+/** Remembers what it last logged of each kind, so a resync that finds the same says nothing again. */
+export class FindingsLog {
+  private loggedDiagnostics = new Set<string>();
+  /** The prune refusal last logged (a file that fails to load, a guard), if one stands. */
+  private loggedRefusal: string | undefined;
+  /** Per resource, why it was last logged as not written. */
+  private loggedNotWritten = new Map<string, string>();
+
+  /** Drift, said when it appears or changes (drift.ts). */
+  readonly drift: DriftLog;
+
+  constructor(private readonly log: Logger) {
+    this.drift = new DriftLog(log);
+  }
+
+  /** Each manifest problem once, each file kept at its last good version once, and a prune refusal once, while they last. */
+  diagnostics(outcome: ReconcileOutcome): void {
+    const now = new Set(outcome.plan.diagnostics.map((d) => formatDiagnostic(d)));
+    for (const line of now) if (!this.loggedDiagnostics.has(line)) this.log.warn({ diagnostic: line }, 'manifest problem');
+    for (const held of outcome.held) {
+      if (!this.loggedDiagnostics.has(`held:${held.key}:${held.error}`)) {
+        this.log.warn({ key: held.key, file: held.file, error: held.error }, 'manifest file has errors; the last good version of its resource stays in force');
+      }
+    }
+    this.loggedDiagnostics = new Set([...now, ...outcome.held.map((h) => `held:${h.key}:${h.error}`)]);
+    const refused = outcome.plan.prune_refused;
+    if (refused !== undefined && refused !== this.loggedRefusal) this.log.warn({ reason: refused }, 'prune refused: nothing is deleted');
+    this.loggedRefusal = refused;
+  }
+
+  /**
+   * Why a resource is not written, in the words apply and status use (skipLine), logged when the reason appears or
+   * changes; the routine ones (in sync, a job queued or just done, an orphan) are not news.
+   */
+  notWritten(outcome: ReconcileOutcome): void {
+    const now = new Map<string, string>();
+    for (const o of outcome.outcomes.values()) {
+      if (!o.skip || ROUTINE.has(o.skip.code)) continue;
+      const line = skipLine(o)!;
+      now.set(o.key, line);
+      if (this.loggedNotWritten.get(o.key) !== line) this.log.info({ key: o.key, reason: o.skip.code }, line);
+    }
+    this.loggedNotWritten = now;
+  }
+}

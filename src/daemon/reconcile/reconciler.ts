@@ -1,0 +1,399 @@
+// The outer reconcile: one at a time, bursts coalesced, and one `finally` that owns status, metrics, logs and retries.
+import type { Logger } from 'pino';
+import { ConvergeError, UsageError } from '../../core/errors.js';
+import type { DesiredResource, Plan } from '../../core/model.js';
+import type { BuildLogReads } from '../../service/build-log-tail.js';
+import type { ReconcileJobResult } from '../../store/schema.js';
+import { FailedBuilds } from '../status/failed-builds.js';
+import type { DaemonMetrics, ReconcileTrigger } from '../telemetry/metrics.js';
+import { reconcileDirectory, type ReconcileOutcome } from '../cycle/cycle.js';
+import type { CycleContext, EnqueuedJob } from '../cycle/cycle-context.js';
+import { REVISION_FAILURE_REASONS, type RevisionFailureReason } from '../../core/health.js';
+import { holdsNamed, namingNone } from '../../core/holds.js';
+import { FindingsLog } from './findings-log.js';
+import { followRollouts, holdFailedRevisions } from '../status/rollout.js';
+import { ResourceTracker, type HealthSettings, type HealthTransition, type ReconcileRecord } from '../status/resource-tracker.js';
+import { wasNotRun } from '../../jobs/runner/worker.js';
+import { holdIfRefused } from '../status/refused-writes.js';
+
+export interface ReconcilerOptions {
+  context: Omit<CycleContext, 'onEnqueued'>;
+  metrics: DaemonMetrics;
+  log: Logger;
+  /** First retry delay after a failed reconcile; doubles up to maxRetryMs. */
+  retryMs?: number;
+  maxRetryMs: number;
+  /** Rollout health: the progress deadline (default 30 minutes). */
+  health?: HealthSettings;
+  /**
+   * Called each time the status rows changed (a reconcile's end, a job's end, a rollout poll): the notifications'
+   * hook (src/notify/notifier.ts). Must return at once.
+   */
+  onPublished?: () => void;
+}
+
+const HISTORY = 50;
+/** Finished jobs are remembered this long for finishedSince (longer than any reconcile's listing takes). */
+const FINISHED_KEPT_MS = 10 * 60_000;
+
+/** One line for logs and status: the error's message, never a stack. */
+export function errorLine(error: unknown): string {
+  if (error instanceof Error) return error.message.split('\n')[0] ?? error.name;
+  return String(error);
+}
+
+type Waiter = { resolve: (record: ReconcileRecord | undefined) => void };
+
+/**
+ * Runs reconciles of the whole directory one at a time. A request while one runs is folded into a single next
+ * run (however many arrive), which starts when the current one ends. A failed run schedules a retry with backoff.
+ */
+export class Reconciler {
+  readonly tracker: ResourceTracker;
+  private readonly options: ReconcilerOptions;
+  private sequence = 0;
+  private running: Promise<void> | undefined;
+  private next: { trigger: ReconcileTrigger; cycles: string[]; waiters: Waiter[] } | undefined;
+  private retryTimer: NodeJS.Timeout | undefined;
+  private failures = 0;
+  /** Jobs in a row that sent nothing, live state changed since their decision or a former term's (the next reconcile's backoff). */
+  private liveChanges = 0;
+  private failedTotal = 0;
+  private stopped = false;
+  private readonly records: ReconcileRecord[] = [];
+  private readonly byTrigger: Record<ReconcileTrigger, number> = { startup: 0, watch: 0, resync: 0, retry: 0, manual: 0 };
+  private readonly jobs = new Map<string, EnqueuedJob>();
+  /** Per resource, the desired state of its last job that finished, and when (for finishedSince). */
+  private readonly finished = new Map<string, { desired: string; at: number }>();
+  private plan: Plan | null = null;
+  /** The desired resources of the last reconcile that loaded: whose secret values a shown log line masks. */
+  private desired: ReadonlyMap<string, DesiredResource> = new Map();
+  /** Per resource, the build log tail of its last failed revision (shown by /status while that revision is its health). */
+  private readonly failedBuilds: FailedBuilds;
+  private lastSuccessAt: string | null = null;
+  private loggedSecretsUnknown = '';
+  /** What a reconcile found, logged when it appears or changes. */
+  private readonly findings: FindingsLog;
+  /** Whether the manifest directory loaded at the last attempt, and why not. */
+  manifests: { loaded: boolean; everLoaded: boolean; error: string | null } = { loaded: false, everLoaded: false, error: null };
+
+  constructor(options: ReconcilerOptions) {
+    this.options = options;
+    this.tracker = new ResourceTracker(options.health);
+    this.findings = new FindingsLog(options.log);
+    this.failedBuilds = new FailedBuilds(this.tracker, options.log, () => ({ desired: this.desired, env: options.context.env }));
+  }
+
+  /** Asks for a full reconcile; resolves with the record of the run that covered it (undefined once stopping). */
+  request(trigger: ReconcileTrigger, cycle?: string): Promise<ReconcileRecord | undefined> {
+    if (this.stopped || !this.leading()) return Promise.resolve(undefined);
+    if (this.retryTimer && trigger !== 'retry') {
+      clearTimeout(this.retryTimer);
+      this.retryTimer = undefined;
+    }
+    return new Promise((resolve) => {
+      if (!this.next) this.next = { trigger, cycles: [], waiters: [] };
+      // The trigger recorded for a folded run: a resync cycle beats a watch burst, which beats a retry.
+      const rank: Record<ReconcileTrigger, number> = { retry: 0, watch: 1, startup: 2, resync: 3, manual: 4 };
+      if (rank[trigger] > rank[this.next.trigger]) this.next.trigger = trigger;
+      if (cycle) this.next.cycles.push(cycle);
+      this.next.waiters.push({ resolve });
+      if (!this.running) this.running = this.drain();
+    });
+  }
+
+  /** Whether this replica may plan and enqueue: it holds the leader lease, or the daemon runs without one. */
+  private leading(): boolean {
+    const fence = this.options.context.fence;
+    return fence === undefined || fence() !== undefined;
+  }
+
+  private async drain(): Promise<void> {
+    while (this.next && !this.stopped && this.leading()) {
+      const batch = this.next;
+      this.next = undefined;
+      const record = await this.reconcile(batch.trigger, batch.cycles);
+      for (const waiter of batch.waiters) waiter.resolve(record);
+    }
+    if (this.next) for (const waiter of this.next.waiters) waiter.resolve(undefined);
+    this.next = undefined;
+    this.running = undefined;
+  }
+
+  /** The outer step: everything about the run's bookkeeping happens in its one `finally`. */
+  private async reconcile(trigger: ReconcileTrigger, cycles: string[]): Promise<ReconcileRecord> {
+    const id = ++this.sequence;
+    const started = Date.now();
+    let outcome: ReconcileOutcome | undefined;
+    let failure: unknown;
+    let record!: ReconcileRecord;
+    for (const [key, done] of this.finished) if (done.at < started - FINISHED_KEPT_MS) this.finished.delete(key);
+    const finishedSince = (key: string, desired: string): boolean => {
+      const done = this.finished.get(key);
+      return done !== undefined && done.desired === desired && done.at >= started;
+    };
+    try {
+      outcome = await reconcileDirectory({ ...this.options.context, onEnqueued: (job) => this.jobEnqueued(job), finishedSince, rollouts: this.tracker });
+    } catch (error) {
+      failure = error;
+    } finally {
+      const finished = Date.now();
+      record = {
+        id,
+        trigger,
+        startedAt: new Date(started).toISOString(),
+        finishedAt: new Date(finished).toISOString(),
+        durationMs: finished - started,
+        ok: outcome !== undefined,
+        error: outcome ? null : errorLine(failure),
+        summary: outcome?.plan.summary ?? null,
+        files: outcome?.files ?? 0,
+        live: outcome?.live.length ?? 0,
+        enqueued: outcome?.enqueued ?? 0,
+        drifted: outcome?.drift.length ?? 0,
+        held: outcome?.held.length ?? 0,
+      };
+      if (cycles[0]) record.cycle = cycles[0];
+      if (outcome?.version) record.manifestVersion = outcome.version;
+      this.finish(record, outcome, failure, cycles);
+    }
+    if (outcome) {
+      await holdFailedRevisions(this.tracker, this.options.context.holds).catch((error: unknown) => this.options.log.warn({ error: errorLine(error) }, 'could not record the hold of a failed revision; the next reconcile tries again'));
+    }
+    return record;
+  }
+
+  private finish(record: ReconcileRecord, outcome: ReconcileOutcome | undefined, failure: unknown, cycles: string[]): void {
+    const { metrics, log } = this.options;
+    const result = outcome ? 'ok' : 'error';
+    metrics.reconcileDuration.observe({ trigger: record.trigger, result }, record.durationMs / 1000);
+    metrics.reconciles.inc({ trigger: record.trigger, result });
+    if (cycles.length) metrics.resyncCycles.inc(cycles.length);
+    this.byTrigger[record.trigger as ReconcileTrigger] += 1;
+    this.records.push(record);
+    if (this.records.length > HISTORY) this.records.splice(0, this.records.length - HISTORY);
+
+    if (outcome) {
+      this.failures = 0;
+      this.plan = outcome.plan;
+      this.lastSuccessAt = record.finishedAt;
+      this.manifests = { loaded: true, everLoaded: true, error: null };
+      this.tracker.update(outcome);
+      this.desired = outcome.resources;
+      this.reportHealth();
+      metrics.lastSuccess.set(Date.parse(record.finishedAt) / 1000);
+      metrics.setResourceStates(this.tracker.counts());
+      metrics.orphans.set(outcome.plan.summary.orphan);
+      metrics.secretsUnknown.set(this.tracker.secretsUnknown().length);
+      metrics.conflictResources.set(this.tracker.conflicts().length);
+      for (const key of outcome.released ?? []) log.info({ key }, 'conflict released: the desired state changed to a new one; writing again');
+      metrics.manifestErrors.set(outcome.plan.diagnostics.filter((d) => d.severity === 'error').length);
+      metrics.drifted.reset();
+      for (const d of outcome.drift) {
+        const kind = d.key.slice(0, d.key.indexOf('/'));
+        metrics.drifted.inc({ kind, policy: d.policy });
+      }
+      this.findings.diagnostics(outcome);
+      const held = this.tracker.secretsUnknown();
+      if (held.join() !== this.loggedSecretsUnknown) {
+        this.loggedSecretsUnknown = held.join();
+        if (held.length > 0) log.warn({ resources: held.slice(0, 20), count: held.length }, 'SecretsUnknown: resources whose only difference is secrets the service hides and no applied state records; not rewritten blind (converge reconcile --write-secrets NAME writes them)');
+      }
+      this.findings.drift.found(outcome);
+      this.findings.notWritten(outcome);
+      const s = outcome.plan.summary;
+      log.info(
+        {
+          reconcile: record.id, trigger: record.trigger, ms: record.durationMs, files: record.files, live: record.live,
+          create: s.create, update: s.update, adopt: s.adopt, delete: s.delete, noop: s.noop, orphan: s.orphan, blocked: s.blocked,
+          enqueued: record.enqueued, drifted: record.drifted, held: record.held, revisionReads: outcome.revisionReads ?? 0,
+          ...(record.cycle ? { cycle: record.cycle } : {}),
+        },
+        'reconciled',
+      );
+      return;
+    }
+    if (failure instanceof ConvergeError && failure.code === 'E_NOT_LEADER') {
+      // The lease was lost mid-reconcile: the new leader reconciles; nothing to retry here.
+      log.info({ reconcile: record.id, trigger: record.trigger, ms: record.durationMs }, 'reconcile stopped: this replica lost the leader lease');
+      return;
+    }
+    const usage = failure instanceof UsageError;
+    this.manifests = { loaded: !usage && this.manifests.loaded, everLoaded: this.manifests.everLoaded, error: usage ? errorLine(failure) : this.manifests.error };
+    this.failures += 1;
+    this.failedTotal += 1;
+    const delay = this.backoff(this.failures);
+    const code = failure instanceof ConvergeError ? failure.code : undefined;
+    log.warn({ reconcile: record.id, trigger: record.trigger, ms: record.durationMs, error: record.error, code, retryInMs: this.stopped ? undefined : delay }, 'reconcile failed');
+    this.retryIn(delay);
+  }
+
+  /** A job sent nothing (live changed; or ours, of an earlier lease): one retry soon answers every drop before it; only live_changed backs off (docs/daemon.md). */
+  private decideAgain(key: string, jobId: string, result: ReconcileJobResult): void {
+    if (!this.leading()) return;
+    this.options.log.info({ key, jobId, reason: result.message }, `job sent nothing: ${result.notRun === 'live_changed' ? 'live state changed since its decision' : 'enqueued under an earlier lease of this replica'}; reconciling again`);
+    if (!this.retryTimer) this.retryIn(this.backoff(result.notRun === 'live_changed' ? ++this.liveChanges : Math.max(1, this.liveChanges)));
+  }
+
+  /** The delay before the `n`th retry in a row: retryMs doubled per retry, at most maxRetryMs. */
+  private backoff(n: number): number {
+    return Math.min(this.options.maxRetryMs, (this.options.retryMs ?? 1_000) * 2 ** Math.min(n - 1, 16));
+  }
+
+  /** A reconcile of trigger `retry` in `delay` ms (one timer: a later call replaces it; any other request takes its place). */
+  private retryIn(delay: number): void {
+    if (this.stopped) return;
+    if (this.retryTimer) clearTimeout(this.retryTimer);
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = undefined;
+      void this.request('retry');
+    }, delay);
+  }
+
+  private jobEnqueued(job: EnqueuedJob): void {
+    this.jobs.set(job.jobId, job);
+    this.tracker.trackJob(job.jobId, job.key);
+    if (!job.inFlight) this.options.metrics.jobsEnqueued.inc({ operation: job.operation });
+    if (this.jobs.size > 100_000) this.jobs.delete(this.jobs.keys().next().value!);
+  }
+
+  /**
+   * A job finished in this process's runner (any job, enqueued by this daemon or another process): noted at once for
+   * finishedSince (the QueueEvents message that jobCompleted acts on arrives a little later).
+   */
+  jobFinishedHere(key: string, desired: string): void {
+    this.finished.set(key, { desired, at: Date.now() });
+  }
+
+  /** A job finished on any replica (QueueEvents). Remembers its desired state as in sync; updates status. */
+  async jobCompleted(jobId: string, value: unknown): Promise<void> {
+    const job = this.jobs.get(jobId);
+    if (!job) return;
+    this.jobs.delete(jobId);
+    // A job not run (a former leader's, superseded, live changed since its decision) did not bring its desired state about.
+    const ran = !wasNotRun(value);
+    if (ran && job.desired) this.finished.set(job.key, { desired: job.desired, at: Date.now() });
+    const notRun = (value as ReconcileJobResult | undefined)?.notRun;
+    if (notRun === 'live_changed' || notRun === 'former_leader') this.decideAgain(job.key, jobId, value as ReconcileJobResult);
+    else if (ran) this.liveChanges = 0;
+    this.tracker.completed(jobId, value, undefined, ran ? job.fingerprint : undefined, job.version);
+    this.reportHealth();
+    this.options.metrics.setResourceStates(this.tracker.counts());
+    this.options.metrics.conflictResources.set(this.tracker.conflicts().length);
+    if (ran && job.fingerprint) await this.options.context.memory.set(new Map([[job.key, job.fingerprint]]));
+  }
+
+  /** A job failed for good on any replica. */
+  jobFailed(jobId: string, reason: string): void {
+    const job = this.jobs.get(jobId);
+    if (!job) return;
+    this.jobs.delete(jobId);
+    this.tracker.failed(jobId, reason);
+    if (!holdIfRefused(job, reason, { tracker: this.tracker, holds: this.options.context.holds, log: this.options.log })) this.options.log.warn({ key: job.key, jobId, error: reason }, 'job failed; the next reconcile tries again');
+    this.options.metrics.setResourceStates(this.tracker.counts());
+    this.options.onPublished?.();
+  }
+
+  /**
+   * One poll of the rollouts that build (src/daemon/status/rollout.ts): one read per deployment still building, none for
+   * healthy ones; a failed revision holds its desired state. Returns the number of requests sent.
+   */
+  async followRevisions(client: Parameters<typeof followRollouts>[0]['client'] & BuildLogReads, limit = 500): Promise<number> {
+    const result = await followRollouts({ tracker: this.tracker, client, holds: this.options.context.holds, limit, stopped: () => this.stopped });
+    this.reportHealth();
+    for (const f of result.failed) await this.failedBuilds.logTail(client, f);
+    return result.requests;
+  }
+
+  /** The build log lines of a failed revision, for a notification (FailedBuilds.lines). */
+  buildLogLines(client: BuildLogReads, deploymentId: string, revisionId: string): Promise<string[] | undefined> {
+    return this.failedBuilds.lines(client, deploymentId, revisionId);
+  }
+
+  /** For /status: the build log tail of each resource whose latest revision failed. */
+  failedBuildLogs(): Record<string, { revisionId: string; lines: string[]; note?: string }> {
+    return this.failedBuilds.shown();
+  }
+
+  /**
+   * Releases the holds of the named resources (true: every one) in Redis and in status, so the next reconcile writes
+   * them again: the operator's `converge reconcile --retry-failed [NAME...]`.
+   */
+  /** Of `names` (`Kind/name` or `name`), those the last plan found in no manifest (a typo, or a resource not declared). */
+  undeclared(names: readonly string[]): string[] {
+    const declared = this.tracker.resources().filter((row) => row.action !== 'delete').map((row) => row.key);
+    return namingNone(names, declared);
+  }
+
+  async releaseHolds(request: true | readonly string[]): Promise<{ released: string[]; unmatched: string[]; rebuild: string[] }> {
+    const { holds: store, conflicts } = this.options.context;
+    const stored = store ? [...(await store.getAll()).keys()] : [];
+    const failed = new Set([...stored, ...this.tracker.heldKeys()]);
+    // A Conflict of the flap guard is a hold too: released the same way, its recent writes forgotten.
+    const standing = conflicts ? [...(await conflicts.all()).keys()] : [];
+    const conflicted = new Set([...standing, ...this.tracker.conflicts()]);
+    const named = holdsNamed([...new Set([...failed, ...conflicted])], request);
+    const revisionHeld = named.released.filter((key) => failed.has(key));
+    const conflictHeld = named.released.filter((key) => conflicted.has(key));
+    if (store && revisionHeld.length > 0) await store.release(revisionHeld);
+    if (conflicts && conflictHeld.length > 0) await conflicts.release(conflictHeld, true);
+    for (const key of revisionHeld) this.tracker.setHold(key, undefined);
+    for (const key of conflictHeld) this.tracker.clearConflict(key);
+    if (named.released.length > 0) this.options.log.info({ released: named.released }, 'holds released on request (converge reconcile --retry-failed): written again where their plan differs, rebuilt where a revision failed and the plan does not differ');
+    // Only a failed revision is rebuilt when nothing differs: a released Conflict is written again only where its plan differs.
+    return { ...named, rebuild: revisionHeld };
+  }
+
+  /** Logs each health transition once, counts each failed revision once, and refreshes the health gauge. */
+  private reportHealth(): void {
+    const { metrics, log } = this.options;
+    const transitions = this.tracker.takeTransitions();
+    for (const t of transitions) {
+      logTransition(log, t);
+      const failure: RevisionFailureReason | undefined = REVISION_FAILURE_REASONS.find((r) => r === t.to.reason);
+      const already = t.from?.status === 'degraded' && t.from.revisionId === t.to.revisionId;
+      if (failure && t.to.status === 'degraded' && !already) metrics.revisionFailures.inc({ reason: failure });
+    }
+    if (transitions.length > 0) metrics.setResourceStates(this.tracker.counts());
+    metrics.setResourceHealth(this.tracker.resources());
+    this.options.onPublished?.();
+  }
+
+  /** Refuses new requests, cancels a pending retry, waits for the run in progress. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.retryTimer) clearTimeout(this.retryTimer);
+    this.retryTimer = undefined;
+    await this.running;
+  }
+
+  /** The manifests the last reconcile that read them read (git commit or content hash). */
+  manifestVersion(): ReconcileRecord['manifestVersion'] {
+    return this.records.findLast((r) => r.manifestVersion !== undefined)?.manifestVersion;
+  }
+
+  snapshot() {
+    return {
+      lastReconcile: this.records.at(-1) ?? null,
+      lastSuccessfulReconcileAt: this.lastSuccessAt,
+      reconciles: { total: this.sequence, failed: this.failedTotal, byTrigger: { ...this.byTrigger } },
+      history: [...this.records],
+      plan: this.plan,
+    };
+  }
+}
+
+/** One log line per health transition: a warning when it degrades, info otherwise. */
+function logTransition(log: Logger, t: HealthTransition): void {
+  const fields = {
+    key: t.key,
+    health: t.to.status,
+    reason: t.to.reason,
+    from: t.from ? `${t.from.status}/${t.from.reason}` : null,
+    ...(t.to.revisionId ? { revisionId: t.to.revisionId } : {}),
+    ...(t.to.revisionStatus ? { revisionStatus: t.to.revisionStatus } : {}),
+    detail: t.to.message,
+  };
+  if (t.to.status === 'degraded') log.warn(fields, 'health changed: degraded');
+  else log.info(fields, `health changed: ${t.to.status}`);
+}

@@ -1,0 +1,98 @@
+// The daemon's /status document (format_version 1), assembled from its parts at the moment it is asked for.
+import { hostname } from 'node:os';
+import { HEALTH_STATUSES, SYNC_STATUSES, type HealthStatus, type SyncStatus } from '../../core/health.js';
+import type { LeadershipStatus } from '../../leader/leadership.js';
+import { VERSION } from '../../service/version.js';
+import type { DaemonSettings } from '../daemon-options.js';
+import { SYNC_STATES } from '../telemetry/metrics.js';
+import type { Reconciler } from '../reconcile/reconciler.js';
+
+export const DAEMON_VERSION = VERSION;
+
+/** What the /status document reads from the running daemon. */
+export interface StatusParts {
+  dir: string;
+  startedAt: string;
+  stopping: boolean;
+  /** The service's URL (credentials are taken out), or undefined before it is open. */
+  serviceUrl: string | undefined;
+  embedded: boolean;
+  settings: Pick<DaemonSettings, 'driftPolicy' | 'resync' | 'debounce'>;
+  lease: LeadershipStatus | null;
+  appliedState: { lost: boolean; lostAt: string | null; losses: number; detail: string | null };
+  reconciler: Reconciler | undefined;
+  /** The resync cycles this daemon ran (the newest last). */
+  cycles: readonly string[];
+}
+
+/** Resources by health (every health named, zeros included). */
+function healthCounts(rows: ReadonlyArray<{ health: { status: HealthStatus } }>): Record<HealthStatus, number> {
+  const out = Object.fromEntries(HEALTH_STATUSES.map((h) => [h, 0])) as Record<HealthStatus, number>;
+  for (const row of rows) out[row.health.status] += 1;
+  return out;
+}
+
+/** Resources by sync status (every status named, zeros included): the SYNC column of `converge status`, counted. */
+function syncCounts(rows: ReadonlyArray<{ sync: { status: SyncStatus } }>): Record<SyncStatus, number> {
+  const out = Object.fromEntries(SYNC_STATUSES.map((s) => [s, 0])) as Record<SyncStatus, number>;
+  for (const row of rows) out[row.sync.status] += 1;
+  return out;
+}
+
+function redactUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    parsed.username = '';
+    parsed.password = '';
+    return parsed.toString().replace(/\/$/, '');
+  } catch {
+    return '(unparseable URL)';
+  }
+}
+
+/** The /status document. */
+export function statusDocument(parts: StatusParts): Record<string, unknown> {
+  const { settings, reconciler } = parts;
+  const snapshot = reconciler?.snapshot();
+  // One set of rows: the summaries below and the table of `converge status` count the same outcomes.
+  const rows = reconciler?.tracker.resources() ?? [];
+  const counts: Record<string, Record<string, number>> = {};
+  for (const [kind, byState] of reconciler?.tracker.counts() ?? []) {
+    counts[kind] = Object.fromEntries(SYNC_STATES.map((s) => [s, byState.get(s) ?? 0]));
+  }
+  return {
+    format_version: '1',
+    daemon: {
+      version: DAEMON_VERSION,
+      dir: parts.dir,
+      pid: process.pid,
+      hostname: hostname(),
+      startedAt: parts.startedAt,
+      stopping: parts.stopping,
+      service: parts.serviceUrl !== undefined ? redactUrl(parts.serviceUrl) : null,
+      embedded: parts.embedded,
+      driftPolicy: settings.driftPolicy,
+      resyncMs: settings.resync,
+      debounceMs: settings.debounce,
+    },
+    lease: parts.lease,
+    appliedState: { lost: parts.appliedState.lost, lostAt: parts.appliedState.lostAt, losses: parts.appliedState.losses, detail: parts.appliedState.detail },
+    secretsUnknown: reconciler?.tracker.secretsUnknown() ?? [],
+    held: reconciler?.tracker.heldKeys() ?? [],
+    health: healthCounts(rows),
+    sync: syncCounts(rows),
+    conflicts: reconciler?.tracker.conflicts() ?? [],
+    manifestVersion: snapshot?.lastReconcile?.manifestVersion ?? null,
+    manifests: reconciler?.manifests ?? null,
+    lastReconcile: snapshot?.lastReconcile ?? null,
+    lastSuccessfulReconcileAt: snapshot?.lastSuccessfulReconcileAt ?? null,
+    reconciles: snapshot?.reconciles ?? null,
+    resync: { everyMs: settings.resync, cyclesRun: [...parts.cycles] },
+    counts,
+    resources: rows,
+    failedBuildLogs: reconciler?.failedBuildLogs() ?? {},
+    orphans: reconciler?.tracker.orphans() ?? [],
+    history: snapshot?.history ?? [],
+    plan: snapshot?.plan ?? null,
+  };
+}

@@ -1,0 +1,155 @@
+// POST /reconcile and /webhook (`converge reconcile`): requests coalesced into one reconcile each batch, with the secret writes and the rebuilds they ask for merged.
+import type { Logger } from 'pino';
+import { holdsNamed, namingNone } from '../../core/holds.js';
+import type { Leadership } from '../../leader/leadership.js';
+import type { OperatorRequests } from '../cycle/operator-requests.js';
+import type { Reconciler } from '../reconcile/reconciler.js';
+import type { ReconcileRequest } from './status-server.js';
+
+/** What a manual reconcile reads and asks of the daemon, as it is when the reconcile's turn comes. */
+export interface ManualReconcileParts {
+  stopping: boolean;
+  reconciler: Reconciler | undefined;
+  leadership: Leadership | undefined;
+  /** Secrets held as SecretsUnknown that an operator asked to write (writeSecrets). */
+  secretWrites: OperatorRequests;
+  /** Released holds of failed revisions to rebuild (retryFailed). */
+  rebuilds: OperatorRequests;
+  log: Logger;
+}
+
+export interface ManualAnswer {
+  status: number;
+  body: unknown;
+}
+
+type Names = true | readonly string[];
+
+/** Requests that one reconcile serves: their asks merged, and each one's own ask to answer it with. */
+interface Batch {
+  writeSecrets: Names | undefined;
+  retryFailed: Names | undefined;
+  waiters: Array<{ request: ReconcileRequest; resolve: (answer: ManualAnswer) => void }>;
+}
+
+/** What the batch's reconcile came to, from which each request's own answer is cut. */
+interface Served {
+  record: Awaited<ReturnType<Reconciler['request']>>;
+  written: string[];
+  heldBefore: string[];
+  retried: { released: string[]; rebuilt: string[] } | undefined;
+  requests: number;
+}
+
+/** Every name of both, or true when either is true (absent when both are). */
+function mergeNames(a: Names | undefined, b: Names | undefined): Names | undefined {
+  if (a === undefined) return b;
+  if (b === undefined) return a;
+  if (a === true || b === true) return true;
+  return [...new Set([...a, ...b])];
+}
+
+/** A standby or a stopping daemon refuses with 503 (undefined: this replica may reconcile). */
+function refusal(parts: ManualReconcileParts): ManualAnswer | undefined {
+  if (parts.stopping || !parts.reconciler) return { status: 503, body: { error: 'the daemon is stopping or not started' } };
+  if (parts.leadership?.token() !== undefined) return undefined;
+  const leader = parts.leadership?.status().leader ?? null;
+  return { status: 503, body: { error: `this replica is a standby: the leader${leader ? ` (${leader.holder})` : ''} reconciles; send the request to it`, leader } };
+}
+
+/**
+ * Requests one reconcile at a time. A request that arrives while a batch waits joins it; one that arrives while a
+ * batch's reconcile runs starts the next batch, which runs after it. A burst of any size is at most two reconciles,
+ * and each request is answered with the reconcile it joined and its own part of the merged asks.
+ */
+export class ManualReconciles {
+  private readonly parts: () => ManualReconcileParts;
+  private queued: Batch | undefined;
+  private running: Promise<void> | undefined;
+
+  constructor(parts: () => ManualReconcileParts) {
+    this.parts = parts;
+  }
+
+  /** Answers once the reconcile that served the request ended (503 at once from a standby or a stopping daemon). */
+  request(request: ReconcileRequest): Promise<ManualAnswer> {
+    const parts = this.parts();
+    const refused = refusal(parts);
+    if (refused) return Promise.resolve(refused);
+    return new Promise((resolve) => {
+      const batch = (this.queued ??= { writeSecrets: undefined, retryFailed: undefined, waiters: [] });
+      parts.log.debug({ joined: batch.waiters.length, afterRunning: this.running !== undefined }, 'reconcile requested');
+      batch.writeSecrets = mergeNames(batch.writeSecrets, request.writeSecrets);
+      batch.retryFailed = mergeNames(batch.retryFailed, request.retryFailed);
+      batch.waiters.push({ request, resolve });
+      this.running ??= this.drain();
+    });
+  }
+
+  private async drain(): Promise<void> {
+    while (this.queued) {
+      const batch = this.queued;
+      this.queued = undefined;
+      const parts = this.parts();
+      const refused = refusal(parts);
+      const served = refused ? undefined : await serve(batch, parts).catch((error: unknown) => error as Error);
+      for (const { request, resolve } of batch.waiters) {
+        if (served instanceof Error) resolve({ status: 500, body: { error: 'internal error; see the daemon log' } });
+        else resolve(served ? answerOf(request, served, parts.reconciler!) : refused!);
+      }
+      if (served instanceof Error) parts.log.warn({ error: served.message.split('\n')[0] }, 'reconcile on request failed');
+    }
+    this.running = undefined;
+  }
+}
+
+/** Runs the batch's one reconcile with its merged asks. */
+async function serve(batch: Batch, parts: ManualReconcileParts): Promise<Served> {
+  const { secretWrites, rebuilds, log } = parts;
+  const reconciler = parts.reconciler!;
+  const heldBefore = reconciler.tracker.secretsUnknown();
+  if (batch.writeSecrets) secretWrites.add(batch.writeSecrets);
+  const released = batch.retryFailed ? await reconciler.releaseHolds(batch.retryFailed) : undefined;
+  if (released) rebuilds.add(released.rebuild);
+  let record;
+  let written: string[];
+  let rebuilt: string[];
+  try {
+    record = await reconciler.request('manual');
+  } finally {
+    written = secretWrites.take();
+    rebuilt = rebuilds.take();
+  }
+  const requests = batch.waiters.length;
+  if (batch.writeSecrets) log.info({ requested: batch.writeSecrets === true ? 'all' : batch.writeSecrets, written, requests }, 'secrets written on request (converge reconcile --write-secrets)');
+  if (requests > 1) log.info({ reconcile: record?.id, requests }, 'reconcile requests coalesced: one reconcile answered them');
+  return { record, written, heldBefore, retried: released ? { released: released.released, rebuilt } : undefined, requests };
+}
+
+/** The keys of `keys` that `names` asks for (every one for true). */
+function asked(keys: readonly string[], names: Names): string[] {
+  return holdsNamed(keys, names).released;
+}
+
+/** One request's answer: the reconcile it joined, and what of its own asks that reconcile did. */
+function answerOf(request: ReconcileRequest, served: Served, reconciler: Reconciler): ManualAnswer {
+  const { record } = served;
+  const body: Record<string, unknown> = {
+    reconcile: record ? { id: record.id, ok: record.ok, error: record.error, enqueued: record.enqueued, summary: record.summary, requests: served.requests } : null,
+  };
+  const write = request.writeSecrets;
+  if (write) {
+    const written = asked(served.written, write);
+    const notWritten = write === true ? [] : namingNone(write, served.written);
+    body.writeSecrets = { requested: write === true ? 'all' : write, written, notWritten, heldBefore: served.heldBefore };
+  }
+  const retry = request.retryFailed;
+  if (retry && served.retried) {
+    // A name the manifests do not declare (read after the reconcile, so its plan is the one that counts) is said apart.
+    const unmatched = retry === true ? [] : namingNone(retry, served.retried.released);
+    const undeclared = reconciler.undeclared(unmatched);
+    const notHeld = unmatched.filter((name) => !undeclared.includes(name));
+    body.retryFailed = { requested: retry === true ? 'all' : retry, released: asked(served.retried.released, retry), rebuilt: asked(served.retried.rebuilt, retry), notHeld, undeclared };
+  }
+  return { status: record ? (record.ok ? 200 : 502) : 503, body };
+}

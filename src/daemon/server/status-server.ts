@@ -1,0 +1,272 @@
+// The daemon's status server (node:http): the status page at /, /healthz, /readyz, /metrics, /status (with an ETag), and POST /reconcile and /webhook behind a token. Serves no secret.
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { ConvergeError } from '../../core/errors.js';
+import { sendTagged, servePage } from './status-page/serve.js';
+
+/** One readiness check: Redis, the service, the manifests, or shutting down. */
+export interface ReadinessCheck {
+  name: string;
+  ok: boolean;
+  /** Why it fails, or a short note; never a secret. */
+  detail?: string;
+}
+
+export interface StatusHandlers {
+  readiness(): Promise<ReadinessCheck[]>;
+  /** The /status document (JSON-serialisable; must hold no secret). */
+  status(): unknown;
+  /** Prometheus text exposition. */
+  metrics(): Promise<string>;
+  /** POST /reconcile with a checked body (the token was checked before). Answers the status and the JSON body to send. */
+  reconcile?(request: ReconcileRequest): Promise<{ status: number; body: unknown }>;
+}
+
+/**
+ * The body of POST /reconcile. `{}`: reconcile now. `writeSecrets`: also write the secrets that cannot be compared
+ * (SecretsUnknown) of every held resource (`true`) or of the named ones (metadata.name or Kind/name).
+ */
+export interface ReconcileRequest {
+  writeSecrets?: true | string[];
+  /** Release the holds (a failed revision of the current desired state) of these resources, or of every one. */
+  retryFailed?: true | string[];
+}
+
+/** Largest POST body accepted. */
+const MAX_BODY_BYTES = 64 * 1024;
+
+/** The environment variable that turns POST /reconcile on and holds its bearer token. */
+export const WEBHOOK_TOKEN_ENV = 'CONVERGE_WEBHOOK_TOKEN';
+
+export interface StatusServerOptions {
+  host: string;
+  /** 0 picks a free port (see `port` of the result). */
+  port: number;
+  handlers: StatusHandlers;
+  /** Called when a handler throws (the client gets a 500 without the error's text). */
+  onError?: (error: unknown, path: string) => void;
+  /** The bearer token POST /reconcile requires; without one the endpoint is off (404). */
+  webhookToken?: string;
+}
+
+export interface StatusServer {
+  url: string;
+  port: number;
+  close(): Promise<void>;
+}
+
+export const PROMETHEUS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
+
+/** A readiness probe that hangs is as bad as one that fails: every check gets this long. */
+export const READINESS_TIMEOUT_MS = 2_000;
+
+function send(res: ServerResponse, status: number, type: string, body: string, head = false): void {
+  res.writeHead(status, { 'content-type': type, 'cache-control': 'no-store', 'content-length': Buffer.byteLength(body) });
+  res.end(head ? undefined : body);
+}
+
+function sendJson(res: ServerResponse, status: number, value: unknown, head: boolean): void {
+  send(res, status, 'application/json; charset=utf-8', JSON.stringify(value, null, 2) + '\n', head);
+}
+
+async function withTimeout<T>(promise: Promise<T>, ms: number, fallback: () => T): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([promise, new Promise<T>((resolve) => (timer = setTimeout(() => resolve(fallback()), ms)))]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Whether the request carries `Authorization: Bearer <token>` (compared in constant time, on digests of equal length). */
+export function bearerMatches(header: string | undefined, token: string): boolean {
+  const given = /^Bearer\s+(.+)$/i.exec(header ?? '')?.[1]?.trim() ?? '';
+  const digest = (text: string): Buffer => createHash('sha256').update(text).digest();
+  return timingSafeEqual(digest(given), digest(token)) && given.length > 0;
+}
+
+/**
+ * Whether a git host's webhook carries the token: GitHub and Gitea sign the raw body with it
+ * (`X-Hub-Signature-256: sha256=<hex HMAC>`), GitLab sends it as `X-Gitlab-Token`. Compared in constant time.
+ */
+export function webhookMatches(headers: IncomingMessage['headers'], body: string, token: string): boolean {
+  const digest = (text: string): Buffer => createHash('sha256').update(text).digest();
+  const signature = headers['x-hub-signature-256'];
+  if (typeof signature === 'string') {
+    const expected = `sha256=${createHmac('sha256', token).update(body).digest('hex')}`;
+    return timingSafeEqual(digest(signature.trim().toLowerCase()), digest(expected));
+  }
+  const gitlab = headers['x-gitlab-token'];
+  if (typeof gitlab === 'string' && gitlab.length > 0) return timingSafeEqual(digest(gitlab), digest(token));
+  return false;
+}
+
+async function readBody(req: IncomingMessage): Promise<{ ok: true; text: string } | { ok: false; status: number; error: string }> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > MAX_BODY_BYTES) return { ok: false, status: 413, error: `body larger than ${MAX_BODY_BYTES} bytes` };
+    chunks.push(chunk as Buffer);
+  }
+  return { ok: true, text: Buffer.concat(chunks).toString('utf8') };
+}
+
+/** The checked body of POST /reconcile, or the message of a 400. */
+export function parseReconcileBody(text: string): { ok: true; request: ReconcileRequest } | { ok: false; error: string } {
+  let value: unknown;
+  try {
+    value = text.trim() === '' ? {} : JSON.parse(text);
+  } catch {
+    return { ok: false, error: 'the body is not JSON; send {} to reconcile now, or {"writeSecrets": true | ["name", ...]}' };
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return { ok: false, error: 'the body must be a JSON object such as {} or {"writeSecrets": ["name"]}' };
+  const unknown = Object.keys(value).filter((k) => k !== 'writeSecrets' && k !== 'retryFailed');
+  if (unknown.length > 0) return { ok: false, error: `unknown field ${unknown.map((k) => JSON.stringify(k)).join(', ')}; the fields are: writeSecrets, retryFailed` };
+  const request: ReconcileRequest = {};
+  for (const field of ['writeSecrets', 'retryFailed'] as const) {
+    const names = namesOrAll((value as Record<string, unknown>)[field]);
+    if (names === 'bad') return { ok: false, error: `${field} must be true or a non-empty list of resource names` };
+    if (names !== undefined) request[field] = names;
+  }
+  return { ok: true, request };
+}
+
+/** A field of POST /reconcile: true (all), a non-empty list of names, absent/false (none), or bad. */
+function namesOrAll(field: unknown): true | string[] | undefined | 'bad' {
+  if (field === undefined || field === false) return undefined;
+  if (field === true) return true;
+  if (Array.isArray(field) && field.length > 0 && field.every((n) => typeof n === 'string' && n.length > 0 && n.length <= 300)) return [...new Set(field as string[])];
+  return 'bad';
+}
+
+async function reconcileRoute(req: IncomingMessage, res: ServerResponse, handlers: StatusHandlers, token: string | undefined): Promise<void> {
+  if (!token || !handlers.reconcile) {
+    sendJson(res, 404, { error: `POST /reconcile is off; set ${WEBHOOK_TOKEN_ENV} in the daemon's environment to turn it on, and send it as "Authorization: Bearer TOKEN"` }, false);
+    return;
+  }
+  if (req.method !== 'POST') {
+    res.setHeader('allow', 'POST');
+    sendJson(res, 405, { error: `method ${req.method} not allowed; use POST` }, false);
+    return;
+  }
+  if (!bearerMatches(req.headers.authorization, token)) {
+    res.setHeader('www-authenticate', 'Bearer');
+    sendJson(res, 401, { error: `missing or wrong token; send the daemon's ${WEBHOOK_TOKEN_ENV} as "Authorization: Bearer TOKEN"` }, false);
+    return;
+  }
+  const body = await readBody(req);
+  if (!body.ok) {
+    sendJson(res, body.status, { error: body.error }, false);
+    return;
+  }
+  const parsed = parseReconcileBody(body.text);
+  if (!parsed.ok) {
+    sendJson(res, 400, { error: parsed.error }, false);
+    return;
+  }
+  const answer = await handlers.reconcile(parsed.request);
+  sendJson(res, answer.status, answer.body, false);
+}
+
+/** POST /webhook: a git host's push event (any body) reconciles now; the token is the webhook's secret. */
+async function webhookRoute(req: IncomingMessage, res: ServerResponse, handlers: StatusHandlers, token: string | undefined): Promise<void> {
+  if (!token || !handlers.reconcile) {
+    sendJson(res, 404, { error: `POST /webhook is off; set ${WEBHOOK_TOKEN_ENV} in the daemon's environment and use it as the webhook's secret` }, false);
+    return;
+  }
+  if (req.method !== 'POST') {
+    res.setHeader('allow', 'POST');
+    sendJson(res, 405, { error: `method ${req.method} not allowed; use POST` }, false);
+    return;
+  }
+  const body = await readBody(req);
+  if (!body.ok) {
+    sendJson(res, body.status, { error: body.error }, false);
+    return;
+  }
+  if (!webhookMatches(req.headers, body.text, token)) {
+    sendJson(res, 401, { error: `missing or wrong signature; set the webhook's secret to the daemon's ${WEBHOOK_TOKEN_ENV} (GitHub and Gitea sign with it, GitLab sends it as X-Gitlab-Token)` }, false);
+    return;
+  }
+  const answer = await handlers.reconcile({});
+  sendJson(res, answer.status, answer.body, false);
+}
+
+async function route(req: IncomingMessage, res: ServerResponse, handlers: StatusHandlers, token?: string): Promise<void> {
+  const path = new URL(req.url ?? '/', 'http://status').pathname;
+  if (path === '/reconcile') {
+    await reconcileRoute(req, res, handlers, token);
+    return;
+  }
+  if (path === '/webhook') {
+    await webhookRoute(req, res, handlers, token);
+    return;
+  }
+  const head = req.method === 'HEAD';
+  if (req.method !== 'GET' && !head) {
+    res.setHeader('allow', 'GET, HEAD');
+    sendJson(res, 405, { error: `method ${req.method} not allowed; use GET` }, false);
+    return;
+  }
+  switch (path) {
+    case '/healthz':
+      send(res, 200, 'text/plain; charset=utf-8', 'ok\n', head);
+      return;
+    case '/readyz': {
+      const checks = await withTimeout(handlers.readiness(), READINESS_TIMEOUT_MS, () => [
+        { name: 'readiness', ok: false, detail: `checks did not answer within ${READINESS_TIMEOUT_MS} ms` },
+      ]);
+      const ready = checks.every((c) => c.ok);
+      sendJson(res, ready ? 200 : 503, { ready, checks }, head);
+      return;
+    }
+    case '/metrics':
+      send(res, 200, PROMETHEUS_CONTENT_TYPE, await handlers.metrics(), head);
+      return;
+    case '/status':
+      // The status page polls with If-None-Match: an unchanged document answers 304 without a body.
+      sendTagged(req, res, 'application/json; charset=utf-8', JSON.stringify(handlers.status(), null, 2) + '\n', head);
+      return;
+    default:
+      if (servePage(req, res, path, head)) return;
+      sendJson(res, 404, { error: `no route ${path}; try / (the status page), /healthz, /readyz, /metrics, /status, POST /reconcile or POST /webhook` }, head);
+  }
+}
+
+/** Starts the status server; resolves once it listens. A port in use is one clear error. */
+export async function startStatusServer(options: StatusServerOptions): Promise<StatusServer> {
+  const server: Server = createServer((req, res) => {
+    route(req, res, options.handlers, options.webhookToken).catch((error: unknown) => {
+      options.onError?.(error, req.url ?? '/');
+      if (!res.headersSent) sendJson(res, 500, { error: 'internal error; see the daemon log' }, false);
+      else res.destroy();
+    });
+  });
+  server.keepAliveTimeout = 5_000;
+  server.requestTimeout = 10_000;
+  await new Promise<void>((resolve, reject) => {
+    const onError = (error: NodeJS.ErrnoException): void => {
+      const why = error.code === 'EADDRINUSE' ? 'the port is in use' : error.code === 'EACCES' ? 'permission denied' : error.code ?? error.message;
+      reject(new ConvergeError('E_HTTP_LISTEN', `status server cannot listen on ${options.host}:${options.port} (${why}); set --http-port or --http-host`, { cause: error }));
+    };
+    server.once('error', onError);
+    server.listen(options.port, options.host, () => {
+      server.off('error', onError);
+      resolve();
+    });
+  });
+  const address = server.address() as AddressInfo;
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  return {
+    url: `http://${host === '0.0.0.0' || host === '[::]' ? '127.0.0.1' : host}:${address.port}`,
+    port: address.port,
+    close() {
+      return new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+    },
+  };
+}

@@ -1,0 +1,58 @@
+// The build log tails of failed revisions the daemon keeps: logged once when a revision fails, shown by /status and in notifications.
+import type { Logger } from 'pino';
+import type { DesiredResource } from '../../core/model.js';
+import { resolveDesiredSecrets } from '../../secrets/resolve.js';
+import { buildLogTail, type BuildLogReads, type BuildLogTail } from '../../service/build-log-tail.js';
+import type { ResourceTracker } from './resource-tracker.js';
+
+/** A failed revision of one resource's deployment. */
+export interface FailedRevision {
+  key: string;
+  deploymentId: string;
+  revisionId: string;
+}
+
+/** Per resource, the build log tail of its last failed revision; every declared secret value masked before it is kept. */
+export class FailedBuilds {
+  private readonly tails = new Map<string, { revisionId: string } & BuildLogTail>();
+
+  constructor(
+    private readonly tracker: ResourceTracker,
+    private readonly log: Logger,
+    /** The desired resources of the last reconcile that loaded (whose secret values are masked), and their environment. */
+    private readonly secrets: () => { desired: ReadonlyMap<string, DesiredResource>; env: NodeJS.ProcessEnv },
+  ) {}
+
+  /** Why a revision failed, in the daemon's log: its build log's last lines, kept for /status and notifications. */
+  async logTail(client: BuildLogReads, failed: FailedRevision): Promise<void> {
+    const { desired, env } = this.secrets();
+    const resource = desired.get(failed.key);
+    const mask = resource ? Object.values(resolveDesiredSecrets(resource, env).values) : [];
+    const tail = await buildLogTail(client, { id: failed.deploymentId }, failed.revisionId, mask);
+    this.tails.set(failed.key, { revisionId: failed.revisionId, ...tail });
+    if (tail.lines.length > 0) this.log.warn({ key: failed.key, revision: failed.revisionId, lines: tail.lines }, 'build log of the failed revision (last lines)');
+    else if (tail.note) this.log.info({ key: failed.key, revision: failed.revisionId, note: tail.note }, 'no build log of the failed revision');
+  }
+
+  /**
+   * The last build log lines of a failed revision, for a notification: the ones logged, else read now (once: they are
+   * kept). Undefined when no resource has that deployment or nothing was read.
+   */
+  async lines(client: BuildLogReads, deploymentId: string, revisionId: string): Promise<string[] | undefined> {
+    const row = this.tracker.resources().find((r) => r.deploymentId === deploymentId);
+    if (!row) return undefined;
+    if (this.tails.get(row.key)?.revisionId !== revisionId) await this.logTail(client, { key: row.key, deploymentId, revisionId });
+    const kept = this.tails.get(row.key);
+    return kept && kept.lines.length > 0 ? kept.lines : undefined;
+  }
+
+  /** For /status: the build log tail of each resource whose latest revision failed (while that revision stays its health). */
+  shown(): Record<string, { revisionId: string; lines: string[]; note?: string }> {
+    const out: Record<string, { revisionId: string; lines: string[]; note?: string }> = {};
+    for (const row of this.tracker.resources()) {
+      const kept = this.tails.get(row.key);
+      if (kept && row.health?.status === 'degraded' && row.health.revisionId === kept.revisionId) out[row.key] = kept;
+    }
+    return out;
+  }
+}

@@ -1,0 +1,307 @@
+// What the daemon knows about each resource (the /status document): each resource's state, folded from its events (src/core/resource-state.ts) as reconciles, jobs and polls report them.
+import { healthOfDeployment, type HealthCondition } from '../../core/health.js';
+import type { ResourceHold } from '../../core/holds.js';
+import type { RevisionReading } from '../../core/kinds/index.js';
+import type { LiveDeployment, Plan, ResourceKind } from '../../core/model.js';
+import { foldResource, legacyState, type ResourceEvent, type ResourceState, type SyncState } from '../../core/resource-state.js';
+import { ReconcileJobResult } from '../../store/schema.js';
+import type { ReconcileOutcome } from '../cycle/cycle.js';
+import type { RolloutView } from '../cycle/cycle-context.js';
+import type { ManifestVersion } from '../../core/manifest-version.js';
+import { rowSources, stateAfterReconcile, statusRow, type ResourceStatus } from './status-row.js';
+
+export interface ReconcileRecord {
+  id: number;
+  trigger: string;
+  startedAt: string;
+  finishedAt: string;
+  durationMs: number;
+  ok: boolean;
+  error: string | null;
+  summary: Plan['summary'] | null;
+  files: number;
+  live: number;
+  enqueued: number;
+  drifted: number;
+  held: number;
+  /** Resync cycle (BullMQ job id) this reconcile ran for. */
+  cycle?: string;
+  /** The manifests this reconcile read (git commit or content hash). */
+  manifestVersion?: ManifestVersion;
+}
+
+/** Rollout settings the tracker reads. */
+export interface HealthSettings {
+  /** A revision not active after this long is degraded (ProgressDeadlineExceeded). */
+  progressDeadlineMs: number;
+  now?: () => number;
+}
+
+/** A change of health of one resource (logged once, counted once). */
+export interface HealthTransition {
+  key: string;
+  kind: ResourceKind;
+  name: string;
+  from: HealthCondition | undefined;
+  to: HealthCondition;
+}
+
+/** A deployment whose rollout the poller follows. */
+export interface RolloutToFollow {
+  key: string;
+  deploymentId: string;
+  /** Its latest revision, when known (the revision endpoint is read for it). */
+  revisionId: string | undefined;
+}
+
+/**
+ * Resource states, rebuilt from each reconcile and updated as jobs finish and polls read rollouts: every change is an
+ * event folded by foldResource (src/core/resource-state.ts). Job results that arrive before the reconcile that enqueued
+ * them has ended are kept and folded when it ends.
+ */
+export class ResourceTracker implements RolloutView {
+  private rows = new Map<string, ResourceState>();
+  private orphanKeys: string[] = [];
+  private readonly jobKeys = new Map<string, string>();
+  private readonly early = new Map<string, { ok: true; result: unknown; at: string; desired?: string; version?: ManifestVersion } | { ok: false; reason: string; at: string }>();
+  private readonly progressDeadlineMs: number;
+  private readonly clock: () => number;
+  /** Per resource, its latest revision and since when it is known to build (for the progress deadline). */
+  private readonly buildingSince = new Map<string, { revisionId: string | null; since: number }>();
+  /** Per resource, the revision a job of ours started and the desired state (fingerprint) it carried. */
+  private readonly revisionDesired = new Map<string, { revisionId: string; desired: string }>();
+  /** Per resource, the fingerprint of its desired state at the last reconcile. */
+  private desired = new Map<string, string>();
+  private transitions: HealthTransition[] = [];
+
+  constructor(settings: HealthSettings = { progressDeadlineMs: 30 * 60_000 }) {
+    this.progressDeadlineMs = settings.progressDeadlineMs;
+    this.clock = settings.now ?? Date.now;
+  }
+
+  /** Remembers which resource a job belongs to (call as soon as it is enqueued). */
+  trackJob(jobId: string, key: string): void {
+    this.jobKeys.set(jobId, key);
+    // A job whose end was never seen (an event lost in a Redis outage) must not be remembered forever.
+    if (this.jobKeys.size > 100_000) this.jobKeys.delete(this.jobKeys.keys().next().value!);
+  }
+
+  /** Since when `key` is known to build `revisionId` (the first time it is asked about that revision). */
+  private sinceFor(key: string, revisionId: string | null): number {
+    const known = this.buildingSince.get(key);
+    if (known && known.revisionId === revisionId) return known.since;
+    const since = this.clock();
+    this.buildingSince.set(key, { revisionId, since });
+    return since;
+  }
+
+  /** The revision the poller (or a reconcile) last read for `key`, when it is `revisionId` (RolloutView). */
+  reading(key: string, revisionId: string): RevisionReading | undefined {
+    const health = this.rows.get(key)?.health;
+    if (health?.revisionId !== revisionId || health.revisionStatus === undefined) return undefined;
+    return { id: revisionId, status: health.revisionStatus };
+  }
+
+  /** Whether the row's health is about `revisionId` already (a job started it, or it was read): the poller follows it. */
+  knows(key: string, revisionId: string): boolean {
+    return this.rows.get(key)?.health.revisionId === revisionId;
+  }
+
+  /** The tracker's clock (RolloutView). */
+  now(): number {
+    return this.clock();
+  }
+
+  /** Rebuilds every row from a reconcile's outcome. */
+  update(outcome: ReconcileOutcome): void {
+    const sources = rowSources(outcome);
+    const rows = new Map<string, ResourceState>();
+    const orphans: string[] = [];
+    for (const change of outcome.plan.changes) {
+      const decided = outcome.outcomes.get(`${change.kind}/${change.name}`);
+      if (!decided) continue;
+      const key = decided.key;
+      if (change.action === 'orphan') {
+        orphans.push(key);
+        continue;
+      }
+      const previous = this.rows.get(key);
+      const row = stateAfterReconcile(change, decided, outcome, sources, previous);
+      this.noteHealth(row, previous?.health);
+      rows.set(key, row);
+    }
+    this.rows = rows;
+    this.orphanKeys = orphans;
+    this.desired = new Map(outcome.fingerprints ?? []);
+    for (const key of [...this.buildingSince.keys()]) if (!rows.has(key)) this.buildingSince.delete(key);
+    for (const key of [...this.revisionDesired.keys()]) if (!rows.has(key)) this.revisionDesired.delete(key);
+    for (const [jobId, early] of [...this.early]) {
+      const key = this.jobKeys.get(jobId);
+      if (key && this.rows.get(key)?.job?.id === jobId) {
+        this.early.delete(jobId);
+        if (early.ok) this.completed(jobId, early.result, early.at, early.desired, early.version);
+        else this.failed(jobId, early.reason, early.at);
+      }
+    }
+    if (this.early.size > 1000) this.early.clear();
+  }
+
+  /** Records a transition when the row's health differs from `before` (status, reason or revision). */
+  private noteHealth(row: ResourceState, before: HealthCondition | undefined): HealthTransition | undefined {
+    if (before && before.status === row.health.status && before.reason === row.health.reason && before.revisionId === row.health.revisionId) return undefined;
+    const transition: HealthTransition = { key: row.key, kind: row.kind, name: row.name, from: before, to: row.health };
+    this.transitions.push(transition);
+    if (this.transitions.length > 10_000) this.transitions.splice(0, this.transitions.length - 10_000);
+    return transition;
+  }
+
+  /** The health transitions since the last call (each logged and counted once). */
+  takeTransitions(): HealthTransition[] {
+    const out = this.transitions;
+    this.transitions = [];
+    return out;
+  }
+
+  /**
+   * A job finished (from any replica's worker). Returns the resource key when a row changed. `version`: the manifests the
+   * job's desired state came from; a job that wrote (created, updated, adopted) shows them as the row's appliedFrom at
+   * once, as its write recorded them, rather than at the next reconcile.
+   */
+  completed(jobId: string, value: unknown, at = new Date().toISOString(), desired?: string, version?: ManifestVersion): string | undefined {
+    const key = this.jobKeys.get(jobId);
+    if (!key) return undefined;
+    const row = this.rows.get(key);
+    if (!row || row.job?.id !== jobId) {
+      this.early.set(jobId, { ok: true, result: value, at, ...(desired === undefined ? {} : { desired }), ...(version ? { version } : {}) });
+      return undefined;
+    }
+    this.jobKeys.delete(jobId);
+    const parsed = ReconcileJobResult.safeParse(value);
+    const result = parsed.success ? parsed.data : undefined;
+    const next = this.fold(key, row, { type: 'job-completed', jobId, at, result, version });
+    if (result?.new_revision && !result.notRun) {
+      const revisionId = result.latestRevisionId ?? undefined;
+      this.buildingSince.set(key, { revisionId: revisionId ?? null, since: this.clock() });
+      if (desired && revisionId) this.revisionDesired.set(key, { revisionId, desired });
+    }
+    this.noteHealth(next, row.health);
+    return key;
+  }
+
+  /** Folds `event` into the state of `key` (src/core/resource-state.ts) and keeps the result. */
+  private fold(key: string, state: ResourceState, event: ResourceEvent): ResourceState {
+    const next = foldResource(state, event);
+    this.rows.set(key, next);
+    return next;
+  }
+
+  /** The deployments whose rollout is followed: progressing (or past the deadline), id known, no job of theirs queued. */
+  toFollow(limit: number): RolloutToFollow[] {
+    const out: RolloutToFollow[] = [];
+    for (const row of this.rows.values()) {
+      if (out.length >= limit) break;
+      if (!row.deploymentId || (row.job && row.job.state === 'queued')) continue;
+      const h = row.health;
+      if (h.status === 'progressing' || (h.status === 'degraded' && h.reason === 'ProgressDeadlineExceeded')) {
+        out.push({ key: row.key, deploymentId: row.deploymentId, revisionId: h.revisionId });
+      }
+    }
+    return out;
+  }
+
+  /** Since when `key` is known to build `revisionId` (a revision's created_at from the service is better when read). */
+  rolloutSince(key: string, revisionId: string | null): number {
+    return this.sinceFor(key, revisionId);
+  }
+
+  /** The progress deadline in ms. */
+  get deadlineMs(): number {
+    return this.progressDeadlineMs;
+  }
+
+  /** Sets a row's health (the poller's reading); returns the transition when it changed. */
+  setHealth(key: string, health: HealthCondition): HealthTransition | undefined {
+    const row = this.rows.get(key);
+    if (!row) return undefined;
+    return this.noteHealth(this.fold(key, row, { type: 'revision', health }), row.health);
+  }
+
+  /** Health by the live deployment (the list, for a service without the revision endpoint). */
+  healthFromLive(key: string, live: LiveDeployment): HealthCondition {
+    const latest = live.latest_revision_id ?? null;
+    return healthOfDeployment(live, this.clock(), latest === null ? undefined : this.sinceFor(key, latest), this.progressDeadlineMs);
+  }
+
+  /**
+   * The desired state (fingerprint) the revision `revisionId` of `key` was built from: the one the job that started it
+   * carried; else, when the plan found nothing to change (live is the manifest), the current one; else unknown.
+   */
+  desiredOfRevision(key: string, revisionId: string): string | undefined {
+    const started = this.revisionDesired.get(key);
+    if (started?.revisionId === revisionId) return started.desired;
+    const row = this.rows.get(key);
+    return row?.action === 'noop' ? this.desired.get(key) : undefined;
+  }
+
+  /** Sets (or clears) a row's hold. */
+  setHold(key: string, hold: ResourceHold | undefined): void {
+    const row = this.rows.get(key);
+    if (row) this.fold(key, row, { type: 'hold', hold });
+  }
+
+  /** Resources with a hold (their keys). */
+  heldKeys(): string[] {
+    return [...this.rows.values()].filter((r) => r.hold).map((r) => r.key);
+  }
+
+  /** A job failed for good (no attempt left, or a failure that retrying cannot fix). */
+  failed(jobId: string, reason: string, at = new Date().toISOString()): string | undefined {
+    const key = this.jobKeys.get(jobId);
+    if (!key) return undefined;
+    const row = this.rows.get(key);
+    if (!row || row.job?.id !== jobId) {
+      this.early.set(jobId, { ok: false, reason, at });
+      return undefined;
+    }
+    this.jobKeys.delete(jobId);
+    this.fold(key, row, { type: 'job-failed', jobId, at, message: reason });
+    return key;
+  }
+
+  /** The /status rows: each resource's state with the contract's legacy fields. */
+  resources(): ResourceStatus[] {
+    return [...this.rows.values()].map(statusRow);
+  }
+
+  orphans(): string[] {
+    return [...this.orphanKeys];
+  }
+
+  /** Resources held as SecretsUnknown (their keys). */
+  secretsUnknown(): string[] {
+    return [...this.rows.values()].filter((r) => r.sync.reason === 'SecretsUnknown').map((r) => r.key);
+  }
+
+  /** An operator released the resource's Conflict: the row no longer shows it (the next reconcile says what holds). */
+  clearConflict(key: string): void {
+    const row = this.rows.get(key);
+    if (row) this.fold(key, row, { type: 'conflict-released' });
+  }
+
+  /** Resources under a Conflict (their keys). */
+  conflicts(): string[] {
+    return [...this.rows.values()].filter((r) => r.sync.reason === 'Conflict').map((r) => r.key);
+  }
+
+  /** Counts by kind and state, for the converge_resources gauge. */
+  counts(): Map<ResourceKind, Map<SyncState, number>> {
+    const out = new Map<ResourceKind, Map<SyncState, number>>();
+    for (const row of this.rows.values()) {
+      let byState = out.get(row.kind);
+      if (!byState) out.set(row.kind, (byState = new Map<SyncState, number>()));
+      const state = legacyState(row);
+      byState.set(state, (byState.get(state) ?? 0) + 1);
+    }
+    return out;
+  }
+}

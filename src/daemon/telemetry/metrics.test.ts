@@ -1,0 +1,74 @@
+// Daemon metrics: names, labels and values as Prometheus text, parsed back.
+import { describe, expect, it } from 'vitest';
+import { parsePrometheusText, type Sample } from '../../../test/helpers/prometheus.js';
+import { createMetrics, SYNC_STATES, type SyncState } from './metrics.js';
+
+function find(samples: Sample[], name: string, labels: Record<string, string> = {}): Sample[] {
+  return samples.filter((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v));
+}
+
+describe('createMetrics', () => {
+  it('renders every converge metric with its labels', async () => {
+    const m = createMetrics({ processMetrics: false });
+    m.observeRequest({ method: 'GET', route: '/v2/deployments', status: 200, durationMs: 12, attempt: 1 });
+    m.observeRequest({ method: 'GET', route: '/v2/deployments', status: 200, durationMs: 8, attempt: 1 });
+    m.observeRequest({ method: 'PATCH', route: '/v2/deployments/{deployment_id}', status: 503, durationMs: 5, attempt: 1 });
+    m.observeRequest({ method: 'PATCH', route: '/v2/deployments/{deployment_id}', status: 'network', durationMs: 5, attempt: 2 });
+    m.reconcileDuration.observe({ trigger: 'watch', result: 'ok' }, 0.2);
+    m.reconciles.inc({ trigger: 'watch', result: 'ok' });
+    m.lastSuccess.set(1_700_000_000);
+    m.jobs.inc({ outcome: 'updated' }, 3);
+    m.jobsEnqueued.inc({ operation: 'patch-deployment' }, 3);
+    m.drifted.set({ kind: 'Deployment', policy: 'report' }, 2);
+    m.setResourceStates(new Map([['Deployment', new Map<SyncState, number>([['synced', 5], ['blocked', 1]])]]));
+
+    const samples = parsePrometheusText(await m.render());
+    expect(find(samples, 'converge_service_requests_total', { method: 'GET', endpoint: '/v2/deployments', status: '200' })[0]!.value).toBe(2);
+    expect(find(samples, 'converge_service_requests_total', { endpoint: '/v2/deployments/{deployment_id}', status: '503' })[0]!.value).toBe(1);
+    expect(find(samples, 'converge_service_requests_total', { status: 'network' })[0]!.value).toBe(1);
+    expect(find(samples, 'converge_service_request_duration_seconds_count', { method: 'GET' })[0]!.value).toBe(2);
+    expect(find(samples, 'converge_reconcile_duration_seconds_count', { trigger: 'watch', result: 'ok' })[0]!.value).toBe(1);
+    expect(find(samples, 'converge_reconcile_duration_seconds_bucket', { trigger: 'watch', le: '0.25' })[0]!.value).toBe(1);
+    expect(find(samples, 'converge_reconcile_duration_seconds_bucket', { trigger: 'watch', le: '0.1' })[0]!.value).toBe(0);
+    expect(find(samples, 'converge_reconciles_total', { trigger: 'watch', result: 'ok' })[0]!.value).toBe(1);
+    expect(find(samples, 'converge_last_successful_reconcile_timestamp_seconds')[0]!.value).toBe(1_700_000_000);
+    expect(find(samples, 'converge_jobs_total', { outcome: 'updated' })[0]!.value).toBe(3);
+    expect(find(samples, 'converge_jobs_total', { outcome: 'failed' })[0]!.value).toBe(0);
+    expect(find(samples, 'converge_jobs_enqueued_total', { operation: 'patch-deployment' })[0]!.value).toBe(3);
+    expect(find(samples, 'converge_drifted_resources', { kind: 'Deployment', policy: 'report' })[0]!.value).toBe(2);
+    // Every kind x state pair is present, zeros included, so dashboards see a state go to zero.
+    const states = find(samples, 'converge_resources', { kind: 'Deployment' });
+    expect(states.map((s) => s.labels.state).sort()).toEqual([...SYNC_STATES].sort());
+    expect(find(samples, 'converge_resources', { kind: 'Deployment', state: 'synced' })[0]!.value).toBe(5);
+    expect(find(samples, 'converge_resources', { kind: 'Deployment', state: 'blocked' })[0]!.value).toBe(1);
+    expect(find(samples, 'converge_resources', { kind: 'OAuthProvider', state: 'synced' })[0]!.value).toBe(0);
+
+    // A later reconcile replaces the counts.
+    m.setResourceStates(new Map([['Deployment', new Map<SyncState, number>([['synced', 6]])]]));
+    const after = parsePrometheusText(await m.render());
+    expect(find(after, 'converge_resources', { kind: 'Deployment', state: 'blocked' })[0]!.value).toBe(0);
+  });
+
+  it('gives each daemon its own registry, with process metrics when asked', async () => {
+    const a = createMetrics();
+    const b = createMetrics();
+    a.reconciles.inc({ trigger: 'startup', result: 'ok' });
+    const samplesB = parsePrometheusText(await b.render());
+    expect(find(samplesB, 'converge_reconciles_total')).toHaveLength(0);
+    expect(find(samplesB, 'converge_process_resident_memory_bytes').length + find(samplesB, 'converge_nodejs_heap_size_used_bytes').length).toBeGreaterThan(0);
+  });
+});
+
+describe('parsePrometheusText', () => {
+  it('reads labels with escapes, +Inf and timestamps, and refuses garbage', () => {
+    const samples = parsePrometheusText(
+      '# HELP x help\n# TYPE x counter\nx{a="1",b="q\\"uote"} 3\ny_bucket{le="+Inf"} 4 1700000000\nz +Inf\n',
+    );
+    expect(samples).toEqual([
+      { name: 'x', labels: { a: '1', b: 'q"uote' }, value: 3 },
+      { name: 'y_bucket', labels: { le: '+Inf' }, value: 4 },
+      { name: 'z', labels: {}, value: Infinity },
+    ]);
+    expect(() => parsePrometheusText('not a metric line at all')).toThrow();
+  });
+});

@@ -1,0 +1,234 @@
+// Prometheus metrics of one daemon (prom-client, on its own Registry): reconciles, resource states, jobs, requests.
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { RequestInfo } from '../../service/client.js';
+import { KIND_NAMES } from '../../core/kinds/index.js';
+import type { ResourceKind } from '../../core/model.js';
+import { REVISION_FAILURE_REASONS, type HealthStatus } from '../../core/health.js';
+import { SYNC_STATES, type SyncState } from '../../core/resource-state.js';
+
+/** Sync states a managed resource is counted under (converge_resources): the legacy state of src/core/resource-state.ts. */
+export { SYNC_STATES, type SyncState };
+
+/** Job outcomes counted by converge_jobs_total: the worker's results, plus a retried attempt and a final failure. */
+export const JOB_OUTCOMES = ['created', 'updated', 'unchanged', 'adopted', 'retried', 'failed'] as const;
+
+/** manual: POST /reconcile (`converge reconcile`). */
+export type ReconcileTrigger = 'startup' | 'watch' | 'resync' | 'retry' | 'manual';
+
+export interface DaemonMetrics {
+  registry: Registry;
+  reconcileDuration: Histogram<'trigger' | 'result'>;
+  reconciles: Counter<'trigger' | 'result'>;
+  lastSuccess: Gauge;
+  resources: Gauge<'kind' | 'state'>;
+  orphans: Gauge;
+  drifted: Gauge<'kind' | 'policy'>;
+  jobsEnqueued: Counter<'operation'>;
+  jobs: Counter<'outcome'>;
+  requests: Counter<'method' | 'endpoint' | 'status'>;
+  requestDuration: Histogram<'method' | 'endpoint'>;
+  manifestErrors: Gauge;
+  resyncCycles: Counter;
+  /** 1 once the daemon saw the applied-state epoch in Redis change or vanish (Redis lost converge's records). */
+  appliedStateLost: Gauge;
+  /** Resources held as SecretsUnknown at the last reconcile. */
+  secretsUnknown: Gauge;
+  /** 1 for each managed resource's current health (one series per resource). */
+  resourceHealth: Gauge<'kind' | 'name' | 'health'>;
+  /** Failed revisions seen, by reason (each revision counted once). */
+  revisionFailures: Counter<'reason'>;
+  /** Replaces the health gauge with these resources' current health. */
+  setResourceHealth(rows: Iterable<{ kind: ResourceKind; name: string; health: { status: HealthStatus } }>): void;
+  /** Conflicts this daemon's worker found (the flap guard stopped writing to a resource), by kind and reason. */
+  conflicts: Counter<'kind' | 'reason'>;
+  /** Resources under a Conflict as of the last reconcile and the jobs finished since. */
+  conflictResources: Gauge;
+  /** Notification deliveries by receiver (its name), event type and result (docs/notifications.md). */
+  notifications: Counter<'receiver' | 'type' | 'result'>;
+  /** ServiceClient's onRequest hook: one call per attempt. */
+  observeRequest(info: RequestInfo): void;
+  /** Replaces the resource gauge with these counts (every kind x state pair is written, zeros included). */
+  setResourceStates(counts: ReadonlyMap<ResourceKind, ReadonlyMap<SyncState, number>>): void;
+  /** The Prometheus text exposition. */
+  render(): Promise<string>;
+}
+
+export interface MetricsOptions {
+  /** Node process metrics (cpu, memory, event loop lag) with the converge_ prefix; default true. */
+  processMetrics?: boolean;
+}
+
+/** The reconciles and what the last one found: duration, count, last success, resources by state, orphans, drift. */
+function reconcileMetrics(registry: Registry) {
+  const reconcileDuration = new Histogram({
+    name: 'converge_reconcile_duration_seconds',
+    help: 'Duration of a full reconcile of the manifest directory (load, list, plan, enqueue).',
+    labelNames: ['trigger', 'result'] as const,
+    buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120],
+    registers: [registry],
+  });
+  const reconciles = new Counter({
+    name: 'converge_reconciles_total',
+    help: 'Reconciles run by this daemon, by trigger (startup, watch, resync, retry) and result (ok, error).',
+    labelNames: ['trigger', 'result'] as const,
+    registers: [registry],
+  });
+  const lastSuccess = new Gauge({
+    name: 'converge_last_successful_reconcile_timestamp_seconds',
+    help: 'Unix time of the end of the last reconcile that succeeded (0: none yet).',
+    registers: [registry],
+  });
+  const resources = new Gauge({
+    name: 'converge_resources',
+    help: 'Managed resources by kind and sync state, as of the last reconcile and the jobs finished since.',
+    labelNames: ['kind', 'state'] as const,
+    registers: [registry],
+  });
+  const orphans = new Gauge({
+    name: 'converge_orphan_deployments',
+    help: 'Live deployments named in no manifest (reported, never deleted).',
+    registers: [registry],
+  });
+  const drifted = new Gauge({
+    name: 'converge_drifted_resources',
+    help: 'Resources whose live state drifted from an unchanged manifest at the last reconcile, by drift policy (heal: a fix was enqueued; report: left as is).',
+    labelNames: ['kind', 'policy'] as const,
+    registers: [registry],
+  });
+  lastSuccess.set(0);
+  orphans.set(0);
+  for (const kind of KIND_NAMES) for (const state of SYNC_STATES) resources.set({ kind, state }, 0);
+  return { reconcileDuration, reconciles, lastSuccess, resources, orphans, drifted };
+}
+
+/** The jobs enqueued and finished, and the requests to the service. */
+function jobAndRequestMetrics(registry: Registry) {
+  const jobsEnqueued = new Counter({
+    name: 'converge_jobs_enqueued_total',
+    help: 'Reconcile jobs this daemon enqueued, by operation.',
+    labelNames: ['operation'] as const,
+    registers: [registry],
+  });
+  const jobs = new Counter({
+    name: 'converge_jobs_total',
+    help: "Jobs this daemon's worker finished, by outcome (created, updated, unchanged, adopted; retried: an attempt failed and will be retried; failed: final).",
+    labelNames: ['outcome'] as const,
+    registers: [registry],
+  });
+  const requests = new Counter({
+    name: 'converge_service_requests_total',
+    help: 'Requests to the service (each attempt), by method, templated endpoint and status code ("network" when no answer came).',
+    labelNames: ['method', 'endpoint', 'status'] as const,
+    registers: [registry],
+  });
+  const requestDuration = new Histogram({
+    name: 'converge_service_request_duration_seconds',
+    help: 'Duration of one request to the service, by method and templated endpoint.',
+    labelNames: ['method', 'endpoint'] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    registers: [registry],
+  });
+  for (const outcome of JOB_OUTCOMES) jobs.inc({ outcome }, 0);
+  return { jobsEnqueued, jobs, requests, requestDuration };
+}
+
+/** What the daemon watches besides the reconciles: manifest errors, resync cycles, Redis's records lost, SecretsUnknown, each resource's health, failed revisions. */
+function conditionMetrics(registry: Registry) {
+  const manifestErrors = new Gauge({
+    name: 'converge_manifest_errors',
+    help: 'Error diagnostics of the manifests at the last reconcile.',
+    registers: [registry],
+  });
+  const resyncCycles = new Counter({
+    name: 'converge_resync_cycles_total',
+    help: 'Resync cycles this daemon ran (one replica runs each cycle).',
+    registers: [registry],
+  });
+  const appliedStateLost = new Gauge({
+    name: 'converge_applied_state_lost',
+    help: "1 when converge's records in Redis (applied state, desired-state memory) were lost while this daemon ran: the epoch key changed or vanished (Redis restarted without persistence, flushed, evicted, failed over to an empty replica).",
+    registers: [registry],
+  });
+  const secretsUnknown = new Gauge({
+    name: 'converge_secrets_unknown_resources',
+    help: 'Resources whose only difference is secrets the service hides and converge holds no record of: not rewritten blind (SecretsUnknown; converge reconcile --write-secrets writes them).',
+    registers: [registry],
+  });
+  const resourceHealth = new Gauge({
+    name: 'converge_resource_health',
+    help: 'Rollout health of each managed resource: 1 on the series of its current health (healthy, progressing, degraded, unknown).',
+    labelNames: ['kind', 'name', 'health'] as const,
+    registers: [registry],
+  });
+  const revisionFailures = new Counter({
+    name: 'converge_revision_failures_total',
+    help: 'Failed revisions this daemon saw, each once, by reason (RevisionBuildFailed, RevisionDeployFailed, RevisionCreateFailed, ProgressDeadlineExceeded).',
+    labelNames: ['reason'] as const,
+    registers: [registry],
+  });
+  for (const reason of REVISION_FAILURE_REASONS) revisionFailures.inc({ reason }, 0);
+  appliedStateLost.set(0);
+  secretsUnknown.set(0);
+  manifestErrors.set(0);
+  return { manifestErrors, resyncCycles, appliedStateLost, secretsUnknown, resourceHealth, revisionFailures };
+}
+
+/** The flap guard's Conflicts and the notification deliveries. */
+function conflictAndNotificationMetrics(registry: Registry) {
+  const conflicts = new Counter({
+    name: 'converge_conflicts_total',
+    help: "Conflicts this daemon's worker found, by kind and reason (desired_alternates: the desired state went A, B, A within flap_window; changed_outside: a change made outside converge was put back flap_limit times and came again): converge stopped writing to the resource.",
+    labelNames: ['kind', 'reason'] as const,
+    registers: [registry],
+  });
+  const conflictResources = new Gauge({
+    name: 'converge_conflict_resources',
+    help: 'Resources converge stopped writing to because of a Conflict (the flap guard), as of the last reconcile and the jobs finished since.',
+    registers: [registry],
+  });
+  const notifications = new Counter({
+    name: 'converge_notifications_total',
+    help: 'Notification deliveries by receiver name, event type and result: delivered, retried (an attempt failed; another follows), failed (out of attempts), rejected (a 4xx: not retried), skipped (nothing to send, e.g. a commit status without a git commit), dropped (never sent: Redis did not take it, or the receiver\'s backlog was full and it was among its oldest waiting deliveries).',
+    labelNames: ['receiver', 'type', 'result'] as const,
+    registers: [registry],
+  });
+  conflictResources.set(0);
+  return { conflicts, conflictResources, notifications };
+}
+
+/** A fresh registry with every converge metric registered. Several daemons in one process do not collide. */
+export function createMetrics(options: MetricsOptions = {}): DaemonMetrics {
+  const registry = new Registry();
+  if (options.processMetrics ?? true) collectDefaultMetrics({ register: registry, prefix: 'converge_' });
+  // Registered in this order, which is the order of the exposition.
+  const reconcile = reconcileMetrics(registry);
+  const { resources } = reconcile;
+  const work = jobAndRequestMetrics(registry);
+  const { requests, requestDuration } = work;
+  const conditions = conditionMetrics(registry);
+  const { resourceHealth } = conditions;
+  const outside = conflictAndNotificationMetrics(registry);
+  return {
+    registry,
+    ...reconcile,
+    ...work,
+    ...conditions,
+    setResourceHealth(rows) {
+      resourceHealth.reset();
+      for (const row of rows) resourceHealth.set({ kind: row.kind, name: row.name, health: row.health.status }, 1);
+    },
+    ...outside,
+    observeRequest(info) {
+      requests.inc({ method: info.method, endpoint: info.route, status: String(info.status) });
+      requestDuration.observe({ method: info.method, endpoint: info.route }, info.durationMs / 1000);
+    },
+    setResourceStates(counts) {
+      for (const kind of KIND_NAMES) {
+        for (const state of SYNC_STATES) resources.set({ kind, state }, counts.get(kind)?.get(state) ?? 0);
+      }
+    },
+    render() {
+      return registry.metrics();
+    },
+  };
+}

@@ -1,0 +1,199 @@
+// The job processor: runs one reconcile job and classifies its failure once (retry with jittered backoff, pause on 429, fail at once).
+import { UnrecoverableError, Worker, type Job } from 'bullmq';
+import { BlockedError, JobInputError } from '../../core/errors.js';
+import type { FlapSettings } from '../../core/flap-guard.js';
+import { versionLabel } from '../../core/manifest-version.js';
+import { fieldLine } from '../../plan/render/text.js';
+import type { QueueLogger } from '../queue/log.js';
+import { backoffDelay } from '../../service/backoff.js';
+import { recordWrites, sendingOnce, type WriteRecord } from '../../service/call-scope.js';
+import type { ServiceClient } from '../../service/client.js';
+import { classifyFailure } from '../../service/errors.js';
+import type { AppliedStateStore } from '../../store/applied-state.js';
+import type { FlapStore } from '../../store/flap-store.js';
+import { isRedisUnavailable } from '../../store/redis.js';
+import { ReconcileJobData, type ReconcileJobResult } from '../../store/schema.js';
+import { fromJobResource, type LiteralSecrets } from '../../sync/job-resource.js';
+import { removeResource, syncResource } from '../../sync/sync.js';
+import { JobGate } from './flap-gate.js';
+import { JobAppliedState } from './job-applied-state.js';
+import type { StaleJob } from './stale-job.js';
+
+/** Longest wait between two attempts of a job. */
+export const MAX_BACKOFF_MS = 5 * 60_000;
+
+/** Pause of the queue after a 429 that carries no Retry-After. */
+export const DEFAULT_RATE_LIMIT_MS = 1_000;
+
+/** Shortest queue pause (a Retry-After of 0 still gives the service a moment). */
+const MIN_RATE_LIMIT_MS = 50;
+
+/** A failure worth another attempt; carries the service's Retry-After (on 503) as a floor of the next delay. */
+export class RetryableJobError extends Error {
+  readonly retryAfterMs: number | undefined;
+
+  constructor(message: string, retryAfterMs?: number) {
+    super(message);
+    this.name = 'RetryableJobError';
+    this.retryAfterMs = retryAfterMs;
+  }
+}
+
+/**
+ * The job's backoff strategy: the one backoff of converge (src/service/backoff.ts) with `base` the job's backoff.delay
+ * (the `backoff` setting), capped at MAX_BACKOFF_MS, never below a Retry-After the service sent (itself capped there).
+ */
+export function jitteredBackoff(random: () => number = Math.random) {
+  return function backoffStrategy(attemptsMade: number, _type?: string, error?: Error, job?: { opts?: { backoff?: unknown } }): number {
+    const options = job?.opts?.backoff;
+    const base = typeof options === 'object' && options !== null && typeof (options as { delay?: unknown }).delay === 'number' ? (options as { delay: number }).delay : 1_000;
+    const retryAfter = error instanceof RetryableJobError && error.retryAfterMs !== undefined ? Math.min(error.retryAfterMs, MAX_BACKOFF_MS) : undefined;
+    return backoffDelay(attemptsMade, { baseMs: base, capMs: MAX_BACKOFF_MS }, retryAfter, random);
+  };
+}
+
+export interface ProcessorContext {
+  client: ServiceClient;
+  store: AppliedStateStore;
+  env: NodeJS.ProcessEnv;
+  log: QueueLogger;
+  /** Pauses the whole queue (every worker process) for `ms`. */
+  rateLimit(ms: number): Promise<void>;
+  /** Literal secret values this process read from the manifests (in-process apply only; see LiteralSecrets). */
+  literalSecrets?: LiteralSecrets;
+  /** Log every write at info (default true; `apply` prints its writes itself). */
+  logWrites?: boolean;
+  /** The flap guard: every write asks it first (absent: no guard). */
+  flap?: { store: FlapStore; settings: FlapSettings };
+  /**
+   * Why the job must not run (a newer desired state of its resource was enqueued since, or it was enqueued by a
+   * former leader: an older fencing token than the newest handed out), or undefined when it may.
+   */
+  stale?(data: ReconcileJobData): Promise<StaleJob | undefined>;
+}
+
+/**
+ * One line per write, at info: the resource, the fields changed (paths, and values as the plan shows them: a secret
+ * is "(sensitive)"), whether a revision started, and the service's request id when it sent one.
+ */
+function logWrite(ctx: ProcessorContext, data: ReconcileJobData, jobId: string | undefined, result: ReconcileJobResult, writes: WriteRecord[]): void {
+  if (writes.length === 0 || ctx.logWrites === false) return;
+  const fields = result.fields ?? [];
+  const requestIds = writes.map((w) => w.requestId).filter((id): id is string => id !== undefined);
+  const from = data.manifestVersion ? versionLabel(data.manifestVersion) : undefined;
+  ctx.log.info(
+    {
+      key: data.key,
+      jobId,
+      ...(from ? { appliedFrom: from, manifestVersion: data.manifestVersion } : {}),
+      outcome: result.outcome,
+      new_revision: result.new_revision,
+      fields: fields.map((f) => f.path),
+      changes: fields.map((f) => fieldLine(f)),
+      requests: writes.map((w) => `${w.method} ${w.route} ${w.status}`),
+      ...(requestIds.length > 0 ? { requestIds } : {}),
+    },
+    (result.new_revision ? 'wrote; a new revision started' : 'wrote; no new revision') + (from ? ` (applied from ${from})` : ''),
+  );
+}
+
+/** Why a job without a decided write (enqueued by an older converge) is not run. */
+const UNDECIDED = 'enqueued by an older converge, without the write its decision made';
+
+/** Inner step: job data in, result out (a write the flap guard refuses is a result too); throws whatever went wrong. */
+export async function runJob(
+  data: ReconcileJobData,
+  ctx: ProcessorContext,
+  gate?: JobGate,
+  appliedState: JobAppliedState = new JobAppliedState(ctx.store, data),
+): Promise<ReconcileJobResult> {
+  // A delete (--prune) is not a write the flap guard weighs: it is sent by id, once, to what converge owns.
+  if (data.remove) return removeResource(data.remove, { service: ctx.client, appliedState, secretEnv: ctx.env });
+  // A job of an older version carries no decided write: its step would have to decide again, which no step does.
+  if (!data.write) return { outcome: 'unchanged', new_revision: false, notRun: 'superseded', message: `${UNDECIDED}; nothing sent, the next reconcile decides again` };
+  const resource = fromJobResource(data.resource!, ctx.literalSecrets);
+  const writeGate = gate ? { writeGate: () => gate.check() } : {};
+  const result = await syncResource(resource, data.write, { service: ctx.client, appliedState, secretEnv: ctx.env, ...writeGate }, data.deploymentId);
+  if (!gate?.refusal) await gate?.recorded(result);
+  return result;
+}
+
+/** The flap guard's gate of one job (none without a guard). */
+function gateFor(data: ReconcileJobData, ctx: ProcessorContext, jobId: string | undefined, appliedState: JobAppliedState): JobGate | undefined {
+  if (!ctx.flap) return undefined;
+  return new JobGate({
+    store: ctx.flap.store,
+    appliedRecord: (key) => appliedState.firstRead(key),
+    key: data.key,
+    desired: data.desired,
+    manifestVersion: data.manifestVersion,
+    settings: ctx.flap.settings,
+    now: () => new Date(),
+    onReleased: (conflict) => ctx.log.info({ key: data.key, jobId, reason: conflict.reason }, 'conflict released: the desired state changed to a new one; writing again'),
+  });
+}
+
+/** A job whose write the flap guard refused: it completes, having sent nothing (nothing was marked pending); the conflict is logged once, when found. */
+function heldByConflict(refusal: NonNullable<JobGate['refusal']>, data: ReconcileJobData, ctx: ProcessorContext, jobId: string | undefined): void {
+  const { reason, message } = refusal.conflict;
+  if (refusal.declared) ctx.log.warn({ key: data.key, jobId, reason, conflict: refusal.conflict }, `Conflict: ${message}`);
+  else ctx.log.debug({ key: data.key, jobId, reason }, 'conflict standing; nothing sent');
+}
+
+/**
+ * Outer step (owns classification and logging): the one place where a failure becomes a retry, a queue pause
+ * (429: no attempt spent) or a final failure carrying the service's detail.
+ */
+export function createProcessor(ctx: ProcessorContext) {
+  return async function process(job: Job): Promise<ReconcileJobResult> {
+    const parsed = ReconcileJobData.safeParse(job.data);
+    if (!parsed.success) {
+      throw new UnrecoverableError(`job ${job.id} is not a converge reconcile job this version understands (${parsed.error.issues[0]?.message ?? 'bad shape'})`);
+    }
+    const data = parsed.data;
+    const started = Date.now();
+    // A job of an older run (its worker died, or it was handed back) never writes an older desired state over a newer
+    // one, and a job of a former leader never writes at all (the current leader enqueues its own).
+    const stale = await ctx.stale?.(data);
+    if (stale !== undefined) {
+      ctx.log.info({ key: data.key, jobId: job.id, seq: data.seq, fence: data.fence }, `job not run: ${stale.message}`);
+      return { outcome: 'unchanged', new_revision: false, message: stale.message, notRun: stale.code };
+    }
+    const appliedState = new JobAppliedState(ctx.store, data);
+    const gate = gateFor(data, ctx, job.id, appliedState);
+    try {
+      // The job's attempts are the one retry layer of its requests: each is sent once per attempt (sendingOnce).
+      const { value: result, writes } = await recordWrites(() => sendingOnce(() => runJob(data, ctx, gate, appliedState)));
+      if (gate?.refusal) heldByConflict(gate.refusal, data, ctx, job.id);
+      logWrite(ctx, data, job.id, result, writes);
+      ctx.log.debug({ key: data.key, jobId: job.id, outcome: result.outcome, new_revision: result.new_revision, ms: Date.now() - started }, 'job done');
+      return result;
+    } catch (error) {
+      if (error instanceof BlockedError || error instanceof JobInputError) {
+        // The resource cannot be synced as things stand, or the job asks for what this process does not have.
+        ctx.log.warn({ key: data.key, jobId: job.id, error: error.message }, 'job failed');
+        throw new UnrecoverableError(error.message);
+      }
+      if (isRedisUnavailable(error)) {
+        // The applied-state store could not be read or written: Redis, not the service, failed. Nothing is lost by
+        // trying again (a write already sent is settled from live state and its pending record on the next attempt).
+        const message = `Redis was unavailable: ${(error as Error).message.split('\n')[0]}`;
+        ctx.log.info({ key: data.key, jobId: job.id, attempt: job.attemptsMade + 1, error: message }, 'job attempt failed; will retry');
+        throw new RetryableJobError(message);
+      }
+      const failure = classifyFailure(error);
+      if (failure.kind === 'rate_limited') {
+        const wait = Math.max(failure.retryAfterMs ?? DEFAULT_RATE_LIMIT_MS, MIN_RATE_LIMIT_MS);
+        ctx.log.info({ key: data.key, jobId: job.id, waitMs: wait }, 'rate limited by the service; pausing the queue');
+        await ctx.rateLimit(wait);
+        throw Worker.RateLimitError();
+      }
+      if (failure.kind === 'retry') {
+        ctx.log.info({ key: data.key, jobId: job.id, attempt: job.attemptsMade + 1, error: failure.message }, 'job attempt failed; will retry');
+        throw new RetryableJobError(failure.message, failure.retryAfterMs);
+      }
+      ctx.log.warn({ key: data.key, jobId: job.id, error: failure.message }, 'job failed');
+      throw new UnrecoverableError(failure.message);
+    }
+  };
+}

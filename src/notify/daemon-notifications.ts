@@ -1,0 +1,86 @@
+// The daemon's notifications (docs/notifications.md): the delivery queue, its worker while this replica leads, the notifier.
+import type { Logger } from 'pino';
+import type { Counter } from 'prom-client';
+import { openNotifyQueue, type NotifyQueue, type NotifyWorker } from './notify-queue.js';
+import type { RedisSettings } from '../store/redis.js';
+import type { Deliver } from '../core/notify/events.js';
+import type { ReceiverConfig } from '../core/notify/receivers.js';
+import { Notifier, type Publication } from './notifier.js';
+
+/** A delivery in flight when the term or the daemon ends gets this long before its attempt is given up (docs/notifications.md). */
+const NOTIFY_GRACE_MS = 2_000;
+
+/**
+ * The receivers as configured (names and filters) and the sender, which alone holds their URLs and secrets (the
+ * daemon's `notify` option, src/daemon/daemon-options.ts); undefined or no receiver: nothing is opened.
+ */
+type NotifyOption = { receivers: readonly ReceiverConfig[]; deliver: Deliver; close(): Promise<void> } | undefined;
+
+/** What opening the notifications takes from the daemon. */
+export interface NotificationsOpen {
+  settings: RedisSettings;
+  /** The Redis prefix of the daemon's jobs (the queue lives under it). */
+  prefix: string;
+  log: Logger;
+  /** Whether this replica leads: only the leader turns transitions into deliveries. */
+  leading: () => boolean;
+  counter: Counter<'receiver' | 'type' | 'result'>;
+}
+
+/** The notifications of one daemon; with no receiver configured each method does nothing. */
+export class DaemonNotifications {
+  private readonly notify: NotifyOption;
+  private readonly warn: (source: string, error: unknown) => void;
+  private queue: NotifyQueue | undefined;
+  private worker: NotifyWorker | undefined;
+  private notifier: Notifier | undefined;
+
+  constructor(notify: NotifyOption, warn: (source: string, error: unknown) => void) {
+    this.notify = notify;
+    this.warn = warn;
+  }
+
+  /** Opens the delivery queue when receivers are configured (its worker runs while this replica leads). */
+  async open(options: NotificationsOpen): Promise<void> {
+    const notify = this.notify;
+    if (!notify || notify.receivers.length === 0) return;
+    const log = options.log.child({ component: 'notify' });
+    this.queue = await openNotifyQueue({ ...options.settings, redisPrefix: options.prefix }, notify.receivers, { log });
+    this.notifier = new Notifier({
+      receivers: notify.receivers,
+      enqueue: (deliveries) => this.queue!.enqueue(deliveries),
+      leading: options.leading,
+      log,
+      counter: options.counter,
+    });
+    log.info({ receivers: notify.receivers.map((r) => `${r.name} (${r.type}, ${r.inFlight} in flight, backlog ${r.backlog})`) }, 'notifications on: the leader sends each event once per receiver');
+  }
+
+  /** The hook: hands the notifier a reader of what the daemon publishes (it derives the events and queues them). */
+  published(read: () => Publication): void {
+    this.notifier?.published(read);
+  }
+
+  /** Starts sending notifications (a new term as leader). */
+  async startWorker(): Promise<void> {
+    const notify = this.notify;
+    if (!this.queue || !this.notifier || !notify || this.worker) return;
+    this.notifier.reset();
+    const notifier = this.notifier;
+    this.worker = await this.queue.startWorker(notify.deliver, (receiver, event, result, detail) => notifier.delivered(receiver, event, result, detail));
+  }
+
+  /** Stops sending (the term ended): deliveries in flight get a moment, then wait in the queue for the next leader. */
+  async stopWorker(): Promise<void> {
+    const worker = this.worker;
+    this.worker = undefined;
+    await worker?.close(NOTIFY_GRACE_MS);
+  }
+
+  async close(): Promise<void> {
+    this.notifier?.stop();
+    await this.stopWorker();
+    await this.queue?.close().catch((e: unknown) => this.warn('notifications', e));
+    await this.notify?.close().catch((e: unknown) => this.warn('notifications', e));
+  }
+}

@@ -1,0 +1,246 @@
+// The reconcile loop without the binary: cycle.ts, act.ts and reconciler.ts over real manifest files and the emulator on loopback, with fakes of the daemon's ports (enqueuer, applied state, memory, holds, conflicts).
+import { Writable } from 'node:stream';
+import { pino } from 'pino';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { ResourceHold } from '../../src/core/holds.js';
+import type { Conflict } from '../../src/core/flap-guard.js';
+import type { AppliedRecord, DriftPolicy } from '../../src/core/model.js';
+import type { Enqueued } from '../../src/jobs/queue/enqueuer.js';
+import type { ReconcileJobData } from '../../src/store/schema.js';
+import { startEmulator, type RunningEmulator } from '../../src/emulator/server.js';
+import { ServiceClient } from '../../src/service/client.js';
+import { LastGoodManifests } from '../../src/daemon/cycle/last-good.js';
+import { reconcileDirectory } from '../../src/daemon/cycle/cycle.js';
+import type { CycleContext, EnqueuedJob } from '../../src/daemon/cycle/cycle-context.js';
+import { Reconciler } from '../../src/daemon/reconcile/reconciler.js';
+import { createMetrics } from '../../src/daemon/telemetry/metrics.js';
+import { manifestDir, seedWith } from '../helpers/apply.js';
+import { externalDockerSpec, deploymentYaml } from '../helpers/manifests.js';
+
+/** The queue as the loop sees it: every job data handed over, answered as `answer` says per resource (default: added). */
+class FakeEnqueuer {
+  readonly added: ReconcileJobData[] = [];
+  answer = new Map<string, Enqueued['how']>();
+  private next = 1;
+
+  enqueue: CycleContext['enqueuer']['enqueue'] = (datas, onEnqueued) => {
+    const out = datas.map((data, i) => {
+      const how = this.answer.get(data.key) ?? 'added';
+      const enqueued: Enqueued = { key: data.key, jobId: how === 'added' ? `${data.key}@${this.next++}` : `${data.key}@earlier`, how };
+      if (how === 'added') this.added.push(data);
+      onEnqueued?.(enqueued, i);
+      return enqueued;
+    });
+    return Promise.resolve(out);
+  };
+
+  inFlightJob: CycleContext['enqueuer']['inFlightJob'] = () => Promise.resolve(undefined);
+}
+
+/** The daemon's stores as plain maps: applied state, the memory of in-sync desired states, holds, conflicts. */
+function fakePorts() {
+  const applied = new Map<string, AppliedRecord>();
+  const remembered = new Map<string, string>();
+  const holds = new Map<string, ResourceHold>();
+  const conflicts = new Map<string, Conflict>();
+  return {
+    applied,
+    remembered,
+    holds,
+    conflicts,
+    ports: {
+      applied: { getAll: () => Promise.resolve(new Map(applied)), pendingKeys: () => Promise.resolve(new Set<string>()) },
+      memory: {
+        getAll: () => Promise.resolve(new Map(remembered)),
+        set: (entries: ReadonlyMap<string, string>) => {
+          for (const [k, v] of entries) remembered.set(k, v);
+          return Promise.resolve();
+        },
+        retain: (keys: ReadonlySet<string>) => {
+          const gone = [...remembered.keys()].filter((k) => !keys.has(k));
+          for (const k of gone) remembered.delete(k);
+          return Promise.resolve(gone.length);
+        },
+      },
+      holds: {
+        getAll: () => Promise.resolve(new Map(holds)),
+        set: (key: string, hold: ResourceHold) => Promise.resolve(void holds.set(key, hold)),
+        release: (keys: readonly string[]) => Promise.resolve(keys.filter((k) => holds.delete(k)).length),
+      },
+      conflicts: {
+        all: () => Promise.resolve(new Map(conflicts)),
+        release: (keys: readonly string[]) => Promise.resolve(keys.filter((k) => conflicts.delete(k))),
+      },
+    },
+  };
+}
+
+const SEED = seedWith([
+  // steady: live as its manifest says; web: live at max_scale 1, its manifest asks for 3.
+  { name: 'steady', source: 'external_docker', source_config: { resource_spec: { max_scale: 1 } }, source_revision_config: { image_uri: 'docker.io/acme/steady:2' } },
+  { name: 'web', source: 'external_docker', source_config: { resource_spec: { max_scale: 1 } }, source_revision_config: { image_uri: 'docker.io/acme/web:1' } },
+]);
+
+/** The fingerprint of a desired state no manifest asks for any more. */
+const OLDER = 'e'.repeat(64);
+
+const FILES = {
+  'steady.yaml': deploymentYaml('steady', externalDockerSpec('docker.io/acme/steady:2', 1)),
+  'web.yaml': deploymentYaml('web', externalDockerSpec('docker.io/acme/web:1', 3)),
+  'fresh.yaml': deploymentYaml('fresh', externalDockerSpec('docker.io/acme/fresh:1', 2)),
+};
+
+describe('the reconcile loop with fakes of its ports', () => {
+  let emulator: RunningEmulator;
+  let client: ServiceClient;
+  let tree: { dir: string; remove(): Promise<void> };
+  let enqueuer: FakeEnqueuer;
+  let stores: ReturnType<typeof fakePorts>;
+  let jobs: EnqueuedJob[];
+
+  beforeAll(async () => {
+    emulator = await startEmulator({ seed: SEED, buildMs: 50 });
+    client = new ServiceClient({ baseUrl: emulator.url });
+    tree = await manifestDir(FILES);
+  });
+  afterAll(async () => {
+    await tree.remove();
+    await emulator.close();
+  });
+  beforeEach(() => {
+    enqueuer = new FakeEnqueuer();
+    stores = fakePorts();
+    jobs = [];
+    // web's manifest changed since it was last in sync (max_scale 1 -> 3): the memory holds an older desired state, so
+    // its difference is the manifest's, written. (With no memory, policy report reads a difference as drift.)
+    stores.remembered.set('Deployment/web', OLDER);
+  });
+
+  function context(driftPolicy: DriftPolicy = 'report'): CycleContext {
+    return {
+      dir: tree.dir,
+      env: {},
+      client,
+      enqueuer,
+      ...stores.ports,
+      lastGood: new LastGoodManifests(),
+      settings: { allowLocalDiscovery: false, driftPolicy },
+      onEnqueued: (job) => jobs.push(job),
+    };
+  }
+
+  describe('cycle.ts and act.ts: one inner reconcile', () => {
+    it('enqueues the decided writes (a create, a patch of what differs) and remembers what is in sync', async () => {
+      const outcome = await reconcileDirectory(context());
+      expect(outcome.files).toBe(3);
+      expect(outcome.enqueued).toBe(2);
+      expect(enqueuer.added.map((d) => [d.key, d.operation]).sort()).toEqual([['Deployment/fresh', 'create-deployment'], ['Deployment/web', 'patch-deployment']]);
+      const web = enqueuer.added.find((d) => d.key === 'Deployment/web')!;
+      expect(web.origin).toBe('daemon');
+      expect(web.deploymentId).toBe(outcome.live.find((d) => d.name === 'web')!.id);
+      // Each job is handed to the daemon as it is enqueued, with the fingerprint of the desired state it carries.
+      expect(jobs.map((j) => j.key).sort()).toEqual(['Deployment/fresh', 'Deployment/web']);
+      expect(jobs.every((j) => j.desired === outcome.fingerprints?.get(j.key))).toBe(true);
+      // The written ones are Applying; the one in sync is remembered (the baseline drift is told against).
+      expect(outcome.outcomes.get('Deployment/web')?.sync.reason).toBe('Applying');
+      expect(outcome.outcomes.get('Deployment/steady')?.write).toBeNull();
+      expect(stores.remembered.get('Deployment/steady')).toBe(outcome.fingerprints?.get('Deployment/steady'));
+      // A written one's new desired state is remembered once its job completes, not when it is enqueued.
+      expect(stores.remembered.get('Deployment/web')).toBe(OLDER);
+      expect(stores.remembered.has('Deployment/fresh')).toBe(false);
+      expect(outcome.drift).toEqual([]);
+    });
+
+    it('act.ts: a job already waiting with this desired state gets no second one; one finished meanwhile is decided Applied', async () => {
+      enqueuer.answer.set('Deployment/web', 'in-flight');
+      enqueuer.answer.set('Deployment/fresh', 'finished');
+      const outcome = await reconcileDirectory(context());
+      expect(outcome.enqueued).toBe(0);
+      expect(enqueuer.added).toEqual([]);
+      const web = outcome.outcomes.get('Deployment/web')!;
+      expect(web.sync.reason).toBe('Applying');
+      expect(jobs).toEqual([expect.objectContaining({ key: 'Deployment/web', jobId: 'Deployment/web@earlier', inFlight: true })]);
+      expect(outcome.outcomes.get('Deployment/fresh')!.sync.reason).toBe('Applied');
+      expect(outcome.outcomes.get('Deployment/fresh')!.write).toBeNull();
+    });
+
+    it('drift: live left its unchanged manifest; reported (no write) or healed (a write), with who changed it', async () => {
+      // A first reconcile remembers steady in sync; then someone scales it behind converge's back.
+      await reconcileDirectory(context());
+      const steady = (await client.listDeployments()).find((d) => d.name === 'steady')!;
+      await client.patchDeployment(steady.id, { source_config: { resource_spec: { max_scale: 5 } } });
+      try {
+        enqueuer.added.length = 0;
+        const reported = await reconcileDirectory(context('report'));
+        expect(reported.drift).toEqual([expect.objectContaining({ key: 'Deployment/steady', policy: 'report', reason: expect.stringMatching(/^changed outside converge/) as unknown })]);
+        expect(reported.drift[0]!.fields.some((f) => f.includes('max_scale'))).toBe(true);
+        expect(enqueuer.added.map((d) => d.key)).not.toContain('Deployment/steady');
+
+        const healed = await reconcileDirectory(context('heal'));
+        expect(healed.drift.map((d) => [d.key, d.policy])).toEqual([['Deployment/steady', 'heal']]);
+        expect(enqueuer.added.map((d) => d.key)).toContain('Deployment/steady');
+      } finally {
+        await client.patchDeployment(steady.id, { source_config: { resource_spec: { max_scale: 1 } } });
+      }
+    });
+
+    it('a hold on the current desired state stops its write; a hold on an older one is released', async () => {
+      const first = await reconcileDirectory(context());
+      const desired = first.fingerprints!.get('Deployment/web')!;
+      const since = new Date().toISOString();
+      stores.holds.set('Deployment/web', { reason: 'RevisionFailed', desired, message: 'revision r1 failed', since, revisionId: 'r1' });
+      stores.holds.set('Deployment/fresh', { reason: 'RevisionFailed', desired: 'f'.repeat(64), message: 'an older desired state failed', since });
+      enqueuer.added.length = 0;
+      const held = await reconcileDirectory(context());
+      expect(held.outcomes.get('Deployment/web')!.write).toBeNull();
+      expect(held.outcomes.get('Deployment/web')!.skip?.code).toBe('RevisionFailed');
+      expect(enqueuer.added.map((d) => d.key)).toEqual(['Deployment/fresh']);
+      expect([...stores.holds.keys()]).toEqual(['Deployment/web']);
+    });
+  });
+
+  describe('reconciler.ts: the outer loop', () => {
+    it('runs a requested reconcile, keeps its rows, and lays a job result over them', async () => {
+      const lines: Array<Record<string, unknown>> = [];
+      const log = pino({ level: 'info' }, new Writable({ write: (chunk, _e, done) => (lines.push(JSON.parse(String(chunk)) as Record<string, unknown>), done()) }));
+      const { onEnqueued: _own, ...ctx } = context();
+      let published = 0;
+      const reconciler = new Reconciler({ context: ctx, metrics: createMetrics({ processMetrics: false }), log, maxRetryMs: 60_000, onPublished: () => (published += 1) });
+      try {
+        const record = await reconciler.request('watch');
+        expect(record?.error ?? null).toBeNull();
+        const rows = new Map(reconciler.tracker.resources().map((r) => [r.key, r]));
+        expect([...rows.keys()].sort()).toEqual(['Deployment/fresh', 'Deployment/steady', 'Deployment/web']);
+        expect(rows.get('Deployment/steady')!.sync.status).toBe('synced');
+        expect(rows.get('Deployment/web')!.job?.state).toBe('queued');
+        expect(published).toBeGreaterThan(0);
+
+        const job = enqueuer.added.find((d) => d.key === 'Deployment/web')!;
+        const jobId = reconciler.tracker.resources().find((r) => r.key === 'Deployment/web')!.job!.id;
+        await reconciler.jobCompleted(jobId, { outcome: 'updated', new_revision: true, deploymentId: job.deploymentId, message: 'patched' });
+        const web = reconciler.tracker.resources().find((r) => r.key === 'Deployment/web')!;
+        expect(web.job?.state).toBe('completed');
+        expect(web.job?.outcome).toBe('updated');
+        expect(reconciler.snapshot().reconciles.total).toBe(1);
+      } finally {
+        await reconciler.stop();
+      }
+    });
+
+    it('a reconcile that cannot list the service fails as a record of the run and enqueues nothing', async () => {
+      // Port 9 (discard) refuses on loopback; one attempt per GET, so the failure is told at once.
+      const down = new ServiceClient({ baseUrl: 'http://127.0.0.1:9', headersTimeoutMs: 1_000, retry: { attempts: 1 } });
+      const log = pino({ level: 'silent' });
+      const { onEnqueued: _own, ...ctx } = { ...context(), client: down };
+      const reconciler = new Reconciler({ context: ctx, metrics: createMetrics({ processMetrics: false }), log, retryMs: 60_000, maxRetryMs: 60_000 });
+      try {
+        const record = await reconciler.request('watch');
+        expect(record?.error).toEqual(expect.any(String));
+        expect(enqueuer.added).toEqual([]);
+        expect(reconciler.snapshot().reconciles.failed).toBe(1);
+      } finally {
+        await reconciler.stop();
+      }
+    });
+  });
+});
