@@ -21,7 +21,7 @@ const FOLDERS = {
   queue: { ours: ['core', 'store'], npm: ['bullmq', 'ioredis', 'zod'], builtins: 'any' },
   runner: { ours: ['core', 'plan', 'secrets', 'service', 'sync', 'store', 'queue', 'leader'], npm: ['bullmq', 'ioredis'], builtins: 'any' },
   jobs: { ours: ['core', 'store', 'queue', 'runner', 'leader'], npm: ['bullmq', 'ioredis'], builtins: 'any' },
-  apply: { ours: ['core', 'service', 'sync', 'store', 'queue'], typesOnly: ['runner', 'jobs'], npm: [], builtins: 'any' },
+  apply: { ours: ['core', 'observe', 'service', 'sync', 'store', 'queue'], typesOnly: ['runner', 'jobs'], npm: [], builtins: 'any' },
   daemon: {
     ours: ['core', 'plan', 'observe', 'secrets', 'service', 'store', 'queue', 'runner', 'leader', 'jobs'],
     npm: ['chokidar', 'pino', 'pino-pretty', 'prom-client'],

@@ -1,8 +1,9 @@
 // What the daemon knows about each resource (the /status document): plan action, sync and health, job, drift, errors.
-import { healthOfDeployment, type HealthCondition } from '../core/health.js';
+import type { HealthCondition } from '../core/health.js';
 import type { ResourceHold } from '../core/holds.js';
 import type { RevisionReading } from '../core/kinds/index.js';
-import type { LiveDeployment, Plan, ResourceKind } from '../core/model.js';
+import type { Plan, ResourceKind } from '../core/model.js';
+import type { RolloutTarget } from '../core/rollout.js';
 import { ReconcileJobResult } from '../store/schema.js';
 import type { SyncState } from './metrics.js';
 import type { ReconcileOutcome } from './cycle.js';
@@ -49,12 +50,9 @@ export interface HealthTransition {
   to: HealthCondition;
 }
 
-/** A deployment whose rollout the poller follows. */
-export interface RolloutToFollow {
-  key: string;
-  deploymentId: string;
-  /** Its latest revision, when known (the revision endpoint is read for it). */
-  revisionId: string | undefined;
+/** A deployment whose rollout the poller follows (its latest revision, when known, is read), and its hold. */
+export interface RolloutToFollow extends RolloutTarget {
+  hold?: ResourceHold | undefined;
 }
 
 /**
@@ -224,7 +222,7 @@ export class ResourceTracker implements RolloutView {
       if (!row.deploymentId || (row.job && row.job.state === 'queued')) continue;
       const h = row.health;
       if (h.status === 'progressing' || (h.status === 'degraded' && h.reason === 'ProgressDeadlineExceeded')) {
-        out.push({ key: row.key, deploymentId: row.deploymentId, revisionId: h.revisionId });
+        out.push({ key: row.key, kind: row.kind, deploymentId: row.deploymentId, revisionId: h.revisionId, hold: row.hold });
       }
     }
     return out;
@@ -249,12 +247,6 @@ export class ResourceTracker implements RolloutView {
     if (health.status === 'degraded' && row.state !== 'blocked' && row.state !== 'suspended') row.state = 'failed';
     else if (health.status === 'healthy' && (row.state === 'progressing' || row.state === 'failed') && row.job?.state !== 'failed') row.state = 'synced';
     return this.noteHealth(row, before);
-  }
-
-  /** Health by the live deployment (the list, for a service without the revision endpoint). */
-  healthFromLive(key: string, live: LiveDeployment): HealthCondition {
-    const latest = live.latest_revision_id ?? null;
-    return healthOfDeployment(live, this.clock(), latest === null ? undefined : this.sinceFor(key, latest), this.progressDeadlineMs);
   }
 
   /**
