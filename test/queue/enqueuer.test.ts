@@ -137,7 +137,7 @@ describe('Enqueuer: one job per resource, the newest desired state wins', () => 
     await expect.poll(() => worker.done, { timeout: 5_000 }).toEqual([enqueued!.jobId]);
     // No events are fed to this waiter: only what the queue stored.
     const waiter = new JobWaiter(jobs.enqueuer, 1);
-    const change = { change: { kind: 'Deployment', name: 'drained' } } as unknown as ApplyChange;
+    const change = { change: { kind: 'Deployment', name: 'drained' } } as unknown as DecidedJob;
     waiter.track(0, change, enqueued!);
     expect(waiter.unfinishedJobs()).toEqual([enqueued!.jobId]);
     await waiter.settleStored();
