@@ -25,14 +25,14 @@ function fakeClient(statuses: Record<string, string>, endpoint = true): Revision
       known = endpoint;
       if (!endpoint) return { outcome: 'no-endpoint', status: 405 };
       const status = statuses[revisionId];
-      return status ? ({ outcome: 'found', revision: { id: revisionId, status, created_at: '2026-01-01T00:00:00Z' } } as RevisionById) : { outcome: 'gone' };
+      return status ? ({ outcome: 'found', revision: { id: revisionId, status, created_at: '2026-01-01T00:00:00Z' } }) : { outcome: 'gone' };
     },
     async listDeploymentsById(ids: readonly string[]) {
       client.lists.push([...ids]);
       return ids.filter((id) => !id.startsWith('missing')).map((id) => deployment(id, 'r-listed'));
     },
   };
-  return client as unknown as RevisionReads & { reads: string[]; lists: string[][] };
+  return client;
 }
 
 const target = (name: string, revisionId?: string): RolloutTarget => ({ key: `Deployment/${name}`, kind: 'Deployment', deploymentId: name, revisionId });
