@@ -25,7 +25,7 @@ function fakeClient(statuses: Record<string, string>, endpoint = true): Revision
       known = endpoint;
       if (!endpoint) return { outcome: 'no-endpoint', status: 405 };
       const status = statuses[revisionId];
-      return status ? ({ outcome: 'found', revision: { id: revisionId, status, created_at: '2026-01-01T00:00:00Z' } }) : { outcome: 'gone' };
+      return status ? { outcome: 'found', revision: { id: revisionId, status, created_at: '2026-01-01T00:00:00Z' } } : { outcome: 'gone' };
     },
     async listDeploymentsById(ids: readonly string[]) {
       client.lists.push([...ids]);
