@@ -1,5 +1,5 @@
 // A saved plan's writes from one observation (plan --out records them; apply --plan reads the same things again and keeps only these).
-import { kindOf, liveStampOf } from '../core/kinds/index.js';
+import { kindOf, liveView } from '../core/kinds/index.js';
 import { resourceKey, type AppliedRecord, type DesiredResource, type LiveDeployment, type LiveProviders, type ResourceKind } from '../core/model.js';
 import type { PlannedWrite } from '../core/saved-plan/schema.js';
 import type { Observed } from '../core/saved-plan/stale.js';
@@ -16,8 +16,7 @@ export interface Observation {
 
 /** Reads one resource out of an observation, the way a saved plan records it. */
 export function observer(observation: Observation): (kind: ResourceKind, name: string) => Observed {
-  const deployments = new Map(observation.live.map((d) => [d.name, d]));
-  const providers = observation.providers?.readable ? new Map(observation.providers.providers.map((p) => [p.provider_id, p])) : undefined;
+  const view = liveView(observation.live, observation.providers);
   return (kind, name) => {
     const key = resourceKey(kind, name);
     const resource = observation.resources.get(key);
@@ -25,7 +24,7 @@ export function observer(observation: Observation): (kind: ResourceKind, name: s
     return {
       secrets,
       desired: resource ? kindOf(resource.kind).fingerprint(resource, secrets) : undefined,
-      live: liveStampOf(kind, name, deployments, providers),
+      live: kindOf(kind).liveStamp(name, view),
       applied_at: observation.applied.get(key)?.appliedAt ?? null,
     };
   };

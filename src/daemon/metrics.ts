@@ -1,14 +1,13 @@
 // Prometheus metrics of one daemon (prom-client, on its own Registry): reconciles, resource states, jobs, requests.
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { RequestInfo } from '../service/client.js';
+import { KIND_NAMES } from '../core/kinds/index.js';
 import type { ResourceKind } from '../core/model.js';
 import { REVISION_FAILURE_REASONS, type HealthStatus } from '../core/health.js';
 import { SYNC_STATES, type SyncState } from '../core/resource-state.js';
 
 /** Sync states a managed resource is counted under (converge_resources): the legacy state of src/core/resource-state.ts. */
 export { SYNC_STATES, type SyncState };
-
-export const KINDS: readonly ResourceKind[] = ['Deployment', 'OAuthProvider'];
 
 /** Job outcomes counted by converge_jobs_total: the worker's results, plus a retried attempt and a final failure. */
 export const JOB_OUTCOMES = ['created', 'updated', 'unchanged', 'adopted', 'retried', 'failed'] as const;
@@ -98,7 +97,7 @@ function reconcileMetrics(registry: Registry) {
   });
   lastSuccess.set(0);
   orphans.set(0);
-  for (const kind of KINDS) for (const state of SYNC_STATES) resources.set({ kind, state }, 0);
+  for (const kind of KIND_NAMES) for (const state of SYNC_STATES) resources.set({ kind, state }, 0);
   return { reconcileDuration, reconciles, lastSuccess, resources, orphans, drifted };
 }
 
@@ -224,7 +223,7 @@ export function createMetrics(options: MetricsOptions = {}): DaemonMetrics {
       requestDuration.observe({ method: info.method, endpoint: info.route }, info.durationMs / 1000);
     },
     setResourceStates(counts) {
-      for (const kind of KINDS) {
+      for (const kind of KIND_NAMES) {
         for (const state of SYNC_STATES) resources.set({ kind, state }, counts.get(kind)?.get(state) ?? 0);
       }
     },

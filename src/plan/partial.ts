@@ -1,6 +1,6 @@
 // --target NAME (pure): which declared resources the names select, and the plan input narrowed to them (a partial plan, as Terraform's -target).
 import { UsageError } from '../core/errors.js';
-import { declaredProviderIds, inListing, kinds } from '../core/kinds/index.js';
+import { declaredProviderIds, inListing, isKind, KIND_NAMES } from '../core/kinds/index.js';
 import { closest, editDistance } from '../core/manifest/issues.js';
 import { resourceKey, type ResourceKind } from '../core/model.js';
 import type { PlanInput } from './plan.js';
@@ -9,12 +9,6 @@ import type { PlanInput } from './plan.js';
 interface Declared {
   kind: ResourceKind;
   name: string;
-}
-
-const KINDS = Object.keys(kinds) as ResourceKind[];
-
-function isKind(word: string): word is ResourceKind {
-  return (KINDS as string[]).includes(word);
 }
 
 /**
@@ -37,7 +31,7 @@ function selectOne(target: string, declared: readonly Declared[]): string {
   if (slash !== -1) {
     const kind = target.slice(0, slash);
     const name = target.slice(slash + 1);
-    if (!isKind(kind)) throw new UsageError(`--target "${target}": ${kind} is not a kind${suggestion(kind, KINDS)}; give NAME or Kind/NAME, Kind one of ${KINDS.join(', ')}`);
+    if (!isKind(kind)) throw new UsageError(`--target "${target}": ${kind} is not a kind${suggestion(kind, KIND_NAMES)}; give NAME or Kind/NAME, Kind one of ${KIND_NAMES.join(', ')}`);
     if (declared.some((d) => d.kind === kind && d.name === name)) return resourceKey(kind, name);
     const keys = declared.map((d) => resourceKey(d.kind, d.name));
     throw new UsageError(`--target "${target}": no manifest declares it${suggestion(target, keys)}`);

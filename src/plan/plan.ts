@@ -7,17 +7,16 @@ import type {
   DesiredResource,
   DiscoveryPreview,
   LiveDeployment,
-  LiveProvider,
   LiveProviders,
   Plan,
   PlanChange,
   PlanDiagnostic,
 } from '../core/model.js';
 import { resourceKey } from '../core/model.js';
-import { declaredProviderIds, kindOf, listedProvider, type PlanContext } from '../core/kinds/index.js';
+import { allKinds, kindOf, liveView, type LiveView, type PlanContext } from '../core/kinds/index.js';
 import { adoptionBlocker, adoptReason, ownershipOf, type AdoptPolicy } from '../core/ownership.js';
 import { pair } from './pairing.js';
-import { orphanChanges, type LiveOrphan, type PruneOptions } from './prune.js';
+import { orphanChanges, type PruneOptions } from './prune.js';
 import { partialNote } from './notes.js';
 import { sortChanges, summarize } from './summary.js';
 
@@ -76,14 +75,8 @@ function toPlanDiagnostic(d: Diagnostic): PlanDiagnostic {
   return { severity: d.severity, file: d.file, line: d.line, column: d.column, message: d.message };
 }
 
-/** Live providers by provider_id, when the service listed them. */
-function providersById(input: PlanInput): Map<string, LiveProvider> | undefined {
-  if (!input.providers?.readable) return undefined;
-  return new Map(input.providers.providers.map((provider) => [provider.provider_id, provider]));
-}
-
 /** What the input holds about one resource besides its manifest and live state (each kind reads what concerns it). */
-function planContext(input: PlanInput, resource: DesiredResource, providers: Map<string, LiveProvider> | undefined): PlanContext {
+function planContext(input: PlanInput, resource: DesiredResource, view: LiveView): PlanContext {
   const key = resourceKey(resource.kind, resource.name);
   const context: PlanContext = { secretHashes: input.secretHashes.get(key) ?? NO_HASHES };
   const applied = input.applied.get(key);
@@ -94,9 +87,7 @@ function planContext(input: PlanInput, resource: DesiredResource, providers: Map
   if (repositoryError) context.repositoryError = repositoryError;
   const preview = input.discovery?.get(resource.name);
   if (preview) context.discovery = preview;
-  const provider = listedProvider(resource, providers);
-  if (provider) context.provider = provider;
-  return context;
+  return { ...context, ...kindOf(resource.kind).liveContext(resource.name, view) };
 }
 
 /**
@@ -115,28 +106,24 @@ function withOwnership(change: PlanChange, resource: DesiredResource, live: Pick
   return { ...change, action: 'adopt', reason: [...why, ...reasons].join('; ') || null };
 }
 
-/** Live providers named in no manifest (valid or blocked), when the service lists them; only owned ones are planned. */
-function providerOrphans(input: PlanInput, providers: Map<string, LiveProvider> | undefined): LiveOrphan[] {
-  if (!providers) return [];
-  const declared = declaredProviderIds([...input.resources, ...input.blocked]);
-  return [...providers.values()].filter((p) => !declared.has(p.provider_id)).map((p) => ({ kind: 'OAuthProvider', name: p.provider_id, id: p.id, reportUnowned: false }));
-}
-
 export function plan(input: PlanInput): Plan {
   const pairs = pair(input.resources, input.blocked, input.live);
   const changes: PlanChange[] = [];
-  const providers = providersById(input);
+  const view = liveView(input.live, input.providers, pairs.orphans);
   for (const { resource, live } of pairs.resources) {
-    const change = kindOf(resource.kind).diff(resource, live, planContext(input, resource, providers));
-    // The live resource: the paired deployment, or the listed provider of this provider_id.
-    const owned = live ?? listedProvider(resource, providers)?.live;
+    const kind = kindOf(resource.kind);
+    const change = kind.diff(resource, live, planContext(input, resource, view));
+    // The live resource: the listing entry paired by name, else the kind's own live side (a provider of this provider_id).
+    const owned = live ?? kind.liveStamp(resource.name, view) ?? undefined;
     changes.push(owned && input.ownershipKnown ? withOwnership(change, resource, owned, input) : change);
   }
   for (const entry of pairs.blocked) {
     changes.push({ kind: entry.kind, name: entry.name, action: 'blocked', new_revision: false, fields: [], reason: entry.reasons.join('; ') });
   }
   // The applied state knows what converge applied: such an orphan lost its manifest (released), or, owned and with --prune, is deleted.
-  const orphans = orphanChanges([...pairs.orphans.map((d) => ({ kind: 'Deployment' as const, name: d.name, id: d.id, status: d.status, reportUnowned: true })), ...providerOrphans(input, providers)], input.applied, input.prune, input.unreadable);
+  // Each kind names its live resources no manifest (valid or blocked) declares.
+  const declared = new Set([...input.resources, ...input.blocked].map((r) => resourceKey(r.kind, r.name)));
+  const orphans = orphanChanges(allKinds().flatMap((kind) => kind.orphans(view, declared)), input.applied, input.prune, input.unreadable);
   changes.push(...orphans.changes);
   sortChanges(changes);
   const result: Plan = {

@@ -1,8 +1,8 @@
 // Opt-in prune, pure: which live deployments converge owns whose manifest is gone become deletes, and the guards that refuse them all.
-import type { AppliedRecord, PlanChange, ResourceKind } from '../core/model.js';
+import type { AppliedRecord, PlanChange } from '../core/model.js';
 import { resourceKey } from '../core/model.js';
 import { ownershipOf } from '../core/ownership.js';
-import { countedByKind } from '../core/kinds/index.js';
+import { countedByKind, type LiveOrphan } from '../core/kinds/index.js';
 import { ORPHAN_REASON, RELEASED_REASON } from './notes.js';
 
 /** What the plan knows about pruning: whether it is asked for, and whether it may happen. */
@@ -26,16 +26,6 @@ const PRUNE_HINT_REASON = 'no longer declared: converge owns it and its manifest
 /** An owned resource whose manifest is gone, --prune on, and a guard refused every delete. */
 const REFUSED_REASON = 'no longer declared: converge owns it and its manifest is gone; not deleted: prune refused (see the note on prune)';
 const BEING_DELETED = 'no longer declared, and the service is already deleting it (status AWAITING_DELETE)';
-
-/** A live resource named in no manifest: a deployment (its id), or a provider (its provider_id as name, its id). */
-export interface LiveOrphan {
-  kind: ResourceKind;
-  name: string;
-  id: string;
-  status?: string;
-  /** Reported even when converge does not own it (deployments); providers appear only when converge owns them. */
-  reportUnowned: boolean;
-}
 
 /** "a.yaml:3:1 fails to load", "a.yaml:3:1 and b.yaml:1:1 fail to load": each file of the tree that fails to load. */
 function failing(unreadable: readonly string[]): string {

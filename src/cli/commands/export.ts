@@ -2,10 +2,8 @@
 import { access, mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join, relative, resolve } from 'node:path';
 import { UsageError } from '../../core/errors.js';
-import { exportDeployment } from '../../core/kinds/deployment/export.js';
 import type { ExportedDocument } from '../../core/kinds/export-names.js';
-import { kindOf } from '../../core/kinds/index.js';
-import { exportProvider } from '../../core/kinds/oauth-provider/export.js';
+import { allKinds, kindOf } from '../../core/kinds/index.js';
 import { renderExported } from '../../core/manifest/export.js';
 import { manifestJsonSchemaText } from '../../core/manifest/json-schema.js';
 import type { LiveDeployment } from '../../core/model.js';
@@ -91,13 +89,11 @@ async function liveDocuments(settings: Parameters<typeof openTarget>[0] & { name
     const live = await listLive(target.client, settings.namePrefix);
     const catalog: CatalogEntry[] = live.some((d) => d.source === 'codehost') ? await listCatalog(target.client) : [];
     const providers = await target.client.listProviders();
-    for (const deployment of live) {
-      const doc = exportDeployment(deployment, catalog);
-      if ('skipped' in doc) skipped.push(`Deployment/${deployment.name}: ${doc.skipped}`);
-      else docs.push(doc);
+    for (const kind of allKinds()) {
+      const exported = kind.exportLive({ deployments: live, catalog, providers });
+      docs.push(...exported.docs);
+      skipped.push(...exported.skipped);
     }
-    if (providers.readable) docs.push(...providers.providers.map(exportProvider));
-    else skipped.push(`OAuth providers: ${providers.note}`);
   } finally {
     await target.close();
   }

@@ -1,7 +1,7 @@
 // The table of kinds: each kind is found, its job payload holds no secret value and turns back, its fingerprint holds none.
 import { describe, expect, it } from 'vitest';
-import type { DeploymentResource, DesiredResource, ProviderResource, ResourceKind, SecretSource } from '../model.js';
-import { JOB_OPERATIONS, JobResource, kindOf, kinds, type JobSecretSource } from './index.js';
+import type { DeploymentResource, DesiredResource, LiveDeployment, LiveProvider, ProviderResource, ResourceKind, SecretSource } from '../model.js';
+import { allKinds, isKind, JOB_OPERATIONS, JobResource, KIND_NAMES, kindOf, kinds, liveView, manifestHooksOf, type JobSecretSource } from './index.js';
 
 const LITERAL = 'planted-literal-value-3c9e';
 const CLIENT_LITERAL = 'planted-client-literal-8b21';
@@ -103,5 +103,86 @@ describe('the table of kinds', () => {
     const other = EXAMPLES[kind]();
     const changed = JSON.parse(JSON.stringify(other).replaceAll(LITERAL, 'other').replaceAll(CLIENT_LITERAL, 'other')) as DesiredResource;
     expect(module.fingerprint(changed, hashes)).toBe(fingerprint);
+  });
+});
+
+function liveDeployment(name: string, extra: Partial<LiveDeployment> = {}): LiveDeployment {
+  return {
+    id: `id-${name}`, name, source: 'external_docker', source_config: { resource_spec: { max_scale: 1 } }, source_revision_config: { image_uri: `docker.io/acme/${name}:1` },
+    secrets: [], created_at: '2026-01-01T00:00:00Z', updated_at: '2026-01-02T00:00:00Z', status: 'READY', ...extra,
+  };
+}
+
+function liveProvider(providerId: string): LiveProvider {
+  return { id: `p-${providerId}`, organization_id: 'o-1', provider_id: providerId, name: providerId, client_id: 'c', auth_url: 'https://a.example', token_url: 'https://t.example', uses_pkce: true, code_challenge_method: 'S256', created_at: '2026-01-01T00:00:00Z', updated_at: '2026-01-03T00:00:00Z' };
+}
+
+describe("each kind's hooks in the manifest format", () => {
+  it('finds the hooks of a kind by the name a document writes, and none for another word (not even an Object method)', () => {
+    for (const kind of KIND_NAMES) expect(manifestHooksOf(kind)).toBe(kinds[kind].manifest);
+    for (const word of ['Deploy', 'deployment', 'constructor', 'toString', '__proto__', undefined, 3]) {
+      expect(manifestHooksOf(word), String(word)).toBeUndefined();
+      expect(isKind(word)).toBe(false);
+    }
+    expect(allKinds().map((k) => k.kind)).toEqual(KIND_NAMES);
+  });
+
+  it('names the literal secret fields of each kind, at their paths, without the value', () => {
+    const deployment = { kind: 'Deployment', spec: { secrets: [{ name: 'A', value: LITERAL }, { name: 'B', valueFrom: { env: 'B' } }, { name: 'C', value: LITERAL, valueFrom: { env: 'C' } }] } };
+    const found = manifestHooksOf('Deployment')!.literalSecrets(deployment);
+    expect(found.map((f) => f.path)).toEqual([['spec', 'secrets', 0, 'value']]);
+    const provider = { kind: 'OAuthProvider', spec: { client_secret: CLIENT_LITERAL } };
+    expect(manifestHooksOf('OAuthProvider')!.literalSecrets(provider).map((f) => f.path)).toEqual([['spec', 'client_secret']]);
+    expect(JSON.stringify([found, manifestHooksOf('OAuthProvider')!.literalSecrets(provider)])).not.toMatch(/planted/);
+    // Each kind reads only its own fields: a provider's hooks see no deployment secrets, and the other way round.
+    expect(manifestHooksOf('OAuthProvider')!.literalSecrets(deployment)).toEqual([]);
+    expect(manifestHooksOf('Deployment')!.literalSecrets(provider)).toEqual([]);
+  });
+
+  it('hints where a misplaced key belongs, for the kind that knows', () => {
+    expect(manifestHooksOf('Deployment')!.keyHint('spec', 'max_scale')).toBe('it belongs in spec.source_config.resource_spec');
+    expect(manifestHooksOf('Deployment')!.keyHint('spec', 'name')).toBe("a deployment's name is metadata.name");
+    expect(manifestHooksOf('Deployment')!.keyHint('spec.source_config.resource_spec', 'max_scale')).toBeUndefined();
+    expect(manifestHooksOf('OAuthProvider')!.keyHint('spec', 'max_scale')).toBeUndefined();
+  });
+});
+
+describe("each kind's live side", () => {
+  const listing = [liveDeployment('web', { latest_revision_id: 'r2', active_revision_id: 'r1' }), liveDeployment('old')];
+  const providers = { readable: true as const, providers: [liveProvider('slack'), liveProvider('gone')] };
+
+  it('stamps the live resource of a name from its own listing', () => {
+    const view = liveView(listing, providers);
+    expect(kindOf('Deployment').liveStamp('web', view)).toEqual({ id: 'id-web', updated_at: '2026-01-02T00:00:00Z', latest_revision_id: 'r2', active_revision_id: 'r1' });
+    expect(kindOf('Deployment').liveStamp('slack', view)).toBeNull();
+    expect(kindOf('OAuthProvider').liveStamp('slack', view)).toEqual({ id: 'p-slack', updated_at: '2026-01-03T00:00:00Z', latest_revision_id: null, active_revision_id: null });
+    expect(kindOf('OAuthProvider').liveStamp('web', view)).toBeNull();
+    expect(kindOf('OAuthProvider').liveStamp('slack', liveView(listing, undefined))).toBeNull();
+  });
+
+  it("tells the diff a provider's live side only when the service listed providers", () => {
+    expect(kindOf('OAuthProvider').liveContext('slack', liveView([], providers))).toEqual({ provider: { live: providers.providers[0] } });
+    expect(kindOf('OAuthProvider').liveContext('none', liveView([], providers))).toEqual({ provider: { live: undefined } });
+    expect(kindOf('OAuthProvider').liveContext('slack', liveView([], { readable: false, note: 'cannot list' }))).toEqual({});
+    expect(kindOf('Deployment').liveContext('web', liveView(listing, providers))).toEqual({});
+  });
+
+  it('names as orphans the unclaimed listing entries and the listed providers no manifest declares', () => {
+    const view = liveView(listing, providers, [listing[1]!]);
+    const declared = new Set(['Deployment/web', 'OAuthProvider/slack', 'Deployment/gone']);
+    expect(allKinds().flatMap((kind) => kind.orphans(view, declared))).toEqual([
+      { kind: 'Deployment', name: 'old', id: 'id-old', status: 'READY', reportUnowned: true },
+      { kind: 'OAuthProvider', name: 'gone', id: 'p-gone', reportUnowned: false },
+    ]);
+    expect(kindOf('OAuthProvider').orphans(liveView(listing, undefined), new Set())).toEqual([]);
+  });
+
+  it('exports each kind from its own listing, saying what it skipped', () => {
+    const source = { deployments: [liveDeployment('web'), liveDeployment('pr-1', { is_preview: true })], catalog: [], providers: { readable: false as const, note: 'the service cannot list providers' } };
+    const deployments = kindOf('Deployment').exportLive(source);
+    expect(deployments.docs.map((d) => `${d.kind}/${d.name}`)).toEqual(['Deployment/web']);
+    expect(deployments.skipped).toEqual(['Deployment/pr-1: a preview deployment (converge never writes to one)']);
+    expect(kindOf('OAuthProvider').exportLive(source)).toEqual({ docs: [], skipped: ['OAuth providers: the service cannot list providers'] });
+    expect(kindOf('OAuthProvider').exportLive({ ...source, providers }).docs.map((d) => `${d.kind}/${d.name}`)).toEqual(['OAuthProvider/slack', 'OAuthProvider/gone']);
   });
 });

@@ -1,20 +1,12 @@
 // The table of resource kinds' pure steps: plan, queue and runner reach every kind-specific step through it, never by testing `kind`.
 //
-// A kind (see KindModule in kind.ts) provides:
-//   - listed          whether the service lists live resources of the kind (pairing, orphans, drift);
-//   - diff            the plan's change for one resource against its live state (pure);
-//   - fingerprint     a hash of what the manifest asks for, secret values as hashes (the daemon's drift memory);
-//   - secretSources   the secret references it declares, by name;
-//   - jobSchema, operations, operation, jobPayload, fromJobPayload
-//                     its job: the payload (secret values replaced by pointers), its schema and operation names;
-// Its I/O steps (sync, remove) are in src/sync/kinds.ts, a table keyed by kind like this one: core does no I/O.
-// Adding a kind: a folder here with a module that satisfies KindModule, one line in `kinds` below, and its I/O steps
-// in src/sync/kinds.ts. Its manifest
-// schema (src/core/manifest/schema.ts) and its resource type in DesiredResource (src/core/model.ts) come with it.
+// A kind (KindModule in kind.ts) provides its whole path; docs/architecture.md ("One table of resource kinds") lists
+// each step and what adding a kind takes. Its I/O steps (sync, remove) are in src/sync/kinds.ts, a table keyed by kind
+// like this one: core does no I/O.
 import { z } from 'zod';
-import type { LiveDeployment, ResourceKind } from '../model.js';
+import type { LiveDeployment, LiveProviders, ResourceKind } from '../model.js';
 import { deploymentKind } from './deployment/index.js';
-import type { KindModule } from './kind.js';
+import type { KindModule, LiveView, ManifestHooks } from './kind.js';
 import { oauthProviderKind } from './oauth-provider/index.js';
 
 export const kinds = {
@@ -25,6 +17,34 @@ export const kinds = {
 /** The module of one kind (typed for any resource: the caller passes a resource of that kind). */
 export function kindOf(kind: ResourceKind): KindModule {
   return kinds[kind];
+}
+
+/** Every kind's module, in the table's order. */
+export function allKinds(): KindModule[] {
+  return Object.values(kinds);
+}
+
+/** Every kind's name, in the table's order. */
+export const KIND_NAMES = Object.keys(kinds) as ResourceKind[];
+
+/** Whether `word` names a kind of the table. */
+export function isKind(word: unknown): word is ResourceKind {
+  return typeof word === 'string' && Object.hasOwn(kinds, word);
+}
+
+/** The manifest-format hooks of the kind a document names (`kind:` as written), undefined when it names none. */
+export function manifestHooksOf(kind: unknown): ManifestHooks | undefined {
+  return isKind(kind) ? kinds[kind].manifest : undefined;
+}
+
+/**
+ * The live side of one plan for the kinds' live hooks: the deployment listing by name and its entries no manifest
+ * claims (`unclaimed`, pairing's leftovers), and the providers by provider_id when the service listed them.
+ */
+export function liveView(live: readonly LiveDeployment[], providers: LiveProviders | undefined, unclaimed: readonly LiveDeployment[] = []): LiveView {
+  const view: LiveView = { deployments: new Map(live.map((d) => [d.name, d])), unclaimed };
+  if (providers?.readable) view.providers = new Map(providers.providers.map((p) => [p.provider_id, p]));
+  return view;
 }
 
 /**
@@ -42,7 +62,7 @@ export function inListing(kind: ResourceKind): boolean {
 
 /** The kind whose live resources the deployment listing holds (the live side of orphans and deletes). */
 export function listedKind(): ResourceKind {
-  return (Object.values(kinds) as KindModule[]).find((module) => module.listed)!.kind;
+  return allKinds().find((module) => module.listed)!.kind;
 }
 
 /**
@@ -53,11 +73,11 @@ export function listedKind(): ResourceKind {
 export function countedByKind(resources: ReadonlyArray<{ kind: ResourceKind }>, adjective = ''): string {
   const before = adjective ? `${adjective} ` : '';
   const parts: string[] = [];
-  for (const module of Object.values(kinds) as KindModule[]) {
+  for (const module of allKinds()) {
     const n = resources.filter((r) => r.kind === module.kind).length;
     if (n > 0) parts.push(`${n} ${parts.length === 0 ? before : ''}${n === 1 ? module.noun.one : module.noun.many}`);
   }
-  if (parts.length === 0) return `0 ${before}${(Object.values(kinds)[0] as KindModule).noun.many}`;
+  if (parts.length === 0) return `0 ${before}${allKinds()[0]!.noun.many}`;
   return parts.length === 1 ? parts[0]! : `${parts.slice(0, -1).join(', ')} and ${parts.at(-1)}`;
 }
 
@@ -75,8 +95,8 @@ export type JobOperation = AnyKind['operations'][number];
 /** Every operation a job may be named after. */
 export const JOB_OPERATIONS = Object.values(kinds).flatMap((module): readonly JobOperation[] => module.operations) as [JobOperation, ...JobOperation[]];
 
-export { declaredProviderIds, declaresProviders, listedProvider, liveStampOf, mcpProviders, ownsAnyProvider, repositoryResources, resolvedAtEdge } from './select.js';
-export { type KindModule, type PlanContext, type RevisionReading } from './kind.js';
+export { declaredProviderIds, declaresProviders, mcpProviders, ownsAnyProvider, repositoryResources, resolvedAtEdge } from './select.js';
+export { type KindModule, type LiteralSecret, type LiveOrphan, type LiveView, type PlanContext, type RevisionReading } from './kind.js';
 export { JobSecretSource } from './job.js';
 export {
   Deletion,

@@ -3,7 +3,9 @@ import type { z } from 'zod';
 import { objectHash } from '../hash.js';
 import type { HealthCondition } from '../health.js';
 import type { ResourceHold } from '../holds.js';
-import type { Action, AppliedRecord, DesiredResource, DiscoveryPreview, LiveDeployment, LiveProvider, PlanChange, SecretSource } from '../model.js';
+import type { Action, AppliedRecord, DesiredResource, DiscoveryPreview, LiveDeployment, LiveProvider, LiveProviders, PlanChange, ResourceKind, SecretSource } from '../model.js';
+import type { CatalogEntry } from '../repositories.js';
+import type { ExportedDocument } from './export-names.js';
 import type { SecretSourceFromJob } from './job.js';
 
 /** What the plan knows of one resource besides its manifest and live state; each kind reads what concerns it. */
@@ -58,6 +60,79 @@ export interface DeclaredSecret {
   from: SecretSource;
 }
 
+/** A literal secret value written in a manifest: where (a data path from the document root) and what to write instead. */
+export interface LiteralSecret {
+  path: PropertyKey[];
+  message: string;
+}
+
+/** A warning of a valid manifest (src/core/manifest/warnings.ts reports it): data path from the root, at its key or value. */
+export interface ManifestFinding {
+  path: PropertyKey[];
+  at: 'key' | 'value';
+  code: string;
+  message: string;
+}
+
+/**
+ * What the manifest format asks of a kind (src/core/manifest): its literal secret fields, hints for keys written at the
+ * wrong place, and the warnings of a valid manifest. Methods, so a kind's own manifest type stands in for any.
+ */
+export interface ManifestHooks {
+  /** Literal secret values in a document's data of this kind (the value itself is never repeated in a message). */
+  literalSecrets(data: Record<string, unknown>): LiteralSecret[];
+  /** Where an unknown key `key` under `parent` (a display path: "spec.source_config") of this kind belongs, if the kind knows. */
+  keyHint(parent: string, key: string): string | undefined;
+  /** The warnings of one valid manifest of this kind (what it leaves to defaults that cannot change later). */
+  warnings(manifest: { kind: string; spec: unknown }): ManifestFinding[];
+}
+
+/** A live resource named in no manifest: a deployment (its id), or a provider (its provider_id as name, its id). */
+export interface LiveOrphan {
+  kind: ResourceKind;
+  name: string;
+  id: string;
+  status?: string;
+  /** Reported even when converge does not own it (deployments); providers appear only when converge owns them. */
+  reportUnowned: boolean;
+}
+
+/** What a saved plan records of a live resource: its id, when it last changed, and (deployments) its revisions. */
+export interface LiveStamp {
+  id: string;
+  updated_at: string | null;
+  latest_revision_id: string | null;
+  active_revision_id: string | null;
+}
+
+/**
+ * The live side of one plan as the service's listings read it (built by liveView, index.ts); each kind's live hooks
+ * read their own part of it.
+ */
+export interface LiveView {
+  /** Live deployments by name (of a name listed twice, the last). */
+  deployments: ReadonlyMap<string, LiveDeployment>;
+  /** Live deployments no manifest claims, in the listing's order (pairing's leftovers, src/plan/pairing.ts). */
+  unclaimed: readonly LiveDeployment[];
+  /** Live providers by provider_id, when the service listed them; absent: not listed, or it cannot list them. */
+  providers?: ReadonlyMap<string, LiveProvider>;
+}
+
+/** What `converge export` read of the service (src/cli/commands/export.ts): each kind exports its own. */
+export interface ExportSource {
+  /** Every live deployment (of the name prefix, when given). */
+  deployments: readonly LiveDeployment[];
+  /** The code-host repositories, when a deployment builds from one (else empty). */
+  catalog: readonly CatalogEntry[];
+  providers: LiveProviders;
+}
+
+/** One kind's exported manifests, and what could not be exported and why ("Deployment/web: …"). */
+export interface Exported {
+  docs: ExportedDocument[];
+  skipped: string[];
+}
+
 /**
  * One resource kind. `R` is its desired resource, `S` the zod schema of its job payload, `O` its job operations.
  * Methods (not function properties), so a kind of one resource type stands in the table for the kind of any.
@@ -104,6 +179,19 @@ export interface KindModule<R extends DesiredResource = DesiredResource, S exten
   jobPayload(resource: R): z.input<S>;
   /** The desired resource a job payload describes, each secret source turned back by `fromJob`. */
   fromJobPayload(payload: z.output<S>, fromJob: SecretSourceFromJob): R;
+  /** Its hooks in the manifest format: literal secret fields, key hints, warnings. */
+  readonly manifest: ManifestHooks;
+  /**
+   * The live resource of `name` as the plan's listings hold it (what a saved plan records of it, and whose id a first
+   * write takes over), null when there is none or its listing was not read.
+   */
+  liveStamp(name: string, view: LiveView): LiveStamp | null;
+  /** What the kind's diff reads of the live side besides the listing entry paired by name (PlanContext.provider). */
+  liveContext(name: string, view: LiveView): Pick<PlanContext, 'provider'>;
+  /** Live resources of the kind named in no manifest; `declared` holds the resource keys of every manifest (valid or blocked). */
+  orphans(view: LiveView, declared: ReadonlySet<string>): LiveOrphan[];
+  /** The manifests of the kind's live resources (`converge export`), secrets as env references only. Pure. */
+  exportLive(source: ExportSource): Exported;
 }
 
 /** objectHash of the resource without its location, with `spec` (secret sources left out) and the desired secret hashes. */

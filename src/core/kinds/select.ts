@@ -1,7 +1,6 @@
 // The edge steps that only one kind takes (repository resolution, MCP discovery, the provider listing), selected here: outside src/core/kinds no code tells kinds apart.
 import { applyRepositoryResolution, type ResolvedRepository } from '../repositories.js';
-import { resourceKey, type DeploymentResource, type DesiredResource, type DiscoveryPreview, type LiveDeployment, type LiveProvider, type McpProviderSpec, type ProviderResource, type ResourceKind } from '../model.js';
-import type { PlanContext } from './kind.js';
+import { resourceKey, type DeploymentResource, type DesiredResource, type DiscoveryPreview, type McpProviderSpec, type ProviderResource, type ResourceKind } from '../model.js';
 
 /** Resources that may name a `repository:` to resolve at the edge (deployments). */
 export function repositoryResources(resources: readonly DesiredResource[]): DeploymentResource[] {
@@ -39,32 +38,4 @@ export function resolvedAtEdge(resource: DesiredResource, repositories: Readonly
   const preview = discovery.get(resource.name);
   if (resource.spec.mode !== 'mcp' || !preview?.ok) return resource;
   return { ...resource, discovered: { auth_url: preview.auth_url, token_url: preview.token_url, uses_pkce: preview.uses_pkce } };
-}
-
-/** A provider's live side from the provider listing, when the service listed providers (PlanContext.provider). */
-export function listedProvider(resource: DesiredResource, providers: ReadonlyMap<string, LiveProvider> | undefined): PlanContext['provider'] {
-  if (!providers || resource.kind !== 'OAuthProvider') return undefined;
-  return { live: providers.get(resource.name) };
-}
-
-/** What a saved plan records of a live resource: its id, when it last changed, and (deployments) its revisions. */
-export interface LiveStamp {
-  id: string;
-  updated_at: string | null;
-  latest_revision_id: string | null;
-  active_revision_id: string | null;
-}
-
-/**
- * The live resource of `kind`/`name` as a saved plan records it (src/core/saved-plan): a deployment from the listing,
- * a provider from the provider listing (when the service listed them); null when there is none, or none was read.
- */
-export function liveStampOf(kind: ResourceKind, name: string, deployments: ReadonlyMap<string, LiveDeployment>, providers: ReadonlyMap<string, LiveProvider> | undefined): LiveStamp | null {
-  if (kind === 'OAuthProvider') {
-    const provider = providers?.get(name);
-    return provider ? { id: provider.id, updated_at: provider.updated_at, latest_revision_id: null, active_revision_id: null } : null;
-  }
-  const deployment = deployments.get(name);
-  if (!deployment) return null;
-  return { id: deployment.id, updated_at: deployment.updated_at, latest_revision_id: deployment.latest_revision_id ?? null, active_revision_id: deployment.active_revision_id ?? null };
 }

@@ -1,6 +1,6 @@
 // Turns zod issues into plain problems (path, message, code) with hints; never echoes a secret value.
 import type { z } from 'zod';
-import { ResourceSpec, SourceConfig, SourceRevisionConfig } from '../wire/schema.js';
+import { manifestHooksOf } from '../kinds/index.js';
 
 type Issue = z.core.$ZodIssue;
 
@@ -175,23 +175,11 @@ export function closest(word: string, known: readonly string[]): string | undefi
   return bestDistance <= Math.max(1, Math.min(3, Math.floor(word.length / 3))) ? best : undefined;
 }
 
-/** Where a field written at the wrong level of a Deployment belongs. */
-const DEPLOYMENT_HOMES: Array<[string, readonly string[]]> = [
-  ['spec.source_config.resource_spec', Object.keys(ResourceSpec.shape)],
-  ['spec.source_config', Object.keys(SourceConfig.shape)],
-  ['spec.source_revision_config', Object.keys(SourceRevisionConfig.shape)],
-];
-
 function unknownKeyHint(parent: string, key: string, kind: string | undefined): string | undefined {
   if (key === 'repo_commit_sha') return 'repo_commit_sha is read-only (the service reports the built commit); pin a branch or tag with repo_ref';
   if (parent === '' && key === 'name') return 'the name goes under metadata.name';
-  if (parent === 'spec' && key === 'name' && kind === 'Deployment') return "a deployment's name is metadata.name";
   if (parent === 'metadata' && key === 'labels') return 'converge manifests take metadata.name and metadata.annotations only';
-  if (kind !== 'Deployment') return undefined;
-  for (const [home, keys] of DEPLOYMENT_HOMES) {
-    if (home !== parent && keys.includes(key)) return `it belongs in ${home}`;
-  }
-  return undefined;
+  return manifestHooksOf(kind)?.keyHint(parent, key);
 }
 
 function unknownKeyMessage(schema: z.ZodType, path: PropertyKey[], key: string, kind: string | undefined): string {

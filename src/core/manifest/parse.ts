@@ -2,6 +2,7 @@
 import { Composer, LineCounter, Parser, isScalar, visit, type CST, type Document, type YAMLError } from 'yaml';
 import { sortDiagnostics, type Diagnostic, type Severity } from '../diagnostics.js';
 import { formatLocation, resourceKey, type BlockedResource, type DesiredResource, type ResourceKind, type SourceLocation } from '../model.js';
+import { manifestHooksOf, type LiteralSecret } from '../kinds/index.js';
 import { toResource } from './convert.js';
 import { closest, issueText, problemsFromIssues } from './issues.js';
 import { firstAliasOffset, offsetForPath, positionAt, scalarAt, selfReferencingAlias, tooDeepOffset } from './locate.js';
@@ -216,33 +217,9 @@ export function kindProblem(locate: Locate, data: Record<string, unknown>): Diag
   return located(locate(['kind'], 'value'), 'E_KIND', `kind: ${shown} is not a kind converge manages; ${hint}`);
 }
 
-interface LiteralSecret {
-  /** Where the literal value is written. */
-  path: PropertyKey[];
-  message: string;
-}
-
-/** Literal secret values in a document's data (the value itself is never repeated in the message). */
+/** Literal secret values in a document's data, as its kind finds them (the value itself is never repeated in the message). */
 function literalSecrets(data: Record<string, unknown>): LiteralSecret[] {
-  const spec = data.spec as Record<string, unknown> | undefined;
-  if (!spec || typeof spec !== 'object') return [];
-  const out: LiteralSecret[] = [];
-  const fix = 'use valueFrom: { env: NAME } or { file: PATH } (or --allow-literal-secrets for local use only)';
-  if (data.kind === 'Deployment' && Array.isArray(spec.secrets)) {
-    spec.secrets.forEach((secret: unknown, index) => {
-      const entry = secret as Record<string, unknown> | null;
-      if (!entry || typeof entry !== 'object' || typeof entry.value !== 'string' || entry.valueFrom !== undefined) return;
-      const name = typeof entry.name === 'string' && entry.name.length <= 128 ? ` "${entry.name}"` : '';
-      out.push({ path: ['spec', 'secrets', index, 'value'], message: `secret${name} has a literal value in the manifest; ${fix}` });
-    });
-  }
-  if (data.kind === 'OAuthProvider' && typeof spec.client_secret === 'string') {
-    out.push({
-      path: ['spec', 'client_secret'],
-      message: `client_secret has a literal value in the manifest; write client_secret: { valueFrom: { env: NAME } } or { valueFrom: { file: PATH } } (or --allow-literal-secrets for local use only)`,
-    });
-  }
-  return out;
+  return manifestHooksOf(data.kind)?.literalSecrets(data) ?? [];
 }
 
 /** Literal secret values, unless allowed: each one is an error at the value. */

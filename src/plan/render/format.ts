@@ -1,6 +1,6 @@
 // Shared pieces of the plan renderers: value formatting, action symbols, the summary sentence, orphan and note lines.
 import type { Action, FieldChange, HealthNote, Plan, PlanChange } from '../../core/model.js';
-import { SENSITIVE } from '../../core/model.js';
+import { resourceKey, SENSITIVE } from '../../core/model.js';
 import { healthLine } from '../../core/decide.js';
 import { countedByKind } from '../../core/kinds/index.js';
 
@@ -36,7 +36,16 @@ export function notedUnchanged(plan: Plan): PlanChange[] {
 
 /** Live deployments in no manifest that converge never applied: one summary line, or a list on request. */
 export function orphanNames(plan: Plan): string[] {
-  return plan.changes.filter((change) => change.action === 'orphan' && !change.released).map((change) => change.name);
+  return unreleasedOrphans(plan).map((change) => change.name);
+}
+
+/** The same orphans by resource key ("Deployment/web"). */
+export function orphanKeys(plan: Plan): string[] {
+  return unreleasedOrphans(plan).map((change) => resourceKey(change.kind, change.name));
+}
+
+function unreleasedOrphans(plan: Plan): PlanChange[] {
+  return plan.changes.filter((change) => change.action === 'orphan' && !change.released);
 }
 
 /** Orphans converge applied once (their manifest is gone): each named once. */

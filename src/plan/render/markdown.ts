@@ -1,7 +1,7 @@
 // Markdown rendering of a plan for pull-request comments: notes, summary table, changes table, <details> with ```diff
 // blocks, orphans in one collapsed section; never longer than a pull-request comment takes.
 import type { FieldChange, Plan, PlanChange } from '../../core/model.js';
-import { fieldKind, formatValue, healthNoteLine, listedChanges, markers, notedUnchanged, orphanHeading, orphanNames, releasedChanges, releasedLine, summarySentence, SYMBOL } from './format.js';
+import { fieldKind, formatValue, healthNoteLine, listedChanges, markers, notedUnchanged, orphanHeading, orphanKeys, releasedChanges, releasedLine, summarySentence, SYMBOL } from './format.js';
 
 /** Escapes text for a table cell or a paragraph: markdown punctuation, pipes, and newlines (a cell is one line). */
 export function escapeMarkdown(text: string): string {
@@ -86,9 +86,9 @@ function details(change: PlanChange): string[] {
   return [`<details><summary>${title}</summary>`, '', `${delimiter}diff`, body, delimiter, '', '</details>'];
 }
 
-/** The collapsed list of orphans: one `<details>` whose summary counts them. */
-function orphanDetails(names: string[], total: number): string[] {
-  return [`<details><summary>${escapeHtml(orphanHeading(total))}</summary>`, '', ...names.map((name) => `- ${code(`Deployment/${name}`)}`), '', '</details>'];
+/** The collapsed list of orphans (by resource key): one `<details>` whose summary counts them. */
+function orphanDetails(keys: string[], total: number): string[] {
+  return [`<details><summary>${escapeHtml(orphanHeading(total))}</summary>`, '', ...keys.map((key) => `- ${code(key)}`), '', '</details>'];
 }
 
 /** A pull-request comment takes at most 65,536 characters: the markdown plan stays under this. */
@@ -111,7 +111,7 @@ interface Keep {
 function compose(plan: Plan, keep: Keep, limit: number): string {
   const listed = listedChanges(plan);
   const released = releasedChanges(plan);
-  const orphans = orphanNames(plan);
+  const orphans = orphanKeys(plan);
   let budget = keep.items;
   const take = <T>(items: T[]): T[] => {
     const kept = items.slice(0, Math.max(0, budget));
@@ -178,7 +178,7 @@ function largestFitting(high: number, fits: (n: number) => boolean): number {
  * alone do not fit are the last resources (then diagnostics, then orphans) left out. Either way a line says how many.
  */
 export function renderMarkdown(plan: Plan, limit = MARKDOWN_LIMIT): string {
-  const items = listedChanges(plan).length + releasedChanges(plan).length + plan.diagnostics.length + orphanNames(plan).length;
+  const items = listedChanges(plan).length + releasedChanges(plan).length + plan.diagnostics.length + orphanKeys(plan).length;
   const details = listedChanges(plan).filter((change) => change.fields.length > 0).length;
   const full = compose(plan, { items, details }, limit);
   if (full.length <= limit) return full;

@@ -1,9 +1,10 @@
-// Export of one live Deployment as a manifest document: declared fields as live, read-only ones left out, secrets as env references.
+// Export of live Deployments as manifest documents: declared fields as live, read-only ones left out, secrets as env references.
 import type { LiveDeployment } from '../../model.js';
 import { repositoryNameOf, type CatalogEntry } from '../../repositories.js';
 import { DEPLOYMENT_TYPES, SOURCES, SourceConfig, SourceRevisionConfig } from '../../wire/schema.js';
 import { isAbsent, stripNulls } from '../../values.js';
 import { secretEnvName, type ExportedDocument } from '../export-names.js';
+import type { Exported, ExportSource } from '../kind.js';
 
 type Loose = Record<string, unknown>;
 
@@ -38,7 +39,7 @@ function sourceConfigSkips(live: LiveDeployment, viaRepository: boolean): Set<st
  * reach it) stands for integration_id and repo_url when the catalog has that repository; every secret becomes a
  * `valueFrom: { env }` reference (never a value); `converge/adopt: "true"` lets an explicit adopt policy take it over.
  */
-export function exportDeployment(live: LiveDeployment, catalog: readonly CatalogEntry[]): ExportedDocument | { skipped: string } {
+function exportDeployment(live: LiveDeployment, catalog: readonly CatalogEntry[]): ExportedDocument | { skipped: string } {
   if (live.is_preview === true) return { skipped: 'a preview deployment (converge never writes to one)' };
   if (live.status === 'AWAITING_DELETE') return { skipped: 'being deleted (status AWAITING_DELETE)' };
   if (!KNOWN_SOURCES.has(live.source)) return { skipped: `source "${live.source}" is not one this converge knows` };
@@ -66,4 +67,16 @@ export function exportDeployment(live: LiveDeployment, catalog: readonly Catalog
   const references = (live.secret_references ?? []).map((r) => ({ name: r.name, secret_name: r.secret_name, secret_key: r.secret_key }));
   if (references.length > 0) spec.secret_references = references;
   return { kind: 'Deployment', name: live.name, spec, env };
+}
+
+/** The manifests of every live deployment; a preview, one being deleted or of an unknown source is skipped, saying why. */
+export function exportDeployments(source: ExportSource): Exported {
+  const docs: ExportedDocument[] = [];
+  const skipped: string[] = [];
+  for (const deployment of source.deployments) {
+    const doc = exportDeployment(deployment, source.catalog);
+    if ('skipped' in doc) skipped.push(`Deployment/${deployment.name}: ${doc.skipped}`);
+    else docs.push(doc);
+  }
+  return { docs, skipped };
 }

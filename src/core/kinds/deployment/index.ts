@@ -3,7 +3,10 @@ import type { DeploymentResource } from '../../model.js';
 import { fingerprintOf, type KindModule } from '../kind.js';
 import { diffDeployment } from './diff.js';
 import { deploymentFromJob, deploymentJobPayload, DeploymentJobPayload } from './job.js';
+import { exportDeployments } from './export.js';
 import { deploymentHealth, deploymentRevisionToRead } from './health.js';
+import { deploymentLiveSide } from './live-side.js';
+import { deploymentManifest } from './manifest.js';
 
 export { diffDeployment, requestBody, type DeploymentContext, type DeploymentDiff } from './diff.js';
 
@@ -35,4 +38,7 @@ export const deploymentKind = {
   },
   jobPayload: deploymentJobPayload,
   fromJobPayload: deploymentFromJob,
+  manifest: deploymentManifest,
+  ...deploymentLiveSide,
+  exportLive: exportDeployments,
 } satisfies KindModule<DeploymentResource, typeof DeploymentJobPayload, (typeof OPERATIONS)[number]>;

@@ -1,7 +1,8 @@
-// Export of one live OAuth provider as a manual provider manifest: its definition as live, client_secret as an env reference.
+// Export of live OAuth providers as manual provider manifests: their definitions as live, client_secret as an env reference.
 import type { LiveProvider } from '../../model.js';
 import { isAbsent } from '../../values.js';
 import { secretEnvName, type ExportedDocument } from '../export-names.js';
+import type { Exported, ExportSource } from '../kind.js';
 
 /** The manual-provider fields a live provider reports, in manifest order (client_secret is never returned). */
 const FIELDS = ['name', 'client_id', 'auth_url', 'token_url', 'uses_pkce', 'code_challenge_method', 'provider_type', 'token_endpoint_auth_method', 'authorization_params', 'allowed_redirect_uris'] as const;
@@ -10,7 +11,7 @@ const FIELDS = ['name', 'client_id', 'auth_url', 'token_url', 'uses_pkce', 'code
  * A live provider as a manual provider manifest: every field it reports, and client_secret as a `valueFrom: { env }`
  * reference (the service never returns the secret; it is written once, as converge has no record of it).
  */
-export function exportProvider(live: LiveProvider): ExportedDocument {
+function exportProvider(live: LiveProvider): ExportedDocument {
   const spec: Record<string, unknown> = {};
   const source = live as unknown as Record<string, unknown>;
   for (const field of FIELDS) {
@@ -21,4 +22,10 @@ export function exportProvider(live: LiveProvider): ExportedDocument {
   const env = secretEnvName(live.provider_id, 'client_secret');
   spec.client_secret = { valueFrom: { env } };
   return { kind: 'OAuthProvider', name: live.provider_id, spec, env: [env] };
+}
+
+/** The manifests of every live provider, when the service lists them (else why none was exported). */
+export function exportProviders(source: ExportSource): Exported {
+  if (!source.providers.readable) return { docs: [], skipped: [`OAuth providers: ${source.providers.note}`] };
+  return { docs: source.providers.providers.map(exportProvider), skipped: [] };
 }

@@ -2,7 +2,10 @@
 import type { ProviderResource } from '../../model.js';
 import { fingerprintOf, type KindModule } from '../kind.js';
 import { CLIENT_SECRET, diffProvider } from './diff.js';
+import { exportProviders } from './export.js';
 import { providerFromJob, providerJobPayload, ProviderJobPayload } from './job.js';
+import { providerLiveSide } from './live-side.js';
+import { providerManifest } from './manifest.js';
 
 export {
   diffProvider,
@@ -50,4 +53,7 @@ export const oauthProviderKind = {
   },
   jobPayload: providerJobPayload,
   fromJobPayload: providerFromJob,
+  manifest: providerManifest,
+  ...providerLiveSide,
+  exportLive: exportProviders,
 } satisfies KindModule<ProviderResource, typeof ProviderJobPayload, (typeof OPERATIONS)[number]>;

@@ -1,0 +1,61 @@
+// The Deployment kind in the manifest format: its literal secret fields, where a misplaced field belongs, the tier warning.
+import { DEFAULT_DEPLOYMENT_TYPE, DEPLOYMENT_TYPES, ResourceSpec, SourceConfig, SourceRevisionConfig } from '../../wire/schema.js';
+import type { LiteralSecret, ManifestFinding, ManifestHooks } from '../kind.js';
+
+/** The code of the warning that a codehost deployment leaves its tier to the service's default. */
+const DEFAULT_TIER_CODE = 'W_DEFAULT_TIER';
+
+const FIX = 'use valueFrom: { env: NAME } or { file: PATH } (or --allow-literal-secrets for local use only)';
+
+/**
+ * What the tier warning reads of a valid Deployment manifest (src/core/manifest/schema.ts's DeploymentManifest has it;
+ * written here so that core/kinds does not import core/manifest, which asks this table).
+ */
+interface TierFields {
+  kind: string;
+  spec: { source: string; source_config?: { deployment_type?: string | null | undefined } | undefined };
+}
+
+/** Where a field written at the wrong level of a Deployment belongs. */
+const HOMES: Array<[string, readonly string[]]> = [
+  ['spec.source_config.resource_spec', Object.keys(ResourceSpec.shape)],
+  ['spec.source_config', Object.keys(SourceConfig.shape)],
+  ['spec.source_revision_config', Object.keys(SourceRevisionConfig.shape)],
+];
+
+export const deploymentManifest = {
+  /** Each `value:` of spec.secrets written without valueFrom. */
+  literalSecrets(data) {
+    const spec = data.spec as Record<string, unknown> | undefined;
+    if (!spec || typeof spec !== 'object' || !Array.isArray(spec.secrets)) return [];
+    const out: LiteralSecret[] = [];
+    spec.secrets.forEach((secret: unknown, index) => {
+      const entry = secret as Record<string, unknown> | null;
+      if (!entry || typeof entry !== 'object' || typeof entry.value !== 'string' || entry.valueFrom !== undefined) return;
+      const name = typeof entry.name === 'string' && entry.name.length <= 128 ? ` "${entry.name}"` : '';
+      out.push({ path: ['spec', 'secrets', index, 'value'], message: `secret${name} has a literal value in the manifest; ${FIX}` });
+    });
+    return out;
+  },
+  keyHint(parent, key) {
+    if (parent === 'spec' && key === 'name') return "a deployment's name is metadata.name";
+    for (const [home, keys] of HOMES) {
+      if (home !== parent && keys.includes(key)) return `it belongs in ${home}`;
+    }
+    return undefined;
+  },
+  /** A codehost deployment without a tier: the service's default tier cannot be changed after creation. */
+  warnings(manifest: TierFields): ManifestFinding[] {
+    if (manifest.spec.source !== 'codehost') return [];
+    const config = manifest.spec.source_config;
+    if (config?.deployment_type != null) return [];
+    return [
+      {
+        path: config ? ['spec', 'source_config'] : ['spec'],
+        at: 'key',
+        code: DEFAULT_TIER_CODE,
+        message: `spec.source_config.deployment_type is not set: the service will create this codehost deployment as ${DEFAULT_DEPLOYMENT_TYPE} (its default), and the tier cannot be changed after creation; to choose another, set spec.source_config.deployment_type to one of ${DEPLOYMENT_TYPES.join(', ')}`,
+      },
+    ];
+  },
+} satisfies ManifestHooks;
