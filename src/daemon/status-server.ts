@@ -1,8 +1,9 @@
-// The daemon's status server (node:http): /healthz, /readyz, /metrics, /status, and POST /reconcile and /webhook behind a token. Serves no secret.
+// The daemon's status server (node:http): the status page at /, /healthz, /readyz, /metrics, /status (with an ETag), and POST /reconcile and /webhook behind a token. Serves no secret.
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ConvergeError } from '../core/errors.js';
+import { sendTagged, servePage } from './status-page/serve.js';
 
 /** One readiness check: Redis, the service, the manifests, or shutting down. */
 export interface ReadinessCheck {
@@ -225,10 +226,12 @@ async function route(req: IncomingMessage, res: ServerResponse, handlers: Status
       send(res, 200, PROMETHEUS_CONTENT_TYPE, await handlers.metrics(), head);
       return;
     case '/status':
-      sendJson(res, 200, handlers.status(), head);
+      // The status page polls with If-None-Match: an unchanged document answers 304 without a body.
+      sendTagged(req, res, 'application/json; charset=utf-8', JSON.stringify(handlers.status(), null, 2) + '\n', head);
       return;
     default:
-      sendJson(res, 404, { error: `no route ${path}; try /healthz, /readyz, /metrics, /status, POST /reconcile or POST /webhook` }, head);
+      if (servePage(req, res, path, head)) return;
+      sendJson(res, 404, { error: `no route ${path}; try / (the status page), /healthz, /readyz, /metrics, /status, POST /reconcile or POST /webhook` }, head);
   }
 }
 

@@ -1,0 +1,103 @@
+// The status page's script, part three (browser JavaScript as text): follows /status by polling with If-None-Match.
+// An unchanged document answers 304 with no body, so the page re-renders only when something changed.
+
+/** Browser JavaScript; joined with the other parts into one IIFE by page-script.ts. */
+export const SCRIPT_LIVE = String.raw`
+/** How often the open page asks for /status (a change shows within about this long), and after a failed poll. */
+const POLL_MS = 1000;
+const RETRY_MS = 3000;
+let etag = null;
+let timer = null;
+let lostSince = null;
+let lastChange = null;
+let renders = 0;
+
+function setLive() {
+  const live = byId('live');
+  if (lostSince) {
+    live.className = 'live lost';
+    live.dataset.state = 'lost';
+    live.textContent = 'Cannot reach the daemon since ' + lostSince.toLocaleTimeString() + '; retrying. The view below may be out of date.';
+    return;
+  }
+  live.className = 'live';
+  live.dataset.state = 'live';
+  live.textContent = 'Live: following /status' + (lastChange ? ', last change shown at ' + lastChange.toLocaleTimeString() : '');
+}
+
+function render(doc) {
+  renderHeader(doc);
+  renderProblems(doc);
+  renderRows(doc);
+  renderOrphans(doc);
+  applyFilter();
+  renders += 1;
+  document.body.dataset.renders = String(renders);
+  if (renders === 1) performance.mark('status-page-rendered');
+}
+
+function schedule(ms) {
+  clearTimeout(timer);
+  if (!document.hidden) timer = setTimeout(poll, ms);
+}
+
+/** One poll: a failed request is "cannot reach the daemon"; a failed render is the page's own error (thrown, so the console shows it). */
+async function poll() {
+  clearTimeout(timer);
+  let doc = null;
+  let status = 0;
+  try {
+    const headers = etag ? { 'If-None-Match': etag } : {};
+    const res = await fetch('/status', { headers, cache: 'no-store' });
+    status = res.status;
+    if (status !== 304) {
+      if (!res.ok) throw new Error('/status answered ' + status);
+      doc = await res.json();
+      if (renders === 0) performance.mark('status-page-loaded');
+      etag = res.headers.get('etag');
+    }
+  } catch {
+    if (!lostSince) {
+      lostSince = new Date();
+      setLive();
+    }
+    schedule(RETRY_MS);
+    return;
+  }
+  schedule(POLL_MS);
+  const wasLost = lostSince !== null;
+  lostSince = null;
+  if (doc) {
+    lastChange = new Date();
+    render(doc);
+  }
+  if (wasLost || doc) setLive();
+}
+
+function start() {
+  const filter = byId('filter');
+  filter.addEventListener('input', applyFilter);
+  filter.addEventListener('keydown', (event) => {
+    if (event.key === 'Escape' && filter.value !== '') {
+      filter.value = '';
+      applyFilter();
+    }
+  });
+  document.addEventListener('keydown', (event) => {
+    const typing = event.target instanceof HTMLInputElement || event.target instanceof HTMLTextAreaElement;
+    if (event.key === '/' && !typing && !event.ctrlKey && !event.metaKey && !event.altKey) {
+      event.preventDefault();
+      filter.focus();
+    }
+  });
+  // A hidden tab stops asking; it asks at once when shown again.
+  document.addEventListener('visibilitychange', () => {
+    if (document.hidden) clearTimeout(timer);
+    else void poll();
+  });
+  void poll();
+}
+
+if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', start);
+else start();
+`;

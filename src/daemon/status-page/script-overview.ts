@@ -1,0 +1,155 @@
+// The status page's script, part one (browser JavaScript as text): DOM helpers, the header, manifest problems, orphans.
+// Every text from /status goes into the page through textContent or an attribute, never as markup.
+
+/** Browser JavaScript; joined with the other parts into one IIFE by page-script.ts. */
+export const SCRIPT_OVERVIEW = String.raw`
+const SYNC_TONE = { synced: 'ok', out_of_sync: 'warn', blocked: 'bad', suspended: 'off' };
+const HEALTH_TONE = { healthy: 'ok', progressing: 'info', degraded: 'bad', unknown: 'off' };
+
+function byId(id) {
+  return document.getElementById(id);
+}
+
+/** An element with a class and text (text only: never markup). */
+function el(tag, className, text) {
+  const node = document.createElement(tag);
+  if (className) node.className = className;
+  if (text !== undefined && text !== null) node.textContent = String(text);
+  return node;
+}
+
+function add(parent, ...children) {
+  for (const child of children) if (child !== null && child !== undefined) parent.append(child);
+  return parent;
+}
+
+/** A status word in a pill; the colour only adds to the word. */
+function badge(word, tone) {
+  return el('span', 'badge ' + (tone || 'off'), word);
+}
+
+function pad(n) {
+  return String(n).padStart(2, '0');
+}
+
+/** An ISO time as local "YYYY-MM-DD HH:MM:SS" in a <time> (the ISO text in its title). */
+function when(iso) {
+  if (!iso) return el('span', 'muted', '—');
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return el('span', null, iso);
+  const text = d.getFullYear() + '-' + pad(d.getMonth() + 1) + '-' + pad(d.getDate()) + ' ' + pad(d.getHours()) + ':' + pad(d.getMinutes()) + ':' + pad(d.getSeconds());
+  const node = el('time', null, text);
+  node.dateTime = iso;
+  node.title = iso;
+  return node;
+}
+
+function shortId(id) {
+  return id && id.length > 12 ? id.slice(0, 8) : id;
+}
+
+function fact(list, term, ...value) {
+  add(list, el('dt', null, term), add(el('dd'), ...value));
+}
+
+function versionText(version) {
+  if (!version) return el('span', 'muted', 'not read yet');
+  const what = version.kind === 'git' || version.kind === 'commit' ? 'commit ' : version.kind === 'content' ? 'content hash ' : version.kind + ' ';
+  return add(el('span'), what, el('code', null, version.id), ', read ', when(version.readAt));
+}
+
+function leaderText(lease) {
+  if (!lease) return el('span', 'muted', 'no lease yet');
+  const leader = lease.leader;
+  const out = el('span');
+  if (!leader) add(out, el('span', 'muted', 'no leader'));
+  else add(out, el('code', null, leader.holder), ', fencing token ', el('code', null, leader.token), ', since ', when(leader.since));
+  add(out, el('span', 'reason', lease.leading ? 'this replica leads' : 'this replica (' + lease.replica + ') is a standby: its rows may be behind the leader\'s'));
+  return out;
+}
+
+function reconcileText(doc) {
+  const last = doc.lastReconcile;
+  if (!last) return el('span', 'muted', 'none yet');
+  const out = add(el('span'), '#' + last.id + ' ', el('strong', null, last.trigger), ', ', when(last.finishedAt), ', took ' + last.durationMs + ' ms, ');
+  if (last.ok) add(out, badge('ok', 'ok'));
+  else add(out, badge('failed', 'bad'), ' ', el('span', null, last.error || ''));
+  if (doc.reconciles) add(out, el('span', 'reason', doc.reconciles.total + ' reconciles, ' + doc.reconciles.failed + ' failed'));
+  return out;
+}
+
+function renderHeader(doc) {
+  const daemon = doc.daemon || {};
+  byId('version').textContent = daemon.version ? 'v' + daemon.version : '';
+  const facts = byId('facts');
+  facts.replaceChildren();
+  fact(facts, 'Watched directory', el('code', null, daemon.dir));
+  fact(facts, 'Service', el('code', null, daemon.service || '—'), daemon.embedded ? ' (embedded emulator)' : '');
+  fact(facts, 'Manifests', versionText(doc.manifestVersion));
+  fact(facts, 'Leader', leaderText(doc.lease));
+  fact(facts, 'Last reconcile', reconcileText(doc));
+  fact(facts, 'Settings', 'drift ' + daemon.driftPolicy + ', resync every ' + Math.round((daemon.resyncMs || 0) / 1000) + ' s');
+  fact(facts, 'Daemon', 'pid ' + daemon.pid + ' on ', el('code', null, daemon.hostname), ', started ', when(daemon.startedAt));
+  renderCounts('sync-counts', doc.sync, SYNC_TONE);
+  renderCounts('health-counts', doc.health, HEALTH_TONE);
+  renderWarnings(doc);
+}
+
+function renderCounts(id, counts, tones) {
+  const list = byId(id);
+  list.replaceChildren();
+  for (const [word, n] of Object.entries(counts || {})) list.append(add(el('li'), badge(word, tones[word]), el('strong', null, n)));
+}
+
+function renderWarnings(doc) {
+  const list = byId('warnings');
+  list.replaceChildren();
+  const warn = (text) => list.append(el('li', null, text));
+  if (doc.daemon && doc.daemon.stopping) warn('The daemon is stopping.');
+  if (doc.manifests && doc.manifests.error) warn('Manifests could not be read: ' + doc.manifests.error);
+  if (doc.appliedState && doc.appliedState.lost) warn('Applied state lost' + (doc.appliedState.lostAt ? ' at ' + doc.appliedState.lostAt : '') + ': ' + (doc.appliedState.detail || 'nothing is rewritten blind'));
+}
+
+/** The diagnostics of the last plan (every file that fails to load, at file:line:column), and files kept at their last good version. */
+function renderProblems(doc) {
+  const list = byId('problem-list');
+  list.replaceChildren();
+  const diagnostics = (doc.plan && doc.plan.diagnostics) || [];
+  const byFile = new Map();
+  for (const d of diagnostics) {
+    if (!byFile.has(d.file)) byFile.set(d.file, []);
+    byFile.get(d.file).push(d);
+  }
+  for (const [file, found] of byFile) {
+    const item = add(el('li'), el('strong', 'mono', file));
+    for (const d of found) item.append(diagnosticLine(d));
+    list.append(item);
+  }
+  for (const row of doc.resources || []) {
+    if (row.heldAtLastGood) list.append(add(el('li'), el('strong', 'mono', row.file || row.key), ': fails to load; ' + row.key + ' stays at its last good version'));
+  }
+  byId('problems').hidden = list.childElementCount === 0;
+}
+
+function diagnosticLine(d) {
+  const tone = d.severity === 'error' ? 'bad' : 'warn';
+  return add(el('div', 'diag'), el('code', null, d.file + ':' + d.line + ':' + d.column), ' ', badge(d.severity, tone), ' ', el('span', null, d.message));
+}
+
+function renderOrphans(doc) {
+  const body = byId('orphan-rows');
+  body.replaceChildren();
+  const changes = (doc.plan && doc.plan.changes) || [];
+  for (const key of doc.orphans || []) {
+    const slash = key.indexOf('/');
+    const kind = key.slice(0, slash);
+    const name = key.slice(slash + 1);
+    const change = changes.find((c) => c.kind === kind && c.name === name);
+    const tr = add(el('tr', 'orphan'), el('td', null, kind), el('td', null, name), el('td', null, change && change.reason ? change.reason : 'orphan'));
+    tr.dataset.key = key;
+    tr.dataset.search = (key + ' orphan ' + (change && change.reason ? change.reason : '')).toLowerCase();
+    body.append(tr);
+  }
+  byId('orphans').hidden = body.childElementCount === 0;
+}
+`;

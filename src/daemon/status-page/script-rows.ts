@@ -1,0 +1,237 @@
+// The status page's script, part two (browser JavaScript as text): one table row per resource, its detail, the filter.
+// A row is rebuilt only when what it shows changed, so an open detail, the focus and the scroll position survive an update.
+
+/** Browser JavaScript; joined with the other parts into one IIFE by page-script.ts. */
+export const SCRIPT_ROWS = String.raw`
+const rowNodes = new Map();
+const openKeys = new Set();
+let detailCount = 0;
+
+/** The command that releases a hold, a Conflict or SecretsUnknown (docs/daemon.md), with --url when not the default. */
+function releaseCommand(flag, target) {
+  const origin = window.location.origin;
+  const url = origin === 'http://127.0.0.1:8080' || origin === 'http://localhost:8080' ? '' : ' --url ' + origin;
+  return 'converge reconcile ' + flag + ' ' + target + url;
+}
+
+/** What holds a resource back, and how to release it; null when nothing does. */
+function holdOf(row, target) {
+  if (row.hold) return { word: row.hold.reason, message: row.hold.message, command: releaseCommand('--retry-failed', target) };
+  if (row.syncReason === 'Conflict') return { word: 'Conflict', message: row.conflict ? row.conflict.message : row.reason, command: releaseCommand('--retry-failed', target) };
+  if (row.syncReason === 'SecretsUnknown') return { word: 'SecretsUnknown', message: row.reason, command: releaseCommand('--write-secrets', target) };
+  if (row.heldAtLastGood) return { word: 'LastGoodVersion', message: 'its file fails to load: the last good version stays in force', command: null };
+  return null;
+}
+
+/** What the page knows of one resource beyond its row: its planned change, build log and diagnostics. */
+function partsOf(doc, row, names, changes) {
+  const change = changes.get(row.key) || null;
+  const log = (doc.failedBuildLogs || {})[row.key] || null;
+  const reason = (row.reason || '') + ' ' + (row.error || '');
+  const diagnostics = ((doc.plan && doc.plan.diagnostics) || []).filter((d) => d.file === row.file || reason.includes(d.file + ':' + d.line + ':' + d.column));
+  const target = names.get(row.name) > 1 ? row.key : row.name;
+  return { change, log, diagnostics, target, file: row.file || (diagnostics[0] ? diagnostics[0].file : null) };
+}
+
+function cell(...children) {
+  return add(el('td'), ...children);
+}
+
+function fileCell(file) {
+  const td = cell(file ? el('code', null, file) : dash());
+  td.className = 'file';
+  return td;
+}
+
+function dash() {
+  return el('span', 'muted', '—');
+}
+
+function conditionCell(condition, tones) {
+  return cell(badge(condition.status, tones[condition.status]), el('span', 'reason', condition.reason));
+}
+
+function revisionCell(health) {
+  if (!health.revisionId) return cell(dash());
+  const id = el('code', null, shortId(health.revisionId));
+  id.title = health.revisionId;
+  const tone = health.status === 'degraded' ? 'bad' : health.status === 'healthy' ? 'ok' : 'info';
+  return cell(id, health.revisionStatus ? add(el('span', 'reason'), badge(health.revisionStatus, tone)) : null);
+}
+
+function jobCell(job) {
+  if (!job) return cell(dash());
+  const word = job.state === 'completed' ? job.outcome || 'completed' : job.state;
+  const tone = job.state === 'failed' ? 'bad' : job.state === 'queued' ? 'info' : 'ok';
+  return cell(badge(word, tone), add(el('span', 'reason'), job.operation + ' ', job.finishedAt ? when(job.finishedAt) : 'not finished'));
+}
+
+function holdCell(hold) {
+  if (!hold) return cell(dash());
+  return cell(badge(hold.word, 'warn'), hold.command ? el('code', 'cmd', hold.command) : null);
+}
+
+function driftCell(drift) {
+  if (!drift || !drift.fields || drift.fields.length === 0) return cell(dash());
+  return cell(el('code', null, drift.fields.join(', ')), el('span', 'reason', drift.policy));
+}
+
+/** The words the filter matches (name, kind, file, status words). */
+function searchText(row, parts, hold) {
+  const words = [row.key, row.kind, row.name, parts.file || '', row.action, row.state, row.sync.status, row.sync.reason, row.health.status, row.health.reason,
+    row.health.revisionStatus || '', row.health.revisionId || '', hold ? hold.word : '', row.drift ? 'drift drifted ' + row.drift.fields.join(' ') : '',
+    row.job ? row.job.state + ' ' + (row.job.outcome || '') : ''];
+  return words.join(' ').toLowerCase();
+}
+
+function buildRow(row, parts, hold, detailId) {
+  const button = el('button', 'expand', row.name);
+  button.type = 'button';
+  button.setAttribute('aria-expanded', String(openKeys.has(row.key)));
+  button.setAttribute('aria-controls', detailId);
+  button.addEventListener('click', () => toggle(row.key));
+  const tr = add(el('tr', 'row'), cell(row.kind), cell(button), fileCell(parts.file),
+    conditionCell(row.sync, SYNC_TONE), conditionCell(row.health, HEALTH_TONE), revisionCell(row.health), jobCell(row.job), holdCell(hold), driftCell(row.drift));
+  tr.dataset.key = row.key;
+  tr.dataset.search = searchText(row, parts, hold);
+  return tr;
+}
+
+function para(label, ...value) {
+  return add(el('p'), el('strong', null, label + ': '), ...value);
+}
+
+function shown(value) {
+  if (value === null || value === undefined) return '(none)';
+  return typeof value === 'string' ? value : JSON.stringify(value);
+}
+
+function changesBlock(change) {
+  const out = [el('h4', null, 'Planned change')];
+  if (!change || change.fields.length === 0) {
+    out.push(el('p', 'muted', change ? change.action + ': no field to change' : 'not in the last plan'));
+    return out;
+  }
+  out.push(el('p', null, change.action + (change.new_revision ? ' (starts a new revision)' : '') + (change.suspended ? ', suspended: shown, not applied' : '')));
+  const body = el('tbody');
+  for (const f of change.fields) {
+    const before = f.sensitive ? '(secret: value not shown)' : shown(f.before);
+    const after = f.sensitive ? '(secret: value not shown)' : shown(f.after);
+    body.append(add(el('tr'), add(el('td'), el('code', null, f.path)), add(el('td'), el('code', null, before)), el('td', 'arrow', '→'), add(el('td'), el('code', null, after))));
+  }
+  const head = add(el('thead'), add(el('tr'), el('th', null, 'Field'), el('th', null, 'Live'), add(el('th'), el('span', 'visually-hidden', 'to')), el('th', null, 'Manifest')));
+  for (const th of head.querySelectorAll('th')) th.scope = 'col';
+  out.push(add(el('table', 'changes'), head, body));
+  return out;
+}
+
+function buildDetail(row, parts, hold, detailId) {
+  const box = el('div', 'detail');
+  add(box, el('h4', null, row.key), para('Sync', row.sync.status + ' (' + row.sync.reason + '): ' + row.sync.message),
+    para('Health', row.health.status + ' (' + row.health.reason + '): ' + row.health.message));
+  if (row.health.revisionId) box.append(para('Latest revision', el('code', null, row.health.revisionId), row.health.revisionStatus ? ' ' + row.health.revisionStatus : ''));
+  if (row.error && row.error !== row.sync.message) box.append(para('Error', row.error));
+  else if (row.reason && row.reason !== row.sync.message) box.append(para('Note', row.reason));
+  if (hold) add(box, para('Hold', hold.word + (hold.message ? ': ' + hold.message : '')), hold.command ? para('Release with', el('code', 'cmd', hold.command), el('span', 'reason', 'needs the daemon\'s CONVERGE_WEBHOOK_TOKEN in the environment')) : null);
+  if (row.conflict && row.conflict.fields) box.append(para('Conflicting fields', row.conflict.fields.join(', ')));
+  if (row.secretsUnknown && row.secretsUnknown.length > 0) box.append(para('Secrets not compared (names)', row.secretsUnknown.join(', ')));
+  if (row.drift) box.append(para('Drift', row.drift.policy + ': ' + row.drift.fields.join(', ') + (row.drift.reason ? ' (' + row.drift.reason + ')' : '')));
+  add(box, ...changesBlock(parts.change));
+  if (parts.log) {
+    add(box, add(el('h4'), 'Build log of failed revision ', el('code', null, parts.log.revisionId), el('span', 'muted', ' (last lines; converge logs ' + row.name + ' --build shows more)')));
+    if (parts.log.lines.length > 0) box.append(el('pre', 'log', parts.log.lines.join('\n')));
+    if (parts.log.note) box.append(el('p', 'muted', parts.log.note));
+  }
+  if (parts.diagnostics.length > 0) add(box, el('h4', null, 'Manifest diagnostics'), ...parts.diagnostics.map(diagnosticLine));
+  if (row.job) box.append(para('Last job', el('code', null, row.job.id), ' ' + row.job.operation + ', ' + (row.job.outcome || row.job.state) + (row.job.message ? ': ' + row.job.message : '') + ', ', when(row.job.finishedAt)));
+  if (row.appliedFrom) box.append(para('Applied from', (row.appliedFrom.kind === 'git' ? 'commit ' : 'content hash ') + row.appliedFrom.id + ', written ', when(row.appliedFrom.appliedAt)));
+  if (row.deploymentId) box.append(para('Live id', el('code', null, row.deploymentId)));
+  const td = add(el('td'), box);
+  td.colSpan = 9;
+  const tr = add(el('tr', 'detail'), td);
+  tr.id = detailId;
+  tr.dataset.key = row.key;
+  tr.hidden = !openKeys.has(row.key);
+  return tr;
+}
+
+/** A row's detail is built when it is first opened (and rebuilt with its row while open). */
+function toggle(key) {
+  const nodes = rowNodes.get(key);
+  if (!nodes) return;
+  const open = !openKeys.has(key);
+  if (open) openKeys.add(key);
+  else openKeys.delete(key);
+  if (open && !nodes.detail) {
+    nodes.detail = buildDetail(nodes.row, nodes.parts, nodes.hold, nodes.detailId);
+    nodes.tr.after(nodes.detail);
+  }
+  nodes.tr.querySelector('.expand').setAttribute('aria-expanded', String(open));
+  if (nodes.detail) nodes.detail.hidden = !open || nodes.tr.hidden;
+}
+
+/** Puts the node at the cursor (moving it only when it is elsewhere); returns the next cursor. */
+function place(body, node, cursor) {
+  if (node === cursor) return cursor.nextElementSibling;
+  body.insertBefore(node, cursor);
+  return cursor;
+}
+
+/** Brings the table to the document's rows: unchanged rows keep their nodes; rows gone are removed. */
+function renderRows(doc) {
+  const rows = doc.resources || [];
+  const names = new Map();
+  for (const row of rows) names.set(row.name, (names.get(row.name) || 0) + 1);
+  const changes = new Map(((doc.plan && doc.plan.changes) || []).map((c) => [c.kind + '/' + c.name, c]));
+  const body = byId('rows');
+  const seen = new Set();
+  let cursor = body.firstElementChild;
+  for (const row of rows) {
+    const parts = partsOf(doc, row, names, changes);
+    const signature = JSON.stringify([row, parts.change, parts.log, parts.diagnostics, parts.target]);
+    seen.add(row.key);
+    let nodes = rowNodes.get(row.key);
+    if (!nodes || nodes.signature !== signature) {
+      const hold = holdOf(row, parts.target);
+      detailCount += 1;
+      const detailId = 'detail-' + detailCount;
+      const fresh = { signature, row, parts, hold, detailId, tr: buildRow(row, parts, hold, detailId), detail: openKeys.has(row.key) ? buildDetail(row, parts, hold, detailId) : null };
+      if (nodes) {
+        if (cursor === nodes.tr) cursor = nodes.tr.nextElementSibling;
+        if (nodes.detail && cursor === nodes.detail) cursor = nodes.detail.nextElementSibling;
+        nodes.tr.remove();
+        if (nodes.detail) nodes.detail.remove();
+      }
+      nodes = fresh;
+      rowNodes.set(row.key, nodes);
+    }
+    cursor = place(body, nodes.tr, cursor);
+    if (nodes.detail) cursor = place(body, nodes.detail, cursor);
+  }
+  for (const [key, nodes] of rowNodes) {
+    if (seen.has(key)) continue;
+    nodes.tr.remove();
+    if (nodes.detail) nodes.detail.remove();
+    rowNodes.delete(key);
+    openKeys.delete(key);
+  }
+}
+
+/** Shows the rows (and orphans) whose words hold every word typed in the filter box. */
+function applyFilter() {
+  const words = byId('filter').value.toLowerCase().split(/\s+/).filter(Boolean);
+  const matches = (node) => words.every((w) => node.dataset.search.includes(w));
+  let shownRows = 0;
+  for (const [key, nodes] of rowNodes) {
+    const visible = matches(nodes.tr);
+    nodes.tr.hidden = !visible;
+    if (nodes.detail) nodes.detail.hidden = !visible || !openKeys.has(key);
+    if (visible) shownRows += 1;
+  }
+  for (const tr of byId('orphan-rows').children) tr.hidden = !matches(tr);
+  byId('shown').textContent = words.length > 0 ? '(' + shownRows + ' of ' + rowNodes.size + ')' : '(' + rowNodes.size + ')';
+  const empty = byId('empty');
+  empty.hidden = shownRows > 0;
+  empty.textContent = rowNodes.size === 0 ? 'No resource yet: the daemon has not finished a reconcile.' : 'No resource matches the filter.';
+}
+`;
