@@ -23,7 +23,7 @@ const FOLDERS = {
   jobs: { ours: ['core', 'plan', 'secrets', 'service', 'sync', 'store', 'leader'], npm: ['bullmq', 'ioredis', 'zod'], builtins: 'any' },
   'jobs/queue': { ours: ['core', 'store'], npm: ['bullmq', 'ioredis', 'zod'], builtins: 'any' },
   'jobs/runner': { ours: ['core', 'plan', 'secrets', 'service', 'sync', 'store', 'leader', 'jobs/queue'], npm: ['bullmq', 'ioredis'], builtins: 'any' },
-  apply: { ours: ['core', 'service', 'sync', 'store', 'jobs/queue'], typesOnly: ['jobs/runner', 'jobs/open-jobs.ts'], npm: [], builtins: 'any' },
+  apply: { ours: ['core', 'observe', 'service', 'sync', 'store', 'jobs/queue'], typesOnly: ['jobs/runner', 'jobs/open-jobs.ts'], npm: [], builtins: 'any' },
   daemon: {
     ours: ['core', 'plan', 'observe', 'secrets', 'service', 'store', 'leader', 'jobs', 'notify'],
     npm: ['chokidar', 'pino', 'pino-pretty', 'prom-client'],

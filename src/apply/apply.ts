@@ -1,7 +1,7 @@
 // Apply through the queue: start in-process workers, enqueue one job per change a batch at a time, wait for every job.
 import type { ServiceClient } from '../service/client.js';
 import { literalSecretsOf } from '../sync/job-resource.js';
-import { applyJobData, type ApplyChange, type ApplyJobOptions } from './apply-jobs.js';
+import { jobDataOf, type DecidedJob, type JobDataOptions } from '../jobs/queue/decided-jobs.js';
 import { ENQUEUE_BATCH } from '../jobs/queue/enqueuer.js';
 import type { QueueLogger } from '../jobs/queue/log.js';
 import type { Jobs } from '../jobs/open-jobs.js';
@@ -12,9 +12,9 @@ export interface RunApplyOptions {
   jobs: Jobs;
   client: ServiceClient;
   env: NodeJS.ProcessEnv;
-  changes: readonly ApplyChange[];
-  /** adopt setting and whether deletes take the tracing project too (prune_tracing_projects). */
-  jobOptions?: ApplyJobOptions;
+  changes: readonly DecidedJob[];
+  /** Whether deletes take the tracing project too (prune_tracing_projects), the manifests planned from, and the origin (default apply). */
+  jobOptions?: Partial<JobDataOptions>;
   /** In-process workers (default true). Other worker processes on the same Redis may take jobs too. */
   startWorkers?: boolean;
   worker?: Partial<Omit<StartRunnerOptions, 'client' | 'env' | 'onError' | 'target'>>;
@@ -158,7 +158,7 @@ export async function runApply(options: RunApplyOptions): Promise<JobResult[]> {
         const size = from === 0 ? ENQUEUE_BATCH : LATER_ENQUEUE_BATCH;
         const batch = options.changes.slice(from, from + size);
         const at = from;
-        await jobs.enqueuer.enqueue(applyJobData(batch, options.jobOptions), (enqueued, i) => waiter.track(at + i, batch[i]!, enqueued));
+        await jobs.enqueuer.enqueue(batch.map((job) => jobDataOf(job, { origin: 'apply', ...options.jobOptions })), (enqueued, i) => waiter.track(at + i, batch[i]!, enqueued));
         from += size;
       }
     } finally {

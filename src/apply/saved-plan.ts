@@ -3,7 +3,7 @@ import { kindOf, liveView } from '../core/kinds/index.js';
 import { resourceKey, type AppliedRecord, type DesiredResource, type LiveDeployment, type LiveProviders, type ResourceKind } from '../core/model.js';
 import type { PlannedWrite } from '../core/saved-plan/schema.js';
 import type { Observed } from '../core/saved-plan/stale.js';
-import type { ApplyChange } from './apply-jobs.js';
+import type { DecidedJob } from '../jobs/queue/decided-jobs.js';
 
 /** What one plan read: the desired resources and their secret hashes, the live deployments and providers, the applied records. */
 export interface Observation {
@@ -31,7 +31,7 @@ export function observer(observation: Observation): (kind: ResourceKind, name: s
 }
 
 /** The changes apply would enqueue, as a saved plan holds them: the decided write and what it was decided against. */
-export function plannedWrites(changes: readonly ApplyChange[], observation: Observation): PlannedWrite[] {
+export function plannedWrites(changes: readonly DecidedJob[], observation: Observation): PlannedWrite[] {
   const observe = observer(observation);
   return changes.map(({ change, write, deploymentId, desired }) => {
     const seen = observe(change.kind, change.name);
@@ -51,7 +51,7 @@ export function plannedWrites(changes: readonly ApplyChange[], observation: Obse
 }
 
 /** Of the changes a fresh plan would enqueue, those the saved plan holds (after stalenessOf found nothing changed: the same writes). */
-export function plannedChanges(changes: readonly ApplyChange[], writes: readonly PlannedWrite[]): ApplyChange[] {
+export function plannedChanges(changes: readonly DecidedJob[], writes: readonly PlannedWrite[]): DecidedJob[] {
   const planned = new Set(writes.map((w) => resourceKey(w.kind, w.name)));
   return changes.filter(({ change }) => planned.has(resourceKey(change.kind, change.name)));
 }

@@ -2,7 +2,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { FieldChange, PlanChange } from '../core/model.js';
 import type { HealthCondition } from '../core/health.js';
-import type { ApplyChange } from './apply-jobs.js';
+import type { DecidedJob } from '../jobs/queue/decided-jobs.js';
 import type { Enqueued, Enqueuer } from '../jobs/queue/enqueuer.js';
 import { ReconcileJobResult } from '../store/schema.js';
 
@@ -50,7 +50,7 @@ export interface JobResult extends ResourceResult {
 }
 
 interface Tracked {
-  change: ApplyChange;
+  change: DecidedJob;
   key: string;
   jobId: string;
   /** The running job of the resource that ours was queued behind (Enqueued.behind). */
@@ -102,7 +102,7 @@ export class JobWaiter {
   }
 
   /** Tracks the job of the `index`-th change. */
-  track(index: number, change: ApplyChange, enqueued: Enqueued): void {
+  track(index: number, change: DecidedJob, enqueued: Enqueued): void {
     const t: Tracked = { change, key: enqueued.key, jobId: enqueued.jobId };
     if (enqueued.behind) t.behind = enqueued.behind;
     this.tracked[index] = t;

@@ -1,6 +1,8 @@
 // apply --wait: after the jobs, following each new revision until it is active, and stopping at the first that fails.
 import { setTimeout as sleep } from 'node:timers/promises';
-import { healthOfDeployment, healthOfRevision, progressDeadline, revisionFailed, type HealthCondition } from '../core/health.js';
+import { revisionFailed, type HealthCondition } from '../core/health.js';
+import { followedHealth } from '../core/rollout.js';
+import { pollRollouts } from '../observe/rollouts.js';
 import type { RevisionReads } from '../service/client.js';
 import type { ResourceResult } from './wait-jobs.js';
 
@@ -21,16 +23,12 @@ export interface WaitOptions {
   onProgress?: (progress: WaitProgress) => void;
 }
 
-/** When the service says the revision began; else when the wait began. */
-function startedAt(created: string | null | undefined, fallback: number): number {
-  const at = created ? Date.parse(created) : Number.NaN;
-  return Number.isFinite(at) ? Math.min(at, fallback) : fallback;
-}
-
 /**
  * Follows the results marked with `startedBy` (src/apply/rollouts-to-follow.ts: the revisions this apply's jobs started,
- * and the rollouts already in progress before it), each the same way: GET …/revisions/{latest} while the service has it (one
- * request per revision still building per poll), else the list by deployment_ids (active == latest, READY). Stops
+ * and the rollouts already in progress before it), each the same way, the daemon's: one poll at a time reads each
+ * still building (src/observe/rollouts.ts: GET …/revisions/{latest} while the service has it, else the list by
+ * deployment_ids), and its health is its kind's of what was read, with the progress deadline counted from when the
+ * revision began, or from the wait's start when the service does not say (src/core/rollout.ts). Stops
  * at the first revision that fails (CREATE_FAILED, BUILD_FAILED, DEPLOY_FAILED) or passes the progress deadline;
  * otherwise when every one is active, or at the timeout. Marks each result's `revision` and `health`: `active`,
  * `failed` (the revision failed or passed the deadline), `timeout`, or `building` (still building when the wait
@@ -54,28 +52,12 @@ export async function waitForRevisions(client: RevisionReads, results: ResourceR
   };
   let failed: number;
   for (;;) {
-    const byList: ResourceResult[] = [];
-    for (const r of [...open.values()]) {
-      const revisionId = r.latestRevisionId;
-      if (!revisionId || client.revisionReads === false) {
-        byList.push(r);
-        continue;
-      }
-      const answer = await client.readRevision(r.deploymentId!, revisionId);
-      if (answer.outcome !== 'found') {
-        byList.push(r);
-        continue;
-      }
-      const since = startedAt(answer.revision.created_at, started);
-      conclude(r, progressDeadline(healthOfRevision(revisionId, answer.revision.status), Date.now(), since, progressMs));
-    }
-    for (let i = 0; i < byList.length; i += 50) {
-      const batch = byList.slice(i, i + 50);
-      const live = await client.listDeploymentsById(batch.map((r) => r.deploymentId!));
-      for (const d of live) {
-        const r = open.get(d.id);
-        if (r) conclude(r, healthOfDeployment(d, Date.now(), started, progressMs));
-      }
+    const followed = [...open.values()];
+    const targets = followed.map((r) => ({ key: r.key, kind: r.kind, deploymentId: r.deploymentId!, revisionId: r.latestRevisionId ?? undefined }));
+    const poll = await pollRollouts(client, targets);
+    for (const r of followed) {
+      const reading = poll.readings.get(r.key);
+      if (reading) conclude(r, followedHealth(r, reading, { now: Date.now(), since: started, deadlineMs: progressMs }));
     }
     failed = waiting.filter((r) => r.revision === 'failed').length;
     options.onProgress?.({ total: waiting.length, active: waiting.filter((r) => r.revision === 'active').length, building: open.size, failed, elapsedMs: Date.now() - started });

@@ -5,7 +5,8 @@ import { planExitCode } from '../core/exit-code.js';
 import { resourceKey, type Plan } from '../core/model.js';
 import { SAVED_PLAN_FORMAT, SAVED_PLAN_VERSION, type SavedPlan, type SavedPlanContent } from '../core/saved-plan/schema.js';
 import { staleLine, stalenessOf } from '../core/saved-plan/stale.js';
-import { changesToApply, type ApplyChange } from '../apply/apply-jobs.js';
+import { changesToApply } from '../apply/apply-jobs.js';
+import type { DecidedJob } from '../jobs/queue/decided-jobs.js';
 import { observer, plannedChanges, plannedWrites, type Observation } from '../apply/saved-plan.js';
 import type { Gathered } from '../observe/gather.js';
 import { renderJson } from '../plan/render/json.js';
@@ -83,7 +84,7 @@ export function settingsOfPlan(saved: SavedPlan, settings: ServiceSettings, give
  * What `apply --plan` enqueues: the fresh plan's changes that the saved plan holds, once nothing it was decided on
  * changed. Throws E_PLAN_STALE (one line, what changed) otherwise: then nothing is written.
  */
-export function checkedChanges(saved: SavedPlan, gathered: Gathered, result: Plan, outcomes: ReadonlyMap<string, Outcome>): { changes: ApplyChange[]; unplanned: string[] } {
+export function checkedChanges(saved: SavedPlan, gathered: Gathered, result: Plan, outcomes: ReadonlyMap<string, Outcome>): { changes: DecidedJob[]; unplanned: string[] } {
   const fresh = changesToApply(outcomes, result.changes, gathered.resources, gathered.live, gathered.input.secretHashes);
   const observation = observationOf(gathered);
   const observe = observer(observation);

@@ -43,7 +43,9 @@ export interface RolloutClock {
 
 /** What a kind's health reads of one resource. */
 export interface HealthInput {
-  action: Action;
+  /** The plan's action, when a plan or a reconcile asks (a rollout follower, src/core/rollout.ts, has none). */
+  action?: Action;
+  /** The live resource as listed; undefined with `revision`: a follower read only the latest revision. */
   live: LiveDeployment | undefined;
   /** The latest revision, when read: its word beats the listing's. */
   revision?: RevisionReading | undefined;

@@ -1,13 +1,11 @@
 // Acting on the daemon's outcomes: the decided writes become jobs; what the queue answers (in flight, finished) is decided again, so an outcome never claims a write or a drift that another job already carries.
 import { applying, decide, type DecisionInput, type Outcome } from '../../core/decide.js';
 import type { ManifestVersion } from '../../core/manifest-version.js';
-import { jobWriteOf } from '../../core/write-premise.js';
 import type { DesiredResource } from '../../core/model.js';
 import type { PlanInput } from '../../plan/plan.js';
-import { buildDeleteJobData, buildJobData, operationFor } from '../../jobs/queue/jobs.js';
+import { decidedJob, jobDataOf } from '../../jobs/queue/decided-jobs.js';
 import type { ReconcileJobData } from '../../store/schema.js';
 import type { CycleContext, EnqueuedJob } from './cycle-context.js';
-import { desiredFingerprint } from '../../core/drift.js';
 
 export interface ToAct {
   /** Every outcome by resourceKey; updated in place as the queue answers. */
@@ -37,24 +35,18 @@ async function settleSecretsUnknown(ctx: CycleContext, act: ToAct): Promise<void
   });
 }
 
-/** The job data of one decided write. */
+/** The job data of one decided write (src/jobs/queue/decided-jobs.ts: the step apply takes too). */
 function jobData(ctx: CycleContext, act: ToAct, outcome: Outcome): ReconcileJobData | undefined {
   const input = act.inputs.get(outcome.key)!;
-  const write = outcome.write!;
-  if (write.op === 'delete') {
-    const id = input.change.id;
-    if (!id) return undefined;
-    return buildDeleteJobData({ kind: outcome.kind, name: outcome.name, id, deleteTracingProject: ctx.settings.pruneTracingProjects === true }, { origin: 'daemon' });
-  }
-  const resource = act.resources.get(outcome.key);
-  if (!resource) return undefined;
-  return buildJobData(resource, operationFor(resource, write.op === 'create' ? 'create' : 'update'), {
-    origin: 'daemon',
-    write: jobWriteOf(write, input.change),
-    desired: input.fingerprint ?? desiredFingerprint(resource, act.secretHashes.get(outcome.key) ?? {}),
-    ...(input.live && write.op !== 'create' ? { deploymentId: input.live.id } : {}),
-    ...(act.version ? { manifestVersion: act.version } : {}),
+  const job = decidedJob(outcome, {
+    change: input.change,
+    resource: act.resources.get(outcome.key),
+    liveId: input.live?.id,
+    fingerprint: input.fingerprint,
+    secretHashes: act.secretHashes.get(outcome.key) ?? {},
   });
+  if (!job) return undefined;
+  return jobDataOf(job, { origin: 'daemon', deleteTracingProjects: ctx.settings.pruneTracingProjects === true, manifestVersion: act.version });
 }
 
 /**

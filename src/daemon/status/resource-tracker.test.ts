@@ -145,7 +145,7 @@ describe('ResourceTracker', () => {
     expect(t.resources()[0]!.health).toMatchObject({ status: 'unknown', reason: 'AwaitingCreate' });
     t.completed('j1', { outcome: 'created', new_revision: true, deploymentId: 'id-web', latestRevisionId: 'r2' }, undefined, 'fp-1');
     expect(t.resources()[0]).toMatchObject({ state: 'progressing', sync: { status: 'synced', reason: 'Applied' }, health: { status: 'progressing', reason: 'RevisionBuilding', revisionId: 'r2' } });
-    expect(t.toFollow(10)).toEqual([{ key: 'Deployment/web', deploymentId: 'id-web', revisionId: 'r2' }]);
+    expect(t.toFollow(10)).toEqual([{ key: 'Deployment/web', kind: 'Deployment', deploymentId: 'id-web', revisionId: 'r2' }]);
     expect(t.desiredOfRevision('Deployment/web', 'r2')).toBe('fp-1');
     expect(t.desiredOfRevision('Deployment/web', 'r9')).toBeUndefined();
     const transition = t.setHealth('Deployment/web', { status: 'degraded', reason: 'RevisionBuildFailed', message: 'failed', revisionId: 'r2', revisionStatus: 'BUILD_FAILED' });

@@ -1,9 +1,10 @@
 // What the daemon knows about each resource (the /status document): each resource's state, folded from its events (src/core/resource-state.ts) as reconciles, jobs and polls report them.
-import { healthOfDeployment, type HealthCondition } from '../../core/health.js';
+import type { HealthCondition } from '../../core/health.js';
 import type { ResourceHold } from '../../core/holds.js';
 import type { RevisionReading } from '../../core/kinds/index.js';
-import type { LiveDeployment, Plan, ResourceKind } from '../../core/model.js';
+import type { Plan, ResourceKind } from '../../core/model.js';
 import { foldResource, legacyState, type ResourceEvent, type ResourceState, type SyncState } from '../../core/resource-state.js';
+import type { RolloutTarget } from '../../core/rollout.js';
 import { ReconcileJobResult } from '../../store/schema.js';
 import type { ReconcileOutcome } from '../cycle/cycle.js';
 import type { RolloutView } from '../cycle/cycle-context.js';
@@ -46,12 +47,9 @@ export interface HealthTransition {
   to: HealthCondition;
 }
 
-/** A deployment whose rollout the poller follows. */
-export interface RolloutToFollow {
-  key: string;
-  deploymentId: string;
-  /** Its latest revision, when known (the revision endpoint is read for it). */
-  revisionId: string | undefined;
+/** A deployment whose rollout the poller follows (its latest revision, when known, is read), and its hold. */
+export interface RolloutToFollow extends RolloutTarget {
+  hold?: ResourceHold | undefined;
 }
 
 /**
@@ -203,7 +201,7 @@ export class ResourceTracker implements RolloutView {
       if (!row.deploymentId || (row.job && row.job.state === 'queued')) continue;
       const h = row.health;
       if (h.status === 'progressing' || (h.status === 'degraded' && h.reason === 'ProgressDeadlineExceeded')) {
-        out.push({ key: row.key, deploymentId: row.deploymentId, revisionId: h.revisionId });
+        out.push({ key: row.key, kind: row.kind, deploymentId: row.deploymentId, revisionId: h.revisionId, hold: row.hold });
       }
     }
     return out;
@@ -224,12 +222,6 @@ export class ResourceTracker implements RolloutView {
     const row = this.rows.get(key);
     if (!row) return undefined;
     return this.noteHealth(this.fold(key, row, { type: 'revision', health }), row.health);
-  }
-
-  /** Health by the live deployment (the list, for a service without the revision endpoint). */
-  healthFromLive(key: string, live: LiveDeployment): HealthCondition {
-    const latest = live.latest_revision_id ?? null;
-    return healthOfDeployment(live, this.clock(), latest === null ? undefined : this.sinceFor(key, latest), this.progressDeadlineMs);
   }
 
   /**

@@ -1,8 +1,10 @@
 // The revision poller: reads the rollout of each deployment still building (one request each, none for healthy ones), sets its health, and holds a failed desired state.
-import { healthOfRevision, progressDeadline, revisionFailed, type HealthCondition } from '../../core/health.js';
+import { revisionFailed, type HealthCondition } from '../../core/health.js';
 import { revisionFailedHold, type ResourceHold } from '../../core/holds.js';
+import { followedHealth, readingRevision } from '../../core/rollout.js';
+import { pollRollouts } from '../../observe/rollouts.js';
 import type { RevisionReads } from '../../service/client.js';
-import type { ResourceTracker, RolloutToFollow } from './resource-tracker.js';
+import type { ResourceTracker } from './resource-tracker.js';
 
 export interface FollowOptions {
   tracker: ResourceTracker;
@@ -26,59 +28,28 @@ export interface FollowResult {
   failed: Array<{ key: string; deploymentId: string; revisionId: string }>;
 }
 
-/** When the service says the revision began; else since when converge knows it builds. */
-function startedAt(created: string | null | undefined, fallback: number): number {
-  const at = created ? Date.parse(created) : Number.NaN;
-  return Number.isFinite(at) ? Math.min(at, fallback) : fallback;
-}
-
 /**
- * One poll: every deployment the tracker follows (progressing, or past the progress deadline) is read once, through
- * GET …/revisions/{latest} when the service has it, else through the list by deployment_ids (100 per request) and
- * the progress deadline. A revision found failed holds its desired state (src/core/holds.ts) when that state is known.
+ * One poll: every deployment the tracker follows (progressing, or past the progress deadline) is read once
+ * (src/observe/rollouts.ts), and its health is its kind's of that reading, with its hold and the progress deadline
+ * counted from when the tracker first knew the revision build (src/core/rollout.ts). A revision found failed holds its
+ * desired state (src/core/holds.ts) when that state is known.
  */
 export async function followRollouts(options: FollowOptions): Promise<FollowResult> {
-  const { tracker, client } = options;
+  const { tracker } = options;
   const now = options.now ?? (() => new Date());
   const follow = tracker.toFollow(options.limit ?? 500);
-  const byList: RolloutToFollow[] = [];
-  const byRevision: Array<RolloutToFollow & { revisionId: string }> = [];
-  for (const f of follow) {
-    if (f.revisionId && client.revisionReads !== false) byRevision.push({ ...f, revisionId: f.revisionId });
-    else byList.push(f);
-  }
-  let requests = 0;
+  const poll = await pollRollouts(options.client, follow, { ...(options.parallel ? { parallel: options.parallel } : {}), ...(options.stopped ? { stopped: options.stopped } : {}) });
   const failed: Array<{ key: string; deploymentId: string; health: HealthCondition }> = [];
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < byRevision.length && !options.stopped?.()) {
-      const f = byRevision[next++]!;
-      // A read that finds the endpoint missing sends one request; later ones send none (the client remembers).
-      const probing = client.revisionReads !== false;
-      const answer = await client.readRevision(f.deploymentId, f.revisionId);
-      if (probing) requests += 1;
-      if (answer.outcome !== 'found') {
-        byList.push(f);
-        continue;
-      }
-      const since = startedAt(answer.revision.created_at, tracker.rolloutSince(f.key, f.revisionId));
-      const health = progressDeadline(healthOfRevision(f.revisionId, answer.revision.status), now().getTime(), since, tracker.deadlineMs);
-      if (tracker.setHealth(f.key, health) && revisionFailed(answer.revision.status)) failed.push({ key: f.key, deploymentId: f.deploymentId, health });
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(options.parallel ?? 8, byRevision.length) }, () => worker()));
-  for (let i = 0; i < byList.length && !options.stopped?.(); i += 100) {
-    const batch = byList.slice(i, i + 100);
-    const live = await client.listDeploymentsById(batch.map((f) => f.deploymentId));
-    requests += 1;
-    const byId = new Map(live.map((d) => [d.id, d]));
-    for (const f of batch) {
-      const d = byId.get(f.deploymentId);
-      if (d) tracker.setHealth(f.key, tracker.healthFromLive(f.key, d));
-    }
+  for (const f of follow) {
+    const reading = poll.readings.get(f.key);
+    if (!reading) continue;
+    const latest = readingRevision(reading);
+    const since = latest === null ? undefined : tracker.rolloutSince(f.key, latest);
+    const health = followedHealth(f, reading, { hold: f.hold, now: tracker.now(), since, deadlineMs: tracker.deadlineMs });
+    if (tracker.setHealth(f.key, health) && 'revision' in reading && revisionFailed(reading.revision.status)) failed.push({ key: f.key, deploymentId: f.deploymentId, health });
   }
   for (const { key, health } of failed) await holdFailed(tracker, options.holds, key, health, now());
-  return { requests, followed: follow.length, failed: failed.map((f) => ({ key: f.key, deploymentId: f.deploymentId, revisionId: f.health.revisionId! })) };
+  return { requests: poll.requests, followed: follow.length, failed: failed.map((f) => ({ key: f.key, deploymentId: f.deploymentId, revisionId: f.health.revisionId! })) };
 }
 
 /** Holds the desired state a failed revision was built from, when that state is known (src/core/holds.ts). */

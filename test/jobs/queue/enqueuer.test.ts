@@ -8,7 +8,7 @@ import { openJobs, type Jobs } from '../../../src/jobs/open-jobs.js';
 import { closeRedis, connectProducer, connectWorker } from '../../../src/store/redis.js';
 import type { ReconcileJobData } from '../../../src/store/schema.js';
 import { data, scaleOf } from '../../helpers/job-fixtures.js';
-import type { ApplyChange } from '../../../src/apply/apply-jobs.js';
+import type { DecidedJob } from '../../../src/jobs/queue/decided-jobs.js';
 import { JobWaiter } from '../../../src/apply/wait-jobs.js';
 
 
@@ -122,7 +122,7 @@ describe('Enqueuer: one job per resource, the newest desired state wins', () => 
     const [first] = await jobs.enqueuer.enqueue([data('carried', 1)]);
     await worker.firstStarted;
     const waiter = new JobWaiter(jobs.enqueuer, 1);
-    const change = { change: { kind: 'Deployment', name: 'carried' } } as unknown as ApplyChange;
+    const change = { change: { kind: 'Deployment', name: 'carried' } } as unknown as DecidedJob;
     // Our job id never reaches the queue: as if BullMQ had dropped our add.
     waiter.track(0, change, { key: 'Deployment/carried', jobId: 'Deployment%2Fcarried@dropped', how: 'after-active', behind: first!.jobId });
     worker.release();
@@ -137,7 +137,7 @@ describe('Enqueuer: one job per resource, the newest desired state wins', () => 
     await expect.poll(() => worker.done, { timeout: 5_000 }).toEqual([enqueued!.jobId]);
     // No events are fed to this waiter: only what the queue stored.
     const waiter = new JobWaiter(jobs.enqueuer, 1);
-    const change = { change: { kind: 'Deployment', name: 'drained' } } as unknown as ApplyChange;
+    const change = { change: { kind: 'Deployment', name: 'drained' } } as unknown as DecidedJob;
     waiter.track(0, change, enqueued!);
     expect(waiter.unfinishedJobs()).toEqual([enqueued!.jobId]);
     await waiter.settleStored();

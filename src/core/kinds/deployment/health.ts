@@ -11,21 +11,22 @@ function startedAt(revision: RevisionReading, since: number | undefined): number
 }
 
 /**
- * No live deployment: it waits for its create. Otherwise the latest revision's word when it was read (a failed build
- * looks like a build from the listing), else the hold of that very revision, else the listing (latest active and
- * READY: healthy; otherwise progressing, degraded past the progress deadline).
+ * A rollout follower's read of the latest revision alone (src/core/rollout.ts: no listing) is the revision's word. No
+ * live deployment otherwise: it waits for its create. Otherwise the latest revision's word when it was read (a failed
+ * build looks like a build from the listing), else the hold of that very revision, else the listing (latest active
+ * and READY: healthy; otherwise progressing, degraded past the progress deadline).
  */
 export function deploymentHealth(input: HealthInput): HealthCondition {
   const { live, revision, hold, clock } = input;
-  if (!live) return { status: 'unknown', reason: 'AwaitingCreate', message: input.action === 'create' ? 'not created yet' : 'no live deployment of this name' };
-  const latest = live.latest_revision_id ?? null;
   const now = clock?.now ?? 0;
   const deadlineMs = clock?.deadlineMs ?? Number.POSITIVE_INFINITY;
+  const ofRevision = (read: RevisionReading): HealthCondition => progressDeadline(healthOfRevision(read.id, read.status), now, startedAt(read, clock?.since), deadlineMs);
+  if (!live && revision) return ofRevision(revision);
+  if (!live) return { status: 'unknown', reason: 'AwaitingCreate', message: input.action === 'create' ? 'not created yet' : 'no live deployment of this name' };
+  const latest = live.latest_revision_id ?? null;
   const fromList = healthOfDeployment(live, now, clock?.since, deadlineMs);
   if (fromList.status === 'healthy' || fromList.status === 'unknown') return fromList;
-  if (latest !== null && revision?.id === latest) {
-    return progressDeadline(healthOfRevision(latest, revision.status), now, startedAt(revision, clock?.since), deadlineMs);
-  }
+  if (latest !== null && revision?.id === latest) return ofRevision(revision);
   if (hold?.reason === 'RevisionFailed' && latest !== null && hold.revisionId === latest && hold.revisionStatus) {
     return { ...healthOfRevision(latest, hold.revisionStatus), message: hold.message };
   }
