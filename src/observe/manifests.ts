@@ -6,10 +6,11 @@ import { sortDiagnostics, type Diagnostic, type Severity } from '../core/diagnos
 import { ContentHasher } from '../core/manifest-version.js';
 import { UsageError } from '../core/errors.js';
 import type { FileResult } from '../core/manifest/collect.js';
-import { combineManifests, compileEnvironment, compileFile, withPatches, type ManifestBytes } from '../core/manifest/compile.js';
+import { combineManifests, compileEnvironment, withPatches, type CompiledEnvironment, type ManifestBytes } from '../core/manifest/compile.js';
 import type { OverlayInput } from '../core/manifest/environment.js';
 import { MAX_MANIFEST_BYTES, TOO_LARGE_MESSAGE, type ManifestResult, type ParseOptions } from '../core/manifest/parse.js';
 import { variablesId } from '../core/manifest/variables.js';
+import { CompilePool, compileFiles, POOL_MIN_FILES } from './compile-pool.js';
 import { readCapped } from './read-capped.js';
 import { readVariableFiles, type Environment, type HashedInput } from './environment.js';
 
@@ -259,24 +260,11 @@ async function readOverlays(environment: Environment | undefined, diagnostics: D
   return inputs;
 }
 
-/** Compiles the files the cache does not know, in this thread, yielding to the event loop every few milliseconds. */
-async function compileInProcess(files: readonly ManifestBytes[], parseOptions: ParseOptions): Promise<ManifestResult[]> {
-  const results: ManifestResult[] = [];
-  let lastYield = performance.now();
-  for (const file of files) {
-    if (performance.now() - lastYield > YIELD_EVERY_MS) {
-      await new Promise<void>((resolve) => setImmediate(resolve));
-      lastYield = performance.now();
-    }
-    results.push(compileFile(file, parseOptions));
-  }
-  return results;
-}
-
 /**
  * Reads listed files, with the environment's variables and overlays, then compiles the bytes
- * (src/core/manifest/compile.ts). A file that vanished since listing is a warning, never a crash. Files the cache
- * knows unchanged are not parsed again (a file an overlay patches always is).
+ * (src/core/manifest/compile.ts), on every core when there are many (src/observe/compile-pool.ts). A file that
+ * vanished since listing is a warning, never a crash. Files the cache knows unchanged are not parsed again (a file an
+ * overlay patches always is).
  */
 export async function readManifestFiles(listing: ManifestListing, options: LoadOptions): Promise<ManifestDirResult> {
   const extra: Diagnostic[] = [...listing.diagnostics];
@@ -286,6 +274,25 @@ export async function readManifestFiles(listing: ManifestListing, options: LoadO
   const overlays = await readOverlays(options.environment, extra, hashed);
   const environment = compileEnvironment({ allowLiteralSecrets: options.allowLiteralSecrets, ...(options.keepData ? { keepData: true } : {}), ...(vars ? { vars: vars.files } : {}), ...(overlays.length > 0 ? { overlays } : {}) });
   const cache = options.keepData ? undefined : options.cache;
+  // Many files and none cached: the pool's threads start now, and load while the files are read.
+  const pool = listing.files.length >= POOL_MIN_FILES && !cache?.size ? CompilePool.start(environment.parseOptions) : undefined;
+  try {
+    return await readAndCompile(listing, environment, { cache, pool, extra, hashed });
+  } finally {
+    await pool?.close();
+  }
+}
+
+/** What readManifestFiles hands on: the cache, the pool started early, diagnostics and inputs read so far. */
+interface ReadState {
+  cache: ManifestCache | undefined;
+  pool: CompilePool | undefined;
+  extra: Diagnostic[];
+  hashed: HashedInput[];
+}
+
+/** Reads the listed files' bytes, compiles those the cache does not know, and combines every result with the environment. */
+async function readAndCompile(listing: ManifestListing, environment: CompiledEnvironment, { cache, pool, extra, hashed }: ReadState): Promise<ManifestDirResult> {
   const read: string[] = [];
   const content = new ContentHasher();
   const files: Array<ManifestBytes & { result?: ManifestResult }> = [];
@@ -310,10 +317,11 @@ export async function readManifestFiles(listing: ManifestListing, options: LoadO
     files.push({ file: file.path, bytes: outcome.bytes, ...(cached ? { result: cached } : {}) });
   }
   const pending = files.filter((file) => !file.result);
-  const compiled = await compileInProcess(pending, environment.parseOptions);
+  const compiled = await compileFiles(pending, environment.parseOptions, pool);
   pending.forEach((file, index) => {
     file.result = compiled[index]!;
-    cache?.set(file.file, file.bytes, environment.parseOptions, file.result);
+    // A file converge failed to compile (E_COMPILE: a thread failed) is compiled again next time, not remembered.
+    if (!file.result.diagnostics.some((d) => d.code === 'E_COMPILE')) cache?.set(file.file, file.bytes, environment.parseOptions, file.result);
   });
   const results: FileResult[] = files.map((file) => ({ file: file.file, ...withPatches(environment, file, file.result!) }));
   cache?.retain(new Set(results.map((result) => result.file)));
