@@ -1,7 +1,8 @@
-// Each resource's sync and health after an apply (its --output json): its outcome (src/core/decide.ts), then what its job and the wait found.
+// Each resource's sync and health after an apply (its --output json): its outcome (src/core/decide.ts), then what its job and the wait found, folded by src/core/resource-state.ts.
 import type { HealthCondition, SyncCondition } from '../core/health.js';
 import type { Outcome } from '../core/decide.js';
-import { kindOf } from '../core/kinds/index.js';
+import type { SyncResult } from '../core/kinds/ports.js';
+import { foldEvents, type ResourceEvent } from '../core/resource-state.js';
 import type { ResourceResult } from './wait-jobs.js';
 
 export interface ResourceConditions {
@@ -12,33 +13,42 @@ export interface ResourceConditions {
   skip?: { code: string; message: string };
 }
 
-function syncAfter(outcome: Outcome, result: ResourceResult | undefined): SyncCondition {
-  if (!outcome.write || !result) return outcome.sync;
-  if (result.status === 'failed') return { status: 'out_of_sync', reason: 'JobFailed', message: result.message ?? 'the job failed' };
-  if (result.status === 'interrupted') return { status: 'out_of_sync', reason: 'Interrupted', message: result.message ?? 'the apply was interrupted' };
-  return { status: 'synced', reason: 'Applied', message: `job ${result.jobId} ${result.outcome ?? 'finished'}` };
+/** The event of a job's result as apply saw it; `at`: when apply saw it. */
+function jobEvent(result: ResourceResult, at: string): ResourceEvent {
+  const jobId = result.jobId ?? '';
+  if (result.status === 'failed') return { type: 'job-failed', jobId, at, message: result.message ?? 'the job failed' };
+  if (result.status === 'interrupted') return { type: 'interrupted', message: result.message ?? 'the apply was interrupted' };
+  const read: SyncResult | undefined = result.outcome
+    ? {
+        outcome: result.outcome,
+        new_revision: result.new_revision,
+        ...(result.latestRevisionId !== undefined ? { latestRevisionId: result.latestRevisionId } : {}),
+        ...(result.deploymentId ? { deploymentId: result.deploymentId } : {}),
+        ...(result.message ? { message: result.message } : {}),
+      }
+    : undefined;
+  // Without --wait nothing follows the revision it started; with --wait the rollout's reading comes next.
+  return { type: 'job-completed', jobId, at, result: read, unfollowed: true };
 }
 
-function healthAfter(outcome: Outcome, result: ResourceResult | undefined): HealthCondition {
-  if (result?.health) return result.health;
-  if (!result || result.status !== 'done') return outcome.health;
-  if (result.new_revision) {
-    const id = result.latestRevisionId ?? undefined;
-    return { status: 'progressing', reason: 'RevisionBuilding', message: `${id ? `revision ${id}` : 'a new revision'} started (not waited for: --wait follows it)`, ...(id ? { revisionId: id } : {}) };
-  }
-  // Created without a revision to follow (a kind without a rollout): its kind's health now that it exists.
-  if (outcome.action === 'create') return kindOf(outcome.kind).health({ action: 'noop', live: undefined });
-  return outcome.health;
+/** What apply saw of a resource after its decision: its job's result (when it wrote), then the rollout the wait read. */
+function eventsOf(outcome: Outcome, result: ResourceResult | undefined, at: string): ResourceEvent[] {
+  const events: ResourceEvent[] = [];
+  if (outcome.write && result) events.push(jobEvent(result, at));
+  if (result?.health) events.push({ type: 'revision', health: result.health });
+  return events;
 }
 
 /** One entry per planned resource (orphans left out): its sync and health after the apply. */
 export function applyConditions(outcomes: ReadonlyMap<string, Outcome>, results: readonly ResourceResult[]): ResourceConditions[] {
   const byKey = new Map(results.map((r) => [r.key, r]));
+  const at = new Date().toISOString();
   const out: ResourceConditions[] = [];
   for (const outcome of outcomes.values()) {
     if (outcome.action === 'orphan') continue;
-    const result = byKey.get(outcome.key);
-    const entry: ResourceConditions = { key: outcome.key, sync: syncAfter(outcome, result), health: healthAfter(outcome, result) };
+    const context = { file: null, planReason: null, drift: outcome.drift, heldAtLastGood: false };
+    const state = foldEvents(undefined, { type: 'decided', outcome, context }, eventsOf(outcome, byKey.get(outcome.key), at));
+    const entry: ResourceConditions = { key: outcome.key, sync: state.sync, health: state.health };
     if (outcome.skip && outcome.skip.code !== 'Synced') entry.skip = outcome.skip;
     out.push(entry);
   }

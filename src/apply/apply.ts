@@ -121,6 +121,7 @@ async function stopInterrupted(waiter: JobWaiter, runner: JobRunner | undefined,
     if (!finished && !waiter.allFinished()) handed = await runner.handBack();
   }
   const withdrawn = await jobs.enqueuer.withdraw(waiter.unfinishedJobs());
+  await waiter.settleStored();
   return { handed: new Set(handed), withdrawn: new Set(withdrawn) };
 }
 

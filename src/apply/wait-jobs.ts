@@ -163,6 +163,22 @@ export class JobWaiter {
     return this.tracked.map((t) => t?.result).filter((r): r is JobResult => r !== undefined);
   }
 
+  /**
+   * Records the results already stored for unfinished jobs, without waiting for their events: after an interrupt the
+   * runner's drain can end before the completed event of its last job arrives, and that job is done, not left.
+   */
+  async settleStored(): Promise<void> {
+    await Promise.all(
+      this.tracked
+        .filter((t) => t && !t.result)
+        .map(async (t) => {
+          const found = await this.enqueuer.lookup(t.jobId);
+          if (found.state === 'completed') this.finish(t, completedResult(t, found.value));
+          else if (found.state === 'failed') this.finish(t, resultFrom(t, 'failed', { message: found.reason }));
+        }),
+    );
+  }
+
   private finish(t: Tracked, result: JobResult): void {
     if (t.result) return;
     t.result = result;

@@ -3,10 +3,10 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
 import type { RequestInfo } from '../service/client.js';
 import type { ResourceKind } from '../core/model.js';
 import { REVISION_FAILURE_REASONS, type HealthStatus } from '../core/health.js';
+import { SYNC_STATES, type SyncState } from '../core/resource-state.js';
 
-/** Sync states a managed resource is counted under (converge_resources). */
-export const SYNC_STATES = ['synced', 'out_of_sync', 'progressing', 'failed', 'suspended', 'blocked'] as const;
-export type SyncState = (typeof SYNC_STATES)[number];
+/** Sync states a managed resource is counted under (converge_resources): the legacy state of src/core/resource-state.ts. */
+export { SYNC_STATES, type SyncState };
 
 export const KINDS: readonly ResourceKind[] = ['Deployment', 'OAuthProvider'];
 

@@ -7,7 +7,7 @@ import type { ResourceStatus } from './status-row.js';
 
 type Version = Pick<ManifestVersion, 'kind' | 'id'>;
 
-/** What a row says that events are derived from: a copy, since the tracker updates its rows in place. */
+/** What a row says that events are derived from: a copy of the fields they read, with the row's write version carried. */
 interface RowSnapshot {
   key: string;
   kind: ResourceKind;

@@ -1,14 +1,14 @@
-// What the daemon knows about each resource (the /status document): plan action, sync and health, job, drift, errors.
+// What the daemon knows about each resource (the /status document): each resource's state, folded from its events (src/core/resource-state.ts) as reconciles, jobs and polls report them.
 import { healthOfDeployment, type HealthCondition } from '../core/health.js';
 import type { ResourceHold } from '../core/holds.js';
 import type { RevisionReading } from '../core/kinds/index.js';
 import type { LiveDeployment, Plan, ResourceKind } from '../core/model.js';
+import { foldResource, legacyState, type ResourceEvent, type ResourceState, type SyncState } from '../core/resource-state.js';
 import { ReconcileJobResult } from '../store/schema.js';
-import type { SyncState } from './metrics.js';
 import type { ReconcileOutcome } from './cycle.js';
 import type { RolloutView } from './cycle-context.js';
 import type { ManifestVersion } from '../core/manifest-version.js';
-import { markConflict, rowOf, rowSources, type ResourceStatus } from './status-row.js';
+import { rowSources, stateAfterReconcile, statusRow, type ResourceStatus } from './status-row.js';
 
 export interface ReconcileRecord {
   id: number;
@@ -29,9 +29,6 @@ export interface ReconcileRecord {
   /** The manifests this reconcile read (git commit or content hash). */
   manifestVersion?: ManifestVersion;
 }
-
-/** Job outcomes whose write was recorded with the job's manifest version (src/store/applied-state.ts, recordWrite). */
-const WROTE: ReadonlySet<string> = new Set(['created', 'updated', 'adopted']);
 
 /** Rollout settings the tracker reads. */
 export interface HealthSettings {
@@ -58,11 +55,12 @@ export interface RolloutToFollow {
 }
 
 /**
- * Resource statuses, rebuilt from each reconcile and updated as jobs finish. Job results that arrive before the
- * reconcile that enqueued them has ended are kept and applied when it ends.
+ * Resource states, rebuilt from each reconcile and updated as jobs finish and polls read rollouts: every change is an
+ * event folded by foldResource (src/core/resource-state.ts). Job results that arrive before the reconcile that enqueued
+ * them has ended are kept and folded when it ends.
  */
 export class ResourceTracker implements RolloutView {
-  private rows = new Map<string, ResourceStatus>();
+  private rows = new Map<string, ResourceState>();
   private orphanKeys: string[] = [];
   private readonly jobKeys = new Map<string, string>();
   private readonly early = new Map<string, { ok: true; result: unknown; at: string; desired?: string; version?: ManifestVersion } | { ok: false; reason: string; at: string }>();
@@ -117,7 +115,7 @@ export class ResourceTracker implements RolloutView {
   /** Rebuilds every row from a reconcile's outcome. */
   update(outcome: ReconcileOutcome): void {
     const sources = rowSources(outcome);
-    const rows = new Map<string, ResourceStatus>();
+    const rows = new Map<string, ResourceState>();
     const orphans: string[] = [];
     for (const change of outcome.plan.changes) {
       const decided = outcome.outcomes.get(`${change.kind}/${change.name}`);
@@ -128,7 +126,7 @@ export class ResourceTracker implements RolloutView {
         continue;
       }
       const previous = this.rows.get(key);
-      const row = rowOf(change, decided, outcome, sources, previous);
+      const row = stateAfterReconcile(change, decided, outcome, sources, previous);
       this.noteHealth(row, previous?.health);
       rows.set(key, row);
     }
@@ -149,7 +147,7 @@ export class ResourceTracker implements RolloutView {
   }
 
   /** Records a transition when the row's health differs from `before` (status, reason or revision). */
-  private noteHealth(row: ResourceStatus, before: HealthCondition | undefined): HealthTransition | undefined {
+  private noteHealth(row: ResourceState, before: HealthCondition | undefined): HealthTransition | undefined {
     if (before && before.status === row.health.status && before.reason === row.health.reason && before.revisionId === row.health.revisionId) return undefined;
     const transition: HealthTransition = { key: row.key, kind: row.kind, name: row.name, from: before, to: row.health };
     this.transitions.push(transition);
@@ -179,41 +177,22 @@ export class ResourceTracker implements RolloutView {
     }
     this.jobKeys.delete(jobId);
     const parsed = ReconcileJobResult.safeParse(value);
-    row.job = { ...row.job, state: 'completed', finishedAt: at };
-    if (parsed.success) {
-      row.job.outcome = parsed.data.outcome;
-      row.job.new_revision = parsed.data.new_revision;
-      if (parsed.data.message) row.job.message = parsed.data.message;
-    }
-    if (parsed.success && parsed.data.deploymentId) row.deploymentId = parsed.data.deploymentId;
-    row.error = null;
-    // A job that sent nothing (superseded, a former leader's, live changed since its decision) applied nothing: the next reconcile decides.
-    if (parsed.success && parsed.data.notRun) {
-      row.state = 'out_of_sync';
-      row.sync = { status: 'out_of_sync', reason: 'OutOfSync', message: parsed.data.message ?? `job ${jobId} sent nothing` };
-      return key;
-    }
-    row.state = parsed.success && parsed.data.new_revision ? 'progressing' : 'synced';
-    row.sync = { status: 'synced', reason: 'Applied', message: `job ${jobId} ${parsed.success ? parsed.data.outcome : 'finished'}` };
-    if (version && parsed.success && WROTE.has(parsed.data.outcome)) row.appliedFrom = { ...version, appliedAt: at };
-    if (parsed.success && parsed.data.new_revision) {
-      const revisionId = parsed.data.latestRevisionId ?? undefined;
-      const before = row.health;
+    const result = parsed.success ? parsed.data : undefined;
+    const next = this.fold(key, row, { type: 'job-completed', jobId, at, result, version });
+    if (result?.new_revision && !result.notRun) {
+      const revisionId = result.latestRevisionId ?? undefined;
       this.buildingSince.set(key, { revisionId: revisionId ?? null, since: this.clock() });
       if (desired && revisionId) this.revisionDesired.set(key, { revisionId, desired });
-      row.health = revisionId
-        ? { status: 'progressing', reason: 'RevisionBuilding', message: `revision ${revisionId} started`, revisionId }
-        : { status: 'progressing', reason: 'RevisionBuilding', message: 'a new revision started' };
-      this.noteHealth(row, before);
-}
-
-    const conflict = parsed.success ? parsed.data.conflict : undefined;
-    if (conflict) {
-      const { declared: _declared, ...found } = conflict;
-      markConflict(row, { ...found, since: row.conflict?.since ?? at });
-      row.state = 'out_of_sync';
     }
+    this.noteHealth(next, row.health);
     return key;
+  }
+
+  /** Folds `event` into the state of `key` (src/core/resource-state.ts) and keeps the result. */
+  private fold(key: string, state: ResourceState, event: ResourceEvent): ResourceState {
+    const next = foldResource(state, event);
+    this.rows.set(key, next);
+    return next;
   }
 
   /** The deployments whose rollout is followed: progressing (or past the deadline), id known, no job of theirs queued. */
@@ -244,11 +223,7 @@ export class ResourceTracker implements RolloutView {
   setHealth(key: string, health: HealthCondition): HealthTransition | undefined {
     const row = this.rows.get(key);
     if (!row) return undefined;
-    const before = row.health;
-    row.health = health;
-    if (health.status === 'degraded' && row.state !== 'blocked' && row.state !== 'suspended') row.state = 'failed';
-    else if (health.status === 'healthy' && (row.state === 'progressing' || row.state === 'failed') && row.job?.state !== 'failed') row.state = 'synced';
-    return this.noteHealth(row, before);
+    return this.noteHealth(this.fold(key, row, { type: 'revision', health }), row.health);
   }
 
   /** Health by the live deployment (the list, for a service without the revision endpoint). */
@@ -271,9 +246,7 @@ export class ResourceTracker implements RolloutView {
   /** Sets (or clears) a row's hold. */
   setHold(key: string, hold: ResourceHold | undefined): void {
     const row = this.rows.get(key);
-    if (!row) return;
-    if (hold) row.hold = hold;
-    else delete row.hold;
+    if (row) this.fold(key, row, { type: 'hold', hold });
   }
 
   /** Resources with a hold (their keys). */
@@ -291,15 +264,13 @@ export class ResourceTracker implements RolloutView {
       return undefined;
     }
     this.jobKeys.delete(jobId);
-    row.job = { ...row.job, state: 'failed', message: reason, finishedAt: at };
-    row.error = reason;
-    row.state = 'failed';
-    row.sync = { status: 'out_of_sync', reason: 'JobFailed', message: reason };
+    this.fold(key, row, { type: 'job-failed', jobId, at, message: reason });
     return key;
   }
 
+  /** The /status rows: each resource's state with the contract's legacy fields. */
   resources(): ResourceStatus[] {
-    return [...this.rows.values()];
+    return [...this.rows.values()].map(statusRow);
   }
 
   orphans(): string[] {
@@ -308,22 +279,18 @@ export class ResourceTracker implements RolloutView {
 
   /** Resources held as SecretsUnknown (their keys). */
   secretsUnknown(): string[] {
-    return [...this.rows.values()].filter((r) => r.syncReason === 'SecretsUnknown').map((r) => r.key);
+    return [...this.rows.values()].filter((r) => r.sync.reason === 'SecretsUnknown').map((r) => r.key);
   }
 
   /** An operator released the resource's Conflict: the row no longer shows it (the next reconcile says what holds). */
   clearConflict(key: string): void {
     const row = this.rows.get(key);
-    if (!row || row.syncReason !== 'Conflict') return;
-    delete row.syncReason;
-    delete row.conflict;
-    row.reason = null;
-    row.sync = { status: 'out_of_sync', reason: 'OutOfSync', message: 'Conflict released on request; written again at the next reconcile where the plan differs' };
+    if (row) this.fold(key, row, { type: 'conflict-released' });
   }
 
   /** Resources under a Conflict (their keys). */
   conflicts(): string[] {
-    return [...this.rows.values()].filter((r) => r.syncReason === 'Conflict').map((r) => r.key);
+    return [...this.rows.values()].filter((r) => r.sync.reason === 'Conflict').map((r) => r.key);
   }
 
   /** Counts by kind and state, for the converge_resources gauge. */
@@ -332,7 +299,8 @@ export class ResourceTracker implements RolloutView {
     for (const row of this.rows.values()) {
       let byState = out.get(row.kind);
       if (!byState) out.set(row.kind, (byState = new Map<SyncState, number>()));
-      byState.set(row.state, (byState.get(row.state) ?? 0) + 1);
+      const state = legacyState(row);
+      byState.set(state, (byState.get(state) ?? 0) + 1);
     }
     return out;
   }

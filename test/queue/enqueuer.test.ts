@@ -130,6 +130,22 @@ describe('Enqueuer: one job per resource, the newest desired state wins', () => 
     expect(result).toMatchObject({ key: 'Deployment/carried', status: 'unchanged', jobId: 'Deployment%2Fcarried@dropped' });
   });
 
+  it('JobWaiter.settleStored: a job that finished without its event reaching the waiter (an interrupt, drain ended first) is done, not left', async () => {
+    const worker = await gatedWorker(1);
+    const [enqueued] = await jobs.enqueuer.enqueue([data('drained', 1)]);
+    worker.release();
+    await expect.poll(() => worker.done, { timeout: 5_000 }).toEqual([enqueued!.jobId]);
+    // No events are fed to this waiter: only what the queue stored.
+    const waiter = new JobWaiter(jobs.enqueuer, 1);
+    const change = { change: { kind: 'Deployment', name: 'drained' } } as unknown as ApplyChange;
+    waiter.track(0, change, enqueued!);
+    expect(waiter.unfinishedJobs()).toEqual([enqueued!.jobId]);
+    await waiter.settleStored();
+    expect(waiter.allFinished()).toBe(true);
+    expect(waiter.partial()[0]!.result).toMatchObject({ key: 'Deployment/drained', jobId: enqueued!.jobId });
+    expect(waiter.partial()[0]!.result!.status).not.toBe('interrupted');
+  });
+
   it('adds a new job when the deduplication id still names a finished job of another producer', async () => {
     // A producer whose deduplication id outlives its job (a ttl): after the job completes, the id still names it.
     await queue.add('patch-deployment', data('ghost', 1), { jobId: 'Deployment/ghost@old', deduplication: { id: 'Deployment/ghost', ttl: 60_000 } });
