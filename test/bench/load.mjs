@@ -78,6 +78,7 @@ async function steps(dir) {
   if (threads >= 2) {
     poolMs = await medianMs(async () => {
       const pool = CompilePool.start(options);
+      if (!pool) throw new Error('no compile pool: dist/observe/compile-worker.js is missing (npm run build)');
       try {
         await pool.compile(files);
       } finally {
