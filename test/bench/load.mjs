@@ -128,7 +128,7 @@ export async function run(options) {
         [r.n, 'the parser alone (yaml Parser + Composer)', ms(r.parseMs.ms), ms(r.parseMs.cpuMs)],
         [r.n, 'compile in one thread (parser and all beyond it)', ms(r.compileMs.ms), ms(r.compileMs.cpuMs)],
         [r.n, 'beyond the parser (compile - parser)', ms(r.compileMs.ms - r.parseMs.ms), ms(r.compileMs.cpuMs - r.parseMs.cpuMs)],
-        [r.n, `compile on ${r.threads} worker threads, their start included (CPU: this thread only)`, ms(r.poolMs.ms), ms(r.poolMs.cpuMs)],
+        [r.n, `compile on ${r.threads} worker threads, their start included (CPU: every thread of the process)`, ms(r.poolMs.ms), ms(r.poolMs.cpuMs)],
       ],
     },
   ];
