@@ -1,10 +1,8 @@
-// One environment's inputs (the I/O half): reads the variables files and the overlay directories given with --vars and --overlay.
-import { resourceKey, type BlockedResource, type ResourceKind, type SourceLocation } from '../core/model.js';
+// One environment's inputs (the I/O half): reads the bytes of the variables files given with --vars (src/core/manifest/environment.ts compiles them).
 import type { Diagnostic } from '../core/diagnostics.js';
 import { UsageError } from '../core/errors.js';
-import { OVERLAY_ANNOTATION, type Layer } from '../core/manifest/overlay.js';
-import { kindProblem, MAX_MANIFEST_BYTES, readManifestBytes, type ParseOptions, type ReadDocument } from '../core/manifest/parse.js';
-import { parseVariablesFile, type Variables, type VariableValue } from '../core/manifest/variables.js';
+import type { VariablesInput } from '../core/manifest/environment.js';
+import { MAX_MANIFEST_BYTES } from '../core/manifest/parse.js';
 import { readCapped, type CappedRead } from './read-capped.js';
 
 /** A file or folder the user named: its path, and how diagnostics name it (as it was given). */
@@ -49,156 +47,20 @@ function refusalMessage(read: Exclude<CappedRead, { bytes: Uint8Array }>): strin
  * A file that does not exist is a usage mistake (throws UsageError naming it, like a missing overlay directory): a
  * mistyped --vars must not read as every variable being unset. Any other problem is a diagnostic, never a crash.
  */
-export function readVariables(inputs: readonly EnvironmentInput[]): { variables: Variables; diagnostics: Diagnostic[]; hashed: HashedInput[] } {
-  const values = new Map<string, VariableValue>();
-  const origins = new Map<string, SourceLocation>();
+export function readVariableFiles(inputs: readonly EnvironmentInput[]): { files: VariablesInput[]; diagnostics: Diagnostic[]; hashed: HashedInput[] } {
+  const files: VariablesInput[] = [];
   const diagnostics: Diagnostic[] = [];
   const hashed: HashedInput[] = [];
-  const read: string[] = [];
-  const unread: string[] = [];
   for (const input of inputs) {
     const outcome = readCapped(input.path, MAX_VARIABLES_BYTES);
     if (!('bytes' in outcome)) {
       if (outcome.refused === 'missing') throw new UsageError(`variables file ${input.label} does not exist (--vars, setting vars); check the path`);
       diagnostics.push(note(input.label, 'E_VARS_FILE', refusalMessage(outcome)));
-      unread.push(input.label);
+      files.push({ file: input.label, unread: true });
       continue;
     }
-    read.push(input.label);
     hashed.push({ name: `vars:${input.label}`, bytes: outcome.bytes });
-    const parsed = parseVariablesFile(input.label, Buffer.from(outcome.bytes.buffer, outcome.bytes.byteOffset, outcome.bytes.length).toString('utf8'));
-    diagnostics.push(...parsed.diagnostics);
-    for (const [name, value] of parsed.values) values.set(name, value);
-    for (const [name, origin] of parsed.origins) origins.set(name, origin);
+    files.push({ file: input.label, bytes: outcome.bytes });
   }
-  return { variables: { values, origins, files: read, unread }, diagnostics, hashed };
-}
-
-/** One document of an overlay: a patch of a base resource, or (annotated converge/overlay: add) a new resource. */
-export interface OverlayDocument {
-  kind: ResourceKind;
-  name: string;
-  /** Index of its overlay directory (overlays apply in order). */
-  overlay: number;
-  location: SourceLocation;
-  read: ReadDocument;
-  add: boolean;
-}
-
-function annotationOf(data: unknown): unknown {
-  const metadata = (data as { metadata?: { annotations?: Record<string, unknown> } } | undefined)?.metadata;
-  return metadata?.annotations?.[OVERLAY_ANNOTATION];
-}
-
-/** The document without the overlay annotation (an instruction to converge, not part of the resource), its problems told already. */
-export function withoutOverlayAnnotation(read: ReadDocument): ReadDocument {
-  const data = read.data as { metadata: { annotations: Record<string, unknown> } };
-  const annotations = { ...data.metadata.annotations };
-  delete annotations[OVERLAY_ANNOTATION];
-  const metadata: Record<string, unknown> = { ...data.metadata, annotations };
-  if (Object.keys(annotations).length === 0) delete metadata.annotations;
-  return { ...read, data: { ...data, metadata }, problems: [] };
-}
-
-/**
- * An overlay file or document that could not be read: what it changes is unknown, so the resources it may change are
- * blocked (docs/environments.md), never written from the base alone.
- */
-export interface UnreadOverlay {
-  /** Its first error. */
-  error: Diagnostic;
-  /** The metadata.name it gives, when that could be read (only resources of that name are unknown); else every one is. */
-  name: string | undefined;
-}
-
-/** The metadata.name of an overlay document that failed: from its data, else as written when it holds no variable. */
-function nameOf(read: ReadDocument): string | undefined {
-  const name = (read.data as { metadata?: { name?: unknown } } | undefined)?.metadata?.name;
-  if (typeof name === 'string' && name !== '') return name;
-  return read.header.name !== undefined && !read.header.name.includes('${') ? read.header.name : undefined;
-}
-
-/** Sorts one overlay document into a patch or an add, or a diagnostic (and an unread overlay) when it names no resource. */
-function overlayDocument(read: ReadDocument, overlay: number, diagnostics: Diagnostic[], unread: UnreadOverlay[]): OverlayDocument | undefined {
-  diagnostics.push(...read.problems);
-  const failed = (error: Diagnostic): undefined => {
-    unread.push({ error, name: nameOf(read) });
-    return undefined;
-  };
-  const problem = read.problems.find((p) => p.severity === 'error');
-  if (problem) return failed(problem);
-  if (read.data === undefined) return undefined;
-  const { kind, name, location } = read.header;
-  const annotation = annotationOf(read.data);
-  if (annotation !== undefined && annotation !== 'add') {
-    diagnostics.push({ severity: 'error', ...read.locate(['metadata', 'annotations', OVERLAY_ANNOTATION], 'value'), code: 'E_OVERLAY', message: `${OVERLAY_ANNOTATION} takes one value, "add" (a new resource); remove it to patch a resource of the base` });
-    return failed(diagnostics.at(-1)!);
-  }
-  if (!kind || !name) {
-    // A kind that is there but wrong is told at the kind, with the closest one; a missing kind or name at the document.
-    const data = read.data as Record<string, unknown>;
-    const wrongKind = typeof data === 'object' && data !== null && data.kind !== undefined ? kindProblem(read.locate, data) : undefined;
-    diagnostics.push(wrongKind ?? { severity: 'error', ...location, code: 'E_OVERLAY', message: 'an overlay document names the resource it changes: kind (Deployment or OAuthProvider) and metadata.name' });
-    return failed(diagnostics.at(-1)!);
-  }
-  return { kind, name, overlay, location, read, add: annotation === 'add' };
-}
-
-/** The patches by resource key from the overlays after `after` (an add in overlay i is patched by overlays i+1...). */
-export function patchesAfter(documents: readonly OverlayDocument[], after: number): Map<string, Layer[]> {
-  const patches = new Map<string, Layer[]>();
-  for (const doc of documents) {
-    if (doc.add || doc.overlay <= after) continue;
-    const key = resourceKey(doc.kind, doc.name);
-    patches.set(key, [...(patches.get(key) ?? []), doc.read]);
-  }
-  return patches;
-}
-
-/** Reads the documents of one overlay file with the variables substituted; what cannot be read goes to `unread`. */
-export function readOverlayFile(label: string, bytes: Uint8Array, options: ParseOptions, overlay: number, diagnostics: Diagnostic[], unread: UnreadOverlay[]): OverlayDocument[] {
-  const read = readManifestBytes(label, bytes, { allowLiteralSecrets: options.allowLiteralSecrets, variables: options.variables });
-  diagnostics.push(...read.diagnostics);
-  const refused = read.diagnostics.find((d) => d.severity === 'error');
-  if (refused) unread.push({ error: refused, name: undefined });
-  return read.documents.map((doc) => overlayDocument(doc, overlay, diagnostics, unread)).filter((d): d is OverlayDocument => d !== undefined);
-}
-
-/**
- * The resources an unread overlay may change, moved from `resources` to blocked: those of the name it gives, or every
- * one when it gives none that could be read. Its error is the reason, so the plan says which file to fix.
- */
-export function blockUnread<R extends { kind: ResourceKind; name: string; location: SourceLocation }>(resources: R[], unread: readonly UnreadOverlay[]): { resources: R[]; blocked: BlockedResource[] } {
-  if (unread.length === 0) return { resources, blocked: [] };
-  const kept: R[] = [];
-  const blocked: BlockedResource[] = [];
-  for (const resource of resources) {
-    const cause = unread.find((u) => u.name === undefined || u.name === resource.name);
-    if (!cause) {
-      kept.push(resource);
-      continue;
-    }
-    const { file, line, column, message } = cause.error;
-    const reason = `the overlay ${file}:${line}:${column} could not be read (${message}); what it changes of this resource is unknown, so it is not written until that file is fixed`;
-    blocked.push({ kind: resource.kind, name: resource.name, location: resource.location, reason });
-  }
-  return { resources: kept, blocked };
-}
-
-/** A patch whose resource neither the base nor an earlier overlay declares: an error at the patch (a typo must not create nothing). */
-export function unknownTargets(documents: readonly OverlayDocument[], declared: ReadonlySet<string>, baseLabel: string): Diagnostic[] {
-  const problems: Diagnostic[] = [];
-  for (const doc of documents) {
-    if (doc.add) continue;
-    const key = resourceKey(doc.kind, doc.name);
-    const added = documents.some((other) => other.add && other.overlay < doc.overlay && resourceKey(other.kind, other.name) === key);
-    if (declared.has(key) || added) continue;
-    problems.push({
-      severity: 'error',
-      ...doc.location,
-      code: 'E_OVERLAY_TARGET',
-      message: `overlay patches ${doc.kind} "${doc.name}", which the base (${baseLabel}) and the overlays before it do not declare; check kind and metadata.name, or annotate the document ${OVERLAY_ANNOTATION}: add to declare a new resource`,
-    });
-  }
-  return problems;
+  return { files, diagnostics, hashed };
 }

@@ -5,12 +5,14 @@ import { join, relative, resolve, sep } from 'node:path';
 import { sortDiagnostics, type Diagnostic, type Severity } from '../core/diagnostics.js';
 import { ContentHasher } from '../core/manifest-version.js';
 import { UsageError } from '../core/errors.js';
-import { collectManifests, type FileResult } from '../core/manifest/collect.js';
-import { MAX_MANIFEST_BYTES, parseManifestBytes, TOO_LARGE_MESSAGE, validateDocument, type ManifestResult, type ParseOptions } from '../core/manifest/parse.js';
+import type { FileResult } from '../core/manifest/collect.js';
+import { combineManifests, compileEnvironment, withPatches, type CompiledEnvironment, type ManifestBytes } from '../core/manifest/compile.js';
+import type { OverlayInput } from '../core/manifest/environment.js';
+import { MAX_MANIFEST_BYTES, TOO_LARGE_MESSAGE, type ManifestResult, type ParseOptions } from '../core/manifest/parse.js';
 import { variablesId } from '../core/manifest/variables.js';
-import { resourceKey } from '../core/model.js';
+import { CompilePool, compileFiles, POOL_MIN_FILES } from './compile-pool.js';
 import { readCapped } from './read-capped.js';
-import { blockUnread, patchesAfter, readOverlayFile, readVariables, unknownTargets, withoutOverlayAnnotation, type Environment, type HashedInput, type OverlayDocument, type UnreadOverlay } from './environment.js';
+import { readVariableFiles, type Environment, type HashedInput } from './environment.js';
 
 export interface LoadOptions {
   /** Accept literal secret values (`value:`, a string client_secret); otherwise each is an error. */
@@ -229,11 +231,11 @@ function readManifestFile(file: ManifestFile): ReadOutcome {
 const YIELD_EVERY_MS = 5;
 
 /**
- * Reads one overlay directory after another (a missing one is a usage mistake, like a missing manifest directory); a
- * file or document that cannot be read goes to `unread`.
+ * Reads the files of one overlay directory after another (a missing one is a usage mistake, like a missing manifest
+ * directory); a file or folder that cannot be read is an unread input, its diagnostic told here.
  */
-async function readOverlays(environment: Environment | undefined, options: ParseOptions, diagnostics: Diagnostic[], hashed: HashedInput[], unread: UnreadOverlay[]): Promise<OverlayDocument[]> {
-  const documents: OverlayDocument[] = [];
+async function readOverlays(environment: Environment | undefined, diagnostics: Diagnostic[], hashed: HashedInput[]): Promise<OverlayInput[]> {
+  const inputs: OverlayInput[] = [];
   for (const [index, overlay] of (environment?.overlays ?? []).entries()) {
     const listing = await listManifestFiles(overlay.path, 'the overlay directory').catch((error: unknown) => {
       if (error instanceof UsageError) throw new UsageError(`overlay ${overlay.label}: ${error.message.replace('manifest directory', 'directory')} (--overlay, setting overlays)`);
@@ -241,44 +243,59 @@ async function readOverlays(environment: Environment | undefined, options: Parse
     });
     const fromListing = listing.diagnostics.map((d) => ({ ...d, file: `${overlay.label}/${d.file}` }));
     diagnostics.push(...fromListing);
-    unread.push(...fromListing.filter((d) => d.severity === 'error').map((error) => ({ error, name: undefined })));
+    inputs.push(...fromListing.filter((d) => d.severity === 'error').map((unread) => ({ overlay: index, unread })));
     for (const file of listing.files) {
       const label = `${overlay.label}/${file.path}`;
       const outcome = readManifestFile(file);
       if ('vanished' in outcome) diagnostics.push({ ...outcome.vanished, file: label });
       else if ('diagnostic' in outcome) {
         diagnostics.push({ ...outcome.diagnostic, file: label });
-        unread.push({ error: { ...outcome.diagnostic, file: label }, name: undefined });
+        inputs.push({ overlay: index, unread: { ...outcome.diagnostic, file: label } });
       } else {
         hashed.push({ name: `overlay:${index}:${label}`, bytes: outcome.bytes });
-        documents.push(...readOverlayFile(label, outcome.bytes, options, index, diagnostics, unread));
+        inputs.push({ overlay: index, file: label, bytes: outcome.bytes });
       }
     }
   }
-  return documents;
-}
-
-function declaresAny(result: ManifestResult, patches: ReadonlyMap<string, unknown>): boolean {
-  return [...result.resources, ...result.blocked].some((r) => patches.has(resourceKey(r.kind, r.name)));
+  return inputs;
 }
 
 /**
- * Reads and parses listed files, with the environment's variables and overlays. A file that vanished since listing is
- * a warning, never a crash. Files the cache knows unchanged are not parsed again (a file an overlay patches always is).
+ * Reads listed files, with the environment's variables and overlays, then compiles the bytes
+ * (src/core/manifest/compile.ts), on every core when there are many (src/observe/compile-pool.ts). A file that
+ * vanished since listing is a warning, never a crash. Files the cache knows unchanged are not parsed again (a file an
+ * overlay patches always is).
  */
 export async function readManifestFiles(listing: ManifestListing, options: LoadOptions): Promise<ManifestDirResult> {
   const extra: Diagnostic[] = [...listing.diagnostics];
-  const read: string[] = [];
-  const vars = options.environment ? readVariables(options.environment.vars) : undefined;
-  const parseOptions: ParseOptions = { allowLiteralSecrets: options.allowLiteralSecrets, ...(vars ? { variables: vars.variables } : {}), ...(options.keepData ? { keepData: true } : {}) };
-  const cache = options.keepData ? undefined : options.cache;
+  const vars = options.environment ? readVariableFiles(options.environment.vars) : undefined;
   const hashed: HashedInput[] = [...(vars?.hashed ?? [])];
   extra.push(...(vars?.diagnostics ?? []));
-  const unread: UnreadOverlay[] = [];
-  const overlays = await readOverlays(options.environment, parseOptions, extra, hashed, unread);
-  const patches = patchesAfter(overlays, -1);
-  const results: FileResult[] = [];
+  const overlays = await readOverlays(options.environment, extra, hashed);
+  const environment = compileEnvironment({ allowLiteralSecrets: options.allowLiteralSecrets, ...(options.keepData ? { keepData: true } : {}), ...(vars ? { vars: vars.files } : {}), ...(overlays.length > 0 ? { overlays } : {}) });
+  const cache = options.keepData ? undefined : options.cache;
+  // Many files and none cached: the pool's threads start now, and load while the files are read.
+  const pool = listing.files.length >= POOL_MIN_FILES && !cache?.size ? CompilePool.start(environment.parseOptions) : undefined;
+  try {
+    return await readAndCompile(listing, environment, { cache, pool, extra, hashed });
+  } finally {
+    await pool?.close();
+  }
+}
+
+/** What readManifestFiles hands on: the cache, the pool started early, diagnostics and inputs read so far. */
+interface ReadState {
+  cache: ManifestCache | undefined;
+  pool: CompilePool | undefined;
+  extra: Diagnostic[];
+  hashed: HashedInput[];
+}
+
+/** Reads the listed files' bytes, compiles those the cache does not know, and combines every result with the environment. */
+async function readAndCompile(listing: ManifestListing, environment: CompiledEnvironment, { cache, pool, extra, hashed }: ReadState): Promise<ManifestDirResult> {
+  const read: string[] = [];
   const content = new ContentHasher();
+  const files: Array<ManifestBytes & { result?: ManifestResult }> = [];
   let lastYield = performance.now();
   for (const file of listing.files) {
     if (performance.now() - lastYield > YIELD_EVERY_MS) {
@@ -296,44 +313,21 @@ export async function readManifestFiles(listing: ManifestListing, options: LoadO
       continue;
     }
     content.add(file.path, outcome.bytes);
-    let result = cache?.get(file.path, outcome.bytes, parseOptions);
-    if (!result) {
-      result = parseManifestBytes(file.path, outcome.bytes, parseOptions);
-      cache?.set(file.path, outcome.bytes, parseOptions, result);
-    }
-    if (patches.size > 0 && declaresAny(result, patches)) result = parseManifestBytes(file.path, outcome.bytes, { ...parseOptions, patches });
-    results.push({ file: file.path, ...result });
+    const cached = cache?.get(file.path, outcome.bytes, environment.parseOptions);
+    files.push({ file: file.path, bytes: outcome.bytes, ...(cached ? { result: cached } : {}) });
   }
+  const pending = files.filter((file) => !file.result);
+  const compiled = await compileFiles(pending, environment.parseOptions, pool);
+  pending.forEach((file, index) => {
+    file.result = compiled[index]!;
+    // A file converge failed to compile (E_COMPILE: a thread failed) is compiled again next time, not remembered.
+    if (!file.result.diagnostics.some((d) => d.code === 'E_COMPILE')) cache?.set(file.file, file.bytes, environment.parseOptions, file.result);
+  });
+  const results: FileResult[] = files.map((file) => ({ file: file.file, ...withPatches(environment, file, file.result!) }));
   cache?.retain(new Set(results.map((result) => result.file)));
-  const declared = new Set(results.flatMap((r) => [...r.resources, ...r.blocked].map((d) => resourceKey(d.kind, d.name))));
-  extra.push(...unknownTargets(overlays, declared, 'the manifest directory'));
-  for (const doc of overlays.filter((d) => d.add)) {
-    const added: ManifestResult = { resources: [], blocked: [], diagnostics: [], ...(options.keepData ? { data: new Map<string, unknown>() } : {}) };
-    validateDocument(withoutOverlayAnnotation(doc.read), { ...parseOptions, patches: patchesAfter(overlays, doc.overlay) }, added);
-    results.push({ file: doc.location.file, ...added });
-  }
   for (const input of hashed) content.add(input.name, input.bytes);
-  const all = collectManifests(results);
-  const unknown = blockUnread(all.resources, unread);
-  const collected = { ...all, resources: unknown.resources, blocked: [...all.blocked, ...unknown.blocked] };
-  const empty = emptyDirectoryNote(read.length, collected);
-  if (empty) extra.push(empty);
-  const data = options.keepData ? new Map(results.flatMap((r) => [...(r.data ?? [])])) : undefined;
-  return { ...collected, diagnostics: sortDiagnostics([...collected.diagnostics, ...extra]), files: read, contentId: content.id(), ...(data ? { data } : {}) };
-}
-
-/**
- * A directory without manifests looks like success and plans nothing (a git-sync that has not synced yet, a wrong
- * path): a warning says so.
- */
-function emptyDirectoryNote(files: number, collected: ManifestResult): Diagnostic | undefined {
-  if (files === 0) {
-    return note('.', 'W_NO_MANIFESTS', 'the manifest directory holds no manifest file (*.yaml, *.yml): nothing to plan; is it the right directory, and has it been synced?', 'warning');
-  }
-  if (collected.resources.length === 0 && collected.blocked.length === 0 && collected.diagnostics.length === 0) {
-    return note('.', 'W_NO_MANIFESTS', `${files} file${files === 1 ? '' : 's'} read, but none declares a resource (kind: Deployment or OAuthProvider): nothing to plan`, 'warning');
-  }
-  return undefined;
+  const compiledAll = combineManifests(environment, results, read.length);
+  return { ...compiledAll, diagnostics: sortDiagnostics([...compiledAll.diagnostics, ...extra]), files: read, contentId: content.id() };
 }
 
 /** Loads a manifest directory: every manifest, every problem as a diagnostic. Throws UsageError if `dir` is not a directory. */

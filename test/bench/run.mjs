@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { markdownTable, renderTable, ROOT } from './lib/common.mjs';
 
-const BENCHES = ['emulator', 'plan', 'apply', 'steady', 'watch', 'status-page'];
+const BENCHES = ['emulator', 'plan', 'load', 'apply', 'steady', 'watch', 'status-page'];
 
 const USAGE = `Usage: npm run bench -- [--only ${BENCHES.join(',')}] [--quick] [--latency-ms N] [--results FILE | --no-results]
 

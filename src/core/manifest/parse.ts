@@ -108,6 +108,9 @@ export function readManifestBytes(file: string, bytes: Uint8Array, options: Pars
   const refused = (code: string, message: string, line = 1, column = 1): ReadFile => ({ documents: [], diagnostics: [{ severity: 'error', file, line, column, message, code }] });
   if (bytes.length > MAX_MANIFEST_BYTES) return refused('E_TOO_LARGE', TOO_LARGE_MESSAGE);
   const nul = bytes.indexOf(0);
+  // The usual file: no NUL, and the native decoder finds it valid UTF-8 (the same rule as invalidUtf8Offset).
+  const text = nul < 0 ? decodeValid(bytes) : undefined;
+  if (text !== undefined) return readDocuments(file, text, options);
   const bad = invalidUtf8Offset(bytes);
   const first = [nul, bad].filter((o) => o >= 0).sort((a, b) => a - b)[0];
   if (first !== undefined) {
@@ -120,6 +123,17 @@ export function readManifestBytes(file: string, bytes: Uint8Array, options: Pars
     return refused('E_BINARY', `file ${what}: it looks binary; manifests are UTF-8 YAML text`, line, column);
   }
   return readDocuments(file, new TextDecoder('utf-8').decode(bytes), options);
+}
+
+const VALID_UTF8 = new TextDecoder('utf-8', { fatal: true });
+
+/** The text of bytes that are valid UTF-8 (a byte order mark dropped, as TextDecoder does); undefined when they are not. */
+function decodeValid(bytes: Uint8Array): string | undefined {
+  try {
+    return VALID_UTF8.decode(bytes);
+  } catch {
+    return undefined;
+  }
 }
 
 /** Parses a file's raw bytes: its resources, the resources it blocks, and every problem as a diagnostic. */

@@ -1,0 +1,38 @@
+// What the compile pool and its worker threads send each other: batches of files' bytes in one buffer, results as structured clones.
+import type { ManifestBytes } from '../core/manifest/compile.js';
+import type { ManifestResult } from '../core/manifest/parse.js';
+
+/** A batch of files for a worker: their paths, and their bytes one after another in `buffer` (file i is offsets[i]..offsets[i+1]). */
+export interface BatchRequest {
+  id: number;
+  files: string[];
+  offsets: number[];
+  buffer: ArrayBuffer;
+}
+
+/** A worker's answer: one result per file of the batch, in its order. */
+export interface BatchResult {
+  id: number;
+  results: ManifestResult[];
+}
+
+/** Packs files into one buffer of their own (transferred to the worker, so their bytes are not copied a second time). */
+export function packBatch(id: number, files: readonly ManifestBytes[]): BatchRequest {
+  const offsets = [0];
+  for (const file of files) offsets.push(offsets.at(-1)! + file.bytes.length);
+  const packed = new Uint8Array(offsets.at(-1)!);
+  files.forEach((file, index) => packed.set(file.bytes, offsets[index]));
+  return { id, files: files.map((file) => file.file), offsets, buffer: packed.buffer };
+}
+
+/**
+ * A file converge failed to compile (a fault of converge, not of the file): an error at its first line, never a crash.
+ * `reason` names the failure without its message (which might quote the file, and a file may hold a literal secret).
+ */
+export function compileFailure(file: string, reason: string): ManifestResult {
+  return {
+    resources: [],
+    blocked: [],
+    diagnostics: [{ severity: 'error', file, line: 1, column: 1, code: 'E_COMPILE', message: `converge could not compile this file (${reason}); its resources are unknown this run: run converge validate on it, and report the message if it repeats` }],
+  };
+}

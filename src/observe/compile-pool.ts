@@ -1,0 +1,180 @@
+// Compiles many manifest files on every core: a pool of worker threads started for one load when the bytes make it pay, else this thread.
+import { existsSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import { compileFile, type ManifestBytes } from '../core/manifest/compile.js';
+import type { ManifestResult, ParseOptions } from '../core/manifest/parse.js';
+import { compileFailure, packBatch, type BatchResult } from './compile-batch.js';
+
+/**
+ * Below this many bytes to compile, this thread compiles them: a worker thread first loads the parser and the schemas
+ * (about 0.3 s of CPU), which compiling about this much here costs (docs/performance.md, "Loading manifests").
+ */
+export const POOL_MIN_BYTES = 1024 * 1024;
+/**
+ * A load of at least this many files, none of them cached, starts its pool before it reads them, so that the
+ * workers load while the files are read (about 1 MiB of manifests of one deployment each).
+ */
+export const POOL_MIN_FILES = 2000;
+/** Bytes of files per batch sent to a worker: small enough to spread the files evenly, large enough that messages are few. */
+const BATCH_BYTES = 64 * 1024;
+/** Batches in flight per worker, so that a worker never waits for its next one. */
+const IN_FLIGHT = 2;
+/** Compiling yields to the event loop after about this long, so requests in flight are answered meanwhile. */
+const YIELD_EVERY_MS = 5;
+
+/** The worker script: compile-worker.js beside this module once built; absent when this module runs from its TypeScript source. */
+const WORKER = new URL('./compile-worker.js', import.meta.url);
+
+export interface PoolOptions {
+  /** The worker script (default: compile-worker.js beside this module); a missing one means no pool. */
+  worker?: URL;
+  /** Worker threads (default: os.availableParallelism()). */
+  threads?: number;
+}
+
+/** One worker thread of a pool, and why it stopped, once it has. */
+interface PoolWorker {
+  thread: Worker;
+  failed?: string;
+  /** Called when it fails (the batches it holds are lost). */
+  onFail?: (reason: string) => void;
+}
+
+/**
+ * Worker threads for one load, each compiling the files it is sent (src/observe/compile-worker.ts) with the options
+ * it was started with. Used once: compile(), then close() (which terminates every thread: no process is kept alive).
+ */
+export class CompilePool {
+  private constructor(
+    private readonly workers: PoolWorker[],
+    private readonly parseOptions: ParseOptions,
+  ) {}
+
+  /** A pool of threads compiling with `parseOptions`; undefined with fewer than 2 cores or without the worker script (run from source). */
+  static start(parseOptions: ParseOptions, options: PoolOptions = {}): CompilePool | undefined {
+    const script = options.worker ?? WORKER;
+    const threads = options.threads ?? availableParallelism();
+    if (threads < 2 || !existsSync(fileURLToPath(script))) return undefined;
+    const workers = Array.from({ length: threads }, (): PoolWorker => {
+      const worker: PoolWorker = { thread: new Worker(script, { workerData: { parseOptions } }) };
+      const fail = (reason: string): void => {
+        if (worker.failed) return;
+        worker.failed = reason;
+        worker.onFail?.(reason);
+      };
+      worker.thread.on('error', (error) => fail(`its worker thread failed: ${error.name}`));
+      worker.thread.on('exit', (code) => fail(`its worker thread stopped, exit code ${code}`));
+      return worker;
+    });
+    return new CompilePool(workers, parseOptions);
+  }
+
+  /**
+   * Compiles the files, IN_FLIGHT batches per thread. A thread that fails turns each file of its unanswered batches
+   * into an E_COMPILE diagnostic; the others carry on, and this thread compiles the batches left when none does.
+   */
+  async compile(files: readonly ManifestBytes[]): Promise<ManifestResult[]> {
+    const batches = batchesOf(files);
+    const results = new Array<ManifestResult>(files.length);
+    let next = 0;
+    const run = (worker: PoolWorker): Promise<void> =>
+      new Promise<void>((done) => {
+        const unanswered = new Set<number>();
+        const send = (): void => {
+          if (next >= batches.length || worker.failed) return;
+          const id = next++;
+          const { from, to } = batches[id]!;
+          const request = packBatch(id, files.slice(from, to));
+          unanswered.add(id);
+          worker.thread.postMessage(request, [request.buffer]);
+        };
+        const onMessage = (reply: BatchResult): void => {
+          unanswered.delete(reply.id);
+          reply.results.forEach((result, offset) => (results[batches[reply.id]!.from + offset] = result));
+          send();
+          if (unanswered.size === 0) finish();
+        };
+        const finish = (): void => {
+          worker.thread.off('message', onMessage);
+          worker.onFail = undefined;
+          done();
+        };
+        worker.onFail = (reason) => {
+          for (const id of unanswered) {
+            const { from, to } = batches[id]!;
+            for (let i = from; i < to; i++) results[i] = compileFailure(files[i]!.file, reason);
+          }
+          unanswered.clear();
+          finish();
+        };
+        worker.thread.on('message', onMessage);
+        for (let i = 0; i < IN_FLIGHT; i++) send();
+        if (unanswered.size === 0) finish();
+      });
+    await Promise.all(this.workers.map(run));
+    // Batches no thread took (every one failed before they were sent) are compiled here.
+    const left = batches.slice(next);
+    const here = await compileHere(left.flatMap(({ from, to }) => files.slice(from, to)), this.parseOptions);
+    if (left.length > 0) here.forEach((result, offset) => (results[left[0]!.from + offset] = result));
+    return results;
+  }
+
+  /** Terminates every thread. */
+  async close(): Promise<void> {
+    await Promise.all(this.workers.map((worker) => worker.thread.terminate()));
+  }
+}
+
+/**
+ * Compiles each file (its first pass: src/core/manifest/compile.ts), in order; one result per file, a failure an
+ * E_COMPILE diagnostic. With `pool` (started early by the caller), in it; else in a pool of its own from
+ * POOL_MIN_BYTES, closed before this returns; else in this thread.
+ */
+export async function compileFiles(files: readonly ManifestBytes[], parseOptions: ParseOptions, pool?: CompilePool): Promise<ManifestResult[]> {
+  if (pool) return pool.compile(files);
+  const bytes = files.reduce((sum, file) => sum + file.bytes.length, 0);
+  const own = bytes >= POOL_MIN_BYTES ? CompilePool.start(parseOptions) : undefined;
+  if (!own) return compileHere(files, parseOptions);
+  try {
+    return await own.compile(files);
+  } finally {
+    await own.close();
+  }
+}
+
+/** Compiles in this thread, yielding to the event loop every few milliseconds. */
+async function compileHere(files: readonly ManifestBytes[], parseOptions: ParseOptions): Promise<ManifestResult[]> {
+  const results: ManifestResult[] = [];
+  let lastYield = performance.now();
+  for (const file of files) {
+    if (performance.now() - lastYield > YIELD_EVERY_MS) {
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      lastYield = performance.now();
+    }
+    try {
+      results.push(compileFile(file, parseOptions));
+    } catch (error) {
+      results.push(compileFailure(file.file, `${error instanceof Error ? error.name : 'a non-Error value'} thrown`));
+    }
+  }
+  return results;
+}
+
+/** The files cut into batches of about BATCH_BYTES, in order; each batch's index range. */
+function batchesOf(files: readonly ManifestBytes[]): Array<{ from: number; to: number }> {
+  const batches: Array<{ from: number; to: number }> = [];
+  let from = 0;
+  let size = 0;
+  files.forEach((file, index) => {
+    size += file.bytes.length;
+    if (size >= BATCH_BYTES) {
+      batches.push({ from, to: index + 1 });
+      from = index + 1;
+      size = 0;
+    }
+  });
+  if (from < files.length) batches.push({ from, to: files.length });
+  return batches;
+}

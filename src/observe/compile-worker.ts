@@ -1,0 +1,21 @@
+// The worker thread of the compile pool (src/observe/compile-pool.ts): compiles batches of manifest files' bytes, one file's failure a diagnostic.
+import { parentPort, workerData } from 'node:worker_threads';
+import { compileFile } from '../core/manifest/compile.js';
+import type { ParseOptions } from '../core/manifest/parse.js';
+import { compileFailure, type BatchRequest, type BatchResult } from './compile-batch.js';
+
+const parseOptions = (workerData as { parseOptions: ParseOptions }).parseOptions;
+
+parentPort?.on('message', (request: BatchRequest) => {
+  const bytes = new Uint8Array(request.buffer);
+  const results = request.files.map((file, index) => {
+    const start = request.offsets[index]!;
+    try {
+      return compileFile({ file, bytes: bytes.subarray(start, request.offsets[index + 1]) }, parseOptions);
+    } catch (error) {
+      return compileFailure(file, `${error instanceof Error ? error.name : 'a non-Error value'} thrown`);
+    }
+  });
+  const reply: BatchResult = { id: request.id, results };
+  parentPort!.postMessage(reply);
+});

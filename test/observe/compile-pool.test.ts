@@ -1,0 +1,53 @@
+// The compile pool's threads (src/observe/compile-pool.ts) with a stand-in worker: results in file order across
+// batches and threads, a thread that dies is an E_COMPILE diagnostic for its files (never a crash), and close() ends them.
+import { describe, expect, it } from 'vitest';
+import { CompilePool, compileFiles } from '../../src/observe/compile-pool.js';
+
+const ECHO = new URL('../helpers/echo-compile-worker.mjs', import.meta.url);
+
+/** `count` files of about 10 KiB each (several per batch, many batches), named by number. */
+function files(count: number, crashAt?: number): Array<{ file: string; bytes: Uint8Array }> {
+  return Array.from({ length: count }, (_, i) => ({ file: i === crashAt ? 'crash.yaml' : `f${i}.yaml`, bytes: new TextEncoder().encode(`body-${i}`.padEnd(10_000, '.')) }));
+}
+
+describe('CompilePool', () => {
+  it('hands back one result per file in file order, from batches spread over its threads', async () => {
+    const input = files(40);
+    const pool = CompilePool.start({ allowLiteralSecrets: true }, { worker: ECHO, threads: 3 })!;
+    try {
+      const results = await pool.compile(input);
+      expect(results.map((r) => r.diagnostics[0]!.file)).toEqual(input.map((f) => f.file));
+      expect(results.map((r) => r.diagnostics[0]!.message.replace(/\.+/, ''))).toEqual(input.map((_, i) => `body-${i} true`));
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('a thread that dies fails only the files it held, each with E_COMPILE at its first line; the others are compiled', async () => {
+    const input = files(40, 13);
+    const pool = CompilePool.start({ allowLiteralSecrets: false }, { worker: ECHO, threads: 2 })!;
+    try {
+      const results = await pool.compile(input);
+      expect(results).toHaveLength(40);
+      const failed = results.filter((r) => r.diagnostics[0]!.code === 'E_COMPILE');
+      expect(failed.map((r) => r.diagnostics[0]!.file)).toContain('crash.yaml');
+      expect(failed[0]!.diagnostics[0]).toMatchObject({ severity: 'error', line: 1, column: 1 });
+      expect(failed[0]!.diagnostics[0]!.message).toMatch(/worker thread stopped, exit code 3/);
+      // Files of the dead thread's other batch in flight fail too; every other file has its own answer.
+      expect(failed.length).toBeLessThan(20);
+      results.forEach((r, i) => {
+        if (r.diagnostics[0]!.code !== 'E_COMPILE') expect(r.diagnostics[0]!.message).toMatch(new RegExp(`^body-${i}\\.`));
+      });
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('without its worker script (run from the TypeScript source) there is no pool, and compileFiles compiles in this thread', async () => {
+    expect(CompilePool.start({ allowLiteralSecrets: false }, { worker: new URL('./no-such-worker.js', import.meta.url) })).toBeUndefined();
+    expect(CompilePool.start({ allowLiteralSecrets: false }, { worker: ECHO, threads: 1 })).toBeUndefined();
+    const text = 'apiVersion: converge/v1\nkind: Deployment\nmetadata: { name: a }\nspec: { source: codehost, repository: acme/a, source_config: { deployment_type: dev } }\n';
+    const [result] = await compileFiles([{ file: 'a.yaml', bytes: new TextEncoder().encode(text) }], { allowLiteralSecrets: false });
+    expect(result!.resources.map((r) => r.name)).toEqual(['a']);
+  });
+});
