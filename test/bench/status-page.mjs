@@ -2,28 +2,16 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
 import { deleteKeys } from '../../dist/jobs/open-jobs.js';
 import { closeRedis, connectProducer } from '../../dist/store/redis.js';
-import { benchMain, benchPrefix, CLI, figure, median, ms, REDIS_URL, removeDir, tempDir } from './lib/common.mjs';
+import { benchMain, benchPrefix, CLI, figure, freePort, median, ms, REDIS_URL, removeDir, tempDir } from './lib/common.mjs';
 import { startEmulatorChild } from './lib/emulator-child.mjs';
 import { benchEnv, writeManifests } from './lib/fixtures.mjs';
 
 const CHROMIUM = process.env.CONVERGE_CHROMIUM ?? '/usr/bin/chromium';
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /** `converge run DIR` as a child process; resolves once /status has `n` rows. */
 async function startDaemon(dir, apiUrl, prefix, n) {

@@ -1,25 +1,13 @@
 // Figure 5 of issue 7: a manifest renamed into the watched directory -> its PATCH at the emulator, through `converge run`.
 import { spawn } from 'node:child_process';
 import { rename, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { ServiceClient } from '../../dist/service/client.js';
 import { deleteKeys } from '../../dist/jobs/open-jobs.js';
 import { closeRedis, connectProducer } from '../../dist/store/redis.js';
-import { benchMain, benchPrefix, CLI, figure, median, percentile, REDIS_URL, removeDir, tempDir } from './lib/common.mjs';
+import { benchMain, benchPrefix, CLI, figure, freePort, median, percentile, REDIS_URL, removeDir, tempDir } from './lib/common.mjs';
 import { startEmulatorChild } from './lib/emulator-child.mjs';
 import { benchEnv, deploymentName, manifestPath, manifestText, writeManifests } from './lib/fixtures.mjs';
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /** `converge run DIR` as a child process; resolves once its startup reconcile has been logged. */
 async function startDaemon(dir, url, prefix, env) {

@@ -1,6 +1,7 @@
 // Shared bench plumbing: options, timing helpers, text tables, figure records, temp dirs, Redis prefixes.
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -25,6 +26,18 @@ export function benchPrefix(name) {
   const id = randomBytes(4).toString('hex');
   const base = process.env.CONVERGE_TEST_PREFIX;
   return base ? `${base}-bench-${name}-${id}` : `{bench-${name}-${id}}`;
+}
+
+/** A free TCP port on loopback (asked of the OS, then released). */
+export async function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
 }
 
 export async function tempDir(name) {
