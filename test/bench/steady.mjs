@@ -1,8 +1,8 @@
 // Figure 4 of issue 7: resync cycles over N unchanged deployments, through the daemon's reconcile path: zero writes.
 import { ServiceClient } from '../../dist/service/client.js';
-import { reconcileDirectory } from '../../dist/daemon/cycle.js';
-import { ResourceTracker } from '../../dist/daemon/status.js';
-import { LastGoodManifests } from '../../dist/daemon/last-good.js';
+import { reconcileDirectory } from '../../dist/daemon/cycle/cycle.js';
+import { ResourceTracker } from '../../dist/daemon/status/resource-tracker.js';
+import { LastGoodManifests } from '../../dist/daemon/cycle/last-good.js';
 import { deleteKeys, openJobs } from '../../dist/jobs/open-jobs.js';
 import { closeRedis, connectProducer } from '../../dist/store/redis.js';
 import { ManifestCache } from '../../dist/observe/manifests.js';

@@ -13,7 +13,7 @@ export const ROOT = resolve(import.meta.dirname, '../..');
 export async function buildForChildren(): Promise<{ dir: string; remove(): Promise<void> }> {
   // In the e2e tier the global setup (test/global-build.ts) has built src/ once for every child process of the run: reuse it.
   const shared = process.env.CONVERGE_TEST_DIST;
-  if (shared && existsSync(join(shared, 'runner', 'worker-process.js'))) return { dir: shared, remove: async () => {} };
+  if (shared && existsSync(join(shared, 'jobs', 'runner', 'worker-process.js'))) return { dir: shared, remove: async () => {} };
   const cache = join(ROOT, 'node_modules', '.cache', 'converge-queue-test');
   await mkdir(cache, { recursive: true });
   const dir = await mkdtemp(join(cache, 'build-'));
@@ -25,7 +25,7 @@ export async function buildForChildren(): Promise<{ dir: string; remove(): Promi
     child.stderr.on('data', (c: Buffer) => (text += c.toString()));
     child.on('close', () => done(text));
   });
-  if (!existsSync(join(dir, 'runner', 'worker-process.js'))) throw new Error(`build for child processes failed:\n${output.slice(0, 2000)}`);
+  if (!existsSync(join(dir, 'jobs', 'runner', 'worker-process.js'))) throw new Error(`build for child processes failed:\n${output.slice(0, 2000)}`);
   await writeFile(join(dir, 'package.json'), '{ "type": "module" }\n');
   return { dir, remove: () => rm(dir, { recursive: true, force: true }) };
 }
