@@ -3,7 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { FieldChange, PlanChange } from '../core/model.js';
 import type { HealthCondition } from '../core/health.js';
 import type { DecidedJob } from '../jobs/queue/decided-jobs.js';
-import type { Enqueued, Enqueuer } from '../jobs/queue/enqueuer.js';
+import type { Enqueued, Enqueuer, JobLookup } from '../jobs/queue/enqueuer.js';
 import { ReconcileJobResult } from '../store/schema.js';
 
 /** Who started a revision that apply --wait follows (ResourceResult.startedBy). */
@@ -168,15 +168,9 @@ export class JobWaiter {
    * runner's drain can end before the completed event of its last job arrives, and that job is done, not left.
    */
   async settleStored(): Promise<void> {
-    await Promise.all(
-      this.tracked
-        .filter((t) => t && !t.result)
-        .map(async (t) => {
-          const found = await this.enqueuer.lookup(t.jobId);
-          if (found.state === 'completed') this.finish(t, completedResult(t, found.value));
-          else if (found.state === 'failed') this.finish(t, resultFrom(t, 'failed', { message: found.reason }));
-        }),
-    );
+    await this.forEachOpen(async (t) => {
+      this.settleFound(t, await this.enqueuer.lookup(t.jobId));
+    });
   }
 
   private finish(t: Tracked, result: JobResult): void {
@@ -187,11 +181,24 @@ export class JobWaiter {
     if (this.finished === this.total) this.wake?.();
   }
 
-  private async pollUnfinished(): Promise<void> {
-    const open = this.tracked.filter((t) => !t.result);
+  private pollUnfinished(): Promise<void> {
+    return this.forEachOpen((t) => this.pollOne(t));
+  }
+
+  /** Runs `step` for each tracked change without a result, POLL_BATCH at a time. */
+  private async forEachOpen(step: (t: Tracked) => Promise<void>): Promise<void> {
+    const open = this.tracked.filter((t) => t && !t.result);
     for (let i = 0; i < open.length; i += POLL_BATCH) {
-      await Promise.all(open.slice(i, i + POLL_BATCH).map((t) => this.pollOne(t)));
+      await Promise.all(open.slice(i, i + POLL_BATCH).map(step));
     }
+  }
+
+  /** Records a finished job's stored result (completed or failed); false when it has none yet. */
+  private settleFound(t: Tracked, found: JobLookup): boolean {
+    if (found.state === 'completed') this.finish(t, completedResult(t, found.value));
+    else if (found.state === 'failed') this.finish(t, resultFrom(t, 'failed', { message: found.reason }));
+    else return false;
+    return true;
   }
 
   /**
@@ -200,17 +207,12 @@ export class JobWaiter {
    */
   private async settledBy(t: Tracked, behind: string): Promise<boolean> {
     const carried = await this.enqueuer.lookup(behind);
-    if (carried.state === 'completed') this.finish(t, completedResult(t, carried.value));
-    else if (carried.state === 'failed') this.finish(t, resultFrom(t, 'failed', { message: carried.reason }));
-    else return carried.state === 'unfinished';
-    return true;
+    return this.settleFound(t, carried) || carried.state === 'unfinished';
   }
 
   private async pollOne(t: Tracked): Promise<void> {
     const found = await this.enqueuer.lookup(t.jobId);
-    if (found.state === 'completed') return this.finish(t, completedResult(t, found.value));
-    if (found.state === 'failed') return this.finish(t, resultFrom(t, 'failed', { message: found.reason }));
-    if (found.state === 'unfinished') return;
+    if (this.settleFound(t, found) || found.state === 'unfinished') return;
     // Not (or no longer) stored: still queued behind the running job of this resource, or replaced by a newer one.
     const current = await this.enqueuer.currentJobOf(t.key);
     if (current === t.jobId) return;
