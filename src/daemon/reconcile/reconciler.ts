@@ -9,7 +9,7 @@ import type { DaemonMetrics, ReconcileTrigger } from '../telemetry/metrics.js';
 import { reconcileDirectory, type ReconcileOutcome } from '../cycle/cycle.js';
 import type { CycleContext, EnqueuedJob } from '../cycle/cycle-context.js';
 import { REVISION_FAILURE_REASONS, type RevisionFailureReason } from '../../core/health.js';
-import { holdsNamed, namingNone } from '../../core/holds.js';
+import { holdsNamed, namingNone, type ResourceHold } from '../../core/holds.js';
 import { FindingsLog } from './findings-log.js';
 import { followRollouts, holdFailedRevisions } from '../status/rollout.js';
 import { ResourceTracker, type HealthSettings, type HealthTransition, type ReconcileRecord } from '../status/resource-tracker.js';
@@ -327,8 +327,8 @@ export class Reconciler {
 
   async releaseHolds(request: true | readonly string[]): Promise<{ released: string[]; unmatched: string[]; rebuild: string[] }> {
     const { holds: store, conflicts } = this.options.context;
-    const stored = store ? [...(await store.getAll()).keys()] : [];
-    const failed = new Set([...stored, ...this.tracker.heldKeys()]);
+    const stored = store ? await store.getAll() : new Map<string, ResourceHold>();
+    const failed = new Set([...stored.keys(), ...this.tracker.heldKeys()]);
     // A Conflict of the flap guard is a hold too: released the same way, its recent writes forgotten.
     const standing = conflicts ? [...(await conflicts.all()).keys()] : [];
     const conflicted = new Set([...standing, ...this.tracker.conflicts()]);
@@ -337,7 +337,7 @@ export class Reconciler {
     const conflictHeld = named.released.filter((key) => conflicted.has(key));
     if (store && revisionHeld.length > 0) await store.release(revisionHeld);
     if (conflicts && conflictHeld.length > 0) await conflicts.release(conflictHeld, true);
-    for (const key of revisionHeld) this.tracker.setHold(key, undefined);
+    for (const key of revisionHeld) this.tracker.releaseHold(key, stored.get(key)?.revisionId);
     for (const key of conflictHeld) this.tracker.clearConflict(key);
     if (named.released.length > 0) this.options.log.info({ released: named.released }, 'holds released on request (converge reconcile --retry-failed): written again where their plan differs, rebuilt where a revision failed and the plan does not differ');
     // Only a failed revision is rebuilt when nothing differs: a released Conflict is written again only where its plan differs.

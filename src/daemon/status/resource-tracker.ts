@@ -68,6 +68,8 @@ export class ResourceTracker implements RolloutView {
   private readonly buildingSince = new Map<string, { revisionId: string | null; since: number }>();
   /** Per resource, the revision a job of ours started and the desired state (fingerprint) it carried. */
   private readonly revisionDesired = new Map<string, { revisionId: string; desired: string }>();
+  /** Per resource, the failed revision whose hold an operator released (converge reconcile --retry-failed): never held again. */
+  private readonly released = new Map<string, string>();
   /** Per resource, the fingerprint of its desired state at the last reconcile. */
   private desired = new Map<string, string>();
   private transitions: HealthTransition[] = [];
@@ -124,7 +126,9 @@ export class ResourceTracker implements RolloutView {
         continue;
       }
       const previous = this.rows.get(key);
-      const row = stateAfterReconcile(change, decided, outcome, sources, previous);
+      let row = stateAfterReconcile(change, decided, outcome, sources, previous);
+      // A reconcile that read the holds before an operator released one (it ended after the release) does not bring it back.
+      if (row.hold && row.hold.revisionId !== undefined && this.released.get(key) === row.hold.revisionId) row = foldResource(row, { type: 'hold', hold: undefined });
       this.noteHealth(row, previous?.health);
       rows.set(key, row);
     }
@@ -133,6 +137,7 @@ export class ResourceTracker implements RolloutView {
     this.desired = new Map(outcome.fingerprints ?? []);
     for (const key of [...this.buildingSince.keys()]) if (!rows.has(key)) this.buildingSince.delete(key);
     for (const key of [...this.revisionDesired.keys()]) if (!rows.has(key)) this.revisionDesired.delete(key);
+    for (const key of [...this.released.keys()]) if (!rows.has(key)) this.released.delete(key);
     for (const [jobId, early] of [...this.early]) {
       const key = this.jobKeys.get(jobId);
       if (key && this.rows.get(key)?.job?.id === jobId) {
@@ -239,6 +244,22 @@ export class ResourceTracker implements RolloutView {
   setHold(key: string, hold: ResourceHold | undefined): void {
     const row = this.rows.get(key);
     if (row) this.fold(key, row, { type: 'hold', hold });
+  }
+
+  /**
+   * An operator released the hold of `key` (`storedRevisionId`: the revision of the hold Redis kept, when the row shows
+   * none): the row drops it, and that failed revision is never held again (its failure is known and the retry asked
+   * for). A later revision that fails is held as any other.
+   */
+  releaseHold(key: string, storedRevisionId?: string): void {
+    const revisionId = this.rows.get(key)?.hold?.revisionId ?? storedRevisionId;
+    if (revisionId !== undefined) this.released.set(key, revisionId);
+    this.setHold(key, undefined);
+  }
+
+  /** Whether a failed `revisionId` of `key` may be held: not when an operator released its hold. */
+  mayHold(key: string, revisionId: string): boolean {
+    return this.released.get(key) !== revisionId;
   }
 
   /** Resources with a hold (their keys). */

@@ -55,7 +55,7 @@ export async function followRollouts(options: FollowOptions): Promise<FollowResu
 /** Holds the desired state a failed revision was built from, when that state is known (src/core/holds.ts). */
 async function holdFailed(tracker: ResourceTracker, holds: FollowOptions['holds'], key: string, health: HealthCondition, now: Date): Promise<void> {
   const desired = tracker.desiredOfRevision(key, health.revisionId!);
-  if (!desired) return;
+  if (!desired || !tracker.mayHold(key, health.revisionId!)) return;
   const name = key.slice(key.indexOf('/') + 1);
   const hold = revisionFailedHold(desired, health.revisionId!, health.revisionStatus!, name, now);
   await holds?.set(key, hold);
@@ -64,12 +64,15 @@ async function holdFailed(tracker: ResourceTracker, holds: FollowOptions['holds'
 
 /**
  * After a reconcile: a failed revision its decision read (a daemon started after the failure) is held like one the
- * poller found, so its desired state is not sent again.
+ * poller found, so its desired state is not sent again. Not when that revision is held already, when a job of the
+ * resource is queued (its write replaces the revision: a rebuild asked for after a release), or when an operator
+ * released that very revision's hold; a hold of an older revision gives way to the newer failed one.
  */
 export async function holdFailedRevisions(tracker: ResourceTracker, holds: FollowOptions['holds'], now = new Date()): Promise<void> {
   for (const row of tracker.resources()) {
     const health = row.health;
-    if (row.hold || health.status !== 'degraded' || !health.revisionId || !health.revisionStatus || !revisionFailed(health.revisionStatus)) continue;
+    if (health.status !== 'degraded' || !health.revisionId || !health.revisionStatus || !revisionFailed(health.revisionStatus)) continue;
+    if (row.hold?.revisionId === health.revisionId || row.job?.state === 'queued') continue;
     await holdFailed(tracker, holds, row.key, health, now);
   }
 }
