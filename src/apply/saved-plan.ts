@@ -1,22 +1,21 @@
 // A saved plan's writes from one observation (plan --out records them; apply --plan reads the same things again and keeps only these).
 import { kindOf, liveView } from '../core/kinds/index.js';
-import { resourceKey, type AppliedRecord, type DesiredResource, type LiveDeployment, type LiveProviders, type ResourceKind } from '../core/model.js';
+import { resourceKey, type AppliedRecord, type DesiredResource, type LiveState, type ResourceKind } from '../core/model.js';
 import type { PlannedWrite } from '../core/saved-plan/schema.js';
 import type { Observed } from '../core/saved-plan/stale.js';
 import type { DecidedJob } from '../jobs/queue/decided-jobs.js';
 
-/** What one plan read: the desired resources and their secret hashes, the live deployments and providers, the applied records. */
+/** What one plan read: the desired resources and their secret hashes, the live side (deployments, providers), the applied records. */
 export interface Observation {
   resources: ReadonlyMap<string, DesiredResource>;
   secretHashes: ReadonlyMap<string, Record<string, string>>;
-  live: readonly LiveDeployment[];
-  providers?: LiveProviders | undefined;
+  live: LiveState;
   applied: ReadonlyMap<string, AppliedRecord>;
 }
 
 /** Reads one resource out of an observation, the way a saved plan records it. */
 export function observer(observation: Observation): (kind: ResourceKind, name: string) => Observed {
-  const view = liveView(observation.live, observation.providers);
+  const view = liveView(observation.live);
   return (kind, name) => {
     const key = resourceKey(kind, name);
     const resource = observation.resources.get(key);

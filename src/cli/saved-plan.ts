@@ -29,7 +29,7 @@ export function printPlan(result: Plan, output: string, io: CommandIo, showOrpha
 
 /** What one plan read, as the saved plan's writes are recorded from it. */
 function observationOf(gathered: Gathered): Observation {
-  return { resources: gathered.resources, secretHashes: gathered.input.secretHashes, live: gathered.live, providers: gathered.input.providers, applied: gathered.input.applied };
+  return { resources: gathered.resources, secretHashes: gathered.input.secretHashes, live: gathered.live, applied: gathered.input.applied };
 }
 
 /** A service's URL without a trailing slash: the same service however it was spelled. */
@@ -39,7 +39,7 @@ function serviceOf(settings: Pick<ServiceSettings, 'apiUrl' | 'tenantId'>): Save
 
 /** The saved plan of one `plan --out` run: the plan printed, each decided write and what it was decided against. */
 export function savedPlanContent(dir: string, settings: ServiceSettings, gathered: Gathered, result: Plan, outcomes: ReadonlyMap<string, Outcome>, targets: readonly string[] = []): SavedPlanContent {
-  const changes = changesToApply(outcomes, result.changes, gathered.resources, gathered.live, gathered.input.secretHashes);
+  const changes = changesToApply(outcomes, result.changes, gathered.resources, gathered.live.deployments, gathered.input.secretHashes);
   return {
     format: SAVED_PLAN_FORMAT,
     format_version: SAVED_PLAN_VERSION,
@@ -85,7 +85,7 @@ export function settingsOfPlan(saved: SavedPlan, settings: ServiceSettings, give
  * changed. Throws E_PLAN_STALE (one line, what changed) otherwise: then nothing is written.
  */
 export function checkedChanges(saved: SavedPlan, gathered: Gathered, result: Plan, outcomes: ReadonlyMap<string, Outcome>): { changes: DecidedJob[]; unplanned: string[] } {
-  const fresh = changesToApply(outcomes, result.changes, gathered.resources, gathered.live, gathered.input.secretHashes);
+  const fresh = changesToApply(outcomes, result.changes, gathered.resources, gathered.live.deployments, gathered.input.secretHashes);
   const observation = observationOf(gathered);
   const observe = observer(observation);
   const staleness = stalenessOf(saved, {

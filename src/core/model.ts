@@ -118,6 +118,20 @@ export interface ProviderResource extends ResourceBase {
  */
 export type LiveProviders = { readable: true; providers: LiveProvider[] } | { readable: false; note: string };
 
+/**
+ * The live side of one plan: what the service's listings returned, one field per listing (read by src/observe/live.ts);
+ * each kind's live hooks (src/core/kinds, `liveView`) read their own part of it.
+ */
+export interface LiveState {
+  /** Every live deployment (GET /v2/deployments, page by page; of the name prefix, when given). */
+  deployments: LiveDeployment[];
+  /**
+   * The live OAuth providers (GET /v2/auth/providers, beyond the spec), or that the service cannot list them. Absent
+   * when none was listed (no manifest declares a provider): providers are then planned from the applied records.
+   */
+  providers?: LiveProviders;
+}
+
 export type DesiredResource = DeploymentResource | ProviderResource;
 export type ResourceKind = DesiredResource['kind'];
 

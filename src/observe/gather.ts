@@ -9,13 +9,14 @@ import {
   type DeploymentResource,
   type DesiredResource,
   type DiscoveryPreview,
-  type LiveDeployment,
+  type LiveState,
 } from '../core/model.js';
 import { mapBounded } from '../core/map-bounded.js';
-import { declaresProviders, inListing, listedKind, mcpProviders, ownsAnyProvider, repositoryResources, resolvedAtEdge } from '../core/kinds/index.js';
+import { inListing, listedKind, mcpProviders, repositoryResources, resolvedAtEdge } from '../core/kinds/index.js';
 import type { PlanInput } from '../plan/plan.js';
 import { previewDiscovery } from '../discovery/discover.js';
 import type { Environment } from './environment.js';
+import { LIST_PREFETCH, listLiveDeployments, listLiveProviders } from './live.js';
 import { loadManifestDir, type ManifestCache } from './manifests.js';
 import { readManifestVersion } from './manifest-version.js';
 import type { ManifestVersion } from '../core/manifest-version.js';
@@ -58,7 +59,8 @@ export interface Gathered {
   input: PlanInput;
   /** Desired resources after repository resolution, by resourceKey. */
   resources: Map<string, DesiredResource>;
-  live: LiveDeployment[];
+  /** The live side the plan read (the same as `input.live`). */
+  live: LiveState;
   files: string[];
   diagnostics: Diagnostic[];
   /** Which manifests were read: the git commit of the directory, else its content hash, and when. */
@@ -74,16 +76,13 @@ function environmentPaths(environment: Environment | undefined): string[] {
   return environment ? [...environment.vars, ...environment.overlays].map((input) => input.path) : [];
 }
 
-/** List requests in flight while the live deployments are read (pages read ahead; see listDeploymentPages). */
-export const LIST_PREFETCH = 4;
-
 /**
  * Reads everything a plan needs. The live listing and the applied state do not depend on the manifests, so
  * they start first and are read while the manifest files are loaded; the rest follows in parallel.
  */
 export async function gatherPlanInput(options: GatherOptions): Promise<Gathered> {
   const stop = { requested: false };
-  const listing = listLive(options, stop);
+  const listing = listLiveDeployments(options.client, { namePrefix: options.namePrefix, prefetch: LIST_PREFETCH, stop, ...(options.onLiveProgress ? { onProgress: options.onLiveProgress } : {}) });
   const appliedRead = options.applied ? options.applied.getAll() : Promise.resolve(new Map<string, AppliedRecord>());
   // Both are awaited below; these handlers only keep a failure during loading from being reported as unhandled.
   listing.catch(() => undefined);
@@ -103,8 +102,7 @@ export async function gatherPlanInput(options: GatherOptions): Promise<Gathered>
   const outside = prefix === undefined ? [] : loaded.resources.filter((r) => inListing(r.kind) && !r.name.startsWith(prefix));
   const inScope = outside.length === 0 ? loaded.resources : loaded.resources.filter((r) => !outside.includes(r));
   const deployments = repositoryResources(inScope);
-  const declaresProvider = declaresProviders(inScope);
-  const [version, live, applied, repos, discovery, providers] = await Promise.all([
+  const [version, listed, applied, repos, discovery, providers] = await Promise.all([
     readManifestVersion(options.dir, loaded.contentId, new Date(), environmentPaths(options.environment)),
     listing,
     appliedRead,
@@ -112,8 +110,10 @@ export async function gatherPlanInput(options: GatherOptions): Promise<Gathered>
       ? resolveRepositories(options.client, deployments)
       : Promise.resolve({ resolved: new Map(), errors: new Map<string, string>() }),
     previewProviders(inScope, options.allowLocalDiscovery),
-    declaresProvider ? options.client.listProviders() : Promise.resolve(undefined),
+    // prune: converge's providers are listed too when no manifest declares one (their manifests may all be gone).
+    listLiveProviders(options.client, inScope, options.prune?.enabled === true, appliedRead.then((records) => records.keys())),
   ]);
+  const live: LiveState = { deployments: listed, ...(providers ? { providers } : {}) };
 
   const resources = new Map<string, DesiredResource>();
   const secretHashes = new Map<string, Record<string, string>>();
@@ -152,10 +152,6 @@ export async function gatherPlanInput(options: GatherOptions): Promise<Gathered>
   // What could not be read is unknown, never absent: a file that fails to load may declare what no other file does.
   const unreadable = failingFiles(loaded.diagnostics);
   if (unreadable.length > 0) input.unreadable = unreadable;
-  // prune: converge's providers are listed too when no manifest declares one (their manifests may all be gone).
-  const ownsProviders = options.prune?.enabled === true && ownsAnyProvider(applied.keys());
-  const listedProviders = providers ?? (ownsProviders ? await options.client.listProviders() : undefined);
-  if (listedProviders) input.providers = listedProviders;
   if (options.adoptPolicy) input.adoptPolicy = options.adoptPolicy;
   if (options.prune) input.prune = await pruneOptions(options, input, loaded.resources.length + loaded.blocked.length);
   const notes = [...(options.notes ?? [])];
@@ -181,7 +177,7 @@ async function pruneOptions(options: GatherOptions, input: PlanInput, declared: 
   const out: PruneOptions = { enabled: prune.enabled, maxDeletes: prune.maxDeletes, available: true, declared };
   if (!prune.enabled || input.unreadable) return out;
   const names = new Set([...input.resources, ...input.blocked].filter((r) => inListing(r.kind)).map((r) => r.name));
-  const mayDelete = input.live.some((d) => !names.has(d.name) && input.applied.has(resourceKey(listedKind(), d.name)));
+  const mayDelete = input.live.deployments.some((d) => !names.has(d.name) && input.applied.has(resourceKey(listedKind(), d.name)));
   if (!mayDelete) return out;
   const probe = await options.client.deploymentDeletes();
   if (!probe.deletes) out.available = { note: probe.note };
@@ -205,19 +201,6 @@ function repositoryDiagnostics(deployments: DeploymentResource[], errors: Readon
     out.push({ severity: 'error', code: 'E_REPOSITORY', file: at.file, line: at.line, column: at.column, message: `Deployment ${resource.name}: ${message}` });
   }
   return out;
-}
-
-/** Every live deployment; stops after the page in hand when `stop.requested` (the manifests could not be loaded). */
-async function listLive(options: GatherOptions, stop: { requested: boolean }): Promise<LiveDeployment[]> {
-  const all: LiveDeployment[] = [];
-  const prefix = options.namePrefix;
-  const query = prefix === undefined ? {} : { name_contains: prefix };
-  for await (const page of options.client.listDeploymentPages(query, { prefetch: LIST_PREFETCH })) {
-    if (stop.requested) break;
-    for (const item of page) if (prefix === undefined || item.name.startsWith(prefix)) all.push(item);
-    options.onLiveProgress?.(all.length);
-  }
-  return all;
 }
 
 /** Read-only MCP discovery for every mcp provider, a few at a time. */

@@ -24,11 +24,10 @@ function input(): PlanInput {
     resources: [desired('web', 2), desired('api', 1)],
     blocked: [{ kind: 'Deployment', name: 'broken', location: { file: 'broken.yaml', line: 3, column: 1 }, reason: 'broken.yaml:3:1: bad' }],
     diagnostics: [],
-    live: [live('web'), live('api'), live('old')],
+    live: { deployments: [live('web'), live('api'), live('old')], providers: { readable: true, providers: [provider] } },
     applied: new Map([['Deployment/web', record], ['Deployment/api', record], ['Deployment/old', record], ['OAuthProvider/gone', record]]),
     secretHashes: new Map(),
     ownershipKnown: true,
-    providers: { readable: true, providers: [provider] },
     prune: { enabled: true, maxDeletes: 5, available: true, declared: 3 },
   };
 }

@@ -2,7 +2,7 @@
 import { UsageError } from '../core/errors.js';
 import { declaredProviderIds, inListing, isKind, KIND_NAMES } from '../core/kinds/index.js';
 import { closest, editDistance } from '../core/manifest/issues.js';
-import { resourceKey, type ResourceKind } from '../core/model.js';
+import { resourceKey, type LiveState, type ResourceKind } from '../core/model.js';
 import type { PlanInput } from './plan.js';
 
 /** A resource the manifests declare (valid or blocked): what a --target NAME is matched against. */
@@ -71,7 +71,8 @@ export function partialPlanInput(input: PlanInput, keys: readonly string[]): Pla
   const listedNames = new Set([...resources, ...blocked].filter((r) => inListing(r.kind)).map((r) => r.name));
   const providerIds = declaredProviderIds([...resources, ...blocked]);
   const { prune: _prune, ...rest } = input;
-  const narrowed: PlanInput = { ...rest, resources, blocked, live: input.live.filter((d) => listedNames.has(d.name)), targets: [...keys] };
-  if (input.providers?.readable) narrowed.providers = { readable: true, providers: input.providers.providers.filter((p) => providerIds.has(p.provider_id)) };
-  return narrowed;
+  const live: LiveState = { deployments: input.live.deployments.filter((d) => listedNames.has(d.name)) };
+  const providers = input.live.providers;
+  if (providers) live.providers = providers.readable ? { readable: true, providers: providers.providers.filter((p) => providerIds.has(p.provider_id)) } : providers;
+  return { ...rest, resources, blocked, live, targets: [...keys] };
 }

@@ -7,7 +7,7 @@ import type {
   DesiredResource,
   DiscoveryPreview,
   LiveDeployment,
-  LiveProviders,
+  LiveState,
   Plan,
   PlanChange,
   PlanDiagnostic,
@@ -28,8 +28,8 @@ export interface PlanInput {
   blocked: BlockedResource[];
   /** Copied into plan.diagnostics (without `code`). */
   diagnostics: Diagnostic[];
-  /** Every live deployment (from the paging iterator). */
-  live: LiveDeployment[];
+  /** The live side: every live deployment, and the providers when they were listed (src/observe/live.ts). */
+  live: LiveState;
   /** Key resourceKey(kind, name); empty map without Redis. */
   applied: ReadonlyMap<string, AppliedRecord>;
   /** Key resourceKey; secretName -> secretHash(value) of the DESIRED value; a secret missing here could not be resolved. */
@@ -40,11 +40,6 @@ export interface PlanInput {
   discovery?: ReadonlyMap<string, DiscoveryPreview>;
   /** Key deployment name; unresolved `repository`: blocked with this reason. */
   repositoryErrors?: ReadonlyMap<string, string>;
-  /**
-   * The live OAuth providers (GET /v2/auth/providers, beyond the spec), or that the service cannot list them. Absent
-   * when none was listed (no manifest declares a provider): providers are then planned from the applied records.
-   */
-  providers?: LiveProviders;
   /** What the plan could not see (applied state not read, deployments outside name_prefix); copied into plan.notes. */
   notes?: string[];
   /**
@@ -107,9 +102,9 @@ function withOwnership(change: PlanChange, resource: DesiredResource, live: Pick
 }
 
 export function plan(input: PlanInput): Plan {
-  const pairs = pair(input.resources, input.blocked, input.live);
+  const pairs = pair(input.resources, input.blocked, input.live.deployments);
   const changes: PlanChange[] = [];
-  const view = liveView(input.live, input.providers, pairs.orphans);
+  const view = liveView(input.live, pairs.orphans);
   for (const { resource, live } of pairs.resources) {
     const kind = kindOf(resource.kind);
     const change = kind.diff(resource, live, planContext(input, resource, view));
@@ -133,7 +128,7 @@ export function plan(input: PlanInput): Plan {
     diagnostics: sortDiagnostics(input.diagnostics).map(toPlanDiagnostic),
   };
   const partial = input.targets ? [partialNote(input.targets)] : [];
-  const notes = [...partial, ...(input.notes ?? []), ...(input.providers && !input.providers.readable ? [input.providers.note] : []), ...orphans.notes];
+  const notes = [...partial, ...(input.notes ?? []), ...(input.live.providers && !input.live.providers.readable ? [input.live.providers.note] : []), ...orphans.notes];
   if (notes.length > 0) result.notes = notes;
   if (input.targets) result.targets = [...input.targets];
   if (orphans.refused) result.prune_refused = orphans.refused;

@@ -39,13 +39,13 @@ function owned(id: string, origin: 'created' | 'adopted' = 'created', extra: Par
 }
 
 function input(partial: Partial<PlanInput>): PlanInput {
-  return { resources: [], blocked: [], diagnostics: [], live: [], applied: new Map(), secretHashes: new Map(), ownershipKnown: true, ...partial };
+  return { resources: [], blocked: [], diagnostics: [], live: { deployments: [] }, applied: new Map(), secretHashes: new Map(), ownershipKnown: true, ...partial };
 }
 
 const PRUNE: PruneOptions = { enabled: true, maxDeletes: 5, available: true, declared: 1 };
 
 describe('adopt', () => {
-  const base = { resources: [desired('web', 2)], live: [live('web', 'id-web')] };
+  const base = { resources: [desired('web', 2)], live: { deployments: [live('web', 'id-web')] } };
 
   it('auto: the first write to a live deployment converge does not own is adopt, counted, and a change for --detailed-exitcode', () => {
     const result = plan(input(base));
@@ -66,7 +66,7 @@ describe('adopt', () => {
   });
 
   it('a live deployment that matches its manifest stays noop; ownership unknown (no applied state) plans update', () => {
-    expect(plan(input({ resources: [desired('web', 1)], live: [live('web', 'id-web')] })).changes[0]!.action).toBe('noop');
+    expect(plan(input({ resources: [desired('web', 1)], live: { deployments: [live('web', 'id-web')] } })).changes[0]!.action).toBe('noop');
     expect(plan(input({ ...base, ownershipKnown: false })).changes[0]!.action).toBe('update');
   });
 
@@ -94,7 +94,7 @@ describe('prune', () => {
   ]);
 
   it('deletes exactly the owned, undeclared deployments, by id; never an unowned one', () => {
-    const result = plan(input({ resources: declared, live: liveSet, applied, prune: PRUNE }));
+    const result = plan(input({ resources: declared, live: { deployments: liveSet }, applied, prune: PRUNE }));
     const byName = new Map(result.changes.map((c) => [c.name, c]));
     expect(byName.get('b')).toMatchObject({ action: 'delete', id: 'id-b', reason: DELETE_REASON });
     expect(byName.get('c')).toMatchObject({ action: 'delete', id: 'id-c' });
@@ -108,28 +108,28 @@ describe('prune', () => {
   });
 
   it('without --prune: released, with the hint; not a change for --detailed-exitcode', () => {
-    const result = plan(input({ resources: declared, live: liveSet, applied, prune: { ...PRUNE, enabled: false } }));
+    const result = plan(input({ resources: declared, live: { deployments: liveSet }, applied, prune: { ...PRUNE, enabled: false } }));
     expect(result.changes.find((c) => c.name === 'b')).toMatchObject({ action: 'orphan', released: true });
     expect(result.changes.find((c) => c.name === 'b')!.reason).toContain('converge apply --prune deletes it');
     expect(planExitCode(result, true)).toBe(0);
   });
 
   it('a deployment that took the name of an owned one (another id) is never deleted', () => {
-    const result = plan(input({ resources: declared, live: [live('b', 'id-new')], applied, prune: PRUNE }));
+    const result = plan(input({ resources: declared, live: { deployments: [live('b', 'id-new')] }, applied, prune: PRUNE }));
     expect(result.changes.find((c) => c.name === 'b')).toMatchObject({ action: 'orphan' });
     expect(result.summary.delete).toBe(0);
   });
 
   it('converge/prune: "false" (kept), and one the service is deleting already, are not deleted', () => {
     const kept = new Map([...applied, ['Deployment/b', owned('id-b', 'created', { keep: true })]]);
-    const result = plan(input({ resources: declared, live: [live('b', 'id-b'), live('c', 'id-c', { status: 'AWAITING_DELETE' })], applied: kept, prune: PRUNE }));
+    const result = plan(input({ resources: declared, live: { deployments: [live('b', 'id-b'), live('c', 'id-c', { status: 'AWAITING_DELETE' })] }, applied: kept, prune: PRUNE }));
     expect(result.changes.find((c) => c.name === 'b')!.reason).toContain('converge/prune: "false"');
     expect(result.changes.find((c) => c.name === 'c')!.reason).toContain('AWAITING_DELETE');
     expect(result.summary.delete).toBe(0);
   });
 
   it('guard: a manifest directory that yields no resources deletes nothing and says why', () => {
-    const result = plan(input({ resources: [], live: liveSet, applied, prune: { ...PRUNE, declared: 0 } }));
+    const result = plan(input({ resources: [], live: { deployments: liveSet }, applied, prune: { ...PRUNE, declared: 0 } }));
     expect(result.summary.delete).toBe(0);
     expect(result.notes?.join('\n')).toContain('the manifest directory yields no resources at all');
     expect(renderText(result, { color: false })).toContain('an empty checkout or a wrong path must not delete a workspace');
@@ -141,25 +141,25 @@ describe('prune', () => {
   it('guard: an empty manifest directory counts what it leaves in place per kind, an OAuth provider apart from the deployments', () => {
     const provider = { id: 'p-1', organization_id: 'o-1', provider_id: 'slack', name: 'Slack', client_id: 'c', auth_url: 'https://a.example', token_url: 'https://t.example', uses_pkce: true, code_challenge_method: 'S256', created_at: '2026-01-01T00:00:00Z', updated_at: '2026-01-01T00:00:00Z' };
     const withProvider = new Map([...applied, ['OAuthProvider/slack', { secrets: {}, appliedAt: '2026-01-02T00:00:00Z' }]]);
-    const result = plan(input({ resources: [], live: liveSet, applied: withProvider, providers: { readable: true, providers: [provider] }, prune: { ...PRUNE, declared: 0 } }));
+    const result = plan(input({ resources: [], live: { deployments: liveSet, providers: { readable: true, providers: [provider] } }, applied: withProvider, prune: { ...PRUNE, declared: 0 } }));
     expect(result.prune_refused).toContain('(3 owned deployments and 1 OAuth provider left in place)');
     expect(renderText(result, { color: false })).toContain('Nothing to create or update; 4 live deployments and 1 OAuth provider are in no manifest.');
   });
 
   it('guard: more deletes than --max-deletes deletes none and says why; at the limit it deletes them', () => {
-    const over = plan(input({ resources: declared, live: liveSet, applied, prune: { ...PRUNE, maxDeletes: 1 } }));
+    const over = plan(input({ resources: declared, live: { deployments: liveSet }, applied, prune: { ...PRUNE, maxDeletes: 1 } }));
     expect(over.summary.delete).toBe(0);
     expect(over.notes?.join('\n')).toContain('it would delete 2 resources, more than --max-deletes 1');
     expect(over.prune_refused).toContain('more than --max-deletes 1');
     expect(over.changes.find((c) => c.name === 'b')!.reason).toContain('not deleted: prune refused');
-    const within = plan(input({ resources: declared, live: liveSet, applied, prune: { ...PRUNE, maxDeletes: 2 } }));
+    const within = plan(input({ resources: declared, live: { deployments: liveSet }, applied, prune: { ...PRUNE, maxDeletes: 2 } }));
     expect(within.summary.delete).toBe(2);
     expect(within.prune_refused).toBeUndefined();
   });
 
   it('a file that fails to load: what converge applied and no loading file declares is unknown (blocked), nothing is deleted', () => {
     const unreadable = ['b.yaml:3:1', 'x/c.yaml:1:11'];
-    const result = plan(input({ resources: declared, live: liveSet, applied, prune: PRUNE, unreadable }));
+    const result = plan(input({ resources: declared, live: { deployments: liveSet }, applied, prune: PRUNE, unreadable }));
     expect(result.summary).toMatchObject({ delete: 0, blocked: 2, orphan: 1 });
     for (const name of ['b', 'c']) {
       expect(result.changes.find((c) => c.name === name)).toMatchObject({ action: 'blocked', unknown: true });
@@ -173,13 +173,13 @@ describe('prune', () => {
     expect(renderText(result, { color: false })).not.toContain('no longer declared');
     expect(renderMarkdown(result)).not.toContain('no longer declared');
     // Without --prune: unknown too, never "no longer declared ... converge apply --prune deletes it"; no refusal to state.
-    const off = plan(input({ resources: declared, live: liveSet, applied, prune: { ...PRUNE, enabled: false }, unreadable: ['b.yaml:3:1'] }));
+    const off = plan(input({ resources: declared, live: { deployments: liveSet }, applied, prune: { ...PRUNE, enabled: false }, unreadable: ['b.yaml:3:1'] }));
     expect(off.changes.find((c) => c.name === 'b')).toMatchObject({ action: 'blocked', unknown: true });
     expect(off.prune_refused).toBeUndefined();
   });
 
   it('a service without DELETE: prune stays off and the plan says so', () => {
-    const result = plan(input({ resources: declared, live: liveSet, applied, prune: { ...PRUNE, available: { note: 'prune is off: no DELETE' } } }));
+    const result = plan(input({ resources: declared, live: { deployments: liveSet }, applied, prune: { ...PRUNE, available: { note: 'prune is off: no DELETE' } } }));
     expect(result.summary.delete).toBe(0);
     expect(result.notes).toContain('prune is off: no DELETE');
   });

@@ -38,8 +38,8 @@ export async function realApply(n, latencyMs, env) {
     const gathered = await gatherPlanInput({ dir, env, client, allowLiteralSecrets: false, allowLocalDiscovery: false });
     const result = plan(gathered.input);
     // As `converge apply` does: the decision about each resource says which become jobs (its revision reads, health only, are not measured here).
-    const outcomes = planOutcomes(result, { mode: 'apply', resources: gathered.resources, live: gathered.live, revisions: new Map(), now: Date.now() });
-    const changes = changesToApply(outcomes, result.changes, gathered.resources, gathered.live);
+    const outcomes = planOutcomes(result, { mode: 'apply', resources: gathered.resources, live: gathered.live.deployments, revisions: new Map(), now: Date.now() });
+    const changes = changesToApply(outcomes, result.changes, gathered.resources, gathered.live.deployments);
     if (changes.length !== n) throw new Error(`expected ${n} changes, the plan has ${JSON.stringify(result.summary)}`);
 
     await emulator.reset();

@@ -4,7 +4,8 @@ import { existsSync } from 'node:fs';
 import { ServiceClient } from '../../dist/service/client.js';
 import { plan } from '../../dist/plan/plan.js';
 import { findLiveDeployment } from '../../dist/sync/deployment/sync.js';
-import { gatherPlanInput, LIST_PREFETCH } from '../../dist/observe/gather.js';
+import { gatherPlanInput } from '../../dist/observe/gather.js';
+import { LIST_PREFETCH, listLiveDeployments } from '../../dist/observe/live.js';
 import { loadManifestDir } from '../../dist/observe/manifests.js';
 import { hashDesiredSecrets } from '../../dist/secrets/resolve.js';
 import { resourceKey } from '../../dist/core/model.js';
@@ -104,8 +105,7 @@ async function benchOne(n, latencyMs, env) {
     // Listing alone, as gatherPlanInput lists.
     await emulator.reset();
     started = performance.now();
-    let listed = 0;
-    for await (const page of client.listDeploymentPages({}, { prefetch: LIST_PREFETCH })) listed += page.length;
+    const listed = (await listLiveDeployments(client, { prefetch: LIST_PREFETCH })).length;
     const listMs = performance.now() - started;
     const listRequests = (await emulator.stats()).list;
     if (listed !== n) throw new Error(`listed ${listed} of ${n} deployments`);
@@ -218,7 +218,7 @@ export async function run(options) {
     rows,
     notes: [
       ...why,
-      'list req/list ms: the live listing alone (ServiceClient.listDeploymentPages as gatherPlanInput uses it); floor = ceil(N/100)+1 requests, floor ms = floor x latency.',
+      'list req/list ms: the live listing alone (listLiveDeployments, src/observe/live.ts, as gatherPlanInput calls it); floor = ceil(N/100)+1 requests, floor ms = floor x latency.',
       'gather+plan: gatherPlanInput (manifests loaded while pages are listed) and plan(), in this process; cli: `converge plan DIR --output json` as its own process, from spawn to exit (it also reads applied state from Redis and prints the plan as JSON).',
       `start-up: median wall time of \`converge plan --help\` as a process (Node start-up and loading the modules of the plan command, which are all it loads): ${ms(startupMs)} ms.`,
       'plan() us/dep: median of 7 runs of plan() over the gathered input; load ms: loadManifestDir of N files, the first work of a fresh process (files in the page cache).',

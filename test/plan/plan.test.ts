@@ -20,7 +20,7 @@ import {
 const ORPHAN = 'live deployment not in any manifest; converge never deletes';
 
 function input(partial: Partial<PlanInput>): PlanInput {
-  return { resources: [], blocked: [], diagnostics: [], live: [], applied: new Map(), secretHashes: new Map(), ...partial };
+  return { resources: [], blocked: [], diagnostics: [], live: { deployments: [] }, applied: new Map(), secretHashes: new Map(), ...partial };
 }
 
 function noSecrets(name: string, spec = supportAgentSpec()): DesiredResource {
@@ -64,7 +64,7 @@ const cases: Case[] = [
       resources: [slackProvider(), desired('support-agent', supportAgentSpec())],
       blocked: [brokenBilling],
       diagnostics,
-      live: [liveNamed('legacy-rag', 'f1e2d3c4-b5a6-4978-8a9b-0c1d2e3f4a5b'), liveNamed('billing-agent', 'a9b8c7d6-e5f4-4321-8765-43210fedcba9'), supportAgentLive()],
+      live: { deployments: [liveNamed('legacy-rag', 'f1e2d3c4-b5a6-4978-8a9b-0c1d2e3f4a5b'), liveNamed('billing-agent', 'a9b8c7d6-e5f4-4321-8765-43210fedcba9'), supportAgentLive()] },
       secretHashes: new Map<string, Record<string, string>>([
         ...supportHashes,
         ['OAuthProvider/slack', { client_secret: hashOf('slack', 'client_secret', SLACK_SECRET_VALUE, 'OAuthProvider') }],
@@ -104,7 +104,7 @@ const cases: Case[] = [
     name: 'the same deployment declared twice: blocked naming both places; its live twin is not orphaned',
     input: input({
       resources: [noSecrets('ingest', supportAgentSpec()), { ...noSecrets('ingest'), location: { file: 'team-b/ingest.yaml', line: 14, column: 1 } }],
-      live: [liveNamed('ingest', 'b1c2d3e4-f5a6-4b7c-8d9e-0f1a2b3c4d5e')],
+      live: { deployments: [liveNamed('ingest', 'b1c2d3e4-f5a6-4b7c-8d9e-0f1a2b3c4d5e')] },
     }),
     expected: {
       format_version: '1',
@@ -151,11 +151,11 @@ const cases: Case[] = [
   {
     name: 'the same live deployment listed twice (pages shifted) counts once; names compare by code unit, not locale',
     input: input({
-      live: [
+      live: { deployments: [
         liveNamed('rag-b', 'c0c0c0c0-0000-4000-8000-000000000002'),
         liveNamed('Rag-a', 'c0c0c0c0-0000-4000-8000-000000000001'),
         liveNamed('rag-b', 'c0c0c0c0-0000-4000-8000-000000000002'),
-      ],
+      ] },
     }),
     expected: {
       format_version: '1',
@@ -171,7 +171,7 @@ const cases: Case[] = [
     name: 'two live deployments share a declared name: blocked, converge cannot tell which to manage',
     input: input({
       resources: [noSecrets('rag')],
-      live: [liveNamed('rag', 'c0c0c0c0-0000-4000-8000-00000000000a'), liveNamed('rag', 'c0c0c0c0-0000-4000-8000-00000000000b')],
+      live: { deployments: [liveNamed('rag', 'c0c0c0c0-0000-4000-8000-00000000000a'), liveNamed('rag', 'c0c0c0c0-0000-4000-8000-00000000000b')] },
     }),
     expected: {
       format_version: '1',
@@ -199,7 +199,7 @@ const cases: Case[] = [
         slackProvider(),
         linearProvider(),
       ],
-      live: [supportAgentLive({ secrets: [{ name: 'OPENAI_API_KEY', value: '********' }] })],
+      live: { deployments: [supportAgentLive({ secrets: [{ name: 'OPENAI_API_KEY', value: '********' }] })] },
       applied: new Map<string, AppliedRecord>([
         [deploymentKey('support-agent'), { secrets: { OPENAI_API_KEY: hashOf('support-agent', 'OPENAI_API_KEY', OPENAI_VALUE) }, appliedAt: '2025-02-03T16:41:00.000Z' }],
       ]),
@@ -267,7 +267,7 @@ describe('plan', () => {
   });
 
   it('a provider and a deployment may share a name; providers are never orphans', () => {
-    const result = plan(input({ resources: [slackProvider()], live: [liveNamed('slack', 'd0d0d0d0-0000-4000-8000-000000000001')] }));
+    const result = plan(input({ resources: [slackProvider()], live: { deployments: [liveNamed('slack', 'd0d0d0d0-0000-4000-8000-000000000001')] } }));
     expect(result.changes.map((c) => `${c.kind}/${c.name}:${c.action}`)).toEqual(['Deployment/slack:orphan', 'OAuthProvider/slack:blocked']);
   });
 });
@@ -293,7 +293,7 @@ describe('pairing stays linear', () => {
         },
       });
     }
-    const result = plan(input({ resources: counted(resources), live: counted(liveList) }));
+    const result = plan(input({ resources: counted(resources), live: { deployments: counted(liveList) } }));
     // 8,000 pairs: i % 4 == 0 among them (4 in every 20) -> 2,000 updates. A nested scan (find per resource) would read about n^2 / 2 = 50,000,000 elements.
     expect(reads).toBeLessThanOrEqual(2 * (resources.length + liveList.length));
     expect(result.summary).toStrictEqual({ create: 1000, update: 2000, adopt: 0, delete: 0, noop: 6000, orphan: 1000, blocked: 0, suspended: 0 });
@@ -312,7 +312,7 @@ describe('one plan loop for every kind', () => {
     const preview = { ok: false as const, step: 'metadata', message: 'no OAuth metadata' };
     const given = input({
       resources: [linear, support, slack],
-      live: [supportLive],
+      live: { deployments: [supportLive] },
       secretHashes: new Map([...supportHashes, [slackKey, slackHashes]]),
       discovery: new Map([['linear', preview]]),
     });
@@ -331,7 +331,7 @@ describe('one plan loop for every kind', () => {
   });
 
   it('pairs only the listed kind with live deployments: a provider named like a live deployment leaves it an orphan', () => {
-    const result = plan(input({ resources: [slackProvider()], live: [liveNamed('slack', '0b5e7c1a-4d2f-4a8b-9c3e-00000000aaaa')] }));
+    const result = plan(input({ resources: [slackProvider()], live: { deployments: [liveNamed('slack', '0b5e7c1a-4d2f-4a8b-9c3e-00000000aaaa')] } }));
     expect(result.changes.map((c) => `${c.kind}/${c.name} ${c.action}`)).toEqual(['Deployment/slack orphan', 'OAuthProvider/slack blocked']);
   });
 });

@@ -76,7 +76,7 @@ export function samplePlan(): Plan {
     diagnostics: [
       { severity: 'error', file: 'apps/billing.yaml', line: 9, column: 7, message: 'spec.source_config.resource_spec.max_scale must be a number, got "four"', code: 'E_SCHEMA' },
     ],
-    live: [
+    live: { deployments: [
       supportAgentLive({ secrets: [{ name: 'OPENAI_API_KEY', value: OPENAI_OLD_VALUE }] }),
       codehostLive('docs-agent', 1),
       codehostLive('search-agent', 2),
@@ -84,7 +84,7 @@ export function samplePlan(): Plan {
       codehostLive('steady-agent', 4),
       codehostLive('billing-agent', 5),
       codehostLive('legacy-rag', 6),
-    ],
+    ] },
     applied: new Map(),
     secretHashes: new Map<string, Record<string, string>>([
       [deploymentKey('support-agent'), { OPENAI_API_KEY: hashOf('support-agent', 'OPENAI_API_KEY', OPENAI_VALUE) }],

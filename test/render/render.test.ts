@@ -195,7 +195,7 @@ function smallPlan(): Plan {
     resources: [desired('support-agent', spec)],
     blocked: [],
     diagnostics: [{ severity: 'warning', file: 'apps/support.yaml', line: 3, column: 5, message: 'annotation converge/drift is "heal" by default', code: 'W_REDUNDANT' }],
-    live: [supportAgentLive({ secrets: [{ name: 'OPENAI_API_KEY', value: OPENAI_OLD_VALUE }] }), live('legacy-rag', { id: '7e7e7e7e-0000-4000-8000-000000000001' })],
+    live: { deployments: [supportAgentLive({ secrets: [{ name: 'OPENAI_API_KEY', value: OPENAI_OLD_VALUE }] }), live('legacy-rag', { id: '7e7e7e7e-0000-4000-8000-000000000001' })] },
     applied: new Map(),
     secretHashes: new Map([[deploymentKey('support-agent'), { OPENAI_API_KEY: hashOf('support-agent', 'OPENAI_API_KEY', OPENAI_VALUE) }]]),
   });
@@ -282,7 +282,7 @@ function noChanges(orphans: number): Plan {
     resources: [desired('support-agent', supportAgentSpec())],
     blocked: [],
     diagnostics: [],
-    live: [supportAgentLive(), ...Array.from({ length: orphans }, (_, i) => live(`old-${i}`, { id: `7f7f7f7f-0000-4000-8000-00000000000${i}` }))],
+    live: { deployments: [supportAgentLive(), ...Array.from({ length: orphans }, (_, i) => live(`old-${i}`, { id: `7f7f7f7f-0000-4000-8000-00000000000${i}` }))] },
     applied: new Map(),
     secretHashes: new Map([[deploymentKey('support-agent'), { OPENAI_API_KEY: hashOf('support-agent', 'OPENAI_API_KEY', OPENAI_VALUE) }]]),
   });
@@ -463,7 +463,7 @@ describe('plans that fit', () => {
       resources.push(desired(name, spec));
       if (i >= 500) liveDeployments.push(live(name, { source_config: { ...spec.source_config, resource_spec: { min_scale: 1, max_scale: 1, cpu: 0.5, memory_mb: 1024 } }, source_revision_config: { repo_ref: 'main', graph_config_path: 'agent/graph.json' } }));
     }
-    const result = plan({ resources, blocked: [], diagnostics: [], live: liveDeployments, applied: new Map(), secretHashes: new Map(), ownershipKnown: true });
+    const result = plan({ resources, blocked: [], diagnostics: [], live: { deployments: liveDeployments }, applied: new Map(), secretHashes: new Map(), ownershipKnown: true });
     expect(result.summary).toMatchObject({ create: 500, adopt: 300 });
     const markdown = renderMarkdown(result);
     expect(markdown.length).toBeLessThanOrEqual(60_000);
@@ -499,7 +499,7 @@ describe('plans that fit', () => {
       resources: [],
       blocked: [],
       diagnostics: [],
-      live: [live('retired', { id: '7e7e7e7e-0000-4000-8000-000000000002' }), live('stranger', { id: '7e7e7e7e-0000-4000-8000-000000000003' })],
+      live: { deployments: [live('retired', { id: '7e7e7e7e-0000-4000-8000-000000000002' }), live('stranger', { id: '7e7e7e7e-0000-4000-8000-000000000003' })] },
       applied: new Map([[deploymentKey('retired'), { secrets: {}, appliedAt: '2026-01-01T00:00:00.000Z' }]]),
       secretHashes: new Map(),
     });

@@ -108,8 +108,8 @@ export const applyCommand: Command = {
       progress.clear();
       const result = plan(narrowToTargets(gathered.input, targets));
       // Health is read, not guessed: the latest revision of each deployment whose latest is not active (one read each).
-      const revisions = await readLatestRevisions(target.client, result.changes, gathered.live);
-      const outcomes = planOutcomes(result, { mode: 'apply', resources: gathered.resources, live: gathered.live, revisions: revisions.readings, now: Date.now(), progressDeadlineMs: settings.progressDeadline });
+      const revisions = await readLatestRevisions(target.client, result.changes, gathered.live.deployments);
+      const outcomes = planOutcomes(result, { mode: 'apply', resources: gathered.resources, live: gathered.live.deployments, revisions: revisions.readings, now: Date.now(), progressDeadlineMs: settings.progressDeadline });
       const health = healthNotes(outcomes);
       if (health.length > 0) result.health = health;
       // A saved plan is checked before anything is written (the keep marks below included); stale: one line, exit 1.
@@ -121,7 +121,7 @@ export const applyCommand: Command = {
       // What could not be read is unknown: while a file of the tree fails to load nothing is written, unless --allow-partial.
       if (gathered.input.unreadable && !settings.allowPartial) return refuseUnreadable(io, output, gathered.input.unreadable, result, outcomes);
 
-      const changes = planned?.changes ?? changesToApply(outcomes, result.changes, gathered.resources, gathered.live, gathered.input.secretHashes);
+      const changes = planned?.changes ?? changesToApply(outcomes, result.changes, gathered.resources, gathered.live.deployments, gathered.input.secretHashes);
       const jobResults = await runApply({
         signal: interrupt.signal,
         onWaitingBehind: behindReporter(io, progress),
@@ -144,13 +144,13 @@ export const applyCommand: Command = {
       if (text) for (const line of interruptedLines(jobResults)) io.stdout.write(`${line}\n`);
       // --wait follows the revisions the jobs started and the rollouts already in progress (nothing is written for those).
       const waiting = args.values.wait === true && !interrupt.signal.aborted;
-      const results = waiting ? rolloutsToFollow(jobResults, outcomes, gathered.live) : jobResults;
+      const results = waiting ? rolloutsToFollow(jobResults, outcomes, gathered.live.deployments) : jobResults;
       if (waiting) await waitAndReport({ client: target.client, results, settings, io, progress, text, resources: gathered.resources });
       const resources = applyConditions(outcomes, results);
       const converged = applyConverged(result, results, resources, interrupt.reason !== undefined);
       // A rollout found failed with nothing to write (a re-run after a failed build): named like one the wait found.
       const failedBefore = failedRollouts(resources, results);
-      if (text) for (const f of failedBefore) io.stdout.write(`${failedRolloutLine(f.key, liveIdOf(gathered.resources.get(f.key), gathered.live), f.health.message)}\n`);
+      if (text) for (const f of failedBefore) io.stdout.write(`${failedRolloutLine(f.key, liveIdOf(gathered.resources.get(f.key), gathered.live.deployments), f.health.message)}\n`);
       if (text) io.stdout.write(closingLine(results, converged, result, interrupt.reason, failedBefore) + '\n');
       else io.stdout.write(JSON.stringify({ format_version: '1', plan: result, results, resources, converged }, null, 2) + '\n');
       const code = applyExitCode(result, results, resources, interrupt.reason !== undefined);

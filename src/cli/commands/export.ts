@@ -6,9 +6,8 @@ import type { ExportedDocument } from '../../core/kinds/export-names.js';
 import { allKinds, kindOf } from '../../core/kinds/index.js';
 import { renderExported } from '../../core/manifest/export.js';
 import { manifestJsonSchemaText } from '../../core/manifest/json-schema.js';
-import type { LiveDeployment } from '../../core/model.js';
 import type { CatalogEntry } from '../../core/repositories.js';
-import type { ServiceClient } from '../../service/client.js';
+import { listLiveDeployments } from '../../observe/live.js';
 import { listCatalog } from '../../service/repositories.js';
 import type { Command } from '../command.js';
 import { loadManifestDir } from '../../observe/manifests.js';
@@ -46,15 +45,6 @@ async function exists(path: string): Promise<boolean> {
   );
 }
 
-/** Every live deployment (those whose names start with `prefix`, when given). */
-async function listLive(client: ServiceClient, prefix: string | undefined): Promise<LiveDeployment[]> {
-  const all: LiveDeployment[] = [];
-  for await (const page of client.listDeploymentPages(prefix === undefined ? {} : { name_contains: prefix })) {
-    for (const d of page) if (prefix === undefined || d.name.startsWith(prefix)) all.push(d);
-  }
-  return all;
-}
-
 interface Exported {
   file: string;
   text: string;
@@ -86,7 +76,7 @@ async function liveDocuments(settings: Parameters<typeof openTarget>[0] & { name
   const docs: ExportedDocument[] = [];
   const skipped: string[] = [];
   try {
-    const live = await listLive(target.client, settings.namePrefix);
+    const live = await listLiveDeployments(target.client, { namePrefix: settings.namePrefix });
     const catalog: CatalogEntry[] = live.some((d) => d.source === 'codehost') ? await listCatalog(target.client) : [];
     const providers = await target.client.listProviders();
     for (const kind of allKinds()) {

@@ -114,8 +114,8 @@ export const planCommand: Command = {
       }
       const result = plan(narrowToTargets(gathered.input, targets));
       // Health is read, not guessed: a note for each rollout not healthy (one read per deployment whose latest is not active).
-      const revisions = await readLatestRevisions(target.client, result.changes, gathered.live);
-      const outcomes = planOutcomes(result, { mode: 'plan', resources: gathered.resources, live: gathered.live, revisions: revisions.readings, now: Date.now(), progressDeadlineMs: settings.progressDeadline });
+      const revisions = await readLatestRevisions(target.client, result.changes, gathered.live.deployments);
+      const outcomes = planOutcomes(result, { mode: 'plan', resources: gathered.resources, live: gathered.live.deployments, revisions: revisions.readings, now: Date.now(), progressDeadlineMs: settings.progressDeadline });
       const health = healthNotes(outcomes);
       if (health.length > 0) result.health = health;
       printPlan(result, output, io, showOrphans);

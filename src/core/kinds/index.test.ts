@@ -152,29 +152,29 @@ describe("each kind's live side", () => {
   const providers = { readable: true as const, providers: [liveProvider('slack'), liveProvider('gone')] };
 
   it('stamps the live resource of a name from its own listing', () => {
-    const view = liveView(listing, providers);
+    const view = liveView({ deployments: listing, providers });
     expect(kindOf('Deployment').liveStamp('web', view)).toEqual({ id: 'id-web', updated_at: '2026-01-02T00:00:00Z', latest_revision_id: 'r2', active_revision_id: 'r1' });
     expect(kindOf('Deployment').liveStamp('slack', view)).toBeNull();
     expect(kindOf('OAuthProvider').liveStamp('slack', view)).toEqual({ id: 'p-slack', updated_at: '2026-01-03T00:00:00Z', latest_revision_id: null, active_revision_id: null });
     expect(kindOf('OAuthProvider').liveStamp('web', view)).toBeNull();
-    expect(kindOf('OAuthProvider').liveStamp('slack', liveView(listing, undefined))).toBeNull();
+    expect(kindOf('OAuthProvider').liveStamp('slack', liveView({ deployments: listing }))).toBeNull();
   });
 
   it("tells the diff a provider's live side only when the service listed providers", () => {
-    expect(kindOf('OAuthProvider').liveContext('slack', liveView([], providers))).toEqual({ provider: { live: providers.providers[0] } });
-    expect(kindOf('OAuthProvider').liveContext('none', liveView([], providers))).toEqual({ provider: { live: undefined } });
-    expect(kindOf('OAuthProvider').liveContext('slack', liveView([], { readable: false, note: 'cannot list' }))).toEqual({});
-    expect(kindOf('Deployment').liveContext('web', liveView(listing, providers))).toEqual({});
+    expect(kindOf('OAuthProvider').liveContext('slack', liveView({ deployments: [], providers }))).toEqual({ provider: { live: providers.providers[0] } });
+    expect(kindOf('OAuthProvider').liveContext('none', liveView({ deployments: [], providers }))).toEqual({ provider: { live: undefined } });
+    expect(kindOf('OAuthProvider').liveContext('slack', liveView({ deployments: [], providers: { readable: false, note: 'cannot list' } }))).toEqual({});
+    expect(kindOf('Deployment').liveContext('web', liveView({ deployments: listing, providers }))).toEqual({});
   });
 
   it('names as orphans the unclaimed listing entries and the listed providers no manifest declares', () => {
-    const view = liveView(listing, providers, [listing[1]!]);
+    const view = liveView({ deployments: listing, providers }, [listing[1]!]);
     const declared = new Set(['Deployment/web', 'OAuthProvider/slack', 'Deployment/gone']);
     expect(allKinds().flatMap((kind) => kind.orphans(view, declared))).toEqual([
       { kind: 'Deployment', name: 'old', id: 'id-old', status: 'READY', reportUnowned: true },
       { kind: 'OAuthProvider', name: 'gone', id: 'p-gone', reportUnowned: false },
     ]);
-    expect(kindOf('OAuthProvider').orphans(liveView(listing, undefined), new Set())).toEqual([]);
+    expect(kindOf('OAuthProvider').orphans(liveView({ deployments: listing }), new Set())).toEqual([]);
   });
 
   it('exports each kind from its own listing, saying what it skipped', () => {

@@ -4,7 +4,7 @@
 // each step and what adding a kind takes. Its I/O steps (sync, remove) are in src/sync/kinds.ts, a table keyed by kind
 // like this one: core does no I/O.
 import { z } from 'zod';
-import type { LiveDeployment, LiveProviders, ResourceKind } from '../model.js';
+import type { LiveDeployment, LiveState, ResourceKind } from '../model.js';
 import { deploymentKind } from './deployment/index.js';
 import type { KindModule, LiveView, ManifestHooks } from './kind.js';
 import { oauthProviderKind } from './oauth-provider/index.js';
@@ -41,9 +41,9 @@ export function manifestHooksOf(kind: unknown): ManifestHooks | undefined {
  * The live side of one plan for the kinds' live hooks: the deployment listing by name and its entries no manifest
  * claims (`unclaimed`, pairing's leftovers), and the providers by provider_id when the service listed them.
  */
-export function liveView(live: readonly LiveDeployment[], providers: LiveProviders | undefined, unclaimed: readonly LiveDeployment[] = []): LiveView {
-  const view: LiveView = { deployments: new Map(live.map((d) => [d.name, d])), unclaimed };
-  if (providers?.readable) view.providers = new Map(providers.providers.map((p) => [p.provider_id, p]));
+export function liveView(live: Readonly<LiveState>, unclaimed: readonly LiveDeployment[] = []): LiveView {
+  const view: LiveView = { deployments: new Map(live.deployments.map((d) => [d.name, d])), unclaimed };
+  if (live.providers?.readable) view.providers = new Map(live.providers.providers.map((p) => [p.provider_id, p]));
   return view;
 }
 

@@ -75,7 +75,7 @@ interface CycleInputs {
 function decideEach(ctx: CycleContext, g: CycleInputs) {
   const { gathered, input, remembered, storedHolds, conflicts, pendingWrites } = g;
   const rollouts = ctx.rollouts;
-  const liveByName = new Map(gathered.live.map((d) => [d.name, d]));
+  const liveByName = new Map(gathered.live.deployments.map((d) => [d.name, d]));
   const heldAtLastGood = new Set(g.lastGood.held.map((h) => h.key));
   const fingerprints = new Map<string, string>();
   const holds = new Map<string, ResourceHold>();
@@ -150,7 +150,7 @@ export async function reconcileDirectory(ctx: CycleContext): Promise<ReconcileOu
   ]);
   const rollouts = ctx.rollouts;
   // Health is read, not guessed: the latest revision of each deployment whose latest is not active, unless already known.
-  const revisions = await readLatestRevisions(ctx.client, result.changes, gathered.live, {
+  const revisions = await readLatestRevisions(ctx.client, result.changes, gathered.live.deployments, {
     known: (key, revisionId) => rollouts?.knows(key, revisionId) === true || storedHolds.get(key)?.revisionId === revisionId,
   });
   const { inputs, outcomes, fingerprints, holds } = decideEach(ctx, { plan: result, gathered, input, lastGood, remembered, storedHolds, conflicts, pendingWrites, revisions: revisions.readings });
@@ -175,7 +175,7 @@ export async function reconcileDirectory(ctx: CycleContext): Promise<ReconcileOu
   return {
     plan: result,
     resources: gathered.resources,
-    live: gathered.live,
+    live: gathered.live.deployments,
     files: gathered.files.length,
     outcomes,
     held: lastGood.held,

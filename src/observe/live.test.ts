@@ -1,0 +1,61 @@
+// The live side's listings against a fake client: deployments of the name prefix, page by page, stopped on request; providers listed only when a manifest or prune needs them.
+import { describe, expect, it } from 'vitest';
+import type { DesiredResource, LiveDeployment, LiveProviders } from '../core/model.js';
+import { listLiveDeployments, listLiveProviders } from './live.js';
+
+function deployment(name: string): LiveDeployment {
+  return { id: `id-${name}`, name, status: 'READY' } as LiveDeployment;
+}
+
+/** A client listing `pages` of deployments (each query recorded) and a provider list (each call counted). */
+function fakeClient(pages: string[][]) {
+  const client = {
+    queries: [] as Array<{ name_contains?: string }>,
+    providerLists: 0,
+    async *listDeploymentPages(query: { name_contains?: string }) {
+      client.queries.push(query);
+      for (const page of pages) yield page.map(deployment);
+    },
+    async listProviders(): Promise<LiveProviders> {
+      client.providerLists += 1;
+      return { readable: true, providers: [] };
+    },
+  };
+  return client;
+}
+
+const provider = { kind: 'OAuthProvider', name: 'slack' } as DesiredResource;
+const web = { kind: 'Deployment', name: 'web' } as DesiredResource;
+
+describe('listLiveDeployments', () => {
+  it('lists every page; under a name prefix asks name_contains and keeps only names that start with it', async () => {
+    const client = fakeClient([['team-a-web', 'other-team-a'], ['team-a-api']]);
+    const seen: number[] = [];
+    expect((await listLiveDeployments(client)).map((d) => d.name)).toEqual(['team-a-web', 'other-team-a', 'team-a-api']);
+    expect((await listLiveDeployments(client, { namePrefix: 'team-a', onProgress: (n) => seen.push(n) })).map((d) => d.name)).toEqual(['team-a-web', 'team-a-api']);
+    expect(client.queries).toEqual([{}, { name_contains: 'team-a' }]);
+    expect(seen).toEqual([1, 2]);
+  });
+
+  it('stops after the page in hand once asked to', async () => {
+    const stop = { requested: false };
+    const client = fakeClient([['a'], ['b'], ['c']]);
+    const listed = await listLiveDeployments(client, { stop, onProgress: () => (stop.requested = true) });
+    expect(listed.map((d) => d.name)).toEqual(['a']);
+  });
+});
+
+describe('listLiveProviders', () => {
+  const owned = (keys: string[]) => Promise.resolve(keys);
+
+  it('lists when a manifest declares a provider, or prune is on and converge owns one; otherwise asks nothing', async () => {
+    const client = fakeClient([]);
+    expect(await listLiveProviders(client, [web, provider], false, owned([]))).toEqual({ readable: true, providers: [] });
+    expect(client.providerLists).toBe(1);
+    expect(await listLiveProviders(client, [web], true, owned(['Deployment/web', 'OAuthProvider/gone']))).toEqual({ readable: true, providers: [] });
+    expect(client.providerLists).toBe(2);
+    expect(await listLiveProviders(client, [web], false, owned(['OAuthProvider/gone']))).toBeUndefined();
+    expect(await listLiveProviders(client, [web], true, owned(['Deployment/web']))).toBeUndefined();
+    expect(client.providerLists).toBe(2);
+  });
+});
