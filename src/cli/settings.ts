@@ -188,6 +188,7 @@ export const SETTINGS = z.object({
   requestTimeout: duration({ flag: 'request-timeout', env: 'CONVERGE_REQUEST_TIMEOUT', key: 'request_timeout', placeholder: 'DURATION', description: 'timeout of one request to the service' }),
   attempts: wholeNumber({ flag: 'attempts', env: 'CONVERGE_ATTEMPTS', key: 'attempts', placeholder: 'N', description: 'attempts per job before it fails (at least 1)' }, 1),
   backoff: duration({ flag: 'backoff', env: 'CONVERGE_BACKOFF', key: 'backoff', placeholder: 'DURATION', description: 'first retry delay of a job (doubles, with jitter)' }),
+  maxBackoff: duration({ flag: 'max-backoff', env: 'CONVERGE_MAX_BACKOFF', key: 'max_backoff', placeholder: 'DURATION', description: 'longest retry delay of a job, however many attempts failed (a Retry-After is still waited out); at most 5m' }, 1),
   globalRate: wholeNumber({ flag: 'global-rate', env: 'CONVERGE_GLOBAL_RATE', key: 'global_rate', placeholder: 'N', description: 'writes per second across all worker processes (0: no limit)' }),
   waitTimeout: duration({ flag: 'wait-timeout', env: 'CONVERGE_WAIT_TIMEOUT', key: 'wait_timeout', placeholder: 'DURATION', description: 'apply --wait: how long to wait for new revisions and rollouts already in progress' }),
   shutdownTimeout: duration({ flag: 'shutdown-timeout', env: 'CONVERGE_SHUTDOWN_TIMEOUT', key: 'shutdown_timeout', placeholder: 'DURATION', description: 'daemon and worker: deadline for active jobs on SIGTERM' }),

@@ -91,6 +91,7 @@ describe('resolveSettings', () => {
       requestTimeout: 30_000,
       attempts: 8,
       backoff: 1_000,
+      maxBackoff: 300_000,
       globalRate: 0,
       waitTimeout: 1_800_000,
       progressDeadline: 1_800_000,

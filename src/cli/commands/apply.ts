@@ -59,6 +59,7 @@ export const applyCommand: Command = {
       'concurrency',
       'attempts',
       'backoff',
+      'maxBackoff',
       'globalRate',
       'allowLiteralSecrets',
       'allowPartial',

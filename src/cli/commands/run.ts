@@ -32,6 +32,7 @@ export const runCommand: Command = {
     'concurrency',
     'attempts',
     'backoff',
+    'maxBackoff',
     'globalRate',
     'requestTimeout',
     'shutdownTimeout',

@@ -21,6 +21,7 @@ export const workerCommand: Command = {
     'concurrency',
     'attempts',
     'backoff',
+    'maxBackoff',
     'globalRate',
     'requestTimeout',
     'shutdownTimeout',

@@ -41,14 +41,16 @@ export class RetryableJobError extends Error {
 
 /**
  * The job's backoff strategy: the one backoff of converge (src/service/backoff.ts) with `base` the job's backoff.delay
- * (the `backoff` setting), capped at MAX_BACKOFF_MS, never below a Retry-After the service sent (itself capped there).
+ * (the `backoff` setting), capped at `capMs` (the worker's `max_backoff`, at most MAX_BACKOFF_MS), never below a
+ * Retry-After the service sent (itself capped at MAX_BACKOFF_MS).
  */
-export function jitteredBackoff(random: () => number = Math.random) {
+export function jitteredBackoff(random: () => number = Math.random, capMs = MAX_BACKOFF_MS) {
+  const cap = Math.min(Math.max(1, capMs), MAX_BACKOFF_MS);
   return function backoffStrategy(attemptsMade: number, _type?: string, error?: Error, job?: { opts?: { backoff?: unknown } }): number {
     const options = job?.opts?.backoff;
     const base = typeof options === 'object' && options !== null && typeof (options as { delay?: unknown }).delay === 'number' ? (options as { delay: number }).delay : 1_000;
     const retryAfter = error instanceof RetryableJobError && error.retryAfterMs !== undefined ? Math.min(error.retryAfterMs, MAX_BACKOFF_MS) : undefined;
-    return backoffDelay(attemptsMade, { baseMs: base, capMs: MAX_BACKOFF_MS }, retryAfter, random);
+    return backoffDelay(attemptsMade, { baseMs: base, capMs: cap }, retryAfter, random);
   };
 }
 

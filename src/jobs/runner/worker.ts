@@ -28,6 +28,8 @@ export interface WorkerSettings extends RedisSettings, JobSettings {
   flapWindow?: number;
   /** Heals of one desired state allowed within the window (flap_limit; default 3). */
   flapLimit?: number;
+  /** The longest retry delay of a job this worker runs, in ms (max_backoff; default and most 5 minutes). */
+  maxBackoff?: number;
 }
 
 export interface StartRunnerOptions {
@@ -204,7 +206,7 @@ function newWorker(settings: WorkerSettings, options: StartRunnerOptions, connec
     prefix: settings.redisPrefix,
     concurrency: Math.max(1, settings.concurrency),
     limiter: limiterFor(settings.globalRate),
-    settings: { backoffStrategy: jitteredBackoff(options.random) },
+    settings: { backoffStrategy: jitteredBackoff(options.random, settings.maxBackoff) },
     maxStalledCount: 2,
     ...(options.name ? { name: options.name } : {}),
     ...(options.lockDuration ? { lockDuration: options.lockDuration } : {}),

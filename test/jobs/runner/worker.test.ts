@@ -27,6 +27,15 @@ describe('jitteredBackoff', () => {
     expect(half(3, 'converge-jitter', new Error('x'), job)).toBe(2_000);
   });
 
+  it('caps the ceiling at the worker\'s max_backoff (at most MAX_BACKOFF_MS); a Retry-After is still waited out', () => {
+    const top = jitteredBackoff(() => 0.999_999, 2_000);
+    expect(top(1, 'converge-jitter', new Error('x'), job)).toBe(999);
+    expect(top(2, 'converge-jitter', new Error('x'), job)).toBe(1_999);
+    expect(top(30, 'converge-jitter', new Error('x'), job)).toBe(1_999);
+    expect(jitteredBackoff(() => 0.999_999, 10 * MAX_BACKOFF_MS)(30, 'converge-jitter', new Error('x'), job)).toBe(MAX_BACKOFF_MS - 1);
+    expect(jitteredBackoff(() => 0, 2_000)(30, 'converge-jitter', new RetryableJobError('503', 60_000), job)).toBe(60_000);
+  });
+
   it('never waits less than a Retry-After the service sent', () => {
     const bottom = jitteredBackoff(() => 0);
     expect(bottom(1, 'converge-jitter', new RetryableJobError('503', 3_000), job)).toBe(3_000);
