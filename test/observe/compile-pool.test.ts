@@ -13,7 +13,7 @@ function files(count: number, crashAt?: number): Array<{ file: string; bytes: Ui
 describe('CompilePool', () => {
   it('hands back one result per file in file order, from batches spread over its threads', async () => {
     const input = files(40);
-    const pool = CompilePool.start({ allowLiteralSecrets: true }, { worker: ECHO, threads: 3 })!;
+    const pool = CompilePool.start({ allowLiteralSecrets: true }, { worker: ECHO, threads: 3, thisThreadCompiles: false })!;
     try {
       const results = await pool.compile(input);
       expect(results.map((r) => r.diagnostics[0]!.file)).toEqual(input.map((f) => f.file));
@@ -23,9 +23,26 @@ describe('CompilePool', () => {
     }
   });
 
+  it('this thread compiles batches too: the files it takes are compiled here, the others by the thread, all in file order', async () => {
+    const input = files(40);
+    const pool = CompilePool.start({ allowLiteralSecrets: true }, { worker: ECHO, threads: 1 })!;
+    try {
+      const results = await pool.compile(input);
+      expect(results.map((r) => r.diagnostics[0]!.file)).toEqual(input.map((f) => f.file));
+      // The stand-in worker echoes each file; this thread compiles it for real (not a manifest: an error of its own).
+      const echoed = results.filter((r) => r.diagnostics[0]!.message.startsWith('body-'));
+      const here = results.filter((r) => !r.diagnostics[0]!.message.startsWith('body-'));
+      expect(echoed.length).toBeGreaterThan(0);
+      expect(here.length).toBeGreaterThan(0);
+      expect(here.every((r) => r.diagnostics[0]!.code !== 'E_COMPILE')).toBe(true);
+    } finally {
+      await pool.close();
+    }
+  });
+
   it('a thread that dies fails only the files it held, each with E_COMPILE at its first line; the others are compiled', async () => {
     const input = files(40, 13);
-    const pool = CompilePool.start({ allowLiteralSecrets: false }, { worker: ECHO, threads: 2 })!;
+    const pool = CompilePool.start({ allowLiteralSecrets: false }, { worker: ECHO, threads: 2, thisThreadCompiles: false })!;
     try {
       const results = await pool.compile(input);
       expect(results).toHaveLength(40);
@@ -45,7 +62,7 @@ describe('CompilePool', () => {
 
   it('without its worker script (run from the TypeScript source) there is no pool, and compileFiles compiles in this thread', async () => {
     expect(CompilePool.start({ allowLiteralSecrets: false }, { worker: new URL('./no-such-worker.js', import.meta.url) })).toBeUndefined();
-    expect(CompilePool.start({ allowLiteralSecrets: false }, { worker: ECHO, threads: 1 })).toBeUndefined();
+    expect(CompilePool.start({ allowLiteralSecrets: false }, { worker: ECHO, threads: 0 })).toBeUndefined();
     const text = 'apiVersion: converge/v1\nkind: Deployment\nmetadata: { name: a }\nspec: { source: codehost, repository: acme/a, source_config: { deployment_type: dev } }\n';
     const [result] = await compileFiles([{ file: 'a.yaml', bytes: new TextEncoder().encode(text) }], { allowLiteralSecrets: false });
     expect(result!.resources.map((r) => r.name)).toEqual(['a']);
