@@ -1,4 +1,5 @@
 // Unit tests of ownership in the plan: adopt (auto, explicit, annotation), and opt-in prune with its guards, in every format.
+import { orphanDeployments } from './summary.js';
 import { describe, expect, it } from 'vitest';
 import { planExitCode } from '../core/exit-code.js';
 import type { AppliedRecord, DeploymentResource, LiveDeployment } from '../core/model.js';
@@ -143,6 +144,9 @@ describe('prune', () => {
     const withProvider = new Map([...applied, ['OAuthProvider/slack', { secrets: {}, appliedAt: '2026-01-02T00:00:00Z' }]]);
     const result = plan(input({ resources: [], live: { deployments: liveSet, providers: { readable: true, providers: [provider] } }, applied: withProvider, prune: { ...PRUNE, declared: 0 } }));
     expect(result.prune_refused).toContain('(3 owned deployments and 1 OAuth provider left in place)');
+    // converge_orphan_deployments counts the deployments only; the plan's summary counts every orphan.
+    expect(result.summary.orphan).toBe(5);
+    expect(orphanDeployments(result.changes)).toBe(4);
     expect(renderText(result, { color: false })).toContain('Nothing to create or update; 4 live deployments and 1 OAuth provider are in no manifest.');
   });
 

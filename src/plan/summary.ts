@@ -1,4 +1,5 @@
 // Plan summary counts and the deterministic ordering of changes.
+import { inListing } from '../core/kinds/index.js';
 import type { PlanChange, PlanSummary } from '../core/model.js';
 import { compareStrings } from '../core/values.js';
 
@@ -15,6 +16,11 @@ export function summarize(changes: readonly PlanChange[]): PlanSummary {
     else summary[change.action] += 1;
   }
   return summary;
+}
+
+/** The orphans of the kinds the deployment listing holds: live deployments no manifest declares (converge_orphan_deployments). */
+export function orphanDeployments(changes: readonly PlanChange[]): number {
+  return changes.filter((change) => change.action === 'orphan' && inListing(change.kind)).length;
 }
 
 /** By kind, then name (code-unit order, locale-independent); stable for equal keys. */

@@ -1,4 +1,5 @@
 // The outer reconcile: one at a time, bursts coalesced, and one `finally` that owns status, metrics, logs and retries.
+import { orphanDeployments } from '../../plan/summary.js';
 import type { Logger } from 'pino';
 import { ConvergeError, UsageError } from '../../core/errors.js';
 import type { DesiredResource, Plan } from '../../core/model.js';
@@ -183,7 +184,7 @@ export class Reconciler {
       this.reportHealth();
       metrics.lastSuccess.set(Date.parse(record.finishedAt) / 1000);
       metrics.setResourceStates(this.tracker.counts());
-      metrics.orphans.set(outcome.plan.summary.orphan);
+      metrics.orphans.set(orphanDeployments(outcome.plan.changes));
       metrics.secretsUnknown.set(this.tracker.secretsUnknown().length);
       metrics.conflictResources.set(this.tracker.conflicts().length);
       for (const key of outcome.released ?? []) log.info({ key }, 'conflict released: the desired state changed to a new one; writing again');
