@@ -1,7 +1,7 @@
 // Holds: which desired state a hold stops, which holds a release request names.
 import { describe, expect, it } from 'vitest';
 import { ServiceError, serviceStatusOf } from './errors.js';
-import { holdApplies, holdsNamed, REFUSED_FOR_GOOD, revisionFailedHold, writeRefusedHold } from './holds.js';
+import { holdApplies, holdsNamed, REFUSED_FOR_GOOD, refusedForGood, revisionFailedHold, writeRefusedHold } from './holds.js';
 
 describe('holds', () => {
   const hold = revisionFailedHold('fp-1', 'r7', 'BUILD_FAILED', 'web', new Date('2026-01-01T00:00:00Z'));
@@ -36,5 +36,14 @@ describe('holds', () => {
     expect(refused.message).toContain('POST /v2/deployments answered 413: Request body too large');
     expect(holdApplies(refused, 'fp-2')).toBe(true);
     expect(holdApplies(refused, 'fp-3')).toBe(false);
+  });
+
+  it('a 400 because the service is deleting the deployment is no refusal of the write: not held, so its create follows', () => {
+    const refusal = (status: number, detail: string) => new ServiceError({ status, detail, method: 'PATCH', route: '/v2/deployments/{deployment_id}' }).message;
+    expect(refusedForGood(refusal(400, 'source_config.resource_spec.max_scale must be at least 1'))).toBe(true);
+    expect(refusedForGood(refusal(422, 'bad value'))).toBe(true);
+    expect(refusedForGood(refusal(400, 'Deployment ID 7e7e7e7e-0000-4000-8000-000000000001 is being deleted.'))).toBe(false);
+    expect(refusedForGood(refusal(404, 'not found'))).toBe(false);
+    expect(refusedForGood('blocked: the name is taken')).toBe(false);
   });
 });

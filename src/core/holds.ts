@@ -1,5 +1,7 @@
 // Holds: a resource the daemon does not write although its plan says so (its revision for this desired state failed), until the desired state changes or an operator releases it.
 
+import { serviceStatusOf } from './errors.js';
+
 /**
  * Why a resource is held. RevisionFailed: the revision built from this very desired state failed; sending the same
  * input again builds the same failure. WriteRefused: the service refused the write of this desired state with an
@@ -13,6 +15,18 @@ export const HOLD_REASONS = ['RevisionFailed', 'WriteRefused'] as const;
  * resource is gone: the next reconcile plans it again), 408/429/5xx (retried) or 409 (a name conflict, settled apart).
  */
 export const REFUSED_FOR_GOOD: readonly number[] = [400, 413, 422];
+/**
+ * A 400 about the deployment, not the write: the service is deleting it (deleted outside converge between the job's
+ * read and its write). Not held: once it is gone the next reconcile plans its create, which a hold of the same
+ * desired state would stop for good.
+ */
+const BEING_DELETED = /answered 400: .*is being deleted/i;
+
+/** Whether a job's failure (`reason`: its message, with the service's status) is a refusal no retry of the same write changes. */
+export function refusedForGood(reason: string): boolean {
+  const status = serviceStatusOf(reason);
+  return status !== undefined && REFUSED_FOR_GOOD.includes(status) && !BEING_DELETED.test(reason);
+}
 export type HoldReason = (typeof HOLD_REASONS)[number];
 
 /** One hold, as stored (no secret: the fingerprint is a hash). */

@@ -1,7 +1,7 @@
 // A write the service refused for good (413, 400, 422: src/core/holds.ts REFUSED_FOR_GOOD) holds its desired state, as a failed build does, until the manifest changes.
 import type { Logger } from 'pino';
 import { serviceStatusOf } from '../../core/errors.js';
-import { REFUSED_FOR_GOOD, writeRefusedHold, type ResourceHold } from '../../core/holds.js';
+import { refusedForGood, writeRefusedHold, type ResourceHold } from '../../core/holds.js';
 import type { EnqueuedJob } from '../cycle/cycle-context.js';
 import type { ResourceTracker } from './resource-tracker.js';
 
@@ -19,7 +19,7 @@ export interface RefusedWriteParts {
 export function holdIfRefused(job: EnqueuedJob, reason: string, parts: RefusedWriteParts): boolean {
   const status = serviceStatusOf(reason);
   // A job without a fingerprint sends no desired state that a hold could name (a delete, a kind the listing does not show).
-  if (status === undefined || !REFUSED_FOR_GOOD.includes(status) || !job.fingerprint) return false;
+  if (!refusedForGood(reason) || !job.fingerprint) return false;
   const name = job.key.slice(job.key.indexOf('/') + 1);
   const hold = writeRefusedHold(job.fingerprint, reason, name, new Date());
   parts.tracker.setHold(job.key, hold);
