@@ -111,7 +111,9 @@ export async function gatherPlanInput(options: GatherOptions): Promise<Gathered>
       : Promise.resolve({ resolved: new Map(), errors: new Map<string, string>() }),
     previewProviders(inScope, options.allowLocalDiscovery),
     // prune: converge's providers are listed too when no manifest declares one (their manifests may all be gone).
-    listLiveProviders(options.client, inScope, options.prune?.enabled === true, appliedRead.then((records) => records.keys())),
+    // `owned` is read only when asked: a promise derived from appliedRead ahead of time would be a second, unhandled
+    // rejection when Redis cannot be read (appliedRead's own is the one reported).
+    listLiveProviders(options.client, inScope, options.prune?.enabled === true, () => appliedRead.then((records) => records.keys())),
   ]);
   const live: LiveState = { deployments: listed, ...(providers ? { providers } : {}) };
 

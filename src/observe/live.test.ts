@@ -46,7 +46,7 @@ describe('listLiveDeployments', () => {
 });
 
 describe('listLiveProviders', () => {
-  const owned = (keys: string[]) => Promise.resolve(keys);
+  const owned = (keys: string[]) => () => Promise.resolve(keys);
 
   it('lists when a manifest declares a provider, or prune is on and converge owns one; otherwise asks nothing', async () => {
     const client = fakeClient([]);
@@ -57,5 +57,16 @@ describe('listLiveProviders', () => {
     expect(await listLiveProviders(client, [web], false, owned(['OAuthProvider/gone']))).toBeUndefined();
     expect(await listLiveProviders(client, [web], true, owned(['Deployment/web']))).toBeUndefined();
     expect(client.providerLists).toBe(2);
+  });
+
+  it('reads the applied records only when it needs them: an unreadable applied state is not asked when a manifest declares a provider', async () => {
+    const client = fakeClient([]);
+    let asked = 0;
+    const unreadable = () => ((asked += 1), Promise.reject(new Error('Redis unreachable')));
+    expect(await listLiveProviders(client, [provider], true, unreadable)).toEqual({ readable: true, providers: [] });
+    expect(await listLiveProviders(client, [web], false, unreadable)).toBeUndefined();
+    expect(asked).toBe(0);
+    await expect(listLiveProviders(client, [web], true, unreadable)).rejects.toThrow('Redis unreachable');
+    expect(asked).toBe(1);
   });
 });

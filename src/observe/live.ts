@@ -32,10 +32,11 @@ export async function listLiveDeployments(client: Pick<ServiceClient, 'listDeplo
 
 /**
  * The live providers, when the plan needs them: a manifest declares one, or prune is on and converge owns one (its
- * manifests may all be gone: `owned`, the applied records' keys). Undefined otherwise: nothing is asked.
+ * manifests may all be gone: `owned` reads the applied records' keys, called only then). Undefined otherwise: nothing
+ * is asked.
  */
-export async function listLiveProviders(client: Pick<ServiceClient, 'listProviders'>, declared: readonly DesiredResource[], prune: boolean, owned: Promise<Iterable<string>>): Promise<LiveProviders | undefined> {
+export async function listLiveProviders(client: Pick<ServiceClient, 'listProviders'>, declared: readonly DesiredResource[], prune: boolean, owned: () => Promise<Iterable<string>>): Promise<LiveProviders | undefined> {
   if (declaresProviders(declared)) return client.listProviders();
-  if (prune && ownsAnyProvider(await owned)) return client.listProviders();
+  if (prune && ownsAnyProvider(await owned())) return client.listProviders();
   return undefined;
 }
