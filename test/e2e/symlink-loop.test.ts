@@ -87,8 +87,16 @@ describe.concurrent('symbolic link loops in the manifest directory', () => {
     const warnings = daemon.lines.filter((l) => l.msg === 'manifest problem' && String(l.diagnostic).includes('loops/'));
     expect(warnings.length).toBeGreaterThanOrEqual(1);
     expect(warnings.every((l) => l.level === 40)).toBe(true);
+    // The loader, which reads the whole tree each run, names both links.
+    const links = ['loops/self', 'loops/up'];
+    expect(links.filter((link) => warnings.some((l) => String(l.diagnostic).startsWith(`${link}:`)))).toEqual(links);
+    // The watcher tells each link it meets. At start it meets both. Made under a running watcher, one link was once
+    // not met in CI (most likely made between chokidar reading the new folder and watching it); it was not watched
+    // either, as the check above shows, and the loader named it.
     const skipped = daemon.lines.filter((l) => String(l.msg).startsWith('symbolic link not followed')).map((l) => l.link);
-    expect(skipped).toEqual(expect.arrayContaining(['loops/self', 'loops/up']));
+    if (when === 'at start') expect(skipped).toEqual(expect.arrayContaining(links));
+    expect(skipped.length).toBeGreaterThan(0);
+    expect(skipped.every((link) => links.includes(link as string))).toBe(true);
     expect(daemon.alive()).toBe(true);
   });
 });
