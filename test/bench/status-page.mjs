@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { chromium } from 'playwright-core';
 import { deleteKeys } from '../../dist/jobs/open-jobs.js';
 import { closeRedis, connectProducer } from '../../dist/store/redis.js';
-import { benchMain, benchPrefix, CLI, figure, freePort, median, ms, REDIS_URL, removeDir, tempDir } from './lib/common.mjs';
+import { benchMain, benchPrefix, CLI, figure, freePort, median, ms, REDIS_URL, removeDir, stopChild, tempDir } from './lib/common.mjs';
 import { startEmulatorChild } from './lib/emulator-child.mjs';
 import { benchEnv, writeManifests } from './lib/fixtures.mjs';
 
@@ -32,12 +32,7 @@ async function startDaemon(dir, apiUrl, prefix, n) {
   }
   return {
     url,
-    async stop() {
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
-      await exited;
-      clearTimeout(timer);
-    },
+    stop: () => stopChild(child, exited),
   };
 }
 

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { ServiceClient } from '../../dist/service/client.js';
 import { deleteKeys } from '../../dist/jobs/open-jobs.js';
 import { closeRedis, connectProducer } from '../../dist/store/redis.js';
-import { benchMain, benchPrefix, CLI, figure, freePort, median, percentile, REDIS_URL, removeDir, tempDir } from './lib/common.mjs';
+import { benchMain, benchPrefix, CLI, figure, freePort, median, percentile, REDIS_URL, removeDir, stopChild, tempDir } from './lib/common.mjs';
 import { startEmulatorChild } from './lib/emulator-child.mjs';
 import { benchEnv, deploymentName, manifestPath, manifestText, writeManifests } from './lib/fixtures.mjs';
 
@@ -53,12 +53,7 @@ async function startDaemon(dir, url, prefix, env) {
   return {
     lines,
     waitFor,
-    async stop() {
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
-      await exited;
-      clearTimeout(timer);
-    },
+    stop: () => stopChild(child, exited),
   };
 }
 

@@ -40,6 +40,14 @@ export async function freePort() {
   });
 }
 
+/** Ends a child process: SIGTERM, then SIGKILL after 15 s; resolves once `exited` (its exit promise) has. */
+export async function stopChild(child, exited) {
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+  await exited;
+  clearTimeout(timer);
+}
+
 export async function tempDir(name) {
   return mkdtemp(join(tmpdir(), `converge-bench-${name}-`));
 }
