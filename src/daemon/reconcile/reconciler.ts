@@ -1,5 +1,4 @@
 // The outer reconcile: one at a time, bursts coalesced, and one `finally` that owns status, metrics, logs and retries.
-import { orphanDeployments } from '../../plan/summary.js';
 import type { Logger } from 'pino';
 import { ConvergeError, UsageError } from '../../core/errors.js';
 import type { DesiredResource, Plan } from '../../core/model.js';
@@ -11,6 +10,7 @@ import { reconcileDirectory, type ReconcileOutcome } from '../cycle/cycle.js';
 import type { CycleContext, EnqueuedJob } from '../cycle/cycle-context.js';
 import { REVISION_FAILURE_REASONS, type RevisionFailureReason } from '../../core/health.js';
 import { holdsNamed, namingNone, type ResourceHold } from '../../core/holds.js';
+import { orphanDeployments } from '../../plan/summary.js';
 import { FindingsLog } from './findings-log.js';
 import { followRollouts, holdFailedRevisions } from '../status/rollout.js';
 import { ResourceTracker, type HealthSettings, type HealthTransition, type ReconcileRecord } from '../status/resource-tracker.js';
