@@ -62,7 +62,7 @@ describe('the converge action (action.yml)', { timeout: 120_000 }, () => {
 
     let cacheHit = 'true';
     const cacheKeys: string[] = [];
-    const playUses: PlayUses = async (step, withValues) => {
+    const playUses: PlayUses = async (step, withValues): Promise<Record<string, string>> => {
       if (step.uses!.startsWith('actions/cache@')) {
         cacheKeys.push(withValues.key!);
         expect(withValues.path).toBe(`${actionPath}/dist`);
