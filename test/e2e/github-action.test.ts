@@ -35,7 +35,7 @@ function allOutput(runs: ActionRun[]): string {
   return runs.flatMap((r) => r.steps.map((s) => s.stdout + s.stderr)).join('\n');
 }
 
-describe('the converge action (action.yml)', { timeout: 120_000 }, () => {
+describe('the converge action (action.yml)', { timeout: 300_000 }, () => {
   it('plans on a pull request with one comment updated in place, then applies the reviewed plan after the merge, once', async (t) => {
     const e = await startEmulator({ seed: seedWith([{ name: 'ci-api', source: 'external_docker', source_config: { resource_spec: { max_scale: 1 } }, source_revision_config: { image_uri: 'docker.io/acme/ci-api:1' } }]), buildMs: 0 });
     atEnd(t, () => e.close());

@@ -28,7 +28,7 @@ function runScript(lines: string[], cwd: string, env: NodeJS.ProcessEnv): Promis
   });
 }
 
-describe('the example GitLab pipeline (examples/ci/.gitlab-ci.yml)', { timeout: 90_000 }, () => {
+describe('the example GitLab pipeline (examples/ci/.gitlab-ci.yml)', { timeout: 180_000 }, () => {
   it('the merge request pipeline plans and keeps one note, updated in place', async (t) => {
     const e = await startEmulator({ seed: seedWith([]), buildMs: 0 });
     atEnd(t, () => e.close());
