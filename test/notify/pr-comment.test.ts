@@ -65,7 +65,7 @@ async function comment(shape: 'github' | 'gitlab', host: CommentHost, plan: stri
 const SHA1 = 'a1'.repeat(20);
 const SHA2 = 'b2'.repeat(20);
 
-describe.each(['github', 'gitlab'] as const)('converge comment --api %s', (shape) => {
+describe.each(['github', 'gitlab'] as const)('converge comment --api %s', { timeout: 90_000 }, (shape) => {
   let host: CommentHost;
   beforeAll(async () => {
     host = await startCommentHost(shape, { repository: REPOSITORY, pull: PULL, token: TOKEN, otherComments: ['LGTM', '<!-- someone else -->\nnot ours'] });
