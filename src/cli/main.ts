@@ -103,7 +103,7 @@ export async function runCli(argv: string[], io: CommandIo): Promise<number> {
 function leadingChdir(argv: string[]): string[] {
   const [first, second] = argv;
   let dir: string | undefined;
-  let rest = argv;
+  let rest: string[];
   if (first === '-C' || first === '--chdir') [dir, rest] = [second, argv.slice(2)];
   else if (first?.startsWith('--chdir=')) [dir, rest] = [first.slice('--chdir='.length), argv.slice(1)];
   else return argv;
