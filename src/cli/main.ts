@@ -14,10 +14,12 @@ async function mainHelp(): Promise<string> {
   const lines = [
     'converge: GitOps reconciler for the Deployment and OAuth Provider Service',
     '',
-    'Usage: converge COMMAND [options]',
+    'Usage: converge [--chdir DIR] COMMAND [options]',
     '',
     'Commands:',
     ...commands.map((c) => `  ${c.name.padEnd(width)}${c.summary}`),
+    '',
+    'Global option (before COMMAND): -C DIR, --chdir DIR  run as if started in DIR (relative paths are read from there)',
     '',
     'Run "converge COMMAND --help" for the options of one command.',
   ];
@@ -94,6 +96,28 @@ export async function runCli(argv: string[], io: CommandIo): Promise<number> {
 }
 
 /**
+ * The global option `-C DIR` / `--chdir DIR` before the command (as `git -C`, `make -C`): the whole process runs in DIR,
+ * so every relative path (DIR arguments, --vars, a saved plan's manifest directory, secret files) is read from there.
+ * Returns the arguments after it; a DIR that is not a directory is one line and exit 1.
+ */
+function leadingChdir(argv: string[]): string[] {
+  const [first, second] = argv;
+  let dir: string | undefined;
+  let rest: string[];
+  if (first === '-C' || first === '--chdir') [dir, rest] = [second, argv.slice(2)];
+  else if (first?.startsWith('--chdir=')) [dir, rest] = [first.slice('--chdir='.length), argv.slice(1)];
+  else return argv;
+  try {
+    if (!dir) throw new Error('missing');
+    process.chdir(dir);
+  } catch {
+    process.stderr.write(`converge: ${first?.split('=')[0]} ${dir ?? ''}: ${dir ? 'not a directory that can be entered' : 'give a directory'}; usage: converge --chdir DIR COMMAND [options]\n`);
+    process.exit(1);
+  }
+  return rest;
+}
+
+/**
  * True when node was started on this module, however the path reached it: through a symlink such as
  * /usr/local/bin/converge, node_modules/.bin/converge, or a node_modules that is itself a symlink.
  */
@@ -114,7 +138,8 @@ if (isEntryPoint(process.argv[1]) || process.argv[1]?.endsWith('/converge')) {
       throw error;
     });
   }
-  runCli(process.argv.slice(2), { stdout: process.stdout, stderr: process.stderr, env: process.env, cwd: process.cwd() }).then(
+  const argv = leadingChdir(process.argv.slice(2));
+  runCli(argv, { stdout: process.stdout, stderr: process.stderr, env: process.env, cwd: process.cwd() }).then(
     (code) => {
       process.exitCode = code;
     },

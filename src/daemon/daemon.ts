@@ -384,6 +384,7 @@ class ConvergeDaemon implements Daemon {
       stopping: this.stopping,
       serviceUrl: this.service?.url,
       embedded: this.options.embedded,
+      reconcileEndpoint: Boolean(this.options.env.CONVERGE_WEBHOOK_TOKEN),
       settings: this.settings,
       lease: this.leadership?.status() ?? null,
       appliedState: this.appliedState.current,

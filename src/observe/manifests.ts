@@ -294,6 +294,7 @@ interface ReadState {
 /** Reads the listed files' bytes, compiles those the cache does not know, and combines every result with the environment. */
 async function readAndCompile(listing: ManifestListing, environment: CompiledEnvironment, { cache, pool, extra, hashed }: ReadState): Promise<ManifestDirResult> {
   const read: string[] = [];
+  let refused = 0;
   const content = new ContentHasher();
   const files: Array<ManifestBytes & { result?: ManifestResult }> = [];
   let lastYield = performance.now();
@@ -310,6 +311,7 @@ async function readAndCompile(listing: ManifestListing, environment: CompiledEnv
     read.push(file.path);
     if ('diagnostic' in outcome) {
       extra.push(outcome.diagnostic);
+      refused += 1;
       continue;
     }
     content.add(file.path, outcome.bytes);
@@ -326,7 +328,7 @@ async function readAndCompile(listing: ManifestListing, environment: CompiledEnv
   const results: FileResult[] = files.map((file) => ({ file: file.file, ...withPatches(environment, file, file.result!) }));
   cache?.retain(new Set(results.map((result) => result.file)));
   for (const input of hashed) content.add(input.name, input.bytes);
-  const compiledAll = combineManifests(environment, results, read.length);
+  const compiledAll = combineManifests(environment, results, read.length, refused);
   return { ...compiledAll, diagnostics: sortDiagnostics([...compiledAll.diagnostics, ...extra]), files: read, contentId: content.id() };
 }
 

@@ -1,7 +1,7 @@
 // --target NAME (pure): which declared resources the names select, and the plan input narrowed to them (a partial plan, as Terraform's -target).
 import { UsageError } from '../core/errors.js';
 import { declaredProviderIds, inListing, isKind, KIND_NAMES } from '../core/kinds/index.js';
-import { closest, editDistance } from '../core/manifest/issues.js';
+import { didYouMean as suggestion } from '../core/manifest/issues.js';
 import { resourceKey, type LiveState, type ResourceKind } from '../core/model.js';
 import type { PlanInput } from './plan.js';
 
@@ -9,20 +9,6 @@ import type { PlanInput } from './plan.js';
 interface Declared {
   kind: ResourceKind;
   name: string;
-}
-
-/**
- * `; did you mean "x"?` when `word` is near one of `known`, else '': a field-name match (closest), or a name at most
- * two edits away (a third of a longer one), as the CLI suggests commands.
- */
-function suggestion(word: string, known: readonly string[]): string {
-  let guess = closest(word, known);
-  if (!guess) {
-    const ranked = known.map((name) => ({ name, distance: editDistance(word, name) })).sort((a, b) => a.distance - b.distance);
-    const best = ranked[0];
-    if (best && best.distance <= Math.max(2, Math.floor(word.length / 3))) guess = best.name;
-  }
-  return guess ? `; did you mean "${guess}"?` : '';
 }
 
 /** The key one --target selects: `Kind/name`, or a bare name that exactly one declared resource has. */

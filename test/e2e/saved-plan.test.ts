@@ -217,6 +217,25 @@ describe('saved plans: plan --out, apply --plan, plan --show', { timeout: 90_000
     expect(writes(s.e.requestLog).map((w) => `${w.method} ${w.deploymentId}`)).toEqual([`PATCH ${s.live('sp-a')!.id}`]);
   });
 
+  it("apply --plan from another directory names the plan's relative directory and how to run it; --chdir runs it from there", async (t) => {
+    const s = await setup(t, 'saved-plan-elsewhere');
+    const planned = await runConverge(['--chdir', s.dir, 'plan', 'manifests', '--out', 'reviewed.plan', ...s.flags], s.env);
+    expect(planned.code, planned.stderr).toBe(0);
+    expect(planned.stderr).toContain('plan saved to reviewed.plan');
+    const elsewhere = await runConverge(['apply', '--plan', s.file, ...s.flags], s.env);
+    expect(elsewhere.code).toBe(1);
+    expect(elsewhere.stderr.trim().split('\n')).toHaveLength(1);
+    expect(elsewhere.stderr).toContain(`the plan's manifest directory "manifests" is relative to the directory the plan was made in`);
+    expect(elsewhere.stderr).toContain('converge --chdir DIR apply --plan FILE');
+    expect(writes(s.e.requestLog)).toHaveLength(0);
+    const there = await runConverge(['--chdir', s.dir, 'apply', '--plan', 'reviewed.plan', ...s.flags], s.env);
+    expect(there.code, there.stdout + there.stderr).toBe(0);
+    expect(writes(s.e.requestLog).length).toBeGreaterThan(0);
+    const missing = await runConverge(['--chdir', join(s.dir, 'nowhere'), 'plan', 'manifests']);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toMatch(/^converge: --chdir .*nowhere: not a directory that can be entered/);
+  });
+
   it('plan --out saves no plan while a manifest file fails to load', async (t) => {
     const s = await setup(t, 'saved-plan-broken');
     await writeFile(join(s.manifestDir, 'broken.yaml'), 'kind: Deployment\nmetadata: [unclosed\n');

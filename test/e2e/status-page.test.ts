@@ -144,6 +144,18 @@ describe('the status page', () => {
     const brokenRow = page.locator('#rows tr.row[data-key="Deployment/broken-api"]');
     expect(await brokenRow.locator('td').nth(5).textContent()).toContain(failedRevision.slice(0, 8));
     expect(await brokenRow.locator('td').nth(7).textContent()).toContain(`RevisionFailedconverge reconcile --retry-failed broken-api --url ${daemon.url}`);
+    // The daemon runs without CONVERGE_WEBHOOK_TOKEN: /status says POST /reconcile is off, and the command says so and how to turn it on.
+    expect(doc.daemon.reconcileEndpoint).toBe(false);
+    expect(await brokenRow.locator('td').nth(7).textContent()).toContain('POST /reconcile is off on this daemon, so this command is refused: restart the daemon with CONVERGE_WEBHOOK_TOKEN set');
+    // At 1280 px: no horizontal scrollbar (page or table), and the hold's command on at most 3 lines.
+    expect(await page.evaluate('document.documentElement.scrollWidth <= document.documentElement.clientWidth')).toBe(true);
+    expect(await page.evaluate("(() => { const w = document.querySelector('.table-wrap'); return w.scrollWidth <= w.clientWidth; })()")).toBe(true);
+    const commandLines = await page.evaluate(`(() => { const c = document.querySelector('#rows tr.row[data-key="Deployment/broken-api"] .cmd'); const style = getComputedStyle(c); const lh = parseFloat(style.lineHeight) || parseFloat(style.fontSize) * 1.2; return Math.round(c.getBoundingClientRect().height / lh); })()`);
+    expect(commandLines).toBeLessThanOrEqual(3);
+    // One time format on the page; the drift policy in Settings (and in /status).
+    const times = (await page.$$eval('time', (nodes) => nodes.map((n) => n.textContent ?? ''))).concat([(await page.textContent('#live')) ?? '']);
+    expect(times.join(' ')).not.toMatch(/\b(AM|PM)\b/);
+    expect(header).toContain(`drift ${doc.daemon.driftPolicy}`);
     await brokenRow.locator('button.expand').click();
     const brokenDetail = page.locator('#rows tr.detail[data-key="Deployment/broken-api"]');
     await brokenDetail.waitFor({ state: 'visible' });
@@ -219,5 +231,17 @@ describe('the status page', () => {
     const everything = [...(await Promise.all(loaded)), await page.content(), await page.innerText('body')].join('\n');
     expect(everything).toContain('API_TOKEN=********');
     for (const secret of [WEB_SECRET, BUILD_SECRET, API_KEY]) expect(everything).not.toContain(secret);
+
+    // web.yaml moved out while bad.yaml fails to load: web's file is unknown, never bad.yaml's name.
+    await rm(join(dir, 'web.yaml'));
+    await until('web without a file in /status', async () => {
+      const r = row(await daemon.status(), 'Deployment/web');
+      return r && r.file === null;
+    }, 20_000, 100);
+    const webFile = `document.querySelector('#rows tr.row[data-key="Deployment/web"] td:nth-child(3)')?.textContent`;
+    await until('the page to show web\'s file as unknown', async () => (await page.evaluate(webFile)) === 'unknown (a file fails to load)', 15_000, 100).catch(async (error: unknown) => {
+      expect([await page.evaluate(webFile), JSON.stringify(row(await daemon.status(), 'Deployment/web'))]).toEqual(['unknown (a file fails to load)', '']);
+      throw error;
+    });
   }, 120_000);
 });

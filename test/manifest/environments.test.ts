@@ -126,7 +126,7 @@ describe('environments: variables files and overlays', () => {
     const loaded = await load(env(['prod.yaml'], ['prod']));
     const problem = loaded.diagnostics.find((d) => d.code === 'E_OVERLAY_TARGET');
     expect(problem).toMatchObject({ file: 'prod/typo.yaml', line: 3, column: 9, severity: 'error' });
-    expect(problem!.message).toContain('Deployment "suport-prod"');
+    expect(problem!.message).toContain('Deployment "suport-prod", which the base (the manifest directory) and the overlays before it do not declare; did you mean "support-prod"?');
     expect(loaded.resources.map((r) => r.name)).toEqual(['support-prod']);
   });
 

@@ -148,6 +148,12 @@ describe('loadManifestDir', () => {
     expect(result.resources.map((r) => r.name)).toEqual(['small']);
   });
 
+  it('a 5 MB manifest alone in its directory is one message: no "none declares a resource" warning beside the refusal', async () => {
+    write('huge.yaml', `# ${'x'.repeat(5 * 1024 * 1024)}\n`);
+    const result = await loadManifestDir(dir, OPTIONS);
+    expect(lines(result)).toEqual(['huge.yaml:1:1 error E_TOO_LARGE file is larger than 1 MiB; a manifest file must be smaller (split it into several files)']);
+  });
+
   it('does not block on a FIFO named like a manifest', async () => {
     execFileSync('mkfifo', [join(dir, 'pipe.yaml')]);
     write('real.yaml', deployment('real'));

@@ -1,5 +1,6 @@
 // `converge apply DIR [--wait]`: plan, enqueue one job per change, wait for every job (and new revisions), report.
-import { resolve } from 'node:path';
+import { existsSync } from 'node:fs';
+import { isAbsolute, resolve } from 'node:path';
 import { plan } from '../../plan/plan.js';
 import { ConvergeError, UsageError } from '../../core/errors.js';
 import { staleLine } from '../../core/saved-plan/stale.js';
@@ -179,7 +180,14 @@ function applyInputs(args: ParsedArgs, io: CommandIo): { saved: SavedPlan | unde
   }
   if (args.positionals.length > 0) throw new UsageError('--plan FILE applies the manifests the plan names: give no DIR');
   const saved = readPlanFile(resolve(io.cwd, file));
-  return { saved, settings: settingsOfPlan(saved, settings, args.values), dir: resolve(io.cwd, saved.manifests.dir), targets: saved.options.targets ?? [] };
+  const dir = resolve(io.cwd, saved.manifests.dir);
+  if (!isAbsolute(saved.manifests.dir) && !existsSync(dir)) {
+    const named = saved.manifests.dir;
+    throw new UsageError(
+      `the plan's manifest directory "${named}" is relative to the directory the plan was made in, and ${dir} does not exist from here: run apply --plan in the directory where "converge plan ${named} --out" ran, or give it with "converge --chdir DIR apply --plan FILE" (FILE is then read from DIR too)`,
+    );
+  }
+  return { saved, settings: settingsOfPlan(saved, settings, args.values), dir, targets: saved.options.targets ?? [] };
 }
 
 /**

@@ -3,6 +3,7 @@ import { ConvergeError, UsageError } from '../../core/errors.js';
 import type { Command } from '../command.js';
 import { resolveSettings, settingOptions } from '../settings.js';
 import { daemonBaseUrl } from '../daemon-url.js';
+import { WEBHOOK_TOKEN_ENV } from '../../daemon/server/status-server.js';
 
 const FORMATS = ['text', 'json'] as const;
 const TIMEOUT_MS = 5_000;
@@ -34,8 +35,9 @@ interface StatusDocument {
   /** Resources by sync status, counted from the same rows as `resources` (daemons before it: absent). */
   sync?: Record<string, number>;
   conflicts?: string[];
+  pruneRefused?: string | null;
   manifestVersion?: { kind: string; id: string; readAt?: string } | null;
-  daemon?: { dir?: string; pid?: number; hostname?: string; startedAt?: string; service?: string | null; driftPolicy?: string; stopping?: boolean };
+  daemon?: { dir?: string; pid?: number; hostname?: string; startedAt?: string; service?: string | null; driftPolicy?: string; stopping?: boolean; reconcileEndpoint?: boolean };
   lastReconcile?: {
     id: number; trigger: string; finishedAt: string; durationMs: number; ok: boolean; error: string | null;
     summary: Record<string, number> | null; enqueued: number; drifted: number; held: number;
@@ -115,6 +117,7 @@ function renderStatus(url: string, doc: StatusDocument, ready: Readiness): strin
   if (doc.appliedState?.lost) lines.push(`Redis lost converge's applied state at ${doc.appliedState.lostAt ?? '?'} (${doc.appliedState.detail ?? 'epoch changed'}); secrets it cannot compare are held, not rewritten.`);
   if (doc.secretsUnknown?.length) lines.push(`SecretsUnknown (not rewritten blind): ${doc.secretsUnknown.join(', ')}; converge reconcile --write-secrets [NAME...] writes them.`);
   if (doc.conflicts?.length) lines.push(`Conflict (converge stopped writing to these): ${doc.conflicts.join(', ')}; see NOTE below. Writing resumes when the desired state changes to a new one.`);
+  if (doc.pruneRefused) lines.push(`Prune refused: ${doc.pruneRefused}`);
   if (doc.manifestVersion) lines.push(`Manifests: ${doc.manifestVersion.kind === 'git' ? `commit ${doc.manifestVersion.id}` : `not in git, content ${doc.manifestVersion.id}`}, read at ${doc.manifestVersion.readAt ?? '?'}`);
   const last = doc.lastReconcile;
   if (!last) lines.push('No reconcile yet.');
@@ -136,6 +139,10 @@ function renderStatus(url: string, doc: StatusDocument, ready: Readiness): strin
   if (health.length) lines.push(`Health: ${health.join(', ')}`);
   if (doc.held?.length) lines.push(`Held (a revision of this desired state failed; not sent again): ${doc.held.join(', ')}; a changed manifest, or converge reconcile --retry-failed [NAME...], lets it be written.`);
   const resources = doc.resources ?? [];
+  const offered = Boolean(doc.held?.length || doc.secretsUnknown?.length || doc.conflicts?.length || resources.some((r) => r.hold));
+  if (offered && d.reconcileEndpoint === false) {
+    lines.push(`POST /reconcile is off on this daemon, so "converge reconcile --retry-failed" and "--write-secrets" are refused: restart it with ${WEBHOOK_TOKEN_ENV} set, and give the same value to converge reconcile (docs/daemon.md).`);
+  }
   if (resources.length > 0) {
     lines.push('');
     const rows = [['KIND', 'NAME', 'SYNC', 'HEALTH', 'REASON', 'ACTION', 'NOTE']];

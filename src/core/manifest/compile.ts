@@ -57,9 +57,11 @@ export function withPatches(environment: CompiledEnvironment, file: ManifestByte
 /**
  * The files' results (each after withPatches) combined with the environment: the resources overlays add, a name
  * declared twice blocked, what an unread overlay may change blocked, every diagnostic sorted. `filesRead` counts the
- * manifest files read, those refused included (an empty directory is a warning).
+ * manifest files read, those refused included (an empty directory is a warning); `refused`: how many of them were
+ * refused unread (too large, unreadable), each already an error that says why nothing of it is planned, so no warning
+ * that "none declares a resource" is added beside it.
  */
-export function combineManifests(environment: CompiledEnvironment, files: readonly FileResult[], filesRead: number): ManifestResult {
+export function combineManifests(environment: CompiledEnvironment, files: readonly FileResult[], filesRead: number, refused = 0): ManifestResult {
   const { overlays, parseOptions } = environment;
   const results = [...files];
   const declared = new Set(results.flatMap((r) => [...r.resources, ...r.blocked].map((d) => resourceKey(d.kind, d.name))));
@@ -72,7 +74,7 @@ export function combineManifests(environment: CompiledEnvironment, files: readon
   const all = collectManifests(results);
   const unknown = blockUnread(all.resources, overlays.unread);
   const collected = { ...all, resources: unknown.resources, blocked: [...all.blocked, ...unknown.blocked] };
-  const empty = emptyDirectoryNote(filesRead, collected);
+  const empty = refused > 0 ? undefined : emptyDirectoryNote(filesRead, collected);
   if (empty) diagnostics.push(empty);
   const data = parseOptions.keepData ? new Map(results.flatMap((r) => [...(r.data ?? [])])) : undefined;
   return { ...collected, diagnostics: sortDiagnostics([...collected.diagnostics, ...diagnostics]), ...(data ? { data } : {}) };

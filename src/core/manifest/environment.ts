@@ -1,6 +1,7 @@
 // One environment compiled from its bytes (pure): variables files to the values ${NAME} takes, overlay files to patches.
 import { resourceKey, type BlockedResource, type ResourceKind, type SourceLocation } from '../model.js';
 import type { Diagnostic } from '../diagnostics.js';
+import { didYouMean } from './issues.js';
 import { OVERLAY_ANNOTATION, type Layer } from './overlay.js';
 import { kindProblem, readManifestBytes, type ParseOptions, type ReadDocument } from './parse.js';
 import { parseVariablesFile, type Variables, type VariableValue } from './variables.js';
@@ -172,11 +173,16 @@ export function unknownTargets(documents: readonly OverlayDocument[], declared: 
     const key = resourceKey(doc.kind, doc.name);
     const added = documents.some((other) => other.add && other.overlay < doc.overlay && resourceKey(other.kind, other.name) === key);
     if (declared.has(key) || added) continue;
+    const prefix = resourceKey(doc.kind, '');
+    const sameKind = [
+      ...[...declared].filter((k) => k.startsWith(prefix)).map((k) => k.slice(prefix.length)),
+      ...documents.filter((other) => other.add && other.overlay < doc.overlay && other.kind === doc.kind).map((other) => other.name),
+    ];
     problems.push({
       severity: 'error',
       ...doc.location,
       code: 'E_OVERLAY_TARGET',
-      message: `overlay patches ${doc.kind} "${doc.name}", which the base (${baseLabel}) and the overlays before it do not declare; check kind and metadata.name, or annotate the document ${OVERLAY_ANNOTATION}: add to declare a new resource`,
+      message: `overlay patches ${doc.kind} "${doc.name}", which the base (${baseLabel}) and the overlays before it do not declare${didYouMean(doc.name, sameKind)}; check kind and metadata.name, or annotate the document ${OVERLAY_ANNOTATION}: add to declare a new resource`,
     });
   }
   return problems;

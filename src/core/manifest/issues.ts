@@ -158,6 +158,20 @@ export function editDistance(a: string, b: string): number {
   return row[b.length]!;
 }
 
+/**
+ * `; did you mean "x"?` when `word` is near one of `known`, else '': a field-name match (closest), or a name at most
+ * two edits away (a third of a longer one), as the CLI suggests commands. --target and overlay targets use it.
+ */
+export function didYouMean(word: string, known: readonly string[]): string {
+  let guess = closest(word, known);
+  if (!guess) {
+    const ranked = known.map((name) => ({ name, distance: editDistance(word, name) })).sort((a, b) => a.distance - b.distance);
+    const best = ranked[0];
+    if (best && best.distance <= Math.max(2, Math.floor(word.length / 3))) guess = best.name;
+  }
+  return guess ? `; did you mean "${guess}"?` : '';
+}
+
 /** The known key a typo most likely meant, if any is close. */
 export function closest(word: string, known: readonly string[]): string | undefined {
   const squash = (s: string) => s.toLowerCase().replace(/[-_]/g, '');

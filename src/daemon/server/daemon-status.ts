@@ -17,6 +17,8 @@ export interface StatusParts {
   /** The service's URL (credentials are taken out), or undefined before it is open. */
   serviceUrl: string | undefined;
   embedded: boolean;
+  /** True when POST /reconcile is on (CONVERGE_WEBHOOK_TOKEN set): what `converge reconcile` needs. */
+  reconcileEndpoint: boolean;
   settings: Pick<DaemonSettings, 'driftPolicy' | 'resync' | 'debounce'>;
   lease: LeadershipStatus | null;
   appliedState: { lost: boolean; lostAt: string | null; losses: number; detail: string | null };
@@ -71,6 +73,7 @@ export function statusDocument(parts: StatusParts): Record<string, unknown> {
       stopping: parts.stopping,
       service: parts.serviceUrl !== undefined ? redactUrl(parts.serviceUrl) : null,
       embedded: parts.embedded,
+      reconcileEndpoint: parts.reconcileEndpoint,
       driftPolicy: settings.driftPolicy,
       resyncMs: settings.resync,
       debounceMs: settings.debounce,
@@ -94,5 +97,7 @@ export function statusDocument(parts: StatusParts): Record<string, unknown> {
     orphans: reconciler?.tracker.orphans() ?? [],
     history: snapshot?.history ?? [],
     plan: snapshot?.plan ?? null,
+    /** The last plan's refusal to prune (nothing deleted, and why), or null: said here and on the page, not only in the log. */
+    pruneRefused: snapshot?.plan?.prune_refused ?? null,
   };
 }

@@ -50,7 +50,8 @@ footer { padding: .8rem 1.2rem 1.2rem; font-size: .85rem; }
 table { border-collapse: collapse; width: 100%; }
 th, td { text-align: left; vertical-align: top; padding: .35rem .5rem; border-bottom: 1px solid var(--line); }
 thead th { position: sticky; top: 0; background: var(--panel); font-size: .8rem; color: var(--muted); white-space: nowrap; }
-td.file code { white-space: nowrap; }
+td.file code { overflow-wrap: anywhere; }
+.reason.off { color: var(--warn-fg); }
 tbody tr.row:hover { background: var(--panel); }
 tr.detail > td { background: var(--panel); padding: .6rem 1rem 1rem 2rem; }
 .expand { white-space: nowrap; font: inherit; font-weight: 600; color: var(--fg); background: none; border: 0; padding: 0; cursor: pointer; text-align: left; }
@@ -64,7 +65,8 @@ tr.detail > td { background: var(--panel); padding: .6rem 1rem 1rem 2rem; }
 .badge.bad { background: var(--bad-bg); color: var(--bad-fg); }
 .badge.info { background: var(--info-bg); color: var(--info-fg); }
 .reason { display: block; font-size: .8rem; color: var(--muted); }
-.cmd { display: block; margin-top: .2rem; user-select: all; overflow-wrap: anywhere; }
+.cmd { display: block; margin-top: .2rem; user-select: all; min-width: 18rem; overflow-wrap: normal; word-break: normal; font-size: .8rem; }
+code.path { display: block; overflow-wrap: anywhere; }
 .detail h4 { margin: .7rem 0 .25rem; font-size: .85rem; }
 .detail h4:first-child { margin-top: 0; }
 .detail p { margin: .2rem 0; overflow-wrap: anywhere; }

@@ -17,12 +17,12 @@ function setLive() {
   if (lostSince) {
     live.className = 'live lost';
     live.dataset.state = 'lost';
-    live.textContent = 'Cannot reach the daemon since ' + lostSince.toLocaleTimeString() + '; retrying. The view below may be out of date.';
+    live.textContent = 'Cannot reach the daemon since ' + timeText(lostSince) + '; retrying. The view below may be out of date.';
     return;
   }
   live.className = 'live';
   live.dataset.state = 'live';
-  live.textContent = 'Live: following /status' + (lastChange ? ', last change shown at ' + lastChange.toLocaleTimeString() : '');
+  live.textContent = 'Live: following /status' + (lastChange ? ', last change shown at ' + timeText(lastChange) : '');
 }
 
 function render(doc) {

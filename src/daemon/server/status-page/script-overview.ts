@@ -32,12 +32,17 @@ function pad(n) {
   return String(n).padStart(2, '0');
 }
 
+/** A Date as local "YYYY-MM-DD HH:MM:SS": the one time format of the page (header, rows, the live line). */
+function timeText(d) {
+  return d.getFullYear() + '-' + pad(d.getMonth() + 1) + '-' + pad(d.getDate()) + ' ' + pad(d.getHours()) + ':' + pad(d.getMinutes()) + ':' + pad(d.getSeconds());
+}
+
 /** An ISO time as local "YYYY-MM-DD HH:MM:SS" in a <time> (the ISO text in its title). */
 function when(iso) {
   if (!iso) return el('span', 'muted', '—');
   const d = new Date(iso);
   if (Number.isNaN(d.getTime())) return el('span', null, iso);
-  const text = d.getFullYear() + '-' + pad(d.getMonth() + 1) + '-' + pad(d.getDate()) + ' ' + pad(d.getHours()) + ':' + pad(d.getMinutes()) + ':' + pad(d.getSeconds());
+  const text = timeText(d);
   const node = el('time', null, text);
   node.dateTime = iso;
   node.title = iso;
@@ -107,6 +112,7 @@ function renderWarnings(doc) {
   const warn = (text) => list.append(el('li', null, text));
   if (doc.daemon && doc.daemon.stopping) warn('The daemon is stopping.');
   if (doc.manifests && doc.manifests.error) warn('Manifests could not be read: ' + doc.manifests.error);
+  if (doc.pruneRefused) warn('Prune refused: ' + doc.pruneRefused);
   if (doc.appliedState && doc.appliedState.lost) warn('Applied state lost' + (doc.appliedState.lostAt ? ' at ' + doc.appliedState.lostAt : '') + ': ' + (doc.appliedState.detail || 'nothing is rewritten blind'));
 }
 

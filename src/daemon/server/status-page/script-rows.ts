@@ -14,11 +14,14 @@ function releaseCommand(flag, target) {
   return 'converge reconcile ' + flag + ' ' + target + url;
 }
 
-/** What holds a resource back, and how to release it; null when nothing does. */
-function holdOf(row, target) {
-  if (row.hold) return { word: row.hold.reason, message: row.hold.message, command: releaseCommand('--retry-failed', target) };
-  if (row.syncReason === 'Conflict') return { word: 'Conflict', message: row.conflict ? row.conflict.message : row.reason, command: releaseCommand('--retry-failed', target) };
-  if (row.syncReason === 'SecretsUnknown') return { word: 'SecretsUnknown', message: row.reason, command: releaseCommand('--write-secrets', target) };
+/** Said beside a release command while the daemon's POST /reconcile is off: the command would be refused. */
+const RECONCILE_OFF = 'POST /reconcile is off on this daemon, so this command is refused: restart the daemon with CONVERGE_WEBHOOK_TOKEN set, and give the same value to the command';
+
+/** What holds a resource back, and how to release it (off: the daemon's POST /reconcile is off); null when nothing does. */
+function holdOf(row, target, off) {
+  if (row.hold) return { word: row.hold.reason, message: row.hold.message, command: releaseCommand('--retry-failed', target), off };
+  if (row.syncReason === 'Conflict') return { word: 'Conflict', message: row.conflict ? row.conflict.message : row.reason, command: releaseCommand('--retry-failed', target), off };
+  if (row.syncReason === 'SecretsUnknown') return { word: 'SecretsUnknown', message: row.reason, command: releaseCommand('--write-secrets', target), off };
   if (row.heldAtLastGood) return { word: 'LastGoodVersion', message: 'its file fails to load: the last good version stays in force', command: null };
   return null;
 }
@@ -28,17 +31,24 @@ function partsOf(doc, row, names, changes) {
   const change = changes.get(row.key) || null;
   const log = (doc.failedBuildLogs || {})[row.key] || null;
   const reason = (row.reason || '') + ' ' + (row.error || '');
-  const diagnostics = ((doc.plan && doc.plan.diagnostics) || []).filter((d) => d.file === row.file || reason.includes(d.file + ':' + d.line + ':' + d.column));
+  const all = (doc.plan && doc.plan.diagnostics) || [];
+  const diagnostics = all.filter((d) => d.file === row.file || reason.includes(d.file + ':' + d.line + ':' + d.column));
+  // A row without a file takes one only from its own error's position (a blocked resource's file); a row whose file is
+  // unknown because another file fails to load (its manifest gone, or in that file) never shows that other file.
+  const unknown = /^unknown:/.test(row.error || '');
+  const own = row.file || unknown ? null : all.find((d) => (row.error || '').includes(d.file + ':' + d.line + ':' + d.column));
+  const loadFails = all.some((d) => d.severity === 'error');
   const target = names.get(row.name) > 1 ? row.key : row.name;
-  return { change, log, diagnostics, target, file: row.file || (diagnostics[0] ? diagnostics[0].file : null) };
+  const reconcileOff = Boolean(doc.daemon && doc.daemon.reconcileEndpoint === false);
+  return { change, log, diagnostics, target, reconcileOff, file: row.file || (own ? own.file : null), fileUnknown: !row.file && !own && (unknown || loadFails) };
 }
 
 function cell(...children) {
   return add(el('td'), ...children);
 }
 
-function fileCell(file) {
-  const td = cell(file ? el('code', null, file) : dash());
+function fileCell(file, unknown) {
+  const td = cell(file ? el('code', null, file) : unknown ? el('span', 'muted', 'unknown (a file fails to load)') : dash());
   td.className = 'file';
   return td;
 }
@@ -68,12 +78,12 @@ function jobCell(job) {
 
 function holdCell(hold) {
   if (!hold) return cell(dash());
-  return cell(badge(hold.word, 'warn'), hold.command ? el('code', 'cmd', hold.command) : null);
+  return cell(badge(hold.word, 'warn'), hold.command ? el('code', 'cmd', hold.command) : null, hold.command && hold.off ? el('span', 'reason off', RECONCILE_OFF) : null);
 }
 
 function driftCell(drift) {
   if (!drift || !drift.fields || drift.fields.length === 0) return cell(dash());
-  return cell(el('code', null, drift.fields.join(', ')), el('span', 'reason', drift.policy));
+  return cell(...drift.fields.map((f) => el('code', 'path', f)), el('span', 'reason', drift.policy));
 }
 
 /** The words the filter matches (name, kind, file, status words). */
@@ -90,7 +100,7 @@ function buildRow(row, parts, hold, detailId) {
   button.setAttribute('aria-expanded', String(openKeys.has(row.key)));
   button.setAttribute('aria-controls', detailId);
   button.addEventListener('click', () => toggle(row.key));
-  const tr = add(el('tr', 'row'), cell(row.kind), cell(button), fileCell(parts.file),
+  const tr = add(el('tr', 'row'), cell(row.kind), cell(button), fileCell(parts.file, parts.fileUnknown),
     conditionCell(row.sync, SYNC_TONE), conditionCell(row.health, HEALTH_TONE), revisionCell(row.health), jobCell(row.job), holdCell(hold), driftCell(row.drift));
   tr.dataset.key = row.key;
   tr.dataset.search = searchText(row, parts, hold);
@@ -132,7 +142,7 @@ function buildDetail(row, parts, hold, detailId) {
   if (row.health.revisionId) box.append(para('Latest revision', el('code', null, row.health.revisionId), row.health.revisionStatus ? ' ' + row.health.revisionStatus : ''));
   if (row.error && row.error !== row.sync.message) box.append(para('Error', row.error));
   else if (row.reason && row.reason !== row.sync.message) box.append(para('Note', row.reason));
-  if (hold) add(box, para('Hold', hold.word + (hold.message ? ': ' + hold.message : '')), hold.command ? para('Release with', el('code', 'cmd', hold.command), el('span', 'reason', 'needs the daemon\'s CONVERGE_WEBHOOK_TOKEN in the environment')) : null);
+  if (hold) add(box, para('Hold', hold.word + (hold.message ? ': ' + hold.message : '')), hold.command ? para('Release with', el('code', 'cmd', hold.command), el('span', 'reason', hold.off ? RECONCILE_OFF : 'needs the daemon\'s CONVERGE_WEBHOOK_TOKEN in the environment')) : null);
   if (row.conflict && row.conflict.fields) box.append(para('Conflicting fields', row.conflict.fields.join(', ')));
   if (row.secretsUnknown && row.secretsUnknown.length > 0) box.append(para('Secrets not compared (names)', row.secretsUnknown.join(', ')));
   if (row.drift) box.append(para('Drift', row.drift.policy + ': ' + row.drift.fields.join(', ') + (row.drift.reason ? ' (' + row.drift.reason + ')' : '')));
@@ -192,7 +202,7 @@ function renderRows(doc) {
     seen.add(row.key);
     let nodes = rowNodes.get(row.key);
     if (!nodes || nodes.signature !== signature) {
-      const hold = holdOf(row, parts.target);
+      const hold = holdOf(row, parts.target, parts.reconcileOff);
       detailCount += 1;
       const detailId = 'detail-' + detailCount;
       const fresh = { signature, row, parts, hold, detailId, tr: buildRow(row, parts, hold, detailId), detail: openKeys.has(row.key) ? buildDetail(row, parts, hold, detailId) : null };
