@@ -22,6 +22,14 @@ export function keepKey(prefix: string): string {
 }
 
 /**
+ * `${prefix}:declared-in`: one Redis hash, field resourceKey -> the manifest file (relative path) that last declared it
+ * (a path, never a value): prune tells a file that now declares nothing from a removed one.
+ */
+export function declaredInKey(prefix: string): string {
+  return `${prefix}:declared-in`;
+}
+
+/**
  * The Lua scripts of the store (each one command, atomic). KEYS[1] is the applied hash, KEYS[2] the pending hash,
  * ARGV[1] the resource key. A missing field reads as false in Lua and as null in the reply.
  */
@@ -67,28 +75,42 @@ export class AppliedStateStore {
   private readonly key: string;
   private readonly pending: string;
   private readonly keep: string;
+  private readonly declaredIn: string;
 
   constructor(redis: Redis, prefix: string) {
     this.redis = withScripts(redis);
     this.key = appliedKey(prefix);
     this.pending = pendingKey(prefix);
     this.keep = keepKey(prefix);
+    this.declaredIn = declaredInKey(prefix);
   }
 
   /**
-   * Every record, each marked `keep` when its manifest last carried converge/prune: "false"; unreadable entries
-   * (another version, corruption) are left out, so those resources plan as unknown.
+   * Every record, each marked `keep` when its manifest last carried converge/prune: "false" and with the `file` that
+   * last declared it; unreadable entries (another version, corruption) are left out, so those resources plan as unknown.
    */
   async getAll(): Promise<Map<string, AppliedRecord>> {
-    const [raw, kept] = await Promise.all([this.redis.hgetall(this.key), this.redis.hkeys(this.keep)]);
+    const [raw, kept, files] = await Promise.all([this.redis.hgetall(this.key), this.redis.hkeys(this.keep), this.redis.hgetall(this.declaredIn)]);
     const keep = new Set(kept);
     const out = new Map<string, AppliedRecord>();
     for (const [field, text] of Object.entries(raw)) {
       const record = parseRecord(text);
-      if (record && keep.has(field)) record.keep = true;
-      if (record) out.set(field, record);
+      if (!record) continue;
+      if (keep.has(field)) record.keep = true;
+      const file = files[field];
+      if (file) record.file = file;
+      out.set(field, record);
     }
     return out;
+  }
+
+  /**
+   * Records the manifest file that declares each resource of `files` (resourceKey -> relative path), writing only what
+   * changed since `known` (the records as this plan read them); a resource not declared keeps its last file.
+   */
+  async recordFiles(files: ReadonlyMap<string, string>, known?: ReadonlyMap<string, AppliedRecord>): Promise<void> {
+    const changed = [...files].filter(([key, file]) => known?.get(key)?.file !== file);
+    if (changed.length > 0) await this.redis.hset(this.declaredIn, Object.fromEntries(changed));
   }
 
   /**
@@ -107,6 +129,7 @@ export class AppliedStateStore {
   async forget(resourceKey: string): Promise<void> {
     await this.redis.convergeForget(this.key, this.pending, resourceKey);
     await this.redis.hdel(this.keep, resourceKey);
+    await this.redis.hdel(this.declaredIn, resourceKey);
   }
 
   async get(resourceKey: string): Promise<AppliedRecord | undefined> {

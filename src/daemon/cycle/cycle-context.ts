@@ -28,6 +28,8 @@ export interface CycleContext {
     pendingKeys?(): Promise<Set<string>>;
     /** Records which declared resources carry converge/prune: "false" (AppliedStateStore.recordKeep). */
     recordKeep?(declared: Iterable<string>, keep: ReadonlySet<string>): Promise<void>;
+    /** Records the file that declares each resource (AppliedStateStore.recordFiles). */
+    recordFiles?(files: ReadonlyMap<string, string>, known?: ReadonlyMap<string, AppliedRecord>): Promise<void>;
   };
   memory: DesiredMemory;
   lastGood: LastGoodManifests;

@@ -10,6 +10,7 @@ import { gatherPlanInput } from '../../observe/gather.js';
 import { readLatestRevisions } from '../../observe/revisions.js';
 import { desiredFingerprint, driftReason } from '../../core/drift.js';
 import { enqueueOutcomes } from './act.js';
+import { declaringFiles } from '../../core/declared-files.js';
 import type { CycleContext } from './cycle-context.js';
 import type { HeldResource } from './last-good.js';
 import type { Conflict } from '../../core/flap-guard.js';
@@ -140,6 +141,8 @@ export async function reconcileDirectory(ctx: CycleContext): Promise<ReconcileOu
   });
   // converge/prune: "false" is remembered per resource, so it still holds once the manifest is gone.
   await ctx.applied.recordKeep?.(gathered.resources.keys(), new Set([...gathered.resources].filter(([, r]) => r.keep).map(([key]) => key)));
+  // Which file declares each resource: prune tells a file emptied later from one removed.
+  await ctx.applied.recordFiles?.(declaringFiles(gathered.resources.values()), gathered.input.applied);
   const lastGood = ctx.lastGood.observe({ resources: gathered.input.resources, blocked: gathered.input.blocked, diagnostics: gathered.diagnostics, files: gathered.files });
   const input: PlanInput = { ...gathered.input, blocked: [...gathered.input.blocked, ...lastGood.extraBlocked] };
   const result = plan(input);
