@@ -56,7 +56,7 @@ export interface PruneGraceResult {
 
 /**
  * Which planned deletes are sent now. auto: one whose absence was seen by at least two reconciles of the same
- * manifests and has held for `graceMs`; confirm: one a person confirmed. A resource whose live id or manifests changed
+ * manifests and has held for `graceMs`; confirm: none until a person confirms it (a confirmed one is sent in either mode). A resource whose live id or manifests changed
  * starts again; one no longer a candidate is forgotten.
  */
 export function pruneGrace(input: PruneGraceInput): PruneGraceResult {
@@ -69,9 +69,13 @@ export function pruneGrace(input: PruneGraceInput): PruneGraceResult {
     const same = before !== undefined && before.manifests === input.manifests && before.id === id && before.since <= input.now;
     const absence: Absence = same ? { ...before, seen: before.seen + 1 } : { since: input.now, manifests: input.manifests, seen: 1, id };
     absent.set(key, absence);
+    // A person who confirmed a delete they saw pending need not wait for the grace (either mode).
+    if (input.confirmed(key)) {
+      due.add(key);
+      continue;
+    }
     if (input.mode === 'confirm') {
-      if (input.confirmed(key)) due.add(key);
-      else waiting.set(key, { since: absence.since, dueAt: null, confirm: true });
+      waiting.set(key, { since: absence.since, dueAt: null, confirm: true });
       continue;
     }
     const dueAt = absence.since + input.graceMs;

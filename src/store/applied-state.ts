@@ -4,7 +4,8 @@ import type { AppliedRecord } from '../core/model.js';
 import type { ManifestVersion } from '../core/manifest-version.js';
 import type { WrittenState } from '../core/kinds/index.js';
 import { connectProducer, closeRedis, type RedisSettings } from './redis.js';
-import { parseStored, PendingWrite, StoredAppliedRecord } from './schema.js';
+import { parseStored, PendingWrite, StoredAbsence, StoredAppliedRecord } from './schema.js';
+import type { Absence } from '../core/prune-grace.js';
 
 /** `${prefix}:applied`: one Redis hash, field resourceKey -> JSON AppliedRecord. */
 export function appliedKey(prefix: string): string {
@@ -27,6 +28,14 @@ export function keepKey(prefix: string): string {
  */
 export function declaredInKey(prefix: string): string {
   return `${prefix}:declared-in`;
+}
+
+/**
+ * `${prefix}:prune-absent`: one Redis hash, field resourceKey -> JSON Absence (since when an owned resource is
+ * undeclared, in which manifests, under which live id): the daemon's prune grace survives a restart.
+ */
+export function absentKey(prefix: string): string {
+  return `${prefix}:prune-absent`;
 }
 
 /**
@@ -76,6 +85,7 @@ export class AppliedStateStore {
   private readonly pending: string;
   private readonly keep: string;
   private readonly declaredIn: string;
+  private readonly absent: string;
 
   constructor(redis: Redis, prefix: string) {
     this.redis = withScripts(redis);
@@ -83,6 +93,28 @@ export class AppliedStateStore {
     this.pending = pendingKey(prefix);
     this.keep = keepKey(prefix);
     this.declaredIn = declaredInKey(prefix);
+    this.absent = absentKey(prefix);
+  }
+
+  /** The daemon's prune absences (src/core/prune-grace.ts); an unreadable entry is left out (its grace starts again). */
+  async absences(): Promise<Map<string, Absence>> {
+    const out = new Map<string, Absence>();
+    for (const [key, text] of Object.entries(await this.redis.hgetall(this.absent))) {
+      const absence = parseStored(StoredAbsence, text);
+      if (absence) out.set(key, absence);
+    }
+    return out;
+  }
+
+  /** Replaces the absences with `next`, writing only what changed since `before`. */
+  async recordAbsences(before: ReadonlyMap<string, Absence>, next: ReadonlyMap<string, Absence>): Promise<void> {
+    const gone = [...before.keys()].filter((key) => !next.has(key));
+    const changed = [...next].filter(([key, a]) => JSON.stringify(before.get(key)) !== JSON.stringify(a));
+    if (gone.length === 0 && changed.length === 0) return;
+    const multi = this.redis.multi();
+    if (gone.length > 0) multi.hdel(this.absent, ...gone);
+    if (changed.length > 0) multi.hset(this.absent, Object.fromEntries(changed.map(([key, a]) => [key, JSON.stringify(StoredAbsence.parse(a))])));
+    await multi.exec();
   }
 
   /**
