@@ -52,8 +52,11 @@ export interface GatherOptions {
   notes?: string[];
   /** adopt setting (default auto). */
   adoptPolicy?: AdoptPolicy;
-  /** --prune and --max-deletes; absent: prune off. Whether the service deletes is probed here, once, when prune could delete. */
-  prune?: { enabled: boolean; maxDeletes: number };
+  /**
+   * --prune and --max-deletes; absent: prune off. Whether the service deletes is probed here, once, when prune could
+   * delete, unless `probe` is false (the daemon probes when a delete falls due: src/daemon/cycle/cycle.ts).
+   */
+  prune?: { enabled: boolean; maxDeletes: number; probe?: boolean };
 }
 
 export interface Gathered {
@@ -181,7 +184,7 @@ function unsetEnvNote(names: string[]): string {
 async function pruneOptions(options: GatherOptions, input: PlanInput, declared: number): Promise<PruneOptions> {
   const prune = options.prune!;
   const out: PruneOptions = { enabled: prune.enabled, maxDeletes: prune.maxDeletes, available: true, declared };
-  if (!prune.enabled || input.unreadable) return out;
+  if (!prune.enabled || input.unreadable || prune.probe === false) return out;
   const names = new Set([...input.resources, ...input.blocked].filter((r) => inListing(r.kind)).map((r) => r.name));
   const empty = input.emptyFiles ?? [];
   const mayDelete = input.live.deployments.some((d) => {

@@ -1,6 +1,6 @@
 // The inner reconcile of the manifest directory: gather the inputs (manifests at their last good version, live, memory, holds, conflicts, revisions), decide each resource, act on the outcomes.
 import type { ResourceHold } from '../../core/holds.js';
-import type { AppliedRecord, DesiredResource, DriftPolicy, LiveDeployment, Plan } from '../../core/model.js';
+import type { AppliedRecord, DesiredResource, DriftPolicy, LiveDeployment, Plan, PlanChange } from '../../core/model.js';
 import type { RevisionReading } from '../../core/kinds/index.js';
 import { decide, type DecisionInput, type Outcome } from '../../core/decide.js';
 import { inListing, liveOf } from '../../core/kinds/index.js';
@@ -82,8 +82,19 @@ async function graceDeletes(ctx: CycleContext, result: Plan, manifests: string):
     confirmed: (key) => ctx.deleteConfirms?.approved(key) === true,
   });
   await applied.recordAbsences(before, graced.absent);
-  const marked: Plan = { ...result, changes: markPendingDeletes(result.changes, graced.waiting) };
+  const probe = graced.due.size > 0 ? await ctx.client.deploymentDeletes() : { deletes: true as const };
+  const marked: Plan = { ...result, changes: probe.deletes ? markPendingDeletes(result.changes, graced.waiting) : withoutDeletes(result.changes, probe.note) };
+  if (!probe.deletes) marked.notes = [...(result.notes ?? []), probe.note];
   return graced.recheckAt === undefined ? { plan: marked } : { plan: marked, recheckAt: graced.recheckAt };
+}
+
+/** The service has no DELETE endpoint (the probe said so): each planned delete is a released orphan, with the probe's note. */
+function withoutDeletes(changes: readonly PlanChange[], note: string): PlanChange[] {
+  return changes.map((change) => {
+    if (change.action !== 'delete') return change;
+    const { id: _id, ...rest } = change;
+    return { ...rest, action: 'orphan', released: true, reason: note };
+  });
 }
 
 /** What a reconcile gathered, for the decision of each resource. */
@@ -164,7 +175,8 @@ export async function reconcileDirectory(ctx: CycleContext): Promise<ReconcileOu
     applied: ctx.applied,
     ...(ctx.manifestCache ? { manifestCache: ctx.manifestCache } : {}),
     ...(ctx.settings.adopt ? { adoptPolicy: ctx.settings.adopt } : {}),
-    prune: { enabled: ctx.settings.prune === true, maxDeletes: ctx.settings.maxDeletes ?? 5 },
+    // The DELETE probe waits until a delete falls due (graceDeletes): a delete that waits sends nothing at all.
+    prune: { enabled: ctx.settings.prune === true, maxDeletes: ctx.settings.maxDeletes ?? 5, probe: false },
   });
   // converge/prune: "false" is remembered per resource, so it still holds once the manifest is gone.
   await ctx.applied.recordKeep?.(gathered.resources.keys(), new Set([...gathered.resources].filter(([, r]) => r.keep).map(([key]) => key)));
