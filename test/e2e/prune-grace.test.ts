@@ -158,7 +158,7 @@ describe.concurrent('daemon prune waits: a moment is not a removal', () => {
     const s = await setup('confirm', files, ['--prune-mode', 'confirm', '--prune-grace', '1s', '--debounce', '50ms']);
     await s.untilRow('b in sync', 'b', synced);
     const status = await s.daemon.status();
-    expect((status as { daemon: { prune: unknown } }).daemon.prune).toEqual({ enabled: true, mode: 'confirm', graceMs: 1_000 });
+    expect((status['daemon'] as { prune: unknown }).prune).toEqual({ enabled: true, mode: 'confirm', graceMs: 1_000 });
     expect((await s.rows()).get('kept')?.pruneKept).toBe(true);
     const id = s.idOf('b')!;
     await rm(join(s.dir, 'b.yaml'));
