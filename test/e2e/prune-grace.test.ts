@@ -74,7 +74,7 @@ async function stop(daemon: DaemonHandle): Promise<void> {
   await daemon.kill('SIGTERM');
 }
 
-describe.concurrent('daemon prune waits: a moment is not a removal', () => {
+describe('daemon prune waits: a moment is not a removal', () => {
   for (const gapMs of [350, 1_000]) {
     it(`an owned manifest truncated for ${gapMs} ms under converge run --prune: 0 DELETE`, async () => {
       const s = await setup(`trunc-${gapMs}`, { 'a.yaml': dockerDeploymentYaml('a', { maxScale: 1 }), 'b.yaml': dockerDeploymentYaml('b', { maxScale: 1 }) }, []);
@@ -87,7 +87,7 @@ describe.concurrent('daemon prune waits: a moment is not a removal', () => {
       await stop(s.daemon);
       expect(s.deletes()).toEqual([]);
       expect(s.idOf('b')).toBeDefined();
-    }, 60_000);
+    }, 120_000);
   }
 
   it('an owned manifest truncated for 3 s, past a 1 s prune_grace: 0 DELETE (a file present and empty is unknown, not absent)', async () => {
@@ -108,7 +108,7 @@ describe.concurrent('daemon prune waits: a moment is not a removal', () => {
     await stop(s.daemon);
     expect(s.deletes()).toEqual([]);
     expect(s.idOf('b')).toBeDefined();
-  }, 60_000);
+  }, 120_000);
 
   it('a two-document file cut at ---: the second deployment waits (DeletePending), 0 DELETE, and is declared again', async () => {
     const a = dockerDeploymentYaml('a', { maxScale: 1 });
@@ -126,7 +126,7 @@ describe.concurrent('daemon prune waits: a moment is not a removal', () => {
     await backInSync(s, 'b');
     await stop(s.daemon);
     expect(s.deletes()).toEqual([]);
-  }, 60_000);
+  }, 120_000);
 
   it('a clean removal is still pruned: once prune_grace (1 s) has passed, by the reconcile the daemon schedules, exactly once', async () => {
     const s = await setup('removal', { 'a.yaml': dockerDeploymentYaml('a', { maxScale: 1 }), 'b.yaml': dockerDeploymentYaml('b', { maxScale: 1 }) }, ['--prune-grace', '1s', '--debounce', '50ms']);
@@ -147,7 +147,7 @@ describe.concurrent('daemon prune waits: a moment is not a removal', () => {
     expect(s.deletes().filter((r) => r.deploymentId === id)).toHaveLength(1);
     expect(s.deletes().filter((r) => r.status === 204)).toHaveLength(1);
     expect(s.idOf('a')).toBeDefined();
-  }, 60_000);
+  }, 120_000);
 
   it('prune_mode confirm: no DELETE until converge reconcile --confirm-delete NAME, then exactly one; a kept resource says so', async () => {
     const files = {
@@ -192,5 +192,5 @@ describe.concurrent('daemon prune waits: a moment is not a removal', () => {
     expect(s.deletes().filter((r) => r.status === 204)).toHaveLength(1);
     expect(s.idOf('a')).toBeDefined();
     expect(s.idOf('kept')).toBeDefined();
-  }, 60_000);
+  }, 120_000);
 });
