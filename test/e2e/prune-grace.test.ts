@@ -49,13 +49,13 @@ async function setup(label: string, files: Record<string, string>, daemonArgs: s
       return until('a reconcile after this point', async () => {
         const s = await daemon.status();
         return (s.reconciles?.total ?? 0) > before ? s : undefined;
-      }, 20_000, 50);
+      }, 60_000, 50);
     },
     async untilRow(what: string, name: string, test: (row: Row) => boolean): Promise<Row> {
       return until(what, async () => {
         const row = (await rows()).get(name);
         return row && test(row) ? row : undefined;
-      }, 20_000, 50);
+      }, 60_000, 50);
     },
   };
 }
@@ -135,7 +135,7 @@ describe('daemon prune waits: a moment is not a removal', () => {
     await rm(join(s.dir, 'b.yaml'));
     const pending = await s.untilRow('b DeletePending', 'b', (r) => r.sync.reason === 'DeletePending');
     // No file change follows and the resync is an hour away: the reconcile that sends it is the one the daemon scheduled.
-    await until('the DELETE of b', () => s.deletes().some((r) => r.deploymentId === id && r.status === 204), 20_000, 50);
+    await until('the DELETE of b', () => s.deletes().some((r) => r.deploymentId === id && r.status === 204), 60_000, 50);
     expect(s.idOf('b')).toBeUndefined();
     const status = await s.daemon.status();
     const history = status.history as Array<{ trigger: string; startedAt: string }>;
@@ -185,7 +185,7 @@ describe('daemon prune waits: a moment is not a removal', () => {
     const confirmed = await reconcile('--confirm-delete', 'b');
     expect(confirmed.code, confirmed.stdout + confirmed.stderr).toBe(0);
     expect(confirmed.stdout).toContain('Delete confirmed and enqueued for: Deployment/b');
-    await until('the DELETE of b', () => s.deletes().some((r) => r.deploymentId === id && r.status === 204), 20_000, 50);
+    await until('the DELETE of b', () => s.deletes().some((r) => r.deploymentId === id && r.status === 204), 60_000, 50);
     await reconcile();
     await stop(s.daemon);
     expect(s.deletes().filter((r) => r.deploymentId === id)).toHaveLength(1);
