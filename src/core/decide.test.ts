@@ -43,6 +43,7 @@ const TABLE: Row[] = [
   ['a suspended change of the plan', daemon({ change: change('update', { suspended: true }) }), { reason: 'Suspended', status: 'suspended', write: null }],
   ['an orphan is never written', daemon({ change: change('orphan'), desired: undefined }), { reason: 'Orphan', status: 'out_of_sync', write: null }],
   ['a delete (--prune)', daemon({ change: change('delete', { id: 'd1' }), desired: undefined }), { reason: 'OutOfSync', status: 'out_of_sync', write: 'delete' }],
+  ['a delete that waits (prune_grace, or a person under prune_mode confirm): nothing sent', daemon({ change: change('delete', { id: 'd1', pending_delete: { since: '2026-01-01T00:00:00.000Z', due: null, confirm: true } }), desired: undefined }), { reason: 'DeletePending', status: 'out_of_sync', write: null }],
   ['a Conflict of the flap guard', daemon({ conflict: CONFLICT }), { reason: 'Conflict', status: 'out_of_sync', write: null }],
   ['a write of this desired state queued: not drift', daemon({ remembered: FP, write: { state: 'queued', jobId: 'j1', operation: 'patch-deployment' } }), { reason: 'Applying', status: 'out_of_sync', write: null, drift: null }],
   ['a write of this desired state just finished: not drift', daemon({ remembered: FP, write: { state: 'finished' } }), { reason: 'Applied', status: 'synced', write: null, drift: null }],

@@ -23,6 +23,7 @@ export const SYNC_REASONS = [
   'ManifestErrors',
   'Suspended',
   'Orphan',
+  'DeletePending',
 ] as const;
 export type SyncReason = (typeof SYNC_REASONS)[number];
 
@@ -177,7 +178,11 @@ function decideSync(input: DecisionInput): Verdict {
       : skip('blocked', 'PlanBlocked', change.reason ?? 'the plan blocks it');
   }
   if (change.action === 'orphan') return skip('out_of_sync', 'Orphan', change.reason ?? 'live, in no manifest; never deleted without --prune');
-  if (change.action === 'delete') return writeOf('delete', change.reason ?? 'owned by converge, no longer declared');
+  if (change.action === 'delete') {
+    // The daemon's delete waits for its grace or for a person (src/core/prune-grace.ts): nothing is sent yet.
+    if (change.pending_delete) return skip('out_of_sync', 'DeletePending', change.reason ?? 'delete pending');
+    return writeOf('delete', change.reason ?? 'owned by converge, no longer declared');
+  }
   if (change.suspended === true || input.desired?.suspend === true) return skip('suspended', 'Suspended', 'converge/suspend is true: changes are planned, never applied');
   const fingerprint = input.fingerprint;
   if (change.action === 'noop') {

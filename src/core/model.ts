@@ -176,6 +176,11 @@ export interface AppliedRecord {
   ownership?: Ownership;
   /** The manifest last declared converge/prune: "false" (kept apart from the record; see AppliedStateStore.recordKeep). */
   keep?: true;
+  /**
+   * The manifest file (relative path) that last declared it, kept apart from the record (AppliedStateStore.recordFiles):
+   * prune tells a file that now declares nothing from a removed one. Absent: not known (an older converge wrote it).
+   */
+  file?: string;
 }
 
 /** How converge came to own a live resource, and that resource's id (a deployment's id; a provider's provider_id). */
@@ -232,6 +237,11 @@ export interface PlanChange {
   unknown?: true;
   /** `delete`: the live id the delete is sent to (never by name). */
   id?: string;
+  /**
+   * The daemon's `delete` that waits (src/core/prune-grace.ts): since when it is undeclared, when the grace ends (null:
+   * it waits for `converge reconcile --confirm-delete NAME`). Nothing is sent for it yet.
+   */
+  pending_delete?: { since: string; due: string | null; confirm: boolean };
 }
 
 export interface PlanDiagnostic {

@@ -59,6 +59,10 @@ export interface ResourceState {
   job: JobView | null;
   /** The live deployment's id, when known (to follow a revision that builds). */
   deploymentId?: string;
+  /** Its delete waits (DeletePending): since when it is undeclared, when the grace ends (null: for a person). */
+  pendingDelete?: { since: string; due: string | null; confirm: boolean };
+  /** converge/prune: "false" keeps it: never deleted by prune (its manifest says so, or last said so before it went). */
+  pruneKept?: true;
 }
 
 /** What a reconcile knows of the resource besides its outcome (the row's context). */
@@ -73,6 +77,10 @@ export interface DecisionContext {
   deploymentId?: string | undefined;
   /** What the applied state records of converge's last write. */
   appliedFrom?: ResourceState['appliedFrom'] | undefined;
+  /** The delete that waits (the plan change's pending_delete). */
+  pendingDelete?: ResourceState['pendingDelete'] | undefined;
+  /** Kept by converge/prune: "false". */
+  pruneKept?: boolean | undefined;
 }
 
 /** The events that change a resource's state, each from one source. */
@@ -143,6 +151,8 @@ function decided(previous: ResourceState | undefined, outcome: Outcome, context:
   const deploymentId = context.deploymentId ?? previous?.deploymentId;
   if (deploymentId) next.deploymentId = deploymentId;
   if (context.appliedFrom) next.appliedFrom = context.appliedFrom;
+  if (context.pendingDelete) next.pendingDelete = { ...context.pendingDelete };
+  if (context.pruneKept) next.pruneKept = true;
   const reason = outcome.sync.reason;
   if (reason === 'SecretsUnknown') {
     next.secretsUnknown = outcome.secretsUnknown ?? [];

@@ -29,6 +29,9 @@ export interface DaemonSettings extends WorkerSettings {
   adopt?: 'auto' | 'explicit';
   prune?: boolean;
   maxDeletes?: number;
+  /** prune_grace (ms) and prune_mode (src/core/prune-grace.ts; default 60 s, auto). */
+  pruneGrace?: number;
+  pruneMode?: 'auto' | 'confirm';
   pruneTracingProjects?: boolean;
   /** The leader lease time (ms): only its holder watches, plans and enqueues. */
   lease: number;

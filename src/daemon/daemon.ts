@@ -21,6 +21,7 @@ import { within } from './within.js';
 import { statusDocument } from './server/daemon-status.js';
 import { noteRequest, redisCheck, serviceChecks, type RequestHealth } from './lifecycle/readiness.js';
 import { bounded, closeAll, stopRunner } from './lifecycle/stop-steps.js';
+import { pruneRechecks } from './reconcile/prune-recheck.js';
 import { ManualReconciles } from './server/manual-reconcile.js';
 import { LeaderTerms } from './lifecycle/leader-term.js';
 import { DaemonNotifications } from '../notify/daemon-notifications.js';
@@ -82,10 +83,12 @@ class ConvergeDaemon implements Daemon {
   private readonly secretWrites = new OperatorRequests();
   /** Released holds of failed revisions to rebuild (POST /reconcile retryFailed). */
   private readonly rebuilds = new OperatorRequests();
+  /** Pending deletes a person confirmed (POST /reconcile confirmDelete; prune_mode confirm). */
+  private readonly deleteConfirms = new OperatorRequests();
   /** Manual reconciles (POST /reconcile, /webhook): one at a time, a burst coalesced into at most two. */
   private readonly manual = new ManualReconciles(() => {
-    const { stopping, reconciler, leadership, secretWrites, rebuilds, log } = this;
-    return { stopping, reconciler, leadership, secretWrites, rebuilds, log };
+    const { stopping, reconciler, leadership, secretWrites, rebuilds, deleteConfirms, log } = this;
+    return { stopping, reconciler, leadership, secretWrites, rebuilds, deleteConfirms, log };
   });
   /** Whether Redis lost converge's records while the daemon ran (the applied-state epoch). */
   private readonly appliedState: AppliedStateWatch;
@@ -237,6 +240,8 @@ class ConvergeDaemon implements Daemon {
         secretWrites: this.secretWrites,
         holds: jobs.holds,
         rebuilds: this.rebuilds,
+        deleteConfirms: this.deleteConfirms,
+        schedulePrune: pruneRechecks(() => void this.reconciler?.request('prune')),
         conflicts: jobs.flap,
       },
       health: { progressDeadlineMs: settings.progressDeadline ?? PROGRESS_DEADLINE_MS },

@@ -72,6 +72,24 @@ describe('eventsFrom', () => {
     expect(s.events[0]!.message).toContain('the service answered 500');
   });
 
+  it('delete_pending once per absence, saying what sends it (prune_grace, or a person under prune_mode confirm)', () => {
+    const waiting = (since: string, confirm: boolean) => row('b', { action: 'delete', sync: { status: 'out_of_sync', reason: 'DeletePending', message: 'delete pending' }, pendingDelete: { since, due: confirm ? null : '2026-11-26T12:01:00.000Z', confirm } });
+    let s = step(undefined, [row('b')]);
+    s = step(s.next, [waiting('2026-11-26T12:00:00.000Z', true)]);
+    expect(s.events).toHaveLength(1);
+    expect(s.events[0]).toMatchObject({ type: 'delete_pending', reason: 'DeletePending', resource: { kind: 'Deployment', name: 'b' } });
+    expect(s.events[0]!.message).toContain('converge reconcile --confirm-delete b');
+    const first = s.events[0]!.id;
+    // Still pending: nothing new. Declared again, then undeclared anew: another event.
+    s = step(s.next, [waiting('2026-11-26T12:00:00.000Z', true)]);
+    expect(s.events).toEqual([]);
+    s = step(s.next, [row('b')]);
+    s = step(s.next, [waiting('2026-11-26T12:05:00.000Z', false)]);
+    expect(s.events).toHaveLength(1);
+    expect(s.events[0]!.id).not.toBe(first);
+    expect(s.events[0]!.message).toContain('deleted at 2026-11-26T12:01:00.000Z unless a manifest declares it again');
+  });
+
   it('drift_detected once, drift_healed when live matches again', () => {
     let s = step(undefined, [row('a')]);
     s = step(s.next, [row('a', { drift: { policy: 'report', fields: ['source_config.resource_spec.max_scale'] }, sync: { status: 'out_of_sync', reason: 'DriftReported', message: '' } })]);

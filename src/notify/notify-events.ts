@@ -22,6 +22,8 @@ interface RowSnapshot {
   conflict?: { reason: string; message: string; since: string };
   job: { id: string; state: string; operation: string; outcome?: string; new_revision?: boolean; message?: string } | null;
   deploymentId?: string;
+  /** Its delete waits (DeletePending): since when, until when (null: for a person). */
+  pendingDelete?: { since: string; due: string | null; confirm: boolean };
   /** The manifests the row's last write (its job) was enqueued from: the version read by the reconcile that added it. */
   writeVersion: Version | null;
 }
@@ -75,6 +77,7 @@ export function snapshotOf(rows: readonly PublishedRow[], previous: PublishedSta
     if (row.secretsUnknown) snapshot.secretsUnknown = [...row.secretsUnknown];
     if (row.conflict) snapshot.conflict = { reason: row.conflict.reason, message: row.conflict.message, since: row.conflict.since };
     if (row.deploymentId) snapshot.deploymentId = row.deploymentId;
+    if (row.pendingDelete) snapshot.pendingDelete = { ...row.pendingDelete };
     out.set(row.key, snapshot);
   }
   return { rows: out, manifestVersion: current, appliedState: { ...appliedState } };
@@ -191,6 +194,16 @@ function holdEvents(p: RowSnapshot | undefined, n: RowSnapshot, before: Version 
   return out;
 }
 
+/** delete_pending once per absence (its `since`): prune plans the delete and waits for prune_grace or a person. */
+function deletePendingEvents(p: RowSnapshot | undefined, n: RowSnapshot, current: Version | null, time: string): NotifyEvent[] {
+  const pending = n.pendingDelete;
+  if (!pending || p?.pendingDelete?.since === pending.since) return [];
+  const message = pending.confirm
+    ? `delete pending: converge owns it and no manifest declares it since ${pending.since}; nothing is deleted until "converge reconcile --confirm-delete ${n.name}"`
+    : `delete pending: converge owns it and no manifest declares it since ${pending.since}; deleted at ${pending.due ?? 'the end of prune_grace'} unless a manifest declares it again`;
+  return [rowEvent(n, 'delete_pending', pending.since, { reason: 'DeletePending', message, version: current, time })];
+}
+
 /**
  * The events between two publications of the daemon's status. `previous` undefined (a daemon or a term that just
  * started) yields what stands (failed rollouts, holds, drift) but no success: the delivery id makes a repeat of an
@@ -202,7 +215,7 @@ export function eventsFrom(previous: PublishedState | undefined, next: Published
   const current = next.manifestVersion;
   for (const n of next.rows.values()) {
     const p = previous?.rows.get(n.key);
-    out.push(...jobEvents(p, n, time), ...rolloutEvents(p, n, time), ...driftEvents(p, n, before, current, time), ...holdEvents(p, n, before, current, time));
+    out.push(...jobEvents(p, n, time), ...rolloutEvents(p, n, time), ...driftEvents(p, n, before, current, time), ...holdEvents(p, n, before, current, time), ...deletePendingEvents(p, n, current, time));
   }
   const lost = next.appliedState;
   if (lost.lost && lost.lostAt && lost.lostAt !== previous?.appliedState.lostAt) {

@@ -2,6 +2,7 @@
 import type { ServiceClient } from '../service/client.js';
 import { resolveRepositories } from '../service/repositories.js';
 import { failingFiles, type Diagnostic } from '../core/diagnostics.js';
+import { emptiedFilesOf, emptyFiles } from '../core/declared-files.js';
 import {
   formatLocation,
   resourceKey,
@@ -51,8 +52,11 @@ export interface GatherOptions {
   notes?: string[];
   /** adopt setting (default auto). */
   adoptPolicy?: AdoptPolicy;
-  /** --prune and --max-deletes; absent: prune off. Whether the service deletes is probed here, once, when prune could delete. */
-  prune?: { enabled: boolean; maxDeletes: number };
+  /**
+   * --prune and --max-deletes; absent: prune off. Whether the service deletes is probed here, once, when prune could
+   * delete, unless `probe` is false (the daemon probes when a delete falls due: src/daemon/cycle/cycle.ts).
+   */
+  prune?: { enabled: boolean; maxDeletes: number; probe?: boolean };
 }
 
 export interface Gathered {
@@ -154,6 +158,9 @@ export async function gatherPlanInput(options: GatherOptions): Promise<Gathered>
   // What could not be read is unknown, never absent: a file that fails to load may declare what no other file does.
   const unreadable = failingFiles(loaded.diagnostics);
   if (unreadable.length > 0) input.unreadable = unreadable;
+  // A file present that declares nothing is not a removal: what it declared before is unknown too.
+  const empty = emptyFiles(loaded.diagnostics);
+  if (empty.length > 0) input.emptyFiles = empty;
   if (options.adoptPolicy) input.adoptPolicy = options.adoptPolicy;
   if (options.prune) input.prune = await pruneOptions(options, input, loaded.resources.length + loaded.blocked.length);
   const notes = [...(options.notes ?? [])];
@@ -177,9 +184,13 @@ function unsetEnvNote(names: string[]): string {
 async function pruneOptions(options: GatherOptions, input: PlanInput, declared: number): Promise<PruneOptions> {
   const prune = options.prune!;
   const out: PruneOptions = { enabled: prune.enabled, maxDeletes: prune.maxDeletes, available: true, declared };
-  if (!prune.enabled || input.unreadable) return out;
+  if (!prune.enabled || input.unreadable || prune.probe === false) return out;
   const names = new Set([...input.resources, ...input.blocked].filter((r) => inListing(r.kind)).map((r) => r.name));
-  const mayDelete = input.live.deployments.some((d) => !names.has(d.name) && input.applied.has(resourceKey(listedKind(), d.name)));
+  const empty = input.emptyFiles ?? [];
+  const mayDelete = input.live.deployments.some((d) => {
+    const record = names.has(d.name) ? undefined : input.applied.get(resourceKey(listedKind(), d.name));
+    return record !== undefined && emptiedFilesOf(record.file, empty).length === 0;
+  });
   if (!mayDelete) return out;
   const probe = await options.client.deploymentDeletes();
   if (!probe.deletes) out.available = { note: probe.note };

@@ -58,6 +58,11 @@ export interface PlanInput {
    */
   unreadable?: readonly string[];
   /**
+   * Manifest files present that declare nothing (empty, or only comments): what converge applied that such a file
+   * declared before (by the applied record's `file`; any of them when it has none) is unknown, and nothing is deleted.
+   */
+  emptyFiles?: readonly string[];
+  /**
    * --target: the resource keys this partial plan is limited to (set by partialPlanInput, src/plan/partial.ts, which
    * narrows the rest of the input to them); copied into plan.targets, with a note.
    */
@@ -118,7 +123,7 @@ export function plan(input: PlanInput): Plan {
   // The applied state knows what converge applied: such an orphan lost its manifest (released), or, owned and with --prune, is deleted.
   // Each kind names its live resources no manifest (valid or blocked) declares.
   const declared = new Set([...input.resources, ...input.blocked].map((r) => resourceKey(r.kind, r.name)));
-  const orphans = orphanChanges(allKinds().flatMap((kind) => kind.orphans(view, declared)), input.applied, input.prune, input.unreadable);
+  const orphans = orphanChanges(allKinds().flatMap((kind) => kind.orphans(view, declared)), input.applied, input.prune, input.unreadable, input.emptyFiles);
   changes.push(...orphans.changes);
   sortChanges(changes);
   const result: Plan = {

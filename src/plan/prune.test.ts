@@ -188,3 +188,33 @@ describe('prune', () => {
     expect(result.notes).toContain('prune is off: no DELETE');
   });
 });
+
+describe('a file present that declares nothing is not a removal', () => {
+  const base = { resources: [desired('a', 1)], live: { deployments: [live('a', 'id-a'), live('b', 'id-b'), live('c', 'id-c')] } };
+
+  it('what the empty file declared before is unknown and nothing is deleted; what another file declared is deleted as before without it', () => {
+    const applied = new Map([
+      ['Deployment/a', owned('id-a', 'created', { file: 'a.yaml' })],
+      ['Deployment/b', owned('id-b', 'created', { file: 'b.yaml' })],
+      ['Deployment/c', owned('id-c', 'created', { file: 'c.yaml' })],
+    ]);
+    const result = plan(input({ ...base, applied, prune: PRUNE, emptyFiles: ['b.yaml'] }));
+    expect(result.changes.find((c) => c.name === 'b')).toMatchObject({ action: 'blocked', unknown: true });
+    expect(result.changes.find((c) => c.name === 'b')!.reason).toContain('unknown: b.yaml:1:1 declares nothing now, which declared it before');
+    expect(result.changes.some((c) => c.action === 'delete')).toBe(false);
+    expect(result.prune_refused).toContain('prune refused, nothing is deleted: b.yaml:1:1 declares nothing');
+    expect(planExitCode(result, true)).toBe(1);
+    // The empty file gone: c (removed cleanly) and b are deleted.
+    const removed = plan(input({ ...base, applied, prune: PRUNE }));
+    expect(removed.changes.filter((c) => c.action === 'delete').map((c) => c.name)).toEqual(['b', 'c']);
+  });
+
+  it('a record that names no file is unknown while any file is empty (converge cannot tell which declared it); without one, deleted', () => {
+    const applied = new Map([['Deployment/a', owned('id-a')], ['Deployment/c', owned('id-c')]]);
+    const result = plan(input({ ...base, live: { deployments: [live('a', 'id-a'), live('c', 'id-c')] }, applied, prune: PRUNE, emptyFiles: ['x.yaml'] }));
+    expect(result.changes.find((c) => c.name === 'c')!.reason).toContain('unknown: x.yaml:1:1 declares nothing now, and converge has no record of which file declared it');
+    expect(result.prune_refused).toBeDefined();
+    const known = plan(input({ ...base, live: { deployments: [live('a', 'id-a'), live('c', 'id-c', {})] }, applied: new Map([...applied, ['Deployment/c', owned('id-c', 'created', { file: 'c.yaml' })]]), prune: PRUNE, emptyFiles: ['x.yaml'] }));
+    expect(known.changes.find((c) => c.name === 'c')).toMatchObject({ action: 'delete', id: 'id-c' });
+  });
+});

@@ -3,6 +3,7 @@ import type { AppliedRecord, PlanChange } from '../core/model.js';
 import { resourceKey } from '../core/model.js';
 import { ownershipOf } from '../core/ownership.js';
 import { countedByKind, type LiveOrphan } from '../core/kinds/index.js';
+import { emptiedFilesOf } from '../core/declared-files.js';
 import { ORPHAN_REASON, RELEASED_REASON } from './notes.js';
 
 /** What the plan knows about pruning: whether it is asked for, and whether it may happen. */
@@ -47,6 +48,28 @@ function unreadableRefusal(unreadable: readonly string[], withheld: number): str
   return `prune refused, nothing is deleted: ${failing(unreadable)}; until every file loads, a removed manifest cannot be told from one that cannot be read, so ${which}, not deleted; fix ${unreadable.length === 1 ? 'the file' : 'the files'} and run again`;
 }
 
+/** "a.yaml:1:1 declares", "a.yaml:1:1 and b.yaml:1:1 declare". */
+function declaring(files: readonly string[]): string {
+  const at = files.map((f) => `${f}:1:1`);
+  const names = at.length === 1 ? at[0]! : `${at.slice(0, -1).join(', ')} and ${at.at(-1)!}`;
+  return `${names} ${at.length === 1 ? 'declares' : 'declare'}`;
+}
+
+/**
+ * The reason of a resource converge applied that no file declares, while the file that declared it (or, when
+ * converge has no record of which file did, any file) is present and declares nothing: unknown, never absent.
+ */
+function emptiedReason(files: readonly string[], known: boolean): string {
+  const which = known ? 'which declared it before' : 'and converge has no record of which file declared it';
+  return `unknown: ${declaring(files)} nothing now, ${which}; a file caught while it is written looks the same, so it is neither deleted nor released while ${files.length === 1 ? 'that file is' : 'those files are'} present and empty: delete the file to remove its resources, or restore its content`;
+}
+
+/** Why prune deletes nothing while a file that declared owned resources is present and empty. */
+function emptiedRefusal(files: readonly string[], withheld: number): string {
+  const which = withheld === 1 ? 'the owned resource it declared before is unknown' : `the ${withheld} owned resources ${files.length === 1 ? 'it' : 'they'} declared before are unknown`;
+  return `prune refused, nothing is deleted: ${declaring(files)} nothing; a file that is present but empty may be one caught while it is written, so ${which}, not deleted; delete the file to remove its resources, or restore its content`;
+}
+
 /** Why prune deletes nothing this time although it is on (a guard), or undefined. */
 function refusal(options: PruneOptions, candidates: readonly LiveOrphan[]): string | undefined {
   if (candidates.length === 0) return undefined;
@@ -64,18 +87,23 @@ function refusal(options: PruneOptions, candidates: readonly LiveOrphan[]): stri
  * kept or prune off), and deletes (owned, --prune on, the service deletes, no guard refused), plus the notes that say
  * why prune deleted nothing (and, when a guard refused it, `refused`: the same words). An orphan converge does not own is
  * never deleted. While a file of the tree fails to load (`unreadable`: each one's "file:line:column"), every one converge
- * applied is blocked as unknown instead (it may be declared in that file), and nothing is deleted.
+ * applied is blocked as unknown instead (it may be declared in that file), and nothing is deleted. So is one whose file
+ * is present and declares nothing (`empty`: such files; any of them when converge has no record of its file).
  */
 export function orphanChanges(
   orphans: readonly LiveOrphan[],
   applied: ReadonlyMap<string, AppliedRecord>,
   options: PruneOptions | undefined,
   unreadable: readonly string[] = [],
+  empty: readonly string[] = [],
 ): { changes: PlanChange[]; notes: string[]; refused?: string } {
   const changes: PlanChange[] = [];
   const candidates: Array<{ change: PlanChange; live: LiveOrphan }> = [];
   const prunes = options?.enabled === true && options.available === true;
   let withheld = 0;
+  // Empty files that declared an owned resource prune would otherwise delete, and how many such resources.
+  const emptied = new Set<string>();
+  let withheldEmpty = 0;
   for (const live of orphans) {
     const record = applied.get(resourceKey(live.kind, live.name));
     if (!record && !live.reportUnowned) continue;
@@ -89,6 +117,17 @@ export function orphanChanges(
       if (prunes && ownershipOf(record, live.id) === 'owned' && !record.keep && live.status !== 'AWAITING_DELETE') withheld++;
       continue;
     }
+    const emptiedBy = emptiedFilesOf(record.file, empty);
+    if (emptiedBy.length > 0) {
+      change.action = 'blocked';
+      change.reason = emptiedReason(emptiedBy, record.file !== undefined);
+      change.unknown = true;
+      if (prunes && ownershipOf(record, live.id) === 'owned' && !record.keep && live.status !== 'AWAITING_DELETE') {
+        withheldEmpty++;
+        for (const file of emptiedBy) emptied.add(file);
+      }
+      continue;
+    }
     change.released = true;
     change.reason = RELEASED_REASON;
     if (ownershipOf(record, live.id) !== 'owned') continue;
@@ -99,7 +138,13 @@ export function orphanChanges(
   }
   const notes: string[] = [];
   if (options?.enabled && options.available !== true) notes.push(options.available.note);
-  const refused = !prunes ? undefined : withheld > 0 ? unreadableRefusal(unreadable, withheld) : refusal(options, candidates.map((c) => c.live));
+  const refused = !prunes
+    ? undefined
+    : withheld > 0
+      ? unreadableRefusal(unreadable, withheld)
+      : withheldEmpty > 0
+        ? emptiedRefusal([...emptied].sort(), withheldEmpty)
+        : refusal(options, candidates.map((c) => c.live));
   if (refused) notes.push(refused);
   for (const { change, live } of candidates) {
     if (refused) {

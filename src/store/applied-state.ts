@@ -4,7 +4,8 @@ import type { AppliedRecord } from '../core/model.js';
 import type { ManifestVersion } from '../core/manifest-version.js';
 import type { WrittenState } from '../core/kinds/index.js';
 import { connectProducer, closeRedis, type RedisSettings } from './redis.js';
-import { parseStored, PendingWrite, StoredAppliedRecord } from './schema.js';
+import { parseStored, PendingWrite, StoredAbsence, StoredAppliedRecord } from './schema.js';
+import type { Absence } from '../core/prune-grace.js';
 
 /** `${prefix}:applied`: one Redis hash, field resourceKey -> JSON AppliedRecord. */
 export function appliedKey(prefix: string): string {
@@ -19,6 +20,22 @@ export function pendingKey(prefix: string): string {
 /** `${prefix}:keep`: one Redis hash, field resourceKey -> "1" for each resource whose manifest last said converge/prune: "false". */
 export function keepKey(prefix: string): string {
   return `${prefix}:keep`;
+}
+
+/**
+ * `${prefix}:declared-in`: one Redis hash, field resourceKey -> the manifest file (relative path) that last declared it
+ * (a path, never a value): prune tells a file that now declares nothing from a removed one.
+ */
+export function declaredInKey(prefix: string): string {
+  return `${prefix}:declared-in`;
+}
+
+/**
+ * `${prefix}:prune-absent`: one Redis hash, field resourceKey -> JSON Absence (since when an owned resource is
+ * undeclared, in which manifests, under which live id): the daemon's prune grace survives a restart.
+ */
+export function absentKey(prefix: string): string {
+  return `${prefix}:prune-absent`;
 }
 
 /**
@@ -67,28 +84,65 @@ export class AppliedStateStore {
   private readonly key: string;
   private readonly pending: string;
   private readonly keep: string;
+  private readonly declaredIn: string;
+  private readonly absent: string;
 
   constructor(redis: Redis, prefix: string) {
     this.redis = withScripts(redis);
     this.key = appliedKey(prefix);
     this.pending = pendingKey(prefix);
     this.keep = keepKey(prefix);
+    this.declaredIn = declaredInKey(prefix);
+    this.absent = absentKey(prefix);
+  }
+
+  /** The daemon's prune absences (src/core/prune-grace.ts); an unreadable entry is left out (its grace starts again). */
+  async absences(): Promise<Map<string, Absence>> {
+    const out = new Map<string, Absence>();
+    for (const [key, text] of Object.entries(await this.redis.hgetall(this.absent))) {
+      const absence = parseStored(StoredAbsence, text);
+      if (absence) out.set(key, absence);
+    }
+    return out;
+  }
+
+  /** Replaces the absences with `next`, writing only what changed since `before`. */
+  async recordAbsences(before: ReadonlyMap<string, Absence>, next: ReadonlyMap<string, Absence>): Promise<void> {
+    const gone = [...before.keys()].filter((key) => !next.has(key));
+    const changed = [...next].filter(([key, a]) => JSON.stringify(before.get(key)) !== JSON.stringify(a));
+    if (gone.length === 0 && changed.length === 0) return;
+    const multi = this.redis.multi();
+    if (gone.length > 0) multi.hdel(this.absent, ...gone);
+    if (changed.length > 0) multi.hset(this.absent, Object.fromEntries(changed.map(([key, a]) => [key, JSON.stringify(StoredAbsence.parse(a))])));
+    await multi.exec();
   }
 
   /**
-   * Every record, each marked `keep` when its manifest last carried converge/prune: "false"; unreadable entries
-   * (another version, corruption) are left out, so those resources plan as unknown.
+   * Every record, each marked `keep` when its manifest last carried converge/prune: "false" and with the `file` that
+   * last declared it; unreadable entries (another version, corruption) are left out, so those resources plan as unknown.
    */
   async getAll(): Promise<Map<string, AppliedRecord>> {
-    const [raw, kept] = await Promise.all([this.redis.hgetall(this.key), this.redis.hkeys(this.keep)]);
+    const [raw, kept, files] = await Promise.all([this.redis.hgetall(this.key), this.redis.hkeys(this.keep), this.redis.hgetall(this.declaredIn)]);
     const keep = new Set(kept);
     const out = new Map<string, AppliedRecord>();
     for (const [field, text] of Object.entries(raw)) {
       const record = parseRecord(text);
-      if (record && keep.has(field)) record.keep = true;
-      if (record) out.set(field, record);
+      if (!record) continue;
+      if (keep.has(field)) record.keep = true;
+      const file = files[field];
+      if (file) record.file = file;
+      out.set(field, record);
     }
     return out;
+  }
+
+  /**
+   * Records the manifest file that declares each resource of `files` (resourceKey -> relative path), writing only what
+   * changed since `known` (the records as this plan read them); a resource not declared keeps its last file.
+   */
+  async recordFiles(files: ReadonlyMap<string, string>, known?: ReadonlyMap<string, AppliedRecord>): Promise<void> {
+    const changed = [...files].filter(([key, file]) => known?.get(key)?.file !== file);
+    if (changed.length > 0) await this.redis.hset(this.declaredIn, Object.fromEntries(changed));
   }
 
   /**
@@ -107,6 +161,7 @@ export class AppliedStateStore {
   async forget(resourceKey: string): Promise<void> {
     await this.redis.convergeForget(this.key, this.pending, resourceKey);
     await this.redis.hdel(this.keep, resourceKey);
+    await this.redis.hdel(this.declaredIn, resourceKey);
   }
 
   async get(resourceKey: string): Promise<AppliedRecord | undefined> {

@@ -73,6 +73,14 @@ export const StoredAppliedRecord = z.strictObject({
 });
 export type StoredAppliedRecord = z.infer<typeof StoredAppliedRecord>;
 
+/** The daemon's memory of an owned resource no manifest declares (src/core/prune-grace.ts Absence): times, a content id, a live id. */
+export const StoredAbsence = z.strictObject({
+  since: z.number().int().nonnegative(),
+  manifests: z.string().min(1).max(200),
+  seen: z.number().int().positive(),
+  id: z.string().min(1).max(200),
+});
+
 /** A JSON value kept in Redis, read through its schema: undefined when absent, not JSON, or not of that shape (not ours to read). */
 export function parseStored<T>(schema: z.ZodType<T>, text: string | null | undefined): T | undefined {
   if (!text) return undefined;

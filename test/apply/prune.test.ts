@@ -117,6 +117,34 @@ describe.concurrent('prune', () => {
     expect(s.deletes()).toHaveLength(2);
   });
 
+  it('an emptied file is not a removal: validate and plan warn at file:line:column, apply --prune exits 1 naming it and sends no DELETE; removed, it is pruned at once', async () => {
+    const s = await setup('emptied', { 'a.yaml': yamlOf('a'), 'b.yaml': yamlOf('b') });
+    expect((await runApplyCli(s.args(), {})).code).toBe(0);
+    const id = s.idOf('b')!;
+    await s.write({ 'b.yaml': '# being rewritten\n---\n' });
+    const validated = await runCapture(['validate', s.dir], {});
+    expect(validated.code).toBe(0);
+    expect(validated.stdout + validated.stderr).toContain('b.yaml:1:1');
+    expect(validated.stdout + validated.stderr).toContain('declares nothing; delete the file to remove its resources');
+    const planned = await runCapture(s.plan('--prune'), {});
+    expect(planned.code).toBe(1);
+    expect(planned.stdout).toContain('declares nothing; delete the file to remove its resources');
+    expect(planned.stdout).toContain('prune refused, nothing is deleted: b.yaml:1:1 declares nothing');
+    expect(planned.stdout).not.toContain('- delete Deployment/b');
+    const applied = await runApplyCli(s.args('--prune'), {});
+    expect(applied.code).toBe(1);
+    expect(applied.stdout).toContain('prune refused, nothing is deleted: b.yaml:1:1 declares nothing');
+    // Not even the probe for the DELETE endpoint: no DELETE of any id.
+    expect(s.emulator.requestLog.filter((e) => e.method === 'DELETE')).toEqual([]);
+    expect(s.idOf('b')).toBe(id);
+
+    await s.remove('b');
+    const removed = await runApplyCli(s.args('--prune'), {});
+    expect(removed.code).toBe(0);
+    expect(s.deletes().map((e) => e.deploymentId)).toEqual([id]);
+    expect(s.idOf('a')).toBeDefined();
+  });
+
   it('adopt: explicit blocks a take-over without converge/adopt, allows it with; an adopted deployment is owned, so prune deletes it', async () => {
     const s = await setup('adopt', { 'foreign.yaml': yamlOf('foreign', {}, 3), 'a.yaml': yamlOf('a') }, { seed: FOREIGN });
     const refused = await runApplyCli(s.args('--adopt', 'explicit'), {});

@@ -99,6 +99,8 @@ describe('resolveSettings', () => {
       shutdownTimeout: 25_000,
       adopt: 'auto',
       prune: false,
+      pruneGrace: 60_000,
+      pruneMode: 'auto',
       maxDeletes: 5,
       pruneTracingProjects: false,
       jobLock: 30_000,

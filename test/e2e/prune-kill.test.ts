@@ -48,7 +48,7 @@ describe('prune under kill -9', () => {
     const ids: Record<string, string | undefined> = Object.fromEntries(names.map((n) => [n, liveId(e, n)]));
     for (const n of ['b', 'c', 'd']) await rm(join(dir, `${n}.yaml`));
 
-    const args = [...common, '--prune', '--prune-tracing-projects', '--concurrency', '1', '--job-lock', '1s', '--resync', '1s', '--log-level', 'info'];
+    const args = [...common, '--prune', '--prune-grace', '300ms', '--prune-tracing-projects', '--concurrency', '1', '--job-lock', '1s', '--resync', '1s', '--log-level', 'info'];
     daemon = await startDaemon(dir, args);
     await until('the first DELETE to land and the daemon to be killed', () => killed !== undefined, 20_000, 20).catch((error: Error) => {
       throw new Error(`${error.message}; daemon output: ${daemon!.stdout().slice(-3000)} ${daemon!.stderr().slice(-1000)}; requests: ${JSON.stringify(e.requestLog.slice(-8).map((r) => [r.method, r.path, r.status]))}`);

@@ -20,6 +20,33 @@ describe('AppliedStateStore', () => {
     await dropPrefix(prefix);
   });
 
+  it('keeps the file that declared each resource apart, read into its record; a deleted resource forgets it', async () => {
+    await store.set('Deployment/f', { secrets: {}, appliedAt: '2024-01-01T00:00:00.000Z' });
+    await store.recordFiles(new Map([['Deployment/f', 'team/f.yaml'], ['Deployment/not-applied', 'x.yaml']]));
+    const records = await store.getAll();
+    expect(records.get('Deployment/f')?.file).toBe('team/f.yaml');
+    expect(records.has('Deployment/not-applied')).toBe(false);
+    // Unchanged: nothing written again (the hash field keeps its value).
+    await store.recordFiles(new Map([['Deployment/f', 'team/f.yaml']]), records);
+    await store.recordFiles(new Map([['Deployment/f', 'moved/f.yaml']]), records);
+    expect((await store.get('Deployment/f'))?.file).toBeUndefined();
+    expect((await store.getAll()).get('Deployment/f')?.file).toBe('moved/f.yaml');
+    await store.forget('Deployment/f');
+    expect(await redis.hget(`${prefix}:declared-in`, 'Deployment/f')).toBeNull();
+  });
+
+  it('keeps the prune absences (no secret: times, a content id, a live id), replaced as the daemon decides', async () => {
+    const a = { since: 1_000, manifests: 'sha256:abc', seen: 1, id: 'id-a' };
+    await store.recordAbsences(new Map(), new Map([['Deployment/a', a], ['Deployment/b', { ...a, id: 'id-b' }]]));
+    const read = await store.absences();
+    expect(read.get('Deployment/a')).toEqual(a);
+    await store.recordAbsences(read, new Map([['Deployment/a', { ...a, seen: 2 }]]));
+    expect([...(await store.absences())]).toEqual([['Deployment/a', { ...a, seen: 2 }]]);
+    // An entry that is not ours to read is left out: its grace starts again.
+    await redis.hset(`${prefix}:prune-absent`, 'Deployment/c', '{"since":"yesterday"}');
+    expect([...(await store.absences()).keys()]).toEqual(['Deployment/a']);
+  });
+
   it('keeps one hash field per resource, JSON of hashes only', async () => {
     const h = secretHash('Deployment/a', 'KEY', 'value-1');
     await store.set('Deployment/a', { secrets: { KEY: h }, appliedAt: '2024-01-01T00:00:00.000Z' });

@@ -1,5 +1,6 @@
 // `converge apply DIR [--wait]`: plan, enqueue one job per change, wait for every job (and new revisions), report.
 import { existsSync } from 'node:fs';
+import { declaringFiles } from '../../core/declared-files.js';
 import { isAbsolute, resolve } from 'node:path';
 import { plan } from '../../plan/plan.js';
 import { ConvergeError, UsageError } from '../../core/errors.js';
@@ -118,6 +119,8 @@ export const applyCommand: Command = {
       const planned = saved ? await claimPlanned(saved, jobs, () => checkedChanges(saved, gathered, result, outcomes)) : undefined;
       // converge/prune: "false" is remembered per resource, so it still holds once the manifest is gone.
       await jobs.applied.recordKeep(gathered.resources.keys(), keptKeys(gathered.resources));
+      // Which file declares each resource: prune tells a file emptied later from one removed (docs/adopting-and-pruning.md).
+      await jobs.applied.recordFiles(declaringFiles(gathered.resources.values()), gathered.input.applied);
       const text = output === 'text';
       if (text) io.stdout.write([...planLines(result, outcomes), ...unplannedLines(planned?.unplanned ?? [])].join('\n') + '\n');
       // What could not be read is unknown: while a file of the tree fails to load nothing is written, unless --allow-partial.

@@ -1,4 +1,4 @@
-// `converge reconcile [--write-secrets | --retry-failed [NAME...]]`: asks a running daemon to reconcile now (POST /reconcile), optionally writing secrets it cannot compare or releasing holds.
+// `converge reconcile [--write-secrets | --retry-failed [NAME...] | --confirm-delete NAME...]`: asks a running daemon to reconcile now (POST /reconcile), optionally writing secrets it cannot compare, releasing holds or confirming deletes.
 import { ConvergeError, UsageError } from '../../core/errors.js';
 import { WEBHOOK_TOKEN_ENV } from '../../daemon/server/status-server.js';
 import type { Command } from '../command.js';
@@ -14,6 +14,7 @@ interface ReconcileAnswer {
   reconcile?: { id: number; ok: boolean; error: string | null; enqueued: number; requests?: number } | null;
   writeSecrets?: { requested: 'all' | string[]; written: string[]; notWritten: string[]; heldBefore: string[] };
   retryFailed?: { requested: 'all' | string[]; released: string[]; rebuilt?: string[]; notHeld: string[]; undeclared?: string[] };
+  confirmDelete?: { requested: string[]; deleted: string[]; notPending: string[]; pendingBefore: string[] };
 }
 
 
@@ -57,13 +58,18 @@ function render(answer: ReconcileAnswer): string {
     if (f.notHeld.length > 0) lines.push(`Not held (nothing released): ${f.notHeld.join(', ')}`);
     if (f.undeclared?.length) lines.push(`Declared in no manifest (nothing released): ${f.undeclared.join(', ')}; name a resource as metadata.name or Kind/name, as converge status lists them.`);
   }
+  const c = answer.confirmDelete;
+  if (c) {
+    if (c.deleted.length > 0) lines.push(`Delete confirmed and enqueued for: ${c.deleted.join(', ')} (see converge status).`);
+    if (c.notPending.length > 0) lines.push(`No delete pending (nothing deleted): ${c.notPending.join(', ')}${c.pendingBefore.length ? `; pending now: ${c.pendingBefore.join(', ')}` : ''}`);
+  }
   return lines.join('\n') + '\n';
 }
 
 export const reconcileCommand: Command = {
   name: 'reconcile',
-  summary: 'ask a running daemon to reconcile now; --write-secrets also writes secrets it holds back as SecretsUnknown, --retry-failed releases (and rebuilds) resources held after a failed revision',
-  usage: 'converge reconcile [--write-secrets [NAME...]] [--retry-failed [NAME...]] [--url http://HOST:PORT]',
+  summary: 'ask a running daemon to reconcile now; --write-secrets also writes secrets it holds back as SecretsUnknown, --retry-failed releases (and rebuilds) resources held after a failed revision, --confirm-delete NAME sends a delete that waits for a person',
+  usage: 'converge reconcile [--write-secrets [NAME...]] [--retry-failed [NAME...]] [--confirm-delete NAME...] [--url http://HOST:PORT]',
   details: [
     'The daemon never re-sends secret values it cannot compare (the service hides them and its applied state holds',
     'no record: a first start, or a Redis that lost its data): such a resource shows as out_of_sync, SecretsUnknown,',
@@ -76,6 +82,10 @@ export const reconcileCommand: Command = {
     'whose plan differs is written; one that matches its manifest is rebuilt (its revision fields sent once more).',
     'A write the service refused for good (400, 413, 422: WriteRefused) is held and released the same way.',
     '',
+    'With --prune, a delete the daemon plans waits (DeletePending in converge status): for prune_grace under',
+    'prune_mode auto, for a person under prune_mode confirm. --confirm-delete NAME... sends the pending deletes of',
+    'the NAMEs given (each named: never all at once); a name with no delete pending is said and nothing is deleted.',
+    '',
     `Sends POST /reconcile to the daemon's status server with the token in ${WEBHOOK_TOKEN_ENV} ("Authorization:`,
     `Bearer TOKEN"). The endpoint is off unless the daemon runs with ${WEBHOOK_TOKEN_ENV} set; give this command the`,
     'same value in its environment. Requests that arrive while one waits join it; one that arrives while a reconcile',
@@ -85,6 +95,7 @@ export const reconcileCommand: Command = {
   options: {
     'write-secrets': { type: 'boolean', description: 'write the secrets held back as SecretsUnknown (all, or the NAMEs given)' },
     'retry-failed': { type: 'boolean', description: 'release the holds of resources whose revision failed (all, or the NAMEs given)' },
+    'confirm-delete': { type: 'boolean', description: 'send the pending deletes of the NAMEs given (prune_mode confirm; NAMEs required)' },
     url: { type: 'string', placeholder: 'URL', description: 'status server of the daemon (default http://127.0.0.1:<http_port>)' },
     output: { type: 'string', short: 'o', placeholder: 'FMT', description: 'text (default) or json (the daemon\'s answer)' },
     ...settingOptions('httpPort'),
@@ -95,7 +106,9 @@ export const reconcileCommand: Command = {
     const names = args.positionals;
     const write = args.values['write-secrets'] === true;
     const retry = args.values['retry-failed'] === true;
-    if (names.length > 0 && !write && !retry) throw new UsageError(`names are for --write-secrets or --retry-failed; run "converge reconcile --retry-failed ${names.join(' ')}"`);
+    const confirm = args.values['confirm-delete'] === true;
+    if (confirm && names.length === 0) throw new UsageError('--confirm-delete takes the NAMEs whose delete to send (metadata.name or Kind/name, as converge status lists them): a delete is confirmed by name, never all at once');
+    if (names.length > 0 && !write && !retry && !confirm) throw new UsageError(`names are for --write-secrets, --retry-failed or --confirm-delete; run "converge reconcile --retry-failed ${names.join(' ')}"`);
     const token = io.env[WEBHOOK_TOKEN_ENV];
     if (!token) {
       throw new UsageError(`${WEBHOOK_TOKEN_ENV} is not set; set it to the token the daemon runs with (the daemon's POST /reconcile is off unless it has ${WEBHOOK_TOKEN_ENV} too)`);
@@ -103,7 +116,7 @@ export const reconcileCommand: Command = {
     const explicit = args.values.url as string | undefined;
     const url = daemonBaseUrl(explicit ?? `http://127.0.0.1:${resolveSettings(args, io.env).httpPort}`);
     const named = names.length > 0 ? names : true;
-    const body = { ...(write ? { writeSecrets: named } : {}), ...(retry ? { retryFailed: named } : {}) };
+    const body = { ...(write ? { writeSecrets: named } : {}), ...(retry ? { retryFailed: named } : {}), ...(confirm ? { confirmDelete: names } : {}) };
     const { status, answer } = await post(`${url}/reconcile`, token, body);
     if (status === 404) throw new ConvergeError('E_RECONCILE_OFF', `the daemon at ${url} has POST /reconcile off; start it with ${WEBHOOK_TOKEN_ENV} set (the same value as here)`);
     if (status === 401) throw new ConvergeError('E_RECONCILE_TOKEN', `the daemon at ${url} refused the token; set ${WEBHOOK_TOKEN_ENV} to the value the daemon runs with`);
@@ -112,6 +125,7 @@ export const reconcileCommand: Command = {
     else if (answer.error) io.stdout.write(`${answer.error}\n`);
     else io.stdout.write(render(answer));
     // A name no manifest declares is a request that could not be done (a typo, most often): 1, as a refusal.
-    return status === 200 && !answer.retryFailed?.undeclared?.length ? 0 : 1;
+    // So is a confirmed delete with none pending: nothing was deleted.
+    return status === 200 && !answer.retryFailed?.undeclared?.length && !answer.confirmDelete?.notPending.length ? 0 : 1;
   },
 };

@@ -49,6 +49,8 @@ export const runCommand: Command = {
     'adopt',
     'prune',
     'maxDeletes',
+    'pruneGrace',
+    'pruneMode',
     'pruneTracingProjects',
     'vars',
     'overlays',

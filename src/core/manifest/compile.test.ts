@@ -58,4 +58,19 @@ describe('compileManifests: bytes to resources in one pass', () => {
     const result = compileManifests([], { allowLiteralSecrets: false });
     expect(result.diagnostics.map((d) => d.code)).toEqual(['W_NO_MANIFESTS']);
   });
+
+  it('a file that declares nothing (empty, comments, ---) is a warning at its file:1:1; one with a resource, or an error, is not', () => {
+    const result = compileManifests(
+      [
+        { file: 'a.yaml', bytes: BASE },
+        { file: 'empty.yaml', bytes: bytes(['']) },
+        { file: 'comments.yaml', bytes: bytes(['# being rewritten', '---', '# nothing yet']) },
+        { file: 'broken.yaml', bytes: bytes(['metadata: {{{']) },
+      ],
+      { allowLiteralSecrets: false, vars: [{ file: 'v.yaml', bytes: bytes(['ENV: dev']) }] },
+    );
+    const empty = result.diagnostics.filter((d) => d.code === 'W_EMPTY_FILE');
+    expect(empty.map((d) => `${d.file}:${d.line}:${d.column} ${d.severity}`)).toEqual(['comments.yaml:1:1 warning', 'empty.yaml:1:1 warning']);
+    expect(empty[0]!.message).toBe('declares nothing; delete the file to remove its resources (converge never deletes what a file that is present but empty declared before)');
+  });
 });

@@ -65,7 +65,7 @@ export function combineManifests(environment: CompiledEnvironment, files: readon
   const { overlays, parseOptions } = environment;
   const results = [...files];
   const declared = new Set(results.flatMap((r) => [...r.resources, ...r.blocked].map((d) => resourceKey(d.kind, d.name))));
-  const diagnostics = [...environment.diagnostics, ...unknownTargets(overlays.documents, declared, 'the manifest directory')];
+  const diagnostics = [...environment.diagnostics, ...unknownTargets(overlays.documents, declared, 'the manifest directory'), ...files.flatMap(emptyFileNote)];
   for (const doc of overlays.documents.filter((d) => d.add)) {
     const added: ManifestResult = { resources: [], blocked: [], diagnostics: [], ...(parseOptions.keepData ? { data: new Map<string, unknown>() } : {}) };
     validateDocument(withoutOverlayAnnotation(doc.read), { ...parseOptions, patches: patchesAfter(overlays.documents, doc.overlay) }, added);
@@ -78,6 +78,18 @@ export function combineManifests(environment: CompiledEnvironment, files: readon
   if (empty) diagnostics.push(empty);
   const data = parseOptions.keepData ? new Map(results.flatMap((r) => [...(r.data ?? [])])) : undefined;
   return { ...collected, diagnostics: sortDiagnostics([...collected.diagnostics, ...diagnostics]), ...(data ? { data } : {}) };
+}
+
+/** The code of a manifest file that declares nothing (empty, or only comments and `---`): prune reads it (src/core/declared-files.ts). */
+export const EMPTY_FILE_CODE = 'W_EMPTY_FILE';
+
+/**
+ * A manifest file that declares nothing may be one caught while it is written (an editor that truncates first, a slow
+ * checkout): a warning, and prune treats what it declared before as unknown.
+ */
+function emptyFileNote(file: FileResult): Diagnostic[] {
+  if (file.resources.length > 0 || file.blocked.length > 0 || file.diagnostics.length > 0) return [];
+  return [{ severity: 'warning', file: file.file, line: 1, column: 1, code: EMPTY_FILE_CODE, message: 'declares nothing; delete the file to remove its resources (converge never deletes what a file that is present but empty declared before)' }];
 }
 
 /**

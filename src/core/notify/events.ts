@@ -12,6 +12,7 @@ export const NOTIFY_EVENT_TYPES = [
   'held',
   'applied_state_lost',
   'pruned',
+  'delete_pending',
   'write_failed',
   'write_sent',
 ] as const;

@@ -57,7 +57,7 @@ notifications:
     expect(receivers[0]).toEqual({ name: 'ops', type: 'webhook', events: ['rollout_failed', 'rollout_succeeded'], resources: ['support-*'], timeoutMs: 10_000, inFlight: 2, backlog: 100, env: { url: 'OPS_WEBHOOK_URL', secret: 'OPS_WEBHOOK_SECRET' } });
     expect(receivers[1]).toMatchObject({ type: 'commit-status', repository: 'acme/agents', api: 'github', env: { apiUrl: 'GIT_API_URL', token: 'GIT_TOKEN' }, events: ['write_sent', 'rollout_succeeded', 'rollout_failed', 'write_failed'] });
     expect(receivers[2]).toMatchObject({ timeoutMs: 3_000, inFlight: 4, backlog: 500 });
-    expect(receivers[2]!.events).toHaveLength(9);
+    expect(receivers[2]!.events).toHaveLength(10);
     expect(receivers[2]!.events).not.toContain('write_sent');
   });
 

@@ -33,6 +33,7 @@ const EMOJI: Record<string, string> = {
   held: ':double_vertical_bar:',
   applied_state_lost: ':rotating_light:',
   pruned: ':wastebasket:',
+  delete_pending: ':hourglass:',
   write_failed: ':x:',
   write_sent: ':arrow_up:',
   test: ':wave:',

@@ -85,6 +85,7 @@ export async function enqueueOutcomes(ctx: CycleContext, act: ToAct): Promise<nu
     }
     if (outcome.write?.secretsApproved) ctx.secretWrites?.done(outcome.key);
     if (outcome.write?.op === 'rebuild') ctx.rebuilds?.done(outcome.key);
+    if (outcome.write?.op === 'delete') ctx.deleteConfirms?.done(outcome.key);
     ctx.onEnqueued?.(job);
   }, {
     skipInFlight: true,

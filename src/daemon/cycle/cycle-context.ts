@@ -11,6 +11,7 @@ import type { DesiredMemory } from '../../core/drift.js';
 import type { LastGoodManifests } from './last-good.js';
 import type { Conflict } from '../../core/flap-guard.js';
 import type { ManifestVersion } from '../../core/manifest-version.js';
+import type { Absence, PruneMode } from '../../core/prune-grace.js';
 
 /** What the inner reconcile needs; the outer (daemon.ts) owns it. */
 export interface CycleContext {
@@ -28,6 +29,11 @@ export interface CycleContext {
     pendingKeys?(): Promise<Set<string>>;
     /** Records which declared resources carry converge/prune: "false" (AppliedStateStore.recordKeep). */
     recordKeep?(declared: Iterable<string>, keep: ReadonlySet<string>): Promise<void>;
+    /** Records the file that declares each resource (AppliedStateStore.recordFiles). */
+    recordFiles?(files: ReadonlyMap<string, string>, known?: ReadonlyMap<string, AppliedRecord>): Promise<void>;
+    /** The prune absences remembered (src/core/prune-grace.ts), and their replacement (AppliedStateStore). */
+    absences?(): Promise<Map<string, Absence>>;
+    recordAbsences?(before: ReadonlyMap<string, Absence>, next: ReadonlyMap<string, Absence>): Promise<void>;
   };
   memory: DesiredMemory;
   lastGood: LastGoodManifests;
@@ -41,7 +47,14 @@ export interface CycleContext {
     prune?: boolean;
     maxDeletes?: number;
     pruneTracingProjects?: boolean;
+    /** prune_grace (ms) and prune_mode (src/core/prune-grace.ts; default 60 s, auto). */
+    pruneGrace?: number;
+    pruneMode?: PruneMode;
   };
+  /** Asks for a reconcile at `at` (ms), when a delete waiting for prune_grace falls due; undefined: none waits (each call replaces the last). */
+  schedulePrune?: (at: number | undefined) => void;
+  /** Deletes a person confirmed (`converge reconcile --confirm-delete NAME`): served by the reconcile that enqueues them. */
+  deleteConfirms?: { approved(key: string): boolean; done(key: string): void };
   /** Parse results kept between reconciles: an edit re-parses only the files whose bytes changed. */
   manifestCache?: ManifestCache;
   /** Called right after each job is enqueued (before the reconcile ends), so a fast job's result is never missed. */

@@ -1,6 +1,6 @@
 // The inner reconcile of the manifest directory: gather the inputs (manifests at their last good version, live, memory, holds, conflicts, revisions), decide each resource, act on the outcomes.
 import type { ResourceHold } from '../../core/holds.js';
-import type { AppliedRecord, DesiredResource, DriftPolicy, LiveDeployment, Plan } from '../../core/model.js';
+import type { AppliedRecord, DesiredResource, DriftPolicy, LiveDeployment, Plan, PlanChange } from '../../core/model.js';
 import type { RevisionReading } from '../../core/kinds/index.js';
 import { decide, type DecisionInput, type Outcome } from '../../core/decide.js';
 import { inListing, liveOf } from '../../core/kinds/index.js';
@@ -10,6 +10,8 @@ import { gatherPlanInput } from '../../observe/gather.js';
 import { readLatestRevisions } from '../../observe/revisions.js';
 import { desiredFingerprint, driftReason } from '../../core/drift.js';
 import { enqueueOutcomes } from './act.js';
+import { declaringFiles } from '../../core/declared-files.js';
+import { DEFAULT_PRUNE_GRACE_MS, deleteCandidates, markPendingDeletes, pruneGrace } from '../../core/prune-grace.js';
 import type { CycleContext } from './cycle-context.js';
 import type { HeldResource } from './last-good.js';
 import type { Conflict } from '../../core/flap-guard.js';
@@ -42,6 +44,8 @@ export interface ReconcileOutcome {
   released?: string[];
   /** Revision reads this reconcile sent (health is read, not guessed). */
   revisionReads?: number;
+  /** When a delete waiting for prune_grace falls due (ms): the daemon reconciles then (src/core/prune-grace.ts). */
+  pruneRecheckAt?: number;
 }
 
 
@@ -56,6 +60,41 @@ async function standingConflicts(ctx: CycleContext, resources: ReadonlyMap<strin
   const released = releasing.length > 0 && ctx.conflicts ? await ctx.conflicts.release(releasing, false) : [];
   for (const key of released) conflicts.delete(key);
   return { conflicts, released };
+}
+
+/**
+ * The plan's deletes through the prune rule (src/core/prune-grace.ts): those not yet due are marked pending (nothing is
+ * sent for them); the absences are remembered in Redis, so a restart keeps counting the grace.
+ */
+async function graceDeletes(ctx: CycleContext, result: Plan, manifests: string): Promise<{ plan: Plan; recheckAt?: number }> {
+  const applied = ctx.applied;
+  if (!applied.absences || !applied.recordAbsences) return { plan: result };
+  const before = await applied.absences();
+  const candidates = deleteCandidates(result.changes);
+  if (candidates.length === 0 && before.size === 0) return { plan: result };
+  const graced = pruneGrace({
+    absent: before,
+    candidates,
+    manifests,
+    now: Date.now(),
+    graceMs: ctx.settings.pruneGrace ?? DEFAULT_PRUNE_GRACE_MS,
+    mode: ctx.settings.pruneMode ?? 'auto',
+    confirmed: (key) => ctx.deleteConfirms?.approved(key) === true,
+  });
+  await applied.recordAbsences(before, graced.absent);
+  const probe = graced.due.size > 0 ? await ctx.client.deploymentDeletes() : { deletes: true as const };
+  const marked: Plan = { ...result, changes: probe.deletes ? markPendingDeletes(result.changes, graced.waiting) : withoutDeletes(result.changes, probe.note) };
+  if (!probe.deletes) marked.notes = [...(result.notes ?? []), probe.note];
+  return graced.recheckAt === undefined ? { plan: marked } : { plan: marked, recheckAt: graced.recheckAt };
+}
+
+/** The service has no DELETE endpoint (the probe said so): each planned delete is a released orphan, with the probe's note. */
+function withoutDeletes(changes: readonly PlanChange[], note: string): PlanChange[] {
+  return changes.map((change) => {
+    if (change.action !== 'delete') return change;
+    const { id: _id, ...rest } = change;
+    return { ...rest, action: 'orphan', released: true, reason: note };
+  });
 }
 
 /** What a reconcile gathered, for the decision of each resource. */
@@ -136,13 +175,17 @@ export async function reconcileDirectory(ctx: CycleContext): Promise<ReconcileOu
     applied: ctx.applied,
     ...(ctx.manifestCache ? { manifestCache: ctx.manifestCache } : {}),
     ...(ctx.settings.adopt ? { adoptPolicy: ctx.settings.adopt } : {}),
-    prune: { enabled: ctx.settings.prune === true, maxDeletes: ctx.settings.maxDeletes ?? 5 },
+    // The DELETE probe waits until a delete falls due (graceDeletes): a delete that waits sends nothing at all.
+    prune: { enabled: ctx.settings.prune === true, maxDeletes: ctx.settings.maxDeletes ?? 5, probe: false },
   });
   // converge/prune: "false" is remembered per resource, so it still holds once the manifest is gone.
   await ctx.applied.recordKeep?.(gathered.resources.keys(), new Set([...gathered.resources].filter(([, r]) => r.keep).map(([key]) => key)));
+  // Which file declares each resource: prune tells a file emptied later from one removed.
+  await ctx.applied.recordFiles?.(declaringFiles(gathered.resources.values()), gathered.input.applied);
   const lastGood = ctx.lastGood.observe({ resources: gathered.input.resources, blocked: gathered.input.blocked, diagnostics: gathered.diagnostics, files: gathered.files });
   const input: PlanInput = { ...gathered.input, blocked: [...gathered.input.blocked, ...lastGood.extraBlocked] };
-  const result = plan(input);
+  const graced = await graceDeletes(ctx, plan(input), gathered.contentId);
+  const result = graced.plan;
   const [remembered, storedHolds, { conflicts, released }] = await Promise.all([
     ctx.memory.getAll(),
     ctx.holds?.getAll() ?? Promise.resolve(new Map<string, ResourceHold>()),
@@ -155,6 +198,8 @@ export async function reconcileDirectory(ctx: CycleContext): Promise<ReconcileOu
   });
   const { inputs, outcomes, fingerprints, holds } = decideEach(ctx, { plan: result, gathered, input, lastGood, remembered, storedHolds, conflicts, pendingWrites, revisions: revisions.readings });
 
+  // The reconcile that sends a delete once its grace has passed: scheduled, not left to the next resync.
+  ctx.schedulePrune?.(graced.recheckAt);
   const added = await enqueueOutcomes(ctx, { outcomes, inputs, resources: gathered.resources, secretHashes: input.secretHashes, version: gathered.version });
 
   await ctx.memory.set(new Map([...outcomes.values()].flatMap((o) => (o.remember ? [[o.key, o.remember] as const] : []))));
@@ -188,5 +233,6 @@ export async function reconcileDirectory(ctx: CycleContext): Promise<ReconcileOu
     conflicts,
     released,
     revisionReads: revisions.requests,
+    ...(graced.recheckAt !== undefined ? { pruneRecheckAt: graced.recheckAt } : {}),
   };
 }

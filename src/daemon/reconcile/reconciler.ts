@@ -62,7 +62,7 @@ export class Reconciler {
   private failedTotal = 0;
   private stopped = false;
   private readonly records: ReconcileRecord[] = [];
-  private readonly byTrigger: Record<ReconcileTrigger, number> = { startup: 0, watch: 0, resync: 0, retry: 0, manual: 0 };
+  private readonly byTrigger: Record<ReconcileTrigger, number> = { startup: 0, watch: 0, resync: 0, retry: 0, manual: 0, prune: 0 };
   private readonly jobs = new Map<string, EnqueuedJob>();
   /** Per resource, the desired state of its last job that finished, and when (for finishedSince). */
   private readonly finished = new Map<string, { desired: string; at: number }>();
@@ -95,7 +95,7 @@ export class Reconciler {
     return new Promise((resolve) => {
       if (!this.next) this.next = { trigger, cycles: [], waiters: [] };
       // The trigger recorded for a folded run: a resync cycle beats a watch burst, which beats a retry.
-      const rank: Record<ReconcileTrigger, number> = { retry: 0, watch: 1, startup: 2, resync: 3, manual: 4 };
+      const rank: Record<ReconcileTrigger, number> = { retry: 0, prune: 0, watch: 1, startup: 2, resync: 3, manual: 4 };
       if (rank[trigger] > rank[this.next.trigger]) this.next.trigger = trigger;
       if (cycle) this.next.cycles.push(cycle);
       this.next.waiters.push({ resolve });

@@ -6,6 +6,7 @@ import { VERSION } from '../../service/version.js';
 import type { DaemonSettings } from '../daemon-options.js';
 import { SYNC_STATES } from '../telemetry/metrics.js';
 import type { Reconciler } from '../reconcile/reconciler.js';
+import { DEFAULT_PRUNE_GRACE_MS } from '../../core/prune-grace.js';
 
 export const DAEMON_VERSION = VERSION;
 
@@ -19,7 +20,7 @@ export interface StatusParts {
   embedded: boolean;
   /** True when POST /reconcile is on (CONVERGE_WEBHOOK_TOKEN set): what `converge reconcile` needs. */
   reconcileEndpoint: boolean;
-  settings: Pick<DaemonSettings, 'driftPolicy' | 'resync' | 'debounce'>;
+  settings: Pick<DaemonSettings, 'driftPolicy' | 'resync' | 'debounce' | 'prune' | 'pruneMode' | 'pruneGrace'>;
   lease: LeadershipStatus | null;
   appliedState: { lost: boolean; lostAt: string | null; losses: number; detail: string | null };
   reconciler: Reconciler | undefined;
@@ -77,6 +78,7 @@ export function statusDocument(parts: StatusParts): Record<string, unknown> {
       driftPolicy: settings.driftPolicy,
       resyncMs: settings.resync,
       debounceMs: settings.debounce,
+      prune: { enabled: settings.prune === true, mode: settings.pruneMode ?? 'auto', graceMs: settings.pruneGrace ?? DEFAULT_PRUNE_GRACE_MS },
     },
     lease: parts.lease,
     appliedState: { lost: parts.appliedState.lost, lostAt: parts.appliedState.lostAt, losses: parts.appliedState.losses, detail: parts.appliedState.detail },
@@ -85,6 +87,7 @@ export function statusDocument(parts: StatusParts): Record<string, unknown> {
     health: healthCounts(rows),
     sync: syncCounts(rows),
     conflicts: reconciler?.tracker.conflicts() ?? [],
+    deletesPending: reconciler?.tracker.pendingDeletes() ?? [],
     manifestVersion: snapshot?.lastReconcile?.manifestVersion ?? null,
     manifests: reconciler?.manifests ?? null,
     lastReconcile: snapshot?.lastReconcile ?? null,

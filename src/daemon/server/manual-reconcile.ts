@@ -15,6 +15,8 @@ export interface ManualReconcileParts {
   secretWrites: OperatorRequests;
   /** Released holds of failed revisions to rebuild (retryFailed). */
   rebuilds: OperatorRequests;
+  /** Pending deletes a person confirmed (confirmDelete, prune_mode confirm). */
+  deleteConfirms: OperatorRequests;
   log: Logger;
 }
 
@@ -29,6 +31,7 @@ type Names = true | readonly string[];
 interface Batch {
   writeSecrets: Names | undefined;
   retryFailed: Names | undefined;
+  confirmDelete: string[] | undefined;
   waiters: Array<{ request: ReconcileRequest; resolve: (answer: ManualAnswer) => void }>;
 }
 
@@ -38,6 +41,8 @@ interface Served {
   written: string[];
   heldBefore: string[];
   retried: { released: string[]; rebuilt: string[] } | undefined;
+  /** The deletes confirmed and enqueued, and the resources whose delete was pending before the reconcile. */
+  confirmed: { deleted: string[]; pendingBefore: string[] } | undefined;
   requests: number;
 }
 
@@ -77,10 +82,11 @@ export class ManualReconciles {
     const refused = refusal(parts);
     if (refused) return Promise.resolve(refused);
     return new Promise((resolve) => {
-      const batch = (this.queued ??= { writeSecrets: undefined, retryFailed: undefined, waiters: [] });
+      const batch = (this.queued ??= { writeSecrets: undefined, retryFailed: undefined, confirmDelete: undefined, waiters: [] });
       parts.log.debug({ joined: batch.waiters.length, afterRunning: this.running !== undefined }, 'reconcile requested');
       batch.writeSecrets = mergeNames(batch.writeSecrets, request.writeSecrets);
       batch.retryFailed = mergeNames(batch.retryFailed, request.retryFailed);
+      if (request.confirmDelete) batch.confirmDelete = [...new Set([...(batch.confirmDelete ?? []), ...request.confirmDelete])];
       batch.waiters.push({ request, resolve });
       this.running ??= this.drain();
     });
@@ -105,25 +111,31 @@ export class ManualReconciles {
 
 /** Runs the batch's one reconcile with its merged asks. */
 async function serve(batch: Batch, parts: ManualReconcileParts): Promise<Served> {
-  const { secretWrites, rebuilds, log } = parts;
+  const { secretWrites, rebuilds, deleteConfirms, log } = parts;
   const reconciler = parts.reconciler!;
   const heldBefore = reconciler.tracker.secretsUnknown();
+  const pendingBefore = reconciler.tracker.pendingDeletes();
   if (batch.writeSecrets) secretWrites.add(batch.writeSecrets);
+  if (batch.confirmDelete) deleteConfirms.add(batch.confirmDelete);
   const released = batch.retryFailed ? await reconciler.releaseHolds(batch.retryFailed) : undefined;
   if (released) rebuilds.add(released.rebuild);
   let record;
   let written: string[];
   let rebuilt: string[];
+  let deleted: string[];
   try {
     record = await reconciler.request('manual');
   } finally {
     written = secretWrites.take();
     rebuilt = rebuilds.take();
+    // A confirmation the reconcile did not serve ends with it: a delete is confirmed for what a person saw pending.
+    deleted = deleteConfirms.take();
   }
   const requests = batch.waiters.length;
   if (batch.writeSecrets) log.info({ requested: batch.writeSecrets === true ? 'all' : batch.writeSecrets, written, requests }, 'secrets written on request (converge reconcile --write-secrets)');
+  if (batch.confirmDelete) log.info({ requested: batch.confirmDelete, deleted, requests }, 'deletes confirmed on request (converge reconcile --confirm-delete)');
   if (requests > 1) log.info({ reconcile: record?.id, requests }, 'reconcile requests coalesced: one reconcile answered them');
-  return { record, written, heldBefore, retried: released ? { released: released.released, rebuilt } : undefined, requests };
+  return { record, written, heldBefore, retried: released ? { released: released.released, rebuilt } : undefined, confirmed: batch.confirmDelete ? { deleted, pendingBefore } : undefined, requests };
 }
 
 /** The keys of `keys` that `names` asks for (every one for true). */
@@ -150,6 +162,11 @@ function answerOf(request: ReconcileRequest, served: Served, reconciler: Reconci
     const undeclared = reconciler.undeclared(unmatched);
     const notHeld = unmatched.filter((name) => !undeclared.includes(name));
     body.retryFailed = { requested: retry === true ? 'all' : retry, released: asked(served.retried.released, retry), rebuilt: asked(served.retried.rebuilt, retry), notHeld, undeclared };
+  }
+  const confirm = request.confirmDelete;
+  if (confirm && served.confirmed) {
+    const deleted = asked(served.confirmed.deleted, confirm);
+    body.confirmDelete = { requested: confirm, deleted, notPending: namingNone(confirm, served.confirmed.deleted), pendingBefore: served.confirmed.pendingBefore };
   }
   return { status: record ? (record.ok ? 200 : 502) : 503, body };
 }

@@ -31,6 +31,8 @@ export interface ReconcileRequest {
   writeSecrets?: true | string[];
   /** Release the holds (a failed revision of the current desired state) of these resources, or of every one. */
   retryFailed?: true | string[];
+  /** Confirm the pending deletes of these resources (prune_mode confirm); names only, never "all". */
+  confirmDelete?: string[];
 }
 
 /** Largest POST body accepted. */
@@ -122,14 +124,18 @@ export function parseReconcileBody(text: string): { ok: true; request: Reconcile
     return { ok: false, error: 'the body is not JSON; send {} to reconcile now, or {"writeSecrets": true | ["name", ...]}' };
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return { ok: false, error: 'the body must be a JSON object such as {} or {"writeSecrets": ["name"]}' };
-  const unknown = Object.keys(value).filter((k) => k !== 'writeSecrets' && k !== 'retryFailed');
-  if (unknown.length > 0) return { ok: false, error: `unknown field ${unknown.map((k) => JSON.stringify(k)).join(', ')}; the fields are: writeSecrets, retryFailed` };
+  const unknown = Object.keys(value).filter((k) => k !== 'writeSecrets' && k !== 'retryFailed' && k !== 'confirmDelete');
+  if (unknown.length > 0) return { ok: false, error: `unknown field ${unknown.map((k) => JSON.stringify(k)).join(', ')}; the fields are: writeSecrets, retryFailed, confirmDelete` };
   const request: ReconcileRequest = {};
   for (const field of ['writeSecrets', 'retryFailed'] as const) {
     const names = namesOrAll((value as Record<string, unknown>)[field]);
     if (names === 'bad') return { ok: false, error: `${field} must be true or a non-empty list of resource names` };
     if (names !== undefined) request[field] = names;
   }
+  // A delete is final: each one is confirmed by name, never all at once.
+  const confirm = namesOrAll((value as Record<string, unknown>).confirmDelete);
+  if (confirm === 'bad' || confirm === true) return { ok: false, error: 'confirmDelete must be a non-empty list of resource names (each delete is confirmed by name)' };
+  if (confirm !== undefined) request.confirmDelete = confirm;
   return { ok: true, request };
 }
 

@@ -295,6 +295,11 @@ export class ResourceTracker implements RolloutView {
     return [...this.rows.values()].filter((r) => r.sync.reason === 'SecretsUnknown').map((r) => r.key);
   }
 
+  /** Keys of the resources whose delete waits (prune_grace, or a person under prune_mode confirm). */
+  pendingDeletes(): string[] {
+    return [...this.rows.values()].filter((r) => r.sync.reason === 'DeletePending').map((r) => r.key);
+  }
+
   /** An operator released the resource's Conflict: the row no longer shows it (the next reconcile says what holds). */
   clearConflict(key: string): void {
     const row = this.rows.get(key);

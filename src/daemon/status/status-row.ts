@@ -47,6 +47,8 @@ export function decisionEvents(change: PlanChange, decided: Outcome, outcome: Re
     hold: outcome.holds?.get(key),
     deploymentId: liveOf(change.kind, change.name, sources.liveByName)?.id,
     appliedFrom: applied?.manifestVersion ? { ...applied.manifestVersion, appliedAt: applied.appliedAt } : undefined,
+    pendingDelete: change.pending_delete,
+    pruneKept: outcome.resources.get(key)?.keep === true || (!outcome.resources.has(key) && applied?.keep === true),
   };
   const conflict = outcome.conflicts?.get(key);
   return [{ type: 'decided', outcome: decided, context }, ...(conflict ? [{ type: 'conflict' as const, conflict }] : [])];

@@ -6,6 +6,12 @@ export const SCRIPT_OVERVIEW = String.raw`
 const SYNC_TONE = { synced: 'ok', out_of_sync: 'warn', blocked: 'bad', suspended: 'off' };
 const HEALTH_TONE = { healthy: 'ok', progressing: 'info', degraded: 'bad', unknown: 'off' };
 
+/** The prune settings (their own line beside Settings): off, or its mode and grace. */
+function pruneText(prune) {
+  if (!prune || !prune.enabled) return 'off';
+  return 'mode ' + prune.mode + (prune.mode === 'auto' ? ', deletes after ' + Math.round(prune.graceMs / 100) / 10 + ' s undeclared (prune_grace)' : ': each delete waits for converge reconcile --confirm-delete NAME');
+}
+
 function byId(id) {
   return document.getElementById(id);
 }
@@ -95,6 +101,7 @@ function renderHeader(doc) {
   fact(facts, 'Last reconcile', reconcileText(doc));
   fact(facts, 'Settings', 'drift ' + daemon.driftPolicy + ', resync every ' + Math.round((daemon.resyncMs || 0) / 1000) + ' s');
   fact(facts, 'Daemon', 'pid ' + daemon.pid + ' on ', el('code', null, daemon.hostname), ', started ', when(daemon.startedAt));
+  fact(facts, 'Prune', pruneText(daemon.prune));
   renderCounts('sync-counts', doc.sync, SYNC_TONE);
   renderCounts('health-counts', doc.health, HEALTH_TONE);
   renderWarnings(doc);
