@@ -1,6 +1,7 @@
 // The I/O half of planning: reads manifests, live deployments, applied state, repositories and discovery into a PlanInput.
 import type { ServiceClient } from '../service/client.js';
 import { resolveRepositories } from '../service/repositories.js';
+import type { DeploymentDeletes } from '../service/deployments.js';
 import { failingFiles, type Diagnostic } from '../core/diagnostics.js';
 import {
   formatLocation,
@@ -51,8 +52,11 @@ export interface GatherOptions {
   notes?: string[];
   /** adopt setting (default auto). */
   adoptPolicy?: AdoptPolicy;
-  /** --prune and --max-deletes; absent: prune off. Whether the service deletes is probed here, once, when prune could delete. */
-  prune?: { enabled: boolean; maxDeletes: number };
+  /**
+   * --prune and --max-deletes; absent: prune off. Whether the service deletes is probed here, once, when prune could
+   * delete, unless `deletes` gives the answer already (apply --plan: the saved plan's, so a refused plan sends no DELETE).
+   */
+  prune?: { enabled: boolean; maxDeletes: number; deletes?: DeploymentDeletes };
 }
 
 export interface Gathered {
@@ -181,7 +185,7 @@ async function pruneOptions(options: GatherOptions, input: PlanInput, declared: 
   const names = new Set([...input.resources, ...input.blocked].filter((r) => inListing(r.kind)).map((r) => r.name));
   const mayDelete = input.live.deployments.some((d) => !names.has(d.name) && input.applied.has(resourceKey(listedKind(), d.name)));
   if (!mayDelete) return out;
-  const probe = await options.client.deploymentDeletes();
+  const probe = prune.deletes ?? (await options.client.deploymentDeletes());
   if (!probe.deletes) out.available = { note: probe.note };
   return out;
 }

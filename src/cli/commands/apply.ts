@@ -5,7 +5,7 @@ import { ConvergeError, UsageError } from '../../core/errors.js';
 import { staleLine } from '../../core/saved-plan/stale.js';
 import type { SavedPlan } from '../../core/saved-plan/schema.js';
 import { readPlanFile } from '../plan-file.js';
-import { checkedChanges, settingsOfPlan } from '../saved-plan.js';
+import { checkedChanges, deletesOfPlan, settingsOfPlan } from '../saved-plan.js';
 import { applyConverged, applyExitCode } from '../../core/exit-code.js';
 import { resourceKey, type DesiredResource, type LiveDeployment, type Plan } from '../../core/model.js';
 import { skipLine, type Outcome } from '../../core/decide.js';
@@ -104,7 +104,8 @@ export const applyCommand: Command = {
         applied: jobs.applied,
         onLiveProgress: (n) => progress.show(`listing live deployments: ${n}`),
         adoptPolicy: settings.adopt,
-        prune: { enabled: settings.prune && targets.length === 0, maxDeletes: settings.maxDeletes },
+        // apply --plan takes whether the service deletes from the plan: a plan refused sends no DELETE probe.
+        prune: { enabled: settings.prune && targets.length === 0, maxDeletes: settings.maxDeletes, ...(saved ? { deletes: deletesOfPlan(saved) } : {}) },
       });
       progress.clear();
       const result = plan(narrowToTargets(gathered.input, targets));
@@ -118,11 +119,11 @@ export const applyCommand: Command = {
       // converge/prune: "false" is remembered per resource, so it still holds once the manifest is gone.
       await jobs.applied.recordKeep(gathered.resources.keys(), keptKeys(gathered.resources));
       const text = output === 'text';
-      if (text) io.stdout.write([...planLines(result, outcomes), ...unplannedLines(planned?.unplanned ?? [])].join('\n') + '\n');
+      if (text) io.stdout.write(planLines(result, outcomes).join('\n') + '\n');
       // What could not be read is unknown: while a file of the tree fails to load nothing is written, unless --allow-partial.
       if (gathered.input.unreadable && !settings.allowPartial) return refuseUnreadable(io, output, gathered.input.unreadable, result, outcomes);
 
-      const changes = planned?.changes ?? changesToApply(outcomes, result.changes, gathered.resources, gathered.live.deployments, gathered.input.secretHashes);
+      const changes = planned ?? changesToApply(outcomes, result.changes, gathered.resources, gathered.live.deployments, gathered.input.secretHashes);
       const jobResults = await runApply({
         signal: interrupt.signal,
         onWaitingBehind: behindReporter(io, progress),
@@ -179,7 +180,8 @@ function applyInputs(args: ParsedArgs, io: CommandIo): { saved: SavedPlan | unde
   }
   if (args.positionals.length > 0) throw new UsageError('--plan FILE applies the manifests the plan names: give no DIR');
   const saved = readPlanFile(resolve(io.cwd, file));
-  return { saved, settings: settingsOfPlan(saved, settings, args.values), dir: resolve(io.cwd, saved.manifests.dir), targets: saved.options.targets ?? [] };
+  const targets = targetsOf(args);
+  return { saved, settings: settingsOfPlan(saved, settings, args.values, targets), dir: resolve(io.cwd, saved.manifests.dir), targets };
 }
 
 /**
@@ -194,12 +196,6 @@ async function claimPlanned<T>(saved: SavedPlan, jobs: Awaited<ReturnType<typeof
   const earlier = await jobs.plans.claim(saved.checksum, new Date());
   if (earlier !== undefined) throw applied(earlier);
   return checked;
-}
-
-/** The resources apply --plan leaves alone although they differ now: the saved plan does not hold their writes. */
-function unplannedLines(keys: readonly string[]): string[] {
-  if (keys.length === 0) return [];
-  return [`  Note: not in the saved plan, not written: ${keys.join(', ')} (differ now; run plan to review them)`];
 }
 
 /**

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { canonicalJson } from '../hash.js';
 import { kinds } from '../kinds/index.js';
 import { ManifestVersion } from '../manifest-version.js';
+import { planDisagreement } from './agree.js';
 import type { Plan, ResourceKind } from '../model.js';
 
 /** The `format` every saved plan names, and the one format version this converge reads and writes. */
@@ -158,5 +159,8 @@ export function readSavedPlan(text: string): SavedPlanRead {
   if (planChecksum(content) !== checksum) {
     return { ok: false, problem: `a converge plan whose checksum does not match its content: it was edited or damaged after plan --out wrote it; ${RUN_PLAN}` };
   }
-  return { ok: true, plan: parsed.data as SavedPlan };
+  const plan = parsed.data as SavedPlan;
+  const disagreement = planDisagreement(plan);
+  if (disagreement) return { ok: false, problem: `a converge plan whose plan disagrees with its writes (${disagreement}): it was edited after plan --out wrote it; ${RUN_PLAN}` };
+  return { ok: true, plan };
 }
