@@ -233,6 +233,45 @@ describe('saved plans: plan --out, apply --plan, plan --show', { timeout: 90_000
     expect(s.live('sp-c')).toBeDefined();
   });
 
+  it('with CONVERGE_PLAN_KEY: plan --out signs, apply --plan applies a signed plan and refuses an unsigned or mis-signed one, sending nothing', async (t) => {
+    const s = await setup(t, 'saved-plan-signed');
+    const KEY = 'plan-key-0123456789abcdef0123456789abcdef';
+    const keyed = { ...s.env, CONVERGE_PLAN_KEY: KEY };
+    // An unsigned plan, then the key set at apply: refused.
+    expect((await planOut(s)).code).toBe(0);
+    const refuse = async (env: NodeJS.ProcessEnv, message: RegExp) => {
+      const before = writes(s.e.requestLog).length;
+      const run = await runConverge(['apply', '--plan', s.file, ...s.flags], env);
+      expect(run.code, run.stdout + run.stderr).toBe(1);
+      expect(run.stderr.trim().split('\n')).toHaveLength(1);
+      expect(run.stderr).toMatch(message);
+      expect(run.stderr).not.toContain(KEY);
+      expect(writes(s.e.requestLog).length).toBe(before);
+    };
+    await refuse(keyed, /it is not signed, and CONVERGE_PLAN_KEY is set/);
+    // Signed under another key: refused.
+    expect((await runConverge(['plan', s.manifestDir, '--out', s.file, ...s.flags], { ...s.env, CONVERGE_PLAN_KEY: 'another-key-0123456789abcdef0123456789ab' })).code).toBe(0);
+    await refuse(keyed, /its signature does not match under CONVERGE_PLAN_KEY/);
+    // Signed, then edited with the checksum recomputed (max-deletes raised): the signature finds it.
+    const signed = await runConverge(['plan', s.manifestDir, '--out', s.file, ...s.flags], keyed);
+    expect(signed.code, signed.stderr).toBe(0);
+    expect(signed.stderr).toContain('plan signed (CONVERGE_PLAN_KEY) and saved to');
+    const text = await readFile(s.file, 'utf8');
+    expect(text).not.toContain(KEY);
+    const plan = JSON.parse(text) as SavedPlan;
+    expect(plan.signature).toMatch(/^hmac-sha256:[0-9a-f]{64}$/);
+    const { checksum: _, ...content } = { ...plan, options: { ...plan.options, max_deletes: 99 } };
+    await writeFile(s.file, JSON.stringify({ ...content, checksum: planChecksum(content) }));
+    await refuse({ ...keyed, CONVERGE_MAX_DELETES: '99' }, /its signature does not match/);
+    // A too short key: one line, naming the variable, not the value.
+    await writeFile(s.file, text);
+    await refuse({ ...s.env, CONVERGE_PLAN_KEY: 'short-key' }, /CONVERGE_PLAN_KEY is shorter than 32 characters/);
+    // The signed plan as written: applied.
+    const applied = await runConverge(['apply', '--plan', s.file, ...s.flags], keyed);
+    expect(applied.code, applied.stdout + applied.stderr).toBe(0);
+    expect(writes(s.e.requestLog).map((w) => `${w.method} ${w.route}`).sort()).toEqual(['PATCH /v2/deployments/{deployment_id}', 'POST /v2/deployments']);
+  });
+
   it('in git: another commit with the same manifests still holds (a merge commit); one that changed them is stale, named by its commits', async (t) => {
     const s = await setup(t, 'saved-plan-git');
     const git = (...args: string[]) => execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@example.com', ...args], { cwd: s.dir, stdio: 'pipe' }).toString().trim();

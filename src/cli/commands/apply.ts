@@ -4,7 +4,7 @@ import { plan } from '../../plan/plan.js';
 import { ConvergeError, UsageError } from '../../core/errors.js';
 import { staleLine } from '../../core/saved-plan/stale.js';
 import type { SavedPlan } from '../../core/saved-plan/schema.js';
-import { readPlanFile } from '../plan-file.js';
+import { planKeyOf, readPlanFile } from '../plan-file.js';
 import { checkedChanges, deletesOfPlan, settingsOfPlan } from '../saved-plan.js';
 import { applyConverged, applyExitCode } from '../../core/exit-code.js';
 import { resourceKey, type DesiredResource, type LiveDeployment, type Plan } from '../../core/model.js';
@@ -41,7 +41,7 @@ export const applyCommand: Command = {
   usage: 'converge apply DIR [--vars FILE]... [--overlay DIR]... [--target NAME]... [--wait] [--wait-timeout DURATION] [--output text|json] [options] | converge apply --plan FILE [--wait] [options]',
   positionals: [0, 1],
   options: {
-    plan: { type: 'string', placeholder: 'FILE', description: 'apply exactly the saved plan FILE (plan --out), with no DIR: refused as stale, nothing written, when the manifests, a secret or a planned resource changed since (docs/saved-plans.md)' },
+    plan: { type: 'string', placeholder: 'FILE', description: 'apply exactly the saved plan FILE (plan --out), with no DIR, given the --prune, --max-deletes, --adopt, --name-prefix and --target it was made with: refused, nothing written, when its options differ, when the manifests, a secret or a resource changed since, or, with CONVERGE_PLAN_KEY set, when it is not signed with that key (docs/saved-plans.md)' },
     wait: { type: 'boolean', description: 'also wait until each new revision, and each rollout already in progress, is active; exit 1 at the first that fails (BUILD_FAILED, DEPLOY_FAILED, past the progress deadline)' },
     output: { type: 'string', short: 'o', placeholder: 'FMT', description: 'text (default) or json' },
     ...TARGET_OPTION,
@@ -179,7 +179,7 @@ function applyInputs(args: ParsedArgs, io: CommandIo): { saved: SavedPlan | unde
     return { saved: undefined, settings, dir: resolve(io.cwd, args.positionals[0]!), targets: targetsOf(args) };
   }
   if (args.positionals.length > 0) throw new UsageError('--plan FILE applies the manifests the plan names: give no DIR');
-  const saved = readPlanFile(resolve(io.cwd, file));
+  const saved = readPlanFile(resolve(io.cwd, file), planKeyOf(io.env));
   const targets = targetsOf(args);
   return { saved, settings: settingsOfPlan(saved, settings, args.values, targets), dir: resolve(io.cwd, saved.manifests.dir), targets };
 }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { PlanChange } from '../model.js';
-import { readSavedPlan, savedPlanText, type PlannedWrite, type SavedPlanContent } from './schema.js';
+import { signatureProblem } from './signature.js';
+import { planChecksum, readSavedPlan, savedPlanText, type PlannedWrite, type SavedPlanContent } from './schema.js';
 import { staleLine, stalenessOf, type FreshState, type Observed } from './stale.js';
 import { optionDifferences } from './agree.js';
 
@@ -62,6 +63,30 @@ describe('saved plan file', () => {
     })).toMatchObject({ ok: false, problem: expect.stringContaining('its summary says 0 to delete, its changes hold 1') });
     // A write shown as another action.
     expect(reread((c) => (c.writes[0] = { ...WRITE, action: 'create', op: 'create' }))).toMatchObject({ ok: false, problem: expect.stringContaining('but its plan shows update') });
+  });
+});
+
+describe('signed plans', () => {
+  const KEY = 'k'.repeat(32);
+  it('a plan signed under the key holds; unsigned, signed under another key, or edited and checksummed again, it does not', () => {
+    const signed = readSavedPlan(savedPlanText(content(), KEY));
+    if (!signed.ok) throw new Error(signed.problem);
+    expect(signed.plan.signature).toMatch(/^hmac-sha256:[0-9a-f]{64}$/);
+    expect(signatureProblem(signed.plan, KEY)).toBeUndefined();
+    // No key set: nothing to check, signed or not.
+    expect(signatureProblem(signed.plan, undefined)).toBeUndefined();
+    const unsigned = readSavedPlan(savedPlanText(content()));
+    if (!unsigned.ok) throw new Error(unsigned.problem);
+    expect(unsigned.plan.signature).toBeUndefined();
+    expect(signatureProblem(unsigned.plan, KEY)).toMatch(/^it is not signed, and CONVERGE_PLAN_KEY is set/);
+    expect(signatureProblem(signed.plan, 'x'.repeat(32))).toMatch(/^its signature does not match under CONVERGE_PLAN_KEY/);
+    // An edit (prune turned on) with the checksum recomputed: the checksum holds, the signature does not.
+    const { checksum: _, ...edited } = { ...signed.plan, options: { ...signed.plan.options, prune: true } };
+    const reread = readSavedPlan(JSON.stringify({ ...edited, checksum: planChecksum(edited) }));
+    if (!reread.ok) throw new Error(reread.problem);
+    expect(signatureProblem(reread.plan, KEY)).toMatch(/signature does not match/);
+    // The key never reaches the file.
+    expect(savedPlanText(content(), KEY)).not.toContain(KEY);
   });
 });
 
