@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { describe, expect, it, type TestContext } from 'vitest';
 import { startEmulator } from '../../src/emulator/server.js';
 import { planChecksum, type SavedPlan } from '../../src/core/saved-plan/schema.js';
-import { landedWrites, seedWith, writes } from '../helpers/apply.js';
+import { seedWith, writes } from '../helpers/apply.js';
 import { REDIS_URL } from '../helpers/redis.js';
 import { dockerDeploymentYaml, runConverge, tempDir, writeFiles } from './helpers.js';
 import { atEnd, prefixOf } from './scoped.js';

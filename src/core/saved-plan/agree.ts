@@ -10,11 +10,14 @@ export interface PlanOptions {
   targets?: string[] | undefined;
 }
 
+/** An option's value. */
+type Flag = boolean | number | string | null | readonly string[];
+
 /** How a flag reads in a message: `--prune`, `--max-deletes 5`, `no --target`. */
-function flagOf(name: string, value: unknown): string {
+function flagOf(name: string, value: Flag): string {
   if (value === true) return `--${name}`;
   if (value === false || value === null || (Array.isArray(value) && value.length === 0)) return `no --${name}`;
-  if (Array.isArray(value)) return value.map((v) => `--${name} ${String(v)}`).join(' ');
+  if (Array.isArray(value)) return value.map((v) => `--${name} ${v}`).join(' ');
   return `--${name} ${String(value)}`;
 }
 
@@ -24,7 +27,7 @@ function flagOf(name: string, value: unknown): string {
  */
 export function optionDifferences(file: PlanOptions, ours: PlanOptions): string[] {
   const sorted = (targets: readonly string[] | undefined) => [...(targets ?? [])].sort();
-  const pairs: Array<[string, unknown, unknown]> = [
+  const pairs: Array<[string, Flag, Flag]> = [
     ['prune', file.prune, ours.prune],
     ['max-deletes', file.max_deletes, ours.max_deletes],
     ['adopt', file.adopt, ours.adopt],
