@@ -2,7 +2,8 @@
 import { randomBytes } from 'node:crypto';
 import { closeSync, fsyncSync, openSync, readFileSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import { ConvergeError } from '../core/errors.js';
+import { ConvergeError, UsageError } from '../core/errors.js';
+import { MIN_PLAN_KEY_LENGTH, PLAN_KEY_ENV, signatureProblem } from '../core/saved-plan/signature.js';
 import { readSavedPlan, type SavedPlan } from '../core/saved-plan/schema.js';
 
 /** A saved plan larger than this is refused unread (10,000 resources with their fields take a few MiB). */
@@ -28,8 +29,22 @@ export function writePlanFile(path: string, text: string): void {
   }
 }
 
-/** Reads a saved plan; anything else (missing, too large, not a plan, another version, edited, truncated) is one line. */
-export function readPlanFile(path: string): SavedPlan {
+/**
+ * The key that signs and checks saved plans (CONVERGE_PLAN_KEY), or undefined when it is not set; one that is too
+ * short is refused (the message names the variable, never the value).
+ */
+export function planKeyOf(env: NodeJS.ProcessEnv): string | undefined {
+  const key = env[PLAN_KEY_ENV];
+  if (key === undefined || key === '') return undefined;
+  if (key.length < MIN_PLAN_KEY_LENGTH) throw new UsageError(`${PLAN_KEY_ENV} is shorter than ${MIN_PLAN_KEY_LENGTH} characters: give it a random key (e.g. the output of "openssl rand -hex 32"), the same in the plan and the apply jobs`);
+  return key;
+}
+
+/**
+ * Reads a saved plan; anything else (missing, too large, not a plan, another version, edited, truncated, and with a
+ * key: unsigned or signed otherwise) is one line.
+ */
+export function readPlanFile(path: string, key?: string): SavedPlan {
   let size: number;
   try {
     const info = statSync(path);
@@ -49,5 +64,7 @@ export function readPlanFile(path: string): SavedPlan {
   }
   const read = readSavedPlan(text);
   if (!read.ok) throw new ConvergeError('E_PLAN_FILE', `${path}: ${read.problem}`);
+  const unsigned = signatureProblem(read.plan, key);
+  if (unsigned) throw new ConvergeError('E_PLAN_SIGNATURE', `${path}: ${unsigned}`);
   return read.plan;
 }

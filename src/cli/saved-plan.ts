@@ -5,6 +5,8 @@ import { planExitCode } from '../core/exit-code.js';
 import { resourceKey, type Plan } from '../core/model.js';
 import { SAVED_PLAN_FORMAT, SAVED_PLAN_VERSION, type SavedPlan, type SavedPlanContent } from '../core/saved-plan/schema.js';
 import { staleLine, stalenessOf } from '../core/saved-plan/stale.js';
+import { optionDifferences } from '../core/saved-plan/agree.js';
+import { isNoDeletesNote, type DeploymentDeletes } from '../service/deployments.js';
 import { changesToApply } from '../apply/apply-jobs.js';
 import type { DecidedJob } from '../jobs/queue/decided-jobs.js';
 import { observer, plannedChanges, plannedWrites, type Observation } from '../apply/saved-plan.js';
@@ -13,12 +15,11 @@ import { renderJson } from '../plan/render/json.js';
 import { renderMarkdown } from '../plan/render/markdown.js';
 import { renderText } from '../plan/render/text.js';
 import type { CommandIo } from './command.js';
-import type { Settings } from './settings.js';
 import type { ServiceSettings } from './target.js';
 import { useColor } from './tty.js';
 
-/** The settings a saved plan fixes: `apply --plan` takes them from the plan, never from its own flags. */
-export const PLAN_FIXED_FLAGS = ['vars', 'overlay', 'prune', 'adopt', 'max-deletes', 'name-prefix', 'target'] as const;
+/** The manifest inputs a saved plan names: `apply --plan` reads the files the plan names, never its own flags' (their content is checked). */
+export const PLAN_FIXED_FLAGS = ['vars', 'overlay'] as const;
 
 /** Prints a plan in one of plan's formats. */
 export function printPlan(result: Plan, output: string, io: CommandIo, showOrphans: boolean): void {
@@ -46,8 +47,7 @@ export function savedPlanContent(dir: string, settings: ServiceSettings, gathere
     created_at: new Date().toISOString(),
     service: serviceOf(settings),
     manifests: { dir, vars: settings.vars, overlays: settings.overlays, version: gathered.version, content_id: gathered.contentId },
-    // --target narrows the plan to the named resources and deletes nothing (prune is off under it).
-    options: { prune: settings.prune && targets.length === 0, max_deletes: settings.maxDeletes, adopt: settings.adopt, name_prefix: settings.namePrefix ?? null, ...(targets.length > 0 ? { targets: [...targets] } : {}) },
+    options: optionsOf(settings, targets),
     plan: result,
     writes: plannedWrites(changes, observationOf(gathered)),
   };
@@ -61,30 +61,46 @@ export function showSavedPlan(saved: SavedPlan, output: string, io: CommandIo, o
   return planExitCode(saved.plan, options.detailed);
 }
 
+/** The options one plan or apply decides with: prune is recorded off under --target (it deletes nothing then). */
+function optionsOf(settings: Pick<ServiceSettings, 'prune' | 'maxDeletes' | 'adopt' | 'namePrefix'>, targets: readonly string[]): SavedPlan['options'] {
+  return { prune: settings.prune && targets.length === 0, max_deletes: settings.maxDeletes, adopt: settings.adopt, name_prefix: settings.namePrefix ?? null, ...(targets.length > 0 ? { targets: [...targets] } : {}) };
+}
+
 /**
- * The settings of `apply --plan`: the plan's manifests and options in place of the user's; a flag that would change
- * them is refused (the plan is applied as it was reviewed). The service must be the one the plan was made against.
+ * The settings of `apply --plan`: the user's own (prune, max-deletes, adopt, name prefix, targets: from its command
+ * line, environment and config file, never from the file), with the manifests the plan names. A plan whose options
+ * differ from them is refused (E_PLAN_OPTIONS), so an edited file cannot turn prune on. The service must be the one
+ * the plan was made against. Throws before anything is opened: nothing is read or sent.
  */
-export function settingsOfPlan(saved: SavedPlan, settings: ServiceSettings, given: Readonly<Record<string, unknown>>): ServiceSettings {
+export function settingsOfPlan(saved: SavedPlan, settings: ServiceSettings, given: Readonly<Record<string, unknown>>, targets: readonly string[]): ServiceSettings {
   const fixed = PLAN_FIXED_FLAGS.filter((flag) => given[flag] !== undefined);
-  if (fixed.length > 0) throw new UsageError(`--${fixed.join(', --')} cannot be given with --plan: the plan holds them (give them to "converge plan --out")`);
+  if (fixed.length > 0) throw new UsageError(`--${fixed.join(', --')} cannot be given with --plan: the plan names the files it was made from (give them to "converge plan --out")`);
   const ours = serviceOf(settings);
   if (ours.api_url !== saved.service.api_url || ours.tenant_id !== saved.service.tenant_id) {
     const tenant = (id: string | null) => (id ? ` (tenant ${id})` : '');
     throw new ConvergeError('E_PLAN_SERVICE', `the plan was made against ${saved.service.api_url}${tenant(saved.service.tenant_id)}, not ${ours.api_url}${tenant(ours.tenant_id)}: apply it to the service it was made against, or plan again`);
   }
-  const options = saved.options;
-  const out: Settings = { ...settings, vars: saved.manifests.vars, overlays: saved.manifests.overlays, prune: options.prune, maxDeletes: options.max_deletes, adopt: options.adopt };
-  if (options.name_prefix === null) delete out.namePrefix;
-  else out.namePrefix = options.name_prefix;
-  return out as ServiceSettings;
+  const differ = optionDifferences(saved.options, optionsOf(settings, targets));
+  if (differ.length > 0) {
+    throw new ConvergeError('E_PLAN_OPTIONS', `the plan's options are not this apply's: ${differ.join('; ')}; nothing was written; give apply --plan the --prune, --max-deletes, --adopt, --name-prefix and --target the plan was made with, or plan again`);
+  }
+  return { ...settings, vars: saved.manifests.vars, overlays: saved.manifests.overlays };
 }
 
 /**
- * What `apply --plan` enqueues: the fresh plan's changes that the saved plan holds, once nothing it was decided on
- * changed. Throws E_PLAN_STALE (one line, what changed) otherwise: then nothing is written.
+ * Whether the service deletes, as the saved plan found it (plan --out probed it): apply --plan sends no probe of its
+ * own, so a plan refused sends nothing but reads. A plan whose prune was off for want of the endpoint says so in a note.
  */
-export function checkedChanges(saved: SavedPlan, gathered: Gathered, result: Plan, outcomes: ReadonlyMap<string, Outcome>): { changes: DecidedJob[]; unplanned: string[] } {
+export function deletesOfPlan(saved: SavedPlan): DeploymentDeletes {
+  const note = saved.plan.notes?.find(isNoDeletesNote);
+  return note === undefined ? { deletes: true } : { deletes: false, note };
+}
+
+/**
+ * What `apply --plan` enqueues: the fresh plan's writes, once they are exactly the saved plan's and nothing they were
+ * decided on changed. Throws E_PLAN_STALE (one line, what changed) otherwise: then nothing is written.
+ */
+export function checkedChanges(saved: SavedPlan, gathered: Gathered, result: Plan, outcomes: ReadonlyMap<string, Outcome>): DecidedJob[] {
   const fresh = changesToApply(outcomes, result.changes, gathered.resources, gathered.live.deployments, gathered.input.secretHashes);
   const observation = observationOf(gathered);
   const observe = observer(observation);
@@ -96,5 +112,5 @@ export function checkedChanges(saved: SavedPlan, gathered: Gathered, result: Pla
     observed: new Map(saved.writes.map((w) => [resourceKey(w.kind, w.name), observe(w.kind, w.name)])),
   });
   if (staleness.changed.length > 0) throw new ConvergeError('E_PLAN_STALE', staleLine(staleness.changed));
-  return { changes: plannedChanges(fresh, saved.writes), unplanned: staleness.unplanned };
+  return plannedChanges(fresh, saved.writes);
 }

@@ -1,6 +1,6 @@
 // The flap guard's decisions: A-B-A of one version is a conflict, a revert (a new version) is not; heals past flap_limit are refused.
 import { describe, expect, it } from 'vitest';
-import { decideWrite, EMPTY_HISTORY, pruneHistory, recordWrite, releasedBy, type Conflict, type FlapHistory, type FlapSettings, type WriteAttempt, type WriteDecision } from './flap-guard.js';
+import { decideWrite, EMPTY_HISTORY, oneLeader, pruneHistory, recordWrite, releasedBy, type Conflict, type FlapHistory, type FlapSettings, type WriteAttempt, type WriteDecision } from './flap-guard.js';
 import type { ManifestVersion } from './manifest-version.js';
 
 const SETTINGS: FlapSettings = { windowMs: 60_000, limit: 3 };
@@ -44,6 +44,35 @@ describe('decideWrite', () => {
 
   it('lets a revert through: the same desired state from a new commit is a change, not a fight', () => {
     expect(play([at(0, A, commit('1')), at(5, B, commit('2')), at(10, A, commit('3'))]).map((d) => d.allow)).toEqual([true, true, true]);
+  });
+
+  it('lets one leader go back to an earlier commit, as often as the operator does: tag1, tag2, revert, tag3, checkout of tag1, tag2, tag1', () => {
+    const leader = (seconds: number, desired: string, version: ManifestVersion): WriteAttempt => ({ ...at(seconds, desired, version), fence: 7 });
+    const D = 'd'.repeat(64);
+    const decisions = play([leader(0, A, commit('1')), leader(5, B, commit('2')), leader(10, A, commit('3')), leader(15, D, commit('4')), leader(20, A, commit('1')), leader(25, B, commit('2')), leader(30, A, commit('1'))]);
+    expect(decisions.map((d) => d.allow)).toEqual([true, true, true, true, true, true, true]);
+  });
+
+  it('still finds two replicas on different commits taking turns: each new leader holds a newer fencing token', () => {
+    // Replica x (commit 1) leads with token 1, replica y (commit 2) takes over with token 2, x again with token 3.
+    const turns = play([{ ...at(0, A, commit('1')), fence: 1 }, { ...at(5, B, commit('2')), fence: 2 }, { ...at(10, A, commit('1')), fence: 3 }]);
+    expect(turns.map((d) => d.allow)).toEqual([true, true, false]);
+    expect(refusal(turns[2])).toMatchObject({ reason: 'desired_alternates', desired: [A, B] });
+    // A leader that goes back to the commit a former leader wrote, after its own write under another token: a fight too.
+    expect(play([{ ...at(0, A, commit('1')), fence: 1 }, { ...at(5, B, commit('2')), fence: 1 }, { ...at(10, A, commit('1')), fence: 2 }]).map((d) => d.allow)).toEqual([true, true, false]);
+    // apply's jobs carry no token: judged as before.
+    expect(play([at(0, A, commit('1')), at(5, B, commit('2')), { ...at(10, A, commit('1')), fence: undefined }]).map((d) => d.allow)).toEqual([true, true, false]);
+  });
+
+  it('oneLeader: the same fencing token on both writes, never when the attempt has none', () => {
+    expect(oneLeader({ fence: 4 }, { fence: 4 })).toBe(true);
+    expect(oneLeader({ fence: 3 }, { fence: 4 })).toBe(false);
+    expect(oneLeader({}, { fence: 4 })).toBe(false);
+    expect(oneLeader({}, { fence: undefined })).toBe(false);
+  });
+
+  it('records the fencing token with the write', () => {
+    expect(recordWrite(EMPTY_HISTORY, { ...at(0, A, commit('1')), fence: 9 }, [], SETTINGS).writes[0]).toMatchObject({ desired: A, fence: 9 });
   });
 
   it('lets A, B, A of one version through: the difference is not in the manifests (a secret rotated and rotated back)', () => {

@@ -33,8 +33,8 @@ export const Conflict = z.strictObject({
 });
 export type Conflict = z.infer<typeof Conflict>;
 
-/** One write converge sent to a resource. */
-const FlapWrite = z.strictObject({ desired: Sha256Hex, version: ManifestVersion.optional(), at: z.string() });
+/** One write converge sent to a resource; `fence`: the fencing token of the daemon leader that enqueued it (none from apply). */
+const FlapWrite = z.strictObject({ desired: Sha256Hex, version: ManifestVersion.optional(), fence: z.number().int().positive().optional(), at: z.string() });
 /** One write that put back what changed outside converge (the same desired state as the write before it). */
 const FlapHeal = z.strictObject({ desired: Sha256Hex, at: z.string(), fields: z.array(z.string()) });
 
@@ -52,6 +52,8 @@ export interface WriteAttempt {
   /** The fingerprint of the job's desired state; a job without one is never judged (nothing to compare). */
   desired: string | undefined;
   version?: ManifestVersion | undefined;
+  /** The fencing token of the leader that enqueued the job (src/leader/lease.ts); undefined: not a daemon's job (apply). */
+  fence?: number | undefined;
   /** The applied record's last write came from this same desired state: this write puts back a change made outside. */
   heal: boolean;
   now: Date;
@@ -89,6 +91,9 @@ function labelOf(version: ManifestVersion | undefined, desired: string): string 
  * - the write puts back what changed outside converge, and the window already holds `limit` such heals of this
  *   desired state: something else keeps changing it.
  * A conflict never costs more than `limit` writes: the refused write is the one past the limit.
+ *
+ * A return is no fight when it comes from the one leader that wrote the desired state before it (see oneLeader): the
+ * manifests that leader reads went back (a checkout of an earlier commit, a rollback), as often as the operator does.
  */
 export function decideWrite(history: FlapHistory, standing: Conflict | undefined, attempt: WriteAttempt, settings: FlapSettings): WriteDecision {
   if (standing) return { allow: false, conflict: standing, declared: false };
@@ -98,7 +103,7 @@ export function decideWrite(history: FlapHistory, standing: Conflict | undefined
   const last = recent.writes.at(-1);
   // Two sources of manifests fight only when the write in between came from other manifests: desired states of one
   // version that differ (a secret from the environment rotated and rotated back) are changes, not a fight.
-  if (last && last.desired !== desired && !sameVersion(last.version, attempt.version)) {
+  if (last && last.desired !== desired && !sameVersion(last.version, attempt.version) && !oneLeader(last, attempt)) {
     const earlier = recent.writes.slice(0, -1).findLast((w) => w.desired === desired && sameVersion(w.version, attempt.version));
     if (earlier) {
       const a = labelOf(attempt.version, desired);
@@ -135,12 +140,22 @@ export function decideWrite(history: FlapHistory, standing: Conflict | undefined
   return { allow: true };
 }
 
+/**
+ * Whether the write before and this one were enqueued by the same daemon leader, in the same term (one fencing token):
+ * then the change between them is in the manifests that one leader read, an operator's change, never two writers
+ * taking turns. Two replicas that read different commits write under different tokens (only the leader enqueues, and
+ * each new leader holds a newer token), and apply's jobs carry none: both are still judged A, B, A.
+ */
+export function oneLeader(last: { fence?: number | undefined }, attempt: Pick<WriteAttempt, 'fence'>): boolean {
+  return attempt.fence !== undefined && last.fence === attempt.fence;
+}
+
 /** The history after a write went out (pruned to the window). `fields`: the field paths the write sent. */
 export function recordWrite(history: FlapHistory, attempt: WriteAttempt, fields: readonly string[], settings: FlapSettings): FlapHistory {
   const recent = pruneHistory(history, attempt.now, settings);
   if (!attempt.desired) return recent;
   const at = attempt.now.toISOString();
-  const write = attempt.version ? { desired: attempt.desired, version: attempt.version, at } : { desired: attempt.desired, at };
+  const write = { desired: attempt.desired, ...(attempt.version ? { version: attempt.version } : {}), ...(attempt.fence !== undefined ? { fence: attempt.fence } : {}), at };
   return {
     writes: [...recent.writes, write].slice(-MAX_WRITES),
     heals: attempt.heal ? [...recent.heals, { desired: attempt.desired, at, fields: [...fields] }] : recent.heals,

@@ -1,6 +1,7 @@
 // The I/O half of planning: reads manifests, live deployments, applied state, repositories and discovery into a PlanInput.
 import type { ServiceClient } from '../service/client.js';
 import { resolveRepositories } from '../service/repositories.js';
+import type { DeploymentDeletes } from '../service/deployments.js';
 import { failingFiles, type Diagnostic } from '../core/diagnostics.js';
 import { emptiedFilesOf, emptyFiles } from '../core/declared-files.js';
 import {
@@ -54,9 +55,10 @@ export interface GatherOptions {
   adoptPolicy?: AdoptPolicy;
   /**
    * --prune and --max-deletes; absent: prune off. Whether the service deletes is probed here, once, when prune could
-   * delete, unless `probe` is false (the daemon probes when a delete falls due: src/daemon/cycle/cycle.ts).
+   * delete, unless `probe` is false (the daemon probes when a delete falls due: src/daemon/cycle/cycle.ts), or `deletes`
+   * gives the answer already (apply --plan: the saved plan's, so a refused plan sends no DELETE).
    */
-  prune?: { enabled: boolean; maxDeletes: number; probe?: boolean };
+  prune?: { enabled: boolean; maxDeletes: number; probe?: boolean; deletes?: DeploymentDeletes };
 }
 
 export interface Gathered {
@@ -192,7 +194,7 @@ async function pruneOptions(options: GatherOptions, input: PlanInput, declared: 
     return record !== undefined && emptiedFilesOf(record.file, empty).length === 0;
   });
   if (!mayDelete) return out;
-  const probe = await options.client.deploymentDeletes();
+  const probe = prune.deletes ?? (await options.client.deploymentDeletes());
   if (!probe.deletes) out.available = { note: probe.note };
   return out;
 }

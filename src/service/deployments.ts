@@ -228,6 +228,14 @@ export async function deleteDeployment(http: HttpTransport, id: string, options:
   }
 }
 
+/** The start of the plan's note when the probe found no DELETE endpoint. */
+const NO_DELETES = 'prune is off: the service has no DELETE';
+
+/** Whether a plan note is the one the probe gives when the service does not delete (a saved plan keeps its notes). */
+export function isNoDeletesNote(note: string): boolean {
+  return note.startsWith(NO_DELETES);
+}
+
 /** One delete probe: a DELETE of an id no deployment has (ServiceClient.deploymentDeletes sends it once per client). */
 export async function probeDeploymentDeletes(http: HttpTransport): Promise<DeploymentDeletes> {
   try {
@@ -239,7 +247,7 @@ export async function probeDeploymentDeletes(http: HttpTransport): Promise<Deplo
     if (error instanceof ServiceError && ABSENT_ENDPOINT.has(error.status)) {
       return {
         deletes: false as const,
-        note: `prune is off: the service has no DELETE ${ROUTES.deployment} (it answered ${error.status}), so converge cannot delete deployments; owned deployments no longer declared are only reported`,
+        note: `${NO_DELETES} ${ROUTES.deployment} (it answered ${error.status}), so converge cannot delete deployments; owned deployments no longer declared are only reported`,
       };
     }
     throw error;

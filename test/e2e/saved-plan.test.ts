@@ -5,7 +5,8 @@ import { readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it, type TestContext } from 'vitest';
 import { startEmulator } from '../../src/emulator/server.js';
-import { landedWrites, seedWith, writes } from '../helpers/apply.js';
+import { planChecksum, type SavedPlan } from '../../src/core/saved-plan/schema.js';
+import { seedWith, writes } from '../helpers/apply.js';
 import { REDIS_URL } from '../helpers/redis.js';
 import { dockerDeploymentYaml, runConverge, tempDir, writeFiles } from './helpers.js';
 import { atEnd, prefixOf } from './scoped.js';
@@ -58,7 +59,7 @@ async function expectStale(s: Setup, what: RegExp, env: NodeJS.ProcessEnv = s.en
 }
 
 describe('saved plans: plan --out, apply --plan, plan --show', { timeout: 90_000 }, () => {
-  it('apply --plan sends exactly the planned writes, leaves alone what changed elsewhere since, and refuses the same plan a second time', async (t) => {
+  it('apply --plan sends exactly the planned writes, refuses while a resource it does not write differs, and refuses the same plan a second time', async (t) => {
     const s = await setup(t, 'saved-plan-exact');
     const planned = await planOut(s, ['--detailed-exitcode']);
     expect(planned.code, planned.stderr).toBe(2);
@@ -70,16 +71,17 @@ describe('saved plans: plan --out, apply --plan, plan --show', { timeout: 90_000
     expect(saved.writes.map((w) => `${w.action} ${w.name}`).sort()).toEqual(['adopt sp-a', 'create sp-c']);
     expect(saved.writes.find((w) => w.name === 'sp-a')!.seen.live!.updated_at).toBe(new Date(s.live('sp-a')!.updated_at).toISOString());
 
-    // Someone changes sp-b by hand after the review: the saved plan holds no write of it, so none is made.
+    // Someone changes sp-b by hand after the review: a fresh plan would write it, the saved one does not: stale.
     const b = s.live('sp-b')!;
     expect(s.e.store.patchDeployment(b.tenant_id, b.id, { source_config: { resource_spec: { max_scale: 3 } } }).ok).toBe(true);
+    await expectStale(s, /Deployment\/sp-b: it would be adopted now, and the plan does not hold that write/);
+    // Put back by hand: the plan holds again, and exactly its writes are sent.
+    expect(s.e.store.patchDeployment(b.tenant_id, b.id, { source_config: { resource_spec: { max_scale: 2 } } }).ok).toBe(true);
     const applied = await runConverge(['apply', '--plan', s.file, ...s.flags], s.env);
     expect(applied.code, applied.stdout + applied.stderr).toBe(0);
-    expect(applied.stdout).toContain('not in the saved plan, not written: Deployment/sp-b');
     const sent = writes(s.e.requestLog).map((w) => `${w.method} ${w.route}`);
     expect(sent.sort()).toEqual(['PATCH /v2/deployments/{deployment_id}', 'POST /v2/deployments']);
     expect(writes(s.e.requestLog).find((w) => w.method === 'PATCH')!.deploymentId).toBe(s.live('sp-a')!.id);
-    expect((s.live('sp-b')!.source_config.resource_spec as { max_scale: number }).max_scale).toBe(3);
 
     // The same plan again: stale (it was applied), nothing sent.
     await expectStale(s, /it was applied \(at .*; a plan is applied once\)/);
@@ -156,26 +158,118 @@ describe('saved plans: plan --out, apply --plan, plan --show', { timeout: 90_000
     expect(s.e.requestLog.length).toBe(requests);
   });
 
-  it('a plan made with --prune holds its deletes: apply --plan makes them, with no --prune of its own', async (t) => {
+  it('a plan made with --prune holds its deletes: apply --plan makes them when given --prune itself, and sends no delete probe', async (t) => {
     const s = await setup(t, 'saved-plan-prune');
     // converge creates sp-c (so it owns it), then its manifest is removed.
     const first = await runConverge(['apply', s.manifestDir, ...s.flags], s.env);
     expect(first.code, first.stdout + first.stderr).toBe(0);
     const id = s.live('sp-c')!.id;
     await rm(join(s.manifestDir, 'c.yaml'));
-    const before = landedWrites(s.e.requestLog).length;
     expect((await planOut(s, ['--prune'])).code).toBe(0);
+    const before = writes(s.e.requestLog).length;
     const saved = JSON.parse(await readFile(s.file, 'utf8')) as { options: { prune: boolean }; writes: Array<{ name: string; action: string; deployment_id?: string }> };
     expect(saved.options.prune).toBe(true);
     expect(saved.writes.map((w) => `${w.action} ${w.name} ${w.deployment_id ?? ''}`)).toEqual([`delete sp-c ${id}`]);
-    // --prune given again is refused: the plan holds it.
-    const flagged = await runConverge(['apply', '--plan', s.file, '--prune', ...s.flags], s.env);
-    expect(flagged.code).toBe(1);
-    expect(flagged.stderr).toContain('--prune cannot be given with --plan: the plan holds them');
-    const applied = await runConverge(['apply', '--plan', s.file, ...s.flags], s.env);
+    // Without --prune of its own: refused, the options named, nothing sent.
+    const bare = await runConverge(['apply', '--plan', s.file, ...s.flags], s.env);
+    expect(bare.code).toBe(1);
+    expect(bare.stderr.trim()).toBe("converge apply: the plan's options are not this apply's: the plan was made with --prune, this apply has no --prune; nothing was written; give apply --plan the --prune, --max-deletes, --adopt, --name-prefix and --target the plan was made with, or plan again");
+    expect(writes(s.e.requestLog).length).toBe(before);
+    const applied = await runConverge(['apply', '--plan', s.file, '--prune', ...s.flags], s.env);
     expect(applied.code, applied.stdout + applied.stderr).toBe(0);
-    // Besides the delete-probes plan and apply send (a DELETE of an id no deployment has, answered 404), one delete.
-    expect(landedWrites(s.e.requestLog).slice(before).map((w) => `${w.method} ${w.deploymentId}`)).toEqual([`DELETE ${id}`]);
+    // One delete, and no DELETE probe of a made-up id (plan --out probed; apply --plan takes its answer from the plan).
+    expect(writes(s.e.requestLog).slice(before).map((w) => `${w.method} ${w.deploymentId}`)).toEqual([`DELETE ${id}`]);
+  });
+
+  it('a plan edited to delete (prune set, a delete added, checksum recomputed) is refused with nothing sent but reads', async (t) => {
+    const s = await setup(t, 'saved-plan-tampered');
+    const first = await runConverge(['apply', s.manifestDir, ...s.flags], s.env);
+    expect(first.code, first.stdout + first.stderr).toBe(0);
+    await rm(join(s.manifestDir, 'c.yaml'));
+    // The delete, taken from a plan --prune --out of the same state; the reviewed plan has no prune.
+    const pruned = join(s.dir, 'pruned.plan');
+    expect((await runConverge(['plan', s.manifestDir, '--out', pruned, '--prune', ...s.flags], s.env)).code).toBe(0);
+    const withDelete = JSON.parse(await readFile(pruned, 'utf8')) as SavedPlan;
+    expect((await planOut(s)).code).toBe(0);
+    const reviewed = JSON.parse(await readFile(s.file, 'utf8')) as SavedPlan;
+    expect(reviewed.options.prune).toBe(false);
+    expect(reviewed.writes).toEqual([]);
+    const tampered = join(s.dir, 'tampered.plan');
+    const tamper = async (edit: (plan: SavedPlan) => void) => {
+      const { checksum: _, ...content } = structuredClone(reviewed);
+      edit(content as SavedPlan);
+      await writeFile(tampered, JSON.stringify({ ...content, checksum: planChecksum(content) }, null, 2));
+    };
+    const before = writes(s.e.requestLog).length;
+    const refused = async (extra: string[], message: RegExp) => {
+      const run = await runConverge(['apply', '--plan', tampered, ...extra, ...s.flags], s.env);
+      expect(run.code, run.stdout + run.stderr).toBe(1);
+      expect(run.stderr).toMatch(message);
+      expect(writes(s.e.requestLog).length).toBe(before);
+    };
+    // prune set and the delete added, the plan left showing "0 to delete": refused by apply --plan and plan --show alike.
+    await tamper((p) => {
+      p.options.prune = true;
+      p.writes = withDelete.writes;
+    });
+    await refused([], /plan disagrees with its writes \(it writes Deployment\/sp-c \(delete\) but its plan shows orphan\)/);
+    await refused(['--prune'], /plan disagrees with its writes/);
+    const shown = await runConverge(['plan', '--show', tampered]);
+    expect(shown.code).toBe(1);
+    expect(shown.stderr).toMatch(/plan disagrees with its writes/);
+    // The whole plan taken too (changes, summary): the options are not this apply's.
+    await tamper((p) => {
+      p.options.prune = true;
+      p.plan = withDelete.plan;
+      p.writes = withDelete.writes;
+    });
+    await refused([], /the plan was made with --prune, this apply has no --prune/);
+    // prune left off, the delete added with its change and summary: a fresh plan without prune deletes nothing: stale.
+    await tamper((p) => {
+      p.plan = withDelete.plan;
+      p.writes = withDelete.writes;
+    });
+    await refused([], /the plan is stale: since it was made, Deployment\/sp-c: it would be \w+ now, not delete/);
+    expect(s.live('sp-c')).toBeDefined();
+  });
+
+  it('with CONVERGE_PLAN_KEY: plan --out signs, apply --plan applies a signed plan and refuses an unsigned or mis-signed one, sending nothing', async (t) => {
+    const s = await setup(t, 'saved-plan-signed');
+    const KEY = 'plan-key-0123456789abcdef0123456789abcdef';
+    const keyed = { ...s.env, CONVERGE_PLAN_KEY: KEY };
+    // An unsigned plan, then the key set at apply: refused.
+    expect((await planOut(s)).code).toBe(0);
+    const refuse = async (env: NodeJS.ProcessEnv, message: RegExp) => {
+      const before = writes(s.e.requestLog).length;
+      const run = await runConverge(['apply', '--plan', s.file, ...s.flags], env);
+      expect(run.code, run.stdout + run.stderr).toBe(1);
+      expect(run.stderr.trim().split('\n')).toHaveLength(1);
+      expect(run.stderr).toMatch(message);
+      expect(run.stderr).not.toContain(KEY);
+      expect(writes(s.e.requestLog).length).toBe(before);
+    };
+    await refuse(keyed, /it is not signed, and CONVERGE_PLAN_KEY is set/);
+    // Signed under another key: refused.
+    expect((await runConverge(['plan', s.manifestDir, '--out', s.file, ...s.flags], { ...s.env, CONVERGE_PLAN_KEY: 'another-key-0123456789abcdef0123456789ab' })).code).toBe(0);
+    await refuse(keyed, /its signature does not match under CONVERGE_PLAN_KEY/);
+    // Signed, then edited with the checksum recomputed (max-deletes raised): the signature finds it.
+    const signed = await runConverge(['plan', s.manifestDir, '--out', s.file, ...s.flags], keyed);
+    expect(signed.code, signed.stderr).toBe(0);
+    expect(signed.stderr).toContain('plan signed (CONVERGE_PLAN_KEY) and saved to');
+    const text = await readFile(s.file, 'utf8');
+    expect(text).not.toContain(KEY);
+    const plan = JSON.parse(text) as SavedPlan;
+    expect(plan.signature).toMatch(/^hmac-sha256:[0-9a-f]{64}$/);
+    const { checksum: _, ...content } = { ...plan, options: { ...plan.options, max_deletes: 99 } };
+    await writeFile(s.file, JSON.stringify({ ...content, checksum: planChecksum(content) }));
+    await refuse({ ...keyed, CONVERGE_MAX_DELETES: '99' }, /its signature does not match/);
+    // A too short key: one line, naming the variable, not the value.
+    await writeFile(s.file, text);
+    await refuse({ ...s.env, CONVERGE_PLAN_KEY: 'short-key' }, /CONVERGE_PLAN_KEY is shorter than 32 characters/);
+    // The signed plan as written: applied.
+    const applied = await runConverge(['apply', '--plan', s.file, ...s.flags], keyed);
+    expect(applied.code, applied.stdout + applied.stderr).toBe(0);
+    expect(writes(s.e.requestLog).map((w) => `${w.method} ${w.route}`).sort()).toEqual(['PATCH /v2/deployments/{deployment_id}', 'POST /v2/deployments']);
   });
 
   it('in git: another commit with the same manifests still holds (a merge commit); one that changed them is stale, named by its commits', async (t) => {
@@ -201,7 +295,7 @@ describe('saved plans: plan --out, apply --plan, plan --show', { timeout: 90_000
     await expectStale(s, new RegExp(`the manifests, variables files or overlays changed \\(${planned} then, ${git('rev-parse', '--short=7', 'HEAD')} now\\)`));
   });
 
-  it('a plan made with --target holds its names: apply --plan narrows to them, and --target given to it is refused', async (t) => {
+  it('a plan made with --target holds its names: apply --plan is given the same targets, or refuses', async (t) => {
     const s = await setup(t, 'saved-plan-target');
     expect((await planOut(s, ['--target', 'sp-a'])).code).toBe(0);
     const saved = JSON.parse(await readFile(s.file, 'utf8')) as { options: { targets?: string[] }; writes: Array<{ name: string }> };
@@ -209,8 +303,11 @@ describe('saved plans: plan --out, apply --plan, plan --show', { timeout: 90_000
     expect(saved.writes.map((w) => w.name)).toEqual(['sp-a']);
     const flagged = await runConverge(['apply', '--plan', s.file, '--target', 'sp-c', ...s.flags], s.env);
     expect(flagged.code).toBe(1);
-    expect(flagged.stderr).toContain('--target cannot be given with --plan');
-    const applied = await runConverge(['apply', '--plan', s.file, ...s.flags], s.env);
+    expect(flagged.stderr).toContain('the plan was made with --target sp-a, this apply has --target sp-c');
+    const bare = await runConverge(['apply', '--plan', s.file, ...s.flags], s.env);
+    expect(bare.code).toBe(1);
+    expect(bare.stderr).toContain('the plan was made with --target sp-a, this apply has no --target');
+    const applied = await runConverge(['apply', '--plan', s.file, '--target', 'sp-a', ...s.flags], s.env);
     expect(applied.code, applied.stdout + applied.stderr).toBe(0);
     // sp-c (a create the whole directory would make) is outside the targets: not written, not even named as unplanned.
     expect(applied.stdout).not.toContain('not in the saved plan');

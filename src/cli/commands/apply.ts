@@ -6,8 +6,8 @@ import { plan } from '../../plan/plan.js';
 import { ConvergeError, UsageError } from '../../core/errors.js';
 import { staleLine } from '../../core/saved-plan/stale.js';
 import type { SavedPlan } from '../../core/saved-plan/schema.js';
-import { readPlanFile } from '../plan-file.js';
-import { checkedChanges, settingsOfPlan } from '../saved-plan.js';
+import { planKeyOf, readPlanFile } from '../plan-file.js';
+import { checkedChanges, deletesOfPlan, settingsOfPlan } from '../saved-plan.js';
 import { applyConverged, applyExitCode } from '../../core/exit-code.js';
 import { resourceKey, type DesiredResource, type LiveDeployment, type Plan } from '../../core/model.js';
 import { skipLine, type Outcome } from '../../core/decide.js';
@@ -43,7 +43,7 @@ export const applyCommand: Command = {
   usage: 'converge apply DIR [--vars FILE]... [--overlay DIR]... [--target NAME]... [--wait] [--wait-timeout DURATION] [--output text|json] [options] | converge apply --plan FILE [--wait] [options]',
   positionals: [0, 1],
   options: {
-    plan: { type: 'string', placeholder: 'FILE', description: 'apply exactly the saved plan FILE (plan --out), with no DIR: refused as stale, nothing written, when the manifests, a secret or a planned resource changed since (docs/saved-plans.md)' },
+    plan: { type: 'string', placeholder: 'FILE', description: 'apply exactly the saved plan FILE (plan --out), with no DIR, given the --prune, --max-deletes, --adopt, --name-prefix and --target it was made with: refused, nothing written, when its options differ, when the manifests, a secret or a resource changed since, or, with CONVERGE_PLAN_KEY set, when it is not signed with that key (docs/saved-plans.md)' },
     wait: { type: 'boolean', description: 'also wait until each new revision, and each rollout already in progress, is active; exit 1 at the first that fails (BUILD_FAILED, DEPLOY_FAILED, past the progress deadline)' },
     output: { type: 'string', short: 'o', placeholder: 'FMT', description: 'text (default) or json' },
     ...TARGET_OPTION,
@@ -106,7 +106,8 @@ export const applyCommand: Command = {
         applied: jobs.applied,
         onLiveProgress: (n) => progress.show(`listing live deployments: ${n}`),
         adoptPolicy: settings.adopt,
-        prune: { enabled: settings.prune && targets.length === 0, maxDeletes: settings.maxDeletes },
+        // apply --plan takes whether the service deletes from the plan: a plan refused sends no DELETE probe.
+        prune: { enabled: settings.prune && targets.length === 0, maxDeletes: settings.maxDeletes, ...(saved ? { deletes: deletesOfPlan(saved) } : {}) },
       });
       progress.clear();
       const result = plan(narrowToTargets(gathered.input, targets));
@@ -122,11 +123,11 @@ export const applyCommand: Command = {
       // Which file declares each resource: prune tells a file emptied later from one removed (docs/adopting-and-pruning.md).
       await jobs.applied.recordFiles(declaringFiles(gathered.resources.values()), gathered.input.applied);
       const text = output === 'text';
-      if (text) io.stdout.write([...planLines(result, outcomes), ...unplannedLines(planned?.unplanned ?? [])].join('\n') + '\n');
+      if (text) io.stdout.write(planLines(result, outcomes).join('\n') + '\n');
       // What could not be read is unknown: while a file of the tree fails to load nothing is written, unless --allow-partial.
       if (gathered.input.unreadable && !settings.allowPartial) return refuseUnreadable(io, output, gathered.input.unreadable, result, outcomes);
 
-      const changes = planned?.changes ?? changesToApply(outcomes, result.changes, gathered.resources, gathered.live.deployments, gathered.input.secretHashes);
+      const changes = planned ?? changesToApply(outcomes, result.changes, gathered.resources, gathered.live.deployments, gathered.input.secretHashes);
       const jobResults = await runApply({
         signal: interrupt.signal,
         onWaitingBehind: behindReporter(io, progress),
@@ -182,7 +183,7 @@ function applyInputs(args: ParsedArgs, io: CommandIo): { saved: SavedPlan | unde
     return { saved: undefined, settings, dir: resolve(io.cwd, args.positionals[0]!), targets: targetsOf(args) };
   }
   if (args.positionals.length > 0) throw new UsageError('--plan FILE applies the manifests the plan names: give no DIR');
-  const saved = readPlanFile(resolve(io.cwd, file));
+  const saved = readPlanFile(resolve(io.cwd, file), planKeyOf(io.env));
   const dir = resolve(io.cwd, saved.manifests.dir);
   if (!isAbsolute(saved.manifests.dir) && !existsSync(dir)) {
     const named = saved.manifests.dir;
@@ -190,7 +191,8 @@ function applyInputs(args: ParsedArgs, io: CommandIo): { saved: SavedPlan | unde
       `the plan's manifest directory "${named}" is relative to the directory the plan was made in, and ${dir} does not exist from here: run apply --plan in the directory where "converge plan ${named} --out" ran, or give it with "converge --chdir DIR apply --plan FILE" (FILE is then read from DIR too)`,
     );
   }
-  return { saved, settings: settingsOfPlan(saved, settings, args.values), dir, targets: saved.options.targets ?? [] };
+  const targets = targetsOf(args);
+  return { saved, settings: settingsOfPlan(saved, settings, args.values, targets), dir, targets };
 }
 
 /**
@@ -205,12 +207,6 @@ async function claimPlanned<T>(saved: SavedPlan, jobs: Awaited<ReturnType<typeof
   const earlier = await jobs.plans.claim(saved.checksum, new Date());
   if (earlier !== undefined) throw applied(earlier);
   return checked;
-}
-
-/** The resources apply --plan leaves alone although they differ now: the saved plan does not hold their writes. */
-function unplannedLines(keys: readonly string[]): string[] {
-  if (keys.length === 0) return [];
-  return [`  Note: not in the saved plan, not written: ${keys.join(', ')} (differ now; run plan to review them)`];
 }
 
 /**

@@ -7,7 +7,7 @@ import { upsertComment } from '../../notify/pr-comment.js';
 import { MARKDOWN_LIMIT, renderMarkdown } from '../../plan/render/markdown.js';
 import { VERSION } from '../../service/version.js';
 import type { Command } from '../command.js';
-import { readPlanFile } from '../plan-file.js';
+import { planKeyOf, readPlanFile } from '../plan-file.js';
 
 const DETAILS = `Renders the saved plan as "converge plan --show FILE --output markdown" does and posts it as one comment whose
 first line is a hidden marker (<!-- converge-plan -->); a later run finds that comment and updates it (nothing is sent
@@ -108,7 +108,8 @@ export const commentCommand: Command = {
     if (!token) throw new UsageError(`no token: the environment variable ${tokenName} is not set or empty (name another with --token-env NAME)`);
 
     const planFile = resolve(io.cwd, values.plan);
-    const saved = readPlanFile(planFile);
+    // With CONVERGE_PLAN_KEY set, a plan not signed with it is refused, as by plan --show.
+    const saved = readPlanFile(planFile, planKeyOf(env));
     const marker = commentMarker(values.key);
     const commit = values.commit ?? event.commit ?? (api === 'gitlab' ? env.CI_COMMIT_SHA : undefined);
     const { body, cut } = commentBody({ marker, commit, wholePlan: wholePlanAt(api, values.artifact, values.plan, env), limit: COMMENT_LIMITS[api] }, (limit) => renderMarkdown(saved.plan, limit), MARKDOWN_LIMIT);

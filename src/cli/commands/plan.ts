@@ -13,7 +13,8 @@ import { environmentOf } from '../environment.js';
 import { resolveSettings, settingOptions } from '../settings.js';
 import { EMBEDDED, openTarget, requireApiUrl, retryLine, type ServiceSettings } from '../target.js';
 import { progressLine } from '../tty.js';
-import { readPlanFile, writePlanFile } from '../plan-file.js';
+import { planKeyOf, readPlanFile, writePlanFile } from '../plan-file.js';
+import { PLAN_KEY_ENV } from '../../core/saved-plan/signature.js';
 import { printPlan, savedPlanContent, showSavedPlan } from '../saved-plan.js';
 import { narrowToTargets, TARGET_OPTION, targetsOf } from '../partial-plan.js';
 
@@ -54,7 +55,7 @@ export const planCommand: Command = {
   usage: 'converge plan DIR [--vars FILE]... [--overlay DIR]... [--target NAME]... [--output text|markdown|json] [--detailed-exitcode] [--show-orphans] [--out FILE] [options] | converge plan --show FILE [--output text|markdown|json]',
   positionals: [0, 1],
   options: {
-    out: { type: 'string', placeholder: 'FILE', description: 'also save the plan to FILE (JSON, mode 0600, no secret value) for "converge apply --plan FILE"; none is saved when the plan holds an error (docs/saved-plans.md)' },
+    out: { type: 'string', placeholder: 'FILE', description: 'also save the plan to FILE (JSON, mode 0600, no secret value) for "converge apply --plan FILE", signed when CONVERGE_PLAN_KEY is set; none is saved when the plan holds an error (docs/saved-plans.md)' },
     show: { type: 'string', placeholder: 'FILE', description: 'print the saved plan FILE in --output\'s format, without the service (no DIR)' },
     output: { type: 'string', short: 'o', placeholder: 'FMT', description: 'text (default), markdown (at most 60,000 characters) or json (everything)' },
     'detailed-exitcode': { type: 'boolean', description: 'exit 0 when nothing would change (notes on unchanged resources do not count), 2 when something would; 1 on errors, as always' },
@@ -74,11 +75,13 @@ export const planCommand: Command = {
     const out = args.values.out as string | undefined;
     if (show !== undefined) {
       if (args.positionals.length > 0 || out !== undefined) throw new UsageError('--show FILE prints a saved plan: give it no DIR and no --out');
-      return showSavedPlan(readPlanFile(resolve(io.cwd, show)), output, io, { detailed, showOrphans });
+      return showSavedPlan(readPlanFile(resolve(io.cwd, show), planKeyOf(io.env)), output, io, { detailed, showOrphans });
     }
     if (args.positionals.length !== 1) throw new UsageError(`wrong number of arguments; usage: ${planCommand.usage}`);
     if (out !== undefined && args.values['no-applied-state'] === true) throw new UsageError('--out cannot be given with --no-applied-state: apply --plan checks the plan against the applied state, so the plan must read it too');
     const settings = requireApiUrl(resolveSettings(args, io.env));
+    // Read (and a short key refused) before anything is listed.
+    const key = out === undefined ? undefined : planKeyOf(io.env);
     const targets = targetsOf(args);
     const dir = resolve(io.cwd, args.positionals[0]!);
     // Read (Redis client loaded, connected, one HGETALL) while the live pages are listed.
@@ -127,8 +130,8 @@ export const planCommand: Command = {
         io.stderr.write(`converge plan: no plan saved to ${out}: the plan holds errors (listed in it); fix them and plan again\n`);
         return code;
       }
-      writePlanFile(file, savedPlanText(savedPlanContent(args.positionals[0]!, settings, gathered, result, outcomes, targets)));
-      io.stderr.write(`converge plan: plan saved to ${out}; apply exactly it with "converge apply --plan ${out}"\n`);
+      writePlanFile(file, savedPlanText(savedPlanContent(args.positionals[0]!, settings, gathered, result, outcomes, targets), key));
+      io.stderr.write(`converge plan: ${key === undefined ? 'plan' : `plan signed (${PLAN_KEY_ENV}) and`} saved to ${out}; apply exactly it with "converge apply --plan ${out}"\n`);
       return code;
     } finally {
       await target.close();

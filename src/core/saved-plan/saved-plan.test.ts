@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import type { PlanChange } from '../model.js';
-import { readSavedPlan, savedPlanText, type PlannedWrite, type SavedPlanContent } from './schema.js';
+import { signatureProblem } from './signature.js';
+import { planChecksum, readSavedPlan, savedPlanText, type PlannedWrite, type SavedPlanContent } from './schema.js';
 import { staleLine, stalenessOf, type FreshState, type Observed } from './stale.js';
+import { optionDifferences } from './agree.js';
 
 const HASH = 'a'.repeat(64);
 const LIVE = { id: 'd-1', updated_at: '2026-11-27T10:00:00.000Z', latest_revision_id: 'r-1', active_revision_id: 'r-1' };
@@ -44,6 +46,60 @@ describe('saved plan file', () => {
     expect(readSavedPlan('[]')).toMatchObject({ ok: false, problem: expect.stringContaining('not a converge plan') });
     expect(readSavedPlan(text.replace('"op": "update"', '"op": "explode"'))).toMatchObject({ ok: false, problem: expect.stringContaining('writes.0.op') });
   });
+
+  it('refuses a plan whose summary or changes disagree with its writes, checksum recomputed', () => {
+    const reread = (edit: (c: SavedPlanContent) => void) => {
+      const c = content();
+      edit(c);
+      return readSavedPlan(savedPlanText(c));
+    };
+    const DELETE: PlannedWrite = { kind: 'Deployment', name: 'gone', action: 'delete', op: 'delete', fields: [], deployment_id: 'd-2', secrets: {}, seen: { live: { ...LIVE, id: 'd-2' }, applied_at: '2026-11-20T00:00:00.000Z' } };
+    // A delete added to the writes, the plan left saying "0 to delete".
+    expect(reread((c) => c.writes.push(DELETE))).toMatchObject({ ok: false, problem: expect.stringContaining('it writes Deployment/gone (delete) but its plan does not show it') });
+    // The change added too, the summary left as it was.
+    expect(reread((c) => {
+      c.writes.push(DELETE);
+      c.plan.changes.push({ kind: 'Deployment', name: 'gone', action: 'delete', new_revision: false, fields: [], reason: 'owned by converge, no longer declared' });
+    })).toMatchObject({ ok: false, problem: expect.stringContaining('its summary says 0 to delete, its changes hold 1') });
+    // A write shown as another action.
+    expect(reread((c) => (c.writes[0] = { ...WRITE, action: 'create', op: 'create' }))).toMatchObject({ ok: false, problem: expect.stringContaining('but its plan shows update') });
+  });
+});
+
+describe('signed plans', () => {
+  const KEY = 'k'.repeat(32);
+  it('a plan signed under the key holds; unsigned, signed under another key, or edited and checksummed again, it does not', () => {
+    const signed = readSavedPlan(savedPlanText(content(), KEY));
+    if (!signed.ok) throw new Error(signed.problem);
+    expect(signed.plan.signature).toMatch(/^hmac-sha256:[0-9a-f]{64}$/);
+    expect(signatureProblem(signed.plan, KEY)).toBeUndefined();
+    // No key set: nothing to check, signed or not.
+    expect(signatureProblem(signed.plan, undefined)).toBeUndefined();
+    const unsigned = readSavedPlan(savedPlanText(content()));
+    if (!unsigned.ok) throw new Error(unsigned.problem);
+    expect(unsigned.plan.signature).toBeUndefined();
+    expect(signatureProblem(unsigned.plan, KEY)).toMatch(/^it is not signed, and CONVERGE_PLAN_KEY is set/);
+    expect(signatureProblem(signed.plan, 'x'.repeat(32))).toMatch(/^its signature does not match under CONVERGE_PLAN_KEY/);
+    // An edit (prune turned on) with the checksum recomputed: the checksum holds, the signature does not.
+    const { checksum: _, ...edited } = { ...signed.plan, options: { ...signed.plan.options, prune: true } };
+    const reread = readSavedPlan(JSON.stringify({ ...edited, checksum: planChecksum(edited) }));
+    if (!reread.ok) throw new Error(reread.problem);
+    expect(signatureProblem(reread.plan, KEY)).toMatch(/signature does not match/);
+    // The key never reaches the file.
+    expect(savedPlanText(content(), KEY)).not.toContain(KEY);
+  });
+});
+
+describe('optionDifferences', () => {
+  const OPTIONS = { prune: false, max_deletes: 5, adopt: 'auto' as const, name_prefix: null };
+  it('names each option of the plan that is not the apply\'s own; targets compare as sets', () => {
+    expect(optionDifferences(OPTIONS, { ...OPTIONS })).toEqual([]);
+    expect(optionDifferences({ ...OPTIONS, prune: true }, OPTIONS)).toEqual(['the plan was made with --prune, this apply has no --prune']);
+    expect(optionDifferences({ ...OPTIONS, max_deletes: 50 }, OPTIONS)).toEqual(['the plan was made with --max-deletes 50, this apply has --max-deletes 5']);
+    expect(optionDifferences({ ...OPTIONS, targets: ['a', 'b'] }, { ...OPTIONS, targets: ['b', 'a'] })).toEqual([]);
+    expect(optionDifferences({ ...OPTIONS, targets: ['a'] }, OPTIONS)).toEqual(['the plan was made with --target a, this apply has no --target']);
+    expect(optionDifferences({ ...OPTIONS, name_prefix: 'x-', adopt: 'explicit' }, OPTIONS)).toHaveLength(2);
+  });
 });
 
 describe('stalenessOf', () => {
@@ -53,9 +109,10 @@ describe('stalenessOf', () => {
     return read.plan;
   };
 
-  it('holds when everything reads as it did; a fresh write the plan lacks is unplanned, not written', () => {
-    const extra: PlannedWrite = { ...WRITE, name: 'other' };
-    expect(stalenessOf(saved(), fresh({ writes: [WRITE, extra] }))).toEqual({ changed: [], unplanned: ['Deployment/other'] });
+  it('holds when everything reads as it did; a fresh write the plan lacks (a delete above all) makes it stale', () => {
+    expect(stalenessOf(saved(), fresh())).toEqual({ changed: [] });
+    const extra: PlannedWrite = { ...WRITE, name: 'other', action: 'delete', op: 'delete' };
+    expect(stalenessOf(saved(), fresh({ writes: [WRITE, extra] }))).toEqual({ changed: ['Deployment/other: it would be deleted now, and the plan does not hold that write'] });
   });
 
   it('names what changed: manifests, a rotated secret, the live resource, a write of converge, the decided write', () => {

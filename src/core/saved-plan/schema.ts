@@ -4,6 +4,8 @@ import { z } from 'zod';
 import { canonicalJson } from '../hash.js';
 import { kinds } from '../kinds/index.js';
 import { ManifestVersion } from '../manifest-version.js';
+import { planDisagreement } from './agree.js';
+import { planSignature } from './signature.js';
 import type { Plan, ResourceKind } from '../model.js';
 
 /** The `format` every saved plan names, and the one format version this converge reads and writes. */
@@ -88,7 +90,7 @@ export const PlannedWrite = z.strictObject({
 });
 export type PlannedWrite = z.infer<typeof PlannedWrite>;
 
-/** The whole file. `checksum` is sha256 over the canonical JSON of every other key. */
+/** The whole file. `checksum` is sha256 over the canonical JSON of every other key (the signature included). */
 export const SavedPlan = z.strictObject({
   format: z.literal(SAVED_PLAN_FORMAT),
   format_version: z.literal(SAVED_PLAN_VERSION),
@@ -110,6 +112,8 @@ export const SavedPlan = z.strictObject({
   }),
   plan: PlanData,
   writes: z.array(PlannedWrite),
+  /** With CONVERGE_PLAN_KEY set at plan --out: HMAC-SHA256 of every other key but the checksum (src/core/saved-plan/signature.ts). */
+  signature: z.string().regex(/^hmac-sha256:[0-9a-f]{64}$/).optional(),
   checksum: z.string().regex(/^sha256:[0-9a-f]{64}$/),
 });
 export type SavedPlan = Omit<z.infer<typeof SavedPlan>, 'plan'> & { plan: Plan };
@@ -120,11 +124,12 @@ export function planChecksum(content: SavedPlanContent): string {
   return `sha256:${createHash('sha256').update(canonicalJson(content)).digest('hex')}`;
 }
 
-/** The file's text: the content with its checksum, 2-space JSON, a final newline. */
-export function savedPlanText(content: SavedPlanContent): string {
+/** The file's text: the content, signed under `key` when one is given, with its checksum; 2-space JSON, a final newline. */
+export function savedPlanText(content: SavedPlanContent, key?: string): string {
   // Through JSON first, so that the checksum is over exactly what a reader parses (no undefined, no class instance).
-  const plain = JSON.parse(JSON.stringify(content)) as SavedPlanContent;
-  const plan: SavedPlan = { ...plain, checksum: planChecksum(plain) };
+  const { signature: _unsigned, ...plain } = JSON.parse(JSON.stringify(content)) as SavedPlanContent;
+  const signed: SavedPlanContent = key === undefined ? plain : { ...plain, signature: planSignature(plain, key) };
+  const plan: SavedPlan = { ...signed, checksum: planChecksum(signed) };
   // A plan this converge could not read back is never written (a key the schema lacks would be a bug here, not the user's).
   SavedPlan.parse(plan);
   return `${JSON.stringify(plan, null, 2)}\n`;
@@ -158,5 +163,8 @@ export function readSavedPlan(text: string): SavedPlanRead {
   if (planChecksum(content) !== checksum) {
     return { ok: false, problem: `a converge plan whose checksum does not match its content: it was edited or damaged after plan --out wrote it; ${RUN_PLAN}` };
   }
-  return { ok: true, plan: parsed.data as SavedPlan };
+  const plan = parsed.data as SavedPlan;
+  const disagreement = planDisagreement(plan);
+  if (disagreement) return { ok: false, problem: `a converge plan whose plan disagrees with its writes (${disagreement}): it was edited after plan --out wrote it; ${RUN_PLAN}` };
+  return { ok: true, plan };
 }

@@ -23,10 +23,8 @@ export interface FreshState {
 }
 
 export interface Staleness {
-  /** What changed since the plan was made, one phrase each (empty: the plan holds). */
+  /** What changed since the plan was made, one phrase each (empty: the plan holds, its writes are the fresh plan's). */
   changed: string[];
-  /** Resources the fresh plan would write that the saved one does not: never written by `apply --plan`. */
-  unplanned: string[];
 }
 
 function keyOf(item: { kind: PlanChange['kind']; name: string }): string {
@@ -90,7 +88,14 @@ function writeStaleness(saved: PlannedWrite, fresh: FreshState, savedChanges: Re
   return why === undefined ? undefined : `${key}: ${why}`;
 }
 
-/** Compares a saved plan with what was read again: each difference that makes it stale, and the writes it does not hold. */
+/** A write's action as done to the resource. */
+const DONE: Record<PlannedWrite['action'], string> = { create: 'created', update: 'updated', adopt: 'adopted', delete: 'deleted' };
+
+/**
+ * Compares a saved plan with what was read again: each difference that makes it stale. The fresh writes must be the
+ * saved ones exactly: one the plan does not hold (a resource changed by hand since, or a write an edit left out) is a
+ * difference too, so a plan is applied whole or not at all.
+ */
 export function stalenessOf(saved: SavedPlan, fresh: FreshState): Staleness {
   const changed: string[] = [];
   if (saved.manifests.content_id !== fresh.contentId) {
@@ -105,8 +110,10 @@ export function stalenessOf(saved: SavedPlan, fresh: FreshState): Staleness {
     if (why) changed.push(why);
   }
   const planned = new Set(saved.writes.map(keyOf));
-  const unplanned = fresh.writes.map(keyOf).filter((key) => !planned.has(key));
-  return { changed, unplanned };
+  for (const write of fresh.writes) {
+    if (!planned.has(keyOf(write))) changed.push(`${keyOf(write)}: it would be ${DONE[write.action]} now, and the plan does not hold that write`);
+  }
+  return { changed };
 }
 
 /** At most this many changes are named in the stale line; the rest are counted. */

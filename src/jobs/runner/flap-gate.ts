@@ -21,6 +21,8 @@ export interface GateOptions {
   key: string;
   desired: string | undefined;
   manifestVersion: ManifestVersion | undefined;
+  /** The fencing token the job carries (a daemon leader's), undefined for apply's jobs. */
+  fence?: number | undefined;
   settings: FlapSettings;
   now(): Date;
   /** A standing conflict was released because this job asks for a desired state it does not hold. */
@@ -57,7 +59,7 @@ export class JobGate {
       this.options.onReleased?.(standing);
       standing = undefined;
     }
-    const write: WriteAttempt = { desired, version: this.options.manifestVersion, heal: desired !== undefined && applied?.desired === desired, now: this.options.now() };
+    const write: WriteAttempt = { desired, version: this.options.manifestVersion, fence: this.options.fence, heal: desired !== undefined && applied?.desired === desired, now: this.options.now() };
     const decision = decideWrite(history, standing, write, settings);
     if (!decision.allow) {
       if (decision.declared) await store.declare(key, decision.conflict);

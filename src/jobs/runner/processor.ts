@@ -129,6 +129,7 @@ function gateFor(data: ReconcileJobData, ctx: ProcessorContext, jobId: string | 
     key: data.key,
     desired: data.desired,
     manifestVersion: data.manifestVersion,
+    fence: data.fence,
     settings: ctx.flap.settings,
     now: () => new Date(),
     onReleased: (conflict) => ctx.log.info({ key: data.key, jobId, reason: conflict.reason }, 'conflict released: the desired state changed to a new one; writing again'),
