@@ -1,9 +1,8 @@
 // The inner reconcile of the manifest directory: gather the inputs (manifests at their last good version, live, memory, holds, conflicts, revisions), decide each resource, act on the outcomes.
 import type { ResourceHold } from '../../core/holds.js';
 import type { AppliedRecord, DesiredResource, DriftPolicy, LiveDeployment, Plan } from '../../core/model.js';
-import type { RevisionReading } from '../../core/kinds/index.js';
-import { decide, type DecisionInput, type Outcome } from '../../core/decide.js';
-import { inListing, liveOf } from '../../core/kinds/index.js';
+import type { Outcome } from '../../core/decide.js';
+import { decideOutcomes } from '../../plan/outcomes.js';
 import { resourceKey } from '../../core/model.js';
 import { plan, type PlanInput } from '../../plan/plan.js';
 import { gatherPlanInput } from '../../observe/gather.js';
@@ -58,64 +57,6 @@ async function standingConflicts(ctx: CycleContext, resources: ReadonlyMap<strin
   return { conflicts, released };
 }
 
-/** What a reconcile gathered, for the decision of each resource. */
-interface CycleInputs {
-  plan: Plan;
-  gathered: Awaited<ReturnType<typeof gatherPlanInput>>;
-  input: PlanInput;
-  lastGood: { held: readonly HeldResource[] };
-  remembered: ReadonlyMap<string, string>;
-  storedHolds: ReadonlyMap<string, ResourceHold>;
-  conflicts: ReadonlyMap<string, Conflict>;
-  pendingWrites: ReadonlySet<string>;
-  revisions: ReadonlyMap<string, RevisionReading>;
-}
-
-/** The decision (src/core/decide.ts) about every planned resource, with the inputs each came from. */
-function decideEach(ctx: CycleContext, g: CycleInputs) {
-  const { gathered, input, remembered, storedHolds, conflicts, pendingWrites } = g;
-  const rollouts = ctx.rollouts;
-  const liveByName = new Map(gathered.live.deployments.map((d) => [d.name, d]));
-  const heldAtLastGood = new Set(g.lastGood.held.map((h) => h.key));
-  const fingerprints = new Map<string, string>();
-  const holds = new Map<string, ResourceHold>();
-  const inputs = new Map<string, DecisionInput>();
-  const outcomes = new Map<string, Outcome>();
-  for (const change of g.plan.changes) {
-    const key = resourceKey(change.kind, change.name);
-    const resource = gathered.resources.get(key);
-    // Drift, holds and conflicts are told by the fingerprint, where the service lists the live side.
-    const fingerprint = resource && inListing(resource.kind) ? desiredFingerprint(resource, input.secretHashes.get(key) ?? {}) : undefined;
-    if (fingerprint) fingerprints.set(key, fingerprint);
-    const hold = storedHolds.get(key);
-    if (hold && hold.desired === fingerprint) holds.set(key, hold);
-    const live = liveOf(change.kind, change.name, liveByName);
-    const latest = live?.latest_revision_id ?? null;
-    const decisionInput: DecisionInput = {
-      change,
-      fingerprint,
-      live,
-      revision: g.revisions.get(key) ?? (latest === null ? undefined : rollouts?.reading(key, latest)),
-      settings: { mode: 'daemon', driftPolicy: ctx.settings.driftPolicy },
-      requests: {
-        rebuild: ctx.rebuilds?.wanted(key) === true,
-        writeSecrets: resource !== undefined && ctx.secretWrites?.approved(key, resource.name) === true,
-      },
-      hold,
-      conflict: conflicts.get(key),
-      remembered: remembered.get(key),
-      heldAtLastGood: heldAtLastGood.has(key),
-      pendingWrite: pendingWrites.has(key),
-      ...(rollouts ? { clock: { now: rollouts.now(), since: latest === null ? undefined : rollouts.rolloutSince(key, latest), deadlineMs: rollouts.deadlineMs } } : {}),
-    };
-    if (resource) decisionInput.desired = { suspend: resource.suspend, driftPolicy: resource.driftPolicy };
-    inputs.set(key, decisionInput);
-    outcomes.set(key, decide(decisionInput));
-  }
-
-  return { inputs, outcomes, fingerprints, holds };
-}
-
 /**
  * One full reconcile: gather every input, decide each resource (src/core/decide.ts), enqueue the decided writes,
  * remember what is in sync. Throws when the directory cannot be read (UsageError) or the service cannot be listed:
@@ -153,7 +94,29 @@ export async function reconcileDirectory(ctx: CycleContext): Promise<ReconcileOu
   const revisions = await readLatestRevisions(ctx.client, result.changes, gathered.live.deployments, {
     known: (key, revisionId) => rollouts?.knows(key, revisionId) === true || storedHolds.get(key)?.revisionId === revisionId,
   });
-  const { inputs, outcomes, fingerprints, holds } = decideEach(ctx, { plan: result, gathered, input, lastGood, remembered, storedHolds, conflicts, pendingWrites, revisions: revisions.readings });
+  // The same corridor as plan and apply (src/plan/outcomes.ts), with the daemon's memory.
+  const { inputs, outcomes, fingerprints, holds } = decideOutcomes(result, {
+    mode: 'daemon',
+    resources: gathered.resources,
+    live: gathered.live.deployments,
+    revisions: revisions.readings,
+    secretHashes: input.secretHashes,
+    driftPolicy: ctx.settings.driftPolicy,
+    now: rollouts?.now() ?? Date.now(),
+    ...(rollouts ? { progressDeadlineMs: rollouts.deadlineMs } : {}),
+    memory: {
+      holds: storedHolds,
+      conflicts,
+      remembered,
+      heldAtLastGood: new Set(lastGood.held.map((h) => h.key)),
+      pendingWrites,
+      requests: (key, resource) => ({
+        rebuild: ctx.rebuilds?.wanted(key) === true,
+        writeSecrets: resource !== undefined && ctx.secretWrites?.approved(key, resource.name) === true,
+      }),
+      ...(rollouts ? { knownRevision: (key: string, revisionId: string) => rollouts.reading(key, revisionId), rolloutSince: (key: string, revisionId: string) => rollouts.rolloutSince(key, revisionId) } : {}),
+    },
+  });
 
   const added = await enqueueOutcomes(ctx, { outcomes, inputs, resources: gathered.resources, secretHashes: input.secretHashes, version: gathered.version });
 
