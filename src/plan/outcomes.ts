@@ -1,40 +1,89 @@
-// The decision (src/core/decide.ts) about every planned resource, for plan and apply, and the health notes a plan carries.
-import { decide, type DecisionMode, type Outcome } from '../core/decide.js';
-import { liveOf, type RevisionReading } from '../core/kinds/index.js';
+// The one corridor from gathered input to decided outcomes (src/core/decide.ts) for plan, apply and the daemon's cycle, and the health notes a plan carries.
+import { decide, type DecisionInput, type DecisionMode, type Outcome } from '../core/decide.js';
+import { desiredFingerprint } from '../core/drift.js';
+import type { Conflict } from '../core/flap-guard.js';
+import type { ResourceHold } from '../core/holds.js';
+import { inListing, liveOf, type RevisionReading } from '../core/kinds/index.js';
 import { resourceKey, type DesiredResource, type DriftPolicy, type HealthNote, type LiveDeployment, type Plan } from '../core/model.js';
 
+/** What converge remembers of each resource where it keeps a memory (the daemon's Redis): absent parts are not known. */
+export interface DecisionMemory {
+  /** The holds stored (src/core/holds.ts), by resourceKey; one applies only to the desired state it names. */
+  holds?: ReadonlyMap<string, ResourceHold>;
+  /** The flap guard's standing conflicts, by resourceKey (already released where the desired state changed). */
+  conflicts?: ReadonlyMap<string, Conflict>;
+  /** The fingerprint last seen in sync, by resourceKey. */
+  remembered?: ReadonlyMap<string, string>;
+  /** Resources of files with errors, kept at their last good version. */
+  heldAtLastGood?: ReadonlySet<string>;
+  /** Writes of converge's own whose answer was lost. */
+  pendingWrites?: ReadonlySet<string>;
+  /** Operator requests (`converge reconcile --retry-failed NAME`, `--write-secrets NAME`). */
+  requests?: (key: string, resource: DesiredResource | undefined) => { rebuild: boolean; writeSecrets: boolean };
+  /** A revision already followed (the rollout tracker), for a deployment whose latest revision was not read. */
+  knownRevision?: (key: string, revisionId: string) => RevisionReading | undefined;
+  /** Since when the deployment's latest revision is known to build (the progress deadline counts from it). */
+  rolloutSince?: (key: string, revisionId: string) => number;
+}
+
 export interface OutcomeInputs {
-  mode: Extract<DecisionMode, 'plan' | 'apply'>;
+  mode: DecisionMode;
   resources: ReadonlyMap<string, DesiredResource>;
   live: readonly LiveDeployment[];
   /** The latest revisions read (src/observe/revisions.ts), by resourceKey. */
   revisions: ReadonlyMap<string, RevisionReading>;
+  /** The secret hashes the plan compared (src/plan/plan.ts): part of each desired state's fingerprint. */
+  secretHashes: ReadonlyMap<string, Record<string, string>>;
   driftPolicy?: DriftPolicy;
   /** For the progress deadline of a revision read (its created_at). */
   now: number;
   progressDeadlineMs?: number;
+  memory?: DecisionMemory;
 }
 
-/** One outcome per planned change (orphans included: their outcome says why they are not written), by resourceKey. */
-export function planOutcomes(plan: Plan, inputs: OutcomeInputs): Map<string, Outcome> {
+/** The outcomes, with the input each was decided from, the fingerprints of the listed kinds and the holds in force. */
+export interface DecidedOutcomes {
+  outcomes: Map<string, Outcome>;
+  inputs: Map<string, DecisionInput>;
+  fingerprints: Map<string, string>;
+  holds: Map<string, ResourceHold>;
+}
+
+/** One decision per planned change (orphans included: their outcome says why they are not written), by resourceKey. */
+export function decideOutcomes(plan: Plan, inputs: OutcomeInputs): DecidedOutcomes {
+  const memory = inputs.memory ?? {};
   const liveByName = new Map(inputs.live.map((d) => [d.name, d]));
-  const out = new Map<string, Outcome>();
+  const deadlineMs = inputs.progressDeadlineMs ?? Number.POSITIVE_INFINITY;
+  const decided: DecidedOutcomes = { outcomes: new Map(), inputs: new Map(), fingerprints: new Map(), holds: new Map() };
   for (const change of plan.changes) {
     const key = resourceKey(change.kind, change.name);
     const resource = inputs.resources.get(key);
-    out.set(
-      key,
-      decide({
-        change,
-        ...(resource ? { desired: { suspend: resource.suspend, driftPolicy: resource.driftPolicy } } : {}),
-        live: change.action === 'orphan' ? undefined : liveOf(change.kind, change.name, liveByName),
-        revision: inputs.revisions.get(key),
-        settings: { mode: inputs.mode, driftPolicy: inputs.driftPolicy ?? 'heal' },
-        clock: { now: inputs.now, deadlineMs: inputs.progressDeadlineMs ?? Number.POSITIVE_INFINITY },
-      }),
-    );
+    // Drift, holds and conflicts are told by the fingerprint, where the service lists the live side.
+    const fingerprint = resource && inListing(resource.kind) ? desiredFingerprint(resource, inputs.secretHashes.get(key) ?? {}) : undefined;
+    if (fingerprint) decided.fingerprints.set(key, fingerprint);
+    const hold = memory.holds?.get(key);
+    if (hold && hold.desired === fingerprint) decided.holds.set(key, hold);
+    const live = liveOf(change.kind, change.name, liveByName);
+    const latest = live?.latest_revision_id ?? null;
+    const decisionInput: DecisionInput = {
+      change,
+      fingerprint,
+      live,
+      revision: inputs.revisions.get(key) ?? (latest === null ? undefined : memory.knownRevision?.(key, latest)),
+      settings: { mode: inputs.mode, driftPolicy: inputs.driftPolicy ?? 'heal' },
+      ...(memory.requests ? { requests: memory.requests(key, resource) } : {}),
+      hold,
+      conflict: memory.conflicts?.get(key),
+      remembered: memory.remembered?.get(key),
+      heldAtLastGood: memory.heldAtLastGood?.has(key) === true,
+      pendingWrite: memory.pendingWrites?.has(key) === true,
+      clock: { now: inputs.now, since: latest === null ? undefined : memory.rolloutSince?.(key, latest), deadlineMs },
+    };
+    if (resource) decisionInput.desired = { suspend: resource.suspend, driftPolicy: resource.driftPolicy };
+    decided.inputs.set(key, decisionInput);
+    decided.outcomes.set(key, decide(decisionInput));
   }
-  return out;
+  return decided;
 }
 
 /** The rollouts a plan notes: every planned resource whose health is progressing or degraded, in plan order. */

@@ -22,7 +22,7 @@ import type { ResourceResult } from '../../apply/wait-jobs.js';
 import { rolloutsToFollow } from '../../apply/rollouts-to-follow.js';
 import { failedRolloutLine, waitAndReport } from '../apply-wait.js';
 import { applyConditions, type ResourceConditions } from '../../apply/apply-conditions.js';
-import { healthNotes, planOutcomes } from '../../plan/outcomes.js';
+import { decideOutcomes, healthNotes } from '../../plan/outcomes.js';
 import { readLatestRevisions } from '../../observe/revisions.js';
 import { gatherPlanInput } from '../../observe/gather.js';
 import type { Command, CommandIo, ParsedArgs } from '../command.js';
@@ -113,7 +113,8 @@ export const applyCommand: Command = {
       const result = plan(narrowToTargets(gathered.input, targets));
       // Health is read, not guessed: the latest revision of each deployment whose latest is not active (one read each).
       const revisions = await readLatestRevisions(target.client, result.changes, gathered.live.deployments);
-      const outcomes = planOutcomes(result, { mode: 'apply', resources: gathered.resources, live: gathered.live.deployments, revisions: revisions.readings, now: Date.now(), progressDeadlineMs: settings.progressDeadline });
+      // The same corridor as the daemon's cycle (src/plan/outcomes.ts); plan and apply keep no memory of holds or conflicts.
+      const { outcomes } = decideOutcomes(result, { mode: 'apply', resources: gathered.resources, live: gathered.live.deployments, revisions: revisions.readings, secretHashes: gathered.input.secretHashes, now: Date.now(), progressDeadlineMs: settings.progressDeadline });
       const health = healthNotes(outcomes);
       if (health.length > 0) result.health = health;
       // A saved plan is checked before anything is written (the keep marks below included); stale: one line, exit 1.

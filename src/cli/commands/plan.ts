@@ -6,7 +6,7 @@ import { planExitCode } from '../../core/exit-code.js';
 import { savedPlanText } from '../../core/saved-plan/schema.js';
 import { gatherPlanInput } from '../../observe/gather.js';
 import { readLatestRevisions } from '../../observe/revisions.js';
-import { healthNotes, planOutcomes } from '../../plan/outcomes.js';
+import { decideOutcomes, healthNotes } from '../../plan/outcomes.js';
 import type { Command } from '../command.js';
 import type { AppliedRecord } from '../../core/model.js';
 import { environmentOf } from '../environment.js';
@@ -118,7 +118,8 @@ export const planCommand: Command = {
       const result = plan(narrowToTargets(gathered.input, targets));
       // Health is read, not guessed: a note for each rollout not healthy (one read per deployment whose latest is not active).
       const revisions = await readLatestRevisions(target.client, result.changes, gathered.live.deployments);
-      const outcomes = planOutcomes(result, { mode: 'plan', resources: gathered.resources, live: gathered.live.deployments, revisions: revisions.readings, now: Date.now(), progressDeadlineMs: settings.progressDeadline });
+      // The same corridor as the daemon's cycle (src/plan/outcomes.ts); plan and apply keep no memory of holds or conflicts.
+      const { outcomes } = decideOutcomes(result, { mode: 'plan', resources: gathered.resources, live: gathered.live.deployments, revisions: revisions.readings, secretHashes: gathered.input.secretHashes, now: Date.now(), progressDeadlineMs: settings.progressDeadline });
       const health = healthNotes(outcomes);
       if (health.length > 0) result.health = health;
       printPlan(result, output, io, showOrphans);

@@ -1,9 +1,9 @@
 // The inner reconcile of the manifest directory: gather the inputs (manifests at their last good version, live, memory, holds, conflicts, revisions), decide each resource, act on the outcomes.
 import type { ResourceHold } from '../../core/holds.js';
 import type { AppliedRecord, DesiredResource, DriftPolicy, LiveDeployment, Plan, PlanChange } from '../../core/model.js';
+import type { Outcome } from '../../core/decide.js';
 import type { RevisionReading } from '../../core/kinds/index.js';
-import { decide, type DecisionInput, type Outcome } from '../../core/decide.js';
-import { inListing, liveOf } from '../../core/kinds/index.js';
+import { decideOutcomes } from '../../plan/outcomes.js';
 import { resourceKey } from '../../core/model.js';
 import { plan, type PlanInput } from '../../plan/plan.js';
 import { gatherPlanInput } from '../../observe/gather.js';
@@ -97,62 +97,52 @@ function withoutDeletes(changes: readonly PlanChange[], note: string): PlanChang
   });
 }
 
-/** What a reconcile gathered, for the decision of each resource. */
-interface CycleInputs {
-  plan: Plan;
+/** What a reconcile gathered and remembered, for the decision of each resource. */
+interface DaemonDecisionInputs {
+  result: Plan;
   gathered: Awaited<ReturnType<typeof gatherPlanInput>>;
   input: PlanInput;
   lastGood: { held: readonly HeldResource[] };
-  remembered: ReadonlyMap<string, string>;
+  revisions: ReadonlyMap<string, RevisionReading>;
   storedHolds: ReadonlyMap<string, ResourceHold>;
   conflicts: ReadonlyMap<string, Conflict>;
+  remembered: ReadonlyMap<string, string>;
   pendingWrites: ReadonlySet<string>;
-  revisions: ReadonlyMap<string, RevisionReading>;
 }
 
-/** The decision (src/core/decide.ts) about every planned resource, with the inputs each came from. */
-function decideEach(ctx: CycleContext, g: CycleInputs) {
-  const { gathered, input, remembered, storedHolds, conflicts, pendingWrites } = g;
+/** The decision of each planned resource through the one corridor (src/plan/outcomes.ts), with the daemon's memory. */
+function daemonOutcomes(ctx: CycleContext, g: DaemonDecisionInputs) {
   const rollouts = ctx.rollouts;
-  const liveByName = new Map(gathered.live.deployments.map((d) => [d.name, d]));
-  const heldAtLastGood = new Set(g.lastGood.held.map((h) => h.key));
-  const fingerprints = new Map<string, string>();
-  const holds = new Map<string, ResourceHold>();
-  const inputs = new Map<string, DecisionInput>();
-  const outcomes = new Map<string, Outcome>();
-  for (const change of g.plan.changes) {
-    const key = resourceKey(change.kind, change.name);
-    const resource = gathered.resources.get(key);
-    // Drift, holds and conflicts are told by the fingerprint, where the service lists the live side.
-    const fingerprint = resource && inListing(resource.kind) ? desiredFingerprint(resource, input.secretHashes.get(key) ?? {}) : undefined;
-    if (fingerprint) fingerprints.set(key, fingerprint);
-    const hold = storedHolds.get(key);
-    if (hold && hold.desired === fingerprint) holds.set(key, hold);
-    const live = liveOf(change.kind, change.name, liveByName);
-    const latest = live?.latest_revision_id ?? null;
-    const decisionInput: DecisionInput = {
-      change,
-      fingerprint,
-      live,
-      revision: g.revisions.get(key) ?? (latest === null ? undefined : rollouts?.reading(key, latest)),
-      settings: { mode: 'daemon', driftPolicy: ctx.settings.driftPolicy },
-      requests: {
+  return decideOutcomes(g.result, {
+    mode: 'daemon',
+    resources: g.gathered.resources,
+    live: g.gathered.live.deployments,
+    revisions: g.revisions,
+    secretHashes: g.input.secretHashes,
+    driftPolicy: ctx.settings.driftPolicy,
+    now: rollouts?.now() ?? Date.now(),
+    ...(rollouts ? { progressDeadlineMs: rollouts.deadlineMs } : {}),
+    memory: {
+      holds: g.storedHolds,
+      conflicts: g.conflicts,
+      remembered: g.remembered,
+      heldAtLastGood: new Set(g.lastGood.held.map((h) => h.key)),
+      pendingWrites: g.pendingWrites,
+      requests: (key, resource) => ({
         rebuild: ctx.rebuilds?.wanted(key) === true,
         writeSecrets: resource !== undefined && ctx.secretWrites?.approved(key, resource.name) === true,
-      },
-      hold,
-      conflict: conflicts.get(key),
-      remembered: remembered.get(key),
-      heldAtLastGood: heldAtLastGood.has(key),
-      pendingWrite: pendingWrites.has(key),
-      ...(rollouts ? { clock: { now: rollouts.now(), since: latest === null ? undefined : rollouts.rolloutSince(key, latest), deadlineMs: rollouts.deadlineMs } } : {}),
-    };
-    if (resource) decisionInput.desired = { suspend: resource.suspend, driftPolicy: resource.driftPolicy };
-    inputs.set(key, decisionInput);
-    outcomes.set(key, decide(decisionInput));
-  }
+      }),
+      ...(rollouts ? { knownRevision: (key: string, revisionId: string) => rollouts.reading(key, revisionId), rolloutSince: (key: string, revisionId: string) => rollouts.rolloutSince(key, revisionId) } : {}),
+    },
+  });
+}
 
-  return { inputs, outcomes, fingerprints, holds };
+/** What the applied state keeps of the manifests read, for prune: converge/prune "false", and which file declares each. */
+async function recordDeclarations(ctx: CycleContext, gathered: Awaited<ReturnType<typeof gatherPlanInput>>): Promise<void> {
+  // converge/prune: "false" is remembered per resource, so it still holds once the manifest is gone.
+  await ctx.applied.recordKeep?.(gathered.resources.keys(), new Set([...gathered.resources].filter(([, r]) => r.keep).map(([key]) => key)));
+  // Which file declares each resource: prune tells a file emptied later from one removed.
+  await ctx.applied.recordFiles?.(declaringFiles(gathered.resources.values()), gathered.input.applied);
 }
 
 /**
@@ -178,10 +168,7 @@ export async function reconcileDirectory(ctx: CycleContext): Promise<ReconcileOu
     // The DELETE probe waits until a delete falls due (graceDeletes): a delete that waits sends nothing at all.
     prune: { enabled: ctx.settings.prune === true, maxDeletes: ctx.settings.maxDeletes ?? 5, probe: false },
   });
-  // converge/prune: "false" is remembered per resource, so it still holds once the manifest is gone.
-  await ctx.applied.recordKeep?.(gathered.resources.keys(), new Set([...gathered.resources].filter(([, r]) => r.keep).map(([key]) => key)));
-  // Which file declares each resource: prune tells a file emptied later from one removed.
-  await ctx.applied.recordFiles?.(declaringFiles(gathered.resources.values()), gathered.input.applied);
+  await recordDeclarations(ctx, gathered);
   const lastGood = ctx.lastGood.observe({ resources: gathered.input.resources, blocked: gathered.input.blocked, diagnostics: gathered.diagnostics, files: gathered.files });
   const input: PlanInput = { ...gathered.input, blocked: [...gathered.input.blocked, ...lastGood.extraBlocked] };
   const graced = await graceDeletes(ctx, plan(input), gathered.contentId);
@@ -196,8 +183,8 @@ export async function reconcileDirectory(ctx: CycleContext): Promise<ReconcileOu
   const revisions = await readLatestRevisions(ctx.client, result.changes, gathered.live.deployments, {
     known: (key, revisionId) => rollouts?.knows(key, revisionId) === true || storedHolds.get(key)?.revisionId === revisionId,
   });
-  const { inputs, outcomes, fingerprints, holds } = decideEach(ctx, { plan: result, gathered, input, lastGood, remembered, storedHolds, conflicts, pendingWrites, revisions: revisions.readings });
-
+  // The same corridor as plan and apply (src/plan/outcomes.ts), with the daemon's memory.
+  const { inputs, outcomes, fingerprints, holds } = daemonOutcomes(ctx, { result, gathered, input, lastGood, revisions: revisions.readings, storedHolds, conflicts, remembered, pendingWrites });
   // The reconcile that sends a delete once its grace has passed: scheduled, not left to the next resync.
   ctx.schedulePrune?.(graced.recheckAt);
   const added = await enqueueOutcomes(ctx, { outcomes, inputs, resources: gathered.resources, secretHashes: input.secretHashes, version: gathered.version });
