@@ -23,7 +23,7 @@ export interface Sender {
 }
 
 /** 2xx delivered; 408, 429 and 5xx (and no answer) retried; any other status refused for good. */
-function classifyAnswer(answer: PostAnswer): DeliveryAnswer {
+export function classifyAnswer(answer: PostAnswer): DeliveryAnswer {
   if ('failure' in answer) return { outcome: 'retry', detail: answer.failure };
   const { status } = answer;
   if (status >= 200 && status < 300) return { outcome: 'delivered', status };

@@ -75,7 +75,7 @@ describe('converge completion', () => {
   it('completes commands, flags, directory and file values, and fixed words, in a real bash', { timeout: 120_000 }, async () => {
     const offered = await complete([
       ['converge', 'pl'],
-      ['converge', 'co'],
+      ['converge', 'comp'],
       ['converge', 'plan', '--ta'],
       ['converge', 'apply', '--wa'],
       // DIR arguments and --overlay DIR: directories only; --vars FILE: files too.

@@ -5,6 +5,7 @@ const LOADERS = {
   validate: async () => (await import('./validate.js')).validateCommand,
   plan: async () => (await import('./plan.js')).planCommand,
   apply: async () => (await import('./apply.js')).applyCommand,
+  comment: async () => (await import('./comment.js')).commentCommand,
   run: async () => (await import('./run.js')).runCommand,
   status: async () => (await import('./status.js')).statusCommand,
   reconcile: async () => (await import('./reconcile.js')).reconcileCommand,
