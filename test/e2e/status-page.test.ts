@@ -103,13 +103,17 @@ describe('the status page', () => {
     const consoleErrors: string[] = [];
     const loaded: Array<Promise<string>> = [];
     const statusAnswers: number[] = [];
+    const statusUrls: string[] = [];
     context.on('request', (r) => requests.push(r.url()));
     page.on('console', (m) => {
       if (m.type() === 'error') consoleErrors.push(m.text());
     });
     page.on('pageerror', (e) => consoleErrors.push(e.message));
     page.on('response', (r) => {
-      if (new URL(r.url()).pathname === '/status') statusAnswers.push(r.status());
+      if (new URL(r.url()).pathname === '/status') {
+        statusAnswers.push(r.status());
+        statusUrls.push(r.url());
+      }
       if (r.status() !== 304) loaded.push(r.text().catch(() => ''));
     });
 
@@ -221,6 +225,12 @@ describe('the status page', () => {
     const shownRevision = `document.querySelector('#rows tr.row[data-key="Deployment/web"] td:nth-child(6) code')?.getAttribute('title')`;
     await until('the open page to show the new revision', async () => (await page.evaluate(shownRevision)) === after, 15_000, 100);
     expect(await page.evaluate('window.noReload')).toBe(true);
+    // The change came as a delta: the last body held only the rows changed since the page's token, not all of them.
+    expect(await page.evaluate('document.body.dataset.delta')).toBe('true');
+    const received = Number(await page.evaluate('document.body.dataset.received'));
+    expect(received).toBeLessThan((await shownRows(page)).length);
+    expect(statusUrls.length).toBeGreaterThan(1);
+    expect(statusUrls.slice(1).every((url) => /[?&]since=[^&]+\.\d+/.test(url))).toBe(true);
     expect(statusAnswers).toContain(304);
     expect(statusAnswers.filter((s) => s !== 200 && s !== 304)).toEqual([]);
 

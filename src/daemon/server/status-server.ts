@@ -1,9 +1,10 @@
 // The daemon's status server (node:http): the status page at /, /healthz, /readyz, /metrics, /status (with an ETag), and POST /reconcile and /webhook behind a token. Serves no secret.
-import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ConvergeError } from '../../core/errors.js';
 import { sendTagged, servePage } from './status-page/serve.js';
+import { parseStatusQuery, RowSequence, selectRows, type ViewRow } from './status-view.js';
 
 /** One readiness check: Redis, the service, the manifests, or shutting down. */
 export interface ReadinessCheck {
@@ -200,8 +201,33 @@ async function webhookRoute(req: IncomingMessage, res: ServerResponse, handlers:
   sendJson(res, answer.status, answer.body, false);
 }
 
-async function route(req: IncomingMessage, res: ServerResponse, handlers: StatusHandlers, token?: string): Promise<void> {
-  const path = new URL(req.url ?? '/', 'http://status').pathname;
+/**
+ * GET /status: the whole document without a query (as always); with one (docs/contracts.md "/status queries"), the
+ * document with `resources` cut to the rows asked for and a `view` that says which.
+ */
+function statusRoute(req: IncomingMessage, res: ServerResponse, handlers: StatusHandlers, sequence: RowSequence, params: URLSearchParams, head: boolean): void {
+  const parsed = parseStatusQuery(params);
+  if (!parsed.ok) {
+    sendJson(res, 400, { error: parsed.error }, head);
+    return;
+  }
+  const document = handlers.status();
+  const rows = (document as { resources?: unknown }).resources;
+  if (parsed.query === undefined || !Array.isArray(rows)) {
+    if (Array.isArray(rows)) sequence.observe(rows as ViewRow[]);
+    // The status page polls with If-None-Match: an unchanged document answers 304 without a body.
+    sendTagged(req, res, 'application/json; charset=utf-8', JSON.stringify(document, null, 2) + '\n', head);
+    return;
+  }
+  sequence.observe(rows as ViewRow[]);
+  const view = selectRows(rows as ViewRow[], parsed.query, sequence);
+  // Compact JSON: a query is asked by tools and the page, which do not read it by eye.
+  sendTagged(req, res, 'application/json; charset=utf-8', JSON.stringify({ ...(document as object), resources: view.rows, view: view.view }) + '\n', head);
+}
+
+async function route(req: IncomingMessage, res: ServerResponse, handlers: StatusHandlers, sequence: RowSequence, token?: string): Promise<void> {
+  const url = new URL(req.url ?? '/', 'http://status');
+  const path = url.pathname;
   if (path === '/reconcile') {
     await reconcileRoute(req, res, handlers, token);
     return;
@@ -232,8 +258,7 @@ async function route(req: IncomingMessage, res: ServerResponse, handlers: Status
       send(res, 200, PROMETHEUS_CONTENT_TYPE, await handlers.metrics(), head);
       return;
     case '/status':
-      // The status page polls with If-None-Match: an unchanged document answers 304 without a body.
-      sendTagged(req, res, 'application/json; charset=utf-8', JSON.stringify(handlers.status(), null, 2) + '\n', head);
+      statusRoute(req, res, handlers, sequence, url.searchParams, head);
       return;
     default:
       if (servePage(req, res, path, head)) return;
@@ -243,8 +268,10 @@ async function route(req: IncomingMessage, res: ServerResponse, handlers: Status
 
 /** Starts the status server; resolves once it listens. A port in use is one clear error. */
 export async function startStatusServer(options: StatusServerOptions): Promise<StatusServer> {
+  // One change sequence per server: its epoch makes a token of an earlier run a full answer, never a wrong delta.
+  const sequence = new RowSequence(randomBytes(6).toString('base64url'));
   const server: Server = createServer((req, res) => {
-    route(req, res, options.handlers, options.webhookToken).catch((error: unknown) => {
+    route(req, res, options.handlers, sequence, options.webhookToken).catch((error: unknown) => {
       options.onError?.(error, req.url ?? '/');
       if (!res.headersSent) sendJson(res, 500, { error: 'internal error; see the daemon log' }, false);
       else res.destroy();

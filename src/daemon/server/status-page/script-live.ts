@@ -1,5 +1,6 @@
 // The status page's script, part three (browser JavaScript as text): follows /status by polling with If-None-Match.
-// An unchanged document answers 304 with no body, so the page re-renders only when something changed.
+// An unchanged document answers 304 with no body, so the page re-renders only when something changed; a changed one
+// carries only the rows changed since the page's sequence token (docs/contracts.md "/status queries"), merged here.
 
 /** Browser JavaScript; joined with the other parts into one IIFE by page-script.ts. */
 export const SCRIPT_LIVE = String.raw`
@@ -7,6 +8,9 @@ export const SCRIPT_LIVE = String.raw`
 const POLL_MS = 1000;
 const RETRY_MS = 3000;
 let etag = null;
+/** The sequence token of the rows the page holds, and those rows by key (in the order first seen). */
+let sequence = '';
+const rowsByKey = new Map();
 let timer = null;
 let lostSince = null;
 let lastChange = null;
@@ -36,6 +40,18 @@ function render(doc) {
   if (renders === 1) performance.mark('status-page-rendered');
 }
 
+/** The document with every row the page holds: a delta's rows and removals merged into the rows held. */
+function merged(doc) {
+  const view = doc.view || { delta: false, removed: [], sequence: '' };
+  if (!view.delta) rowsByKey.clear();
+  for (const key of view.removed || []) rowsByKey.delete(key);
+  for (const row of doc.resources || []) rowsByKey.set(row.key, row);
+  sequence = view.sequence || '';
+  document.body.dataset.delta = String(Boolean(view.delta));
+  document.body.dataset.received = String((doc.resources || []).length);
+  return Object.assign({}, doc, { resources: [...rowsByKey.values()] });
+}
+
 function schedule(ms) {
   clearTimeout(timer);
   if (!document.hidden) timer = setTimeout(poll, ms);
@@ -48,7 +64,7 @@ async function poll() {
   let status = 0;
   try {
     const headers = etag ? { 'If-None-Match': etag } : {};
-    const res = await fetch('/status', { headers, cache: 'no-store' });
+    const res = await fetch('/status?since=' + encodeURIComponent(sequence), { headers, cache: 'no-store' });
     status = res.status;
     if (status !== 304) {
       if (!res.ok) throw new Error('/status answered ' + status);
@@ -69,7 +85,7 @@ async function poll() {
   lostSince = null;
   if (doc) {
     lastChange = new Date();
-    render(doc);
+    render(merged(doc));
   }
   if (wasLost || doc) setLive();
 }
