@@ -1,9 +1,9 @@
-// History entries from folded events: a decision recorded when its outcome changes (not on every resync), a job's result, a revision, a hold and its release, a conflict, drift found and healed, a prune.
+// History entries from folded events and from the worker's job results: a decision recorded when its outcome changes (not on every resync), a job's result, a revision, a hold and its release, a conflict, drift found and healed, a prune.
 import { describe, expect, it } from 'vitest';
 import { applying, decide, type DecisionInput, type Outcome } from './decide.js';
 import type { ResourceHold } from './holds.js';
 import type { LiveDeployment, PlanChange } from './model.js';
-import { recordsOf, type RecordMeta } from './resource-record.js';
+import { jobRecord, recordsOf, type RecordMeta } from './resource-record.js';
 import { foldResource, type DecisionContext, type ResourceEvent, type ResourceState } from './resource-state.js';
 
 const FP = 'a'.repeat(64);
@@ -47,9 +47,10 @@ describe('recordsOf', () => {
     expect(queued.types).toEqual(['decided', 'write_enqueued']);
     expect(queued.records[1]!.job).toEqual({ id: 'j1' });
     const done = step(queued.after, { type: 'job-completed', jobId: 'j1', at: AT, result: { outcome: 'updated', new_revision: true, latestRevisionId: 'r2' } });
-    expect(done.types).toEqual(['write_done', 'revision']);
-    expect(done.records[0]).toMatchObject({ reason: 'updated', job: { id: 'j1' }, manifests: META.manifests, by: 'replica-a' });
-    expect(done.records[1]!.revision).toEqual({ id: 'r2', status: 'UNKNOWN' });
+    // The job's own entry is the worker's (jobRecord); the fold adds the revision it started.
+    expect(done.types).toEqual(['revision']);
+    expect(done.records[0]!).toMatchObject({ job: { id: 'j1' }, manifests: META.manifests, by: 'replica-a', revision: { id: 'r2', status: 'UNKNOWN' } });
+    expect(jobRecord({ key: 'Deployment/web', jobId: 'j1', meta: META, answer: { outcome: 'updated', new_revision: true, latestRevisionId: 'r2' } })).toMatchObject({ type: 'write_done', reason: 'updated', job: { id: 'j1' }, manifests: META.manifests, revision: { id: 'r2', status: 'STARTED' } });
     const failed = step(done.after, { type: 'revision', health: { status: 'degraded', reason: 'RevisionBuildFailed', message: 'r2 BUILD_FAILED', revisionId: 'r2', revisionStatus: 'BUILD_FAILED' } });
     expect(failed.records).toMatchObject([{ type: 'revision', reason: 'RevisionBuildFailed', revision: { id: 'r2', status: 'BUILD_FAILED' } }]);
     // The same reading again is no news.
@@ -66,11 +67,12 @@ describe('recordsOf', () => {
 
   it('records a job failure, a conflict and its release, and a prune', () => {
     const queued = step(undefined, { type: 'decided', outcome: applying(decided('update'), { jobId: 'j1', operation: 'patch-deployment' }), context: CONTEXT }).after;
-    expect(step(queued, { type: 'job-failed', jobId: 'j1', at: AT, message: 'PATCH answered 422' }).records).toMatchObject([{ type: 'write_failed', reason: 'JobFailed', message: 'PATCH answered 422', job: { id: 'j1' } }]);
+    expect(jobRecord({ key: queued.key, jobId: 'j1', meta: META, failure: 'PATCH answered 422' })).toMatchObject({ type: 'write_failed', reason: 'JobFailed', message: 'PATCH answered 422', job: { id: 'j1' } });
+    expect(step(queued, { type: 'interrupted', message: 'stopped' }).types).toEqual(['write_failed']);
     const conflicted = step(queued, { type: 'conflict', conflict: { reason: 'changed_outside', message: 'changed outside converge 3 times', since: AT } });
     expect(conflicted.types).toEqual(['conflict']);
     expect(step(conflicted.after, { type: 'conflict-released' }).types).toEqual(['released']);
-    expect(step(queued, { type: 'job-completed', jobId: 'j1', at: AT, result: { outcome: 'deleted', new_revision: false } }).types).toEqual(['pruned']);
+    expect(jobRecord({ key: queued.key, jobId: 'j2', meta: META, answer: { outcome: 'deleted', new_revision: false } }).type).toBe('pruned');
   });
 
   it('records drift found and healed', () => {

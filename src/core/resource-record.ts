@@ -79,17 +79,13 @@ export function recordsOf(event: ResourceEvent, before: ResourceState | undefine
       pushHold(before, after, add);
       break;
     }
-    case 'job-completed': {
-      const result = event.result;
-      if (result?.outcome === 'deleted') add('pruned', 'deleted', result.message ?? `job ${event.jobId} deleted it`);
-      else if (result?.notRun) add('write_done', 'NotRun', result.message ?? `job ${event.jobId} sent nothing`);
-      else add('write_done', result?.outcome ?? 'finished', result?.message ?? `job ${event.jobId} ${result?.outcome ?? 'finished'}`);
-      if (after.sync.reason === 'Conflict' && before?.sync.reason !== 'Conflict') add('conflict', after.conflict?.reason ?? 'Conflict', after.conflict?.message ?? after.sync.message ?? 'conflict');
-      if (after.health.revisionId && after.health.revisionId !== before?.health.revisionId) add('revision', after.health.reason, after.health.message ?? after.health.reason);
+    case 'job-completed':
+      // The job's own entry (write_done, pruned) is the worker's that ran it (jobRecord); here what its result made.
+      if (after.sync.reason === 'Conflict' && before?.sync.reason !== 'Conflict') add('conflict', after.conflict?.reason ?? 'Conflict', after.conflict?.message ?? after.sync.message);
+      if (after.health.revisionId && after.health.revisionId !== before?.health.revisionId) add('revision', after.health.reason, after.health.message);
       break;
-    }
     case 'job-failed':
-      add('write_failed', 'JobFailed', event.message);
+      // write_failed is the worker's entry (jobRecord).
       break;
     case 'interrupted':
       add('write_failed', 'Interrupted', event.message);
@@ -118,4 +114,29 @@ function pushHold(before: ResourceState | undefined, after: ResourceState, add: 
   const now = after.hold;
   if (now && (was?.revisionId !== now.revisionId || was?.reason !== now.reason || was?.desired !== now.desired)) add('held', now.reason, now.message);
   else if (was && !now) add('released', 'HoldReleased', `hold released (${was.reason}${was.revisionId ? `, revision ${was.revisionId}` : ''})`);
+}
+
+/** What a job's run answered, as the worker that ran it has it (src/store/schema.ts ReconcileJobResult, read structurally). */
+export interface JobAnswer {
+  outcome: string;
+  new_revision: boolean;
+  latestRevisionId?: string | null | undefined;
+  message?: string | undefined;
+  notRun?: string | undefined;
+}
+
+/**
+ * The entry of a job's raw result, written by the worker that ran it (for apply and the daemon alike): write_done with
+ * its outcome, pruned for a delete, write_failed for a failure no attempt is left for.
+ */
+export function jobRecord(input: { key: string; jobId: string; meta: RecordMeta; answer: JobAnswer } | { key: string; jobId: string; meta: RecordMeta; failure: string }): RecordedEvent {
+  const { key, jobId, meta } = input;
+  const base = { key, at: meta.at, by: meta.by, manifests: meta.manifests ? { kind: meta.manifests.kind, id: meta.manifests.id } : null, job: { id: jobId } };
+  if ('failure' in input) return { ...base, type: 'write_failed', reason: 'JobFailed', message: input.failure, revision: null };
+  const { answer } = input;
+  const revision = answer.new_revision && answer.latestRevisionId ? { id: answer.latestRevisionId, status: 'STARTED' } : null;
+  if (answer.outcome === 'deleted') return { ...base, type: 'pruned', reason: 'deleted', message: answer.message ?? `job ${jobId} deleted it`, revision: null };
+  if (answer.notRun) return { ...base, type: 'write_done', reason: 'NotRun', message: answer.message ?? `job ${jobId} sent nothing (${answer.notRun})`, revision: null };
+  const message = answer.message ?? `job ${jobId} ${answer.outcome}${answer.new_revision ? '; a new revision started' : ''}`;
+  return { ...base, type: 'write_done', reason: answer.outcome, message, revision };
 }
