@@ -1,4 +1,5 @@
 // Apply through the queue: start in-process workers, enqueue one job per change a batch at a time, wait for every job.
+import { hostname } from 'node:os';
 import type { ServiceClient } from '../service/client.js';
 import { literalSecretsOf } from '../sync/job-resource.js';
 import { jobDataOf, type DecidedJob, type JobDataOptions } from '../jobs/queue/decided-jobs.js';
@@ -145,6 +146,7 @@ export async function runApply(options: RunApplyOptions): Promise<JobResult[]> {
         env: options.env,
         ...(options.log ? { log: options.log } : {}),
         ...(literalSecrets ? { literalSecrets } : {}),
+        recordedBy: `apply@${hostname()}:${process.pid}`,
         ...options.worker,
       });
     }

@@ -208,6 +208,7 @@ class ConvergeDaemon implements Daemon {
       env: this.options.env,
       log: this.log.child({ component: 'worker' }),
       name: `converge-daemon@${hostname()}:${process.pid}`,
+      recordedBy: this.replicaId(),
       lockDuration: settings.jobLock,
       stalledInterval: settings.jobLock,
     });
@@ -249,6 +250,7 @@ class ConvergeDaemon implements Daemon {
       log: this.log,
       maxRetryMs: Math.min(60_000, Math.max(1_000, settings.resync)),
       onPublished: () => this.publish(),
+      record: { store: jobs.record, by: this.replicaId() },
     });
   }
 
@@ -279,6 +281,7 @@ class ConvergeDaemon implements Daemon {
 
   private async stopReconcilerAndResync(): Promise<void> {
     await this.reconciler?.stop();
+    await this.reconciler?.recorded();
     await this.leadership?.transitionsDone();
     await this.endTerm();
   }
@@ -316,6 +319,9 @@ class ConvergeDaemon implements Daemon {
     if (this.stopping) return;
     await this.endTerm();
     this.log.info({ replica: this.replicaId(), fencingToken: token }, 'leader lease taken: this replica watches, plans and enqueues');
+    // Every row as the last leader recorded it (its last job, appliedFrom, hold, a failed build's log lines) before the first reconcile.
+    const restored = await this.reconciler!.restoreRecord().catch((e: unknown) => this.warn('event log', e));
+    if (restored) this.publish();
     await this.notifications.startWorker().catch((e: unknown) => this.warn('notifications', e));
     this.terms?.begin();
   }

@@ -6,6 +6,7 @@ import { AppliedStateStore } from '../store/applied-state.js';
 import { AppliedPlans } from '../store/applied-plans.js';
 import { RedisDesiredMemory } from '../store/desired-memory.js';
 import { RedisHoldStore } from '../store/holds-store.js';
+import { EventLogStore } from '../store/event-log.js';
 import { adoptLegacySequences, Enqueuer } from './queue/enqueuer.js';
 import { FlapStore } from '../store/flap-store.js';
 import { AppliedStateEpoch, readEvictionPolicy, type EvictionPolicy } from '../store/epoch.js';
@@ -42,6 +43,8 @@ export interface Jobs {
   readonly holds: RedisHoldStore;
   /** The flap guard's state: recent writes per resource and the conflicts standing (src/core/flap-guard.ts). */
   readonly flap: FlapStore;
+  /** The resource event log, each resource's history and its projected state (src/store/event-log.ts). */
+  readonly record: EventLogStore;
   /**
    * Releases the flap guard's conflicts of these resource keys ("Deployment/name"; every conflict when undefined) and
    * forgets their recent writes, so their next job writes again. Returns the keys that held a conflict.
@@ -138,6 +141,7 @@ export async function openJobs(settings: WorkerSettings, options: OpenJobsOption
     desired: new RedisDesiredMemory(redis, prefix),
     holds: new RedisHoldStore(redis, prefix),
     flap,
+    record: new EventLogStore(redis, prefix),
     releaseConflicts(keys) {
       return flap.release(keys, true);
     },

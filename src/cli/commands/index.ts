@@ -9,6 +9,7 @@ const LOADERS = {
   run: async () => (await import('./run.js')).runCommand,
   status: async () => (await import('./status.js')).statusCommand,
   reconcile: async () => (await import('./reconcile.js')).reconcileCommand,
+  history: async () => (await import('./history.js')).historyCommand,
   logs: async () => (await import('./logs.js')).logsCommand,
   worker: async () => (await import('./worker.js')).workerCommand,
   notify: async () => (await import('./notify.js')).notifyCommand,

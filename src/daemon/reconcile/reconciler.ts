@@ -13,7 +13,9 @@ import { holdsNamed, namingNone, type ResourceHold } from '../../core/holds.js';
 import { orphanDeployments } from '../../plan/summary.js';
 import { FindingsLog } from './findings-log.js';
 import { followRollouts, holdFailedRevisions } from '../status/rollout.js';
-import { ResourceTracker, type HealthSettings, type HealthTransition, type ReconcileRecord } from '../status/resource-tracker.js';
+import { EventRecorder, type RecordStore } from '../status/event-recorder.js';
+import { logTransition } from './transition-log.js';
+import { ResourceTracker, type HealthSettings, type ReconcileRecord } from '../status/resource-tracker.js';
 import { wasNotRun } from '../../jobs/runner/worker.js';
 import { holdIfRefused } from '../status/refused-writes.js';
 
@@ -31,6 +33,8 @@ export interface ReconcilerOptions {
    * hook (src/notify/notifier.ts). Must return at once.
    */
   onPublished?: () => void;
+  /** The prefix's event log (src/store/event-log.ts): every change of the rows is recorded there, by replica `by`. */
+  record?: { store: RecordStore; by: string } | undefined;
 }
 
 const HISTORY = 50;
@@ -69,8 +73,9 @@ export class Reconciler {
   private plan: Plan | null = null;
   /** The desired resources of the last reconcile that loaded: whose secret values a shown log line masks. */
   private desired: ReadonlyMap<string, DesiredResource> = new Map();
-  /** Per resource, the build log tail of its last failed revision (shown by /status while that revision is its health). */
+  /** The build log tail of failed revisions (shown by /status while that revision is its health), and the event log's writer. */
   private readonly failedBuilds: FailedBuilds;
+  private readonly recorder: EventRecorder | undefined;
   private lastSuccessAt: string | null = null;
   private loggedSecretsUnknown = '';
   /** What a reconcile found, logged when it appears or changes. */
@@ -82,8 +87,15 @@ export class Reconciler {
     this.options = options;
     this.tracker = new ResourceTracker(options.health);
     this.findings = new FindingsLog(options.log);
-    this.failedBuilds = new FailedBuilds(this.tracker, options.log, () => ({ desired: this.desired, env: options.context.env }));
+    this.failedBuilds = new FailedBuilds(this.tracker, options.log, () => ({ desired: this.desired, env: options.context.env }), options.record?.store);
+    if (options.record) this.recorder = new EventRecorder(options.record.store, { by: options.record.by, log: options.log, leading: () => this.leading() }, this.tracker);
   }
+
+  /** Takes up what the last leader recorded (a restart, a failover): every row's state, the failed builds' log lines. */
+  restoreRecord = async (): Promise<number> => (await this.recorder?.restore(this.failedBuilds)) ?? 0;
+
+  /** Resolves when every change so far is written to the event log. */
+  recorded = async (): Promise<void> => this.recorder?.flushed();
 
   /** Asks for a full reconcile; resolves with the record of the run that covered it (undefined once stopping). */
   request(trigger: ReconcileTrigger, cycle?: string): Promise<ReconcileRecord | undefined> {
@@ -269,7 +281,8 @@ export class Reconciler {
   /** A job finished on any replica (QueueEvents). Remembers its desired state as in sync; updates status. */
   async jobCompleted(jobId: string, value: unknown): Promise<void> {
     const job = this.jobs.get(jobId);
-    if (!job) return;
+    // A job a former leader (or this daemon before its restart) enqueued: its row was taken up from the record.
+    if (!job) return void (this.leading() && this.tracker.completed(jobId, value) && this.reportHealth());
     this.jobs.delete(jobId);
     // A job not run (a former leader's, superseded, live changed since its decision) did not bring its desired state about.
     const ran = !wasNotRun(value);
@@ -287,7 +300,7 @@ export class Reconciler {
   /** A job failed for good on any replica. */
   jobFailed(jobId: string, reason: string): void {
     const job = this.jobs.get(jobId);
-    if (!job) return;
+    if (!job) return void (this.leading() && this.tracker.failed(jobId, reason) && this.options.onPublished?.());
     this.jobs.delete(jobId);
     this.tracker.failed(jobId, reason);
     if (!holdIfRefused(job, reason, { tracker: this.tracker, holds: this.options.context.holds, log: this.options.log })) this.options.log.warn({ key: job.key, jobId, error: reason }, 'job failed; the next reconcile tries again');
@@ -382,19 +395,4 @@ export class Reconciler {
       plan: this.plan,
     };
   }
-}
-
-/** One log line per health transition: a warning when it degrades, info otherwise. */
-function logTransition(log: Logger, t: HealthTransition): void {
-  const fields = {
-    key: t.key,
-    health: t.to.status,
-    reason: t.to.reason,
-    from: t.from ? `${t.from.status}/${t.from.reason}` : null,
-    ...(t.to.revisionId ? { revisionId: t.to.revisionId } : {}),
-    ...(t.to.revisionStatus ? { revisionStatus: t.to.revisionStatus } : {}),
-    detail: t.to.message,
-  };
-  if (t.to.status === 'degraded') log.warn(fields, 'health changed: degraded');
-  else log.info(fields, `health changed: ${t.to.status}`);
 }

@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { DesiredResource } from '../../core/model.js';
 import { resolveDesiredSecrets } from '../../secrets/resolve.js';
 import { buildLogTail, type BuildLogReads, type BuildLogTail } from '../../service/build-log-tail.js';
+import type { EventLogStore, StoredBuildLog } from '../../store/event-log.js';
 import type { ResourceTracker } from './resource-tracker.js';
 
 /** A failed revision of one resource's deployment. */
@@ -21,7 +22,14 @@ export class FailedBuilds {
     private readonly log: Logger,
     /** The desired resources of the last reconcile that loaded (whose secret values are masked), and their environment. */
     private readonly secrets: () => { desired: ReadonlyMap<string, DesiredResource>; env: NodeJS.ProcessEnv },
+    /** Where the tails are kept across restarts and failover (the event log's projection), when recorded. */
+    private readonly store?: Pick<EventLogStore, 'setBuildLog'>,
   ) {}
+
+  /** Takes up the tails the last leader kept (src/store/event-log.ts). */
+  restore(tails: ReadonlyMap<string, StoredBuildLog>): void {
+    for (const [key, tail] of tails) this.tails.set(key, tail);
+  }
 
   /** Why a revision failed, in the daemon's log: its build log's last lines, kept for /status and notifications. */
   async logTail(client: BuildLogReads, failed: FailedRevision): Promise<void> {
@@ -30,6 +38,7 @@ export class FailedBuilds {
     const mask = resource ? Object.values(resolveDesiredSecrets(resource, env).values) : [];
     const tail = await buildLogTail(client, { id: failed.deploymentId }, failed.revisionId, mask);
     this.tails.set(failed.key, { revisionId: failed.revisionId, ...tail });
+    await this.store?.setBuildLog(failed.key, { revisionId: failed.revisionId, ...tail }).catch((error: unknown) => this.log.warn({ key: failed.key, error: (error as Error).message.split('\n')[0] }, 'could not keep the build log tail in Redis (shown until this daemon stops)'));
     if (tail.lines.length > 0) this.log.warn({ key: failed.key, revision: failed.revisionId, lines: tail.lines }, 'build log of the failed revision (last lines)');
     else if (tail.note) this.log.info({ key: failed.key, revision: failed.revisionId, note: tail.note }, 'no build log of the failed revision');
   }

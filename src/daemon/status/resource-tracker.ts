@@ -9,7 +9,7 @@ import { ReconcileJobResult } from '../../store/schema.js';
 import type { ReconcileOutcome } from '../cycle/cycle.js';
 import type { RolloutView } from '../cycle/cycle-context.js';
 import type { ManifestVersion } from '../../core/manifest-version.js';
-import { rowSources, stateAfterReconcile, statusRow, type ResourceStatus } from './status-row.js';
+import { decisionEvents, rowSources, statusRow, type ResourceStatus } from './status-row.js';
 
 export interface ReconcileRecord {
   id: number;
@@ -47,6 +47,26 @@ export interface HealthTransition {
   to: HealthCondition;
 }
 
+/**
+ * What one change of the rows was: the events folded into one resource's state (a reconcile folds its decision and
+ * what came with it at once), the state before and after, and the manifests it came from when known. The event
+ * recorder (src/daemon/status/event-recorder.ts) turns each into history entries and the projection in Redis.
+ */
+export interface TrackedChange {
+  key: string;
+  events: readonly ResourceEvent[];
+  before: ResourceState | undefined;
+  after: ResourceState;
+  manifests?: ManifestVersion | undefined;
+}
+
+/** Where the tracker reports every change as it happens (must return at once). */
+export interface ChangeSink {
+  changed(change: TrackedChange): void;
+  /** Resources no longer planned (their projection is dropped; their history stays). */
+  removed(keys: readonly string[]): void;
+}
+
 /** A deployment whose rollout the poller follows (its latest revision, when known, is read), and its hold. */
 export interface RolloutToFollow extends RolloutTarget {
   hold?: ResourceHold | undefined;
@@ -73,10 +93,32 @@ export class ResourceTracker implements RolloutView {
   /** Per resource, the fingerprint of its desired state at the last reconcile. */
   private desired = new Map<string, string>();
   private transitions: HealthTransition[] = [];
+  private sink: ChangeSink | undefined;
 
   constructor(settings: HealthSettings = { progressDeadlineMs: 30 * 60_000 }) {
     this.progressDeadlineMs = settings.progressDeadlineMs;
     this.clock = settings.now ?? Date.now;
+  }
+
+  /** Reports every change of the rows to `sink` from now on (the event recorder). */
+  record(sink: ChangeSink): void {
+    this.sink = sink;
+  }
+
+  /**
+   * Takes up the states the last leader kept (the projection in Redis), in place of this replica's own: every row's
+   * last job, appliedFrom, hold and health as it knew them, until this replica's first reconcile folds its decisions
+   * over them. A queued job among them is followed to its result.
+   */
+  restore(states: ReadonlyMap<string, ResourceState>): number {
+    // What the record keeps is at least as new as a former term's rows of this replica; none kept: ours stay.
+    if (states.size === 0) return 0;
+    this.rows = new Map();
+    for (const [key, state] of states) {
+      this.rows.set(key, state);
+      if (state.job?.state === 'queued') this.trackJob(state.job.id, key);
+    }
+    return states.size;
   }
 
   /** Remembers which resource a job belongs to (call as soon as it is enqueued). */
@@ -126,13 +168,22 @@ export class ResourceTracker implements RolloutView {
         continue;
       }
       const previous = this.rows.get(key);
-      let row = stateAfterReconcile(change, decided, outcome, sources, previous);
+      const events: ResourceEvent[] = decisionEvents(change, decided, outcome, sources);
+      let row = foldResource(previous, events[0] as Extract<ResourceEvent, { type: 'decided' }>);
+      for (const event of events.slice(1)) row = foldResource(row, event);
       // A reconcile that read the holds before an operator released one (it ended after the release) does not bring it back.
-      if (row.hold && row.hold.revisionId !== undefined && this.released.get(key) === row.hold.revisionId) row = foldResource(row, { type: 'hold', hold: undefined });
+      if (row.hold && row.hold.revisionId !== undefined && this.released.get(key) === row.hold.revisionId) {
+        const release: ResourceEvent = { type: 'hold', hold: undefined };
+        row = foldResource(row, release);
+        events.push(release);
+      }
       this.noteHealth(row, previous?.health);
       rows.set(key, row);
+      this.sink?.changed({ key, events, before: previous, after: row, manifests: outcome.version });
     }
+    const gone = [...this.rows.keys()].filter((key) => !rows.has(key));
     this.rows = rows;
+    if (gone.length > 0) this.sink?.removed(gone);
     this.orphanKeys = orphans;
     this.desired = new Map(outcome.fingerprints ?? []);
     for (const key of [...this.buildingSince.keys()]) if (!rows.has(key)) this.buildingSince.delete(key);
@@ -181,7 +232,7 @@ export class ResourceTracker implements RolloutView {
     this.jobKeys.delete(jobId);
     const parsed = ReconcileJobResult.safeParse(value);
     const result = parsed.success ? parsed.data : undefined;
-    const next = this.fold(key, row, { type: 'job-completed', jobId, at, result, version });
+    const next = this.fold(key, row, { type: 'job-completed', jobId, at, result, version }, version);
     if (result?.new_revision && !result.notRun) {
       const revisionId = result.latestRevisionId ?? undefined;
       this.buildingSince.set(key, { revisionId: revisionId ?? null, since: this.clock() });
@@ -192,9 +243,10 @@ export class ResourceTracker implements RolloutView {
   }
 
   /** Folds `event` into the state of `key` (src/core/resource-state.ts) and keeps the result. */
-  private fold(key: string, state: ResourceState, event: ResourceEvent): ResourceState {
+  private fold(key: string, state: ResourceState, event: ResourceEvent, manifests?: ManifestVersion): ResourceState {
     const next = foldResource(state, event);
     this.rows.set(key, next);
+    this.sink?.changed({ key, events: [event], before: state, after: next, manifests });
     return next;
   }
 

@@ -1,5 +1,5 @@
 // One row of the /status document (a managed resource): the resource's state (src/core/resource-state.ts) with the JSON contract's legacy fields, and the decision event a reconcile folds into it.
-import { foldEvents, legacyFields, type DecisionContext, type LegacyFields, type ResourceEvent, type ResourceState } from '../../core/resource-state.js';
+import { legacyFields, type DecisionContext, type LegacyFields, type ResourceEvent, type ResourceState } from '../../core/resource-state.js';
 import { liveOf } from '../../core/kinds/index.js';
 import type { Outcome } from '../../core/decide.js';
 import type { PlanChange } from '../../core/model.js';
@@ -52,10 +52,4 @@ export function decisionEvents(change: PlanChange, decided: Outcome, outcome: Re
   };
   const conflict = outcome.conflicts?.get(key);
   return [{ type: 'decided', outcome: decided, context }, ...(conflict ? [{ type: 'conflict' as const, conflict }] : [])];
-}
-
-/** The state of one planned resource after a reconcile, from the state before (`previous`). */
-export function stateAfterReconcile(change: PlanChange, decided: Outcome, outcome: ReconcileOutcome, sources: RowSources, previous: ResourceState | undefined): ResourceState {
-  const [first, ...rest] = decisionEvents(change, decided, outcome, sources);
-  return foldEvents(previous, first, rest);
 }

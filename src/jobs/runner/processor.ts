@@ -3,6 +3,8 @@ import { UnrecoverableError, Worker, type Job } from 'bullmq';
 import { BlockedError, JobInputError } from '../../core/errors.js';
 import type { FlapSettings } from '../../core/flap-guard.js';
 import { versionLabel } from '../../core/manifest-version.js';
+import { jobRecord } from '../../core/resource-record.js';
+import type { EventLogStore } from '../../store/event-log.js';
 import { fieldLine } from '../../plan/render/text.js';
 import type { QueueLogger } from '../queue/log.js';
 import { backoffDelay } from '../../service/backoff.js';
@@ -72,6 +74,16 @@ export interface ProcessorContext {
    * former leader: an older fencing token than the newest handed out), or undefined when it may.
    */
   stale?(data: ReconcileJobData): Promise<StaleJob | undefined>;
+  /** The prefix's event log: each job's raw result is recorded there by the process that ran it (`by`). */
+  record?: { store: Pick<EventLogStore, 'write'>; by: string };
+}
+
+/** Records the job's result (or final failure) in the event log; a failed write is logged, never the job's failure. */
+async function recordJob(ctx: ProcessorContext, data: ReconcileJobData, jobId: string | undefined, outcome: { answer: ReconcileJobResult } | { failure: string }): Promise<void> {
+  if (!ctx.record || jobId === undefined) return;
+  const meta = { at: new Date().toISOString(), by: ctx.record.by, manifests: data.manifestVersion };
+  const event = 'answer' in outcome ? jobRecord({ key: data.key, jobId, meta, answer: outcome.answer }) : jobRecord({ key: data.key, jobId, meta, failure: outcome.failure });
+  await ctx.record.store.write({ events: [event], states: [] }).catch((error: unknown) => ctx.log.warn({ key: data.key, jobId, error: (error as Error).message.split('\n')[0] }, 'could not record the job in the event log'));
 }
 
 /**
@@ -170,11 +182,13 @@ export function createProcessor(ctx: ProcessorContext) {
       if (gate?.refusal) heldByConflict(gate.refusal, data, ctx, job.id);
       logWrite(ctx, data, job.id, result, writes);
       ctx.log.debug({ key: data.key, jobId: job.id, outcome: result.outcome, new_revision: result.new_revision, ms: Date.now() - started }, 'job done');
+      await recordJob(ctx, data, job.id, { answer: result });
       return result;
     } catch (error) {
       if (error instanceof BlockedError || error instanceof JobInputError) {
         // The resource cannot be synced as things stand, or the job asks for what this process does not have.
         ctx.log.warn({ key: data.key, jobId: job.id, error: error.message }, 'job failed');
+        await recordJob(ctx, data, job.id, { failure: error.message });
         throw new UnrecoverableError(error.message);
       }
       if (isRedisUnavailable(error)) {
@@ -192,10 +206,12 @@ export function createProcessor(ctx: ProcessorContext) {
         throw Worker.RateLimitError();
       }
       if (failure.kind === 'retry') {
+        if (job.attemptsMade + 1 >= (job.opts.attempts ?? 1)) await recordJob(ctx, data, job.id, { failure: failure.message });
         ctx.log.info({ key: data.key, jobId: job.id, attempt: job.attemptsMade + 1, error: failure.message }, 'job attempt failed; will retry');
         throw new RetryableJobError(failure.message, failure.retryAfterMs);
       }
       ctx.log.warn({ key: data.key, jobId: job.id, error: failure.message }, 'job failed');
+      await recordJob(ctx, data, job.id, { failure: failure.message });
       throw new UnrecoverableError(failure.message);
     }
   };

@@ -12,7 +12,9 @@ import { checkPrefix, closeRedis, connectProducer, connectWorker, type RedisSett
 import type { ReconcileJobResult } from '../../store/schema.js';
 import { claimPrefix, type ServiceTarget } from '../../store/target.js';
 import type { LiteralSecrets } from '../../sync/job-resource.js';
+import { hostname } from 'node:os';
 import { createProcessor, jitteredBackoff } from './processor.js';
+import { EventLogStore } from '../../store/event-log.js';
 import { staleReason, wasNotRun } from './stale-job.js';
 
 export { SILENT_LOGGER, type QueueLogger } from '../queue/log.js';
@@ -51,6 +53,8 @@ export interface StartRunnerOptions {
   target?: ServiceTarget;
   /** Log every write at info (default true; `apply` prints the writes of its own jobs itself). */
   logWrites?: boolean;
+  /** Who records this runner's job results in the event log (default `worker@HOST:PID`). */
+  recordedBy?: string;
 }
 
 /** What a runner tells of the jobs it runs (the daemon's metrics, apply's start-up). */
@@ -145,6 +149,7 @@ function runnerProcessor(settings: WorkerSettings, options: StartRunnerOptions, 
       settings: { windowMs: settings.flapWindow ?? DEFAULT_FLAP.windowMs, limit: settings.flapLimit ?? DEFAULT_FLAP.limit },
     },
     stale: (data) => staleReason(producer, newestDesiredKey(settings.redisPrefix), settings.redisPrefix, data),
+    record: { store: new EventLogStore(producer, settings.redisPrefix), by: options.recordedBy ?? `worker@${hostname()}:${process.pid}` },
   });
 }
 

@@ -1,0 +1,84 @@
+// History entries from folded events and from the worker's job results: a decision recorded when its outcome changes (not on every resync), a job's result, a revision, a hold and its release, a conflict, drift found and healed, a prune.
+import { describe, expect, it } from 'vitest';
+import { applying, decide, type DecisionInput, type Outcome } from './decide.js';
+import type { ResourceHold } from './holds.js';
+import type { LiveDeployment, PlanChange } from './model.js';
+import { jobRecord, recordsOf, type RecordMeta } from './resource-record.js';
+import { foldResource, type DecisionContext, type ResourceEvent, type ResourceState } from './resource-state.js';
+
+const FP = 'a'.repeat(64);
+const AT = '2026-01-01T00:01:00.000Z';
+const META: RecordMeta = { at: AT, by: 'replica-a', manifests: { kind: 'git', id: 'c1'.repeat(20) } };
+const CONTEXT: DecisionContext = { file: 'web.yaml', planReason: null, drift: null, heldAtLastGood: false, deploymentId: 'd1' };
+
+function change(action: PlanChange['action']): PlanChange {
+  const fields = action === 'update' ? [{ path: 'source_config.resource_spec.max_scale', before: 1, after: 2, sensitive: false }] : [];
+  return { kind: 'Deployment', name: 'web', action, new_revision: false, fields, reason: null };
+}
+
+function live(): LiveDeployment {
+  return { id: 'd1', name: 'web', status: 'READY', latest_revision_id: 'r1', active_revision_id: 'r1', created_at: '2026-01-01T00:00:00Z' } as LiveDeployment;
+}
+
+function decided(action: PlanChange['action'], extra: Partial<DecisionInput> = {}): Outcome {
+  return decide({ change: change(action), desired: { suspend: false }, fingerprint: FP, live: live(), settings: { mode: 'daemon', driftPolicy: 'heal' }, remembered: 'b'.repeat(64), ...extra });
+}
+
+/** Folds `event` into `state` and returns the entries it makes and the state after. */
+function step(state: ResourceState | undefined, event: ResourceEvent): { after: ResourceState; types: string[]; records: ReturnType<typeof recordsOf> } {
+  const after = state === undefined ? foldResource(undefined, event as Extract<ResourceEvent, { type: 'decided' }>) : foldResource(state, event);
+  const records = recordsOf(event, state, after, META);
+  return { after, types: records.map((r) => r.type), records };
+}
+
+const HOLD: ResourceHold = { reason: 'RevisionFailed', desired: FP, message: 'revision r2 of this desired state ended BUILD_FAILED', since: AT, revisionId: 'r2', revisionStatus: 'BUILD_FAILED' };
+
+describe('recordsOf', () => {
+  it('records a decision when its outcome changes, not when a resync decides the same again', () => {
+    const first = step(undefined, { type: 'decided', outcome: decided('noop'), context: CONTEXT });
+    expect(first.types).toEqual(['decided']);
+    const again = step(first.after, { type: 'decided', outcome: decided('noop'), context: CONTEXT });
+    expect(again.types).toEqual([]);
+  });
+
+  it('records the write enqueued, its result with the job id and manifests, and the revision it started', () => {
+    const noop = step(undefined, { type: 'decided', outcome: decided('noop'), context: CONTEXT }).after;
+    const queued = step(noop, { type: 'decided', outcome: applying(decided('update'), { jobId: 'j1', operation: 'patch-deployment' }), context: CONTEXT });
+    expect(queued.types).toEqual(['decided', 'write_enqueued']);
+    expect(queued.records[1]!.job).toEqual({ id: 'j1' });
+    const done = step(queued.after, { type: 'job-completed', jobId: 'j1', at: AT, result: { outcome: 'updated', new_revision: true, latestRevisionId: 'r2' } });
+    // The job's own entry is the worker's (jobRecord); the fold adds the revision it started.
+    expect(done.types).toEqual(['revision']);
+    expect(done.records[0]!).toMatchObject({ job: { id: 'j1' }, manifests: META.manifests, by: 'replica-a', revision: { id: 'r2', status: 'UNKNOWN' } });
+    expect(jobRecord({ key: 'Deployment/web', jobId: 'j1', meta: META, answer: { outcome: 'updated', new_revision: true, latestRevisionId: 'r2' } })).toMatchObject({ type: 'write_done', reason: 'updated', job: { id: 'j1' }, manifests: META.manifests, revision: { id: 'r2', status: 'STARTED' } });
+    const failed = step(done.after, { type: 'revision', health: { status: 'degraded', reason: 'RevisionBuildFailed', message: 'r2 BUILD_FAILED', revisionId: 'r2', revisionStatus: 'BUILD_FAILED' } });
+    expect(failed.records).toMatchObject([{ type: 'revision', reason: 'RevisionBuildFailed', revision: { id: 'r2', status: 'BUILD_FAILED' } }]);
+    // The same reading again is no news.
+    expect(step(failed.after, { type: 'revision', health: failed.after.health }).types).toEqual([]);
+  });
+
+  it('records a hold and its release once each', () => {
+    const noop = step(undefined, { type: 'decided', outcome: decided('noop'), context: CONTEXT }).after;
+    const held = step(noop, { type: 'hold', hold: HOLD });
+    expect(held.records).toMatchObject([{ type: 'held', reason: 'RevisionFailed' }]);
+    expect(step(held.after, { type: 'hold', hold: HOLD }).types).toEqual([]);
+    expect(step(held.after, { type: 'hold', hold: undefined }).types).toEqual(['released']);
+  });
+
+  it('records a job failure, a conflict and its release, and a prune', () => {
+    const queued = step(undefined, { type: 'decided', outcome: applying(decided('update'), { jobId: 'j1', operation: 'patch-deployment' }), context: CONTEXT }).after;
+    expect(jobRecord({ key: queued.key, jobId: 'j1', meta: META, failure: 'PATCH answered 422' })).toMatchObject({ type: 'write_failed', reason: 'JobFailed', message: 'PATCH answered 422', job: { id: 'j1' } });
+    expect(step(queued, { type: 'interrupted', message: 'stopped' }).types).toEqual(['write_failed']);
+    const conflicted = step(queued, { type: 'conflict', conflict: { reason: 'changed_outside', message: 'changed outside converge 3 times', since: AT } });
+    expect(conflicted.types).toEqual(['conflict']);
+    expect(step(conflicted.after, { type: 'conflict-released' }).types).toEqual(['released']);
+    expect(jobRecord({ key: queued.key, jobId: 'j2', meta: META, answer: { outcome: 'deleted', new_revision: false } }).type).toBe('pruned');
+  });
+
+  it('records drift found and healed', () => {
+    const found = step(undefined, { type: 'decided', outcome: decided('noop'), context: { ...CONTEXT, drift: { policy: 'heal', fields: ['secrets.X'] } } });
+    expect(found.types).toContain('drift_detected');
+    const healed = step(found.after, { type: 'decided', outcome: decided('noop'), context: CONTEXT });
+    expect(healed.types).toEqual(['drift_healed']);
+  });
+});

@@ -1,0 +1,108 @@
+// The daemon's side of the event log: each change of the rows becomes history entries (src/core/resource-record.ts) and the resource's projected state, written to Redis in order, one write at a time, while this replica leads.
+import type { Logger } from 'pino';
+import { recordsOf, type RecordedEvent } from '../../core/resource-record.js';
+import type { ResourceState } from '../../core/resource-state.js';
+import type { EventLogStore } from '../../store/event-log.js';
+import type { FailedBuilds } from './failed-builds.js';
+import type { ChangeSink, ResourceTracker, TrackedChange } from './resource-tracker.js';
+
+/** What the daemon reads and writes of the event log. */
+export type RecordStore = Pick<EventLogStore, 'write' | 'states' | 'buildLogs' | 'setBuildLog'>;
+
+/** Entries kept waiting while Redis does not answer; older ones are dropped (the projection is rewritten whole anyway). */
+const MAX_PENDING_EVENTS = 10_000;
+
+/**
+ * Writes the tracker's changes to the prefix's event log. Only the leader writes (a standby's rows are its last term's);
+ * a failed write is warned about once per outage and tried again with the next change, its states kept.
+ */
+export class EventRecorder implements ChangeSink {
+  private events: RecordedEvent[] = [];
+  private states = new Map<string, ResourceState>();
+  private gone = new Set<string>();
+  private writing: Promise<void> | undefined;
+  private failing = false;
+
+  constructor(
+    private readonly store: RecordStore,
+    private readonly options: { by: string; log: Logger; leading: () => boolean; now?: () => string },
+    private readonly tracker: ResourceTracker,
+  ) {
+    tracker.record(this);
+  }
+
+  /**
+   * Takes up what the last leader recorded (a restart, a failover): every row's state and the failed builds' log
+   * lines, as it knew them, until this replica's first reconcile folds its decisions over them. Returns the rows taken.
+   */
+  async restore(failedBuilds: FailedBuilds): Promise<number> {
+    const [states, tails] = await Promise.all([this.store.states(), this.store.buildLogs()]);
+    failedBuilds.restore(tails);
+    const restored = this.tracker.restore(states);
+    if (restored > 0) this.options.log.info({ resources: restored, buildLogs: tails.size }, 'resource states taken up from the event log');
+    return restored;
+  }
+
+  changed(change: TrackedChange): void {
+    if (!this.options.leading()) return;
+    const meta = { at: this.options.now?.() ?? new Date().toISOString(), by: this.options.by, manifests: change.manifests };
+    const seen = new Set<string>();
+    for (const event of change.events) {
+      for (const record of recordsOf(event, change.before, change.after, meta)) {
+        // One reconcile folds its decision and a release of the same hold: one entry each.
+        const id = `${record.type}|${record.reason}`;
+        if (seen.has(id)) continue;
+        seen.add(id);
+        this.events.push(record);
+      }
+    }
+    if (this.events.length > MAX_PENDING_EVENTS) this.events.splice(0, this.events.length - MAX_PENDING_EVENTS);
+    this.states.set(change.key, change.after);
+    this.gone.delete(change.key);
+    this.schedule();
+  }
+
+  removed(keys: readonly string[]): void {
+    if (!this.options.leading()) return;
+    for (const key of keys) {
+      this.gone.add(key);
+      this.states.delete(key);
+    }
+    this.schedule();
+  }
+
+  /** Resolves when everything noted so far is written (or its write failed). */
+  async flushed(): Promise<void> {
+    while (this.writing) await this.writing;
+  }
+
+  private schedule(): void {
+    this.writing ??= this.drain().finally(() => {
+      this.writing = undefined;
+    });
+  }
+
+  private async drain(): Promise<void> {
+    while (this.events.length > 0 || this.states.size > 0 || this.gone.size > 0) {
+      const events = this.events;
+      const states = this.states;
+      const removed = [...this.gone];
+      this.events = [];
+      this.states = new Map();
+      this.gone = new Set();
+      try {
+        await this.store.write({ events, states: [...states.values()], removed });
+        if (this.failing) this.options.log.info({}, 'event log written again');
+        this.failing = false;
+      } catch (error) {
+        if (!this.failing) this.options.log.warn({ error: (error as Error).message.split('\n')[0] }, 'could not write the event log; kept and tried again with the next change');
+        this.failing = true;
+        // Put back what was not written, behind nothing newer (newer states win).
+        this.events = [...events, ...this.events].slice(-MAX_PENDING_EVENTS);
+        for (const [key, state] of states) if (!this.states.has(key) && !this.gone.has(key)) this.states.set(key, state);
+        for (const key of removed) if (!this.states.has(key)) this.gone.add(key);
+        return;
+      }
+    }
+  }
+}

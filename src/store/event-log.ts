@@ -1,0 +1,149 @@
+// The resource event log and its projection in Redis (`${prefix}:record:*`): a bounded stream of every resource's history entries, one bounded stream per resource, each resource's folded state, and the build log tails of failed revisions.
+import type { Redis } from 'ioredis';
+import { z } from 'zod';
+import { HISTORY_TYPES, type RecordedEvent } from '../core/resource-record.js';
+import type { ResourceState } from '../core/resource-state.js';
+import { parseStored } from './schema.js';
+
+/** Entries the prefix's log keeps at most (approximately: Redis trims whole stream nodes of up to 100 entries). */
+export const LOG_MAX_ENTRIES = 50_000;
+/** Entries one resource's history keeps at most (exactly). */
+export const HISTORY_MAX_ENTRIES = 200;
+/** Entries older than this leave the log and the histories at the next write (approximately, by whole nodes). */
+export const LOG_MAX_AGE_MS = 30 * 24 * 3600_000;
+
+/** The keys of the record under `prefix`: names of resources and ids only, never a secret. */
+export function recordKeys(prefix: string): { log: string; state: string; buildLogs: string; history: (key: string) => string } {
+  return {
+    log: `${prefix}:record:log`,
+    state: `${prefix}:record:state`,
+    buildLogs: `${prefix}:record:build-logs`,
+    history: (key) => `${prefix}:record:history:${key}`,
+  };
+}
+
+const StoredEvent = z.object({
+  key: z.string(),
+  at: z.string(),
+  type: z.enum(HISTORY_TYPES),
+  reason: z.string(),
+  message: z.string(),
+  manifests: z.object({ kind: z.enum(['git', 'content']), id: z.string() }).nullable(),
+  job: z.object({ id: z.string() }).nullable(),
+  revision: z.object({ id: z.string(), status: z.string() }).nullable(),
+  by: z.string(),
+});
+
+/** A projected state as stored: the fields every reader relies on are checked, the rest kept as written by this converge. */
+const StoredState = z
+  .object({
+    key: z.string(),
+    kind: z.string(),
+    name: z.string(),
+    action: z.string(),
+    sync: z.object({ status: z.string(), reason: z.string(), message: z.string() }),
+    health: z.object({ status: z.string(), reason: z.string(), message: z.string() }).passthrough(),
+  })
+  .passthrough();
+
+/** The build log tail of a resource's failed revision (secret values already masked). */
+export const StoredBuildLog = z.object({ revisionId: z.string(), lines: z.array(z.string()), note: z.string().optional() });
+export type StoredBuildLog = z.infer<typeof StoredBuildLog>;
+
+/** What one write to the record holds: history entries, the states they folded into, and resources no longer declared. */
+export interface RecordWrite {
+  events: readonly RecordedEvent[];
+  states: readonly ResourceState[];
+  removed?: readonly string[];
+}
+
+/**
+ * The event log of a prefix and its projection, shared by every replica and by `converge apply` on that prefix. A
+ * write is one MULTI: the entries appended (each stream trimmed by count and age), the states set, so a reader never
+ * sees an entry without the state it made.
+ */
+export class EventLogStore {
+  private readonly keys: ReturnType<typeof recordKeys>;
+
+  constructor(
+    private readonly redis: Redis,
+    prefix: string,
+    private readonly clock: () => number = Date.now,
+  ) {
+    this.keys = recordKeys(prefix);
+  }
+
+  async write(record: RecordWrite): Promise<void> {
+    if (record.events.length === 0 && record.states.length === 0 && !record.removed?.length) return;
+    const multi = this.redis.multi();
+    const minId = `${Math.max(0, this.clock() - LOG_MAX_AGE_MS)}-0`;
+    const touched = new Set<string>();
+    for (const event of record.events) {
+      const text = JSON.stringify(event);
+      multi.xadd(this.keys.log, 'MAXLEN', '~', LOG_MAX_ENTRIES, '*', 'e', text);
+      multi.xadd(this.keys.history(event.key), 'MAXLEN', HISTORY_MAX_ENTRIES, '*', 'e', text);
+      touched.add(this.keys.history(event.key));
+    }
+    if (record.events.length > 0) multi.xtrim(this.keys.log, 'MINID', '~', minId);
+    for (const key of touched) multi.xtrim(key, 'MINID', '~', minId);
+    if (record.states.length > 0) multi.hset(this.keys.state, ...record.states.flatMap((s) => [s.key, JSON.stringify(s)]));
+    if (record.removed?.length) multi.hdel(this.keys.state, ...record.removed);
+    const replies = await multi.exec();
+    const failed = replies?.find(([error]) => error);
+    if (failed?.[0]) throw failed[0];
+  }
+
+  /** A resource's history, newest first: at most `limit` entries, none before `since` (ISO time). */
+  async history(key: string, options: { limit?: number | undefined; since?: string | undefined } = {}): Promise<RecordedEvent[]> {
+    const limit = options.limit ?? HISTORY_MAX_ENTRIES;
+    // Stream ids are Redis' clock, `at` the recorder's: a minute's margin, then `at` decides.
+    const end = options.since === undefined ? '-' : `${Math.max(0, Date.parse(options.since) - 60_000)}-0`;
+    const entries = await this.redis.xrevrange(this.keys.history(key), '+', end, 'COUNT', limit);
+    const out: RecordedEvent[] = [];
+    for (const [, fields] of entries) {
+      const event = parseStored(StoredEvent, fields[1]);
+      if (event && (options.since === undefined || event.at >= options.since)) out.push(event);
+    }
+    return out;
+  }
+
+  /** The newest entries of the whole log (every resource), newest first. */
+  async recent(limit: number): Promise<RecordedEvent[]> {
+    const entries = await this.redis.xrevrange(this.keys.log, '+', '-', 'COUNT', limit);
+    return entries.flatMap(([, fields]) => parseStored(StoredEvent, fields[1]) ?? []);
+  }
+
+  /** The resources that have a history (their keys), from the projection. */
+  async keysWithState(): Promise<string[]> {
+    return this.redis.hkeys(this.keys.state);
+  }
+
+  /** Every resource's projected state, as the last writer kept it (an entry this converge cannot read is skipped). */
+  async states(): Promise<Map<string, ResourceState>> {
+    const out = new Map<string, ResourceState>();
+    for (const [key, text] of Object.entries(await this.redis.hgetall(this.keys.state))) {
+      const state = parseStored(StoredState, text);
+      if (state) out.set(key, state as unknown as ResourceState);
+    }
+    return out;
+  }
+
+  async setBuildLog(key: string, tail: StoredBuildLog): Promise<void> {
+    await this.redis.hset(this.keys.buildLogs, key, JSON.stringify(tail));
+  }
+
+  async buildLogs(): Promise<Map<string, StoredBuildLog>> {
+    const out = new Map<string, StoredBuildLog>();
+    for (const [key, text] of Object.entries(await this.redis.hgetall(this.keys.buildLogs))) {
+      const tail = parseStored(StoredBuildLog, text);
+      if (tail) out.set(key, tail);
+    }
+    return out;
+  }
+
+  /** Bytes Redis reports for the log and one resource's history (MEMORY USAGE; 0 when absent). */
+  async memoryUsage(key: string): Promise<{ log: number; history: number }> {
+    const usage = async (k: string): Promise<number> => Number((await this.redis.call('MEMORY', 'USAGE', k, 'SAMPLES', '0')) ?? 0);
+    return { log: await usage(this.keys.log), history: await usage(this.keys.history(key)) };
+  }
+}

@@ -1,0 +1,94 @@
+// The resource event log on the real Redis: entries and states in one write, history newest first with --limit and --since, the per-resource bound under 10,000 entries, the log's memory, and nothing but names and ids in keys.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Redis } from 'ioredis';
+import type { RecordedEvent } from '../../src/core/resource-record.js';
+import type { ResourceState } from '../../src/core/resource-state.js';
+import { EventLogStore, HISTORY_MAX_ENTRIES, LOG_MAX_ENTRIES, recordKeys } from '../../src/store/event-log.js';
+import { closeRedis, connectProducer } from '../../src/store/redis.js';
+import { dropPrefix, keysUnder, REDIS_URL, testPrefix } from '../helpers/redis.js';
+
+function entry(key: string, n: number, extra: Partial<RecordedEvent> = {}): RecordedEvent {
+  const at = new Date(Date.UTC(2026, 0, 1) + n * 1000).toISOString();
+  return { key, at, type: 'write_done', reason: 'updated', message: `job j${n} updated`, manifests: { kind: 'git', id: 'c1'.repeat(20) }, job: { id: `j${n}` }, revision: { id: `r${n}`, status: 'BUILDING' }, by: 'replica-a', ...extra };
+}
+
+const STATE = {
+  key: 'Deployment/web',
+  kind: 'Deployment',
+  name: 'web',
+  file: 'web.yaml',
+  action: 'update',
+  sync: { status: 'synced', reason: 'Applied', message: 'job j1 updated' },
+  health: { status: 'progressing', reason: 'RevisionBuilding', message: 'revision r1 started', revisionId: 'r1' },
+  reason: null,
+  error: null,
+  drift: null,
+  heldAtLastGood: false,
+  job: { id: 'j1', state: 'completed', operation: 'patch-deployment', outcome: 'updated' },
+  appliedFrom: { kind: 'git', id: 'c1'.repeat(20), readAt: '2026-01-01T00:00:00.000Z', appliedAt: '2026-01-01T00:00:01.000Z' },
+} as ResourceState;
+
+describe('EventLogStore', () => {
+  const prefix = testPrefix('record');
+  let redis: Redis;
+  let store: EventLogStore;
+
+  beforeAll(async () => {
+    redis = await connectProducer({ redisUrl: REDIS_URL, redisPrefix: prefix });
+    store = new EventLogStore(redis, prefix);
+  });
+  afterAll(async () => {
+    await closeRedis(redis);
+    await dropPrefix(prefix);
+  });
+
+  it('keeps entries and the state they made in one write, the history newest first', async () => {
+    await store.write({ events: [entry('Deployment/web', 1), entry('Deployment/web', 2, { type: 'revision', reason: 'RevisionBuildFailed' })], states: [STATE] });
+    const history = await store.history('Deployment/web');
+    expect(history.map((e) => e.job?.id)).toEqual(['j2', 'j1']);
+    expect(history[0]).toMatchObject({ type: 'revision', reason: 'RevisionBuildFailed', by: 'replica-a' });
+    expect((await store.states()).get('Deployment/web')).toEqual(STATE);
+    expect(await redis.type(recordKeys(prefix).log)).toBe('stream');
+    await store.write({ events: [], states: [], removed: ['Deployment/web'] });
+    expect((await store.states()).size).toBe(0);
+  });
+
+  it('reads --limit and --since', async () => {
+    const key = 'Deployment/limits';
+    await store.write({ events: [1, 2, 3, 4, 5].map((n) => entry(key, n)), states: [] });
+    expect((await store.history(key, { limit: 2 })).map((e) => e.job?.id)).toEqual(['j5', 'j4']);
+    expect((await store.history(key, { since: entry(key, 4).at })).map((e) => e.job?.id)).toEqual(['j5', 'j4']);
+  });
+
+  it('keeps one resource at its bound under 10,000 entries; the log within what docs/daemon.md states', async () => {
+    const key = 'Deployment/busy';
+    for (let batch = 0; batch < 100; batch += 1) {
+      await store.write({ events: Array.from({ length: 100 }, (_, i) => entry(key, batch * 100 + i)), states: [] });
+    }
+    expect(await redis.xlen(recordKeys(prefix).history(key))).toBe(HISTORY_MAX_ENTRIES);
+    const history = await store.history(key, { limit: 1000 });
+    expect(history).toHaveLength(HISTORY_MAX_ENTRIES);
+    expect(history[0]!.job?.id).toBe('j9999');
+    expect(await redis.xlen(recordKeys(prefix).log)).toBeLessThanOrEqual(LOG_MAX_ENTRIES + 100);
+    const memory = await store.memoryUsage(key);
+    // docs/daemon.md: one resource's history under 150 KB; the log about 4 MB per 10,000 entries (400 bytes each).
+    expect(memory.history).toBeLessThan(150_000);
+    expect(memory.log).toBeLessThan(4_000_000);
+    console.log(`event log memory after 10,007 entries: log ${memory.log} bytes, one history (${HISTORY_MAX_ENTRIES}) ${memory.history} bytes`);
+  });
+
+  it('drops entries older than the age bound at the next write', async () => {
+    const old = new EventLogStore(redis, `${prefix}-aged`, () => Date.now() + 31 * 24 * 3600_000);
+    const fresh = new EventLogStore(redis, `${prefix}-aged`);
+    await fresh.write({ events: Array.from({ length: 150 }, (_, i) => entry('Deployment/aged', i)), states: [] });
+    await old.write({ events: [entry('Deployment/aged', 999)], states: [] });
+    // Redis trims whole nodes (100 entries each) with MINID ~: the entries of full old nodes are gone.
+    expect(await redis.xlen(recordKeys(`${prefix}-aged`).log)).toBeLessThan(100);
+    await dropPrefix(`${prefix}-aged`);
+  });
+
+  it('names only resources in its keys', async () => {
+    const keys = await keysUnder(redis, prefix);
+    for (const key of keys) expect(key).toMatch(/:record:(log|state|build-logs|history:(Deployment|OAuthProvider)\/[\w-]+)$/);
+  });
+});
