@@ -79,11 +79,12 @@ class ConvergeDaemon implements Daemon {
   private leadership: Leadership | undefined;
   /** The terms as leader (watcher, first reconcile, resync scheduler), one at a time while this replica leads. */
   private terms: LeaderTerms | undefined;
-  /** Secrets held as SecretsUnknown that an operator asked to write (POST /reconcile writeSecrets). */
+  /**
+   * What operators asked through POST /reconcile: secrets held as SecretsUnknown to write (writeSecrets), released
+   * holds of failed revisions to rebuild (retryFailed), pending deletes confirmed (confirmDelete; prune_mode confirm).
+   */
   private readonly secretWrites = new OperatorRequests();
-  /** Released holds of failed revisions to rebuild (POST /reconcile retryFailed). */
   private readonly rebuilds = new OperatorRequests();
-  /** Pending deletes a person confirmed (POST /reconcile confirmDelete; prune_mode confirm). */
   private readonly deleteConfirms = new OperatorRequests();
   /** Manual reconciles (POST /reconcile, /webhook): one at a time, a burst coalesced into at most two. */
   private readonly manual = new ManualReconciles(() => {
@@ -158,7 +159,7 @@ class ConvergeDaemon implements Daemon {
     const until = (offset: number): number => Math.max(0, started + offset - Date.now());
     const out = { log: this.log, warn: this.warn };
     await bounded(out, 'lease', this.releaseLease(), plan.leaseMs);
-    this.stopRevisionPoll();
+    clearInterval(this.revisionTimer);
     this.appliedState.stop();
     await bounded(out, 'watcher', this.terms?.stopWatcher() ?? Promise.resolve(), plan.watcherMs);
     const reconcile = await within(this.stopReconcilerAndResync(), until(plan.workEndsAt));
@@ -223,7 +224,7 @@ class ConvergeDaemon implements Daemon {
   }
 
   private startReconciler(): void {
-    const { settings } = this;
+    const { settings, secretWrites, rebuilds, deleteConfirms } = this;
     const jobs = this.jobs!;
     this.reconciler = new Reconciler({
       context: {
@@ -238,10 +239,8 @@ class ConvergeDaemon implements Daemon {
         lastGood: new LastGoodManifests(),
         manifestCache: new ManifestCache(),
         settings,
-        secretWrites: this.secretWrites,
+        secretWrites, rebuilds, deleteConfirms,
         holds: jobs.holds,
-        rebuilds: this.rebuilds,
-        deleteConfirms: this.deleteConfirms,
         schedulePrune: pruneRechecks(() => void this.reconciler?.request('prune')),
         conflicts: jobs.flap,
       },
@@ -341,13 +340,11 @@ class ConvergeDaemon implements Daemon {
   /** Completions and failures of jobs on any replica: status and the memory of desired states seen in sync. */
   private async followJobEvents(): Promise<void> {
     const reconciler = this.reconciler!;
-    this.jobEvents = await this.jobs!.watchEvents(
-      {
-        completed: (jobId, value) => void reconciler.jobCompleted(jobId, value).catch((e: unknown) => this.warn('drift memory', e)),
-        failed: (jobId, reason) => reconciler.jobFailed(jobId, reason),
-      },
-      'converge-daemon-events',
-    );
+    const handlers = {
+      completed: (jobId: string, value: unknown) => void reconciler.jobCompleted(jobId, value).catch((e: unknown) => this.warn('drift memory', e)),
+      failed: (jobId: string, reason: string) => reconciler.jobFailed(jobId, reason),
+    };
+    this.jobEvents = await this.jobs!.watchEvents(handlers, 'converge-daemon-events');
   }
 
   /** Follows building revisions every health_poll, one poll at a time, while this replica leads. */
@@ -363,10 +360,6 @@ class ConvergeDaemon implements Daemon {
       reconciler.followRevisions(client).catch((e: unknown) => this.warn('revisions', e)).finally(() => (following = false));
     }, this.settings.healthPoll ?? HEALTH_POLL_MS);
     this.revisionTimer.unref();
-  }
-
-  private stopRevisionPoll(): void {
-    clearInterval(this.revisionTimer);
   }
 
   private onRequest(info: RequestInfo): void {
