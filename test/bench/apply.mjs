@@ -4,7 +4,7 @@ import { Queue, Worker } from 'bullmq';
 import { ServiceClient } from '../../dist/service/client.js';
 import { findLiveDeployment } from '../../dist/sync/deployment/sync.js';
 import { plan } from '../../dist/plan/plan.js';
-import { planOutcomes } from '../../dist/plan/outcomes.js';
+import { decideOutcomes } from '../../dist/plan/outcomes.js';
 import { runApply } from '../../dist/apply/apply.js';
 import { changesToApply } from '../../dist/apply/apply-jobs.js';
 import { Enqueuer } from '../../dist/jobs/queue/enqueuer.js';
@@ -38,7 +38,7 @@ export async function realApply(n, latencyMs, env) {
     const gathered = await gatherPlanInput({ dir, env, client, allowLiteralSecrets: false, allowLocalDiscovery: false });
     const result = plan(gathered.input);
     // As `converge apply` does: the decision about each resource says which become jobs (its revision reads, health only, are not measured here).
-    const outcomes = planOutcomes(result, { mode: 'apply', resources: gathered.resources, live: gathered.live.deployments, revisions: new Map(), now: Date.now() });
+    const { outcomes } = decideOutcomes(result, { mode: 'apply', resources: gathered.resources, live: gathered.live.deployments, revisions: new Map(), secretHashes: gathered.input.secretHashes, now: Date.now() });
     const changes = changesToApply(outcomes, result.changes, gathered.resources, gathered.live.deployments);
     if (changes.length !== n) throw new Error(`expected ${n} changes, the plan has ${JSON.stringify(result.summary)}`);
 
