@@ -4,7 +4,7 @@ import type { AppliedRecord } from '../core/model.js';
 import type { ManifestVersion } from '../core/manifest-version.js';
 import type { WrittenState } from '../core/kinds/index.js';
 import { connectProducer, closeRedis, type RedisSettings } from './redis.js';
-import { parseStored, PendingWrite, StoredAbsence, StoredAppliedRecord } from './schema.js';
+import { parseStored, parseStoredHash, PendingWrite, StoredAbsence, StoredAppliedRecord } from './schema.js';
 import type { Absence } from '../core/prune-grace.js';
 
 /** `${prefix}:applied`: one Redis hash, field resourceKey -> JSON AppliedRecord. */
@@ -98,12 +98,7 @@ export class AppliedStateStore {
 
   /** The daemon's prune absences (src/core/prune-grace.ts); an unreadable entry is left out (its grace starts again). */
   async absences(): Promise<Map<string, Absence>> {
-    const out = new Map<string, Absence>();
-    for (const [key, text] of Object.entries(await this.redis.hgetall(this.absent))) {
-      const absence = parseStored(StoredAbsence, text);
-      if (absence) out.set(key, absence);
-    }
-    return out;
+    return parseStoredHash(StoredAbsence, await this.redis.hgetall(this.absent));
   }
 
   /** Replaces the absences with `next`, writing only what changed since `before`. */

@@ -3,7 +3,7 @@ import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import { HISTORY_TYPES, type RecordedEvent } from '../core/resource-record.js';
 import type { ResourceState } from '../core/resource-state.js';
-import { parseStored } from './schema.js';
+import { parseStored, parseStoredHash } from './schema.js';
 
 /** Entries the prefix's log keeps at most (approximately: Redis trims whole stream nodes of up to 100 entries). */
 export const LOG_MAX_ENTRIES = 50_000;
@@ -120,12 +120,7 @@ export class EventLogStore {
 
   /** Every resource's projected state, as the last writer kept it (an entry this converge cannot read is skipped). */
   async states(): Promise<Map<string, ResourceState>> {
-    const out = new Map<string, ResourceState>();
-    for (const [key, text] of Object.entries(await this.redis.hgetall(this.keys.state))) {
-      const state = parseStored(StoredState, text);
-      if (state) out.set(key, state as unknown as ResourceState);
-    }
-    return out;
+    return parseStoredHash(StoredState, await this.redis.hgetall(this.keys.state)) as unknown as Map<string, ResourceState>;
   }
 
   async setBuildLog(key: string, tail: StoredBuildLog): Promise<void> {
@@ -133,12 +128,7 @@ export class EventLogStore {
   }
 
   async buildLogs(): Promise<Map<string, StoredBuildLog>> {
-    const out = new Map<string, StoredBuildLog>();
-    for (const [key, text] of Object.entries(await this.redis.hgetall(this.keys.buildLogs))) {
-      const tail = parseStored(StoredBuildLog, text);
-      if (tail) out.set(key, tail);
-    }
-    return out;
+    return parseStoredHash(StoredBuildLog, await this.redis.hgetall(this.keys.buildLogs));
   }
 
   /** Bytes Redis reports for the log and one resource's history (MEMORY USAGE; 0 when absent). */

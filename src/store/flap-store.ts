@@ -1,7 +1,7 @@
 // The flap guard's state in Redis, shared by every replica: per resource its recent writes and heals, and the conflicts standing.
 import type { Redis } from 'ioredis';
 import { Conflict, EMPTY_HISTORY, FlapHistory } from '../core/flap-guard.js';
-import { parseStored } from './schema.js';
+import { parseStored, parseStoredHash } from './schema.js';
 
 /** `${prefix}:flap:history`: one Redis hash, resourceKey -> JSON FlapHistory (fingerprints, versions, field paths). */
 export function flapHistoryKey(prefix: string): string {
@@ -43,12 +43,7 @@ export class FlapStore {
 
   /** Every standing conflict, by resource key. */
   async all(): Promise<Map<string, Conflict>> {
-    const out = new Map<string, Conflict>();
-    for (const [key, text] of Object.entries(await this.redis.hgetall(this.conflicts))) {
-      const conflict = parseStored(Conflict, text);
-      if (conflict) out.set(key, conflict);
-    }
-    return out;
+    return parseStoredHash(Conflict, await this.redis.hgetall(this.conflicts));
   }
 
   /**

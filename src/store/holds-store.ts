@@ -2,7 +2,7 @@
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import { HOLD_REASONS, type ResourceHold } from '../core/holds.js';
-import { parseStored } from './schema.js';
+import { parseStoredHash } from './schema.js';
 
 /** `${prefix}:daemon:holds`: one Redis hash, resourceKey -> JSON of a ResourceHold (hashes and ids only, never a secret). */
 export function holdsKey(prefix: string): string {
@@ -32,12 +32,7 @@ export class RedisHoldStore {
   }
 
   async getAll(): Promise<Map<string, ResourceHold>> {
-    const out = new Map<string, ResourceHold>();
-    for (const [key, text] of Object.entries(await this.redis.hgetall(this.key))) {
-      const hold = parseStored(StoredHold, text);
-      if (hold) out.set(key, hold);
-    }
-    return out;
+    return parseStoredHash(StoredHold, await this.redis.hgetall(this.key));
   }
 
   async set(key: string, hold: ResourceHold): Promise<void> {

@@ -91,3 +91,13 @@ export function parseStored<T>(schema: z.ZodType<T>, text: string | null | undef
     return undefined;
   }
 }
+
+/** A Redis hash of JSON values (HGETALL's answer), each read through its schema; an entry this converge cannot read is left out. */
+export function parseStoredHash<T>(schema: z.ZodType<T>, entries: Record<string, string>): Map<string, T> {
+  const out = new Map<string, T>();
+  for (const [key, text] of Object.entries(entries)) {
+    const value = parseStored(schema, text);
+    if (value !== undefined) out.set(key, value);
+  }
+  return out;
+}
