@@ -215,6 +215,8 @@ export interface ResourceRow {
   file: string | null;
   action: string;
   state: string;
+  /** the sync status and its reason (WriteRefused, Conflict, DeletePending, ...), as docs/contracts.md describes */
+  sync?: { status: string; reason?: string; message?: string };
   reason: string | null;
   error: string | null;
   heldAtLastGood: boolean;

@@ -208,7 +208,7 @@ describe('no secret value, API key or Redis password in any output or at rest', 
     const daemon = await startDaemon(dir, [...api, '--log-level', 'trace', '--resync', '2s', '--backoff', '20ms'], env);
     // Reported as its job's failure, then (from the next reconcile on) held as WriteRefused with the service's message:
     // either row says the 422, and a poll may see only the second.
-    await until('the daemon to report the 422', async () => (await daemon.status()).resources.some((r) => r.name === 'needs-image' && (r.state === 'failed' || (r as unknown as { syncReason?: string }).syncReason === 'WriteRefused')), 20_000, 200);
+    await until('the daemon to report the 422', async () => (await daemon.status()).resources.some((r) => r.name === 'needs-image' && (r.state === 'failed' || r.sync?.reason === 'WriteRefused')), 20_000, 200);
     const before = emulator.store.allDeployments().find((d) => d.name === 'file-secret')!.revisions.length;
     await writeFile(secretFile, `${PLANTED.rotatedFileSecret}\n`);
     await until('the rotated secret to be written', () => emulator.store.allDeployments().find((d) => d.name === 'file-secret')!.revisions.length > before, 20_000, 200);
