@@ -10,6 +10,7 @@ import { answeredFieldHashes, sentFieldHashes } from '../../core/kinds/deploymen
 import { resourceKey, type Ownership } from '../../core/model.js';
 import { ownershipOf } from '../../core/ownership.js';
 import { isAbsent } from '../../core/values.js';
+import { findLiveDeployment } from '../../service/find-deployment.js';
 
 /**
  * How far the service's clock may be behind ours when deciding that a deployment found after a lost create
@@ -50,24 +51,6 @@ function adoptedOwnership(applied: AppliedRecord | undefined, live: LiveDeployme
 /** fieldHash() of each declared field the body sends (recorded as pending before the send, as applied after). */
 function sentFields(resource: DeploymentResource, body: unknown): Record<string, string> {
   return sentFieldHashes(declaredFieldPaths(resource.spec), body);
-}
-
-/**
- * The live deployment of exactly this name, or undefined. By id when known (GET by id, or the list filtered by
- * deployment_ids on a service without it), else (or when that id is gone) by name_contains (a substring filter
- * that may match others, so the exact name is picked out). Paging stops at the match: a found deployment costs
- * one request, and only a missing one reads on to the empty page that ends the list.
- */
-export async function findLiveDeployment(service: ServicePort, name: string, id?: string): Promise<LiveDeployment | undefined> {
-  if (id) {
-    const byId = await service.readDeployment(id);
-    if (byId?.name === name) return byId;
-  }
-  for await (const page of service.listDeploymentPages({ name_contains: name })) {
-    const hit = page.find((d) => d.name === name);
-    if (hit) return hit;
-  }
-  return undefined;
 }
 
 /** The desired deployment as this sync writes it: repository resolved, secrets hashed (values on demand). */
