@@ -6,9 +6,9 @@ import { reconcileFiles } from '../cycle/targeted.js';
 import type { ReconcileTrigger } from '../telemetry/metrics.js';
 
 /**
- * The most files a watch event reconciles one by one (docs/daemon.md): each costs at least one read of the service
- * (8 in flight), so past about 50 the reads of a targeted reconcile approach the listing's 4-ahead pages of 100
- * deployments at 1,000 deployments; more is reconciled in full.
+ * The most files a watch event reconciles one by one (docs/daemon.md, "A watch event reconciles what changed"): each
+ * resource costs one read (8 in flight), so 50 files of one resource are about 7 round trips, still well under a full
+ * reconcile at 1,000 deployments; a larger change reads the listing once instead.
  */
 export const TARGETED_MAX_FILES = 50;
 

@@ -51,7 +51,7 @@ export interface ManifestWatcher {
 }
 
 const MAX_SAMPLE = 5;
-/** The paths a burst keeps (one more than the most a targeted reconcile takes: src/daemon/reconcile/watch-scope.ts). */
+/** The paths a burst keeps: far more than a targeted reconcile takes (src/daemon/reconcile/watch-scope.ts), so an overflow is always a full one. */
 export const MAX_PATHS = 1_000;
 
 /** Editor scratch files that never hold a manifest (vim swap and probe files, emacs locks and backups). */

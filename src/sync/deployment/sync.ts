@@ -2,7 +2,7 @@
 import { BlockedError, ServiceError } from '../../core/errors.js';
 import type { AppliedRecord, DeploymentResource, LiveDeployment } from '../../core/model.js';
 import type { CreateDeploymentRequest, PatchDeploymentRequest } from '../../core/wire/schema.js';
-import type { DesiredSecrets, JobWrite, PendingWrite, ServicePort, SyncPorts, SyncResult, WrittenState } from '../../core/kinds/ports.js';
+import type { DesiredSecrets, JobWrite, PendingWrite, SyncPorts, SyncResult, WrittenState } from '../../core/kinds/ports.js';
 import { blockedNow, liveChanged, undecidedNow } from '../../core/write-premise.js';
 import { diffDeployment, requestBody, type DeploymentContext, type DeploymentDiff } from '../../core/kinds/deployment/diff.js';
 import { artifactField, declaredFieldPaths } from '../../core/kinds/deployment/fields.js';
