@@ -102,20 +102,11 @@ export class Notifier {
   }
 
   private async read(reading: Reading, start: string | undefined): Promise<void> {
-    const { source } = this.options;
-    const cursor = source.notifyCursor();
     let position = start;
     while (!reading.stopped) {
-      let full = false;
+      let full: boolean;
       try {
-        position ??= await cursor.start();
-        const entries = await source.after(position, BATCH);
-        if (entries.length > 0) {
-          await this.queueEntries(entries);
-          position = entries[entries.length - 1]!.id;
-          await cursor.advance(position);
-        }
-        full = entries.length === BATCH;
+        ({ position, full } = await this.step(position));
         if (this.failing) this.options.log.info({}, 'notifications: the event log is read and deliveries queued again');
         this.failing = false;
       } catch (error) {
@@ -126,6 +117,19 @@ export class Notifier {
       }
       if (!full) await this.pause(reading, this.options.pollMs ?? POLL_MS);
     }
+  }
+
+  /** One batch: the entries after `position` queued, then the cursor moved past them; whether the batch was full. */
+  private async step(start: string | undefined): Promise<{ position: string; full: boolean }> {
+    const { source } = this.options;
+    const cursor = source.notifyCursor();
+    const position = start ?? (await cursor.start());
+    const entries = await source.after(position, BATCH);
+    if (entries.length === 0) return { position, full: false };
+    await this.queueEntries(entries);
+    const last = entries[entries.length - 1]!.id;
+    await cursor.advance(last);
+    return { position: last, full: entries.length === BATCH };
   }
 
   private pause(reading: Reading, ms: number): Promise<void> {
