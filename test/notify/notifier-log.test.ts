@@ -12,7 +12,7 @@ import { dropPrefix, rawRedis, testPrefix } from '../helpers/redis.js';
 import { until } from '../helpers/until.js';
 
 const RECEIVERS: ReceiverConfig[] = [
-  { name: 'ops', type: 'webhook', events: ['rollout_failed', 'rollout_succeeded', 'write_sent'], timeoutMs: 1_000, inFlight: 2, backlog: 100, env: { url: 'U' } },
+  { name: 'ops', type: 'webhook', events: ['rollout_failed', 'rollout_succeeded', 'write_sent', 'applied_state_lost'], timeoutMs: 1_000, inFlight: 2, backlog: 100, env: { url: 'U' } },
   { name: 'support-only', type: 'slack', events: ['rollout_failed'], resources: ['support-*'], timeoutMs: 1_000, inFlight: 2, backlog: 100, env: { url: 'S' } },
 ];
 
@@ -87,6 +87,16 @@ describe('the notifier reads the event log', () => {
     expect(second[0]!.event.id).not.toBe(queued[0]!.event.id);
     await next.stop();
     expect(queued).toHaveLength(3);
+
+    // applied_state_lost comes from the applied-state watch, not the log: queued only while this replica leads.
+    const lost: Queued[] = [];
+    const watcher = notifier(record, async (d) => void lost.push(...d));
+    watcher.appliedStateLost('2026-11-28T09:00:00.000Z', null);
+    await watcher.start();
+    watcher.appliedStateLost('2026-11-28T09:00:00.000Z', null);
+    await until('applied_state_lost queued', () => lost.length > 0, 10_000, 10);
+    await watcher.stop();
+    expect(lost.map((d) => `${d.receiver} ${d.event.type} ${d.event.resource.kind}/${d.event.resource.name}`)).toEqual(['ops applied_state_lost Daemon/applied-state']);
 
     // A cursor is never moved back (a deposed leader finishing a batch late).
     const cursor = record.notifyCursor();
