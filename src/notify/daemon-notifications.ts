@@ -3,10 +3,9 @@ import type { Logger } from 'pino';
 import type { Counter } from 'prom-client';
 import { openNotifyQueue, type NotifyQueue, type NotifyWorker } from './notify-queue.js';
 import type { RedisSettings } from '../store/redis.js';
-import type { Deliver } from '../core/notify/events.js';
+import type { Deliver, NotifyEvent } from '../core/notify/events.js';
 import type { ReceiverConfig } from '../core/notify/receivers.js';
 import { Notifier, type NotifyLog } from './notifier.js';
-import type { NotifyEvent } from '../core/notify/events.js';
 
 /** A delivery in flight when the term or the daemon ends gets this long before its attempt is given up (docs/notifications.md). */
 const NOTIFY_GRACE_MS = 2_000;
