@@ -15,6 +15,12 @@ const POLL_MS = 200;
 const RETRY_MS = 1_000;
 /** A receiver whose backlog keeps overflowing is warned about at most this often (with the count dropped since). */
 const DROP_WARN_MS = 60_000;
+/**
+ * Entries older than this are not read, wherever the kept cursor stands (a daemon that ran without receivers for a
+ * while): the delivery queues remember an id for 7 days (src/notify/notify-queue.ts), so an older entry could not be
+ * told from one already sent.
+ */
+const RESUME_MAX_AGE_MS = 7 * 24 * 3_600_000;
 /** A term that ends waits this long at most for the batch in progress (its deliveries are queued or read again). */
 const STOP_GRACE_MS = 2_000;
 
@@ -71,7 +77,7 @@ export class Notifier {
     this.reading = reading;
     const position = await this.options.source
       .notifyCursor()
-      .start()
+      .start(RESUME_MAX_AGE_MS)
       .catch(() => undefined);
     reading.done = this.read(reading, position);
   }
@@ -123,7 +129,7 @@ export class Notifier {
   private async step(start: string | undefined): Promise<{ position: string; full: boolean }> {
     const { source } = this.options;
     const cursor = source.notifyCursor();
-    const position = start ?? (await cursor.start());
+    const position = start ?? (await cursor.start(RESUME_MAX_AGE_MS));
     const entries = await source.after(position, BATCH);
     if (entries.length === 0) return { position, full: false };
     await this.queueEntries(entries);

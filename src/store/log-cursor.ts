@@ -24,15 +24,17 @@ export class LogCursor {
   ) {}
 
   /**
-   * Where reading goes on: the kept position, or, when none is kept (the first reader of the prefix, or a Redis that
-   * lost it), the log's newest entry now (`0-0` for an empty log), kept from then on.
+   * Where reading goes on: the kept position, but no further back than `maxAgeMs` (entries older than that are
+   * skipped); when none is kept (the first reader of the prefix, or a Redis that lost it), the log's newest entry now
+   * (`0-0` for an empty log), kept from then on.
    */
-  async start(): Promise<string> {
+  async start(maxAgeMs: number, now = Date.now()): Promise<string> {
     const kept = await this.redis.get(this.key);
-    if (kept) return kept;
-    const newest = await this.redis.xrevrange(this.log, '+', '-', 'COUNT', 1);
-    await this.redis.set(this.key, newest[0]?.[0] ?? '0-0', 'NX');
-    return (await this.redis.get(this.key)) ?? '0-0';
+    const oldest = `${Math.max(0, now - maxAgeMs)}-0`;
+    if (kept) return Number(kept.split('-')[0]) < now - maxAgeMs ? oldest : kept;
+    const newest = (await this.redis.xrevrange(this.log, '+', '-', 'COUNT', 1))[0]?.[0] ?? '0-0';
+    await this.redis.set(this.key, newest, 'NX');
+    return (await this.redis.get(this.key)) ?? newest;
   }
 
   /** Moves the position to `id` (the last entry handled); a position already past it (another reader's) stays. */

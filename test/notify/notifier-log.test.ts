@@ -103,5 +103,9 @@ describe('the notifier reads the event log', () => {
     const now = await redis.get(keys.notifyCursor);
     await cursor.advance('1-0');
     expect(await redis.get(keys.notifyCursor)).toBe(now);
+    // Nor is an entry older than the deliveries' memory read, wherever the kept cursor stands.
+    const at = Number(now!.split('-')[0]);
+    expect(await cursor.start(60_000, at + 1_000)).toBe(now);
+    expect(await cursor.start(60_000, at + 120_000)).toBe(`${at + 60_000}-0`);
   });
 });
