@@ -2,6 +2,7 @@
 import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { eventId } from '../../src/core/notify/events.js';
 import { startEmulator } from '../../src/emulator/server.js';
 import { startReceiver } from '../helpers/notify-receivers.js';
 import { dockerDeploymentYaml, dropPrefix, killAllConverge, REDIS_URL, startDaemon, tempDir, testPrefix, until, writeFiles, type DaemonHandle } from './helpers.js';
@@ -98,6 +99,10 @@ describe('notifications across a failover', () => {
     const expected = [...GOOD.flatMap((n) => [`rollout_succeeded ${n}`, `rollout_succeeded ${n}`, `write_sent ${n}`, `write_sent ${n}`]), `held ${BAD}`, `rollout_failed ${BAD}`, `write_sent ${BAD}`].sort();
     expect(told).toEqual(expected);
     expect(new Set(bodies.map((b) => b.id)).size).toBe(bodies.length);
+    // A rollout's delivery id is its resource, type and revision: whichever replica recorded or read it.
+    for (const b of bodies.filter((x) => String(x.type).startsWith('rollout_'))) {
+      expect(b.id).toBe(eventId(b.resource as { kind: string; name: string }, String(b.type), String(b.revision_id)));
+    }
     for (const n of GOOD) {
       const live = e.store.allDeployments().find((d) => d.name === n)!;
       const revisions = delivered('rollout_succeeded', n).map((b) => b.revision_id);
