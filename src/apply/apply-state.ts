@@ -3,7 +3,8 @@ import { applying, type Outcome } from '../core/decide.js';
 import type { HealthCondition, SyncCondition } from '../core/health.js';
 import type { ManifestVersion } from '../core/manifest-version.js';
 import type { FieldChange, PlanChange } from '../core/model.js';
-import { foldResource, type DecisionContext, type ResourceState } from '../core/resource-state.js';
+import { recordsOf, type RecordedEvent, type RecordMeta } from '../core/resource-record.js';
+import { foldResource, type DecisionContext, type ResourceEvent, type ResourceState } from '../core/resource-state.js';
 import type { JobEnd } from './wait-jobs.js';
 
 /** Who started a revision that apply --wait follows (ResourceResult.startedBy). */
@@ -57,17 +58,33 @@ export interface ResourceConditions {
   skip?: { code: string; message: string };
 }
 
+/** The folds of one resource, in turn: each event and the state before and after it. */
+interface Step {
+  event: ResourceEvent;
+  before: ResourceState | undefined;
+  after: ResourceState;
+}
+
 /**
- * The state after the decision and, when a job carried its write, that job's end: as the daemon folds it, the decision
- * with its job queued (Applying), then the job's raw result, its failure, or the interrupt. `version`: the manifests the
- * apply planned from (a job that wrote shows them as `appliedFrom`).
+ * The folds of the decision and, when a job carried its write, of that job's end: as the daemon folds them, the
+ * decision with its job queued (Applying), then the job's raw result, its failure, or the interrupt. `version`: the
+ * manifests the apply planned from (a job that wrote shows them as `appliedFrom`).
  */
-export function stateAfterJob(outcome: Outcome, end: JobEnd | undefined, version?: ManifestVersion): ResourceState {
+function jobSteps(outcome: Outcome, end: JobEnd | undefined, version?: ManifestVersion): Step[] {
   const context: DecisionContext = { file: null, planReason: null, drift: outcome.drift, heldAtLastGood: false };
   const queued = end?.jobId && end.operation ? applying(outcome, { jobId: end.jobId, operation: end.operation }) : outcome;
-  const state = foldResource(undefined, { type: 'decided', outcome: queued, context });
-  if (!end || !outcome.write) return state;
-  return foldResource(state, end.event.type === 'job-completed' && version ? { ...end.event, version } : end.event);
+  const decided = { type: 'decided', outcome: queued, context } as const;
+  const steps: Step[] = [{ event: decided, before: undefined, after: foldResource(undefined, decided) }];
+  if (!end || !outcome.write) return steps;
+  const event = end.event.type === 'job-completed' && version ? { ...end.event, version } : end.event;
+  const before = steps[0]!.after;
+  steps.push({ event, before, after: foldResource(before, event) });
+  return steps;
+}
+
+/** The state after the decision and, when a job carried its write, that job's end (jobSteps). */
+export function stateAfterJob(outcome: Outcome, end: JobEnd | undefined, version?: ManifestVersion): ResourceState {
+  return jobSteps(outcome, end, version).at(-1)!.after;
 }
 
 function statusOf(state: ResourceState): ResultStatus {
@@ -106,27 +123,37 @@ function outcomeOf(outcomes: ReadonlyMap<string, Outcome>, key: string): Outcome
 
 /**
  * Every planned resource's state after the apply (orphans left out), in plan order: its decision, its job's end, then
- * the rollout --wait read last (`results[].health`); and its `resources` entry.
+ * the rollout --wait read last (`results[].health`); its `resources` entry; and, with `meta`, the history entries of
+ * what followed its decision (src/core/resource-record.ts: a Conflict its job met, a revision it started or --wait
+ * read, an interrupt). The decision itself is not recorded: apply decides afresh every run, so it would be news every
+ * time, and the job's own entry is the worker's that ran it.
  */
 export function applyStates(
   outcomes: ReadonlyMap<string, Outcome>,
   ends: readonly JobEnd[],
   results: readonly ResourceResult[],
-  version?: ManifestVersion,
-): { states: ResourceState[]; resources: ResourceConditions[] } {
+  options: { version?: ManifestVersion | undefined; meta?: RecordMeta } = {},
+): { states: ResourceState[]; resources: ResourceConditions[]; records: RecordedEvent[] } {
   const endOf = new Map(ends.map((end) => [end.key, end]));
   const waited = new Map(results.flatMap((r) => (r.health ? [[r.key, r.health] as const] : [])));
   const states: ResourceState[] = [];
   const resources: ResourceConditions[] = [];
+  const records: RecordedEvent[] = [];
   for (const outcome of outcomes.values()) {
     if (outcome.action === 'orphan') continue;
-    let state = stateAfterJob(outcome, endOf.get(outcome.key), version);
+    const steps = jobSteps(outcome, endOf.get(outcome.key), options.version);
     const health = waited.get(outcome.key);
-    if (health) state = foldResource(state, { type: 'revision', health });
+    if (health) {
+      const before = steps.at(-1)!.after;
+      steps.push({ event: { type: 'revision', health }, before, after: foldResource(before, { type: 'revision', health }) });
+    }
+    const state = steps.at(-1)!.after;
     states.push(state);
     const entry: ResourceConditions = { key: outcome.key, sync: state.sync, health: state.health };
     if (outcome.skip && outcome.skip.code !== 'Synced') entry.skip = outcome.skip;
     resources.push(entry);
+    const meta = options.meta;
+    if (meta) for (const step of steps.slice(1)) records.push(...recordsOf(step.event, step.before, step.after, meta));
   }
-  return { states, resources };
+  return { states, resources, records };
 }

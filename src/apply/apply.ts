@@ -37,6 +37,11 @@ export interface RunApplyOptions {
   onWaitingBehind?: (waiting: Array<{ key: string; behind: string; lockTtlMs: number | undefined }>) => void;
 }
 
+/** Who an apply is in the event log (`by` of its entries): this host and process. */
+export function applyRecordedBy(): string {
+  return `apply@${hostname()}:${process.pid}`;
+}
+
 /** The job lock of converge's workers (job_lock, 30s by default): how long a dead worker's job stays locked at most. */
 const DEAD_LOCK_MS = 30_000;
 /** How often the in-process worker of apply checks for stalled jobs (src/cli/commands/apply.ts passes it). */
@@ -146,7 +151,7 @@ export async function runApply(options: RunApplyOptions): Promise<JobEnd[]> {
         env: options.env,
         ...(options.log ? { log: options.log } : {}),
         ...(literalSecrets ? { literalSecrets } : {}),
-        recordedBy: `apply@${hostname()}:${process.pid}`,
+        recordedBy: applyRecordedBy(),
         ...options.worker,
       });
     }

@@ -7,6 +7,7 @@ import type { JobEnd, JobEvent } from '../../src/apply/wait-jobs.js';
 import { ResourceTracker } from '../../src/daemon/status/resource-tracker.js';
 import type { ReconcileOutcome } from '../../src/daemon/cycle/cycle.js';
 import type { SyncResult } from '../../src/core/kinds/ports.js';
+import type { HealthCondition } from '../../src/core/health.js';
 
 const AT = '2026-01-01T00:00:00.000Z';
 const KEY = 'Deployment/web';
@@ -82,5 +83,19 @@ describe('apply folds a job result as the daemon does', () => {
     expect(jobResults(outcomes(), [applyEnd(conflict)])[0]!.message).toBe('Conflict: changed outside converge: x put back 2 times; nothing sent');
     const version = { kind: 'content' as const, id: 'abcdef012345', readAt: AT };
     expect(stateAfterJob(outcomes().get(KEY)!, applyEnd(CASES[0]![1]), version).appliedFrom).toMatchObject({ kind: 'content', id: 'abcdef012345', appliedAt: AT });
+  });
+
+  it('records what followed each decision: the Conflict its job met, the revision --wait read; not the decision, not the job (the worker records it)', () => {
+    const meta = { at: AT, by: 'apply@host:1', manifests: { kind: 'content' as const, id: 'abcdef012345' } };
+    const conflict = applyStates(outcomes(), [applyEnd(CASES[3]![1])], [], { meta }).records;
+    expect(conflict).toEqual([expect.objectContaining({ key: KEY, type: 'conflict', reason: 'changed_outside', job: { id: 'j1' }, manifests: { kind: 'content', id: 'abcdef012345' }, by: 'apply@host:1' })]);
+    const failed: HealthCondition = { status: 'degraded', reason: 'RevisionBuildFailed', message: 'revision r2 ended BUILD_FAILED', revisionId: 'r2', revisionStatus: 'BUILD_FAILED' };
+    const waited = applyStates(outcomes(), [applyEnd(CASES[0]![1])], [{ kind: 'Deployment', name: 'web', key: KEY, status: 'done', new_revision: true, health: failed }], { meta }).records;
+    expect(waited.map((r) => [r.type, r.reason, r.revision])).toEqual([
+      ['revision', 'RevisionBuilding', { id: 'r2', status: 'UNKNOWN' }],
+      ['revision', 'RevisionBuildFailed', { id: 'r2', status: 'BUILD_FAILED' }],
+    ]);
+    expect(applyStates(outcomes(), [applyEnd(CASES[1]![1])], [], { meta }).records).toEqual([]);
+    expect(applyStates(outcomes(), [applyEnd(CASES[3]![1])], []).records).toEqual([]);
   });
 });

@@ -1,4 +1,4 @@
-// One fold of a job's result (issue 40): the same refused (422), conflicting (the flap guard) or "made elsewhere meanwhile" (a create answered 409) job result gives the same sync and health reason in `converge apply --output json` and in the daemon's /status; apply records its writes, refused ones too, in the history with the manifests' id.
+// One fold of a job's result (issue 40): the same refused (422), conflicting (the flap guard) or "made elsewhere meanwhile" (a create answered 409) job result gives the same sync and health reason in `converge apply --output json` and in the daemon's /status; apply records its writes, refused ones too, and the Conflict its job met, in the history with the manifests' id.
 import { rm } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { startEmulator } from '../../src/emulator/server.js';
@@ -143,7 +143,10 @@ describe('apply and the daemon fold a job result the same way', () => {
       expect(run.code, run.stderr).toBe(0);
       return JSON.parse(run.stdout) as HistoryDoc;
     };
-    const written = (await history('fold-conflict-a')).events.filter((ev) => ev.type === 'write_done');
+    const told = await history('fold-conflict-a');
+    // What its fold found after the job: the Conflict, recorded by apply too.
+    expect(told.events.find((ev) => ev.type === 'conflict')).toMatchObject({ reason: 'changed_outside', by: expect.stringMatching(/^apply@/) });
+    const written = told.events.filter((ev) => ev.type === 'write_done');
     expect(written.map((ev) => ev.reason)).toEqual(['unchanged', 'updated', 'created']);
     const appliedId = await appliedManifests(applyPrefix, 'Deployment/fold-conflict-a');
     for (const ev of written) expect(ev).toMatchObject({ manifests: { kind: 'content', id: appliedId }, by: expect.stringMatching(/^apply@/) });

@@ -14,7 +14,7 @@ import { skipLine, type Outcome } from '../../core/decide.js';
 import { inListing, kindOf } from '../../core/kinds/index.js';
 import { summarySentence } from '../../plan/render/format.js';
 import { fieldLine } from '../../plan/render/text.js';
-import { runApply, STALLED_CHECK_MS } from '../../apply/apply.js';
+import { applyRecordedBy, runApply, STALLED_CHECK_MS } from '../../apply/apply.js';
 import { changesToApply } from '../../apply/apply-jobs.js';
 import type { QueueLogger } from '../../jobs/queue/log.js';
 import { openJobs } from '../../jobs/open-jobs.js';
@@ -154,7 +154,10 @@ export const applyCommand: Command = {
       const waiting = args.values.wait === true && !interrupt.signal.aborted;
       const results = waiting ? rolloutsToFollow(applied, outcomes, gathered.live.deployments) : applied;
       if (waiting) await waitAndReport({ client: target.client, results, settings, io, progress, text, resources: gathered.resources });
-      const { states, resources } = applyStates(outcomes, ends, results, gathered.version);
+      const meta = { at: new Date().toISOString(), by: applyRecordedBy(), manifests: gathered.version };
+      const { states, resources, records } = applyStates(outcomes, ends, results, { version: gathered.version, meta });
+      // What followed each decision (a Conflict its job met, a revision --wait read) joins the worker's entries of its jobs.
+      await jobs.record.write({ events: records, states: [] }).catch((error: unknown) => log.warn({ error: (error as Error).message.split('\n')[0] }, 'could not record the apply in the event log'));
       const end = { interrupted: interrupt.reason !== undefined, waited: waiting };
       const converged = applyConverged(result, states, end);
       // A rollout found failed with nothing to write (a re-run after a failed build): named like one the wait found.
