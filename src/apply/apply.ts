@@ -188,7 +188,8 @@ export async function runApply(options: RunApplyOptions): Promise<JobEnd[]> {
       if (p.result) return p.result;
       const change = options.changes[i]!.change;
       const message = p.jobId === undefined ? NOT_ENQUEUED : stopped.handed.has(p.jobId) ? HANDED_BACK : stopped.withdrawn.has(p.jobId) ? WITHDRAWN : LEFT;
-      return { kind: change.kind, name: change.name, key: `${change.kind}/${change.name}`, jobId: p.jobId ?? '', event: { type: 'interrupted', message } };
+      const end: JobEnd = { kind: change.kind, name: change.name, key: `${change.kind}/${change.name}`, jobId: p.jobId ?? '', event: { type: 'interrupted', message } };
+      return p.operation ? { ...end, operation: p.operation } : end;
     });
   } finally {
     await events.close();

@@ -98,11 +98,11 @@ export class JobWaiter {
   }
 
   /** The results so far, in order: undefined for a change whose job has none; its job id when it was enqueued. */
-  partial(): Array<{ result?: JobEnd; jobId?: string }> {
+  partial(): Array<{ result?: JobEnd; jobId?: string; operation?: string }> {
     return Array.from({ length: this.total }, (_, i) => {
       const t = this.tracked[i];
       if (!t) return {};
-      return t.result ? { result: t.result, jobId: t.jobId } : { jobId: t.jobId };
+      return t.result ? { result: t.result, jobId: t.jobId } : { jobId: t.jobId, operation: t.operation };
     });
   }
 

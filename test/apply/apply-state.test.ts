@@ -96,6 +96,8 @@ describe('apply folds a job result as the daemon does', () => {
       ['revision', 'RevisionBuildFailed', { id: 'r2', status: 'BUILD_FAILED' }],
     ]);
     expect(applyStates(outcomes(), [applyEnd(CASES[1]![1])], [], { meta }).records).toEqual([]);
+    const interrupted = applyStates(outcomes(), [applyEnd({ type: 'interrupted', message: 'not started: withdrawn from the queue when the apply was interrupted' })], [], { meta }).records;
+    expect(interrupted).toEqual([expect.objectContaining({ type: 'write_failed', reason: 'Interrupted', job: { id: 'j1' } })]);
     expect(applyStates(outcomes(), [applyEnd(CASES[3]![1])], []).records).toEqual([]);
   });
 });
