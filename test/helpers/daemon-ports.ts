@@ -38,7 +38,7 @@ export function fakePorts() {
     holds,
     conflicts,
     ports: {
-      applied: { getAll: () => Promise.resolve(new Map(applied)), pendingKeys: () => Promise.resolve(new Set<string>()) },
+      applied: { getAll: () => Promise.resolve(new Map(applied)), get: (key: string) => Promise.resolve(applied.get(key)), pendingKeys: () => Promise.resolve(new Set<string>()) },
       memory: {
         getAll: () => Promise.resolve(new Map(remembered)),
         set: (entries: ReadonlyMap<string, string>) => {

@@ -2,7 +2,7 @@
 import { sortDiagnostics } from '../../core/diagnostics.js';
 import { inListing } from '../../core/kinds/index.js';
 import { mapBounded } from '../../core/map-bounded.js';
-import { resourceKey, type DesiredResource, type LiveDeployment, type Plan } from '../../core/model.js';
+import { resourceKey, type AppliedRecord, type DesiredResource, type LiveDeployment, type Plan } from '../../core/model.js';
 import { gatherFrom, type Gathered } from '../../observe/gather.js';
 import { loadChangedManifests } from '../../observe/manifests.js';
 import { plan } from '../../plan/plan.js';
@@ -50,6 +50,15 @@ async function scopeOf(ctx: CycleContext, previous: ReconcileOutcome, paths: rea
   return { keys: new Set([...before.map(([key]) => key), ...now.keys()]), loaded };
 }
 
+/** The applied records of the resources decided, one read each where the store has it (not every record of the prefix). */
+async function appliedOf(ctx: CycleContext, resources: readonly DesiredResource[]): Promise<Map<string, AppliedRecord>> {
+  const get = ctx.applied.get?.bind(ctx.applied);
+  if (!get) return ctx.applied.getAll();
+  const keys = resources.map((r) => resourceKey(r.kind, r.name));
+  const records = await Promise.all(keys.map((key) => get(key)));
+  return new Map(keys.flatMap((key, i) => (records[i] ? [[key, records[i]] as const] : [])));
+}
+
 /** The live deployment of each declared name, read by the id the last listing or the applied state knows, else by name_contains. */
 async function readLive(ctx: CycleContext, previous: ReconcileOutcome, resources: readonly DesiredResource[], applied: Promise<Map<string, { ownership?: { id: string } }>>): Promise<LiveDeployment[]> {
   const names = new Set(resources.map((r) => r.name));
@@ -74,7 +83,7 @@ export async function reconcileFiles(ctx: CycleContext, previous: ReconcileOutco
   const pendingWrites = (await ctx.applied.pendingKeys?.()) ?? new Set<string>();
   const scope = await scopeOf(ctx, previous, paths);
   if (typeof scope === 'string') return { full: scope };
-  const appliedRead = ctx.applied.getAll();
+  const appliedRead = appliedOf(ctx, scope.loaded.resources);
   appliedRead.catch(() => undefined);
   const listing = readLive(ctx, previous, scope.loaded.resources, appliedRead);
   const gathered = await gatherFrom(
@@ -124,7 +133,7 @@ function folded(
     fingerprints: new Map([...outside(previous.fingerprints ?? new Map<string, string>()), ...acted.fingerprints]),
     holds: new Map([...outside(previous.holds ?? new Map()), ...acted.holds]),
     version: gathered.version,
-    applied: gathered.input.applied,
+    applied: new Map([...(previous.applied ?? []), ...gathered.input.applied]),
     conflicts: acted.conflicts,
     released: acted.released,
     revisionReads: acted.revisions.requests,

@@ -168,6 +168,7 @@ export class Reconciler {
       if (cycles[0]) record.cycle = cycles[0];
       if (outcome?.version) record.manifestVersion = outcome.version;
       this.finish(record, outcome, failure, cycles);
+      this.scope.folded();
     }
     // Rows that moved during a targeted run and that it did not decide: decided again at once (src/daemon/reconcile/watch-scope.ts).
     if (followUp) void this.request('watch', undefined, { paths: [], overflow: false });

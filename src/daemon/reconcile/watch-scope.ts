@@ -38,6 +38,8 @@ export class WatchScope {
   /** The last reconcile's outcome (full, or a targeted one folded into it); undefined: the next one is full. */
   private last: ReconcileOutcome | undefined;
   private readonly touched = new Set<string>();
+  /** The rows touched while the last run ran (its outcome does not know how they moved). */
+  private moved = new Set<string>();
 
   constructor(private readonly log: Logger) {}
 
@@ -82,11 +84,22 @@ export class WatchScope {
       }
       outcome ??= await reconcileDirectory(ctx);
       this.last = outcome;
+      this.moved = new Set(this.touched);
       return { outcome, followUp: outcome.targeted !== undefined && this.touched.size > 0 };
     } catch (error) {
       this.last = undefined;
       this.touch(before);
+      this.moved = new Set(this.touched);
       throw error;
     }
+  }
+
+  /**
+   * The run's outcome was folded into the status: the health changes that fold made are its own decisions, not rows
+   * that moved since (else a first reconcile, which changes every row's health, would make the next one full).
+   */
+  folded(): void {
+    this.touched.clear();
+    for (const key of this.moved) this.touched.add(key);
   }
 }
