@@ -33,7 +33,7 @@ export interface NotifierOptions {
 /** What the daemon publishes at one moment (its /status rows, the manifests read, the applied-state watch). */
 export interface Publication {
   resources: readonly PublishedRow[];
-  manifestVersion: Pick<ManifestVersion, 'kind' | 'id'> | null | undefined;
+  manifestVersion: Pick<ManifestVersion, 'kind' | 'id' | 'uncommitted'> | null | undefined;
   appliedState: { lost: boolean; lostAt: string | null };
 }
 

@@ -4,7 +4,7 @@ import type { ManifestVersion } from '../core/manifest-version.js';
 import { DAEMON_RESOURCE_KIND, eventId, type NotifyEvent, type NotifyEventType } from '../core/notify/events.js';
 import type { ResourceKind } from '../core/model.js';
 
-type Version = Pick<ManifestVersion, 'kind' | 'id'>;
+type Version = Pick<ManifestVersion, 'kind' | 'id' | 'uncommitted'>;
 
 /** What a row says that events are derived from: a copy of the fields they read, with the row's write version carried. */
 interface RowSnapshot {
@@ -44,7 +44,7 @@ export interface PublishedState {
 }
 
 function versionOf(version: Version | null | undefined): Version | null {
-  return version ? { kind: version.kind, id: version.id } : null;
+  return version ? { kind: version.kind, id: version.id, ...(version.uncommitted ? { uncommitted: true } : {}) } : null;
 }
 
 /** The row's write version: a job new since the last snapshot carries the current reconcile's; else what was known. */
