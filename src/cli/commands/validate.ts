@@ -20,7 +20,7 @@ export const validateCommand: Command = {
   usage: 'converge validate DIR [--vars FILE]... [--overlay DIR]... [--allow-literal-secrets] [--check-secrets] [--output text|json]',
   positionals: [1, 1],
   options: {
-    output: { type: 'string', short: 'o', placeholder: 'FMT', description: 'text (default) or json' },
+    output: { type: 'string', short: 'o', placeholder: 'FMT', choices: FORMATS, description: 'text (default) or json' },
     'check-secrets': {
       type: 'boolean',
       description: 'also resolve every secret reference (environment variables, files); an unresolvable one is an error',
