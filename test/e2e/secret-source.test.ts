@@ -1,7 +1,7 @@
 // A secret moved to another source (issue 42, item 6): the applied record keeps each secret's source by name, and the next
 // plan shows the move (valueFrom.env: OLD -> NEW, env -> file) in text, markdown and JSON, with no planted value in any
 // output or in Redis; a record of an older converge (no sources) plans as before, with no source line.
-import { rm, writeFile } from 'node:fs/promises';
+import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -104,6 +104,19 @@ describe('a secret moved to another source', () => {
       { path: 'secrets.STRIPE_API_KEY', before: '(sensitive)', after: '(sensitive)', sensitive: true, source: { before: { env: 'OLD_STRIPE_KEY' }, after: { env: 'NEW_STRIPE_KEY' } } },
       { path: 'secrets.TOKEN', before: '(sensitive)', after: '(sensitive)', sensitive: true, source: { before: { env: 'TOKEN_VALUE' }, after: { file: secretFile } } },
     ]);
+
+    // a saved plan keeps the source change, and shows it again
+    const file = join(dir, '..', `${prefix.replace(/[^a-z0-9-]/gi, '')}-plan.json`);
+    try {
+      const saved = await runConverge(['plan', dir, '--out', file], env);
+      expect(saved.code, saved.stderr).toBe(0);
+      const shown = await runConverge(['plan', '--show', file], env);
+      expect(shown.code, shown.stderr).toBe(0);
+      expect(shown.stdout).toContain('          valueFrom.env: OLD_STRIPE_KEY -> NEW_STRIPE_KEY\n');
+      outputs.push(saved.stdout + saved.stderr, shown.stdout + shown.stderr, await readFile(file, 'utf8'));
+    } finally {
+      await rm(file, { force: true });
+    }
 
     // the record holds the sources by name; without them (a record an older converge wrote) the plan is as it was
     const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
