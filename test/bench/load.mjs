@@ -6,7 +6,7 @@ import { Composer, Parser } from 'yaml';
 import { compileFile } from '../../dist/core/manifest/compile.js';
 import { CompilePool } from '../../dist/observe/compile-pool.js';
 import { readCapped } from '../../dist/observe/read-capped.js';
-import { benchMain, CLI, figure, median, ms, removeDir, ROOT, tempDir } from './lib/common.mjs';
+import { benchMain, CLI, figure, median, ms, removeDir, tempDir } from './lib/common.mjs';
 import { writeManifests } from './lib/fixtures.mjs';
 import { BARE, splitFloor, timed } from './lib/floor.mjs';
 

@@ -43,7 +43,11 @@ export async function startDaemonChild({ dir, apiUrl, prefix, env, args = [], ex
         line = { msg: text, receivedAt: performance.now() };
       }
       lines.push(line);
-      for (const w of [...waiters]) if (w.match(line)) (waiters.delete(w), w.resolve(line));
+      for (const w of [...waiters]) {
+        if (!w.match(line)) continue;
+        waiters.delete(w);
+        w.resolve(line);
+      }
     }
   });
   child.stderr.setEncoding('utf8').on('data', (c) => (err += c));
