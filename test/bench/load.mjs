@@ -8,7 +8,7 @@ import { CompilePool } from '../../dist/observe/compile-pool.js';
 import { readCapped } from '../../dist/observe/read-capped.js';
 import { benchMain, CLI, figure, median, ms, removeDir, tempDir } from './lib/common.mjs';
 import { writeManifests } from './lib/fixtures.mjs';
-import { BARE, splitFloor, timed } from './lib/floor.mjs';
+import { bareFloor, splitFloor, timed } from './lib/floor.mjs';
 
 const RUNS = 3;
 
@@ -70,7 +70,7 @@ async function benchOne(n) {
     const validate = [];
     // Interleaved, so that a busy moment of the machine falls on both.
     for (let i = 0; i < RUNS; i++) {
-      bare.push(await timed(['--input-type=module', '-e', BARE, dir]));
+      bare.push(await bareFloor(dir));
       split.push(await splitFloor(dir));
       validate.push(await timed([CLI, 'validate', dir, '--output', 'json']));
     }

@@ -6,7 +6,7 @@ import { ROOT } from './common.mjs';
 const TIME = '/usr/bin/time';
 
 /** What the issue compares against: a process that reads every file and runs the yaml package's parseAllDocuments on it, on one core. */
-export const BARE = `
+const BARE = `
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
@@ -20,7 +20,7 @@ if (docs === 0) process.exit(1);
  * Issue 41's floor: the same bare parse split over the cores, a process whose worker threads (one per core, the
  * main thread listing the files) each read and parseAllDocuments their share.
  */
-export const BARE_SPLIT = `
+const BARE_SPLIT = `
 import { readdirSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
@@ -30,7 +30,8 @@ const files = readdirSync(dir, { recursive: true }).filter((name) => name.endsWi
 const threads = availableParallelism();
 const code = "const { readFileSync } = require('node:fs'); const { parseAllDocuments } = require('yaml'); const { workerData, parentPort } = require('node:worker_threads'); let docs = 0; for (const file of workerData) docs += parseAllDocuments(readFileSync(file, 'utf8')).length; parentPort.postMessage(docs);";
 const counts = await Promise.all(Array.from({ length: threads }, (_, i) => new Promise((resolve, reject) => {
-  const worker = new Worker(code, { eval: true, workerData: files.filter((_, j) => j % threads === i) });
+  // execArgv []: the worker's code is CommonJS, not this process's --input-type=module.
+  const worker = new Worker(code, { eval: true, execArgv: [], workerData: files.filter((_, j) => j % threads === i) });
   worker.once('message', resolve);
   worker.once('error', reject);
 })));
@@ -50,10 +51,21 @@ export async function timed(args) {
   const wallMs = performance.now() - started;
   if (code !== 0 && code !== 1) throw new Error(`${args.join(' ')} exited ${code}: ${err.slice(-1000)}`);
   const rss = /peak-rss-kb (\d+) cpu-s ([\d.]+) ([\d.]+)/.exec(err);
-  return { wallMs, rssMb: rss ? Number(rss[1]) / 1024 : NaN, cpuMs: rss ? (Number(rss[2]) + Number(rss[3])) * 1000 : NaN };
+  return { code, wallMs, rssMb: rss ? Number(rss[1]) / 1024 : NaN, cpuMs: rss ? (Number(rss[2]) + Number(rss[3])) * 1000 : NaN };
 }
 
 /** One run of the floor: the bare parse of DIR's manifest files split over the cores, a process (wall ms, CPU ms, peak RSS). */
-export function splitFloor(dir) {
-  return timed(['--input-type=module', '-e', BARE_SPLIT, dir]);
+export async function splitFloor(dir) {
+  return parsed(await timed(['--input-type=module', '-e', BARE_SPLIT, dir]), 'split over the cores');
+}
+
+/** One run of the bare parse on one core, a process. */
+export async function bareFloor(dir) {
+  return parsed(await timed(['--input-type=module', '-e', BARE, dir]), 'on one core');
+}
+
+/** A floor's run that did not parse every file (exit 1) is no floor: the benchmark stops. */
+function parsed(run, which) {
+  if (run.code !== 0) throw new Error(`the bare parse ${which} exited ${run.code}: it did not parse every file`);
+  return run;
 }
