@@ -85,6 +85,11 @@ export interface ManifestHooks {
   keyHint(parent: string, key: string): string | undefined;
   /** The warnings of one valid manifest of this kind (what it leaves to defaults that cannot change later). */
   warnings(manifest: { kind: string; spec: unknown }): ManifestFinding[];
+  /**
+   * The warnings only a command without live state gives (`converge validate`, ParseOptions.createWarnings): what a
+   * create of this resource needs that the manifest leaves out and a live resource converge takes over may lack.
+   */
+  createWarnings(manifest: { kind: string; metadata: { annotations?: Record<string, string> | undefined }; spec: unknown }): ManifestFinding[];
 }
 
 /** A live resource named in no manifest: a deployment (its id), or a provider (its provider_id as name, its id). */
