@@ -68,7 +68,7 @@ export const historyCommand: Command = {
   positionals: [1, 1],
   options: {
     ...settingOptions('redisUrl', 'redisPrefix'),
-    output: { type: 'string', short: 'o', placeholder: 'FMT', description: 'text (default) or json: { "resource", "events": [...] }' },
+    output: { type: 'string', short: 'o', placeholder: 'FMT', choices: FORMATS, description: 'text (default) or json: { "resource", "events": [...] }' },
     limit: { type: 'string', placeholder: 'N', description: `at most N events (default and most: ${HISTORY_MAX_ENTRIES})` },
     since: { type: 'string', placeholder: 'TIME', description: 'only events at or after an ISO time, or this long ago (1h, 7d)' },
   },

@@ -58,7 +58,7 @@ export const planCommand: Command = {
   options: {
     out: { type: 'string', placeholder: 'FILE', description: 'also save the plan to FILE (JSON, mode 0600, no secret value) for "converge apply --plan FILE", signed when CONVERGE_PLAN_KEY is set; none is saved when the plan holds an error (docs/saved-plans.md)' },
     show: { type: 'string', placeholder: 'FILE', description: 'print the saved plan FILE in --output\'s format, without the service (no DIR)' },
-    output: { type: 'string', short: 'o', placeholder: 'FMT', description: 'text (default), markdown (at most 60,000 characters) or json (everything)' },
+    output: { type: 'string', short: 'o', placeholder: 'FMT', choices: FORMATS, description: 'text (default), markdown (at most 60,000 characters) or json (everything)' },
     'detailed-exitcode': { type: 'boolean', description: 'exit 0 when nothing would change (notes on unchanged resources do not count), 2 when something would; 1 on errors, as always' },
     'show-orphans': { type: 'boolean', description: 'text: list every live deployment in no manifest, not only the first three' },
     'no-applied-state': { type: 'boolean', description: 'plan without reading what converge last wrote from Redis (the plan says so)' },

@@ -176,7 +176,7 @@ export const statusCommand: Command = {
   positionals: [0, 0],
   options: {
     url: { type: 'string', placeholder: 'URL', description: 'status server of the daemon (default http://127.0.0.1:<http_port>)' },
-    output: { type: 'string', short: 'o', placeholder: 'FMT', description: 'text (default) or json (the /status document)' },
+    output: { type: 'string', short: 'o', placeholder: 'FMT', choices: FORMATS, description: 'text (default) or json (the /status document)' },
     ...settingOptions('httpPort'),
   },
   async run(args, io) {
