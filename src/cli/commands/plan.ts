@@ -4,6 +4,7 @@ import { plan } from '../../plan/plan.js';
 import { UsageError } from '../../core/errors.js';
 import { planExitCode } from '../../core/exit-code.js';
 import { savedPlanText } from '../../core/saved-plan/schema.js';
+import { versionLabel } from '../../core/manifest-version.js';
 import { gatherPlanInput } from '../../observe/gather.js';
 import { readLatestRevisions } from '../../observe/revisions.js';
 import { decideOutcomes, healthNotes } from '../../plan/outcomes.js';
@@ -132,7 +133,7 @@ export const planCommand: Command = {
         return code;
       }
       writePlanFile(file, savedPlanText(savedPlanContent(args.positionals[0]!, settings, gathered, result, outcomes, targets), key));
-      io.stderr.write(`converge plan: ${key === undefined ? 'plan' : `plan signed (${PLAN_KEY_ENV}) and`} saved to ${out}; apply exactly it with "converge apply --plan ${out}"\n`);
+      io.stderr.write(`converge plan: ${key === undefined ? 'plan' : `plan signed (${PLAN_KEY_ENV}) and`} saved to ${out} (manifests ${versionLabel(gathered.version)}); apply exactly it with "converge apply --plan ${out}"\n`);
       return code;
     } finally {
       await target.close();
