@@ -7,6 +7,7 @@ import type { DaemonSettings } from '../daemon-options.js';
 import { SYNC_STATES } from '../telemetry/metrics.js';
 import type { Reconciler } from '../reconcile/reconciler.js';
 import { DEFAULT_PRUNE_GRACE_MS } from '../../core/prune-grace.js';
+import { versionLabel, type ManifestVersion } from '../../core/manifest-version.js';
 
 export const DAEMON_VERSION = VERSION;
 
@@ -26,6 +27,11 @@ export interface StatusParts {
   reconciler: Reconciler | undefined;
   /** The resync cycles this daemon ran (the newest last). */
   cycles: readonly string[];
+}
+
+/** A version with its label (src/core/manifest-version.ts), so the page shows what `converge status` shows. */
+function labelled<V extends ManifestVersion>(version: V | undefined): (V & { label: string }) | undefined {
+  return version ? { ...version, label: versionLabel(version) } : undefined;
 }
 
 /** Resources by health (every health named, zeros included). */
@@ -88,14 +94,14 @@ export function statusDocument(parts: StatusParts): Record<string, unknown> {
     sync: syncCounts(rows),
     conflicts: reconciler?.tracker.conflicts() ?? [],
     deletesPending: reconciler?.tracker.pendingDeletes() ?? [],
-    manifestVersion: snapshot?.lastReconcile?.manifestVersion ?? null,
+    manifestVersion: labelled(snapshot?.lastReconcile?.manifestVersion) ?? null,
     manifests: reconciler?.manifests ?? null,
     lastReconcile: snapshot?.lastReconcile ?? null,
     lastSuccessfulReconcileAt: snapshot?.lastSuccessfulReconcileAt ?? null,
     reconciles: snapshot?.reconciles ?? null,
     resync: { everyMs: settings.resync, cyclesRun: [...parts.cycles] },
     counts,
-    resources: rows,
+    resources: rows.map((r) => (r.appliedFrom ? { ...r, appliedFrom: labelled(r.appliedFrom) } : r)),
     failedBuildLogs: reconciler?.failedBuildLogs() ?? {},
     orphans: reconciler?.tracker.orphans() ?? [],
     history: snapshot?.history ?? [],
