@@ -127,7 +127,7 @@ export async function run(options) {
         rows: runs.map((r) => [r.n, edits, Math.min(...r.samples), median(r.samples), percentile(r.samples, 95), Math.max(...r.samples), r.reconciles.length, r.reconciles.filter((l) => l.targeted !== undefined).length, median(r.reconciles.map((l) => l.ms ?? 0))]),
       },
     ],
-    figures: runs.map((r) => figure('5', `watch N=${r.n}: edit of one file -> its PATCH, median of ${edits} edits`, median(r.samples), 'ms', '<= 500 ms', median(r.samples) <= 500)),
+    figures: runs.map((r) => figure('41.1', `watch N=${r.n}: edit of one file -> its PATCH, median of ${edits} edits`, median(r.samples), 'ms', '< 500 ms', median(r.samples) < 500, `${r.reconciles.filter((l) => l.targeted !== undefined).length} of ${r.reconciles.length} watch reconciles targeted`, { key: 'edit-patch', n: r.n })),
     notes: [
       'The daemon is its own process (node dist/cli/main.js run); the PATCH time is when the emulator (another process) received it; both read the same system clock.',
       'Each edit is a write to a hidden temporary file and a rename over the manifest (an atomic save); the next edit starts after the PATCH.',
