@@ -11,6 +11,7 @@ import {
   type DeploymentResource,
   type DesiredResource,
   type DiscoveryPreview,
+  type LiveDeployment,
   type LiveState,
 } from '../core/model.js';
 import { mapBounded } from '../core/map-bounded.js';
@@ -19,7 +20,7 @@ import type { PlanInput } from '../plan/plan.js';
 import { previewDiscovery } from '../discovery/discover.js';
 import type { Environment } from './environment.js';
 import { LIST_PREFETCH, listLiveDeployments, listLiveProviders } from './live.js';
-import { loadManifestDir, type ManifestCache } from './manifests.js';
+import { loadManifestDir, type ManifestCache, type ManifestDirResult } from './manifests.js';
 import { readManifestVersion } from './manifest-version.js';
 import type { ManifestVersion } from '../core/manifest-version.js';
 import { hashDesiredSecrets, secretErrorDiagnostic, shortSecretDiagnostic } from '../secrets/resolve.js';
@@ -93,7 +94,7 @@ export async function gatherPlanInput(options: GatherOptions): Promise<Gathered>
   // Both are awaited below; these handlers only keep a failure during loading from being reported as unhandled.
   listing.catch(() => undefined);
   appliedRead.catch(() => undefined);
-  let loaded: Awaited<ReturnType<typeof loadManifestDir>>;
+  let loaded: ManifestDirResult;
   try {
     loaded = await loadManifestDir(options.dir, {
       allowLiteralSecrets: options.allowLiteralSecrets,
@@ -104,6 +105,15 @@ export async function gatherPlanInput(options: GatherOptions): Promise<Gathered>
     stop.requested = true;
     throw error;
   }
+  return gatherFrom(options, loaded, listing, appliedRead);
+}
+
+/**
+ * The rest of a plan's input, from manifests loaded and the live deployments and applied state being read: repositories,
+ * discovery, providers, secret hashes. A targeted reconcile (src/daemon/cycle/targeted.ts) hands in the changed files
+ * and the live deployments of their names only.
+ */
+export async function gatherFrom(options: GatherOptions, loaded: ManifestDirResult, listing: Promise<LiveDeployment[]>, appliedRead: Promise<Map<string, AppliedRecord>>): Promise<Gathered> {
   const prefix = options.namePrefix;
   const outside = prefix === undefined ? [] : loaded.resources.filter((r) => inListing(r.kind) && !r.name.startsWith(prefix));
   const inScope = outside.length === 0 ? loaded.resources : loaded.resources.filter((r) => !outside.includes(r));

@@ -49,6 +49,16 @@ export class ManifestCache {
     this.entries.set(path, { bytes, options: optionsKey(options), result });
   }
 
+  /**
+   * The content id of the files held (ContentHasher over their sorted paths and bytes): after a load of the whole
+   * directory without an environment, and the loads of single files since, the same as that directory's read now.
+   */
+  contentId(): string {
+    const content = new ContentHasher();
+    for (const path of [...this.entries.keys()].sort(byPath)) content.add(path, this.entries.get(path)!.bytes);
+    return content.id();
+  }
+
   /** Forgets every file not in `paths` (deleted, renamed away, or now unreadable). */
   retain(paths: ReadonlySet<string>): void {
     for (const path of this.entries.keys()) if (!paths.has(path)) this.entries.delete(path);
@@ -109,6 +119,10 @@ function note(file: string, code: string, message: string, severity: Severity): 
 
 function byName(a: Dirent, b: Dirent): number {
   return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
+}
+
+function byPath(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 /** The manifest directory itself must exist and be a directory: anything else is a usage mistake. */
@@ -201,7 +215,7 @@ export async function listManifestFiles(dir: string, what = 'the manifest direct
   }
 
   await walk(root);
-  files.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  files.sort((a, b) => byPath(a.path, b.path));
   return { files, diagnostics };
 }
 
@@ -338,4 +352,32 @@ async function readAndCompile(listing: ManifestListing, environment: CompiledEnv
 /** Loads a manifest directory: every manifest, every problem as a diagnostic. Throws UsageError if `dir` is not a directory. */
 export async function loadManifestDir(dir: string, options: LoadOptions): Promise<ManifestDirResult> {
   return readManifestFiles(await listManifestFiles(dir), options);
+}
+
+/**
+ * Reads and compiles only `paths` (relative to `dir`, no environment) through `cache`, whose other entries stay: the
+ * load of a targeted reconcile (src/daemon/cycle/targeted.ts). Undefined when one of them is not a manifest file that
+ * reads (gone, a folder, a link, refused): the whole directory is loaded instead. Combined among themselves only, so
+ * the caller checks their names against the other files'; the content id is the whole directory's, from the cache.
+ */
+export async function loadChangedManifests(dir: string, paths: readonly string[], options: { allowLiteralSecrets: boolean; cache: ManifestCache }): Promise<ManifestDirResult | undefined> {
+  const root = resolve(dir);
+  const environment = compileEnvironment({ allowLiteralSecrets: options.allowLiteralSecrets });
+  const files: Array<ManifestBytes & { result?: ManifestResult }> = [];
+  for (const path of [...paths].sort(byPath)) {
+    if (!MANIFEST_NAME.test(path) || path.split('/').some((part) => part.startsWith('.'))) return undefined;
+    const outcome = readManifestFile({ path, absolute: join(root, ...path.split('/')) });
+    if (!('bytes' in outcome)) return undefined;
+    const cached = options.cache.get(path, outcome.bytes, environment.parseOptions);
+    files.push({ file: path, bytes: outcome.bytes, ...(cached ? { result: cached } : {}) });
+  }
+  const pending = files.filter((file) => !file.result);
+  const compiled = await compileFiles(pending, environment.parseOptions, undefined);
+  pending.forEach((file, index) => (file.result = compiled[index]!));
+  // A file that fails to compile is loaded with the whole directory, which then decides it: the cache keeps the good ones only.
+  if (files.some((file) => file.result!.diagnostics.some((d) => d.severity === 'error'))) return undefined;
+  for (const file of pending) options.cache.set(file.file, file.bytes, environment.parseOptions, file.result!);
+  const results: FileResult[] = files.map((file) => ({ file: file.file, ...withPatches(environment, file, file.result!) }));
+  const combined = combineManifests(environment, results, files.length, 0);
+  return { ...combined, diagnostics: sortDiagnostics(combined.diagnostics), files: files.map((f) => f.file), contentId: options.cache.contentId() };
 }

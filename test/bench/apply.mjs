@@ -2,7 +2,7 @@
 // same read-then-PATCH pairs with 20 in flight in the same run; BullMQ's own overhead.
 import { Queue, Worker } from 'bullmq';
 import { ServiceClient } from '../../dist/service/client.js';
-import { findLiveDeployment } from '../../dist/sync/deployment/sync.js';
+import { findLiveDeployment } from '../../dist/service/find-deployment.js';
 import { plan } from '../../dist/plan/plan.js';
 import { decideOutcomes } from '../../dist/plan/outcomes.js';
 import { runApply } from '../../dist/apply/apply.js';

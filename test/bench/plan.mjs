@@ -3,7 +3,7 @@ import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { ServiceClient } from '../../dist/service/client.js';
 import { plan } from '../../dist/plan/plan.js';
-import { findLiveDeployment } from '../../dist/sync/deployment/sync.js';
+import { findLiveDeployment } from '../../dist/service/find-deployment.js';
 import { gatherPlanInput } from '../../dist/observe/gather.js';
 import { LIST_PREFETCH, listLiveDeployments } from '../../dist/observe/live.js';
 import { loadManifestDir } from '../../dist/observe/manifests.js';

@@ -159,10 +159,15 @@ async function watching(t: TestContext, label: string, options: { bulk?: number;
   return { e, dir, d, prefix: p, declared };
 }
 
-/** Changes web-b behind the daemon's back, then saves a.yaml unchanged: a watch reconcile that finds the drift. */
+/**
+ * Changes web-b behind the daemon's back, then saves a.yaml and b.yaml (web-b's, unchanged): a watch reconcile that
+ * finds the drift. A watch event decides the resources of the files it changed (docs/daemon.md, "A watch event
+ * reconciles what changed"), so b.yaml is saved too; the drift of a file not saved is found by the resync.
+ */
 async function driftWebB(w: Watching, aMaxScale: number): Promise<void> {
   await patchBehindTheBack(w.e, 'web-b', 9, PLANTED_KEY);
   const edited = Date.now();
+  await atomicSave(join(w.dir, 'app', 'b.yaml'), internalDockerYaml('web-b', 1));
   await atomicSave(join(w.dir, 'app', 'a.yaml'), internalDockerYaml('web-a', aMaxScale));
   await until('a watch reconcile started after the hand edit', async () => (await w.d.status()).history.some((h) => h.trigger === 'watch' && Date.parse(h.startedAt) > edited), 5_000);
   await until('web-b reported out of sync', async () => (await w.d.status()).resources.find((r) => r.key === 'Deployment/web-b')?.state === 'out_of_sync', 5_000);

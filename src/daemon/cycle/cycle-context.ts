@@ -25,6 +25,8 @@ export interface CycleContext {
   enqueuer: Pick<Enqueuer, 'enqueue' | 'inFlightJob'>;
   applied: {
     getAll(): Promise<Map<string, AppliedRecord>>;
+    /** One resource's record (a targeted reconcile reads only those it decides: src/daemon/cycle/targeted.ts). */
+    get?(key: string): Promise<AppliedRecord | undefined>;
     /** Resources with a write whose answer is not known yet: their job settles it, so they are never held. */
     pendingKeys?(): Promise<Set<string>>;
     /** Records which declared resources carry converge/prune: "false" (AppliedStateStore.recordKeep). */

@@ -46,6 +46,8 @@ export interface ReconcileOutcome {
   revisionReads?: number;
   /** When a delete waiting for prune_grace falls due (ms): the daemon reconciles then (src/core/prune-grace.ts). */
   pruneRecheckAt?: number;
+  /** A targeted reconcile (src/daemon/cycle/targeted.ts): the resources it decided; the rest is the last reconcile's. */
+  targeted?: number;
 }
 
 
@@ -138,11 +140,62 @@ function daemonOutcomes(ctx: CycleContext, g: DaemonDecisionInputs) {
 }
 
 /** What the applied state keeps of the manifests read, for prune: converge/prune "false", and which file declares each. */
-async function recordDeclarations(ctx: CycleContext, gathered: Awaited<ReturnType<typeof gatherPlanInput>>): Promise<void> {
+export async function recordDeclarations(ctx: CycleContext, gathered: Awaited<ReturnType<typeof gatherPlanInput>>): Promise<void> {
   // converge/prune: "false" is remembered per resource, so it still holds once the manifest is gone.
   await ctx.applied.recordKeep?.(gathered.resources.keys(), new Set([...gathered.resources].filter(([, r]) => r.keep).map(([key]) => key)));
   // Which file declares each resource: prune tells a file emptied later from one removed.
   await ctx.applied.recordFiles?.(declaringFiles(gathered.resources.values()), gathered.input.applied);
+}
+
+/** What a reconcile decided and did (decideAndAct). */
+interface Acted {
+  outcomes: Map<string, Outcome>;
+  fingerprints: ReadonlyMap<string, string>;
+  holds: ReadonlyMap<string, ResourceHold>;
+  conflicts: Map<string, Conflict>;
+  released: string[];
+  added: number;
+  drift: ReconcileOutcome['drift'];
+  revisions: { requests: number };
+}
+
+/**
+ * Decides each planned resource with the daemon's memory, enqueues the decided writes, remembers what is in sync and
+ * ends the holds that are over: the one step of a full reconcile and a targeted one (src/daemon/cycle/targeted.ts),
+ * whose `scope` (the resources it decided) bounds the holds and memory it may end.
+ */
+export async function decideAndAct(ctx: CycleContext, g: Pick<DaemonDecisionInputs, 'result' | 'gathered' | 'input' | 'lastGood' | 'pendingWrites'>, scope?: ReadonlySet<string>): Promise<Acted> {
+  const { result, gathered, input } = g;
+  const [remembered, storedHolds, { conflicts, released }] = await Promise.all([
+    ctx.memory.getAll(),
+    ctx.holds?.getAll() ?? Promise.resolve(new Map<string, ResourceHold>()),
+    standingConflicts(ctx, gathered.resources, input.secretHashes),
+  ]);
+  const rollouts = ctx.rollouts;
+  // Health is read, not guessed: the latest revision of each deployment whose latest is not active, unless already known.
+  const revisions = await readLatestRevisions(ctx.client, result.changes, gathered.live.deployments, {
+    known: (key, revisionId) => rollouts?.knows(key, revisionId) === true || storedHolds.get(key)?.revisionId === revisionId,
+  });
+  // The same corridor as plan and apply (src/plan/outcomes.ts), with the daemon's memory.
+  const { inputs, outcomes, fingerprints, holds } = daemonOutcomes(ctx, { ...g, revisions: revisions.readings, storedHolds, conflicts, remembered });
+  const added = await enqueueOutcomes(ctx, { outcomes, inputs, resources: gathered.resources, secretHashes: input.secretHashes, version: gathered.version });
+
+  await ctx.memory.set(new Map([...outcomes.values()].flatMap((o) => (o.remember ? [[o.key, o.remember] as const] : []))));
+  // Declared, or unknown: a file that fails to load may declare it (its hold and memory are kept until it loads).
+  const unknown = result.changes.filter((c) => c.unknown === true).map((c) => resourceKey(c.kind, c.name));
+  const declared = new Set<string>([...gathered.resources.keys(), ...input.blocked.map((b) => resourceKey(b.kind, b.name)), ...unknown]);
+  // A hold about an older desired state (the manifest changed) or a resource no manifest declares any more is over.
+  const stale = [...storedHolds].filter(([key, hold]) => (scope === undefined || scope.has(key)) && (!declared.has(key) || (fingerprints.has(key) && hold.desired !== fingerprints.get(key)))).map(([key]) => key);
+  if (stale.length > 0) await ctx.holds?.release(stale);
+  if (scope === undefined) await ctx.memory.retain(declared);
+
+  const drift = [...outcomes.values()].flatMap((o) => {
+    if (!o.drift) return [];
+    // Who changed it: the live deployment the decision was given, against converge's last write.
+    const reason = driftReason(o.drift.fields, inputs.get(o.key)?.live, gathered.input.applied.get(o.key));
+    return [{ key: o.key, ...o.drift, reason, ...(fingerprints.has(o.key) ? { fingerprint: fingerprints.get(o.key)! } : {}) }];
+  });
+  return { outcomes, fingerprints, holds, conflicts, released, added, drift, revisions };
 }
 
 /**
@@ -173,37 +226,10 @@ export async function reconcileDirectory(ctx: CycleContext): Promise<ReconcileOu
   const input: PlanInput = { ...gathered.input, blocked: [...gathered.input.blocked, ...lastGood.extraBlocked] };
   const graced = await graceDeletes(ctx, plan(input), gathered.contentId);
   const result = graced.plan;
-  const [remembered, storedHolds, { conflicts, released }] = await Promise.all([
-    ctx.memory.getAll(),
-    ctx.holds?.getAll() ?? Promise.resolve(new Map<string, ResourceHold>()),
-    standingConflicts(ctx, gathered.resources, input.secretHashes),
-  ]);
-  const rollouts = ctx.rollouts;
-  // Health is read, not guessed: the latest revision of each deployment whose latest is not active, unless already known.
-  const revisions = await readLatestRevisions(ctx.client, result.changes, gathered.live.deployments, {
-    known: (key, revisionId) => rollouts?.knows(key, revisionId) === true || storedHolds.get(key)?.revisionId === revisionId,
-  });
-  // The same corridor as plan and apply (src/plan/outcomes.ts), with the daemon's memory.
-  const { inputs, outcomes, fingerprints, holds } = daemonOutcomes(ctx, { result, gathered, input, lastGood, revisions: revisions.readings, storedHolds, conflicts, remembered, pendingWrites });
   // The reconcile that sends a delete once its grace has passed: scheduled, not left to the next resync.
   ctx.schedulePrune?.(graced.recheckAt);
-  const added = await enqueueOutcomes(ctx, { outcomes, inputs, resources: gathered.resources, secretHashes: input.secretHashes, version: gathered.version });
-
-  await ctx.memory.set(new Map([...outcomes.values()].flatMap((o) => (o.remember ? [[o.key, o.remember] as const] : []))));
-  // Declared, or unknown: a file that fails to load may declare it (its hold and memory are kept until it loads).
-  const unknown = result.changes.filter((c) => c.unknown === true).map((c) => resourceKey(c.kind, c.name));
-  const declared = new Set<string>([...gathered.resources.keys(), ...input.blocked.map((b) => resourceKey(b.kind, b.name)), ...unknown]);
-  // A hold about an older desired state (the manifest changed) or a resource no manifest declares any more is over.
-  const stale = [...storedHolds].filter(([key, hold]) => !declared.has(key) || (fingerprints.has(key) && hold.desired !== fingerprints.get(key))).map(([key]) => key);
-  if (stale.length > 0) await ctx.holds?.release(stale);
-  await ctx.memory.retain(declared);
-
-  const drift = [...outcomes.values()].flatMap((o) => {
-    if (!o.drift) return [];
-    // Who changed it: the live deployment the decision was given, against converge's last write.
-    const reason = driftReason(o.drift.fields, inputs.get(o.key)?.live, gathered.input.applied.get(o.key));
-    return [{ key: o.key, ...o.drift, reason, ...(fingerprints.has(o.key) ? { fingerprint: fingerprints.get(o.key)! } : {}) }];
-  });
+  const acted = await decideAndAct(ctx, { result, gathered, input, lastGood, pendingWrites });
+  const { outcomes, fingerprints, holds, conflicts, released, added, drift, revisions } = acted;
   return {
     plan: result,
     resources: gathered.resources,

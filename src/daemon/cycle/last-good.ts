@@ -100,4 +100,15 @@ export class LastGoodManifests {
     for (const key of [...this.lastGood.keys()]) if (!remembered.has(key)) this.lastGood.delete(key);
     return { extraBlocked, held };
   }
+
+  /** Folds in a load of some files only, every one without errors (a targeted reconcile): the other files stay as they were. */
+  observeValidFiles(files: readonly string[], resources: readonly DesiredResource[]): void {
+    for (const file of files) this.byFile.delete(file);
+    for (const r of resources) {
+      const key = resourceKey(r.kind, r.name);
+      this.lastGood.set(key, r);
+      const keys = this.byFile.get(r.location.file) ?? new Set<string>();
+      this.byFile.set(r.location.file, keys.add(key));
+    }
+  }
 }

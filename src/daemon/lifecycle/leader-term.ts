@@ -95,7 +95,8 @@ export class LeaderTerms {
       debounceMs: settings.debounce,
       onBurst: (burst) => {
         log.debug({ events: burst.events, sample: burst.sample, quietMs: Date.now() - burst.lastAt }, 'manifest change');
-        void reconciler.request('watch');
+        // The changed paths of the manifest directory (a targeted reconcile); an overlay or variables file changes every resource.
+        void reconciler.request('watch', undefined, environment ? undefined : burst);
       },
       onError: (e) => this.parts.warn('watcher', e),
       // The loader reports the loop as a manifest warning (E_SYMLINK_LOOP); the watcher only says it did not follow it.

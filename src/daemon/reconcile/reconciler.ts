@@ -6,15 +6,15 @@ import type { BuildLogReads } from '../../service/build-log-tail.js';
 import type { ReconcileJobResult } from '../../store/schema.js';
 import { FailedBuilds } from '../status/failed-builds.js';
 import type { DaemonMetrics, ReconcileTrigger } from '../telemetry/metrics.js';
-import { reconcileDirectory, type ReconcileOutcome } from '../cycle/cycle.js';
+import type { ReconcileOutcome } from '../cycle/cycle.js';
+import { foldScope, WatchScope, type ChangedPaths, type RunScope } from './watch-scope.js';
 import type { CycleContext, EnqueuedJob } from '../cycle/cycle-context.js';
-import { REVISION_FAILURE_REASONS, type RevisionFailureReason } from '../../core/health.js';
 import { holdsNamed, namingNone, type ResourceHold } from '../../core/holds.js';
 import { orphanDeployments } from '../../plan/summary.js';
 import { FindingsLog } from './findings-log.js';
 import { followRollouts, holdFailedRevisions } from '../status/rollout.js';
 import { EventRecorder, type RecordStore } from '../status/event-recorder.js';
-import { logTransition } from './transition-log.js';
+import { logTransitions } from './transition-log.js';
 import { ResourceTracker, type HealthSettings, type ReconcileRecord } from '../status/resource-tracker.js';
 import { wasNotRun } from '../../jobs/runner/worker.js';
 import { holdIfRefused } from '../status/refused-writes.js';
@@ -53,7 +53,8 @@ export class Reconciler {
   private readonly options: ReconcilerOptions;
   private sequence = 0;
   private running: Promise<void> | undefined;
-  private next: { trigger: ReconcileTrigger; cycles: string[]; waiters: Waiter[] } | undefined;
+  private next: { trigger: ReconcileTrigger; cycles: string[]; waiters: Waiter[]; scope?: RunScope } | undefined;
+  private readonly scope: WatchScope; // what a run covers: the changed files (a targeted reconcile) or the whole directory
   private retryTimer: NodeJS.Timeout | undefined;
   private failures = 0;
   /** Jobs in a row that sent nothing, live state changed since their decision or a former term's (the next reconcile's backoff). */
@@ -82,6 +83,7 @@ export class Reconciler {
     this.options = options;
     this.tracker = new ResourceTracker(options.health);
     this.findings = new FindingsLog(options.log);
+    this.scope = new WatchScope(options.log);
     this.failedBuilds = new FailedBuilds(this.tracker, options.log, () => ({ desired: this.desired, env: options.context.env }), options.record?.store);
     if (options.record) this.recorder = new EventRecorder(options.record.store, { by: options.record.by, log: options.log, leading: () => this.leading() }, this.tracker);
   }
@@ -92,8 +94,8 @@ export class Reconciler {
   /** Resolves when every change so far is written to the event log. */
   recorded = async (): Promise<void> => this.recorder?.flushed();
 
-  /** Asks for a full reconcile; resolves with the record of the run that covered it (undefined once stopping). */
-  request(trigger: ReconcileTrigger, cycle?: string): Promise<ReconcileRecord | undefined> {
+  /** Asks for a reconcile (of the changed files of a watch burst, else full); resolves with the record of the run that covered it (undefined once stopping). */
+  request(trigger: ReconcileTrigger, cycle?: string, changed?: ChangedPaths): Promise<ReconcileRecord | undefined> {
     if (this.stopped || !this.leading()) return Promise.resolve(undefined);
     if (this.retryTimer && trigger !== 'retry') {
       clearTimeout(this.retryTimer);
@@ -105,6 +107,7 @@ export class Reconciler {
       const rank: Record<ReconcileTrigger, number> = { retry: 0, prune: 0, watch: 1, startup: 2, resync: 3, manual: 4 };
       if (rank[trigger] > rank[this.next.trigger]) this.next.trigger = trigger;
       if (cycle) this.next.cycles.push(cycle);
+      this.next.scope = foldScope(this.next.scope, trigger, changed);
       this.next.waiters.push({ resolve });
       if (!this.running) this.running = this.drain();
     });
@@ -120,7 +123,7 @@ export class Reconciler {
     while (this.next && !this.stopped && this.leading()) {
       const batch = this.next;
       this.next = undefined;
-      const record = await this.reconcile(batch.trigger, batch.cycles);
+      const record = await this.reconcile(batch.trigger, batch.cycles, batch.scope ?? 'all');
       for (const waiter of batch.waiters) waiter.resolve(record);
     }
     if (this.next) for (const waiter of this.next.waiters) waiter.resolve(undefined);
@@ -129,11 +132,12 @@ export class Reconciler {
   }
 
   /** The outer step: everything about the run's bookkeeping happens in its one `finally`. */
-  private async reconcile(trigger: ReconcileTrigger, cycles: string[]): Promise<ReconcileRecord> {
+  private async reconcile(trigger: ReconcileTrigger, cycles: string[], scope: RunScope): Promise<ReconcileRecord> {
     const id = ++this.sequence;
     const started = Date.now();
     let outcome: ReconcileOutcome | undefined;
     let failure: unknown;
+    let followUp = false;
     let record!: ReconcileRecord;
     for (const [key, done] of this.finished) if (done.at < started - FINISHED_KEPT_MS) this.finished.delete(key);
     const finishedSince = (key: string, desired: string): boolean => {
@@ -141,7 +145,7 @@ export class Reconciler {
       return done !== undefined && done.desired === desired && done.at >= started;
     };
     try {
-      outcome = await reconcileDirectory({ ...this.options.context, onEnqueued: (job) => this.jobEnqueued(job), finishedSince, rollouts: this.tracker });
+      ({ outcome, followUp } = await this.scope.run({ ...this.options.context, onEnqueued: (job) => this.jobEnqueued(job), finishedSince, rollouts: this.tracker }, scope));
     } catch (error) {
       failure = error;
     } finally {
@@ -164,7 +168,10 @@ export class Reconciler {
       if (cycles[0]) record.cycle = cycles[0];
       if (outcome?.version) record.manifestVersion = outcome.version;
       this.finish(record, outcome, failure, cycles);
+      this.scope.folded();
     }
+    // Rows that moved during a targeted run and that it did not decide: decided again at once (src/daemon/reconcile/watch-scope.ts).
+    if (followUp) void this.request('watch', undefined, { paths: [], overflow: false });
     if (outcome) {
       await holdFailedRevisions(this.tracker, this.options.context.holds).catch((error: unknown) => this.options.log.warn({ error: errorLine(error) }, 'could not record the hold of a failed revision; the next reconcile tries again'));
     }
@@ -197,10 +204,7 @@ export class Reconciler {
       for (const key of outcome.released ?? []) log.info({ key }, 'conflict released: the desired state changed to a new one; writing again');
       metrics.manifestErrors.set(outcome.plan.diagnostics.filter((d) => d.severity === 'error').length);
       metrics.drifted.reset();
-      for (const d of outcome.drift) {
-        const kind = d.key.slice(0, d.key.indexOf('/'));
-        metrics.drifted.inc({ kind, policy: d.policy });
-      }
+      for (const d of outcome.drift) metrics.drifted.inc({ kind: d.key.slice(0, d.key.indexOf('/')), policy: d.policy });
       this.findings.diagnostics(outcome);
       const held = this.tracker.secretsUnknown();
       if (held.join() !== this.loggedSecretsUnknown) {
@@ -214,7 +218,7 @@ export class Reconciler {
         {
           reconcile: record.id, trigger: record.trigger, ms: record.durationMs, files: record.files, live: record.live,
           create: s.create, update: s.update, adopt: s.adopt, delete: s.delete, noop: s.noop, orphan: s.orphan, blocked: s.blocked,
-          enqueued: record.enqueued, drifted: record.drifted, held: record.held, revisionReads: outcome.revisionReads ?? 0,
+          enqueued: record.enqueued, drifted: record.drifted, held: record.held, revisionReads: outcome.revisionReads ?? 0, targeted: outcome.targeted,
           ...(record.cycle ? { cycle: record.cycle } : {}),
         },
         'reconciled',
@@ -277,10 +281,11 @@ export class Reconciler {
   async jobCompleted(jobId: string, value: unknown): Promise<void> {
     const job = this.jobs.get(jobId);
     // A job a former leader (or this daemon before its restart) enqueued: its row was taken up from the record.
-    if (!job) return void (this.leading() && this.tracker.completed(jobId, value) && this.reportHealth());
+    if (!job) return void (this.leading() && this.scope.touchKey(this.tracker.completed(jobId, value)) && this.reportHealth());
     this.jobs.delete(jobId);
     // A job not run (a former leader's, superseded, live changed since its decision) did not bring its desired state about.
     const ran = !wasNotRun(value);
+    this.scope.touch([job.key]);
     if (ran && job.desired) this.finished.set(job.key, { desired: job.desired, at: Date.now() });
     const notRun = (value as ReconcileJobResult | undefined)?.notRun;
     if (notRun === 'live_changed' || notRun === 'former_leader') this.decideAgain(job.key, jobId, value as ReconcileJobResult);
@@ -297,6 +302,7 @@ export class Reconciler {
     const job = this.jobs.get(jobId);
     if (!job) return void (this.leading() && this.tracker.failed(jobId, reason));
     this.jobs.delete(jobId);
+    this.scope.touch([job.key]);
     this.tracker.failed(jobId, reason);
     if (!holdIfRefused(job, reason, { tracker: this.tracker, holds: this.options.context.holds, log: this.options.log })) this.options.log.warn({ key: job.key, jobId, error: reason }, 'job failed; the next reconcile tries again');
     this.options.metrics.setResourceStates(this.tracker.counts());
@@ -347,6 +353,7 @@ export class Reconciler {
     if (conflicts && conflictHeld.length > 0) await conflicts.release(conflictHeld, true);
     for (const key of revisionHeld) this.tracker.releaseHold(key, stored.get(key)?.revisionId);
     for (const key of conflictHeld) this.tracker.clearConflict(key);
+    this.scope.touch(named.released);
     if (named.released.length > 0) this.options.log.info({ released: named.released }, 'holds released on request (converge reconcile --retry-failed): written again where their plan differs, rebuilt where a revision failed and the plan does not differ');
     // Only a failed revision is rebuilt when nothing differs: a released Conflict is written again only where its plan differs.
     return { ...named, rebuild: revisionHeld };
@@ -356,12 +363,8 @@ export class Reconciler {
   private reportHealth(): void {
     const { metrics, log } = this.options;
     const transitions = this.tracker.takeTransitions();
-    for (const t of transitions) {
-      logTransition(log, t);
-      const failure: RevisionFailureReason | undefined = REVISION_FAILURE_REASONS.find((r) => r === t.to.reason);
-      const already = t.from?.status === 'degraded' && t.from.revisionId === t.to.revisionId;
-      if (failure && t.to.status === 'degraded' && !already) metrics.revisionFailures.inc({ reason: failure });
-    }
+    this.scope.touch(transitions.map((t) => t.key));
+    logTransitions(log, metrics, transitions);
     if (transitions.length > 0) metrics.setResourceStates(this.tracker.counts());
     metrics.setResourceHealth(this.tracker.resources());
   }

@@ -10,6 +10,12 @@ export interface WatchBurst {
   events: number;
   /** Up to MAX_SAMPLE paths (relative to the directory, forward slashes), for logs. */
   sample: string[];
+  /**
+   * Every distinct path of the burst (relative, forward slashes), up to MAX_PATHS: what a targeted reconcile reads
+   * (docs/daemon.md). Beyond that the burst overflows: `paths` stops growing and the change is reconciled in full.
+   */
+  paths: string[];
+  overflow: boolean;
   /** Epoch ms of the first and last event of the burst. */
   firstAt: number;
   lastAt: number;
@@ -45,6 +51,8 @@ export interface ManifestWatcher {
 }
 
 const MAX_SAMPLE = 5;
+/** The paths a burst keeps: far more than a targeted reconcile takes (src/daemon/reconcile/watch-scope.ts), so an overflow is always a full one. */
+export const MAX_PATHS = 1_000;
 
 /** Editor scratch files that never hold a manifest (vim swap and probe files, emacs locks and backups). */
 const SCRATCH = [/\.sw[a-p]$/i, /\.swx$/i, /~$/, /^\.#/, /^#.*#$/, /^4913$/];
@@ -73,19 +81,26 @@ export function isRelevantPath(rel: string): boolean {
 export function createDebouncer(quietMs: number, maxWaitMs: number, fire: (burst: WatchBurst) => void) {
   let timer: NodeJS.Timeout | undefined;
   let burst: WatchBurst | undefined;
+  const seen = new Set<string>();
   function flush(): void {
     if (timer) clearTimeout(timer);
     timer = undefined;
     const done = burst;
     burst = undefined;
+    seen.clear();
     if (done) fire(done);
   }
   return {
     poke(path: string, now: number = Date.now()): void {
-      if (!burst) burst = { events: 0, sample: [], firstAt: now, lastAt: now };
+      if (!burst) burst = { events: 0, sample: [], paths: [], overflow: false, firstAt: now, lastAt: now };
       burst.events++;
       burst.lastAt = now;
       if (burst.sample.length < MAX_SAMPLE && !burst.sample.includes(path)) burst.sample.push(path);
+      if (!burst.overflow && !seen.has(path)) {
+        seen.add(path);
+        if (burst.paths.length < MAX_PATHS) burst.paths.push(path);
+        else burst.overflow = true;
+      }
       if (timer) clearTimeout(timer);
       const wait = Math.max(0, Math.min(quietMs, burst.firstAt + maxWaitMs - now));
       timer = setTimeout(flush, wait);
@@ -94,6 +109,7 @@ export function createDebouncer(quietMs: number, maxWaitMs: number, fire: (burst
       if (timer) clearTimeout(timer);
       timer = undefined;
       burst = undefined;
+      seen.clear();
     },
     /** Whether a burst has begun and not been fired yet. */
     pending(): boolean {

@@ -2,7 +2,7 @@
 import { BlockedError, ServiceError } from '../../core/errors.js';
 import type { AppliedRecord, DeploymentResource, LiveDeployment } from '../../core/model.js';
 import type { CreateDeploymentRequest, PatchDeploymentRequest } from '../../core/wire/schema.js';
-import type { DesiredSecrets, JobWrite, PendingWrite, ServicePort, SyncPorts, SyncResult, WrittenState } from '../../core/kinds/ports.js';
+import type { DesiredSecrets, JobWrite, PendingWrite, SyncPorts, SyncResult, WrittenState } from '../../core/kinds/ports.js';
 import { blockedNow, liveChanged, undecidedNow } from '../../core/write-premise.js';
 import { diffDeployment, requestBody, type DeploymentContext, type DeploymentDiff } from '../../core/kinds/deployment/diff.js';
 import { artifactField, declaredFieldPaths } from '../../core/kinds/deployment/fields.js';
@@ -11,6 +11,7 @@ import { declaredSources } from '../../core/kinds/deployment/secrets.js';
 import { resourceKey, type Ownership } from '../../core/model.js';
 import { ownershipOf } from '../../core/ownership.js';
 import { isAbsent } from '../../core/values.js';
+import { findLiveDeployment } from '../../service/find-deployment.js';
 
 /**
  * How far the service's clock may be behind ours when deciding that a deployment found after a lost create
@@ -53,24 +54,6 @@ function adoptedOwnership(applied: AppliedRecord | undefined, live: LiveDeployme
 /** fieldHash() of each declared field the body sends (recorded as pending before the send, as applied after). */
 function sentFields(resource: DeploymentResource, body: unknown): Record<string, string> {
   return sentFieldHashes(declaredFieldPaths(resource.spec), body);
-}
-
-/**
- * The live deployment of exactly this name, or undefined. By id when known (GET by id, or the list filtered by
- * deployment_ids on a service without it), else (or when that id is gone) by name_contains (a substring filter
- * that may match others, so the exact name is picked out). Paging stops at the match: a found deployment costs
- * one request, and only a missing one reads on to the empty page that ends the list.
- */
-export async function findLiveDeployment(service: ServicePort, name: string, id?: string): Promise<LiveDeployment | undefined> {
-  if (id) {
-    const byId = await service.readDeployment(id);
-    if (byId?.name === name) return byId;
-  }
-  for await (const page of service.listDeploymentPages({ name_contains: name })) {
-    const hit = page.find((d) => d.name === name);
-    if (hit) return hit;
-  }
-  return undefined;
 }
 
 /** The desired deployment as this sync writes it: repository resolved, secrets hashed (values on demand). */

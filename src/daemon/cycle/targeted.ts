@@ -1,0 +1,142 @@
+// A watch event's reconcile: the resources the changed files declare (before and after), decided against live state read for them only, through the step a full reconcile takes (cycle.ts).
+import { sortDiagnostics } from '../../core/diagnostics.js';
+import { inListing } from '../../core/kinds/index.js';
+import { mapBounded } from '../../core/map-bounded.js';
+import { resourceKey, type AppliedRecord, type DesiredResource, type LiveDeployment, type Plan } from '../../core/model.js';
+import { gatherFrom, type Gathered } from '../../observe/gather.js';
+import { loadChangedManifests } from '../../observe/manifests.js';
+import { plan } from '../../plan/plan.js';
+import { sortChanges, summarize } from '../../plan/summary.js';
+import { findLiveDeployment } from '../../service/find-deployment.js';
+import { decideAndAct, recordDeclarations, type ReconcileOutcome } from './cycle.js';
+import type { CycleContext } from './cycle-context.js';
+
+/** A targeted reconcile's answer: its outcome, folded into the last full one; or why the change takes the full path. */
+export type Targeted = { outcome: ReconcileOutcome } | { full: string };
+
+/** Live reads in flight at once (one request each, by id or by name_contains). */
+const READS_IN_FLIGHT = 8;
+
+/** What the changed files declared at the last reconcile and declare now, or why the change takes the full path. */
+interface Scope {
+  /** Every resource key decided: declared before or now by a changed file. */
+  keys: Set<string>;
+  loaded: NonNullable<Awaited<ReturnType<typeof loadChangedManifests>>>;
+}
+
+/** The resources the changed files declare now and declared before (previous), when one by one is the same as the full path. */
+async function scopeOf(ctx: CycleContext, previous: ReconcileOutcome, paths: readonly string[]): Promise<Scope | string> {
+  if (!ctx.manifestCache || ctx.environment) return 'variables files or overlays are read with the manifests';
+  if (previous.held.length > 0 || previous.plan.diagnostics.some((d) => d.severity === 'error')) return 'a manifest has errors';
+  const loaded = await loadChangedManifests(ctx.dir, paths, { allowLiteralSecrets: false, cache: ctx.manifestCache });
+  // A file removed, renamed away or that fails to load: the full path holds, orphans or prunes what it declared.
+  if (!loaded) return 'a changed file is gone or does not load';
+  if (loaded.blocked.length > 0) return 'a name is declared twice';
+  const changed = new Set(paths);
+  const before = [...previous.resources].filter(([, r]) => changed.has(r.location.file));
+  const now = new Map(loaded.resources.map((r) => [resourceKey(r.kind, r.name), r] as const));
+  if (before.some(([key]) => !now.has(key))) return 'a resource is no longer declared where it was (orphans and prune are the full listing\'s)';
+  for (const [key, r] of now) {
+    const elsewhere = previous.resources.get(key);
+    if (elsewhere && !changed.has(elsewhere.location.file)) return 'a name is declared by another file too';
+    if (!inListing(r.kind)) return 'a changed file declares a resource the deployment listing does not hold';
+    if (ctx.settings.namePrefix !== undefined && !r.name.startsWith(ctx.settings.namePrefix)) return 'a resource outside the name prefix';
+  }
+  if (ctx.settings.prune && ctx.applied.absences) {
+    // A resource declared again while its absence counts toward prune_grace: the full path ends the absence.
+    const absent = await ctx.applied.absences();
+    if ([...now.keys()].some((key) => absent.has(key))) return 'a resource comes back while prune counts its absence';
+  }
+  return { keys: new Set([...before.map(([key]) => key), ...now.keys()]), loaded };
+}
+
+/** The applied records of the resources decided, one read each where the store has it (not every record of the prefix). */
+async function appliedOf(ctx: CycleContext, resources: readonly DesiredResource[]): Promise<Map<string, AppliedRecord>> {
+  const get = ctx.applied.get?.bind(ctx.applied);
+  if (!get) return ctx.applied.getAll();
+  const keys = resources.map((r) => resourceKey(r.kind, r.name));
+  const records = await Promise.all(keys.map((key) => get(key)));
+  return new Map(keys.flatMap((key, i) => (records[i] ? [[key, records[i]] as const] : [])));
+}
+
+/** The live deployment of each declared name, read by the id the last listing or the applied state knows, else by name_contains. */
+async function readLive(ctx: CycleContext, previous: ReconcileOutcome, resources: readonly DesiredResource[], applied: Promise<Map<string, { ownership?: { id: string } }>>): Promise<LiveDeployment[]> {
+  const names = new Set(resources.map((r) => r.name));
+  const known = new Map(previous.live.filter((d) => names.has(d.name)).map((d) => [d.name, d.id] as const));
+  const records = await applied;
+  const found: LiveDeployment[] = [];
+  await mapBounded(resources, READS_IN_FLIGHT, async (r) => {
+    const id = known.get(r.name) ?? records.get(resourceKey(r.kind, r.name))?.ownership?.id;
+    const live = await findLiveDeployment(ctx.client, r.name, id);
+    if (live) found.push(live);
+  });
+  return found;
+}
+
+/**
+ * Reconciles the changed files' resources only, or answers why this change takes the full path (a file removed or
+ * failing, a resource no longer declared, a name declared twice, variables or overlays, prune's absences). The plan,
+ * the decision (src/plan/outcomes.ts), holds, flap guard and enqueue are the full reconcile's (decideAndAct); it never
+ * deletes: its live side holds only declared names, so it plans no orphan.
+ */
+export async function reconcileFiles(ctx: CycleContext, previous: ReconcileOutcome, paths: readonly string[]): Promise<Targeted> {
+  const pendingWrites = (await ctx.applied.pendingKeys?.()) ?? new Set<string>();
+  const scope = await scopeOf(ctx, previous, paths);
+  if (typeof scope === 'string') return { full: scope };
+  const appliedRead = appliedOf(ctx, scope.loaded.resources);
+  appliedRead.catch(() => undefined);
+  const listing = readLive(ctx, previous, scope.loaded.resources, appliedRead);
+  const gathered = await gatherFrom(
+    {
+      dir: ctx.dir,
+      env: ctx.env,
+      client: ctx.client,
+      allowLiteralSecrets: false,
+      allowLocalDiscovery: ctx.settings.allowLocalDiscovery,
+      namePrefix: ctx.settings.namePrefix,
+      ...(ctx.settings.adopt ? { adoptPolicy: ctx.settings.adopt } : {}),
+    },
+    scope.loaded,
+    listing,
+    appliedRead,
+  );
+  // A secret that cannot be resolved, a repository that does not: the full path reports them with every other finding.
+  if (gathered.diagnostics.some((d) => d.severity === 'error')) return { full: 'a changed resource is blocked' };
+  await recordDeclarations(ctx, gathered);
+  ctx.lastGood.observeValidFiles(scope.loaded.files, scope.loaded.resources);
+  const result = plan(gathered.input);
+  const acted = await decideAndAct(ctx, { result, gathered, input: gathered.input, lastGood: { held: [] }, pendingWrites }, scope.keys);
+  return { outcome: folded(ctx, previous, { scope, paths, result, gathered, acted }) };
+}
+
+/** The last full outcome with this reconcile's resources in place of theirs: what status, metrics and logs read. */
+function folded(
+  ctx: CycleContext,
+  previous: ReconcileOutcome,
+  now: { scope: Scope; paths: readonly string[]; result: Plan; gathered: Gathered; acted: Awaited<ReturnType<typeof decideAndAct>> },
+): ReconcileOutcome {
+  const { scope, result, gathered, acted } = now;
+  const outside = <T>(entries: Iterable<readonly [string, T]>): Array<[string, T]> => [...entries].filter(([key]) => !scope.keys.has(key)) as Array<[string, T]>;
+  const changes = sortChanges([...previous.plan.changes.filter((c) => !scope.keys.has(resourceKey(c.kind, c.name))), ...result.changes]);
+  const changed = new Set(now.paths);
+  const diagnostics = sortDiagnostics([...previous.plan.diagnostics.filter((d) => !changed.has(d.file)), ...result.diagnostics] as Parameters<typeof sortDiagnostics>[0]);
+  const names = new Set(scope.loaded.resources.map((r) => r.name));
+  return {
+    plan: { ...previous.plan, changes, diagnostics, summary: summarize(changes) },
+    resources: new Map([...outside(previous.resources), ...gathered.resources]),
+    live: [...previous.live.filter((d) => !names.has(d.name)), ...gathered.live.deployments],
+    files: ctx.manifestCache?.size ?? previous.files,
+    outcomes: new Map([...outside(previous.outcomes), ...acted.outcomes]),
+    held: previous.held,
+    drift: [...previous.drift.filter((d) => !scope.keys.has(d.key)), ...acted.drift],
+    enqueued: acted.added,
+    fingerprints: new Map([...outside(previous.fingerprints ?? new Map<string, string>()), ...acted.fingerprints]),
+    holds: new Map([...outside(previous.holds ?? new Map()), ...acted.holds]),
+    version: gathered.version,
+    applied: new Map([...(previous.applied ?? []), ...gathered.input.applied]),
+    conflicts: acted.conflicts,
+    released: acted.released,
+    revisionReads: acted.revisions.requests,
+    targeted: scope.keys.size,
+  };
+}
