@@ -5,10 +5,12 @@ import type { VariablesInput } from '../core/manifest/environment.js';
 import { MAX_MANIFEST_BYTES } from '../core/manifest/parse.js';
 import { readCapped, type CappedRead } from './read-capped.js';
 
-/** A file or folder the user named: its path, and how diagnostics name it (as it was given). */
+/** A file or folder the user named: its path, how diagnostics name it (relative to the manifest directory), and as given. */
 interface EnvironmentInput {
   path: string;
   label: string;
+  /** the argument as the user gave it, for errors about the argument itself (missing); defaults to `label` */
+  given?: string;
 }
 
 /** The variables files (later ones win) and overlay directories (applied in order) of one environment. */
@@ -54,7 +56,7 @@ export function readVariableFiles(inputs: readonly EnvironmentInput[]): { files:
   for (const input of inputs) {
     const outcome = readCapped(input.path, MAX_VARIABLES_BYTES);
     if (!('bytes' in outcome)) {
-      if (outcome.refused === 'missing') throw new UsageError(`variables file ${input.label} does not exist (--vars, setting vars); check the path`);
+      if (outcome.refused === 'missing') throw new UsageError(`variables file ${input.given ?? input.label} does not exist (--vars, setting vars); check the path`);
       diagnostics.push(note(input.label, 'E_VARS_FILE', refusalMessage(outcome)));
       files.push({ file: input.label, unread: true });
       continue;

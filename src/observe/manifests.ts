@@ -255,7 +255,7 @@ async function readOverlays(environment: Environment | undefined, diagnostics: D
   const inputs: OverlayInput[] = [];
   for (const [index, overlay] of (environment?.overlays ?? []).entries()) {
     const listing = await listManifestFiles(overlay.path, 'the overlay directory').catch((error: unknown) => {
-      if (error instanceof UsageError) throw new UsageError(`overlay ${overlay.label}: ${error.message.replace('manifest directory', 'directory')} (--overlay, setting overlays)`);
+      if (error instanceof UsageError) throw new UsageError(`overlay ${overlay.given ?? overlay.label}: ${error.message.replace('manifest directory', 'directory')} (--overlay, setting overlays)`);
       throw error;
     });
     const fromListing = listing.diagnostics.map((d) => ({ ...d, file: `${overlay.label}/${d.file}` }));

@@ -96,7 +96,7 @@ export const applyCommand: Command = {
       target = await openTarget(settings, { onRetry: (info) => progress.write(io.stderr, `converge apply: ${retryLine(info)}\n`) });
       const gathered = await gatherPlanInput({
         dir,
-        environment: environmentOf(settings, io.cwd),
+        environment: environmentOf(settings, io.cwd, dir),
         env: io.env,
         client: target.client,
         allowLiteralSecrets: settings.allowLiteralSecrets,

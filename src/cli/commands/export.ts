@@ -125,7 +125,7 @@ export const exportCommand: Command = {
     if (overlayArg !== undefined && toStdout) throw new UsageError('--overlay-out writes files: give it with --out BASE, not --stdout');
     const overlayOut = overlayArg === undefined ? undefined : resolve(io.cwd, overlayArg);
     const baseExists = overlayOut ? (await exists(out)) && (await readdir(out, { recursive: true })).some((f) => /\.ya?ml$/i.test(String(f))) : false;
-    const base = overlayOut && baseExists ? await readBase(out, environmentOf(settings, io.cwd)) : undefined;
+    const base = overlayOut && baseExists ? await readBase(out, environmentOf(settings, io.cwd, out)) : undefined;
     const { docs, skipped } = await liveDocuments(settings);
     const rendered: Exported[] = [];
     for (const doc of docs) {

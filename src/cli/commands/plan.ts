@@ -94,7 +94,7 @@ export const planCommand: Command = {
       const appliedRead = { records: new Map<string, AppliedRecord>() } as AppliedRead;
       const gathered = await gatherPlanInput({
         dir,
-        environment: environmentOf(settings, io.cwd),
+        environment: environmentOf(settings, io.cwd, dir),
         env: io.env,
         client: target.client,
         allowLiteralSecrets: settings.allowLiteralSecrets,

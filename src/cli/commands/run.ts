@@ -86,7 +86,7 @@ export const runCommand: Command = {
     try {
       daemon = await startDaemon({
         dir,
-        environment: environmentOf(settings, io.cwd),
+        environment: environmentOf(settings, io.cwd, dir),
         settings,
         env: io.env,
         log,

@@ -34,7 +34,7 @@ export const validateCommand: Command = {
     }
     const settings = resolveSettings(args, io.env);
     const dir = resolve(io.cwd, args.positionals[0]!);
-    const environment = environmentOf(settings, io.cwd);
+    const environment = environmentOf(settings, io.cwd, dir);
     // validate sees no live state: it also warns of what a create needs that a manifest leaves out (a plan blocks that create).
     const loaded = await loadManifestDir(dir, { allowLiteralSecrets: settings.allowLiteralSecrets, createWarnings: true, ...(environment ? { environment } : {}) });
     const secretProblems = args.values['check-secrets'] === true ? secretDiagnostics(loaded.resources, io.env, { baseDir: io.cwd }) : [];
