@@ -36,6 +36,17 @@ export interface RecordedEvent {
   by: string;
 }
 
+/** `converge history --output json` and `GET /history/KIND/NAME`: the resource and its entries, newest first. */
+export interface HistoryDocument {
+  resource: string;
+  events: Array<Omit<RecordedEvent, 'key'>>;
+}
+
+/** The history document of `key` from its entries (each without its key, which is the document's `resource`). */
+export function historyDocument(key: string, events: readonly RecordedEvent[]): HistoryDocument {
+  return { resource: key, events: events.map(({ at, type, reason, message, manifests, job, revision, by }) => ({ at, type, reason, message, manifests, job, revision, by })) };
+}
+
 /** What the recorder knows besides the event: when, who, and the manifests the state came from (when known). */
 export interface RecordMeta {
   at: string;

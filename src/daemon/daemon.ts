@@ -179,6 +179,7 @@ class ConvergeDaemon implements Daemon {
         readiness: () => this.readiness(),
         status: () => this.status(),
         metrics: () => this.metrics.render(),
+        history: (key, limit) => (this.jobs ? this.jobs.record.history(key, { limit }) : Promise.resolve([])),
         reconcile: (request) => this.reconcileNow(request),
       },
       onError: (error, path) => this.warn(`http ${path}`, error),

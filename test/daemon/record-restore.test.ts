@@ -18,7 +18,7 @@ function queuedRow(name: string, jobId: string): ResourceState {
   return {
     key: `Deployment/${name}`, kind: 'Deployment', name, file: `${name}.yaml`, action: 'update',
     sync: { status: 'out_of_sync', reason: 'Applying', message: `job ${jobId} queued` },
-    health: { status: 'healthy', reason: 'RevisionActive', message: 'revision r0 active', revisionId: 'r0' },
+    health: { status: 'healthy', reason: 'RevisionDeployed', message: 'revision r0 deployed', revisionId: 'r0' },
     reason: null, error: null, drift: null, heldAtLastGood: false,
     job: { id: jobId, state: 'queued', operation: 'patch-deployment' }, deploymentId: `d-${name}`,
   };
