@@ -8,13 +8,14 @@ import { FailedBuilds } from '../status/failed-builds.js';
 import type { DaemonMetrics, ReconcileTrigger } from '../telemetry/metrics.js';
 import { reconcileDirectory, type ReconcileOutcome } from '../cycle/cycle.js';
 import type { CycleContext, EnqueuedJob } from '../cycle/cycle-context.js';
-import { REVISION_FAILURE_REASONS, type RevisionFailureReason } from '../../core/health.js';
 import { holdsNamed, namingNone, type ResourceHold } from '../../core/holds.js';
 import { orphanDeployments } from '../../plan/summary.js';
 import { FindingsLog } from './findings-log.js';
 import { followRollouts, holdFailedRevisions } from '../status/rollout.js';
 import { EventRecorder, type RecordStore } from '../status/event-recorder.js';
-import { logTransition } from './transition-log.js';
+import { healthTransitions } from './transition-log.js';
+import { ProjectionReader, setResourceGauges } from '../status/projection.js';
+import type { ResourceState } from '../../core/resource-state.js';
 import { ResourceTracker, type HealthSettings, type ReconcileRecord } from '../status/resource-tracker.js';
 import { wasNotRun } from '../../jobs/runner/worker.js';
 import { holdIfRefused } from '../status/refused-writes.js';
@@ -76,6 +77,8 @@ export class Reconciler {
   /** The build log tail of failed revisions (shown by /status while that revision is its health), and the event log's writer. */
   private readonly failedBuilds: FailedBuilds;
   private readonly recorder: EventRecorder | undefined;
+  /** The projection in Redis as /status and the gauges read it (absent without an event log: this replica's rows). */
+  private readonly projection: ProjectionReader | undefined;
   private lastSuccessAt: string | null = null;
   private loggedSecretsUnknown = '';
   /** What a reconcile found, logged when it appears or changes. */
@@ -88,8 +91,19 @@ export class Reconciler {
     this.tracker = new ResourceTracker(options.health);
     this.findings = new FindingsLog(options.log);
     this.failedBuilds = new FailedBuilds(this.tracker, options.log, () => ({ desired: this.desired, env: options.context.env }), options.record?.store);
-    if (options.record) this.recorder = new EventRecorder(options.record.store, { by: options.record.by, log: options.log, leading: () => this.leading() }, this.tracker);
+    this.tracker.record(healthTransitions(options.log, options.metrics.revisionFailures));
+    if (!options.record) return;
+    this.recorder = new EventRecorder(options.record.store, { by: options.record.by, log: options.log, leading: () => this.leading() }, this.tracker);
+    const order = (): string[] => this.tracker.states().map((state) => state.key);
+    const onError = (error: unknown): void => options.log.warn({ error: errorLine(error) }, 'could not read the projection from Redis; /status shows this replica\'s rows');
+    this.projection = new ProjectionReader(options.record.store, { written: () => this.recorded(), order, fallback: () => this.tracker.states(), onError });
   }
+
+  /** Every resource's state as /status and the gauges show it: the projection in Redis (src/daemon/status/projection.ts). */
+  resourceStates = async (): Promise<ResourceState[]> => (this.projection ? this.projection.rows() : this.tracker.states());
+
+  /** Sets the resource gauges from the projection (at each scrape of /metrics). */
+  countResources = async (): Promise<void> => setResourceGauges(this.options.metrics, await this.resourceStates());
 
   /** Takes up what the last leader recorded (a restart, a failover): every row's state, the failed builds' log lines. */
   restoreRecord = async (): Promise<number> => (await this.recorder?.restore(this.failedBuilds)) ?? 0;
@@ -195,10 +209,7 @@ export class Reconciler {
       this.desired = outcome.resources;
       this.reportHealth();
       metrics.lastSuccess.set(Date.parse(record.finishedAt) / 1000);
-      metrics.setResourceStates(this.tracker.counts());
       metrics.orphans.set(orphanDeployments(outcome.plan.changes));
-      metrics.secretsUnknown.set(this.tracker.secretsUnknown().length);
-      metrics.conflictResources.set(this.tracker.conflicts().length);
       for (const key of outcome.released ?? []) log.info({ key }, 'conflict released: the desired state changed to a new one; writing again');
       metrics.manifestErrors.set(outcome.plan.diagnostics.filter((d) => d.severity === 'error').length);
       metrics.drifted.reset();
@@ -265,7 +276,6 @@ export class Reconciler {
 
   private jobEnqueued(job: EnqueuedJob): void {
     this.jobs.set(job.jobId, job);
-    this.tracker.trackJob(job.jobId, job.key);
     if (!job.inFlight) this.options.metrics.jobsEnqueued.inc({ operation: job.operation });
     if (this.jobs.size > 100_000) this.jobs.delete(this.jobs.keys().next().value!);
   }
@@ -292,8 +302,6 @@ export class Reconciler {
     else if (ran) this.liveChanges = 0;
     this.tracker.completed(jobId, value, undefined, ran ? job.fingerprint : undefined, job.version);
     this.reportHealth();
-    this.options.metrics.setResourceStates(this.tracker.counts());
-    this.options.metrics.conflictResources.set(this.tracker.conflicts().length);
     if (ran && job.fingerprint) await this.options.context.memory.set(new Map([[job.key, job.fingerprint]]));
   }
 
@@ -304,7 +312,6 @@ export class Reconciler {
     this.jobs.delete(jobId);
     this.tracker.failed(jobId, reason);
     if (!holdIfRefused(job, reason, { tracker: this.tracker, holds: this.options.context.holds, log: this.options.log })) this.options.log.warn({ key: job.key, jobId, error: reason }, 'job failed; the next reconcile tries again');
-    this.options.metrics.setResourceStates(this.tracker.counts());
     this.options.onPublished?.();
   }
 
@@ -358,18 +365,8 @@ export class Reconciler {
     return { ...named, rebuild: revisionHeld };
   }
 
-  /** Logs each health transition once, counts each failed revision once, and refreshes the health gauge. */
+  /** The rows changed (their transitions were logged and counted as they were folded: healthTransitions). */
   private reportHealth(): void {
-    const { metrics, log } = this.options;
-    const transitions = this.tracker.takeTransitions();
-    for (const t of transitions) {
-      logTransition(log, t);
-      const failure: RevisionFailureReason | undefined = REVISION_FAILURE_REASONS.find((r) => r === t.to.reason);
-      const already = t.from?.status === 'degraded' && t.from.revisionId === t.to.revisionId;
-      if (failure && t.to.status === 'degraded' && !already) metrics.revisionFailures.inc({ reason: failure });
-    }
-    if (transitions.length > 0) metrics.setResourceStates(this.tracker.counts());
-    metrics.setResourceHealth(this.tracker.resources());
     this.options.onPublished?.();
   }
 

@@ -208,13 +208,13 @@ async function webhookRoute(req: IncomingMessage, res: ServerResponse, handlers:
  * GET /status: the whole document without a query (as always); with one (docs/contracts.md "/status queries"), the
  * document with `resources` cut to the rows asked for and a `view` that says which.
  */
-function statusRoute(req: IncomingMessage, res: ServerResponse, handlers: StatusHandlers, sequence: RowSequence, params: URLSearchParams, head: boolean): void {
+async function statusRoute(req: IncomingMessage, res: ServerResponse, handlers: StatusHandlers, sequence: RowSequence, params: URLSearchParams, head: boolean): Promise<void> {
   const parsed = parseStatusQuery(params);
   if (!parsed.ok) {
     sendJson(res, 400, { error: parsed.error }, head);
     return;
   }
-  const document = handlers.status();
+  const document = await handlers.status();
   const rows = (document as { resources?: unknown }).resources;
   if (parsed.query === undefined || !Array.isArray(rows)) {
     if (Array.isArray(rows)) sequence.observe(rows as ViewRow[]);
@@ -261,7 +261,7 @@ async function route(req: IncomingMessage, res: ServerResponse, handlers: Status
       send(res, 200, PROMETHEUS_CONTENT_TYPE, await handlers.metrics(), head);
       return;
     case '/status':
-      statusRoute(req, res, handlers, sequence, url.searchParams, head);
+      await statusRoute(req, res, handlers, sequence, url.searchParams, head);
       return;
     default:
       if (path.startsWith('/history/')) return historyRoute(req, res, path, url.searchParams, handlers.history, head);

@@ -7,7 +7,7 @@ import type { FailedBuilds } from './failed-builds.js';
 import type { ChangeSink, ResourceTracker, TrackedChange } from './resource-tracker.js';
 
 /** What the daemon reads and writes of the event log. */
-export type RecordStore = Pick<EventLogStore, 'write' | 'states' | 'buildLogs' | 'setBuildLog' | 'history'>;
+export type RecordStore = Pick<EventLogStore, 'write' | 'states' | 'stateVersion' | 'buildLogs' | 'setBuildLog' | 'history'>;
 
 /** Entries of a resource's history read for the result of its queued job when the projection is taken up. */
 const RESULT_LOOKBACK = 20;

@@ -49,7 +49,6 @@ describe('holdFailedRevisions', () => {
     // The operator releases it (converge reconcile --retry-failed); the reconcile that enqueues the rebuild still reads r2.
     holds.kept.clear();
     t.releaseHold(KEY);
-    t.trackJob('j9', KEY);
     t.update(reconciled('r2', 'BUILD_FAILED', { requests: { rebuild: true }, jobId: 'j9' }));
     await holdFailedRevisions(t, holds);
     expect(holds.kept.size).toBe(0);
