@@ -133,8 +133,14 @@ describe('the status page', () => {
     });
     expect(expected.map((r) => r.key).sort()).toEqual(['Deployment/bad', 'Deployment/broken-api', 'Deployment/paused', 'Deployment/web']);
     expect(await page.$$eval('#orphan-rows tr', (trs) => trs.map((tr) => tr.textContent))).toEqual([expect.stringContaining('stray')]);
-    const header = await page.textContent('#facts');
-    const doc = (await daemon.status()) as any;
+    // The header follows /status within a poll (a resync may end a reconcile between two reads).
+    let header = '';
+    let doc: any;
+    await until('the header to show the last reconcile of /status', async () => {
+      doc = await daemon.status();
+      header = (await page.textContent('#facts')) ?? '';
+      return header.includes(`#${doc.lastReconcile.id} ${doc.lastReconcile.trigger}`);
+    }, 15_000, 200);
     expect(header).toContain(dir);
     expect(header).toContain(doc.manifestVersion.id);
     expect(header).toContain(doc.lease.leader.holder);
