@@ -63,6 +63,8 @@ export interface ResourceState {
   pendingDelete?: { since: string; due: string | null; confirm: boolean };
   /** converge/prune: "false" keeps it: never deleted by prune (its manifest says so, or last said so before it went). */
   pruneKept?: true;
+  /** The failed revision whose hold an operator released (converge reconcile --retry-failed): never held again. */
+  releasedRevision?: string;
 }
 
 /** What a reconcile knows of the resource besides its outcome (the row's context). */
@@ -99,7 +101,7 @@ export type ResourceEvent =
   /** A reading of its rollout (the revision endpoint, the listing, or apply --wait). */
   | { type: 'revision'; health: HealthCondition }
   /** A hold was stored for it, or released (undefined). */
-  | { type: 'hold'; hold: ResourceHold | undefined }
+  | { type: 'hold'; hold: ResourceHold | undefined; released?: string | undefined }
   /** The flap guard holds it: a standing conflict, or the one its job met. */
   | { type: 'conflict'; conflict: ConflictView }
   /** An operator released its conflict: no longer shown; the next reconcile says what holds. */
@@ -153,6 +155,8 @@ function decided(previous: ResourceState | undefined, outcome: Outcome, context:
   if (context.appliedFrom) next.appliedFrom = context.appliedFrom;
   if (context.pendingDelete) next.pendingDelete = { ...context.pendingDelete };
   if (context.pruneKept) next.pruneKept = true;
+  // An operator's release outlives the decisions after it (and a failover: the projection keeps it).
+  if (previous?.releasedRevision !== undefined) next.releasedRevision = previous.releasedRevision;
   const reason = outcome.sync.reason;
   if (reason === 'SecretsUnknown') {
     next.secretsUnknown = outcome.secretsUnknown ?? [];
@@ -236,6 +240,7 @@ export function foldResource(state: ResourceState | undefined, event: ResourceEv
       return { ...current, health: event.health };
     case 'hold': {
       const { hold: _hold, ...rest } = current;
+      if (event.released !== undefined) rest.releasedRevision = event.released;
       return event.hold ? { ...rest, hold: event.hold } : rest;
     }
     case 'conflict':

@@ -83,8 +83,6 @@ export class ResourceTracker implements RolloutView {
   private readonly buildingSince = new Map<string, { revisionId: string | null; since: number }>();
   /** Per resource, the revision a job of ours started and the desired state (fingerprint) it carried. */
   private readonly revisionDesired = new Map<string, { revisionId: string; desired: string }>();
-  /** Per resource, the failed revision whose hold an operator released (converge reconcile --retry-failed): never held again. */
-  private readonly released = new Map<string, string>();
   /** Per resource, the fingerprint of its desired state at the last reconcile. */
   private desired = new Map<string, string>();
   /** Where each change goes with the fold's before and after: the event recorder, the health transitions' log and metrics. */
@@ -166,7 +164,7 @@ export class ResourceTracker implements RolloutView {
       let row = foldResource(previous, events[0] as Extract<ResourceEvent, { type: 'decided' }>);
       for (const event of events.slice(1)) row = foldResource(row, event);
       // A reconcile that read the holds before an operator released one (it ended after the release) does not bring it back.
-      if (row.hold && row.hold.revisionId !== undefined && this.released.get(key) === row.hold.revisionId) {
+      if (row.hold && row.hold.revisionId !== undefined && row.releasedRevision === row.hold.revisionId) {
         const release: ResourceEvent = { type: 'hold', hold: undefined };
         row = foldResource(row, release);
         events.push(release);
@@ -181,7 +179,6 @@ export class ResourceTracker implements RolloutView {
     this.desired = new Map(outcome.fingerprints ?? []);
     for (const key of [...this.buildingSince.keys()]) if (!rows.has(key)) this.buildingSince.delete(key);
     for (const key of [...this.revisionDesired.keys()]) if (!rows.has(key)) this.revisionDesired.delete(key);
-    for (const key of [...this.released.keys()]) if (!rows.has(key)) this.released.delete(key);
     const jobsShown = new Set([...rows.values()].flatMap((row) => (row.job ? [row.job.id] : [])));
     for (const [jobId, early] of [...this.early]) {
       if (jobsShown.has(jobId)) {
@@ -278,14 +275,13 @@ export class ResourceTracker implements RolloutView {
    * for). A later revision that fails is held as any other.
    */
   releaseHold(key: string, storedRevisionId?: string): void {
-    const revisionId = this.rows.get(key)?.hold?.revisionId ?? storedRevisionId;
-    if (revisionId !== undefined) this.released.set(key, revisionId);
-    this.setHold(key, undefined);
+    const row = this.rows.get(key);
+    if (row) this.fold(key, row, { type: 'hold', hold: undefined, released: row.hold?.revisionId ?? storedRevisionId });
   }
 
-  /** Whether a failed `revisionId` of `key` may be held: not when an operator released its hold. */
+  /** Whether a failed `revisionId` of `key` may be held: not when an operator released its hold (kept in its state). */
   mayHold(key: string, revisionId: string): boolean {
-    return this.released.get(key) !== revisionId;
+    return this.rows.get(key)?.releasedRevision !== revisionId;
   }
 
   /** Resources with a hold (their keys). */
