@@ -65,6 +65,10 @@ export interface ResourceState {
   pruneKept?: true;
   /** The failed revision whose hold an operator released (converge reconcile --retry-failed): never held again. */
   releasedRevision?: string;
+  /** The fingerprint of its desired state at the last decision (a hash: what a failed revision's hold names). */
+  desired?: string;
+  /** The revision a job of ours started, and the fingerprint of the desired state that job carried. */
+  revisionDesired?: { revisionId: string; desired: string };
 }
 
 /** What a reconcile knows of the resource besides its outcome (the row's context). */
@@ -83,6 +87,8 @@ export interface DecisionContext {
   pendingDelete?: ResourceState['pendingDelete'] | undefined;
   /** Kept by converge/prune: "false". */
   pruneKept?: boolean | undefined;
+  /** The fingerprint of the desired state decided. */
+  desired?: string | undefined;
 }
 
 /** The events that change a resource's state, each from one source. */
@@ -93,7 +99,7 @@ export type ResourceEvent =
    * Its job completed with `result` (undefined: a result this converge cannot read). `version`: the manifests its
    * desired state came from. `unfollowed`: nothing follows the revision it started (apply without --wait).
    */
-  | { type: 'job-completed'; jobId: string; at: string; result: SyncResult | undefined; version?: ManifestVersion | undefined; unfollowed?: true }
+  | { type: 'job-completed'; jobId: string; at: string; result: SyncResult | undefined; version?: ManifestVersion | undefined; unfollowed?: true; desired?: string | undefined }
   /** Its job failed for good (no attempt left, or a failure that retrying cannot fix). */
   | { type: 'job-failed'; jobId: string; at: string; message: string }
   /** The apply waiting for its job was stopped before the job had a result. */
@@ -157,6 +163,8 @@ function decided(previous: ResourceState | undefined, outcome: Outcome, context:
   if (context.pruneKept) next.pruneKept = true;
   // An operator's release outlives the decisions after it (and a failover: the projection keeps it).
   if (previous?.releasedRevision !== undefined) next.releasedRevision = previous.releasedRevision;
+  if (context.desired !== undefined) next.desired = context.desired;
+  if (previous?.revisionDesired) next.revisionDesired = previous.revisionDesired;
   const reason = outcome.sync.reason;
   if (reason === 'SecretsUnknown') {
     next.secretsUnknown = outcome.secretsUnknown ?? [];
@@ -216,6 +224,7 @@ function jobCompleted(state: ResourceState, event: Extract<ResourceEvent, { type
   if (!result) return next;
   if (event.version && WROTE.has(result.outcome)) next.appliedFrom = { ...event.version, appliedAt: event.at };
   next.health = healthAfterJob(state, result, event.unfollowed === true);
+  if (result.new_revision && result.latestRevisionId && event.desired) next.revisionDesired = { revisionId: result.latestRevisionId, desired: event.desired };
   if (!result.conflict) return next;
   const { declared: _declared, ...found } = result.conflict;
   return conflicted(next, { ...found, since: state.conflict?.since ?? event.at });

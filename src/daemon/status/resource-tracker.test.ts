@@ -141,6 +141,10 @@ describe('ResourceTracker', () => {
     expect(t.toFollow(10)).toEqual([{ key: 'Deployment/web', kind: 'Deployment', deploymentId: 'id-web', revisionId: 'r2' }]);
     expect(t.desiredOfRevision('Deployment/web', 'r2')).toBe('fp-1');
     expect(t.desiredOfRevision('Deployment/web', 'r9')).toBeUndefined();
+    // It is part of the state: a leader that takes up the projection knows which desired state a failure would hold.
+    const successor = new ResourceTracker();
+    successor.restore(new Map(t.states().map((state) => [state.key, state])));
+    expect(successor.desiredOfRevision('Deployment/web', 'r2')).toBe('fp-1');
     const folds: Array<[string | undefined, string]> = [];
     t.record({ changed: (c) => void folds.push([c.before?.health.status, c.after.health.status]), removed: () => undefined });
     expect(t.setHealth('Deployment/web', { status: 'degraded', reason: 'RevisionBuildFailed', message: 'failed', revisionId: 'r2', revisionStatus: 'BUILD_FAILED' })).toBe(true);

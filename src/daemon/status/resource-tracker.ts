@@ -81,10 +81,6 @@ export class ResourceTracker implements RolloutView {
   private readonly clock: () => number;
   /** Per resource, its latest revision and since when it is known to build (for the progress deadline). */
   private readonly buildingSince = new Map<string, { revisionId: string | null; since: number }>();
-  /** Per resource, the revision a job of ours started and the desired state (fingerprint) it carried. */
-  private readonly revisionDesired = new Map<string, { revisionId: string; desired: string }>();
-  /** Per resource, the fingerprint of its desired state at the last reconcile. */
-  private desired = new Map<string, string>();
   /** Where each change goes with the fold's before and after: the event recorder, the health transitions' log and metrics. */
   private readonly sinks: ChangeSink[] = [];
 
@@ -176,9 +172,7 @@ export class ResourceTracker implements RolloutView {
     this.rows = rows;
     if (gone.length > 0) for (const sink of this.sinks) sink.removed(gone);
     this.orphanKeys = orphans;
-    this.desired = new Map(outcome.fingerprints ?? []);
     for (const key of [...this.buildingSince.keys()]) if (!rows.has(key)) this.buildingSince.delete(key);
-    for (const key of [...this.revisionDesired.keys()]) if (!rows.has(key)) this.revisionDesired.delete(key);
     const jobsShown = new Set([...rows.values()].flatMap((row) => (row.job ? [row.job.id] : [])));
     for (const [jobId, early] of [...this.early]) {
       if (jobsShown.has(jobId)) {
@@ -205,12 +199,8 @@ export class ResourceTracker implements RolloutView {
     }
     const parsed = ReconcileJobResult.safeParse(value);
     const result = parsed.success ? parsed.data : undefined;
-    this.fold(key, row, { type: 'job-completed', jobId, at, result, version }, version);
-    if (result?.new_revision && !result.notRun) {
-      const revisionId = result.latestRevisionId ?? undefined;
-      this.buildingSince.set(key, { revisionId: revisionId ?? null, since: this.clock() });
-      if (desired && revisionId) this.revisionDesired.set(key, { revisionId, desired });
-    }
+    this.fold(key, row, { type: 'job-completed', jobId, at, result, version, desired }, version);
+    if (result?.new_revision && !result.notRun) this.buildingSince.set(key, { revisionId: result.latestRevisionId ?? null, since: this.clock() });
     return key;
   }
 
@@ -257,10 +247,9 @@ export class ResourceTracker implements RolloutView {
    * carried; else, when the plan found nothing to change (live is the manifest), the current one; else unknown.
    */
   desiredOfRevision(key: string, revisionId: string): string | undefined {
-    const started = this.revisionDesired.get(key);
-    if (started?.revisionId === revisionId) return started.desired;
     const row = this.rows.get(key);
-    return row?.action === 'noop' ? this.desired.get(key) : undefined;
+    if (row?.revisionDesired?.revisionId === revisionId) return row.revisionDesired.desired;
+    return row?.action === 'noop' ? row.desired : undefined;
   }
 
   /** Sets (or clears) a row's hold. */
