@@ -29,11 +29,6 @@ export interface ReconcilerOptions {
   maxRetryMs: number;
   /** Rollout health: the progress deadline (default 30 minutes). */
   health?: HealthSettings;
-  /**
-   * Called each time the status rows changed (a reconcile's end, a job's end, a rollout poll): the notifications'
-   * hook (src/notify/notifier.ts). Must return at once.
-   */
-  onPublished?: () => void;
   /** The prefix's event log (src/store/event-log.ts): every change of the rows is recorded there, by replica `by`. */
   record?: { store: RecordStore; by: string } | undefined;
 }
@@ -207,7 +202,6 @@ export class Reconciler {
       this.manifests = { loaded: true, everLoaded: true, error: null };
       this.tracker.update(outcome);
       this.desired = outcome.resources;
-      this.reportHealth();
       metrics.lastSuccess.set(Date.parse(record.finishedAt) / 1000);
       metrics.orphans.set(orphanDeployments(outcome.plan.changes));
       for (const key of outcome.released ?? []) log.info({ key }, 'conflict released: the desired state changed to a new one; writing again');
@@ -292,7 +286,7 @@ export class Reconciler {
   async jobCompleted(jobId: string, value: unknown): Promise<void> {
     const job = this.jobs.get(jobId);
     // A job a former leader (or this daemon before its restart) enqueued: its row was taken up from the record.
-    if (!job) return void (this.leading() && this.tracker.completed(jobId, value) && this.reportHealth());
+    if (!job) return void (this.leading() && this.tracker.completed(jobId, value));
     this.jobs.delete(jobId);
     // A job not run (a former leader's, superseded, live changed since its decision) did not bring its desired state about.
     const ran = !wasNotRun(value);
@@ -301,18 +295,16 @@ export class Reconciler {
     if (notRun === 'live_changed' || notRun === 'former_leader') this.decideAgain(job.key, jobId, value as ReconcileJobResult);
     else if (ran) this.liveChanges = 0;
     this.tracker.completed(jobId, value, undefined, ran ? job.fingerprint : undefined, job.version);
-    this.reportHealth();
     if (ran && job.fingerprint) await this.options.context.memory.set(new Map([[job.key, job.fingerprint]]));
   }
 
   /** A job failed for good on any replica. */
   jobFailed(jobId: string, reason: string): void {
     const job = this.jobs.get(jobId);
-    if (!job) return void (this.leading() && this.tracker.failed(jobId, reason) && this.options.onPublished?.());
+    if (!job) return void (this.leading() && this.tracker.failed(jobId, reason));
     this.jobs.delete(jobId);
     this.tracker.failed(jobId, reason);
     if (!holdIfRefused(job, reason, { tracker: this.tracker, holds: this.options.context.holds, log: this.options.log })) this.options.log.warn({ key: job.key, jobId, error: reason }, 'job failed; the next reconcile tries again');
-    this.options.onPublished?.();
   }
 
   /**
@@ -321,7 +313,6 @@ export class Reconciler {
    */
   async followRevisions(client: Parameters<typeof followRollouts>[0]['client'] & BuildLogReads, limit = 500): Promise<number> {
     const result = await followRollouts({ tracker: this.tracker, client, holds: this.options.context.holds, limit, stopped: () => this.stopped });
-    this.reportHealth();
     for (const f of result.failed) await this.failedBuilds.logTail(client, f);
     return result.requests;
   }
@@ -363,11 +354,6 @@ export class Reconciler {
     if (named.released.length > 0) this.options.log.info({ released: named.released }, 'holds released on request (converge reconcile --retry-failed): written again where their plan differs, rebuilt where a revision failed and the plan does not differ');
     // Only a failed revision is rebuilt when nothing differs: a released Conflict is written again only where its plan differs.
     return { ...named, rebuild: revisionHeld };
-  }
-
-  /** The rows changed (their transitions were logged and counted as they were folded: healthTransitions). */
-  private reportHealth(): void {
-    this.options.onPublished?.();
   }
 
   /** Refuses new requests, cancels a pending retry, waits for the run in progress. */
