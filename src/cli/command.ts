@@ -7,6 +7,10 @@ export type OptionSpec = NonNullable<ParseArgsConfig['options']>[string] & {
   description: string;
   /** Shown in --help as the value's placeholder, e.g. FMT, N, URL. */
   placeholder?: string;
+  /** The words the value may be (an enum): what shell completion offers for it. */
+  choices?: readonly string[];
+  /** The value names a declared resource (--target): completion offers those of the line's manifest directory. */
+  resourceNames?: true;
 };
 
 export interface CommandIo {
@@ -89,13 +93,19 @@ function missingValueMessage(command: Command, message: string): string | undefi
   return `option --${name} needs a value (--${name} ${placeholder})${next} (see "converge ${command.name} --help")`;
 }
 
-/** Parses argv for one command; unknown flags and wrong positional counts are UsageErrors. */
-export function parseCommandArgs(command: Command, argv: string[]): ParsedArgs {
-  const options: ParseArgsConfig['options'] = {};
+/** The command's options as node's parseArgs takes them (without what only --help and completion read). */
+function parseArgsOptions(command: Command): NonNullable<ParseArgsConfig['options']> {
+  const options: NonNullable<ParseArgsConfig['options']> = {};
   for (const [name, spec] of Object.entries(command.options)) {
-    const { description: _d, placeholder: _p, ...rest } = spec;
+    const { description: _d, placeholder: _p, choices: _c, resourceNames: _r, ...rest } = spec;
     options[name] = rest;
   }
+  return options;
+}
+
+/** Parses argv for one command; unknown flags and wrong positional counts are UsageErrors. */
+export function parseCommandArgs(command: Command, argv: string[]): ParsedArgs {
+  const options = parseArgsOptions(command);
   let parsed;
   try {
     parsed = parseArgs({ args: argv, options, allowPositionals: true, strict: true });

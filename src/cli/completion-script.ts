@@ -4,8 +4,11 @@ import type { Command, OptionSpec } from './command.js';
 export const SHELLS = ['bash', 'zsh', 'fish'] as const;
 export type Shell = (typeof SHELLS)[number];
 
-/** What a flag's value or a positional argument completes to: a directory, a file, fixed words, or nothing offered. */
-type Completes = { paths: 'dir' | 'file' } | { words: string[] } | undefined;
+/**
+ * What a flag's value or a positional argument completes to: a directory, a file, fixed words (an enum), the names of
+ * the line's manifest directory (--target: `converge completion --targets`, bash), or nothing offered.
+ */
+type Completes = { paths: 'dir' | 'file' } | { words: string[] } | { resources: true } | undefined;
 
 /** One flag as the scripts offer it. */
 interface FlagView {
@@ -41,9 +44,16 @@ function argumentOf(command: Command): Completes {
   return pathsOf(token);
 }
 
+/** What a value flag completes to: its choices, the declared resources, or a path by its placeholder. */
+function valueCompletes(spec: OptionSpec): Completes {
+  if (spec.choices) return { words: [...spec.choices] };
+  if (spec.resourceNames) return { resources: true };
+  return pathsOf(spec.placeholder);
+}
+
 function flagView(long: string, spec: OptionSpec): FlagView {
   const takesValue = spec.type === 'string';
-  return { long, ...(spec.short ? { short: spec.short } : {}), description: spec.description, takesValue, completes: takesValue ? pathsOf(spec.placeholder) : undefined };
+  return { long, ...(spec.short ? { short: spec.short } : {}), description: spec.description, takesValue, completes: takesValue ? valueCompletes(spec) : undefined };
 }
 
 /** The commands as the scripts offer them, in --help order; every command gets --help (-h). */
@@ -64,13 +74,17 @@ function spellings(flag: FlagView): string[] {
 /** A bash `case` arm for one command: its flags, the flags whose value is a directory, a file, or something else, its argument. */
 function bashArm(view: CommandView): string[] {
   const of = (test: (f: FlagView) => boolean): string => view.flags.filter(test).flatMap(spellings).join(' ');
-  const argument = view.argument === undefined ? '' : 'paths' in view.argument ? view.argument.paths : `words:${view.argument.words.join(' ')}`;
+  const argument = view.argument === undefined || 'resources' in view.argument ? '' : 'paths' in view.argument ? view.argument.paths : `words:${view.argument.words.join(' ')}`;
+  // "--output=text,json -o=text,json": each spelling of an enum flag with its words
+  const choices = view.flags.flatMap((f) => (f.completes !== undefined && 'words' in f.completes ? spellings(f).map((s) => `${s}=${(f.completes as { words: string[] }).words.join(',')}`) : []));
   return [
     `    ${view.name})`,
     `      flags="${of(() => true)}"`,
     `      dir_flags="${of((f) => f.completes !== undefined && 'paths' in f.completes && f.completes.paths === 'dir')}"`,
     `      file_flags="${of((f) => f.completes !== undefined && 'paths' in f.completes && f.completes.paths === 'file')}"`,
     `      value_flags="${of((f) => f.takesValue)}"`,
+    `      choices="${choices.join(' ')}"`,
+    `      resource_flags="${of((f) => f.completes !== undefined && 'resources' in f.completes)}"`,
     `      argument="${argument}"`,
     '      ;;',
   ];
@@ -87,13 +101,28 @@ function bashScript(views: readonly CommandView[]): string {
     `    COMPREPLY=( $(compgen -W "${views.map((v) => v.name).join(' ')} --help --version" -- "$cur") )`,
     '    return 0',
     '  fi',
-    '  local flags="" dir_flags="" file_flags="" value_flags="" argument=""',
+    '  local flags="" dir_flags="" file_flags="" value_flags="" choices="" resource_flags="" argument="" pair=""',
     '  case "${COMP_WORDS[1]}" in',
     ...views.flatMap(bashArm),
     '    *) return 0 ;;',
     '  esac',
     '  if [[ " $dir_flags " == *" $prev "* ]]; then COMPREPLY=( $(compgen -d -- "$cur") ); return 0; fi',
     '  if [[ " $file_flags " == *" $prev "* ]]; then COMPREPLY=( $(compgen -f -- "$cur") ); return 0; fi',
+    '  for pair in $choices; do',
+    '    if [[ "${pair%%=*}" == "$prev" ]]; then pair="${pair#*=}"; COMPREPLY=( $(compgen -W "${pair//,/ }" -- "$cur") ); return 0; fi',
+    '  done',
+    '  if [[ -n "$prev" && " $resource_flags " == *" $prev "* ]]; then',
+    '    # the names declared in this line\'s manifest directory (its first argument, flags and their values skipped)',
+    '    local i word dir="" skip=0',
+    '    for (( i = 2; i < COMP_CWORD - 1; i++ )); do',
+    '      word="${COMP_WORDS[i]}"',
+    '      if [[ $skip -eq 1 ]]; then skip=0; continue; fi',
+    '      if [[ "$word" == -* ]]; then [[ "$word" != *=* && " $value_flags " == *" $word "* ]] && skip=1; continue; fi',
+    '      dir="$word"; break',
+    '    done',
+    '    [[ -n "$dir" ]] && COMPREPLY=( $(compgen -W "$(converge completion --targets -- "$dir" 2>/dev/null)" -- "$cur") )',
+    '    return 0',
+    '  fi',
     '  if [[ " $value_flags " == *" $prev "* ]]; then return 0; fi',
     '  if [[ "$cur" == -* ]]; then COMPREPLY=( $(compgen -W "$flags" -- "$cur") ); return 0; fi',
     '  case "$argument" in',
@@ -115,7 +144,7 @@ function zshText(text: string): string {
 
 /** What follows a value flag's spec in zsh: the action that completes its value. */
 function zshAction(completes: Completes): string {
-  if (completes === undefined) return ' ';
+  if (completes === undefined || 'resources' in completes) return ' ';
   if ('paths' in completes) return completes.paths === 'dir' ? '_files -/' : '_files';
   return `(${completes.words.join(' ')})`;
 }
@@ -165,7 +194,7 @@ function fishText(text: string): string {
 }
 
 function fishCompletes(completes: Completes): string {
-  if (completes === undefined) return '';
+  if (completes === undefined || 'resources' in completes) return '';
   if ('paths' in completes) return completes.paths === 'dir' ? " -a '(__fish_complete_directories)'" : ' -F';
   return ` -a '${completes.words.join(' ')}'`;
 }

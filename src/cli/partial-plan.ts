@@ -10,6 +10,7 @@ export const TARGET_OPTION: Record<string, OptionSpec> = {
     type: 'string',
     multiple: true,
     placeholder: 'NAME',
+    resourceNames: true,
     description: 'plan (and apply) only this resource: its metadata.name, or Kind/NAME when two kinds share the name; repeat for more. The plan says it is partial: other manifests and live resources in no manifest are not looked at, and nothing is pruned (not with --prune)',
   },
 };

@@ -2,6 +2,7 @@
 import type { Outcome } from '../core/decide.js';
 import { ConvergeError, UsageError } from '../core/errors.js';
 import { planExitCode } from '../core/exit-code.js';
+import { versionLabel } from '../core/manifest-version.js';
 import { resourceKey, type Plan } from '../core/model.js';
 import { SAVED_PLAN_FORMAT, SAVED_PLAN_VERSION, type SavedPlan, type SavedPlanContent } from '../core/saved-plan/schema.js';
 import { staleLine, stalenessOf } from '../core/saved-plan/stale.js';
@@ -56,7 +57,7 @@ export function savedPlanContent(dir: string, settings: ServiceSettings, gathere
 /** `plan --show FILE`: the saved plan as plan printed it, with no service; a line on stderr says what it is. */
 export function showSavedPlan(saved: SavedPlan, output: string, io: CommandIo, options: { detailed: boolean; showOrphans: boolean }): number {
   const writes = saved.writes.length;
-  io.stderr.write(`converge plan: saved plan of ${saved.manifests.dir} made ${saved.created_at}: ${writes} write${writes === 1 ? '' : 's'}, ${saved.checksum}\n`);
+  io.stderr.write(`converge plan: saved plan of ${saved.manifests.dir} (manifests ${versionLabel(saved.manifests.version)}) made ${saved.created_at}: ${writes} write${writes === 1 ? '' : 's'}, ${saved.checksum}\n`);
   printPlan(saved.plan, output, io, options.showOrphans);
   return planExitCode(saved.plan, options.detailed);
 }

@@ -18,6 +18,8 @@ interface SourceFields {
   key: string;
   placeholder?: string;
   description: string;
+  /** The words the setting may be (oneOf): what shell completion offers for its flag. */
+  choices?: readonly string[];
 }
 
 /** A setting's source, and its flag's parseArgs type (which the setting's kind decides). */
@@ -137,7 +139,7 @@ function oneOf<const C extends readonly string[]>(choices: C, source: SourceFiel
     if (choice === undefined) throw new UsageError(`${origin}: "${text}" is not one of ${choices.join(', ')}`);
     return choice;
   };
-  return register(readWith(source, read), source, 'string');
+  return register(readWith(source, read), { ...source, choices }, 'string');
 }
 
 /**
@@ -245,6 +247,7 @@ export function settingOptions(...names: SettingName[]): Record<string, OptionSp
       type: source.flagType === 'list' ? 'string' : source.flagType,
       ...(source.flagType === 'list' ? { multiple: true } : {}),
       placeholder: source.placeholder,
+      ...(source.choices ? { choices: source.choices } : {}),
       description: `${source.description} (env ${source.env})`,
     };
   }

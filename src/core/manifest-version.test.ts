@@ -12,6 +12,8 @@ describe('manifest versions', () => {
   it('shows a commit by its short form and a content hash as such', () => {
     expect(versionLabel({ kind: 'git', id: '3f2a9c1e'.padEnd(40, '0') })).toBe('3f2a9c1');
     expect(versionLabel({ kind: 'content', id: '1a2b3c4d5e6f' })).toBe('content 1a2b3c4d5e6f');
+    expect(versionLabel({ kind: 'git', id: '23acd65'.padEnd(40, '0'), uncommitted: true })).toBe('uncommitted changes on top of 23acd65');
+    expect(sameVersion({ kind: 'git', id: 'abcdef0' }, { kind: 'git', id: 'abcdef0', uncommitted: true })).toBe(true);
     expect(sameVersion({ kind: 'git', id: 'abcdef0' }, { kind: 'git', id: 'abcdef0' })).toBe(true);
     expect(sameVersion({ kind: 'git', id: 'abcdef0' }, { kind: 'content', id: 'abcdef0' })).toBe(false);
     expect(sameVersion(undefined, undefined)).toBe(true);

@@ -3,14 +3,16 @@ import { createHash } from 'node:crypto';
 import { z } from 'zod';
 
 /**
- * Which manifests a job's desired state was read from. `git`: the commit checked out in the directory (HEAD; edits
- * not committed are not seen). `content`: the directory is not in git; a short sha256 over the manifest files' sorted
+ * Which manifests a job's desired state was read from. `git`: the commit checked out in the directory (HEAD), with
+ * `uncommitted: true` when the files read differ from it (edited, staged, new or deleted and not committed:
+ * src/observe/manifest-version.ts asks git). `content`: the directory is not in git; a short sha256 over the manifest files' sorted
  * relative paths and bytes. `readAt`: when converge read it (ISO time). Holds no secret (a literal secret's bytes only
  * feed a hash).
  */
 export const ManifestVersion = z.strictObject({
   kind: z.enum(['git', 'content']),
   id: z.string().regex(/^[0-9a-f]{7,64}$/),
+  uncommitted: z.literal(true).optional(),
   readAt: z.string(),
 });
 export type ManifestVersion = z.infer<typeof ManifestVersion>;
@@ -18,13 +20,25 @@ export type ManifestVersion = z.infer<typeof ManifestVersion>;
 /** Hex digits of a content version's id (48 bits: a collision between two versions of one directory is not a concern). */
 export const CONTENT_ID_LENGTH = 12;
 
-/** How a version is shown in logs and status: "3f2a9c1" (a commit's short form) or "content 1a2b3c4d5e6f". */
-export function versionLabel(version: Pick<ManifestVersion, 'kind' | 'id'>): string {
-  return version.kind === 'git' ? version.id.slice(0, 7) : `content ${version.id}`;
+/** What of a version its label shows: its kind and id, and whether edits not committed were read on top of the commit. */
+type Labelled = Pick<ManifestVersion, 'kind' | 'id'> & { uncommitted?: boolean | undefined };
+
+/**
+ * How a version is shown wherever one is (logs, status, the page, history, notifications, saved plans): "3f2a9c1" (a
+ * commit's short form), "uncommitted changes on top of 3f2a9c1", or "content 1a2b3c4d5e6f" (not in git).
+ */
+export function versionLabel(version: Labelled): string {
+  if (version.kind !== 'git') return `content ${version.id}`;
+  const commit = version.id.slice(0, 7);
+  return version.uncommitted === true ? `uncommitted changes on top of ${commit}` : commit;
 }
 
-/** Whether two versions name the same manifests (a re-read of the same commit or content at another time). */
-export function sameVersion(a: Pick<ManifestVersion, 'kind' | 'id'> | undefined, b: Pick<ManifestVersion, 'kind' | 'id'> | undefined): boolean {
+/**
+ * Whether two versions name the same manifests (a re-read of the same commit or content at another time). Edits not
+ * committed keep their commit's identity here (the flap guard and notifications compare commits, as before the
+ * `uncommitted` mark); only the label tells them apart.
+ */
+export function sameVersion(a: Labelled | undefined, b: Labelled | undefined): boolean {
   return a?.kind === b?.kind && a?.id === b?.id;
 }
 

@@ -34,6 +34,12 @@ export interface SecretRef {
   from: SecretSource;
 }
 
+/**
+ * Where a secret's value comes from, by name only: the environment variable, the file path, or a literal written in
+ * the manifest (never its value). What the applied record keeps of a write and what a plan shows of a moved secret.
+ */
+export type SecretSourceName = { env: string } | { file: string } | { literal: true };
+
 export type DriftPolicy = 'heal' | 'report';
 
 interface ResourceBase {
@@ -155,6 +161,11 @@ export interface BlockedResource {
 export interface AppliedRecord {
   /** secret name -> secretHash() of the value last written. Deployments, and a provider's client_secret. */
   secrets: Record<string, string>;
+  /**
+   * secret name -> where the value last written came from (names only, never a value); absent in records of older
+   * versions and for a write whose sources are not known (a lost answer settled later): a plan then shows no source.
+   */
+  secretSources?: Record<string, SecretSourceName>;
   /** objectHash() of the provider definition last created (secret values as hashes). Providers only. */
   definitionHash?: string;
   /**
@@ -215,6 +226,8 @@ export interface FieldChange {
    * record holds its hash). The daemon does not send a write made only of these (SecretsUnknown).
    */
   uncompared?: true;
+  /** A secret whose source changed since the applied record's write (names only: a variable's name, a file's path). */
+  source?: { before: SecretSourceName; after: SecretSourceName };
 }
 
 export interface PlanChange {

@@ -29,7 +29,7 @@ export interface RecordedEvent {
   reason: string;
   /** One line for humans. Never a secret. */
   message: string;
-  manifests: { kind: ManifestVersion['kind']; id: string } | null;
+  manifests: ManifestRef | null;
   job: { id: string } | null;
   revision: { id: string; status: string } | null;
   /** The process that recorded it (the daemon's replica id, or `apply@host:pid`). */
@@ -51,7 +51,14 @@ export function historyDocument(key: string, events: readonly RecordedEvent[]): 
 export interface RecordMeta {
   at: string;
   by: string;
-  manifests?: Pick<ManifestVersion, 'kind' | 'id'> | undefined;
+  manifests?: ManifestRef | undefined;
+}
+
+/** Which manifests an entry names: kind, id and whether edits not committed were read (no read time). */
+type ManifestRef = Pick<ManifestVersion, 'kind' | 'id' | 'uncommitted'>;
+
+function refOf(version: ManifestRef | undefined): ManifestRef | null {
+  return version ? { kind: version.kind, id: version.id, ...(version.uncommitted ? { uncommitted: true } : {}) } : null;
 }
 
 function revisionOf(state: ResourceState | undefined): RecordedEvent['revision'] {
@@ -73,7 +80,7 @@ function decisionOf(state: ResourceState | undefined): string {
  * same outcome again, a poll that read the same revision). Pure; `before` and `after` are the fold's states.
  */
 export function recordsOf(event: ResourceEvent, before: ResourceState | undefined, after: ResourceState, meta: RecordMeta): RecordedEvent[] {
-  const manifests = meta.manifests ? { kind: meta.manifests.kind, id: meta.manifests.id } : after.appliedFrom ? { kind: after.appliedFrom.kind, id: after.appliedFrom.id } : null;
+  const manifests = refOf(meta.manifests ?? after.appliedFrom);
   const jobId = event.type === 'job-completed' || event.type === 'job-failed' ? event.jobId : after.job?.id;
   const base = { key: after.key, at: meta.at, by: meta.by, manifests, job: jobId ? { id: jobId } : null, revision: revisionOf(after) };
   const out: RecordedEvent[] = [];
@@ -155,7 +162,7 @@ export interface JobAnswer {
  */
 export function jobRecord(input: { key: string; jobId: string; meta: RecordMeta; answer: JobAnswer } | { key: string; jobId: string; meta: RecordMeta; failure: string }): RecordedEvent {
   const { key, jobId, meta } = input;
-  const base = { key, at: meta.at, by: meta.by, manifests: meta.manifests ? { kind: meta.manifests.kind, id: meta.manifests.id } : null, job: { id: jobId } };
+  const base = { key, at: meta.at, by: meta.by, manifests: refOf(meta.manifests), job: { id: jobId } };
   if ('failure' in input) return { ...base, type: 'write_failed', reason: 'JobFailed', message: input.failure, revision: null };
   const { answer } = input;
   const revision = answer.new_revision && answer.latestRevisionId ? { id: answer.latestRevisionId, status: 'STARTED' } : null;

@@ -25,7 +25,7 @@ const EventSchema = z.object({
   revisionId: z.string().optional(),
   revisionStatus: z.string().optional(),
   deploymentId: z.string().optional(),
-  manifestVersion: z.object({ kind: z.enum(['git', 'content']), id: z.string() }).nullable(),
+  manifestVersion: z.object({ kind: z.enum(['git', 'content']), id: z.string(), uncommitted: z.literal(true).optional() }).nullable(),
   rollout: z.boolean().optional(),
   time: z.string(),
 });

@@ -1,4 +1,5 @@
-// The version of a manifest directory: the git commit checked out there (read from .git, no git binary), else a content hash.
+// The version of a manifest directory: the git commit checked out there (read from .git, no git binary; `git status`, when installed, for edits not committed), else a content hash.
+import { spawn } from 'node:child_process';
 import { readFile, realpath, stat } from 'node:fs/promises';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import type { ManifestVersion } from '../core/manifest-version.js';
@@ -82,10 +83,45 @@ export async function readGitCommit(dir: string): Promise<string | undefined> {
   return resolveRef(gitDir, head.slice(5).trim());
 }
 
+/** Longest `git status` may take; past it the version is the commit alone (a huge checkout, a stuck filesystem). */
+const STATUS_TIMEOUT_MS = 10_000;
+
+/** The environment without git's own variables: a GIT_DIR or GIT_INDEX_FILE set by a hook must not point git elsewhere. */
+function withoutGitVariables(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  return Object.fromEntries(Object.entries(env).filter(([name]) => !name.startsWith('GIT_')));
+}
+
+/**
+ * Whether the files under `paths` (relative to `dir`, or absolute) differ from the commit checked out there:
+ * `git status` run in `dir` (staged, unstaged, new and deleted files; files git ignores are not counted), with
+ * optional locks off so that it never writes the index. Undefined when it cannot tell: no git binary, a checkout git
+ * refuses (owned by another user), a failure or a timeout; the version is then the commit alone, as without git.
+ */
+function uncommittedChanges(dir: string, paths: readonly string[]): Promise<boolean | undefined> {
+  const args = ['--no-optional-locks', 'status', '--porcelain', '-z', '--untracked-files=all', '--ignore-submodules', '--', ...paths];
+  return new Promise((settle) => {
+    let child: ReturnType<typeof spawn>;
+    try {
+      child = spawn('git', args, { cwd: dir, env: withoutGitVariables(process.env), stdio: ['ignore', 'pipe', 'ignore'], timeout: STATUS_TIMEOUT_MS });
+    } catch {
+      settle(undefined);
+      return;
+    }
+    // One byte of output is one changed path: enough to answer, so git is not read further.
+    child.stdout!.once('data', () => {
+      settle(true);
+      child.kill();
+    });
+    child.once('error', () => settle(undefined));
+    child.once('close', (code) => settle(code === 0 ? false : undefined));
+  });
+}
+
 /**
  * The version of the manifests in `dir`: its git commit, else `contentId` (ContentHasher over the files read). With
  * variables files and overlay directories (`others`), the commit names the version only when every one of them is in
- * the same git checkout as `dir`; else the content id does (it covers their bytes too).
+ * the same git checkout as `dir`; else the content id does (it covers their bytes too). A commit under which any of
+ * them differs from what is committed is marked `uncommitted`.
  */
 export async function readManifestVersion(dir: string, contentId: string, now = new Date(), others: readonly string[] = []): Promise<ManifestVersion> {
   const commit = await readGitCommit(dir);
@@ -97,7 +133,8 @@ export async function readManifestVersion(dir: string, contentId: string, now = 
     const ours = gitDir ? await realpathOr(gitDir) : undefined;
     if (theirs.some((found) => found === undefined || found !== ours)) return content;
   }
-  return { kind: 'git', id: commit, readAt: now.toISOString() };
+  const uncommitted = await uncommittedChanges(dir, ['.', ...(await Promise.all(others.map(realpathOr)))]);
+  return { kind: 'git', id: commit, ...(uncommitted === true ? { uncommitted } : {}), readAt: now.toISOString() };
 }
 
 async function realpathOr(path: string): Promise<string> {

@@ -23,6 +23,8 @@ export interface LoadOptions {
   environment?: Environment;
   /** Keep each valid resource's manifest data in the result's `data` (export --overlay-out); the cache is not used. */
   keepData?: boolean;
+  /** Warn of what a create needs that a manifest leaves out (`converge validate`: src/core/manifest/parse.ts ParseOptions). */
+  createWarnings?: boolean;
 }
 
 /**
@@ -59,13 +61,14 @@ const VARIABLES_IDS = new WeakMap<object, string>();
 /** What a file's parse depends on besides its bytes: the literal-secrets switch and the variables. */
 function optionsKey(options: ParseOptions): string {
   const variables = options.variables;
-  if (!variables) return `${options.allowLiteralSecrets}:-`;
+  const switches = `${options.allowLiteralSecrets}:${options.createWarnings === true}`;
+  if (!variables) return `${switches}:-`;
   let id = VARIABLES_IDS.get(variables);
   if (id === undefined) {
     id = variablesId(variables);
     VARIABLES_IDS.set(variables, id);
   }
-  return `${options.allowLiteralSecrets}:${id}`;
+  return `${switches}:${id}`;
 }
 
 export interface ManifestFile {
@@ -272,7 +275,7 @@ export async function readManifestFiles(listing: ManifestListing, options: LoadO
   const hashed: HashedInput[] = [...(vars?.hashed ?? [])];
   extra.push(...(vars?.diagnostics ?? []));
   const overlays = await readOverlays(options.environment, extra, hashed);
-  const environment = compileEnvironment({ allowLiteralSecrets: options.allowLiteralSecrets, ...(options.keepData ? { keepData: true } : {}), ...(vars ? { vars: vars.files } : {}), ...(overlays.length > 0 ? { overlays } : {}) });
+  const environment = compileEnvironment({ allowLiteralSecrets: options.allowLiteralSecrets, ...(options.keepData ? { keepData: true } : {}), ...(options.createWarnings ? { createWarnings: true } : {}), ...(vars ? { vars: vars.files } : {}), ...(overlays.length > 0 ? { overlays } : {}) });
   const cache = options.keepData ? undefined : options.cache;
   // Many files and none cached: the pool's threads start now, and load while the files are read.
   const pool = listing.files.length >= POOL_MIN_FILES && !cache?.size ? CompilePool.start(environment.parseOptions) : undefined;

@@ -188,6 +188,9 @@ export class AppliedStateStore {
       secrets: written.replaceSecrets ? { ...written.secrets } : { ...(previous?.secrets ?? {}), ...written.secrets },
       appliedAt: at.toISOString(),
     };
+    // sources follow the hashes: replaced with a complete set (none known: none kept), else merged by name
+    const sources = written.replaceSecrets ? { ...(written.secretSources ?? {}) } : { ...(previous?.secretSources ?? {}), ...(written.secretSources ?? {}) };
+    if (Object.keys(sources).length > 0) record.secretSources = sources;
     const definitionHash = written.definitionHash ?? previous?.definitionHash;
     if (definitionHash !== undefined) record.definitionHash = definitionHash;
     const fields = { ...(previous?.fields ?? {}), ...(written.fields ?? {}) };

@@ -31,7 +31,7 @@ const StoredEvent = z.object({
   type: z.enum(HISTORY_TYPES),
   reason: z.string(),
   message: z.string(),
-  manifests: z.object({ kind: z.enum(['git', 'content']), id: z.string() }).nullable(),
+  manifests: z.object({ kind: z.enum(['git', 'content']), id: z.string(), uncommitted: z.literal(true).optional() }).nullable(),
   job: z.object({ id: z.string() }).nullable(),
   revision: z.object({ id: z.string(), status: z.string() }).nullable(),
   by: z.string(),

@@ -1,6 +1,6 @@
 // zod schemas of what converge keeps in Redis: job payloads (secret references only), results, applied and pending records.
 import { z } from 'zod';
-import { Deletion, JOB_OPERATIONS, JobResource, JobWrite, SyncResult } from '../core/kinds/index.js';
+import { Deletion, JOB_OPERATIONS, JobResource, JobWrite, SecretSourceNameSchema, SyncResult } from '../core/kinds/index.js';
 import { ManifestVersion } from '../core/manifest-version.js';
 
 export { PendingWrite } from '../core/kinds/index.js';
@@ -60,6 +60,8 @@ const Sha256Hex = z.string().regex(/^[0-9a-f]{64}$/);
 
 export const StoredAppliedRecord = z.strictObject({
   secrets: z.record(z.string(), Sha256Hex),
+  /** Secret name -> where the value last written came from (names only); absent in older records. */
+  secretSources: z.record(z.string(), SecretSourceNameSchema).optional(),
   definitionHash: Sha256Hex.optional(),
   /** Field path -> hashes of what was sent and answered (three-way comparison); absent in older records. */
   fields: z.record(z.string(), z.strictObject({ sent: Sha256Hex, answered: Sha256Hex })).optional(),

@@ -34,6 +34,20 @@ describe('converge completion', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
+  it.each(['zsh', 'fish'])('the %s script offers the words of each enum flag (--output, --drift, --prune-mode)', async (shell) => {
+    const run = await runCapture(['completion', shell]);
+    expect(run.code, run.stderr).toBe(0);
+    if (shell === 'zsh') {
+      expect(run.stdout).toContain(":output:(text markdown json)'");
+      expect(run.stdout).toContain(":drift:(heal report)'");
+      expect(run.stdout).toContain(":prune-mode:(auto confirm)'");
+    } else {
+      expect(run.stdout).toMatch(/-n '__fish_seen_subcommand_from plan' -l output -s o -r -a 'text markdown json'/);
+      expect(run.stdout).toMatch(/-n '__fish_seen_subcommand_from run' -l drift -r -a 'heal report'/);
+      expect(run.stdout).toMatch(/-n '__fish_seen_subcommand_from run' -l prune-mode -r -a 'auto confirm'/);
+    }
+  });
+
   it.each(['bash', 'zsh', 'fish'])('the %s script names every command and every flag of the command table', async (shell) => {
     const run = await runCapture(['completion', shell]);
     expect(run.code, run.stderr).toBe(0);
@@ -72,7 +86,7 @@ describe('converge completion', () => {
     return run.stdout.split('\n').slice(0, cases.length).map((line) => line.split(' ').filter((w) => w !== '').sort());
   }
 
-  it('completes commands, flags, directory and file values, and fixed words, in a real bash', { timeout: 120_000 }, async () => {
+  it('completes commands, flags, directory and file values, fixed words and enum values, in a real bash', { timeout: 120_000 }, async () => {
     const offered = await complete([
       ['converge', 'pl'],
       ['converge', 'comp'],
@@ -82,9 +96,17 @@ describe('converge completion', () => {
       ['converge', 'plan', ''],
       ['converge', 'plan', 'manifests', '--overlay', ''],
       ['converge', 'plan', 'manifests', '--vars', ''],
-      // A flag whose value is not a path offers nothing; the shell argument of completion offers the shells.
-      ['converge', 'plan', 'manifests', '--target', ''],
+      // A flag whose value is neither a path nor a word of an enum offers nothing; the shell argument of completion offers the shells.
+      ['converge', 'plan', 'manifests', '--api-url', ''],
       ['converge', 'completion', ''],
+      // Enum values: every spelling of the flag, settings' enums (drift policy, prune mode, adopt, log level) too.
+      ['converge', 'plan', 'manifests', '--output', ''],
+      ['converge', 'plan', 'manifests', '-o', 'j'],
+      ['converge', 'validate', 'manifests', '--output', ''],
+      ['converge', 'run', 'manifests', '--drift', ''],
+      ['converge', 'run', 'manifests', '--prune-mode', ''],
+      ['converge', 'apply', 'manifests', '--adopt', 'ex'],
+      ['converge', 'run', 'manifests', '--log-level', 'i'],
     ]);
     expect(offered).toEqual([
       ['plan'],
@@ -96,6 +118,13 @@ describe('converge completion', () => {
       ['converge.bash', 'dev.yaml', 'manifests', 'overlays'],
       [],
       ['bash', 'fish', 'zsh'],
+      ['json', 'markdown', 'text'],
+      ['json'],
+      ['json', 'text'],
+      ['heal', 'report'],
+      ['auto', 'confirm'],
+      ['explicit'],
+      ['info'],
     ]);
   });
 });

@@ -99,6 +99,34 @@ describe('converge validate', () => {
     });
   });
 
+  it('warns (W_CREATE_NEEDS_GRAPH_CONFIG, exit 0) at a new codehost manifest without graph_config_path, which plan would block; not when it takes over a live one, and never in a plan', async () => {
+    const head = ['apiVersion: converge/v1', 'kind: Deployment', 'metadata:', '  name: NAME'];
+    const spec = ['spec:', '  source: codehost', '  repository: acme/agent', '  source_config: { deployment_type: dev }'];
+    const manifest = (name: string, meta: string[], extra: string[]): string => [...head.map((l) => l.replace('NAME', name)), ...meta, ...spec, ...extra, ''].join('\n');
+    writeFileSync(join(dir, 'bare.yaml'), manifest('bare', [], []));
+    writeFileSync(join(dir, 'revision.yaml'), manifest('revision', [], ['  source_revision_config:', '    repo_ref: main']));
+    writeFileSync(join(dir, 'adopted.yaml'), manifest('adopted', ['  annotations: { converge/adopt: "true" }'], []));
+    writeFileSync(join(dir, 'complete.yaml'), manifest('complete', [], ['  source_revision_config: { repo_ref: main, graph_config_path: langgraph.json }']));
+    const message =
+      'spec.source_revision_config.graph_config_path is not set: the service refuses to create a codehost deployment without it, so converge plan blocks its create; ' +
+      'if the deployment already exists, converge takes it over as it is and this is fine; ' +
+      'to create it, add source_revision_config.graph_config_path (the path of the graph configuration file, e.g. langgraph.json)';
+    const run = await converge(['validate', dir]);
+    expect(run.stderr).toBe('');
+    expect(run.code).toBe(0);
+    // at spec when the manifest has no source_revision_config, else at that key
+    expect(run.stdout).toBe(`bare.yaml:5:1: warning: ${message}\nrevision.yaml:9:3: warning: ${message}\n4 resources in 4 files, 0 errors, 2 warnings\n`);
+    const report = JSON.parse((await converge(['validate', dir, '-o', 'json'])).stdout) as { valid: boolean; diagnostics: Array<{ code: string; file: string }> };
+    expect(report.valid).toBe(true);
+    expect(report.diagnostics.map((d) => [d.file, d.code])).toEqual([['bare.yaml', 'W_CREATE_NEEDS_GRAPH_CONFIG'], ['revision.yaml', 'W_CREATE_NEEDS_GRAPH_CONFIG']]);
+    // a plan reads live state and decides itself (it blocks only the create that needs it, test/plan/real-service.test.ts):
+    // the same manifests carry no such warning there (the embedded service sees no code-host integration: those are its errors)
+    const planned = await converge(['plan', dir, '--api-url', 'embedded', '--output', 'json']);
+    const plan = JSON.parse(planned.stdout) as { diagnostics: Array<{ severity: string; message: string }>; changes: Array<{ name: string }> };
+    expect(plan.changes.map((c) => c.name).sort()).toEqual(['adopted', 'bare', 'complete', 'revision']);
+    expect(plan.diagnostics.filter((d) => d.severity === 'warning' || d.message.includes('graph_config_path'))).toEqual([]);
+  });
+
   it('does not read secrets unless --check-secrets, which reports unset variables at their line', async () => {
     const plain = await converge(['validate', 'examples/manifests']);
     expect(plain.code).toBe(0);

@@ -272,7 +272,7 @@ describe('saved plans: plan --out, apply --plan, plan --show', { timeout: 90_000
     expect(writes(s.e.requestLog).map((w) => `${w.method} ${w.route}`).sort()).toEqual(['PATCH /v2/deployments/{deployment_id}', 'POST /v2/deployments']);
   });
 
-  it('in git: another commit with the same manifests still holds (a merge commit); one that changed them is stale, named by its commits', async (t) => {
+  it('in git: another commit with the same manifests still holds (a merge commit); one that changed them is stale, named by its commits; an edit not committed is named as such', async (t) => {
     const s = await setup(t, 'saved-plan-git');
     const git = (...args: string[]) => execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@example.com', ...args], { cwd: s.dir, stdio: 'pipe' }).toString().trim();
     git('init', '-q', '-b', 'main');
@@ -293,6 +293,20 @@ describe('saved plans: plan --out, apply --plan, plan --show', { timeout: 90_000
     await writeFile(join(s.manifestDir, 'b.yaml'), dockerDeploymentYaml('sp-b', { maxScale: 7 }));
     git('commit', '-qam', 'b to 7');
     await expectStale(s, new RegExp(`the manifests, variables files or overlays changed \\(${planned} then, ${git('rev-parse', '--short=7', 'HEAD')} now\\)`));
+    // An edit not committed (issue 42, item 5): the plan and its message say so, never "23acd65 then, 23acd65 now".
+    const head = git('rev-parse', '--short=7', 'HEAD');
+    const clean = await planOut(s);
+    expect(clean.stderr).toContain(`plan saved to ${s.file} (manifests ${head}); apply exactly it`);
+    await writeFile(join(s.manifestDir, 'b.yaml'), dockerDeploymentYaml('sp-b', { maxScale: 8 }));
+    await expectStale(s, new RegExp(`the manifests, variables files or overlays changed \\(${head} then, uncommitted changes on top of ${head} now\\);`));
+    const dirty = await planOut(s);
+    expect(dirty.stderr).toContain(`plan saved to ${s.file} (manifests uncommitted changes on top of ${head}); apply exactly it`);
+    const dirtySaved = JSON.parse(await readFile(s.file, 'utf8')) as { manifests: { version: { kind: string; id: string; uncommitted?: boolean } } };
+    expect(dirtySaved.manifests.version).toMatchObject({ kind: 'git', id: git('rev-parse', 'HEAD'), uncommitted: true });
+    const shown = await runConverge(['plan', '--show', s.file]);
+    expect(shown.stderr).toContain(`saved plan of ${s.manifestDir} (manifests uncommitted changes on top of ${head}) made `);
+    await writeFile(join(s.manifestDir, 'b.yaml'), dockerDeploymentYaml('sp-b', { maxScale: 9 }));
+    await expectStale(s, new RegExp(`the manifests, variables files or overlays changed \\(uncommitted changes on top of ${head}, edited again since\\);`));
   });
 
   it('a plan made with --target holds its names: apply --plan is given the same targets, or refuses', async (t) => {

@@ -108,6 +108,44 @@ describe('readManifestVersion', () => {
     expect(await readGitCommit(join(root, 'wt'))).toBe(one);
   });
 
+  it.skipIf(!hasGit())('marks a commit under edits not committed (edited, staged, new, deleted), and only under the files read (skipped when git is not installed)', async () => {
+    const repo = join(root, 'dirty');
+    mkdirSync(join(repo, 'apps'), { recursive: true });
+    mkdirSync(join(repo, 'vars'));
+    const git = (...args: string[]): string =>
+      execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@example.com', '-c', 'init.defaultBranch=main', ...args], { cwd: repo, encoding: 'utf8' }).trim();
+    git('init', '-q');
+    writeFileSync(join(repo, 'apps/web.yaml'), DEPLOYMENT);
+    writeFileSync(join(repo, 'vars/dev.yaml'), 'ENV: dev\n');
+    writeFileSync(join(repo, 'README.md'), 'notes\n');
+    git('add', '.');
+    git('commit', '-q', '-m', 'one');
+    const head = git('rev-parse', 'HEAD');
+    const apps = join(repo, 'apps');
+    const vars = [join(repo, 'vars/dev.yaml')];
+    const version = () => readManifestVersion(apps, 'unused', new Date('2026-01-01T00:00:00Z'), vars);
+    expect(await version()).toEqual({ kind: 'git', id: head, readAt: '2026-01-01T00:00:00.000Z' });
+    writeFileSync(join(repo, 'README.md'), 'other notes\n');
+    expect(await version()).toEqual({ kind: 'git', id: head, readAt: '2026-01-01T00:00:00.000Z' });
+    writeFileSync(join(apps, 'web.yaml'), DEPLOYMENT.replace('web', 'web2'));
+    expect(await version()).toEqual({ kind: 'git', id: head, uncommitted: true, readAt: '2026-01-01T00:00:00.000Z' });
+    git('add', 'apps/web.yaml');
+    expect(await version()).toMatchObject({ id: head, uncommitted: true });
+    git('commit', '-q', '-m', 'two');
+    const two = git('rev-parse', 'HEAD');
+    expect(await version()).toEqual({ kind: 'git', id: two, readAt: '2026-01-01T00:00:00.000Z' });
+    writeFileSync(join(apps, 'new.yaml'), DEPLOYMENT.replace('web', 'new'));
+    expect(await version()).toMatchObject({ id: two, uncommitted: true });
+    rmSync(join(apps, 'new.yaml'));
+    expect((await version()).uncommitted).toBeUndefined();
+    rmSync(join(apps, 'web.yaml'));
+    expect(await version()).toMatchObject({ id: two, uncommitted: true });
+    git('checkout', '-q', '--', 'apps/web.yaml');
+    writeFileSync(join(repo, 'vars/dev.yaml'), 'ENV: dev2\n');
+    expect(await version()).toMatchObject({ id: two, uncommitted: true });
+    expect((await readManifestVersion(apps, 'unused')).uncommitted).toBeUndefined();
+  });
+
   it('covers variables files and overlays: the commit only when they are in the same checkout, else the content id of all', async () => {
     write('repo/.git/HEAD', `${SHA1}\n`);
     write('repo/base/web.yaml', DEPLOYMENT.replace('name: web', 'name: web-${ENV}'));

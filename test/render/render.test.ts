@@ -560,3 +560,27 @@ describe('secrets never rendered', () => {
     expect(output).not.toMatch(/[0-9a-f]{64}/);
   });
 });
+
+describe('a secret moved to another source', () => {
+  // a literal (--allow-literal-secrets) is named as one; a file replaced it: each side whole, since the kind changed
+  const moved: Plan = {
+    format_version: '1',
+    summary: { create: 0, update: 1, adopt: 0, delete: 0, noop: 0, orphan: 0, blocked: 0, suspended: 0 },
+    changes: [
+      {
+        kind: 'Deployment', name: 'billing', action: 'update', new_revision: true, reason: null,
+        fields: [{ path: 'secrets.TOKEN', before: '(sensitive)', after: '(sensitive)', sensitive: true, source: { before: { literal: true }, after: { file: '/run/secrets/token' } } }],
+      },
+    ],
+    diagnostics: [],
+  };
+
+  it('is one line under the secret in text, each side after its value in markdown, names in JSON', () => {
+    expect(renderText(moved, { color: false })).toContain(
+      '      ~ secrets.TOKEN: (sensitive) -> (sensitive)\n          value: a literal in the manifest -> valueFrom.file: /run/secrets/token\n',
+    );
+    expect(renderMarkdown(moved)).toContain('- secrets.TOKEN: (sensitive) (value: a literal in the manifest)\n+ secrets.TOKEN: (sensitive) (valueFrom.file: /run/secrets/token)\n');
+    const [field] = (JSON.parse(renderJson(moved)) as { changes: Array<{ fields: unknown[] }> }).changes[0]!.fields;
+    expect(field).toEqual({ path: 'secrets.TOKEN', before: '(sensitive)', after: '(sensitive)', sensitive: true, source: { before: { literal: true }, after: { file: '/run/secrets/token' } } });
+  });
+});

@@ -44,7 +44,7 @@ export const applyCommand: Command = {
   options: {
     plan: { type: 'string', placeholder: 'FILE', description: 'apply exactly the saved plan FILE (plan --out), with no DIR, given the --prune, --max-deletes, --adopt, --name-prefix and --target it was made with: refused, nothing written, when its options differ, when the manifests, a secret or a resource changed since, or, with CONVERGE_PLAN_KEY set, when it is not signed with that key (docs/saved-plans.md)' },
     wait: { type: 'boolean', description: 'also wait until each new revision, and each rollout already in progress, is active; exit 1 at the first that fails (BUILD_FAILED, DEPLOY_FAILED, past the progress deadline)' },
-    output: { type: 'string', short: 'o', placeholder: 'FMT', description: 'text (default) or json' },
+    output: { type: 'string', short: 'o', placeholder: 'FMT', choices: FORMATS, description: 'text (default) or json' },
     ...TARGET_OPTION,
     ...settingOptions(
       'waitTimeout',

@@ -65,7 +65,7 @@ export const commentCommand: Command = {
   positionals: [0, 0],
   options: {
     plan: { type: 'string', placeholder: 'FILE', description: 'the saved plan to post (written by "converge plan --out FILE")' },
-    api: { type: 'string', placeholder: 'API', description: 'github (default; Gitea too) or gitlab' },
+    api: { type: 'string', placeholder: 'API', choices: COMMENT_APIS, description: 'github (default; Gitea too) or gitlab' },
     repository: { type: 'string', placeholder: 'OWNER/NAME', description: 'the repository (GitLab: the project path); default GITHUB_REPOSITORY or CI_PROJECT_PATH' },
     pull: { type: 'string', placeholder: 'N', description: 'the pull request number (GitLab: the merge request iid); default from GITHUB_EVENT_PATH or CI_MERGE_REQUEST_IID' },
     'api-url': { type: 'string', placeholder: 'URL', description: 'the host\'s API base URL; default GITHUB_API_URL (else https://api.github.com) or CI_API_V4_URL' },

@@ -2,6 +2,7 @@
 import { UsageError } from '../../core/errors.js';
 import type { Command } from '../command.js';
 import { completionScript, SHELLS, type Shell } from '../completion-script.js';
+import { targetWords } from '../completion-targets.js';
 
 function isShell(word: string): word is Shell {
   return (SHELLS as readonly string[]).includes(word);
@@ -14,17 +15,30 @@ function isShell(word: string): word is Shell {
 export function completionCommand(loadCommands: () => Promise<Command[]>): Command {
   return {
     name: 'completion',
-    summary: 'print a shell completion script (commands, their flags, paths where an argument is one)',
-    usage: `converge completion ${SHELLS.join('|')}`,
+    summary: 'print a shell completion script (commands, their flags, paths, option values, --target names)',
+    usage: `converge completion ${SHELLS.join('|')} | converge completion --targets -- DIR`,
     details: [
       'Load it in the current shell, or save it where the shell finds completions:',
       '  bash:  source <(converge completion bash)     or save as ~/.local/share/bash-completion/completions/converge',
       '  zsh:   source <(converge completion zsh)      or save as _converge in a directory of $fpath',
       '  fish:  converge completion fish | source      or save as ~/.config/fish/completions/converge.fish',
+      'The bash script asks "converge completion --targets -- DIR" for the names --target takes (DIR: the line\'s manifest directory).',
     ].join('\n'),
-    positionals: [1, 1],
-    options: {},
+    positionals: [0, 1_000],
+    options: {
+      targets: {
+        type: 'boolean',
+        description: 'print the names --target takes, one a line, read from the manifest directory DIR; nothing on any problem (the bash script asks it)',
+      },
+    },
     async run(args, io) {
+      if (args.values.targets === true) {
+        // Inside completion: never a message, never a failure; a line that names no readable directory offers nothing.
+        const words = args.positionals.length === 1 ? await targetWords(args.positionals[0]!, io.cwd).catch(() => []) : [];
+        for (const word of words) io.stdout.write(`${word}\n`);
+        return 0;
+      }
+      if (args.positionals.length !== 1) throw new UsageError(`give one shell: ${SHELLS.join(', ')}`);
       const shell = args.positionals[0]!;
       if (!isShell(shell)) throw new UsageError(`no completion for the shell "${shell}"; give one of ${SHELLS.join(', ')}`);
       io.stdout.write(completionScript(shell, await loadCommands()));

@@ -12,6 +12,11 @@ import {
 import type { Command, CommandIo, ParsedArgs } from '../command.js';
 import { resolveSettings, settingOptions } from '../settings.js';
 
+/** The words of --secrets, --secrets-patch and --echo (their checks and shell completion read them). */
+const SECRETS_MODES = ['plain', 'masked', 'omitted'] as const;
+const SECRETS_PATCH_MODES: readonly SecretsPatchMode[] = ['merge', 'replace'];
+const ECHO_MODES: readonly EchoMode[] = ['exact', 'real'];
+
 function text(values: ParsedArgs['values'], name: string): string | undefined {
   const value = values[name];
   return typeof value === 'string' ? value : undefined;
@@ -53,7 +58,7 @@ function regex(values: ParsedArgs['values'], name: string): RegExp | undefined {
 /** The emulator's options from the command's flags (and CONVERGE_EMULATOR_API_KEY); throws UsageError on bad input. */
 export function emulatorOptionsFromArgs(values: ParsedArgs['values'], env: NodeJS.ProcessEnv): EmulatorOptions {
   const secrets = text(values, 'secrets') ?? 'masked';
-  if (!['plain', 'masked', 'omitted'].includes(secrets)) throw new UsageError(`--secrets: "${secrets}" is not one of plain, masked, omitted`);
+  if (!(SECRETS_MODES as readonly string[]).includes(secrets)) throw new UsageError(`--secrets: "${secrets}" is not one of ${SECRETS_MODES.join(', ')}`);
   const port = wholeNumber(values, 'port');
   if (port !== undefined && port > 65535) throw new UsageError(`--port: ${port} is not a port number (0-65535)`);
   const apiKey = text(values, 'api-key') ?? (env.CONVERGE_EMULATOR_API_KEY || undefined);
@@ -76,8 +81,8 @@ export function emulatorOptionsFromArgs(values: ParsedArgs['values'], env: NodeJ
     buildMs: wholeNumber(values, 'build-ms') ?? DEFAULT_BUILD_MS,
     buildFail: regex(values, 'build-fail'),
     deployFail: regex(values, 'deploy-fail'),
-    secretsPatch: oneOf<SecretsPatchMode>(values, 'secrets-patch', ['merge', 'replace'], 'merge'),
-    echo: oneOf<EchoMode>(values, 'echo', ['exact', 'real'], 'exact'),
+    secretsPatch: oneOf<SecretsPatchMode>(values, 'secrets-patch', SECRETS_PATCH_MODES, 'merge'),
+    echo: oneOf<EchoMode>(values, 'echo', ECHO_MODES, 'exact'),
     specOnly: values['spec-only'] === true,
     omitTenantId: values['omit-tenant-id'] === true,
     lenientCreate: values['lenient-create'] === true,
@@ -141,7 +146,7 @@ export const emulatorCommand: Command = {
     'lost-response-rate': { type: 'string', placeholder: 'R', description: 'share of requests handled whose answer is then lost (0..1)' },
     'retry-after': { type: 'string', placeholder: 'N', description: 'Retry-After seconds of the 429s (default 1)' },
     'page-cap': { type: 'string', placeholder: 'N', description: 'serve at most N deployments per page whatever the limit' },
-    secrets: { type: 'string', placeholder: 'MODE', description: 'echo secret values plain, masked (default) or omitted' },
+    secrets: { type: 'string', placeholder: 'MODE', choices: SECRETS_MODES, description: 'echo secret values plain, masked (default) or omitted' },
     'api-key': { type: 'string', placeholder: 'KEY', description: 'require this X-Api-Key (env CONVERGE_EMULATOR_API_KEY)' },
     'build-ms': {
       type: 'string',
@@ -150,10 +155,11 @@ export const emulatorCommand: Command = {
     },
     'build-fail': { type: 'string', placeholder: 'REGEX', description: 'new revisions of deployments whose name matches end in BUILD_FAILED; the active revision stays on the last good one' },
     'deploy-fail': { type: 'string', placeholder: 'REGEX', description: 'new revisions of deployments whose name matches end in DEPLOY_FAILED' },
-    'secrets-patch': { type: 'string', placeholder: 'MODE', description: 'a non-empty secrets list in a PATCH is merged by name into the stored set (merge, default) or replaces it (replace)' },
+    'secrets-patch': { type: 'string', placeholder: 'MODE', choices: SECRETS_PATCH_MODES, description: 'a non-empty secrets list in a PATCH is merged by name into the stored set (merge, default) or replaces it (replace)' },
     echo: {
       type: 'string',
       placeholder: 'MODE',
+      choices: ECHO_MODES,
       description: 'exact (default): fields come back as sent; real: as the real service answers (listener_config, install_command, build_command null; its own custom_url for codehost; display_name and is_preview added)',
     },
     'spec-only': { type: 'boolean', description: 'serve only the spec\'s endpoints: GET and DELETE of one deployment, revisions and provider list/get/PATCH/DELETE answer 404 or 405' },

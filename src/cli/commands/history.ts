@@ -2,6 +2,7 @@
 import { UsageError } from '../../core/errors.js';
 import { parseDuration } from '../../core/duration.js';
 import { KIND_NAMES } from '../../core/kinds/index.js';
+import { versionLabel } from '../../core/manifest-version.js';
 import { historyDocument, type RecordedEvent } from '../../core/resource-record.js';
 import { EventLogStore, HISTORY_MAX_ENTRIES } from '../../store/event-log.js';
 import { closeRedis, connectProducer } from '../../store/redis.js';
@@ -47,7 +48,7 @@ function textEvent(event: RecordedEvent): string {
   const refs = [
     event.job ? `job ${event.job.id}` : '',
     event.revision ? `revision ${event.revision.id} ${event.revision.status}` : '',
-    event.manifests ? `manifests ${event.manifests.kind === 'git' ? event.manifests.id.slice(0, 7) : `content ${event.manifests.id}`}` : '',
+    event.manifests ? `manifests ${versionLabel(event.manifests)}` : '',
     `by ${event.by}`,
   ].filter(Boolean);
   return `${parts.join('  ')}\n    ${refs.join(', ')}\n`;
@@ -61,7 +62,7 @@ export const historyCommand: Command = {
   positionals: [1, 1],
   options: {
     ...settingOptions('redisUrl', 'redisPrefix'),
-    output: { type: 'string', short: 'o', placeholder: 'FMT', description: 'text (default) or json: { "resource", "events": [...] }' },
+    output: { type: 'string', short: 'o', placeholder: 'FMT', choices: FORMATS, description: 'text (default) or json: { "resource", "events": [...] }' },
     limit: { type: 'string', placeholder: 'N', description: `at most N events (default and most: ${HISTORY_MAX_ENTRIES})` },
     since: { type: 'string', placeholder: 'TIME', description: 'only events at or after an ISO time, or this long ago (1h, 7d)' },
   },

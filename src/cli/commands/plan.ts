@@ -4,6 +4,7 @@ import { plan } from '../../plan/plan.js';
 import { UsageError } from '../../core/errors.js';
 import { planExitCode } from '../../core/exit-code.js';
 import { savedPlanText } from '../../core/saved-plan/schema.js';
+import { versionLabel } from '../../core/manifest-version.js';
 import { gatherPlanInput } from '../../observe/gather.js';
 import { readLatestRevisions } from '../../observe/revisions.js';
 import { decideOutcomes, healthNotes } from '../../plan/outcomes.js';
@@ -57,7 +58,7 @@ export const planCommand: Command = {
   options: {
     out: { type: 'string', placeholder: 'FILE', description: 'also save the plan to FILE (JSON, mode 0600, no secret value) for "converge apply --plan FILE", signed when CONVERGE_PLAN_KEY is set; none is saved when the plan holds an error (docs/saved-plans.md)' },
     show: { type: 'string', placeholder: 'FILE', description: 'print the saved plan FILE in --output\'s format, without the service (no DIR)' },
-    output: { type: 'string', short: 'o', placeholder: 'FMT', description: 'text (default), markdown (at most 60,000 characters) or json (everything)' },
+    output: { type: 'string', short: 'o', placeholder: 'FMT', choices: FORMATS, description: 'text (default), markdown (at most 60,000 characters) or json (everything)' },
     'detailed-exitcode': { type: 'boolean', description: 'exit 0 when nothing would change (notes on unchanged resources do not count), 2 when something would; 1 on errors, as always' },
     'show-orphans': { type: 'boolean', description: 'text: list every live deployment in no manifest, not only the first three' },
     'no-applied-state': { type: 'boolean', description: 'plan without reading what converge last wrote from Redis (the plan says so)' },
@@ -132,7 +133,7 @@ export const planCommand: Command = {
         return code;
       }
       writePlanFile(file, savedPlanText(savedPlanContent(args.positionals[0]!, settings, gathered, result, outcomes, targets), key));
-      io.stderr.write(`converge plan: ${key === undefined ? 'plan' : `plan signed (${PLAN_KEY_ENV}) and`} saved to ${out}; apply exactly it with "converge apply --plan ${out}"\n`);
+      io.stderr.write(`converge plan: ${key === undefined ? 'plan' : `plan signed (${PLAN_KEY_ENV}) and`} saved to ${out} (manifests ${versionLabel(gathered.version)}); apply exactly it with "converge apply --plan ${out}"\n`);
       return code;
     } finally {
       await target.close();

@@ -5,6 +5,8 @@ import type { Command } from '../command.js';
 import { resolveSettings, settingOptions } from '../settings.js';
 import { daemonBaseUrl } from '../daemon-url.js';
 
+const FORMATS = ['text', 'json'] as const;
+
 /** A reconcile of a big directory takes a while: the daemon answers when it has ended. */
 const TIMEOUT_MS = 120_000;
 
@@ -97,12 +99,12 @@ export const reconcileCommand: Command = {
     'retry-failed': { type: 'boolean', description: 'release the holds of resources whose revision failed (all, or the NAMEs given)' },
     'confirm-delete': { type: 'boolean', description: 'send the pending deletes of the NAMEs given (prune_mode confirm; NAMEs required)' },
     url: { type: 'string', placeholder: 'URL', description: 'status server of the daemon (default http://127.0.0.1:<http_port>)' },
-    output: { type: 'string', short: 'o', placeholder: 'FMT', description: 'text (default) or json (the daemon\'s answer)' },
+    output: { type: 'string', short: 'o', placeholder: 'FMT', choices: FORMATS, description: 'text (default) or json (the daemon\'s answer)' },
     ...settingOptions('httpPort'),
   },
   async run(args, io) {
     const output = (args.values.output as string | undefined) ?? 'text';
-    if (output !== 'text' && output !== 'json') throw new UsageError(`--output "${output}" is not one of text, json`);
+    if (!FORMATS.includes(output as (typeof FORMATS)[number])) throw new UsageError(`--output "${output}" is not one of ${FORMATS.join(', ')}`);
     const names = args.positionals;
     const write = args.values['write-secrets'] === true;
     const retry = args.values['retry-failed'] === true;

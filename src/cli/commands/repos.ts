@@ -31,7 +31,7 @@ export const reposCommand: Command = {
   usage: 'converge repos [--output table|json] [options]',
   positionals: [0, 0],
   options: {
-    output: { type: 'string', short: 'o', placeholder: 'FMT', description: 'table (default) or json' },
+    output: { type: 'string', short: 'o', placeholder: 'FMT', choices: FORMATS, description: 'table (default) or json' },
     ...settingOptions('apiUrl', 'apiKey', 'tenantId', 'emulatorState', 'requestTimeout'),
   },
   async run(args, io) {

@@ -1,5 +1,6 @@
 // `converge status [--url URL] [--output text|json]`: what a running daemon reports on /status and /readyz.
 import { ConvergeError, UsageError } from '../../core/errors.js';
+import { versionLabel } from '../../core/manifest-version.js';
 import type { Command } from '../command.js';
 import { resolveSettings, settingOptions } from '../settings.js';
 import { daemonBaseUrl } from '../daemon-url.js';
@@ -23,7 +24,7 @@ interface ResourceRow {
   drift?: { policy: string; fields: string[]; reason?: string } | null;
   job?: { state: string; outcome?: string } | null;
   syncReason?: string;
-  appliedFrom?: { kind: string; id: string; appliedAt?: string };
+  appliedFrom?: { kind: string; id: string; uncommitted?: boolean; appliedAt?: string };
 }
 
 interface StatusDocument {
@@ -36,7 +37,7 @@ interface StatusDocument {
   sync?: Record<string, number>;
   conflicts?: string[];
   pruneRefused?: string | null;
-  manifestVersion?: { kind: string; id: string; readAt?: string } | null;
+  manifestVersion?: { kind: string; id: string; uncommitted?: boolean; readAt?: string } | null;
   daemon?: { dir?: string; pid?: number; hostname?: string; startedAt?: string; service?: string | null; driftPolicy?: string; stopping?: boolean; reconcileEndpoint?: boolean };
   lastReconcile?: {
     id: number; trigger: string; finishedAt: string; durationMs: number; ok: boolean; error: string | null;
@@ -80,8 +81,9 @@ function pad(rows: string[][]): string[] {
 }
 
 /** "3f2a9c1" for a commit, "content 1a2b3c4d5e6f" for a directory outside git (as src/core/manifest-version.ts shows it). */
-function versionText(version: { kind: string; id: string }): string {
-  return version.kind === 'git' ? version.id.slice(0, 7) : `${version.kind} ${version.id}`;
+/** A version as /status gives it (kind, id, and uncommitted when edits not committed were read), by its one label. */
+function versionText(version: { kind: string; id: string; uncommitted?: boolean }): string {
+  return versionLabel({ ...version, kind: version.kind === 'git' ? 'git' : 'content' });
 }
 
 /** The NOTE column: what the row says, then which manifests converge last wrote it from. */
@@ -118,7 +120,7 @@ function renderStatus(url: string, doc: StatusDocument, ready: Readiness): strin
   if (doc.secretsUnknown?.length) lines.push(`SecretsUnknown (not rewritten blind): ${doc.secretsUnknown.join(', ')}; converge reconcile --write-secrets [NAME...] writes them.`);
   if (doc.conflicts?.length) lines.push(`Conflict (converge stopped writing to these): ${doc.conflicts.join(', ')}; see NOTE below. Writing resumes when the desired state changes to a new one.`);
   if (doc.pruneRefused) lines.push(`Prune refused: ${doc.pruneRefused}`);
-  if (doc.manifestVersion) lines.push(`Manifests: ${doc.manifestVersion.kind === 'git' ? `commit ${doc.manifestVersion.id}` : `not in git, content ${doc.manifestVersion.id}`}, read at ${doc.manifestVersion.readAt ?? '?'}`);
+  if (doc.manifestVersion) lines.push(`Manifests: ${doc.manifestVersion.kind === 'git' ? '' : 'not in git, '}${versionText(doc.manifestVersion)}, read at ${doc.manifestVersion.readAt ?? '?'}`);
   const last = doc.lastReconcile;
   if (!last) lines.push('No reconcile yet.');
   else if (!last.ok) lines.push(`Last reconcile #${last.id} (${last.trigger}) FAILED at ${last.finishedAt}: ${last.error ?? 'unknown error'}`);
@@ -174,7 +176,7 @@ export const statusCommand: Command = {
   positionals: [0, 0],
   options: {
     url: { type: 'string', placeholder: 'URL', description: 'status server of the daemon (default http://127.0.0.1:<http_port>)' },
-    output: { type: 'string', short: 'o', placeholder: 'FMT', description: 'text (default) or json (the /status document)' },
+    output: { type: 'string', short: 'o', placeholder: 'FMT', choices: FORMATS, description: 'text (default) or json (the /status document)' },
     ...settingOptions('httpPort'),
   },
   async run(args, io) {

@@ -20,7 +20,7 @@ export const validateCommand: Command = {
   usage: 'converge validate DIR [--vars FILE]... [--overlay DIR]... [--allow-literal-secrets] [--check-secrets] [--output text|json]',
   positionals: [1, 1],
   options: {
-    output: { type: 'string', short: 'o', placeholder: 'FMT', description: 'text (default) or json' },
+    output: { type: 'string', short: 'o', placeholder: 'FMT', choices: FORMATS, description: 'text (default) or json' },
     'check-secrets': {
       type: 'boolean',
       description: 'also resolve every secret reference (environment variables, files); an unresolvable one is an error',
@@ -35,7 +35,8 @@ export const validateCommand: Command = {
     const settings = resolveSettings(args, io.env);
     const dir = resolve(io.cwd, args.positionals[0]!);
     const environment = environmentOf(settings, io.cwd);
-    const loaded = await loadManifestDir(dir, { allowLiteralSecrets: settings.allowLiteralSecrets, ...(environment ? { environment } : {}) });
+    // validate sees no live state: it also warns of what a create needs that a manifest leaves out (a plan blocks that create).
+    const loaded = await loadManifestDir(dir, { allowLiteralSecrets: settings.allowLiteralSecrets, createWarnings: true, ...(environment ? { environment } : {}) });
     const secretProblems = args.values['check-secrets'] === true ? secretDiagnostics(loaded.resources, io.env, { baseDir: io.cwd }) : [];
     const diagnostics = sortDiagnostics([...loaded.diagnostics, ...secretProblems]);
     const errors = diagnostics.filter((d) => d.severity === 'error').length;

@@ -97,7 +97,7 @@ export const JOB_OPERATIONS = Object.values(kinds).flatMap((module): readonly Jo
 
 export { declaredProviderIds, declaresProviders, mcpProviders, ownsAnyProvider, repositoryResources, resolvedAtEdge } from './select.js';
 export { type KindModule, type LiteralSecret, type LiveOrphan, type LiveView, type PlanContext, type RevisionReading } from './kind.js';
-export { JobSecretSource } from './job.js';
+export { JobSecretSource, SecretSourceChange, SecretSourceNameSchema } from './job.js';
 export {
   Deletion,
   JobWrite,

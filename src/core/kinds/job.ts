@@ -14,6 +14,19 @@ export const JobSecretSource = z.union([
 ]);
 export type JobSecretSource = z.infer<typeof JobSecretSource>;
 
+/**
+ * A secret's source by name only (SecretSourceName, src/core/model.ts), as the applied record keeps it and a saved
+ * plan carries it: a variable's name, a file's path, or "a literal in the manifest"; never a value.
+ */
+export const SecretSourceNameSchema = z.union([
+  z.strictObject({ env: z.string().min(1).max(1024) }),
+  z.strictObject({ file: z.string().min(1).max(4096) }),
+  z.strictObject({ literal: z.literal(true) }),
+]);
+
+/** A secret's source change in a plan's field (FieldChange.source): names only. */
+export const SecretSourceChange = z.strictObject({ before: SecretSourceNameSchema, after: SecretSourceNameSchema });
+
 export const JobSecretRef = z.strictObject({ name: z.string().min(1), from: JobSecretSource });
 export type JobSecretRef = z.infer<typeof JobSecretRef>;
 

@@ -85,6 +85,11 @@ export interface ManifestHooks {
   keyHint(parent: string, key: string): string | undefined;
   /** The warnings of one valid manifest of this kind (what it leaves to defaults that cannot change later). */
   warnings(manifest: { kind: string; spec: unknown }): ManifestFinding[];
+  /**
+   * The warnings only a command without live state gives (`converge validate`, ParseOptions.createWarnings): what a
+   * create of this resource needs that the manifest leaves out and a live resource converge takes over may lack.
+   */
+  createWarnings(manifest: { kind: string; metadata: { annotations?: Record<string, string> | undefined }; spec: unknown }): ManifestFinding[];
 }
 
 /** A live resource named in no manifest: a deployment (its id), or a provider (its provider_id as name, its id). */
@@ -194,8 +199,30 @@ export interface KindModule<R extends DesiredResource = DesiredResource, S exten
   exportLive(source: ExportSource): Exported;
 }
 
-/** objectHash of the resource without its location, with `spec` (secret sources left out) and the desired secret hashes. */
+/**
+ * The fingerprint last taken of each resource object, with the secret hashes it was taken with. A resource object is
+ * never changed once compiled, and the daemon's manifest cache hands the same objects to every reconcile while their
+ * files are unchanged (src/observe/manifests.ts), so a reconcile over unchanged manifests hashes none of them again
+ * (at 10,000 deployments that was a fifth of what a resync allocated: docs/performance.md). Weak: a resource no
+ * longer held is forgotten with its fingerprint.
+ */
+const taken = new WeakMap<DesiredResource, { secretHashes: Readonly<Record<string, string>>; fingerprint: string }>();
+
+function sameHashes(a: Readonly<Record<string, string>>, b: Readonly<Record<string, string>>): boolean {
+  const keys = Object.keys(a);
+  if (keys.length !== Object.keys(b).length) return false;
+  return keys.every((key) => Object.hasOwn(b, key) && a[key] === b[key]);
+}
+
+/**
+ * objectHash of the resource without its location, with `spec` (secret sources left out) and the desired secret hashes.
+ * `spec` is derived from the resource by its kind alone, so the resource and the hashes decide the fingerprint.
+ */
 export function fingerprintOf(resource: DesiredResource, spec: unknown, secretHashes: Readonly<Record<string, string>>): string {
+  const known = taken.get(resource);
+  if (known && sameHashes(known.secretHashes, secretHashes)) return known.fingerprint;
   const { location: _location, secretLocations: _where, ...rest } = resource;
-  return objectHash({ ...rest, spec, secretHashes });
+  const fingerprint = objectHash({ ...rest, spec, secretHashes });
+  taken.set(resource, { secretHashes: { ...secretHashes }, fingerprint });
+  return fingerprint;
 }

@@ -1,7 +1,8 @@
 // What a kind's sync needs from outside, injected (the service, the applied-state store, secrets, the clock), and the records it exchanges.
 import { z } from 'zod';
-import type { AppliedRecord, DeploymentResource, DesiredResource, FieldHashes, LiveDeployment, LiveProvider, Ownership } from '../model.js';
+import type { AppliedRecord, DeploymentResource, DesiredResource, FieldHashes, LiveDeployment, LiveProvider, Ownership, SecretSourceName } from '../model.js';
 import { ManifestVersion } from '../manifest-version.js';
+import { SecretSourceChange } from './job.js';
 import type { CreateDeploymentRequest, CreateProviderRequest, McpDiscoverRequest, PatchDeploymentRequest, PatchProviderRequest } from '../wire/schema.js';
 
 /**
@@ -59,6 +60,8 @@ export interface WrittenState {
   secrets: Record<string, string>;
   /** The write carried the complete declared set of secrets: `secrets` replaces the recorded hashes instead. */
   replaceSecrets?: boolean;
+  /** secret name -> where each value sent came from (names only); recorded like `secrets` (absent: none known). */
+  secretSources?: Record<string, SecretSourceName>;
   definitionHash?: string;
   /** Field path -> hashes sent and answered, for the fields this write carried; merged over the recorded ones. */
   fields?: Record<string, FieldHashes>;
@@ -145,7 +148,7 @@ export const SyncResult = z.strictObject({
   message: z.string().optional(),
   /** The fields this sync's write sent, as the plan shows them: a secret's value is "(sensitive)", never the value. */
   fields: z
-    .array(z.strictObject({ path: z.string(), before: z.unknown(), after: z.unknown(), sensitive: z.boolean(), uncompared: z.literal(true).optional() }))
+    .array(z.strictObject({ path: z.string(), before: z.unknown(), after: z.unknown(), sensitive: z.boolean(), uncompared: z.literal(true).optional(), source: SecretSourceChange.optional() }))
     .optional(),
   /**
    * The flap guard refused the write (src/core/flap-guard.ts): the reason, its one line, and whether this job found the

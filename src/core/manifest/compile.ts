@@ -16,6 +16,8 @@ export interface ManifestBytes {
 export interface CompileOptions {
   allowLiteralSecrets: boolean;
   keepData?: boolean;
+  /** Warn of what a create needs that a manifest leaves out (ParseOptions.createWarnings). */
+  createWarnings?: boolean;
   /** The variables files, in order (later ones win); absent: none. */
   vars?: readonly VariablesInput[];
   /** The overlay files, overlay by overlay, each in path order; absent: none. */
@@ -36,7 +38,7 @@ export interface CompiledEnvironment {
 /** Compiles the variables files, then the overlays with those variables. */
 export function compileEnvironment(options: CompileOptions): CompiledEnvironment {
   const vars = options.vars ? compileVariables(options.vars) : undefined;
-  const parseOptions: ParseOptions = { allowLiteralSecrets: options.allowLiteralSecrets, ...(vars ? { variables: vars.variables } : {}), ...(options.keepData ? { keepData: true } : {}) };
+  const parseOptions: ParseOptions = { allowLiteralSecrets: options.allowLiteralSecrets, ...(vars ? { variables: vars.variables } : {}), ...(options.keepData ? { keepData: true } : {}), ...(options.createWarnings ? { createWarnings: true } : {}) };
   const overlays = compileOverlays(options.overlays ?? [], parseOptions);
   return { parseOptions, overlays, patches: patchesAfter(overlays.documents, -1), diagnostics: [...(vars?.diagnostics ?? []), ...overlays.diagnostics] };
 }

@@ -9,7 +9,7 @@ import { firstAliasOffset, offsetForPath, positionAt, scalarAt, selfReferencingA
 import { mergeLayers, type Layer, type Locate } from './overlay.js';
 import { MANIFEST_KINDS, MANIFEST_SCHEMAS, type DeploymentManifest, type OAuthProviderManifest } from './schema.js';
 import { describeSources, NO_VARIABLES, substituteDocument, type Substitution, type Variables } from './variables.js';
-import { manifestWarnings } from './warnings.js';
+import { createWarnings, manifestWarnings } from './warnings.js';
 import { yamlProblem } from './yaml-errors.js';
 
 export interface ParseOptions {
@@ -21,6 +21,11 @@ export interface ParseOptions {
   patches?: ReadonlyMap<string, readonly Layer[]>;
   /** Keep each valid resource's manifest data (variables substituted, overlays merged) in ManifestResult.data. */
   keepData?: boolean;
+  /**
+   * Also warn of what a create needs that a manifest leaves out (`converge validate`, which sees no live state; a plan
+   * reads live state and blocks only the create that needs it).
+   */
+  createWarnings?: boolean;
 }
 
 /** What one file (or a whole directory) declares. */
@@ -274,7 +279,7 @@ function validate(layer: Layer, options: ParseOptions, diagnostics: Diagnostic[]
   }
   diagnostics.push(...literalSecretProblems(locate, options, record));
   if (!parsed.success) return undefined;
-  for (const warning of manifestWarnings(parsed.data)) {
+  for (const warning of [...manifestWarnings(parsed.data), ...(options.createWarnings ? createWarnings(parsed.data) : [])]) {
     diagnostics.push(located(locate(warning.path, warning.at), warning.code, warning.message, 'warning'));
   }
   return parsed.data;

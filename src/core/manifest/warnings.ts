@@ -7,3 +7,8 @@ import type { DeploymentManifest, OAuthProviderManifest } from './schema.js';
 export function manifestWarnings(manifest: DeploymentManifest | OAuthProviderManifest): Problem[] {
   return kindOf(manifest.kind).manifest.warnings(manifest);
 }
+
+/** Warnings (validate only: it sees no live state) of what a create of this valid document needs that it leaves out. */
+export function createWarnings(manifest: DeploymentManifest | OAuthProviderManifest): Problem[] {
+  return kindOf(manifest.kind).manifest.createWarnings(manifest);
+}

@@ -47,7 +47,7 @@ export interface NotifyEvent {
   /** The live deployment's id (to read build logs of a failed revision). */
   deploymentId?: string;
   /** The manifests the desired state was read from: a git commit or a content hash; null when not known. */
-  manifestVersion: Pick<ManifestVersion, 'kind' | 'id'> | null;
+  manifestVersion: Pick<ManifestVersion, 'kind' | 'id' | 'uncommitted'> | null;
   /** write_sent: whether the write started a rollout (a commit status stays pending until it ends). */
   rollout?: boolean;
   /** When the transition was recorded (ISO time). */

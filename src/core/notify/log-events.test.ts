@@ -39,6 +39,14 @@ describe('notifyEventsOf', () => {
     expect(only({ ...built, id: '9-9' }).id).toBe(only(built).id);
   });
 
+  it('a write from edits not committed carries the mark from the job record to the event (issue 42, item 5)', () => {
+    const dirty = { ...GIT, uncommitted: true as const, readAt: META.at };
+    const record = jobRecord({ key: 'Deployment/support-agent', jobId: 'j3', meta: { ...META, manifests: dirty }, answer: { outcome: 'updated', new_revision: false } });
+    expect(record.manifests).toEqual({ ...GIT, uncommitted: true });
+    expect(only({ id: '3-0', event: record }).manifestVersion).toEqual({ ...GIT, uncommitted: true });
+    expect(jobRecord({ key: 'Deployment/support-agent', jobId: 'j4', meta: META, answer: { outcome: 'updated', new_revision: false } }).manifests).toEqual(GIT);
+  });
+
   it('a job that sent nothing, or was unchanged, is no event; a delete is pruned; a job out of attempts is write_failed', () => {
     const notRun = jobRecord({ key: 'Deployment/support-agent', jobId: 'j3', meta: META, answer: { outcome: 'unchanged', new_revision: false, notRun: 'superseded' } });
     expect(notifyEventsOf({ id: '1-0', event: notRun })).toEqual([]);

@@ -165,6 +165,14 @@ describe('requests', () => {
     expect(body.text).toContain('rollout_failed Deployment/support-agent');
     expect(body.blocks.map((b) => b.type)).toEqual(['header', 'section', 'context', 'section', 'context']);
     expect(JSON.stringify(body.blocks[1])).toContain('a &lt;b&gt; &amp; c');
+    expect(JSON.stringify(body.blocks[2])).toContain(`*manifests* ${'c'.repeat(7)}"`);
+  });
+
+  it('names edits not committed: the webhook marks the version, Slack says it (issue 42, item 5)', () => {
+    const dirty = { ...EVENT, manifestVersion: { kind: 'git' as const, id: 'c'.repeat(40), uncommitted: true as const } };
+    expect(JSON.parse(webhookBody(dirty)).manifest_version).toEqual({ kind: 'git', id: 'c'.repeat(40), uncommitted: true });
+    const slack = JSON.parse(slackBody(dirty)) as { blocks: unknown[] };
+    expect(JSON.stringify(slack.blocks[2])).toContain(`*manifests* uncommitted changes on top of ${'c'.repeat(7)}"`);
   });
 
   it('commit status: GitHub/Gitea path and body, GitLab shape, description at most 140 characters', () => {

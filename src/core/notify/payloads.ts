@@ -13,7 +13,7 @@ export function webhookBody(event: NotifyEvent, buildLog?: readonly string[]): s
     message: event.message,
     ...(event.revisionId ? { revision_id: event.revisionId } : {}),
     ...(event.revisionStatus ? { revision_status: event.revisionStatus } : {}),
-    manifest_version: event.manifestVersion ? { kind: event.manifestVersion.kind, id: event.manifestVersion.id } : null,
+    manifest_version: event.manifestVersion ? { kind: event.manifestVersion.kind, id: event.manifestVersion.id, ...(event.manifestVersion.uncommitted ? { uncommitted: true } : {}) } : null,
     ...(buildLog && buildLog.length > 0 ? { build_log: buildLog } : {}),
     time: event.time,
   });

@@ -126,6 +126,20 @@ describe('stalenessOf', () => {
     expect(stalenessOf(saved(), fresh({ changes: [moved] })).changed).toEqual(['Deployment/api: its planned change differs now (source_config.resource_spec.max_scale)']);
   });
 
+  it('names the versions of changed manifests in git: an edit not committed is not its commit (issue 42, item 5)', () => {
+    const commit = '23acd65'.padEnd(40, '0');
+    const inGit = (uncommitted?: true) => ({ kind: 'git' as const, id: commit, readAt: 'then', ...(uncommitted ? { uncommitted } : {}) });
+    const planned = (version: ReturnType<typeof inGit>) => {
+      const read = readSavedPlan(savedPlanText({ ...content(), manifests: { ...content().manifests, version } }));
+      if (!read.ok) throw new Error(read.problem);
+      return read.plan;
+    };
+    const stale = (then: ReturnType<typeof inGit>, now: ReturnType<typeof inGit>) => stalenessOf(planned(then), fresh({ contentId: '000000000000', version: now })).changed[0];
+    expect(stale(inGit(), inGit(true))).toBe('the manifests, variables files or overlays changed (23acd65 then, uncommitted changes on top of 23acd65 now)');
+    expect(stale(inGit(true), inGit())).toBe('the manifests, variables files or overlays changed (uncommitted changes on top of 23acd65 then, 23acd65 now)');
+    expect(stale(inGit(true), inGit(true))).toBe('the manifests, variables files or overlays changed (uncommitted changes on top of 23acd65, edited again since)');
+  });
+
   it('says it in one line, the first three named', () => {
     expect(staleLine(['a', 'b', 'c', 'd', 'e'])).toBe('the plan is stale: since it was made, a; b; c; and 2 more; nothing was written; run plan again');
   });

@@ -2,7 +2,7 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { canonicalJson } from '../hash.js';
-import { kinds } from '../kinds/index.js';
+import { kinds, SecretSourceChange } from '../kinds/index.js';
 import { ManifestVersion } from '../manifest-version.js';
 import { planDisagreement } from './agree.js';
 import { planSignature } from './signature.js';
@@ -21,6 +21,8 @@ const FieldChange = z.strictObject({
   after: z.unknown(),
   sensitive: z.boolean(),
   uncompared: z.literal(true).optional(),
+  /** A secret's source change (src/core/model.ts FieldChange.source): names only. */
+  source: SecretSourceChange.optional(),
 });
 
 const PlanChange = z.strictObject({

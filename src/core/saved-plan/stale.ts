@@ -92,6 +92,16 @@ function writeStaleness(saved: PlannedWrite, fresh: FreshState, savedChanges: Re
 const DONE: Record<PlannedWrite['action'], string> = { create: 'created', update: 'updated', adopt: 'adopted', delete: 'deleted' };
 
 /**
+ * " (23acd65 then, uncommitted changes on top of 23acd65 now)" when either is a commit; one label when both read the
+ * same (edits not committed, edited again since); nothing outside git (the content ids say no more than "changed").
+ */
+function versionsThenAndNow(then: ManifestVersion, now: ManifestVersion): string {
+  if (then.kind !== 'git' && now.kind !== 'git') return '';
+  const [before, after] = [versionLabel(then), versionLabel(now)];
+  return before === after ? ` (${after}, edited again since)` : ` (${before} then, ${after} now)`;
+}
+
+/**
  * Compares a saved plan with what was read again: each difference that makes it stale. The fresh writes must be the
  * saved ones exactly: one the plan does not hold (a resource changed by hand since, or a write an edit left out) is a
  * difference too, so a plan is applied whole or not at all.
@@ -100,8 +110,7 @@ export function stalenessOf(saved: SavedPlan, fresh: FreshState): Staleness {
   const changed: string[] = [];
   if (saved.manifests.content_id !== fresh.contentId) {
     const then = saved.manifests.version;
-    const commits = then.kind === 'git' || fresh.version.kind === 'git' ? ` (${versionLabel(then)} then, ${versionLabel(fresh.version)} now)` : '';
-    changed.push(`the manifests, variables files or overlays changed${commits}`);
+    changed.push(`the manifests, variables files or overlays changed${versionsThenAndNow(then, fresh.version)}`);
   }
   const savedChanges = new Map(saved.plan.changes.map((c) => [keyOf(c), c]));
   const freshChanges = new Map(fresh.changes.map((c) => [keyOf(c), c]));

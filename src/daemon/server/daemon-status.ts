@@ -9,6 +9,7 @@ import type { Reconciler } from '../reconcile/reconciler.js';
 import { DEFAULT_PRUNE_GRACE_MS } from '../../core/prune-grace.js';
 import { summarize } from '../status/projection.js';
 import { statusRow } from '../status/status-row.js';
+import { versionLabel, type ManifestVersion } from '../../core/manifest-version.js';
 
 export const DAEMON_VERSION = VERSION;
 
@@ -28,6 +29,11 @@ export interface StatusParts {
   reconciler: Reconciler | undefined;
   /** The resync cycles this daemon ran (the newest last). */
   cycles: readonly string[];
+}
+
+/** A version with its label (src/core/manifest-version.ts), so the page shows what `converge status` shows. */
+function labelled<V extends ManifestVersion>(version: V | undefined): (V & { label: string }) | undefined {
+  return version ? { ...version, label: versionLabel(version) } : undefined;
 }
 
 /** Resources by health (every health named, zeros included). */
@@ -92,14 +98,14 @@ export async function statusDocument(parts: StatusParts): Promise<Record<string,
     sync: syncCounts(rows),
     conflicts: summary.conflicts,
     deletesPending: summary.deletesPending,
-    manifestVersion: snapshot?.lastReconcile?.manifestVersion ?? null,
+    manifestVersion: labelled(snapshot?.lastReconcile?.manifestVersion) ?? null,
     manifests: reconciler?.manifests ?? null,
     lastReconcile: snapshot?.lastReconcile ?? null,
     lastSuccessfulReconcileAt: snapshot?.lastSuccessfulReconcileAt ?? null,
     reconciles: snapshot?.reconciles ?? null,
     resync: { everyMs: settings.resync, cyclesRun: [...parts.cycles] },
     counts,
-    resources: rows,
+    resources: rows.map((r) => (r.appliedFrom ? { ...r, appliedFrom: labelled(r.appliedFrom) } : r)),
     failedBuildLogs: reconciler?.failedBuildLogs() ?? {},
     orphans: reconciler?.tracker.orphans() ?? [],
     history: snapshot?.history ?? [],

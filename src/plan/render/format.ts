@@ -1,5 +1,5 @@
 // Shared pieces of the plan renderers: value formatting, action symbols, the summary sentence, orphan and note lines.
-import type { Action, FieldChange, HealthNote, Plan, PlanChange } from '../../core/model.js';
+import type { Action, FieldChange, HealthNote, Plan, PlanChange, SecretSourceName } from '../../core/model.js';
 import { resourceKey, SENSITIVE } from '../../core/model.js';
 import { healthLine } from '../../core/decide.js';
 import { countedByKind } from '../../core/kinds/index.js';
@@ -11,6 +11,21 @@ export function formatValue(value: unknown, sensitive: boolean): string {
   if (sensitive) return SENSITIVE;
   if (value === undefined || value === null) return 'null';
   return JSON.stringify(value);
+}
+
+/** One side of a secret's source as the manifest writes it, names only: "valueFrom.env: NAME", "valueFrom.file: PATH". */
+export function sourceSide(source: SecretSourceName): string {
+  if ('env' in source) return `valueFrom.env: ${source.env}`;
+  if ('file' in source) return `valueFrom.file: ${source.file}`;
+  return 'value: a literal in the manifest';
+}
+
+/** A secret's source change on one line, names only: "valueFrom.env: OLD -> NEW", each side whole when the kind changed. */
+export function sourceChangeLine(source: NonNullable<FieldChange['source']>): string {
+  const { before, after } = source;
+  if ('env' in before && 'env' in after) return `valueFrom.env: ${before.env} -> ${after.env}`;
+  if ('file' in before && 'file' in after) return `valueFrom.file: ${before.file} -> ${after.file}`;
+  return `${sourceSide(before)} -> ${sourceSide(after)}`;
 }
 
 export type FieldKind = 'add' | 'remove' | 'change';

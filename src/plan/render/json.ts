@@ -32,6 +32,8 @@ export function renderJson(plan: Plan): string {
         before: field.before ?? null,
         after: field.after ?? null,
         sensitive: field.sensitive,
+        // a secret moved to another source since its last write: names only (a variable, a file path), never a value
+        ...(field.source ? { source: field.source } : {}),
       })),
       reason: change.reason ?? null,
     })),

@@ -1,7 +1,7 @@
 // Markdown rendering of a plan for pull-request comments: notes, summary table, changes table, <details> with ```diff
 // blocks, orphans in one collapsed section; never longer than a pull-request comment takes.
 import type { FieldChange, Plan, PlanChange } from '../../core/model.js';
-import { fieldKind, formatValue, healthNoteLine, listedChanges, markers, notedUnchanged, orphanHeading, orphanKeys, releasedChanges, releasedLine, summarySentence, SYMBOL } from './format.js';
+import { fieldKind, formatValue, healthNoteLine, sourceSide, listedChanges, markers, notedUnchanged, orphanHeading, orphanKeys, releasedChanges, releasedLine, summarySentence, SYMBOL } from './format.js';
 
 /** Escapes text for a table cell or a paragraph: markdown punctuation, pipes, and newlines (a cell is one line). */
 export function escapeMarkdown(text: string): string {
@@ -33,7 +33,9 @@ function diffLines(field: FieldChange): string[] {
   const kind = fieldKind(field);
   if (kind === 'add') return [`+ ${field.path}: ${after}`];
   if (kind === 'remove') return [`- ${field.path}: ${before}`];
-  return [`- ${field.path}: ${before}`, `+ ${field.path}: ${after}`];
+  // a secret moved to another source: each side names its source (never a value)
+  const [was, now] = field.source ? [` (${sourceSide(field.source.before)})`, ` (${sourceSide(field.source.after)})`] : ['', ''];
+  return [`- ${field.path}: ${before}${was}`, `+ ${field.path}: ${after}${now}`];
 }
 
 function summaryTable(plan: Plan): string[] {

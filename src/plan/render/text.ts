@@ -1,6 +1,6 @@
 // Terraform-like text rendering of a plan: notes, + create, ~ update, ! blocked, per-field lines, one orphan line, summary.
 import type { FieldChange, Plan, PlanChange, PlanDiagnostic } from '../../core/model.js';
-import { fieldKind, formatValue, healthNoteLine, listedChanges, markers, notedUnchanged, orphanNames, orphanSentence, releasedChanges, releasedLine, summarySentence, SYMBOL } from './format.js';
+import { fieldKind, formatValue, healthNoteLine, sourceChangeLine, listedChanges, markers, notedUnchanged, orphanNames, orphanSentence, releasedChanges, releasedLine, summarySentence, SYMBOL } from './format.js';
 
 export interface TextOptions {
   /** ANSI colour; the caller decides (stdout is a TTY and NO_COLOR is unset). */
@@ -44,7 +44,11 @@ function changeBlock(change: PlanChange, paint: Paint): string[] {
   const title = `${paint(`${SYMBOL[change.action]} ${change.action}`, style, 'bold')} ${change.kind}/${change.name}`;
   const marks = markers(change).map((m) => paint(`(${m})`, m.startsWith('forces') ? 'magenta' : 'cyan'));
   const lines = [`  ${[title, ...marks].join(' ')}`];
-  for (const field of change.fields) lines.push(`      ${fieldLine(field, paint)}`);
+  for (const field of change.fields) {
+    lines.push(`      ${fieldLine(field, paint)}`);
+    // a secret moved to another source: the names, under its line (never a value)
+    if (field.source) lines.push(`          ${paint(sourceChangeLine(field.source), 'dim')}`);
+  }
   // A delete's reason is its marker: "- delete Deployment/x (owned by converge, no longer declared)".
   if (change.reason && change.action !== 'delete') lines.push(`      ${paint(`# ${change.reason}`, 'dim')}`);
   return lines;

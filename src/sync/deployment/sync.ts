@@ -7,6 +7,7 @@ import { blockedNow, liveChanged, undecidedNow } from '../../core/write-premise.
 import { diffDeployment, requestBody, type DeploymentContext, type DeploymentDiff } from '../../core/kinds/deployment/diff.js';
 import { artifactField, declaredFieldPaths } from '../../core/kinds/deployment/fields.js';
 import { answeredFieldHashes, sentFieldHashes } from '../../core/kinds/deployment/three-way.js';
+import { declaredSources } from '../../core/kinds/deployment/secrets.js';
 import { resourceKey, type Ownership } from '../../core/model.js';
 import { ownershipOf } from '../../core/ownership.js';
 import { isAbsent } from '../../core/values.js';
@@ -32,8 +33,10 @@ function pick(hashes: Record<string, string>, names: readonly string[]): Record<
  * What to record of a write: the secret hashes it sent (when it sent any, the complete declared set, so they replace
  * the recorded ones), and for each declared field it sent, the hash sent and the hash of the service's answer there.
  */
-function writtenState(secrets: Record<string, string>, sentFields: Readonly<Record<string, string>>, answer: unknown, ownership?: Ownership): WrittenState {
+function writtenState(secrets: Record<string, string>, sentFields: Readonly<Record<string, string>>, answer: unknown, ownership?: Ownership, resource?: DeploymentResource): WrittenState {
   const written: WrittenState = { secrets, replaceSecrets: Object.keys(secrets).length > 0, fields: answeredFieldHashes(sentFields, answer) };
+  // where each value sent came from (names only); a lost answer settled later (no resource) records none
+  if (resource && written.replaceSecrets) written.secretSources = declaredSources(resource.spec.secrets, Object.keys(secrets));
   if (ownership) written.ownership = ownership;
   return written;
 }
@@ -184,7 +187,7 @@ async function patchIfNeeded(
     startsRevision: diff.change.new_revision,
   });
   const updated = await ports.service.patchDeployment(diff.request.id, body);
-  await ports.appliedState.recordWrite(desired.key, writtenState(written, fields, updated, adoptedOwnership(applied, live)), ports.now(), applied ?? null);
+  await ports.appliedState.recordWrite(desired.key, writtenState(written, fields, updated, adoptedOwnership(applied, live), desired.resource), ports.now(), applied ?? null);
   return { sent: true, live: updated, newRevision: diff.change.new_revision };
 }
 
@@ -274,7 +277,7 @@ async function sendCreate(desired: Desired, diff: DeploymentDiff, settled: Settl
     if (!(error instanceof ServiceError) || error.status !== 409) throw error;
     return createConflict(desired, ports, error);
   }
-  const applied = await ports.appliedState.recordWrite(desired.key, writtenState(written, fields, created, { origin: 'created', id: created.id }), ports.now());
+  const applied = await ports.appliedState.recordWrite(desired.key, writtenState(written, fields, created, { origin: 'created', id: created.id }, desired.resource), ports.now());
   return { ...(await completeCreate(desired, created, ports, applied)), fields: diff.change.fields };
 }
 

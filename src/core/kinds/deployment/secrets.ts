@@ -1,5 +1,5 @@
 // Secret diff of one deployment: compares hashes only (live plain echo, else applied record), never values.
-import type { AppliedRecord, FieldChange, SecretRef } from '../../model.js';
+import type { AppliedRecord, FieldChange, SecretRef, SecretSource, SecretSourceName } from '../../model.js';
 import { SENSITIVE } from '../../model.js';
 import { secretHash } from '../../hash.js';
 import type { LiveSecret } from '../../wire/schema.js';
@@ -25,6 +25,27 @@ export function declaredSecretNames(secrets: readonly SecretRef[] | undefined): 
   return [...new Set(secrets.map((secret) => secret.name))].sort(compareStrings);
 }
 
+/** Where a declared secret's value comes from, by name only: a literal is named as one, its value never. */
+export function secretSourceName(from: SecretSource): SecretSourceName {
+  if ('env' in from) return { env: from.env };
+  if ('file' in from) return { file: from.file };
+  return { literal: true };
+}
+
+/** The sources (names only) of the declared secrets among `names`, as the applied record keeps them with a write. */
+export function declaredSources(declared: readonly SecretRef[] | undefined, names: readonly string[]): Record<string, SecretSourceName> {
+  const wanted = new Set(names);
+  const out: Record<string, SecretSourceName> = {};
+  for (const secret of declared ?? []) if (wanted.has(secret.name) && !(secret.name in out)) out[secret.name] = secretSourceName(secret.from);
+  return out;
+}
+
+/** The source change of a secret the plan writes over a recorded value: when its record names another source. */
+function sourceChange(recorded: SecretSourceName | undefined, declared: SecretSourceName | undefined): FieldChange['source'] {
+  if (!recorded || !declared || JSON.stringify(recorded) === JSON.stringify(declared)) return undefined;
+  return { before: recorded, after: declared };
+}
+
 /**
  * Which declared secrets changed. `live` undefined means the deployment does not exist yet (every declared secret
  * is new). Live secrets the manifest does not declare are not managed by converge, so they are not drift (see
@@ -40,7 +61,9 @@ export function diffSecrets(
   const result: SecretDiff = { fields: [], names: [], writtenOnce: [], unresolved: [] };
   const liveByName = new Map<string, LiveSecret>();
   for (const secret of live ?? []) liveByName.set(secret.name, secret);
-  for (const name of declaredSecretNames(declared)) {
+  const names = declaredSecretNames(declared);
+  const sources = declaredSources(declared, names);
+  for (const name of names) {
     const desired = hashes[name];
     if (desired === undefined) {
       result.unresolved.push(name);
@@ -57,6 +80,8 @@ export function diffSecrets(
       sensitive: true,
     };
     if (verdict === 'unknown') field.uncompared = true;
+    const source = verdict === 'changed' ? sourceChange(applied?.secretSources?.[name], sources[name]) : undefined;
+    if (source) field.source = source;
     result.fields.push(field);
   }
   return result;

@@ -3,7 +3,8 @@ import type { DeploymentSpec, LiveDeployment } from '../../model.js';
 import type { PatchDeploymentRequest } from '../../wire/schema.js';
 import { isAbsent } from '../../values.js';
 
-const GRAPH_CONFIG_HINT = 'add source_revision_config.graph_config_path (the path of the graph configuration file, e.g. langgraph.json)';
+/** How to give graph_config_path, said by the plan's blocked write and by validate's warning. */
+export const GRAPH_CONFIG_HINT = 'add source_revision_config.graph_config_path (the path of the graph configuration file, e.g. langgraph.json)';
 
 /**
  * Why the write the plan would make lacks a field the service requires (docs/against-the-real-service.md §2), or none:

@@ -18,4 +18,7 @@ export const providerManifest = {
   warnings() {
     return [];
   },
+  createWarnings() {
+    return [];
+  },
 } satisfies ManifestHooks;

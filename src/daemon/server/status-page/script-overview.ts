@@ -65,8 +65,11 @@ function fact(list, term, ...value) {
 
 function versionText(version) {
   if (!version) return el('span', 'muted', 'not read yet');
-  const what = version.kind === 'git' || version.kind === 'commit' ? 'commit ' : version.kind === 'content' ? 'content hash ' : version.kind + ' ';
-  return add(el('span'), what, el('code', null, version.id), ', read ', when(version.readAt));
+  // The label is the server's (one rendering for every place a version is shown): "3f2a9c1", "uncommitted changes
+  // on top of 3f2a9c1" or "content 1a2b3c4d5e6f"; the full id is the code's title.
+  const code = el('code', null, version.label || version.id);
+  code.title = version.id;
+  return add(el('span'), version.kind !== 'git' ? 'not in git, ' : version.uncommitted ? '' : 'commit ', code, ', read ', when(version.readAt));
 }
 
 function leaderText(lease) {
