@@ -63,6 +63,12 @@ export interface ResourceState {
   pendingDelete?: { since: string; due: string | null; confirm: boolean };
   /** converge/prune: "false" keeps it: never deleted by prune (its manifest says so, or last said so before it went). */
   pruneKept?: true;
+  /** The failed revision whose hold an operator released (converge reconcile --retry-failed): never held again. */
+  releasedRevision?: string;
+  /** The fingerprint of its desired state at the last decision (a hash: what a failed revision's hold names). */
+  desired?: string;
+  /** The revision a job of ours started, and the fingerprint of the desired state that job carried. */
+  revisionDesired?: { revisionId: string; desired: string };
 }
 
 /** What a reconcile knows of the resource besides its outcome (the row's context). */
@@ -81,6 +87,8 @@ export interface DecisionContext {
   pendingDelete?: ResourceState['pendingDelete'] | undefined;
   /** Kept by converge/prune: "false". */
   pruneKept?: boolean | undefined;
+  /** The fingerprint of the desired state decided. */
+  desired?: string | undefined;
 }
 
 /** The events that change a resource's state, each from one source. */
@@ -91,7 +99,7 @@ export type ResourceEvent =
    * Its job completed with `result` (undefined: a result this converge cannot read). `version`: the manifests its
    * desired state came from. `unfollowed`: nothing follows the revision it started (apply without --wait).
    */
-  | { type: 'job-completed'; jobId: string; at: string; result: SyncResult | undefined; version?: ManifestVersion | undefined; unfollowed?: true }
+  | { type: 'job-completed'; jobId: string; at: string; result: SyncResult | undefined; version?: ManifestVersion | undefined; unfollowed?: true; desired?: string | undefined }
   /** Its job failed for good (no attempt left, or a failure that retrying cannot fix). */
   | { type: 'job-failed'; jobId: string; at: string; message: string }
   /** The apply waiting for its job was stopped before the job had a result. */
@@ -99,7 +107,7 @@ export type ResourceEvent =
   /** A reading of its rollout (the revision endpoint, the listing, or apply --wait). */
   | { type: 'revision'; health: HealthCondition }
   /** A hold was stored for it, or released (undefined). */
-  | { type: 'hold'; hold: ResourceHold | undefined }
+  | { type: 'hold'; hold: ResourceHold | undefined; released?: string | undefined }
   /** The flap guard holds it: a standing conflict, or the one its job met. */
   | { type: 'conflict'; conflict: ConflictView }
   /** An operator released its conflict: no longer shown; the next reconcile says what holds. */
@@ -153,6 +161,10 @@ function decided(previous: ResourceState | undefined, outcome: Outcome, context:
   if (context.appliedFrom) next.appliedFrom = context.appliedFrom;
   if (context.pendingDelete) next.pendingDelete = { ...context.pendingDelete };
   if (context.pruneKept) next.pruneKept = true;
+  // An operator's release outlives the decisions after it (and a failover: the projection keeps it).
+  if (previous?.releasedRevision !== undefined) next.releasedRevision = previous.releasedRevision;
+  if (context.desired !== undefined) next.desired = context.desired;
+  if (previous?.revisionDesired) next.revisionDesired = previous.revisionDesired;
   const reason = outcome.sync.reason;
   if (reason === 'SecretsUnknown') {
     next.secretsUnknown = outcome.secretsUnknown ?? [];
@@ -212,6 +224,7 @@ function jobCompleted(state: ResourceState, event: Extract<ResourceEvent, { type
   if (!result) return next;
   if (event.version && WROTE.has(result.outcome)) next.appliedFrom = { ...event.version, appliedAt: event.at };
   next.health = healthAfterJob(state, result, event.unfollowed === true);
+  if (result.new_revision && result.latestRevisionId && event.desired) next.revisionDesired = { revisionId: result.latestRevisionId, desired: event.desired };
   if (!result.conflict) return next;
   const { declared: _declared, ...found } = result.conflict;
   return conflicted(next, { ...found, since: state.conflict?.since ?? event.at });
@@ -236,6 +249,7 @@ export function foldResource(state: ResourceState | undefined, event: ResourceEv
       return { ...current, health: event.health };
     case 'hold': {
       const { hold: _hold, ...rest } = current;
+      if (event.released !== undefined) rest.releasedRevision = event.released;
       return event.hold ? { ...rest, hold: event.hold } : rest;
     }
     case 'conflict':

@@ -32,7 +32,7 @@ export interface Daemon {
   /** http://host:port of the status server. */
   statusUrl: string;
   metrics: DaemonMetrics;
-  status(): Record<string, unknown>;
+  status(): Promise<Record<string, unknown>>;
   /** A failed revision's last build log lines (masked), for notifications; undefined before the service is open. */
   buildLogLines(deploymentId: string, revisionId: string): Promise<string[] | undefined>;
   /** Stops watching and taking jobs, finishes or hands back active jobs within shutdownTimeout, closes everything. */
@@ -178,7 +178,8 @@ class ConvergeDaemon implements Daemon {
       handlers: {
         readiness: () => this.readiness(),
         status: () => this.status(),
-        metrics: () => this.metrics.render(),
+        metrics: async () => (await this.reconciler?.countResources(), this.metrics.render()),
+        history: (key, limit) => (this.jobs ? this.jobs.record.history(key, { limit }) : Promise.resolve([])),
         reconcile: (request) => this.reconcileNow(request),
       },
       onError: (error, path) => this.warn(`http ${path}`, error),
@@ -371,7 +372,7 @@ class ConvergeDaemon implements Daemon {
     return this.reconciler.buildLogLines(client, deploymentId, revisionId);
   }
 
-  status(): Record<string, unknown> {
+  status(): Promise<Record<string, unknown>> {
     return statusDocument({
       dir: this.dir,
       startedAt: this.startedAt,

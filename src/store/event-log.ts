@@ -14,11 +14,12 @@ export const HISTORY_MAX_ENTRIES = 200;
 export const LOG_MAX_AGE_MS = 30 * 24 * 3600_000;
 
 /** The keys of the record under `prefix`: names of resources and ids only, never a secret. */
-export function recordKeys(prefix: string): { log: string; state: string; buildLogs: string; notifyCursor: string; history: (key: string) => string } {
+export function recordKeys(prefix: string): { log: string; state: string; stateVersion: string; buildLogs: string; notifyCursor: string; history: (key: string) => string } {
   return {
     log: `${prefix}:record:log`,
     notifyCursor: `${prefix}:record:cursor:notify`,
     state: `${prefix}:record:state`,
+    stateVersion: `${prefix}:record:state-version`,
     buildLogs: `${prefix}:record:build-logs`,
     history: (key) => `${prefix}:record:history:${key}`,
   };
@@ -90,6 +91,7 @@ export class EventLogStore {
     for (const key of touched) multi.xtrim(key, 'MINID', '~', minId);
     if (record.states.length > 0) multi.hset(this.keys.state, ...record.states.flatMap((s) => [s.key, JSON.stringify(s)]));
     if (record.removed?.length) multi.hdel(this.keys.state, ...record.removed);
+    if (record.states.length > 0 || record.removed?.length) multi.incr(this.keys.stateVersion);
     const replies = await multi.exec();
     const failed = replies?.find(([error]) => error);
     if (failed?.[0]) throw failed[0];
@@ -137,6 +139,11 @@ export class EventLogStore {
   /** The resources that have a history (their keys), from the projection. */
   async keysWithState(): Promise<string[]> {
     return this.redis.hkeys(this.keys.state);
+  }
+
+  /** The projection's version: a number each write of states moves on, or null when there is none (never written, or lost). */
+  async stateVersion(): Promise<string | null> {
+    return this.redis.get(this.keys.stateVersion);
   }
 
   /** Every resource's projected state, as the last writer kept it (an entry this converge cannot read is skipped). */

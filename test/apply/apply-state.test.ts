@@ -25,7 +25,6 @@ const RESOURCE: DeploymentResource = { kind: 'Deployment', name: 'web', location
 /** The daemon's row after its reconcile enqueued job j1 and the job ended with `event` (src/daemon/status/resource-tracker.ts). */
 function daemonRow(event: JobEvent): { sync: unknown; health: unknown } {
   const t = new ResourceTracker();
-  t.trackJob('j1', KEY);
   const decided = decide({ change: CHANGE, live: live(), fingerprint: 'fp', remembered: 'other', settings: { mode: 'daemon', driftPolicy: 'heal' } });
   const plan: Plan = { format_version: '1', summary: { create: 0, update: 1, adopt: 0, delete: 0, noop: 0, orphan: 0, blocked: 0, suspended: 0 }, changes: [CHANGE], diagnostics: [] };
   const outcome: ReconcileOutcome = { plan, resources: new Map([[KEY, RESOURCE]]), live: [live()], files: 1, outcomes: new Map([[KEY, applying(decided, { jobId: 'j1', operation: 'patch-deployment' })]]), held: [], drift: [], enqueued: 1 };

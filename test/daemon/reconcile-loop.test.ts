@@ -10,6 +10,13 @@ import { reconcileDirectory } from '../../src/daemon/cycle/cycle.js';
 import type { CycleContext, EnqueuedJob } from '../../src/daemon/cycle/cycle-context.js';
 import { Reconciler } from '../../src/daemon/reconcile/reconciler.js';
 import { createMetrics } from '../../src/daemon/telemetry/metrics.js';
+import { jobRecord } from '../../src/core/resource-record.js';
+import { EventLogStore } from '../../src/store/event-log.js';
+import { closeRedis, connectProducer } from '../../src/store/redis.js';
+import { statusDocument } from '../../src/daemon/server/daemon-status.js';
+import { startStatusServer } from '../../src/daemon/server/status-server.js';
+import { dropPrefix, REDIS_URL, testPrefix } from '../helpers/redis.js';
+import { parsePrometheusText } from '../helpers/prometheus.js';
 import { manifestDir, seedWith } from '../helpers/apply.js';
 import { externalDockerSpec, deploymentYaml } from '../helpers/manifests.js';
 import { FakeEnqueuer, fakePorts } from '../helpers/daemon-ports.js';
@@ -161,6 +168,57 @@ describe('the reconcile loop with fakes of its ports', () => {
         expect(reconciler.snapshot().reconciles.total).toBe(1);
       } finally {
         await reconciler.stop();
+      }
+    });
+
+    it('follows one job result through: emitted, in the log, folded into the projection in Redis, served by /status', async () => {
+      const prefix = testPrefix('loop-record');
+      const redis = await connectProducer({ redisUrl: REDIS_URL, redisPrefix: prefix });
+      const store = new EventLogStore(redis, prefix);
+      const { onEnqueued: _own, ...ctx } = context();
+      const metrics = createMetrics({ processMetrics: false });
+      const reconciler = new Reconciler({ context: ctx, metrics, log: pino({ level: 'silent' }), maxRetryMs: 60_000, record: { store, by: 'replica-loop' } });
+      const parts = {
+        dir: tree.dir, startedAt: new Date().toISOString(), stopping: false, serviceUrl: emulator.url, embedded: false, reconcileEndpoint: false,
+        settings: { driftPolicy: 'report' as const, resync: 60_000, debounce: 100 }, lease: null,
+        appliedState: { lost: false, lostAt: null, losses: 0, detail: null }, reconciler, cycles: [],
+      };
+      const server = await startStatusServer({
+        host: '127.0.0.1', port: 0,
+        handlers: { readiness: () => Promise.resolve([]), status: () => statusDocument(parts), metrics: async () => (await reconciler.countResources(), metrics.render()), history: (key, limit) => store.history(key, { limit }) },
+      });
+      const status = async (): Promise<{ resources: Array<{ key: string; job: { id: string; state: string; outcome?: string } | null; health: { status: string; revisionId?: string }; reason: string | null }> }> => (await fetch(`${server.url}/status`)).json() as never;
+      try {
+        await reconciler.request('watch');
+        await reconciler.recorded();
+        const jobId = reconciler.tracker.resources().find((r) => r.key === 'Deployment/web')!.job!.id;
+        expect((await status()).resources.find((r) => r.key === 'Deployment/web')?.job).toMatchObject({ id: jobId, state: 'queued' });
+
+        // The worker that ran the job records its raw result (src/jobs/runner/processor.ts), then its BullMQ event reaches the leader.
+        const job = enqueuer.added.find((d) => d.key === 'Deployment/web')!;
+        const answer = { outcome: 'updated' as const, new_revision: true, latestRevisionId: 'rev-loop', deploymentId: job.deploymentId };
+        await store.write({ events: [jobRecord({ key: 'Deployment/web', jobId, meta: { at: new Date().toISOString(), by: 'worker@loop' }, answer })], states: [] });
+        await reconciler.jobCompleted(jobId, answer);
+
+        // The fold's state is the projection in Redis, and /status serves it.
+        await reconciler.recorded();
+        expect((await store.states()).get('Deployment/web')).toMatchObject({ job: { id: jobId, state: 'completed', outcome: 'updated' }, health: { status: 'progressing', revisionId: 'rev-loop' } });
+        expect((await status()).resources.find((r) => r.key === 'Deployment/web')).toMatchObject({ job: { id: jobId, state: 'completed', outcome: 'updated' }, health: { status: 'progressing', revisionId: 'rev-loop' } });
+        // The log holds the whole walk: the decision, the job enqueued, the worker's result, the revision it started.
+        const walk = (await (await fetch(`${server.url}/history/Deployment/web`)).json()) as { events: Array<{ type: string; by: string; job: { id: string } | null }> };
+        expect(walk.events.map((e) => `${e.type} ${e.by}`).reverse()).toEqual(['decided replica-loop', 'write_enqueued replica-loop', 'write_done worker@loop', 'revision replica-loop']);
+        expect(walk.events.every((e) => e.job?.id === jobId)).toBe(true);
+        // /status and the gauges read the projection, not the leader's memory: a state written to Redis is what they show.
+        const web = (await store.states()).get('Deployment/web')!;
+        await store.write({ events: [], states: [{ ...web, health: { status: 'healthy', reason: 'RevisionDeployed', message: 'read from the projection', revisionId: 'rev-loop' } }] });
+        expect((await status()).resources.find((r) => r.key === 'Deployment/web')?.health.status).toBe('healthy');
+        const gauge = parsePrometheusText(await (await fetch(`${server.url}/metrics`)).text()).find((m) => m.name === 'converge_resource_health' && m.labels.name === 'web' && m.value === 1);
+        expect(gauge?.labels.health).toBe('healthy');
+      } finally {
+        await server.close();
+        await reconciler.stop();
+        await closeRedis(redis);
+        await dropPrefix(prefix);
       }
     });
 

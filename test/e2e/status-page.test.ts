@@ -133,8 +133,14 @@ describe('the status page', () => {
     });
     expect(expected.map((r) => r.key).sort()).toEqual(['Deployment/bad', 'Deployment/broken-api', 'Deployment/paused', 'Deployment/web']);
     expect(await page.$$eval('#orphan-rows tr', (trs) => trs.map((tr) => tr.textContent))).toEqual([expect.stringContaining('stray')]);
-    const header = await page.textContent('#facts');
-    const doc = (await daemon.status()) as any;
+    // The header follows /status within a poll (a resync may end a reconcile between two reads).
+    let header = '';
+    let doc: any;
+    await until('the header to show the last reconcile of /status', async () => {
+      doc = await daemon.status();
+      header = (await page.textContent('#facts')) ?? '';
+      return header.includes(`#${doc.lastReconcile.id} ${doc.lastReconcile.trigger}`);
+    }, 15_000, 200);
     expect(header).toContain(dir);
     expect(header).toContain(doc.manifestVersion.id);
     expect(header).toContain(doc.lease.leader.holder);
@@ -168,6 +174,27 @@ describe('the status page', () => {
     for (const line of doc.failedBuildLogs['Deployment/broken-api'].lines as string[]) expect(detailText).toContain(line);
     expect(detailText).toContain('Build failed: "pip install -e ." exited with status 1');
     expect(detailText).toContain('API_TOKEN=********');
+    // Its history in the detail: the entries of GET /history/Deployment/broken-api (what `converge history` prints), newest first.
+    const shownHistory = `[...document.querySelectorAll('#rows tr.detail[data-key="Deployment/broken-api"] .history-events tbody tr')].map((tr) => tr.dataset.type + ' ' + (tr.dataset.job || '') + ' ' + tr.children[2].textContent).join('|')`;
+    let recorded: any;
+    await until('the detail to show the history the daemon serves', async () => {
+      const answer = await fetch(`${daemon.url}/history/Deployment/broken-api`);
+      recorded = await answer.json();
+      // Reopened when the history moved on since the detail was built (the detail reads it when it is built).
+      const want = recorded.events.map((e: any) => `${e.type} ${e.job?.id ?? ''} ${e.reason}`).join('|');
+      if ((await page.evaluate(shownHistory)) === want) return true;
+      await brokenRow.locator('button.expand').click();
+      await brokenRow.locator('button.expand').click();
+      return undefined;
+    }, 20_000, 300);
+    expect(recorded.resource).toBe('Deployment/broken-api');
+    const types = recorded.events.map((e: any) => e.type);
+    expect(types).toEqual(expect.arrayContaining(['decided', 'write_enqueued', 'write_done', 'revision', 'held']));
+    // The job /status names is the one whose write the history shows; the failed revision is there with its status.
+    expect(recorded.events.find((e: any) => e.type === 'write_done').job.id).toBe(row(doc, 'Deployment/broken-api').job.id);
+    expect(recorded.events.find((e: any) => e.type === 'held').revision).toEqual({ id: failedRevision, status: expect.stringMatching(/FAIL/) });
+    expect(await brokenDetail.locator('.history-events thead th').allTextContents()).toEqual(['When', 'Type', 'Reason', 'Message', 'Job', 'Revision', 'Recorded by']);
+    expect((await fetch(`${daemon.url}/history/Nope/x`)).status).toBe(404);
 
     // The broken file, at file:line:column, in its own section; and in its row's detail, reached by keyboard.
     const diagnostic = doc.plan.diagnostics.find((d: any) => d.file === 'bad.yaml');

@@ -89,6 +89,6 @@ describe('EventLogStore', () => {
 
   it('names only resources in its keys', async () => {
     const keys = await keysUnder(redis, prefix);
-    for (const key of keys) expect(key).toMatch(/:record:(log|state|build-logs|history:(Deployment|OAuthProvider)\/[\w-]+)$/);
+    for (const key of keys) expect(key).toMatch(/:record:(log|state|state-version|build-logs|history:(Deployment|OAuthProvider)\/[\w-]+)$/);
   });
 });

@@ -3,7 +3,7 @@ import { UsageError } from '../../core/errors.js';
 import { parseDuration } from '../../core/duration.js';
 import { KIND_NAMES } from '../../core/kinds/index.js';
 import { versionLabel } from '../../core/manifest-version.js';
-import type { RecordedEvent } from '../../core/resource-record.js';
+import { historyDocument, type RecordedEvent } from '../../core/resource-record.js';
 import { EventLogStore, HISTORY_MAX_ENTRIES } from '../../store/event-log.js';
 import { closeRedis, connectProducer } from '../../store/redis.js';
 import type { Command } from '../command.js';
@@ -41,12 +41,6 @@ function sinceOf(text: string | undefined, now: number): string | undefined {
   } catch {
     throw new UsageError(`--since "${text}" is neither an ISO time nor a duration; give e.g. 2026-01-31T12:00:00Z or 1h, 7d`);
   }
-}
-
-/** One event as `converge history --output json` prints it (the key is the document's `resource`). */
-function jsonEvent(event: RecordedEvent): Omit<RecordedEvent, 'key'> {
-  const { at, type, reason, message, manifests, job, revision, by } = event;
-  return { at, type, reason, message, manifests, job, revision, by };
 }
 
 function textEvent(event: RecordedEvent): string {
@@ -93,7 +87,7 @@ export const historyCommand: Command = {
       }
       const events = await store.history(key, { limit: Math.min(limit, HISTORY_MAX_ENTRIES), since });
       if (output === 'json') {
-        io.stdout.write(`${JSON.stringify({ resource: key, events: events.map(jsonEvent) }, null, 2)}\n`);
+        io.stdout.write(`${JSON.stringify(historyDocument(key, events), null, 2)}\n`);
         return 0;
       }
       if (events.length === 0) {

@@ -14,8 +14,10 @@ import { orphanDeployments } from '../../plan/summary.js';
 import { FindingsLog } from './findings-log.js';
 import { followRollouts, holdFailedRevisions } from '../status/rollout.js';
 import { EventRecorder, type RecordStore } from '../status/event-recorder.js';
-import { logTransitions } from './transition-log.js';
-import { ResourceTracker, type HealthSettings, type ReconcileRecord } from '../status/resource-tracker.js';
+import { healthTransitions } from './transition-log.js';
+import { ProjectionReader, setResourceGauges } from '../status/projection.js';
+import type { ResourceState } from '../../core/resource-state.js';
+import { healthChanged, ResourceTracker, type HealthSettings, type ReconcileRecord } from '../status/resource-tracker.js';
 import { wasNotRun } from '../../jobs/runner/worker.js';
 import { holdIfRefused } from '../status/refused-writes.js';
 
@@ -72,6 +74,8 @@ export class Reconciler {
   /** The build log tail of failed revisions (shown by /status while that revision is its health), and the event log's writer. */
   private readonly failedBuilds: FailedBuilds;
   private readonly recorder: EventRecorder | undefined;
+  /** The projection in Redis as /status and the gauges read it (absent without an event log: this replica's rows). */
+  private readonly projection: ProjectionReader | undefined;
   private lastSuccessAt: string | null = null;
   private loggedSecretsUnknown = '';
   /** What a reconcile found, logged when it appears or changes. */
@@ -85,8 +89,21 @@ export class Reconciler {
     this.findings = new FindingsLog(options.log);
     this.scope = new WatchScope(options.log);
     this.failedBuilds = new FailedBuilds(this.tracker, options.log, () => ({ desired: this.desired, env: options.context.env }), options.record?.store);
-    if (options.record) this.recorder = new EventRecorder(options.record.store, { by: options.record.by, log: options.log, leading: () => this.leading() }, this.tracker);
+    this.tracker.record(healthTransitions(options.log, options.metrics.revisionFailures));
+    // A row whose health moved since its last decision joins the next targeted run (src/daemon/reconcile/watch-scope.ts).
+    this.tracker.record({ changed: ({ key, before, after }) => void (healthChanged(before?.health, after.health) && this.scope.touch([key])), removed() {} });
+    if (!options.record) return;
+    this.recorder = new EventRecorder(options.record.store, { by: options.record.by, log: options.log, leading: () => this.leading() }, this.tracker);
+    const order = (): string[] => this.tracker.states().map((state) => state.key);
+    const onError = (error: unknown): void => options.log.warn({ error: errorLine(error) }, 'could not read the projection from Redis; /status shows this replica\'s rows');
+    this.projection = new ProjectionReader(options.record.store, { written: () => this.recorded(), order, fallback: () => this.tracker.states(), onError });
   }
+
+  /** Every resource's state as /status and the gauges show it: the projection in Redis (src/daemon/status/projection.ts). */
+  resourceStates = async (): Promise<ResourceState[]> => (this.projection ? this.projection.rows() : this.tracker.states());
+
+  /** Sets the resource gauges from the projection (at each scrape of /metrics). */
+  countResources = async (): Promise<void> => setResourceGauges(this.options.metrics, await this.resourceStates());
 
   /** Takes up what the last leader recorded (a restart, a failover): every row's state, the failed builds' log lines. */
   restoreRecord = async (): Promise<number> => (await this.recorder?.restore(this.failedBuilds)) ?? 0;
@@ -195,12 +212,8 @@ export class Reconciler {
       this.manifests = { loaded: true, everLoaded: true, error: null };
       this.tracker.update(outcome);
       this.desired = outcome.resources;
-      this.reportHealth();
       metrics.lastSuccess.set(Date.parse(record.finishedAt) / 1000);
-      metrics.setResourceStates(this.tracker.counts());
       metrics.orphans.set(orphanDeployments(outcome.plan.changes));
-      metrics.secretsUnknown.set(this.tracker.secretsUnknown().length);
-      metrics.conflictResources.set(this.tracker.conflicts().length);
       for (const key of outcome.released ?? []) log.info({ key }, 'conflict released: the desired state changed to a new one; writing again');
       metrics.manifestErrors.set(outcome.plan.diagnostics.filter((d) => d.severity === 'error').length);
       metrics.drifted.reset();
@@ -264,7 +277,6 @@ export class Reconciler {
 
   private jobEnqueued(job: EnqueuedJob): void {
     this.jobs.set(job.jobId, job);
-    this.tracker.trackJob(job.jobId, job.key);
     if (!job.inFlight) this.options.metrics.jobsEnqueued.inc({ operation: job.operation });
     if (this.jobs.size > 100_000) this.jobs.delete(this.jobs.keys().next().value!);
   }
@@ -281,7 +293,7 @@ export class Reconciler {
   async jobCompleted(jobId: string, value: unknown): Promise<void> {
     const job = this.jobs.get(jobId);
     // A job a former leader (or this daemon before its restart) enqueued: its row was taken up from the record.
-    if (!job) return void (this.leading() && this.scope.touchKey(this.tracker.completed(jobId, value)) && this.reportHealth());
+    if (!job) return void (this.leading() && this.scope.touchKey(this.tracker.completed(jobId, value)));
     this.jobs.delete(jobId);
     // A job not run (a former leader's, superseded, live changed since its decision) did not bring its desired state about.
     const ran = !wasNotRun(value);
@@ -291,9 +303,6 @@ export class Reconciler {
     if (notRun === 'live_changed' || notRun === 'former_leader') this.decideAgain(job.key, jobId, value as ReconcileJobResult);
     else if (ran) this.liveChanges = 0;
     this.tracker.completed(jobId, value, undefined, ran ? job.fingerprint : undefined, job.version);
-    this.reportHealth();
-    this.options.metrics.setResourceStates(this.tracker.counts());
-    this.options.metrics.conflictResources.set(this.tracker.conflicts().length);
     if (ran && job.fingerprint) await this.options.context.memory.set(new Map([[job.key, job.fingerprint]]));
   }
 
@@ -305,7 +314,6 @@ export class Reconciler {
     this.scope.touch([job.key]);
     this.tracker.failed(jobId, reason);
     if (!holdIfRefused(job, reason, { tracker: this.tracker, holds: this.options.context.holds, log: this.options.log })) this.options.log.warn({ key: job.key, jobId, error: reason }, 'job failed; the next reconcile tries again');
-    this.options.metrics.setResourceStates(this.tracker.counts());
   }
 
   /**
@@ -314,7 +322,6 @@ export class Reconciler {
    */
   async followRevisions(client: Parameters<typeof followRollouts>[0]['client'] & BuildLogReads, limit = 500): Promise<number> {
     const result = await followRollouts({ tracker: this.tracker, client, holds: this.options.context.holds, limit, stopped: () => this.stopped });
-    this.reportHealth();
     for (const f of result.failed) await this.failedBuilds.logTail(client, f);
     return result.requests;
   }
@@ -357,16 +364,6 @@ export class Reconciler {
     if (named.released.length > 0) this.options.log.info({ released: named.released }, 'holds released on request (converge reconcile --retry-failed): written again where their plan differs, rebuilt where a revision failed and the plan does not differ');
     // Only a failed revision is rebuilt when nothing differs: a released Conflict is written again only where its plan differs.
     return { ...named, rebuild: revisionHeld };
-  }
-
-  /** Logs each health transition once, counts each failed revision once, and refreshes the health gauge. */
-  private reportHealth(): void {
-    const { metrics, log } = this.options;
-    const transitions = this.tracker.takeTransitions();
-    this.scope.touch(transitions.map((t) => t.key));
-    logTransitions(log, metrics, transitions);
-    if (transitions.length > 0) metrics.setResourceStates(this.tracker.counts());
-    metrics.setResourceHealth(this.tracker.resources());
   }
 
   /** Refuses new requests, cancels a pending retry, waits for the run in progress. */

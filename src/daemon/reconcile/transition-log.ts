@@ -1,30 +1,39 @@
-// One log line per health transition of a resource (warn when it degrades), and the count of each failed revision.
+// One log line per health transition of a resource (warn when it degrades) and one count per failed revision, from the fold's before and after (a sink of the tracker's changes).
 import type { Logger } from 'pino';
-import type { HealthTransition } from '../status/resource-tracker.js';
-import { REVISION_FAILURE_REASONS, type RevisionFailureReason } from '../../core/health.js';
+import { REVISION_FAILURE_REASONS, type HealthCondition, type RevisionFailureReason } from '../../core/health.js';
+import { healthChanged, type ChangeSink } from '../status/resource-tracker.js';
 import type { DaemonMetrics } from '../telemetry/metrics.js';
 
 /** One log line per health transition: a warning when it degrades, info otherwise. */
-function logTransition(log: Logger, t: HealthTransition): void {
+function logTransition(log: Logger, key: string, from: HealthCondition | undefined, to: HealthCondition): void {
   const fields = {
-    key: t.key,
-    health: t.to.status,
-    reason: t.to.reason,
-    from: t.from ? `${t.from.status}/${t.from.reason}` : null,
-    ...(t.to.revisionId ? { revisionId: t.to.revisionId } : {}),
-    ...(t.to.revisionStatus ? { revisionStatus: t.to.revisionStatus } : {}),
-    detail: t.to.message,
+    key,
+    health: to.status,
+    reason: to.reason,
+    from: from ? `${from.status}/${from.reason}` : null,
+    ...(to.revisionId ? { revisionId: to.revisionId } : {}),
+    ...(to.revisionStatus ? { revisionStatus: to.revisionStatus } : {}),
+    detail: to.message,
   };
-  if (t.to.status === 'degraded') log.warn(fields, 'health changed: degraded');
-  else log.info(fields, `health changed: ${t.to.status}`);
+  if (to.status === 'degraded') log.warn(fields, 'health changed: degraded');
+  else log.info(fields, `health changed: ${to.status}`);
 }
 
-/** Logs each health transition once and counts each failed revision once. */
-export function logTransitions(log: Logger, metrics: Pick<DaemonMetrics, 'revisionFailures'>, transitions: readonly HealthTransition[]): void {
-  for (const t of transitions) {
-    logTransition(log, t);
-    const failure: RevisionFailureReason | undefined = REVISION_FAILURE_REASONS.find((r) => r === t.to.reason);
-    const already = t.from?.status === 'degraded' && t.from.revisionId === t.to.revisionId;
-    if (failure && t.to.status === 'degraded' && !already) metrics.revisionFailures.inc({ reason: failure });
-  }
+/**
+ * The health transitions of every fold, read from its before and after as it happens: each logged once, each failed
+ * revision counted once (converge_revision_failures_total).
+ */
+export function healthTransitions(log: Logger, revisionFailures: DaemonMetrics['revisionFailures']): ChangeSink {
+  return {
+    changed({ key, before, after }) {
+      const from = before?.health;
+      const to = after.health;
+      if (!healthChanged(from, to)) return;
+      logTransition(log, key, from, to);
+      const failure: RevisionFailureReason | undefined = REVISION_FAILURE_REASONS.find((r) => r === to.reason);
+      const already = from?.status === 'degraded' && from.revisionId === to.revisionId;
+      if (failure && to.status === 'degraded' && !already) revisionFailures.inc({ reason: failure });
+    },
+    removed() {},
+  };
 }

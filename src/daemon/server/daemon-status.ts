@@ -7,6 +7,8 @@ import type { DaemonSettings } from '../daemon-options.js';
 import { SYNC_STATES } from '../telemetry/metrics.js';
 import type { Reconciler } from '../reconcile/reconciler.js';
 import { DEFAULT_PRUNE_GRACE_MS } from '../../core/prune-grace.js';
+import { summarize } from '../status/projection.js';
+import { statusRow } from '../status/status-row.js';
 import { versionLabel, type ManifestVersion } from '../../core/manifest-version.js';
 
 export const DAEMON_VERSION = VERSION;
@@ -59,14 +61,16 @@ function redactUrl(url: string): string {
   }
 }
 
-/** The /status document. */
-export function statusDocument(parts: StatusParts): Record<string, unknown> {
+/** The /status document: its resources are the projection in Redis (docs/daemon.md, "The event log"). */
+export async function statusDocument(parts: StatusParts): Promise<Record<string, unknown>> {
   const { settings, reconciler } = parts;
   const snapshot = reconciler?.snapshot();
-  // One set of rows: the summaries below and the table of `converge status` count the same outcomes.
-  const rows = reconciler?.tracker.resources() ?? [];
+  // One set of rows: the summaries below and the table of `converge status` count the same states.
+  const states = (await reconciler?.resourceStates()) ?? [];
+  const rows = states.map(statusRow);
+  const summary = summarize(states);
   const counts: Record<string, Record<string, number>> = {};
-  for (const [kind, byState] of reconciler?.tracker.counts() ?? []) {
+  for (const [kind, byState] of summary.counts) {
     counts[kind] = Object.fromEntries(SYNC_STATES.map((s) => [s, byState.get(s) ?? 0]));
   }
   return {
@@ -88,12 +92,12 @@ export function statusDocument(parts: StatusParts): Record<string, unknown> {
     },
     lease: parts.lease,
     appliedState: { lost: parts.appliedState.lost, lostAt: parts.appliedState.lostAt, losses: parts.appliedState.losses, detail: parts.appliedState.detail },
-    secretsUnknown: reconciler?.tracker.secretsUnknown() ?? [],
-    held: reconciler?.tracker.heldKeys() ?? [],
+    secretsUnknown: summary.secretsUnknown,
+    held: summary.held,
     health: healthCounts(rows),
     sync: syncCounts(rows),
-    conflicts: reconciler?.tracker.conflicts() ?? [],
-    deletesPending: reconciler?.tracker.pendingDeletes() ?? [],
+    conflicts: summary.conflicts,
+    deletesPending: summary.deletesPending,
     manifestVersion: labelled(snapshot?.lastReconcile?.manifestVersion) ?? null,
     manifests: reconciler?.manifests ?? null,
     lastReconcile: snapshot?.lastReconcile ?? null,

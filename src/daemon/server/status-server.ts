@@ -3,6 +3,7 @@ import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypt
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ConvergeError } from '../../core/errors.js';
+import { historyRoute, type HistoryReader } from './history-route.js';
 import { sendTagged, servePage } from './status-page/serve.js';
 import { parseStatusQuery, RowSequence, selectRows, type ViewRow } from './status-view.js';
 
@@ -20,6 +21,8 @@ export interface StatusHandlers {
   status(): unknown;
   /** Prometheus text exposition. */
   metrics(): Promise<string>;
+  /** GET /history/KIND/NAME: a resource's recorded events (the event log in Redis); absent: 404. */
+  history?: HistoryReader;
   /** POST /reconcile with a checked body (the token was checked before). Answers the status and the JSON body to send. */
   reconcile?(request: ReconcileRequest): Promise<{ status: number; body: unknown }>;
 }
@@ -205,13 +208,13 @@ async function webhookRoute(req: IncomingMessage, res: ServerResponse, handlers:
  * GET /status: the whole document without a query (as always); with one (docs/contracts.md "/status queries"), the
  * document with `resources` cut to the rows asked for and a `view` that says which.
  */
-function statusRoute(req: IncomingMessage, res: ServerResponse, handlers: StatusHandlers, sequence: RowSequence, params: URLSearchParams, head: boolean): void {
+async function statusRoute(req: IncomingMessage, res: ServerResponse, handlers: StatusHandlers, sequence: RowSequence, params: URLSearchParams, head: boolean): Promise<void> {
   const parsed = parseStatusQuery(params);
   if (!parsed.ok) {
     sendJson(res, 400, { error: parsed.error }, head);
     return;
   }
-  const document = handlers.status();
+  const document = await handlers.status();
   const rows = (document as { resources?: unknown }).resources;
   if (parsed.query === undefined || !Array.isArray(rows)) {
     if (Array.isArray(rows)) sequence.observe(rows as ViewRow[]);
@@ -258,11 +261,12 @@ async function route(req: IncomingMessage, res: ServerResponse, handlers: Status
       send(res, 200, PROMETHEUS_CONTENT_TYPE, await handlers.metrics(), head);
       return;
     case '/status':
-      statusRoute(req, res, handlers, sequence, url.searchParams, head);
+      await statusRoute(req, res, handlers, sequence, url.searchParams, head);
       return;
     default:
+      if (path.startsWith('/history/')) return historyRoute(req, res, path, url.searchParams, handlers.history, head);
       if (servePage(req, res, path, head)) return;
-      sendJson(res, 404, { error: `no route ${path}; try / (the status page), /healthz, /readyz, /metrics, /status, POST /reconcile or POST /webhook` }, head);
+      sendJson(res, 404, { error: `no route ${path}; try / (the status page), /healthz, /readyz, /metrics, /status, /history/KIND/NAME, POST /reconcile or POST /webhook` }, head);
   }
 }
 

@@ -1,13 +1,16 @@
 // The daemon's side of the event log: each change of the rows becomes history entries (src/core/resource-record.ts) and the resource's projected state, written to Redis in order, one write at a time, while this replica leads.
 import type { Logger } from 'pino';
-import { recordsOf, type RecordedEvent } from '../../core/resource-record.js';
+import { jobEventOf, recordsOf, type JobResultEvent, type RecordedEvent } from '../../core/resource-record.js';
 import type { ResourceState } from '../../core/resource-state.js';
 import type { EventLogStore } from '../../store/event-log.js';
 import type { FailedBuilds } from './failed-builds.js';
 import type { ChangeSink, ResourceTracker, TrackedChange } from './resource-tracker.js';
 
 /** What the daemon reads and writes of the event log. */
-export type RecordStore = Pick<EventLogStore, 'write' | 'states' | 'buildLogs' | 'setBuildLog'>;
+export type RecordStore = Pick<EventLogStore, 'write' | 'states' | 'stateVersion' | 'buildLogs' | 'setBuildLog' | 'history'>;
+
+/** Entries of a resource's history read for the result of its queued job when the projection is taken up. */
+const RESULT_LOOKBACK = 20;
 
 /** Entries kept waiting while Redis does not answer; older ones are dropped (the projection is rewritten whole anyway). */
 const MAX_PENDING_EVENTS = 10_000;
@@ -33,14 +36,33 @@ export class EventRecorder implements ChangeSink {
 
   /**
    * Takes up what the last leader recorded (a restart, a failover): every row's state and the failed builds' log
-   * lines, as it knew them, until this replica's first reconcile folds its decisions over them. Returns the rows taken.
+   * lines, as it knew them, until this replica's first reconcile folds its decisions over them. A row whose job was
+   * queued when the projection was written, and whose worker recorded the result since (between the last leader's
+   * release and this start), is folded with that result. Returns the rows taken.
    */
   async restore(failedBuilds: FailedBuilds): Promise<number> {
     const [states, tails] = await Promise.all([this.store.states(), this.store.buildLogs()]);
     failedBuilds.restore(tails);
     const restored = this.tracker.restore(states);
-    if (restored > 0) this.options.log.info({ resources: restored, buildLogs: tails.size }, 'resource states taken up from the event log');
+    const results = await this.resultsSince(states);
+    for (const event of results) {
+      if (event.type === 'job-failed') this.tracker.failed(event.jobId, event.message, event.at);
+      else this.tracker.completed(event.jobId, event.result, event.at, undefined, event.version);
+    }
+    if (restored > 0) this.options.log.info({ resources: restored, buildLogs: tails.size, jobResults: results.length }, 'resource states taken up from the event log');
     return restored;
+  }
+
+  /** The results the workers recorded for the jobs the projection still shows queued (the newest entry of each). */
+  private async resultsSince(states: ReadonlyMap<string, ResourceState>): Promise<JobResultEvent[]> {
+    const queued = [...states.values()].filter((state) => state.job?.state === 'queued');
+    const found = await Promise.all(
+      queued.map(async (state) => {
+        const entries = await this.store.history(state.key, { limit: RESULT_LOOKBACK });
+        return entries.filter((entry) => entry.job?.id === state.job?.id).map(jobEventOf).find((event) => event !== undefined);
+      }),
+    );
+    return found.filter((event): event is JobResultEvent => event !== undefined);
   }
 
   changed(change: TrackedChange): void {

@@ -3,7 +3,8 @@ import { describe, expect, it } from 'vitest';
 import type { DeploymentResource, LiveDeployment, Plan, PlanChange } from '../../core/model.js';
 import { applying, decide, type DecisionInput } from '../../core/decide.js';
 import type { ReconcileOutcome } from '../cycle/cycle.js';
-import { ResourceTracker } from './resource-tracker.js';
+import { summarize } from './projection.js';
+import { healthChanged, ResourceTracker } from './resource-tracker.js';
 
 function resource(name: string, suspend = false): DeploymentResource {
   return { kind: 'Deployment', name, location: { file: `${name}.yaml`, line: 1, column: 1 }, suspend, spec: { source: 'internal_docker' } };
@@ -56,12 +57,11 @@ describe('ResourceTracker', () => {
     expect(t.orphans()).toEqual(['Deployment/stray']);
     expect(t.resources().find((r) => r.name === 'broken')!.error).toBe('a.yaml:3:1: bad');
     expect(t.resources().find((r) => r.name === 'drifted')!.drift).toEqual({ policy: 'report', fields: ['source_config.resource_spec.max_scale'], reason: 'changed outside converge' });
-    expect(t.counts().get('Deployment')!.get('progressing')).toBe(2);
+    expect(summarize(t.states()).counts.get('Deployment')!.get('progressing')).toBe(2);
   });
 
   it('applies a job result that arrived before the reconcile that enqueued the job ended', () => {
     const t = new ResourceTracker();
-    t.trackJob('j1', 'Deployment/web');
     expect(t.completed('j1', { outcome: 'updated', new_revision: false, deploymentId: 'id-web' })).toBeUndefined();
     t.update(outcome([change('web', 'update')], [live('web')], [['Deployment/web', job('Deployment/web', 'j1')]]));
     const row = t.resources()[0]!;
@@ -71,11 +71,9 @@ describe('ResourceTracker', () => {
 
   it('shows a failed job, and keeps its error visible while the next job runs', () => {
     const t = new ResourceTracker();
-    t.trackJob('j1', 'Deployment/web');
     t.update(outcome([change('web', 'update')], [live('web')], [['Deployment/web', job('Deployment/web', 'j1')]]));
     expect(t.failed('j1', 'PATCH /v2/deployments/{deployment_id} answered 422: bad')).toBe('Deployment/web');
     expect(t.resources()[0]).toMatchObject({ state: 'failed', error: 'PATCH /v2/deployments/{deployment_id} answered 422: bad' });
-    t.trackJob('j2', 'Deployment/web');
     t.update(outcome([change('web', 'update')], [live('web')], [['Deployment/web', job('Deployment/web', 'j2')]]));
     expect(t.resources()[0]).toMatchObject({ state: 'progressing', error: 'PATCH /v2/deployments/{deployment_id} answered 422: bad' });
     t.completed('j2', { outcome: 'updated', new_revision: false });
@@ -84,7 +82,6 @@ describe('ResourceTracker', () => {
 
   it('a job that sent nothing (live changed since its decision) leaves the resource out_of_sync with its line, never Applied', () => {
     const t = new ResourceTracker();
-    t.trackJob('j1', 'Deployment/web');
     t.update(outcome([change('web', 'update')], [live('web')], [['Deployment/web', job('Deployment/web', 'j1')]]));
     const message = 'not written: live state changed since the decision: the deployment is gone; the next reconcile decides again';
     expect(t.completed('j1', { outcome: 'unchanged', new_revision: false, notRun: 'live_changed', message })).toBe('Deployment/web');
@@ -108,7 +105,6 @@ describe('ResourceTracker', () => {
     expect(t.conflicts()).toEqual(['Deployment/held']);
 
     // a job that meets a conflict (found by another replica's worker, say) marks the row as soon as it ends
-    t.trackJob('j1', 'Deployment/fine');
     t.update(outcome([change('fine', 'update')], [live('fine')], [['Deployment/fine', job('Deployment/fine', 'j1')]]));
     t.completed('j1', { outcome: 'unchanged', new_revision: false, message: 'Conflict: m; nothing sent', conflict: { reason: 'desired_alternates', message: 'm', declared: true, versions: [version] } });
     expect(t.resources()[0]).toMatchObject({ state: 'out_of_sync', syncReason: 'Conflict', conflict: { reason: 'desired_alternates', versions: [version] } });
@@ -119,7 +115,6 @@ describe('ResourceTracker', () => {
     const v1 = { kind: 'git' as const, id: '1111111111111111111111111111111111111111', readAt: '2026-01-01T00:00:00.000Z' };
     const v2 = { kind: 'git' as const, id: '2222222222222222222222222222222222222222', readAt: '2026-01-01T00:01:00.000Z' };
     const recordOf = (version: typeof v1, appliedAt: string) => new Map([['Deployment/web', { secrets: {}, manifestVersion: version, appliedAt }]]);
-    t.trackJob('j1', 'Deployment/web');
     t.update(outcome([change('web', 'update')], [live('web')], [['Deployment/web', job('Deployment/web', 'j1')]], { applied: recordOf(v1, '2026-01-01T00:00:05.000Z') }));
     expect(t.resources()[0]!.appliedFrom).toMatchObject({ id: v1.id });
     t.completed('j1', { outcome: 'updated', new_revision: false }, '2026-01-01T00:01:02.000Z', 'fp', v2);
@@ -131,7 +126,6 @@ describe('ResourceTracker', () => {
     t.update(outcome([change('web', 'noop')], [live('web')], [], { applied: recordOf(v2, '2026-01-01T00:01:01.000Z') }));
     expect(t.resources()[0]!.appliedFrom).toEqual({ ...v2, appliedAt: '2026-01-01T00:01:01.000Z' });
     // A job that sent nothing wrote nothing: appliedFrom stays.
-    t.trackJob('j2', 'Deployment/web');
     t.update(outcome([change('web', 'update')], [live('web')], [['Deployment/web', job('Deployment/web', 'j2')]], { applied: recordOf(v2, '2026-01-01T00:01:01.000Z') }));
     t.completed('j2', { outcome: 'unchanged', new_revision: false, notRun: 'superseded' }, '2026-01-01T00:02:00.000Z', 'fp', v1);
     expect(t.resources()[0]!.appliedFrom).toMatchObject({ id: v2.id });
@@ -139,7 +133,6 @@ describe('ResourceTracker', () => {
 
   it('follows a new revision: progressing once its job started it, then the health the poller reads', () => {
     const t = new ResourceTracker({ progressDeadlineMs: 60_000 });
-    t.trackJob('j1', 'Deployment/web');
     t.update(outcome([change('web', 'create')], [], [['Deployment/web', job('Deployment/web', 'j1')]]));
     expect(t.toFollow(10)).toEqual([]);
     expect(t.resources()[0]!.health).toMatchObject({ status: 'unknown', reason: 'AwaitingCreate' });
@@ -148,10 +141,16 @@ describe('ResourceTracker', () => {
     expect(t.toFollow(10)).toEqual([{ key: 'Deployment/web', kind: 'Deployment', deploymentId: 'id-web', revisionId: 'r2' }]);
     expect(t.desiredOfRevision('Deployment/web', 'r2')).toBe('fp-1');
     expect(t.desiredOfRevision('Deployment/web', 'r9')).toBeUndefined();
-    const transition = t.setHealth('Deployment/web', { status: 'degraded', reason: 'RevisionBuildFailed', message: 'failed', revisionId: 'r2', revisionStatus: 'BUILD_FAILED' });
-    expect(transition).toMatchObject({ from: { status: 'progressing' }, to: { status: 'degraded' } });
-    // The same reading again is no transition (logged and counted once).
-    expect(t.setHealth('Deployment/web', { status: 'degraded', reason: 'RevisionBuildFailed', message: 'failed', revisionId: 'r2', revisionStatus: 'BUILD_FAILED' })).toBeUndefined();
+    // It is part of the state: a leader that takes up the projection knows which desired state a failure would hold.
+    const successor = new ResourceTracker();
+    successor.restore(new Map(t.states().map((state) => [state.key, state])));
+    expect(successor.desiredOfRevision('Deployment/web', 'r2')).toBe('fp-1');
+    const folds: Array<[string | undefined, string]> = [];
+    t.record({ changed: (c) => void folds.push([c.before?.health.status, c.after.health.status]), removed: () => undefined });
+    expect(t.setHealth('Deployment/web', { status: 'degraded', reason: 'RevisionBuildFailed', message: 'failed', revisionId: 'r2', revisionStatus: 'BUILD_FAILED' })).toBe(true);
+    expect(folds).toEqual([['progressing', 'degraded']]);
+    // The same reading again is no transition (logged and counted once): the fold's before and after are alike.
+    expect(t.setHealth('Deployment/web', { status: 'degraded', reason: 'RevisionBuildFailed', message: 'failed', revisionId: 'r2', revisionStatus: 'BUILD_FAILED' })).toBe(false);
     expect(t.resources()[0]!.state).toBe('failed');
     expect(t.toFollow(10)).toEqual([]);
   });
@@ -171,13 +170,15 @@ describe('ResourceTracker', () => {
     t.setHealth('Deployment/web', { status: 'degraded', reason: 'RevisionBuildFailed', message: 'failed', revisionId: 'r2', revisionStatus: 'BUILD_FAILED' });
     expect(t.reading('Deployment/web', 'r2')).toEqual({ id: 'r2', status: 'BUILD_FAILED' });
     expect(t.reading('Deployment/web', 'r3')).toBeUndefined();
-    t.takeTransitions();
+    // The transitions are the folds' before and after, as a sink of the tracker sees them.
+    const transitions: string[] = [];
+    t.record({ changed: (c) => void (healthChanged(c.before?.health, c.after.health) && transitions.push(c.key)), removed: () => undefined });
     now += 61_000;
     t.update(outcome([change('web', 'noop'), change('api', 'noop')], lives, known()));
     const [web, api] = t.resources();
     expect(web).toMatchObject({ sync: { status: 'synced' }, health: { status: 'degraded', reason: 'RevisionBuildFailed' } });
     expect(api).toMatchObject({ health: { status: 'degraded', reason: 'ProgressDeadlineExceeded', revisionId: 'r2' } });
-    expect(t.takeTransitions().map((x) => x.key)).toEqual(['Deployment/api']);
+    expect(transitions).toEqual(['Deployment/api']);
   });
 
   it('shows a held resource as out_of_sync with the hold, and drops the hold when released', () => {

@@ -1,9 +1,9 @@
-// What the daemon knows about each resource (the /status document): each resource's state, folded from its events (src/core/resource-state.ts) as reconciles, jobs and polls report them.
+// What the leader folds of each resource: each resource's state, folded from its events (src/core/resource-state.ts) as reconciles, jobs and polls report them, every change handed with its before and after to the sinks (the event recorder, whose projection /status reads; the health transitions).
 import type { HealthCondition } from '../../core/health.js';
 import type { ResourceHold } from '../../core/holds.js';
 import type { RevisionReading } from '../../core/kinds/index.js';
-import type { Plan, ResourceKind } from '../../core/model.js';
-import { foldResource, legacyState, type ResourceEvent, type ResourceState, type SyncState } from '../../core/resource-state.js';
+import type { Plan } from '../../core/model.js';
+import { foldResource, type ResourceEvent, type ResourceState } from '../../core/resource-state.js';
 import type { RolloutTarget } from '../../core/rollout.js';
 import { ReconcileJobResult } from '../../store/schema.js';
 import type { ReconcileOutcome } from '../cycle/cycle.js';
@@ -38,15 +38,6 @@ export interface HealthSettings {
   now?: () => number;
 }
 
-/** A change of health of one resource (logged once, counted once). */
-export interface HealthTransition {
-  key: string;
-  kind: ResourceKind;
-  name: string;
-  from: HealthCondition | undefined;
-  to: HealthCondition;
-}
-
 /**
  * What one change of the rows was: the events folded into one resource's state (a reconcile folds its decision and
  * what came with it at once), the state before and after, and the manifests it came from when known. The event
@@ -67,6 +58,11 @@ export interface ChangeSink {
   removed(keys: readonly string[]): void;
 }
 
+/** Whether a fold changed a resource's health: its status, reason or revision (a transition, logged and counted once). */
+export function healthChanged(before: HealthCondition | undefined, after: HealthCondition): boolean {
+  return !before || before.status !== after.status || before.reason !== after.reason || before.revisionId !== after.revisionId;
+}
+
 /** A deployment whose rollout the poller follows (its latest revision, when known, is read), and its hold. */
 export interface RolloutToFollow extends RolloutTarget {
   hold?: ResourceHold | undefined;
@@ -80,52 +76,44 @@ export interface RolloutToFollow extends RolloutTarget {
 export class ResourceTracker implements RolloutView {
   private rows = new Map<string, ResourceState>();
   private orphanKeys: string[] = [];
-  private readonly jobKeys = new Map<string, string>();
   private readonly early = new Map<string, { ok: true; result: unknown; at: string; desired?: string; version?: ManifestVersion } | { ok: false; reason: string; at: string }>();
   private readonly progressDeadlineMs: number;
   private readonly clock: () => number;
   /** Per resource, its latest revision and since when it is known to build (for the progress deadline). */
   private readonly buildingSince = new Map<string, { revisionId: string | null; since: number }>();
-  /** Per resource, the revision a job of ours started and the desired state (fingerprint) it carried. */
-  private readonly revisionDesired = new Map<string, { revisionId: string; desired: string }>();
-  /** Per resource, the failed revision whose hold an operator released (converge reconcile --retry-failed): never held again. */
-  private readonly released = new Map<string, string>();
-  /** Per resource, the fingerprint of its desired state at the last reconcile. */
-  private desired = new Map<string, string>();
-  private transitions: HealthTransition[] = [];
-  private sink: ChangeSink | undefined;
+  /** Where each change goes with the fold's before and after: the event recorder, the health transitions' log and metrics. */
+  private readonly sinks: ChangeSink[] = [];
 
   constructor(settings: HealthSettings = { progressDeadlineMs: 30 * 60_000 }) {
     this.progressDeadlineMs = settings.progressDeadlineMs;
     this.clock = settings.now ?? Date.now;
   }
 
-  /** Reports every change of the rows to `sink` from now on (the event recorder). */
+  /** Reports every change of the rows to `sink` from now on (the event recorder, the health transitions). */
   record(sink: ChangeSink): void {
-    this.sink = sink;
+    this.sinks.push(sink);
+  }
+
+  private changed(change: TrackedChange): void {
+    for (const sink of this.sinks) sink.changed(change);
   }
 
   /**
    * Takes up the states the last leader kept (the projection in Redis), in place of this replica's own: every row's
    * last job, appliedFrom, hold and health as it knew them, until this replica's first reconcile folds its decisions
-   * over them. A queued job among them is followed to its result.
+   * over them. A queued job among them is followed to its result (the row names it).
    */
   restore(states: ReadonlyMap<string, ResourceState>): number {
     // What the record keeps is at least as new as a former term's rows of this replica; none kept: ours stay.
     if (states.size === 0) return 0;
-    this.rows = new Map();
-    for (const [key, state] of states) {
-      this.rows.set(key, state);
-      if (state.job?.state === 'queued') this.trackJob(state.job.id, key);
-    }
+    this.rows = new Map(states);
     return states.size;
   }
 
-  /** Remembers which resource a job belongs to (call as soon as it is enqueued). */
-  trackJob(jobId: string, key: string): void {
-    this.jobKeys.set(jobId, key);
-    // A job whose end was never seen (an event lost in a Redis outage) must not be remembered forever.
-    if (this.jobKeys.size > 100_000) this.jobKeys.delete(this.jobKeys.keys().next().value!);
+  /** The resource whose row shows job `jobId` as its last (a job's result folds into that row only). */
+  private keyOfJob(jobId: string): string | undefined {
+    for (const row of this.rows.values()) if (row.job?.id === jobId) return row.key;
+    return undefined;
   }
 
   /** Since when `key` is known to build `revisionId` (the first time it is asked about that revision). */
@@ -172,26 +160,22 @@ export class ResourceTracker implements RolloutView {
       let row = foldResource(previous, events[0] as Extract<ResourceEvent, { type: 'decided' }>);
       for (const event of events.slice(1)) row = foldResource(row, event);
       // A reconcile that read the holds before an operator released one (it ended after the release) does not bring it back.
-      if (row.hold && row.hold.revisionId !== undefined && this.released.get(key) === row.hold.revisionId) {
+      if (row.hold && row.hold.revisionId !== undefined && row.releasedRevision === row.hold.revisionId) {
         const release: ResourceEvent = { type: 'hold', hold: undefined };
         row = foldResource(row, release);
         events.push(release);
       }
-      this.noteHealth(row, previous?.health);
       rows.set(key, row);
-      this.sink?.changed({ key, events, before: previous, after: row, manifests: outcome.version });
+      this.changed({ key, events, before: previous, after: row, manifests: outcome.version });
     }
     const gone = [...this.rows.keys()].filter((key) => !rows.has(key));
     this.rows = rows;
-    if (gone.length > 0) this.sink?.removed(gone);
+    if (gone.length > 0) for (const sink of this.sinks) sink.removed(gone);
     this.orphanKeys = orphans;
-    this.desired = new Map(outcome.fingerprints ?? []);
     for (const key of [...this.buildingSince.keys()]) if (!rows.has(key)) this.buildingSince.delete(key);
-    for (const key of [...this.revisionDesired.keys()]) if (!rows.has(key)) this.revisionDesired.delete(key);
-    for (const key of [...this.released.keys()]) if (!rows.has(key)) this.released.delete(key);
+    const jobsShown = new Set([...rows.values()].flatMap((row) => (row.job ? [row.job.id] : [])));
     for (const [jobId, early] of [...this.early]) {
-      const key = this.jobKeys.get(jobId);
-      if (key && this.rows.get(key)?.job?.id === jobId) {
+      if (jobsShown.has(jobId)) {
         this.early.delete(jobId);
         if (early.ok) this.completed(jobId, early.result, early.at, early.desired, early.version);
         else this.failed(jobId, early.reason, early.at);
@@ -200,45 +184,23 @@ export class ResourceTracker implements RolloutView {
     if (this.early.size > 1000) this.early.clear();
   }
 
-  /** Records a transition when the row's health differs from `before` (status, reason or revision). */
-  private noteHealth(row: ResourceState, before: HealthCondition | undefined): HealthTransition | undefined {
-    if (before && before.status === row.health.status && before.reason === row.health.reason && before.revisionId === row.health.revisionId) return undefined;
-    const transition: HealthTransition = { key: row.key, kind: row.kind, name: row.name, from: before, to: row.health };
-    this.transitions.push(transition);
-    if (this.transitions.length > 10_000) this.transitions.splice(0, this.transitions.length - 10_000);
-    return transition;
-  }
-
-  /** The health transitions since the last call (each logged and counted once). */
-  takeTransitions(): HealthTransition[] {
-    const out = this.transitions;
-    this.transitions = [];
-    return out;
-  }
-
   /**
    * A job finished (from any replica's worker). Returns the resource key when a row changed. `version`: the manifests the
    * job's desired state came from; a job that wrote (created, updated, adopted) shows them as the row's appliedFrom at
    * once, as its write recorded them, rather than at the next reconcile.
    */
   completed(jobId: string, value: unknown, at = new Date().toISOString(), desired?: string, version?: ManifestVersion): string | undefined {
-    const key = this.jobKeys.get(jobId);
-    if (!key) return undefined;
-    const row = this.rows.get(key);
-    if (!row || row.job?.id !== jobId) {
-      this.early.set(jobId, { ok: true, result: value, at, ...(desired === undefined ? {} : { desired }), ...(version ? { version } : {}) });
+    const key = this.keyOfJob(jobId);
+    const row = key === undefined ? undefined : this.rows.get(key);
+    if (key === undefined || !row || row.job?.state !== 'queued') {
+      // A result before the reconcile that enqueued the job ended (folded when it ends); a job of nothing shown is dropped with the next clear.
+      if (key === undefined) this.early.set(jobId, { ok: true, result: value, at, ...(desired === undefined ? {} : { desired }), ...(version ? { version } : {}) });
       return undefined;
     }
-    this.jobKeys.delete(jobId);
     const parsed = ReconcileJobResult.safeParse(value);
     const result = parsed.success ? parsed.data : undefined;
-    const next = this.fold(key, row, { type: 'job-completed', jobId, at, result, version }, version);
-    if (result?.new_revision && !result.notRun) {
-      const revisionId = result.latestRevisionId ?? undefined;
-      this.buildingSince.set(key, { revisionId: revisionId ?? null, since: this.clock() });
-      if (desired && revisionId) this.revisionDesired.set(key, { revisionId, desired });
-    }
-    this.noteHealth(next, row.health);
+    this.fold(key, row, { type: 'job-completed', jobId, at, result, version, desired }, version);
+    if (result?.new_revision && !result.notRun) this.buildingSince.set(key, { revisionId: result.latestRevisionId ?? null, since: this.clock() });
     return key;
   }
 
@@ -246,7 +208,7 @@ export class ResourceTracker implements RolloutView {
   private fold(key: string, state: ResourceState, event: ResourceEvent, manifests?: ManifestVersion): ResourceState {
     const next = foldResource(state, event);
     this.rows.set(key, next);
-    this.sink?.changed({ key, events: [event], before: state, after: next, manifests });
+    this.changed({ key, events: [event], before: state, after: next, manifests });
     return next;
   }
 
@@ -274,11 +236,10 @@ export class ResourceTracker implements RolloutView {
     return this.progressDeadlineMs;
   }
 
-  /** Sets a row's health (the poller's reading); returns the transition when it changed. */
-  setHealth(key: string, health: HealthCondition): HealthTransition | undefined {
+  /** Sets a row's health (the poller's reading); true when the fold changed it (its before and after differ). */
+  setHealth(key: string, health: HealthCondition): boolean {
     const row = this.rows.get(key);
-    if (!row) return undefined;
-    return this.noteHealth(this.fold(key, row, { type: 'revision', health }), row.health);
+    return row !== undefined && healthChanged(row.health, this.fold(key, row, { type: 'revision', health }).health);
   }
 
   /**
@@ -286,10 +247,9 @@ export class ResourceTracker implements RolloutView {
    * carried; else, when the plan found nothing to change (live is the manifest), the current one; else unknown.
    */
   desiredOfRevision(key: string, revisionId: string): string | undefined {
-    const started = this.revisionDesired.get(key);
-    if (started?.revisionId === revisionId) return started.desired;
     const row = this.rows.get(key);
-    return row?.action === 'noop' ? this.desired.get(key) : undefined;
+    if (row?.revisionDesired?.revisionId === revisionId) return row.revisionDesired.desired;
+    return row?.action === 'noop' ? row.desired : undefined;
   }
 
   /** Sets (or clears) a row's hold. */
@@ -304,14 +264,13 @@ export class ResourceTracker implements RolloutView {
    * for). A later revision that fails is held as any other.
    */
   releaseHold(key: string, storedRevisionId?: string): void {
-    const revisionId = this.rows.get(key)?.hold?.revisionId ?? storedRevisionId;
-    if (revisionId !== undefined) this.released.set(key, revisionId);
-    this.setHold(key, undefined);
+    const row = this.rows.get(key);
+    if (row) this.fold(key, row, { type: 'hold', hold: undefined, released: row.hold?.revisionId ?? storedRevisionId });
   }
 
-  /** Whether a failed `revisionId` of `key` may be held: not when an operator released its hold. */
+  /** Whether a failed `revisionId` of `key` may be held: not when an operator released its hold (kept in its state). */
   mayHold(key: string, revisionId: string): boolean {
-    return this.released.get(key) !== revisionId;
+    return this.rows.get(key)?.releasedRevision !== revisionId;
   }
 
   /** Resources with a hold (their keys). */
@@ -321,14 +280,12 @@ export class ResourceTracker implements RolloutView {
 
   /** A job failed for good (no attempt left, or a failure that retrying cannot fix). */
   failed(jobId: string, reason: string, at = new Date().toISOString()): string | undefined {
-    const key = this.jobKeys.get(jobId);
-    if (!key) return undefined;
-    const row = this.rows.get(key);
-    if (!row || row.job?.id !== jobId) {
-      this.early.set(jobId, { ok: false, reason, at });
+    const key = this.keyOfJob(jobId);
+    const row = key === undefined ? undefined : this.rows.get(key);
+    if (key === undefined || !row || row.job?.state !== 'queued') {
+      if (key === undefined) this.early.set(jobId, { ok: false, reason, at });
       return undefined;
     }
-    this.jobKeys.delete(jobId);
     this.fold(key, row, { type: 'job-failed', jobId, at, message: reason });
     return key;
   }
@@ -336,6 +293,11 @@ export class ResourceTracker implements RolloutView {
   /** The /status rows: each resource's state with the contract's legacy fields. */
   resources(): ResourceStatus[] {
     return [...this.rows.values()].map(statusRow);
+  }
+
+  /** Each resource's state as this replica folded it, in the plan's order. */
+  states(): ResourceState[] {
+    return [...this.rows.values()];
   }
 
   orphans(): string[] {
@@ -361,17 +323,5 @@ export class ResourceTracker implements RolloutView {
   /** Resources under a Conflict (their keys). */
   conflicts(): string[] {
     return [...this.rows.values()].filter((r) => r.sync.reason === 'Conflict').map((r) => r.key);
-  }
-
-  /** Counts by kind and state, for the converge_resources gauge. */
-  counts(): Map<ResourceKind, Map<SyncState, number>> {
-    const out = new Map<ResourceKind, Map<SyncState, number>>();
-    for (const row of this.rows.values()) {
-      let byState = out.get(row.kind);
-      if (!byState) out.set(row.kind, (byState = new Map<SyncState, number>()));
-      const state = legacyState(row);
-      byState.set(state, (byState.get(state) ?? 0) + 1);
-    }
-    return out;
   }
 }

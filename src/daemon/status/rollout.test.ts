@@ -49,7 +49,6 @@ describe('holdFailedRevisions', () => {
     // The operator releases it (converge reconcile --retry-failed); the reconcile that enqueues the rebuild still reads r2.
     holds.kept.clear();
     t.releaseHold(KEY);
-    t.trackJob('j9', KEY);
     t.update(reconciled('r2', 'BUILD_FAILED', { requests: { rebuild: true }, jobId: 'j9' }));
     await holdFailedRevisions(t, holds);
     expect(holds.kept.size).toBe(0);
@@ -62,6 +61,11 @@ describe('holdFailedRevisions', () => {
     await holdFailedRevisions(t, holds);
     expect(holds.kept.size).toBe(0);
     expect(t.heldKeys()).toEqual([]);
+    // The release is part of the resource's state: a leader that takes up the projection (a failover) knows it too.
+    const successor = new ResourceTracker();
+    successor.restore(new Map(t.states().map((state) => [state.key, state])));
+    expect(successor.mayHold(KEY, 'r2')).toBe(false);
+    expect(successor.mayHold(KEY, 'r3')).toBe(true);
 
     // The rebuild's revision r3 fails: held, as any failed revision.
     t.update(reconciled('r3', 'BUILD_FAILED'));

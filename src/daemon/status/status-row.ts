@@ -49,6 +49,7 @@ export function decisionEvents(change: PlanChange, decided: Outcome, outcome: Re
     appliedFrom: applied?.manifestVersion ? { ...applied.manifestVersion, appliedAt: applied.appliedAt } : undefined,
     pendingDelete: change.pending_delete,
     pruneKept: outcome.resources.get(key)?.keep === true || (!outcome.resources.has(key) && applied?.keep === true),
+    desired: outcome.fingerprints?.get(key),
   };
   const conflict = outcome.conflicts?.get(key);
   return [{ type: 'decided', outcome: decided, context }, ...(conflict ? [{ type: 'conflict' as const, conflict }] : [])];

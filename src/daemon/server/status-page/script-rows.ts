@@ -158,6 +158,7 @@ function buildDetail(row, parts, hold, detailId) {
   if (row.job) box.append(para('Last job', el('code', null, row.job.id), ' ' + row.job.operation + ', ' + (row.job.outcome || row.job.state) + (row.job.message ? ': ' + row.job.message : '') + ', ', when(row.job.finishedAt)));
   if (row.appliedFrom) box.append(para('Applied from', (row.appliedFrom.label || row.appliedFrom.id) + ', written ', when(row.appliedFrom.appliedAt)));
   if (row.deploymentId) box.append(para('Live id', el('code', null, row.deploymentId)));
+  box.append(historySection(row));
   const td = add(el('td'), box);
   td.colSpan = 9;
   const tr = add(el('tr', 'detail'), td);
