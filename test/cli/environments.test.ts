@@ -1,5 +1,5 @@
 // One base, two environments: plans of examples/environments for dev and prod against two emulators on loopback.
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -72,9 +72,10 @@ describe('environments: one base, a plan per environment', () => {
     const { code, plan, stdout } = await planFor('prod', prod);
     expect(code).toBe(1);
     expect(plan.changes.map((c) => `${c.action} ${c.name}`).sort()).toEqual(['blocked support-prod', 'create faq-template', 'create support-canary']);
-    // The secret the prod overlay added reads a file that is not there: the diagnostic points at the overlay's line.
+    // The secret the prod overlay added reads a file that is not there: the diagnostic points at the overlay's line,
+    // named relative to the manifest directory (base/) as every path in a message is (docs/commands.md).
     const missing = plan.diagnostics.find((d) => d.severity === 'error')!;
-    expect(missing).toMatchObject({ file: 'overlays/prod/support-agent.yaml', line: 16 });
+    expect(missing).toMatchObject({ file: '../overlays/prod/support-agent.yaml', line: 16 });
     expect(missing.message).toContain('PAGERDUTY_TOKEN');
     expect(stdout).not.toContain('sk-prod-not-printed');
   });
@@ -91,6 +92,35 @@ describe('environments: one base, a plan per environment', () => {
     expect(field(support, 'source_config.deployment_type')).toBe('prod');
     expect(field(support, 'source_revision_config.repo_ref')).toBe('v1.4.2');
     expect(support?.fields.filter((f) => f.path.startsWith('secrets.')).map((f) => f.path)).toEqual(['secrets.OPENAI_API_KEY', 'secrets.PAGERDUTY_TOKEN']);
+  });
+});
+
+describe('paths in messages: relative to the manifest directory, wherever the command runs', () => {
+  it('names a manifest and an overlay the same way from two working directories; an argument that does not exist as given', async () => {
+    const root = await mkdtemp(join(tmpdir(), 'converge-paths-'));
+    try {
+      await mkdir(join(root, 'repo/manifests'), { recursive: true });
+      await mkdir(join(root, 'repo/overlays/prod'), { recursive: true });
+      await mkdir(join(root, 'elsewhere/deeper'), { recursive: true });
+      await writeFile(join(root, 'repo/manifests/a.yaml'), 'apiVersion: converge/v1\nkind: Deployment\nmetadata:\n  name: a\nspec:\n  source: external_docker\n  sourc_revision_config: {}\n');
+      await writeFile(join(root, 'repo/overlays/prod/patch.yaml'), 'apiVersion: converge/v1\nkind: Deployment\nmetadata:\n  name: a\nspec:\n  min_scal: 2\n');
+      const fromRepo = await runCapture(['validate', 'manifests', '--overlay', 'overlays/prod'], {}, { cwd: join(root, 'repo') });
+      const fromElsewhere = await runCapture(['validate', '../../repo/manifests', '--overlay', '../../repo/overlays/prod'], {}, { cwd: join(root, 'elsewhere/deeper') });
+      for (const run of [fromRepo, fromElsewhere]) {
+        expect(run.code).toBe(1);
+        const located = run.stdout.split('\n').filter((l) => /^\S+:\d+:\d+: error:/.test(l)).map((l) => l.split(': error:')[0]).sort();
+        expect(located).toEqual(['../overlays/prod/patch.yaml:6:3', 'a.yaml:7:3']);
+      }
+      // an absolute overlay outside the manifest directory keeps its absolute path
+      const absolute = await runCapture(['validate', 'manifests', '--overlay', join(root, 'repo/overlays/prod')], {}, { cwd: join(root, 'repo') });
+      expect(absolute.stdout).toContain(`${join(root, 'repo/overlays/prod/patch.yaml').replace(/\\/g, '/')}:6:3: error:`);
+      // an error about the argument itself names it as it was typed
+      const missing = await runCapture(['validate', '../../repo/manifests', '--vars', 'vars/nope.yaml'], {}, { cwd: join(root, 'elsewhere/deeper') });
+      expect(missing.code).toBe(1);
+      expect(missing.stderr).toContain('variables file vars/nope.yaml does not exist');
+    } finally {
+      await rm(root, { recursive: true, force: true });
+    }
   });
 });
 
