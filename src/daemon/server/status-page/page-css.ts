@@ -53,6 +53,7 @@ thead th { position: sticky; top: 0; background: var(--panel); font-size: .8rem;
 td.file code { overflow-wrap: anywhere; }
 .reason.off { color: var(--warn-fg); }
 tbody tr.row:hover { background: var(--panel); }
+tr.spacer > td { padding: 0; border: 0; }
 tr.detail > td { background: var(--panel); padding: .6rem 1rem 1rem 2rem; }
 .expand { white-space: nowrap; font: inherit; font-weight: 600; color: var(--fg); background: none; border: 0; padding: 0; cursor: pointer; text-align: left; }
 .expand::before { content: "▸ "; color: var(--muted); }

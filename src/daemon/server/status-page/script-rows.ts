@@ -1,9 +1,9 @@
-// The status page's script, part two (browser JavaScript as text): one table row per resource, its detail, the filter.
-// A row is rebuilt only when what it shows changed, so an open detail, the focus and the scroll position survive an update.
+// The status page's script, part two (browser JavaScript as text): one table row per resource and its detail, built from
+// a /status row; script-window.ts decides which rows are drawn.
 
 /** Browser JavaScript; joined with the other parts into one IIFE by page-script.ts. */
 export const SCRIPT_ROWS = String.raw`
-const rowNodes = new Map();
+/** The keys whose detail is open (kept while the row is filtered out or scrolled away). */
 const openKeys = new Set();
 let detailCount = 0;
 
@@ -165,91 +165,5 @@ function buildDetail(row, parts, hold, detailId) {
   tr.dataset.key = row.key;
   tr.hidden = !openKeys.has(row.key);
   return tr;
-}
-
-/** A row's detail is built when it is first opened (and rebuilt with its row while open). */
-function toggle(key) {
-  const nodes = rowNodes.get(key);
-  if (!nodes) return;
-  const open = !openKeys.has(key);
-  if (open) openKeys.add(key);
-  else openKeys.delete(key);
-  if (open && !nodes.detail) {
-    nodes.detail = buildDetail(nodes.row, nodes.parts, nodes.hold, nodes.detailId);
-    nodes.tr.after(nodes.detail);
-  }
-  nodes.tr.querySelector('.expand').setAttribute('aria-expanded', String(open));
-  if (nodes.detail) nodes.detail.hidden = !open || nodes.tr.hidden;
-}
-
-/** Puts the node at the cursor (moving it only when it is elsewhere); returns the next cursor. */
-function place(body, node, cursor) {
-  if (node === cursor) return cursor.nextElementSibling;
-  body.insertBefore(node, cursor);
-  return cursor;
-}
-
-/** Brings the table to the document's rows: unchanged rows keep their nodes; rows gone are removed. */
-function renderRows(doc) {
-  const rows = doc.resources || [];
-  const names = new Map();
-  for (const row of rows) names.set(row.name, (names.get(row.name) || 0) + 1);
-  const changes = new Map(((doc.plan && doc.plan.changes) || []).map((c) => [c.kind + '/' + c.name, c]));
-  const body = byId('rows');
-  const seen = new Set();
-  let cursor = body.firstElementChild;
-  for (const row of rows) {
-    const parts = partsOf(doc, row, names, changes);
-    const signature = JSON.stringify([row, parts.change, parts.log, parts.diagnostics, parts.target]);
-    seen.add(row.key);
-    let nodes = rowNodes.get(row.key);
-    if (!nodes || nodes.signature !== signature) {
-      const hold = holdOf(row, parts.target, parts.reconcileOff);
-      detailCount += 1;
-      const detailId = 'detail-' + detailCount;
-      const tr = buildRow(row, parts, hold, detailId);
-      const fresh = { signature, row, parts, hold, detailId, tr, search: tr.dataset.search, detail: openKeys.has(row.key) ? buildDetail(row, parts, hold, detailId) : null };
-      if (nodes) {
-        if (cursor === nodes.tr) cursor = nodes.tr.nextElementSibling;
-        if (nodes.detail && cursor === nodes.detail) cursor = nodes.detail.nextElementSibling;
-        nodes.tr.remove();
-        if (nodes.detail) nodes.detail.remove();
-      }
-      nodes = fresh;
-      rowNodes.set(row.key, nodes);
-    }
-    cursor = place(body, nodes.tr, cursor);
-    if (nodes.detail) cursor = place(body, nodes.detail, cursor);
-  }
-  for (const [key, nodes] of rowNodes) {
-    if (seen.has(key)) continue;
-    nodes.tr.remove();
-    if (nodes.detail) nodes.detail.remove();
-    rowNodes.delete(key);
-    openKeys.delete(key);
-  }
-}
-
-/** Shows the rows (and orphans) whose words hold every word typed in the filter box. */
-function applyFilter() {
-  const words = byId('filter').value.toLowerCase().split(/\s+/).filter(Boolean);
-  const matches = (node) => words.every((w) => node.dataset.search.includes(w));
-  let shownRows = 0;
-  // The words are kept beside the node and only a row whose visibility changes is touched: at 10,000 rows a keystroke
-  // costs the rows it shows or hides, not a write to every row.
-  for (const [key, nodes] of rowNodes) {
-    const visible = words.every((w) => nodes.search.includes(w));
-    if (nodes.tr.hidden === visible) nodes.tr.hidden = !visible;
-    if (nodes.detail) {
-      const detailHidden = !visible || !openKeys.has(key);
-      if (nodes.detail.hidden !== detailHidden) nodes.detail.hidden = detailHidden;
-    }
-    if (visible) shownRows += 1;
-  }
-  for (const tr of byId('orphan-rows').children) tr.hidden = !matches(tr);
-  byId('shown').textContent = words.length > 0 ? '(' + shownRows + ' of ' + rowNodes.size + ')' : '(' + rowNodes.size + ')';
-  const empty = byId('empty');
-  empty.hidden = shownRows > 0;
-  empty.textContent = rowNodes.size === 0 ? 'No resource yet: the daemon has not finished a reconcile.' : 'No resource matches the filter.';
 }
 `;
