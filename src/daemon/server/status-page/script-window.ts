@@ -159,9 +159,11 @@ function drawWindow() {
   drawQueued = false;
   const body = byId('rows');
   for (let pass = 0; pass < 3; pass++) {
-    const top = body.getBoundingClientRect().top;
-    const first = entryAt(Math.max(0, -top - OVERSCAN_PX));
-    const last = Math.max(first, Math.min(shownEntries.length, entryAt(-top + window.innerHeight + OVERSCAN_PX) + 1));
+    // From the viewport's top in the body (0 while the table starts below it): a screen and the overscan either side, so
+    // the first screen of rows is there before the reader scrolls down to the table.
+    const inBody = Math.max(0, -body.getBoundingClientRect().top);
+    const first = entryAt(Math.max(0, inBody - OVERSCAN_PX));
+    const last = Math.max(first, Math.min(shownEntries.length, entryAt(inBody + window.innerHeight + OVERSCAN_PX) + 1));
     if (!drawRange(body, first, last)) break;
     layOut();
     setSpacer(body.querySelector(':scope > tr.spacer[data-end="top"]'), offsets[first]);
