@@ -28,18 +28,44 @@ function holdOf(row, target, off) {
   return null;
 }
 
+/** The last plan's diagnostics indexed once per render: by file, by line:column, and whether a file fails to load. */
+function diagnosticIndex(doc) {
+  const all = (doc.plan && doc.plan.diagnostics) || [];
+  const byFile = new Map();
+  const byPlace = new Map();
+  all.forEach((d, i) => {
+    const item = { d, i, at: d.file + ':' + d.line + ':' + d.column };
+    if (!byFile.has(d.file)) byFile.set(d.file, []);
+    byFile.get(d.file).push(item);
+    const place = d.line + ':' + d.column;
+    if (!byPlace.has(place)) byPlace.set(place, []);
+    byPlace.get(place).push(item);
+  });
+  return { byFile, byPlace, loadFails: all.some((d) => d.severity === 'error') };
+}
+
+/** The diagnostics (with their order in the plan) whose file:line:column the text holds. */
+function diagnosticsIn(index, text) {
+  const found = [];
+  // Every line:column in the text, overlapping (a file name may end in digits).
+  for (const place of new Set([...text.matchAll(/(?=(\d+:\d+))/g)].map((m) => m[1]))) {
+    for (const item of index.byPlace.get(place) || []) if (text.includes(item.at)) found.push(item);
+  }
+  return found;
+}
+
 /** What the page knows of one resource beyond its row: its planned change, build log and diagnostics. */
-function partsOf(doc, row, names, changes) {
+function partsOf(doc, row, names, changes, index) {
   const change = changes.get(row.key) || null;
   const log = (doc.failedBuildLogs || {})[row.key] || null;
   const reason = (row.reason || '') + ' ' + (row.error || '');
-  const all = (doc.plan && doc.plan.diagnostics) || [];
-  const diagnostics = all.filter((d) => d.file === row.file || reason.includes(d.file + ':' + d.line + ':' + d.column));
+  const mine = new Map([...(index.byFile.get(row.file) || []), ...diagnosticsIn(index, reason)].map((item) => [item.i, item.d]));
+  const diagnostics = [...mine].sort((a, b) => a[0] - b[0]).map(([, d]) => d);
   // A row without a file takes one only from its own error's position (a blocked resource's file); a row whose file is
   // unknown because another file fails to load (its manifest gone, or in that file) never shows that other file.
   const unknown = /^unknown:/.test(row.error || '');
-  const own = row.file || unknown ? null : all.find((d) => (row.error || '').includes(d.file + ':' + d.line + ':' + d.column));
-  const loadFails = all.some((d) => d.severity === 'error');
+  const own = row.file || unknown ? null : (diagnosticsIn(index, row.error || '').sort((a, b) => a.i - b.i)[0] || { d: null }).d;
+  const loadFails = index.loadFails;
   const target = names.get(row.name) > 1 ? row.key : row.name;
   const reconcileOff = Boolean(doc.daemon && doc.daemon.reconcileEndpoint === false);
   return { change, log, diagnostics, target, reconcileOff, file: row.file || (own ? own.file : null), fileUnknown: !row.file && !own && (unknown || loadFails) };

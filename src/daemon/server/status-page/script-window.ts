@@ -25,8 +25,9 @@ function renderRows(doc) {
   const names = new Map();
   for (const row of rows) names.set(row.name, (names.get(row.name) || 0) + 1);
   const changes = new Map(((doc.plan && doc.plan.changes) || []).map((c) => [c.kind + '/' + c.name, c]));
+  const index = diagnosticIndex(doc);
   entries = rows.map((row) => {
-    const parts = partsOf(doc, row, names, changes);
+    const parts = partsOf(doc, row, names, changes, index);
     const hold = holdOf(row, parts.target, parts.reconcileOff);
     return { key: row.key, row, parts, hold, search: searchText(row, parts, hold), signature: null };
   });
