@@ -1,4 +1,4 @@
-// Apply through the queue: start in-process workers, enqueue one job per change a batch at a time, wait for every job.
+// Apply through the queue: start in-process workers, enqueue one job per change a batch at a time, wait for every job's end (its raw result, folded by src/apply/apply-state.ts).
 import { hostname } from 'node:os';
 import type { ServiceClient } from '../service/client.js';
 import { literalSecretsOf } from '../sync/job-resource.js';
@@ -6,7 +6,7 @@ import { jobDataOf, type DecidedJob, type JobDataOptions } from '../jobs/queue/d
 import { ENQUEUE_BATCH } from '../jobs/queue/enqueuer.js';
 import type { QueueLogger } from '../jobs/queue/log.js';
 import type { Jobs } from '../jobs/open-jobs.js';
-import { JobWaiter, type JobResult, type ResourceResult } from './wait-jobs.js';
+import { JobWaiter, type JobEnd } from './wait-jobs.js';
 import type { JobRunner, StartRunnerOptions } from '../jobs/runner/worker.js';
 
 export interface RunApplyOptions {
@@ -20,7 +20,7 @@ export interface RunApplyOptions {
   startWorkers?: boolean;
   worker?: Partial<Omit<StartRunnerOptions, 'client' | 'env' | 'onError' | 'target'>>;
   log?: QueueLogger;
-  onProgress?: (finished: number, total: number, latest: ResourceResult) => void;
+  onProgress?: (finished: number, total: number, latest: JobEnd) => void;
   /** How often unfinished jobs are looked up directly, in case an event was missed. */
   pollMs?: number;
   /**
@@ -35,6 +35,11 @@ export interface RunApplyOptions {
    * process's): each resource, that job, and at most how long its lock still holds (undefined: not running, it is waiting).
    */
   onWaitingBehind?: (waiting: Array<{ key: string; behind: string; lockTtlMs: number | undefined }>) => void;
+}
+
+/** Who an apply is in the event log (`by` of its entries): this host and process. */
+export function applyRecordedBy(): string {
+  return `apply@${hostname()}:${process.pid}`;
 }
 
 /** The job lock of converge's workers (job_lock, 30s by default): how long a dead worker's job stays locked at most. */
@@ -126,8 +131,8 @@ async function stopInterrupted(waiter: JobWaiter, runner: JobRunner | undefined,
   return { handed: new Set(handed), withdrawn: new Set(withdrawn) };
 }
 
-/** Enqueues every change, runs workers, and resolves with one result per change (in the given order). */
-export async function runApply(options: RunApplyOptions): Promise<JobResult[]> {
+/** Enqueues every change, runs workers, and resolves with one job end per change (in the given order). */
+export async function runApply(options: RunApplyOptions): Promise<JobEnd[]> {
   const { jobs, signal } = options;
   const total = options.changes.length;
   if (total === 0) return [];
@@ -146,7 +151,7 @@ export async function runApply(options: RunApplyOptions): Promise<JobResult[]> {
         env: options.env,
         ...(options.log ? { log: options.log } : {}),
         ...(literalSecrets ? { literalSecrets } : {}),
-        recordedBy: `apply@${hostname()}:${process.pid}`,
+        recordedBy: applyRecordedBy(),
         ...options.worker,
       });
     }
@@ -160,7 +165,8 @@ export async function runApply(options: RunApplyOptions): Promise<JobResult[]> {
         const size = from === 0 ? ENQUEUE_BATCH : LATER_ENQUEUE_BATCH;
         const batch = options.changes.slice(from, from + size);
         const at = from;
-        await jobs.enqueuer.enqueue(batch.map((job) => jobDataOf(job, { origin: 'apply', ...options.jobOptions })), (enqueued, i) => waiter.track(at + i, batch[i]!, enqueued));
+        const data = batch.map((job) => jobDataOf(job, { origin: 'apply', ...options.jobOptions }));
+        await jobs.enqueuer.enqueue(data, (enqueued, i) => waiter.track(at + i, batch[i]!, enqueued, data[i]!.operation));
         from += size;
       }
     } finally {
@@ -182,7 +188,8 @@ export async function runApply(options: RunApplyOptions): Promise<JobResult[]> {
       if (p.result) return p.result;
       const change = options.changes[i]!.change;
       const message = p.jobId === undefined ? NOT_ENQUEUED : stopped.handed.has(p.jobId) ? HANDED_BACK : stopped.withdrawn.has(p.jobId) ? WITHDRAWN : LEFT;
-      return { kind: change.kind, name: change.name, key: `${change.kind}/${change.name}`, status: 'interrupted', new_revision: false, jobId: p.jobId ?? '', message };
+      const end: JobEnd = { kind: change.kind, name: change.name, key: `${change.kind}/${change.name}`, jobId: p.jobId ?? '', event: { type: 'interrupted', message } };
+      return p.operation ? { ...end, operation: p.operation } : end;
     });
   } finally {
     await events.close();

@@ -4,7 +4,7 @@ import type { Outcome } from '../core/decide.js';
 import type { HealthCondition } from '../core/health.js';
 import type { LiveDeployment } from '../core/model.js';
 import { rolloutsToFollow } from './rollouts-to-follow.js';
-import type { JobResult } from './wait-jobs.js';
+import type { ResourceResult as JobResult } from './apply-state.js';
 
 const BUILDING: HealthCondition = { status: 'progressing', reason: 'RevisionBuilding', message: 'revision r-2 is BUILDING', revisionId: 'r-2', revisionStatus: 'BUILDING' };
 const HEALTHY: HealthCondition = { status: 'healthy', reason: 'RevisionDeployed', message: 'revision r-1 is active', revisionId: 'r-1' };

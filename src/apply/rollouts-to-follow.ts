@@ -2,7 +2,7 @@
 import type { Outcome } from '../core/decide.js';
 import { liveOf } from '../core/kinds/index.js';
 import type { LiveDeployment } from '../core/model.js';
-import type { ResourceResult } from './wait-jobs.js';
+import type { ResourceResult } from './apply-state.js';
 
 /** Whether a job finished without starting a revision (nothing written, or a write that starts none). */
 function finishedWithoutRevision(result: ResourceResult): boolean {

@@ -1,84 +1,51 @@
-// Waiting for an apply's jobs: results from the queue's job events, and a direct look-up of unfinished jobs in case one was missed.
+// Waiting for an apply's jobs: results from the queue's job events, and a direct look-up of unfinished jobs in case one was missed; each job's raw result is kept as the event the fold takes (src/core/resource-state.ts), not classified here.
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { FieldChange, PlanChange } from '../core/model.js';
-import type { HealthCondition } from '../core/health.js';
+import type { PlanChange } from '../core/model.js';
+import type { ResourceEvent } from '../core/resource-state.js';
 import type { DecidedJob } from '../jobs/queue/decided-jobs.js';
 import type { Enqueued, Enqueuer, JobLookup } from '../jobs/queue/enqueuer.js';
 import { ReconcileJobResult } from '../store/schema.js';
 
-/** Who started a revision that apply --wait follows (ResourceResult.startedBy). */
-export type RevisionStarter = 'apply' | 'earlier';
+/** The events of a job's end that the fold takes: its raw result, its failure, or the apply stopped before it had one. */
+export type JobEvent = Extract<ResourceEvent, { type: 'job-completed' | 'job-failed' | 'interrupted' }>;
 
-/** `interrupted`: the apply was stopped (SIGINT, SIGTERM) before the job had a result. */
-export type ResultStatus = 'done' | 'unchanged' | 'failed' | 'interrupted';
-
-/** What became of one resource's job. */
-export interface ResourceResult {
+/** What became of one change's job, as the queue told it (src/apply/apply-state.ts folds it as the daemon does). */
+export interface JobEnd {
   kind: PlanChange['kind'];
   name: string;
   key: string;
-  status: ResultStatus;
-  outcome?: ReconcileJobResult['outcome'];
-  new_revision: boolean;
-  /** The service's message on failure, or a note (adoption). Never a secret. */
-  message?: string;
-  deploymentId?: string;
-  latestRevisionId?: string | null;
-  /** The job that carried the write; absent for a rollout already in progress that no job of this apply touched. */
-  jobId?: string;
-  /**
-   * With --wait: who started the revision it follows: a job of this apply (`apply`), or something before it, an earlier
-   * apply, the daemon or a person (`earlier`: the rollout was already in progress, and nothing was written for it).
-   */
-  startedBy?: RevisionStarter;
-  /**
-   * With --wait: the revision became active, failed (a failed status, or past the progress deadline), was not
-   * active at the timeout, or was still building when the wait stopped at another's failure (undefined: not waited for).
-   */
-  revision?: 'active' | 'failed' | 'timeout' | 'building';
-  /** With --wait: the failed status of the revision (BUILD_FAILED, DEPLOY_FAILED, CREATE_FAILED). */
-  revisionStatus?: string;
-  /** With --wait: the rollout health the wait read last. */
-  health?: HealthCondition;
-  /** The fields the job's write sent, as the plan shows them (secret values "(sensitive)"); absent when nothing was written. */
-  fields?: FieldChange[];
-}
-
-/** A result of a job of this apply: it names its job (interrupted before it was enqueued: an empty id). */
-export interface JobResult extends ResourceResult {
+  /** The job that carried the write (interrupted before it was enqueued: an empty id). */
   jobId: string;
+  /** The job's operation (its data's), when it was enqueued. */
+  operation?: string;
+  event: JobEvent;
 }
 
 interface Tracked {
   change: DecidedJob;
   key: string;
   jobId: string;
+  operation: string;
   /** The running job of the resource that ours was queued behind (Enqueued.behind). */
   behind?: string;
-  result?: JobResult;
+  result?: JobEnd;
 }
 
 /** Unfinished jobs looked up at once per round trip of a poll. */
 const POLL_BATCH = 50;
 
-function resultFrom(t: Tracked, status: ResultStatus, extra: Partial<ResourceResult>): JobResult {
-  return { kind: t.change.change.kind, name: t.change.change.name, key: t.key, status, new_revision: false, jobId: t.jobId, ...extra };
+function endOf(t: Tracked, event: JobEvent): JobEnd {
+  return { kind: t.change.change.kind, name: t.change.change.name, key: t.key, jobId: t.jobId, operation: t.operation, event };
 }
 
-function completedResult(t: Tracked, value: unknown): JobResult {
+/** A job's stored result, as the daemon reads it (src/daemon/status/resource-tracker.ts): undefined when this converge cannot read it. */
+function completedEnd(t: Tracked, value: unknown): JobEnd {
   const parsed = ReconcileJobResult.safeParse(value);
-  if (!parsed.success) return resultFrom(t, 'failed', { message: 'the job finished with a result this converge does not understand' });
-  const r = parsed.data;
-  const extra: Partial<ResourceResult> = { outcome: r.outcome, new_revision: r.new_revision };
-  if (r.message) extra.message = r.message;
-  if (r.deploymentId) extra.deploymentId = r.deploymentId;
-  if (r.latestRevisionId !== undefined) extra.latestRevisionId = r.latestRevisionId;
-  if (r.fields) extra.fields = r.fields.map((f) => ({ path: f.path, before: f.before, after: f.after, sensitive: f.sensitive }));
-  // The step found live state changed since the plan and sent nothing: the desired state was not applied.
-  if (r.notRun === 'live_changed') return resultFrom(t, 'failed', extra);
-  // The flap guard refused the write (a Conflict): the desired state was not applied.
-  if (r.conflict) return resultFrom(t, 'failed', { ...extra, message: r.message ?? `Conflict: ${r.conflict.message}` });
-  return resultFrom(t, r.outcome === 'unchanged' ? 'unchanged' : 'done', extra);
+  return endOf(t, { type: 'job-completed', jobId: t.jobId, at: new Date().toISOString(), result: parsed.success ? parsed.data : undefined });
+}
+
+function failedEnd(t: Tracked, message: string): JobEnd {
+  return endOf(t, { type: 'job-failed', jobId: t.jobId, at: new Date().toISOString(), message });
 }
 
 /**
@@ -88,22 +55,22 @@ function completedResult(t: Tracked, value: unknown): JobResult {
 export class JobWaiter {
   private readonly enqueuer: Enqueuer;
   private readonly total: number;
-  private readonly onProgress: ((finished: number, total: number, latest: ResourceResult) => void) | undefined;
+  private readonly onProgress: ((finished: number, total: number, latest: JobEnd) => void) | undefined;
   private readonly tracked: Tracked[] = [];
   private readonly byJob = new Map<string, Tracked>();
   private finished = 0;
   private wake: (() => void) | undefined;
   private abandoned = false;
 
-  constructor(enqueuer: Enqueuer, total: number, onProgress?: (finished: number, total: number, latest: ResourceResult) => void) {
+  constructor(enqueuer: Enqueuer, total: number, onProgress?: (finished: number, total: number, latest: JobEnd) => void) {
     this.enqueuer = enqueuer;
     this.total = total;
     this.onProgress = onProgress;
   }
 
-  /** Tracks the job of the `index`-th change. */
-  track(index: number, change: DecidedJob, enqueued: Enqueued): void {
-    const t: Tracked = { change, key: enqueued.key, jobId: enqueued.jobId };
+  /** Tracks the job of the `index`-th change (`operation`: its job data's). */
+  track(index: number, change: DecidedJob, enqueued: Enqueued, operation: string): void {
+    const t: Tracked = { change, key: enqueued.key, jobId: enqueued.jobId, operation };
     if (enqueued.behind) t.behind = enqueued.behind;
     this.tracked[index] = t;
     this.byJob.set(enqueued.jobId, t);
@@ -111,12 +78,12 @@ export class JobWaiter {
 
   completed(jobId: string, value: unknown): void {
     const t = this.byJob.get(jobId);
-    if (t) this.finish(t, completedResult(t, value));
+    if (t) this.finish(t, completedEnd(t, value));
   }
 
   failed(jobId: string, reason: string): void {
     const t = this.byJob.get(jobId);
-    if (t) this.finish(t, resultFrom(t, 'failed', { message: reason }));
+    if (t) this.finish(t, failedEnd(t, reason));
   }
 
   /** Ends wait() at once (an interrupted apply); results that come later are still recorded. */
@@ -131,11 +98,11 @@ export class JobWaiter {
   }
 
   /** The results so far, in order: undefined for a change whose job has none; its job id when it was enqueued. */
-  partial(): Array<{ result?: JobResult; jobId?: string }> {
+  partial(): Array<{ result?: JobEnd; jobId?: string; operation?: string }> {
     return Array.from({ length: this.total }, (_, i) => {
       const t = this.tracked[i];
       if (!t) return {};
-      return t.result ? { result: t.result, jobId: t.jobId } : { jobId: t.jobId };
+      return t.result ? { result: t.result, jobId: t.jobId } : { jobId: t.jobId, operation: t.operation };
     });
   }
 
@@ -150,7 +117,7 @@ export class JobWaiter {
   }
 
   /** Resolves with one result per tracked change, in order, once every job has one (or abandon() was called). */
-  async wait(pollMs: number): Promise<JobResult[]> {
+  async wait(pollMs: number): Promise<JobEnd[]> {
     const allDone = new Promise<void>((resolve) => {
       this.wake = resolve;
       if (this.finished === this.total || this.abandoned) resolve();
@@ -160,7 +127,7 @@ export class JobWaiter {
       await Promise.race([allDone, sleep(pollMs, undefined, { ref: false })]);
       if (this.finished < this.total && !this.abandoned) await this.pollUnfinished();
     }
-    return this.tracked.map((t) => t?.result).filter((r): r is JobResult => r !== undefined);
+    return this.tracked.map((t) => t?.result).filter((r): r is JobEnd => r !== undefined);
   }
 
   /**
@@ -173,7 +140,7 @@ export class JobWaiter {
     });
   }
 
-  private finish(t: Tracked, result: JobResult): void {
+  private finish(t: Tracked, result: JobEnd): void {
     if (t.result) return;
     t.result = result;
     this.finished += 1;
@@ -195,8 +162,8 @@ export class JobWaiter {
 
   /** Records a finished job's stored result (completed or failed); false when it has none yet. */
   private settleFound(t: Tracked, found: JobLookup): boolean {
-    if (found.state === 'completed') this.finish(t, completedResult(t, found.value));
-    else if (found.state === 'failed') this.finish(t, resultFrom(t, 'failed', { message: found.reason }));
+    if (found.state === 'completed') this.finish(t, completedEnd(t, found.value));
+    else if (found.state === 'failed') this.finish(t, failedEnd(t, found.reason));
     else return false;
     return true;
   }
@@ -227,6 +194,6 @@ export class JobWaiter {
     // A last look: the job may have started (from behind the running one) or finished between the two reads above.
     if ((await this.enqueuer.lookup(t.jobId)).state !== 'gone') return;
     if (t.behind && (await this.settledBy(t, t.behind))) return;
-    this.finish(t, resultFrom(t, 'failed', { message: 'the job left the queue without a result (removed by another process?)' }));
+    this.finish(t, failedEnd(t, 'the job left the queue without a result (removed by another process?)'));
   }
 }

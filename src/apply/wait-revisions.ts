@@ -4,7 +4,7 @@ import { revisionFailed, type HealthCondition } from '../core/health.js';
 import { followedHealth } from '../core/rollout.js';
 import { pollRollouts } from '../observe/rollouts.js';
 import type { RevisionReads } from '../service/client.js';
-import type { ResourceResult } from './wait-jobs.js';
+import type { ResourceResult } from './apply-state.js';
 
 /** Where the wait stands, for the progress line. */
 export interface WaitProgress {

@@ -1,7 +1,7 @@
 // `converge apply --wait` as the CLI shows it: which rollouts it waits for, their progress on stderr, and one line per revision at the end.
 import type { DesiredResource } from '../core/model.js';
 import { formatElapsed } from '../core/health.js';
-import type { ResourceResult } from '../apply/wait-jobs.js';
+import type { ResourceResult } from '../apply/apply-state.js';
 import { waitForRevisions, type WaitProgress } from '../apply/wait-revisions.js';
 import type { CommandIo } from './command.js';
 import { failedBuildLines } from './log-tail.js';

@@ -1,6 +1,6 @@
 // The exit-code rule of `plan --detailed-exitcode` and of `apply`.
 import { describe, expect, it } from 'vitest';
-import { applyConverged, applyExitCode, planExitCode, type JobOutcome, type PlanOutcome } from './exit-code.js';
+import { applyConverged, applyExitCode, planExitCode, type PlanOutcome, type ResourceOutcome } from './exit-code.js';
 import type { Action, PlanChange, PlanDiagnostic, PlanSummary } from './model.js';
 
 function change(action: Action, extra: Partial<PlanChange> = {}): PlanChange {
@@ -54,30 +54,40 @@ describe('planExitCode', () => {
   });
 });
 
-describe('applyExitCode', () => {
+/** A resource's folded state as the rule reads it: its sync reason (the status follows) and its health status. */
+function state(reason: string, health = 'healthy'): ResourceOutcome {
+  const status = reason === 'Synced' || reason === 'Applied' ? 'synced' : reason === 'Suspended' ? 'suspended' : reason === 'PlanBlocked' ? 'blocked' : 'out_of_sync';
+  return { sync: { status, reason, message: reason }, health: { status: health, reason: health, message: health } } as ResourceOutcome;
+}
+
+describe('applyExitCode: read from the folded state of each resource', () => {
   const clean = outcome([change('update'), change('noop')]);
 
   it.each([
-    ['no jobs', clean, [], 0],
-    ['every job done or unchanged', clean, [{ status: 'done' }, { status: 'unchanged' }], 0],
-    ['awaited revisions active', clean, [{ status: 'done', revision: 'active' }], 0],
-    ['a failed job', clean, [{ status: 'done' }, { status: 'failed' }], 1],
-    ['an interrupted job (Ctrl-C)', clean, [{ status: 'done' }, { status: 'interrupted' }], 1],
-    ['a revision not active in time', clean, [{ status: 'done', revision: 'timeout' }], 1],
-    ['a revision failed', clean, [{ status: 'done', revision: 'failed' }, { status: 'done', revision: 'building' }], 1],
-    ['a blocked resource in the plan', outcome([change('blocked')]), [{ status: 'done' }], 1],
-    ['an error diagnostic in the plan', outcome([change('noop')], [diagnostic('error')]), [], 1],
-    ['a warning in the plan', outcome([change('noop')], [diagnostic('warning')]), [{ status: 'unchanged' }], 0],
-    ['a prune a guard refused', { ...outcome([change('orphan', { released: true })]), prune_refused: 'prune refused, nothing is deleted: ...' }, [], 1],
-  ] as Array<[string, PlanOutcome, JobOutcome[], number]>)('%s -> %i', (_name, plan, jobs, code) => {
-    expect(applyExitCode(plan, jobs)).toBe(code);
-    expect(applyConverged(plan, jobs)).toBe(code === 0);
+    ['nothing planned', clean, [], {}, 0],
+    ['every resource applied or in sync', clean, [state('Applied'), state('Synced')], {}, 0],
+    ['a suspended resource (never written, by design)', clean, [state('Suspended'), state('Applied')], {}, 0],
+    ['a revision still building without --wait', clean, [state('Applied', 'progressing')], {}, 0],
+    ['awaited revisions active', clean, [state('Applied', 'healthy')], { waited: true }, 0],
+    ['a failed job', clean, [state('Applied'), state('JobFailed')], {}, 1],
+    ['a job that met a Conflict', clean, [state('Conflict')], {}, 1],
+    ['a job that sent nothing: live state changed, or superseded', clean, [state('OutOfSync')], {}, 1],
+    ['an interrupted job (Ctrl-C)', clean, [state('Applied'), state('Interrupted')], {}, 1],
+    ['a revision not active at the --wait timeout', clean, [state('Applied', 'progressing')], { waited: true }, 1],
+    ['a revision failed (or one that failed before, found unchanged)', clean, [state('Synced', 'degraded')], {}, 1],
+    ['a blocked resource in the plan', outcome([change('blocked')]), [state('PlanBlocked')], {}, 1],
+    ['an error diagnostic in the plan', outcome([change('noop')], [diagnostic('error')]), [], {}, 1],
+    ['a warning in the plan', outcome([change('noop')], [diagnostic('warning')]), [state('Synced')], {}, 0],
+    ['a prune a guard refused', { ...outcome([change('orphan', { released: true })]), prune_refused: 'prune refused, nothing is deleted: ...' }, [], {}, 1],
+  ] as Array<[string, PlanOutcome, ResourceOutcome[], { waited?: boolean }, number]>)('%s -> %i', (_name, plan, resources, end, code) => {
+    expect(applyExitCode(plan, resources, end)).toBe(code);
+    expect(applyConverged(plan, resources, end)).toBe(code === 0);
   });
 
   it('an interrupted apply is not converged, even when every job it enqueued finished before it stopped', () => {
-    const jobs: JobOutcome[] = [{ status: 'done' }, { status: 'done' }];
-    expect(applyExitCode(clean, jobs, [], true)).toBe(1);
-    expect(applyConverged(clean, jobs, [], true)).toBe(false);
-    expect(applyExitCode(clean, [], [], true)).toBe(1);
+    const resources = [state('Applied'), state('Applied')];
+    expect(applyExitCode(clean, resources, { interrupted: true })).toBe(1);
+    expect(applyConverged(clean, resources, { interrupted: true })).toBe(false);
+    expect(applyExitCode(clean, [], { interrupted: true })).toBe(1);
   });
 });

@@ -1,16 +1,9 @@
 // The exit-code rule of `converge plan` (with and without --detailed-exitcode) and of `converge apply`, in one place.
 import type { Plan } from './model.js';
+import type { ResourceState } from './resource-state.js';
 
 /** What the rule reads of a plan. */
 export type PlanOutcome = Pick<Plan, 'summary' | 'changes' | 'diagnostics' | 'prune_refused'>;
-
-/** What the rule reads of one apply job's result. */
-export interface JobOutcome {
-  /** `interrupted`: the apply was stopped before the job had a result. */
-  status: 'done' | 'unchanged' | 'failed' | 'interrupted';
-  /** With --wait: whether the new revision became active (any other value: it did not); absent when nothing was waited for. */
-  revision?: 'active' | 'failed' | 'timeout' | 'building';
-}
 
 /**
  * The plan holds an error: an error diagnostic, a resource blocked from being applied, or a prune a guard refused (the
@@ -42,26 +35,42 @@ export function planExitCode(plan: PlanOutcome, detailed: boolean): 0 | 1 | 2 {
   return planHasApplicableChanges(plan) ? 2 : 0;
 }
 
-/** What the rule reads of each resource's health as the apply ends (read, not guessed: src/core/decide.ts). */
-export interface RolloutOutcome {
-  health: { status: string };
+/**
+ * What the rule reads of each planned resource as the apply ends: its state, folded from its decision, its job's raw
+ * result and the rollout --wait read (src/apply/apply-state.ts, with src/core/resource-state.ts, the daemon's fold).
+ */
+export type ResourceOutcome = Pick<ResourceState, 'sync' | 'health'>;
+
+/** How the apply ended: stopped by SIGINT or SIGTERM, and whether --wait followed the rollouts. */
+export interface ApplyEnd {
+  interrupted?: boolean;
+  waited?: boolean;
+}
+
+/**
+ * Whether one resource converged: its sync is `synced` (nothing to write, or its job applied it) or `suspended`
+ * (never written, by design), its rollout is not degraded (a revision that failed before this apply, found unchanged,
+ * is not converged either), and with --wait it is not still building (not active at the timeout).
+ */
+function resourceConverged(r: ResourceOutcome, waited: boolean): boolean {
+  if (r.sync.status !== 'synced' && r.sync.status !== 'suspended') return false;
+  if (r.health.status === 'degraded') return false;
+  return !(waited && r.health.status === 'progressing');
 }
 
 /**
  * Apply converged: it ran to its end (no SIGINT or SIGTERM stopped it: an interrupted apply is not converged, whatever
- * its jobs did before the signal, as its closing line says), the plan holds no error (a refused prune is one), every job
- * finished (done or unchanged: none failed, none interrupted), every awaited new revision became active (none failed,
- * passed the progress deadline or the timeout), and no resource's rollout is degraded (a revision that failed before
- * this apply, found unchanged, is not converged either).
+ * its jobs did before the signal, as its closing line says), the plan holds no error (a refused prune is one), and
+ * every planned resource converged: no job failed, met a Conflict, sent nothing (live state changed, superseded) or was
+ * interrupted, every awaited revision became active, and no rollout is degraded.
  */
-export function applyConverged(plan: PlanOutcome, jobs: readonly JobOutcome[], rollouts: readonly RolloutOutcome[] = [], interrupted = false): boolean {
-  if (interrupted) return false;
+export function applyConverged(plan: PlanOutcome, resources: readonly ResourceOutcome[], end: ApplyEnd = {}): boolean {
+  if (end.interrupted === true) return false;
   if (planHasErrors(plan)) return false;
-  if (rollouts.some((r) => r.health.status === 'degraded')) return false;
-  return jobs.every((job) => (job.status === 'done' || job.status === 'unchanged') && (job.revision === undefined || job.revision === 'active'));
+  return resources.every((r) => resourceConverged(r, end.waited === true));
 }
 
 /** `apply`: 0 when it converged, 1 otherwise (an interrupted apply included). */
-export function applyExitCode(plan: PlanOutcome, jobs: readonly JobOutcome[], rollouts: readonly RolloutOutcome[] = [], interrupted = false): 0 | 1 {
-  return applyConverged(plan, jobs, rollouts, interrupted) ? 0 : 1;
+export function applyExitCode(plan: PlanOutcome, resources: readonly ResourceOutcome[], end: ApplyEnd = {}): 0 | 1 {
+  return applyConverged(plan, resources, end) ? 0 : 1;
 }

@@ -6,6 +6,7 @@ import { findLiveDeployment } from '../../dist/sync/deployment/sync.js';
 import { plan } from '../../dist/plan/plan.js';
 import { decideOutcomes } from '../../dist/plan/outcomes.js';
 import { runApply } from '../../dist/apply/apply.js';
+import { jobResults } from '../../dist/apply/apply-state.js';
 import { changesToApply } from '../../dist/apply/apply-jobs.js';
 import { Enqueuer } from '../../dist/jobs/queue/enqueuer.js';
 import { buildJobData, operationFor, QUEUE_NAME } from '../../dist/jobs/queue/jobs.js';
@@ -50,8 +51,10 @@ export async function realApply(n, latencyMs, env) {
     const serverBefore = await serverCommandCalls(admin);
     resetRedisCounter();
     const started = Date.now();
-    const results = await runApply({ jobs, client, env, changes });
+    const ends = await runApply({ jobs, client, env, changes });
     const ended = Date.now();
+    // Each job's raw result folded as `converge apply` folds it (outside the timed part).
+    const results = jobResults(outcomes, ends);
     const selfCpu = process.cpuUsage(selfBefore);
     const redis = readRedisCounter();
     const serverCalls = (await serverCommandCalls(admin)) - serverBefore;

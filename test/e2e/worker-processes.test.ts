@@ -169,7 +169,7 @@ describe('worker processes', () => {
       write: decidedWrite(deployment(name), undefined, { CHILD_TOKEN: 'x' }),
     }));
     const results = await runApply({ jobs, client: undefined as never, env: {}, changes, startWorkers: false, pollMs: 500 });
-    expect(results.map((r) => r.status)).toEqual(names.map(() => 'done'));
+    expect(results.map((r) => r.event.type === 'job-completed' && r.event.result?.outcome)).toEqual(names.map(() => 'created'));
     const created = landedWrites(emulator.requestLog).map((e) => (e.body as { name: string }).name).sort();
     expect(created).toEqual([...names].sort());
     const processedBy = await Promise.all(results.map(async (r) => (await Job.fromId(queue, r.jobId))!.processedBy));
@@ -177,7 +177,7 @@ describe('worker processes', () => {
 
     emulator.resetLog();
     const rerun = await runApply({ jobs, client: undefined as never, env: {}, changes, startWorkers: false, pollMs: 500 });
-    expect(rerun.map((r) => r.status)).toEqual(names.map(() => 'unchanged'));
+    expect(rerun.map((r) => r.event.type === 'job-completed' && r.event.result?.outcome)).toEqual(names.map(() => 'unchanged'));
     expect(writes(emulator.requestLog)).toEqual([]);
     expectCleanLogs();
   }, 60_000);

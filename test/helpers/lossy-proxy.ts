@@ -7,8 +7,8 @@ export interface ProxyRules {
   loseAnswer?(method: string, path: string): boolean;
   /** Answer 429 (Retry-After 0.1 s) without forwarding. */
   rateLimit?(method: string, path: string): boolean;
-  /** Remove deployments of this name from list answers while it returns true. */
-  hideFromList?(name: string): boolean;
+  /** Remove deployments of this name from list answers while it returns true (`path`: the listing's, with its query). */
+  hideFromList?(name: string, path: string): boolean;
   hiddenName?: string;
 }
 
@@ -60,7 +60,7 @@ async function relay(req: IncomingMessage, res: ServerResponse, upstream: URL, r
         let out = data;
         // Lists only (GET /v2/deployments?...), not a read by id.
         const listing = req.method === 'GET' && /^\/v2\/deployments(\?|$)/.test(req.url ?? '');
-        if (rules.hiddenName && listing && rules.hideFromList?.(rules.hiddenName)) {
+        if (rules.hiddenName && listing && rules.hideFromList?.(rules.hiddenName, req.url ?? '/')) {
           const parsed = JSON.parse(data.toString()) as { resources: Array<{ name: string }>; offset: number };
           parsed.resources = parsed.resources.filter((d) => d.name !== rules.hiddenName);
           out = Buffer.from(JSON.stringify(parsed));

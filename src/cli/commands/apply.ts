@@ -14,14 +14,13 @@ import { skipLine, type Outcome } from '../../core/decide.js';
 import { inListing, kindOf } from '../../core/kinds/index.js';
 import { summarySentence } from '../../plan/render/format.js';
 import { fieldLine } from '../../plan/render/text.js';
-import { runApply, STALLED_CHECK_MS } from '../../apply/apply.js';
+import { applyRecordedBy, runApply, STALLED_CHECK_MS } from '../../apply/apply.js';
 import { changesToApply } from '../../apply/apply-jobs.js';
 import type { QueueLogger } from '../../jobs/queue/log.js';
 import { openJobs } from '../../jobs/open-jobs.js';
-import type { ResourceResult } from '../../apply/wait-jobs.js';
 import { rolloutsToFollow } from '../../apply/rollouts-to-follow.js';
 import { failedRolloutLine, waitAndReport } from '../apply-wait.js';
-import { applyConditions, type ResourceConditions } from '../../apply/apply-conditions.js';
+import { applyStates, jobResults, type ResourceConditions, type ResourceResult } from '../../apply/apply-state.js';
 import { decideOutcomes, healthNotes } from '../../plan/outcomes.js';
 import { readLatestRevisions } from '../../observe/revisions.js';
 import { gatherPlanInput } from '../../observe/gather.js';
@@ -129,7 +128,7 @@ export const applyCommand: Command = {
       if (gathered.input.unreadable && !settings.allowPartial) return refuseUnreadable(io, output, gathered.input.unreadable, result, outcomes);
 
       const changes = planned ?? changesToApply(outcomes, result.changes, gathered.resources, gathered.live.deployments, gathered.input.secretHashes);
-      const jobResults = await runApply({
+      const ends = await runApply({
         signal: interrupt.signal,
         onWaitingBehind: behindReporter(io, progress),
         jobs,
@@ -142,25 +141,31 @@ export const applyCommand: Command = {
         // run that died are handed on 5 s after their lock expires (BullMQ's default check comes every 30 s).
         worker: { logWrites: false, stalledInterval: STALLED_CHECK_MS },
         onProgress: (finished, total, latest) => {
-          if (text) progress.write(io.stdout, resultLines(latest).join('\n') + '\n');
+          if (text) progress.write(io.stdout, resultLines(jobResults(outcomes, [latest])[0]!).join('\n') + '\n');
           progress.show(`applying ${finished}/${total} ...`);
         },
       });
       interrupt.release();
       progress.clear();
-      if (text) for (const line of interruptedLines(jobResults)) io.stdout.write(`${line}\n`);
+      // Each job's raw result folded as the daemon folds it (src/apply/apply-state.ts): `results` and the exit code read that.
+      const applied = jobResults(outcomes, ends, gathered.version);
+      if (text) for (const line of interruptedLines(applied)) io.stdout.write(`${line}\n`);
       // --wait follows the revisions the jobs started and the rollouts already in progress (nothing is written for those).
       const waiting = args.values.wait === true && !interrupt.signal.aborted;
-      const results = waiting ? rolloutsToFollow(jobResults, outcomes, gathered.live.deployments) : jobResults;
+      const results = waiting ? rolloutsToFollow(applied, outcomes, gathered.live.deployments) : applied;
       if (waiting) await waitAndReport({ client: target.client, results, settings, io, progress, text, resources: gathered.resources });
-      const resources = applyConditions(outcomes, results);
-      const converged = applyConverged(result, results, resources, interrupt.reason !== undefined);
+      const meta = { at: new Date().toISOString(), by: applyRecordedBy(), manifests: gathered.version };
+      const { states, resources, records } = applyStates(outcomes, ends, results, { version: gathered.version, meta });
+      // What followed each decision (a Conflict its job met, a revision --wait read) joins the worker's entries of its jobs.
+      await jobs.record.write({ events: records, states: [] }).catch((error: unknown) => log.warn({ error: (error as Error).message.split('\n')[0] }, 'could not record the apply in the event log'));
+      const end = { interrupted: interrupt.reason !== undefined, waited: waiting };
+      const converged = applyConverged(result, states, end);
       // A rollout found failed with nothing to write (a re-run after a failed build): named like one the wait found.
       const failedBefore = failedRollouts(resources, results);
       if (text) for (const f of failedBefore) io.stdout.write(`${failedRolloutLine(f.key, liveIdOf(gathered.resources.get(f.key), gathered.live.deployments), f.health.message)}\n`);
       if (text) io.stdout.write(closingLine(results, converged, result, interrupt.reason, failedBefore) + '\n');
       else io.stdout.write(JSON.stringify({ format_version: '1', plan: result, results, resources, converged }, null, 2) + '\n');
-      const code = applyExitCode(result, results, resources, interrupt.reason !== undefined);
+      const code = applyExitCode(result, states, end);
       // A handed-back job's request may still be open: it must not hold the process until the service answers.
       if (interrupt.reason) setTimeout(() => process.exit(code), INTERRUPTED_EXIT_MS).unref();
       return code;
@@ -221,7 +226,7 @@ function refuseUnreadable(io: CommandIo, output: string, unreadable: readonly st
     io.stdout.write(`${line}\n`);
     return 1;
   }
-  io.stdout.write(JSON.stringify({ format_version: '1', plan: result, results: [], resources: applyConditions(outcomes, []), converged: false }, null, 2) + '\n');
+  io.stdout.write(JSON.stringify({ format_version: '1', plan: result, results: [], resources: applyStates(outcomes, [], []).resources, converged: false }, null, 2) + '\n');
   io.stderr.write(`converge apply: ${line}\n`);
   return 1;
 }

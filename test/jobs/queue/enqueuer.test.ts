@@ -124,10 +124,10 @@ describe('Enqueuer: one job per resource, the newest desired state wins', () => 
     const waiter = new JobWaiter(jobs.enqueuer, 1);
     const change = { change: { kind: 'Deployment', name: 'carried' } } as unknown as DecidedJob;
     // Our job id never reaches the queue: as if BullMQ had dropped our add.
-    waiter.track(0, change, { key: 'Deployment/carried', jobId: 'Deployment%2Fcarried@dropped', how: 'after-active', behind: first!.jobId });
+    waiter.track(0, change, { key: 'Deployment/carried', jobId: 'Deployment%2Fcarried@dropped', how: 'after-active', behind: first!.jobId }, 'update');
     worker.release();
     const [result] = await waiter.wait(20);
-    expect(result).toMatchObject({ key: 'Deployment/carried', status: 'unchanged', jobId: 'Deployment%2Fcarried@dropped' });
+    expect(result).toMatchObject({ key: 'Deployment/carried', jobId: 'Deployment%2Fcarried@dropped', event: { type: 'job-completed', result: { outcome: 'unchanged' } } });
   });
 
   it('JobWaiter.settleStored: a job that finished without its event reaching the waiter (an interrupt, drain ended first) is done, not left', async () => {
@@ -138,12 +138,12 @@ describe('Enqueuer: one job per resource, the newest desired state wins', () => 
     // No events are fed to this waiter: only what the queue stored.
     const waiter = new JobWaiter(jobs.enqueuer, 1);
     const change = { change: { kind: 'Deployment', name: 'drained' } } as unknown as DecidedJob;
-    waiter.track(0, change, enqueued!);
+    waiter.track(0, change, enqueued!, 'update');
     expect(waiter.unfinishedJobs()).toEqual([enqueued!.jobId]);
     await waiter.settleStored();
     expect(waiter.allFinished()).toBe(true);
     expect(waiter.partial()[0]!.result).toMatchObject({ key: 'Deployment/drained', jobId: enqueued!.jobId });
-    expect(waiter.partial()[0]!.result!.status).not.toBe('interrupted');
+    expect(waiter.partial()[0]!.result!.event.type).toBe('job-completed');
   });
 
   it('adds a new job when the deduplication id still names a finished job of another producer', async () => {
