@@ -30,9 +30,16 @@ function setLive() {
   live.textContent = 'Live: following /status' + (lastChange ? ', last change shown at ' + timeText(lastChange) : '');
 }
 
+/** What the problems list was drawn from: drawn again only when the plan or the rows held at their last good version change. */
+let problemsFrom = null;
+
 function render(doc) {
   renderHeader(doc);
-  renderProblems(doc);
+  const held = doc.resources.filter((row) => row.heldAtLastGood).map((row) => row.key + ' ' + row.file).join('\n');
+  if (!problemsFrom || problemsFrom.plan !== doc.plan || problemsFrom.held !== held) {
+    renderProblems(doc);
+    problemsFrom = { plan: doc.plan, held };
+  }
   renderRows(doc);
   renderOrphans(doc);
   applyFilter();
