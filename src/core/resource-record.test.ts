@@ -57,6 +57,16 @@ describe('recordsOf', () => {
     expect(step(failed.after, { type: 'revision', health: failed.after.health }).types).toEqual([]);
   });
 
+  it('records a rollout that a reconcile saw end before the revision poll did, but not a first look at a healthy one', () => {
+    // The first look: healthy from the listing; a decision, no revision entry (no rollout_succeeded from it).
+    const first = step(undefined, { type: 'decided', outcome: decided('noop'), context: CONTEXT });
+    expect(first.types).toEqual(['decided']);
+    const building = step(first.after, { type: 'revision', health: { status: 'progressing', reason: 'RevisionBuilding', message: 'r2 BUILDING', revisionId: 'r2', revisionStatus: 'BUILDING' } }).after;
+    // The listing reads r1 active again while r2 was followed: the end of that rollout is recorded from the decision.
+    const ended = step(building, { type: 'decided', outcome: decided('noop'), context: CONTEXT });
+    expect(ended.records).toMatchObject([{ type: 'decided' }, { type: 'revision', reason: 'RevisionDeployed', revision: { id: 'r1' } }]);
+  });
+
   it('records a hold and its release once each', () => {
     const noop = step(undefined, { type: 'decided', outcome: decided('noop'), context: CONTEXT }).after;
     const held = step(noop, { type: 'hold', hold: HOLD });

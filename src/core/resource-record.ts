@@ -76,6 +76,7 @@ export function recordsOf(event: ResourceEvent, before: ResourceState | undefine
       const now = driftFields(after);
       if (now.length > 0 && now.join(',') !== was.join(',')) add('drift_detected', after.drift?.policy ?? 'drift', `live differs from the manifest: ${now.join(', ')}`);
       if (was.length > 0 && now.length === 0) add('drift_healed', 'InSync', `live matches the manifest again (was: ${was.join(', ')})`);
+      if (rolloutEnded(before, after)) add('revision', after.health.reason, after.health.message);
       pushHold(before, after, add);
       break;
     }
@@ -107,6 +108,17 @@ export function recordsOf(event: ResourceEvent, before: ResourceState | undefine
       break;
   }
   return out;
+}
+
+/**
+ * A reconcile that read a rollout's end (the listing: the latest revision active, or past its deadline) before the
+ * revision poll did: the revision's end is recorded from the decision, since the poll no longer follows it.
+ */
+function rolloutEnded(before: ResourceState | undefined, after: ResourceState): boolean {
+  const b = before?.health;
+  const h = after.health;
+  if (!b || !h.revisionId || (h.status !== 'healthy' && h.status !== 'degraded')) return false;
+  return b.status !== h.status || b.reason !== h.reason || b.revisionId !== h.revisionId;
 }
 
 function pushHold(before: ResourceState | undefined, after: ResourceState, add: (type: HistoryType, reason: string, message: string) => void): void {

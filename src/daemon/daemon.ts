@@ -108,7 +108,7 @@ class ConvergeDaemon implements Daemon {
       stopping: () => this.stopping,
       onLost: () => {
         this.metrics.appliedStateLost.set(1);
-        this.publish();
+        this.notifyLost();
       },
     });
   }
@@ -248,7 +248,6 @@ class ConvergeDaemon implements Daemon {
       metrics: this.metrics,
       log: this.log,
       maxRetryMs: Math.min(60_000, Math.max(1_000, settings.resync)),
-      onPublished: () => this.publish(),
       record: { store: jobs.record, by: this.replicaId() },
     });
   }
@@ -259,23 +258,14 @@ class ConvergeDaemon implements Daemon {
       settings: this.settings,
       prefix: this.jobs!.prefix,
       log: this.log,
-      leading: () => this.leadership?.token() !== undefined,
+      source: this.jobs!.record,
       counter: this.metrics.notifications,
     });
   }
 
-  /**
-   * The notifications' hook point: what the daemon publishes (the status rows, the manifests read, the applied-state
-   * watch) goes to the notifier after every change of it; it derives the events and queues them without waiting.
-   */
-  private publish(): void {
-    const reconciler = this.reconciler;
-    if (!reconciler) return;
-    this.notifications.published(() => ({
-      resources: reconciler.tracker.resources(),
-      manifestVersion: reconciler.manifestVersion(),
-      appliedState: { lost: this.appliedState.current.lost, lostAt: this.appliedState.current.lostAt },
-    }));
+  /** Redis lost converge's records: applied_state_lost (the other events come from the event log). */
+  private notifyLost(): void {
+    if (this.appliedState.current.lost) this.notifications.appliedStateLost(this.appliedState.current.lostAt, this.reconciler?.manifestVersion());
   }
 
   private async stopReconcilerAndResync(): Promise<void> {
@@ -319,9 +309,9 @@ class ConvergeDaemon implements Daemon {
     await this.endTerm();
     this.log.info({ replica: this.replicaId(), fencingToken: token }, 'leader lease taken: this replica watches, plans and enqueues');
     // Every row as the last leader recorded it (its last job, appliedFrom, hold, a failed build's log lines) before the first reconcile.
-    const restored = await this.reconciler!.restoreRecord().catch((e: unknown) => this.warn('event log', e));
-    if (restored) this.publish();
+    await this.reconciler!.restoreRecord().catch((e: unknown) => this.warn('event log', e));
     await this.notifications.startWorker().catch((e: unknown) => this.warn('notifications', e));
+    this.notifyLost();
     this.terms?.begin();
   }
 

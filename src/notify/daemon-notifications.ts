@@ -1,11 +1,11 @@
-// The daemon's notifications (docs/notifications.md): the delivery queue, its worker while this replica leads, the notifier.
+// The daemon's notifications (docs/notifications.md): the delivery queue, and while this replica leads its worker and the notifier reading the event log.
 import type { Logger } from 'pino';
 import type { Counter } from 'prom-client';
 import { openNotifyQueue, type NotifyQueue, type NotifyWorker } from './notify-queue.js';
 import type { RedisSettings } from '../store/redis.js';
-import type { Deliver } from '../core/notify/events.js';
+import type { Deliver, NotifyEvent } from '../core/notify/events.js';
 import type { ReceiverConfig } from '../core/notify/receivers.js';
-import { Notifier, type Publication } from './notifier.js';
+import { Notifier, type NotifyLog } from './notifier.js';
 
 /** A delivery in flight when the term or the daemon ends gets this long before its attempt is given up (docs/notifications.md). */
 const NOTIFY_GRACE_MS = 2_000;
@@ -22,8 +22,8 @@ export interface NotificationsOpen {
   /** The Redis prefix of the daemon's jobs (the queue lives under it). */
   prefix: string;
   log: Logger;
-  /** Whether this replica leads: only the leader turns transitions into deliveries. */
-  leading: () => boolean;
+  /** The prefix's event log: the notifier reads its entries from the cursor kept there. */
+  source: NotifyLog;
   counter: Counter<'receiver' | 'type' | 'result'>;
 }
 
@@ -49,36 +49,36 @@ export class DaemonNotifications {
     this.notifier = new Notifier({
       receivers: notify.receivers,
       enqueue: (deliveries) => this.queue!.enqueue(deliveries),
-      leading: options.leading,
+      source: options.source,
       log,
       counter: options.counter,
     });
     log.info({ receivers: notify.receivers.map((r) => `${r.name} (${r.type}, ${r.inFlight} in flight, backlog ${r.backlog})`) }, 'notifications on: the leader sends each event once per receiver');
   }
 
-  /** The hook: hands the notifier a reader of what the daemon publishes (it derives the events and queues them). */
-  published(read: () => Publication): void {
-    this.notifier?.published(read);
+  /** Redis lost converge's records at `lostAt`: applied_state_lost, once per loss, while this replica leads. */
+  appliedStateLost(lostAt: string | null, manifestVersion: NotifyEvent['manifestVersion'] | undefined): void {
+    if (lostAt) this.notifier?.appliedStateLost(lostAt, manifestVersion ?? null);
   }
 
-  /** Starts sending notifications (a new term as leader). */
+  /** Starts sending notifications (a new term as leader): the worker, and the notifier reading the log from its cursor. */
   async startWorker(): Promise<void> {
     const notify = this.notify;
     if (!this.queue || !this.notifier || !notify || this.worker) return;
-    this.notifier.reset();
     const notifier = this.notifier;
     this.worker = await this.queue.startWorker(notify.deliver, (receiver, event, result, detail) => notifier.delivered(receiver, event, result, detail));
+    await notifier.start();
   }
 
-  /** Stops sending (the term ended): deliveries in flight get a moment, then wait in the queue for the next leader. */
+  /** Stops sending (the term ended): reading the log stops; deliveries in flight get a moment, then wait for the next leader. */
   async stopWorker(): Promise<void> {
+    await this.notifier?.stop();
     const worker = this.worker;
     this.worker = undefined;
     await worker?.close(NOTIFY_GRACE_MS);
   }
 
   async close(): Promise<void> {
-    this.notifier?.stop();
     await this.stopWorker();
     await this.queue?.close().catch((e: unknown) => this.warn('notifications', e));
     await this.notify?.close().catch((e: unknown) => this.warn('notifications', e));

@@ -3,6 +3,7 @@ import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import { HISTORY_TYPES, type RecordedEvent } from '../core/resource-record.js';
 import type { ResourceState } from '../core/resource-state.js';
+import { LogCursor } from './log-cursor.js';
 import { parseStored, parseStoredHash } from './schema.js';
 
 /** Entries the prefix's log keeps at most (approximately: Redis trims whole stream nodes of up to 100 entries). */
@@ -13,9 +14,10 @@ export const HISTORY_MAX_ENTRIES = 200;
 export const LOG_MAX_AGE_MS = 30 * 24 * 3600_000;
 
 /** The keys of the record under `prefix`: names of resources and ids only, never a secret. */
-export function recordKeys(prefix: string): { log: string; state: string; buildLogs: string; history: (key: string) => string } {
+export function recordKeys(prefix: string): { log: string; state: string; buildLogs: string; notifyCursor: string; history: (key: string) => string } {
   return {
     log: `${prefix}:record:log`,
+    notifyCursor: `${prefix}:record:cursor:notify`,
     state: `${prefix}:record:state`,
     buildLogs: `${prefix}:record:build-logs`,
     history: (key) => `${prefix}:record:history:${key}`,
@@ -111,6 +113,25 @@ export class EventLogStore {
   async recent(limit: number): Promise<RecordedEvent[]> {
     const entries = await this.redis.xrevrange(this.keys.log, '+', '-', 'COUNT', limit);
     return entries.flatMap(([, fields]) => parseStored(StoredEvent, fields[1]) ?? []);
+  }
+
+  /** The log's entries after stream id `after` (exclusive), oldest first, at most `count`; one this converge cannot read has no event. */
+  async after(after: string, count: number): Promise<Array<{ id: string; event: RecordedEvent | undefined }>> {
+    const entries = await this.redis.xrange(this.keys.log, `(${after}`, '+', 'COUNT', count);
+    return entries.map(([id, fields]) => ({ id, event: parseStored(StoredEvent, fields[1]) }));
+  }
+
+  /** The notifier's position in the log (src/store/log-cursor.ts). */
+  notifyCursor(): LogCursor {
+    return new LogCursor(this.redis, this.keys.log, this.keys.notifyCursor);
+  }
+
+  /** The projected states of `keys` (absent or unreadable: not in the map). */
+  async statesOf(keys: readonly string[]): Promise<Map<string, ResourceState>> {
+    if (keys.length === 0) return new Map();
+    const values = await this.redis.hmget(this.keys.state, ...keys);
+    const found = Object.fromEntries(keys.flatMap((key, i) => (values[i] ? [[key, values[i]]] : [])));
+    return parseStoredHash(StoredState, found) as unknown as Map<string, ResourceState>;
   }
 
   /** The resources that have a history (their keys), from the projection. */

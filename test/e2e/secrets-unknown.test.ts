@@ -1,7 +1,8 @@
 // The daemon never rewrites secrets blind, and a lost Redis is noticed: SecretsUnknown at a first start over
 // deployments whose secrets the service hides (masked or omitted), `converge reconcile --write-secrets`, a Redis
 // restarted empty under a running daemon (report stays report), and a Redis that may evict keys.
-import { rm } from 'node:fs/promises';
+import { rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { afterAll, describe, expect, it, type TestContext } from 'vitest';
 import { parsePrometheusText } from '../helpers/prometheus.js';
 import type { RunningEmulator } from '../../src/emulator/server.js';
@@ -10,6 +11,7 @@ import {
   type DaemonHandle,
 } from './helpers.js';
 import { atEnd, daemonOf, emulatorWithSecrets, prefixOf } from './scoped.js';
+import { startReceiver } from '../helpers/notify-receivers.js';
 
 const HOOK = 'hook-token-5d1e8b2c9a';
 const ENV = { SU_TOKEN: 'su-secret-value-3c81', CONVERGE_WEBHOOK_TOKEN: HOOK };
@@ -111,13 +113,18 @@ describe.concurrent('SecretsUnknown: no blind secret rewrites', () => {
 });
 
 describe.concurrent('a Redis that lost its data, and one that may evict', () => {
-  it('Redis restarted empty under a running daemon: the loss is reported once, no secret is rewritten, report stays report', async (t) => {
+  it('Redis restarted empty under a running daemon: the loss is reported (and notified) once, no secret is rewritten, report stays report', async (t) => {
     const redis = await redisChild();
     atEnd(t, () => redis.remove());
+    const hook = await startReceiver();
+    atEnd(t, () => hook.close());
+    const etc = await tempDir('secrets-unknown-config');
+    atEnd(t, () => rm(etc, { recursive: true, force: true }));
+    await writeFile(join(etc, 'converge.yaml'), 'notifications:\n  - {name: ops, type: webhook, url_env: OPS_URL, events: [applied_state_lost]}\n');
     const names = ['lost-0', 'lost-1'];
     const e = await emulator(t, names, 'masked');
     const dir = await manifests(t, names);
-    const daemon = await daemonOf(t, dir, ['--api-url', e.url, '--redis-url', redis.url, '--drift', 'report', '--resync', '1s', '--log-level', 'info'], ENV);
+    const daemon = await daemonOf(t, dir, ['--api-url', e.url, '--redis-url', redis.url, '--drift', 'report', '--resync', '1s', '--log-level', 'info', '--config', join(etc, 'converge.yaml')], { ...ENV, OPS_URL: `${hook.url}/hooks/ops` });
     await until('both held', async () => ((await daemon.status()).secretsUnknown as string[]).length === 2, 20_000, 100);
     expect((await reconcileCli(daemon, ['--write-secrets'])).code).toBe(0);
     await until('both synced', async () => (await daemon.status()).resources.every((r) => r.state === 'synced'), 15_000, 100);
@@ -145,6 +152,10 @@ describe.concurrent('a Redis that lost its data, and one that may evict', () => 
     expect(daemon.lines.filter((l) => String(l.msg).startsWith("Redis lost converge's records"))).toHaveLength(1);
     const status = await daemon.status();
     expect((status.appliedState as { lostAt: string }).lostAt).toMatch(/^\d{4}-/);
+    // One applied_state_lost, about the daemon, from the applied-state watch.
+    await until('applied_state_lost delivered', () => hook.delivered().length > 0, 20_000, 100);
+    await resyncs(daemon, 2);
+    expect(hook.delivered()).toMatchObject([{ type: 'applied_state_lost', resource: { kind: 'Daemon', name: 'applied-state' }, reason: 'AppliedStateLost' }]);
   }, 90_000);
 
   it('warns once when Redis may evict keys (maxmemory-policy not noeviction); POST /reconcile is off without a token', async (t) => {

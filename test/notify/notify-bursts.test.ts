@@ -8,8 +8,8 @@ import type { ReceiverConfig } from '../../src/core/notify/receivers.js';
 import { resolveReceivers } from '../../src/core/notify/receivers.js';
 import { DaemonNotifications } from '../../src/notify/daemon-notifications.js';
 import { createMetrics } from '../../src/daemon/telemetry/metrics.js';
-import type { Publication } from '../../src/notify/notifier.js';
-import type { ResourceStatus } from '../../src/daemon/status/status-row.js';
+import type { RecordedEvent } from '../../src/core/resource-record.js';
+import { EventLogStore, recordKeys } from '../../src/store/event-log.js';
 import { createSender } from '../../src/notify/sender.js';
 import { startReceiver, type Receiver } from '../helpers/notify-receivers.js';
 import { parsePrometheusText } from '../helpers/prometheus.js';
@@ -18,17 +18,15 @@ import { until } from '../helpers/until.js';
 
 const IN_FLIGHT = 2;
 const BACKLOG = 15;
-/** Publications, each failing a new revision of every resource: ROWS events per publication, to every receiver. */
-const PUBLICATIONS = 12;
+/** Writes to the event log, each failing a new revision of every resource: ROWS events per write, to every receiver. */
+const WRITES = 12;
 const ROWS = 10;
-const EVENTS = PUBLICATIONS * ROWS;
+const EVENTS = WRITES * ROWS;
 
-function row(name: string, revision: number): ResourceStatus {
+function failedRevision(name: string, revision: number): RecordedEvent {
   return {
-    key: `Deployment/${name}`, kind: 'Deployment', name, file: null, action: 'noop', state: 'synced',
-    sync: { status: 'synced', reason: 'Synced', message: '' },
-    health: { status: 'degraded', reason: 'RevisionBuildFailed', message: 'BUILD_FAILED', revisionId: `r${revision}`, revisionStatus: 'BUILD_FAILED' },
-    reason: null, error: null, drift: null, heldAtLastGood: false, job: null,
+    key: `Deployment/${name}`, at: new Date().toISOString(), type: 'revision', reason: 'RevisionBuildFailed', message: 'BUILD_FAILED',
+    manifests: { kind: 'git', id: 'a'.repeat(40) }, job: null, revision: { id: `r${revision}`, status: 'BUILD_FAILED' }, by: 'test',
   };
 }
 
@@ -71,23 +69,22 @@ describe('notification receivers apart', () => {
     const log = pino({ level: 'info' }, new Writable({ write: (chunk: Buffer, _encoding, done) => done(void lines.push(JSON.parse(chunk.toString()) as Record<string, unknown>)) }));
     const metrics = createMetrics({ processMetrics: false });
     const notifications = new DaemonNotifications({ receivers: configs, deliver: sender.deliver, close: () => sender.close() }, () => undefined);
-    await notifications.open({ settings: { redisUrl: REDIS_URL, redisPrefix: prefix }, prefix, log, leading: () => true, counter: metrics.notifications });
+    const redis = rawRedis();
+    const record = new EventLogStore(redis, prefix);
+    await notifications.open({ settings: { redisUrl: REDIS_URL, redisPrefix: prefix }, prefix, log, source: record, counter: metrics.notifications });
     await notifications.startWorker();
 
-    // The stream: each publication is read before the next is made (so every revision is one event), while the
+    // The stream: each write to the log is read (the notifier's cursor passed it) before the next is made, while the
     // backlogs of the bad receivers are sampled.
     let maxBacklog = 0;
     const sample = async (): Promise<void> => {
       for (const name of ['hang', 'fail']) maxBacklog = Math.max(maxBacklog, await backlogInRedis(prefix, name));
     };
-    for (let k = 1; k <= PUBLICATIONS; k++) {
-      let read = false;
-      const rows = Array.from({ length: ROWS }, (_, i) => row(`svc-${i}`, k));
-      notifications.published((): Publication => {
-        read = true;
-        return { resources: rows, manifestVersion: { kind: 'git', id: 'a'.repeat(40) }, appliedState: { lost: false, lostAt: null } };
-      });
-      await until(`publication ${k} read`, () => read, 10_000, 5);
+    const keys = recordKeys(prefix);
+    for (let k = 1; k <= WRITES; k++) {
+      await record.write({ events: Array.from({ length: ROWS }, (_, i) => failedRevision(`svc-${i}`, k)), states: [] });
+      const last = (await redis.xrevrange(keys.log, '+', '-', 'COUNT', 1))[0]?.[0];
+      await until(`write ${k} read`, async () => (await redis.get(keys.notifyCursor)) === last, 10_000, 5);
       await sample();
     }
     await until('every event delivered to the good receiver', () => good.delivered().length >= EVENTS, 30_000, 20);
@@ -114,5 +111,6 @@ describe('notification receivers apart', () => {
     expect(JSON.stringify(lines)).not.toContain(hang.url);
 
     await notifications.close();
+    redis.disconnect();
   }, 90_000);
 });

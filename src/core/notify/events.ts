@@ -18,7 +18,7 @@ export const NOTIFY_EVENT_TYPES = [
 ] as const;
 export type NotifyEventType = (typeof NOTIFY_EVENT_TYPES)[number];
 
-/** The type of the test event `converge notify test` sends (never derived from status). */
+/** The type of the test event `converge notify test` sends (never derived from the event log). */
 export const TEST_EVENT_TYPE = 'test';
 
 /** What an event is about: a managed resource, or the daemon itself (applied_state_lost). */
@@ -30,9 +30,9 @@ export interface EventResource {
 /** The kind named by daemon-wide events (they pass every receiver's `resources:` filter). */
 export const DAEMON_RESOURCE_KIND = 'Daemon';
 
-/** One event: a transition of what the daemon publishes (src/notify/notify-events.ts derives them). Holds no secret. */
+/** One event: a transition the event log recorded (src/core/notify/log-events.ts derives them). Holds no secret. */
 export interface NotifyEvent {
-  /** The delivery id: the same for the same resource, type and revision (or version) on every replica and retry. */
+  /** The delivery id: the same for the same resource, type and occurrence (revision, job, hold, log entry) on every replica and retry. */
   id: string;
   type: NotifyEventType | typeof TEST_EVENT_TYPE;
   resource: EventResource;
@@ -50,7 +50,7 @@ export interface NotifyEvent {
   manifestVersion: Pick<ManifestVersion, 'kind' | 'id'> | null;
   /** write_sent: whether the write started a rollout (a commit status stays pending until it ends). */
   rollout?: boolean;
-  /** When the daemon saw the transition (ISO time). */
+  /** When the transition was recorded (ISO time). */
   time: string;
 }
 

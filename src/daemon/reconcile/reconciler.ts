@@ -28,11 +28,6 @@ export interface ReconcilerOptions {
   maxRetryMs: number;
   /** Rollout health: the progress deadline (default 30 minutes). */
   health?: HealthSettings;
-  /**
-   * Called each time the status rows changed (a reconcile's end, a job's end, a rollout poll): the notifications'
-   * hook (src/notify/notifier.ts). Must return at once.
-   */
-  onPublished?: () => void;
   /** The prefix's event log (src/store/event-log.ts): every change of the rows is recorded there, by replica `by`. */
   record?: { store: RecordStore; by: string } | undefined;
 }
@@ -300,12 +295,11 @@ export class Reconciler {
   /** A job failed for good on any replica. */
   jobFailed(jobId: string, reason: string): void {
     const job = this.jobs.get(jobId);
-    if (!job) return void (this.leading() && this.tracker.failed(jobId, reason) && this.options.onPublished?.());
+    if (!job) return void (this.leading() && this.tracker.failed(jobId, reason));
     this.jobs.delete(jobId);
     this.tracker.failed(jobId, reason);
     if (!holdIfRefused(job, reason, { tracker: this.tracker, holds: this.options.context.holds, log: this.options.log })) this.options.log.warn({ key: job.key, jobId, error: reason }, 'job failed; the next reconcile tries again');
     this.options.metrics.setResourceStates(this.tracker.counts());
-    this.options.onPublished?.();
   }
 
   /**
@@ -370,7 +364,6 @@ export class Reconciler {
     }
     if (transitions.length > 0) metrics.setResourceStates(this.tracker.counts());
     metrics.setResourceHealth(this.tracker.resources());
-    this.options.onPublished?.();
   }
 
   /** Refuses new requests, cancels a pending retry, waits for the run in progress. */
