@@ -31,6 +31,19 @@ describe('desiredFingerprint', () => {
     expect(desiredFingerprint(deployment(2), { OPENAI_API_KEY: 'b'.repeat(64) })).not.toBe(base);
   });
 
+  it('taken again of the same resource object, is the one taken first, and follows the secret hashes it is given', () => {
+    const resource = deployment(2);
+    const first = desiredFingerprint(resource, hashes);
+    expect(desiredFingerprint(resource, { ...hashes })).toBe(first);
+    // A new value of the secret (same object, other hashes) is a new desired state; back to the first value, the first fingerprint.
+    const rotated = desiredFingerprint(resource, { OPENAI_API_KEY: 'b'.repeat(64) });
+    expect(rotated).not.toBe(first);
+    expect(rotated).toBe(desiredFingerprint(deployment(2), { OPENAI_API_KEY: 'b'.repeat(64) }));
+    expect(desiredFingerprint(resource, { OPENAI_API_KEY: 'a'.repeat(64), OTHER: 'c'.repeat(64) })).not.toBe(first);
+    expect(desiredFingerprint(resource, {})).not.toBe(first);
+    expect(desiredFingerprint(resource, hashes)).toBe(first);
+  });
+
   it('does not depend on where a secret comes from, only on the hash of its value (a literal never enters the hash)', () => {
     const fromEnv = desiredFingerprint(deployment(2, 'a.yaml', { env: 'OPENAI_KEY' }), hashes);
     const literal = desiredFingerprint(deployment(2, 'a.yaml', { value: 'sk-planted-literal' }), hashes);

@@ -1,17 +1,34 @@
-// `npm run bench`: runs the benchmarks of issue 7 (each in its own process), prints every figure against its target, writes RESULTS.md.
+// `npm run bench`: runs the benchmarks (each in its own process), prints every figure against its target and issue 41's figures at 1,000 and 10,000 in one table, writes RESULTS.md.
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { cpus, freemem, platform, release, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { markdownTable, renderTable, ROOT } from './lib/common.mjs';
+import { formatNumber, markdownTable, renderTable, ROOT } from './lib/common.mjs';
 
-const BENCHES = ['emulator', 'plan', 'load', 'apply', 'steady', 'watch', 'status-page'];
+const BENCHES = ['emulator', 'plan', 'load', 'apply', 'steady', 'watch', 'status-page', 'daemon'];
+
+/**
+ * The figures of issue 41, each measured at 1,000 and 10,000 deployments by one benchmark: a figure the benchmark
+ * reports with `at: { key, n }` (lib/common.mjs figure()) fills its cell; a cell no benchmark filled says so.
+ */
+const ISSUE41_FIGURES = [
+  { key: 'edit-patch', what: 'edit of one file -> its PATCH on the wire (median)', target: '< 500 ms at 10,000', bench: 'watch' },
+  { key: 'first-reconcile', what: 'first reconcile after start', target: '< 6 s at 10,000', bench: 'daemon' },
+  { key: 'resync', what: 'a resync (no change)', target: '0 writes', bench: 'daemon' },
+  { key: 'status-body', what: '/status body, and what a change costs the page', target: 'a change: the rows that changed', bench: 'status-page' },
+  { key: 'page-rows', what: 'page: rows drawn', target: '< 1.5 s at 10,000', bench: 'status-page' },
+  { key: 'page-keystroke', what: 'page: one keystroke in the filter', target: '< 100 ms at 10,000', bench: 'status-page' },
+  { key: 'rss', what: 'daemon RSS', target: '< 250 MB at 10,000', bench: 'daemon' },
+  { key: 'plan-floor', what: 'converge plan / bare parse split over the cores', target: '<= 2.0x at 10,000', bench: 'plan' },
+  { key: 'validate-floor', what: 'converge validate / bare parse split over the cores', target: '<= 1.6x at 10,000', bench: 'load' },
+];
+const ISSUE41_SIZES = [1000, 10000];
 
 const USAGE = `Usage: npm run bench -- [--only ${BENCHES.join(',')}] [--quick] [--latency-ms N] [--results FILE | --no-results]
 
   --only LIST      run only these benchmarks (comma-separated)
-  --quick          small N everywhere: a smoke run (its numbers are not the figures of issue 7)
+  --quick          small N everywhere: a smoke run (its numbers are not the issues' figures)
   --latency-ms N   latency the emulator adds to every request (default 20)
   --results FILE   write the results as markdown there (default test/bench/RESULTS.md; with --quick, none unless given)
   --no-results     write no results file
@@ -81,12 +98,35 @@ function summaryTable(results) {
     }
     for (const f of r.figures) rows.push([f.id, f.what, `${f.value} ${f.unit}${f.detail ? ` (${f.detail})` : ''}`, f.target, verdict(f)]);
   }
-  return { title: 'Figures of issue 7 against their targets', columns: ['#', 'figure', 'value', 'target', 'result'], rows };
+  return { title: 'Figures of issues 7, 36 and 41 against their targets (# is the issue, or issue.item)', columns: ['#', 'figure', 'value', 'target', 'result'], rows };
+}
+
+/** One cell of issue 41's table: the value and its verdict, or why there is none. */
+function issue41Cell(results, entry, n) {
+  const result = results.find((r) => r.name === entry.bench);
+  if (!result) return `not run (--only ${entry.bench})`;
+  if (result.error) return `${entry.bench} failed`;
+  const mine = (result.figures ?? []).filter((x) => x.at?.key === entry.key);
+  if (mine.length === 0) return `not reported by ${entry.bench}.mjs`;
+  const f = mine.find((x) => x.at.n === n);
+  if (!f) return '-';
+  return `${formatNumber(f.value)} ${f.unit} ${verdict(f)}`;
+}
+
+/** Issue 41's figures at 1,000 and 10,000, with their targets; with --quick, at the sizes the benchmarks ran. */
+function issue41Table(results, quick) {
+  const ran = results.flatMap((r) => r.figures ?? []).filter((f) => f.at).map((f) => f.at.n);
+  const sizes = quick ? [...new Set(ran)].sort((a, b) => a - b) : ISSUE41_SIZES;
+  return {
+    title: "Issue 41's figures (a value's verdict is against the target in its figure's line above)",
+    columns: ['figure', ...sizes.map((n) => `N=${n.toLocaleString('en-US')}`), 'target'],
+    rows: ISSUE41_FIGURES.map((entry) => [entry.what, ...sizes.map((n) => issue41Cell(results, entry, n)), entry.target]),
+  };
 }
 
 function markdown(opts, info, results) {
   const lines = [
-    '# converge benchmarks (issue 7)',
+    '# converge benchmarks (issues 7, 36, 41)',
     '',
     `Run with \`npm run bench${opts.quick ? ' -- --quick' : ''}\`${opts.latencyMs !== 20 ? ` and --latency-ms ${opts.latencyMs}` : ''} on ${info.date}.`,
     '',
@@ -108,6 +148,10 @@ function markdown(opts, info, results) {
     '## Figures',
     '',
     markdownTable(summaryTable(results)),
+    '',
+    "## Issue 41's figures",
+    '',
+    markdownTable(issue41Table(results, opts.quick)),
     '',
   ];
   for (const r of results) {
@@ -135,6 +179,7 @@ async function main() {
     await rm(scratch, { recursive: true, force: true });
   }
   process.stdout.write(`\n${renderTable(summaryTable(results))}\n`);
+  process.stdout.write(`\n${renderTable(issue41Table(results, opts.quick))}\n`);
   const figures = results.flatMap((r) => r.figures ?? []);
   const missed = figures.filter((f) => f.pass === false).length;
   const failed = results.filter((r) => r.error).length;

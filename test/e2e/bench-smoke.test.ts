@@ -30,13 +30,20 @@ describe('npm run bench -- --quick', () => {
     const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
     expect(err).toBe('');
     expect(code).toBe(0);
-    for (const bench of ['emulator', 'plan', 'apply', 'steady', 'watch']) expect(out).toContain(`=== ${bench}`);
-    expect(out).toContain('Figures of issue 7 against their targets');
+    for (const bench of ['emulator', 'plan', 'load', 'apply', 'steady', 'watch', 'daemon']) expect(out).toContain(`=== ${bench}`);
+    expect(out).toContain('Figures of issues 7, 36 and 41 against their targets');
     // Every figure of the issue is in the summary, each with a verdict.
     for (const id of ['1', '2', '3', '4', '5', '6']) expect(out).toMatch(new RegExp(`^${id} .*(PASS|MISS|info)$`, 'm'));
+    // Issue 41's table: a line per figure; the daemon's and the floors' are measured at --quick too (the floors are
+    // held to their targets at 10,000 only).
+    expect(out).toContain("Issue 41's figures");
+    for (const what of ['first reconcile after start', 'a resync \\(no change\\)', 'daemon RSS', 'converge plan / bare parse', 'converge validate / bare parse']) {
+      expect(out).toMatch(new RegExp(`^${what}.* (PASS|MISS|info) `, 'm'));
+    }
     expect(out).toMatch(/\d+ PASS, \d+ MISS, \d+ reported, 0 benchmark\(s\) failed to run/);
     const markdown = await readFile(results, 'utf8');
-    expect(markdown).toContain('# converge benchmarks (issue 7)');
+    expect(markdown).toContain('# converge benchmarks (issues 7, 36, 41)');
+    expect(markdown).toContain("## Issue 41's figures");
     expect(markdown).toMatch(/\| cores \| \d+ \|/);
     expect(markdown).toContain('| # | figure | value | target | result |');
   }, 240_000);

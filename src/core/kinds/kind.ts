@@ -194,8 +194,30 @@ export interface KindModule<R extends DesiredResource = DesiredResource, S exten
   exportLive(source: ExportSource): Exported;
 }
 
-/** objectHash of the resource without its location, with `spec` (secret sources left out) and the desired secret hashes. */
+/**
+ * The fingerprint last taken of each resource object, with the secret hashes it was taken with. A resource object is
+ * never changed once compiled, and the daemon's manifest cache hands the same objects to every reconcile while their
+ * files are unchanged (src/observe/manifests.ts), so a reconcile over unchanged manifests hashes none of them again
+ * (at 10,000 deployments that was a fifth of what a resync allocated: docs/performance.md). Weak: a resource no
+ * longer held is forgotten with its fingerprint.
+ */
+const taken = new WeakMap<DesiredResource, { secretHashes: Readonly<Record<string, string>>; fingerprint: string }>();
+
+function sameHashes(a: Readonly<Record<string, string>>, b: Readonly<Record<string, string>>): boolean {
+  const keys = Object.keys(a);
+  if (keys.length !== Object.keys(b).length) return false;
+  return keys.every((key) => Object.hasOwn(b, key) && a[key] === b[key]);
+}
+
+/**
+ * objectHash of the resource without its location, with `spec` (secret sources left out) and the desired secret hashes.
+ * `spec` is derived from the resource by its kind alone, so the resource and the hashes decide the fingerprint.
+ */
 export function fingerprintOf(resource: DesiredResource, spec: unknown, secretHashes: Readonly<Record<string, string>>): string {
+  const known = taken.get(resource);
+  if (known && sameHashes(known.secretHashes, secretHashes)) return known.fingerprint;
   const { location: _location, secretLocations: _where, ...rest } = resource;
-  return objectHash({ ...rest, spec, secretHashes });
+  const fingerprint = objectHash({ ...rest, spec, secretHashes });
+  taken.set(resource, { secretHashes: { ...secretHashes }, fingerprint });
+  return fingerprint;
 }

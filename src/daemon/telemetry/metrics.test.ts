@@ -49,6 +49,23 @@ describe('createMetrics', () => {
     expect(find(after, 'converge_resources', { kind: 'Deployment', state: 'blocked' })[0]!.value).toBe(0);
   });
 
+  it('shows one health series of value 1 per resource: a changed health moves it, a resource gone takes it away', async () => {
+    const m = createMetrics({ processMetrics: false });
+    const health = async () =>
+      find(parsePrometheusText(await m.render()), 'converge_resource_health')
+        .map((s) => `${s.labels.name}=${s.labels.health}:${s.value}`)
+        .sort();
+    const row = (name: string, status: 'healthy' | 'progressing' | 'degraded' | 'unknown') => ({ kind: 'Deployment' as const, name, health: { status } });
+    m.setResourceHealth([row('a', 'progressing'), row('b', 'healthy')]);
+    expect(await health()).toEqual(['a=progressing:1', 'b=healthy:1']);
+    m.setResourceHealth([row('a', 'healthy'), row('b', 'healthy')]);
+    expect(await health()).toEqual(['a=healthy:1', 'b=healthy:1']);
+    m.setResourceHealth([row('b', 'degraded'), row('c', 'unknown')]);
+    expect(await health()).toEqual(['b=degraded:1', 'c=unknown:1']);
+    m.setResourceHealth([]);
+    expect(await health()).toEqual([]);
+  });
+
   it('gives each daemon its own registry, with process metrics when asked', async () => {
     const a = createMetrics();
     const b = createMetrics();

@@ -99,11 +99,12 @@ export function markdownTable({ columns, rows }) {
 }
 
 /**
- * One figure of issue 7: `value` against `target` ("<= 300 MB", ">= 20x", ...). pass is computed by the
- * caller (the comparison differs per figure) and null for figures that are reported only.
+ * One figure of an issue: `value` against `target` ("<= 300 MB", ">= 20x", ...). pass is computed by the
+ * caller (the comparison differs per figure) and null for figures that are reported only. `at` places a figure of
+ * issue 41 in the runner's table of that issue: `{ key, n }`, key one of ISSUE41_FIGURES's (test/bench/run.mjs).
  */
-export function figure(id, what, value, unit, target, pass, detail = '') {
-  return { id, what, value, unit, target, pass, detail };
+export function figure(id, what, value, unit, target, pass, detail = '', at = undefined) {
+  return { id, what, value, unit, target, pass, detail, ...(at ? { at } : {}) };
 }
 
 /**
