@@ -156,9 +156,9 @@ function figuresOf(m) {
   return [
     figure('41.2', `status page N=${n}: whole /status body, bytes`, bytes.whole, 'B', 'info (re-sent only to a client without a token)', null),
     figure('41.2', `status page N=${n}: /status?since=TOKEN with no change, bytes`, bytes.none, 'B', '< 1 KB', bytes.none < 1024),
-    figure('41.2', `status page N=${n}: the first delta carrying one edited resource, bytes (${bytes.changeRows} rows; fields ${bytes.changeFields.join(', ')})`, bytes.change, 'B', '< 5% of the whole body', big ? bytes.change < bytes.whole / 20 : null),
-    figure('41.2', `status page N=${n}: navigation -> rows drawn, median of ${loads}`, drawn, 'ms', '< 1500 ms', drawn < 1500),
-    figure('41.2', `status page N=${n}: one filter keystroke (handler + layout), median of ${page.filters.length}`, keystroke, 'ms', '< 100 ms', keystroke < 100),
+    figure('41.2', `status page N=${n}: the first delta carrying one edited resource, bytes (${bytes.changeRows} rows; fields ${bytes.changeFields.join(', ')})`, bytes.change, 'B', '< 5% of the whole body', big ? bytes.change < bytes.whole / 20 : null, '', { key: 'status-body', n }),
+    figure('41.2', `status page N=${n}: navigation -> rows drawn, median of ${loads}`, drawn, 'ms', '< 1500 ms', drawn < 1500, '', { key: 'page-rows', n }),
+    figure('41.2', `status page N=${n}: one filter keystroke (handler + layout), median of ${page.filters.length}`, keystroke, 'ms', '< 100 ms', keystroke < 100, '', { key: 'page-keystroke', n }),
     figure('7', `status page N=${n}: unchanged /status poll (304), median`, ms(median(polls.samples)), 'ms', 'info', null),
   ];
 }
