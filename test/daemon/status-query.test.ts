@@ -13,7 +13,7 @@ function row(name: string, sync = 'Synced', health = 'healthy', kind = 'Deployme
   return { key: `${kind}/${name}`, kind, name, file: `${name}.yaml`, sync: { status: sync, reason: 'x' }, health: { status: health, reason: 'y' } };
 }
 
-interface View { resources: Array<{ key: string }>; view: { sequence: string; delta: boolean; removed: string[]; total: number; matched: number; nextCursor: string | null } }
+interface View { resources: Array<{ key: string }>; view: { sequence: string; delta: boolean; removed: string[]; removedFields: string[]; total: number; matched: number; nextCursor: string | null } }
 
 async function get(path: string): Promise<View> {
   const res = await fetch(`${server!.url}${path}`);
@@ -61,6 +61,30 @@ describe('/status queries', () => {
     expect(delta.resources.map((r) => r.key)).toEqual(['Deployment/app-02']);
     expect(delta.view.removed).toEqual(['Deployment/app-01']);
     expect(delta.view.total).toBe(30);
+  });
+
+  it('carries in a delta only the top-level fields changed since the token, with format_version always', async () => {
+    let doc: Record<string, unknown> = { format_version: '1', daemon: { pid: 1 }, lastReconcile: { id: 1 }, orphans: [], resources: [row('a'), row('b')] };
+    server = await startStatusServer({ host: '127.0.0.1', port: 0, handlers: { readiness: async () => [], metrics: async () => '', status: () => doc } });
+    const first = (await get('/status?since=')) as View & Record<string, unknown>;
+    expect(Object.keys(first)).toEqual(['format_version', 'daemon', 'lastReconcile', 'orphans', 'resources', 'view']);
+    expect(first.view).toMatchObject({ delta: false, removedFields: [] });
+
+    const none = (await get(`/status?since=${first.view.sequence}`)) as View & Record<string, unknown>;
+    expect(Object.keys(none)).toEqual(['format_version', 'resources', 'view']);
+    expect(none.view).toMatchObject({ delta: true, removedFields: [] });
+
+    const { orphans: _gone, ...rest } = doc;
+    doc = { ...rest, lastReconcile: { id: 2 }, resources: [row('a'), row('b', 'OutOfSync')] };
+    const changed = (await get(`/status?since=${first.view.sequence}`)) as View & Record<string, unknown>;
+    expect(Object.keys(changed)).toEqual(['format_version', 'lastReconcile', 'resources', 'view']);
+    expect(changed.lastReconcile).toEqual({ id: 2 });
+    expect(changed.resources.map((r) => r.key)).toEqual(['Deployment/b']);
+    expect(changed.view).toMatchObject({ delta: true, removedFields: ['orphans'] });
+    // From the newer token, nothing has changed since.
+    const after = (await get(`/status?since=${changed.view.sequence}`)) as View & Record<string, unknown>;
+    expect(Object.keys(after)).toEqual(['format_version', 'resources', 'view']);
+    expect(after.view.removedFields).toEqual([]);
   });
 
   it('answers an unchanged query with 304 and a bad one with 400', async () => {

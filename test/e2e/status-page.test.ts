@@ -2,17 +2,14 @@
 // emulator: a failed build (its log lines, a secret masked), a suspended resource, a broken file and an orphan; its rows
 // against /status, the filter, the keyboard, light and dark, a live edit without a reload, every request to the daemon,
 // no console error, no secret in anything it loaded. It writes test-output/status-page.png.
-import { existsSync } from 'node:fs';
-import { copyFile, mkdir, mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { copyFile, mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/server.js';
+import { chromiumMissing, openChromium } from './chromium.js';
 import { dockerDeploymentYaml, dropPrefix, killAllConverge, ROOT, startDaemon, tempDir, testPrefix, until, writeFiles } from './helpers.js';
 
-/** Debian's chromium (`.ci/run` installs it when missing); CONVERGE_CHROMIUM names another build. */
-const CHROMIUM = process.env.CONVERGE_CHROMIUM ?? '/usr/bin/chromium';
 const OUTPUT = join(ROOT, 'test-output');
 const API_KEY = 'status-page-api-key-4Hq9';
 const WEB_SECRET = 'status-page-web-secret-Zt61';
@@ -47,18 +44,18 @@ async function visibleKeys(page: Page, selector: string): Promise<string[]> {
 
 describe('the status page', () => {
   let emulator: RunningEmulator | undefined;
-  let context: BrowserContext | undefined;
+  let browser: Awaited<ReturnType<typeof openChromium>> | undefined;
   const cleanups: Array<() => Promise<unknown>> = [];
 
   afterAll(async () => {
-    await context?.close().catch(() => undefined);
+    await browser?.close();
     await killAllConverge();
     await emulator?.close();
     for (const c of cleanups.reverse()) await c().catch(() => undefined);
   });
 
   it('shows /status: rows, the failed build, the broken file, the filter, and follows an edit without a reload', async () => {
-    expect(existsSync(CHROMIUM), `no Chromium at ${CHROMIUM}: apt-get install -y chromium (.ci/run does it), or set CONVERGE_CHROMIUM`).toBe(true);
+    expect(chromiumMissing()).toBeUndefined();
     emulator = await startEmulator({ apiKey: API_KEY, buildMs: 600, buildFail: /^broken-/, buildLogSecrets: true });
     const stray = await fetch(`${emulator.url}/v2/deployments`, {
       method: 'POST',
@@ -89,15 +86,8 @@ describe('the status page', () => {
         row(doc, 'Deployment/bad')?.sync.status === 'blocked' && doc.orphans.includes('Deployment/stray');
     }, 30_000, 100);
 
-    const profile = await mkdtemp(join(tmpdir(), 'converge-chromium-'));
-    cleanups.push(() => rm(profile, { recursive: true, force: true }));
-    context = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      headless: true,
-      viewport: { width: 1280, height: 900 },
-      colorScheme: 'light',
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
+    browser = await openChromium();
+    const context = browser.context;
     const page = context.pages()[0] ?? (await context.newPage());
     const requests: string[] = [];
     const consoleErrors: string[] = [];

@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { ConvergeError } from '../../core/errors.js';
 import { historyRoute, type HistoryReader } from './history-route.js';
 import { sendTagged, servePage } from './status-page/serve.js';
-import { parseStatusQuery, RowSequence, selectRows, type ViewRow } from './status-view.js';
+import { parseStatusQuery, RowSequence, statusAnswer, type ViewRow } from './status-view.js';
 
 /** One readiness check: Redis, the service, the manifests, or shutting down. */
 export interface ReadinessCheck {
@@ -222,10 +222,9 @@ async function statusRoute(req: IncomingMessage, res: ServerResponse, handlers: 
     sendTagged(req, res, 'application/json; charset=utf-8', JSON.stringify(document, null, 2) + '\n', head);
     return;
   }
-  sequence.observe(rows as ViewRow[]);
-  const view = selectRows(rows as ViewRow[], parsed.query, sequence);
+  const answer = statusAnswer(document as Record<string, unknown>, rows as ViewRow[], parsed.query, sequence);
   // Compact JSON: a query is asked by tools and the page, which do not read it by eye.
-  sendTagged(req, res, 'application/json; charset=utf-8', JSON.stringify({ ...(document as object), resources: view.rows, view: view.view }) + '\n', head);
+  sendTagged(req, res, 'application/json; charset=utf-8', JSON.stringify(answer) + '\n', head);
 }
 
 async function route(req: IncomingMessage, res: ServerResponse, handlers: StatusHandlers, sequence: RowSequence, token?: string): Promise<void> {

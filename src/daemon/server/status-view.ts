@@ -64,6 +64,9 @@ export class RowSequence {
   private seq = 0;
   private readonly rows = new Map<string, { text: string; seq: number }>();
   private readonly removed = new Map<string, number>();
+  /** The document's other top-level fields, by name: their JSON text and the sequence at which each last changed. */
+  private readonly fields = new Map<string, { text: string; seq: number }>();
+  private readonly removedFields = new Map<string, number>();
   /** The oldest sequence a delta can start from (tombstones before it were dropped). */
   private floor = 0;
 
@@ -96,6 +99,34 @@ export class RowSequence {
       this.floor = Math.max(this.floor, at);
     }
     return this.token();
+  }
+
+  /**
+   * Takes the document's top-level fields other than `resources` in (the same sequence as the rows), so that a delta
+   * can carry only the fields changed since its token.
+   */
+  observeFields(document: Readonly<Record<string, unknown>>): void {
+    for (const [name, value] of Object.entries(document)) {
+      if (name === 'resources') continue;
+      const text = JSON.stringify(value) ?? 'undefined';
+      if (this.fields.get(name)?.text === text) continue;
+      this.seq += 1;
+      this.fields.set(name, { text, seq: this.seq });
+      this.removedFields.delete(name);
+    }
+    for (const name of this.fields.keys()) {
+      if (name in document && name !== 'resources') continue;
+      this.seq += 1;
+      this.fields.delete(name);
+      this.removedFields.set(name, this.seq);
+    }
+  }
+
+  /** The top-level fields changed after sequence `n`, and those gone since (a field never observed counts as changed). */
+  fieldsSince(n: number, document: Readonly<Record<string, unknown>>): { changed: string[]; removed: string[] } {
+    const changed = Object.keys(document).filter((name) => name !== 'resources' && (this.fields.get(name)?.seq ?? Infinity) > n);
+    const removed = [...this.removedFields].filter(([, at]) => at > n).map(([name]) => name);
+    return { changed, removed };
   }
 
   token(): string {
@@ -175,4 +206,21 @@ export function selectRows<R extends ViewRow>(rows: readonly R[], query: StatusQ
     rows: selected,
     view: { sequence: sequence.token(), delta, removed: delta ? sequence.removedSince(sinceSeq) : [], total: rows.length, matched, nextCursor },
   };
+}
+
+/**
+ * The answer to a /status query: the document with `resources` cut to the rows the query selects and a `view` beside
+ * them. A delta (a `since` the sequence knows) carries only the top-level fields changed since the token, with
+ * `format_version` always; `view.removedFields` names those gone since.
+ */
+export function statusAnswer<R extends ViewRow>(document: Readonly<Record<string, unknown>>, rows: readonly R[], query: StatusQuery, sequence: RowSequence): Record<string, unknown> {
+  sequence.observe(rows);
+  sequence.observeFields(document);
+  const sinceSeq = query.since !== undefined ? sequence.since(query.since) : undefined;
+  const selected = selectRows(rows, query, sequence);
+  if (sinceSeq === undefined) return { ...document, resources: selected.rows, view: { ...selected.view, removedFields: [] } };
+  const fields = sequence.fieldsSince(sinceSeq, document);
+  const changed = new Set(['format_version', ...fields.changed]);
+  const kept = Object.entries(document).filter(([name]) => changed.has(name));
+  return { ...Object.fromEntries(kept), resources: selected.rows, view: { ...selected.view, removedFields: fields.removed } };
 }

@@ -42,6 +42,8 @@ footer { padding: .8rem 1.2rem 1.2rem; font-size: .85rem; }
 .warnings li { margin: .3rem 0; padding: .4rem .7rem; border-radius: 6px; background: var(--bad-bg); color: var(--bad-fg); }
 .problems { margin: 0; padding-left: 1.2rem; }
 .problems li { margin: .2rem 0; }
+/* A warning per file at 10,000 files: the browser lays out only the lines near the viewport (docs/status-page.md). */
+.problems > li { content-visibility: auto; contain-intrinsic-size: auto 2.6em; }
 .table-head { display: flex; align-items: baseline; justify-content: space-between; gap: 1rem; flex-wrap: wrap; }
 .filter { display: flex; align-items: center; gap: .5rem; color: var(--muted); }
 .filter input { width: min(28rem, 70vw); padding: .35rem .5rem; font: inherit; color: var(--fg); background: var(--bg);
@@ -53,6 +55,7 @@ thead th { position: sticky; top: 0; background: var(--panel); font-size: .8rem;
 td.file code { overflow-wrap: anywhere; }
 .reason.off { color: var(--warn-fg); }
 tbody tr.row:hover { background: var(--panel); }
+tr.spacer > td { padding: 0; border: 0; }
 tr.detail > td { background: var(--panel); padding: .6rem 1rem 1rem 2rem; }
 .expand { white-space: nowrap; font: inherit; font-weight: 600; color: var(--fg); background: none; border: 0; padding: 0; cursor: pointer; text-align: left; }
 .expand::before { content: "▸ "; color: var(--muted); }

@@ -1,6 +1,6 @@
-// The status page's script, part three (browser JavaScript as text): follows /status by polling with If-None-Match.
+// The status page's script, part four (browser JavaScript as text): follows /status by polling with If-None-Match.
 // An unchanged document answers 304 with no body, so the page re-renders only when something changed; a changed one
-// carries only the rows changed since the page's sequence token (docs/contracts.md "/status queries"), merged here.
+// carries only the rows and top-level fields changed since the page's sequence token (docs/contracts.md §5), merged here.
 
 /** Browser JavaScript; joined with the other parts into one IIFE by page-script.ts. */
 export const SCRIPT_LIVE = String.raw`
@@ -8,9 +8,10 @@ export const SCRIPT_LIVE = String.raw`
 const POLL_MS = 1000;
 const RETRY_MS = 3000;
 let etag = null;
-/** The sequence token of the rows the page holds, and those rows by key (in the order first seen). */
+/** The sequence token of what the page holds, its rows by key (in the order first seen) and its other top-level fields. */
 let sequence = '';
 const rowsByKey = new Map();
+let heldFields = {};
 let timer = null;
 let lostSince = null;
 let lastChange = null;
@@ -29,9 +30,16 @@ function setLive() {
   live.textContent = 'Live: following /status' + (lastChange ? ', last change shown at ' + timeText(lastChange) : '');
 }
 
+/** What the problems list was drawn from: drawn again only when the plan or the rows held at their last good version change. */
+let problemsFrom = null;
+
 function render(doc) {
   renderHeader(doc);
-  renderProblems(doc);
+  const held = doc.resources.filter((row) => row.heldAtLastGood).map((row) => row.key + ' ' + row.file).join('\n');
+  if (!problemsFrom || problemsFrom.plan !== doc.plan || problemsFrom.held !== held) {
+    renderProblems(doc);
+    problemsFrom = { plan: doc.plan, held };
+  }
   renderRows(doc);
   renderOrphans(doc);
   applyFilter();
@@ -40,16 +48,23 @@ function render(doc) {
   if (renders === 1) performance.mark('status-page-rendered');
 }
 
-/** The document with every row the page holds: a delta's rows and removals merged into the rows held. */
+/** The document the page holds: a delta's rows, fields and removals merged into what it held (a full answer replaces it). */
 function merged(doc) {
-  const view = doc.view || { delta: false, removed: [], sequence: '' };
-  if (!view.delta) rowsByKey.clear();
+  const view = doc.view || { delta: false, removed: [], removedFields: [], sequence: '' };
+  if (!view.delta) {
+    rowsByKey.clear();
+    heldFields = {};
+  }
   for (const key of view.removed || []) rowsByKey.delete(key);
   for (const row of doc.resources || []) rowsByKey.set(row.key, row);
+  for (const name of view.removedFields || []) delete heldFields[name];
+  const fields = Object.keys(doc).filter((name) => name !== 'resources' && name !== 'view');
+  for (const name of fields) heldFields[name] = doc[name];
   sequence = view.sequence || '';
   document.body.dataset.delta = String(Boolean(view.delta));
   document.body.dataset.received = String((doc.resources || []).length);
-  return Object.assign({}, doc, { resources: [...rowsByKey.values()] });
+  document.body.dataset.receivedFields = fields.join(' ');
+  return Object.assign({}, heldFields, { resources: [...rowsByKey.values()], view });
 }
 
 function schedule(ms) {

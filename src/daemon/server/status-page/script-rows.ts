@@ -1,9 +1,9 @@
-// The status page's script, part two (browser JavaScript as text): one table row per resource, its detail, the filter.
-// A row is rebuilt only when what it shows changed, so an open detail, the focus and the scroll position survive an update.
+// The status page's script, part two (browser JavaScript as text): one table row per resource and its detail, built from
+// a /status row; script-window.ts decides which rows are drawn.
 
 /** Browser JavaScript; joined with the other parts into one IIFE by page-script.ts. */
 export const SCRIPT_ROWS = String.raw`
-const rowNodes = new Map();
+/** The keys whose detail is open (kept while the row is filtered out or scrolled away). */
 const openKeys = new Set();
 let detailCount = 0;
 
@@ -28,18 +28,44 @@ function holdOf(row, target, off) {
   return null;
 }
 
+/** The last plan's diagnostics indexed once per render: by file, by line:column, and whether a file fails to load. */
+function diagnosticIndex(doc) {
+  const all = (doc.plan && doc.plan.diagnostics) || [];
+  const byFile = new Map();
+  const byPlace = new Map();
+  all.forEach((d, i) => {
+    const item = { d, i, at: d.file + ':' + d.line + ':' + d.column };
+    if (!byFile.has(d.file)) byFile.set(d.file, []);
+    byFile.get(d.file).push(item);
+    const place = d.line + ':' + d.column;
+    if (!byPlace.has(place)) byPlace.set(place, []);
+    byPlace.get(place).push(item);
+  });
+  return { byFile, byPlace, loadFails: all.some((d) => d.severity === 'error') };
+}
+
+/** The diagnostics (with their order in the plan) whose file:line:column the text holds. */
+function diagnosticsIn(index, text) {
+  const found = [];
+  // Every line:column in the text, overlapping (a file name may end in digits).
+  for (const place of new Set([...text.matchAll(/(?=(\d+:\d+))/g)].map((m) => m[1]))) {
+    for (const item of index.byPlace.get(place) || []) if (text.includes(item.at)) found.push(item);
+  }
+  return found;
+}
+
 /** What the page knows of one resource beyond its row: its planned change, build log and diagnostics. */
-function partsOf(doc, row, names, changes) {
+function partsOf(doc, row, names, changes, index) {
   const change = changes.get(row.key) || null;
   const log = (doc.failedBuildLogs || {})[row.key] || null;
   const reason = (row.reason || '') + ' ' + (row.error || '');
-  const all = (doc.plan && doc.plan.diagnostics) || [];
-  const diagnostics = all.filter((d) => d.file === row.file || reason.includes(d.file + ':' + d.line + ':' + d.column));
+  const mine = new Map([...(index.byFile.get(row.file) || []), ...diagnosticsIn(index, reason)].map((item) => [item.i, item.d]));
+  const diagnostics = [...mine].sort((a, b) => a[0] - b[0]).map(([, d]) => d);
   // A row without a file takes one only from its own error's position (a blocked resource's file); a row whose file is
   // unknown because another file fails to load (its manifest gone, or in that file) never shows that other file.
   const unknown = /^unknown:/.test(row.error || '');
-  const own = row.file || unknown ? null : all.find((d) => (row.error || '').includes(d.file + ':' + d.line + ':' + d.column));
-  const loadFails = all.some((d) => d.severity === 'error');
+  const own = row.file || unknown ? null : (diagnosticsIn(index, row.error || '').sort((a, b) => a.i - b.i)[0] || { d: null }).d;
+  const loadFails = index.loadFails;
   const target = names.get(row.name) > 1 ? row.key : row.name;
   const reconcileOff = Boolean(doc.daemon && doc.daemon.reconcileEndpoint === false);
   return { change, log, diagnostics, target, reconcileOff, file: row.file || (own ? own.file : null), fileUnknown: !row.file && !own && (unknown || loadFails) };
@@ -166,91 +192,5 @@ function buildDetail(row, parts, hold, detailId) {
   tr.dataset.key = row.key;
   tr.hidden = !openKeys.has(row.key);
   return tr;
-}
-
-/** A row's detail is built when it is first opened (and rebuilt with its row while open). */
-function toggle(key) {
-  const nodes = rowNodes.get(key);
-  if (!nodes) return;
-  const open = !openKeys.has(key);
-  if (open) openKeys.add(key);
-  else openKeys.delete(key);
-  if (open && !nodes.detail) {
-    nodes.detail = buildDetail(nodes.row, nodes.parts, nodes.hold, nodes.detailId);
-    nodes.tr.after(nodes.detail);
-  }
-  nodes.tr.querySelector('.expand').setAttribute('aria-expanded', String(open));
-  if (nodes.detail) nodes.detail.hidden = !open || nodes.tr.hidden;
-}
-
-/** Puts the node at the cursor (moving it only when it is elsewhere); returns the next cursor. */
-function place(body, node, cursor) {
-  if (node === cursor) return cursor.nextElementSibling;
-  body.insertBefore(node, cursor);
-  return cursor;
-}
-
-/** Brings the table to the document's rows: unchanged rows keep their nodes; rows gone are removed. */
-function renderRows(doc) {
-  const rows = doc.resources || [];
-  const names = new Map();
-  for (const row of rows) names.set(row.name, (names.get(row.name) || 0) + 1);
-  const changes = new Map(((doc.plan && doc.plan.changes) || []).map((c) => [c.kind + '/' + c.name, c]));
-  const body = byId('rows');
-  const seen = new Set();
-  let cursor = body.firstElementChild;
-  for (const row of rows) {
-    const parts = partsOf(doc, row, names, changes);
-    const signature = JSON.stringify([row, parts.change, parts.log, parts.diagnostics, parts.target]);
-    seen.add(row.key);
-    let nodes = rowNodes.get(row.key);
-    if (!nodes || nodes.signature !== signature) {
-      const hold = holdOf(row, parts.target, parts.reconcileOff);
-      detailCount += 1;
-      const detailId = 'detail-' + detailCount;
-      const tr = buildRow(row, parts, hold, detailId);
-      const fresh = { signature, row, parts, hold, detailId, tr, search: tr.dataset.search, detail: openKeys.has(row.key) ? buildDetail(row, parts, hold, detailId) : null };
-      if (nodes) {
-        if (cursor === nodes.tr) cursor = nodes.tr.nextElementSibling;
-        if (nodes.detail && cursor === nodes.detail) cursor = nodes.detail.nextElementSibling;
-        nodes.tr.remove();
-        if (nodes.detail) nodes.detail.remove();
-      }
-      nodes = fresh;
-      rowNodes.set(row.key, nodes);
-    }
-    cursor = place(body, nodes.tr, cursor);
-    if (nodes.detail) cursor = place(body, nodes.detail, cursor);
-  }
-  for (const [key, nodes] of rowNodes) {
-    if (seen.has(key)) continue;
-    nodes.tr.remove();
-    if (nodes.detail) nodes.detail.remove();
-    rowNodes.delete(key);
-    openKeys.delete(key);
-  }
-}
-
-/** Shows the rows (and orphans) whose words hold every word typed in the filter box. */
-function applyFilter() {
-  const words = byId('filter').value.toLowerCase().split(/\s+/).filter(Boolean);
-  const matches = (node) => words.every((w) => node.dataset.search.includes(w));
-  let shownRows = 0;
-  // The words are kept beside the node and only a row whose visibility changes is touched: at 10,000 rows a keystroke
-  // costs the rows it shows or hides, not a write to every row.
-  for (const [key, nodes] of rowNodes) {
-    const visible = words.every((w) => nodes.search.includes(w));
-    if (nodes.tr.hidden === visible) nodes.tr.hidden = !visible;
-    if (nodes.detail) {
-      const detailHidden = !visible || !openKeys.has(key);
-      if (nodes.detail.hidden !== detailHidden) nodes.detail.hidden = detailHidden;
-    }
-    if (visible) shownRows += 1;
-  }
-  for (const tr of byId('orphan-rows').children) tr.hidden = !matches(tr);
-  byId('shown').textContent = words.length > 0 ? '(' + shownRows + ' of ' + rowNodes.size + ')' : '(' + rowNodes.size + ')';
-  const empty = byId('empty');
-  empty.hidden = shownRows > 0;
-  empty.textContent = rowNodes.size === 0 ? 'No resource yet: the daemon has not finished a reconcile.' : 'No resource matches the filter.';
 }
 `;
