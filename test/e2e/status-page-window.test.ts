@@ -65,7 +65,7 @@ describe('the status page at 3,000 rows', () => {
     const states = Array.from({ length: N }, (_, i) => state(i));
     const order = states.map((s) => s.key);
     let doc = document(states);
-    server = await startStatusServer({ host: '127.0.0.1', port: 0, handlers: { readiness: async () => [], metrics: async () => '', status: () => doc } });
+    server = await startStatusServer({ host: '127.0.0.1', port: 0, handlers: { readiness: async () => [], metrics: async () => '', status: () => doc, history: async () => [] } });
     browser = await openChromium();
     const page = await browser.context.newPage();
     const errors: string[] = [];
