@@ -6,7 +6,7 @@ export type Shell = (typeof SHELLS)[number];
 
 /**
  * What a flag's value or a positional argument completes to: a directory, a file, fixed words (an enum), the names of
- * the line's manifest directory (--target: `converge completion --targets`, bash), or nothing offered.
+ * the line's manifest directory (--target: `converge completion --targets`, in each shell), or nothing offered.
  */
 type Completes = { paths: 'dir' | 'file' } | { words: string[] } | { resources: true } | undefined;
 
@@ -144,7 +144,8 @@ function zshText(text: string): string {
 
 /** What follows a value flag's spec in zsh: the action that completes its value. */
 function zshAction(completes: Completes): string {
-  if (completes === undefined || 'resources' in completes) return ' ';
+  if (completes === undefined) return ' ';
+  if ('resources' in completes) return '_converge_targets';
   if ('paths' in completes) return completes.paths === 'dir' ? '_files -/' : '_files';
   return `(${completes.words.join(' ')})`;
 }
@@ -162,11 +163,30 @@ function zshArm(view: CommandView): string[] {
   return [`        ${view.name})`, `          _arguments -s ${[...view.flags.map(zshFlag), ...argument].join(' \\\n            ')}`, '          ;;'];
 }
 
+/** Every spelling of a flag that takes a value, in any command: the words a search for the manifest directory skips the value of. */
+function valueFlagWords(views: readonly CommandView[]): string {
+  return [...new Set(views.flatMap((v) => v.flags.filter((f) => f.takesValue).flatMap(spellings)))].join(' ');
+}
+
 function zshScript(views: readonly CommandView[]): string {
   return [
     '#compdef converge',
     '# converge completion for zsh. Load it with: source <(converge completion zsh)',
     '# (or save it as _converge in a directory of $fpath)',
+    '# --target: the names declared in the line\'s manifest directory (its first argument, flags and their values skipped)',
+    '_converge_targets() {',
+    `  local -a value_flags=(${valueFlagWords(views)}) names`,
+    '  local i word dir="" skip=0',
+    '  for (( i = 2; i < CURRENT; i++ )); do',
+    '    word="${words[i]}"',
+    '    if (( skip )); then skip=0; continue; fi',
+    '    if [[ "$word" == -* ]]; then [[ "$word" != *=* && ${value_flags[(Ie)$word]} -gt 0 ]] && skip=1; continue; fi',
+    '    dir="$word"; break',
+    '  done',
+    '  [[ -n "$dir" ]] || return 1',
+    '  names=(${(f)"$(converge completion --targets -- "$dir" 2>/dev/null)"})',
+    '  (( ${#names} )) && compadd -a names',
+    '}',
     '_converge() {',
     '  local state',
     "  _arguments -C '1:command:->command' '*::argument:->argument'",
@@ -194,7 +214,8 @@ function fishText(text: string): string {
 }
 
 function fishCompletes(completes: Completes): string {
-  if (completes === undefined || 'resources' in completes) return '';
+  if (completes === undefined) return '';
+  if ('resources' in completes) return " -a '(__converge_targets)'";
   if ('paths' in completes) return completes.paths === 'dir' ? " -a '(__fish_complete_directories)'" : ' -F';
   return ` -a '${completes.words.join(' ')}'`;
 }
@@ -203,7 +224,9 @@ function fishLines(view: CommandView): string[] {
   const when = `-n '__fish_seen_subcommand_from ${view.name}'`;
   const lines = view.flags.map((flag) => {
     const short = flag.short ? ` -s ${flag.short}` : '';
-    const value = flag.takesValue ? ` -r${fishCompletes(flag.completes)}` : '';
+    // -x (a value, no file names) where the value is a word or a resource name; -r (a value, files allowed) otherwise
+    const exclusive = flag.completes !== undefined && ('words' in flag.completes || 'resources' in flag.completes);
+    const value = flag.takesValue ? ` ${exclusive ? '-x' : '-r'}${fishCompletes(flag.completes)}` : '';
     return `complete -c converge ${when} -l ${flag.long}${short}${value} -d '${fishText(flag.description)}'`;
   });
   if (view.argument !== undefined) lines.push(`complete -c converge ${when}${fishCompletes(view.argument)}`);
@@ -215,6 +238,20 @@ function fishScript(views: readonly CommandView[]): string {
     '# converge completion for fish. Load it with: converge completion fish | source',
     '# (or save it as ~/.config/fish/completions/converge.fish)',
     'complete -c converge -f',
+    "# --target: the names declared in the line's manifest directory (its first argument, flags and their values skipped)",
+    'function __converge_targets',
+    `    set -l value_flags ${valueFlagWords(views)}`,
+    '    set -l skip 0',
+    '    for word in (commandline -opc)[3..-1]',
+    '        if test $skip -eq 1; set skip 0; continue; end',
+    "        if string match -q -- '-*' $word",
+    "            if not string match -q -- '*=*' $word; and contains -- $word $value_flags; set skip 1; end",
+    '            continue',
+    '        end',
+    '        converge completion --targets -- $word 2>/dev/null',
+    '        return',
+    '    end',
+    'end',
     ...views.map((v) => `complete -c converge -n '__fish_use_subcommand' -a ${v.name} -d '${fishText(v.summary)}'`),
     ...views.flatMap(fishLines),
     '',

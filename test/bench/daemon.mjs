@@ -1,8 +1,7 @@
 // Issue 41 items 3 and 4: `converge run` over N deployments: its first reconcile, a full reconcile with nothing changed, and its memory.
 import { loadavg } from 'node:os';
-import { deleteKeys } from '../../dist/jobs/open-jobs.js';
-import { closeRedis, connectProducer } from '../../dist/store/redis.js';
-import { benchMain, benchPrefix, figure, median, ms, REDIS_URL, removeDir, tempDir } from './lib/common.mjs';
+import { dropBenchPrefix } from './lib/redis-prefix.mjs';
+import { benchMain, benchPrefix, figure, median, ms, removeDir, tempDir } from './lib/common.mjs';
 import { startDaemonChild } from './lib/daemon-child.mjs';
 import { startEmulatorChild } from './lib/emulator-child.mjs';
 import { benchEnv, writeManifests } from './lib/fixtures.mjs';
@@ -61,9 +60,7 @@ async function benchOne(n, latencyMs, resyncs) {
     await daemon?.stop();
     await emulator.stop();
     await removeDir(dir);
-    const redis = await connectProducer({ redisUrl: REDIS_URL, redisPrefix: prefix });
-    await deleteKeys(redis, prefix);
-    await closeRedis(redis);
+    await dropBenchPrefix(prefix);
   }
 }
 

@@ -6,8 +6,7 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
-import { deleteKeys } from '../../dist/jobs/open-jobs.js';
-import { closeRedis, connectProducer } from '../../dist/store/redis.js';
+import { dropBenchPrefix } from './lib/redis-prefix.mjs';
 import { benchMain, benchPrefix, CLI, figure, freePort, median, ms, REDIS_URL, removeDir, stopChild, tempDir } from './lib/common.mjs';
 import { startEmulatorChild } from './lib/emulator-child.mjs';
 import { benchEnv, deploymentName, manifestPath, manifestText, writeManifests } from './lib/fixtures.mjs';
@@ -141,9 +140,7 @@ async function measure(n, options) {
     await daemon?.stop();
     await emulator.stop();
     await removeDir(dir);
-    const redis = await connectProducer({ redisUrl: REDIS_URL, redisPrefix: prefix });
-    await deleteKeys(redis, prefix);
-    await closeRedis(redis);
+    await dropBenchPrefix(prefix);
   }
 }
 

@@ -3,9 +3,9 @@ import { ServiceClient } from '../../dist/service/client.js';
 import { reconcileDirectory } from '../../dist/daemon/cycle/cycle.js';
 import { ResourceTracker } from '../../dist/daemon/status/resource-tracker.js';
 import { LastGoodManifests } from '../../dist/daemon/cycle/last-good.js';
-import { deleteKeys, openJobs } from '../../dist/jobs/open-jobs.js';
-import { closeRedis, connectProducer } from '../../dist/store/redis.js';
+import { openJobs } from '../../dist/jobs/open-jobs.js';
 import { ManifestCache } from '../../dist/observe/manifests.js';
+import { dropBenchPrefix } from './lib/redis-prefix.mjs';
 import { benchMain, benchPrefix, figure, median, ms, REDIS_URL, removeDir, tempDir } from './lib/common.mjs';
 import { startEmulatorChild } from './lib/emulator-child.mjs';
 import { benchEnv, writeManifests } from './lib/fixtures.mjs';
@@ -99,9 +99,7 @@ export async function run(options) {
   } finally {
     await worker?.close();
     await jobs.close();
-    const admin = await connectProducer({ redisUrl: REDIS_URL, redisPrefix: prefix });
-    await deleteKeys(admin, prefix);
-    await closeRedis(admin);
+    await dropBenchPrefix(prefix);
     await client.close();
     await emulator.stop();
     await removeDir(dir);

@@ -1,60 +1,23 @@
 // Figure 5 of issue 7 and the first figure of issue 41: a manifest renamed into the watched directory -> its PATCH at the emulator, through `converge run`, at 1,000 and 10,000 deployments.
-import { spawn } from 'node:child_process';
 import { rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ServiceClient } from '../../dist/service/client.js';
-import { deleteKeys } from '../../dist/jobs/open-jobs.js';
-import { closeRedis, connectProducer } from '../../dist/store/redis.js';
-import { benchMain, benchPrefix, CLI, figure, freePort, median, percentile, REDIS_URL, removeDir, stopChild, tempDir } from './lib/common.mjs';
+import { dropBenchPrefix } from './lib/redis-prefix.mjs';
+import { benchMain, benchPrefix, figure, median, percentile, removeDir, tempDir } from './lib/common.mjs';
+import { startDaemonChild } from './lib/daemon-child.mjs';
 import { startEmulatorChild } from './lib/emulator-child.mjs';
 import { benchEnv, deploymentName, manifestPath, manifestText, writeManifests } from './lib/fixtures.mjs';
 
-/** `converge run DIR` as a child process; resolves once its startup reconcile has been logged. */
-async function startDaemon(dir, url, prefix, env, startupMs) {
-  const port = await freePort();
-  const args = [CLI, 'run', dir, '--api-url', url, '--redis-url', REDIS_URL, '--redis-prefix', prefix, '--http-host', '127.0.0.1', '--http-port', String(port), '--resync', '60s', '--log-level', 'info'];
-  const child = spawn(process.execPath, args, { env: { ...env, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
-  const lines = [];
-  let partial = '';
-  let err = '';
-  const waiters = new Set();
-  child.stdout.setEncoding('utf8').on('data', (chunk) => {
-    partial += chunk;
-    let nl;
-    while ((nl = partial.indexOf('\n')) >= 0) {
-      const text = partial.slice(0, nl);
-      partial = partial.slice(nl + 1);
-      let line;
-      try {
-        line = JSON.parse(text);
-      } catch {
-        line = { msg: text };
-      }
-      lines.push(line);
-      for (const w of [...waiters]) {
-        if (!w.match(line)) continue;
-        waiters.delete(w);
-        w.resolve(line);
-      }
-    }
-  });
-  child.stderr.setEncoding('utf8').on('data', (c) => (err += c));
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  const waitFor = (match, timeoutMs) =>
-    new Promise((resolve, reject) => {
-      const found = lines.find(match);
-      if (found) return resolve(found);
-      const w = { match, resolve };
-      waiters.add(w);
-      const timer = setTimeout(() => (waiters.delete(w), reject(new Error(`daemon: no matching log line in ${timeoutMs} ms; stderr: ${err.slice(-800)}`))), timeoutMs);
-      exited.then(() => (waiters.delete(w), clearTimeout(timer), reject(new Error(`daemon exited: ${err.slice(-800)}`))));
-    });
-  await waitFor((l) => l.msg === 'reconciled' && l.trigger === 'startup', startupMs);
-  return {
-    lines,
-    waitFor,
-    stop: () => stopChild(child, exited),
-  };
+/** `converge run DIR` as a child process (test/bench/lib/daemon-child.mjs); resolves once its startup reconcile has been logged. */
+async function startDaemon(dir, apiUrl, prefix, env, startupMs) {
+  const daemon = await startDaemonChild({ dir, apiUrl, prefix, env, args: ['--resync', '60s'] });
+  try {
+    await daemon.waitFor((l) => l.msg === 'reconciled' && l.trigger === 'startup', startupMs);
+  } catch (error) {
+    await daemon.stop();
+    throw error;
+  }
+  return daemon;
 }
 
 /** One directory of `n` manifests under `converge run`: `edits` atomic saves, each timed from its rename to its PATCH. */
@@ -105,9 +68,7 @@ async function measure(n, edits, latencyMs) {
     await daemon?.stop();
     await client.close();
     await emulator.stop();
-    const redis = await connectProducer({ redisUrl: REDIS_URL, redisPrefix: prefix });
-    await deleteKeys(redis, prefix);
-    await closeRedis(redis);
+    await dropBenchPrefix(prefix);
     await removeDir(dir);
   }
 }

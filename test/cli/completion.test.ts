@@ -42,9 +42,9 @@ describe('converge completion', () => {
       expect(run.stdout).toContain(":drift:(heal report)'");
       expect(run.stdout).toContain(":prune-mode:(auto confirm)'");
     } else {
-      expect(run.stdout).toMatch(/-n '__fish_seen_subcommand_from plan' -l output -s o -r -a 'text markdown json'/);
-      expect(run.stdout).toMatch(/-n '__fish_seen_subcommand_from run' -l drift -r -a 'heal report'/);
-      expect(run.stdout).toMatch(/-n '__fish_seen_subcommand_from run' -l prune-mode -r -a 'auto confirm'/);
+      expect(run.stdout).toMatch(/-n '__fish_seen_subcommand_from plan' -l output -s o -x -a 'text markdown json'/);
+      expect(run.stdout).toMatch(/-n '__fish_seen_subcommand_from run' -l drift -x -a 'heal report'/);
+      expect(run.stdout).toMatch(/-n '__fish_seen_subcommand_from run' -l prune-mode -x -a 'auto confirm'/);
     }
   });
 

@@ -1,15 +1,12 @@
 // Taking up the projection on the real Redis: a job result the worker recorded after the last leader wrote the row (between its release and the next leader's start) shows on the restored row, not `queued`.
 import { pino } from 'pino';
-import type { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { jobRecord } from '../../src/core/resource-record.js';
 import type { ResourceState } from '../../src/core/resource-state.js';
-import { EventLogStore } from '../../src/store/event-log.js';
-import { closeRedis, connectProducer } from '../../src/store/redis.js';
 import { EventRecorder } from '../../src/daemon/status/event-recorder.js';
 import { FailedBuilds } from '../../src/daemon/status/failed-builds.js';
 import { ResourceTracker } from '../../src/daemon/status/resource-tracker.js';
-import { dropPrefix, REDIS_URL, testPrefix } from '../helpers/redis.js';
+import { eventLogStoreOnTestPrefix } from '../helpers/event-log-store.js';
 
 const VERSION = { kind: 'git' as const, id: 'ab12'.repeat(10), readAt: '2026-01-01T00:00:00.000Z' };
 
@@ -25,24 +22,13 @@ function queuedRow(name: string, jobId: string): ResourceState {
 }
 
 describe('restoring the projection', () => {
-  const prefix = testPrefix('restore');
-  let redis: Redis;
-  let store: EventLogStore;
-
-  beforeAll(async () => {
-    redis = await connectProducer({ redisUrl: REDIS_URL, redisPrefix: prefix });
-    store = new EventLogStore(redis, prefix);
-  });
-  afterAll(async () => {
-    await closeRedis(redis);
-    await dropPrefix(prefix);
-  });
+  const fixture = eventLogStoreOnTestPrefix('restore');
 
   it('folds the results the workers recorded since the projection was written', async () => {
     // The last leader's projection: three jobs queued. Then, with no leader, the workers ran them.
-    await store.write({ events: [], states: [queuedRow('web', 'j-web'), queuedRow('api', 'j-api'), queuedRow('idle', 'j-idle')] });
+    await fixture.store().write({ events: [], states: [queuedRow('web', 'j-web'), queuedRow('api', 'j-api'), queuedRow('idle', 'j-idle')] });
     const meta = { at: '2026-01-01T00:01:00.000Z', by: 'worker@host:1', manifests: VERSION };
-    await store.write({
+    await fixture.store().write({
       events: [
         jobRecord({ key: 'Deployment/web', jobId: 'j-web', meta, answer: { outcome: 'updated', new_revision: true, latestRevisionId: 'r1' } }),
         jobRecord({ key: 'Deployment/api', jobId: 'j-api', meta, failure: 'PATCH answered 422: max_scale too large' }),
@@ -54,7 +40,7 @@ describe('restoring the projection', () => {
 
     const log = pino({ level: 'silent' });
     const tracker = new ResourceTracker();
-    const recorder = new EventRecorder(store, { by: 'replica-b', log, leading: () => true }, tracker);
+    const recorder = new EventRecorder(fixture.store(), { by: 'replica-b', log, leading: () => true }, tracker);
     expect(await recorder.restore(new FailedBuilds(tracker, log, () => ({ desired: new Map(), env: {} })))).toBe(3);
     await recorder.flushed();
 
@@ -68,10 +54,10 @@ describe('restoring the projection', () => {
     expect(rows.get('Deployment/api')).toMatchObject({ job: { id: 'j-api', state: 'failed' }, sync: { reason: 'JobFailed' }, error: 'PATCH answered 422: max_scale too large' });
     expect(rows.get('Deployment/idle')?.job).toMatchObject({ id: 'j-idle', state: 'queued' });
     // The folded rows are the projection now: a later restore (another failover) reads them as they are.
-    const projected = await store.states();
+    const projected = await fixture.store().states();
     expect(projected.get('Deployment/web')?.job?.state).toBe('completed');
     expect(projected.get('Deployment/api')?.job?.state).toBe('failed');
     // And the result made its entry: the revision web's job started.
-    expect((await store.history('Deployment/web', { limit: 1 }))[0]).toMatchObject({ type: 'revision', revision: { id: 'r1' }, by: 'replica-b' });
+    expect((await fixture.store().history('Deployment/web', { limit: 1 }))[0]).toMatchObject({ type: 'revision', revision: { id: 'r1' }, by: 'replica-b' });
   });
 });

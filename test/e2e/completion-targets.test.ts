@@ -1,5 +1,5 @@
-// Completion of --target (issue 42, item 12): the bash script asks the built CLI for the names declared in the manifest
-// directory of the line being typed, in a real bash; a line without a readable directory offers nothing, silently.
+// Completion of --target (issue 42, item 12): the bash, zsh and fish scripts ask the built CLI for the names declared in
+// the manifest directory of the line being typed, each in a real shell; a line without a readable directory offers nothing, silently.
 import { execFile } from 'node:child_process';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -8,10 +8,10 @@ import { providerYaml } from '../helpers/apply.js';
 import { internalDockerYaml } from '../helpers/manifests.js';
 import { MAIN, runConverge, tempDir, writeFiles } from './helpers.js';
 
-/** Runs bash -c `script` in `cwd` with a bare environment; its exit code and output. */
-function bash(script: string, cwd: string): Promise<{ code: number; stdout: string; stderr: string }> {
+/** Runs `shell` -c `script` in `cwd` with a bare environment; its exit code and output. */
+function bash(script: string, cwd: string, shell: 'bash' | 'zsh' | 'fish' = 'bash'): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((done) => {
-    execFile('bash', ['-c', script], { cwd, env: { PATH: process.env.PATH, HOME: process.env.HOME } }, (error, stdout, stderr) => {
+    execFile(shell, ['-c', script], { cwd, env: { PATH: process.env.PATH, HOME: process.env.HOME } }, (error, stdout, stderr) => {
       done({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr });
     });
   });
@@ -66,6 +66,37 @@ describe('completion of --target names', () => {
       [],
       [],
     ]);
+  });
+
+  // The lines of the bash case above, as each shell sees them: the words after "converge", and what it has typed of the name.
+  const LINES: Array<{ words: string[]; typed: string; names: string[] }> = [
+    { words: ['plan', 'manifests', '--target'], typed: '', names: ['Deployment/web', 'OAuthProvider/web', 'broken', 'worker'] },
+    { words: ['plan', '--overlay', 'overlays', '-o', 'json', 'manifests', '--target', 'web', '--target'], typed: 'wo', names: ['worker'] },
+    { words: ['plan', '--output=json', 'manifests', '--target'], typed: 'b', names: ['broken'] },
+    { words: ['plan', '--target'], typed: '', names: [] },
+    { words: ['plan', 'nowhere', '--target'], typed: '', names: [] },
+  ];
+  const converge = `${JSON.stringify(process.execPath)} ${JSON.stringify(MAIN)}`;
+
+  it('zsh offers the same names (its _converge_targets, with compadd recording what it is given)', { timeout: 120_000 }, async () => {
+    const script = await runConverge(['completion', 'zsh']);
+    await writeFile(join(dir, 'converge.zsh'), script.stdout);
+    // zsh filters by what is typed itself (compadd): the recorder keeps the names that match, as zsh would show them
+    const calls = LINES.map(({ words, typed }) => `words=(${[...words, typed].map((w) => JSON.stringify(w)).join(' ')}); CURRENT=${words.length + 1}; offered=(); _converge_targets; print -r -- "\${(j: :)\${(@M)offered:#${typed}*}}"`).join('\n');
+    const run = await bash(`converge() { ${converge} "$@"; }\ncompdef() { :; }\nsource converge.zsh\ncompadd() { [[ $1 == -a ]] && offered+=(\${(P)2}); }\n${calls}`, dir, 'zsh');
+    expect(run.stderr).toBe('');
+    const offered = run.stdout.split('\n').slice(0, LINES.length).map((line) => line.split(' ').filter((w) => w !== '').sort());
+    expect(offered).toEqual(LINES.map((l) => l.names));
+  });
+
+  it('fish offers the same names (complete -C, as fish asks when Tab is pressed)', { timeout: 120_000 }, async () => {
+    const script = await runConverge(['completion', 'fish']);
+    await writeFile(join(dir, 'converge.fish'), script.stdout);
+    const calls = LINES.map(({ words, typed }) => `echo (complete -C ${JSON.stringify(['converge', ...words, typed].join(' '))} | string replace -r '\\t.*' '')`).join('\n');
+    const run = await bash(`function converge; ${converge} $argv; end\nsource converge.fish\n${calls}`, dir, 'fish');
+    expect(run.stderr).toBe('');
+    const offered = run.stdout.split('\n').slice(0, LINES.length).map((line) => line.split(' ').filter((w) => w !== '').sort());
+    expect(offered).toEqual(LINES.map((l) => l.names));
   });
 
   it('converge completion --targets prints the names one a line, and nothing (exit 0) for what it cannot read', async () => {

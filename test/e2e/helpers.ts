@@ -223,6 +223,15 @@ export interface ResourceRow {
   job: { id: string; state: string; outcome?: string; message?: string } | null;
 }
 
+/** What a row of /status shows of a resource's record (issue 40): its last job, appliedFrom, hold and health. */
+export interface RecordedRow {
+  key: string;
+  job: { id: string; state: string } | null;
+  appliedFrom?: { kind: string; id: string };
+  hold?: { reason: string; revisionId?: string };
+  health: { status: string; reason: string; revisionId?: string };
+}
+
 export interface DaemonStatus {
   manifests: { loaded: boolean; error: string | null } | null;
   lastReconcile: { id: number; ok: boolean; error: string | null; trigger: string } | null;

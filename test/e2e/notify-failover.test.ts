@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { eventId } from '../../src/core/notify/events.js';
 import { startEmulator } from '../../src/emulator/server.js';
 import { startReceiver } from '../helpers/notify-receivers.js';
-import { dockerDeploymentYaml, dropPrefix, killAllConverge, REDIS_URL, startDaemon, tempDir, testPrefix, until, writeFiles, type DaemonHandle } from './helpers.js';
+import { dockerDeploymentYaml, dropPrefix, killAllConverge, REDIS_URL, startDaemon, tempDir, testPrefix, until, writeFiles, type DaemonHandle, type RecordedRow } from './helpers.js';
 
 const GOOD = ['fo-a', 'fo-b', 'fo-c', 'fo-d'];
 const BAD = 'fo-bad';
@@ -18,13 +18,7 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c().catch(() => undefined);
 });
 
-interface Row {
-  key: string;
-  job: { id: string; state: string } | null;
-  appliedFrom?: { kind: string; id: string };
-  hold?: { reason: string; revisionId?: string };
-  health: { status: string; reason: string; revisionId?: string };
-}
+type Row = RecordedRow;
 
 async function rows(daemon: DaemonHandle): Promise<Map<string, Row>> {
   const doc = (await daemon.status()) as unknown as { resources: Row[] };

@@ -2,7 +2,7 @@
 import { rm } from 'node:fs/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/server.js';
-import { dockerDeploymentYaml, dropPrefix, killAllConverge, REDIS_URL, runConverge, startDaemon, tempDir, testPrefix, until, writeFiles, type DaemonHandle } from './helpers.js';
+import { dockerDeploymentYaml, dropPrefix, killAllConverge, REDIS_URL, runConverge, startDaemon, tempDir, testPrefix, until, writeFiles, type DaemonHandle, type RecordedRow } from './helpers.js';
 
 const HOOK = 'hook-token-record-5b1e';
 const cleanups: Array<() => Promise<unknown>> = [];
@@ -12,13 +12,7 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c().catch(() => undefined);
 });
 
-interface Row {
-  key: string;
-  job: { id: string; state: string } | null;
-  appliedFrom?: { kind: string; id: string };
-  hold?: { reason: string; revisionId?: string };
-  health: { status: string; reason: string; revisionId?: string };
-}
+type Row = RecordedRow;
 
 interface HistoryDoc {
   resource: string;
