@@ -345,10 +345,11 @@ describe.concurrent('converge run: two replicas on one Redis, resync every secon
     const args = ['--api-url', e2.url, '--redis-prefix', p, '--resync', '1s', '--job-lock', '2s'];
     const [a, b] = await Promise.all([daemon(t, x, args), daemon(t, x, args)]);
     await until('both deployments created', () => maxScale(e2, 'heal-me') === 1 && maxScale(e2, 'keep-me') === 1, 10_000);
-    // One replica holds the leader lease and plans (its status lists the resources); the other runs jobs only.
-    await until('the leader to see them in sync', async () => {
-      const all = [...(await a.status()).resources, ...(await b.status()).resources];
-      return all.length === 2 && all.every((r) => r.state === 'synced');
+    // One replica holds the leader lease and plans; the other runs jobs only. Both show the resources as the leader
+    // recorded them (the projection in Redis, docs/daemon.md "The event log"): the same two rows, in sync.
+    await until('both replicas to show the leader\'s rows in sync', async () => {
+      const views = [(await a.status()).resources, (await b.status()).resources];
+      return views.every((rows) => rows.length === 2 && rows.every((r) => r.state === 'synced'));
     }, 10_000);
     // lease is null until a daemon has started its election loop.
     const leases = await until('both replicas to know the leader', async () => {
