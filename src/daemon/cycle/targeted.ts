@@ -7,7 +7,10 @@ import { gatherFrom, type Gathered } from '../../observe/gather.js';
 import { loadChangedManifests } from '../../observe/manifests.js';
 import { plan } from '../../plan/plan.js';
 import { sortChanges, summarize } from '../../plan/summary.js';
+import { sendingOnce } from '../../service/call-scope.js';
+import { BadResponseError, NetworkError } from '../../service/errors.js';
 import { findLiveDeployment } from '../../service/find-deployment.js';
+import { ServiceError } from '../../core/errors.js';
 import { decideAndAct, recordDeclarations, type ReconcileOutcome } from './cycle.js';
 import type { CycleContext } from './cycle-context.js';
 
@@ -59,7 +62,11 @@ async function appliedOf(ctx: CycleContext, resources: readonly DesiredResource[
   return new Map(keys.flatMap((key, i) => (records[i] ? [[key, records[i]] as const] : [])));
 }
 
-/** The live deployment of each declared name, read by the id the last listing or the applied state knows, else by name_contains. */
+/**
+ * The live deployment of each declared name, read by the id the last listing or the applied state knows, else by
+ * name_contains. Each read is tried once: a failure gives the change to the full reconcile, whose listing owns the
+ * retries and the reconcile's backoff (docs/daemon.md).
+ */
 async function readLive(ctx: CycleContext, previous: ReconcileOutcome, resources: readonly DesiredResource[], applied: Promise<Map<string, { ownership?: { id: string } }>>): Promise<LiveDeployment[]> {
   const names = new Set(resources.map((r) => r.name));
   const known = new Map(previous.live.filter((d) => names.has(d.name)).map((d) => [d.name, d.id] as const));
@@ -67,7 +74,7 @@ async function readLive(ctx: CycleContext, previous: ReconcileOutcome, resources
   const found: LiveDeployment[] = [];
   await mapBounded(resources, READS_IN_FLIGHT, async (r) => {
     const id = known.get(r.name) ?? records.get(resourceKey(r.kind, r.name))?.ownership?.id;
-    const live = await findLiveDeployment(ctx.client, r.name, id);
+    const live = await sendingOnce(() => findLiveDeployment(ctx.client, r.name, id));
     if (live) found.push(live);
   });
   return found;
@@ -86,20 +93,27 @@ export async function reconcileFiles(ctx: CycleContext, previous: ReconcileOutco
   const appliedRead = appliedOf(ctx, scope.loaded.resources);
   appliedRead.catch(() => undefined);
   const listing = readLive(ctx, previous, scope.loaded.resources, appliedRead);
-  const gathered = await gatherFrom(
-    {
-      dir: ctx.dir,
-      env: ctx.env,
-      client: ctx.client,
-      allowLiteralSecrets: false,
-      allowLocalDiscovery: ctx.settings.allowLocalDiscovery,
-      namePrefix: ctx.settings.namePrefix,
-      ...(ctx.settings.adopt ? { adoptPolicy: ctx.settings.adopt } : {}),
-    },
-    scope.loaded,
-    listing,
-    appliedRead,
-  );
+  let gathered: Gathered;
+  try {
+    gathered = await gatherFrom(
+      {
+        dir: ctx.dir,
+        env: ctx.env,
+        client: ctx.client,
+        allowLiteralSecrets: false,
+        allowLocalDiscovery: ctx.settings.allowLocalDiscovery,
+        namePrefix: ctx.settings.namePrefix,
+        ...(ctx.settings.adopt ? { adoptPolicy: ctx.settings.adopt } : {}),
+      },
+      scope.loaded,
+      listing,
+      appliedRead,
+    );
+  } catch (error) {
+    // The service did not answer a read: the full reconcile reads it again, with its retries and backoff.
+    if (error instanceof NetworkError || error instanceof ServiceError || error instanceof BadResponseError) return { full: `a live read failed (${error.message})` };
+    throw error;
+  }
   // A secret that cannot be resolved, a repository that does not: the full path reports them with every other finding.
   if (gathered.diagnostics.some((d) => d.severity === 'error')) return { full: 'a changed resource is blocked' };
   await recordDeclarations(ctx, gathered);
