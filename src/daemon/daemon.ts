@@ -108,6 +108,7 @@ class ConvergeDaemon implements Daemon {
       stopping: () => this.stopping,
       onLost: () => {
         this.metrics.appliedStateLost.set(1);
+        this.reconciler?.rewriteRecord();
         this.notifyLost();
       },
     });

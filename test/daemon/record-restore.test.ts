@@ -24,6 +24,31 @@ function queuedRow(name: string, jobId: string): ResourceState {
 describe('restoring the projection', () => {
   const fixture = eventLogStoreOnTestPrefix('restore');
 
+  it('writes a row only when its state changes, and every row again when Redis lost the projection', async () => {
+    const log = pino({ level: 'silent' });
+    const tracker = new ResourceTracker();
+    const recorder = new EventRecorder(fixture.store(), { by: 'replica-c', log, leading: () => true }, tracker);
+    const row = queuedRow('steady', 'j-steady');
+    tracker.restore(new Map([[row.key, row]]));
+    await fixture.store().write({ events: [], states: [row] });
+    const version = await fixture.store().stateVersion();
+    // A fold into the same state (a resync that changed nothing): no write, the projection's version does not move.
+    expect(tracker.setHealth(row.key, { ...row.health })).toBe(false);
+    await recorder.flushed();
+    expect(await fixture.store().stateVersion()).toBe(version);
+    // A change is written.
+    tracker.setHealth(row.key, { status: 'progressing', reason: 'RevisionBuilding', message: 'building r2', revisionId: 'r2' });
+    await recorder.flushed();
+    expect((await fixture.store().states()).get(row.key)?.health.revisionId).toBe('r2');
+    // Redis lost it (as after a FLUSHALL): rewriteAll writes every row again.
+    await fixture.store().write({ events: [], states: [], removed: [row.key] });
+    expect((await fixture.store().states()).has(row.key)).toBe(false);
+    recorder.rewriteAll();
+    await recorder.flushed();
+    expect((await fixture.store().states()).get(row.key)?.health.revisionId).toBe('r2');
+    await fixture.store().write({ events: [], states: [], removed: [row.key] }); // the next test's projection starts empty
+  });
+
   it('folds the results the workers recorded since the projection was written', async () => {
     // The last leader's projection: three jobs queued. Then, with no leader, the workers ran them.
     await fixture.store().write({ events: [], states: [queuedRow('web', 'j-web'), queuedRow('api', 'j-api'), queuedRow('idle', 'j-idle')] });

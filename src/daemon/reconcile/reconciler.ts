@@ -111,6 +111,9 @@ export class Reconciler {
   /** Resolves when every change so far is written to the event log. */
   recorded = async (): Promise<void> => this.recorder?.flushed();
 
+  /** Redis lost the event log's projection: every row's state is written again. */
+  rewriteRecord = (): void => this.recorder?.rewriteAll();
+
   /** Asks for a reconcile (of the changed files of a watch burst, else full); resolves with the record of the run that covered it (undefined once stopping). */
   request(trigger: ReconcileTrigger, cycle?: string, changed?: ChangedPaths): Promise<ReconcileRecord | undefined> {
     if (this.stopped || !this.leading()) return Promise.resolve(undefined);

@@ -1,4 +1,5 @@
 // The daemon's side of the event log: each change of the rows becomes history entries (src/core/resource-record.ts) and the resource's projected state, written to Redis in order, one write at a time, while this replica leads.
+import { isDeepStrictEqual } from 'node:util';
 import type { Logger } from 'pino';
 import { jobEventOf, recordsOf, type JobResultEvent, type RecordedEvent } from '../../core/resource-record.js';
 import type { ResourceState } from '../../core/resource-state.js';
@@ -69,6 +70,7 @@ export class EventRecorder implements ChangeSink {
     if (!this.options.leading()) return;
     const meta = { at: this.options.now?.() ?? new Date().toISOString(), by: this.options.by, manifests: change.manifests };
     const seen = new Set<string>();
+    const before = this.events.length;
     for (const event of change.events) {
       for (const record of recordsOf(event, change.before, change.after, meta)) {
         // One reconcile folds its decision and a release of the same hold: one entry each.
@@ -78,6 +80,9 @@ export class EventRecorder implements ChangeSink {
         this.events.push(record);
       }
     }
+    // A resync that folds a row into the state it had records nothing: no entry, and the projection holds that state already
+    // (a lost Redis is rewritten whole: rewriteAll). Writing every row at every resync cost 10,000 states a resync at 10,000.
+    if (this.events.length === before && change.before !== undefined && isDeepStrictEqual(change.before, change.after)) return;
     if (this.events.length > MAX_PENDING_EVENTS) this.events.splice(0, this.events.length - MAX_PENDING_EVENTS);
     this.states.set(change.key, change.after);
     this.gone.delete(change.key);
@@ -90,6 +95,13 @@ export class EventRecorder implements ChangeSink {
       this.gone.add(key);
       this.states.delete(key);
     }
+    this.schedule();
+  }
+
+  /** Writes every row's state again (Redis lost the projection: the applied-state watch saw its epoch change). */
+  rewriteAll(): void {
+    if (!this.options.leading()) return;
+    for (const state of this.tracker.states()) this.states.set(state.key, state);
     this.schedule();
   }
 
