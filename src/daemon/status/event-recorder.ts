@@ -70,7 +70,7 @@ export class EventRecorder implements ChangeSink {
     if (!this.options.leading()) return;
     const meta = { at: this.options.now?.() ?? new Date().toISOString(), by: this.options.by, manifests: change.manifests };
     const seen = new Set<string>();
-    const before = this.events.length;
+    const entriesBefore = this.events.length;
     for (const event of change.events) {
       for (const record of recordsOf(event, change.before, change.after, meta)) {
         // One reconcile folds its decision and a release of the same hold: one entry each.
@@ -82,7 +82,7 @@ export class EventRecorder implements ChangeSink {
     }
     // A resync that folds a row into the state it had records nothing: no entry, and the projection holds that state already
     // (a lost Redis is rewritten whole: rewriteAll). Writing every row at every resync cost 10,000 states a resync at 10,000.
-    if (this.events.length === before && change.before !== undefined && isDeepStrictEqual(change.before, change.after)) return;
+    if (this.events.length === entriesBefore && change.before !== undefined && isDeepStrictEqual(change.before, change.after)) return;
     if (this.events.length > MAX_PENDING_EVENTS) this.events.splice(0, this.events.length - MAX_PENDING_EVENTS);
     this.states.set(change.key, change.after);
     this.gone.delete(change.key);
