@@ -22,9 +22,12 @@ export function formatDiagnostic(d: Omit<Diagnostic, 'code'>): string {
 
 /** Stable ordering: file, line, column, message. */
 export function sortDiagnostics(list: Diagnostic[]): Diagnostic[] {
-  return [...list].sort(
-    (a, b) => a.file.localeCompare(b.file) || a.line - b.line || a.column - b.column || a.message.localeCompare(b.message),
-  );
+  return [...list].sort(compareDiagnostics);
+}
+
+/** The order diagnostics are shown in: by file, line, column, then message. */
+export function compareDiagnostics(a: Pick<Diagnostic, 'file' | 'line' | 'column' | 'message'>, b: Pick<Diagnostic, 'file' | 'line' | 'column' | 'message'>): number {
+  return a.file.localeCompare(b.file) || a.line - b.line || a.column - b.column || a.message.localeCompare(b.message);
 }
 
 /** Warnings for something of the tree not read: a file that vanished while read, a link out of the tree not followed. */

@@ -13,6 +13,8 @@ export function desiredFingerprint(resource: DesiredResource, secretHashes: Read
 /** Per resource, the fingerprint of the desired state last seen in sync (src/store/desired-memory.ts keeps it in Redis). */
 export interface DesiredMemory {
   getAll(): Promise<Map<string, string>>;
+  /** The remembered fingerprints of `keys` only (a targeted reconcile's resources). */
+  getSome(keys: Iterable<string>): Promise<Map<string, string>>;
   set(entries: ReadonlyMap<string, string>): Promise<void>;
   /** Forgets resources no manifest declares any more. */
   retain(keys: ReadonlySet<string>): Promise<number>;

@@ -25,5 +25,10 @@ export function orphanDeployments(changes: readonly PlanChange[]): number {
 
 /** By kind, then name (code-unit order, locale-independent); stable for equal keys. */
 export function sortChanges(changes: PlanChange[]): PlanChange[] {
-  return changes.sort((a, b) => compareStrings(a.kind, b.kind) || compareStrings(a.name, b.name));
+  return changes.sort(compareChanges);
+}
+
+/** The plan's order of changes: by kind, then name. */
+export function compareChanges(a: PlanChange, b: PlanChange): number {
+  return compareStrings(a.kind, b.kind) || compareStrings(a.name, b.name);
 }

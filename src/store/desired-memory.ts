@@ -24,6 +24,13 @@ export class RedisDesiredMemory {
     return new Map(Object.entries(await this.redis.hgetall(this.key)));
   }
 
+  async getSome(keys: Iterable<string>): Promise<Map<string, string>> {
+    const wanted = [...keys];
+    if (wanted.length === 0) return new Map();
+    const values = await this.redis.hmget(this.key, ...wanted);
+    return new Map(wanted.flatMap((key, i) => (values[i] == null ? [] : [[key, values[i]] as const])));
+  }
+
   async set(entries: ReadonlyMap<string, string>): Promise<void> {
     if (entries.size === 0) return;
     await this.redis.hset(this.key, Object.fromEntries(entries));

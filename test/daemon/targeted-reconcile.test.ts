@@ -105,7 +105,7 @@ describe('a targeted reconcile decides what a full one decides for the same chan
       await writeFile(join(dir, 'web.yaml'), yaml('web', 3));
       return ['web.yaml'];
     });
-    expect(run.targeted.targeted).toBe(1);
+    expect(run.targeted.targeted?.keys.size).toBe(1);
     expect(run.full.targeted).toBeUndefined();
     expect(run.t.jobs).toEqual([expect.objectContaining({ key: 'Deployment/web', operation: 'patch-deployment' })]);
     expect(run.t).toEqual(run.f);
@@ -117,7 +117,7 @@ describe('a targeted reconcile decides what a full one decides for the same chan
       await writeFile(join(dir, 'steady.yaml'), yaml('steady', 1));
       return ['api.yaml', 'steady.yaml'];
     });
-    expect(run.targeted.targeted).toBe(2);
+    expect(run.targeted.targeted?.keys.size).toBe(2);
     expect(run.targeted.resources.get('Deployment/api')?.location.file).toBe('api.yaml');
     expect(run.t.jobs.map((j) => [j.key, j.operation])).toEqual([['Deployment/api', 'patch-deployment']]);
     expect(run.t).toEqual(run.f);

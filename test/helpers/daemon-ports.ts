@@ -41,6 +41,7 @@ export function fakePorts() {
       applied: { getAll: () => Promise.resolve(new Map(applied)), get: (key: string) => Promise.resolve(applied.get(key)), pendingKeys: () => Promise.resolve(new Set<string>()) },
       memory: {
         getAll: () => Promise.resolve(new Map(remembered)),
+        getSome: (keys: Iterable<string>) => Promise.resolve(new Map([...keys].flatMap((k) => (remembered.has(k) ? [[k, remembered.get(k)!] as const] : [])))),
         set: (entries: ReadonlyMap<string, string>) => {
           for (const [k, v] of entries) remembered.set(k, v);
           return Promise.resolve();

@@ -46,8 +46,8 @@ export interface ReconcileOutcome {
   revisionReads?: number;
   /** When a delete waiting for prune_grace falls due (ms): the daemon reconciles then (src/core/prune-grace.ts). */
   pruneRecheckAt?: number;
-  /** A targeted reconcile (src/daemon/cycle/targeted.ts): the resources it decided; the rest is the last reconcile's. */
-  targeted?: number;
+  /** A targeted reconcile (src/daemon/cycle/targeted.ts): the resources it decided and the files it read; the rest is the last reconcile's. */
+  targeted?: { keys: ReadonlySet<string>; files: ReadonlySet<string> };
 }
 
 
@@ -167,7 +167,7 @@ interface Acted {
 export async function decideAndAct(ctx: CycleContext, g: Pick<DaemonDecisionInputs, 'result' | 'gathered' | 'input' | 'lastGood' | 'pendingWrites'>, scope?: ReadonlySet<string>): Promise<Acted> {
   const { result, gathered, input } = g;
   const [remembered, storedHolds, { conflicts, released }] = await Promise.all([
-    ctx.memory.getAll(),
+    scope ? ctx.memory.getSome(scope) : ctx.memory.getAll(),
     ctx.holds?.getAll() ?? Promise.resolve(new Map<string, ResourceHold>()),
     standingConflicts(ctx, gathered.resources, input.secretHashes),
   ]);

@@ -1,12 +1,13 @@
 // A watch event's reconcile: the resources the changed files declare (before and after), decided against live state read for them only, through the step a full reconcile takes (cycle.ts).
-import { sortDiagnostics } from '../../core/diagnostics.js';
+import { compareDiagnostics } from '../../core/diagnostics.js';
+import { insertSorted } from '../../core/sorted-merge.js';
 import { inListing } from '../../core/kinds/index.js';
 import { mapBounded } from '../../core/map-bounded.js';
 import { resourceKey, type AppliedRecord, type DesiredResource, type LiveDeployment, type Plan } from '../../core/model.js';
 import { gatherFrom, type Gathered } from '../../observe/gather.js';
 import { loadChangedManifests } from '../../observe/manifests.js';
 import { plan } from '../../plan/plan.js';
-import { sortChanges, summarize } from '../../plan/summary.js';
+import { compareChanges, summarize } from '../../plan/summary.js';
 import { sendingOnce } from '../../service/call-scope.js';
 import { BadResponseError, NetworkError } from '../../service/errors.js';
 import { findLiveDeployment } from '../../service/find-deployment.js';
@@ -123,34 +124,46 @@ export async function reconcileFiles(ctx: CycleContext, previous: ReconcileOutco
   return { outcome: folded(ctx, previous, { scope, paths, result, gathered, acted }) };
 }
 
-/** The last full outcome with this reconcile's resources in place of theirs: what status, metrics and logs read. */
+/** A copy of `before` less the keys `without`, with `entries` set (a key already there keeps its place). */
+function withEntries<T>(before: ReadonlyMap<string, T> | undefined, entries: Iterable<readonly [string, T]>, without: ReadonlySet<string> = new Set()): Map<string, T> {
+  const map = new Map(before ?? []);
+  for (const key of without) map.delete(key);
+  for (const [key, value] of entries) map.set(key, value);
+  return map;
+}
+
+/**
+ * The last full outcome with this reconcile's resources in place of theirs: what status, metrics and logs read. The
+ * lists stay in the plan's order: the few new entries are inserted at their place, the rest is not sorted again.
+ */
 function folded(
   ctx: CycleContext,
   previous: ReconcileOutcome,
   now: { scope: Scope; paths: readonly string[]; result: Plan; gathered: Gathered; acted: Awaited<ReturnType<typeof decideAndAct>> },
 ): ReconcileOutcome {
   const { scope, result, gathered, acted } = now;
-  const outside = <T>(entries: Iterable<readonly [string, T]>): Array<[string, T]> => [...entries].filter(([key]) => !scope.keys.has(key)) as Array<[string, T]>;
-  const changes = sortChanges([...previous.plan.changes.filter((c) => !scope.keys.has(resourceKey(c.kind, c.name))), ...result.changes]);
+  /** `before` (in its order) without the decided resources, then theirs now. */
+  const replaced = <T>(before: ReadonlyMap<string, T> | undefined, entries: Iterable<readonly [string, T]>): Map<string, T> => withEntries(before, entries, scope.keys);
+  const changes = insertSorted(previous.plan.changes.filter((c) => !scope.keys.has(resourceKey(c.kind, c.name))), result.changes, compareChanges);
   const changed = new Set(now.paths);
-  const diagnostics = sortDiagnostics([...previous.plan.diagnostics.filter((d) => !changed.has(d.file)), ...result.diagnostics] as Parameters<typeof sortDiagnostics>[0]);
+  const diagnostics = insertSorted(previous.plan.diagnostics.filter((d) => !changed.has(d.file)), result.diagnostics, compareDiagnostics);
   const names = new Set(scope.loaded.resources.map((r) => r.name));
   return {
     plan: { ...previous.plan, changes, diagnostics, summary: summarize(changes) },
-    resources: new Map([...outside(previous.resources), ...gathered.resources]),
+    resources: replaced(previous.resources, gathered.resources),
     live: [...previous.live.filter((d) => !names.has(d.name)), ...gathered.live.deployments],
     files: ctx.manifestCache?.size ?? previous.files,
-    outcomes: new Map([...outside(previous.outcomes), ...acted.outcomes]),
+    outcomes: replaced(previous.outcomes, acted.outcomes),
     held: previous.held,
     drift: [...previous.drift.filter((d) => !scope.keys.has(d.key)), ...acted.drift],
     enqueued: acted.added,
-    fingerprints: new Map([...outside(previous.fingerprints ?? new Map<string, string>()), ...acted.fingerprints]),
-    holds: new Map([...outside(previous.holds ?? new Map()), ...acted.holds]),
+    fingerprints: replaced(previous.fingerprints, acted.fingerprints),
+    holds: replaced(previous.holds, acted.holds),
     version: gathered.version,
-    applied: new Map([...(previous.applied ?? []), ...gathered.input.applied]),
+    applied: withEntries(previous.applied, gathered.input.applied),
     conflicts: acted.conflicts,
     released: acted.released,
     revisionReads: acted.revisions.requests,
-    targeted: scope.keys.size,
+    targeted: { keys: scope.keys, files: changed },
   };
 }

@@ -10,7 +10,8 @@ const ROUTINE: ReadonlySet<string> = new Set(['Synced', 'Applied', 'Applying', '
 
 /** Remembers what it last logged of each kind, so a resync that finds the same says nothing again. */
 export class FindingsLog {
-  private loggedDiagnostics = new Set<string>();
+  /** The problems last logged, by the file they are about: each diagnostic's line, and each file kept at its last good version. */
+  private loggedDiagnostics = new Map<string, Set<string>>();
   /** The prune refusal last logged (a file that fails to load, a guard), if one stands. */
   private loggedRefusal: string | undefined;
   /** Per resource, why it was last logged as not written. */
@@ -23,16 +24,30 @@ export class FindingsLog {
     this.drift = new DriftLog(log);
   }
 
-  /** Each manifest problem once, each file kept at its last good version once, and a prune refusal once, while they last. */
+  /**
+   * Each manifest problem once, each file kept at its last good version once, and a prune refusal once, while they
+   * last. A targeted reconcile read only its files: the problems of every other file are as last logged.
+   */
   diagnostics(outcome: ReconcileOutcome): void {
-    const now = new Set(outcome.plan.diagnostics.map((d) => formatDiagnostic(d)));
-    for (const line of now) if (!this.loggedDiagnostics.has(line)) this.log.warn({ diagnostic: line }, 'manifest problem');
-    for (const held of outcome.held) {
-      if (!this.loggedDiagnostics.has(`held:${held.key}:${held.error}`)) {
-        this.log.warn({ key: held.key, file: held.file, error: held.error }, 'manifest file has errors; the last good version of its resource stays in force');
-      }
+    const read = outcome.targeted?.files;
+    const before = read ? new Map([...read].map((file) => [file, this.loggedDiagnostics.get(file)] as const)) : this.loggedDiagnostics;
+    const now = read ? this.loggedDiagnostics : new Map<string, Set<string>>();
+    for (const file of read ?? []) now.delete(file);
+    const note = (file: string, line: string, say: () => void): void => {
+      if (!before.get(file)?.has(line)) say();
+      const lines = now.get(file) ?? new Set<string>();
+      now.set(file, lines.add(line));
+    };
+    for (const d of outcome.plan.diagnostics) {
+      if (read && !read.has(d.file)) continue;
+      const line = formatDiagnostic(d);
+      note(d.file, line, () => this.log.warn({ diagnostic: line }, 'manifest problem'));
     }
-    this.loggedDiagnostics = new Set([...now, ...outcome.held.map((h) => `held:${h.key}:${h.error}`)]);
+    for (const held of outcome.held) {
+      if (read && !read.has(held.file)) continue;
+      note(held.file, `held:${held.key}:${held.error}`, () => this.log.warn({ key: held.key, file: held.file, error: held.error }, 'manifest file has errors; the last good version of its resource stays in force'));
+    }
+    this.loggedDiagnostics = now;
     const refused = outcome.plan.prune_refused;
     if (refused !== undefined && refused !== this.loggedRefusal) this.log.warn({ reason: refused }, 'prune refused: nothing is deleted');
     this.loggedRefusal = refused;

@@ -234,7 +234,7 @@ export class Reconciler {
         {
           reconcile: record.id, trigger: record.trigger, ms: record.durationMs, files: record.files, live: record.live,
           create: s.create, update: s.update, adopt: s.adopt, delete: s.delete, noop: s.noop, orphan: s.orphan, blocked: s.blocked,
-          enqueued: record.enqueued, drifted: record.drifted, held: record.held, revisionReads: outcome.revisionReads ?? 0, targeted: outcome.targeted,
+          enqueued: record.enqueued, drifted: record.drifted, held: record.held, revisionReads: outcome.revisionReads ?? 0, targeted: outcome.targeted?.keys.size,
           ...(record.cycle ? { cycle: record.cycle } : {}),
         },
         'reconciled',

@@ -190,4 +190,31 @@ describe('ResourceTracker', () => {
     t.setHold('Deployment/web', undefined);
     expect(t.heldKeys()).toEqual([]);
   });
+  it('folds a targeted outcome into the rows it decided only, as a full update of the same outcome would leave them', () => {
+    const names = ['a', 'b', 'c', 'd'];
+    const first = outcome(names.map((n) => change(n, 'noop')), names.map((n) => live(n)), []);
+    const edited = outcome(names.map((n) => change(n, n === 'c' ? 'update' : 'noop')), names.map((n) => live(n)), [['Deployment/c', job('Deployment/c', 'j7')]]);
+    const targeted: ReconcileOutcome = { ...edited, targeted: { keys: new Set(['Deployment/c']), files: new Set(['c.yaml']) } };
+    const partial = new ResourceTracker({ progressDeadlineMs: 60_000, now: () => 1000 });
+    const whole = new ResourceTracker({ progressDeadlineMs: 60_000, now: () => 1000 });
+    const reported: string[] = [];
+    partial.record({ changed: ({ key }) => void reported.push(key), removed: () => undefined });
+    partial.update(first);
+    whole.update(first);
+    reported.length = 0;
+    partial.update(targeted);
+    whole.update(edited);
+    expect(reported).toEqual(['Deployment/c']);
+    expect(partial.states()).toEqual(whole.states());
+    expect(partial.states().map((s) => s.key)).toEqual(names.map((n) => `Deployment/${n}`));
+    expect(partial.resources().find((r) => r.name === 'c')!.job).toMatchObject({ id: 'j7', state: 'queued' });
+  });
+
+  it('rebuilds every row when a targeted outcome decides a resource it has no row for', () => {
+    const t = new ResourceTracker();
+    t.update(outcome([change('a', 'noop')], [live('a')], []));
+    const next = outcome([change('new', 'create'), change('a', 'noop')], [live('a')], []);
+    t.update({ ...next, targeted: { keys: new Set(['Deployment/new']), files: new Set(['new.yaml']) } });
+    expect(t.states().map((s) => s.key)).toEqual(['Deployment/new', 'Deployment/a']);
+  });
 });

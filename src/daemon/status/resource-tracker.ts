@@ -2,7 +2,8 @@
 import type { HealthCondition } from '../../core/health.js';
 import type { ResourceHold } from '../../core/holds.js';
 import type { RevisionReading } from '../../core/kinds/index.js';
-import type { Plan } from '../../core/model.js';
+import type { Plan, PlanChange } from '../../core/model.js';
+import type { Outcome } from '../../core/decide.js';
 import { foldResource, type ResourceEvent, type ResourceState } from '../../core/resource-state.js';
 import type { RolloutTarget } from '../../core/rollout.js';
 import { ReconcileJobResult } from '../../store/schema.js';
@@ -142,38 +143,65 @@ export class ResourceTracker implements RolloutView {
     return this.clock();
   }
 
-  /** Rebuilds every row from a reconcile's outcome. */
+  /**
+   * Folds a reconcile's decisions into the rows. A full reconcile rebuilds every row (a resource no longer planned is
+   * dropped); a targeted one (src/daemon/cycle/targeted.ts) folds the resources it decided and leaves every other row as
+   * it is, which is what folding the last decision of theirs again would give (a row that moved since is in its scope).
+   */
   update(outcome: ReconcileOutcome): void {
+    const scope = outcome.targeted?.keys;
+    if (scope && [...scope].every((key) => this.rows.has(key))) return this.updateSome(outcome, scope);
     const sources = rowSources(outcome);
     const rows = new Map<string, ResourceState>();
     const orphans: string[] = [];
     for (const change of outcome.plan.changes) {
       const decided = outcome.outcomes.get(`${change.kind}/${change.name}`);
       if (!decided) continue;
-      const key = decided.key;
-      if (change.action === 'orphan') {
-        orphans.push(key);
-        continue;
-      }
-      const previous = this.rows.get(key);
-      const events: ResourceEvent[] = decisionEvents(change, decided, outcome, sources);
-      let row = foldResource(previous, events[0] as Extract<ResourceEvent, { type: 'decided' }>);
-      for (const event of events.slice(1)) row = foldResource(row, event);
-      // A reconcile that read the holds before an operator released one (it ended after the release) does not bring it back.
-      if (row.hold && row.hold.revisionId !== undefined && row.releasedRevision === row.hold.revisionId) {
-        const release: ResourceEvent = { type: 'hold', hold: undefined };
-        row = foldResource(row, release);
-        events.push(release);
-      }
-      rows.set(key, row);
-      this.changed({ key, events, before: previous, after: row, manifests: outcome.version });
+      if (change.action === 'orphan') orphans.push(decided.key);
+      else rows.set(decided.key, this.decide(change, decided, outcome, sources));
     }
     const gone = [...this.rows.keys()].filter((key) => !rows.has(key));
     this.rows = rows;
     if (gone.length > 0) for (const sink of this.sinks) sink.removed(gone);
     this.orphanKeys = orphans;
     for (const key of [...this.buildingSince.keys()]) if (!rows.has(key)) this.buildingSince.delete(key);
-    const jobsShown = new Set([...rows.values()].flatMap((row) => (row.job ? [row.job.id] : [])));
+    this.foldEarly(new Set([...rows.values()].flatMap((row) => (row.job ? [row.job.id] : []))));
+  }
+
+  /** Folds the decisions of the resources in `scope` (each has a row already), in place: the rest stay as they are. */
+  private updateSome(outcome: ReconcileOutcome, scope: ReadonlySet<string>): void {
+    const names = new Set([...scope].map((key) => key.slice(key.indexOf('/') + 1)));
+    const sources = rowSources({ ...outcome, live: outcome.live.filter((d) => names.has(d.name)) });
+    const jobs = new Set<string>();
+    for (const change of outcome.plan.changes) {
+      const decided = scope.has(`${change.kind}/${change.name}`) ? outcome.outcomes.get(`${change.kind}/${change.name}`) : undefined;
+      if (!decided || change.action === 'orphan') continue;
+      const row = this.decide(change, decided, outcome, sources);
+      this.rows.set(decided.key, row);
+      if (row.job) jobs.add(row.job.id);
+    }
+    this.foldEarly(jobs);
+  }
+
+  /** Folds one reconcile's decision of a planned resource into its row (and reports the change to the sinks). */
+  private decide(change: PlanChange, decided: Outcome, outcome: ReconcileOutcome, sources: ReturnType<typeof rowSources>): ResourceState {
+    const key = decided.key;
+    const previous = this.rows.get(key);
+    const events: ResourceEvent[] = decisionEvents(change, decided, outcome, sources);
+    let row = foldResource(previous, events[0] as Extract<ResourceEvent, { type: 'decided' }>);
+    for (const event of events.slice(1)) row = foldResource(row, event);
+    // A reconcile that read the holds before an operator released one (it ended after the release) does not bring it back.
+    if (row.hold && row.hold.revisionId !== undefined && row.releasedRevision === row.hold.revisionId) {
+      const release: ResourceEvent = { type: 'hold', hold: undefined };
+      row = foldResource(row, release);
+      events.push(release);
+    }
+    this.changed({ key, events, before: previous, after: row, manifests: outcome.version });
+    return row;
+  }
+
+  /** Folds the job results that arrived before the reconcile that enqueued them ended, for the jobs now shown. */
+  private foldEarly(jobsShown: ReadonlySet<string>): void {
     for (const [jobId, early] of [...this.early]) {
       if (jobsShown.has(jobId)) {
         this.early.delete(jobId);

@@ -69,7 +69,7 @@ async function holdFailed(tracker: ResourceTracker, holds: FollowOptions['holds'
  * released that very revision's hold; a hold of an older revision gives way to the newer failed one.
  */
 export async function holdFailedRevisions(tracker: ResourceTracker, holds: FollowOptions['holds'], now = new Date()): Promise<void> {
-  for (const row of tracker.resources()) {
+  for (const row of tracker.states()) {
     const health = row.health;
     if (health.status !== 'degraded' || !health.revisionId || !health.revisionStatus || !revisionFailed(health.revisionStatus)) continue;
     if (row.hold?.revisionId === health.revisionId || row.job?.state === 'queued') continue;

@@ -24,7 +24,9 @@ export function procMemoryMb(pid) {
 export async function startDaemonChild({ dir, apiUrl, prefix, env, args = [], execArgv = [] }) {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
-  const argv = [...execArgv, CLI, 'run', dir, '--api-url', apiUrl, '--redis-url', REDIS_URL, '--redis-prefix', prefix, '--http-host', '127.0.0.1', '--http-port', String(port), '--log-level', 'info', ...args];
+  // BENCH_DAEMON_PROF=DIR writes a CPU profile of each daemon process there (node --cpu-prof, written when it exits).
+  const profile = process.env.BENCH_DAEMON_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_DAEMON_PROF}`] : [];
+  const argv = [...profile, ...execArgv, CLI, 'run', dir, '--api-url', apiUrl, '--redis-url', REDIS_URL, '--redis-prefix', prefix, '--http-host', '127.0.0.1', '--http-port', String(port), '--log-level', 'info', ...args];
   const spawnedAt = performance.now();
   const child = spawn(process.execPath, argv, { env: { ...env, NO_COLOR: '1', CONVERGE_WEBHOOK_TOKEN: BENCH_TOKEN }, stdio: ['ignore', 'pipe', 'pipe'] });
   const lines = [];
