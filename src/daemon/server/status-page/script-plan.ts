@@ -1,5 +1,7 @@
 // The status page's script, the plan part (browser JavaScript as text): holds the plan by run, and merges a `planDelta` (docs/contracts.md §5, `plan=delta`) into it.
 
+import { planRuns } from '../plan-sequence.js';
+
 /** Browser JavaScript; joined with the other parts into one IIFE by page-script.ts. */
 export const SCRIPT_PLAN = String.raw`
 /** The plan's lists the daemon sends by run, and the key of an entry of each (as src/daemon/server/plan-sequence.ts). */
@@ -11,26 +13,8 @@ const PLAN_LISTS = {
 /** The plan's lists held by run: per list, a Map of key to { key, after, entries }. */
 let planRunsHeld = {};
 
-/** A list cut into runs of consecutive entries of the same key; a later run of a key already used is key#2, key#3… */
-function planRuns(list, keyOf) {
-  const runs = [];
-  const used = new Set();
-  let last;
-  for (const entry of list) {
-    const base = keyOf(entry);
-    const previous = runs[runs.length - 1];
-    if (previous && base === last) {
-      previous.entries.push(entry);
-      continue;
-    }
-    last = base;
-    let key = base;
-    for (let n = 2; used.has(key); n++) key = base + '#' + n;
-    used.add(key);
-    runs.push({ key, after: previous ? previous.key : null, entries: [entry] });
-  }
-  return runs;
-}
+/** A list cut into runs (src/daemon/server/plan-sequence.ts planRuns, the daemon's own function: one rule on both sides). */
+const planRuns = ${planRuns.toString()};
 
 /** Holds a plan that came whole, by run (null or not an object: nothing held). */
 function holdPlan(plan) {
