@@ -87,10 +87,7 @@ export class RowSequence {
 
   /** Takes the current rows in; answers the current token. */
   observe(rows: readonly ViewRow[]): string {
-    this.rows.observe(
-      rows.map((row) => [row.key, JSON.stringify(row)] as const),
-      this.clock,
-    );
+    this.rows.observe(rows.map((row) => [row.key, JSON.stringify(row)] as const), this.clock);
     return this.token();
   }
 
@@ -101,10 +98,7 @@ export class RowSequence {
   observeFields(document: Readonly<Record<string, unknown>>): void {
     const planSeq = this.fields.seqOf('plan');
     const fields = Object.entries(document).filter(([name]) => name !== 'resources');
-    this.fields.observe(
-      fields.map(([name, value]) => [name, JSON.stringify(value) ?? 'undefined'] as const),
-      this.clock,
-    );
+    this.fields.observe(fields.map(([name, value]) => [name, JSON.stringify(value) ?? 'undefined'] as const), this.clock);
     if (this.fields.seqOf('plan') !== planSeq) this.plan.observe(document.plan, this.clock);
   }
 
