@@ -1,9 +1,12 @@
 // The status page's windowed table (docs/status-page.md "How rows are drawn") in Debian's Chromium, over the real status
-// server on loopback serving 3,000 rows of statusRow's shape: only the rows near the viewport are in the DOM, the
-// filter finds a row far down the list, scrolling draws later rows with no gap, and a delta updates a drawn row.
+// server on loopback serving 3,000 rows of statusRow's shape and a plan (a change per resource, some warnings): only
+// the rows near the viewport are in the DOM, the filter finds a row far down the list, scrolling draws later rows with
+// no gap, and a delta updates a drawn row and the plan by run (plan=delta), merged into exactly the plan of /status.
+import { runInNewContext } from 'node:vm';
 import type { Page } from 'playwright-core';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { ResourceState } from '../../src/core/resource-state.js';
+import { SCRIPT_PLAN } from '../../src/daemon/server/status-page/script-plan.js';
 import { startStatusServer, type StatusServer } from '../../src/daemon/server/status-server.js';
 import { statusRow } from '../../src/daemon/status/status-row.js';
 import { chromiumMissing, openChromium } from './chromium.js';
@@ -23,7 +26,18 @@ function state(i: number, health: ResourceState['health'] = { status: 'healthy',
   };
 }
 
-function document(states: ResourceState[]): Record<string, unknown> {
+/** The plan: a change per resource (an update of max_scale for those in `edited`), a warning in every 25th file but those in `clean`. */
+function planOf(states: ResourceState[], edited: Set<string>, clean: Set<string>): Record<string, unknown> {
+  const changes = states.map((s) => ({
+    kind: s.kind, name: s.name, action: edited.has(s.name) ? 'update' : 'noop', new_revision: edited.has(s.name),
+    fields: edited.has(s.name) ? [{ path: 'spec.max_scale', before: 1, after: 2, sensitive: false }] : [], reason: null,
+  }));
+  const diagnostics = states.filter((s, i) => i % 25 === 5 && !clean.has(s.name)).map((s) => ({ severity: 'warning', file: s.file, line: 4, column: 3, message: 'metadata.labels.team is not a known field; it is ignored' }));
+  const summary = { create: 0, update: edited.size, adopt: 0, delete: 0, noop: states.length - edited.size, orphan: 0, blocked: 0, suspended: 0 };
+  return { format_version: '1', summary, changes, notes: [], diagnostics };
+}
+
+function document(states: ResourceState[], plan: Record<string, unknown> = planOf(states, new Set(), new Set())): Record<string, unknown> {
   const rows = states.map(statusRow);
   const count = (pick: (r: ResourceState) => string): Record<string, number> => states.reduce<Record<string, number>>((out, s) => ({ ...out, [pick(s)]: (out[pick(s)] ?? 0) + 1 }), {});
   return {
@@ -36,7 +50,7 @@ function document(states: ResourceState[]): Record<string, unknown> {
     resources: rows,
     failedBuildLogs: {},
     orphans: [],
-    plan: null,
+    plan,
   };
 }
 
@@ -72,6 +86,11 @@ describe('the status page at 3,000 rows', () => {
     page.on('pageerror', (e) => errors.push(e.message));
     page.on('console', (m) => {
       if (m.type() === 'error') errors.push(m.text());
+    });
+    // Every /status answer with a body, in order: the plan is merged from them below as the page merges it.
+    const answers: Array<Promise<string>> = [];
+    page.on('response', (r) => {
+      if (new URL(r.url()).pathname === '/status' && r.status() === 200) answers.push(r.text());
     });
     await page.goto(`${server.url}/`);
     await until('the page to count every row', async () => (await page.textContent('#shown')) === `(${N})`, 30_000, 100);
@@ -115,18 +134,43 @@ describe('the status page at 3,000 rows', () => {
     expect(end.bottom > 0 && end.bottom <= end.viewport, JSON.stringify(end)).toBe(true);
     expect(await page.evaluate('document.documentElement.scrollWidth <= document.documentElement.clientWidth')).toBe(true);
 
-    // A delta updates a drawn row: only that row and the fields that changed come over the wire.
+    // A delta updates a drawn row and the plan: only that row, the fields that changed and the plan's changed runs come
+    // over the wire (the edited change, and the file whose warning went away).
     await page.evaluate('window.scrollTo(0, 0)');
     await until('the first rows drawn again', async () => (await drawnKeys(page))[0] === order[0], 10_000, 50);
     await page.locator(`#rows tr.row[data-key="${order[1]}"] button.expand`).click();
+    await page.locator(`#rows tr.row[data-key="${order[2]}"] button.expand`).click();
+    const before = (await Promise.all(answers)).length;
     states[2] = state(2, { status: 'degraded', reason: 'RevisionBuildFailed', message: 'build failed', revisionId: 'rev-2-failed-000000', revisionStatus: 'BUILD_FAILED' });
-    doc = document(states);
+    doc = document(states, planOf(states, new Set([states[2].name]), new Set([states[5]!.name])));
     const healthOf = `document.querySelector('#rows tr.row[data-key="${order[2]}"] td:nth-child(5)')?.textContent`;
     await until('the open page to show the row degraded', async () => (await page.evaluate<string | undefined>(healthOf))?.startsWith('degraded'), 15_000, 100);
     expect(await page.evaluate('document.body.dataset.delta')).toBe('true');
     expect(await page.evaluate('document.body.dataset.received')).toBe('1');
-    expect((await page.evaluate<string>('document.body.dataset.receivedFields')).split(' ')).toEqual(['format_version', 'health']);
+    expect((await page.evaluate<string>('document.body.dataset.receivedFields')).split(' ')).toEqual(['format_version', 'health', 'planDelta']);
     expect(await page.textContent('#health-counts')).toContain('degraded1');
+    // The edited change shows in the row's open detail; the file whose warning went away left the problems list.
+    const detail = (await page.textContent(`#rows tr.detail[data-key="${order[2]}"]`)) ?? '';
+    expect(detail).toContain('update (starts a new revision)');
+    expect(detail).toContain('spec.max_scale');
+    const problems = await page.$$eval('#problem-list > li > strong', (nodes) => nodes.map((n) => n.textContent));
+    expect(problems).toEqual(states.filter((_, i) => i % 25 === 5 && i !== 5).map((s) => s.file));
+
+    // The page's merge of every answer it took equals the plan of the whole document; the delta is a few KB.
+    const bodies = await Promise.all(answers);
+    const merge = runInNewContext(`${SCRIPT_PLAN}\n({ holdPlan, mergedPlan })`) as { holdPlan(p: unknown): void; mergedPlan(d: unknown): unknown };
+    let held: unknown;
+    for (const body of bodies) {
+      const answer = JSON.parse(body) as Record<string, unknown>;
+      if ('plan' in answer) merge.holdPlan((held = answer.plan));
+      if (answer.planDelta) held = merge.mergedPlan(answer.planDelta);
+    }
+    expect(held).toEqual(doc.plan);
+    const whole = Buffer.byteLength(bodies[0]!);
+    const deltas = bodies.slice(before).map((body) => Buffer.byteLength(body));
+    expect(deltas.length).toBeGreaterThan(0);
+    expect(whole).toBeGreaterThan(1_000_000);
+    for (const bytes of deltas) expect(bytes, `a delta of ${bytes} B against a whole answer of ${whole} B`).toBeLessThan(whole / 200);
     // The open detail of the row beside it stayed open; the row count did not move.
     expect(await page.isVisible(`#rows tr.detail[data-key="${order[1]}"]`)).toBe(true);
     expect(await page.textContent('#shown')).toBe(`(${N})`);

@@ -4,8 +4,10 @@
 // no console error, no secret in anything it loaded. It writes test-output/status-page.png.
 import { copyFile, mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import { runInNewContext } from 'node:vm';
 import type { Page } from 'playwright-core';
 import { afterAll, describe, expect, it } from 'vitest';
+import { SCRIPT_PLAN } from '../../src/daemon/server/status-page/script-plan.js';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/server.js';
 import { chromiumMissing, openChromium } from './chromium.js';
 import { dockerDeploymentYaml, dropPrefix, killAllConverge, ROOT, startDaemon, tempDir, testPrefix, until, writeFiles } from './helpers.js';
@@ -94,6 +96,7 @@ describe('the status page', () => {
     const loaded: Array<Promise<string>> = [];
     const statusAnswers: number[] = [];
     const statusUrls: string[] = [];
+    const statusBodies: Array<Promise<string>> = [];
     context.on('request', (r) => requests.push(r.url()));
     page.on('console', (m) => {
       if (m.type() === 'error') consoleErrors.push(m.text());
@@ -103,6 +106,7 @@ describe('the status page', () => {
       if (new URL(r.url()).pathname === '/status') {
         statusAnswers.push(r.status());
         statusUrls.push(r.url());
+        if (r.status() === 200) statusBodies.push(r.text());
       }
       if (r.status() !== 304) loaded.push(r.text().catch(() => ''));
     });
@@ -248,6 +252,23 @@ describe('the status page', () => {
     expect(received).toBeLessThan((await shownRows(page)).length);
     expect(statusUrls.length).toBeGreaterThan(1);
     expect(statusUrls.slice(1).every((url) => /[?&]since=[^&]+\.\d+/.test(url))).toBe(true);
+    // The plan came by run (plan=delta), and the page's merge of the answers it took is the plan of the whole document.
+    expect(statusUrls.every((url) => url.includes('plan=delta'))).toBe(true);
+    let merged: unknown;
+    await until('the plan merged from the page\'s answers to equal the plan of /status', async () => {
+      const merge = runInNewContext(`${SCRIPT_PLAN}\n({ holdPlan, mergedPlan })`) as { holdPlan(p: unknown): void; mergedPlan(d: unknown): unknown };
+      for (const body of await Promise.all(statusBodies)) {
+        const answer = JSON.parse(body) as Record<string, unknown>;
+        if ('plan' in answer) merge.holdPlan((merged = answer.plan));
+        if (answer.planDelta) merged = merge.mergedPlan(answer.planDelta);
+      }
+      return JSON.stringify(merged) === JSON.stringify(((await daemon.status()) as any).plan);
+    }, 15_000, 300).catch(async (error: unknown) => {
+      expect(merged).toEqual(((await daemon.status()) as any).plan);
+      throw error;
+    });
+    const carriedPlan = (await Promise.all(statusBodies)).map((body) => JSON.parse(body) as Record<string, unknown>).filter((a) => (a.view as { delta: boolean }).delta && a.planDelta);
+    expect(carriedPlan.length).toBeGreaterThan(0);
     // Once nothing changes, a poll answers 304 (under load every poll of the rollout may carry a change: wait for one).
     await until('an unchanged poll answered 304', () => Promise.resolve(statusAnswers.includes(304) || undefined), 20_000, 100);
     expect(statusAnswers.filter((s) => s !== 200 && s !== 304)).toEqual([]);

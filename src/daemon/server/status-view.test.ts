@@ -26,6 +26,8 @@ describe('parseStatusQuery', () => {
   it('a bad limit or an unknown parameter is one clear message', () => {
     const bad = parseStatusQuery(new URLSearchParams('limit=0'));
     expect(bad).toEqual({ ok: false, error: expect.stringContaining('limit must be a whole number from 1 to 10000') });
+    expect(query('since=x.3&plan=delta')).toEqual({ since: 'x.3', plan: 'delta' });
+    expect(parseStatusQuery(new URLSearchParams('plan=whole'))).toEqual({ ok: false, error: expect.stringContaining('plan must be "delta"') });
     const unknown = parseStatusQuery(new URLSearchParams('colour=red'));
     expect(unknown).toEqual({ ok: false, error: expect.stringContaining('unknown /status parameter "colour"') });
   });

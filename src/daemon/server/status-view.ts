@@ -1,4 +1,6 @@
 // Part of /status on request (docs/contracts.md "/status queries"): rows filtered by kind, sync, health and name, a page after a cursor, or only the rows changed since a sequence token. Pure over a list of status rows.
+import { KeyedSequence } from './keyed-sequence.js';
+import { PlanSequence } from './plan-sequence.js';
 
 /** What this module reads of a status row (the shape of `statusRow(state)` in src/daemon/status/status-row.ts). */
 export interface ViewRow {
@@ -21,13 +23,15 @@ export interface StatusQuery {
   cursor?: string;
   /** A sequence token of an earlier answer: only the rows changed since, and the keys removed since. */
   since?: string;
+  /** `delta`: a delta carries a changed plan by run, as `planDelta` (plan-sequence.ts), instead of whole as `plan`. */
+  plan?: 'delta';
 }
 
 /** The most rows one page may hold. */
 export const MAX_LIMIT = 10_000;
 
 const LIST_FIELDS = ['kind', 'sync', 'health'] as const;
-const FIELDS = [...LIST_FIELDS, 'name', 'limit', 'cursor', 'since'] as const;
+const FIELDS = [...LIST_FIELDS, 'name', 'limit', 'cursor', 'since', 'plan'] as const;
 
 /** The query of a /status URL, or the message of a 400 (what, and how to fix). No parameter at all is `undefined`: the body of today. */
 export function parseStatusQuery(params: URLSearchParams): { ok: true; query: StatusQuery | undefined } | { ok: false; error: string } {
@@ -52,6 +56,9 @@ export function parseStatusQuery(params: URLSearchParams): { ok: true; query: St
   if (cursor) query.cursor = cursor;
   const since = params.get('since');
   if (since !== null) query.since = since;
+  const plan = params.get('plan');
+  if (plan !== null && plan !== 'delta') return { ok: false, error: `plan must be "delta" (a delta then carries the plan's changed entries as planDelta), not ${JSON.stringify(plan)}` };
+  if (plan === 'delta') query.plan = plan;
   return { ok: true, query };
 }
 
@@ -59,74 +66,51 @@ export function parseStatusQuery(params: URLSearchParams): { ok: true; query: St
  * A change sequence per row: `observe` bumps the sequence of each row whose serialized content differs from the last
  * one seen, and keeps a tombstone for each key that went away. Rows changed between two observations count once.
  * The token carries an epoch so that a token of another daemon (or of before a restart) is never taken as a delta.
+ * The document's other top-level fields, and the runs of its plan (plan-sequence.ts), share the same sequence.
  */
 export class RowSequence {
   private seq = 0;
-  private readonly rows = new Map<string, { text: string; seq: number }>();
-  private readonly removed = new Map<string, number>();
-  /** The document's other top-level fields, by name: their JSON text and the sequence at which each last changed. */
-  private readonly fields = new Map<string, { text: string; seq: number }>();
-  private readonly removedFields = new Map<string, number>();
-  /** The oldest sequence a delta can start from (tombstones before it were dropped). */
-  private floor = 0;
+  private readonly clock = (): number => ++this.seq;
+  private readonly rows: KeyedSequence;
+  /** The document's other top-level fields, by name. */
+  private readonly fields = new KeyedSequence();
+  /** The runs of the document's `plan`, for a delta of the plan (`plan=delta`). */
+  private readonly plan: PlanSequence;
 
   constructor(
     private readonly epoch: string,
-    private readonly maxTombstones = 50_000,
-  ) {}
+    maxTombstones = 50_000,
+  ) {
+    this.rows = new KeyedSequence(maxTombstones);
+    this.plan = new PlanSequence(maxTombstones);
+  }
 
   /** Takes the current rows in; answers the current token. */
   observe(rows: readonly ViewRow[]): string {
-    const seen = new Set<string>();
-    for (const row of rows) {
-      seen.add(row.key);
-      const text = JSON.stringify(row);
-      const known = this.rows.get(row.key);
-      if (known?.text === text) continue;
-      this.seq += 1;
-      this.rows.set(row.key, { text, seq: this.seq });
-      this.removed.delete(row.key);
-    }
-    for (const key of this.rows.keys()) {
-      if (seen.has(key)) continue;
-      this.seq += 1;
-      this.rows.delete(key);
-      this.removed.set(key, this.seq);
-    }
-    while (this.removed.size > this.maxTombstones) {
-      const [oldest, at] = this.removed.entries().next().value as [string, number];
-      this.removed.delete(oldest);
-      this.floor = Math.max(this.floor, at);
-    }
+    this.rows.observe(rows.map((row) => [row.key, JSON.stringify(row)] as const), this.clock);
     return this.token();
   }
 
   /**
    * Takes the document's top-level fields other than `resources` in (the same sequence as the rows), so that a delta
-   * can carry only the fields changed since its token.
+   * can carry only the fields changed since its token; and, when `plan` changed, the runs of the plan.
    */
   observeFields(document: Readonly<Record<string, unknown>>): void {
-    for (const [name, value] of Object.entries(document)) {
-      if (name === 'resources') continue;
-      const text = JSON.stringify(value) ?? 'undefined';
-      if (this.fields.get(name)?.text === text) continue;
-      this.seq += 1;
-      this.fields.set(name, { text, seq: this.seq });
-      this.removedFields.delete(name);
-    }
-    for (const name of this.fields.keys()) {
-      if (name in document && name !== 'resources') continue;
-      this.seq += 1;
-      this.fields.delete(name);
-      this.removedFields.set(name, this.seq);
-    }
+    const planSeq = this.fields.seqOf('plan');
+    const fields = Object.entries(document).filter(([name]) => name !== 'resources');
+    this.fields.observe(fields.map(([name, value]) => [name, JSON.stringify(value) ?? 'undefined'] as const), this.clock);
+    if (this.fields.seqOf('plan') !== planSeq) this.plan.observe(document.plan, this.clock);
   }
 
   /** The top-level fields changed after sequence `n`, and those gone since (a field never observed counts as changed). */
   fieldsSince(n: number, document: Readonly<Record<string, unknown>>): { changed: string[]; removed: string[] } {
-    const changed = Object.keys(document).filter((name) => name !== 'resources' && (this.fields.get(name)?.seq ?? Infinity) > n);
-    const removed = [...this.removedFields].filter(([, at]) => at > n).map(([name]) => name);
-    return { changed, removed };
+    const changed = Object.keys(document).filter((name) => name !== 'resources' && (this.fields.seqOf(name) ?? Infinity) > n);
+    return { changed, removed: this.fields.removedSince(n) };
+  }
+
+  /** The document's plan as a delta since sequence `n` (plan-sequence.ts), or undefined when it is to be sent whole. */
+  planSince(n: number, plan: unknown): Record<string, unknown> | undefined {
+    return this.plan.deltaSince(n, plan);
   }
 
   token(): string {
@@ -138,18 +122,18 @@ export class RowSequence {
     const match = /^(.+)\.(\d+)$/.exec(token);
     if (!match || match[1] !== this.epoch) return undefined;
     const n = Number(match[2]);
-    if (n > this.seq || n < this.floor) return undefined;
+    if (n > this.seq || n < Math.max(this.rows.floor, this.plan.floor)) return undefined;
     return n;
   }
 
   /** The sequence at which the row last changed (0 when unknown). */
   seqOf(key: string): number {
-    return this.rows.get(key)?.seq ?? 0;
+    return this.rows.seqOf(key) ?? 0;
   }
 
   /** Keys removed after sequence `n`. */
   removedSince(n: number): string[] {
-    return [...this.removed].filter(([, at]) => at > n).map(([key]) => key);
+    return this.rows.removedSince(n);
   }
 }
 
@@ -211,7 +195,8 @@ export function selectRows<R extends ViewRow>(rows: readonly R[], query: StatusQ
 /**
  * The answer to a /status query: the document with `resources` cut to the rows the query selects and a `view` beside
  * them. A delta (a `since` the sequence knows) carries only the top-level fields changed since the token, with
- * `format_version` always; `view.removedFields` names those gone since.
+ * `format_version` always; `view.removedFields` names those gone since. With `plan=delta`, a changed plan comes as
+ * `planDelta` in its place (only its runs changed since the token) when the sequence can say what changed.
  */
 export function statusAnswer<R extends ViewRow>(document: Readonly<Record<string, unknown>>, rows: readonly R[], query: StatusQuery, sequence: RowSequence): Record<string, unknown> {
   sequence.observe(rows);
@@ -222,5 +207,7 @@ export function statusAnswer<R extends ViewRow>(document: Readonly<Record<string
   const fields = sequence.fieldsSince(sinceSeq, document);
   const changed = new Set(['format_version', ...fields.changed]);
   const kept = Object.entries(document).filter(([name]) => changed.has(name));
-  return { ...Object.fromEntries(kept), resources: selected.rows, view: { ...selected.view, removedFields: fields.removed } };
+  const planDelta = query.plan === 'delta' && changed.has('plan') ? sequence.planSince(sinceSeq, document.plan) : undefined;
+  const carried = kept.map(([name, value]): [string, unknown] => (name === 'plan' && planDelta ? ['planDelta', planDelta] : [name, value]));
+  return { ...Object.fromEntries(carried), resources: selected.rows, view: { ...selected.view, removedFields: fields.removed } };
 }

@@ -1,6 +1,7 @@
 // The status page's script, part four (browser JavaScript as text): follows /status by polling with If-None-Match.
 // An unchanged document answers 304 with no body, so the page re-renders only when something changed; a changed one
-// carries only the rows and top-level fields changed since the page's sequence token (docs/contracts.md §5), merged here.
+// carries only the rows and top-level fields changed since the page's sequence token (docs/contracts.md §5), merged here,
+// and a changed plan as the runs changed since (planDelta), merged by script-plan.ts.
 
 /** Browser JavaScript; joined with the other parts into one IIFE by page-script.ts. */
 export const SCRIPT_LIVE = String.raw`
@@ -48,19 +49,30 @@ function render(doc) {
   if (renders === 1) performance.mark('status-page-rendered');
 }
 
-/** The document the page holds: a delta's rows, fields and removals merged into what it held (a full answer replaces it). */
+/**
+ * The document the page holds: a delta's rows, fields and removals merged into what it held (a full answer replaces
+ * it); a plan that came whole is held by run, and a planDelta merged into it (a new object only then).
+ */
 function merged(doc) {
   const view = doc.view || { delta: false, removed: [], removedFields: [], sequence: '' };
   if (!view.delta) {
     rowsByKey.clear();
     heldFields = {};
+    planRunsHeld = {};
   }
   for (const key of view.removed || []) rowsByKey.delete(key);
   for (const row of doc.resources || []) rowsByKey.set(row.key, row);
   for (const name of view.removedFields || []) delete heldFields[name];
   const fields = Object.keys(doc).filter((name) => name !== 'resources' && name !== 'view');
-  for (const name of fields) heldFields[name] = doc[name];
+  for (const name of fields) if (name !== 'planDelta') heldFields[name] = doc[name];
   sequence = view.sequence || '';
+  if ('plan' in doc) holdPlan(doc.plan);
+  if (doc.planDelta) {
+    const plan = mergedPlan(doc.planDelta);
+    // Runs that do not chain: the next poll asks for the whole document (no token).
+    if (plan) heldFields.plan = plan;
+    else sequence = '';
+  }
   document.body.dataset.delta = String(Boolean(view.delta));
   document.body.dataset.received = String((doc.resources || []).length);
   document.body.dataset.receivedFields = fields.join(' ');
@@ -79,7 +91,7 @@ async function poll() {
   let status = 0;
   try {
     const headers = etag ? { 'If-None-Match': etag } : {};
-    const res = await fetch('/status?since=' + encodeURIComponent(sequence), { headers, cache: 'no-store' });
+    const res = await fetch('/status?plan=delta&since=' + encodeURIComponent(sequence), { headers, cache: 'no-store' });
     status = res.status;
     if (status !== 304) {
       if (!res.ok) throw new Error('/status answered ' + status);
