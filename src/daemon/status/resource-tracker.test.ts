@@ -217,4 +217,17 @@ describe('ResourceTracker', () => {
     t.update({ ...next, targeted: { keys: new Set(['Deployment/new']), files: new Set(['new.yaml']) } });
     expect(t.states().map((s) => s.key)).toEqual(['Deployment/new', 'Deployment/a']);
   });
+  it('keeps a row\'s object and tells no sink when a reconcile decides what it had decided', () => {
+    const t = new ResourceTracker();
+    const reported: string[] = [];
+    t.record({ changed: ({ key }) => void reported.push(key), removed: () => undefined });
+    const first = outcome([change('a', 'noop'), change('b', 'noop')], [live('a'), live('b')], []);
+    t.update(first);
+    const [a, b] = t.states();
+    reported.length = 0;
+    t.update(outcome([change('a', 'noop'), change('b', 'update')], [live('a'), live('b')], [['Deployment/b', job('Deployment/b', 'j9')]]));
+    expect(reported).toEqual(['Deployment/b']);
+    expect(t.states()[0]).toBe(a);
+    expect(t.states()[1]).not.toBe(b);
+  });
 });

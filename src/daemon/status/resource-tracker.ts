@@ -1,4 +1,5 @@
 // What the leader folds of each resource: each resource's state, folded from its events (src/core/resource-state.ts) as reconciles, jobs and polls report them, every change handed with its before and after to the sinks (the event recorder, whose projection /status reads; the health transitions).
+import { isDeepStrictEqual } from 'node:util';
 import type { HealthCondition } from '../../core/health.js';
 import type { ResourceHold } from '../../core/holds.js';
 import type { RevisionReading } from '../../core/kinds/index.js';
@@ -196,6 +197,9 @@ export class ResourceTracker implements RolloutView {
       row = foldResource(row, release);
       events.push(release);
     }
+    // The state it had (a resync that decided the same again): the row keeps its object, and no sink hears of it; the
+    // event log records nothing of such a fold (src/core/resource-record.ts), except a conflict's, which is passed on.
+    if (previous && !events.some((event) => event.type === 'conflict') && isDeepStrictEqual(previous, row)) return previous;
     this.changed({ key, events, before: previous, after: row, manifests: outcome.version });
     return row;
   }
