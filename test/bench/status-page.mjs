@@ -48,15 +48,15 @@ async function answer(url, path) {
  */
 async function deltaBytes(url, dir) {
   const whole = (await answer(url, '/status')).bytes;
-  // As the page asks: with plan=delta, a changed plan comes by run (docs/contracts.md §5).
-  const token = (await answer(url, '/status?plan=delta&since=')).doc.view.sequence;
-  const none = (await answer(url, `/status?plan=delta&since=${encodeURIComponent(token)}`)).bytes;
+  // As the page asks: with plan=delta and keys=delta, a changed plan and a changed list of keys come by run (docs/contracts.md §5).
+  const token = (await answer(url, '/status?plan=delta&keys=delta&since=')).doc.view.sequence;
+  const none = (await answer(url, `/status?plan=delta&keys=delta&since=${encodeURIComponent(token)}`)).bytes;
   await writeFile(join(dir, manifestPath(0)), manifestText(0, 4));
   const key = `Deployment/${deploymentName(0)}`;
   const deadline = Date.now() + 120_000;
   for (;;) {
     if (Date.now() > deadline) throw new Error(`no delta carried ${key} within 120 s of its edit`);
-    const delta = await answer(url, `/status?plan=delta&since=${encodeURIComponent(token)}`);
+    const delta = await answer(url, `/status?plan=delta&keys=delta&since=${encodeURIComponent(token)}`);
     if (delta.doc.resources.some((r) => r.key === key)) {
       const fields = Object.keys(delta.doc).filter((f) => f !== 'resources' && f !== 'view');
       return { whole, none, change: delta.bytes, changeRows: delta.doc.resources.length, changeFields: fields };
@@ -153,7 +153,7 @@ function figuresOf(m) {
   const big = n >= 1000;
   return [
     figure('41.2', `status page N=${n}: whole /status body, bytes`, bytes.whole, 'B', 'info (re-sent only to a client without a token)', null),
-    figure('41.2', `status page N=${n}: /status?plan=delta&since=TOKEN with no change, bytes`, bytes.none, 'B', '< 1 KB', bytes.none < 1024),
+    figure('41.2', `status page N=${n}: /status?plan=delta&keys=delta&since=TOKEN with no change, bytes`, bytes.none, 'B', '< 1 KB', bytes.none < 1024),
     figure('41.2', `status page N=${n}: the first delta carrying one edited resource, bytes (${bytes.changeRows} rows; fields ${bytes.changeFields.join(', ')})`, bytes.change, 'B', '< 5% of the whole body', big ? bytes.change < bytes.whole / 20 : null, '', { key: 'status-body', n }),
     figure('41.2', `status page N=${n}: navigation -> rows drawn, median of ${loads}`, drawn, 'ms', '< 1500 ms', drawn < 1500, '', { key: 'page-rows', n }),
     figure('41.2', `status page N=${n}: one filter keystroke (handler + layout), median of ${page.filters.length}`, keystroke, 'ms', '< 100 ms', keystroke < 100, '', { key: 'page-keystroke', n }),
@@ -182,7 +182,7 @@ export async function run(options) {
     notes: [
       '/status read: from navigation start to the first /status fetched and parsed by the page. Rows drawn: from navigation start to the performance mark the page sets once its first /status is drawn (header, problems, the rows in and near the viewport, orphans); the page holds every row and draws a window of them (docs/status-page.md).',
       'A keystroke: the filter box given a value and its input event dispatched, then the layout that forces (offsetHeight), timed in the page; the values typed are b, be, bench-0, bench-00, bench-009 and the box cleared.',
-      'A delta after one edit: one manifest rewritten with another max_scale; /status?plan=delta&since=TOKEN (TOKEN taken before the edit; plan=delta as the page asks) polled until it carries that row; it holds the rows and top-level fields changed since the token, and of a changed plan its fields and the runs of its changes, health notes and diagnostics changed since (planDelta).',
+      'A delta after one edit: one manifest rewritten with another max_scale; /status?plan=delta&keys=delta&since=TOKEN (TOKEN taken before the edit; plan=delta and keys=delta as the page asks) polled until it carries that row; it holds the rows and top-level fields changed since the token, and of a changed plan its fields and the runs of its changes, health notes and diagnostics changed since (planDelta), and of a changed list of keys (secretsUnknown, held, conflicts, deletesPending, orphans) the keys added, moved and removed since (keysDelta).',
       `Load average at the end: ${loadavg().map((l) => l.toFixed(1)).join(', ')} (on ${(await import('node:os')).cpus().length} cores): wall times grow with it.`,
       'An unchanged poll: GET /status with the If-None-Match of the last answer; the daemon serialises the document and hashes it, and answers 304 with no body.',
     ],

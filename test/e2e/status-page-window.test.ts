@@ -1,7 +1,8 @@
 // The status page's windowed table (docs/status-page.md "How rows are drawn") in Debian's Chromium, over the real status
 // server on loopback serving 3,000 rows of statusRow's shape and a plan (a change per resource, some warnings): only
 // the rows near the viewport are in the DOM, the filter finds a row far down the list, scrolling draws later rows with
-// no gap, and a delta updates a drawn row and the plan by run (plan=delta), merged into exactly the plan of /status.
+// no gap, and a delta updates a drawn row, the plan by run (plan=delta) and the lists of keys by key (keys=delta): what
+// the page holds after it is exactly the document of /status.
 import { runInNewContext } from 'node:vm';
 import type { Page } from 'playwright-core';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -14,6 +15,7 @@ import { until } from './helpers.js';
 
 const N = 3000;
 const FAR = 2_871;
+const ORPHANS = ['Deployment/stray-c', 'Deployment/stray-a', 'Deployment/stray-b'];
 
 /** A resource's state; every seventh has drifted fields (a taller row), one far down the list has its own name. */
 function state(i: number, health: ResourceState['health'] = { status: 'healthy', reason: 'RevisionDeployed', message: 'deployed', revisionId: `rev-${i}-0000000000`, revisionStatus: 'DEPLOYED' }): ResourceState {
@@ -37,19 +39,29 @@ function planOf(states: ResourceState[], edited: Set<string>, clean: Set<string>
   return { format_version: '1', summary, changes, notes: [], diagnostics };
 }
 
-function document(states: ResourceState[], plan: Record<string, unknown> = planOf(states, new Set(), new Set())): Record<string, unknown> {
+/** The top-level lists of keys: every resource's secrets unknown (as under the real service), and a few orphans. */
+interface KeyLists {
+  secretsUnknown: string[];
+  orphans: string[];
+}
+
+function document(states: ResourceState[], plan: Record<string, unknown> = planOf(states, new Set(), new Set()), lists: KeyLists = { secretsUnknown: states.map((s) => s.key), orphans: ORPHANS }): Record<string, unknown> {
   const rows = states.map(statusRow);
   const count = (pick: (r: ResourceState) => string): Record<string, number> => states.reduce<Record<string, number>>((out, s) => ({ ...out, [pick(s)]: (out[pick(s)] ?? 0) + 1 }), {});
   return {
     format_version: '1',
     daemon: { version: '0.0.0-test', dir: '/manifests', pid: 1, hostname: 'test', startedAt: '2026-01-01T00:00:00.000Z', stopping: false, service: 'http://127.0.0.1:1', embedded: false, reconcileEndpoint: false, driftPolicy: 'report', resyncMs: 60_000, prune: { enabled: false } },
     lease: null,
+    secretsUnknown: lists.secretsUnknown,
+    held: [],
     health: count((s) => s.health.status),
     sync: count((s) => s.sync.status),
+    conflicts: [],
+    deletesPending: [],
     lastReconcile: null,
     resources: rows,
     failedBuildLogs: {},
-    orphans: [],
+    orphans: lists.orphans,
     plan,
   };
 }
@@ -134,20 +146,22 @@ describe('the status page at 3,000 rows', () => {
     expect(end.bottom > 0 && end.bottom <= end.viewport, JSON.stringify(end)).toBe(true);
     expect(await page.evaluate('document.documentElement.scrollWidth <= document.documentElement.clientWidth')).toBe(true);
 
-    // A delta updates a drawn row and the plan: only that row, the fields that changed and the plan's changed runs come
-    // over the wire (the edited change, and the file whose warning went away).
+    // A delta updates a drawn row, the plan and the lists of keys: only that row, the fields that changed, the plan's
+    // changed runs (the edited change, and the file whose warning went away) and the keys that left a list (the edited
+    // resource's secrets now known, an orphan gone) come over the wire.
     await page.evaluate('window.scrollTo(0, 0)');
     await until('the first rows drawn again', async () => (await drawnKeys(page))[0] === order[0], 10_000, 50);
     await page.locator(`#rows tr.row[data-key="${order[1]}"] button.expand`).click();
     await page.locator(`#rows tr.row[data-key="${order[2]}"] button.expand`).click();
     const before = (await Promise.all(answers)).length;
     states[2] = state(2, { status: 'degraded', reason: 'RevisionBuildFailed', message: 'build failed', revisionId: 'rev-2-failed-000000', revisionStatus: 'BUILD_FAILED' });
-    doc = document(states, planOf(states, new Set([states[2].name]), new Set([states[5]!.name])));
+    const lists = { secretsUnknown: order.filter((key) => key !== order[2]), orphans: ORPHANS.filter((key) => key !== 'Deployment/stray-a') };
+    doc = document(states, planOf(states, new Set([states[2].name]), new Set([states[5]!.name])), lists);
     const healthOf = `document.querySelector('#rows tr.row[data-key="${order[2]}"] td:nth-child(5)')?.textContent`;
     await until('the open page to show the row degraded', async () => (await page.evaluate<string | undefined>(healthOf))?.startsWith('degraded'), 15_000, 100);
     expect(await page.evaluate('document.body.dataset.delta')).toBe('true');
     expect(await page.evaluate('document.body.dataset.received')).toBe('1');
-    expect((await page.evaluate<string>('document.body.dataset.receivedFields')).split(' ')).toEqual(['format_version', 'health', 'planDelta']);
+    expect((await page.evaluate<string>('document.body.dataset.receivedFields')).split(' ')).toEqual(['format_version', 'health', 'planDelta', 'keysDelta']);
     expect(await page.textContent('#health-counts')).toContain('degraded1');
     // The edited change shows in the row's open detail; the file whose warning went away left the problems list.
     const detail = (await page.textContent(`#rows tr.detail[data-key="${order[2]}"]`)) ?? '';
@@ -166,6 +180,12 @@ describe('the status page at 3,000 rows', () => {
       if (answer.planDelta) held = merge.mergedPlan(answer.planDelta);
     }
     expect(held).toEqual(doc.plan);
+    // What the page holds is the whole document of /status (less the view beside it); the orphans shown are in its order.
+    const shown = JSON.parse(await page.evaluate<string>('JSON.stringify(window.statusDocument)')) as Record<string, unknown>;
+    expect(shown.view).toMatchObject({ delta: true });
+    delete shown.view;
+    expect(shown).toEqual(JSON.parse(JSON.stringify(doc)));
+    expect(await page.$$eval('#orphan-rows tr', (trs) => trs.map((tr) => tr.getAttribute('data-key')))).toEqual(lists.orphans);
     const whole = Buffer.byteLength(bodies[0]!);
     const deltas = bodies.slice(before).map((body) => Buffer.byteLength(body));
     expect(deltas.length).toBeGreaterThan(0);

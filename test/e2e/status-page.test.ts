@@ -4,6 +4,7 @@
 // no console error, no secret in anything it loaded. It writes test-output/status-page.png.
 import { copyFile, mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import { isDeepStrictEqual } from 'node:util';
 import { runInNewContext } from 'node:vm';
 import type { Page } from 'playwright-core';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -267,6 +268,18 @@ describe('the status page', () => {
       expect(merged).toEqual(((await daemon.status()) as any).plan);
       throw error;
     });
+    // The lists of keys came by key (keys=delta): what the page holds is the document of /status (rows by key, less the view).
+    expect(statusUrls.every((url) => url.includes('keys=delta'))).toBe(true);
+    const comparable = (d: any): unknown => ({ ...d, view: undefined, resources: [...d.resources].sort((a: any, b: any) => (a.key < b.key ? -1 : 1)) });
+    let shownDoc: any;
+    await until('the page\'s document to equal /status', async () => {
+      shownDoc = JSON.parse(await page.evaluate<string>('JSON.stringify(window.statusDocument)'));
+      return isDeepStrictEqual(comparable(shownDoc), comparable(await daemon.status()));
+    }, 15_000, 300).catch(async (error: unknown) => {
+      expect(comparable(shownDoc)).toEqual(comparable(await daemon.status()));
+      throw error;
+    });
+    expect(shownDoc.orphans).toEqual(['Deployment/stray']);
     const carriedPlan = (await Promise.all(statusBodies)).map((body) => JSON.parse(body) as Record<string, unknown>).filter((a) => (a.view as { delta: boolean }).delta && a.planDelta);
     expect(carriedPlan.length).toBeGreaterThan(0);
     // Once nothing changes, a poll answers 304 (under load every poll of the rollout may carry a change: wait for one).

@@ -1,4 +1,4 @@
-// The plan of /status by entry (docs/contracts.md §5, `plan=delta`): its changes and health notes by resource, its diagnostics by file, each run of entries with a change sequence, so that a delta carries only the runs changed since a token.
+// Lists of /status by run (docs/contracts.md §5, `plan=delta` and `keys=delta`): the plan's changes and health notes by resource, its diagnostics by file, and the document's lists of resource keys by key, each run of entries with a change sequence, so that a delta carries only the runs changed since a token.
 import { KeyedSequence, type Clock } from './keyed-sequence.js';
 
 type Entry = Record<string, unknown>;
@@ -9,6 +9,12 @@ export const PLAN_LISTS: Readonly<Record<string, (entry: Entry) => string>> = {
   health: (h) => `${String(h.kind)}/${String(h.name)}`,
   diagnostics: (d) => String(d.file),
 };
+
+/** The document's top-level lists of resource keys that a delta carries by run (`keys=delta`): each run is one key. */
+export const KEY_LISTS = ['secretsUnknown', 'held', 'conflicts', 'deletesPending', 'orphans'] as const;
+
+/** The key of an entry of a list of keys: the key itself. */
+export const keyOfKey = (entry: unknown): string => String(entry);
 
 /** Consecutive entries of a list with the same key, and the key of the run before it (null: the first). */
 export interface PlanRun {
@@ -53,23 +59,64 @@ function byRun(plan: unknown): plan is Record<string, unknown> {
   return Object.keys(PLAN_LISTS).every((name) => !(name in plan) || Array.isArray((plan as Record<string, unknown>)[name]));
 }
 
-function runsOf(plan: Record<string, unknown>, name: string): PlanRun[] {
+function listOf(plan: Record<string, unknown>, name: string): unknown[] {
   const list = plan[name];
-  return Array.isArray(list) ? planRuns(list, PLAN_LISTS[name]!) : [];
+  return Array.isArray(list) ? list : [];
 }
 
 /**
- * A change sequence per run of the plan's lists. A run's text holds the key of the run before it, so a run whose
- * place moved counts as changed: a client that follows the `after` keys rebuilds each list in the plan's order.
+ * A change sequence per run of one list. A run's text holds the key of the run before it, so a run whose place moved
+ * counts as changed: a client that follows the `after` keys rebuilds the list in its order.
  */
+export class RunSequence {
+  private readonly runs: KeyedSequence;
+  /** The number at which the value last became a list, or stopped being one. */
+  private shapeSeq = 0;
+  private wasList = false;
+
+  constructor(
+    private readonly keyOf: (entry: Entry) => string,
+    maxTombstones = Infinity,
+  ) {
+    this.runs = new KeyedSequence(maxTombstones);
+  }
+
+  /** Takes the current value in (call it when its text changed: runs of an unchanged list are unchanged). */
+  observe(value: unknown, clock: Clock): void {
+    const ok = Array.isArray(value);
+    if (ok !== this.wasList) {
+      this.shapeSeq = clock();
+      this.wasList = ok;
+    }
+    const runs = ok ? planRuns(value, this.keyOf) : [];
+    this.runs.observe(runs.map((run) => [run.key, JSON.stringify([run.after, run.entries])] as const), clock);
+  }
+
+  /** The oldest number a delta of the list can start from. */
+  get floor(): number {
+    return this.runs.floor;
+  }
+
+  /**
+   * The list as the runs changed since number `n` and the keys removed since; undefined when it is not a list now or
+   * was not at `n` (then it is sent whole). The sequence must have observed `value`.
+   */
+  deltaSince(n: number, value: unknown): ListDelta | undefined {
+    if (!Array.isArray(value) || this.shapeSeq > n) return undefined;
+    const changed = planRuns(value, this.keyOf).filter((run) => (this.runs.seqOf(run.key) ?? Infinity) > n);
+    return { changed, removed: this.runs.removedSince(n) };
+  }
+}
+
+/** A change sequence per run of the plan's lists (a list absent from the plan is an empty one). */
 export class PlanSequence {
-  private readonly lists: Map<string, KeyedSequence>;
+  private readonly lists: Map<string, RunSequence>;
   /** The number at which the plan last became one that can be sent by run, or stopped being one. */
   private shapeSeq = 0;
   private wasByRun = false;
 
   constructor(maxTombstones = Infinity) {
-    this.lists = new Map(Object.keys(PLAN_LISTS).map((name) => [name, new KeyedSequence(maxTombstones)]));
+    this.lists = new Map(Object.entries(PLAN_LISTS).map(([name, keyOf]) => [name, new RunSequence(keyOf, maxTombstones)]));
   }
 
   /** Takes the current plan in (call it when the plan's text changed: runs of an unchanged plan are unchanged). */
@@ -79,10 +126,7 @@ export class PlanSequence {
       this.shapeSeq = clock();
       this.wasByRun = ok;
     }
-    for (const [name, sequence] of this.lists) {
-      const runs = ok ? runsOf(plan, name) : [];
-      sequence.observe(runs.map((run) => [run.key, JSON.stringify([run.after, run.entries])] as const), clock);
-    }
+    for (const [name, sequence] of this.lists) sequence.observe(ok ? listOf(plan, name) : [], clock);
   }
 
   /** The oldest number a delta of the plan can start from. */
@@ -100,12 +144,9 @@ export class PlanSequence {
     const delta: Record<string, unknown> = {};
     for (const [name, value] of Object.entries(plan)) {
       const sequence = this.lists.get(name);
-      if (!sequence) {
-        delta[name] = value;
-        continue;
-      }
-      const changed = runsOf(plan, name).filter((run) => (sequence.seqOf(run.key) ?? Infinity) > n);
-      delta[name] = { changed, removed: sequence.removedSince(n) } satisfies ListDelta;
+      const list = sequence?.deltaSince(n, listOf(plan, name));
+      if (sequence && !list) return undefined;
+      delta[name] = sequence ? list : value;
     }
     return delta;
   }

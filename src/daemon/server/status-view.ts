@@ -1,6 +1,6 @@
 // Part of /status on request (docs/contracts.md "/status queries"): rows filtered by kind, sync, health and name, a page after a cursor, or only the rows changed since a sequence token. Pure over a list of status rows.
 import { KeyedSequence } from './keyed-sequence.js';
-import { PlanSequence } from './plan-sequence.js';
+import { KEY_LISTS, keyOfKey, PlanSequence, RunSequence, type ListDelta } from './plan-sequence.js';
 
 /** What this module reads of a status row (the shape of `statusRow(state)` in src/daemon/status/status-row.ts). */
 export interface ViewRow {
@@ -25,13 +25,15 @@ export interface StatusQuery {
   since?: string;
   /** `delta`: a delta carries a changed plan by run, as `planDelta` (plan-sequence.ts), instead of whole as `plan`. */
   plan?: 'delta';
+  /** `delta`: a delta carries a changed top-level list of keys (KEY_LISTS) by run, in `keysDelta`, instead of whole. */
+  keys?: 'delta';
 }
 
 /** The most rows one page may hold. */
 export const MAX_LIMIT = 10_000;
 
 const LIST_FIELDS = ['kind', 'sync', 'health'] as const;
-const FIELDS = [...LIST_FIELDS, 'name', 'limit', 'cursor', 'since', 'plan'] as const;
+const FIELDS = [...LIST_FIELDS, 'name', 'limit', 'cursor', 'since', 'plan', 'keys'] as const;
 
 /** The query of a /status URL, or the message of a 400 (what, and how to fix). No parameter at all is `undefined`: the body of today. */
 export function parseStatusQuery(params: URLSearchParams): { ok: true; query: StatusQuery | undefined } | { ok: false; error: string } {
@@ -59,6 +61,9 @@ export function parseStatusQuery(params: URLSearchParams): { ok: true; query: St
   const plan = params.get('plan');
   if (plan !== null && plan !== 'delta') return { ok: false, error: `plan must be "delta" (a delta then carries the plan's changed entries as planDelta), not ${JSON.stringify(plan)}` };
   if (plan === 'delta') query.plan = plan;
+  const keys = params.get('keys');
+  if (keys !== null && keys !== 'delta') return { ok: false, error: `keys must be "delta" (a delta then carries the keys added to and removed from ${KEY_LISTS.join(', ')} as keysDelta), not ${JSON.stringify(keys)}` };
+  if (keys === 'delta') query.keys = keys;
   return { ok: true, query };
 }
 
@@ -66,7 +71,8 @@ export function parseStatusQuery(params: URLSearchParams): { ok: true; query: St
  * A change sequence per row: `observe` bumps the sequence of each row whose serialized content differs from the last
  * one seen, and keeps a tombstone for each key that went away. Rows changed between two observations count once.
  * The token carries an epoch so that a token of another daemon (or of before a restart) is never taken as a delta.
- * The document's other top-level fields, and the runs of its plan (plan-sequence.ts), share the same sequence.
+ * The document's other top-level fields, the runs of its plan and of its lists of keys (plan-sequence.ts), share the
+ * same sequence.
  */
 export class RowSequence {
   private seq = 0;
@@ -76,6 +82,8 @@ export class RowSequence {
   private readonly fields = new KeyedSequence();
   /** The runs of the document's `plan`, for a delta of the plan (`plan=delta`). */
   private readonly plan: PlanSequence;
+  /** The runs of the document's top-level lists of keys (KEY_LISTS), for a delta of them (`keys=delta`). */
+  private readonly keyLists: Map<string, RunSequence>;
 
   constructor(
     private readonly epoch: string,
@@ -83,6 +91,7 @@ export class RowSequence {
   ) {
     this.rows = new KeyedSequence(maxTombstones);
     this.plan = new PlanSequence(maxTombstones);
+    this.keyLists = new Map(KEY_LISTS.map((name) => [name, new RunSequence(keyOfKey, maxTombstones)]));
   }
 
   /** Takes the current rows in; answers the current token. */
@@ -93,13 +102,17 @@ export class RowSequence {
 
   /**
    * Takes the document's top-level fields other than `resources` in (the same sequence as the rows), so that a delta
-   * can carry only the fields changed since its token; and, when `plan` changed, the runs of the plan.
+   * can carry only the fields changed since its token; and, when `plan` or a list of keys changed, its runs.
    */
   observeFields(document: Readonly<Record<string, unknown>>): void {
     const planSeq = this.fields.seqOf('plan');
+    const keySeqs = [...this.keyLists.keys()].map((name) => this.fields.seqOf(name));
     const fields = Object.entries(document).filter(([name]) => name !== 'resources');
     this.fields.observe(fields.map(([name, value]) => [name, JSON.stringify(value) ?? 'undefined'] as const), this.clock);
     if (this.fields.seqOf('plan') !== planSeq) this.plan.observe(document.plan, this.clock);
+    [...this.keyLists].forEach(([name, sequence], i) => {
+      if (this.fields.seqOf(name) !== keySeqs[i]) sequence.observe(document[name], this.clock);
+    });
   }
 
   /** The top-level fields changed after sequence `n`, and those gone since (a field never observed counts as changed). */
@@ -113,6 +126,11 @@ export class RowSequence {
     return this.plan.deltaSince(n, plan);
   }
 
+  /** A top-level list of keys as a delta since sequence `n` (plan-sequence.ts); undefined when it is not one or is to be sent whole. */
+  keysSince(n: number, name: string, value: unknown): ListDelta | undefined {
+    return this.keyLists.get(name)?.deltaSince(n, value);
+  }
+
   token(): string {
     return `${this.epoch}.${this.seq}`;
   }
@@ -122,7 +140,8 @@ export class RowSequence {
     const match = /^(.+)\.(\d+)$/.exec(token);
     if (!match || match[1] !== this.epoch) return undefined;
     const n = Number(match[2]);
-    if (n > this.seq || n < Math.max(this.rows.floor, this.plan.floor)) return undefined;
+    const floors = [this.rows.floor, this.plan.floor, ...[...this.keyLists.values()].map((sequence) => sequence.floor)];
+    if (n > this.seq || n < Math.max(...floors)) return undefined;
     return n;
   }
 
@@ -196,7 +215,8 @@ export function selectRows<R extends ViewRow>(rows: readonly R[], query: StatusQ
  * The answer to a /status query: the document with `resources` cut to the rows the query selects and a `view` beside
  * them. A delta (a `since` the sequence knows) carries only the top-level fields changed since the token, with
  * `format_version` always; `view.removedFields` names those gone since. With `plan=delta`, a changed plan comes as
- * `planDelta` in its place (only its runs changed since the token) when the sequence can say what changed.
+ * `planDelta` in its place (only its runs changed since the token) when the sequence can say what changed; with
+ * `keys=delta`, a changed list of keys (KEY_LISTS) comes alike in `keysDelta`, by name.
  */
 export function statusAnswer<R extends ViewRow>(document: Readonly<Record<string, unknown>>, rows: readonly R[], query: StatusQuery, sequence: RowSequence): Record<string, unknown> {
   sequence.observe(rows);
@@ -208,6 +228,13 @@ export function statusAnswer<R extends ViewRow>(document: Readonly<Record<string
   const changed = new Set(['format_version', ...fields.changed]);
   const kept = Object.entries(document).filter(([name]) => changed.has(name));
   const planDelta = query.plan === 'delta' && changed.has('plan') ? sequence.planSince(sinceSeq, document.plan) : undefined;
-  const carried = kept.map(([name, value]): [string, unknown] => (name === 'plan' && planDelta ? ['planDelta', planDelta] : [name, value]));
+  const keysDelta: Record<string, ListDelta> = {};
+  const carried: Array<[string, unknown]> = [];
+  for (const [name, value] of kept) {
+    const keys = query.keys === 'delta' ? sequence.keysSince(sinceSeq, name, value) : undefined;
+    if (keys) keysDelta[name] = keys;
+    else carried.push(name === 'plan' && planDelta ? ['planDelta', planDelta] : [name, value]);
+  }
+  if (Object.keys(keysDelta).length > 0) carried.push(['keysDelta', keysDelta]);
   return { ...Object.fromEntries(carried), resources: selected.rows, view: { ...selected.view, removedFields: fields.removed } };
 }

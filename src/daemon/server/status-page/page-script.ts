@@ -1,4 +1,4 @@
-// The status page's script as served (/status-page/page.js): its six parts in one strict IIFE, nothing global.
+// The status page's script as served (/status-page/page.js): its six parts in one strict IIFE; nothing global but window.statusDocument (the document it shows, to read at the console).
 import { SCRIPT_HISTORY } from './script-history.js';
 import { SCRIPT_LIVE } from './script-live.js';
 import { SCRIPT_OVERVIEW } from './script-overview.js';

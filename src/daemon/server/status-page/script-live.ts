@@ -1,7 +1,8 @@
 // The status page's script, part four (browser JavaScript as text): follows /status by polling with If-None-Match.
 // An unchanged document answers 304 with no body, so the page re-renders only when something changed; a changed one
 // carries only the rows and top-level fields changed since the page's sequence token (docs/contracts.md §5), merged here,
-// and a changed plan as the runs changed since (planDelta), merged by script-plan.ts.
+// a changed plan as the runs changed since (planDelta), and a changed list of keys as the keys added and removed since
+// (keysDelta), merged by script-plan.ts.
 
 /** Browser JavaScript; joined with the other parts into one IIFE by page-script.ts. */
 export const SCRIPT_LIVE = String.raw`
@@ -44,6 +45,8 @@ function render(doc) {
   renderRows(doc);
   renderOrphans(doc);
   applyFilter();
+  // The document the page shows, for a reader at the console (and the e2e test: it equals a full /status).
+  window.statusDocument = doc;
   renders += 1;
   document.body.dataset.renders = String(renders);
   if (renders === 1) performance.mark('status-page-rendered');
@@ -51,7 +54,8 @@ function render(doc) {
 
 /**
  * The document the page holds: a delta's rows, fields and removals merged into what it held (a full answer replaces
- * it); a plan that came whole is held by run, and a planDelta merged into it (a new object only then).
+ * it); a plan that came whole is held by run, and a planDelta merged into it (a new object only then); the lists of
+ * keys likewise, with a keysDelta.
  */
 function merged(doc) {
   const view = doc.view || { delta: false, removed: [], removedFields: [], sequence: '' };
@@ -59,18 +63,28 @@ function merged(doc) {
     rowsByKey.clear();
     heldFields = {};
     planRunsHeld = {};
+    keyRunsHeld = {};
   }
   for (const key of view.removed || []) rowsByKey.delete(key);
   for (const row of doc.resources || []) rowsByKey.set(row.key, row);
-  for (const name of view.removedFields || []) delete heldFields[name];
+  for (const name of view.removedFields || []) {
+    delete heldFields[name];
+    delete keyRunsHeld[name];
+  }
   const fields = Object.keys(doc).filter((name) => name !== 'resources' && name !== 'view');
-  for (const name of fields) if (name !== 'planDelta') heldFields[name] = doc[name];
+  for (const name of fields) if (name !== 'planDelta' && name !== 'keysDelta') heldFields[name] = doc[name];
   sequence = view.sequence || '';
   if ('plan' in doc) holdPlan(doc.plan);
+  holdKeys(doc);
+  // Runs that do not chain: the next poll asks for the whole document (no token).
   if (doc.planDelta) {
     const plan = mergedPlan(doc.planDelta);
-    // Runs that do not chain: the next poll asks for the whole document (no token).
     if (plan) heldFields.plan = plan;
+    else sequence = '';
+  }
+  if (doc.keysDelta) {
+    const lists = mergedKeys(doc.keysDelta);
+    if (lists) Object.assign(heldFields, lists);
     else sequence = '';
   }
   document.body.dataset.delta = String(Boolean(view.delta));
@@ -91,7 +105,7 @@ async function poll() {
   let status = 0;
   try {
     const headers = etag ? { 'If-None-Match': etag } : {};
-    const res = await fetch('/status?plan=delta&since=' + encodeURIComponent(sequence), { headers, cache: 'no-store' });
+    const res = await fetch('/status?plan=delta&keys=delta&since=' + encodeURIComponent(sequence), { headers, cache: 'no-store' });
     status = res.status;
     if (status !== 304) {
       if (!res.ok) throw new Error('/status answered ' + status);
