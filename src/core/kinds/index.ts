@@ -51,7 +51,7 @@ export function liveView(live: Readonly<LiveState>, unclaimed: readonly LiveDepl
  * The live resource of a kind whose live side is listed (paired by name with the listing), else undefined: the one
  * place that says which kinds' live state the deployment listing holds.
  */
-export function liveOf(kind: ResourceKind, name: string, liveByName: ReadonlyMap<string, LiveDeployment>): LiveDeployment | undefined {
+export function liveOf<T = LiveDeployment>(kind: ResourceKind, name: string, liveByName: ReadonlyMap<string, T>): T | undefined {
   return kinds[kind].listed ? liveByName.get(name) : undefined;
 }
 

@@ -17,10 +17,18 @@ import type { HeldResource } from './last-good.js';
 import type { Conflict } from '../../core/flap-guard.js';
 import type { ManifestVersion } from '../../core/manifest-version.js';
 
+/** What a reconcile keeps of each live deployment it listed: its id by name (the decoded deployments are let go when it ends). */
+export type LiveRef = Pick<LiveDeployment, 'id' | 'name'>;
+
+/** The id and name of each live deployment, not the deployment: the last outcome is held until the next reconcile. */
+export function liveRefs(deployments: readonly LiveDeployment[]): LiveRef[] {
+  return deployments.map(({ id, name }) => ({ id, name }));
+}
+
 export interface ReconcileOutcome {
   plan: Plan;
   resources: ReadonlyMap<string, DesiredResource>;
-  live: readonly LiveDeployment[];
+  live: readonly LiveRef[];
   files: number;
   /** The decision about every planned resource (src/core/decide.ts), by resourceKey. */
   outcomes: ReadonlyMap<string, Outcome>;
@@ -233,7 +241,7 @@ export async function reconcileDirectory(ctx: CycleContext): Promise<ReconcileOu
   return {
     plan: result,
     resources: gathered.resources,
-    live: gathered.live.deployments,
+    live: liveRefs(gathered.live.deployments),
     files: gathered.files.length,
     outcomes,
     held: lastGood.held,

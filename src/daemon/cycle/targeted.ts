@@ -12,7 +12,7 @@ import { sendingOnce } from '../../service/call-scope.js';
 import { BadResponseError, NetworkError } from '../../service/errors.js';
 import { findLiveDeployment } from '../../service/find-deployment.js';
 import { ServiceError } from '../../core/errors.js';
-import { decideAndAct, recordDeclarations, type ReconcileOutcome } from './cycle.js';
+import { decideAndAct, liveRefs, recordDeclarations, type ReconcileOutcome } from './cycle.js';
 import type { CycleContext } from './cycle-context.js';
 
 /** A targeted reconcile's answer: its outcome, folded into the last full one; or why the change takes the full path. */
@@ -151,7 +151,7 @@ function folded(
   return {
     plan: { ...previous.plan, changes, diagnostics, summary: summarize(changes) },
     resources: replaced(previous.resources, gathered.resources),
-    live: [...previous.live.filter((d) => !names.has(d.name)), ...gathered.live.deployments],
+    live: [...previous.live.filter((d) => !names.has(d.name)), ...liveRefs(gathered.live.deployments)],
     files: ctx.manifestCache?.size ?? previous.files,
     outcomes: replaced(previous.outcomes, acted.outcomes),
     held: previous.held,
