@@ -29,8 +29,8 @@ async function benchOne(n, latencyMs, resyncs, restMs) {
   try {
     await writeManifests(dir, n);
     await emulator.reset();
-    // BENCH_DAEMON_PROF=DIR writes a CPU profile of the daemon (node --cpu-prof) there; BENCH_DAEMON_HEAP=1 lets SIGUSR2 write a heap snapshot.
-    const execArgv = [...(process.env.BENCH_DAEMON_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_DAEMON_PROF}`] : []), ...(process.env.BENCH_DAEMON_HEAP ? ['--heapsnapshot-signal=SIGUSR2'] : [])];
+    // BENCH_DAEMON_HEAP=1 lets SIGUSR2 write a heap snapshot (BENCH_DAEMON_PROF and BENCH_DAEMON_NODE_ARGS: lib/daemon-child.mjs).
+    const execArgv = process.env.BENCH_DAEMON_HEAP ? ['--heapsnapshot-signal=SIGUSR2'] : [];
     // --resync 1h: the bench asks for each full reconcile itself (POST /reconcile), so none comes between.
     daemon = await startDaemonChild({ dir, apiUrl: emulator.url, prefix, env: benchEnv(), args: ['--resync', '1h'], execArgv });
     const startup = await daemon.waitFor((l) => l.msg === 'reconciled' && l.trigger === 'startup', 180_000);

@@ -25,7 +25,11 @@ export async function startDaemonChild({ dir, apiUrl, prefix, env, args = [], ex
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   // BENCH_DAEMON_PROF=DIR writes a CPU profile of each daemon process there (node --cpu-prof, written when it exits).
-  const profile = process.env.BENCH_DAEMON_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_DAEMON_PROF}`] : [];
+  // BENCH_DAEMON_NODE_ARGS="--max-old-space-size=320" gives node options to the daemon only (the build and the bench keep theirs).
+  const profile = [
+    ...(process.env.BENCH_DAEMON_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_DAEMON_PROF}`] : []),
+    ...(process.env.BENCH_DAEMON_NODE_ARGS ?? '').split(' ').filter(Boolean),
+  ];
   const argv = [...profile, ...execArgv, CLI, 'run', dir, '--api-url', apiUrl, '--redis-url', REDIS_URL, '--redis-prefix', prefix, '--http-host', '127.0.0.1', '--http-port', String(port), '--log-level', 'info', ...args];
   const spawnedAt = performance.now();
   const child = spawn(process.execPath, argv, { env: { ...env, NO_COLOR: '1', CONVERGE_WEBHOOK_TOKEN: BENCH_TOKEN }, stdio: ['ignore', 'pipe', 'pipe'] });
