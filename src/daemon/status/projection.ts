@@ -81,12 +81,13 @@ export class ProjectionReader {
 
   /** The rows in the plan's order (this replica's last reconcile), then any it does not know, by key. */
   private ordered(states: ReadonlyMap<string, ResourceState>): ResourceState[] {
+    const order = this.parts.order();
     const out: ResourceState[] = [];
-    for (const key of this.parts.order()) {
+    for (const key of order) {
       const state = states.get(key);
       if (state) out.push(state);
     }
-    const known = new Set(this.parts.order());
+    const known = new Set(order);
     const rest = [...states.keys()].filter((key) => !known.has(key)).sort();
     for (const key of rest) out.push(states.get(key)!);
     return out;
