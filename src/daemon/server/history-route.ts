@@ -2,7 +2,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { KIND_NAMES } from '../../core/kinds/index.js';
 import { historyDocument, type RecordedEvent } from '../../core/resource-record.js';
-import { sendTagged } from './status-page/serve.js';
+import { sendJson, sendTagged } from './status-page/serve.js';
 
 /** Events one answer holds at most, and by default (the page shows the newest; `converge history` reads them all). */
 export const HISTORY_PAGE_LIMIT = 50;
@@ -24,10 +24,7 @@ export function historyKey(path: string): { key: string } | { error: string } {
 
 /** Answers GET /history/KIND/NAME[?limit=N] (404: not a resource path or no reader; 400: a bad limit). */
 export async function historyRoute(req: IncomingMessage, res: ServerResponse, path: string, params: URLSearchParams, reader: HistoryReader | undefined, head: boolean): Promise<void> {
-  const json = (status: number, value: unknown): void => {
-    res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' });
-    res.end(head ? undefined : JSON.stringify(value) + '\n');
-  };
+  const json = (status: number, value: unknown): void => sendJson(res, status, value, head);
   const named = historyKey(path);
   if ('error' in named) return json(404, { error: named.error });
   if (!reader) return json(404, { error: 'this daemon keeps no event log; `converge history` reads Redis directly' });

@@ -4,7 +4,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { ConvergeError } from '../../core/errors.js';
 import { historyRoute, type HistoryReader } from './history-route.js';
-import { sendTagged, servePage } from './status-page/serve.js';
+import { send, sendJson, sendTagged, servePage } from './status-page/serve.js';
 import { parseStatusQuery, RowSequence, statusAnswer, type ViewRow } from './status-view.js';
 
 /** One readiness check: Redis, the service, the manifests, or shutting down. */
@@ -67,14 +67,6 @@ export const PROMETHEUS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8
 /** A readiness probe that hangs is as bad as one that fails: every check gets this long. */
 export const READINESS_TIMEOUT_MS = 2_000;
 
-function send(res: ServerResponse, status: number, type: string, body: string, head = false): void {
-  res.writeHead(status, { 'content-type': type, 'cache-control': 'no-store', 'content-length': Buffer.byteLength(body) });
-  res.end(head ? undefined : body);
-}
-
-function sendJson(res: ServerResponse, status: number, value: unknown, head: boolean): void {
-  send(res, status, 'application/json; charset=utf-8', JSON.stringify(value, null, 2) + '\n', head);
-}
 
 async function withTimeout<T>(promise: Promise<T>, ms: number, fallback: () => T): Promise<T> {
   let timer: NodeJS.Timeout | undefined;

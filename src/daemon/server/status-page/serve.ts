@@ -1,4 +1,4 @@
-// Serves the status page (`/` and its assets) and answers a GET whose If-None-Match names the current ETag with 304.
+// Sends the daemon HTTP answers: the status page (`/` and its assets), a GET whose If-None-Match names the current ETag with 304, and untagged answers (errors, POST answers).
 import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { PAGE_CSS } from './page-css.js';
@@ -55,6 +55,17 @@ export function sendTagged(req: IncomingMessage, res: ServerResponse, type: stri
   }
   res.writeHead(200, { 'content-type': type, 'cache-control': 'no-store', etag, 'content-length': Buffer.byteLength(body), ...extra });
   res.end(head ? undefined : body);
+}
+
+/** Sends `body` as it is, kept out of every cache (an answer that is not polled with a tag: errors, POST answers). */
+export function send(res: ServerResponse, status: number, type: string, body: string, head = false): void {
+  res.writeHead(status, { 'content-type': type, 'cache-control': 'no-store', 'content-length': Buffer.byteLength(body) });
+  res.end(head ? undefined : body);
+}
+
+/** Sends `value` as JSON (send). */
+export function sendJson(res: ServerResponse, status: number, value: unknown, head: boolean): void {
+  send(res, status, 'application/json; charset=utf-8', JSON.stringify(value, null, 2) + '\n', head);
 }
 
 /** Serves a path of the page (GET or HEAD): true when `path` is one of them. */
