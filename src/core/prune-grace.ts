@@ -39,8 +39,8 @@ export interface PruneGraceInput {
   now: number;
   graceMs: number;
   mode: PruneMode;
-  /** Whether a person confirmed the delete of this resource (confirm mode). */
-  confirmed: (key: string) => boolean;
+  /** Whether a person confirmed the delete of this resource as undeclared since `absence` (src/core/job-intent.ts confirms). */
+  confirmed: (key: string, absence: Absence) => boolean;
 }
 
 export interface PruneGraceResult {
@@ -70,7 +70,7 @@ export function pruneGrace(input: PruneGraceInput): PruneGraceResult {
     const absence: Absence = same ? { ...before, seen: before.seen + 1 } : { since: input.now, manifests: input.manifests, seen: 1, id };
     absent.set(key, absence);
     // A person who confirmed a delete they saw pending need not wait for the grace (either mode).
-    if (input.confirmed(key)) {
+    if (input.confirmed(key, absence)) {
       due.add(key);
       continue;
     }

@@ -89,7 +89,7 @@ class ConvergeDaemon implements Daemon {
   /** Manual reconciles (POST /reconcile, /webhook): one at a time, a burst coalesced into at most two. */
   private readonly manual = new ManualReconciles(() => {
     const { stopping, reconciler, leadership, secretWrites, rebuilds, deleteConfirms, log } = this;
-    return { stopping, reconciler, leadership, secretWrites, rebuilds, deleteConfirms, log };
+    return { stopping, reconciler, leadership, secretWrites, rebuilds, deleteConfirms, confirmations: this.jobs?.applied, log };
   });
   /** Whether Redis lost converge's records while the daemon ran (the applied-state epoch). */
   private readonly appliedState: AppliedStateWatch;

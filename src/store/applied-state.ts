@@ -4,8 +4,9 @@ import type { AppliedRecord } from '../core/model.js';
 import type { ManifestVersion } from '../core/manifest-version.js';
 import type { WrittenState } from '../core/kinds/index.js';
 import { connectProducer, closeRedis, type RedisSettings } from './redis.js';
-import { parseStored, parseStoredHash, PendingWrite, StoredAbsence, StoredAppliedRecord } from './schema.js';
+import { parseStored, parseStoredHash, PendingWrite, StoredAbsence, StoredAppliedRecord, StoredConfirmation } from './schema.js';
 import type { Absence } from '../core/prune-grace.js';
+import type { DeleteConfirmation } from '../core/job-intent.js';
 
 /** `${prefix}:applied`: one Redis hash, field resourceKey -> JSON AppliedRecord. */
 export function appliedKey(prefix: string): string {
@@ -36,6 +37,15 @@ export function declaredInKey(prefix: string): string {
  */
 export function absentKey(prefix: string): string {
   return `${prefix}:prune-absent`;
+}
+
+/**
+ * `${prefix}:prune-confirmed`: one Redis hash, field resourceKey -> JSON DeleteConfirmation (the live id and the
+ * absence's since a person confirmed the delete of: `converge reconcile --confirm-delete NAME`). Only a resource with an
+ * absence has one; it goes with its absence (declared again, the grace started again) and with its applied record (deleted).
+ */
+export function confirmedKey(prefix: string): string {
+  return `${prefix}:prune-confirmed`;
 }
 
 /**
@@ -86,6 +96,7 @@ export class AppliedStateStore {
   private readonly keep: string;
   private readonly declaredIn: string;
   private readonly absent: string;
+  private readonly confirmed: string;
 
   constructor(redis: Redis, prefix: string) {
     this.redis = withScripts(redis);
@@ -94,6 +105,7 @@ export class AppliedStateStore {
     this.keep = keepKey(prefix);
     this.declaredIn = declaredInKey(prefix);
     this.absent = absentKey(prefix);
+    this.confirmed = confirmedKey(prefix);
   }
 
   /** The daemon's prune absences (src/core/prune-grace.ts); an unreadable entry is left out (its grace starts again). */
@@ -101,15 +113,37 @@ export class AppliedStateStore {
     return parseStoredHash(StoredAbsence, await this.redis.hgetall(this.absent));
   }
 
-  /** Replaces the absences with `next`, writing only what changed since `before`. */
+  /**
+   * Replaces the absences with `next`, writing only what changed since `before`. A confirmation goes with the absence it
+   * confirmed: when the resource is declared again, or its absence starts again (other manifests, another live id).
+   */
   async recordAbsences(before: ReadonlyMap<string, Absence>, next: ReadonlyMap<string, Absence>): Promise<void> {
     const gone = [...before.keys()].filter((key) => !next.has(key));
     const changed = [...next].filter(([key, a]) => JSON.stringify(before.get(key)) !== JSON.stringify(a));
     if (gone.length === 0 && changed.length === 0) return;
+    const restarted = changed.filter(([key, a]) => before.has(key) && before.get(key)!.since !== a.since).map(([key]) => key);
     const multi = this.redis.multi();
     if (gone.length > 0) multi.hdel(this.absent, ...gone);
+    if (gone.length + restarted.length > 0) multi.hdel(this.confirmed, ...gone, ...restarted);
     if (changed.length > 0) multi.hset(this.absent, Object.fromEntries(changed.map(([key, a]) => [key, JSON.stringify(StoredAbsence.parse(a))])));
     await multi.exec();
+  }
+
+  /** The stored confirmations of pending deletes; an unreadable entry is left out (its delete waits for a new one). */
+  async confirmations(): Promise<Map<string, DeleteConfirmation>> {
+    return parseStoredHash(StoredConfirmation, await this.redis.hgetall(this.confirmed));
+  }
+
+  /**
+   * Stores a person's confirmation of each pending delete whose resource key `wanted` accepts: the absence as it stands
+   * (its live id and since). Resolves once Redis holds them (a new leader finds them); returns the keys confirmed.
+   */
+  async confirmDeletes(wanted: (key: string) => boolean): Promise<string[]> {
+    const absences = await this.absences();
+    const confirmed = [...absences].filter(([key]) => wanted(key));
+    if (confirmed.length === 0) return [];
+    await this.redis.hset(this.confirmed, Object.fromEntries(confirmed.map(([key, a]) => [key, JSON.stringify(StoredConfirmation.parse({ id: a.id, since: a.since }))])));
+    return confirmed.map(([key]) => key);
   }
 
   /**
@@ -152,11 +186,12 @@ export class AppliedStateStore {
     if (keep.size + drop.length > 0) await multi.exec();
   }
 
-  /** Forgets a deleted resource: its record and pending write, in one command (its keep mark goes too). */
+  /** Forgets a deleted resource: its record and pending write, in one command (its keep mark, file and confirmation go too). */
   async forget(resourceKey: string): Promise<void> {
     await this.redis.convergeForget(this.key, this.pending, resourceKey);
     await this.redis.hdel(this.keep, resourceKey);
     await this.redis.hdel(this.declaredIn, resourceKey);
+    await this.redis.hdel(this.confirmed, resourceKey);
   }
 
   async get(resourceKey: string): Promise<AppliedRecord | undefined> {

@@ -9,6 +9,14 @@ export { PendingWrite } from '../core/kinds/index.js';
 export const JobOperation = z.enum(JOB_OPERATIONS);
 export type JobOperation = z.infer<typeof JobOperation>;
 
+/** A delete's intent as a job carries it (src/core/job-intent.ts DeleteIntent): times, a content id, a live id. */
+export const StoredDeleteIntent = z.strictObject({
+  by: z.enum(['grace', 'confirmed']),
+  since: z.number().int().nonnegative(),
+  manifests: z.string().min(1).max(200),
+  id: z.string().min(1).max(200),
+});
+
 /** Data of one reconcile-resource job. Holds no secret value (see JobSecretSource). */
 export const ReconcileJobData = z.strictObject({
   version: z.literal(1),
@@ -48,6 +56,11 @@ export const ReconcileJobData = z.strictObject({
   fence: z.number().int().positive().optional(),
   /** The resource's desired-state sequence (a Redis counter, set by the enqueuer): a job with an older one is superseded. */
   seq: z.number().int().positive().optional(),
+  /**
+   * A delete the daemon decided: why (its grace passed, or a person confirmed it) and the absence it was decided on; the
+   * worker checks it again right before the DELETE (src/core/job-intent.ts). Absent on `apply --prune`'s deletes.
+   */
+  intent: StoredDeleteIntent.optional(),
 }).refine((data) => (data.resource === undefined) !== (data.remove === undefined), { error: 'a job holds either a resource or a deletion' });
 export type ReconcileJobData = z.infer<typeof ReconcileJobData>;
 
@@ -81,6 +94,12 @@ export const StoredAbsence = z.strictObject({
   manifests: z.string().min(1).max(200),
   seen: z.number().int().positive(),
   id: z.string().min(1).max(200),
+});
+
+/** A person's confirmation of a pending delete (src/core/job-intent.ts DeleteConfirmation): the live id and the absence's since. */
+export const StoredConfirmation = z.strictObject({
+  id: z.string().min(1).max(200),
+  since: z.number().int().nonnegative(),
 });
 
 /** A JSON value kept in Redis, read through its schema: undefined when absent, not JSON, or not of that shape (not ours to read). */

@@ -107,8 +107,9 @@ export interface SyncPorts {
   resolveRepository(resource: DeploymentResource): Promise<{ resource: DeploymentResource; error?: string }>;
   now(): Date;
   /**
-   * The flap guard (src/jobs/runner/flap-gate.ts), asked right before the first write is marked pending and sent: undefined,
-   * the write may go; a result, it must not, and the sync returns that result (nothing sent). Absent: no guard.
+   * The job's intent (src/core/job-intent.ts) and the flap guard (src/jobs/runner/flap-gate.ts), asked right before the
+   * first write or a DELETE is marked pending and sent: undefined, it may go; a result, it must not, and the sync returns
+   * that result (nothing sent). Absent: no gate.
    */
   writeGate?(): Promise<SyncResult | undefined>;
 }
@@ -169,8 +170,10 @@ export const SyncResult = z.strictObject({
    * The job sent nothing, and why: a newer desired state of its resource was enqueued since, or a former leader enqueued
    * it (the job runner's stale check), or the live state the kind's step read no longer fits the decided write
    * (`live_changed`: another field differs, the resource is gone or another one took its name, the plan would block it
-   * now). Such a job did not bring its state about: the next reconcile decides again.
+   * now). A delete the daemon decided is dropped too when, as it runs, its resource is declared again
+   * (`declared_again`), its absence changed (`not_due`: the grace started again) or the confirmation it was decided on is
+   * gone (`not_confirmed`): src/core/job-intent.ts. Such a job did not bring its state about: the next reconcile decides again.
    */
-  notRun: z.enum(['superseded', 'former_leader', 'live_changed']).optional(),
+  notRun: z.enum(['superseded', 'former_leader', 'live_changed', 'declared_again', 'not_due', 'not_confirmed']).optional(),
 });
 export type SyncResult = z.infer<typeof SyncResult>;

@@ -1,5 +1,6 @@
 // Acting on the daemon's outcomes: the decided writes become jobs; what the queue answers (in flight, finished) is decided again, so an outcome never claims a write or a drift that another job already carries.
 import { applying, decide, type DecisionInput, type Outcome } from '../../core/decide.js';
+import type { DeleteIntent } from '../../core/job-intent.js';
 import type { ManifestVersion } from '../../core/manifest-version.js';
 import type { DesiredResource } from '../../core/model.js';
 import type { PlanInput } from '../../plan/plan.js';
@@ -15,6 +16,8 @@ export interface ToAct {
   resources: ReadonlyMap<string, DesiredResource>;
   secretHashes: PlanInput['secretHashes'];
   version: ManifestVersion | undefined;
+  /** The intent of each delete decided now (src/core/job-intent.ts), by resourceKey: its job carries it. */
+  intents?: ReadonlyMap<string, DeleteIntent> | undefined;
 }
 
 /** SecretsUnknown outcomes whose job of this desired state is in flight or just finished: that job records the hashes. */
@@ -46,7 +49,8 @@ function jobData(ctx: CycleContext, act: ToAct, outcome: Outcome): ReconcileJobD
     secretHashes: act.secretHashes.get(outcome.key) ?? {},
   });
   if (!job) return undefined;
-  return jobDataOf(job, { origin: 'daemon', deleteTracingProjects: ctx.settings.pruneTracingProjects === true, manifestVersion: act.version });
+  const intent = outcome.write?.op === 'delete' ? act.intents?.get(outcome.key) : undefined;
+  return jobDataOf(job, { origin: 'daemon', deleteTracingProjects: ctx.settings.pruneTracingProjects === true, manifestVersion: act.version, intent });
 }
 
 /**

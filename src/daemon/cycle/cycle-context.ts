@@ -12,6 +12,7 @@ import type { LastGoodManifests } from './last-good.js';
 import type { Conflict } from '../../core/flap-guard.js';
 import type { ManifestVersion } from '../../core/manifest-version.js';
 import type { Absence, PruneMode } from '../../core/prune-grace.js';
+import type { DeleteConfirmation } from '../../core/job-intent.js';
 
 /** What the inner reconcile needs; the outer (daemon.ts) owns it. */
 export interface CycleContext {
@@ -36,6 +37,8 @@ export interface CycleContext {
     /** The prune absences remembered (src/core/prune-grace.ts), and their replacement (AppliedStateStore). */
     absences?(): Promise<Map<string, Absence>>;
     recordAbsences?(before: ReadonlyMap<string, Absence>, next: ReadonlyMap<string, Absence>): Promise<void>;
+    /** The confirmations of pending deletes a person stored (`converge reconcile --confirm-delete NAME`; AppliedStateStore). */
+    confirmations?(): Promise<Map<string, DeleteConfirmation>>;
   };
   memory: DesiredMemory;
   lastGood: LastGoodManifests;
@@ -55,8 +58,11 @@ export interface CycleContext {
   };
   /** Asks for a reconcile at `at` (ms), when a delete waiting for prune_grace falls due; undefined: none waits (each call replaces the last). */
   schedulePrune?: (at: number | undefined) => void;
-  /** Deletes a person confirmed (`converge reconcile --confirm-delete NAME`): served by the reconcile that enqueues them. */
-  deleteConfirms?: { approved(key: string): boolean; done(key: string): void };
+  /**
+   * The deletes a reconcile enqueued on a person's confirmation, told to the request that asked (the confirmations
+   * themselves are read from Redis: applied.confirmations).
+   */
+  deleteConfirms?: { done(key: string): void };
   /** Parse results kept between reconciles: an edit re-parses only the files whose bytes changed. */
   manifestCache?: ManifestCache;
   /** Called right after each job is enqueued (before the reconcile ends), so a fast job's result is never missed. */

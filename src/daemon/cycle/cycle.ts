@@ -12,6 +12,7 @@ import { desiredFingerprint, driftReason } from '../../core/drift.js';
 import { enqueueOutcomes } from './act.js';
 import { declaringFiles } from '../../core/declared-files.js';
 import { DEFAULT_PRUNE_GRACE_MS, deleteCandidates, markPendingDeletes, pruneGrace } from '../../core/prune-grace.js';
+import { confirms, deleteIntentOf, type DeleteConfirmation, type DeleteIntent } from '../../core/job-intent.js';
 import type { CycleContext } from './cycle-context.js';
 import type { HeldResource } from './last-good.js';
 import type { Conflict } from '../../core/flap-guard.js';
@@ -76,12 +77,14 @@ async function standingConflicts(ctx: CycleContext, resources: ReadonlyMap<strin
  * The plan's deletes through the prune rule (src/core/prune-grace.ts): those not yet due are marked pending (nothing is
  * sent for them); the absences are remembered in Redis, so a restart keeps counting the grace.
  */
-async function graceDeletes(ctx: CycleContext, result: Plan, manifests: string): Promise<{ plan: Plan; recheckAt?: number }> {
+async function graceDeletes(ctx: CycleContext, result: Plan, manifests: string): Promise<{ plan: Plan; recheckAt?: number; intents?: Map<string, DeleteIntent> }> {
   const applied = ctx.applied;
   if (!applied.absences || !applied.recordAbsences) return { plan: result };
   const before = await applied.absences();
   const candidates = deleteCandidates(result.changes);
   if (candidates.length === 0 && before.size === 0) return { plan: result };
+  // A person's confirmation is read from Redis, where it was stored before it was answered: a new leader finds it too.
+  const stored = (candidates.length > 0 ? await applied.confirmations?.() : undefined) ?? new Map<string, DeleteConfirmation>();
   const graced = pruneGrace({
     absent: before,
     candidates,
@@ -89,13 +92,18 @@ async function graceDeletes(ctx: CycleContext, result: Plan, manifests: string):
     now: Date.now(),
     graceMs: ctx.settings.pruneGrace ?? DEFAULT_PRUNE_GRACE_MS,
     mode: ctx.settings.pruneMode ?? 'auto',
-    confirmed: (key) => ctx.deleteConfirms?.approved(key) === true,
+    confirmed: (key, absence) => confirms(stored.get(key), absence),
   });
   await applied.recordAbsences(before, graced.absent);
+  // What each due delete's job checks again when it runs (src/core/job-intent.ts): the absence it is decided on, and why.
+  const intents = new Map([...graced.due].map((key) => {
+    const absence = graced.absent.get(key)!;
+    return [key, deleteIntentOf(absence, confirms(stored.get(key), absence))] as const;
+  }));
   const probe = graced.due.size > 0 ? await ctx.client.deploymentDeletes() : { deletes: true as const };
   const marked: Plan = { ...result, changes: probe.deletes ? markPendingDeletes(result.changes, graced.waiting) : withoutDeletes(result.changes, probe.note) };
   if (!probe.deletes) marked.notes = [...(result.notes ?? []), probe.note];
-  return graced.recheckAt === undefined ? { plan: marked } : { plan: marked, recheckAt: graced.recheckAt };
+  return { plan: marked, intents, ...(graced.recheckAt === undefined ? {} : { recheckAt: graced.recheckAt }) };
 }
 
 /** The service has no DELETE endpoint (the probe said so): each planned delete is a released orphan, with the probe's note. */
@@ -172,7 +180,7 @@ interface Acted {
  * ends the holds that are over: the one step of a full reconcile and a targeted one (src/daemon/cycle/targeted.ts),
  * whose `scope` (the resources it decided) bounds the holds and memory it may end.
  */
-export async function decideAndAct(ctx: CycleContext, g: Pick<DaemonDecisionInputs, 'result' | 'gathered' | 'input' | 'lastGood' | 'pendingWrites'>, scope?: ReadonlySet<string>): Promise<Acted> {
+export async function decideAndAct(ctx: CycleContext, g: Pick<DaemonDecisionInputs, 'result' | 'gathered' | 'input' | 'lastGood' | 'pendingWrites'> & { intents?: ReadonlyMap<string, DeleteIntent> | undefined }, scope?: ReadonlySet<string>): Promise<Acted> {
   const { result, gathered, input } = g;
   const [remembered, storedHolds, { conflicts, released }] = await Promise.all([
     scope ? ctx.memory.getSome(scope) : ctx.memory.getAll(),
@@ -186,7 +194,7 @@ export async function decideAndAct(ctx: CycleContext, g: Pick<DaemonDecisionInpu
   });
   // The same corridor as plan and apply (src/plan/outcomes.ts), with the daemon's memory.
   const { inputs, outcomes, fingerprints, holds } = daemonOutcomes(ctx, { ...g, revisions: revisions.readings, storedHolds, conflicts, remembered });
-  const added = await enqueueOutcomes(ctx, { outcomes, inputs, resources: gathered.resources, secretHashes: input.secretHashes, version: gathered.version });
+  const added = await enqueueOutcomes(ctx, { outcomes, inputs, resources: gathered.resources, secretHashes: input.secretHashes, version: gathered.version, intents: g.intents });
 
   await ctx.memory.set(new Map([...outcomes.values()].flatMap((o) => (o.remember ? [[o.key, o.remember] as const] : []))));
   // Declared, or unknown: a file that fails to load may declare it (its hold and memory are kept until it loads).
@@ -236,7 +244,7 @@ export async function reconcileDirectory(ctx: CycleContext): Promise<ReconcileOu
   const result = graced.plan;
   // The reconcile that sends a delete once its grace has passed: scheduled, not left to the next resync.
   ctx.schedulePrune?.(graced.recheckAt);
-  const acted = await decideAndAct(ctx, { result, gathered, input, lastGood, pendingWrites });
+  const acted = await decideAndAct(ctx, { result, gathered, input, lastGood, pendingWrites, intents: graced.intents });
   const { outcomes, fingerprints, holds, conflicts, released, added, drift, revisions } = acted;
   return {
     plan: result,

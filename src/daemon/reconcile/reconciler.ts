@@ -256,11 +256,16 @@ export class Reconciler {
     this.retryIn(delay);
   }
 
-  /** A job sent nothing (live changed; or ours, of an earlier lease): one retry soon answers every drop before it; only live_changed backs off (docs/daemon.md). */
+  /**
+   * A job sent nothing (live changed; a delete whose intent no longer held; or ours, of an earlier lease): one retry soon
+   * answers every drop before it; only what a decision may meet again (live_changed, a delete's intent) backs off (docs/daemon.md).
+   */
   private decideAgain(key: string, jobId: string, result: ReconcileJobResult): void {
     if (!this.leading()) return;
-    this.options.log.info({ key, jobId, reason: result.message }, `job sent nothing: ${result.notRun === 'live_changed' ? 'live state changed since its decision' : 'enqueued under an earlier lease of this replica'}; reconciling again`);
-    if (!this.retryTimer) this.retryIn(this.backoff(result.notRun === 'live_changed' ? ++this.liveChanges : Math.max(1, this.liveChanges)));
+    const again = result.notRun !== 'former_leader';
+    const why = result.notRun === 'live_changed' ? 'live state changed since its decision' : again ? 'the intent of its delete no longer held' : 'enqueued under an earlier lease of this replica';
+    this.options.log.info({ key, jobId, reason: result.message }, `job sent nothing: ${why}; reconciling again`);
+    if (!this.retryTimer) this.retryIn(this.backoff(again ? ++this.liveChanges : Math.max(1, this.liveChanges)));
   }
 
   /** The delay before the `n`th retry in a row: retryMs doubled per retry, at most maxRetryMs. */
@@ -303,7 +308,7 @@ export class Reconciler {
     this.scope.touch([job.key]);
     if (ran && job.desired) this.finished.set(job.key, { desired: job.desired, at: Date.now() });
     const notRun = (value as ReconcileJobResult | undefined)?.notRun;
-    if (notRun === 'live_changed' || notRun === 'former_leader') this.decideAgain(job.key, jobId, value as ReconcileJobResult);
+    if (notRun !== undefined && notRun !== 'superseded') this.decideAgain(job.key, jobId, value as ReconcileJobResult);
     else if (ran) this.liveChanges = 0;
     this.tracker.completed(jobId, value, undefined, ran ? job.fingerprint : undefined, job.version);
     if (ran && job.fingerprint) await this.options.context.memory.set(new Map([[job.key, job.fingerprint]]));

@@ -2,7 +2,7 @@
 import type { Logger } from 'pino';
 import { holdsNamed, namingNone } from '../../core/holds.js';
 import type { Leadership } from '../../leader/leadership.js';
-import type { OperatorRequests } from '../cycle/operator-requests.js';
+import { OperatorRequests } from '../cycle/operator-requests.js';
 import type { Reconciler } from '../reconcile/reconciler.js';
 import type { ReconcileRequest } from './status-server.js';
 
@@ -15,8 +15,10 @@ export interface ManualReconcileParts {
   secretWrites: OperatorRequests;
   /** Released holds of failed revisions to rebuild (retryFailed). */
   rebuilds: OperatorRequests;
-  /** Pending deletes a person confirmed (confirmDelete, prune_mode confirm). */
+  /** Pending deletes a person confirmed (confirmDelete, prune_mode confirm): the names asked, and the deletes enqueued. */
   deleteConfirms: OperatorRequests;
+  /** Where a confirmation is stored before it is answered (src/store/applied-state.ts), so that a new leader finds it. */
+  confirmations: { confirmDeletes(wanted: (key: string) => boolean): Promise<string[]> } | undefined;
   log: Logger;
 }
 
@@ -116,7 +118,13 @@ async function serve(batch: Batch, parts: ManualReconcileParts): Promise<Served>
   const heldBefore = reconciler.tracker.secretsUnknown();
   const pendingBefore = reconciler.tracker.pendingDeletes();
   if (batch.writeSecrets) secretWrites.add(batch.writeSecrets);
-  if (batch.confirmDelete) deleteConfirms.add(batch.confirmDelete);
+  if (batch.confirmDelete) {
+    // Stored in Redis before the reconcile and its answer: a leader that dies after answering leaves it to the next one.
+    const asked = new OperatorRequests();
+    asked.add(batch.confirmDelete);
+    await parts.confirmations?.confirmDeletes((key) => asked.approved(key));
+    deleteConfirms.add(batch.confirmDelete);
+  }
   const released = batch.retryFailed ? await reconciler.releaseHolds(batch.retryFailed) : undefined;
   if (released) rebuilds.add(released.rebuild);
   let record;

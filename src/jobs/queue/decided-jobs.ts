@@ -1,5 +1,6 @@
 // From decided outcomes to job data, the one step apply and the daemon share: which outcome becomes a job, and that job's data.
 import type { Outcome } from '../../core/decide.js';
+import type { DeleteIntent } from '../../core/job-intent.js';
 import { kindOf, type JobWrite } from '../../core/kinds/index.js';
 import type { ManifestVersion } from '../../core/manifest-version.js';
 import type { DesiredResource, PlanChange } from '../../core/model.js';
@@ -57,6 +58,8 @@ export interface JobDataOptions {
   deleteTracingProjects?: boolean;
   /** The manifests the change was planned from (git commit or content hash): stamped on every write job. */
   manifestVersion?: ManifestVersion | undefined;
+  /** A delete the daemon decided: why, and the absence it was decided on (checked again when the job runs). */
+  intent?: DeleteIntent | undefined;
 }
 
 /** The job data of a decided job (the resource with secret references, never a value: src/jobs/queue/jobs.ts). */
@@ -64,7 +67,7 @@ export function jobDataOf(job: DecidedJob, options: JobDataOptions): ReconcileJo
   const { resource, change, deploymentId, desired, write } = job;
   if (!resource) {
     const deletion = { kind: change.kind, name: change.name, id: deploymentId!, deleteTracingProject: options.deleteTracingProjects === true };
-    return buildDeleteJobData(deletion, { origin: options.origin });
+    return buildDeleteJobData(deletion, { origin: options.origin, ...(options.intent ? { intent: options.intent } : {}) });
   }
   if (!write) throw new TypeError(`${change.kind}/${change.name}: a change to write carries its decided write`);
   return buildJobData(resource, operationFor(resource, write.op === 'create' ? 'create' : 'update'), {

@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import type { JobsOptions } from 'bullmq';
 import { inListing, kindOf, type Deletion, type JobWrite } from '../../core/kinds/index.js';
 import { objectHash } from '../../core/hash.js';
+import type { DeleteIntent } from '../../core/job-intent.js';
 import { resourceKey, type DesiredResource } from '../../core/model.js';
 import type { ManifestVersion } from '../../core/manifest-version.js';
 import { JobOperation, ReconcileJobData } from '../../store/schema.js';
@@ -72,16 +73,19 @@ export function buildJobData(
  * The job data of a delete (--prune): the deletion with its live id, no resource. Its `desired` fingerprint (a hash of
  * the deletion) lets a resync skip a delete already waiting or running.
  */
-export function buildDeleteJobData(deletion: Deletion, context: { origin: string; now?: Date; desired?: string }): ReconcileJobData {
+export function buildDeleteJobData(deletion: Deletion, context: { origin: string; now?: Date; desired?: string; intent?: DeleteIntent }): ReconcileJobData {
+  const { intent } = context;
   return ReconcileJobData.parse({
     version: 1,
     key: resourceKey(deletion.kind, deletion.name),
     operation: kindOf(deletion.kind).operations.find((op) => op.startsWith('delete-')) ?? 'delete-deployment',
     remove: deletion,
     deploymentId: deletion.id,
-    desired: context.desired ?? objectHash({ delete: deletion }),
+    // Another intent is another delete decided: a waiting job of the older one is not taken for it.
+    desired: context.desired ?? objectHash(intent ? { delete: deletion, intent } : { delete: deletion }),
     origin: context.origin,
     enqueuedAt: (context.now ?? new Date()).toISOString(),
+    ...(intent ? { intent } : {}),
   });
 }
 

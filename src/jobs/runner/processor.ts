@@ -70,8 +70,9 @@ export interface ProcessorContext {
   /** The flap guard: every write asks it first (absent: no guard). */
   flap?: { store: FlapStore; settings: FlapSettings };
   /**
-   * Why the job must not run (a newer desired state of its resource was enqueued since, or it was enqueued by a
-   * former leader: an older fencing token than the newest handed out), or undefined when it may.
+   * Why the job must not run (src/core/job-intent.ts: a newer desired state of its resource was enqueued since, it was
+   * enqueued by a former leader, or a delete's resource is declared again, its absence changed or its confirmation is
+   * gone), or undefined when it may. Asked as the job starts and again right before its first write or its DELETE.
    */
   stale?(data: ReconcileJobData): Promise<StaleJob | undefined>;
   /** The prefix's event log: each job's raw result is recorded there by the process that ran it (`by`). */
@@ -114,6 +115,20 @@ function logWrite(ctx: ProcessorContext, data: ReconcileJobData, jobId: string |
 /** Why a job without a decided write (enqueued by an older converge) is not run. */
 const UNDECIDED = 'enqueued by an older converge, without the write its decision made';
 
+/**
+ * The job's intent asked again right before its first write or its DELETE (the kind's step asks SyncPorts.writeGate):
+ * the one rule the job met when it started (src/core/job-intent.ts), read again now, once per job run.
+ */
+function intentGate(data: ReconcileJobData, ctx: ProcessorContext): (() => Promise<ReconcileJobResult | undefined>) | undefined {
+  const stale = ctx.stale;
+  if (!stale) return undefined;
+  let asked: Promise<ReconcileJobResult | undefined> | undefined;
+  return () => {
+    asked ??= stale(data).then((lost) => (lost ? { outcome: 'unchanged', new_revision: false, message: lost.message, notRun: lost.code } : undefined));
+    return asked;
+  };
+}
+
 /** Inner step: job data in, result out (a write the flap guard refuses is a result too); throws whatever went wrong. */
 export async function runJob(
   data: ReconcileJobData,
@@ -121,12 +136,13 @@ export async function runJob(
   gate?: JobGate,
   appliedState: JobAppliedState = new JobAppliedState(ctx.store, data),
 ): Promise<ReconcileJobResult> {
-  // A delete (--prune) is not a write the flap guard weighs: it is sent by id, once, to what converge owns.
-  if (data.remove) return removeResource(data.remove, { service: ctx.client, appliedState, secretEnv: ctx.env });
+  const intent = intentGate(data, ctx);
+  // A delete (--prune) is not a write the flap guard weighs: it is sent by id, once, to what converge owns, while its intent holds.
+  if (data.remove) return removeResource(data.remove, { service: ctx.client, appliedState, secretEnv: ctx.env, ...(intent ? { writeGate: intent } : {}) });
   // A job of an older version carries no decided write: its step would have to decide again, which no step does.
   if (!data.write) return { outcome: 'unchanged', new_revision: false, notRun: 'superseded', message: `${UNDECIDED}; nothing sent, the next reconcile decides again` };
   const resource = fromJobResource(data.resource!, ctx.literalSecrets);
-  const writeGate = gate ? { writeGate: () => gate.check() } : {};
+  const writeGate = gate || intent ? { writeGate: async () => (await intent?.()) ?? (await gate?.check()) } : {};
   const result = await syncResource(resource, data.write, { service: ctx.client, appliedState, secretEnv: ctx.env, ...writeGate }, data.deploymentId);
   if (!gate?.refusal) await gate?.recorded(result);
   return result;
@@ -180,6 +196,8 @@ export function createProcessor(ctx: ProcessorContext) {
       // The job's attempts are the one retry layer of its requests: each is sent once per attempt (sendingOnce).
       const { value: result, writes } = await recordWrites(() => sendingOnce(() => runJob(data, ctx, gate, appliedState)));
       if (gate?.refusal) heldByConflict(gate.refusal, data, ctx, job.id);
+      // Its intent no longer held right before its write or DELETE (src/core/job-intent.ts): nothing was sent.
+      if (result.notRun && result.notRun !== 'live_changed') ctx.log.info({ key: data.key, jobId: job.id, seq: data.seq, fence: data.fence }, `job not run: ${result.message}`);
       logWrite(ctx, data, job.id, result, writes);
       ctx.log.debug({ key: data.key, jobId: job.id, outcome: result.outcome, new_revision: result.new_revision, ms: Date.now() - started }, 'job done');
       await recordJob(ctx, data, job.id, { answer: result });

@@ -1,36 +1,40 @@
-// The stale-job check: a job superseded by a newer desired state, or enqueued by a former leader, is not run (Redis' counters, no wall clock).
+// The intent check of a job as it runs: what Redis says now (fencing token, desired-state sequence, a delete's absence and confirmation), read in one transaction, through the one rule of src/core/job-intent.ts (no wall clock).
 import type { Redis } from 'ioredis';
-import { currentFence } from '../../leader/lease.js';
-import type { ReconcileJobData, ReconcileJobResult } from '../../store/schema.js';
+import { FORMER_LEADER, intentLost, SUPERSEDED, type IntentLost } from '../../core/job-intent.js';
+import { fenceKey } from '../../leader/lease.js';
+import { absentKey, confirmedKey } from '../../store/applied-state.js';
+import { parseStored, StoredAbsence, StoredConfirmation, type ReconcileJobData } from '../../store/schema.js';
 
 /** Why a job is not run: its code (the result's `notRun`) and one line. */
-export interface StaleJob {
-  code: NonNullable<ReconcileJobResult['notRun']>;
-  message: string;
-}
+export type StaleJob = IntentLost;
 
 /**
- * The worker's check of a job against Redis' counters (no wall clock): the resource's desired-state sequence and the
- * lease's fencing token. A job without a sequence or a token (older versions, `apply`'s jobs) passes that check.
+ * Whether the job's intent still holds (src/core/job-intent.ts), read from Redis in one MULTI: the lease's fencing
+ * token, the resource's desired-state sequence and, for a delete the daemon decided, its absence and its confirmation.
+ * A job without a sequence, a token or an intent (older versions, `apply`'s jobs) passes that part.
  */
-export async function staleReason(redis: Pick<Redis, 'hget' | 'get'>, seqKey: string, prefix: string, data: ReconcileJobData): Promise<StaleJob | undefined> {
-  const [seq, fence] = await Promise.all([
-    data.seq === undefined ? undefined : redis.hget(seqKey, data.key),
-    data.fence === undefined ? undefined : currentFence(redis, prefix),
-  ]);
-  if (fence !== undefined && data.fence !== undefined && fence > data.fence) {
-    return { code: 'former_leader', message: `${FORMER_LEADER} (fencing token ${data.fence}, current ${fence}); dropped, nothing sent` };
-  }
-  if (seq !== undefined && seq !== null && data.seq !== undefined && Number(seq) > data.seq) return { code: 'superseded', message: `${SUPERSEDED}; nothing sent` };
-  return undefined;
+export async function staleReason(redis: Pick<Redis, 'multi'>, seqKey: string, prefix: string, data: ReconcileJobData): Promise<StaleJob | undefined> {
+  const answers = await redis.multi().get(fenceKey(prefix)).hget(seqKey, data.key).hget(absentKey(prefix), data.key).hget(confirmedKey(prefix), data.key).exec();
+  const value = (i: number): string | null => {
+    const [error, reply] = answers?.[i] ?? [new Error('the transaction was discarded'), null];
+    if (error) throw error;
+    return reply as string | null;
+  };
+  const [fence, seq, absence, confirmation] = [value(0), value(1), value(2), value(3)];
+  return intentLost(
+    { fence: data.fence, seq: data.seq, deleteIntent: data.intent },
+    {
+      fence: fence === null ? 0 : Number(fence),
+      ...(seq === null ? {} : { seq: Number(seq) }),
+      absence: parseStored(StoredAbsence, absence),
+      confirmation: parseStored(StoredConfirmation, confirmation),
+    },
+  );
 }
 
-const FORMER_LEADER = 'enqueued by a former leader';
-const SUPERSEDED = 'superseded by a newer desired state enqueued since';
-
 /**
- * Whether a job's result says it was not run (a former leader's, or superseded): it did not bring its desired state
- * about. Its `notRun`; a result of an older version says it in its message only.
+ * Whether a job's result says it was not run (a former leader's, superseded, or a delete whose intent no longer held):
+ * it did not bring its desired state about. Its `notRun`; a result of an older version says it in its message only.
  */
 export function wasNotRun(result: unknown): boolean {
   if ((result as { notRun?: unknown } | undefined)?.notRun !== undefined) return true;

@@ -12,6 +12,13 @@ function result(outcome: SyncResult['outcome'], id: string, message?: string): S
 
 /** Sends the DELETE of `id`, marked pending first (with the id), and forgets the resource once the service took it. */
 async function sendDelete(key: string, deletion: Deletion, id: string, ports: SyncPorts): Promise<SyncResult> {
+  // The job's intent, asked again right before the DELETE (src/core/job-intent.ts): one that no longer holds sends nothing.
+  const refused = await ports.writeGate?.();
+  if (refused) {
+    // A retry's earlier DELETE did not land (the read still finds the deployment): no write is pending any more.
+    await ports.appliedState.clearPending(key);
+    return { ...refused, deploymentId: id };
+  }
   await ports.appliedState.setPending(key, { op: 'delete', id, secrets: {}, sentAt: ports.now().toISOString() });
   const answer = await ports.service.deleteDeployment(id, { deleteTracingProject: deletion.deleteTracingProject });
   await ports.appliedState.forget(key);

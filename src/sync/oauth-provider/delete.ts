@@ -13,6 +13,13 @@ function result(outcome: SyncResult['outcome'], message?: string): SyncResult {
 }
 
 async function sendDelete(key: string, deletion: Deletion, ports: SyncPorts): Promise<SyncResult> {
+  // The job's intent, asked again right before the DELETE (src/core/job-intent.ts): one that no longer holds sends nothing.
+  const refused = await ports.writeGate?.();
+  if (refused) {
+    // A retry's earlier DELETE did not land (the read still finds the provider): no write is pending any more.
+    await ports.appliedState.clearPending(key);
+    return refused;
+  }
   await ports.appliedState.setPending(key, { op: 'delete', id: deletion.id, secrets: {}, sentAt: ports.now().toISOString() });
   const answer = await ports.service.deleteProvider(deletion.name);
   await ports.appliedState.forget(key);
