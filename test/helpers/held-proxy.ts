@@ -51,6 +51,14 @@ export async function heldProxy(target: string): Promise<HeldProxy> {
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
+  const release = (): void => {
+    released = true;
+    match = undefined;
+    for (const [line, resolve] of [...waiting]) {
+      waiting.delete(line);
+      resolve();
+    }
+  };
   return {
     url: `http://127.0.0.1:${port}`,
     holdNext(next) {
@@ -58,16 +66,9 @@ export async function heldProxy(target: string): Promise<HeldProxy> {
       match = next;
     },
     held: () => [...waiting.keys()],
-    release() {
-      released = true;
-      match = undefined;
-      for (const [line, resolve] of [...waiting]) {
-        waiting.delete(line);
-        resolve();
-      }
-    },
+    release,
     async close() {
-      this.release();
+      release();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },

@@ -47,6 +47,24 @@ describe('AppliedStateStore', () => {
     expect([...(await store.absences()).keys()]).toEqual(['Deployment/a']);
   });
 
+  it('keeps a confirmation of a pending delete for its absence only: gone when declared again, when the absence starts again, when deleted', async () => {
+    const p = `${prefix}:confirm`;
+    const own = new AppliedStateStore(redis, p);
+    const a = { since: 1_000, manifests: 'sha256:abc', seen: 2, id: 'id-a' };
+    const absent = new Map([['Deployment/a', a], ['Deployment/b', { ...a, id: 'id-b' }], ['Deployment/c', { ...a, id: 'id-c' }]]);
+    await own.recordAbsences(new Map(), absent);
+    // Only resources with an absence (a pending delete) are confirmed; a name nothing waits for stores nothing.
+    expect(await own.confirmDeletes((key) => ['Deployment/a', 'Deployment/b', 'Deployment/c', 'Deployment/z'].includes(key))).toEqual(['Deployment/a', 'Deployment/b', 'Deployment/c']);
+    expect([...(await own.confirmations())]).toEqual([['Deployment/a', { id: 'id-a', since: 1_000 }], ['Deployment/b', { id: 'id-b', since: 1_000 }], ['Deployment/c', { id: 'id-c', since: 1_000 }]]);
+    // a: seen once more (the same absence) keeps it; b: declared again; c: its absence started again (other manifests).
+    await own.recordAbsences(absent, new Map([['Deployment/a', { ...a, seen: 3 }], ['Deployment/c', { ...a, id: 'id-c', since: 5_000, manifests: 'sha256:def', seen: 1 }]]));
+    expect([...(await own.confirmations()).keys()]).toEqual(['Deployment/a']);
+    // Deleted: the record goes, and the confirmation with it.
+    await own.forget('Deployment/a');
+    expect(await own.confirmations()).toEqual(new Map());
+    await dropPrefix(p);
+  });
+
   it('keeps one hash field per resource, JSON of hashes only', async () => {
     const h = secretHash('Deployment/a', 'KEY', 'value-1');
     await store.set('Deployment/a', { secrets: { KEY: h }, appliedAt: '2024-01-01T00:00:00.000Z' });
