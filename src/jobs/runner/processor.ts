@@ -120,7 +120,7 @@ const UNDECIDED = 'enqueued by an older converge, without the write its decision
  * the one rule the job met when it started (src/core/job-intent.ts), read again now, once per job run.
  */
 function intentGate(data: ReconcileJobData, ctx: ProcessorContext): (() => Promise<ReconcileJobResult | undefined>) | undefined {
-  const stale = ctx.stale;
+  const stale = ctx.stale?.bind(ctx);
   if (!stale) return undefined;
   let asked: Promise<ReconcileJobResult | undefined> | undefined;
   return () => {
