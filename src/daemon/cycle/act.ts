@@ -46,7 +46,10 @@ function jobData(ctx: CycleContext, act: ToAct, outcome: Outcome): ReconcileJobD
     secretHashes: act.secretHashes.get(outcome.key) ?? {},
   });
   if (!job) return undefined;
-  return jobDataOf(job, { origin: 'daemon', deleteTracingProjects: ctx.settings.pruneTracingProjects === true, manifestVersion: act.version });
+  const data = jobDataOf(job, { origin: 'daemon', deleteTracingProjects: ctx.settings.pruneTracingProjects === true, manifestVersion: act.version });
+  // The reconcile's trace context (tracing on only), so the job's span links to the reconcile that enqueued it.
+  const traceparent = ctx.steps?.traceparent();
+  return traceparent ? { ...data, traceparent } : data;
 }
 
 /**

@@ -20,6 +20,7 @@ import type { ResourceState } from '../../core/resource-state.js';
 import { healthChanged, ResourceTracker, type HealthSettings, type ReconcileRecord } from '../status/resource-tracker.js';
 import { wasNotRun } from '../../jobs/runner/worker.js';
 import { holdIfRefused } from '../status/refused-writes.js';
+import { ReconcileClock, type TimedReconcile } from '../telemetry/reconcile-steps.js';
 
 export interface ReconcilerOptions {
   context: Omit<CycleContext, 'onEnqueued'>;
@@ -155,6 +156,7 @@ export class Reconciler {
   private async reconcile(trigger: ReconcileTrigger, cycles: string[], scope: RunScope): Promise<ReconcileRecord> {
     const id = ++this.sequence;
     const started = Date.now();
+    const clock = new ReconcileClock({ trigger, id });
     let outcome: ReconcileOutcome | undefined;
     let failure: unknown;
     let followUp = false;
@@ -165,10 +167,11 @@ export class Reconciler {
       return done !== undefined && done.desired === desired && done.at >= started;
     };
     try {
-      ({ outcome, followUp } = await this.scope.run({ ...this.options.context, onEnqueued: (job) => this.jobEnqueued(job), finishedSince, rollouts: this.tracker }, scope));
+      ({ outcome, followUp } = await clock.within(() => this.scope.run({ ...this.options.context, onEnqueued: (job) => this.jobEnqueued(job), finishedSince, rollouts: this.tracker, steps: clock }, scope)));
     } catch (error) {
       failure = error;
     } finally {
+      const timed = clock.end(outcome ? undefined : (failure ?? 'failed'));
       const finished = Date.now();
       record = {
         id,
@@ -187,7 +190,7 @@ export class Reconciler {
       };
       if (cycles[0]) record.cycle = cycles[0];
       if (outcome?.version) record.manifestVersion = outcome.version;
-      this.finish(record, outcome, failure, cycles);
+      this.finish(record, timed, outcome, failure, cycles);
       this.scope.folded();
     }
     // Rows that moved during a targeted run and that it did not decide: decided again at once (src/daemon/reconcile/watch-scope.ts).
@@ -198,10 +201,11 @@ export class Reconciler {
     return record;
   }
 
-  private finish(record: ReconcileRecord, outcome: ReconcileOutcome | undefined, failure: unknown, cycles: string[]): void {
+  private finish(record: ReconcileRecord, timed: TimedReconcile, outcome: ReconcileOutcome | undefined, failure: unknown, cycles: string[]): void {
     const { metrics, log } = this.options;
     const result = outcome ? 'ok' : 'error';
-    metrics.reconcileDuration.observe({ trigger: record.trigger, result }, record.durationMs / 1000);
+    metrics.reconcileDuration.observe({ trigger: record.trigger, result }, timed.seconds);
+    for (const [step, seconds] of timed.steps) metrics.reconcileSteps.observe({ step }, seconds);
     metrics.reconciles.inc({ trigger: record.trigger, result });
     if (cycles.length) metrics.resyncCycles.inc(cycles.length);
     this.byTrigger[record.trigger as ReconcileTrigger] += 1;
