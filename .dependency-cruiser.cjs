@@ -13,7 +13,8 @@ const FOLDERS = {
   core: { ours: [], npm: ['zod', 'yaml'], builtins: ['crypto'] },
   plan: { ours: ['core'], npm: [], builtins: [] },
   secrets: { ours: ['core'], npm: [], builtins: ['fs', 'path', 'util'] },
-  service: { ours: ['core'], npm: ['undici', 'zod'], builtins: 'any' },
+  // @opentelemetry/api: the spans of requests and jobs (src/service/trace.ts); the SDK is the CLI's only (src/cli/tracing-sdk.ts)
+  service: { ours: ['core'], npm: ['undici', 'zod', '@opentelemetry/api'], builtins: 'any' },
   observe: { ours: ['core', 'secrets', 'service', 'discovery'], typesOnly: ['plan'], npm: [], builtins: 'any' },
   sync: { ours: ['core', 'secrets', 'service'], npm: [], builtins: [] },
   store: { ours: ['core'], npm: ['ioredis', 'zod'], builtins: 'any' },
@@ -26,7 +27,7 @@ const FOLDERS = {
   apply: { ours: ['core', 'observe', 'service', 'sync', 'store', 'jobs/queue'], typesOnly: ['jobs/runner', 'jobs/open-jobs.ts'], npm: [], builtins: 'any' },
   daemon: {
     ours: ['core', 'plan', 'observe', 'secrets', 'service', 'store', 'leader', 'jobs', 'notify'],
-    npm: ['chokidar', 'pino', 'pino-pretty', 'prom-client'],
+    npm: ['chokidar', 'pino', 'pino-pretty', 'prom-client', '@opentelemetry/api'],
     builtins: 'any',
   },
   // the inner reconcile (gather, decide, act) sees none of the daemon's other rooms: status, server, lifecycle, watch

@@ -43,6 +43,8 @@ export interface GatherOptions {
   environment?: Environment | undefined;
   /** Parse results of earlier loads of `dir` (a long-lived daemon): files whose bytes did not change are not parsed again. */
   manifestCache?: ManifestCache;
+  /** Called once the manifest files are read and parsed (the daemon's step clock: src/daemon/cycle/cycle-context.ts). */
+  onManifestsRead?: () => void;
   /** Called with the number of live deployments listed so far (progress on a TTY). */
   onLiveProgress?: (count: number) => void;
   /**
@@ -105,6 +107,7 @@ export async function gatherPlanInput(options: GatherOptions): Promise<Gathered>
     stop.requested = true;
     throw error;
   }
+  options.onManifestsRead?.();
   return gatherFrom(options, loaded, listing, appliedRead);
 }
 

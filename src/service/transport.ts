@@ -9,6 +9,7 @@ import { decodeJson, errorDetail, parseRetryAfter } from './answers.js';
 import { backoffDelay } from './backoff.js';
 import { isSendingOnce, recordWrite } from './call-scope.js';
 import { classifyFailure, NetworkError, ServiceError, shortFailure, toNetworkError } from './errors.js';
+import { requestSpan } from './trace.js';
 import { VERSION } from './version.js';
 
 export interface RetryPolicy {
@@ -203,6 +204,8 @@ export class HttpTransport {
 
   private async attempt<S extends z.ZodType>(call: Call<S>, attempt: number): Promise<z.output<S>> {
     const started = performance.now();
+    // A span per attempt when tracing is on and a job or reconcile is being traced: method and route template only.
+    const span = requestSpan(call.method, call.route, this.host);
     let status: number | 'network' = 'network';
     try {
       const response = await this.dispatch(call);
@@ -219,6 +222,7 @@ export class HttpTransport {
       if (error instanceof NetworkError) status = 'network';
       throw error;
     } finally {
+      span?.end(status);
       this.report({ method: call.method, route: call.route, status, durationMs: performance.now() - started, attempt });
     }
   }

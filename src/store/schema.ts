@@ -46,6 +46,8 @@ export const ReconcileJobData = z.strictObject({
   rebuild: z.literal(true).optional(),
   /** The manifests the desired state was read from (git commit or content hash, and when): recorded with each write. */
   manifestVersion: ManifestVersion.optional(),
+  /** The W3C traceparent of the reconcile that enqueued the job (tracing on only): the job's span links to it. Nothing else of a trace. */
+  traceparent: z.string().regex(/^00-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$/).optional(),
   /** Who enqueued: "apply", "daemon", ... (for status and logs). */
   origin: z.string(),
   enqueuedAt: z.string(),

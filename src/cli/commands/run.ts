@@ -9,6 +9,7 @@ import { environmentOf } from '../environment.js';
 import { resolveSettings, settingOptions } from '../settings.js';
 import { EMBEDDED, EMBEDDED_BANNER, openTarget, requireApiUrl } from '../target.js';
 import { notificationSender, receiverSecrets } from '../../notify/wiring.js';
+import { flushWithin, startTracing, type Tracing } from '../tracing.js';
 
 export const runCommand: Command = {
   name: 'run',
@@ -83,7 +84,10 @@ export const runCommand: Command = {
     process.on('SIGTERM', onSignal);
     process.on('SIGINT', onSignal);
     let daemon;
+    let tracing: Tracing | undefined;
     try {
+      // OpenTelemetry traces when OTEL_EXPORTER_OTLP_ENDPOINT is set (docs/monitoring.md); else nothing is loaded.
+      tracing = await startTracing(io.env);
       daemon = await startDaemon({
         dir,
         environment: environmentOf(settings, io.cwd, dir),
@@ -96,11 +100,13 @@ export const runCommand: Command = {
       });
     } catch (error) {
       await notify?.sender.close();
+      await tracing?.shutdown();
       process.off('SIGTERM', onSignal);
       process.off('SIGINT', onSignal);
       throw error;
     }
     const running = daemon;
+    const traces = tracing;
     buildLogs = (deploymentId, revisionId) => running.buildLogLines(deploymentId, revisionId);
     log.info({ status: running.statusUrl }, 'converge daemon running; SIGTERM or SIGINT stops it');
     // The stop's steps each have a bound, summing with a reserve to less than shutdown_timeout (src/daemon/lifecycle/stop-plan.ts).
@@ -112,7 +118,7 @@ export const runCommand: Command = {
           log.error({ signal, safetyNetMs: plan.safetyNetAt }, 'shutdown did not finish in time; exiting');
           process.exit(1);
         }, plan.safetyNetAt).unref();
-        running.stop(signal).then(
+        running.stop(signal).then(() => flushWithin(traces, plan.exitMs)).then(
           () => done(0),
           (error: unknown) => {
             log.error({ error: (error as Error)?.message }, 'shutdown failed');

@@ -5,6 +5,10 @@ import type { Command } from '../command.js';
 import { refuseLiteralSecrets } from '../literal-secrets.js';
 import { resolveSettings, settingOptions } from '../settings.js';
 import { requireApiUrl } from '../target.js';
+import { flushWithin, startTracing } from '../tracing.js';
+
+/** How long a stopping worker waits for its last spans to be exported. */
+const TRACE_FLUSH_MS = 1_000;
 
 export const workerCommand: Command = {
   name: 'worker',
@@ -34,12 +38,14 @@ export const workerCommand: Command = {
     const settings = requireApiUrl(resolveSettings(args, io.env));
     refuseLiteralSecrets('worker', settings);
     const log = createLogger({ level: settings.logLevel, destination: io.stdout, env: io.env, sensitive: settings.apiKey ? [settings.apiKey] : [] });
+    // OpenTelemetry traces of the jobs when OTEL_EXPORTER_OTLP_ENDPOINT is set (docs/monitoring.md); else nothing is loaded.
+    const tracing = await startTracing(io.env);
     const worker = await startWorkerProcess(settings, { env: io.env, log });
     // SIGTERM/SIGINT: take no new job, let the active ones finish within shutdown_timeout, then exit.
     const onSignal = (): void => {
       process.off('SIGTERM', onSignal);
       process.off('SIGINT', onSignal);
-      void worker.stop().then(() => process.exit(process.exitCode ?? 0));
+      void worker.stop().then(() => flushWithin(tracing, TRACE_FLUSH_MS)).then(() => process.exit(process.exitCode ?? 0));
     };
     process.on('SIGTERM', onSignal);
     process.on('SIGINT', onSignal);
@@ -47,6 +53,7 @@ export const workerCommand: Command = {
     await worker.closed;
     process.off('SIGTERM', onSignal);
     process.off('SIGINT', onSignal);
+    await flushWithin(tracing, TRACE_FLUSH_MS);
     log.info({}, 'worker stopped');
     return 0;
   },

@@ -50,7 +50,10 @@ function jobData(ctx: CycleContext, act: ToAct, outcome: Outcome): ReconcileJobD
   });
   if (!job) return undefined;
   const intent = outcome.write?.op === 'delete' ? act.intents?.get(outcome.key) : undefined;
-  return jobDataOf(job, { origin: 'daemon', deleteTracingProjects: ctx.settings.pruneTracingProjects === true, manifestVersion: act.version, intent });
+  const data = jobDataOf(job, { origin: 'daemon', deleteTracingProjects: ctx.settings.pruneTracingProjects === true, manifestVersion: act.version, intent });
+  // The reconcile's trace context (tracing on only), so the job's span links to the reconcile that enqueued it.
+  const traceparent = ctx.steps?.traceparent();
+  return traceparent ? { ...data, traceparent } : data;
 }
 
 /**

@@ -90,6 +90,26 @@ export interface CycleContext {
   fence?: () => number | undefined;
   /** What the daemon knows of rollouts between reconciles (the status tracker): health needs no second read of them. */
   rollouts?: RolloutView;
+  /** The reconcile's step clock and trace (src/daemon/telemetry/reconcile-steps.ts); absent: steps are not timed. */
+  steps?: ReconcileSteps;
+}
+
+/**
+ * The steps of a reconcile, each a wall-clock segment (one step runs at a time, so their sum is the reconcile's time):
+ * manifests (read and parse the files; the listing's first pages arrive meanwhile), listing (what of the live listing,
+ * applied state, repositories, providers and secret hashes is left once the files are parsed), revisions (the latest
+ * revisions read for health), decision (plan and decide), enqueue (the jobs added), state (converge's own keys in Redis:
+ * pending writes, declarations, prune absences, memory, holds, conflicts). docs/monitoring.md describes each.
+ */
+export const RECONCILE_STEPS = ['manifests', 'listing', 'revisions', 'decision', 'enqueue', 'state'] as const;
+export type ReconcileStep = (typeof RECONCILE_STEPS)[number];
+
+/** How the inner reconcile marks its steps; the outer loop times and traces them. */
+export interface ReconcileSteps {
+  /** Ends the step running now and starts `step`. */
+  enter(step: ReconcileStep): void;
+  /** The W3C traceparent of the reconcile's span, which each job it enqueues carries (undefined: tracing off). */
+  traceparent(): string | undefined;
 }
 
 /** The daemon's memory of rollouts (ResourceTracker satisfies it). */

@@ -182,19 +182,24 @@ interface Acted {
  */
 export async function decideAndAct(ctx: CycleContext, g: Pick<DaemonDecisionInputs, 'result' | 'gathered' | 'input' | 'lastGood' | 'pendingWrites'> & { intents?: ReadonlyMap<string, DeleteIntent> | undefined }, scope?: ReadonlySet<string>): Promise<Acted> {
   const { result, gathered, input } = g;
+  ctx.steps?.enter('state');
   const [remembered, storedHolds, { conflicts, released }] = await Promise.all([
     scope ? ctx.memory.getSome(scope) : ctx.memory.getAll(),
     ctx.holds?.getAll() ?? Promise.resolve(new Map<string, ResourceHold>()),
     standingConflicts(ctx, gathered.resources, input.secretHashes),
   ]);
   const rollouts = ctx.rollouts;
+  ctx.steps?.enter('revisions');
   // Health is read, not guessed: the latest revision of each deployment whose latest is not active, unless already known.
   const revisions = await readLatestRevisions(ctx.client, result.changes, gathered.live.deployments, {
     known: (key, revisionId) => rollouts?.knows(key, revisionId) === true || storedHolds.get(key)?.revisionId === revisionId,
   });
+  ctx.steps?.enter('decision');
   // The same corridor as plan and apply (src/plan/outcomes.ts), with the daemon's memory.
   const { inputs, outcomes, fingerprints, holds } = daemonOutcomes(ctx, { ...g, revisions: revisions.readings, storedHolds, conflicts, remembered });
+  ctx.steps?.enter('enqueue');
   const added = await enqueueOutcomes(ctx, { outcomes, inputs, resources: gathered.resources, secretHashes: input.secretHashes, version: gathered.version, intents: g.intents });
+  ctx.steps?.enter('state');
 
   await ctx.memory.set(new Map([...outcomes.values()].flatMap((o) => (o.remember ? [[o.key, o.remember] as const] : []))));
   // Declared, or unknown: a file that fails to load may declare it (its hold and memory are kept until it loads).
@@ -220,8 +225,10 @@ export async function decideAndAct(ctx: CycleContext, g: Pick<DaemonDecisionInpu
  * then nothing was enqueued. Resources of a file with errors are planned as blocked at their last good version.
  */
 export async function reconcileDirectory(ctx: CycleContext): Promise<ReconcileOutcome> {
+  ctx.steps?.enter('state');
   // Read before the applied state: a job that settles its pending write meanwhile is then seen in one or the other.
   const pendingWrites = (await ctx.applied.pendingKeys?.()) ?? new Set<string>();
+  ctx.steps?.enter('manifests');
   const gathered = await gatherPlanInput({
     dir: ctx.dir,
     environment: ctx.environment,
@@ -236,11 +243,16 @@ export async function reconcileDirectory(ctx: CycleContext): Promise<ReconcileOu
     ...(ctx.settings.adopt ? { adoptPolicy: ctx.settings.adopt } : {}),
     // The DELETE probe waits until a delete falls due (graceDeletes): a delete that waits sends nothing at all.
     prune: { enabled: ctx.settings.prune === true, maxDeletes: ctx.settings.maxDeletes ?? 5, probe: false },
+    onManifestsRead: () => ctx.steps?.enter('listing'),
   });
+  ctx.steps?.enter('state');
   await recordDeclarations(ctx, gathered);
+  ctx.steps?.enter('decision');
   const lastGood = ctx.lastGood.observe({ resources: gathered.input.resources, blocked: gathered.input.blocked, diagnostics: gathered.diagnostics, files: gathered.files });
   const input: PlanInput = { ...gathered.input, blocked: [...gathered.input.blocked, ...lastGood.extraBlocked] };
-  const graced = await graceDeletes(ctx, plan(input), gathered.contentId);
+  const planned = plan(input);
+  ctx.steps?.enter('state');
+  const graced = await graceDeletes(ctx, planned, gathered.contentId);
   const result = graced.plan;
   // The reconcile that sends a delete once its grace has passed: scheduled, not left to the next resync.
   ctx.schedulePrune?.(graced.recheckAt);

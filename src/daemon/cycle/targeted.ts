@@ -88,9 +88,12 @@ async function readLive(ctx: CycleContext, previous: ReconcileOutcome, resources
  * deletes: its live side holds only declared names, so it plans no orphan.
  */
 export async function reconcileFiles(ctx: CycleContext, previous: ReconcileOutcome, paths: readonly string[]): Promise<Targeted> {
+  ctx.steps?.enter('state');
   const pendingWrites = (await ctx.applied.pendingKeys?.()) ?? new Set<string>();
+  ctx.steps?.enter('manifests');
   const scope = await scopeOf(ctx, previous, paths);
   if (typeof scope === 'string') return { full: scope };
+  ctx.steps?.enter('listing');
   const appliedRead = appliedOf(ctx, scope.loaded.resources);
   appliedRead.catch(() => undefined);
   const listing = readLive(ctx, previous, scope.loaded.resources, appliedRead);
@@ -117,7 +120,9 @@ export async function reconcileFiles(ctx: CycleContext, previous: ReconcileOutco
   }
   // A secret that cannot be resolved, a repository that does not: the full path reports them with every other finding.
   if (gathered.diagnostics.some((d) => d.severity === 'error')) return { full: 'a changed resource is blocked' };
+  ctx.steps?.enter('state');
   await recordDeclarations(ctx, gathered);
+  ctx.steps?.enter('decision');
   ctx.lastGood.observeValidFiles(scope.loaded.files, scope.loaded.resources);
   const result = plan(gathered.input);
   const acted = await decideAndAct(ctx, { result, gathered, input: gathered.input, lastGood: { held: [] }, pendingWrites }, scope.keys);

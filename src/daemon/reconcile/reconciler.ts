@@ -9,7 +9,8 @@ import type { DaemonMetrics, ReconcileTrigger } from '../telemetry/metrics.js';
 import type { ReconcileOutcome } from '../cycle/cycle.js';
 import { foldScope, WatchScope, type ChangedPaths, type RunScope } from './watch-scope.js';
 import type { CycleContext, EnqueuedJob } from '../cycle/cycle-context.js';
-import { holdsNamed, namingNone, type ResourceHold } from '../../core/holds.js';
+import { namingNone } from '../../core/holds.js';
+import { releaseHolds } from './release-holds.js';
 import { orphanDeployments } from '../../plan/summary.js';
 import { FindingsLog } from './findings-log.js';
 import { followRollouts, holdFailedRevisions } from '../status/rollout.js';
@@ -20,6 +21,7 @@ import type { ResourceState } from '../../core/resource-state.js';
 import { healthChanged, ResourceTracker, type HealthSettings, type ReconcileRecord } from '../status/resource-tracker.js';
 import { wasNotRun } from '../../jobs/runner/worker.js';
 import { holdIfRefused } from '../status/refused-writes.js';
+import { ReconcileClock, type TimedReconcile } from '../telemetry/reconcile-steps.js';
 
 export interface ReconcilerOptions {
   context: Omit<CycleContext, 'onEnqueued'>;
@@ -155,6 +157,7 @@ export class Reconciler {
   private async reconcile(trigger: ReconcileTrigger, cycles: string[], scope: RunScope): Promise<ReconcileRecord> {
     const id = ++this.sequence;
     const started = Date.now();
+    const clock = new ReconcileClock({ trigger, id });
     let outcome: ReconcileOutcome | undefined;
     let failure: unknown;
     let followUp = false;
@@ -165,10 +168,11 @@ export class Reconciler {
       return done !== undefined && done.desired === desired && done.at >= started;
     };
     try {
-      ({ outcome, followUp } = await this.scope.run({ ...this.options.context, onEnqueued: (job) => this.jobEnqueued(job), finishedSince, rollouts: this.tracker }, scope));
+      ({ outcome, followUp } = await clock.within(() => this.scope.run({ ...this.options.context, onEnqueued: (job) => this.jobEnqueued(job), finishedSince, rollouts: this.tracker, steps: clock }, scope)));
     } catch (error) {
       failure = error;
     } finally {
+      const timed = clock.end(outcome ? undefined : (failure ?? 'failed'));
       const finished = Date.now();
       record = {
         id,
@@ -187,7 +191,7 @@ export class Reconciler {
       };
       if (cycles[0]) record.cycle = cycles[0];
       if (outcome?.version) record.manifestVersion = outcome.version;
-      this.finish(record, outcome, failure, cycles);
+      this.finish(record, timed, outcome, failure, cycles);
       this.scope.folded();
     }
     // Rows that moved during a targeted run and that it did not decide: decided again at once (src/daemon/reconcile/watch-scope.ts).
@@ -198,10 +202,11 @@ export class Reconciler {
     return record;
   }
 
-  private finish(record: ReconcileRecord, outcome: ReconcileOutcome | undefined, failure: unknown, cycles: string[]): void {
+  private finish(record: ReconcileRecord, timed: TimedReconcile, outcome: ReconcileOutcome | undefined, failure: unknown, cycles: string[]): void {
     const { metrics, log } = this.options;
     const result = outcome ? 'ok' : 'error';
-    metrics.reconcileDuration.observe({ trigger: record.trigger, result }, record.durationMs / 1000);
+    metrics.reconcileDuration.observe({ trigger: record.trigger, result }, timed.seconds);
+    for (const [step, seconds] of timed.steps) metrics.reconcileSteps.observe({ step }, seconds);
     metrics.reconciles.inc({ trigger: record.trigger, result });
     if (cycles.length) metrics.resyncCycles.inc(cycles.length);
     this.byTrigger[record.trigger as ReconcileTrigger] += 1;
@@ -344,34 +349,18 @@ export class Reconciler {
     return this.failedBuilds.shown();
   }
 
-  /**
-   * Releases the holds of the named resources (true: every one) in Redis and in status, so the next reconcile writes
-   * them again: the operator's `converge reconcile --retry-failed [NAME...]`.
-   */
   /** Of `names` (`Kind/name` or `name`), those the last plan found in no manifest (a typo, or a resource not declared). */
   undeclared(names: readonly string[]): string[] {
     const declared = this.tracker.resources().filter((row) => row.action !== 'delete').map((row) => row.key);
     return namingNone(names, declared);
   }
 
-  async releaseHolds(request: true | readonly string[]): Promise<{ released: string[]; unmatched: string[]; rebuild: string[] }> {
-    const { holds: store, conflicts } = this.options.context;
-    const stored = store ? await store.getAll() : new Map<string, ResourceHold>();
-    const failed = new Set([...stored.keys(), ...this.tracker.heldKeys()]);
-    // A Conflict of the flap guard is a hold too: released the same way, its recent writes forgotten.
-    const standing = conflicts ? [...(await conflicts.all()).keys()] : [];
-    const conflicted = new Set([...standing, ...this.tracker.conflicts()]);
-    const named = holdsNamed([...new Set([...failed, ...conflicted])], request);
-    const revisionHeld = named.released.filter((key) => failed.has(key));
-    const conflictHeld = named.released.filter((key) => conflicted.has(key));
-    if (store && revisionHeld.length > 0) await store.release(revisionHeld);
-    if (conflicts && conflictHeld.length > 0) await conflicts.release(conflictHeld, true);
-    for (const key of revisionHeld) this.tracker.releaseHold(key, stored.get(key)?.revisionId);
-    for (const key of conflictHeld) this.tracker.clearConflict(key);
-    this.scope.touch(named.released);
-    if (named.released.length > 0) this.options.log.info({ released: named.released }, 'holds released on request (converge reconcile --retry-failed): written again where their plan differs, rebuilt where a revision failed and the plan does not differ');
-    // Only a failed revision is rebuilt when nothing differs: a released Conflict is written again only where its plan differs.
-    return { ...named, rebuild: revisionHeld };
+  /**
+   * Releases the holds of the named resources (true: every one) in Redis and in status, so the next reconcile writes
+   * them again: the operator's `converge reconcile --retry-failed [NAME...]` (src/daemon/reconcile/release-holds.ts).
+   */
+  releaseHolds(request: true | readonly string[]): Promise<{ released: string[]; unmatched: string[]; rebuild: string[] }> {
+    return releaseHolds({ context: this.options.context, tracker: this.tracker, log: this.options.log, touch: (keys) => this.scope.touch(keys) }, request);
   }
 
   /** Refuses new requests, cancels a pending retry, waits for the run in progress. */

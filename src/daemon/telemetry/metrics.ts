@@ -18,6 +18,8 @@ export type ReconcileTrigger = 'startup' | 'watch' | 'resync' | 'retry' | 'manua
 export interface DaemonMetrics {
   registry: Registry;
   reconcileDuration: Histogram<'trigger' | 'result'>;
+  /** Each reconcile's time by step (src/daemon/cycle/cycle-context.ts RECONCILE_STEPS): one observation per step it entered. */
+  reconcileSteps: Histogram<'step'>;
   reconciles: Counter<'trigger' | 'result'>;
   lastSuccess: Gauge;
   resources: Gauge<'kind' | 'state'>;
@@ -67,6 +69,13 @@ function reconcileMetrics(registry: Registry) {
     buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120],
     registers: [registry],
   });
+  const reconcileSteps = new Histogram({
+    name: 'converge_reconcile_step_seconds',
+    help: 'Time of each reconcile spent in each step (manifests, listing, revisions, decision, enqueue, state): consecutive wall-clock segments, whose sum is the reconcile\'s duration (docs/monitoring.md).',
+    labelNames: ['step'] as const,
+    buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120],
+    registers: [registry],
+  });
   const reconciles = new Counter({
     name: 'converge_reconciles_total',
     help: 'Reconciles run by this daemon, by trigger (startup, watch, resync, retry) and result (ok, error).',
@@ -98,7 +107,7 @@ function reconcileMetrics(registry: Registry) {
   lastSuccess.set(0);
   orphans.set(0);
   for (const kind of KIND_NAMES) for (const state of SYNC_STATES) resources.set({ kind, state }, 0);
-  return { reconcileDuration, reconciles, lastSuccess, resources, orphans, drifted };
+  return { reconcileDuration, reconcileSteps, reconciles, lastSuccess, resources, orphans, drifted };
 }
 
 /** The jobs enqueued and finished, and the requests to the service. */

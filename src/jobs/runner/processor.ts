@@ -11,6 +11,7 @@ import { backoffDelay } from '../../service/backoff.js';
 import { recordWrites, sendingOnce, type WriteRecord } from '../../service/call-scope.js';
 import type { ServiceClient } from '../../service/client.js';
 import { classifyFailure } from '../../service/errors.js';
+import { inLinkedSpan } from '../../service/trace.js';
 import type { AppliedStateStore } from '../../store/applied-state.js';
 import type { FlapStore } from '../../store/flap-store.js';
 import { isRedisUnavailable } from '../../store/redis.js';
@@ -172,8 +173,8 @@ function heldByConflict(refusal: NonNullable<JobGate['refusal']>, data: Reconcil
 }
 
 /**
- * Outer step (owns classification and logging): the one place where a failure becomes a retry, a queue pause
- * (429: no attempt spent) or a final failure carrying the service's detail.
+ * Outer step (owns classification and logging, in processJob): the one place where a failure becomes a retry, a queue
+ * pause (429: no attempt spent) or a final failure carrying the service's detail.
  */
 export function createProcessor(ctx: ProcessorContext) {
   return async function process(job: Job): Promise<ReconcileJobResult> {
@@ -182,55 +183,62 @@ export function createProcessor(ctx: ProcessorContext) {
       throw new UnrecoverableError(`job ${job.id} is not a converge reconcile job this version understands (${parsed.error.issues[0]?.message ?? 'bad shape'})`);
     }
     const data = parsed.data;
-    const started = Date.now();
-    // A job of an older run (its worker died, or it was handed back) never writes an older desired state over a newer
-    // one, and a job of a former leader never writes at all (the current leader enqueues its own).
-    const stale = await ctx.stale?.(data);
-    if (stale !== undefined) {
-      ctx.log.info({ key: data.key, jobId: job.id, seq: data.seq, fence: data.fence }, `job not run: ${stale.message}`);
-      return { outcome: 'unchanged', new_revision: false, message: stale.message, notRun: stale.code };
-    }
-    const appliedState = new JobAppliedState(ctx.store, data);
-    const gate = gateFor(data, ctx, job.id, appliedState);
-    try {
-      // The job's attempts are the one retry layer of its requests: each is sent once per attempt (sendingOnce).
-      const { value: result, writes } = await recordWrites(() => sendingOnce(() => runJob(data, ctx, gate, appliedState)));
-      if (gate?.refusal) heldByConflict(gate.refusal, data, ctx, job.id);
-      // Its intent no longer held right before its write or DELETE (src/core/job-intent.ts): nothing was sent.
-      if (result.notRun && result.notRun !== 'live_changed') ctx.log.info({ key: data.key, jobId: job.id, seq: data.seq, fence: data.fence }, `job not run: ${result.message}`);
-      logWrite(ctx, data, job.id, result, writes);
-      ctx.log.debug({ key: data.key, jobId: job.id, outcome: result.outcome, new_revision: result.new_revision, ms: Date.now() - started }, 'job done');
-      await recordJob(ctx, data, job.id, { answer: result });
-      return result;
-    } catch (error) {
-      if (error instanceof BlockedError || error instanceof JobInputError) {
-        // The resource cannot be synced as things stand, or the job asks for what this process does not have.
-        ctx.log.warn({ key: data.key, jobId: job.id, error: error.message }, 'job failed');
-        await recordJob(ctx, data, job.id, { failure: error.message });
-        throw new UnrecoverableError(error.message);
-      }
-      if (isRedisUnavailable(error)) {
-        // The applied-state store could not be read or written: Redis, not the service, failed. Nothing is lost by
-        // trying again (a write already sent is settled from live state and its pending record on the next attempt).
-        const message = `Redis was unavailable: ${(error as Error).message.split('\n')[0]}`;
-        ctx.log.info({ key: data.key, jobId: job.id, attempt: job.attemptsMade + 1, error: message }, 'job attempt failed; will retry');
-        throw new RetryableJobError(message);
-      }
-      const failure = classifyFailure(error);
-      if (failure.kind === 'rate_limited') {
-        const wait = Math.max(failure.retryAfterMs ?? DEFAULT_RATE_LIMIT_MS, MIN_RATE_LIMIT_MS);
-        ctx.log.info({ key: data.key, jobId: job.id, waitMs: wait }, 'rate limited by the service; pausing the queue');
-        await ctx.rateLimit(wait);
-        throw Worker.RateLimitError();
-      }
-      if (failure.kind === 'retry') {
-        if (job.attemptsMade + 1 >= (job.opts.attempts ?? 1)) await recordJob(ctx, data, job.id, { failure: failure.message });
-        ctx.log.info({ key: data.key, jobId: job.id, attempt: job.attemptsMade + 1, error: failure.message }, 'job attempt failed; will retry');
-        throw new RetryableJobError(failure.message, failure.retryAfterMs);
-      }
-      ctx.log.warn({ key: data.key, jobId: job.id, error: failure.message }, 'job failed');
-      await recordJob(ctx, data, job.id, { failure: failure.message });
-      throw new UnrecoverableError(failure.message);
-    }
+    // One span per attempt, linked to the reconcile that enqueued the job (its traceparent); no-op unless tracing is on.
+    const attributes = { 'converge.job.id': job.id ?? '', 'converge.job.key': data.key, 'converge.job.operation': data.operation, 'converge.job.attempt': job.attemptsMade + 1 };
+    return inLinkedSpan(`job ${data.operation}`, attributes, data.traceparent, () => processJob(ctx, job, data));
   };
+}
+
+/** One attempt of a parsed job (createProcessor's): dropped when stale, else run; its failure classified once. */
+async function processJob(ctx: ProcessorContext, job: Job, data: ReconcileJobData): Promise<ReconcileJobResult> {
+  const started = Date.now();
+  // A job of an older run (its worker died, or it was handed back) never writes an older desired state over a newer
+  // one, and a job of a former leader never writes at all (the current leader enqueues its own).
+  const stale = await ctx.stale?.(data);
+  if (stale !== undefined) {
+    ctx.log.info({ key: data.key, jobId: job.id, seq: data.seq, fence: data.fence }, `job not run: ${stale.message}`);
+    return { outcome: 'unchanged', new_revision: false, message: stale.message, notRun: stale.code };
+  }
+  const appliedState = new JobAppliedState(ctx.store, data);
+  const gate = gateFor(data, ctx, job.id, appliedState);
+  try {
+    // The job's attempts are the one retry layer of its requests: each is sent once per attempt (sendingOnce).
+    const { value: result, writes } = await recordWrites(() => sendingOnce(() => runJob(data, ctx, gate, appliedState)));
+    if (gate?.refusal) heldByConflict(gate.refusal, data, ctx, job.id);
+    // Its intent no longer held right before its write or DELETE (src/core/job-intent.ts): nothing was sent.
+    if (result.notRun && result.notRun !== 'live_changed') ctx.log.info({ key: data.key, jobId: job.id, seq: data.seq, fence: data.fence }, `job not run: ${result.message}`);
+    logWrite(ctx, data, job.id, result, writes);
+    ctx.log.debug({ key: data.key, jobId: job.id, outcome: result.outcome, new_revision: result.new_revision, ms: Date.now() - started }, 'job done');
+    await recordJob(ctx, data, job.id, { answer: result });
+    return result;
+  } catch (error) {
+    if (error instanceof BlockedError || error instanceof JobInputError) {
+      // The resource cannot be synced as things stand, or the job asks for what this process does not have.
+      ctx.log.warn({ key: data.key, jobId: job.id, error: error.message }, 'job failed');
+      await recordJob(ctx, data, job.id, { failure: error.message });
+      throw new UnrecoverableError(error.message);
+    }
+    if (isRedisUnavailable(error)) {
+      // The applied-state store could not be read or written: Redis, not the service, failed. Nothing is lost by
+      // trying again (a write already sent is settled from live state and its pending record on the next attempt).
+      const message = `Redis was unavailable: ${(error as Error).message.split('\n')[0]}`;
+      ctx.log.info({ key: data.key, jobId: job.id, attempt: job.attemptsMade + 1, error: message }, 'job attempt failed; will retry');
+      throw new RetryableJobError(message);
+    }
+    const failure = classifyFailure(error);
+    if (failure.kind === 'rate_limited') {
+      const wait = Math.max(failure.retryAfterMs ?? DEFAULT_RATE_LIMIT_MS, MIN_RATE_LIMIT_MS);
+      ctx.log.info({ key: data.key, jobId: job.id, waitMs: wait }, 'rate limited by the service; pausing the queue');
+      await ctx.rateLimit(wait);
+      throw Worker.RateLimitError();
+    }
+    if (failure.kind === 'retry') {
+      if (job.attemptsMade + 1 >= (job.opts.attempts ?? 1)) await recordJob(ctx, data, job.id, { failure: failure.message });
+      ctx.log.info({ key: data.key, jobId: job.id, attempt: job.attemptsMade + 1, error: failure.message }, 'job attempt failed; will retry');
+      throw new RetryableJobError(failure.message, failure.retryAfterMs);
+    }
+    ctx.log.warn({ key: data.key, jobId: job.id, error: failure.message }, 'job failed');
+    await recordJob(ctx, data, job.id, { failure: failure.message });
+    throw new UnrecoverableError(failure.message);
+  }
 }
