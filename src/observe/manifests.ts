@@ -12,6 +12,7 @@ import { MAX_MANIFEST_BYTES, TOO_LARGE_MESSAGE, type ManifestResult, type ParseO
 import { variablesId } from '../core/manifest/variables.js';
 import { CompilePool, compileFiles, POOL_MIN_FILES } from './compile-pool.js';
 import { readCapped } from './read-capped.js';
+import type { UnseenFile } from '../core/declared-files.js';
 import { readVariableFiles, type Environment, type HashedInput } from './environment.js';
 
 export interface LoadOptions {
@@ -93,6 +94,8 @@ export interface ManifestListing {
   files: ManifestFile[];
   /** Skipped links and unreadable folders. */
   diagnostics: Diagnostic[];
+  /** Manifest names that are no file to read: a symbolic link whose target does not exist or that loops, a directory. */
+  unread: UnseenFile[];
 }
 
 export interface ManifestDirResult extends ManifestResult {
@@ -100,6 +103,11 @@ export interface ManifestDirResult extends ManifestResult {
   files: string[];
   /** The content version of the files read (their sorted paths and bytes; see ContentHasher). */
   contentId: string;
+  /**
+   * Manifest paths present whose content could not be read (a dangling link, a directory, a FIFO, a file that cannot
+   * be opened), sorted: what each declared before is unknown, never absent (src/core/declared-files.ts).
+   */
+  unread?: UnseenFile[];
 }
 
 const MANIFEST_NAME = /\.ya?ml$/i;
@@ -115,6 +123,28 @@ function relativePath(root: string, absolute: string): string {
 
 function note(file: string, code: string, message: string, severity: Severity): Diagnostic {
   return { severity, file, line: 1, column: 1, code, message };
+}
+
+/** What the warning of a manifest path that could not be read says after what it is (one clause, the same for every kind). */
+const UNSEEN_CONSEQUENCE = 'nothing is read from it, and what it declared before is unknown, never deleted';
+
+/** A manifest path converge could not read, as its warning (`what`: "is a directory", ...) and its entry for prune. */
+function unseen(file: string, code: string, what: string, fix: string, message = `${what}: ${UNSEEN_CONSEQUENCE}; ${fix}`): { diagnostic: Diagnostic; unread: UnseenFile } {
+  return { diagnostic: note(file, code, message, 'warning'), unread: { file, what, fix } };
+}
+
+/** The warning and entry of a manifest name whose symbolic link leads nowhere (`code`: the errno of stat). */
+function unseenLink(file: string, code: string): { diagnostic: Diagnostic; unread: UnseenFile } {
+  const fix = 'restore its target, or delete the link to remove its resources';
+  if (code === 'ELOOP') return unseen(file, 'E_SYMLINK_LOOP', 'is a symbolic link that loops', fix, `symbolic link loop (the link resolves to itself): ${UNSEEN_CONSEQUENCE}; ${fix}`);
+  const what = code === 'ENOENT' || code === 'ENOTDIR' ? 'is a symbolic link whose target does not exist' : 'is a symbolic link whose target cannot be read';
+  return unseen(file, 'E_BROKEN_LINK', what, fix, `${what} (${code}): ${UNSEEN_CONSEQUENCE}; ${fix}`);
+}
+
+/** The warning and entry of a directory with a manifest's name: its files are read as a folder's, and it declares nothing itself. */
+function unseenFolder(file: string): { diagnostic: Diagnostic; unread: UnseenFile } {
+  const fix = 'give the folder another name (its files are still read), or put the manifest file back';
+  return unseen(file, 'W_NOT_A_FILE', 'is a directory', fix, `is a directory, not a manifest file (the manifests in it are read as a folder's): what a manifest file of this name declared before is unknown, never deleted; ${fix}`);
 }
 
 function byName(a: Dirent, b: Dirent): number {
@@ -156,6 +186,11 @@ export async function listManifestFiles(dir: string, what = 'the manifest direct
   const root = resolve(dir);
   const files: ManifestFile[] = [];
   const diagnostics: Diagnostic[] = [];
+  const unread: UnseenFile[] = [];
+  const found = (entry: { diagnostic: Diagnostic; unread: UnseenFile }): void => {
+    diagnostics.push(entry.diagnostic);
+    unread.push(entry.unread);
+  };
   const visited = new Set<string>([rootReal]);
 
   async function walk(folder: string): Promise<void> {
@@ -188,12 +223,14 @@ export async function listManifestFiles(dir: string, what = 'the manifest direct
           }
         } catch (error) {
           const code = errnoCode(error);
-          if (code === 'ELOOP') diagnostics.push(note(rel, 'E_SYMLINK_LOOP', 'symbolic link loop (the link resolves to itself); skipped', 'warning'));
-          else if (MANIFEST_NAME.test(entry.name)) diagnostics.push(note(rel, 'E_BROKEN_LINK', `symbolic link points to nothing (${code}); skipped`, 'warning'));
+          // A manifest's name that leads nowhere is unknown, never absent: what it declared before is not deleted.
+          if (MANIFEST_NAME.test(entry.name)) found(unseenLink(rel, code));
+          else if (code === 'ELOOP') diagnostics.push(note(rel, 'E_SYMLINK_LOOP', 'symbolic link loop (the link resolves to itself); skipped', 'warning'));
           continue;
         }
       }
       if (isDirectory) {
+        if (MANIFEST_NAME.test(entry.name)) found(unseenFolder(rel));
         let real: string;
         try {
           real = await realpath(absolute);
@@ -216,7 +253,8 @@ export async function listManifestFiles(dir: string, what = 'the manifest direct
 
   await walk(root);
   files.sort((a, b) => byPath(a.path, b.path));
-  return { files, diagnostics };
+  unread.sort((a, b) => byPath(a.file, b.file));
+  return { files, diagnostics, unread };
 }
 
 /** The warning for a symbolic link not followed because its target lies outside the directory read. */
@@ -224,10 +262,27 @@ function outsideMessage(real: string, what: string): string {
   return `symbolic link to ${real}, outside ${what}: not followed, nothing declared there is planned; copy the files into ${what}, or give that folder itself`;
 }
 
-type ReadOutcome = { bytes: Uint8Array } | { diagnostic: Diagnostic } | { vanished: Diagnostic };
+type ReadOutcome = { bytes: Uint8Array } | { diagnostic: Diagnostic } | { vanished: Diagnostic } | { unseen: { diagnostic: Diagnostic; unread: UnseenFile } };
+
+/**
+ * Reads one listed manifest file: a path that is no regular file (a FIFO, a device) or cannot be opened (EACCES, EIO)
+ * is unread, a warning, and what it declared before is unknown (src/core/declared-files.ts); other refusals as
+ * readInputFile.
+ */
+function readManifestFile(file: ManifestFile): ReadOutcome {
+  const outcome = readInputFile(file);
+  if (!('refused' in outcome)) return outcome;
+  const { refused } = outcome;
+  if (refused.refused === 'not-regular') return { unseen: unseen(file.path, 'W_NOT_A_FILE', `is ${refused.what}`, 'put the manifest file back, or delete this one to remove its resources', `is ${refused.what}, not a regular file: ${UNSEEN_CONSEQUENCE}; put the manifest file back, or delete this one to remove its resources`) };
+  const fix = 'make it readable (check its permissions), or delete it to remove its resources';
+  return { unseen: unseen(file.path, 'W_FILE_UNREADABLE', `cannot be read (${refused.code})`, fix) };
+}
+
+/** A file read refused because it is no regular file or cannot be opened: the overlay's reader makes it an error, the manifests' a warning. */
+type Unopened = { refused: { refused: 'not-regular'; what: string } | { refused: 'missing' | 'unreadable'; code: string }; diagnostic: Diagnostic };
 
 /** Reads one listed file through the capped reader (src/observe/read-capped.ts): each refusal is a diagnostic. */
-function readManifestFile(file: ManifestFile): ReadOutcome {
+function readInputFile(file: ManifestFile): Exclude<ReadOutcome, { unseen: unknown }> | Unopened {
   // A file listed as a plain file and replaced by a link since (out of the tree, say) is not followed: O_NOFOLLOW.
   const read = readCapped(file.absolute, MAX_MANIFEST_BYTES, { follow: file.link === true });
   if ('bytes' in read) return read;
@@ -236,9 +291,9 @@ function readManifestFile(file: ManifestFile): ReadOutcome {
       return { vanished: note(file.path, 'E_FILE_VANISHED', 'file disappeared while being read; skipped (it is read again on the next run)', 'warning') };
     case 'unreadable':
       if (read.code === 'ELOOP') return { diagnostic: note(file.path, 'E_FILE_READ', 'file was replaced by a symbolic link since it was listed; not read (it is listed and read again on the next run)', 'error') };
-      return { diagnostic: note(file.path, 'E_FILE_READ', `file cannot be read (${read.code}); check its permissions`, 'error') };
+      return { refused: read, diagnostic: note(file.path, 'E_FILE_READ', `file cannot be read (${read.code}); check its permissions`, 'error') };
     case 'not-regular':
-      return { diagnostic: note(file.path, 'E_FILE_READ', 'is not a regular file; manifests are plain files', 'error') };
+      return { refused: read, diagnostic: note(file.path, 'E_FILE_READ', 'is not a regular file; manifests are plain files', 'error') };
     case 'too-large':
       return { diagnostic: note(file.path, 'E_TOO_LARGE', TOO_LARGE_MESSAGE, 'error') };
   }
@@ -263,7 +318,7 @@ async function readOverlays(environment: Environment | undefined, diagnostics: D
     inputs.push(...fromListing.filter((d) => d.severity === 'error').map((unread) => ({ overlay: index, unread })));
     for (const file of listing.files) {
       const label = `${overlay.label}/${file.path}`;
-      const outcome = readManifestFile(file);
+      const outcome = readInputFile(file);
       if ('vanished' in outcome) diagnostics.push({ ...outcome.vanished, file: label });
       else if ('diagnostic' in outcome) {
         diagnostics.push({ ...outcome.diagnostic, file: label });
@@ -311,6 +366,7 @@ interface ReadState {
 /** Reads the listed files' bytes, compiles those the cache does not know, and combines every result with the environment. */
 async function readAndCompile(listing: ManifestListing, environment: CompiledEnvironment, { cache, pool, extra, hashed }: ReadState): Promise<ManifestDirResult> {
   const read: string[] = [];
+  const unread: UnseenFile[] = [...listing.unread];
   let refused = 0;
   const content = new ContentHasher();
   const files: Array<ManifestBytes & { result?: ManifestResult }> = [];
@@ -326,6 +382,12 @@ async function readAndCompile(listing: ManifestListing, environment: CompiledEnv
       continue;
     }
     read.push(file.path);
+    if ('unseen' in outcome) {
+      extra.push(outcome.unseen.diagnostic);
+      unread.push(outcome.unseen.unread);
+      refused += 1;
+      continue;
+    }
     if ('diagnostic' in outcome) {
       extra.push(outcome.diagnostic);
       refused += 1;
@@ -346,7 +408,9 @@ async function readAndCompile(listing: ManifestListing, environment: CompiledEnv
   cache?.retain(new Set(results.map((result) => result.file)));
   for (const input of hashed) content.add(input.name, input.bytes);
   const compiledAll = combineManifests(environment, results, read.length, refused);
-  return { ...compiledAll, diagnostics: sortDiagnostics([...compiledAll.diagnostics, ...extra]), files: read, contentId: content.id() };
+  const result: ManifestDirResult = { ...compiledAll, diagnostics: sortDiagnostics([...compiledAll.diagnostics, ...extra]), files: read, contentId: content.id() };
+  if (unread.length > 0) result.unread = unread.sort((a, b) => byPath(a.file, b.file));
+  return result;
 }
 
 /** Loads a manifest directory: every manifest, every problem as a diagnostic. Throws UsageError if `dir` is not a directory. */
