@@ -8,11 +8,11 @@ import { UsageError } from '../core/errors.js';
 import type { FileResult } from '../core/manifest/collect.js';
 import { combineManifests, compileEnvironment, withPatches, type CompiledEnvironment, type ManifestBytes } from '../core/manifest/compile.js';
 import type { OverlayInput } from '../core/manifest/environment.js';
-import { MAX_MANIFEST_BYTES, TOO_LARGE_MESSAGE, type ManifestResult, type ParseOptions } from '../core/manifest/parse.js';
+import type { ManifestResult, ParseOptions } from '../core/manifest/parse.js';
 import { variablesId } from '../core/manifest/variables.js';
 import { CompilePool, compileFiles, POOL_MIN_FILES } from './compile-pool.js';
-import { readCapped } from './read-capped.js';
 import type { UnseenFile } from '../core/declared-files.js';
+import { readInputFile, readManifestFile, unseenFolder, unseenLink, type ManifestFile, type UnseenPath } from './read-manifest-file.js';
 import { readVariableFiles, type Environment, type HashedInput } from './environment.js';
 
 export interface LoadOptions {
@@ -82,14 +82,6 @@ function optionsKey(options: ParseOptions): string {
   return `${switches}:${id}`;
 }
 
-export interface ManifestFile {
-  /** Path relative to the manifest directory, forward slashes. */
-  path: string;
-  absolute: string;
-  /** Listed as a symbolic link (into the tree); a file listed as none is read without following one. */
-  link?: boolean;
-}
-
 export interface ManifestListing {
   files: ManifestFile[];
   /** Skipped links and unreadable folders. */
@@ -123,28 +115,6 @@ function relativePath(root: string, absolute: string): string {
 
 function note(file: string, code: string, message: string, severity: Severity): Diagnostic {
   return { severity, file, line: 1, column: 1, code, message };
-}
-
-/** What the warning of a manifest path that could not be read says after what it is (one clause, the same for every kind). */
-const UNSEEN_CONSEQUENCE = 'nothing is read from it, and what it declared before is unknown, never deleted';
-
-/** A manifest path converge could not read, as its warning (`what`: "is a directory", ...) and its entry for prune. */
-function unseen(file: string, code: string, what: string, fix: string, message = `${what}: ${UNSEEN_CONSEQUENCE}; ${fix}`): { diagnostic: Diagnostic; unread: UnseenFile } {
-  return { diagnostic: note(file, code, message, 'warning'), unread: { file, what, fix } };
-}
-
-/** The warning and entry of a manifest name whose symbolic link leads nowhere (`code`: the errno of stat). */
-function unseenLink(file: string, code: string): { diagnostic: Diagnostic; unread: UnseenFile } {
-  const fix = 'restore its target, or delete the link to remove its resources';
-  if (code === 'ELOOP') return unseen(file, 'E_SYMLINK_LOOP', 'is a symbolic link that loops', fix, `symbolic link loop (the link resolves to itself): ${UNSEEN_CONSEQUENCE}; ${fix}`);
-  const what = code === 'ENOENT' || code === 'ENOTDIR' ? 'is a symbolic link whose target does not exist' : 'is a symbolic link whose target cannot be read';
-  return unseen(file, 'E_BROKEN_LINK', what, fix, `${what} (${code}): ${UNSEEN_CONSEQUENCE}; ${fix}`);
-}
-
-/** The warning and entry of a directory with a manifest's name: its files are read as a folder's, and it declares nothing itself. */
-function unseenFolder(file: string): { diagnostic: Diagnostic; unread: UnseenFile } {
-  const fix = 'give the folder another name (its files are still read), or put the manifest file back';
-  return unseen(file, 'W_NOT_A_FILE', 'is a directory', fix, `is a directory, not a manifest file (the manifests in it are read as a folder's): what a manifest file of this name declared before is unknown, never deleted; ${fix}`);
 }
 
 function byName(a: Dirent, b: Dirent): number {
@@ -187,7 +157,7 @@ export async function listManifestFiles(dir: string, what = 'the manifest direct
   const files: ManifestFile[] = [];
   const diagnostics: Diagnostic[] = [];
   const unread: UnseenFile[] = [];
-  const found = (entry: { diagnostic: Diagnostic; unread: UnseenFile }): void => {
+  const found = (entry: UnseenPath): void => {
     diagnostics.push(entry.diagnostic);
     unread.push(entry.unread);
   };
@@ -260,43 +230,6 @@ export async function listManifestFiles(dir: string, what = 'the manifest direct
 /** The warning for a symbolic link not followed because its target lies outside the directory read. */
 function outsideMessage(real: string, what: string): string {
   return `symbolic link to ${real}, outside ${what}: not followed, nothing declared there is planned; copy the files into ${what}, or give that folder itself`;
-}
-
-type ReadOutcome = { bytes: Uint8Array } | { diagnostic: Diagnostic } | { vanished: Diagnostic } | { unseen: { diagnostic: Diagnostic; unread: UnseenFile } };
-
-/**
- * Reads one listed manifest file: a path that is no regular file (a FIFO, a device) or cannot be opened (EACCES, EIO)
- * is unread, a warning, and what it declared before is unknown (src/core/declared-files.ts); other refusals as
- * readInputFile.
- */
-function readManifestFile(file: ManifestFile): ReadOutcome {
-  const outcome = readInputFile(file);
-  if (!('refused' in outcome)) return outcome;
-  const { refused } = outcome;
-  if (refused.refused === 'not-regular') return { unseen: unseen(file.path, 'W_NOT_A_FILE', `is ${refused.what}`, 'put the manifest file back, or delete this one to remove its resources', `is ${refused.what}, not a regular file: ${UNSEEN_CONSEQUENCE}; put the manifest file back, or delete this one to remove its resources`) };
-  const fix = 'make it readable (check its permissions), or delete it to remove its resources';
-  return { unseen: unseen(file.path, 'W_FILE_UNREADABLE', `cannot be read (${refused.code})`, fix) };
-}
-
-/** A file read refused because it is no regular file or cannot be opened: the overlay's reader makes it an error, the manifests' a warning. */
-type Unopened = { refused: { refused: 'not-regular'; what: string } | { refused: 'missing' | 'unreadable'; code: string }; diagnostic: Diagnostic };
-
-/** Reads one listed file through the capped reader (src/observe/read-capped.ts): each refusal is a diagnostic. */
-function readInputFile(file: ManifestFile): Exclude<ReadOutcome, { unseen: unknown }> | Unopened {
-  // A file listed as a plain file and replaced by a link since (out of the tree, say) is not followed: O_NOFOLLOW.
-  const read = readCapped(file.absolute, MAX_MANIFEST_BYTES, { follow: file.link === true });
-  if ('bytes' in read) return read;
-  switch (read.refused) {
-    case 'missing':
-      return { vanished: note(file.path, 'E_FILE_VANISHED', 'file disappeared while being read; skipped (it is read again on the next run)', 'warning') };
-    case 'unreadable':
-      if (read.code === 'ELOOP') return { diagnostic: note(file.path, 'E_FILE_READ', 'file was replaced by a symbolic link since it was listed; not read (it is listed and read again on the next run)', 'error') };
-      return { refused: read, diagnostic: note(file.path, 'E_FILE_READ', `file cannot be read (${read.code}); check its permissions`, 'error') };
-    case 'not-regular':
-      return { refused: read, diagnostic: note(file.path, 'E_FILE_READ', 'is not a regular file; manifests are plain files', 'error') };
-    case 'too-large':
-      return { diagnostic: note(file.path, 'E_TOO_LARGE', TOO_LARGE_MESSAGE, 'error') };
-  }
 }
 
 /** Reading and parsing yield to the event loop after about this long, so requests in flight are answered meanwhile. */

@@ -13,13 +13,13 @@ function errnoCode(error: unknown): string {
 }
 
 /** What a path that is not a regular file is, in words: "a directory", "a named pipe (FIFO)", ... */
-export function fileType(info: Stats): string {
+function fileType(info: Stats): string {
   if (info.isDirectory()) return 'a directory';
   if (info.isFIFO()) return 'a named pipe (FIFO)';
   if (info.isSocket()) return 'a socket';
   if (info.isCharacterDevice()) return 'a character device';
   if (info.isBlockDevice()) return 'a block device';
-  return 'not a regular file';
+  return 'something other than a regular file';
 }
 
 /**
