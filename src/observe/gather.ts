@@ -3,7 +3,7 @@ import type { ServiceClient } from '../service/client.js';
 import { resolveRepositories } from '../service/repositories.js';
 import type { DeploymentDeletes } from '../service/deployments.js';
 import { failingFiles, type Diagnostic } from '../core/diagnostics.js';
-import { emptiedFilesOf, emptyFiles } from '../core/declared-files.js';
+import { emptyFiles, unseenFiles, unseenFilesOf } from '../core/declared-files.js';
 import {
   formatLocation,
   resourceKey,
@@ -173,9 +173,10 @@ export async function gatherFrom(options: GatherOptions, loaded: ManifestDirResu
   // What could not be read is unknown, never absent: a file that fails to load may declare what no other file does.
   const unreadable = failingFiles(loaded.diagnostics);
   if (unreadable.length > 0) input.unreadable = unreadable;
-  // A file present that declares nothing is not a removal: what it declared before is unknown too.
-  const empty = emptyFiles(loaded.diagnostics);
-  if (empty.length > 0) input.emptyFiles = empty;
+  // A file present that declares nothing, or that could not be read (a dangling link, a directory, a FIFO, a file
+  // that cannot be opened), is not a removal: what it declared before is unknown too.
+  const unseen = unseenFiles(emptyFiles(loaded.diagnostics), loaded.unread ?? []);
+  if (unseen.length > 0) input.unseenFiles = unseen;
   if (options.adoptPolicy) input.adoptPolicy = options.adoptPolicy;
   if (options.prune) input.prune = await pruneOptions(options, input, loaded.resources.length + loaded.blocked.length);
   const notes = [...(options.notes ?? [])];
@@ -201,10 +202,10 @@ async function pruneOptions(options: GatherOptions, input: PlanInput, declared: 
   const out: PruneOptions = { enabled: prune.enabled, maxDeletes: prune.maxDeletes, available: true, declared };
   if (!prune.enabled || input.unreadable || prune.probe === false) return out;
   const names = new Set([...input.resources, ...input.blocked].filter((r) => inListing(r.kind)).map((r) => r.name));
-  const empty = input.emptyFiles ?? [];
+  const unseen = input.unseenFiles ?? [];
   const mayDelete = input.live.deployments.some((d) => {
     const record = names.has(d.name) ? undefined : input.applied.get(resourceKey(listedKind(), d.name));
-    return record !== undefined && emptiedFilesOf(record.file, empty).length === 0;
+    return record !== undefined && unseenFilesOf(record.file, unseen).length === 0;
   });
   if (!mayDelete) return out;
   const probe = prune.deletes ?? (await options.client.deploymentDeletes());

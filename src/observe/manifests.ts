@@ -8,10 +8,11 @@ import { UsageError } from '../core/errors.js';
 import type { FileResult } from '../core/manifest/collect.js';
 import { combineManifests, compileEnvironment, withPatches, type CompiledEnvironment, type ManifestBytes } from '../core/manifest/compile.js';
 import type { OverlayInput } from '../core/manifest/environment.js';
-import { MAX_MANIFEST_BYTES, TOO_LARGE_MESSAGE, type ManifestResult, type ParseOptions } from '../core/manifest/parse.js';
+import type { ManifestResult, ParseOptions } from '../core/manifest/parse.js';
 import { variablesId } from '../core/manifest/variables.js';
 import { CompilePool, compileFiles, POOL_MIN_FILES } from './compile-pool.js';
-import { readCapped } from './read-capped.js';
+import type { UnseenFile } from '../core/declared-files.js';
+import { readInputFile, readManifestFile, unseenFolder, unseenLink, type ManifestFile, type UnseenPath } from './read-manifest-file.js';
 import { readVariableFiles, type Environment, type HashedInput } from './environment.js';
 
 export interface LoadOptions {
@@ -81,18 +82,12 @@ function optionsKey(options: ParseOptions): string {
   return `${switches}:${id}`;
 }
 
-export interface ManifestFile {
-  /** Path relative to the manifest directory, forward slashes. */
-  path: string;
-  absolute: string;
-  /** Listed as a symbolic link (into the tree); a file listed as none is read without following one. */
-  link?: boolean;
-}
-
 export interface ManifestListing {
   files: ManifestFile[];
   /** Skipped links and unreadable folders. */
   diagnostics: Diagnostic[];
+  /** Manifest names that are no file to read: a symbolic link whose target does not exist or that loops, a directory. */
+  unread: UnseenFile[];
 }
 
 export interface ManifestDirResult extends ManifestResult {
@@ -100,6 +95,11 @@ export interface ManifestDirResult extends ManifestResult {
   files: string[];
   /** The content version of the files read (their sorted paths and bytes; see ContentHasher). */
   contentId: string;
+  /**
+   * Manifest paths present whose content could not be read (a dangling link, a directory, a FIFO, a file that cannot
+   * be opened), sorted: what each declared before is unknown, never absent (src/core/declared-files.ts).
+   */
+  unread?: UnseenFile[];
 }
 
 const MANIFEST_NAME = /\.ya?ml$/i;
@@ -156,6 +156,11 @@ export async function listManifestFiles(dir: string, what = 'the manifest direct
   const root = resolve(dir);
   const files: ManifestFile[] = [];
   const diagnostics: Diagnostic[] = [];
+  const unread: UnseenFile[] = [];
+  const found = (entry: UnseenPath): void => {
+    diagnostics.push(entry.diagnostic);
+    unread.push(entry.unread);
+  };
   const visited = new Set<string>([rootReal]);
 
   async function walk(folder: string): Promise<void> {
@@ -188,12 +193,14 @@ export async function listManifestFiles(dir: string, what = 'the manifest direct
           }
         } catch (error) {
           const code = errnoCode(error);
-          if (code === 'ELOOP') diagnostics.push(note(rel, 'E_SYMLINK_LOOP', 'symbolic link loop (the link resolves to itself); skipped', 'warning'));
-          else if (MANIFEST_NAME.test(entry.name)) diagnostics.push(note(rel, 'E_BROKEN_LINK', `symbolic link points to nothing (${code}); skipped`, 'warning'));
+          // A manifest's name that leads nowhere is unknown, never absent: what it declared before is not deleted.
+          if (MANIFEST_NAME.test(entry.name)) found(unseenLink(rel, code));
+          else if (code === 'ELOOP') diagnostics.push(note(rel, 'E_SYMLINK_LOOP', 'symbolic link loop (the link resolves to itself); skipped', 'warning'));
           continue;
         }
       }
       if (isDirectory) {
+        if (MANIFEST_NAME.test(entry.name)) found(unseenFolder(rel));
         let real: string;
         try {
           real = await realpath(absolute);
@@ -216,32 +223,13 @@ export async function listManifestFiles(dir: string, what = 'the manifest direct
 
   await walk(root);
   files.sort((a, b) => byPath(a.path, b.path));
-  return { files, diagnostics };
+  unread.sort((a, b) => byPath(a.file, b.file));
+  return { files, diagnostics, unread };
 }
 
 /** The warning for a symbolic link not followed because its target lies outside the directory read. */
 function outsideMessage(real: string, what: string): string {
   return `symbolic link to ${real}, outside ${what}: not followed, nothing declared there is planned; copy the files into ${what}, or give that folder itself`;
-}
-
-type ReadOutcome = { bytes: Uint8Array } | { diagnostic: Diagnostic } | { vanished: Diagnostic };
-
-/** Reads one listed file through the capped reader (src/observe/read-capped.ts): each refusal is a diagnostic. */
-function readManifestFile(file: ManifestFile): ReadOutcome {
-  // A file listed as a plain file and replaced by a link since (out of the tree, say) is not followed: O_NOFOLLOW.
-  const read = readCapped(file.absolute, MAX_MANIFEST_BYTES, { follow: file.link === true });
-  if ('bytes' in read) return read;
-  switch (read.refused) {
-    case 'missing':
-      return { vanished: note(file.path, 'E_FILE_VANISHED', 'file disappeared while being read; skipped (it is read again on the next run)', 'warning') };
-    case 'unreadable':
-      if (read.code === 'ELOOP') return { diagnostic: note(file.path, 'E_FILE_READ', 'file was replaced by a symbolic link since it was listed; not read (it is listed and read again on the next run)', 'error') };
-      return { diagnostic: note(file.path, 'E_FILE_READ', `file cannot be read (${read.code}); check its permissions`, 'error') };
-    case 'not-regular':
-      return { diagnostic: note(file.path, 'E_FILE_READ', 'is not a regular file; manifests are plain files', 'error') };
-    case 'too-large':
-      return { diagnostic: note(file.path, 'E_TOO_LARGE', TOO_LARGE_MESSAGE, 'error') };
-  }
 }
 
 /** Reading and parsing yield to the event loop after about this long, so requests in flight are answered meanwhile. */
@@ -263,7 +251,7 @@ async function readOverlays(environment: Environment | undefined, diagnostics: D
     inputs.push(...fromListing.filter((d) => d.severity === 'error').map((unread) => ({ overlay: index, unread })));
     for (const file of listing.files) {
       const label = `${overlay.label}/${file.path}`;
-      const outcome = readManifestFile(file);
+      const outcome = readInputFile(file);
       if ('vanished' in outcome) diagnostics.push({ ...outcome.vanished, file: label });
       else if ('diagnostic' in outcome) {
         diagnostics.push({ ...outcome.diagnostic, file: label });
@@ -311,6 +299,7 @@ interface ReadState {
 /** Reads the listed files' bytes, compiles those the cache does not know, and combines every result with the environment. */
 async function readAndCompile(listing: ManifestListing, environment: CompiledEnvironment, { cache, pool, extra, hashed }: ReadState): Promise<ManifestDirResult> {
   const read: string[] = [];
+  const unread: UnseenFile[] = [...listing.unread];
   let refused = 0;
   const content = new ContentHasher();
   const files: Array<ManifestBytes & { result?: ManifestResult }> = [];
@@ -326,6 +315,12 @@ async function readAndCompile(listing: ManifestListing, environment: CompiledEnv
       continue;
     }
     read.push(file.path);
+    if ('unseen' in outcome) {
+      extra.push(outcome.unseen.diagnostic);
+      unread.push(outcome.unseen.unread);
+      refused += 1;
+      continue;
+    }
     if ('diagnostic' in outcome) {
       extra.push(outcome.diagnostic);
       refused += 1;
@@ -346,7 +341,9 @@ async function readAndCompile(listing: ManifestListing, environment: CompiledEnv
   cache?.retain(new Set(results.map((result) => result.file)));
   for (const input of hashed) content.add(input.name, input.bytes);
   const compiledAll = combineManifests(environment, results, read.length, refused);
-  return { ...compiledAll, diagnostics: sortDiagnostics([...compiledAll.diagnostics, ...extra]), files: read, contentId: content.id() };
+  const result: ManifestDirResult = { ...compiledAll, diagnostics: sortDiagnostics([...compiledAll.diagnostics, ...extra]), files: read, contentId: content.id() };
+  if (unread.length > 0) result.unread = unread.sort((a, b) => byPath(a.file, b.file));
+  return result;
 }
 
 /** Loads a manifest directory: every manifest, every problem as a diagnostic. Throws UsageError if `dir` is not a directory. */

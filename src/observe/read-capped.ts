@@ -1,15 +1,25 @@
 // The one reader of every input file converge loads (manifests, overlays, variables files): regular files only, capped.
-import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readSync, type Stats } from 'node:fs';
 
 /** What a capped read gave: the bytes, or why there are none (`code`: the errno of a failed open or read). */
 export type CappedRead =
   | { bytes: Uint8Array }
   | { refused: 'missing' | 'unreadable'; code: string }
-  | { refused: 'not-regular' }
+  | { refused: 'not-regular'; what: string }
   | { refused: 'too-large' };
 
 function errnoCode(error: unknown): string {
   return (error as NodeJS.ErrnoException)?.code ?? 'error';
+}
+
+/** What a path that is not a regular file is, in words: "a directory", "a named pipe (FIFO)", ... */
+function fileType(info: Stats): string {
+  if (info.isDirectory()) return 'a directory';
+  if (info.isFIFO()) return 'a named pipe (FIFO)';
+  if (info.isSocket()) return 'a socket';
+  if (info.isCharacterDevice()) return 'a character device';
+  if (info.isBlockDevice()) return 'a block device';
+  return 'something other than a regular file';
 }
 
 /**
@@ -30,7 +40,7 @@ export function readCapped(path: string, maxBytes: number, options: { follow: bo
   }
   try {
     const info = fstatSync(fd);
-    if (!info.isFile()) return { refused: 'not-regular' };
+    if (!info.isFile()) return { refused: 'not-regular', what: fileType(info) };
     if (info.size > maxBytes) return { refused: 'too-large' };
     // Sized from stat, grown (up to the cap) if the file grows while it is read.
     let buffer = Buffer.allocUnsafe(info.size + 1);

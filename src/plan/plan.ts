@@ -15,6 +15,7 @@ import type {
 import { resourceKey } from '../core/model.js';
 import { allKinds, kindOf, liveView, type LiveView, type PlanContext } from '../core/kinds/index.js';
 import { adoptionBlocker, adoptReason, ownershipOf, type AdoptPolicy } from '../core/ownership.js';
+import type { UnseenFile } from '../core/declared-files.js';
 import { pair } from './pairing.js';
 import { orphanChanges, type PruneOptions } from './prune.js';
 import { partialNote } from './notes.js';
@@ -58,10 +59,12 @@ export interface PlanInput {
    */
   unreadable?: readonly string[];
   /**
-   * Manifest files present that declare nothing (empty, or only comments): what converge applied that such a file
-   * declared before (by the applied record's `file`; any of them when it has none) is unknown, and nothing is deleted.
+   * Manifest paths present whose content converge cannot see: files that declare nothing (empty, or only comments) and
+   * paths that could not be read (a dangling link, a directory, a FIFO, a file that cannot be opened). What converge
+   * applied that such a path declared before (by the applied record's `file`; any of them when it has none) is unknown
+   * and not deleted; the other deletes are not held back by it.
    */
-  emptyFiles?: readonly string[];
+  unseenFiles?: readonly UnseenFile[];
   /**
    * --target: the resource keys this partial plan is limited to (set by partialPlanInput, src/plan/partial.ts, which
    * narrows the rest of the input to them); copied into plan.targets, with a note.
@@ -123,7 +126,7 @@ export function plan(input: PlanInput): Plan {
   // The applied state knows what converge applied: such an orphan lost its manifest (released), or, owned and with --prune, is deleted.
   // Each kind names its live resources no manifest (valid or blocked) declares.
   const declared = new Set([...input.resources, ...input.blocked].map((r) => resourceKey(r.kind, r.name)));
-  const orphans = orphanChanges(allKinds().flatMap((kind) => kind.orphans(view, declared)), input.applied, input.prune, input.unreadable, input.emptyFiles);
+  const orphans = orphanChanges(allKinds().flatMap((kind) => kind.orphans(view, declared)), input.applied, input.prune, input.unreadable, input.unseenFiles);
   changes.push(...orphans.changes);
   sortChanges(changes);
   const result: Plan = {

@@ -2,12 +2,18 @@
 import { orphanDeployments } from './summary.js';
 import { describe, expect, it } from 'vitest';
 import { planExitCode } from '../core/exit-code.js';
+import { EMPTY_FILE_FIX, type UnseenFile } from '../core/declared-files.js';
 import type { AppliedRecord, DeploymentResource, LiveDeployment } from '../core/model.js';
 import { plan, type PlanInput } from './plan.js';
 import { DELETE_REASON, type PruneOptions } from './prune.js';
 import { renderJson } from './render/json.js';
 import { renderMarkdown } from './render/markdown.js';
 import { renderText } from './render/text.js';
+
+/** A manifest file present that declares nothing, as the loader reports it (src/core/declared-files.ts emptyFiles). */
+function emptied(file: string): UnseenFile {
+  return { file, what: 'declares nothing', fix: EMPTY_FILE_FIX, empty: true };
+}
 
 function live(name: string, id: string, extra: Partial<LiveDeployment> = {}): LiveDeployment {
   return {
@@ -192,29 +198,54 @@ describe('prune', () => {
 describe('a file present that declares nothing is not a removal', () => {
   const base = { resources: [desired('a', 1)], live: { deployments: [live('a', 'id-a'), live('b', 'id-b'), live('c', 'id-c')] } };
 
-  it('what the empty file declared before is unknown and nothing is deleted; what another file declared is deleted as before without it', () => {
+  it('what the empty file declared before is unknown and not deleted; what another file declared is deleted beside it', () => {
     const applied = new Map([
       ['Deployment/a', owned('id-a', 'created', { file: 'a.yaml' })],
       ['Deployment/b', owned('id-b', 'created', { file: 'b.yaml' })],
       ['Deployment/c', owned('id-c', 'created', { file: 'c.yaml' })],
     ]);
-    const result = plan(input({ ...base, applied, prune: PRUNE, emptyFiles: ['b.yaml'] }));
+    const result = plan(input({ ...base, applied, prune: PRUNE, unseenFiles: [emptied('b.yaml')] }));
     expect(result.changes.find((c) => c.name === 'b')).toMatchObject({ action: 'blocked', unknown: true });
     expect(result.changes.find((c) => c.name === 'b')!.reason).toContain('unknown: b.yaml:1:1 declares nothing now, which declared it before');
-    expect(result.changes.some((c) => c.action === 'delete')).toBe(false);
-    expect(result.prune_refused).toContain('prune refused, nothing is deleted: b.yaml:1:1 declares nothing');
+    // c's file is gone for good (its record names c.yaml, which is absent): the empty b.yaml does not hold it back.
+    expect(result.changes.filter((c) => c.action === 'delete').map((c) => c.name)).toEqual(['c']);
+    expect(result.prune_refused).toBeUndefined();
+    expect(result.notes).toContain('prune deletes only what is known to be removed: b.yaml:1:1 declares nothing; a file that is present but empty may be one caught while it is written, so the owned resource it declared before is unknown, not deleted; delete the file to remove its resources, or restore its content');
+    // b stays blocked: the plan is not converged.
     expect(planExitCode(result, true)).toBe(1);
+    // The empty file alone (nothing else to delete): prune refused, as before.
+    const alone = plan(input({ ...base, applied: new Map([...applied].filter(([key]) => key !== 'Deployment/c')), live: { deployments: [live('a', 'id-a'), live('b', 'id-b')] }, prune: PRUNE, unseenFiles: [emptied('b.yaml')] }));
+    expect(alone.prune_refused).toContain('prune refused, nothing is deleted: b.yaml:1:1 declares nothing');
     // The empty file gone: c (removed cleanly) and b are deleted.
     const removed = plan(input({ ...base, applied, prune: PRUNE }));
     expect(removed.changes.filter((c) => c.action === 'delete').map((c) => c.name)).toEqual(['b', 'c']);
   });
 
+  it('a path that could not be read is unknown as an empty file is: named with what it is, only what it declared is kept', () => {
+    const applied = new Map([
+      ['Deployment/a', owned('id-a', 'created', { file: 'a.yaml' })],
+      ['Deployment/b', owned('id-b', 'created', { file: 'b.yaml' })],
+      ['Deployment/c', owned('id-c', 'created', { file: 'c.yaml' })],
+    ]);
+    const link: UnseenFile = { file: 'b.yaml', what: 'is a symbolic link whose target does not exist', fix: 'restore its target, or delete the link to remove its resources' };
+    const result = plan(input({ ...base, applied, prune: PRUNE, unseenFiles: [link] }));
+    expect(result.changes.find((c) => c.name === 'b')).toMatchObject({ action: 'blocked', unknown: true });
+    expect(result.changes.find((c) => c.name === 'b')!.reason).toBe('unknown: b.yaml:1:1 is a symbolic link whose target does not exist, which declared it before; what could not be read is unknown, never absent, so it is neither deleted nor released while that path stays so: restore its target, or delete the link to remove its resources');
+    expect(result.changes.filter((c) => c.action === 'delete').map((c) => c.name)).toEqual(['c']);
+    // Only b to delete: refused, naming the path and what it is.
+    const alone = plan(input({ ...base, live: { deployments: [live('a', 'id-a'), live('b', 'id-b')] }, applied, prune: PRUNE, unseenFiles: [{ file: 'b.yaml', what: 'is a directory', fix: 'give the folder another name (its files are still read), or put the manifest file back' }] }));
+    expect(alone.changes.some((c) => c.action === 'delete')).toBe(false);
+    expect(alone.prune_refused).toBe('prune refused, nothing is deleted: b.yaml:1:1 is a directory; nothing could be read where a manifest was, which is not a removal, so the owned resource it declared before is unknown, not deleted; give the folder another name (its files are still read), or put the manifest file back');
+    expect(planExitCode(alone, true)).toBe(1);
+  });
+
   it('a record that names no file is unknown while any file is empty (converge cannot tell which declared it); without one, deleted', () => {
     const applied = new Map([['Deployment/a', owned('id-a')], ['Deployment/c', owned('id-c')]]);
-    const result = plan(input({ ...base, live: { deployments: [live('a', 'id-a'), live('c', 'id-c')] }, applied, prune: PRUNE, emptyFiles: ['x.yaml'] }));
+    const result = plan(input({ ...base, live: { deployments: [live('a', 'id-a'), live('c', 'id-c')] }, applied, prune: PRUNE, unseenFiles: [emptied('x.yaml')] }));
     expect(result.changes.find((c) => c.name === 'c')!.reason).toContain('unknown: x.yaml:1:1 declares nothing now, and converge has no record of which file declared it');
+    expect(result.changes.some((c) => c.action === 'delete')).toBe(false);
     expect(result.prune_refused).toBeDefined();
-    const known = plan(input({ ...base, live: { deployments: [live('a', 'id-a'), live('c', 'id-c', {})] }, applied: new Map([...applied, ['Deployment/c', owned('id-c', 'created', { file: 'c.yaml' })]]), prune: PRUNE, emptyFiles: ['x.yaml'] }));
+    const known = plan(input({ ...base, live: { deployments: [live('a', 'id-a'), live('c', 'id-c', {})] }, applied: new Map([...applied, ['Deployment/c', owned('id-c', 'created', { file: 'c.yaml' })]]), prune: PRUNE, unseenFiles: [emptied('x.yaml')] }));
     expect(known.changes.find((c) => c.name === 'c')).toMatchObject({ action: 'delete', id: 'id-c' });
   });
 });

@@ -3,7 +3,7 @@ import type { AppliedRecord, PlanChange } from '../core/model.js';
 import { resourceKey } from '../core/model.js';
 import { ownershipOf } from '../core/ownership.js';
 import { countedByKind, type LiveOrphan } from '../core/kinds/index.js';
-import { emptiedFilesOf } from '../core/declared-files.js';
+import { unseenFilesOf, type UnseenFile } from '../core/declared-files.js';
 import { ORPHAN_REASON, RELEASED_REASON } from './notes.js';
 
 /** What the plan knows about pruning: whether it is asked for, and whether it may happen. */
@@ -49,26 +49,52 @@ function unreadableRefusal(unreadable: readonly string[], withheld: number): str
 }
 
 /** "a.yaml:1:1 declares", "a.yaml:1:1 and b.yaml:1:1 declare". */
-function declaring(files: readonly string[]): string {
-  const at = files.map((f) => `${f}:1:1`);
-  const names = at.length === 1 ? at[0]! : `${at.slice(0, -1).join(', ')} and ${at.at(-1)!}`;
-  return `${names} ${at.length === 1 ? 'declares' : 'declare'}`;
+function declaring(files: readonly UnseenFile[]): string {
+  const at = files.map((f) => `${f.file}:1:1`);
+  return `${listed(at)} ${at.length === 1 ? 'declares' : 'declare'}`;
+}
+
+/** "a, b and c". */
+function listed(items: readonly string[]): string {
+  return items.length === 1 ? items[0]! : `${items.slice(0, -1).join(', ')} and ${items.at(-1)!}`;
+}
+
+/** "b.yaml:1:1 is a directory and c.yaml:1:1 declares nothing": each path with what converge found there. */
+function seenAs(files: readonly UnseenFile[]): string {
+  return listed(files.map((f) => `${f.file}:1:1 ${f.what}`));
+}
+
+/** What to do about each path: one fix when they share it, else each named. */
+function fixes(files: readonly UnseenFile[]): string {
+  const distinct = [...new Set(files.map((f) => f.fix))];
+  return distinct.length === 1 ? distinct[0]! : files.map((f) => `${f.file}: ${f.fix}`).join('; ');
 }
 
 /**
  * The reason of a resource converge applied that no file declares, while the file that declared it (or, when
- * converge has no record of which file did, any file) is present and declares nothing: unknown, never absent.
+ * converge has no record of which file did, any such file) is present and declares nothing, or could not be read:
+ * unknown, never absent.
  */
-function emptiedReason(files: readonly string[], known: boolean): string {
+function unseenReason(files: readonly UnseenFile[], known: boolean): string {
   const which = known ? 'which declared it before' : 'and converge has no record of which file declared it';
-  return `unknown: ${declaring(files)} nothing now, ${which}; a file caught while it is written looks the same, so it is neither deleted nor released while ${files.length === 1 ? 'that file is' : 'those files are'} present and empty: delete the file to remove its resources, or restore its content`;
+  if (files.every((f) => f.empty)) {
+    return `unknown: ${declaring(files)} nothing now, ${which}; a file caught while it is written looks the same, so it is neither deleted nor released while ${files.length === 1 ? 'that file is' : 'those files are'} present and empty: ${fixes(files)}`;
+  }
+  return `unknown: ${seenAs(files)}, ${which}; what could not be read is unknown, never absent, so it is neither deleted nor released while ${files.length === 1 ? 'that path stays so' : 'those paths stay so'}: ${fixes(files)}`;
 }
 
-/** Why prune deletes nothing while a file that declared owned resources is present and empty. */
-function emptiedRefusal(files: readonly string[], withheld: number): string {
+/** Why prune deletes none of the `withheld` owned resources that files present but empty or unreadable declared before. */
+function unseenRefusal(files: readonly UnseenFile[], withheld: number, head: string): string {
   const which = withheld === 1 ? 'the owned resource it declared before is unknown' : `the ${withheld} owned resources ${files.length === 1 ? 'it' : 'they'} declared before are unknown`;
-  return `prune refused, nothing is deleted: ${declaring(files)} nothing; a file that is present but empty may be one caught while it is written, so ${which}, not deleted; delete the file to remove its resources, or restore its content`;
+  if (files.every((f) => f.empty)) {
+    return `${head}: ${declaring(files)} nothing; a file that is present but empty may be one caught while it is written, so ${which}, not deleted; ${fixes(files)}`;
+  }
+  return `${head}: ${seenAs(files)}; nothing could be read where a manifest was, which is not a removal, so ${which}, not deleted; ${fixes(files)}`;
 }
+
+/** How a refusal starts when prune deletes nothing at all, and how the note starts when it deletes the rest. */
+const REFUSED_HEAD = 'prune refused, nothing is deleted';
+const WITHHELD_HEAD = 'prune deletes only what is known to be removed';
 
 /** Why prune deletes nothing this time although it is on (a guard), or undefined. */
 function refusal(options: PruneOptions, candidates: readonly LiveOrphan[]): string | undefined {
@@ -88,22 +114,23 @@ function refusal(options: PruneOptions, candidates: readonly LiveOrphan[]): stri
  * why prune deleted nothing (and, when a guard refused it, `refused`: the same words). An orphan converge does not own is
  * never deleted. While a file of the tree fails to load (`unreadable`: each one's "file:line:column"), every one converge
  * applied is blocked as unknown instead (it may be declared in that file), and nothing is deleted. So is one whose file
- * is present and declares nothing (`empty`: such files; any of them when converge has no record of its file).
+ * is present and declares nothing or could not be read (`unseen`: such paths; any of them when converge has no record
+ * of its file), but only that one: the other deletes go ahead, with a note naming what was withheld.
  */
 export function orphanChanges(
   orphans: readonly LiveOrphan[],
   applied: ReadonlyMap<string, AppliedRecord>,
   options: PruneOptions | undefined,
   unreadable: readonly string[] = [],
-  empty: readonly string[] = [],
+  unseen: readonly UnseenFile[] = [],
 ): { changes: PlanChange[]; notes: string[]; refused?: string } {
   const changes: PlanChange[] = [];
   const candidates: Array<{ change: PlanChange; live: LiveOrphan }> = [];
   const prunes = options?.enabled === true && options.available === true;
   let withheld = 0;
-  // Empty files that declared an owned resource prune would otherwise delete, and how many such resources.
-  const emptied = new Set<string>();
-  let withheldEmpty = 0;
+  // Unseen paths that declared an owned resource prune would otherwise delete, and how many such resources.
+  const unseenBy = new Map<string, UnseenFile>();
+  let withheldUnseen = 0;
   for (const live of orphans) {
     const record = applied.get(resourceKey(live.kind, live.name));
     if (!record && !live.reportUnowned) continue;
@@ -117,14 +144,14 @@ export function orphanChanges(
       if (prunes && ownershipOf(record, live.id) === 'owned' && !record.keep && live.status !== 'AWAITING_DELETE') withheld++;
       continue;
     }
-    const emptiedBy = emptiedFilesOf(record.file, empty);
-    if (emptiedBy.length > 0) {
+    const seenBy = unseenFilesOf(record.file, unseen);
+    if (seenBy.length > 0) {
       change.action = 'blocked';
-      change.reason = emptiedReason(emptiedBy, record.file !== undefined);
+      change.reason = unseenReason(seenBy, record.file !== undefined);
       change.unknown = true;
       if (prunes && ownershipOf(record, live.id) === 'owned' && !record.keep && live.status !== 'AWAITING_DELETE') {
-        withheldEmpty++;
-        for (const file of emptiedBy) emptied.add(file);
+        withheldUnseen++;
+        for (const entry of seenBy) unseenBy.set(entry.file, entry);
       }
       continue;
     }
@@ -138,14 +165,17 @@ export function orphanChanges(
   }
   const notes: string[] = [];
   if (options?.enabled && options.available !== true) notes.push(options.available.note);
+  const seen = [...unseenBy.values()].sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0));
+  // An empty or unreadable path withholds only what it declared: the other deletes go ahead unless another guard refuses them.
   const refused = !prunes
     ? undefined
     : withheld > 0
       ? unreadableRefusal(unreadable, withheld)
-      : withheldEmpty > 0
-        ? emptiedRefusal([...emptied].sort(), withheldEmpty)
+      : withheldUnseen > 0 && candidates.length === 0
+        ? unseenRefusal(seen, withheldUnseen, REFUSED_HEAD)
         : refusal(options, candidates.map((c) => c.live));
   if (refused) notes.push(refused);
+  else if (prunes && withheldUnseen > 0) notes.push(unseenRefusal(seen, withheldUnseen, WITHHELD_HEAD));
   for (const { change, live } of candidates) {
     if (refused) {
       change.reason = REFUSED_REASON;

@@ -116,16 +116,31 @@ describe('loadManifestDir', () => {
     expect(lines(result)).toEqual(['app.yaml:1:1 error E_FILE_READ file was replaced by a symbolic link since it was listed; not read (it is listed and read again on the next run)']);
   });
 
-  it('reports a link that resolves to itself and a dangling manifest link as warnings', async () => {
+  it('reports a link that resolves to itself and a dangling manifest link as warnings, each a path not read (unknown to prune)', async () => {
     write('ok.yaml', deployment('ok'));
     symlinkSync('self.yaml', join(dir, 'self.yaml'));
     symlinkSync('missing-target.yaml', join(dir, 'dangling.yaml'));
     const result = await loadManifestDir(dir, OPTIONS);
     expect(lines(result)).toEqual([
-      'dangling.yaml:1:1 warning E_BROKEN_LINK symbolic link points to nothing (ENOENT); skipped',
-      'self.yaml:1:1 warning E_SYMLINK_LOOP symbolic link loop (the link resolves to itself); skipped',
+      'dangling.yaml:1:1 warning E_BROKEN_LINK is a symbolic link whose target does not exist (ENOENT): nothing is read from it, and what it declared before is unknown, never deleted; restore its target, or delete the link to remove its resources',
+      'self.yaml:1:1 warning E_SYMLINK_LOOP symbolic link loop (the link resolves to itself): nothing is read from it, and what it declared before is unknown, never deleted; restore its target, or delete the link to remove its resources',
     ]);
     expect(result.resources.map((r) => r.name)).toEqual(['ok']);
+    expect(result.unread).toEqual([
+      { file: 'dangling.yaml', what: 'is a symbolic link whose target does not exist', fix: 'restore its target, or delete the link to remove its resources' },
+      { file: 'self.yaml', what: 'is a symbolic link that loops', fix: 'restore its target, or delete the link to remove its resources' },
+    ]);
+  });
+
+  it('reports a directory named like a manifest as a path not read, and still reads the files in it', async () => {
+    write('ok.yaml', deployment('ok'));
+    write('b.yaml/inner.yaml', deployment('inner'));
+    symlinkSync('b.yaml', join(dir, 'linked.yml'));
+    const result = await loadManifestDir(dir, OPTIONS);
+    const fix = 'give the folder another name (its files are still read), or put the manifest file back';
+    expect(lines(result)).toEqual([`b.yaml:1:1 warning W_NOT_A_FILE is a directory, not a manifest file (the manifests in it are read as a folder's): what a manifest file of this name declared before is unknown, never deleted; ${fix}`, `linked.yml:1:1 warning W_NOT_A_FILE is a directory, not a manifest file (the manifests in it are read as a folder's): what a manifest file of this name declared before is unknown, never deleted; ${fix}`, 'linked.yml:1:1 warning E_SYMLINK_LOOP leads to b.yaml, a folder already read (a symbolic link loop or a second link to it); skipped']);
+    expect(result.resources.map((r) => r.name).sort()).toEqual(['inner', 'ok']);
+    expect(result.unread).toEqual([{ file: 'b.yaml', what: 'is a directory', fix }, { file: 'linked.yml', what: 'is a directory', fix }]);
   });
 
   it('tolerates a file that vanishes between listing and reading', async () => {
@@ -158,17 +173,20 @@ describe('loadManifestDir', () => {
     execFileSync('mkfifo', [join(dir, 'pipe.yaml')]);
     write('real.yaml', deployment('real'));
     const result = await loadManifestDir(dir, OPTIONS);
-    expect(lines(result)).toEqual(['pipe.yaml:1:1 error E_FILE_READ is not a regular file; manifests are plain files']);
+    expect(lines(result)).toEqual(['pipe.yaml:1:1 warning W_NOT_A_FILE is a named pipe (FIFO), not a regular file: nothing is read from it, and what it declared before is unknown, never deleted; put the manifest file back, or delete this one to remove its resources']);
     expect(result.resources.map((r) => r.name)).toEqual(['real']);
+    expect(result.unread).toEqual([{ file: 'pipe.yaml', what: 'is a named pipe (FIFO)', fix: 'put the manifest file back, or delete this one to remove its resources' }]);
   });
 
-  it.skipIf(process.getuid?.() === 0)('reports an unreadable file (permissions) as an error and goes on', async () => {
+  it.skipIf(process.getuid?.() === 0)('reports an unreadable file (permissions) as a path not read and goes on', async () => {
     write('secret.yaml', deployment('hidden'));
     write('open.yaml', deployment('open'));
     chmodSync(join(dir, 'secret.yaml'), 0o000);
     const result = await loadManifestDir(dir, OPTIONS);
-    expect(lines(result)).toEqual(['secret.yaml:1:1 error E_FILE_READ file cannot be read (EACCES); check its permissions']);
+    const fix = 'make it readable (check its permissions), or delete it to remove its resources';
+    expect(lines(result)).toEqual([`secret.yaml:1:1 warning W_FILE_UNREADABLE cannot be read (EACCES): nothing is read from it, and what it declared before is unknown, never deleted; ${fix}`]);
     expect(result.resources.map((r) => r.name)).toEqual(['open']);
+    expect(result.unread).toEqual([{ file: 'secret.yaml', what: 'cannot be read (EACCES)', fix }]);
   });
 
   it('reports duplicates across folders with paths relative to the directory, forward slashes', async () => {
