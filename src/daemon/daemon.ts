@@ -243,6 +243,7 @@ class ConvergeDaemon implements Daemon {
         settings,
         secretWrites, rebuilds, deleteConfirms,
         holds: jobs.holds,
+        now: () => jobs.now(),
         schedulePrune: pruneRechecks(() => void this.reconciler?.request('prune')),
         conflicts: jobs.flap,
       },

@@ -67,8 +67,11 @@ export interface ProcessorContext {
   literalSecrets?: LiteralSecrets;
   /** Log every write at info (default true; `apply` prints its writes itself). */
   logWrites?: boolean;
-  /** The flap guard: every write asks it first (absent: no guard). */
-  flap?: { store: FlapStore; settings: FlapSettings };
+  /**
+   * The flap guard: every write asks it first (absent: no guard). `now`: the clock its writes are timed on, the one
+   * every replica shares (Redis' TIME, src/store/clock.ts), so a worker's wrong wall clock cannot empty the window.
+   */
+  flap?: { store: FlapStore; settings: FlapSettings; now(): Promise<number> };
   /**
    * Why the job must not run (a newer desired state of its resource was enqueued since, or it was enqueued by a
    * former leader: an older fencing token than the newest handed out), or undefined when it may.
@@ -134,16 +137,17 @@ export async function runJob(
 
 /** The flap guard's gate of one job (none without a guard). */
 function gateFor(data: ReconcileJobData, ctx: ProcessorContext, jobId: string | undefined, appliedState: JobAppliedState): JobGate | undefined {
-  if (!ctx.flap) return undefined;
+  const flap = ctx.flap;
+  if (!flap) return undefined;
   return new JobGate({
-    store: ctx.flap.store,
+    store: flap.store,
     appliedRecord: (key) => appliedState.firstRead(key),
     key: data.key,
     desired: data.desired,
     manifestVersion: data.manifestVersion,
     fence: data.fence,
-    settings: ctx.flap.settings,
-    now: () => new Date(),
+    settings: flap.settings,
+    now: async () => new Date(await flap.now()),
     onReleased: (conflict) => ctx.log.info({ key: data.key, jobId, reason: conflict.reason }, 'conflict released: the desired state changed to a new one; writing again'),
   });
 }
