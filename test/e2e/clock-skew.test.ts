@@ -112,6 +112,8 @@ describe("one clock: a replica's wrong wall clock shortens no grace and trims no
     const deletes = s.emulator.requestLog.filter((r) => r.method === 'DELETE' && r.deploymentId === id);
     expect(deletes).toHaveLength(1);
     expect(deletes[0]!.at).toBeGreaterThanOrEqual(due);
+    // Waited on a timer of the right length: not a reconcile after another until its own clock agreed with Redis'.
+    expect((await standby.status()).reconciles?.total).toBeLessThanOrEqual(5);
     expect(s.idOf('a')).toBeDefined();
     // Said once, not at every reconcile.
     expect(standby.lines.filter(SKEW_WARNING)).toHaveLength(1);
