@@ -26,6 +26,7 @@ import { ManualReconciles } from './server/manual-reconcile.js';
 import { LeaderTerms } from './lifecycle/leader-term.js';
 import { DaemonNotifications } from '../notify/daemon-notifications.js';
 import { AppliedStateWatch } from './lifecycle/applied-state-watch.js';
+import { ClockWatch } from './lifecycle/clock-watch.js';
 import { throttledWarn } from './background-warn.js';
 
 export interface Daemon {
@@ -95,6 +96,8 @@ class ConvergeDaemon implements Daemon {
   private readonly appliedState: AppliedStateWatch;
   /** Notifications: the queue of deliveries, its worker (while this replica leads), and the hook on status. */
   private readonly notifications: DaemonNotifications;
+  /** This replica's wall clock against Redis' (converge_clock_skew_seconds; a warning beyond the bound). */
+  private readonly clock: ClockWatch;
 
   constructor(options: DaemonOptions) {
     this.options = options;
@@ -103,6 +106,7 @@ class ConvergeDaemon implements Daemon {
     this.dir = resolve(options.dir);
     this.warn = throttledWarn(options.log);
     this.notifications = new DaemonNotifications(options.notify, this.warn);
+    this.clock = new ClockWatch({ log: options.log, gauge: this.metrics.clockSkew, read: () => this.jobs!.clockSkew(), stopping: () => this.stopping });
     this.appliedState = new AppliedStateWatch({
       log: options.log,
       stopping: () => this.stopping,
@@ -123,6 +127,7 @@ class ConvergeDaemon implements Daemon {
     try {
       await this.openJobsAndService();
       await this.appliedState.check(this.jobs!);
+      this.clock.start();
       await this.openNotifications();
       await this.startRunner();
       this.startReconciler();
@@ -162,6 +167,7 @@ class ConvergeDaemon implements Daemon {
     await bounded(out, 'lease', this.releaseLease(), plan.leaseMs);
     clearInterval(this.revisionTimer);
     this.appliedState.stop();
+    this.clock.stop();
     await bounded(out, 'watcher', this.terms?.stopWatcher() ?? Promise.resolve(), plan.watcherMs);
     const reconcile = await within(this.stopReconcilerAndResync(), until(plan.workEndsAt));
     if (!reconcile.done) this.log.warn({ workWindowMs: plan.workEndsAt }, 'the reconcile in progress did not end in the work window; left behind');
@@ -243,6 +249,7 @@ class ConvergeDaemon implements Daemon {
         settings,
         secretWrites, rebuilds, deleteConfirms,
         holds: jobs.holds,
+        now: () => jobs.now(),
         schedulePrune: pruneRechecks(() => void this.reconciler?.request('prune')),
         conflicts: jobs.flap,
       },

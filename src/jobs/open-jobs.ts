@@ -17,6 +17,7 @@ import { SILENT_LOGGER, throttledErrors, type ErrorReporter, type QueueLogger } 
 import { checkPrefix, closeRedis, connectProducer, scanPrefix, unreachable } from '../store/redis.js';
 import { startResync, type Resync, type ResyncOptions } from './queue/resync-scheduler.js';
 import { claimPrefix, type ServiceTarget } from '../store/target.js';
+import { readClockSkew, redisNow, type ClockReading } from '../store/clock.js';
 import { startJobRunner, type JobRunner, type StartRunnerOptions, type WorkerSettings } from './runner/worker.js';
 
 export interface OpenJobsOptions {
@@ -54,6 +55,10 @@ export interface Jobs {
   readonly epoch: AppliedStateEpoch;
   /** Redis' maxmemory-policy, or why it could not be read. */
   evictionPolicy(): Promise<EvictionPolicy>;
+  /** The one clock every replica times a "since" on (Redis' TIME, ms since the epoch: src/store/clock.ts). */
+  now(): Promise<number>;
+  /** How far this process's wall clock is from that one clock, read once. */
+  clockSkew(): Promise<ClockReading>;
   /** The leader lease of the prefix as held (or waited for) by replica `holder`, lasting `ttlMs` unless renewed. */
   lease(holder: string, ttlMs: number): Lease;
   /** Resolves when Redis answers a PING; rejects otherwise. */
@@ -148,6 +153,12 @@ export async function openJobs(settings: WorkerSettings, options: OpenJobsOption
     epoch: new AppliedStateEpoch(redis, prefix),
     evictionPolicy() {
       return readEvictionPolicy(redis);
+    },
+    now() {
+      return redisNow(redis);
+    },
+    clockSkew() {
+      return readClockSkew(redis);
     },
     lease(holder, ttlMs) {
       return new Lease(redis, prefix, holder, ttlMs);

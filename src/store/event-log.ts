@@ -4,13 +4,17 @@ import { z } from 'zod';
 import { HISTORY_TYPES, type RecordedEvent } from '../core/resource-record.js';
 import type { ResourceState } from '../core/resource-state.js';
 import { LogCursor } from './log-cursor.js';
+import { redisNow } from './clock.js';
 import { parseStored, parseStoredHash } from './schema.js';
 
 /** Entries the prefix's log keeps at most (approximately: Redis trims whole stream nodes of up to 100 entries). */
 export const LOG_MAX_ENTRIES = 50_000;
 /** Entries one resource's history keeps at most (exactly). */
 export const HISTORY_MAX_ENTRIES = 200;
-/** Entries older than this leave the log and the histories at the next write (approximately, by whole nodes). */
+/**
+ * Entries older than this leave the log and the histories at the next write (approximately, by whole nodes), by
+ * Redis' clock: the stream ids are Redis' time, and so is the bound (a writer's wall clock ahead trims nothing more).
+ */
 export const LOG_MAX_AGE_MS = 30 * 24 * 3600_000;
 
 /** The keys of the record under `prefix`: names of resources and ids only, never a secret. */
@@ -71,15 +75,17 @@ export class EventLogStore {
   constructor(
     private readonly redis: Redis,
     prefix: string,
-    private readonly clock: () => number = Date.now,
+    /** The age bound's clock: Redis' own (src/store/clock.ts), the clock of the stream ids it is compared with. */
+    private readonly clock: () => Promise<number> = () => redisNow(redis),
   ) {
     this.keys = recordKeys(prefix);
   }
 
   async write(record: RecordWrite): Promise<void> {
     if (record.events.length === 0 && record.states.length === 0 && !record.removed?.length) return;
+    const now = record.events.length > 0 ? await this.clock() : 0;
     const multi = this.redis.multi();
-    const minId = `${Math.max(0, this.clock() - LOG_MAX_AGE_MS)}-0`;
+    const minId = `${Math.max(0, now - LOG_MAX_AGE_MS)}-0`;
     const touched = new Set<string>();
     for (const event of record.events) {
       const text = JSON.stringify(event);

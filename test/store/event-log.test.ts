@@ -1,10 +1,11 @@
-// The resource event log on the real Redis: entries and states in one write, history newest first with --limit and --since, the per-resource bound under 10,000 entries, the log's memory, and nothing but names and ids in keys.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+// The resource event log on the real Redis: entries and states in one write, history newest first with --limit and --since, the per-resource bound under 10,000 entries, the log's memory, the age bound on Redis' clock, and nothing but names and ids in keys.
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Redis } from 'ioredis';
 import type { RecordedEvent } from '../../src/core/resource-record.js';
 import type { ResourceState } from '../../src/core/resource-state.js';
 import { EventLogStore, HISTORY_MAX_ENTRIES, LOG_MAX_ENTRIES, recordKeys } from '../../src/store/event-log.js';
 import { closeRedis, connectProducer } from '../../src/store/redis.js';
+import { redisNow } from '../../src/store/clock.js';
 import { dropPrefix, keysUnder, REDIS_URL, testPrefix } from '../helpers/redis.js';
 
 function entry(key: string, n: number, extra: Partial<RecordedEvent> = {}): RecordedEvent {
@@ -78,13 +79,29 @@ describe('EventLogStore', () => {
   });
 
   it('drops entries older than the age bound at the next write', async () => {
-    const old = new EventLogStore(redis, `${prefix}-aged`, () => Date.now() + 31 * 24 * 3600_000);
+    // Redis' clock 31 days on: the age bound is measured on it (src/store/clock.ts).
+    const old = new EventLogStore(redis, `${prefix}-aged`, async () => (await redisNow(redis)) + 31 * 24 * 3600_000);
     const fresh = new EventLogStore(redis, `${prefix}-aged`);
     await fresh.write({ events: Array.from({ length: 150 }, (_, i) => entry('Deployment/aged', i)), states: [] });
     await old.write({ events: [entry('Deployment/aged', 999)], states: [] });
     // Redis trims whole nodes (100 entries each) with MINID ~: the entries of full old nodes are gone.
     expect(await redis.xlen(recordKeys(`${prefix}-aged`).log)).toBeLessThan(100);
     await dropPrefix(`${prefix}-aged`);
+  });
+
+  it("a writer whose wall clock runs 40 days ahead trims nothing: the age bound is Redis' clock, not the writer's", async () => {
+    const skewed = `${prefix}-skewed`;
+    await new EventLogStore(redis, skewed).write({ events: Array.from({ length: 13 }, (_, i) => entry('Deployment/skewed', i)), states: [] });
+    // The next writer lives in a process whose Date runs 40 days ahead (the store made there, as a daemon makes it).
+    vi.useFakeTimers({ toFake: ['Date'], now: Date.now() + 40 * 24 * 3600_000 });
+    try {
+      await new EventLogStore(redis, skewed).write({ events: [entry('Deployment/skewed', 13)], states: [] });
+    } finally {
+      vi.useRealTimers();
+    }
+    expect(await redis.xlen(recordKeys(skewed).log)).toBe(14);
+    expect(await redis.xlen(recordKeys(skewed).history('Deployment/skewed'))).toBe(14);
+    await dropPrefix(skewed);
   });
 
   it('names only resources in its keys', async () => {

@@ -56,8 +56,14 @@ export interface CycleContext {
     pruneGrace?: number;
     pruneMode?: PruneMode;
   };
-  /** Asks for a reconcile at `at` (ms), when a delete waiting for prune_grace falls due; undefined: none waits (each call replaces the last). */
-  schedulePrune?: (at: number | undefined) => void;
+  /**
+   * The one clock of every replica (Redis' TIME, src/store/clock.ts), in ms: a delete's absence is timed on it, so a
+   * replica whose wall clock is wrong can neither shorten nor stretch the grace another replica started. Absent: this
+   * process's clock (a context without Redis).
+   */
+  now?: () => Promise<number>;
+  /** Asks for a reconcile in `ms` from now, when a delete waiting for prune_grace falls due; undefined: none waits (each call replaces the last). */
+  schedulePrune?: (ms: number | undefined) => void;
   /**
    * The deletes a reconcile enqueued on a person's confirmation, told to the request that asked (the confirmations
    * themselves are read from Redis: applied.confirmations).

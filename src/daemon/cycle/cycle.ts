@@ -75,9 +75,10 @@ async function standingConflicts(ctx: CycleContext, resources: ReadonlyMap<strin
 
 /**
  * The plan's deletes through the prune rule (src/core/prune-grace.ts): those not yet due are marked pending (nothing is
- * sent for them); the absences are remembered in Redis, so a restart keeps counting the grace.
+ * sent for them); the absences are remembered in Redis, so a restart keeps counting the grace, timed on Redis' clock
+ * (ctx.now), so a new leader with another wall clock counts the same grace. `recheckIn`: ms until the first one is due.
  */
-async function graceDeletes(ctx: CycleContext, result: Plan, manifests: string): Promise<{ plan: Plan; recheckAt?: number; intents?: Map<string, DeleteIntent> }> {
+async function graceDeletes(ctx: CycleContext, result: Plan, manifests: string): Promise<{ plan: Plan; recheckAt?: number; recheckIn?: number; intents?: Map<string, DeleteIntent> }> {
   const applied = ctx.applied;
   if (!applied.absences || !applied.recordAbsences) return { plan: result };
   const before = await applied.absences();
@@ -85,11 +86,12 @@ async function graceDeletes(ctx: CycleContext, result: Plan, manifests: string):
   if (candidates.length === 0 && before.size === 0) return { plan: result };
   // A person's confirmation is read from Redis, where it was stored before it was answered: a new leader finds it too.
   const stored = (candidates.length > 0 ? await applied.confirmations?.() : undefined) ?? new Map<string, DeleteConfirmation>();
+  const now = ctx.now ? await ctx.now() : Date.now();
   const graced = pruneGrace({
     absent: before,
     candidates,
     manifests,
-    now: Date.now(),
+    now,
     graceMs: ctx.settings.pruneGrace ?? DEFAULT_PRUNE_GRACE_MS,
     mode: ctx.settings.pruneMode ?? 'auto',
     confirmed: (key, absence) => confirms(stored.get(key), absence),
@@ -103,7 +105,7 @@ async function graceDeletes(ctx: CycleContext, result: Plan, manifests: string):
   const probe = graced.due.size > 0 ? await ctx.client.deploymentDeletes() : { deletes: true as const };
   const marked: Plan = { ...result, changes: probe.deletes ? markPendingDeletes(result.changes, graced.waiting) : withoutDeletes(result.changes, probe.note) };
   if (!probe.deletes) marked.notes = [...(result.notes ?? []), probe.note];
-  return { plan: marked, intents, ...(graced.recheckAt === undefined ? {} : { recheckAt: graced.recheckAt }) };
+  return { plan: marked, intents, ...(graced.recheckAt === undefined ? {} : { recheckAt: graced.recheckAt, recheckIn: Math.max(0, graced.recheckAt - now) }) };
 }
 
 /** The service has no DELETE endpoint (the probe said so): each planned delete is a released orphan, with the probe's note. */
@@ -255,7 +257,7 @@ export async function reconcileDirectory(ctx: CycleContext): Promise<ReconcileOu
   const graced = await graceDeletes(ctx, planned, gathered.contentId);
   const result = graced.plan;
   // The reconcile that sends a delete once its grace has passed: scheduled, not left to the next resync.
-  ctx.schedulePrune?.(graced.recheckAt);
+  ctx.schedulePrune?.(graced.recheckIn);
   const acted = await decideAndAct(ctx, { result, gathered, input, lastGood, pendingWrites, intents: graced.intents });
   const { outcomes, fingerprints, holds, conflicts, released, added, drift, revisions } = acted;
   return {

@@ -47,6 +47,8 @@ export interface DaemonMetrics {
   conflictResources: Gauge;
   /** Notification deliveries by receiver (its name), event type and result (docs/notifications.md). */
   notifications: Counter<'receiver' | 'type' | 'result'>;
+  /** This replica's wall clock minus Redis' clock, in seconds (src/daemon/lifecycle/clock-watch.ts). */
+  clockSkew: Gauge;
   /** ServiceClient's onRequest hook: one call per attempt. */
   observeRequest(info: RequestInfo): void;
   /** Replaces the resource gauge with these counts (every kind x state pair is written, zeros included). */
@@ -141,7 +143,7 @@ function jobAndRequestMetrics(registry: Registry) {
   return { jobsEnqueued, jobs, requests, requestDuration };
 }
 
-/** What the daemon watches besides the reconciles: manifest errors, resync cycles, Redis's records lost, SecretsUnknown, each resource's health, failed revisions. */
+/** What the daemon watches besides the reconciles: manifest errors, resync cycles, Redis's records lost, SecretsUnknown, each resource's health, failed revisions, its clock against Redis'. */
 function conditionMetrics(registry: Registry) {
   const manifestErrors = new Gauge({
     name: 'converge_manifest_errors',
@@ -175,11 +177,16 @@ function conditionMetrics(registry: Registry) {
     labelNames: ['reason'] as const,
     registers: [registry],
   });
+  const clockSkew = new Gauge({
+    name: 'converge_clock_skew_seconds',
+    help: "This replica's wall clock minus Redis' clock, in seconds (positive: ahead), read at start and every 30 s. Every grace, window and age two replicas compare is timed on Redis' clock; beyond 5 s the replica logs a warning.",
+    registers: [registry],
+  });
   for (const reason of REVISION_FAILURE_REASONS) revisionFailures.inc({ reason }, 0);
   appliedStateLost.set(0);
   secretsUnknown.set(0);
   manifestErrors.set(0);
-  return { manifestErrors, resyncCycles, appliedStateLost, secretsUnknown, resourceHealth, revisionFailures };
+  return { manifestErrors, resyncCycles, appliedStateLost, secretsUnknown, resourceHealth, revisionFailures, clockSkew };
 }
 
 /** The flap guard's Conflicts and the notification deliveries. */

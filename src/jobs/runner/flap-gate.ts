@@ -24,7 +24,8 @@ export interface GateOptions {
   /** The fencing token the job carries (a daemon leader's), undefined for apply's jobs. */
   fence?: number | undefined;
   settings: FlapSettings;
-  now(): Date;
+  /** The one clock the writes of every replica are timed on (Redis' TIME, src/store/clock.ts): the window's now. */
+  now(): Promise<Date>;
   /** A standing conflict was released because this job asks for a desired state it does not hold. */
   onReleased?(conflict: Conflict): void;
 }
@@ -52,14 +53,14 @@ export class JobGate {
 
   private async decide(): Promise<SyncResult | undefined> {
     const { store, key, desired, settings } = this.options;
-    const [{ history, conflict }, applied] = await Promise.all([store.read(key), this.options.appliedRecord(key)]);
+    const [{ history, conflict }, applied, now] = await Promise.all([store.read(key), this.options.appliedRecord(key), this.options.now()]);
     let standing = conflict;
     if (standing && releasedBy(standing, desired)) {
       await store.release([key], false);
       this.options.onReleased?.(standing);
       standing = undefined;
     }
-    const write: WriteAttempt = { desired, version: this.options.manifestVersion, fence: this.options.fence, heal: desired !== undefined && applied?.desired === desired, now: this.options.now() };
+    const write: WriteAttempt = { desired, version: this.options.manifestVersion, fence: this.options.fence, heal: desired !== undefined && applied?.desired === desired, now };
     const decision = decideWrite(history, standing, write, settings);
     if (!decision.allow) {
       if (decision.declared) await store.declare(key, decision.conflict);

@@ -68,8 +68,11 @@ export interface ProcessorContext {
   literalSecrets?: LiteralSecrets;
   /** Log every write at info (default true; `apply` prints its writes itself). */
   logWrites?: boolean;
-  /** The flap guard: every write asks it first (absent: no guard). */
-  flap?: { store: FlapStore; settings: FlapSettings };
+  /**
+   * The flap guard: every write asks it first (absent: no guard). `now`: the clock its writes are timed on, the one
+   * every replica shares (Redis' TIME, src/store/clock.ts), so a worker's wrong wall clock cannot empty the window.
+   */
+  flap?: { store: FlapStore; settings: FlapSettings; now(): Promise<number> };
   /**
    * Why the job must not run (src/core/job-intent.ts: a newer desired state of its resource was enqueued since, it was
    * enqueued by a former leader, or a delete's resource is declared again, its absence changed or its confirmation is
@@ -151,16 +154,17 @@ export async function runJob(
 
 /** The flap guard's gate of one job (none without a guard). */
 function gateFor(data: ReconcileJobData, ctx: ProcessorContext, jobId: string | undefined, appliedState: JobAppliedState): JobGate | undefined {
-  if (!ctx.flap) return undefined;
+  const flap = ctx.flap;
+  if (!flap) return undefined;
   return new JobGate({
-    store: ctx.flap.store,
+    store: flap.store,
     appliedRecord: (key) => appliedState.firstRead(key),
     key: data.key,
     desired: data.desired,
     manifestVersion: data.manifestVersion,
     fence: data.fence,
-    settings: ctx.flap.settings,
-    now: () => new Date(),
+    settings: flap.settings,
+    now: async () => new Date(await flap.now()),
     onReleased: (conflict) => ctx.log.info({ key: data.key, jobId, reason: conflict.reason }, 'conflict released: the desired state changed to a new one; writing again'),
   });
 }

@@ -15,6 +15,7 @@ import type { LiteralSecrets } from '../../sync/job-resource.js';
 import { hostname } from 'node:os';
 import { createProcessor, jitteredBackoff } from './processor.js';
 import { EventLogStore } from '../../store/event-log.js';
+import { redisNow } from '../../store/clock.js';
 import { staleReason, wasNotRun } from './stale-job.js';
 
 export { SILENT_LOGGER, type QueueLogger } from '../queue/log.js';
@@ -147,6 +148,7 @@ function runnerProcessor(settings: WorkerSettings, options: StartRunnerOptions, 
     flap: {
       store: new FlapStore(producer, settings.redisPrefix),
       settings: { windowMs: settings.flapWindow ?? DEFAULT_FLAP.windowMs, limit: settings.flapLimit ?? DEFAULT_FLAP.limit },
+      now: () => redisNow(producer),
     },
     stale: (data) => staleReason(producer, newestDesiredKey(settings.redisPrefix), settings.redisPrefix, data),
     record: { store: new EventLogStore(producer, settings.redisPrefix), by: options.recordedBy ?? `worker@${hostname()}:${process.pid}` },
