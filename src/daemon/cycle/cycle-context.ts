@@ -52,6 +52,8 @@ export interface CycleContext {
     /** prune_grace (ms) and prune_mode (src/core/prune-grace.ts; default 60 s, auto). */
     pruneGrace?: number;
     pruneMode?: PruneMode;
+    /** flap_window (ms): how long the flap guard keeps the versions a leader term read (default DEFAULT_FLAP's). */
+    flapWindow?: number;
   };
   /** Asks for a reconcile at `at` (ms), when a delete waiting for prune_grace falls due; undefined: none waits (each call replaces the last). */
   schedulePrune?: (at: number | undefined) => void;
@@ -110,6 +112,8 @@ export interface ConflictsView {
   all(): Promise<Map<string, Conflict>>;
   /** Releases the conflicts of `keys`; `forget` false keeps their recent writes on record. */
   release(keys: readonly string[], forget?: boolean): Promise<string[]>;
+  /** Records that the leader of term `token` read `version`, before it enqueues from it (FlapStore.recordRead). */
+  recordRead?(token: number, version: ManifestVersion, ttlMs: number): Promise<void>;
 }
 
 /** The operator's requests to write secrets that cannot be compared (`converge reconcile --write-secrets`). */

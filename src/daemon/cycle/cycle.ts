@@ -14,7 +14,7 @@ import { declaringFiles } from '../../core/declared-files.js';
 import { DEFAULT_PRUNE_GRACE_MS, deleteCandidates, markPendingDeletes, pruneGrace } from '../../core/prune-grace.js';
 import type { CycleContext } from './cycle-context.js';
 import type { HeldResource } from './last-good.js';
-import type { Conflict } from '../../core/flap-guard.js';
+import { DEFAULT_FLAP, type Conflict } from '../../core/flap-guard.js';
 import type { ManifestVersion } from '../../core/manifest-version.js';
 
 /** What a reconcile keeps of each live deployment it listed: its id by name (the decoded deployments are let go when it ends). */
@@ -155,6 +155,16 @@ export async function recordDeclarations(ctx: CycleContext, gathered: Awaited<Re
   await ctx.applied.recordFiles?.(declaringFiles(gathered.resources.values()), gathered.input.applied);
 }
 
+/**
+ * The flap guard's record of what this leader term read, before any job of it is enqueued: a later return to earlier
+ * manifests that this term read go back is its rollback, not a fight (src/core/flap-guard.ts wentBack).
+ */
+async function recordRead(ctx: CycleContext, version: ManifestVersion | undefined): Promise<void> {
+  const token = ctx.fence?.();
+  if (token === undefined || !version || !ctx.conflicts?.recordRead) return;
+  await ctx.conflicts.recordRead(token, version, ctx.settings.flapWindow ?? DEFAULT_FLAP.windowMs);
+}
+
 /** What a reconcile decided and did (decideAndAct). */
 interface Acted {
   outcomes: Map<string, Outcome>;
@@ -186,6 +196,7 @@ export async function decideAndAct(ctx: CycleContext, g: Pick<DaemonDecisionInpu
   });
   // The same corridor as plan and apply (src/plan/outcomes.ts), with the daemon's memory.
   const { inputs, outcomes, fingerprints, holds } = daemonOutcomes(ctx, { ...g, revisions: revisions.readings, storedHolds, conflicts, remembered });
+  await recordRead(ctx, gathered.version);
   const added = await enqueueOutcomes(ctx, { outcomes, inputs, resources: gathered.resources, secretHashes: input.secretHashes, version: gathered.version });
 
   await ctx.memory.set(new Map([...outcomes.values()].flatMap((o) => (o.remember ? [[o.key, o.remember] as const] : []))));
