@@ -10,6 +10,7 @@ import { gatherPlanInput } from '../../observe/gather.js';
 import { readLatestRevisions } from '../../observe/revisions.js';
 import { desiredFingerprint, driftReason } from '../../core/drift.js';
 import { enqueueOutcomes } from './act.js';
+import { deletesWaitingForProbe, probeDeletes } from './delete-probe.js';
 import { declaringFiles } from '../../core/declared-files.js';
 import { DEFAULT_PRUNE_GRACE_MS, deleteCandidates, markPendingDeletes, pruneGrace } from '../../core/prune-grace.js';
 import type { CycleContext } from './cycle-context.js';
@@ -92,7 +93,9 @@ async function graceDeletes(ctx: CycleContext, result: Plan, manifests: string):
     confirmed: (key) => ctx.deleteConfirms?.approved(key) === true,
   });
   await applied.recordAbsences(before, graced.absent);
-  const probe = graced.due.size > 0 ? await ctx.client.deploymentDeletes() : { deletes: true as const };
+  const probe = graced.due.size > 0 ? await probeDeletes(ctx.client) : { deletes: true as const };
+  // Not answered: nothing is known of the service's DELETE; the due deletes wait, the rest of the reconcile goes on.
+  if (probe.deletes === 'unknown') return deletesWaitingForProbe(result, graced, probe.note, Date.now());
   const marked: Plan = { ...result, changes: probe.deletes ? markPendingDeletes(result.changes, graced.waiting) : withoutDeletes(result.changes, probe.note) };
   if (!probe.deletes) marked.notes = [...(result.notes ?? []), probe.note];
   return graced.recheckAt === undefined ? { plan: marked } : { plan: marked, recheckAt: graced.recheckAt };
