@@ -39,7 +39,6 @@ export class FlapStore {
   private readonly redis: Redis;
   private readonly history: string;
   private readonly conflicts: string;
-
   private readonly prefix: string;
 
   constructor(redis: Redis, prefix: string) {
