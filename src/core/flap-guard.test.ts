@@ -1,6 +1,6 @@
 // The flap guard's decisions: A-B-A of one version is a conflict, a revert (a new version) is not; heals past flap_limit are refused.
 import { describe, expect, it } from 'vitest';
-import { decideWrite, EMPTY_HISTORY, oneLeader, pruneHistory, recordWrite, releasedBy, type Conflict, type FlapHistory, type FlapSettings, type WriteAttempt, type WriteDecision } from './flap-guard.js';
+import { decideWrite, EMPTY_HISTORY, oneLeader, pruneHistory, readOf, wentBack, recordWrite, releasedBy, type Conflict, type FlapHistory, type FlapSettings, type WriteAttempt, type WriteDecision } from './flap-guard.js';
 import type { ManifestVersion } from './manifest-version.js';
 
 const SETTINGS: FlapSettings = { windowMs: 60_000, limit: 3 };
@@ -62,6 +62,41 @@ describe('decideWrite', () => {
     expect(play([{ ...at(0, A, commit('1')), fence: 1 }, { ...at(5, B, commit('2')), fence: 1 }, { ...at(10, A, commit('1')), fence: 2 }]).map((d) => d.allow)).toEqual([true, true, false]);
     // apply's jobs carry no token: judged as before.
     expect(play([at(0, A, commit('1')), at(5, B, commit('2')), { ...at(10, A, commit('1')), fence: undefined }]).map((d) => d.allow)).toEqual([true, true, false]);
+  });
+
+  it('lets a new leader term go back when it read the last write\'s version before the one it writes: a rollback after a restart, a kill -9 or a failover on one directory', () => {
+    // Term 1 wrote A (commit 1) then B (commit 2); the daemon restarts (term 2), reads commit 2, then the checkout of commit 1.
+    const rollback = play([{ ...at(0, A, commit('1')), fence: 1 }, { ...at(5, B, commit('2')), fence: 1 }, { ...at(10, A, commit('1')), fence: 2, reads: [readOf(commit('2')), readOf(commit('1'))] }]);
+    expect(rollback.map((d) => d.allow)).toEqual([true, true, true]);
+    // And forward and back again in that term, after an earlier term's reads and writes.
+    const reads = [readOf(commit('2')), readOf(commit('1')), readOf(commit('2')), readOf(commit('1'))];
+    const again = play([{ ...at(0, A, commit('1')), fence: 1 }, { ...at(5, B, commit('2')), fence: 1 }, { ...at(10, A, commit('1')), fence: 2, reads: reads.slice(0, 2) }, { ...at(15, B, commit('2')), fence: 3, reads: [readOf(commit('1')), readOf(commit('2'))] }, { ...at(20, A, commit('1')), fence: 3, reads: [readOf(commit('1')), readOf(commit('2')), readOf(commit('1'))] }]);
+    expect(again.map((d) => d.allow)).toEqual([true, true, true, true, true]);
+  });
+
+  it('still refuses a new leader term that never read the version in between: a replica on the earlier commit, or reads unknown', () => {
+    const writes = [{ ...at(0, A, commit('1')), fence: 1 }, { ...at(5, B, commit('2')), fence: 2 }];
+    // Replica x (commit 1) leads again with token 3 and has read only commit 1.
+    expect(play([...writes, { ...at(10, A, commit('1')), fence: 3, reads: [readOf(commit('1'))] }]).map((d) => d.allow)).toEqual([true, true, false]);
+    // A term that read commit 1 and then commit 2 went forward, not back: its write of commit 1 is not a rollback.
+    expect(play([...writes, { ...at(10, A, commit('1')), fence: 3, reads: [readOf(commit('1')), readOf(commit('2'))] }]).map((d) => d.allow)).toEqual([true, true, false]);
+    // Reads expired or never recorded: no evidence.
+    expect(play([...writes, { ...at(10, A, commit('1')), fence: 3, reads: [] }]).map((d) => d.allow)).toEqual([true, true, false]);
+    // A last write without a version (nothing to have read): no evidence either.
+    expect(play([at(0, A, commit('1')), at(5, B, undefined), { ...at(10, A, commit('1')), fence: 3, reads: [readOf(commit('2')), readOf(commit('1'))] }]).map((d) => d.allow)).toEqual([true, true, false]);
+  });
+
+  it('wentBack: the last write\'s version read before the version written now, by kind and id', () => {
+    const one = commit('1');
+    const two = commit('2');
+    expect(wentBack({ version: one, reads: [readOf(two), readOf(one)] }, { version: two })).toBe(true);
+    expect(wentBack({ version: { ...one, uncommitted: true }, reads: [readOf(two), readOf(one)] }, { version: two })).toBe(true);
+    expect(wentBack({ version: one, reads: [readOf(one), readOf(two)] }, { version: two })).toBe(false);
+    expect(wentBack({ version: one, reads: [readOf(one)] }, { version: two })).toBe(false);
+    expect(wentBack({ version: one }, { version: two })).toBe(false);
+    expect(wentBack({ version: one, reads: [readOf(two), readOf(one)] }, {})).toBe(false);
+    expect(wentBack({ version: { kind: 'content', id: one.id, readAt: one.readAt }, reads: [readOf(two), readOf(one)] }, { version: two })).toBe(false);
+    expect(readOf(one)).toBe(`git:${one.id}`);
   });
 
   it('oneLeader: the same fencing token on both writes, never when the attempt has none', () => {

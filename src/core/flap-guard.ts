@@ -47,6 +47,14 @@ export const EMPTY_HISTORY: FlapHistory = { writes: [], heals: [] };
 /** Writes kept per resource: enough to see A-B-A; older ones fall out of the window anyway. */
 const MAX_WRITES = 16;
 
+/** Manifest versions kept per leader term (`WriteAttempt.reads`): the newest, a version read again counting as new. */
+export const MAX_READS = 64;
+
+/** How a version read is kept in a term's reads: its kind and id (edits not committed keep their commit's identity, as in sameVersion). */
+export function readOf(version: Pick<ManifestVersion, 'kind' | 'id'>): string {
+  return `${version.kind}:${version.id}`;
+}
+
 /** A write a job is about to send. */
 export interface WriteAttempt {
   /** The fingerprint of the job's desired state; a job without one is never judged (nothing to compare). */
@@ -54,6 +62,11 @@ export interface WriteAttempt {
   version?: ManifestVersion | undefined;
   /** The fencing token of the leader that enqueued the job (src/leader/lease.ts); undefined: not a daemon's job (apply). */
   fence?: number | undefined;
+  /**
+   * The manifest versions the leader of term `fence` read, oldest first (`readOf`; kept in Redis per term by
+   * src/store/flap-store.ts); absent or empty: unknown, and then only `oneLeader` tells a rollback.
+   */
+  reads?: readonly string[] | undefined;
   /** The applied record's last write came from this same desired state: this write puts back a change made outside. */
   heal: boolean;
   now: Date;
@@ -92,8 +105,10 @@ function labelOf(version: ManifestVersion | undefined, desired: string): string 
  *   desired state: something else keeps changing it.
  * A conflict never costs more than `limit` writes: the refused write is the one past the limit.
  *
- * A return is no fight when it comes from the one leader that wrote the desired state before it (see oneLeader): the
- * manifests that leader reads went back (a checkout of an earlier commit, a rollback), as often as the operator does.
+ * A return is no fight when the writer of the return read the manifests go back: it is the one leader that wrote the
+ * desired state before it (see oneLeader), or its leader term read the version of that last write before the version it
+ * writes now (see wentBack: a restart, a kill -9 or a failover to a standby on the same directory, then a checkout of
+ * an earlier commit). A writer that never read the version in between (a replica on another commit) still fights.
  */
 export function decideWrite(history: FlapHistory, standing: Conflict | undefined, attempt: WriteAttempt, settings: FlapSettings): WriteDecision {
   if (standing) return { allow: false, conflict: standing, declared: false };
@@ -103,7 +118,7 @@ export function decideWrite(history: FlapHistory, standing: Conflict | undefined
   const last = recent.writes.at(-1);
   // Two sources of manifests fight only when the write in between came from other manifests: desired states of one
   // version that differ (a secret from the environment rotated and rotated back) are changes, not a fight.
-  if (last && last.desired !== desired && !sameVersion(last.version, attempt.version) && !oneLeader(last, attempt)) {
+  if (last && last.desired !== desired && !sameVersion(last.version, attempt.version) && !oneLeader(last, attempt) && !wentBack(attempt, last)) {
     const earlier = recent.writes.slice(0, -1).findLast((w) => w.desired === desired && sameVersion(w.version, attempt.version));
     if (earlier) {
       const a = labelOf(attempt.version, desired);
@@ -148,6 +163,19 @@ export function decideWrite(history: FlapHistory, standing: Conflict | undefined
  */
 export function oneLeader(last: { fence?: number | undefined }, attempt: Pick<WriteAttempt, 'fence'>): boolean {
   return attempt.fence !== undefined && last.fence === attempt.fence;
+}
+
+/**
+ * Whether the leader term that enqueued this write read the version of the last write (B) and, after it, the version
+ * it writes now (A): the manifests it reads went from B back to A, one source going back (a rollback), not two sources
+ * taking turns. A term that never read B (a replica that reads another commit, `converge apply`, reads expired or
+ * unknown) is no evidence: judged A, B, A.
+ */
+export function wentBack(attempt: Pick<WriteAttempt, 'version' | 'reads'>, last: { version?: ManifestVersion | undefined }): boolean {
+  const reads = attempt.reads;
+  if (!reads || !attempt.version || !last.version) return false;
+  const from = reads.indexOf(readOf(last.version));
+  return from >= 0 && reads.lastIndexOf(readOf(attempt.version)) > from;
 }
 
 /** The history after a write went out (pruned to the window). `fields`: the field paths the write sent. */

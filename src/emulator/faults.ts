@@ -1,4 +1,4 @@
-// Fault knobs for tests and demos: latency with jitter, 503s, 429s with Retry-After, dropped connections, lost responses.
+// Fault knobs for tests and demos: latency with jitter, 503s, 429s with Retry-After, dropped connections, lost responses, an outage of DELETE.
 import { UsageError } from '../core/errors.js';
 
 export interface FaultKnobs {
@@ -13,6 +13,8 @@ export interface FaultKnobs {
   /** Share handled (the write lands) whose connection is then destroyed instead of answered. */
   lostResponseRate: number;
   retryAfterSeconds: number;
+  /** Every DELETE is answered 503 before it is handled until this time (ms, the emulator's clock); 0: none. */
+  deletesFailUntil: number;
   /** The number in [0, 1) that decides one draw at the named site. */
   random: (site: FaultSite) => number;
 }
@@ -39,6 +41,12 @@ export function checkKnobs(knobs: FaultKnobs): void {
   checkRate('resetRate', knobs.resetRate);
   checkRate('lostResponseRate', knobs.lostResponseRate);
   checkNonNegative('retryAfterSeconds', knobs.retryAfterSeconds);
+  checkNonNegative('deletesFailUntil', knobs.deletesFailUntil);
+}
+
+/** Whether a request is answered 503 by the DELETE outage (`deletesFailUntil`): a DELETE before its end. */
+export function deleteOutage(knobs: FaultKnobs, method: string, now: number): boolean {
+  return method === 'DELETE' && now < knobs.deletesFailUntil;
 }
 
 /** Milliseconds to hold a request: latency plus a uniform share of the jitter (draws only when jitter is set). */

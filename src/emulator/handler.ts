@@ -3,7 +3,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ConvergeError } from '../core/errors.js';
 import type { ValidationIssue } from '../core/wire/schema.js';
-import { delayFor, drawFault, drawLostResponse, type FaultKnobs } from './faults.js';
+import { delayFor, deleteOutage, drawFault, drawLostResponse, type FaultKnobs } from './faults.js';
 import type { ApiFailure } from './issues.js';
 import { redactedValue, type StoredTenant } from './records.js';
 import { UUID_SHAPE } from './schema.js';
@@ -213,7 +213,7 @@ function finish(res: ServerResponse, entry: RequestLogEntry, reply: Reply, close
 
 /**
  * What comes before handling: the knobs' latency, then a request dropped because the emulator is closing, or an
- * injected fault (reset, 503, 429). True when the request was answered or dropped here.
+ * injected fault (a DELETE during the DELETE outage: 503; else drawn: reset, 503, 429). True when the request was answered or dropped here.
  */
 async function delayOrFault(req: IncomingMessage, res: ServerResponse, entry: RequestLogEntry, options: HandlerOptions): Promise<boolean> {
   const { knobs } = options;
@@ -225,7 +225,7 @@ async function delayOrFault(req: IncomingMessage, res: ServerResponse, entry: Re
     entry.outcome = 'error';
     return true;
   }
-  const fault = drawFault(knobs);
+  const fault = deleteOutage(knobs, req.method ?? 'GET', options.clock()) ? 'unavailable' : drawFault(knobs);
   if (fault === 'reset') {
     entry.outcome = 'fault-reset';
     req.socket.destroy();

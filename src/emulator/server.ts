@@ -54,6 +54,8 @@ export interface EmulatorOptions {
   lostResponseRate?: number;
   /** Retry-After of the 429s, default 1. */
   retryAfterSeconds?: number;
+  /** Every DELETE (of a deployment, a provider, or an id nothing has) is answered 503 for this long from the start, in ms; default 0. */
+  failDeletesMs?: number;
   /** Serve at most this many deployments per page even if limit is larger. */
   pageCap?: number;
   /** How secret values are echoed; default masked ("********"). */
@@ -117,6 +119,8 @@ export interface RunningEmulator {
   port: number;
   /** Stops accepting, lets requests in flight finish (briefly), drops connections, flushes the state file. */
   close(): Promise<void>;
+  /** From now on, every DELETE is answered 503 for `ms` (before it is handled: nothing is deleted); 0 ends an outage. */
+  failDeletes(ms: number): void;
   /** Every request so far (up to requestLogLimit), oldest first. Cleared in place by resetLog(). */
   requestLog: RequestLogEntry[];
   store: EmulatorStore;
@@ -214,6 +218,7 @@ function faultKnobs(options: EmulatorOptions): FaultKnobs {
     resetRate: options.resetRate ?? 0,
     lostResponseRate: options.lostResponseRate ?? 0,
     retryAfterSeconds: options.retryAfterSeconds ?? 1,
+    deletesFailUntil: 0,
     random: faultRandom(options),
   };
   checkKnobs(knobs);
@@ -305,6 +310,11 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
   checkOptions(options);
   const knobs = faultKnobs(options);
   const clock = options.clock ?? Date.now;
+  function failDeletes(ms: number): void {
+    if (!Number.isFinite(ms) || ms < 0) throw new UsageError(`failDeletes: ${ms} must be a number of milliseconds >= 0`);
+    knobs.deletesFailUntil = ms === 0 ? 0 : clock() + ms;
+  }
+  failDeletes(options.failDeletesMs ?? 0);
   const buildMs = options.buildMs ?? DEFAULT_BUILD_MS;
   const { state, file, fresh } = await initialState(options);
   const store = storeFromState(state, {
@@ -354,6 +364,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
     url: `http://${urlHost}:${address.port}`,
     port: address.port,
     close: () => (closed ??= close()),
+    failDeletes,
     requestLog,
     store,
     resetLog: () => {

@@ -35,6 +35,8 @@ describe('converge emulator', () => {
     expect(options).toMatchObject({ anyTarballPath: false, orgScopedKey: false, buildLogSecrets: false });
     const tool = emulatorOptionsFromArgs(parseCommandArgs(emulatorCommand, ['--any-tarball-path', '--org-scoped-key', '--build-log-secrets']).values, {});
     expect(tool).toMatchObject({ anyTarballPath: true, orgScopedKey: true, buildLogSecrets: true });
+    expect(options.failDeletesMs).toBeUndefined();
+    expect(emulatorOptionsFromArgs(parseCommandArgs(emulatorCommand, ['--fail-deletes-ms', '60000']).values, {})).toMatchObject({ failDeletesMs: 60_000 });
     const bad: Array<[string[], RegExp]> = [
       [['--fail-rate', '2'], /--fail-rate: "2" is not a rate between 0 and 1/],
       [['--reset-rate', 'lots'], /--reset-rate: "lots" is not a rate/],

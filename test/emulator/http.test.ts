@@ -144,6 +144,25 @@ describe('fault knobs', () => {
     expect(running!.requestLog.map((e) => e.outcome)).toEqual(['fault-503', 'ok', 'fault-503', 'ok']);
   });
 
+  test('failDeletesMs and failDeletes(ms): every DELETE is answered 503 until the outage ends, nothing deleted; other methods are served', async () => {
+    let now = 1_700_000_000_000;
+    const api = await open({ failDeletesMs: 10_000, clock: () => now });
+    const id = (await api.call('POST', '/v2/deployments', dockerBody('outage'))).body.id as string;
+    const refused = await api.call('DELETE', `/v2/deployments/${id}`);
+    expect(refused.status).toBe(503);
+    expect(refused.body.detail).toMatch(/temporarily unavailable/);
+    expect((await api.call('GET', `/v2/deployments/${id}`)).status).toBe(200);
+    expect((await api.call('PATCH', `/v2/deployments/${id}`, { source_config: { resource_spec: { max_scale: 3 } } })).status).toBe(200);
+    now += 10_000;
+    expect((await api.call('DELETE', `/v2/deployments/${id}`)).status).toBe(204);
+    running!.failDeletes(5_000);
+    expect((await api.call('DELETE', `/v2/deployments/${id}`)).status).toBe(503);
+    running!.failDeletes(0);
+    expect((await api.call('DELETE', `/v2/deployments/${id}`)).status).not.toBe(503);
+    expect(running!.requestLog.filter((e) => e.method === 'DELETE').map((e) => e.outcome)).toEqual(['fault-503', 'ok', 'fault-503', expect.not.stringMatching(/^fault-/)]);
+    expect(() => running!.failDeletes(-1)).toThrow(/failDeletes: -1 must be a number of milliseconds >= 0/);
+  });
+
   test('rateLimitRate answers 429 with Retry-After', async () => {
     const api = await open({ rateLimitRate: 0.3, retryAfterSeconds: 7, random: scripted([0.2, 0.3]) });
     const limited = await api.call('GET', '/v2/deployments');

@@ -55,6 +55,8 @@ export interface CycleContext {
     /** prune_grace (ms) and prune_mode (src/core/prune-grace.ts; default 60 s, auto). */
     pruneGrace?: number;
     pruneMode?: PruneMode;
+    /** flap_window (ms): how long the flap guard keeps the versions a leader term read (default DEFAULT_FLAP's). */
+    flapWindow?: number;
   };
   /**
    * The one clock of every replica (Redis' TIME, src/store/clock.ts), in ms: a delete's absence is timed on it, so a
@@ -142,6 +144,8 @@ export interface ConflictsView {
   all(): Promise<Map<string, Conflict>>;
   /** Releases the conflicts of `keys`; `forget` false keeps their recent writes on record. */
   release(keys: readonly string[], forget?: boolean): Promise<string[]>;
+  /** Records that the leader of term `token` read `version`, before it enqueues from it (FlapStore.recordRead). */
+  recordRead?(token: number, version: ManifestVersion, ttlMs: number): Promise<void>;
 }
 
 /** The operator's requests to write secrets that cannot be compared (`converge reconcile --write-secrets`). */

@@ -10,12 +10,13 @@ import { gatherPlanInput } from '../../observe/gather.js';
 import { readLatestRevisions } from '../../observe/revisions.js';
 import { desiredFingerprint, driftReason } from '../../core/drift.js';
 import { enqueueOutcomes } from './act.js';
+import { deletesWaitingForProbe, probeDeletes } from './delete-probe.js';
 import { declaringFiles } from '../../core/declared-files.js';
 import { DEFAULT_PRUNE_GRACE_MS, deleteCandidates, markPendingDeletes, pruneGrace } from '../../core/prune-grace.js';
 import { confirms, deleteIntentOf, type DeleteConfirmation, type DeleteIntent } from '../../core/job-intent.js';
 import type { CycleContext } from './cycle-context.js';
 import type { HeldResource } from './last-good.js';
-import type { Conflict } from '../../core/flap-guard.js';
+import { DEFAULT_FLAP, type Conflict } from '../../core/flap-guard.js';
 import type { ManifestVersion } from '../../core/manifest-version.js';
 
 /** What a reconcile keeps of each live deployment it listed: its id by name (the decoded deployments are let go when it ends). */
@@ -102,7 +103,12 @@ async function graceDeletes(ctx: CycleContext, result: Plan, manifests: string):
     const absence = graced.absent.get(key)!;
     return [key, deleteIntentOf(absence, confirms(stored.get(key), absence))] as const;
   }));
-  const probe = graced.due.size > 0 ? await ctx.client.deploymentDeletes() : { deletes: true as const };
+  const probe = graced.due.size > 0 ? await probeDeletes(ctx.client) : { deletes: true as const };
+  // Not answered: nothing is known of the service's DELETE; the due deletes wait, the rest of the reconcile goes on.
+  if (probe.deletes === 'unknown') {
+    const waiting = deletesWaitingForProbe(result, graced, probe.note, now);
+    return { ...waiting, recheckIn: Math.max(0, waiting.recheckAt - now) };
+  }
   const marked: Plan = { ...result, changes: probe.deletes ? markPendingDeletes(result.changes, graced.waiting) : withoutDeletes(result.changes, probe.note) };
   if (!probe.deletes) marked.notes = [...(result.notes ?? []), probe.note];
   return { plan: marked, intents, ...(graced.recheckAt === undefined ? {} : { recheckAt: graced.recheckAt, recheckIn: Math.max(0, graced.recheckAt - now) }) };
@@ -165,6 +171,16 @@ export async function recordDeclarations(ctx: CycleContext, gathered: Awaited<Re
   await ctx.applied.recordFiles?.(declaringFiles(gathered.resources.values()), gathered.input.applied);
 }
 
+/**
+ * The flap guard's record of what this leader term read, before any job of it is enqueued: a later return to earlier
+ * manifests that this term read go back is its rollback, not a fight (src/core/flap-guard.ts wentBack).
+ */
+async function recordRead(ctx: CycleContext, version: ManifestVersion | undefined): Promise<void> {
+  const token = ctx.fence?.();
+  if (token === undefined || !version || !ctx.conflicts?.recordRead) return;
+  await ctx.conflicts.recordRead(token, version, ctx.settings.flapWindow ?? DEFAULT_FLAP.windowMs);
+}
+
 /** What a reconcile decided and did (decideAndAct). */
 interface Acted {
   outcomes: Map<string, Outcome>;
@@ -199,6 +215,7 @@ export async function decideAndAct(ctx: CycleContext, g: Pick<DaemonDecisionInpu
   ctx.steps?.enter('decision');
   // The same corridor as plan and apply (src/plan/outcomes.ts), with the daemon's memory.
   const { inputs, outcomes, fingerprints, holds } = daemonOutcomes(ctx, { ...g, revisions: revisions.readings, storedHolds, conflicts, remembered });
+  await recordRead(ctx, gathered.version);
   ctx.steps?.enter('enqueue');
   const added = await enqueueOutcomes(ctx, { outcomes, inputs, resources: gathered.resources, secretHashes: input.secretHashes, version: gathered.version, intents: g.intents });
   ctx.steps?.enter('state');

@@ -53,14 +53,16 @@ export class JobGate {
 
   private async decide(): Promise<SyncResult | undefined> {
     const { store, key, desired, settings } = this.options;
-    const [{ history, conflict }, applied, now] = await Promise.all([store.read(key), this.options.appliedRecord(key), this.options.now()]);
+    const fence = this.options.fence;
+    // The versions the job's leader term read (a daemon's job only): whether a return to earlier manifests is its rollback.
+    const [{ history, conflict }, applied, reads, now] = await Promise.all([store.read(key), this.options.appliedRecord(key), fence === undefined ? undefined : store.reads(fence), this.options.now()]);
     let standing = conflict;
     if (standing && releasedBy(standing, desired)) {
       await store.release([key], false);
       this.options.onReleased?.(standing);
       standing = undefined;
     }
-    const write: WriteAttempt = { desired, version: this.options.manifestVersion, fence: this.options.fence, heal: desired !== undefined && applied?.desired === desired, now };
+    const write: WriteAttempt = { desired, version: this.options.manifestVersion, fence, reads, heal: desired !== undefined && applied?.desired === desired, now };
     const decision = decideWrite(history, standing, write, settings);
     if (!decision.allow) {
       if (decision.declared) await store.declare(key, decision.conflict);
