@@ -7,9 +7,10 @@ import { savedPlanText } from '../../core/saved-plan/schema.js';
 import { versionLabel } from '../../core/manifest-version.js';
 import { gatherPlanInput } from '../../observe/gather.js';
 import { readLatestRevisions } from '../../observe/revisions.js';
-import { decideOutcomes, healthNotes } from '../../plan/outcomes.js';
+import { decideOutcomes, healthNotes, heldNotes } from '../../plan/outcomes.js';
 import type { Command } from '../command.js';
 import type { AppliedRecord } from '../../core/model.js';
+import type { ResourceHold } from '../../core/holds.js';
 import { environmentOf } from '../environment.js';
 import { resolveSettings, settingOptions } from '../settings.js';
 import { EMBEDDED, openTarget, requireApiUrl, retryLine, type ServiceSettings } from '../target.js';
@@ -27,6 +28,8 @@ const BLIND = 'secrets and OAuth providers are planned without knowing what conv
 /** The applied records the plan reads, and the note it carries when it read none. */
 interface AppliedRead {
   records: Map<string, AppliedRecord>;
+  /** The daemon's holds on the prefix (src/store/holds-store.ts), when read. */
+  holds?: Map<string, ResourceHold>;
   note?: string;
 }
 
@@ -40,7 +43,7 @@ async function readApplied(settings: ServiceSettings, skip: boolean, saving: boo
   if (skip) return { records: new Map(), note: `applied state not read (--no-applied-state): ${BLIND}` };
   const { readAppliedState } = await import('../../store/applied-state.js');
   const state = await readAppliedState(settings);
-  if (!state.warning) return { records: state.records };
+  if (!state.warning) return { records: state.records, ...(state.holds ? { holds: state.holds } : {}) };
   const warning = state.warning.replace(/; planning without applied state$/, '');
   // apply --plan decides again with the applied state: a saved plan made without it would never hold.
   if (saving) throw new UsageError(`${warning}; --out saves a plan that apply --plan checks against the applied state: give the --redis-url and --redis-prefix apply uses`);
@@ -122,9 +125,12 @@ export const planCommand: Command = {
       // Health is read, not guessed: a note for each rollout not healthy (one read per deployment whose latest is not active).
       const revisions = await readLatestRevisions(target.client, result.changes, gathered.live.deployments);
       // The same corridor as the daemon's cycle (src/plan/outcomes.ts); plan and apply keep no memory of holds or conflicts.
-      const { outcomes } = decideOutcomes(result, { mode: 'plan', resources: gathered.resources, live: gathered.live.deployments, revisions: revisions.readings, secretHashes: gathered.input.secretHashes, now: Date.now(), progressDeadlineMs: settings.progressDeadline });
+      const { outcomes, fingerprints } = decideOutcomes(result, { mode: 'plan', resources: gathered.resources, live: gathered.live.deployments, revisions: revisions.readings, secretHashes: gathered.input.secretHashes, now: Date.now(), progressDeadlineMs: settings.progressDeadline });
       const health = healthNotes(outcomes);
       if (health.length > 0) result.health = health;
+      // The writes the daemon holds (NameTaken, WriteRefused, RevisionFailed) are said, as the daemon will not send them.
+      const held = heldNotes(result.changes, fingerprints, appliedRead.holds);
+      if (held.length > 0) result.notes = [...(result.notes ?? []), ...held];
       printPlan(result, output, io, showOrphans);
       const code = planExitCode(result, detailed);
       if (out === undefined) return code;
