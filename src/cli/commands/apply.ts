@@ -3,11 +3,10 @@ import { existsSync } from 'node:fs';
 import { declaringFiles } from '../../core/declared-files.js';
 import { isAbsolute, resolve } from 'node:path';
 import { plan } from '../../plan/plan.js';
-import { ConvergeError, UsageError } from '../../core/errors.js';
-import { staleLine } from '../../core/saved-plan/stale.js';
+import { UsageError } from '../../core/errors.js';
 import type { SavedPlan } from '../../core/saved-plan/schema.js';
 import { planCheckOf, readPlanFile, SKIP_SIGNATURE_OPTION } from '../plan-file.js';
-import { checkedChanges, deletesOfPlan, settingsOfPlan } from '../saved-plan.js';
+import { checkedChanges, claimPlanned, deletesOfPlan, settingsOfPlan } from '../saved-plan.js';
 import { applyConverged, applyExitCode } from '../../core/exit-code.js';
 import { resourceKey, type DesiredResource, type LiveDeployment, type Plan } from '../../core/model.js';
 import { skipLine, type Outcome } from '../../core/decide.js';
@@ -201,20 +200,6 @@ function applyInputs(args: ParsedArgs, io: CommandIo): { saved: SavedPlan | unde
   }
   const targets = targetsOf(args);
   return { saved, settings: settingsOfPlan(saved, settings, args.values, targets), dir, targets };
-}
-
-/**
- * A plan applied before on this Redis prefix is stale, whatever else holds; else `check` (which throws when it is stale),
- * then the plan is claimed (atomically: of two applies of one plan at once, one goes on).
- */
-async function claimPlanned<T>(saved: SavedPlan, jobs: Awaited<ReturnType<typeof openJobs>>, check: () => T): Promise<T> {
-  const applied = (at: string) => new ConvergeError('E_PLAN_STALE', staleLine([`it was applied (at ${at}; a plan is applied once)`]));
-  const before = await jobs.plans.appliedAt(saved.checksum);
-  if (before !== undefined) throw applied(before);
-  const checked = check();
-  const earlier = await jobs.plans.claim(saved.checksum, new Date());
-  if (earlier !== undefined) throw applied(earlier);
-  return checked;
 }
 
 /**
