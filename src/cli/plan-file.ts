@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { closeSync, fsyncSync, openSync, readFileSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { ConvergeError, UsageError } from '../core/errors.js';
-import { MIN_PLAN_KEY_LENGTH, PLAN_KEY_ENV, signatureProblem } from '../core/saved-plan/signature.js';
+import { PLAN_KEY_ENV, planKeyProblem, SKIP_SIGNATURE_FLAG, signatureProblem } from '../core/saved-plan/signature.js';
 import { readSavedPlan, type SavedPlan } from '../core/saved-plan/schema.js';
 
 /** A saved plan larger than this is refused unread (10,000 resources with their fields take a few MiB). */
@@ -30,21 +30,40 @@ export function writePlanFile(path: string, text: string): void {
 }
 
 /**
- * The key that signs and checks saved plans (CONVERGE_PLAN_KEY), or undefined when it is not set; one that is too
- * short is refused (the message names the variable, never the value).
+ * The key that signs and checks saved plans (CONVERGE_PLAN_KEY), or undefined when it is not set; one set but empty
+ * (or only whitespace) or too short is refused (the message names the variable, never the value).
  */
 export function planKeyOf(env: NodeJS.ProcessEnv): string | undefined {
   const key = env[PLAN_KEY_ENV];
-  if (key === undefined || key === '') return undefined;
-  if (key.length < MIN_PLAN_KEY_LENGTH) throw new UsageError(`${PLAN_KEY_ENV} is shorter than ${MIN_PLAN_KEY_LENGTH} characters: give it a random key (e.g. the output of "openssl rand -hex 32"), the same in the plan and the apply jobs`);
+  const problem = planKeyProblem(key);
+  if (problem) throw new UsageError(problem);
   return key;
 }
 
+/** How a command checks a saved plan's signature: the key (planKeyOf), and whether --skip-signature-check was given. */
+export interface PlanCheck {
+  key: string | undefined;
+  skipSignatureCheck: boolean;
+}
+
+/** The flag itself, as each command that reads a saved plan declares it. */
+export const SKIP_SIGNATURE_OPTION = {
+  [SKIP_SIGNATURE_FLAG]: {
+    type: 'boolean',
+    description: `read a signed plan although ${PLAN_KEY_ENV} is not set, its signature unchecked (without it such a plan is refused); a key that is set is always checked`,
+  },
+} as const;
+
+/** The signature check of a command's arguments and environment (the key read, and refused when empty, first). */
+export function planCheckOf(values: Record<string, unknown>, env: NodeJS.ProcessEnv): PlanCheck {
+  return { key: planKeyOf(env), skipSignatureCheck: values[SKIP_SIGNATURE_FLAG] === true };
+}
+
 /**
- * Reads a saved plan; anything else (missing, too large, not a plan, another version, edited, truncated, and with a
- * key: unsigned or signed otherwise) is one line.
+ * Reads a saved plan; anything else (missing, too large, not a plan, another version, edited, truncated; with a key:
+ * unsigned or signed otherwise; without one: signed, unless --skip-signature-check) is one line.
  */
-export function readPlanFile(path: string, key?: string): SavedPlan {
+export function readPlanFile(path: string, check: PlanCheck): SavedPlan {
   let size: number;
   try {
     const info = statSync(path);
@@ -64,7 +83,7 @@ export function readPlanFile(path: string, key?: string): SavedPlan {
   }
   const read = readSavedPlan(text);
   if (!read.ok) throw new ConvergeError('E_PLAN_FILE', `${path}: ${read.problem}`);
-  const unsigned = signatureProblem(read.plan, key);
+  const unsigned = signatureProblem(read.plan, check.key, check.skipSignatureCheck);
   if (unsigned) throw new ConvergeError('E_PLAN_SIGNATURE', `${path}: ${unsigned}`);
   return read.plan;
 }

@@ -10,6 +10,7 @@ import { optionDifferences } from '../core/saved-plan/agree.js';
 import { isNoDeletesNote, type DeploymentDeletes } from '../service/deployments.js';
 import { changesToApply } from '../apply/apply-jobs.js';
 import type { DecidedJob } from '../jobs/queue/decided-jobs.js';
+import type { Jobs } from '../jobs/open-jobs.js';
 import { observer, plannedChanges, plannedWrites, type Observation } from '../apply/saved-plan.js';
 import type { Gathered } from '../observe/gather.js';
 import { renderJson } from '../plan/render/json.js';
@@ -114,4 +115,18 @@ export function checkedChanges(saved: SavedPlan, gathered: Gathered, result: Pla
   });
   if (staleness.changed.length > 0) throw new ConvergeError('E_PLAN_STALE', staleLine(staleness.changed));
   return plannedChanges(fresh, saved.writes);
+}
+
+/**
+ * A plan applied before on this Redis prefix is stale, whatever else holds; else `check` (which throws when it is stale),
+ * then the plan is claimed (atomically: of two applies of one plan at once, one goes on).
+ */
+export async function claimPlanned<T>(saved: SavedPlan, jobs: Pick<Jobs, 'plans'>, check: () => T): Promise<T> {
+  const applied = (at: string) => new ConvergeError('E_PLAN_STALE', staleLine([`it was applied (at ${at}; a plan is applied once)`]));
+  const before = await jobs.plans.appliedAt(saved.checksum);
+  if (before !== undefined) throw applied(before);
+  const checked = check();
+  const earlier = await jobs.plans.claim(saved.checksum, new Date());
+  if (earlier !== undefined) throw applied(earlier);
+  return checked;
 }

@@ -17,6 +17,7 @@ export const SYNC_REASONS = [
   'DriftReported',
   'RevisionFailed',
   'WriteRefused',
+  'NameTaken',
   'Conflict',
   'OutOfSync',
   'PlanBlocked',

@@ -1,7 +1,7 @@
 // Holds: which desired state a hold stops, which holds a release request names.
 import { describe, expect, it } from 'vitest';
-import { ServiceError, serviceStatusOf } from './errors.js';
-import { holdApplies, holdsNamed, REFUSED_FOR_GOOD, refusedForGood, revisionFailedHold, writeRefusedHold } from './holds.js';
+import { BlockedError, ServiceError, serviceStatusOf } from './errors.js';
+import { holdApplies, holdsNamed, isNameTaken, nameTakenHold, nameTakenReason, REFUSED_FOR_GOOD, refusedForGood, revisionFailedHold, writeRefusedHold } from './holds.js';
 
 describe('holds', () => {
   const hold = revisionFailedHold('fp-1', 'r7', 'BUILD_FAILED', 'web', new Date('2026-01-01T00:00:00Z'));
@@ -45,5 +45,21 @@ describe('holds', () => {
     expect(refusedForGood(refusal(400, 'Deployment ID 7e7e7e7e-0000-4000-8000-000000000001 is being deleted.'))).toBe(false);
     expect(refusedForGood(refusal(404, 'not found'))).toBe(false);
     expect(refusedForGood('blocked: the name is taken')).toBe(false);
+  });
+
+  it('a create whose name is taken holds its desired state (NameTaken), read back from the job failure, with what to do', () => {
+    const failure = new BlockedError(nameTakenReason('web', 'A tracing project named "web" already exists')).message;
+    expect(isNameTaken(failure)).toBe(true);
+    // Not a refusal of the write's body, and no other failure reads as NameTaken.
+    expect(refusedForGood(failure)).toBe(false);
+    expect(isNameTaken(new ServiceError({ status: 409, detail: 'conflict', method: 'POST', route: '/v2/deployments' }).message)).toBe(false);
+    expect(isNameTaken('blocked: the plan would block it now')).toBe(false);
+    const taken = nameTakenHold('fp-1', failure, 'web', new Date('2026-01-01T00:00:00Z'));
+    expect(taken).toMatchObject({ reason: 'NameTaken', desired: 'fp-1', since: '2026-01-01T00:00:00.000Z' });
+    expect(taken.message).toMatch(/^the name is taken on the service: the create was answered 409 \(A tracing project named "web" already exists\)/);
+    expect(taken.message).toContain('rename the manifest (metadata.name), or delete the tracing project "web"');
+    expect(taken.message).toContain('converge reconcile --retry-failed web');
+    expect(holdApplies(taken, 'fp-1')).toBe(true);
+    expect(holdApplies(taken, 'fp-2')).toBe(false);
   });
 });

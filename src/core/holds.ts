@@ -5,9 +5,11 @@ import { serviceStatusOf } from './errors.js';
 /**
  * Why a resource is held. RevisionFailed: the revision built from this very desired state failed; sending the same
  * input again builds the same failure. WriteRefused: the service refused the write of this desired state with an
- * answer no retry of the same write changes (REFUSED_FOR_GOOD). A new reason joins this list and is released the same way.
+ * answer no retry of the same write changes (REFUSED_FOR_GOOD). NameTaken: its create was answered 409 and the service
+ * lists no deployment of the name (a deleted deployment's tracing project keeps it): every create would be. A new
+ * reason joins this list and is released the same way.
  */
-export const HOLD_REASONS = ['RevisionFailed', 'WriteRefused'] as const;
+export const HOLD_REASONS = ['RevisionFailed', 'WriteRefused', 'NameTaken'] as const;
 
 /**
  * The service's answers to a write that the same write would get again, because they are about its body: 400 (a bad
@@ -79,5 +81,32 @@ export function revisionFailedHold(desired: string, revisionId: string, revision
     revisionStatus,
     since: now.toISOString(),
     message: `revision ${revisionId} of this desired state ended ${revisionStatus}: the same input is not sent again; change the manifest, or run "converge reconcile --retry-failed ${name}"`,
+  };
+}
+
+/** How a create's NameTaken failure begins (after BlockedError's "blocked: "), so the daemon can tell it from others. */
+const NAME_TAKEN = 'the name is taken on the service: ';
+
+/**
+ * Why a create answered 409 is blocked when the service lists no deployment of the name (src/sync/deployment/sync.ts):
+ * what happened, and what to do. `detail`: the service's own text.
+ */
+export function nameTakenReason(name: string, detail: string): string {
+  return `${NAME_TAKEN}the create was answered 409 (${detail}) and no deployment named "${name}" is listed (a deleted deployment's tracing project keeps its name, or another deployment has it); rename the manifest (metadata.name), or delete the tracing project "${name}"`;
+}
+
+/** Whether a job's failure is a create's NameTaken (nameTakenReason), as the job's failure carries it. */
+export function isNameTaken(failure: string): boolean {
+  return failure.startsWith(NAME_TAKEN) || failure.startsWith(`blocked: ${NAME_TAKEN}`);
+}
+
+/** The hold of a create of the desired state `desired` whose name is taken on the service (`failure`: the job's). */
+export function nameTakenHold(desired: string, failure: string, name: string, now: Date): ResourceHold {
+  const reason = failure.slice(failure.indexOf(NAME_TAKEN));
+  return {
+    reason: 'NameTaken',
+    desired,
+    since: now.toISOString(),
+    message: `${reason}; no POST is sent again for this desired state until the manifest changes or "converge reconcile --retry-failed ${name}" releases it`,
   };
 }

@@ -95,3 +95,19 @@ export function healthNotes(outcomes: ReadonlyMap<string, Outcome>): HealthNote[
   }
   return notes;
 }
+
+/**
+ * One note per planned write that the daemon holds (`holds`: as stored in Redis; one applies only to the desired state
+ * it names): plan keeps no holds of its own, so it says which writes the daemon will not send, and why.
+ */
+export function heldNotes(changes: Plan['changes'], fingerprints: ReadonlyMap<string, string>, holds: ReadonlyMap<string, ResourceHold> | undefined): string[] {
+  if (!holds || holds.size === 0) return [];
+  const notes: string[] = [];
+  for (const change of changes) {
+    if (change.action !== 'create' && change.action !== 'update' && change.action !== 'adopt') continue;
+    const key = resourceKey(change.kind, change.name);
+    const hold = holds.get(key);
+    if (hold && hold.desired === fingerprints.get(key)) notes.push(`${key}: the daemon holds this desired state (${hold.reason}): ${hold.message}`);
+  }
+  return notes;
+}

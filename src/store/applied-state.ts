@@ -1,6 +1,8 @@
 // Applied state in Redis: per resource, the hashes of what converge last wrote (never a value), read by plans.
 import type { Redis } from 'ioredis';
 import type { AppliedRecord } from '../core/model.js';
+import type { ResourceHold } from '../core/holds.js';
+import { RedisHoldStore } from './holds-store.js';
 import type { ManifestVersion } from '../core/manifest-version.js';
 import type { WrittenState } from '../core/kinds/index.js';
 import { connectProducer, closeRedis, type RedisSettings } from './redis.js';
@@ -264,14 +266,17 @@ export class AppliedStateStore {
 }
 
 /**
- * For plan: the applied records when Redis answers; when it does not, an empty map and a one-line warning
+ * For plan: the applied records (and the daemon's holds) when Redis answers; when it does not, an empty map and a one-line warning
  * (a plan works without Redis; secrets whose values the service hides then show as "written once").
  */
-export async function readAppliedState(settings: RedisSettings): Promise<{ records: Map<string, AppliedRecord>; warning?: string }> {
+export async function readAppliedState(settings: RedisSettings): Promise<{ records: Map<string, AppliedRecord>; holds?: Map<string, ResourceHold>; warning?: string }> {
   let redis: Redis | undefined;
   try {
     redis = await connectProducer(settings, { name: 'converge-plan' });
-    return { records: await new AppliedStateStore(redis, settings.redisPrefix).getAll() };
+    const prefix = settings.redisPrefix;
+    // The daemon's holds too (src/store/holds-store.ts): a plan says which of its writes the daemon will not send.
+    const [records, holds] = await Promise.all([new AppliedStateStore(redis, prefix).getAll(), new RedisHoldStore(redis, prefix).getAll()]);
+    return { records, holds };
   } catch (error) {
     return { records: new Map(), warning: `${(error as Error).message.split('\n')[0]}; planning without applied state` };
   } finally {

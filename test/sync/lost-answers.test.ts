@@ -120,12 +120,12 @@ describe('lost answers and conflicts', () => {
     expect(patch.newRevision).toBe(true);
   });
 
-  it('a name held by a tracing project fails at once with the reason, after one request', async () => {
+  it('a name held by a tracing project fails at once, NameTaken with what to do, after one request', async () => {
     const seed = { ...seedWith([]), tracing_projects: [{ name: 'taken' }] };
     const { emulator, argv } = await setup({ 'taken.yaml': deploymentYaml('taken', externalDockerSpec('docker.io/acme/taken:1', 1)) }, seed);
     const run = await runApplyCli(argv(emulator.url, '--attempts', '5'), ENV);
     expect(run.code).toBe(1);
-    expect(run.stdout).toMatch(/failed +Deployment\/taken: blocked: the service answered 409 \(.+\) but lists no deployment named "taken": another resource, such as a tracing project, holds the name; choose another metadata.name/);
+    expect(run.stdout).toMatch(/failed +Deployment\/taken: blocked: the name is taken on the service: the create was answered 409 \(.+\) and no deployment named "taken" is listed \(a deleted deployment's tracing project keeps its name, or another deployment has it\); rename the manifest \(metadata.name\), or delete the tracing project "taken"/);
     expect(run.stdout).toContain('Apply incomplete: 0 done, 0 unchanged, 1 failed; not converged (jobs failed).');
     expect(writes(emulator.requestLog)).toHaveLength(1);
   });

@@ -3,11 +3,10 @@ import { existsSync } from 'node:fs';
 import { declaringFiles } from '../../core/declared-files.js';
 import { isAbsolute, resolve } from 'node:path';
 import { plan } from '../../plan/plan.js';
-import { ConvergeError, UsageError } from '../../core/errors.js';
-import { staleLine } from '../../core/saved-plan/stale.js';
+import { UsageError } from '../../core/errors.js';
 import type { SavedPlan } from '../../core/saved-plan/schema.js';
-import { planKeyOf, readPlanFile } from '../plan-file.js';
-import { checkedChanges, deletesOfPlan, settingsOfPlan } from '../saved-plan.js';
+import { planCheckOf, readPlanFile, SKIP_SIGNATURE_OPTION } from '../plan-file.js';
+import { checkedChanges, claimPlanned, deletesOfPlan, settingsOfPlan } from '../saved-plan.js';
 import { applyConverged, applyExitCode } from '../../core/exit-code.js';
 import { resourceKey, type DesiredResource, type LiveDeployment, type Plan } from '../../core/model.js';
 import { skipLine, type Outcome } from '../../core/decide.js';
@@ -39,10 +38,11 @@ const LEVELS: readonly string[] = LOG_LEVELS;
 export const applyCommand: Command = {
   name: 'apply',
   summary: 'plan, then make the service match the manifests through queued jobs (Ctrl-C stops in order: nothing left locked)',
-  usage: 'converge apply DIR [--vars FILE]... [--overlay DIR]... [--target NAME]... [--wait] [--wait-timeout DURATION] [--output text|json] [options] | converge apply --plan FILE [--wait] [options]',
+  usage: 'converge apply DIR [--vars FILE]... [--overlay DIR]... [--target NAME]... [--wait] [--wait-timeout DURATION] [--output text|json] [options] | converge apply --plan FILE [--skip-signature-check] [--wait] [options]',
   positionals: [0, 1],
   options: {
-    plan: { type: 'string', placeholder: 'FILE', description: 'apply exactly the saved plan FILE (plan --out), with no DIR, given the --prune, --max-deletes, --adopt, --name-prefix and --target it was made with: refused, nothing written, when its options differ, when the manifests, a secret or a resource changed since, or, with CONVERGE_PLAN_KEY set, when it is not signed with that key (docs/saved-plans.md)' },
+    plan: { type: 'string', placeholder: 'FILE', description: 'apply exactly the saved plan FILE (plan --out), with no DIR, given the --prune, --max-deletes, --adopt, --name-prefix and --target it was made with: refused, nothing written, when its options differ, when the manifests, a secret or a resource changed since, or, with CONVERGE_PLAN_KEY set, when it is not signed with that key; a signed plan with no key set is refused unless --skip-signature-check (docs/saved-plans.md)' },
+    ...SKIP_SIGNATURE_OPTION,
     wait: { type: 'boolean', description: 'also wait until each new revision, and each rollout already in progress, is active; exit 1 at the first that fails (BUILD_FAILED, DEPLOY_FAILED, past the progress deadline)' },
     output: { type: 'string', short: 'o', placeholder: 'FMT', choices: FORMATS, description: 'text (default) or json' },
     ...TARGET_OPTION,
@@ -185,11 +185,12 @@ function applyInputs(args: ParsedArgs, io: CommandIo): { saved: SavedPlan | unde
   const file = args.values.plan as string | undefined;
   const settings = requireApiUrl(resolveSettings(args, io.env));
   if (file === undefined) {
+    if (args.values['skip-signature-check'] === true) throw new UsageError('--skip-signature-check is about a saved plan: give it with --plan FILE');
     if (args.positionals.length !== 1) throw new UsageError(`wrong number of arguments; usage: ${applyCommand.usage}`);
     return { saved: undefined, settings, dir: resolve(io.cwd, args.positionals[0]!), targets: targetsOf(args) };
   }
   if (args.positionals.length > 0) throw new UsageError('--plan FILE applies the manifests the plan names: give no DIR');
-  const saved = readPlanFile(resolve(io.cwd, file), planKeyOf(io.env));
+  const saved = readPlanFile(resolve(io.cwd, file), planCheckOf(args.values, io.env));
   const dir = resolve(io.cwd, saved.manifests.dir);
   if (!isAbsolute(saved.manifests.dir) && !existsSync(dir)) {
     const named = saved.manifests.dir;
@@ -199,20 +200,6 @@ function applyInputs(args: ParsedArgs, io: CommandIo): { saved: SavedPlan | unde
   }
   const targets = targetsOf(args);
   return { saved, settings: settingsOfPlan(saved, settings, args.values, targets), dir, targets };
-}
-
-/**
- * A plan applied before on this Redis prefix is stale, whatever else holds; else `check` (which throws when it is stale),
- * then the plan is claimed (atomically: of two applies of one plan at once, one goes on).
- */
-async function claimPlanned<T>(saved: SavedPlan, jobs: Awaited<ReturnType<typeof openJobs>>, check: () => T): Promise<T> {
-  const applied = (at: string) => new ConvergeError('E_PLAN_STALE', staleLine([`it was applied (at ${at}; a plan is applied once)`]));
-  const before = await jobs.plans.appliedAt(saved.checksum);
-  if (before !== undefined) throw applied(before);
-  const checked = check();
-  const earlier = await jobs.plans.claim(saved.checksum, new Date());
-  if (earlier !== undefined) throw applied(earlier);
-  return checked;
 }
 
 /**

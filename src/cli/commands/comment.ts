@@ -7,7 +7,7 @@ import { upsertComment } from '../../notify/pr-comment.js';
 import { MARKDOWN_LIMIT, renderMarkdown } from '../../plan/render/markdown.js';
 import { VERSION } from '../../service/version.js';
 import type { Command } from '../command.js';
-import { planKeyOf, readPlanFile } from '../plan-file.js';
+import { planCheckOf, readPlanFile, SKIP_SIGNATURE_OPTION } from '../plan-file.js';
 
 const DETAILS = `Renders the saved plan as "converge plan --show FILE --output markdown" does and posts it as one comment whose
 first line is a hidden marker (<!-- converge-plan -->); a later run finds that comment and updates it (nothing is sent
@@ -60,7 +60,7 @@ function positiveInteger(flag: string, text: string): number {
 export const commentCommand: Command = {
   name: 'comment',
   summary: 'post a saved plan as one comment on a pull request (GitHub, Gitea) or merge request (GitLab), updated in place on later runs',
-  usage: 'converge comment --plan FILE [--api github|gitlab] [--repository OWNER/NAME] [--pull N] [--api-url URL] [--token-env NAME] [--key NAME] [--artifact NAME]',
+  usage: 'converge comment --plan FILE [--api github|gitlab] [--repository OWNER/NAME] [--pull N] [--api-url URL] [--token-env NAME] [--key NAME] [--artifact NAME] [--skip-signature-check]',
   details: DETAILS,
   positionals: [0, 0],
   options: {
@@ -72,12 +72,15 @@ export const commentCommand: Command = {
     'token-env': { type: 'string', placeholder: 'NAME', description: 'the environment variable that holds the token (default GITHUB_TOKEN, or GITLAB_TOKEN for gitlab)' },
     key: { type: 'string', placeholder: 'NAME', description: 'one comment per key on the same request (several manifest directories); default: one comment' },
     artifact: { type: 'string', placeholder: 'NAME', description: 'where the whole plan is kept (the CI artifact\'s name), said by the comment; default the plan file\'s name' },
+    ...SKIP_SIGNATURE_OPTION,
     commit: { type: 'string', placeholder: 'SHA', description: 'the commit the plan was made at, shown in the comment; default the pull request\'s head or CI_COMMIT_SHA' },
   },
   async run(args, io) {
     const env = io.env;
     const values = args.values as Record<string, string | undefined>;
     if (values.plan === undefined) throw new UsageError('give the saved plan: --plan FILE (written by "converge plan DIR --out FILE")');
+    // The key first (one set but empty is refused before anything else is read or sent).
+    const check = planCheckOf(args.values, env);
     const apiWord = values.api ?? 'github';
     if (!isApi(apiWord)) throw new UsageError(`--api "${apiWord}" is not one of ${COMMENT_APIS.join(', ')} (Gitea takes github)`);
     const api = apiWord;
@@ -108,8 +111,8 @@ export const commentCommand: Command = {
     if (!token) throw new UsageError(`no token: the environment variable ${tokenName} is not set or empty (name another with --token-env NAME)`);
 
     const planFile = resolve(io.cwd, values.plan);
-    // With CONVERGE_PLAN_KEY set, a plan not signed with it is refused, as by plan --show.
-    const saved = readPlanFile(planFile, planKeyOf(env));
+    // With CONVERGE_PLAN_KEY set, a plan not signed with it is refused, as by plan --show; without it, a signed one is.
+    const saved = readPlanFile(planFile, check);
     const marker = commentMarker(values.key);
     const commit = values.commit ?? event.commit ?? (api === 'gitlab' ? env.CI_COMMIT_SHA : undefined);
     const { body, cut } = commentBody({ marker, commit, wholePlan: wholePlanAt(api, values.artifact, values.plan, env), limit: COMMENT_LIMITS[api] }, (limit) => renderMarkdown(saved.plan, limit), MARKDOWN_LIMIT);

@@ -7,14 +7,15 @@ import { savedPlanText } from '../../core/saved-plan/schema.js';
 import { versionLabel } from '../../core/manifest-version.js';
 import { gatherPlanInput } from '../../observe/gather.js';
 import { readLatestRevisions } from '../../observe/revisions.js';
-import { decideOutcomes, healthNotes } from '../../plan/outcomes.js';
+import { decideOutcomes, healthNotes, heldNotes } from '../../plan/outcomes.js';
 import type { Command } from '../command.js';
 import type { AppliedRecord } from '../../core/model.js';
+import type { ResourceHold } from '../../core/holds.js';
 import { environmentOf } from '../environment.js';
 import { resolveSettings, settingOptions } from '../settings.js';
 import { EMBEDDED, openTarget, requireApiUrl, retryLine, type ServiceSettings } from '../target.js';
 import { progressLine } from '../tty.js';
-import { planKeyOf, readPlanFile, writePlanFile } from '../plan-file.js';
+import { planCheckOf, planKeyOf, readPlanFile, SKIP_SIGNATURE_OPTION, writePlanFile } from '../plan-file.js';
 import { PLAN_KEY_ENV } from '../../core/saved-plan/signature.js';
 import { printPlan, savedPlanContent, showSavedPlan } from '../saved-plan.js';
 import { narrowToTargets, TARGET_OPTION, targetsOf } from '../partial-plan.js';
@@ -27,6 +28,8 @@ const BLIND = 'secrets and OAuth providers are planned without knowing what conv
 /** The applied records the plan reads, and the note it carries when it read none. */
 interface AppliedRead {
   records: Map<string, AppliedRecord>;
+  /** The daemon's holds on the prefix (src/store/holds-store.ts), when read. */
+  holds?: Map<string, ResourceHold>;
   note?: string;
 }
 
@@ -40,7 +43,7 @@ async function readApplied(settings: ServiceSettings, skip: boolean, saving: boo
   if (skip) return { records: new Map(), note: `applied state not read (--no-applied-state): ${BLIND}` };
   const { readAppliedState } = await import('../../store/applied-state.js');
   const state = await readAppliedState(settings);
-  if (!state.warning) return { records: state.records };
+  if (!state.warning) return { records: state.records, ...(state.holds ? { holds: state.holds } : {}) };
   const warning = state.warning.replace(/; planning without applied state$/, '');
   // apply --plan decides again with the applied state: a saved plan made without it would never hold.
   if (saving) throw new UsageError(`${warning}; --out saves a plan that apply --plan checks against the applied state: give the --redis-url and --redis-prefix apply uses`);
@@ -53,11 +56,12 @@ async function readApplied(settings: ServiceSettings, skip: boolean, saving: boo
 export const planCommand: Command = {
   name: 'plan',
   summary: 'list live state and print what apply would change (dry run)',
-  usage: 'converge plan DIR [--vars FILE]... [--overlay DIR]... [--target NAME]... [--output text|markdown|json] [--detailed-exitcode] [--show-orphans] [--out FILE] [options] | converge plan --show FILE [--output text|markdown|json]',
+  usage: 'converge plan DIR [--vars FILE]... [--overlay DIR]... [--target NAME]... [--output text|markdown|json] [--detailed-exitcode] [--show-orphans] [--out FILE] [options] | converge plan --show FILE [--output text|markdown|json] [--skip-signature-check]',
   positionals: [0, 1],
   options: {
     out: { type: 'string', placeholder: 'FILE', description: 'also save the plan to FILE (JSON, mode 0600, no secret value) for "converge apply --plan FILE", signed when CONVERGE_PLAN_KEY is set; none is saved when the plan holds an error (docs/saved-plans.md)' },
     show: { type: 'string', placeholder: 'FILE', description: 'print the saved plan FILE in --output\'s format, without the service (no DIR)' },
+    ...SKIP_SIGNATURE_OPTION,
     output: { type: 'string', short: 'o', placeholder: 'FMT', choices: FORMATS, description: 'text (default), markdown (at most 60,000 characters) or json (everything)' },
     'detailed-exitcode': { type: 'boolean', description: 'exit 0 when nothing would change (notes on unchanged resources do not count), 2 when something would; 1 on errors, as always' },
     'show-orphans': { type: 'boolean', description: 'text: list every live deployment in no manifest, not only the first three' },
@@ -76,8 +80,9 @@ export const planCommand: Command = {
     const out = args.values.out as string | undefined;
     if (show !== undefined) {
       if (args.positionals.length > 0 || out !== undefined) throw new UsageError('--show FILE prints a saved plan: give it no DIR and no --out');
-      return showSavedPlan(readPlanFile(resolve(io.cwd, show), planKeyOf(io.env)), output, io, { detailed, showOrphans });
+      return showSavedPlan(readPlanFile(resolve(io.cwd, show), planCheckOf(args.values, io.env)), output, io, { detailed, showOrphans });
     }
+    if (args.values['skip-signature-check'] === true) throw new UsageError('--skip-signature-check is about a saved plan: give it with --show FILE');
     if (args.positionals.length !== 1) throw new UsageError(`wrong number of arguments; usage: ${planCommand.usage}`);
     if (out !== undefined && args.values['no-applied-state'] === true) throw new UsageError('--out cannot be given with --no-applied-state: apply --plan checks the plan against the applied state, so the plan must read it too');
     const settings = requireApiUrl(resolveSettings(args, io.env));
@@ -120,9 +125,12 @@ export const planCommand: Command = {
       // Health is read, not guessed: a note for each rollout not healthy (one read per deployment whose latest is not active).
       const revisions = await readLatestRevisions(target.client, result.changes, gathered.live.deployments);
       // The same corridor as the daemon's cycle (src/plan/outcomes.ts); plan and apply keep no memory of holds or conflicts.
-      const { outcomes } = decideOutcomes(result, { mode: 'plan', resources: gathered.resources, live: gathered.live.deployments, revisions: revisions.readings, secretHashes: gathered.input.secretHashes, now: Date.now(), progressDeadlineMs: settings.progressDeadline });
+      const { outcomes, fingerprints } = decideOutcomes(result, { mode: 'plan', resources: gathered.resources, live: gathered.live.deployments, revisions: revisions.readings, secretHashes: gathered.input.secretHashes, now: Date.now(), progressDeadlineMs: settings.progressDeadline });
       const health = healthNotes(outcomes);
       if (health.length > 0) result.health = health;
+      // The writes the daemon holds (NameTaken, WriteRefused, RevisionFailed) are said, as the daemon will not send them.
+      const held = heldNotes(result.changes, fingerprints, appliedRead.holds);
+      if (held.length > 0) result.notes = [...(result.notes ?? []), ...held];
       printPlan(result, output, io, showOrphans);
       const code = planExitCode(result, detailed);
       if (out === undefined) return code;

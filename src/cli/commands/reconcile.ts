@@ -82,7 +82,8 @@ export const reconcileCommand: Command = {
     'that same desired state again (status: out_of_sync or synced, RevisionFailed; health degraded). A changed manifest',
     'is written at once. --retry-failed releases the hold (every held resource, or the NAMEs given): a held deployment',
     'whose plan differs is written; one that matches its manifest is rebuilt (its revision fields sent once more).',
-    'A write the service refused for good (400, 413, 422: WriteRefused) is held and released the same way.',
+    'A write the service refused for good (400, 413, 422: WriteRefused), and a create answered 409 whose name no listed',
+    'deployment has (NameTaken: a deleted deployment\'s tracing project keeps it), are held and released the same way.',
     '',
     'With --prune, a delete the daemon plans waits (DeletePending in converge status): for prune_grace under',
     'prune_mode auto, for a person under prune_mode confirm. --confirm-delete NAME... sends the pending deletes of',
@@ -96,7 +97,7 @@ export const reconcileCommand: Command = {
   positionals: [0, 1_000],
   options: {
     'write-secrets': { type: 'boolean', description: 'write the secrets held back as SecretsUnknown (all, or the NAMEs given)' },
-    'retry-failed': { type: 'boolean', description: 'release the holds of resources whose revision failed (all, or the NAMEs given)' },
+    'retry-failed': { type: 'boolean', description: 'release the holds of resources whose revision failed, whose write was refused or whose name is taken (all, or the NAMEs given)' },
     'confirm-delete': { type: 'boolean', description: 'send the pending deletes of the NAMEs given (prune_mode confirm; NAMEs required)' },
     url: { type: 'string', placeholder: 'URL', description: 'status server of the daemon (default http://127.0.0.1:<http_port>)' },
     output: { type: 'string', short: 'o', placeholder: 'FMT', choices: FORMATS, description: 'text (default) or json (the daemon\'s answer)' },

@@ -139,7 +139,7 @@ function renderStatus(url: string, doc: StatusDocument, ready: Readiness): strin
   lines.push(`Resources: ${summary.length ? summary.join(', ') : 'none'}`);
   const health = Object.entries(doc.health ?? {}).filter(([, n]) => n > 0).map(([h, n]) => `${n} ${h}`);
   if (health.length) lines.push(`Health: ${health.join(', ')}`);
-  if (doc.held?.length) lines.push(`Held (a revision of this desired state failed; not sent again): ${doc.held.join(', ')}; a changed manifest, or converge reconcile --retry-failed [NAME...], lets it be written.`);
+  if (doc.held?.length) lines.push(`Held (this desired state is not sent again: a failed revision, a write refused for good, or a name taken on the service; each row's note says which): ${doc.held.join(', ')}; a changed manifest, or converge reconcile --retry-failed [NAME...], lets it be written.`);
   const resources = doc.resources ?? [];
   const offered = Boolean(doc.held?.length || doc.secretsUnknown?.length || doc.conflicts?.length || resources.some((r) => r.hold));
   if (offered && d.reconcileEndpoint === false) {
@@ -150,7 +150,8 @@ function renderStatus(url: string, doc: StatusDocument, ready: Readiness): strin
     const rows = [['KIND', 'NAME', 'SYNC', 'HEALTH', 'REASON', 'ACTION', 'NOTE']];
     for (const r of resources) {
       const sync = r.sync?.status ?? r.state;
-      const reason = r.health && r.health.status !== 'healthy' ? r.health.reason : (r.sync?.reason ?? '');
+      // A hold names itself (NameTaken, WriteRefused) unless a degraded health says more (a failed revision's status).
+      const reason = r.hold && r.health?.status !== 'degraded' ? r.hold.reason : r.health && r.health.status !== 'healthy' ? r.health.reason : (r.sync?.reason ?? '');
       rows.push([r.kind, r.name, sync + (r.heldAtLastGood ? '*' : ''), r.health?.status ?? 'unknown', reason, r.action, note(r)]);
     }
     lines.push(...pad(rows));

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { PlanChange } from '../model.js';
-import { signatureProblem } from './signature.js';
+import { planKeyProblem, signatureProblem } from './signature.js';
 import { planChecksum, readSavedPlan, savedPlanText, type PlannedWrite, type SavedPlanContent } from './schema.js';
 import { staleLine, stalenessOf, type FreshState, type Observed } from './stale.js';
 import { optionDifferences } from './agree.js';
@@ -73,11 +73,16 @@ describe('signed plans', () => {
     if (!signed.ok) throw new Error(signed.problem);
     expect(signed.plan.signature).toMatch(/^hmac-sha256:[0-9a-f]{64}$/);
     expect(signatureProblem(signed.plan, KEY)).toBeUndefined();
-    // No key set: nothing to check, signed or not.
-    expect(signatureProblem(signed.plan, undefined)).toBeUndefined();
+    // No key set: a signed plan cannot be checked, so it is refused unless the command skips the check explicitly.
+    expect(signatureProblem(signed.plan, undefined)).toMatch(/^it is signed, and CONVERGE_PLAN_KEY is not set: .* give --skip-signature-check/);
+    expect(signatureProblem(signed.plan, undefined, true)).toBeUndefined();
     const unsigned = readSavedPlan(savedPlanText(content()));
     if (!unsigned.ok) throw new Error(unsigned.problem);
     expect(unsigned.plan.signature).toBeUndefined();
+    // Neither plan nor command has a key: nothing to check.
+    expect(signatureProblem(unsigned.plan, undefined)).toBeUndefined();
+    // A key that is set is checked whatever the flag says.
+    expect(signatureProblem(unsigned.plan, KEY, true)).toMatch(/^it is not signed, and CONVERGE_PLAN_KEY is set/);
     expect(signatureProblem(unsigned.plan, KEY)).toMatch(/^it is not signed, and CONVERGE_PLAN_KEY is set/);
     expect(signatureProblem(signed.plan, 'x'.repeat(32))).toMatch(/^its signature does not match under CONVERGE_PLAN_KEY/);
     // An edit (prune turned on) with the checksum recomputed: the checksum holds, the signature does not.
@@ -142,5 +147,16 @@ describe('stalenessOf', () => {
 
   it('says it in one line, the first three named', () => {
     expect(staleLine(['a', 'b', 'c', 'd', 'e'])).toBe('the plan is stale: since it was made, a; b; c; and 2 more; nothing was written; run plan again');
+  });
+});
+
+describe('the key as the environment gives it', () => {
+  it('unset is no key; set but empty or only whitespace fails closed; too short is refused; the value is never in the message', () => {
+    expect(planKeyProblem(undefined)).toBeUndefined();
+    expect(planKeyProblem('k'.repeat(32))).toBeUndefined();
+    for (const raw of ['', ' ', '\t\n  ']) expect(planKeyProblem(raw)).toMatch(/^CONVERGE_PLAN_KEY is set but empty: /);
+    const short = 'short-key-value';
+    expect(planKeyProblem(short)).toMatch(/^CONVERGE_PLAN_KEY is shorter than 32 characters/);
+    expect(planKeyProblem(short)).not.toContain(short);
   });
 });

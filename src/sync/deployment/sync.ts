@@ -1,5 +1,6 @@
 // One Deployment, level-triggered: read it by id right before writing, settle an earlier lost write, send the minimal change, record it.
 import { BlockedError, ServiceError } from '../../core/errors.js';
+import { nameTakenReason } from '../../core/holds.js';
 import type { AppliedRecord, DeploymentResource, LiveDeployment } from '../../core/model.js';
 import type { CreateDeploymentRequest, PatchDeploymentRequest } from '../../core/wire/schema.js';
 import type { DesiredSecrets, JobWrite, PendingWrite, SyncPorts, SyncResult, WrittenState } from '../../core/kinds/ports.js';
@@ -281,16 +282,15 @@ async function completeCreate(desired: Desired, created: LiveDeployment, ports: 
 /**
  * A create answered 409: the name exists. When live state shows it is this job's own earlier create (its answer lost
  * and not yet listed at the first read), the create is complete; a deployment made elsewhere is not taken over here
- * (the decision was to create): nothing more is sent. No deployment listed under the name: another resource holds it,
- * which no retry can change.
+ * (the decision was to create): nothing more is sent. No deployment listed under the name: another resource holds it
+ * (NameTaken), which no retry can change.
  */
 async function createConflict(desired: Desired, ports: SyncPorts, conflict: ServiceError): Promise<SyncResult> {
   const live = await findLiveDeployment(ports.service, desired.resource.name);
   if (!live) {
     await ports.appliedState.clearPending(desired.key);
-    throw new BlockedError(
-      `the service answered 409 (${conflict.detail}) but lists no deployment named "${desired.resource.name}": another resource, such as a tracing project, holds the name; choose another metadata.name`,
-    );
+    // The daemon holds it (NameTaken, src/daemon/status/refused-writes.ts): no later reconcile sends the create again.
+    throw new BlockedError(nameTakenReason(desired.resource.name, conflict.detail));
   }
   const settled = await settlePending(desired.key, ports, live);
   if (settled.landed?.op !== 'create') {
