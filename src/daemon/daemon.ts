@@ -15,6 +15,7 @@ import type { ReconcileRequest } from './server/status-server.js';
 import { Reconciler } from './reconcile/reconciler.js';
 import { Leadership } from '../leader/leadership.js';
 import { registerLeaseMetrics } from './telemetry/lease-metrics.js';
+import { registerQueueMetrics } from './telemetry/queue-metrics.js';
 import { stopPlan } from './lifecycle/stop-plan.js';
 import type { DaemonOptions, DaemonService, DaemonSettings } from './daemon-options.js';
 import { within } from './within.js';
@@ -295,6 +296,8 @@ class ConvergeDaemon implements Daemon {
     const environment = this.options.environment;
     this.terms = new LeaderTerms({ dir, environment, settings, reconciler: this.reconciler!, jobs: this.jobs!, log, warn, stopSignal: this.stopSignal.signal, stopping: () => this.stopping });
     registerLeaseMetrics(this.metrics.registry, () => leadership.status());
+    registerQueueMetrics(this.metrics.registry, () => this.jobs!.queueCounts());
+    this.metrics.resyncPeriod.set(this.settings.resync / 1000);
     this.log.info({ replica: lease.holder, leaseMs: lease.ttlMs }, 'trying to take the leader lease (the holder watches, plans and enqueues; every replica runs jobs)');
     leadership.start();
   }
