@@ -84,6 +84,22 @@ describe('createMetrics', () => {
     expect(await sync()).toEqual([]);
   });
 
+  it('shows one held series per held resource, by the hold\'s reason, gone with the hold', async () => {
+    const m = createMetrics({ processMetrics: false });
+    const held = async () =>
+      find(parsePrometheusText(await m.render()), 'converge_resource_held')
+        .map((s) => `${s.labels.name}=${s.labels.reason}:${s.value}`)
+        .sort();
+    const row = (name: string, reason?: string) => ({ kind: 'Deployment' as const, name, ...(reason ? { hold: { reason } } : {}) });
+    m.setResourceHeld([row('a', 'RevisionFailed'), row('b'), row('c', 'WriteRefused')]);
+    expect(await held()).toEqual(['a=RevisionFailed:1', 'c=WriteRefused:1']);
+    // a released; b held on a refused write.
+    m.setResourceHeld([row('a'), row('b', 'WriteRefused'), row('c', 'WriteRefused')]);
+    expect(await held()).toEqual(['b=WriteRefused:1', 'c=WriteRefused:1']);
+    m.setResourceHeld([]);
+    expect(await held()).toEqual([]);
+  });
+
   it('exports the resync period the daemon runs with, 0 until it is set', async () => {
     const m = createMetrics({ processMetrics: false });
     expect(find(parsePrometheusText(await m.render()), 'converge_resync_period_seconds')[0]!.value).toBe(0);

@@ -43,6 +43,10 @@ export interface DaemonMetrics {
   resourceSync: Gauge<'kind' | 'name' | 'status' | 'reason'>;
   /** Replaces the sync gauge with these resources' current sync status and reason. */
   setResourceSync(rows: Iterable<{ kind: ResourceKind; name: string; sync: { status: string; reason: string } }>): void;
+  /** 1 for each resource converge holds (does not write its desired state: a failed revision, a refused write), by the hold's reason. */
+  resourceHeld: Gauge<'kind' | 'name' | 'reason'>;
+  /** Replaces the held gauge with the holds of these resources (a resource without one has no series). */
+  setResourceHeld(rows: Iterable<{ kind: ResourceKind; name: string; hold?: { reason: string } }>): void;
   /** The resync period this daemon runs with (0 until the daemon starts). */
   resyncPeriod: Gauge;
   /** Conflicts this daemon's worker found (the flap guard stopped writing to a resource), by kind and reason. */
@@ -178,6 +182,12 @@ function conditionMetrics(registry: Registry) {
     labelNames: ['kind', 'name', 'status', 'reason'] as const,
     registers: [registry],
   });
+  const resourceHeld = new Gauge({
+    name: 'converge_resource_held',
+    help: 'Resources converge holds (their desired state is not written again until the manifest changes or converge reconcile --retry-failed releases it): 1 per held resource, by the hold\'s reason (RevisionFailed: its revision failed; WriteRefused: the service refused the write for good).',
+    labelNames: ['kind', 'name', 'reason'] as const,
+    registers: [registry],
+  });
   const resyncPeriod = new Gauge({
     name: 'converge_resync_period_seconds',
     help: 'The resync period this daemon runs with (resync): a full reconcile at least this often while a replica leads.',
@@ -188,7 +198,7 @@ function conditionMetrics(registry: Registry) {
   appliedStateLost.set(0);
   secretsUnknown.set(0);
   manifestErrors.set(0);
-  return { manifestErrors, resyncCycles, appliedStateLost, secretsUnknown, resourceHealth, resourceSync, resyncPeriod, revisionFailures };
+  return { manifestErrors, resyncCycles, appliedStateLost, secretsUnknown, resourceHealth, resourceSync, resourceHeld, resyncPeriod, revisionFailures };
 }
 
 /** The flap guard's Conflicts and the notification deliveries. */
@@ -261,6 +271,7 @@ export function createMetrics(options: MetricsOptions = {}): DaemonMetrics {
   const outside = conflictAndNotificationMetrics(registry);
   const health = oneSeriesPerResource(conditions.resourceHealth, 'health');
   const sync = oneSeriesPerResource(conditions.resourceSync, 'status', 'reason');
+  const held = oneSeriesPerResource(conditions.resourceHeld, 'reason');
   return {
     registry,
     ...reconcile,
@@ -271,6 +282,9 @@ export function createMetrics(options: MetricsOptions = {}): DaemonMetrics {
     },
     setResourceSync(rows) {
       sync(rows, (row) => [row.sync.status, row.sync.reason]);
+    },
+    setResourceHeld(rows) {
+      held([...rows].filter((row) => row.hold), (row) => [row.hold!.reason]);
     },
     ...outside,
     observeRequest(info) {
