@@ -78,7 +78,7 @@ describe.skipIf(!installed)('examples/monitoring with a real Prometheus', () => 
       return alerts.length ? alerts : undefined;
     }, 60_000, 250);
     expect(firing.map((a) => a.labels)).toEqual([{ alertname: 'ConvergeRevisionFailed', job: 'converge', kind: 'Deployment', name: 'mon-bad', severity: 'warning' }]);
-    expect((await daemon.status()).resources.find((r) => r.key === 'Deployment/mon-bad')).toMatchObject({ sync: { reason: 'RevisionFailed' }, health: { status: 'degraded' } });
+    expect((await daemon.status()).resources.find((r) => r.key === 'Deployment/mon-bad')).toMatchObject({ hold: { reason: 'RevisionFailed' }, health: { status: 'degraded' } });
 
     // Every name an expression of the rules or the dashboard reads is exported by this daemon (once its failed build
     // was notified, so the notification counter has its series) or recorded by the rules.
