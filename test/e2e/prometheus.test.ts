@@ -86,6 +86,11 @@ describe.skipIf(!installed)('examples/monitoring with a real Prometheus', () => 
     const known = new Map([...exportedNames(parsePrometheusText(await daemon.metrics())), ...recordedNames()]);
     await until('the notification counted', async () => parsePrometheusText(await daemon.metrics()).some((s) => s.name === 'converge_notifications_total' && s.labels.result === 'delivered'));
     for (const [name, labels] of exportedNames(parsePrometheusText(await daemon.metrics()))) known.set(name, labels);
+    // The daemon's own series the rules need: the queue read from Redis, the resync period it runs with (30s).
+    const live = parsePrometheusText(await daemon.metrics());
+    expect(live.filter((s) => s.name === 'converge_queue_jobs').map((s) => s.labels.state).sort()).toEqual(['active', 'delayed', 'failed', 'prioritized', 'wait']);
+    expect(live.find((s) => s.name === 'converge_resync_period_seconds')?.value).toBe(30);
+    expect(live.filter((s) => s.name === 'converge_resource_held').map((s) => s.labels)).toEqual([{ kind: 'Deployment', name: 'mon-bad', reason: 'RevisionFailed' }]);
     const problems = allExpressions().flatMap(({ where, expr }) => unknownNames(expr, known).map((p) => `${where}: ${p}`));
     expect(problems).toEqual([]);
     // And Prometheus itself parses each dashboard query (Grafana's variables given values) and each rule.
