@@ -14,7 +14,7 @@ import { OperatorRequests } from './cycle/operator-requests.js';
 import type { ReconcileRequest } from './server/status-server.js';
 import { Reconciler } from './reconcile/reconciler.js';
 import { Leadership } from '../leader/leadership.js';
-import { registerLeaseMetrics } from './telemetry/lease-metrics.js';
+import { registerDaemonGauges } from './telemetry/queue-metrics.js';
 import { stopPlan } from './lifecycle/stop-plan.js';
 import type { DaemonOptions, DaemonService, DaemonSettings } from './daemon-options.js';
 import { within } from './within.js';
@@ -301,7 +301,7 @@ class ConvergeDaemon implements Daemon {
     const { dir, settings, log, warn } = this;
     const environment = this.options.environment;
     this.terms = new LeaderTerms({ dir, environment, settings, reconciler: this.reconciler!, jobs: this.jobs!, log, warn, stopSignal: this.stopSignal.signal, stopping: () => this.stopping });
-    registerLeaseMetrics(this.metrics.registry, () => leadership.status());
+    registerDaemonGauges(this.metrics, { lease: () => leadership.status(), queue: () => this.jobs!.queueCounts(), resyncMs: this.settings.resync });
     this.log.info({ replica: lease.holder, leaseMs: lease.ttlMs }, 'trying to take the leader lease (the holder watches, plans and enqueues; every replica runs jobs)');
     leadership.start();
   }

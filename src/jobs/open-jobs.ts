@@ -29,6 +29,10 @@ export interface OpenJobsOptions {
   log?: QueueLogger;
 }
 
+/** The states of the reconcile queue that queueCounts() counts (BullMQ's names). */
+export const QUEUE_STATES = ['wait', 'prioritized', 'delayed', 'active', 'failed'] as const;
+export type QueueState = (typeof QUEUE_STATES)[number];
+
 /** The jobs of one Redis prefix, for apply and the daemon; no BullMQ or Redis handle leaves it. */
 export interface Jobs {
   /** The prefix in use (a private one under the configured prefix when `private`). */
@@ -61,6 +65,8 @@ export interface Jobs {
   clockSkew(): Promise<ClockReading>;
   /** The leader lease of the prefix as held (or waited for) by replica `holder`, lasting `ttlMs` unless renewed. */
   lease(holder: string, ttlMs: number): Lease;
+  /** The reconcile queue's jobs by BullMQ state (every replica's jobs on the prefix); rejects when Redis does not answer. */
+  queueCounts(): Promise<Record<QueueState, number>>;
   /** Resolves when Redis answers a PING; rejects otherwise. */
   /** Throws a RedisUnavailableError (E_REDIS: the URL, password redacted, and the fix) when Redis does not answer. */
   ping(): Promise<void>;
@@ -162,6 +168,10 @@ export async function openJobs(settings: WorkerSettings, options: OpenJobsOption
     },
     lease(holder, ttlMs) {
       return new Lease(redis, prefix, holder, ttlMs);
+    },
+    async queueCounts() {
+      const counts = await queue.getJobCounts(...QUEUE_STATES);
+      return Object.fromEntries(QUEUE_STATES.map((state) => [state, counts[state] ?? 0])) as Record<QueueState, number>;
     },
     async ping() {
       try {

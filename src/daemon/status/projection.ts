@@ -38,15 +38,19 @@ export function summarize(rows: readonly ResourceState[]): ProjectionSummary {
 export interface ResourceGauges {
   setResourceStates(counts: ReadonlyMap<ResourceKind, ReadonlyMap<SyncState, number>>): void;
   setResourceHealth(rows: Iterable<ResourceState>): void;
+  setResourceSync(rows: Iterable<ResourceState>): void;
+  setResourceHeld(rows: Iterable<ResourceState>): void;
   secretsUnknown: { set(value: number): void };
   conflictResources: { set(value: number): void };
 }
 
-/** Sets the resource gauges from the rows (converge_resources, the health gauge, SecretsUnknown and Conflict counts). */
+/** Sets the resource gauges from the rows (converge_resources, the health, sync and held gauges, SecretsUnknown and Conflict counts). */
 export function setResourceGauges(gauges: ResourceGauges, rows: readonly ResourceState[]): void {
   const summary = summarize(rows);
   gauges.setResourceStates(summary.counts);
   gauges.setResourceHealth(rows);
+  gauges.setResourceSync(rows);
+  gauges.setResourceHeld(rows);
   gauges.secretsUnknown.set(summary.secretsUnknown.length);
   gauges.conflictResources.set(summary.conflicts.length);
 }

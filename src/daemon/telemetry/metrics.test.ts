@@ -66,6 +66,47 @@ describe('createMetrics', () => {
     expect(await health()).toEqual([]);
   });
 
+  it('shows one sync series of value 1 per resource by status and reason, moved on a change, removed with the resource', async () => {
+    const m = createMetrics({ processMetrics: false });
+    const sync = async () =>
+      find(parsePrometheusText(await m.render()), 'converge_resource_sync')
+        .map((s) => `${s.labels.kind}/${s.labels.name}=${s.labels.status}/${s.labels.reason}:${s.value}`)
+        .sort();
+    const row = (name: string, status: string, reason: string) => ({ kind: 'Deployment' as const, name, sync: { status, reason } });
+    m.setResourceSync([row('a', 'out_of_sync', 'RevisionFailed'), row('b', 'synced', 'Synced')]);
+    expect(await sync()).toEqual(['Deployment/a=out_of_sync/RevisionFailed:1', 'Deployment/b=synced/Synced:1']);
+    // A release: the reason changes while the status stays; the held series goes.
+    m.setResourceSync([row('a', 'out_of_sync', 'Applying'), row('b', 'synced', 'Synced')]);
+    expect(await sync()).toEqual(['Deployment/a=out_of_sync/Applying:1', 'Deployment/b=synced/Synced:1']);
+    m.setResourceSync([row('b', 'out_of_sync', 'DeletePending')]);
+    expect(await sync()).toEqual(['Deployment/b=out_of_sync/DeletePending:1']);
+    m.setResourceSync([]);
+    expect(await sync()).toEqual([]);
+  });
+
+  it('shows one held series per held resource, by the hold\'s reason, gone with the hold', async () => {
+    const m = createMetrics({ processMetrics: false });
+    const held = async () =>
+      find(parsePrometheusText(await m.render()), 'converge_resource_held')
+        .map((s) => `${s.labels.name}=${s.labels.reason}:${s.value}`)
+        .sort();
+    const row = (name: string, reason?: string) => ({ kind: 'Deployment' as const, name, ...(reason ? { hold: { reason } } : {}) });
+    m.setResourceHeld([row('a', 'RevisionFailed'), row('b'), row('c', 'WriteRefused')]);
+    expect(await held()).toEqual(['a=RevisionFailed:1', 'c=WriteRefused:1']);
+    // a released; b held on a refused write.
+    m.setResourceHeld([row('a'), row('b', 'WriteRefused'), row('c', 'WriteRefused')]);
+    expect(await held()).toEqual(['b=WriteRefused:1', 'c=WriteRefused:1']);
+    m.setResourceHeld([]);
+    expect(await held()).toEqual([]);
+  });
+
+  it('exports the resync period the daemon runs with, 0 until it is set', async () => {
+    const m = createMetrics({ processMetrics: false });
+    expect(find(parsePrometheusText(await m.render()), 'converge_resync_period_seconds')[0]!.value).toBe(0);
+    m.resyncPeriod.set(300);
+    expect(find(parsePrometheusText(await m.render()), 'converge_resync_period_seconds')[0]!.value).toBe(300);
+  });
+
   it('gives each daemon its own registry, with process metrics when asked', async () => {
     const a = createMetrics();
     const b = createMetrics();

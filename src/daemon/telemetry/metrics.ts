@@ -41,6 +41,16 @@ export interface DaemonMetrics {
   revisionFailures: Counter<'reason'>;
   /** Replaces the health gauge with these resources' current health. */
   setResourceHealth(rows: Iterable<{ kind: ResourceKind; name: string; health: { status: HealthStatus } }>): void;
+  /** 1 for each managed resource's current sync status and reason (one series per resource). */
+  resourceSync: Gauge<'kind' | 'name' | 'status' | 'reason'>;
+  /** Replaces the sync gauge with these resources' current sync status and reason. */
+  setResourceSync(rows: Iterable<{ kind: ResourceKind; name: string; sync: { status: string; reason: string } }>): void;
+  /** 1 for each resource converge holds (does not write its desired state: a failed revision, a refused write), by the hold's reason. */
+  resourceHeld: Gauge<'kind' | 'name' | 'reason'>;
+  /** Replaces the held gauge with the holds of these resources (a resource without one has no series). */
+  setResourceHeld(rows: Iterable<{ kind: ResourceKind; name: string; hold?: { reason: string } }>): void;
+  /** The resync period this daemon runs with (0 until the daemon starts). */
+  resyncPeriod: Gauge;
   /** Conflicts this daemon's worker found (the flap guard stopped writing to a resource), by kind and reason. */
   conflicts: Counter<'kind' | 'reason'>;
   /** Resources under a Conflict as of the last reconcile and the jobs finished since. */
@@ -182,11 +192,29 @@ function conditionMetrics(registry: Registry) {
     help: "This replica's wall clock minus Redis' clock, in seconds (positive: ahead), read at start and every 30 s. Every grace, window and age two replicas compare is timed on Redis' clock; beyond 5 s the replica logs a warning.",
     registers: [registry],
   });
+  const resourceSync = new Gauge({
+    name: 'converge_resource_sync',
+    help: 'Sync condition of each managed resource: 1 on the series of its current status (synced, out_of_sync, blocked, suspended) and reason (e.g. RevisionFailed, WriteRefused, DriftReported, DeletePending; docs/daemon.md).',
+    labelNames: ['kind', 'name', 'status', 'reason'] as const,
+    registers: [registry],
+  });
+  const resourceHeld = new Gauge({
+    name: 'converge_resource_held',
+    help: 'Resources converge holds (their desired state is not written again until the manifest changes or converge reconcile --retry-failed releases it): 1 per held resource, by the hold\'s reason (RevisionFailed: its revision failed; WriteRefused: the service refused the write for good; NameTaken: the service answered a create that the name is taken).',
+    labelNames: ['kind', 'name', 'reason'] as const,
+    registers: [registry],
+  });
+  const resyncPeriod = new Gauge({
+    name: 'converge_resync_period_seconds',
+    help: 'The resync period this daemon runs with (resync): a full reconcile at least this often while a replica leads.',
+    registers: [registry],
+  });
   for (const reason of REVISION_FAILURE_REASONS) revisionFailures.inc({ reason }, 0);
+  resyncPeriod.set(0);
   appliedStateLost.set(0);
   secretsUnknown.set(0);
   manifestErrors.set(0);
-  return { manifestErrors, resyncCycles, appliedStateLost, secretsUnknown, resourceHealth, revisionFailures, clockSkew };
+  return { manifestErrors, resyncCycles, appliedStateLost, secretsUnknown, resourceHealth, resourceSync, resourceHeld, resyncPeriod, revisionFailures, clockSkew };
 }
 
 /** The flap guard's Conflicts and the notification deliveries. */
@@ -212,6 +240,40 @@ function conflictAndNotificationMetrics(registry: Registry) {
   return { conflicts, conflictResources, notifications };
 }
 
+/**
+ * A per-resource gauge (labels kind, name and `labels`) that shows one series of value 1 per resource: its current
+ * values. Only the series that changed are written: at 10,000 resources, resetting and setting every series at each
+ * reconcile was a tenth of what a resync allocated (docs/performance.md).
+ */
+function oneSeriesPerResource<L extends string>(gauge: Gauge<'kind' | 'name' | L>, ...labels: L[]) {
+  /** The values each resource's series shows now (by kind/name). */
+  const shown = new Map<string, { kind: string; name: string; values: string[]; joined: string }>();
+  const labelsOf = (kind: string, name: string, values: readonly string[]) => {
+    const set: Record<string, string> = { kind, name };
+    labels.forEach((label, i) => (set[label] = values[i]!));
+    return set as Partial<Record<'kind' | 'name' | L, string>>;
+  };
+  return function setRows<R extends { kind: ResourceKind; name: string }>(rows: Iterable<R>, valuesOf: (row: R) => string[]): void {
+    const seen = new Set<string>();
+    for (const row of rows) {
+      const key = `${row.kind}/${row.name}`;
+      seen.add(key);
+      const values = valuesOf(row);
+      const joined = values.join('\u0000');
+      const before = shown.get(key);
+      if (before?.joined === joined) continue;
+      if (before) gauge.remove(labelsOf(before.kind, before.name, before.values));
+      gauge.set(labelsOf(row.kind, row.name, values), 1);
+      shown.set(key, { kind: row.kind, name: row.name, values, joined });
+    }
+    for (const [key, before] of shown) {
+      if (seen.has(key)) continue;
+      gauge.remove(labelsOf(before.kind, before.name, before.values));
+      shown.delete(key);
+    }
+  };
+}
+
 /** A fresh registry with every converge metric registered. Several daemons in one process do not collide. */
 export function createMetrics(options: MetricsOptions = {}): DaemonMetrics {
   const registry = new Registry();
@@ -222,34 +284,23 @@ export function createMetrics(options: MetricsOptions = {}): DaemonMetrics {
   const work = jobAndRequestMetrics(registry);
   const { requests, requestDuration } = work;
   const conditions = conditionMetrics(registry);
-  const { resourceHealth } = conditions;
-  /** The health each resource's series shows now (by kind/name): the gauge's one series of value 1 per resource. */
-  const healthShown = new Map<string, HealthStatus>();
   const outside = conflictAndNotificationMetrics(registry);
+  const health = oneSeriesPerResource(conditions.resourceHealth, 'health');
+  const sync = oneSeriesPerResource(conditions.resourceSync, 'status', 'reason');
+  const held = oneSeriesPerResource(conditions.resourceHeld, 'reason');
   return {
     registry,
     ...reconcile,
     ...work,
     ...conditions,
     setResourceHealth(rows) {
-      // Only the series that changed are written: at 10,000 resources, resetting and setting every series at each
-      // reconcile was a tenth of what a resync allocated (docs/performance.md).
-      const seen = new Set<string>();
-      for (const row of rows) {
-        const key = `${row.kind}/${row.name}`;
-        seen.add(key);
-        const shown = healthShown.get(key);
-        if (shown === row.health.status) continue;
-        if (shown !== undefined) resourceHealth.remove({ kind: row.kind, name: row.name, health: shown });
-        resourceHealth.set({ kind: row.kind, name: row.name, health: row.health.status }, 1);
-        healthShown.set(key, row.health.status);
-      }
-      for (const [key, shown] of healthShown) {
-        if (seen.has(key)) continue;
-        const slash = key.indexOf('/');
-        resourceHealth.remove({ kind: key.slice(0, slash), name: key.slice(slash + 1), health: shown });
-        healthShown.delete(key);
-      }
+      health(rows, (row) => [row.health.status]);
+    },
+    setResourceSync(rows) {
+      sync(rows, (row) => [row.sync.status, row.sync.reason]);
+    },
+    setResourceHeld(rows) {
+      held([...rows].filter((row) => row.hold), (row) => [row.hold!.reason]);
     },
     ...outside,
     observeRequest(info) {
