@@ -55,6 +55,7 @@ thead th { position: sticky; top: 0; background: var(--panel); font-size: .8rem;
 /* Paths, names and job ids wrap at the <wbr> after their separators (breakable() in script-overview.ts); break-word only
    for a segment wider than the whole column, and it leaves the column's min-content alone, so a table never splits a word. */
 td.file code, .history-events code { overflow-wrap: break-word; }
+td.file { min-width: 9rem; }
 .reason.off { color: var(--warn-fg); }
 tbody tr.row:hover { background: var(--panel); }
 tr.spacer > td { padding: 0; border: 0; }

@@ -23,7 +23,8 @@ function holdOf(row, target, off) {
   if (row.syncReason === 'Conflict') return { word: 'Conflict', message: row.conflict ? row.conflict.message : row.reason, command: releaseCommand('--retry-failed', target), off };
   if (row.syncReason === 'SecretsUnknown') return { word: 'SecretsUnknown', message: row.reason, command: releaseCommand('--write-secrets', target), off };
   if (row.heldAtLastGood) return { word: 'LastGoodVersion', message: 'its file fails to load: the last good version stays in force', command: null };
-  if (row.pendingDelete && row.sync.reason === 'DeletePending') return { word: 'DeletePending', message: row.reason, command: row.pendingDelete.confirm ? releaseCommand('--confirm-delete', target) : null, deletePending: true };
+  // The reason opens with "delete pending: " (src/core/prune-grace.ts), which the detail's label says already.
+  if (row.pendingDelete && row.sync.reason === 'DeletePending') return { word: 'DeletePending', message: (row.reason || '').replace(/^delete pending:\s*/i, ''), command: row.pendingDelete.confirm ? releaseCommand('--confirm-delete', target) : null, deletePending: true };
   if (row.pruneKept) return { word: 'Kept', message: 'converge/prune: "false": prune never deletes it', command: null };
   return null;
 }
