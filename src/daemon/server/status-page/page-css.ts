@@ -55,7 +55,7 @@ thead th { position: sticky; top: 0; background: var(--panel); font-size: .8rem;
 /* Paths, names and job ids wrap at the <wbr> after their separators (breakable() in script-overview.ts); break-word only
    for a segment wider than the whole column, and it leaves the column's min-content alone, so a table never splits a word. */
 td.file code, .history-events code { overflow-wrap: break-word; }
-td.file { min-width: 9rem; }
+.history-events td:first-child { white-space: nowrap; }
 .reason.off { color: var(--warn-fg); }
 tbody tr.row:hover { background: var(--panel); }
 tr.spacer > td { padding: 0; border: 0; }
@@ -71,7 +71,7 @@ tr.detail > td { background: var(--panel); padding: .6rem 1rem 1rem 2rem; }
 .badge.bad { background: var(--bad-bg); color: var(--bad-fg); }
 .badge.info { background: var(--info-bg); color: var(--info-fg); }
 .reason { display: block; font-size: .8rem; color: var(--muted); }
-.cmd { display: block; margin-top: .2rem; user-select: all; min-width: 18rem; overflow-wrap: normal; word-break: normal; font-size: .8rem; }
+.cmd { display: block; margin-top: .2rem; user-select: all; min-width: 14rem; overflow-wrap: normal; word-break: normal; font-size: .8rem; }
 /* A command's words each stay whole: it wraps at its spaces only. */
 .cmd .word { white-space: nowrap; }
 code.path { display: block; overflow-wrap: break-word; }
