@@ -2,7 +2,7 @@
 // emulator: a failed build (its log lines, a secret masked), a suspended resource, a broken file and an orphan; its rows
 // against /status, the filter, the keyboard, light and dark, a live edit without a reload, every request to the daemon,
 // no console error, no secret in anything it loaded. It writes test-output/status-page.png.
-import { copyFile, mkdir, rm } from 'node:fs/promises';
+import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import { runInNewContext } from 'node:vm';
@@ -233,7 +233,7 @@ describe('the status page', () => {
 
     await mkdir(OUTPUT, { recursive: true });
     await page.screenshot({ path: join(OUTPUT, 'status-page.png'), fullPage: true });
-    if (process.env.CONVERGE_UPDATE_SCREENSHOT === '1') await copyFile(join(OUTPUT, 'status-page.png'), join(ROOT, 'docs', 'status-page.png'));
+    // docs/status-page.png is status-page-1280.test.ts's screenshot (CONVERGE_UPDATE_SCREENSHOT=1 there).
 
     // An edit shows its new revision on the open page, without a reload; meanwhile unchanged polls answer 304.
     await page.evaluate('window.noReload = true');

@@ -45,7 +45,7 @@ function render(answer: ReconcileAnswer): string {
   const lines: string[] = [];
   const r = answer.reconcile;
   const joined = r?.requests && r.requests > 1 ? ` (it served ${r.requests} requests at once)` : '';
-  if (r) lines.push(r.ok ? `Reconcile #${r.id} done${joined}: ${r.enqueued} jobs enqueued.` : `Reconcile #${r.id} FAILED${joined}: ${r.error ?? 'unknown error'}`);
+  if (r) lines.push(r.ok ? `Reconcile #${r.id} done${joined}: ${r.enqueued} ${r.enqueued === 1 ? 'job' : 'jobs'} enqueued.` : `Reconcile #${r.id} FAILED${joined}: ${r.error ?? 'unknown error'}`);
   const w = answer.writeSecrets;
   if (w) {
     if (w.written.length > 0) lines.push(`Secrets written once for: ${w.written.join(', ')} (their jobs are enqueued; see converge status).`);

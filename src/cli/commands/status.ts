@@ -36,6 +36,8 @@ interface StatusDocument {
   /** Resources by sync status, counted from the same rows as `resources` (daemons before it: absent). */
   sync?: Record<string, number>;
   conflicts?: string[];
+  /** Resources whose delete waits (prune_grace, or a person under prune_mode confirm). */
+  deletesPending?: string[];
   pruneRefused?: string | null;
   manifestVersion?: { kind: string; id: string; uncommitted?: boolean; readAt?: string } | null;
   daemon?: { dir?: string; pid?: number; hostname?: string; startedAt?: string; service?: string | null; driftPolicy?: string; stopping?: boolean; reconcileEndpoint?: boolean };
@@ -105,6 +107,11 @@ function noteText(row: ResourceRow): string {
   return row.reason ?? '';
 }
 
+/** "1 job", "2 jobs": a count and its noun in agreement. */
+export function counted(n: number, noun: string): string {
+  return `${n} ${noun}${n === 1 ? '' : 's'}`;
+}
+
 /** The text form of a daemon's status. */
 function renderStatus(url: string, doc: StatusDocument, ready: Readiness): string {
   const lines: string[] = [];
@@ -119,7 +126,8 @@ function renderStatus(url: string, doc: StatusDocument, ready: Readiness): strin
   if (doc.appliedState?.lost) lines.push(`Redis lost converge's applied state at ${doc.appliedState.lostAt ?? '?'} (${doc.appliedState.detail ?? 'epoch changed'}); secrets it cannot compare are held, not rewritten.`);
   if (doc.secretsUnknown?.length) lines.push(`SecretsUnknown (not rewritten blind): ${doc.secretsUnknown.join(', ')}; converge reconcile --write-secrets [NAME...] writes them.`);
   if (doc.conflicts?.length) lines.push(`Conflict (converge stopped writing to these): ${doc.conflicts.join(', ')}; see NOTE below. Writing resumes when the desired state changes to a new one.`);
-  if (doc.pruneRefused) lines.push(`Prune refused: ${doc.pruneRefused}`);
+  // The reason opens with "prune refused" (src/plan/prune.ts): said once.
+  if (doc.pruneRefused) lines.push(/^prune refused/i.test(doc.pruneRefused) ? `P${doc.pruneRefused.slice(1)}` : `Prune refused: ${doc.pruneRefused}`);
   if (doc.manifestVersion) lines.push(`Manifests: ${doc.manifestVersion.kind === 'git' ? '' : 'not in git, '}${versionText(doc.manifestVersion)}, read at ${doc.manifestVersion.readAt ?? '?'}`);
   const last = doc.lastReconcile;
   if (!last) lines.push('No reconcile yet.');
@@ -128,7 +136,7 @@ function renderStatus(url: string, doc: StatusDocument, ready: Readiness): strin
     const s = last.summary ?? {};
     lines.push(
       `Last reconcile #${last.id} (${last.trigger}) at ${last.finishedAt} in ${last.durationMs} ms: ${s.create ?? 0} to create, ${s.update ?? 0} to update, ` +
-        `${s.noop ?? 0} unchanged, ${s.orphan ?? 0} orphaned, ${s.blocked ?? 0} blocked; ${last.enqueued} jobs enqueued, ${last.drifted} drifted, ${last.held} held at last good`,
+        `${s.noop ?? 0} unchanged, ${s.orphan ?? 0} orphaned, ${s.blocked ?? 0} blocked; ${counted(last.enqueued, 'job')} enqueued, ${last.drifted} drifted, ${last.held} held at last good`,
     );
   }
   if (doc.lastSuccessfulReconcileAt && last && !last.ok) lines.push(`Last successful reconcile: ${doc.lastSuccessfulReconcileAt}`);
@@ -136,7 +144,8 @@ function renderStatus(url: string, doc: StatusDocument, ready: Readiness): strin
   const totals = new Map<string, number>(Object.entries(doc.sync ?? {}));
   if (!doc.sync) for (const byState of Object.values(doc.counts ?? {})) for (const [state, n] of Object.entries(byState)) totals.set(state, (totals.get(state) ?? 0) + n);
   const summary = [...totals].filter(([, n]) => n > 0).map(([state, n]) => `${n} ${state}`);
-  lines.push(`Resources: ${summary.length ? summary.join(', ') : 'none'}`);
+  const pending = doc.deletesPending?.length ?? 0;
+  lines.push(`Resources: ${summary.length ? summary.join(', ') : 'none'}${pending > 0 ? `; ${counted(pending, 'delete')} pending` : ''}`);
   const health = Object.entries(doc.health ?? {}).filter(([, n]) => n > 0).map(([h, n]) => `${n} ${h}`);
   if (health.length) lines.push(`Health: ${health.join(', ')}`);
   if (doc.held?.length) lines.push(`Held (this desired state is not sent again: a failed revision, a write refused for good, or a name taken on the service; each row's note says which): ${doc.held.join(', ')}; a changed manifest, or converge reconcile --retry-failed [NAME...], lets it be written.`);

@@ -35,9 +35,9 @@ footer { padding: .8rem 1.2rem 1.2rem; font-size: .85rem; }
 .facts { display: grid; grid-template-columns: max-content minmax(0, 1fr); gap: .15rem 1rem; margin: 0; }
 .facts dt { color: var(--muted); }
 .facts dd { margin: 0; overflow-wrap: anywhere; }
-.counts { display: flex; gap: 2rem; }
+.counts { display: flex; flex-wrap: wrap; gap: .8rem 2rem; align-content: start; }
 .count-list { list-style: none; margin: 0; padding: 0; }
-.count-list li { display: flex; justify-content: space-between; gap: 1rem; min-width: 10rem; padding: .05rem 0; }
+.count-list li { display: flex; justify-content: space-between; gap: 1rem; min-width: 9rem; padding: .05rem 0; }
 .warnings { grid-column: 1 / -1; margin: 0; padding: 0; list-style: none; }
 .warnings li { margin: .3rem 0; padding: .4rem .7rem; border-radius: 6px; background: var(--bad-bg); color: var(--bad-fg); }
 .problems { margin: 0; padding-left: 1.2rem; }
@@ -52,12 +52,15 @@ footer { padding: .8rem 1.2rem 1.2rem; font-size: .85rem; }
 table { border-collapse: collapse; width: 100%; }
 th, td { text-align: left; vertical-align: top; padding: .35rem .5rem; border-bottom: 1px solid var(--line); }
 thead th { position: sticky; top: 0; background: var(--panel); font-size: .8rem; color: var(--muted); white-space: nowrap; }
-td.file code { overflow-wrap: anywhere; }
+/* Paths, names and job ids wrap at the <wbr> after their separators (breakable() in script-overview.ts); break-word only
+   for a segment wider than the whole column, and it leaves the column's min-content alone, so a table never splits a word. */
+td.file code, .history-events code { overflow-wrap: break-word; }
+.history-events td:first-child { white-space: nowrap; }
 .reason.off { color: var(--warn-fg); }
 tbody tr.row:hover { background: var(--panel); }
 tr.spacer > td { padding: 0; border: 0; }
 tr.detail > td { background: var(--panel); padding: .6rem 1rem 1rem 2rem; }
-.expand { white-space: nowrap; font: inherit; font-weight: 600; color: var(--fg); background: none; border: 0; padding: 0; cursor: pointer; text-align: left; }
+.expand { overflow-wrap: break-word; font: inherit; font-weight: 600; color: var(--fg); background: none; border: 0; padding: 0; cursor: pointer; text-align: left; }
 .expand::before { content: "▸ "; color: var(--muted); }
 .expand[aria-expanded="true"]::before { content: "▾ "; }
 :focus-visible { outline: 2px solid var(--accent); outline-offset: 2px; }
@@ -68,8 +71,10 @@ tr.detail > td { background: var(--panel); padding: .6rem 1rem 1rem 2rem; }
 .badge.bad { background: var(--bad-bg); color: var(--bad-fg); }
 .badge.info { background: var(--info-bg); color: var(--info-fg); }
 .reason { display: block; font-size: .8rem; color: var(--muted); }
-.cmd { display: block; margin-top: .2rem; user-select: all; min-width: 18rem; overflow-wrap: normal; word-break: normal; font-size: .8rem; }
-code.path { display: block; overflow-wrap: anywhere; }
+.cmd { display: block; margin-top: .2rem; user-select: all; min-width: 14rem; overflow-wrap: normal; word-break: normal; font-size: .8rem; }
+/* A command's words each stay whole: it wraps at its spaces only. */
+.cmd .word { white-space: nowrap; }
+code.path { display: block; overflow-wrap: break-word; }
 .detail h4 { margin: .7rem 0 .25rem; font-size: .85rem; }
 .detail h4:first-child { margin-top: 0; }
 .detail p { margin: .2rem 0; overflow-wrap: anywhere; }

@@ -24,6 +24,7 @@ export const PAGE_HTML = `<!doctype html>
     <div class="counts">
       <div><h3>Sync</h3><ul id="sync-counts" class="count-list"></ul></div>
       <div><h3>Health</h3><ul id="health-counts" class="count-list"></ul></div>
+      <div id="deletes" hidden><h3>Deletes</h3><ul id="delete-counts" class="count-list"></ul></div>
     </div>
     <ul id="warnings" class="warnings"></ul>
   </section>

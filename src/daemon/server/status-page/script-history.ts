@@ -32,7 +32,7 @@ function historyTable(events) {
   const body = el('tbody');
   for (const event of events) {
     const tr = add(el('tr'), add(el('td'), when(event.at)), el('td', null, event.type), el('td', null, event.reason), el('td', null, event.message),
-      add(el('td'), event.job ? el('code', null, shortId(event.job.id)) : null),
+      add(el('td'), event.job ? breakable('code', null, event.job.id) : null),
       el('td', null, event.revision ? event.revision.id + ' ' + event.revision.status : ''), el('td', 'muted', event.by));
     tr.dataset.type = event.type;
     if (event.job) tr.dataset.job = event.job.id;

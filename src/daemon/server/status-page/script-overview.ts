@@ -24,6 +24,31 @@ function el(tag, className, text) {
   return node;
 }
 
+/**
+ * An element holding a file path, a resource name or a job id: a break opportunity (<wbr>) after each separator
+ * ('/', '.', '-', '_', '@', ':'), so a narrow column wraps it there and never mid-word; the whole value in its title.
+ */
+function breakable(tag, className, text) {
+  const node = el(tag, className);
+  const value = String(text);
+  for (const part of value.split(/(?<=[\/.\-_@:])/)) {
+    if (node.lastChild) node.append(document.createElement('wbr'));
+    node.append(document.createTextNode(part));
+  }
+  node.title = value;
+  return node;
+}
+
+/** "1 job", "2 jobs": a count and its noun in agreement. */
+function counted(n, one, many) {
+  return n + ' ' + (n === 1 ? one : many || one + 's');
+}
+
+/** A refused prune's warning: the reason already opens with "prune refused", so it is said once. */
+function pruneRefusedText(reason) {
+  return /^prune refused/i.test(reason) ? 'P' + reason.slice(1) : 'Prune refused: ' + reason;
+}
+
 function add(parent, ...children) {
   for (const child of children) if (child !== null && child !== undefined) parent.append(child);
   return parent;
@@ -88,7 +113,7 @@ function reconcileText(doc) {
   const out = add(el('span'), '#' + last.id + ' ', el('strong', null, last.trigger), ', ', when(last.finishedAt), ', took ' + last.durationMs + ' ms, ');
   if (last.ok) add(out, badge('ok', 'ok'));
   else add(out, badge('failed', 'bad'), ' ', el('span', null, last.error || ''));
-  if (doc.reconciles) add(out, el('span', 'reason', doc.reconciles.total + ' reconciles, ' + doc.reconciles.failed + ' failed'));
+  if (doc.reconciles) add(out, el('span', 'reason', counted(doc.reconciles.total, 'reconcile') + ', ' + doc.reconciles.failed + ' failed'));
   return out;
 }
 
@@ -97,7 +122,7 @@ function renderHeader(doc) {
   byId('version').textContent = daemon.version ? 'v' + daemon.version : '';
   const facts = byId('facts');
   facts.replaceChildren();
-  fact(facts, 'Watched directory', el('code', null, daemon.dir));
+  fact(facts, 'Watched directory', breakable('code', null, daemon.dir));
   fact(facts, 'Service', el('code', null, daemon.service || '—'), daemon.embedded ? ' (embedded emulator)' : '');
   fact(facts, 'Manifests', versionText(doc.manifestVersion));
   fact(facts, 'Leader', leaderText(doc.lease));
@@ -107,6 +132,7 @@ function renderHeader(doc) {
   fact(facts, 'Prune', pruneText(daemon.prune));
   renderCounts('sync-counts', doc.sync, SYNC_TONE);
   renderCounts('health-counts', doc.health, HEALTH_TONE);
+  renderDeleteCounts(doc);
   renderWarnings(doc);
 }
 
@@ -116,13 +142,29 @@ function renderCounts(id, counts, tones) {
   for (const [word, n] of Object.entries(counts || {})) list.append(add(el('li'), badge(word, tones[word]), el('strong', null, n)));
 }
 
+/** The deletes that wait for their grace or a person (deletesPending), and the confirmed ones whose job is queued. */
+function renderDeleteCounts(doc) {
+  const pending = (doc.deletesPending || []).length;
+  const deleting = (doc.resources || []).filter(isDeleting).length;
+  const counts = {};
+  if (pending > 0) counts.DeletePending = pending;
+  if (deleting > 0) counts.Deleting = deleting;
+  renderCounts('delete-counts', counts, { DeletePending: 'warn', Deleting: 'info' });
+  byId('deletes').hidden = pending + deleting === 0;
+}
+
+/** A delete that was decided and enqueued (its grace passed, or a person confirmed it) and has not finished yet. */
+function isDeleting(row) {
+  return row.action === 'delete' && row.sync.reason !== 'DeletePending' && Boolean(row.job) && row.job.operation.startsWith('delete') && row.job.state === 'queued';
+}
+
 function renderWarnings(doc) {
   const list = byId('warnings');
   list.replaceChildren();
   const warn = (text) => list.append(el('li', null, text));
   if (doc.daemon && doc.daemon.stopping) warn('The daemon is stopping.');
   if (doc.manifests && doc.manifests.error) warn('Manifests could not be read: ' + doc.manifests.error);
-  if (doc.pruneRefused) warn('Prune refused: ' + doc.pruneRefused);
+  if (doc.pruneRefused) warn(pruneRefusedText(doc.pruneRefused));
   if (doc.appliedState && doc.appliedState.lost) warn('Applied state lost' + (doc.appliedState.lostAt ? ' at ' + doc.appliedState.lostAt : '') + ': ' + (doc.appliedState.detail || 'nothing is rewritten blind'));
 }
 

@@ -23,7 +23,8 @@ function holdOf(row, target, off) {
   if (row.syncReason === 'Conflict') return { word: 'Conflict', message: row.conflict ? row.conflict.message : row.reason, command: releaseCommand('--retry-failed', target), off };
   if (row.syncReason === 'SecretsUnknown') return { word: 'SecretsUnknown', message: row.reason, command: releaseCommand('--write-secrets', target), off };
   if (row.heldAtLastGood) return { word: 'LastGoodVersion', message: 'its file fails to load: the last good version stays in force', command: null };
-  if (row.pendingDelete) return { word: 'DeletePending', message: row.reason, command: row.pendingDelete.confirm ? releaseCommand('--confirm-delete', target) : null };
+  // The reason opens with "delete pending: " (src/core/prune-grace.ts), which the detail's label says already.
+  if (row.pendingDelete && row.sync.reason === 'DeletePending') return { word: 'DeletePending', message: (row.reason || '').replace(/^delete pending:\s*/i, ''), command: row.pendingDelete.confirm ? releaseCommand('--confirm-delete', target) : null, deletePending: true };
   if (row.pruneKept) return { word: 'Kept', message: 'converge/prune: "false": prune never deletes it', command: null };
   return null;
 }
@@ -64,19 +65,24 @@ function partsOf(doc, row, names, changes, index) {
   // A row without a file takes one only from its own error's position (a blocked resource's file); a row whose file is
   // unknown because another file fails to load (its manifest gone, or in that file) never shows that other file.
   const unknown = /^unknown:/.test(row.error || '');
+  // An emptied file (src/plan/prune.ts emptiedReason: "unknown: a.yaml:1:1 declares nothing now") failed nothing.
+  const emptied = /^unknown: .*? declares? nothing now/.test(row.error || '');
   const own = row.file || unknown ? null : (diagnosticsIn(index, row.error || '').sort((a, b) => a.i - b.i)[0] || { d: null }).d;
   const loadFails = index.loadFails;
   const target = names.get(row.name) > 1 ? row.key : row.name;
   const reconcileOff = Boolean(doc.daemon && doc.daemon.reconcileEndpoint === false);
-  return { change, log, diagnostics, target, reconcileOff, file: row.file || (own ? own.file : null), fileUnknown: !row.file && !own && (unknown || loadFails) };
+  return { change, log, diagnostics, target, reconcileOff, file: row.file || (own ? own.file : null), fileUnknown: !row.file && !own && (unknown || loadFails) ? (emptied ? 'emptied' : 'fails') : null };
 }
 
 function cell(...children) {
   return add(el('td'), ...children);
 }
 
+/** Why a row's file is unknown: a file that declared it is present and empty, or a file fails to load. */
+const UNKNOWN_FILE = { emptied: 'unknown (a file that declared it is empty)', fails: 'unknown (a file fails to load)' };
+
 function fileCell(file, unknown) {
-  const td = cell(file ? el('code', null, file) : unknown ? el('span', 'muted', 'unknown (a file fails to load)') : dash());
+  const td = cell(file ? breakable('code', null, file) : unknown ? el('span', 'muted', UNKNOWN_FILE[unknown]) : dash());
   td.className = 'file';
   return td;
 }
@@ -87,6 +93,24 @@ function dash() {
 
 function conditionCell(condition, tones) {
   return cell(badge(condition.status, tones[condition.status]), el('span', 'reason', condition.reason));
+}
+
+/** The sync cell: a delete enqueued (confirmed, or its grace passed) reads deleting until its job ends, not its last sync. */
+function syncCell(row) {
+  if (isDeleting(row)) return cell(badge('deleting', 'info'), el('span', 'reason', 'Deleting'));
+  // Its delete job finished: gone from the service; the next reconcile drops the row.
+  if (row.action === 'delete' && row.job && row.job.state === 'completed' && row.job.outcome === 'deleted') return cell(badge('deleted', 'off'), el('span', 'reason', 'Deleted'));
+  return conditionCell(row.sync, SYNC_TONE);
+}
+
+/** A command as words that each stay whole: it wraps at its spaces only (never inside --url or the URL). */
+function commandCode(command) {
+  const code = el('code', 'cmd');
+  command.split(' ').forEach((word, i) => {
+    if (i > 0) code.append(document.createTextNode(' '));
+    code.append(el('span', 'word', word));
+  });
+  return code;
 }
 
 function revisionCell(health) {
@@ -106,12 +130,12 @@ function jobCell(job) {
 
 function holdCell(hold) {
   if (!hold) return cell(dash());
-  return cell(badge(hold.word, 'warn'), hold.command ? el('code', 'cmd', hold.command) : null, hold.command && hold.off ? el('span', 'reason off', RECONCILE_OFF) : null);
+  return cell(badge(hold.word, 'warn'), hold.command ? commandCode(hold.command) : null, hold.command && hold.off ? el('span', 'reason off', RECONCILE_OFF) : null);
 }
 
 function driftCell(drift) {
   if (!drift || !drift.fields || drift.fields.length === 0) return cell(dash());
-  return cell(...drift.fields.map((f) => el('code', 'path', f)), el('span', 'reason', drift.policy));
+  return cell(...drift.fields.map((f) => breakable('code', 'path', f)), el('span', 'reason', drift.policy));
 }
 
 /** The words the filter matches (name, kind, file, status words). */
@@ -123,13 +147,13 @@ function searchText(row, parts, hold) {
 }
 
 function buildRow(row, parts, hold, detailId) {
-  const button = el('button', 'expand', row.name);
+  const button = breakable('button', 'expand', row.name);
   button.type = 'button';
   button.setAttribute('aria-expanded', String(openKeys.has(row.key)));
   button.setAttribute('aria-controls', detailId);
   button.addEventListener('click', () => toggle(row.key));
   const tr = add(el('tr', 'row'), cell(row.kind), cell(button), fileCell(parts.file, parts.fileUnknown),
-    conditionCell(row.sync, SYNC_TONE), conditionCell(row.health, HEALTH_TONE), revisionCell(row.health), jobCell(row.job), holdCell(hold), driftCell(row.drift));
+    syncCell(row), conditionCell(row.health, HEALTH_TONE), revisionCell(row.health), jobCell(row.job), holdCell(hold), driftCell(row.drift));
   tr.dataset.key = row.key;
   tr.dataset.search = searchText(row, parts, hold);
   return tr;
@@ -170,7 +194,7 @@ function buildDetail(row, parts, hold, detailId) {
   if (row.health.revisionId) box.append(para('Latest revision', el('code', null, row.health.revisionId), row.health.revisionStatus ? ' ' + row.health.revisionStatus : ''));
   if (row.error && row.error !== row.sync.message) box.append(para('Error', row.error));
   else if (row.reason && row.reason !== row.sync.message) box.append(para('Note', row.reason));
-  if (hold) add(box, para('Hold', hold.word + (hold.message ? ': ' + hold.message : '')), hold.command ? para('Release with', el('code', 'cmd', hold.command), el('span', 'reason', hold.off ? RECONCILE_OFF : 'needs the daemon\'s CONVERGE_WEBHOOK_TOKEN in the environment')) : null);
+  if (hold) add(box, para(hold.deletePending ? 'Delete pending' : 'Hold', hold.deletePending ? hold.message || '' : hold.word + (hold.message ? ': ' + hold.message : '')), hold.command ? para(hold.deletePending ? 'Confirm with' : 'Release with', commandCode(hold.command), el('span', 'reason', hold.off ? RECONCILE_OFF : 'needs the daemon\'s CONVERGE_WEBHOOK_TOKEN in the environment')) : null);
   if (row.conflict && row.conflict.fields) box.append(para('Conflicting fields', row.conflict.fields.join(', ')));
   if (row.secretsUnknown && row.secretsUnknown.length > 0) box.append(para('Secrets not compared (names)', row.secretsUnknown.join(', ')));
   if (row.drift) box.append(para('Drift', row.drift.policy + ': ' + row.drift.fields.join(', ') + (row.drift.reason ? ' (' + row.drift.reason + ')' : '')));
@@ -181,7 +205,7 @@ function buildDetail(row, parts, hold, detailId) {
     if (parts.log.note) box.append(el('p', 'muted', parts.log.note));
   }
   if (parts.diagnostics.length > 0) add(box, el('h4', null, 'Manifest diagnostics'), ...parts.diagnostics.map(diagnosticLine));
-  if (row.job) box.append(para('Last job', el('code', null, row.job.id), ' ' + row.job.operation + ', ' + (row.job.outcome || row.job.state) + (row.job.message ? ': ' + row.job.message : '') + ', ', when(row.job.finishedAt)));
+  if (row.job) box.append(para('Last job', breakable('code', null, row.job.id), ' ' + row.job.operation + ', ' + (row.job.outcome || row.job.state) + (row.job.message ? ': ' + row.job.message : '') + ', ', when(row.job.finishedAt)));
   if (row.appliedFrom) box.append(para('Applied from', (row.appliedFrom.label || row.appliedFrom.id) + ', written ', when(row.appliedFrom.appliedAt)));
   if (row.deploymentId) box.append(para('Live id', el('code', null, row.deploymentId)));
   box.append(historySection(row));
