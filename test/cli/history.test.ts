@@ -61,7 +61,7 @@ describe('converge history: names', () => {
     expect(bad.code).toBe(1);
     expect(bad.stderr.trimEnd().split('\n')).toHaveLength(1);
     expect(bad.stderr).toContain('"Bad Name!" is not a resource name: a metadata.name is lowercase letters, digits and dashes');
-    expect(bad.stderr).toContain('did you mean "bad-name-"?');
+    expect(bad.stderr).toContain('did you mean "bad-name"?');
     const kinded = await history('Deployment/Web_App');
     expect(kinded.code).toBe(1);
     expect(kinded.stderr).toContain('did you mean "web-app"?');

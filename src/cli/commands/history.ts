@@ -1,6 +1,6 @@
 // `converge history [KIND/]NAME`: one resource's recorded events, newest first, read from Redis only (the event log, src/store/event-log.ts).
 import { UsageError } from '../../core/errors.js';
-import { DEPLOYMENT_NAME_MAX, DEPLOYMENT_NAME_PATTERN } from '../../core/wire/schema.js';
+import { DEPLOYMENT_NAME_MAX, DEPLOYMENT_NAME_PATTERN, validNameLike } from '../../core/wire/schema.js';
 import { parseDuration } from '../../core/duration.js';
 import { KIND_NAMES } from '../../core/kinds/index.js';
 import { versionLabel } from '../../core/manifest-version.js';
@@ -33,8 +33,8 @@ function resourceKey(text: string): { key: string } | { name: string } {
 /** A name under the manifests' naming rule (metadata.name), or a UsageError that gives the rule. */
 function checkedName(name: string, text: string): string {
   if (DEPLOYMENT_NAME_PATTERN.test(name) && name.length <= DEPLOYMENT_NAME_MAX) return name;
-  const lower = name.toLowerCase().replace(/[^a-z0-9-]+/g, '-').replace(/^[^a-z]+/, '').slice(0, DEPLOYMENT_NAME_MAX);
-  const hint = lower && lower !== name ? `; did you mean "${lower}"?` : '';
+  const like = validNameLike(name);
+  const hint = like ? `; did you mean "${like}"?` : '';
   throw new UsageError(`"${text}" is not a resource name: a metadata.name is lowercase letters, digits and dashes, starting with a letter, at most ${DEPLOYMENT_NAME_MAX} characters${hint}`);
 }
 
