@@ -213,6 +213,18 @@ function fishText(text: string): string {
   return text.replace(/\\/g, '\\\\').replace(/'/g, "\\'");
 }
 
+/** The longest description fish shows beside a candidate: fish repeats it for every value a flag offers. */
+export const FISH_DESCRIPTION_MAX = 60;
+
+/** A flag's or command's description cut to its first clause, within FISH_DESCRIPTION_MAX characters (at a word, with "…"). */
+function fishShort(text: string): string {
+  const clause = text.split(/(?:[;:] |\. )/)[0]!;
+  if (clause.length <= FISH_DESCRIPTION_MAX) return clause;
+  const cut = clause.slice(0, FISH_DESCRIPTION_MAX - 1);
+  const space = cut.lastIndexOf(' ');
+  return `${(space > FISH_DESCRIPTION_MAX / 2 ? cut.slice(0, space) : cut).replace(/[,\s]+$/, '')}…`;
+}
+
 function fishCompletes(completes: Completes): string {
   if (completes === undefined) return '';
   if ('resources' in completes) return " -a '(__converge_targets)'";
@@ -227,7 +239,7 @@ function fishLines(view: CommandView): string[] {
     // -x (a value, no file names) where the value is a word or a resource name; -r (a value, files allowed) otherwise
     const exclusive = flag.completes !== undefined && ('words' in flag.completes || 'resources' in flag.completes);
     const value = flag.takesValue ? ` ${exclusive ? '-x' : '-r'}${fishCompletes(flag.completes)}` : '';
-    return `complete -c converge ${when} -l ${flag.long}${short}${value} -d '${fishText(flag.description)}'`;
+    return `complete -c converge ${when} -l ${flag.long}${short}${value} -d '${fishText(fishShort(flag.description))}'`;
   });
   if (view.argument !== undefined) lines.push(`complete -c converge ${when}${fishCompletes(view.argument)}`);
   return lines;
@@ -252,7 +264,7 @@ function fishScript(views: readonly CommandView[]): string {
     '        return',
     '    end',
     'end',
-    ...views.map((v) => `complete -c converge -n '__fish_use_subcommand' -a ${v.name} -d '${fishText(v.summary)}'`),
+    ...views.map((v) => `complete -c converge -n '__fish_use_subcommand' -a ${v.name} -d '${fishText(fishShort(v.summary))}'`),
     ...views.flatMap(fishLines),
     '',
   ].join('\n');

@@ -1,4 +1,5 @@
 // The exit-code rule of `converge plan` (with and without --detailed-exitcode) and of `converge apply`, in one place.
+import { sameVersion, type ManifestVersion } from './manifest-version.js';
 import type { Plan } from './model.js';
 import type { ResourceState } from './resource-state.js';
 
@@ -39,12 +40,27 @@ export function planExitCode(plan: PlanOutcome, detailed: boolean): 0 | 1 | 2 {
  * What the rule reads of each planned resource as the apply ends: its state, folded from its decision, its job's raw
  * result and the rollout --wait read (src/apply/apply-state.ts, with src/core/resource-state.ts, the daemon's fold).
  */
-export type ResourceOutcome = Pick<ResourceState, 'sync' | 'health'>;
+export type ResourceOutcome = Pick<ResourceState, 'sync' | 'health'> & {
+  /** A degraded rollout that stands from earlier manifests on a resource this apply did not write (standsFromEarlier). */
+  standing?: boolean;
+};
 
-/** How the apply ended: stopped by SIGINT or SIGTERM, and whether --wait followed the rollouts. */
+/** How the apply ended: stopped by SIGINT or SIGTERM, whether --wait followed the rollouts, and --strict. */
 export interface ApplyEnd {
   interrupted?: boolean;
   waited?: boolean;
+  /** --strict: any degraded resource fails the apply, a failure that stands from earlier manifests too. */
+  strict?: boolean;
+}
+
+/**
+ * Whether a resource's degraded rollout stands from earlier manifests, so that it is this apply's warning, not its
+ * failure: this apply wrote nothing to it, and converge's last write to it came from other manifests than the ones this
+ * apply applies (both known). A re-run of the version whose build failed is that version's failure; a last write of
+ * unknown manifests is not told from one of these.
+ */
+export function standsFromEarlier(degraded: boolean, wrote: boolean, lastWrite: ManifestVersion | undefined, applying: ManifestVersion | undefined): boolean {
+  return degraded && !wrote && lastWrite !== undefined && applying !== undefined && !sameVersion(lastWrite, applying);
 }
 
 /**
@@ -52,22 +68,23 @@ export interface ApplyEnd {
  * (never written, by design), its rollout is not degraded (a revision that failed before this apply, found unchanged,
  * is not converged either), and with --wait it is not still building (not active at the timeout).
  */
-function resourceConverged(r: ResourceOutcome, waited: boolean): boolean {
+function resourceConverged(r: ResourceOutcome, end: ApplyEnd): boolean {
   if (r.sync.status !== 'synced' && r.sync.status !== 'suspended') return false;
-  if (r.health.status === 'degraded') return false;
-  return !(waited && r.health.status === 'progressing');
+  if (r.health.status === 'degraded') return r.standing === true && end.strict !== true;
+  return !(end.waited === true && r.health.status === 'progressing');
 }
 
 /**
  * Apply converged: it ran to its end (no SIGINT or SIGTERM stopped it: an interrupted apply is not converged, whatever
  * its jobs did before the signal, as its closing line says), the plan holds no error (a refused prune is one), and
  * every planned resource converged: no job failed, met a Conflict, sent nothing (live state changed, superseded) or was
- * interrupted, every awaited revision became active, and no rollout is degraded.
+ * interrupted, every awaited revision became active, and no rollout is degraded but one that stands from earlier
+ * manifests on a resource this apply did not write (a warning, unless --strict).
  */
 export function applyConverged(plan: PlanOutcome, resources: readonly ResourceOutcome[], end: ApplyEnd = {}): boolean {
   if (end.interrupted === true) return false;
   if (planHasErrors(plan)) return false;
-  return resources.every((r) => resourceConverged(r, end.waited === true));
+  return resources.every((r) => resourceConverged(r, end));
 }
 
 /** `apply`: 0 when it converged, 1 otherwise (an interrupted apply included). */

@@ -2,6 +2,7 @@
 // (the catalog, listed by src/observe/repositories.ts) → integration_id, repo_url, repo_ref.
 import type { DeploymentResource } from './model.js';
 import type { Integration, Repository } from './wire/schema.js';
+import { closest } from './manifest/issues.js';
 
 export interface ResolvedRepository {
   integration_id: string;
@@ -80,7 +81,9 @@ function resolveOne(deployment: DeploymentResource, catalog: readonly CatalogEnt
       return `repository "${repository}" is not reachable through integration "${account}"${hint}`;
     }
     const searched = accounts.length ? `searched ${quoteList(accounts)}` : 'the service sees no code-host integration';
-    return `repository "${repository}" is not reachable through any code-host integration (${searched}); check the name or install the code-host app on its owner`;
+    const near = closest(repository, [...new Set(catalog.flatMap((e) => e.repositories.map(fullName)))]);
+    const fix = near ? `did you mean "${near}"? Otherwise check the name` : 'check the name';
+    return `repository "${repository}" is not reachable through any code-host integration (${searched}); ${fix} or install the code-host app on its owner`;
   }
   const given = deployment.spec.source_config ?? {};
   if (matches.length > 1 && given.integration_id) {

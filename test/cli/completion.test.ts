@@ -5,6 +5,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FISH_DESCRIPTION_MAX } from '../../src/cli/completion-script.js';
 import { loadCommands } from '../../src/cli/commands/index.js';
 import { runCapture } from '../helpers/cli.js';
 
@@ -46,6 +47,14 @@ describe('converge completion', () => {
       expect(run.stdout).toMatch(/-n '__fish_seen_subcommand_from run' -l drift -x -a 'heal report'/);
       expect(run.stdout).toMatch(/-n '__fish_seen_subcommand_from run' -l prune-mode -x -a 'auto confirm'/);
     }
+  });
+
+  it('fish descriptions are short: fish repeats a flag\'s for each value it offers (every --target name)', async () => {
+    const run = await runCapture(['completion', 'fish']);
+    const descriptions = [...run.stdout.matchAll(/ -d '((?:[^'\\]|\\.)*)'/g)].map((m) => m[1]!);
+    expect(descriptions.length).toBeGreaterThan(100);
+    for (const text of descriptions) expect(text.length, text).toBeLessThanOrEqual(FISH_DESCRIPTION_MAX);
+    expect(run.stdout).toContain("-l target -x -a '(__converge_targets)' -d 'plan (and apply) only this resource'");
   });
 
   it.each(['bash', 'zsh', 'fish'])('the %s script names every command and every flag of the command table', async (shell) => {

@@ -38,7 +38,7 @@ export const CORPUS: Record<string, { diagnostics: Expected[]; blocks: string | 
   'name-not-string.yaml': { diagnostics: [[4, 9, 'E_NAME', 'metadata.name: must be a string of lowercase letters, digits and dashes']], blocks: null },
   'name-starts-with-digit.yaml': { diagnostics: [[4, 9, 'E_NAME', 'metadata.name: is not a valid name: use lowercase letters, digits and dashes, starting with a letter']], blocks: '2nd-agent' },
   'name-too-long.yaml': { diagnostics: [[4, 9, 'E_NAME', 'metadata.name: is longer than 63 characters']], blocks: 'a-deployment-name-that-goes-on-and-on-well-past-the-sixty-three-limit' },
-  'name-uppercase.yaml': { diagnostics: [[4, 9, 'E_NAME', 'metadata.name: is not a valid name']], blocks: 'Support_Agent' },
+  'name-uppercase.yaml': { diagnostics: [[4, 9, 'E_NAME', 'metadata.name: is not a valid name: use lowercase letters, digits and dashes, starting with a letter, at most 63 characters, e.g. "support-agent"']], blocks: 'Support_Agent' },
   'not-a-mapping.yaml': { diagnostics: [[2, 1, 'E_SCHEMA', 'a manifest document must be a mapping with apiVersion, kind, metadata and spec; this one is a list']], blocks: null },
   'provider-mcp-ftp-url.yaml': { diagnostics: [[7, 19, 'E_SCHEMA', 'spec.mcp_server_url: must be an absolute http(s) URL']], blocks: 'ftp-mcp' },
   'provider-missing-token-url.yaml': { diagnostics: [[6, 3, 'E_SCHEMA', 'spec: missing required field token_url']], blocks: 'missing-token-url' },

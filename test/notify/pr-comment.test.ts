@@ -175,9 +175,13 @@ describe('converge comment: input', () => {
     expect(noToken.stderr).toBe('converge comment: no token: the environment variable GITHUB_TOKEN is not set or empty (name another with --token-env NAME)\n');
     const noPull = await runCapture(['comment', '--plan', join(dir, 'a.plan'), '--api', 'gitlab'], { CI_PROJECT_PATH: 'g/p', CI_API_V4_URL: 'http://127.0.0.1:9/api/v4', GITLAB_TOKEN: TOKEN });
     expect(noPull.stderr).toMatch(/no merge request: CI_MERGE_REQUEST_IID is set only in merge request pipelines/);
+    // Outside GitHub Actions (no event file), the line says so instead of speaking of an event.
+    const noEvent = await runCapture(['comment', '--plan', join(dir, 'a.plan'), '--repository', 'a/b'], { GITHUB_TOKEN: TOKEN });
+    expect(noEvent.code).toBe(1);
+    expect(noEvent.stderr).toBe('converge comment: no pull request: GITHUB_EVENT_PATH is not set (it is set in GitHub Actions runs only); give --pull N\n');
     const badApi = await runCapture(['comment', '--plan', 'x', '--api', 'bitbucket'], {});
     expect(badApi.stderr).toMatch(/--api "bitbucket" is not one of github, gitlab/);
-    outputs.push(noToken, noPull, badApi);
+    outputs.push(noToken, noPull, noEvent, badApi);
   });
 });
 

@@ -92,6 +92,14 @@ describe('resolveRepositories', () => {
     );
   });
 
+  it('a misspelt repository gets the nearest one the service can see', async () => {
+    const { client } = await codeHost(TWO);
+    const result = await resolveRepositories(client, [dep('support', { repository: 'acme/suport-agent' })]);
+    expect(result.errors.get('support')).toBe(
+      'repository "acme/suport-agent" is not reachable through any code-host integration (searched "acme", "acme-eu"); did you mean "acme/support-agent"? Otherwise check the name or install the code-host app on its owner',
+    );
+  });
+
   it('reports an ambiguous repository, naming both candidate accounts', async () => {
     const { client } = await codeHost(TWO);
     const result = await resolveRepositories(client, [dep('tools', { repository: 'shared/tools' })]);

@@ -7,19 +7,16 @@ import { UsageError } from '../../core/errors.js';
 import type { SavedPlan } from '../../core/saved-plan/schema.js';
 import { planCheckOf, readPlanFile, SKIP_SIGNATURE_OPTION } from '../plan-file.js';
 import { checkedChanges, claimPlanned, deletesOfPlan, settingsOfPlan } from '../saved-plan.js';
-import { applyConverged, applyExitCode } from '../../core/exit-code.js';
-import { resourceKey, type DesiredResource, type LiveDeployment, type Plan } from '../../core/model.js';
-import { skipLine, type Outcome } from '../../core/decide.js';
-import { inListing, kindOf } from '../../core/kinds/index.js';
-import { summarySentence } from '../../plan/render/format.js';
-import { fieldLine } from '../../plan/render/text.js';
+import { applyConverged, applyExitCode, type ApplyEnd } from '../../core/exit-code.js';
+import type { DesiredResource, Plan } from '../../core/model.js';
+import type { Outcome } from '../../core/decide.js';
 import { applyRecordedBy, runApply, STALLED_CHECK_MS } from '../../apply/apply.js';
 import { changesToApply } from '../../apply/apply-jobs.js';
 import type { QueueLogger } from '../../jobs/queue/log.js';
 import { openJobs } from '../../jobs/open-jobs.js';
 import { rolloutsToFollow } from '../../apply/rollouts-to-follow.js';
 import { failedRolloutLine, waitAndReport } from '../apply-wait.js';
-import { applyStates, jobResults, type ResourceConditions, type ResourceResult } from '../../apply/apply-state.js';
+import { applyStates, jobResults } from '../../apply/apply-state.js';
 import { decideOutcomes, healthNotes } from '../../plan/outcomes.js';
 import { readLatestRevisions } from '../../observe/revisions.js';
 import { gatherPlanInput } from '../../observe/gather.js';
@@ -28,7 +25,7 @@ import { environmentOf } from '../environment.js';
 import { LOG_LEVELS, resolveSettings, settingOptions } from '../settings.js';
 import { EMBEDDED, EMBEDDED_BANNER, openTarget, requireApiUrl, retryLine, type ServiceSettings } from '../target.js';
 import { progressLine, type Progress } from '../tty.js';
-import { formatDiagnostic } from '../../core/diagnostics.js';
+import { closingLine, failedRollouts, interruptedLines, liveIdOf, planLines, resultLines, standingKeys, standingLine } from '../apply-report.js';
 import { narrowToTargets, TARGET_OPTION, targetsOf } from '../partial-plan.js';
 
 const FORMATS = ['text', 'json'] as const;
@@ -44,6 +41,7 @@ export const applyCommand: Command = {
     plan: { type: 'string', placeholder: 'FILE', description: 'apply exactly the saved plan FILE (plan --out), with no DIR, given the --prune, --max-deletes, --adopt, --name-prefix and --target it was made with: refused, nothing written, when its options differ, when the manifests, a secret or a resource changed since, or, with CONVERGE_PLAN_KEY set, when it is not signed with that key; a signed plan with no key set is refused unless --skip-signature-check (docs/saved-plans.md)' },
     ...SKIP_SIGNATURE_OPTION,
     wait: { type: 'boolean', description: 'also wait until each new revision, and each rollout already in progress, is active; exit 1 at the first that fails (BUILD_FAILED, DEPLOY_FAILED, past the progress deadline)' },
+    strict: { type: 'boolean', description: 'exit 1 on any degraded resource: without it, a failed revision that stands from earlier manifests on a resource this apply does not write is a warning (docs/commands.md, "apply\'s verdict")' },
     output: { type: 'string', short: 'o', placeholder: 'FMT', choices: FORMATS, description: 'text (default) or json' },
     ...TARGET_OPTION,
     ...settingOptions(
@@ -158,14 +156,8 @@ export const applyCommand: Command = {
       const { states, resources, records } = applyStates(outcomes, ends, results, { version: gathered.version, meta });
       // What followed each decision (a Conflict its job met, a revision --wait read) joins the worker's entries of its jobs.
       await jobs.record.write({ events: records, states: [] }).catch((error: unknown) => log.warn({ error: (error as Error).message.split('\n')[0] }, 'could not record the apply in the event log'));
-      const end = { interrupted: interrupt.reason !== undefined, waited: waiting };
-      const converged = applyConverged(result, states, end);
-      // A rollout found failed with nothing to write (a re-run after a failed build): named like one the wait found.
-      const failedBefore = failedRollouts(resources, results);
-      if (text) for (const f of failedBefore) io.stdout.write(`${failedRolloutLine(f.key, liveIdOf(gathered.resources.get(f.key), gathered.live.deployments), f.health.message)}\n`);
-      if (text) io.stdout.write(closingLine(results, converged, result, interrupt.reason, failedBefore) + '\n');
-      else io.stdout.write(JSON.stringify({ format_version: '1', plan: result, results, resources, converged }, null, 2) + '\n');
-      const code = applyExitCode(result, states, end);
+      const end = { interrupted: interrupt.reason !== undefined, waited: waiting, strict: args.values.strict === true };
+      const code = report(io, { text, result, states, resources, results, outcomes, gathered, end, interrupted: interrupt.reason });
       // A handed-back job's request may still be open: it must not hold the process until the service answers.
       if (interrupt.reason) setTimeout(() => process.exit(code), INTERRUPTED_EXIT_MS).unref();
       return code;
@@ -218,99 +210,46 @@ function refuseUnreadable(io: CommandIo, output: string, unreadable: readonly st
   return 1;
 }
 
+/** What the end of an apply reports on: the plan, each resource's folded state, the jobs' results, what was gathered. */
+interface ApplyReport {
+  text: boolean;
+  result: Plan;
+  states: ReturnType<typeof applyStates>['states'];
+  resources: ReturnType<typeof applyStates>['resources'];
+  results: ReturnType<typeof jobResults>;
+  outcomes: ReadonlyMap<string, Outcome>;
+  gathered: Awaited<ReturnType<typeof gatherPlanInput>>;
+  end: ApplyEnd;
+  interrupted: NodeJS.Signals | undefined;
+}
+
+/**
+ * The apply's verdict (src/core/exit-code.ts) and its last lines: the failed rollouts no job reported (this version's,
+ * and the warnings of those standing from earlier manifests), then the closing line, or the JSON document. Its exit code.
+ */
+function report(io: CommandIo, r: ApplyReport): 0 | 1 {
+  const { gathered, text } = r;
+  // A failure that stands from earlier manifests on a resource this apply did not write is a warning (unless --strict).
+  const standing = standingKeys(r.states, r.outcomes, gathered.input.applied, gathered.version);
+  const verdict = r.states.map((s) => ({ ...s, standing: standing.has(s.key) }));
+  const converged = applyConverged(r.result, verdict, r.end);
+  // A rollout found failed with nothing to write (a re-run after a failed build): named like one the wait found.
+  const failures = failedRollouts(r.resources, r.results, standing);
+  const lastWrite = (key: string) => gathered.input.applied.get(key)?.manifestVersion;
+  const warnings = failures.standing.map((f) => ({ key: f.key, message: standingLine(f, lastWrite(f.key)).trim() }));
+  if (text) for (const f of failures.failedBefore) io.stdout.write(`${failedRolloutLine(f.key, liveIdOf(gathered.resources.get(f.key), gathered.live.deployments), f.health.message)}\n`);
+  if (text) for (const f of failures.standing) io.stdout.write(`${standingLine(f, lastWrite(f.key))}\n`);
+  if (text) io.stdout.write(closingLine(r.results, converged, r.result, r.interrupted, failures) + '\n');
+  else io.stdout.write(JSON.stringify({ format_version: '1', plan: r.result, results: r.results, resources: r.resources, converged, warnings }, null, 2) + '\n');
+  return applyExitCode(r.result, verdict, r.end);
+}
+
 /** After an interrupt, how long the process may take to close its connections before it exits anyway. */
 const INTERRUPTED_EXIT_MS = 1_000;
 
 /** The declared resources whose manifest carries converge/prune: "false". */
 function keptKeys(resources: ReadonlyMap<string, DesiredResource>): Set<string> {
   return new Set([...resources].filter(([, resource]) => resource.keep).map(([key]) => key));
-}
-
-/** Reasons the plan lines below already say in their own words (blocked, orphaned), or that are no news (Synced). */
-const SAID: ReadonlySet<string> = new Set(['Synced', 'PlanBlocked', 'ManifestErrors', 'Orphan']);
-
-function planLines(result: Plan, outcomes: ReadonlyMap<string, Outcome>): string[] {
-  const lines = [summarySentence(result), ...(result.notes ?? []).filter((note) => note.startsWith('prune ') || note.startsWith('partial plan')).map((note) => `  Note: ${note}`)];
-  for (const change of result.changes) {
-    if (change.action === 'blocked') lines.push(`  ! blocked ${change.kind}/${change.name}: ${change.reason ?? 'cannot be applied'}`);
-    if (change.action === 'delete') lines.push(`  - delete ${change.kind}/${change.name} (${change.reason ?? 'no longer declared'})`);
-    const outcome = outcomes.get(resourceKey(change.kind, change.name));
-    const why = outcome && !SAID.has(outcome.skip?.code ?? 'Synced') ? skipLine(outcome) : undefined;
-    if (why) lines.push(`  ${change.kind}/${change.name}: ${why}`);
-  }
-  for (const d of result.diagnostics) lines.push(`  ${formatDiagnostic(d)}`);
-  return lines;
-}
-
-/** What a job did, and whether its write started a revision (minutes of build on the real service). */
-function describeOutcome(r: ResourceResult): string {
-  const revision = !kindOf(r.kind).rollout ? '' : r.new_revision ? '; a new revision started' : '; no new revision';
-  switch (r.outcome) {
-    case 'created':
-      return `created${revision}`;
-    case 'updated':
-      return `updated${revision}`;
-    case 'adopted':
-      return `adopted${r.fields ? revision : ''}`;
-    case 'deleted':
-      return 'deleted';
-    default:
-      return 'nothing left to change';
-  }
-}
-
-/** One resource's result, then each field its write sent, in the plan's format (a secret is "(sensitive)"). */
-function resultLines(r: ResourceResult): string[] {
-  const label = r.status.padEnd(9);
-  if (r.status === 'failed' || r.status === 'interrupted') return [`  ${label} ${r.key}: ${r.message ?? r.status}`];
-  const note = r.message ? ` (${r.message})` : '';
-  return [`  ${label} ${r.key}: ${describeOutcome(r)}${note}`, ...(r.fields ?? []).map((field) => `      ${fieldLine(field)}`)];
-}
-
-/**
- * The resources an interrupt left undone: one line per way they were left ("withdrawn before it ran", "handed back
- * while running"), with a count, not one line per job; a way that holds one resource names it.
- */
-function interruptedLines(results: ResourceResult[]): string[] {
-  const byMessage = new Map<string, ResourceResult[]>();
-  for (const r of results) {
-    if (r.status !== 'interrupted') continue;
-    const message = r.message ?? 'interrupted';
-    byMessage.set(message, [...(byMessage.get(message) ?? []), r]);
-  }
-  return [...byMessage].map(([message, rs]) => `  ${'interrupted'.padEnd(9)} ${rs.length === 1 ? rs[0]!.key : `${rs.length} resources`}: ${message}`);
-}
-
-/** The live id of a declared resource whose kind the listing holds (a deployment), when it is live. */
-function liveIdOf(resource: DesiredResource | undefined, live: readonly LiveDeployment[]): string | undefined {
-  if (!resource || !inListing(resource.kind)) return undefined;
-  return live.find((d) => d.name === resource.name)?.id;
-}
-
-/** Resources whose rollout is degraded and whose failure no job of this apply's wait reported (they were not written). */
-function failedRollouts(resources: readonly ResourceConditions[], results: readonly ResourceResult[]): ResourceConditions[] {
-  const waited = new Set(results.filter((r) => r.revision !== undefined).map((r) => r.key));
-  return resources.filter((r) => r.health.status === 'degraded' && !waited.has(r.key));
-}
-
-function closingLine(results: ResourceResult[], converged: boolean, result: Plan, interrupted: NodeJS.Signals | undefined, failedBefore: readonly ResourceConditions[]): string {
-  // The counts are of jobs: a rollout already in progress that --wait followed had none.
-  const count = (status: ResourceResult['status']): number => results.filter((r) => r.jobId !== undefined && r.status === status).length;
-  const counts = `${count('done')} done, ${count('unchanged')} unchanged, ${count('failed')} failed`;
-  if (interrupted) return `Apply interrupted (${interrupted}): ${counts}, ${count('interrupted')} not done; not converged. No job is left locked or queued.`;
-  if (converged) return `Apply complete: ${counts}. ${result.targets ? `The targeted resources match their manifests (partial apply: --target ${result.targets.join(', ')}).` : 'Live state matches the manifests.'}`;
-  const why: string[] = [];
-  if (count('failed') > 0) why.push('jobs failed');
-  const failed = [
-    ...results.filter((r) => r.revision === 'failed').map((r) => ({ key: r.key, health: r.health, status: r.revisionStatus })),
-    ...failedBefore.map((f) => ({ key: f.key, health: f.health, status: f.health.revisionStatus })),
-  ];
-  if (failed.length > 0) why.push(`revision failed: ${failed.map((f) => `${f.key} ${f.health?.revisionId ?? ''} ${f.status ?? f.health?.reason ?? ''}`.replace(/\s+/g, ' ').trim()).join('; ')}`);
-  if (results.some((r) => r.revision === 'timeout')) why.push('revisions not active in time');
-  if (result.summary.blocked > 0) why.push(`${result.summary.blocked} blocked`);
-  if (result.diagnostics.some((d) => d.severity === 'error')) why.push('manifest errors');
-  if (result.prune_refused) why.push(result.prune_refused);
-  return `Apply incomplete: ${counts}; not converged (${why.join(', ')}).`;
 }
 
 /** Seconds, rounded up, for a countdown. */

@@ -44,6 +44,12 @@ function eventPull(env: NodeJS.ProcessEnv): { pull?: number; commit?: string } {
   return { ...(typeof number === 'number' ? { pull: number } : {}), ...(typeof sha === 'string' ? { commit: sha } : {}) };
 }
 
+/** Why GitHub's pull request is not known: no event file at all (not a GitHub Actions run), or an event about none. */
+function noPullRequest(env: NodeJS.ProcessEnv): string {
+  if (!env.GITHUB_EVENT_PATH) return 'no pull request: GITHUB_EVENT_PATH is not set (it is set in GitHub Actions runs only); give --pull N';
+  return 'no pull request: the event in GITHUB_EVENT_PATH is not about one (run on pull_request), or give --pull N';
+}
+
 /** Where the whole plan is, for the comment's last line: the artifact, in the CI run it belongs to. */
 function wholePlanAt(api: CommentApi, artifact: string | undefined, planFile: string, env: NodeJS.ProcessEnv): string {
   const name = `\`${(artifact ?? basename(planFile)).replace(/`/g, "'")}\``;
@@ -94,7 +100,7 @@ export const commentCommand: Command = {
     if (api === 'github' && !/^[^/\s]+\/[^/\s]+$/.test(repository)) throw new UsageError(`--repository "${repository}" is not OWNER/NAME`);
     const pullText = values.pull ?? (api === 'github' ? (event.pull === undefined ? undefined : String(event.pull)) : env.CI_MERGE_REQUEST_IID);
     if (pullText === undefined) {
-      throw new UsageError(api === 'github' ? 'no pull request: the event in GITHUB_EVENT_PATH is not about one (run on pull_request), or give --pull N' : 'no merge request: CI_MERGE_REQUEST_IID is set only in merge request pipelines (rules: if: $CI_PIPELINE_SOURCE == "merge_request_event"), or give --pull N');
+      throw new UsageError(api === 'github' ? noPullRequest(env) : 'no merge request: CI_MERGE_REQUEST_IID is set only in merge request pipelines (rules: if: $CI_PIPELINE_SOURCE == "merge_request_event"), or give --pull N');
     }
     const pull = positiveInteger('pull', pullText);
     const apiUrl = values['api-url'] ?? (api === 'github' ? (env.GITHUB_API_URL ?? 'https://api.github.com') : env.CI_API_V4_URL);

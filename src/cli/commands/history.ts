@@ -1,12 +1,13 @@
 // `converge history [KIND/]NAME`: one resource's recorded events, newest first, read from Redis only (the event log, src/store/event-log.ts).
 import { UsageError } from '../../core/errors.js';
+import { DEPLOYMENT_NAME_MAX, DEPLOYMENT_NAME_PATTERN, validNameLike } from '../../core/wire/schema.js';
 import { parseDuration } from '../../core/duration.js';
 import { KIND_NAMES } from '../../core/kinds/index.js';
 import { versionLabel } from '../../core/manifest-version.js';
 import { historyDocument, type RecordedEvent } from '../../core/resource-record.js';
 import { EventLogStore, HISTORY_MAX_ENTRIES } from '../../store/event-log.js';
 import { closeRedis, connectProducer } from '../../store/redis.js';
-import type { Command } from '../command.js';
+import { nearestName, type Command } from '../command.js';
 import { resolveSettings, settingOptions } from '../settings.js';
 
 const FORMATS = ['text', 'json'] as const;
@@ -18,15 +19,30 @@ pruned), its reason and message, the manifests' version, the job, the revision a
 --since takes an ISO time or a duration back from now (1h, 30m, 7d). A resource keeps its last ${HISTORY_MAX_ENTRIES} events
 for at most 30 days (docs/daemon.md, "The event log").`;
 
-/** `Kind/name` from `[KIND/]NAME`: a kind named must be one converge knows. */
+/** `Kind/name` from `[KIND/]NAME`: a kind named must be one converge knows, and the name one a manifest can have. */
 function resourceKey(text: string): { key: string } | { name: string } {
   const slash = text.indexOf('/');
-  if (slash < 0) return { name: text };
+  if (slash < 0) return { name: checkedName(text, text) };
   const kind = text.slice(0, slash);
   const name = text.slice(slash + 1);
   const known = KIND_NAMES.find((k) => k.toLowerCase() === kind.toLowerCase());
   if (!known || !name) throw new UsageError(`"${text}" is not KIND/NAME with a kind converge knows (${KIND_NAMES.join(', ')}); give NAME or e.g. Deployment/${name || 'web'}`);
-  return { key: `${known}/${name}` };
+  return { key: `${known}/${checkedName(name, text)}` };
+}
+
+/** A name under the manifests' naming rule (metadata.name), or a UsageError that gives the rule. */
+function checkedName(name: string, text: string): string {
+  if (DEPLOYMENT_NAME_PATTERN.test(name) && name.length <= DEPLOYMENT_NAME_MAX) return name;
+  const like = validNameLike(name);
+  const hint = like ? `; did you mean "${like}"?` : '';
+  throw new UsageError(`"${text}" is not a resource name: a metadata.name is lowercase letters, digits and dashes, starting with a letter, at most ${DEPLOYMENT_NAME_MAX} characters${hint}`);
+}
+
+/** One line for a resource Redis knows nothing of: no state and no event, with the nearest known name. */
+function unknownResource(key: string, known: readonly string[], prefix: string): string {
+  const guess = nearestName(key, known) ?? nearestName(key.slice(key.indexOf('/') + 1), known.map((k) => k.slice(k.indexOf('/') + 1)));
+  const hint = guess ? `; did you mean "${guess}"?` : '; converge status lists the resources the daemon knows';
+  return `no resource ${key} is known on prefix ${prefix} (no state and no recorded event: no manifest declared it here, or it was never reconciled with this --redis-prefix)${hint}`;
 }
 
 function sinceOf(text: string | undefined, now: number): string | undefined {
@@ -78,14 +94,18 @@ export const historyCommand: Command = {
     const redis = await connectProducer(settings);
     try {
       const store = new EventLogStore(redis, settings.redisPrefix);
+      const knownKeys = await store.keysWithState();
+      const known = new Set(knownKeys);
       let key: string;
       if ('key' in named) key = named.key;
       else {
-        const known = new Set(await store.keysWithState());
         const other = KIND_NAMES.map((kind) => `${kind}/${named.name}`).find((k) => known.has(k) && !k.startsWith('Deployment/'));
         key = known.has(`Deployment/${named.name}`) || !other ? `Deployment/${named.name}` : other;
       }
       const events = await store.history(key, { limit: Math.min(limit, HISTORY_MAX_ENTRIES), since });
+      if (events.length === 0 && !known.has(key) && (since === undefined || (await store.history(key, { limit: 1 })).length === 0)) {
+        throw new UsageError(unknownResource(key, knownKeys, settings.redisPrefix));
+      }
       if (output === 'json') {
         io.stdout.write(`${JSON.stringify(historyDocument(key, events), null, 2)}\n`);
         return 0;

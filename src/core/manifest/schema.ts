@@ -4,6 +4,7 @@ import {
   DEFAULT_DEPLOYMENT_TYPE,
   DEPLOYMENT_NAME_MAX,
   DEPLOYMENT_NAME_PATTERN,
+  validNameLike,
   DEPLOYMENT_TYPES,
   DeploymentType,
   ProviderType,
@@ -38,12 +39,18 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 
 const NAME_RULE = `lowercase letters, digits and dashes, starting with a letter, at most ${DEPLOYMENT_NAME_MAX} characters`;
 
+/** The valid form of a name the rule refuses, as the end of its message ("web-app" for Web_App). */
+function validNameHint(input: unknown): string {
+  const like = typeof input === 'string' ? validNameLike(input) : undefined;
+  return like ? `, e.g. "${like}"` : '';
+}
+
 /** metadata.name: the deployment name or the provider_id, under the service's naming rule. */
 export const ResourceName = z
   .string({ error: `must be a string of ${NAME_RULE}` })
   .min(1, { error: `must not be empty; use ${NAME_RULE}` })
   .max(DEPLOYMENT_NAME_MAX, { error: `is longer than ${DEPLOYMENT_NAME_MAX} characters` })
-  .regex(DEPLOYMENT_NAME_PATTERN, { error: `is not a valid name: use ${NAME_RULE}` })
+  .regex(DEPLOYMENT_NAME_PATTERN, { error: (issue) => `is not a valid name: use ${NAME_RULE}${validNameHint(issue.input)}` })
   .meta({ description: `The deployment name or provider_id: ${NAME_RULE}.` });
 export type ResourceName = z.infer<typeof ResourceName>;
 

@@ -29,6 +29,15 @@ describe('the plan comment', () => {
     expect(body).not.toContain('holds part of the plan');
   });
 
+  it('has the heading once: the renderer\'s own heading gives way to the comment\'s, with or without a commit', () => {
+    const rendered = (limit: number) => `### converge plan\n\n${rowsRenderer(3)(limit - 19)}`;
+    for (const commit of [undefined, 'b'.repeat(40)]) {
+      const { body } = commentBody({ marker: commentMarker(), ...(commit ? { commit } : {}), wholePlan: 'the plan file `p`', limit: COMMENT_LIMITS.github }, rendered, 60_000);
+      expect(body.match(/### converge plan/g)).toHaveLength(1);
+      expect(body).toContain(commit ? '### converge plan for `bbbbbbbbbbbb`\n\n| action | resource |' : '### converge plan\n\n| action | resource |');
+    }
+  });
+
   it('a plan longer than the host takes is cut to fit, with a line that says where the whole plan is', () => {
     const limit = 2_000;
     const { body, cut } = commentBody({ marker: commentMarker(), wholePlan: 'artifact `converge-plan-abc` of https://ci.example/runs/9', limit }, rowsRenderer(500), 60_000);

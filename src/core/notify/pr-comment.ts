@@ -56,11 +56,21 @@ export function commentBody(parts: CommentParts, render: RenderWithin, shown: nu
   const cutLine = `\n**This comment holds part of the plan** (at most ${parts.limit.toLocaleString('en-US')} characters fit in a comment here). The whole plan: ${parts.wholePlan}.\n`;
   const lastLine = `\nAfter the merge, \`converge apply --plan\` applies exactly this plan (${parts.wholePlan}), or refuses it as stale.\n`;
   const budget = Math.max(0, Math.min(shown, parts.limit - header.length - cutLine.length - lastLine.length));
-  const full = render(shown);
-  const cut = full.length > budget || render(Number.MAX_SAFE_INTEGER).length > full.length;
+  // The comment's header is the plan's heading: the renderer's own is left out, so the comment has it once.
+  const plan = (limit: number) => withoutHeading(render(limit + PLAN_HEADING.length));
+  const full = plan(shown);
+  const cut = full.length > budget || plan(Number.MAX_SAFE_INTEGER - PLAN_HEADING.length).length > full.length;
   if (!cut) return { body: `${header}${full}${lastLine}`, cut };
-  const within = cutAtLine(full.length <= budget ? full : render(budget), budget);
+  const within = cutAtLine(full.length <= budget ? full : plan(budget), budget);
   return { body: `${header}${within}${cutLine}${lastLine}`, cut };
+}
+
+/** The first line of the plan's markdown (src/plan/render/markdown.ts), followed by its blank line. */
+const PLAN_HEADING = '### converge plan\n\n';
+
+/** The plan's markdown without its heading, which the comment's header stands for. */
+function withoutHeading(markdown: string): string {
+  return markdown.startsWith(PLAN_HEADING) ? markdown.slice(PLAN_HEADING.length) : markdown;
 }
 
 /** Text within `limit` characters, cut after a whole line, an open code fence closed. */

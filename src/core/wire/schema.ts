@@ -40,6 +40,12 @@ export type TokenEndpointAuthMethod = z.infer<typeof TokenEndpointAuthMethod>;
 export const DEPLOYMENT_NAME_PATTERN = /^[a-z][a-z0-9-]*$/;
 export const DEPLOYMENT_NAME_MAX = 63;
 
+/** The name under that rule nearest to `name` (lowercased, other characters as dashes), or undefined when that does not start with a letter. */
+export function validNameLike(name: string): string | undefined {
+  const like = name.toLowerCase().replace(/[^a-z0-9-]+/g, '-').replace(/-+$/, '').slice(0, DEPLOYMENT_NAME_MAX);
+  return /^[a-z]/.test(like) && like !== name ? like : undefined;
+}
+
 // ---------------------------------------------------------------- small pieces (strict: used for requests and manifests)
 
 export const Secret = z.strictObject({ name: z.string().min(1), value: z.string() });
