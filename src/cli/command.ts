@@ -1,6 +1,7 @@
 // The shape of one CLI command module, and the option parser they all share.
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { UsageError } from '../core/errors.js';
+import { editDistance } from '../core/did-you-mean.js';
 
 export type OptionSpec = NonNullable<ParseArgsConfig['options']>[string] & {
   /** One line for --help. */
@@ -40,24 +41,11 @@ export interface ParsedArgs {
   values: Record<string, string | boolean | string[] | undefined>;
 }
 
-/** Edit distance of two strings (insertions, deletions, substitutions). */
-export function levenshtein(a: string, b: string): number {
-  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const current = [i];
-    for (let j = 1; j <= b.length; j++) {
-      current[j] = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
-    }
-    previous = current;
-  }
-  return previous[b.length]!;
-}
-
 /** The name in `names` nearest to `word`, when it is near enough to be a typo of it. */
 export function nearestName(word: string, names: readonly string[]): string | undefined {
   let best: { name: string; distance: number } | undefined;
   for (const name of names) {
-    const distance = levenshtein(word, name);
+    const distance = editDistance(word, name);
     if (!best || distance < best.distance) best = { name, distance };
   }
   if (!best) return undefined;

@@ -2,7 +2,7 @@
 // (the catalog, listed by src/observe/repositories.ts) → integration_id, repo_url, repo_ref.
 import type { DeploymentResource } from './model.js';
 import type { Integration, Repository } from './wire/schema.js';
-import { closest } from './manifest/issues.js';
+import { closest } from './did-you-mean.js';
 
 export interface ResolvedRepository {
   integration_id: string;

@@ -1,7 +1,7 @@
 // --target NAME (pure): which declared resources the names select, and the plan input narrowed to them (a partial plan, as Terraform's -target).
 import { UsageError } from '../core/errors.js';
 import { declaredProviderIds, inListing, isKind, KIND_NAMES } from '../core/kinds/index.js';
-import { didYouMean as suggestion } from '../core/manifest/issues.js';
+import { didYouMean as suggestion } from '../core/did-you-mean.js';
 import { resourceKey, type LiveState, type ResourceKind } from '../core/model.js';
 import type { PlanInput } from './plan.js';
 

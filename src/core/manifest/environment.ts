@@ -1,7 +1,7 @@
 // One environment compiled from its bytes (pure): variables files to the values ${NAME} takes, overlay files to patches.
 import { resourceKey, type BlockedResource, type ResourceKind, type SourceLocation } from '../model.js';
 import type { Diagnostic } from '../diagnostics.js';
-import { didYouMean } from './issues.js';
+import { didYouMean } from '../did-you-mean.js';
 import { OVERLAY_ANNOTATION, type Layer } from './overlay.js';
 import { kindProblem, readManifestBytes, type ParseOptions, type ReadDocument } from './parse.js';
 import { parseVariablesFile, type Variables, type VariableValue } from './variables.js';

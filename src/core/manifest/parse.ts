@@ -4,7 +4,8 @@ import { sortDiagnostics, type Diagnostic, type Severity } from '../diagnostics.
 import { formatLocation, resourceKey, type BlockedResource, type DesiredResource, type ResourceKind, type SourceLocation } from '../model.js';
 import { manifestHooksOf, type LiteralSecret } from '../kinds/index.js';
 import { toResource } from './convert.js';
-import { closest, issueText, problemsFromIssues } from './issues.js';
+import { closest } from '../did-you-mean.js';
+import { issueText, problemsFromIssues } from './issues.js';
 import { firstAliasOffset, offsetForPath, positionAt, scalarAt, selfReferencingAlias, tooDeepOffset } from './locate.js';
 import { mergeLayers, type Layer, type Locate } from './overlay.js';
 import { MANIFEST_KINDS, MANIFEST_SCHEMAS, type DeploymentManifest, type OAuthProviderManifest } from './schema.js';
