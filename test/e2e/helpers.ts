@@ -167,7 +167,7 @@ export function spawnConverge(args: string[], env: NodeJS.ProcessEnv = {}, optio
     lines,
     exited,
     alive: () => !done,
-    waitForLine(match, timeoutMs = 20_000) {
+    waitForLine(match, timeoutMs = 45_000) {
       const found = lines.find(match);
       if (found) return Promise.resolve(found);
       return new Promise((resolve, reject) => {
@@ -255,7 +255,7 @@ export async function startDaemon(dir: string, args: string[], env: NodeJS.Proce
   await until(`the daemon's /healthz at ${url}`, async () => {
     if (!c.alive()) throw new Error(`the daemon exited: ${c.stderr().slice(-1500)}`);
     return (await fetch(`${url}/healthz`)).status === 200;
-  }, 20_000, 50).catch((error: unknown) => {
+  }, 45_000, 50).catch((error: unknown) => {
     if (!c.alive()) throw new Error(`the daemon exited at start; stderr: ${c.stderr().slice(-1500)}; stdout: ${c.stdout().slice(-1500)}`);
     throw error;
   });
