@@ -28,10 +28,14 @@ interface CommandView {
   argument: Completes;
 }
 
-/** A placeholder that names a path: its value completes to directories (DIR) or files (FILE). */
+/**
+ * A placeholder that names a path: its value completes to directories (DIR) or files (FILE, `FILE...`); a directory or
+ * files (`DIR|FILE...`, validate's argument) completes to files, which every shell offers with the directories.
+ */
 function pathsOf(placeholder: string | undefined): Completes {
-  if (placeholder === 'DIR') return { paths: 'dir' };
-  if (placeholder === 'FILE') return { paths: 'file' };
+  const names = (placeholder ?? '').replace(/\.\.\.$/, '').split('|');
+  if (names.includes('FILE')) return { paths: 'file' };
+  if (names.includes('DIR')) return { paths: 'dir' };
   return undefined;
 }
 
