@@ -38,7 +38,8 @@ function kindOf(path: string): 'directory' | 'file' | 'missing' {
  */
 export function validateInput(given: readonly string[], cwd: string, overlays: readonly string[]): ValidateInput {
   const kinds = given.map((path) => kindOf(resolve(cwd, path)));
-  if (given.length === 1 && kinds[0] === 'directory') {
+  // One path that is a directory, or missing and not named like a manifest: a directory (a missing one says so).
+  if (given.length === 1 && (kinds[0] === 'directory' || (kinds[0] === 'missing' && !MANIFEST_NAME.test(given[0]!)))) {
     const dir = resolve(cwd, given[0]!);
     return { dir, shown: shownFrom(given[0]!), load: (options) => loadManifestDir(dir, options) };
   }

@@ -1,5 +1,5 @@
 // Text names a file as it opens from the working directory (DIR as typed plus the path in it), JSON relative to DIR; validate FILE... for pre-commit.
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -72,6 +72,20 @@ describe('paths in text output: the directory as typed plus the path in it', () 
     const json = JSON.parse((await runCapture([...base, '--output', 'json'], ENV, { cwd: root })).stdout) as { diagnostics: Array<{ file: string }> };
     expect(json.diagnostics.map((d) => d.file)).toContain('a.yaml');
     expect(json.diagnostics.map((d) => d.file).some((f) => f.startsWith('envvar/'))).toBe(false);
+  });
+
+  it('plan --show names files from the directory the plan was made in, as plan DIR typed it; the saved plan keeps them relative', async () => {
+    await rm(join(root, 'envvar/a.yaml'));
+    await rm(join(root, 'envvar/c.yaml'));
+    await writeFile(join(root, 'envvar/empty.yaml'), '# nothing yet\n');
+    const made = await runCapture(['plan', './envvar', '--api-url', 'embedded', '--out', 'saved.plan'], ENV, { cwd: root });
+    expect(made.code, made.stderr).toBe(0);
+    const saved = JSON.parse(await readFile(join(root, 'saved.plan'), 'utf8')) as { plan: { diagnostics: Array<{ file: string }> } };
+    expect(saved.plan.diagnostics.map((d) => d.file)).toEqual(['empty.yaml']);
+    for (const output of ['text', 'markdown']) {
+      const shown = await runCapture(['plan', '--show', 'saved.plan', '--output', output], ENV, { cwd: root });
+      expect(shown.stdout).toContain('envvar/empty.yaml:1:1');
+    }
   });
 
   it('apply: the diagnostics and the refusal name envvar/broken.yaml; nothing is written', async () => {
