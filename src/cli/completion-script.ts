@@ -26,6 +26,8 @@ interface CommandView {
   summary: string;
   flags: FlagView[];
   argument: Completes;
+  /** The argument repeats (`FILE...` in the usage): zsh completes every one, not the first only. */
+  repeats: boolean;
 }
 
 /**
@@ -67,6 +69,7 @@ export function commandViews(commands: readonly Command[]): CommandView[] {
     summary: command.summary,
     flags: [...Object.entries(command.options).map(([long, spec]) => flagView(long, spec)), { long: 'help', short: 'h', description: 'show this help', takesValue: false, completes: undefined }],
     argument: argumentOf(command),
+    repeats: /\.\.\.$/.test(command.usage.split(/\s+/)[2] ?? ''),
   }));
 }
 
@@ -163,7 +166,7 @@ function zshFlag(flag: FlagView): string {
 }
 
 function zshArm(view: CommandView): string[] {
-  const argument = view.argument === undefined ? [] : [`'1:argument:${zshAction(view.argument)}'`];
+  const argument = view.argument === undefined ? [] : [`'${view.repeats ? '*' : '1'}:argument:${zshAction(view.argument)}'`];
   return [`        ${view.name})`, `          _arguments -s ${[...view.flags.map(zshFlag), ...argument].join(' \\\n            ')}`, '          ;;'];
 }
 

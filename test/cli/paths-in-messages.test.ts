@@ -143,5 +143,9 @@ describe('converge validate FILE...', () => {
     expect((await runCapture(['validate', '--help'], ENV)).stdout).toContain('Usage: converge validate DIR|FILE... [--vars FILE]');
     const bash = (await runCapture(['completion', 'bash'], ENV)).stdout;
     expect(bash).toMatch(/ {4}validate\)\n(?: {6}.*\n)*? {6}argument="file"\n/);
+    // zsh completes every FILE, not the first only
+    const zsh = (await runCapture(['completion', 'zsh'], ENV)).stdout;
+    const arm = zsh.slice(zsh.indexOf('        validate)\n'));
+    expect(arm.slice(0, arm.indexOf('\n          ;;'))).toMatch(/'\*:argument:_files'$/);
   });
 });
