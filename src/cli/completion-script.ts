@@ -26,12 +26,18 @@ interface CommandView {
   summary: string;
   flags: FlagView[];
   argument: Completes;
+  /** The argument repeats (`FILE...` in the usage): zsh completes every one, not the first only. */
+  repeats: boolean;
 }
 
-/** A placeholder that names a path: its value completes to directories (DIR) or files (FILE). */
+/**
+ * A placeholder that names a path: its value completes to directories (DIR) or files (FILE, `FILE...`); a directory or
+ * files (`DIR|FILE...`, validate's argument) completes to files, which every shell offers with the directories.
+ */
 function pathsOf(placeholder: string | undefined): Completes {
-  if (placeholder === 'DIR') return { paths: 'dir' };
-  if (placeholder === 'FILE') return { paths: 'file' };
+  const names = (placeholder ?? '').replace(/\.\.\.$/, '').split('|');
+  if (names.includes('FILE')) return { paths: 'file' };
+  if (names.includes('DIR')) return { paths: 'dir' };
   return undefined;
 }
 
@@ -63,6 +69,7 @@ export function commandViews(commands: readonly Command[]): CommandView[] {
     summary: command.summary,
     flags: [...Object.entries(command.options).map(([long, spec]) => flagView(long, spec)), { long: 'help', short: 'h', description: 'show this help', takesValue: false, completes: undefined }],
     argument: argumentOf(command),
+    repeats: /\.\.\.$/.test(command.usage.split(/\s+/)[2] ?? ''),
   }));
 }
 
@@ -159,7 +166,7 @@ function zshFlag(flag: FlagView): string {
 }
 
 function zshArm(view: CommandView): string[] {
-  const argument = view.argument === undefined ? [] : [`'1:argument:${zshAction(view.argument)}'`];
+  const argument = view.argument === undefined ? [] : [`'${view.repeats ? '*' : '1'}:argument:${zshAction(view.argument)}'`];
   return [`        ${view.name})`, `          _arguments -s ${[...view.flags.map(zshFlag), ...argument].join(' \\\n            ')}`, '          ;;'];
 }
 

@@ -17,17 +17,18 @@ import { renderJson } from '../plan/render/json.js';
 import { renderMarkdown } from '../plan/render/markdown.js';
 import { renderText } from '../plan/render/text.js';
 import type { CommandIo } from './command.js';
+import { shownFrom, shownPlan, type ShownPath } from './paths.js';
 import type { ServiceSettings } from './target.js';
 import { useColor } from './tty.js';
 
 /** The manifest inputs a saved plan names: `apply --plan` reads the files the plan names, never its own flags' (their content is checked). */
 export const PLAN_FIXED_FLAGS = ['vars', 'overlay'] as const;
 
-/** Prints a plan in one of plan's formats. */
-export function printPlan(result: Plan, output: string, io: CommandIo, showOrphans: boolean): void {
+/** Prints a plan in one of plan's formats; text and markdown name its diagnostics' files as `shown` does (JSON as the plan holds them). */
+export function printPlan(result: Plan, output: string, io: CommandIo, showOrphans: boolean, shown: ShownPath): void {
   if (output === 'json') io.stdout.write(renderJson(result));
-  else if (output === 'markdown') io.stdout.write(renderMarkdown(result));
-  else io.stdout.write(renderText(result, { color: useColor(io.stdout, io.env), showOrphans }));
+  else if (output === 'markdown') io.stdout.write(renderMarkdown(shownPlan(result, shown)));
+  else io.stdout.write(renderText(shownPlan(result, shown), { color: useColor(io.stdout, io.env), showOrphans }));
 }
 
 /** What one plan read, as the saved plan's writes are recorded from it. */
@@ -55,11 +56,11 @@ export function savedPlanContent(dir: string, settings: ServiceSettings, gathere
   };
 }
 
-/** `plan --show FILE`: the saved plan as plan printed it, with no service; a line on stderr says what it is. */
+/** `plan --show FILE`: the saved plan as plan printed it (files from the directory it was made in), with no service; a line on stderr says what it is. */
 export function showSavedPlan(saved: SavedPlan, output: string, io: CommandIo, options: { detailed: boolean; showOrphans: boolean }): number {
   const writes = saved.writes.length;
   io.stderr.write(`converge plan: saved plan of ${saved.manifests.dir} (manifests ${versionLabel(saved.manifests.version)}) made ${saved.created_at}: ${writes} write${writes === 1 ? '' : 's'}, ${saved.checksum}\n`);
-  printPlan(saved.plan, output, io, options.showOrphans);
+  printPlan(saved.plan, output, io, options.showOrphans, shownFrom(saved.manifests.dir));
   return planExitCode(saved.plan, options.detailed);
 }
 

@@ -95,8 +95,8 @@ describe('environments: one base, a plan per environment', () => {
   });
 });
 
-describe('paths in messages: relative to the manifest directory, wherever the command runs', () => {
-  it('names a manifest and an overlay the same way from two working directories; an argument that does not exist as given', async () => {
+describe('paths in messages: text from the working directory, JSON relative to the manifest directory', () => {
+  it('names a manifest and an overlay as they open from each of two working directories, and the same in JSON; an argument that does not exist as given', async () => {
     const root = await mkdtemp(join(tmpdir(), 'converge-paths-'));
     try {
       await mkdir(join(root, 'repo/manifests'), { recursive: true });
@@ -106,10 +106,17 @@ describe('paths in messages: relative to the manifest directory, wherever the co
       await writeFile(join(root, 'repo/overlays/prod/patch.yaml'), 'apiVersion: converge/v1\nkind: Deployment\nmetadata:\n  name: a\nspec:\n  min_scal: 2\n');
       const fromRepo = await runCapture(['validate', 'manifests', '--overlay', 'overlays/prod'], {}, { cwd: join(root, 'repo') });
       const fromElsewhere = await runCapture(['validate', '../../repo/manifests', '--overlay', '../../repo/overlays/prod'], {}, { cwd: join(root, 'elsewhere/deeper') });
-      for (const run of [fromRepo, fromElsewhere]) {
-        expect(run.code).toBe(1);
-        const located = run.stdout.split('\n').filter((l) => /^\S+:\d+:\d+: error:/.test(l)).map((l) => l.split(': error:')[0]).sort();
-        expect(located).toEqual(['../overlays/prod/patch.yaml:6:3', 'a.yaml:7:3']);
+      const located = (run: { stdout: string }) => run.stdout.split('\n').filter((l) => /^\S+:\d+:\d+: error:/.test(l)).map((l) => l.split(': error:')[0]).sort();
+      expect(fromRepo.code).toBe(1);
+      expect(located(fromRepo)).toEqual(['manifests/a.yaml:7:3', 'overlays/prod/patch.yaml:6:3']);
+      expect(fromElsewhere.code).toBe(1);
+      expect(located(fromElsewhere)).toEqual(['../../repo/manifests/a.yaml:7:3', '../../repo/overlays/prod/patch.yaml:6:3']);
+      // JSON names them relative to the manifest directory from both
+      for (const cwd of [join(root, 'repo'), join(root, 'elsewhere/deeper')]) {
+        const prefix = cwd.endsWith('repo') ? '' : '../../repo/';
+        const json = await runCapture(['validate', `${prefix}manifests`, '--overlay', `${prefix}overlays/prod`, '-o', 'json'], {}, { cwd });
+        const files = (JSON.parse(json.stdout) as { diagnostics: Array<{ file: string; severity: string }> }).diagnostics.filter((d) => d.severity === 'error').map((d) => d.file).sort();
+        expect(files).toEqual(['../overlays/prod/patch.yaml', 'a.yaml']);
       }
       // an absolute overlay outside the manifest directory keeps its absolute path
       const absolute = await runCapture(['validate', 'manifests', '--overlay', join(root, 'repo/overlays/prod')], {}, { cwd: join(root, 'repo') });

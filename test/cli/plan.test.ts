@@ -237,7 +237,9 @@ describe('converge plan with a secret value too short to be masked safely', () =
     expect(code, stdout).toBe(0);
     const warnings = stdout.split('\n').filter((l) => l.includes('too short to be masked safely'));
     expect(warnings).toHaveLength(1);
-    expect(warnings[0]).toMatch(/^ {2}app\.yaml:15:\d+: warning: Deployment\/support-agent: secret OPENAI_API_KEY has a value shorter than 4 characters, too short to be masked safely: .*; use a longer secret$/);
+    // DIR is given as an absolute path, and so is the file in text
+    expect(warnings[0]!.startsWith(`  ${dir}/app.yaml:15:`)).toBe(true);
+    expect(warnings[0]).toMatch(/app\.yaml:15:\d+: warning: Deployment\/support-agent: secret OPENAI_API_KEY has a value shorter than 4 characters, too short to be masked safely: .*; use a longer secret$/);
     const long = await runCapture(['plan', dir, '--api-url', emulator.url], env);
     expect(long.stdout).not.toContain('too short to be masked safely');
   });

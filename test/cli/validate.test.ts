@@ -58,8 +58,9 @@ describe('converge validate', () => {
     writeFileSync(join(dir, 'good.yaml'), 'apiVersion: converge/v1\nkind: Deployment\nmetadata:\n  name: good\nspec:\n  source: internal_template\n');
     const run = await converge(['validate', dir]);
     expect(run.code).toBe(1);
+    // DIR is given as an absolute path: so is each file named in text (JSON: relative to DIR)
     expect(run.stdout).toBe(
-      'bad.yaml:7:3: error: unknown field "replicas" in spec; known fields: source, repository, integration, source_config, source_revision_config, secrets, secret_references\n' +
+      `${dir}/bad.yaml:7:3: error: unknown field "replicas" in spec; known fields: source, repository, integration, source_config, source_revision_config, secrets, secret_references\n` +
         '1 resource in 2 files, 1 error\n',
     );
   });
@@ -115,7 +116,7 @@ describe('converge validate', () => {
     expect(run.stderr).toBe('');
     expect(run.code).toBe(0);
     // at spec when the manifest has no source_revision_config, else at that key
-    expect(run.stdout).toBe(`bare.yaml:5:1: warning: ${message}\nrevision.yaml:9:3: warning: ${message}\n4 resources in 4 files, 0 errors, 2 warnings\n`);
+    expect(run.stdout).toBe(`${dir}/bare.yaml:5:1: warning: ${message}\n${dir}/revision.yaml:9:3: warning: ${message}\n4 resources in 4 files, 0 errors, 2 warnings\n`);
     const report = JSON.parse((await converge(['validate', dir, '-o', 'json'])).stdout) as { valid: boolean; diagnostics: Array<{ code: string; file: string }> };
     expect(report.valid).toBe(true);
     expect(report.diagnostics.map((d) => [d.file, d.code])).toEqual([['bare.yaml', 'W_CREATE_NEEDS_GRAPH_CONFIG'], ['revision.yaml', 'W_CREATE_NEEDS_GRAPH_CONFIG']]);
@@ -133,7 +134,7 @@ describe('converge validate', () => {
     const checked = await converge(['validate', 'examples/manifests', '--check-secrets'], { EXAMPLE_OPENAI_API_KEY: 'x', EXAMPLE_STRIPE_API_KEY: 'x', EXAMPLE_ANTHROPIC_API_KEY: 'x', EXAMPLE_SLACK_BOT_TOKEN: 'x', EXAMPLE_SALESFORCE_TOKEN: 'x' });
     expect(checked.code).toBe(1);
     expect(checked.stdout).toBe(
-      'providers.yaml:10:38: error: OAuthProvider/slack: secret client_secret: environment variable EXAMPLE_SLACK_CLIENT_SECRET is not set\n' +
+      'examples/manifests/providers.yaml:10:38: error: OAuthProvider/slack: secret client_secret: environment variable EXAMPLE_SLACK_CLIENT_SECRET is not set\n' +
         '11 resources in 10 files, 1 error\n',
     );
   });

@@ -155,7 +155,7 @@ describe.concurrent('reads stay in the tree and are bounded (the built binary)',
     await writeFile(join(root, 'prod.yaml'), '# prod\nMAX_SCALE: lots\n');
     const r = await runConverge(['validate', join(root, 'manifests'), '--vars', join(root, 'prod.yaml')], {}, 60_000);
     expect(r.code).toBe(1);
-    expect(r.stdout.split('\n')[0]).toBe(`app.yaml:9:18: error: spec.source_config.resource_spec.max_scale: expected a number, got a string (the value of variable MAX_SCALE, set at ${join(root, 'prod.yaml')}:2:12)`);
+    expect(r.stdout.split('\n')[0]).toBe(`${join(root, 'manifests')}/app.yaml:9:18: error: spec.source_config.resource_spec.max_scale: expected a number, got a string (the value of variable MAX_SCALE, set at ${join(root, 'prod.yaml')}:2:12)`);
   });
 
   it('a 1 MB variable used 1,000 times blocks only its provider, at the reference that crosses 1 MiB; the rest is planned in bounded memory', { timeout: 120_000 }, async (t) => {

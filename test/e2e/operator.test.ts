@@ -362,8 +362,9 @@ describe('an operator\'s tool that cannot mislead', () => {
     it('an empty manifest directory is a warning, and validate and plan say how many files they read', async () => {
       const validated = await runConverge(['validate', empty]);
       expect(validated.code).toBe(0);
+      // the directory itself, named as typed (here an absolute path)
       expect(validated.stdout).toBe(
-        '.:1:1: warning: the manifest directory holds no manifest file (*.yaml, *.yml): nothing to plan; is it the right directory, and has it been synced?\n0 resources in 0 files, 0 errors, 1 warning\n',
+        `${empty}:1:1: warning: the manifest directory holds no manifest file (*.yaml, *.yml): nothing to plan; is it the right directory, and has it been synced?\n0 resources in 0 files, 0 errors, 1 warning\n`,
       );
       const planned = await runConverge(['plan', empty, '--api-url', emulator.url, '--no-applied-state', '--name-prefix', 'none-'], { CONVERGE_API_KEY: 'operator-key-1' });
       expect(planned.code).toBe(0);

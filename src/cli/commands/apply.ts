@@ -25,6 +25,7 @@ import { environmentOf } from '../environment.js';
 import { LOG_LEVELS, resolveSettings, settingOptions } from '../settings.js';
 import { EMBEDDED, EMBEDDED_BANNER, openTarget, requireApiUrl, retryLine, type ServiceSettings } from '../target.js';
 import { progressLine, type Progress } from '../tty.js';
+import { shownFrom, shownPlace, shownPlan } from '../paths.js';
 import { closingLine, failedRollouts, interruptedLines, liveIdOf, planLines, resultLines, standingKeys, standingLine } from '../apply-report.js';
 import { narrowToTargets, TARGET_OPTION, targetsOf } from '../partial-plan.js';
 
@@ -80,6 +81,8 @@ export const applyCommand: Command = {
     const output = (args.values.output as string | undefined) ?? 'text';
     if (!FORMATS.includes(output as (typeof FORMATS)[number])) throw new UsageError(`--output "${output}" is not one of ${FORMATS.join(', ')}`);
     const { saved, settings, dir, targets } = applyInputs(args, io);
+    // Text names files from the working directory: the directory as typed, or as the saved plan's `plan DIR` typed it.
+    const shown = shownFrom(saved ? saved.manifests.dir : args.positionals[0]!);
     const embedded = settings.apiUrl === EMBEDDED;
     // First line: nothing an embedded apply does reaches a real service (on stderr with JSON: stdout is one document).
     if (embedded) (output === 'text' ? io.stdout : io.stderr).write(`${EMBEDDED_BANNER}\n`);
@@ -121,9 +124,9 @@ export const applyCommand: Command = {
       // Which file declares each resource: prune tells a file emptied later from one removed (docs/adopting-and-pruning.md).
       await jobs.applied.recordFiles(declaringFiles(gathered.resources.values()), gathered.input.applied);
       const text = output === 'text';
-      if (text) io.stdout.write(planLines(result, outcomes).join('\n') + '\n');
+      if (text) io.stdout.write(planLines(shownPlan(result, shown), outcomes).join('\n') + '\n');
       // What could not be read is unknown: while a file of the tree fails to load nothing is written, unless --allow-partial.
-      if (gathered.input.unreadable && !settings.allowPartial) return refuseUnreadable(io, output, gathered.input.unreadable, result, outcomes);
+      if (gathered.input.unreadable && !settings.allowPartial) return refuseUnreadable(io, output, gathered.input.unreadable.map((place) => shownPlace(place, shown)), result, outcomes);
 
       const changes = planned ?? changesToApply(outcomes, result.changes, gathered.resources, gathered.live.deployments, gathered.input.secretHashes);
       const ends = await runApply({

@@ -5,6 +5,7 @@ import { ConvergeError, UsageError } from '../../core/errors.js';
 import { COMMENT_APIS, COMMENT_LIMITS, commentBody, commentMarker, markerKeyProblem, type CommentApi } from '../../core/notify/pr-comment.js';
 import { upsertComment } from '../../notify/pr-comment.js';
 import { MARKDOWN_LIMIT, renderMarkdown } from '../../plan/render/markdown.js';
+import { shownFrom, shownPlan } from '../paths.js';
 import { VERSION } from '../../service/version.js';
 import type { Command } from '../command.js';
 import { planCheckOf, readPlanFile, SKIP_SIGNATURE_OPTION } from '../plan-file.js';
@@ -121,7 +122,7 @@ export const commentCommand: Command = {
     const saved = readPlanFile(planFile, check);
     const marker = commentMarker(values.key);
     const commit = values.commit ?? event.commit ?? (api === 'gitlab' ? env.CI_COMMIT_SHA : undefined);
-    const { body, cut } = commentBody({ marker, commit, wholePlan: wholePlanAt(api, values.artifact, values.plan, env), limit: COMMENT_LIMITS[api] }, (limit) => renderMarkdown(saved.plan, limit), MARKDOWN_LIMIT);
+    const { body, cut } = commentBody({ marker, commit, wholePlan: wholePlanAt(api, values.artifact, values.plan, env), limit: COMMENT_LIMITS[api] }, (limit) => renderMarkdown(shownPlan(saved.plan, shownFrom(saved.manifests.dir)), limit), MARKDOWN_LIMIT);
 
     const result = await upsertComment({ api, apiUrl, repository, pull, token, tokenName, userAgent: `converge/${VERSION}` }, body, marker);
     if (!result.ok) throw new ConvergeError(result.code, result.message);

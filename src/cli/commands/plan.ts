@@ -19,6 +19,7 @@ import { planCheckOf, planKeyOf, readPlanFile, SKIP_SIGNATURE_OPTION, writePlanF
 import { PLAN_KEY_ENV } from '../../core/saved-plan/signature.js';
 import { printPlan, savedPlanContent, showSavedPlan } from '../saved-plan.js';
 import { narrowToTargets, TARGET_OPTION, targetsOf } from '../partial-plan.js';
+import { shownFrom } from '../paths.js';
 
 const FORMATS = ['text', 'markdown', 'json'] as const;
 
@@ -131,7 +132,7 @@ export const planCommand: Command = {
       // The writes the daemon holds (NameTaken, WriteRefused, RevisionFailed) are said, as the daemon will not send them.
       const held = heldNotes(result.changes, fingerprints, appliedRead.holds);
       if (held.length > 0) result.notes = [...(result.notes ?? []), ...held];
-      printPlan(result, output, io, showOrphans);
+      printPlan(result, output, io, showOrphans, shownFrom(args.positionals[0]!));
       const code = planExitCode(result, detailed);
       if (out === undefined) return code;
       const file = resolve(io.cwd, out);

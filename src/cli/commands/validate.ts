@@ -1,12 +1,12 @@
-// `converge validate DIR`: load and check manifests without the network; diagnostics one per line, exit 1 on errors.
-import { resolve } from 'node:path';
+// `converge validate DIR|FILE...`: load and check manifests without the network; diagnostics one per line, exit 1 on errors.
 import { formatDiagnostic, sortDiagnostics } from '../../core/diagnostics.js';
 import { UsageError } from '../../core/errors.js';
-import { loadManifestDir } from '../../observe/manifests.js';
 import { secretDiagnostics } from '../../secrets/resolve.js';
 import type { Command } from '../command.js';
 import { environmentOf } from '../environment.js';
+import { shownDiagnostic } from '../paths.js';
 import { resolveSettings, settingOptions } from '../settings.js';
+import { validateInput } from '../validate-input.js';
 
 const FORMATS = ['text', 'json'] as const;
 
@@ -17,8 +17,13 @@ function plural(count: number, word: string): string {
 export const validateCommand: Command = {
   name: 'validate',
   summary: 'load and check manifests (no network); exit 1 when any is invalid',
-  usage: 'converge validate DIR [--vars FILE]... [--overlay DIR]... [--allow-literal-secrets] [--check-secrets] [--output text|json]',
-  positionals: [1, 1],
+  usage: 'converge validate DIR|FILE... [--vars FILE]... [--overlay DIR]... [--allow-literal-secrets] [--check-secrets] [--output text|json]',
+  details:
+    'DIR: the whole manifest directory, as plan reads it. FILE...: only these manifest files (*.yaml, *.yml, as a pre-commit\n' +
+    'hook passes them): each is checked, and a name declared twice among them is an error; the other files of their directory\n' +
+    'are not read (--overlay needs DIR). Text names each file as it opens from the working directory (DIR as typed, plus\n' +
+    'the path in it; a FILE as given); --output json names them relative to DIR.\n',
+  positionals: [1, Number.POSITIVE_INFINITY],
   options: {
     output: { type: 'string', short: 'o', placeholder: 'FMT', choices: FORMATS, description: 'text (default) or json' },
     'check-secrets': {
@@ -33,10 +38,11 @@ export const validateCommand: Command = {
       throw new UsageError(`--output "${output}" is not one of ${FORMATS.join(', ')}`);
     }
     const settings = resolveSettings(args, io.env);
-    const dir = resolve(io.cwd, args.positionals[0]!);
-    const environment = environmentOf(settings, io.cwd, dir);
+    const input = validateInput(args.positionals, io.cwd, settings.overlays);
+    // Files given: the variables files are named from the working directory too, as the files are.
+    const environment = environmentOf(settings, io.cwd, input.dir ?? io.cwd);
     // validate sees no live state: it also warns of what a create needs that a manifest leaves out (a plan blocks that create).
-    const loaded = await loadManifestDir(dir, { allowLiteralSecrets: settings.allowLiteralSecrets, createWarnings: true, ...(environment ? { environment } : {}) });
+    const loaded = await input.load({ allowLiteralSecrets: settings.allowLiteralSecrets, createWarnings: true, ...(environment ? { environment } : {}) });
     const secretProblems = args.values['check-secrets'] === true ? secretDiagnostics(loaded.resources, io.env, { baseDir: io.cwd }) : [];
     const diagnostics = sortDiagnostics([...loaded.diagnostics, ...secretProblems]);
     const errors = diagnostics.filter((d) => d.severity === 'error').length;
@@ -54,7 +60,7 @@ export const validateCommand: Command = {
       io.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
       return errors === 0 ? 0 : 1;
     }
-    for (const diagnostic of diagnostics) io.stdout.write(`${formatDiagnostic(diagnostic)}\n`);
+    for (const diagnostic of diagnostics) io.stdout.write(`${formatDiagnostic(shownDiagnostic(diagnostic, input.shown))}\n`);
     const summary = `${plural(loaded.resources.length, 'resource')} in ${plural(loaded.files.length, 'file')}, ${plural(errors, 'error')}`;
     io.stdout.write(`${summary}${warnings > 0 ? `, ${plural(warnings, 'warning')}` : ''}\n`);
     return errors === 0 ? 0 : 1;
