@@ -5,7 +5,7 @@ import { PassThrough, Readable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { askApproval } from '../../src/cli/approve.js';
 import { declaredInKey } from '../../src/store/applied-state.js';
-import { startEmulator, type Emulator } from '../../src/emulator/server.js';
+import { startEmulator, type RunningEmulator } from '../../src/emulator/server.js';
 import { deploymentYaml, externalDockerSpec, manifestDir, seedWith, writes } from '../helpers/apply.js';
 import { runCapture } from '../helpers/cli.js';
 import { dropPrefix, keysUnder, rawRedis, REDIS_URL, testPrefix } from '../helpers/redis.js';
@@ -17,7 +17,7 @@ const CANCELLED = 'Apply cancelled: nothing was written.\n';
  * A terminal's input that answers `typed` (null: Ctrl-D, the end of input) once something starts reading it, and
  * remembers how many requests that write the service had received at that moment.
  */
-function terminal(emulator: Emulator, typed: string | null, isTTY = true) {
+function terminal(emulator: RunningEmulator, typed: string | null, isTTY = true) {
   const state: { writesWhenRead: number | undefined } = { writesWhenRead: undefined };
   const stream = new Readable({
     read() {
