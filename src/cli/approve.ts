@@ -27,7 +27,8 @@ export interface ApprovalCase {
  */
 export function asksApproval(io: Pick<CommandIo, 'stdin' | 'stdout'>, c: ApprovalCase): boolean {
   if (c.autoApprove || !c.text || c.saved || c.changes === 0) return false;
-  return io.stdin?.isTTY === true && io.stdout.isTTY === true;
+  // stdout first: process.stdin is opened only when the answer could be read from a terminal.
+  return io.stdout.isTTY === true && io.stdin?.isTTY === true;
 }
 
 /** The question, naming the service the changes go to: `Apply these changes to URL? Only "yes" is accepted: `. */
