@@ -69,7 +69,8 @@ async function ensureRedis() {
 function converge(args, env) {
   console.log(`\n$ converge ${args.join(' ')}`);
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [cli, ...args], { stdio: 'inherit', env });
+    // No terminal on stdin: nobody answers here, so `apply` writes without asking (docs/commands.md, "Approving on a terminal").
+    const child = spawn(process.execPath, [cli, ...args], { stdio: ['ignore', 'inherit', 'inherit'], env });
     child.on('exit', (code) => resolve(code ?? 1));
   });
 }

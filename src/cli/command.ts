@@ -15,6 +15,8 @@ export type OptionSpec = NonNullable<ParseArgsConfig['options']>[string] & {
 };
 
 export interface CommandIo {
+  /** What a person types; absent, or not a TTY, when nobody is there to answer (CI, a pipe): nothing asks then. */
+  stdin?: NodeJS.ReadableStream & { isTTY?: boolean };
   stdout: NodeJS.WritableStream & { isTTY?: boolean };
   stderr: NodeJS.WritableStream & { isTTY?: boolean };
   env: NodeJS.ProcessEnv;

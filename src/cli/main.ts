@@ -139,7 +139,17 @@ if (isEntryPoint(process.argv[1]) || process.argv[1]?.endsWith('/converge')) {
     });
   }
   const argv = leadingChdir(process.argv.slice(2));
-  runCli(argv, { stdout: process.stdout, stderr: process.stderr, env: process.env, cwd: process.cwd() }).then(
+  const io: CommandIo = {
+    // A getter: process.stdin is opened only by a command that reads it (apply asking on a terminal, src/cli/approve.ts).
+    get stdin() {
+      return process.stdin;
+    },
+    stdout: process.stdout,
+    stderr: process.stderr,
+    env: process.env,
+    cwd: process.cwd(),
+  };
+  runCli(argv, io).then(
     (code) => {
       process.exitCode = code;
     },

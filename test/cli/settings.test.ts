@@ -86,6 +86,7 @@ describe('resolveSettings', () => {
       allowLocalDiscovery: false,
       allowLiteralSecrets: false,
       allowPartial: false,
+      autoApprove: false,
       emulatorState: undefined,
       driftPolicy: 'heal',
       requestTimeout: 30_000,

@@ -13,19 +13,20 @@ import type { Outcome } from '../../core/decide.js';
 import { applyRecordedBy, runApply, STALLED_CHECK_MS } from '../../apply/apply.js';
 import { changesToApply } from '../../apply/apply-jobs.js';
 import type { QueueLogger } from '../../jobs/queue/log.js';
-import { openJobs } from '../../jobs/open-jobs.js';
+import { openJobs, type Jobs } from '../../jobs/open-jobs.js';
 import { rolloutsToFollow } from '../../apply/rollouts-to-follow.js';
 import { failedRolloutLine, waitAndReport } from '../apply-wait.js';
 import { applyStates, jobResults } from '../../apply/apply-state.js';
 import { decideOutcomes, healthNotes } from '../../plan/outcomes.js';
 import { readLatestRevisions } from '../../observe/revisions.js';
-import { gatherPlanInput } from '../../observe/gather.js';
+import { gatherPlanInput, type Gathered } from '../../observe/gather.js';
 import type { Command, CommandIo, ParsedArgs } from '../command.js';
 import { environmentOf } from '../environment.js';
 import { LOG_LEVELS, resolveSettings, settingOptions } from '../settings.js';
 import { EMBEDDED, EMBEDDED_BANNER, openTarget, requireApiUrl, retryLine, type ServiceSettings } from '../target.js';
 import { progressLine, type Progress } from '../tty.js';
 import { shownFrom, shownPlace, shownPlan } from '../paths.js';
+import { approveApply } from '../approve.js';
 import { closingLine, failedRollouts, interruptedLines, liveIdOf, planLines, resultLines, standingKeys, standingLine } from '../apply-report.js';
 import { narrowToTargets, TARGET_OPTION, targetsOf } from '../partial-plan.js';
 
@@ -35,8 +36,8 @@ const LEVELS: readonly string[] = LOG_LEVELS;
 
 export const applyCommand: Command = {
   name: 'apply',
-  summary: 'plan, then make the service match the manifests through queued jobs (Ctrl-C stops in order: nothing left locked)',
-  usage: 'converge apply DIR [--vars FILE]... [--overlay DIR]... [--target NAME]... [--wait] [--wait-timeout DURATION] [--output text|json] [options] | converge apply --plan FILE [--skip-signature-check] [--wait] [options]',
+  summary: 'plan, then make the service match the manifests through queued jobs (on a terminal, after "yes"; Ctrl-C stops in order: nothing left locked)',
+  usage: 'converge apply DIR [--vars FILE]... [--overlay DIR]... [--target NAME]... [--auto-approve] [--wait] [--wait-timeout DURATION] [--output text|json] [options] | converge apply --plan FILE [--skip-signature-check] [--wait] [options]',
   positionals: [0, 1],
   options: {
     plan: { type: 'string', placeholder: 'FILE', description: 'apply exactly the saved plan FILE (plan --out), with no DIR, given the --prune, --max-deletes, --adopt, --name-prefix and --target it was made with: refused, nothing written, when its options differ, when the manifests, a secret or a resource changed since, or, with CONVERGE_PLAN_KEY set, when it is not signed with that key; a signed plan with no key set is refused unless --skip-signature-check (docs/saved-plans.md)' },
@@ -63,6 +64,7 @@ export const applyCommand: Command = {
       'globalRate',
       'allowLiteralSecrets',
       'allowPartial',
+      'autoApprove',
       'allowLocalDiscovery',
       'emulatorState',
       'requestTimeout',
@@ -119,16 +121,17 @@ export const applyCommand: Command = {
       if (health.length > 0) result.health = health;
       // A saved plan is checked before anything is written (the keep marks below included); stale: one line, exit 1.
       const planned = saved ? await claimPlanned(saved, jobs, () => checkedChanges(saved, gathered, result, outcomes)) : undefined;
-      // converge/prune: "false" is remembered per resource, so it still holds once the manifest is gone.
-      await jobs.applied.recordKeep(gathered.resources.keys(), keptKeys(gathered.resources));
-      // Which file declares each resource: prune tells a file emptied later from one removed (docs/adopting-and-pruning.md).
-      await jobs.applied.recordFiles(declaringFiles(gathered.resources.values()), gathered.input.applied);
       const text = output === 'text';
       if (text) io.stdout.write(planLines(shownPlan(result, shown), outcomes).join('\n') + '\n');
       // What could not be read is unknown: while a file of the tree fails to load nothing is written, unless --allow-partial.
-      if (gathered.input.unreadable && !settings.allowPartial) return refuseUnreadable(io, output, gathered.input.unreadable.map((place) => shownPlace(place, shown)), result, outcomes);
-
+      const refused = gathered.input.unreadable !== undefined && !settings.allowPartial;
       const changes = planned ?? changesToApply(outcomes, result.changes, gathered.resources, gathered.live.deployments, gathered.input.secretHashes);
+      // A person at a terminal says "yes" to the plan before anything is recorded or enqueued (src/cli/approve.ts).
+      const approval = { autoApprove: settings.autoApprove, text, saved: saved !== undefined, changes: changes.length, apiUrl: settings.apiUrl, signal: interrupt.signal };
+      if (!refused && !(await approveApply(io, approval))) return 1;
+      await recordDeclared(jobs.applied, gathered);
+      if (refused) return refuseUnreadable(io, output, (gathered.input.unreadable ?? []).map((place) => shownPlace(place, shown)), result, outcomes);
+
       const ends = await runApply({
         signal: interrupt.signal,
         onWaitingBehind: behindReporter(io, progress),
@@ -249,6 +252,14 @@ function report(io: CommandIo, r: ApplyReport): 0 | 1 {
 
 /** After an interrupt, how long the process may take to close its connections before it exits anyway. */
 const INTERRUPTED_EXIT_MS = 1_000;
+
+/** What prune reads of the manifests just loaded: the resources kept by converge/prune: "false", and each one's file. */
+async function recordDeclared(applied: Jobs['applied'], gathered: Gathered): Promise<void> {
+  // converge/prune: "false" is remembered per resource, so it still holds once the manifest is gone.
+  await applied.recordKeep(gathered.resources.keys(), keptKeys(gathered.resources));
+  // Which file declares each resource: prune tells a file emptied later from one removed (docs/adopting-and-pruning.md).
+  await applied.recordFiles(declaringFiles(gathered.resources.values()), gathered.input.applied);
+}
 
 /** The declared resources whose manifest carries converge/prune: "false". */
 function keptKeys(resources: ReadonlyMap<string, DesiredResource>): Set<string> {
