@@ -2,15 +2,11 @@
 // (SIGTERM, or kill -9) and started again, which reads B, then a checkout of A: every resource is written back once,
 // and no Conflict (the flap guard's rule: docs/daemon.md, "What a conflict means"). Two replicas on different commits
 // still conflict: test/e2e/replicas.test.ts.
-import { execFileSync } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rm } from 'node:fs/promises';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/server.js';
-import { deletePrefix, killAll, startDaemonChild, testPrefix, until, writeManifest, type DaemonChild } from './daemon-helpers.js';
-import { hasGit } from '../helpers/flap.js';
-import { internalDockerYaml } from '../helpers/manifests.js';
+import { deletePrefix, killAll, startDaemonChild, testPrefix, until, type DaemonChild } from './daemon-helpers.js';
+import { hasGit, manifestRepo } from '../helpers/flap.js';
 
 const COUNT = 6;
 const names = Array.from({ length: COUNT }, (_, i) => `rr-${i}`);
@@ -35,16 +31,8 @@ describe('a rollback across a restart of the daemon', () => {
   for (const signal of ['SIGTERM', 'SIGKILL'] as const) {
     it.skipIf(!hasGit())(`commit A, commit B, ${signal} and start again (reads B), checkout A: every resource written back once, 0 Conflict (skipped without git)`, async () => {
       const emulator = await startEmulator({ buildMs: 0 });
-      const repo = await mkdtemp(join(tmpdir(), 'converge-rollback-restart-'));
-      const dir = join(repo, 'manifests');
+      const { repo, dir, git, commitAt } = await manifestRepo('rollback-restart', names);
       const prefix = testPrefix(`rollback-restart-${signal.toLowerCase()}`);
-      const git = (...args: string[]) => execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@example.com', '-c', 'advice.detachedHead=false', ...args], { cwd: repo, stdio: 'pipe' }).toString().trim();
-      const commitAt = async (maxScale: number, message: string): Promise<string> => {
-        for (const name of names) await writeManifest(join(dir, `${name}.yaml`), internalDockerYaml(name, maxScale));
-        git('add', '-A');
-        git('commit', '-qm', message);
-        return git('rev-parse', 'HEAD');
-      };
       const args = ['--api-url', emulator.url, '--redis-prefix', prefix, '--replica-id', 'rr', '--lease', '3s', '--resync', '1s', '--debounce', '50ms', '--flap-window', '30m', '--log-level', 'info'];
       const daemons: DaemonChild[] = [];
       const start = async (): Promise<DaemonChild> => {
@@ -52,7 +40,6 @@ describe('a rollback across a restart of the daemon', () => {
         daemons.push(d);
         return d;
       };
-      git('init', '-q', '-b', 'main');
       const commitA = await commitAt(2, 'A');
       try {
         const scales = () => names.map((name) => (emulator.store.allDeployments().find((x) => x.name === name)?.source_config as { resource_spec?: { max_scale?: number } } | undefined)?.resource_spec?.max_scale);

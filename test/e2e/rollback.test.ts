@@ -1,16 +1,12 @@
 // A rollback by checkout under a running daemon (`converge run` as a child, on a git checkout): tag1, tag2, a revert,
 // tag3, then a checkout of tag1's commit, of tag2's and of tag1's again: each is written, once per resource, and no
 // Conflict (the flap guard tells one leader's rollback from replicas taking turns: docs/decision.md).
-import { execFileSync } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rm } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startEmulator } from '../../src/emulator/server.js';
-import { deletePrefix, killAll, startDaemonChild, testPrefix, until, writeManifest } from './daemon-helpers.js';
-import { hasGit } from '../helpers/flap.js';
-import { internalDockerYaml } from '../helpers/manifests.js';
+import { deletePrefix, killAll, startDaemonChild, testPrefix, until } from './daemon-helpers.js';
+import { hasGit, manifestRepo } from '../helpers/flap.js';
 
 const COUNT = 3;
 const names = Array.from({ length: COUNT }, (_, i) => `rb-${i}`);
@@ -20,17 +16,8 @@ afterAll(killAll);
 describe('a rollback by checkout in the daemon', () => {
   it.skipIf(!hasGit())('tag1, tag2, revert, tag3, checkout tag1, checkout tag2, checkout tag1: each written once per resource, no Conflict (skipped without git)', async () => {
     const emulator = await startEmulator({ buildMs: 0 });
-    const repo = await mkdtemp(join(tmpdir(), 'converge-rollback-'));
-    const dir = join(repo, 'manifests');
+    const { repo, dir, git, commitAt } = await manifestRepo('rollback', names);
     const prefix = testPrefix('rollback');
-    const git = (...args: string[]) => execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@example.com', '-c', 'advice.detachedHead=false', ...args], { cwd: repo, stdio: 'pipe' }).toString().trim();
-    const commitAt = async (maxScale: number, message: string): Promise<string> => {
-      for (const name of names) await writeManifest(join(dir, `${name}.yaml`), internalDockerYaml(name, maxScale));
-      git('add', '-A');
-      git('commit', '-qm', message);
-      return git('rev-parse', 'HEAD');
-    };
-    git('init', '-q', '-b', 'main');
     const tag1 = await commitAt(2, 'tag1');
     const d = await startDaemonChild(dir, ['--api-url', emulator.url, '--redis-prefix', prefix, '--resync', '1s', '--debounce', '50ms', '--flap-window', '30m', '--log-level', 'info']);
     try {
