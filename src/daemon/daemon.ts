@@ -28,6 +28,8 @@ import { DaemonNotifications } from '../notify/daemon-notifications.js';
 import { AppliedStateWatch } from './lifecycle/applied-state-watch.js';
 import { ClockWatch } from './lifecycle/clock-watch.js';
 import { throttledWarn } from './background-warn.js';
+import { readAppliedStateDocument } from './server/applied-state-route.js';
+import { STATE_TOKEN_ENV } from '../store/applied-state-document.js';
 
 export interface Daemon {
   /** http://host:port of the status server. */
@@ -188,9 +190,11 @@ class ConvergeDaemon implements Daemon {
         metrics: async () => (await this.reconciler?.countResources(), this.metrics.render()),
         history: (key, limit) => (this.jobs ? this.jobs.record.history(key, { limit }) : Promise.resolve([])),
         reconcile: (request) => this.reconcileNow(request),
+        appliedState: () => (this.jobs ? readAppliedStateDocument(this.jobs) : Promise.resolve(undefined)),
       },
       onError: (error, path) => this.warn(`http ${path}`, error),
       ...(this.options.env.CONVERGE_WEBHOOK_TOKEN ? { webhookToken: this.options.env.CONVERGE_WEBHOOK_TOKEN } : {}),
+      ...(this.options.env[STATE_TOKEN_ENV] ? { stateToken: this.options.env[STATE_TOKEN_ENV] } : {}),
     });
     this.log.info({ url: this.server.url, port: this.server.port }, 'status server listening');
   }
