@@ -20,19 +20,14 @@ export function appliedStateEndpoint(raw: string): URL {
 
 /** The body as text, refused past `max` bytes (read as it arrives, never held whole beyond the cap). */
 async function cappedText(response: Response, max: number): Promise<string | undefined> {
-  const reader = response.body?.getReader();
-  if (!reader) return '';
+  if (!response.body) return '';
   const chunks: Uint8Array[] = [];
   let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > max) {
-      await reader.cancel();
-      return undefined;
-    }
-    chunks.push(value);
+  // Leaving the loop early cancels the stream: the rest is not downloaded.
+  for await (const chunk of response.body as AsyncIterable<Uint8Array>) {
+    size += chunk.byteLength;
+    if (size > max) return undefined;
+    chunks.push(chunk);
   }
   return Buffer.concat(chunks).toString('utf8');
 }

@@ -7,7 +7,7 @@ import type { JobEventsFeed } from '../jobs/queue/job-events.js';
 import { openJobs, type Jobs } from '../jobs/open-jobs.js';
 import type { JobRunner } from '../jobs/runner/worker.js';
 import { ManifestCache } from '../observe/manifests.js';
-import { startStatusServer, type ReadinessCheck, type StatusServer } from './server/status-server.js';
+import { serverTokens, startStatusServer, type ReadinessCheck, type StatusServer } from './server/status-server.js';
 import { LastGoodManifests } from './cycle/last-good.js';
 import { createMetrics, type DaemonMetrics } from './telemetry/metrics.js';
 import { OperatorRequests } from './cycle/operator-requests.js';
@@ -29,7 +29,6 @@ import { AppliedStateWatch } from './lifecycle/applied-state-watch.js';
 import { ClockWatch } from './lifecycle/clock-watch.js';
 import { throttledWarn } from './background-warn.js';
 import { readAppliedStateDocument } from './server/applied-state-route.js';
-import { STATE_TOKEN_ENV } from '../store/applied-state-document.js';
 
 export interface Daemon {
   /** http://host:port of the status server. */
@@ -193,8 +192,7 @@ class ConvergeDaemon implements Daemon {
         appliedState: () => (this.jobs ? readAppliedStateDocument(this.jobs) : Promise.resolve(undefined)),
       },
       onError: (error, path) => this.warn(`http ${path}`, error),
-      ...(this.options.env.CONVERGE_WEBHOOK_TOKEN ? { webhookToken: this.options.env.CONVERGE_WEBHOOK_TOKEN } : {}),
-      ...(this.options.env[STATE_TOKEN_ENV] ? { stateToken: this.options.env[STATE_TOKEN_ENV] } : {}),
+      ...serverTokens(this.options.env),
     });
     this.log.info({ url: this.server.url, port: this.server.port }, 'status server listening');
   }

@@ -52,7 +52,7 @@ export function parseAppliedStateDocument(value: unknown): { ok: true; read: App
     const issue = parsed.error.issues[0];
     return { ok: false, error: `it is not an applied-state document this converge reads (${issue ? `${issue.path.join('.') || 'document'}: ${issue.message}` : 'invalid'}); are the daemon and this converge the same version?` };
   }
-  const records = new Map<string, AppliedRecord>(Object.entries(parsed.data.records).map(([key, r]) => [key, r as AppliedRecord]));
-  const holds = new Map<string, ResourceHold>(Object.entries(parsed.data.holds).map(([key, h]) => [key, h as ResourceHold]));
+  const records = new Map<string, AppliedRecord>(Object.entries(parsed.data.records));
+  const holds = new Map<string, ResourceHold>(Object.entries(parsed.data.holds));
   return { ok: true, read: { records, holds } };
 }

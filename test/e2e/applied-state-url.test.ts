@@ -44,7 +44,7 @@ describe('plan --applied-state-url: the applied state from the daemon, not from 
     const daemon = await daemonOf(t, main, [...service, ...redis, '--resync', '1h'], { ...env, CONVERGE_STATE_TOKEN: STATE, CONVERGE_WEBHOOK_TOKEN: HOOK });
 
     // The endpoint: 401 without the token, with the webhook's; 200 with its own, holding hashes and no secret or API key.
-    for (const headers of [{}, { authorization: `Bearer ${HOOK}` }]) {
+    for (const headers of [{}, { authorization: `Bearer ${HOOK}` }] as Array<Record<string, string>>) {
       const refused = await fetch(`${daemon.url}/applied-state`, { headers });
       expect(refused.status).toBe(401);
       expect(((await refused.json()) as { error: string }).error).not.toContain('\n');

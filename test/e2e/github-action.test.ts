@@ -212,7 +212,7 @@ describe('the converge action (action.yml)', { timeout: 300_000 }, () => {
     // No route to Redis from this runner: a plan that read it would fail.
     const given = { command: 'plan', comment: 'false', 'api-url': e.url, 'api-key': 'ci-key', 'redis-url': 'redis://127.0.0.1:1', 'applied-state-url': `http://127.0.0.1:${address.port}`, 'state-token': 'state-token-of-ci-5h2' };
     const github = { event_name: 'pull_request', event: {}, sha: sha('9'), repository: REPOSITORY, action_path: actionPath, token: TOKEN, workspace };
-    const playUses: PlayUses = async (step) => (step.uses!.startsWith('actions/cache@') ? { 'cache-hit': 'true' } : {});
+    const playUses: PlayUses = async (step): Promise<Record<string, string>> => (step.uses!.startsWith('actions/cache@') ? { 'cache-hit': 'true' } : {});
     const result = await runAction(await readAction(join(ROOT, 'action.yml')), { given, github, env, workspace, temp: root, playUses });
     expect(result.code, JSON.stringify(result.steps, null, 1)).toBe(0);
     expect(result.outputs.changes).toBe('yes');

@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { ConvergeError } from '../../core/errors.js';
 import { appliedStateRoute, type AppliedStateReader } from './applied-state-route.js';
 import { bearerMatches } from './bearer.js';
+import { STATE_TOKEN_ENV } from '../../store/applied-state-document.js';
 import { historyRoute, type HistoryReader } from './history-route.js';
 import { send, sendJson, sendTagged, servePage } from './status-page/serve.js';
 import { parseStatusQuery, RowSequence, statusAnswer, type ViewRow } from './status-view.js';
@@ -60,6 +61,13 @@ export interface StatusServerOptions {
   webhookToken?: string;
   /** The read-only bearer token GET /applied-state requires; without one the endpoint is off (404). */
   stateToken?: string;
+}
+
+/** The guarded endpoints' tokens from the daemon's environment: each endpoint is on only while its variable is set. */
+export function serverTokens(env: NodeJS.ProcessEnv): Pick<StatusServerOptions, 'webhookToken' | 'stateToken'> {
+  const webhookToken = env[WEBHOOK_TOKEN_ENV];
+  const stateToken = env[STATE_TOKEN_ENV];
+  return { ...(webhookToken ? { webhookToken } : {}), ...(stateToken ? { stateToken } : {}) };
 }
 
 export interface StatusServer {
