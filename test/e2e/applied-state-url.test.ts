@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { startEmulator } from '../../src/emulator/server.js';
 import { writes } from '../helpers/apply.js';
 import { REDIS_URL } from '../helpers/redis.js';
-import { dockerDeploymentYaml, freePort, runConverge, tempDir, writeFiles } from './helpers.js';
+import { dockerDeploymentYaml, freePort, runConverge, tempDir, until, writeFiles } from './helpers.js';
 import { atEnd, daemonOf, prefixOf } from './scoped.js';
 
 const SECRET = 'known-secret-value-Zq81mX4p';
@@ -49,7 +49,12 @@ describe('plan --applied-state-url: the applied state from the daemon, not from 
       expect(refused.status).toBe(401);
       expect(((await refused.json()) as { error: string }).error).not.toContain('\n');
     }
-    const answer = await fetch(`${daemon.url}/applied-state`, { headers: { authorization: `Bearer ${STATE}` } });
+    // 503 until the daemon has opened Redis (its status server listens first).
+    const answer = await until('the daemon serves its applied state', async () => {
+      const reply = await fetch(`${daemon.url}/applied-state`, { headers: { authorization: `Bearer ${STATE}` } });
+      if (reply.status === 503) return undefined;
+      return reply;
+    }, 60_000, 50);
     expect(answer.status).toBe(200);
     const body = await answer.text();
     expect(body).not.toContain(SECRET);
