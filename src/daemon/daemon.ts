@@ -7,7 +7,7 @@ import type { JobEventsFeed } from '../jobs/queue/job-events.js';
 import { openJobs, type Jobs } from '../jobs/open-jobs.js';
 import type { JobRunner } from '../jobs/runner/worker.js';
 import { ManifestCache } from '../observe/manifests.js';
-import { startStatusServer, type ReadinessCheck, type StatusServer } from './server/status-server.js';
+import { serverTokens, startStatusServer, type ReadinessCheck, type StatusServer } from './server/status-server.js';
 import { LastGoodManifests } from './cycle/last-good.js';
 import { createMetrics, type DaemonMetrics } from './telemetry/metrics.js';
 import { OperatorRequests } from './cycle/operator-requests.js';
@@ -28,6 +28,7 @@ import { DaemonNotifications } from '../notify/daemon-notifications.js';
 import { AppliedStateWatch } from './lifecycle/applied-state-watch.js';
 import { ClockWatch } from './lifecycle/clock-watch.js';
 import { throttledWarn } from './background-warn.js';
+import { readAppliedStateDocument } from './server/applied-state-route.js';
 
 export interface Daemon {
   /** http://host:port of the status server. */
@@ -188,9 +189,10 @@ class ConvergeDaemon implements Daemon {
         metrics: async () => (await this.reconciler?.countResources(), this.metrics.render()),
         history: (key, limit) => (this.jobs ? this.jobs.record.history(key, { limit }) : Promise.resolve([])),
         reconcile: (request) => this.reconcileNow(request),
+        appliedState: () => (this.jobs ? readAppliedStateDocument(this.jobs) : Promise.resolve(undefined)),
       },
       onError: (error, path) => this.warn(`http ${path}`, error),
-      ...(this.options.env.CONVERGE_WEBHOOK_TOKEN ? { webhookToken: this.options.env.CONVERGE_WEBHOOK_TOKEN } : {}),
+      ...serverTokens(this.options.env),
     });
     this.log.info({ url: this.server.url, port: this.server.port }, 'status server listening');
   }

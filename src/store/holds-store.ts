@@ -9,7 +9,7 @@ export function holdsKey(prefix: string): string {
   return `${prefix}:daemon:holds`;
 }
 
-const StoredHold = z.object({
+export const StoredHold = z.object({
   reason: z.enum(HOLD_REASONS),
   desired: z.string(),
   message: z.string(),

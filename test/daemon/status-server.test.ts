@@ -148,3 +148,40 @@ describe('POST /webhook (a git host push event)', () => {
     expect(seen).toEqual([{}, {}]);
   });
 });
+
+describe('GET /applied-state', () => {
+  const STATE = 'state-token-read-only-7c1';
+  const HOOK = 'webhook-token-writes-9d2';
+  const document = { format: 'converge-applied-state', format_version: 1, records: {}, holds: {} };
+
+  it('is not enabled (404, one line) without a state token, even with the webhook token set', async () => {
+    let reads = 0;
+    server = await startStatusServer({ host: '127.0.0.1', port: 0, webhookToken: HOOK, handlers: handlers({ appliedState: async () => (reads++, document) }) });
+    const answer = await fetch(`${server.url}/applied-state`, { headers: { authorization: `Bearer ${HOOK}` } });
+    expect(answer.status).toBe(404);
+    const { error } = (await answer.json()) as { error: string };
+    expect(error).toMatch(/^GET \/applied-state is not enabled; set CONVERGE_STATE_TOKEN/);
+    expect(error).not.toContain('\n');
+    expect(reads).toBe(0);
+  });
+
+  it('answers 401 without the token, with a wrong one and with the webhook token; 200 and the document with it; never writes', async () => {
+    let reads = 0;
+    server = await startStatusServer({ host: '127.0.0.1', port: 0, webhookToken: HOOK, stateToken: STATE, handlers: handlers({ appliedState: async () => (reads++, document), reconcile: async () => ({ status: 202, body: {} }) }) });
+    for (const authorization of [undefined, 'Bearer wrong', `Bearer ${HOOK}`, STATE]) {
+      const answer = await fetch(`${server.url}/applied-state`, { headers: authorization === undefined ? {} : { authorization } });
+      expect(answer.status, String(authorization)).toBe(401);
+      const { error } = (await answer.json()) as { error: string };
+      expect(error).toBe('missing or wrong token; send the daemon\'s CONVERGE_STATE_TOKEN as "Authorization: Bearer TOKEN"');
+    }
+    expect(reads).toBe(0);
+    const ok = await fetch(`${server.url}/applied-state`, { headers: { authorization: `Bearer ${STATE}` } });
+    expect(ok.status).toBe(200);
+    expect(ok.headers.get('cache-control')).toBe('no-store');
+    expect(await ok.json()).toEqual(document);
+    expect((await fetch(`${server.url}/applied-state`, { method: 'POST', headers: { authorization: `Bearer ${STATE}` } })).status).toBe(405);
+    // The state token is read-only: it does not open POST /reconcile.
+    expect((await fetch(`${server.url}/reconcile`, { method: 'POST', headers: { authorization: `Bearer ${STATE}` }, body: '{}' })).status).toBe(401);
+    expect(reads).toBe(1);
+  });
+});

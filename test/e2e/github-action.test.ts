@@ -4,6 +4,8 @@
 // merge, the reviewed plan fetched and applied once, and refused as stale the second time.
 // npm and gh are played by recording shims (they need the registry and github.com): the test checks what the steps ask of them.
 import { chmod, cp, mkdir, readFile, readdir, rm, symlink, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { basename, dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { startEmulator } from '../../src/emulator/server.js';
@@ -168,6 +170,54 @@ describe('the converge action (action.yml)', { timeout: 300_000 }, () => {
     expect(again.steps.at(-1)!.stderr).toMatch(/the plan is stale: since it was made, it was applied/);
     expect(writes(e.requestLog)).toHaveLength(1);
     expect(allOutput(runs)).not.toContain(TOKEN);
+  });
+
+  it('plan with applied-state-url asks the daemon\'s GET /applied-state with state-token, and reads no Redis', async (t) => {
+    const e = await startEmulator({ seed: seedWith([{ name: 'ci-state', source: 'external_docker', source_config: { resource_spec: { max_scale: 1 } }, source_revision_config: { image_uri: 'docker.io/acme/ci-state:1' } }]), buildMs: 0 });
+    atEnd(t, () => e.close());
+    // The daemon's endpoint, played on loopback: it records each request and serves an applied state with no record.
+    const asked: string[] = [];
+    const daemon = createServer((req, res) => {
+      asked.push(`${req.method} ${req.url} ${req.headers.authorization}`);
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ format: 'converge-applied-state', format_version: 1, records: {}, holds: {} }));
+    });
+    await new Promise<void>((resolve) => daemon.listen(0, '127.0.0.1', resolve));
+    atEnd(t, () => new Promise((resolve) => daemon.close(resolve)));
+    const root = await tempDir('github-action-state');
+    atEnd(t, () => rm(root, { recursive: true, force: true }));
+    const actionPath = join(root, 'action');
+    await mkdir(actionPath);
+    for (const entry of ['action.yml', 'package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json', 'src']) await symlink(join(ROOT, entry), join(actionPath, entry));
+    await symlink(dirname(dirname(MAIN)), join(actionPath, 'dist'));
+    const bin = join(root, 'shims');
+    await mkdir(bin);
+    await writeFile(join(bin, 'npm'), NPM_SHIM);
+    await chmod(join(bin, 'npm'), 0o755);
+    const workspace = join(root, 'checkout');
+    await writeFiles(workspace, { 'manifests/api.yaml': dockerDeploymentYaml('ci-state', { maxScale: 3 }) });
+    const eventPath = join(root, 'event.json');
+    await writeFile(eventPath, '{}');
+    const env = {
+      PATH: [bin, dirname(process.execPath), '/usr/local/bin', '/usr/bin', '/bin'].join(':'),
+      HOME: process.env.HOME,
+      NO_COLOR: '1',
+      GITHUB_ACTION_PATH: actionPath,
+      GITHUB_EVENT_PATH: eventPath,
+      GITHUB_WORKSPACE: workspace,
+      RUNNER_OS: 'Linux',
+      RUNNER_TEMP: root,
+      SHIM_LOG: join(root, 'shims.log'),
+    };
+    const address = daemon.address() as AddressInfo;
+    // No route to Redis from this runner: a plan that read it would fail.
+    const given = { command: 'plan', comment: 'false', 'api-url': e.url, 'api-key': 'ci-key', 'redis-url': 'redis://127.0.0.1:1', 'applied-state-url': `http://127.0.0.1:${address.port}`, 'state-token': 'state-token-of-ci-5h2' };
+    const github = { event_name: 'pull_request', event: {}, sha: sha('9'), repository: REPOSITORY, action_path: actionPath, token: TOKEN, workspace };
+    const playUses: PlayUses = async (step): Promise<Record<string, string>> => (step.uses!.startsWith('actions/cache@') ? { 'cache-hit': 'true' } : {});
+    const result = await runAction(await readAction(join(ROOT, 'action.yml')), { given, github, env, workspace, temp: root, playUses });
+    expect(result.code, JSON.stringify(result.steps, null, 1)).toBe(0);
+    expect(result.outputs.changes).toBe('yes');
+    expect(asked).toEqual(['GET /applied-state Bearer state-token-of-ci-5h2']);
+    expect(allOutput([result])).not.toContain('state-token-of-ci-5h2');
   });
 
   it('an unknown command fails the first step with one line', async (t) => {

@@ -20,6 +20,7 @@ import { PLAN_KEY_ENV } from '../../core/saved-plan/signature.js';
 import { printPlan, savedPlanContent, showSavedPlan } from '../saved-plan.js';
 import { narrowToTargets, TARGET_OPTION, targetsOf } from '../partial-plan.js';
 import { shownFrom } from '../paths.js';
+import { APPLIED_STATE_URL_ENV, STATE_TOKEN_ENV } from '../../store/applied-state-document.js';
 
 const FORMATS = ['text', 'markdown', 'json'] as const;
 
@@ -39,7 +40,9 @@ interface AppliedRead {
  * record could describe it). A Redis URL the user gave must answer (else one line, exit 1); the shipped default
  * (redis://127.0.0.1:6379) is only tried, and when it does not answer the plan says it ran without.
  */
-async function readApplied(settings: ServiceSettings, skip: boolean, saving: boolean): Promise<AppliedRead> {
+async function readApplied(settings: ServiceSettings, skip: boolean, saving: boolean, from?: { url: string; token: string | undefined }): Promise<AppliedRead> {
+  // A daemon's GET /applied-state serves what the Redis reads below return, so the plan (and a saved one) is the same.
+  if (from) return (await import('../applied-state-url.js')).readAppliedStateUrl(from.url, from.token);
   if (settings.apiUrl === EMBEDDED) return { records: new Map() };
   if (skip) return { records: new Map(), note: `applied state not read (--no-applied-state): ${BLIND}` };
   const { readAppliedState } = await import('../../store/applied-state.js');
@@ -57,7 +60,7 @@ async function readApplied(settings: ServiceSettings, skip: boolean, saving: boo
 export const planCommand: Command = {
   name: 'plan',
   summary: 'list live state and print what apply would change (dry run)',
-  usage: 'converge plan DIR [--vars FILE]... [--overlay DIR]... [--target NAME]... [--output text|markdown|json] [--detailed-exitcode] [--show-orphans] [--out FILE] [options] | converge plan --show FILE [--output text|markdown|json] [--skip-signature-check]',
+  usage: 'converge plan DIR [--vars FILE]... [--overlay DIR]... [--target NAME]... [--output text|markdown|json] [--detailed-exitcode] [--show-orphans] [--out FILE] [--applied-state-url URL] [options] | converge plan --show FILE [--output text|markdown|json] [--skip-signature-check]',
   positionals: [0, 1],
   options: {
     out: { type: 'string', placeholder: 'FILE', description: 'also save the plan to FILE (JSON, mode 0600, no secret value) for "converge apply --plan FILE", signed when CONVERGE_PLAN_KEY is set; none is saved when the plan holds an error (docs/saved-plans.md)' },
@@ -67,6 +70,7 @@ export const planCommand: Command = {
     'detailed-exitcode': { type: 'boolean', description: 'exit 0 when nothing would change (notes on unchanged resources do not count), 2 when something would; 1 on errors, as always' },
     'show-orphans': { type: 'boolean', description: 'text: list every live deployment in no manifest, not only the first three' },
     'no-applied-state': { type: 'boolean', description: 'plan without reading what converge last wrote from Redis (the plan says so)' },
+    'applied-state-url': { type: 'string', placeholder: 'URL', description: `read what converge last wrote from a daemon's GET /applied-state (its status server URL) instead of Redis, with the read-only token in ${STATE_TOKEN_ENV} (env ${APPLIED_STATE_URL_ENV}); REDIS_URL is then not read, and --redis-url or --redis-prefix is refused (docs/saved-plans.md)` },
     ...TARGET_OPTION,
     ...settingOptions('apiUrl', 'apiKey', 'tenantId', 'namePrefix', 'progressDeadline', 'redisUrl', 'redisPrefix', 'redisCluster', 'allowLiteralSecrets', 'allowLocalDiscovery', 'emulatorState', 'requestTimeout', 'adopt', 'prune', 'maxDeletes', 'vars', 'overlays'),
   },
@@ -86,13 +90,15 @@ export const planCommand: Command = {
     if (args.values['skip-signature-check'] === true) throw new UsageError('--skip-signature-check is about a saved plan: give it with --show FILE');
     if (args.positionals.length !== 1) throw new UsageError(`wrong number of arguments; usage: ${planCommand.usage}`);
     if (out !== undefined && args.values['no-applied-state'] === true) throw new UsageError('--out cannot be given with --no-applied-state: apply --plan checks the plan against the applied state, so the plan must read it too');
+    const stateUrl = appliedStateUrlOf(args.values, io.env);
     const settings = requireApiUrl(resolveSettings(args, io.env));
+    if (stateUrl !== undefined && settings.apiUrl === EMBEDDED) throw new UsageError('--applied-state-url reads a daemon\'s applied state, which cannot describe the embedded emulator (it starts empty): give --api-url the daemon\'s service');
     // Read (and a short key refused) before anything is listed.
     const key = out === undefined ? undefined : planKeyOf(io.env);
     const targets = targetsOf(args);
     const dir = resolve(io.cwd, args.positionals[0]!);
     // Read (Redis client loaded, connected, one HGETALL) while the live pages are listed.
-    const applied = readApplied(settings, args.values['no-applied-state'] === true, out !== undefined);
+    const applied = readApplied(settings, args.values['no-applied-state'] === true, out !== undefined, stateUrl === undefined ? undefined : { url: stateUrl, token: io.env[STATE_TOKEN_ENV] });
     applied.catch(() => undefined);
     const progress = progressLine(io);
     const target = await openTarget(settings, { onRetry: (info) => progress.write(io.stderr, `converge plan: ${retryLine(info)}\n`) });
@@ -149,6 +155,23 @@ export const planCommand: Command = {
     }
   },
 };
+
+/**
+ * --applied-state-url (or CONVERGE_APPLIED_STATE_URL), checked against the other ways of reading the applied state: with
+ * it the plan reads no Redis, so --no-applied-state, --redis-url and --redis-prefix on the command line are refused (two
+ * sources asked for at once); REDIS_URL and the config file's redis keys are left unread (a CI job may set them for
+ * other steps).
+ */
+function appliedStateUrlOf(values: Readonly<Record<string, unknown>>, env: NodeJS.ProcessEnv): string | undefined {
+  const flag = values['applied-state-url'] as string | undefined;
+  const url = flag ?? (env[APPLIED_STATE_URL_ENV] || undefined);
+  if (url === undefined) return undefined;
+  const named = flag !== undefined ? '--applied-state-url' : APPLIED_STATE_URL_ENV;
+  if (values['no-applied-state'] === true) throw new UsageError(`--no-applied-state cannot be given with ${named}: give one of them`);
+  const redis = ['redis-url', 'redis-prefix'].filter((flagName) => values[flagName] !== undefined);
+  if (redis.length > 0) throw new UsageError(`--${redis.join(' and --')} cannot be given with ${named}: the plan reads the applied state from the daemon's endpoint, not from Redis; give one of them`);
+  return url;
+}
 
 /** How many manifest files were read, for stderr (stdout holds the plan): an empty or wrong directory shows at once. */
 function filesLine(files: number, dir: string): string {

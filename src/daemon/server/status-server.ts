@@ -1,8 +1,11 @@
-// The daemon's status server (node:http): the status page at /, /healthz, /readyz, /metrics, /status (with an ETag), and POST /reconcile and /webhook behind a token. Serves no secret.
+// The daemon's status server (node:http): the status page at /, /healthz, /readyz, /metrics, /status (with an ETag), GET /applied-state behind a read-only token, and POST /reconcile and /webhook behind a token. Serves no secret.
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ConvergeError } from '../../core/errors.js';
+import { appliedStateRoute, type AppliedStateReader } from './applied-state-route.js';
+import { bearerMatches } from './bearer.js';
+import { STATE_TOKEN_ENV } from '../../store/applied-state-document.js';
 import { historyRoute, type HistoryReader } from './history-route.js';
 import { send, sendJson, sendTagged, servePage } from './status-page/serve.js';
 import { parseStatusQuery, RowSequence, statusAnswer, type ViewRow } from './status-view.js';
@@ -25,6 +28,8 @@ export interface StatusHandlers {
   history?: HistoryReader;
   /** POST /reconcile with a checked body (the token was checked before). Answers the status and the JSON body to send. */
   reconcile?(request: ReconcileRequest): Promise<{ status: number; body: unknown }>;
+  /** GET /applied-state: the document a plan reads (src/store/applied-state-document.ts); its token is checked before. */
+  appliedState?: AppliedStateReader;
 }
 
 /**
@@ -54,6 +59,15 @@ export interface StatusServerOptions {
   onError?: (error: unknown, path: string) => void;
   /** The bearer token POST /reconcile requires; without one the endpoint is off (404). */
   webhookToken?: string;
+  /** The read-only bearer token GET /applied-state requires; without one the endpoint is off (404). */
+  stateToken?: string;
+}
+
+/** The guarded endpoints' tokens from the daemon's environment: each endpoint is on only while its variable is set. */
+export function serverTokens(env: NodeJS.ProcessEnv): Pick<StatusServerOptions, 'webhookToken' | 'stateToken'> {
+  const webhookToken = env[WEBHOOK_TOKEN_ENV];
+  const stateToken = env[STATE_TOKEN_ENV];
+  return { ...(webhookToken ? { webhookToken } : {}), ...(stateToken ? { stateToken } : {}) };
 }
 
 export interface StatusServer {
@@ -75,13 +89,6 @@ async function withTimeout<T>(promise: Promise<T>, ms: number, fallback: () => T
   } finally {
     clearTimeout(timer);
   }
-}
-
-/** Whether the request carries `Authorization: Bearer <token>` (compared in constant time, on digests of equal length). */
-export function bearerMatches(header: string | undefined, token: string): boolean {
-  const given = /^Bearer\s+(.+)$/i.exec(header ?? '')?.[1]?.trim() ?? '';
-  const digest = (text: string): Buffer => createHash('sha256').update(text).digest();
-  return timingSafeEqual(digest(given), digest(token)) && given.length > 0;
 }
 
 /**
@@ -219,7 +226,7 @@ async function statusRoute(req: IncomingMessage, res: ServerResponse, handlers: 
   sendTagged(req, res, 'application/json; charset=utf-8', JSON.stringify(answer) + '\n', head);
 }
 
-async function route(req: IncomingMessage, res: ServerResponse, handlers: StatusHandlers, sequence: RowSequence, token?: string): Promise<void> {
+async function route(req: IncomingMessage, res: ServerResponse, handlers: StatusHandlers, sequence: RowSequence, token?: string, stateToken?: string): Promise<void> {
   const url = new URL(req.url ?? '/', 'http://status');
   const path = url.pathname;
   if (path === '/reconcile') {
@@ -254,10 +261,13 @@ async function route(req: IncomingMessage, res: ServerResponse, handlers: Status
     case '/status':
       await statusRoute(req, res, handlers, sequence, url.searchParams, head);
       return;
+    case '/applied-state':
+      await appliedStateRoute(req, res, handlers.appliedState, stateToken, head);
+      return;
     default:
       if (path.startsWith('/history/')) return historyRoute(req, res, path, url.searchParams, handlers.history, head);
       if (servePage(req, res, path, head)) return;
-      sendJson(res, 404, { error: `no route ${path}; try / (the status page), /healthz, /readyz, /metrics, /status, /history/KIND/NAME, POST /reconcile or POST /webhook` }, head);
+      sendJson(res, 404, { error: `no route ${path}; try / (the status page), /healthz, /readyz, /metrics, /status, /history/KIND/NAME, /applied-state, POST /reconcile or POST /webhook` }, head);
   }
 }
 
@@ -266,7 +276,7 @@ export async function startStatusServer(options: StatusServerOptions): Promise<S
   // One change sequence per server: its epoch makes a token of an earlier run a full answer, never a wrong delta.
   const sequence = new RowSequence(randomBytes(6).toString('base64url'));
   const server: Server = createServer((req, res) => {
-    route(req, res, options.handlers, sequence, options.webhookToken).catch((error: unknown) => {
+    route(req, res, options.handlers, sequence, options.webhookToken, options.stateToken).catch((error: unknown) => {
       options.onError?.(error, req.url ?? '/');
       if (!res.headersSent) sendJson(res, 500, { error: 'internal error; see the daemon log' }, false);
       else res.destroy();
