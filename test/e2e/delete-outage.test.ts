@@ -87,7 +87,7 @@ describe('a DELETE answered 503 for a while under converge run --prune', () => {
     expect(s.deletesOf(id)).toEqual([]);
     // Said once in the log however many reconciles met it: each wording once (a reconcile whose probe failed otherwise,
     // a timeout on a loaded machine rather than the 503, is another reason and said once too).
-    const said = s.daemon.lines.filter((l) => l.key === 'Deployment/c' && typeof l.msg === 'string' && l.msg.includes("did not answer converge's DELETE probe")).map((l) => l.msg as string);
+    const said = s.daemon.lines.filter((l) => l.key === 'Deployment/c' && typeof l.msg === 'string' && l.msg.includes("did not answer converge's DELETE probe")).map((l) => l.msg);
     expect(said.length).toBeGreaterThanOrEqual(1);
     expect(new Set(said).size).toBe(said.length);
 
