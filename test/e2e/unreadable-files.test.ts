@@ -58,7 +58,8 @@ describe('a file that fails to load is unknown, never absent', () => {
       const applied = await runConverge(['apply', dir, '--prune', ...common]);
       expect(applied.code, applied.stderr).toBe(1);
       expect(applied.stdout).toContain(`${broken.at}: error:`);
-      expect(applied.stdout).toContain(`Apply refused: nothing was written: ${broken.at} fails to load;`);
+      // The refusal names the file as it opens from the working directory: the directory as typed (absolute here) and the path in it.
+      expect(applied.stdout).toContain(`Apply refused: nothing was written: ${join(dir, broken.at)} fails to load;`);
       expect(applied.stdout).not.toMatch(/done +Deployment/);
       // Nothing reached the service: no PATCH of a, no DELETE of b (nor the probe for DELETE).
       expect(writes().slice(before)).toEqual([]);
