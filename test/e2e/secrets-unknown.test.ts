@@ -153,7 +153,7 @@ describe.concurrent('a Redis that lost its data, and one that may evict', () => 
     const status = await daemon.status();
     expect((status.appliedState as { lostAt: string }).lostAt).toMatch(/^\d{4}-/);
     // One applied_state_lost, about the daemon, from the applied-state watch.
-    await until('applied_state_lost delivered', () => hook.delivered().length > 0, 20_000, 100);
+    await until('applied_state_lost delivered', () => hook.delivered().length > 0, 45_000, 100);
     await resyncs(daemon, 2);
     expect(hook.delivered()).toMatchObject([{ type: 'applied_state_lost', resource: { kind: 'Daemon', name: 'applied-state' }, reason: 'AppliedStateLost' }]);
   }, 90_000);
