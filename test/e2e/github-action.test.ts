@@ -33,6 +33,24 @@ esac
 `;
 
 /** Every output of every step of the runs. */
+/**
+ * The action's checkout under `root`: this repository's sources, and the run's build as its dist/ (a restored cache);
+ * and a folder of executable shims (name -> script) to put first on the PATH.
+ */
+async function actionCheckout(root: string, shims: Record<string, string>): Promise<{ actionPath: string; bin: string }> {
+  const actionPath = join(root, 'action');
+  await mkdir(actionPath);
+  for (const entry of ['action.yml', 'package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json', 'src']) await symlink(join(ROOT, entry), join(actionPath, entry));
+  await symlink(dirname(dirname(MAIN)), join(actionPath, 'dist'));
+  const bin = join(root, 'shims');
+  await mkdir(bin);
+  for (const [name, script] of Object.entries(shims)) {
+    await writeFile(join(bin, name), script);
+    await chmod(join(bin, name), 0o755);
+  }
+  return { actionPath, bin };
+}
+
 function allOutput(runs: ActionRun[]): string {
   return runs.flatMap((r) => r.steps.map((s) => s.stdout + s.stderr)).join('\n');
 }
@@ -47,17 +65,7 @@ describe('the converge action (action.yml)', { timeout: 300_000 }, () => {
     atEnd(t, () => rm(root, { recursive: true, force: true }));
     const prefix = prefixOf(t, 'github-action');
 
-    // The action's checkout: this repository's sources, and the run's build as its dist/ (a restored cache).
-    const actionPath = join(root, 'action');
-    await mkdir(actionPath);
-    for (const entry of ['action.yml', 'package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json', 'src']) await symlink(join(ROOT, entry), join(actionPath, entry));
-    await symlink(dirname(dirname(MAIN)), join(actionPath, 'dist'));
-    const bin = join(root, 'shims');
-    await mkdir(bin);
-    await writeFile(join(bin, 'npm'), NPM_SHIM);
-    await writeFile(join(bin, 'gh'), GH_SHIM);
-    await chmod(join(bin, 'npm'), 0o755);
-    await chmod(join(bin, 'gh'), 0o755);
+    const { actionPath, bin } = await actionCheckout(root, { npm: NPM_SHIM, gh: GH_SHIM });
     const shimLog = join(root, 'shims.log');
     const artifacts = join(root, 'artifacts');
     const action = await readAction(join(ROOT, 'action.yml'));
@@ -185,14 +193,7 @@ describe('the converge action (action.yml)', { timeout: 300_000 }, () => {
     atEnd(t, () => new Promise((resolve) => daemon.close(resolve)));
     const root = await tempDir('github-action-state');
     atEnd(t, () => rm(root, { recursive: true, force: true }));
-    const actionPath = join(root, 'action');
-    await mkdir(actionPath);
-    for (const entry of ['action.yml', 'package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json', 'src']) await symlink(join(ROOT, entry), join(actionPath, entry));
-    await symlink(dirname(dirname(MAIN)), join(actionPath, 'dist'));
-    const bin = join(root, 'shims');
-    await mkdir(bin);
-    await writeFile(join(bin, 'npm'), NPM_SHIM);
-    await chmod(join(bin, 'npm'), 0o755);
+    const { actionPath, bin } = await actionCheckout(root, { npm: NPM_SHIM });
     const workspace = join(root, 'checkout');
     await writeFiles(workspace, { 'manifests/api.yaml': dockerDeploymentYaml('ci-state', { maxScale: 3 }) });
     const eventPath = join(root, 'event.json');
