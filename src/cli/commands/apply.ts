@@ -104,7 +104,7 @@ export const applyCommand: Command = {
       // The corridor of every reconcile (src/cli/cli-corridor.ts): health is read, not guessed.
       const { gathered, plan: result, outcomes } = await commandCorridor({
         mode: 'apply',
-        ...{ settings, io, dir, progress, prune, targets },
+        settings, io, dir, progress, prune, targets,
         client: target.client,
         applied: jobs.applied,
         loaded: () => progress.clear(),

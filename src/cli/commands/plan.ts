@@ -112,7 +112,7 @@ export const planCommand: Command = {
       // The corridor of every reconcile (src/cli/cli-corridor.ts): health is read, not guessed (a note per rollout).
       const { gathered, plan: result, outcomes, fingerprints } = await commandCorridor({
         mode: 'plan',
-        ...{ settings, io, dir, progress, prune, targets },
+        settings, io, dir, progress, prune, targets,
         client: target.client,
         applied: records,
         loaded: (loaded) => {
