@@ -9,7 +9,7 @@ const ONE_DECISION = {
   decide: {
     regex: '(^|/)core/decide\\.js$|^\\./decide\\.js$',
     importNames: ['decide'],
-    message: 'decide() runs once per resource per reconcile, in the corridor (src/observe/corridor.ts): read its outcome',
+    message: 'decide() runs once per resource per reconcile, in the corridor (src/observe/corridor.ts)',
   },
   decideOutcomes: {
     regex: '(^|/)plan/outcomes\\.js$|^\\./outcomes\\.js$',

@@ -112,21 +112,28 @@ const SECRETS = daemon({ change: change('update', { fields: SECRET_ONLY }), reme
 
 type InFlightRow = [string, DecisionInput, WriteInFlight, { reason: SyncReason; write: string | null }];
 
+const REPORT = daemon({ remembered: FP, settings: { mode: 'daemon', driftPolicy: 'report' } });
+const DELETE = daemon({ change: change('delete', { id: 'd1' }), desired: undefined });
+const ORPHAN = daemon({ change: change('orphan'), desired: undefined });
+const REBUILD = daemon({ change: change('noop'), requests: { rebuild: true } });
+const applyingNow = { reason: 'Applying', write: null } as const;
+const appliedNow = { reason: 'Applied', write: null } as const;
+
 const IN_FLIGHT: InFlightRow[] = [
-  ['a decided update, its job queued: Applying, no second job', daemon(), QUEUED, { reason: 'Applying', write: null }],
-  ['drift healed, its job finished: Applied, no drift', daemon({ remembered: FP }), FINISHED, { reason: 'Applied', write: null }],
-  ['a rebuild, its job queued', daemon({ change: change('noop'), requests: { rebuild: true } }), QUEUED, { reason: 'Applying', write: null }],
-  ['a held desired state whose job is queued', daemon({ hold: HOLD }), QUEUED, { reason: 'Applying', write: null }],
-  ['drift reported, a job of this desired state queued', daemon({ remembered: FP, settings: { mode: 'daemon', driftPolicy: 'report' } }), QUEUED, { reason: 'Applying', write: null }],
-  ['secrets unknown, a job of this desired state finished', SECRETS, FINISHED, { reason: 'Applied', write: null }],
-  ['a delete stands (its job is keyed by the live id)', daemon({ change: change('delete', { id: 'd1' }), desired: undefined }), QUEUED, { reason: 'OutOfSync', write: 'delete' }],
+  ['a decided update, its job queued: Applying, no second job', daemon(), QUEUED, applyingNow],
+  ['drift healed, its job finished: Applied, no drift', daemon({ remembered: FP }), FINISHED, appliedNow],
+  ['a rebuild, its job queued', REBUILD, QUEUED, applyingNow],
+  ['a held desired state whose job is queued', daemon({ hold: HOLD }), QUEUED, applyingNow],
+  ['drift reported, a job of this desired state queued', REPORT, QUEUED, applyingNow],
+  ['secrets unknown, a job of this desired state finished', SECRETS, FINISHED, appliedNow],
+  ['a delete stands (its job is keyed by the live id)', DELETE, QUEUED, { reason: 'OutOfSync', write: 'delete' }],
   ['a Conflict stands', daemon({ conflict: CONFLICT }), QUEUED, { reason: 'Conflict', write: null }],
   ['suspended stands', daemon({ desired: { suspend: true } }), FINISHED, { reason: 'Suspended', write: null }],
   ['in sync stands', daemon({ change: change('noop') }), QUEUED, { reason: 'Synced', write: null }],
-  ['an orphan stands', daemon({ change: change('orphan'), desired: undefined }), QUEUED, { reason: 'Orphan', write: null }],
+  ['an orphan stands', ORPHAN, QUEUED, { reason: 'Orphan', write: null }],
 ];
 
-describe('withWriteInFlight: the queue\'s answer on a decided outcome (the daemon\'s act), without a second decision', () => {
+describe('withWriteInFlight: the queue\'s answer on a decided outcome (the daemon\'s act), no second decision', () => {
   it.each(IN_FLIGHT)('%s', (_name, input, write, expected) => {
     const updated = withWriteInFlight(decide(input), write);
     expect(updated.sync.reason).toBe(expected.reason);
@@ -135,7 +142,8 @@ describe('withWriteInFlight: the queue\'s answer on a decided outcome (the daemo
       // The job stands for the decided write: no drift, nothing to remember, no secrets named.
       expect(updated).toMatchObject({ drift: null, skip: { code: expected.reason } });
       expect([updated.remember, updated.secretsUnknown]).toEqual([undefined, undefined]);
-      expect(updated.job).toEqual(write.state === 'queued' ? { jobId: 'j7', operation: 'patch-deployment' } : undefined);
+      const job = write.state === 'queued' ? { jobId: 'j7', operation: 'patch-deployment' } : undefined;
+      expect(updated.job).toEqual(job);
     }
     // Health is the decided one: a job in flight says nothing of the live revision.
     expect(updated.health).toEqual(decide(input).health);

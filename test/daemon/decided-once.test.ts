@@ -1,32 +1,23 @@
-// decide() runs once per resource per reconcile: the daemon's full and targeted reconciles over real files and the emulator on loopback, counted through the context's decide (the real one, wrapped); act updates the decided outcome with the queue's answer instead of deciding again.
+// decide() runs once per resource per reconcile: the daemon's full and targeted reconciles, counted through the
+// context's decide (the real one, wrapped), over real files and the emulator on loopback.
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { decide, type DecisionInput } from '../../src/core/decide.js';
 import { resourceKey, type PlanChange } from '../../src/core/model.js';
 import { reconcileDirectory } from '../../src/daemon/cycle/cycle.js';
 import type { CycleContext } from '../../src/daemon/cycle/cycle-context.js';
 import { LastGoodManifests } from '../../src/daemon/cycle/last-good.js';
 import { reconcileFiles } from '../../src/daemon/cycle/targeted.js';
-import { startEmulator, type RunningEmulator } from '../../src/emulator/server.js';
 import { ManifestCache } from '../../src/observe/manifests.js';
-import { ServiceClient } from '../../src/service/client.js';
-import { manifestDir, seedWith } from '../helpers/apply.js';
+import { manifestDir } from '../helpers/apply.js';
 import { FakeEnqueuer, fakePorts } from '../helpers/daemon-ports.js';
-import { deploymentYaml, externalDockerSpec } from '../helpers/manifests.js';
+import { dockerSeed, dockerYaml, servedEmulator } from '../helpers/served-emulator.js';
 
-const SEED = seedWith(
-  ['steady', 'web', 'api', 'stray'].map((name) => ({
-    name,
-    source: 'external_docker' as const,
-    source_config: { resource_spec: { max_scale: 1 } },
-    source_revision_config: { image_uri: `docker.io/acme/${name}:1` },
-  })),
-);
+const SEED = dockerSeed(['steady', 'web', 'api', 'stray']);
+const yaml = dockerYaml;
 
-const yaml = (name: string, scale: number): string => deploymentYaml(name, externalDockerSpec(`docker.io/acme/${name}:1`, scale));
-
-/** steady in sync; web and api scaled up (updates); fresh not live (a create); stray live in no manifest (an orphan). */
+/** steady in sync; web and api scaled up (updates); fresh not live (a create); stray in no manifest (an orphan). */
 const FILES = {
   'steady.yaml': yaml('steady', 1),
   'web.yaml': yaml('web', 3),
@@ -50,21 +41,12 @@ function countingDecide(): { calls: Map<string, number>; decide: (input: Decisio
 const keysOf = (changes: readonly PlanChange[]): string[] => changes.map((c) => resourceKey(c.kind, c.name)).sort();
 
 describe('decide() runs once per resource per reconcile', () => {
-  let emulator: RunningEmulator;
-  let client: ServiceClient;
+  const served = servedEmulator(SEED);
   let tree: { dir: string; remove(): Promise<void> };
   let enqueuer: FakeEnqueuer;
   let counter: ReturnType<typeof countingDecide>;
   let ctx: CycleContext;
 
-  beforeAll(async () => {
-    emulator = await startEmulator({ seed: SEED, buildMs: 50 });
-    client = new ServiceClient({ baseUrl: emulator.url });
-  });
-  afterAll(async () => {
-    await client.close();
-    await emulator.close();
-  });
   beforeEach(async () => {
     tree = await manifestDir(FILES);
     enqueuer = new FakeEnqueuer();
@@ -72,7 +54,7 @@ describe('decide() runs once per resource per reconcile', () => {
     ctx = {
       dir: tree.dir,
       env: {},
-      client,
+      client: served.client,
       enqueuer,
       ...fakePorts().ports,
       lastGood: new LastGoodManifests(),
@@ -83,7 +65,7 @@ describe('decide() runs once per resource per reconcile', () => {
     return () => tree.remove();
   });
 
-  it('a full reconcile: each planned resource once, though the queue answers in flight, finished and added', async () => {
+  it('a full reconcile: each planned resource once, the queue answering in flight, finished, added', async () => {
     // The queue's three answers, each of which the act used to decide again: a job of web's desired state is waiting,
     // one of fresh's finished during the reconcile, api's is added.
     enqueuer.answer.set('Deployment/web', 'in-flight');
@@ -91,7 +73,7 @@ describe('decide() runs once per resource per reconcile', () => {
     const outcome = await reconcileDirectory(ctx);
 
     const planned = keysOf(outcome.plan.changes);
-    expect(planned).toEqual(['Deployment/api', 'Deployment/fresh', 'Deployment/steady', 'Deployment/stray', 'Deployment/web']);
+    expect(planned).toEqual(['api', 'fresh', 'steady', 'stray', 'web'].map((name) => `Deployment/${name}`));
     expect([...counter.calls.keys()].sort()).toEqual(planned);
     expect([...counter.calls.values()].every((n) => n === 1)).toBe(true);
 

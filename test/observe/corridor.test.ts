@@ -1,50 +1,37 @@
-// The corridor of a reconcile (src/observe/corridor.ts) over real files and the emulator on loopback: plan's and apply's walk decide each planned resource once (counted through the real decide, wrapped), a caller's hooks run in order, and a declined input is neither planned nor decided.
+// The corridor of a reconcile (src/observe/corridor.ts) over real files and the emulator on loopback: plan's and
+// apply's walk decide each planned resource once (the real decide, wrapped and counted), hooks run in order, and a
+// declined input is neither planned nor decided.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decide, type DecisionInput } from '../../src/core/decide.js';
 import { resourceKey } from '../../src/core/model.js';
-import { startEmulator, type RunningEmulator } from '../../src/emulator/server.js';
 import { reconcileCorridor, type CorridorDeclined } from '../../src/observe/corridor.js';
 import type { GatherOptions } from '../../src/observe/gather.js';
 import { loadManifestDir } from '../../src/observe/manifests.js';
-import { ServiceClient } from '../../src/service/client.js';
-import { manifestDir, seedWith } from '../helpers/apply.js';
-import { deploymentYaml, externalDockerSpec } from '../helpers/manifests.js';
+import { manifestDir } from '../helpers/apply.js';
+import { dockerSeed, dockerYaml, servedEmulator } from '../helpers/served-emulator.js';
 
-const SEED = seedWith(
-  ['steady', 'web', 'stray'].map((name) => ({
-    name,
-    source: 'external_docker' as const,
-    source_config: { resource_spec: { max_scale: 1 } },
-    source_revision_config: { image_uri: `docker.io/acme/${name}:1` },
-  })),
-);
-
-const yaml = (name: string, scale: number): string => deploymentYaml(name, externalDockerSpec(`docker.io/acme/${name}:1`, scale));
+const yaml = dockerYaml;
 
 describe('the corridor: load, list, plan, decide once', () => {
-  let emulator: RunningEmulator;
-  let client: ServiceClient;
+  const served = servedEmulator(dockerSeed(['steady', 'web', 'stray']));
   let tree: { dir: string; remove(): Promise<void> };
 
   beforeAll(async () => {
-    emulator = await startEmulator({ seed: SEED, buildMs: 50 });
-    client = new ServiceClient({ baseUrl: emulator.url });
-    tree = await manifestDir({ 'steady.yaml': yaml('steady', 1), 'web.yaml': yaml('web', 3), 'fresh.yaml': yaml('fresh', 1) });
+    const files = { 'steady.yaml': yaml('steady', 1), 'web.yaml': yaml('web', 3), 'fresh.yaml': yaml('fresh', 1) };
+    tree = await manifestDir(files);
   });
-  afterAll(async () => {
-    await tree.remove();
-    await client.close();
-    await emulator.close();
-  });
+  afterAll(() => tree.remove());
 
-  const options = (): GatherOptions => ({ dir: tree.dir, env: {}, client, allowLiteralSecrets: false, allowLocalDiscovery: false });
+  const options = (): GatherOptions => {
+    return { dir: tree.dir, env: {}, client: served.client, allowLiteralSecrets: false, allowLocalDiscovery: false };
+  };
 
   function counted(): { calls: string[]; decide: (input: DecisionInput) => ReturnType<typeof decide> } {
     const calls: string[] = [];
     return { calls, decide: (input) => (calls.push(resourceKey(input.change.kind, input.change.name)), decide(input)) };
   }
 
-  it.each(['plan', 'apply'] as const)('%s: every planned resource (orphans too) decided once, hooks in order', async (mode) => {
+  it.each(['plan', 'apply'] as const)('%s: each planned resource (orphans too) decided once', async (mode) => {
     const counter = counted();
     const order: string[] = [];
     const corridor = await reconcileCorridor({
@@ -67,12 +54,12 @@ describe('the corridor: load, list, plan, decide once', () => {
     expect(writes.sort()).toEqual([['Deployment/fresh', 'create'], ['Deployment/web', 'update']]);
   });
 
-  it('a declined input (the daemon\'s targeted reconcile giving way) is neither planned, read for revisions nor decided', async () => {
+  it('a declined input (a targeted reconcile giving way): not planned, no revision read, nothing decided', async () => {
     const counter = counted();
     const steps: string[] = [];
     const loaded = await loadManifestDir(tree.dir, { allowLiteralSecrets: false });
     const answer = await reconcileCorridor<CorridorDeclined>({
-      scope: { files: options(), loaded, live: client.listDeployments(), applied: Promise.resolve(new Map()) },
+      scope: { files: options(), loaded, live: served.client.listDeployments(), applied: Promise.resolve(new Map()) },
       decision: { mode: 'daemon', now: () => Date.now(), decide: counter.decide },
       input: () => ({ declined: 'a changed resource is blocked' }),
       onStep: (step) => steps.push(step),
