@@ -4,6 +4,7 @@ import type { Command } from '../command.js';
 import { completionScript, SHELLS, type Shell } from '../completion-script.js';
 import { recordedWords } from '../completion-recorded.js';
 import { targetWords } from '../completion-targets.js';
+import { COMMAND_SUMMARIES } from './summaries.js';
 
 function isShell(word: string): word is Shell {
   return (SHELLS as readonly string[]).includes(word);
@@ -16,7 +17,7 @@ function isShell(word: string): word is Shell {
 export function completionCommand(loadCommands: () => Promise<Command[]>): Command {
   return {
     name: 'completion',
-    summary: 'print a shell completion script (commands, their flags, paths, option values, --target names, history names)',
+    summary: COMMAND_SUMMARIES.completion,
     usage: `converge completion ${SHELLS.join('|')} | converge completion --targets -- DIR | converge completion --recorded -- [WORD...]`,
     details: [
       'Load it in the current shell, or save it where the shell finds completions:',
