@@ -27,7 +27,7 @@ function historySection(row) {
 }
 
 /** The revision of an entry: its id and status; the service's times of it on hover. */
-function revisionCell(revision) {
+function historyRevisionCell(revision) {
   const td = el('td', null, revision ? revision.id + ' ' + revision.status : '');
   if (revision && (revision.createdAt || revision.updatedAt)) {
     const created = revision.createdAt ? 'created ' + revision.createdAt : '';
@@ -44,7 +44,7 @@ function historyTable(events) {
   for (const event of events) {
     const tr = add(el('tr'), add(el('td'), when(event.at)), el('td', null, event.type), el('td', null, event.reason), el('td', null, event.message),
       add(el('td'), event.job ? breakable('code', null, event.job.id) : null),
-      revisionCell(event.revision), el('td', 'muted', event.by));
+      historyRevisionCell(event.revision), el('td', 'muted', event.by));
     tr.dataset.type = event.type;
     if (event.job) tr.dataset.job = event.job.id;
     body.append(tr);
