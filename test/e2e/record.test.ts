@@ -59,7 +59,7 @@ describe('the record of each resource', () => {
     const common = ['--api-url', e.url, '--redis-url', REDIS_URL, '--redis-prefix', prefix];
 
     // converge apply (no daemon) records its write of rec-good with the manifests' id.
-    const apply = await runConverge(['apply', dir, '--target', 'rec-good', ...common]);
+    const apply = await runConverge(['apply', dir, '--target', 'rec-good', '--wait', ...common]);
     expect(apply.code, apply.stderr).toBe(0);
     const applied = await history(common, 'rec-good');
     const write = applied.events.find((ev) => ev.type === 'write_done');
@@ -68,6 +68,15 @@ describe('the record of each resource', () => {
     // It names the fields it wrote (paths only).
     expect(write!.fields).toContain('source_config.resource_spec.max_scale');
     expect(write!.message).toContain('wrote ');
+    // --wait read the revision: its start is at its created_at, its deploy at the service's updated_at, not both at the
+    // moment apply wrote them down.
+    const started = applied.events.find((ev) => ev.type === 'revision' && ev.revision?.status === 'STARTED');
+    const deployed = applied.events.find((ev) => ev.type === 'revision' && ev.revision?.status === 'DEPLOYED');
+    expect(started?.revision?.createdAt, JSON.stringify(applied.events)).toBeDefined();
+    expect(started!.at).toBe(started!.revision!.createdAt);
+    expect(deployed!.at).toBe(deployed!.revision!.updatedAt);
+    expect(deployed!.revision!.id).toBe(started!.revision!.id);
+    expect(Date.parse(deployed!.at)).toBeGreaterThan(Date.parse(started!.at));
 
     const args = [...common, '--resync', '1h', '--health-poll', '200ms', '--debounce', '50ms'];
     let daemon = await startDaemon(dir, args, { CONVERGE_WEBHOOK_TOKEN: HOOK });
