@@ -153,7 +153,10 @@ export function applyStates(
     if (outcome.skip && outcome.skip.code !== 'Synced') entry.skip = outcome.skip;
     resources.push(entry);
     const meta = options.meta;
-    if (meta) for (const step of steps.slice(1)) records.push(...startedWhenCreated(recordsOf(step.event, step.before, step.after, meta), health));
+    if (!meta) continue;
+    for (const step of steps.slice(1)) {
+      records.push(...startedWhenCreated(recordsOf(step.event, step.before, step.after, meta), health));
+    }
   }
   return { states, resources, records };
 }
@@ -167,7 +170,8 @@ function startedWhenCreated(records: RecordedEvent[], health: HealthCondition | 
   if (!createdAt) return records;
   return records.map((r) => {
     const revision = r.revision;
-    if (r.type !== 'revision' || !revision || revision.id !== health.revisionId || revision.status !== 'STARTED') return r;
+    if (r.type !== 'revision' || !revision) return r;
+    if (revision.id !== health.revisionId || revision.status !== 'STARTED') return r;
     return { ...r, at: createdAt, revision: { ...revision, createdAt } };
   });
 }

@@ -1,4 +1,4 @@
-// What shell completion offers after `converge history`: the resources the line's Redis prefix knows (their states in the event log's projection).
+// What shell completion offers after `converge history`: the resources the line's Redis prefix knows.
 import { parseArgs } from 'node:util';
 import { EventLogStore } from '../store/event-log.js';
 import { closeRedis, connectProducer } from '../store/redis.js';

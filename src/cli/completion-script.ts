@@ -145,8 +145,9 @@ function bashScript(views: readonly CommandView[]): string {
     '    dir) COMPREPLY=( $(compgen -d -- "$cur") ) ;;',
     '    file) COMPREPLY=( $(compgen -f -- "$cur") ) ;;',
     '    words:*) COMPREPLY=( $(compgen -W "${argument#words:}" -- "$cur") ) ;;',
-    '    # the resources the Redis prefix of the line knows (its --redis-url, --redis-prefix and --config, else the defaults)',
-    '    recorded) COMPREPLY=( $(compgen -W "$(converge completion --recorded -- "${COMP_WORDS[@]:2:COMP_CWORD-2}" 2>/dev/null)" -- "$cur") ) ;;',
+    '    # the resources the line\'s Redis prefix knows (its --redis-url, --redis-prefix, --config, else the defaults)',
+    '    recorded) COMPREPLY=( $(compgen -W "$(converge completion --recorded -- ' +
+      '"${COMP_WORDS[@]:2:COMP_CWORD-2}" 2>/dev/null)" -- "$cur") ) ;;',
     '  esac',
     '  return 0',
     '}',

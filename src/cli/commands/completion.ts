@@ -18,15 +18,20 @@ export function completionCommand(loadCommands: () => Promise<Command[]>): Comma
   return {
     name: 'completion',
     summary: COMMAND_SUMMARIES.completion,
-    usage: `converge completion ${SHELLS.join('|')} | converge completion --targets -- DIR | converge completion --recorded -- [WORD...]`,
+    usage: [
+      `converge completion ${SHELLS.join('|')}`,
+      'converge completion --targets -- DIR',
+      'converge completion --recorded -- [WORD...]',
+    ].join(' | '),
     details: [
       'Load it in the current shell, or save it where the shell finds completions:',
       '  bash:  source <(converge completion bash)     or save as ~/.local/share/bash-completion/completions/converge',
       '  zsh:   source <(converge completion zsh)      or save as _converge in a directory of $fpath',
       '  fish:  converge completion fish | source      or save as ~/.config/fish/completions/converge.fish',
-      'The scripts ask "converge completion --targets -- DIR" for the names --target takes (DIR: the line\'s manifest directory),',
-      'and "converge completion --recorded -- WORD..." for the names converge history takes: the resources the Redis prefix',
-      'knows (WORD...: the line\'s words after history, whose --redis-url, --redis-prefix and --config are read).',
+      'The scripts ask "converge completion --targets -- DIR" for the names --target takes (DIR: the line\'s',
+      'manifest directory), and "converge completion --recorded -- WORD..." for the names converge history takes:',
+      'the resources the Redis prefix knows (WORD...: the words after history; --redis-url, --redis-prefix and',
+      '--config are read from them).',
     ].join('\n'),
     positionals: [0, 1_000],
     options: {
@@ -36,7 +41,8 @@ export function completionCommand(loadCommands: () => Promise<Command[]>): Comma
       },
       recorded: {
         type: 'boolean',
-        description: 'print the names converge history takes, one a line: the resources the Redis prefix knows; nothing on any problem',
+        description:
+          "print history's names, one a line (the resources the Redis prefix knows); nothing on any problem",
       },
     },
     async run(args, io) {
