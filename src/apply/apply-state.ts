@@ -153,7 +153,25 @@ export function applyStates(
     if (outcome.skip && outcome.skip.code !== 'Synced') entry.skip = outcome.skip;
     resources.push(entry);
     const meta = options.meta;
-    if (meta) for (const step of steps.slice(1)) records.push(...recordsOf(step.event, step.before, step.after, meta));
+    if (!meta) continue;
+    for (const step of steps.slice(1)) {
+      records.push(...startedWhenCreated(recordsOf(step.event, step.before, step.after, meta), health));
+    }
   }
   return { states, resources, records };
+}
+
+/**
+ * The start of a revision that --wait read afterwards is timed at the revision's `created_at` (the service's word),
+ * not when apply saw its job end: the job's result names the revision, the wait's read tells when it began.
+ */
+function startedWhenCreated(records: RecordedEvent[], health: HealthCondition | undefined): RecordedEvent[] {
+  const createdAt = health?.revisionCreatedAt;
+  if (!createdAt) return records;
+  return records.map((r) => {
+    const revision = r.revision;
+    if (r.type !== 'revision' || !revision) return r;
+    if (revision.id !== health.revisionId || revision.status !== 'STARTED') return r;
+    return { ...r, at: createdAt, revision: { ...revision, createdAt } };
+  });
 }

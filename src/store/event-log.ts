@@ -37,8 +37,9 @@ const StoredEvent = z.object({
   message: z.string(),
   manifests: z.object({ kind: z.enum(['git', 'content']), id: z.string(), uncommitted: z.literal(true).optional() }).nullable(),
   job: z.object({ id: z.string() }).nullable(),
-  revision: z.object({ id: z.string(), status: z.string() }).nullable(),
+  revision: z.object({ id: z.string(), status: z.string(), createdAt: z.string().optional(), updatedAt: z.string().optional() }).nullable(),
   by: z.string(),
+  fields: z.array(z.string()).optional(),
 });
 
 /** A projected state as stored: the fields every reader relies on are checked, the rest kept as written by this converge. */
@@ -103,7 +104,10 @@ export class EventLogStore {
     if (failed?.[0]) throw failed[0];
   }
 
-  /** A resource's history, newest first: at most `limit` entries, none before `since` (ISO time). */
+  /**
+   * A resource's history, newest first by when each happened (a revision's entry at the service's time of it, which
+   * can precede the write_done recorded after the answer): the newest `limit` entries, none before `since` (ISO time).
+   */
   async history(key: string, options: { limit?: number | undefined; since?: string | undefined } = {}): Promise<RecordedEvent[]> {
     const limit = options.limit ?? HISTORY_MAX_ENTRIES;
     // Stream ids are Redis' clock, `at` the recorder's: a minute's margin, then `at` decides.
@@ -114,7 +118,8 @@ export class EventLogStore {
       const event = parseStored(StoredEvent, fields[1]);
       if (event && (options.since === undefined || event.at >= options.since)) out.push(event);
     }
-    return out;
+    // A stable sort: entries of the same time keep the order they were recorded in.
+    return out.sort((a, b) => (a.at < b.at ? 1 : a.at > b.at ? -1 : 0));
   }
 
   /** The newest entries of the whole log (every resource), newest first. */

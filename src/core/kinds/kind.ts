@@ -32,6 +32,8 @@ export interface RevisionReading {
   id: string;
   status: string;
   createdAt?: string | null | undefined;
+  /** When the service says it last changed status. */
+  updatedAt?: string | null | undefined;
 }
 
 /** What the progress deadline reads: now, since when the rollout is known to build (ms), the deadline (ms). */

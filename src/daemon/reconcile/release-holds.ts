@@ -4,6 +4,9 @@ import { holdsNamed, type ResourceHold } from '../../core/holds.js';
 import type { CycleContext } from '../cycle/cycle-context.js';
 import type { ResourceTracker } from '../status/resource-tracker.js';
 
+/** The command that asks for a release, as the history names it (src/core/resource-record.ts). */
+const RETRY_FAILED = 'converge reconcile --retry-failed';
+
 /** What a release reads and changes: the stores of holds and conflicts, the rows, and the watch scope to touch. */
 export interface ReleaseDeps {
   context: Pick<CycleContext, 'holds' | 'conflicts'>;
@@ -30,8 +33,8 @@ export async function releaseHolds(deps: ReleaseDeps, request: true | readonly s
   const conflictHeld = named.released.filter((key) => conflicted.has(key));
   if (store && revisionHeld.length > 0) await store.release(revisionHeld);
   if (conflicts && conflictHeld.length > 0) await conflicts.release(conflictHeld, true);
-  for (const key of revisionHeld) deps.tracker.releaseHold(key, stored.get(key)?.revisionId);
-  for (const key of conflictHeld) deps.tracker.clearConflict(key);
+  for (const key of revisionHeld) deps.tracker.releaseHold(key, stored.get(key)?.revisionId, RETRY_FAILED);
+  for (const key of conflictHeld) deps.tracker.clearConflict(key, RETRY_FAILED);
   deps.touch(named.released);
   if (named.released.length > 0) deps.log.info({ released: named.released }, 'holds released on request (converge reconcile --retry-failed): written again where their plan differs, rebuilt where a revision failed and the plan does not differ');
   return { ...named, rebuild: revisionHeld };
