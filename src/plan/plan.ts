@@ -20,6 +20,7 @@ import { pair } from './pairing.js';
 import { orphanChanges, type PruneOptions } from './prune.js';
 import { partialNote } from './notes.js';
 import { sortChanges, summarize } from './summary.js';
+import { markWaves } from '../core/waves.js';
 
 
 export interface PlanInput {
@@ -140,5 +141,7 @@ export function plan(input: PlanInput): Plan {
   if (notes.length > 0) result.notes = notes;
   if (input.targets) result.targets = [...input.targets];
   if (orphans.refused) result.prune_refused = orphans.refused;
+  const waves = markWaves(changes, new Map(input.resources.map((r) => [resourceKey(r.kind, r.name), r])));
+  if (waves) result.waves = waves;
   return result;
 }

@@ -1,0 +1,91 @@
+// Rollout waves (pure): which wave each write of a change goes in, the plan's summary of them, and the hold of a wave that waits behind a failed one (docs/rollouts.md).
+import type { ResourceHold } from './holds.js';
+import { resourceKey, type DesiredResource, type PlanChange, type PlanWave } from './model.js';
+
+/** The wave of a declared resource: its converge/wave annotation, 0 without one. */
+export function waveOf(resource: Pick<DesiredResource, 'wave'> | undefined): number {
+  return resource?.wave ?? 0;
+}
+
+/** The actions a wave orders: the writes to declared resources (a delete has no manifest, and goes after the last wave). */
+const WAVED_ACTIONS: ReadonlySet<PlanChange['action']> = new Set(['create', 'update', 'adopt']);
+
+/** Whether a change is a write the waves order: a create, update or adopt that is not suspended. */
+export function isWavedWrite(change: Pick<PlanChange, 'action' | 'suspended'>): boolean {
+  return WAVED_ACTIONS.has(change.action) && change.suspended !== true;
+}
+
+/**
+ * The waves of a plan's writes, ascending; undefined when its writes are in one wave or none (the plan then reads
+ * exactly as a plan without waves).
+ */
+export function planWaves(changes: readonly PlanChange[], resources: ReadonlyMap<string, DesiredResource>): PlanWave[] | undefined {
+  const byWave = new Map<number, PlanWave>();
+  for (const change of changes) {
+    if (!isWavedWrite(change)) continue;
+    const wave = waveOf(resources.get(resourceKey(change.kind, change.name)));
+    const entry = byWave.get(wave) ?? { wave, create: 0, update: 0, adopt: 0 };
+    entry[change.action as 'create' | 'update' | 'adopt'] += 1;
+    byWave.set(wave, entry);
+  }
+  if (byWave.size < 2) return undefined;
+  return [...byWave.values()].sort((a, b) => a.wave - b.wave);
+}
+
+/**
+ * A plan's changes marked with their wave when its writes span several waves: each change of a declared resource gets
+ * `wave` (noops and blocked ones too, so a reader sees every resource's wave); deletes and orphans get none. Returns the
+ * waves (undefined: one wave, nothing marked).
+ */
+export function markWaves(changes: PlanChange[], resources: ReadonlyMap<string, DesiredResource>): PlanWave[] | undefined {
+  const waves = planWaves(changes, resources);
+  if (!waves) return undefined;
+  for (const change of changes) {
+    const resource = resources.get(resourceKey(change.kind, change.name));
+    if (resource && change.action !== 'delete' && change.action !== 'orphan') change.wave = waveOf(resource);
+  }
+  return waves;
+}
+
+/** "wave 1: 3 to update, after wave 0 is healthy": one wave of a plan in words. */
+export function waveLine(wave: PlanWave, previous: PlanWave | undefined): string {
+  const parts = (['create', 'update', 'adopt'] as const).filter((a) => wave[a] > 0).map((a) => `${wave[a]} to ${a}`);
+  return `wave ${wave.wave}: ${parts.join(', ')}${previous ? `, after wave ${previous.wave} is healthy` : ''}`;
+}
+
+/**
+ * Groups items by wave, ascending; `waveOfItem` undefined puts an item after the last wave (a delete). Keeps each
+ * group's order as given.
+ */
+export function groupByWave<T>(items: readonly T[], waveOfItem: (item: T) => number | undefined): Array<{ wave: number | 'prune'; items: T[] }> {
+  const waves = new Map<number, T[]>();
+  const last: T[] = [];
+  for (const item of items) {
+    const wave = waveOfItem(item);
+    if (wave === undefined) last.push(item);
+    else waves.set(wave, [...(waves.get(wave) ?? []), item]);
+  }
+  const groups: Array<{ wave: number | 'prune'; items: T[] }> = [...waves.entries()].sort(([a], [b]) => a - b).map(([wave, group]) => ({ wave, items: group }));
+  if (last.length > 0) groups.push({ wave: 'prune', items: last });
+  return groups;
+}
+
+/** What stopped a rollout at a wave: the wave and the resource whose rollout failed, and how. */
+export interface WaveFailure {
+  wave: number;
+  key: string;
+  /** One line: its revision and status, or the missed progress deadline. */
+  said: string;
+}
+
+/** The message of a resource of a later wave held behind a failed one: what happened, and what to do. */
+export function waveHeldMessage(wave: number | 'prune', failure: WaveFailure): string {
+  const name = failure.key.slice(failure.key.indexOf('/') + 1);
+  const what = wave === 'prune' ? 'the deletes after the last wave' : `wave ${wave}`;
+  return `held: ${what} waits behind wave ${failure.wave}, where ${failure.key} failed (${failure.said}); fix its manifest and commit (a new change starts from the first wave), or after a fix outside git run "converge reconcile --retry-failed ${name}" (or "converge apply --wait" again)`;
+}
+
+/** The hold of a resource waiting behind a failed wave (reason WaveHeld), about the desired state `desired`. */
+export function waveHeldHold(desired: string, wave: number | 'prune', failure: WaveFailure, now: Date): ResourceHold {
+  return { reason: 'WaveHeld', desired, since: now.toISOString(), message: waveHeldMessage(wave, failure) };
+}
