@@ -77,7 +77,7 @@ describe('waveHeldHold', () => {
     const hold = waveHeldHold('fp', 2, { wave: 1, key: 'Deployment/eu-1', said: 'revision r-9 ended BUILD_FAILED' }, new Date('2026-01-01T00:00:00Z'));
     expect(hold).toMatchObject({ reason: 'WaveHeld', desired: 'fp', since: '2026-01-01T00:00:00.000Z' });
     expect(hold.message).toBe(
-      'held: wave 2 waits behind wave 1, where Deployment/eu-1 failed (revision r-9 ended BUILD_FAILED); fix its manifest and commit (a new change starts from the first wave), or after a fix outside git run "converge reconcile --retry-failed eu-1" (or "converge apply --wait" again)',
+      'wave 2 waits behind wave 1, where Deployment/eu-1 failed (revision r-9 ended BUILD_FAILED); fix its manifest and commit (a new change starts from the first wave), or after a fix outside git run "converge reconcile --retry-failed eu-1" (or "converge apply --wait" again)',
     );
   });
 });

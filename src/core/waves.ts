@@ -82,7 +82,7 @@ export interface WaveFailure {
 export function waveHeldMessage(wave: number | 'prune', failure: WaveFailure): string {
   const name = failure.key.slice(failure.key.indexOf('/') + 1);
   const what = wave === 'prune' ? 'the deletes after the last wave' : `wave ${wave}`;
-  return `held: ${what} waits behind wave ${failure.wave}, where ${failure.key} failed (${failure.said}); fix its manifest and commit (a new change starts from the first wave), or after a fix outside git run "converge reconcile --retry-failed ${name}" (or "converge apply --wait" again)`;
+  return `${what} waits behind wave ${failure.wave}, where ${failure.key} failed (${failure.said}); fix its manifest and commit (a new change starts from the first wave), or after a fix outside git run "converge reconcile --retry-failed ${name}" (or "converge apply --wait" again)`;
 }
 
 /** The hold of a resource waiting behind a failed wave (reason WaveHeld), about the desired state `desired`. */
