@@ -123,11 +123,6 @@ function waitingMessage(wave: number | 'prune', first: number | 'prune'): string
   return `not written: ${what} until wave ${String(first)} is healthy, which apply without --wait does not follow; run "converge apply --wait", or let the daemon roll it out`;
 }
 
-/** A held resource's decided outcome: nothing written, sync reason WaveHeld with its message. */
-export function waveHeldOutcome(outcome: Outcome, message: string): Outcome {
-  return { ...outcome, sync: { status: 'out_of_sync', reason: 'WaveHeld', message }, write: null, skip: { code: 'WaveHeld', message }, drift: null };
-}
-
 /** The `results` entry of a held resource: no job, status `held`, its message. */
 export function heldResult(outcome: Outcome, message: string): ResourceResult {
   return { kind: outcome.kind, name: outcome.name, key: outcome.key, status: 'held', new_revision: false, message };

@@ -3,7 +3,8 @@ import type { Outcome } from '../core/decide.js';
 import type { ManifestVersion } from '../core/manifest-version.js';
 import { jobResults, type ResourceResult } from '../apply/apply-state.js';
 import type { JobEnd } from '../apply/wait-jobs.js';
-import { heldResult, runWaves, waveHeldOutcome, wavesWaitingLine, type WaveStep } from '../apply/waves.js';
+import { heldResult, runWaves, wavesWaitingLine, type WaveStep } from '../apply/waves.js';
+import { waveHeldOutcome } from '../core/waves.js';
 import type { DecidedJob } from '../jobs/queue/decided-jobs.js';
 import type { WaveLimit } from './settings.js';
 

@@ -2,7 +2,8 @@
 import { describe, expect, it } from 'vitest';
 import { parseManifestBytes } from './manifest/parse.js';
 import { resourceKey, type DesiredResource, type PlanChange } from './model.js';
-import { groupByWave, markWaves, waveHeldHold, waveOf } from './waves.js';
+import type { Outcome } from './decide.js';
+import { gateWaves, groupByWave, markWaves, waveHeldHold, waveOf } from './waves.js';
 
 function manifest(name: string, wave?: string): string {
   const annotations = wave === undefined ? '' : `  annotations: { converge/wave: ${wave} }\n`;
@@ -79,5 +80,46 @@ describe('waveHeldHold', () => {
     expect(hold.message).toBe(
       'wave 2 waits behind wave 1, where Deployment/eu-1 failed (revision r-9 ended BUILD_FAILED); fix its manifest and commit (a new change starts from the first wave), or after a fix outside git run "converge reconcile --retry-failed eu-1" (or "converge apply --wait" again)',
     );
+  });
+});
+
+describe('gateWaves (the daemon)', () => {
+  const R = resources({ canary: 0, a: 1, b: 1, d: 2 });
+  function outcome(name: string, o: { write?: boolean; health?: 'healthy' | 'progressing' | 'degraded'; reason?: string }): Outcome {
+    const reason = o.reason ?? (o.write ? 'OutOfSync' : 'Synced');
+    return {
+      key: resourceKey('Deployment', name),
+      kind: 'Deployment',
+      name,
+      action: o.write ? 'update' : 'noop',
+      sync: { status: o.write ? 'out_of_sync' : 'synced', reason: reason as Outcome['sync']['reason'], message: `${name} ${reason}` },
+      health: { status: o.health ?? 'healthy', reason: 'RevisionBuilding', message: `revision r-${name} ended BUILD_FAILED` },
+      write: o.write ? { op: 'update', drift: false } : null,
+      skip: null,
+      drift: null,
+    };
+  }
+  const map = (...os: Outcome[]): Map<string, Outcome> => new Map(os.map((o) => [o.key, o]));
+
+  it('a commit changing all: only wave 0 goes; the rest wait for it to be written and healthy', () => {
+    const gated = gateWaves(map(outcome('canary', { write: true }), outcome('a', { write: true }), outcome('b', { write: true }), outcome('d', { write: true })), R);
+    expect([...gated.keys()]).toEqual(['Deployment/a', 'Deployment/b', 'Deployment/d']);
+    expect(gated.get('Deployment/a')).toBe('wave 1 waits until wave 0 is written and healthy (every new revision DEPLOYED); it is written at the reconcile after that');
+  });
+
+  it('wave 0 building: nothing of wave 1 or 2; wave 0 healthy: wave 1 goes, wave 2 waits for it', () => {
+    expect(gateWaves(map(outcome('canary', { health: 'progressing' }), outcome('a', { write: true }), outcome('d', { write: true })), R).size).toBe(2);
+    const next = gateWaves(map(outcome('canary', {}), outcome('a', { write: true }), outcome('b', { write: true }), outcome('d', { write: true })), R);
+    expect([...next.keys()]).toEqual(['Deployment/d']);
+  });
+
+  it('a failed build in wave 1 holds wave 2, naming it; a queued job is not done', () => {
+    const gated = gateWaves(map(outcome('canary', {}), outcome('a', {}), outcome('b', { health: 'degraded', reason: 'RevisionFailed' }), outcome('d', { write: true })), R);
+    expect(gated.get('Deployment/d')).toMatch(/^wave 2 waits behind wave 1, where Deployment\/b failed \(revision r-b ended BUILD_FAILED\)/);
+    expect(gateWaves(map(outcome('canary', { reason: 'Applying' }), outcome('a', { write: true })), R).has('Deployment/a')).toBe(true);
+  });
+
+  it('one wave only: nothing gated', () => {
+    expect(gateWaves(map(outcome('a', { write: true }), outcome('b', { health: 'degraded' })), R).size).toBe(0);
   });
 });

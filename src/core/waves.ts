@@ -1,4 +1,5 @@
 // Rollout waves (pure): which wave each write of a change goes in, the plan's summary of them, and the hold of a wave that waits behind a failed one (docs/rollouts.md).
+import type { Outcome } from './decide.js';
 import type { ResourceHold } from './holds.js';
 import { resourceKey, type DesiredResource, type PlanChange, type PlanWave } from './model.js';
 
@@ -88,4 +89,52 @@ export function waveHeldMessage(wave: number | 'prune', failure: WaveFailure): s
 /** The hold of a resource waiting behind a failed wave (reason WaveHeld), about the desired state `desired`. */
 export function waveHeldHold(desired: string, wave: number | 'prune', failure: WaveFailure, now: Date): ResourceHold {
   return { reason: 'WaveHeld', desired, since: now.toISOString(), message: waveHeldMessage(wave, failure) };
+}
+
+/** A held resource's decided outcome: nothing written, sync reason WaveHeld with its message. */
+export function waveHeldOutcome(outcome: Outcome, message: string): Outcome {
+  return { ...outcome, sync: { status: 'out_of_sync', reason: 'WaveHeld', message }, write: null, skip: { code: 'WaveHeld', message }, drift: null };
+}
+
+/** Sync reasons of a resource whose write failed for good or whose rollout failed: its wave failed. */
+const FAILED_REASONS: ReadonlySet<string> = new Set(['RevisionFailed', 'WriteRefused', 'NameTaken', 'JobFailed']);
+
+/** Where one wave stands in a reconcile: `done` (every resource synced and healthy), `going` (a write or rollout under way), `failed`. */
+function waveState(outcomes: readonly Outcome[]): { state: 'done' | 'going' } | { state: 'failed'; key: string; said: string } {
+  const failed = outcomes.find((o) => o.health.status === 'degraded' || FAILED_REASONS.has(o.sync.reason));
+  if (failed) return { state: 'failed', key: failed.key, said: failed.health.status === 'degraded' ? failed.health.message : failed.sync.message };
+  const going = outcomes.some((o) => o.write !== null || o.sync.reason === 'Applying' || o.health.status === 'progressing');
+  return { state: going ? 'going' : 'done' };
+}
+
+/**
+ * The daemon's gate of waves (docs/rollouts.md): of one reconcile's outcomes (by key) and the declared resources, the
+ * writes that must wait, each with its WaveHeld message. Waves are taken in ascending order; the first wave not done
+ * (a write decided or queued, a rollout progressing) lets no write of a later wave through, and a failed one (a
+ * degraded rollout, a write refused or failed) holds them naming it; the deletes wait for every wave. Nothing is gated
+ * when the declared resources are all in one wave. Pure: it reads only what the reconcile decided, so a restarted or
+ * standby daemon, reading the same service and Redis, gates the same way.
+ */
+export function gateWaves(outcomes: ReadonlyMap<string, Outcome>, resources: ReadonlyMap<string, DesiredResource>): Map<string, string> {
+  const byWave = new Map<number, Outcome[]>();
+  for (const outcome of outcomes.values()) {
+    const resource = resources.get(outcome.key);
+    if (!resource || outcome.action === 'orphan' || outcome.sync.status === 'suspended') continue;
+    byWave.set(waveOf(resource), [...(byWave.get(waveOf(resource)) ?? []), outcome]);
+  }
+  const gated = new Map<string, string>();
+  if (byWave.size < 2) return gated;
+  const waves = [...byWave.keys()].sort((a, b) => a - b);
+  let blocker: string | undefined;
+  for (const wave of waves) {
+    if (blocker) {
+      for (const o of byWave.get(wave)!) if (o.write && o.write.op !== 'delete') gated.set(o.key, blocker.replace('{wave}', `wave ${wave}`));
+      continue;
+    }
+    const state = waveState(byWave.get(wave)!);
+    if (state.state === 'failed') blocker = waveHeldMessage(wave + 1, { wave, key: state.key, said: state.said }).replace(`wave ${wave + 1}`, '{wave}');
+    else if (state.state === 'going') blocker = `{wave} waits until wave ${wave} is written and healthy (every new revision DEPLOYED); it is written at the reconcile after that`;
+  }
+  if (blocker) for (const o of outcomes.values()) if (o.write?.op === 'delete') gated.set(o.key, blocker.replace('{wave}', 'the deletes after the last wave'));
+  return gated;
 }

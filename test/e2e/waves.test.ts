@@ -5,7 +5,7 @@
 import { rm } from 'node:fs/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/server.js';
-import { dockerDeploymentYaml, dropPrefix, killAllConverge, REDIS_URL, runConverge, tempDir, testPrefix, writeFiles } from './helpers.js';
+import { dockerDeploymentYaml, dropPrefix, killAllConverge, REDIS_URL, runConverge, startDaemon, tempDir, testPrefix, until, writeFiles, type DaemonHandle } from './helpers.js';
 
 const cleanups: Array<() => Promise<unknown>> = [];
 
@@ -150,4 +150,49 @@ describe('apply in waves', () => {
       }
     }
   }, 180_000);
+
+  it('the daemon: creates and a commit go wave by wave; a failed build in wave 1 holds wave 2 (WaveHeld on /status, 0 PATCHes); a fix rolls out from wave 0', async () => {
+    const { e, fail, dir, common } = await setup('waves-daemon');
+    await commit(dir, 1);
+    const daemon = await startDaemon(dir, [...common.filter((a) => a !== '--auto-approve'), '--resync', '1s']);
+    await until('all ten created and DEPLOYED', () => NAMES.every((n) => deployedAt(e, n, 0)?.outcome === 'DEPLOYED' && deployedAt(e, n, 0)!.endsAt <= Date.now()), 60_000, 200);
+    expectWaveOrder(e, writes(e, 0), 0);
+
+    let from = e.requestLog.length;
+    let since = Date.now();
+    await commit(dir, 2);
+    await until('all ten PATCHed once and DEPLOYED', () => writes(e, from).length === 10 && NAMES.every((n) => deployedAt(e, n, since)?.outcome === 'DEPLOYED'), 60_000, 200);
+    const patches = writes(e, from);
+    expect(patches.map((w) => w.wave)).toEqual([0, 1, 1, 1, 2, 2, 2, 2, 2, 2]);
+    expectWaveOrder(e, patches, since);
+
+    fail.on = true;
+    from = e.requestLog.length;
+    await commit(dir, 3);
+    const wave2 = NAMES.filter((n) => WAVES[n] === 2).map((n) => `Deployment/${n}`);
+    await until('wave 2 held on /status', async () => {
+      const rows = await statusRows(daemon);
+      return wave2.every((k) => rows.get(k)?.sync?.reason === 'WaveHeld' && rows.get(k)!.sync!.message!.includes('where Deployment/wv-one-b failed'));
+    }, 60_000, 200);
+    // Several resyncs later, still nothing sent to wave 2, and nothing sent twice.
+    const reconciles = async (): Promise<number> => ((await daemon.status()).reconciles as { total: number }).total;
+    const at = await reconciles();
+    await until('three more reconciles', async () => (await reconciles()) >= at + 3, 30_000, 200);
+    const sent = writes(e, from);
+    expect(sent.filter((w) => w.wave === 2)).toEqual([]);
+    expect(sent.map((w) => w.name).sort()).toEqual(['wv-canary', 'wv-one-a', 'wv-one-b', 'wv-one-c']);
+
+    fail.on = false;
+    from = e.requestLog.length;
+    since = Date.now();
+    await commit(dir, 4);
+    await until('the fix rolled out to all ten', () => writes(e, from).length === 10 && NAMES.every((n) => deployedAt(e, n, since)?.outcome === 'DEPLOYED'), 60_000, 200);
+    const again = writes(e, from);
+    expect(again.map((w) => w.wave)).toEqual([0, 1, 1, 1, 2, 2, 2, 2, 2, 2]);
+    expectWaveOrder(e, again, since);
+  }, 240_000);
 });
+
+async function statusRows(daemon: DaemonHandle): Promise<Map<string, { sync?: { reason?: string; message?: string } }>> {
+  return new Map((await daemon.status()).resources.map((r) => [r.key, r]));
+}
