@@ -34,16 +34,16 @@ export function planWaves(changes: readonly PlanChange[], resources: ReadonlyMap
 }
 
 /**
- * A plan's changes marked with their wave when its writes span several waves: each change of a declared resource gets
- * `wave` (noops and blocked ones too, so a reader sees every resource's wave); deletes and orphans get none. Returns the
- * waves (undefined: one wave, nothing marked).
+ * A plan's changes marked with their wave when its writes span several waves: each change of a declared resource
+ * (`declared`, by key; `resources` may hold only those with a wave, the others are in wave 0) gets `wave`, noops too,
+ * so a reader sees every resource's wave; deletes and orphans get none. Returns the waves (undefined: one wave).
  */
-export function markWaves(changes: PlanChange[], resources: ReadonlyMap<string, DesiredResource>): PlanWave[] | undefined {
+export function markWaves(changes: PlanChange[], resources: ReadonlyMap<string, DesiredResource>, declared: ReadonlySet<string> = new Set(resources.keys())): PlanWave[] | undefined {
   const waves = planWaves(changes, resources);
   if (!waves) return undefined;
   for (const change of changes) {
-    const resource = resources.get(resourceKey(change.kind, change.name));
-    if (resource && change.action !== 'delete' && change.action !== 'orphan') change.wave = waveOf(resource);
+    const key = resourceKey(change.kind, change.name);
+    if (declared.has(key) && change.action !== 'delete' && change.action !== 'orphan') change.wave = waveOf(resources.get(key));
   }
   return waves;
 }
