@@ -13,9 +13,10 @@ export type RevisionStarter = 'apply' | 'earlier';
 /**
  * A job's result in one word, read from the folded state: `done` or `unchanged` (sync `Applied`), `interrupted` (the
  * apply was stopped before the job had a result), `failed` (anything else: the job failed, met a Conflict, or sent
- * nothing because live state changed or a newer desired state superseded it).
+ * nothing because live state changed or a newer desired state superseded it); `held` (no job: its wave waits behind
+ * an earlier wave whose rollout failed, src/apply/waves.ts).
  */
-export type ResultStatus = 'done' | 'unchanged' | 'failed' | 'interrupted';
+export type ResultStatus = 'done' | 'unchanged' | 'failed' | 'interrupted' | 'held';
 
 /** What became of one resource's job (an entry of `results`). */
 export interface ResourceResult {

@@ -18,6 +18,7 @@ export const SYNC_REASONS = [
   'RevisionFailed',
   'WriteRefused',
   'NameTaken',
+  'WaveHeld',
   'Conflict',
   'OutOfSync',
   'PlanBlocked',

@@ -223,7 +223,8 @@ function sameHashes(a: Readonly<Record<string, string>>, b: Readonly<Record<stri
 export function fingerprintOf(resource: DesiredResource, spec: unknown, secretHashes: Readonly<Record<string, string>>): string {
   const known = taken.get(resource);
   if (known && sameHashes(known.secretHashes, secretHashes)) return known.fingerprint;
-  const { location: _location, secretLocations: _where, ...rest } = resource;
+  // The wave orders writes; it is not what is written, so moving a resource to another wave changes no fingerprint.
+  const { location: _location, secretLocations: _where, wave: _wave, ...rest } = resource;
   const fingerprint = objectHash({ ...rest, spec, secretHashes });
   taken.set(resource, { secretHashes: { ...secretHashes }, fingerprint });
   return fingerprint;
