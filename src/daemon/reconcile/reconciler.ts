@@ -96,7 +96,8 @@ export class Reconciler {
     const local = (): ReconcilesView => ({ ...this.ledger.snapshot(), manifests: this.manifests, orphans: this.tracker.orphans() });
     this.reconciles = new ReconcilesRecord(options.record?.reconciles, { by: options.record?.by ?? 'daemon', log: options.log, local });
     if (!options.record) return;
-    this.recorder = new EventRecorder(options.record.store, { by: options.record.by, log: options.log, leading: () => this.leading() }, this.tracker);
+    const overflow = (n: number): void => options.metrics.recordOverflow.inc({ what: 'entries' }, n);
+    this.recorder = new EventRecorder(options.record.store, { by: options.record.by, log: options.log, leading: () => this.leading(), overflow }, this.tracker);
     const order = (): string[] => this.tracker.states().map((state) => state.key);
     const onError = (error: unknown): void => options.log.warn({ error: errorLine(error) }, 'could not read the projection from Redis; /status shows this replica\'s rows');
     this.projection = new ProjectionReader(options.record.store, { written: () => this.recorded(), order, fallback: () => this.tracker.states(), onError });
