@@ -1,4 +1,4 @@
-// The operator's pending requests in Redis (`{prefix}:record:requests`): each POST /reconcile kept from its arrival until a reconcile served it, so a new leader serves what a former one did not.
+// The operator's pending requests in Redis (`{prefix}:record:requests`): each POST /reconcile kept until served.
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import { parseStoredHash } from './schema.js';
@@ -54,7 +54,8 @@ export class OperatorRequestStore {
     const kept = await this.all();
     const pairs = ids.flatMap((id) => {
       const request = kept.get(id);
-      return request ? [id, JSON.stringify({ ...request, rebuild: [...new Set([...(request.rebuild ?? []), ...rebuild])] })] : [];
+      if (!request) return [];
+      return [id, JSON.stringify({ ...request, rebuild: [...new Set([...(request.rebuild ?? []), ...rebuild])] })];
     });
     if (pairs.length > 0) await this.redis.hset(this.key, ...pairs);
   }

@@ -1,4 +1,4 @@
-// The leader's reconciles in Redis (`{prefix}:record:reconciles`, `{prefix}:record:plan`): the last ones, the plan, its orphans and the manifests' load, written under the leader's fencing token and read by every replica's /status.
+// The leader's reconciles in Redis (`{prefix}:record:reconciles`, `{prefix}:record:plan`), fenced by its token, read by every /status.
 import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
@@ -14,7 +14,14 @@ export function reconcileKeys(prefix: string): { reconciles: string; plan: strin
 
 /** One reconcile as /status shows it: the fields every reader relies on are checked, the rest kept as written. */
 const StoredReconcile = z
-  .object({ id: z.number(), trigger: z.string(), startedAt: z.string(), finishedAt: z.string(), durationMs: z.number(), ok: z.boolean() })
+  .object({
+    id: z.number(),
+    trigger: z.string(),
+    startedAt: z.string(),
+    finishedAt: z.string(),
+    durationMs: z.number(),
+    ok: z.boolean(),
+  })
   .passthrough();
 
 /** What the leader keeps of its reconciles besides the plan. */
@@ -87,7 +94,10 @@ export class ReconcileRecordStore {
   async write(write: ReconcilesWrite): Promise<boolean> {
     const plan = planText(write.plan);
     const record = JSON.stringify({ ...write.record, planHash: plan?.hash ?? null });
-    const send = (text: string): Promise<unknown> => this.redis.eval(WRITE, 3, this.fenceKey, this.keys.reconciles, this.keys.plan, write.fence === undefined ? '' : String(write.fence), record, plan?.hash ?? '', text);
+    const fence = write.fence === undefined ? '' : String(write.fence);
+    const { reconciles, plan: planKey } = this.keys;
+    const send = (text: string): Promise<unknown> =>
+      this.redis.eval(WRITE, 3, this.fenceKey, reconciles, planKey, fence, record, plan?.hash ?? '', text);
     let answer = await send('');
     if (answer === 'plan') answer = await send(plan!.text);
     // The writer's own plan is what a read of that hash gives: one copy in memory, not two.

@@ -4,6 +4,7 @@ import { ConvergeError, UsageError } from '../../core/errors.js';
 import type { DesiredResource } from '../../core/model.js';
 import type { BuildLogReads } from '../../service/build-log-tail.js';
 import type { ReconcileJobResult } from '../../store/schema.js';
+import type { StoredBuildLog } from '../../store/event-log.js';
 import { FailedBuilds } from '../status/failed-builds.js';
 import type { DaemonMetrics, ReconcileTrigger } from '../telemetry/metrics.js';
 import type { ReconcileOutcome } from '../cycle/cycle.js';
@@ -34,7 +35,7 @@ export interface ReconcilerOptions {
   /** Rollout health: the progress deadline (default 30 minutes). */
   health?: HealthSettings;
   /** The prefix's event log (src/store/event-log.ts): every change of the rows is recorded there, by replica `by`. */
-  /** `reconciles`: the leader's reconciles in Redis (src/store/reconcile-record.ts), what /status shows of them on every replica. */
+  /** `reconciles`: the leader's reconciles in Redis (src/store/reconcile-record.ts), shown by every replica. */
   record?: { store: RecordStore; by: string; reconciles?: ReconcilesStore } | undefined;
 }
 
@@ -76,7 +77,7 @@ export class Reconciler {
   private readonly recorder: EventRecorder | undefined;
   /** The projection in Redis as /status and the gauges read it (absent without an event log: this replica's rows). */
   private readonly projection: ProjectionReader | undefined;
-  /** The reconciles' record in Redis (without one, or while Redis does not answer, /status shows this replica's own). */
+  /** The reconciles' record in Redis (without one, or while Redis fails, /status shows this replica's own). */
   private readonly reconciles: ReconcilesRecord;
   private loggedSecretsUnknown = '';
   /** What a reconcile found, logged when it appears or changes. */
@@ -94,10 +95,12 @@ export class Reconciler {
     // A row whose health moved since its last decision joins the next targeted run (src/daemon/reconcile/watch-scope.ts).
     this.tracker.record({ changed: ({ key, before, after }) => void (healthChanged(before?.health, after.health) && this.scope.touch([key])), removed() {} });
     const local = (): ReconcilesView => ({ ...this.ledger.snapshot(), manifests: this.manifests, orphans: this.tracker.orphans() });
-    this.reconciles = new ReconcilesRecord(options.record?.reconciles, { by: options.record?.by ?? 'daemon', log: options.log, local });
+    const by = options.record?.by ?? 'daemon';
+    this.reconciles = new ReconcilesRecord(options.record?.reconciles, { by, log: options.log, local });
     if (!options.record) return;
     const overflow = (n: number): void => options.metrics.recordOverflow.inc({ what: 'entries' }, n);
-    this.recorder = new EventRecorder(options.record.store, { by: options.record.by, log: options.log, leading: () => this.leading(), overflow }, this.tracker);
+    const recording = { by: options.record.by, log: options.log, leading: () => this.leading(), overflow };
+    this.recorder = new EventRecorder(options.record.store, recording, this.tracker);
     const order = (): string[] => this.tracker.states().map((state) => state.key);
     const onError = (error: unknown): void => options.log.warn({ error: errorLine(error) }, 'could not read the projection from Redis; /status shows this replica\'s rows');
     this.projection = new ProjectionReader(options.record.store, { written: () => this.recorded(), order, fallback: () => this.tracker.states(), onError });
@@ -109,7 +112,7 @@ export class Reconciler {
   /** Sets the resource gauges from the projection (at each scrape of /metrics). */
   countResources = async (): Promise<void> => setResourceGauges(this.options.metrics, await this.resourceStates());
 
-  /** Takes up what the last leader recorded (a restart, a failover): its reconciles, every row's state, the failed builds' log lines. */
+  /** Takes up what the last leader recorded (a restart, a failover): reconciles, rows, the failed builds' log lines. */
   restoreRecord = async (): Promise<number> => {
     await this.reconciles.restore(this.ledger);
     return (await this.recorder?.restore(this.failedBuilds)) ?? 0;
@@ -227,7 +230,8 @@ export class Reconciler {
     for (const [step, seconds] of timed.steps) metrics.reconcileSteps.observe({ step }, seconds);
     metrics.reconciles.inc({ trigger: record.trigger, result });
     if (cycles.length) metrics.resyncCycles.inc(cycles.length);
-    this.ledger.ended(record, outcome?.plan, !outcome && !(failure instanceof ConvergeError && failure.code === 'E_NOT_LEADER'));
+    const lostLease = failure instanceof ConvergeError && failure.code === 'E_NOT_LEADER';
+    this.ledger.ended(record, outcome?.plan, !outcome && !lostLease);
 
     if (outcome) {
       this.failures = 0;
@@ -359,7 +363,7 @@ export class Reconciler {
   }
 
   /** For /status: the build log tail of each of `rows` whose latest revision failed (kept in Redis). */
-  failedBuildLogs(rows: readonly ResourceState[]): Promise<Record<string, { revisionId: string; lines: string[]; note?: string }>> {
+  failedBuildLogs(rows: readonly ResourceState[]): Promise<Record<string, StoredBuildLog>> {
     return this.failedBuilds.shown(rows);
   }
 
@@ -373,8 +377,12 @@ export class Reconciler {
    * Releases the holds of the named resources (true: every one) in Redis and in status, so the next reconcile writes
    * them again: the operator's `converge reconcile --retry-failed [NAME...]` (src/daemon/reconcile/release-holds.ts).
    */
-  releaseHolds(request: true | readonly string[], beforeRelease?: (rebuild: readonly string[]) => Promise<void>): Promise<{ released: string[]; unmatched: string[]; rebuild: string[] }> {
-    const deps = { context: this.options.context, tracker: this.tracker, log: this.options.log, touch: (keys: readonly string[]) => this.scope.touch(keys) };
+  releaseHolds(
+    request: true | readonly string[],
+    beforeRelease?: (rebuild: readonly string[]) => Promise<void>,
+  ): Promise<{ released: string[]; unmatched: string[]; rebuild: string[] }> {
+    const touch = (keys: readonly string[]): void => this.scope.touch(keys);
+    const deps = { context: this.options.context, tracker: this.tracker, log: this.options.log, touch };
     return releaseHolds(deps, request, beforeRelease);
   }
 

@@ -1,4 +1,4 @@
-// The leader's side of the reconcile record in Redis (src/store/reconcile-record.ts): each reconcile's end written in order under the lease's token, and what /status reads of it on every replica.
+// The leader's reconciles as /status shows them, written to Redis (src/store/reconcile-record.ts) and read back.
 import type { Logger } from 'pino';
 import type { Plan } from '../../core/model.js';
 import type { ReconcileRecordStore, StoredReconciles } from '../../store/reconcile-record.js';
@@ -24,7 +24,14 @@ export class ReconcileLedger {
   private sequence = 0;
   private failedTotal = 0;
   private readonly records: ReconcileRecord[] = [];
-  private readonly byTrigger: Record<ReconcileTrigger, number> = { startup: 0, watch: 0, resync: 0, retry: 0, manual: 0, prune: 0 };
+  private readonly byTrigger: Record<ReconcileTrigger, number> = {
+    startup: 0,
+    watch: 0,
+    resync: 0,
+    retry: 0,
+    manual: 0,
+    prune: 0,
+  };
   private plan: Plan | null = null;
   private lastSuccessAt: string | null = null;
 
@@ -101,11 +108,13 @@ export class ReconcilesRecord {
     this.writing = this.writing.then(async () => {
       try {
         const written = await store.write({ record, plan, fence });
-        if (!written) this.options.log.info({ fence }, 'reconcile not recorded: a newer leader holds the lease (its record stands)');
+        const refused = 'reconcile not recorded: a newer leader holds the lease (its record stands)';
+        if (!written) this.options.log.info({ fence }, refused);
         if (this.failing) this.options.log.info({}, 'reconcile record written again');
         this.failing = false;
       } catch (error) {
-        if (!this.failing) this.options.log.warn({ error: firstLine(error) }, 'could not write the reconcile record to Redis; the next reconcile writes it again');
+        const message = 'could not write the reconcile record to Redis; the next reconcile writes it again';
+        if (!this.failing) this.options.log.warn({ error: firstLine(error) }, message);
         this.failing = true;
       }
     });
@@ -122,10 +131,11 @@ export class ReconcilesRecord {
     if (kept) ledger.takeUp(kept);
   }
 
-  /** The leader's reconciles as recorded; this replica's own when none is (a new prefix, a Redis that lost it or fails). */
+  /** The leader's reconciles as recorded; this replica's own when none is (a new prefix, a Redis lost or failing). */
   async view(): Promise<ReconcilesView> {
     const kept = await this.read().catch((error: unknown) => {
-      this.options.log.warn({ error: firstLine(error) }, "could not read the reconcile record from Redis; /status shows this replica's");
+      const message = "could not read the reconcile record from Redis; /status shows this replica's";
+      this.options.log.warn({ error: firstLine(error) }, message);
       return undefined;
     });
     return kept ?? this.options.local();

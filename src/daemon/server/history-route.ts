@@ -27,7 +27,10 @@ export function historyKey(path: string): { key: string } | { status: 400 | 404;
   const kind = slash < 0 ? '' : decoded(rest.slice(0, slash));
   const name = slash < 0 ? '' : decoded(rest.slice(slash + 1));
   const how = `ask /history/KIND/NAME with a kind of ${KIND_NAMES.join(', ')}, e.g. /history/Deployment/web`;
-  if (kind === undefined || name === undefined) return { status: 400, error: `${JSON.stringify(rest)} is not valid percent-encoding (RFC 3986); ${how}, each part encoded with encodeURIComponent` };
+  if (kind === undefined || name === undefined) {
+    const error = `${JSON.stringify(rest)} is not valid percent-encoding (RFC 3986); ${how}, each part encoded with encodeURIComponent`;
+    return { status: 400, error };
+  }
   const known = KIND_NAMES.find((k) => k === kind);
   if (!known || !name || name.includes('/')) return { status: 404, error: `no resource ${JSON.stringify(rest)}; ${how}` };
   return { key: `${known}/${name}` };

@@ -1,4 +1,4 @@
-// POST /reconcile and /webhook (`converge reconcile`): requests kept in Redis until served, coalesced into one reconcile each batch, with the secret writes and the rebuilds they ask for merged.
+// POST /reconcile and /webhook (`converge reconcile`): requests coalesced into one reconcile each batch, with the secret writes and the rebuilds they ask for merged.
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { holdsNamed, namingNone } from '../../core/holds.js';
@@ -113,14 +113,16 @@ export class ManualReconciles {
     const parts = this.parts();
     if (refusal(parts) || !parts.requests) return 0;
     const kept = [...(await parts.requests.all())].filter(([id]) => !this.serving.has(id));
-    for (const [id, stored] of kept) this.join(id, requestOf(stored), stored.rebuild ?? [], undefined);
-    if (kept.length > 0) parts.log.info({ requests: kept.length, from: [...new Set(kept.map(([, r]) => r.by))] }, 'operator requests a former leader did not serve: served now');
+    for (const [id, stored] of kept) this.join(id, requestOf(stored), stored.rebuild ?? []);
+    const from = [...new Set(kept.map(([, r]) => r.by))];
+    if (kept.length > 0) parts.log.info({ requests: kept.length, from }, 'operator requests a former leader did not serve: served now');
     return kept.length;
   }
 
-  private join(id: string, request: ReconcileRequest, rebuild: readonly string[], waiter: Batch['waiters'][number] | undefined): void {
-    const batch = (this.queued ??= { writeSecrets: undefined, retryFailed: undefined, confirmDelete: undefined, ids: [], rebuild: [], waiters: [] });
-    this.parts().log.debug({ joined: batch.waiters.length, afterRunning: this.running !== undefined }, 'reconcile requested');
+  private join(id: string, request: ReconcileRequest, rebuild: readonly string[], waiter?: Batch['waiters'][number]): void {
+    const batch = (this.queued ??= emptyBatch());
+    const joined = { joined: batch.waiters.length, afterRunning: this.running !== undefined };
+    this.parts().log.debug(joined, 'reconcile requested');
     batch.writeSecrets = mergeNames(batch.writeSecrets, request.writeSecrets);
     batch.retryFailed = mergeNames(batch.retryFailed, request.retryFailed);
     if (request.confirmDelete) batch.confirmDelete = [...new Set([...(batch.confirmDelete ?? []), ...request.confirmDelete])];
@@ -165,7 +167,7 @@ async function serve(batch: Batch, parts: ManualReconcileParts): Promise<Served>
   }
   // The holds to rebuild are noted with the requests before they are released: a leader that dies between the two
   // leaves the rebuild to the next one, which finds the holds released.
-  const note = (rebuild: readonly string[]): Promise<void> => parts.requests?.noteRebuild(batch.ids, rebuild) ?? Promise.resolve();
+  const note = async (rebuild: readonly string[]): Promise<void> => parts.requests?.noteRebuild(batch.ids, rebuild);
   const released = batch.retryFailed ? await reconciler.releaseHolds(batch.retryFailed, note) : undefined;
   if (released) rebuilds.add(released.rebuild);
   if (batch.rebuild.length > 0) rebuilds.add(batch.rebuild);
@@ -181,7 +183,7 @@ async function serve(batch: Batch, parts: ManualReconcileParts): Promise<Served>
     // A confirmation the reconcile did not serve ends with it: a delete is confirmed for what a person saw pending.
     deleted = deleteConfirms.take();
   }
-  // Served: no longer kept. A reconcile that did not run (the lease lost, the daemon stopping) leaves them to the next leader.
+  // Served: no longer kept. A reconcile that did not run (the lease lost, stopping) leaves them to the next leader.
   if (record) await parts.requests?.remove(batch.ids);
   const requests = batch.waiters.length;
   if (batch.writeSecrets) log.info({ requested: batch.writeSecrets === true ? 'all' : batch.writeSecrets, written, requests }, 'secrets written on request (converge reconcile --write-secrets)');
@@ -190,23 +192,34 @@ async function serve(batch: Batch, parts: ManualReconcileParts): Promise<Served>
   return { record, written, heldBefore, retried: released ? { released: released.released, rebuilt } : undefined, confirmed: batch.confirmDelete ? { deleted, pendingBefore } : undefined, requests };
 }
 
+/** A batch that asks nothing yet. */
+function emptyBatch(): Batch {
+  return { writeSecrets: undefined, retryFailed: undefined, confirmDelete: undefined, ids: [], rebuild: [], waiters: [] };
+}
+
 /** Keeps a request in Redis; the answer to send instead when it cannot be (undefined: kept, or no store). */
 async function keep(parts: ManualReconcileParts, id: string, request: StoredRequest): Promise<ManualAnswer | undefined> {
   const added = await parts.requests?.add(id, request).catch((error: unknown) => error as Error);
   if (added === undefined || added === true) return undefined;
   if (added instanceof Error) {
     parts.log.warn({ error: added.message.split('\n')[0] }, 'reconcile request refused: it could not be kept in Redis');
-    return { status: 503, body: { error: 'the request could not be kept in Redis (a new leader would lose it); try again when Redis answers' } };
+    const error = 'the request could not be kept in Redis (a new leader would lose it); try again when Redis answers';
+    return { status: 503, body: { error } };
   }
   parts.overflow();
   parts.log.warn({ pending: MAX_PENDING_REQUESTS }, 'reconcile request refused: too many requests wait to be served');
-  return { status: 503, body: { error: `${MAX_PENDING_REQUESTS} requests wait to be served already; try again after the reconcile in progress` } };
+  const error = `${MAX_PENDING_REQUESTS} requests wait to be served already; try again after the reconcile in progress`;
+  return { status: 503, body: { error } };
 }
 
 /** What a kept request asks. */
 function requestOf(stored: StoredRequest): ReconcileRequest {
   const { writeSecrets, retryFailed, confirmDelete } = stored;
-  return { ...(writeSecrets ? { writeSecrets } : {}), ...(retryFailed ? { retryFailed } : {}), ...(confirmDelete ? { confirmDelete } : {}) };
+  return {
+    ...(writeSecrets ? { writeSecrets } : {}),
+    ...(retryFailed ? { retryFailed } : {}),
+    ...(confirmDelete ? { confirmDelete } : {}),
+  };
 }
 
 /** The keys of `keys` that `names` asks for (every one for true). */

@@ -32,7 +32,13 @@ export class EventRecorder implements ChangeSink {
   constructor(
     private readonly store: RecordStore,
     /** `overflow`: counts history entries dropped past MAX_PENDING_EVENTS (converge_record_overflow_total). */
-    private readonly options: { by: string; log: Logger; leading: () => boolean; now?: () => string; overflow?: (dropped: number) => void },
+    private readonly options: {
+      by: string;
+      log: Logger;
+      leading: () => boolean;
+      now?: () => string;
+      overflow?: (dropped: number) => void;
+    },
     private readonly tracker: ResourceTracker,
   ) {
     tracker.record(this);
@@ -86,7 +92,8 @@ export class EventRecorder implements ChangeSink {
     // A resync that folds a row into the state it had records nothing: no entry, and the projection holds that state already
     // (a lost Redis is rewritten whole: rewriteAll). Writing every row at every resync cost 10,000 states a resync at 10,000.
     if (this.events.length === entriesBefore && change.before !== undefined && isDeepStrictEqual(change.before, change.after)) return;
-    if (this.events.length > MAX_PENDING_EVENTS) this.drop(this.events.splice(0, this.events.length - MAX_PENDING_EVENTS).length);
+    const past = this.events.length - MAX_PENDING_EVENTS;
+    if (past > 0) this.drop(this.events.splice(0, past).length);
     this.states.set(change.key, change.after);
     this.gone.delete(change.key);
     this.schedule();
@@ -113,9 +120,11 @@ export class EventRecorder implements ChangeSink {
     while (this.writing) await this.writing;
   }
 
-  /** The oldest `n` entries waiting were dropped (Redis did not answer for MAX_PENDING_EVENTS of them): counted and said. */
+  /** The oldest `n` entries waiting were dropped (Redis did not answer for MAX_PENDING_EVENTS of them): counted, said. */
   private drop(n: number): void {
-    if (this.dropped === 0) this.options.log.warn({ max: MAX_PENDING_EVENTS }, 'event log: entries wait past the buffer while Redis does not answer; the oldest are dropped (counted in converge_record_overflow_total)');
+    const said = 'event log: entries wait past the buffer while Redis does not answer; the oldest are dropped'
+      + ' (counted in converge_record_overflow_total)';
+    if (this.dropped === 0) this.options.log.warn({ max: MAX_PENDING_EVENTS }, said);
     this.dropped += n;
     this.options.overflow?.(n);
   }

@@ -67,7 +67,8 @@ export class FailedBuilds {
     for (const row of rows) {
       if (reads >= limit) break;
       const { health, deploymentId } = row;
-      if (health.status !== 'degraded' || !health.revisionId || !deploymentId || !revisionFailed(health.revisionStatus ?? '')) continue;
+      const failed = health.status === 'degraded' && revisionFailed(health.revisionStatus ?? '');
+      if (!failed || !health.revisionId || !deploymentId) continue;
       if (this.tails.get(row.key)?.revisionId === health.revisionId) continue;
       reads += 1;
       await this.logTail(client, { key: row.key, deploymentId, revisionId: health.revisionId });
@@ -80,7 +81,8 @@ export class FailedBuilds {
    * health), as kept in Redis, so that every replica shows the leader's; this replica's own when Redis does not answer.
    */
   async shown(rows: readonly ResourceState[]): Promise<Record<string, StoredBuildLog>> {
-    const tails: ReadonlyMap<string, StoredBuildLog> = this.store ? await this.store.buildLogs().catch(() => this.tails) : this.tails;
+    const kept = await this.store?.buildLogs().catch(() => undefined);
+    const tails: ReadonlyMap<string, StoredBuildLog> = kept ?? this.tails;
     const out: Record<string, StoredBuildLog> = {};
     for (const row of rows) {
       const kept = tails.get(row.key);

@@ -168,7 +168,9 @@ function conditionMetrics(registry: Registry) {
   });
   const recordOverflow = new Counter({
     name: 'converge_record_overflow_total',
-    help: 'What a bound of the record in Redis refused (requests: an operator request past the pending requests kept; entries: history entries past the buffer kept while Redis did not answer), never dropped in silence.',
+    help:
+      'What a bound of the record in Redis refused (requests: an operator request past the pending requests kept;'
+      + ' entries: history entries past the buffer kept while Redis did not answer), never dropped in silence.',
     labelNames: ['what'] as const,
     registers: [registry],
   });
