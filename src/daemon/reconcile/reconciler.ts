@@ -79,7 +79,8 @@ export class Reconciler {
   private readonly projection: ProjectionReader | undefined;
   /** The reconciles' record in Redis (without one, or while Redis fails, /status shows this replica's own). */
   private readonly reconciles: ReconcilesRecord;
-  private loggedSecretsUnknown = '';
+  /** The rows the resource gauges were last set from (the projection's rows stay the same array until its version moves). */
+  private counted: readonly ResourceState[] | undefined;
   /** What a reconcile found, logged when it appears or changes. */
   private readonly findings: FindingsLog;
   /** Whether the manifest directory loaded at the last attempt, and why not. */
@@ -109,8 +110,13 @@ export class Reconciler {
   /** Every resource's state as /status and the gauges show it: the projection in Redis (src/daemon/status/projection.ts). */
   resourceStates = async (): Promise<ResourceState[]> => (this.projection ? this.projection.rows() : this.tracker.states());
 
-  /** Sets the resource gauges from the projection (at each scrape of /metrics). */
-  countResources = async (): Promise<void> => setResourceGauges(this.options.metrics, await this.resourceStates());
+  /** Sets the resource gauges from the projection (at each scrape of /metrics), unless they were set from these rows. */
+  countResources = async (): Promise<void> => {
+    const rows = await this.resourceStates();
+    if (rows === this.counted) return;
+    this.counted = rows;
+    setResourceGauges(this.options.metrics, rows);
+  };
 
   /** Takes up what the last leader recorded (a restart, a failover): reconciles, rows, the failed builds' log lines. */
   restoreRecord = async (): Promise<number> => {
@@ -245,23 +251,10 @@ export class Reconciler {
       metrics.drifted.reset();
       for (const d of outcome.drift) metrics.drifted.inc({ kind: d.key.slice(0, d.key.indexOf('/')), policy: d.policy });
       this.findings.diagnostics(outcome);
-      const held = this.tracker.secretsUnknown();
-      if (held.join() !== this.loggedSecretsUnknown) {
-        this.loggedSecretsUnknown = held.join();
-        if (held.length > 0) log.warn({ resources: held.slice(0, 20), count: held.length }, 'SecretsUnknown: resources whose only difference is secrets the service hides and no applied state records; not rewritten blind (converge reconcile --write-secrets NAME writes them)');
-      }
+      this.findings.secretsUnknown(this.tracker.secretsUnknown());
       this.findings.drift.found(outcome);
       this.findings.notWritten(outcome);
-      const s = outcome.plan.summary;
-      log.info(
-        {
-          reconcile: record.id, trigger: record.trigger, ms: record.durationMs, files: record.files, live: record.live,
-          create: s.create, update: s.update, adopt: s.adopt, delete: s.delete, noop: s.noop, orphan: s.orphan, blocked: s.blocked,
-          enqueued: record.enqueued, drifted: record.drifted, held: record.held, revisionReads: outcome.revisionReads ?? 0, targeted: outcome.targeted?.keys.size,
-          ...(record.cycle ? { cycle: record.cycle } : {}),
-        },
-        'reconciled',
-      );
+      this.findings.reconciled(record, outcome);
       return;
     }
     if (failure instanceof ConvergeError && failure.code === 'E_NOT_LEADER') {
