@@ -95,9 +95,13 @@ export class EventLogStore {
       touched.add(this.keys.history(event.key));
     }
     if (record.events.length > 0) multi.xtrim(this.keys.log, 'MINID', '~', minId);
-    for (const key of touched) multi.xtrim(key, 'MINID', '~', minId);
+    // A history goes whole once its newest entry is LOG_MAX_AGE_MS old: a pruned or renamed resource's too, which no
+    // later write would trim (`converge history` reads it until then).
+    for (const key of touched) multi.xtrim(key, 'MINID', '~', minId).pexpire(key, LOG_MAX_AGE_MS);
     if (record.states.length > 0) multi.hset(this.keys.state, ...record.states.flatMap((s) => [s.key, JSON.stringify(s)]));
-    if (record.removed?.length) multi.hdel(this.keys.state, ...record.removed);
+    // A resource no longer planned (pruned, renamed, undeclared): its state and failed build's log lines go with it.
+    const removed = record.removed ?? [];
+    if (removed.length > 0) multi.hdel(this.keys.state, ...removed).hdel(this.keys.buildLogs, ...removed);
     if (record.states.length > 0 || record.removed?.length) multi.incr(this.keys.stateVersion);
     const replies = await multi.exec();
     const failed = replies?.find(([error]) => error);

@@ -21,7 +21,12 @@ export interface ReleaseDeps {
  * them again. Only a failed revision is rebuilt when nothing differs (`rebuild`): a released Conflict is written again
  * only where its plan differs.
  */
-export async function releaseHolds(deps: ReleaseDeps, request: true | readonly string[]): Promise<{ released: string[]; unmatched: string[]; rebuild: string[] }> {
+export async function releaseHolds(
+  deps: ReleaseDeps,
+  request: true | readonly string[],
+  /** Told the failed revisions' holds to rebuild before they are released (kept with the operator's request). */
+  beforeRelease?: (rebuild: readonly string[]) => Promise<void>,
+): Promise<{ released: string[]; unmatched: string[]; rebuild: string[] }> {
   const { holds: store, conflicts } = deps.context;
   const stored = store ? await store.getAll() : new Map<string, ResourceHold>();
   const failed = new Set([...stored.keys(), ...deps.tracker.heldKeys()]);
@@ -31,6 +36,7 @@ export async function releaseHolds(deps: ReleaseDeps, request: true | readonly s
   const named = holdsNamed([...new Set([...failed, ...conflicted])], request);
   const revisionHeld = named.released.filter((key) => failed.has(key));
   const conflictHeld = named.released.filter((key) => conflicted.has(key));
+  if (revisionHeld.length > 0) await beforeRelease?.(revisionHeld);
   if (store && revisionHeld.length > 0) await store.release(revisionHeld);
   if (conflicts && conflictHeld.length > 0) await conflicts.release(conflictHeld, true);
   for (const key of revisionHeld) deps.tracker.releaseHold(key, stored.get(key)?.revisionId, RETRY_FAILED);
