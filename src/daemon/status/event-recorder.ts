@@ -26,10 +26,19 @@ export class EventRecorder implements ChangeSink {
   private gone = new Set<string>();
   private writing: Promise<void> | undefined;
   private failing = false;
+  /** History entries dropped in this outage (the oldest first): counted and said, never in silence. */
+  private dropped = 0;
 
   constructor(
     private readonly store: RecordStore,
-    private readonly options: { by: string; log: Logger; leading: () => boolean; now?: () => string },
+    /** `overflow`: counts history entries dropped past MAX_PENDING_EVENTS (converge_record_overflow_total). */
+    private readonly options: {
+      by: string;
+      log: Logger;
+      leading: () => boolean;
+      now?: () => string;
+      overflow?: (dropped: number) => void;
+    },
     private readonly tracker: ResourceTracker,
   ) {
     tracker.record(this);
@@ -83,7 +92,8 @@ export class EventRecorder implements ChangeSink {
     // A resync that folds a row into the state it had records nothing: no entry, and the projection holds that state already
     // (a lost Redis is rewritten whole: rewriteAll). Writing every row at every resync cost 10,000 states a resync at 10,000.
     if (this.events.length === entriesBefore && change.before !== undefined && isDeepStrictEqual(change.before, change.after)) return;
-    if (this.events.length > MAX_PENDING_EVENTS) this.events.splice(0, this.events.length - MAX_PENDING_EVENTS);
+    const past = this.events.length - MAX_PENDING_EVENTS;
+    if (past > 0) this.drop(this.events.splice(0, past).length);
     this.states.set(change.key, change.after);
     this.gone.delete(change.key);
     this.schedule();
@@ -110,6 +120,15 @@ export class EventRecorder implements ChangeSink {
     while (this.writing) await this.writing;
   }
 
+  /** The oldest `n` entries waiting were dropped (Redis did not answer for MAX_PENDING_EVENTS of them): counted, said. */
+  private drop(n: number): void {
+    const said = 'event log: entries wait past the buffer while Redis does not answer; the oldest are dropped'
+      + ' (counted in converge_record_overflow_total)';
+    if (this.dropped === 0) this.options.log.warn({ max: MAX_PENDING_EVENTS }, said);
+    this.dropped += n;
+    this.options.overflow?.(n);
+  }
+
   private schedule(): void {
     this.writing ??= this.drain().finally(() => {
       this.writing = undefined;
@@ -126,13 +145,16 @@ export class EventRecorder implements ChangeSink {
       this.gone = new Set();
       try {
         await this.store.write({ events, states: [...states.values()], removed });
-        if (this.failing) this.options.log.info({}, 'event log written again');
+        if (this.failing) this.options.log.info({ dropped: this.dropped }, 'event log written again');
         this.failing = false;
+        this.dropped = 0;
       } catch (error) {
         if (!this.failing) this.options.log.warn({ error: (error as Error).message.split('\n')[0] }, 'could not write the event log; kept and tried again with the next change');
         this.failing = true;
         // Put back what was not written, behind nothing newer (newer states win).
-        this.events = [...events, ...this.events].slice(-MAX_PENDING_EVENTS);
+        const kept = [...events, ...this.events];
+        if (kept.length > MAX_PENDING_EVENTS) this.drop(kept.length - MAX_PENDING_EVENTS);
+        this.events = kept.slice(-MAX_PENDING_EVENTS);
         for (const [key, state] of states) if (!this.states.has(key) && !this.gone.has(key)) this.states.set(key, state);
         for (const key of removed) if (!this.states.has(key)) this.gone.add(key);
         return;
