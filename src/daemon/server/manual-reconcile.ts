@@ -92,15 +92,18 @@ export class ManualReconciles {
   }
 
   /**
-   * Keeps the request in Redis, then answers once the reconcile that served it ended (503 at once from a standby or a
-   * stopping daemon, or when it cannot be kept: MAX_PENDING_REQUESTS wait already, or Redis does not answer).
+   * Keeps a request that asks something in Redis, then answers once the reconcile that served it ended (503 at once
+   * from a standby or a stopping daemon, or when it cannot be kept: MAX_PENDING_REQUESTS wait already, or Redis does
+   * not answer).
    */
   async request(request: ReconcileRequest): Promise<ManualAnswer> {
     const parts = this.parts();
     const refused = refusal(parts);
     if (refused) return refused;
     const id = randomUUID();
-    const kept = await keep(parts, id, { ...request, at: new Date().toISOString(), by: parts.replica });
+    // A plain request (it asks nothing but a reconcile) is not kept: the replica that takes the lease reconciles at once.
+    const stored = { ...request, at: new Date().toISOString(), by: parts.replica };
+    const kept = asksSomething(request) ? await keep(parts, id, stored) : undefined;
     if (kept) return kept;
     return new Promise((resolve) => this.join(id, request, [], { request, resolve }));
   }
@@ -210,6 +213,11 @@ async function keep(parts: ManualReconcileParts, id: string, request: StoredRequ
   parts.log.warn({ pending: MAX_PENDING_REQUESTS }, 'reconcile request refused: too many requests wait to be served');
   const error = `${MAX_PENDING_REQUESTS} requests wait to be served already; try again after the reconcile in progress`;
   return { status: 503, body: { error } };
+}
+
+/** True when the request asks more than a reconcile: secret writes, rebuilds or deletes, which a failover must keep. */
+function asksSomething(request: ReconcileRequest): boolean {
+  return Boolean(request.writeSecrets ?? request.retryFailed ?? request.confirmDelete);
 }
 
 /** What a kept request asks. */
