@@ -7,12 +7,13 @@ import { AppliedPlans } from '../store/applied-plans.js';
 import { RedisDesiredMemory } from '../store/desired-memory.js';
 import { RedisHoldStore } from '../store/holds-store.js';
 import { EventLogStore } from '../store/event-log.js';
+import { ResourceFolds } from '../store/resource-folds.js';
 import { adoptLegacySequences, Enqueuer } from './queue/enqueuer.js';
 import { FlapStore } from '../store/flap-store.js';
 import { AppliedStateEpoch, readEvictionPolicy, type EvictionPolicy } from '../store/epoch.js';
 import { watchJobEvents, type JobEventHandlers, type JobEventsFeed } from './queue/job-events.js';
 import { QUEUE_NAME } from './queue/jobs.js';
-import { Lease } from '../leader/lease.js';
+import { Lease, leaseKey } from '../leader/lease.js';
 import { SILENT_LOGGER, throttledErrors, type ErrorReporter, type QueueLogger } from './queue/log.js';
 import { checkPrefix, closeRedis, connectProducer, scanPrefix, unreachable } from '../store/redis.js';
 import { startResync, type Resync, type ResyncOptions } from './queue/resync-scheduler.js';
@@ -50,6 +51,8 @@ export interface Jobs {
   readonly flap: FlapStore;
   /** The resource event log, each resource's history and its projected state (src/store/event-log.ts). */
   readonly record: EventLogStore;
+  /** The prefix's resource states, folded where each event happens (src/store/resource-folds.ts). */
+  readonly folds: ResourceFolds;
   /**
    * Releases the flap guard's conflicts of these resource keys ("Deployment/name"; every conflict when undefined) and
    * forgets their recent writes, so their next job writes again. Returns the keys that held a conflict.
@@ -153,6 +156,7 @@ export async function openJobs(settings: WorkerSettings, options: OpenJobsOption
     holds: new RedisHoldStore(redis, prefix),
     flap,
     record: new EventLogStore(redis, prefix),
+    folds: new ResourceFolds(redis, prefix, leaseKey(prefix)),
     releaseConflicts(keys) {
       return flap.release(keys, true);
     },

@@ -14,13 +14,13 @@ import { releaseHolds } from './release-holds.js';
 import { orphanDeployments } from '../../plan/summary.js';
 import { FindingsLog } from './findings-log.js';
 import { followRollouts, holdFailedRevisions } from '../status/rollout.js';
-import { EventRecorder, type RecordStore } from '../status/event-recorder.js';
+import { StateFolds, type FoldStore } from '../status/event-recorder.js';
+import type { EventLogStore } from '../../store/event-log.js';
 import { healthTransitions } from './transition-log.js';
 import { ProjectionReader, setResourceGauges } from '../status/projection.js';
 import type { ResourceState } from '../../core/resource-state.js';
 import { healthChanged, ResourceTracker, type HealthSettings, type ReconcileRecord } from '../status/resource-tracker.js';
 import { wasNotRun } from '../../jobs/runner/worker.js';
-import { holdIfRefused } from '../status/refused-writes.js';
 import { ReconcileClock, type TimedReconcile } from '../telemetry/reconcile-steps.js';
 
 export interface ReconcilerOptions {
@@ -32,8 +32,11 @@ export interface ReconcilerOptions {
   maxRetryMs: number;
   /** Rollout health: the progress deadline (default 30 minutes). */
   health?: HealthSettings;
-  /** The prefix's event log (src/store/event-log.ts): every change of the rows is recorded there, by replica `by`. */
-  record?: { store: RecordStore; by: string } | undefined;
+  /**
+   * The prefix's resource states (src/store/resource-folds.ts): every change of the rows is folded there, by replica
+   * `by`; the event log's reads (src/store/event-log.ts): the projection's version, the failed builds' log lines.
+   */
+  record?: { store: Pick<EventLogStore, 'states' | 'stateVersion' | 'buildLogs' | 'setBuildLog'>; folds: FoldStore; by: string } | undefined;
 }
 
 const HISTORY = 50;
@@ -75,7 +78,7 @@ export class Reconciler {
   private desired: ReadonlyMap<string, DesiredResource> = new Map();
   /** The build log tail of failed revisions (shown by /status while that revision is its health), and the event log's writer. */
   private readonly failedBuilds: FailedBuilds;
-  private readonly recorder: EventRecorder | undefined;
+  private readonly recorder: StateFolds | undefined;
   /** The projection in Redis as /status and the gauges read it (absent without an event log: this replica's rows). */
   private readonly projection: ProjectionReader | undefined;
   private lastSuccessAt: string | null = null;
@@ -95,7 +98,8 @@ export class Reconciler {
     // A row whose health moved since its last decision joins the next targeted run (src/daemon/reconcile/watch-scope.ts).
     this.tracker.record({ changed: ({ key, before, after }) => void (healthChanged(before?.health, after.health) && this.scope.touch([key])), removed() {} });
     if (!options.record) return;
-    this.recorder = new EventRecorder(options.record.store, { by: options.record.by, log: options.log, leading: () => this.leading() }, this.tracker);
+    const folding = { by: options.record.by, log: options.log, leading: () => this.leading(), fence: options.context.fence };
+    this.recorder = new StateFolds(options.record.folds, folding, this.tracker);
     const order = (): string[] => this.tracker.states().map((state) => state.key);
     const onError = (error: unknown): void => options.log.warn({ error: errorLine(error) }, 'could not read the projection from Redis; /status shows this replica\'s rows');
     this.projection = new ProjectionReader(options.record.store, { written: () => this.recorded(), order, fallback: () => this.tracker.states(), onError });
@@ -107,14 +111,26 @@ export class Reconciler {
   /** Sets the resource gauges from the projection (at each scrape of /metrics). */
   countResources = async (): Promise<void> => setResourceGauges(this.options.metrics, await this.resourceStates());
 
-  /** Takes up what the last leader recorded (a restart, a failover): every row's state, the failed builds' log lines. */
-  restoreRecord = async (): Promise<number> => (await this.recorder?.restore(this.failedBuilds)) ?? 0;
+  /** Takes up every resource's state in Redis (a restart, a failover), and the failed builds' log lines. */
+  restoreRecord = async (): Promise<number> => {
+    if (!this.recorder || !this.options.record) return 0;
+    this.failedBuilds.restore(await this.options.record.store.buildLogs());
+    const restored = await this.recorder.restore();
+    if (restored > 0) this.options.log.info({ resources: restored }, 'resource states taken up from Redis');
+    return restored;
+  };
+
+  /** Whether /status shows rows Redis has no state of (lost): they are rebuilt by the next reconcile. */
+  stateRebuilding = (): boolean => this.tracker.rebuilding() || this.projection?.fromMemory === true;
 
   /** Resolves when every change so far is written to the event log. */
   recorded = async (): Promise<void> => this.recorder?.flushed();
 
-  /** Redis lost the event log's projection: every row's state is written again. */
-  rewriteRecord = (): void => this.recorder?.rewriteAll();
+  /** Redis lost its records: every row is rebuilt from the service by a reconcile now (nothing is written to Redis before). */
+  recordLost = (): void => {
+    this.tracker.restore(new Map());
+    void this.request('retry');
+  };
 
   /** Asks for a reconcile (of the changed files of a watch burst, else full); resolves with the record of the run that covered it (undefined once stopping). */
   request(trigger: ReconcileTrigger, cycle?: string, changed?: ChangedPaths): Promise<ReconcileRecord | undefined> {
@@ -169,6 +185,8 @@ export class Reconciler {
     };
     try {
       ({ outcome, followUp } = await clock.within(() => this.scope.run({ ...this.options.context, onEnqueued: (job) => this.jobEnqueued(job), finishedSince, rollouts: this.tracker, steps: clock }, scope)));
+      // The rows whose state moved in Redis since (a worker folded a job's result) are taken before the decisions fold.
+      await this.recorder?.refresh([...outcome.outcomes.keys()]).catch((error: unknown) => this.options.log.warn({ error: errorLine(error) }, 'could not read the resource states from Redis'));
     } catch (error) {
       failure = error;
     } finally {
@@ -326,7 +344,7 @@ export class Reconciler {
     this.jobs.delete(jobId);
     this.scope.touch([job.key]);
     this.tracker.failed(jobId, reason);
-    if (!holdIfRefused(job, reason, { tracker: this.tracker, holds: this.options.context.holds, log: this.options.log })) this.options.log.warn({ key: job.key, jobId, error: reason }, 'job failed; the next reconcile tries again');
+    this.options.log.warn({ key: job.key, jobId, error: reason }, 'job failed; its result is folded into its state (a refusal for good holds it), the next reconcile decides again');
   }
 
   /**
