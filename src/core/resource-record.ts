@@ -1,5 +1,4 @@
 // The history entries of a resource (the event log's records): what one folded ResourceEvent changed, read from the fold's before and after, with the manifests' version, the job, the revision and who recorded it.
-import { SyncOutcome, SyncResult } from './kinds/ports.js';
 import type { ManifestVersion } from './manifest-version.js';
 import type { ResourceEvent, ResourceState } from './resource-state.js';
 
@@ -167,31 +166,8 @@ export function jobRecord(input: { key: string; jobId: string; meta: RecordMeta;
   const { answer } = input;
   const revision = answer.new_revision && answer.latestRevisionId ? { id: answer.latestRevisionId, status: 'STARTED' } : null;
   if (answer.outcome === 'deleted') return { ...base, type: 'pruned', reason: 'deleted', message: answer.message ?? `job ${jobId} deleted it`, revision: null };
-  // The reason of a job that sent nothing is why (superseded, former_leader, live_changed): jobEventOf reads it back.
+  // The reason of a job that sent nothing is why (superseded, former_leader, live_changed).
   if (answer.notRun) return { ...base, type: 'write_done', reason: answer.notRun, message: answer.message ?? `job ${jobId} sent nothing (${answer.notRun})`, revision: null };
   const message = answer.message ?? `job ${jobId} ${answer.outcome}${answer.new_revision ? '; a new revision started' : ''}`;
   return { ...base, type: 'write_done', reason: answer.outcome, message, revision };
-}
-
-/** The events of a job's result that the fold takes (jobEventOf's answer). */
-export type JobResultEvent = Extract<ResourceEvent, { type: 'job-completed' | 'job-failed' }>;
-
-/**
- * The fold's event of a worker's entry (jobRecord: write_done, pruned, write_failed), or undefined for any other entry:
- * how a job result recorded while no leader followed the job (between one leader's release and the next one's start)
- * reaches the state that the next leader takes up. Pure.
- */
-export function jobEventOf(entry: RecordedEvent): JobResultEvent | undefined {
-  const jobId = entry.job?.id;
-  if (!jobId) return undefined;
-  if (entry.type === 'write_failed') return entry.reason === 'JobFailed' ? { type: 'job-failed', jobId, at: entry.at, message: entry.message } : undefined;
-  if (entry.type !== 'write_done' && entry.type !== 'pruned') return undefined;
-  const notRun = SyncResult.shape.notRun.unwrap().safeParse(entry.reason);
-  const outcome = entry.type === 'pruned' ? 'deleted' : notRun.success ? 'unchanged' : SyncOutcome.safeParse(entry.reason).data;
-  if (!outcome) return undefined;
-  const result: SyncResult = { outcome, new_revision: entry.revision !== null, message: entry.message };
-  if (entry.revision) result.latestRevisionId = entry.revision.id;
-  if (notRun.success) result.notRun = notRun.data;
-  const version = entry.manifests ? { kind: entry.manifests.kind, id: entry.manifests.id, readAt: entry.at } : undefined;
-  return { type: 'job-completed', jobId, at: entry.at, result, version };
 }

@@ -153,12 +153,8 @@ export class ResourceFolds {
     const versions = await this.redis.hmget(this.versionsKey, ...keys);
     const missing: string[] = [];
     keys.forEach((key, i) => {
-      const version = Number(versions[i] ?? 0);
       const cached = this.cache.get(key);
-      if (version === 0) {
-        this.cache.delete(key);
-        out.set(key, { state: undefined, version: 0 });
-      } else if (cached?.version === version) out.set(key, cached);
+      if (cached !== undefined && cached.version === Number(versions[i] ?? 0)) out.set(key, cached);
       else missing.push(key);
     });
     if (missing.length === 0) return out;
@@ -169,7 +165,9 @@ export class ResourceFolds {
     missing.forEach((key, i) => {
       const state = texts[i] ? (parseStored(StoredState, texts[i]) as ResourceState | undefined) : undefined;
       const version = state ? Number(again[i] ?? 0) : 0;
-      if (state) this.cache.set(key, { version, state });
+      // Version 0 with a state: one no fold wrote (the event log's own write); read again each time, never cached.
+      if (state && version > 0) this.cache.set(key, { version, state });
+      else this.cache.delete(key);
       out.set(key, { state, version });
     });
     return out;
@@ -202,7 +200,7 @@ export class ResourceFolds {
           outcomes.set(index, { key: request.key, status: after ? 'unchanged' : 'no-state', ...before });
           continue;
         }
-        const stateArg = request.remove ? (before.version === 0 ? '' : '-') : same ? '' : JSON.stringify(after);
+        const stateArg = request.remove ? (before.state === undefined ? '' : '-') : same ? '' : JSON.stringify(after);
         const holdArg = request.remove ? '' : holdChange(before.state, after);
         const args = [request.key, before.version, options.fence === undefined ? '' : String(options.fence), stateArg, holdArg];
         const minId = `${Math.max(0, now - LOG_MAX_AGE_MS)}-0`;

@@ -1,7 +1,7 @@
 // The job processor: runs one reconcile job and classifies its failure once (retry with jittered backoff, pause on 429, fail at once).
 import { UnrecoverableError, Worker, type Job } from 'bullmq';
 import { BlockedError, JobInputError, ServiceError } from '../../core/errors.js';
-import { answerSaysDeleting, type JobFailure } from '../../core/holds.js';
+import { answerSaysDeleting, type JobFailure, type ResourceHold } from '../../core/holds.js';
 import type { FlapSettings } from '../../core/flap-guard.js';
 import { versionLabel } from '../../core/manifest-version.js';
 import { jobRecord, type RecordedEvent } from '../../core/resource-record.js';
@@ -105,7 +105,22 @@ async function foldJob(ctx: ProcessorContext, data: ReconcileJobData, jobId: str
     'answer' in outcome
       ? [jobRecord({ key: data.key, jobId, meta, answer: outcome.answer }), { type: 'job-completed', ...job, result: outcome.answer, version: data.manifestVersion }]
       : [jobRecord({ key: data.key, jobId, meta, failure: outcome.failure }), { type: 'job-failed', ...job, message: outcome.failure, failure: failureOf(outcome.error) }];
-  await ctx.record.folds.fold([{ key: data.key, events: [event], entries: [entry], meta }]).catch((error: unknown) => ctx.log.warn({ key: data.key, jobId, error: (error as Error).message.split('\n')[0] }, 'could not fold the job\'s result into its state in Redis'));
+  try {
+    const [folded] = await ctx.record.folds.fold([{ key: data.key, events: [event], entries: [entry], meta }]);
+    if (event.type === 'job-failed' && folded?.status === 'written') sayHeld(ctx, data, jobId, event.message, folded.state?.hold);
+  } catch (error) {
+    ctx.log.warn({ key: data.key, jobId, error: (error as Error).message.split('\n')[0] }, 'could not fold the job\'s result into its state in Redis');
+  }
+}
+
+/** The hold the fold of a job's failure made (read from the fold's output, src/core/resource-state.ts), said once. */
+function sayHeld(ctx: ProcessorContext, data: ReconcileJobData, jobId: string, error: string, hold: ResourceHold | undefined): void {
+  if (!hold || hold.desired !== data.desired || (hold.reason !== 'WriteRefused' && hold.reason !== 'NameTaken')) return;
+  const said =
+    hold.reason === 'NameTaken'
+      ? 'job failed: the name is taken on the service (NameTaken); held (no POST sent again) until its manifest changes or converge reconcile --retry-failed releases it'
+      : 'job failed: the service refused this write for good; held (not sent again) until its manifest changes or converge reconcile --retry-failed releases it';
+  ctx.log.warn({ key: data.key, jobId, reason: hold.reason, error }, said);
 }
 
 /**
