@@ -6,8 +6,9 @@ import { rawRedis, REDIS_URL } from '../helpers/redis.js';
 import { dockerDeploymentYaml, runConverge, tempDir, until, writeFiles } from './helpers.js';
 import { atEnd, daemonOf, prefixOf } from './scoped.js';
 
-/** external_docker without image_uri: a valid manifest the service refuses (422). */
-const refusedYaml = (name: string): string => `apiVersion: converge/v1\nkind: Deployment\nmetadata:\n  name: ${name}\nspec:\n  source: external_docker\n`;
+/** A deployment whose secret makes its body larger than the emulator accepts (--max-body 4096): refused 413. */
+const refusedYaml = (name: string): string => dockerDeploymentYaml(name, { maxScale: 4, secrets: [['BLOB', 'BIG_VALUE']] });
+const ENV = { BIG_VALUE: 'b'.repeat(6000) };
 
 interface Row {
   key: string;
@@ -20,7 +21,7 @@ interface Row {
 
 describe('a job result is folded where it ran', () => {
   it('a job of converge apply on the daemon\'s prefix: its appliedFrom and its WriteRefused hold on /status, as a job the daemon enqueued', { timeout: 180_000 }, async (t) => {
-    const e = await startEmulator({ buildMs: 0 });
+    const e = await startEmulator({ buildMs: 0, maxBodyBytes: 4096 });
     atEnd(t, () => e.close());
     const dir = await tempDir('fold-daemon');
     const applyDir = await tempDir('fold-apply');
@@ -29,7 +30,7 @@ describe('a job result is folded where it ran', () => {
     const prefix = prefixOf(t, 'fold-apply');
     await writeFiles(dir, { 'shared.yaml': dockerDeploymentYaml('fold-shared', { maxScale: 2 }) });
     // No resync during the test: only a file change makes the daemon reconcile.
-    const daemon = await daemonOf(t, dir, ['--api-url', e.url, '--redis-url', REDIS_URL, '--redis-prefix', prefix, '--resync', '24h', '--debounce', '100ms', '--log-level', 'info']);
+    const daemon = await daemonOf(t, dir, ['--api-url', e.url, '--redis-url', REDIS_URL, '--redis-prefix', prefix, '--resync', '24h', '--debounce', '100ms', '--log-level', 'info'], ENV);
     const row = async (key: string): Promise<Row | undefined> => ((await daemon.status()).resources as unknown as Row[]).find((r) => r.key === key);
     const SHARED = 'Deployment/fold-shared';
     const first = await until('fold-shared applied by the daemon', async () => {
@@ -41,7 +42,7 @@ describe('a job result is folded where it ran', () => {
     // converge apply, on the daemon's prefix, from another directory: a new max_scale, then a body the service refuses.
     const apply = async (yaml: string): Promise<{ code: number; jobId: string | undefined }> => {
       await writeFiles(applyDir, { 'shared.yaml': yaml });
-      const run = await runConverge(['apply', applyDir, '--auto-approve', '--output', 'json', '--api-url', e.url, '--redis-url', REDIS_URL, '--redis-prefix', prefix]);
+      const run = await runConverge(['apply', applyDir, '--auto-approve', '--output', 'json', '--api-url', e.url, '--redis-url', REDIS_URL, '--redis-prefix', prefix], ENV);
       const doc = JSON.parse(run.stdout) as { results: Array<{ key: string; jobId?: string }> };
       return { code: run.code, jobId: doc.results.find((r) => r.key === SHARED)?.jobId };
     };
@@ -62,6 +63,10 @@ describe('a job result is folded where it ran', () => {
       const r = await row(SHARED);
       return r?.job?.id === refused.jobId && r?.hold ? r : undefined;
     }, 30_000, 100);
+    // The hold the reconcile reads too (Redis' holds), written with the state: the one of apply's desired state.
+    const holds = rawRedis();
+    atEnd(t, async () => void holds.disconnect());
+    expect(JSON.parse((await holds.hget(`${prefix}:daemon:holds`, SHARED))!)).toMatchObject({ reason: 'WriteRefused', desired: byApply.hold!.desired });
 
     // The daemon's own job of the same refusal, on another resource.
     await writeFiles(dir, { 'own.yaml': refusedYaml('fold-own') });
@@ -71,13 +76,9 @@ describe('a job result is folded where it ran', () => {
     }, 30_000, 100);
 
     // The same hold and the same failed job, from the job's own data, whoever enqueued it.
-    const shape = (r: Row) => ({ hold: r.hold?.reason, job: r.job?.state, refusal: /answered 422/.test(r.hold?.message ?? '') });
+    const shape = (r: Row) => ({ hold: r.hold?.reason, job: r.job?.state, refusal: /answered 413/.test(r.hold?.message ?? '') });
     expect(shape(byApply)).toEqual({ hold: 'WriteRefused', job: 'failed', refusal: true });
     expect(shape(byApply)).toEqual(shape(byDaemon));
-    // The hold the reconcile reads too (Redis' holds): the one of apply's desired state.
-    const holds = rawRedis();
-    atEnd(t, async () => void holds.disconnect());
-    expect(JSON.parse((await holds.hget(`${prefix}:daemon:holds`, SHARED))!)).toMatchObject({ reason: 'WriteRefused', desired: byApply.hold!.desired });
   });
 
   it('FLUSHALL under a running daemon: /status polled every 100 ms for 10 s never lists 0 resources, and no write is sent', { timeout: 120_000 }, async (t) => {
