@@ -157,9 +157,7 @@ export async function openJobs(settings: WorkerSettings, options: OpenJobsOption
     flap,
     record: new EventLogStore(redis, prefix),
     folds: new ResourceFolds(redis, prefix, leaseKey(prefix)),
-    releaseConflicts(keys) {
-      return flap.release(keys, true);
-    },
+    releaseConflicts: (keys) => flap.release(keys, true),
     epoch: new AppliedStateEpoch(redis, prefix),
     evictionPolicy() {
       return readEvictionPolicy(redis);

@@ -204,7 +204,7 @@ export class ResourceFolds {
         const holdArg = request.remove ? '' : holdChange(before.state, after);
         const args = [request.key, before.version, options.fence === undefined ? '' : String(options.fence), stateArg, holdArg];
         const minId = `${Math.max(0, now - LOG_MAX_AGE_MS)}-0`;
-        pipeline.convergeFold(...this.scriptKeys(request.key), ...args, LOG_MAX_ENTRIES, HISTORY_MAX_ENTRIES, minId, ...entries.map((e) => JSON.stringify(e)));
+        void pipeline.convergeFold(...this.scriptKeys(request.key), ...args, LOG_MAX_ENTRIES, HISTORY_MAX_ENTRIES, minId, ...entries.map((e) => JSON.stringify(e)));
         sent.push({ index, request, before, after });
       }
       pending = [];

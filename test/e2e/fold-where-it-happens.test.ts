@@ -40,7 +40,7 @@ describe('a job result is folded where it ran', () => {
     const patches = (): number => e.requestLog.filter((r) => r.method === 'PATCH').length;
 
     // converge apply, on the daemon's prefix, from another directory: a new max_scale, then a body the service refuses.
-    const apply = async (yaml: string): Promise<{ code: number; jobId: string | undefined }> => {
+    const apply = async (yaml: string): Promise<{ code: number | null; jobId: string | undefined }> => {
       await writeFiles(applyDir, { 'shared.yaml': yaml });
       const run = await runConverge(['apply', applyDir, '--auto-approve', '--output', 'json', '--api-url', e.url, '--redis-url', REDIS_URL, '--redis-prefix', prefix], ENV);
       const doc = JSON.parse(run.stdout) as { results: Array<{ key: string; jobId?: string }> };

@@ -32,10 +32,7 @@ export interface ReconcilerOptions {
   maxRetryMs: number;
   /** Rollout health: the progress deadline (default 30 minutes). */
   health?: HealthSettings;
-  /**
-   * The prefix's resource states (src/store/resource-folds.ts): every change of the rows is folded there, by replica
-   * `by`; the event log's reads (src/store/event-log.ts): the projection's version, the failed builds' log lines.
-   */
+  /** The prefix's resource states (src/store/resource-folds.ts), folded there by replica `by`, and the event log's reads. */
   record?: { store: Pick<EventLogStore, 'states' | 'stateVersion' | 'buildLogs' | 'setBuildLog'>; folds: FoldStore; by: string } | undefined;
 }
 
@@ -113,11 +110,8 @@ export class Reconciler {
 
   /** Takes up every resource's state in Redis (a restart, a failover), and the failed builds' log lines. */
   restoreRecord = async (): Promise<number> => {
-    if (!this.recorder || !this.options.record) return 0;
-    this.failedBuilds.restore(await this.options.record.store.buildLogs());
-    const restored = await this.recorder.restore();
-    if (restored > 0) this.options.log.info({ resources: restored }, 'resource states taken up from Redis');
-    return restored;
+    if (this.options.record) this.failedBuilds.restore(await this.options.record.store.buildLogs());
+    return (await this.recorder?.restore()) ?? 0;
   };
 
   /** Whether /status shows rows Redis has no state of (lost): they are rebuilt by the next reconcile. */
@@ -186,7 +180,7 @@ export class Reconciler {
     try {
       ({ outcome, followUp } = await clock.within(() => this.scope.run({ ...this.options.context, onEnqueued: (job) => this.jobEnqueued(job), finishedSince, rollouts: this.tracker, steps: clock }, scope)));
       // The rows whose state moved in Redis since (a worker folded a job's result) are taken before the decisions fold.
-      await this.recorder?.refresh([...outcome.outcomes.keys()]).catch((error: unknown) => this.options.log.warn({ error: errorLine(error) }, 'could not read the resource states from Redis'));
+      await this.recorder?.refresh([...outcome.outcomes.keys()]);
     } catch (error) {
       failure = error;
     } finally {

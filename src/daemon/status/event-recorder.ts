@@ -39,13 +39,18 @@ export class StateFolds implements ChangeSink {
 
   /** Takes up every resource's state in Redis (a restart, a failover): the rows the last leader and the workers folded. */
   async restore(): Promise<number> {
-    const states = await this.store.readAll();
-    return this.tracker.restore(present(states));
+    const restored = this.tracker.restore(present(await this.store.readAll()));
+    if (restored > 0) this.options.log.info({ resources: restored }, 'resource states taken up from Redis');
+    return restored;
   }
 
   /** Reads the versions of `keys` and takes each state that moved (a worker folded a job's result); none: to be rebuilt. */
   async refresh(keys: readonly string[]): Promise<void> {
-    this.tracker.adopt(await this.store.read(keys));
+    try {
+      this.tracker.adopt(await this.store.read(keys));
+    } catch (error) {
+      this.options.log.warn({ error: (error as Error).message.split('\n')[0] }, 'could not read the resource states from Redis; the rows stay as this replica knew them');
+    }
   }
 
   changed(change: TrackedChange): void {
