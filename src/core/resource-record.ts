@@ -104,7 +104,8 @@ export function recordsOf(event: ResourceEvent, before: ResourceState | undefine
       if (after.health.revisionId && after.health.revisionId !== before?.health.revisionId) add('revision', after.health.reason, after.health.message);
       break;
     case 'job-failed':
-      // write_failed is the worker's entry (jobRecord).
+      // write_failed is the worker's entry (jobRecord); here the hold its refusal made.
+      pushHold(before, after, add);
       break;
     case 'interrupted':
       add('write_failed', 'Interrupted', event.message);
