@@ -6,18 +6,19 @@ import { ConvergeError, ServiceError } from '../core/errors.js';
 import { NetworkError } from '../service/errors.js';
 import { VERSION } from '../service/version.js';
 import { commandHelp, nearestName, parseCommandArgs, type Command, type CommandIo } from './command.js';
-import { COMMAND_NAMES, loadCommand, loadCommands } from './commands/index.js';
+import { COMMAND_NAMES, loadCommand } from './commands/index.js';
+import { COMMAND_SUMMARIES } from './commands/summaries.js';
 
-async function mainHelp(): Promise<string> {
-  const commands = await loadCommands();
-  const width = Math.max(...commands.map((c) => c.name.length)) + 4;
+/** The overall --help: the command list from the summaries table, so it loads no command's module. */
+function mainHelp(): string {
+  const width = Math.max(...COMMAND_NAMES.map((name) => name.length)) + 4;
   const lines = [
     'converge: GitOps reconciler for the Deployment and OAuth Provider Service',
     '',
     'Usage: converge [--chdir DIR] COMMAND [options]',
     '',
     'Commands:',
-    ...commands.map((c) => `  ${c.name.padEnd(width)}${c.summary}`),
+    ...COMMAND_NAMES.map((name) => `  ${name.padEnd(width)}${COMMAND_SUMMARIES[name]}`),
     '',
     'Global option (before COMMAND): -C DIR, --chdir DIR  run as if started in DIR (relative paths are read from there)',
     '',
@@ -66,7 +67,7 @@ function failureOf(error: unknown): Failure | undefined {
 export async function runCli(argv: string[], io: CommandIo): Promise<number> {
   const [name, ...rest] = argv;
   if (!name || name === '--help' || name === '-h' || name === 'help') {
-    io.stdout.write(await mainHelp());
+    io.stdout.write(mainHelp());
     return name ? 0 : 1;
   }
   if (name === '--version' || name === '-V') {

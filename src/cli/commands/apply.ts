@@ -29,6 +29,7 @@ import { shownFrom, shownPlace, shownPlan } from '../paths.js';
 import { approveApply } from '../approve.js';
 import { closingLine, failedRollouts, interruptedLines, liveIdOf, planLines, resultLines, standingKeys, standingLine } from '../apply-report.js';
 import { narrowToTargets, TARGET_OPTION, targetsOf } from '../partial-plan.js';
+import { COMMAND_SUMMARIES } from './summaries.js';
 
 const FORMATS = ['text', 'json'] as const;
 /** Log levels, least severe first (the order of the log_level setting's choices). */
@@ -36,7 +37,7 @@ const LEVELS: readonly string[] = LOG_LEVELS;
 
 export const applyCommand: Command = {
   name: 'apply',
-  summary: 'plan, then make the service match the manifests through queued jobs (on a terminal, after "yes"; Ctrl-C stops in order: nothing left locked)',
+  summary: COMMAND_SUMMARIES.apply,
   usage: 'converge apply DIR [--vars FILE]... [--overlay DIR]... [--target NAME]... [--auto-approve] [--wait] [--wait-timeout DURATION] [--output text|json] [options] | converge apply --plan FILE [--skip-signature-check] [--wait] [options]',
   positionals: [0, 1],
   options: {

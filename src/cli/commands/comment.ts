@@ -9,6 +9,7 @@ import { shownFrom, shownPlan } from '../paths.js';
 import { VERSION } from '../../service/version.js';
 import type { Command } from '../command.js';
 import { planCheckOf, readPlanFile, SKIP_SIGNATURE_OPTION } from '../plan-file.js';
+import { COMMAND_SUMMARIES } from './summaries.js';
 
 const DETAILS = `Renders the saved plan as "converge plan --show FILE --output markdown" does and posts it as one comment whose
 first line is a hidden marker (<!-- converge-plan -->); a later run finds that comment and updates it (nothing is sent
@@ -66,7 +67,7 @@ function positiveInteger(flag: string, text: string): number {
 
 export const commentCommand: Command = {
   name: 'comment',
-  summary: 'post a saved plan as one comment on a pull request (GitHub, Gitea) or merge request (GitLab), updated in place on later runs',
+  summary: COMMAND_SUMMARIES.comment,
   usage: 'converge comment --plan FILE [--api github|gitlab] [--repository OWNER/NAME] [--pull N] [--api-url URL] [--token-env NAME] [--key NAME] [--artifact NAME] [--skip-signature-check]',
   details: DETAILS,
   positionals: [0, 0],

@@ -3,6 +3,7 @@ import { UsageError } from '../../core/errors.js';
 import type { Command } from '../command.js';
 import { completionScript, SHELLS, type Shell } from '../completion-script.js';
 import { targetWords } from '../completion-targets.js';
+import { COMMAND_SUMMARIES } from './summaries.js';
 
 function isShell(word: string): word is Shell {
   return (SHELLS as readonly string[]).includes(word);
@@ -15,7 +16,7 @@ function isShell(word: string): word is Shell {
 export function completionCommand(loadCommands: () => Promise<Command[]>): Command {
   return {
     name: 'completion',
-    summary: 'print a shell completion script (commands, their flags, paths, option values, --target names)',
+    summary: COMMAND_SUMMARIES.completion,
     usage: `converge completion ${SHELLS.join('|')} | converge completion --targets -- DIR`,
     details: [
       'Load it in the current shell, or save it where the shell finds completions:',

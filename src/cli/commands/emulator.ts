@@ -11,6 +11,7 @@ import {
 } from '../../emulator/server.js';
 import type { Command, CommandIo, ParsedArgs } from '../command.js';
 import { resolveSettings, settingOptions } from '../settings.js';
+import { COMMAND_SUMMARIES } from './summaries.js';
 
 /** The words of --secrets, --secrets-patch and --echo (their checks and shell completion read them). */
 const SECRETS_MODES = ['plain', 'masked', 'omitted'] as const;
@@ -131,7 +132,7 @@ function signals(): { stop: Promise<string>; release: () => void } {
 
 export const emulatorCommand: Command = {
   name: 'emulator',
-  summary: 'serve the local emulator of the service (until SIGTERM or SIGINT)',
+  summary: COMMAND_SUMMARIES.emulator,
   usage: 'converge emulator [--port N] [--host ADDR] [--state FILE] [--seed FILE] [fault and behaviour options]',
   positionals: [0, 0],
   options: {

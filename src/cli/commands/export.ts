@@ -15,6 +15,7 @@ import { environmentOf } from '../environment.js';
 import { resolveSettings, settingOptions } from '../settings.js';
 import { overlayFiles } from './export-overlay.js';
 import { openTarget, requireApiUrl } from '../target.js';
+import { COMMAND_SUMMARIES } from './summaries.js';
 
 /**
  * The JSON Schema of manifests, written beside the exported files (`converge schema`'s text): each modeline points at it
@@ -92,7 +93,7 @@ async function liveDocuments(settings: Parameters<typeof openTarget>[0] & { name
 
 export const exportCommand: Command = {
   name: 'export',
-  summary: 'write one manifest per live deployment (and OAuth provider) to adopt an existing workspace; secrets as env references, never values',
+  summary: COMMAND_SUMMARIES.export,
   usage: 'converge export (--out DIR [--force] | --stdout | --out BASE --overlay-out DIR [--vars FILE]... [--overlay DIR]...) [--name-prefix P] [--schema-ref REF] [options]',
   details:
     'Each manifest carries the annotation converge/adopt: "true" and every secret as valueFrom: { env: NAME } (the variables are listed on stderr).\n' +

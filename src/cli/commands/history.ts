@@ -9,6 +9,7 @@ import { EventLogStore, HISTORY_MAX_ENTRIES } from '../../store/event-log.js';
 import { closeRedis, connectProducer } from '../../store/redis.js';
 import { nearestName, type Command } from '../command.js';
 import { resolveSettings, settingOptions } from '../settings.js';
+import { COMMAND_SUMMARIES } from './summaries.js';
 
 const FORMATS = ['text', 'json'] as const;
 
@@ -72,7 +73,7 @@ function textEvent(event: RecordedEvent): string {
 
 export const historyCommand: Command = {
   name: 'history',
-  summary: "a resource's recorded events, newest first: decisions, writes, revisions, holds, conflicts, drift, prunes (reads Redis only)",
+  summary: COMMAND_SUMMARIES.history,
   usage: 'converge history [KIND/]NAME [--output text|json] [--limit N] [--since TIME|DURATION]',
   details: DETAILS,
   positionals: [1, 1],

@@ -1,5 +1,6 @@
 // The table of CLI commands, in the order --help lists them; each command's module is imported only when it is needed.
 import type { Command } from '../command.js';
+import { COMMAND_SUMMARIES } from './summaries.js';
 
 const LOADERS = {
   validate: async () => (await import('./validate.js')).validateCommand,
@@ -18,7 +19,7 @@ const LOADERS = {
   export: async () => (await import('./export.js')).exportCommand,
   schema: async () => (await import('./schema.js')).schemaCommand,
   completion: async () => (await import('./completion.js')).completionCommand(loadCommands),
-} satisfies Record<string, () => Promise<Command>>;
+} satisfies Record<keyof typeof COMMAND_SUMMARIES, () => Promise<Command>>;
 
 export type CommandName = keyof typeof LOADERS;
 

@@ -13,6 +13,7 @@ import type { Command, CommandIo } from '../command.js';
 import { maskOf } from '../log-tail.js';
 import { resolveSettings, settingOptions } from '../settings.js';
 import { openTarget, requireApiUrl } from '../target.js';
+import { COMMAND_SUMMARIES } from './summaries.js';
 
 const DEFAULT_LIMIT = 100;
 const MAX_LIMIT = 1000;
@@ -131,7 +132,7 @@ function notFoundMessage(name: string, containing: readonly string[]): string {
 
 export const logsCommand: Command = {
   name: 'logs',
-  summary: "print a deployment's build or deploy logs from the service (the last lines; --follow for new ones)",
+  summary: COMMAND_SUMMARIES.logs,
   usage: 'converge logs NAME [--build|--deploy] [--revision ID] [--follow] [--limit N] [options]',
   positionals: [1, 1],
   options: {

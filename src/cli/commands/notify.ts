@@ -5,6 +5,7 @@ import { testEvent } from '../../notify/sender.js';
 import type { Command } from '../command.js';
 import { notificationSender } from '../../notify/wiring.js';
 import { resolveSettings, settingOptions } from '../settings.js';
+import { COMMAND_SUMMARIES } from './summaries.js';
 
 const DETAILS = `Receivers are the config file's notifications: list (docs/notifications.md); their URLs and tokens come from the
 environment variables it names. One attempt per receiver, no retry; exit 1 when any did not take it.
@@ -13,7 +14,7 @@ HEAD of the current directory.`;
 
 export const notifyCommand: Command = {
   name: 'notify',
-  summary: 'notify test [NAME]: send one test event to each configured receiver (or NAME) and print what each answered',
+  summary: COMMAND_SUMMARIES.notify,
   usage: 'converge notify test [NAME] [--config FILE] [--commit SHA]',
   details: DETAILS,
   positionals: [1, 2],

@@ -21,6 +21,7 @@ import { printPlan, savedPlanContent, showSavedPlan } from '../saved-plan.js';
 import { narrowToTargets, TARGET_OPTION, targetsOf } from '../partial-plan.js';
 import { shownFrom } from '../paths.js';
 import { APPLIED_STATE_URL_ENV, STATE_TOKEN_ENV } from '../../store/applied-state-document.js';
+import { COMMAND_SUMMARIES } from './summaries.js';
 
 const FORMATS = ['text', 'markdown', 'json'] as const;
 
@@ -59,7 +60,7 @@ async function readApplied(settings: ServiceSettings, skip: boolean, saving: boo
 
 export const planCommand: Command = {
   name: 'plan',
-  summary: 'list live state and print what apply would change (dry run)',
+  summary: COMMAND_SUMMARIES.plan,
   usage: 'converge plan DIR [--vars FILE]... [--overlay DIR]... [--target NAME]... [--output text|markdown|json] [--detailed-exitcode] [--show-orphans] [--out FILE] [--applied-state-url URL] [options] | converge plan --show FILE [--output text|markdown|json] [--skip-signature-check]',
   positionals: [0, 1],
   options: {

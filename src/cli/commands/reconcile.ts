@@ -4,6 +4,7 @@ import { WEBHOOK_TOKEN_ENV } from '../../daemon/server/status-server.js';
 import type { Command } from '../command.js';
 import { resolveSettings, settingOptions } from '../settings.js';
 import { daemonBaseUrl } from '../daemon-url.js';
+import { COMMAND_SUMMARIES } from './summaries.js';
 
 const FORMATS = ['text', 'json'] as const;
 
@@ -70,7 +71,7 @@ function render(answer: ReconcileAnswer): string {
 
 export const reconcileCommand: Command = {
   name: 'reconcile',
-  summary: 'ask a running daemon to reconcile now; --write-secrets also writes secrets it holds back as SecretsUnknown, --retry-failed releases (and rebuilds) resources held after a failed revision, --confirm-delete NAME sends a delete that waits for a person',
+  summary: COMMAND_SUMMARIES.reconcile,
   usage: 'converge reconcile [--write-secrets [NAME...]] [--retry-failed [NAME...]] [--confirm-delete NAME...] [--url http://HOST:PORT]',
   details: [
     'The daemon never re-sends secret values it cannot compare (the service hides them and its applied state holds',

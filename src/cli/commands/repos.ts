@@ -5,6 +5,7 @@ import { UsageError } from '../../core/errors.js';
 import type { Command } from '../command.js';
 import { resolveSettings, settingOptions } from '../settings.js';
 import { openTarget, requireApiUrl } from '../target.js';
+import { COMMAND_SUMMARIES } from './summaries.js';
 
 const FORMATS = ['table', 'json'] as const;
 
@@ -27,7 +28,7 @@ function renderRepositoryTable(rows: VisibleRepository[]): string {
 
 export const reposCommand: Command = {
   name: 'repos',
-  summary: 'list the code-host repositories the service can see (values for spec.repository and spec.integration)',
+  summary: COMMAND_SUMMARIES.repos,
   usage: 'converge repos [--output table|json] [options]',
   positionals: [0, 0],
   options: {

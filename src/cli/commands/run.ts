@@ -10,10 +10,11 @@ import { resolveSettings, settingOptions } from '../settings.js';
 import { EMBEDDED, EMBEDDED_BANNER, openTarget, requireApiUrl } from '../target.js';
 import { notificationSender, receiverSecrets } from '../../notify/wiring.js';
 import { flushWithin, startTracing, type Tracing } from '../tracing.js';
+import { COMMAND_SUMMARIES } from './summaries.js';
 
 export const runCommand: Command = {
   name: 'run',
-  summary: 'the daemon: watch DIR, resync on a timer, apply through jobs, serve /healthz /readyz /metrics /status',
+  summary: COMMAND_SUMMARIES.run,
   usage: 'converge run DIR [--vars FILE]... [--overlay DIR]... [options]',
   positionals: [1, 1],
   options: settingOptions(

@@ -1,10 +1,11 @@
 // `converge schema`: print the JSON Schema of manifests (editors validate with it through yaml-language-server).
 import { manifestJsonSchemaText } from '../../core/manifest/json-schema.js';
 import type { Command } from '../command.js';
+import { COMMAND_SUMMARIES } from './summaries.js';
 
 export const schemaCommand: Command = {
   name: 'schema',
-  summary: 'print the JSON Schema of manifests',
+  summary: COMMAND_SUMMARIES.schema,
   usage: 'converge schema',
   positionals: [0, 0],
   options: {},

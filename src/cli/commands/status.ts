@@ -5,6 +5,7 @@ import type { Command } from '../command.js';
 import { resolveSettings, settingOptions } from '../settings.js';
 import { daemonBaseUrl } from '../daemon-url.js';
 import { WEBHOOK_TOKEN_ENV } from '../../daemon/server/status-server.js';
+import { COMMAND_SUMMARIES } from './summaries.js';
 
 const FORMATS = ['text', 'json'] as const;
 const TIMEOUT_MS = 5_000;
@@ -181,7 +182,7 @@ function renderStatus(url: string, doc: StatusDocument, ready: Readiness): strin
 
 export const statusCommand: Command = {
   name: 'status',
-  summary: "show a running daemon's last plan and every resource's sync, health and error (from its /status)",
+  summary: COMMAND_SUMMARIES.status,
   usage: 'converge status [--url http://HOST:PORT] [--output text|json]',
   positionals: [0, 0],
   options: {

@@ -7,6 +7,7 @@ import { environmentOf } from '../environment.js';
 import { shownDiagnostic } from '../paths.js';
 import { resolveSettings, settingOptions } from '../settings.js';
 import { validateInput } from '../validate-input.js';
+import { COMMAND_SUMMARIES } from './summaries.js';
 
 const FORMATS = ['text', 'json'] as const;
 
@@ -16,7 +17,7 @@ function plural(count: number, word: string): string {
 
 export const validateCommand: Command = {
   name: 'validate',
-  summary: 'load and check manifests (no network); exit 1 when any is invalid',
+  summary: COMMAND_SUMMARIES.validate,
   usage: 'converge validate DIR|FILE... [--vars FILE]... [--overlay DIR]... [--allow-literal-secrets] [--check-secrets] [--output text|json]',
   details:
     'DIR: the whole manifest directory, as plan reads it. FILE...: only these manifest files (*.yaml, *.yml, as a pre-commit\n' +

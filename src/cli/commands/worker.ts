@@ -6,13 +6,14 @@ import { refuseLiteralSecrets } from '../literal-secrets.js';
 import { resolveSettings, settingOptions } from '../settings.js';
 import { requireApiUrl } from '../target.js';
 import { flushWithin, startTracing } from '../tracing.js';
+import { COMMAND_SUMMARIES } from './summaries.js';
 
 /** How long a stopping worker waits for its last spans to be exported. */
 const TRACE_FLUSH_MS = 1_000;
 
 export const workerCommand: Command = {
   name: 'worker',
-  summary: 'take jobs from the shared queue (more throughput beside apply or run) until SIGTERM',
+  summary: COMMAND_SUMMARIES.worker,
   usage: 'converge worker [options]',
   positionals: [0, 0],
   options: settingOptions(

@@ -1,0 +1,53 @@
+// What a light command loads: `converge --help` and `--version` load no command module and no npm package, and
+// `validate` of a few files loads no queue, Redis, HTTP server, logger or watcher (docs/performance.md, "Start").
+import { readFile, rm } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { MAIN, ROOT, runConverge, tempDir, writeFiles } from './helpers.js';
+import { internalDockerYaml } from '../helpers/manifests.js';
+
+const PRELOAD = join(ROOT, 'test', 'helpers', 'import-log.mjs');
+/** What only a command that talks to Redis, the queue, the network or a browser needs. */
+const HEAVY = ['bullmq', 'ioredis', 'undici', 'prom-client', 'pino', 'chokidar', '@opentelemetry', '@modelcontextprotocol'];
+
+/** The modules a converge command resolved, as URLs. */
+async function modulesOf(args: string[]): Promise<{ code: number | null; urls: string[] }> {
+  const dir = await tempDir('imports');
+  const log = join(dir, 'imports.log');
+  const run = await runConverge(args, { NODE_OPTIONS: `--import ${PRELOAD}`, IMPORT_LOG: log });
+  const urls = (await readFile(log, 'utf8')).split('\n').filter(Boolean);
+  await rm(dir, { recursive: true, force: true });
+  return { code: run.code, urls };
+}
+
+/** The built dist the e2e tier runs (it may itself sit under node_modules/.cache). */
+const DIST = pathToFileURL(dirname(dirname(MAIN))).href;
+const packagesIn = (urls: string[]): string[] => [
+  ...new Set(
+    urls.filter((url) => !url.startsWith(DIST)).flatMap((url) => /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url)?.[1] ?? []),
+  ),
+];
+const commandModulesIn = (urls: string[]): string[] =>
+  urls.filter((url) => url.startsWith(`${DIST}/cli/commands/`) && !/\/(index|summaries)\.js$/.test(url));
+
+describe('what a light command loads', () => {
+  it.concurrent.each([['--help'], ['--version']])('converge %s: no command module, no npm package', async (flag) => {
+    const { code, urls } = await modulesOf([flag]);
+    expect(code).toBe(0);
+    expect(urls.length).toBeGreaterThan(0);
+    expect(commandModulesIn(urls)).toEqual([]);
+    expect(packagesIn(urls)).toEqual([]);
+  });
+
+  it.concurrent('converge validate of three files: no queue, Redis, HTTP client, logger, watcher or tracing', async () => {
+    const dir = await tempDir('imports-validate');
+    await writeFiles(dir, { 'a.yaml': internalDockerYaml("a", 1), 'b.yaml': internalDockerYaml("b", 1), 'c.yaml': internalDockerYaml("c", 1) });
+    const { code, urls } = await modulesOf(['validate', join(dir, 'a.yaml'), join(dir, 'b.yaml'), join(dir, 'c.yaml')]);
+    await rm(dir, { recursive: true, force: true });
+    expect(code).toBe(0);
+    expect(packagesIn(urls)).toEqual(expect.arrayContaining(['yaml', 'zod']));
+    expect(packagesIn(urls).filter((p) => HEAVY.some((h) => p.startsWith(h)))).toEqual([]);
+    expect(urls.filter((url) => url === 'node:http' || url === 'node:net')).toEqual([]);
+  });
+});
