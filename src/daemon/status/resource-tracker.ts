@@ -1,4 +1,4 @@
-// What the leader folds of each resource: each resource's state, folded from its events (src/core/resource-state.ts) as reconciles, jobs and polls report them, every change handed with its before and after to the sinks (the event recorder, whose projection /status reads; the health transitions).
+// The leader's cache of each resource's state in Redis: the rows, folded from the events (src/core/resource-state.ts) as reconciles and polls report them, every change handed with its before and after to the sinks (StateFolds, which folds it again in Redis; the health transitions).
 import { isDeepStrictEqual } from 'node:util';
 import type { HealthCondition } from '../../core/health.js';
 import type { ResourceHold } from '../../core/holds.js';
@@ -42,8 +42,8 @@ export interface HealthSettings {
 
 /**
  * What one change of the rows was: the events folded into one resource's state (a reconcile folds its decision and
- * what came with it at once), the state before and after, and the manifests it came from when known. The event
- * recorder (src/daemon/status/event-recorder.ts) turns each into history entries and the projection in Redis.
+ * what came with it at once), the state before and after, and the manifests it came from when known. The leader's
+ * folds in Redis (src/daemon/status/event-recorder.ts, StateFolds) fold its events again over the state Redis holds.
  */
 export interface TrackedChange {
   key: string;
@@ -85,7 +85,7 @@ export class ResourceTracker implements RolloutView {
   private readonly clock: () => number;
   /** Per resource, its latest revision and since when it is known to build (for the progress deadline). */
   private readonly buildingSince = new Map<string, { revisionId: string | null; since: number }>();
-  /** Where each change goes with the fold's before and after: the event recorder, the health transitions' log and metrics. */
+  /** Where each change goes with the fold's before and after: StateFolds, the health transitions' log and metrics. */
   private readonly sinks: ChangeSink[] = [];
 
   constructor(settings: HealthSettings = { progressDeadlineMs: 30 * 60_000 }) {
@@ -93,7 +93,7 @@ export class ResourceTracker implements RolloutView {
     this.clock = settings.now ?? Date.now;
   }
 
-  /** Reports every change of the rows to `sink` from now on (the event recorder, the health transitions). */
+  /** Reports every change of the rows to `sink` from now on (StateFolds, the health transitions). */
   record(sink: ChangeSink): void {
     this.sinks.push(sink);
   }
