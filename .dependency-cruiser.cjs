@@ -15,7 +15,8 @@ const FOLDERS = {
   secrets: { ours: ['core'], npm: [], builtins: ['fs', 'path', 'util'] },
   // @opentelemetry/api: the spans of requests and jobs (src/service/trace.ts); the SDK is the CLI's only (src/cli/tracing-sdk.ts)
   service: { ours: ['core'], npm: ['undici', 'zod', '@opentelemetry/api'], builtins: 'any' },
-  observe: { ours: ['core', 'secrets', 'service', 'discovery'], typesOnly: ['plan'], npm: [], builtins: 'any' },
+  // observe runs plan: the corridor of a reconcile (src/observe/corridor.ts) plans and decides what it loaded
+  observe: { ours: ['core', 'plan', 'secrets', 'service', 'discovery'], npm: [], builtins: 'any' },
   sync: { ours: ['core', 'secrets', 'service'], npm: [], builtins: [] },
   store: { ours: ['core'], npm: ['ioredis', 'zod'], builtins: 'any' },
   leader: { ours: ['core'], npm: ['ioredis'], builtins: 'any' },

@@ -4,6 +4,20 @@ import js from '@eslint/js';
 import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
+/** The imports that would decide a resource a second time in a reconcile (docs/architecture.md, the corridor). */
+const ONE_DECISION = {
+  decide: {
+    regex: '(^|/)core/decide\\.js$|^\\./decide\\.js$',
+    importNames: ['decide'],
+    message: 'decide() runs once per resource per reconcile, in the corridor (src/observe/corridor.ts)',
+  },
+  decideOutcomes: {
+    regex: '(^|/)plan/outcomes\\.js$|^\\./outcomes\\.js$',
+    importNames: ['decideOutcomes'],
+    message: 'resources are decided in the corridor only (reconcileCorridor, src/observe/corridor.ts)',
+  },
+};
+
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', 'coverage/**'] },
   js.configs.recommended,
@@ -47,6 +61,17 @@ export default tseslint.config(
       'max-lines': ['error', { max: 400 }],
       'max-lines-per-function': ['error', { max: 80, skipBlankLines: true, skipComments: true, IIFEs: true }],
     },
+  },
+  // One decision per resource per reconcile: decide() is called by the corridor's decideOutcomes only, and that by the
+  // corridor only (src/observe/corridor.ts); the daemon's act updates a decided outcome (withWriteInFlight).
+  {
+    files: ['src/**/*.ts'],
+    ignores: ['src/**/*.test.ts', 'src/plan/outcomes.ts', 'src/observe/corridor.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [ONE_DECISION.decide, ONE_DECISION.decideOutcomes] }] },
+  },
+  {
+    files: ['src/observe/corridor.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [ONE_DECISION.decide] }] },
   },
   {
     files: ['**/*.test.ts', 'test/**/*.ts'],

@@ -1,6 +1,18 @@
 // The decision about one resource, table-tested over its inputs: every sync reason it gives is reached, and health is read through the kinds table.
 import { describe, expect, it } from 'vitest';
-import { applying, decide, decideDrift, healthLine, skipLine, SYNC_REASONS, type DecisionInput, type Outcome, type SyncReason } from './decide.js';
+import {
+  applying,
+  decide,
+  decideDrift,
+  healthLine,
+  skipLine,
+  SYNC_REASONS,
+  withWriteInFlight,
+  type DecisionInput,
+  type Outcome,
+  type SyncReason,
+  type WriteInFlight,
+} from './decide.js';
 import type { Conflict } from './flap-guard.js';
 import type { ResourceHold } from './holds.js';
 import type { FieldChange, LiveDeployment, PlanChange } from './model.js';
@@ -91,6 +103,58 @@ describe('decide: sync, and the write or why none', () => {
     expect(skipLine(decide(daemon({ conflict: CONFLICT })))).toBe('not written: Conflict: changed outside converge 3 times');
     expect(skipLine(decide(daemon({ change: change('noop') })))).toBeUndefined();
     expect(skipLine(decide(daemon()))).toBeUndefined();
+  });
+});
+
+const QUEUED: WriteInFlight = { state: 'queued', jobId: 'j7', operation: 'patch-deployment' };
+const FINISHED: WriteInFlight = { state: 'finished' };
+const SECRETS = daemon({ change: change('update', { fields: SECRET_ONLY }), remembered: undefined });
+
+type InFlightRow = [string, DecisionInput, WriteInFlight, { reason: SyncReason; write: string | null }];
+
+const REPORT = daemon({ remembered: FP, settings: { mode: 'daemon', driftPolicy: 'report' } });
+const DELETE = daemon({ change: change('delete', { id: 'd1' }), desired: undefined });
+const ORPHAN = daemon({ change: change('orphan'), desired: undefined });
+const REBUILD = daemon({ change: change('noop'), requests: { rebuild: true } });
+const applyingNow = { reason: 'Applying', write: null } as const;
+const appliedNow = { reason: 'Applied', write: null } as const;
+
+const IN_FLIGHT: InFlightRow[] = [
+  ['a decided update, its job queued: Applying, no second job', daemon(), QUEUED, applyingNow],
+  ['drift healed, its job finished: Applied, no drift', daemon({ remembered: FP }), FINISHED, appliedNow],
+  ['a rebuild, its job queued', REBUILD, QUEUED, applyingNow],
+  ['a held desired state whose job is queued', daemon({ hold: HOLD }), QUEUED, applyingNow],
+  ['drift reported, a job of this desired state queued', REPORT, QUEUED, applyingNow],
+  ['secrets unknown, a job of this desired state finished', SECRETS, FINISHED, appliedNow],
+  ['a delete stands (its job is keyed by the live id)', DELETE, QUEUED, { reason: 'OutOfSync', write: 'delete' }],
+  ['a Conflict stands', daemon({ conflict: CONFLICT }), QUEUED, { reason: 'Conflict', write: null }],
+  ['suspended stands', daemon({ desired: { suspend: true } }), FINISHED, { reason: 'Suspended', write: null }],
+  ['in sync stands', daemon({ change: change('noop') }), QUEUED, { reason: 'Synced', write: null }],
+  ['an orphan stands', ORPHAN, QUEUED, { reason: 'Orphan', write: null }],
+];
+
+describe('withWriteInFlight: the queue\'s answer on a decided outcome (the daemon\'s act), no second decision', () => {
+  it.each(IN_FLIGHT)('%s', (_name, input, write, expected) => {
+    const updated = withWriteInFlight(decide(input), write);
+    expect(updated.sync.reason).toBe(expected.reason);
+    expect(updated.write?.op ?? null).toBe(expected.write);
+    if (expected.reason === 'Applying' || expected.reason === 'Applied') {
+      // The job stands for the decided write: no drift, nothing to remember, no secrets named.
+      expect(updated).toMatchObject({ drift: null, skip: { code: expected.reason } });
+      expect([updated.remember, updated.secretsUnknown]).toEqual([undefined, undefined]);
+      const job = write.state === 'queued' ? { jobId: 'j7', operation: 'patch-deployment' } : undefined;
+      expect(updated.job).toEqual(job);
+    }
+    // Health is the decided one: a job in flight says nothing of the live revision.
+    expect(updated.health).toEqual(decide(input).health);
+  });
+
+  it('is the step decide() takes for a write it is given: the same outcome either way, for every row', () => {
+    for (const [, input] of [...TABLE, ...IN_FLIGHT]) {
+      for (const write of [QUEUED, FINISHED]) {
+        expect(withWriteInFlight(decide({ ...input, write: undefined }), write)).toEqual(decide({ ...input, write }));
+      }
+    }
   });
 });
 

@@ -130,13 +130,11 @@ function fieldsOf(change: PlanChange): string[] {
 }
 
 /** A write in flight or just finished stands for the decided write: no second job, and no drift. */
-function inFlight(input: DecisionInput): Verdict | undefined {
-  const write = input.write;
-  if (write?.state === 'queued') {
+function inFlight(write: WriteInFlight): Verdict {
+  if (write.state === 'queued') {
     return skip('out_of_sync', 'Applying', `job ${write.jobId} (${write.operation}) is queued`, { job: { jobId: write.jobId, operation: write.operation } });
   }
-  if (write?.state === 'finished') return skip('synced', 'Applied', 'a job of this desired state finished during the reconcile');
-  return undefined;
+  return skip('synced', 'Applied', 'a job of this desired state finished during the reconcile');
 }
 
 /** The daemon's rules for a planned create/update/adopt of a kind whose live side is listed (fingerprint known). */
@@ -187,14 +185,13 @@ function decideSync(input: DecisionInput): Verdict {
   if (change.suspended === true || input.desired?.suspend === true) return skip('suspended', 'Suspended', 'converge/suspend is true: changes are planned, never applied');
   const fingerprint = input.fingerprint;
   if (change.action === 'noop') {
-    if (input.requests?.rebuild === true && fingerprint !== undefined) return inFlight(input) ?? writeOf('rebuild', 'a rebuild was asked for (--retry-failed): a new revision of the same input');
+    const rebuild = 'a rebuild was asked for (--retry-failed): a new revision of the same input';
+    if (input.requests?.rebuild === true && fingerprint !== undefined) return writeOf('rebuild', rebuild);
     const remember = daemon && fingerprint !== undefined && input.remembered !== fingerprint ? { remember: fingerprint } : {};
     return skip('synced', 'Synced', 'live state matches the manifest', remember);
   }
   if (!WRITES.has(change.action)) return skip('out_of_sync', 'OutOfSync', change.reason ?? 'live state differs from the manifest');
   if (input.conflict) return skip('out_of_sync', 'Conflict', input.conflict.message);
-  const flight = inFlight(input);
-  if (flight) return flight;
   if (!daemon || fingerprint === undefined) return writeOf(change.action === 'create' ? 'create' : 'update', change.reason ?? 'live state differs from the manifest');
   return daemonWrite(input, fingerprint);
 }
@@ -210,7 +207,27 @@ export function decide(input: DecisionInput): Outcome {
     hold: input.hold,
     ...(input.clock ? { clock: input.clock } : {}),
   });
-  return { key: resourceKey(change.kind, change.name), kind: change.kind, name: change.name, action: change.action, health, ...verdict };
+  const key = resourceKey(change.kind, change.name);
+  const decided: Outcome = { key, kind: change.kind, name: change.name, action: change.action, health, ...verdict };
+  return withWriteInFlight(decided, input.write);
+}
+
+/**
+ * The outcome once a write of this desired state is known to be queued or just finished (`write`): it stands for a
+ * rebuild, and for whatever the rules made of a create, update or adopt that is neither suspended nor in Conflict (the
+ * write, a hold, drift reported, secrets unknown): no second job, and no drift. A delete and the rest stand as decided.
+ * decide() takes this step for `input.write`; the daemon's act (src/daemon/cycle/act.ts) takes it with the queue's
+ * answer on the outcome already decided, so a resource is decided once per reconcile.
+ */
+export function withWriteInFlight(decided: Outcome, write: WriteInFlight | undefined): Outcome {
+  if (!write || !(decided.write?.op === 'rebuild' || standsForWrite(decided))) return decided;
+  const { key, kind, name, action, health } = decided;
+  return { key, kind, name, action, health, ...inFlight(write) };
+}
+
+/** A planned create, update or adopt that converge could write now: not suspended, and no Conflict holds it. */
+function standsForWrite(decided: Outcome): boolean {
+  return WRITES.has(decided.action) && decided.sync.reason !== 'Suspended' && decided.sync.reason !== 'Conflict';
 }
 
 /** The decided write was enqueued as `job`: Applying; its drift, if any, is kept (this very write reverts it). */

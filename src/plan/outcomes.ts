@@ -39,6 +39,8 @@ export interface OutcomeInputs {
   now: number;
   progressDeadlineMs?: number;
   memory?: DecisionMemory;
+  /** The decision of one resource: src/core/decide.ts `decide` unless a caller wraps it (a test counts its calls). */
+  decide?: (input: DecisionInput) => Outcome;
 }
 
 /** The outcomes, with the input each was decided from, the fingerprints of the listed kinds and the holds in force. */
@@ -54,6 +56,7 @@ export function decideOutcomes(plan: Plan, inputs: OutcomeInputs): DecidedOutcom
   const memory = inputs.memory ?? {};
   const liveByName = new Map(inputs.live.map((d) => [d.name, d]));
   const deadlineMs = inputs.progressDeadlineMs ?? Number.POSITIVE_INFINITY;
+  const decideOne = inputs.decide ?? decide;
   const decided: DecidedOutcomes = { outcomes: new Map(), inputs: new Map(), fingerprints: new Map(), holds: new Map() };
   for (const change of plan.changes) {
     const key = resourceKey(change.kind, change.name);
@@ -81,7 +84,7 @@ export function decideOutcomes(plan: Plan, inputs: OutcomeInputs): DecidedOutcom
     };
     if (resource) decisionInput.desired = { suspend: resource.suspend, driftPolicy: resource.driftPolicy };
     decided.inputs.set(key, decisionInput);
-    decided.outcomes.set(key, decide(decisionInput));
+    decided.outcomes.set(key, decideOne(decisionInput));
   }
   return decided;
 }

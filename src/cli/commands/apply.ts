@@ -1,34 +1,31 @@
 // `converge apply DIR [--wait]`: plan, enqueue one job per change, wait for every job (and new revisions), report.
 import { existsSync } from 'node:fs';
-import { declaringFiles } from '../../core/declared-files.js';
 import { isAbsolute, resolve } from 'node:path';
-import { plan } from '../../plan/plan.js';
 import { UsageError } from '../../core/errors.js';
 import type { SavedPlan } from '../../core/saved-plan/schema.js';
 import { planCheckOf, readPlanFile, SKIP_SIGNATURE_OPTION } from '../plan-file.js';
 import { checkedChanges, claimPlanned, deletesOfPlan, settingsOfPlan } from '../saved-plan.js';
 import { applyConverged, applyExitCode, type ApplyEnd } from '../../core/exit-code.js';
-import type { DesiredResource, Plan } from '../../core/model.js';
+import type { Plan } from '../../core/model.js';
 import type { Outcome } from '../../core/decide.js';
 import { applyRecordedBy, runApply, STALLED_CHECK_MS } from '../../apply/apply.js';
 import { changesToApply } from '../../apply/apply-jobs.js';
 import type { QueueLogger } from '../../jobs/queue/log.js';
-import { openJobs, type Jobs } from '../../jobs/open-jobs.js';
+import { openJobs } from '../../jobs/open-jobs.js';
 import { rolloutsToFollow } from '../../apply/rollouts-to-follow.js';
 import { failedRolloutLine, waitAndReport } from '../apply-wait.js';
 import { applyStates, jobResults } from '../../apply/apply-state.js';
-import { decideOutcomes, healthNotes } from '../../plan/outcomes.js';
-import { readLatestRevisions } from '../../observe/revisions.js';
-import { gatherPlanInput, type Gathered } from '../../observe/gather.js';
+import type { Gathered } from '../../observe/gather.js';
+import { recordDeclarations } from '../../observe/corridor.js';
+import { commandCorridor } from '../cli-corridor.js';
 import type { Command, CommandIo, ParsedArgs } from '../command.js';
-import { environmentOf } from '../environment.js';
 import { LOG_LEVELS, resolveSettings, settingOptions } from '../settings.js';
 import { EMBEDDED, EMBEDDED_BANNER, openTarget, requireApiUrl, retryLine, type ServiceSettings } from '../target.js';
 import { progressLine, type Progress } from '../tty.js';
 import { shownFrom, shownPlace, shownPlan } from '../paths.js';
 import { approveApply } from '../approve.js';
 import { closingLine, failedRollouts, interruptedLines, liveIdOf, planLines, resultLines, standingKeys, standingLine } from '../apply-report.js';
-import { narrowToTargets, TARGET_OPTION, targetsOf } from '../partial-plan.js';
+import { TARGET_OPTION, targetsOf } from '../partial-plan.js';
 import { COMMAND_SUMMARIES } from './summaries.js';
 
 const FORMATS = ['text', 'json'] as const;
@@ -98,28 +95,20 @@ export const applyCommand: Command = {
     const interrupt = catchInterrupt(io, progress);
     try {
       target = await openTarget(settings, { onRetry: (info) => progress.write(io.stderr, `converge apply: ${retryLine(info)}\n`) });
-      const gathered = await gatherPlanInput({
-        dir,
-        environment: environmentOf(settings, io.cwd, dir),
-        env: io.env,
-        client: target.client,
-        allowLiteralSecrets: settings.allowLiteralSecrets,
-        allowLocalDiscovery: settings.allowLocalDiscovery,
-        namePrefix: settings.namePrefix,
-        applied: jobs.applied,
-        onLiveProgress: (n) => progress.show(`listing live deployments: ${n}`),
-        adoptPolicy: settings.adopt,
+      const prune = {
+        enabled: settings.prune && targets.length === 0,
+        maxDeletes: settings.maxDeletes,
         // apply --plan takes whether the service deletes from the plan: a plan refused sends no DELETE probe.
-        prune: { enabled: settings.prune && targets.length === 0, maxDeletes: settings.maxDeletes, ...(saved ? { deletes: deletesOfPlan(saved) } : {}) },
+        ...(saved ? { deletes: deletesOfPlan(saved) } : {}),
+      };
+      // The corridor of every reconcile (src/cli/cli-corridor.ts): health is read, not guessed.
+      const { gathered, plan: result, outcomes } = await commandCorridor({
+        mode: 'apply',
+        settings, io, dir, progress, prune, targets,
+        client: target.client,
+        applied: jobs.applied,
+        loaded: () => progress.clear(),
       });
-      progress.clear();
-      const result = plan(narrowToTargets(gathered.input, targets));
-      // Health is read, not guessed: the latest revision of each deployment whose latest is not active (one read each).
-      const revisions = await readLatestRevisions(target.client, result.changes, gathered.live.deployments);
-      // The same corridor as the daemon's cycle (src/plan/outcomes.ts); plan and apply keep no memory of holds or conflicts.
-      const { outcomes } = decideOutcomes(result, { mode: 'apply', resources: gathered.resources, live: gathered.live.deployments, revisions: revisions.readings, secretHashes: gathered.input.secretHashes, now: Date.now(), progressDeadlineMs: settings.progressDeadline });
-      const health = healthNotes(outcomes);
-      if (health.length > 0) result.health = health;
       // A saved plan is checked before anything is written (the keep marks below included); stale: one line, exit 1.
       const planned = saved ? await claimPlanned(saved, jobs, () => checkedChanges(saved, gathered, result, outcomes)) : undefined;
       const text = output === 'text';
@@ -130,7 +119,7 @@ export const applyCommand: Command = {
       // A person at a terminal says "yes" to the plan before anything is recorded or enqueued (src/cli/approve.ts).
       const approval = { autoApprove: settings.autoApprove, text, saved: saved !== undefined, changes: changes.length, apiUrl: settings.apiUrl, signal: interrupt.signal };
       if (!refused && !(await approveApply(io, approval))) return 1;
-      await recordDeclared(jobs.applied, gathered);
+      await recordDeclarations(jobs.applied, gathered);
       if (refused) return refuseUnreadable(io, output, (gathered.input.unreadable ?? []).map((place) => shownPlace(place, shown)), result, outcomes);
 
       const ends = await runApply({
@@ -225,7 +214,7 @@ interface ApplyReport {
   resources: ReturnType<typeof applyStates>['resources'];
   results: ReturnType<typeof jobResults>;
   outcomes: ReadonlyMap<string, Outcome>;
-  gathered: Awaited<ReturnType<typeof gatherPlanInput>>;
+  gathered: Gathered;
   end: ApplyEnd;
   interrupted: NodeJS.Signals | undefined;
 }
@@ -253,19 +242,6 @@ function report(io: CommandIo, r: ApplyReport): 0 | 1 {
 
 /** After an interrupt, how long the process may take to close its connections before it exits anyway. */
 const INTERRUPTED_EXIT_MS = 1_000;
-
-/** What prune reads of the manifests just loaded: the resources kept by converge/prune: "false", and each one's file. */
-async function recordDeclared(applied: Jobs['applied'], gathered: Gathered): Promise<void> {
-  // converge/prune: "false" is remembered per resource, so it still holds once the manifest is gone.
-  await applied.recordKeep(gathered.resources.keys(), keptKeys(gathered.resources));
-  // Which file declares each resource: prune tells a file emptied later from one removed (docs/adopting-and-pruning.md).
-  await applied.recordFiles(declaringFiles(gathered.resources.values()), gathered.input.applied);
-}
-
-/** The declared resources whose manifest carries converge/prune: "false". */
-function keptKeys(resources: ReadonlyMap<string, DesiredResource>): Set<string> {
-  return new Set([...resources].filter(([, resource]) => resource.keep).map(([key]) => key));
-}
 
 /** Seconds, rounded up, for a countdown. */
 function seconds(ms: number): string {

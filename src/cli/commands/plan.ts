@@ -1,24 +1,21 @@
 // `converge plan DIR`: the dry-run plan of a manifest directory against the live service.
 import { resolve } from 'node:path';
-import { plan } from '../../plan/plan.js';
 import { UsageError } from '../../core/errors.js';
 import { planExitCode } from '../../core/exit-code.js';
 import { savedPlanText } from '../../core/saved-plan/schema.js';
 import { versionLabel } from '../../core/manifest-version.js';
-import { gatherPlanInput } from '../../observe/gather.js';
-import { readLatestRevisions } from '../../observe/revisions.js';
-import { decideOutcomes, healthNotes, heldNotes } from '../../plan/outcomes.js';
+import { heldNotes } from '../../plan/outcomes.js';
+import { commandCorridor } from '../cli-corridor.js';
 import type { Command } from '../command.js';
 import type { AppliedRecord } from '../../core/model.js';
 import type { ResourceHold } from '../../core/holds.js';
-import { environmentOf } from '../environment.js';
 import { resolveSettings, settingOptions } from '../settings.js';
 import { EMBEDDED, openTarget, requireApiUrl, retryLine, type ServiceSettings } from '../target.js';
 import { progressLine } from '../tty.js';
 import { planCheckOf, planKeyOf, readPlanFile, SKIP_SIGNATURE_OPTION, writePlanFile } from '../plan-file.js';
 import { PLAN_KEY_ENV } from '../../core/saved-plan/signature.js';
 import { printPlan, savedPlanContent, showSavedPlan } from '../saved-plan.js';
-import { narrowToTargets, TARGET_OPTION, targetsOf } from '../partial-plan.js';
+import { TARGET_OPTION, targetsOf } from '../partial-plan.js';
 import { shownFrom } from '../paths.js';
 import { APPLIED_STATE_URL_ENV, STATE_TOKEN_ENV } from '../../store/applied-state-document.js';
 import { COMMAND_SUMMARIES } from './summaries.js';
@@ -105,37 +102,27 @@ export const planCommand: Command = {
     const target = await openTarget(settings, { onRetry: (info) => progress.write(io.stderr, `converge plan: ${retryLine(info)}\n`) });
     try {
       const appliedRead = { records: new Map<string, AppliedRecord>() } as AppliedRead;
-      const gathered = await gatherPlanInput({
-        dir,
-        environment: environmentOf(settings, io.cwd, dir),
-        env: io.env,
-        client: target.client,
-        allowLiteralSecrets: settings.allowLiteralSecrets,
-        allowLocalDiscovery: settings.allowLocalDiscovery,
-        namePrefix: settings.namePrefix,
-        applied: {
-          getAll: async () => {
-            Object.assign(appliedRead, await applied);
-            return appliedRead.records;
-          },
+      const records = {
+        getAll: async () => {
+          Object.assign(appliedRead, await applied);
+          return appliedRead.records;
         },
-        onLiveProgress: (n) => progress.show(`listing live deployments: ${n}`),
-        adoptPolicy: settings.adopt,
-        prune: { enabled: settings.prune && targets.length === 0, maxDeletes: settings.maxDeletes },
+      };
+      const prune = { enabled: settings.prune && targets.length === 0, maxDeletes: settings.maxDeletes };
+      // The corridor of every reconcile (src/cli/cli-corridor.ts): health is read, not guessed (a note per rollout).
+      const { gathered, plan: result, outcomes, fingerprints } = await commandCorridor({
+        mode: 'plan',
+        settings, io, dir, progress, prune, targets,
+        client: target.client,
+        applied: records,
+        loaded: (loaded) => {
+          progress.write(io.stderr, filesLine(loaded.files.length, dir));
+          progress.clear();
+          if (!appliedRead.note) return;
+          loaded.input.notes = [appliedRead.note, ...(loaded.input.notes ?? [])];
+          loaded.input.ownershipKnown = false;
+        },
       });
-      progress.write(io.stderr, filesLine(gathered.files.length, dir));
-      progress.clear();
-      if (appliedRead.note) {
-        gathered.input.notes = [appliedRead.note, ...(gathered.input.notes ?? [])];
-        gathered.input.ownershipKnown = false;
-      }
-      const result = plan(narrowToTargets(gathered.input, targets));
-      // Health is read, not guessed: a note for each rollout not healthy (one read per deployment whose latest is not active).
-      const revisions = await readLatestRevisions(target.client, result.changes, gathered.live.deployments);
-      // The same corridor as the daemon's cycle (src/plan/outcomes.ts); plan and apply keep no memory of holds or conflicts.
-      const { outcomes, fingerprints } = decideOutcomes(result, { mode: 'plan', resources: gathered.resources, live: gathered.live.deployments, revisions: revisions.readings, secretHashes: gathered.input.secretHashes, now: Date.now(), progressDeadlineMs: settings.progressDeadline });
-      const health = healthNotes(outcomes);
-      if (health.length > 0) result.health = health;
       // The writes the daemon holds (NameTaken, WriteRefused, RevisionFailed) are said, as the daemon will not send them.
       const held = heldNotes(result.changes, fingerprints, appliedRead.holds);
       if (held.length > 0) result.notes = [...(result.notes ?? []), ...held];

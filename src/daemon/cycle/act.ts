@@ -1,5 +1,5 @@
-// Acting on the daemon's outcomes: the decided writes become jobs; what the queue answers (in flight, finished) is decided again, so an outcome never claims a write or a drift that another job already carries.
-import { applying, decide, type DecisionInput, type Outcome } from '../../core/decide.js';
+// Acting on the daemon's outcomes: the decided writes become jobs, and each outcome takes what the queue answers.
+import { applying, withWriteInFlight, type DecisionInput, type Outcome } from '../../core/decide.js';
 import type { DeleteIntent } from '../../core/job-intent.js';
 import type { ManifestVersion } from '../../core/manifest-version.js';
 import type { DesiredResource } from '../../core/model.js';
@@ -11,7 +11,7 @@ import type { CycleContext, EnqueuedJob } from './cycle-context.js';
 export interface ToAct {
   /** Every outcome by resourceKey; updated in place as the queue answers. */
   outcomes: Map<string, Outcome>;
-  /** The inputs each outcome was decided from (decided again with what the queue knows). */
+  /** The inputs each outcome was decided from (the job's change, live id and fingerprint). */
   inputs: ReadonlyMap<string, DecisionInput>;
   resources: ReadonlyMap<string, DesiredResource>;
   secretHashes: PlanInput['secretHashes'];
@@ -31,9 +31,9 @@ async function settleSecretsUnknown(ctx: CycleContext, act: ToAct): Promise<void
     if (job && !job.finished) {
       const tracked: EnqueuedJob = { key: o.key, jobId: job.jobId, operation: 'in-flight', desired: fingerprint, fingerprint, inFlight: true };
       ctx.onEnqueued?.(tracked);
-      act.outcomes.set(o.key, decide({ ...input, write: { state: 'queued', jobId: job.jobId, operation: 'in-flight' } }));
+      act.outcomes.set(o.key, withWriteInFlight(o, { state: 'queued', jobId: job.jobId, operation: 'in-flight' }));
     } else if (job?.finished || ctx.finishedSince?.(o.key, fingerprint)) {
-      act.outcomes.set(o.key, decide({ ...input, write: { state: 'finished' } }));
+      act.outcomes.set(o.key, withWriteInFlight(o, { state: 'finished' }));
     }
   });
 }
@@ -59,7 +59,7 @@ function jobData(ctx: CycleContext, act: ToAct, outcome: Outcome): ReconcileJobD
 /**
  * Enqueues every decided write (deletes too: by live id, the newest job of a key wins). A resource whose waiting or
  * active job already carries this desired state gets no second job, and one whose job finished during the reconcile
- * none at all: both are decided again with that knowledge (Applying, Applied; no drift). Returns the jobs added.
+ * none at all: their decided outcomes take that knowledge (Applying, Applied; no drift). Returns the jobs added.
  */
 export async function enqueueOutcomes(ctx: CycleContext, act: ToAct): Promise<number> {
   await settleSecretsUnknown(ctx, act);
@@ -78,14 +78,15 @@ export async function enqueueOutcomes(ctx: CycleContext, act: ToAct): Promise<nu
     const data = datas[i]!;
     const input = act.inputs.get(outcome.key)!;
     if (enqueued.how === 'finished') {
-      act.outcomes.set(outcome.key, decide({ ...input, write: { state: 'finished' } }));
+      act.outcomes.set(outcome.key, withWriteInFlight(outcome, { state: 'finished' }));
       return;
     }
     const job: EnqueuedJob = { key: outcome.key, jobId: enqueued.jobId, operation: data.operation, desired: data.desired!, ...(data.manifestVersion ? { version: data.manifestVersion } : {}) };
     if (input.fingerprint) job.fingerprint = input.fingerprint;
     if (enqueued.how === 'in-flight') {
       job.inFlight = true;
-      act.outcomes.set(outcome.key, decide({ ...input, write: { state: 'queued', jobId: enqueued.jobId, operation: data.operation } }));
+      const queued = { state: 'queued', jobId: enqueued.jobId, operation: data.operation } as const;
+      act.outcomes.set(outcome.key, withWriteInFlight(outcome, queued));
     } else {
       added += 1;
       act.outcomes.set(outcome.key, applying(outcome, { jobId: enqueued.jobId, operation: data.operation }));

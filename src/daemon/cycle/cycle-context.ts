@@ -9,6 +9,7 @@ import type { AdoptPolicy } from '../../core/ownership.js';
 import type { ManifestCache } from '../../observe/manifests.js';
 import type { DesiredMemory } from '../../core/drift.js';
 import type { LastGoodManifests } from './last-good.js';
+import type { OutcomeInputs } from '../../plan/outcomes.js';
 import type { Conflict } from '../../core/flap-guard.js';
 import type { ManifestVersion } from '../../core/manifest-version.js';
 import type { Absence, PruneMode } from '../../core/prune-grace.js';
@@ -100,6 +101,8 @@ export interface CycleContext {
   rollouts?: RolloutView;
   /** The reconcile's step clock and trace (src/daemon/telemetry/reconcile-steps.ts); absent: steps are not timed. */
   steps?: ReconcileSteps;
+  /** The decision of one resource: src/core/decide.ts `decide` unless given (a test wraps it to count its calls). */
+  decide?: OutcomeInputs['decide'];
 }
 
 /**

@@ -1,18 +1,19 @@
-// A watch event's reconcile: the resources the changed files declare (before and after), decided against live state read for them only, through the step a full reconcile takes (cycle.ts).
+// A watch event's reconcile: the changed files' resources, decided against their live state only, through the corridor.
 import { compareDiagnostics } from '../../core/diagnostics.js';
 import { insertSorted } from '../../core/sorted-merge.js';
 import { inListing } from '../../core/kinds/index.js';
 import { mapBounded } from '../../core/map-bounded.js';
 import { resourceKey, type AppliedRecord, type DesiredResource, type LiveDeployment, type Plan } from '../../core/model.js';
-import { gatherFrom, type Gathered } from '../../observe/gather.js';
+import type { GatherOptions, Gathered } from '../../observe/gather.js';
+import { recordDeclarations, type CorridorDeclined } from '../../observe/corridor.js';
 import { loadChangedManifests } from '../../observe/manifests.js';
-import { plan } from '../../plan/plan.js';
 import { compareChanges, summarize } from '../../plan/summary.js';
 import { sendingOnce } from '../../service/call-scope.js';
 import { BadResponseError, NetworkError } from '../../service/errors.js';
 import { findLiveDeployment } from '../../service/find-deployment.js';
 import { ServiceError } from '../../core/errors.js';
-import { decideAndAct, liveRefs, recordDeclarations, type ReconcileOutcome } from './cycle.js';
+import { liveRefs, type ReconcileOutcome } from './cycle.js';
+import { actOn, daemonCorridor, type Acted, type DaemonDecided } from './daemon-corridor.js';
 import type { CycleContext } from './cycle-context.js';
 
 /** A targeted reconcile's answer: its outcome, folded into the last full one; or why the change takes the full path. */
@@ -83,9 +84,10 @@ async function readLive(ctx: CycleContext, previous: ReconcileOutcome, resources
 
 /**
  * Reconciles the changed files' resources only, or answers why this change takes the full path (a file removed or
- * failing, a resource no longer declared, a name declared twice, variables or overlays, prune's absences). The plan,
- * the decision (src/plan/outcomes.ts), holds, flap guard and enqueue are the full reconcile's (decideAndAct); it never
- * deletes: its live side holds only declared names, so it plans no orphan.
+ * failing, a resource no longer declared, a name declared twice, variables or overlays, prune's absences). Its scope
+ * is the changed files and the live deployments of their names; the corridor, the decision (once per resource),
+ * holds, flap guard and enqueue are the full reconcile's (src/daemon/cycle/daemon-corridor.ts); it never deletes: its
+ * live side holds only declared names, so it plans no orphan.
  */
 export async function reconcileFiles(ctx: CycleContext, previous: ReconcileOutcome, paths: readonly string[]): Promise<Targeted> {
   ctx.steps?.enter('state');
@@ -97,36 +99,50 @@ export async function reconcileFiles(ctx: CycleContext, previous: ReconcileOutco
   const appliedRead = appliedOf(ctx, scope.loaded.resources);
   appliedRead.catch(() => undefined);
   const listing = readLive(ctx, previous, scope.loaded.resources, appliedRead);
-  let gathered: Gathered;
+  let decided: DaemonDecided | CorridorDeclined;
   try {
-    gathered = await gatherFrom(
-      {
-        dir: ctx.dir,
-        env: ctx.env,
-        client: ctx.client,
-        allowLiteralSecrets: false,
-        allowLocalDiscovery: ctx.settings.allowLocalDiscovery,
-        namePrefix: ctx.settings.namePrefix,
-        ...(ctx.settings.adopt ? { adoptPolicy: ctx.settings.adopt } : {}),
+    decided = await daemonCorridor<CorridorDeclined>(ctx, {
+      scope: { files: filesOptions(ctx), loaded: scope.loaded, live: listing, applied: appliedRead },
+      pendingWrites,
+      keys: scope.keys,
+      input: async (gathered) => {
+        // A secret or a repository that does not resolve: the full path reports them with every other finding.
+        const blocked = gathered.diagnostics.some((d) => d.severity === 'error');
+        if (blocked) return { declined: 'a changed resource is blocked' };
+        ctx.steps?.enter('state');
+        await recordDeclarations(ctx.applied, gathered);
+        ctx.steps?.enter('decision');
+        ctx.lastGood.observeValidFiles(scope.loaded.files, scope.loaded.resources);
+        return gathered.input;
       },
-      scope.loaded,
-      listing,
-      appliedRead,
-    );
+      held: () => [],
+    });
   } catch (error) {
     // The service did not answer a read: the full reconcile reads it again, with its retries and backoff.
-    if (error instanceof NetworkError || error instanceof ServiceError || error instanceof BadResponseError) return { full: `a live read failed (${error.message})` };
+    if (unanswered(error)) return { full: `a live read failed (${error.message})` };
     throw error;
   }
-  // A secret that cannot be resolved, a repository that does not: the full path reports them with every other finding.
-  if (gathered.diagnostics.some((d) => d.severity === 'error')) return { full: 'a changed resource is blocked' };
-  ctx.steps?.enter('state');
-  await recordDeclarations(ctx, gathered);
-  ctx.steps?.enter('decision');
-  ctx.lastGood.observeValidFiles(scope.loaded.files, scope.loaded.resources);
-  const result = plan(gathered.input);
-  const acted = await decideAndAct(ctx, { result, gathered, input: gathered.input, lastGood: { held: [] }, pendingWrites }, scope.keys);
-  return { outcome: folded(ctx, previous, { scope, paths, result, gathered, acted }) };
+  if ('declined' in decided) return { full: decided.declined };
+  const acted = await actOn(ctx, decided, scope.keys);
+  return { outcome: folded(ctx, previous, { scope, paths, result: decided.plan, gathered: decided.gathered, acted }) };
+}
+
+/** A read the service did not answer, or answered with an error or a body that is not what it should be. */
+function unanswered(error: unknown): error is NetworkError | ServiceError | BadResponseError {
+  return error instanceof NetworkError || error instanceof ServiceError || error instanceof BadResponseError;
+}
+
+/** What the changed files' load reads besides them, as the daemon reads it (no literal secret, ever). */
+function filesOptions(ctx: CycleContext): GatherOptions {
+  return {
+    dir: ctx.dir,
+    env: ctx.env,
+    client: ctx.client,
+    allowLiteralSecrets: false,
+    allowLocalDiscovery: ctx.settings.allowLocalDiscovery,
+    namePrefix: ctx.settings.namePrefix,
+    ...(ctx.settings.adopt ? { adoptPolicy: ctx.settings.adopt } : {}),
+  };
 }
 
 /** A copy of `before` less the keys `without`, with `entries` set (a key already there keeps its place). */
@@ -144,7 +160,7 @@ function withEntries<T>(before: ReadonlyMap<string, T> | undefined, entries: Ite
 function folded(
   ctx: CycleContext,
   previous: ReconcileOutcome,
-  now: { scope: Scope; paths: readonly string[]; result: Plan; gathered: Gathered; acted: Awaited<ReturnType<typeof decideAndAct>> },
+  now: { scope: Scope; paths: readonly string[]; result: Plan; gathered: Gathered; acted: Acted },
 ): ReconcileOutcome {
   const { scope, result, gathered, acted } = now;
   /** `before` (in its order) without the decided resources, then theirs now. */

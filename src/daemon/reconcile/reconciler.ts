@@ -78,6 +78,8 @@ export class Reconciler {
   private readonly recorder: StateFolds | undefined;
   /** The projection in Redis as /status and the gauges read it (absent without an event log: this replica's rows). */
   private readonly projection: ProjectionReader | undefined;
+  /** The rows the resource gauges were last set from (the projection's rows stay the same array until its version moves). */
+  private counted: readonly ResourceState[] | undefined;
   private lastSuccessAt: string | null = null;
   private loggedSecretsUnknown = '';
   /** What a reconcile found, logged when it appears or changes. */
@@ -105,8 +107,13 @@ export class Reconciler {
   /** Every resource's state as /status and the gauges show it: the projection in Redis (src/daemon/status/projection.ts). */
   resourceStates = async (): Promise<ResourceState[]> => (this.projection ? this.projection.rows() : this.tracker.states());
 
-  /** Sets the resource gauges from the projection (at each scrape of /metrics). */
-  countResources = async (): Promise<void> => setResourceGauges(this.options.metrics, await this.resourceStates());
+  /** Sets the resource gauges from the projection (at each scrape of /metrics), unless they were set from these rows. */
+  countResources = async (): Promise<void> => {
+    const rows = await this.resourceStates();
+    if (rows === this.counted) return;
+    this.counted = rows;
+    setResourceGauges(this.options.metrics, rows);
+  };
 
   /** Takes up every resource's state in Redis (a restart, a failover), and the failed builds' log lines. */
   restoreRecord = async (): Promise<number> => {

@@ -3,8 +3,9 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
 import type { RequestInfo } from '../../service/client.js';
 import { KIND_NAMES } from '../../core/kinds/index.js';
 import type { ResourceKind } from '../../core/model.js';
-import { REVISION_FAILURE_REASONS, type HealthStatus } from '../../core/health.js';
+import { REVISION_FAILURE_REASONS } from '../../core/health.js';
 import { SYNC_STATES, type SyncState } from '../../core/resource-state.js';
+import { createResourceSeries, type ResourceSeries } from './resource-gauges.js';
 
 /** Sync states a managed resource is counted under (converge_resources): the legacy state of src/core/resource-state.ts. */
 export { SYNC_STATES, type SyncState };
@@ -35,20 +36,12 @@ export interface DaemonMetrics {
   appliedStateLost: Gauge;
   /** Resources held as SecretsUnknown at the last reconcile. */
   secretsUnknown: Gauge;
-  /** 1 for each managed resource's current health (one series per resource). */
-  resourceHealth: Gauge<'kind' | 'name' | 'health'>;
   /** Failed revisions seen, by reason (each revision counted once). */
   revisionFailures: Counter<'reason'>;
-  /** Replaces the health gauge with these resources' current health. */
-  setResourceHealth(rows: Iterable<{ kind: ResourceKind; name: string; health: { status: HealthStatus } }>): void;
-  /** 1 for each managed resource's current sync status and reason (one series per resource). */
-  resourceSync: Gauge<'kind' | 'name' | 'status' | 'reason'>;
-  /** Replaces the sync gauge with these resources' current sync status and reason. */
-  setResourceSync(rows: Iterable<{ kind: ResourceKind; name: string; sync: { status: string; reason: string } }>): void;
-  /** 1 for each resource converge holds (does not write its desired state: a failed revision, a refused write), by the hold's reason. */
-  resourceHeld: Gauge<'kind' | 'name' | 'reason'>;
-  /** Replaces the held gauge with the holds of these resources (a resource without one has no series). */
-  setResourceHeld(rows: Iterable<{ kind: ResourceKind; name: string; hold?: { reason: string } }>): void;
+  /** The per-resource health, sync and held series (src/daemon/telemetry/resource-gauges.ts). */
+  setResourceHealth: ResourceSeries['setResourceHealth'];
+  setResourceSync: ResourceSeries['setResourceSync'];
+  setResourceHeld: ResourceSeries['setResourceHeld'];
   /** The resync period this daemon runs with (0 until the daemon starts). */
   resyncPeriod: Gauge;
   /** Conflicts this daemon's worker found (the flap guard stopped writing to a resource), by kind and reason. */
@@ -63,7 +56,7 @@ export interface DaemonMetrics {
   observeRequest(info: RequestInfo): void;
   /** Replaces the resource gauge with these counts (every kind x state pair is written, zeros included). */
   setResourceStates(counts: ReadonlyMap<ResourceKind, ReadonlyMap<SyncState, number>>): void;
-  /** The Prometheus text exposition. */
+  /** The Prometheus text exposition: the registry's metrics, then the per-resource series (rendered once per change). */
   render(): Promise<string>;
 }
 
@@ -153,7 +146,7 @@ function jobAndRequestMetrics(registry: Registry) {
   return { jobsEnqueued, jobs, requests, requestDuration };
 }
 
-/** What the daemon watches besides the reconciles: manifest errors, resync cycles, Redis's records lost, SecretsUnknown, each resource's health, failed revisions, its clock against Redis'. */
+/** What the daemon watches besides the reconciles: manifest errors, resync cycles, Redis's records lost, SecretsUnknown, failed revisions, its clock against Redis'. */
 function conditionMetrics(registry: Registry) {
   const manifestErrors = new Gauge({
     name: 'converge_manifest_errors',
@@ -175,12 +168,6 @@ function conditionMetrics(registry: Registry) {
     help: 'Resources whose only difference is secrets the service hides and converge holds no record of: not rewritten blind (SecretsUnknown; converge reconcile --write-secrets writes them).',
     registers: [registry],
   });
-  const resourceHealth = new Gauge({
-    name: 'converge_resource_health',
-    help: 'Rollout health of each managed resource: 1 on the series of its current health (healthy, progressing, degraded, unknown).',
-    labelNames: ['kind', 'name', 'health'] as const,
-    registers: [registry],
-  });
   const revisionFailures = new Counter({
     name: 'converge_revision_failures_total',
     help: 'Failed revisions this daemon saw, each once, by reason (RevisionBuildFailed, RevisionDeployFailed, RevisionCreateFailed, ProgressDeadlineExceeded).',
@@ -190,18 +177,6 @@ function conditionMetrics(registry: Registry) {
   const clockSkew = new Gauge({
     name: 'converge_clock_skew_seconds',
     help: "This replica's wall clock minus Redis' clock, in seconds (positive: ahead), read at start and every 30 s. Every grace, window and age two replicas compare is timed on Redis' clock; beyond 5 s the replica logs a warning.",
-    registers: [registry],
-  });
-  const resourceSync = new Gauge({
-    name: 'converge_resource_sync',
-    help: 'Sync condition of each managed resource: 1 on the series of its current status (synced, out_of_sync, blocked, suspended) and reason (e.g. RevisionFailed, WriteRefused, DriftReported, DeletePending; docs/daemon.md).',
-    labelNames: ['kind', 'name', 'status', 'reason'] as const,
-    registers: [registry],
-  });
-  const resourceHeld = new Gauge({
-    name: 'converge_resource_held',
-    help: 'Resources converge holds (their desired state is not written again until the manifest changes or converge reconcile --retry-failed releases it): 1 per held resource, by the hold\'s reason (RevisionFailed: its revision failed; WriteRefused: the service refused the write for good; NameTaken: the service answered a create that the name is taken).',
-    labelNames: ['kind', 'name', 'reason'] as const,
     registers: [registry],
   });
   const resyncPeriod = new Gauge({
@@ -214,7 +189,7 @@ function conditionMetrics(registry: Registry) {
   appliedStateLost.set(0);
   secretsUnknown.set(0);
   manifestErrors.set(0);
-  return { manifestErrors, resyncCycles, appliedStateLost, secretsUnknown, resourceHealth, resourceSync, resourceHeld, resyncPeriod, revisionFailures, clockSkew };
+  return { manifestErrors, resyncCycles, appliedStateLost, secretsUnknown, resyncPeriod, revisionFailures, clockSkew };
 }
 
 /** The flap guard's Conflicts and the notification deliveries. */
@@ -240,40 +215,6 @@ function conflictAndNotificationMetrics(registry: Registry) {
   return { conflicts, conflictResources, notifications };
 }
 
-/**
- * A per-resource gauge (labels kind, name and `labels`) that shows one series of value 1 per resource: its current
- * values. Only the series that changed are written: at 10,000 resources, resetting and setting every series at each
- * reconcile was a tenth of what a resync allocated (docs/performance.md).
- */
-function oneSeriesPerResource<L extends string>(gauge: Gauge<'kind' | 'name' | L>, ...labels: L[]) {
-  /** The values each resource's series shows now (by kind/name). */
-  const shown = new Map<string, { kind: string; name: string; values: string[]; joined: string }>();
-  const labelsOf = (kind: string, name: string, values: readonly string[]) => {
-    const set: Record<string, string> = { kind, name };
-    labels.forEach((label, i) => (set[label] = values[i]!));
-    return set as Partial<Record<'kind' | 'name' | L, string>>;
-  };
-  return function setRows<R extends { kind: ResourceKind; name: string }>(rows: Iterable<R>, valuesOf: (row: R) => string[]): void {
-    const seen = new Set<string>();
-    for (const row of rows) {
-      const key = `${row.kind}/${row.name}`;
-      seen.add(key);
-      const values = valuesOf(row);
-      const joined = values.join('\u0000');
-      const before = shown.get(key);
-      if (before?.joined === joined) continue;
-      if (before) gauge.remove(labelsOf(before.kind, before.name, before.values));
-      gauge.set(labelsOf(row.kind, row.name, values), 1);
-      shown.set(key, { kind: row.kind, name: row.name, values, joined });
-    }
-    for (const [key, before] of shown) {
-      if (seen.has(key)) continue;
-      gauge.remove(labelsOf(before.kind, before.name, before.values));
-      shown.delete(key);
-    }
-  };
-}
-
 /** A fresh registry with every converge metric registered. Several daemons in one process do not collide. */
 export function createMetrics(options: MetricsOptions = {}): DaemonMetrics {
   const registry = new Registry();
@@ -285,23 +226,15 @@ export function createMetrics(options: MetricsOptions = {}): DaemonMetrics {
   const { requests, requestDuration } = work;
   const conditions = conditionMetrics(registry);
   const outside = conflictAndNotificationMetrics(registry);
-  const health = oneSeriesPerResource(conditions.resourceHealth, 'health');
-  const sync = oneSeriesPerResource(conditions.resourceSync, 'status', 'reason');
-  const held = oneSeriesPerResource(conditions.resourceHeld, 'reason');
+  const perResource = createResourceSeries();
   return {
     registry,
     ...reconcile,
     ...work,
     ...conditions,
-    setResourceHealth(rows) {
-      health(rows, (row) => [row.health.status]);
-    },
-    setResourceSync(rows) {
-      sync(rows, (row) => [row.sync.status, row.sync.reason]);
-    },
-    setResourceHeld(rows) {
-      held([...rows].filter((row) => row.hold), (row) => [row.hold!.reason]);
-    },
+    setResourceHealth: perResource.setResourceHealth,
+    setResourceSync: perResource.setResourceSync,
+    setResourceHeld: perResource.setResourceHeld,
     ...outside,
     observeRequest(info) {
       requests.inc({ method: info.method, endpoint: info.route, status: String(info.status) });
@@ -312,8 +245,10 @@ export function createMetrics(options: MetricsOptions = {}): DaemonMetrics {
         for (const state of SYNC_STATES) resources.set({ kind, state }, counts.get(kind)?.get(state) ?? 0);
       }
     },
-    render() {
-      return registry.metrics();
+    async render() {
+      // Both end with a newline; the blank line between is the one the registry puts between metrics.
+      const [metrics, resources] = await Promise.all([registry.metrics(), perResource.render()]);
+      return `${metrics}\n${resources}`;
     },
   };
 }
