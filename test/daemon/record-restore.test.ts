@@ -6,12 +6,15 @@ import type { ResourceEvent, ResourceState } from '../../src/core/resource-state
 import { StateFolds } from '../../src/daemon/status/event-recorder.js';
 import { ResourceTracker } from '../../src/daemon/status/resource-tracker.js';
 import { leaseKey } from '../../src/leader/lease.js';
-import { recordKeys } from '../../src/store/event-log.js';
+import { recordKeys, type StoredBuildLog } from '../../src/store/event-log.js';
+import { FailedBuilds } from '../../src/daemon/status/failed-builds.js';
 import { ResourceFolds } from '../../src/store/resource-folds.js';
 import { eventLogStoreOnTestPrefix } from '../helpers/event-log-store.js';
 
 const VERSION = { kind: 'git' as const, id: 'ab12'.repeat(10), readAt: '2026-01-01T00:00:00.000Z' };
 const log = pino({ level: 'silent' });
+const buildLogs = async (): Promise<Map<string, StoredBuildLog>> => new Map();
+const failedBuilds = (tracker: ResourceTracker): FailedBuilds => new FailedBuilds(tracker, log, () => ({ desired: new Map(), env: {} }));
 
 /** A row as the last leader wrote it: its job enqueued, no result yet. */
 function queuedRow(name: string, jobId: string): ResourceState {
@@ -32,8 +35,8 @@ describe('the leader\'s rows over the states in Redis', () => {
     const tracker = new ResourceTracker();
     const row = queuedRow('steady', 'j-steady');
     await fixture.store().write({ events: [], states: [row] });
-    const states = new StateFolds(folds(), { by: 'replica-c', log, leading: () => true }, tracker);
-    expect(await states.restore()).toBe(1);
+    const states = new StateFolds(folds(), { by: 'replica-c', log, leading: () => true, buildLogs }, tracker);
+    expect(await states.restore(failedBuilds(tracker))).toBe(1);
     const version = await fixture.store().stateVersion();
     // A fold into the same state (a poll that read the same): no write, the projection's version does not move.
     expect(tracker.setHealth(row.key, { ...row.health })).toBe(false);
@@ -65,8 +68,8 @@ describe('the leader\'s rows over the states in Redis', () => {
     await done('Deployment/idle', 'j-older', { type: 'job-completed', jobId: 'j-older', at: meta.at, result: { outcome: 'updated', new_revision: false } });
 
     const tracker = new ResourceTracker();
-    const states = new StateFolds(folds(), { by: 'replica-b', log, leading: () => true }, tracker);
-    expect(await states.restore()).toBeGreaterThanOrEqual(3);
+    const states = new StateFolds(folds(), { by: 'replica-b', log, leading: () => true, buildLogs }, tracker);
+    expect(await states.restore(failedBuilds(tracker))).toBeGreaterThanOrEqual(3);
     const rows = new Map(tracker.resources().map((r) => [r.key, r]));
     expect(rows.get('Deployment/web')).toMatchObject({
       job: { id: 'j-web', state: 'completed', outcome: 'updated', new_revision: true },
@@ -87,8 +90,8 @@ describe('the leader\'s rows over the states in Redis', () => {
     // A leads with token 5 and takes the state up; B takes the lease (token 6) and folds a newer state.
     await fixture.redis().set(leaseKey(fixture.prefix), 'replica-a|5|2026-01-01T00:00:00Z');
     const trackerA = new ResourceTracker();
-    const a = new StateFolds(folds(), { by: 'replica-a', log, leading: () => true, fence: () => 5 }, trackerA);
-    await a.restore();
+    const a = new StateFolds(folds(), { by: 'replica-a', log, leading: () => true, fence: () => 5, buildLogs }, trackerA);
+    await a.restore(failedBuilds(trackerA));
     await fixture.redis().set(leaseKey(fixture.prefix), 'replica-b|6|2026-01-01T00:01:00Z');
     const hold = { reason: 'WriteRefused' as const, desired: 'e'.repeat(64), message: 'B held it', since: '2026-01-01T00:01:00Z' };
     const [byB] = await folds().fold([{ key, events: [{ type: 'hold', hold }], meta: { at: '2026-01-01T00:01:00Z', by: 'replica-b' } }], { fence: 6 });

@@ -14,8 +14,7 @@ import { releaseHolds } from './release-holds.js';
 import { orphanDeployments } from '../../plan/summary.js';
 import { FindingsLog } from './findings-log.js';
 import { followRollouts, holdFailedRevisions } from '../status/rollout.js';
-import { StateFolds, type FoldStore } from '../status/event-recorder.js';
-import type { EventLogStore } from '../../store/event-log.js';
+import { StateFolds, type FoldStore, type RecordStore } from '../status/event-recorder.js';
 import { healthTransitions } from './transition-log.js';
 import { ProjectionReader, setResourceGauges } from '../status/projection.js';
 import type { ResourceState } from '../../core/resource-state.js';
@@ -33,7 +32,7 @@ export interface ReconcilerOptions {
   /** Rollout health: the progress deadline (default 30 minutes). */
   health?: HealthSettings;
   /** The prefix's resource states (src/store/resource-folds.ts), folded there by replica `by`, and the event log's reads. */
-  record?: { store: Pick<EventLogStore, 'states' | 'stateVersion' | 'buildLogs' | 'setBuildLog'>; folds: FoldStore; by: string } | undefined;
+  record?: { store: RecordStore; folds: FoldStore; by: string } | undefined;
 }
 
 const HISTORY = 50;
@@ -97,8 +96,9 @@ export class Reconciler {
     // A row whose health moved since its last decision joins the next targeted run (src/daemon/reconcile/watch-scope.ts).
     this.tracker.record({ changed: ({ key, before, after }) => void (healthChanged(before?.health, after.health) && this.scope.touch([key])), removed() {} });
     if (!options.record) return;
-    const folding = { by: options.record.by, log: options.log, leading: () => this.leading(), fence: options.context.fence };
-    this.recorder = new StateFolds(options.record.folds, folding, this.tracker);
+    const { store, by } = options.record;
+    const parts = { by, log: options.log, leading: () => this.leading(), fence: options.context.fence };
+    this.recorder = new StateFolds(options.record.folds, { ...parts, buildLogs: () => store.buildLogs() }, this.tracker);
     const order = (): string[] => this.tracker.states().map((state) => state.key);
     const onError = (error: unknown): void => options.log.warn({ error: errorLine(error) }, 'could not read the projection from Redis; /status shows this replica\'s rows');
     this.projection = new ProjectionReader(options.record.store, { written: () => this.recorded(), order, fallback: () => this.tracker.states(), onError });
@@ -116,10 +116,7 @@ export class Reconciler {
   };
 
   /** Takes up every resource's state in Redis (a restart, a failover), and the failed builds' log lines. */
-  restoreRecord = async (): Promise<number> => {
-    if (this.options.record) this.failedBuilds.restore(await this.options.record.store.buildLogs());
-    return (await this.recorder?.restore()) ?? 0;
-  };
+  restoreRecord = async (): Promise<number> => (await this.recorder?.restore(this.failedBuilds)) ?? 0;
 
   /** Whether /status shows rows Redis has no state of (lost): they are rebuilt by the next reconcile. */
   stateRebuilding = (): boolean => this.tracker.rebuilding() || this.projection?.fromMemory === true;
@@ -128,10 +125,7 @@ export class Reconciler {
   recorded = async (): Promise<void> => this.recorder?.flushed();
 
   /** Redis lost its records: every row is rebuilt from the service by a reconcile now (nothing is written to Redis before). */
-  recordLost = (): void => {
-    this.tracker.restore(new Map());
-    void this.request('retry');
-  };
+  recordLost = (): void => void this.recorder?.lost(() => this.request('retry'));
 
   /** Asks for a reconcile (of the changed files of a watch burst, else full); resolves with the record of the run that covered it (undefined once stopping). */
   request(trigger: ReconcileTrigger, cycle?: string, changed?: ChangedPaths): Promise<ReconcileRecord | undefined> {
@@ -186,7 +180,6 @@ export class Reconciler {
     };
     try {
       ({ outcome, followUp } = await clock.within(() => this.scope.run({ ...this.options.context, onEnqueued: (job) => this.jobEnqueued(job), finishedSince, rollouts: this.tracker, steps: clock }, scope)));
-      // The rows whose state moved in Redis since (a worker folded a job's result) are taken before the decisions fold.
       await this.recorder?.refresh([...outcome.outcomes.keys()]);
     } catch (error) {
       failure = error;

@@ -1,11 +1,16 @@
 // The leader's side of the fold in Redis: each change the tracker folds (a decision, a hold, a release, a revision reading) is folded again over the state in Redis (src/store/resource-folds.ts), fenced by this replica's token, and the tracker's rows take what Redis holds.
 import type { Logger } from 'pino';
 import type { ResourceEvent, ResourceState } from '../../core/resource-state.js';
+import type { EventLogStore, StoredBuildLog } from '../../store/event-log.js';
 import type { FoldRequest, ResourceFolds, VersionedState } from '../../store/resource-folds.js';
+import type { FailedBuilds } from './failed-builds.js';
 import type { ChangeSink, ResourceTracker, TrackedChange } from './resource-tracker.js';
 
 /** What the leader asks of the prefix's resource states. */
 export type FoldStore = Pick<ResourceFolds, 'fold' | 'read' | 'readAll'>;
+
+/** What the daemon reads of the event log besides: the projection's version and states, the failed builds' log lines. */
+export type RecordStore = Pick<EventLogStore, 'states' | 'stateVersion' | 'buildLogs' | 'setBuildLog'>;
 
 /** Events the worker that ran a job folds where it ran (src/jobs/runner/processor.ts): never folded again here. */
 const FOLDED_BY_WORKER: ReadonlySet<ResourceEvent['type']> = new Set(['job-completed', 'job-failed']);
@@ -31,20 +36,41 @@ export class StateFolds implements ChangeSink {
   constructor(
     private readonly store: FoldStore,
     /** `fence`: this replica's token while it leads (absent: the daemon runs without a lease, nothing is fenced). */
-    private readonly options: { by: string; log: Logger; leading: () => boolean; fence?: (() => number | undefined) | undefined; now?: () => string },
+    private readonly options: {
+      by: string;
+      log: Logger;
+      leading: () => boolean;
+      fence?: (() => number | undefined) | undefined;
+      /** The failed builds' log lines kept in Redis (src/store/event-log.ts), taken up with the states. */
+      buildLogs: () => Promise<Map<string, StoredBuildLog>>;
+      now?: () => string;
+    },
     private readonly tracker: ResourceTracker,
   ) {
     tracker.record(this);
   }
 
-  /** Takes up every resource's state in Redis (a restart, a failover): the rows the last leader and the workers folded. */
-  async restore(): Promise<number> {
+  /**
+   * Takes up every resource's state in Redis (a restart, a failover): the rows the last leader and the workers folded,
+   * and the failed builds' log lines.
+   */
+  async restore(failedBuilds: FailedBuilds): Promise<number> {
+    failedBuilds.restore(await this.options.buildLogs());
     const restored = this.tracker.restore(present(await this.store.readAll()));
     if (restored > 0) this.options.log.info({ resources: restored }, 'resource states taken up from Redis');
     return restored;
   }
 
-  /** Reads the versions of `keys` and takes each state that moved (a worker folded a job's result); none: to be rebuilt. */
+  /** Redis lost its records: every row stays shown, to be written by the next decision (`reconcile` asks for it now). */
+  lost(reconcile: () => unknown): void {
+    this.tracker.restore(new Map());
+    reconcile();
+  }
+
+  /**
+   * Before a reconcile's decisions fold: reads the versions of `keys` and takes each state that moved (a worker folded
+   * a job's result); a row Redis has no state of is rebuilt by the decision.
+   */
   async refresh(keys: readonly string[]): Promise<void> {
     try {
       this.tracker.adopt(await this.store.read(keys));
