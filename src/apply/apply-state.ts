@@ -13,9 +13,10 @@ export type RevisionStarter = 'apply' | 'earlier';
 /**
  * A job's result in one word, read from the folded state: `done` or `unchanged` (sync `Applied`), `interrupted` (the
  * apply was stopped before the job had a result), `failed` (anything else: the job failed, met a Conflict, or sent
- * nothing because live state changed or a newer desired state superseded it).
+ * nothing because live state changed or a newer desired state superseded it); `held` (no job: its wave waits behind
+ * an earlier wave whose rollout failed, src/apply/waves.ts).
  */
-export type ResultStatus = 'done' | 'unchanged' | 'failed' | 'interrupted';
+export type ResultStatus = 'done' | 'unchanged' | 'failed' | 'interrupted' | 'held';
 
 /** What became of one resource's job (an entry of `results`). */
 export interface ResourceResult {
@@ -153,7 +154,25 @@ export function applyStates(
     if (outcome.skip && outcome.skip.code !== 'Synced') entry.skip = outcome.skip;
     resources.push(entry);
     const meta = options.meta;
-    if (meta) for (const step of steps.slice(1)) records.push(...recordsOf(step.event, step.before, step.after, meta));
+    if (!meta) continue;
+    for (const step of steps.slice(1)) {
+      records.push(...startedWhenCreated(recordsOf(step.event, step.before, step.after, meta), health));
+    }
   }
   return { states, resources, records };
+}
+
+/**
+ * The start of a revision that --wait read afterwards is timed at the revision's `created_at` (the service's word),
+ * not when apply saw its job end: the job's result names the revision, the wait's read tells when it began.
+ */
+function startedWhenCreated(records: RecordedEvent[], health: HealthCondition | undefined): RecordedEvent[] {
+  const createdAt = health?.revisionCreatedAt;
+  if (!createdAt) return records;
+  return records.map((r) => {
+    const revision = r.revision;
+    if (r.type !== 'revision' || !revision) return r;
+    if (revision.id !== health.revisionId || revision.status !== 'STARTED') return r;
+    return { ...r, at: createdAt, revision: { ...revision, createdAt } };
+  });
 }

@@ -4,6 +4,7 @@ import { resourceKey, type AppliedRecord, type DesiredResource, type LiveState, 
 import type { PlannedWrite } from '../core/saved-plan/schema.js';
 import type { Observed } from '../core/saved-plan/stale.js';
 import type { DecidedJob } from '../jobs/queue/decided-jobs.js';
+import { waveOf } from '../core/waves.js';
 
 /** What one plan read: the desired resources and their secret hashes, the live side (deployments, providers), the applied records. */
 export interface Observation {
@@ -34,6 +35,7 @@ export function plannedWrites(changes: readonly DecidedJob[], observation: Obser
   const observe = observer(observation);
   return changes.map(({ change, write, deploymentId, desired }) => {
     const seen = observe(change.kind, change.name);
+    const wave = change.action === 'delete' ? 0 : waveOf(observation.resources.get(resourceKey(change.kind, change.name)));
     const action = change.action === 'create' || change.action === 'update' || change.action === 'adopt' ? change.action : 'delete';
     return {
       kind: change.kind,
@@ -43,6 +45,7 @@ export function plannedWrites(changes: readonly DecidedJob[], observation: Obser
       fields: write?.fields ?? [],
       ...(deploymentId ? { deployment_id: deploymentId } : {}),
       ...(desired ? { desired } : {}),
+      ...(wave !== 0 ? { wave } : {}),
       secrets: { ...seen.secrets },
       seen: { live: seen.live, applied_at: seen.applied_at },
     };

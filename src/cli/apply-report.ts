@@ -46,7 +46,7 @@ function describeOutcome(r: ResourceResult): string {
 /** One resource's result, then each field its write sent, in the plan's format (a secret is "(sensitive)"). */
 export function resultLines(r: ResourceResult): string[] {
   const label = r.status.padEnd(9);
-  if (r.status === 'failed' || r.status === 'interrupted') return [`  ${label} ${r.key}: ${r.message ?? r.status}`];
+  if (r.status === 'failed' || r.status === 'interrupted' || r.status === 'held') return [`  ${label} ${r.key}: ${r.message ?? r.status}`];
   const note = r.message ? ` (${r.message})` : '';
   return [`  ${label} ${r.key}: ${describeOutcome(r)}${note}`, ...(r.fields ?? []).map((field) => `      ${fieldLine(field)}`)];
 }
@@ -119,6 +119,8 @@ export function closingLine(results: ResourceResult[], converged: boolean, resul
   }
   const why: string[] = [];
   if (count('failed') > 0) why.push('jobs failed');
+  const held = results.filter((r) => r.status === 'held').length;
+  if (held > 0) why.push(`${held} held in a later wave`);
   const failed = [
     ...results.filter((r) => r.revision === 'failed').map((r) => ({ key: r.key, health: r.health, status: r.revisionStatus })),
     ...[...failedBefore, ...standing].map((f) => ({ key: f.key, health: f.health, status: f.health.revisionStatus })),

@@ -6,9 +6,10 @@ export type Shell = (typeof SHELLS)[number];
 
 /**
  * What a flag's value or a positional argument completes to: a directory, a file, fixed words (an enum), the names of
- * the line's manifest directory (--target: `converge completion --targets`, in each shell), or nothing offered.
+ * the line's manifest directory (--target: `converge completion --targets`, in each shell), the resources the line's
+ * Redis prefix knows (history's [KIND/]NAME: `converge completion --recorded`), or nothing offered.
  */
-type Completes = { paths: 'dir' | 'file' } | { words: string[] } | { resources: true } | undefined;
+type Completes = { paths: 'dir' | 'file' } | { words: string[] } | { resources: true } | { recorded: true } | undefined;
 
 /** One flag as the scripts offer it. */
 interface FlagView {
@@ -46,6 +47,7 @@ function argumentOf(command: Command): Completes {
   if (command.positionals[1] === 0) return undefined;
   const token = command.usage.split(/\s+/)[2];
   if (token === undefined) return undefined;
+  if (token === '[KIND/]NAME') return { recorded: true };
   if (/^[a-z][a-z|-]*$/.test(token)) return { words: token.split('|') };
   return pathsOf(token);
 }
@@ -78,10 +80,17 @@ function spellings(flag: FlagView): string[] {
   return [`--${flag.long}`, ...(flag.short ? [`-${flag.short}`] : [])];
 }
 
+/** What bash's `case "$argument"` is told of a command's argument: dir, file, recorded, words:A B, or nothing. */
+function bashArgument(argument: Completes): string {
+  if (argument === undefined || 'resources' in argument) return '';
+  if ('recorded' in argument) return 'recorded';
+  return 'paths' in argument ? argument.paths : `words:${argument.words.join(' ')}`;
+}
+
 /** A bash `case` arm for one command: its flags, the flags whose value is a directory, a file, or something else, its argument. */
 function bashArm(view: CommandView): string[] {
   const of = (test: (f: FlagView) => boolean): string => view.flags.filter(test).flatMap(spellings).join(' ');
-  const argument = view.argument === undefined || 'resources' in view.argument ? '' : 'paths' in view.argument ? view.argument.paths : `words:${view.argument.words.join(' ')}`;
+  const argument = bashArgument(view.argument);
   // "--output=text,json -o=text,json": each spelling of an enum flag with its words
   const choices = view.flags.flatMap((f) => (f.completes !== undefined && 'words' in f.completes ? spellings(f).map((s) => `${s}=${(f.completes as { words: string[] }).words.join(',')}`) : []));
   return [
@@ -136,6 +145,9 @@ function bashScript(views: readonly CommandView[]): string {
     '    dir) COMPREPLY=( $(compgen -d -- "$cur") ) ;;',
     '    file) COMPREPLY=( $(compgen -f -- "$cur") ) ;;',
     '    words:*) COMPREPLY=( $(compgen -W "${argument#words:}" -- "$cur") ) ;;',
+    '    # the resources the line\'s Redis prefix knows (its --redis-url, --redis-prefix, --config, else the defaults)',
+    '    recorded) COMPREPLY=( $(compgen -W "$(converge completion --recorded -- ' +
+      '"${COMP_WORDS[@]:2:COMP_CWORD-2}" 2>/dev/null)" -- "$cur") ) ;;',
     '  esac',
     '  return 0',
     '}',
@@ -153,6 +165,7 @@ function zshText(text: string): string {
 function zshAction(completes: Completes): string {
   if (completes === undefined) return ' ';
   if ('resources' in completes) return '_converge_targets';
+  if ('recorded' in completes) return '_converge_recorded';
   if ('paths' in completes) return completes.paths === 'dir' ? '_files -/' : '_files';
   return `(${completes.words.join(' ')})`;
 }
@@ -192,6 +205,12 @@ function zshScript(views: readonly CommandView[]): string {
     '  done',
     '  [[ -n "$dir" ]] || return 1',
     '  names=(${(f)"$(converge completion --targets -- "$dir" 2>/dev/null)"})',
+    '  (( ${#names} )) && compadd -a names',
+    '}',
+    '# converge history: the resources the line\'s Redis prefix knows (its --redis-url, --redis-prefix, --config)',
+    '_converge_recorded() {',
+    '  local -a names',
+    '  names=(${(f)"$(converge completion --recorded -- "${(@)words[2,CURRENT-1]}" 2>/dev/null)"})',
     '  (( ${#names} )) && compadd -a names',
     '}',
     '_converge() {',
@@ -235,6 +254,7 @@ function fishShort(text: string): string {
 function fishCompletes(completes: Completes): string {
   if (completes === undefined) return '';
   if ('resources' in completes) return " -a '(__converge_targets)'";
+  if ('recorded' in completes) return " -a '(__converge_recorded)'";
   if ('paths' in completes) return completes.paths === 'dir' ? " -a '(__fish_complete_directories)'" : ' -F';
   return ` -a '${completes.words.join(' ')}'`;
 }
@@ -270,6 +290,10 @@ function fishScript(views: readonly CommandView[]): string {
     '        converge completion --targets -- $word 2>/dev/null',
     '        return',
     '    end',
+    'end',
+    "# converge history: the resources the line's Redis prefix knows (its --redis-url, --redis-prefix, --config)",
+    'function __converge_recorded',
+    '    converge completion --recorded -- (commandline -opc)[3..-1] 2>/dev/null',
     'end',
     ...views.map((v) => `complete -c converge -n '__fish_use_subcommand' -a ${v.name} -d '${fishText(fishShort(v.summary))}'`),
     ...views.flatMap(fishLines),

@@ -95,6 +95,38 @@ function wholeNumber(source: SourceFields, min = 0, max = Number.MAX_SAFE_INTEGE
   return register(readWith(source, read), source, 'string');
 }
 
+/** A limit of a wave's writes in flight: a count (at least 1) or a percentage of the wave (1% to 100%); absent: none. */
+function waveLimit(source: SourceFields) {
+  const read = (value: RawValue, origin: string): WaveLimit => {
+    const text = String(value).trim();
+    const match = /^(\d+)(%?)$/.exec(text);
+    const number = match ? Number(match[1]) : Number.NaN;
+    if (!match || number < 1 || (match[2] === '%' && number > 100)) {
+      throw new UsageError(`${origin}: "${text}" is not a count or a percentage of the wave; give e.g. 2 or 25% (at least 1, at most 100%)`);
+    }
+    return match[2] === '%' ? { percent: number } : { count: number };
+  };
+  return register(
+    candidate(source)
+      .optional()
+      .transform((found, ctx) => {
+        if (found === undefined) return undefined;
+        try {
+          return read(found.value, found.origin);
+        } catch (error) {
+          if (!(error instanceof UsageError)) throw error;
+          ctx.issues.push({ code: 'custom', input: found.value, message: error.message });
+          return z.NEVER;
+        }
+      }),
+    source,
+    'string',
+  );
+}
+
+/** wave_max_in_flight: a count of writes, or a percentage of the wave's. */
+export type WaveLimit = { count: number } | { percent: number };
+
 /** A TCP port: 1 to 65535, or 0 for any free port. */
 function port(source: SourceFields) {
   const read = (value: RawValue, origin: string): number => {
@@ -207,6 +239,7 @@ export const SETTINGS = z.object({
   flapWindow: duration({ flag: 'flap-window', env: 'CONVERGE_FLAP_WINDOW', key: 'flap_window', placeholder: 'DURATION', description: 'flap guard: how far back writes are looked at for a conflict (at least 1s)' }, 1000),
   flapLimit: wholeNumber({ flag: 'flap-limit', env: 'CONVERGE_FLAP_LIMIT', key: 'flap_limit', placeholder: 'N', description: 'flap guard: writes putting back a change made outside converge allowed per flap window before a conflict stops them (at least 1)' }, 1),
   lease: duration({ flag: 'lease', env: 'CONVERGE_LEASE', key: 'lease', placeholder: 'DURATION', description: 'daemon: leader lease time (at least 1s); a crashed leader is replaced within about this long' }, 1000),
+  waveMaxInFlight: waveLimit({ flag: 'wave-max-in-flight', env: 'CONVERGE_WAVE_MAX_IN_FLIGHT', key: 'wave_max_in_flight', placeholder: 'N|P%', description: 'apply --wait: at most this many writes of one rollout wave in flight at once, a count or a percentage of the wave (none: the whole wave; docs/rollouts.md)' }),
   vars: pathList({ flag: 'vars', env: 'CONVERGE_VARS', key: 'vars', placeholder: 'FILE', description: 'variables file for ${NAME} in manifests; repeat for more, later files win (docs/environments.md)' }),
   overlays: pathList({ flag: 'overlay', env: 'CONVERGE_OVERLAYS', key: 'overlays', placeholder: 'DIR', description: 'overlay directory merged over the manifests; repeat for more, applied in order (docs/environments.md)' }),
   replicaId: optionalText({ flag: 'replica-id', env: 'CONVERGE_REPLICA_ID', key: 'replica_id', placeholder: 'ID', description: "daemon: this replica's name in the lease, /status and metrics (default: hostname:pid)" }),

@@ -18,6 +18,7 @@ export const SYNC_REASONS = [
   'RevisionFailed',
   'WriteRefused',
   'NameTaken',
+  'WaveHeld',
   'Conflict',
   'OutOfSync',
   'PlanBlocked',
@@ -73,6 +74,8 @@ export interface DecidedWrite {
   drift: boolean;
   /** The operator approved writing secrets that cannot be compared. */
   secretsApproved?: true;
+  /** Why it is written: the decision's one line (kept when the job that carries it makes the sync say Applying). */
+  message?: string;
 }
 
 export interface Outcome {
@@ -122,7 +125,8 @@ function skip(status: SyncCondition['status'], code: SyncReason, message: string
 }
 
 function writeOf(op: DecidedWrite['op'], message: string, extra: Partial<DecidedWrite> = {}, drift: Outcome['drift'] = null): Verdict {
-  return { sync: { status: 'out_of_sync', reason: 'OutOfSync', message }, write: { op, drift: false, ...extra }, skip: null, drift };
+  const write: DecidedWrite = { op, drift: false, ...extra, message };
+  return { sync: { status: 'out_of_sync', reason: 'OutOfSync', message }, write, skip: null, drift };
 }
 
 function fieldsOf(change: PlanChange): string[] {

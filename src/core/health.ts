@@ -41,6 +41,16 @@ export interface HealthCondition extends Condition<HealthStatus, HealthReason> {
   revisionId?: string;
   /** The service's status of that revision, when read. */
   revisionStatus?: string;
+  /** When the service says that revision was created (its `created_at`), when read. */
+  revisionCreatedAt?: string;
+  /** When the service says that revision last changed status (its `updated_at`), when read. */
+  revisionUpdatedAt?: string;
+}
+
+/** The service's times of a revision read (either may be missing: an older service, a listing). */
+export interface RevisionTimes {
+  createdAt?: string | null | undefined;
+  updatedAt?: string | null | undefined;
 }
 
 const FAILED: Readonly<Record<string, RevisionFailureReason>> = {
@@ -59,8 +69,13 @@ export function revisionFailed(status: string): boolean {
  * DEPLOY_FAILED degraded (failed), every other status progressing (INTERRUPTED and UNKNOWN are transient, and a
  * status a newer service adds is not taken for a failure).
  */
-export function healthOfRevision(revisionId: string, status: string): HealthCondition {
-  const about = { revisionId, revisionStatus: status };
+export function healthOfRevision(revisionId: string, status: string, times: RevisionTimes = {}): HealthCondition {
+  const about: Pick<HealthCondition, 'revisionId' | 'revisionStatus' | 'revisionCreatedAt' | 'revisionUpdatedAt'> = {
+    revisionId,
+    revisionStatus: status,
+  };
+  if (times.createdAt) about.revisionCreatedAt = times.createdAt;
+  if (times.updatedAt) about.revisionUpdatedAt = times.updatedAt;
   if (status === 'DEPLOYED') return { status: 'healthy', reason: 'RevisionDeployed', message: `revision ${revisionId} is deployed`, ...about };
   if (status === 'SKIPPED') return { status: 'healthy', reason: 'RevisionSkipped', message: `revision ${revisionId} was skipped (a newer one superseded it)`, ...about };
   const failed = FAILED[status];

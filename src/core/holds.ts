@@ -4,10 +4,11 @@
  * Why a resource is held. RevisionFailed: the revision built from this very desired state failed; sending the same
  * input again builds the same failure. WriteRefused: the service refused the write of this desired state with an
  * answer no retry of the same write changes (REFUSED_FOR_GOOD). NameTaken: its create was answered 409 and the service
- * lists no deployment of the name (a deleted deployment's tracing project keeps it): every create would be. A new
+ * lists no deployment of the name (a deleted deployment's tracing project keeps it): every create would be. WaveHeld:
+ * its wave waits behind an earlier wave of the same change whose rollout failed (src/core/waves.ts). A new
  * reason joins this list and is released the same way.
  */
-export const HOLD_REASONS = ['RevisionFailed', 'WriteRefused', 'NameTaken'] as const;
+export const HOLD_REASONS = ['RevisionFailed', 'WriteRefused', 'NameTaken', 'WaveHeld'] as const;
 
 /**
  * The service's answers to a write that the same write would get again, because they are about its body: 400 (a bad

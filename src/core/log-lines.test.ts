@@ -1,6 +1,6 @@
 // The log line formatter: the official tool's shape, every secret value masked (longest first), the tail's order.
 import { describe, expect, it } from 'vitest';
-import { formatLogEntry, logTimestamp, MASKED, tailLines } from './log-lines.js';
+import { formatLogEntry, logTimestamp, MASKED, MAX_LOG_LINE_CHARS, tailLines } from './log-lines.js';
 import { maskValues } from './mask.js';
 
 describe('log lines', () => {
@@ -25,5 +25,17 @@ describe('log lines', () => {
     expect(lines).toHaveLength(20);
     expect(lines[0]).toBe('[INFO] line 10');
     expect(lines.at(-1)).toBe('[INFO] line 29');
+  });
+
+  it('cuts a line longer than 4 KiB with a marker, after masking (a secret across the cut is never half shown)', () => {
+    const secret = 'S3CRET-VALUE';
+    const message = 'x'.repeat(MAX_LOG_LINE_CHARS - 4) + secret + 'y'.repeat(600_000);
+    const [line] = tailLines([{ id: '1', timestamp: null, level: 'ERROR', message }], [secret]);
+    expect(line!.length).toBeLessThan(MAX_LOG_LINE_CHARS + 100);
+    expect(line).not.toContain('S3CR');
+    // "[ERROR] " (8), 4,092 x, the mask (8) and 600,000 y.
+    expect(line).toMatch(/ … \[line cut: 604,108 characters, the first 4,096 kept\]$/);
+    const [short] = tailLines([{ id: '2', timestamp: null, level: 'INFO', message: 'short' }], []);
+    expect(short).toBe('[INFO] short');
   });
 });

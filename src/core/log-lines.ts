@@ -26,7 +26,17 @@ export function formatLogEntry(entry: LogEntry, mask: readonly string[]): string
   return time ? `[${time}] ${level}${message}` : `${level}${message}`;
 }
 
-/** The last `max` entries of a newest-first page as lines, oldest first (the order a reader expects). */
+/** A shown log line keeps at most this many characters (4 KiB of ASCII); the rest is cut, and the cut said. */
+export const MAX_LOG_LINE_CHARS = 4_096;
+
+/** `line` cut to MAX_LOG_LINE_CHARS with a marker saying how long it was (masked before: never half a secret). */
+export function capLine(line: string): string {
+  if (line.length <= MAX_LOG_LINE_CHARS) return line;
+  const [length, kept] = [line.length, MAX_LOG_LINE_CHARS].map((n) => n.toLocaleString('en-US'));
+  return `${line.slice(0, MAX_LOG_LINE_CHARS)} … [line cut: ${length} characters, the first ${kept} kept]`;
+}
+
+/** The last `max` entries of a newest-first page as lines, oldest first (the order a reader expects), each capped. */
 export function tailLines(newestFirst: readonly LogEntry[], mask: readonly string[], max = BUILD_LOG_TAIL_LINES): string[] {
-  return newestFirst.slice(0, max).reverse().map((entry) => formatLogEntry(entry, mask));
+  return newestFirst.slice(0, max).reverse().map((entry) => capLine(formatLogEntry(entry, mask)));
 }

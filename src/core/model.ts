@@ -54,6 +54,8 @@ interface ResourceBase {
   adopt?: true;
   /** metadata.annotations["converge/prune"] == "false": never deleted by --prune once its manifest is gone. */
   keep?: true;
+  /** metadata.annotations["converge/wave"] when not 0: the rollout wave (docs/rollouts.md); absent is wave 0. */
+  wave?: number;
   /**
    * Where each secret's source is written (secret name, or "client_secret" for a manual provider), so a
    * secret that cannot be resolved is reported at its file:line:column. Set by the manifest loader.
@@ -255,6 +257,16 @@ export interface PlanChange {
    * it waits for `converge reconcile --confirm-delete NAME`). Nothing is sent for it yet.
    */
   pending_delete?: { since: string; due: string | null; confirm: boolean };
+  /** The rollout wave of its resource (converge/wave), set only when the plan's writes span several waves. */
+  wave?: number;
+}
+
+/** One wave of a plan whose writes span several (Plan.waves): its number and what it writes (docs/rollouts.md). */
+export interface PlanWave {
+  wave: number;
+  create: number;
+  update: number;
+  adopt: number;
 }
 
 export interface PlanDiagnostic {
@@ -301,6 +313,8 @@ export interface Plan {
    * resources no manifest declares were not looked at, and nothing is pruned. Absent: the whole directory was planned.
    */
   targets?: string[];
+  /** The waves of its writes, ascending, when they span several (src/core/waves.ts); absent: one wave. */
+  waves?: PlanWave[];
 }
 
 export const SENSITIVE = '(sensitive)';

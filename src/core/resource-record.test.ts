@@ -46,10 +46,12 @@ describe('recordsOf', () => {
     const queued = step(noop, { type: 'decided', outcome: applying(decided('update'), { jobId: 'j1', operation: 'patch-deployment' }), context: CONTEXT });
     expect(queued.types).toEqual(['decided', 'write_enqueued']);
     expect(queued.records[1]!.job).toEqual({ id: 'j1' });
-    const done = step(queued.after, { type: 'job-completed', jobId: 'j1', at: AT, result: { outcome: 'updated', new_revision: true, latestRevisionId: 'r2' } });
-    // The job's own entry is the worker's (jobRecord); the fold adds the revision it started.
+    const ended = '2026-01-01T00:00:42.000Z';
+    const done = step(queued.after, { type: 'job-completed', jobId: 'j1', at: ended, result: { outcome: 'updated', new_revision: true, latestRevisionId: 'r2' } });
+    // The job's own entry is the worker's (jobRecord); the fold adds the revision it started, when the job ended, as
+    // STARTED (its status not read yet), never UNKNOWN (a status the service itself may report).
     expect(done.types).toEqual(['revision']);
-    expect(done.records[0]!).toMatchObject({ job: { id: 'j1' }, manifests: META.manifests, by: 'replica-a', revision: { id: 'r2', status: 'UNKNOWN' } });
+    expect(done.records[0]!).toMatchObject({ at: ended, job: { id: 'j1' }, manifests: META.manifests, by: 'replica-a', revision: { id: 'r2', status: 'STARTED' } });
     expect(jobRecord({ key: 'Deployment/web', jobId: 'j1', meta: META, answer: { outcome: 'updated', new_revision: true, latestRevisionId: 'r2' } })).toMatchObject({ type: 'write_done', reason: 'updated', job: { id: 'j1' }, manifests: META.manifests, revision: { id: 'r2', status: 'STARTED' } });
     const failed = step(done.after, { type: 'revision', health: { status: 'degraded', reason: 'RevisionBuildFailed', message: 'r2 BUILD_FAILED', revisionId: 'r2', revisionStatus: 'BUILD_FAILED' } });
     expect(failed.records).toMatchObject([{ type: 'revision', reason: 'RevisionBuildFailed', revision: { id: 'r2', status: 'BUILD_FAILED' } }]);
@@ -83,6 +85,60 @@ describe('recordsOf', () => {
     expect(conflicted.types).toEqual(['conflict']);
     expect(step(conflicted.after, { type: 'conflict-released' }).types).toEqual(['released']);
     expect(jobRecord({ key: queued.key, jobId: 'j2', meta: META, answer: { outcome: 'deleted', new_revision: false } }).type).toBe('pruned');
+  });
+
+  it("times a revision's entries as the service reports them, and says DEPLOYED where the listing shows it active", () => {
+    const created = '2026-01-01T00:00:05.000Z';
+    const deployedAt = '2026-01-01T00:00:50.000Z';
+    const noop = step(undefined, { type: 'decided', outcome: decided('noop'), context: CONTEXT });
+    // The first look at a healthy deployment (the listing: r1 active): its revision is DEPLOYED, not UNKNOWN.
+    expect(noop.records[0]!.revision).toEqual({ id: 'r1', status: 'DEPLOYED' });
+    const times = { revisionCreatedAt: created };
+    const building = step(noop.after, { type: 'revision', health: { status: 'progressing', reason: 'RevisionBuilding', message: 'r2 BUILDING', revisionId: 'r2', revisionStatus: 'BUILDING', ...times, revisionUpdatedAt: '2026-01-01T00:00:20.000Z' } });
+    expect(building.records).toMatchObject([{ type: 'revision', at: '2026-01-01T00:00:20.000Z', revision: { id: 'r2', status: 'BUILDING', createdAt: created } }]);
+    const health = { status: 'healthy' as const, reason: 'RevisionDeployed' as const, message: 'r2 deployed', revisionId: 'r2', revisionStatus: 'DEPLOYED', ...times, revisionUpdatedAt: deployedAt };
+    const deployed = step(building.after, { type: 'revision', health });
+    expect(deployed.records).toEqual([expect.objectContaining({ type: 'revision', at: deployedAt, revision: { id: 'r2', status: 'DEPLOYED', createdAt: created, updatedAt: deployedAt } })]);
+  });
+
+  it('write_done lists the fields the job wrote: paths, a secret by its name, never a value', () => {
+    const fields = [
+      { path: 'source_config.resource_spec.max_scale', before: 1, after: 2, sensitive: false },
+      { path: 'secrets.API_KEY', before: null, after: 'hunter2-value', sensitive: true },
+    ];
+    const answer = { outcome: 'updated', new_revision: true, latestRevisionId: 'r2', fields };
+    const done = jobRecord({ key: 'Deployment/web', jobId: 'j1', meta: META, answer });
+    expect(done.message).toBe('job j1 updated; wrote source_config.resource_spec.max_scale, secrets.API_KEY; a new revision started');
+    expect(done.fields).toEqual(['source_config.resource_spec.max_scale', 'secrets.API_KEY']);
+    expect(JSON.stringify(done)).not.toContain('hunter2');
+    // A job that wrote nothing names no field.
+    expect(jobRecord({ key: 'Deployment/web', jobId: 'j2', meta: META, answer: { outcome: 'unchanged', new_revision: false } })).not.toHaveProperty('fields');
+  });
+
+  it('names the command and the replica that asked for a release, a retry, an override and a confirmed delete', () => {
+    const noop = step(undefined, { type: 'decided', outcome: decided('noop'), context: CONTEXT }).after;
+    const held = step(noop, { type: 'hold', hold: HOLD }).after;
+    const asked = 'converge reconcile --retry-failed';
+    const released = step(held, { type: 'hold', hold: undefined, released: 'r2', request: asked });
+    expect(released.records).toMatchObject([{ type: 'released', reason: 'HoldReleased', message: 'hold released by converge reconcile --retry-failed on replica replica-a (RevisionFailed, revision r2)' }]);
+    // The retry: a rebuild of the same input, its job queued; the entry says so, not "noop: job … is queued".
+    const rebuild = applying(decided('noop', { requests: { rebuild: true } }), { jobId: 'j9', operation: 'patch-deployment' });
+    const retried = step(released.after, { type: 'decided', outcome: rebuild, context: CONTEXT });
+    expect(retried.types).toEqual(['decided', 'write_enqueued']);
+    expect(retried.records[0]!.message).toBe('rebuild: a rebuild was asked for (--retry-failed): a new revision of the same input; asked by converge reconcile --retry-failed on replica replica-a');
+    const conflicted = step(noop, { type: 'conflict', conflict: { reason: 'changed_outside', message: 'changed outside converge 3 times', since: AT } }).after;
+    expect(step(conflicted, { type: 'conflict-released', request: asked }).records[0]!.message).toBe('conflict released by converge reconcile --retry-failed on replica replica-a');
+    // The override: secrets the service hides, written once on request.
+    const hidden = { ...change('update'), fields: [{ path: 'secrets.TOKEN', before: null, after: '(sensitive)', sensitive: true, uncompared: true as const }] };
+    const override = decide({ change: hidden, desired: { suspend: false }, fingerprint: FP, live: live(), settings: { mode: 'daemon', driftPolicy: 'heal' }, remembered: FP, requests: { writeSecrets: true } });
+    const written = step(noop, { type: 'decided', outcome: applying(override, { jobId: 'j10', operation: 'patch-deployment' }), context: CONTEXT });
+    expect(written.records[0]!.message).toMatch(/^update: secrets the service hides are written once, on request \(--write-secrets\); asked by converge reconcile --write-secrets on replica replica-a$/);
+    // The confirmation: a delete that waited for a person, now written.
+    const pending = { since: AT, due: null, confirm: true };
+    const gone = { ...change('delete'), id: 'd1', reason: 'owned by converge, no longer declared' };
+    const waiting = step(undefined, { type: 'decided', outcome: decide({ change: { ...gone, pending_delete: pending }, settings: { mode: 'daemon', driftPolicy: 'heal' } }), context: { ...CONTEXT, pendingDelete: pending } }).after;
+    const confirmed = applying(decide({ change: gone, settings: { mode: 'daemon', driftPolicy: 'heal' } }), { jobId: 'j11', operation: 'delete-deployment' });
+    expect(step(waiting, { type: 'decided', outcome: confirmed, context: CONTEXT }).records[0]!.message).toBe('delete: owned by converge, no longer declared; asked by converge reconcile --confirm-delete on replica replica-a');
   });
 
   it('records drift found and healed', () => {

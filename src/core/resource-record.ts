@@ -1,4 +1,6 @@
 // The history entries of a resource (the event log's records): what one folded ResourceEvent changed, read from the fold's before and after, with the manifests' version, the job, the revision and who recorded it.
+import type { DecidedWrite, Outcome } from './decide.js';
+import type { HealthCondition } from './health.js';
 import type { ManifestVersion } from './manifest-version.js';
 import type { ResourceEvent, ResourceState } from './resource-state.js';
 
@@ -30,9 +32,24 @@ export interface RecordedEvent {
   message: string;
   manifests: ManifestRef | null;
   job: { id: string } | null;
-  revision: { id: string; status: string } | null;
+  revision: RevisionRef | null;
   /** The process that recorded it (the daemon's replica id, or `apply@host:pid`). */
   by: string;
+  /** write_done: the fields the job's write sent (paths; a secret by its name, `secrets.NAME`, never its value). */
+  fields?: string[];
+}
+
+/**
+ * The revision an entry is about: its status as the service reported it (`STARTED`: it exists, its status not read
+ * yet; `DEPLOYED` also when the listing shows it active), and the service's times of it when read.
+ */
+export interface RevisionRef {
+  id: string;
+  status: string;
+  /** The revision's `created_at`, as the service reported it. */
+  createdAt?: string;
+  /** The revision's `updated_at`: when the service says it reached `status`. */
+  updatedAt?: string;
 }
 
 /** `converge history --output json` and `GET /history/KIND/NAME`: the resource and its entries, newest first. */
@@ -43,7 +60,20 @@ export interface HistoryDocument {
 
 /** The history document of `key` from its entries (each without its key, which is the document's `resource`). */
 export function historyDocument(key: string, events: readonly RecordedEvent[]): HistoryDocument {
-  return { resource: key, events: events.map(({ at, type, reason, message, manifests, job, revision, by }) => ({ at, type, reason, message, manifests, job, revision, by })) };
+  return {
+    resource: key,
+    events: events.map(({ at, type, reason, message, manifests, job, revision, by, fields }) => ({
+      at,
+      type,
+      reason,
+      message,
+      manifests,
+      job,
+      revision,
+      by,
+      ...(fields ? { fields } : {}),
+    })),
+  };
 }
 
 /** What the recorder knows besides the event: when, who, and the manifests the state came from (when known). */
@@ -60,9 +90,51 @@ function refOf(version: ManifestRef | undefined): ManifestRef | null {
   return version ? { kind: version.kind, id: version.id, ...(version.uncommitted ? { uncommitted: true } : {}) } : null;
 }
 
-function revisionOf(state: ResourceState | undefined): RecordedEvent['revision'] {
+/**
+ * The status of the revision a health is about: the service's, when read; DEPLOYED when the listing shows it active
+ * (the deployment READY with it as its active revision); otherwise STARTED (it exists, its status not read yet).
+ */
+function revisionStatusOf(health: HealthCondition): string {
+  if (health.revisionStatus) return health.revisionStatus;
+  return health.reason === 'RevisionDeployed' ? 'DEPLOYED' : 'STARTED';
+}
+
+function revisionOf(state: ResourceState | undefined): RevisionRef | null {
   const health = state?.health;
-  return health?.revisionId ? { id: health.revisionId, status: health.revisionStatus ?? 'UNKNOWN' } : null;
+  if (!health?.revisionId) return null;
+  const ref: RevisionRef = { id: health.revisionId, status: revisionStatusOf(health) };
+  if (health.revisionCreatedAt) ref.createdAt = health.revisionCreatedAt;
+  if (health.revisionUpdatedAt) ref.updatedAt = health.revisionUpdatedAt;
+  return ref;
+}
+
+/**
+ * When a revision entry happened: when the service says the revision reached its status (`updated_at`), else when it
+ * was created, else `fallback` (a start the job's result reported, or a reading with no times).
+ */
+function revisionAt(revision: RevisionRef | null, fallback: string): string {
+  return revision?.updatedAt ?? revision?.createdAt ?? fallback;
+}
+
+/** The operator's command that asked for a decided write, when one did (the retry, the override, the confirmation). */
+function askedBy(write: DecidedWrite, before: ResourceState | undefined): string | undefined {
+  if (write.op === 'rebuild') return 'converge reconcile --retry-failed';
+  if (write.secretsApproved) return 'converge reconcile --write-secrets';
+  // A delete that waited for a person (prune_mode confirm) is written only once one confirmed it.
+  if (write.op === 'delete' && before?.pendingDelete?.confirm === true) return 'converge reconcile --confirm-delete';
+  return undefined;
+}
+
+/**
+ * A decision's one line: the write decided and why (a job then carries it: the sync's own line only says it is
+ * queued), with the command and the replica that asked for it; else the action and the sync's line.
+ */
+function decidedMessage(outcome: Outcome, before: ResourceState | undefined, after: ResourceState, by: string): string {
+  const write = outcome.write;
+  if (!write) return `${after.action}: ${after.sync.message ?? after.sync.reason}`;
+  const asked = askedBy(write, before);
+  const why = write.message ?? after.sync.message;
+  return `${write.op}: ${why}${asked ? `; asked by ${asked} on replica ${by}` : ''}`;
 }
 
 function driftFields(state: ResourceState | undefined): string[] {
@@ -81,14 +153,17 @@ function decisionOf(state: ResourceState | undefined): string {
 export function recordsOf(event: ResourceEvent, before: ResourceState | undefined, after: ResourceState, meta: RecordMeta): RecordedEvent[] {
   const manifests = refOf(meta.manifests ?? after.appliedFrom);
   const jobId = event.type === 'job-completed' || event.type === 'job-failed' ? event.jobId : after.job?.id;
-  const base = { key: after.key, at: meta.at, by: meta.by, manifests, job: jobId ? { id: jobId } : null, revision: revisionOf(after) };
+  const revision = revisionOf(after);
+  const base = { key: after.key, at: meta.at, by: meta.by, manifests, job: jobId ? { id: jobId } : null, revision };
   const out: RecordedEvent[] = [];
   const add = (type: HistoryType, reason: string, message: string): void => {
-    out.push({ ...base, type, reason, message });
+    // A revision's entry is timed as the service tells it; a start that a job reported, when the job ended.
+    const at = type !== 'revision' ? meta.at : revisionAt(revision, event.type === 'job-completed' ? event.at : meta.at);
+    out.push({ ...base, at, type, reason, message });
   };
   switch (event.type) {
     case 'decided': {
-      if (decisionOf(before) !== decisionOf(after)) add('decided', after.sync.reason, `${after.action}: ${after.sync.message ?? after.sync.reason}`);
+      if (decisionOf(before) !== decisionOf(after)) add('decided', after.sync.reason, decidedMessage(event.outcome, before, after, meta.by));
       if (after.job?.state === 'queued' && after.job.id !== before?.job?.id) add('write_enqueued', after.job.operation, `job ${after.job.id} enqueued (${after.job.operation})`);
       const was = driftFields(before);
       const now = driftFields(after);
@@ -117,13 +192,15 @@ export function recordsOf(event: ResourceEvent, before: ResourceState | undefine
       break;
     }
     case 'hold':
-      pushHold(before, after, add);
+      pushHold(before, after, add, event.request ? ` by ${event.request} on replica ${meta.by}` : '');
       break;
     case 'conflict':
       if (before?.conflict?.message !== after.conflict?.message || before?.sync.reason !== 'Conflict') add('conflict', event.conflict.reason, event.conflict.message);
       break;
     case 'conflict-released':
-      if (before?.sync.reason === 'Conflict') add('released', 'ConflictReleased', 'conflict released on request');
+      if (before?.sync.reason === 'Conflict') {
+        add('released', 'ConflictReleased', `conflict released${event.request ? ` by ${event.request} on replica ${meta.by}` : ' on request'}`);
+      }
       break;
   }
   return out;
@@ -140,11 +217,17 @@ function rolloutEnded(before: ResourceState | undefined, after: ResourceState): 
   return b.status !== h.status || b.reason !== h.reason || b.revisionId !== h.revisionId;
 }
 
-function pushHold(before: ResourceState | undefined, after: ResourceState, add: (type: HistoryType, reason: string, message: string) => void): void {
+/** A hold stored or changed (held), or ended (released; `asked`: " by COMMAND on replica X" when an operator asked). */
+function pushHold(
+  before: ResourceState | undefined,
+  after: ResourceState,
+  add: (type: HistoryType, reason: string, message: string) => void,
+  asked = '',
+): void {
   const was = before?.hold;
   const now = after.hold;
   if (now && (was?.revisionId !== now.revisionId || was?.reason !== now.reason || was?.desired !== now.desired)) add('held', now.reason, now.message);
-  else if (was && !now) add('released', 'HoldReleased', `hold released (${was.reason}${was.revisionId ? `, revision ${was.revisionId}` : ''})`);
+  else if (was && !now) add('released', 'HoldReleased', `hold released${asked} (${was.reason}${was.revisionId ? `, revision ${was.revisionId}` : ''})`);
 }
 
 /** What a job's run answered, as the worker that ran it has it (src/store/schema.ts ReconcileJobResult, read structurally). */
@@ -154,6 +237,8 @@ export interface JobAnswer {
   latestRevisionId?: string | null | undefined;
   message?: string | undefined;
   notRun?: string | undefined;
+  /** The fields its write sent (only the paths are read: a secret's path is `secrets.NAME`). */
+  fields?: ReadonlyArray<{ path: string }> | undefined;
 }
 
 /**
@@ -169,6 +254,8 @@ export function jobRecord(input: { key: string; jobId: string; meta: RecordMeta;
   if (answer.outcome === 'deleted') return { ...base, type: 'pruned', reason: 'deleted', message: answer.message ?? `job ${jobId} deleted it`, revision: null };
   // The reason of a job that sent nothing is why (superseded, former_leader, live_changed).
   if (answer.notRun) return { ...base, type: 'write_done', reason: answer.notRun, message: answer.message ?? `job ${jobId} sent nothing (${answer.notRun})`, revision: null };
-  const message = answer.message ?? `job ${jobId} ${answer.outcome}${answer.new_revision ? '; a new revision started' : ''}`;
-  return { ...base, type: 'write_done', reason: answer.outcome, message, revision };
+  const fields = [...new Set((answer.fields ?? []).map((f) => f.path))];
+  const wrote = fields.length > 0 ? `; wrote ${fields.join(', ')}` : '';
+  const message = `${answer.message ?? `job ${jobId} ${answer.outcome}`}${wrote}${answer.new_revision ? '; a new revision started' : ''}`;
+  return { ...base, type: 'write_done', reason: answer.outcome, message, revision, ...(fields.length > 0 ? { fields } : {}) };
 }

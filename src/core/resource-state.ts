@@ -119,12 +119,15 @@ export type ResourceEvent =
   | { type: 'interrupted'; message: string }
   /** A reading of its rollout (the revision endpoint, the listing, or apply --wait). */
   | { type: 'revision'; health: HealthCondition }
-  /** A hold was stored for it, or released (undefined). */
-  | { type: 'hold'; hold: ResourceHold | undefined; released?: string | undefined }
+  /**
+   * A hold was stored for it, or released (undefined). `request`: the operator's command that released it
+   * (`converge reconcile --retry-failed`), which its history entry names.
+   */
+  | { type: 'hold'; hold: ResourceHold | undefined; released?: string | undefined; request?: string | undefined }
   /** The flap guard holds it: a standing conflict, or the one its job met. */
   | { type: 'conflict'; conflict: ConflictView }
-  /** An operator released its conflict: no longer shown; the next reconcile says what holds. */
-  | { type: 'conflict-released' };
+  /** An operator released its conflict (`request`: the command): no longer shown; the next reconcile says what holds. */
+  | { type: 'conflict-released'; request?: string | undefined };
 
 /** Job outcomes that wrote the desired state (its applied record carries the job's manifest version). */
 const WROTE: ReadonlySet<string> = new Set(['created', 'updated', 'adopted']);

@@ -11,7 +11,6 @@ import { serverTokens, startStatusServer, type ReadinessCheck, type StatusServer
 import { LastGoodManifests } from './cycle/last-good.js';
 import { createMetrics, type DaemonMetrics } from './telemetry/metrics.js';
 import { OperatorRequests } from './cycle/operator-requests.js';
-import type { ReconcileRequest } from './server/status-server.js';
 import { Reconciler } from './reconcile/reconciler.js';
 import { Leadership } from '../leader/leadership.js';
 import { registerDaemonGauges } from './telemetry/queue-metrics.js';
@@ -91,7 +90,9 @@ class ConvergeDaemon implements Daemon {
   /** Manual reconciles (POST /reconcile, /webhook): one at a time, a burst coalesced into at most two. */
   private readonly manual = new ManualReconciles(() => {
     const { stopping, reconciler, leadership, secretWrites, rebuilds, deleteConfirms, log } = this;
-    return { stopping, reconciler, leadership, secretWrites, rebuilds, deleteConfirms, confirmations: this.jobs?.applied, log };
+    const kept = { confirmations: this.jobs?.applied, requests: this.jobs?.requests, replica: this.replicaId() };
+    const overflow = (): void => this.metrics.recordOverflow.inc({ what: 'requests' });
+    return { stopping, reconciler, leadership, secretWrites, rebuilds, deleteConfirms, ...kept, overflow, log };
   });
   /** Whether Redis lost converge's records while the daemon ran (the applied-state epoch). */
   private readonly appliedState: AppliedStateWatch;
@@ -188,7 +189,7 @@ class ConvergeDaemon implements Daemon {
         status: () => this.status(),
         metrics: async () => (await this.reconciler?.countResources(), this.metrics.render()),
         history: (key, limit) => (this.jobs ? this.jobs.record.history(key, { limit }) : Promise.resolve([])),
-        reconcile: (request) => this.reconcileNow(request),
+        reconcile: (request) => this.manual.request(request),
         appliedState: () => (this.jobs ? readAppliedStateDocument(this.jobs) : Promise.resolve(undefined)),
       },
       onError: (error, path) => this.warn(`http ${path}`, error),
@@ -205,11 +206,6 @@ class ConvergeDaemon implements Daemon {
       log: this.log.child({ component: 'jobs' }),
     });
     this.service = await this.options.openService((info) => this.onRequest(info));
-  }
-
-  /** POST /reconcile: a reconcile now (or the one queued), with the secret writes it asks for; answers once it ended. */
-  private reconcileNow(request: ReconcileRequest): Promise<{ status: number; body: unknown }> {
-    return this.manual.request(request);
   }
 
   private async startRunner(): Promise<void> {
@@ -259,7 +255,7 @@ class ConvergeDaemon implements Daemon {
       metrics: this.metrics,
       log: this.log,
       maxRetryMs: Math.min(60_000, Math.max(1_000, settings.resync)),
-      record: { store: jobs.record, folds: jobs.folds, by: this.replicaId() },
+      record: { store: jobs.record, folds: jobs.folds, by: this.replicaId(), reconciles: jobs.reconciles },
     });
   }
 
@@ -324,6 +320,8 @@ class ConvergeDaemon implements Daemon {
     await this.notifications.startWorker().catch((e: unknown) => this.warn('notifications', e));
     this.notifyLost();
     this.terms?.begin();
+    // What operators asked of a former leader that it did not serve (POST /reconcile is kept in Redis until served).
+    await this.manual.takeUp().catch((e: unknown) => this.warn('operator requests', e));
   }
 
   /** This replica lost the lease: it stops watching, planning and enqueueing (the enqueue in progress already refuses). */
@@ -394,6 +392,7 @@ class ConvergeDaemon implements Daemon {
       lease: this.leadership?.status() ?? null,
       appliedState: this.appliedState.current,
       reconciler: this.reconciler,
+      requests: this.jobs?.requests,
       cycles: this.terms?.cycles ?? [],
     });
   }

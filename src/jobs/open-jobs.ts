@@ -8,12 +8,14 @@ import { RedisDesiredMemory } from '../store/desired-memory.js';
 import { RedisHoldStore } from '../store/holds-store.js';
 import { EventLogStore } from '../store/event-log.js';
 import { ResourceFolds } from '../store/resource-folds.js';
+import { ReconcileRecordStore } from '../store/reconcile-record.js';
+import { OperatorRequestStore } from '../store/operator-requests.js';
 import { adoptLegacySequences, Enqueuer } from './queue/enqueuer.js';
 import { FlapStore } from '../store/flap-store.js';
 import { AppliedStateEpoch, readEvictionPolicy, type EvictionPolicy } from '../store/epoch.js';
 import { watchJobEvents, type JobEventHandlers, type JobEventsFeed } from './queue/job-events.js';
 import { QUEUE_NAME } from './queue/jobs.js';
-import { Lease, leaseKey } from '../leader/lease.js';
+import { fenceKey, Lease, leaseKey } from '../leader/lease.js';
 import { SILENT_LOGGER, throttledErrors, type ErrorReporter, type QueueLogger } from './queue/log.js';
 import { checkPrefix, closeRedis, connectProducer, scanPrefix, unreachable } from '../store/redis.js';
 import { startResync, type Resync, type ResyncOptions } from './queue/resync-scheduler.js';
@@ -53,6 +55,10 @@ export interface Jobs {
   readonly record: EventLogStore;
   /** The prefix's resource states, folded where each event happens (src/store/resource-folds.ts). */
   readonly folds: ResourceFolds;
+  /** The leader's reconciles, its plan and orphans, fenced by its token (src/store/reconcile-record.ts). */
+  readonly reconciles: ReconcileRecordStore;
+  /** The operator's pending requests, kept until a reconcile served them (src/store/operator-requests.ts). */
+  readonly requests: OperatorRequestStore;
   /**
    * Releases the flap guard's conflicts of these resource keys ("Deployment/name"; every conflict when undefined) and
    * forgets their recent writes, so their next job writes again. Returns the keys that held a conflict.
@@ -125,6 +131,21 @@ function handleTracker() {
   return { open, unclosed, track };
 }
 
+/** The stores of converge's own keys under `prefix` (src/store), over one connection. */
+function openStores(redis: Redis, prefix: string) {
+  return {
+    applied: new AppliedStateStore(redis, prefix),
+    plans: new AppliedPlans(redis, prefix),
+    desired: new RedisDesiredMemory(redis, prefix),
+    holds: new RedisHoldStore(redis, prefix),
+    flap: new FlapStore(redis, prefix),
+    record: new EventLogStore(redis, prefix),
+    folds: new ResourceFolds(redis, prefix, leaseKey(prefix)),
+    reconciles: new ReconcileRecordStore(redis, prefix, fenceKey(prefix)),
+    requests: new OperatorRequestStore(redis, prefix),
+  };
+}
+
 /**
  * Connects to Redis (failing fast with E_REDIS), checks the prefix and claims it for the target, and opens the queue.
  * The error events of every queue, worker and connection opened from here are logged, one line per kind per 30 s.
@@ -146,18 +167,15 @@ export async function openJobs(settings: WorkerSettings, options: OpenJobsOption
   const scoped: WorkerSettings = { ...settings, redisPrefix: prefix };
   const { open, unclosed, track } = handleTracker();
   let closing: Promise<void> | undefined;
-  const flap = new FlapStore(redis, prefix);
+  const stores = openStores(redis, prefix);
+  const { flap } = stores;
   return {
     prefix,
     enqueuer: new Enqueuer(queue, settings, { redis, prefix }),
-    applied: new AppliedStateStore(redis, prefix),
-    plans: new AppliedPlans(redis, prefix),
-    desired: new RedisDesiredMemory(redis, prefix),
-    holds: new RedisHoldStore(redis, prefix),
-    flap,
-    record: new EventLogStore(redis, prefix),
-    folds: new ResourceFolds(redis, prefix, leaseKey(prefix)),
-    releaseConflicts: (keys) => flap.release(keys, true),
+    ...stores,
+    releaseConflicts(keys) {
+      return flap.release(keys, true);
+    },
     epoch: new AppliedStateEpoch(redis, prefix),
     evictionPolicy() {
       return readEvictionPolicy(redis);

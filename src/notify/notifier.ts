@@ -60,6 +60,8 @@ export class Notifier {
   private readonly options: NotifierOptions;
   private reading: Reading | undefined;
   private failing = false;
+  /** applied_state_lost not yet taken by Redis: queued before the log's next batch (appliedStateLost). */
+  private lost: NotifyEvent | undefined;
   /** Per receiver: when its last drop warning was logged, and the deliveries dropped since. */
   private readonly drops = new Map<string, { warnedAt: number; since: number }>();
 
@@ -86,6 +88,7 @@ export class Notifier {
   async stop(): Promise<void> {
     const reading = this.reading;
     this.reading = undefined;
+    this.lost = undefined;
     if (!reading) return;
     reading.stopped = true;
     reading.wake?.();
@@ -94,13 +97,16 @@ export class Notifier {
     clearTimeout(timer);
   }
 
-  /** Redis lost converge's records at `lostAt` (the applied-state watch): one applied_state_lost, sent while this replica leads. */
+  /**
+   * Redis lost converge's records at `lostAt` (the applied-state watch): one applied_state_lost, sent while this replica
+   * leads. It is queued by the read loop, which tries again until Redis takes it (a Redis that just restarted may not
+   * answer every connection yet); the term's end forgets it (the next term is told again: lead() in src/daemon/daemon.ts).
+   */
   appliedStateLost(lostAt: string, manifestVersion: NotifyEvent['manifestVersion']): void {
-    if (!this.reading) return;
-    const event = appliedStateLostEvent(lostAt, manifestVersion, this.now());
-    this.queue(this.deliveriesOf([event])).catch((error: unknown) => {
-      this.options.log.warn({ error: (error as Error)?.message?.split('\n')[0] }, 'notifications: applied_state_lost could not be queued (Redis)');
-    });
+    const reading = this.reading;
+    if (!reading) return;
+    this.lost = appliedStateLostEvent(lostAt, manifestVersion, this.now());
+    reading.wake?.();
   }
 
   private now(): string {
@@ -125,9 +131,14 @@ export class Notifier {
     }
   }
 
-  /** One batch: the entries after `position` queued, then the cursor moved past them; whether the batch was full. */
+  /** One batch: applied_state_lost if it waits, the entries after `position` queued, then the cursor moved past them; whether the batch was full. */
   private async step(start: string | undefined): Promise<{ position: string; full: boolean }> {
     const { source } = this.options;
+    const lost = this.lost;
+    if (lost) {
+      await this.queue(this.deliveriesOf([lost]));
+      if (this.lost === lost) this.lost = undefined;
+    }
     const cursor = source.notifyCursor();
     const position = start ?? (await cursor.start(RESUME_MAX_AGE_MS));
     const entries = await source.after(position, BATCH);

@@ -44,7 +44,7 @@ export async function readLatestRevisions(
     const answer = await client.readRevision(target.deploymentId, target.revisionId).catch(() => undefined);
     // Once the client knows the endpoint is missing it answers no-endpoint with status 0, without a request.
     if (!answer || answer.outcome !== 'no-endpoint' || answer.status !== 0) requests += 1;
-    if (answer?.outcome === 'found') readings.set(target.key, { id: target.revisionId, status: answer.revision.status, createdAt: answer.revision.created_at ?? null });
+    if (answer?.outcome === 'found') readings.set(target.key, { id: target.revisionId, status: answer.revision.status, createdAt: answer.revision.created_at ?? null, updatedAt: answer.revision.updated_at ?? null });
   });
   return { readings, requests };
 }

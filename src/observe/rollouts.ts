@@ -41,7 +41,10 @@ export async function pollRollouts(client: RevisionReads, targets: readonly Roll
     const probing = client.revisionReads !== false;
     const answer = await client.readRevision(t.deploymentId, t.revisionId);
     if (probing) requests += 1;
-    if (answer.outcome === 'found') readings.set(t.key, { revision: { id: t.revisionId, status: answer.revision.status, createdAt: answer.revision.created_at ?? null } });
+    if (answer.outcome === 'found') {
+      const { status, created_at: createdAt, updated_at: updatedAt } = answer.revision;
+      readings.set(t.key, { revision: { id: t.revisionId, status, createdAt: createdAt ?? null, updatedAt: updatedAt ?? null } });
+    }
     else byList.push(t);
   });
   for (let i = 0; i < byList.length && !options.stopped?.(); i += LIST_BATCH) {

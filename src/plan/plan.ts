@@ -20,6 +20,7 @@ import { pair } from './pairing.js';
 import { orphanChanges, type PruneOptions } from './prune.js';
 import { partialNote } from './notes.js';
 import { sortChanges, summarize } from './summary.js';
+import { markWaves } from '../core/waves.js';
 
 
 export interface PlanInput {
@@ -113,7 +114,10 @@ export function plan(input: PlanInput): Plan {
   const pairs = pair(input.resources, input.blocked, input.live.deployments);
   const changes: PlanChange[] = [];
   const view = liveView(input.live, pairs.orphans);
+  // The resources that declare a wave, by key (the one pass over them: markWaves below reads only these).
+  const waved = new Map<string, DesiredResource>();
   for (const { resource, live } of pairs.resources) {
+    if (resource.wave !== undefined) waved.set(resourceKey(resource.kind, resource.name), resource);
     const kind = kindOf(resource.kind);
     const change = kind.diff(resource, live, planContext(input, resource, view));
     // The live resource: the listing entry paired by name, else the kind's own live side (a provider of this provider_id).
@@ -140,5 +144,7 @@ export function plan(input: PlanInput): Plan {
   if (notes.length > 0) result.notes = notes;
   if (input.targets) result.targets = [...input.targets];
   if (orphans.refused) result.prune_refused = orphans.refused;
+  const waves = waved.size > 0 ? markWaves(changes, waved, new Set(pairs.resources.map((p) => resourceKey(p.resource.kind, p.resource.name)))) : undefined;
+  if (waves) result.waves = waves;
   return result;
 }

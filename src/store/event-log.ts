@@ -37,8 +37,9 @@ const StoredEvent = z.object({
   message: z.string(),
   manifests: z.object({ kind: z.enum(['git', 'content']), id: z.string(), uncommitted: z.literal(true).optional() }).nullable(),
   job: z.object({ id: z.string() }).nullable(),
-  revision: z.object({ id: z.string(), status: z.string() }).nullable(),
+  revision: z.object({ id: z.string(), status: z.string(), createdAt: z.string().optional(), updatedAt: z.string().optional() }).nullable(),
   by: z.string(),
+  fields: z.array(z.string()).optional(),
 });
 
 /** A projected state as stored: the fields every reader relies on are checked, the rest kept as written by this converge. */
@@ -94,16 +95,23 @@ export class EventLogStore {
       touched.add(this.keys.history(event.key));
     }
     if (record.events.length > 0) multi.xtrim(this.keys.log, 'MINID', '~', minId);
-    for (const key of touched) multi.xtrim(key, 'MINID', '~', minId);
+    // A history goes whole once its newest entry is LOG_MAX_AGE_MS old: a pruned or renamed resource's too, which no
+    // later write would trim (`converge history` reads it until then).
+    for (const key of touched) multi.xtrim(key, 'MINID', '~', minId).pexpire(key, LOG_MAX_AGE_MS);
     if (record.states.length > 0) multi.hset(this.keys.state, ...record.states.flatMap((s) => [s.key, JSON.stringify(s)]));
-    if (record.removed?.length) multi.hdel(this.keys.state, ...record.removed);
+    // A resource no longer planned (pruned, renamed, undeclared): its state and failed build's log lines go with it.
+    const removed = record.removed ?? [];
+    if (removed.length > 0) multi.hdel(this.keys.state, ...removed).hdel(this.keys.buildLogs, ...removed);
     if (record.states.length > 0 || record.removed?.length) multi.incr(this.keys.stateVersion);
     const replies = await multi.exec();
     const failed = replies?.find(([error]) => error);
     if (failed?.[0]) throw failed[0];
   }
 
-  /** A resource's history, newest first: at most `limit` entries, none before `since` (ISO time). */
+  /**
+   * A resource's history, newest first by when each happened (a revision's entry at the service's time of it, which
+   * can precede the write_done recorded after the answer): the newest `limit` entries, none before `since` (ISO time).
+   */
   async history(key: string, options: { limit?: number | undefined; since?: string | undefined } = {}): Promise<RecordedEvent[]> {
     const limit = options.limit ?? HISTORY_MAX_ENTRIES;
     // Stream ids are Redis' clock, `at` the recorder's: a minute's margin, then `at` decides.
@@ -114,7 +122,8 @@ export class EventLogStore {
       const event = parseStored(StoredEvent, fields[1]);
       if (event && (options.since === undefined || event.at >= options.since)) out.push(event);
     }
-    return out;
+    // A stable sort: entries of the same time keep the order they were recorded in.
+    return out.sort((a, b) => (a.at < b.at ? 1 : a.at > b.at ? -1 : 0));
   }
 
   /** The newest entries of the whole log (every resource), newest first. */

@@ -10,7 +10,7 @@ import { parseStored } from './schema.js';
 
 /**
  * KEYS: 1 states hash, 2 versions hash, 3 the projection's version counter, 4 the leader lease, 5 the log, 6 the
- * resource's history, 7 the holds hash. ARGV: 1 resource key, 2 the version read (0: none), 3 the fence ('' unfenced),
+ * resource's history, 7 the holds hash, 8 the failed builds' log lines (gone with a removed resource). ARGV: 1 resource key, 2 the version read (0: none), 3 the fence ('' unfenced),
  * 4 the new state ('' unchanged, '-' removed), 5 the hold ('' unchanged, '-' released, else its JSON), 6 the log's
  * length, 7 the history's length, 8 the oldest id kept, 9... the history entries.
  * Answers {1, version} when written, {0, version} when the version moved since it was read, {-1, 0} when the fence is
@@ -29,6 +29,7 @@ local version = current
 if ARGV[4] == '-' then
   redis.call('HDEL', KEYS[1], ARGV[1])
   redis.call('HDEL', KEYS[2], ARGV[1])
+  redis.call('HDEL', KEYS[8], ARGV[1])
   redis.call('INCR', KEYS[3])
   version = 0
 elseif ARGV[4] ~= '' then
@@ -44,6 +45,7 @@ end
 if #ARGV >= 9 then
   redis.call('XTRIM', KEYS[5], 'MINID', '~', ARGV[8])
   redis.call('XTRIM', KEYS[6], 'MINID', '~', ARGV[8])
+  redis.call('PEXPIRE', KEYS[6], ${LOG_MAX_AGE_MS})
 end
 return {1, version}
 `;
@@ -143,7 +145,7 @@ export class ResourceFolds {
     this.versionsKey = stateVersionsKey(prefix);
     this.holdsKey = holdsKey(prefix);
     this.leaseKey = lease;
-    if (!('convergeFold' in redis)) redis.defineCommand('convergeFold', { numberOfKeys: 7, lua: FOLD });
+    if (!('convergeFold' in redis)) redis.defineCommand('convergeFold', { numberOfKeys: 8, lua: FOLD });
   }
 
   /** The states of `keys` with their versions: the cache where the version has not moved, else read. */
@@ -237,7 +239,7 @@ export class ResourceFolds {
 
   private scriptKeys(key: string): string[] {
     const k = this.keys;
-    return [k.state, this.versionsKey, k.stateVersion, this.leaseKey, k.log, k.history(key), this.holdsKey];
+    return [k.state, this.versionsKey, k.stateVersion, this.leaseKey, k.log, k.history(key), this.holdsKey, k.buildLogs];
   }
 }
 

@@ -88,11 +88,15 @@ describe('apply folds a job result as the daemon does', () => {
     const meta = { at: AT, by: 'apply@host:1', manifests: { kind: 'content' as const, id: 'abcdef012345' } };
     const conflict = applyStates(outcomes(), [applyEnd(CASES[3]![1])], [], { meta }).records;
     expect(conflict).toEqual([expect.objectContaining({ key: KEY, type: 'conflict', reason: 'changed_outside', job: { id: 'j1' }, manifests: { kind: 'content', id: 'abcdef012345' }, by: 'apply@host:1' })]);
-    const failed: HealthCondition = { status: 'degraded', reason: 'RevisionBuildFailed', message: 'revision r2 ended BUILD_FAILED', revisionId: 'r2', revisionStatus: 'BUILD_FAILED' };
-    const waited = applyStates(outcomes(), [applyEnd(CASES[0]![1])], [{ kind: 'Deployment', name: 'web', key: KEY, status: 'done', new_revision: true, health: failed }], { meta }).records;
-    expect(waited.map((r) => [r.type, r.reason, r.revision])).toEqual([
-      ['revision', 'RevisionBuilding', { id: 'r2', status: 'UNKNOWN' }],
-      ['revision', 'RevisionBuildFailed', { id: 'r2', status: 'BUILD_FAILED' }],
+    // The wait read r2's end: its start is timed at its created_at, its failure at its updated_at (the service's
+    // times), not both at the moment apply wrote them.
+    const [created, ended] = ['2025-12-31T23:59:58.000Z', '2026-01-01T00:03:00.000Z'];
+    const failed: HealthCondition = { status: 'degraded', reason: 'RevisionBuildFailed', message: 'revision r2 ended BUILD_FAILED', revisionId: 'r2', revisionStatus: 'BUILD_FAILED', revisionCreatedAt: created, revisionUpdatedAt: ended };
+    const later = { ...meta, at: '2026-01-01T00:09:00.000Z' };
+    const waited = applyStates(outcomes(), [applyEnd(CASES[0]![1])], [{ kind: 'Deployment', name: 'web', key: KEY, status: 'done', new_revision: true, health: failed }], { meta: later }).records;
+    expect(waited.map((r) => [r.type, r.reason, r.at, r.revision])).toEqual([
+      ['revision', 'RevisionBuilding', created, { id: 'r2', status: 'STARTED', createdAt: created }],
+      ['revision', 'RevisionBuildFailed', ended, { id: 'r2', status: 'BUILD_FAILED', createdAt: created, updatedAt: ended }],
     ]);
     expect(applyStates(outcomes(), [applyEnd(CASES[1]![1])], [], { meta }).records).toEqual([]);
     const interrupted = applyStates(outcomes(), [applyEnd({ type: 'interrupted', message: 'not started: withdrawn from the queue when the apply was interrupted' })], [], { meta }).records;

@@ -110,6 +110,7 @@ describe('resolveSettings', () => {
       lease: 15_000,
       redisCluster: false,
       replicaId: undefined,
+      waveMaxInFlight: undefined,
       vars: [],
       overlays: [],
       notifications: [],
@@ -189,5 +190,14 @@ describe('list settings (vars, overlays)', () => {
     expect(resolve({}, { CONVERGE_OVERLAYS: 'envs/base, envs/prod' }).overlays).toEqual(['envs/base', 'envs/prod']);
     expect(resolve().vars).toEqual([]);
     expect(settingOptions('vars').vars).toMatchObject({ type: 'string', multiple: true, placeholder: 'FILE' });
+  });
+});
+
+describe('wave_max_in_flight', () => {
+  it('a count or a percentage of the wave; anything else is one line naming where it came from', () => {
+    expect(resolve({ 'wave-max-in-flight': '2' }).waveMaxInFlight).toEqual({ count: 2 });
+    expect(resolve({ 'wave-max-in-flight': '25%' }).waveMaxInFlight).toEqual({ percent: 25 });
+    expect(() => resolve({ 'wave-max-in-flight': '0' })).toThrow(/--wave-max-in-flight: "0" is not a count or a percentage of the wave; give e\.g\. 2 or 25%/);
+    expect(() => resolve({ 'wave-max-in-flight': '150%' })).toThrow(/not a count or a percentage/);
   });
 });

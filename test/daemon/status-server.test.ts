@@ -184,4 +184,21 @@ describe('GET /applied-state', () => {
     expect((await fetch(`${server.url}/reconcile`, { method: 'POST', headers: { authorization: `Bearer ${STATE}` }, body: '{}' })).status).toBe(401);
     expect(reads).toBe(1);
   });
+
+  it('GET /history: a malformed percent-encoding is a 400 that says how to ask, not a 500; an unknown kind a 404', async () => {
+    const asked: string[] = [];
+    const errors: unknown[] = [];
+    const history = async (key: string) => (asked.push(key), []);
+    server = await startStatusServer({ host: '127.0.0.1', port: 0, handlers: handlers({ history }), onError: (error) => errors.push(error) });
+    for (const path of ['/history/Deployment/%E0%A4%A', '/history/%ZZ/web', '/history/Deployment/web%']) {
+      const res = await fetch(`${server.url}${path}`);
+      expect(res.status, path).toBe(400);
+      expect(((await res.json()) as { error: string }).error).toMatch(/is not valid percent-encoding .*\/history\/KIND\/NAME/);
+    }
+    expect((await fetch(`${server.url}/history/Nope/web`)).status).toBe(404);
+    const ok = await fetch(`${server.url}/history/Deployment/caf%C3%A9`);
+    expect(ok.status).toBe(200);
+    expect(asked).toEqual(['Deployment/café']);
+    expect(errors).toEqual([]);
+  });
 });

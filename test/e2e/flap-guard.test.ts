@@ -57,8 +57,10 @@ describe('the flap guard in the daemon', () => {
         const r = await row();
         return r?.syncReason === 'Conflict' ? r : undefined;
       }, 20_000, 100);
-      // one resync more while the writer still writes: nothing more is sent
-      await sleep(1_500);
+      // two resyncs more while the writer still writes: nothing more is sent
+      const total = async (): Promise<number> => (await d.status()).reconciles?.total ?? 0;
+      const target = (await total()) + 2;
+      await until('two more reconciles while the writer writes', async () => (await total()) >= target, 15_000, 50);
       writing = false;
       await writer;
 

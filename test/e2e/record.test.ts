@@ -16,7 +16,17 @@ type Row = RecordedRow;
 
 interface HistoryDoc {
   resource: string;
-  events: Array<{ at: string; type: string; reason: string; message: string; manifests: { kind: string; id: string } | null; job: { id: string } | null; revision: { id: string; status: string } | null; by: string }>;
+  events: Array<{
+    at: string;
+    type: string;
+    reason: string;
+    message: string;
+    manifests: { kind: string; id: string } | null;
+    job: { id: string } | null;
+    revision: { id: string; status: string; createdAt?: string; updatedAt?: string } | null;
+    by: string;
+    fields?: string[];
+  }>;
 }
 
 async function view(daemon: DaemonHandle): Promise<{ rows: Map<string, Row>; logs: Record<string, { revisionId: string; lines: string[] }> }> {
@@ -49,12 +59,24 @@ describe('the record of each resource', () => {
     const common = ['--api-url', e.url, '--redis-url', REDIS_URL, '--redis-prefix', prefix];
 
     // converge apply (no daemon) records its write of rec-good with the manifests' id.
-    const apply = await runConverge(['apply', dir, '--target', 'rec-good', ...common]);
+    const apply = await runConverge(['apply', dir, '--target', 'rec-good', '--wait', ...common]);
     expect(apply.code, apply.stderr).toBe(0);
     const applied = await history(common, 'rec-good');
     const write = applied.events.find((ev) => ev.type === 'write_done');
     expect(write, JSON.stringify(applied)).toMatchObject({ reason: 'created', manifests: { kind: 'content' }, job: { id: expect.any(String) } });
     expect(write!.by).toMatch(/^apply@/);
+    // It names the fields it wrote (paths only).
+    expect(write!.fields).toContain('source_config.resource_spec.max_scale');
+    expect(write!.message).toContain('wrote ');
+    // --wait read the revision: its start is at its created_at, its deploy at the service's updated_at, not both at the
+    // moment apply wrote them down.
+    const started = applied.events.find((ev) => ev.type === 'revision' && ev.revision?.status === 'STARTED');
+    const deployed = applied.events.find((ev) => ev.type === 'revision' && ev.revision?.status === 'DEPLOYED');
+    expect(started?.revision?.createdAt, JSON.stringify(applied.events)).toBeDefined();
+    expect(started!.at).toBe(started!.revision!.createdAt);
+    expect(deployed!.at).toBe(deployed!.revision!.updatedAt);
+    expect(deployed!.revision!.id).toBe(started!.revision!.id);
+    expect(Date.parse(deployed!.at)).toBeGreaterThan(Date.parse(started!.at));
 
     const args = [...common, '--resync', '1h', '--health-poll', '200ms', '--debounce', '50ms'];
     let daemon = await startDaemon(dir, args, { CONVERGE_WEBHOOK_TOKEN: HOOK });
@@ -79,7 +101,13 @@ describe('the record of each resource', () => {
     const types = told.events.map((ev) => ev.type);
     expect(types).toContain('write_enqueued');
     expect(told.events.find((ev) => ev.type === 'write_done')?.job?.id).toBe(bad.job!.id);
-    expect(told.events.find((ev) => ev.type === 'revision' && ev.revision?.status === 'BUILD_FAILED')).toBeDefined();
+    const failed = told.events.find((ev) => ev.type === 'revision' && ev.revision?.status === 'BUILD_FAILED');
+    // The failure is timed as the service reports it (the revision's updated_at), with its created_at.
+    expect(failed?.revision?.updatedAt, JSON.stringify(told.events)).toBeDefined();
+    expect(failed!.at).toBe(failed!.revision!.updatedAt);
+    expect(Date.parse(failed!.revision!.createdAt!)).toBeLessThanOrEqual(Date.parse(failed!.at));
+    // No revision reads UNKNOWN: each is the service's status, STARTED (not read yet) or DEPLOYED (listed active).
+    expect(told.events.filter((ev) => ev.revision?.status === 'UNKNOWN')).toEqual([]);
     expect(told.events.find((ev) => ev.type === 'held')).toMatchObject({ reason: 'RevisionFailed', revision: { id: bad.hold!.revisionId } });
     const times = told.events.map((ev) => ev.at);
     expect([...times].sort().reverse()).toEqual(times);
@@ -91,7 +119,18 @@ describe('the record of each resource', () => {
       const doc = await history(common, 'rec-bad');
       return doc.events.some((ev) => ev.type === 'released') ? doc : undefined;
     }, 30_000, 200);
-    expect(told.events.find((ev) => ev.type === 'released')).toMatchObject({ reason: 'HoldReleased' });
+    // The release and the rebuild it asked for say which command and which replica asked.
+    const replica = ((await daemon.status()) as unknown as { lease: { replica: string } }).lease.replica;
+    const released = told.events.find((ev) => ev.type === 'released');
+    expect(released).toMatchObject({ reason: 'HoldReleased', by: replica });
+    expect(released!.message).toContain(`hold released by converge reconcile --retry-failed on replica ${replica}`);
+    told = await until('the rebuild decided', async () => {
+      const doc = await history(common, 'rec-bad');
+      return doc.events.some((ev) => ev.type === 'decided' && ev.message.startsWith('rebuild: ')) ? doc : undefined;
+    }, 30_000, 200);
+    const rebuilt = told.events.find((ev) => ev.type === 'decided' && ev.message.startsWith('rebuild: '))!;
+    expect(rebuilt.message).toContain(`asked by converge reconcile --retry-failed on replica ${replica}`);
+    expect(told.events.filter((ev) => ev.type === 'decided' && /^noop: job .* is queued/.test(ev.message))).toEqual([]);
     expect((await history(common, 'rec-bad', ['--limit', '2'])).events).toHaveLength(2);
 
     // Text form, and bad input in one line.

@@ -112,7 +112,11 @@ describe('replicas: one active reconciler', () => {
     expect(await leaseOf(standby)).toMatchObject({ replica: second, leading: false, leader: { holder: first } });
     expect(await standby.metrics()).toContain(`converge_leader{replica="${second}"} 0`);
     expect(await daemons[first]!.metrics()).toContain(`converge_leader{replica="${first}"} 1`);
-    expect((await standby.status()).lastReconcile).toBeNull();
+    // The standby runs no reconcile; it shows the leader's last one, read from Redis (the record is the same on both).
+    await until("the standby to show the leader's last reconcile", async () => {
+      const [led, stood] = await Promise.all([daemons[first]!.status(), standby.status()]);
+      return stood.lastReconcile !== null && stood.lastReconcile.id === led.lastReconcile?.id;
+    }, 10_000, 50);
     const shown = await runConverge(['status', '--url', standby.url]);
     expect(shown.stdout).toMatch(new RegExp(`^Replica ${second}: standby \\(runs jobs only\\); leader: ${first} since \\S+ \\(fencing token \\d+\\)$`, 'm'));
 

@@ -2,7 +2,6 @@
 // tag3, then a checkout of tag1's commit, of tag2's and of tag1's again: each is written, once per resource, and no
 // Conflict (the flap guard tells one leader's rollback from replicas taking turns: docs/decision.md).
 import { rm } from 'node:fs/promises';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startEmulator } from '../../src/emulator/server.js';
 import { deletePrefix, killAll, startDaemonChild, testPrefix, until } from './daemon-helpers.js';
@@ -44,8 +43,10 @@ describe('a rollback by checkout in the daemon', () => {
       await reach(4, 'checkout of tag2');
       git('checkout', '-q', tag1);
       await reach(2, 'checkout of tag1 again');
-      // A few resyncs more: nothing more is written.
-      await sleep(2_500);
+      // Two resyncs more (1 s): nothing more is written.
+      const total = async (): Promise<number> => (await d.status()).reconciles?.total ?? 0;
+      const target = (await total()) + 2;
+      await until('two more reconciles', async () => (await total()) >= target, 15_000, 50);
       expect(scales()).toEqual(names.map(() => 2));
 
       const status = await d.status();

@@ -187,7 +187,11 @@ describe('the status page', () => {
     expect(types).toEqual(expect.arrayContaining(['decided', 'write_enqueued', 'write_done', 'revision', 'held']));
     // The job /status names is the one whose write the history shows; the failed revision is there with its status.
     expect(recorded.events.find((e: any) => e.type === 'write_done').job.id).toBe(row(doc, 'Deployment/broken-api').job.id);
-    expect(recorded.events.find((e: any) => e.type === 'held').revision).toEqual({ id: failedRevision, status: expect.stringMatching(/FAIL/) });
+    expect(recorded.events.find((e: any) => e.type === 'held').revision).toMatchObject({ id: failedRevision, status: expect.stringMatching(/FAIL/) });
+    // The failed revision's entry shows the service's times of it on hover.
+    const failure = recorded.events.find((e: any) => e.type === 'revision' && e.revision?.status === 'BUILD_FAILED');
+    const hover = `[...document.querySelectorAll('#rows tr.detail[data-key="Deployment/broken-api"] .history-events tbody tr[data-type="revision"]')].map((tr) => tr.children[5].title)`;
+    expect(await page.evaluate<string[]>(hover)).toContain(`created ${failure.revision.createdAt}, BUILD_FAILED since ${failure.revision.updatedAt}`);
     expect(await brokenDetail.locator('.history-events thead th').allTextContents()).toEqual(['When', 'Type', 'Reason', 'Message', 'Job', 'Revision', 'Recorded by']);
     expect((await fetch(`${daemon.url}/history/Nope/x`)).status).toBe(404);
 

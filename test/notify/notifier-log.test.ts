@@ -108,4 +108,20 @@ describe('the notifier reads the event log', () => {
     expect(await cursor.start(60_000, at + 1_000)).toBe(now);
     expect(await cursor.start(60_000, at + 120_000)).toBe(`${at + 60_000}-0`);
   });
+
+  it('an applied_state_lost that Redis does not take (a connection not back yet after a restart) is tried again until queued', async () => {
+    const record = new EventLogStore(redis, `${prefix}:lost`);
+    let refusals = 2;
+    const queued: Queued[] = [];
+    const watcher = notifier(record, async (d) => {
+      if (d.some((q) => q.event.type === 'applied_state_lost') && refusals-- > 0) throw new Error("Stream isn't writeable and enableOfflineQueue options is false");
+      queued.push(...d);
+    });
+    await watcher.start();
+    watcher.appliedStateLost('2026-11-28T10:00:00.000Z', null);
+    await until('applied_state_lost queued after two refusals', () => queued.length > 0, 10_000, 10);
+    await watcher.stop();
+    expect(refusals).toBe(-1);
+    expect(queued.map((d) => `${d.receiver} ${d.event.type} ${d.event.resource.kind}/${d.event.resource.name}`)).toEqual(['ops applied_state_lost Daemon/applied-state']);
+  });
 });

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Redis } from 'ioredis';
 import type { RecordedEvent } from '../../src/core/resource-record.js';
 import type { ResourceState } from '../../src/core/resource-state.js';
-import { EventLogStore, HISTORY_MAX_ENTRIES, LOG_MAX_ENTRIES, recordKeys } from '../../src/store/event-log.js';
+import { EventLogStore, HISTORY_MAX_ENTRIES, LOG_MAX_AGE_MS, LOG_MAX_ENTRIES, recordKeys } from '../../src/store/event-log.js';
 import { closeRedis, connectProducer } from '../../src/store/redis.js';
 import { redisNow } from '../../src/store/clock.js';
 import { dropPrefix, keysUnder, REDIS_URL, testPrefix } from '../helpers/redis.js';
@@ -102,6 +102,21 @@ describe('EventLogStore', () => {
     expect(await redis.xlen(recordKeys(skewed).log)).toBe(14);
     expect(await redis.xlen(recordKeys(skewed).history('Deployment/skewed'))).toBe(14);
     await dropPrefix(skewed);
+  });
+
+  it('bounds every key of a resource: its history expires 30 days after its newest entry; its state and build log go when it is removed', async () => {
+    const keys = recordKeys(prefix);
+    await store.write({ events: [entry('Deployment/renamed-old', 1)], states: [{ ...STATE, key: 'Deployment/renamed-old', name: 'renamed-old' }] });
+    await store.setBuildLog('Deployment/renamed-old', { revisionId: 'r1', lines: ['[ERROR] Build failed'] });
+    const ttl = await redis.pttl(keys.history('Deployment/renamed-old'));
+    expect(ttl).toBeGreaterThan(LOG_MAX_AGE_MS - 60_000);
+    expect(ttl).toBeLessThanOrEqual(LOG_MAX_AGE_MS);
+    // Removed (pruned, renamed, no longer declared): its state and build log go at once; its history stays readable.
+    await store.write({ events: [], states: [], removed: ['Deployment/renamed-old'] });
+    expect(await redis.hexists(keys.state, 'Deployment/renamed-old')).toBe(0);
+    expect(await redis.hexists(keys.buildLogs, 'Deployment/renamed-old')).toBe(0);
+    expect((await store.history('Deployment/renamed-old')).map((e) => e.job?.id)).toEqual(['j1']);
+    expect(await redis.pttl(keys.history('Deployment/renamed-old'))).toBeGreaterThan(0);
   });
 
   it('names only resources in its keys', async () => {

@@ -9,12 +9,14 @@ import { applyConverged, applyExitCode, type ApplyEnd } from '../../core/exit-co
 import type { Plan } from '../../core/model.js';
 import type { Outcome } from '../../core/decide.js';
 import { applyRecordedBy, runApply, STALLED_CHECK_MS } from '../../apply/apply.js';
+import type { JobEnd } from '../../apply/wait-jobs.js';
+import type { DecidedJob } from '../../jobs/queue/decided-jobs.js';
 import { changesToApply } from '../../apply/apply-jobs.js';
 import type { QueueLogger } from '../../jobs/queue/log.js';
-import { openJobs } from '../../jobs/open-jobs.js';
+import { openJobs, type Jobs } from '../../jobs/open-jobs.js';
 import { rolloutsToFollow } from '../../apply/rollouts-to-follow.js';
 import { failedRolloutLine, waitAndReport } from '../apply-wait.js';
-import { applyStates, jobResults } from '../../apply/apply-state.js';
+import { applyStates, jobResults, type ResourceResult } from '../../apply/apply-state.js';
 import type { Gathered } from '../../observe/gather.js';
 import { recordDeclarations } from '../../observe/corridor.js';
 import { commandCorridor } from '../cli-corridor.js';
@@ -27,6 +29,11 @@ import { approveApply } from '../approve.js';
 import { closingLine, failedRollouts, interruptedLines, liveIdOf, planLines, resultLines, standingKeys, standingLine } from '../apply-report.js';
 import { TARGET_OPTION, targetsOf } from '../partial-plan.js';
 import { COMMAND_SUMMARIES } from './summaries.js';
+import { isWaved, waveSteps } from '../../apply/waves.js';
+import { applyWaved } from '../apply-waves.js';
+
+/** apply without --wait on a change in several waves: the first wave written, the others waiting (docs/rollouts.md). */
+const WAVES_WAITING_EXIT = 3;
 
 const FORMATS = ['text', 'json'] as const;
 /** Log levels, least severe first (the order of the log_level setting's choices). */
@@ -47,6 +54,7 @@ export const applyCommand: Command = {
     ...settingOptions(
       'waitTimeout',
       'progressDeadline',
+      'waveMaxInFlight',
       'healthPoll',
       'apiUrl',
       'apiKey',
@@ -122,38 +130,34 @@ export const applyCommand: Command = {
       await recordDeclarations(jobs.applied, gathered);
       if (refused) return refuseUnreadable(io, output, (gathered.input.unreadable ?? []).map((place) => shownPlace(place, shown)), result, outcomes);
 
-      const ends = await runApply({
-        signal: interrupt.signal,
-        onWaitingBehind: behindReporter(io, progress),
-        jobs,
-        client: target.client,
-        env: io.env,
-        changes,
-        jobOptions: { deleteTracingProjects: settings.pruneTracingProjects, ...(gathered.version ? { manifestVersion: gathered.version } : {}) },
-        log,
-        // Each write is printed below with its fields: the runner's own info line would repeat it on stderr. The jobs of a
-        // run that died are handed on 5 s after their lock expires (BullMQ's default check comes every 30 s).
-        worker: { logWrites: false, stalledInterval: STALLED_CHECK_MS },
-        onProgress: (finished, total, latest) => {
-          if (text) progress.write(io.stdout, resultLines(jobResults(outcomes, [latest])[0]!).join('\n') + '\n');
-          progress.show(`applying ${finished}/${total} ...`);
-        },
-      });
+      const client = target.client;
+      const runJobs = jobRunner({ jobs, client, io, progress, log, settings, version: gathered.version, outcomes, text, signal: interrupt.signal });
+      // A change in several waves goes wave by wave (src/cli/apply-waves.ts); in one wave, all at once as ever.
+      const steps = waveSteps(changes, gathered.resources, saved?.writes);
+      const waitAsked = args.values.wait === true;
+      const waved = isWaved(steps) ? await applyWaved({ steps, wait: waitAsked, limit: settings.waveMaxInFlight, outcomes, version: gathered.version, run: runJobs, interrupted: () => interrupt.signal.aborted, follow: (rs) => waitAndReport({ client, results: rs, settings, io, progress, text, resources: gathered.resources }) }) : undefined;
+      const ends = waved?.ends ?? (await runJobs(changes));
       interrupt.release();
       progress.clear();
       // Each job's raw result folded as the daemon folds it (src/apply/apply-state.ts): `results` and the exit code read that.
-      const applied = jobResults(outcomes, ends, gathered.version);
+      const applied = waved?.results ?? jobResults(outcomes, ends, gathered.version);
       if (text) for (const line of interruptedLines(applied)) io.stdout.write(`${line}\n`);
+      if (text) for (const r of applied.filter((a) => a.status === 'held')) io.stdout.write(`${resultLines(r).join('\n')}\n`);
       // --wait follows the revisions the jobs started and the rollouts already in progress (nothing is written for those).
-      const waiting = args.values.wait === true && !interrupt.signal.aborted;
+      const waiting = waitAsked && !interrupt.signal.aborted;
       const results = waiting ? rolloutsToFollow(applied, outcomes, gathered.live.deployments) : applied;
-      if (waiting) await waitAndReport({ client: target.client, results, settings, io, progress, text, resources: gathered.resources });
+      // The waves followed their own rollouts: only those already in progress before the apply are left (none after a failed wave).
+      const toFollow = waved ? (waved.stopped ? [] : results.filter((r) => r.startedBy === 'earlier' && r.revision === undefined)) : results;
+      if (waiting && toFollow.length > 0) await waitAndReport({ client, results: toFollow, settings, io, progress, text, resources: gathered.resources });
       const meta = { at: new Date().toISOString(), by: applyRecordedBy(), manifests: gathered.version };
       const { states, resources, records } = applyStates(outcomes, ends, results, { version: gathered.version, meta });
       // What followed each decision (a Conflict its job met, a revision --wait read) joins the worker's entries of its jobs.
       await jobs.record.write({ events: records, states: [] }).catch((error: unknown) => log.warn({ error: (error as Error).message.split('\n')[0] }, 'could not record the apply in the event log'));
       const end = { interrupted: interrupt.reason !== undefined, waited: waiting, strict: args.values.strict === true };
-      const code = report(io, { text, result, states, resources, results, outcomes, gathered, end, interrupted: interrupt.reason });
+      const verdict = report(io, { text, result, states, resources, results, outcomes, gathered, end, interrupted: interrupt.reason });
+      // Without --wait, later waves wait: one line, and exit 3 (docs/commands.md), unless the first wave failed already.
+      if (waved?.waitingLine) (text ? io.stdout : io.stderr).write(`${text ? '' : 'converge apply: '}${waved.waitingLine}\n`);
+      const code = waved?.waitingLine && firstWaveDone(applied, result) ? WAVES_WAITING_EXIT : verdict;
       // A handed-back job's request may still be open: it must not hold the process until the service answers.
       if (interrupt.reason) setTimeout(() => process.exit(code), INTERRUPTED_EXIT_MS).unref();
       return code;
@@ -238,6 +242,47 @@ function report(io: CommandIo, r: ApplyReport): 0 | 1 {
   if (text) io.stdout.write(closingLine(r.results, converged, r.result, r.interrupted, failures) + '\n');
   else io.stdout.write(JSON.stringify({ format_version: '1', plan: r.result, results: r.results, resources: r.resources, converged, warnings }, null, 2) + '\n');
   return applyExitCode(r.result, verdict, r.end);
+}
+
+/** What the in-process run of a part of the apply's jobs reads. */
+interface JobRunnerContext {
+  jobs: Jobs;
+  client: Awaited<ReturnType<typeof openTarget>>['client'];
+  io: CommandIo;
+  progress: Progress;
+  log: QueueLogger;
+  settings: ServiceSettings;
+  version: Gathered['version'];
+  outcomes: ReadonlyMap<string, Outcome>;
+  text: boolean;
+  signal: AbortSignal;
+}
+
+/** Runs jobs (all of the apply's, or a wave's part) through runApply, printing each result as its job ends. */
+function jobRunner(c: JobRunnerContext): (part: DecidedJob[]) => Promise<JobEnd[]> {
+  return (part) =>
+    runApply({
+      signal: c.signal,
+      onWaitingBehind: behindReporter(c.io, c.progress),
+      jobs: c.jobs,
+      client: c.client,
+      env: c.io.env,
+      changes: part,
+      jobOptions: { deleteTracingProjects: c.settings.pruneTracingProjects, ...(c.version ? { manifestVersion: c.version } : {}) },
+      log: c.log,
+      // Each write is printed below with its fields: the runner's own info line would repeat it on stderr. The jobs of a
+      // run that died are handed on 5 s after their lock expires (BullMQ's default check comes every 30 s).
+      worker: { logWrites: false, stalledInterval: STALLED_CHECK_MS },
+      onProgress: (finished, total, latest) => {
+        if (c.text) c.progress.write(c.io.stdout, resultLines(jobResults(c.outcomes, [latest])[0]!).join('\n') + '\n');
+        c.progress.show(`applying ${finished}/${total} ...`);
+      },
+    });
+}
+
+/** apply without --wait on several waves: whether its first wave was written whole (no job failed) from a plan with no error. */
+function firstWaveDone(applied: readonly ResourceResult[], result: Plan): boolean {
+  return applyExitCode(result, [], {}) === 0 && applied.every((r) => r.status === 'done' || r.status === 'unchanged' || r.status === 'held');
 }
 
 /** After an interrupt, how long the process may take to close its connections before it exits anyway. */

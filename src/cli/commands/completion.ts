@@ -2,6 +2,7 @@
 import { UsageError } from '../../core/errors.js';
 import type { Command } from '../command.js';
 import { completionScript, SHELLS, type Shell } from '../completion-script.js';
+import { recordedWords } from '../completion-recorded.js';
 import { targetWords } from '../completion-targets.js';
 import { COMMAND_SUMMARIES } from './summaries.js';
 
@@ -17,13 +18,20 @@ export function completionCommand(loadCommands: () => Promise<Command[]>): Comma
   return {
     name: 'completion',
     summary: COMMAND_SUMMARIES.completion,
-    usage: `converge completion ${SHELLS.join('|')} | converge completion --targets -- DIR`,
+    usage: [
+      `converge completion ${SHELLS.join('|')}`,
+      'converge completion --targets -- DIR',
+      'converge completion --recorded -- [WORD...]',
+    ].join(' | '),
     details: [
       'Load it in the current shell, or save it where the shell finds completions:',
       '  bash:  source <(converge completion bash)     or save as ~/.local/share/bash-completion/completions/converge',
       '  zsh:   source <(converge completion zsh)      or save as _converge in a directory of $fpath',
       '  fish:  converge completion fish | source      or save as ~/.config/fish/completions/converge.fish',
-      'The bash script asks "converge completion --targets -- DIR" for the names --target takes (DIR: the line\'s manifest directory).',
+      'The scripts ask "converge completion --targets -- DIR" for the names --target takes (DIR: the line\'s',
+      'manifest directory), and "converge completion --recorded -- WORD..." for the names converge history takes:',
+      'the resources the Redis prefix knows (WORD...: the words after history; --redis-url, --redis-prefix and',
+      '--config are read from them).',
     ].join('\n'),
     positionals: [0, 1_000],
     options: {
@@ -31,8 +39,19 @@ export function completionCommand(loadCommands: () => Promise<Command[]>): Comma
         type: 'boolean',
         description: 'print the names --target takes, one a line, read from the manifest directory DIR; nothing on any problem (the bash script asks it)',
       },
+      recorded: {
+        type: 'boolean',
+        description:
+          "print history's names, one a line (the resources the Redis prefix knows); nothing on any problem",
+      },
     },
     async run(args, io) {
+      if (args.values.recorded === true) {
+        // Inside completion: never a message, never a failure; a Redis that cannot be read offers nothing.
+        const words = await recordedWords(args.positionals, io.env).catch(() => []);
+        for (const word of words) io.stdout.write(`${word}\n`);
+        return 0;
+      }
       if (args.values.targets === true) {
         // Inside completion: never a message, never a failure; a line that names no readable directory offers nothing.
         const words = args.positionals.length === 1 ? await targetWords(args.positionals[0]!, io.cwd).catch(() => []) : [];

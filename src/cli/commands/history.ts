@@ -60,11 +60,16 @@ function sinceOf(text: string | undefined, now: number): string | undefined {
   }
 }
 
+/** "revision r2 BUILD_FAILED (created 2026-…)": the revision, its status and when the service says it was created. */
+function revisionText(revision: NonNullable<RecordedEvent['revision']>): string {
+  return `revision ${revision.id} ${revision.status}${revision.createdAt ? ` (created ${revision.createdAt})` : ''}`;
+}
+
 function textEvent(event: RecordedEvent): string {
   const parts = [event.at, event.type.padEnd(14), event.reason.padEnd(20), event.message];
   const refs = [
     event.job ? `job ${event.job.id}` : '',
-    event.revision ? `revision ${event.revision.id} ${event.revision.status}` : '',
+    event.revision ? revisionText(event.revision) : '',
     event.manifests ? `manifests ${versionLabel(event.manifests)}` : '',
     `by ${event.by}`,
   ].filter(Boolean);

@@ -31,5 +31,5 @@ export const COMMAND_SUMMARIES = {
   schema:
     'print the JSON Schema of manifests',
   completion:
-    'print a shell completion script (commands, their flags, paths, option values, --target names)',
+    'print a shell completion script (commands, their flags, paths, option values, --target names, history names)',
 } as const;

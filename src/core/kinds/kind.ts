@@ -32,6 +32,8 @@ export interface RevisionReading {
   id: string;
   status: string;
   createdAt?: string | null | undefined;
+  /** When the service says it last changed status. */
+  updatedAt?: string | null | undefined;
 }
 
 /** What the progress deadline reads: now, since when the rollout is known to build (ms), the deadline (ms). */
@@ -221,7 +223,8 @@ function sameHashes(a: Readonly<Record<string, string>>, b: Readonly<Record<stri
 export function fingerprintOf(resource: DesiredResource, spec: unknown, secretHashes: Readonly<Record<string, string>>): string {
   const known = taken.get(resource);
   if (known && sameHashes(known.secretHashes, secretHashes)) return known.fingerprint;
-  const { location: _location, secretLocations: _where, ...rest } = resource;
+  // The wave orders writes; it is not what is written, so moving a resource to another wave changes no fingerprint.
+  const { location: _location, secretLocations: _where, wave: _wave, ...rest } = resource;
   const fingerprint = objectHash({ ...rest, spec, secretHashes });
   taken.set(resource, { secretHashes: { ...secretHashes }, fingerprint });
   return fingerprint;

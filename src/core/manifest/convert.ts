@@ -14,6 +14,7 @@ import {
   ADOPT_ANNOTATION,
   DRIFT_ANNOTATION,
   PRUNE_ANNOTATION,
+  WAVE_ANNOTATION,
   SUSPEND_ANNOTATION,
   type ClientSecret,
   type DeploymentManifest,
@@ -30,7 +31,7 @@ function fromValueFrom(from: SecretValueFrom): SecretSource {
   return { file: from.file! };
 }
 
-type Base = { name: string; location: SourceLocation; suspend: boolean; driftPolicy?: DriftPolicy; adopt?: true; keep?: true };
+type Base = { name: string; location: SourceLocation; suspend: boolean; driftPolicy?: DriftPolicy; adopt?: true; keep?: true; wave?: number };
 
 function base(metadata: Metadata, location: SourceLocation): Base {
   const annotations = metadata.annotations ?? {};
@@ -43,6 +44,9 @@ function base(metadata: Metadata, location: SourceLocation): Base {
   if (drift === 'heal' || drift === 'report') out.driftPolicy = drift;
   if (annotations[ADOPT_ANNOTATION] === 'true') out.adopt = true;
   if (annotations[PRUNE_ANNOTATION] === 'false') out.keep = true;
+  const wave = annotations[WAVE_ANNOTATION] === undefined ? 0 : Number(annotations[WAVE_ANNOTATION]);
+  // Wave 0, the default, is left out: a resource without the annotation is the same object as before it existed.
+  if (wave !== 0) out.wave = wave;
   return out;
 }
 

@@ -22,8 +22,11 @@ export const SUSPEND_ANNOTATION = 'converge/suspend';
 export const DRIFT_ANNOTATION = 'converge/drift';
 export const ADOPT_ANNOTATION = 'converge/adopt';
 export const PRUNE_ANNOTATION = 'converge/prune';
+export const WAVE_ANNOTATION = 'converge/wave';
 /** Annotations converge reads; any other `converge/...` annotation is a typo and an error. */
-export const CONVERGE_ANNOTATIONS = [SUSPEND_ANNOTATION, DRIFT_ANNOTATION, ADOPT_ANNOTATION, PRUNE_ANNOTATION] as const;
+export const CONVERGE_ANNOTATIONS = [SUSPEND_ANNOTATION, DRIFT_ANNOTATION, ADOPT_ANNOTATION, PRUNE_ANNOTATION, WAVE_ANNOTATION] as const;
+/** converge/wave: an integer as a string, negative allowed ("-1", "0", "2"). */
+export const WAVE_PATTERN = /^-?(0|[1-9][0-9]{0,5})$/;
 
 /** Environment variable names accepted in valueFrom.env. */
 export const ENV_NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -72,6 +75,11 @@ export const Annotations = z
     [DRIFT_ANNOTATION]: annotationFlag(['heal', 'report'], 'Drift policy of this resource: heal (revert drift) or report it only.'),
     [ADOPT_ANNOTATION]: annotationFlag(['true', 'false'], '"true": converge may take over a live resource of this name that it did not create (needed under adopt: explicit).'),
     [PRUNE_ANNOTATION]: annotationFlag(['true', 'false'], '"false": never deleted by --prune, even once its manifest is gone.'),
+    [WAVE_ANNOTATION]: z
+      .string({ error: (issue) => (typeof issue.input === 'number' ? `annotation values are strings: quote it, e.g. "${String(issue.input)}"` : 'must be a string holding an integer, e.g. "1"') })
+      .regex(WAVE_PATTERN, { error: 'must be an integer, e.g. "0", "1" or "-1" (the rollout wave: lower waves are written and healthy first; docs/rollouts.md)' })
+      .optional()
+      .meta({ description: 'The rollout wave, an integer as a string (default "0"): a change writes wave by wave, in ascending order, each after the one before is healthy (docs/rollouts.md).' }),
   })
   .catchall(z.string({ error: 'annotation values are strings: quote the value' }))
   .superRefine((annotations, ctx) => {
@@ -87,7 +95,7 @@ export const Annotations = z
     }
   }, ALWAYS)
   .meta({
-    description: 'Free-form string annotations; converge reads converge/suspend, converge/drift, converge/adopt and converge/prune.',
+    description: 'Free-form string annotations; converge reads converge/suspend, converge/drift, converge/adopt, converge/prune and converge/wave.',
     propertyNames: { anyOf: [{ not: { pattern: '^converge/' } }, { enum: [...CONVERGE_ANNOTATIONS] }] },
   });
 export type Annotations = z.infer<typeof Annotations>;

@@ -35,6 +35,7 @@ const PlanChange = z.strictObject({
   suspended: z.boolean().optional(),
   released: z.boolean().optional(),
   id: z.string().optional(),
+  wave: z.number().int().optional(),
 });
 
 const Count = z.number().int().nonnegative();
@@ -48,6 +49,7 @@ const PlanData = z.strictObject({
   notes: z.array(z.string()).optional(),
   prune_refused: z.string().optional(),
   targets: z.array(z.string()).optional(),
+  waves: z.array(z.strictObject({ wave: z.number().int(), create: Count, update: Count, adopt: Count })).optional(),
   health: z
     .array(
       z.strictObject({
@@ -87,6 +89,8 @@ export const PlannedWrite = z.strictObject({
   fields: z.array(z.string()),
   deployment_id: z.string().optional(),
   desired: SHA256.optional(),
+  /** Its rollout wave (converge/wave) when not 0: apply --plan sends the writes in this order (docs/rollouts.md). */
+  wave: z.number().int().optional(),
   secrets: z.record(z.string(), SHA256),
   seen: z.strictObject({ live: SeenLive.nullable(), applied_at: z.string().nullable() }),
 });

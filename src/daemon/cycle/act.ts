@@ -6,6 +6,7 @@ import type { DesiredResource } from '../../core/model.js';
 import type { PlanInput } from '../../plan/plan.js';
 import { decidedJob, jobDataOf } from '../../jobs/queue/decided-jobs.js';
 import type { ReconcileJobData } from '../../store/schema.js';
+import { gateWaves, waveHeldOutcome } from '../../core/waves.js';
 import type { CycleContext, EnqueuedJob } from './cycle-context.js';
 
 export interface ToAct {
@@ -57,12 +58,15 @@ function jobData(ctx: CycleContext, act: ToAct, outcome: Outcome): ReconcileJobD
 }
 
 /**
- * Enqueues every decided write (deletes too: by live id, the newest job of a key wins). A resource whose waiting or
- * active job already carries this desired state gets no second job, and one whose job finished during the reconcile
- * none at all: their decided outcomes take that knowledge (Applying, Applied; no drift). Returns the jobs added.
+ * Enqueues every decided write that its wave lets through (deletes too: by live id, the newest job of a key
+ * wins). A resource whose waiting or active job already carries this desired state gets no second job, and one whose
+ * job finished during the reconcile none at all: their decided outcomes take that knowledge (Applying, Applied; no
+ * drift). Returns the jobs added.
  */
 export async function enqueueOutcomes(ctx: CycleContext, act: ToAct): Promise<number> {
   await settleSecretsUnknown(ctx, act);
+  // Waves (docs/rollouts.md): no write of a wave while an earlier one is not yet healthy, or failed (WaveHeld).
+  for (const [key, message] of gateWaves(act.outcomes, act.resources)) act.outcomes.set(key, waveHeldOutcome(act.outcomes.get(key)!, message));
   const writes: Outcome[] = [];
   const datas: ReconcileJobData[] = [];
   for (const outcome of act.outcomes.values()) {

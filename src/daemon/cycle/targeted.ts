@@ -1,4 +1,5 @@
 // A watch event's reconcile: the changed files' resources, decided against their live state only, through the corridor.
+import { waveOf } from '../../core/waves.js';
 import { compareDiagnostics } from '../../core/diagnostics.js';
 import { insertSorted } from '../../core/sorted-merge.js';
 import { inListing } from '../../core/kinds/index.js';
@@ -82,6 +83,13 @@ async function readLive(ctx: CycleContext, previous: ReconcileOutcome, resources
   return found;
 }
 
+/** Whether the declared resources are in more than one wave (converge/wave). */
+function spansWaves(resources: Iterable<DesiredResource>): boolean {
+  const waves = new Set<number>();
+  for (const resource of resources) waves.add(waveOf(resource));
+  return waves.size > 1;
+}
+
 /**
  * Reconciles the changed files' resources only, or answers why this change takes the full path (a file removed or
  * failing, a resource no longer declared, a name declared twice, variables or overlays, prune's absences). Its scope
@@ -95,6 +103,8 @@ export async function reconcileFiles(ctx: CycleContext, previous: ReconcileOutco
   ctx.steps?.enter('manifests');
   const scope = await scopeOf(ctx, previous, paths);
   if (typeof scope === 'string') return { full: scope };
+  // Waves gate a write on every other resource's state (src/core/waves.ts): only the full reconcile decides them all.
+  if (spansWaves([...previous.resources.values(), ...scope.loaded.resources])) return { full: 'the resources span several rollout waves' };
   ctx.steps?.enter('listing');
   const appliedRead = appliedOf(ctx, scope.loaded.resources);
   appliedRead.catch(() => undefined);

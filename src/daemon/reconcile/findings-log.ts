@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import { formatDiagnostic } from '../../core/diagnostics.js';
 import { skipLine } from '../../core/decide.js';
 import type { ReconcileOutcome } from '../cycle/cycle.js';
+import type { ReconcileRecord } from '../status/resource-tracker.js';
 import { DriftLog } from './drift.js';
 
 /** Reasons for not writing that are no news in the log: in sync, a job queued or just done, an orphan (its own line). */
@@ -16,12 +17,33 @@ export class FindingsLog {
   private loggedRefusal: string | undefined;
   /** Per resource, why it was last logged as not written. */
   private loggedNotWritten = new Map<string, string>();
+  /** The resources held as SecretsUnknown last logged. */
+  private loggedSecretsUnknown = '';
 
   /** Drift, said when it appears or changes (drift.ts). */
   readonly drift: DriftLog;
 
   constructor(private readonly log: Logger) {
     this.drift = new DriftLog(log);
+  }
+
+  /** The resources held as SecretsUnknown (their keys), when they changed. */
+  secretsUnknown(held: readonly string[]): void {
+    if (held.join() === this.loggedSecretsUnknown) return;
+    this.loggedSecretsUnknown = held.join();
+    const why = 'SecretsUnknown: resources whose only difference is secrets the service hides and no applied state'
+      + ' records; not rewritten blind (converge reconcile --write-secrets NAME writes them)';
+    if (held.length > 0) this.log.warn({ resources: held.slice(0, 20), count: held.length }, why);
+  }
+
+  /** The line of every reconcile that ended with a plan: its counts. */
+  reconciled(record: ReconcileRecord, outcome: ReconcileOutcome): void {
+    const s = outcome.plan.summary;
+    const { id: reconcile, trigger, durationMs: ms, files, live, enqueued, drifted, held } = record;
+    const planned = { create: s.create, update: s.update, adopt: s.adopt, delete: s.delete, noop: s.noop, orphan: s.orphan, blocked: s.blocked };
+    const read = { revisionReads: outcome.revisionReads ?? 0, targeted: outcome.targeted?.keys.size };
+    const cycle = record.cycle ? { cycle: record.cycle } : {};
+    this.log.info({ reconcile, trigger, ms, files, live, ...planned, enqueued, drifted, held, ...read, ...cycle }, 'reconciled');
   }
 
   /**

@@ -1,9 +1,10 @@
 // The outer reconcile: one at a time, bursts coalesced, and one `finally` that owns status, metrics, logs and retries.
 import type { Logger } from 'pino';
 import { ConvergeError, UsageError } from '../../core/errors.js';
-import type { DesiredResource, Plan } from '../../core/model.js';
+import type { DesiredResource } from '../../core/model.js';
 import type { BuildLogReads } from '../../service/build-log-tail.js';
 import type { ReconcileJobResult } from '../../store/schema.js';
+import type { StoredBuildLog } from '../../store/event-log.js';
 import { FailedBuilds } from '../status/failed-builds.js';
 import type { DaemonMetrics, ReconcileTrigger } from '../telemetry/metrics.js';
 import type { ReconcileOutcome } from '../cycle/cycle.js';
@@ -21,6 +22,7 @@ import type { ResourceState } from '../../core/resource-state.js';
 import { healthChanged, ResourceTracker, type HealthSettings, type ReconcileRecord } from '../status/resource-tracker.js';
 import { wasNotRun } from '../../jobs/runner/worker.js';
 import { ReconcileClock, type TimedReconcile } from '../telemetry/reconcile-steps.js';
+import { ReconcileLedger, ReconcilesRecord, type ReconcilesStore, type ReconcilesView } from './reconciles-record.js';
 
 export interface ReconcilerOptions {
   context: Omit<CycleContext, 'onEnqueued'>;
@@ -32,10 +34,10 @@ export interface ReconcilerOptions {
   /** Rollout health: the progress deadline (default 30 minutes). */
   health?: HealthSettings;
   /** The prefix's resource states (src/store/resource-folds.ts), folded there by replica `by`, and the event log's reads. */
-  record?: { store: RecordStore; folds: FoldStore; by: string } | undefined;
+  /** `reconciles`: the leader's reconciles in Redis (src/store/reconcile-record.ts), shown by every replica. */
+  record?: { store: RecordStore; folds: FoldStore; by: string; reconciles?: ReconcilesStore } | undefined;
 }
 
-const HISTORY = 50;
 /** Finished jobs are remembered this long for finishedSince (longer than any reconcile's listing takes). */
 const FINISHED_KEPT_MS = 10 * 60_000;
 
@@ -54,7 +56,6 @@ type Waiter = { resolve: (record: ReconcileRecord | undefined) => void };
 export class Reconciler {
   readonly tracker: ResourceTracker;
   private readonly options: ReconcilerOptions;
-  private sequence = 0;
   private running: Promise<void> | undefined;
   private next: { trigger: ReconcileTrigger; cycles: string[]; waiters: Waiter[]; scope?: RunScope } | undefined;
   private readonly scope: WatchScope; // what a run covers: the changed files (a targeted reconcile) or the whole directory
@@ -62,14 +63,12 @@ export class Reconciler {
   private failures = 0;
   /** Jobs in a row that sent nothing, live state changed since their decision or a former term's (the next reconcile's backoff). */
   private liveChanges = 0;
-  private failedTotal = 0;
   private stopped = false;
-  private readonly records: ReconcileRecord[] = [];
-  private readonly byTrigger: Record<ReconcileTrigger, number> = { startup: 0, watch: 0, resync: 0, retry: 0, manual: 0, prune: 0 };
+  /** The reconciles run (numbered on from a former leader's), their plan: what the record in Redis is written from. */
+  private readonly ledger = new ReconcileLedger();
   private readonly jobs = new Map<string, EnqueuedJob>();
   /** Per resource, the desired state of its last job that finished, and when (for finishedSince). */
   private readonly finished = new Map<string, { desired: string; at: number }>();
-  private plan: Plan | null = null;
   /** The desired resources of the last reconcile that loaded: whose secret values a shown log line masks. */
   private desired: ReadonlyMap<string, DesiredResource> = new Map();
   /** The build log tail of failed revisions (shown by /status while that revision is its health), and the event log's writer. */
@@ -77,10 +76,10 @@ export class Reconciler {
   private readonly recorder: StateFolds | undefined;
   /** The projection in Redis as /status and the gauges read it (absent without an event log: this replica's rows). */
   private readonly projection: ProjectionReader | undefined;
+  /** The reconciles' record in Redis (without one, or while Redis fails, /status shows this replica's own). */
+  private readonly reconciles: ReconcilesRecord;
   /** The rows the resource gauges were last set from (the projection's rows stay the same array until its version moves). */
   private counted: readonly ResourceState[] | undefined;
-  private lastSuccessAt: string | null = null;
-  private loggedSecretsUnknown = '';
   /** What a reconcile found, logged when it appears or changes. */
   private readonly findings: FindingsLog;
   /** Whether the manifest directory loaded at the last attempt, and why not. */
@@ -95,8 +94,11 @@ export class Reconciler {
     this.tracker.record(healthTransitions(options.log, options.metrics.revisionFailures));
     // A row whose health moved since its last decision joins the next targeted run (src/daemon/reconcile/watch-scope.ts).
     this.tracker.record({ changed: ({ key, before, after }) => void (healthChanged(before?.health, after.health) && this.scope.touch([key])), removed() {} });
+    const local = (): ReconcilesView => ({ ...this.ledger.snapshot(), manifests: this.manifests, orphans: this.tracker.orphans() });
+    const by = options.record?.by ?? 'daemon';
+    this.reconciles = new ReconcilesRecord(options.record?.reconciles, { by, log: options.log, local });
     if (!options.record) return;
-    const { store, by } = options.record;
+    const { store } = options.record;
     const parts = { by, log: options.log, leading: () => this.leading(), fence: options.context.fence };
     this.recorder = new StateFolds(options.record.folds, { ...parts, buildLogs: () => store.buildLogs() }, this.tracker);
     const order = (): string[] => this.tracker.states().map((state) => state.key);
@@ -115,14 +117,26 @@ export class Reconciler {
     setResourceGauges(this.options.metrics, rows);
   };
 
-  /** Takes up every resource's state in Redis (a restart, a failover), and the failed builds' log lines. */
-  restoreRecord = async (): Promise<number> => (await this.recorder?.restore(this.failedBuilds)) ?? 0;
+  /** Takes up what the last leader recorded (a restart, a failover): reconciles, rows, the failed builds' log lines. */
+  restoreRecord = async (): Promise<number> => {
+    await this.reconciles.restore(this.ledger);
+    return (await this.recorder?.restore(this.failedBuilds)) ?? 0;
+  };
 
   /** Whether /status shows rows Redis has no state of (lost): they are rebuilt by the next reconcile. */
   stateRebuilding = (): boolean => this.tracker.rebuilding() || this.projection?.fromMemory === true;
 
-  /** Resolves when every change so far is written to the event log. */
-  recorded = async (): Promise<void> => this.recorder?.flushed();
+  /** Resolves when every change so far is written to the event log and the reconcile record. */
+  recorded = async (): Promise<void> => void (await Promise.all([this.recorder?.flushed(), this.reconciles.written()]));
+
+  /** What /status shows of the leader's reconciles, its plan, orphans and manifests (the record in Redis). */
+  reconcilesView = (): Promise<ReconcilesView> => this.reconciles.view();
+
+  /** Writes the reconcile record while this replica leads (fenced by its token in Redis). */
+  private writeRecord(): void {
+    const token = this.options.context.fence?.();
+    if (!this.options.context.fence || token !== undefined) this.reconciles.write(token);
+  }
 
   /** Redis lost its records: every row is rebuilt from the service by a reconcile now (nothing is written to Redis before). */
   recordLost = (): void => void this.recorder?.lost(() => this.request('retry'));
@@ -166,7 +180,7 @@ export class Reconciler {
 
   /** The outer step: everything about the run's bookkeeping happens in its one `finally`. */
   private async reconcile(trigger: ReconcileTrigger, cycles: string[], scope: RunScope): Promise<ReconcileRecord> {
-    const id = ++this.sequence;
+    const id = this.ledger.next();
     const started = Date.now();
     const clock = new ReconcileClock({ trigger, id });
     let outcome: ReconcileOutcome | undefined;
@@ -204,6 +218,7 @@ export class Reconciler {
       if (cycles[0]) record.cycle = cycles[0];
       if (outcome?.version) record.manifestVersion = outcome.version;
       this.finish(record, timed, outcome, failure, cycles);
+      this.writeRecord();
       this.scope.folded();
     }
     // Rows that moved during a targeted run and that it did not decide: decided again at once (src/daemon/reconcile/watch-scope.ts).
@@ -221,14 +236,11 @@ export class Reconciler {
     for (const [step, seconds] of timed.steps) metrics.reconcileSteps.observe({ step }, seconds);
     metrics.reconciles.inc({ trigger: record.trigger, result });
     if (cycles.length) metrics.resyncCycles.inc(cycles.length);
-    this.byTrigger[record.trigger as ReconcileTrigger] += 1;
-    this.records.push(record);
-    if (this.records.length > HISTORY) this.records.splice(0, this.records.length - HISTORY);
+    const lostLease = failure instanceof ConvergeError && failure.code === 'E_NOT_LEADER';
+    this.ledger.ended(record, outcome?.plan, !outcome && !lostLease);
 
     if (outcome) {
       this.failures = 0;
-      this.plan = outcome.plan;
-      this.lastSuccessAt = record.finishedAt;
       this.manifests = { loaded: true, everLoaded: true, error: null };
       this.tracker.update(outcome);
       this.desired = outcome.resources;
@@ -239,23 +251,10 @@ export class Reconciler {
       metrics.drifted.reset();
       for (const d of outcome.drift) metrics.drifted.inc({ kind: d.key.slice(0, d.key.indexOf('/')), policy: d.policy });
       this.findings.diagnostics(outcome);
-      const held = this.tracker.secretsUnknown();
-      if (held.join() !== this.loggedSecretsUnknown) {
-        this.loggedSecretsUnknown = held.join();
-        if (held.length > 0) log.warn({ resources: held.slice(0, 20), count: held.length }, 'SecretsUnknown: resources whose only difference is secrets the service hides and no applied state records; not rewritten blind (converge reconcile --write-secrets NAME writes them)');
-      }
+      this.findings.secretsUnknown(this.tracker.secretsUnknown());
       this.findings.drift.found(outcome);
       this.findings.notWritten(outcome);
-      const s = outcome.plan.summary;
-      log.info(
-        {
-          reconcile: record.id, trigger: record.trigger, ms: record.durationMs, files: record.files, live: record.live,
-          create: s.create, update: s.update, adopt: s.adopt, delete: s.delete, noop: s.noop, orphan: s.orphan, blocked: s.blocked,
-          enqueued: record.enqueued, drifted: record.drifted, held: record.held, revisionReads: outcome.revisionReads ?? 0, targeted: outcome.targeted?.keys.size,
-          ...(record.cycle ? { cycle: record.cycle } : {}),
-        },
-        'reconciled',
-      );
+      this.findings.reconciled(record, outcome);
       return;
     }
     if (failure instanceof ConvergeError && failure.code === 'E_NOT_LEADER') {
@@ -266,7 +265,6 @@ export class Reconciler {
     const usage = failure instanceof UsageError;
     this.manifests = { loaded: !usage && this.manifests.loaded, everLoaded: this.manifests.everLoaded, error: usage ? errorLine(failure) : this.manifests.error };
     this.failures += 1;
-    this.failedTotal += 1;
     const delay = this.backoff(this.failures);
     const code = failure instanceof ConvergeError ? failure.code : undefined;
     log.warn({ reconcile: record.id, trigger: record.trigger, ms: record.durationMs, error: record.error, code, retryInMs: this.stopped ? undefined : delay }, 'reconcile failed');
@@ -348,7 +346,8 @@ export class Reconciler {
   async followRevisions(client: Parameters<typeof followRollouts>[0]['client'] & BuildLogReads, limit = 500): Promise<number> {
     const result = await followRollouts({ tracker: this.tracker, client, holds: this.options.context.holds, limit, stopped: () => this.stopped });
     for (const f of result.failed) await this.failedBuilds.logTail(client, f);
-    return result.requests;
+    // A failure this replica did not see happen (apply's, a former leader's): its log lines are read once too.
+    return result.requests + (await this.failedBuilds.fetchMissing(client, await this.resourceStates()));
   }
 
   /** The build log lines of a failed revision, for a notification (FailedBuilds.lines). */
@@ -356,9 +355,9 @@ export class Reconciler {
     return this.failedBuilds.lines(client, deploymentId, revisionId);
   }
 
-  /** For /status: the build log tail of each resource whose latest revision failed. */
-  failedBuildLogs(): Record<string, { revisionId: string; lines: string[]; note?: string }> {
-    return this.failedBuilds.shown();
+  /** For /status: the build log tail of each of `rows` whose latest revision failed (kept in Redis). */
+  failedBuildLogs(rows: readonly ResourceState[]): Promise<Record<string, StoredBuildLog>> {
+    return this.failedBuilds.shown(rows);
   }
 
   /** Of `names` (`Kind/name` or `name`), those the last plan found in no manifest (a typo, or a resource not declared). */
@@ -371,8 +370,13 @@ export class Reconciler {
    * Releases the holds of the named resources (true: every one) in Redis and in status, so the next reconcile writes
    * them again: the operator's `converge reconcile --retry-failed [NAME...]` (src/daemon/reconcile/release-holds.ts).
    */
-  releaseHolds(request: true | readonly string[]): Promise<{ released: string[]; unmatched: string[]; rebuild: string[] }> {
-    return releaseHolds({ context: this.options.context, tracker: this.tracker, log: this.options.log, touch: (keys) => this.scope.touch(keys) }, request);
+  releaseHolds(
+    request: true | readonly string[],
+    beforeRelease?: (rebuild: readonly string[]) => Promise<void>,
+  ): Promise<{ released: string[]; unmatched: string[]; rebuild: string[] }> {
+    const touch = (keys: readonly string[]): void => this.scope.touch(keys);
+    const deps = { context: this.options.context, tracker: this.tracker, log: this.options.log, touch };
+    return releaseHolds(deps, request, beforeRelease);
   }
 
   /** Refuses new requests, cancels a pending retry, waits for the run in progress. */
@@ -385,16 +389,11 @@ export class Reconciler {
 
   /** The manifests the last reconcile that read them read (git commit or content hash). */
   manifestVersion(): ReconcileRecord['manifestVersion'] {
-    return this.records.findLast((r) => r.manifestVersion !== undefined)?.manifestVersion;
+    return this.ledger.manifestVersion();
   }
 
-  snapshot() {
-    return {
-      lastReconcile: this.records.at(-1) ?? null,
-      lastSuccessfulReconcileAt: this.lastSuccessAt,
-      reconciles: { total: this.sequence, failed: this.failedTotal, byTrigger: { ...this.byTrigger } },
-      history: [...this.records],
-      plan: this.plan,
-    };
+  /** This replica's own reconciles (the record in Redis is written from them: reconcilesView reads it). */
+  snapshot(): ReturnType<ReconcileLedger['snapshot']> {
+    return this.ledger.snapshot();
   }
 }

@@ -10,6 +10,7 @@ import { DEFAULT_PRUNE_GRACE_MS } from '../../core/prune-grace.js';
 import { summarize } from '../status/projection.js';
 import { statusRow } from '../status/status-row.js';
 import { versionLabel, type ManifestVersion } from '../../core/manifest-version.js';
+import type { OperatorRequestStore, StoredRequest } from '../../store/operator-requests.js';
 
 export const DAEMON_VERSION = VERSION;
 
@@ -27,6 +28,8 @@ export interface StatusParts {
   lease: LeadershipStatus | null;
   appliedState: { lost: boolean; lostAt: string | null; losses: number; detail: string | null };
   reconciler: Reconciler | undefined;
+  /** The operator's requests kept in Redis until a reconcile serves them (src/store/operator-requests.ts). */
+  requests?: Pick<OperatorRequestStore, 'all'> | undefined;
   /** The resync cycles this daemon ran (the newest last). */
   cycles: readonly string[];
 }
@@ -61,10 +64,17 @@ function redactUrl(url: string): string {
   }
 }
 
+/** The operator's requests that wait to be served, oldest first (none when Redis does not answer: said in the log). */
+async function pendingRequests(parts: StatusParts): Promise<Array<{ id: string } & StoredRequest>> {
+  const kept = await parts.requests?.all().catch(() => undefined);
+  return [...(kept ?? [])].map(([id, request]) => ({ id, ...request }));
+}
+
 /** The /status document: its resources are the projection in Redis (docs/daemon.md, "The event log"). */
 export async function statusDocument(parts: StatusParts): Promise<Record<string, unknown>> {
   const { settings, reconciler } = parts;
-  const snapshot = reconciler?.snapshot();
+  // The leader's reconciles, plan, orphans and manifests as recorded in Redis: the same on every replica.
+  const snapshot = await reconciler?.reconcilesView();
   // One set of rows: the summaries below and the table of `converge status` count the same states.
   const states = (await reconciler?.resourceStates()) ?? [];
   const rows = states.map(statusRow);
@@ -99,7 +109,7 @@ export async function statusDocument(parts: StatusParts): Promise<Record<string,
     conflicts: summary.conflicts,
     deletesPending: summary.deletesPending,
     manifestVersion: labelled(snapshot?.lastReconcile?.manifestVersion) ?? null,
-    manifests: reconciler?.manifests ?? null,
+    manifests: snapshot?.manifests ?? null,
     lastReconcile: snapshot?.lastReconcile ?? null,
     lastSuccessfulReconcileAt: snapshot?.lastSuccessfulReconcileAt ?? null,
     reconciles: snapshot?.reconciles ?? null,
@@ -108,11 +118,13 @@ export async function statusDocument(parts: StatusParts): Promise<Record<string,
     // Redis lost the states of these rows: shown as this replica last knew them until the next reconcile rebuilds them.
     resourcesRebuilding: reconciler?.stateRebuilding() ?? false,
     resources: rows.map((r) => (r.appliedFrom ? { ...r, appliedFrom: labelled(r.appliedFrom) } : r)),
-    failedBuildLogs: reconciler?.failedBuildLogs() ?? {},
-    orphans: reconciler?.tracker.orphans() ?? [],
+    failedBuildLogs: (await reconciler?.failedBuildLogs(states)) ?? {},
+    orphans: snapshot?.orphans ?? [],
     history: snapshot?.history ?? [],
     plan: snapshot?.plan ?? null,
     /** The last plan's refusal to prune (nothing deleted, and why), or null: said here and on the page, not only in the log. */
     pruneRefused: snapshot?.plan?.prune_refused ?? null,
+    /** POST /reconcile requests kept in Redis until a reconcile serves them (a new leader serves a former one's). */
+    pendingRequests: await pendingRequests(parts),
   };
 }

@@ -11,14 +11,28 @@ const HISTORY_MAX_LIMIT = 200;
 /** Reads a resource's entries, newest first, at most `limit` (the event log's history, src/store/event-log.ts). */
 export type HistoryReader = (key: string, limit: number) => Promise<readonly RecordedEvent[]>;
 
-/** The resource key of a /history path (`/history/Deployment/web`), or the message of a 404. */
-export function historyKey(path: string): { key: string } | { error: string } {
+/** A path segment decoded, or undefined when it is not valid percent-encoding (`%E0%A4%A`). */
+function decoded(segment: string): string | undefined {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The resource key of a /history path (`/history/Deployment/web`), or the message of a 400 (malformed) or 404. */
+export function historyKey(path: string): { key: string } | { status: 400 | 404; error: string } {
   const rest = path.slice('/history/'.length);
   const slash = rest.indexOf('/');
-  const kind = slash < 0 ? '' : decodeURIComponent(rest.slice(0, slash));
-  const name = slash < 0 ? '' : decodeURIComponent(rest.slice(slash + 1));
+  const kind = slash < 0 ? '' : decoded(rest.slice(0, slash));
+  const name = slash < 0 ? '' : decoded(rest.slice(slash + 1));
+  const how = `ask /history/KIND/NAME with a kind of ${KIND_NAMES.join(', ')}, e.g. /history/Deployment/web`;
+  if (kind === undefined || name === undefined) {
+    const error = `${JSON.stringify(rest)} is not valid percent-encoding (RFC 3986); ${how}, each part encoded with encodeURIComponent`;
+    return { status: 400, error };
+  }
   const known = KIND_NAMES.find((k) => k === kind);
-  if (!known || !name || name.includes('/')) return { error: `no resource ${JSON.stringify(rest)}; ask /history/KIND/NAME with a kind of ${KIND_NAMES.join(', ')}, e.g. /history/Deployment/web` };
+  if (!known || !name || name.includes('/')) return { status: 404, error: `no resource ${JSON.stringify(rest)}; ${how}` };
   return { key: `${known}/${name}` };
 }
 
@@ -26,7 +40,7 @@ export function historyKey(path: string): { key: string } | { error: string } {
 export async function historyRoute(req: IncomingMessage, res: ServerResponse, path: string, params: URLSearchParams, reader: HistoryReader | undefined, head: boolean): Promise<void> {
   const json = (status: number, value: unknown): void => sendJson(res, status, value, head);
   const named = historyKey(path);
-  if ('error' in named) return json(404, { error: named.error });
+  if ('error' in named) return json(named.status, { error: named.error });
   if (!reader) return json(404, { error: 'this daemon keeps no event log; `converge history` reads Redis directly' });
   const text = params.get('limit');
   const limit = text === null ? HISTORY_PAGE_LIMIT : Number(text);

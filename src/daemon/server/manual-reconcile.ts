@@ -1,7 +1,9 @@
 // POST /reconcile and /webhook (`converge reconcile`): requests coalesced into one reconcile each batch, with the secret writes and the rebuilds they ask for merged.
+import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { holdsNamed, namingNone } from '../../core/holds.js';
 import type { Leadership } from '../../leader/leadership.js';
+import { MAX_PENDING_REQUESTS, type OperatorRequestStore, type StoredRequest } from '../../store/operator-requests.js';
 import { OperatorRequests } from '../cycle/operator-requests.js';
 import type { Reconciler } from '../reconcile/reconciler.js';
 import type { ReconcileRequest } from './status-server.js';
@@ -19,6 +21,12 @@ export interface ManualReconcileParts {
   deleteConfirms: OperatorRequests;
   /** Where a confirmation is stored before it is answered (src/store/applied-state.ts), so that a new leader finds it. */
   confirmations: { confirmDeletes(wanted: (key: string) => boolean): Promise<string[]> } | undefined;
+  /** Where each request is kept from its arrival until a reconcile served it, so that a new leader serves it. */
+  requests: Pick<OperatorRequestStore, 'add' | 'remove' | 'noteRebuild' | 'all'> | undefined;
+  /** This replica's id (who took a request). */
+  replica: string;
+  /** Counts a request refused because MAX_PENDING_REQUESTS are kept already. */
+  overflow: () => void;
   log: Logger;
 }
 
@@ -34,6 +42,9 @@ interface Batch {
   writeSecrets: Names | undefined;
   retryFailed: Names | undefined;
   confirmDelete: string[] | undefined;
+  /** The kept requests (their ids in Redis) this batch serves, and the rebuilds a former leader noted for them. */
+  ids: string[];
+  rebuild: string[];
   waiters: Array<{ request: ReconcileRequest; resolve: (answer: ManualAnswer) => void }>;
 }
 
@@ -73,25 +84,53 @@ export class ManualReconciles {
   private readonly parts: () => ManualReconcileParts;
   private queued: Batch | undefined;
   private running: Promise<void> | undefined;
+  /** The ids of the kept requests this replica serves now (a take-up skips them). */
+  private readonly serving = new Set<string>();
 
   constructor(parts: () => ManualReconcileParts) {
     this.parts = parts;
   }
 
-  /** Answers once the reconcile that served the request ended (503 at once from a standby or a stopping daemon). */
-  request(request: ReconcileRequest): Promise<ManualAnswer> {
+  /**
+   * Keeps the request in Redis, then answers once the reconcile that served it ended (503 at once from a standby or a
+   * stopping daemon, or when it cannot be kept: MAX_PENDING_REQUESTS wait already, or Redis does not answer).
+   */
+  async request(request: ReconcileRequest): Promise<ManualAnswer> {
     const parts = this.parts();
     const refused = refusal(parts);
-    if (refused) return Promise.resolve(refused);
-    return new Promise((resolve) => {
-      const batch = (this.queued ??= { writeSecrets: undefined, retryFailed: undefined, confirmDelete: undefined, waiters: [] });
-      parts.log.debug({ joined: batch.waiters.length, afterRunning: this.running !== undefined }, 'reconcile requested');
-      batch.writeSecrets = mergeNames(batch.writeSecrets, request.writeSecrets);
-      batch.retryFailed = mergeNames(batch.retryFailed, request.retryFailed);
-      if (request.confirmDelete) batch.confirmDelete = [...new Set([...(batch.confirmDelete ?? []), ...request.confirmDelete])];
-      batch.waiters.push({ request, resolve });
-      this.running ??= this.drain();
-    });
+    if (refused) return refused;
+    const id = randomUUID();
+    const kept = await keep(parts, id, { ...request, at: new Date().toISOString(), by: parts.replica });
+    if (kept) return kept;
+    return new Promise((resolve) => this.join(id, request, [], { request, resolve }));
+  }
+
+  /**
+   * Serves the requests kept in Redis that no reconcile served (a former leader's, or this replica's before its
+   * restart): called when this replica takes the lease. Returns how many it took up.
+   */
+  async takeUp(): Promise<number> {
+    const parts = this.parts();
+    if (refusal(parts) || !parts.requests) return 0;
+    const kept = [...(await parts.requests.all())].filter(([id]) => !this.serving.has(id));
+    for (const [id, stored] of kept) this.join(id, requestOf(stored), stored.rebuild ?? []);
+    const from = [...new Set(kept.map(([, r]) => r.by))];
+    if (kept.length > 0) parts.log.info({ requests: kept.length, from }, 'operator requests a former leader did not serve: served now');
+    return kept.length;
+  }
+
+  private join(id: string, request: ReconcileRequest, rebuild: readonly string[], waiter?: Batch['waiters'][number]): void {
+    const batch = (this.queued ??= emptyBatch());
+    const joined = { joined: batch.waiters.length, afterRunning: this.running !== undefined };
+    this.parts().log.debug(joined, 'reconcile requested');
+    batch.writeSecrets = mergeNames(batch.writeSecrets, request.writeSecrets);
+    batch.retryFailed = mergeNames(batch.retryFailed, request.retryFailed);
+    if (request.confirmDelete) batch.confirmDelete = [...new Set([...(batch.confirmDelete ?? []), ...request.confirmDelete])];
+    batch.ids.push(id);
+    batch.rebuild.push(...rebuild);
+    this.serving.add(id);
+    if (waiter) batch.waiters.push(waiter);
+    this.running ??= this.drain();
   }
 
   private async drain(): Promise<void> {
@@ -101,6 +140,7 @@ export class ManualReconciles {
       const parts = this.parts();
       const refused = refusal(parts);
       const served = refused ? undefined : await serve(batch, parts).catch((error: unknown) => error as Error);
+      for (const id of batch.ids) this.serving.delete(id);
       for (const { request, resolve } of batch.waiters) {
         if (served instanceof Error) resolve({ status: 500, body: { error: 'internal error; see the daemon log' } });
         else resolve(served ? answerOf(request, served, parts.reconciler!) : refused!);
@@ -125,8 +165,12 @@ async function serve(batch: Batch, parts: ManualReconcileParts): Promise<Served>
     await parts.confirmations?.confirmDeletes((key) => asked.approved(key));
     deleteConfirms.add(batch.confirmDelete);
   }
-  const released = batch.retryFailed ? await reconciler.releaseHolds(batch.retryFailed) : undefined;
+  // The holds to rebuild are noted with the requests before they are released: a leader that dies between the two
+  // leaves the rebuild to the next one, which finds the holds released.
+  const note = async (rebuild: readonly string[]): Promise<void> => parts.requests?.noteRebuild(batch.ids, rebuild);
+  const released = batch.retryFailed ? await reconciler.releaseHolds(batch.retryFailed, note) : undefined;
   if (released) rebuilds.add(released.rebuild);
+  if (batch.rebuild.length > 0) rebuilds.add(batch.rebuild);
   let record;
   let written: string[];
   let rebuilt: string[];
@@ -139,11 +183,43 @@ async function serve(batch: Batch, parts: ManualReconcileParts): Promise<Served>
     // A confirmation the reconcile did not serve ends with it: a delete is confirmed for what a person saw pending.
     deleted = deleteConfirms.take();
   }
+  // Served: no longer kept. A reconcile that did not run (the lease lost, stopping) leaves them to the next leader.
+  if (record) await parts.requests?.remove(batch.ids);
   const requests = batch.waiters.length;
   if (batch.writeSecrets) log.info({ requested: batch.writeSecrets === true ? 'all' : batch.writeSecrets, written, requests }, 'secrets written on request (converge reconcile --write-secrets)');
   if (batch.confirmDelete) log.info({ requested: batch.confirmDelete, deleted, requests }, 'deletes confirmed on request (converge reconcile --confirm-delete)');
   if (requests > 1) log.info({ reconcile: record?.id, requests }, 'reconcile requests coalesced: one reconcile answered them');
   return { record, written, heldBefore, retried: released ? { released: released.released, rebuilt } : undefined, confirmed: batch.confirmDelete ? { deleted, pendingBefore } : undefined, requests };
+}
+
+/** A batch that asks nothing yet. */
+function emptyBatch(): Batch {
+  return { writeSecrets: undefined, retryFailed: undefined, confirmDelete: undefined, ids: [], rebuild: [], waiters: [] };
+}
+
+/** Keeps a request in Redis; the answer to send instead when it cannot be (undefined: kept, or no store). */
+async function keep(parts: ManualReconcileParts, id: string, request: StoredRequest): Promise<ManualAnswer | undefined> {
+  const added = await parts.requests?.add(id, request).catch((error: unknown) => error as Error);
+  if (added === undefined || added === true) return undefined;
+  if (added instanceof Error) {
+    parts.log.warn({ error: added.message.split('\n')[0] }, 'reconcile request refused: it could not be kept in Redis');
+    const error = 'the request could not be kept in Redis (a new leader would lose it); try again when Redis answers';
+    return { status: 503, body: { error } };
+  }
+  parts.overflow();
+  parts.log.warn({ pending: MAX_PENDING_REQUESTS }, 'reconcile request refused: too many requests wait to be served');
+  const error = `${MAX_PENDING_REQUESTS} requests wait to be served already; try again after the reconcile in progress`;
+  return { status: 503, body: { error } };
+}
+
+/** What a kept request asks. */
+function requestOf(stored: StoredRequest): ReconcileRequest {
+  const { writeSecrets, retryFailed, confirmDelete } = stored;
+  return {
+    ...(writeSecrets ? { writeSecrets } : {}),
+    ...(retryFailed ? { retryFailed } : {}),
+    ...(confirmDelete ? { confirmDelete } : {}),
+  };
 }
 
 /** The keys of `keys` that `names` asks for (every one for true). */

@@ -1,6 +1,8 @@
 // The build log tails of failed revisions the daemon keeps: logged once when a revision fails, shown by /status and in notifications.
 import type { Logger } from 'pino';
+import { revisionFailed } from '../../core/health.js';
 import type { DesiredResource } from '../../core/model.js';
+import type { ResourceState } from '../../core/resource-state.js';
 import { resolveDesiredSecrets } from '../../secrets/resolve.js';
 import { buildLogTail, type BuildLogReads, type BuildLogTail } from '../../service/build-log-tail.js';
 import type { EventLogStore, StoredBuildLog } from '../../store/event-log.js';
@@ -22,8 +24,8 @@ export class FailedBuilds {
     private readonly log: Logger,
     /** The desired resources of the last reconcile that loaded (whose secret values are masked), and their environment. */
     private readonly secrets: () => { desired: ReadonlyMap<string, DesiredResource>; env: NodeJS.ProcessEnv },
-    /** Where the tails are kept across restarts and failover (the event log's projection), when recorded. */
-    private readonly store?: Pick<EventLogStore, 'setBuildLog'>,
+    /** Where the tails are kept across restarts and failover and read by /status on every replica, when recorded. */
+    private readonly store?: Pick<EventLogStore, 'setBuildLog' | 'buildLogs'>,
   ) {}
 
   /** Takes up the tails the last leader kept (src/store/event-log.ts). */
@@ -55,12 +57,36 @@ export class FailedBuilds {
     return kept && kept.lines.length > 0 ? kept.lines : undefined;
   }
 
-  /** For /status: the build log tail of each resource whose latest revision failed (while that revision stays its health). */
-  shown(): Record<string, { revisionId: string; lines: string[]; note?: string }> {
-    const out: Record<string, { revisionId: string; lines: string[]; note?: string }> = {};
-    for (const row of this.tracker.resources()) {
-      const kept = this.tails.get(row.key);
-      if (kept && row.health?.status === 'degraded' && row.health.revisionId === kept.revisionId) out[row.key] = kept;
+  /**
+   * Reads the tail of each failed revision of `rows` that no tail is kept of: a failure this daemon did not see happen
+   * (`converge apply`'s, a former leader's that died before it read the log). At most `limit` reads a call; returns
+   * how many. Each is read once: a tail is kept even when it holds only a note.
+   */
+  async fetchMissing(client: BuildLogReads, rows: readonly ResourceState[], limit = 10): Promise<number> {
+    let reads = 0;
+    for (const row of rows) {
+      if (reads >= limit) break;
+      const { health, deploymentId } = row;
+      const failed = health.status === 'degraded' && revisionFailed(health.revisionStatus ?? '');
+      if (!failed || !health.revisionId || !deploymentId) continue;
+      if (this.tails.get(row.key)?.revisionId === health.revisionId) continue;
+      reads += 1;
+      await this.logTail(client, { key: row.key, deploymentId, revisionId: health.revisionId });
+    }
+    return reads;
+  }
+
+  /**
+   * For /status: the build log tail of each of `rows` whose latest revision failed (while that revision stays its
+   * health), as kept in Redis, so that every replica shows the leader's; this replica's own when Redis does not answer.
+   */
+  async shown(rows: readonly ResourceState[]): Promise<Record<string, StoredBuildLog>> {
+    const kept = await this.store?.buildLogs().catch(() => undefined);
+    const tails: ReadonlyMap<string, StoredBuildLog> = kept ?? this.tails;
+    const out: Record<string, StoredBuildLog> = {};
+    for (const row of rows) {
+      const kept = tails.get(row.key);
+      if (kept && row.health.status === 'degraded' && row.health.revisionId === kept.revisionId) out[row.key] = kept;
     }
     return out;
   }

@@ -158,7 +158,7 @@ export class ResourceTracker implements RolloutView {
   reading(key: string, revisionId: string): RevisionReading | undefined {
     const health = this.rows.get(key)?.health;
     if (health?.revisionId !== revisionId || health.revisionStatus === undefined) return undefined;
-    return { id: revisionId, status: health.revisionStatus };
+    return { id: revisionId, status: health.revisionStatus, createdAt: health.revisionCreatedAt, updatedAt: health.revisionUpdatedAt };
   }
 
   /** Whether the row's health is about `revisionId` already (a job started it, or it was read): the poller follows it. */
@@ -322,11 +322,11 @@ export class ResourceTracker implements RolloutView {
   /**
    * An operator released the hold of `key` (`storedRevisionId`: the revision of the hold Redis kept, when the row shows
    * none): the row drops it, and that failed revision is never held again (its failure is known and the retry asked
-   * for). A later revision that fails is held as any other.
+   * for). A later revision that fails is held as any other. `request`: the operator's command, named in the history.
    */
-  releaseHold(key: string, storedRevisionId?: string): void {
+  releaseHold(key: string, storedRevisionId?: string, request?: string): void {
     const row = this.rows.get(key);
-    if (row) this.fold(key, row, { type: 'hold', hold: undefined, released: row.hold?.revisionId ?? storedRevisionId });
+    if (row) this.fold(key, row, { type: 'hold', hold: undefined, released: row.hold?.revisionId ?? storedRevisionId, request });
   }
 
   /** Whether a failed `revisionId` of `key` may be held: not when an operator released its hold (kept in its state). */
@@ -376,9 +376,9 @@ export class ResourceTracker implements RolloutView {
   }
 
   /** An operator released the resource's Conflict: the row no longer shows it (the next reconcile says what holds). */
-  clearConflict(key: string): void {
+  clearConflict(key: string, request?: string): void {
     const row = this.rows.get(key);
-    if (row) this.fold(key, row, { type: 'conflict-released' });
+    if (row) this.fold(key, row, { type: 'conflict-released', request });
   }
 
   /** Resources under a Conflict (their keys). */

@@ -32,6 +32,7 @@ export interface DaemonMetrics {
   requestDuration: Histogram<'method' | 'endpoint'>;
   manifestErrors: Gauge;
   resyncCycles: Counter;
+  recordOverflow: Counter<'what'>;
   /** 1 once the daemon saw the applied-state epoch in Redis change or vanish (Redis lost converge's records). */
   appliedStateLost: Gauge;
   /** Resources held as SecretsUnknown at the last reconcile. */
@@ -158,6 +159,14 @@ function conditionMetrics(registry: Registry) {
     help: 'Resync cycles this daemon ran (one replica runs each cycle).',
     registers: [registry],
   });
+  const recordOverflow = new Counter({
+    name: 'converge_record_overflow_total',
+    help:
+      'What a bound of the record in Redis refused (requests: an operator request past the pending requests kept),'
+      + ' never dropped in silence.',
+    labelNames: ['what'] as const,
+    registers: [registry],
+  });
   const appliedStateLost = new Gauge({
     name: 'converge_applied_state_lost',
     help: "1 when converge's records in Redis (applied state, desired-state memory) were lost while this daemon ran: the epoch key changed or vanished (Redis restarted without persistence, flushed, evicted, failed over to an empty replica).",
@@ -189,7 +198,7 @@ function conditionMetrics(registry: Registry) {
   appliedStateLost.set(0);
   secretsUnknown.set(0);
   manifestErrors.set(0);
-  return { manifestErrors, resyncCycles, appliedStateLost, secretsUnknown, resyncPeriod, revisionFailures, clockSkew };
+  return { manifestErrors, resyncCycles, recordOverflow, appliedStateLost, secretsUnknown, resyncPeriod, revisionFailures, clockSkew };
 }
 
 /** The flap guard's Conflicts and the notification deliveries. */

@@ -1,4 +1,5 @@
 // Shared pieces of the plan renderers: value formatting, action symbols, the summary sentence, orphan and note lines.
+import { waveLine } from '../../core/waves.js';
 import type { Action, FieldChange, HealthNote, Plan, PlanChange, SecretSourceName } from '../../core/model.js';
 import { resourceKey, SENSITIVE } from '../../core/model.js';
 import { healthLine } from '../../core/decide.js';
@@ -38,7 +39,33 @@ export function fieldKind(field: FieldChange): FieldKind {
 
 /** Changes shown one by one: creates, updates (suspended ones too) and blocked resources; orphans are summarized. */
 export function listedChanges(plan: Plan): PlanChange[] {
-  return plan.changes.filter((change) => change.action !== 'noop' && change.action !== 'orphan');
+  const listed = plan.changes.filter((change) => change.action !== 'noop' && change.action !== 'orphan');
+  if (!plan.waves) return listed;
+  // Several waves: the changes in wave order (the sort is stable: by kind and name within a wave), deletes after the last.
+  const order = (change: PlanChange): number => change.wave ?? Number.POSITIVE_INFINITY;
+  return listed.sort((a, b) => order(a) - order(b));
+}
+
+/**
+ * The heading of each wave of a plan whose writes span several, by the index in `changes` (listedChanges) of the wave's
+ * first change: "wave 1: 3 to update, after wave 0 is healthy", and "after the last wave: 2 to delete".
+ */
+export function waveHeadings(plan: Plan, changes: readonly PlanChange[]): Map<number, string> {
+  const headings = new Map<number, string>();
+  if (!plan.waves) return headings;
+  const waves = plan.waves;
+  changes.forEach((change, i) => {
+    const previous = i === 0 ? undefined : changes[i - 1]!;
+    if (i > 0 && previous!.wave === change.wave) return;
+    if (change.wave === undefined) {
+      const deletes = changes.slice(i).filter((c) => c.action === 'delete').length;
+      if (deletes > 0) headings.set(i, `after the last wave: ${deletes} to delete`);
+      return;
+    }
+    const at = waves.findIndex((w) => w.wave === change.wave);
+    headings.set(i, at < 0 ? `wave ${change.wave}: nothing to write` : waveLine(waves[at]!, waves[at - 1]));
+  });
+  return headings;
 }
 
 /**

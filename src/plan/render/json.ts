@@ -19,6 +19,8 @@ export function renderJson(plan: Plan): string {
       blocked: plan.summary.blocked,
       suspended: plan.summary.suspended,
     },
+    // Several waves only (docs/rollouts.md): a plan in one wave has neither `waves` nor a change's `wave`.
+    ...(plan.waves ? { waves: plan.waves.map((w) => ({ wave: w.wave, create: w.create, update: w.update, adopt: w.adopt })) } : {}),
     changes: plan.changes.map((change) => ({
       kind: change.kind,
       name: change.name,
@@ -26,6 +28,7 @@ export function renderJson(plan: Plan): string {
       new_revision: change.new_revision,
       suspended: change.suspended === true,
       released: change.released === true,
+      ...(change.wave !== undefined ? { wave: change.wave } : {}),
       ...(change.id !== undefined ? { id: change.id } : {}),
       fields: change.fields.map((field) => ({
         path: field.path,

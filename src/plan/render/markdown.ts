@@ -1,7 +1,7 @@
 // Markdown rendering of a plan for pull-request comments: notes, summary table, changes table, <details> with ```diff
 // blocks, orphans in one collapsed section; never longer than a pull-request comment takes.
 import type { FieldChange, Plan, PlanChange } from '../../core/model.js';
-import { fieldKind, formatValue, healthNoteLine, sourceSide, listedChanges, markers, notedUnchanged, orphanHeading, orphanKeys, releasedChanges, releasedLine, summarySentence, SYMBOL } from './format.js';
+import { fieldKind, formatValue, healthNoteLine, sourceSide, listedChanges, markers, notedUnchanged, orphanHeading, orphanKeys, releasedChanges, releasedLine, summarySentence, SYMBOL, waveHeadings } from './format.js';
 
 /** Escapes text for a table cell or a paragraph: markdown punctuation, pipes, and newlines (a cell is one line). */
 export function escapeMarkdown(text: string): string {
@@ -57,7 +57,8 @@ const SHORT_NOTE = 48;
 /**
  * The changes table, one row per change. A longer note that several rows share (the adoption note) is written once under the table and each of its rows points at it, so a long note is not repeated on every row.
  */
-function changesTable(changes: PlanChange[]): string[] {
+function changesTable(changes: PlanChange[], waved: boolean): string[] {
+  if (waved) return wavedTable(changes);
   const rows = ['| | resource | action | new revision | note |', '|:-:|---|---|:-:|---|'];
   const counts = reasonCounts(changes);
   const shared = new Map([...counts].filter(([reason, count]) => count > 1 && reason.length > SHORT_NOTE).map(([reason], i) => [reason, i + 1]));
@@ -71,6 +72,18 @@ function changesTable(changes: PlanChange[]): string[] {
   if (shared.size === 0) return rows;
   const notes = [...shared].map(([reason, index]) => `- **Note ${index}** (${plural(counts.get(reason) ?? 0, 'resource')}): ${escapeMarkdown(reason)}`);
   return [...rows, '', ...notes];
+}
+
+/** The changes table of a plan whose writes span several waves: a wave column first ("after" for the deletes). */
+function wavedTable(changes: PlanChange[]): string[] {
+  const rows = ['| wave | | resource | action | new revision | note |', '|---:|:-:|---|---|:-:|---|'];
+  for (const change of changes) {
+    const revision = change.new_revision && change.action !== 'blocked' ? 'yes' : 'no';
+    const action = change.suspended ? `${change.action} (suspended)` : change.action;
+    const note = change.reason ? escapeMarkdown(change.reason) : '';
+    rows.push(`| ${change.wave ?? 'after'} | ${code(SYMBOL[change.action])} | ${code(`${change.kind}/${change.name}`)} | ${action} | ${revision} | ${note} |`);
+  }
+  return rows;
 }
 
 /** How many changes carry each reason, in the order each reason first appears. */
@@ -130,7 +143,9 @@ function compose(plan: Plan, keep: Keep, limit: number): string {
   const blocks: string[][] = [['### converge plan']];
   for (const note of plan.notes ?? []) blocks.push([`> **Note:** ${escapeMarkdown(note)}`]);
   blocks.push(summaryTable(plan), [escapeMarkdown(summarySentence(plan))]);
-  if (keptListed.length > 0) blocks.push(['#### Changes'], changesTable(keptListed));
+  // Several waves: each in one line ("wave 1: 3 to update, after wave 0 is healthy"), and a wave column in the table.
+  if (plan.waves) blocks.push(['#### Waves'], [...waveHeadings(plan, listed).values()].map((line) => `- ${escapeMarkdown(line)}`));
+  if (keptListed.length > 0) blocks.push(['#### Changes'], changesTable(keptListed, plan.waves !== undefined));
   for (const change of keptDetails) blocks.push(details(change));
   const noted = notedUnchanged(plan);
   if (noted.length > 0) {

@@ -1,6 +1,6 @@
 // Terraform-like text rendering of a plan: notes, + create, ~ update, ! blocked, per-field lines, one orphan line, summary.
 import type { FieldChange, Plan, PlanChange, PlanDiagnostic } from '../../core/model.js';
-import { fieldKind, formatValue, healthNoteLine, sourceChangeLine, listedChanges, markers, notedUnchanged, orphanNames, orphanSentence, releasedChanges, releasedLine, summarySentence, SYMBOL } from './format.js';
+import { fieldKind, formatValue, healthNoteLine, sourceChangeLine, listedChanges, markers, notedUnchanged, orphanNames, orphanSentence, releasedChanges, releasedLine, summarySentence, SYMBOL, waveHeadings } from './format.js';
 
 export interface TextOptions {
   /** ANSI colour; the caller decides (stdout is a TTY and NO_COLOR is unset). */
@@ -72,7 +72,13 @@ export function renderText(plan: Plan, options: TextOptions): string {
   const paint = painter(options.color);
   const sections: string[][] = [];
   for (const note of plan.notes ?? []) sections.push([paint(`Note: ${note}`, 'yellow', 'bold')]);
-  for (const change of listedChanges(plan)) sections.push(changeBlock(change, paint));
+  const listed = listedChanges(plan);
+  const headings = waveHeadings(plan, listed);
+  listed.forEach((change, i) => {
+    const heading = headings.get(i);
+    // Several waves: each wave's changes under its heading ("wave 1: 3 to update, after wave 0 is healthy").
+    sections.push(heading ? [paint(`${heading.charAt(0).toUpperCase()}${heading.slice(1)}:`, 'bold'), ...changeBlock(change, paint)] : changeBlock(change, paint));
+  });
   const noted = notedUnchanged(plan);
   if (noted.length > 0) {
     sections.push([paint('Notes (unchanged):', 'bold'), ...noted.map((c) => `  ${c.kind}/${c.name}: ${paint(c.reason ?? '', 'dim')}`)]);

@@ -20,7 +20,8 @@ export function deploymentHealth(input: HealthInput): HealthCondition {
   const { live, revision, hold, clock } = input;
   const now = clock?.now ?? 0;
   const deadlineMs = clock?.deadlineMs ?? Number.POSITIVE_INFINITY;
-  const ofRevision = (read: RevisionReading): HealthCondition => progressDeadline(healthOfRevision(read.id, read.status), now, startedAt(read, clock?.since), deadlineMs);
+  const ofRevision = (read: RevisionReading): HealthCondition =>
+    progressDeadline(healthOfRevision(read.id, read.status, read), now, startedAt(read, clock?.since), deadlineMs);
   if (!live && revision) return ofRevision(revision);
   if (!live) return { status: 'unknown', reason: 'AwaitingCreate', message: input.action === 'create' ? 'not created yet' : 'no live deployment of this name' };
   const latest = live.latest_revision_id ?? null;

@@ -26,6 +26,17 @@ function historySection(row) {
   return section;
 }
 
+/** The revision of an entry: its id and status; the service's times of it on hover. */
+function historyRevisionCell(revision) {
+  const td = el('td', null, revision ? revision.id + ' ' + revision.status : '');
+  if (revision && (revision.createdAt || revision.updatedAt)) {
+    const created = revision.createdAt ? 'created ' + revision.createdAt : '';
+    const since = revision.updatedAt ? revision.status + ' since ' + revision.updatedAt : '';
+    td.title = [created, since].filter(Boolean).join(', ');
+  }
+  return td;
+}
+
 function historyTable(events) {
   const head = add(el('thead'), add(el('tr'), ...['When', 'Type', 'Reason', 'Message', 'Job', 'Revision', 'Recorded by'].map((h) => el('th', null, h))));
   for (const th of head.querySelectorAll('th')) th.scope = 'col';
@@ -33,7 +44,7 @@ function historyTable(events) {
   for (const event of events) {
     const tr = add(el('tr'), add(el('td'), when(event.at)), el('td', null, event.type), el('td', null, event.reason), el('td', null, event.message),
       add(el('td'), event.job ? breakable('code', null, event.job.id) : null),
-      el('td', null, event.revision ? event.revision.id + ' ' + event.revision.status : ''), el('td', 'muted', event.by));
+      historyRevisionCell(event.revision), el('td', 'muted', event.by));
     tr.dataset.type = event.type;
     if (event.job) tr.dataset.job = event.job.id;
     body.append(tr);

@@ -1,0 +1,60 @@
+// `converge apply` on a change in several waves: the jobs run wave by wave through src/apply/waves.ts, each wave's rollouts followed with --wait's report; the held resources folded as WaveHeld (docs/rollouts.md).
+import type { Outcome } from '../core/decide.js';
+import type { ManifestVersion } from '../core/manifest-version.js';
+import { jobResults, type ResourceResult } from '../apply/apply-state.js';
+import type { JobEnd } from '../apply/wait-jobs.js';
+import { heldResult, runWaves, wavesWaitingLine, type WaveStep } from '../apply/waves.js';
+import { waveHeldOutcome } from '../core/waves.js';
+import type { DecidedJob } from '../jobs/queue/decided-jobs.js';
+import type { WaveLimit } from './settings.js';
+
+/** What a waved apply takes: its steps, how to run a part's jobs and follow its rollouts, and its outcomes (updated for the held). */
+export interface WavedApplyInput {
+  steps: WaveStep[];
+  wait: boolean;
+  limit: WaveLimit | undefined;
+  outcomes: Map<string, Outcome>;
+  version: ManifestVersion | undefined;
+  run: (changes: DecidedJob[]) => Promise<JobEnd[]>;
+  follow: (results: ResourceResult[]) => Promise<void>;
+  interrupted: () => boolean;
+}
+
+/** How it ended: every job's end, the results (the held ones included), and without --wait the line saying what waits. */
+export interface WavedApplyEnd {
+  ends: JobEnd[];
+  results: ResourceResult[];
+  /** Without --wait, when later waves wait: the closing line (exit code 3). */
+  waitingLine?: string;
+  /** A wave's rollout failed: the later waves are held. */
+  stopped: boolean;
+}
+
+/** How many writes of a wave of `size` go at once under wave_max_in_flight (a percentage rounds down, at least one). */
+export function inFlightOf(limit: WaveLimit | undefined, size: number): number {
+  if (!limit) return size;
+  if ('count' in limit) return Math.min(size, limit.count);
+  return Math.max(1, Math.floor((size * limit.percent) / 100));
+}
+
+/**
+ * Runs the waves; each held resource's outcome becomes WaveHeld in `outcomes` (so `resources`, the history and the
+ * exit code say it) and it gets a `results` entry of status `held`.
+ */
+export async function applyWaved(input: WavedApplyInput): Promise<WavedApplyEnd> {
+  const waved = await runWaves(
+    input.steps,
+    { run: input.run, results: (ends) => jobResults(input.outcomes, ends, input.version), follow: input.follow, interrupted: input.interrupted },
+    { wait: input.wait, maxInFlight: (size) => inFlightOf(input.limit, size) },
+  );
+  const held: ResourceResult[] = [];
+  for (const { key, message } of waved.held) {
+    const outcome = input.outcomes.get(key);
+    if (!outcome) continue;
+    input.outcomes.set(key, waveHeldOutcome(outcome, message));
+    held.push(heldResult(outcome, message));
+  }
+  const end: WavedApplyEnd = { ends: waved.ends, results: [...waved.results, ...held], stopped: waved.failure !== undefined };
+  if (waved.waiting && waved.waiting.length > 0) end.waitingLine = wavesWaitingLine(input.steps[0]!.wave, waved.waiting);
+  return end;
+}

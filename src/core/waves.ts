@@ -1,0 +1,140 @@
+// Rollout waves (pure): which wave each write of a change goes in, the plan's summary of them, and the hold of a wave that waits behind a failed one (docs/rollouts.md).
+import type { Outcome } from './decide.js';
+import type { ResourceHold } from './holds.js';
+import { resourceKey, type DesiredResource, type PlanChange, type PlanWave } from './model.js';
+
+/** The wave of a declared resource: its converge/wave annotation, 0 without one. */
+export function waveOf(resource: Pick<DesiredResource, 'wave'> | undefined): number {
+  return resource?.wave ?? 0;
+}
+
+/** The actions a wave orders: the writes to declared resources (a delete has no manifest, and goes after the last wave). */
+const WAVED_ACTIONS: ReadonlySet<PlanChange['action']> = new Set(['create', 'update', 'adopt']);
+
+/** Whether a change is a write the waves order: a create, update or adopt that is not suspended. */
+export function isWavedWrite(change: Pick<PlanChange, 'action' | 'suspended'>): boolean {
+  return WAVED_ACTIONS.has(change.action) && change.suspended !== true;
+}
+
+/**
+ * The waves of a plan's writes, ascending; undefined when its writes are in one wave or none (the plan then reads
+ * exactly as a plan without waves).
+ */
+export function planWaves(changes: readonly PlanChange[], resources: ReadonlyMap<string, DesiredResource>): PlanWave[] | undefined {
+  const byWave = new Map<number, PlanWave>();
+  for (const change of changes) {
+    if (!isWavedWrite(change)) continue;
+    const wave = waveOf(resources.get(resourceKey(change.kind, change.name)));
+    const entry = byWave.get(wave) ?? { wave, create: 0, update: 0, adopt: 0 };
+    entry[change.action as 'create' | 'update' | 'adopt'] += 1;
+    byWave.set(wave, entry);
+  }
+  if (byWave.size < 2) return undefined;
+  return [...byWave.values()].sort((a, b) => a.wave - b.wave);
+}
+
+/**
+ * A plan's changes marked with their wave when its writes span several waves: each change of a declared resource
+ * (`declared`, by key; `resources` may hold only those with a wave, the others are in wave 0) gets `wave`, noops too,
+ * so a reader sees every resource's wave; deletes and orphans get none. Returns the waves (undefined: one wave).
+ */
+export function markWaves(changes: PlanChange[], resources: ReadonlyMap<string, DesiredResource>, declared: ReadonlySet<string> = new Set(resources.keys())): PlanWave[] | undefined {
+  const waves = planWaves(changes, resources);
+  if (!waves) return undefined;
+  for (const change of changes) {
+    const key = resourceKey(change.kind, change.name);
+    if (declared.has(key) && change.action !== 'delete' && change.action !== 'orphan') change.wave = waveOf(resources.get(key));
+  }
+  return waves;
+}
+
+/** "wave 1: 3 to update, after wave 0 is healthy": one wave of a plan in words. */
+export function waveLine(wave: PlanWave, previous: PlanWave | undefined): string {
+  const parts = (['create', 'update', 'adopt'] as const).filter((a) => wave[a] > 0).map((a) => `${wave[a]} to ${a}`);
+  return `wave ${wave.wave}: ${parts.join(', ')}${previous ? `, after wave ${previous.wave} is healthy` : ''}`;
+}
+
+/**
+ * Groups items by wave, ascending; `waveOfItem` undefined puts an item after the last wave (a delete). Keeps each
+ * group's order as given.
+ */
+export function groupByWave<T>(items: readonly T[], waveOfItem: (item: T) => number | undefined): Array<{ wave: number | 'prune'; items: T[] }> {
+  const waves = new Map<number, T[]>();
+  const last: T[] = [];
+  for (const item of items) {
+    const wave = waveOfItem(item);
+    if (wave === undefined) last.push(item);
+    else waves.set(wave, [...(waves.get(wave) ?? []), item]);
+  }
+  const groups: Array<{ wave: number | 'prune'; items: T[] }> = [...waves.entries()].sort(([a], [b]) => a - b).map(([wave, group]) => ({ wave, items: group }));
+  if (last.length > 0) groups.push({ wave: 'prune', items: last });
+  return groups;
+}
+
+/** What stopped a rollout at a wave: the wave and the resource whose rollout failed, and how. */
+export interface WaveFailure {
+  wave: number;
+  key: string;
+  /** One line: its revision and status, or the missed progress deadline. */
+  said: string;
+}
+
+/** The message of a resource of a later wave held behind a failed one: what happened, and what to do. */
+export function waveHeldMessage(wave: number | 'prune', failure: WaveFailure): string {
+  const name = failure.key.slice(failure.key.indexOf('/') + 1);
+  const what = wave === 'prune' ? 'the deletes after the last wave' : `wave ${wave}`;
+  return `${what} waits behind wave ${failure.wave}, where ${failure.key} failed (${failure.said}); fix its manifest and commit (a new change starts from the first wave), or after a fix outside git run "converge reconcile --retry-failed ${name}" (or "converge apply --wait" again)`;
+}
+
+/** The hold of a resource waiting behind a failed wave (reason WaveHeld), about the desired state `desired`. */
+export function waveHeldHold(desired: string, wave: number | 'prune', failure: WaveFailure, now: Date): ResourceHold {
+  return { reason: 'WaveHeld', desired, since: now.toISOString(), message: waveHeldMessage(wave, failure) };
+}
+
+/** A held resource's decided outcome: nothing written, sync reason WaveHeld with its message. */
+export function waveHeldOutcome(outcome: Outcome, message: string): Outcome {
+  return { ...outcome, sync: { status: 'out_of_sync', reason: 'WaveHeld', message }, write: null, skip: { code: 'WaveHeld', message }, drift: null };
+}
+
+/** Sync reasons of a resource whose write failed for good or whose rollout failed: its wave failed. */
+const FAILED_REASONS: ReadonlySet<string> = new Set(['RevisionFailed', 'WriteRefused', 'NameTaken', 'JobFailed']);
+
+/** Where one wave stands in a reconcile: `done` (every resource synced and healthy), `going` (a write or rollout under way), `failed`. */
+function waveState(outcomes: readonly Outcome[]): { state: 'done' | 'going' } | { state: 'failed'; key: string; said: string } {
+  const failed = outcomes.find((o) => o.health.status === 'degraded' || FAILED_REASONS.has(o.sync.reason));
+  if (failed) return { state: 'failed', key: failed.key, said: failed.health.status === 'degraded' ? failed.health.message : failed.sync.message };
+  const going = outcomes.some((o) => o.write !== null || o.sync.reason === 'Applying' || o.health.status === 'progressing');
+  return { state: going ? 'going' : 'done' };
+}
+
+/**
+ * The daemon's gate of waves (docs/rollouts.md): of one reconcile's outcomes (by key) and the declared resources, the
+ * writes that must wait, each with its WaveHeld message. Waves are taken in ascending order; the first wave not done
+ * (a write decided or queued, a rollout progressing) lets no write of a later wave through, and a failed one (a
+ * degraded rollout, a write refused or failed) holds them naming it; the deletes wait for every wave. Nothing is gated
+ * when the declared resources are all in one wave. Pure: it reads only what the reconcile decided, so a restarted or
+ * standby daemon, reading the same service and Redis, gates the same way.
+ */
+export function gateWaves(outcomes: ReadonlyMap<string, Outcome>, resources: ReadonlyMap<string, DesiredResource>): Map<string, string> {
+  const byWave = new Map<number, Outcome[]>();
+  for (const outcome of outcomes.values()) {
+    const resource = resources.get(outcome.key);
+    if (!resource || outcome.action === 'orphan' || outcome.sync.status === 'suspended') continue;
+    byWave.set(waveOf(resource), [...(byWave.get(waveOf(resource)) ?? []), outcome]);
+  }
+  const gated = new Map<string, string>();
+  if (byWave.size < 2) return gated;
+  const waves = [...byWave.keys()].sort((a, b) => a - b);
+  let blocker: string | undefined;
+  for (const wave of waves) {
+    if (blocker) {
+      for (const o of byWave.get(wave)!) if (o.write && o.write.op !== 'delete') gated.set(o.key, blocker.replace('{wave}', `wave ${wave}`));
+      continue;
+    }
+    const state = waveState(byWave.get(wave)!);
+    if (state.state === 'failed') blocker = waveHeldMessage(wave + 1, { wave, key: state.key, said: state.said }).replace(`wave ${wave + 1}`, '{wave}');
+    else if (state.state === 'going') blocker = `{wave} waits until wave ${wave} is written and healthy (every new revision DEPLOYED); it is written at the reconcile after that`;
+  }
+  if (blocker) for (const o of outcomes.values()) if (o.write?.op === 'delete') gated.set(o.key, blocker.replace('{wave}', 'the deletes after the last wave'));
+  return gated;
+}
