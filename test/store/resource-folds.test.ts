@@ -6,7 +6,7 @@ import type { LiveDeployment, PlanChange } from '../../src/core/model.js';
 import { jobRecord } from '../../src/core/resource-record.js';
 import type { ResourceEvent } from '../../src/core/resource-state.js';
 import { leaseKey } from '../../src/leader/lease.js';
-import { EventLogStore, recordKeys } from '../../src/store/event-log.js';
+import { EventLogStore, LOG_MAX_AGE_MS, recordKeys } from '../../src/store/event-log.js';
 import { RedisHoldStore } from '../../src/store/holds-store.js';
 import { closeRedis, connectProducer } from '../../src/store/redis.js';
 import { ResourceFolds, stateVersionsKey } from '../../src/store/resource-folds.js';
@@ -74,8 +74,14 @@ describe('ResourceFolds', () => {
     const state = (await new ResourceFolds(b, prefix, leaseKey(prefix)).read([key])).get(key)!;
     expect(state.version).toBeGreaterThan(before + 1);
     expect(state.state).toMatchObject({ job: { id: 'j1', state: 'completed', outcome: 'updated' }, appliedFrom: { id: V1.id }, health: { status: 'healthy', revisionId: 'r2' } });
+    // The history stream in the order the folds wrote it (history() sorts by each entry's time: the leader's reading
+    // took its time before the worker's fold, so it sorts before the worker's entries there).
+    const order = ['decided leader', 'write_enqueued leader', 'write_done worker', 'revision worker', 'revision leader'];
+    const written = await a.xrange(recordKeys(prefix).history(key), '-', '+');
+    const entries = written.map(([, fields]) => JSON.parse(fields[1]!) as { type: string; by: string });
+    expect(entries.map((e) => `${e.type} ${e.by}`)).toEqual(order);
     const history = await new EventLogStore(a, prefix).history(key);
-    expect(history.map((e) => `${e.type} ${e.by}`).reverse()).toEqual(['decided leader', 'write_enqueued leader', 'write_done worker', 'revision worker', 'revision leader']);
+    expect(history.map((e) => `${e.type} ${e.by}`).sort()).toEqual([...order].sort());
   });
 
   it('a decision fenced by a token that no longer holds the lease writes nothing; a job result is folded whoever ran it', async () => {
@@ -130,5 +136,21 @@ describe('ResourceFolds', () => {
     expect(done).toMatchObject({ status: 'no-state', state: undefined });
     expect(await a.hexists(recordKeys(prefix).state, key)).toBe(0);
     expect((await new EventLogStore(a, prefix).history(key)).map((e) => e.type)).toEqual(['write_done']);
+  });
+
+  it('a removed resource loses its failed build log lines in the same script; a history written expires', async () => {
+    const folds = new ResourceFolds(a, prefix, leaseKey(prefix));
+    const key = 'Deployment/gone';
+    const queued = applying(outcome('update'), { jobId: 'j7', operation: 'patch-deployment' });
+    await folds.fold([{ key, events: [{ ...decided(queued), outcome: { ...queued, key, name: 'gone' } }], meta: meta('leader') }]);
+    const ttl = await a.pttl(recordKeys(prefix).history(key));
+    expect(ttl).toBeGreaterThan(LOG_MAX_AGE_MS - 60_000);
+    expect(ttl).toBeLessThanOrEqual(LOG_MAX_AGE_MS);
+    await new EventLogStore(a, prefix).setBuildLog(key, { revisionId: 'r1', lines: ['error: build failed'] });
+    expect(await a.hexists(recordKeys(prefix).buildLogs, key)).toBe(1);
+    const [removed] = await folds.fold([{ key, events: [], meta: meta('leader'), remove: true }]);
+    expect(removed).toMatchObject({ status: 'written' });
+    expect(await a.hexists(recordKeys(prefix).state, key)).toBe(0);
+    expect(await a.hexists(recordKeys(prefix).buildLogs, key)).toBe(0);
   });
 });
