@@ -74,7 +74,9 @@ async function stop(daemon: DaemonHandle): Promise<void> {
   await daemon.kill('SIGTERM');
 }
 
-describe('daemon prune waits: a moment is not a removal', () => {
+// The cases run concurrently (each mostly waits on its daemon, past a grace), with their own emulator, directory,
+// Redis prefix and daemon (setup).
+describe.concurrent('daemon prune waits: a moment is not a removal', () => {
   for (const gapMs of [350, 1_000]) {
     it(`an owned manifest truncated for ${gapMs} ms under converge run --prune: 0 DELETE`, async () => {
       const s = await setup(`trunc-${gapMs}`, { 'a.yaml': dockerDeploymentYaml('a', { maxScale: 1 }), 'b.yaml': dockerDeploymentYaml('b', { maxScale: 1 }) }, []);

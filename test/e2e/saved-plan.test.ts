@@ -58,7 +58,9 @@ async function expectStale(s: Setup, what: RegExp, env: NodeJS.ProcessEnv = s.en
   expect(writes(s.e.requestLog).length).toBe(before);
 }
 
-describe('saved plans: plan --out, apply --plan, plan --show', { timeout: 90_000 }, () => {
+// The tests run concurrently (three at a time; they mostly wait on `converge` children), each with its own emulator,
+// directory and Redis prefix (setup), stopped and removed when that test ends (scoped.ts).
+describe.concurrent('saved plans: plan --out, apply --plan, plan --show', { timeout: 90_000 }, () => {
   it('apply --plan sends exactly the planned writes, refuses while a resource it does not write differs, and refuses the same plan a second time', async (t) => {
     const s = await setup(t, 'saved-plan-exact');
     const planned = await planOut(s, ['--detailed-exitcode']);

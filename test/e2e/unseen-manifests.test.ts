@@ -101,7 +101,9 @@ const BREAKS: Array<{ label: string; what: string; root?: boolean; files?: Recor
 
 const AS_ROOT = process.getuid?.() === 0;
 
-describe('the daemon: a path that could not be read is unknown, never a removal', () => {
+// The daemon cases run concurrently (they mostly wait on a daemon past its grace), each with its own emulator,
+// directory and Redis prefix (applied).
+describe.concurrent('the daemon: a path that could not be read is unknown, never a removal', () => {
   for (const broken of BREAKS.slice(0, 2)) {
     it(`${broken.label}: converge run --prune (prune_grace 1 s) sends 0 DELETE, well past the grace; the row is unknown`, async () => {
       const files = { 'a.yaml': dockerDeploymentYaml('a', { maxScale: 1 }), ...(broken.files ?? { 'b.yaml': dockerDeploymentYaml('b', { maxScale: 1 }) }) };
