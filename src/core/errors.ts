@@ -45,12 +45,6 @@ export class ServiceError extends ConvergeError {
   }
 }
 
-/** The status of a failure message of a ServiceError (`METHOD /route answered 413: ...`, as a job's failure keeps it). */
-export function serviceStatusOf(message: string): number | undefined {
-  const status = /^[A-Z]+ \/\S* answered (\d{3}): /.exec(message)?.[1];
-  return status === undefined ? undefined : Number(status);
-}
-
 /**
  * The service refused a sent write in a way no retry changes (a create answered 409 while the name is held by
  * something converge cannot see): trying again cannot help until someone acts on the reason. Never a decision: a
@@ -58,10 +52,13 @@ export function serviceStatusOf(message: string): number | undefined {
  */
 export class BlockedError extends ConvergeError {
   readonly reason: string;
+  /** A create answered 409 whose name no listed deployment has (src/core/holds.ts nameTakenReason). */
+  readonly nameTaken: boolean;
 
-  constructor(reason: string) {
+  constructor(reason: string, options: { nameTaken?: boolean } = {}) {
     super('E_BLOCKED', `blocked: ${reason}`);
     this.reason = reason;
+    this.nameTaken = options.nameTaken === true;
   }
 }
 

@@ -1,7 +1,7 @@
 // Holds: which desired state a hold stops, which holds a release request names.
 import { describe, expect, it } from 'vitest';
-import { BlockedError, ServiceError, serviceStatusOf } from './errors.js';
-import { holdApplies, holdsNamed, isNameTaken, nameTakenHold, nameTakenReason, REFUSED_FOR_GOOD, refusedForGood, revisionFailedHold, writeRefusedHold } from './holds.js';
+import { BlockedError, ServiceError } from './errors.js';
+import { answerSaysDeleting, holdApplies, holdOfFailure, holdsNamed, nameTakenHold, nameTakenReason, REFUSED_FOR_GOOD, revisionFailedHold } from './holds.js';
 
 describe('holds', () => {
   const hold = revisionFailedHold('fp-1', 'r7', 'BUILD_FAILED', 'web', new Date('2026-01-01T00:00:00Z'));
@@ -24,36 +24,35 @@ describe('holds', () => {
     expect(holdsNamed([], ['web'])).toEqual({ released: [], unmatched: ['web'] });
   });
 
-  it('a write refused for good holds its desired state; the refusal is read back from the job failure message', () => {
+  it('a write refused for good holds its desired state: the refusal is data (the status the service answered)', () => {
     const message = new ServiceError({ status: 413, detail: 'Request body too large', method: 'POST', route: '/v2/deployments' }).message;
-    expect(serviceStatusOf(message)).toBe(413);
-    expect(serviceStatusOf(new ServiceError({ status: 422, detail: 'x', method: 'PATCH', route: '/v2/deployments/{deployment_id}' }).message)).toBe(422);
-    expect(serviceStatusOf('blocked: the name is taken')).toBeUndefined();
-    expect(serviceStatusOf('network failure: connection refused (answered 413: no)')).toBeUndefined();
+    const now = new Date('2026-01-01T00:00:00Z');
     expect(REFUSED_FOR_GOOD).toEqual([400, 413, 422]);
-    const refused = writeRefusedHold('fp-2', message, 'web', new Date('2026-01-01T00:00:00Z'));
+    const refused = holdOfFailure({ status: 413 }, 'fp-2', message, 'web', now)!;
     expect(refused).toMatchObject({ reason: 'WriteRefused', desired: 'fp-2' });
     expect(refused.message).toContain('POST /v2/deployments answered 413: Request body too large');
     expect(holdApplies(refused, 'fp-2')).toBe(true);
     expect(holdApplies(refused, 'fp-3')).toBe(false);
+    expect(holdOfFailure({ status: 422 }, 'fp-2', 'x', 'web', now)?.reason).toBe('WriteRefused');
+    // The status is read from the typed failure, never from the text: a message that reads like one is no refusal.
+    expect(holdOfFailure({}, 'fp-2', 'network failure: connection refused (answered 413: no)', 'web', now)).toBeUndefined();
+    expect(holdOfFailure({ status: 404 }, 'fp-2', 'not found', 'web', now)).toBeUndefined();
   });
 
   it('a 400 because the service is deleting the deployment is no refusal of the write: not held, so its create follows', () => {
-    const refusal = (status: number, detail: string) => new ServiceError({ status, detail, method: 'PATCH', route: '/v2/deployments/{deployment_id}' }).message;
-    expect(refusedForGood(refusal(400, 'source_config.resource_spec.max_scale must be at least 1'))).toBe(true);
-    expect(refusedForGood(refusal(422, 'bad value'))).toBe(true);
-    expect(refusedForGood(refusal(400, 'Deployment ID 7e7e7e7e-0000-4000-8000-000000000001 is being deleted.'))).toBe(false);
-    expect(refusedForGood(refusal(404, 'not found'))).toBe(false);
-    expect(refusedForGood('blocked: the name is taken')).toBe(false);
+    const now = new Date('2026-01-01T00:00:00Z');
+    expect(answerSaysDeleting('Deployment ID 7e7e7e7e-0000-4000-8000-000000000001 is being deleted.')).toBe(true);
+    expect(answerSaysDeleting('source_config.resource_spec.max_scale must be at least 1')).toBe(false);
+    expect(holdOfFailure({ status: 400, deleting: true }, 'fp-2', 'x', 'web', now)).toBeUndefined();
+    expect(holdOfFailure({ status: 400 }, 'fp-2', 'x', 'web', now)?.reason).toBe('WriteRefused');
   });
 
-  it('a create whose name is taken holds its desired state (NameTaken), read back from the job failure, with what to do', () => {
-    const failure = new BlockedError(nameTakenReason('web', 'A tracing project named "web" already exists')).message;
-    expect(isNameTaken(failure)).toBe(true);
-    // Not a refusal of the write's body, and no other failure reads as NameTaken.
-    expect(refusedForGood(failure)).toBe(false);
-    expect(isNameTaken(new ServiceError({ status: 409, detail: 'conflict', method: 'POST', route: '/v2/deployments' }).message)).toBe(false);
-    expect(isNameTaken('blocked: the plan would block it now')).toBe(false);
+  it('a create whose name is taken holds its desired state (NameTaken), from the typed failure, with what to do', () => {
+    const error = new BlockedError(nameTakenReason('web', 'A tracing project named "web" already exists'), { nameTaken: true });
+    const failure = error.message;
+    expect(error.nameTaken).toBe(true);
+    expect(new BlockedError('the plan would block it now').nameTaken).toBe(false);
+    expect(holdOfFailure({ nameTaken: true }, 'fp-1', failure, 'web', new Date('2026-01-01T00:00:00Z'))?.reason).toBe('NameTaken');
     const taken = nameTakenHold('fp-1', failure, 'web', new Date('2026-01-01T00:00:00Z'));
     expect(taken).toMatchObject({ reason: 'NameTaken', desired: 'fp-1', since: '2026-01-01T00:00:00.000Z' });
     expect(taken.message).toMatch(/^the name is taken on the service: the create was answered 409 \(A tracing project named "web" already exists\)/);

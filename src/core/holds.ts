@@ -1,7 +1,5 @@
 // Holds: a resource the daemon does not write although its plan says so (its revision for this desired state failed), until the desired state changes or an operator releases it.
 
-import { serviceStatusOf } from './errors.js';
-
 /**
  * Why a resource is held. RevisionFailed: the revision built from this very desired state failed; sending the same
  * input again builds the same failure. WriteRefused: the service refused the write of this desired state with an
@@ -23,12 +21,32 @@ export const REFUSED_FOR_GOOD: readonly number[] = [400, 413, 422];
  * read and its write). Not held: once it is gone the next reconcile plans its create, which a hold of the same
  * desired state would stop for good.
  */
-const BEING_DELETED = /answered 400: .*is being deleted/i;
+const BEING_DELETED = /is being deleted/i;
 
-/** Whether a job's failure (`reason`: its message, with the service's status) is a refusal no retry of the same write changes. */
-export function refusedForGood(reason: string): boolean {
-  const status = serviceStatusOf(reason);
-  return status !== undefined && REFUSED_FOR_GOOD.includes(status) && !BEING_DELETED.test(reason);
+/**
+ * What a job's final failure was, as data (the job runner sets it from the typed error, src/jobs/runner/processor.ts):
+ * the status the service answered the write with and whether that answer said the deployment is being deleted, or a
+ * create whose name is taken (nameTakenReason).
+ */
+export interface JobFailure {
+  status?: number | undefined;
+  deleting?: true | undefined;
+  nameTaken?: true | undefined;
+}
+
+/** Whether the service's answer says the deployment is being deleted (its detail, read once where the error is typed). */
+export function answerSaysDeleting(detail: string): boolean {
+  return BEING_DELETED.test(detail);
+}
+
+/**
+ * The hold a job's final failure gives the desired state `desired` it carried: NameTaken for a name taken, WriteRefused
+ * for a refusal the same write gets again (REFUSED_FOR_GOOD, not a deployment being deleted), else none.
+ */
+export function holdOfFailure(failure: JobFailure, desired: string, message: string, name: string, now: Date): ResourceHold | undefined {
+  if (failure.nameTaken) return nameTakenHold(desired, message, name, now);
+  if (failure.status !== undefined && REFUSED_FOR_GOOD.includes(failure.status) && !failure.deleting) return writeRefusedHold(desired, message, name, now);
+  return undefined;
 }
 export type HoldReason = (typeof HOLD_REASONS)[number];
 
@@ -94,11 +112,6 @@ const NAME_TAKEN = 'the name is taken on the service: ';
  */
 export function nameTakenReason(name: string, detail: string): string {
   return `${NAME_TAKEN}the create was answered 409 (${detail}) and no deployment named "${name}" is listed (a deleted deployment's tracing project keeps its name, or another deployment has it); rename the manifest (metadata.name), or delete the tracing project "${name}"`;
-}
-
-/** Whether a job's failure is a create's NameTaken (nameTakenReason), as the job's failure carries it. */
-export function isNameTaken(failure: string): boolean {
-  return failure.startsWith(NAME_TAKEN) || failure.startsWith(`blocked: ${NAME_TAKEN}`);
 }
 
 /** The hold of a create of the desired state `desired` whose name is taken on the service (`failure`: the job's). */

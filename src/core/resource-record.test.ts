@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { applying, decide, type DecisionInput, type Outcome } from './decide.js';
 import type { ResourceHold } from './holds.js';
 import type { LiveDeployment, PlanChange } from './model.js';
-import { jobEventOf, jobRecord, recordsOf, type RecordMeta } from './resource-record.js';
+import { jobRecord, recordsOf, type RecordMeta } from './resource-record.js';
 import { foldResource, type DecisionContext, type ResourceEvent, type ResourceState } from './resource-state.js';
 
 const FP = 'a'.repeat(64);
@@ -146,18 +146,5 @@ describe('recordsOf', () => {
     expect(found.types).toContain('drift_detected');
     const healed = step(found.after, { type: 'decided', outcome: decided('noop'), context: CONTEXT });
     expect(healed.types).toEqual(['drift_healed']);
-  });
-
-  it("reads a worker's entry back as the fold's event (the result a restored row takes up)", () => {
-    const key = 'Deployment/web';
-    const done = jobRecord({ key, jobId: 'j1', meta: META, answer: { outcome: 'updated', new_revision: true, latestRevisionId: 'r2' } });
-    expect(jobEventOf(done)).toMatchObject({ type: 'job-completed', jobId: 'j1', at: AT, result: { outcome: 'updated', new_revision: true, latestRevisionId: 'r2' }, version: { kind: 'git', id: META.manifests!.id } });
-    const skipped = jobRecord({ key, jobId: 'j2', meta: META, answer: { outcome: 'unchanged', new_revision: false, notRun: 'live_changed' } });
-    expect(skipped.reason).toBe('live_changed');
-    expect(jobEventOf(skipped)).toMatchObject({ type: 'job-completed', result: { notRun: 'live_changed' } });
-    expect(jobEventOf(jobRecord({ key, jobId: 'j3', meta: META, failure: 'PATCH answered 422' }))).toEqual({ type: 'job-failed', jobId: 'j3', at: AT, message: 'PATCH answered 422' });
-    expect(jobEventOf(jobRecord({ key, jobId: 'j4', meta: META, answer: { outcome: 'deleted', new_revision: false } }))).toMatchObject({ result: { outcome: 'deleted' } });
-    expect(jobEventOf({ ...done, type: 'revision' })).toBeUndefined();
-    expect(jobEventOf({ ...done, type: 'write_failed', reason: 'Interrupted' })).toBeUndefined();
   });
 });

@@ -1,7 +1,6 @@
 // The history entries of a resource (the event log's records): what one folded ResourceEvent changed, read from the fold's before and after, with the manifests' version, the job, the revision and who recorded it.
 import type { DecidedWrite, Outcome } from './decide.js';
 import type { HealthCondition } from './health.js';
-import { SyncOutcome, SyncResult } from './kinds/ports.js';
 import type { ManifestVersion } from './manifest-version.js';
 import type { ResourceEvent, ResourceState } from './resource-state.js';
 
@@ -180,7 +179,8 @@ export function recordsOf(event: ResourceEvent, before: ResourceState | undefine
       if (after.health.revisionId && after.health.revisionId !== before?.health.revisionId) add('revision', after.health.reason, after.health.message);
       break;
     case 'job-failed':
-      // write_failed is the worker's entry (jobRecord).
+      // write_failed is the worker's entry (jobRecord); here the hold its refusal made.
+      pushHold(before, after, add);
       break;
     case 'interrupted':
       add('write_failed', 'Interrupted', event.message);
@@ -252,33 +252,10 @@ export function jobRecord(input: { key: string; jobId: string; meta: RecordMeta;
   const { answer } = input;
   const revision = answer.new_revision && answer.latestRevisionId ? { id: answer.latestRevisionId, status: 'STARTED' } : null;
   if (answer.outcome === 'deleted') return { ...base, type: 'pruned', reason: 'deleted', message: answer.message ?? `job ${jobId} deleted it`, revision: null };
-  // The reason of a job that sent nothing is why (superseded, former_leader, live_changed): jobEventOf reads it back.
+  // The reason of a job that sent nothing is why (superseded, former_leader, live_changed).
   if (answer.notRun) return { ...base, type: 'write_done', reason: answer.notRun, message: answer.message ?? `job ${jobId} sent nothing (${answer.notRun})`, revision: null };
   const fields = [...new Set((answer.fields ?? []).map((f) => f.path))];
   const wrote = fields.length > 0 ? `; wrote ${fields.join(', ')}` : '';
   const message = `${answer.message ?? `job ${jobId} ${answer.outcome}`}${wrote}${answer.new_revision ? '; a new revision started' : ''}`;
   return { ...base, type: 'write_done', reason: answer.outcome, message, revision, ...(fields.length > 0 ? { fields } : {}) };
-}
-
-/** The events of a job's result that the fold takes (jobEventOf's answer). */
-export type JobResultEvent = Extract<ResourceEvent, { type: 'job-completed' | 'job-failed' }>;
-
-/**
- * The fold's event of a worker's entry (jobRecord: write_done, pruned, write_failed), or undefined for any other entry:
- * how a job result recorded while no leader followed the job (between one leader's release and the next one's start)
- * reaches the state that the next leader takes up. Pure.
- */
-export function jobEventOf(entry: RecordedEvent): JobResultEvent | undefined {
-  const jobId = entry.job?.id;
-  if (!jobId) return undefined;
-  if (entry.type === 'write_failed') return entry.reason === 'JobFailed' ? { type: 'job-failed', jobId, at: entry.at, message: entry.message } : undefined;
-  if (entry.type !== 'write_done' && entry.type !== 'pruned') return undefined;
-  const notRun = SyncResult.shape.notRun.unwrap().safeParse(entry.reason);
-  const outcome = entry.type === 'pruned' ? 'deleted' : notRun.success ? 'unchanged' : SyncOutcome.safeParse(entry.reason).data;
-  if (!outcome) return undefined;
-  const result: SyncResult = { outcome, new_revision: entry.revision !== null, message: entry.message };
-  if (entry.revision) result.latestRevisionId = entry.revision.id;
-  if (notRun.success) result.notRun = notRun.data;
-  const version = entry.manifests ? { kind: entry.manifests.kind, id: entry.manifests.id, readAt: entry.at } : undefined;
-  return { type: 'job-completed', jobId, at: entry.at, result, version };
 }

@@ -143,4 +143,35 @@ describe('foldResource: the state after each event', () => {
     expect(first).toMatchObject({ file: 'web.yaml', deploymentId: 'd1' });
     expect(foldResource(first, decision(decided('noop'), { deploymentId: undefined })).deploymentId).toBe('d1');
   });
+
+  it('a job failure carries what the service answered as data: the fold alone makes a refusal for good a hold of the desired state the job carried', () => {
+    const refused: ResourceEvent = { ...FAILED, failure: { status: 422 }, desired: 'c'.repeat(64) };
+    const held = foldResource(before(QUEUED), refused);
+    expect(held).toMatchObject({ sync: { reason: 'JobFailed' }, job: { id: 'j1', state: 'failed' }, hold: { reason: 'WriteRefused', desired: 'c'.repeat(64) } });
+    expect(held.hold!.message).toContain('PATCH answered 422: bad');
+    // A message that reads like a refusal is not one: only the data counts; a 400 about a deployment being deleted is not held.
+    expect(foldResource(before(QUEUED), FAILED).hold).toBeUndefined();
+    expect(foldResource(before(QUEUED), { ...refused, failure: { status: 400, deleting: true } }).hold).toBeUndefined();
+    expect(foldResource(before(QUEUED), { ...refused, failure: { status: 503 } }).hold).toBeUndefined();
+    expect(foldResource(before(QUEUED), { ...FAILED, message: 'blocked: the name is taken on the service: x', failure: { nameTaken: true }, desired: FP }).hold?.reason).toBe('NameTaken');
+  });
+
+  it('the result of a job the state does not show (converge apply\'s, a former leader\'s) is shown with its own id, appliedFrom and hold', () => {
+    const synced = before(decided('noop'));
+    const done = foldResource(synced, completed({ outcome: 'updated' }, { jobId: 'apply-1', operation: 'patch-deployment', version: V1 }));
+    expect(done).toMatchObject({ job: { id: 'apply-1', state: 'completed', operation: 'patch-deployment' }, appliedFrom: { ...V1, appliedAt: AT }, sync: { reason: 'Applied' } });
+    const refused = foldResource(synced, { ...FAILED, jobId: 'apply-2', operation: 'patch-deployment', failure: { status: 413 }, desired: 'd'.repeat(64) });
+    expect(refused).toMatchObject({ job: { id: 'apply-2', state: 'failed' }, hold: { reason: 'WriteRefused', desired: 'd'.repeat(64) } });
+    // While another job of the state is queued, an older job's result does not replace it: what it wrote is kept.
+    const queued = before(QUEUED);
+    const older = foldResource(queued, completed({ outcome: 'updated' }, { jobId: 'j0', operation: 'patch-deployment', version: V1 }));
+    expect(older).toMatchObject({ job: { id: 'j1', state: 'queued' }, sync: { reason: 'Applying' }, appliedFrom: { ...V1, appliedAt: AT } });
+    expect(foldResource(queued, { ...FAILED, jobId: 'j0' })).toEqual(queued);
+  });
+
+  it('a decision written after its job\'s result was folded (the worker was faster) keeps what the result made', () => {
+    const ended = foldResource(before(QUEUED), completed({ outcome: 'updated', new_revision: true, latestRevisionId: 'r2' }, { version: V1 }));
+    const late = foldResource(ended, decision(QUEUED));
+    expect(late).toMatchObject({ job: { id: 'j1', state: 'completed' }, sync: { reason: 'Applied' }, health: { status: 'progressing', revisionId: 'r2' }, appliedFrom: { ...V1, appliedAt: AT } });
+  });
 });

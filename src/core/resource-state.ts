@@ -2,7 +2,7 @@
 import type { Outcome, SyncReason } from './decide.js';
 import type { Conflict } from './flap-guard.js';
 import type { HealthCondition, SyncCondition } from './health.js';
-import type { ResourceHold } from './holds.js';
+import { holdOfFailure, type JobFailure, type ResourceHold } from './holds.js';
 import { kindOf } from './kinds/index.js';
 import type { SyncResult } from './kinds/ports.js';
 import type { ManifestVersion } from './manifest-version.js';
@@ -99,9 +99,22 @@ export type ResourceEvent =
    * Its job completed with `result` (undefined: a result this converge cannot read). `version`: the manifests its
    * desired state came from. `unfollowed`: nothing follows the revision it started (apply without --wait).
    */
-  | { type: 'job-completed'; jobId: string; at: string; result: SyncResult | undefined; version?: ManifestVersion | undefined; unfollowed?: true; desired?: string | undefined }
-  /** Its job failed for good (no attempt left, or a failure that retrying cannot fix). */
-  | { type: 'job-failed'; jobId: string; at: string; message: string }
+  | {
+      type: 'job-completed';
+      jobId: string;
+      at: string;
+      result: SyncResult | undefined;
+      version?: ManifestVersion | undefined;
+      unfollowed?: true;
+      desired?: string | undefined;
+      /** The job's operation: shown when the state names another job (one `converge apply` or a former leader enqueued). */
+      operation?: string | undefined;
+    }
+  /**
+   * Its job failed for good (no attempt left, or a failure that retrying cannot fix). `failure`: what the service
+   * answered, as data (a refusal's status, a name taken); `desired`: the fingerprint the job carried, which a hold names.
+   */
+  | { type: 'job-failed'; jobId: string; at: string; message: string; failure?: JobFailure | undefined; desired?: string | undefined; operation?: string | undefined }
   /** The apply waiting for its job was stopped before the job had a result. */
   | { type: 'interrupted'; message: string }
   /** A reading of its rollout (the revision endpoint, the listing, or apply --wait). */
@@ -178,6 +191,9 @@ function decided(previous: ResourceState | undefined, outcome: Outcome, context:
     if (previous) next.health = previous.health;
     // The applied state this reconcile read predates that job too: the manifests its write came from stay shown.
     if (previous?.appliedFrom) next.appliedFrom = previous.appliedFrom;
+  } else if (reason === 'Applying' && outcome.job && previous?.job?.id === outcome.job.jobId && previous.job.state !== 'queued') {
+    // Its job ended (folded where it ran) before this decision was written: what the job's result made stays.
+    return { ...next, job: previous.job, sync: previous.sync, health: previous.health, error: previous.error, reason: previous.reason, ...keptOfJob(previous, next) };
   } else if (reason === 'Applying' && outcome.job) {
     next.job = { id: outcome.job.jobId, state: 'queued', operation: outcome.job.operation };
     // A job that failed before keeps its error visible while the new one runs.
@@ -188,6 +204,15 @@ function decided(previous: ResourceState | undefined, outcome: Outcome, context:
     next.job = previous.job;
   }
   return next;
+}
+
+/** What a job's result set that a decision read before the result does not know: appliedFrom, a hold, a conflict. */
+function keptOfJob(previous: ResourceState, next: ResourceState): Partial<ResourceState> {
+  const kept: Partial<ResourceState> = {};
+  if (previous.appliedFrom) kept.appliedFrom = previous.appliedFrom;
+  if (previous.hold && !next.hold) kept.hold = previous.hold;
+  if (previous.conflict) kept.conflict = previous.conflict;
+  return kept;
 }
 
 function conflicted(state: ResourceState, conflict: ConflictView): ResourceState {
@@ -208,11 +233,31 @@ function healthAfterJob(state: ResourceState, result: SyncResult, unfollowed: bo
   return state.health;
 }
 
+/**
+ * The job a result is about, as the state shows it: the state's own job, or (a job of `converge apply`, of a former
+ * leader) one made from the event; undefined when the state shows another job still queued, which the result does not
+ * replace (it is news of an older job).
+ */
+function jobOfResult(state: ResourceState, event: { jobId: string; operation?: string | undefined }): JobView | null | undefined {
+  if (state.job?.id === event.jobId) return state.job;
+  if (state.job?.state === 'queued') return undefined;
+  return event.operation === undefined ? state.job : { id: event.jobId, state: 'queued', operation: event.operation };
+}
+
+/** A result of a job the state does not show while another of its jobs is queued: what it wrote is kept, nothing else. */
+function olderJobCompleted(state: ResourceState, event: Extract<ResourceEvent, { type: 'job-completed' }>): ResourceState {
+  const result = event.result;
+  if (!result || result.notRun || !event.version || !WROTE.has(result.outcome)) return state;
+  return { ...state, appliedFrom: { ...event.version, appliedAt: event.at } };
+}
+
 function jobCompleted(state: ResourceState, event: Extract<ResourceEvent, { type: 'job-completed' }>): ResourceState {
   const result = event.result;
+  const shown = jobOfResult(state, event);
+  if (shown === undefined) return olderJobCompleted(state, event);
   const next: ResourceState = { ...state, error: null };
-  if (state.job) {
-    const job: JobView = { ...state.job, state: 'completed', finishedAt: event.at };
+  if (shown) {
+    const job: JobView = { ...shown, state: 'completed', finishedAt: event.at };
     if (result) {
       job.outcome = result.outcome;
       job.new_revision = result.new_revision;
@@ -233,6 +278,20 @@ function jobCompleted(state: ResourceState, event: Extract<ResourceEvent, { type
   return conflicted(next, { ...found, since: state.conflict?.since ?? event.at });
 }
 
+/**
+ * A job failed for good: the state shows the failure; a refusal the same write would get again (or a name taken)
+ * holds the desired state the job carried (src/core/holds.ts holdOfFailure), the one place a failure becomes a hold.
+ */
+function jobFailed(state: ResourceState, event: Extract<ResourceEvent, { type: 'job-failed' }>): ResourceState {
+  const shown = jobOfResult(state, event);
+  if (shown === undefined) return state;
+  const job: JobView | null = shown ? { ...shown, state: 'failed', message: event.message, finishedAt: event.at } : null;
+  const next: ResourceState = { ...state, job, error: event.message, sync: { status: 'out_of_sync', reason: 'JobFailed', message: event.message } };
+  const hold = event.failure && event.desired ? holdOfFailure(event.failure, event.desired, event.message, state.name, new Date(event.at)) : undefined;
+  if (hold && !(state.hold?.reason === hold.reason && state.hold.desired === hold.desired)) next.hold = hold;
+  return next;
+}
+
 /** The one fold: the state after `event`. A decision starts from its outcome; every other event needs the state it changes. */
 export function foldResource(state: ResourceState | undefined, event: Extract<ResourceEvent, { type: 'decided' }>): ResourceState;
 export function foldResource(state: ResourceState, event: ResourceEvent): ResourceState;
@@ -242,10 +301,8 @@ export function foldResource(state: ResourceState | undefined, event: ResourceEv
   switch (event.type) {
     case 'job-completed':
       return jobCompleted(current, event);
-    case 'job-failed': {
-      const job: JobView | null = current.job ? { ...current.job, state: 'failed', message: event.message, finishedAt: event.at } : null;
-      return { ...current, job, error: event.message, sync: { status: 'out_of_sync', reason: 'JobFailed', message: event.message } };
-    }
+    case 'job-failed':
+      return jobFailed(current, event);
     case 'interrupted':
       return { ...current, error: event.message, sync: { status: 'out_of_sync', reason: 'Interrupted', message: event.message } };
     case 'revision':

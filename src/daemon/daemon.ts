@@ -114,7 +114,7 @@ class ConvergeDaemon implements Daemon {
       stopping: () => this.stopping,
       onLost: () => {
         this.metrics.appliedStateLost.set(1);
-        this.reconciler?.rewriteRecord();
+        this.reconciler?.recordLost();
         this.notifyLost();
       },
     });
@@ -255,7 +255,7 @@ class ConvergeDaemon implements Daemon {
       metrics: this.metrics,
       log: this.log,
       maxRetryMs: Math.min(60_000, Math.max(1_000, settings.resync)),
-      record: { store: jobs.record, by: this.replicaId(), reconciles: jobs.reconciles },
+      record: { store: jobs.record, folds: jobs.folds, by: this.replicaId(), reconciles: jobs.reconciles },
     });
   }
 

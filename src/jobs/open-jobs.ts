@@ -7,6 +7,7 @@ import { AppliedPlans } from '../store/applied-plans.js';
 import { RedisDesiredMemory } from '../store/desired-memory.js';
 import { RedisHoldStore } from '../store/holds-store.js';
 import { EventLogStore } from '../store/event-log.js';
+import { ResourceFolds } from '../store/resource-folds.js';
 import { ReconcileRecordStore } from '../store/reconcile-record.js';
 import { OperatorRequestStore } from '../store/operator-requests.js';
 import { adoptLegacySequences, Enqueuer } from './queue/enqueuer.js';
@@ -14,7 +15,7 @@ import { FlapStore } from '../store/flap-store.js';
 import { AppliedStateEpoch, readEvictionPolicy, type EvictionPolicy } from '../store/epoch.js';
 import { watchJobEvents, type JobEventHandlers, type JobEventsFeed } from './queue/job-events.js';
 import { QUEUE_NAME } from './queue/jobs.js';
-import { fenceKey, Lease } from '../leader/lease.js';
+import { fenceKey, Lease, leaseKey } from '../leader/lease.js';
 import { SILENT_LOGGER, throttledErrors, type ErrorReporter, type QueueLogger } from './queue/log.js';
 import { checkPrefix, closeRedis, connectProducer, scanPrefix, unreachable } from '../store/redis.js';
 import { startResync, type Resync, type ResyncOptions } from './queue/resync-scheduler.js';
@@ -52,6 +53,8 @@ export interface Jobs {
   readonly flap: FlapStore;
   /** The resource event log, each resource's history and its projected state (src/store/event-log.ts). */
   readonly record: EventLogStore;
+  /** The prefix's resource states, folded where each event happens (src/store/resource-folds.ts). */
+  readonly folds: ResourceFolds;
   /** The leader's reconciles, its plan and orphans, fenced by its token (src/store/reconcile-record.ts). */
   readonly reconciles: ReconcileRecordStore;
   /** The operator's pending requests, kept until a reconcile served them (src/store/operator-requests.ts). */
@@ -137,6 +140,7 @@ function openStores(redis: Redis, prefix: string) {
     holds: new RedisHoldStore(redis, prefix),
     flap: new FlapStore(redis, prefix),
     record: new EventLogStore(redis, prefix),
+    folds: new ResourceFolds(redis, prefix, leaseKey(prefix)),
     reconciles: new ReconcileRecordStore(redis, prefix, fenceKey(prefix)),
     requests: new OperatorRequestStore(redis, prefix),
   };

@@ -43,7 +43,7 @@ const StoredEvent = z.object({
 });
 
 /** A projected state as stored: the fields every reader relies on are checked, the rest kept as written by this converge. */
-const StoredState = z
+export const StoredState = z
   .object({
     key: z.string(),
     kind: z.string(),

@@ -12,6 +12,9 @@ import { Reconciler } from '../../src/daemon/reconcile/reconciler.js';
 import { createMetrics } from '../../src/daemon/telemetry/metrics.js';
 import { jobRecord } from '../../src/core/resource-record.js';
 import { EventLogStore } from '../../src/store/event-log.js';
+import { ResourceFolds } from '../../src/store/resource-folds.js';
+import { leaseKey } from '../../src/leader/lease.js';
+import type { ResourceEvent } from '../../src/core/resource-state.js';
 import { closeRedis, connectProducer } from '../../src/store/redis.js';
 import { statusDocument } from '../../src/daemon/server/daemon-status.js';
 import { startStatusServer } from '../../src/daemon/server/status-server.js';
@@ -177,7 +180,8 @@ describe('the reconcile loop with fakes of its ports', () => {
       const store = new EventLogStore(redis, prefix);
       const { onEnqueued: _own, ...ctx } = context();
       const metrics = createMetrics({ processMetrics: false });
-      const reconciler = new Reconciler({ context: ctx, metrics, log: pino({ level: 'silent' }), maxRetryMs: 60_000, record: { store, by: 'replica-loop' } });
+      const folds = new ResourceFolds(redis, prefix, leaseKey(prefix));
+      const reconciler = new Reconciler({ context: ctx, metrics, log: pino({ level: 'silent' }), maxRetryMs: 60_000, record: { store, folds, by: 'replica-loop' } });
       const parts = {
         dir: tree.dir, startedAt: new Date().toISOString(), stopping: false, serviceUrl: emulator.url, embedded: false, reconcileEndpoint: false,
         settings: { driftPolicy: 'report' as const, resync: 60_000, debounce: 100 }, lease: null,
@@ -194,10 +198,12 @@ describe('the reconcile loop with fakes of its ports', () => {
         const jobId = reconciler.tracker.resources().find((r) => r.key === 'Deployment/web')!.job!.id;
         expect((await status()).resources.find((r) => r.key === 'Deployment/web')?.job).toMatchObject({ id: jobId, state: 'queued' });
 
-        // The worker that ran the job records its raw result (src/jobs/runner/processor.ts), then its BullMQ event reaches the leader.
+        // The worker that ran the job folds its result where it ran (src/jobs/runner/processor.ts), then its BullMQ event reaches the leader.
         const job = enqueuer.added.find((d) => d.key === 'Deployment/web')!;
         const answer = { outcome: 'updated' as const, new_revision: true, latestRevisionId: 'rev-loop', deploymentId: job.deploymentId };
-        await store.write({ events: [jobRecord({ key: 'Deployment/web', jobId, meta: { at: new Date().toISOString(), by: 'worker@loop' }, answer })], states: [] });
+        const meta = { at: new Date().toISOString(), by: 'worker@loop' };
+        const result: ResourceEvent = { type: 'job-completed', jobId, at: meta.at, result: answer, operation: job.operation };
+        await new ResourceFolds(redis, prefix, leaseKey(prefix)).fold([{ key: 'Deployment/web', events: [result], entries: [jobRecord({ key: 'Deployment/web', jobId, meta, answer })], meta }]);
         await reconciler.jobCompleted(jobId, answer);
 
         // The fold's state is the projection in Redis, and /status serves it.
@@ -206,7 +212,7 @@ describe('the reconcile loop with fakes of its ports', () => {
         expect((await status()).resources.find((r) => r.key === 'Deployment/web')).toMatchObject({ job: { id: jobId, state: 'completed', outcome: 'updated' }, health: { status: 'progressing', revisionId: 'rev-loop' } });
         // The log holds the whole walk: the decision, the job enqueued, the worker's result, the revision it started.
         const walk = (await (await fetch(`${server.url}/history/Deployment/web`)).json()) as { events: Array<{ type: string; by: string; job: { id: string } | null }> };
-        expect(walk.events.map((e) => `${e.type} ${e.by}`).reverse()).toEqual(['decided replica-loop', 'write_enqueued replica-loop', 'write_done worker@loop', 'revision replica-loop']);
+        expect(walk.events.map((e) => `${e.type} ${e.by}`).reverse()).toEqual(['decided replica-loop', 'write_enqueued replica-loop', 'write_done worker@loop', 'revision worker@loop']);
         expect(walk.events.every((e) => e.job?.id === jobId)).toBe(true);
         // /status and the gauges read the projection, not the leader's memory: a state written to Redis is what they show.
         const web = (await store.states()).get('Deployment/web')!;

@@ -1,14 +1,20 @@
-// Taking up the projection on the real Redis: a job result the worker recorded after the last leader wrote the row (between its release and the next leader's start) shows on the restored row, not `queued`.
+// The leader's rows as a cache of the states in Redis, on the real Redis: a fold that changes nothing writes nothing; a new leader takes the states the workers folded with no leader, as they are; a replica whose term ended cannot write its old state over the newer leader's; rows Redis lost are said to be rebuilt.
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { jobRecord } from '../../src/core/resource-record.js';
-import type { ResourceState } from '../../src/core/resource-state.js';
-import { EventRecorder } from '../../src/daemon/status/event-recorder.js';
-import { FailedBuilds } from '../../src/daemon/status/failed-builds.js';
+import type { ResourceEvent, ResourceState } from '../../src/core/resource-state.js';
+import { StateFolds } from '../../src/daemon/status/event-recorder.js';
 import { ResourceTracker } from '../../src/daemon/status/resource-tracker.js';
+import { leaseKey } from '../../src/leader/lease.js';
+import { recordKeys, type StoredBuildLog } from '../../src/store/event-log.js';
+import { FailedBuilds } from '../../src/daemon/status/failed-builds.js';
+import { ResourceFolds } from '../../src/store/resource-folds.js';
 import { eventLogStoreOnTestPrefix } from '../helpers/event-log-store.js';
 
 const VERSION = { kind: 'git' as const, id: 'ab12'.repeat(10), readAt: '2026-01-01T00:00:00.000Z' };
+const log = pino({ level: 'silent' });
+const buildLogs = async (): Promise<Map<string, StoredBuildLog>> => new Map();
+const failedBuilds = (tracker: ResourceTracker): FailedBuilds => new FailedBuilds(tracker, log, () => ({ desired: new Map(), env: {} }));
 
 /** A row as the last leader wrote it: its job enqueued, no result yet. */
 function queuedRow(name: string, jobId: string): ResourceState {
@@ -21,54 +27,49 @@ function queuedRow(name: string, jobId: string): ResourceState {
   };
 }
 
-describe('restoring the projection', () => {
+describe('the leader\'s rows over the states in Redis', () => {
   const fixture = eventLogStoreOnTestPrefix('restore');
+  const folds = (): ResourceFolds => new ResourceFolds(fixture.redis(), fixture.prefix, leaseKey(fixture.prefix));
 
-  it('writes a row only when its state changes, and every row again when Redis lost the projection', async () => {
-    const log = pino({ level: 'silent' });
+  it('writes a row only when its state changes; rows Redis lost stay shown and are said to be rebuilt', async () => {
     const tracker = new ResourceTracker();
-    const recorder = new EventRecorder(fixture.store(), { by: 'replica-c', log, leading: () => true }, tracker);
     const row = queuedRow('steady', 'j-steady');
-    tracker.restore(new Map([[row.key, row]]));
     await fixture.store().write({ events: [], states: [row] });
+    const states = new StateFolds(folds(), { by: 'replica-c', log, leading: () => true, buildLogs }, tracker);
+    expect(await states.restore(failedBuilds(tracker))).toBe(1);
     const version = await fixture.store().stateVersion();
-    // A fold into the same state (a resync that changed nothing): no write, the projection's version does not move.
+    // A fold into the same state (a poll that read the same): no write, the projection's version does not move.
     expect(tracker.setHealth(row.key, { ...row.health })).toBe(false);
-    await recorder.flushed();
+    await states.flushed();
     expect(await fixture.store().stateVersion()).toBe(version);
-    // A change is written.
+    // A change is folded in Redis.
     tracker.setHealth(row.key, { status: 'progressing', reason: 'RevisionBuilding', message: 'building r2', revisionId: 'r2' });
-    await recorder.flushed();
+    await states.flushed();
     expect((await fixture.store().states()).get(row.key)?.health.revisionId).toBe('r2');
-    // Redis lost it (as after a FLUSHALL): rewriteAll writes every row again.
-    await fixture.store().write({ events: [], states: [], removed: [row.key] });
+    // Redis lost it (as after a FLUSHALL): the row stays shown, said to be rebuilt by the next reconcile; nothing is copied back.
+    await fixture.redis().del(recordKeys(fixture.prefix).state, `${fixture.prefix}:record:state-versions`);
+    await states.refresh([row.key]);
+    expect(tracker.rebuilding()).toBe(true);
+    expect(tracker.states().map((s) => s.key)).toEqual([row.key]);
     expect((await fixture.store().states()).has(row.key)).toBe(false);
-    recorder.rewriteAll();
-    await recorder.flushed();
-    expect((await fixture.store().states()).get(row.key)?.health.revisionId).toBe('r2');
-    await fixture.store().write({ events: [], states: [], removed: [row.key] }); // the next test's projection starts empty
   });
 
-  it('folds the results the workers recorded since the projection was written', async () => {
-    // The last leader's projection: three jobs queued. Then, with no leader, the workers ran them.
+  it('a new leader takes the states the workers folded while no replica led, as they are', async () => {
+    // The last leader's states: three jobs queued. Then, with no leader, the workers ran them and folded their results.
     await fixture.store().write({ events: [], states: [queuedRow('web', 'j-web'), queuedRow('api', 'j-api'), queuedRow('idle', 'j-idle')] });
+    const worker = folds();
     const meta = { at: '2026-01-01T00:01:00.000Z', by: 'worker@host:1', manifests: VERSION };
-    await fixture.store().write({
-      events: [
-        jobRecord({ key: 'Deployment/web', jobId: 'j-web', meta, answer: { outcome: 'updated', new_revision: true, latestRevisionId: 'r1' } }),
-        jobRecord({ key: 'Deployment/api', jobId: 'j-api', meta, failure: 'PATCH answered 422: max_scale too large' }),
-        // An older job of idle's: not the one its row shows queued.
-        jobRecord({ key: 'Deployment/idle', jobId: 'j-older', meta, answer: { outcome: 'updated', new_revision: false } }),
-      ],
-      states: [],
-    });
+    const done = (key: string, jobId: string, event: ResourceEvent, answer?: Parameters<typeof jobRecord>[0]): Promise<unknown> =>
+      worker.fold([{ key, events: [event], entries: answer ? [jobRecord(answer)] : [], meta }]);
+    const web = { outcome: 'updated' as const, new_revision: true, latestRevisionId: 'r1' };
+    await done('Deployment/web', 'j-web', { type: 'job-completed', jobId: 'j-web', at: meta.at, result: web, version: VERSION }, { key: 'Deployment/web', jobId: 'j-web', meta, answer: web });
+    await done('Deployment/api', 'j-api', { type: 'job-failed', jobId: 'j-api', at: meta.at, message: 'PATCH answered 422: max_scale too large', failure: { status: 422 }, desired: 'f'.repeat(64) });
+    // An older job of idle's: not the one its state shows queued.
+    await done('Deployment/idle', 'j-older', { type: 'job-completed', jobId: 'j-older', at: meta.at, result: { outcome: 'updated', new_revision: false } });
 
-    const log = pino({ level: 'silent' });
     const tracker = new ResourceTracker();
-    const recorder = new EventRecorder(fixture.store(), { by: 'replica-b', log, leading: () => true }, tracker);
-    expect(await recorder.restore(new FailedBuilds(tracker, log, () => ({ desired: new Map(), env: {} })))).toBe(3);
-    await recorder.flushed();
-
+    const states = new StateFolds(folds(), { by: 'replica-b', log, leading: () => true, buildLogs }, tracker);
+    expect(await states.restore(failedBuilds(tracker))).toBeGreaterThanOrEqual(3);
     const rows = new Map(tracker.resources().map((r) => [r.key, r]));
     expect(rows.get('Deployment/web')).toMatchObject({
       job: { id: 'j-web', state: 'completed', outcome: 'updated', new_revision: true },
@@ -76,13 +77,31 @@ describe('restoring the projection', () => {
       health: { status: 'progressing', reason: 'RevisionBuilding', revisionId: 'r1' },
       appliedFrom: { kind: 'git', id: VERSION.id },
     });
-    expect(rows.get('Deployment/api')).toMatchObject({ job: { id: 'j-api', state: 'failed' }, sync: { reason: 'JobFailed' }, error: 'PATCH answered 422: max_scale too large' });
+    // The refusal held the desired state the job carried: the fold made the hold, from the job's data.
+    expect(rows.get('Deployment/api')).toMatchObject({ job: { id: 'j-api', state: 'failed' }, sync: { reason: 'JobFailed' }, error: 'PATCH answered 422: max_scale too large', hold: { reason: 'WriteRefused' } });
     expect(rows.get('Deployment/idle')?.job).toMatchObject({ id: 'j-idle', state: 'queued' });
-    // The folded rows are the projection now: a later restore (another failover) reads them as they are.
-    const projected = await fixture.store().states();
-    expect(projected.get('Deployment/web')?.job?.state).toBe('completed');
-    expect(projected.get('Deployment/api')?.job?.state).toBe('failed');
-    // And the result made its entry: the revision web's job started.
-    expect((await fixture.store().history('Deployment/web', { limit: 1 }))[0]).toMatchObject({ type: 'revision', revision: { id: 'r1' }, by: 'replica-b' });
+    // The worker's entries are in the history: write_done, and the revision its result started.
+    expect((await fixture.store().history('Deployment/web', { limit: 2 })).map((e) => `${e.type} ${e.by}`)).toEqual(['revision worker@host:1', 'write_done worker@host:1']);
+  });
+
+  it('a replica whose term ended cannot write its old state over the one the newer leader wrote', async () => {
+    const key = 'Deployment/fenced';
+    await fixture.store().write({ events: [], states: [queuedRow('fenced', 'j-a')] });
+    // A leads with token 5 and takes the state up; B takes the lease (token 6) and folds a newer state.
+    await fixture.redis().set(leaseKey(fixture.prefix), 'replica-a|5|2026-01-01T00:00:00Z');
+    const trackerA = new ResourceTracker();
+    const a = new StateFolds(folds(), { by: 'replica-a', log, leading: () => true, fence: () => 5, buildLogs }, trackerA);
+    await a.restore(failedBuilds(trackerA));
+    await fixture.redis().set(leaseKey(fixture.prefix), 'replica-b|6|2026-01-01T00:01:00Z');
+    const hold = { reason: 'WriteRefused' as const, desired: 'e'.repeat(64), message: 'B held it', since: '2026-01-01T00:01:00Z' };
+    const [byB] = await folds().fold([{ key, events: [{ type: 'hold', hold }], meta: { at: '2026-01-01T00:01:00Z', by: 'replica-b' } }], { fence: 6 });
+    expect(byB).toMatchObject({ status: 'written' });
+    const entries = await fixture.redis().xlen(recordKeys(fixture.prefix).log);
+
+    // A, still believing it leads (its lease check has not run yet), releases the hold it does not know about: refused.
+    trackerA.releaseHold(key);
+    await a.flushed();
+    expect((await fixture.store().states()).get(key)?.hold).toMatchObject({ message: 'B held it' });
+    expect(await fixture.redis().xlen(recordKeys(fixture.prefix).log)).toBe(entries);
   });
 });

@@ -9,6 +9,8 @@ export interface EventLogFixture {
   readonly prefix: string;
   /** the store (after beforeAll) */
   store(): EventLogStore;
+  /** its Redis connection (after beforeAll) */
+  redis(): Redis;
 }
 
 /** Registers the hooks in the calling describe block; read `store()` inside tests. */
@@ -27,6 +29,7 @@ export function eventLogStoreOnTestPrefix(label: string): EventLogFixture {
   return {
     prefix,
     store: () => store ?? fail('store'),
+    redis: () => redis ?? fail('connection'),
   };
 }
 

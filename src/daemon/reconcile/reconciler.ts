@@ -15,13 +15,12 @@ import { releaseHolds } from './release-holds.js';
 import { orphanDeployments } from '../../plan/summary.js';
 import { FindingsLog } from './findings-log.js';
 import { followRollouts, holdFailedRevisions } from '../status/rollout.js';
-import { EventRecorder, type RecordStore } from '../status/event-recorder.js';
+import { StateFolds, type FoldStore, type RecordStore } from '../status/event-recorder.js';
 import { healthTransitions } from './transition-log.js';
 import { ProjectionReader, setResourceGauges } from '../status/projection.js';
 import type { ResourceState } from '../../core/resource-state.js';
 import { healthChanged, ResourceTracker, type HealthSettings, type ReconcileRecord } from '../status/resource-tracker.js';
 import { wasNotRun } from '../../jobs/runner/worker.js';
-import { holdIfRefused } from '../status/refused-writes.js';
 import { ReconcileClock, type TimedReconcile } from '../telemetry/reconcile-steps.js';
 import { ReconcileLedger, ReconcilesRecord, type ReconcilesStore, type ReconcilesView } from './reconciles-record.js';
 
@@ -34,9 +33,9 @@ export interface ReconcilerOptions {
   maxRetryMs: number;
   /** Rollout health: the progress deadline (default 30 minutes). */
   health?: HealthSettings;
-  /** The prefix's event log (src/store/event-log.ts): every change of the rows is recorded there, by replica `by`. */
+  /** The prefix's resource states (src/store/resource-folds.ts), folded there by replica `by`, and the event log's reads. */
   /** `reconciles`: the leader's reconciles in Redis (src/store/reconcile-record.ts), shown by every replica. */
-  record?: { store: RecordStore; by: string; reconciles?: ReconcilesStore } | undefined;
+  record?: { store: RecordStore; folds: FoldStore; by: string; reconciles?: ReconcilesStore } | undefined;
 }
 
 /** Finished jobs are remembered this long for finishedSince (longer than any reconcile's listing takes). */
@@ -74,7 +73,7 @@ export class Reconciler {
   private desired: ReadonlyMap<string, DesiredResource> = new Map();
   /** The build log tail of failed revisions (shown by /status while that revision is its health), and the event log's writer. */
   private readonly failedBuilds: FailedBuilds;
-  private readonly recorder: EventRecorder | undefined;
+  private readonly recorder: StateFolds | undefined;
   /** The projection in Redis as /status and the gauges read it (absent without an event log: this replica's rows). */
   private readonly projection: ProjectionReader | undefined;
   /** The reconciles' record in Redis (without one, or while Redis fails, /status shows this replica's own). */
@@ -99,9 +98,9 @@ export class Reconciler {
     const by = options.record?.by ?? 'daemon';
     this.reconciles = new ReconcilesRecord(options.record?.reconciles, { by, log: options.log, local });
     if (!options.record) return;
-    const overflow = (n: number): void => options.metrics.recordOverflow.inc({ what: 'entries' }, n);
-    const recording = { by: options.record.by, log: options.log, leading: () => this.leading(), overflow };
-    this.recorder = new EventRecorder(options.record.store, recording, this.tracker);
+    const { store } = options.record;
+    const parts = { by, log: options.log, leading: () => this.leading(), fence: options.context.fence };
+    this.recorder = new StateFolds(options.record.folds, { ...parts, buildLogs: () => store.buildLogs() }, this.tracker);
     const order = (): string[] => this.tracker.states().map((state) => state.key);
     const onError = (error: unknown): void => options.log.warn({ error: errorLine(error) }, 'could not read the projection from Redis; /status shows this replica\'s rows');
     this.projection = new ProjectionReader(options.record.store, { written: () => this.recorded(), order, fallback: () => this.tracker.states(), onError });
@@ -124,11 +123,11 @@ export class Reconciler {
     return (await this.recorder?.restore(this.failedBuilds)) ?? 0;
   };
 
+  /** Whether /status shows rows Redis has no state of (lost): they are rebuilt by the next reconcile. */
+  stateRebuilding = (): boolean => this.tracker.rebuilding() || this.projection?.fromMemory === true;
+
   /** Resolves when every change so far is written to the event log and the reconcile record. */
-  recorded = async (): Promise<void> => {
-    await this.recorder?.flushed();
-    await this.reconciles.written();
-  };
+  recorded = async (): Promise<void> => void (await Promise.all([this.recorder?.flushed(), this.reconciles.written()]));
 
   /** What /status shows of the leader's reconciles, its plan, orphans and manifests (the record in Redis). */
   reconcilesView = (): Promise<ReconcilesView> => this.reconciles.view();
@@ -139,8 +138,8 @@ export class Reconciler {
     if (!this.options.context.fence || token !== undefined) this.reconciles.write(token);
   }
 
-  /** Redis lost the event log's projection: every row's state is written again. */
-  rewriteRecord = (): void => this.recorder?.rewriteAll();
+  /** Redis lost its records: every row is rebuilt from the service by a reconcile now (nothing is written to Redis before). */
+  recordLost = (): void => void this.recorder?.lost(() => this.request('retry'));
 
   /** Asks for a reconcile (of the changed files of a watch burst, else full); resolves with the record of the run that covered it (undefined once stopping). */
   request(trigger: ReconcileTrigger, cycle?: string, changed?: ChangedPaths): Promise<ReconcileRecord | undefined> {
@@ -195,6 +194,7 @@ export class Reconciler {
     };
     try {
       ({ outcome, followUp } = await clock.within(() => this.scope.run({ ...this.options.context, onEnqueued: (job) => this.jobEnqueued(job), finishedSince, rollouts: this.tracker, steps: clock }, scope)));
+      await this.recorder?.refresh([...outcome.outcomes.keys()]);
     } catch (error) {
       failure = error;
     } finally {
@@ -336,7 +336,7 @@ export class Reconciler {
     this.jobs.delete(jobId);
     this.scope.touch([job.key]);
     this.tracker.failed(jobId, reason);
-    if (!holdIfRefused(job, reason, { tracker: this.tracker, holds: this.options.context.holds, log: this.options.log })) this.options.log.warn({ key: job.key, jobId, error: reason }, 'job failed; the next reconcile tries again');
+    this.options.log.warn({ key: job.key, jobId, error: reason }, 'job failed; its result is folded into its state (a refusal for good holds it), the next reconcile decides again');
   }
 
   /**

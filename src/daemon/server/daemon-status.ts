@@ -115,6 +115,8 @@ export async function statusDocument(parts: StatusParts): Promise<Record<string,
     reconciles: snapshot?.reconciles ?? null,
     resync: { everyMs: settings.resync, cyclesRun: [...parts.cycles] },
     counts,
+    // Redis lost the states of these rows: shown as this replica last knew them until the next reconcile rebuilds them.
+    resourcesRebuilding: reconciler?.stateRebuilding() ?? false,
     resources: rows.map((r) => (r.appliedFrom ? { ...r, appliedFrom: labelled(r.appliedFrom) } : r)),
     failedBuildLogs: (await reconciler?.failedBuildLogs(states)) ?? {},
     orphans: snapshot?.orphans ?? [],

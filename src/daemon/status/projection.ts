@@ -58,11 +58,13 @@ export function setResourceGauges(gauges: ResourceGauges, rows: readonly Resourc
 /**
  * Every resource's state as the projection in Redis has it: what the leader folded (this replica's when it leads,
  * after what it folded is written), or the leader's when this replica stands by. Read again only when the
- * projection's version moved; a Redis that does not answer gives this replica's own rows (`fallback`), which are the
- * same states before they were written.
+ * projection's version moved; a Redis that does not answer, or that holds no state while this replica has rows (a
+ * FLUSHALL, until the next reconcile rebuilds them), gives this replica's own rows (`fallback`).
  */
 export class ProjectionReader {
   private cached: { version: string; rows: ResourceState[] } | undefined;
+  /** Whether the last read served this replica's rows because Redis held no state (lost): said on /status. */
+  fromMemory = false;
 
   constructor(
     private readonly store: ProjectionStore,
@@ -75,6 +77,9 @@ export class ProjectionReader {
       const version = await this.store.stateVersion();
       if (version !== null && this.cached?.version === version) return this.cached.rows;
       const rows = this.ordered(await this.store.states());
+      // Redis lost every state (a FLUSHALL) while this replica has rows: they stay shown until the next reconcile rebuilds them.
+      this.fromMemory = rows.length === 0 && this.parts.fallback().length > 0;
+      if (this.fromMemory) return this.parts.fallback();
       this.cached = version === null ? undefined : { version, rows };
       return rows;
     } catch (error) {

@@ -1,4 +1,4 @@
-// What the leader folds of each resource: each resource's state, folded from its events (src/core/resource-state.ts) as reconciles, jobs and polls report them, every change handed with its before and after to the sinks (the event recorder, whose projection /status reads; the health transitions).
+// The leader's cache of each resource's state in Redis: the rows, folded from the events (src/core/resource-state.ts) as reconciles and polls report them, every change handed with its before and after to the sinks (StateFolds, which folds it again in Redis; the health transitions).
 import { isDeepStrictEqual } from 'node:util';
 import type { HealthCondition } from '../../core/health.js';
 import type { ResourceHold } from '../../core/holds.js';
@@ -42,8 +42,8 @@ export interface HealthSettings {
 
 /**
  * What one change of the rows was: the events folded into one resource's state (a reconcile folds its decision and
- * what came with it at once), the state before and after, and the manifests it came from when known. The event
- * recorder (src/daemon/status/event-recorder.ts) turns each into history entries and the projection in Redis.
+ * what came with it at once), the state before and after, and the manifests it came from when known. The leader's
+ * folds in Redis (src/daemon/status/event-recorder.ts, StateFolds) fold its events again over the state Redis holds.
  */
 export interface TrackedChange {
   key: string;
@@ -78,12 +78,14 @@ export interface RolloutToFollow extends RolloutTarget {
 export class ResourceTracker implements RolloutView {
   private rows = new Map<string, ResourceState>();
   private orphanKeys: string[] = [];
+  /** Rows Redis has no state of (lost): the next decision of each is written even when it is the same. */
+  private readonly unwritten = new Set<string>();
   private readonly early = new Map<string, { ok: true; result: unknown; at: string; desired?: string; version?: ManifestVersion } | { ok: false; reason: string; at: string }>();
   private readonly progressDeadlineMs: number;
   private readonly clock: () => number;
   /** Per resource, its latest revision and since when it is known to build (for the progress deadline). */
   private readonly buildingSince = new Map<string, { revisionId: string | null; since: number }>();
-  /** Where each change goes with the fold's before and after: the event recorder, the health transitions' log and metrics. */
+  /** Where each change goes with the fold's before and after: StateFolds, the health transitions' log and metrics. */
   private readonly sinks: ChangeSink[] = [];
 
   constructor(settings: HealthSettings = { progressDeadlineMs: 30 * 60_000 }) {
@@ -91,7 +93,7 @@ export class ResourceTracker implements RolloutView {
     this.clock = settings.now ?? Date.now;
   }
 
-  /** Reports every change of the rows to `sink` from now on (the event recorder, the health transitions). */
+  /** Reports every change of the rows to `sink` from now on (StateFolds, the health transitions). */
   record(sink: ChangeSink): void {
     this.sinks.push(sink);
   }
@@ -101,15 +103,40 @@ export class ResourceTracker implements RolloutView {
   }
 
   /**
-   * Takes up the states the last leader kept (the projection in Redis), in place of this replica's own: every row's
-   * last job, appliedFrom, hold and health as it knew them, until this replica's first reconcile folds its decisions
-   * over them. A queued job among them is followed to its result (the row names it).
+   * Takes up every resource's state in Redis (a restart, a failover) in place of this replica's own rows: the state is
+   * the truth, the rows its cache. None in Redis: this replica's rows stay, each to be written by the next reconcile.
    */
   restore(states: ReadonlyMap<string, ResourceState>): number {
-    // What the record keeps is at least as new as a former term's rows of this replica; none kept: ours stay.
-    if (states.size === 0) return 0;
+    if (states.size === 0) {
+      for (const key of this.rows.keys()) this.unwritten.add(key);
+      return 0;
+    }
     this.rows = new Map(states);
+    this.unwritten.clear();
     return states.size;
+  }
+
+  /**
+   * Takes the states Redis holds for rows of this replica (read by their version, or answered by a fold): a state that
+   * moved replaces the row; a row Redis has no state of stays shown and is written by the next reconcile's decision.
+   */
+  adopt(states: ReadonlyMap<string, { state: ResourceState | undefined }>): void {
+    for (const [key, { state }] of states) {
+      const row = this.rows.get(key);
+      if (!row) continue;
+      if (state === undefined) this.unwritten.add(key);
+      else if (state !== row) this.rows.set(key, state);
+    }
+  }
+
+  /** The keys of the rows (the plan's order). */
+  keys(): string[] {
+    return [...this.rows.keys()];
+  }
+
+  /** Whether some row has no state in Redis (lost with a FLUSHALL): /status says they are rebuilt. */
+  rebuilding(): boolean {
+    return this.unwritten.size > 0;
   }
 
   /** The resource whose row shows job `jobId` as its last (a job's result folds into that row only). */
@@ -163,6 +190,7 @@ export class ResourceTracker implements RolloutView {
     }
     const gone = [...this.rows.keys()].filter((key) => !rows.has(key));
     this.rows = rows;
+    for (const key of gone) this.unwritten.delete(key);
     if (gone.length > 0) for (const sink of this.sinks) sink.removed(gone);
     this.orphanKeys = orphans;
     for (const key of [...this.buildingSince.keys()]) if (!rows.has(key)) this.buildingSince.delete(key);
@@ -199,7 +227,8 @@ export class ResourceTracker implements RolloutView {
     }
     // The state it had (a resync that decided the same again): the row keeps its object, and no sink hears of it; the
     // event log records nothing of such a fold (src/core/resource-record.ts), except a conflict's, which is passed on.
-    if (previous && !events.some((event) => event.type === 'conflict') && isDeepStrictEqual(previous, row)) return previous;
+    const lost = this.unwritten.delete(key);
+    if (previous && !lost && !events.some((event) => event.type === 'conflict') && isDeepStrictEqual(previous, row)) return previous;
     this.changed({ key, events, before: previous, after: row, manifests: outcome.version });
     return row;
   }

@@ -162,8 +162,8 @@ function conditionMetrics(registry: Registry) {
   const recordOverflow = new Counter({
     name: 'converge_record_overflow_total',
     help:
-      'What a bound of the record in Redis refused (requests: an operator request past the pending requests kept;'
-      + ' entries: history entries past the buffer kept while Redis did not answer), never dropped in silence.',
+      'What a bound of the record in Redis refused (requests: an operator request past the pending requests kept),'
+      + ' never dropped in silence.',
     labelNames: ['what'] as const,
     registers: [registry],
   });

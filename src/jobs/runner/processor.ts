@@ -1,10 +1,12 @@
 // The job processor: runs one reconcile job and classifies its failure once (retry with jittered backoff, pause on 429, fail at once).
 import { UnrecoverableError, Worker, type Job } from 'bullmq';
-import { BlockedError, JobInputError } from '../../core/errors.js';
+import { BlockedError, JobInputError, ServiceError } from '../../core/errors.js';
+import { answerSaysDeleting, type JobFailure, type ResourceHold } from '../../core/holds.js';
 import type { FlapSettings } from '../../core/flap-guard.js';
 import { versionLabel } from '../../core/manifest-version.js';
-import { jobRecord } from '../../core/resource-record.js';
-import type { EventLogStore } from '../../store/event-log.js';
+import { jobRecord, type RecordedEvent } from '../../core/resource-record.js';
+import type { ResourceEvent } from '../../core/resource-state.js';
+import type { ResourceFolds } from '../../store/resource-folds.js';
 import { fieldLine } from '../../plan/render/text.js';
 import type { QueueLogger } from '../queue/log.js';
 import { backoffDelay } from '../../service/backoff.js';
@@ -79,16 +81,46 @@ export interface ProcessorContext {
    * gone), or undefined when it may. Asked as the job starts and again right before its first write or its DELETE.
    */
   stale?(data: ReconcileJobData): Promise<StaleJob | undefined>;
-  /** The prefix's event log: each job's raw result is recorded there by the process that ran it (`by`). */
-  record?: { store: Pick<EventLogStore, 'write'>; by: string };
+  /** The prefix's resource states: each job's result is folded there by the process that ran it (`by`). */
+  record?: { folds: Pick<ResourceFolds, 'fold'>; by: string };
 }
 
-/** Records the job's result (or final failure) in the event log; a failed write is logged, never the job's failure. */
-async function recordJob(ctx: ProcessorContext, data: ReconcileJobData, jobId: string | undefined, outcome: { answer: ReconcileJobResult } | { failure: string }): Promise<void> {
+/** What a job's final failure was, as data (the fold makes it a hold or not: src/core/resource-state.ts). */
+function failureOf(error: unknown): JobFailure {
+  if (error instanceof ServiceError) return { status: error.status, ...(answerSaysDeleting(error.detail) ? { deleting: true } : {}) };
+  if (error instanceof BlockedError && error.nameTaken) return { nameTaken: true };
+  return {};
+}
+
+/**
+ * Folds the job's result (or final failure) into its resource's state in Redis where the job ran, whoever enqueued it
+ * (a job's result is a fact: unfenced), with the worker's entry (write_done, pruned, write_failed) in the same write.
+ * A failed fold is logged, never the job's failure.
+ */
+async function foldJob(ctx: ProcessorContext, data: ReconcileJobData, jobId: string | undefined, outcome: { answer: ReconcileJobResult } | { failure: string; error: unknown }): Promise<void> {
   if (!ctx.record || jobId === undefined) return;
   const meta = { at: new Date().toISOString(), by: ctx.record.by, manifests: data.manifestVersion };
-  const event = 'answer' in outcome ? jobRecord({ key: data.key, jobId, meta, answer: outcome.answer }) : jobRecord({ key: data.key, jobId, meta, failure: outcome.failure });
-  await ctx.record.store.write({ events: [event], states: [] }).catch((error: unknown) => ctx.log.warn({ key: data.key, jobId, error: (error as Error).message.split('\n')[0] }, 'could not record the job in the event log'));
+  const job = { jobId, at: meta.at, operation: data.operation, desired: data.desired };
+  const [entry, event]: [RecordedEvent, ResourceEvent] =
+    'answer' in outcome
+      ? [jobRecord({ key: data.key, jobId, meta, answer: outcome.answer }), { type: 'job-completed', ...job, result: outcome.answer, version: data.manifestVersion }]
+      : [jobRecord({ key: data.key, jobId, meta, failure: outcome.failure }), { type: 'job-failed', ...job, message: outcome.failure, failure: failureOf(outcome.error) }];
+  try {
+    const [folded] = await ctx.record.folds.fold([{ key: data.key, events: [event], entries: [entry], meta }]);
+    if (event.type === 'job-failed' && folded?.status === 'written') sayHeld(ctx, data, jobId, event.message, folded.state?.hold);
+  } catch (error) {
+    ctx.log.warn({ key: data.key, jobId, error: (error as Error).message.split('\n')[0] }, 'could not fold the job\'s result into its state in Redis');
+  }
+}
+
+/** The hold the fold of a job's failure made (read from the fold's output, src/core/resource-state.ts), said once. */
+function sayHeld(ctx: ProcessorContext, data: ReconcileJobData, jobId: string, error: string, hold: ResourceHold | undefined): void {
+  if (!hold || hold.desired !== data.desired || (hold.reason !== 'WriteRefused' && hold.reason !== 'NameTaken')) return;
+  const said =
+    hold.reason === 'NameTaken'
+      ? 'job failed: the name is taken on the service (NameTaken); held (no POST sent again) until its manifest changes or converge reconcile --retry-failed releases it'
+      : 'job failed: the service refused this write for good; held (not sent again) until its manifest changes or converge reconcile --retry-failed releases it';
+  ctx.log.warn({ key: data.key, jobId, reason: hold.reason, error }, said);
 }
 
 /**
@@ -213,13 +245,13 @@ async function processJob(ctx: ProcessorContext, job: Job, data: ReconcileJobDat
     if (result.notRun && result.notRun !== 'live_changed') ctx.log.info({ key: data.key, jobId: job.id, seq: data.seq, fence: data.fence }, `job not run: ${result.message}`);
     logWrite(ctx, data, job.id, result, writes);
     ctx.log.debug({ key: data.key, jobId: job.id, outcome: result.outcome, new_revision: result.new_revision, ms: Date.now() - started }, 'job done');
-    await recordJob(ctx, data, job.id, { answer: result });
+    await foldJob(ctx, data, job.id, { answer: result });
     return result;
   } catch (error) {
     if (error instanceof BlockedError || error instanceof JobInputError) {
       // The resource cannot be synced as things stand, or the job asks for what this process does not have.
       ctx.log.warn({ key: data.key, jobId: job.id, error: error.message }, 'job failed');
-      await recordJob(ctx, data, job.id, { failure: error.message });
+      await foldJob(ctx, data, job.id, { failure: error.message, error });
       throw new UnrecoverableError(error.message);
     }
     if (isRedisUnavailable(error)) {
@@ -237,12 +269,12 @@ async function processJob(ctx: ProcessorContext, job: Job, data: ReconcileJobDat
       throw Worker.RateLimitError();
     }
     if (failure.kind === 'retry') {
-      if (job.attemptsMade + 1 >= (job.opts.attempts ?? 1)) await recordJob(ctx, data, job.id, { failure: failure.message });
+      if (job.attemptsMade + 1 >= (job.opts.attempts ?? 1)) await foldJob(ctx, data, job.id, { failure: failure.message, error });
       ctx.log.info({ key: data.key, jobId: job.id, attempt: job.attemptsMade + 1, error: failure.message }, 'job attempt failed; will retry');
       throw new RetryableJobError(failure.message, failure.retryAfterMs);
     }
     ctx.log.warn({ key: data.key, jobId: job.id, error: failure.message }, 'job failed');
-    await recordJob(ctx, data, job.id, { failure: failure.message });
+    await foldJob(ctx, data, job.id, { failure: failure.message, error });
     throw new UnrecoverableError(failure.message);
   }
 }

@@ -14,7 +14,8 @@ import { claimPrefix, type ServiceTarget } from '../../store/target.js';
 import type { LiteralSecrets } from '../../sync/job-resource.js';
 import { hostname } from 'node:os';
 import { createProcessor, jitteredBackoff } from './processor.js';
-import { EventLogStore } from '../../store/event-log.js';
+import { ResourceFolds } from '../../store/resource-folds.js';
+import { leaseKey } from '../../leader/lease.js';
 import { redisNow } from '../../store/clock.js';
 import { staleReason, wasNotRun } from './stale-job.js';
 
@@ -151,7 +152,7 @@ function runnerProcessor(settings: WorkerSettings, options: StartRunnerOptions, 
       now: () => redisNow(producer),
     },
     stale: (data) => staleReason(producer, newestDesiredKey(settings.redisPrefix), settings.redisPrefix, data),
-    record: { store: new EventLogStore(producer, settings.redisPrefix), by: options.recordedBy ?? `worker@${hostname()}:${process.pid}` },
+    record: { folds: new ResourceFolds(producer, settings.redisPrefix, leaseKey(settings.redisPrefix)), by: options.recordedBy ?? `worker@${hostname()}:${process.pid}` },
   });
 }
 

@@ -290,7 +290,7 @@ async function createConflict(desired: Desired, ports: SyncPorts, conflict: Serv
   if (!live) {
     await ports.appliedState.clearPending(desired.key);
     // The daemon holds it (NameTaken, src/daemon/status/refused-writes.ts): no later reconcile sends the create again.
-    throw new BlockedError(nameTakenReason(desired.resource.name, conflict.detail));
+    throw new BlockedError(nameTakenReason(desired.resource.name, conflict.detail), { nameTaken: true });
   }
   const settled = await settlePending(desired.key, ports, live);
   if (settled.landed?.op !== 'create') {
