@@ -121,7 +121,7 @@ describe('converge completion', () => {
       ['plan'],
       ['completion'],
       ['--target'],
-      ['--wait', '--wait-timeout'],
+      ['--wait', '--wait-timeout', '--wave-max-in-flight'],
       ['manifests', 'overlays'],
       ['manifests', 'overlays'],
       ['converge.bash', 'dev.yaml', 'manifests', 'overlays'],

@@ -70,10 +70,10 @@ describe('a file that fails to load is unknown, never absent', () => {
       await writeFile(join(dir, 'b.yaml'), broken.text);
       const deletesBefore = deletes().length;
       const daemon = await startDaemon(dir, [...common, '--prune', '--resync', '1s', '--debounce', '50ms', '--log-level', 'info']);
-      const status = await until('two reconciles of the directory', async () => {
-        const s = await daemon.status();
-        return (s.reconciles?.total ?? 0) >= 2 ? s : undefined;
-      }, 30_000, 100);
+      // Two reconciles of this daemon, by its own log lines (the reconcile count on /status continues the record of the
+      // daemon before it on this prefix).
+      await until('two reconciles of the directory', async () => daemon.lines.filter((l) => l.msg === 'reconciled').length >= 2, 30_000, 100);
+      const status = await daemon.status();
       const row = status.resources.find((r) => r.key === 'Deployment/b');
       expect(row, JSON.stringify(status.resources)).toMatchObject({ action: 'blocked', sync: { status: 'blocked', reason: 'ManifestErrors' } });
       expect(row!.error ?? '').toContain(`unknown: no file that loads declares it, and ${broken.at} fails to load`);
