@@ -13,64 +13,59 @@ function written(id: number, plan: unknown, fence: number | undefined): Reconcil
   return { record, plan, fence };
 }
 
-describe('ReconcileRecordStore', () => {
-  const prefix = testPrefix('reconciles');
-  let redis: Redis;
-
+/** A connection to the real Redis under a prefix of its own for one describe block, closed and dropped after it. */
+function redisOfBlock(label: string): { prefix: string; redis: Redis } {
+  const db = { prefix: testPrefix(label), redis: undefined as unknown as Redis };
   beforeAll(async () => {
-    redis = await connectProducer({ redisUrl: REDIS_URL, redisPrefix: prefix });
+    db.redis = await connectProducer({ redisUrl: REDIS_URL, redisPrefix: db.prefix });
   });
   afterAll(async () => {
-    await closeRedis(redis);
-    await dropPrefix(prefix);
+    await closeRedis(db.redis);
+    await dropPrefix(db.prefix);
   });
+  return db;
+}
+
+describe('ReconcileRecordStore', () => {
+  const db = redisOfBlock('reconciles');
 
   it("refuses a write under an older fencing token: the newer leader's record stands", async () => {
-    const store = new ReconcileRecordStore(redis, prefix, fenceKey(prefix));
-    await redis.set(fenceKey(prefix), '100');
+    const store = new ReconcileRecordStore(db.redis, db.prefix, fenceKey(db.prefix));
+    await db.redis.set(fenceKey(db.prefix), '100');
     expect(await store.write(written(1, { summary: { noop: 1 } }, 100))).toBe(true);
-    await redis.set(fenceKey(prefix), '200');
+    await db.redis.set(fenceKey(db.prefix), '200');
     expect(await store.write(written(2, { summary: { noop: 2 } }, 100))).toBe(false);
-    const reader = new ReconcileRecordStore(redis, prefix, fenceKey(prefix));
+    const reader = new ReconcileRecordStore(db.redis, db.prefix, fenceKey(db.prefix));
     expect(await reader.read()).toMatchObject({ record: { reconciles: { total: 1 }, orphans: ['Deployment/o'] }, plan: { summary: { noop: 1 } } });
     expect(await store.write(written(3, { summary: { noop: 3 } }, 200))).toBe(true);
     expect(await reader.read()).toMatchObject({ record: { reconciles: { total: 3 } }, plan: { summary: { noop: 3 } } });
   });
 
   it('sends the plan only when it changed, and sends it again when Redis lost it', async () => {
-    const store = new ReconcileRecordStore(redis, prefix, fenceKey(prefix));
+    const store = new ReconcileRecordStore(db.redis, db.prefix, fenceKey(db.prefix));
     const plan = { summary: { noop: 7 }, changes: Array.from({ length: 50 }, (_, i) => ({ name: `d${i}`, action: 'noop' })) };
     expect(await store.write(written(4, plan, undefined))).toBe(true);
-    const keys = reconcileKeys(prefix);
+    const keys = reconcileKeys(db.prefix);
     // A marker in place of the plan's JSON, under the same hash: a write of the same plan does not send it again.
-    const kept = (await redis.get(keys.plan))!;
+    const kept = (await db.redis.get(keys.plan))!;
     const hash = kept.slice(0, kept.indexOf('\n'));
-    await redis.set(keys.plan, `${hash}\n{"marker":true}`);
+    await db.redis.set(keys.plan, `${hash}\n{"marker":true}`);
     expect(await store.write(written(5, plan, undefined))).toBe(true);
-    expect(await redis.get(keys.plan)).toBe(`${hash}\n{"marker":true}`);
+    expect(await db.redis.get(keys.plan)).toBe(`${hash}\n{"marker":true}`);
     // Lost (FLUSHALL, eviction): the next write sends it whole again.
-    await redis.del(keys.plan);
+    await db.redis.del(keys.plan);
     expect(await store.write(written(6, plan, undefined))).toBe(true);
-    expect(JSON.parse((await redis.get(keys.plan))!.slice(hash.length + 1))).toEqual(plan);
-    const reader = new ReconcileRecordStore(redis, prefix, fenceKey(prefix));
+    expect(JSON.parse((await db.redis.get(keys.plan))!.slice(hash.length + 1))).toEqual(plan);
+    const reader = new ReconcileRecordStore(db.redis, db.prefix, fenceKey(db.prefix));
     expect((await reader.read())?.plan).toEqual(plan);
   });
 });
 
 describe('OperatorRequestStore', () => {
-  const prefix = testPrefix('requests');
-  let redis: Redis;
-
-  beforeAll(async () => {
-    redis = await connectProducer({ redisUrl: REDIS_URL, redisPrefix: prefix });
-  });
-  afterAll(async () => {
-    await closeRedis(redis);
-    await dropPrefix(prefix);
-  });
+  const db = redisOfBlock('requests');
 
   it('keeps requests oldest first, notes rebuilds, removes the served ones and refuses one past the bound', async () => {
-    const store = new OperatorRequestStore(redis, prefix);
+    const store = new OperatorRequestStore(db.redis, db.prefix);
     expect(await store.add('b', { at: '2026-01-01T00:00:02.000Z', by: 'r1', retryFailed: ['web'] })).toBe(true);
     expect(await store.add('a', { at: '2026-01-01T00:00:01.000Z', by: 'r1' })).toBe(true);
     await store.noteRebuild(['b', 'gone'], ['Deployment/web']);
