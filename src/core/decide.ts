@@ -19,6 +19,7 @@ export const SYNC_REASONS = [
   'WriteRefused',
   'NameTaken',
   'WaveHeld',
+  'WindowHeld',
   'Conflict',
   'OutOfSync',
   'PlanBlocked',
