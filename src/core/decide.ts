@@ -75,8 +75,8 @@ export interface DecidedWrite {
   drift: boolean;
   /** The operator approved writing secrets that cannot be compared. */
   secretsApproved?: true;
-  /** A change window blocked it and the operator overrode it (`converge reconcile --override-window`). */
-  windowOverride?: true;
+  /** A change window blocked it and the operator overrode it: the command (`converge reconcile --override-window`). */
+  windowOverride?: string;
   /** Why it is written: the decision's one line (kept when the job that carries it makes the sync say Applying). */
   message?: string;
 }

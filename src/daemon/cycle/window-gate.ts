@@ -82,7 +82,7 @@ export function gateWindows(gate: WindowGate | undefined, now: number, outcomes:
   for (const [key, outcome] of outcomes) {
     if (!outcome.write) continue;
     if (decision.held) outcomes.set(key, windowHeldOutcome(outcome, decision.held));
-    else if (decision.overridden) outcomes.set(key, { ...outcome, write: { ...outcome.write, windowOverride: true } });
+    else if (decision.overridden) outcomes.set(key, { ...outcome, write: { ...outcome.write, windowOverride: 'converge reconcile --override-window' } });
   }
   return decision;
 }
