@@ -95,6 +95,8 @@ describe('change windows', () => {
     const patches = () => writes(beforeCommit).filter((r) => r.method === 'PATCH');
     await until('the change that waited written after the window', () => patches().length > 0, OPEN_FOR_MS + 20_000, 100);
     expect(patches()[0]!.at).toBeGreaterThanOrEqual(window.endsAt);
+    // Written by the reconcile the window's end asked for (its timer), not by a resync or a watch event.
+    expect(((await daemon.status()).reconciles as { byTrigger: Record<string, number> }).byTrigger.window).toBeGreaterThanOrEqual(1);
     await until('win-a synced', async () => (await rows(daemon)).get('Deployment/win-a')?.sync?.reason === 'Applied', 20_000, 100);
     const total = ((await daemon.status()).reconciles as { total: number }).total;
     const again = await runConverge(['reconcile', '--url', daemon.url], { CONVERGE_WEBHOOK_TOKEN: HOOK });
