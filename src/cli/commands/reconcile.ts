@@ -18,6 +18,8 @@ interface ReconcileAnswer {
   writeSecrets?: { requested: 'all' | string[]; written: string[]; notWritten: string[]; heldBefore: string[] };
   retryFailed?: { requested: 'all' | string[]; released: string[]; rebuilt?: string[]; notHeld: string[]; undeclared?: string[] };
   confirmDelete?: { requested: string[]; deleted: string[]; notPending: string[]; pendingBefore: string[] };
+  /** A change window held the reconcile's writes: its line (which window, until when, what writes now). */
+  windowHeld?: string;
 }
 
 
@@ -47,6 +49,7 @@ function render(answer: ReconcileAnswer): string {
   const r = answer.reconcile;
   const joined = r?.requests && r.requests > 1 ? ` (it served ${r.requests} requests at once)` : '';
   if (r) lines.push(r.ok ? `Reconcile #${r.id} done${joined}: ${r.enqueued} ${r.enqueued === 1 ? 'job' : 'jobs'} enqueued.` : `Reconcile #${r.id} FAILED${joined}: ${r.error ?? 'unknown error'}`);
+  if (answer.windowHeld) lines.push(`Change window: ${answer.windowHeld}.`);
   const w = answer.writeSecrets;
   if (w) {
     if (w.written.length > 0) lines.push(`Secrets written once for: ${w.written.join(', ')} (their jobs are enqueued; see converge status).`);

@@ -20,6 +20,8 @@ export interface WindowDecision {
 export class WindowGate {
   private manual = false;
   private override = false;
+  /** The WindowHeld line of the last reconcile's decision (undefined: its writes went), for the answer to `converge reconcile`. */
+  private lastHeld: string | undefined;
 
   constructor(
     private readonly windows: readonly ChangeWindow[],
@@ -44,6 +46,11 @@ export class WindowGate {
     this.override = false;
   }
 
+  /** Why the last reconcile's writes waited (a window blocks), or undefined when they went. */
+  held(): string | undefined {
+    return this.lastHeld;
+  }
+
   /** The verdict at `now` (ms) alone, for /status and the log. */
   verdict(now: number): WindowVerdict {
     return windowVerdict(this.windows, now);
@@ -54,6 +61,12 @@ export class WindowGate {
    * at its end (so what waited is written at once, not at the next resync).
    */
   decide(now: number): WindowDecision {
+    const decision = this.decision(now);
+    this.lastHeld = decision.held;
+    return decision;
+  }
+
+  private decision(now: number): WindowDecision {
     const verdict = this.verdict(now);
     if (!verdict.blocked) {
       this.atEnd(undefined);

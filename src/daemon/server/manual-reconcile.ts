@@ -21,7 +21,7 @@ export interface ManualReconcileParts {
   /** Pending deletes a person confirmed (confirmDelete, prune_mode confirm): the names asked, and the deletes enqueued. */
   deleteConfirms: OperatorRequests;
   /** Change windows: the reconcile that serves a request is manual (its writes go where the window allows, or always with overrideWindow). */
-  windows?: Pick<WindowGate, 'ask' | 'take'> | undefined;
+  windows?: Pick<WindowGate, 'ask' | 'take' | 'held'> | undefined;
   /** Where a confirmation is stored before it is answered (src/store/applied-state.ts), so that a new leader finds it. */
   confirmations: { confirmDeletes(wanted: (key: string) => boolean): Promise<string[]> } | undefined;
   /** Where each request is kept from its arrival until a reconcile served it, so that a new leader serves it. */
@@ -62,6 +62,8 @@ interface Served {
   /** The deletes confirmed and enqueued, and the resources whose delete was pending before the reconcile. */
   confirmed: { deleted: string[]; pendingBefore: string[] } | undefined;
   requests: number;
+  /** The change window that held the reconcile's writes (its WindowHeld line), if one did. */
+  windowHeld: string | undefined;
 }
 
 /** Every name of both, or true when either is true (absent when both are). */
@@ -202,7 +204,8 @@ async function serve(batch: Batch, parts: ManualReconcileParts): Promise<Served>
   if (batch.writeSecrets) log.info({ requested: batch.writeSecrets === true ? 'all' : batch.writeSecrets, written, requests }, 'secrets written on request (converge reconcile --write-secrets)');
   if (batch.confirmDelete) log.info({ requested: batch.confirmDelete, deleted, requests }, 'deletes confirmed on request (converge reconcile --confirm-delete)');
   if (requests > 1) log.info({ reconcile: record?.id, requests }, 'reconcile requests coalesced: one reconcile answered them');
-  return { record, written, heldBefore, retried: released ? { released: released.released, rebuilt } : undefined, confirmed: batch.confirmDelete ? { deleted, pendingBefore } : undefined, requests };
+  const retried = released ? { released: released.released, rebuilt } : undefined;
+  return { record, written, heldBefore, retried, confirmed: batch.confirmDelete ? { deleted, pendingBefore } : undefined, requests, windowHeld: parts.windows?.held() };
 }
 
 /** A batch that asks nothing yet. */
@@ -253,6 +256,7 @@ function answerOf(request: ReconcileRequest, served: Served, reconciler: Reconci
   const body: Record<string, unknown> = {
     reconcile: record ? { id: record.id, ok: record.ok, error: record.error, enqueued: record.enqueued, summary: record.summary, requests: served.requests } : null,
   };
+  if (served.windowHeld) body.windowHeld = served.windowHeld;
   const write = request.writeSecrets;
   if (write) {
     const written = asked(served.written, write);
