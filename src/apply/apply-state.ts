@@ -155,7 +155,8 @@ export function applyStates(
     resources.push(entry);
     const meta = options.meta;
     if (!meta) continue;
-    for (const step of steps.slice(1)) {
+    // A write through a change window (--override-window) keeps its decision's entry too: it says who asked.
+    for (const step of outcome.write?.windowOverride ? steps : steps.slice(1)) {
       records.push(...startedWhenCreated(recordsOf(step.event, step.before, step.after, meta), health));
     }
   }

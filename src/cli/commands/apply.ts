@@ -43,7 +43,7 @@ const LEVELS: readonly string[] = LOG_LEVELS;
 export const applyCommand: Command = {
   name: 'apply',
   summary: COMMAND_SUMMARIES.apply,
-  usage: 'converge apply DIR [--vars FILE]... [--overlay DIR]... [--target NAME]... [--auto-approve] [--wait] [--wait-timeout DURATION] [--output text|json] [options] | converge apply --plan FILE [--skip-signature-check] [--wait] [options]',
+  usage: 'converge apply DIR [--vars FILE]... [--overlay DIR]... [--target NAME]... [--auto-approve] [--wait] [--wait-timeout DURATION] [--override-window] [--output text|json] [options] | converge apply --plan FILE [--skip-signature-check] [--wait] [options]',
   positionals: [0, 1],
   options: {
     plan: { type: 'string', placeholder: 'FILE', description: 'apply exactly the saved plan FILE (plan --out), with no DIR, given the --prune, --max-deletes, --adopt, --name-prefix and --target it was made with: refused, nothing written, when its options differ, when the manifests, a secret or a resource changed since, or, with CONVERGE_PLAN_KEY set, when it is not signed with that key; a signed plan with no key set is refused unless --skip-signature-check (docs/saved-plans.md)' },
