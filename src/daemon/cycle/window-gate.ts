@@ -22,6 +22,8 @@ export class WindowGate {
   private override = false;
   /** The WindowHeld line of the last reconcile's decision (undefined: its writes went), for the answer to `converge reconcile`. */
   private lastHeld: string | undefined;
+  /** The last verdict and until when it stands (it changes only when a window opens or closes): /status asks often. */
+  private cached: { from: number; to: number; verdict: WindowVerdict } | undefined;
 
   constructor(
     private readonly windows: readonly ChangeWindow[],
@@ -53,7 +55,12 @@ export class WindowGate {
 
   /** The verdict at `now` (ms) alone, for /status and the log. */
   verdict(now: number): WindowVerdict {
-    return windowVerdict(this.windows, now);
+    const cached = this.cached;
+    if (cached && now >= cached.from && now < cached.to) return cached.verdict;
+    const verdict = windowVerdict(this.windows, now);
+    // No change within the look-ahead (a window whose starts overlap): read again a minute later.
+    this.cached = { from: now, to: verdict.nextChange?.getTime() ?? now + 60_000, verdict };
+    return verdict;
   }
 
   /**
