@@ -80,7 +80,23 @@ function jobSteps(outcome: Outcome, end: JobEnd | undefined, version?: ManifestV
   const event = end.event.type === 'job-completed' && version ? { ...end.event, version } : end.event;
   const before = steps[0]!.after;
   steps.push({ event, before, after: foldResource(before, event) });
+  // The hold the job's fold made in Redis (a refusal for good, a name taken): the state shows it as /status does.
+  if (end.event.type === 'job-failed' && end.hold) {
+    const failed = steps[1]!.after;
+    const held = { type: 'hold', hold: end.hold } as const;
+    steps.push({ event: held, before: failed, after: foldResource(failed, held) });
+  }
   return steps;
+}
+
+/**
+ * The sync a resource shows: a job failure the fold held shows the hold's reason and message (WriteRefused, NameTaken),
+ * as the daemon's next decision shows it (src/core/decide.ts); anything else as folded.
+ */
+function shownSync(state: ResourceState): SyncCondition {
+  const hold = state.hold;
+  if (!hold || state.sync.reason !== 'JobFailed') return state.sync;
+  return { status: 'out_of_sync', reason: hold.reason, message: hold.message };
 }
 
 /** The state after the decision and, when a job carried its write, that job's end (jobSteps). */
@@ -97,7 +113,7 @@ function statusOf(state: ResourceState): ResultStatus {
 export function resultOf(end: JobEnd, state: ResourceState): ResourceResult {
   const out: ResourceResult = { kind: end.kind, name: end.name, key: end.key, status: statusOf(state), new_revision: false, jobId: end.jobId };
   const event = end.event;
-  if (event.type !== 'job-completed') return { ...out, message: event.message };
+  if (event.type !== 'job-completed') return { ...out, message: state.hold && end.hold ? state.hold.message : event.message };
   const r = event.result;
   if (!r) return { ...out, message: 'the job finished with a result this converge does not understand' };
   out.outcome = r.outcome;
@@ -150,13 +166,15 @@ export function applyStates(
     }
     const state = steps.at(-1)!.after;
     states.push(state);
-    const entry: ResourceConditions = { key: outcome.key, sync: state.sync, health: state.health };
+    const entry: ResourceConditions = { key: outcome.key, sync: shownSync(state), health: state.health };
     if (outcome.skip && outcome.skip.code !== 'Synced') entry.skip = outcome.skip;
     resources.push(entry);
     const meta = options.meta;
     if (!meta) continue;
     // A write through a change window (--override-window) keeps its decision's entry too: it says who asked.
     for (const step of outcome.write?.windowOverride ? steps : steps.slice(1)) {
+      // A hold read back from Redis is the worker's fold's, recorded there with its write_failed.
+      if (step.event.type === 'hold') continue;
       records.push(...startedWhenCreated(recordsOf(step.event, step.before, step.after, meta), health));
     }
   }

@@ -6,6 +6,7 @@ import { jobDataOf, type DecidedJob, type JobDataOptions } from '../jobs/queue/d
 import { ENQUEUE_BATCH } from '../jobs/queue/enqueuer.js';
 import type { QueueLogger } from '../jobs/queue/log.js';
 import type { Jobs } from '../jobs/open-jobs.js';
+import type { VersionedState } from '../store/resource-folds.js';
 import { JobWaiter, type JobEnd } from './wait-jobs.js';
 import type { JobRunner, StartRunnerOptions } from '../jobs/runner/worker.js';
 
@@ -131,6 +132,21 @@ async function stopInterrupted(waiter: JobWaiter, runner: JobRunner | undefined,
   return { handed: new Set(handed), withdrawn: new Set(withdrawn) };
 }
 
+/**
+ * The failed ends with the hold their job's fold made in Redis (the fold is the one place a failure becomes a hold:
+ * src/core/resource-state.ts), read where the state's job is that end's job; the others as they are. Unreadable
+ * states leave the ends as the queue told them.
+ */
+async function holdsOfFailures(jobs: Jobs, ends: JobEnd[]): Promise<JobEnd[]> {
+  const failed = ends.filter((end) => end.event.type === 'job-failed');
+  if (failed.length === 0) return ends;
+  const states = await jobs.folds.read(failed.map((end) => end.key)).catch(() => new Map<string, VersionedState>());
+  return ends.map((end) => {
+    const state = end.event.type === 'job-failed' ? states.get(end.key)?.state : undefined;
+    return state?.hold && state.job?.id === end.jobId ? { ...end, hold: state.hold } : end;
+  });
+}
+
 /** Enqueues every change, runs workers, and resolves with one job end per change (in the given order). */
 export async function runApply(options: RunApplyOptions): Promise<JobEnd[]> {
   const { jobs, signal } = options;
@@ -182,7 +198,7 @@ export async function runApply(options: RunApplyOptions): Promise<JobEnd[]> {
       stopWatching();
       signal?.removeEventListener('abort', onAbort);
     }
-    if (!signal?.aborted || waiter.allFinished()) return waiter.partial().map((p) => p.result!);
+    if (!signal?.aborted || waiter.allFinished()) return holdsOfFailures(jobs, waiter.partial().map((p) => p.result!));
     const stopped = await stopInterrupted(waiter, runner, jobs, options.graceMs ?? GRACE_MS);
     return waiter.partial().map((p, i) => {
       if (p.result) return p.result;

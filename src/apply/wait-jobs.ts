@@ -1,5 +1,6 @@
 // Waiting for an apply's jobs: results from the queue's job events, and a direct look-up of unfinished jobs in case one was missed; each job's raw result is kept as the event the fold takes (src/core/resource-state.ts), not classified here.
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { ResourceHold } from '../core/holds.js';
 import type { PlanChange } from '../core/model.js';
 import type { ResourceEvent } from '../core/resource-state.js';
 import type { DecidedJob } from '../jobs/queue/decided-jobs.js';
@@ -19,6 +20,11 @@ export interface JobEnd {
   /** The job's operation (its data's), when it was enqueued. */
   operation?: string;
   event: JobEvent;
+  /**
+   * The hold the fold of this job's failure made in Redis, where the job ran (a WriteRefused or NameTaken hold:
+   * src/core/resource-state.ts), read back by apply (src/apply/apply.ts holdsOfFailures).
+   */
+  hold?: ResourceHold;
 }
 
 interface Tracked {

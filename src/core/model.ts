@@ -292,6 +292,9 @@ export interface HealthNote {
   message: string;
   revisionId?: string;
   revisionStatus?: string;
+  /** The service's `created_at` and `updated_at` of that revision, when read (src/core/health.ts). */
+  revisionCreatedAt?: string;
+  revisionUpdatedAt?: string;
 }
 
 export interface Plan {

@@ -2,7 +2,7 @@
 import type { DecidedWrite, Outcome } from './decide.js';
 import type { HealthCondition } from './health.js';
 import type { ManifestVersion } from './manifest-version.js';
-import type { ResourceEvent, ResourceState } from './resource-state.js';
+import type { JobView, ResourceEvent, ResourceState } from './resource-state.js';
 
 /** The types of a history entry (docs/daemon.md, "The event log"). */
 export const HISTORY_TYPES = [
@@ -31,7 +31,8 @@ export interface RecordedEvent {
   /** One line for humans. Never a secret. */
   message: string;
   manifests: ManifestRef | null;
-  job: { id: string } | null;
+  /** The job it is about; `operation` on the entry of the job's end (jobRecord): the last job shown from the record. */
+  job: { id: string; operation?: string } | null;
   revision: RevisionRef | null;
   /** The process that recorded it (the daemon's replica id, or `apply@host:pid`). */
   by: string;
@@ -246,9 +247,12 @@ export interface JobAnswer {
  * The entry of a job's raw result, written by the worker that ran it (for apply and the daemon alike): write_done with
  * its outcome, pruned for a delete, write_failed for a failure no attempt is left for.
  */
-export function jobRecord(input: { key: string; jobId: string; meta: RecordMeta; answer: JobAnswer } | { key: string; jobId: string; meta: RecordMeta; failure: string }): RecordedEvent {
+export function jobRecord(
+  input: ({ answer: JobAnswer } | { failure: string }) & { key: string; jobId: string; meta: RecordMeta; operation?: string | undefined },
+): RecordedEvent {
   const { key, jobId, meta } = input;
-  const base = { key, at: meta.at, by: meta.by, manifests: refOf(meta.manifests), job: { id: jobId } };
+  const job = input.operation === undefined ? { id: jobId } : { id: jobId, operation: input.operation };
+  const base = { key, at: meta.at, by: meta.by, manifests: refOf(meta.manifests), job };
   if ('failure' in input) return { ...base, type: 'write_failed', reason: 'JobFailed', message: input.failure, revision: null };
   const { answer } = input;
   const revision = answer.new_revision && answer.latestRevisionId ? { id: answer.latestRevisionId, status: 'STARTED' } : null;
@@ -259,4 +263,20 @@ export function jobRecord(input: { key: string; jobId: string; meta: RecordMeta;
   const wrote = fields.length > 0 ? `; wrote ${fields.join(', ')}` : '';
   const message = `${answer.message ?? `job ${jobId} ${answer.outcome}`}${wrote}${answer.new_revision ? '; a new revision started' : ''}`;
   return { ...base, type: 'write_done', reason: answer.outcome, message, revision, ...(fields.length > 0 ? { fields } : {}) };
+}
+
+/** The entries that end a job: what it wrote (or sent nothing), deleted, or its failure for good. */
+const JOB_ENDS: ReadonlySet<HistoryType> = new Set(['write_done', 'write_failed', 'pruned']);
+
+/**
+ * The last job of a resource as its record has it (entries newest first): the newest entry that ends a job, as the
+ * state shows a job. A state made by a decision with no state before it (the daemon's first reconcile of a resource
+ * `converge apply` wrote) takes it, so its Last job is the one its history lists; null when none ended.
+ */
+export function lastJobOfRecord(entries: readonly RecordedEvent[]): JobView | null {
+  const end = entries.find((e) => JOB_ENDS.has(e.type) && e.job !== null);
+  if (!end?.job) return null;
+  const view: JobView = { id: end.job.id, state: end.type === 'write_failed' ? 'failed' : 'completed', operation: end.job.operation ?? 'job', finishedAt: end.at };
+  if (end.type === 'write_failed') return { ...view, message: end.message };
+  return { ...view, outcome: end.reason, new_revision: end.revision !== null };
 }

@@ -36,11 +36,16 @@ const StoredEvent = z.object({
   reason: z.string(),
   message: z.string(),
   manifests: z.object({ kind: z.enum(['git', 'content']), id: z.string(), uncommitted: z.literal(true).optional() }).nullable(),
-  job: z.object({ id: z.string() }).nullable(),
+  job: z.object({ id: z.string(), operation: z.string().optional() }).nullable(),
   revision: z.object({ id: z.string(), status: z.string(), createdAt: z.string().optional(), updatedAt: z.string().optional() }).nullable(),
   by: z.string(),
   fields: z.array(z.string()).optional(),
 });
+
+/** One history entry as stored in a stream's field (undefined: one this converge cannot read). */
+export function parseHistoryEntry(text: string | undefined): RecordedEvent | undefined {
+  return text === undefined ? undefined : parseStored(StoredEvent, text);
+}
 
 /** A projected state as stored: the fields every reader relies on are checked, the rest kept as written by this converge. */
 export const StoredState = z

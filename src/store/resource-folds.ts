@@ -1,10 +1,10 @@
 // The one fold of a resource's state in Redis: read its state and version, fold the events (foldResource), write the new state with the fold's history entries in one compare-and-set script.
 import { isDeepStrictEqual } from 'node:util';
 import type { Redis } from 'ioredis';
-import { recordsOf, type RecordedEvent, type RecordMeta } from '../core/resource-record.js';
-import { foldResource, type ResourceEvent, type ResourceState } from '../core/resource-state.js';
+import { lastJobOfRecord, recordsOf, type RecordedEvent, type RecordMeta } from '../core/resource-record.js';
+import { foldResource, type JobView, type ResourceEvent, type ResourceState } from '../core/resource-state.js';
 import { redisNow } from './clock.js';
-import { HISTORY_MAX_ENTRIES, LOG_MAX_AGE_MS, LOG_MAX_ENTRIES, recordKeys, StoredState } from './event-log.js';
+import { HISTORY_MAX_ENTRIES, LOG_MAX_AGE_MS, LOG_MAX_ENTRIES, parseHistoryEntry, recordKeys, StoredState } from './event-log.js';
 import { holdsKey } from './holds-store.js';
 import { parseStored } from './schema.js';
 
@@ -88,6 +88,9 @@ export type FoldOutcome =
 export interface FoldOptions {
   fence?: number | undefined;
 }
+
+/** How many of a resource's newest history entries are read for its last job (a state made where there was none). */
+const LAST_JOB_READ = 20;
 
 /** A fold that lost the race this many times in a row gives up (another writer moves the resource without pause). */
 const MAX_ATTEMPTS = 20;
@@ -190,12 +193,16 @@ export class ResourceFolds {
     let pending = requests.map((request, index) => ({ request, index }));
     for (let attempt = 0; pending.length > 0 && attempt < MAX_ATTEMPTS; attempt++) {
       const read = await this.read([...new Set(pending.map((p) => p.request.key))]);
+      const recorded = await this.lastJobs(pending.map((p) => p.request).filter((r) => read.get(r.key)?.state === undefined && r.events.some((e) => e.type === 'decided')));
       const now = await this.clock();
       const pipeline = this.redis.pipeline() as unknown as { exec(): Promise<Array<[Error | null, FoldReply]>> } & FoldingRedis;
       const sent: Array<{ index: number; request: FoldRequest; before: VersionedState; after: ResourceState | undefined }> = [];
       for (const { request, index } of pending) {
         const before = read.get(request.key)!;
-        const after = request.remove ? undefined : foldAll(before.state, request.events);
+        const folded = request.remove ? undefined : foldAll(before.state, request.events);
+        const lastJob = recorded.get(request.key);
+        // A state made where there was none shows the last job its record lists (one `converge apply` ran before).
+        const after = folded?.job === null && lastJob ? { ...folded, job: lastJob } : folded;
         const entries = [...(request.entries ?? []), ...entriesOf(before.state, request.events, request.meta)];
         const same = !request.remove && (after === undefined || isDeepStrictEqual(before.state, after));
         if (same && entries.length === 0) {
@@ -225,6 +232,26 @@ export class ResourceFolds {
     }
     if (pending.length > 0) throw new Error(`the state of ${pending[0]!.request.key} kept moving: ${MAX_ATTEMPTS} folds lost the race`);
     return requests.map((_, index) => outcomes.get(index)!);
+  }
+
+  /**
+   * The last job the record lists for each resource a decision makes a state for (none in Redis): the newest entries
+   * of its history, read in one pipeline. Only a resource new to the prefix's states is read (once, or after a loss).
+   */
+  private async lastJobs(requests: readonly FoldRequest[]): Promise<Map<string, JobView>> {
+    const out = new Map<string, JobView>();
+    if (requests.length === 0) return out;
+    const pipeline = this.redis.pipeline();
+    for (const request of requests) pipeline.xrevrange(this.keys.history(request.key), '+', '-', 'COUNT', LAST_JOB_READ);
+    const replies = (await pipeline.exec()) ?? [];
+    requests.forEach((request, i) => {
+      const [error, entries] = replies[i] as [Error | null, Array<[string, string[]]> | null];
+      if (error || !entries) return;
+      const parsed = entries.flatMap(([, fields]) => parseHistoryEntry(fields[1]) ?? []);
+      const job = lastJobOfRecord(parsed);
+      if (job) out.set(request.key, job);
+    });
+    return out;
   }
 
   /** The outcome of a written fold, and the cache set to it. */

@@ -8,6 +8,7 @@ import { ResourceTracker } from '../../src/daemon/status/resource-tracker.js';
 import type { ReconcileOutcome } from '../../src/daemon/cycle/cycle.js';
 import type { SyncResult } from '../../src/core/kinds/ports.js';
 import type { HealthCondition } from '../../src/core/health.js';
+import { writeRefusedHold } from '../../src/core/holds.js';
 
 const AT = '2026-01-01T00:00:00.000Z';
 const KEY = 'Deployment/web';
@@ -82,6 +83,21 @@ describe('apply folds a job result as the daemon does', () => {
     expect(jobResults(outcomes(), [applyEnd(conflict)])[0]!.message).toBe('Conflict: changed outside converge: x put back 2 times; nothing sent');
     const version = { kind: 'content' as const, id: 'abcdef012345', readAt: AT };
     expect(stateAfterJob(outcomes().get(KEY)!, applyEnd(CASES[0]![1]), version).appliedFrom).toMatchObject({ kind: 'content', id: 'abcdef012345', appliedAt: AT });
+  });
+
+  it('a refusal its job\'s fold held in Redis (WriteRefused): apply shows the hold as /status does, and leaves its record to the worker', () => {
+    const refused = CASES[2]![1];
+    const hold = writeRefusedHold('fp', 'PATCH /v2/deployments/{deployment_id} answered 422: image_uri is required', 'web', new Date(AT));
+    const end: JobEnd = { ...applyEnd(refused), hold };
+    const meta = { at: AT, by: 'apply@host:1' };
+    const { resources, states, records } = applyStates(outcomes(), [end], [], { meta });
+    expect(resources[0]!.sync).toEqual({ status: 'out_of_sync', reason: 'WriteRefused', message: hold.message });
+    expect(states[0]!.hold).toEqual(hold);
+    expect(records).toEqual([]);
+    expect(jobResults(outcomes(), [end])[0]).toMatchObject({ status: 'failed', message: hold.message });
+    expect(hold.message).toContain('converge reconcile --retry-failed web');
+    // Without the fold's hold (a failure that holds nothing), the job's failure as before.
+    expect(applyStates(outcomes(), [applyEnd(refused)], []).resources[0]!.sync.reason).toBe('JobFailed');
   });
 
   it('records what followed each decision: the Conflict its job met, the revision --wait read; not the decision, not the job (the worker records it)', () => {

@@ -3,7 +3,9 @@ import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RecordedEvent } from '../../src/core/resource-record.js';
 import type { ResourceState } from '../../src/core/resource-state.js';
+import { fenceKey } from '../../src/leader/lease.js';
 import { EventLogStore } from '../../src/store/event-log.js';
+import { ReconcileRecordStore } from '../../src/store/reconcile-record.js';
 import { closeRedis, connectProducer } from '../../src/store/redis.js';
 import { runCapture } from '../helpers/cli.js';
 import { dropPrefix, REDIS_URL, testPrefix } from '../helpers/redis.js';
@@ -29,6 +31,16 @@ const STATE = {
 beforeAll(async () => {
   redis = await connectProducer({ redisUrl: REDIS_URL, redisPrefix: prefix });
   await new EventLogStore(redis, prefix).write({ events: [EVENT], states: [STATE] });
+  // The leader's record of its last reconcile: the service has Deployment/stray-worker, which no manifest declares.
+  const record = {
+    by: 'replica-a',
+    history: [],
+    lastSuccessfulReconcileAt: null,
+    reconciles: { total: 1, failed: 0, byTrigger: { startup: 1 } },
+    manifests: { loaded: true, everLoaded: true, error: null },
+    orphans: ['Deployment/stray-worker'],
+  };
+  expect(await new ReconcileRecordStore(redis, prefix, fenceKey(prefix)).write({ record, plan: null, fence: undefined })).toBe(true);
 });
 afterAll(async () => {
   await closeRedis(redis);
@@ -54,6 +66,17 @@ describe('converge history: names', () => {
     const none = await history('OAuthProvider/zzzzzzzzzzzz');
     expect(none.code).toBe(1);
     expect(none.stderr).toContain('converge status lists the resources the daemon knows');
+  });
+
+  it('an orphan (the service has it, no manifest declares it) is known: no events, exit 0; its typo names it', async () => {
+    const orphan = await history('stray-worker');
+    expect(orphan.code, orphan.stderr).toBe(0);
+    expect(orphan.stdout).toBe(`Deployment/stray-worker: no events recorded on prefix ${prefix}: the service has it and no manifest declares it (an orphan: converge writes nothing to it)\n`);
+    const json = await history('stray-worker', '--output', 'json');
+    expect([json.code, JSON.parse(json.stdout)]).toEqual([0, { resource: 'Deployment/stray-worker', events: [] }]);
+    const typo = await history('stray-workr');
+    expect(typo.code).toBe(1);
+    expect(typo.stderr).toContain('did you mean "Deployment/stray-worker"?');
   });
 
   it('a malformed name exits 1 with the naming rule and the valid form', async () => {

@@ -139,8 +139,24 @@ describe('converge validate FILE...', () => {
     for (const [args, line] of cases) expect(await runCapture(['validate', ...args], ENV, { cwd: root })).toEqual({ code: 1, stdout: '', stderr: line });
   });
 
+  it('--dir DIR: a file is checked in its directory\'s context (a name another file declares), only its findings reported', async () => {
+    // b.yaml alone is valid; in envvar, c.yaml declares b too: an error at b.yaml, named from the working directory.
+    const run = await runCapture(['validate', 'envvar/b.yaml', '--dir', 'envvar'], ENV, { cwd: root });
+    expect(run.code).toBe(1);
+    expect(run.stdout).toBe('envvar/b.yaml:4:9: error: Deployment "b" is declared 2 times (also at c.yaml:4:9); names must be unique across the manifest directory: keep one\n0 resources in 1 file, 1 error\n');
+    // a.yaml's own error is not b.yaml's: not reported; JSON names the file relative to DIR.
+    const json = JSON.parse((await runCapture(['validate', './envvar/b.yaml', '--dir', 'envvar', '-o', 'json'], ENV, { cwd: root })).stdout) as { files: string[]; diagnostics: Array<{ file: string }> };
+    expect([json.files, json.diagnostics.map((d) => d.file)]).toEqual([['b.yaml'], ['b.yaml']]);
+    await writeFile(join(root, 'envvar/c.yaml'), good('c'));
+    expect(await runCapture(['validate', 'envvar/b.yaml', 'envvar/c.yaml', '--dir', 'envvar'], ENV, { cwd: root })).toEqual({ code: 0, stdout: '2 resources in 2 files, 0 errors\n', stderr: '' });
+    await mkdir(join(root, 'other'));
+    await writeFile(join(root, 'other/d.yaml'), good('d'));
+    const outside = await runCapture(['validate', 'other/d.yaml', '--dir', 'envvar'], ENV, { cwd: root });
+    expect(outside).toEqual({ code: 1, stdout: '', stderr: 'converge validate: other/d.yaml is not in --dir envvar; give files of that manifest directory\n' });
+  });
+
   it('--help shows DIR|FILE..., and completion offers paths for its argument', async () => {
-    expect((await runCapture(['validate', '--help'], ENV)).stdout).toContain('Usage: converge validate DIR|FILE... [--vars FILE]');
+    expect((await runCapture(['validate', '--help'], ENV)).stdout).toContain('Usage: converge validate DIR|FILE... [--dir DIR] [--vars FILE]');
     const bash = (await runCapture(['completion', 'bash'], ENV)).stdout;
     expect(bash).toMatch(/ {4}validate\)\n(?: {6}.*\n)*? {6}argument="file"\n/);
     // zsh completes every FILE, not the first only

@@ -10,6 +10,11 @@ import { recordKeys, type StoredBuildLog } from '../../src/store/event-log.js';
 import { FailedBuilds } from '../../src/daemon/status/failed-builds.js';
 import { ResourceFolds } from '../../src/store/resource-folds.js';
 import { eventLogStoreOnTestPrefix } from '../helpers/event-log-store.js';
+import { decide } from '../../src/core/decide.js';
+import type { Plan, PlanChange } from '../../src/core/model.js';
+import type { ReconcileOutcome } from '../../src/daemon/cycle/cycle.js';
+import { holdFailedRevisions } from '../../src/daemon/status/rollout.js';
+import { holdsKey } from '../../src/store/holds-store.js';
 
 const VERSION = { kind: 'git' as const, id: 'ab12'.repeat(10), readAt: '2026-01-01T00:00:00.000Z' };
 const log = pino({ level: 'silent' });
@@ -25,6 +30,21 @@ function queuedRow(name: string, jobId: string): ResourceState {
     reason: null, error: null, drift: null, heldAtLastGood: false,
     job: { id: jobId, state: 'queued', operation: 'patch-deployment' }, deploymentId: `d-${name}`,
   };
+}
+
+/** A reconcile's outcome for `name`, nothing to write, its latest revision r2 failed (BUILD_FAILED). */
+function failedRevisionOutcome(name: string): ReconcileOutcome {
+  const at = '2026-01-01T00:00:00Z';
+  const live = {
+    id: `d-${name}`, name, tenant_id: 't', source: 'internal_docker' as const, source_config: {}, source_revision_config: {}, secrets: [],
+    created_at: at, updated_at: at, status: 'READY', latest_revision_id: 'r2', active_revision_id: 'r1',
+  };
+  const change: PlanChange = { kind: 'Deployment', name, action: 'noop', new_revision: false, fields: [], reason: null };
+  const plan: Plan = { format_version: '1', summary: { create: 0, update: 0, adopt: 0, delete: 0, noop: 1, orphan: 0, blocked: 0, suspended: 0 }, changes: [change], diagnostics: [] };
+  const outcome = decide({ change, live, revision: { id: 'r2', status: 'BUILD_FAILED' }, fingerprint: 'fp', remembered: 'fp', settings: { mode: 'daemon', driftPolicy: 'report' } });
+  const key = `Deployment/${name}`;
+  const resources = new Map([[key, { kind: 'Deployment' as const, name, location: { file: `${name}.yaml`, line: 1, column: 1 }, suspend: false, spec: { source: 'internal_docker' as const } }]]);
+  return { plan, resources, live: [live], files: 1, outcomes: new Map([[key, outcome]]), held: [], drift: [], enqueued: 0, fingerprints: new Map([[key, 'fp']]) };
 }
 
 describe('the leader\'s rows over the states in Redis', () => {
@@ -103,5 +123,16 @@ describe('the leader\'s rows over the states in Redis', () => {
     await a.flushed();
     expect((await fixture.store().states()).get(key)?.hold).toMatchObject({ message: 'B held it' });
     expect(await fixture.redis().xlen(recordKeys(fixture.prefix).log)).toBe(entries);
+  });
+  it('a failed revision\'s hold folded in the batch of the decision that made the state: both in Redis, through the fenced fold', async () => {
+    const tracker = new ResourceTracker();
+    const states = new StateFolds(folds(), { by: 'replica-d', log, leading: () => true, buildLogs }, tracker);
+    // A first reconcile decides a resource Redis has no state of; its revision failed. Its decision and the hold are
+    // noted together and folded in one batch.
+    tracker.update(failedRevisionOutcome('held-web'));
+    await holdFailedRevisions(tracker, () => states.flushed());
+    const stored = (await fixture.store().states()).get('Deployment/held-web');
+    expect(stored?.hold).toMatchObject({ reason: 'RevisionFailed', revisionId: 'r2', desired: 'fp' });
+    expect(JSON.parse((await fixture.redis().hget(holdsKey(fixture.prefix), 'Deployment/held-web'))!)).toMatchObject({ reason: 'RevisionFailed', revisionId: 'r2' });
   });
 });

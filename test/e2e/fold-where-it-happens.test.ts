@@ -40,11 +40,12 @@ describe('a job result is folded where it ran', () => {
     const patches = (): number => e.requestLog.filter((r) => r.method === 'PATCH').length;
 
     // converge apply, on the daemon's prefix, from another directory: a new max_scale, then a body the service refuses.
-    const apply = async (yaml: string): Promise<{ code: number | null; jobId: string | undefined }> => {
+    type ApplyDoc = { results: Array<{ key: string; jobId?: string; status: string; message?: string }>; resources: Array<{ key: string; sync: { reason: string; message?: string } }> };
+    const apply = async (yaml: string): Promise<{ code: number | null; jobId: string | undefined; doc: ApplyDoc }> => {
       await writeFiles(applyDir, { 'shared.yaml': yaml });
       const run = await runConverge(['apply', applyDir, '--auto-approve', '--output', 'json', '--api-url', e.url, '--redis-url', REDIS_URL, '--redis-prefix', prefix], ENV);
-      const doc = JSON.parse(run.stdout) as { results: Array<{ key: string; jobId?: string }> };
-      return { code: run.code, jobId: doc.results.find((r) => r.key === SHARED)?.jobId };
+      const doc = JSON.parse(run.stdout) as ApplyDoc;
+      return { code: run.code, jobId: doc.results.find((r) => r.key === SHARED)?.jobId, doc };
     };
     const wrote = await apply(dockerDeploymentYaml('fold-shared', { maxScale: 3 }));
     expect(wrote.code).toBe(0);
@@ -58,7 +59,10 @@ describe('a job result is folded where it ran', () => {
     expect(written.appliedFrom?.id).not.toBe(first.appliedFrom?.id);
 
     const refused = await apply(refusedYaml('fold-shared'));
-    expect(refused.code).not.toBe(0);
+    expect(refused.code).toBe(1);
+    // apply's own words read its job's fold: the WriteRefused hold and what to do, not a bare JobFailed.
+    expect(refused.doc.resources.find((r) => r.key === SHARED)?.sync).toMatchObject({ reason: 'WriteRefused', message: expect.stringMatching(/answered 413.*--retry-failed fold-shared/) });
+    expect(refused.doc.results.find((r) => r.key === SHARED)).toMatchObject({ status: 'failed', message: expect.stringContaining('the same input is not sent again') });
     const byApply = await until('apply\'s refused job held on /status', async () => {
       const r = await row(SHARED);
       return r?.job?.id === refused.jobId && r?.hold ? r : undefined;

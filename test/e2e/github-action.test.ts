@@ -12,7 +12,7 @@ import { startEmulator } from '../../src/emulator/server.js';
 import { seedWith, writes } from '../helpers/apply.js';
 import { startCommentHost } from '../helpers/comment-host.js';
 import { readAction, runAction, type ActionRun, type PlayUses } from './action-runner.js';
-import { dockerDeploymentYaml, MAIN, REDIS_URL, ROOT, tempDir, writeFiles } from './helpers.js';
+import { dockerDeploymentYaml, MAIN, REDIS_URL, ROOT, runConverge, tempDir, writeFiles } from './helpers.js';
 import { atEnd, prefixOf } from './scoped.js';
 
 const TOKEN = 'ghs_actionTestToken9f8e7d6c5b4a';
@@ -219,6 +219,51 @@ describe('the converge action (action.yml)', { timeout: 300_000 }, () => {
     expect(result.outputs.changes).toBe('yes');
     expect(asked).toEqual(['GET /applied-state Bearer state-token-of-ci-5h2']);
     expect(allOutput([result])).not.toContain('state-token-of-ci-5h2');
+  });
+
+  it('apply after a merge: a failed build that stands from earlier manifests is a warning, and strict: true fails the step', async (t) => {
+    const e = await startEmulator({ buildMs: 0, buildFail: /^ci-flaky$/ });
+    atEnd(t, () => e.close());
+    const root = await tempDir('github-action-strict');
+    atEnd(t, () => rm(root, { recursive: true, force: true }));
+    const prefix = prefixOf(t, 'github-action-strict');
+    const { actionPath, bin } = await actionCheckout(root, { npm: NPM_SHIM });
+    const action = await readAction(join(ROOT, 'action.yml'));
+    const settings = { 'api-url': e.url, 'api-key': 'ci-key', 'redis-url': REDIS_URL, 'redis-prefix': prefix, comment: 'false' };
+    const playUses: PlayUses = async (step): Promise<Record<string, string>> => (step.uses!.startsWith('actions/cache@') ? { 'cache-hit': 'true' } : {});
+    const filesAt = (teamScale: number) => ({
+      'manifests/flaky.yaml': dockerDeploymentYaml('ci-flaky', { maxScale: 1 }),
+      'manifests/team.yaml': dockerDeploymentYaml('ci-team', { maxScale: teamScale }),
+    });
+    /** A pull request's plan, then the merge's apply of it in the same checkout (the plan already there). */
+    async function planThenApply(n: number, teamScale: number, given: Record<string, string>): Promise<ActionRun> {
+      const workspace = join(root, `checkout-${n}`);
+      await writeFiles(workspace, filesAt(teamScale));
+      const env = { PATH: [bin, dirname(process.execPath), '/usr/local/bin', '/usr/bin', '/bin'].join(':'), HOME: process.env.HOME, NO_COLOR: '1', GITHUB_ACTION_PATH: actionPath, GITHUB_WORKSPACE: workspace, RUNNER_OS: 'Linux', RUNNER_TEMP: root, SHIM_LOG: join(root, 'shims.log') };
+      const github = (event: string) => ({ event_name: event, event: {}, sha: sha(String(n)), repository: REPOSITORY, action_path: actionPath, token: TOKEN, workspace });
+      const plan = await runAction(action, { given: { ...settings, command: 'plan' }, github: github('pull_request'), env, workspace, temp: root, playUses });
+      expect(plan.code, JSON.stringify(plan.steps, null, 1)).toBe(0);
+      return runAction(action, { given: { ...settings, command: 'apply', ...given }, github: github('push'), env, workspace, temp: root, playUses });
+    }
+    const applyStep = (run: ActionRun) => run.steps.find((s) => s.label === 'Apply the reviewed plan')!;
+
+    // An earlier apply: ci-flaky's build failed (that apply's own failure, exit 1).
+    const first = join(root, 'checkout-1');
+    await writeFiles(first, filesAt(1));
+    const earlier = await runConverge(['apply', join(first, 'manifests'), '--wait', '--api-url', e.url, '--redis-prefix', prefix]);
+    expect(earlier.code).toBe(1);
+    expect(earlier.stdout).toMatch(/revision failed: Deployment\/ci-flaky \S+ BUILD_FAILED/);
+    // A merge that changes only ci-team: green, with one warning line naming ci-flaky and the command that releases it.
+    const later = await planThenApply(2, 2, {});
+    expect(later.code, JSON.stringify(later.steps, null, 1)).toBe(0);
+    const warnings = applyStep(later).stdout.split('\n').filter((line) => line.trimStart().startsWith('warning'));
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatch(/Deployment\/ci-flaky: revision \S+ BUILD_FAILED stands from manifests content [0-9a-f]+, not from this apply.*converge reconcile --retry-failed ci-flaky/);
+    // strict: true: the same kind of merge fails the step on the degraded resource.
+    const strict = await planThenApply(3, 3, { strict: 'true' });
+    expect(strict.code).toBe(1);
+    expect(applyStep(strict).stdout).toMatch(/^Apply incomplete: .*revision failed: Deployment\/ci-flaky/m);
+    expect(writes(e.requestLog).filter((w) => w.route.startsWith('/v2/deployments/')).length).toBe(2);
   });
 
   it('an unknown command fails the first step with one line', async (t) => {

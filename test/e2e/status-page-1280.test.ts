@@ -111,6 +111,17 @@ describe('the status page at 1280 px', () => {
     await page.waitForSelector(`${rowSelector('old-worker')} .cmd`);
     await page.waitForSelector(`${rowSelector('broken-api')} .cmd`);
 
+    // The Last job column is filled from the record: the job converge apply ran before the daemon led, as its history lists it.
+    const history = await runConverge(['history', LONG_NAME, '--redis-prefix', prefix, '--output', 'json']);
+    const applyJob = JSON.parse(history.stdout).events.find((e: any) => e.type === 'write_done').job;
+    expect(applyJob).toMatchObject({ id: expect.stringContaining(LONG_NAME), operation: 'create-deployment' });
+    expect(row(await daemon.status(), LONG_NAME).job).toMatchObject({ id: applyJob.id, state: 'completed', outcome: 'created' });
+    expect(await page.textContent(`${rowSelector(LONG_NAME)} td:nth-child(7)`)).toMatch(/^createdcreate-deployment \S/);
+    expect(await page.textContent(`${rowSelector('web')} td:nth-child(7)`)).toMatch(/^createdcreate-deployment \S/);
+    // No cell's content overflows it (at 1280 and, below, 1920 px).
+    const overflowing = `[...document.querySelectorAll('#resources td')].filter((td) => td.scrollWidth > td.clientWidth + 1).map((td) => (td.closest('tr').dataset.key || '') + ': ' + td.textContent)`;
+    expect(await page.evaluate(overflowing)).toEqual([]);
+
     // Paths and names wrap only after a separator; the whole value is on hover.
     const files = await breaksOf(page, '#rows td.file code');
     expect(files.some((f) => f.text === LONG_FILE)).toBe(true);
@@ -154,6 +165,7 @@ describe('the status page at 1280 px', () => {
     await page.setViewportSize({ width: 1920, height: 1080 });
     await page.screenshot({ path: join(OUTPUT, 'status-page-1920.png'), fullPage: true });
     expect(midWord(await breaksOf(page, '#rows td.file code'), /[/.\-_@:]/)).toEqual([]);
+    expect(await page.evaluate(overflowing)).toEqual([]);
     await page.setViewportSize({ width: 1280, height: 900 });
 
     // A confirmed delete: from the confirm on, its row reads deleting (then deleted), never its last sync (synced).

@@ -138,6 +138,23 @@ describe('ResourceFolds', () => {
     expect((await new EventLogStore(a, prefix).history(key)).map((e) => e.type)).toEqual(['write_done']);
   });
 
+  it('a decision that makes a state where there was none shows the last job its record lists (converge apply wrote it first)', async () => {
+    const folds = new ResourceFolds(a, prefix, leaseKey(prefix));
+    const key = 'Deployment/applied-first';
+    const result = { outcome: 'created' as const, new_revision: true, latestRevisionId: 'r7' };
+    const entry = jobRecord({ key, jobId: 'j-apply', meta: meta('apply@host:1'), operation: 'create-deployment', answer: result });
+    const job: ResourceEvent = { type: 'job-completed', jobId: 'j-apply', at: entry.at, result, operation: 'create-deployment' };
+    expect((await folds.fold([{ key, events: [job], entries: [entry], meta: meta('apply@host:1') }]))[0]).toMatchObject({ status: 'no-state' });
+    const noop = outcome('noop');
+    const [made] = await folds.fold([{ key, events: [{ ...decided(noop), outcome: { ...noop, key, name: 'applied-first' } }], meta: meta('leader') }]);
+    expect(made).toMatchObject({ status: 'written' });
+    const state = (await new ResourceFolds(b, prefix, leaseKey(prefix)).read([key])).get(key)!.state;
+    expect(state?.job).toEqual({ id: 'j-apply', state: 'completed', operation: 'create-deployment', outcome: 'created', new_revision: true, finishedAt: entry.at });
+    // A resource whose record lists no job's end gets none.
+    const [fresh] = await folds.fold([{ key: 'Deployment/fresh', events: [{ ...decided(noop), outcome: { ...noop, key: 'Deployment/fresh', name: 'fresh' } }], meta: meta('leader') }]);
+    expect(fresh).toMatchObject({ status: 'written', state: { job: null } });
+  });
+
   it('a removed resource loses its failed build log lines in the same script; a history written expires', async () => {
     const folds = new ResourceFolds(a, prefix, leaseKey(prefix));
     const key = 'Deployment/gone';

@@ -5,7 +5,9 @@ import { parseDuration } from '../../core/duration.js';
 import { KIND_NAMES } from '../../core/kinds/index.js';
 import { versionLabel } from '../../core/manifest-version.js';
 import { historyDocument, type RecordedEvent } from '../../core/resource-record.js';
+import { fenceKey } from '../../leader/lease.js';
 import { EventLogStore, HISTORY_MAX_ENTRIES } from '../../store/event-log.js';
+import { ReconcileRecordStore } from '../../store/reconcile-record.js';
 import { closeRedis, connectProducer } from '../../store/redis.js';
 import { nearestName, type Command } from '../command.js';
 import { resolveSettings, settingOptions } from '../settings.js';
@@ -109,15 +111,20 @@ export const historyCommand: Command = {
         key = known.has(`Deployment/${named.name}`) || !other ? `Deployment/${named.name}` : other;
       }
       const events = await store.history(key, { limit: Math.min(limit, HISTORY_MAX_ENTRIES), since });
+      let orphan = false;
       if (events.length === 0 && !known.has(key) && (since === undefined || (await store.history(key, { limit: 1 })).length === 0)) {
-        throw new UsageError(unknownResource(key, knownKeys, settings.redisPrefix));
+        // The service has it and no manifest declares it (an orphan the leader recorded): known, with nothing recorded.
+        const orphans = (await new ReconcileRecordStore(redis, settings.redisPrefix, fenceKey(settings.redisPrefix)).read())?.record.orphans ?? [];
+        orphan = orphans.includes(key);
+        if (!orphan) throw new UsageError(unknownResource(key, [...knownKeys, ...orphans], settings.redisPrefix));
       }
       if (output === 'json') {
         io.stdout.write(`${JSON.stringify(historyDocument(key, events), null, 2)}\n`);
         return 0;
       }
       if (events.length === 0) {
-        io.stdout.write(`${key}: no events recorded${since ? ` since ${since}` : ''} on prefix ${settings.redisPrefix}\n`);
+        const why = orphan ? ': the service has it and no manifest declares it (an orphan: converge writes nothing to it)' : '';
+        io.stdout.write(`${key}: no events recorded${since ? ` since ${since}` : ''} on prefix ${settings.redisPrefix}${why}\n`);
         return 0;
       }
       io.stdout.write(`${key}: ${events.length} event${events.length === 1 ? '' : 's'}, newest first\n`);

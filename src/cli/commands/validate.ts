@@ -18,15 +18,18 @@ function plural(count: number, word: string): string {
 export const validateCommand: Command = {
   name: 'validate',
   summary: COMMAND_SUMMARIES.validate,
-  usage: 'converge validate DIR|FILE... [--vars FILE]... [--overlay DIR]... [--allow-literal-secrets] [--check-secrets] [--output text|json]',
+  usage: 'converge validate DIR|FILE... [--dir DIR] [--vars FILE]... [--overlay DIR]... [--allow-literal-secrets] [--check-secrets] [--output text|json]',
   details:
     'DIR: the whole manifest directory, as plan reads it. FILE...: only these manifest files (*.yaml, *.yml, as a pre-commit\n' +
     'hook passes them): each is checked, and a name declared twice among them is an error; the other files of their directory\n' +
-    'are not read (--overlay needs DIR). Text names each file as it opens from the working directory (DIR as typed, plus\n' +
-    'the path in it; a FILE as given); --output json names them relative to DIR.\n',
+    'are not read (--overlay needs DIR). With --dir DIR, the files are checked in that directory\'s context: the whole of DIR is\n' +
+    'read (a name another of its files declares is an error, overlays apply), and only the given files\' findings are reported.\n' +
+    'Text names each file as it opens from the working directory (DIR as typed, plus the path in it; a FILE as given);\n' +
+    '--output json names them relative to DIR.\n',
   positionals: [1, Number.POSITIVE_INFINITY],
   options: {
     output: { type: 'string', short: 'o', placeholder: 'FMT', choices: FORMATS, description: 'text (default) or json' },
+    dir: { type: 'string', placeholder: 'DIR', description: 'with FILE...: the manifest directory they belong to, read whole for the rules that span it' },
     'check-secrets': {
       type: 'boolean',
       description: 'also resolve every secret reference (environment variables, files); an unresolvable one is an error',
@@ -39,7 +42,7 @@ export const validateCommand: Command = {
       throw new UsageError(`--output "${output}" is not one of ${FORMATS.join(', ')}`);
     }
     const settings = resolveSettings(args, io.env);
-    const input = validateInput(args.positionals, io.cwd, settings.overlays);
+    const input = validateInput(args.positionals, io.cwd, settings.overlays, args.values.dir as string | undefined);
     // Files given: the variables files are named from the working directory too, as the files are.
     const environment = environmentOf(settings, io.cwd, input.dir ?? io.cwd);
     // validate sees no live state: it also warns of what a create needs that a manifest leaves out (a plan blocks that create).

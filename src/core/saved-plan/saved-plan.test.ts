@@ -18,7 +18,7 @@ function content(): SavedPlanContent {
     service: { api_url: 'http://127.0.0.1:1', tenant_id: null },
     manifests: { dir: 'manifests', vars: [], overlays: [], version: { kind: 'content', id: 'abcdef123456', readAt: '2026-11-27T10:01:00.000Z' }, content_id: 'abcdef123456' },
     options: { prune: false, max_deletes: 10, adopt: 'auto', name_prefix: null },
-    plan: { format_version: '1', summary: { create: 0, update: 1, adopt: 0, delete: 0, noop: 0, orphan: 0, blocked: 0, suspended: 0 }, changes: [CHANGE], diagnostics: [{ severity: 'warning', file: 'a.yaml', line: 1, column: 1, message: 'w' }], notes: ['n'], health: [{ kind: 'Deployment', name: 'api', status: 'progressing', reason: 'RevisionBuilding', message: 'building', revisionId: 'r-1', revisionStatus: 'BUILDING' }] },
+    plan: { format_version: '1', summary: { create: 0, update: 1, adopt: 0, delete: 0, noop: 0, orphan: 0, blocked: 0, suspended: 0 }, changes: [CHANGE], diagnostics: [{ severity: 'warning', file: 'a.yaml', line: 1, column: 1, message: 'w' }], notes: ['n'], health: [{ kind: 'Deployment', name: 'api', status: 'progressing', reason: 'RevisionBuilding', message: 'building', revisionId: 'r-1', revisionStatus: 'BUILDING', revisionCreatedAt: '2026-01-01T00:00:00Z', revisionUpdatedAt: '2026-01-01T00:01:00Z' }] },
     writes: [WRITE],
   };
 }

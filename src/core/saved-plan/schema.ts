@@ -60,6 +60,8 @@ const PlanData = z.strictObject({
         message: z.string(),
         revisionId: z.string().optional(),
         revisionStatus: z.string().optional(),
+        revisionCreatedAt: z.string().optional(),
+        revisionUpdatedAt: z.string().optional(),
       }),
     )
     .optional(),

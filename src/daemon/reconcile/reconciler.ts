@@ -224,7 +224,7 @@ export class Reconciler {
     // Rows that moved during a targeted run and that it did not decide: decided again at once (src/daemon/reconcile/watch-scope.ts).
     if (followUp) void this.request('watch', undefined, { paths: [], overflow: false });
     if (outcome) {
-      await holdFailedRevisions(this.tracker, this.options.context.holds).catch((error: unknown) => this.options.log.warn({ error: errorLine(error) }, 'could not record the hold of a failed revision; the next reconcile tries again'));
+      await holdFailedRevisions(this.tracker, () => this.recorded()).catch((error: unknown) => this.options.log.warn({ error: errorLine(error) }, 'could not record the hold of a failed revision; the next reconcile tries again'));
     }
     return record;
   }
@@ -344,7 +344,7 @@ export class Reconciler {
    * healthy ones; a failed revision holds its desired state. Returns the number of requests sent.
    */
   async followRevisions(client: Parameters<typeof followRollouts>[0]['client'] & BuildLogReads, limit = 500): Promise<number> {
-    const result = await followRollouts({ tracker: this.tracker, client, holds: this.options.context.holds, limit, stopped: () => this.stopped });
+    const result = await followRollouts({ tracker: this.tracker, client, flushed: () => this.recorded(), limit, stopped: () => this.stopped });
     for (const f of result.failed) await this.failedBuilds.logTail(client, f);
     // A failure this replica did not see happen (apply's, a former leader's): its log lines are read once too.
     return result.requests + (await this.failedBuilds.fetchMissing(client, await this.resourceStates()));

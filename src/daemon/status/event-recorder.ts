@@ -116,10 +116,10 @@ export class StateFolds implements ChangeSink {
       for (const item of batch) {
         const meta = { at, by: this.options.by, manifests: 'manifests' in item ? item.manifests : undefined };
         const request: FoldRequest = 'remove' in item ? { key: item.key, events: [], meta, remove: true } : { key: item.key, events: item.events, meta };
-        if (!('remove' in item) && item.events.every((e) => FACTS.has(e.type))) facts.push(request);
+        if (!('remove' in item) && item.events.every((e) => FACTS.has(e.type))) addRequest(facts, request);
         else {
           const list = fenced.get(item.fence) ?? [];
-          list.push(request);
+          addRequest(list, request);
           fenced.set(item.fence, list);
         }
       }
@@ -153,6 +153,17 @@ export class StateFolds implements ChangeSink {
     this.fencedSaid = true;
     this.options.log.warn({ key }, 'a decision was not written: this replica no longer holds the leader lease (its fencing token is not the lease\'s)');
   }
+}
+
+/**
+ * Adds a fold request to a batch, one per resource: the requests of one batch read their states at once, so a second
+ * request of the same resource would fold over the state before the first (a failed revision's hold after the decision
+ * that made the state); its events join the first's instead. A removal stays a request of its own.
+ */
+function addRequest(list: FoldRequest[], request: FoldRequest): void {
+  const same = request.remove ? undefined : list.find((r) => r.key === request.key && !r.remove);
+  if (same) same.events = [...same.events, ...request.events];
+  else list.push(request);
 }
 
 /** The states of a read that exist. */

@@ -31,26 +31,37 @@ function reconciled(latest: string, status: string, more: Partial<DecisionInput>
   };
 }
 
-/** The hold store (Redis in the daemon): what was set, by key. */
-function store(): { set(key: string, hold: ResourceHold): Promise<void>; kept: Map<string, ResourceHold> } {
+/**
+ * The tracker's sink (StateFolds in the daemon, which folds each change in Redis, fenced): the holds it was handed, by
+ * key, and the flush the hold's writer awaits.
+ */
+function store(t: ResourceTracker): { flushed: () => Promise<void>; kept: Map<string, ResourceHold>; flushes: number } {
   const kept = new Map<string, ResourceHold>();
-  return { kept, set: (key, hold) => Promise.resolve(void kept.set(key, hold)) };
+  const out = { kept, flushes: 0, flushed: () => Promise.resolve(void (out.flushes += 1)) };
+  t.record({
+    changed: (change) => {
+      for (const event of change.events) if (event.type === 'hold' && event.hold) kept.set(change.key, event.hold);
+    },
+    removed: () => undefined,
+  });
+  return out;
 }
 
 describe('holdFailedRevisions', () => {
   it('holds a failed revision a reconcile read; once released, that revision is not held again, while its rebuild is queued or after', async () => {
     const t = new ResourceTracker();
-    const holds = store();
+    const holds = store(t);
     t.update(reconciled('r2', 'BUILD_FAILED'));
-    await holdFailedRevisions(t, holds);
+    await holdFailedRevisions(t, holds.flushed);
     expect(holds.kept.get(KEY)).toMatchObject({ reason: 'RevisionFailed', revisionId: 'r2', desired: 'fp' });
+    expect(holds.flushes).toBe(1);
     expect(t.heldKeys()).toEqual([KEY]);
 
     // The operator releases it (converge reconcile --retry-failed); the reconcile that enqueues the rebuild still reads r2.
     holds.kept.clear();
     t.releaseHold(KEY);
     t.update(reconciled('r2', 'BUILD_FAILED', { requests: { rebuild: true }, jobId: 'j9' }));
-    await holdFailedRevisions(t, holds);
+    await holdFailedRevisions(t, holds.flushed);
     expect(holds.kept.size).toBe(0);
     // A reconcile that read the stored hold before the release ended after it: the hold does not come back.
     const stale = { reason: 'RevisionFailed' as const, desired: 'fp', message: 'revision r2 failed', since: '2026-01-01T00:00:00Z', revisionId: 'r2', revisionStatus: 'BUILD_FAILED' };
@@ -58,7 +69,7 @@ describe('holdFailedRevisions', () => {
     expect(t.heldKeys()).toEqual([]);
     // Nor once its job is gone (a reconcile that ran before the rebuild was sent).
     t.update(reconciled('r2', 'BUILD_FAILED'));
-    await holdFailedRevisions(t, holds);
+    await holdFailedRevisions(t, holds.flushed);
     expect(holds.kept.size).toBe(0);
     expect(t.heldKeys()).toEqual([]);
     // The release is part of the resource's state: a leader that takes up the projection (a failover) knows it too.
@@ -69,23 +80,23 @@ describe('holdFailedRevisions', () => {
 
     // The rebuild's revision r3 fails: held, as any failed revision.
     t.update(reconciled('r3', 'BUILD_FAILED'));
-    await holdFailedRevisions(t, holds);
+    await holdFailedRevisions(t, holds.flushed);
     expect(holds.kept.get(KEY)).toMatchObject({ revisionId: 'r3' });
     expect(t.resources()[0]!.hold).toMatchObject({ revisionId: 'r3' });
   });
 
   it('a newer failed revision replaces the hold of an older one (a reconcile that read the old hold, then the new failure)', async () => {
     const t = new ResourceTracker();
-    const holds = store();
+    const holds = store(t);
     const old = { reason: 'RevisionFailed' as const, desired: 'fp', message: 'revision r2 failed', since: '2026-01-01T00:00:00Z', revisionId: 'r2', revisionStatus: 'BUILD_FAILED' };
     t.update(reconciled('r3', 'BUILD_FAILED', { hold: old }));
     expect(t.resources()[0]).toMatchObject({ health: { status: 'degraded', revisionId: 'r3' }, hold: { revisionId: 'r2' } });
-    await holdFailedRevisions(t, holds);
+    await holdFailedRevisions(t, holds.flushed);
     expect(holds.kept.get(KEY)).toMatchObject({ revisionId: 'r3' });
     expect(t.resources()[0]!.hold).toMatchObject({ revisionId: 'r3' });
     // Held already: nothing written again.
     holds.kept.clear();
-    await holdFailedRevisions(t, holds);
+    await holdFailedRevisions(t, holds.flushed);
     expect(holds.kept.size).toBe(0);
   });
 });

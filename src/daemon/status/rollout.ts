@@ -1,6 +1,6 @@
 // The revision poller: reads the rollout of each deployment still building (one request each, none for healthy ones), sets its health, and holds a failed desired state.
 import { revisionFailed, type HealthCondition } from '../../core/health.js';
-import { revisionFailedHold, type ResourceHold } from '../../core/holds.js';
+import { revisionFailedHold } from '../../core/holds.js';
 import { followedHealth, readingRevision } from '../../core/rollout.js';
 import { pollRollouts } from '../../observe/rollouts.js';
 import type { RevisionReads } from '../../service/client.js';
@@ -9,8 +9,11 @@ import type { ResourceTracker } from './resource-tracker.js';
 export interface FollowOptions {
   tracker: ResourceTracker;
   client: RevisionReads;
-  /** Where a hold is written (Redis: a restarted daemon keeps it). */
-  holds?: { set(key: string, hold: ResourceHold): Promise<void> } | undefined;
+  /**
+   * Resolves when the tracker's changes are folded in Redis (the daemon's StateFolds.flushed): a hold is written there
+   * by the fold, fenced by the leader's token, like every decision, and is in Redis when the poll ends.
+   */
+  flushed?: (() => Promise<void>) | undefined;
   /** Deployments followed per poll at most. */
   limit?: number;
   /** Revision reads in flight at once. */
@@ -48,18 +51,20 @@ export async function followRollouts(options: FollowOptions): Promise<FollowResu
     const health = followedHealth(f, reading, { hold: f.hold, now: tracker.now(), since, deadlineMs: tracker.deadlineMs });
     if (tracker.setHealth(f.key, health) && 'revision' in reading && revisionFailed(reading.revision.status)) failed.push({ key: f.key, deploymentId: f.deploymentId, health });
   }
-  for (const { key, health } of failed) await holdFailed(tracker, options.holds, key, health, now());
+  for (const { key, health } of failed) holdFailed(tracker, key, health, now());
+  if (failed.length > 0) await options.flushed?.();
   return { requests: poll.requests, followed: follow.length, failed: failed.map((f) => ({ key: f.key, deploymentId: f.deploymentId, revisionId: f.health.revisionId! })) };
 }
 
-/** Holds the desired state a failed revision was built from, when that state is known (src/core/holds.ts). */
-async function holdFailed(tracker: ResourceTracker, holds: FollowOptions['holds'], key: string, health: HealthCondition, now: Date): Promise<void> {
+/**
+ * Holds the desired state a failed revision was built from, when that state is known (src/core/holds.ts): a fold of the
+ * tracker, which its sink folds in Redis (fenced), the one writer of a hold.
+ */
+function holdFailed(tracker: ResourceTracker, key: string, health: HealthCondition, now: Date): void {
   const desired = tracker.desiredOfRevision(key, health.revisionId!);
   if (!desired || !tracker.mayHold(key, health.revisionId!)) return;
   const name = key.slice(key.indexOf('/') + 1);
-  const hold = revisionFailedHold(desired, health.revisionId!, health.revisionStatus!, name, now);
-  await holds?.set(key, hold);
-  tracker.setHold(key, hold);
+  tracker.setHold(key, revisionFailedHold(desired, health.revisionId!, health.revisionStatus!, name, now));
 }
 
 /**
@@ -68,11 +73,14 @@ async function holdFailed(tracker: ResourceTracker, holds: FollowOptions['holds'
  * resource is queued (its write replaces the revision: a rebuild asked for after a release), or when an operator
  * released that very revision's hold; a hold of an older revision gives way to the newer failed one.
  */
-export async function holdFailedRevisions(tracker: ResourceTracker, holds: FollowOptions['holds'], now = new Date()): Promise<void> {
+export async function holdFailedRevisions(tracker: ResourceTracker, flushed: FollowOptions['flushed'], now = new Date()): Promise<void> {
+  let held = false;
   for (const row of tracker.states()) {
     const health = row.health;
     if (health.status !== 'degraded' || !health.revisionId || !health.revisionStatus || !revisionFailed(health.revisionStatus)) continue;
     if (row.hold?.revisionId === health.revisionId || row.job?.state === 'queued') continue;
-    await holdFailed(tracker, holds, row.key, health, now);
+    holdFailed(tracker, row.key, health, now);
+    held = true;
   }
+  if (held) await flushed?.();
 }

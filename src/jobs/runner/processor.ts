@@ -103,8 +103,8 @@ async function foldJob(ctx: ProcessorContext, data: ReconcileJobData, jobId: str
   const job = { jobId, at: meta.at, operation: data.operation, desired: data.desired };
   const [entry, event]: [RecordedEvent, ResourceEvent] =
     'answer' in outcome
-      ? [jobRecord({ key: data.key, jobId, meta, answer: outcome.answer }), { type: 'job-completed', ...job, result: outcome.answer, version: data.manifestVersion }]
-      : [jobRecord({ key: data.key, jobId, meta, failure: outcome.failure }), { type: 'job-failed', ...job, message: outcome.failure, failure: failureOf(outcome.error) }];
+      ? [jobRecord({ key: data.key, jobId, meta, operation: data.operation, answer: outcome.answer }), { type: 'job-completed', ...job, result: outcome.answer, version: data.manifestVersion }]
+      : [jobRecord({ key: data.key, jobId, meta, operation: data.operation, failure: outcome.failure }), { type: 'job-failed', ...job, message: outcome.failure, failure: failureOf(outcome.error) }];
   try {
     const [folded] = await ctx.record.folds.fold([{ key: data.key, events: [event], entries: [entry], meta }]);
     if (event.type === 'job-failed' && folded?.status === 'written') sayHeld(ctx, data, jobId, event.message, folded.state?.hold);
