@@ -10,7 +10,7 @@
 /** @type {Record<string, FolderRule>} */
 const FOLDERS = {
   // node:crypto and no other builtin: hashing is computation, not I/O
-  core: { ours: [], npm: ['zod', 'yaml'], builtins: ['crypto'] },
+  core: { ours: [], npm: ['zod', 'yaml', 'cron-parser'], builtins: ['crypto'] },
   plan: { ours: ['core'], npm: [], builtins: [] },
   secrets: { ours: ['core'], npm: [], builtins: ['fs', 'path', 'util'] },
   // @opentelemetry/api: the spans of requests and jobs (src/service/trace.ts); the SDK is the CLI's only (src/cli/tracing-sdk.ts)

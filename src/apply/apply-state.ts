@@ -171,7 +171,8 @@ export function applyStates(
     resources.push(entry);
     const meta = options.meta;
     if (!meta) continue;
-    for (const step of steps.slice(1)) {
+    // A write through a change window (--override-window) keeps its decision's entry too: it says who asked.
+    for (const step of outcome.write?.windowOverride ? steps : steps.slice(1)) {
       // A hold read back from Redis is the worker's fold's, recorded there with its write_failed.
       if (step.event.type === 'hold') continue;
       records.push(...startedWhenCreated(recordsOf(step.event, step.before, step.after, meta), health));

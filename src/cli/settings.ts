@@ -6,6 +6,8 @@ import { z } from 'zod';
 import { parseDuration } from '../core/duration.js';
 import { UsageError } from '../core/errors.js';
 import { notificationsFromConfig, type ReceiverConfig } from '../core/notify/receivers.js';
+import { windowsFromConfig } from '../core/windows-config.js';
+import type { ChangeWindow } from '../core/windows.js';
 import type { OptionSpec, ParsedArgs } from './command.js';
 
 /** The shipped defaults, `config/default.yaml` beside the package. */
@@ -261,6 +263,8 @@ export interface Settings extends z.output<typeof SETTINGS> {
   explicit: ReadonlySet<SettingName>;
   /** The `notifications:` list of the config file (docs/notifications.md): names of environment variables, no value. */
   notifications: ReceiverConfig[];
+  /** The `windows:` list of the config file (docs/rollouts.md, "Change windows"): when automatic writes wait. */
+  windows: ChangeWindow[];
 }
 
 /** The flag, environment variable and config-file key of one setting. */
@@ -291,9 +295,15 @@ export function settingOptions(...names: SettingName[]): Record<string, OptionSp
 const ConfigFile = z.record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.null(), z.array(z.string())]));
 
 /** Config-file keys that are not settings: lists read on their own (with file:line:column problems). */
-const LIST_KEYS = ['notifications'];
+const LIST_KEYS = ['notifications', 'windows'];
 
-function readConfigFile(path: string): { values: Record<string, unknown>; notifications: ReceiverConfig[] } {
+interface ConfigFileContents {
+  values: Record<string, unknown>;
+  notifications: ReceiverConfig[];
+  windows: ChangeWindow[];
+}
+
+function readConfigFile(path: string): ConfigFileContents {
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
@@ -307,14 +317,14 @@ function readConfigFile(path: string): { values: Record<string, unknown>; notifi
   const data: unknown = doc.toJS() ?? {};
   const mapping = typeof data === 'object' && data !== null && !Array.isArray(data);
   if (!mapping) throw new UsageError(`config file ${path}: expected a mapping of setting names to plain values`);
-  const { notifications: _list, ...plain } = data as Record<string, unknown>;
+  const { notifications: _list, windows: _windows, ...plain } = data as Record<string, unknown>;
   const known = SETTING_NAMES.map((name) => settingSource(name).key);
   for (const key of Object.keys(plain)) {
     if (!known.includes(key)) throw new UsageError(`config file ${path}: unknown setting "${key}"; known: ${[...known, ...LIST_KEYS].join(', ')}`);
   }
   const parsed = ConfigFile.safeParse(plain);
   if (!parsed.success) throw new UsageError(`config file ${path}: expected a mapping of setting names to plain values (vars and overlays: lists of paths)`);
-  return { values: parsed.data, notifications: notificationsFromConfig(doc, lines, path) };
+  return { values: parsed.data, notifications: notificationsFromConfig(doc, lines, path), windows: windowsFromConfig(doc, lines, path) };
 }
 
 /** Empty values (an empty flag or variable, a null or an empty list in the config file) count as not set. */
@@ -347,5 +357,5 @@ export function resolveSettings(args: ParsedArgs, env: NodeJS.ProcessEnv): Setti
     const issue = parsed.error.issues.find((i) => i.code === 'custom') ?? parsed.error.issues[0];
     throw new UsageError(issue?.message ?? 'settings cannot be read');
   }
-  return { ...parsed.data, configFile, explicit, notifications: file.notifications };
+  return { ...parsed.data, configFile, explicit, notifications: file.notifications, windows: file.windows };
 }

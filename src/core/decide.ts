@@ -19,6 +19,7 @@ export const SYNC_REASONS = [
   'WriteRefused',
   'NameTaken',
   'WaveHeld',
+  'WindowHeld',
   'Conflict',
   'OutOfSync',
   'PlanBlocked',
@@ -74,6 +75,8 @@ export interface DecidedWrite {
   drift: boolean;
   /** The operator approved writing secrets that cannot be compared. */
   secretsApproved?: true;
+  /** A change window blocked it and the operator overrode it: the command (`converge reconcile --override-window`). */
+  windowOverride?: string;
   /** Why it is written: the decision's one line (kept when the job that carries it makes the sync say Applying). */
   message?: string;
 }

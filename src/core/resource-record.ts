@@ -121,6 +121,7 @@ function revisionAt(revision: RevisionRef | null, fallback: string): string {
 function askedBy(write: DecidedWrite, before: ResourceState | undefined): string | undefined {
   if (write.op === 'rebuild') return 'converge reconcile --retry-failed';
   if (write.secretsApproved) return 'converge reconcile --write-secrets';
+  if (write.windowOverride) return write.windowOverride;
   // A delete that waited for a person (prune_mode confirm) is written only once one confirmed it.
   if (write.op === 'delete' && before?.pendingDelete?.confirm === true) return 'converge reconcile --confirm-delete';
   return undefined;

@@ -1,4 +1,5 @@
 // What starting the daemon takes: its settings, the service it talks to, and the options of startDaemon.
+import type { ChangeWindow } from '../core/windows.js';
 import type { Logger } from 'pino';
 import type { RequestInfo, ServiceClient } from '../service/client.js';
 import type { DriftPolicy } from '../core/model.js';
@@ -37,6 +38,8 @@ export interface DaemonSettings extends WorkerSettings {
   lease: number;
   /** This replica's name in the lease (default hostname:pid). */
   replicaId?: string | undefined;
+  /** Change windows (docs/rollouts.md): when the daemon's writes wait. */
+  windows?: readonly ChangeWindow[];
 }
 
 /** The service the daemon talks to (opened by the CLI: a URL, or the embedded emulator). */

@@ -28,6 +28,7 @@ import { AppliedStateWatch } from './lifecycle/applied-state-watch.js';
 import { ClockWatch } from './lifecycle/clock-watch.js';
 import { throttledWarn } from './background-warn.js';
 import { readAppliedStateDocument } from './server/applied-state-route.js';
+import { WindowGate } from './cycle/window-gate.js';
 
 export interface Daemon {
   /** http://host:port of the status server. */
@@ -87,12 +88,13 @@ class ConvergeDaemon implements Daemon {
   private readonly secretWrites = new OperatorRequests();
   private readonly rebuilds = new OperatorRequests();
   private readonly deleteConfirms = new OperatorRequests();
+  private readonly windows: WindowGate; // change windows (src/daemon/cycle/window-gate.ts): a timer reconciles at a window's end
   /** Manual reconciles (POST /reconcile, /webhook): one at a time, a burst coalesced into at most two. */
   private readonly manual = new ManualReconciles(() => {
-    const { stopping, reconciler, leadership, secretWrites, rebuilds, deleteConfirms, log } = this;
+    const { stopping, reconciler, leadership, secretWrites, rebuilds, deleteConfirms, windows, log } = this;
     const kept = { confirmations: this.jobs?.applied, requests: this.jobs?.requests, replica: this.replicaId() };
     const overflow = (): void => this.metrics.recordOverflow.inc({ what: 'requests' });
-    return { stopping, reconciler, leadership, secretWrites, rebuilds, deleteConfirms, ...kept, overflow, log };
+    return { stopping, reconciler, leadership, secretWrites, rebuilds, deleteConfirms, windows, ...kept, overflow, log };
   });
   /** Whether Redis lost converge's records while the daemon ran (the applied-state epoch). */
   private readonly appliedState: AppliedStateWatch;
@@ -107,6 +109,7 @@ class ConvergeDaemon implements Daemon {
     this.log = options.log;
     this.dir = resolve(options.dir);
     this.warn = throttledWarn(options.log);
+    this.windows = new WindowGate(options.settings.windows ?? [], pruneRechecks(() => void this.reconciler?.request('window')));
     this.notifications = new DaemonNotifications(options.notify, this.warn);
     this.clock = new ClockWatch({ log: options.log, gauge: this.metrics.clockSkew, read: () => this.jobs!.clockSkew(), stopping: () => this.stopping });
     this.appliedState = new AppliedStateWatch({
@@ -120,9 +123,7 @@ class ConvergeDaemon implements Daemon {
     });
   }
 
-  get statusUrl(): string {
-    return this.server!.url;
-  }
+  get statusUrl(): string { return this.server!.url; }
 
   async start(): Promise<void> {
     await this.startStatusServer();
@@ -245,7 +246,7 @@ class ConvergeDaemon implements Daemon {
         lastGood: new LastGoodManifests(),
         manifestCache: new ManifestCache(),
         settings,
-        secretWrites, rebuilds, deleteConfirms,
+        secretWrites, rebuilds, deleteConfirms, windows: this.windows,
         holds: jobs.holds,
         now: () => jobs.now(),
         schedulePrune: pruneRechecks(() => void this.reconciler?.request('prune')),
@@ -376,8 +377,7 @@ class ConvergeDaemon implements Daemon {
 
   buildLogLines(deploymentId: string, revisionId: string): Promise<string[] | undefined> {
     const client = this.service?.client;
-    if (!client || !this.reconciler) return Promise.resolve(undefined);
-    return this.reconciler.buildLogLines(client, deploymentId, revisionId);
+    return client && this.reconciler ? this.reconciler.buildLogLines(client, deploymentId, revisionId) : Promise.resolve(undefined);
   }
 
   status(): Promise<Record<string, unknown>> {
@@ -394,6 +394,7 @@ class ConvergeDaemon implements Daemon {
       reconciler: this.reconciler,
       requests: this.jobs?.requests,
       cycles: this.terms?.cycles ?? [],
+      window: async () => (this.windows.configured ? this.windows.verdict((await this.jobs?.now().catch(() => undefined)) ?? Date.now()) : undefined),
     });
   }
 }

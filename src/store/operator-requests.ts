@@ -20,6 +20,8 @@ export const StoredRequest = z.object({
   writeSecrets: Names.optional(),
   retryFailed: Names.optional(),
   confirmDelete: z.array(z.string().min(1).max(300)).min(1).max(10_000).optional(),
+  /** Write although a change window blocks (`converge reconcile --override-window`). */
+  overrideWindow: z.literal(true).optional(),
   /** The released holds to rebuild, noted before they were released (a leader that dies after leaves them to the next). */
   rebuild: z.array(z.string()).optional(),
 });

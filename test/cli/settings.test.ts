@@ -42,9 +42,11 @@ function scratchDir(): string {
 describe('the settings table', () => {
   it('has exactly the settings of config/default.yaml', () => {
     const keys = SETTING_NAMES.map((name) => settingSource(name).key);
-    // notifications is a list read on its own (src/core/notify/receivers.ts), not a setting with a flag.
-    expect(Object.keys(defaults()).filter((key) => key !== 'notifications').sort()).toEqual([...keys].sort());
+    // notifications and windows are lists read on their own (src/core/notify/receivers.ts, src/core/windows-config.ts),
+    // not settings with a flag.
+    expect(Object.keys(defaults()).filter((key) => key !== 'notifications' && key !== 'windows').sort()).toEqual([...keys].sort());
     expect(defaults().notifications).toEqual([]);
+    expect(defaults().windows).toEqual([]);
   });
 
   it('has exactly the settings of docs/settings.md, with the same flag, variable, key, default and meaning', () => {
@@ -114,6 +116,7 @@ describe('resolveSettings', () => {
       vars: [],
       overlays: [],
       notifications: [],
+      windows: [],
     });
   });
 

@@ -31,6 +31,7 @@ import { TARGET_OPTION, targetsOf } from '../partial-plan.js';
 import { COMMAND_SUMMARIES } from './summaries.js';
 import { isWaved, waveSteps } from '../../apply/waves.js';
 import { applyWaved } from '../apply-waves.js';
+import { applyWindow, markOverridden, WINDOW_HELD_EXIT } from '../apply-window.js';
 
 /** apply without --wait on a change in several waves: the first wave written, the others waiting (docs/rollouts.md). */
 const WAVES_WAITING_EXIT = 3;
@@ -42,11 +43,12 @@ const LEVELS: readonly string[] = LOG_LEVELS;
 export const applyCommand: Command = {
   name: 'apply',
   summary: COMMAND_SUMMARIES.apply,
-  usage: 'converge apply DIR [--vars FILE]... [--overlay DIR]... [--target NAME]... [--auto-approve] [--wait] [--wait-timeout DURATION] [--output text|json] [options] | converge apply --plan FILE [--skip-signature-check] [--wait] [options]',
+  usage: 'converge apply DIR [--vars FILE]... [--overlay DIR]... [--target NAME]... [--auto-approve] [--wait] [--wait-timeout DURATION] [--override-window] [--output text|json] [options] | converge apply --plan FILE [--skip-signature-check] [--wait] [options]',
   positionals: [0, 1],
   options: {
     plan: { type: 'string', placeholder: 'FILE', description: 'apply exactly the saved plan FILE (plan --out), with no DIR, given the --prune, --max-deletes, --adopt, --name-prefix and --target it was made with: refused, nothing written, when its options differ, when the manifests, a secret or a resource changed since, or, with CONVERGE_PLAN_KEY set, when it is not signed with that key; a signed plan with no key set is refused unless --skip-signature-check (docs/saved-plans.md)' },
     ...SKIP_SIGNATURE_OPTION,
+    'override-window': { type: 'boolean', description: 'write although a change window (the windows setting) blocks writes and allows no manual ones; logged, and recorded in the history (docs/rollouts.md)' },
     wait: { type: 'boolean', description: 'also wait until each new revision, and each rollout already in progress, is active; exit 1 at the first that fails (BUILD_FAILED, DEPLOY_FAILED, past the progress deadline)' },
     strict: { type: 'boolean', description: 'exit 1 on any degraded resource: without it, a failed revision that stands from earlier manifests on a resource this apply does not write is a warning (docs/commands.md, "apply\'s verdict")' },
     output: { type: 'string', short: 'o', placeholder: 'FMT', choices: FORMATS, description: 'text (default) or json' },
@@ -126,6 +128,16 @@ export const applyCommand: Command = {
       const changes = planned ?? changesToApply(outcomes, result.changes, gathered.resources, gathered.live.deployments, gathered.input.secretHashes);
       // A person at a terminal says "yes" to the plan before anything is recorded or enqueued (src/cli/approve.ts).
       const approval = { autoApprove: settings.autoApprove, text, saved: saved !== undefined, changes: changes.length, apiUrl: settings.apiUrl, signal: interrupt.signal };
+      // Change windows (docs/rollouts.md): in a blocking one, apply writes only where it allows manual writes, or with --override-window.
+      const window = changes.length > 0 && !refused ? applyWindow(settings.windows, await jobs.now(), args.values['override-window'] === true) : { go: true };
+      if ('held' in window) {
+        (text ? io.stdout : io.stderr).write(`${text ? '' : 'converge apply: '}${window.held}\n`);
+        return WINDOW_HELD_EXIT;
+      }
+      if ('overridden' in window) {
+        log.warn({ by: applyRecordedBy() }, window.overridden);
+        markOverridden(outcomes);
+      }
       if (!refused && !(await approveApply(io, approval))) return 1;
       await recordDeclarations(jobs.applied, gathered);
       if (refused) return refuseUnreadable(io, output, (gathered.input.unreadable ?? []).map((place) => shownPlace(place, shown)), result, outcomes);

@@ -1,4 +1,4 @@
-// `converge reconcile [--write-secrets | --retry-failed [NAME...] | --confirm-delete NAME...]`: asks a running daemon to reconcile now (POST /reconcile), optionally writing secrets it cannot compare, releasing holds or confirming deletes.
+// `converge reconcile [--write-secrets | --retry-failed [NAME...] | --confirm-delete NAME...] [--override-window]`: asks a running daemon to reconcile now (POST /reconcile), optionally writing secrets it cannot compare, releasing holds, confirming deletes or writing through a change window.
 import { ConvergeError, UsageError } from '../../core/errors.js';
 import { WEBHOOK_TOKEN_ENV } from '../../daemon/server/status-server.js';
 import type { Command } from '../command.js';
@@ -18,6 +18,8 @@ interface ReconcileAnswer {
   writeSecrets?: { requested: 'all' | string[]; written: string[]; notWritten: string[]; heldBefore: string[] };
   retryFailed?: { requested: 'all' | string[]; released: string[]; rebuilt?: string[]; notHeld: string[]; undeclared?: string[] };
   confirmDelete?: { requested: string[]; deleted: string[]; notPending: string[]; pendingBefore: string[] };
+  /** A change window held the reconcile's writes: its line (which window, until when, what writes now). */
+  windowHeld?: string;
 }
 
 
@@ -47,6 +49,7 @@ function render(answer: ReconcileAnswer): string {
   const r = answer.reconcile;
   const joined = r?.requests && r.requests > 1 ? ` (it served ${r.requests} requests at once)` : '';
   if (r) lines.push(r.ok ? `Reconcile #${r.id} done${joined}: ${r.enqueued} ${r.enqueued === 1 ? 'job' : 'jobs'} enqueued.` : `Reconcile #${r.id} FAILED${joined}: ${r.error ?? 'unknown error'}`);
+  if (answer.windowHeld) lines.push(`Change window: ${answer.windowHeld}.`);
   const w = answer.writeSecrets;
   if (w) {
     if (w.written.length > 0) lines.push(`Secrets written once for: ${w.written.join(', ')} (their jobs are enqueued; see converge status).`);
@@ -72,7 +75,7 @@ function render(answer: ReconcileAnswer): string {
 export const reconcileCommand: Command = {
   name: 'reconcile',
   summary: COMMAND_SUMMARIES.reconcile,
-  usage: 'converge reconcile [--write-secrets [NAME...]] [--retry-failed [NAME...]] [--confirm-delete NAME...] [--url http://HOST:PORT]',
+  usage: 'converge reconcile [--write-secrets [NAME...]] [--retry-failed [NAME...]] [--confirm-delete NAME...] [--override-window] [--url http://HOST:PORT]',
   details: [
     'The daemon never re-sends secret values it cannot compare (the service hides them and its applied state holds',
     'no record: a first start, or a Redis that lost its data): such a resource shows as out_of_sync, SecretsUnknown,',
@@ -90,6 +93,10 @@ export const reconcileCommand: Command = {
     'prune_mode auto, for a person under prune_mode confirm. --confirm-delete NAME... sends the pending deletes of',
     'the NAMEs given (each named: never all at once); a name with no delete pending is said and nothing is deleted.',
     '',
+    'Inside a change window that blocks (the windows setting: a deny window, or outside every allow window), the daemon',
+    'writes nothing on its own. This command\'s reconcile writes where the window says manual: true; --override-window',
+    'writes whatever the window says (logged, and recorded in each written resource\'s history with who asked).',
+    '',
     `Sends POST /reconcile to the daemon's status server with the token in ${WEBHOOK_TOKEN_ENV} ("Authorization:`,
     `Bearer TOKEN"). The endpoint is off unless the daemon runs with ${WEBHOOK_TOKEN_ENV} set; give this command the`,
     'same value in its environment. Requests that arrive while one waits join it; one that arrives while a reconcile',
@@ -100,6 +107,7 @@ export const reconcileCommand: Command = {
     'write-secrets': { type: 'boolean', description: 'write the secrets held back as SecretsUnknown (all, or the NAMEs given)' },
     'retry-failed': { type: 'boolean', description: 'release the holds of resources whose revision failed, whose write was refused or whose name is taken (all, or the NAMEs given)' },
     'confirm-delete': { type: 'boolean', description: 'send the pending deletes of the NAMEs given (prune_mode confirm; NAMEs required)' },
+    'override-window': { type: 'boolean', description: 'write although a change window blocks writes and does not allow manual ones (logged, and recorded in the history)' },
     url: { type: 'string', placeholder: 'URL', description: 'status server of the daemon (default http://127.0.0.1:<http_port>)' },
     output: { type: 'string', short: 'o', placeholder: 'FMT', choices: FORMATS, description: 'text (default) or json (the daemon\'s answer)' },
     ...settingOptions('httpPort'),
@@ -111,6 +119,7 @@ export const reconcileCommand: Command = {
     const write = args.values['write-secrets'] === true;
     const retry = args.values['retry-failed'] === true;
     const confirm = args.values['confirm-delete'] === true;
+    const override = args.values['override-window'] === true;
     if (confirm && names.length === 0) throw new UsageError('--confirm-delete takes the NAMEs whose delete to send (metadata.name or Kind/name, as converge status lists them): a delete is confirmed by name, never all at once');
     if (names.length > 0 && !write && !retry && !confirm) throw new UsageError(`names are for --write-secrets, --retry-failed or --confirm-delete; run "converge reconcile --retry-failed ${names.join(' ')}"`);
     const token = io.env[WEBHOOK_TOKEN_ENV];
@@ -120,7 +129,7 @@ export const reconcileCommand: Command = {
     const explicit = args.values.url as string | undefined;
     const url = daemonBaseUrl(explicit ?? `http://127.0.0.1:${resolveSettings(args, io.env).httpPort}`);
     const named = names.length > 0 ? names : true;
-    const body = { ...(write ? { writeSecrets: named } : {}), ...(retry ? { retryFailed: named } : {}), ...(confirm ? { confirmDelete: names } : {}) };
+    const body = { ...(write ? { writeSecrets: named } : {}), ...(retry ? { retryFailed: named } : {}), ...(confirm ? { confirmDelete: names } : {}), ...(override ? { overrideWindow: true } : {}) };
     const { status, answer } = await post(`${url}/reconcile`, token, body);
     if (status === 404) throw new ConvergeError('E_RECONCILE_OFF', `the daemon at ${url} has POST /reconcile off; start it with ${WEBHOOK_TOKEN_ENV} set (the same value as here)`);
     if (status === 401) throw new ConvergeError('E_RECONCILE_TOKEN', `the daemon at ${url} refused the token; set ${WEBHOOK_TOKEN_ENV} to the value the daemon runs with`);

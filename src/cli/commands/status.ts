@@ -40,6 +40,8 @@ interface StatusDocument {
   /** Resources whose delete waits (prune_grace, or a person under prune_mode confirm). */
   deletesPending?: string[];
   pruneRefused?: string | null;
+  /** The change windows now (null: none configured); `message` says which holds the writes and until when. */
+  window?: { blocked: boolean; message: string | null; nextChange: string | null } | null;
   manifestVersion?: { kind: string; id: string; uncommitted?: boolean; readAt?: string } | null;
   daemon?: { dir?: string; pid?: number; hostname?: string; startedAt?: string; service?: string | null; driftPolicy?: string; stopping?: boolean; reconcileEndpoint?: boolean };
   lastReconcile?: {
@@ -128,6 +130,8 @@ function renderStatus(url: string, doc: StatusDocument, ready: Readiness): strin
   if (doc.secretsUnknown?.length) lines.push(`SecretsUnknown (not rewritten blind): ${doc.secretsUnknown.join(', ')}; converge reconcile --write-secrets [NAME...] writes them.`);
   if (doc.conflicts?.length) lines.push(`Conflict (converge stopped writing to these): ${doc.conflicts.join(', ')}; see NOTE below. Writing resumes when the desired state changes to a new one.`);
   // The reason opens with "prune refused" (src/plan/prune.ts): said once.
+  if (doc.window?.blocked && doc.window.message) lines.push(`Change window: ${doc.window.message}.`);
+  else if (doc.window) lines.push(`Change windows: none blocks writes now${doc.window.nextChange ? `; the next opens or closes at ${doc.window.nextChange}` : ''}.`);
   if (doc.pruneRefused) lines.push(/^prune refused/i.test(doc.pruneRefused) ? `P${doc.pruneRefused.slice(1)}` : `Prune refused: ${doc.pruneRefused}`);
   if (doc.manifestVersion) lines.push(`Manifests: ${doc.manifestVersion.kind === 'git' ? '' : 'not in git, '}${versionText(doc.manifestVersion)}, read at ${doc.manifestVersion.readAt ?? '?'}`);
   const last = doc.lastReconcile;

@@ -8,6 +8,7 @@ import { decidedJob, jobDataOf } from '../../jobs/queue/decided-jobs.js';
 import type { ReconcileJobData } from '../../store/schema.js';
 import { gateWaves, waveHeldOutcome } from '../../core/waves.js';
 import type { CycleContext, EnqueuedJob } from './cycle-context.js';
+import { gateWindows } from './window-gate.js';
 
 export interface ToAct {
   /** Every outcome by resourceKey; updated in place as the queue answers. */
@@ -67,6 +68,8 @@ export async function enqueueOutcomes(ctx: CycleContext, act: ToAct): Promise<nu
   await settleSecretsUnknown(ctx, act);
   // Waves (docs/rollouts.md): no write of a wave while an earlier one is not yet healthy, or failed (WaveHeld).
   for (const [key, message] of gateWaves(act.outcomes, act.resources)) act.outcomes.set(key, waveHeldOutcome(act.outcomes.get(key)!, message));
+  // Change windows (docs/rollouts.md): inside a blocking one, no write goes unless an operator's reconcile may (WindowHeld).
+  if (ctx.windows?.configured) gateWindows(ctx.windows, ctx.now ? await ctx.now() : Date.now(), act.outcomes);
   const writes: Outcome[] = [];
   const datas: ReconcileJobData[] = [];
   for (const outcome of act.outcomes.values()) {

@@ -14,6 +14,7 @@ import type { Conflict } from '../../core/flap-guard.js';
 import type { ManifestVersion } from '../../core/manifest-version.js';
 import type { Absence, PruneMode } from '../../core/prune-grace.js';
 import type { DeleteConfirmation } from '../../core/job-intent.js';
+import type { WindowGate } from './window-gate.js';
 
 /** What the inner reconcile needs; the outer (daemon.ts) owns it. */
 export interface CycleContext {
@@ -72,6 +73,8 @@ export interface CycleContext {
    * themselves are read from Redis: applied.confirmations).
    */
   deleteConfirms?: { done(key: string): void };
+  /** Change windows (src/daemon/cycle/window-gate.ts): inside a blocking one, the writes wait (WindowHeld); absent: none. */
+  windows?: WindowGate;
   /** Parse results kept between reconciles: an edit re-parses only the files whose bytes changed. */
   manifestCache?: ManifestCache;
   /** Called right after each job is enqueued (before the reconcile ends), so a fast job's result is never missed. */

@@ -151,7 +151,7 @@ export class Reconciler {
     return new Promise((resolve) => {
       if (!this.next) this.next = { trigger, cycles: [], waiters: [] };
       // The trigger recorded for a folded run: a resync cycle beats a watch burst, which beats a retry.
-      const rank: Record<ReconcileTrigger, number> = { retry: 0, prune: 0, watch: 1, startup: 2, resync: 3, manual: 4 };
+      const rank: Record<ReconcileTrigger, number> = { retry: 0, prune: 0, window: 0, watch: 1, startup: 2, resync: 3, manual: 4 };
       if (rank[trigger] > rank[this.next.trigger]) this.next.trigger = trigger;
       if (cycle) this.next.cycles.push(cycle);
       this.next.scope = foldScope(this.next.scope, trigger, changed);

@@ -11,6 +11,7 @@ import { summarize } from '../status/projection.js';
 import { statusRow } from '../status/status-row.js';
 import { versionLabel, type ManifestVersion } from '../../core/manifest-version.js';
 import type { OperatorRequestStore, StoredRequest } from '../../store/operator-requests.js';
+import { windowHeldMessage, type WindowVerdict } from '../../core/windows.js';
 
 export const DAEMON_VERSION = VERSION;
 
@@ -32,6 +33,8 @@ export interface StatusParts {
   requests?: Pick<OperatorRequestStore, 'all'> | undefined;
   /** The resync cycles this daemon ran (the newest last). */
   cycles: readonly string[];
+  /** The change windows' verdict now, from the settings and Redis' clock (undefined: no window configured). */
+  window?: () => Promise<WindowVerdict | undefined>;
 }
 
 /** A version with its label (src/core/manifest-version.ts), so the page shows what `converge status` shows. */
@@ -68,6 +71,24 @@ function redactUrl(url: string): string {
 async function pendingRequests(parts: StatusParts): Promise<Array<{ id: string } & StoredRequest>> {
   const kept = await parts.requests?.all().catch(() => undefined);
   return [...(kept ?? [])].map(([id, request]) => ({ id, ...request }));
+}
+
+/**
+ * The change windows now (null: none configured): whether they hold the daemon's writes, by which window, until when,
+ * and whether a manual reconcile writes (docs/rollouts.md, "Change windows").
+ */
+function windowStatus(verdict: WindowVerdict | undefined): Record<string, unknown> | null {
+  if (!verdict) return null;
+  const by = verdict.by;
+  return {
+    blocked: verdict.blocked,
+    manualAllowed: verdict.manualAllowed,
+    why: by?.why ?? null,
+    window: by ? { index: by.index, kind: by.window.kind, schedule: by.window.schedule, duration: by.window.duration, timezone: by.window.timezone, manual: by.window.manual } : null,
+    until: verdict.until?.toISOString() ?? null,
+    nextChange: verdict.nextChange?.toISOString() ?? null,
+    message: windowHeldMessage(verdict) ?? null,
+  };
 }
 
 /** The /status document: its resources are the projection in Redis (docs/daemon.md, "The event log"). */
@@ -114,6 +135,8 @@ export async function statusDocument(parts: StatusParts): Promise<Record<string,
     lastSuccessfulReconcileAt: snapshot?.lastSuccessfulReconcileAt ?? null,
     reconciles: snapshot?.reconciles ?? null,
     resync: { everyMs: settings.resync, cyclesRun: [...parts.cycles] },
+    /** The change windows now: whether one holds the daemon's writes (WindowHeld), and until when. */
+    window: windowStatus(await parts.window?.().catch(() => undefined)),
     counts,
     // Redis lost the states of these rows: shown as this replica last knew them until the next reconcile rebuilds them.
     resourcesRebuilding: reconciler?.stateRebuilding() ?? false,

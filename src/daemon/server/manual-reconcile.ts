@@ -5,6 +5,7 @@ import { holdsNamed, namingNone } from '../../core/holds.js';
 import type { Leadership } from '../../leader/leadership.js';
 import { MAX_PENDING_REQUESTS, type OperatorRequestStore, type StoredRequest } from '../../store/operator-requests.js';
 import { OperatorRequests } from '../cycle/operator-requests.js';
+import type { WindowGate } from '../cycle/window-gate.js';
 import type { Reconciler } from '../reconcile/reconciler.js';
 import type { ReconcileRequest } from './status-server.js';
 
@@ -19,6 +20,8 @@ export interface ManualReconcileParts {
   rebuilds: OperatorRequests;
   /** Pending deletes a person confirmed (confirmDelete, prune_mode confirm): the names asked, and the deletes enqueued. */
   deleteConfirms: OperatorRequests;
+  /** Change windows: the reconcile that serves a request is manual (its writes go where the window allows, or always with overrideWindow). */
+  windows?: Pick<WindowGate, 'ask' | 'take' | 'held'> | undefined;
   /** Where a confirmation is stored before it is answered (src/store/applied-state.ts), so that a new leader finds it. */
   confirmations: { confirmDeletes(wanted: (key: string) => boolean): Promise<string[]> } | undefined;
   /** Where each request is kept from its arrival until a reconcile served it, so that a new leader serves it. */
@@ -42,6 +45,8 @@ interface Batch {
   writeSecrets: Names | undefined;
   retryFailed: Names | undefined;
   confirmDelete: string[] | undefined;
+  /** Some request asked to write although a change window blocks (overrideWindow), and the replicas they came to. */
+  overrideWindow: string[] | undefined;
   /** The kept requests (their ids in Redis) this batch serves, and the rebuilds a former leader noted for them. */
   ids: string[];
   rebuild: string[];
@@ -57,6 +62,8 @@ interface Served {
   /** The deletes confirmed and enqueued, and the resources whose delete was pending before the reconcile. */
   confirmed: { deleted: string[]; pendingBefore: string[] } | undefined;
   requests: number;
+  /** The change window that held the reconcile's writes (its WindowHeld line), if one did. */
+  windowHeld: string | undefined;
 }
 
 /** Every name of both, or true when either is true (absent when both are). */
@@ -122,13 +129,14 @@ export class ManualReconciles {
     return kept.length;
   }
 
-  private join(id: string, request: ReconcileRequest, rebuild: readonly string[], waiter?: Batch['waiters'][number]): void {
+  private join(id: string, request: ReconcileRequest & { by?: string }, rebuild: readonly string[], waiter?: Batch['waiters'][number]): void {
     const batch = (this.queued ??= emptyBatch());
     const joined = { joined: batch.waiters.length, afterRunning: this.running !== undefined };
     this.parts().log.debug(joined, 'reconcile requested');
     batch.writeSecrets = mergeNames(batch.writeSecrets, request.writeSecrets);
     batch.retryFailed = mergeNames(batch.retryFailed, request.retryFailed);
     if (request.confirmDelete) batch.confirmDelete = [...new Set([...(batch.confirmDelete ?? []), ...request.confirmDelete])];
+    if (request.overrideWindow) batch.overrideWindow = [...new Set([...(batch.overrideWindow ?? []), request.by ?? this.parts().replica])];
     batch.ids.push(id);
     batch.rebuild.push(...rebuild);
     this.serving.add(id);
@@ -178,9 +186,13 @@ async function serve(batch: Batch, parts: ManualReconcileParts): Promise<Served>
   let written: string[];
   let rebuilt: string[];
   let deleted: string[];
+  // Logged before the reconcile: a window's override is an operator's word, said whatever the reconcile comes to.
+  if (batch.overrideWindow) log.warn({ from: batch.overrideWindow, requests: batch.waiters.length }, 'change window overridden on request (converge reconcile --override-window): this reconcile writes although a window blocks');
+  parts.windows?.ask(batch.overrideWindow !== undefined);
   try {
     record = await reconciler.request('manual');
   } finally {
+    parts.windows?.take();
     written = secretWrites.take();
     rebuilt = rebuilds.take();
     // A confirmation the reconcile did not serve ends with it: a delete is confirmed for what a person saw pending.
@@ -192,12 +204,13 @@ async function serve(batch: Batch, parts: ManualReconcileParts): Promise<Served>
   if (batch.writeSecrets) log.info({ requested: batch.writeSecrets === true ? 'all' : batch.writeSecrets, written, requests }, 'secrets written on request (converge reconcile --write-secrets)');
   if (batch.confirmDelete) log.info({ requested: batch.confirmDelete, deleted, requests }, 'deletes confirmed on request (converge reconcile --confirm-delete)');
   if (requests > 1) log.info({ reconcile: record?.id, requests }, 'reconcile requests coalesced: one reconcile answered them');
-  return { record, written, heldBefore, retried: released ? { released: released.released, rebuilt } : undefined, confirmed: batch.confirmDelete ? { deleted, pendingBefore } : undefined, requests };
+  const retried = released ? { released: released.released, rebuilt } : undefined;
+  return { record, written, heldBefore, retried, confirmed: batch.confirmDelete ? { deleted, pendingBefore } : undefined, requests, windowHeld: parts.windows?.held() };
 }
 
 /** A batch that asks nothing yet. */
 function emptyBatch(): Batch {
-  return { writeSecrets: undefined, retryFailed: undefined, confirmDelete: undefined, ids: [], rebuild: [], waiters: [] };
+  return { writeSecrets: undefined, retryFailed: undefined, confirmDelete: undefined, overrideWindow: undefined, ids: [], rebuild: [], waiters: [] };
 }
 
 /** Keeps a request in Redis; the answer to send instead when it cannot be (undefined: kept, or no store). */
@@ -217,16 +230,18 @@ async function keep(parts: ManualReconcileParts, id: string, request: StoredRequ
 
 /** True when the request asks more than a reconcile: secret writes, rebuilds or deletes, which a failover must keep. */
 function asksSomething(request: ReconcileRequest): boolean {
-  return Boolean(request.writeSecrets ?? request.retryFailed ?? request.confirmDelete);
+  return Boolean(request.writeSecrets ?? request.retryFailed ?? request.confirmDelete ?? request.overrideWindow);
 }
 
 /** What a kept request asks. */
-function requestOf(stored: StoredRequest): ReconcileRequest {
-  const { writeSecrets, retryFailed, confirmDelete } = stored;
+function requestOf(stored: StoredRequest): ReconcileRequest & { by: string } {
+  const { writeSecrets, retryFailed, confirmDelete, overrideWindow } = stored;
   return {
     ...(writeSecrets ? { writeSecrets } : {}),
     ...(retryFailed ? { retryFailed } : {}),
     ...(confirmDelete ? { confirmDelete } : {}),
+    ...(overrideWindow ? { overrideWindow } : {}),
+    by: stored.by,
   };
 }
 
@@ -241,6 +256,7 @@ function answerOf(request: ReconcileRequest, served: Served, reconciler: Reconci
   const body: Record<string, unknown> = {
     reconcile: record ? { id: record.id, ok: record.ok, error: record.error, enqueued: record.enqueued, summary: record.summary, requests: served.requests } : null,
   };
+  if (served.windowHeld) body.windowHeld = served.windowHeld;
   const write = request.writeSecrets;
   if (write) {
     const written = asked(served.written, write);

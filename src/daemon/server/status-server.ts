@@ -42,6 +42,8 @@ export interface ReconcileRequest {
   retryFailed?: true | string[];
   /** Confirm the pending deletes of these resources (prune_mode confirm); names only, never "all". */
   confirmDelete?: string[];
+  /** Write although a change window blocks (its manual: false), as `converge reconcile --override-window` asks. */
+  overrideWindow?: true;
 }
 
 /** Largest POST body accepted. */
@@ -127,8 +129,8 @@ export function parseReconcileBody(text: string): { ok: true; request: Reconcile
     return { ok: false, error: 'the body is not JSON; send {} to reconcile now, or {"writeSecrets": true | ["name", ...]}' };
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return { ok: false, error: 'the body must be a JSON object such as {} or {"writeSecrets": ["name"]}' };
-  const unknown = Object.keys(value).filter((k) => k !== 'writeSecrets' && k !== 'retryFailed' && k !== 'confirmDelete');
-  if (unknown.length > 0) return { ok: false, error: `unknown field ${unknown.map((k) => JSON.stringify(k)).join(', ')}; the fields are: writeSecrets, retryFailed, confirmDelete` };
+  const unknown = Object.keys(value).filter((k) => !['writeSecrets', 'retryFailed', 'confirmDelete', 'overrideWindow'].includes(k));
+  if (unknown.length > 0) return { ok: false, error: `unknown field ${unknown.map((k) => JSON.stringify(k)).join(', ')}; the fields are: writeSecrets, retryFailed, confirmDelete, overrideWindow` };
   const request: ReconcileRequest = {};
   for (const field of ['writeSecrets', 'retryFailed'] as const) {
     const names = namesOrAll((value as Record<string, unknown>)[field]);
@@ -139,6 +141,9 @@ export function parseReconcileBody(text: string): { ok: true; request: Reconcile
   const confirm = namesOrAll((value as Record<string, unknown>).confirmDelete);
   if (confirm === 'bad' || confirm === true) return { ok: false, error: 'confirmDelete must be a non-empty list of resource names (each delete is confirmed by name)' };
   if (confirm !== undefined) request.confirmDelete = confirm;
+  const override = (value as Record<string, unknown>).overrideWindow;
+  if (override !== undefined && typeof override !== 'boolean') return { ok: false, error: 'overrideWindow must be true or false' };
+  if (override === true) request.overrideWindow = true;
   return { ok: true, request };
 }
 

@@ -14,7 +14,7 @@ export { SYNC_STATES, type SyncState };
 export const JOB_OUTCOMES = ['created', 'updated', 'unchanged', 'adopted', 'retried', 'failed'] as const;
 
 /** manual: POST /reconcile (`converge reconcile`). */
-export type ReconcileTrigger = 'startup' | 'watch' | 'resync' | 'retry' | 'manual' | 'prune';
+export type ReconcileTrigger = 'startup' | 'watch' | 'resync' | 'retry' | 'manual' | 'prune' | 'window';
 
 export interface DaemonMetrics {
   registry: Registry;

@@ -165,6 +165,7 @@ function renderWarnings(doc) {
   if (doc.daemon && doc.daemon.stopping) warn('The daemon is stopping.');
   if (doc.manifests && doc.manifests.error) warn('Manifests could not be read: ' + doc.manifests.error);
   if (doc.pruneRefused) warn(pruneRefusedText(doc.pruneRefused));
+  if (doc.window && doc.window.blocked && doc.window.message) warn('Change window: ' + doc.window.message + '.');
   if (doc.appliedState && doc.appliedState.lost) warn('Applied state lost' + (doc.appliedState.lostAt ? ' at ' + doc.appliedState.lostAt : '') + ': ' + (doc.appliedState.detail || 'nothing is rewritten blind'));
 }
 
