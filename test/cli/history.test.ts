@@ -7,6 +7,7 @@ import { EventLogStore } from '../../src/store/event-log.js';
 import { closeRedis, connectProducer } from '../../src/store/redis.js';
 import { runCapture } from '../helpers/cli.js';
 import { dropPrefix, REDIS_URL, testPrefix } from '../helpers/redis.js';
+import { seedStates } from '../helpers/event-log-store.js';
 
 const prefix = testPrefix('history-cli');
 let redis: Redis;
@@ -28,7 +29,8 @@ const STATE = {
 
 beforeAll(async () => {
   redis = await connectProducer({ redisUrl: REDIS_URL, redisPrefix: prefix });
-  await new EventLogStore(redis, prefix).write({ events: [EVENT], states: [STATE] });
+  await new EventLogStore(redis, prefix).append([EVENT]);
+  await seedStates(redis, prefix, [STATE]);
 });
 afterAll(async () => {
   await closeRedis(redis);
