@@ -299,7 +299,7 @@ function jobFailed(state: ResourceState, event: Extract<ResourceEvent, { type: '
  */
 export function stateOfJob(key: string, operation: string): ResourceState {
   const at = key.indexOf('/');
-  const action: Action = operation.startsWith('delete') ? 'delete' : operation.startsWith('create') ? 'create' : 'update';
+  const action: Action = operation.startsWith('create') ? 'create' : 'update';
   const message = `job of ${operation} enqueued; the decision is being written`;
   return {
     key,

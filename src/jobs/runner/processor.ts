@@ -107,9 +107,10 @@ async function foldJob(ctx: ProcessorContext, data: ReconcileJobData, jobId: str
       : [jobRecord({ key: data.key, jobId, meta, failure: outcome.failure }), { type: 'job-failed', ...job, message: outcome.failure, failure: failureOf(outcome.error) }];
   try {
     // A leader's job (fenced) may end before the leader's decision that enqueued it is folded: what it did starts a
-    // state (one that sent nothing, a former leader's or superseded, starts none).
+    // state. One that sent nothing (a former leader's, superseded) starts none, nor a delete (a resource with no state
+    // left was removed: its delete's result must not bring it back).
     const ran = !('answer' in outcome) || outcome.answer.notRun === undefined;
-    const seed = data.fence !== undefined && ran ? stateOfJob(data.key, data.operation) : undefined;
+    const seed = data.fence !== undefined && ran && data.remove === undefined ? stateOfJob(data.key, data.operation) : undefined;
     const [folded] = await ctx.record.folds.fold([{ key: data.key, events: [event], entries: [entry], meta, ...(seed ? { seed } : {}) }]);
     if (event.type === 'job-failed' && folded?.status === 'written') sayHeld(ctx, data, jobId, event.message, folded.state?.hold);
   } catch (error) {
