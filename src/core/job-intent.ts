@@ -39,9 +39,9 @@ export interface IntentLost {
   message: string;
 }
 
-/** The opening words of two messages that results of older versions carry without a code (src/jobs/runner/stale-job.ts wasNotRun). */
-export const FORMER_LEADER = 'enqueued by a former leader';
-export const SUPERSEDED = 'superseded by a newer desired state enqueued since';
+/** The opening words of the two messages of a job not run (the result's `notRun` says it as data: src/jobs/runner/stale-job.ts). */
+const FORMER_LEADER = 'enqueued by a former leader';
+const SUPERSEDED = 'superseded by a newer desired state enqueued since';
 
 /** Whether `confirmation` confirms the delete of the resource undeclared as `absence` says (the same live id, the same absence). */
 export function confirms(confirmation: DeleteConfirmation | undefined, absence: Absence | undefined): boolean {

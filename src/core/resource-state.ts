@@ -292,6 +292,31 @@ function jobFailed(state: ResourceState, event: Extract<ResourceEvent, { type: '
   return next;
 }
 
+/**
+ * The state a leader's job result is folded onto when the leader's decision that enqueued it is not written yet (the
+ * worker was faster than the decision's fold): the resource as the job names it, its write applying. The decision,
+ * folded next, keeps what the job's result made (`decided`: its job ended before the decision was written).
+ */
+export function stateOfJob(key: string, operation: string): ResourceState {
+  const at = key.indexOf('/');
+  const action: Action = operation.startsWith('create') ? 'create' : 'update';
+  const message = `job of ${operation} enqueued; the decision is being written`;
+  return {
+    key,
+    kind: key.slice(0, at) as ResourceKind,
+    name: key.slice(at + 1),
+    file: null,
+    action,
+    sync: { status: 'out_of_sync', reason: 'Applying', message },
+    health: { status: 'unknown', reason: 'AwaitingCreate', message: 'not read yet' },
+    reason: null,
+    error: null,
+    drift: null,
+    heldAtLastGood: false,
+    job: null,
+  };
+}
+
 /** The one fold: the state after `event`. A decision starts from its outcome; every other event needs the state it changes. */
 export function foldResource(state: ResourceState | undefined, event: Extract<ResourceEvent, { type: 'decided' }>): ResourceState;
 export function foldResource(state: ResourceState, event: ResourceEvent): ResourceState;

@@ -63,17 +63,10 @@ export const StoredState = z
 export const StoredBuildLog = z.object({ revisionId: z.string(), lines: z.array(z.string()), note: z.string().optional() });
 export type StoredBuildLog = z.infer<typeof StoredBuildLog>;
 
-/** What one write to the record holds: history entries, the states they folded into, and resources no longer declared. */
-export interface RecordWrite {
-  events: readonly RecordedEvent[];
-  states: readonly ResourceState[];
-  removed?: readonly string[];
-}
-
 /**
- * The event log of a prefix and its projection, shared by every replica and by `converge apply` on that prefix. A
- * write is one MULTI: the entries appended (each stream trimmed by count and age), the states set, so a reader never
- * sees an entry without the state it made.
+ * The event log of a prefix and its projection, shared by every replica and by `converge apply` on that prefix. The
+ * states are written by the one fold only (src/store/resource-folds.ts); this store appends entries that fold no state
+ * (`converge apply`'s) and reads.
  */
 export class EventLogStore {
   private readonly keys: ReturnType<typeof recordKeys>;
@@ -87,27 +80,23 @@ export class EventLogStore {
     this.keys = recordKeys(prefix);
   }
 
-  async write(record: RecordWrite): Promise<void> {
-    if (record.events.length === 0 && record.states.length === 0 && !record.removed?.length) return;
-    const now = record.events.length > 0 ? await this.clock() : 0;
+  /** Appends entries that fold no state, in one MULTI, each stream trimmed by count and age. */
+  async append(events: readonly RecordedEvent[]): Promise<void> {
+    if (events.length === 0) return;
+    const now = await this.clock();
     const multi = this.redis.multi();
     const minId = `${Math.max(0, now - LOG_MAX_AGE_MS)}-0`;
     const touched = new Set<string>();
-    for (const event of record.events) {
+    for (const event of events) {
       const text = JSON.stringify(event);
       multi.xadd(this.keys.log, 'MAXLEN', '~', LOG_MAX_ENTRIES, '*', 'e', text);
       multi.xadd(this.keys.history(event.key), 'MAXLEN', HISTORY_MAX_ENTRIES, '*', 'e', text);
       touched.add(this.keys.history(event.key));
     }
-    if (record.events.length > 0) multi.xtrim(this.keys.log, 'MINID', '~', minId);
+    multi.xtrim(this.keys.log, 'MINID', '~', minId);
     // A history goes whole once its newest entry is LOG_MAX_AGE_MS old: a pruned or renamed resource's too, which no
     // later write would trim (`converge history` reads it until then).
     for (const key of touched) multi.xtrim(key, 'MINID', '~', minId).pexpire(key, LOG_MAX_AGE_MS);
-    if (record.states.length > 0) multi.hset(this.keys.state, ...record.states.flatMap((s) => [s.key, JSON.stringify(s)]));
-    // A resource no longer planned (pruned, renamed, undeclared): its state and failed build's log lines go with it.
-    const removed = record.removed ?? [];
-    if (removed.length > 0) multi.hdel(this.keys.state, ...removed).hdel(this.keys.buildLogs, ...removed);
-    if (record.states.length > 0 || record.removed?.length) multi.incr(this.keys.stateVersion);
     const replies = await multi.exec();
     const failed = replies?.find(([error]) => error);
     if (failed?.[0]) throw failed[0];

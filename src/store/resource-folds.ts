@@ -67,6 +67,8 @@ export interface FoldRequest {
   entries?: readonly RecordedEvent[];
   /** The resource is no longer declared: its state goes (its history stays). */
   remove?: true;
+  /** The state to fold onto when the resource has none (a leader's job whose decision is not written yet). */
+  seed?: ResourceState;
 }
 
 /** A state as read, with the version that a write compares against (0: no state). */
@@ -199,11 +201,12 @@ export class ResourceFolds {
       const sent: Array<{ index: number; request: FoldRequest; before: VersionedState; after: ResourceState | undefined }> = [];
       for (const { request, index } of pending) {
         const before = read.get(request.key)!;
-        const folded = request.remove ? undefined : foldAll(before.state, request.events);
+        const from = before.state ?? request.seed;
+        const folded = request.remove ? undefined : foldAll(from, request.events);
         const lastJob = recorded.get(request.key);
         // A state made where there was none shows the last job its record lists (one `converge apply` ran before).
         const after = folded?.job === null && lastJob ? { ...folded, job: lastJob } : folded;
-        const entries = [...(request.entries ?? []), ...entriesOf(before.state, request.events, request.meta)];
+        const entries = [...(request.entries ?? []), ...entriesOf(from, request.events, request.meta)];
         const same = !request.remove && (after === undefined || isDeepStrictEqual(before.state, after));
         if (same && entries.length === 0) {
           outcomes.set(index, { key: request.key, status: after ? 'unchanged' : 'no-state', ...before });

@@ -9,6 +9,7 @@ import { ReconcileRecordStore } from '../../src/store/reconcile-record.js';
 import { closeRedis, connectProducer } from '../../src/store/redis.js';
 import { runCapture } from '../helpers/cli.js';
 import { dropPrefix, REDIS_URL, testPrefix } from '../helpers/redis.js';
+import { seedStates } from '../helpers/event-log-store.js';
 
 const prefix = testPrefix('history-cli');
 let redis: Redis;
@@ -30,7 +31,8 @@ const STATE = {
 
 beforeAll(async () => {
   redis = await connectProducer({ redisUrl: REDIS_URL, redisPrefix: prefix });
-  await new EventLogStore(redis, prefix).write({ events: [EVENT], states: [STATE] });
+  await new EventLogStore(redis, prefix).append([EVENT]);
+  await seedStates(redis, prefix, [STATE]);
   // The leader's record of its last reconcile: the service has Deployment/stray-worker, which no manifest declares.
   const record = {
     by: 'replica-a',

@@ -216,7 +216,7 @@ describe('the reconcile loop with fakes of its ports', () => {
         expect(walk.events.every((e) => e.job?.id === jobId)).toBe(true);
         // /status and the gauges read the projection, not the leader's memory: a state written to Redis is what they show.
         const web = (await store.states()).get('Deployment/web')!;
-        await store.write({ events: [], states: [{ ...web, health: { status: 'healthy', reason: 'RevisionDeployed', message: 'read from the projection', revisionId: 'rev-loop' } }] });
+        await new ResourceFolds(redis, prefix, leaseKey(prefix)).fold([{ key: web.key, events: [{ type: 'revision', health: { status: 'healthy', reason: 'RevisionDeployed', message: 'read from the projection', revisionId: 'rev-loop' } }], meta }]);
         expect((await status()).resources.find((r) => r.key === 'Deployment/web')?.health.status).toBe('healthy');
         const gauge = parsePrometheusText(await (await fetch(`${server.url}/metrics`)).text()).find((m) => m.name === 'converge_resource_health' && m.labels.name === 'web' && m.value === 1);
         expect(gauge?.labels.health).toBe('healthy');

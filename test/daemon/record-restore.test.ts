@@ -9,7 +9,7 @@ import { leaseKey } from '../../src/leader/lease.js';
 import { recordKeys, type StoredBuildLog } from '../../src/store/event-log.js';
 import { FailedBuilds } from '../../src/daemon/status/failed-builds.js';
 import { ResourceFolds } from '../../src/store/resource-folds.js';
-import { eventLogStoreOnTestPrefix } from '../helpers/event-log-store.js';
+import { eventLogStoreOnTestPrefix, seedStates } from '../helpers/event-log-store.js';
 import { decide } from '../../src/core/decide.js';
 import type { Plan, PlanChange } from '../../src/core/model.js';
 import type { ReconcileOutcome } from '../../src/daemon/cycle/cycle.js';
@@ -54,7 +54,7 @@ describe('the leader\'s rows over the states in Redis', () => {
   it('writes a row only when its state changes; rows Redis lost stay shown and are said to be rebuilt', async () => {
     const tracker = new ResourceTracker();
     const row = queuedRow('steady', 'j-steady');
-    await fixture.store().write({ events: [], states: [row] });
+    await seedStates(fixture.redis(), fixture.prefix, [row]);
     const states = new StateFolds(folds(), { by: 'replica-c', log, leading: () => true, buildLogs }, tracker);
     expect(await states.restore(failedBuilds(tracker))).toBe(1);
     const version = await fixture.store().stateVersion();
@@ -76,7 +76,7 @@ describe('the leader\'s rows over the states in Redis', () => {
 
   it('a new leader takes the states the workers folded while no replica led, as they are', async () => {
     // The last leader's states: three jobs queued. Then, with no leader, the workers ran them and folded their results.
-    await fixture.store().write({ events: [], states: [queuedRow('web', 'j-web'), queuedRow('api', 'j-api'), queuedRow('idle', 'j-idle')] });
+    await seedStates(fixture.redis(), fixture.prefix, [queuedRow('web', 'j-web'), queuedRow('api', 'j-api'), queuedRow('idle', 'j-idle')]);
     const worker = folds();
     const meta = { at: '2026-01-01T00:01:00.000Z', by: 'worker@host:1', manifests: VERSION };
     const done = (key: string, jobId: string, event: ResourceEvent, answer?: Parameters<typeof jobRecord>[0]): Promise<unknown> =>
@@ -106,7 +106,7 @@ describe('the leader\'s rows over the states in Redis', () => {
 
   it('a replica whose term ended cannot write its old state over the one the newer leader wrote', async () => {
     const key = 'Deployment/fenced';
-    await fixture.store().write({ events: [], states: [queuedRow('fenced', 'j-a')] });
+    await seedStates(fixture.redis(), fixture.prefix, [queuedRow('fenced', 'j-a')]);
     // A leads with token 5 and takes the state up; B takes the lease (token 6) and folds a newer state.
     await fixture.redis().set(leaseKey(fixture.prefix), 'replica-a|5|2026-01-01T00:00:00Z');
     const trackerA = new ResourceTracker();

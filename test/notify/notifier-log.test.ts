@@ -10,6 +10,7 @@ import { Notifier } from '../../src/notify/notifier.js';
 import { EventLogStore, recordKeys } from '../../src/store/event-log.js';
 import { dropPrefix, rawRedis, testPrefix } from '../helpers/redis.js';
 import { until } from '../helpers/until.js';
+import { seedStates } from '../helpers/event-log-store.js';
 
 const RECEIVERS: ReceiverConfig[] = [
   { name: 'ops', type: 'webhook', events: ['rollout_failed', 'rollout_succeeded', 'write_sent', 'applied_state_lost'], timeoutMs: 1_000, inFlight: 2, backlog: 100, env: { url: 'U' } },
@@ -50,7 +51,7 @@ describe('the notifier reads the event log', () => {
     const record = new EventLogStore(redis, prefix);
     const keys = recordKeys(prefix);
     // Before any leader read the log: not sent by the first one (it starts at the newest entry).
-    await record.write({ events: [revision('support-old', 'r0', 'RevisionBuildFailed', 'BUILD_FAILED')], states: [] });
+    await record.append([revision('support-old', 'r0', 'RevisionBuildFailed', 'BUILD_FAILED')]);
     const queued: Queued[] = [];
     const first = notifier(record, async (d) => void queued.push(...d));
     await first.start();
@@ -58,7 +59,8 @@ describe('the notifier reads the event log', () => {
       key: 'Deployment/support-a', kind: 'Deployment', name: 'support-a', file: null, action: 'noop', reason: null, error: null, drift: null, heldAtLastGood: false, job: null,
       sync: { status: 'synced', reason: 'Synced', message: '' }, health: { status: 'degraded', reason: 'RevisionBuildFailed', message: '' }, deploymentId: 'dep-a',
     } satisfies ResourceState;
-    await record.write({ events: [revision('support-a', 'r1', 'RevisionBuilding', 'BUILDING'), revision('support-a', 'r1', 'RevisionBuildFailed', 'BUILD_FAILED'), revision('billing', 'r7', 'RevisionDeployed', 'DEPLOYED')], states: [state] });
+    await record.append([revision('support-a', 'r1', 'RevisionBuilding', 'BUILDING'), revision('support-a', 'r1', 'RevisionBuildFailed', 'BUILD_FAILED'), revision('billing', 'r7', 'RevisionDeployed', 'DEPLOYED')]);
+    await seedStates(redis, prefix, [state]);
     await until('the three entries read', () => queued.length >= 3, 10_000, 10);
     expect(queued.map((d) => `${d.receiver} ${d.event.type} ${d.event.resource.name} ${d.event.revisionId}`)).toEqual([
       'ops rollout_failed support-a r1',
@@ -79,7 +81,7 @@ describe('the notifier reads the event log', () => {
       second.push(...d);
     });
     await next.start();
-    await record.write({ events: [revision('billing', 'r8', 'RevisionBuildFailed', 'BUILD_FAILED')], states: [] });
+    await record.append([revision('billing', 'r8', 'RevisionBuildFailed', 'BUILD_FAILED')]);
     await until('the entry queued after two refusals', () => second.length > 0, 10_000, 10);
     expect(refuse).toBe(-1);
     expect(second.map((d) => `${d.receiver} ${d.event.type} ${d.event.resource.name} ${d.event.revisionId}`)).toEqual(['ops rollout_failed billing r8']);

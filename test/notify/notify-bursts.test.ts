@@ -82,7 +82,7 @@ describe('notification receivers apart', () => {
     };
     const keys = recordKeys(prefix);
     for (let k = 1; k <= WRITES; k++) {
-      await record.write({ events: Array.from({ length: ROWS }, (_, i) => failedRevision(`svc-${i}`, k)), states: [] });
+      await record.append(Array.from({ length: ROWS }, (_, i) => failedRevision(`svc-${i}`, k)));
       const last = (await redis.xrevrange(keys.log, '+', '-', 'COUNT', 1))[0]?.[0];
       await until(`write ${k} read`, async () => (await redis.get(keys.notifyCursor)) === last, 10_000, 5);
       await sample();

@@ -7,6 +7,7 @@ import { EventLogStore, HISTORY_MAX_ENTRIES, LOG_MAX_AGE_MS, LOG_MAX_ENTRIES, re
 import { closeRedis, connectProducer } from '../../src/store/redis.js';
 import { redisNow } from '../../src/store/clock.js';
 import { dropPrefix, keysUnder, REDIS_URL, testPrefix } from '../helpers/redis.js';
+import { removeStates, seedStates } from '../helpers/event-log-store.js';
 
 function entry(key: string, n: number, extra: Partial<RecordedEvent> = {}): RecordedEvent {
   const at = new Date(Date.UTC(2026, 0, 1) + n * 1000).toISOString();
@@ -44,19 +45,20 @@ describe('EventLogStore', () => {
   });
 
   it('keeps entries and the state they made in one write, the history newest first', async () => {
-    await store.write({ events: [entry('Deployment/web', 1), entry('Deployment/web', 2, { type: 'revision', reason: 'RevisionBuildFailed' })], states: [STATE] });
+    await store.append([entry('Deployment/web', 1), entry('Deployment/web', 2, { type: 'revision', reason: 'RevisionBuildFailed' })]);
+    await seedStates(redis, prefix, [STATE]);
     const history = await store.history('Deployment/web');
     expect(history.map((e) => e.job?.id)).toEqual(['j2', 'j1']);
     expect(history[0]).toMatchObject({ type: 'revision', reason: 'RevisionBuildFailed', by: 'replica-a' });
     expect((await store.states()).get('Deployment/web')).toEqual(STATE);
     expect(await redis.type(recordKeys(prefix).log)).toBe('stream');
-    await store.write({ events: [], states: [], removed: ['Deployment/web'] });
+    await removeStates(redis, prefix, ['Deployment/web']);
     expect((await store.states()).size).toBe(0);
   });
 
   it('reads --limit and --since', async () => {
     const key = 'Deployment/limits';
-    await store.write({ events: [1, 2, 3, 4, 5].map((n) => entry(key, n)), states: [] });
+    await store.append([1, 2, 3, 4, 5].map((n) => entry(key, n)));
     expect((await store.history(key, { limit: 2 })).map((e) => e.job?.id)).toEqual(['j5', 'j4']);
     expect((await store.history(key, { since: entry(key, 4).at })).map((e) => e.job?.id)).toEqual(['j5', 'j4']);
   });
@@ -64,7 +66,7 @@ describe('EventLogStore', () => {
   it('keeps one resource at its bound under 10,000 entries; the log within what docs/daemon.md states', async () => {
     const key = 'Deployment/busy';
     for (let batch = 0; batch < 100; batch += 1) {
-      await store.write({ events: Array.from({ length: 100 }, (_, i) => entry(key, batch * 100 + i)), states: [] });
+      await store.append(Array.from({ length: 100 }, (_, i) => entry(key, batch * 100 + i)));
     }
     expect(await redis.xlen(recordKeys(prefix).history(key))).toBe(HISTORY_MAX_ENTRIES);
     const history = await store.history(key, { limit: 1000 });
@@ -82,8 +84,8 @@ describe('EventLogStore', () => {
     // Redis' clock 31 days on: the age bound is measured on it (src/store/clock.ts).
     const old = new EventLogStore(redis, `${prefix}-aged`, async () => (await redisNow(redis)) + 31 * 24 * 3600_000);
     const fresh = new EventLogStore(redis, `${prefix}-aged`);
-    await fresh.write({ events: Array.from({ length: 150 }, (_, i) => entry('Deployment/aged', i)), states: [] });
-    await old.write({ events: [entry('Deployment/aged', 999)], states: [] });
+    await fresh.append(Array.from({ length: 150 }, (_, i) => entry('Deployment/aged', i)));
+    await old.append([entry('Deployment/aged', 999)]);
     // Redis trims whole nodes (100 entries each) with MINID ~: the entries of full old nodes are gone.
     expect(await redis.xlen(recordKeys(`${prefix}-aged`).log)).toBeLessThan(100);
     await dropPrefix(`${prefix}-aged`);
@@ -91,11 +93,11 @@ describe('EventLogStore', () => {
 
   it("a writer whose wall clock runs 40 days ahead trims nothing: the age bound is Redis' clock, not the writer's", async () => {
     const skewed = `${prefix}-skewed`;
-    await new EventLogStore(redis, skewed).write({ events: Array.from({ length: 13 }, (_, i) => entry('Deployment/skewed', i)), states: [] });
+    await new EventLogStore(redis, skewed).append(Array.from({ length: 13 }, (_, i) => entry('Deployment/skewed', i)));
     // The next writer lives in a process whose Date runs 40 days ahead (the store made there, as a daemon makes it).
     vi.useFakeTimers({ toFake: ['Date'], now: Date.now() + 40 * 24 * 3600_000 });
     try {
-      await new EventLogStore(redis, skewed).write({ events: [entry('Deployment/skewed', 13)], states: [] });
+      await new EventLogStore(redis, skewed).append([entry('Deployment/skewed', 13)]);
     } finally {
       vi.useRealTimers();
     }
@@ -106,13 +108,14 @@ describe('EventLogStore', () => {
 
   it('bounds every key of a resource: its history expires 30 days after its newest entry; its state and build log go when it is removed', async () => {
     const keys = recordKeys(prefix);
-    await store.write({ events: [entry('Deployment/renamed-old', 1)], states: [{ ...STATE, key: 'Deployment/renamed-old', name: 'renamed-old' }] });
+    await store.append([entry('Deployment/renamed-old', 1)]);
+    await seedStates(redis, prefix, [{ ...STATE, key: 'Deployment/renamed-old', name: 'renamed-old' }]);
     await store.setBuildLog('Deployment/renamed-old', { revisionId: 'r1', lines: ['[ERROR] Build failed'] });
     const ttl = await redis.pttl(keys.history('Deployment/renamed-old'));
     expect(ttl).toBeGreaterThan(LOG_MAX_AGE_MS - 60_000);
     expect(ttl).toBeLessThanOrEqual(LOG_MAX_AGE_MS);
     // Removed (pruned, renamed, no longer declared): its state and build log go at once; its history stays readable.
-    await store.write({ events: [], states: [], removed: ['Deployment/renamed-old'] });
+    await removeStates(redis, prefix, ['Deployment/renamed-old']);
     expect(await redis.hexists(keys.state, 'Deployment/renamed-old')).toBe(0);
     expect(await redis.hexists(keys.buildLogs, 'Deployment/renamed-old')).toBe(0);
     expect((await store.history('Deployment/renamed-old')).map((e) => e.job?.id)).toEqual(['j1']);

@@ -1,10 +1,10 @@
-// The fold in Redis on the real Redis: two folders racing on one resource both land, in one order; a fold fenced by an old token writes nothing while a job's result is folded whoever ran it; a fold that changes nothing writes nothing; a job result with no state writes only its entry; a refusal's hold reaches the holds.
+// The fold in Redis on the real Redis: two folders racing on one resource both land, in one order; a fold fenced by an old token writes nothing while a job's result is folded whoever ran it; a fold that changes nothing writes nothing; a job result with no state writes only its entry, a leader's job that ends before its decision is folded starts the state; a refusal's hold reaches the holds.
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { applying, decide, type Outcome } from '../../src/core/decide.js';
 import type { LiveDeployment, PlanChange } from '../../src/core/model.js';
 import { jobRecord } from '../../src/core/resource-record.js';
-import type { ResourceEvent } from '../../src/core/resource-state.js';
+import { stateOfJob, type ResourceEvent } from '../../src/core/resource-state.js';
 import { leaseKey } from '../../src/leader/lease.js';
 import { EventLogStore, LOG_MAX_AGE_MS, recordKeys } from '../../src/store/event-log.js';
 import { RedisHoldStore } from '../../src/store/holds-store.js';
@@ -125,6 +125,21 @@ describe('ResourceFolds', () => {
     expect(again.every((o) => o.status === 'unchanged')).toBe(true);
     expect(await a.get(recordKeys(prefix).stateVersion)).toBe(counter);
     expect(await a.hgetall(stateVersionsKey(prefix))).toEqual(versions);
+  });
+
+  it('a leader\'s job that ends before its decision is folded: its result starts the state, and the decision keeps it', async () => {
+    const folds = new ResourceFolds(a, prefix, leaseKey(prefix));
+    const key = 'Deployment/fast';
+    const result = { outcome: 'created' as const, new_revision: true, latestRevisionId: 'r1' };
+    const entry = jobRecord({ key, jobId: 'j5', meta: meta('worker'), answer: result });
+    const job: ResourceEvent = { type: 'job-completed', jobId: 'j5', at: entry.at, result, version: V1, desired: FP, operation: 'create-deployment' };
+    const [done] = await folds.fold([{ key, events: [job], entries: [entry], meta: meta('worker'), seed: stateOfJob(key, 'create-deployment') }]);
+    expect(done).toMatchObject({ status: 'written', state: { job: { id: 'j5', state: 'completed' }, appliedFrom: { id: V1.id } } });
+    // The leader's decision that enqueued j5, folded after the job's result: what the job did stays.
+    const queued = applying(outcome('create'), { jobId: 'j5', operation: 'create-deployment' });
+    const [after] = await folds.fold([{ key, events: [{ ...decided(queued), outcome: { ...queued, key, name: 'fast' } }], meta: meta('leader') }]);
+    expect(after).toMatchObject({ status: 'written', state: { file: 'web.yaml', job: { id: 'j5', state: 'completed' }, health: { status: 'progressing', revisionId: 'r1' }, appliedFrom: { id: V1.id } } });
+    expect((await new EventLogStore(a, prefix).history(key)).filter((e) => e.type === 'write_done')).toHaveLength(1);
   });
 
   it('a job result on a resource with no state (an empty Redis) writes only its entry: no state is made up', async () => {

@@ -164,7 +164,7 @@ export const applyCommand: Command = {
       const meta = { at: new Date().toISOString(), by: applyRecordedBy(), manifests: gathered.version };
       const { states, resources, records } = applyStates(outcomes, ends, results, { version: gathered.version, meta });
       // What followed each decision (a Conflict its job met, a revision --wait read) joins the worker's entries of its jobs.
-      await jobs.record.write({ events: records, states: [] }).catch((error: unknown) => log.warn({ error: (error as Error).message.split('\n')[0] }, 'could not record the apply in the event log'));
+      await jobs.record.append(records).catch((error: unknown) => log.warn({ error: (error as Error).message.split('\n')[0] }, 'could not record the apply in the event log'));
       const end = { interrupted: interrupt.reason !== undefined, waited: waiting, strict: args.values.strict === true };
       const verdict = report(io, { text, result, states, resources, results, outcomes, gathered, end, interrupted: interrupt.reason });
       // Without --wait, later waves wait: one line, and exit 3 (docs/commands.md), unless the first wave failed already.

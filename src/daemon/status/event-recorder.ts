@@ -15,8 +15,12 @@ export type RecordStore = Pick<EventLogStore, 'states' | 'stateVersion' | 'build
 /** Events the worker that ran a job folds where it ran (src/jobs/runner/processor.ts): never folded again here. */
 const FOLDED_BY_WORKER: ReadonlySet<ResourceEvent['type']> = new Set(['job-completed', 'job-failed']);
 
-/** Events about what the service runs (a fact, folded whoever reads it); every other is a decision, fenced. */
-const FACTS: ReadonlySet<ResourceEvent['type']> = new Set(['revision', 'interrupted']);
+/**
+ * Events folded unfenced: a job an interrupt left (a fact of the job). Every other is fenced by the term that noted
+ * it, the poller's revision readings included: a reading of a former term (held on a paused Redis connection) would
+ * fold an old revision over the newer state another leader wrote; the leader of now reads the service itself.
+ */
+const FACTS: ReadonlySet<ResourceEvent['type']> = new Set(['interrupted']);
 
 /**
  * Folds the tracker's changes into Redis while this replica leads. The tracker's rows are a cache: after each fold

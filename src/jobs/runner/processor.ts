@@ -5,7 +5,7 @@ import { answerSaysDeleting, type JobFailure, type ResourceHold } from '../../co
 import type { FlapSettings } from '../../core/flap-guard.js';
 import { versionLabel } from '../../core/manifest-version.js';
 import { jobRecord, type RecordedEvent } from '../../core/resource-record.js';
-import type { ResourceEvent } from '../../core/resource-state.js';
+import { stateOfJob, type ResourceEvent } from '../../core/resource-state.js';
 import type { ResourceFolds } from '../../store/resource-folds.js';
 import { fieldLine } from '../../plan/render/text.js';
 import type { QueueLogger } from '../queue/log.js';
@@ -106,7 +106,12 @@ async function foldJob(ctx: ProcessorContext, data: ReconcileJobData, jobId: str
       ? [jobRecord({ key: data.key, jobId, meta, operation: data.operation, answer: outcome.answer }), { type: 'job-completed', ...job, result: outcome.answer, version: data.manifestVersion }]
       : [jobRecord({ key: data.key, jobId, meta, operation: data.operation, failure: outcome.failure }), { type: 'job-failed', ...job, message: outcome.failure, failure: failureOf(outcome.error) }];
   try {
-    const [folded] = await ctx.record.folds.fold([{ key: data.key, events: [event], entries: [entry], meta }]);
+    // A leader's job (fenced) may end before the leader's decision that enqueued it is folded: what it did starts a
+    // state. One that sent nothing (a former leader's, superseded) starts none, nor a delete (a resource with no state
+    // left was removed: its delete's result must not bring it back).
+    const ran = !('answer' in outcome) || outcome.answer.notRun === undefined;
+    const seed = data.fence !== undefined && ran && data.remove === undefined ? stateOfJob(data.key, data.operation) : undefined;
+    const [folded] = await ctx.record.folds.fold([{ key: data.key, events: [event], entries: [entry], meta, ...(seed ? { seed } : {}) }]);
     if (event.type === 'job-failed' && folded?.status === 'written') sayHeld(ctx, data, jobId, event.message, folded.state?.hold);
   } catch (error) {
     ctx.log.warn({ key: data.key, jobId, error: (error as Error).message.split('\n')[0] }, 'could not fold the job\'s result into its state in Redis');

@@ -1,6 +1,6 @@
 // The intent check of a job as it runs: what Redis says now (fencing token, desired-state sequence, a delete's absence and confirmation), read in one transaction, through the one rule of src/core/job-intent.ts (no wall clock).
 import type { Redis } from 'ioredis';
-import { FORMER_LEADER, intentLost, SUPERSEDED, type IntentLost } from '../../core/job-intent.js';
+import { intentLost, type IntentLost } from '../../core/job-intent.js';
 import { fenceKey } from '../../leader/lease.js';
 import { absentKey, confirmedKey } from '../../store/applied-state.js';
 import { parseStored, StoredAbsence, StoredConfirmation, type ReconcileJobData } from '../../store/schema.js';
@@ -34,10 +34,8 @@ export async function staleReason(redis: Pick<Redis, 'multi'>, seqKey: string, p
 
 /**
  * Whether a job's result says it was not run (a former leader's, superseded, or a delete whose intent no longer held):
- * it did not bring its desired state about. Its `notRun`; a result of an older version says it in its message only.
+ * it did not bring its desired state about. Read from the result's data only, its `notRun` (never from its message).
  */
 export function wasNotRun(result: unknown): boolean {
-  if ((result as { notRun?: unknown } | undefined)?.notRun !== undefined) return true;
-  const message = (result as { message?: unknown } | undefined)?.message;
-  return typeof message === 'string' && (message.startsWith(FORMER_LEADER) || message.startsWith(SUPERSEDED));
+  return (result as { notRun?: unknown } | undefined)?.notRun !== undefined;
 }

@@ -48,6 +48,9 @@ describe('createProcessor: stale jobs', () => {
     expect(result).toEqual({ outcome: 'unchanged', new_revision: false, message: 'enqueued by a former leader (fencing token 3, current 4); dropped, nothing sent', notRun: 'former_leader' });
     expect(wasNotRun(result)).toBe(true);
     expect(wasNotRun({ outcome: 'unchanged', new_revision: false })).toBe(false);
+    // The field says it, never the wording: a message that reads like one is a job that ran.
+    expect(wasNotRun({ outcome: 'unchanged', new_revision: false, message: 'enqueued by a former leader (fencing token 3, current 4)' })).toBe(false);
+    expect(wasNotRun({ outcome: 'unchanged', new_revision: false, message: 'superseded by a newer desired state enqueued since; nothing sent' })).toBe(false);
     expect(lines).toEqual([{ fields: { key: 'Deployment/web', jobId: 'j1', seq: 7, fence: 3 }, msg: 'job not run: enqueued by a former leader (fencing token 3, current 4); dropped, nothing sent' }]);
   });
 });
