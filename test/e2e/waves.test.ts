@@ -193,6 +193,41 @@ describe('apply in waves', () => {
   }, 240_000);
 });
 
+describe('the daemon: wave_max_in_flight and deletes by wave', () => {
+  it('wave_max_in_flight 2: no more than 2 creates of one wave building at once; pruned, the deletes of wave 2 go before those of wave 1', async () => {
+    const { e, dir, common } = await setup('waves-daemon-limit');
+    await commit(dir, 1);
+    const args = [...common.filter((a) => a !== '--auto-approve'), '--resync', '1s', '--wave-max-in-flight', '2', '--prune', '--prune-grace', '200ms', '--max-deletes', '9'];
+    await startDaemon(dir, args);
+    await until('all ten created and DEPLOYED', () => NAMES.every((n) => deployedAt(e, n, 0)?.outcome === 'DEPLOYED' && deployedAt(e, n, 0)!.endsAt <= Date.now()), 60_000, 200);
+    const creates = writes(e, 0);
+    expect(creates.map((w) => w.method)).toEqual(Array(10).fill('POST'));
+    expectWaveOrder(e, creates, 0);
+    for (const wave of [1, 2]) {
+      const builds = creates.filter((w) => w.wave === wave).map((w) => deployedAt(e, w.name, 0)!);
+      for (const b of builds) {
+        const building = builds.filter((o) => o.createdAt <= b.createdAt && o.endsAt > b.createdAt).length;
+        expect(building, `wave ${wave}: creates building at once`).toBeLessThanOrEqual(2);
+      }
+    }
+
+    // Waves 1 and 2 removed from the manifests: prune deletes the six of wave 2, and only then the three of wave 1.
+    const byId = new Map(e.store.allDeployments().map((d) => [d.id, d.name]));
+    const from = e.requestLog.length;
+    await Promise.all(NAMES.filter((n) => WAVES[n]! > 0).map((n) => rm(`${dir}/${n}.yaml`)));
+    const deletes = (): Array<{ name: string; at: number }> => e.requestLog.slice(from).flatMap((r) => {
+      const name = r.method === 'DELETE' && r.status >= 200 && r.status < 300 && r.deploymentId ? byId.get(r.deploymentId) : undefined;
+      return name ? [{ name, at: r.at }] : [];
+    });
+    await until('the nine deleted', () => deletes().length === 9, 60_000, 200);
+    const sent = deletes();
+    expect(sent.map((d) => d.name).sort()).toEqual(NAMES.filter((n) => WAVES[n]! > 0).sort());
+    const lastOfTwo = Math.max(...sent.filter((d) => WAVES[d.name] === 2).map((d) => d.at));
+    const firstOfOne = Math.min(...sent.filter((d) => WAVES[d.name] === 1).map((d) => d.at));
+    expect(firstOfOne, 'a delete of wave 1 came before the deletes of wave 2 were done').toBeGreaterThan(lastOfTwo);
+  }, 120_000);
+});
+
 async function statusRows(daemon: DaemonHandle): Promise<Map<string, { sync?: { reason?: string; message?: string } }>> {
   return new Map((await daemon.status()).resources.map((r) => [r.key, r]));
 }

@@ -19,6 +19,8 @@ export interface ToAct {
   version: ManifestVersion | undefined;
   /** The intent of each delete decided now (src/core/job-intent.ts), by resourceKey: its job carries it. */
   intents?: ReadonlyMap<string, DeleteIntent> | undefined;
+  /** The wave each resource to delete was last declared in (its applied record's), for their descending order. */
+  deleteWaves?: ReadonlyMap<string, number> | undefined;
 }
 
 /** SecretsUnknown outcomes whose job of this desired state is in flight or just finished: that job records the hashes. */
@@ -58,6 +60,22 @@ function jobData(ctx: CycleContext, act: ToAct, outcome: Outcome): ReconcileJobD
 }
 
 /**
+ * The writes the waves hold (src/core/waves.ts gateWaves). Under wave_max_in_flight, the writes the gate lets through
+ * are first looked up in the queue: one whose job of this desired state is waiting, active or just finished is in
+ * flight (it takes a place), not a new write.
+ */
+async function wavesGated(ctx: CycleContext, act: ToAct): Promise<Map<string, string>> {
+  const options = { deleteWaves: act.deleteWaves ?? new Map<string, number>() };
+  const gated = gateWaves(act.outcomes, act.resources, options);
+  const limit = ctx.settings.waveMaxInFlight;
+  if (!limit) return gated;
+  const open = [...act.outcomes.values()].filter((o) => o.write && o.write.op !== 'delete' && !gated.has(o.key) && act.inputs.get(o.key)?.fingerprint);
+  const found = await Promise.all(open.map((o) => ctx.enqueuer.inFlightJob(o.key, act.inputs.get(o.key)!.fingerprint!)));
+  const inFlight = new Set(open.filter((o, i) => found[i] !== undefined || ctx.finishedSince?.(o.key, act.inputs.get(o.key)!.fingerprint!)).map((o) => o.key));
+  return gateWaves(act.outcomes, act.resources, { ...options, limit, inFlight });
+}
+
+/**
  * Enqueues every decided write that its wave lets through (deletes too: by live id, the newest job of a key
  * wins). A resource whose waiting or active job already carries this desired state gets no second job, and one whose
  * job finished during the reconcile none at all: their decided outcomes take that knowledge (Applying, Applied; no
@@ -66,7 +84,7 @@ function jobData(ctx: CycleContext, act: ToAct, outcome: Outcome): ReconcileJobD
 export async function enqueueOutcomes(ctx: CycleContext, act: ToAct): Promise<number> {
   await settleSecretsUnknown(ctx, act);
   // Waves (docs/rollouts.md): no write of a wave while an earlier one is not yet healthy, or failed (WaveHeld).
-  for (const [key, message] of gateWaves(act.outcomes, act.resources)) act.outcomes.set(key, waveHeldOutcome(act.outcomes.get(key)!, message));
+  for (const [key, message] of await wavesGated(ctx, act)) act.outcomes.set(key, waveHeldOutcome(act.outcomes.get(key)!, message));
   const writes: Outcome[] = [];
   const datas: ReconcileJobData[] = [];
   for (const outcome of act.outcomes.values()) {
