@@ -135,7 +135,7 @@ describe('gateWaves (the daemon)', () => {
     const one = map(outcome('canary', {}), outcome('a', {}), ...wave1.slice(1));
     const gated = gateWaves(one, four, { limit: { count: 2 }, inFlight: new Set(['Deployment/b']) });
     expect([...gated.keys()]).toEqual(['Deployment/e']);
-    expect(gated.get('Deployment/e')).toBe('wave 1 waits for a place: wave_max_in_flight lets 2 of its writes build at once (1 in flight); it is written when one of them is healthy');
+    expect(gated.get('Deployment/e')).toBe('wave 1 waits for a place: wave_max_in_flight lets 2 of its writes build at once; it is written when one of them is healthy');
     expect(gateWaves(one, four).size).toBe(0);
   });
 

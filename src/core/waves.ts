@@ -79,11 +79,19 @@ export interface WaveFailure {
   said: string;
 }
 
+/** What every message of a resource held behind a failed wave says (the others wait for a wave still going). */
+const HELD_BEHIND = ' waits behind wave ';
+
+/** Whether a WaveHeld message is a hold behind a failed wave (notified once per hold), not a wait for one going. */
+export function heldBehindFailure(message: string): boolean {
+  return message.includes(HELD_BEHIND);
+}
+
 /** The message of a resource of a later wave held behind a failed one: what happened, and what to do. */
 export function waveHeldMessage(wave: number | 'prune', failure: WaveFailure): string {
   const name = failure.key.slice(failure.key.indexOf('/') + 1);
   const what = wave === 'prune' ? 'the deletes after the last wave' : `wave ${wave}`;
-  return `${what} waits behind wave ${failure.wave}, where ${failure.key} failed (${failure.said}); fix its manifest and commit (a new change starts from the first wave), or after a fix outside git run "converge reconcile --retry-failed ${name}" (or "converge apply --wait" again)`;
+  return `${what}${HELD_BEHIND}${failure.wave}, where ${failure.key} failed (${failure.said}); fix its manifest and commit (a new change starts from the first wave), or after a fix outside git run "converge reconcile --retry-failed ${name}" (or "converge apply --wait" again)`;
 }
 
 /** The hold of a resource waiting behind a failed wave (reason WaveHeld), about the desired state `desired`. */
@@ -134,7 +142,7 @@ function overLimit(wave: number, outcomes: readonly Outcome[], options: GateOpti
   const allowed = inFlightOf(options.limit, outcomes.length);
   const busy = outcomes.filter((o) => inFlight.has(o.key) || o.sync.reason === 'Applying' || o.health.status === 'progressing').length;
   const fresh = outcomes.filter((o) => o.write && o.write.op !== 'delete' && !inFlight.has(o.key));
-  const message = `wave ${wave} waits for a place: wave_max_in_flight lets ${allowed} of its writes build at once (${busy} in flight); it is written when one of them is healthy`;
+  const message = `wave ${wave} waits for a place: wave_max_in_flight lets ${allowed} of its writes build at once; it is written when one of them is healthy`;
   for (const o of fresh.slice(Math.max(0, allowed - busy))) gated.set(o.key, message);
 }
 

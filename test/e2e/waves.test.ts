@@ -181,6 +181,13 @@ describe('apply in waves', () => {
     const sent = writes(e, from);
     expect(sent.filter((w) => w.wave === 2)).toEqual([]);
     expect(sent.map((w) => w.name).sort()).toEqual(['wv-canary', 'wv-one-a', 'wv-one-b', 'wv-one-c']);
+    // The history says the hold once (not once per reconcile): the wave, the failed resource and what to do.
+    const history = await runConverge(['history', 'wv-two-a', '--output', 'json', ...common.slice(2, 6)]);
+    expect(history.code, history.stderr).toBe(0);
+    const events = (JSON.parse(history.stdout) as { events: Array<{ type: string; reason: string; message: string }> }).events;
+    const holds = events.filter((ev) => ev.reason === 'WaveHeld' && ev.message.includes('where Deployment/wv-one-b failed'));
+    expect(holds, JSON.stringify(events)).toHaveLength(1);
+    expect(holds[0]!.message).toMatch(/^update: wave 2 waits behind wave 1, where Deployment\/wv-one-b failed \(.*"converge reconcile --retry-failed wv-one-b"/);
 
     fail.on = false;
     from = e.requestLog.length;
