@@ -201,10 +201,11 @@ describe('apply in waves', () => {
 });
 
 describe('the daemon: wave_max_in_flight and deletes by wave', () => {
-  it('wave_max_in_flight 2: no more than 2 creates of one wave building at once; pruned, the deletes of wave 2 go before those of wave 1', async () => {
+  it('wave_max_in_flight 2: no more than 2 creates of one wave building at once, the next going as one turns healthy (no resync); pruned, the deletes of wave 2 go before those of wave 1', async () => {
     const { e, dir, common } = await setup('waves-daemon-limit');
     await commit(dir, 1);
-    const args = [...common.filter((a) => a !== '--auto-approve'), '--resync', '1s', '--wave-max-in-flight', '2', '--prune', '--prune-grace', '200ms', '--max-deletes', '9'];
+    // No resync in the test's time: each next part and wave goes when the one before turns healthy (or its jobs end).
+    const args = [...common.filter((a) => a !== '--auto-approve'), '--resync', '1h', '--wave-max-in-flight', '2', '--prune', '--prune-grace', '200ms', '--max-deletes', '9'];
     await startDaemon(dir, args);
     await until('all ten created and DEPLOYED', () => NAMES.every((n) => deployedAt(e, n, 0)?.outcome === 'DEPLOYED' && deployedAt(e, n, 0)!.endsAt <= Date.now()), 60_000, 200);
     const creates = writes(e, 0);

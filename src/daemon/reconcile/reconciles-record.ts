@@ -31,6 +31,7 @@ export class ReconcileLedger {
     retry: 0,
     manual: 0,
     prune: 0,
+    wave: 0,
   };
   private plan: Plan | null = null;
   private lastSuccessAt: string | null = null;
