@@ -30,9 +30,9 @@ class Switch extends RegExp {
   }
 }
 
-async function setup(label: string): Promise<{ e: RunningEmulator; fail: Switch; dir: string; common: string[] }> {
+async function setup(label: string, buildMs = 600): Promise<{ e: RunningEmulator; fail: Switch; dir: string; common: string[] }> {
   const fail = new Switch('^wv-one-b$');
-  const e = await startEmulator({ buildMs: 600, buildFail: fail });
+  const e = await startEmulator({ buildMs, buildFail: fail });
   cleanups.push(() => e.close());
   const dir = await tempDir(label);
   cleanups.push(() => rm(dir, { recursive: true, force: true }));
@@ -234,6 +234,34 @@ describe('the daemon: wave_max_in_flight and deletes by wave', () => {
     const firstOfOne = Math.min(...sent.filter((d) => WAVES[d.name] === 1).map((d) => d.at));
     expect(firstOfOne, 'a delete of wave 1 came before the deletes of wave 2 were done').toBeGreaterThan(lastOfTwo);
   }, 120_000);
+});
+
+describe('the daemon: failover in the middle of a rollout', () => {
+  it('kill -9 of the leader while wave 1 builds: the standby writes wave 2 only after wave 1 is DEPLOYED, and no resource gets its write twice', async () => {
+    const { e, dir, common } = await setup('waves-failover', 2500);
+    await commit(dir, 1);
+    const args = (id: string): string[] => [...common.filter((a) => a !== '--auto-approve'), '--replica-id', id, '--resync', '1h', '--lease', '2s', '--job-lock', '2s', '--debounce', '50ms'];
+    const leading = async (d: DaemonHandle): Promise<boolean> => ((await d.status()) as { lease?: { leading?: boolean } | null }).lease?.leading === true;
+    const first = await startDaemon(dir, args('wv-a'));
+    await until('wv-a to lead', () => leading(first), 20_000, 50);
+    const second = await startDaemon(dir, args('wv-b'));
+    await until('all ten created and DEPLOYED', () => NAMES.every((n) => deployedAt(e, n, 0)?.outcome === 'DEPLOYED' && deployedAt(e, n, 0)!.endsAt <= Date.now()), 90_000, 100);
+
+    // One commit changing all ten; the leader dies once wave 1's three PATCHes landed, their revisions still building.
+    const from = e.requestLog.length;
+    const since = Date.now();
+    await commit(dir, 2);
+    await until('wave 1 written', () => writes(e, from).filter((w) => w.wave === 1).length === 3, 60_000, 20);
+    await first.kill('SIGKILL');
+    const building = NAMES.filter((n) => WAVES[n] === 1).map((n) => deployedAt(e, n, since)!);
+    expect(building.every((r) => r.endsAt > Date.now()), 'wave 1 still building at the kill').toBe(true);
+    await until('wv-b to take over', () => leading(second), 20_000, 50);
+    await until('all ten PATCHed and DEPLOYED', () => NAMES.every((n) => deployedAt(e, n, since)?.outcome === 'DEPLOYED' && deployedAt(e, n, since)!.endsAt <= Date.now()), 90_000, 100);
+    const sent = writes(e, from);
+    expect(sent.map((w) => w.name).sort(), 'each resource written once').toEqual([...NAMES].sort());
+    expect(sent.map((w) => w.wave)).toEqual([0, 1, 1, 1, 2, 2, 2, 2, 2, 2]);
+    expectWaveOrder(e, sent, since);
+  }, 180_000);
 });
 
 async function statusRows(daemon: DaemonHandle): Promise<Map<string, { sync?: { reason?: string; message?: string } }>> {
