@@ -6,7 +6,7 @@ import type { DesiredResource } from '../../core/model.js';
 import type { PlanInput } from '../../plan/plan.js';
 import { decidedJob, jobDataOf } from '../../jobs/queue/decided-jobs.js';
 import type { ReconcileJobData } from '../../store/schema.js';
-import { gateWaves, waveHeldOutcome } from '../../core/waves.js';
+import { gateWaves, waveHeldOutcome, waveOf } from '../../core/waves.js';
 import type { CycleContext, EnqueuedJob } from './cycle-context.js';
 
 export interface ToAct {
@@ -59,6 +59,17 @@ function jobData(ctx: CycleContext, act: ToAct, outcome: Outcome): ReconcileJobD
   return traceparent ? { ...data, traceparent } : data;
 }
 
+/** Whether the declared resources span two waves or more. */
+function severalWaves(resources: ReadonlyMap<string, DesiredResource>): boolean {
+  let first: number | undefined;
+  for (const resource of resources.values()) {
+    const wave = waveOf(resource);
+    if (first === undefined) first = wave;
+    else if (wave !== first) return true;
+  }
+  return false;
+}
+
 /**
  * The writes the waves hold (src/core/waves.ts gateWaves). Under wave_max_in_flight, the writes the gate lets through
  * are first looked up in the queue: one whose job of this desired state is waiting, active or just finished is in
@@ -68,7 +79,8 @@ async function wavesGated(ctx: CycleContext, act: ToAct): Promise<Map<string, st
   const options = { deleteWaves: act.deleteWaves ?? new Map<string, number>() };
   const gated = gateWaves(act.outcomes, act.resources, options);
   const limit = ctx.settings.waveMaxInFlight;
-  if (!limit) return gated;
+  // Declared resources all in one wave: no limit applies, and the queue is not asked (the single-wave path as ever).
+  if (!limit || !severalWaves(act.resources)) return gated;
   const open = [...act.outcomes.values()].filter((o) => o.write && o.write.op !== 'delete' && !gated.has(o.key) && act.inputs.get(o.key)?.fingerprint);
   const found = await Promise.all(open.map((o) => ctx.enqueuer.inFlightJob(o.key, act.inputs.get(o.key)!.fingerprint!)));
   const inFlight = new Set(open.filter((o, i) => found[i] !== undefined || ctx.finishedSince?.(o.key, act.inputs.get(o.key)!.fingerprint!)).map((o) => o.key));
