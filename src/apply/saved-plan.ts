@@ -35,7 +35,9 @@ export function plannedWrites(changes: readonly DecidedJob[], observation: Obser
   const observe = observer(observation);
   return changes.map(({ change, write, deploymentId, desired }) => {
     const seen = observe(change.kind, change.name);
-    const wave = change.action === 'delete' ? 0 : waveOf(observation.resources.get(resourceKey(change.kind, change.name)));
+    const key = resourceKey(change.kind, change.name);
+    // A delete's wave is the one its manifest last declared (the applied record keeps it): deletes go in descending order.
+    const wave = change.action === 'delete' ? (observation.applied.get(key)?.wave ?? 0) : waveOf(observation.resources.get(key));
     const action = change.action === 'create' || change.action === 'update' || change.action === 'adopt' ? change.action : 'delete';
     return {
       kind: change.kind,

@@ -1,6 +1,6 @@
 // apply's waves: the order the jobs run in, the stop at a failed rollout, wave_max_in_flight's parts, and apply without --wait.
 import { describe, expect, it } from 'vitest';
-import { resourceKey, type DesiredResource, type PlanChange } from '../core/model.js';
+import { resourceKey, type AppliedRecord, type DesiredResource, type PlanChange } from '../core/model.js';
 import type { DecidedJob } from '../jobs/queue/decided-jobs.js';
 import type { ResourceResult } from './apply-state.js';
 import type { JobEnd } from './wait-jobs.js';
@@ -36,6 +36,11 @@ function ports(failing: readonly string[] = []): WavePorts & { runs: string[][];
   };
 }
 
+/** Applied records of deleted resources, each with the wave its manifest last declared. */
+function records(waves: Record<string, number | undefined>): Map<string, AppliedRecord> {
+  return new Map(Object.entries(waves).map(([name, wave]) => [resourceKey('Deployment', name), { secrets: {}, appliedAt: '', ...(wave === undefined ? {} : { wave }) }]));
+}
+
 const TEN = resources({ canary: 0, a: 1, b: 1, c: 1, d: 2, e: 2, f: 2, g: 2, h: 2, i: 2 });
 const JOBS = ['i', 'a', 'canary', 'd', 'b', 'e', 'c', 'f', 'g', 'h'].map((n) => job(n));
 
@@ -53,6 +58,16 @@ describe('waveSteps', () => {
       { kind: 'Deployment', name: 'd', action: 'update', op: 'update', fields: [], secrets: {}, seen: { live: null, applied_at: null } },
     ]);
     expect(steps.map((s) => [s.wave, s.changes.map((c) => c.change.name).join(',')])).toEqual([[0, 'd'], [5, 'a']]);
+  });
+
+  it('deletes after the last wave in descending order of the wave their manifest last declared (the applied record keeps it)', () => {
+    const applied = records({ x: 1, y: 2, z: undefined, w: 1 });
+    const deletes = ['x', 'y', 'z', 'w'].map((n) => job(n, 'delete'));
+    const steps = waveSteps([job('a'), ...deletes], TEN, undefined, applied);
+    expect(steps.map((s) => [s.wave, s.deleteWave, s.changes.map((c) => c.change.name).join(',')])).toEqual([[1, undefined, 'a'], ['prune', 2, 'y'], ['prune', 1, 'x,w'], ['prune', 0, 'z']]);
+    expect(isWaved(steps)).toBe(true);
+    // Deletes all of one wave: one step, as before.
+    expect(waveSteps([job('a'), job('z', 'delete')], TEN, undefined, applied).map((s) => s.deleteWave)).toEqual([undefined, undefined]);
   });
 });
 
@@ -90,5 +105,17 @@ describe('runWaves', () => {
     expect(p.follows).toEqual([]);
     expect(out.waiting).toEqual([1, 2]);
     expect(out.held).toHaveLength(9);
+  });
+
+  it('deletes by wave: each step after the one before is done, without --wait too; a failed delete holds the lower ones', async () => {
+    const applied = records({ x: 1, y: 2 });
+    const steps = waveSteps(['x', 'y', 'z'].map((n) => job(n, 'delete')), TEN, undefined, applied);
+    const p = ports();
+    await runWaves(steps, p, { wait: false });
+    expect(p.runs).toEqual([['y'], ['x'], ['z']]);
+    const failing = ports(['y']);
+    const out = await runWaves(steps, failing, { wait: true });
+    expect(failing.runs).toEqual([['y']]);
+    expect(out.held.map((h) => h.key)).toEqual(['Deployment/x', 'Deployment/z']);
   });
 });

@@ -1,35 +1,43 @@
 // apply's waves: the decided jobs sent wave by wave (each after the one before is healthy), stopping at the first failed rollout, the rest held (docs/rollouts.md).
 import type { Outcome } from '../core/decide.js';
-import { resourceKey, type DesiredResource } from '../core/model.js';
+import { resourceKey, type AppliedRecord, type DesiredResource } from '../core/model.js';
 import { groupByWave, waveHeldMessage, waveOf, type WaveFailure } from '../core/waves.js';
 import type { DecidedJob } from '../jobs/queue/decided-jobs.js';
 import type { PlannedWrite } from '../core/saved-plan/schema.js';
 import type { ResourceResult } from './apply-state.js';
 import type { JobEnd } from './wait-jobs.js';
 
-/** One wave of an apply: its number (`prune`: the deletes, after the last) and its jobs, in plan order. */
+/** One wave of an apply: its number (`prune`: deletes, after the last; `deleteWave` the wave they were declared in) and its jobs, in plan order. */
 export interface WaveStep {
   wave: number | 'prune';
+  deleteWave?: number;
   changes: DecidedJob[];
 }
 
 /**
- * The apply's jobs by wave, ascending; a delete (no manifest, so no wave) after the last. With `saved` (apply --plan),
- * each write's wave is the one the saved plan recorded, so the order is the plan's.
+ * The apply's jobs by wave, ascending; the deletes (no manifest) after the last, in descending order of the wave their
+ * manifest last declared (`applied`: the applied records, which keep it). With `saved` (apply --plan), each write's
+ * wave is the one the saved plan recorded, so the order is the plan's.
  */
-export function waveSteps(changes: readonly DecidedJob[], resources: ReadonlyMap<string, DesiredResource>, saved?: readonly PlannedWrite[]): WaveStep[] {
+export function waveSteps(changes: readonly DecidedJob[], resources: ReadonlyMap<string, DesiredResource>, saved?: readonly PlannedWrite[], applied?: ReadonlyMap<string, AppliedRecord>): WaveStep[] {
   const recorded = saved ? new Map(saved.map((w) => [resourceKey(w.kind, w.name), w.wave ?? 0])) : undefined;
+  const keyOf = (job: DecidedJob): string => resourceKey(job.change.kind, job.change.name);
   const wave = (job: DecidedJob): number | undefined => {
     if (job.change.action === 'delete') return undefined;
-    const key = resourceKey(job.change.kind, job.change.name);
-    return recorded ? recorded.get(key) : waveOf(resources.get(key));
+    return recorded ? recorded.get(keyOf(job)) : waveOf(resources.get(keyOf(job)));
   };
-  return groupByWave(changes, wave).map((group) => ({ wave: group.wave, changes: group.items }));
+  const deleteWave = (job: DecidedJob): number => (recorded ? recorded.get(keyOf(job)) : applied?.get(keyOf(job))?.wave) ?? 0;
+  return groupByWave(changes, wave).flatMap((group): WaveStep[] => {
+    if (group.wave !== 'prune') return [{ wave: group.wave, changes: group.items }];
+    const descending = groupByWave(group.items, deleteWave).reverse();
+    if (descending.length === 1) return [{ wave: 'prune', changes: group.items }];
+    return descending.map((part) => ({ wave: 'prune', deleteWave: part.wave as number, changes: part.items }));
+  });
 }
 
-/** Whether an apply's jobs span several waves (then they go wave by wave; otherwise all at once, as ever). */
+/** Whether an apply's jobs span several waves, or its deletes do (then they go wave by wave; otherwise all at once, as ever). */
 export function isWaved(steps: readonly WaveStep[]): boolean {
-  return steps.filter((step) => step.wave !== 'prune').length > 1;
+  return steps.filter((step) => step.wave !== 'prune').length > 1 || steps.some((step) => step.deleteWave !== undefined);
 }
 
 /** What a waved apply does with each part: run jobs, fold their ends into results, follow the rollouts of results. */
@@ -88,7 +96,8 @@ export async function runWaves(steps: readonly WaveStep[], ports: WavePorts, opt
       continue;
     }
     if (ports.interrupted()) break;
-    if (!options.wait && index > 0) {
+    // Without --wait nothing tells a wave healthy: after a wave of writes, nothing more (deletes alone go in order).
+    if (!options.wait && steps.slice(0, index).some((earlier) => earlier.wave !== 'prune')) {
       out.waiting = steps.slice(index).map((s) => s.wave);
       const message = waitingMessage(step.wave, steps[0]!.wave);
       for (const later of steps.slice(index)) out.held.push(...later.changes.map(({ change }) => ({ key: resourceKey(change.kind, change.name), message })));
@@ -105,7 +114,9 @@ export async function runWaves(steps: readonly WaveStep[], ports: WavePorts, opt
       for (const r of results) if (r.status === 'done' && r.new_revision && r.deploymentId) r.startedBy = 'apply';
       await ports.follow(results);
       const failed = results.map((r) => ({ r, said: unhealthy(r) })).find((f) => f.said !== undefined);
-      if (failed && step.wave !== 'prune') out.failure = { wave: step.wave, key: failed.r.key, said: failed.said! };
+      // A failed delete stops the deletes of lower waves only when the deletes go by wave (otherwise all go, as ever).
+      const wave = step.wave === 'prune' ? step.deleteWave : step.wave;
+      if (failed && wave !== undefined) out.failure = { wave, key: failed.r.key, said: failed.said! };
     }
     // A part not run after the failure in its own wave waits too (wave_max_in_flight): held like the later waves.
     const ran = new Set(out.ends.map((end) => end.key));
@@ -130,7 +141,7 @@ export function heldResult(outcome: Outcome, message: string): ResourceResult {
 
 /** "Applied wave 0 only: waves 1, 2 wait until it is healthy; …": the end of an apply without --wait on several waves. */
 export function wavesWaitingLine(first: number | 'prune', waiting: ReadonlyArray<number | 'prune'>): string {
-  const names = waiting.map((w) => (w === 'prune' ? 'the deletes after the last wave' : `wave ${w}`));
-  const them = waiting.length === 1 ? 'waits' : 'wait';
+  const names = [...new Set(waiting.map((w) => (w === 'prune' ? 'the deletes after the last wave' : `wave ${w}`)))];
+  const them = names.length === 1 ? 'waits' : 'wait';
   return `Applied wave ${String(first)} only: ${names.join(', ')} ${them} until it is healthy, which only a follower of its rollouts can tell; run "converge apply --wait" to roll them out wave by wave, or let the daemon do it.`;
 }

@@ -4,9 +4,8 @@ import type { ManifestVersion } from '../core/manifest-version.js';
 import { jobResults, type ResourceResult } from '../apply/apply-state.js';
 import type { JobEnd } from '../apply/wait-jobs.js';
 import { heldResult, runWaves, wavesWaitingLine, type WaveStep } from '../apply/waves.js';
-import { waveHeldOutcome } from '../core/waves.js';
+import { inFlightOf, waveHeldOutcome, type WaveLimit } from '../core/waves.js';
 import type { DecidedJob } from '../jobs/queue/decided-jobs.js';
-import type { WaveLimit } from './settings.js';
 
 /** What a waved apply takes: its steps, how to run a part's jobs and follow its rollouts, and its outcomes (updated for the held). */
 export interface WavedApplyInput {
@@ -28,13 +27,6 @@ export interface WavedApplyEnd {
   waitingLine?: string;
   /** A wave's rollout failed: the later waves are held. */
   stopped: boolean;
-}
-
-/** How many writes of a wave of `size` go at once under wave_max_in_flight (a percentage rounds down, at least one). */
-export function inFlightOf(limit: WaveLimit | undefined, size: number): number {
-  if (!limit) return size;
-  if ('count' in limit) return Math.min(size, limit.count);
-  return Math.max(1, Math.floor((size * limit.percent) / 100));
 }
 
 /**

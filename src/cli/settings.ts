@@ -8,6 +8,7 @@ import { UsageError } from '../core/errors.js';
 import { notificationsFromConfig, type ReceiverConfig } from '../core/notify/receivers.js';
 import { windowsFromConfig } from '../core/windows-config.js';
 import type { ChangeWindow } from '../core/windows.js';
+import type { WaveLimit } from '../core/waves.js';
 import type { OptionSpec, ParsedArgs } from './command.js';
 
 /** The shipped defaults, `config/default.yaml` beside the package. */
@@ -126,9 +127,6 @@ function waveLimit(source: SourceFields) {
   );
 }
 
-/** wave_max_in_flight: a count of writes, or a percentage of the wave's. */
-export type WaveLimit = { count: number } | { percent: number };
-
 /** A TCP port: 1 to 65535, or 0 for any free port. */
 function port(source: SourceFields) {
   const read = (value: RawValue, origin: string): number => {
@@ -241,7 +239,7 @@ export const SETTINGS = z.object({
   flapWindow: duration({ flag: 'flap-window', env: 'CONVERGE_FLAP_WINDOW', key: 'flap_window', placeholder: 'DURATION', description: 'flap guard: how far back writes are looked at for a conflict (at least 1s)' }, 1000),
   flapLimit: wholeNumber({ flag: 'flap-limit', env: 'CONVERGE_FLAP_LIMIT', key: 'flap_limit', placeholder: 'N', description: 'flap guard: writes putting back a change made outside converge allowed per flap window before a conflict stops them (at least 1)' }, 1),
   lease: duration({ flag: 'lease', env: 'CONVERGE_LEASE', key: 'lease', placeholder: 'DURATION', description: 'daemon: leader lease time (at least 1s); a crashed leader is replaced within about this long' }, 1000),
-  waveMaxInFlight: waveLimit({ flag: 'wave-max-in-flight', env: 'CONVERGE_WAVE_MAX_IN_FLIGHT', key: 'wave_max_in_flight', placeholder: 'N|P%', description: 'apply --wait: at most this many writes of one rollout wave in flight at once, a count or a percentage of the wave (none: the whole wave; docs/rollouts.md)' }),
+  waveMaxInFlight: waveLimit({ flag: 'wave-max-in-flight', env: 'CONVERGE_WAVE_MAX_IN_FLIGHT', key: 'wave_max_in_flight', placeholder: 'N|P%', description: 'apply --wait and the daemon: at most this many writes of one rollout wave in flight at once, a count or a percentage of the wave (none: the whole wave; docs/rollouts.md)' }),
   vars: pathList({ flag: 'vars', env: 'CONVERGE_VARS', key: 'vars', placeholder: 'FILE', description: 'variables file for ${NAME} in manifests; repeat for more, later files win (docs/environments.md)' }),
   overlays: pathList({ flag: 'overlay', env: 'CONVERGE_OVERLAYS', key: 'overlays', placeholder: 'DIR', description: 'overlay directory merged over the manifests; repeat for more, applied in order (docs/environments.md)' }),
   replicaId: optionalText({ flag: 'replica-id', env: 'CONVERGE_REPLICA_ID', key: 'replica_id', placeholder: 'ID', description: "daemon: this replica's name in the lease, /status and metrics (default: hostname:pid)" }),

@@ -194,6 +194,11 @@ export interface AppliedRecord {
    * prune tells a file that now declares nothing from a removed one. Absent: not known (an older converge wrote it).
    */
   file?: string;
+  /**
+   * The converge/wave its manifest last declared, when not 0 (kept apart from the record: AppliedStateStore.recordWaves):
+   * prune deletes in descending wave order once the manifest is gone (docs/rollouts.md).
+   */
+  wave?: number;
 }
 
 /** How converge came to own a live resource, and that resource's id (a deployment's id; a provider's provider_id). */

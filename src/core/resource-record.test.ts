@@ -41,6 +41,18 @@ describe('recordsOf', () => {
     expect(again.types).toEqual([]);
   });
 
+  it('a wave hold: one decision entry per hold (the wave waited for, the failed resource), none per resync', () => {
+    const waveHeld = (message: string): Outcome => ({ ...decided('update'), sync: { status: 'out_of_sync', reason: 'WaveHeld', message }, write: null, skip: { code: 'WaveHeld', message }, drift: null });
+    const waiting = 'wave 2 waits until wave 1 is written and healthy (every new revision DEPLOYED); it is written at the reconcile after that';
+    const behind = 'wave 2 waits behind wave 1, where Deployment/eu-2 failed (revision r-9 ended BUILD_FAILED); fix its manifest and commit';
+    const first = step(undefined, { type: 'decided', outcome: waveHeld(waiting), context: CONTEXT });
+    expect(first.records).toMatchObject([{ type: 'decided', reason: 'WaveHeld', message: `update: ${waiting}` }]);
+    expect(step(first.after, { type: 'decided', outcome: waveHeld(waiting), context: CONTEXT }).types).toEqual([]);
+    const held = step(first.after, { type: 'decided', outcome: waveHeld(behind), context: CONTEXT });
+    expect(held.records).toMatchObject([{ type: 'decided', reason: 'WaveHeld', message: `update: ${behind}` }]);
+    expect(step(held.after, { type: 'decided', outcome: waveHeld(behind), context: CONTEXT }).types).toEqual([]);
+  });
+
   it('records the write enqueued, its result with the job id and manifests, and the revision it started', () => {
     const noop = step(undefined, { type: 'decided', outcome: decided('noop'), context: CONTEXT }).after;
     const queued = step(noop, { type: 'decided', outcome: applying(decided('update'), { jobId: 'j1', operation: 'patch-deployment' }), context: CONTEXT });

@@ -122,4 +122,35 @@ describe('gateWaves (the daemon)', () => {
   it('one wave only: nothing gated', () => {
     expect(gateWaves(map(outcome('a', { write: true }), outcome('b', { health: 'degraded' })), R).size).toBe(0);
   });
+
+  it('wave_max_in_flight: the current wave lets only as many writes through as places are free; a job in flight takes one', () => {
+    const four = resources({ canary: 0, a: 1, b: 1, c: 1, e: 1 });
+    const wave1 = ['a', 'b', 'c', 'e'].map((n) => outcome(n, { write: true }));
+    const all = map(outcome('canary', {}), ...wave1);
+    expect([...gateWaves(all, four, { limit: { count: 2 } }).keys()]).toEqual(['Deployment/c', 'Deployment/e']);
+    expect(gateWaves(all, four, { limit: { percent: 25 } }).size).toBe(3);
+    // a building and b's job queued: no place left; a healthy: one.
+    const building = map(outcome('canary', {}), outcome('a', { health: 'progressing' }), ...wave1.slice(1));
+    expect([...gateWaves(building, four, { limit: { count: 2 }, inFlight: new Set(['Deployment/b']) }).keys()]).toEqual(['Deployment/c', 'Deployment/e']);
+    const one = map(outcome('canary', {}), outcome('a', {}), ...wave1.slice(1));
+    const gated = gateWaves(one, four, { limit: { count: 2 }, inFlight: new Set(['Deployment/b']) });
+    expect([...gated.keys()]).toEqual(['Deployment/e']);
+    expect(gated.get('Deployment/e')).toBe('wave 1 waits for a place: wave_max_in_flight lets 2 of its writes build at once; it is written when one of them is healthy');
+    expect(gateWaves(one, four).size).toBe(0);
+  });
+
+  it('deletes go in descending wave order: a delete of wave 1 waits while one of wave 2 is sent or queued', () => {
+    const del = (name: string, o: { write?: boolean; reason?: string }): Outcome => ({ ...outcome(name, o), action: 'delete', write: o.write ? { op: 'delete', drift: false } : null });
+    const deleteWaves = new Map([['Deployment/x', 2], ['Deployment/y', 1], ['Deployment/z', 1], ['Deployment/w', 0]]);
+    const both = map(outcome('a', {}), del('x', { write: true }), del('y', { write: true }), del('z', { write: true }), del('w', { write: true }));
+    const gated = gateWaves(both, R, { deleteWaves });
+    expect([...gated.keys()]).toEqual(['Deployment/y', 'Deployment/z', 'Deployment/w']);
+    expect(gated.get('Deployment/w')).toBe('the delete of wave 0 waits until the deletes of wave 1 are done (deletes go in descending wave order); it is sent at the reconcile after that');
+    const queued = map(outcome('a', {}), del('x', { reason: 'Applying' }), del('y', { write: true }));
+    expect(gateWaves(queued, R, { deleteWaves }).has('Deployment/y')).toBe(true);
+    expect(gateWaves(map(del('y', { write: true }), del('w', { write: true })), R, { deleteWaves }).has('Deployment/w')).toBe(true);
+    expect(gateWaves(map(outcome('a', {}), del('y', { write: true })), R, { deleteWaves }).size).toBe(0);
+    // Without the waves of the deletes (none recorded): all after the last wave at once, as before.
+    expect(gateWaves(both, R).size).toBe(0);
+  });
 });

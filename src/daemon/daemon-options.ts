@@ -7,6 +7,7 @@ import type { WorkerSettings } from '../jobs/runner/worker.js';
 import type { Environment } from '../observe/environment.js';
 import type { Deliver } from '../core/notify/events.js';
 import type { ReceiverConfig } from '../core/notify/receivers.js';
+import type { WaveLimit } from '../core/waves.js';
 
 /** The settings the daemon reads (src/cli/settings.ts Settings satisfies it). */
 export interface DaemonSettings extends WorkerSettings {
@@ -34,6 +35,8 @@ export interface DaemonSettings extends WorkerSettings {
   pruneGrace?: number;
   pruneMode?: 'auto' | 'confirm';
   pruneTracingProjects?: boolean;
+  /** wave_max_in_flight: at most this many writes of one wave in flight at once (docs/rollouts.md; none: the whole wave). */
+  waveMaxInFlight?: WaveLimit | undefined;
   /** The leader lease time (ms): only its holder watches, plans and enqueues. */
   lease: number;
   /** This replica's name in the lease (default hostname:pid). */

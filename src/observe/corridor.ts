@@ -1,6 +1,7 @@
 // The one corridor of a reconcile: load, list, plan, read revisions, decide each resource once (docs/architecture.md).
 import type { DecisionMode } from '../core/decide.js';
 import { declaringFiles } from '../core/declared-files.js';
+import { waveOf } from '../core/waves.js';
 import type { AppliedRecord, DriftPolicy, LiveDeployment, Plan } from '../core/model.js';
 import { plan, type PlanInput } from '../plan/plan.js';
 import {
@@ -121,12 +122,13 @@ export async function reconcileCorridor<D extends CorridorDeclined = never>(
 export interface DeclarationsStore {
   recordKeep?(declared: Iterable<string>, keep: ReadonlySet<string>): Promise<void>;
   recordFiles?(files: ReadonlyMap<string, string>, known?: ReadonlyMap<string, AppliedRecord>): Promise<void>;
+  recordWaves?(waves: ReadonlyMap<string, number>, known?: ReadonlyMap<string, AppliedRecord>): Promise<void>;
 }
 
 /**
  * What prune reads of the manifests a reconcile loaded, kept in the applied state: the resources that carry
- * converge/prune: "false" (remembered per resource, so it still holds once the manifest is gone), and the file that
- * declares each (prune tells a file emptied later from one removed: docs/adopting-and-pruning.md).
+ * converge/prune: "false" (remembered per resource, so it still holds once the manifest is gone), the file that
+ * declares each (prune tells a file emptied later from one removed: docs/adopting-and-pruning.md) and its wave.
  */
 export async function recordDeclarations(
   store: DeclarationsStore,
@@ -135,6 +137,8 @@ export async function recordDeclarations(
   const kept = new Set([...gathered.resources].filter(([, resource]) => resource.keep).map(([key]) => key));
   await store.recordKeep?.(gathered.resources.keys(), kept);
   await store.recordFiles?.(declaringFiles(gathered.resources.values()), gathered.input.applied);
+  // The wave of each (docs/rollouts.md): once its manifest is gone, prune deletes it in descending wave order.
+  await store.recordWaves?.(new Map([...gathered.resources].map(([key, resource]) => [key, waveOf(resource)])), gathered.input.applied);
 }
 
 function gatherScope(scope: FilesScope): Promise<Gathered> {

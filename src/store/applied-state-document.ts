@@ -14,8 +14,8 @@ export const APPLIED_STATE_URL_ENV = 'CONVERGE_APPLIED_STATE_URL';
 export const APPLIED_STATE_FORMAT = 'converge-applied-state';
 export const APPLIED_STATE_VERSION = 1;
 
-/** A record as AppliedStateStore.getAll() reads it: the stored record with its keep mark and the file that declared it. */
-const DocumentRecord = StoredAppliedRecord.extend({ keep: z.literal(true).optional(), file: z.string().min(1).optional() });
+/** A record as AppliedStateStore.getAll() reads it: the stored record with its keep mark, the file and wave that declared it. */
+const DocumentRecord = StoredAppliedRecord.extend({ keep: z.literal(true).optional(), file: z.string().min(1).optional(), wave: z.number().int().optional() });
 
 const AppliedStateDocument = z.strictObject({
   format: z.literal(APPLIED_STATE_FORMAT),

@@ -33,6 +33,11 @@ export function declaredInKey(prefix: string): string {
   return `${prefix}:declared-in`;
 }
 
+/** `${prefix}:declared-wave`: one Redis hash, field resourceKey -> the converge/wave its manifest last declared (not 0). */
+function declaredWaveKey(prefix: string): string {
+  return `${prefix}:declared-wave`;
+}
+
 /**
  * `${prefix}:prune-absent`: one Redis hash, field resourceKey -> JSON Absence (since when an owned resource is
  * undeclared, in which manifests, under which live id): the daemon's prune grace survives a restart.
@@ -97,6 +102,7 @@ export class AppliedStateStore {
   private readonly pending: string;
   private readonly keep: string;
   private readonly declaredIn: string;
+  private readonly declaredWave: string;
   private readonly absent: string;
   private readonly confirmed: string;
 
@@ -106,6 +112,7 @@ export class AppliedStateStore {
     this.pending = pendingKey(prefix);
     this.keep = keepKey(prefix);
     this.declaredIn = declaredInKey(prefix);
+    this.declaredWave = declaredWaveKey(prefix);
     this.absent = absentKey(prefix);
     this.confirmed = confirmedKey(prefix);
   }
@@ -153,7 +160,12 @@ export class AppliedStateStore {
    * last declared it; unreadable entries (another version, corruption) are left out, so those resources plan as unknown.
    */
   async getAll(): Promise<Map<string, AppliedRecord>> {
-    const [raw, kept, files] = await Promise.all([this.redis.hgetall(this.key), this.redis.hkeys(this.keep), this.redis.hgetall(this.declaredIn)]);
+    const [raw, kept, files, waves] = await Promise.all([
+      this.redis.hgetall(this.key),
+      this.redis.hkeys(this.keep),
+      this.redis.hgetall(this.declaredIn),
+      this.redis.hgetall(this.declaredWave),
+    ]);
     const keep = new Set(kept);
     const out = new Map<string, AppliedRecord>();
     for (const [field, text] of Object.entries(raw)) {
@@ -162,6 +174,8 @@ export class AppliedStateStore {
       if (keep.has(field)) record.keep = true;
       const file = files[field];
       if (file) record.file = file;
+      const wave = Number(waves[field]);
+      if (Number.isInteger(wave) && wave !== 0) record.wave = wave;
       out.set(field, record);
     }
     return out;
@@ -174,6 +188,21 @@ export class AppliedStateStore {
   async recordFiles(files: ReadonlyMap<string, string>, known?: ReadonlyMap<string, AppliedRecord>): Promise<void> {
     const changed = [...files].filter(([key, file]) => known?.get(key)?.file !== file);
     if (changed.length > 0) await this.redis.hset(this.declaredIn, Object.fromEntries(changed));
+  }
+
+  /**
+   * Records the converge/wave of each declared resource (`waves`, by key; 0 for none) that changed since `known` (the
+   * records as this plan read them): only waves other than 0 are kept; a resource not declared keeps its last wave.
+   */
+  async recordWaves(waves: ReadonlyMap<string, number>, known?: ReadonlyMap<string, AppliedRecord>): Promise<void> {
+    const changed = [...waves].filter(([key, wave]) => (known?.get(key)?.wave ?? 0) !== wave || (known === undefined && wave !== 0));
+    const set = changed.filter(([, wave]) => wave !== 0);
+    const drop = changed.filter(([, wave]) => wave === 0).map(([key]) => key);
+    if (set.length === 0 && drop.length === 0) return;
+    const multi = this.redis.multi();
+    if (set.length > 0) multi.hset(this.declaredWave, Object.fromEntries(set.map(([key, wave]) => [key, String(wave)])));
+    if (drop.length > 0) multi.hdel(this.declaredWave, ...drop);
+    await multi.exec();
   }
 
   /**
@@ -193,6 +222,7 @@ export class AppliedStateStore {
     await this.redis.convergeForget(this.key, this.pending, resourceKey);
     await this.redis.hdel(this.keep, resourceKey);
     await this.redis.hdel(this.declaredIn, resourceKey);
+    await this.redis.hdel(this.declaredWave, resourceKey);
     await this.redis.hdel(this.confirmed, resourceKey);
   }
 

@@ -30,9 +30,9 @@ class Switch extends RegExp {
   }
 }
 
-async function setup(label: string): Promise<{ e: RunningEmulator; fail: Switch; dir: string; common: string[] }> {
+async function setup(label: string, buildMs = 600): Promise<{ e: RunningEmulator; fail: Switch; dir: string; common: string[] }> {
   const fail = new Switch('^wv-one-b$');
-  const e = await startEmulator({ buildMs: 600, buildFail: fail });
+  const e = await startEmulator({ buildMs, buildFail: fail });
   cleanups.push(() => e.close());
   const dir = await tempDir(label);
   cleanups.push(() => rm(dir, { recursive: true, force: true }));
@@ -181,6 +181,13 @@ describe('apply in waves', () => {
     const sent = writes(e, from);
     expect(sent.filter((w) => w.wave === 2)).toEqual([]);
     expect(sent.map((w) => w.name).sort()).toEqual(['wv-canary', 'wv-one-a', 'wv-one-b', 'wv-one-c']);
+    // The history says the hold once (not once per reconcile): the wave, the failed resource and what to do.
+    const history = await runConverge(['history', 'wv-two-a', '--output', 'json', ...common.slice(2, 6)]);
+    expect(history.code, history.stderr).toBe(0);
+    const events = (JSON.parse(history.stdout) as { events: Array<{ type: string; reason: string; message: string }> }).events;
+    const holds = events.filter((ev) => ev.reason === 'WaveHeld' && ev.message.includes('where Deployment/wv-one-b failed'));
+    expect(holds, JSON.stringify(events)).toHaveLength(1);
+    expect(holds[0]!.message).toMatch(/^update: wave 2 waits behind wave 1, where Deployment\/wv-one-b failed \(.*"converge reconcile --retry-failed wv-one-b"/);
 
     fail.on = false;
     from = e.requestLog.length;
@@ -191,6 +198,70 @@ describe('apply in waves', () => {
     expect(again.map((w) => w.wave)).toEqual([0, 1, 1, 1, 2, 2, 2, 2, 2, 2]);
     expectWaveOrder(e, again, since);
   }, 240_000);
+});
+
+describe('the daemon: wave_max_in_flight and deletes by wave', () => {
+  it('wave_max_in_flight 2: no more than 2 creates of one wave building at once, the next going as one turns healthy (no resync); pruned, the deletes of wave 2 go before those of wave 1', async () => {
+    const { e, dir, common } = await setup('waves-daemon-limit');
+    await commit(dir, 1);
+    // No resync in the test's time: each next part and wave goes when the one before turns healthy (or its jobs end).
+    const args = [...common.filter((a) => a !== '--auto-approve'), '--resync', '1h', '--wave-max-in-flight', '2', '--prune', '--prune-grace', '200ms', '--max-deletes', '9'];
+    await startDaemon(dir, args);
+    await until('all ten created and DEPLOYED', () => NAMES.every((n) => deployedAt(e, n, 0)?.outcome === 'DEPLOYED' && deployedAt(e, n, 0)!.endsAt <= Date.now()), 60_000, 200);
+    const creates = writes(e, 0);
+    expect(creates.map((w) => w.method)).toEqual(Array(10).fill('POST'));
+    expectWaveOrder(e, creates, 0);
+    for (const wave of [1, 2]) {
+      const builds = creates.filter((w) => w.wave === wave).map((w) => deployedAt(e, w.name, 0)!);
+      for (const b of builds) {
+        const building = builds.filter((o) => o.createdAt <= b.createdAt && o.endsAt > b.createdAt).length;
+        expect(building, `wave ${wave}: creates building at once`).toBeLessThanOrEqual(2);
+      }
+    }
+
+    // Waves 1 and 2 removed from the manifests: prune deletes the six of wave 2, and only then the three of wave 1.
+    const byId = new Map(e.store.allDeployments().map((d) => [d.id, d.name]));
+    const from = e.requestLog.length;
+    await Promise.all(NAMES.filter((n) => WAVES[n]! > 0).map((n) => rm(`${dir}/${n}.yaml`)));
+    const deletes = (): Array<{ name: string; at: number }> => e.requestLog.slice(from).flatMap((r) => {
+      const name = r.method === 'DELETE' && r.status >= 200 && r.status < 300 && r.deploymentId ? byId.get(r.deploymentId) : undefined;
+      return name ? [{ name, at: r.at }] : [];
+    });
+    await until('the nine deleted', () => deletes().length === 9, 60_000, 200);
+    const sent = deletes();
+    expect(sent.map((d) => d.name).sort()).toEqual(NAMES.filter((n) => WAVES[n]! > 0).sort());
+    const lastOfTwo = Math.max(...sent.filter((d) => WAVES[d.name] === 2).map((d) => d.at));
+    const firstOfOne = Math.min(...sent.filter((d) => WAVES[d.name] === 1).map((d) => d.at));
+    expect(firstOfOne, 'a delete of wave 1 came before the deletes of wave 2 were done').toBeGreaterThan(lastOfTwo);
+  }, 120_000);
+});
+
+describe('the daemon: failover in the middle of a rollout', () => {
+  it('kill -9 of the leader while wave 1 builds: the standby writes wave 2 only after wave 1 is DEPLOYED, and no resource gets its write twice', async () => {
+    const { e, dir, common } = await setup('waves-failover', 2500);
+    await commit(dir, 1);
+    const args = (id: string): string[] => [...common.filter((a) => a !== '--auto-approve'), '--replica-id', id, '--resync', '1h', '--lease', '2s', '--job-lock', '2s', '--debounce', '50ms'];
+    const leading = async (d: DaemonHandle): Promise<boolean> => ((await d.status()) as { lease?: { leading?: boolean } | null }).lease?.leading === true;
+    const first = await startDaemon(dir, args('wv-a'));
+    await until('wv-a to lead', () => leading(first), 20_000, 50);
+    const second = await startDaemon(dir, args('wv-b'));
+    await until('all ten created and DEPLOYED', () => NAMES.every((n) => deployedAt(e, n, 0)?.outcome === 'DEPLOYED' && deployedAt(e, n, 0)!.endsAt <= Date.now()), 90_000, 100);
+
+    // One commit changing all ten; the leader dies once wave 1's three PATCHes landed, their revisions still building.
+    const from = e.requestLog.length;
+    const since = Date.now();
+    await commit(dir, 2);
+    await until('wave 1 written', () => writes(e, from).filter((w) => w.wave === 1).length === 3, 60_000, 20);
+    await first.kill('SIGKILL');
+    const building = NAMES.filter((n) => WAVES[n] === 1).map((n) => deployedAt(e, n, since)!);
+    expect(building.every((r) => r.endsAt > Date.now()), 'wave 1 still building at the kill').toBe(true);
+    await until('wv-b to take over', () => leading(second), 20_000, 50);
+    await until('all ten PATCHed and DEPLOYED', () => NAMES.every((n) => deployedAt(e, n, since)?.outcome === 'DEPLOYED' && deployedAt(e, n, since)!.endsAt <= Date.now()), 90_000, 100);
+    const sent = writes(e, from);
+    expect(sent.map((w) => w.name).sort(), 'each resource written once').toEqual([...NAMES].sort());
+    expect(sent.map((w) => w.wave)).toEqual([0, 1, 1, 1, 2, 2, 2, 2, 2, 2]);
+    expectWaveOrder(e, sent, since);
+  }, 180_000);
 });
 
 async function statusRows(daemon: DaemonHandle): Promise<Map<string, { sync?: { reason?: string; message?: string } }>> {

@@ -35,6 +35,23 @@ describe('AppliedStateStore', () => {
     expect(await redis.hget(`${prefix}:declared-in`, 'Deployment/f')).toBeNull();
   });
 
+  it('keeps the wave that declared each resource (not 0) apart, read into its record; back to 0 or deleted, it goes', async () => {
+    await store.set('Deployment/w', { secrets: {}, appliedAt: '2024-01-01T00:00:00.000Z' });
+    await store.set('Deployment/z', { secrets: {}, appliedAt: '2024-01-01T00:00:00.000Z' });
+    await store.recordWaves(new Map([['Deployment/w', 2], ['Deployment/z', 0]]), await store.getAll());
+    expect(await redis.hgetall(`${prefix}:declared-wave`)).toEqual({ 'Deployment/w': '2' });
+    const records = await store.getAll();
+    expect(records.get('Deployment/w')?.wave).toBe(2);
+    expect(records.get('Deployment/z')?.wave).toBeUndefined();
+    await store.recordWaves(new Map([['Deployment/w', 0]]), records);
+    expect(await redis.hget(`${prefix}:declared-wave`, 'Deployment/w')).toBeNull();
+    await store.recordWaves(new Map([['Deployment/w', -1]]), await store.getAll());
+    expect((await store.getAll()).get('Deployment/w')?.wave).toBe(-1);
+    await store.forget('Deployment/w');
+    await store.forget('Deployment/z');
+    expect(await redis.hget(`${prefix}:declared-wave`, 'Deployment/w')).toBeNull();
+  });
+
   it('keeps the prune absences (no secret: times, a content id, a live id), replaced as the daemon decides', async () => {
     const a = { since: 1_000, manifests: 'sha256:abc', seen: 1, id: 'id-a' };
     await store.recordAbsences(new Map(), new Map([['Deployment/a', a], ['Deployment/b', { ...a, id: 'id-b' }]]));

@@ -145,7 +145,7 @@ export const applyCommand: Command = {
       const client = target.client;
       const runJobs = jobRunner({ jobs, client, io, progress, log, settings, version: gathered.version, outcomes, text, signal: interrupt.signal });
       // A change in several waves goes wave by wave (src/cli/apply-waves.ts); in one wave, all at once as ever.
-      const steps = waveSteps(changes, gathered.resources, saved?.writes);
+      const steps = waveSteps(changes, gathered.resources, saved?.writes, gathered.input.applied);
       const waitAsked = args.values.wait === true;
       const waved = isWaved(steps) ? await applyWaved({ steps, wait: waitAsked, limit: settings.waveMaxInFlight, outcomes, version: gathered.version, run: runJobs, interrupted: () => interrupt.signal.aborted, follow: (rs) => waitAndReport({ client, results: rs, settings, io, progress, text, resources: gathered.resources }) }) : undefined;
       const ends = waved?.ends ?? (await runJobs(changes));

@@ -54,6 +54,7 @@ export const runCommand: Command = {
     'pruneGrace',
     'pruneMode',
     'pruneTracingProjects',
+    'waveMaxInFlight',
     'vars',
     'overlays',
   ),

@@ -6,7 +6,7 @@ import type { DesiredResource } from '../../core/model.js';
 import type { PlanInput } from '../../plan/plan.js';
 import { decidedJob, jobDataOf } from '../../jobs/queue/decided-jobs.js';
 import type { ReconcileJobData } from '../../store/schema.js';
-import { gateWaves, waveHeldOutcome } from '../../core/waves.js';
+import { gateWaves, waveHeldOutcome, waveOf } from '../../core/waves.js';
 import type { CycleContext, EnqueuedJob } from './cycle-context.js';
 import { gateWindows } from './window-gate.js';
 
@@ -20,6 +20,8 @@ export interface ToAct {
   version: ManifestVersion | undefined;
   /** The intent of each delete decided now (src/core/job-intent.ts), by resourceKey: its job carries it. */
   intents?: ReadonlyMap<string, DeleteIntent> | undefined;
+  /** The wave each resource to delete was last declared in (its applied record's), for their descending order. */
+  deleteWaves?: ReadonlyMap<string, number> | undefined;
 }
 
 /** SecretsUnknown outcomes whose job of this desired state is in flight or just finished: that job records the hashes. */
@@ -58,6 +60,34 @@ function jobData(ctx: CycleContext, act: ToAct, outcome: Outcome): ReconcileJobD
   return traceparent ? { ...data, traceparent } : data;
 }
 
+/** Whether the declared resources span two waves or more. */
+function severalWaves(resources: ReadonlyMap<string, DesiredResource>): boolean {
+  let first: number | undefined;
+  for (const resource of resources.values()) {
+    const wave = waveOf(resource);
+    if (first === undefined) first = wave;
+    else if (wave !== first) return true;
+  }
+  return false;
+}
+
+/**
+ * The writes the waves hold (src/core/waves.ts gateWaves). Under wave_max_in_flight, the writes the gate lets through
+ * are first looked up in the queue: one whose job of this desired state is waiting, active or just finished is in
+ * flight (it takes a place), not a new write.
+ */
+async function wavesGated(ctx: CycleContext, act: ToAct): Promise<Map<string, string>> {
+  const options = { deleteWaves: act.deleteWaves ?? new Map<string, number>() };
+  const gated = gateWaves(act.outcomes, act.resources, options);
+  const limit = ctx.settings.waveMaxInFlight;
+  // Declared resources all in one wave: no limit applies, and the queue is not asked (the single-wave path as ever).
+  if (!limit || !severalWaves(act.resources)) return gated;
+  const open = [...act.outcomes.values()].filter((o) => o.write && o.write.op !== 'delete' && !gated.has(o.key) && act.inputs.get(o.key)?.fingerprint);
+  const found = await Promise.all(open.map((o) => ctx.enqueuer.inFlightJob(o.key, act.inputs.get(o.key)!.fingerprint!)));
+  const inFlight = new Set(open.filter((o, i) => found[i] !== undefined || ctx.finishedSince?.(o.key, act.inputs.get(o.key)!.fingerprint!)).map((o) => o.key));
+  return gateWaves(act.outcomes, act.resources, { ...options, limit, inFlight });
+}
+
 /**
  * Enqueues every decided write that its wave lets through (deletes too: by live id, the newest job of a key
  * wins). A resource whose waiting or active job already carries this desired state gets no second job, and one whose
@@ -67,7 +97,7 @@ function jobData(ctx: CycleContext, act: ToAct, outcome: Outcome): ReconcileJobD
 export async function enqueueOutcomes(ctx: CycleContext, act: ToAct): Promise<number> {
   await settleSecretsUnknown(ctx, act);
   // Waves (docs/rollouts.md): no write of a wave while an earlier one is not yet healthy, or failed (WaveHeld).
-  for (const [key, message] of gateWaves(act.outcomes, act.resources)) act.outcomes.set(key, waveHeldOutcome(act.outcomes.get(key)!, message));
+  for (const [key, message] of await wavesGated(ctx, act)) act.outcomes.set(key, waveHeldOutcome(act.outcomes.get(key)!, message));
   // Change windows (docs/rollouts.md): inside a blocking one, no write goes unless an operator's reconcile may (WindowHeld).
   if (ctx.windows?.configured) gateWindows(ctx.windows, ctx.now ? await ctx.now() : Date.now(), act.outcomes);
   const writes: Outcome[] = [];

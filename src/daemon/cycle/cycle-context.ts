@@ -15,6 +15,7 @@ import type { ManifestVersion } from '../../core/manifest-version.js';
 import type { Absence, PruneMode } from '../../core/prune-grace.js';
 import type { DeleteConfirmation } from '../../core/job-intent.js';
 import type { WindowGate } from './window-gate.js';
+import type { WaveLimit } from '../../core/waves.js';
 
 /** What the inner reconcile needs; the outer (daemon.ts) owns it. */
 export interface CycleContext {
@@ -36,6 +37,8 @@ export interface CycleContext {
     recordKeep?(declared: Iterable<string>, keep: ReadonlySet<string>): Promise<void>;
     /** Records the file that declares each resource (AppliedStateStore.recordFiles). */
     recordFiles?(files: ReadonlyMap<string, string>, known?: ReadonlyMap<string, AppliedRecord>): Promise<void>;
+    /** Records the converge/wave of each declared resource (AppliedStateStore.recordWaves). */
+    recordWaves?(waves: ReadonlyMap<string, number>, known?: ReadonlyMap<string, AppliedRecord>): Promise<void>;
     /** The prune absences remembered (src/core/prune-grace.ts), and their replacement (AppliedStateStore). */
     absences?(): Promise<Map<string, Absence>>;
     recordAbsences?(before: ReadonlyMap<string, Absence>, next: ReadonlyMap<string, Absence>): Promise<void>;
@@ -59,6 +62,8 @@ export interface CycleContext {
     pruneMode?: PruneMode;
     /** flap_window (ms): how long the flap guard keeps the versions a leader term read (default DEFAULT_FLAP's). */
     flapWindow?: number;
+    /** wave_max_in_flight: at most this many writes of the current wave in flight (src/core/waves.ts; none: the whole wave). */
+    waveMaxInFlight?: WaveLimit | undefined;
   };
   /**
    * The one clock of every replica (Redis' TIME, src/store/clock.ts), in ms: a delete's absence is timed on it, so a

@@ -167,7 +167,9 @@ export async function actOn(
   ctx.steps?.enter('enqueue');
   const { resources, version } = gathered;
   const secretHashes = input.secretHashes;
-  const added = await enqueueOutcomes(ctx, { outcomes, inputs, resources, secretHashes, version, intents });
+  // The wave each resource to delete was last declared in: prune deletes in descending wave order (docs/rollouts.md).
+  const deleteWaves = new Map([...outcomes.values()].filter((o) => o.action === 'delete').map((o) => [o.key, gathered.input.applied.get(o.key)?.wave ?? 0]));
+  const added = await enqueueOutcomes(ctx, { outcomes, inputs, resources, secretHashes, version, intents, deleteWaves });
   ctx.steps?.enter('state');
 
   const inSync = [...outcomes.values()].flatMap((o) => (o.remember ? [[o.key, o.remember] as const] : []));

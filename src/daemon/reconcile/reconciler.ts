@@ -17,6 +17,7 @@ import { FindingsLog } from './findings-log.js';
 import { followRollouts, holdFailedRevisions } from '../status/rollout.js';
 import { StateFolds, type FoldStore, type RecordStore } from '../status/event-recorder.js';
 import { healthTransitions } from './transition-log.js';
+import { WaveSteps } from './wave-steps.js';
 import { ProjectionReader, setResourceGauges } from '../status/projection.js';
 import type { ResourceState } from '../../core/resource-state.js';
 import { healthChanged, ResourceTracker, type HealthSettings, type ReconcileRecord } from '../status/resource-tracker.js';
@@ -33,8 +34,7 @@ export interface ReconcilerOptions {
   maxRetryMs: number;
   /** Rollout health: the progress deadline (default 30 minutes). */
   health?: HealthSettings;
-  /** The prefix's resource states (src/store/resource-folds.ts), folded there by replica `by`, and the event log's reads. */
-  /** `reconciles`: the leader's reconciles in Redis (src/store/reconcile-record.ts), shown by every replica. */
+  /** The resource states (src/store/resource-folds.ts) folded by replica `by`, the event log, the reconciles (src/store/reconcile-record.ts). */
   record?: { store: RecordStore; folds: FoldStore; by: string; reconciles?: ReconcilesStore } | undefined;
 }
 
@@ -43,8 +43,7 @@ const FINISHED_KEPT_MS = 10 * 60_000;
 
 /** One line for logs and status: the error's message, never a stack. */
 export function errorLine(error: unknown): string {
-  if (error instanceof Error) return error.message.split('\n')[0] ?? error.name;
-  return String(error);
+  return error instanceof Error ? (error.message.split('\n')[0] ?? error.name) : String(error);
 }
 
 type Waiter = { resolve: (record: ReconcileRecord | undefined) => void };
@@ -82,6 +81,7 @@ export class Reconciler {
   private counted: readonly ResourceState[] | undefined;
   /** What a reconcile found, logged when it appears or changes. */
   private readonly findings: FindingsLog;
+  private readonly waveSteps = new WaveSteps(() => void this.request('wave'));
   /** Whether the manifest directory loaded at the last attempt, and why not. */
   manifests: { loaded: boolean; everLoaded: boolean; error: string | null } = { loaded: false, everLoaded: false, error: null };
 
@@ -94,12 +94,12 @@ export class Reconciler {
     this.tracker.record(healthTransitions(options.log, options.metrics.revisionFailures));
     // A row whose health moved since its last decision joins the next targeted run (src/daemon/reconcile/watch-scope.ts).
     this.tracker.record({ changed: ({ key, before, after }) => void (healthChanged(before?.health, after.health) && this.scope.touch([key])), removed() {} });
+    this.tracker.record(this.waveSteps); // the next rollout wave at once, when the one before turns healthy
     const local = (): ReconcilesView => ({ ...this.ledger.snapshot(), manifests: this.manifests, orphans: this.tracker.orphans() });
     const by = options.record?.by ?? 'daemon';
     this.reconciles = new ReconcilesRecord(options.record?.reconciles, { by, log: options.log, local });
     if (!options.record) return;
-    const { store } = options.record;
-    const parts = { by, log: options.log, leading: () => this.leading(), fence: options.context.fence };
+    const { store } = options.record, parts = { by, log: options.log, leading: () => this.leading(), fence: options.context.fence };
     this.recorder = new StateFolds(options.record.folds, { ...parts, buildLogs: () => store.buildLogs() }, this.tracker);
     const order = (): string[] => this.tracker.states().map((state) => state.key);
     const onError = (error: unknown): void => options.log.warn({ error: errorLine(error) }, 'could not read the projection from Redis; /status shows this replica\'s rows');
@@ -151,7 +151,7 @@ export class Reconciler {
     return new Promise((resolve) => {
       if (!this.next) this.next = { trigger, cycles: [], waiters: [] };
       // The trigger recorded for a folded run: a resync cycle beats a watch burst, which beats a retry.
-      const rank: Record<ReconcileTrigger, number> = { retry: 0, prune: 0, window: 0, watch: 1, startup: 2, resync: 3, manual: 4 };
+      const rank: Record<ReconcileTrigger, number> = { retry: 0, prune: 0, window: 0, wave: 0, watch: 1, startup: 2, resync: 3, manual: 4 };
       if (rank[trigger] > rank[this.next.trigger]) this.next.trigger = trigger;
       if (cycle) this.next.cycles.push(cycle);
       this.next.scope = foldScope(this.next.scope, trigger, changed);
@@ -195,6 +195,7 @@ export class Reconciler {
     try {
       ({ outcome, followUp } = await clock.within(() => this.scope.run({ ...this.options.context, onEnqueued: (job) => this.jobEnqueued(job), finishedSince, rollouts: this.tracker, steps: clock }, scope)));
       await this.recorder?.refresh([...outcome.outcomes.keys()]);
+      this.waveSteps.decided(outcome.outcomes);
     } catch (error) {
       failure = error;
     } finally {

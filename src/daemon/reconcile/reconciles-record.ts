@@ -32,6 +32,7 @@ export class ReconcileLedger {
     manual: 0,
     prune: 0,
     window: 0,
+    wave: 0,
   };
   private plan: Plan | null = null;
   private lastSuccessAt: string | null = null;

@@ -14,7 +14,7 @@ export { SYNC_STATES, type SyncState };
 export const JOB_OUTCOMES = ['created', 'updated', 'unchanged', 'adopted', 'retried', 'failed'] as const;
 
 /** manual: POST /reconcile (`converge reconcile`). */
-export type ReconcileTrigger = 'startup' | 'watch' | 'resync' | 'retry' | 'manual' | 'prune' | 'window';
+export type ReconcileTrigger = 'startup' | 'watch' | 'resync' | 'retry' | 'manual' | 'prune' | 'window' | 'wave';
 
 export interface DaemonMetrics {
   registry: Registry;
@@ -84,7 +84,7 @@ function reconcileMetrics(registry: Registry) {
   });
   const reconciles = new Counter({
     name: 'converge_reconciles_total',
-    help: 'Reconciles run by this daemon, by trigger (startup, watch, resync, retry) and result (ok, error).',
+    help: 'Reconciles run by this daemon, by trigger (startup, watch, resync, retry, manual, prune, wave) and result (ok, error).',
     labelNames: ['trigger', 'result'] as const,
     registers: [registry],
   });
