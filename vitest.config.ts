@@ -5,6 +5,7 @@
 // `npm run test:unit` needs nothing running; the Redis check and the run's key prefix are set up for integration and
 // e2e, the build for child processes for e2e only.
 import { defineConfig } from 'vitest/config';
+import { TiersSequencer } from './test/sequencer.js';
 
 export default defineConfig({
   test: {
@@ -14,6 +15,8 @@ export default defineConfig({
     // Most suites wait on loopback I/O, timers and child processes: two files at a time on a 2-core machine
     // (one pool for every project, so `npm test` also runs two files at a time in all).
     maxWorkers: 2,
+    // Integration files first, then e2e, then unit (test/sequencer.ts): the e2e tier's build runs beside the first.
+    sequence: { sequencer: TiersSequencer },
     projects: [
       // Unit and integration files share their worker's module cache (isolate: false): loading src/ and its
       // dependencies afresh for every file was about half of these tiers' time. So a test file must leave no global
@@ -35,6 +38,8 @@ export default defineConfig({
           name: 'e2e',
           include: ['test/e2e/**/*.test.ts'],
           globalSetup: ['test/global-setup.ts', 'test/global-build.ts'],
+          // The build for child processes runs in the background; each file waits for it first.
+          setupFiles: ['test/e2e/build-ready.ts'],
           // Concurrent tests of a file (daemons, `converge plan` children) three at a time: more starve each other on 2 cores.
           maxConcurrency: 3,
         },

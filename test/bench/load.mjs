@@ -10,7 +10,8 @@ import { benchMain, CLI, figure, median, ms, removeDir, tempDir } from './lib/co
 import { writeManifests } from './lib/fixtures.mjs';
 import { bareFloor, splitFloor, timed } from './lib/floor.mjs';
 
-const RUNS = 3;
+/** Runs of each timed step (after a warm-up): a median of 3; --quick, a smoke run whose numbers are not the issues' figures, takes 1. */
+const RUNS = { quick: 1, full: 3 };
 
 /** The files' bytes, read once (the page cache is warm for every run after). */
 function readAll(dir) {
@@ -20,12 +21,12 @@ function readAll(dir) {
     .map((name) => ({ file: name, bytes: readFileSync(join(dir, name)) }));
 }
 
-/** Median wall time of `work` over RUNS runs, after one to warm up (a busy machine shows in wall time, not in CPU time: cpuMs is this process's). */
-async function medianMs(work) {
+/** Median wall time of `work` over `count` runs, after one to warm up (a busy machine shows in wall time, not in CPU time: cpuMs is this process's). */
+async function medianMs(work, count) {
   await work();
   const runs = [];
   const cpu = [];
-  for (let i = 0; i < RUNS; i++) {
+  for (let i = 0; i < count; i++) {
     globalThis.gc?.();
     const t = performance.now();
     const c = process.cpuUsage();
@@ -38,13 +39,13 @@ async function medianMs(work) {
 }
 
 /** What each step of the load costs in this thread: reading, the parser alone, the whole compile (parser, positions, variables, schemas, conversion). */
-async function steps(dir) {
+async function steps(dir, count) {
   const names = readdirSync(dir, { recursive: true }).filter((name) => name.endsWith('.yaml')).map((name) => join(dir, name));
   const files = readAll(dir);
   const options = { allowLiteralSecrets: false };
-  const readMs = await medianMs(() => names.forEach((name) => readCapped(name, 1024 * 1024, { follow: false })));
-  const parseMs = await medianMs(() => files.forEach((f) => Array.from(new Composer({ merge: true, uniqueKeys: true }).compose(new Parser().parse(new TextDecoder().decode(f.bytes))))));
-  const compileMs = await medianMs(() => files.forEach((f) => compileFile(f, options)));
+  const readMs = await medianMs(() => names.forEach((name) => readCapped(name, 1024 * 1024, { follow: false })), count);
+  const parseMs = await medianMs(() => files.forEach((f) => Array.from(new Composer({ merge: true, uniqueKeys: true }).compose(new Parser().parse(new TextDecoder().decode(f.bytes))))), count);
+  const compileMs = await medianMs(() => files.forEach((f) => compileFile(f, options)), count);
   let poolMs = { ms: NaN, cpuMs: NaN };
   const threads = availableParallelism();
   if (threads >= 2) {
@@ -56,12 +57,12 @@ async function steps(dir) {
       } finally {
         await pool.close();
       }
-    });
+    }, count);
   }
   return { readMs, parseMs, compileMs, poolMs, threads };
 }
 
-async function benchOne(n) {
+async function benchOne(n, count) {
   const dir = await tempDir(`load-${n}`);
   try {
     await writeManifests(dir, n);
@@ -69,7 +70,7 @@ async function benchOne(n) {
     const split = [];
     const validate = [];
     // Interleaved, so that a busy moment of the machine falls on both.
-    for (let i = 0; i < RUNS; i++) {
+    for (let i = 0; i < count; i++) {
       bare.push(await bareFloor(dir));
       split.push(await splitFloor(dir));
       validate.push(await timed([CLI, 'validate', dir, '--output', 'json']));
@@ -83,7 +84,7 @@ async function benchOne(n) {
       validateMs: median(validate.map((r) => r.wallMs)),
       validateCpuMs: median(validate.map((r) => r.cpuMs)),
       validateRssMb: Math.max(...validate.map((r) => r.rssMb)),
-      ...(await steps(dir)),
+      ...(await steps(dir, count)),
     };
   } finally {
     await removeDir(dir);
@@ -92,9 +93,10 @@ async function benchOne(n) {
 
 export async function run(options) {
   // Issue 41 reads validate against its floor at 1,000 and 10,000; the steps and issue 36's figure are of the largest N.
-  const sizes = options.quick ? [options.loadN ?? 1000] : [1000, 10000];
+  const sizes = options.quick ? [options.loadN ?? 200] : [1000, 10000];
+  const count = options.quick ? RUNS.quick : RUNS.full;
   const results = [];
-  for (const n of sizes) results.push(await benchOne(n));
+  for (const n of sizes) results.push(await benchOne(n, count));
   const r = results[results.length - 1];
   const n = r.n;
   const tables = [
@@ -128,8 +130,8 @@ export async function run(options) {
     tables,
     figures,
     notes: [
-      `bare: a process reading each file with readFileSync and running the yaml package's parseAllDocuments on it (median of ${RUNS}); validate: \`converge validate DIR --output json\` as a process, start-up included (median of ${RUNS}, runs interleaved with bare).`,
-      'read: the capped reader over every file; parser: the yaml Parser and Composer (what parseAllDocuments does); compile: compileFile (parser, positions, variables, schemas, warnings, conversion) in this thread; beyond the parser = compile - parser; pool: the same files on a CompilePool, its threads started and closed in each run. Medians of 3 after a warm-up run.',
+      `bare: a process reading each file with readFileSync and running the yaml package's parseAllDocuments on it (median of ${count}); validate: \`converge validate DIR --output json\` as a process, start-up included (median of ${count}, runs interleaved with bare).`,
+      `read: the capped reader over every file; parser: the yaml Parser and Composer (what parseAllDocuments does); compile: compileFile (parser, positions, variables, schemas, warnings, conversion) in this thread; beyond the parser = compile - parser; pool: the same files on a CompilePool, its threads started and closed in each run. Medians of ${count} after a warm-up run.`,
     ],
   };
 }

@@ -188,7 +188,7 @@ async function benchOne(n, latencyMs, env) {
 
 export async function run(options) {
   const latencyMs = options.latencyMs;
-  const sizes = options.quick ? (options.planSizes ?? [300]) : [1000, 10000];
+  const sizes = options.quick ? (options.planSizes ?? [100]) : [1000, 10000];
   const env = benchEnv();
   const rows = [];
   for (const n of sizes) rows.push(await benchOne(n, latencyMs, env));

@@ -68,7 +68,9 @@ async function setup(label: string, files: Record<string, string>) {
   return { emulator, dir, prefix, daemonArgs, idOf: (name: string) => emulator.store.allDeployments().find((d) => d.name === name && d.status !== 'AWAITING_DELETE')?.id };
 }
 
-describe("one clock: a replica's wrong wall clock shortens no grace and trims no log", () => {
+// The two cases run concurrently: each has its own emulator, directory, Redis prefix and daemons (setup), and mostly waits
+// (on a lease, on prune_grace).
+describe.concurrent("one clock: a replica's wrong wall clock shortens no grace and trims no log", () => {
   it('a standby 120 s ahead takes over during a pending delete: it deletes only once prune_grace has passed on the leader\'s clock, and says its clock is off', async () => {
     const s = await setup('standby', { 'a.yaml': dockerDeploymentYaml('a', { maxScale: 1 }), 'b.yaml': dockerDeploymentYaml('b', { maxScale: 1 }) });
     const prune = ['--prune', '--prune-grace', `${GRACE_MS / 1000}s`];

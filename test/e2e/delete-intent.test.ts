@@ -90,7 +90,9 @@ async function droppedAndAlive(s: Awaited<ReturnType<typeof setup>>, daemon: Dae
   expect(s.emulator.store.allDeployments().find((d) => d.name === 'b')).toMatchObject({ id: s.id, status: 'READY' });
 }
 
-describe('a delete only on an intent that still holds', () => {
+// The cases run concurrently: each has its own emulator, proxy, directory, Redis prefix and daemons (setup), and mostly
+// waits on its daemon.
+describe.concurrent('a delete only on an intent that still holds', () => {
   it('auto: the file restored while the decided delete waits on a slow service gets 0 DELETE, and b stays in sync', async () => {
     const s = await setup('auto');
     const daemon = await startDaemon(s.dir, s.args());

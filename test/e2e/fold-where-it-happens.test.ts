@@ -19,7 +19,8 @@ interface Row {
   error: string | null;
 }
 
-describe('a job result is folded where it ran', () => {
+// The two cases run concurrently: each has its own emulator, directory, Redis prefix and daemon (test/e2e/scoped.ts).
+describe.concurrent('a job result is folded where it ran', () => {
   it('a job of converge apply on the daemon\'s prefix: its appliedFrom and its WriteRefused hold on /status, as a job the daemon enqueued', { timeout: 180_000 }, async (t) => {
     const e = await startEmulator({ buildMs: 0, maxBodyBytes: 4096 });
     atEnd(t, () => e.close());

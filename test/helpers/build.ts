@@ -2,7 +2,8 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
+import { BUILT } from '../global-build.js';
 
 export const ROOT = resolve(import.meta.dirname, '../..');
 
@@ -12,8 +13,9 @@ export const ROOT = resolve(import.meta.dirname, '../..');
  */
 export async function buildForChildren(): Promise<{ dir: string; remove(): Promise<void> }> {
   // In the e2e tier the global setup (test/global-build.ts) has built src/ once for every child process of the run: reuse it.
+  // It is usable once its marker is written (the build runs in the background; test/e2e/build-ready.ts waits for it).
   const shared = process.env.CONVERGE_TEST_DIST;
-  if (shared && existsSync(join(shared, 'jobs', 'runner', 'worker-process.js'))) return { dir: shared, remove: async () => {} };
+  if (shared && existsSync(join(dirname(shared), BUILT))) return { dir: shared, remove: async () => {} };
   const cache = join(ROOT, 'node_modules', '.cache', 'converge-queue-test');
   await mkdir(cache, { recursive: true });
   const dir = await mkdtemp(join(cache, 'build-'));
