@@ -2,8 +2,6 @@
 import { UsageError } from '../../core/errors.js';
 import type { Command } from '../command.js';
 import { completionScript, SHELLS, type Shell } from '../completion-script.js';
-import { recordedWords } from '../completion-recorded.js';
-import { targetWords } from '../completion-targets.js';
 import { COMMAND_SUMMARIES } from './summaries.js';
 
 function isShell(word: string): word is Shell {
@@ -48,13 +46,13 @@ export function completionCommand(loadCommands: () => Promise<Command[]>): Comma
     async run(args, io) {
       if (args.values.recorded === true) {
         // Inside completion: never a message, never a failure; a Redis that cannot be read offers nothing.
-        const words = await recordedWords(args.positionals, io.env).catch(() => []);
+        const words = await (await import('../completion-recorded.js')).recordedWords(args.positionals, io.env).catch(() => []);
         for (const word of words) io.stdout.write(`${word}\n`);
         return 0;
       }
       if (args.values.targets === true) {
         // Inside completion: never a message, never a failure; a line that names no readable directory offers nothing.
-        const words = args.positionals.length === 1 ? await targetWords(args.positionals[0]!, io.cwd).catch(() => []) : [];
+        const words = args.positionals.length === 1 ? await (await import('../completion-targets.js')).targetWords(args.positionals[0]!, io.cwd).catch(() => []) : [];
         for (const word of words) io.stdout.write(`${word}\n`);
         return 0;
       }
