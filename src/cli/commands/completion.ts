@@ -45,14 +45,17 @@ export function completionCommand(loadCommands: () => Promise<Command[]>): Comma
     },
     async run(args, io) {
       if (args.values.recorded === true) {
-        // Inside completion: never a message, never a failure; a Redis that cannot be read offers nothing.
-        const words = await (await import('../completion-recorded.js')).recordedWords(args.positionals, io.env).catch(() => []);
+        // Inside completion: never a message, never a failure; a Redis that cannot be read offers nothing. The Redis
+        // client is loaded here only, so that printing a script loads none.
+        const { recordedWords } = await import('../completion-recorded.js');
+        const words = await recordedWords(args.positionals, io.env).catch(() => []);
         for (const word of words) io.stdout.write(`${word}\n`);
         return 0;
       }
       if (args.values.targets === true) {
         // Inside completion: never a message, never a failure; a line that names no readable directory offers nothing.
-        const words = args.positionals.length === 1 ? await (await import('../completion-targets.js')).targetWords(args.positionals[0]!, io.cwd).catch(() => []) : [];
+        const { targetWords } = await import('../completion-targets.js');
+        const words = args.positionals.length === 1 ? await targetWords(args.positionals[0]!, io.cwd).catch(() => []) : [];
         for (const word of words) io.stdout.write(`${word}\n`);
         return 0;
       }
