@@ -45,7 +45,7 @@ export function applyRecordedBy(): string {
 
 /** The job lock of converge's workers (job_lock, 30s by default): how long a dead worker's job stays locked at most. */
 const DEAD_LOCK_MS = 30_000;
-/** How often the in-process worker of apply checks for stalled jobs (src/cli/commands/apply.ts passes it). */
+/** How often the in-process worker of apply checks for stalled jobs (src/cli/commands/apply-run.ts passes it). */
 export const STALLED_CHECK_MS = 5_000;
 
 /** What an interrupted apply did with its unfinished changes. */

@@ -2,6 +2,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ConvergeError, UsageError } from '../core/errors.js';
+import { DEFAULT_BUILD_MS } from './defaults.js';
 import { probeOnlyDiscovery, type DiscoverHook } from './discover.js';
 import { checkKnobs, type FaultKnobs, type FaultSite } from './faults.js';
 import { createHandler, type Route } from './handler.js';
@@ -24,7 +25,6 @@ export type { EmulatorStore } from './store.js';
 export type { EchoMode, SecretsMode } from './view.js';
 export type { SecretsPatchMode } from './merge.js';
 
-export const DEFAULT_BUILD_MS = 2000;
 export const DEFAULT_REQUEST_LOG_LIMIT = 100_000;
 
 export interface EmulatorOptions {

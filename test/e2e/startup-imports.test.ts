@@ -1,5 +1,6 @@
-// What a light command loads: `converge --help` and `--version` load no command module and no npm package, and
-// `validate` of a few files loads no queue, Redis, HTTP server, logger or watcher (docs/performance.md, "Start").
+// What a light command loads: `converge --help` and `--version` load no command module and no npm package,
+// `validate` of a few files loads no queue, Redis, HTTP server, logger or watcher, and `completion bash` and
+// `converge plan --help` load only the commands' specs, none of what a command runs (docs/performance.md, "Start").
 import { readFile, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -30,6 +31,12 @@ const packagesIn = (urls: string[]): string[] => [
 ];
 const commandModulesIn = (urls: string[]): string[] =>
   urls.filter((url) => url.startsWith(`${DIST}/cli/commands/`) && !/\/(index|summaries)\.js$/.test(url));
+/** What a command runs (src/cli/commands/NAME-run.ts), loaded only to run it. */
+const runModulesIn = (urls: string[]): string[] => urls.filter((url) => url.startsWith(`${DIST}/cli/commands/`) && url.endsWith('-run.js'));
+const heavyIn = (urls: string[]): string[] => [
+  ...packagesIn(urls).filter((p) => HEAVY.some((h) => p.startsWith(h))),
+  ...urls.filter((url) => url === 'node:http' || url === 'node:net'),
+];
 
 describe('what a light command loads', () => {
   it.concurrent.each([['--help'], ['--version']])('converge %s: no command module, no npm package', async (flag) => {
@@ -49,5 +56,15 @@ describe('what a light command loads', () => {
     expect(packagesIn(urls)).toEqual(expect.arrayContaining(['yaml', 'zod']));
     expect(packagesIn(urls).filter((p) => HEAVY.some((h) => p.startsWith(h)))).toEqual([]);
     expect(urls.filter((url) => url === 'node:http' || url === 'node:net')).toEqual([]);
+  });
+
+  it.concurrent.each([[['completion', 'bash']], [['plan', '--help']]])('converge %j: the specs only, nothing a command runs', async (args) => {
+    const { code, urls } = await modulesOf(args);
+    expect(code).toBe(0);
+    // Every command's spec for completion, plan's for its --help: read, but none of what runs them.
+    expect(commandModulesIn(urls)).toEqual(expect.arrayContaining([`${DIST}/cli/commands/plan.js`]));
+    if (args[0] === 'completion') expect(commandModulesIn(urls)).toEqual(expect.arrayContaining([`${DIST}/cli/commands/run.js`]));
+    expect(runModulesIn(urls)).toEqual([]);
+    expect(heavyIn(urls)).toEqual([]);
   });
 });

@@ -2,7 +2,8 @@
 import { PassThrough } from 'node:stream';
 import { describe, expect, test } from 'vitest';
 import { parseCommandArgs, type CommandIo } from '../../src/cli/command.js';
-import { emulatorCommand, emulatorOptionsFromArgs } from '../../src/cli/commands/emulator.js';
+import { emulatorCommand } from '../../src/cli/commands/emulator.js';
+import { emulatorOptionsFromArgs } from '../../src/cli/commands/emulator-run.js';
 import { until } from './helpers.js';
 
 function capture(): { io: CommandIo; out: () => string; err: () => string } {

@@ -2,8 +2,6 @@
 import { UsageError } from '../../core/errors.js';
 import type { Command } from '../command.js';
 import { completionScript, SHELLS, type Shell } from '../completion-script.js';
-import { recordedWords } from '../completion-recorded.js';
-import { targetWords } from '../completion-targets.js';
 import { COMMAND_SUMMARIES } from './summaries.js';
 
 function isShell(word: string): word is Shell {
@@ -47,13 +45,16 @@ export function completionCommand(loadCommands: () => Promise<Command[]>): Comma
     },
     async run(args, io) {
       if (args.values.recorded === true) {
-        // Inside completion: never a message, never a failure; a Redis that cannot be read offers nothing.
+        // Inside completion: never a message, never a failure; a Redis that cannot be read offers nothing. The Redis
+        // client is loaded here only, so that printing a script loads none.
+        const { recordedWords } = await import('../completion-recorded.js');
         const words = await recordedWords(args.positionals, io.env).catch(() => []);
         for (const word of words) io.stdout.write(`${word}\n`);
         return 0;
       }
       if (args.values.targets === true) {
         // Inside completion: never a message, never a failure; a line that names no readable directory offers nothing.
+        const { targetWords } = await import('../completion-targets.js');
         const words = args.positionals.length === 1 ? await targetWords(args.positionals[0]!, io.cwd).catch(() => []) : [];
         for (const word of words) io.stdout.write(`${word}\n`);
         return 0;

@@ -1,82 +1,15 @@
 // `converge history [KIND/]NAME`: one resource's recorded events, newest first, read from Redis only (the event log, src/store/event-log.ts).
-import { UsageError } from '../../core/errors.js';
-import { DEPLOYMENT_NAME_MAX, DEPLOYMENT_NAME_PATTERN, validNameLike } from '../../core/wire/schema.js';
-import { parseDuration } from '../../core/duration.js';
-import { KIND_NAMES } from '../../core/kinds/index.js';
-import { versionLabel } from '../../core/manifest-version.js';
-import { historyDocument, type RecordedEvent } from '../../core/resource-record.js';
-import { fenceKey } from '../../leader/lease.js';
-import { EventLogStore, HISTORY_MAX_ENTRIES } from '../../store/event-log.js';
-import { ReconcileRecordStore } from '../../store/reconcile-record.js';
-import { closeRedis, connectProducer } from '../../store/redis.js';
-import { nearestName, type Command } from '../command.js';
-import { resolveSettings, settingOptions } from '../settings.js';
+import { HISTORY_FORMATS } from './values.js';
+import { HISTORY_MAX_ENTRIES } from '../../store/event-log.js';
+import { type Command } from '../command.js';
+import { settingOptions } from '../settings.js';
 import { COMMAND_SUMMARIES } from './summaries.js';
-
-const FORMATS = ['text', 'json'] as const;
-
 const DETAILS = `Reads the Redis prefix the daemon and apply write to (--redis-url, --redis-prefix); no service is asked.
 NAME alone means a Deployment unless only another kind of that name has a history. Each event: when, its type
 (decided, write_enqueued, write_done, write_failed, revision, held, released, conflict, drift_detected, drift_healed,
 pruned), its reason and message, the manifests' version, the job, the revision and which process recorded it.
 --since takes an ISO time or a duration back from now (1h, 30m, 7d). A resource keeps its last ${HISTORY_MAX_ENTRIES} events
 for at most 30 days (docs/daemon.md, "The event log").`;
-
-/** `Kind/name` from `[KIND/]NAME`: a kind named must be one converge knows, and the name one a manifest can have. */
-function resourceKey(text: string): { key: string } | { name: string } {
-  const slash = text.indexOf('/');
-  if (slash < 0) return { name: checkedName(text, text) };
-  const kind = text.slice(0, slash);
-  const name = text.slice(slash + 1);
-  const known = KIND_NAMES.find((k) => k.toLowerCase() === kind.toLowerCase());
-  if (!known || !name) throw new UsageError(`"${text}" is not KIND/NAME with a kind converge knows (${KIND_NAMES.join(', ')}); give NAME or e.g. Deployment/${name || 'web'}`);
-  return { key: `${known}/${checkedName(name, text)}` };
-}
-
-/** A name under the manifests' naming rule (metadata.name), or a UsageError that gives the rule. */
-function checkedName(name: string, text: string): string {
-  if (DEPLOYMENT_NAME_PATTERN.test(name) && name.length <= DEPLOYMENT_NAME_MAX) return name;
-  const like = validNameLike(name);
-  const hint = like ? `; did you mean "${like}"?` : '';
-  throw new UsageError(`"${text}" is not a resource name: a metadata.name is lowercase letters, digits and dashes, starting with a letter, at most ${DEPLOYMENT_NAME_MAX} characters${hint}`);
-}
-
-/** One line for a resource Redis knows nothing of: no state and no event, with the nearest known name. */
-function unknownResource(key: string, known: readonly string[], prefix: string): string {
-  const guess = nearestName(key, known) ?? nearestName(key.slice(key.indexOf('/') + 1), known.map((k) => k.slice(k.indexOf('/') + 1)));
-  const hint = guess ? `; did you mean "${guess}"?` : '; converge status lists the resources the daemon knows';
-  return `no resource ${key} is known on prefix ${prefix} (no state and no recorded event: no manifest declared it here, or it was never reconciled with this --redis-prefix)${hint}`;
-}
-
-function sinceOf(text: string | undefined, now: number): string | undefined {
-  if (text === undefined) return undefined;
-  if (/^\d{4}-\d{2}-\d{2}/.test(text)) {
-    const at = Date.parse(text);
-    if (Number.isNaN(at)) throw new UsageError(`--since "${text}" is not a time; give an ISO time (2026-01-31T12:00:00Z) or a duration (1h, 7d)`);
-    return new Date(at).toISOString();
-  }
-  try {
-    return new Date(now - parseDuration(text, '--since')).toISOString();
-  } catch {
-    throw new UsageError(`--since "${text}" is neither an ISO time nor a duration; give e.g. 2026-01-31T12:00:00Z or 1h, 7d`);
-  }
-}
-
-/** "revision r2 BUILD_FAILED (created 2026-…)": the revision, its status and when the service says it was created. */
-function revisionText(revision: NonNullable<RecordedEvent['revision']>): string {
-  return `revision ${revision.id} ${revision.status}${revision.createdAt ? ` (created ${revision.createdAt})` : ''}`;
-}
-
-function textEvent(event: RecordedEvent): string {
-  const parts = [event.at, event.type.padEnd(14), event.reason.padEnd(20), event.message];
-  const refs = [
-    event.job ? `job ${event.job.id}` : '',
-    event.revision ? revisionText(event.revision) : '',
-    event.manifests ? `manifests ${versionLabel(event.manifests)}` : '',
-    `by ${event.by}`,
-  ].filter(Boolean);
-  return `${parts.join('  ')}\n    ${refs.join(', ')}\n`;
-}
 
 export const historyCommand: Command = {
   name: 'history',
@@ -86,52 +19,9 @@ export const historyCommand: Command = {
   positionals: [1, 1],
   options: {
     ...settingOptions('redisUrl', 'redisPrefix'),
-    output: { type: 'string', short: 'o', placeholder: 'FMT', choices: FORMATS, description: 'text (default) or json: { "resource", "events": [...] }' },
+    output: { type: 'string', short: 'o', placeholder: 'FMT', choices: HISTORY_FORMATS, description: 'text (default) or json: { "resource", "events": [...] }' },
     limit: { type: 'string', placeholder: 'N', description: `at most N events (default and most: ${HISTORY_MAX_ENTRIES})` },
     since: { type: 'string', placeholder: 'TIME', description: 'only events at or after an ISO time, or this long ago (1h, 7d)' },
   },
-  async run(args, io) {
-    const output = (args.values.output as string | undefined) ?? 'text';
-    if (!FORMATS.includes(output as (typeof FORMATS)[number])) throw new UsageError(`--output "${output}" is not one of ${FORMATS.join(', ')}`);
-    const limitText = args.values.limit as string | undefined;
-    const limit = limitText === undefined ? HISTORY_MAX_ENTRIES : Number(limitText);
-    if (!Number.isInteger(limit) || limit < 1) throw new UsageError(`--limit "${limitText}" is not a whole number of events; give e.g. --limit 20`);
-    const since = sinceOf(args.values.since as string | undefined, Date.now());
-    const named = resourceKey(args.positionals[0]!);
-    const settings = resolveSettings(args, io.env);
-    const redis = await connectProducer(settings);
-    try {
-      const store = new EventLogStore(redis, settings.redisPrefix);
-      const knownKeys = await store.keysWithState();
-      const known = new Set(knownKeys);
-      let key: string;
-      if ('key' in named) key = named.key;
-      else {
-        const other = KIND_NAMES.map((kind) => `${kind}/${named.name}`).find((k) => known.has(k) && !k.startsWith('Deployment/'));
-        key = known.has(`Deployment/${named.name}`) || !other ? `Deployment/${named.name}` : other;
-      }
-      const events = await store.history(key, { limit: Math.min(limit, HISTORY_MAX_ENTRIES), since });
-      let orphan = false;
-      if (events.length === 0 && !known.has(key) && (since === undefined || (await store.history(key, { limit: 1 })).length === 0)) {
-        // The service has it and no manifest declares it (an orphan the leader recorded): known, with nothing recorded.
-        const orphans = (await new ReconcileRecordStore(redis, settings.redisPrefix, fenceKey(settings.redisPrefix)).read())?.record.orphans ?? [];
-        orphan = orphans.includes(key);
-        if (!orphan) throw new UsageError(unknownResource(key, [...knownKeys, ...orphans], settings.redisPrefix));
-      }
-      if (output === 'json') {
-        io.stdout.write(`${JSON.stringify(historyDocument(key, events), null, 2)}\n`);
-        return 0;
-      }
-      if (events.length === 0) {
-        const why = orphan ? ': the service has it and no manifest declares it (an orphan: converge writes nothing to it)' : '';
-        io.stdout.write(`${key}: no events recorded${since ? ` since ${since}` : ''} on prefix ${settings.redisPrefix}${why}\n`);
-        return 0;
-      }
-      io.stdout.write(`${key}: ${events.length} event${events.length === 1 ? '' : 's'}, newest first\n`);
-      for (const event of events) io.stdout.write(textEvent(event));
-      return 0;
-    } finally {
-      await closeRedis(redis);
-    }
-  },
+  run: async (args, io) => (await import('./history-run.js')).runHistoryCommand(args, io),
 };

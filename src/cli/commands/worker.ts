@@ -1,16 +1,7 @@
 // `converge worker`: an extra worker process that takes apply and daemon jobs from the shared Redis queue until SIGTERM.
-import { createLogger } from '../../daemon/telemetry/logger.js';
-import { startWorkerProcess } from '../../jobs/runner/worker-process.js';
 import type { Command } from '../command.js';
-import { refuseLiteralSecrets } from '../literal-secrets.js';
-import { resolveSettings, settingOptions } from '../settings.js';
-import { requireApiUrl } from '../target.js';
-import { flushWithin, startTracing } from '../tracing.js';
+import { settingOptions } from '../settings.js';
 import { COMMAND_SUMMARIES } from './summaries.js';
-
-/** How long a stopping worker waits for its last spans to be exported. */
-const TRACE_FLUSH_MS = 1_000;
-
 export const workerCommand: Command = {
   name: 'worker',
   summary: COMMAND_SUMMARIES.worker,
@@ -35,27 +26,5 @@ export const workerCommand: Command = {
     'allowLiteralSecrets',
     'logLevel',
   ),
-  async run(args, io) {
-    const settings = requireApiUrl(resolveSettings(args, io.env));
-    refuseLiteralSecrets('worker', settings);
-    const log = createLogger({ level: settings.logLevel, destination: io.stdout, env: io.env, sensitive: settings.apiKey ? [settings.apiKey] : [] });
-    // OpenTelemetry traces of the jobs when OTEL_EXPORTER_OTLP_ENDPOINT is set (docs/monitoring.md); else nothing is loaded.
-    const tracing = await startTracing(io.env);
-    const worker = await startWorkerProcess(settings, { env: io.env, log });
-    // SIGTERM/SIGINT: take no new job, let the active ones finish within shutdown_timeout, then exit.
-    const onSignal = (): void => {
-      process.off('SIGTERM', onSignal);
-      process.off('SIGINT', onSignal);
-      void worker.stop().then(() => flushWithin(tracing, TRACE_FLUSH_MS)).then(() => process.exit(process.exitCode ?? 0));
-    };
-    process.on('SIGTERM', onSignal);
-    process.on('SIGINT', onSignal);
-    log.info({ concurrency: settings.concurrency }, 'worker started');
-    await worker.closed;
-    process.off('SIGTERM', onSignal);
-    process.off('SIGINT', onSignal);
-    await flushWithin(tracing, TRACE_FLUSH_MS);
-    log.info({}, 'worker stopped');
-    return 0;
-  },
+  run: async (args, io) => (await import('./worker-run.js')).runWorkerCommand(args, io),
 };

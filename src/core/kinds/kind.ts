@@ -125,7 +125,7 @@ export interface LiveView {
   providers?: ReadonlyMap<string, LiveProvider>;
 }
 
-/** What `converge export` read of the service (src/cli/commands/export.ts): each kind exports its own. */
+/** What `converge export` read of the service (src/cli/commands/export-run.ts): each kind exports its own. */
 export interface ExportSource {
   /** Every live deployment (of the name prefix, when given). */
   deployments: readonly LiveDeployment[];

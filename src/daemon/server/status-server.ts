@@ -9,6 +9,7 @@ import { STATE_TOKEN_ENV } from '../../store/applied-state-document.js';
 import { historyRoute, type HistoryReader } from './history-route.js';
 import { send, sendJson, sendTagged, servePage } from './status-page/serve.js';
 import { parseStatusQuery, RowSequence, statusAnswer, type ViewRow } from './status-view.js';
+import { WEBHOOK_TOKEN_ENV } from './webhook-token.js';
 
 /** One readiness check: Redis, the service, the manifests, or shutting down. */
 export interface ReadinessCheck {
@@ -48,9 +49,6 @@ export interface ReconcileRequest {
 
 /** Largest POST body accepted. */
 const MAX_BODY_BYTES = 64 * 1024;
-
-/** The environment variable that turns POST /reconcile on and holds its bearer token. */
-export const WEBHOOK_TOKEN_ENV = 'CONVERGE_WEBHOOK_TOKEN';
 
 export interface StatusServerOptions {
   host: string;
