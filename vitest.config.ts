@@ -14,7 +14,7 @@ export default defineConfig({
     pool: 'forks',
     // Most suites wait on loopback I/O, timers and child processes (the e2e tier uses about 0.6 of a core per file):
     // three files at a time on a 2-core machine (one pool for every project, so `npm test` runs three files at a time
-    // in all). The whole suite took 464 s with three and 689 s with two (docs/development.md).
+    // in all). The whole suite's times are in docs/development.md.
     maxWorkers: 3,
     // Integration files first, then e2e, then unit (test/sequencer.ts): the e2e tier's build runs beside the first.
     sequence: { sequencer: TiersSequencer },
