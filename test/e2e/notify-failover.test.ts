@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { eventId } from '../../src/core/notify/events.js';
 import { startEmulator } from '../../src/emulator/server.js';
-import { startReceiver } from '../helpers/notify-receivers.js';
+import { OPS_WEBHOOK_CONFIG, startReceiver } from '../helpers/notify-receivers.js';
 import { dockerDeploymentYaml, dropPrefix, killAllConverge, REDIS_URL, startDaemon, tempDir, testPrefix, until, writeFiles, type DaemonHandle, type RecordedRow } from './helpers.js';
 
 const GOOD = ['fo-a', 'fo-b', 'fo-c', 'fo-d'];
@@ -44,12 +44,7 @@ describe('notifications across a failover', () => {
     const etc = await tempDir('notify-failover-config');
     cleanups.push(() => rm(dir, { recursive: true, force: true }), () => rm(etc, { recursive: true, force: true }));
     const config = join(etc, 'converge.yaml');
-    await writeFile(config, `notifications:
-  - name: ops
-    type: webhook
-    url_env: OPS_URL
-    events: [write_sent, write_failed, rollout_succeeded, rollout_failed, held, conflict, drift_detected, drift_healed, pruned]
-`);
+    await writeFile(config, OPS_WEBHOOK_CONFIG);
     const prefix = testPrefix('notify-failover');
     cleanups.push(() => dropPrefix(prefix));
     const wave = (maxScale: number) => Object.fromEntries([...GOOD, BAD].map((n) => [`${n}.yaml`, dockerDeploymentYaml(n, { maxScale: n === BAD ? 2 : maxScale })]));

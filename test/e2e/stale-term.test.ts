@@ -3,7 +3,7 @@ import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { startEmulator } from '../../src/emulator/server.js';
-import { startReceiver } from '../helpers/notify-receivers.js';
+import { OPS_WEBHOOK_CONFIG, startReceiver } from '../helpers/notify-receivers.js';
 import { pausableProxy } from '../helpers/pausable-proxy.js';
 import { dockerDeploymentYaml, REDIS_URL, runConverge, tempDir, until, writeFiles, type DaemonHandle, type RecordedRow } from './helpers.js';
 import { atEnd, daemonOf, prefixOf } from './scoped.js';
@@ -54,12 +54,7 @@ describe('a stale term', () => {
     atEnd(t, () => rm(dir, { recursive: true, force: true }));
     atEnd(t, () => rm(etc, { recursive: true, force: true }));
     const config = join(etc, 'converge.yaml');
-    await writeFile(config, `notifications:
-  - name: ops
-    type: webhook
-    url_env: OPS_URL
-    events: [write_sent, write_failed, rollout_succeeded, rollout_failed, held, conflict, drift_detected, drift_healed, pruned]
-`);
+    await writeFile(config, OPS_WEBHOOK_CONFIG);
     const prefix = prefixOf(t, 'stale-term');
     const manifests = (maxScale: number) => Object.fromEntries(FIRST.map((n) => [`${n}.yaml`, dockerDeploymentYaml(n, { maxScale })]));
     await writeFiles(dir, manifests(2));

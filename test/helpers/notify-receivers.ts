@@ -26,6 +26,14 @@ export interface Receiver {
   close(): Promise<void>;
 }
 
+/** A config file's one webhook receiver `ops` (its URL in OPS_URL) for every event about a resource. */
+export const OPS_WEBHOOK_CONFIG = `notifications:
+  - name: ops
+    type: webhook
+    url_env: OPS_URL
+    events: [write_sent, write_failed, rollout_succeeded, rollout_failed, held, conflict, drift_detected, drift_healed, pruned]
+`;
+
 /** A receiver on 127.0.0.1 answering each request with `answer(request, index)`. */
 export async function startReceiver(answer: (request: Received, index: number) => Answer = () => 200): Promise<Receiver> {
   const requests: Received[] = [];
