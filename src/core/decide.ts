@@ -232,6 +232,14 @@ export function withWriteInFlight(decided: Outcome, write: WriteInFlight | undef
   return { key, kind, name, action, health, ...inFlight(write) };
 }
 
+/**
+ * A decided outcome that a gate after the decision holds back (a wave, src/core/waves.ts; a change window,
+ * src/daemon/cycle/window-gate.ts): nothing written, out of sync with the gate's reason and line, as decide() skips.
+ */
+export function heldBack(decided: Outcome, reason: 'WaveHeld' | 'WindowHeld', message: string): Outcome {
+  return { ...decided, ...skip('out_of_sync', reason, message) };
+}
+
 /** A planned create, update or adopt that converge could write now: not suspended, and no Conflict holds it. */
 function standsForWrite(decided: Outcome): boolean {
   return WRITES.has(decided.action) && decided.sync.reason !== 'Suspended' && decided.sync.reason !== 'Conflict';

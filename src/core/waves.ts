@@ -1,5 +1,5 @@
 // Rollout waves (pure): which wave each write of a change goes in, the plan's summary of them, and the hold of a wave that waits behind a failed one (docs/rollouts.md).
-import type { Outcome } from './decide.js';
+import { heldBack, type Outcome } from './decide.js';
 import type { ResourceHold } from './holds.js';
 import { resourceKey, type DesiredResource, type PlanChange, type PlanWave } from './model.js';
 
@@ -101,7 +101,7 @@ export function waveHeldHold(desired: string, wave: number | 'prune', failure: W
 
 /** A held resource's decided outcome: nothing written, sync reason WaveHeld with its message. */
 export function waveHeldOutcome(outcome: Outcome, message: string): Outcome {
-  return { ...outcome, sync: { status: 'out_of_sync', reason: 'WaveHeld', message }, write: null, skip: { code: 'WaveHeld', message }, drift: null };
+  return heldBack(outcome, 'WaveHeld', message);
 }
 
 /** Sync reasons of a resource whose write failed for good or whose rollout failed: its wave failed. */

@@ -1,5 +1,5 @@
 // Change windows in the daemon (docs/rollouts.md, "Change windows"): a reconcile's writes wait inside a blocking window (WindowHeld), a manual reconcile lets them through where the window allows, --override-window always; a timer reconciles when the window ends.
-import type { Outcome } from '../../core/decide.js';
+import { heldBack, type Outcome } from '../../core/decide.js';
 import { windowHeldMessage, windowVerdict, type ChangeWindow, type WindowVerdict } from '../../core/windows.js';
 
 /** What one reconcile's gate decided: the verdict, and whether its writes wait or go on an operator's word. */
@@ -87,11 +87,6 @@ export class WindowGate {
   }
 }
 
-/** A held write's decided outcome: nothing written, sync reason WindowHeld with its message. */
-function windowHeldOutcome(outcome: Outcome, message: string): Outcome {
-  return { ...outcome, sync: { status: 'out_of_sync', reason: 'WindowHeld', message }, write: null, skip: { code: 'WindowHeld', message }, drift: null };
-}
-
 /**
  * Gates one reconcile's decided writes (by key, updated in place): inside a blocking window each becomes WindowHeld;
  * on --override-window each is marked, so its history says who asked. No gate or no window: nothing changes.
@@ -101,7 +96,7 @@ export function gateWindows(gate: WindowGate | undefined, now: number, outcomes:
   const decision = gate.decide(now);
   for (const [key, outcome] of outcomes) {
     if (!outcome.write) continue;
-    if (decision.held) outcomes.set(key, windowHeldOutcome(outcome, decision.held));
+    if (decision.held) outcomes.set(key, heldBack(outcome, 'WindowHeld', decision.held));
     else if (decision.overridden) outcomes.set(key, { ...outcome, write: { ...outcome.write, windowOverride: 'converge reconcile --override-window' } });
   }
   return decision;
