@@ -174,7 +174,8 @@ function decided(previous: ResourceState | undefined, outcome: Outcome, context:
   if (context.hold) next.hold = context.hold;
   const deploymentId = context.deploymentId ?? previous?.deploymentId;
   if (deploymentId) next.deploymentId = deploymentId;
-  if (context.appliedFrom) next.appliedFrom = context.appliedFrom;
+  const appliedFrom = laterWrite(previous?.appliedFrom, context.appliedFrom);
+  if (appliedFrom) next.appliedFrom = appliedFrom;
   if (context.pendingDelete) next.pendingDelete = { ...context.pendingDelete };
   if (context.pruneKept) next.pruneKept = true;
   // An operator's release outlives the decisions after it (and a failover: the projection keeps it).
@@ -206,6 +207,16 @@ function decided(previous: ResourceState | undefined, outcome: Outcome, context:
   return next;
 }
 
+/**
+ * The manifests of converge's last write, of the two a decision knows: the applied record it read, or the state's, which
+ * a job's result folded after that read may have set (its write recorded after the read): the later write's. Both
+ * times are the writing worker's clock (docs/daemon.md, "The event log"). None read: none (the record is gone).
+ */
+function laterWrite(state: ResourceState['appliedFrom'], read: ResourceState['appliedFrom']): ResourceState['appliedFrom'] {
+  if (!read || !state) return read;
+  return Date.parse(state.appliedAt) > Date.parse(read.appliedAt) ? state : read;
+}
+
 /** What a job's result set that a decision read before the result does not know: appliedFrom, a hold, a conflict. */
 function keptOfJob(previous: ResourceState, next: ResourceState): Partial<ResourceState> {
   const kept: Partial<ResourceState> = {};
@@ -230,6 +241,12 @@ function healthAfterJob(state: ResourceState, result: SyncResult, unfollowed: bo
     return { status: 'progressing', reason: 'RevisionBuilding', message, ...(id ? { revisionId: id } : {}) };
   }
   if (state.action === 'create' && result.outcome !== 'unchanged') return kindOf(state.kind).health({ action: 'noop', live: undefined });
+  // It sent nothing, having read the deployment's latest revision right before: another than the state shows (a
+  // decision read the listing before an earlier job's write landed) is the one to follow now (the poll reads it).
+  const latest = result.latestRevisionId;
+  if (latest && state.health.revisionId && latest !== state.health.revisionId) {
+    return { status: 'progressing', reason: 'RevisionBuilding', message: `revision ${latest} is the latest; its status is read next`, revisionId: latest };
+  }
   return state.health;
 }
 
@@ -244,11 +261,20 @@ function jobOfResult(state: ResourceState, event: { jobId: string; operation?: s
   return event.operation === undefined ? state.job : { id: event.jobId, state: 'queued', operation: event.operation };
 }
 
-/** A result of a job the state does not show while another of its jobs is queued: what it wrote is kept, nothing else. */
+/**
+ * A result of a job the state does not show while another of its jobs is queued: what it wrote is kept (its manifests,
+ * and the revision it started, the service's latest: the queued job has sent nothing yet), nothing else.
+ */
 function olderJobCompleted(state: ResourceState, event: Extract<ResourceEvent, { type: 'job-completed' }>): ResourceState {
   const result = event.result;
-  if (!result || result.notRun || !event.version || !WROTE.has(result.outcome)) return state;
-  return { ...state, appliedFrom: { ...event.version, appliedAt: event.at } };
+  if (!result || result.notRun || !WROTE.has(result.outcome)) return state;
+  const next = { ...state };
+  if (event.version) next.appliedFrom = { ...event.version, appliedAt: event.at };
+  if (result.new_revision && result.latestRevisionId) {
+    next.health = healthAfterJob(state, result, event.unfollowed === true);
+    if (event.desired) next.revisionDesired = { revisionId: result.latestRevisionId, desired: event.desired };
+  }
+  return next;
 }
 
 function jobCompleted(state: ResourceState, event: Extract<ResourceEvent, { type: 'job-completed' }>): ResourceState {
