@@ -164,7 +164,16 @@ describe('kill -9 of the leader during a burst', () => {
     let problems: string[] = [];
     await until('every row to agree with the service', async () => (problems = await disagreements()).length === 0, 20_000, 200).catch(() => undefined);
     const reconcilesAtCheck = await reconcilesRun(standby);
-    console.log(`failover-burst: ${landedAtKill} burst PATCHes answered at the kill, ${burstPatches(e.requestLog).length} in all; the standby ran ${reconcilesAtCheck} reconcile(s) before the check`);
+    // The race the takeover meets: the new leader decided a write before an earlier job's write landed; its own job then
+    // found nothing to send (the row's last job is not the one that wrote the latest revision).
+    let raced = 0;
+    for (const name of NAMES) {
+      const events = await history(standby, name);
+      const lastEnd = events.find((x) => x.type === 'write_done' || x.type === 'write_failed');
+      const lastWrite = events.find((x) => x.type === 'write_done' && x.revision !== null);
+      if (lastEnd?.reason === 'unchanged' && lastWrite && lastWrite.job?.id !== lastEnd.job?.id) raced += 1;
+    }
+    console.log(`failover-burst: ${landedAtKill} burst PATCHes answered at the kill, ${burstPatches(e.requestLog).length} in all; ${raced} resource(s) decided by the new leader before an earlier write landed; the standby ran ${reconcilesAtCheck} reconcile(s) before the check`);
     if (problems.length > 0) {
       const named = new Set(problems.map((p) => p.split(':')[0]));
       for (const [who, d] of [['leader', leader], ['standby', standby]] as const) {
