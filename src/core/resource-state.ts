@@ -210,10 +210,11 @@ function decided(previous: ResourceState | undefined, outcome: Outcome, context:
 /**
  * The manifests of converge's last write, of the two a decision knows: the applied record it read, or the state's, which
  * a job's result folded after that read may have set (its write recorded after the read): the later write's. Both
- * times are the writing worker's clock (docs/daemon.md, "The event log"). None read: none (the record is gone).
+ * times are the writing worker's clock (docs/daemon.md, "The event log"). None read: none (the record is gone); the same
+ * manifests: the record's (its time is the write's, the state's that of the fold).
  */
 function laterWrite(state: ResourceState['appliedFrom'], read: ResourceState['appliedFrom']): ResourceState['appliedFrom'] {
-  if (!read || !state) return read;
+  if (!read || !state || (state.kind === read.kind && state.id === read.id)) return read;
   return Date.parse(state.appliedAt) > Date.parse(read.appliedAt) ? state : read;
 }
 
