@@ -3,7 +3,8 @@
 // every row of /status (its job, appliedFrom, revision and health) agrees with what the service received (the
 // emulator's request log) and reports (its GET), the history has exactly one write_done per write the service
 // answered, and no input was sent twice.
-import { rm } from 'node:fs/promises';
+import { rename, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { Queue } from 'bullmq';
 import { describe, expect, it } from 'vitest';
 import { startEmulator, type RequestLogEntry, type RunningEmulator } from '../../src/emulator/server.js';
@@ -107,7 +108,12 @@ describe('kill -9 of the leader during a burst', () => {
 
     // The burst: every manifest edited at once (one debounced reconcile of the leader), the leader killed mid-burst.
     armed = true;
-    await writeFiles(dir, manifests(3));
+    // Each edit written beside the directory first, then renamed into it: the watcher sees the 20 renames only.
+    const staged = await tempDir('failover-burst-edits');
+    atEnd(t, () => rm(staged, { recursive: true, force: true }));
+    const edits = Object.entries(manifests(3));
+    for (const [file, text] of edits) await writeFile(join(staged, file), text);
+    for (const [file] of edits) await rename(join(staged, file), join(dir, file));
     await until(`the service to answer ${KILL_AFTER} PATCHes of the burst and the leader to be killed`, () => killed !== undefined, 60_000, 20);
     await killed;
     const landedAtKill = burstPatches(e.requestLog).length;
@@ -122,7 +128,6 @@ describe('kill -9 of the leader during a burst', () => {
       return Object.values(counts).every((n) => n === 0);
     }, 60_000, 100);
     const firstReconciles = await reconcilesRun(standby);
-    const version = ((await standby.status()).manifestVersion as { id: string }).id;
 
     /** What disagrees between the standby's /status and history and what the service received and reports. */
     const disagreements = async (): Promise<string[]> => {
@@ -151,9 +156,8 @@ describe('kill -9 of the leader during a burst', () => {
         const lastEnd = events.find((x) => (x.type === 'write_done' || x.type === 'write_failed') && x.job !== null);
         const lastWrite = events.find((x) => x.type === 'write_done' && x.revision?.id === service.latest);
         const seen = { job: row?.job?.id ?? null, appliedFrom: row?.appliedFrom?.id ?? null, revision: row?.health.revisionId ?? null, health: row?.health.status ?? null };
-        const expected = { job: lastEnd?.job?.id ?? null, appliedFrom: version, revision: service.latest, health: service.status === 'DEPLOYED' ? 'healthy' : service.status };
-        // The write of the latest revision came from the manifests the standby reads (the burst's, one version).
-        if (lastWrite?.manifests?.id !== version) problems.push(`${key}: no write_done of the latest revision ${service.latest} from the manifests ${version}${told()}`);
+        const expected = { job: lastEnd?.job?.id ?? null, appliedFrom: lastWrite?.manifests?.id ?? null, revision: service.latest, health: service.status === 'DEPLOYED' ? 'healthy' : service.status };
+        if (!lastWrite?.manifests) problems.push(`${key}: no write_done of the latest revision ${service.latest}, or none naming its manifests${told()}`);
         if (JSON.stringify(seen) !== JSON.stringify(expected) || service.maxScale !== 3) {
           problems.push(`${key}: row ${JSON.stringify(seen)}; expected ${JSON.stringify(expected)} (service: max_scale ${String(service.maxScale)}, revision ${service.status})${told()}`);
         }
