@@ -10,6 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { startEmulator, type RequestLogEntry, type RunningEmulator } from '../../src/emulator/server.js';
 import { QUEUE_NAME } from '../../src/jobs/queue/jobs.js';
 import { dockerDeploymentYaml, REDIS_URL, tempDir, until, writeFiles, type DaemonHandle, type RecordedRow } from './helpers.js';
+import { rawRedis } from '../helpers/redis.js';
 import { atEnd, daemonOf, prefixOf } from './scoped.js';
 
 const COUNT = 20;
@@ -180,6 +181,10 @@ describe('kill -9 of the leader during a burst', () => {
     console.log(`failover-burst: ${landedAtKill} burst PATCHes answered at the kill, ${burstPatches(e.requestLog).length} in all; ${raced} resource(s) decided by the new leader before an earlier write landed; the standby ran ${reconcilesAtCheck} reconcile(s) before the check`);
     if (problems.length > 0) {
       const named = new Set(problems.map((p) => p.split(':')[0]));
+      // A write whose answer was lost with the leader leaves its pending record (src/store/applied-state.ts).
+      const redis = rawRedis();
+      const pending = await redis.hkeys(`${prefix}:pending`).finally(() => redis.disconnect());
+      console.log(`pending writes left: ${JSON.stringify(pending.filter((k) => named.has(k)))} of ${JSON.stringify([...named])}`);
       for (const [who, d] of [['leader', leader], ['standby', standby]] as const) {
         console.log(`${who}'s log of those resources:\n${d.lines.filter((l) => named.has(String(l.key))).map((l) => JSON.stringify({ ...l, time: undefined, pid: undefined, hostname: undefined }).slice(0, 400)).join('\n')}`);
       }
