@@ -175,32 +175,39 @@ describe('foldResource: the state after each event', () => {
     expect(late).toMatchObject({ job: { id: 'j1', state: 'completed' }, sync: { reason: 'Applied' }, health: { status: 'progressing', revisionId: 'r2' }, appliedFrom: { ...V1, appliedAt: AT } });
   });
 
-  describe('a leader\'s decision that read the listing and the applied record before an earlier job\'s write landed (a failover mid-burst)', () => {
+  describe('a failover mid-burst: a decision that read the listing and applied record before a write landed', () => {
     const V2 = { kind: 'content' as const, id: 'c2'.repeat(6), readAt: '2026-01-01T00:00:50.000Z' };
     const OLD_RECORD = { ...V1, appliedAt: '2026-01-01T00:00:10.000Z' };
-    /** The former leader's job j0 started revision r2 from V2 (the listing the new leader read still shows r1, active). */
-    const wrote = completed({ outcome: 'updated', new_revision: true, latestRevisionId: 'r2' }, { jobId: 'j0', operation: 'patch-deployment', version: V2, desired: FP });
+    /** The former leader's job j0 started revision r2 from V2 (the new leader's listing still shows r1, active). */
+    const wrote = completed(
+      { outcome: 'updated', new_revision: true, latestRevisionId: 'r2' },
+      { jobId: 'j0', operation: 'patch-deployment', version: V2, desired: FP },
+    );
     const newLeader = applying(decided('update'), { jobId: 'j1', operation: 'patch-deployment' });
+    const progressing = { status: 'progressing', reason: 'RevisionBuilding', revisionId: 'r2' };
 
     it('folded after the decision (another job queued): its revision is followed and its manifests shown', () => {
       const queued = foldResource(before(decided('noop')), decision(newLeader, { appliedFrom: OLD_RECORD }));
       const after = foldResource(queued, wrote);
-      expect(after).toMatchObject({ job: { id: 'j1', state: 'queued' }, health: { status: 'progressing', revisionId: 'r2' }, appliedFrom: { ...V2, appliedAt: AT } });
+      expect(after).toMatchObject({ job: { id: 'j1', state: 'queued' }, health: progressing });
+      expect(after.appliedFrom).toEqual({ ...V2, appliedAt: AT });
       expect(after.revisionDesired).toEqual({ revisionId: 'r2', desired: FP });
     });
 
-    it('folded before the decision: the decision keeps the later write\'s manifests, and the queued job that finds nothing to send follows the latest revision it read', () => {
+    it('folded before it: the decision keeps the later manifests; its job, sending nothing, follows the revision', () => {
       const written = foldResource(before(decided('noop')), wrote);
       const queued = foldResource(written, decision(newLeader, { appliedFrom: OLD_RECORD }));
       expect(queued.appliedFrom).toEqual({ ...V2, appliedAt: AT });
       expect(queued.health.revisionId).toBe('r1');
       const done = foldResource(queued, completed({ outcome: 'unchanged', latestRevisionId: 'r2' }));
-      expect(done).toMatchObject({ job: { id: 'j1', state: 'completed' }, health: { status: 'progressing', reason: 'RevisionBuilding', revisionId: 'r2' }, appliedFrom: { ...V2, appliedAt: AT } });
+      expect(done).toMatchObject({ job: { id: 'j1', state: 'completed' }, health: progressing });
+      expect(done.appliedFrom).toEqual({ ...V2, appliedAt: AT });
       // The same latest revision as the state shows: its health stays as it was.
-      expect(foldResource(queued, completed({ outcome: 'unchanged', latestRevisionId: 'r1' })).health).toEqual(queued.health);
+      const same = foldResource(queued, completed({ outcome: 'unchanged', latestRevisionId: 'r1' }));
+      expect(same.health).toEqual(queued.health);
     });
 
-    it('an applied record written after the state\'s write (its fold lost) is the later one', () => {
+    it('an applied record written after the state\'s write (its fold lost) is the later one; none read, none', () => {
       const written = foldResource(before(decided('noop')), wrote);
       const newer = { ...V1, appliedAt: '2026-01-01T00:02:00.000Z' };
       expect(foldResource(written, decision(decided('noop'), { appliedFrom: newer })).appliedFrom).toEqual(newer);

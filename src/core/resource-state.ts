@@ -208,12 +208,13 @@ function decided(previous: ResourceState | undefined, outcome: Outcome, context:
 }
 
 /**
- * The manifests of converge's last write, of the two a decision knows: the applied record it read, or the state's, which
- * a job's result folded after that read may have set (its write recorded after the read): the later write's. Both
- * times are the writing worker's clock (docs/daemon.md, "The event log"). None read: none (the record is gone); the same
- * manifests: the record's (its time is the write's, the state's that of the fold).
+ * The manifests of converge's last write, of the two a decision knows: the applied record it read, or the state's,
+ * which a job's result folded after that read may have set (its write recorded after the read): the later write's.
+ * Both times are the writing worker's clock (docs/daemon.md, "The event log"). None read: none (the record is gone);
+ * the same manifests: the record's (its time is the write's, the state's that of the fold).
  */
-function laterWrite(state: ResourceState['appliedFrom'], read: ResourceState['appliedFrom']): ResourceState['appliedFrom'] {
+type AppliedFrom = ResourceState['appliedFrom'];
+function laterWrite(state: AppliedFrom, read: AppliedFrom): AppliedFrom {
   if (!read || !state || (state.kind === read.kind && state.id === read.id)) return read;
   return Date.parse(state.appliedAt) > Date.parse(read.appliedAt) ? state : read;
 }
@@ -246,7 +247,8 @@ function healthAfterJob(state: ResourceState, result: SyncResult, unfollowed: bo
   // decision read the listing before an earlier job's write landed) is the one to follow now (the poll reads it).
   const latest = result.latestRevisionId;
   if (latest && state.health.revisionId && latest !== state.health.revisionId) {
-    return { status: 'progressing', reason: 'RevisionBuilding', message: `revision ${latest} is the latest; its status is read next`, revisionId: latest };
+    const message = `revision ${latest} is the latest; its status is read next`;
+    return { status: 'progressing', reason: 'RevisionBuilding', message, revisionId: latest };
   }
   return state.health;
 }
