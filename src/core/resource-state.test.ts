@@ -194,7 +194,7 @@ describe('foldResource: the state after each event', () => {
       expect(after.revisionDesired).toEqual({ revisionId: 'r2', desired: FP });
     });
 
-    it('folded before it: the decision keeps the later manifests; its job, sending nothing, follows the revision', () => {
+    it('folded before: the decision keeps the later manifests; its job, sending nothing, follows the revision', () => {
       const written = foldResource(before(decided('noop')), wrote);
       const queued = foldResource(written, decision(newLeader, { appliedFrom: OLD_RECORD }));
       expect(queued.appliedFrom).toEqual({ ...V2, appliedAt: AT });
