@@ -207,6 +207,17 @@ describe('foldResource: the state after each event', () => {
       expect(same.health).toEqual(queued.health);
     });
 
+    it('a result folded after a reading of its revision\'s end (a settled lost answer) leaves that reading', () => {
+      const read: HealthCondition = { ...HEALTHY, revisionId: 'r2' };
+      const synced = foldResource(before(decided('noop')), { type: 'revision', health: read });
+      expect(foldResource(synced, wrote).health).toEqual(read);
+      const failed = foldResource(synced, { type: 'revision', health: DEGRADED });
+      expect(foldResource(failed, wrote).health).toEqual(DEGRADED);
+      // Another revision than the one read: the job's starts, and is followed.
+      const other = foldResource(synced, { type: 'revision', health: { ...HEALTHY, revisionId: 'r1' } });
+      expect(foldResource(other, wrote).health).toMatchObject(progressing);
+    });
+
     it('an applied record written after the state\'s write (its fold lost) is the later one; none read, none', () => {
       const written = foldResource(before(decided('noop')), wrote);
       const newer = { ...V1, appliedAt: '2026-01-01T00:02:00.000Z' };

@@ -239,6 +239,10 @@ function conflicted(state: ResourceState, conflict: ConflictView): ResourceState
 function healthAfterJob(state: ResourceState, result: SyncResult, unfollowed: boolean): HealthCondition {
   if (result.new_revision) {
     const id = result.latestRevisionId ?? undefined;
+    // A result folded after a reading of that revision's end (a late one: a former leader's job, a settled lost
+    // answer): the reading stands.
+    const ended = state.health.status === 'healthy' || state.health.status === 'degraded';
+    if (id !== undefined && id === state.health.revisionId && ended) return state.health;
     const message = `${id ? `revision ${id}` : 'a new revision'} started${unfollowed ? ' (not waited for: --wait follows it)' : ''}`;
     return { status: 'progressing', reason: 'RevisionBuilding', message, ...(id ? { revisionId: id } : {}) };
   }
