@@ -19,6 +19,7 @@ export const SYNC_REASONS = [
   'WriteRefused',
   'NameTaken',
   'WaveHeld',
+  'WaveWaiting',
   'WindowHeld',
   'Conflict',
   'OutOfSync',
@@ -236,7 +237,7 @@ export function withWriteInFlight(decided: Outcome, write: WriteInFlight | undef
  * A decided outcome that a gate after the decision holds back (a wave, src/core/waves.ts; a change window,
  * src/daemon/cycle/window-gate.ts): nothing written, out of sync with the gate's reason and line, as decide() skips.
  */
-export function heldBack(decided: Outcome, reason: 'WaveHeld' | 'WindowHeld', message: string): Outcome {
+export function heldBack(decided: Outcome, reason: 'WaveHeld' | 'WaveWaiting' | 'WindowHeld', message: string): Outcome {
   return { ...decided, ...skip('out_of_sync', reason, message) };
 }
 
