@@ -1,9 +1,9 @@
 // `converge run` serves /healthz from the start (issue 50, item 1): the built CLI binds its status port before it loads the
 // daemon, answers /healthz 200 and /readyz 503 "starting" while it does, and the daemon's status server takes the same
 // socket over: never a refused connection, /healthz 200 before the first reconcile is done, /readyz 503 then 200.
-import { writeFile } from 'node:fs/promises';
+import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, type TestContext } from 'vitest';
 import { startEmulator } from '../../src/emulator/server.js';
 import { heldProxy } from '../helpers/held-proxy.js';
 import { dockerDeploymentYaml, freePort, killAllConverge, REDIS_URL, ROOT, spawnConverge, tempDir, until, writeFiles } from './helpers.js';
@@ -25,30 +25,36 @@ async function ask(url: string): Promise<{ status: number; body: string; retryAf
   }
 }
 
+/** `converge run` over one manifest, its service behind a proxy that holds the listing, its daemon's import held until `go` is written. */
+async function heldDaemon(t: TestContext, label: string) {
+  const emulator = await startEmulator({ buildMs: 0 });
+  atEnd(t, () => emulator.close());
+  const proxy = await heldProxy(emulator.url);
+  atEnd(t, () => proxy.close());
+  // The first reconcile cannot end before the test lets its listing through.
+  proxy.holdNext(isListing);
+  const dir = await tempDir(label);
+  atEnd(t, () => rm(dir, { recursive: true, force: true }));
+  await writeFiles(dir, { 'a.yaml': dockerDeploymentYaml(`${label}-a`, { maxScale: 1 }) });
+  const go = join(dir, 'load-the-daemon');
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const prefix = prefixOf(t, label);
+  const args = ['run', dir, '--api-url', proxy.url, '--redis-url', REDIS_URL, '--redis-prefix', prefix, '--http-host', '127.0.0.1', '--http-port', String(port), '--resync', '1h'];
+  // The daemon's modules are held at their import until the test writes `go`: the process sits between the two steps.
+  const daemon = spawnConverge(args, { NODE_OPTIONS: `--import ${HOLD}`, HOLD_IMPORT_MODULE: '/cli/commands/run-daemon.js', HOLD_IMPORT_UNTIL: go });
+  atEnd(t, () => daemon.kill('SIGKILL'));
+  // Polled from spawn: connection refused until the port is bound, then 200.
+  await until('/healthz 200 from the starting process', async () => {
+    const answer = await ask(`${url}/healthz`);
+    return 'status' in answer && answer.status === 200;
+  }, 60_000, 20);
+  return { daemon, proxy, port, url, load: () => writeFile(go, '') };
+}
+
 describe('converge run: /healthz from the start', () => {
   it('answers /healthz 200 while the daemon loads and before its first reconcile ends; /readyz 503, then 200', async (t) => {
-    const emulator = await startEmulator({ buildMs: 0 });
-    atEnd(t, () => emulator.close());
-    const proxy = await heldProxy(emulator.url);
-    atEnd(t, () => proxy.close());
-    // The first reconcile cannot end before the test lets its listing through.
-    proxy.holdNext(isListing);
-    const dir = await tempDir('startup-health');
-    await writeFiles(dir, { 'a.yaml': dockerDeploymentYaml('startup-health-a', { maxScale: 1 }) });
-    const go = join(dir, 'load-the-daemon');
-    const port = await freePort();
-    const url = `http://127.0.0.1:${port}`;
-    const prefix = prefixOf(t, 'startup-health');
-    const args = ['run', dir, '--api-url', proxy.url, '--redis-url', REDIS_URL, '--redis-prefix', prefix, '--http-host', '127.0.0.1', '--http-port', String(port), '--resync', '1h'];
-    // The daemon's modules are held at their import until the test writes `go`: the process sits between the two steps.
-    const daemon = spawnConverge(args, { NODE_OPTIONS: `--import ${HOLD}`, HOLD_IMPORT_MODULE: '/cli/commands/run-daemon.js', HOLD_IMPORT_UNTIL: go });
-    atEnd(t, () => daemon.kill('SIGKILL'));
-
-    // Polled from spawn: connection refused until the port is bound, then 200.
-    await until('/healthz 200 from the starting process', async () => {
-      const answer = await ask(`${url}/healthz`);
-      return 'status' in answer && answer.status === 200;
-    }, 60_000, 20);
+    const { daemon, proxy, port, url, load } = await heldDaemon(t, 'startup-health');
     // Every later poll is answered, through the take-over by the daemon's status server (same socket, never closed).
     const later: Array<Awaited<ReturnType<typeof ask>>> = [];
     let polling = true;
@@ -67,7 +73,7 @@ describe('converge run: /healthz from the start', () => {
     expect(JSON.parse((status as { body: string }).body).error).toMatch(/starting; retry/);
     expect(daemon.lines.some((l) => l.msg === 'status server listening')).toBe(false);
 
-    await writeFile(go, '');
+    await load();
     const listening = await daemon.waitForLine((l) => l.msg === 'status server listening', 60_000);
     expect(listening.port).toBe(port);
     await until('the first reconcile to ask for the listing', () => proxy.held().length === 1, 60_000, 20);
@@ -88,5 +94,17 @@ describe('converge run: /healthz from the start', () => {
     await poller;
     expect(later.length).toBeGreaterThan(0);
     expect(later.filter((answer) => !('status' in answer) || answer.status !== 200)).toEqual([]);
+  }, 120_000);
+
+  it('a SIGTERM while the daemon loads is held: the daemon stops as soon as it is up, and exits 0', async (t) => {
+    const { daemon, proxy, url, load } = await heldDaemon(t, 'startup-signal');
+    daemon.child.kill('SIGTERM');
+    // Held, not fatal: the process still answers after it, while its daemon's import waits.
+    expect(await ask(`${url}/healthz`)).toMatchObject({ status: 200 });
+    proxy.release();
+    await load();
+    await daemon.waitForLine((l) => l.msg === 'shutting down: no new reconciles or jobs' && l.reason === 'SIGTERM', 60_000);
+    expect(await daemon.exited).toEqual({ code: 0, signal: null });
+    expect(daemon.stderr()).toBe('');
   }, 120_000);
 });

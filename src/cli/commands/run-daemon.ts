@@ -10,11 +10,14 @@ import { notificationSender, receiverSecrets } from '../../notify/wiring.js';
 import { flushWithin, startTracing, type Tracing } from '../tracing.js';
 import type { CommandIo, ParsedArgs } from '../command.js';
 
+/** Hands the signals held so far to `handler` (in the order they came) and stops holding; later calls hand none. */
+export type SignalHandOver = (handler: (signal: NodeJS.Signals) => void) => void;
+
 /**
  * Runs the daemon of `converge run DIR` with its settings resolved and its status port bound (`listening`, which the
- * daemon's status server takes over); returns the exit code.
+ * daemon's status server takes over); `handOverSignals` gives it the signals that came before; returns the exit code.
  */
-export async function runDaemon(args: ParsedArgs, io: CommandIo, settings: ServiceSettings, listening: Server): Promise<number> {
+export async function runDaemon(args: ParsedArgs, io: CommandIo, settings: ServiceSettings, listening: Server, handOverSignals: SignalHandOver): Promise<number> {
   const dir = resolve(io.cwd, args.positionals[0]!);
   // Receivers are checked before anything starts: a missing environment variable is one line naming it.
   // A rollout_failed carries the failed revision's last build log lines, which the daemon reads (masked) once it runs.
@@ -39,6 +42,8 @@ export async function runDaemon(args: ParsedArgs, io: CommandIo, settings: Servi
   };
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
+  // Those that came while the daemon's modules loaded (run-run.ts held them) count as if they came now.
+  handOverSignals(onSignal);
   let daemon;
   let tracing: Tracing | undefined;
   try {
