@@ -1,7 +1,7 @@
 // `converge run` serves /healthz from the start (issue 50, item 1): the built CLI binds its status port before it loads the
 // daemon, answers /healthz 200 and /readyz 503 "starting" while it does, and the daemon's status server takes the same
 // socket over: never a refused connection, /healthz 200 before the first reconcile is done, /readyz 503 then 200.
-import { rm, writeFile } from 'node:fs/promises';
+import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it, type TestContext } from 'vitest';
 import { startEmulator } from '../../src/emulator/server.js';
@@ -12,6 +12,9 @@ import { atEnd, prefixOf } from './scoped.js';
 afterAll(killAllConverge);
 
 const HOLD = join(ROOT, 'test', 'helpers', 'hold-import.mjs');
+const IMPORT_LOG = join(ROOT, 'test', 'helpers', 'import-log.mjs');
+/** What only the daemon itself needs: none of it is loaded before the status port answers. */
+const HEAVY = ['bullmq', 'ioredis', 'undici', 'prom-client', 'pino', 'chokidar', '@opentelemetry', '@modelcontextprotocol'];
 /** The listing of every deployment (the first reconcile's read of the service), not a read by id. */
 const isListing = (method: string, path: string): boolean => method === 'GET' && /^\/v2\/deployments(\?|$)/.test(path);
 
@@ -42,19 +45,26 @@ async function heldDaemon(t: TestContext, label: string) {
   const prefix = prefixOf(t, label);
   const args = ['run', dir, '--api-url', proxy.url, '--redis-url', REDIS_URL, '--redis-prefix', prefix, '--http-host', '127.0.0.1', '--http-port', String(port), '--resync', '1h'];
   // The daemon's modules are held at their import until the test writes `go`: the process sits between the two steps.
-  const daemon = spawnConverge(args, { NODE_OPTIONS: `--import ${HOLD}`, HOLD_IMPORT_MODULE: '/cli/commands/run-daemon.js', HOLD_IMPORT_UNTIL: go });
+  const imports = join(dir, 'imports.log');
+  const env = { NODE_OPTIONS: `--import ${HOLD} --import ${IMPORT_LOG}`, IMPORT_LOG: imports, HOLD_IMPORT_MODULE: '/cli/commands/run-daemon.js', HOLD_IMPORT_UNTIL: go };
+  const daemon = spawnConverge(args, env);
   atEnd(t, () => daemon.kill('SIGKILL'));
   // Polled from spawn: connection refused until the port is bound, then 200.
   await until('/healthz 200 from the starting process', async () => {
     const answer = await ask(`${url}/healthz`);
     return 'status' in answer && answer.status === 200;
   }, 60_000, 20);
-  return { daemon, proxy, port, url, load: () => writeFile(go, '') };
+  const loaded = async (): Promise<string[]> => (await readFile(imports, 'utf8')).split('\n').filter(Boolean);
+  return { daemon, proxy, port, url, loaded, load: () => writeFile(go, '') };
 }
 
 describe('converge run: /healthz from the start', () => {
   it('answers /healthz 200 while the daemon loads and before its first reconcile ends; /readyz 503, then 200', async (t) => {
-    const { daemon, proxy, port, url, load } = await heldDaemon(t, 'startup-health');
+    const { daemon, proxy, port, url, loaded, load } = await heldDaemon(t, 'startup-health');
+    // What answers now is the command's own light part: no queue, Redis, HTTP client, logger, watcher or tracing yet.
+    const packages = (await loaded()).flatMap((u) => /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(u)?.[1] ?? []);
+    expect(packages.filter((p) => HEAVY.some((h) => p.startsWith(h)))).toEqual([]);
+    expect(packages).toContain('zod');
     // Every later poll is answered, through the take-over by the daemon's status server (same socket, never closed).
     const later: Array<Awaited<ReturnType<typeof ask>>> = [];
     let polling = true;
