@@ -1,12 +1,12 @@
 // The daemon's status server (node:http): the status page at /, /healthz, /readyz, /metrics, /status (with an ETag), GET /applied-state behind a read-only token, and POST /reconcile and /webhook behind a token. Serves no secret.
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { ConvergeError } from '../../core/errors.js';
 import { appliedStateRoute, type AppliedStateReader } from './applied-state-route.js';
 import { bearerMatches } from './bearer.js';
 import { STATE_TOKEN_ENV } from '../../store/applied-state-document.js';
 import { historyRoute, type HistoryReader } from './history-route.js';
+import { listenStatusPort, takeOverStatusPort } from './status-port.js';
 import { send, sendJson, sendTagged, servePage } from './status-page/serve.js';
 import { parseStatusQuery, RowSequence, statusAnswer, type ViewRow } from './status-view.js';
 import { WEBHOOK_TOKEN_ENV } from './webhook-token.js';
@@ -54,6 +54,8 @@ export interface StatusServerOptions {
   host: string;
   /** 0 picks a free port (see `port` of the result). */
   port: number;
+  /** The status port bound already (src/daemon/server/status-port.ts): taken over, not bound again. */
+  listening?: Server | undefined;
   handlers: StatusHandlers;
   /** Called when a handler throws (the client gets a 500 without the error's text). */
   onError?: (error: unknown, path: string) => void;
@@ -274,28 +276,17 @@ async function route(req: IncomingMessage, res: ServerResponse, handlers: Status
   }
 }
 
-/** Starts the status server; resolves once it listens. A port in use is one clear error. */
+/** Starts the status server on `options.listening` (taken over) or a port of its own; resolves once it listens. */
 export async function startStatusServer(options: StatusServerOptions): Promise<StatusServer> {
   // One change sequence per server: its epoch makes a token of an earlier run a full answer, never a wrong delta.
   const sequence = new RowSequence(randomBytes(6).toString('base64url'));
-  const server: Server = createServer((req, res) => {
+  // A port in use is one clear error (src/daemon/server/status-port.ts).
+  const server: Server = options.listening ?? (await listenStatusPort(options.host, options.port));
+  takeOverStatusPort(server, (req, res) => {
     route(req, res, options.handlers, sequence, options.webhookToken, options.stateToken).catch((error: unknown) => {
       options.onError?.(error, req.url ?? '/');
       if (!res.headersSent) sendJson(res, 500, { error: 'internal error; see the daemon log' }, false);
       else res.destroy();
-    });
-  });
-  server.keepAliveTimeout = 5_000;
-  server.requestTimeout = 10_000;
-  await new Promise<void>((resolve, reject) => {
-    const onError = (error: NodeJS.ErrnoException): void => {
-      const why = error.code === 'EADDRINUSE' ? 'the port is in use' : error.code === 'EACCES' ? 'permission denied' : error.code ?? error.message;
-      reject(new ConvergeError('E_HTTP_LISTEN', `status server cannot listen on ${options.host}:${options.port} (${why}); set --http-port or --http-host`, { cause: error }));
-    };
-    server.once('error', onError);
-    server.listen(options.port, options.host, () => {
-      server.off('error', onError);
-      resolve();
     });
   });
   const address = server.address() as AddressInfo;
