@@ -22,7 +22,7 @@ import type { Gathered } from '../../observe/gather.js';
 import { recordDeclarations } from '../../observe/corridor.js';
 import { commandCorridor } from '../cli-corridor.js';
 import type { CommandIo, ParsedArgs } from '../command.js';
-import { LOG_LEVELS, resolveSettings } from '../settings.js';
+import { resolveSettings } from '../settings.js';
 import { EMBEDDED, EMBEDDED_BANNER, openTarget, requireApiUrl, retryLine, type ServiceSettings } from '../target.js';
 import { progressLine, type Progress } from '../tty.js';
 import { shownFrom, shownPlace, shownPlan } from '../paths.js';
@@ -32,12 +32,11 @@ import { targetsOf } from '../partial-plan.js';
 import { isWaved, waveSteps } from '../../apply/waves.js';
 import { applyWaved } from '../apply-waves.js';
 import { applyWindow, markOverridden, WINDOW_HELD_EXIT } from '../apply-window.js';
+import { catchInterrupt } from '../apply-interrupt.js';
+import { behindReporter, lineLogger } from '../apply-stderr.js';
 
 /** apply without --wait on a change in several waves: the first wave written, the others waiting (docs/rollouts.md). */
 const WAVES_WAITING_EXIT = 3;
-
-/** Log levels, least severe first (the order of the log_level setting's choices). */
-const LEVELS: readonly string[] = LOG_LEVELS;
 
 /** Runs `converge apply DIR [--wait]`; returns the exit code. */
 export async function runApplyCommand(args: ParsedArgs, io: CommandIo, usage: string): Promise<number> {
@@ -251,76 +250,3 @@ function firstWaveDone(applied: readonly ResourceResult[], result: Plan): boolea
 
 /** After an interrupt, how long the process may take to close its connections before it exits anyway. */
 const INTERRUPTED_EXIT_MS = 1_000;
-
-/** Seconds, rounded up, for a countdown. */
-function seconds(ms: number): string {
-  return `${Math.ceil(ms / 1000)}s`;
-}
-
-/** "Deployment/a (lock expires in 23s)": one resource waiting behind another run's job. */
-function countdown(w: { key: string; lockTtlMs: number | undefined }): string {
-  return w.lockTtlMs === undefined ? `${w.key} (its job is queued again)` : `${w.key} (lock expires within ${seconds(w.lockTtlMs)})`;
-}
-
-/** Resources waiting behind jobs of an earlier run: each named once on stderr, then a countdown on the progress line. */
-function behindReporter(io: CommandIo, progress: Progress): NonNullable<Parameters<typeof runApply>[0]['onWaitingBehind']> {
-  let reported = false;
-  return (waiting) => {
-    if (!reported) {
-      reported = true;
-      for (const w of waiting) progress.write(io.stderr, `converge apply: ${behindLine(w)}\n`);
-    }
-    progress.show(`waiting for ${waiting.length} resource${waiting.length === 1 ? '' : 's'} held by jobs of an earlier run: ${waiting.map(countdown).join(', ')}`);
-  };
-}
-
-/** The first report of a resource waiting behind a job that is not ours. */
-function behindLine(w: { key: string; behind: string; lockTtlMs: number | undefined }): string {
-  const lock = w.lockTtlMs === undefined ? 'it holds no lock and runs next' : `its lock expires within ${seconds(w.lockTtlMs)}, then it runs again with the newest desired state`;
-  return `${w.key} waits for job ${w.behind} of an earlier run (interrupted, or running in another process): ${lock}`;
-}
-
-/**
- * SIGINT and SIGTERM while jobs run: the first stops the apply in order (nothing more enqueued, jobs in flight
- * finish or are handed back, nothing left locked); a second exits at once.
- */
-function catchInterrupt(io: CommandIo, progress: Progress): { signal: AbortSignal; readonly reason: NodeJS.Signals | undefined; release(): void } {
-  const controller = new AbortController();
-  let reason: NodeJS.Signals | undefined;
-  const onSignal = (signal: NodeJS.Signals): void => {
-    if (reason) {
-      progress.write(io.stderr, `converge apply: second ${signal}: exiting at once; jobs in flight stay locked until their lock expires (about 30s)\n`);
-      process.exit(1);
-    }
-    reason = signal;
-    progress.write(io.stderr, `converge apply: ${signal}: stopping: nothing more is enqueued; jobs in flight get 5s to finish, then are handed back (${signal} again exits at once)\n`);
-    controller.abort();
-  };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
-  return {
-    signal: controller.signal,
-    get reason() {
-      return reason;
-    },
-    release() {
-      process.off('SIGINT', onSignal);
-      process.off('SIGTERM', onSignal);
-    },
-  };
-}
-
-/** Worker log lines on stderr at or above the log level; they carry keys and service messages, never secret values. */
-function lineLogger(io: CommandIo, level: string, progress: Progress): QueueLogger {
-  const threshold = LEVELS.indexOf(level);
-  const emit = (name: string) => (obj: object, msg: string) => {
-    if (LEVELS.indexOf(name) < threshold) return;
-    const fields = Object.entries(obj)
-      .filter(([, v]) => v !== undefined)
-      .map(([k, v]) => `${k}=${typeof v === 'string' ? JSON.stringify(v) : String(v)}`)
-      .join(' ');
-    progress.write(io.stderr, `converge apply: ${name}: ${msg}${fields ? ` ${fields}` : ''}\n`);
-  };
-  return { debug: emit('debug'), info: emit('info'), warn: emit('warn'), error: emit('error') };
-}
-
