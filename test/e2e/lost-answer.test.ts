@@ -7,9 +7,9 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/server.js';
 import { pendingKey } from '../../src/store/applied-state.js';
 import { heldProxy } from '../helpers/held-proxy.js';
-import { rawRedis } from '../helpers/redis.js';
+import { rawRedis, REDIS_URL } from '../helpers/redis.js';
 import { atomicSave } from './daemon-helpers.js';
-import { dockerDeploymentYaml, killAllConverge, liveMaxScale, tempDir, until, writeFiles, type DaemonHandle } from './helpers.js';
+import { dockerDeploymentYaml, killAllConverge, liveMaxScale, spawnConverge, tempDir, until, writeFiles, type DaemonHandle } from './helpers.js';
 import { atEnd, daemonOf, prefixOf } from './scoped.js';
 
 afterAll(async () => {
@@ -135,5 +135,46 @@ describe('a write whose answer was lost with its leader', () => {
     // Nothing but reads after the kill: the writes the service took are not sent again.
     expect(nonGets(e)).toEqual(writesAtKill);
     expect(e.store.allDeployments().find((d) => d.name === 'lost-image')?.revisions.length).toBe(2);
+  }, 240_000);
+
+  it('converge apply killed after the service took its PATCH: the daemon settles it the same way, recorded once, nothing sent', async (t) => {
+    const e = await startEmulator({
+      buildMs: 0,
+      seed: { deployments: [{ name: 'lost-apply', source: 'external_docker', source_config: { resource_spec: { max_scale: 2 } }, source_revision_config: { image_uri: 'docker.io/acme/lost-apply:1' } }] },
+    });
+    atEnd(t, () => e.close());
+    const proxy = await heldProxy(e.url);
+    atEnd(t, () => proxy.close());
+    const redis = rawRedis();
+    atEnd(t, () => redis.quit());
+    const dir = await tempDir('lost-apply');
+    atEnd(t, () => rm(dir, { recursive: true, force: true }));
+    await writeFiles(dir, { 'apply.yaml': dockerDeploymentYaml('lost-apply', { maxScale: 2, image: 'docker.io/acme/lost-apply:2' }) });
+    const p = prefixOf(t, 'lost-apply');
+
+    proxy.holdAnswersOf((method) => method === 'PATCH');
+    const apply = spawnConverge(['apply', dir, '--api-url', proxy.url, '--redis-url', REDIS_URL, '--redis-prefix', p, '--request-timeout', '10m']);
+    atEnd(t, () => apply.kill('SIGKILL'));
+    await until('the PATCH taken by the service, its answer held', () => proxy.answersHeld().some((a) => a.endsWith(' 200')), 60_000, 20);
+    expect(e.store.allDeployments()[0]?.source_revision_config.image_uri).toBe('docker.io/acme/lost-apply:2');
+    expect(await redis.hlen(pendingKey(p))).toBe(1);
+    await apply.kill('SIGKILL');
+    const writesAtKill = nonGets(e);
+    proxy.release();
+
+    // The daemon finds the service as the manifest says and enqueues nothing; apply's job comes back once its lock
+    // lapsed (30 s, apply's job lock) and the daemon's worker settles its write from what the service reports.
+    const daemon = await daemonOf(t, dir, ['--api-url', proxy.url, '--redis-prefix', p, '--resync', '1h', '--job-lock', '2s', '--log-level', 'info']);
+    await until('the lost write settled: no pending write left', async () => (await redis.hlen(pendingKey(p))) === 0, 90_000, 200).catch(explained(daemon));
+    const version = await until('/status names the manifests the service runs', async () => {
+      const [row] = await rows(daemon);
+      const id = await manifestVersion(daemon);
+      return row?.appliedFrom?.id !== undefined && row.appliedFrom.id === id ? id : undefined;
+    }, 30_000, 100).catch(explained(daemon));
+    expect(version).toBeDefined();
+    const done = (await history(daemon, 'Deployment/lost-apply')).filter((x) => x.type === 'write_done');
+    expect(done.map((x) => x.reason), JSON.stringify(done)).toEqual(['updated']);
+    expect(done[0]!.message).toContain('the answer to an earlier attempt was lost; live state shows its write landed');
+    expect(nonGets(e)).toEqual(writesAtKill);
   }, 240_000);
 });
