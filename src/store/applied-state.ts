@@ -112,13 +112,20 @@ export interface WriteStamp {
  * keep their hash), or replacing them when the write carried the complete set; its field hashes merged by path; the
  * definition hash replaced when given; the stamp's fingerprint and manifest version replacing the recorded ones.
  */
-function recordOf(written: WrittenState, previous: AppliedRecord | undefined, at: Date, stamp: WriteStamp | undefined): AppliedRecord {
+function recordOf(
+  written: WrittenState,
+  previous: AppliedRecord | undefined,
+  at: Date,
+  stamp: WriteStamp | undefined,
+): AppliedRecord {
   const record: AppliedRecord = {
     secrets: written.replaceSecrets ? { ...written.secrets } : { ...(previous?.secrets ?? {}), ...written.secrets },
     appliedAt: at.toISOString(),
   };
   // sources follow the hashes: replaced with a complete set (none known: none kept), else merged by name
-  const sources = written.replaceSecrets ? { ...(written.secretSources ?? {}) } : { ...(previous?.secretSources ?? {}), ...(written.secretSources ?? {}) };
+  const sources = written.replaceSecrets
+    ? { ...(written.secretSources ?? {}) }
+    : { ...(previous?.secretSources ?? {}), ...(written.secretSources ?? {}) };
   if (Object.keys(sources).length > 0) record.secretSources = sources;
   const definitionHash = written.definitionHash ?? previous?.definitionHash;
   if (definitionHash !== undefined) record.definitionHash = definitionHash;
@@ -297,7 +304,14 @@ export class AppliedStateStore {
    * resource's pending write (the same job and send time): a newer job's pending write is never settled in its stead.
    * Undefined, nothing written, when it is not (or the pending write names no job).
    */
-  async recordSettled(resourceKey: string, pending: PendingWrite, written: WrittenState, at: Date, known: AppliedRecord | null, stamp?: WriteStamp): Promise<AppliedRecord | undefined> {
+  async recordSettled(
+    resourceKey: string,
+    pending: PendingWrite,
+    written: WrittenState,
+    at: Date,
+    known: AppliedRecord | null,
+    stamp?: WriteStamp,
+  ): Promise<AppliedRecord | undefined> {
     const valid = recordOf(written, known ?? undefined, at, stamp);
     return (await this.settle(resourceKey, pending, JSON.stringify(valid))) ? valid : undefined;
   }
@@ -309,7 +323,9 @@ export class AppliedStateStore {
 
   private async settle(resourceKey: string, pending: PendingWrite, record: string): Promise<boolean> {
     if (pending.jobId === undefined) return false;
-    return (await this.redis.convergeSettlePending(this.key, this.pending, resourceKey, record, pending.jobId, pending.sentAt)) === 1;
+    const { jobId, sentAt } = pending;
+    const answer = await this.redis.convergeSettlePending(this.key, this.pending, resourceKey, record, jobId, sentAt);
+    return answer === 1;
   }
 
   /** The applied record and the pending write of one resource, in one command. */

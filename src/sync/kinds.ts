@@ -31,7 +31,13 @@ export interface KindSyncSteps<R extends DesiredResource = DesiredResource> {
    * landed, it is recorded and the job's result returned; not landed, the pending write is removed. Never writes to the
    * service. Absent: the kind's lost writes are settled only by its next sync.
    */
-  settleLost?(key: string, name: string, jobId: string, ports: LostWritePorts, liveId?: string): Promise<LostWriteSettle>;
+  settleLost?(
+    key: string,
+    name: string,
+    jobId: string,
+    ports: LostWritePorts,
+    liveId?: string,
+  ): Promise<LostWriteSettle>;
 }
 
 /** What a settle that only reads reaches: the service's reads, the applied state's compare-and-settle, the clock. */

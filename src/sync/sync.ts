@@ -1,6 +1,15 @@
 // One resource, level-triggered: its desired state from the job, its I/O wired to the service and the applied state, its kind's sync.
 import { JobInputError } from '../core/errors.js';
-import { type AppliedStatePort, type Deletion, type DesiredSecrets, type JobWrite, type LostWritePort, type ServicePort, type SyncPorts, type SyncResult } from '../core/kinds/index.js';
+import {
+  type AppliedStatePort,
+  type Deletion,
+  type DesiredSecrets,
+  type JobWrite,
+  type LostWritePort,
+  type ServicePort,
+  type SyncPorts,
+  type SyncResult,
+} from '../core/kinds/index.js';
 import type { DeploymentResource, DesiredResource, ResourceKind } from '../core/model.js';
 import { applyRepositoryResolution } from '../core/repositories.js';
 import { resolveRepositories, type RepositorySource } from '../service/repositories.js';
@@ -75,7 +84,9 @@ export async function settleLostWrite(
 ): Promise<LostWriteSettle> {
   const steps = syncStepsOf(resource.kind);
   if (!steps.settleLost) return undefined;
-  return steps.settleLost(resource.key, resource.name, jobId, { service: context.service, appliedState: context.appliedState, now: context.now ?? (() => new Date()) }, liveId);
+  const now = context.now ?? (() => new Date());
+  const ports = { service: context.service, appliedState: context.appliedState, now };
+  return steps.settleLost(resource.key, resource.name, jobId, ports, liveId);
 }
 
 function portsOf(context: SyncContext): SyncPorts {

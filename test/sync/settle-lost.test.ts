@@ -1,4 +1,4 @@
-// The settle of a job's own lost write, reading only: landed writes are recorded from live state, a newer job's pending write is left alone, nothing but GETs reach the service.
+// A job's own lost write settled by reading only: recorded from live state, a newer job's write left alone.
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Redis } from 'ioredis';
 import { fieldHash } from '../../src/core/kinds/deployment/three-way.js';
@@ -17,7 +17,7 @@ const IMAGE = 'source_revision_config.image_uri';
 const MAX_SCALE = 'source_config.resource_spec.max_scale';
 const VERSION = { kind: 'content' as const, id: 'abcdef012345', readAt: '2026-01-01T00:00:00.000Z' };
 
-describe('settleLostWrite (a former leader\'s job, dropped, settles its own lost write)', () => {
+describe("settleLostWrite (a former leader's job, dropped, settles its own lost write)", () => {
   const cleanups: Array<() => Promise<unknown>> = [];
   afterEach(async () => {
     for (const c of cleanups.splice(0).reverse()) await c();
@@ -26,16 +26,35 @@ describe('settleLostWrite (a former leader\'s job, dropped, settles its own lost
   async function setup() {
     const emulator: RunningEmulator = await startEmulator({
       buildMs: 0,
-      seed: { deployments: [{ name: 'api', source: 'external_docker', source_config: { resource_spec: { max_scale: 1 } }, source_revision_config: { image_uri: 'docker.io/acme/api:1' } }] },
+      seed: {
+        deployments: [
+          {
+            name: 'api',
+            source: 'external_docker',
+            source_config: { resource_spec: { max_scale: 1 } },
+            source_revision_config: { image_uri: 'docker.io/acme/api:1' },
+          },
+        ],
+      },
     });
     const redis: Redis = rawRedis();
     const prefix = testPrefix('settle-lost');
-    cleanups.push(() => emulator.close(), async () => redis.disconnect(), () => dropPrefix(prefix));
+    cleanups.push(
+      () => emulator.close(),
+      async () => redis.disconnect(),
+      () => dropPrefix(prefix),
+    );
     const store = new AppliedStateStore(redis, prefix);
     const client = new ServiceClient({ baseUrl: emulator.url });
     const live = emulator.store.allDeployments()[0] as unknown as LiveDeployment;
     const job = (jobId: string) => new JobAppliedState(store, { ...data('api', 1), manifestVersion: VERSION }, jobId);
-    const settle = (jobId: string) => settleLostWrite({ kind: 'Deployment', name: 'api', key: KEY }, jobId, { service: client, appliedState: job(jobId) }, live.id);
+    const settle = (jobId: string) =>
+      settleLostWrite(
+        { kind: 'Deployment', name: 'api', key: KEY },
+        jobId,
+        { service: client, appliedState: job(jobId) },
+        live.id,
+      );
     const nonGets = () => emulator.requestLog.filter((e) => e.method !== 'GET');
     return { emulator, store, client, live, job, settle, nonGets };
   }
@@ -43,10 +62,17 @@ describe('settleLostWrite (a former leader\'s job, dropped, settles its own lost
   /** The pending write of a PATCH as the job's sync marks it. */
   function patchPending(fields: Record<string, unknown>, live: LiveDeployment, startsRevision: boolean): PendingWrite {
     const hashes = Object.fromEntries(Object.entries(fields).map(([path, value]) => [path, fieldHash(value)]));
-    return { op: 'patch', secrets: {}, fields: hashes, sentAt: new Date().toISOString(), revisionBefore: live.latest_revision_id ?? null, startsRevision };
+    return {
+      op: 'patch',
+      secrets: {},
+      fields: hashes,
+      sentAt: new Date().toISOString(),
+      revisionBefore: live.latest_revision_id ?? null,
+      startsRevision,
+    };
   }
 
-  it('a PATCH that started a revision and whose answer was lost is recorded once, from live state, with only GETs sent', async () => {
+  it('a PATCH that started a revision, its answer lost, is recorded once from live state; only GETs sent', async () => {
     const { emulator, store, client, live, job, settle, nonGets } = await setup();
     await job('7').setPending(KEY, patchPending({ [IMAGE]: 'docker.io/acme/api:2' }, live, true));
     expect((await store.getPending(KEY))?.jobId).toBe('7');
@@ -58,7 +84,10 @@ describe('settleLostWrite (a former leader\'s job, dropped, settles its own lost
     const after = await store.read(KEY);
     expect(after.pending).toBeUndefined();
     expect(after.applied?.manifestVersion).toEqual(VERSION);
-    expect(after.applied?.fields?.[IMAGE]).toEqual({ sent: fieldHash('docker.io/acme/api:2'), answered: fieldHash('docker.io/acme/api:2') });
+    expect(after.applied?.fields?.[IMAGE]).toEqual({
+      sent: fieldHash('docker.io/acme/api:2'),
+      answered: fieldHash('docker.io/acme/api:2'),
+    });
     // a second settle of the same job finds nothing of its own left: nothing recorded twice
     expect(await settle('7')).toBeUndefined();
     expect(nonGets()).toEqual([]);

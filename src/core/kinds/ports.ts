@@ -96,7 +96,13 @@ export interface AppliedStatePort {
 export interface LostWritePort {
   read: AppliedStatePort['read'];
   /** recordWrite, while `pending` is still the resource's pending write; undefined (nothing written) when it is not. */
-  recordSettled(resourceKey: string, pending: PendingWrite, written: WrittenState, at: Date, known: AppliedRecord | null): Promise<AppliedRecord | undefined>;
+  recordSettled(
+    resourceKey: string,
+    pending: PendingWrite,
+    written: WrittenState,
+    at: Date,
+    known: AppliedRecord | null,
+  ): Promise<AppliedRecord | undefined>;
   /** Removes the pending write while it is still `pending` (a write that did not land); false when it is not. */
   clearSettled(resourceKey: string, pending: PendingWrite): Promise<boolean>;
 }

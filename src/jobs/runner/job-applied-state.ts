@@ -1,4 +1,4 @@
-// One job's view of the applied-state store: its writes stamped with where their desired state came from and its pending writes with its id; its first read kept.
+// One job's view of the applied-state store: its writes stamped with their source, its pending writes with its id.
 import type { AppliedStatePort, LostWritePort, PendingWrite, WrittenState } from '../../core/kinds/index.js';
 import type { AppliedRecord } from '../../core/model.js';
 import type { AppliedStateStore, WriteStamp } from '../../store/applied-state.js';
@@ -48,7 +48,13 @@ export class JobAppliedState implements AppliedStatePort, LostWritePort {
     return this.store.recordWrite(key, written, at, known, this.stamp);
   }
 
-  recordSettled(key: string, pending: PendingWrite, written: WrittenState, at: Date, known: AppliedRecord | null): Promise<AppliedRecord | undefined> {
+  recordSettled(
+    key: string,
+    pending: PendingWrite,
+    written: WrittenState,
+    at: Date,
+    known: AppliedRecord | null,
+  ): Promise<AppliedRecord | undefined> {
     return this.store.recordSettled(key, pending, written, at, known, this.stamp);
   }
 

@@ -236,20 +236,28 @@ export function createProcessor(ctx: ProcessorContext) {
  * shows it landed, that is the job's result, recorded and folded like any (write_done, appliedFrom); nothing is sent.
  * A read that fails is retried with the job (its next attempt is stale again and settles again).
  */
-async function dropStale(ctx: ProcessorContext, job: Job, data: ReconcileJobData, stale: StaleJob): Promise<ReconcileJobResult> {
+async function dropStale(
+  ctx: ProcessorContext,
+  job: Job,
+  data: ReconcileJobData,
+  stale: StaleJob,
+): Promise<ReconcileJobResult> {
   const about = { key: data.key, jobId: job.id, seq: data.seq, fence: data.fence };
   if (stale.code === 'former_leader' && job.id !== undefined && data.resource && data.write) {
     const resource = { kind: data.resource.kind, name: data.resource.name, key: data.key };
     const appliedState = new JobAppliedState(ctx.store, data, job.id);
-    const settled = await settleLostWrite(resource, job.id, { service: ctx.client, appliedState }, data.deploymentId).catch((error: unknown) => {
+    const ports = { service: ctx.client, appliedState };
+    const settled = await settleLostWrite(resource, job.id, ports, data.deploymentId).catch((error: unknown) => {
       const message = `could not settle its earlier attempt's write: ${(error as Error).message.split('\n')[0]}`;
       ctx.log.info({ ...about, attempt: job.attemptsMade + 1, error: message }, 'job attempt failed; will retry');
       throw new RetryableJobError(message);
     });
-    if (settled?.landed) {
-      ctx.log.info({ ...about, outcome: settled.landed.outcome, new_revision: settled.landed.new_revision }, `job not run: ${stale.message}; ${settled.landed.message}: recorded from what the service reports`);
-      await foldJob(ctx, data, job.id, { answer: settled.landed });
-      return settled.landed;
+    const landed = settled?.landed;
+    if (landed) {
+      const said = `job not run: ${stale.message}; ${landed.message}: recorded from what the service reports`;
+      ctx.log.info({ ...about, outcome: landed.outcome, new_revision: landed.new_revision }, said);
+      await foldJob(ctx, data, job.id, { answer: landed });
+      return landed;
     }
   }
   ctx.log.info(about, `job not run: ${stale.message}`);

@@ -28,7 +28,11 @@ const data = {
  * A processor's context whose service must not be called, and whose applied state answers only `read` (with `pending`
  * as the resource's pending write): a former leader's job asks it whether a write of its own is still pending.
  */
-function context(stale: StaleJob | undefined, lines: Array<{ fields: object; msg: string }>, pending?: PendingWrite): ProcessorContext {
+function context(
+  stale: StaleJob | undefined,
+  lines: Array<{ fields: object; msg: string }>,
+  pending?: PendingWrite,
+): ProcessorContext {
   const untouchable = new Proxy({}, { get: (_, name) => { throw new Error(`${String(name)} must not be called for a stale job`); } });
   const readOnly = new Proxy({ read: async () => ({ applied: undefined, pending }) }, {
     get: (target, name) => {
@@ -67,10 +71,12 @@ describe('createProcessor: stale jobs', () => {
 
   it("a former leader's job sends nothing when the resource's pending write is another job's", async () => {
     const lines: Array<{ fields: object; msg: string }> = [];
-    const another: PendingWrite = { op: 'patch', secrets: {}, sentAt: '2026-01-01T00:00:00.000Z', startsRevision: true, revisionBefore: null, jobId: 'j2' };
-    const process = createProcessor(context({ code: 'former_leader', message: 'enqueued by a former leader (fencing token 3, current 4); dropped, nothing sent' }, lines, another));
+    const sentAt = '2026-01-01T00:00:00.000Z';
+    const another: PendingWrite = { op: 'patch', secrets: {}, sentAt, startsRevision: true, jobId: 'j2' };
+    const dropped = 'enqueued by a former leader (fencing token 3, current 4); dropped, nothing sent';
+    const process = createProcessor(context({ code: 'former_leader', message: dropped }, lines, another));
     const result = await process({ id: 'j1', data, attemptsMade: 0 } as unknown as Job);
     expect(result).toMatchObject({ outcome: 'unchanged', notRun: 'former_leader' });
-    expect(lines.map((l) => l.msg)).toEqual(['job not run: enqueued by a former leader (fencing token 3, current 4); dropped, nothing sent']);
+    expect(lines.map((l) => l.msg)).toEqual([`job not run: ${dropped}`]);
   });
 });

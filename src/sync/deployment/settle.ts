@@ -1,4 +1,4 @@
-// A Deployment's write whose answer was lost with the job that sent it: whether live state shows it landed, and its settle by reading only.
+// A Deployment's write whose answer was lost with its job: whether live state shows it landed; its settle by reads.
 import type { LostWritePort, PendingWrite, ServicePort, SyncResult, WrittenState } from '../../core/kinds/ports.js';
 import type { AppliedRecord, LiveDeployment, Ownership } from '../../core/model.js';
 import { answeredFieldHashes, fieldHash, valueAt } from '../../core/kinds/deployment/three-way.js';
@@ -34,8 +34,16 @@ function fieldsLanded(pending: PendingWrite, live: LiveDeployment): boolean {
  * What to record of a write whose answer was lost: the secret hashes it sent and, for each declared field it sent, the
  * hash sent and the hash of live state there (which stands in for the answer), and the ownership it took.
  */
-export function lostWriteRecord(pending: PendingWrite, live: LiveDeployment, ownership: Ownership | undefined): WrittenState {
-  const written: WrittenState = { secrets: pending.secrets, replaceSecrets: Object.keys(pending.secrets).length > 0, fields: answeredFieldHashes(pending.fields ?? {}, live) };
+export function lostWriteRecord(
+  pending: PendingWrite,
+  live: LiveDeployment,
+  ownership: Ownership | undefined,
+): WrittenState {
+  const written: WrittenState = {
+    secrets: pending.secrets,
+    replaceSecrets: Object.keys(pending.secrets).length > 0,
+    fields: answeredFieldHashes(pending.fields ?? {}, live),
+  };
   if (ownership) written.ownership = ownership;
   return written;
 }
@@ -50,20 +58,28 @@ export function adoptedOwnership(applied: AppliedRecord | undefined, live: LiveD
 }
 
 /** The ownership a landed write records: `created` for a create, else as any write to `live` (adoptedOwnership). */
-export function landedOwnership(pending: PendingWrite, applied: AppliedRecord | undefined, live: LiveDeployment): Ownership | undefined {
+export function landedOwnership(
+  pending: PendingWrite,
+  applied: AppliedRecord | undefined,
+  live: LiveDeployment,
+): Ownership | undefined {
   return pending.op === 'create' ? { origin: 'created', id: live.id } : adoptedOwnership(applied, live);
 }
 
 /** The result of a job whose lost write landed: what it did, as its own answer would have said. */
 function landedResult(pending: PendingWrite, live: LiveDeployment): SyncResult {
   const created = pending.op === 'create';
-  const result: SyncResult = { outcome: created ? 'created' : 'updated', new_revision: created || pending.startsRevision === true, message: LOST_ANSWER };
+  const result: SyncResult = {
+    outcome: created ? 'created' : 'updated',
+    new_revision: created || pending.startsRevision === true,
+    message: LOST_ANSWER,
+  };
   result.deploymentId = live.id;
   result.latestRevisionId = live.latest_revision_id ?? null;
   return result;
 }
 
-/** What the settle of a job's own lost write found: it landed (recorded, with the job's result), did not, or none to settle. */
+/** What the settle of a job's own lost write found: landed (recorded; the job's result), not, or none to settle. */
 export type LostWriteSettle = { landed: SyncResult } | { landed: false } | undefined;
 
 /**
@@ -77,7 +93,11 @@ export async function settleLostDeploymentWrite(
   key: string,
   name: string,
   jobId: string,
-  ports: { service: Pick<ServicePort, 'readDeployment' | 'listDeploymentPages'>; appliedState: LostWritePort; now(): Date },
+  ports: {
+    service: Pick<ServicePort, 'readDeployment' | 'listDeploymentPages'>;
+    appliedState: LostWritePort;
+    now(): Date;
+  },
   liveId?: string,
 ): Promise<LostWriteSettle> {
   const { applied, pending } = await ports.appliedState.read(key);
