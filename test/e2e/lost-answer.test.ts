@@ -3,8 +3,10 @@
 // with no stale pending write and `/status` naming the input the service runs, sending nothing but reads.
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import { Queue } from 'bullmq';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/server.js';
+import { QUEUE_NAME } from '../../src/jobs/queue/jobs.js';
 import { pendingKey } from '../../src/store/applied-state.js';
 import { heldProxy } from '../helpers/held-proxy.js';
 import { rawRedis, REDIS_URL } from '../helpers/redis.js';
@@ -83,24 +85,11 @@ describe('a write whose answer was lost with its leader', () => {
       'scale.yaml': dockerDeploymentYaml('lost-scale', { maxScale: 2 }),
     });
     const p = prefixOf(t, 'lost-answer');
-    // --lease 2s and --job-lock 2s: the standby leads once the killed leader's key expired, and its worker takes the
-    // killed leader's jobs back once their locks lapsed. --resync 1h: nothing after the kill comes from a timer.
-    const common = [
-      '--redis-prefix',
-      p,
-      '--lease',
-      '2s',
-      '--job-lock',
-      '2s',
-      '--resync',
-      '1h',
-      '--debounce',
-      '50ms',
-      '--backoff',
-      '50ms',
-      '--log-level',
-      'info',
-    ];
+    // --lease 2s, --job-lock 20s: the standby leads once the killed leader's key expired (2 s), well before its worker
+    // takes the killed leader's jobs back (their locks lapse within 20 s), so it takes them as a former leader's: the
+    // test checks that order rather than trusting it. --resync 1h: nothing after the kill comes from a timer.
+    const common = ['--redis-prefix', p, '--lease', '2s', '--job-lock', '20s', '--resync', '1h'];
+    common.push('--debounce', '50ms', '--backoff', '50ms', '--log-level', 'info');
     // Both reach the service through the proxy (a prefix is claimed for one service URL); the leader waits for an
     // answer as long as it lives.
     const leader = await daemonOf(t, dir, ['--api-url', proxy.url, '--request-timeout', '10m', ...common]);
@@ -156,10 +145,14 @@ describe('a write whose answer was lost with its leader', () => {
     await until('the standby to lead', async () => (await lease())?.leading === true, 30_000, 50).catch(
       explained(standby),
     );
+    const queue = new Queue(QUEUE_NAME, { connection: { url: REDIS_URL }, prefix: p });
+    atEnd(t, () => queue.close());
+    // The killed leader's two jobs are still active under its lapsing locks: the standby's worker takes them only now.
+    expect((await queue.getJobCounts('active')).active).toBe(2);
     await until(
       'both lost writes settled: no pending write left',
       async () => (await redis.hlen(pendingKey(p))) === 0,
-      60_000,
+      120_000,
       100,
     ).catch(explained(standby));
     await until(
