@@ -105,6 +105,7 @@ export {
   SyncResult,
   type AppliedStatePort,
   type DesiredSecrets,
+  type LostWritePort,
   type ProviderReads,
   type ServicePort,
   type SyncPorts,
