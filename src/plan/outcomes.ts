@@ -4,7 +4,7 @@ import { desiredFingerprint } from '../core/drift.js';
 import type { Conflict } from '../core/flap-guard.js';
 import type { ResourceHold } from '../core/holds.js';
 import { inListing, liveOf, type RevisionReading } from '../core/kinds/index.js';
-import { resourceKey, type DesiredResource, type DriftPolicy, type HealthNote, type LiveDeployment, type Plan } from '../core/model.js';
+import { resourceKey, type DesiredResource, type DriftPolicy, type HealthNote, type ListedDeployment, type Plan } from '../core/model.js';
 
 /** What converge remembers of each resource where it keeps a memory (the daemon's Redis): absent parts are not known. */
 export interface DecisionMemory {
@@ -29,7 +29,7 @@ export interface DecisionMemory {
 export interface OutcomeInputs {
   mode: DecisionMode;
   resources: ReadonlyMap<string, DesiredResource>;
-  live: readonly LiveDeployment[];
+  live: readonly ListedDeployment[];
   /** The latest revisions read (src/observe/revisions.ts), by resourceKey. */
   revisions: ReadonlyMap<string, RevisionReading>;
   /** The secret hashes the plan compared (src/plan/plan.ts): part of each desired state's fingerprint. */
