@@ -6,11 +6,11 @@ import type { HealthStatus } from '../../core/health.js';
 /** What the daemon sets on the per-resource gauges, and their exposition. */
 export interface ResourceSeries {
   /** Replaces the health gauge with these resources' current health. */
-  setResourceHealth: (rows: Iterable<{ kind: ResourceKind; name: string; health: { status: HealthStatus } }>) => void;
+  setResourceHealth: (rows: Iterable<{ kind: ResourceKind; name: string; key?: string; health: { status: HealthStatus } }>) => void;
   /** Replaces the sync gauge with these resources' current sync status and reason. */
-  setResourceSync: (rows: Iterable<{ kind: ResourceKind; name: string; sync: { status: string; reason: string } }>) => void;
+  setResourceSync: (rows: Iterable<{ kind: ResourceKind; name: string; key?: string; sync: { status: string; reason: string } }>) => void;
   /** Replaces the held gauge with the holds of these resources (a resource without one has no series). */
-  setResourceHeld: (rows: Iterable<{ kind: ResourceKind; name: string; hold?: { reason: string } }>) => void;
+  setResourceHeld: (rows: Iterable<{ kind: ResourceKind; name: string; key?: string; hold?: { reason: string } }>) => void;
   /**
    * The three gauges as Prometheus text: rendered again only after a set changed a series, else the text of the last
    * render (at 10,000 resources a render is 20,000 series, about 50 MB allocated and 1.9 MB of text).
