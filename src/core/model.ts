@@ -15,8 +15,8 @@ import type { HealthCondition } from './health.js';
 export type { LiveDeployment, LiveProvider };
 
 /**
- * A deployment as a listing keeps it for a plan (src/core/kinds/deployment/listed.ts): the fields the plan, the decision
- * and the rollout follower read. A deployment read by id (the whole `LiveDeployment`) is one too.
+ * A deployment as a listing keeps it for a plan (src/core/kinds/deployment/listed.ts): the fields the plan, the
+ * decision and the rollout follower read. A deployment read by id (the whole `LiveDeployment`) is one too.
  */
 export type ListedDeployment = Pick<
   LiveDeployment,

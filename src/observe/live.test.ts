@@ -54,7 +54,7 @@ describe('listLiveDeployments', () => {
     expect(seen).toEqual([1, 2]);
   });
 
-  it('keeps of each deployment what a plan reads: no tenant, creation time, image version, commit or unknown field', async () => {
+  it('keeps what a plan reads: no tenant, creation time, image version, commit or unknown field', async () => {
     const [listed] = await listLiveDeployments(fakeClient([['web']]));
     expect(listed).toEqual({
       id: 'id-web',

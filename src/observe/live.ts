@@ -29,7 +29,9 @@ export async function listLiveDeployments(client: Pick<ServiceClient, 'listDeplo
   const query = prefix === undefined ? {} : { name_contains: prefix };
   for await (const page of client.listDeploymentPages(query, options.prefetch ? { prefetch: options.prefetch } : {})) {
     if (options.stop?.requested) break;
-    for (const item of page) if (prefix === undefined || item.name.startsWith(prefix)) all.push(listedDeployment(item, text));
+    for (const item of page) {
+      if (prefix === undefined || item.name.startsWith(prefix)) all.push(listedDeployment(item, text));
+    }
     options.onProgress?.(all.length);
   }
   return all;

@@ -1,4 +1,4 @@
-// A deployment as the listing keeps it (src/core/kinds/deployment/listed.ts) is planned and decided as the decoded one is.
+// A deployment as the listing keeps it (src/core/kinds/deployment/listed.ts) is planned and decided as decoded.
 import { describe, expect, it } from 'vitest';
 import { listedDeployment } from '../core/kinds/deployment/listed.js';
 import type { DeploymentResource, LiveDeployment } from '../core/model.js';
@@ -77,7 +77,8 @@ describe('a listed deployment', () => {
     const fromDecoded = plan(input(live));
     const fromListed = plan(input(listed));
     expect(fromListed).toEqual(fromDecoded);
-    expect(fromDecoded.changes.map((c) => c.action).sort()).toEqual(['blocked', 'blocked', 'orphan', 'update', 'update']);
+    const actions = fromDecoded.changes.map((c) => c.action).sort();
+    expect(actions).toEqual(['blocked', 'blocked', 'orphan', 'update', 'update']);
     const decide = (deployments: PlanInput['live']['deployments'], result: typeof fromDecoded) =>
       decideOutcomes(result, {
         mode: 'daemon',

@@ -94,7 +94,7 @@ export function decideOutcomes(plan: Plan, inputs: OutcomeInputs): DecidedOutcom
   return decided;
 }
 
-/** One object for each value of the small parts of a decision's input that many resources share (requests, the manifest's settings). */
+/** One object per value of the small parts of a decision's input that many resources share (requests, settings). */
 function sharedParts() {
   const requests = new Map<string, { rebuild: boolean; writeSecrets: boolean }>();
   const desired = new Map<string, NonNullable<DecisionInput['desired']>>();

@@ -57,7 +57,13 @@ describe('createResourceSeries', () => {
 
   it('takes a series away by the row\'s own key, whatever its name holds', async () => {
     const series = createResourceSeries(new Registry());
-    const provider = { kind: 'OAuthProvider' as const, name: 'acme/slack', key: 'OAuthProvider/acme/slack', health: { status: 'healthy' as const }, sync: { status: 'synced', reason: 'Synced' } };
+    const provider = {
+      kind: 'OAuthProvider' as const,
+      name: 'acme/slack',
+      key: 'OAuthProvider/acme/slack',
+      health: { status: 'healthy' as const },
+      sync: { status: 'synced', reason: 'Synced' },
+    };
     series.setResourceHealth([provider, { ...row('a', 'healthy'), key: 'Deployment/a' }]);
     series.setResourceSync([provider]);
     expect(await lines(series)).toContain('converge_resource_health{OAuthProvider,acme/slack,healthy} 1');

@@ -1,4 +1,4 @@
-// What a reconcile keeps of each deployment the listing decoded: the fields a plan reads, with the text that repeats across a listing held once.
+// What a reconcile keeps of each listed deployment: the fields a plan reads, the text a listing repeats held once.
 import type { ListedDeployment, LiveDeployment } from '../../model.js';
 
 /**
