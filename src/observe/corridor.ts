@@ -2,7 +2,7 @@
 import type { DecisionMode } from '../core/decide.js';
 import { declaringFiles } from '../core/declared-files.js';
 import { waveOf } from '../core/waves.js';
-import type { AppliedRecord, DriftPolicy, LiveDeployment, Plan } from '../core/model.js';
+import type { AppliedRecord, DriftPolicy, ListedDeployment, Plan } from '../core/model.js';
 import { plan, type PlanInput } from '../plan/plan.js';
 import {
   decideOutcomes,
@@ -19,7 +19,7 @@ import { readLatestRevisions, type LatestRevisions } from './revisions.js';
 export interface FilesScope {
   files: GatherOptions;
   loaded: ManifestDirResult;
-  live: Promise<LiveDeployment[]>;
+  live: Promise<ListedDeployment[]>;
   applied: Promise<Map<string, AppliedRecord>>;
 }
 

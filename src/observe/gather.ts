@@ -11,7 +11,7 @@ import {
   type DeploymentResource,
   type DesiredResource,
   type DiscoveryPreview,
-  type LiveDeployment,
+  type ListedDeployment,
   type LiveState,
 } from '../core/model.js';
 import { mapBounded } from '../core/map-bounded.js';
@@ -116,7 +116,7 @@ export async function gatherPlanInput(options: GatherOptions): Promise<Gathered>
  * discovery, providers, secret hashes. A targeted reconcile (src/daemon/cycle/targeted.ts) hands in the changed files
  * and the live deployments of their names only.
  */
-export async function gatherFrom(options: GatherOptions, loaded: ManifestDirResult, listing: Promise<LiveDeployment[]>, appliedRead: Promise<Map<string, AppliedRecord>>): Promise<Gathered> {
+export async function gatherFrom(options: GatherOptions, loaded: ManifestDirResult, listing: Promise<ListedDeployment[]>, appliedRead: Promise<Map<string, AppliedRecord>>): Promise<Gathered> {
   const prefix = options.namePrefix;
   const outside = prefix === undefined ? [] : loaded.resources.filter((r) => inListing(r.kind) && !r.name.startsWith(prefix));
   const inScope = outside.length === 0 ? loaded.resources : loaded.resources.filter((r) => !outside.includes(r));

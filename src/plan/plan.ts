@@ -6,7 +6,7 @@ import type {
   BlockedResource,
   DesiredResource,
   DiscoveryPreview,
-  LiveDeployment,
+  ListedDeployment,
   LiveState,
   Plan,
   PlanChange,
@@ -99,7 +99,7 @@ function planContext(input: PlanInput, resource: DesiredResource, view: LiveView
  * over: `adopt`; under adopt: explicit without converge/adopt: "true" it is blocked instead. A live deployment that
  * already matches its manifest stays `noop`: nothing is written, so nothing is taken over.
  */
-function withOwnership(change: PlanChange, resource: DesiredResource, live: Pick<LiveDeployment, 'id' | 'is_preview'>, input: PlanInput): PlanChange {
+function withOwnership(change: PlanChange, resource: DesiredResource, live: Pick<ListedDeployment, 'id' | 'is_preview'>, input: PlanInput): PlanChange {
   if (change.action !== 'update' || live.is_preview === true) return change;
   if (ownershipOf(input.applied.get(resourceKey(resource.kind, resource.name)), live.id) === 'owned') return change;
   const blocker = adoptionBlocker(input.adoptPolicy, resource, live);
