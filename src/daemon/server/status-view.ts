@@ -1,4 +1,5 @@
 // Part of /status on request (docs/contracts.md "/status queries"): rows filtered by kind, sync, health and name, a page after a cursor, or only the rows changed since a sequence token. Pure over a list of status rows.
+import { FieldTexts } from './field-texts.js';
 import { KeyedSequence } from './keyed-sequence.js';
 import { KEY_LISTS, keyOfKey, PlanSequence, RunSequence, type ListDelta } from './plan-sequence.js';
 
@@ -84,19 +85,28 @@ export class RowSequence {
   private readonly plan: PlanSequence;
   /** The runs of the document's top-level lists of keys (KEY_LISTS), for a delta of them (`keys=delta`). */
   private readonly keyLists: Map<string, RunSequence>;
+  /** The rows observed last: the same list again (the projection's version did not move) is not compared again. */
+  private observedRows: readonly ViewRow[] | undefined;
 
   constructor(
     private readonly epoch: string,
     maxTombstones = 50_000,
+    /** The fields' texts, kept while a field is the same object (field-texts.ts). */
+    private readonly texts = new FieldTexts(),
   ) {
     this.rows = new KeyedSequence(maxTombstones);
     this.plan = new PlanSequence(maxTombstones);
     this.keyLists = new Map(KEY_LISTS.map((name) => [name, new RunSequence(keyOfKey, maxTombstones)]));
   }
 
-  /** Takes the current rows in; answers the current token. */
+  /**
+   * Takes the current rows in; answers the current token. The list observed last, given again, is not serialized: the
+   * document's builder hands the same list only while no row changed (field-texts.ts).
+   */
   observe(rows: readonly ViewRow[]): string {
+    if (rows === this.observedRows) return this.token();
     this.rows.observe(rows.map((row) => [row.key, JSON.stringify(row)] as const), this.clock);
+    this.observedRows = rows;
     return this.token();
   }
 
@@ -108,7 +118,7 @@ export class RowSequence {
     const planSeq = this.fields.seqOf('plan');
     const keySeqs = [...this.keyLists.keys()].map((name) => this.fields.seqOf(name));
     const fields = Object.entries(document).filter(([name]) => name !== 'resources');
-    this.fields.observe(fields.map(([name, value]) => [name, JSON.stringify(value) ?? 'undefined'] as const), this.clock);
+    this.fields.observe(fields.map(([name, value]) => [name, this.texts.compareText(value)] as const), this.clock);
     if (this.fields.seqOf('plan') !== planSeq) this.plan.observe(document.plan, this.clock);
     [...this.keyLists].forEach(([name, sequence], i) => {
       if (this.fields.seqOf(name) !== keySeqs[i]) sequence.observe(document[name], this.clock);
@@ -174,6 +184,12 @@ export interface StatusView<R> {
   };
 }
 
+/** The rows that match the query's filters: the list itself when it filters nothing, so its text is kept (field-texts.ts). */
+function filtered<R extends ViewRow>(rows: readonly R[], query: StatusQuery): R[] {
+  const filters = query.kind ?? query.sync ?? query.health ?? query.name;
+  return filters === undefined ? (rows as R[]) : rows.filter((row) => matches(row, query));
+}
+
 function matches(row: ViewRow, query: StatusQuery): boolean {
   if (query.kind && !query.kind.includes(row.kind)) return false;
   if (query.sync && !query.sync.includes(row.sync.status)) return false;
@@ -191,7 +207,7 @@ function matches(row: ViewRow, query: StatusQuery): boolean {
 export function selectRows<R extends ViewRow>(rows: readonly R[], query: StatusQuery, sequence: RowSequence): StatusView<R> {
   const sinceSeq = query.since !== undefined ? sequence.since(query.since) : undefined;
   const delta = sinceSeq !== undefined;
-  let selected = delta ? rows.filter((row) => sequence.seqOf(row.key) > sinceSeq) : rows.filter((row) => matches(row, query));
+  let selected = delta ? rows.filter((row) => sequence.seqOf(row.key) > sinceSeq) : filtered(rows, query);
   const matched = delta ? rows.reduce((n, row) => n + (matches(row, query) ? 1 : 0), 0) : selected.length;
   let nextCursor: string | null = null;
   if (query.limit !== undefined || query.cursor !== undefined) {
