@@ -16,6 +16,9 @@ import { windowHeldMessage, type WindowVerdict } from '../../core/windows.js';
 
 export const DAEMON_VERSION = VERSION;
 
+/** What the document reads of the reconciler: the record of its reconciles, the states, their build logs. */
+export type StatusReconciler = Pick<Reconciler, 'reconcilesView' | 'resourceStates' | 'stateRebuilding' | 'failedBuildLogs'>;
+
 /** What the /status document reads from the running daemon. */
 export interface StatusParts {
   dir: string;
@@ -29,7 +32,7 @@ export interface StatusParts {
   settings: Pick<DaemonSettings, 'driftPolicy' | 'resync' | 'debounce' | 'prune' | 'pruneMode' | 'pruneGrace'>;
   lease: LeadershipStatus | null;
   appliedState: { lost: boolean; lostAt: string | null; losses: number; detail: string | null };
-  reconciler: Reconciler | undefined;
+  reconciler: StatusReconciler | undefined;
   /** The operator's requests kept in Redis until a reconcile serves them (src/store/operator-requests.ts). */
   requests?: Pick<OperatorRequestStore, 'all'> | undefined;
   /** The resync cycles this daemon ran (the newest last). */
