@@ -4,6 +4,7 @@ import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Plan } from '../../src/core/model.js';
 import type { ResourceState } from '../../src/core/resource-state.js';
+import { decodeStatus, ROW_OMITTED } from '../../src/core/status-compact.js';
 import { ReconcilesRecord } from '../../src/daemon/reconcile/reconciles-record.js';
 import { statusDocument, type StatusParts } from '../../src/daemon/server/daemon-status.js';
 import { startStatusServer, type StatusServer } from '../../src/daemon/server/status-server.js';
@@ -78,7 +79,7 @@ describe('an unchanged /status poll', () => {
   it('answers 304 from what was built last: no state read from Redis, no row and no plan serialized', async () => {
     const first = await get('/status');
     expect(first.status).toBe(200);
-    const whole = (await first.json()) as { resources: Array<{ key: string }>; plan: Plan };
+    const whole = (await first.json()) as { resources: Array<Record<string, unknown>>; plan: Plan };
     expect(whole.resources).toHaveLength(N);
     expect(whole.plan).toEqual(plan);
     expect(stateReads).toBe(1);
@@ -90,10 +91,16 @@ describe('an unchanged /status poll', () => {
     expect(again.status).toBe(304);
     expect({ stateReads, rowTexts: rowTexts(), planTexts: planTexts() }).toEqual({ stateReads: 0, rowTexts: 0, planTexts: 0 });
 
-    // The page's poll: its first answer is the whole document, from the texts kept; then a delta, 304 while nothing moves.
-    const full = await get('/status?plan=delta&keys=delta&since=');
-    const token = ((await full.json()) as { view: { sequence: string } }).view.sequence;
-    const asked = `/status?plan=delta&keys=delta&since=${encodeURIComponent(token)}`;
+    // The page's poll: its first answer is the whole document (format 2); then a delta, 304 while nothing moves.
+    const full = await get('/status?format=2&plan=delta&keys=delta&since=');
+    const fullDoc = (await full.json()) as Record<string, unknown> & { view: { sequence: string } };
+    const { view, ...decoded } = decodeStatus(fullDoc);
+    const lessOmitted = whole.resources.map((row) => Object.fromEntries(Object.entries(row).filter(([field]) => !ROW_OMITTED.includes(field))));
+    expect(view.delta).toBe(false);
+    expect(decoded).toEqual({ ...whole, format_version: '2', resources: lessOmitted });
+    const token = view.sequence;
+    stringify.mockClear();
+    const asked = `/status?format=2&plan=delta&keys=delta&since=${encodeURIComponent(token)}`;
     const delta = await get(asked);
     expect(((await delta.json()) as { resources: unknown[] }).resources).toEqual([]);
     const unchanged = await get(asked, delta.headers.get('etag')!);
@@ -102,12 +109,12 @@ describe('an unchanged /status poll', () => {
   });
 
   it('reads and compares the rows again once the projection\'s version moved, and answers the row that changed', async () => {
-    const full = await get('/status?plan=delta&keys=delta&since=');
+    const full = await get('/status?format=2&plan=delta&keys=delta&since=');
     const token = ((await full.json()) as { view: { sequence: string } }).view.sequence;
     await seedStates(fixture.redis(), fixture.prefix, [state(N)]);
     stringify.mockClear();
     stateReads = 0;
-    const delta = await get(`/status?plan=delta&keys=delta&since=${encodeURIComponent(token)}`);
+    const delta = await get(`/status?format=2&plan=delta&keys=delta&since=${encodeURIComponent(token)}`);
     expect(((await delta.json()) as { resources: Array<{ key: string }> }).resources.map((row) => row.key)).toEqual([state(N).key]);
     expect(stateReads).toBe(1);
     expect(rowTexts()).toBeGreaterThan(0);

@@ -8,6 +8,7 @@ import { bearerMatches } from './bearer.js';
 import { STATE_TOKEN_ENV } from '../../store/applied-state-document.js';
 import { historyRoute, type HistoryReader } from './history-route.js';
 import { FieldTexts } from './field-texts.js';
+import { FormatTwo } from './status-format.js';
 import { send, sendJson, sendTaggedBody, servePage } from './status-page/serve.js';
 import { parseStatusQuery, RowSequence, statusAnswer, type ViewRow } from './status-view.js';
 import { WEBHOOK_TOKEN_ENV } from './webhook-token.js';
@@ -229,8 +230,9 @@ async function statusRoute(req: IncomingMessage, res: ServerResponse, status: St
     return;
   }
   const answer = statusAnswer(document, rows as ViewRow[], parsed.query, sequence);
+  const sent = parsed.query.format === '2' ? status.formatTwo.encode(answer) : answer;
   // Compact JSON: a query is asked by tools and the page, which do not read it by eye.
-  sendTaggedBody(req, res, type, texts.document(answer, false), head);
+  sendTaggedBody(req, res, type, texts.document(sent, false), head);
 }
 
 /** What GET /status reads and keeps between requests: the handlers, the change sequence and the fields' texts. */
@@ -238,6 +240,7 @@ interface StatusState {
   handlers: StatusHandlers;
   sequence: RowSequence;
   texts: FieldTexts;
+  formatTwo: FormatTwo;
 }
 
 async function route(req: IncomingMessage, res: ServerResponse, status: StatusState, token?: string, stateToken?: string): Promise<void> {
@@ -290,7 +293,8 @@ async function route(req: IncomingMessage, res: ServerResponse, status: StatusSt
 export async function startStatusServer(options: StatusServerOptions): Promise<StatusServer> {
   // One change sequence per server: its epoch makes a token of an earlier run a full answer, never a wrong delta.
   const texts = new FieldTexts();
-  const status: StatusState = { handlers: options.handlers, sequence: new RowSequence(randomBytes(6).toString('base64url'), undefined, texts), texts };
+  const sequence = new RowSequence(randomBytes(6).toString('base64url'), undefined, texts);
+  const status: StatusState = { handlers: options.handlers, sequence, texts, formatTwo: new FormatTwo() };
   const server: Server = createServer((req, res) => {
     route(req, res, status, options.webhookToken, options.stateToken).catch((error: unknown) => {
       options.onError?.(error, req.url ?? '/');

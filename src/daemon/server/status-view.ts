@@ -28,13 +28,15 @@ export interface StatusQuery {
   plan?: 'delta';
   /** `delta`: a delta carries a changed top-level list of keys (KEY_LISTS) by run, in `keysDelta`, instead of whole. */
   keys?: 'delta';
+  /** `2`: the answer in format 2 (src/core/status-compact.ts); `1`, or none, format 1. */
+  format?: '1' | '2';
 }
 
 /** The most rows one page may hold. */
 export const MAX_LIMIT = 10_000;
 
 const LIST_FIELDS = ['kind', 'sync', 'health'] as const;
-const FIELDS = [...LIST_FIELDS, 'name', 'limit', 'cursor', 'since', 'plan', 'keys'] as const;
+const FIELDS = [...LIST_FIELDS, 'name', 'limit', 'cursor', 'since', 'plan', 'keys', 'format'] as const;
 
 /** The query of a /status URL, or the message of a 400 (what, and how to fix). No parameter at all is `undefined`: the body of today. */
 export function parseStatusQuery(params: URLSearchParams): { ok: true; query: StatusQuery | undefined } | { ok: false; error: string } {
@@ -65,6 +67,9 @@ export function parseStatusQuery(params: URLSearchParams): { ok: true; query: St
   const keys = params.get('keys');
   if (keys !== null && keys !== 'delta') return { ok: false, error: `keys must be "delta" (a delta then carries the keys added to and removed from ${KEY_LISTS.join(', ')} as keysDelta), not ${JSON.stringify(keys)}` };
   if (keys === 'delta') query.keys = keys;
+  const format = params.get('format');
+  if (format !== null && format !== '1' && format !== '2') return { ok: false, error: `format must be 1 or 2 (2: rows without their defaults, long strings by reference; docs/contracts.md §5), not ${JSON.stringify(format)}` };
+  if (format !== null) query.format = format;
   return { ok: true, query };
 }
 
