@@ -93,7 +93,7 @@ describe('an unchanged /status poll', () => {
 
     // The page's poll: its first answer is the whole document (format 2); then a delta, 304 while nothing moves.
     const full = await get('/status?format=2&plan=delta&keys=delta&since=');
-    const fullDoc = (await full.json()) as Record<string, unknown> & { view: { sequence: string } };
+    const fullDoc = (await full.json()) as Record<string, unknown> & { view: { sequence: string; delta: boolean } };
     const { view, ...decoded } = decodeStatus(fullDoc);
     const lessOmitted = whole.resources.map((row) => Object.fromEntries(Object.entries(row).filter(([field]) => !ROW_OMITTED.includes(field))));
     expect(view.delta).toBe(false);

@@ -30,13 +30,15 @@ export interface StatusQuery {
   keys?: 'delta';
   /** `2`: the answer in format 2 (src/core/status-compact.ts); `1`, or none, format 1. */
   format?: '1' | '2';
+  /** A first window: the first this many rows in the document's order, and no plan (the page's first draw). */
+  first?: number;
 }
 
 /** The most rows one page may hold. */
 export const MAX_LIMIT = 10_000;
 
 const LIST_FIELDS = ['kind', 'sync', 'health'] as const;
-const FIELDS = [...LIST_FIELDS, 'name', 'limit', 'cursor', 'since', 'plan', 'keys', 'format'] as const;
+const FIELDS = [...LIST_FIELDS, 'name', 'limit', 'cursor', 'since', 'plan', 'keys', 'format', 'first'] as const;
 
 /** The query of a /status URL, or the message of a 400 (what, and how to fix). No parameter at all is `undefined`: the body of today. */
 export function parseStatusQuery(params: URLSearchParams): { ok: true; query: StatusQuery | undefined } | { ok: false; error: string } {
@@ -70,6 +72,14 @@ export function parseStatusQuery(params: URLSearchParams): { ok: true; query: St
   const format = params.get('format');
   if (format !== null && format !== '1' && format !== '2') return { ok: false, error: `format must be 1 or 2 (2: rows without their defaults, long strings by reference; docs/contracts.md §5), not ${JSON.stringify(format)}` };
   if (format !== null) query.format = format;
+  const first = params.get('first');
+  if (first !== null) {
+    const n = Number(first);
+    if (!/^\d+$/.test(first) || n < 1 || n > MAX_LIMIT) return { ok: false, error: `first must be a whole number from 1 to ${MAX_LIMIT} (the rows of a first window), not ${JSON.stringify(first)}` };
+    const others = (['since', 'limit', 'cursor'] as const).filter((name) => params.has(name));
+    if (others.length > 0) return { ok: false, error: `first asks for a first window of the whole document; send it without ${others.join(', ')}` };
+    query.first = n;
+  }
   return { ok: true, query };
 }
 
@@ -215,6 +225,7 @@ export function selectRows<R extends ViewRow>(rows: readonly R[], query: StatusQ
   let selected = delta ? rows.filter((row) => sequence.seqOf(row.key) > sinceSeq) : filtered(rows, query);
   const matched = delta ? rows.reduce((n, row) => n + (matches(row, query) ? 1 : 0), 0) : selected.length;
   let nextCursor: string | null = null;
+  if (query.first !== undefined) selected = selected.slice(0, query.first);
   if (query.limit !== undefined || query.cursor !== undefined) {
     selected = [...selected].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
     if (query.cursor !== undefined) {
@@ -244,6 +255,11 @@ export function statusAnswer<R extends ViewRow>(document: Readonly<Record<string
   sequence.observeFields(document);
   const sinceSeq = query.since !== undefined ? sequence.since(query.since) : undefined;
   const selected = selectRows(rows, query, sequence);
+  if (query.first !== undefined) {
+    // A first window: its rows without the plan, which the whole answer after it brings.
+    const { plan: _plan, ...rest } = document;
+    return { ...rest, resources: selected.rows, view: { ...selected.view, removedFields: [] } };
+  }
   if (sinceSeq === undefined) return { ...document, resources: selected.rows, view: { ...selected.view, removedFields: [] } };
   const fields = sequence.fieldsSince(sinceSeq, document);
   const changed = new Set(['format_version', ...fields.changed]);
