@@ -210,6 +210,6 @@ async function textDocument(url: string): Promise<StatusDocument> {
   let status = await getJson(`${url}/status?format=2`);
   if (status.status === 400) status = await getJson(`${url}/status`);
   if (status.status !== 200) throw new ConvergeError('E_STATUS', `${url}/status answered ${status.status}; is that a converge daemon?`);
-  return decodeStatus(status.body as Record<string, unknown>) as StatusDocument;
+  return decodeStatus(status.body as Record<string, unknown>);
 }
 
