@@ -143,7 +143,10 @@ async function poll() {
     lastChange = new Date();
     render(merged(doc));
     if (windowOnly) sequence = '';
-    else document.body.dataset.whole = 'true';
+    else if (document.body.dataset.whole !== 'true') {
+      document.body.dataset.whole = 'true';
+      performance.mark('status-page-whole');
+    }
   }
   if (wasLost || doc) setLive();
 }
