@@ -100,6 +100,11 @@ describe('an unchanged /status poll', () => {
     expect(decoded).toEqual({ ...whole, format_version: '2', resources: lessOmitted });
     const token = view.sequence;
     stringify.mockClear();
+    // Asked again (another page opened), after a first window: the whole answer's encoding and its text were kept.
+    expect((await get('/status?format=2&first=20')).status).toBe(200);
+    stringify.mockClear();
+    expect((await get('/status?format=2&plan=delta&keys=delta&since=')).status).toBe(200);
+    expect(rowTexts()).toBe(0);
     const asked = `/status?format=2&plan=delta&keys=delta&since=${encodeURIComponent(token)}`;
     const delta = await get(asked);
     expect(((await delta.json()) as { resources: unknown[] }).resources).toEqual([]);

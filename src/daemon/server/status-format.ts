@@ -4,7 +4,7 @@ import { encodeStatus, REFERENCING_FIELDS } from '../../core/status-compact.js';
 type Answer = Readonly<Record<string, unknown>>;
 
 interface Encoded {
-  /** What the encoding was made of: the answer's rows list, plan and planDelta. */
+  /** What the encoding was made of besides the rows: the answer's plan and planDelta. */
   from: readonly unknown[];
   /** The encoded rows, plan and planDelta, and the strings they reference. */
   fields: Record<string, unknown>;
@@ -12,19 +12,21 @@ interface Encoded {
 
 /**
  * Encodes answers in format 2. A whole answer hands the same rows and plan while nothing changed (status-view.ts
- * selectRows, src/daemon/server/daemon-status.ts), so its encoding, and the texts kept of it (field-texts.ts), stand.
+ * selectRows, src/daemon/server/daemon-status.ts), so its encoding, and the texts kept of it (field-texts.ts), stand:
+ * kept by the answer's list of rows, while its plan and planDelta are the same objects.
  */
 export class FormatTwo {
-  private kept: Encoded | undefined;
+  private readonly kept = new WeakMap<object, Encoded>();
 
   encode(answer: Answer): Record<string, unknown> {
-    const from = REFERENCING_FIELDS.map((name) => answer[name]);
-    let fields = this.kept && this.kept.from.every((value, i) => value === from[i]) ? this.kept.fields : undefined;
+    const rows = Array.isArray(answer.resources) ? answer.resources : undefined;
+    const from = REFERENCING_FIELDS.filter((name) => name !== 'resources').map((name) => answer[name]);
+    const held = rows ? this.kept.get(rows) : undefined;
+    let fields = held && held.from.every((value, i) => value === from[i]) ? held.fields : undefined;
     if (!fields) {
       const referencing = Object.fromEntries(REFERENCING_FIELDS.filter((name) => answer[name] !== undefined).map((name) => [name, answer[name]]));
       fields = encodeStatus(referencing);
-      // Only a whole answer's encoding is worth keeping: a delta's is small and different each time.
-      if (Array.isArray(answer.resources) && answer.resources.length > 100) this.kept = { from, fields };
+      if (rows) this.kept.set(rows, { from, fields });
     }
     const out: Record<string, unknown> = {};
     for (const [name, value] of Object.entries(answer)) out[name] = name === 'format_version' ? '2' : name in fields ? fields[name] : value;
