@@ -1,10 +1,17 @@
-// The /status document's format 2 (docs/contracts.md §5, "Format 2"): rows without what they repeat, long strings by reference to one table; its encoder and decoder, pure.
+// /status format 2 (docs/contracts.md §5): rows without what they repeat, long strings by reference; pure codec.
 
 /** Strings shorter than this are written as they are: a reference would save little or nothing. */
 export const MIN_REFERENCED = 24;
 
 /** Row fields format 2 leaves out when their value is this default (the decoder puts them back). */
-export const ROW_DEFAULTS: Readonly<Record<string, null | false>> = { file: null, reason: null, error: null, drift: null, job: null, heldAtLastGood: false };
+export const ROW_DEFAULTS: Readonly<Record<string, null | false>> = {
+  file: null,
+  reason: null,
+  error: null,
+  drift: null,
+  job: null,
+  heldAtLastGood: false,
+};
 
 /** Row fields format 2 leaves out: fingerprints of desired states the daemon keeps for its own decisions. */
 export const ROW_OMITTED: readonly string[] = ['desired', 'revisionDesired', 'releasedRevision'];
@@ -28,19 +35,25 @@ interface RowWords {
 
 function wordsOf(row: Row): RowWords {
   const health = row.health as { revisionId?: unknown } | undefined;
-  return { name: nameOf(String(row.key)), revisionId: typeof health?.revisionId === 'string' ? health.revisionId : undefined };
+  return {
+    name: nameOf(String(row.key)),
+    revisionId: typeof health?.revisionId === 'string' ? health.revisionId : undefined,
+  };
 }
 
 /** A template's words filled in, in one pass (a word's value is never read again as a placeholder). */
 export function expandTemplate(template: string, words: RowWords): string {
-  return template.replace(/\{(name|revisionId)\}/g, (whole, word: string) => (word === 'name' ? words.name : (words.revisionId ?? whole)));
+  return template.replace(/\{(name|revisionId)\}/g, (whole, word: string) =>
+    word === 'name' ? words.name : (words.revisionId ?? whole),
+  );
 }
 
 /** The string as a template of the row's words, when it holds one and the template gives the string back exactly. */
 function templateOf(text: string, words: RowWords): string | undefined {
   if (text.includes('{name}') || text.includes('{revisionId}')) return undefined;
   let template = text;
-  if (words.revisionId && words.revisionId.length >= 8) template = template.split(words.revisionId).join('{revisionId}');
+  if (words.revisionId && words.revisionId.length >= 8)
+    template = template.split(words.revisionId).join('{revisionId}');
   if (words.name.length >= 3) template = template.split(words.name).join('{name}');
   return template !== text && expandTemplate(template, words) === text ? template : undefined;
 }
@@ -104,7 +117,9 @@ export function encodeStatus(answer: Readonly<Record<string, Json>>): Record<str
   const count = (text: string): string => (seen.set(text, (seen.get(text) ?? 0) + 1), text);
   for (const row of rows ?? []) {
     const words = wordsOf(row);
-    eachRowPart(row, (_, value) => mapStrings(value, (text) => (text.length >= MIN_REFERENCED ? count(templateOf(text, words) ?? text) : text)));
+    eachRowPart(row, (_, value) =>
+      mapStrings(value, (text) => (text.length >= MIN_REFERENCED ? count(templateOf(text, words) ?? text) : text)),
+    );
   }
   const others = REFERENCING_FIELDS.filter((name) => name !== 'resources' && answer[name] !== undefined);
   for (const name of others) mapStrings(answer[name], (text) => (text.length >= MIN_REFERENCED ? count(text) : text));
@@ -127,7 +142,10 @@ export function encodeStatus(answer: Readonly<Record<string, Json>>): Record<str
   for (const [name, value] of Object.entries(answer)) {
     if (name === 'format_version') out[name] = '2';
     else if (name === 'resources' && encodedRows) out[name] = encodedRows;
-    else if (others.includes(name)) out[name] = mapStrings(value, (text) => (text.length >= MIN_REFERENCED && shared(text) ? { $: ref(text) } : text));
+    else if (others.includes(name))
+      out[name] = mapStrings(value, (text) =>
+        text.length >= MIN_REFERENCED && shared(text) ? { $: ref(text) } : text,
+      );
     else out[name] = value;
   }
   out.strings = strings;
@@ -170,7 +188,8 @@ export function decodeStatus<T extends Record<string, Json>>(answer: T): T {
   const out: Record<string, Json> = {};
   for (const [name, value] of Object.entries(answer)) {
     if (name === 'strings') continue;
-    if (name === 'resources' && Array.isArray(value)) out[name] = (value as Row[]).map((row) => expandRow(row, strings));
+    if (name === 'resources' && Array.isArray(value))
+      out[name] = (value as Row[]).map((row) => expandRow(row, strings));
     else if (REFERENCING_FIELDS.includes(name)) out[name] = resolved(value, strings, undefined);
     else out[name] = value;
   }

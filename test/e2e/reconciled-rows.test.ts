@@ -3,7 +3,16 @@
 import { rm } from 'node:fs/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startEmulator } from '../../src/emulator/server.js';
-import { dockerDeploymentYaml, dropPrefix, killAllConverge, REDIS_URL, startDaemon, tempDir, testPrefix, writeFiles } from './helpers.js';
+import {
+  dockerDeploymentYaml,
+  dropPrefix,
+  killAllConverge,
+  REDIS_URL,
+  startDaemon,
+  tempDir,
+  testPrefix,
+  writeFiles,
+} from './helpers.js';
 
 const N = 300;
 const cleanups: Array<() => Promise<unknown>> = [];
@@ -18,12 +27,33 @@ describe('the "reconciled" line', () => {
     const e = await startEmulator({ buildMs: 60_000 });
     const dir = await tempDir('reconciled-rows');
     const prefix = testPrefix('reconciled-rows');
-    cleanups.push(() => e.close(), () => dropPrefix(prefix), () => rm(dir, { recursive: true, force: true }));
+    cleanups.push(
+      () => e.close(),
+      () => dropPrefix(prefix),
+      () => rm(dir, { recursive: true, force: true }),
+    );
     const names = Array.from({ length: N }, (_, i) => `rows-${String(i).padStart(3, '0')}`);
-    await writeFiles(dir, Object.fromEntries(names.map((name) => [`${name}.yaml`, dockerDeploymentYaml(name, { maxScale: 1 })])));
-    const daemon = await startDaemon(dir, ['--api-url', e.url, '--redis-url', REDIS_URL, '--redis-prefix', prefix, '--resync', '1h', '--log-level', 'info']);
+    await writeFiles(
+      dir,
+      Object.fromEntries(names.map((name) => [`${name}.yaml`, dockerDeploymentYaml(name, { maxScale: 1 })])),
+    );
+    const daemon = await startDaemon(dir, [
+      '--api-url',
+      e.url,
+      '--redis-url',
+      REDIS_URL,
+      '--redis-prefix',
+      prefix,
+      '--resync',
+      '1h',
+      '--log-level',
+      'info',
+    ]);
     const line = await daemon.waitForLine((l) => l.msg === 'reconciled' && l.trigger === 'startup', 60_000);
-    const doc = (await daemon.status()) as unknown as { resources: Array<{ key: string; action: string }>; lastReconcile: { id: number; ok: boolean } | null };
+    const doc = (await daemon.status()) as unknown as {
+      resources: Array<{ key: string; action: string }>;
+      lastReconcile: { id: number; ok: boolean } | null;
+    };
     expect(doc.lastReconcile).toMatchObject({ id: line.reconcile, ok: true });
     expect(doc.resources.map((row) => row.key).sort()).toEqual(names.map((name) => `Deployment/${name}`));
     expect(doc.resources.every((row) => row.action === 'create')).toBe(true);

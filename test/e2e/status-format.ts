@@ -5,7 +5,9 @@ import { ROW_OMITTED } from '../../src/core/status-compact.js';
 import { SCRIPT_FORMAT } from '../../src/daemon/server/status-page/script-format.js';
 
 /** The page's decoder of format 2 (src/daemon/server/status-page/script-format.ts), run as the page runs it. */
-export const pageDecode = runInNewContext(`${SCRIPT_FORMAT}\ndecodeStatus`) as (answer: unknown) => Record<string, unknown>;
+export const pageDecode = runInNewContext(`${SCRIPT_FORMAT}\ndecodeStatus`) as (
+  answer: unknown,
+) => Record<string, unknown>;
 
 /** The body of a /status answer, decoded as the page decodes it. */
 export function decodedBody(body: string): Record<string, unknown> {
@@ -14,7 +16,9 @@ export function decodedBody(body: string): Record<string, unknown> {
 
 /** A whole document of format 1 as the page holds it after format 2: format_version 2, rows less ROW_OMITTED. */
 export function asPageHolds(doc: Record<string, unknown>): Record<string, unknown> {
-  const rows = (doc.resources as Array<Record<string, unknown>>).map((row) => Object.fromEntries(Object.entries(row).filter(([field]) => !ROW_OMITTED.includes(field))));
+  const rows = (doc.resources as Array<Record<string, unknown>>).map((row) =>
+    Object.fromEntries(Object.entries(row).filter(([field]) => !ROW_OMITTED.includes(field))),
+  );
   return { ...doc, format_version: '2', resources: rows };
 }
 

@@ -280,7 +280,7 @@ describe('the status page', () => {
     // The lists of keys came by key (keys=delta): what the page holds is the document of /status (rows by key, less the view).
     expect(polls.every((url) => url.includes('keys=delta'))).toBe(true);
     const comparable = (d: any): unknown => ({ ...d, view: undefined, resources: [...d.resources].sort((a: any, b: any) => (a.key < b.key ? -1 : 1)) });
-    const holds = async (): Promise<unknown> => comparable(asPageHolds((await daemon.status()) as Record<string, unknown>));
+    const holds = async (): Promise<unknown> => comparable(asPageHolds((await daemon.status())));
     let shownDoc: any;
     await until('the page\'s document to equal /status', async () => {
       shownDoc = JSON.parse(await page.evaluate<string>('JSON.stringify(window.statusDocument)'));

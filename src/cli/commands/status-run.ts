@@ -193,7 +193,7 @@ export async function runStatusCommand(args: ParsedArgs, io: CommandIo): Promise
   if (output === 'json') {
     // The document as /status gives it (format 1), with the readiness beside it.
     const [status, ready] = await Promise.all([getJson(`${url}/status`), getJson(`${url}/readyz`)]);
-    if (status.status !== 200) throw new ConvergeError('E_STATUS', `${url}/status answered ${status.status}; is that a converge daemon?`);
+    if (status.status !== 200) throw notDaemon(url, status.status);
     io.stdout.write(JSON.stringify({ ...(status.body as object), readiness: ready.body }, null, 2) + '\n');
     return 0;
   }
@@ -209,7 +209,11 @@ export async function runStatusCommand(args: ParsedArgs, io: CommandIo): Promise
 async function textDocument(url: string): Promise<StatusDocument> {
   let status = await getJson(`${url}/status?format=2`);
   if (status.status === 400) status = await getJson(`${url}/status`);
-  if (status.status !== 200) throw new ConvergeError('E_STATUS', `${url}/status answered ${status.status}; is that a converge daemon?`);
+  if (status.status !== 200) throw notDaemon(url, status.status);
   return decodeStatus(status.body as Record<string, unknown>);
 }
 
+/** A /status that does not answer 200: one clear error. */
+function notDaemon(url: string, status: number): ConvergeError {
+  return new ConvergeError('E_STATUS', `${url}/status answered ${status}; is that a converge daemon?`);
+}

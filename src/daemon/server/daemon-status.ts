@@ -17,7 +17,10 @@ import { windowHeldMessage, type WindowVerdict } from '../../core/windows.js';
 export const DAEMON_VERSION = VERSION;
 
 /** What the document reads of the reconciler: the record of its reconciles, the states, their build logs. */
-export type StatusReconciler = Pick<Reconciler, 'reconcilesView' | 'resourceStates' | 'stateRebuilding' | 'failedBuildLogs'>;
+export type StatusReconciler = Pick<
+  Reconciler,
+  'reconcilesView' | 'resourceStates' | 'stateRebuilding' | 'failedBuildLogs'
+>;
 
 /** What the /status document reads from the running daemon. */
 export interface StatusParts {

@@ -1,4 +1,4 @@
-// The JSON text of /status' values, kept while a value is the same object: a poll with nothing changed serializes no row and hashes no large field.
+// The JSON text of /status' values, kept by the object: an unchanged poll serializes no row, hashes no large field.
 import { createHash } from 'node:crypto';
 
 /** A value's compact JSON and its hash; its pretty form (two spaces, nested one level) made when first asked. */
@@ -20,7 +20,8 @@ function hashOf(text: string): string {
 
 /**
  * The texts of the values of the /status document, by the value's identity. The document's builder hands the same
- * object while its content is the same (the rows while the projection's version stands, src/daemon/status/projection.ts;
+ * object while its content is the same (the rows while the projection's version stands,
+ * src/daemon/status/projection.ts;
  * the plan while its hash stands, src/store/reconcile-record.ts) and never changes an object it handed out, so a kept
  * text is the text of that object. A new object (a change, or a value built at each request) is serialized again.
  */
@@ -39,7 +40,7 @@ export class FieldTexts {
     return text;
   }
 
-  /** The value as `JSON.stringify(document, null, 2)` writes it under a top-level key (its lines indented once more). */
+  /** The value as `JSON.stringify(document, null, 2)` writes it under a top-level key (indented once more). */
   private prettyOf(value: unknown): string | undefined {
     const text = this.of(value);
     if (text === undefined) return undefined;
@@ -63,7 +64,8 @@ export class FieldTexts {
       const text = this.of(value);
       if (text !== undefined) fields.push([name, text]);
     }
-    const etag = `"${hashOf(`${pretty ? 'p' : 'c'}${fields.map(([name, text]) => `${JSON.stringify(name)}:${text.hash}`).join(',')}`)}"`;
+    const hashes = fields.map(([name, text]) => `${JSON.stringify(name)}:${text.hash}`).join(',');
+    const etag = `"${hashOf(`${pretty ? 'p' : 'c'}${hashes}`)}"`;
     const body = (): string => {
       if (!pretty) return `{${fields.map(([name, text]) => `${JSON.stringify(name)}:${text.compact}`).join(',')}}\n`;
       if (fields.length === 0) return '{}\n';

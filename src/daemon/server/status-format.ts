@@ -1,4 +1,4 @@
-// /status in format 2 (`format=2`, docs/contracts.md §5): an answer encoded by src/core/status-compact.ts, the encoding of its rows and plan kept while they are the same objects.
+// /status answers in format 2 (src/core/status-compact.ts), the encoding kept while rows and plan are the same.
 import { encodeStatus, REFERENCING_FIELDS } from '../../core/status-compact.js';
 
 type Answer = Readonly<Record<string, unknown>>;
@@ -24,12 +24,15 @@ export class FormatTwo {
     const held = rows ? this.kept.get(rows) : undefined;
     let fields = held && held.from.every((value, i) => value === from[i]) ? held.fields : undefined;
     if (!fields) {
-      const referencing = Object.fromEntries(REFERENCING_FIELDS.filter((name) => answer[name] !== undefined).map((name) => [name, answer[name]]));
+      const referencing = Object.fromEntries(
+        REFERENCING_FIELDS.filter((name) => answer[name] !== undefined).map((name) => [name, answer[name]]),
+      );
       fields = encodeStatus(referencing);
       if (rows) this.kept.set(rows, { from, fields });
     }
     const out: Record<string, unknown> = {};
-    for (const [name, value] of Object.entries(answer)) out[name] = name === 'format_version' ? '2' : name in fields ? fields[name] : value;
+    for (const [name, value] of Object.entries(answer))
+      out[name] = name === 'format_version' ? '2' : name in fields ? fields[name] : value;
     out.strings = fields.strings;
     return out;
   }

@@ -212,7 +212,13 @@ async function webhookRoute(req: IncomingMessage, res: ServerResponse, handlers:
  * GET /status: the whole document without a query (as always); with one (docs/contracts.md "/status queries"), the
  * document with `resources` cut to the rows asked for and a `view` that says which.
  */
-async function statusRoute(req: IncomingMessage, res: ServerResponse, status: StatusState, params: URLSearchParams, head: boolean): Promise<void> {
+async function statusRoute(
+  req: IncomingMessage,
+  res: ServerResponse,
+  status: StatusState,
+  params: URLSearchParams,
+  head: boolean,
+): Promise<void> {
   const parsed = parseStatusQuery(params);
   if (!parsed.ok) {
     sendJson(res, 400, { error: parsed.error }, head);
@@ -243,7 +249,13 @@ interface StatusState {
   formatTwo: FormatTwo;
 }
 
-async function route(req: IncomingMessage, res: ServerResponse, status: StatusState, token?: string, stateToken?: string): Promise<void> {
+async function route(
+  req: IncomingMessage,
+  res: ServerResponse,
+  status: StatusState,
+  token?: string,
+  stateToken?: string,
+): Promise<void> {
   const { handlers } = status;
   const url = new URL(req.url ?? '/', 'http://status');
   const path = url.pathname;

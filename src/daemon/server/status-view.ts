@@ -70,14 +70,21 @@ export function parseStatusQuery(params: URLSearchParams): { ok: true; query: St
   if (keys !== null && keys !== 'delta') return { ok: false, error: `keys must be "delta" (a delta then carries the keys added to and removed from ${KEY_LISTS.join(', ')} as keysDelta), not ${JSON.stringify(keys)}` };
   if (keys === 'delta') query.keys = keys;
   const format = params.get('format');
-  if (format !== null && format !== '1' && format !== '2') return { ok: false, error: `format must be 1 or 2 (2: rows without their defaults, long strings by reference; docs/contracts.md §5), not ${JSON.stringify(format)}` };
+  if (format !== null && format !== '1' && format !== '2') {
+    const what = '2: rows without their defaults, long strings by reference; docs/contracts.md §5';
+    return { ok: false, error: `format must be 1 or 2 (${what}), not ${JSON.stringify(format)}` };
+  }
   if (format !== null) query.format = format;
   const first = params.get('first');
   if (first !== null) {
     const n = Number(first);
-    if (!/^\d+$/.test(first) || n < 1 || n > MAX_LIMIT) return { ok: false, error: `first must be a whole number from 1 to ${MAX_LIMIT} (the rows of a first window), not ${JSON.stringify(first)}` };
+    if (!/^\d+$/.test(first) || n < 1 || n > MAX_LIMIT) {
+      const error = `first must be a whole number from 1 to ${MAX_LIMIT} (the rows of a first window)`;
+      return { ok: false, error: `${error}, not ${JSON.stringify(first)}` };
+    }
     const others = (['since', 'limit', 'cursor'] as const).filter((name) => params.has(name));
-    if (others.length > 0) return { ok: false, error: `first asks for a first window of the whole document; send it without ${others.join(', ')}` };
+    const without = others.join(', ');
+    if (others.length > 0) return { ok: false, error: `first asks for a first window of the whole document; send it without ${without}` };
     query.first = n;
   }
   return { ok: true, query };
@@ -199,7 +206,7 @@ export interface StatusView<R> {
   };
 }
 
-/** The rows that match the query's filters: the list itself when it filters nothing, so its text is kept (field-texts.ts). */
+/** The rows that match the query's filters: the list itself when it filters nothing (its text is kept, field-texts.ts). */
 function filtered<R extends ViewRow>(rows: readonly R[], query: StatusQuery): R[] {
   const filters = query.kind ?? query.sync ?? query.health ?? query.name;
   return filters === undefined ? (rows as R[]) : rows.filter((row) => matches(row, query));

@@ -10,10 +10,11 @@ const REFERENCING_FIELDS = ['resources', 'plan', 'planDelta'];
 
 /** A template's words filled in, in one pass. */
 function expandTemplate(template, words) {
-  return template.replace(/\{(name|revisionId)\}/g, (whole, word) => (word === 'name' ? words.name : (words.revisionId ?? whole)));
+  const fill = (whole, word) => (word === 'name' ? words.name : (words.revisionId ?? whole));
+  return template.replace(/\{(name|revisionId)\}/g, fill);
 }
 
-/** A value with its references resolved: {"$": i} is strings[i], {"t": i} the template filled with the row's words, {"=": X} X. */
+/** A value with its references resolved: {"$": i} is strings[i], {"t": i} the template filled, {"=": X} X. */
 function resolvedValue(value, strings, words) {
   if (typeof value !== 'object' || value === null) return value;
   if (Array.isArray(value)) return value.map((item) => resolvedValue(item, strings, words));

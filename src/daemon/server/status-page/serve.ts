@@ -52,7 +52,14 @@ export function sendTagged(req: IncomingMessage, res: ServerResponse, type: stri
 }
 
 /** sendTagged of a body made only when it is sent: a 304 makes none. */
-export function sendTaggedBody(req: IncomingMessage, res: ServerResponse, type: string, tagged: { etag: string; body(): string }, head: boolean, extra: Record<string, string> = {}): void {
+export function sendTaggedBody(
+  req: IncomingMessage,
+  res: ServerResponse,
+  type: string,
+  tagged: { etag: string; body(): string },
+  head: boolean,
+  extra: Record<string, string> = {},
+): void {
   const { etag } = tagged;
   if (ifNoneMatch(req.headers['if-none-match'], etag)) {
     res.writeHead(304, { etag, 'cache-control': 'no-store', ...extra });
