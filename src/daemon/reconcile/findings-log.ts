@@ -48,8 +48,12 @@ export class FindingsLog {
     if (held.length > 0) this.log.warn({ resources: held.slice(0, 20), count: held.length }, why);
   }
 
-  /** The line of every reconcile that ended with a plan: its counts. */
-  reconciled(record: ReconcileRecord, outcome: ReconcileOutcome): void {
+  /**
+   * The line of every reconcile that ended with a plan: its counts, logged once what it decided is `written` to Redis
+   * (its folds and its record), so that when it is logged its rows are on /status.
+   */
+  async reconciled(record: ReconcileRecord, outcome: ReconcileOutcome, written: () => Promise<void>): Promise<void> {
+    await written();
     const s = outcome.plan.summary;
     const { id: reconcile, trigger, durationMs: ms, files, live, enqueued, drifted, held } = record;
     const planned = { create: s.create, update: s.update, adopt: s.adopt, delete: s.delete, noop: s.noop, orphan: s.orphan, blocked: s.blocked };
