@@ -36,6 +36,9 @@ export interface PoolOptions {
   thisThreadCompiles?: boolean;
 }
 
+/** Told each file's result as its compile finishes (in no particular order), while the other files compile. */
+export type OnCompiled = (result: ManifestResult) => void;
+
 /** One worker thread of a pool, and why it stopped, once it has. */
 interface PoolWorker {
   thread: Worker;
@@ -80,8 +83,9 @@ export class CompilePool {
   /**
    * Compiles the files, IN_FLIGHT batches per thread, this thread taking one batch at a time too. A thread that fails turns each file of its unanswered batches
    * into an E_COMPILE diagnostic; the others carry on, and this thread compiles the batches left when none does.
+   * `onCompiled` is told each result as its batch comes back (after the thread's next batch is sent).
    */
-  async compile(files: readonly ManifestBytes[]): Promise<ManifestResult[]> {
+  async compile(files: readonly ManifestBytes[], onCompiled?: OnCompiled): Promise<ManifestResult[]> {
     const batches = batchesOf(files);
     const results = new Array<ManifestResult>(files.length);
     let next = 0;
@@ -100,6 +104,7 @@ export class CompilePool {
           unanswered.delete(reply.id);
           reply.results.forEach((result, offset) => (results[batches[reply.id]!.from + offset] = result));
           send();
+          if (onCompiled) reply.results.forEach(onCompiled);
           if (unanswered.size === 0) finish();
         };
         const finish = (): void => {
@@ -125,13 +130,13 @@ export class CompilePool {
       while (this.thisThreadCompiles && next < batches.length) {
         const id = next++;
         const { from, to } = batches[id]!;
-        (await compileHere(files.slice(from, to), this.parseOptions)).forEach((result, offset) => (results[from + offset] = result));
+        (await compileHere(files.slice(from, to), this.parseOptions, onCompiled)).forEach((result, offset) => (results[from + offset] = result));
       }
     };
     await Promise.all([...this.workers.map(run), here()]);
     // Batches no thread took (every one failed before they were sent) are compiled here.
     const left = batches.slice(next);
-    const rest = await compileHere(left.flatMap(({ from, to }) => files.slice(from, to)), this.parseOptions);
+    const rest = await compileHere(left.flatMap(({ from, to }) => files.slice(from, to)), this.parseOptions, onCompiled);
     if (left.length > 0) rest.forEach((result, offset) => (results[left[0]!.from + offset] = result));
     return results;
   }
@@ -145,22 +150,22 @@ export class CompilePool {
 /**
  * Compiles each file (its first pass: src/core/manifest/compile.ts), in order; one result per file, a failure an
  * E_COMPILE diagnostic. With `pool` (started early by the caller), in it; else in a pool of its own from
- * POOL_MIN_BYTES, closed before this returns; else in this thread.
+ * POOL_MIN_BYTES, closed before this returns; else in this thread. `onCompiled` is told each result as it is known.
  */
-export async function compileFiles(files: readonly ManifestBytes[], parseOptions: ParseOptions, pool?: CompilePool): Promise<ManifestResult[]> {
-  if (pool) return pool.compile(files);
+export async function compileFiles(files: readonly ManifestBytes[], parseOptions: ParseOptions, pool?: CompilePool, onCompiled?: OnCompiled): Promise<ManifestResult[]> {
+  if (pool) return pool.compile(files, onCompiled);
   const bytes = files.reduce((sum, file) => sum + file.bytes.length, 0);
   const own = bytes >= POOL_MIN_BYTES ? CompilePool.start(parseOptions) : undefined;
-  if (!own) return compileHere(files, parseOptions);
+  if (!own) return compileHere(files, parseOptions, onCompiled);
   try {
-    return await own.compile(files);
+    return await own.compile(files, onCompiled);
   } finally {
     await own.close();
   }
 }
 
 /** Compiles in this thread, yielding to the event loop every few milliseconds. */
-async function compileHere(files: readonly ManifestBytes[], parseOptions: ParseOptions): Promise<ManifestResult[]> {
+async function compileHere(files: readonly ManifestBytes[], parseOptions: ParseOptions, onCompiled?: OnCompiled): Promise<ManifestResult[]> {
   const results: ManifestResult[] = [];
   let lastYield = performance.now();
   for (const file of files) {
@@ -168,11 +173,14 @@ async function compileHere(files: readonly ManifestBytes[], parseOptions: ParseO
       await new Promise<void>((resolve) => setImmediate(resolve));
       lastYield = performance.now();
     }
+    let result: ManifestResult;
     try {
-      results.push(compileFile(file, parseOptions));
+      result = compileFile(file, parseOptions);
     } catch (error) {
-      results.push(compileFailure(file.file, `${error instanceof Error ? error.name : 'a non-Error value'} thrown`));
+      result = compileFailure(file.file, `${error instanceof Error ? error.name : 'a non-Error value'} thrown`);
     }
+    results.push(result);
+    onCompiled?.(result);
   }
   return results;
 }
