@@ -19,6 +19,14 @@ export const POOL_MIN_BYTES = 1024 * 1024;
 export const POOL_MIN_FILES = 2000;
 /** Bytes of files per batch sent to a worker: small enough to spread the files evenly, large enough that messages are few. */
 const BATCH_BYTES = 64 * 1024;
+/**
+ * Near the end of a load a batch is at most this share of the bytes left per compiling thread, down to MIN_BATCH_BYTES,
+ * so that the last batches are small and the threads finish together (one thread no longer compiles a whole batch
+ * alone at the end).
+ */
+const SHARES_LEFT = 4;
+/** The smallest batch: about a dozen files of one deployment each. */
+const MIN_BATCH_BYTES = 8 * 1024;
 /** Batches in flight per worker, so that a worker never waits for its next one. */
 const IN_FLIGHT = 2;
 /** Compiling yields to the event loop after about this long, so requests in flight are answered meanwhile. */
@@ -86,7 +94,7 @@ export class CompilePool {
    * `onCompiled` is told each result as its batch comes back (after the thread's next batch is sent).
    */
   async compile(files: readonly ManifestBytes[], onCompiled?: OnCompiled): Promise<ManifestResult[]> {
-    const batches = batchesOf(files);
+    const batches = batchesOf(files, this.workers.length + (this.thisThreadCompiles ? 1 : 0));
     const results = new Array<ManifestResult>(files.length);
     let next = 0;
     const run = (worker: PoolWorker): Promise<void> =>
@@ -185,17 +193,25 @@ async function compileHere(files: readonly ManifestBytes[], parseOptions: ParseO
   return results;
 }
 
-/** The files cut into batches of about BATCH_BYTES, in order; each batch's index range. */
-function batchesOf(files: readonly ManifestBytes[]): Array<{ from: number; to: number }> {
+/**
+ * The files cut into batches, in order (each batch's index range): of about BATCH_BYTES, then smaller towards the end,
+ * each at most 1/SHARES_LEFT of the bytes left per thread (`threads` compiling), down to MIN_BATCH_BYTES.
+ */
+function batchesOf(files: readonly ManifestBytes[], threads: number): Array<{ from: number; to: number }> {
   const batches: Array<{ from: number; to: number }> = [];
+  let left = files.reduce((sum, file) => sum + file.bytes.length, 0);
+  const limit = (): number => Math.min(BATCH_BYTES, Math.max(MIN_BATCH_BYTES, left / (Math.max(threads, 1) * SHARES_LEFT)));
+  let cut = limit();
   let from = 0;
   let size = 0;
   files.forEach((file, index) => {
     size += file.bytes.length;
-    if (size >= BATCH_BYTES) {
+    if (size >= cut) {
       batches.push({ from, to: index + 1 });
       from = index + 1;
+      left -= size;
       size = 0;
+      cut = limit();
     }
   });
   if (from < files.length) batches.push({ from, to: files.length });
