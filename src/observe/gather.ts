@@ -104,7 +104,9 @@ export async function gatherPlanInput(options: GatherOptions): Promise<Gathered>
   appliedRead.catch(() => undefined);
   const ahead = new PlanAhead(options.env, options.namePrefix);
   // A failure to list or read is gatherFrom's to report; the changes are then not diffed ahead.
-  void Promise.all([listing, appliedRead]).then(([live, applied]) => ahead.listed(live, applied), () => undefined);
+  void Promise.all([listing, appliedRead])
+    .then(([live, applied]) => ahead.listed(live, applied))
+    .catch(() => undefined);
   let loaded: ManifestDirResult;
   try {
     loaded = await loadManifestDir(options.dir, {

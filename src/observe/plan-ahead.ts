@@ -40,18 +40,19 @@ export class PlanAhead {
     private readonly namePrefix: string | undefined,
   ) {}
 
-  /** One file's first pass compiled: its resources' secrets hashed and fingerprints taken; diffed now or once the live side is read. */
+  /**
+   * One file's first pass compiled: its resources' secrets hashed and fingerprints taken; diffed now or once the live
+   * side is read. Called from the compile's message handler, so it never throws: a resource whose work fails here is
+   * left to gatherFrom and plan(), which do it again on their own path (and report what fails there).
+   */
   readonly compiled = (result: ManifestResult): void => {
     if (this.stopped) return;
     for (const resource of result.resources) {
-      const listed = inListing(resource.kind);
-      if (listed && this.namePrefix !== undefined && !resource.name.startsWith(this.namePrefix)) continue;
-      const hashed = hashDesiredSecrets(resource, this.env);
-      this.hashes.set(resource, hashed);
-      if (!listed) continue;
-      desiredFingerprint(resource, hashed.hashes);
-      if (this.live) this.diff(resource, this.live);
-      else this.waiting.push(resource);
+      try {
+        this.prepare(resource);
+      } catch {
+        this.hashes.delete(resource);
+      }
     }
   };
 
@@ -80,15 +81,34 @@ export class PlanAhead {
     this.waiting = [];
   }
 
-  /** The change of `resource` against the live deployment of its name, with the context plan() gives it in the common case. */
+  /** Hashes the secrets of `resource`, takes its fingerprint (a listed kind), and diffs it now or once the live side is read. */
+  private prepare(resource: DesiredResource): void {
+    const listed = inListing(resource.kind);
+    if (listed && this.namePrefix !== undefined && !resource.name.startsWith(this.namePrefix)) return;
+    const hashed = hashDesiredSecrets(resource, this.env);
+    this.hashes.set(resource, hashed);
+    if (!listed) return;
+    desiredFingerprint(resource, hashed.hashes);
+    if (this.live) this.diff(resource, this.live);
+    else this.waiting.push(resource);
+  }
+
+  /**
+   * The change of `resource` against the live deployment of its name, with the context plan() gives it in the common
+   * case; none when the diff fails (plan() diffs it again, and reports what fails).
+   */
   private diff(resource: DesiredResource, live: LiveRead): void {
     const hashed = this.hashes.get(resource)!;
     const deployment = live.byName.get(resource.name);
     // A secret not resolved (plan blocks the resource, with its reasons in the context) or a name listed twice: plan()'s.
     if (hashed.errors.length > 0 || deployment === null) return;
     const applied = live.applied.get(resourceKey(resource.kind, resource.name));
-    const context: PlanContext = { secretHashes: hashed.hashes, ...(applied ? { applied } : {}), ...kindOf(resource.kind).liveContext(resource.name, live.view) };
-    this.changes.prepare(resource, deployment, context);
+    try {
+      const context: PlanContext = { secretHashes: hashed.hashes, ...(applied ? { applied } : {}), ...kindOf(resource.kind).liveContext(resource.name, live.view) };
+      this.changes.prepare(resource, deployment, context);
+    } catch {
+      return;
+    }
   }
 }
 
