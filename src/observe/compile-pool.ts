@@ -44,7 +44,7 @@ export interface PoolOptions {
   thisThreadCompiles?: boolean;
 }
 
-/** Told each file's result as its compile finishes (in no particular order), while the other files compile. */
+/** Told each file's result as its compile finishes (in no particular order), while the other files compile; never throws. */
 export type OnCompiled = (result: ManifestResult) => void;
 
 /** One worker thread of a pool, and why it stopped, once it has. */
