@@ -1,7 +1,7 @@
 // Plan to jobs: which planned changes of an apply become jobs (the step itself, shared with the daemon, is src/jobs/queue/decided-jobs.ts).
 import type { Outcome } from '../core/decide.js';
 import { liveOf } from '../core/kinds/index.js';
-import { resourceKey, type DesiredResource, type LiveDeployment, type PlanChange } from '../core/model.js';
+import { resourceKey, type DesiredResource, type ListedDeployment, type PlanChange } from '../core/model.js';
 import { decidedJob, type DecidedJob } from '../jobs/queue/decided-jobs.js';
 
 /**
@@ -12,7 +12,7 @@ export function changesToApply(
   outcomes: ReadonlyMap<string, Pick<Outcome, 'write'>>,
   changes: readonly PlanChange[],
   resources: ReadonlyMap<string, DesiredResource>,
-  live: readonly LiveDeployment[] = [],
+  live: readonly ListedDeployment[] = [],
   /** Per resource, the hashes of its desired secret values (the plan input's): each change then carries its fingerprint. */
   secretHashes?: ReadonlyMap<string, Record<string, string>>,
 ): DecidedJob[] {

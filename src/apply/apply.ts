@@ -158,58 +158,91 @@ export async function runApply(options: RunApplyOptions): Promise<JobEnd[]> {
     'converge-apply-events',
   );
   let runner: JobRunner | undefined;
-  // Literal secret values (--allow-literal-secrets) reach only these in-process workers, from the resources in memory.
-  const literalSecrets = literalSecretsOf(options.changes.flatMap((change) => (change.resource ? [change.resource] : [])));
   try {
-    if (options.startWorkers !== false) {
-      runner = await jobs.startRunner({
-        client: options.client,
-        env: options.env,
-        ...(options.log ? { log: options.log } : {}),
-        ...(literalSecrets ? { literalSecrets } : {}),
-        recordedBy: applyRecordedBy(),
-        ...options.worker,
-      });
-    }
-    // A batch at a time: the first jobs start while the payloads of the later ones are still being built.
-    const fill = runner ? slotsFilled(runner, Math.min(runner.slots, total)) : undefined;
-    try {
-      for (let from = 0; from < total && !signal?.aborted; ) {
-        // BullMQ fetches a worker's first jobs one round trip after another and starts none before all its slots
-        // are filled: enqueue work between those round trips would leave every slot empty meanwhile.
-        if (from === ENQUEUE_BATCH && fill) await fill.wait(RAMP_WAIT_MS);
-        const size = from === 0 ? ENQUEUE_BATCH : LATER_ENQUEUE_BATCH;
-        const batch = options.changes.slice(from, from + size);
-        const at = from;
-        const data = batch.map((job) => jobDataOf(job, { origin: 'apply', ...options.jobOptions }));
-        await jobs.enqueuer.enqueue(data, (enqueued, i) => waiter.track(at + i, batch[i]!, enqueued, data[i]!.operation));
-        from += size;
-      }
-    } finally {
-      fill?.stop();
-    }
-    const stopWatching = options.onWaitingBehind ? watchWaitingBehind(waiter, jobs, options.onWaitingBehind) : () => undefined;
-    const onAbort = (): void => waiter.abandon();
-    signal?.addEventListener('abort', onAbort, { once: true });
-    if (signal?.aborted) waiter.abandon();
-    try {
-      await waiter.wait(options.pollMs ?? 5_000);
-    } finally {
-      stopWatching();
-      signal?.removeEventListener('abort', onAbort);
-    }
+    runner = options.startWorkers !== false ? await startWorkers(options) : undefined;
+    await enqueueInBatches(options, waiter, runner);
+    await waitForJobs(options, waiter);
     if (!signal?.aborted || waiter.allFinished()) return holdsOfFailures(jobs, waiter.partial().map((p) => p.result!));
     const stopped = await stopInterrupted(waiter, runner, jobs, options.graceMs ?? GRACE_MS);
-    return waiter.partial().map((p, i) => {
-      if (p.result) return p.result;
-      const change = options.changes[i]!.change;
-      const message = p.jobId === undefined ? NOT_ENQUEUED : stopped.handed.has(p.jobId) ? HANDED_BACK : stopped.withdrawn.has(p.jobId) ? WITHDRAWN : LEFT;
-      const end: JobEnd = { kind: change.kind, name: change.name, key: `${change.kind}/${change.name}`, jobId: p.jobId ?? '', event: { type: 'interrupted', message } };
-      return p.operation ? { ...end, operation: p.operation } : end;
-    });
+    return interruptedEnds(waiter, stopped, options.changes);
   } finally {
     await events.close();
     // After an interrupt every job of ours is finished, handed back or withdrawn: nothing left to wait for.
     await runner?.close(signal?.aborted === true);
   }
+}
+
+/** The in-process workers of this apply. */
+async function startWorkers(options: RunApplyOptions): Promise<JobRunner> {
+  // Literal secret values (--allow-literal-secrets) reach only these in-process workers, from the resources in memory.
+  const resources = options.changes.flatMap((change) => (change.resource ? [change.resource] : []));
+  const literalSecrets = literalSecretsOf(resources);
+  return options.jobs.startRunner({
+    client: options.client,
+    env: options.env,
+    ...(options.log ? { log: options.log } : {}),
+    ...(literalSecrets ? { literalSecrets } : {}),
+    recordedBy: applyRecordedBy(),
+    ...options.worker,
+  });
+}
+
+/** Enqueues the changes a batch at a time (until `signal` aborts), each job tracked by the waiter. */
+async function enqueueInBatches(options: RunApplyOptions, waiter: JobWaiter, runner?: JobRunner): Promise<void> {
+  const { jobs, signal } = options;
+  const total = options.changes.length;
+  // A batch at a time: the first jobs start while the payloads of the later ones are still being built.
+  const fill = runner ? slotsFilled(runner, Math.min(runner.slots, total)) : undefined;
+  try {
+    for (let from = 0; from < total && !signal?.aborted; ) {
+      // BullMQ fetches a worker's first jobs one round trip after another and starts none before all its slots
+      // are filled: enqueue work between those round trips would leave every slot empty meanwhile.
+      if (from === ENQUEUE_BATCH && fill) await fill.wait(RAMP_WAIT_MS);
+      const size = from === 0 ? ENQUEUE_BATCH : LATER_ENQUEUE_BATCH;
+      const batch = options.changes.slice(from, from + size);
+      const at = from;
+      const data = batch.map((job) => jobDataOf(job, { origin: 'apply', ...options.jobOptions }));
+      await jobs.enqueuer.enqueue(data, (enqueued, i) => waiter.track(at + i, batch[i]!, enqueued, data[i]!.operation));
+      from += size;
+    }
+  } finally {
+    fill?.stop();
+  }
+}
+
+/** Waits for every job's end, or for `signal` to abort; meanwhile reports the changes waiting behind others' jobs. */
+async function waitForJobs(options: RunApplyOptions, waiter: JobWaiter): Promise<void> {
+  const { jobs, signal } = options;
+  const report = options.onWaitingBehind;
+  const stopWatching = report ? watchWaitingBehind(waiter, jobs, report) : () => undefined;
+  const onAbort = (): void => waiter.abandon();
+  signal?.addEventListener('abort', onAbort, { once: true });
+  if (signal?.aborted) waiter.abandon();
+  try {
+    await waiter.wait(options.pollMs ?? 5_000);
+  } finally {
+    stopWatching();
+    signal?.removeEventListener('abort', onAbort);
+  }
+}
+
+/** One end per change after an interrupt: a job's result where it finished, else what became of its change. */
+function interruptedEnds(
+  waiter: JobWaiter,
+  stopped: { handed: Set<string>; withdrawn: Set<string> },
+  changes: readonly DecidedJob[],
+): JobEnd[] {
+  return waiter.partial().map((p, i) => {
+    if (p.result) return p.result;
+    const change = changes[i]!.change;
+    const message =
+      p.jobId === undefined ? NOT_ENQUEUED
+      : stopped.handed.has(p.jobId) ? HANDED_BACK
+      : stopped.withdrawn.has(p.jobId) ? WITHDRAWN
+      : LEFT;
+    const key = `${change.kind}/${change.name}`;
+    const event = { type: 'interrupted' as const, message };
+    const end: JobEnd = { kind: change.kind, name: change.name, key, jobId: p.jobId ?? '', event };
+    return p.operation ? { ...end, operation: p.operation } : end;
+  });
 }

@@ -1,7 +1,7 @@
 // apply --wait: which rollouts it follows: the revisions its jobs started, and those already in progress before it (an earlier apply's, the daemon's).
 import type { Outcome } from '../core/decide.js';
 import { liveOf } from '../core/kinds/index.js';
-import type { LiveDeployment } from '../core/model.js';
+import type { ListedDeployment } from '../core/model.js';
 import type { ResourceResult } from './apply-state.js';
 
 /** Whether a job finished without starting a revision (nothing written, or a write that starts none). */
@@ -18,7 +18,7 @@ function finishedWithoutRevision(result: ResourceResult): boolean {
  * Returns the job results (in their order) followed by those added; a job that failed or was interrupted is not
  * followed. The results are marked in place.
  */
-export function rolloutsToFollow(results: readonly ResourceResult[], outcomes: ReadonlyMap<string, Outcome>, live: readonly LiveDeployment[]): ResourceResult[] {
+export function rolloutsToFollow(results: readonly ResourceResult[], outcomes: ReadonlyMap<string, Outcome>, live: readonly ListedDeployment[]): ResourceResult[] {
   const byKey = new Map(results.map((r) => [r.key, r]));
   const liveByName = new Map(live.map((d) => [d.name, d]));
   for (const r of results) if (r.status === 'done' && r.new_revision && r.deploymentId) r.startedBy = 'apply';

@@ -1,7 +1,7 @@
 // apply's waves: the decided jobs sent wave by wave (each after the one before is healthy), stopping at the first failed rollout, the rest held (docs/rollouts.md).
 import type { Outcome } from '../core/decide.js';
 import { resourceKey, type AppliedRecord, type DesiredResource } from '../core/model.js';
-import { groupByWave, waveHeldMessage, waveOf, type WaveFailure } from '../core/waves.js';
+import { groupByWave, waveHeldMessage, waveOf, type WaveFailure, type WaveGate } from '../core/waves.js';
 import type { DecidedJob } from '../jobs/queue/decided-jobs.js';
 import type { PlannedWrite } from '../core/saved-plan/schema.js';
 import type { ResourceResult } from './apply-state.js';
@@ -60,8 +60,8 @@ export interface WavedApply {
   failure?: WaveFailure;
   /** Without --wait: the waves not written, ascending (nothing can tell the first is healthy). */
   waiting?: Array<number | 'prune'>;
-  /** The resources held behind the failure, or left waiting without --wait (WaveHeld), each with its message. */
-  held: Array<{ key: string; message: string }>;
+  /** The resources held behind the failure (WaveHeld), or left waiting without --wait (WaveWaiting), with their messages. */
+  held: Array<{ key: string } & WaveGate>;
 }
 
 /** Why a part of a wave is not healthy: its job failed or was interrupted, or its rollout failed or did not end in time. */
@@ -92,7 +92,7 @@ export async function runWaves(steps: readonly WaveStep[], ports: WavePorts, opt
   for (const [index, step] of steps.entries()) {
     if (out.failure) {
       const message = waveHeldMessage(step.wave, out.failure);
-      out.held.push(...step.changes.map(({ change }) => ({ key: resourceKey(change.kind, change.name), message })));
+      out.held.push(...step.changes.map(({ change }) => ({ key: resourceKey(change.kind, change.name), reason: 'WaveHeld' as const, message })));
       continue;
     }
     if (ports.interrupted()) break;
@@ -100,7 +100,8 @@ export async function runWaves(steps: readonly WaveStep[], ports: WavePorts, opt
     if (!options.wait && steps.slice(0, index).some((earlier) => earlier.wave !== 'prune')) {
       out.waiting = steps.slice(index).map((s) => s.wave);
       const message = waitingMessage(step.wave, steps[0]!.wave);
-      for (const later of steps.slice(index)) out.held.push(...later.changes.map(({ change }) => ({ key: resourceKey(change.kind, change.name), message })));
+      const gate = { reason: 'WaveWaiting' as const, message };
+      for (const later of steps.slice(index)) out.held.push(...later.changes.map(({ change }) => ({ key: resourceKey(change.kind, change.name), ...gate })));
       break;
     }
     const size = options.maxInFlight?.(step.changes.length);
@@ -122,7 +123,8 @@ export async function runWaves(steps: readonly WaveStep[], ports: WavePorts, opt
     const ran = new Set(out.ends.map((end) => end.key));
     if (out.failure) {
       const message = waveHeldMessage(step.wave, out.failure);
-      out.held.push(...step.changes.filter(({ change }) => !ran.has(resourceKey(change.kind, change.name))).map(({ change }) => ({ key: resourceKey(change.kind, change.name), message })));
+      const notRun = step.changes.filter(({ change }) => !ran.has(resourceKey(change.kind, change.name)));
+      out.held.push(...notRun.map(({ change }) => ({ key: resourceKey(change.kind, change.name), reason: 'WaveHeld' as const, message })));
     }
   }
   return out;

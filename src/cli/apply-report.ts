@@ -4,7 +4,7 @@ import { formatDiagnostic } from '../core/diagnostics.js';
 import { standsFromEarlier } from '../core/exit-code.js';
 import { inListing, kindOf } from '../core/kinds/index.js';
 import { versionLabel, type ManifestVersion } from '../core/manifest-version.js';
-import { resourceKey, type AppliedRecord, type DesiredResource, type LiveDeployment, type Plan } from '../core/model.js';
+import { resourceKey, type AppliedRecord, type DesiredResource, type ListedDeployment, type Plan } from '../core/model.js';
 import type { ResourceState } from '../core/resource-state.js';
 import type { ResourceConditions, ResourceResult } from '../apply/apply-state.js';
 import { summarySentence } from '../plan/render/format.js';
@@ -66,7 +66,7 @@ export function interruptedLines(results: ResourceResult[]): string[] {
 }
 
 /** The live id of a declared resource whose kind the listing holds (a deployment), when it is live. */
-export function liveIdOf(resource: DesiredResource | undefined, live: readonly LiveDeployment[]): string | undefined {
+export function liveIdOf(resource: DesiredResource | undefined, live: readonly ListedDeployment[]): string | undefined {
   if (!resource || !inListing(resource.kind)) return undefined;
   return live.find((d) => d.name === resource.name)?.id;
 }

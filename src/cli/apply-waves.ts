@@ -4,7 +4,7 @@ import type { ManifestVersion } from '../core/manifest-version.js';
 import { jobResults, type ResourceResult } from '../apply/apply-state.js';
 import type { JobEnd } from '../apply/wait-jobs.js';
 import { heldResult, runWaves, wavesWaitingLine, type WaveStep } from '../apply/waves.js';
-import { inFlightOf, waveHeldOutcome, type WaveLimit } from '../core/waves.js';
+import { inFlightOf, waveGatedOutcome, type WaveLimit } from '../core/waves.js';
 import type { DecidedJob } from '../jobs/queue/decided-jobs.js';
 
 /** What a waved apply takes: its steps, how to run a part's jobs and follow its rollouts, and its outcomes (updated for the held). */
@@ -30,7 +30,7 @@ export interface WavedApplyEnd {
 }
 
 /**
- * Runs the waves; each held resource's outcome becomes WaveHeld in `outcomes` (so `resources`, the history and the
+ * Runs the waves; each held resource's outcome becomes WaveHeld (behind a failure) or WaveWaiting in `outcomes` (so `resources`, the history and the
  * exit code say it) and it gets a `results` entry of status `held`.
  */
 export async function applyWaved(input: WavedApplyInput): Promise<WavedApplyEnd> {
@@ -40,11 +40,11 @@ export async function applyWaved(input: WavedApplyInput): Promise<WavedApplyEnd>
     { wait: input.wait, maxInFlight: (size) => inFlightOf(input.limit, size) },
   );
   const held: ResourceResult[] = [];
-  for (const { key, message } of waved.held) {
+  for (const { key, ...gate } of waved.held) {
     const outcome = input.outcomes.get(key);
     if (!outcome) continue;
-    input.outcomes.set(key, waveHeldOutcome(outcome, message));
-    held.push(heldResult(outcome, message));
+    input.outcomes.set(key, waveGatedOutcome(outcome, gate));
+    held.push(heldResult(outcome, gate.message));
   }
   const end: WavedApplyEnd = { ends: waved.ends, results: [...waved.results, ...held], stopped: waved.failure !== undefined };
   if (waved.waiting && waved.waiting.length > 0) end.waitingLine = wavesWaitingLine(input.steps[0]!.wave, waved.waiting);

@@ -1,10 +1,9 @@
 // Opens the service a command talks to: a URL, or "embedded": an in-process emulator seeded from a state file.
 import { clientOptionsFrom, ServiceClient, type ClientOptions } from '../service/client.js';
 import { API_KEY_ADVICE, formatSeconds, type RetryInfo } from '../service/transport.js';
-import { UsageError } from '../core/errors.js';
 import { checkHttpUrl } from '../core/http-url.js';
 import type { RunningEmulator } from '../emulator/server.js';
-import type { Settings } from './settings.js';
+import type { ServiceSettings } from './api-url.js';
 
 export interface Target {
   client: ServiceClient;
@@ -19,19 +18,8 @@ export interface Target {
 
 export const EMBEDDED = 'embedded';
 
-/** Settings with the service URL known: what a command that talks to the service works with. */
-export type ServiceSettings = Settings & { apiUrl: string };
-
-/** The message of a command that needs the service and has no URL: one line naming every way to give one. */
-export const NO_API_URL =
-  'no service URL: give --api-url https://HOST or set CONVERGE_API_URL (--api-url embedded runs a throwaway in-process emulator)';
-
-/** The settings of a command that needs the service; without api_url, a UsageError naming how to give it. */
-export function requireApiUrl(settings: Settings): ServiceSettings {
-  const { apiUrl } = settings;
-  if (apiUrl === undefined) throw new UsageError(NO_API_URL);
-  return { ...settings, apiUrl };
-}
+// Checked without loading the HTTP client (src/cli/api-url.ts); commands that open the service import it from here.
+export { requireApiUrl, type ServiceSettings } from './api-url.js';
 
 /** The first line `apply` and `run` print against the embedded emulator: nothing they do reaches a real service. */
 export const EMBEDDED_BANNER = 'using the embedded emulator (--api-url embedded): nothing is written to a real service, and its state is gone when this process exits';

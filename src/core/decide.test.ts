@@ -90,9 +90,9 @@ describe('decide: sync, and the write or why none', () => {
     expect(outcome.key).toBe(`${input.change.kind}/web`);
   });
 
-  it('reaches every sync reason it can give (JobFailed and Interrupted come from a job result, WindowHeld from the daemon gate, not a decision)', () => {
+  it('reaches every sync reason it can give (JobFailed and Interrupted come from a job result, WaveWaiting and WindowHeld from the daemon gates, not a decision)', () => {
     const reached = new Set<SyncReason>([...TABLE.map(([, , e]) => e.reason), applying(decide(daemon()), { jobId: 'j', operation: 'patch-deployment' }).sync.reason]);
-    expect(SYNC_REASONS.filter((r) => !reached.has(r))).toEqual(['JobFailed', 'Interrupted', 'WindowHeld']);
+    expect(SYNC_REASONS.filter((r) => !reached.has(r))).toEqual(['JobFailed', 'Interrupted', 'WaveWaiting', 'WindowHeld']);
   });
 
   it('a decided write, once enqueued, is Applying and keeps its drift (it reverts it)', () => {

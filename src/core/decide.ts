@@ -4,7 +4,7 @@ import type { HealthCondition, SyncCondition } from './health.js';
 import { holdApplies, type ResourceHold } from './holds.js';
 import { kindOf } from './kinds/index.js';
 import type { RevisionReading, RolloutClock } from './kinds/kind.js';
-import { resourceKey, type Action, type DriftPolicy, type LiveDeployment, type PlanChange, type ResourceKind } from './model.js';
+import { resourceKey, type Action, type DriftPolicy, type ListedDeployment, type PlanChange, type ResourceKind } from './model.js';
 
 /** Stable reason codes of sync (README: "Sync and health"); each names why the resource is, or is not, written. */
 export const SYNC_REASONS = [
@@ -19,6 +19,7 @@ export const SYNC_REASONS = [
   'WriteRefused',
   'NameTaken',
   'WaveHeld',
+  'WaveWaiting',
   'WindowHeld',
   'Conflict',
   'OutOfSync',
@@ -48,7 +49,7 @@ export interface DecisionInput {
   /** The fingerprint of the desired state (kinds whose live side is listed: drift, holds and conflicts are about it). */
   fingerprint?: string | undefined;
   /** The live resource paired with it (kinds whose live side is listed). */
-  live?: LiveDeployment | undefined;
+  live?: ListedDeployment | undefined;
   /** The latest revision, when read (the deployment's latest revision was not its active one). */
   revision?: RevisionReading | undefined;
   settings: { mode: DecisionMode; driftPolicy: DriftPolicy };
@@ -236,7 +237,7 @@ export function withWriteInFlight(decided: Outcome, write: WriteInFlight | undef
  * A decided outcome that a gate after the decision holds back (a wave, src/core/waves.ts; a change window,
  * src/daemon/cycle/window-gate.ts): nothing written, out of sync with the gate's reason and line, as decide() skips.
  */
-export function heldBack(decided: Outcome, reason: 'WaveHeld' | 'WindowHeld', message: string): Outcome {
+export function heldBack(decided: Outcome, reason: 'WaveHeld' | 'WaveWaiting' | 'WindowHeld', message: string): Outcome {
   return { ...decided, ...skip('out_of_sync', reason, message) };
 }
 

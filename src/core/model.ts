@@ -14,6 +14,26 @@ import type { HealthCondition } from './health.js';
 
 export type { LiveDeployment, LiveProvider };
 
+/**
+ * A deployment as a listing keeps it for a plan (src/core/kinds/deployment/listed.ts): the fields the plan, the
+ * decision and the rollout follower read. A deployment read by id (the whole `LiveDeployment`) is one too.
+ */
+export type ListedDeployment = Pick<
+  LiveDeployment,
+  | 'id'
+  | 'name'
+  | 'source'
+  | 'status'
+  | 'updated_at'
+  | 'source_config'
+  | 'source_revision_config'
+  | 'secrets'
+  | 'secret_references'
+  | 'latest_revision_id'
+  | 'active_revision_id'
+  | 'is_preview'
+>;
+
 export interface SourceLocation {
   /** Manifest path relative to the manifest directory, forward slashes. */
   file: string;
@@ -132,7 +152,7 @@ export type LiveProviders = { readable: true; providers: LiveProvider[] } | { re
  */
 export interface LiveState {
   /** Every live deployment (GET /v2/deployments, page by page; of the name prefix, when given). */
-  deployments: LiveDeployment[];
+  deployments: ListedDeployment[];
   /**
    * The live OAuth providers (GET /v2/auth/providers, beyond the spec), or that the service cannot list them. Absent
    * when none was listed (no manifest declares a provider): providers are then planned from the applied records.

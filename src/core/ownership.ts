@@ -1,5 +1,5 @@
 // Ownership: whether converge created or took over a live resource (from its applied record), and the adopt policy's rule.
-import type { AppliedRecord, DesiredResource, LiveDeployment } from './model.js';
+import type { AppliedRecord, DesiredResource, ListedDeployment } from './model.js';
 import { formatLocation } from './model.js';
 
 /** adopt setting: `auto` takes over a live resource of a declared name at once; `explicit` needs converge/adopt: "true". */
@@ -17,7 +17,7 @@ export function ownershipOf(record: AppliedRecord | undefined, liveId: string): 
 }
 
 /** Why converge may not take over `live` (adopt: explicit without the annotation), or undefined when it may. */
-export function adoptionBlocker(policy: AdoptPolicy | undefined, resource: DesiredResource, live: Pick<LiveDeployment, 'id'>): string | undefined {
+export function adoptionBlocker(policy: AdoptPolicy | undefined, resource: DesiredResource, live: Pick<ListedDeployment, 'id'>): string | undefined {
   if (policy !== 'explicit' || resource.adopt) return undefined;
   return (
     `${resource.kind}/${resource.name} exists on the service (id ${live.id}) and converge did not create it; under adopt: explicit converge takes it over ` +

@@ -42,15 +42,15 @@ describe('recordsOf', () => {
   });
 
   it('a wave hold: one decision entry per hold (the wave waited for, the failed resource), none per resync', () => {
-    const waveHeld = (message: string): Outcome => ({ ...decided('update'), sync: { status: 'out_of_sync', reason: 'WaveHeld', message }, write: null, skip: { code: 'WaveHeld', message }, drift: null });
+    const gated = (reason: 'WaveHeld' | 'WaveWaiting', message: string): Outcome => ({ ...decided('update'), sync: { status: 'out_of_sync', reason, message }, write: null, skip: { code: reason, message }, drift: null });
     const waiting = 'wave 2 waits until wave 1 is written and healthy (every new revision DEPLOYED); it is written at the reconcile after that';
     const behind = 'wave 2 waits behind wave 1, where Deployment/eu-2 failed (revision r-9 ended BUILD_FAILED); fix its manifest and commit';
-    const first = step(undefined, { type: 'decided', outcome: waveHeld(waiting), context: CONTEXT });
-    expect(first.records).toMatchObject([{ type: 'decided', reason: 'WaveHeld', message: `update: ${waiting}` }]);
-    expect(step(first.after, { type: 'decided', outcome: waveHeld(waiting), context: CONTEXT }).types).toEqual([]);
-    const held = step(first.after, { type: 'decided', outcome: waveHeld(behind), context: CONTEXT });
+    const first = step(undefined, { type: 'decided', outcome: gated('WaveWaiting', waiting), context: CONTEXT });
+    expect(first.records).toMatchObject([{ type: 'decided', reason: 'WaveWaiting', message: `update: ${waiting}` }]);
+    expect(step(first.after, { type: 'decided', outcome: gated('WaveWaiting', waiting), context: CONTEXT }).types).toEqual([]);
+    const held = step(first.after, { type: 'decided', outcome: gated('WaveHeld', behind), context: CONTEXT });
     expect(held.records).toMatchObject([{ type: 'decided', reason: 'WaveHeld', message: `update: ${behind}` }]);
-    expect(step(held.after, { type: 'decided', outcome: waveHeld(behind), context: CONTEXT }).types).toEqual([]);
+    expect(step(held.after, { type: 'decided', outcome: gated('WaveHeld', behind), context: CONTEXT }).types).toEqual([]);
   });
 
   it('records the write enqueued, its result with the job id and manifests, and the revision it started', () => {

@@ -145,11 +145,11 @@ function driftFields(state: ResourceState | undefined): string[] {
 
 /**
  * The outcome of a decision as compared for "changed" (the sync condition and the action; not its message, which names
- * times). A wave's hold is told by its message too (which wave it waits for, which resource failed): one entry per hold.
+ * times). A wave's gate is told by its message too (which wave it waits for, which resource failed): one entry per hold.
  */
 function decisionOf(state: ResourceState | undefined): string {
   if (!state) return '';
-  const hold = state.sync.reason === 'WaveHeld' ? `|${state.sync.message ?? ''}` : '';
+  const hold = state.sync.reason === 'WaveHeld' || state.sync.reason === 'WaveWaiting' ? `|${state.sync.message ?? ''}` : '';
   return `${state.action}|${state.sync.status}|${state.sync.reason}|${state.health.status}|${state.health.reason}${hold}`;
 }
 

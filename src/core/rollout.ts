@@ -2,7 +2,7 @@
 import type { HealthCondition } from './health.js';
 import type { ResourceHold } from './holds.js';
 import { kindOf, type RevisionReading } from './kinds/index.js';
-import type { LiveDeployment, ResourceKind } from './model.js';
+import type { ListedDeployment, ResourceKind } from './model.js';
 
 /** A rollout to follow: the resource, its live id, and its latest revision when known (then that revision is read). */
 export interface RolloutTarget {
@@ -16,7 +16,7 @@ export interface RolloutTarget {
  * What one poll read of a followed rollout: its latest revision (GET …/revisions/{id}, the service's word on a build),
  * or, where that cannot be read, the resource as the service lists it.
  */
-export type RolloutReading = { revision: RevisionReading } | { live: LiveDeployment };
+export type RolloutReading = { revision: RevisionReading } | { live: ListedDeployment };
 
 /** What the health of a followed rollout reads besides the poll: the resource's hold, and the progress deadline's clock. */
 export interface FollowedContext {

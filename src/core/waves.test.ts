@@ -104,7 +104,7 @@ describe('gateWaves (the daemon)', () => {
   it('a commit changing all: only wave 0 goes; the rest wait for it to be written and healthy', () => {
     const gated = gateWaves(map(outcome('canary', { write: true }), outcome('a', { write: true }), outcome('b', { write: true }), outcome('d', { write: true })), R);
     expect([...gated.keys()]).toEqual(['Deployment/a', 'Deployment/b', 'Deployment/d']);
-    expect(gated.get('Deployment/a')).toBe('wave 1 waits until wave 0 is written and healthy (every new revision DEPLOYED); it is written at the reconcile after that');
+    expect(gated.get('Deployment/a')).toEqual({ reason: 'WaveWaiting', message: 'wave 1 waits until wave 0 is written and healthy (every new revision DEPLOYED); it is written at the reconcile after that' });
   });
 
   it('wave 0 building: nothing of wave 1 or 2; wave 0 healthy: wave 1 goes, wave 2 waits for it', () => {
@@ -115,7 +115,8 @@ describe('gateWaves (the daemon)', () => {
 
   it('a failed build in wave 1 holds wave 2, naming it; a queued job is not done', () => {
     const gated = gateWaves(map(outcome('canary', {}), outcome('a', {}), outcome('b', { health: 'degraded', reason: 'RevisionFailed' }), outcome('d', { write: true })), R);
-    expect(gated.get('Deployment/d')).toMatch(/^wave 2 waits behind wave 1, where Deployment\/b failed \(revision r-b ended BUILD_FAILED\)/);
+    expect(gated.get('Deployment/d')?.reason).toBe('WaveHeld');
+    expect(gated.get('Deployment/d')?.message).toMatch(/^wave 2 waits behind wave 1, where Deployment\/b failed \(revision r-b ended BUILD_FAILED\)/);
     expect(gateWaves(map(outcome('canary', { reason: 'Applying' }), outcome('a', { write: true })), R).has('Deployment/a')).toBe(true);
   });
 
@@ -135,7 +136,7 @@ describe('gateWaves (the daemon)', () => {
     const one = map(outcome('canary', {}), outcome('a', {}), ...wave1.slice(1));
     const gated = gateWaves(one, four, { limit: { count: 2 }, inFlight: new Set(['Deployment/b']) });
     expect([...gated.keys()]).toEqual(['Deployment/e']);
-    expect(gated.get('Deployment/e')).toBe('wave 1 waits for a place: wave_max_in_flight lets 2 of its writes build at once; it is written when one of them is healthy');
+    expect(gated.get('Deployment/e')).toEqual({ reason: 'WaveWaiting', message: 'wave 1 waits for a place: wave_max_in_flight lets 2 of its writes build at once; it is written when one of them is healthy' });
     expect(gateWaves(one, four).size).toBe(0);
   });
 
@@ -145,7 +146,7 @@ describe('gateWaves (the daemon)', () => {
     const both = map(outcome('a', {}), del('x', { write: true }), del('y', { write: true }), del('z', { write: true }), del('w', { write: true }));
     const gated = gateWaves(both, R, { deleteWaves });
     expect([...gated.keys()]).toEqual(['Deployment/y', 'Deployment/z', 'Deployment/w']);
-    expect(gated.get('Deployment/w')).toBe('the delete of wave 0 waits until the deletes of wave 1 are done (deletes go in descending wave order); it is sent at the reconcile after that');
+    expect(gated.get('Deployment/w')).toEqual({ reason: 'WaveWaiting', message: 'the delete of wave 0 waits until the deletes of wave 1 are done (deletes go in descending wave order); it is sent at the reconcile after that' });
     const queued = map(outcome('a', {}), del('x', { reason: 'Applying' }), del('y', { write: true }));
     expect(gateWaves(queued, R, { deleteWaves }).has('Deployment/y')).toBe(true);
     expect(gateWaves(map(del('y', { write: true }), del('w', { write: true })), R, { deleteWaves }).has('Deployment/w')).toBe(true);

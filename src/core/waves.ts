@@ -79,19 +79,17 @@ export interface WaveFailure {
   said: string;
 }
 
-/** What every message of a resource held behind a failed wave says (the others wait for a wave still going). */
-const HELD_BEHIND = ' waits behind wave ';
-
-/** Whether a WaveHeld message is a hold behind a failed wave (notified once per hold), not a wait for one going. */
-export function heldBehindFailure(message: string): boolean {
-  return message.includes(HELD_BEHIND);
-}
-
 /** The message of a resource of a later wave held behind a failed one: what happened, and what to do. */
 export function waveHeldMessage(wave: number | 'prune', failure: WaveFailure): string {
   const name = failure.key.slice(failure.key.indexOf('/') + 1);
   const what = wave === 'prune' ? 'the deletes after the last wave' : `wave ${wave}`;
-  return `${what}${HELD_BEHIND}${failure.wave}, where ${failure.key} failed (${failure.said}); fix its manifest and commit (a new change starts from the first wave), or after a fix outside git run "converge reconcile --retry-failed ${name}" (or "converge apply --wait" again)`;
+  return `${what} waits behind wave ${failure.wave}, where ${failure.key} failed (${failure.said}); fix its manifest and commit (a new change starts from the first wave), or after a fix outside git run "converge reconcile --retry-failed ${name}" (or "converge apply --wait" again)`;
+}
+
+/** The message of a resource of a later wave waiting for wave `going`, still being written or rolled out. */
+function waitingForWave(wave: number | 'prune', going: number): string {
+  const what = wave === 'prune' ? 'the deletes after the last wave' : `wave ${wave}`;
+  return `${what} waits until wave ${going} is written and healthy (every new revision DEPLOYED); it is written at the reconcile after that`;
 }
 
 /** The hold of a resource waiting behind a failed wave (reason WaveHeld), about the desired state `desired`. */
@@ -99,9 +97,18 @@ export function waveHeldHold(desired: string, wave: number | 'prune', failure: W
   return { reason: 'WaveHeld', desired, since: now.toISOString(), message: waveHeldMessage(wave, failure) };
 }
 
-/** A held resource's decided outcome: nothing written, sync reason WaveHeld with its message. */
-export function waveHeldOutcome(outcome: Outcome, message: string): Outcome {
-  return heldBack(outcome, 'WaveHeld', message);
+/**
+ * Why the waves keep a write back: WaveHeld, behind an earlier wave of the change that failed (a hold, notified once);
+ * WaveWaiting, for an earlier wave still going, a place under wave_max_in_flight, or the deletes of a higher wave.
+ */
+export interface WaveGate {
+  reason: 'WaveHeld' | 'WaveWaiting';
+  message: string;
+}
+
+/** A decided outcome the waves keep back: nothing written, sync reason WaveHeld or WaveWaiting with its message. */
+export function waveGatedOutcome(outcome: Outcome, gate: WaveGate): Outcome {
+  return heldBack(outcome, gate.reason, gate.message);
 }
 
 /** Sync reasons of a resource whose write failed for good or whose rollout failed: its wave failed. */
@@ -136,18 +143,18 @@ export interface GateOptions {
 }
 
 /** The current wave's new writes past wave_max_in_flight: each waits for a place, the others in flight. */
-function overLimit(wave: number, outcomes: readonly Outcome[], options: GateOptions, gated: Map<string, string>): void {
+function overLimit(wave: number, outcomes: readonly Outcome[], options: GateOptions, gated: Map<string, WaveGate>): void {
   if (!options.limit) return;
   const inFlight = options.inFlight ?? new Set<string>();
   const allowed = inFlightOf(options.limit, outcomes.length);
   const busy = outcomes.filter((o) => inFlight.has(o.key) || o.sync.reason === 'Applying' || o.health.status === 'progressing').length;
   const fresh = outcomes.filter((o) => o.write && o.write.op !== 'delete' && !inFlight.has(o.key));
   const message = `wave ${wave} waits for a place: wave_max_in_flight lets ${allowed} of its writes build at once; it is written when one of them is healthy`;
-  for (const o of fresh.slice(Math.max(0, allowed - busy))) gated.set(o.key, message);
+  for (const o of fresh.slice(Math.max(0, allowed - busy))) gated.set(o.key, { reason: 'WaveWaiting', message });
 }
 
 /** The deletes (prune) in descending wave order: a delete of wave N waits while one of a higher wave is not done. */
-function deletesInOrder(outcomes: ReadonlyMap<string, Outcome>, options: GateOptions, gated: Map<string, string>): void {
+function deletesInOrder(outcomes: ReadonlyMap<string, Outcome>, options: GateOptions, gated: Map<string, WaveGate>): void {
   const deletes = [...outcomes.values()].filter((o) => o.action === 'delete');
   const waveOfDelete = (o: Outcome): number => options.deleteWaves?.get(o.key) ?? 0;
   const pending = deletes.filter((o) => o.write !== null || o.sync.reason === 'Applying' || options.inFlight?.has(o.key) === true);
@@ -155,44 +162,51 @@ function deletesInOrder(outcomes: ReadonlyMap<string, Outcome>, options: GateOpt
     if (o.write?.op !== 'delete') continue;
     const higher = pending.filter((p) => waveOfDelete(p) > waveOfDelete(o)).map(waveOfDelete);
     if (higher.length === 0) continue;
-    gated.set(o.key, `the delete of wave ${waveOfDelete(o)} waits until the deletes of wave ${Math.min(...higher)} are done (deletes go in descending wave order); it is sent at the reconcile after that`);
+    const message = `the delete of wave ${waveOfDelete(o)} waits until the deletes of wave ${Math.min(...higher)} are done (deletes go in descending wave order); it is sent at the reconcile after that`;
+    gated.set(o.key, { reason: 'WaveWaiting', message });
   }
 }
 
 /**
  * The daemon's gate of waves (docs/rollouts.md): of one reconcile's outcomes (by key) and the declared resources, the
- * writes that must wait, each with its WaveHeld message. Waves are taken in ascending order; the first wave not done
+ * writes that must wait, each with its reason (WaveHeld behind a failure, WaveWaiting otherwise) and message. Waves are taken in ascending order; the first wave not done
  * (a write decided or queued, a rollout progressing) lets no write of a later wave through, and at most
  * wave_max_in_flight of its own in flight; a failed one (a degraded rollout, a write refused or failed) holds them
  * naming it; the deletes wait for every wave, and go in descending wave order. Nothing is gated when the declared
  * resources are all in one wave and the deletes too. Pure: it reads only what the reconcile decided, so a restarted or
  * standby daemon, reading the same service and Redis, gates the same way.
  */
-export function gateWaves(outcomes: ReadonlyMap<string, Outcome>, resources: ReadonlyMap<string, DesiredResource>, options: GateOptions = {}): Map<string, string> {
+export function gateWaves(outcomes: ReadonlyMap<string, Outcome>, resources: ReadonlyMap<string, DesiredResource>, options: GateOptions = {}): Map<string, WaveGate> {
   const byWave = new Map<number, Outcome[]>();
   for (const outcome of outcomes.values()) {
     const resource = resources.get(outcome.key);
     if (!resource || outcome.action === 'orphan' || outcome.sync.status === 'suspended') continue;
     byWave.set(waveOf(resource), [...(byWave.get(waveOf(resource)) ?? []), outcome]);
   }
-  const gated = new Map<string, string>();
+  const gated = new Map<string, WaveGate>();
   if (byWave.size < 2) {
     deletesInOrder(outcomes, options, gated);
     return gated;
   }
   const waves = [...byWave.keys()].sort((a, b) => a - b);
-  let blocker: string | undefined;
+  let blocker: { reason: WaveGate['reason']; message: (what: number | 'prune') => string } | undefined;
   for (const wave of waves) {
     if (blocker) {
-      for (const o of byWave.get(wave)!) if (o.write && o.write.op !== 'delete') gated.set(o.key, blocker.replace('{wave}', `wave ${wave}`));
+      const gate = { reason: blocker.reason, message: blocker.message(wave) };
+      for (const o of byWave.get(wave)!) if (o.write && o.write.op !== 'delete') gated.set(o.key, gate);
       continue;
     }
     const state = waveState(byWave.get(wave)!);
     if (state.state !== 'done') overLimit(wave, byWave.get(wave)!, options, gated);
-    if (state.state === 'failed') blocker = waveHeldMessage(wave + 1, { wave, key: state.key, said: state.said }).replace(`wave ${wave + 1}`, '{wave}');
-    else if (state.state === 'going') blocker = `{wave} waits until wave ${wave} is written and healthy (every new revision DEPLOYED); it is written at the reconcile after that`;
+    if (state.state === 'failed') {
+      const failure = { wave, key: state.key, said: state.said };
+      blocker = { reason: 'WaveHeld', message: (what) => waveHeldMessage(what, failure) };
+    } else if (state.state === 'going') blocker = { reason: 'WaveWaiting', message: (what) => waitingForWave(what, wave) };
   }
   if (!blocker) deletesInOrder(outcomes, options, gated);
-  else for (const o of outcomes.values()) if (o.write?.op === 'delete') gated.set(o.key, blocker.replace('{wave}', 'the deletes after the last wave'));
+  else {
+    const gate = { reason: blocker.reason, message: blocker.message('prune') };
+    for (const o of outcomes.values()) if (o.write?.op === 'delete') gated.set(o.key, gate);
+  }
   return gated;
 }

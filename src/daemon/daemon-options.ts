@@ -1,4 +1,5 @@
 // What starting the daemon takes: its settings, the service it talks to, and the options of startDaemon.
+import type { Server } from 'node:http';
 import type { ChangeWindow } from '../core/windows.js';
 import type { Logger } from 'pino';
 import type { RequestInfo, ServiceClient } from '../service/client.js';
@@ -8,6 +9,10 @@ import type { Environment } from '../observe/environment.js';
 import type { Deliver } from '../core/notify/events.js';
 import type { ReceiverConfig } from '../core/notify/receivers.js';
 import type { WaveLimit } from '../core/waves.js';
+
+/** Defaults of health_poll and progress_deadline (config/default.yaml holds the same). */
+export const HEALTH_POLL_MS = 5_000;
+export const PROGRESS_DEADLINE_MS = 30 * 60_000;
 
 /** The settings the daemon reads (src/cli/settings.ts Settings satisfies it). */
 export interface DaemonSettings extends WorkerSettings {
@@ -61,6 +66,11 @@ export interface DaemonOptions {
   settings: DaemonSettings;
   env: NodeJS.ProcessEnv;
   log: Logger;
+  /**
+   * The status port the command bound before loading the daemon (src/daemon/server/status-port.ts): the status server
+   * takes it over; absent, the status server binds `httpHost:httpPort` itself.
+   */
+  listening?: Server | undefined;
   /** True for the in-process emulator: jobs and applied state then live under a private Redis prefix. */
   embedded: boolean;
   /** Opens the service with the daemon's request hook (metrics, readiness). */

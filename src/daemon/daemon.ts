@@ -15,7 +15,7 @@ import { Reconciler } from './reconcile/reconciler.js';
 import { Leadership } from '../leader/leadership.js';
 import { registerDaemonGauges } from './telemetry/queue-metrics.js';
 import { stopPlan } from './lifecycle/stop-plan.js';
-import type { DaemonOptions, DaemonService, DaemonSettings } from './daemon-options.js';
+import { HEALTH_POLL_MS, PROGRESS_DEADLINE_MS, type DaemonOptions, type DaemonService, type DaemonSettings } from './daemon-options.js';
 import { within } from './within.js';
 import { statusDocument } from './server/daemon-status.js';
 import { noteRequest, redisCheck, serviceChecks, type RequestHealth } from './lifecycle/readiness.js';
@@ -40,10 +40,6 @@ export interface Daemon {
   /** Stops watching and taking jobs, finishes or hands back active jobs within shutdownTimeout, closes everything. */
   stop(reason: string): Promise<void>;
 }
-
-/** Defaults of health_poll and progress_deadline (config/default.yaml holds the same). */
-const HEALTH_POLL_MS = 5_000;
-const PROGRESS_DEADLINE_MS = 30 * 60_000;
 
 /** Starts the daemon. Fails (one line) when Redis is unreachable or the status port cannot be bound. */
 export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
@@ -185,6 +181,7 @@ class ConvergeDaemon implements Daemon {
     this.server = await startStatusServer({
       host: this.settings.httpHost,
       port: this.settings.httpPort,
+      listening: this.options.listening,
       handlers: {
         readiness: () => this.readiness(),
         status: () => this.status(),

@@ -1,6 +1,7 @@
 // The emulator's mcp-discover hook: real discovery (src/discovery) with registration; failures list every failed step.
 import type { ValidationIssue } from '../core/wire/schema.js';
-import { discoverProvider, type DiscoverOptions } from '../discovery/discover.js';
+import { discoverProvider } from '../discovery/discover.js';
+import type { DiscoverOptions } from '../discovery/run.js';
 import { DiscoveryError, formatFailure } from '../discovery/errors.js';
 import type { DiscoverHook, ProviderFromDiscovery } from './discover.js';
 

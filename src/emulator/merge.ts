@@ -240,6 +240,42 @@ function immutableProblem(current: StoredDeployment, patch: PatchBody): string |
  * when startsRevision() says so.
  */
 export function mergePatch(current: StoredDeployment, patch: PatchBody, ctx: WriteContext): Result<PatchOutcome> {
+  const refused = refusedPatch(current, patch, ctx);
+  if (refused) return refused;
+  const incomingRevision = compactFields(patch.source_revision_config);
+  const tarball = tarballProblem(current, incomingRevision, ctx);
+  if (tarball) return fail(400, tarball);
+  const sourceConfig = { ...current.source_config, ...compactSourceConfig(patch.source_config) };
+  const revisionConfig = { ...current.source_revision_config, ...incomingRevision };
+  const missing = missingAfterPatch(current, patch, sourceConfig, revisionConfig, ctx);
+  if (missing.length > 0) return invalid(missing);
+
+  const incoming = patch.secrets && patch.secrets.length > 0 ? patch.secrets : null;
+  const secrets = incoming === null ? current.secrets : ctx.secretsPatch === 'replace' ? storeSecrets(incoming) : upsertSecrets(current.secrets, incoming);
+  const secretReferences = patch.secret_references ?? current.secret_references;
+  const newRevision = startsRevision(patch);
+  const contentChanged =
+    canonicalJson([sourceConfig, revisionConfig, secretReferences, secrets.map((s) => [s.name, s.sha256])]) !==
+    canonicalJson([current.source_config, current.source_revision_config, current.secret_references, current.secrets.map((s) => [s.name, s.sha256])]);
+  const changed = newRevision || contentChanged;
+  if (!changed) return ok({ next: current, newRevision: false, changed: false });
+
+  const next: StoredDeployment = {
+    ...current,
+    source_config: sourceConfig,
+    source_revision_config: revisionConfig,
+    secrets,
+    secret_references: secretReferences,
+    updated_at: ctx.now,
+  };
+  return ok({ next: newRevision ? withNewRevision(current, next, patch, ctx) : next, newRevision, changed: true });
+}
+
+/**
+ * The refusals of a PATCH before anything is merged: a deployment being deleted or of a source this service does not
+ * know (400), fields its source refuses and bad secrets (422), a field fixed at creation (400); undefined when none.
+ */
+function refusedPatch(current: StoredDeployment, patch: PatchBody, ctx: WriteContext): Result<never> | undefined {
   if (current.status === 'AWAITING_DELETE') return fail(400, `Deployment ID ${current.id} is being deleted.`);
   const source = current.source;
   const rules = rulesFor(source);
@@ -257,50 +293,46 @@ export function mergePatch(current: StoredDeployment, patch: PatchBody, ctx: Wri
   );
   if (problems.length > 0) return invalid(problems);
   const immutable = immutableProblem(current, patch);
-  if (immutable) return fail(400, immutable);
+  return immutable ? fail(400, immutable) : undefined;
+}
 
-  const incomingRevision = compactFields(patch.source_revision_config);
-  const tarball = tarballProblem(current, incomingRevision, ctx);
-  if (tarball) return fail(400, tarball);
-  const sourceConfig = { ...current.source_config, ...compactSourceConfig(patch.source_config) };
-  const revisionConfig = { ...current.source_revision_config, ...incomingRevision };
-  const what = patch.revision_source != null ? `revision_source ${revisionSource}` : `source ${source}`;
-  const missing = missingFieldProblems(revisionSource, sourceConfig, revisionConfig, what, patch.revision_source != null ? 'override' : 'write', mode);
-  if (missing.length > 0) return invalid(missing);
+/** The fields the merged configs still lack for the revision source the PATCH writes with (422 problems). */
+function missingAfterPatch(
+  current: StoredDeployment,
+  patch: PatchBody,
+  sourceConfig: Record<string, unknown>,
+  revisionConfig: Record<string, unknown>,
+  ctx: WriteContext,
+): ValidationIssue[] {
+  const source = current.source as Source;
+  const revisionSource = patch.revision_source ?? source;
+  const overridden = patch.revision_source != null;
+  const what = overridden ? `revision_source ${revisionSource}` : `source ${source}`;
+  const mode = { lenient: ctx.lenient };
+  const write = overridden ? 'override' : 'write';
+  return missingFieldProblems(revisionSource, sourceConfig, revisionConfig, what, write, mode);
+}
 
-  const incoming = patch.secrets && patch.secrets.length > 0 ? patch.secrets : null;
-  const secrets = incoming === null ? current.secrets : ctx.secretsPatch === 'replace' ? storeSecrets(incoming) : upsertSecrets(current.secrets, incoming);
-  const secretReferences = patch.secret_references ?? current.secret_references;
-  const newRevision = startsRevision(patch);
-  const contentChanged =
-    canonicalJson([sourceConfig, revisionConfig, secretReferences, secrets.map((s) => [s.name, s.sha256])]) !==
-    canonicalJson([current.source_config, current.source_revision_config, current.secret_references, current.secrets.map((s) => [s.name, s.sha256])]);
-  const changed = newRevision || contentChanged;
-  if (!changed) return ok({ next: current, newRevision: false, changed: false });
-
-  let next: StoredDeployment = {
-    ...current,
-    source_config: sourceConfig,
-    source_revision_config: revisionConfig,
-    secrets,
-    secret_references: secretReferences,
-    updated_at: ctx.now,
-  };
-  if (newRevision) {
-    const revision = startRevision(ctx, current.name, patch.revision_source ?? null, revisionConfig, {
-      tracked_packages: patch.tracked_packages ?? null,
-      install_command: typeof sourceConfig.install_command === 'string' ? sourceConfig.install_command : null,
-      build_command: typeof sourceConfig.build_command === 'string' ? sourceConfig.build_command : null,
-    });
-    next = advanceDeployment(
-      {
-        ...next,
-        latest_revision_id: revision.id,
-        build_ready_at: revision.ends_at,
-        revisions: [...supersede(current.revisions, ctx.now), revision],
-      },
-      ctx.now,
-    );
-  }
-  return ok({ next, newRevision, changed: true });
+/** The merged deployment with the revision the PATCH starts: the latest one; earlier ones still building superseded. */
+function withNewRevision(
+  current: StoredDeployment,
+  next: StoredDeployment,
+  patch: PatchBody,
+  ctx: WriteContext,
+): StoredDeployment {
+  const sourceConfig = next.source_config;
+  const revision = startRevision(ctx, current.name, patch.revision_source ?? null, next.source_revision_config, {
+    tracked_packages: patch.tracked_packages ?? null,
+    install_command: typeof sourceConfig.install_command === 'string' ? sourceConfig.install_command : null,
+    build_command: typeof sourceConfig.build_command === 'string' ? sourceConfig.build_command : null,
+  });
+  return advanceDeployment(
+    {
+      ...next,
+      latest_revision_id: revision.id,
+      build_ready_at: revision.ends_at,
+      revisions: [...supersede(current.revisions, ctx.now), revision],
+    },
+    ctx.now,
+  );
 }

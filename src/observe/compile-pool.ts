@@ -19,6 +19,14 @@ export const POOL_MIN_BYTES = 1024 * 1024;
 export const POOL_MIN_FILES = 2000;
 /** Bytes of files per batch sent to a worker: small enough to spread the files evenly, large enough that messages are few. */
 const BATCH_BYTES = 64 * 1024;
+/**
+ * Near the end of a load a batch is at most this share of the bytes left per compiling thread, down to MIN_BATCH_BYTES,
+ * so that the last batches are small and the threads finish together (one thread no longer compiles a whole batch
+ * alone at the end).
+ */
+const SHARES_LEFT = 4;
+/** The smallest batch: about a dozen files of one deployment each. */
+const MIN_BATCH_BYTES = 8 * 1024;
 /** Batches in flight per worker, so that a worker never waits for its next one. */
 const IN_FLIGHT = 2;
 /** Compiling yields to the event loop after about this long, so requests in flight are answered meanwhile. */
@@ -35,6 +43,9 @@ export interface PoolOptions {
   /** Whether this thread compiles batches too, between its other work (default true; false: only the threads do). */
   thisThreadCompiles?: boolean;
 }
+
+/** Told each file's result as its compile finishes (in no particular order), while the other files compile; never throws. */
+export type OnCompiled = (result: ManifestResult) => void;
 
 /** One worker thread of a pool, and why it stopped, once it has. */
 interface PoolWorker {
@@ -80,9 +91,10 @@ export class CompilePool {
   /**
    * Compiles the files, IN_FLIGHT batches per thread, this thread taking one batch at a time too. A thread that fails turns each file of its unanswered batches
    * into an E_COMPILE diagnostic; the others carry on, and this thread compiles the batches left when none does.
+   * `onCompiled` is told each result as its batch comes back (after the thread's next batch is sent).
    */
-  async compile(files: readonly ManifestBytes[]): Promise<ManifestResult[]> {
-    const batches = batchesOf(files);
+  async compile(files: readonly ManifestBytes[], onCompiled?: OnCompiled): Promise<ManifestResult[]> {
+    const batches = batchesOf(files, this.workers.length + (this.thisThreadCompiles ? 1 : 0));
     const results = new Array<ManifestResult>(files.length);
     let next = 0;
     const run = (worker: PoolWorker): Promise<void> =>
@@ -100,6 +112,7 @@ export class CompilePool {
           unanswered.delete(reply.id);
           reply.results.forEach((result, offset) => (results[batches[reply.id]!.from + offset] = result));
           send();
+          if (onCompiled) reply.results.forEach(onCompiled);
           if (unanswered.size === 0) finish();
         };
         const finish = (): void => {
@@ -125,13 +138,13 @@ export class CompilePool {
       while (this.thisThreadCompiles && next < batches.length) {
         const id = next++;
         const { from, to } = batches[id]!;
-        (await compileHere(files.slice(from, to), this.parseOptions)).forEach((result, offset) => (results[from + offset] = result));
+        (await compileHere(files.slice(from, to), this.parseOptions, onCompiled)).forEach((result, offset) => (results[from + offset] = result));
       }
     };
     await Promise.all([...this.workers.map(run), here()]);
     // Batches no thread took (every one failed before they were sent) are compiled here.
     const left = batches.slice(next);
-    const rest = await compileHere(left.flatMap(({ from, to }) => files.slice(from, to)), this.parseOptions);
+    const rest = await compileHere(left.flatMap(({ from, to }) => files.slice(from, to)), this.parseOptions, onCompiled);
     if (left.length > 0) rest.forEach((result, offset) => (results[left[0]!.from + offset] = result));
     return results;
   }
@@ -145,22 +158,22 @@ export class CompilePool {
 /**
  * Compiles each file (its first pass: src/core/manifest/compile.ts), in order; one result per file, a failure an
  * E_COMPILE diagnostic. With `pool` (started early by the caller), in it; else in a pool of its own from
- * POOL_MIN_BYTES, closed before this returns; else in this thread.
+ * POOL_MIN_BYTES, closed before this returns; else in this thread. `onCompiled` is told each result as it is known.
  */
-export async function compileFiles(files: readonly ManifestBytes[], parseOptions: ParseOptions, pool?: CompilePool): Promise<ManifestResult[]> {
-  if (pool) return pool.compile(files);
+export async function compileFiles(files: readonly ManifestBytes[], parseOptions: ParseOptions, pool?: CompilePool, onCompiled?: OnCompiled): Promise<ManifestResult[]> {
+  if (pool) return pool.compile(files, onCompiled);
   const bytes = files.reduce((sum, file) => sum + file.bytes.length, 0);
   const own = bytes >= POOL_MIN_BYTES ? CompilePool.start(parseOptions) : undefined;
-  if (!own) return compileHere(files, parseOptions);
+  if (!own) return compileHere(files, parseOptions, onCompiled);
   try {
-    return await own.compile(files);
+    return await own.compile(files, onCompiled);
   } finally {
     await own.close();
   }
 }
 
 /** Compiles in this thread, yielding to the event loop every few milliseconds. */
-async function compileHere(files: readonly ManifestBytes[], parseOptions: ParseOptions): Promise<ManifestResult[]> {
+async function compileHere(files: readonly ManifestBytes[], parseOptions: ParseOptions, onCompiled?: OnCompiled): Promise<ManifestResult[]> {
   const results: ManifestResult[] = [];
   let lastYield = performance.now();
   for (const file of files) {
@@ -168,26 +181,37 @@ async function compileHere(files: readonly ManifestBytes[], parseOptions: ParseO
       await new Promise<void>((resolve) => setImmediate(resolve));
       lastYield = performance.now();
     }
+    let result: ManifestResult;
     try {
-      results.push(compileFile(file, parseOptions));
+      result = compileFile(file, parseOptions);
     } catch (error) {
-      results.push(compileFailure(file.file, `${error instanceof Error ? error.name : 'a non-Error value'} thrown`));
+      result = compileFailure(file.file, `${error instanceof Error ? error.name : 'a non-Error value'} thrown`);
     }
+    results.push(result);
+    onCompiled?.(result);
   }
   return results;
 }
 
-/** The files cut into batches of about BATCH_BYTES, in order; each batch's index range. */
-function batchesOf(files: readonly ManifestBytes[]): Array<{ from: number; to: number }> {
+/**
+ * The files cut into batches, in order (each batch's index range): of about BATCH_BYTES, then smaller towards the end,
+ * each at most 1/SHARES_LEFT of the bytes left per thread (`threads` compiling), down to MIN_BATCH_BYTES.
+ */
+function batchesOf(files: readonly ManifestBytes[], threads: number): Array<{ from: number; to: number }> {
   const batches: Array<{ from: number; to: number }> = [];
+  let left = files.reduce((sum, file) => sum + file.bytes.length, 0);
+  const limit = (): number => Math.min(BATCH_BYTES, Math.max(MIN_BATCH_BYTES, left / (Math.max(threads, 1) * SHARES_LEFT)));
+  let cut = limit();
   let from = 0;
   let size = 0;
   files.forEach((file, index) => {
     size += file.bytes.length;
-    if (size >= BATCH_BYTES) {
+    if (size >= cut) {
       batches.push({ from, to: index + 1 });
       from = index + 1;
+      left -= size;
       size = 0;
+      cut = limit();
     }
   });
   if (from < files.length) batches.push({ from, to: files.length });

@@ -2,7 +2,7 @@
 import type { DecisionMode } from '../core/decide.js';
 import { declaringFiles } from '../core/declared-files.js';
 import { waveOf } from '../core/waves.js';
-import type { AppliedRecord, DriftPolicy, LiveDeployment, Plan } from '../core/model.js';
+import type { AppliedRecord, DriftPolicy, ListedDeployment, Plan } from '../core/model.js';
 import { plan, type PlanInput } from '../plan/plan.js';
 import {
   decideOutcomes,
@@ -19,7 +19,7 @@ import { readLatestRevisions, type LatestRevisions } from './revisions.js';
 export interface FilesScope {
   files: GatherOptions;
   loaded: ManifestDirResult;
-  live: Promise<LiveDeployment[]>;
+  live: Promise<ListedDeployment[]>;
   applied: Promise<Map<string, AppliedRecord>>;
 }
 
@@ -89,7 +89,8 @@ export async function reconcileCorridor<D extends CorridorDeclined = never>(
   const gathered = 'tree' in scope ? await gatherPlanInput(scope.tree) : await gatherScope(scope);
   const input = options.input ? await options.input(gathered) : gathered.input;
   if (isDeclined(input)) return input;
-  const planned = plan(input);
+  // The changes diffed while the manifests compiled are taken where they fit this input (src/plan/prepared.ts).
+  const planned = plan(input, gathered.prepared);
   const result = options.planned ? await options.planned(planned, gathered) : planned;
   const remembered = options.memory ? await options.memory(gathered, input) : { memory: {} };
   options.onStep?.('revisions');

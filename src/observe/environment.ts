@@ -2,7 +2,7 @@
 import type { Diagnostic } from '../core/diagnostics.js';
 import { UsageError } from '../core/errors.js';
 import type { VariablesInput } from '../core/manifest/environment.js';
-import { MAX_MANIFEST_BYTES } from '../core/manifest/parse.js';
+import { MAX_MANIFEST_BYTES } from '../core/manifest/file-bytes.js';
 import { readCapped, type CappedRead } from './read-capped.js';
 
 /** A file or folder the user named: its path, how diagnostics name it (relative to the manifest directory), and as given. */

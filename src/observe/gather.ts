@@ -11,17 +11,19 @@ import {
   type DeploymentResource,
   type DesiredResource,
   type DiscoveryPreview,
-  type LiveDeployment,
+  type ListedDeployment,
   type LiveState,
 } from '../core/model.js';
 import { mapBounded } from '../core/map-bounded.js';
 import { inListing, listedKind, mcpProviders, repositoryResources, resolvedAtEdge } from '../core/kinds/index.js';
 import type { PlanInput } from '../plan/plan.js';
+import type { PreparedChanges } from '../plan/prepared.js';
 import { previewDiscovery } from '../discovery/discover.js';
 import type { Environment } from './environment.js';
 import { LIST_PREFETCH, listLiveDeployments, listLiveProviders } from './live.js';
 import { loadManifestDir, type ManifestCache, type ManifestDirResult } from './manifests.js';
 import { readManifestVersion } from './manifest-version.js';
+import { PlanAhead } from './plan-ahead.js';
 import type { ManifestVersion } from '../core/manifest-version.js';
 import { hashDesiredSecrets, secretErrorDiagnostic, shortSecretDiagnostic } from '../secrets/resolve.js';
 import type { AdoptPolicy } from '../core/ownership.js';
@@ -76,6 +78,8 @@ export interface Gathered {
   version: ManifestVersion;
   /** The content hash of the files read (manifests, variables files, overlays), whether or not they are in git. */
   contentId: string;
+  /** Changes diffed while the manifests compiled, for plan() to take where they fit (src/observe/plan-ahead.ts). */
+  prepared?: PreparedChanges;
 }
 
 const DISCOVERY_CONCURRENCY = 4;
@@ -87,7 +91,9 @@ function environmentPaths(environment: Environment | undefined): string[] {
 
 /**
  * Reads everything a plan needs. The live listing and the applied state do not depend on the manifests, so
- * they start first and are read while the manifest files are loaded; the rest follows in parallel.
+ * they start first and are read while the manifest files are loaded; the rest follows in parallel. Each resource's
+ * secrets, fingerprint and change are worked out as its file compiles (src/observe/plan-ahead.ts), the changes once
+ * the live side is read.
  */
 export async function gatherPlanInput(options: GatherOptions): Promise<Gathered> {
   const stop = { requested: false };
@@ -96,19 +102,30 @@ export async function gatherPlanInput(options: GatherOptions): Promise<Gathered>
   // Both are awaited below; these handlers only keep a failure during loading from being reported as unhandled.
   listing.catch(() => undefined);
   appliedRead.catch(() => undefined);
+  const ahead = new PlanAhead(options.env, options.namePrefix);
+  // A failure to list or read is gatherFrom's to report; the changes are then not diffed ahead.
+  void Promise.all([listing, appliedRead])
+    .then(([live, applied]) => ahead.listed(live, applied))
+    .catch(() => undefined);
   let loaded: ManifestDirResult;
   try {
     loaded = await loadManifestDir(options.dir, {
       allowLiteralSecrets: options.allowLiteralSecrets,
       ...(options.manifestCache ? { cache: options.manifestCache } : {}),
       ...(options.environment ? { environment: options.environment } : {}),
+      onCompiled: ahead.compiled,
     });
   } catch (error) {
     stop.requested = true;
+    ahead.stop();
     throw error;
   }
   options.onManifestsRead?.();
-  return gatherFrom(options, loaded, listing, appliedRead);
+  try {
+    return await gatherFrom(options, loaded, listing, appliedRead, ahead);
+  } finally {
+    ahead.stop();
+  }
 }
 
 /**
@@ -116,7 +133,7 @@ export async function gatherPlanInput(options: GatherOptions): Promise<Gathered>
  * discovery, providers, secret hashes. A targeted reconcile (src/daemon/cycle/targeted.ts) hands in the changed files
  * and the live deployments of their names only.
  */
-export async function gatherFrom(options: GatherOptions, loaded: ManifestDirResult, listing: Promise<LiveDeployment[]>, appliedRead: Promise<Map<string, AppliedRecord>>): Promise<Gathered> {
+export async function gatherFrom(options: GatherOptions, loaded: ManifestDirResult, listing: Promise<ListedDeployment[]>, appliedRead: Promise<Map<string, AppliedRecord>>, ahead?: PlanAhead): Promise<Gathered> {
   const prefix = options.namePrefix;
   const outside = prefix === undefined ? [] : loaded.resources.filter((r) => inListing(r.kind) && !r.name.startsWith(prefix));
   const inScope = outside.length === 0 ? loaded.resources : loaded.resources.filter((r) => !outside.includes(r));
@@ -145,7 +162,7 @@ export async function gatherFrom(options: GatherOptions, loaded: ManifestDirResu
     const resource = resolvedAtEdge(raw, repos.resolved, discovery);
     const key = resourceKey(resource.kind, resource.name);
     resources.set(key, resource);
-    const hashed = hashDesiredSecrets(resource, options.env);
+    const hashed = (resource === raw ? ahead?.hashed(raw) : undefined) ?? hashDesiredSecrets(resource, options.env);
     secretHashes.set(key, hashed.hashes);
     secretProblems.push(...hashed.tooShort.map((name) => shortSecretDiagnostic(resource, name)));
     if (!hashed.errors.length) continue;
@@ -183,7 +200,9 @@ export async function gatherFrom(options: GatherOptions, loaded: ManifestDirResu
   if (outside.length > 0) notes.push(outsidePrefixNote(outside.map((r) => r.name), prefix!));
   if (unsetEnv.size > 0) notes.push(unsetEnvNote([...unsetEnv].sort()));
   if (notes.length > 0) input.notes = notes;
-  return { input, resources, live, files: loaded.files, diagnostics, version, contentId: loaded.contentId };
+  const gathered: Gathered = { input, resources, live, files: loaded.files, diagnostics, version, contentId: loaded.contentId };
+  if (ahead) gathered.prepared = ahead.changes;
+  return gathered;
 }
 
 /** One note for every secret variable not set: which, what it blocks, and the fix (the diagnostics give each place). */

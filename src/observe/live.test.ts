@@ -1,10 +1,27 @@
 // The live side's listings against a fake client: deployments of the name prefix, page by page, stopped on request; providers listed only when a manifest or prune needs them.
 import { describe, expect, it } from 'vitest';
 import type { DesiredResource, LiveDeployment, LiveProviders } from '../core/model.js';
+import { Deployment } from '../core/wire/schema.js';
 import { listLiveDeployments, listLiveProviders } from './live.js';
 
+/** A deployment as the wire schema decodes it from an answer. */
 function deployment(name: string): LiveDeployment {
-  return { id: `id-${name}`, name, status: 'READY' } as LiveDeployment;
+  return Deployment.parse({
+    id: `id-${name}`,
+    tenant_id: 'tenant-1',
+    name,
+    source: 'codehost',
+    source_config: { repo_url: 'https://codehost.example.com/acme/web', build_on_push: true },
+    source_revision_config: { repo_ref: 'main', repo_commit_sha: 'b0d4e445' },
+    secrets: [{ name: 'OPENAI_API_KEY', value: 'v' }],
+    created_at: '2026-01-01T00:00:00Z',
+    updated_at: '2026-01-02T00:00:00Z',
+    status: 'READY',
+    latest_revision_id: 'r-1',
+    active_revision_id: 'r-1',
+    image_version: '0.2.1',
+    display_name: name,
+  });
 }
 
 /** A client listing `pages` of deployments (each query recorded) and a provider list (each call counted). */
@@ -35,6 +52,22 @@ describe('listLiveDeployments', () => {
     expect((await listLiveDeployments(client, { namePrefix: 'team-a', onProgress: (n) => seen.push(n) })).map((d) => d.name)).toEqual(['team-a-web', 'team-a-api']);
     expect(client.queries).toEqual([{}, { name_contains: 'team-a' }]);
     expect(seen).toEqual([1, 2]);
+  });
+
+  it('keeps what a plan reads: no tenant, creation time, image version, commit or unknown field', async () => {
+    const [listed] = await listLiveDeployments(fakeClient([['web']]));
+    expect(listed).toEqual({
+      id: 'id-web',
+      name: 'web',
+      source: 'codehost',
+      status: 'READY',
+      updated_at: '2026-01-02T00:00:00Z',
+      source_config: { repo_url: 'https://codehost.example.com/acme/web', build_on_push: true },
+      source_revision_config: { repo_ref: 'main' },
+      secrets: [{ name: 'OPENAI_API_KEY', value: 'v' }],
+      latest_revision_id: 'r-1',
+      active_revision_id: 'r-1',
+    });
   });
 
   it('stops after the page in hand once asked to', async () => {

@@ -1,6 +1,7 @@
 // The live side of a plan, read from the service: one listing per kind that lists (deployments page by page; providers when a manifest or prune needs them).
 import { declaresProviders, ownsAnyProvider } from '../core/kinds/index.js';
-import type { DesiredResource, LiveDeployment, LiveProviders } from '../core/model.js';
+import { listedDeployment, type SharedText } from '../core/kinds/deployment/listed.js';
+import type { DesiredResource, ListedDeployment, LiveProviders } from '../core/model.js';
 import type { ServiceClient } from '../service/client.js';
 
 /** List requests in flight while the live deployments are read (pages read ahead; see listDeploymentPages). */
@@ -17,14 +18,20 @@ export interface DeploymentListing {
   onProgress?: (count: number) => void;
 }
 
-/** Every live deployment (of the name prefix, when given), page by page. */
-export async function listLiveDeployments(client: Pick<ServiceClient, 'listDeploymentPages'>, options: DeploymentListing = {}): Promise<LiveDeployment[]> {
-  const all: LiveDeployment[] = [];
+/**
+ * Every live deployment (of the name prefix, when given), page by page: each page, checked whole by the wire schema, is
+ * reduced as it arrives to what a plan reads of it (`listedDeployment`), so no decoded page outlives its turn.
+ */
+export async function listLiveDeployments(client: Pick<ServiceClient, 'listDeploymentPages'>, options: DeploymentListing = {}): Promise<ListedDeployment[]> {
+  const all: ListedDeployment[] = [];
+  const text: SharedText = new Map();
   const prefix = options.namePrefix;
   const query = prefix === undefined ? {} : { name_contains: prefix };
   for await (const page of client.listDeploymentPages(query, options.prefetch ? { prefetch: options.prefetch } : {})) {
     if (options.stop?.requested) break;
-    for (const item of page) if (prefix === undefined || item.name.startsWith(prefix)) all.push(item);
+    for (const item of page) {
+      if (prefix === undefined || item.name.startsWith(prefix)) all.push(listedDeployment(item, text));
+    }
     options.onProgress?.(all.length);
   }
   return all;

@@ -10,7 +10,7 @@ import { combineManifests, compileEnvironment, withPatches, type CompiledEnviron
 import type { OverlayInput } from '../core/manifest/environment.js';
 import type { ManifestResult, ParseOptions } from '../core/manifest/parse.js';
 import { variablesId } from '../core/manifest/variables.js';
-import { CompilePool, compileFiles, POOL_MIN_FILES } from './compile-pool.js';
+import { CompilePool, compileFiles, POOL_MIN_FILES, type OnCompiled } from './compile-pool.js';
 import type { UnseenFile } from '../core/declared-files.js';
 import { readInputFile, readManifestFile, unseenFolder, unseenLink, type ManifestFile, type UnseenPath } from './read-manifest-file.js';
 import { readVariableFiles, type Environment, type HashedInput } from './environment.js';
@@ -26,6 +26,11 @@ export interface LoadOptions {
   keepData?: boolean;
   /** Warn of what a create needs that a manifest leaves out (`converge validate`: src/core/manifest/parse.ts ParseOptions). */
   createWarnings?: boolean;
+  /**
+   * Told each manifest file's first pass as its compile finishes, while the others compile (a file the cache knows is
+   * not compiled, and not told): the plan's work on its resources starts then (src/observe/plan-ahead.ts).
+   */
+  onCompiled?: OnCompiled;
 }
 
 /**
@@ -282,7 +287,7 @@ export async function readManifestFiles(listing: ManifestListing, options: LoadO
   // Many files and none cached: the pool's threads start now, and load while the files are read.
   const pool = listing.files.length >= POOL_MIN_FILES && !cache?.size ? CompilePool.start(environment.parseOptions) : undefined;
   try {
-    return await readAndCompile(listing, environment, { cache, pool, extra, hashed });
+    return await readAndCompile(listing, environment, { cache, pool, extra, hashed, onCompiled: options.onCompiled });
   } finally {
     await pool?.close();
   }
@@ -294,10 +299,11 @@ interface ReadState {
   pool: CompilePool | undefined;
   extra: Diagnostic[];
   hashed: HashedInput[];
+  onCompiled: OnCompiled | undefined;
 }
 
 /** Reads the listed files' bytes, compiles those the cache does not know, and combines every result with the environment. */
-async function readAndCompile(listing: ManifestListing, environment: CompiledEnvironment, { cache, pool, extra, hashed }: ReadState): Promise<ManifestDirResult> {
+async function readAndCompile(listing: ManifestListing, environment: CompiledEnvironment, { cache, pool, extra, hashed, onCompiled }: ReadState): Promise<ManifestDirResult> {
   const read: string[] = [];
   const unread: UnseenFile[] = [...listing.unread];
   let refused = 0;
@@ -331,7 +337,7 @@ async function readAndCompile(listing: ManifestListing, environment: CompiledEnv
     files.push({ file: file.path, bytes: outcome.bytes, ...(cached ? { result: cached } : {}) });
   }
   const pending = files.filter((file) => !file.result);
-  const compiled = await compileFiles(pending, environment.parseOptions, pool);
+  const compiled = await compileFiles(pending, environment.parseOptions, pool, onCompiled);
   pending.forEach((file, index) => {
     file.result = compiled[index]!;
     // A file converge failed to compile (E_COMPILE: a thread failed) is compiled again next time, not remembered.

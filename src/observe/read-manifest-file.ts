@@ -1,7 +1,7 @@
 // Reads one listed manifest or overlay file through the capped reader, and words the paths converge cannot read (a dangling or looping link, a directory, a FIFO, a file that cannot be opened) as warnings with their entries for prune.
 import type { Diagnostic, Severity } from '../core/diagnostics.js';
 import type { UnseenFile } from '../core/declared-files.js';
-import { MAX_MANIFEST_BYTES, TOO_LARGE_MESSAGE } from '../core/manifest/parse.js';
+import { MAX_MANIFEST_BYTES, TOO_LARGE_MESSAGE } from '../core/manifest/file-bytes.js';
 import { readCapped } from './read-capped.js';
 
 /** One manifest file listed under the directory read. */

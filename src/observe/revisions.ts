@@ -1,7 +1,7 @@
 // Health is read, not guessed: the latest revision of each planned resource whose latest is not its active one, one request each, none for healthy ones.
 import { mapBounded } from '../core/map-bounded.js';
 import { kindOf, liveOf, type RevisionReading } from '../core/kinds/index.js';
-import { resourceKey, type LiveDeployment, type PlanChange } from '../core/model.js';
+import { resourceKey, type ListedDeployment, type PlanChange } from '../core/model.js';
 import type { ServiceClient } from '../service/client.js';
 
 /** What was read: the latest revision of each resource (by resourceKey) whose latest was not active, and the requests sent. */
@@ -25,7 +25,7 @@ export interface ReadRevisionsOptions {
 export async function readLatestRevisions(
   client: Pick<ServiceClient, 'readRevision'>,
   changes: readonly PlanChange[],
-  live: readonly LiveDeployment[],
+  live: readonly ListedDeployment[],
   options: ReadRevisionsOptions = {},
 ): Promise<LatestRevisions> {
   const liveByName = new Map(live.map((d) => [d.name, d]));

@@ -4,7 +4,7 @@ import { desiredFingerprint } from '../core/drift.js';
 import type { Conflict } from '../core/flap-guard.js';
 import type { ResourceHold } from '../core/holds.js';
 import { inListing, liveOf, type RevisionReading } from '../core/kinds/index.js';
-import { resourceKey, type DesiredResource, type DriftPolicy, type HealthNote, type LiveDeployment, type Plan } from '../core/model.js';
+import { resourceKey, type DesiredResource, type DriftPolicy, type HealthNote, type ListedDeployment, type Plan } from '../core/model.js';
 
 /** What converge remembers of each resource where it keeps a memory (the daemon's Redis): absent parts are not known. */
 export interface DecisionMemory {
@@ -29,7 +29,7 @@ export interface DecisionMemory {
 export interface OutcomeInputs {
   mode: DecisionMode;
   resources: ReadonlyMap<string, DesiredResource>;
-  live: readonly LiveDeployment[];
+  live: readonly ListedDeployment[];
   /** The latest revisions read (src/observe/revisions.ts), by resourceKey. */
   revisions: ReadonlyMap<string, RevisionReading>;
   /** The secret hashes the plan compared (src/plan/plan.ts): part of each desired state's fingerprint. */
@@ -58,6 +58,10 @@ export function decideOutcomes(plan: Plan, inputs: OutcomeInputs): DecidedOutcom
   const deadlineMs = inputs.progressDeadlineMs ?? Number.POSITIVE_INFINITY;
   const decideOne = inputs.decide ?? decide;
   const decided: DecidedOutcomes = { outcomes: new Map(), inputs: new Map(), fingerprints: new Map(), holds: new Map() };
+  // The parts every resource's input reads alike are one object each, not one per resource (they are only read).
+  const settings = { mode: inputs.mode, driftPolicy: inputs.driftPolicy ?? 'heal' } as const;
+  const clockNotBuilding = { now: inputs.now, since: undefined, deadlineMs };
+  const shared = sharedParts();
   for (const change of plan.changes) {
     const key = resourceKey(change.kind, change.name);
     const resource = inputs.resources.get(key);
@@ -68,25 +72,49 @@ export function decideOutcomes(plan: Plan, inputs: OutcomeInputs): DecidedOutcom
     if (hold && hold.desired === fingerprint) decided.holds.set(key, hold);
     const live = liveOf(change.kind, change.name, liveByName);
     const latest = live?.latest_revision_id ?? null;
+    const since = latest === null ? undefined : memory.rolloutSince?.(key, latest);
     const decisionInput: DecisionInput = {
       change,
       fingerprint,
       live,
       revision: inputs.revisions.get(key) ?? (latest === null ? undefined : memory.knownRevision?.(key, latest)),
-      settings: { mode: inputs.mode, driftPolicy: inputs.driftPolicy ?? 'heal' },
-      ...(memory.requests ? { requests: memory.requests(key, resource) } : {}),
+      settings,
+      ...(memory.requests ? { requests: shared.requests(memory.requests(key, resource)) } : {}),
       hold,
       conflict: memory.conflicts?.get(key),
       remembered: memory.remembered?.get(key),
       heldAtLastGood: memory.heldAtLastGood?.has(key) === true,
       pendingWrite: memory.pendingWrites?.has(key) === true,
-      clock: { now: inputs.now, since: latest === null ? undefined : memory.rolloutSince?.(key, latest), deadlineMs },
+      clock: since === undefined ? clockNotBuilding : { now: inputs.now, since, deadlineMs },
     };
-    if (resource) decisionInput.desired = { suspend: resource.suspend, driftPolicy: resource.driftPolicy };
+    if (resource) decisionInput.desired = shared.desired(resource);
     decided.inputs.set(key, decisionInput);
     decided.outcomes.set(key, decideOne(decisionInput));
   }
   return decided;
+}
+
+/** One object per value of the small parts of a decision's input that many resources share (requests, settings). */
+function sharedParts() {
+  const requests = new Map<string, { rebuild: boolean; writeSecrets: boolean }>();
+  const desired = new Map<string, NonNullable<DecisionInput['desired']>>();
+  return {
+    requests(asked: { rebuild: boolean; writeSecrets: boolean }): { rebuild: boolean; writeSecrets: boolean } {
+      const key = `${asked.rebuild}/${asked.writeSecrets}`;
+      const known = requests.get(key);
+      if (known) return known;
+      requests.set(key, asked);
+      return asked;
+    },
+    desired(resource: DesiredResource): NonNullable<DecisionInput['desired']> {
+      const key = `${resource.suspend}/${resource.driftPolicy}`;
+      const known = desired.get(key);
+      if (known) return known;
+      const made = { suspend: resource.suspend, driftPolicy: resource.driftPolicy };
+      desired.set(key, made);
+      return made;
+    },
+  };
 }
 
 /** The rollouts a plan notes: every planned resource whose health is progressing or degraded, in plan order. */

@@ -1,6 +1,6 @@
 // Pairs desired resources with live deployments by name in O(n) with Maps (gitops-engine style: pair first, then diff).
 import { inListing } from '../core/kinds/index.js';
-import type { BlockedResource, DesiredResource, LiveDeployment, ResourceKind } from '../core/model.js';
+import type { BlockedResource, DesiredResource, ListedDeployment, ResourceKind } from '../core/model.js';
 import { formatLocation, resourceKey } from '../core/model.js';
 
 export interface BlockedPair {
@@ -11,17 +11,17 @@ export interface BlockedPair {
 
 export interface Pairs {
   /** Each valid resource once, with the live deployment of its name when its kind is the one the service lists. */
-  resources: Array<{ resource: DesiredResource; live: LiveDeployment | undefined }>;
+  resources: Array<{ resource: DesiredResource; live: ListedDeployment | undefined }>;
   /** Invalid or colliding manifests, duplicates in the input, ambiguous live names: planned as blocked. */
   blocked: BlockedPair[];
   /** Live deployments named in no manifest, valid or blocked. */
-  orphans: LiveDeployment[];
+  orphans: ListedDeployment[];
 }
 
 /** Live deployments by name; the same id listed twice (pages shifting under the listing) counts once. */
-function liveByName(live: readonly LiveDeployment[]): Map<string, LiveDeployment[]> {
+function liveByName(live: readonly ListedDeployment[]): Map<string, ListedDeployment[]> {
   const seen = new Set<string>();
-  const byName = new Map<string, LiveDeployment[]>();
+  const byName = new Map<string, ListedDeployment[]>();
   for (const deployment of live) {
     if (seen.has(deployment.id)) continue;
     seen.add(deployment.id);
@@ -32,7 +32,7 @@ function liveByName(live: readonly LiveDeployment[]): Map<string, LiveDeployment
   return byName;
 }
 
-export function pair(resources: readonly DesiredResource[], blocked: readonly BlockedResource[], live: readonly LiveDeployment[]): Pairs {
+export function pair(resources: readonly DesiredResource[], blocked: readonly BlockedResource[], live: readonly ListedDeployment[]): Pairs {
   const byName = liveByName(live);
   const blockedByKey = new Map<string, BlockedPair>();
   for (const entry of blocked) {

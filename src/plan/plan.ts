@@ -6,7 +6,7 @@ import type {
   BlockedResource,
   DesiredResource,
   DiscoveryPreview,
-  LiveDeployment,
+  ListedDeployment,
   LiveState,
   Plan,
   PlanChange,
@@ -21,6 +21,7 @@ import { orphanChanges, type PruneOptions } from './prune.js';
 import { partialNote } from './notes.js';
 import { sortChanges, summarize } from './summary.js';
 import { markWaves } from '../core/waves.js';
+import type { PreparedChanges } from './prepared.js';
 
 
 export interface PlanInput {
@@ -99,7 +100,7 @@ function planContext(input: PlanInput, resource: DesiredResource, view: LiveView
  * over: `adopt`; under adopt: explicit without converge/adopt: "true" it is blocked instead. A live deployment that
  * already matches its manifest stays `noop`: nothing is written, so nothing is taken over.
  */
-function withOwnership(change: PlanChange, resource: DesiredResource, live: Pick<LiveDeployment, 'id' | 'is_preview'>, input: PlanInput): PlanChange {
+function withOwnership(change: PlanChange, resource: DesiredResource, live: Pick<ListedDeployment, 'id' | 'is_preview'>, input: PlanInput): PlanChange {
   if (change.action !== 'update' || live.is_preview === true) return change;
   if (ownershipOf(input.applied.get(resourceKey(resource.kind, resource.name)), live.id) === 'owned') return change;
   const blocker = adoptionBlocker(input.adoptPolicy, resource, live);
@@ -110,7 +111,11 @@ function withOwnership(change: PlanChange, resource: DesiredResource, live: Pick
   return { ...change, action: 'adopt', reason: [...why, ...reasons].join('; ') || null };
 }
 
-export function plan(input: PlanInput): Plan {
+/**
+ * The plan of `input`. `prepared`: changes diffed ahead (src/plan/prepared.ts); one is used only where it is the diff of
+ * the same resource against the same live deployment and context, so the plan is the same with or without them.
+ */
+export function plan(input: PlanInput, prepared?: PreparedChanges): Plan {
   const pairs = pair(input.resources, input.blocked, input.live.deployments);
   const changes: PlanChange[] = [];
   const view = liveView(input.live, pairs.orphans);
@@ -119,7 +124,8 @@ export function plan(input: PlanInput): Plan {
   for (const { resource, live } of pairs.resources) {
     if (resource.wave !== undefined) waved.set(resourceKey(resource.kind, resource.name), resource);
     const kind = kindOf(resource.kind);
-    const change = kind.diff(resource, live, planContext(input, resource, view));
+    const context = planContext(input, resource, view);
+    const change = prepared?.take(resource, live, context) ?? kind.diff(resource, live, context);
     // The live resource: the listing entry paired by name, else the kind's own live side (a provider of this provider_id).
     const owned = live ?? kind.liveStamp(resource.name, view) ?? undefined;
     changes.push(owned && input.ownershipKnown ? withOwnership(change, resource, owned, input) : change);

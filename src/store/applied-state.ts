@@ -67,6 +67,18 @@ const SCRIPTS = {
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
 redis.call('HDEL', KEYS[2], ARGV[1])
 return 1`,
+  /**
+   * The settle of a lost write: while the pending write is still the one read (ARGV[3] its job id, ARGV[4] its send
+   * time), stores the applied record (ARGV[2], empty: store none) and removes the pending write; 1 if it did, else 0.
+   */
+  convergeSettlePending: `
+local raw = redis.call('HGET', KEYS[2], ARGV[1])
+if not raw then return 0 end
+local ok, pending = pcall(cjson.decode, raw)
+if not ok or type(pending) ~= 'table' or pending.jobId ~= ARGV[3] or pending.sentAt ~= ARGV[4] then return 0 end
+if ARGV[2] ~= '' then redis.call('HSET', KEYS[1], ARGV[1], ARGV[2]) end
+redis.call('HDEL', KEYS[2], ARGV[1])
+return 1`,
   /** Removes the applied record and the pending write of the resource (it was deleted). */
   convergeForget: `
 redis.call('HDEL', KEYS[1], ARGV[1])
@@ -93,6 +105,37 @@ function parseRecord(text: string | null | undefined): AppliedRecord | undefined
 export interface WriteStamp {
   desired?: string;
   manifestVersion?: ManifestVersion;
+}
+
+/**
+ * The applied record of a write over `previous`: its secret hashes merged over the previous ones (secrets not written
+ * keep their hash), or replacing them when the write carried the complete set; its field hashes merged by path; the
+ * definition hash replaced when given; the stamp's fingerprint and manifest version replacing the recorded ones.
+ */
+function recordOf(
+  written: WrittenState,
+  previous: AppliedRecord | undefined,
+  at: Date,
+  stamp: WriteStamp | undefined,
+): AppliedRecord {
+  const record: AppliedRecord = {
+    secrets: written.replaceSecrets ? { ...written.secrets } : { ...(previous?.secrets ?? {}), ...written.secrets },
+    appliedAt: at.toISOString(),
+  };
+  // sources follow the hashes: replaced with a complete set (none known: none kept), else merged by name
+  const sources = written.replaceSecrets
+    ? { ...(written.secretSources ?? {}) }
+    : { ...(previous?.secretSources ?? {}), ...(written.secretSources ?? {}) };
+  if (Object.keys(sources).length > 0) record.secretSources = sources;
+  const definitionHash = written.definitionHash ?? previous?.definitionHash;
+  if (definitionHash !== undefined) record.definitionHash = definitionHash;
+  const fields = { ...(previous?.fields ?? {}), ...(written.fields ?? {}) };
+  if (Object.keys(fields).length > 0) record.fields = fields;
+  const ownership = written.ownership ?? previous?.ownership;
+  if (ownership) record.ownership = ownership;
+  if (stamp?.desired) record.desired = stamp.desired;
+  if (stamp?.manifestVersion) record.manifestVersion = stamp.manifestVersion;
+  return StoredAppliedRecord.parse(record);
 }
 
 /** The store. Plans only read it (getAll); workers write after each successful write to the service. */
@@ -251,24 +294,38 @@ export class AppliedStateStore {
     stamp?: WriteStamp,
   ): Promise<AppliedRecord> {
     const previous = known === undefined ? await this.get(resourceKey) : (known ?? undefined);
-    const record: AppliedRecord = {
-      secrets: written.replaceSecrets ? { ...written.secrets } : { ...(previous?.secrets ?? {}), ...written.secrets },
-      appliedAt: at.toISOString(),
-    };
-    // sources follow the hashes: replaced with a complete set (none known: none kept), else merged by name
-    const sources = written.replaceSecrets ? { ...(written.secretSources ?? {}) } : { ...(previous?.secretSources ?? {}), ...(written.secretSources ?? {}) };
-    if (Object.keys(sources).length > 0) record.secretSources = sources;
-    const definitionHash = written.definitionHash ?? previous?.definitionHash;
-    if (definitionHash !== undefined) record.definitionHash = definitionHash;
-    const fields = { ...(previous?.fields ?? {}), ...(written.fields ?? {}) };
-    if (Object.keys(fields).length > 0) record.fields = fields;
-    const ownership = written.ownership ?? previous?.ownership;
-    if (ownership) record.ownership = ownership;
-    if (stamp?.desired) record.desired = stamp.desired;
-    if (stamp?.manifestVersion) record.manifestVersion = stamp.manifestVersion;
-    const valid = StoredAppliedRecord.parse(record);
+    const valid = recordOf(written, previous, at, stamp);
     await this.redis.convergeRecordWrite(this.key, this.pending, resourceKey, JSON.stringify(valid));
     return valid;
+  }
+
+  /**
+   * recordWrite for a write whose answer was lost and that live state shows landed, only while `pending` is still the
+   * resource's pending write (the same job and send time): a newer job's pending write is never settled in its stead.
+   * Undefined, nothing written, when it is not (or the pending write names no job).
+   */
+  async recordSettled(
+    resourceKey: string,
+    pending: PendingWrite,
+    written: WrittenState,
+    at: Date,
+    known: AppliedRecord | null,
+    stamp?: WriteStamp,
+  ): Promise<AppliedRecord | undefined> {
+    const valid = recordOf(written, known ?? undefined, at, stamp);
+    return (await this.settle(resourceKey, pending, JSON.stringify(valid))) ? valid : undefined;
+  }
+
+  /** Removes the pending write while it is still `pending` (a lost write that did not land); false when it is not. */
+  async clearSettled(resourceKey: string, pending: PendingWrite): Promise<boolean> {
+    return this.settle(resourceKey, pending, '');
+  }
+
+  private async settle(resourceKey: string, pending: PendingWrite, record: string): Promise<boolean> {
+    if (pending.jobId === undefined) return false;
+    const { jobId, sentAt } = pending;
+    const answer = await this.redis.convergeSettlePending(this.key, this.pending, resourceKey, record, jobId, sentAt);
+    return answer === 1;
   }
 
   /** The applied record and the pending write of one resource, in one command. */

@@ -1,7 +1,8 @@
 // The table of the kinds' I/O steps (sync and remove), keyed by kind like the pure table in src/core/kinds/index.ts.
 import type { DeploymentResource, DesiredResource, ProviderResource, ResourceKind } from '../core/model.js';
-import type { Deletion, JobWrite, SyncPorts, SyncResult } from '../core/kinds/ports.js';
+import type { Deletion, JobWrite, LostWritePort, ServicePort, SyncPorts, SyncResult } from '../core/kinds/ports.js';
 import { deleteOwnedDeployment } from './deployment/delete.js';
+import { settleLostDeploymentWrite, type LostWriteSettle } from './deployment/settle.js';
 import { syncDeployment } from './deployment/sync.js';
 import { deleteOwnedProvider } from './oauth-provider/delete.js';
 import { syncProvider } from './oauth-provider/sync.js';
@@ -25,12 +26,32 @@ export interface KindSyncSteps<R extends DesiredResource = DesiredResource> {
    * was lost. Absent: converge cannot delete resources of this kind.
    */
   remove?(deletion: Deletion, ports: SyncPorts): Promise<SyncResult>;
+  /**
+   * Settles the write the job `jobId` marked pending and never recorded (it died before the answer), reading only:
+   * landed, it is recorded and the job's result returned; not landed, the pending write is removed. Never writes to the
+   * service. Absent: the kind's lost writes are settled only by its next sync.
+   */
+  settleLost?(
+    key: string,
+    name: string,
+    jobId: string,
+    ports: LostWritePorts,
+    liveId?: string,
+  ): Promise<LostWriteSettle>;
+}
+
+/** What a settle that only reads reaches: the service's reads, the applied state's compare-and-settle, the clock. */
+export interface LostWritePorts {
+  service: ServicePort;
+  appliedState: LostWritePort;
+  now(): Date;
 }
 
 const syncSteps = {
   Deployment: {
     sync: syncDeployment,
     remove: deleteOwnedDeployment,
+    settleLost: settleLostDeploymentWrite,
   } satisfies KindSyncSteps<DeploymentResource>,
   OAuthProvider: {
     sync(resource, write, ports) {

@@ -1,11 +1,21 @@
 // One resource, level-triggered: its desired state from the job, its I/O wired to the service and the applied state, its kind's sync.
 import { JobInputError } from '../core/errors.js';
-import { type AppliedStatePort, type Deletion, type DesiredSecrets, type JobWrite, type ServicePort, type SyncPorts, type SyncResult } from '../core/kinds/index.js';
-import type { DeploymentResource, DesiredResource } from '../core/model.js';
+import {
+  type AppliedStatePort,
+  type Deletion,
+  type DesiredSecrets,
+  type JobWrite,
+  type LostWritePort,
+  type ServicePort,
+  type SyncPorts,
+  type SyncResult,
+} from '../core/kinds/index.js';
+import type { DeploymentResource, DesiredResource, ResourceKind } from '../core/model.js';
 import { applyRepositoryResolution } from '../core/repositories.js';
 import { resolveRepositories, type RepositorySource } from '../service/repositories.js';
 import { hashDesiredSecrets, resolveSecretValue, secretSources } from '../secrets/resolve.js';
 import { syncStepsOf } from './kinds.js';
+import type { LostWriteSettle } from './deployment/settle.js';
 
 /** What a sync talks to. */
 export interface SyncContext {
@@ -59,6 +69,24 @@ export async function removeResource(deletion: Deletion, context: SyncContext): 
   const kind = syncStepsOf(deletion.kind);
   if (!kind.remove) throw new JobInputError(`${deletion.kind}/${deletion.name}: converge cannot delete resources of kind ${deletion.kind}`);
   return kind.remove(deletion, portsOf(context));
+}
+
+/**
+ * Settles, reading only, the write the job `jobId` marked pending on `resource` and never recorded (its process died
+ * before the answer): through its kind's settleLost (src/sync/kinds.ts); undefined for a kind without one, or when
+ * there was nothing of that job's to settle. Nothing is sent to the service but reads.
+ */
+export async function settleLostWrite(
+  resource: { kind: ResourceKind; name: string; key: string },
+  jobId: string,
+  context: { service: ServicePort; appliedState: LostWritePort; now?: () => Date },
+  liveId?: string,
+): Promise<LostWriteSettle> {
+  const steps = syncStepsOf(resource.kind);
+  if (!steps.settleLost) return undefined;
+  const now = context.now ?? (() => new Date());
+  const ports = { service: context.service, appliedState: context.appliedState, now };
+  return steps.settleLost(resource.key, resource.name, jobId, ports, liveId);
 }
 
 function portsOf(context: SyncContext): SyncPorts {

@@ -1,4 +1,4 @@
-// `npm run bench`: runs the benchmarks (each in its own process), prints every figure against its target and issue 41's figures at 1,000 and 10,000 in one table, writes RESULTS.md.
+// `npm run bench`: runs the benchmarks (each in its own process), prints every figure against its target and the figures of issues 41 and 50 at 1,000 and 10,000 in a table each, writes RESULTS.md.
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { cpus, freemem, platform, release, tmpdir, totalmem } from 'node:os';
@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { formatNumber, markdownTable, renderTable, ROOT } from './lib/common.mjs';
 
-const BENCHES = ['emulator', 'plan', 'load', 'apply', 'steady', 'watch', 'status-page', 'daemon'];
+const BENCHES = ['emulator', 'plan', 'load', 'apply', 'steady', 'watch', 'status-page', 'daemon', 'outside'];
 
 /**
  * The figures of issue 41, each measured at 1,000 and 10,000 deployments by one benchmark: a figure the benchmark
@@ -23,7 +23,32 @@ const ISSUE41_FIGURES = [
   { key: 'plan-floor', what: 'converge plan / bare parse split over the cores', target: '<= 2.0x at 10,000', bench: 'plan' },
   { key: 'validate-floor', what: 'converge validate / bare parse split over the cores', target: '<= 1.6x at 10,000', bench: 'load' },
 ];
-const ISSUE41_SIZES = [1000, 10000];
+
+/**
+ * Issue 50's "Done when", at 1,000 and 10,000 deployments: the daemon as a user meets it (outside.mjs, from spawn), and
+ * the figures other benchmarks measure. A `sizeless` figure (a command as a process) is one value, in the first column.
+ */
+const ISSUE50_FIGURES = [
+  { key: 'spawn-rows', what: 'spawn -> N rows on /status', target: '<= 6 s at 10,000', bench: 'outside' },
+  { key: 'spawn-healthz', what: 'spawn -> /healthz 200', target: '<= 1 s', bench: 'outside' },
+  { key: 'help-wall', what: 'converge --help, wall', target: '<= 0.25 s', bench: 'outside', sizeless: true },
+  { key: 'help-cpu', what: 'converge --help, CPU', target: '<= 0.2 s', bench: 'outside', sizeless: true },
+  { key: 'validate-3', what: 'converge validate of 3 files, wall', target: '(reported)', bench: 'outside', sizeless: true },
+  { key: 'edit-patch', what: 'edit -> PATCH (median of 5, debounce included)', target: '<= 500 ms at 10,000', bench: 'watch' },
+  { key: 'page-first-rows', what: 'page: navigation -> first rows drawn', target: '<= 1.5 s', bench: 'outside' },
+  { key: 'filter-matches', what: 'page: filter keystroke -> only matches shown', target: '<= 100 ms', bench: 'outside' },
+  { key: 'status-poll', what: 'unchanged /status poll (as the client times it)', target: '<= 20 ms server time', bench: 'status-page' },
+  { key: 'status-whole', what: 'whole /status', target: '<= 8 MB at 10,000', bench: 'status-page' },
+  { key: 'rss-rest', what: 'RSS at rest (page open, /metrics scraped)', target: '< 250 MB', bench: 'outside' },
+  { key: 'rss-peak', what: 'peak RSS (VmHWM)', target: '< 300 MB', bench: 'outside' },
+  { key: 'plan-floor', what: 'plan / bare parse split over the cores', target: '<= 2.0x at 10,000', bench: 'plan' },
+  { key: 'validate-floor', what: 'validate / bare parse split over the cores', target: '<= 1.6x at 10,000', bench: 'load' },
+];
+const ISSUE_SIZES = [1000, 10000];
+const ISSUE_TABLES = [
+  { issue: 41, figures: ISSUE41_FIGURES },
+  { issue: 50, figures: ISSUE50_FIGURES },
+];
 
 const USAGE = `Usage: npm run bench -- [--only ${BENCHES.join(',')}] [--quick] [--latency-ms N] [--results FILE | --no-results]
 
@@ -98,35 +123,35 @@ function summaryTable(results) {
     }
     for (const f of r.figures) rows.push([f.id, f.what, `${f.value} ${f.unit}${f.detail ? ` (${f.detail})` : ''}`, f.target, verdict(f)]);
   }
-  return { title: 'Figures of issues 7, 36 and 41 against their targets (# is the issue, or issue.item)', columns: ['#', 'figure', 'value', 'target', 'result'], rows };
+  return { title: 'Figures of issues 7, 36, 41 and 50 against their targets (# is the issue, or issue.item)', columns: ['#', 'figure', 'value', 'target', 'result'], rows };
 }
 
-/** One cell of issue 41's table: the value and its verdict, or why there is none. */
-function issue41Cell(results, entry, n) {
+/** One cell of an issue's table: the value and its verdict, or why there is none. */
+function issueCell(results, entry, n, first) {
   const result = results.find((r) => r.name === entry.bench);
   if (!result) return `not run (--only ${entry.bench})`;
   if (result.error) return `${entry.bench} failed`;
   const mine = (result.figures ?? []).filter((x) => x.at?.key === entry.key);
   if (mine.length === 0) return `not reported by ${entry.bench}.mjs`;
-  const f = mine.find((x) => x.at.n === n);
-  if (!f) return '-';
+  const f = entry.sizeless ? (first ? mine[0] : undefined) : mine.find((x) => x.at.n === n);
+  if (!f) return entry.sizeless ? '(no N)' : '-';
   return `${formatNumber(f.value)} ${f.unit} ${verdict(f)}`;
 }
 
-/** Issue 41's figures at 1,000 and 10,000, with their targets; with --quick, at the sizes the benchmarks ran. */
-function issue41Table(results, quick) {
-  const ran = results.flatMap((r) => r.figures ?? []).filter((f) => f.at).map((f) => f.at.n);
-  const sizes = quick ? [...new Set(ran)].sort((a, b) => a - b) : ISSUE41_SIZES;
+/** An issue's figures at 1,000 and 10,000, with their targets; with --quick, at the sizes the benchmarks ran. */
+function issueTable(results, quick, { issue, figures }) {
+  const ran = results.flatMap((r) => r.figures ?? []).filter((f) => f.at?.n !== undefined).map((f) => f.at.n);
+  const sizes = quick ? [...new Set(ran)].sort((a, b) => a - b) : ISSUE_SIZES;
   return {
-    title: "Issue 41's figures (a value's verdict is against the target in its figure's line above)",
+    title: `Issue ${issue}'s figures (a value's verdict is against the target in its figure's line above)`,
     columns: ['figure', ...sizes.map((n) => `N=${n.toLocaleString('en-US')}`), 'target'],
-    rows: ISSUE41_FIGURES.map((entry) => [entry.what, ...sizes.map((n) => issue41Cell(results, entry, n)), entry.target]),
+    rows: figures.map((entry) => [entry.what, ...sizes.map((n, i) => issueCell(results, entry, n, i === 0)), entry.target]),
   };
 }
 
 function markdown(opts, info, results) {
   const lines = [
-    '# converge benchmarks (issues 7, 36, 41)',
+    '# converge benchmarks (issues 7, 36, 41, 50)',
     '',
     `Run with \`npm run bench${opts.quick ? ' -- --quick' : ''}\`${opts.latencyMs !== 20 ? ` and --latency-ms ${opts.latencyMs}` : ''} on ${info.date}.`,
     '',
@@ -149,10 +174,7 @@ function markdown(opts, info, results) {
     '',
     markdownTable(summaryTable(results)),
     '',
-    "## Issue 41's figures",
-    '',
-    markdownTable(issue41Table(results, opts.quick)),
-    '',
+    ...ISSUE_TABLES.flatMap((spec) => [`## Issue ${spec.issue}'s figures`, '', markdownTable(issueTable(results, opts.quick, spec)), '']),
   ];
   for (const r of results) {
     if (r.error) continue;
@@ -179,7 +201,7 @@ async function main() {
     await rm(scratch, { recursive: true, force: true });
   }
   process.stdout.write(`\n${renderTable(summaryTable(results))}\n`);
-  process.stdout.write(`\n${renderTable(issue41Table(results, opts.quick))}\n`);
+  for (const spec of ISSUE_TABLES) process.stdout.write(`\n${renderTable(issueTable(results, opts.quick, spec))}\n`);
   const figures = results.flatMap((r) => r.figures ?? []);
   const missed = figures.filter((f) => f.pass === false).length;
   const failed = results.filter((r) => r.error).length;

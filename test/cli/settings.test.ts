@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
 import { afterEach, describe, expect, it } from 'vitest';
-import { DEFAULT_CONFIG_PATH, resolveSettings, SETTING_NAMES, settingOptions, settingSource } from '../../src/cli/settings.js';
+import { DEFAULT_CONFIG_PATH, resolveSettings, settingOptions } from '../../src/cli/settings.js';
+import { SETTING_NAMES, settingSource } from '../../src/cli/setting-table.js';
 
 const SETTINGS_DOC = fileURLToPath(new URL('../../docs/settings.md', import.meta.url));
 

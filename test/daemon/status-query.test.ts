@@ -96,4 +96,19 @@ describe('/status queries', () => {
     expect(bad.status).toBe(400);
     expect(((await bad.json()) as { error: string }).error).toContain('limit must be a whole number');
   });
+
+  it('answers a first window of rows in the document\'s order without the plan, and says what is wrong with a bad one', async () => {
+    const rows = ['zeta', 'alpha', 'mid'].map((name) => row(name));
+    const plan = { changes: [], diagnostics: [] };
+    server = await startStatusServer({ host: '127.0.0.1', port: 0, handlers: { readiness: async () => [], metrics: async () => '', status: () => ({ format_version: '1', plan, resources: rows, orphans: [] }) } });
+    const window = (await get('/status?format=2&first=2')) as View & Record<string, unknown>;
+    expect(window.resources.map((r) => r.key)).toEqual(['Deployment/zeta', 'Deployment/alpha']);
+    expect(window).not.toHaveProperty('plan');
+    expect(window).toMatchObject({ format_version: '2', orphans: [], view: { delta: false, total: 3, matched: 3 } });
+    for (const [path, words] of [['first=0', 'first must be a whole number'], ['first=2&since=x', 'send it without since'], ['format=3', 'format must be 1 or 2']]) {
+      const bad = await fetch(`${server.url}/status?${path}`);
+      expect(bad.status).toBe(400);
+      expect(((await bad.json()) as { error: string }).error).toContain(words);
+    }
+  });
 });

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MAX_MANIFEST_BYTES } from '../../src/core/manifest/parse.js';
+import { MAX_MANIFEST_BYTES } from '../../src/core/manifest/file-bytes.js';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/server.js';
 import { CORPUS } from '../manifest/bad-corpus-table.js';
 import {

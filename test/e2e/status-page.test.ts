@@ -11,6 +11,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { SCRIPT_PLAN } from '../../src/daemon/server/status-page/script-plan.js';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/server.js';
 import { chromiumMissing, openChromium } from './chromium.js';
+import { asPageHolds, decodedBody, isFirstWindow } from './status-format.js';
 import { dockerDeploymentYaml, dropPrefix, killAllConverge, ROOT, startDaemon, tempDir, testPrefix, until, writeFiles } from './helpers.js';
 
 const OUTPUT = join(ROOT, 'test-output');
@@ -255,15 +256,19 @@ describe('the status page', () => {
     expect(await page.evaluate('document.body.dataset.delta')).toBe('true');
     const received = Number(await page.evaluate('document.body.dataset.received'));
     expect(received).toBeLessThan((await shownRows(page)).length);
-    expect(statusUrls.length).toBeGreaterThan(1);
-    expect(statusUrls.slice(1).every((url) => /[?&]since=[^&]+\.\d+/.test(url))).toBe(true);
+    // The page asked a first window of rows, then the whole document, then every answer since its token.
+    expect(isFirstWindow(statusUrls[0]!)).toBe(true);
+    const polls = statusUrls.slice(1);
+    expect(polls.length).toBeGreaterThan(1);
+    expect(polls.every((url) => url.includes('format=2') && !isFirstWindow(url))).toBe(true);
+    expect(polls.slice(1).every((url) => /[?&]since=[^&]+\.\d+/.test(url))).toBe(true);
     // The plan came by run (plan=delta), and the page's merge of the answers it took is the plan of the whole document.
-    expect(statusUrls.every((url) => url.includes('plan=delta'))).toBe(true);
+    expect(polls.every((url) => url.includes('plan=delta'))).toBe(true);
     let merged: unknown;
     await until('the plan merged from the page\'s answers to equal the plan of /status', async () => {
       const merge = runInNewContext(`${SCRIPT_PLAN}\n({ holdPlan, mergedPlan })`) as { holdPlan(p: unknown): void; mergedPlan(d: unknown): unknown };
       for (const body of await Promise.all(statusBodies)) {
-        const answer = JSON.parse(body) as Record<string, unknown>;
+        const answer = decodedBody(body);
         if ('plan' in answer) merge.holdPlan((merged = answer.plan));
         if (answer.planDelta) merged = merge.mergedPlan(answer.planDelta);
       }
@@ -273,14 +278,15 @@ describe('the status page', () => {
       throw error;
     });
     // The lists of keys came by key (keys=delta): what the page holds is the document of /status (rows by key, less the view).
-    expect(statusUrls.every((url) => url.includes('keys=delta'))).toBe(true);
+    expect(polls.every((url) => url.includes('keys=delta'))).toBe(true);
     const comparable = (d: any): unknown => ({ ...d, view: undefined, resources: [...d.resources].sort((a: any, b: any) => (a.key < b.key ? -1 : 1)) });
+    const holds = async (): Promise<unknown> => comparable(asPageHolds((await daemon.status())));
     let shownDoc: any;
     await until('the page\'s document to equal /status', async () => {
       shownDoc = JSON.parse(await page.evaluate<string>('JSON.stringify(window.statusDocument)'));
-      return isDeepStrictEqual(comparable(shownDoc), comparable(await daemon.status()));
+      return isDeepStrictEqual(comparable(shownDoc), await holds());
     }, 15_000, 300).catch(async (error: unknown) => {
-      expect(comparable(shownDoc)).toEqual(comparable(await daemon.status()));
+      expect(comparable(shownDoc)).toEqual(await holds());
       throw error;
     });
     expect(shownDoc.orphans).toEqual(['Deployment/stray']);

@@ -1,4 +1,4 @@
-// A loopback HTTP proxy in front of the emulator that holds one chosen request until the test lets it go: a slow service, on the test's signal instead of a timer.
+// A loopback HTTP proxy before the emulator holding a chosen request, or its answer, until the test lets it go.
 import { createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -8,7 +8,17 @@ export interface HeldProxy {
   holdNext(match: (method: string, path: string) => boolean): void;
   /** The requests held now, as `METHOD PATH`. */
   held(): string[];
-  /** Forwards the held requests whose client is still connected (one whose client went away is never sent) and holds no more. */
+  /**
+   * Sends every request `match` accepts to the service at once and holds the service's answer: the write lands, its
+   * client hears nothing until release() (or never, when it dies first).
+   */
+  holdAnswersOf(match: (method: string, path: string) => boolean): void;
+  /** The requests the service answered whose answers are held now, as `METHOD PATH STATUS`. */
+  answersHeld(): string[];
+  /**
+   * Forwards the held requests whose client is still connected (one whose client went away is never sent), sends the
+   * held answers whose client is still connected, and holds no more.
+   */
   release(): void;
   close(): Promise<void>;
 }
@@ -19,15 +29,32 @@ async function readBody(req: IncomingMessage): Promise<Buffer> {
   return Buffer.concat(chunks);
 }
 
-/** Sends the request upstream and its answer back. */
-function forward(req: IncomingMessage, body: Buffer, res: ServerResponse, upstream: URL): void {
-  const out = httpRequest(
-    { host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: { ...req.headers, host: upstream.host, connection: 'close' } },
-    (answer) => {
+/**
+ * Sends the request upstream and its answer back; `hold`, when given, is called with the upstream answer and resolves
+ * when the answer may go back.
+ */
+function forward(
+  req: IncomingMessage,
+  body: Buffer,
+  res: ServerResponse,
+  upstream: URL,
+  hold?: (status: number) => Promise<void>,
+): void {
+  const headers = { ...req.headers, host: upstream.host, connection: 'close' };
+  const target = { host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers };
+  const out = httpRequest(target, (answer) => {
+    const send = (): void => {
+      // Its client died while the answer was held (a killed process): the answer is read and dropped.
+      if (req.socket.destroyed) {
+        answer.resume();
+        return;
+      }
       res.writeHead(answer.statusCode ?? 502, answer.headers);
       answer.pipe(res);
-    },
-  );
+    };
+    if (hold) void hold(answer.statusCode ?? 502).then(send);
+    else send();
+  });
   out.on('error', () => req.socket.destroy());
   out.end(body);
 }
@@ -35,7 +62,9 @@ function forward(req: IncomingMessage, body: Buffer, res: ServerResponse, upstre
 export async function heldProxy(target: string): Promise<HeldProxy> {
   const upstream = new URL(target);
   let match: ((method: string, path: string) => boolean) | undefined;
+  let answerMatch: ((method: string, path: string) => boolean) | undefined;
   const waiting = new Map<string, () => void>();
+  const answers: Array<{ line: string; resolve: () => void }> = [];
   let released = false;
   const server = createServer((req, res) => {
     void readBody(req).then(async (body) => {
@@ -46,6 +75,12 @@ export async function heldProxy(target: string): Promise<HeldProxy> {
         // The client died while it waited (a killed process): its request never reaches the service.
         if (req.socket.destroyed) return;
       }
+      if (answerMatch?.(req.method ?? 'GET', req.url ?? '/') && !released) {
+        const hold = (status: number) =>
+          new Promise<void>((resolve) => answers.push({ line: `${line} ${status}`, resolve }));
+        forward(req, body, res, upstream, hold);
+        return;
+      }
       forward(req, body, res, upstream);
     }).catch(() => req.socket.destroy());
   });
@@ -54,10 +89,12 @@ export async function heldProxy(target: string): Promise<HeldProxy> {
   const release = (): void => {
     released = true;
     match = undefined;
+    answerMatch = undefined;
     for (const [line, resolve] of [...waiting]) {
       waiting.delete(line);
       resolve();
     }
+    for (const { resolve } of answers.splice(0)) resolve();
   };
   return {
     url: `http://127.0.0.1:${port}`,
@@ -66,6 +103,11 @@ export async function heldProxy(target: string): Promise<HeldProxy> {
       match = next;
     },
     held: () => [...waiting.keys()],
+    holdAnswersOf(next) {
+      released = false;
+      answerMatch = next;
+    },
+    answersHeld: () => answers.map((a) => a.line),
     release,
     async close() {
       release();

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { UsageError } from '../../src/core/errors.js';
-import { MAX_MANIFEST_BYTES } from '../../src/core/manifest/parse.js';
+import { MAX_MANIFEST_BYTES } from '../../src/core/manifest/file-bytes.js';
 import type { DeploymentResource } from '../../src/core/model.js';
 import { loadManifestDir, ManifestCache } from '../../src/observe/manifests.js';
 import type { Environment } from '../../src/observe/environment.js';

@@ -22,7 +22,7 @@ import type { Gathered } from '../../observe/gather.js';
 import { recordDeclarations } from '../../observe/corridor.js';
 import { commandCorridor } from '../cli-corridor.js';
 import type { CommandIo, ParsedArgs } from '../command.js';
-import { LOG_LEVELS, resolveSettings } from '../settings.js';
+import { resolveSettings } from '../settings.js';
 import { EMBEDDED, EMBEDDED_BANNER, openTarget, requireApiUrl, retryLine, type ServiceSettings } from '../target.js';
 import { progressLine, type Progress } from '../tty.js';
 import { shownFrom, shownPlace, shownPlan } from '../paths.js';
@@ -32,12 +32,11 @@ import { targetsOf } from '../partial-plan.js';
 import { isWaved, waveSteps } from '../../apply/waves.js';
 import { applyWaved } from '../apply-waves.js';
 import { applyWindow, markOverridden, WINDOW_HELD_EXIT } from '../apply-window.js';
+import { catchInterrupt } from '../apply-interrupt.js';
+import { behindReporter, lineLogger } from '../apply-stderr.js';
 
 /** apply without --wait on a change in several waves: the first wave written, the others waiting (docs/rollouts.md). */
 const WAVES_WAITING_EXIT = 3;
-
-/** Log levels, least severe first (the order of the log_level setting's choices). */
-const LEVELS: readonly string[] = LOG_LEVELS;
 
 /** Runs `converge apply DIR [--wait]`; returns the exit code. */
 export async function runApplyCommand(args: ParsedArgs, io: CommandIo, usage: string): Promise<number> {
@@ -58,79 +57,121 @@ export async function runApplyCommand(args: ParsedArgs, io: CommandIo, usage: st
   const interrupt = catchInterrupt(io, progress);
   try {
     target = await openTarget(settings, { onRetry: (info) => progress.write(io.stderr, `converge apply: ${retryLine(info)}\n`) });
-    const prune = {
-      enabled: settings.prune && targets.length === 0,
-      maxDeletes: settings.maxDeletes,
-      // apply --plan takes whether the service deletes from the plan: a plan refused sends no DELETE probe.
-      ...(saved ? { deletes: deletesOfPlan(saved) } : {}),
-    };
-    // The corridor of every reconcile (src/cli/cli-corridor.ts): health is read, not guessed.
-    const { gathered, plan: result, outcomes } = await commandCorridor({
-      mode: 'apply',
-      settings, io, dir, progress, prune, targets,
-      client: target.client,
-      applied: jobs.applied,
-      loaded: () => progress.clear(),
-    });
-    // A saved plan is checked before anything is written (the keep marks below included); stale: one line, exit 1.
-    const planned = saved ? await claimPlanned(saved, jobs, () => checkedChanges(saved, gathered, result, outcomes)) : undefined;
-    const text = output === 'text';
-    if (text) io.stdout.write(planLines(shownPlan(result, shown), outcomes).join('\n') + '\n');
-    // What could not be read is unknown: while a file of the tree fails to load nothing is written, unless --allow-partial.
-    const refused = gathered.input.unreadable !== undefined && !settings.allowPartial;
-    const changes = planned ?? changesToApply(outcomes, result.changes, gathered.resources, gathered.live.deployments, gathered.input.secretHashes);
-    // A person at a terminal says "yes" to the plan before anything is recorded or enqueued (src/cli/approve.ts).
-    const approval = { autoApprove: settings.autoApprove, text, saved: saved !== undefined, changes: changes.length, apiUrl: settings.apiUrl, signal: interrupt.signal };
-    // Change windows (docs/rollouts.md): in a blocking one, apply writes only where it allows manual writes, or with --override-window.
-    const window = changes.length > 0 && !refused ? applyWindow(settings.windows, await jobs.now(), args.values['override-window'] === true) : { go: true };
-    if ('held' in window) {
-      (text ? io.stdout : io.stderr).write(`${text ? '' : 'converge apply: '}${window.held}\n`);
-      return WINDOW_HELD_EXIT;
-    }
-    if ('overridden' in window) {
-      log.warn({ by: applyRecordedBy() }, window.overridden);
-      markOverridden(outcomes);
-    }
-    if (!refused && !(await approveApply(io, approval))) return 1;
-    await recordDeclarations(jobs.applied, gathered);
-    if (refused) return refuseUnreadable(io, output, (gathered.input.unreadable ?? []).map((place) => shownPlace(place, shown)), result, outcomes);
-
-    const client = target.client;
-    const runJobs = jobRunner({ jobs, client, io, progress, log, settings, version: gathered.version, outcomes, text, signal: interrupt.signal });
-    // A change in several waves goes wave by wave (src/cli/apply-waves.ts); in one wave, all at once as ever.
-    const steps = waveSteps(changes, gathered.resources, saved?.writes, gathered.input.applied);
-    const waitAsked = args.values.wait === true;
-    const waved = isWaved(steps) ? await applyWaved({ steps, wait: waitAsked, limit: settings.waveMaxInFlight, outcomes, version: gathered.version, run: runJobs, interrupted: () => interrupt.signal.aborted, follow: (rs) => waitAndReport({ client, results: rs, settings, io, progress, text, resources: gathered.resources }) }) : undefined;
-    const ends = waved?.ends ?? (await runJobs(changes));
-    interrupt.release();
-    progress.clear();
-    // Each job's raw result folded as the daemon folds it (src/apply/apply-state.ts): `results` and the exit code read that.
-    const applied = waved?.results ?? jobResults(outcomes, ends, gathered.version);
-    if (text) for (const line of interruptedLines(applied)) io.stdout.write(`${line}\n`);
-    if (text) for (const r of applied.filter((a) => a.status === 'held')) io.stdout.write(`${resultLines(r).join('\n')}\n`);
-    // --wait follows the revisions the jobs started and the rollouts already in progress (nothing is written for those).
-    const waiting = waitAsked && !interrupt.signal.aborted;
-    const results = waiting ? rolloutsToFollow(applied, outcomes, gathered.live.deployments) : applied;
-    // The waves followed their own rollouts: only those already in progress before the apply are left (none after a failed wave).
-    const toFollow = waved ? (waved.stopped ? [] : results.filter((r) => r.startedBy === 'earlier' && r.revision === undefined)) : results;
-    if (waiting && toFollow.length > 0) await waitAndReport({ client, results: toFollow, settings, io, progress, text, resources: gathered.resources });
-    const meta = { at: new Date().toISOString(), by: applyRecordedBy(), manifests: gathered.version };
-    const { states, resources, records } = applyStates(outcomes, ends, results, { version: gathered.version, meta });
-    // What followed each decision (a Conflict its job met, a revision --wait read) joins the worker's entries of its jobs.
-    await jobs.record.append(records).catch((error: unknown) => log.warn({ error: (error as Error).message.split('\n')[0] }, 'could not record the apply in the event log'));
-    const end = { interrupted: interrupt.reason !== undefined, waited: waiting, strict: args.values.strict === true };
-    const verdict = report(io, { text, result, states, resources, results, outcomes, gathered, end, interrupted: interrupt.reason });
-    // Without --wait, later waves wait: one line, and exit 3 (docs/commands.md), unless the first wave failed already.
-    if (waved?.waitingLine) (text ? io.stdout : io.stderr).write(`${text ? '' : 'converge apply: '}${waved.waitingLine}\n`);
-    const code = waved?.waitingLine && firstWaveDone(applied, result) ? WAVES_WAITING_EXIT : verdict;
-    // A handed-back job's request may still be open: it must not hold the process until the service answers.
-    if (interrupt.reason) setTimeout(() => process.exit(code), INTERRUPTED_EXIT_MS).unref();
-    return code;
+    const run: ApplyRun = { args, io, settings, saved, dir, targets, shown, text: output === 'text', output, progress, log, jobs, client: target.client, interrupt };
+    const approved = await planAndApprove(run);
+    return typeof approved === 'number' ? approved : await writeAndReport(run, approved);
   } finally {
     interrupt.release();
     await jobs.close();
     await target?.close();
   }
+}
+
+/** What one apply works with, once its settings are resolved and Redis and the service are open. */
+interface ApplyRun {
+  args: ParsedArgs;
+  io: CommandIo;
+  settings: ServiceSettings;
+  saved: SavedPlan | undefined;
+  dir: string;
+  targets: string[];
+  shown: ReturnType<typeof shownFrom>;
+  text: boolean;
+  output: string;
+  progress: Progress;
+  log: QueueLogger;
+  jobs: Jobs;
+  client: Awaited<ReturnType<typeof openTarget>>['client'];
+  interrupt: ReturnType<typeof catchInterrupt>;
+}
+
+/** What an apply planned and may write: the plan, each resource's decided outcome, and the changes approved. */
+interface ApprovedApply {
+  gathered: Gathered;
+  result: Plan;
+  outcomes: Map<string, Outcome>;
+  changes: ReturnType<typeof changesToApply>;
+}
+
+/**
+ * Plans through the corridor, checks a saved plan, prints the plan, and asks the change window and the person at the
+ * terminal: the changes to write, or the exit code when nothing may be written.
+ */
+async function planAndApprove(run: ApplyRun): Promise<ApprovedApply | number> {
+  const { io, settings, saved, jobs, progress, text } = run;
+  const prune = {
+    enabled: settings.prune && run.targets.length === 0,
+    maxDeletes: settings.maxDeletes,
+    // apply --plan takes whether the service deletes from the plan: a plan refused sends no DELETE probe.
+    ...(saved ? { deletes: deletesOfPlan(saved) } : {}),
+  };
+  // The corridor of every reconcile (src/cli/cli-corridor.ts): health is read, not guessed.
+  const { gathered, plan: result, outcomes } = await commandCorridor({
+    mode: 'apply',
+    settings, io, dir: run.dir, progress, prune, targets: run.targets,
+    client: run.client,
+    applied: jobs.applied,
+    loaded: () => progress.clear(),
+  });
+  // A saved plan is checked before anything is written (the keep marks below included); stale: one line, exit 1.
+  const planned = saved ? await claimPlanned(saved, jobs, () => checkedChanges(saved, gathered, result, outcomes)) : undefined;
+  if (text) io.stdout.write(planLines(shownPlan(result, run.shown), outcomes).join('\n') + '\n');
+  // What could not be read is unknown: while a file of the tree fails to load nothing is written, unless --allow-partial.
+  const refused = gathered.input.unreadable !== undefined && !settings.allowPartial;
+  const changes = planned ?? changesToApply(outcomes, result.changes, gathered.resources, gathered.live.deployments, gathered.input.secretHashes);
+  // A person at a terminal says "yes" to the plan before anything is recorded or enqueued (src/cli/approve.ts).
+  const approval = { autoApprove: settings.autoApprove, text, saved: saved !== undefined, changes: changes.length, apiUrl: settings.apiUrl, signal: run.interrupt.signal };
+  // Change windows (docs/rollouts.md): in a blocking one, apply writes only where it allows manual writes, or with --override-window.
+  const window = changes.length > 0 && !refused ? applyWindow(settings.windows, await jobs.now(), run.args.values['override-window'] === true) : { go: true };
+  if ('held' in window) {
+    (text ? io.stdout : io.stderr).write(`${text ? '' : 'converge apply: '}${window.held}\n`);
+    return WINDOW_HELD_EXIT;
+  }
+  if ('overridden' in window) {
+    run.log.warn({ by: applyRecordedBy() }, window.overridden);
+    markOverridden(outcomes);
+  }
+  if (!refused && !(await approveApply(io, approval))) return 1;
+  await recordDeclarations(jobs.applied, gathered);
+  if (refused) return refuseUnreadable(io, run.output, (gathered.input.unreadable ?? []).map((place) => shownPlace(place, run.shown)), result, outcomes);
+  return { gathered, result, outcomes, changes };
+}
+
+/** Writes the approved changes (wave by wave when they span waves), follows them with --wait, and reports: the exit code. */
+async function writeAndReport(run: ApplyRun, approved: ApprovedApply): Promise<number> {
+  const { io, settings, jobs, progress, log, text, client, interrupt } = run;
+  const { gathered, result, outcomes, changes } = approved;
+  const runJobs = jobRunner({ jobs, client, io, progress, log, settings, version: gathered.version, outcomes, text, signal: interrupt.signal });
+  // A change in several waves goes wave by wave (src/cli/apply-waves.ts); in one wave, all at once as ever.
+  const steps = waveSteps(changes, gathered.resources, run.saved?.writes, gathered.input.applied);
+  const waitAsked = run.args.values.wait === true;
+  const follow = (rs: ResourceResult[]) => waitAndReport({ client, results: rs, settings, io, progress, text, resources: gathered.resources });
+  const waved = isWaved(steps) ? await applyWaved({ steps, wait: waitAsked, limit: settings.waveMaxInFlight, outcomes, version: gathered.version, run: runJobs, interrupted: () => interrupt.signal.aborted, follow }) : undefined;
+  const ends = waved?.ends ?? (await runJobs(changes));
+  interrupt.release();
+  progress.clear();
+  // Each job's raw result folded as the daemon folds it (src/apply/apply-state.ts): `results` and the exit code read that.
+  const applied = waved?.results ?? jobResults(outcomes, ends, gathered.version);
+  if (text) for (const line of interruptedLines(applied)) io.stdout.write(`${line}\n`);
+  if (text) for (const r of applied.filter((a) => a.status === 'held')) io.stdout.write(`${resultLines(r).join('\n')}\n`);
+  // --wait follows the revisions the jobs started and the rollouts already in progress (nothing is written for those).
+  const waiting = waitAsked && !interrupt.signal.aborted;
+  const results = waiting ? rolloutsToFollow(applied, outcomes, gathered.live.deployments) : applied;
+  // The waves followed their own rollouts: only those already in progress before the apply are left (none after a failed wave).
+  const toFollow = waved ? (waved.stopped ? [] : results.filter((r) => r.startedBy === 'earlier' && r.revision === undefined)) : results;
+  if (waiting && toFollow.length > 0) await follow(toFollow);
+  const meta = { at: new Date().toISOString(), by: applyRecordedBy(), manifests: gathered.version };
+  const { states, resources, records } = applyStates(outcomes, ends, results, { version: gathered.version, meta });
+  // What followed each decision (a Conflict its job met, a revision --wait read) joins the worker's entries of its jobs.
+  await jobs.record.append(records).catch((error: unknown) => log.warn({ error: (error as Error).message.split('\n')[0] }, 'could not record the apply in the event log'));
+  const end = { interrupted: interrupt.reason !== undefined, waited: waiting, strict: run.args.values.strict === true };
+  const verdict = report(io, { text, result, states, resources, results, outcomes, gathered, end, interrupted: interrupt.reason });
+  // Without --wait, later waves wait: one line, and exit 3 (docs/commands.md), unless the first wave failed already.
+  if (waved?.waitingLine) (text ? io.stdout : io.stderr).write(`${text ? '' : 'converge apply: '}${waved.waitingLine}\n`);
+  const code = waved?.waitingLine && firstWaveDone(applied, result) ? WAVES_WAITING_EXIT : verdict;
+  // A handed-back job's request may still be open: it must not hold the process until the service answers.
+  if (interrupt.reason) setTimeout(() => process.exit(code), INTERRUPTED_EXIT_MS).unref();
+  return code;
 }
 
 /**
@@ -251,76 +292,3 @@ function firstWaveDone(applied: readonly ResourceResult[], result: Plan): boolea
 
 /** After an interrupt, how long the process may take to close its connections before it exits anyway. */
 const INTERRUPTED_EXIT_MS = 1_000;
-
-/** Seconds, rounded up, for a countdown. */
-function seconds(ms: number): string {
-  return `${Math.ceil(ms / 1000)}s`;
-}
-
-/** "Deployment/a (lock expires in 23s)": one resource waiting behind another run's job. */
-function countdown(w: { key: string; lockTtlMs: number | undefined }): string {
-  return w.lockTtlMs === undefined ? `${w.key} (its job is queued again)` : `${w.key} (lock expires within ${seconds(w.lockTtlMs)})`;
-}
-
-/** Resources waiting behind jobs of an earlier run: each named once on stderr, then a countdown on the progress line. */
-function behindReporter(io: CommandIo, progress: Progress): NonNullable<Parameters<typeof runApply>[0]['onWaitingBehind']> {
-  let reported = false;
-  return (waiting) => {
-    if (!reported) {
-      reported = true;
-      for (const w of waiting) progress.write(io.stderr, `converge apply: ${behindLine(w)}\n`);
-    }
-    progress.show(`waiting for ${waiting.length} resource${waiting.length === 1 ? '' : 's'} held by jobs of an earlier run: ${waiting.map(countdown).join(', ')}`);
-  };
-}
-
-/** The first report of a resource waiting behind a job that is not ours. */
-function behindLine(w: { key: string; behind: string; lockTtlMs: number | undefined }): string {
-  const lock = w.lockTtlMs === undefined ? 'it holds no lock and runs next' : `its lock expires within ${seconds(w.lockTtlMs)}, then it runs again with the newest desired state`;
-  return `${w.key} waits for job ${w.behind} of an earlier run (interrupted, or running in another process): ${lock}`;
-}
-
-/**
- * SIGINT and SIGTERM while jobs run: the first stops the apply in order (nothing more enqueued, jobs in flight
- * finish or are handed back, nothing left locked); a second exits at once.
- */
-function catchInterrupt(io: CommandIo, progress: Progress): { signal: AbortSignal; readonly reason: NodeJS.Signals | undefined; release(): void } {
-  const controller = new AbortController();
-  let reason: NodeJS.Signals | undefined;
-  const onSignal = (signal: NodeJS.Signals): void => {
-    if (reason) {
-      progress.write(io.stderr, `converge apply: second ${signal}: exiting at once; jobs in flight stay locked until their lock expires (about 30s)\n`);
-      process.exit(1);
-    }
-    reason = signal;
-    progress.write(io.stderr, `converge apply: ${signal}: stopping: nothing more is enqueued; jobs in flight get 5s to finish, then are handed back (${signal} again exits at once)\n`);
-    controller.abort();
-  };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
-  return {
-    signal: controller.signal,
-    get reason() {
-      return reason;
-    },
-    release() {
-      process.off('SIGINT', onSignal);
-      process.off('SIGTERM', onSignal);
-    },
-  };
-}
-
-/** Worker log lines on stderr at or above the log level; they carry keys and service messages, never secret values. */
-function lineLogger(io: CommandIo, level: string, progress: Progress): QueueLogger {
-  const threshold = LEVELS.indexOf(level);
-  const emit = (name: string) => (obj: object, msg: string) => {
-    if (LEVELS.indexOf(name) < threshold) return;
-    const fields = Object.entries(obj)
-      .filter(([, v]) => v !== undefined)
-      .map(([k, v]) => `${k}=${typeof v === 'string' ? JSON.stringify(v) : String(v)}`)
-      .join(' ');
-    progress.write(io.stderr, `converge apply: ${name}: ${msg}${fields ? ` ${fields}` : ''}\n`);
-  };
-  return { debug: emit('debug'), info: emit('info'), warn: emit('warn'), error: emit('error') };
-}
-

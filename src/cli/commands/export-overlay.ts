@@ -2,7 +2,8 @@
 import { stringify } from 'yaml';
 import type { ExportedDocument } from '../../core/kinds/export-names.js';
 import { diffPatch, OVERLAY_ANNOTATION } from '../../core/manifest/overlay.js';
-import { ADOPT_ANNOTATION, API_VERSION } from '../../core/manifest/schema.js';
+import { ADOPT_ANNOTATION } from '../../core/manifest/metadata-schema.js';
+import { API_VERSION } from '../../core/manifest/schema.js';
 import { escapeVariables } from '../../core/manifest/variables.js';
 import { resourceKey } from '../../core/model.js';
 

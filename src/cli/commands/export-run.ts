@@ -85,8 +85,20 @@ async function liveDocuments(settings: Parameters<typeof openTarget>[0] & { name
   return { docs, skipped };
 }
 
-/** Runs `converge export --out DIR`; returns the exit code. */
-export async function runExportCommand(args: ParsedArgs, io: CommandIo): Promise<number> {
+/** What `converge export` was asked for, its flags checked. */
+interface ExportInputs {
+  settings: ReturnType<typeof requireApiUrl>;
+  toStdout: boolean;
+  /** --out, resolved (the working directory with --stdout). */
+  out: string;
+  schemaRef: string | undefined;
+  /** --overlay-out, resolved. */
+  overlayOut: string | undefined;
+  force: boolean;
+}
+
+/** The flags of `converge export`, checked: one clear line for a combination that cannot work. */
+function exportInputs(args: ParsedArgs, io: CommandIo): ExportInputs {
   const toStdout = args.values.stdout === true;
   const outArg = args.values.out as string | undefined;
   if (toStdout === (outArg !== undefined)) throw new UsageError('give either --out DIR or --stdout; see "converge export --help"');
@@ -97,6 +109,13 @@ export async function runExportCommand(args: ParsedArgs, io: CommandIo): Promise
   const overlayArg = args.values['overlay-out'] as string | undefined;
   if (overlayArg !== undefined && toStdout) throw new UsageError('--overlay-out writes files: give it with --out BASE, not --stdout');
   const overlayOut = overlayArg === undefined ? undefined : resolve(io.cwd, overlayArg);
+  return { settings, toStdout, out, schemaRef, overlayOut, force: args.values.force === true };
+}
+
+/** Runs `converge export --out DIR`; returns the exit code. */
+export async function runExportCommand(args: ParsedArgs, io: CommandIo): Promise<number> {
+  const inputs = exportInputs(args, io);
+  const { settings, toStdout, out, schemaRef, overlayOut } = inputs;
   const baseExists = overlayOut ? (await exists(out)) && (await readdir(out, { recursive: true })).some((f) => /\.ya?ml$/i.test(String(f))) : false;
   const base = overlayOut && baseExists ? await readBase(out, environmentOf(settings, io.cwd, out)) : undefined;
   const { docs, skipped } = await liveDocuments(settings);
@@ -107,41 +126,58 @@ export async function runExportCommand(args: ParsedArgs, io: CommandIo): Promise
     if ('invalid' in result) skipped.push(`${doc.kind}/${doc.name}: its live state makes no valid manifest: ${result.invalid}`);
     else rendered.push({ file, text: result.text, env: doc.env, doc });
   }
-  if (overlayOut && base) {
-    const files = overlayFiles(rendered, base);
-    const taken = await existing(overlayOut, files.map((f) => f.file));
-    if (taken.length > 0 && args.values.force !== true) {
-      throw new UsageError(`${taken.length} file${taken.length === 1 ? '' : 's'} exist already in ${overlayOut} (${taken.slice(0, 5).join(', ')}); nothing was written; give --force to overwrite them`);
-    }
-    await mkdir(overlayOut, { recursive: true });
-    for (const f of files) {
-      await mkdir(dirname(join(overlayOut, f.file)), { recursive: true });
-      await writeFile(join(overlayOut, f.file), f.text);
-    }
-    for (const line of skipped) io.stderr.write(`converge export: skipped ${line}\n`);
-    const patches = files.filter((f) => f.kind === 'patch').length;
-    io.stderr.write(`converge export: overlay of this workspace to ${overlayOut}: ${patches} patch${patches === 1 ? '' : 'es'}, ${files.length - patches} added, ${rendered.length - files.length} equal to the base ${out}\n`);
-    return 0;
-  }
+  if (overlayOut && base) return writeOverlay(io, inputs, overlayOut, { base, rendered, skipped });
   if (overlayOut) {
     await mkdir(overlayOut, { recursive: true });
     io.stderr.write(`converge export: ${out} held no manifest: the base is written there from this workspace, and its overlay ${overlayOut} is empty\n`);
   }
-  if (toStdout) {
-    io.stdout.write(rendered.map((r) => r.text).join('---\n'));
-  } else {
-    const taken = await existing(out, rendered.map((r) => r.file));
-    const schemaText = schemaRef === undefined && rendered.length > 0 ? manifestJsonSchemaText() : undefined;
-    if (schemaText !== undefined && (await schemaTaken(join(out, EXPORT_SCHEMA_NAME), schemaText))) taken.push(EXPORT_SCHEMA_NAME);
-    if (taken.length > 0 && args.values.force !== true) {
-      throw new UsageError(`${taken.length} file${taken.length === 1 ? '' : 's'} exist already in ${out} (${taken.slice(0, 5).join(', ')}${taken.length > 5 ? ', …' : ''}); nothing was written; give --force to overwrite them`);
-    }
-    for (const r of rendered) {
-      await mkdir(dirname(join(out, r.file)), { recursive: true });
-      await writeFile(join(out, r.file), r.text);
-    }
-    if (schemaText !== undefined) await writeFile(join(out, EXPORT_SCHEMA_NAME), schemaText);
+  if (toStdout) io.stdout.write(rendered.map((r) => r.text).join('---\n'));
+  else await writeManifests(inputs, rendered);
+  closingLines(io, inputs, rendered, skipped);
+  return 0;
+}
+
+/** Writes the overlay of this workspace over the base: a patch per resource that differs, a file per one it adds. */
+async function writeOverlay(
+  io: CommandIo,
+  inputs: ExportInputs,
+  overlayOut: string,
+  { base, rendered, skipped }: { base: Map<string, unknown>; rendered: Exported[]; skipped: string[] },
+): Promise<number> {
+  const files = overlayFiles(rendered, base);
+  const taken = await existing(overlayOut, files.map((f) => f.file));
+  if (taken.length > 0 && !inputs.force) {
+    throw new UsageError(`${taken.length} file${taken.length === 1 ? '' : 's'} exist already in ${overlayOut} (${taken.slice(0, 5).join(', ')}); nothing was written; give --force to overwrite them`);
   }
+  await mkdir(overlayOut, { recursive: true });
+  for (const f of files) {
+    await mkdir(dirname(join(overlayOut, f.file)), { recursive: true });
+    await writeFile(join(overlayOut, f.file), f.text);
+  }
+  for (const line of skipped) io.stderr.write(`converge export: skipped ${line}\n`);
+  const patches = files.filter((f) => f.kind === 'patch').length;
+  io.stderr.write(`converge export: overlay of this workspace to ${overlayOut}: ${patches} patch${patches === 1 ? '' : 'es'}, ${files.length - patches} added, ${rendered.length - files.length} equal to the base ${inputs.out}\n`);
+  return 0;
+}
+
+/** Writes each manifest below --out, and the schema beside them unless --schema-ref; nothing when a file is taken. */
+async function writeManifests({ out, schemaRef, force }: ExportInputs, rendered: Exported[]): Promise<void> {
+  const taken = await existing(out, rendered.map((r) => r.file));
+  const schemaText = schemaRef === undefined && rendered.length > 0 ? manifestJsonSchemaText() : undefined;
+  if (schemaText !== undefined && (await schemaTaken(join(out, EXPORT_SCHEMA_NAME), schemaText))) taken.push(EXPORT_SCHEMA_NAME);
+  if (taken.length > 0 && !force) {
+    throw new UsageError(`${taken.length} file${taken.length === 1 ? '' : 's'} exist already in ${out} (${taken.slice(0, 5).join(', ')}${taken.length > 5 ? ', …' : ''}); nothing was written; give --force to overwrite them`);
+  }
+  for (const r of rendered) {
+    await mkdir(dirname(join(out, r.file)), { recursive: true });
+    await writeFile(join(out, r.file), r.text);
+  }
+  if (schemaText !== undefined) await writeFile(join(out, EXPORT_SCHEMA_NAME), schemaText);
+}
+
+/** The export's last lines on stderr: what was skipped, how many went where, the schema, the variables to set. */
+function closingLines(io: CommandIo, inputs: ExportInputs, rendered: Exported[], skipped: string[]): void {
+  const { toStdout, out, schemaRef } = inputs;
   for (const line of skipped) io.stderr.write(`converge export: skipped ${line}\n`);
   const env = rendered.flatMap((r) => r.env);
   const where = toStdout ? 'to stdout' : `to ${out}`;
@@ -150,6 +186,4 @@ export async function runExportCommand(args: ParsedArgs, io: CommandIo): Promise
     io.stderr.write(`converge export: the modelines point at ${EXPORT_SCHEMA_NAME} beside the files: save it there with "converge schema > ${EXPORT_SCHEMA_NAME}" (or give --schema-ref)\n`);
   }
   if (env.length > 0) io.stderr.write(`converge export: set these environment variables (the secret values) before plan or apply: ${env.join(' ')}\n`);
-  return 0;
 }
-

@@ -1,93 +1,45 @@
-// What `converge run DIR` runs (its flags and --help are in run.ts, loaded without this).
-import { resolve } from 'node:path';
-import { createLogger } from '../../daemon/telemetry/logger.js';
-import { startDaemon } from '../../daemon/daemon.js';
-import { stopPlan } from '../../daemon/lifecycle/stop-plan.js';
+// What `converge run DIR` runs (its flags and --help are in run.ts, loaded without this): the status port bound at once, then the daemon loaded.
+import { closeStatusPort, listenStatusPort } from '../../daemon/server/status-port.js';
+import { requireApiUrl } from '../api-url.js';
 import { refuseLiteralSecrets } from '../literal-secrets.js';
-import { environmentOf } from '../environment.js';
 import { resolveSettings } from '../settings.js';
-import { EMBEDDED, EMBEDDED_BANNER, openTarget, requireApiUrl } from '../target.js';
-import { notificationSender, receiverSecrets } from '../../notify/wiring.js';
-import { flushWithin, startTracing, type Tracing } from '../tracing.js';
 import type { CommandIo, ParsedArgs } from '../command.js';
+import type { SignalHandOver } from './run-daemon.js';
 
-/** Runs `converge run DIR`; returns the exit code. */
+/** Holds SIGTERM and SIGINT from now on (the process does not die of one) until they are handed over. */
+function holdSignals(): SignalHandOver {
+  const held: NodeJS.Signals[] = [];
+  const hold = (signal: NodeJS.Signals): void => void held.push(signal);
+  process.on('SIGTERM', hold);
+  process.on('SIGINT', hold);
+  return (handler) => {
+    process.off('SIGTERM', hold);
+    process.off('SIGINT', hold);
+    for (const signal of held.splice(0)) handler(signal);
+  };
+}
+
+/**
+ * Runs `converge run DIR`; returns the exit code. The settings are checked, then the status port is bound before the
+ * daemon's modules load (most of a start's first second), so /healthz answers while they do and /readyz says
+ * "starting"; the daemon's status server then takes the same socket over (docs/daemon.md, "Start-up"). A signal that
+ * comes meanwhile is held and handed to the daemon's handlers, which stop the daemon as soon as it is up.
+ */
 export async function runDaemonCommand(args: ParsedArgs, io: CommandIo): Promise<number> {
   const settings = requireApiUrl(resolveSettings(args, io.env));
   refuseLiteralSecrets('run', settings);
-  const dir = resolve(io.cwd, args.positionals[0]!);
-  // Receivers are checked before anything starts: a missing environment variable is one line naming it.
-  // A rollout_failed carries the failed revision's last build log lines, which the daemon reads (masked) once it runs.
-  let buildLogs: ((deploymentId: string, revisionId: string) => Promise<string[] | undefined>) | undefined;
-  const notify = notificationSender(settings, io.env, (deploymentId, revisionId) => buildLogs?.(deploymentId, revisionId) ?? Promise.resolve(undefined));
-  const sensitive = [...(settings.apiKey ? [settings.apiKey] : []), ...receiverSecrets(notify)];
-  const log = createLogger({ level: settings.logLevel, destination: io.stdout, env: io.env, sensitive });
-  // First line: nothing this daemon does reaches a real service (warn: it shows at every level but error).
-  if (settings.apiUrl === EMBEDDED) log.warn({ apiUrl: EMBEDDED }, EMBEDDED_BANNER);
-  // Signals are caught from the start: one that arrives while the daemon starts stops it as soon as it is up.
-  let stop: ((signal: NodeJS.Signals) => void) | undefined;
-  let early: NodeJS.Signals | undefined;
-  let signals = 0;
-  const onSignal = (signal: NodeJS.Signals): void => {
-    signals += 1;
-    if (signals > 1) {
-      log.warn({ signal }, 'second signal: exiting without waiting for active jobs');
-      process.exit(1);
-    }
-    if (stop) stop(signal);
-    else early = signal;
-  };
-  process.on('SIGTERM', onSignal);
-  process.on('SIGINT', onSignal);
-  let daemon;
-  let tracing: Tracing | undefined;
+  const handOver = holdSignals();
   try {
-    // OpenTelemetry traces when OTEL_EXPORTER_OTLP_ENDPOINT is set (docs/monitoring.md); else nothing is loaded.
-    tracing = await startTracing(io.env);
-    daemon = await startDaemon({
-      dir,
-      environment: environmentOf(settings, io.cwd, dir),
-      settings,
-      env: io.env,
-      log,
-      embedded: settings.apiUrl === EMBEDDED,
-      openService: (onRequest) => openTarget(settings, { onRequest }),
-      notify: notify && { receivers: settings.notifications, deliver: notify.sender.deliver, close: () => notify.sender.close() },
-    });
-  } catch (error) {
-    await notify?.sender.close();
-    await tracing?.shutdown();
-    process.off('SIGTERM', onSignal);
-    process.off('SIGINT', onSignal);
-    throw error;
+    const listening = await listenStatusPort(settings.httpHost, settings.httpPort);
+    try {
+      const { runDaemon } = await import('./run-daemon.js');
+      return await runDaemon(args, io, settings, listening, handOver);
+    } catch (error) {
+      // A start that failed before the daemon took the port (a receiver's variable missing, Redis away): it closes here.
+      await closeStatusPort(listening);
+      throw error;
+    }
+  } finally {
+    handOver(() => undefined);
   }
-  const running = daemon;
-  const traces = tracing;
-  buildLogs = (deploymentId, revisionId) => running.buildLogLines(deploymentId, revisionId);
-  log.info({ status: running.statusUrl }, 'converge daemon running; SIGTERM or SIGINT stops it');
-  // The stop's steps each have a bound, summing with a reserve to less than shutdown_timeout (src/daemon/lifecycle/stop-plan.ts).
-  const plan = stopPlan(settings.shutdownTimeout);
-  const code = await new Promise<number>((done) => {
-    stop = (signal) => {
-      // A stop still running at the safety net (22 s of the default 25 s) would be a bug: it ends with exit 1.
-      setTimeout(() => {
-        log.error({ signal, safetyNetMs: plan.safetyNetAt }, 'shutdown did not finish in time; exiting');
-        process.exit(1);
-      }, plan.safetyNetAt).unref();
-      running.stop(signal).then(() => flushWithin(traces, plan.exitMs)).then(
-        () => done(0),
-        (error: unknown) => {
-          log.error({ error: (error as Error)?.message }, 'shutdown failed');
-          done(1);
-        },
-      );
-    };
-    if (early) stop(early);
-  });
-  // The stop closed what it could and dropped the rest; the log is written synchronously, so nothing is left to wait
-  // for: the process ends now. Not on a timer: with Redis frozen, a library's retry of a command on a dropped
-  // connection (BullMQ moving a failed job, answered "Connection is closed" at once) can keep the microtask queue
-  // busy so that no timer fires again; this continuation still runs (docs/shutdown-and-leadership.md).
-  process.exit(code);
 }
-

@@ -2,6 +2,7 @@
 import { STATUS_FORMATS } from './values.js';
 import { ConvergeError, UsageError } from '../../core/errors.js';
 import { versionLabel } from '../../core/manifest-version.js';
+import { decodeStatus } from '../../core/status-compact.js';
 import { resolveSettings } from '../settings.js';
 import { daemonBaseUrl } from '../daemon-url.js';
 import { WEBHOOK_TOKEN_ENV } from '../../daemon/server/webhook-token.js';
@@ -189,13 +190,30 @@ export async function runStatusCommand(args: ParsedArgs, io: CommandIo): Promise
   if (!STATUS_FORMATS.includes(output as (typeof STATUS_FORMATS)[number])) throw new UsageError(`--output "${output}" is not one of ${STATUS_FORMATS.join(', ')}`);
   const explicit = args.values.url as string | undefined;
   const url = daemonBaseUrl(explicit ?? `http://127.0.0.1:${resolveSettings(args, io.env).httpPort}`);
-  const [status, ready] = await Promise.all([getJson(`${url}/status`), getJson(`${url}/readyz`)]);
-  if (status.status !== 200) throw new ConvergeError('E_STATUS', `${url}/status answered ${status.status}; is that a converge daemon?`);
   if (output === 'json') {
+    // The document as /status gives it (format 1), with the readiness beside it.
+    const [status, ready] = await Promise.all([getJson(`${url}/status`), getJson(`${url}/readyz`)]);
+    if (status.status !== 200) throw notDaemon(url, status.status);
     io.stdout.write(JSON.stringify({ ...(status.body as object), readiness: ready.body }, null, 2) + '\n');
     return 0;
   }
-  io.stdout.write(renderStatus(url, status.body as StatusDocument, ready.body as Readiness));
+  const [status, ready] = await Promise.all([textDocument(url), getJson(`${url}/readyz`)]);
+  io.stdout.write(renderStatus(url, status, ready.body as Readiness));
   return 0;
 }
 
+/**
+ * What the text reads: /status in format 2 (the smaller document, src/core/status-compact.ts), made whole; a daemon
+ * that does not know format 2 (400) is asked for the document as it gives it.
+ */
+async function textDocument(url: string): Promise<StatusDocument> {
+  let status = await getJson(`${url}/status?format=2`);
+  if (status.status === 400) status = await getJson(`${url}/status`);
+  if (status.status !== 200) throw notDaemon(url, status.status);
+  return decodeStatus(status.body as Record<string, unknown>);
+}
+
+/** A /status that does not answer 200: one clear error. */
+function notDaemon(url: string, status: number): ConvergeError {
+  return new ConvergeError('E_STATUS', `${url}/status answered ${status}; is that a converge daemon?`);
+}

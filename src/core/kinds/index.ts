@@ -4,7 +4,7 @@
 // each step and what adding a kind takes. Its I/O steps (sync, remove) are in src/sync/kinds.ts, a table keyed by kind
 // like this one: core does no I/O.
 import { z } from 'zod';
-import type { LiveDeployment, LiveState, ResourceKind } from '../model.js';
+import type { ListedDeployment, LiveState, ResourceKind } from '../model.js';
 import { deploymentKind } from './deployment/index.js';
 import type { KindModule, LiveView, ManifestHooks } from './kind.js';
 import { oauthProviderKind } from './oauth-provider/index.js';
@@ -41,7 +41,7 @@ export function manifestHooksOf(kind: unknown): ManifestHooks | undefined {
  * The live side of one plan for the kinds' live hooks: the deployment listing by name and its entries no manifest
  * claims (`unclaimed`, pairing's leftovers), and the providers by provider_id when the service listed them.
  */
-export function liveView(live: Readonly<LiveState>, unclaimed: readonly LiveDeployment[] = []): LiveView {
+export function liveView(live: Readonly<LiveState>, unclaimed: readonly ListedDeployment[] = []): LiveView {
   const view: LiveView = { deployments: new Map(live.deployments.map((d) => [d.name, d])), unclaimed };
   if (live.providers?.readable) view.providers = new Map(live.providers.providers.map((p) => [p.provider_id, p]));
   return view;
@@ -51,7 +51,7 @@ export function liveView(live: Readonly<LiveState>, unclaimed: readonly LiveDepl
  * The live resource of a kind whose live side is listed (paired by name with the listing), else undefined: the one
  * place that says which kinds' live state the deployment listing holds.
  */
-export function liveOf<T = LiveDeployment>(kind: ResourceKind, name: string, liveByName: ReadonlyMap<string, T>): T | undefined {
+export function liveOf<T = ListedDeployment>(kind: ResourceKind, name: string, liveByName: ReadonlyMap<string, T>): T | undefined {
   return kinds[kind].listed ? liveByName.get(name) : undefined;
 }
 
@@ -105,6 +105,7 @@ export {
   SyncResult,
   type AppliedStatePort,
   type DesiredSecrets,
+  type LostWritePort,
   type ProviderReads,
   type ServicePort,
   type SyncPorts,

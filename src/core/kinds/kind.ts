@@ -3,7 +3,7 @@ import type { z } from 'zod';
 import { objectHash } from '../hash.js';
 import type { HealthCondition } from '../health.js';
 import type { ResourceHold } from '../holds.js';
-import type { Action, AppliedRecord, DesiredResource, DiscoveryPreview, LiveDeployment, LiveProvider, LiveProviders, PlanChange, ResourceKind, SecretSource } from '../model.js';
+import type { Action, AppliedRecord, DesiredResource, DiscoveryPreview, ListedDeployment, LiveProvider, LiveProviders, PlanChange, ResourceKind, SecretSource } from '../model.js';
 import type { CatalogEntry } from '../repositories.js';
 import type { ExportedDocument } from './export-names.js';
 import type { SecretSourceFromJob } from './job.js';
@@ -48,7 +48,7 @@ export interface HealthInput {
   /** The plan's action, when a plan or a reconcile asks (a rollout follower, src/core/rollout.ts, has none). */
   action?: Action;
   /** The live resource as listed; undefined with `revision`: a follower read only the latest revision. */
-  live: LiveDeployment | undefined;
+  live: ListedDeployment | undefined;
   /** The latest revision, when read: its word beats the listing's. */
   revision?: RevisionReading | undefined;
   /** A hold of a failed revision (its status, when it is the latest revision). */
@@ -118,9 +118,9 @@ export interface LiveStamp {
  */
 export interface LiveView {
   /** Live deployments by name (of a name listed twice, the last). */
-  deployments: ReadonlyMap<string, LiveDeployment>;
+  deployments: ReadonlyMap<string, ListedDeployment>;
   /** Live deployments no manifest claims, in the listing's order (pairing's leftovers, src/plan/pairing.ts). */
-  unclaimed: readonly LiveDeployment[];
+  unclaimed: readonly ListedDeployment[];
   /** Live providers by provider_id, when the service listed them; absent: not listed, or it cannot list them. */
   providers?: ReadonlyMap<string, LiveProvider>;
 }
@@ -128,7 +128,7 @@ export interface LiveView {
 /** What `converge export` read of the service (src/cli/commands/export-run.ts): each kind exports its own. */
 export interface ExportSource {
   /** Every live deployment (of the name prefix, when given). */
-  deployments: readonly LiveDeployment[];
+  deployments: readonly ListedDeployment[];
   /** The code-host repositories, when a deployment builds from one (else empty). */
   catalog: readonly CatalogEntry[];
   providers: LiveProviders;
@@ -166,9 +166,9 @@ export interface KindModule<R extends DesiredResource = DesiredResource, S exten
    * The latest revision of a live resource when it is not the active one (health must read it), else undefined:
    * one revision read per such resource, none for healthy ones.
    */
-  revisionToRead(live: LiveDeployment | undefined): string | undefined;
+  revisionToRead(live: ListedDeployment | undefined): string | undefined;
   /** The plan's change for one resource against its live state (undefined: none, or a kind that is not listed). Pure. */
-  diff(resource: R, live: LiveDeployment | undefined, context: PlanContext): PlanChange;
+  diff(resource: R, live: ListedDeployment | undefined, context: PlanContext): PlanChange;
   /**
    * A hash of what the manifest asks for: the resource without its location, secret sources replaced by the hashes of
    * the desired values. Equal for two loads of an unchanged manifest, even moved to another file. Holds no secret value.

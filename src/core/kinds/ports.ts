@@ -51,6 +51,11 @@ export const PendingWrite = z.strictObject({
   revisionBefore: z.string().nullable().optional(),
   /** PATCH only: whether the write starts a new revision (then a changed latest_revision_id shows it landed). */
   startsRevision: z.boolean().optional(),
+  /**
+   * The job whose attempt sent it (absent: sent by an older converge). A former leader's job, dropped, settles only
+   * its own pending write (src/sync/deployment/settle.ts), never one a newer job marked since.
+   */
+  jobId: z.string().optional(),
 });
 export type PendingWrite = z.infer<typeof PendingWrite>;
 
@@ -82,6 +87,24 @@ export interface AppliedStatePort {
   recordWrite(resourceKey: string, written: WrittenState, at?: Date, known?: AppliedRecord | null): Promise<AppliedRecord>;
   /** Forgets the resource (its record and pending write, at once): it was deleted. */
   forget(resourceKey: string): Promise<void>;
+}
+
+/**
+ * The applied-state operations of a settle that only reads the service (src/sync/deployment/settle.ts): each acts only
+ * while the resource's pending write is still the one the settle read (the same job and send time), at once.
+ */
+export interface LostWritePort {
+  read: AppliedStatePort['read'];
+  /** recordWrite, while `pending` is still the resource's pending write; undefined (nothing written) when it is not. */
+  recordSettled(
+    resourceKey: string,
+    pending: PendingWrite,
+    written: WrittenState,
+    at: Date,
+    known: AppliedRecord | null,
+  ): Promise<AppliedRecord | undefined>;
+  /** Removes the pending write while it is still `pending` (a write that did not land); false when it is not. */
+  clearSettled(resourceKey: string, pending: PendingWrite): Promise<boolean>;
 }
 
 /** A resource's secrets as its sync sees them: hashes to diff with, values only on demand, right before a write. */

@@ -16,12 +16,11 @@ import {
   PRUNE_ANNOTATION,
   WAVE_ANNOTATION,
   SUSPEND_ANNOTATION,
-  type ClientSecret,
-  type DeploymentManifest,
   type Metadata,
-  type OAuthProviderManifest,
-  type SecretValueFrom,
-} from './schema.js';
+} from './metadata-schema.js';
+import type { ClientSecret } from './oauth-provider-schema.js';
+import type { SecretValueFrom } from './schema-parts.js';
+import type { DeploymentManifest, OAuthProviderManifest } from './schema.js';
 
 /** Finds where a data path sits in the source (the caller owns the YAML document). */
 export type Locator = (path: PropertyKey[]) => SourceLocation;

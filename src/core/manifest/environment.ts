@@ -3,7 +3,8 @@ import { resourceKey, type BlockedResource, type ResourceKind, type SourceLocati
 import type { Diagnostic } from '../diagnostics.js';
 import { didYouMean } from '../did-you-mean.js';
 import { OVERLAY_ANNOTATION, type Layer } from './overlay.js';
-import { kindProblem, readManifestBytes, type ParseOptions, type ReadDocument } from './parse.js';
+import { kindProblem, type ParseOptions } from './parse.js';
+import { readManifestBytes, type ReadDocument } from './read-document.js';
 import { parseVariablesFile, type Variables, type VariableValue } from './variables.js';
 
 /** A variables file as read: its bytes, or unread (the reader has told why, as a diagnostic of its own). */
@@ -137,7 +138,7 @@ export function patchesAfter(documents: readonly OverlayDocument[], after: numbe
 
 /** Reads the documents of one overlay file with the variables substituted; what cannot be read goes to `unread`. */
 function compileOverlayFile(label: string, bytes: Uint8Array, options: ParseOptions, overlay: number, diagnostics: Diagnostic[], unread: UnreadOverlay[]): OverlayDocument[] {
-  const read = readManifestBytes(label, bytes, { allowLiteralSecrets: options.allowLiteralSecrets, variables: options.variables });
+  const read = readManifestBytes(label, bytes, { variables: options.variables });
   diagnostics.push(...read.diagnostics);
   const refused = read.diagnostics.find((d) => d.severity === 'error');
   if (refused) unread.push({ error: refused, name: undefined });

@@ -1,7 +1,8 @@
 // An exported resource as manifest text (modeline, converge/adopt annotation), checked by the same parser validate uses.
 import { stringify } from 'yaml';
 import type { ExportedDocument } from '../kinds/export-names.js';
-import { ADOPT_ANNOTATION, API_VERSION } from './schema.js';
+import { ADOPT_ANNOTATION } from './metadata-schema.js';
+import { API_VERSION } from './schema.js';
 import { parseManifestBytes } from './parse.js';
 import { escapeVariables } from './variables.js';
 

@@ -1,6 +1,7 @@
 // parseManifestBytes: the model they produce, and the guards (size, binary, depth, aliases).
 import { describe, expect, it } from 'vitest';
-import { MAX_MANIFEST_BYTES, invalidUtf8Offset, parseManifestBytes, type ParseOptions } from './parse.js';
+import { MAX_MANIFEST_BYTES, invalidUtf8Offset } from './file-bytes.js';
+import { parseManifestBytes, type ParseOptions } from './parse.js';
 
 /** A file's text as the loader hands it over: its bytes. */
 function parseManifestText(file: string, text: string, options: ParseOptions): ReturnType<typeof parseManifestBytes> {

@@ -99,14 +99,14 @@ describe('notifyEventsOf', () => {
     expect(notifyEventsOf(entry('7-6', { type: 'write_enqueued', reason: 'patch-deployment' }))).toEqual([]);
   });
 
-  it('a wave held behind a failed one: held once per hold, naming the wave, the failed resource and what to do; a wave that only waits is no event', () => {
+  it('a wave held behind a failed one: held once per hold, naming the wave, the failed resource and what to do; a wave that only waits (WaveWaiting) is no event', () => {
     const said = 'wave 2 waits behind wave 1, where Deployment/eu-2 failed (revision r-9 ended BUILD_FAILED); fix its manifest and commit (a new change starts from the first wave), or after a fix outside git run "converge reconcile --retry-failed eu-2" (or "converge apply --wait" again)';
     const held = entry('7-7', { type: 'decided', reason: 'WaveHeld', message: `update: ${said}` });
     expect(only(held)).toMatchObject({ id: eventId(WEB, 'held', `WaveHeld|${GIT.id}|${said}`), type: 'held', reason: 'WaveHeld', message: said });
     expect(only({ ...held, id: '9-1' }).id).toBe(only(held).id);
     const other = entry('7-8', { type: 'decided', reason: 'WaveHeld', message: `update: ${said.replace('r-9', 'r-10')}` });
     expect(only(other).id).not.toBe(only(held).id);
-    const waiting = entry('7-9', { type: 'decided', reason: 'WaveHeld', message: 'update: wave 2 waits until wave 1 is written and healthy (every new revision DEPLOYED); it is written at the reconcile after that' });
+    const waiting = entry('7-9', { type: 'decided', reason: 'WaveWaiting', message: 'update: wave 2 waits until wave 1 is written and healthy (every new revision DEPLOYED); it is written at the reconcile after that' });
     expect(notifyEventsOf(waiting)).toEqual([]);
   });
 

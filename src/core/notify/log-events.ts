@@ -1,7 +1,6 @@
 // Notification events from the event log's entries (docs/notifications.md "Where events come from"): pure, one entry in, its events out, each with a delivery id derived from what it is about, so every replica and every term derives the same ids.
 import { REVISION_FAILURE_REASONS } from '../health.js';
 import type { RecordedEvent } from '../resource-record.js';
-import { heldBehindFailure } from '../waves.js';
 import { DAEMON_RESOURCE_KIND, eventId, type NotifyEvent, type NotifyEventType } from './events.js';
 
 /** One entry of the prefix's log (`{prefix}:record:log`) with its stream id. */
@@ -66,7 +65,7 @@ function fromDecision(e: RecordedEvent, logId: string, context: EntryContext): D
   // The same hold decided again (its health changed meanwhile) under the same manifests is the same hold.
   if (DECIDED_HOLDS.has(e.reason)) return { type: 'held', occurrence: `${e.reason}|${e.manifests?.id ?? ''}`, reason: e.reason, message };
   // Held behind a failed wave: one event per hold (the wave and the failed resource it names), not per reconcile.
-  if (e.reason === 'WaveHeld' && heldBehindFailure(message)) return { type: 'held', occurrence: `WaveHeld|${e.manifests?.id ?? ''}|${message}`, reason: 'WaveHeld', message };
+  if (e.reason === 'WaveHeld') return { type: 'held', occurrence: `WaveHeld|${e.manifests?.id ?? ''}|${message}`, reason: 'WaveHeld', message };
   if (e.reason === 'DeletePending') return { type: 'delete_pending', occurrence: context.pendingDeleteSince ?? `log:${logId}`, reason: 'DeletePending', message };
   return undefined;
 }

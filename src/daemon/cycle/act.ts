@@ -6,7 +6,7 @@ import type { DesiredResource } from '../../core/model.js';
 import type { PlanInput } from '../../plan/plan.js';
 import { decidedJob, jobDataOf } from '../../jobs/queue/decided-jobs.js';
 import type { ReconcileJobData } from '../../store/schema.js';
-import { gateWaves, waveHeldOutcome, waveOf } from '../../core/waves.js';
+import { gateWaves, waveGatedOutcome, waveOf, type WaveGate } from '../../core/waves.js';
 import type { CycleContext, EnqueuedJob } from './cycle-context.js';
 import { gateWindows } from './window-gate.js';
 
@@ -76,7 +76,7 @@ function severalWaves(resources: ReadonlyMap<string, DesiredResource>): boolean 
  * are first looked up in the queue: one whose job of this desired state is waiting, active or just finished is in
  * flight (it takes a place), not a new write.
  */
-async function wavesGated(ctx: CycleContext, act: ToAct): Promise<Map<string, string>> {
+async function wavesGated(ctx: CycleContext, act: ToAct): Promise<Map<string, WaveGate>> {
   const options = { deleteWaves: act.deleteWaves ?? new Map<string, number>() };
   const gated = gateWaves(act.outcomes, act.resources, options);
   const limit = ctx.settings.waveMaxInFlight;
@@ -96,8 +96,8 @@ async function wavesGated(ctx: CycleContext, act: ToAct): Promise<Map<string, st
  */
 export async function enqueueOutcomes(ctx: CycleContext, act: ToAct): Promise<number> {
   await settleSecretsUnknown(ctx, act);
-  // Waves (docs/rollouts.md): no write of a wave while an earlier one is not yet healthy, or failed (WaveHeld).
-  for (const [key, message] of await wavesGated(ctx, act)) act.outcomes.set(key, waveHeldOutcome(act.outcomes.get(key)!, message));
+  // Waves (docs/rollouts.md): no write of a wave while an earlier one is not yet healthy, or failed (WaveWaiting, WaveHeld).
+  for (const [key, gate] of await wavesGated(ctx, act)) act.outcomes.set(key, waveGatedOutcome(act.outcomes.get(key)!, gate));
   // Change windows (docs/rollouts.md): inside a blocking one, no write goes unless an operator's reconcile may (WindowHeld).
   if (ctx.windows?.configured) gateWindows(ctx.windows, ctx.now ? await ctx.now() : Date.now(), act.outcomes);
   const writes: Outcome[] = [];

@@ -1,6 +1,6 @@
 // The daemon's full reconcile of the manifest directory: the corridor over the whole tree, prune's grace, the act.
 import type { ResourceHold } from '../../core/holds.js';
-import type { AppliedRecord, DesiredResource, DriftPolicy, LiveDeployment, Plan, PlanChange } from '../../core/model.js';
+import type { AppliedRecord, DesiredResource, DriftPolicy, ListedDeployment, Plan, PlanChange } from '../../core/model.js';
 import type { Outcome } from '../../core/decide.js';
 import type { GatherOptions } from '../../observe/gather.js';
 import { recordDeclarations } from '../../observe/corridor.js';
@@ -14,10 +14,10 @@ import type { Conflict } from '../../core/flap-guard.js';
 import type { ManifestVersion } from '../../core/manifest-version.js';
 
 /** What a reconcile keeps of each live deployment it listed: its id by name (the decoded deployments are let go when it ends). */
-export type LiveRef = Pick<LiveDeployment, 'id' | 'name'>;
+export type LiveRef = Pick<ListedDeployment, 'id' | 'name'>;
 
 /** The id and name of each live deployment, not the deployment: the last outcome is held until the next reconcile. */
-export function liveRefs(deployments: readonly LiveDeployment[]): LiveRef[] {
+export function liveRefs(deployments: readonly ListedDeployment[]): LiveRef[] {
   return deployments.map(({ id, name }) => ({ id, name }));
 }
 

@@ -9,10 +9,22 @@ import { DriftLog } from './drift.js';
 /** Reasons for not writing that are no news in the log: in sync, a job queued or just done, an orphan (its own line). */
 const ROUTINE: ReadonlySet<string> = new Set(['Synced', 'Applied', 'Applying', 'Orphan']);
 
+/** The lines last logged about one file: the line itself when there is one (most files), else the set of them. */
+type FileLines = string | Set<string>;
+
+function hasLine(lines: FileLines | undefined, line: string): boolean {
+  return typeof lines === 'string' ? lines === line : lines?.has(line) === true;
+}
+
+function withLine(lines: FileLines | undefined, line: string): FileLines {
+  if (lines === undefined || lines === line) return line;
+  return typeof lines === 'string' ? new Set([lines, line]) : lines.add(line);
+}
+
 /** Remembers what it last logged of each kind, so a resync that finds the same says nothing again. */
 export class FindingsLog {
   /** The problems last logged, by the file they are about: each diagnostic's line, and each file kept at its last good version. */
-  private loggedDiagnostics = new Map<string, Set<string>>();
+  private loggedDiagnostics = new Map<string, FileLines>();
   /** The prune refusal last logged (a file that fails to load, a guard), if one stands. */
   private loggedRefusal: string | undefined;
   /** Per resource, why it was last logged as not written. */
@@ -36,8 +48,12 @@ export class FindingsLog {
     if (held.length > 0) this.log.warn({ resources: held.slice(0, 20), count: held.length }, why);
   }
 
-  /** The line of every reconcile that ended with a plan: its counts. */
-  reconciled(record: ReconcileRecord, outcome: ReconcileOutcome): void {
+  /**
+   * The line of every reconcile that ended with a plan: its counts, logged once what it decided is `written` to Redis
+   * (its folds and its record), so that when it is logged its rows are on /status.
+   */
+  async reconciled(record: ReconcileRecord, outcome: ReconcileOutcome, written: () => Promise<void>): Promise<void> {
+    await written();
     const s = outcome.plan.summary;
     const { id: reconcile, trigger, durationMs: ms, files, live, enqueued, drifted, held } = record;
     const planned = { create: s.create, update: s.update, adopt: s.adopt, delete: s.delete, noop: s.noop, orphan: s.orphan, blocked: s.blocked };
@@ -53,12 +69,11 @@ export class FindingsLog {
   diagnostics(outcome: ReconcileOutcome): void {
     const read = outcome.targeted?.files;
     const before = read ? new Map([...read].map((file) => [file, this.loggedDiagnostics.get(file)] as const)) : this.loggedDiagnostics;
-    const now = read ? this.loggedDiagnostics : new Map<string, Set<string>>();
+    const now = read ? this.loggedDiagnostics : new Map<string, FileLines>();
     for (const file of read ?? []) now.delete(file);
     const note = (file: string, line: string, say: () => void): void => {
-      if (!before.get(file)?.has(line)) say();
-      const lines = now.get(file) ?? new Set<string>();
-      now.set(file, lines.add(line));
+      if (!hasLine(before.get(file), line)) say();
+      now.set(file, withLine(now.get(file), line));
     };
     for (const d of outcome.plan.diagnostics) {
       if (read && !read.has(d.file)) continue;

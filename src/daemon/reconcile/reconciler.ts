@@ -225,6 +225,7 @@ export class Reconciler {
     // Rows that moved during a targeted run and that it did not decide: decided again at once (src/daemon/reconcile/watch-scope.ts).
     if (followUp) void this.request('watch', undefined, { paths: [], overflow: false });
     if (outcome) {
+      await this.findings.reconciled(record, outcome, this.recorded);
       await holdFailedRevisions(this.tracker, () => this.recorded()).catch((error: unknown) => this.options.log.warn({ error: errorLine(error) }, 'could not record the hold of a failed revision; the next reconcile tries again'));
     }
     return record;
@@ -255,7 +256,6 @@ export class Reconciler {
       this.findings.secretsUnknown(this.tracker.secretsUnknown());
       this.findings.drift.found(outcome);
       this.findings.notWritten(outcome);
-      this.findings.reconciled(record, outcome);
       return;
     }
     if (failure instanceof ConvergeError && failure.code === 'E_NOT_LEADER') {

@@ -8,12 +8,19 @@ import { SYNC_STATES } from '../telemetry/metrics.js';
 import type { Reconciler } from '../reconcile/reconciler.js';
 import { DEFAULT_PRUNE_GRACE_MS } from '../../core/prune-grace.js';
 import { summarize } from '../status/projection.js';
-import { statusRow } from '../status/status-row.js';
+import type { ResourceState } from '../../core/resource-state.js';
+import { statusRow, type ResourceStatus } from '../status/status-row.js';
 import { versionLabel, type ManifestVersion } from '../../core/manifest-version.js';
 import type { OperatorRequestStore, StoredRequest } from '../../store/operator-requests.js';
 import { windowHeldMessage, type WindowVerdict } from '../../core/windows.js';
 
 export const DAEMON_VERSION = VERSION;
+
+/** What the document reads of the reconciler: the record of its reconciles, the states, their build logs. */
+export type StatusReconciler = Pick<
+  Reconciler,
+  'reconcilesView' | 'resourceStates' | 'stateRebuilding' | 'failedBuildLogs'
+>;
 
 /** What the /status document reads from the running daemon. */
 export interface StatusParts {
@@ -28,7 +35,7 @@ export interface StatusParts {
   settings: Pick<DaemonSettings, 'driftPolicy' | 'resync' | 'debounce' | 'prune' | 'pruneMode' | 'pruneGrace'>;
   lease: LeadershipStatus | null;
   appliedState: { lost: boolean; lostAt: string | null; losses: number; detail: string | null };
-  reconciler: Reconciler | undefined;
+  reconciler: StatusReconciler | undefined;
   /** The operator's requests kept in Redis until a reconcile serves them (src/store/operator-requests.ts). */
   requests?: Pick<OperatorRequestStore, 'all'> | undefined;
   /** The resync cycles this daemon ran (the newest last). */
@@ -91,6 +98,37 @@ function windowStatus(verdict: WindowVerdict | undefined): Record<string, unknow
   };
 }
 
+/** What the document shows of a list of states: its rows, their summary and their counts. */
+interface RowsView {
+  rows: ReadonlyArray<ResourceStatus | (Omit<ResourceStatus, 'appliedFrom'> & { appliedFrom: unknown })>;
+  summary: ReturnType<typeof summarize>;
+  health: Record<HealthStatus, number>;
+  sync: Record<SyncStatus, number>;
+  counts: Record<string, Record<string, number>>;
+}
+
+/**
+ * The rows view of each list of states read, kept while the list is: the projection hands the same list while its
+ * version stands (src/daemon/status/projection.ts), so an unchanged poll builds no row and the status server's kept
+ * texts of them stand (src/daemon/server/field-texts.ts).
+ */
+const rowsViews = new WeakMap<readonly ResourceState[], RowsView>();
+
+function rowsView(states: readonly ResourceState[]): RowsView {
+  const kept = rowsViews.get(states);
+  if (kept) return kept;
+  const rows = states.map(statusRow);
+  const summary = summarize(states);
+  const counts: Record<string, Record<string, number>> = {};
+  for (const [kind, byState] of summary.counts) {
+    counts[kind] = Object.fromEntries(SYNC_STATES.map((s) => [s, byState.get(s) ?? 0]));
+  }
+  const shown = rows.map((r) => (r.appliedFrom ? { ...r, appliedFrom: labelled(r.appliedFrom) } : r));
+  const view: RowsView = { rows: shown, summary, health: healthCounts(rows), sync: syncCounts(rows), counts };
+  rowsViews.set(states, view);
+  return view;
+}
+
 /** The /status document: its resources are the projection in Redis (docs/daemon.md, "The event log"). */
 export async function statusDocument(parts: StatusParts): Promise<Record<string, unknown>> {
   const { settings, reconciler } = parts;
@@ -98,12 +136,7 @@ export async function statusDocument(parts: StatusParts): Promise<Record<string,
   const snapshot = await reconciler?.reconcilesView();
   // One set of rows: the summaries below and the table of `converge status` count the same states.
   const states = (await reconciler?.resourceStates()) ?? [];
-  const rows = states.map(statusRow);
-  const summary = summarize(states);
-  const counts: Record<string, Record<string, number>> = {};
-  for (const [kind, byState] of summary.counts) {
-    counts[kind] = Object.fromEntries(SYNC_STATES.map((s) => [s, byState.get(s) ?? 0]));
-  }
+  const { rows, summary, health, sync, counts } = rowsView(states);
   return {
     format_version: '1',
     daemon: {
@@ -125,8 +158,8 @@ export async function statusDocument(parts: StatusParts): Promise<Record<string,
     appliedState: { lost: parts.appliedState.lost, lostAt: parts.appliedState.lostAt, losses: parts.appliedState.losses, detail: parts.appliedState.detail },
     secretsUnknown: summary.secretsUnknown,
     held: summary.held,
-    health: healthCounts(rows),
-    sync: syncCounts(rows),
+    health,
+    sync,
     conflicts: summary.conflicts,
     deletesPending: summary.deletesPending,
     manifestVersion: labelled(snapshot?.lastReconcile?.manifestVersion) ?? null,
@@ -140,7 +173,7 @@ export async function statusDocument(parts: StatusParts): Promise<Record<string,
     counts,
     // Redis lost the states of these rows: shown as this replica last knew them until the next reconcile rebuilds them.
     resourcesRebuilding: reconciler?.stateRebuilding() ?? false,
-    resources: rows.map((r) => (r.appliedFrom ? { ...r, appliedFrom: labelled(r.appliedFrom) } : r)),
+    resources: rows,
     failedBuildLogs: (await reconciler?.failedBuildLogs(states)) ?? {},
     orphans: snapshot?.orphans ?? [],
     history: snapshot?.history ?? [],

@@ -1,13 +1,15 @@
 // The daemon's status server (node:http): the status page at /, /healthz, /readyz, /metrics, /status (with an ETag), GET /applied-state behind a read-only token, and POST /reconcile and /webhook behind a token. Serves no secret.
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { ConvergeError } from '../../core/errors.js';
 import { appliedStateRoute, type AppliedStateReader } from './applied-state-route.js';
 import { bearerMatches } from './bearer.js';
 import { STATE_TOKEN_ENV } from '../../store/applied-state-document.js';
 import { historyRoute, type HistoryReader } from './history-route.js';
-import { send, sendJson, sendTagged, servePage } from './status-page/serve.js';
+import { listenStatusPort, takeOverStatusPort } from './status-port.js';
+import { FieldTexts } from './field-texts.js';
+import { FormatTwo } from './status-format.js';
+import { send, sendJson, sendTaggedBody, servePage } from './status-page/serve.js';
 import { parseStatusQuery, RowSequence, statusAnswer, type ViewRow } from './status-view.js';
 import { WEBHOOK_TOKEN_ENV } from './webhook-token.js';
 
@@ -54,6 +56,8 @@ export interface StatusServerOptions {
   host: string;
   /** 0 picks a free port (see `port` of the result). */
   port: number;
+  /** The status port bound already (src/daemon/server/status-port.ts): taken over, not bound again. */
+  listening?: Server | undefined;
   handlers: StatusHandlers;
   /** Called when a handler throws (the client gets a 500 without the error's text). */
   onError?: (error: unknown, path: string) => void;
@@ -210,26 +214,51 @@ async function webhookRoute(req: IncomingMessage, res: ServerResponse, handlers:
  * GET /status: the whole document without a query (as always); with one (docs/contracts.md "/status queries"), the
  * document with `resources` cut to the rows asked for and a `view` that says which.
  */
-async function statusRoute(req: IncomingMessage, res: ServerResponse, handlers: StatusHandlers, sequence: RowSequence, params: URLSearchParams, head: boolean): Promise<void> {
+async function statusRoute(
+  req: IncomingMessage,
+  res: ServerResponse,
+  status: StatusState,
+  params: URLSearchParams,
+  head: boolean,
+): Promise<void> {
   const parsed = parseStatusQuery(params);
   if (!parsed.ok) {
     sendJson(res, 400, { error: parsed.error }, head);
     return;
   }
-  const document = await handlers.status();
-  const rows = (document as { resources?: unknown }).resources;
+  const { handlers, sequence, texts } = status;
+  const document = (await handlers.status()) as Record<string, unknown>;
+  const rows = document.resources;
+  const type = 'application/json; charset=utf-8';
   if (parsed.query === undefined || !Array.isArray(rows)) {
     if (Array.isArray(rows)) sequence.observe(rows as ViewRow[]);
-    // The status page polls with If-None-Match: an unchanged document answers 304 without a body.
-    sendTagged(req, res, 'application/json; charset=utf-8', JSON.stringify(document, null, 2) + '\n', head);
+    // The status page polls with If-None-Match: an unchanged document answers 304 without a body, and is tagged from
+    // the texts kept of its unchanged fields (field-texts.ts), not serialized again.
+    sendTaggedBody(req, res, type, texts.document(document, true), head);
     return;
   }
-  const answer = statusAnswer(document as Record<string, unknown>, rows as ViewRow[], parsed.query, sequence);
+  const answer = statusAnswer(document, rows as ViewRow[], parsed.query, sequence);
+  const sent = parsed.query.format === '2' ? status.formatTwo.encode(answer) : answer;
   // Compact JSON: a query is asked by tools and the page, which do not read it by eye.
-  sendTagged(req, res, 'application/json; charset=utf-8', JSON.stringify(answer) + '\n', head);
+  sendTaggedBody(req, res, type, texts.document(sent, false), head);
 }
 
-async function route(req: IncomingMessage, res: ServerResponse, handlers: StatusHandlers, sequence: RowSequence, token?: string, stateToken?: string): Promise<void> {
+/** What GET /status reads and keeps between requests: the handlers, the change sequence and the fields' texts. */
+interface StatusState {
+  handlers: StatusHandlers;
+  sequence: RowSequence;
+  texts: FieldTexts;
+  formatTwo: FormatTwo;
+}
+
+async function route(
+  req: IncomingMessage,
+  res: ServerResponse,
+  status: StatusState,
+  token?: string,
+  stateToken?: string,
+): Promise<void> {
+  const { handlers } = status;
   const url = new URL(req.url ?? '/', 'http://status');
   const path = url.pathname;
   if (path === '/reconcile') {
@@ -262,7 +291,7 @@ async function route(req: IncomingMessage, res: ServerResponse, handlers: Status
       send(res, 200, PROMETHEUS_CONTENT_TYPE, await handlers.metrics(), head);
       return;
     case '/status':
-      await statusRoute(req, res, handlers, sequence, url.searchParams, head);
+      await statusRoute(req, res, status, url.searchParams, head);
       return;
     case '/applied-state':
       await appliedStateRoute(req, res, handlers.appliedState, stateToken, head);
@@ -274,28 +303,19 @@ async function route(req: IncomingMessage, res: ServerResponse, handlers: Status
   }
 }
 
-/** Starts the status server; resolves once it listens. A port in use is one clear error. */
+/** Starts the status server on `options.listening` (taken over) or a port of its own; resolves once it listens. */
 export async function startStatusServer(options: StatusServerOptions): Promise<StatusServer> {
   // One change sequence per server: its epoch makes a token of an earlier run a full answer, never a wrong delta.
-  const sequence = new RowSequence(randomBytes(6).toString('base64url'));
-  const server: Server = createServer((req, res) => {
-    route(req, res, options.handlers, sequence, options.webhookToken, options.stateToken).catch((error: unknown) => {
+  const texts = new FieldTexts();
+  const sequence = new RowSequence(randomBytes(6).toString('base64url'), undefined, texts);
+  const status: StatusState = { handlers: options.handlers, sequence, texts, formatTwo: new FormatTwo() };
+  // A port in use is one clear error (src/daemon/server/status-port.ts).
+  const server: Server = options.listening ?? (await listenStatusPort(options.host, options.port));
+  takeOverStatusPort(server, (req, res) => {
+    route(req, res, status, options.webhookToken, options.stateToken).catch((error: unknown) => {
       options.onError?.(error, req.url ?? '/');
       if (!res.headersSent) sendJson(res, 500, { error: 'internal error; see the daemon log' }, false);
       else res.destroy();
-    });
-  });
-  server.keepAliveTimeout = 5_000;
-  server.requestTimeout = 10_000;
-  await new Promise<void>((resolve, reject) => {
-    const onError = (error: NodeJS.ErrnoException): void => {
-      const why = error.code === 'EADDRINUSE' ? 'the port is in use' : error.code === 'EACCES' ? 'permission denied' : error.code ?? error.message;
-      reject(new ConvergeError('E_HTTP_LISTEN', `status server cannot listen on ${options.host}:${options.port} (${why}); set --http-port or --http-host`, { cause: error }));
-    };
-    server.once('error', onError);
-    server.listen(options.port, options.host, () => {
-      server.off('error', onError);
-      resolve();
     });
   });
   const address = server.address() as AddressInfo;

@@ -1,4 +1,5 @@
 // Part of /status on request (docs/contracts.md "/status queries"): rows filtered by kind, sync, health and name, a page after a cursor, or only the rows changed since a sequence token. Pure over a list of status rows.
+import { FieldTexts } from './field-texts.js';
 import { KeyedSequence } from './keyed-sequence.js';
 import { KEY_LISTS, keyOfKey, PlanSequence, RunSequence, type ListDelta } from './plan-sequence.js';
 
@@ -27,13 +28,17 @@ export interface StatusQuery {
   plan?: 'delta';
   /** `delta`: a delta carries a changed top-level list of keys (KEY_LISTS) by run, in `keysDelta`, instead of whole. */
   keys?: 'delta';
+  /** `2`: the answer in format 2 (src/core/status-compact.ts); `1`, or none, format 1. */
+  format?: '1' | '2';
+  /** A first window: the first this many rows in the document's order, and no plan (the page's first draw). */
+  first?: number;
 }
 
 /** The most rows one page may hold. */
 export const MAX_LIMIT = 10_000;
 
 const LIST_FIELDS = ['kind', 'sync', 'health'] as const;
-const FIELDS = [...LIST_FIELDS, 'name', 'limit', 'cursor', 'since', 'plan', 'keys'] as const;
+const FIELDS = [...LIST_FIELDS, 'name', 'limit', 'cursor', 'since', 'plan', 'keys', 'format', 'first'] as const;
 
 /** The query of a /status URL, or the message of a 400 (what, and how to fix). No parameter at all is `undefined`: the body of today. */
 export function parseStatusQuery(params: URLSearchParams): { ok: true; query: StatusQuery | undefined } | { ok: false; error: string } {
@@ -64,6 +69,24 @@ export function parseStatusQuery(params: URLSearchParams): { ok: true; query: St
   const keys = params.get('keys');
   if (keys !== null && keys !== 'delta') return { ok: false, error: `keys must be "delta" (a delta then carries the keys added to and removed from ${KEY_LISTS.join(', ')} as keysDelta), not ${JSON.stringify(keys)}` };
   if (keys === 'delta') query.keys = keys;
+  const format = params.get('format');
+  if (format !== null && format !== '1' && format !== '2') {
+    const what = '2: rows without their defaults, long strings by reference; docs/contracts.md §5';
+    return { ok: false, error: `format must be 1 or 2 (${what}), not ${JSON.stringify(format)}` };
+  }
+  if (format !== null) query.format = format;
+  const first = params.get('first');
+  if (first !== null) {
+    const n = Number(first);
+    if (!/^\d+$/.test(first) || n < 1 || n > MAX_LIMIT) {
+      const error = `first must be a whole number from 1 to ${MAX_LIMIT} (the rows of a first window)`;
+      return { ok: false, error: `${error}, not ${JSON.stringify(first)}` };
+    }
+    const others = (['since', 'limit', 'cursor'] as const).filter((name) => params.has(name));
+    const without = others.join(', ');
+    if (others.length > 0) return { ok: false, error: `first asks for a first window of the whole document; send it without ${without}` };
+    query.first = n;
+  }
   return { ok: true, query };
 }
 
@@ -84,19 +107,28 @@ export class RowSequence {
   private readonly plan: PlanSequence;
   /** The runs of the document's top-level lists of keys (KEY_LISTS), for a delta of them (`keys=delta`). */
   private readonly keyLists: Map<string, RunSequence>;
+  /** The rows observed last: the same list again (the projection's version did not move) is not compared again. */
+  private observedRows: readonly ViewRow[] | undefined;
 
   constructor(
     private readonly epoch: string,
     maxTombstones = 50_000,
+    /** The fields' texts, kept while a field is the same object (field-texts.ts). */
+    private readonly texts = new FieldTexts(),
   ) {
     this.rows = new KeyedSequence(maxTombstones);
     this.plan = new PlanSequence(maxTombstones);
     this.keyLists = new Map(KEY_LISTS.map((name) => [name, new RunSequence(keyOfKey, maxTombstones)]));
   }
 
-  /** Takes the current rows in; answers the current token. */
+  /**
+   * Takes the current rows in; answers the current token. The list observed last, given again, is not serialized: the
+   * document's builder hands the same list only while no row changed (field-texts.ts).
+   */
   observe(rows: readonly ViewRow[]): string {
+    if (rows === this.observedRows) return this.token();
     this.rows.observe(rows.map((row) => [row.key, JSON.stringify(row)] as const), this.clock);
+    this.observedRows = rows;
     return this.token();
   }
 
@@ -108,7 +140,7 @@ export class RowSequence {
     const planSeq = this.fields.seqOf('plan');
     const keySeqs = [...this.keyLists.keys()].map((name) => this.fields.seqOf(name));
     const fields = Object.entries(document).filter(([name]) => name !== 'resources');
-    this.fields.observe(fields.map(([name, value]) => [name, JSON.stringify(value) ?? 'undefined'] as const), this.clock);
+    this.fields.observe(fields.map(([name, value]) => [name, this.texts.compareText(value)] as const), this.clock);
     if (this.fields.seqOf('plan') !== planSeq) this.plan.observe(document.plan, this.clock);
     [...this.keyLists].forEach(([name, sequence], i) => {
       if (this.fields.seqOf(name) !== keySeqs[i]) sequence.observe(document[name], this.clock);
@@ -174,6 +206,12 @@ export interface StatusView<R> {
   };
 }
 
+/** The rows that match the query's filters: the list itself when it filters nothing (its text is kept, field-texts.ts). */
+function filtered<R extends ViewRow>(rows: readonly R[], query: StatusQuery): R[] {
+  const filters = query.kind ?? query.sync ?? query.health ?? query.name;
+  return filters === undefined ? (rows as R[]) : rows.filter((row) => matches(row, query));
+}
+
 function matches(row: ViewRow, query: StatusQuery): boolean {
   if (query.kind && !query.kind.includes(row.kind)) return false;
   if (query.sync && !query.sync.includes(row.sync.status)) return false;
@@ -191,9 +229,10 @@ function matches(row: ViewRow, query: StatusQuery): boolean {
 export function selectRows<R extends ViewRow>(rows: readonly R[], query: StatusQuery, sequence: RowSequence): StatusView<R> {
   const sinceSeq = query.since !== undefined ? sequence.since(query.since) : undefined;
   const delta = sinceSeq !== undefined;
-  let selected = delta ? rows.filter((row) => sequence.seqOf(row.key) > sinceSeq) : rows.filter((row) => matches(row, query));
+  let selected = delta ? rows.filter((row) => sequence.seqOf(row.key) > sinceSeq) : filtered(rows, query);
   const matched = delta ? rows.reduce((n, row) => n + (matches(row, query) ? 1 : 0), 0) : selected.length;
   let nextCursor: string | null = null;
+  if (query.first !== undefined) selected = selected.slice(0, query.first);
   if (query.limit !== undefined || query.cursor !== undefined) {
     selected = [...selected].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
     if (query.cursor !== undefined) {
@@ -223,6 +262,11 @@ export function statusAnswer<R extends ViewRow>(document: Readonly<Record<string
   sequence.observeFields(document);
   const sinceSeq = query.since !== undefined ? sequence.since(query.since) : undefined;
   const selected = selectRows(rows, query, sequence);
+  if (query.first !== undefined) {
+    // A first window: its rows without the plan, which the whole answer after it brings.
+    const { plan: _plan, ...rest } = document;
+    return { ...rest, resources: selected.rows, view: { ...selected.view, removedFields: [] } };
+  }
   if (sinceSeq === undefined) return { ...document, resources: selected.rows, view: { ...selected.view, removedFields: [] } };
   const fields = sequence.fieldsSince(sinceSeq, document);
   const changed = new Set(['format_version', ...fields.changed]);

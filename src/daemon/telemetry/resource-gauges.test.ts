@@ -54,4 +54,21 @@ describe('createResourceSeries', () => {
     setAll(series, [row('b', 'degraded')]);
     expect(await lines(series)).toEqual(['converge_resource_health{Deployment,b,degraded} 1', 'converge_resource_sync{Deployment,b,synced,Synced} 1']);
   });
+
+  it('takes a series away by the row\'s own key, whatever its name holds', async () => {
+    const series = createResourceSeries(new Registry());
+    const provider = {
+      kind: 'OAuthProvider' as const,
+      name: 'acme/slack',
+      key: 'OAuthProvider/acme/slack',
+      health: { status: 'healthy' as const },
+      sync: { status: 'synced', reason: 'Synced' },
+    };
+    series.setResourceHealth([provider, { ...row('a', 'healthy'), key: 'Deployment/a' }]);
+    series.setResourceSync([provider]);
+    expect(await lines(series)).toContain('converge_resource_health{OAuthProvider,acme/slack,healthy} 1');
+    series.setResourceHealth([{ ...provider, health: { status: 'degraded' as const } }]);
+    series.setResourceSync([]);
+    expect(await lines(series)).toEqual(['converge_resource_health{OAuthProvider,acme/slack,degraded} 1']);
+  });
 });

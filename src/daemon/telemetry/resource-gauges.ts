@@ -6,11 +6,11 @@ import type { HealthStatus } from '../../core/health.js';
 /** What the daemon sets on the per-resource gauges, and their exposition. */
 export interface ResourceSeries {
   /** Replaces the health gauge with these resources' current health. */
-  setResourceHealth: (rows: Iterable<{ kind: ResourceKind; name: string; health: { status: HealthStatus } }>) => void;
+  setResourceHealth: (rows: Iterable<{ kind: ResourceKind; name: string; key?: string; health: { status: HealthStatus } }>) => void;
   /** Replaces the sync gauge with these resources' current sync status and reason. */
-  setResourceSync: (rows: Iterable<{ kind: ResourceKind; name: string; sync: { status: string; reason: string } }>) => void;
+  setResourceSync: (rows: Iterable<{ kind: ResourceKind; name: string; key?: string; sync: { status: string; reason: string } }>) => void;
   /** Replaces the held gauge with the holds of these resources (a resource without one has no series). */
-  setResourceHeld: (rows: Iterable<{ kind: ResourceKind; name: string; hold?: { reason: string } }>) => void;
+  setResourceHeld: (rows: Iterable<{ kind: ResourceKind; name: string; key?: string; hold?: { reason: string } }>) => void;
   /**
    * The three gauges as Prometheus text: rendered again only after a set changed a series, else the text of the last
    * render (at 10,000 resources a render is 20,000 series, about 50 MB allocated and 1.9 MB of text).
@@ -18,37 +18,46 @@ export interface ResourceSeries {
   render(): Promise<string>;
 }
 
+/** Between the values of one series in `shown` (they are label values: enum words, never this character). */
+const SEP = '\u0000';
+
 /**
  * Sets one series of value 1 per resource (labels kind, name and `labels`): its current values. Only the series that
  * changed are written (at 10,000 resources, resetting and setting every series at each reconcile was a tenth of what a
- * resync allocated, docs/performance.md); returns whether any series was written or removed.
+ * resync allocated, docs/performance.md); returns whether any series was written or removed. What it remembers of
+ * each series is its resource key (`Kind/name`, the row's own string when it has one) and its values joined, nothing
+ * else: kind, name and values are read back from them when the series goes.
  */
 function oneSeriesPerResource<L extends string>(gauge: Gauge<'kind' | 'name' | L>, ...labels: L[]) {
-  /** The values each resource's series shows now (by kind/name). */
-  const shown = new Map<string, { kind: string; name: string; values: string[]; joined: string }>();
+  /** The values each resource's series shows now, joined by SEP, by `Kind/name`. */
+  const shown = new Map<string, string>();
   const labelsOf = (kind: string, name: string, values: readonly string[]) => {
     const set: Record<string, string> = { kind, name };
     labels.forEach((label, i) => (set[label] = values[i]!));
     return set as Partial<Record<'kind' | 'name' | L, string>>;
   };
-  return function setRows<R extends { kind: ResourceKind; name: string }>(rows: Iterable<R>, valuesOf: (row: R) => string[]): boolean {
+  const remove = (key: string, joined: string): void => {
+    const slash = key.indexOf('/');
+    gauge.remove(labelsOf(key.slice(0, slash), key.slice(slash + 1), joined.split(SEP)));
+  };
+  return function setRows<R extends { kind: ResourceKind; name: string; key?: string }>(rows: Iterable<R>, valuesOf: (row: R) => string[]): boolean {
     const seen = new Set<string>();
     let changed = false;
     for (const row of rows) {
-      const key = `${row.kind}/${row.name}`;
+      const key = row.key ?? `${row.kind}/${row.name}`;
       seen.add(key);
       const values = valuesOf(row);
-      const joined = values.join('\u0000');
+      const joined = values.join(SEP);
       const before = shown.get(key);
-      if (before?.joined === joined) continue;
-      if (before) gauge.remove(labelsOf(before.kind, before.name, before.values));
+      if (before === joined) continue;
+      if (before !== undefined) remove(key, before);
       gauge.set(labelsOf(row.kind, row.name, values), 1);
-      shown.set(key, { kind: row.kind, name: row.name, values, joined });
+      shown.set(key, joined);
       changed = true;
     }
     for (const [key, before] of shown) {
       if (seen.has(key)) continue;
-      gauge.remove(labelsOf(before.kind, before.name, before.values));
+      remove(key, before);
       shown.delete(key);
       changed = true;
     }

@@ -1,20 +1,23 @@
-// One job's view of the applied-state store: its writes stamped with where their desired state came from; its first read kept.
-import type { AppliedStatePort, PendingWrite, WrittenState } from '../../core/kinds/index.js';
+// One job's view of the applied-state store: its writes stamped with their source, its pending writes with its id.
+import type { AppliedStatePort, LostWritePort, PendingWrite, WrittenState } from '../../core/kinds/index.js';
 import type { AppliedRecord } from '../../core/model.js';
 import type { AppliedStateStore, WriteStamp } from '../../store/applied-state.js';
 import type { ReconcileJobData } from '../../store/schema.js';
 
 /**
  * The applied-state port of one job: each write it records is stamped with the job's desired state and manifest
- * version, and the first record it reads is kept (`firstRead`): the flap guard tells a heal from it without reading again.
+ * version, each write it marks pending with the job's id (`jobId`: a former leader's job settles only its own), and the
+ * first record it reads is kept (`firstRead`): the flap guard tells a heal from it without reading again.
  */
-export class JobAppliedState implements AppliedStatePort {
+export class JobAppliedState implements AppliedStatePort, LostWritePort {
   private readonly store: AppliedStateStore;
   private readonly stamp: WriteStamp;
+  private readonly jobId: string | undefined;
   private first: { record: AppliedRecord | undefined } | undefined;
 
-  constructor(store: AppliedStateStore, data: ReconcileJobData) {
+  constructor(store: AppliedStateStore, data: ReconcileJobData, jobId?: string) {
     this.store = store;
+    this.jobId = jobId;
     this.stamp = { ...(data.desired ? { desired: data.desired } : {}), ...(data.manifestVersion ? { manifestVersion: data.manifestVersion } : {}) };
   }
 
@@ -30,7 +33,7 @@ export class JobAppliedState implements AppliedStatePort {
   }
 
   setPending(key: string, pending: PendingWrite): Promise<void> {
-    return this.store.setPending(key, pending);
+    return this.store.setPending(key, this.jobId === undefined ? pending : { ...pending, jobId: this.jobId });
   }
 
   clearPending(key: string): Promise<void> {
@@ -43,5 +46,19 @@ export class JobAppliedState implements AppliedStatePort {
 
   recordWrite(key: string, written: WrittenState, at?: Date, known?: AppliedRecord | null): Promise<AppliedRecord> {
     return this.store.recordWrite(key, written, at, known, this.stamp);
+  }
+
+  recordSettled(
+    key: string,
+    pending: PendingWrite,
+    written: WrittenState,
+    at: Date,
+    known: AppliedRecord | null,
+  ): Promise<AppliedRecord | undefined> {
+    return this.store.recordSettled(key, pending, written, at, known, this.stamp);
+  }
+
+  clearSettled(key: string, pending: PendingWrite): Promise<boolean> {
+    return this.store.clearSettled(key, pending);
   }
 }

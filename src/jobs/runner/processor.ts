@@ -19,7 +19,7 @@ import type { FlapStore } from '../../store/flap-store.js';
 import { isRedisUnavailable } from '../../store/redis.js';
 import { ReconcileJobData, type ReconcileJobResult } from '../../store/schema.js';
 import { fromJobResource, type LiteralSecrets } from '../../sync/job-resource.js';
-import { removeResource, syncResource } from '../../sync/sync.js';
+import { removeResource, settleLostWrite, syncResource } from '../../sync/sync.js';
 import { JobGate } from './flap-gate.js';
 import { JobAppliedState } from './job-applied-state.js';
 import type { StaleJob } from './stale-job.js';
@@ -230,17 +230,48 @@ export function createProcessor(ctx: ProcessorContext) {
   };
 }
 
+/**
+ * A stale job is not run. A former leader's job whose own write of an earlier attempt is still pending (its leader died
+ * between the send and the answer) is settled first, reading only (src/sync/sync.ts settleLostWrite): when live state
+ * shows it landed, that is the job's result, recorded and folded like any (write_done, appliedFrom); nothing is sent.
+ * A read that fails is retried with the job (its next attempt is stale again and settles again).
+ */
+async function dropStale(
+  ctx: ProcessorContext,
+  job: Job,
+  data: ReconcileJobData,
+  stale: StaleJob,
+): Promise<ReconcileJobResult> {
+  const about = { key: data.key, jobId: job.id, seq: data.seq, fence: data.fence };
+  if (stale.code === 'former_leader' && job.id !== undefined && data.resource && data.write) {
+    const resource = { kind: data.resource.kind, name: data.resource.name, key: data.key };
+    const appliedState = new JobAppliedState(ctx.store, data, job.id);
+    const ports = { service: ctx.client, appliedState };
+    const settled = await settleLostWrite(resource, job.id, ports, data.deploymentId).catch((error: unknown) => {
+      const message = `could not settle its earlier attempt's write: ${(error as Error).message.split('\n')[0]}`;
+      ctx.log.info({ ...about, attempt: job.attemptsMade + 1, error: message }, 'job attempt failed; will retry');
+      throw new RetryableJobError(message);
+    });
+    const landed = settled?.landed;
+    if (landed) {
+      const said = `job not run: ${stale.message}; ${landed.message}: recorded from what the service reports`;
+      ctx.log.info({ ...about, outcome: landed.outcome, new_revision: landed.new_revision }, said);
+      await foldJob(ctx, data, job.id, { answer: landed });
+      return landed;
+    }
+  }
+  ctx.log.info(about, `job not run: ${stale.message}`);
+  return { outcome: 'unchanged', new_revision: false, message: stale.message, notRun: stale.code };
+}
+
 /** One attempt of a parsed job (createProcessor's): dropped when stale, else run; its failure classified once. */
 async function processJob(ctx: ProcessorContext, job: Job, data: ReconcileJobData): Promise<ReconcileJobResult> {
   const started = Date.now();
   // A job of an older run (its worker died, or it was handed back) never writes an older desired state over a newer
   // one, and a job of a former leader never writes at all (the current leader enqueues its own).
   const stale = await ctx.stale?.(data);
-  if (stale !== undefined) {
-    ctx.log.info({ key: data.key, jobId: job.id, seq: data.seq, fence: data.fence }, `job not run: ${stale.message}`);
-    return { outcome: 'unchanged', new_revision: false, message: stale.message, notRun: stale.code };
-  }
-  const appliedState = new JobAppliedState(ctx.store, data);
+  if (stale !== undefined) return dropStale(ctx, job, data, stale);
+  const appliedState = new JobAppliedState(ctx.store, data, job.id);
   const gate = gateFor(data, ctx, job.id, appliedState);
   try {
     // The job's attempts are the one retry layer of its requests: each is sent once per attempt (sendingOnce).

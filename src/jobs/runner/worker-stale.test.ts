@@ -6,6 +6,7 @@ import { buildJobData } from '../queue/jobs.js';
 import { createProcessor, type ProcessorContext } from './processor.js';
 import { wasNotRun, type StaleJob } from './stale-job.js';
 import type { AppliedStateStore } from '../../store/applied-state.js';
+import type { PendingWrite } from '../../core/kinds/index.js';
 
 const data = {
   ...buildJobData(
@@ -23,12 +24,26 @@ const data = {
   seq: 7,
 };
 
-function context(stale: StaleJob | undefined, lines: Array<{ fields: object; msg: string }>): ProcessorContext {
+/**
+ * A processor's context whose service must not be called, and whose applied state answers only `read` (with `pending`
+ * as the resource's pending write): a former leader's job asks it whether a write of its own is still pending.
+ */
+function context(
+  stale: StaleJob | undefined,
+  lines: Array<{ fields: object; msg: string }>,
+  pending?: PendingWrite,
+): ProcessorContext {
   const untouchable = new Proxy({}, { get: (_, name) => { throw new Error(`${String(name)} must not be called for a stale job`); } });
+  const readOnly = new Proxy({ read: async () => ({ applied: undefined, pending }) }, {
+    get: (target, name) => {
+      if (name === 'read') return target.read;
+      throw new Error(`${String(name)} must not be called for a stale job`);
+    },
+  });
   const log = { info: (fields: object, msg: string) => lines.push({ fields, msg }), debug: () => undefined, warn: () => undefined, error: () => undefined };
   return {
     client: untouchable as ServiceClient,
-    store: untouchable as AppliedStateStore,
+    store: readOnly as unknown as AppliedStateStore,
     env: {},
     log: log,
     rateLimit: async () => undefined,
@@ -52,5 +67,16 @@ describe('createProcessor: stale jobs', () => {
     expect(wasNotRun({ outcome: 'unchanged', new_revision: false, message: 'enqueued by a former leader (fencing token 3, current 4)' })).toBe(false);
     expect(wasNotRun({ outcome: 'unchanged', new_revision: false, message: 'superseded by a newer desired state enqueued since; nothing sent' })).toBe(false);
     expect(lines).toEqual([{ fields: { key: 'Deployment/web', jobId: 'j1', seq: 7, fence: 3 }, msg: 'job not run: enqueued by a former leader (fencing token 3, current 4); dropped, nothing sent' }]);
+  });
+
+  it("a former leader's job sends nothing when the resource's pending write is another job's", async () => {
+    const lines: Array<{ fields: object; msg: string }> = [];
+    const sentAt = '2026-01-01T00:00:00.000Z';
+    const another: PendingWrite = { op: 'patch', secrets: {}, sentAt, startsRevision: true, jobId: 'j2' };
+    const dropped = 'enqueued by a former leader (fencing token 3, current 4); dropped, nothing sent';
+    const process = createProcessor(context({ code: 'former_leader', message: dropped }, lines, another));
+    const result = await process({ id: 'j1', data, attemptsMade: 0 } as unknown as Job);
+    expect(result).toMatchObject({ outcome: 'unchanged', notRun: 'former_leader' });
+    expect(lines.map((l) => l.msg)).toEqual([`job not run: ${dropped}`]);
   });
 });

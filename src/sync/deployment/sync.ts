@@ -13,17 +13,10 @@ import { resourceKey, type Ownership } from '../../core/model.js';
 import { ownershipOf } from '../../core/ownership.js';
 import { isAbsent } from '../../core/values.js';
 import { findLiveDeployment } from '../../service/find-deployment.js';
-
-/**
- * How far the service's clock may be behind ours when deciding that a deployment found after a lost create
- * answer is the one this job created (its created_at is after our first send, less this margin).
- */
-export const CLOCK_SKEW_MS = 120_000;
+import { adoptedOwnership, landedOwnership, LOST_ANSWER, lostWriteRecord, pendingLanded } from './settle.js';
 
 /** A create still unanswered after this long is treated as a new write (its send time is not reused). */
 const PENDING_REUSE_MS = 3_600_000;
-
-const LOST_ANSWER = 'the answer to an earlier attempt was lost; live state shows its write landed';
 
 function pick(hashes: Record<string, string>, names: readonly string[]): Record<string, string> {
   const out: Record<string, string> = {};
@@ -37,19 +30,10 @@ function pick(hashes: Record<string, string>, names: readonly string[]): Record<
  */
 function writtenState(secrets: Record<string, string>, sentFields: Readonly<Record<string, string>>, answer: unknown, ownership?: Ownership, resource?: DeploymentResource): WrittenState {
   const written: WrittenState = { secrets, replaceSecrets: Object.keys(secrets).length > 0, fields: answeredFieldHashes(sentFields, answer) };
-  // where each value sent came from (names only); a lost answer settled later (no resource) records none
+  // where each value sent came from (names only)
   if (resource && written.replaceSecrets) written.secretSources = declaredSources(resource.spec.secrets, Object.keys(secrets));
   if (ownership) written.ownership = ownership;
   return written;
-}
-
-/**
- * The ownership a write to `live` records: none new when converge owns it already (with its id); `adopted` for one it
- * did not create (or owns from a record of an older version that kept no id).
- */
-function adoptedOwnership(applied: AppliedRecord | undefined, live: LiveDeployment): Ownership | undefined {
-  if (applied?.ownership?.id === live.id) return undefined;
-  return { origin: 'adopted', id: live.id };
 }
 
 /** fieldHash() of each declared field the body sends (recorded as pending before the send, as applied after). */
@@ -108,21 +92,17 @@ async function settlePending(key: string, ports: SyncPorts, live: LiveDeployment
   const { applied, pending } = await ports.appliedState.read(key);
   if (!pending || (pending.op !== 'create' && pending.op !== 'patch')) return { applied };
   if (!live) return { applied, pending };
-  if (pending.op === 'patch' && !pending.startsRevision) {
+  const landed = pendingLanded(pending, live);
+  if (landed === undefined) {
     await ports.appliedState.clearPending(key);
     return { applied, unsure: pending };
   }
-  const landed =
-    pending.op === 'create'
-      ? Date.parse(live.created_at) >= Date.parse(pending.sentAt) - CLOCK_SKEW_MS
-      : (live.latest_revision_id ?? null) !== (pending.revisionBefore ?? null);
   if (!landed) {
     await ports.appliedState.clearPending(key);
     return { applied };
   }
   // The answer was lost: the live state read now stands in for it.
-  const ownership: Ownership | undefined = pending.op === 'create' ? { origin: 'created', id: live.id } : adoptedOwnership(applied, live);
-  const written = writtenState(pending.secrets, pending.fields ?? {}, live, ownership);
+  const written = lostWriteRecord(pending, live, landedOwnership(pending, applied, live));
   return { applied: await ports.appliedState.recordWrite(key, written, ports.now(), applied ?? null), landed: pending };
 }
 

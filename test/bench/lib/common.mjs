@@ -100,8 +100,9 @@ export function markdownTable({ columns, rows }) {
 
 /**
  * One figure of an issue: `value` against `target` ("<= 300 MB", ">= 20x", ...). pass is computed by the
- * caller (the comparison differs per figure) and null for figures that are reported only. `at` places a figure of
- * issue 41 in the runner's table of that issue: `{ key, n }`, key one of ISSUE41_FIGURES's (test/bench/run.mjs).
+ * caller (the comparison differs per figure) and null for figures that are reported only. `at` places a figure in the
+ * runner's table of issue 41 or 50: `{ key, n }`, key one of ISSUE41_FIGURES's or ISSUE50_FIGURES's (test/bench/run.mjs);
+ * without `n` for a figure measured once, whatever N (a command as a process).
  */
 export function figure(id, what, value, unit, target, pass, detail = '', at = undefined) {
   return { id, what, value, unit, target, pass, detail, ...(at ? { at } : {}) };

@@ -57,7 +57,8 @@ export async function startDaemonChild({ dir, apiUrl, prefix, env, args = [], ex
     }
   });
   child.stderr.setEncoding('utf8').on('data', (c) => (err += c));
-  const exited = new Promise((resolve) => child.once('exit', resolve));
+  let ended = false;
+  const exited = new Promise((resolve) => child.once('exit', resolve)).then((code) => ((ended = true), code));
   /** The first log line (from `from` on) that `match` accepts, within `timeoutMs`. */
   function waitFor(match, timeoutMs, from = 0) {
     const found = lines.slice(from).find(match);
@@ -89,6 +90,8 @@ export async function startDaemonChild({ dir, apiUrl, prefix, env, args = [], ex
     reconcileNow,
     memory: () => procMemoryMb(child.pid),
     stderr: () => err,
+    /** Whether the process has exited. */
+    hasExited: () => ended,
     stop: () => stopChild(child, exited),
   };
 }

@@ -1,5 +1,5 @@
 // Plans one Deployment: blockers (immutable fields, unknown source, unresolved inputs), field diff, minimal request.
-import type { DeploymentResource, FieldChange, LiveDeployment, PlanChange } from '../../model.js';
+import type { DeploymentResource, FieldChange, ListedDeployment, PlanChange } from '../../model.js';
 import { resourceKey } from '../../model.js';
 import {
   IMMUTABLE_SOURCE_CONFIG_PATHS,
@@ -33,7 +33,7 @@ const KNOWN_SOURCES: ReadonlySet<string> = new Set(SOURCES);
 const KNOWN_STATUSES: ReadonlySet<string> = new Set(STATUSES);
 
 /** Why converge never writes to this live deployment (preview, being deleted), or undefined. */
-function untouchableReason(live: LiveDeployment): string | undefined {
+function untouchableReason(live: ListedDeployment): string | undefined {
   if (live.status === 'AWAITING_DELETE') {
     return 'the service is deleting this deployment (status AWAITING_DELETE): converge writes nothing to it; once it is gone, the next apply creates it again from the manifest';
   }
@@ -58,7 +58,7 @@ function show(value: unknown): string {
 }
 
 /** Reasons the live deployment cannot be brought to the manifest by a PATCH. */
-function liveBlockers(resource: DeploymentResource, live: LiveDeployment): string[] {
+function liveBlockers(resource: DeploymentResource, live: ListedDeployment): string[] {
   const reasons: string[] = [];
   const desired = resource.spec.source;
   if (!KNOWN_SOURCES.has(live.source)) {
@@ -82,7 +82,7 @@ function liveBlockers(resource: DeploymentResource, live: LiveDeployment): strin
   return reasons;
 }
 
-function sourceField(resource: DeploymentResource, live: LiveDeployment): FieldChange[] {
+function sourceField(resource: DeploymentResource, live: ListedDeployment): FieldChange[] {
   if (live.source === resource.spec.source) return [];
   return [{ path: 'source', before: live.source, after: resource.spec.source, sensitive: false }];
 }
@@ -91,7 +91,7 @@ function sourceField(resource: DeploymentResource, live: LiveDeployment): FieldC
  * The exact, minimal change for one deployment against `live` (undefined: it does not exist).
  * Pure and level-triggered: workers call it again on freshly read live state before writing.
  */
-export function diffDeployment(resource: DeploymentResource, live: LiveDeployment | undefined, ctx: DeploymentContext): DeploymentDiff {
+export function diffDeployment(resource: DeploymentResource, live: ListedDeployment | undefined, ctx: DeploymentContext): DeploymentDiff {
   const key = resourceKey('Deployment', resource.name);
   const blockers: string[] = [];
   if (ctx.repositoryError) blockers.push(ctx.repositoryError);

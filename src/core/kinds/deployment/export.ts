@@ -1,5 +1,5 @@
 // Export of live Deployments as manifest documents: declared fields as live, read-only ones left out, secrets as env references.
-import type { LiveDeployment } from '../../model.js';
+import type { ListedDeployment } from '../../model.js';
 import { repositoryNameOf, type CatalogEntry } from '../../repositories.js';
 import { DEPLOYMENT_TYPES, SOURCES, SourceConfig, SourceRevisionConfig } from '../../wire/schema.js';
 import { isAbsent, stripNulls } from '../../values.js';
@@ -22,7 +22,7 @@ function declared(live: Loose, keys: readonly string[], skip: ReadonlySet<string
 }
 
 /** The source_config fields an export leaves out for this deployment: what the service sets, what repository stands for. */
-function sourceConfigSkips(live: LiveDeployment, viaRepository: boolean): Set<string> {
+function sourceConfigSkips(live: ListedDeployment, viaRepository: boolean): Set<string> {
   const skip = new Set<string>();
   if (live.source === 'codehost') skip.add('custom_url'); // set by the service for codehost (docs/against-the-real-service.md §5)
   if (viaRepository) skip.add('integration_id').add('repo_url');
@@ -39,7 +39,7 @@ function sourceConfigSkips(live: LiveDeployment, viaRepository: boolean): Set<st
  * reach it) stands for integration_id and repo_url when the catalog has that repository; every secret becomes a
  * `valueFrom: { env }` reference (never a value); `converge/adopt: "true"` lets an explicit adopt policy take it over.
  */
-function exportDeployment(live: LiveDeployment, catalog: readonly CatalogEntry[]): ExportedDocument | { skipped: string } {
+function exportDeployment(live: ListedDeployment, catalog: readonly CatalogEntry[]): ExportedDocument | { skipped: string } {
   if (live.is_preview === true) return { skipped: 'a preview deployment (converge never writes to one)' };
   if (live.status === 'AWAITING_DELETE') return { skipped: 'being deleted (status AWAITING_DELETE)' };
   if (!KNOWN_SOURCES.has(live.source)) return { skipped: `source "${live.source}" is not one this converge knows` };

@@ -1,6 +1,6 @@
 // A deployment's health: from its listing, the revision read when the latest is not active, and the hold of a failed one.
 import { healthOfDeployment, healthOfRevision, progressDeadline, type HealthCondition } from '../../health.js';
-import type { LiveDeployment } from '../../model.js';
+import type { ListedDeployment } from '../../model.js';
 import type { HealthInput, RevisionReading } from '../kind.js';
 
 /** When the service says the revision began, when earlier than since when converge knows it builds. */
@@ -35,7 +35,7 @@ export function deploymentHealth(input: HealthInput): HealthCondition {
 }
 
 /** The latest revision when it is not the active one: health reads it (the listing cannot tell a build from a failed one). */
-export function deploymentRevisionToRead(live: LiveDeployment | undefined): string | undefined {
+export function deploymentRevisionToRead(live: ListedDeployment | undefined): string | undefined {
   const latest = live?.latest_revision_id ?? null;
   if (latest === null || latest === (live?.active_revision_id ?? null)) return undefined;
   return latest;

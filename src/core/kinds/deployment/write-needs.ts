@@ -1,5 +1,5 @@
 // Fields the service needs for one write that a manifest may leave out (a live deployment adopted as it is may lack them): only that write is blocked.
-import type { DeploymentSpec, LiveDeployment } from '../../model.js';
+import type { DeploymentSpec, ListedDeployment } from '../../model.js';
 import type { PatchDeploymentRequest } from '../../wire/schema.js';
 import { isAbsent } from '../../values.js';
 
@@ -13,7 +13,7 @@ export const GRAPH_CONFIG_HINT = 'add source_revision_config.graph_config_path (
  * service may check what the deployment holds), unless the manifest or the live deployment has it. A live deployment
  * without it plans as it is; only such a write is blocked, so a manifest exported from it is valid and plans clean.
  */
-export function missingForWrite(spec: DeploymentSpec, live: LiveDeployment | undefined, body: PatchDeploymentRequest): string[] {
+export function missingForWrite(spec: DeploymentSpec, live: ListedDeployment | undefined, body: PatchDeploymentRequest): string[] {
   const declared = spec.source_revision_config ?? {};
   if (!isAbsent(declared.graph_config_path)) return [];
   if (spec.source === 'codehost' && !live) {

@@ -2,7 +2,8 @@
 // An unchanged document answers 304 with no body, so the page re-renders only when something changed; a changed one
 // carries only the rows and top-level fields changed since the page's sequence token (docs/contracts.md §5), merged here,
 // a changed plan as the runs changed since (planDelta), and a changed list of keys as the keys added and removed since
-// (keysDelta), merged by script-plan.ts.
+// (keysDelta), merged by script-plan.ts. It asks in format 2 (script-format.ts makes each answer whole again), and
+// first for a first window of rows, drawn while the whole document comes.
 
 /** Browser JavaScript; joined with the other parts into one IIFE by page-script.ts. */
 export const SCRIPT_LIVE = String.raw`
@@ -98,20 +99,32 @@ function schedule(ms) {
   if (!document.hidden) timer = setTimeout(poll, ms);
 }
 
+/** The rows of the page's first answer: a first window (and no plan), drawn while the whole document comes. */
+const FIRST_WINDOW = 200;
+/** True until a whole answer was merged: the first poll asks for a first window, the next at once for the whole. */
+let firstWindow = true;
+
+/** The /status the page asks for: a first window of rows, or the answer since the token it holds (format 2). */
+function statusPath() {
+  if (firstWindow) return '/status?format=2&first=' + FIRST_WINDOW;
+  return '/status?format=2&plan=delta&keys=delta&since=' + encodeURIComponent(sequence);
+}
+
 /** One poll: a failed request is "cannot reach the daemon"; a failed render is the page's own error (thrown, so the console shows it). */
 async function poll() {
   clearTimeout(timer);
   let doc = null;
   let status = 0;
+  const windowOnly = firstWindow;
   try {
-    const headers = etag ? { 'If-None-Match': etag } : {};
-    const res = await fetch('/status?plan=delta&keys=delta&since=' + encodeURIComponent(sequence), { headers, cache: 'no-store' });
+    const headers = etag && !windowOnly ? { 'If-None-Match': etag } : {};
+    const res = await fetch(statusPath(), { headers, cache: 'no-store' });
     status = res.status;
     if (status !== 304) {
       if (!res.ok) throw new Error('/status answered ' + status);
-      doc = await res.json();
+      doc = decodeStatus(await res.json());
       if (renders === 0) performance.mark('status-page-loaded');
-      etag = res.headers.get('etag');
+      if (!windowOnly) etag = res.headers.get('etag');
     }
   } catch {
     if (!lostSince) {
@@ -121,12 +134,19 @@ async function poll() {
     schedule(RETRY_MS);
     return;
   }
-  schedule(POLL_MS);
+  // After a first window, the whole document at once: the next poll asks without a token.
+  firstWindow = false;
+  schedule(windowOnly ? 0 : POLL_MS);
   const wasLost = lostSince !== null;
   lostSince = null;
   if (doc) {
     lastChange = new Date();
     render(merged(doc));
+    if (windowOnly) sequence = '';
+    else if (document.body.dataset.whole !== 'true') {
+      document.body.dataset.whole = 'true';
+      performance.mark('status-page-whole');
+    }
   }
   if (wasLost || doc) setLive();
 }

@@ -85,7 +85,10 @@ describe('the page script', () => {
     expect(PAGE_SCRIPT).not.toMatch(/innerHTML|outerHTML|insertAdjacentHTML|document\.write|eval\(|new Function/);
     // The only URLs in it: converge reconcile's default --url, compared with the page's origin.
     expect(PAGE_SCRIPT.match(/https?:\/\/[^'"\s]*/g)).toEqual(['http://127.0.0.1:8080', 'http://localhost:8080']);
-    expect(PAGE_SCRIPT.match(/fetch\([^;]*/g)).toEqual(["fetch(path, { cache: 'no-store' })", "fetch('/status?plan=delta&keys=delta&since=' + encodeURIComponent(sequence), { headers, cache: 'no-store' })"]);
+    expect(PAGE_SCRIPT.match(/fetch\([^;]*/g)).toEqual(["fetch(path, { cache: 'no-store' })", "fetch(statusPath(), { headers, cache: 'no-store' })"]);
+    // statusPath(): /status on the page's own origin, a first window, then the answers since its token.
+    expect(PAGE_SCRIPT).toContain("if (firstWindow) return '/status?format=2&first=' + FIRST_WINDOW;");
+    expect(PAGE_SCRIPT).toContain("return '/status?format=2&plan=delta&keys=delta&since=' + encodeURIComponent(sequence);");
     // path: the page's own /history/KIND/NAME.
     expect(PAGE_SCRIPT).toContain("const path = '/history/' + encodeURIComponent(row.kind) + '/' + encodeURIComponent(row.name);");
   });

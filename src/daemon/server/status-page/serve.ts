@@ -48,11 +48,25 @@ export function ifNoneMatch(header: string | undefined, etag: string): boolean {
  * the tag it has gets nothing while nothing changed. `no-store` keeps it out of every cache (the client keeps it).
  */
 export function sendTagged(req: IncomingMessage, res: ServerResponse, type: string, body: string, head: boolean, etag = etagOf(body), extra: Record<string, string> = {}): void {
+  sendTaggedBody(req, res, type, { etag, body: () => body }, head, extra);
+}
+
+/** sendTagged of a body made only when it is sent: a 304 makes none. */
+export function sendTaggedBody(
+  req: IncomingMessage,
+  res: ServerResponse,
+  type: string,
+  tagged: { etag: string; body(): string },
+  head: boolean,
+  extra: Record<string, string> = {},
+): void {
+  const { etag } = tagged;
   if (ifNoneMatch(req.headers['if-none-match'], etag)) {
     res.writeHead(304, { etag, 'cache-control': 'no-store', ...extra });
     res.end();
     return;
   }
+  const body = tagged.body();
   res.writeHead(200, { 'content-type': type, 'cache-control': 'no-store', etag, 'content-length': Buffer.byteLength(body), ...extra });
   res.end(head ? undefined : body);
 }
