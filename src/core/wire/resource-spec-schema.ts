@@ -1,4 +1,4 @@
-// Wire schema of a deployment's resource_spec (the service's interface): its containers, volumes, sizes and scale rules.
+// Wire schema of a deployment's resource_spec (the service's interface): containers, volumes, sizes, scale rules.
 import { z } from 'zod';
 
 export const VolumeMount = z.strictObject({
