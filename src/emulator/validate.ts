@@ -2,11 +2,11 @@
 import {
   DEPLOYMENT_NAME_MAX,
   DEPLOYMENT_NAME_PATTERN,
-  resourceSpecProblems,
   type Secret,
   type Source,
   type ValidationIssue,
 } from '../core/wire/schema.js';
+import { resourceSpecProblems } from '../core/wire/resource-spec-schema.js';
 import { issue } from './issues.js';
 
 type Fields = Record<string, unknown>;

@@ -3,8 +3,9 @@ import type { Redis } from 'ioredis';
 import type { AppliedRecord } from '../core/model.js';
 import type { ResourceHold } from '../core/holds.js';
 import { RedisHoldStore } from './holds-store.js';
-import type { ManifestVersion } from '../core/manifest-version.js';
 import type { WrittenState } from '../core/kinds/index.js';
+import { recordOf, type WriteStamp } from './applied-record-of-write.js';
+import { withScripts, type ScriptedRedis } from './applied-state-scripts.js';
 import { connectProducer, closeRedis, type RedisSettings } from './redis.js';
 import { parseStored, parseStoredHash, PendingWrite, StoredAbsence, StoredAppliedRecord, StoredConfirmation } from './schema.js';
 import type { Absence } from '../core/prune-grace.js';
@@ -55,87 +56,8 @@ export function confirmedKey(prefix: string): string {
   return `${prefix}:prune-confirmed`;
 }
 
-/**
- * The Lua scripts of the store (each one command, atomic). KEYS[1] is the applied hash, KEYS[2] the pending hash,
- * ARGV[1] the resource key. A missing field reads as false in Lua and as null in the reply.
- */
-const SCRIPTS = {
-  /** The applied record and the pending write of one resource. */
-  convergeAppliedRead: `return {redis.call('HGET', KEYS[1], ARGV[1]), redis.call('HGET', KEYS[2], ARGV[1])}`,
-  /** Stores the applied record (ARGV[2]) and removes the pending write of the resource. */
-  convergeRecordWrite: `
-redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
-redis.call('HDEL', KEYS[2], ARGV[1])
-return 1`,
-  /**
-   * The settle of a lost write: while the pending write is still the one read (ARGV[3] its job id, ARGV[4] its send
-   * time), stores the applied record (ARGV[2], empty: store none) and removes the pending write; 1 if it did, else 0.
-   */
-  convergeSettlePending: `
-local raw = redis.call('HGET', KEYS[2], ARGV[1])
-if not raw then return 0 end
-local ok, pending = pcall(cjson.decode, raw)
-if not ok or type(pending) ~= 'table' or pending.jobId ~= ARGV[3] or pending.sentAt ~= ARGV[4] then return 0 end
-if ARGV[2] ~= '' then redis.call('HSET', KEYS[1], ARGV[1], ARGV[2]) end
-redis.call('HDEL', KEYS[2], ARGV[1])
-return 1`,
-  /** Removes the applied record and the pending write of the resource (it was deleted). */
-  convergeForget: `
-redis.call('HDEL', KEYS[1], ARGV[1])
-redis.call('HDEL', KEYS[2], ARGV[1])
-return 1`,
-} as const;
-
-type ScriptName = keyof typeof SCRIPTS;
-type ScriptedRedis = Redis & Record<ScriptName, (applied: string, pending: string, ...args: string[]) => Promise<unknown>>;
-
-/** The connection with the store's scripts defined on it (once per connection; ioredis sends EVALSHA, EVAL after a NOSCRIPT). */
-function withScripts(redis: Redis): ScriptedRedis {
-  for (const [name, lua] of Object.entries(SCRIPTS)) {
-    if (typeof (redis as unknown as Record<string, unknown>)[name] !== 'function') redis.defineCommand(name, { numberOfKeys: 2, lua });
-  }
-  return redis as ScriptedRedis;
-}
-
 function parseRecord(text: string | null | undefined): AppliedRecord | undefined {
   return parseStored(StoredAppliedRecord, text);
-}
-
-/** What a job's write is stamped with in the applied record: the desired state's fingerprint and its manifests' version. */
-export interface WriteStamp {
-  desired?: string;
-  manifestVersion?: ManifestVersion;
-}
-
-/**
- * The applied record of a write over `previous`: its secret hashes merged over the previous ones (secrets not written
- * keep their hash), or replacing them when the write carried the complete set; its field hashes merged by path; the
- * definition hash replaced when given; the stamp's fingerprint and manifest version replacing the recorded ones.
- */
-function recordOf(
-  written: WrittenState,
-  previous: AppliedRecord | undefined,
-  at: Date,
-  stamp: WriteStamp | undefined,
-): AppliedRecord {
-  const record: AppliedRecord = {
-    secrets: written.replaceSecrets ? { ...written.secrets } : { ...(previous?.secrets ?? {}), ...written.secrets },
-    appliedAt: at.toISOString(),
-  };
-  // sources follow the hashes: replaced with a complete set (none known: none kept), else merged by name
-  const sources = written.replaceSecrets
-    ? { ...(written.secretSources ?? {}) }
-    : { ...(previous?.secretSources ?? {}), ...(written.secretSources ?? {}) };
-  if (Object.keys(sources).length > 0) record.secretSources = sources;
-  const definitionHash = written.definitionHash ?? previous?.definitionHash;
-  if (definitionHash !== undefined) record.definitionHash = definitionHash;
-  const fields = { ...(previous?.fields ?? {}), ...(written.fields ?? {}) };
-  if (Object.keys(fields).length > 0) record.fields = fields;
-  const ownership = written.ownership ?? previous?.ownership;
-  if (ownership) record.ownership = ownership;
-  if (stamp?.desired) record.desired = stamp.desired;
-  if (stamp?.manifestVersion) record.manifestVersion = stamp.manifestVersion;
-  return StoredAppliedRecord.parse(record);
 }
 
 /** The store. Plans only read it (getAll); workers write after each successful write to the service. */

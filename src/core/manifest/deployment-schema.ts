@@ -9,8 +9,8 @@ import {
   Source,
   SourceConfig,
   SourceRevisionConfig,
-  resourceSpecProblems,
 } from '../wire/schema.js';
+import { resourceSpecProblems } from '../wire/resource-spec-schema.js';
 import { ALWAYS, isRecord, SecretValueFrom } from './schema-parts.js';
 
 /** `owner/name` of a code-host repository. */

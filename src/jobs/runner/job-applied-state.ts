@@ -1,7 +1,8 @@
 // One job's view of the applied-state store: its writes stamped with their source, its pending writes with its id.
 import type { AppliedStatePort, LostWritePort, PendingWrite, WrittenState } from '../../core/kinds/index.js';
 import type { AppliedRecord } from '../../core/model.js';
-import type { AppliedStateStore, WriteStamp } from '../../store/applied-state.js';
+import type { AppliedStateStore } from '../../store/applied-state.js';
+import type { WriteStamp } from '../../store/applied-record-of-write.js';
 import type { ReconcileJobData } from '../../store/schema.js';
 
 /**

@@ -1,14 +1,9 @@
 // The job processor: runs one reconcile job and classifies its failure once (retry with jittered backoff, pause on 429, fail at once).
 import { UnrecoverableError, Worker, type Job } from 'bullmq';
-import { BlockedError, JobInputError, ServiceError } from '../../core/errors.js';
-import { answerSaysDeleting, type JobFailure, type ResourceHold } from '../../core/holds.js';
+import { BlockedError, JobInputError } from '../../core/errors.js';
 import type { FlapSettings } from '../../core/flap-guard.js';
 import { versionLabel } from '../../core/manifest-version.js';
-import { jobRecord, type RecordedEvent } from '../../core/resource-record.js';
-import { stateOfJob, type ResourceEvent } from '../../core/resource-state.js';
-import type { ResourceFolds } from '../../store/resource-folds.js';
 import { fieldLine } from '../../plan/render/text.js';
-import type { QueueLogger } from '../queue/log.js';
 import { backoffDelay } from '../../service/backoff.js';
 import { recordWrites, sendingOnce, type WriteRecord } from '../../service/call-scope.js';
 import type { ServiceClient } from '../../service/client.js';
@@ -21,6 +16,7 @@ import { ReconcileJobData, type ReconcileJobResult } from '../../store/schema.js
 import { fromJobResource, type LiteralSecrets } from '../../sync/job-resource.js';
 import { removeResource, settleLostWrite, syncResource } from '../../sync/sync.js';
 import { JobGate } from './flap-gate.js';
+import { foldJob, type JobFoldContext } from './job-fold.js';
 import { JobAppliedState } from './job-applied-state.js';
 import type { StaleJob } from './stale-job.js';
 
@@ -59,11 +55,11 @@ export function jitteredBackoff(random: () => number = Math.random, capMs = MAX_
   };
 }
 
-export interface ProcessorContext {
+/** What the processor runs with; `log` and `record` (the fold of each job's result) as JobFoldContext says. */
+export interface ProcessorContext extends JobFoldContext {
   client: ServiceClient;
   store: AppliedStateStore;
   env: NodeJS.ProcessEnv;
-  log: QueueLogger;
   /** Pauses the whole queue (every worker process) for `ms`. */
   rateLimit(ms: number): Promise<void>;
   /** Literal secret values this process read from the manifests (in-process apply only; see LiteralSecrets). */
@@ -81,51 +77,6 @@ export interface ProcessorContext {
    * gone), or undefined when it may. Asked as the job starts and again right before its first write or its DELETE.
    */
   stale?(data: ReconcileJobData): Promise<StaleJob | undefined>;
-  /** The prefix's resource states: each job's result is folded there by the process that ran it (`by`). */
-  record?: { folds: Pick<ResourceFolds, 'fold'>; by: string };
-}
-
-/** What a job's final failure was, as data (the fold makes it a hold or not: src/core/resource-state.ts). */
-function failureOf(error: unknown): JobFailure {
-  if (error instanceof ServiceError) return { status: error.status, ...(answerSaysDeleting(error.detail) ? { deleting: true } : {}) };
-  if (error instanceof BlockedError && error.nameTaken) return { nameTaken: true };
-  return {};
-}
-
-/**
- * Folds the job's result (or final failure) into its resource's state in Redis where the job ran, whoever enqueued it
- * (a job's result is a fact: unfenced), with the worker's entry (write_done, pruned, write_failed) in the same write.
- * A failed fold is logged, never the job's failure.
- */
-async function foldJob(ctx: ProcessorContext, data: ReconcileJobData, jobId: string | undefined, outcome: { answer: ReconcileJobResult } | { failure: string; error: unknown }): Promise<void> {
-  if (!ctx.record || jobId === undefined) return;
-  const meta = { at: new Date().toISOString(), by: ctx.record.by, manifests: data.manifestVersion };
-  const job = { jobId, at: meta.at, operation: data.operation, desired: data.desired };
-  const [entry, event]: [RecordedEvent, ResourceEvent] =
-    'answer' in outcome
-      ? [jobRecord({ key: data.key, jobId, meta, operation: data.operation, answer: outcome.answer }), { type: 'job-completed', ...job, result: outcome.answer, version: data.manifestVersion }]
-      : [jobRecord({ key: data.key, jobId, meta, operation: data.operation, failure: outcome.failure }), { type: 'job-failed', ...job, message: outcome.failure, failure: failureOf(outcome.error) }];
-  try {
-    // A leader's job (fenced) may end before the leader's decision that enqueued it is folded: what it did starts a
-    // state. One that sent nothing (a former leader's, superseded) starts none, nor a delete (a resource with no state
-    // left was removed: its delete's result must not bring it back).
-    const ran = !('answer' in outcome) || outcome.answer.notRun === undefined;
-    const seed = data.fence !== undefined && ran && data.remove === undefined ? stateOfJob(data.key, data.operation) : undefined;
-    const [folded] = await ctx.record.folds.fold([{ key: data.key, events: [event], entries: [entry], meta, ...(seed ? { seed } : {}) }]);
-    if (event.type === 'job-failed' && folded?.status === 'written') sayHeld(ctx, data, jobId, event.message, folded.state?.hold);
-  } catch (error) {
-    ctx.log.warn({ key: data.key, jobId, error: (error as Error).message.split('\n')[0] }, 'could not fold the job\'s result into its state in Redis');
-  }
-}
-
-/** The hold the fold of a job's failure made (read from the fold's output, src/core/resource-state.ts), said once. */
-function sayHeld(ctx: ProcessorContext, data: ReconcileJobData, jobId: string, error: string, hold: ResourceHold | undefined): void {
-  if (!hold || hold.desired !== data.desired || (hold.reason !== 'WriteRefused' && hold.reason !== 'NameTaken')) return;
-  const said =
-    hold.reason === 'NameTaken'
-      ? 'job failed: the name is taken on the service (NameTaken); held (no POST sent again) until its manifest changes or converge reconcile --retry-failed releases it'
-      : 'job failed: the service refused this write for good; held (not sent again) until its manifest changes or converge reconcile --retry-failed releases it';
-  ctx.log.warn({ key: data.key, jobId, reason: hold.reason, error }, said);
 }
 
 /**

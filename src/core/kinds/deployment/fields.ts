@@ -3,13 +3,13 @@ import type { AppliedRecord, DeploymentSpec, FieldChange } from '../../model.js'
 import {
   CREATE_ONLY_SOURCE_CONFIG_FIELDS,
   DEFAULT_DEPLOYMENT_TYPE,
-  ResourceSpec,
   SourceConfig,
   SourceRevisionConfig,
   type PatchDeploymentRequest,
   type CreateDeploymentRequest,
   type Source,
 } from '../../wire/schema.js';
+import { ResourceSpec } from '../../wire/resource-spec-schema.js';
 import { declaredKeys, isAbsent, orNull, setEqual, stripNulls } from '../../values.js';
 import { compareField, type NormalisedField } from './three-way.js';
 

@@ -1,5 +1,6 @@
 // The Deployment kind in the manifest format: its literal secret fields, where a misplaced field belongs, the tier warning.
-import { DEFAULT_DEPLOYMENT_TYPE, DEPLOYMENT_TYPES, ResourceSpec, SourceConfig, SourceRevisionConfig } from '../../wire/schema.js';
+import { ResourceSpec } from '../../wire/resource-spec-schema.js';
+import { DEFAULT_DEPLOYMENT_TYPE, DEPLOYMENT_TYPES, SourceConfig, SourceRevisionConfig } from '../../wire/schema.js';
 import type { LiteralSecret, ManifestFinding, ManifestHooks } from '../kind.js';
 import { GRAPH_CONFIG_HINT } from './write-needs.js';
 

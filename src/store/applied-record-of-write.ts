@@ -1,0 +1,42 @@
+// The applied record a write to the service leaves (pure): its hashes merged over the previous record, and its stamp.
+import type { AppliedRecord } from '../core/model.js';
+import type { WrittenState } from '../core/kinds/index.js';
+import type { ManifestVersion } from '../core/manifest-version.js';
+import { StoredAppliedRecord } from './schema.js';
+
+/** What a job's write is stamped with in the applied record: the desired state's fingerprint and its manifests' version. */
+export interface WriteStamp {
+  desired?: string;
+  manifestVersion?: ManifestVersion;
+}
+
+/**
+ * The applied record of a write over `previous`: its secret hashes merged over the previous ones (secrets not written
+ * keep their hash), or replacing them when the write carried the complete set; its field hashes merged by path; the
+ * definition hash replaced when given; the stamp's fingerprint and manifest version replacing the recorded ones.
+ */
+export function recordOf(
+  written: WrittenState,
+  previous: AppliedRecord | undefined,
+  at: Date,
+  stamp: WriteStamp | undefined,
+): AppliedRecord {
+  const record: AppliedRecord = {
+    secrets: written.replaceSecrets ? { ...written.secrets } : { ...(previous?.secrets ?? {}), ...written.secrets },
+    appliedAt: at.toISOString(),
+  };
+  // sources follow the hashes: replaced with a complete set (none known: none kept), else merged by name
+  const sources = written.replaceSecrets
+    ? { ...(written.secretSources ?? {}) }
+    : { ...(previous?.secretSources ?? {}), ...(written.secretSources ?? {}) };
+  if (Object.keys(sources).length > 0) record.secretSources = sources;
+  const definitionHash = written.definitionHash ?? previous?.definitionHash;
+  if (definitionHash !== undefined) record.definitionHash = definitionHash;
+  const fields = { ...(previous?.fields ?? {}), ...(written.fields ?? {}) };
+  if (Object.keys(fields).length > 0) record.fields = fields;
+  const ownership = written.ownership ?? previous?.ownership;
+  if (ownership) record.ownership = ownership;
+  if (stamp?.desired) record.desired = stamp.desired;
+  if (stamp?.manifestVersion) record.manifestVersion = stamp.manifestVersion;
+  return StoredAppliedRecord.parse(record);
+}
