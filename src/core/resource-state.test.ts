@@ -5,7 +5,8 @@ import type { HealthCondition } from './health.js';
 import type { ResourceHold } from './holds.js';
 import type { SyncResult } from './kinds/ports.js';
 import type { LiveDeployment, PlanChange } from './model.js';
-import { foldEvents, foldResource, legacyFields, SYNC_STATES, type ConflictView, type DecisionContext, type ResourceEvent, type ResourceState } from './resource-state.js';
+import { foldEvents, foldResource, type ConflictView, type DecisionContext, type ResourceEvent, type ResourceState } from './resource-state.js';
+import { legacyFields, SYNC_STATES } from './legacy-state.js';
 
 const FP = 'a'.repeat(64);
 const AT = '2026-01-01T00:01:00.000Z';

@@ -4,7 +4,7 @@ import type { RequestInfo } from '../../service/client.js';
 import { KIND_NAMES } from '../../core/kinds/index.js';
 import type { ResourceKind } from '../../core/model.js';
 import { REVISION_FAILURE_REASONS } from '../../core/health.js';
-import { SYNC_STATES, type SyncState } from '../../core/resource-state.js';
+import { SYNC_STATES, type SyncState } from '../../core/legacy-state.js';
 import { createResourceSeries, type ResourceSeries } from './resource-gauges.js';
 
 /** Sync states a managed resource is counted under (converge_resources): the legacy state of src/core/resource-state.ts. */
