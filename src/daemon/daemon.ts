@@ -6,16 +6,17 @@ import type { RequestInfo } from '../service/client.js';
 import type { JobEventsFeed } from '../jobs/queue/job-events.js';
 import { openJobs, type Jobs } from '../jobs/open-jobs.js';
 import type { JobRunner } from '../jobs/runner/worker.js';
-import { ManifestCache } from '../observe/manifests.js';
 import { serverTokens, startStatusServer, type ReadinessCheck, type StatusServer } from './server/status-server.js';
-import { LastGoodManifests } from './cycle/last-good.js';
 import { createMetrics, type DaemonMetrics } from './telemetry/metrics.js';
 import { OperatorRequests } from './cycle/operator-requests.js';
-import { Reconciler } from './reconcile/reconciler.js';
+import type { Reconciler } from './reconcile/reconciler.js';
+import { daemonReconciler } from './daemon-reconciler.js';
+import { startDaemonRunner } from './daemon-runner.js';
+import { startRevisionPoll } from './lifecycle/revision-poll.js';
 import { Leadership } from '../leader/leadership.js';
 import { registerDaemonGauges } from './telemetry/queue-metrics.js';
 import { stopPlan } from './lifecycle/stop-plan.js';
-import { HEALTH_POLL_MS, PROGRESS_DEADLINE_MS, type DaemonOptions, type DaemonService, type DaemonSettings } from './daemon-options.js';
+import { HEALTH_POLL_MS, type DaemonOptions, type DaemonService, type DaemonSettings } from './daemon-options.js';
 import { within } from './within.js';
 import { statusDocument } from './server/daemon-status.js';
 import { noteRequest, redisCheck, serviceChecks, type RequestHealth } from './lifecycle/readiness.js';
@@ -207,53 +208,22 @@ class ConvergeDaemon implements Daemon {
   }
 
   private async startRunner(): Promise<void> {
-    const { settings } = this;
-    this.runner = await this.jobs!.startRunner({
-      client: this.service!.client,
-      env: this.options.env,
-      log: this.log.child({ component: 'worker' }),
-      name: `converge-daemon@${hostname()}:${process.pid}`,
-      recordedBy: this.replicaId(),
-      lockDuration: settings.jobLock,
-      stalledInterval: settings.jobLock,
-    });
-    this.runner.onJob((event) => {
-      if (event.type === 'completed') {
-        this.metrics.jobs.inc({ outcome: event.outcome ?? 'unchanged' });
-        if (event.conflict?.declared && event.key) this.metrics.conflicts.inc({ kind: event.key.slice(0, event.key.indexOf('/')), reason: event.conflict.reason });
-        if (event.key && event.desired) this.reconciler?.jobFinishedHere(event.key, event.desired);
-      }
-      if (event.type === 'failed') this.metrics.jobs.inc({ outcome: event.final ? 'failed' : 'retried' });
-    });
+    const { jobs, settings, log, metrics } = this;
+    const parts = { jobs: jobs!, client: this.service!.client, env: this.options.env, settings, log, metrics };
+    const onFinishedHere = (key: string, desired: string): void => this.reconciler?.jobFinishedHere(key, desired);
+    this.runner = await startDaemonRunner({ ...parts, recordedBy: this.replicaId(), onFinishedHere });
   }
 
   private startReconciler(): void {
-    const { settings, secretWrites, rebuilds, deleteConfirms } = this;
-    const jobs = this.jobs!;
-    this.reconciler = new Reconciler({
-      context: {
-        fence: () => this.leadership?.token(),
-        dir: this.dir,
-        environment: this.options.environment,
-        env: this.options.env,
-        client: this.service!.client,
-        enqueuer: jobs.enqueuer,
-        applied: jobs.applied,
-        memory: jobs.desired,
-        lastGood: new LastGoodManifests(),
-        manifestCache: new ManifestCache(),
-        settings,
-        secretWrites, rebuilds, deleteConfirms, windows: this.windows,
-        holds: jobs.holds,
-        now: () => jobs.now(),
-        schedulePrune: pruneRechecks(() => void this.reconciler?.request('prune')),
-        conflicts: jobs.flap,
-      },
-      health: { progressDeadlineMs: settings.progressDeadline ?? PROGRESS_DEADLINE_MS },
-      metrics: this.metrics,
-      log: this.log,
-      maxRetryMs: Math.min(60_000, Math.max(1_000, settings.resync)),
-      record: { store: jobs.record, folds: jobs.folds, by: this.replicaId(), reconciles: jobs.reconciles },
+    const { options, settings, dir, windows, metrics, log, secretWrites, rebuilds, deleteConfirms } = this;
+    this.reconciler = daemonReconciler({
+      options, settings, dir, windows, metrics, log,
+      jobs: this.jobs!,
+      client: this.service!.client,
+      requests: { secretWrites, rebuilds, deleteConfirms },
+      fence: () => this.leadership?.token(),
+      requestPrune: () => void this.reconciler?.request('prune'),
+      replicaId: this.replicaId(),
     });
   }
 
@@ -346,17 +316,15 @@ class ConvergeDaemon implements Daemon {
 
   /** Follows building revisions every health_poll, one poll at a time, while this replica leads. */
   private startRevisionPoll(): void {
-    const reconciler = this.reconciler!;
-    const client = this.service!.client;
-    let following = false;
-    this.revisionTimer = setInterval(() => {
-      // While the service fails, only the reconciles (with their backoff) probe it: polling on top would not back off.
-      // Only the leader follows rollouts (a standby's rows are its last term's; its reads would double the leader's).
-      if (following || this.stopping || !this.terms?.active || this.health.failAt > this.health.okAt) return;
-      following = true;
-      reconciler.followRevisions(client).catch((e: unknown) => this.warn('revisions', e)).finally(() => (following = false));
-    }, this.settings.healthPoll ?? HEALTH_POLL_MS);
-    this.revisionTimer.unref();
+    this.revisionTimer = startRevisionPoll({
+      reconciler: this.reconciler!,
+      client: this.service!.client,
+      health: this.health,
+      leading: () => this.terms?.active === true,
+      stopping: () => this.stopping,
+      intervalMs: this.settings.healthPoll ?? HEALTH_POLL_MS,
+      warn: this.warn,
+    });
   }
 
   private onRequest(info: RequestInfo): void {
