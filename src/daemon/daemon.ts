@@ -13,8 +13,7 @@ import type { Reconciler } from './reconcile/reconciler.js';
 import { daemonReconciler } from './daemon-reconciler.js';
 import { startDaemonRunner } from './daemon-runner.js';
 import { startRevisionPoll } from './lifecycle/revision-poll.js';
-import { Leadership } from '../leader/leadership.js';
-import { registerDaemonGauges } from './telemetry/queue-metrics.js';
+import type { Leadership } from '../leader/leadership.js';
 import { stopPlan } from './lifecycle/stop-plan.js';
 import { HEALTH_POLL_MS, type DaemonOptions, type DaemonService, type DaemonSettings } from './daemon-options.js';
 import { within } from './within.js';
@@ -23,7 +22,8 @@ import { noteRequest, redisCheck, serviceChecks, type RequestHealth } from './li
 import { bounded, closeAll, stopRunner } from './lifecycle/stop-steps.js';
 import { pruneRechecks } from './reconcile/prune-recheck.js';
 import { ManualReconciles } from './server/manual-reconcile.js';
-import { LeaderTerms } from './lifecycle/leader-term.js';
+import type { LeaderTerms } from './lifecycle/leader-term.js';
+import { electionOf } from './lifecycle/election.js';
 import { DaemonNotifications } from '../notify/daemon-notifications.js';
 import { AppliedStateWatch } from './lifecycle/applied-state-watch.js';
 import { ClockWatch } from './lifecycle/clock-watch.js';
@@ -257,19 +257,19 @@ class ConvergeDaemon implements Daemon {
 
   /** Starts the election loop: the lease holder leads (lead()); a lost lease ends the term at once (standBy()). */
   private startLeadership(): void {
-    const lease = this.jobs!.lease(this.replicaId(), this.settings.lease);
-    const leadership = new Leadership(lease, {
-      onLead: (token) => this.lead(token),
-      onStandby: (why) => this.standBy(why),
-      onError: (error) => this.warn('lease', error),
-    });
-    this.leadership = leadership;
-    const { dir, settings, log, warn } = this;
-    const environment = this.options.environment;
-    this.terms = new LeaderTerms({ dir, environment, settings, reconciler: this.reconciler!, jobs: this.jobs!, log, warn, stopSignal: this.stopSignal.signal, stopping: () => this.stopping });
-    registerDaemonGauges(this.metrics, { lease: () => leadership.status(), queue: () => this.jobs!.queueCounts(), resyncMs: this.settings.resync });
-    this.log.info({ replica: lease.holder, leaseMs: lease.ttlMs }, 'trying to take the leader lease (the holder watches, plans and enqueues; every replica runs jobs)');
-    leadership.start();
+    const { dir, settings, log, warn, metrics } = this;
+    const events = {
+      onLead: (token: number) => this.lead(token),
+      onStandby: (why: string) => this.standBy(why),
+      onError: (error: unknown) => this.warn('lease', error),
+    };
+    const stopping = (): boolean => this.stopping;
+    const parts = { dir, environment: this.options.environment, settings, log, warn, metrics, stopping, events };
+    const running = { reconciler: this.reconciler!, jobs: this.jobs!, stopSignal: this.stopSignal.signal };
+    const election = electionOf({ ...parts, ...running, replicaId: this.replicaId() });
+    this.leadership = election.leadership;
+    this.terms = election.terms;
+    election.leadership.start();
   }
 
   private async releaseLease(): Promise<void> {
