@@ -14,12 +14,10 @@ import { daemonReconciler } from './daemon-reconciler.js';
 import { startDaemonRunner } from './daemon-runner.js';
 import { startRevisionPoll } from './lifecycle/revision-poll.js';
 import type { Leadership } from '../leader/leadership.js';
-import { stopPlan } from './lifecycle/stop-plan.js';
 import { HEALTH_POLL_MS, type DaemonOptions, type DaemonService, type DaemonSettings } from './daemon-options.js';
-import { within } from './within.js';
 import { statusDocument } from './server/daemon-status.js';
-import { noteRequest, redisCheck, serviceChecks, type RequestHealth } from './lifecycle/readiness.js';
-import { bounded, closeAll, stopRunner } from './lifecycle/stop-steps.js';
+import { noteRequest, readinessChecks, type RequestHealth } from './lifecycle/readiness.js';
+import { stopInOrder } from './lifecycle/stop-steps.js';
 import { pruneRechecks } from './reconcile/prune-recheck.js';
 import { ManualReconciles } from './server/manual-reconcile.js';
 import type { LeaderTerms } from './lifecycle/leader-term.js';
@@ -150,32 +148,24 @@ class ConvergeDaemon implements Daemon {
     return this.stopped;
   }
 
-  /**
-   * The start steps in reverse; each skips a part that never started, and each has its own bound
-   * (src/daemon/lifecycle/stop-plan.ts; docs/shutdown-and-leadership.md). The lease goes first (it lapses by itself anyway);
-   * the reconcile in progress and the active jobs get the work window; then the service's connections are dropped and
-   * the jobs still active handed back; then everything closes at once, and what did not close in its bound is
-   * dropped (Redis frozen, a service that never answers), so nothing holds the process after the stop.
-   */
+  /** The start steps in reverse, each bounded (src/daemon/lifecycle/stop-steps.ts): nothing holds the process after. */
   private async shutdown(): Promise<void> {
     this.stopping = true;
     this.stopSignal.abort();
-    const plan = stopPlan(this.settings.shutdownTimeout);
-    const started = Date.now();
-    const until = (offset: number): number => Math.max(0, started + offset - Date.now());
-    const out = { log: this.log, warn: this.warn };
-    await bounded(out, 'lease', this.releaseLease(), plan.leaseMs);
-    clearInterval(this.revisionTimer);
-    this.appliedState.stop();
-    this.clock.stop();
-    await bounded(out, 'watcher', this.terms?.stopWatcher() ?? Promise.resolve(), plan.watcherMs);
-    const reconcile = await within(this.stopReconcilerAndResync(), until(plan.workEndsAt));
-    if (!reconcile.done) this.log.warn({ workWindowMs: plan.workEndsAt }, 'the reconcile in progress did not end in the work window; left behind');
-    // Deliveries in flight get their short grace inside the work window (docs/notifications.md); never past its end.
-    await bounded(out, 'notifications', this.notifications.close(), until(plan.workEndsAt));
-    const finished = await stopRunner(this.log, this.runner, this.service, until(plan.workEndsAt), plan.handBackMs);
     const { runner, jobEvents, jobs, service, server } = this;
-    await closeAll(out, { runner, jobEvents, jobs, service, server }, plan.closeMs, !finished);
+    await stopInOrder({ log: this.log, warn: this.warn }, {
+      shutdownTimeout: this.settings.shutdownTimeout,
+      releaseLease: () => this.releaseLease(),
+      stopTimers: () => {
+        clearInterval(this.revisionTimer);
+        this.appliedState.stop();
+        this.clock.stop();
+      },
+      stopWatcher: () => this.terms?.stopWatcher() ?? Promise.resolve(),
+      stopReconcile: () => this.stopReconcilerAndResync(),
+      closeNotifications: () => this.notifications.close(),
+      runner, jobEvents, jobs, service, server,
+    });
   }
 
   private async startStatusServer(): Promise<void> {
@@ -332,12 +322,11 @@ class ConvergeDaemon implements Daemon {
     noteRequest(this.health, info);
   }
 
-  private async readiness(): Promise<ReadinessCheck[]> {
-    const running: ReadinessCheck = this.stopping ? { name: 'running', ok: false, detail: 'shutting down' } : { name: 'running', ok: true };
-    const redis = await redisCheck(this.jobs, this.settings.redisUrl);
-    // A standby serves jobs: it is ready without having read the manifests or (until a job) talked to the service.
+  private readiness(): Promise<ReadinessCheck[]> {
+    const { stopping, jobs, health } = this;
     const standby = this.leadership !== undefined && this.leadership.token() === undefined;
-    return [running, redis, ...serviceChecks(this.health, standby, this.reconciler?.manifests)];
+    const manifests = this.reconciler?.manifests;
+    return readinessChecks({ stopping, jobs, redisUrl: this.settings.redisUrl, standby, health, manifests });
   }
 
   buildLogLines(deploymentId: string, revisionId: string): Promise<string[] | undefined> {
