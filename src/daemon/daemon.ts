@@ -6,23 +6,22 @@ import type { RequestInfo } from '../service/client.js';
 import type { JobEventsFeed } from '../jobs/queue/job-events.js';
 import { openJobs, type Jobs } from '../jobs/open-jobs.js';
 import type { JobRunner } from '../jobs/runner/worker.js';
-import { ManifestCache } from '../observe/manifests.js';
 import { serverTokens, startStatusServer, type ReadinessCheck, type StatusServer } from './server/status-server.js';
-import { LastGoodManifests } from './cycle/last-good.js';
 import { createMetrics, type DaemonMetrics } from './telemetry/metrics.js';
 import { OperatorRequests } from './cycle/operator-requests.js';
-import { Reconciler } from './reconcile/reconciler.js';
-import { Leadership } from '../leader/leadership.js';
-import { registerDaemonGauges } from './telemetry/queue-metrics.js';
-import { stopPlan } from './lifecycle/stop-plan.js';
-import { HEALTH_POLL_MS, PROGRESS_DEADLINE_MS, type DaemonOptions, type DaemonService, type DaemonSettings } from './daemon-options.js';
-import { within } from './within.js';
+import type { Reconciler } from './reconcile/reconciler.js';
+import { daemonReconciler } from './daemon-reconciler.js';
+import { startDaemonRunner } from './daemon-runner.js';
+import { startRevisionPoll } from './lifecycle/revision-poll.js';
+import type { Leadership } from '../leader/leadership.js';
+import { HEALTH_POLL_MS, type DaemonOptions, type DaemonService, type DaemonSettings } from './daemon-options.js';
 import { statusDocument } from './server/daemon-status.js';
-import { noteRequest, redisCheck, serviceChecks, type RequestHealth } from './lifecycle/readiness.js';
-import { bounded, closeAll, stopRunner } from './lifecycle/stop-steps.js';
+import { noteRequest, readinessChecks, type RequestHealth } from './lifecycle/readiness.js';
+import { stopInOrder } from './lifecycle/stop-steps.js';
 import { pruneRechecks } from './reconcile/prune-recheck.js';
 import { ManualReconciles } from './server/manual-reconcile.js';
-import { LeaderTerms } from './lifecycle/leader-term.js';
+import type { LeaderTerms } from './lifecycle/leader-term.js';
+import { electionOf } from './lifecycle/election.js';
 import { DaemonNotifications } from '../notify/daemon-notifications.js';
 import { AppliedStateWatch } from './lifecycle/applied-state-watch.js';
 import { ClockWatch } from './lifecycle/clock-watch.js';
@@ -149,32 +148,24 @@ class ConvergeDaemon implements Daemon {
     return this.stopped;
   }
 
-  /**
-   * The start steps in reverse; each skips a part that never started, and each has its own bound
-   * (src/daemon/lifecycle/stop-plan.ts; docs/shutdown-and-leadership.md). The lease goes first (it lapses by itself anyway);
-   * the reconcile in progress and the active jobs get the work window; then the service's connections are dropped and
-   * the jobs still active handed back; then everything closes at once, and what did not close in its bound is
-   * dropped (Redis frozen, a service that never answers), so nothing holds the process after the stop.
-   */
+  /** The start steps in reverse, each bounded (src/daemon/lifecycle/stop-steps.ts): nothing holds the process after. */
   private async shutdown(): Promise<void> {
     this.stopping = true;
     this.stopSignal.abort();
-    const plan = stopPlan(this.settings.shutdownTimeout);
-    const started = Date.now();
-    const until = (offset: number): number => Math.max(0, started + offset - Date.now());
-    const out = { log: this.log, warn: this.warn };
-    await bounded(out, 'lease', this.releaseLease(), plan.leaseMs);
-    clearInterval(this.revisionTimer);
-    this.appliedState.stop();
-    this.clock.stop();
-    await bounded(out, 'watcher', this.terms?.stopWatcher() ?? Promise.resolve(), plan.watcherMs);
-    const reconcile = await within(this.stopReconcilerAndResync(), until(plan.workEndsAt));
-    if (!reconcile.done) this.log.warn({ workWindowMs: plan.workEndsAt }, 'the reconcile in progress did not end in the work window; left behind');
-    // Deliveries in flight get their short grace inside the work window (docs/notifications.md); never past its end.
-    await bounded(out, 'notifications', this.notifications.close(), until(plan.workEndsAt));
-    const finished = await stopRunner(this.log, this.runner, this.service, until(plan.workEndsAt), plan.handBackMs);
     const { runner, jobEvents, jobs, service, server } = this;
-    await closeAll(out, { runner, jobEvents, jobs, service, server }, plan.closeMs, !finished);
+    await stopInOrder({ log: this.log, warn: this.warn }, {
+      shutdownTimeout: this.settings.shutdownTimeout,
+      releaseLease: () => this.releaseLease(),
+      stopTimers: () => {
+        clearInterval(this.revisionTimer);
+        this.appliedState.stop();
+        this.clock.stop();
+      },
+      stopWatcher: () => this.terms?.stopWatcher() ?? Promise.resolve(),
+      stopReconcile: () => this.stopReconcilerAndResync(),
+      closeNotifications: () => this.notifications.close(),
+      runner, jobEvents, jobs, service, server,
+    });
   }
 
   private async startStatusServer(): Promise<void> {
@@ -207,53 +198,22 @@ class ConvergeDaemon implements Daemon {
   }
 
   private async startRunner(): Promise<void> {
-    const { settings } = this;
-    this.runner = await this.jobs!.startRunner({
-      client: this.service!.client,
-      env: this.options.env,
-      log: this.log.child({ component: 'worker' }),
-      name: `converge-daemon@${hostname()}:${process.pid}`,
-      recordedBy: this.replicaId(),
-      lockDuration: settings.jobLock,
-      stalledInterval: settings.jobLock,
-    });
-    this.runner.onJob((event) => {
-      if (event.type === 'completed') {
-        this.metrics.jobs.inc({ outcome: event.outcome ?? 'unchanged' });
-        if (event.conflict?.declared && event.key) this.metrics.conflicts.inc({ kind: event.key.slice(0, event.key.indexOf('/')), reason: event.conflict.reason });
-        if (event.key && event.desired) this.reconciler?.jobFinishedHere(event.key, event.desired);
-      }
-      if (event.type === 'failed') this.metrics.jobs.inc({ outcome: event.final ? 'failed' : 'retried' });
-    });
+    const { jobs, settings, log, metrics } = this;
+    const parts = { jobs: jobs!, client: this.service!.client, env: this.options.env, settings, log, metrics };
+    const onFinishedHere = (key: string, desired: string): void => this.reconciler?.jobFinishedHere(key, desired);
+    this.runner = await startDaemonRunner({ ...parts, recordedBy: this.replicaId(), onFinishedHere });
   }
 
   private startReconciler(): void {
-    const { settings, secretWrites, rebuilds, deleteConfirms } = this;
-    const jobs = this.jobs!;
-    this.reconciler = new Reconciler({
-      context: {
-        fence: () => this.leadership?.token(),
-        dir: this.dir,
-        environment: this.options.environment,
-        env: this.options.env,
-        client: this.service!.client,
-        enqueuer: jobs.enqueuer,
-        applied: jobs.applied,
-        memory: jobs.desired,
-        lastGood: new LastGoodManifests(),
-        manifestCache: new ManifestCache(),
-        settings,
-        secretWrites, rebuilds, deleteConfirms, windows: this.windows,
-        holds: jobs.holds,
-        now: () => jobs.now(),
-        schedulePrune: pruneRechecks(() => void this.reconciler?.request('prune')),
-        conflicts: jobs.flap,
-      },
-      health: { progressDeadlineMs: settings.progressDeadline ?? PROGRESS_DEADLINE_MS },
-      metrics: this.metrics,
-      log: this.log,
-      maxRetryMs: Math.min(60_000, Math.max(1_000, settings.resync)),
-      record: { store: jobs.record, folds: jobs.folds, by: this.replicaId(), reconciles: jobs.reconciles },
+    const { options, settings, dir, windows, metrics, log, secretWrites, rebuilds, deleteConfirms } = this;
+    this.reconciler = daemonReconciler({
+      options, settings, dir, windows, metrics, log,
+      jobs: this.jobs!,
+      client: this.service!.client,
+      requests: { secretWrites, rebuilds, deleteConfirms },
+      fence: () => this.leadership?.token(),
+      requestPrune: () => void this.reconciler?.request('prune'),
+      replicaId: this.replicaId(),
     });
   }
 
@@ -287,19 +247,19 @@ class ConvergeDaemon implements Daemon {
 
   /** Starts the election loop: the lease holder leads (lead()); a lost lease ends the term at once (standBy()). */
   private startLeadership(): void {
-    const lease = this.jobs!.lease(this.replicaId(), this.settings.lease);
-    const leadership = new Leadership(lease, {
-      onLead: (token) => this.lead(token),
-      onStandby: (why) => this.standBy(why),
-      onError: (error) => this.warn('lease', error),
-    });
-    this.leadership = leadership;
-    const { dir, settings, log, warn } = this;
-    const environment = this.options.environment;
-    this.terms = new LeaderTerms({ dir, environment, settings, reconciler: this.reconciler!, jobs: this.jobs!, log, warn, stopSignal: this.stopSignal.signal, stopping: () => this.stopping });
-    registerDaemonGauges(this.metrics, { lease: () => leadership.status(), queue: () => this.jobs!.queueCounts(), resyncMs: this.settings.resync });
-    this.log.info({ replica: lease.holder, leaseMs: lease.ttlMs }, 'trying to take the leader lease (the holder watches, plans and enqueues; every replica runs jobs)');
-    leadership.start();
+    const { dir, settings, log, warn, metrics } = this;
+    const events = {
+      onLead: (token: number) => this.lead(token),
+      onStandby: (why: string) => this.standBy(why),
+      onError: (error: unknown) => this.warn('lease', error),
+    };
+    const stopping = (): boolean => this.stopping;
+    const parts = { dir, environment: this.options.environment, settings, log, warn, metrics, stopping, events };
+    const running = { reconciler: this.reconciler!, jobs: this.jobs!, stopSignal: this.stopSignal.signal };
+    const election = electionOf({ ...parts, ...running, replicaId: this.replicaId() });
+    this.leadership = election.leadership;
+    this.terms = election.terms;
+    election.leadership.start();
   }
 
   private async releaseLease(): Promise<void> {
@@ -346,17 +306,15 @@ class ConvergeDaemon implements Daemon {
 
   /** Follows building revisions every health_poll, one poll at a time, while this replica leads. */
   private startRevisionPoll(): void {
-    const reconciler = this.reconciler!;
-    const client = this.service!.client;
-    let following = false;
-    this.revisionTimer = setInterval(() => {
-      // While the service fails, only the reconciles (with their backoff) probe it: polling on top would not back off.
-      // Only the leader follows rollouts (a standby's rows are its last term's; its reads would double the leader's).
-      if (following || this.stopping || !this.terms?.active || this.health.failAt > this.health.okAt) return;
-      following = true;
-      reconciler.followRevisions(client).catch((e: unknown) => this.warn('revisions', e)).finally(() => (following = false));
-    }, this.settings.healthPoll ?? HEALTH_POLL_MS);
-    this.revisionTimer.unref();
+    this.revisionTimer = startRevisionPoll({
+      reconciler: this.reconciler!,
+      client: this.service!.client,
+      health: this.health,
+      leading: () => this.terms?.active === true,
+      stopping: () => this.stopping,
+      intervalMs: this.settings.healthPoll ?? HEALTH_POLL_MS,
+      warn: this.warn,
+    });
   }
 
   private onRequest(info: RequestInfo): void {
@@ -364,12 +322,11 @@ class ConvergeDaemon implements Daemon {
     noteRequest(this.health, info);
   }
 
-  private async readiness(): Promise<ReadinessCheck[]> {
-    const running: ReadinessCheck = this.stopping ? { name: 'running', ok: false, detail: 'shutting down' } : { name: 'running', ok: true };
-    const redis = await redisCheck(this.jobs, this.settings.redisUrl);
-    // A standby serves jobs: it is ready without having read the manifests or (until a job) talked to the service.
+  private readiness(): Promise<ReadinessCheck[]> {
+    const { stopping, jobs, health } = this;
     const standby = this.leadership !== undefined && this.leadership.token() === undefined;
-    return [running, redis, ...serviceChecks(this.health, standby, this.reconciler?.manifests)];
+    const manifests = this.reconciler?.manifests;
+    return readinessChecks({ stopping, jobs, redisUrl: this.settings.redisUrl, standby, health, manifests });
   }
 
   buildLogLines(deploymentId: string, revisionId: string): Promise<string[] | undefined> {

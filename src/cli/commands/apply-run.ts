@@ -6,17 +6,15 @@ import { UsageError } from '../../core/errors.js';
 import type { SavedPlan } from '../../core/saved-plan/schema.js';
 import { planCheckOf, readPlanFile } from '../plan-file.js';
 import { checkedChanges, claimPlanned, deletesOfPlan, settingsOfPlan } from '../saved-plan.js';
-import { applyConverged, applyExitCode, type ApplyEnd } from '../../core/exit-code.js';
+import { applyExitCode } from '../../core/exit-code.js';
 import type { Plan } from '../../core/model.js';
 import type { Outcome } from '../../core/decide.js';
-import { applyRecordedBy, runApply, STALLED_CHECK_MS } from '../../apply/apply.js';
-import type { JobEnd } from '../../apply/wait-jobs.js';
-import type { DecidedJob } from '../../jobs/queue/decided-jobs.js';
+import { applyRecordedBy } from '../../apply/apply.js';
 import { changesToApply } from '../../apply/apply-jobs.js';
 import type { QueueLogger } from '../../jobs/queue/log.js';
 import { openJobs, type Jobs } from '../../jobs/open-jobs.js';
 import { rolloutsToFollow } from '../../apply/rollouts-to-follow.js';
-import { failedRolloutLine, waitAndReport } from '../apply-wait.js';
+import { waitAndReport } from '../apply-wait.js';
 import { applyStates, jobResults, type ResourceResult } from '../../apply/apply-state.js';
 import type { Gathered } from '../../observe/gather.js';
 import { recordDeclarations } from '../../observe/corridor.js';
@@ -27,13 +25,15 @@ import { EMBEDDED, EMBEDDED_BANNER, openTarget, requireApiUrl, retryLine, type S
 import { progressLine, type Progress } from '../tty.js';
 import { shownFrom, shownPlace, shownPlan } from '../paths.js';
 import { approveApply } from '../approve.js';
-import { closingLine, failedRollouts, interruptedLines, liveIdOf, planLines, resultLines, standingKeys, standingLine } from '../apply-report.js';
+import { interruptedLines, planLines, resultLines } from '../apply-report.js';
 import { targetsOf } from '../partial-plan.js';
 import { isWaved, waveSteps } from '../../apply/waves.js';
 import { applyWaved } from '../apply-waves.js';
 import { applyWindow, markOverridden, WINDOW_HELD_EXIT } from '../apply-window.js';
 import { catchInterrupt } from '../apply-interrupt.js';
-import { behindReporter, lineLogger } from '../apply-stderr.js';
+import { lineLogger } from '../apply-stderr.js';
+import { report } from '../apply-verdict.js';
+import { jobRunner } from '../apply-job-runner.js';
 
 /** apply without --wait on a change in several waves: the first wave written, the others waiting (docs/rollouts.md). */
 const WAVES_WAITING_EXIT = 3;
@@ -213,76 +213,6 @@ function refuseUnreadable(io: CommandIo, output: string, unreadable: readonly st
   io.stdout.write(JSON.stringify({ format_version: '1', plan: result, results: [], resources: applyStates(outcomes, [], []).resources, converged: false }, null, 2) + '\n');
   io.stderr.write(`converge apply: ${line}\n`);
   return 1;
-}
-
-/** What the end of an apply reports on: the plan, each resource's folded state, the jobs' results, what was gathered. */
-interface ApplyReport {
-  text: boolean;
-  result: Plan;
-  states: ReturnType<typeof applyStates>['states'];
-  resources: ReturnType<typeof applyStates>['resources'];
-  results: ReturnType<typeof jobResults>;
-  outcomes: ReadonlyMap<string, Outcome>;
-  gathered: Gathered;
-  end: ApplyEnd;
-  interrupted: NodeJS.Signals | undefined;
-}
-
-/**
- * The apply's verdict (src/core/exit-code.ts) and its last lines: the failed rollouts no job reported (this version's,
- * and the warnings of those standing from earlier manifests), then the closing line, or the JSON document. Its exit code.
- */
-function report(io: CommandIo, r: ApplyReport): 0 | 1 {
-  const { gathered, text } = r;
-  // A failure that stands from earlier manifests on a resource this apply did not write is a warning (unless --strict).
-  const standing = standingKeys(r.states, r.outcomes, gathered.input.applied, gathered.version);
-  const verdict = r.states.map((s) => ({ ...s, standing: standing.has(s.key) }));
-  const converged = applyConverged(r.result, verdict, r.end);
-  // A rollout found failed with nothing to write (a re-run after a failed build): named like one the wait found.
-  const failures = failedRollouts(r.resources, r.results, standing);
-  const lastWrite = (key: string) => gathered.input.applied.get(key)?.manifestVersion;
-  const warnings = failures.standing.map((f) => ({ key: f.key, message: standingLine(f, lastWrite(f.key)).trim() }));
-  if (text) for (const f of failures.failedBefore) io.stdout.write(`${failedRolloutLine(f.key, liveIdOf(gathered.resources.get(f.key), gathered.live.deployments), f.health.message)}\n`);
-  if (text) for (const f of failures.standing) io.stdout.write(`${standingLine(f, lastWrite(f.key))}\n`);
-  if (text) io.stdout.write(closingLine(r.results, converged, r.result, r.interrupted, failures) + '\n');
-  else io.stdout.write(JSON.stringify({ format_version: '1', plan: r.result, results: r.results, resources: r.resources, converged, warnings }, null, 2) + '\n');
-  return applyExitCode(r.result, verdict, r.end);
-}
-
-/** What the in-process run of a part of the apply's jobs reads. */
-interface JobRunnerContext {
-  jobs: Jobs;
-  client: Awaited<ReturnType<typeof openTarget>>['client'];
-  io: CommandIo;
-  progress: Progress;
-  log: QueueLogger;
-  settings: ServiceSettings;
-  version: Gathered['version'];
-  outcomes: ReadonlyMap<string, Outcome>;
-  text: boolean;
-  signal: AbortSignal;
-}
-
-/** Runs jobs (all of the apply's, or a wave's part) through runApply, printing each result as its job ends. */
-function jobRunner(c: JobRunnerContext): (part: DecidedJob[]) => Promise<JobEnd[]> {
-  return (part) =>
-    runApply({
-      signal: c.signal,
-      onWaitingBehind: behindReporter(c.io, c.progress),
-      jobs: c.jobs,
-      client: c.client,
-      env: c.io.env,
-      changes: part,
-      jobOptions: { deleteTracingProjects: c.settings.pruneTracingProjects, ...(c.version ? { manifestVersion: c.version } : {}) },
-      log: c.log,
-      // Each write is printed below with its fields: the runner's own info line would repeat it on stderr. The jobs of a
-      // run that died are handed on 5 s after their lock expires (BullMQ's default check comes every 30 s).
-      worker: { logWrites: false, stalledInterval: STALLED_CHECK_MS },
-      onProgress: (finished, total, latest) => {
-        if (c.text) c.progress.write(c.io.stdout, resultLines(jobResults(c.outcomes, [latest])[0]!).join('\n') + '\n');
-        c.progress.show(`applying ${finished}/${total} ...`);
-      },
-    });
 }
 
 /** apply without --wait on several waves: whether its first wave was written whole (no job failed) from a plan with no error. */

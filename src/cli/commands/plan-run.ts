@@ -7,6 +7,7 @@ import { savedPlanText } from '../../core/saved-plan/schema.js';
 import { versionLabel } from '../../core/manifest-version.js';
 import { heldNotes } from '../../plan/outcomes.js';
 import { commandCorridor } from '../cli-corridor.js';
+import type { Corridor } from '../../observe/corridor.js';
 import type { AppliedRecord } from '../../core/model.js';
 import type { ResourceHold } from '../../core/holds.js';
 import { resolveSettings } from '../settings.js';
@@ -83,46 +84,85 @@ export async function runPlanCommand(args: ParsedArgs, io: CommandIo, usage: str
   const progress = progressLine(io);
   const target = await openTarget(settings, { onRetry: (info) => progress.write(io.stderr, `converge plan: ${retryLine(info)}\n`) });
   try {
-    const appliedRead = { records: new Map<string, AppliedRecord>() } as AppliedRead;
-    const records = {
-      getAll: async () => {
-        Object.assign(appliedRead, await applied);
-        return appliedRead.records;
-      },
-    };
-    const prune = { enabled: settings.prune && targets.length === 0, maxDeletes: settings.maxDeletes };
-    // The corridor of every reconcile (src/cli/cli-corridor.ts): health is read, not guessed (a note per rollout).
-    const { gathered, plan: result, outcomes, fingerprints } = await commandCorridor({
-      mode: 'plan',
-      settings, io, dir, progress, prune, targets,
-      client: target.client,
-      applied: records,
-      loaded: (loaded) => {
-        progress.write(io.stderr, filesLine(loaded.files.length, dir));
-        progress.clear();
-        if (!appliedRead.note) return;
-        loaded.input.notes = [appliedRead.note, ...(loaded.input.notes ?? [])];
-        loaded.input.ownershipKnown = false;
-      },
-    });
-    // The writes the daemon holds (NameTaken, WriteRefused, RevisionFailed) are said, as the daemon will not send them.
-    const held = heldNotes(result.changes, fingerprints, appliedRead.holds);
-    if (held.length > 0) result.notes = [...(result.notes ?? []), ...held];
-    printPlan(result, output, io, showOrphans, shownFrom(args.positionals[0]!));
-    const code = planExitCode(result, detailed);
+    const planned = await planDirectory({ io, settings, dir, targets, progress, client: target.client, applied });
+    printPlan(planned.plan, output, io, showOrphans, shownFrom(args.positionals[0]!));
+    const code = planExitCode(planned.plan, detailed);
     if (out === undefined) return code;
-    const file = resolve(io.cwd, out);
-    // A plan with an error (a file that fails to load, a blocked resource, a refused prune) is not saved: apply --plan could only refuse it.
-    if (code === 1) {
-      io.stderr.write(`converge plan: no plan saved to ${out}: the plan holds errors (listed in it); fix them and plan again\n`);
-      return code;
-    }
-    writePlanFile(file, savedPlanText(savedPlanContent(args.positionals[0]!, settings, gathered, result, outcomes, targets), key));
-    io.stderr.write(`converge plan: ${key === undefined ? 'plan' : `plan signed (${PLAN_KEY_ENV}) and`} saved to ${out} (manifests ${versionLabel(gathered.version)}); apply exactly it with "converge apply --plan ${out}"\n`);
-    return code;
+    return savePlan(io, { out, key, code, dir: args.positionals[0]!, settings, targets, planned });
   } finally {
     await target.close();
   }
+}
+
+/** What one plan reads: its settings, the manifest directory and targets, and the applied state being read. */
+interface PlanInputs {
+  io: CommandIo;
+  settings: ServiceSettings;
+  dir: string;
+  targets: string[];
+  progress: ReturnType<typeof progressLine>;
+  client: Awaited<ReturnType<typeof openTarget>>['client'];
+  applied: Promise<AppliedRead>;
+}
+
+/** The plan of the directory through the corridor, with the notes of the writes the daemon holds. */
+async function planDirectory(p: PlanInputs): Promise<Corridor> {
+  const { io, settings, dir, targets, progress } = p;
+  const appliedRead = { records: new Map<string, AppliedRecord>() } as AppliedRead;
+  const records = {
+    getAll: async () => {
+      Object.assign(appliedRead, await p.applied);
+      return appliedRead.records;
+    },
+  };
+  const prune = { enabled: settings.prune && targets.length === 0, maxDeletes: settings.maxDeletes };
+  // The corridor of every reconcile (src/cli/cli-corridor.ts): health is read, not guessed (a note per rollout).
+  const planned = await commandCorridor({
+    mode: 'plan',
+    settings, io, dir, progress, prune, targets,
+    client: p.client,
+    applied: records,
+    loaded: (loaded) => {
+      progress.write(io.stderr, filesLine(loaded.files.length, dir));
+      progress.clear();
+      if (!appliedRead.note) return;
+      loaded.input.notes = [appliedRead.note, ...(loaded.input.notes ?? [])];
+      loaded.input.ownershipKnown = false;
+    },
+  });
+  const result = planned.plan;
+  // The writes the daemon holds (NameTaken, WriteRefused, RevisionFailed) are said, as the daemon will not send them.
+  const held = heldNotes(result.changes, planned.fingerprints, appliedRead.holds);
+  if (held.length > 0) result.notes = [...(result.notes ?? []), ...held];
+  return planned;
+}
+
+/** What `--out FILE` saves: the plan made, where, signed with which key, and the plan's exit code. */
+interface PlanToSave {
+  out: string;
+  /** The signing key (`CONVERGE_PLAN_KEY`), when set. */
+  key: string | undefined;
+  code: number;
+  /** The manifest directory as typed. */
+  dir: string;
+  settings: ServiceSettings;
+  targets: string[];
+  planned: Corridor;
+}
+
+/** Saves the plan to `--out FILE` (signed when a key is set), unless it holds errors; the plan's exit code. */
+function savePlan(io: CommandIo, s: PlanToSave): number {
+  const { out, key, code } = s;
+  const { gathered, plan: result, outcomes } = s.planned;
+  // A plan with an error (a file that fails to load, a blocked resource, a refused prune) is not saved: apply --plan could only refuse it.
+  if (code === 1) {
+    io.stderr.write(`converge plan: no plan saved to ${out}: the plan holds errors (listed in it); fix them and plan again\n`);
+    return code;
+  }
+  const file = resolve(io.cwd, out);
+  writePlanFile(file, savedPlanText(savedPlanContent(s.dir, s.settings, gathered, result, outcomes, s.targets), key));
+  io.stderr.write(`converge plan: ${key === undefined ? 'plan' : `plan signed (${PLAN_KEY_ENV}) and`} saved to ${out} (manifests ${versionLabel(gathered.version)}); apply exactly it with "converge apply --plan ${out}"\n`);
+  return code;
 }
 
 /**

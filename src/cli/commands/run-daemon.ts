@@ -1,8 +1,8 @@
 // The daemon of `converge run DIR`, loaded by run-run.ts once the status port is bound: logger, signals, start and stop.
 import type { Server } from 'node:http';
 import { resolve } from 'node:path';
-import { createLogger } from '../../daemon/telemetry/logger.js';
-import { startDaemon } from '../../daemon/daemon.js';
+import { createLogger, type Logger } from '../../daemon/telemetry/logger.js';
+import { startDaemon, type Daemon } from '../../daemon/daemon.js';
 import { stopPlan } from '../../daemon/lifecycle/stop-plan.js';
 import { environmentOf } from '../environment.js';
 import { EMBEDDED, EMBEDDED_BANNER, openTarget, type ServiceSettings } from '../target.js';
@@ -71,23 +71,9 @@ export async function runDaemon(args: ParsedArgs, io: CommandIo, settings: Servi
   const traces = tracing;
   buildLogs = (deploymentId, revisionId) => running.buildLogLines(deploymentId, revisionId);
   log.info({ status: running.statusUrl }, 'converge daemon running; SIGTERM or SIGINT stops it');
-  // The stop's steps each have a bound, summing with a reserve to less than shutdown_timeout (src/daemon/lifecycle/stop-plan.ts).
-  const plan = stopPlan(settings.shutdownTimeout);
+  const stopRunning = stopOf(running, traces, settings.shutdownTimeout, log);
   const code = await new Promise<number>((done) => {
-    stop = (signal) => {
-      // A stop still running at the safety net (22 s of the default 25 s) would be a bug: it ends with exit 1.
-      setTimeout(() => {
-        log.error({ signal, safetyNetMs: plan.safetyNetAt }, 'shutdown did not finish in time; exiting');
-        process.exit(1);
-      }, plan.safetyNetAt).unref();
-      running.stop(signal).then(() => flushWithin(traces, plan.exitMs)).then(
-        () => done(0),
-        (error: unknown) => {
-          log.error({ error: (error as Error)?.message }, 'shutdown failed');
-          done(1);
-        },
-      );
-    };
+    stop = (signal) => stopRunning(signal, done);
     if (early) stop(early);
   });
   // The stop closed what it could and dropped the rest; the log is written synchronously, so nothing is left to wait
@@ -97,3 +83,28 @@ export async function runDaemon(args: ParsedArgs, io: CommandIo, settings: Servi
   process.exit(code);
 }
 
+
+/** Stops the running daemon on `signal`; `done` takes the exit code. */
+type StopOnSignal = (signal: NodeJS.Signals, done: (code: number) => void) => void;
+
+/**
+ * The stop of the running daemon on a signal: its steps each have a bound, summing with a reserve to less than
+ * shutdown_timeout (src/daemon/lifecycle/stop-plan.ts).
+ */
+function stopOf(running: Daemon, traces: Tracing, shutdownTimeout: number, log: Logger): StopOnSignal {
+  const plan = stopPlan(shutdownTimeout);
+  return (signal, done) => {
+    // A stop still running at the safety net (22 s of the default 25 s) would be a bug: it ends with exit 1.
+    setTimeout(() => {
+      log.error({ signal, safetyNetMs: plan.safetyNetAt }, 'shutdown did not finish in time; exiting');
+      process.exit(1);
+    }, plan.safetyNetAt).unref();
+    running.stop(signal).then(() => flushWithin(traces, plan.exitMs)).then(
+      () => done(0),
+      (error: unknown) => {
+        log.error({ error: (error as Error)?.message }, 'shutdown failed');
+        done(1);
+      },
+    );
+  };
+}

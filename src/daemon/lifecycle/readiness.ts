@@ -58,3 +58,21 @@ export function serviceChecks(health: RequestHealth, standby: boolean, manifests
   else checks.push({ name: 'manifests', ok: false, detail: manifests?.error ?? 'not loaded yet' });
   return checks;
 }
+
+/** What a replica's readiness reads: whether it stops, Redis, whether it stands by, its requests and manifests. */
+export interface ReplicaReadiness {
+  stopping: boolean;
+  jobs: Jobs | undefined;
+  redisUrl: string;
+  /** A standby serves jobs: it is ready without having read the manifests or (until a job) talked to the service. */
+  standby: boolean;
+  health: RequestHealth;
+  manifests: { loaded: boolean; error: string | null } | undefined;
+}
+
+/** The replica's readiness checks (GET /readyz): running, Redis, then the service and the manifests. */
+export async function readinessChecks(r: ReplicaReadiness): Promise<ReadinessCheck[]> {
+  const running: ReadinessCheck = r.stopping ? { name: 'running', ok: false, detail: 'shutting down' } : { name: 'running', ok: true };
+  const redis = await redisCheck(r.jobs, r.redisUrl);
+  return [running, redis, ...serviceChecks(r.health, r.standby, r.manifests)];
+}

@@ -6,6 +6,7 @@ import type { JobRunner } from '../../jobs/runner/worker.js';
 import type { DaemonService } from '../daemon-options.js';
 import type { StatusServer } from '../server/status-server.js';
 import { within } from '../within.js';
+import { stopPlan } from './stop-plan.js';
 
 /** How a stop step reports: the daemon's log, and its throttled warning of a background error. */
 export interface StopLog {
@@ -63,4 +64,40 @@ export async function stopRunner(log: Logger, runner: JobRunner | undefined, ser
   const handed = await within(runner.handBack(() => service?.dropConnections() ?? Promise.resolve()), handBackMs);
   log.warn({ handedBack: handed.done ? handed.value.length : 0 }, 'active jobs did not finish before the deadline; handing them back to the queue');
   return false;
+}
+
+/** The daemon's parts as its stop takes them, in order (each step skips a part that never started). */
+export interface StopOrder extends ClosingParts {
+  shutdownTimeout: number;
+  releaseLease: () => Promise<void>;
+  /** Stops the timers and watches that run on their own (revision poll, applied-state watch, clock watch). */
+  stopTimers: () => void;
+  stopWatcher: () => Promise<void>;
+  /** Ends the reconcile in progress and the resync, and the leader's term. */
+  stopReconcile: () => Promise<void>;
+  closeNotifications: () => Promise<void>;
+}
+
+/**
+ * The stop in its steps, each with its own bound (src/daemon/lifecycle/stop-plan.ts; docs/shutdown-and-leadership.md).
+ * The lease goes first (it lapses by itself anyway); the reconcile in progress and the active jobs get the work window;
+ * then the service's connections are dropped and the jobs still active handed back; then everything closes at once,
+ * and what did not close in its bound is dropped (Redis frozen, a service that never answers).
+ */
+export async function stopInOrder(out: StopLog, s: StopOrder): Promise<void> {
+  const plan = stopPlan(s.shutdownTimeout);
+  const started = Date.now();
+  const until = (offset: number): number => Math.max(0, started + offset - Date.now());
+  await bounded(out, 'lease', s.releaseLease(), plan.leaseMs);
+  s.stopTimers();
+  await bounded(out, 'watcher', s.stopWatcher(), plan.watcherMs);
+  const reconcile = await within(s.stopReconcile(), until(plan.workEndsAt));
+  if (!reconcile.done) {
+    out.log.warn({ workWindowMs: plan.workEndsAt }, 'the reconcile in progress did not end in the work window; left behind');
+  }
+  // Deliveries in flight get their short grace inside the work window (docs/notifications.md); never past its end.
+  await bounded(out, 'notifications', s.closeNotifications(), until(plan.workEndsAt));
+  const finished = await stopRunner(out.log, s.runner, s.service, until(plan.workEndsAt), plan.handBackMs);
+  const { runner, jobEvents, jobs, service, server } = s;
+  await closeAll(out, { runner, jobEvents, jobs, service, server }, plan.closeMs, !finished);
 }

@@ -3,7 +3,7 @@ import { isDeepStrictEqual } from 'node:util';
 import type { HealthCondition } from '../../core/health.js';
 import type { ResourceHold } from '../../core/holds.js';
 import type { RevisionReading } from '../../core/kinds/index.js';
-import type { Plan, PlanChange } from '../../core/model.js';
+import type { PlanChange } from '../../core/model.js';
 import type { Outcome } from '../../core/decide.js';
 import { foldResource, type ResourceEvent, type ResourceState } from '../../core/resource-state.js';
 import type { RolloutTarget } from '../../core/rollout.js';
@@ -12,57 +12,17 @@ import type { ReconcileOutcome } from '../cycle/cycle.js';
 import type { RolloutView } from '../cycle/cycle-context.js';
 import type { ManifestVersion } from '../../core/manifest-version.js';
 import { decisionEvents, rowSources, statusRow, type ResourceStatus } from './status-row.js';
+import { healthChanged, type ChangeSink, type TrackedChange } from './tracked-change.js';
 
-export interface ReconcileRecord {
-  id: number;
-  trigger: string;
-  startedAt: string;
-  finishedAt: string;
-  durationMs: number;
-  ok: boolean;
-  error: string | null;
-  summary: Plan['summary'] | null;
-  files: number;
-  live: number;
-  enqueued: number;
-  drifted: number;
-  held: number;
-  /** Resync cycle (BullMQ job id) this reconcile ran for. */
-  cycle?: string;
-  /** The manifests this reconcile read (git commit or content hash). */
-  manifestVersion?: ManifestVersion;
-}
+// Their importers read them here too (src/daemon/reconcile/*, src/daemon/status/event-recorder.ts).
+export type { ReconcileRecord } from './reconcile-record.js';
+export { healthChanged, type ChangeSink, type TrackedChange } from './tracked-change.js';
 
 /** Rollout settings the tracker reads. */
 export interface HealthSettings {
   /** A revision not active after this long is degraded (ProgressDeadlineExceeded). */
   progressDeadlineMs: number;
   now?: () => number;
-}
-
-/**
- * What one change of the rows was: the events folded into one resource's state (a reconcile folds its decision and
- * what came with it at once), the state before and after, and the manifests it came from when known. The leader's
- * folds in Redis (src/daemon/status/event-recorder.ts, StateFolds) fold its events again over the state Redis holds.
- */
-export interface TrackedChange {
-  key: string;
-  events: readonly ResourceEvent[];
-  before: ResourceState | undefined;
-  after: ResourceState;
-  manifests?: ManifestVersion | undefined;
-}
-
-/** Where the tracker reports every change as it happens (must return at once). */
-export interface ChangeSink {
-  changed(change: TrackedChange): void;
-  /** Resources no longer planned (their projection is dropped; their history stays). */
-  removed(keys: readonly string[]): void;
-}
-
-/** Whether a fold changed a resource's health: its status, reason or revision (a transition, logged and counted once). */
-export function healthChanged(before: HealthCondition | undefined, after: HealthCondition): boolean {
-  return !before || before.status !== after.status || before.reason !== after.reason || before.revisionId !== after.revisionId;
 }
 
 /** A deployment whose rollout the poller follows (its latest revision, when known, is read), and its hold. */
