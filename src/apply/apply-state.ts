@@ -4,7 +4,8 @@ import type { HealthCondition, SyncCondition } from '../core/health.js';
 import type { ManifestVersion } from '../core/manifest-version.js';
 import type { FieldChange, PlanChange } from '../core/model.js';
 import { recordsOf, type RecordedEvent, type RecordMeta } from '../core/resource-record.js';
-import { foldResource, type DecisionContext, type ResourceEvent, type ResourceState } from '../core/resource-state.js';
+import { foldResource } from '../core/resource-state.js';
+import type { DecisionContext, ResourceEvent, ResourceState } from '../core/resource-state-model.js';
 import type { JobEnd } from './wait-jobs.js';
 
 /** Who started a revision that apply --wait follows (ResourceResult.startedBy). */

@@ -2,7 +2,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ResourceHold } from '../core/holds.js';
 import type { PlanChange } from '../core/model.js';
-import type { ResourceEvent } from '../core/resource-state.js';
+import type { ResourceEvent } from '../core/resource-state-model.js';
 import type { DecidedJob } from '../jobs/queue/decided-jobs.js';
 import type { Enqueued, Enqueuer, JobLookup } from '../jobs/queue/enqueuer.js';
 import { ReconcileJobResult } from '../store/schema.js';

@@ -5,7 +5,7 @@ import { standsFromEarlier } from '../core/exit-code.js';
 import { inListing, kindOf } from '../core/kinds/index.js';
 import { versionLabel, type ManifestVersion } from '../core/manifest-version.js';
 import { resourceKey, type AppliedRecord, type DesiredResource, type ListedDeployment, type Plan } from '../core/model.js';
-import type { ResourceState } from '../core/resource-state.js';
+import type { ResourceState } from '../core/resource-state-model.js';
 import type { ResourceConditions, ResourceResult } from '../apply/apply-state.js';
 import { summarySentence } from '../plan/render/format.js';
 import { fieldLine } from '../plan/render/text.js';

@@ -1,7 +1,7 @@
 // The exit-code rule of `converge plan` (with and without --detailed-exitcode) and of `converge apply`, in one place.
 import { sameVersion, type ManifestVersion } from './manifest-version.js';
 import type { Plan } from './model.js';
-import type { ResourceState } from './resource-state.js';
+import type { ResourceState } from './resource-state-model.js';
 
 /** What the rule reads of a plan. */
 export type PlanOutcome = Pick<Plan, 'summary' | 'changes' | 'diagnostics' | 'prune_refused'>;

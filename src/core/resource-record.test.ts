@@ -4,7 +4,8 @@ import { applying, decide, type DecisionInput, type Outcome } from './decide.js'
 import type { ResourceHold } from './holds.js';
 import type { LiveDeployment, PlanChange } from './model.js';
 import { jobRecord, recordsOf, type RecordMeta } from './resource-record.js';
-import { foldResource, type DecisionContext, type ResourceEvent, type ResourceState } from './resource-state.js';
+import { foldResource } from './resource-state.js';
+import type { DecisionContext, ResourceEvent, ResourceState } from './resource-state-model.js';
 
 const FP = 'a'.repeat(64);
 const AT = '2026-01-01T00:01:00.000Z';

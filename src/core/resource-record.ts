@@ -2,7 +2,7 @@
 import type { DecidedWrite, Outcome } from './decide.js';
 import type { HealthCondition } from './health.js';
 import type { ManifestVersion } from './manifest-version.js';
-import type { JobView, ResourceEvent, ResourceState } from './resource-state.js';
+import type { JobView, ResourceEvent, ResourceState } from './resource-state-model.js';
 
 /** The types of a history entry (docs/daemon.md, "The event log"). */
 export const HISTORY_TYPES = [

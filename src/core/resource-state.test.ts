@@ -5,7 +5,8 @@ import type { HealthCondition } from './health.js';
 import type { ResourceHold } from './holds.js';
 import type { SyncResult } from './kinds/ports.js';
 import type { LiveDeployment, PlanChange } from './model.js';
-import { foldEvents, foldResource, type ConflictView, type DecisionContext, type ResourceEvent, type ResourceState } from './resource-state.js';
+import { foldEvents, foldResource } from './resource-state.js';
+import type { ConflictView, DecisionContext, ResourceEvent, ResourceState } from './resource-state-model.js';
 import { legacyFields, SYNC_STATES } from './legacy-state.js';
 
 const FP = 'a'.repeat(64);

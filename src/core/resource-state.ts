@@ -5,8 +5,6 @@ import type { Action, ResourceKind } from './model.js';
 import type { ResourceState, DecisionContext, ResourceEvent } from './resource-state-model.js';
 import { conflicted, jobCompleted, jobFailed } from './job-result-state.js';
 
-export type { JobView, ConflictView, ResourceState, DecisionContext, ResourceEvent } from './resource-state-model.js';
-
 /** The state a reconcile's outcome gives; `previous` is kept where a job of it finished or is still news. */
 function decided(previous: ResourceState | undefined, outcome: Outcome, context: DecisionContext): ResourceState {
   const next: ResourceState = {

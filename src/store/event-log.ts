@@ -2,7 +2,7 @@
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import { HISTORY_TYPES, type RecordedEvent } from '../core/resource-record.js';
-import type { ResourceState } from '../core/resource-state.js';
+import type { ResourceState } from '../core/resource-state-model.js';
 import { LogCursor } from './log-cursor.js';
 import { redisNow } from './clock.js';
 import { parseStored, parseStoredHash } from './schema.js';

@@ -2,7 +2,8 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { Redis } from 'ioredis';
 import { lastJobOfRecord, recordsOf, type RecordedEvent, type RecordMeta } from '../core/resource-record.js';
-import { foldResource, type JobView, type ResourceEvent, type ResourceState } from '../core/resource-state.js';
+import { foldResource } from '../core/resource-state.js';
+import type { JobView, ResourceEvent, ResourceState } from '../core/resource-state-model.js';
 import { redisNow } from './clock.js';
 import { HISTORY_MAX_ENTRIES, LOG_MAX_AGE_MS, LOG_MAX_ENTRIES, parseHistoryEntry, recordKeys, StoredState } from './event-log.js';
 import { holdsKey } from './holds-store.js';

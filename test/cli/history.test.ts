@@ -2,7 +2,7 @@
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RecordedEvent } from '../../src/core/resource-record.js';
-import type { ResourceState } from '../../src/core/resource-state.js';
+import type { ResourceState } from '../../src/core/resource-state-model.js';
 import { fenceKey } from '../../src/leader/lease.js';
 import { EventLogStore } from '../../src/store/event-log.js';
 import { ReconcileRecordStore } from '../../src/store/reconcile-record.js';

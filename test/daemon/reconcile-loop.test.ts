@@ -14,7 +14,7 @@ import { jobRecord } from '../../src/core/resource-record.js';
 import { EventLogStore } from '../../src/store/event-log.js';
 import { ResourceFolds } from '../../src/store/resource-folds.js';
 import { leaseKey } from '../../src/leader/lease.js';
-import type { ResourceEvent } from '../../src/core/resource-state.js';
+import type { ResourceEvent } from '../../src/core/resource-state-model.js';
 import { closeRedis, connectProducer } from '../../src/store/redis.js';
 import { statusDocument } from '../../src/daemon/server/daemon-status.js';
 import { startStatusServer } from '../../src/daemon/server/status-server.js';

@@ -2,7 +2,7 @@
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { jobRecord } from '../../src/core/resource-record.js';
-import type { ResourceEvent, ResourceState } from '../../src/core/resource-state.js';
+import type { ResourceEvent, ResourceState } from '../../src/core/resource-state-model.js';
 import { StateFolds } from '../../src/daemon/status/event-recorder.js';
 import { ResourceTracker } from '../../src/daemon/status/resource-tracker.js';
 import { leaseKey } from '../../src/leader/lease.js';

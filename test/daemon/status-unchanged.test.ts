@@ -3,7 +3,7 @@
 import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Plan } from '../../src/core/model.js';
-import type { ResourceState } from '../../src/core/resource-state.js';
+import type { ResourceState } from '../../src/core/resource-state-model.js';
 import { decodeStatus, ROW_OMITTED } from '../../src/core/status-compact.js';
 import { ReconcilesRecord } from '../../src/daemon/reconcile/reconciles-record.js';
 import { statusDocument, type StatusParts } from '../../src/daemon/server/daemon-status.js';

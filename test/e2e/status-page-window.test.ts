@@ -6,7 +6,7 @@
 import { runInNewContext } from 'node:vm';
 import type { Page } from 'playwright-core';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { ResourceState } from '../../src/core/resource-state.js';
+import type { ResourceState } from '../../src/core/resource-state-model.js';
 import { SCRIPT_PLAN } from '../../src/daemon/server/status-page/script-plan.js';
 import { startStatusServer, type StatusServer } from '../../src/daemon/server/status-server.js';
 import { statusRow } from '../../src/daemon/status/status-row.js';

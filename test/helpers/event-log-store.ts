@@ -1,7 +1,7 @@
 // A real EventLogStore on a test prefix of its own for one describe block: connected before its tests, its keys dropped after; states seeded and removed through the one fold.
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll } from 'vitest';
-import type { ResourceState } from '../../src/core/resource-state.js';
+import type { ResourceState } from '../../src/core/resource-state-model.js';
 import { leaseKey } from '../../src/leader/lease.js';
 import { EventLogStore } from '../../src/store/event-log.js';
 import { closeRedis, connectProducer } from '../../src/store/redis.js';

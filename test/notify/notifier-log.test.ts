@@ -5,7 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import type { NotifyEvent } from '../../src/core/notify/events.js';
 import type { ReceiverConfig } from '../../src/core/notify/receivers.js';
 import type { RecordedEvent } from '../../src/core/resource-record.js';
-import type { ResourceState } from '../../src/core/resource-state.js';
+import type { ResourceState } from '../../src/core/resource-state-model.js';
 import { Notifier } from '../../src/notify/notifier.js';
 import { EventLogStore, recordKeys } from '../../src/store/event-log.js';
 import { dropPrefix, rawRedis, testPrefix } from '../helpers/redis.js';

@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Redis } from 'ioredis';
 import type { RecordedEvent } from '../../src/core/resource-record.js';
-import type { ResourceState } from '../../src/core/resource-state.js';
+import type { ResourceState } from '../../src/core/resource-state-model.js';
 import { EventLogStore, HISTORY_MAX_ENTRIES, LOG_MAX_AGE_MS, LOG_MAX_ENTRIES, recordKeys } from '../../src/store/event-log.js';
 import { closeRedis, connectProducer } from '../../src/store/redis.js';
 import { redisNow } from '../../src/store/clock.js';

@@ -19,7 +19,7 @@ import { StateFolds, type FoldStore, type RecordStore } from '../status/event-re
 import { healthTransitions } from './transition-log.js';
 import { WaveSteps } from './wave-steps.js';
 import { ProjectionReader, setResourceGauges } from '../status/projection.js';
-import type { ResourceState } from '../../core/resource-state.js';
+import type { ResourceState } from '../../core/resource-state-model.js';
 import { healthChanged, ResourceTracker, type HealthSettings, type ReconcileRecord } from '../status/resource-tracker.js';
 import { wasNotRun } from '../../jobs/runner/worker.js';
 import { ReconcileClock, type TimedReconcile } from '../telemetry/reconcile-steps.js';

@@ -8,7 +8,7 @@ import { SYNC_STATES } from '../telemetry/metrics.js';
 import type { Reconciler } from '../reconcile/reconciler.js';
 import { DEFAULT_PRUNE_GRACE_MS } from '../../core/prune-grace.js';
 import { summarize } from '../status/projection.js';
-import type { ResourceState } from '../../core/resource-state.js';
+import type { ResourceState } from '../../core/resource-state-model.js';
 import { statusRow, type ResourceStatus } from '../status/status-row.js';
 import { versionLabel, type ManifestVersion } from '../../core/manifest-version.js';
 import type { OperatorRequestStore, StoredRequest } from '../../store/operator-requests.js';

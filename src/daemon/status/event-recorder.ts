@@ -1,6 +1,6 @@
 // The leader's side of the fold in Redis: each change the tracker folds (a decision, a hold, a release, a revision reading) is folded again over the state in Redis (src/store/resource-folds.ts), fenced by this replica's token, and the tracker's rows take what Redis holds.
 import type { Logger } from 'pino';
-import type { ResourceEvent, ResourceState } from '../../core/resource-state.js';
+import type { ResourceEvent, ResourceState } from '../../core/resource-state-model.js';
 import type { EventLogStore, StoredBuildLog } from '../../store/event-log.js';
 import type { FoldRequest, ResourceFolds, VersionedState } from '../../store/resource-folds.js';
 import type { FailedBuilds } from './failed-builds.js';

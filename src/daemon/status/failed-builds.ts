@@ -2,7 +2,7 @@
 import type { Logger } from 'pino';
 import { revisionFailed } from '../../core/health.js';
 import type { DesiredResource } from '../../core/model.js';
-import type { ResourceState } from '../../core/resource-state.js';
+import type { ResourceState } from '../../core/resource-state-model.js';
 import { resolveDesiredSecrets } from '../../secrets/resolve.js';
 import { buildLogTail, type BuildLogReads, type BuildLogTail } from '../../service/build-log-tail.js';
 import type { EventLogStore, StoredBuildLog } from '../../store/event-log.js';

@@ -1,5 +1,5 @@
 // The daemon's readers of the projection (`{prefix}:record:state`, src/store/event-log.ts): /status and the resource gauges read every resource's state from Redis, re-read only when the projection's version moved.
-import { type ResourceState } from '../../core/resource-state.js';
+import type { ResourceState } from '../../core/resource-state-model.js';
 import { legacyState, type SyncState } from '../../core/legacy-state.js';
 import type { ResourceKind } from '../../core/model.js';
 import type { EventLogStore } from '../../store/event-log.js';

@@ -1,5 +1,5 @@
 // One row of the /status document (a managed resource): the resource's state (src/core/resource-state.ts) with the JSON contract's legacy fields, and the decision event a reconcile folds into it.
-import { type DecisionContext, type ResourceEvent, type ResourceState } from '../../core/resource-state.js';
+import type { DecisionContext, ResourceEvent, ResourceState } from '../../core/resource-state-model.js';
 import { legacyFields, type LegacyFields } from '../../core/legacy-state.js';
 import { liveOf } from '../../core/kinds/index.js';
 import type { Outcome } from '../../core/decide.js';

@@ -1,6 +1,6 @@
 // A change of a resource's state as the tracker folds it, and the sinks it is handed to (StateFolds, the health transitions).
 import type { HealthCondition } from '../../core/health.js';
-import type { ResourceEvent, ResourceState } from '../../core/resource-state.js';
+import type { ResourceEvent, ResourceState } from '../../core/resource-state-model.js';
 import type { ManifestVersion } from '../../core/manifest-version.js';
 
 /**

@@ -2,7 +2,8 @@
 import { BlockedError, ServiceError } from '../../core/errors.js';
 import { answerSaysDeleting, type JobFailure, type ResourceHold } from '../../core/holds.js';
 import { jobRecord, type RecordedEvent } from '../../core/resource-record.js';
-import { stateOfJob, type ResourceEvent } from '../../core/resource-state.js';
+import { stateOfJob } from '../../core/resource-state.js';
+import type { ResourceEvent } from '../../core/resource-state-model.js';
 import type { ReconcileJobData, ReconcileJobResult } from '../../store/schema.js';
 import type { ResourceFolds } from '../../store/resource-folds.js';
 import type { QueueLogger } from '../queue/log.js';
