@@ -22,6 +22,7 @@ import { ProjectionReader, setResourceGauges } from '../status/projection.js';
 import type { ResourceState } from '../../core/resource-state.js';
 import { healthChanged, ResourceTracker, type HealthSettings, type ReconcileRecord } from '../status/resource-tracker.js';
 import { wasNotRun } from '../../jobs/runner/worker.js';
+import { RetrySchedule } from './retry-schedule.js';
 import { ReconcileClock, type TimedReconcile } from '../telemetry/reconcile-steps.js';
 import { ReconcileLedger, ReconcilesRecord, type ReconcilesStore, type ReconcilesView } from './reconciles-record.js';
 
@@ -29,7 +30,7 @@ export interface ReconcilerOptions {
   context: Omit<CycleContext, 'onEnqueued'>;
   metrics: DaemonMetrics;
   log: Logger;
-  /** First retry delay after a failed reconcile; doubles up to maxRetryMs. */
+  /** First retry delay after a failed reconcile; doubles up to maxRetryMs (src/daemon/reconcile/retry-schedule.ts). */
   retryMs?: number;
   maxRetryMs: number;
   /** Rollout health: the progress deadline (default 30 minutes). */
@@ -58,10 +59,7 @@ export class Reconciler {
   private running: Promise<void> | undefined;
   private next: { trigger: ReconcileTrigger; cycles: string[]; waiters: Waiter[]; scope?: RunScope } | undefined;
   private readonly scope: WatchScope; // what a run covers: the changed files (a targeted reconcile) or the whole directory
-  private retryTimer: NodeJS.Timeout | undefined;
-  private failures = 0;
-  /** Jobs in a row that sent nothing, live state changed since their decision or a former term's (the next reconcile's backoff). */
-  private liveChanges = 0;
+  private readonly retries: RetrySchedule;
   private stopped = false;
   /** The reconciles run (numbered on from a former leader's), their plan: what the record in Redis is written from. */
   private readonly ledger = new ReconcileLedger();
@@ -90,6 +88,7 @@ export class Reconciler {
     this.tracker = new ResourceTracker(options.health);
     this.findings = new FindingsLog(options.log);
     this.scope = new WatchScope(options.log);
+    this.retries = new RetrySchedule(options, () => void this.request('retry'));
     this.failedBuilds = new FailedBuilds(this.tracker, options.log, () => ({ desired: this.desired, env: options.context.env }), options.record?.store);
     this.tracker.record(healthTransitions(options.log, options.metrics.revisionFailures));
     // A row whose health moved since its last decision joins the next targeted run (src/daemon/reconcile/watch-scope.ts).
@@ -144,10 +143,7 @@ export class Reconciler {
   /** Asks for a reconcile (of the changed files of a watch burst, else full); resolves with the record of the run that covered it (undefined once stopping). */
   request(trigger: ReconcileTrigger, cycle?: string, changed?: ChangedPaths): Promise<ReconcileRecord | undefined> {
     if (this.stopped || !this.leading()) return Promise.resolve(undefined);
-    if (this.retryTimer && trigger !== 'retry') {
-      clearTimeout(this.retryTimer);
-      this.retryTimer = undefined;
-    }
+    if (trigger !== 'retry') this.retries.cancel();
     return new Promise((resolve) => {
       if (!this.next) this.next = { trigger, cycles: [], waiters: [] };
       // The trigger recorded for a folded run: a resync cycle beats a watch burst, which beats a retry.
@@ -242,7 +238,7 @@ export class Reconciler {
     this.ledger.ended(record, outcome?.plan, !outcome && !lostLease);
 
     if (outcome) {
-      this.failures = 0;
+      this.retries.failures = 0;
       this.manifests = { loaded: true, everLoaded: true, error: null };
       this.tracker.update(outcome);
       this.desired = outcome.resources;
@@ -265,38 +261,9 @@ export class Reconciler {
     }
     const usage = failure instanceof UsageError;
     this.manifests = { loaded: !usage && this.manifests.loaded, everLoaded: this.manifests.everLoaded, error: usage ? errorLine(failure) : this.manifests.error };
-    this.failures += 1;
-    const delay = this.backoff(this.failures);
+    const delay = this.retries.failed();
     const code = failure instanceof ConvergeError ? failure.code : undefined;
     log.warn({ reconcile: record.id, trigger: record.trigger, ms: record.durationMs, error: record.error, code, retryInMs: this.stopped ? undefined : delay }, 'reconcile failed');
-    this.retryIn(delay);
-  }
-
-  /**
-   * A job sent nothing (live changed; a delete whose intent no longer held; or ours, of an earlier lease): one retry soon
-   * answers every drop before it; only what a decision may meet again (live_changed, a delete's intent) backs off (docs/daemon.md).
-   */
-  private decideAgain(key: string, jobId: string, result: ReconcileJobResult): void {
-    if (!this.leading()) return;
-    const again = result.notRun !== 'former_leader';
-    const why = result.notRun === 'live_changed' ? 'live state changed since its decision' : again ? 'the intent of its delete no longer held' : 'enqueued under an earlier lease of this replica';
-    this.options.log.info({ key, jobId, reason: result.message }, `job sent nothing: ${why}; reconciling again`);
-    if (!this.retryTimer) this.retryIn(this.backoff(again ? ++this.liveChanges : Math.max(1, this.liveChanges)));
-  }
-
-  /** The delay before the `n`th retry in a row: retryMs doubled per retry, at most maxRetryMs. */
-  private backoff(n: number): number {
-    return Math.min(this.options.maxRetryMs, (this.options.retryMs ?? 1_000) * 2 ** Math.min(n - 1, 16));
-  }
-
-  /** A reconcile of trigger `retry` in `delay` ms (one timer: a later call replaces it; any other request takes its place). */
-  private retryIn(delay: number): void {
-    if (this.stopped) return;
-    if (this.retryTimer) clearTimeout(this.retryTimer);
-    this.retryTimer = setTimeout(() => {
-      this.retryTimer = undefined;
-      void this.request('retry');
-    }, delay);
   }
 
   private jobEnqueued(job: EnqueuedJob): void {
@@ -324,8 +291,9 @@ export class Reconciler {
     this.scope.touch([job.key]);
     if (ran && job.desired) this.finished.set(job.key, { desired: job.desired, at: Date.now() });
     const notRun = (value as ReconcileJobResult | undefined)?.notRun;
-    if (notRun !== undefined && notRun !== 'superseded') this.decideAgain(job.key, jobId, value as ReconcileJobResult);
-    else if (ran) this.liveChanges = 0;
+    if (notRun !== undefined && notRun !== 'superseded') {
+      if (this.leading()) this.retries.jobNotRun(this.options.log, job.key, jobId, value as ReconcileJobResult);
+    } else if (ran) this.retries.liveChanges = 0;
     this.tracker.completed(jobId, value, undefined, ran ? job.fingerprint : undefined, job.version);
     if (ran && job.fingerprint) await this.options.context.memory.set(new Map([[job.key, job.fingerprint]]));
   }
@@ -383,8 +351,7 @@ export class Reconciler {
   /** Refuses new requests, cancels a pending retry, waits for the run in progress. */
   async stop(): Promise<void> {
     this.stopped = true;
-    if (this.retryTimer) clearTimeout(this.retryTimer);
-    this.retryTimer = undefined;
+    this.retries.stop();
     await this.running;
   }
 
