@@ -12,7 +12,6 @@ import { foldScope, WatchScope, type ChangedPaths, type RunScope } from './watch
 import type { CycleContext, EnqueuedJob } from '../cycle/cycle-context.js';
 import { namingNone } from '../../core/holds.js';
 import { releaseHolds } from './release-holds.js';
-import { orphanDeployments } from '../../plan/summary.js';
 import { FindingsLog } from './findings-log.js';
 import { followRollouts, holdFailedRevisions } from '../status/rollout.js';
 import { StateFolds, type FoldStore, type RecordStore } from '../status/event-recorder.js';
@@ -23,6 +22,7 @@ import type { ResourceState } from '../../core/resource-state.js';
 import { healthChanged, ResourceTracker, type HealthSettings, type ReconcileRecord } from '../status/resource-tracker.js';
 import { wasNotRun } from '../../jobs/runner/worker.js';
 import { RetrySchedule } from './retry-schedule.js';
+import { errorLine, observeRun, runRecord } from './run-record.js';
 import { ReconcileClock, type TimedReconcile } from '../telemetry/reconcile-steps.js';
 import { ReconcileLedger, ReconcilesRecord, type ReconcilesStore, type ReconcilesView } from './reconciles-record.js';
 
@@ -41,11 +41,6 @@ export interface ReconcilerOptions {
 
 /** Finished jobs are remembered this long for finishedSince (longer than any reconcile's listing takes). */
 const FINISHED_KEPT_MS = 10 * 60_000;
-
-/** One line for logs and status: the error's message, never a stack. */
-export function errorLine(error: unknown): string {
-  return error instanceof Error ? (error.message.split('\n')[0] ?? error.name) : String(error);
-}
 
 type Waiter = { resolve: (record: ReconcileRecord | undefined) => void };
 
@@ -196,24 +191,7 @@ export class Reconciler {
       failure = error;
     } finally {
       const timed = clock.end(outcome ? undefined : (failure ?? 'failed'));
-      const finished = Date.now();
-      record = {
-        id,
-        trigger,
-        startedAt: new Date(started).toISOString(),
-        finishedAt: new Date(finished).toISOString(),
-        durationMs: finished - started,
-        ok: outcome !== undefined,
-        error: outcome ? null : errorLine(failure),
-        summary: outcome?.plan.summary ?? null,
-        files: outcome?.files ?? 0,
-        live: outcome?.live.length ?? 0,
-        enqueued: outcome?.enqueued ?? 0,
-        drifted: outcome?.drift.length ?? 0,
-        held: outcome?.held.length ?? 0,
-      };
-      if (cycles[0]) record.cycle = cycles[0];
-      if (outcome?.version) record.manifestVersion = outcome.version;
+      record = runRecord({ id, trigger, cycles, started, outcome, failure });
       this.finish(record, timed, outcome, failure, cycles);
       this.writeRecord();
       this.scope.folded();
@@ -229,11 +207,7 @@ export class Reconciler {
 
   private finish(record: ReconcileRecord, timed: TimedReconcile, outcome: ReconcileOutcome | undefined, failure: unknown, cycles: string[]): void {
     const { metrics, log } = this.options;
-    const result = outcome ? 'ok' : 'error';
-    metrics.reconcileDuration.observe({ trigger: record.trigger, result }, timed.seconds);
-    for (const [step, seconds] of timed.steps) metrics.reconcileSteps.observe({ step }, seconds);
-    metrics.reconciles.inc({ trigger: record.trigger, result });
-    if (cycles.length) metrics.resyncCycles.inc(cycles.length);
+    observeRun(metrics, record, timed, outcome, cycles);
     const lostLease = failure instanceof ConvergeError && failure.code === 'E_NOT_LEADER';
     this.ledger.ended(record, outcome?.plan, !outcome && !lostLease);
 
@@ -242,12 +216,7 @@ export class Reconciler {
       this.manifests = { loaded: true, everLoaded: true, error: null };
       this.tracker.update(outcome);
       this.desired = outcome.resources;
-      metrics.lastSuccess.set(Date.parse(record.finishedAt) / 1000);
-      metrics.orphans.set(orphanDeployments(outcome.plan.changes));
       for (const key of outcome.released ?? []) log.info({ key }, 'conflict released: the desired state changed to a new one; writing again');
-      metrics.manifestErrors.set(outcome.plan.diagnostics.filter((d) => d.severity === 'error').length);
-      metrics.drifted.reset();
-      for (const d of outcome.drift) metrics.drifted.inc({ kind: d.key.slice(0, d.key.indexOf('/')), policy: d.policy });
       this.findings.diagnostics(outcome);
       this.findings.secretsUnknown(this.tracker.secretsUnknown());
       this.findings.drift.found(outcome);
