@@ -22,6 +22,7 @@ import type { ResourceState } from '../../core/resource-state.js';
 import { healthChanged, ResourceTracker, type HealthSettings, type ReconcileRecord } from '../status/resource-tracker.js';
 import { wasNotRun } from '../../jobs/runner/worker.js';
 import { RetrySchedule } from './retry-schedule.js';
+import { JobMemory } from './job-memory.js';
 import { errorLine, observeRun, runRecord } from './run-record.js';
 import { ReconcileClock, type TimedReconcile } from '../telemetry/reconcile-steps.js';
 import { ReconcileLedger, ReconcilesRecord, type ReconcilesStore, type ReconcilesView } from './reconciles-record.js';
@@ -39,9 +40,6 @@ export interface ReconcilerOptions {
   record?: { store: RecordStore; folds: FoldStore; by: string; reconciles?: ReconcilesStore } | undefined;
 }
 
-/** Finished jobs are remembered this long for finishedSince (longer than any reconcile's listing takes). */
-const FINISHED_KEPT_MS = 10 * 60_000;
-
 type Waiter = { resolve: (record: ReconcileRecord | undefined) => void };
 
 /**
@@ -58,9 +56,7 @@ export class Reconciler {
   private stopped = false;
   /** The reconciles run (numbered on from a former leader's), their plan: what the record in Redis is written from. */
   private readonly ledger = new ReconcileLedger();
-  private readonly jobs = new Map<string, EnqueuedJob>();
-  /** Per resource, the desired state of its last job that finished, and when (for finishedSince). */
-  private readonly finished = new Map<string, { desired: string; at: number }>();
+  private readonly jobs = new JobMemory();
   /** The desired resources of the last reconcile that loaded: whose secret values a shown log line masks. */
   private desired: ReadonlyMap<string, DesiredResource> = new Map();
   /** The build log tail of failed revisions (shown by /status while that revision is its health), and the event log's writer. */
@@ -178,11 +174,7 @@ export class Reconciler {
     let failure: unknown;
     let followUp = false;
     let record!: ReconcileRecord;
-    for (const [key, done] of this.finished) if (done.at < started - FINISHED_KEPT_MS) this.finished.delete(key);
-    const finishedSince = (key: string, desired: string): boolean => {
-      const done = this.finished.get(key);
-      return done !== undefined && done.desired === desired && done.at >= started;
-    };
+    const finishedSince = this.jobs.finishedSince(started);
     try {
       ({ outcome, followUp } = await clock.within(() => this.scope.run({ ...this.options.context, onEnqueued: (job) => this.jobEnqueued(job), finishedSince, rollouts: this.tracker, steps: clock }, scope)));
       await this.recorder?.refresh([...outcome.outcomes.keys()]);
@@ -236,9 +228,8 @@ export class Reconciler {
   }
 
   private jobEnqueued(job: EnqueuedJob): void {
-    this.jobs.set(job.jobId, job);
+    this.jobs.enqueued(job);
     if (!job.inFlight) this.options.metrics.jobsEnqueued.inc({ operation: job.operation });
-    if (this.jobs.size > 100_000) this.jobs.delete(this.jobs.keys().next().value!);
   }
 
   /**
@@ -246,19 +237,18 @@ export class Reconciler {
    * finishedSince (the QueueEvents message that jobCompleted acts on arrives a little later).
    */
   jobFinishedHere(key: string, desired: string): void {
-    this.finished.set(key, { desired, at: Date.now() });
+    this.jobs.finishedNow(key, desired);
   }
 
   /** A job finished on any replica (QueueEvents). Remembers its desired state as in sync; updates status. */
   async jobCompleted(jobId: string, value: unknown): Promise<void> {
-    const job = this.jobs.get(jobId);
+    const job = this.jobs.ended(jobId);
     // A job a former leader (or this daemon before its restart) enqueued: its row was taken up from the record.
     if (!job) return void (this.leading() && this.scope.touchKey(this.tracker.completed(jobId, value)));
-    this.jobs.delete(jobId);
     // A job not run (a former leader's, superseded, live changed since its decision) did not bring its desired state about.
     const ran = !wasNotRun(value);
     this.scope.touch([job.key]);
-    if (ran && job.desired) this.finished.set(job.key, { desired: job.desired, at: Date.now() });
+    if (ran && job.desired) this.jobs.finishedNow(job.key, job.desired);
     const notRun = (value as ReconcileJobResult | undefined)?.notRun;
     if (notRun !== undefined && notRun !== 'superseded') {
       if (this.leading()) this.retries.jobNotRun(this.options.log, job.key, jobId, value as ReconcileJobResult);
@@ -269,9 +259,8 @@ export class Reconciler {
 
   /** A job failed for good on any replica. */
   jobFailed(jobId: string, reason: string): void {
-    const job = this.jobs.get(jobId);
+    const job = this.jobs.ended(jobId);
     if (!job) return void (this.leading() && this.tracker.failed(jobId, reason));
-    this.jobs.delete(jobId);
     this.scope.touch([job.key]);
     this.tracker.failed(jobId, reason);
     this.options.log.warn({ key: job.key, jobId, error: reason }, 'job failed; its result is folded into its state (a refusal for good holds it), the next reconcile decides again');
