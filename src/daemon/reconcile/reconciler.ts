@@ -8,7 +8,8 @@ import type { StoredBuildLog } from '../../store/event-log.js';
 import { FailedBuilds } from '../status/failed-builds.js';
 import type { DaemonMetrics, ReconcileTrigger } from '../telemetry/metrics.js';
 import type { ReconcileOutcome } from '../cycle/cycle.js';
-import { foldScope, WatchScope, type ChangedPaths, type RunScope } from './watch-scope.js';
+import { WatchScope, type ChangedPaths, type RunScope } from './watch-scope.js';
+import { RunQueue } from './run-queue.js';
 import type { CycleContext, EnqueuedJob } from '../cycle/cycle-context.js';
 import { namingNone } from '../../core/holds.js';
 import { releaseHolds } from './release-holds.js';
@@ -40,8 +41,6 @@ export interface ReconcilerOptions {
   record?: { store: RecordStore; folds: FoldStore; by: string; reconciles?: ReconcilesStore } | undefined;
 }
 
-type Waiter = { resolve: (record: ReconcileRecord | undefined) => void };
-
 /**
  * Runs reconciles of the whole directory one at a time. A request while one runs is folded into a single next
  * run (however many arrive), which starts when the current one ends. A failed run schedules a retry with backoff.
@@ -49,8 +48,10 @@ type Waiter = { resolve: (record: ReconcileRecord | undefined) => void };
 export class Reconciler {
   readonly tracker: ResourceTracker;
   private readonly options: ReconcilerOptions;
-  private running: Promise<void> | undefined;
-  private next: { trigger: ReconcileTrigger; cycles: string[]; waiters: Waiter[]; scope?: RunScope } | undefined;
+  private readonly queue = new RunQueue(
+    (trigger, cycles, scope) => this.reconcile(trigger, cycles, scope),
+    () => !this.stopped && this.leading(),
+  );
   private readonly scope: WatchScope; // what a run covers: the changed files (a targeted reconcile) or the whole directory
   private readonly retries: RetrySchedule;
   private stopped = false;
@@ -135,34 +136,13 @@ export class Reconciler {
   request(trigger: ReconcileTrigger, cycle?: string, changed?: ChangedPaths): Promise<ReconcileRecord | undefined> {
     if (this.stopped || !this.leading()) return Promise.resolve(undefined);
     if (trigger !== 'retry') this.retries.cancel();
-    return new Promise((resolve) => {
-      if (!this.next) this.next = { trigger, cycles: [], waiters: [] };
-      // The trigger recorded for a folded run: a resync cycle beats a watch burst, which beats a retry.
-      const rank: Record<ReconcileTrigger, number> = { retry: 0, prune: 0, window: 0, wave: 0, watch: 1, startup: 2, resync: 3, manual: 4 };
-      if (rank[trigger] > rank[this.next.trigger]) this.next.trigger = trigger;
-      if (cycle) this.next.cycles.push(cycle);
-      this.next.scope = foldScope(this.next.scope, trigger, changed);
-      this.next.waiters.push({ resolve });
-      if (!this.running) this.running = this.drain();
-    });
+    return this.queue.add(trigger, cycle, changed);
   }
 
   /** Whether this replica may plan and enqueue: it holds the leader lease, or the daemon runs without one. */
   private leading(): boolean {
     const fence = this.options.context.fence;
     return fence === undefined || fence() !== undefined;
-  }
-
-  private async drain(): Promise<void> {
-    while (this.next && !this.stopped && this.leading()) {
-      const batch = this.next;
-      this.next = undefined;
-      const record = await this.reconcile(batch.trigger, batch.cycles, batch.scope ?? 'all');
-      for (const waiter of batch.waiters) waiter.resolve(record);
-    }
-    if (this.next) for (const waiter of this.next.waiters) waiter.resolve(undefined);
-    this.next = undefined;
-    this.running = undefined;
   }
 
   /** The outer step: everything about the run's bookkeeping happens in its one `finally`. */
@@ -310,7 +290,7 @@ export class Reconciler {
   async stop(): Promise<void> {
     this.stopped = true;
     this.retries.stop();
-    await this.running;
+    await this.queue.idle();
   }
 
   /** The manifests the last reconcile that read them read (git commit or content hash). */
