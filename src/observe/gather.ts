@@ -186,7 +186,7 @@ export async function gatherFrom(options: GatherOptions, loaded: ManifestDirResu
   return gathered;
 }
 
-/** Each resource in scope resolved at the edge (repositories, discovery), and its secrets hashed, or where they fail. */
+/** Each resource in scope resolved at the edge (repositories, discovery), its secrets hashed, or where they fail. */
 function resolveSecrets(
   inScope: readonly DesiredResource[],
   resolved: Parameters<typeof resolvedAtEdge>[1],

@@ -11,7 +11,7 @@ export interface ManifestListing {
   files: ManifestFile[];
   /** Skipped links and unreadable folders. */
   diagnostics: Diagnostic[];
-  /** Manifest names that are no file to read: a symbolic link whose target does not exist or that loops, a directory. */
+  /** Manifest names that are no file to read: a link whose target does not exist or that loops, a directory. */
   unread: UnseenFile[];
 }
 
@@ -88,7 +88,7 @@ function found(walk: Walk, entry: UnseenPath): void {
   walk.unread.push(entry.unread);
 }
 
-/** Reads one folder's entries, lists its manifest files, and walks its folders (a folder that cannot be read is told). */
+/** Reads one folder's entries, lists its manifest files, walks its folders (a folder that cannot be read is told). */
 async function walkFolder(walk: Walk, folder: string): Promise<void> {
   let entries: Dirent[];
   try {

@@ -1,4 +1,4 @@
-// Loads a manifest directory (the I/O half of loading): reads the files listed (src/observe/manifest-listing.ts), parses, collects.
+// Loads a manifest directory (the I/O half of loading): reads the files manifest-listing.ts lists, parses, collects.
 import { join, resolve } from 'node:path';
 import { sortDiagnostics, type Diagnostic } from '../core/diagnostics.js';
 import { ContentHasher } from '../core/manifest-version.js';

@@ -1,4 +1,4 @@
-// What the reconciler remembers of jobs: those it enqueued, until they end, and the desired state each resource's last job brought about.
+// What the reconciler remembers of jobs: its own until they end, and what each resource's last job brought about.
 import type { EnqueuedJob } from '../cycle/cycle-context.js';
 
 /** Finished jobs are remembered this long for finishedSince (longer than any reconcile's listing takes). */

@@ -13,7 +13,10 @@ export class RetrySchedule {
   private timer: NodeJS.Timeout | undefined;
   /** Failed reconciles in a row. */
   failures = 0;
-  /** Jobs in a row that sent nothing, live state changed since their decision or a former term's (the next reconcile's backoff). */
+  /**
+   * Jobs in a row that sent nothing, live state changed since their decision or a former term's (the next reconcile's
+   * backoff).
+   */
   liveChanges = 0;
   private stopped = false;
 
@@ -33,8 +36,9 @@ export class RetrySchedule {
   }
 
   /**
-   * A job sent nothing (live changed; a delete whose intent no longer held; or ours, of an earlier lease): one retry soon
-   * answers every drop before it; only what a decision may meet again (live_changed, a delete's intent) backs off (docs/daemon.md).
+   * A job sent nothing (live changed; a delete whose intent no longer held; or ours, of an earlier lease): one retry
+   * soon answers every drop before it; only what a decision may meet again (live_changed, a delete's intent) backs off
+   * (docs/daemon.md).
    */
   jobNotRun(log: Logger, key: string, jobId: string, result: ReconcileJobResult): void {
     const again = result.notRun !== 'former_leader';
