@@ -1,6 +1,6 @@
 // The warning of an error in one of the daemon's background parts (watcher, lease, workers), throttled per source.
 import type { Logger } from 'pino';
-import { errorLine } from './reconcile/reconciler.js';
+import { errorLine } from './reconcile/run-record.js';
 
 /** Logs an error at most once per `ms` per source (a Redis outage makes workers report every reconnect). */
 export function throttledWarn(log: Logger, ms = 10_000) {

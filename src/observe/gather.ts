@@ -153,26 +153,7 @@ export async function gatherFrom(options: GatherOptions, loaded: ManifestDirResu
   ]);
   const live: LiveState = { deployments: listed, ...(providers ? { providers } : {}) };
 
-  const resources = new Map<string, DesiredResource>();
-  const secretHashes = new Map<string, Record<string, string>>();
-  const secretErrors = new Map<string, string[]>();
-  const secretProblems: Diagnostic[] = [];
-  const unsetEnv = new Set<string>();
-  for (const raw of inScope) {
-    const resource = resolvedAtEdge(raw, repos.resolved, discovery);
-    const key = resourceKey(resource.kind, resource.name);
-    resources.set(key, resource);
-    const hashed = (resource === raw ? ahead?.hashed(raw) : undefined) ?? hashDesiredSecrets(resource, options.env);
-    secretHashes.set(key, hashed.hashes);
-    secretProblems.push(...hashed.tooShort.map((name) => shortSecretDiagnostic(resource, name)));
-    if (!hashed.errors.length) continue;
-    // A secret that cannot be resolved (a variable not set, a file missing) is a diagnostic at the line of its
-    // reference, and the blocked reason names the same place.
-    const located = hashed.errors.map((e) => secretErrorDiagnostic(resource, e));
-    secretErrors.set(key, located.map((d, i) => `${formatLocation(d)}: ${hashed.errors[i]!.message}`));
-    secretProblems.push(...located);
-    for (const e of hashed.errors) if (e.unsetEnv) unsetEnv.add(e.unsetEnv);
-  }
+  const { resources, secretHashes, secretErrors, secretProblems, unsetEnv } = resolveSecrets(inScope, repos.resolved, discovery, options.env, ahead);
 
   const diagnostics = [...loaded.diagnostics, ...repositoryDiagnostics(deployments, repos.errors), ...secretProblems];
   const input: PlanInput = {
@@ -203,6 +184,47 @@ export async function gatherFrom(options: GatherOptions, loaded: ManifestDirResu
   const gathered: Gathered = { input, resources, live, files: loaded.files, diagnostics, version, contentId: loaded.contentId };
   if (ahead) gathered.prepared = ahead.changes;
   return gathered;
+}
+
+/** Each resource in scope resolved at the edge (repositories, discovery), its secrets hashed, or where they fail. */
+function resolveSecrets(
+  inScope: readonly DesiredResource[],
+  resolved: Parameters<typeof resolvedAtEdge>[1],
+  discovery: Parameters<typeof resolvedAtEdge>[2],
+  env: GatherOptions['env'],
+  ahead: PlanAhead | undefined,
+): ResolvedSecrets {
+  const resources = new Map<string, DesiredResource>();
+  const secretHashes = new Map<string, Record<string, string>>();
+  const secretErrors = new Map<string, string[]>();
+  const secretProblems: Diagnostic[] = [];
+  const unsetEnv = new Set<string>();
+  for (const raw of inScope) {
+    const resource = resolvedAtEdge(raw, resolved, discovery);
+    const key = resourceKey(resource.kind, resource.name);
+    resources.set(key, resource);
+    const hashed = (resource === raw ? ahead?.hashed(raw) : undefined) ?? hashDesiredSecrets(resource, env);
+    secretHashes.set(key, hashed.hashes);
+    secretProblems.push(...hashed.tooShort.map((name) => shortSecretDiagnostic(resource, name)));
+    if (!hashed.errors.length) continue;
+    // A secret that cannot be resolved (a variable not set, a file missing) is a diagnostic at the line of its
+    // reference, and the blocked reason names the same place.
+    const located = hashed.errors.map((e) => secretErrorDiagnostic(resource, e));
+    secretErrors.set(key, located.map((d, i) => `${formatLocation(d)}: ${hashed.errors[i]!.message}`));
+    secretProblems.push(...located);
+    for (const e of hashed.errors) if (e.unsetEnv) unsetEnv.add(e.unsetEnv);
+  }
+
+  return { resources, secretHashes, secretErrors, secretProblems, unsetEnv };
+}
+
+/** What resolveSecrets finds: the resources by key, their secrets' hashes, and what could not be resolved. */
+interface ResolvedSecrets {
+  resources: Map<string, DesiredResource>;
+  secretHashes: Map<string, Record<string, string>>;
+  secretErrors: Map<string, string[]>;
+  secretProblems: Diagnostic[];
+  unsetEnv: Set<string>;
 }
 
 /** One note for every secret variable not set: which, what it blocks, and the fix (the diagnostics give each place). */

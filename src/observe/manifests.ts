@@ -1,8 +1,6 @@
-// Reads every *.yaml/*.yml under a manifest directory (the I/O half of loading): walks, reads, parses, collects.
-import type { Dirent } from 'node:fs';
-import { readdir, realpath, stat } from 'node:fs/promises';
-import { join, relative, resolve, sep } from 'node:path';
-import { sortDiagnostics, type Diagnostic, type Severity } from '../core/diagnostics.js';
+// Loads a manifest directory (the I/O half of loading): reads the files manifest-listing.ts lists, parses, collects.
+import { join, resolve } from 'node:path';
+import { sortDiagnostics, type Diagnostic } from '../core/diagnostics.js';
 import { ContentHasher } from '../core/manifest-version.js';
 import { UsageError } from '../core/errors.js';
 import type { FileResult } from '../core/manifest/collect.js';
@@ -12,7 +10,8 @@ import type { ManifestResult, ParseOptions } from '../core/manifest/parse.js';
 import { variablesId } from '../core/manifest/variables.js';
 import { CompilePool, compileFiles, POOL_MIN_FILES, type OnCompiled } from './compile-pool.js';
 import type { UnseenFile } from '../core/declared-files.js';
-import { readInputFile, readManifestFile, unseenFolder, unseenLink, type ManifestFile, type UnseenPath } from './read-manifest-file.js';
+import { readInputFile, readManifestFile } from './read-manifest-file.js';
+import { byPath, listManifestFiles, MANIFEST_NAME, type ManifestListing } from './manifest-listing.js';
 import { readVariableFiles, type Environment, type HashedInput } from './environment.js';
 
 export interface LoadOptions {
@@ -87,14 +86,6 @@ function optionsKey(options: ParseOptions): string {
   return `${switches}:${id}`;
 }
 
-export interface ManifestListing {
-  files: ManifestFile[];
-  /** Skipped links and unreadable folders. */
-  diagnostics: Diagnostic[];
-  /** Manifest names that are no file to read: a symbolic link whose target does not exist or that loops, a directory. */
-  unread: UnseenFile[];
-}
-
 export interface ManifestDirResult extends ManifestResult {
   /** Relative paths of the manifest files found and read, sorted. */
   files: string[];
@@ -105,136 +96,6 @@ export interface ManifestDirResult extends ManifestResult {
    * be opened), sorted: what each declared before is unknown, never absent (src/core/declared-files.ts).
    */
   unread?: UnseenFile[];
-}
-
-const MANIFEST_NAME = /\.ya?ml$/i;
-
-function errnoCode(error: unknown): string {
-  return (error as NodeJS.ErrnoException)?.code ?? 'error';
-}
-
-function relativePath(root: string, absolute: string): string {
-  const rel = relative(root, absolute);
-  return (rel === '' ? '.' : rel).split(sep).join('/');
-}
-
-function note(file: string, code: string, message: string, severity: Severity): Diagnostic {
-  return { severity, file, line: 1, column: 1, code, message };
-}
-
-function byName(a: Dirent, b: Dirent): number {
-  return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
-}
-
-function byPath(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
-}
-
-/** The manifest directory itself must exist and be a directory: anything else is a usage mistake. */
-async function checkRoot(dir: string): Promise<string> {
-  try {
-    const info = await stat(dir);
-    if (!info.isDirectory()) throw new UsageError(`${dir} is not a directory; give the folder that holds the manifests`);
-    return await realpath(dir);
-  } catch (error) {
-    if (error instanceof UsageError) throw error;
-    const code = errnoCode(error);
-    if (code === 'ENOENT') throw new UsageError(`manifest directory ${dir} does not exist`);
-    throw new UsageError(`manifest directory ${dir} cannot be read (${code})`, { cause: error });
-  }
-}
-
-/** Whether the real path `path` is `root` or inside it. */
-function inside(path: string, root: string): boolean {
-  return path === root || path.startsWith(root.endsWith(sep) ? root : root + sep);
-}
-
-/**
- * Lists manifest files, sorted, recursively. Hidden names (starting with ".") are skipped; symbolic links
- * whose target resolves inside the directory are followed (so Kubernetes ConfigMap mounts, whose visible files link
- * into ..data, work), one whose target resolves outside it is a warning and not followed (reads stay in the tree),
- * and a link back into a folder already walked is reported once and skipped, never followed in circles.
- * `what` names the directory in those warnings ("the manifest directory", "the overlay directory").
- */
-export async function listManifestFiles(dir: string, what = 'the manifest directory'): Promise<ManifestListing> {
-  const rootReal = await checkRoot(dir);
-  const root = resolve(dir);
-  const files: ManifestFile[] = [];
-  const diagnostics: Diagnostic[] = [];
-  const unread: UnseenFile[] = [];
-  const found = (entry: UnseenPath): void => {
-    diagnostics.push(entry.diagnostic);
-    unread.push(entry.unread);
-  };
-  const visited = new Set<string>([rootReal]);
-
-  async function walk(folder: string): Promise<void> {
-    let entries: Dirent[];
-    try {
-      entries = await readdir(folder, { withFileTypes: true });
-    } catch (error) {
-      const code = errnoCode(error);
-      const rel = relativePath(root, folder);
-      if (code === 'ENOENT') diagnostics.push(note(rel, 'E_FILE_VANISHED', 'folder disappeared while being read; skipped', 'warning'));
-      else diagnostics.push(note(rel, 'E_FILE_READ', `folder cannot be read (${code}); its manifests are not loaded`, 'error'));
-      return;
-    }
-    for (const entry of entries.sort(byName)) {
-      if (entry.name.startsWith('.')) continue;
-      const absolute = join(folder, entry.name);
-      const rel = relativePath(root, absolute);
-      let isDirectory = entry.isDirectory();
-      // Anything else named like a manifest (a FIFO, a device) is listed, and refused when read.
-      let isFile = !isDirectory && !entry.isSymbolicLink();
-      if (entry.isSymbolicLink()) {
-        try {
-          const target = await stat(absolute);
-          isDirectory = target.isDirectory();
-          isFile = !isDirectory;
-          const real = await realpath(absolute);
-          if (!inside(real, rootReal)) {
-            if (isDirectory || MANIFEST_NAME.test(entry.name)) diagnostics.push(note(rel, 'W_LINK_OUTSIDE', outsideMessage(real, what), 'warning'));
-            continue;
-          }
-        } catch (error) {
-          const code = errnoCode(error);
-          // A manifest's name that leads nowhere is unknown, never absent: what it declared before is not deleted.
-          if (MANIFEST_NAME.test(entry.name)) found(unseenLink(rel, code));
-          else if (code === 'ELOOP') diagnostics.push(note(rel, 'E_SYMLINK_LOOP', 'symbolic link loop (the link resolves to itself); skipped', 'warning'));
-          continue;
-        }
-      }
-      if (isDirectory) {
-        if (MANIFEST_NAME.test(entry.name)) found(unseenFolder(rel));
-        let real: string;
-        try {
-          real = await realpath(absolute);
-        } catch {
-          continue;
-        }
-        if (visited.has(real)) {
-          const seen = relativePath(rootReal, real);
-          const where = seen.startsWith('..') ? real : seen;
-          diagnostics.push(note(rel, 'E_SYMLINK_LOOP', `leads to ${where}, a folder already read (a symbolic link loop or a second link to it); skipped`, 'warning'));
-          continue;
-        }
-        visited.add(real);
-        await walk(absolute);
-      } else if (isFile && MANIFEST_NAME.test(entry.name)) {
-        files.push({ path: rel, absolute, ...(entry.isSymbolicLink() ? { link: true } : {}) });
-      }
-    }
-  }
-
-  await walk(root);
-  files.sort((a, b) => byPath(a.path, b.path));
-  unread.sort((a, b) => byPath(a.file, b.file));
-  return { files, diagnostics, unread };
-}
-
-/** The warning for a symbolic link not followed because its target lies outside the directory read. */
-function outsideMessage(real: string, what: string): string {
-  return `symbolic link to ${real}, outside ${what}: not followed, nothing declared there is planned; copy the files into ${what}, or give that folder itself`;
 }
 
 /** Reading and parsing yield to the event loop after about this long, so requests in flight are answered meanwhile. */

@@ -6,7 +6,8 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { UsageError } from '../../src/core/errors.js';
 import { MAX_MANIFEST_BYTES } from '../../src/core/manifest/file-bytes.js';
-import { listManifestFiles, loadManifestDir, readManifestFiles } from '../../src/observe/manifests.js';
+import { loadManifestDir, readManifestFiles } from '../../src/observe/manifests.js';
+import { listManifestFiles } from '../../src/observe/manifest-listing.js';
 
 const OPTIONS = { allowLiteralSecrets: false };
 

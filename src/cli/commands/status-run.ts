@@ -117,6 +117,12 @@ export function counted(n: number, noun: string): string {
 
 /** The text form of a daemon's status. */
 function renderStatus(url: string, doc: StatusDocument, ready: Readiness): string {
+  const lines = [...daemonLines(url, doc, ready), ...reconcileLines(doc), ...resourceLines(doc), ...findingLines(doc)];
+  return lines.join('\n') + '\n';
+}
+
+/** The daemon's own state: readiness, the lease, what blocks or holds writes, the manifests it read. */
+function daemonLines(url: string, doc: StatusDocument, ready: Readiness): string[] {
   const lines: string[] = [];
   const d = doc.daemon ?? {};
   lines.push(`converge daemon at ${url}: ${d.stopping ? 'stopping' : ready.ready ? 'ready' : 'NOT ready'} (dir ${d.dir ?? '?'}, pid ${d.pid ?? '?'} on ${d.hostname ?? '?'}, since ${d.startedAt ?? '?'})`);
@@ -134,6 +140,12 @@ function renderStatus(url: string, doc: StatusDocument, ready: Readiness): strin
   // The reason opens with "prune refused" (src/plan/prune.ts): said once.
   if (doc.pruneRefused) lines.push(/^prune refused/i.test(doc.pruneRefused) ? `P${doc.pruneRefused.slice(1)}` : `Prune refused: ${doc.pruneRefused}`);
   if (doc.manifestVersion) lines.push(`Manifests: ${doc.manifestVersion.kind === 'git' ? '' : 'not in git, '}${versionText(doc.manifestVersion)}, read at ${doc.manifestVersion.readAt ?? '?'}`);
+  return lines;
+}
+
+/** The last reconcile (its summary, or why it failed) and the last that succeeded. */
+function reconcileLines(doc: StatusDocument): string[] {
+  const lines: string[] = [];
   const last = doc.lastReconcile;
   if (!last) lines.push('No reconcile yet.');
   else if (!last.ok) lines.push(`Last reconcile #${last.id} (${last.trigger}) FAILED at ${last.finishedAt}: ${last.error ?? 'unknown error'}`);
@@ -145,6 +157,13 @@ function renderStatus(url: string, doc: StatusDocument, ready: Readiness): strin
     );
   }
   if (doc.lastSuccessfulReconcileAt && last && !last.ok) lines.push(`Last successful reconcile: ${doc.lastSuccessfulReconcileAt}`);
+  return lines;
+}
+
+/** The resources counted by sync and health, what is held, and the table of rows. */
+function resourceLines(doc: StatusDocument): string[] {
+  const lines: string[] = [];
+  const d = doc.daemon ?? {};
   // The SYNC column counted (the daemon counts the rows it lists); an older daemon's one-word states otherwise.
   const totals = new Map<string, number>(Object.entries(doc.sync ?? {}));
   if (!doc.sync) for (const byState of Object.values(doc.counts ?? {})) for (const [state, n] of Object.entries(byState)) totals.set(state, (totals.get(state) ?? 0) + n);
@@ -171,6 +190,12 @@ function renderStatus(url: string, doc: StatusDocument, ready: Readiness): strin
     lines.push(...pad(rows));
     if (resources.some((r) => r.heldAtLastGood)) lines.push('  * manifest file has errors: the last good version stays in force');
   }
+  return lines;
+}
+
+/** What follows the table: failed builds' log lines, orphans, manifest problems. */
+function findingLines(doc: StatusDocument): string[] {
+  const lines: string[] = [];
   for (const [key, log] of Object.entries(doc.failedBuildLogs ?? {})) {
     if (log.lines.length > 0) lines.push('', `Last build log lines of ${key}, revision ${log.revisionId} (converge logs ${key.slice(key.indexOf('/') + 1)} --build shows more):`, ...log.lines.map((l) => `  | ${l}`));
     else if (log.note) lines.push('', `No build log of ${key}, revision ${log.revisionId}: ${log.note}`);
@@ -181,7 +206,7 @@ function renderStatus(url: string, doc: StatusDocument, ready: Readiness): strin
     lines.push('', 'Manifest problems:');
     for (const p of diagnostics) lines.push(`  ${p.file}:${p.line}:${p.column}: ${p.severity}: ${p.message}`);
   }
-  return lines.join('\n') + '\n';
+  return lines;
 }
 
 /** Runs `converge status [--url URL] [--output text|json]`; returns the exit code. */

@@ -6,7 +6,8 @@ import type { Environment } from '../../observe/environment.js';
 import type { Resync } from '../../jobs/queue/resync-scheduler.js';
 import type { DaemonSettings } from '../daemon-options.js';
 import { watchEnvironment } from '../watch/environment-watcher.js';
-import { errorLine, type Reconciler } from '../reconcile/reconciler.js';
+import type { Reconciler } from '../reconcile/reconciler.js';
+import { errorLine } from '../reconcile/run-record.js';
 import type { ManifestWatcher } from '../watch/watcher.js';
 import { within } from '../within.js';
 

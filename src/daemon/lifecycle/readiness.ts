@@ -3,7 +3,7 @@ import type { RequestInfo } from '../../service/client.js';
 import type { Jobs } from '../../jobs/open-jobs.js';
 import { redactRedisUrl } from '../../store/redis.js';
 import type { ReadinessCheck } from '../server/status-server.js';
-import { errorLine } from '../reconcile/reconciler.js';
+import { errorLine } from '../reconcile/run-record.js';
 import { within } from '../within.js';
 
 /** A check that waits longer than this fails (Redis ping). */

@@ -8,11 +8,11 @@ import type { StoredBuildLog } from '../../store/event-log.js';
 import { FailedBuilds } from '../status/failed-builds.js';
 import type { DaemonMetrics, ReconcileTrigger } from '../telemetry/metrics.js';
 import type { ReconcileOutcome } from '../cycle/cycle.js';
-import { foldScope, WatchScope, type ChangedPaths, type RunScope } from './watch-scope.js';
+import { WatchScope, type ChangedPaths, type RunScope } from './watch-scope.js';
+import { RunQueue } from './run-queue.js';
 import type { CycleContext, EnqueuedJob } from '../cycle/cycle-context.js';
 import { namingNone } from '../../core/holds.js';
 import { releaseHolds } from './release-holds.js';
-import { orphanDeployments } from '../../plan/summary.js';
 import { FindingsLog } from './findings-log.js';
 import { followRollouts, holdFailedRevisions } from '../status/rollout.js';
 import { StateFolds, type FoldStore, type RecordStore } from '../status/event-recorder.js';
@@ -22,6 +22,9 @@ import { ProjectionReader, setResourceGauges } from '../status/projection.js';
 import type { ResourceState } from '../../core/resource-state-model.js';
 import { healthChanged, ResourceTracker, type HealthSettings, type ReconcileRecord } from '../status/resource-tracker.js';
 import { wasNotRun } from '../../jobs/runner/worker.js';
+import { RetrySchedule } from './retry-schedule.js';
+import { JobMemory } from './job-memory.js';
+import { errorLine, observeRun, runRecord } from './run-record.js';
 import { ReconcileClock, type TimedReconcile } from '../telemetry/reconcile-steps.js';
 import { ReconcileLedger, ReconcilesRecord, type ReconcilesStore, type ReconcilesView } from './reconciles-record.js';
 
@@ -29,7 +32,7 @@ export interface ReconcilerOptions {
   context: Omit<CycleContext, 'onEnqueued'>;
   metrics: DaemonMetrics;
   log: Logger;
-  /** First retry delay after a failed reconcile; doubles up to maxRetryMs. */
+  /** First retry delay after a failed reconcile; doubles up to maxRetryMs (src/daemon/reconcile/retry-schedule.ts). */
   retryMs?: number;
   maxRetryMs: number;
   /** Rollout health: the progress deadline (default 30 minutes). */
@@ -38,16 +41,6 @@ export interface ReconcilerOptions {
   record?: { store: RecordStore; folds: FoldStore; by: string; reconciles?: ReconcilesStore } | undefined;
 }
 
-/** Finished jobs are remembered this long for finishedSince (longer than any reconcile's listing takes). */
-const FINISHED_KEPT_MS = 10 * 60_000;
-
-/** One line for logs and status: the error's message, never a stack. */
-export function errorLine(error: unknown): string {
-  return error instanceof Error ? (error.message.split('\n')[0] ?? error.name) : String(error);
-}
-
-type Waiter = { resolve: (record: ReconcileRecord | undefined) => void };
-
 /**
  * Runs reconciles of the whole directory one at a time. A request while one runs is folded into a single next
  * run (however many arrive), which starts when the current one ends. A failed run schedules a retry with backoff.
@@ -55,19 +48,16 @@ type Waiter = { resolve: (record: ReconcileRecord | undefined) => void };
 export class Reconciler {
   readonly tracker: ResourceTracker;
   private readonly options: ReconcilerOptions;
-  private running: Promise<void> | undefined;
-  private next: { trigger: ReconcileTrigger; cycles: string[]; waiters: Waiter[]; scope?: RunScope } | undefined;
+  private readonly queue = new RunQueue(
+    (trigger, cycles, scope) => this.reconcile(trigger, cycles, scope),
+    () => !this.stopped && this.leading(),
+  );
   private readonly scope: WatchScope; // what a run covers: the changed files (a targeted reconcile) or the whole directory
-  private retryTimer: NodeJS.Timeout | undefined;
-  private failures = 0;
-  /** Jobs in a row that sent nothing, live state changed since their decision or a former term's (the next reconcile's backoff). */
-  private liveChanges = 0;
+  private readonly retries: RetrySchedule;
   private stopped = false;
   /** The reconciles run (numbered on from a former leader's), their plan: what the record in Redis is written from. */
   private readonly ledger = new ReconcileLedger();
-  private readonly jobs = new Map<string, EnqueuedJob>();
-  /** Per resource, the desired state of its last job that finished, and when (for finishedSince). */
-  private readonly finished = new Map<string, { desired: string; at: number }>();
+  private readonly jobs = new JobMemory();
   /** The desired resources of the last reconcile that loaded: whose secret values a shown log line masks. */
   private desired: ReadonlyMap<string, DesiredResource> = new Map();
   /** The build log tail of failed revisions (shown by /status while that revision is its health), and the event log's writer. */
@@ -90,6 +80,7 @@ export class Reconciler {
     this.tracker = new ResourceTracker(options.health);
     this.findings = new FindingsLog(options.log);
     this.scope = new WatchScope(options.log);
+    this.retries = new RetrySchedule(options, () => void this.request('retry'));
     this.failedBuilds = new FailedBuilds(this.tracker, options.log, () => ({ desired: this.desired, env: options.context.env }), options.record?.store);
     this.tracker.record(healthTransitions(options.log, options.metrics.revisionFailures));
     // A row whose health moved since its last decision joins the next targeted run (src/daemon/reconcile/watch-scope.ts).
@@ -144,38 +135,14 @@ export class Reconciler {
   /** Asks for a reconcile (of the changed files of a watch burst, else full); resolves with the record of the run that covered it (undefined once stopping). */
   request(trigger: ReconcileTrigger, cycle?: string, changed?: ChangedPaths): Promise<ReconcileRecord | undefined> {
     if (this.stopped || !this.leading()) return Promise.resolve(undefined);
-    if (this.retryTimer && trigger !== 'retry') {
-      clearTimeout(this.retryTimer);
-      this.retryTimer = undefined;
-    }
-    return new Promise((resolve) => {
-      if (!this.next) this.next = { trigger, cycles: [], waiters: [] };
-      // The trigger recorded for a folded run: a resync cycle beats a watch burst, which beats a retry.
-      const rank: Record<ReconcileTrigger, number> = { retry: 0, prune: 0, window: 0, wave: 0, watch: 1, startup: 2, resync: 3, manual: 4 };
-      if (rank[trigger] > rank[this.next.trigger]) this.next.trigger = trigger;
-      if (cycle) this.next.cycles.push(cycle);
-      this.next.scope = foldScope(this.next.scope, trigger, changed);
-      this.next.waiters.push({ resolve });
-      if (!this.running) this.running = this.drain();
-    });
+    if (trigger !== 'retry') this.retries.cancel();
+    return this.queue.add(trigger, cycle, changed);
   }
 
   /** Whether this replica may plan and enqueue: it holds the leader lease, or the daemon runs without one. */
   private leading(): boolean {
     const fence = this.options.context.fence;
     return fence === undefined || fence() !== undefined;
-  }
-
-  private async drain(): Promise<void> {
-    while (this.next && !this.stopped && this.leading()) {
-      const batch = this.next;
-      this.next = undefined;
-      const record = await this.reconcile(batch.trigger, batch.cycles, batch.scope ?? 'all');
-      for (const waiter of batch.waiters) waiter.resolve(record);
-    }
-    if (this.next) for (const waiter of this.next.waiters) waiter.resolve(undefined);
-    this.next = undefined;
-    this.running = undefined;
   }
 
   /** The outer step: everything about the run's bookkeeping happens in its one `finally`. */
@@ -187,11 +154,7 @@ export class Reconciler {
     let failure: unknown;
     let followUp = false;
     let record!: ReconcileRecord;
-    for (const [key, done] of this.finished) if (done.at < started - FINISHED_KEPT_MS) this.finished.delete(key);
-    const finishedSince = (key: string, desired: string): boolean => {
-      const done = this.finished.get(key);
-      return done !== undefined && done.desired === desired && done.at >= started;
-    };
+    const finishedSince = this.jobs.finishedSince(started);
     try {
       ({ outcome, followUp } = await clock.within(() => this.scope.run({ ...this.options.context, onEnqueued: (job) => this.jobEnqueued(job), finishedSince, rollouts: this.tracker, steps: clock }, scope)));
       await this.recorder?.refresh([...outcome.outcomes.keys()]);
@@ -200,24 +163,7 @@ export class Reconciler {
       failure = error;
     } finally {
       const timed = clock.end(outcome ? undefined : (failure ?? 'failed'));
-      const finished = Date.now();
-      record = {
-        id,
-        trigger,
-        startedAt: new Date(started).toISOString(),
-        finishedAt: new Date(finished).toISOString(),
-        durationMs: finished - started,
-        ok: outcome !== undefined,
-        error: outcome ? null : errorLine(failure),
-        summary: outcome?.plan.summary ?? null,
-        files: outcome?.files ?? 0,
-        live: outcome?.live.length ?? 0,
-        enqueued: outcome?.enqueued ?? 0,
-        drifted: outcome?.drift.length ?? 0,
-        held: outcome?.held.length ?? 0,
-      };
-      if (cycles[0]) record.cycle = cycles[0];
-      if (outcome?.version) record.manifestVersion = outcome.version;
+      record = runRecord({ id, trigger, cycles, started, outcome, failure });
       this.finish(record, timed, outcome, failure, cycles);
       this.writeRecord();
       this.scope.folded();
@@ -233,25 +179,16 @@ export class Reconciler {
 
   private finish(record: ReconcileRecord, timed: TimedReconcile, outcome: ReconcileOutcome | undefined, failure: unknown, cycles: string[]): void {
     const { metrics, log } = this.options;
-    const result = outcome ? 'ok' : 'error';
-    metrics.reconcileDuration.observe({ trigger: record.trigger, result }, timed.seconds);
-    for (const [step, seconds] of timed.steps) metrics.reconcileSteps.observe({ step }, seconds);
-    metrics.reconciles.inc({ trigger: record.trigger, result });
-    if (cycles.length) metrics.resyncCycles.inc(cycles.length);
+    observeRun(metrics, record, timed, outcome, cycles);
     const lostLease = failure instanceof ConvergeError && failure.code === 'E_NOT_LEADER';
     this.ledger.ended(record, outcome?.plan, !outcome && !lostLease);
 
     if (outcome) {
-      this.failures = 0;
+      this.retries.failures = 0;
       this.manifests = { loaded: true, everLoaded: true, error: null };
       this.tracker.update(outcome);
       this.desired = outcome.resources;
-      metrics.lastSuccess.set(Date.parse(record.finishedAt) / 1000);
-      metrics.orphans.set(orphanDeployments(outcome.plan.changes));
       for (const key of outcome.released ?? []) log.info({ key }, 'conflict released: the desired state changed to a new one; writing again');
-      metrics.manifestErrors.set(outcome.plan.diagnostics.filter((d) => d.severity === 'error').length);
-      metrics.drifted.reset();
-      for (const d of outcome.drift) metrics.drifted.inc({ kind: d.key.slice(0, d.key.indexOf('/')), policy: d.policy });
       this.findings.diagnostics(outcome);
       this.findings.secretsUnknown(this.tracker.secretsUnknown());
       this.findings.drift.found(outcome);
@@ -265,44 +202,14 @@ export class Reconciler {
     }
     const usage = failure instanceof UsageError;
     this.manifests = { loaded: !usage && this.manifests.loaded, everLoaded: this.manifests.everLoaded, error: usage ? errorLine(failure) : this.manifests.error };
-    this.failures += 1;
-    const delay = this.backoff(this.failures);
+    const delay = this.retries.failed();
     const code = failure instanceof ConvergeError ? failure.code : undefined;
     log.warn({ reconcile: record.id, trigger: record.trigger, ms: record.durationMs, error: record.error, code, retryInMs: this.stopped ? undefined : delay }, 'reconcile failed');
-    this.retryIn(delay);
-  }
-
-  /**
-   * A job sent nothing (live changed; a delete whose intent no longer held; or ours, of an earlier lease): one retry soon
-   * answers every drop before it; only what a decision may meet again (live_changed, a delete's intent) backs off (docs/daemon.md).
-   */
-  private decideAgain(key: string, jobId: string, result: ReconcileJobResult): void {
-    if (!this.leading()) return;
-    const again = result.notRun !== 'former_leader';
-    const why = result.notRun === 'live_changed' ? 'live state changed since its decision' : again ? 'the intent of its delete no longer held' : 'enqueued under an earlier lease of this replica';
-    this.options.log.info({ key, jobId, reason: result.message }, `job sent nothing: ${why}; reconciling again`);
-    if (!this.retryTimer) this.retryIn(this.backoff(again ? ++this.liveChanges : Math.max(1, this.liveChanges)));
-  }
-
-  /** The delay before the `n`th retry in a row: retryMs doubled per retry, at most maxRetryMs. */
-  private backoff(n: number): number {
-    return Math.min(this.options.maxRetryMs, (this.options.retryMs ?? 1_000) * 2 ** Math.min(n - 1, 16));
-  }
-
-  /** A reconcile of trigger `retry` in `delay` ms (one timer: a later call replaces it; any other request takes its place). */
-  private retryIn(delay: number): void {
-    if (this.stopped) return;
-    if (this.retryTimer) clearTimeout(this.retryTimer);
-    this.retryTimer = setTimeout(() => {
-      this.retryTimer = undefined;
-      void this.request('retry');
-    }, delay);
   }
 
   private jobEnqueued(job: EnqueuedJob): void {
-    this.jobs.set(job.jobId, job);
+    this.jobs.enqueued(job);
     if (!job.inFlight) this.options.metrics.jobsEnqueued.inc({ operation: job.operation });
-    if (this.jobs.size > 100_000) this.jobs.delete(this.jobs.keys().next().value!);
   }
 
   /**
@@ -310,31 +217,30 @@ export class Reconciler {
    * finishedSince (the QueueEvents message that jobCompleted acts on arrives a little later).
    */
   jobFinishedHere(key: string, desired: string): void {
-    this.finished.set(key, { desired, at: Date.now() });
+    this.jobs.finishedNow(key, desired);
   }
 
   /** A job finished on any replica (QueueEvents). Remembers its desired state as in sync; updates status. */
   async jobCompleted(jobId: string, value: unknown): Promise<void> {
-    const job = this.jobs.get(jobId);
+    const job = this.jobs.ended(jobId);
     // A job a former leader (or this daemon before its restart) enqueued: its row was taken up from the record.
     if (!job) return void (this.leading() && this.scope.touchKey(this.tracker.completed(jobId, value)));
-    this.jobs.delete(jobId);
     // A job not run (a former leader's, superseded, live changed since its decision) did not bring its desired state about.
     const ran = !wasNotRun(value);
     this.scope.touch([job.key]);
-    if (ran && job.desired) this.finished.set(job.key, { desired: job.desired, at: Date.now() });
+    if (ran && job.desired) this.jobs.finishedNow(job.key, job.desired);
     const notRun = (value as ReconcileJobResult | undefined)?.notRun;
-    if (notRun !== undefined && notRun !== 'superseded') this.decideAgain(job.key, jobId, value as ReconcileJobResult);
-    else if (ran) this.liveChanges = 0;
+    if (notRun !== undefined && notRun !== 'superseded') {
+      if (this.leading()) this.retries.jobNotRun(this.options.log, job.key, jobId, value as ReconcileJobResult);
+    } else if (ran) this.retries.liveChanges = 0;
     this.tracker.completed(jobId, value, undefined, ran ? job.fingerprint : undefined, job.version);
     if (ran && job.fingerprint) await this.options.context.memory.set(new Map([[job.key, job.fingerprint]]));
   }
 
   /** A job failed for good on any replica. */
   jobFailed(jobId: string, reason: string): void {
-    const job = this.jobs.get(jobId);
+    const job = this.jobs.ended(jobId);
     if (!job) return void (this.leading() && this.tracker.failed(jobId, reason));
-    this.jobs.delete(jobId);
     this.scope.touch([job.key]);
     this.tracker.failed(jobId, reason);
     this.options.log.warn({ key: job.key, jobId, error: reason }, 'job failed; its result is folded into its state (a refusal for good holds it), the next reconcile decides again');
@@ -383,9 +289,8 @@ export class Reconciler {
   /** Refuses new requests, cancels a pending retry, waits for the run in progress. */
   async stop(): Promise<void> {
     this.stopped = true;
-    if (this.retryTimer) clearTimeout(this.retryTimer);
-    this.retryTimer = undefined;
-    await this.running;
+    this.retries.stop();
+    await this.queue.idle();
   }
 
   /** The manifests the last reconcile that read them read (git commit or content hash). */

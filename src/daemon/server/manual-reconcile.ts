@@ -7,7 +7,7 @@ import { MAX_PENDING_REQUESTS, type OperatorRequestStore, type StoredRequest } f
 import { OperatorRequests } from '../cycle/operator-requests.js';
 import type { WindowGate } from '../cycle/window-gate.js';
 import type { Reconciler } from '../reconcile/reconciler.js';
-import type { ReconcileRequest } from './status-server.js';
+import type { ReconcileRequest } from './reconcile-request.js';
 
 /** What a manual reconcile reads and asks of the daemon, as it is when the reconcile's turn comes. */
 export interface ManualReconcileParts {
