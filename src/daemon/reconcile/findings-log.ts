@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import { formatDiagnostic } from '../../core/diagnostics.js';
 import { skipLine } from '../../core/decide.js';
 import type { ReconcileOutcome } from '../cycle/cycle.js';
-import type { ReconcileRecord } from '../status/resource-tracker.js';
+import type { ReconcileRecord } from '../status/reconcile-record.js';
 import { DriftLog } from './drift.js';
 
 /** Reasons for not writing that are no news in the log: in sync, a job queued or just done, an orphan (its own line). */

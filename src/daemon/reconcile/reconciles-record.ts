@@ -2,7 +2,7 @@
 import type { Logger } from 'pino';
 import type { Plan } from '../../core/model.js';
 import type { ReconcileRecordStore, StoredReconciles } from '../../store/reconcile-record.js';
-import type { ReconcileRecord } from '../status/resource-tracker.js';
+import type { ReconcileRecord } from '../status/reconcile-record.js';
 import type { ReconcileTrigger } from '../telemetry/metrics.js';
 
 /** Reconciles kept (the newest last): what /status lists under `history`. */

@@ -1,6 +1,6 @@
 // One reconcile at a time: the requests that arrive while one runs are folded into a single next run.
 import type { ReconcileTrigger } from '../telemetry/metrics.js';
-import type { ReconcileRecord } from '../status/resource-tracker.js';
+import type { ReconcileRecord } from '../status/reconcile-record.js';
 import { foldScope, type ChangedPaths, type RunScope } from './watch-scope.js';
 
 type Waiter = { resolve: (record: ReconcileRecord | undefined) => void };

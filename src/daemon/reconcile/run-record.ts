@@ -1,6 +1,6 @@
 // What one reconcile leaves behind: its record (for /status and the record in Redis) and its metrics.
 import type { ReconcileOutcome } from '../cycle/cycle.js';
-import type { ReconcileRecord } from '../status/resource-tracker.js';
+import type { ReconcileRecord } from '../status/reconcile-record.js';
 import type { DaemonMetrics, ReconcileTrigger } from '../telemetry/metrics.js';
 import type { TimedReconcile } from '../telemetry/reconcile-steps.js';
 import { orphanDeployments } from '../../plan/summary.js';

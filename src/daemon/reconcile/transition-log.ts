@@ -1,7 +1,7 @@
 // One log line per health transition of a resource (warn when it degrades) and one count per failed revision, from the fold's before and after (a sink of the tracker's changes).
 import type { Logger } from 'pino';
 import { REVISION_FAILURE_REASONS, type HealthCondition, type RevisionFailureReason } from '../../core/health.js';
-import { healthChanged, type ChangeSink } from '../status/resource-tracker.js';
+import { healthChanged, type ChangeSink } from '../status/tracked-change.js';
 import type { DaemonMetrics } from '../telemetry/metrics.js';
 
 /** One log line per health transition: a warning when it degrades, info otherwise. */

@@ -1,6 +1,6 @@
 // The next rollout wave at once: while a reconcile held writes behind a wave (WaveHeld), a rollout turning healthy or a job ending asks for a reconcile, not the next resync (docs/rollouts.md).
 import type { Outcome } from '../../core/decide.js';
-import type { ChangeSink, TrackedChange } from '../status/resource-tracker.js';
+import type { ChangeSink, TrackedChange } from '../status/tracked-change.js';
 
 /** Whether a change may let a held wave go: a rollout became healthy, or a job ended (a write that starts no revision, a delete). */
 function mayFreeAWave(change: TrackedChange): boolean {

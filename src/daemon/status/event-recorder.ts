@@ -4,7 +4,8 @@ import type { ResourceEvent, ResourceState } from '../../core/resource-state-mod
 import type { EventLogStore, StoredBuildLog } from '../../store/event-log.js';
 import type { FoldRequest, ResourceFolds, VersionedState } from '../../store/resource-folds.js';
 import type { FailedBuilds } from './failed-builds.js';
-import type { ChangeSink, ResourceTracker, TrackedChange } from './resource-tracker.js';
+import type { ResourceTracker } from './resource-tracker.js';
+import type { ChangeSink, TrackedChange } from './tracked-change.js';
 
 /** What the leader asks of the prefix's resource states. */
 export type FoldStore = Pick<ResourceFolds, 'fold' | 'read' | 'readAll'>;

@@ -4,7 +4,8 @@ import type { DeploymentResource, LiveDeployment, Plan, PlanChange } from '../..
 import { applying, decide, type DecisionInput } from '../../core/decide.js';
 import type { ReconcileOutcome } from '../cycle/cycle.js';
 import { summarize } from './projection.js';
-import { healthChanged, ResourceTracker } from './resource-tracker.js';
+import { ResourceTracker } from './resource-tracker.js';
+import { healthChanged } from './tracked-change.js';
 
 function resource(name: string, suspend = false): DeploymentResource {
   return { kind: 'Deployment', name, location: { file: `${name}.yaml`, line: 1, column: 1 }, suspend, spec: { source: 'internal_docker' } };

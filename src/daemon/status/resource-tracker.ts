@@ -15,10 +15,6 @@ import type { ManifestVersion } from '../../core/manifest-version.js';
 import { decisionEvents, rowSources, statusRow, type ResourceStatus } from './status-row.js';
 import { healthChanged, type ChangeSink, type TrackedChange } from './tracked-change.js';
 
-// Their importers read them here too (src/daemon/reconcile/*, src/daemon/status/event-recorder.ts).
-export type { ReconcileRecord } from './reconcile-record.js';
-export { healthChanged, type ChangeSink, type TrackedChange } from './tracked-change.js';
-
 /** Rollout settings the tracker reads. */
 export interface HealthSettings {
   /** A revision not active after this long is degraded (ProgressDeadlineExceeded). */
