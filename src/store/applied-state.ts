@@ -101,10 +101,11 @@ function parseRecord(text: string | null | undefined): AppliedRecord | undefined
   return parseStored(StoredAppliedRecord, text);
 }
 
-/** What a job's write is stamped with in the applied record: the desired state's fingerprint and its manifests' version. */
+/** What a job's write is stamped with in the applied record: the desired state's fingerprint, its manifests' version, the job. */
 export interface WriteStamp {
   desired?: string;
   manifestVersion?: ManifestVersion;
+  jobId?: string;
 }
 
 /**
@@ -135,6 +136,7 @@ function recordOf(
   if (ownership) record.ownership = ownership;
   if (stamp?.desired) record.desired = stamp.desired;
   if (stamp?.manifestVersion) record.manifestVersion = stamp.manifestVersion;
+  if (stamp?.jobId) record.jobId = stamp.jobId;
   return StoredAppliedRecord.parse(record);
 }
 
