@@ -6,7 +6,7 @@ import type { FlapSettings } from '../../core/flap-guard.js';
 import { versionLabel } from '../../core/manifest-version.js';
 import { jobRecord, type RecordedEvent } from '../../core/resource-record.js';
 import { stateOfJob, type ResourceEvent } from '../../core/resource-state.js';
-import type { ResourceFolds } from '../../store/resource-folds.js';
+import type { FoldRequest, ResourceFolds } from '../../store/resource-folds.js';
 import { fieldLine } from '../../plan/render/text.js';
 import type { QueueLogger } from '../queue/log.js';
 import { backoffDelay } from '../../service/backoff.js';
@@ -19,10 +19,11 @@ import type { FlapStore } from '../../store/flap-store.js';
 import { isRedisUnavailable } from '../../store/redis.js';
 import { ReconcileJobData, type ReconcileJobResult } from '../../store/schema.js';
 import { fromJobResource, type LiteralSecrets } from '../../sync/job-resource.js';
-import { removeResource, settleLostWrite, syncResource } from '../../sync/sync.js';
+import { removeResource, syncResource } from '../../sync/sync.js';
 import { JobGate } from './flap-gate.js';
 import { JobAppliedState } from './job-applied-state.js';
 import type { StaleJob } from './stale-job.js';
+import { settleFormerLeaderJob } from './unfolded-write.js';
 
 /** Longest wait between two attempts of a job. */
 export const MAX_BACKOFF_MS = 5 * 60_000;
@@ -82,7 +83,7 @@ export interface ProcessorContext {
    */
   stale?(data: ReconcileJobData): Promise<StaleJob | undefined>;
   /** The prefix's resource states: each job's result is folded there by the process that ran it (`by`). */
-  record?: { folds: Pick<ResourceFolds, 'fold'>; by: string };
+  record?: { folds: Pick<ResourceFolds, 'fold' | 'read'>; by: string };
 }
 
 /** What a job's final failure was, as data (the fold makes it a hold or not: src/core/resource-state.ts). */
@@ -97,7 +98,7 @@ function failureOf(error: unknown): JobFailure {
  * (a job's result is a fact: unfenced), with the worker's entry (write_done, pruned, write_failed) in the same write.
  * A failed fold is logged, never the job's failure.
  */
-async function foldJob(ctx: ProcessorContext, data: ReconcileJobData, jobId: string | undefined, outcome: { answer: ReconcileJobResult } | { failure: string; error: unknown }): Promise<void> {
+async function foldJob(ctx: ProcessorContext, data: ReconcileJobData, jobId: string | undefined, outcome: { answer: ReconcileJobResult } | { failure: string; error: unknown }, unless?: FoldRequest['unless']): Promise<void> {
   if (!ctx.record || jobId === undefined) return;
   const meta = { at: new Date().toISOString(), by: ctx.record.by, manifests: data.manifestVersion };
   const job = { jobId, at: meta.at, operation: data.operation, desired: data.desired };
@@ -111,7 +112,7 @@ async function foldJob(ctx: ProcessorContext, data: ReconcileJobData, jobId: str
     // left was removed: its delete's result must not bring it back).
     const ran = !('answer' in outcome) || outcome.answer.notRun === undefined;
     const seed = data.fence !== undefined && ran && data.remove === undefined ? stateOfJob(data.key, data.operation) : undefined;
-    const [folded] = await ctx.record.folds.fold([{ key: data.key, events: [event], entries: [entry], meta, ...(seed ? { seed } : {}) }]);
+    const [folded] = await ctx.record.folds.fold([{ key: data.key, events: [event], entries: [entry], meta, ...(seed ? { seed } : {}), ...(unless ? { unless } : {}) }]);
     if (event.type === 'job-failed' && folded?.status === 'written') sayHeld(ctx, data, jobId, event.message, folded.state?.hold);
   } catch (error) {
     ctx.log.warn({ key: data.key, jobId, error: (error as Error).message.split('\n')[0] }, 'could not fold the job\'s result into its state in Redis');
@@ -244,19 +245,18 @@ async function dropStale(
 ): Promise<ReconcileJobResult> {
   const about = { key: data.key, jobId: job.id, seq: data.seq, fence: data.fence };
   if (stale.code === 'former_leader' && job.id !== undefined && data.resource && data.write) {
-    const resource = { kind: data.resource.kind, name: data.resource.name, key: data.key };
     const appliedState = new JobAppliedState(ctx.store, data, job.id);
-    const ports = { service: ctx.client, appliedState };
-    const settled = await settleLostWrite(resource, job.id, ports, data.deploymentId).catch((error: unknown) => {
+    const ports = { service: ctx.client, appliedState, store: ctx.store, ...(ctx.record ? { folds: ctx.record.folds } : {}) };
+    const settled = await settleFormerLeaderJob(ports, data, job.id).catch((error: unknown) => {
       const message = `could not settle its earlier attempt's write: ${(error as Error).message.split('\n')[0]}`;
       ctx.log.info({ ...about, attempt: job.attemptsMade + 1, error: message }, 'job attempt failed; will retry');
       throw new RetryableJobError(message);
     });
-    const landed = settled?.landed;
+    const landed = settled?.answer;
     if (landed) {
       const said = `job not run: ${stale.message}; ${landed.message}: recorded from what the service reports`;
       ctx.log.info({ ...about, outcome: landed.outcome, new_revision: landed.new_revision }, said);
-      await foldJob(ctx, data, job.id, { answer: landed });
+      await foldJob(ctx, data, job.id, { answer: landed }, settled.unless);
       return landed;
     }
   }
