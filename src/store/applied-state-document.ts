@@ -15,8 +15,9 @@ export const APPLIED_STATE_FORMAT = 'converge-applied-state';
 export const APPLIED_STATE_VERSION = 1;
 
 /**
- * A record as AppliedStateStore.getAll() reads it: the stored record with its keep mark, the file and wave that declared
- * it; without the job that wrote it (a worker's own, which no plan reads: the document stays what format_version 1 is).
+ * A record as AppliedStateStore.getAll() reads it: the stored record with its keep mark, the file and wave that
+ * declared it; without the job that wrote it (a worker's own, which no plan reads: the document stays what
+ * format_version 1 is).
  */
 const DocumentRecord = StoredAppliedRecord.omit({ jobId: true }).extend({
   keep: z.literal(true).optional(),

@@ -101,7 +101,7 @@ function parseRecord(text: string | null | undefined): AppliedRecord | undefined
   return parseStored(StoredAppliedRecord, text);
 }
 
-/** What a job's write is stamped with in the applied record: the desired state's fingerprint, its manifests' version, the job. */
+/** What a job's write stamps on the applied record: its desired state's fingerprint, manifests' version, and job. */
 export interface WriteStamp {
   desired?: string;
   manifestVersion?: ManifestVersion;

@@ -32,7 +32,12 @@ describe("a former leader's write recorded and not folded, its job dropped by th
       buildMs: 0,
       seed: {
         deployments: [
-          { name: 'api', source: 'external_docker', source_config: { resource_spec: { max_scale: 1 } }, source_revision_config: { image_uri: 'docker.io/acme/api:1' } },
+          {
+            name: 'api',
+            source: 'external_docker',
+            source_config: { resource_spec: { max_scale: 1 } },
+            source_revision_config: { image_uri: 'docker.io/acme/api:1' },
+          },
         ],
       },
     });
@@ -60,26 +65,48 @@ describe("a former leader's write recorded and not folded, its job dropped by th
       });
     const writesDone = async (jobId: string) => {
       const entries = await redis.xrange(recordKeys(prefix).history(KEY), '-', '+');
-      return entries.map(([, fields]) => parseHistoryEntry(fields[1])).filter((e) => e?.type === 'write_done' && e.job?.id === jobId);
+      return entries
+        .map(([, fields]) => parseHistoryEntry(fields[1]))
+        .filter((e) => e?.type === 'write_done' && e.job?.id === jobId);
     };
     const stateOf = async () => (await new ResourceFolds(redis, prefix, leaseKey(prefix)).read([KEY])).get(KEY)?.state;
     return { emulator, redis, prefix, store, client, live, job, worker, writesDone, stateOf };
   }
 
-  it('folds one write_done from the applied record (appliedFrom, the revision it started), sends only GETs, and never again', async () => {
+  it('folds one write_done from the applied record (appliedFrom, its revision), GETs only, never again', async () => {
     const { emulator, redis, prefix, store, client, live, job, worker, writesDone, stateOf } = await setup();
     // The state before: an earlier job j0 folded, its revision the deployment's first.
     const folds = new ResourceFolds(redis, prefix, leaseKey(prefix));
     const meta = { at: new Date().toISOString(), by: 'leader-a' };
-    const earlier = { outcome: 'updated' as const, new_revision: true, deploymentId: live.id, latestRevisionId: live.latest_revision_id ?? null };
-    const j0 = { type: 'job-completed' as const, jobId: 'j0', at: meta.at, result: earlier, operation: 'patch-deployment' };
+    const earlier = {
+      outcome: 'updated' as const,
+      new_revision: true,
+      deploymentId: live.id,
+      latestRevisionId: live.latest_revision_id ?? null,
+    };
+    const j0 = {
+      type: 'job-completed' as const,
+      jobId: 'j0',
+      at: meta.at,
+      result: earlier,
+      operation: 'patch-deployment',
+    };
     await folds.fold([{ key: KEY, events: [j0], meta, seed: stateOfJob(KEY, 'patch-deployment') }]);
-    // Job j1 of the former leader: its PATCH answered, recorded (no pending left), and the leader killed before the fold.
-    const answered = await client.patchDeployment(live.id, { source_revision_config: { image_uri: 'docker.io/acme/api:2' } });
+    // Job j1 of the former leader: its PATCH answered, recorded (no pending left), the leader killed before the fold.
+    const answered = await client.patchDeployment(live.id, {
+      source_revision_config: { image_uri: 'docker.io/acme/api:2' },
+    });
     expect(answered.latest_revision_id).not.toBe(live.latest_revision_id);
     const hash = fieldHash('docker.io/acme/api:2');
-    await new JobAppliedState(store, job, 'j1').recordWrite(KEY, { secrets: {}, fields: { [IMAGE]: { sent: hash, answered: hash } }, ownership: { origin: 'adopted', id: live.id } });
-    expect(await store.read(KEY)).toMatchObject({ applied: { jobId: 'j1', manifestVersion: VERSION }, pending: undefined });
+    await new JobAppliedState(store, job, 'j1').recordWrite(KEY, {
+      secrets: {},
+      fields: { [IMAGE]: { sent: hash, answered: hash } },
+      ownership: { origin: 'adopted', id: live.id },
+    });
+    expect(await store.read(KEY)).toMatchObject({
+      applied: { jobId: 'j1', manifestVersion: VERSION },
+      pending: undefined,
+    });
     expect((await stateOf())?.job?.id).toBe('j0');
     emulator.resetLog();
 
@@ -87,7 +114,12 @@ describe("a former leader's write recorded and not folded, its job dropped by th
     const drop = { id: 'j1', data: job, attemptsMade: 0 } as unknown as Job;
     const results = await Promise.all([worker('worker-b')(drop), worker('worker-c')(drop)]);
     for (const result of results) {
-      expect(result).toMatchObject({ outcome: 'updated', new_revision: true, latestRevisionId: answered.latest_revision_id, deploymentId: live.id });
+      expect(result).toMatchObject({
+        outcome: 'updated',
+        new_revision: true,
+        latestRevisionId: answered.latest_revision_id,
+        deploymentId: live.id,
+      });
       expect(result.notRun).toBeUndefined();
     }
     const done = await writesDone('j1');
@@ -109,7 +141,11 @@ describe("a former leader's write recorded and not folded, its job dropped by th
   it("folds nothing for a job whose write the record does not name (another job's write, or none)", async () => {
     const { emulator, store, live, job, worker, writesDone } = await setup();
     const hash = fieldHash('docker.io/acme/api:1');
-    await new JobAppliedState(store, job, 'j2').recordWrite(KEY, { secrets: {}, fields: { [IMAGE]: { sent: hash, answered: hash } }, ownership: { origin: 'adopted', id: live.id } });
+    await new JobAppliedState(store, job, 'j2').recordWrite(KEY, {
+      secrets: {},
+      fields: { [IMAGE]: { sent: hash, answered: hash } },
+      ownership: { origin: 'adopted', id: live.id },
+    });
     emulator.resetLog();
     const result = await worker('worker-b')({ id: 'j1', data: job, attemptsMade: 0 } as unknown as Job);
     expect(result).toMatchObject({ outcome: 'unchanged', notRun: 'former_leader' });

@@ -1,4 +1,4 @@
-// One job's view of the applied-state store: its writes stamped with their source and its id, its pending writes with its id.
+// One job's view of the applied-state store: writes stamped with their source and its id, pending writes with its id.
 import type { AppliedStatePort, LostWritePort, PendingWrite, WrittenState } from '../../core/kinds/index.js';
 import type { AppliedRecord } from '../../core/model.js';
 import type { AppliedStateStore, WriteStamp } from '../../store/applied-state.js';

@@ -98,7 +98,13 @@ function failureOf(error: unknown): JobFailure {
  * (a job's result is a fact: unfenced), with the worker's entry (write_done, pruned, write_failed) in the same write.
  * A failed fold is logged, never the job's failure.
  */
-async function foldJob(ctx: ProcessorContext, data: ReconcileJobData, jobId: string | undefined, outcome: { answer: ReconcileJobResult } | { failure: string; error: unknown }, unless?: FoldRequest['unless']): Promise<void> {
+async function foldJob(
+  ctx: ProcessorContext,
+  data: ReconcileJobData,
+  jobId: string | undefined,
+  outcome: { answer: ReconcileJobResult } | { failure: string; error: unknown },
+  unless?: FoldRequest['unless'],
+): Promise<void> {
   if (!ctx.record || jobId === undefined) return;
   const meta = { at: new Date().toISOString(), by: ctx.record.by, manifests: data.manifestVersion };
   const job = { jobId, at: meta.at, operation: data.operation, desired: data.desired };
@@ -112,7 +118,8 @@ async function foldJob(ctx: ProcessorContext, data: ReconcileJobData, jobId: str
     // left was removed: its delete's result must not bring it back).
     const ran = !('answer' in outcome) || outcome.answer.notRun === undefined;
     const seed = data.fence !== undefined && ran && data.remove === undefined ? stateOfJob(data.key, data.operation) : undefined;
-    const [folded] = await ctx.record.folds.fold([{ key: data.key, events: [event], entries: [entry], meta, ...(seed ? { seed } : {}), ...(unless ? { unless } : {}) }]);
+    const request = { key: data.key, events: [event], entries: [entry], meta, ...(seed ? { seed } : {}) };
+    const [folded] = await ctx.record.folds.fold([{ ...request, ...(unless ? { unless } : {}) }]);
     if (event.type === 'job-failed' && folded?.status === 'written') sayHeld(ctx, data, jobId, event.message, folded.state?.hold);
   } catch (error) {
     ctx.log.warn({ key: data.key, jobId, error: (error as Error).message.split('\n')[0] }, 'could not fold the job\'s result into its state in Redis');
@@ -246,7 +253,8 @@ async function dropStale(
   const about = { key: data.key, jobId: job.id, seq: data.seq, fence: data.fence };
   if (stale.code === 'former_leader' && job.id !== undefined && data.resource && data.write) {
     const appliedState = new JobAppliedState(ctx.store, data, job.id);
-    const ports = { service: ctx.client, appliedState, store: ctx.store, ...(ctx.record ? { folds: ctx.record.folds } : {}) };
+    const folds = ctx.record ? { folds: ctx.record.folds } : {};
+    const ports = { service: ctx.client, appliedState, store: ctx.store, ...folds };
     const settled = await settleFormerLeaderJob(ports, data, job.id).catch((error: unknown) => {
       const message = `could not settle its earlier attempt's write: ${(error as Error).message.split('\n')[0]}`;
       ctx.log.info({ ...about, attempt: job.attemptsMade + 1, error: message }, 'job attempt failed; will retry');

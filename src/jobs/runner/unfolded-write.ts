@@ -7,7 +7,8 @@ import type { ReconcileJobData, ReconcileJobResult } from '../../store/schema.js
 import { settleLostWrite } from '../../sync/sync.js';
 
 /** The result message of a write the former leader recorded and did not fold. */
-export const UNFOLDED_WRITE = 'its write was recorded by the former leader, which died before folding it; folded by this worker';
+export const UNFOLDED_WRITE =
+  'its write was recorded by the former leader, which died before folding it; folded by this worker';
 
 /** Whether the state shows the result of `jobId` (completed or failed): then there is nothing left to fold. */
 export function showsResultOf(state: ResourceState | undefined, jobId: string): boolean {
@@ -81,5 +82,7 @@ export async function settleFormerLeaderJob(
   const resource = { kind: data.resource.kind, name: data.resource.name, key: data.key };
   const settled = await settleLostWrite(resource, jobId, ports, data.deploymentId);
   if (settled !== undefined) return settled.landed ? { answer: settled.landed } : undefined;
-  return ports.folds ? unfoldedWrite({ store: ports.store, folds: ports.folds, service: ports.service }, data, jobId) : undefined;
+  return ports.folds
+    ? unfoldedWrite({ store: ports.store, folds: ports.folds, service: ports.service }, data, jobId)
+    : undefined;
 }
