@@ -207,6 +207,11 @@ export interface AppliedRecord {
    * (src/core/ownership.ts). Absent in records of older versions: converge wrote to it, the id is not known.
    */
   ownership?: Ownership;
+  /**
+   * The job whose write this is: a former leader's job dropped before its result was folded is folded from it
+   * (src/jobs/runner/unfolded-write.ts).
+   */
+  jobId?: string;
   /** The manifest last declared converge/prune: "false" (kept apart from the record; see AppliedStateStore.recordKeep). */
   keep?: true;
   /**

@@ -4,16 +4,17 @@ import type { WrittenState } from '../core/kinds/index.js';
 import type { ManifestVersion } from '../core/manifest-version.js';
 import { StoredAppliedRecord } from './schema.js';
 
-/** What a job's write is stamped with in the applied record: the desired state's fingerprint and its manifests' version. */
+/** What a job's write stamps on the applied record: its desired state's fingerprint, manifests' version, and job. */
 export interface WriteStamp {
   desired?: string;
   manifestVersion?: ManifestVersion;
+  jobId?: string;
 }
 
 /**
  * The applied record of a write over `previous`: its secret hashes merged over the previous ones (secrets not written
  * keep their hash), or replacing them when the write carried the complete set; its field hashes merged by path; the
- * definition hash replaced when given; the stamp's fingerprint and manifest version replacing the recorded ones.
+ * definition hash replaced when given; the stamp's fingerprint, manifest version and job replacing the recorded ones (a write with no job keeps none).
  */
 export function recordOf(
   written: WrittenState,
@@ -38,5 +39,6 @@ export function recordOf(
   if (ownership) record.ownership = ownership;
   if (stamp?.desired) record.desired = stamp.desired;
   if (stamp?.manifestVersion) record.manifestVersion = stamp.manifestVersion;
+  if (stamp?.jobId) record.jobId = stamp.jobId;
   return StoredAppliedRecord.parse(record);
 }

@@ -14,8 +14,16 @@ export const APPLIED_STATE_URL_ENV = 'CONVERGE_APPLIED_STATE_URL';
 export const APPLIED_STATE_FORMAT = 'converge-applied-state';
 export const APPLIED_STATE_VERSION = 1;
 
-/** A record as AppliedStateStore.getAll() reads it: the stored record with its keep mark, the file and wave that declared it. */
-const DocumentRecord = StoredAppliedRecord.extend({ keep: z.literal(true).optional(), file: z.string().min(1).optional(), wave: z.number().int().optional() });
+/**
+ * A record as AppliedStateStore.getAll() reads it: the stored record with its keep mark, the file and wave that
+ * declared it; without the job that wrote it (a worker's own, which no plan reads: the document stays what
+ * format_version 1 is).
+ */
+const DocumentRecord = StoredAppliedRecord.omit({ jobId: true }).extend({
+  keep: z.literal(true).optional(),
+  file: z.string().min(1).optional(),
+  wave: z.number().int().optional(),
+});
 
 const AppliedStateDocument = z.strictObject({
   format: z.literal(APPLIED_STATE_FORMAT),
@@ -38,7 +46,7 @@ export function appliedStateDocument(read: AppliedStateRead): AppliedStateDocume
   return AppliedStateDocument.parse({
     format: APPLIED_STATE_FORMAT,
     format_version: APPLIED_STATE_VERSION,
-    records: Object.fromEntries(read.records),
+    records: Object.fromEntries([...read.records].map(([key, { jobId: _job, ...record }]) => [key, record])),
     holds: Object.fromEntries(read.holds),
   });
 }

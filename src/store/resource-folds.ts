@@ -70,6 +70,11 @@ export interface FoldRequest {
   remove?: true;
   /** The state to fold onto when the resource has none (a leader's job whose decision is not written yet). */
   seed?: ResourceState;
+  /**
+   * Nothing is folded, nor written, when this says so of the state as read (asked again at each read after a lost
+   * race, so two folders of one fact write it once: src/jobs/runner/unfolded-write.ts).
+   */
+  unless?: (state: ResourceState | undefined) => boolean;
 }
 
 /** A state as read, with the version that a write compares against (0: no state). */
@@ -202,6 +207,10 @@ export class ResourceFolds {
       const sent: Array<{ index: number; request: FoldRequest; before: VersionedState; after: ResourceState | undefined }> = [];
       for (const { request, index } of pending) {
         const before = read.get(request.key)!;
+        if (request.unless?.(before.state)) {
+          outcomes.set(index, { key: request.key, status: before.state ? 'unchanged' : 'no-state', ...before });
+          continue;
+        }
         const from = before.state ?? request.seed;
         const folded = request.remove ? undefined : foldAll(from, request.events);
         const lastJob = recorded.get(request.key);

@@ -87,6 +87,8 @@ export const StoredAppliedRecord = z.strictObject({
   appliedAt: z.string(),
   /** Which live resource converge owns under this key (created or adopted) and its id; absent in older records. */
   ownership: z.strictObject({ origin: z.enum(['created', 'adopted']), id: z.string().min(1) }).optional(),
+  /** The job whose write this is (absent: a write of no job, or of an older converge). */
+  jobId: z.string().min(1).optional(),
 });
 export type StoredAppliedRecord = z.infer<typeof StoredAppliedRecord>;
 

@@ -1,4 +1,4 @@
-// One job's view of the applied-state store: its writes stamped with their source, its pending writes with its id.
+// One job's view of the applied-state store: writes stamped with their source and its id, pending writes with its id.
 import type { AppliedStatePort, LostWritePort, PendingWrite, WrittenState } from '../../core/kinds/index.js';
 import type { AppliedRecord } from '../../core/model.js';
 import type { AppliedStateStore } from '../../store/applied-state.js';
@@ -6,8 +6,8 @@ import type { WriteStamp } from '../../store/applied-record-of-write.js';
 import type { ReconcileJobData } from '../../store/schema.js';
 
 /**
- * The applied-state port of one job: each write it records is stamped with the job's desired state and manifest
- * version, each write it marks pending with the job's id (`jobId`: a former leader's job settles only its own), and the
+ * The applied-state port of one job: each write it records is stamped with the job's desired state, manifest version
+ * and id, each write it marks pending with the job's id (`jobId`: a former leader's job settles only its own), and the
  * first record it reads is kept (`firstRead`): the flap guard tells a heal from it without reading again.
  */
 export class JobAppliedState implements AppliedStatePort, LostWritePort {
@@ -19,7 +19,11 @@ export class JobAppliedState implements AppliedStatePort, LostWritePort {
   constructor(store: AppliedStateStore, data: ReconcileJobData, jobId?: string) {
     this.store = store;
     this.jobId = jobId;
-    this.stamp = { ...(data.desired ? { desired: data.desired } : {}), ...(data.manifestVersion ? { manifestVersion: data.manifestVersion } : {}) };
+    this.stamp = {
+      ...(data.desired ? { desired: data.desired } : {}),
+      ...(data.manifestVersion ? { manifestVersion: data.manifestVersion } : {}),
+      ...(jobId === undefined ? {} : { jobId }),
+    };
   }
 
   /** The resource's applied record as this job first read it (before any write of its own); read now if it has not. */

@@ -5,14 +5,14 @@ import { jobRecord, type RecordedEvent } from '../../core/resource-record.js';
 import { stateOfJob } from '../../core/resource-state.js';
 import type { ResourceEvent } from '../../core/resource-state-model.js';
 import type { ReconcileJobData, ReconcileJobResult } from '../../store/schema.js';
-import type { ResourceFolds } from '../../store/resource-folds.js';
+import type { FoldRequest, ResourceFolds } from '../../store/resource-folds.js';
 import type { QueueLogger } from '../queue/log.js';
 
 /** What the fold of a job needs of the processor's context. */
 export interface JobFoldContext {
   log: QueueLogger;
   /** The prefix's resource states: each job's result is folded there by the process that ran it (`by`). */
-  record?: { folds: Pick<ResourceFolds, 'fold'>; by: string };
+  record?: { folds: Pick<ResourceFolds, 'fold' | 'read'>; by: string };
 }
 
 /** What a job's final failure was, as data (the fold makes it a hold or not: src/core/resource-state.ts). */
@@ -25,9 +25,15 @@ function failureOf(error: unknown): JobFailure {
 /**
  * Folds the job's result (or final failure) into its resource's state in Redis where the job ran, whoever enqueued it
  * (a job's result is a fact: unfenced), with the worker's entry (write_done, pruned, write_failed) in the same write.
- * A failed fold is logged, never the job's failure.
+ * A failed fold is logged, never the job's failure. `unless`: the fold writes nothing when it holds of the state read.
  */
-export async function foldJob(ctx: JobFoldContext, data: ReconcileJobData, jobId: string | undefined, outcome: { answer: ReconcileJobResult } | { failure: string; error: unknown }): Promise<void> {
+export async function foldJob(
+  ctx: JobFoldContext,
+  data: ReconcileJobData,
+  jobId: string | undefined,
+  outcome: { answer: ReconcileJobResult } | { failure: string; error: unknown },
+  unless?: FoldRequest['unless'],
+): Promise<void> {
   if (!ctx.record || jobId === undefined) return;
   const meta = { at: new Date().toISOString(), by: ctx.record.by, manifests: data.manifestVersion };
   const job = { jobId, at: meta.at, operation: data.operation, desired: data.desired };
@@ -41,7 +47,8 @@ export async function foldJob(ctx: JobFoldContext, data: ReconcileJobData, jobId
     // left was removed: its delete's result must not bring it back).
     const ran = !('answer' in outcome) || outcome.answer.notRun === undefined;
     const seed = data.fence !== undefined && ran && data.remove === undefined ? stateOfJob(data.key, data.operation) : undefined;
-    const [folded] = await ctx.record.folds.fold([{ key: data.key, events: [event], entries: [entry], meta, ...(seed ? { seed } : {}) }]);
+    const request = { key: data.key, events: [event], entries: [entry], meta, ...(seed ? { seed } : {}) };
+    const [folded] = await ctx.record.folds.fold([{ ...request, ...(unless ? { unless } : {}) }]);
     if (event.type === 'job-failed' && folded?.status === 'written') sayHeld(ctx, data, jobId, event.message, folded.state?.hold);
   } catch (error) {
     ctx.log.warn({ key: data.key, jobId, error: (error as Error).message.split('\n')[0] }, 'could not fold the job\'s result into its state in Redis');

@@ -14,11 +14,12 @@ import type { FlapStore } from '../../store/flap-store.js';
 import { isRedisUnavailable } from '../../store/redis.js';
 import { ReconcileJobData, type ReconcileJobResult } from '../../store/schema.js';
 import { fromJobResource, type LiteralSecrets } from '../../sync/job-resource.js';
-import { removeResource, settleLostWrite, syncResource } from '../../sync/sync.js';
+import { removeResource, syncResource } from '../../sync/sync.js';
 import { JobGate } from './flap-gate.js';
 import { foldJob, type JobFoldContext } from './job-fold.js';
 import { JobAppliedState } from './job-applied-state.js';
 import type { StaleJob } from './stale-job.js';
+import { settleFormerLeaderJob } from './unfolded-write.js';
 
 /** Longest wait between two attempts of a job. */
 export const MAX_BACKOFF_MS = 5 * 60_000;
@@ -195,19 +196,19 @@ async function dropStale(
 ): Promise<ReconcileJobResult> {
   const about = { key: data.key, jobId: job.id, seq: data.seq, fence: data.fence };
   if (stale.code === 'former_leader' && job.id !== undefined && data.resource && data.write) {
-    const resource = { kind: data.resource.kind, name: data.resource.name, key: data.key };
     const appliedState = new JobAppliedState(ctx.store, data, job.id);
-    const ports = { service: ctx.client, appliedState };
-    const settled = await settleLostWrite(resource, job.id, ports, data.deploymentId).catch((error: unknown) => {
+    const folds = ctx.record ? { folds: ctx.record.folds } : {};
+    const ports = { service: ctx.client, appliedState, store: ctx.store, ...folds };
+    const settled = await settleFormerLeaderJob(ports, data, job.id).catch((error: unknown) => {
       const message = `could not settle its earlier attempt's write: ${(error as Error).message.split('\n')[0]}`;
       ctx.log.info({ ...about, attempt: job.attemptsMade + 1, error: message }, 'job attempt failed; will retry');
       throw new RetryableJobError(message);
     });
-    const landed = settled?.landed;
+    const landed = settled?.answer;
     if (landed) {
       const said = `job not run: ${stale.message}; ${landed.message}: recorded from what the service reports`;
       ctx.log.info({ ...about, outcome: landed.outcome, new_revision: landed.new_revision }, said);
-      await foldJob(ctx, data, job.id, { answer: landed });
+      await foldJob(ctx, data, job.id, { answer: landed }, settled.unless);
       return landed;
     }
   }
