@@ -243,7 +243,7 @@ export interface DaemonStatus {
 
 /**
  * Starts `converge run DIR` with its status server on a free port of 127.0.0.1 (or --http-host/--http-port from
- * `args`); resolves once /healthz answers, whatever the log level.
+ * `args`); resolves once its own status server answers (/healthz 200, /status not the starting port's 503), whatever the log level.
  */
 export async function startDaemon(dir: string, args: string[], env: NodeJS.ProcessEnv = {}): Promise<DaemonHandle> {
   const hostAt = args.indexOf('--http-host');
@@ -252,9 +252,12 @@ export async function startDaemon(dir: string, args: string[], env: NodeJS.Proce
   const port = portAt >= 0 ? Number(args[portAt + 1]) : await freePort();
   const c = spawnConverge(['run', dir, ...(portAt >= 0 ? [] : ['--http-port', String(port)]), ...(hostAt >= 0 ? [] : ['--http-host', host]), ...args], env);
   const url = `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`;
-  await until(`the daemon's /healthz at ${url}`, async () => {
+  // The port answers /healthz while the daemon's modules load, and 503 elsewhere (src/daemon/server/status-port.ts):
+  // the daemon is up once its own status server answers /status.
+  await until(`the daemon's /healthz and /status at ${url}`, async () => {
     if (!c.alive()) throw new Error(`the daemon exited: ${c.stderr().slice(-1500)}`);
-    return (await fetch(`${url}/healthz`)).status === 200;
+    if ((await fetch(`${url}/healthz`)).status !== 200) return false;
+    return (await fetch(`${url}/status?limit=1`)).status !== 503;
   }, 45_000, 50).catch((error: unknown) => {
     if (!c.alive()) throw new Error(`the daemon exited at start; stderr: ${c.stderr().slice(-1500)}; stdout: ${c.stdout().slice(-1500)}`);
     throw error;
