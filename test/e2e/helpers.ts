@@ -243,7 +243,8 @@ export interface DaemonStatus {
 
 /**
  * Starts `converge run DIR` with its status server on a free port of 127.0.0.1 (or --http-host/--http-port from
- * `args`); resolves once its own status server answers (/healthz 200, /status not the starting port's 503), whatever the log level.
+ * `args`); resolves once its own status server answers (/healthz 200, /status not the starting port's 503), whatever
+ * the log level.
  */
 export async function startDaemon(dir: string, args: string[], env: NodeJS.ProcessEnv = {}): Promise<DaemonHandle> {
   const hostAt = args.indexOf('--http-host');
