@@ -22,10 +22,23 @@ const FOLDERS = {
   leader: { ours: ['core'], npm: ['ioredis'], builtins: 'any' },
   // src/jobs is the one folder that imports bullmq: queue/ (job ids and payloads, the enqueuer, job events, the resync
   // scheduler, bounded queues beside the jobs), runner/ (the BullMQ workers), and open-jobs.ts, the door that opens both
-  jobs: { ours: ['core', 'plan', 'secrets', 'service', 'sync', 'store', 'leader'], npm: ['bullmq', 'ioredis', 'zod'], builtins: 'any' },
+  jobs: {
+    ours: ['core', 'plan', 'secrets', 'service', 'sync', 'store', 'leader'],
+    npm: ['bullmq', 'ioredis', 'zod'],
+    builtins: 'any',
+  },
   'jobs/queue': { ours: ['core', 'store'], npm: ['bullmq', 'ioredis', 'zod'], builtins: 'any' },
-  'jobs/runner': { ours: ['core', 'plan', 'secrets', 'service', 'sync', 'store', 'leader', 'jobs/queue'], npm: ['bullmq', 'ioredis'], builtins: 'any' },
-  apply: { ours: ['core', 'observe', 'service', 'sync', 'store', 'jobs/queue'], typesOnly: ['jobs/runner', 'jobs/open-jobs.ts'], npm: [], builtins: 'any' },
+  'jobs/runner': {
+    ours: ['core', 'plan', 'secrets', 'service', 'sync', 'store', 'leader', 'jobs/queue'],
+    npm: ['bullmq', 'ioredis'],
+    builtins: 'any',
+  },
+  apply: {
+    ours: ['core', 'observe', 'service', 'sync', 'store', 'jobs/queue'],
+    typesOnly: ['jobs/runner', 'jobs/open-jobs.ts'],
+    npm: [],
+    builtins: 'any',
+  },
   daemon: {
     ours: ['core', 'plan', 'observe', 'secrets', 'service', 'store', 'leader', 'jobs', 'notify'],
     npm: ['chokidar', 'pino', 'pino-pretty', 'prom-client', '@opentelemetry/api'],
@@ -37,7 +50,11 @@ const FOLDERS = {
   emulator: { ours: ['core', 'discovery'], npm: ['zod', 'yaml'], builtins: 'any' },
   // notifications as one feature (pure parts in core/notify): events from what the daemon publishes, the delivery
   // queues (through src/jobs/queue/bounded-queues.ts, not bullmq), the sender (HTTP to receivers through undici)
-  notify: { ours: ['core', 'service', 'store', 'jobs/queue'], npm: ['undici', 'zod', 'pino', 'prom-client'], builtins: 'any' },
+  notify: {
+    ours: ['core', 'service', 'store', 'jobs/queue'],
+    npm: ['undici', 'zod', 'pino', 'prom-client'],
+    builtins: 'any',
+  },
 };
 // cli wires everything: it may import every other folder (and nothing imports it: see nothing-imports-cli)
 FOLDERS.cli = { ours: Object.keys(FOLDERS), npm: 'any', builtins: 'any' };
@@ -83,7 +100,9 @@ function folderRules(folder, rule) {
       comment: `src/${folder} may import ${rule.npm.length ? `only these npm packages: ${rule.npm.join(', ')}` : 'no npm package'} (docs/architecture.md)`,
       severity: 'error',
       from,
-      to: rule.npm.length ? { path: '(^|/)node_modules/', pathNot: inPackages(rule.npm) } : { path: '(^|/)node_modules/' },
+      to: rule.npm.length
+        ? { path: '(^|/)node_modules/', pathNot: inPackages(rule.npm) }
+        : { path: '(^|/)node_modules/' },
     });
   }
   if (rule.builtins !== 'any') {
@@ -105,7 +124,8 @@ module.exports = {
     ...Object.entries(FOLDERS).flatMap(([folder, rule]) => folderRules(folder, rule)),
     {
       name: 'bullmq-only-in-jobs',
-      comment: 'BullMQ is one feature in one folder: only src/jobs imports bullmq; others use its API (docs/architecture.md)',
+      comment:
+        'BullMQ is one feature in one folder: only src/jobs imports bullmq; others use its API (docs/architecture.md)',
       severity: 'error',
       from: { path: '^src/', pathNot: inFolders(['jobs']) },
       to: { path: inPackages(['bullmq']) },
@@ -127,7 +147,8 @@ module.exports = {
     },
     {
       name: 'no-cycle-between-files',
-      comment: 'there is no import cycle between files of src (docs/architecture.md): move what both need to a module of its own',
+      comment:
+        'there is no import cycle between files of src (docs/architecture.md): move what both need to a module of its own',
       severity: 'error',
       from: { path: '^src/' },
       to: { circular: true },

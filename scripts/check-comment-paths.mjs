@@ -58,9 +58,11 @@ for (const folder of FOLDERS) {
     lines.forEach((line, index) => {
       const where = `${relative(ROOT, file)}:${index + 1}`;
       for (const match of line.matchAll(MARKDOWN)) {
-        if (!resolves(file, match[1], names)) problems.push(`${where}:${match.index + 1}: "${match[1]}" is not a file of this repository`);
+        if (!resolves(file, match[1], names))
+          problems.push(`${where}:${match.index + 1}: "${match[1]}" is not a file of this repository`);
       }
-      for (const match of line.matchAll(OUTSIDE)) problems.push(`${where}:${match.index + 1}: "${match[1]}" points outside the repository`);
+      for (const match of line.matchAll(OUTSIDE))
+        problems.push(`${where}:${match.index + 1}: "${match[1]}" points outside the repository`);
     });
   }
 }

@@ -17,9 +17,15 @@ const { NoOperationTraceWriter, parseWorkflow } = await import('@actions/workflo
 const { parseAction } = await import('@actions/workflow-parser/actions/index');
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const DEFAULT_FILES = ['action.yml', ...readdirSync(join(ROOT, 'examples/ci')).filter((f) => f.endsWith('.yml') && !f.startsWith('.')).map((f) => join('examples/ci', f))];
+const DEFAULT_FILES = [
+  'action.yml',
+  ...readdirSync(join(ROOT, 'examples/ci'))
+    .filter((f) => f.endsWith('.yml') && !f.startsWith('.'))
+    .map((f) => join('examples/ci', f)),
+];
 
-const files = process.argv.length > 2 ? process.argv.slice(2).map((f) => resolve(f)) : DEFAULT_FILES.map((f) => join(ROOT, f));
+const files =
+  process.argv.length > 2 ? process.argv.slice(2).map((f) => resolve(f)) : DEFAULT_FILES.map((f) => join(ROOT, f));
 let problems = 0;
 for (const file of files) {
   const entry = { name: relative(process.cwd(), file), content: readFileSync(file, 'utf8') };
@@ -34,4 +40,6 @@ if (problems > 0) {
   console.error(`${problems} problem${problems === 1 ? '' : 's'} in GitHub workflow syntax`);
   process.exit(1);
 }
-console.log(`${files.length} files in valid GitHub workflow syntax (${files.map((f) => relative(ROOT, f)).join(', ')})`);
+console.log(
+  `${files.length} files in valid GitHub workflow syntax (${files.map((f) => relative(ROOT, f)).join(', ')})`,
+);

@@ -20,7 +20,9 @@ const TO_TOOL = { keys: { graph_config_path: 'langgraph_config_path' }, values: 
 function rename(value, words) {
   if (Array.isArray(value)) return value.map((item) => rename(item, words));
   if (value && typeof value === 'object') {
-    return Object.fromEntries(Object.entries(value).map(([key, item]) => [words.keys[key] ?? key, rename(item, words)]));
+    return Object.fromEntries(
+      Object.entries(value).map(([key, item]) => [words.keys[key] ?? key, rename(item, words)]),
+    );
   }
   return typeof value === 'string' && Object.hasOwn(words.values, value) ? words.values[value] : value;
 }
@@ -47,12 +49,15 @@ function readAll(stream) {
 const server = createServer(async (req, res) => {
   const body = renameBody(await readAll(req), req.headers['content-type'], TO_SPEC);
   const headers = { ...req.headers, host: upstream.host, 'content-length': String(body.length) };
-  const forward = request({ hostname: upstream.hostname, port: upstream.port, path: req.url, method: req.method, headers }, async (answer) => {
-    const text = renameBody(await readAll(answer), answer.headers['content-type'], TO_TOOL);
-    process.stderr.write(`${req.method} ${req.url} -> ${answer.statusCode}\n`);
-    res.writeHead(answer.statusCode ?? 502, { ...answer.headers, 'content-length': String(text.length) });
-    res.end(text);
-  });
+  const forward = request(
+    { hostname: upstream.hostname, port: upstream.port, path: req.url, method: req.method, headers },
+    async (answer) => {
+      const text = renameBody(await readAll(answer), answer.headers['content-type'], TO_TOOL);
+      process.stderr.write(`${req.method} ${req.url} -> ${answer.statusCode}\n`);
+      res.writeHead(answer.statusCode ?? 502, { ...answer.headers, 'content-length': String(text.length) });
+      res.end(text);
+    },
+  );
   forward.on('error', (error) => {
     process.stderr.write(`${req.method} ${req.url} -> proxy error ${error.message}\n`);
     res.writeHead(502, { 'content-type': 'application/json' });

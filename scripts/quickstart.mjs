@@ -54,10 +54,16 @@ async function ensureRedis() {
     throw new Error(`Redis at REDIS_URL (${process.env.REDIS_URL}) does not answer; start it or unset REDIS_URL`);
   }
   if (spawnSync('redis-server', ['--version'], { stdio: 'ignore' }).status !== 0) {
-    throw new Error('no Redis answers on 127.0.0.1:6379 and redis-server is not installed: install it (apt-get install redis-server, brew install redis) or set REDIS_URL');
+    throw new Error(
+      'no Redis answers on 127.0.0.1:6379 and redis-server is not installed: install it (apt-get install redis-server, brew install redis) or set REDIS_URL',
+    );
   }
   const port = await freePort();
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+  const child = spawn(
+    'redis-server',
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+    { stdio: 'ignore' },
+  );
   const url = `redis://127.0.0.1:${port}`;
   for (let i = 0; i < 50 && !(await redisAnswers(url)); i++) await new Promise((r) => setTimeout(r, 100));
   if (!(await redisAnswers(url))) throw new Error(`started redis-server on port ${port} but it does not answer`);
@@ -81,7 +87,13 @@ async function main() {
   const emulator = await startEmulator({ seedFile: seed, buildMs: 1500 });
   const prefix = `{converge-quickstart-${randomBytes(3).toString('hex')}}`;
   // converge has no default service: the quick start names its emulator explicitly.
-  const env = { ...process.env, ...DEMO_SECRETS, REDIS_URL: redis.url, CONVERGE_REDIS_PREFIX: prefix, CONVERGE_API_URL: emulator.url };
+  const env = {
+    ...process.env,
+    ...DEMO_SECRETS,
+    REDIS_URL: redis.url,
+    CONVERGE_REDIS_PREFIX: prefix,
+    CONVERGE_API_URL: emulator.url,
+  };
   console.log(`emulator of the service on ${emulator.url}, seeded from examples/emulator-state.yaml`);
   let failed = false;
   try {
@@ -90,7 +102,11 @@ async function main() {
     failed ||= (await converge(['apply', manifests, '--wait', '--wait-timeout', '1m'], env)) !== 0;
     const again = await converge(['plan', manifests, '--detailed-exitcode'], env);
     failed ||= again !== 0;
-    console.log(failed ? '\nquick start: something did not converge (see above)' : '\nquick start: converged; a second plan finds nothing to change');
+    console.log(
+      failed
+        ? '\nquick start: something did not converge (see above)'
+        : '\nquick start: converged; a second plan finds nothing to change',
+    );
   } finally {
     await emulator.close();
     const { Redis } = await import('ioredis');

@@ -21,7 +21,10 @@ async function buildForChildProcesses(base: string): Promise<void> {
   const dist = join(base, 'dist');
   const tsc = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
   const output = await new Promise<string>((done) => {
-    const child = spawn(process.execPath, [tsc, '-p', join(ROOT, 'tsconfig.build.json'), '--outDir', dist], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [tsc, '-p', join(ROOT, 'tsconfig.build.json'), '--outDir', dist], {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let text = '';
     child.stdout.on('data', (c: Buffer) => (text += c.toString()));
     child.stderr.on('data', (c: Buffer) => (text += c.toString()));
@@ -38,10 +41,17 @@ async function buildForChildProcesses(base: string): Promise<void> {
 
 export async function setup(): Promise<() => Promise<void>> {
   // The real path: the CLI runs only when argv[1] is its own module's path, and node_modules may be a symlink.
-  const base = join(realpathSync(join(ROOT, 'node_modules')), '.cache', 'converge-test', randomBytes(4).toString('hex'));
+  const base = join(
+    realpathSync(join(ROOT, 'node_modules')),
+    '.cache',
+    'converge-test',
+    randomBytes(4).toString('hex'),
+  );
   await mkdir(base, { recursive: true });
   process.env.CONVERGE_TEST_DIST = join(base, 'dist');
-  const building = buildForChildProcesses(base).catch((error: unknown) => writeFile(join(base, FAILED), `build for child processes failed: ${String(error)}`));
+  const building = buildForChildProcesses(base).catch((error: unknown) =>
+    writeFile(join(base, FAILED), `build for child processes failed: ${String(error)}`),
+  );
   return async () => {
     await building;
     await rm(base, { recursive: true, force: true });

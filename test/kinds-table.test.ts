@@ -8,7 +8,8 @@ import { describe, expect, it } from 'vitest';
 const SRC = fileURLToPath(new URL('../src', import.meta.url));
 
 /** `kind === 'Deployment'`, `'OAuthProvider' !== kind`, `case 'Deployment':`: a kind compared with a kind's name. */
-const KIND_TEST = /\bkind\s*[!=]==?\s*['"`](Deployment|OAuthProvider)['"`]|['"`](Deployment|OAuthProvider)['"`]\s*[!=]==?\s*[\w.]*kind\b|\bcase\s+['"`](Deployment|OAuthProvider)['"`]\s*:/;
+const KIND_TEST =
+  /\bkind\s*[!=]==?\s*['"`](Deployment|OAuthProvider)['"`]|['"`](Deployment|OAuthProvider)['"`]\s*[!=]==?\s*[\w.]*kind\b|\bcase\s+['"`](Deployment|OAuthProvider)['"`]\s*:/;
 /** `.listed` read outside the table (src/core/kinds exports inListing and liveOf for what it means). */
 const LISTED = /\.listed\b/;
 
@@ -20,7 +21,9 @@ const KIND_FOLDERS = ['core/kinds/', 'sync/', 'emulator/'];
 
 async function sources(dir: string): Promise<string[]> {
   const entries = await readdir(dir, { recursive: true, withFileTypes: true });
-  return entries.filter((e) => e.isFile() && e.name.endsWith('.ts') && !e.name.endsWith('.test.ts')).map((e) => join(e.parentPath, e.name));
+  return entries
+    .filter((e) => e.isFile() && e.name.endsWith('.ts') && !e.name.endsWith('.test.ts'))
+    .map((e) => join(e.parentPath, e.name));
 }
 
 /** Every line of src/ (outside the kinds' own folders) that tells kinds apart, as `file:line: text`. */
@@ -43,7 +46,13 @@ describe('the kinds table', () => {
   });
 
   it('the check finds what it looks for', () => {
-    for (const line of ["if (r.kind === 'Deployment') {", "x.kind !== 'OAuthProvider'", "'Deployment' === resource.kind", "  case 'OAuthProvider':", 'kindOf(k).listed ? a : b']) {
+    for (const line of [
+      "if (r.kind === 'Deployment') {",
+      "x.kind !== 'OAuthProvider'",
+      "'Deployment' === resource.kind",
+      "  case 'OAuthProvider':",
+      'kindOf(k).listed ? a : b',
+    ]) {
       expect(KIND_TEST.test(line) || LISTED.test(line), line).toBe(true);
     }
     expect(KIND_TEST.test("resourceKey('Deployment', name)")).toBe(false);

@@ -74,7 +74,8 @@ interface Step {
  */
 function jobSteps(outcome: Outcome, end: JobEnd | undefined, version?: ManifestVersion): Step[] {
   const context: DecisionContext = { file: null, planReason: null, drift: outcome.drift, heldAtLastGood: false };
-  const queued = end?.jobId && end.operation ? applying(outcome, { jobId: end.jobId, operation: end.operation }) : outcome;
+  const queued =
+    end?.jobId && end.operation ? applying(outcome, { jobId: end.jobId, operation: end.operation }) : outcome;
   const decided = { type: 'decided', outcome: queued, context } as const;
   const steps: Step[] = [{ event: decided, before: undefined, after: foldResource(undefined, decided) }];
   if (!end || !outcome.write) return steps;
@@ -112,9 +113,17 @@ function statusOf(state: ResourceState): ResultStatus {
 
 /** The `results` entry of a job's end: its status from the folded `state`, the rest as the job answered. */
 export function resultOf(end: JobEnd, state: ResourceState): ResourceResult {
-  const out: ResourceResult = { kind: end.kind, name: end.name, key: end.key, status: statusOf(state), new_revision: false, jobId: end.jobId };
+  const out: ResourceResult = {
+    kind: end.kind,
+    name: end.name,
+    key: end.key,
+    status: statusOf(state),
+    new_revision: false,
+    jobId: end.jobId,
+  };
   const event = end.event;
-  if (event.type !== 'job-completed') return { ...out, message: state.hold && end.hold ? state.hold.message : event.message };
+  if (event.type !== 'job-completed')
+    return { ...out, message: state.hold && end.hold ? state.hold.message : event.message };
   const r = event.result;
   if (!r) return { ...out, message: 'the job finished with a result this converge does not understand' };
   out.outcome = r.outcome;
@@ -123,12 +132,17 @@ export function resultOf(end: JobEnd, state: ResourceState): ResourceResult {
   if (message) out.message = message;
   if (r.deploymentId) out.deploymentId = r.deploymentId;
   if (r.latestRevisionId !== undefined) out.latestRevisionId = r.latestRevisionId;
-  if (r.fields) out.fields = r.fields.map((f) => ({ path: f.path, before: f.before, after: f.after, sensitive: f.sensitive }));
+  if (r.fields)
+    out.fields = r.fields.map((f) => ({ path: f.path, before: f.before, after: f.after, sensitive: f.sensitive }));
   return out;
 }
 
 /** The `results` entries of the jobs' ends, in their order, each read from its resource's folded state. */
-export function jobResults(outcomes: ReadonlyMap<string, Outcome>, ends: readonly JobEnd[], version?: ManifestVersion): ResourceResult[] {
+export function jobResults(
+  outcomes: ReadonlyMap<string, Outcome>,
+  ends: readonly JobEnd[],
+  version?: ManifestVersion,
+): ResourceResult[] {
   return ends.map((end) => resultOf(end, stateAfterJob(outcomeOf(outcomes, end.key), end, version)));
 }
 
@@ -163,7 +177,11 @@ export function applyStates(
     const health = waited.get(outcome.key);
     if (health) {
       const before = steps.at(-1)!.after;
-      steps.push({ event: { type: 'revision', health }, before, after: foldResource(before, { type: 'revision', health }) });
+      steps.push({
+        event: { type: 'revision', health },
+        before,
+        after: foldResource(before, { type: 'revision', health }),
+      });
     }
     const state = steps.at(-1)!.after;
     states.push(state);

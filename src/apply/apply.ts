@@ -51,7 +51,8 @@ export const STALLED_CHECK_MS = 5_000;
 /** What an interrupted apply did with its unfinished changes. */
 const NOT_ENQUEUED = 'not enqueued: the apply was interrupted first';
 const WITHDRAWN = 'not started: withdrawn from the queue when the apply was interrupted';
-const HANDED_BACK = 'interrupted while running: handed back and withdrawn; a write already sent may have landed, and the next apply or plan settles it';
+const HANDED_BACK =
+  'interrupted while running: handed back and withdrawn; a write already sent may have landed, and the next apply or plan settles it';
 const LEFT = 'interrupted: still queued or running elsewhere';
 
 const GRACE_MS = 5_000;
@@ -89,7 +90,11 @@ function slotsFilled(runner: JobRunner, slots: number): { wait(ms: number): Prom
 }
 
 /** Reports, about once a second, the changes that wait behind a job that is not ours, until they stop waiting. */
-function watchWaitingBehind(waiter: JobWaiter, jobs: Jobs, report: NonNullable<RunApplyOptions['onWaitingBehind']>): () => void {
+function watchWaitingBehind(
+  waiter: JobWaiter,
+  jobs: Jobs,
+  report: NonNullable<RunApplyOptions['onWaitingBehind']>,
+): () => void {
   let stopped = false;
   const firstSeen = new Map<string, number>();
   /**
@@ -107,7 +112,10 @@ function watchWaitingBehind(waiter: JobWaiter, jobs: Jobs, report: NonNullable<R
       const behind = waiter.waitingBehind();
       if (behind.length === 0) return;
       const waiting = await Promise.all(
-        behind.map(async (w) => ({ ...w, lockTtlMs: (await jobs.enqueuer.isActive(w.behind).catch(() => false)) ? lockBound(w.behind) : undefined })),
+        behind.map(async (w) => ({
+          ...w,
+          lockTtlMs: (await jobs.enqueuer.isActive(w.behind).catch(() => false)) ? lockBound(w.behind) : undefined,
+        })),
       );
       if (stopped) return;
       report(waiting);
@@ -120,11 +128,19 @@ function watchWaitingBehind(waiter: JobWaiter, jobs: Jobs, report: NonNullable<R
 }
 
 /** After an interrupt: the jobs in flight get `graceMs`; the rest are handed back; every unfinished job is withdrawn. */
-async function stopInterrupted(waiter: JobWaiter, runner: JobRunner | undefined, jobs: Jobs, graceMs: number): Promise<{ handed: Set<string>; withdrawn: Set<string> }> {
+async function stopInterrupted(
+  waiter: JobWaiter,
+  runner: JobRunner | undefined,
+  jobs: Jobs,
+  graceMs: number,
+): Promise<{ handed: Set<string>; withdrawn: Set<string> }> {
   let handed: string[] = [];
   if (runner) {
     const drained = runner.drain().then(() => true);
-    const finished = await Promise.race([drained, new Promise<boolean>((resolve) => setTimeout(() => resolve(false), graceMs).unref())]);
+    const finished = await Promise.race([
+      drained,
+      new Promise<boolean>((resolve) => setTimeout(() => resolve(false), graceMs).unref()),
+    ]);
     if (!finished && !waiter.allFinished()) handed = await runner.handBack();
   }
   const withdrawn = await jobs.enqueuer.withdraw(waiter.unfinishedJobs());
@@ -154,7 +170,10 @@ export async function runApply(options: RunApplyOptions): Promise<JobEnd[]> {
   if (total === 0) return [];
   const waiter = new JobWaiter(jobs.enqueuer, total, options.onProgress);
   const events = await jobs.watchEvents(
-    { completed: (jobId, value) => waiter.completed(jobId, value), failed: (jobId, reason) => waiter.failed(jobId, reason) },
+    {
+      completed: (jobId, value) => waiter.completed(jobId, value),
+      failed: (jobId, reason) => waiter.failed(jobId, reason),
+    },
     'converge-apply-events',
   );
   let runner: JobRunner | undefined;
@@ -162,7 +181,11 @@ export async function runApply(options: RunApplyOptions): Promise<JobEnd[]> {
     runner = options.startWorkers !== false ? await startWorkers(options) : undefined;
     await enqueueInBatches(options, waiter, runner);
     await waitForJobs(options, waiter);
-    if (!signal?.aborted || waiter.allFinished()) return holdsOfFailures(jobs, waiter.partial().map((p) => p.result!));
+    if (!signal?.aborted || waiter.allFinished())
+      return holdsOfFailures(
+        jobs,
+        waiter.partial().map((p) => p.result!),
+      );
     const stopped = await stopInterrupted(waiter, runner, jobs, options.graceMs ?? GRACE_MS);
     return interruptedEnds(waiter, stopped, options.changes);
   } finally {
@@ -194,7 +217,7 @@ async function enqueueInBatches(options: RunApplyOptions, waiter: JobWaiter, run
   // A batch at a time: the first jobs start while the payloads of the later ones are still being built.
   const fill = runner ? slotsFilled(runner, Math.min(runner.slots, total)) : undefined;
   try {
-    for (let from = 0; from < total && !signal?.aborted; ) {
+    for (let from = 0; from < total && !signal?.aborted;) {
       // BullMQ fetches a worker's first jobs one round trip after another and starts none before all its slots
       // are filled: enqueue work between those round trips would leave every slot empty meanwhile.
       if (from === ENQUEUE_BATCH && fill) await fill.wait(RAMP_WAIT_MS);
@@ -236,10 +259,13 @@ function interruptedEnds(
     if (p.result) return p.result;
     const change = changes[i]!.change;
     const message =
-      p.jobId === undefined ? NOT_ENQUEUED
-      : stopped.handed.has(p.jobId) ? HANDED_BACK
-      : stopped.withdrawn.has(p.jobId) ? WITHDRAWN
-      : LEFT;
+      p.jobId === undefined
+        ? NOT_ENQUEUED
+        : stopped.handed.has(p.jobId)
+          ? HANDED_BACK
+          : stopped.withdrawn.has(p.jobId)
+            ? WITHDRAWN
+            : LEFT;
     const key = `${change.kind}/${change.name}`;
     const event = { type: 'interrupted' as const, message };
     const end: JobEnd = { kind: change.kind, name: change.name, key, jobId: p.jobId ?? '', event };

@@ -6,11 +6,33 @@ import type { LiveDeployment } from '../core/model.js';
 import { rolloutsToFollow } from './rollouts-to-follow.js';
 import type { ResourceResult as JobResult } from './apply-state.js';
 
-const BUILDING: HealthCondition = { status: 'progressing', reason: 'RevisionBuilding', message: 'revision r-2 is BUILDING', revisionId: 'r-2', revisionStatus: 'BUILDING' };
-const HEALTHY: HealthCondition = { status: 'healthy', reason: 'RevisionDeployed', message: 'revision r-1 is active', revisionId: 'r-1' };
-const FAILED: HealthCondition = { status: 'degraded', reason: 'RevisionBuildFailed', message: 'revision r-2 ended BUILD_FAILED', revisionId: 'r-2', revisionStatus: 'BUILD_FAILED' };
+const BUILDING: HealthCondition = {
+  status: 'progressing',
+  reason: 'RevisionBuilding',
+  message: 'revision r-2 is BUILDING',
+  revisionId: 'r-2',
+  revisionStatus: 'BUILDING',
+};
+const HEALTHY: HealthCondition = {
+  status: 'healthy',
+  reason: 'RevisionDeployed',
+  message: 'revision r-1 is active',
+  revisionId: 'r-1',
+};
+const FAILED: HealthCondition = {
+  status: 'degraded',
+  reason: 'RevisionBuildFailed',
+  message: 'revision r-2 ended BUILD_FAILED',
+  revisionId: 'r-2',
+  revisionStatus: 'BUILD_FAILED',
+};
 
-function outcome(name: string, health: HealthCondition, action: Outcome['action'] = 'noop', kind: Outcome['kind'] = 'Deployment'): Outcome {
+function outcome(
+  name: string,
+  health: HealthCondition,
+  action: Outcome['action'] = 'noop',
+  kind: Outcome['kind'] = 'Deployment',
+): Outcome {
   return {
     key: `${kind}/${name}`,
     kind,
@@ -25,11 +47,26 @@ function outcome(name: string, health: HealthCondition, action: Outcome['action'
 }
 
 function live(name: string): LiveDeployment {
-  return { id: `id-${name}`, name, status: 'READY', latest_revision_id: 'r-2', active_revision_id: 'r-1' } as LiveDeployment;
+  return {
+    id: `id-${name}`,
+    name,
+    status: 'READY',
+    latest_revision_id: 'r-2',
+    active_revision_id: 'r-1',
+  } as LiveDeployment;
 }
 
 function job(name: string, extra: Partial<JobResult>): JobResult {
-  return { kind: 'Deployment', name, key: `Deployment/${name}`, status: 'done', new_revision: false, jobId: `job-${name}`, deploymentId: `id-${name}`, ...extra };
+  return {
+    kind: 'Deployment',
+    name,
+    key: `Deployment/${name}`,
+    status: 'done',
+    new_revision: false,
+    jobId: `job-${name}`,
+    deploymentId: `id-${name}`,
+    ...extra,
+  };
 }
 
 const outcomesOf = (...list: Outcome[]): Map<string, Outcome> => new Map(list.map((o) => [o.key, o]));
@@ -38,7 +75,16 @@ describe('rolloutsToFollow', () => {
   it('follows a rollout already in progress that nothing of this apply writes: a result of its own, no job', () => {
     const followed = rolloutsToFollow([], outcomesOf(outcome('web', BUILDING)), [live('web')]);
     expect(followed).toEqual([
-      { kind: 'Deployment', name: 'web', key: 'Deployment/web', status: 'unchanged', new_revision: false, deploymentId: 'id-web', latestRevisionId: 'r-2', startedBy: 'earlier' },
+      {
+        kind: 'Deployment',
+        name: 'web',
+        key: 'Deployment/web',
+        status: 'unchanged',
+        new_revision: false,
+        deploymentId: 'id-web',
+        latestRevisionId: 'r-2',
+        startedBy: 'earlier',
+      },
     ]);
   });
 

@@ -18,7 +18,11 @@ function finishedWithoutRevision(result: ResourceResult): boolean {
  * Returns the job results (in their order) followed by those added; a job that failed or was interrupted is not
  * followed. The results are marked in place.
  */
-export function rolloutsToFollow(results: readonly ResourceResult[], outcomes: ReadonlyMap<string, Outcome>, live: readonly ListedDeployment[]): ResourceResult[] {
+export function rolloutsToFollow(
+  results: readonly ResourceResult[],
+  outcomes: ReadonlyMap<string, Outcome>,
+  live: readonly ListedDeployment[],
+): ResourceResult[] {
   const byKey = new Map(results.map((r) => [r.key, r]));
   const liveByName = new Map(live.map((d) => [d.name, d]));
   for (const r of results) if (r.status === 'done' && r.new_revision && r.deploymentId) r.startedBy = 'apply';
@@ -31,7 +35,13 @@ export function rolloutsToFollow(results: readonly ResourceResult[], outcomes: R
     if (!deploymentId) continue;
     // A job that ran read the deployment after the plan did: its latest revision is the newer word.
     const latestRevisionId = result?.latestRevisionId ?? outcome.health.revisionId ?? null;
-    const followed: ResourceResult = result ?? { kind: outcome.kind, name: outcome.name, key: outcome.key, status: 'unchanged', new_revision: false };
+    const followed: ResourceResult = result ?? {
+      kind: outcome.kind,
+      name: outcome.name,
+      key: outcome.key,
+      status: 'unchanged',
+      new_revision: false,
+    };
     followed.deploymentId = deploymentId;
     followed.latestRevisionId = latestRevisionId;
     followed.startedBy = 'earlier';

@@ -1,6 +1,12 @@
 // A saved plan's writes from one observation (plan --out records them; apply --plan reads the same things again and keeps only these).
 import { kindOf, liveView } from '../core/kinds/index.js';
-import { resourceKey, type AppliedRecord, type DesiredResource, type LiveState, type ResourceKind } from '../core/model.js';
+import {
+  resourceKey,
+  type AppliedRecord,
+  type DesiredResource,
+  type LiveState,
+  type ResourceKind,
+} from '../core/model.js';
 import type { PlannedWrite } from '../core/saved-plan/schema.js';
 import type { Observed } from '../core/saved-plan/stale.js';
 import type { DecidedJob } from '../jobs/queue/decided-jobs.js';
@@ -37,8 +43,10 @@ export function plannedWrites(changes: readonly DecidedJob[], observation: Obser
     const seen = observe(change.kind, change.name);
     const key = resourceKey(change.kind, change.name);
     // A delete's wave is the one its manifest last declared (the applied record keeps it): deletes go in descending order.
-    const wave = change.action === 'delete' ? (observation.applied.get(key)?.wave ?? 0) : waveOf(observation.resources.get(key));
-    const action = change.action === 'create' || change.action === 'update' || change.action === 'adopt' ? change.action : 'delete';
+    const wave =
+      change.action === 'delete' ? (observation.applied.get(key)?.wave ?? 0) : waveOf(observation.resources.get(key));
+    const action =
+      change.action === 'create' || change.action === 'update' || change.action === 'adopt' ? change.action : 'delete';
     return {
       kind: change.kind,
       name: change.name,

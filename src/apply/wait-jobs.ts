@@ -41,13 +41,25 @@ interface Tracked {
 const POLL_BATCH = 50;
 
 function endOf(t: Tracked, event: JobEvent): JobEnd {
-  return { kind: t.change.change.kind, name: t.change.change.name, key: t.key, jobId: t.jobId, operation: t.operation, event };
+  return {
+    kind: t.change.change.kind,
+    name: t.change.change.name,
+    key: t.key,
+    jobId: t.jobId,
+    operation: t.operation,
+    event,
+  };
 }
 
 /** A job's stored result, as the daemon reads it (src/daemon/status/resource-tracker.ts): undefined when this converge cannot read it. */
 function completedEnd(t: Tracked, value: unknown): JobEnd {
   const parsed = ReconcileJobResult.safeParse(value);
-  return endOf(t, { type: 'job-completed', jobId: t.jobId, at: new Date().toISOString(), result: parsed.success ? parsed.data : undefined });
+  return endOf(t, {
+    type: 'job-completed',
+    jobId: t.jobId,
+    at: new Date().toISOString(),
+    result: parsed.success ? parsed.data : undefined,
+  });
 }
 
 function failedEnd(t: Tracked, message: string): JobEnd {
@@ -68,7 +80,11 @@ export class JobWaiter {
   private wake: (() => void) | undefined;
   private abandoned = false;
 
-  constructor(enqueuer: Enqueuer, total: number, onProgress?: (finished: number, total: number, latest: JobEnd) => void) {
+  constructor(
+    enqueuer: Enqueuer,
+    total: number,
+    onProgress?: (finished: number, total: number, latest: JobEnd) => void,
+  ) {
     this.enqueuer = enqueuer;
     this.total = total;
     this.onProgress = onProgress;

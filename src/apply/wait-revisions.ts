@@ -34,7 +34,11 @@ export interface WaitOptions {
  * `failed` (the revision failed or passed the deadline), `timeout`, or `building` (still building when the wait
  * stopped for another's failure).
  */
-export async function waitForRevisions(client: RevisionReads, results: ResourceResult[], options: WaitOptions): Promise<void> {
+export async function waitForRevisions(
+  client: RevisionReads,
+  results: ResourceResult[],
+  options: WaitOptions,
+): Promise<void> {
   const waiting = results.filter((r) => r.startedBy !== undefined && r.deploymentId);
   if (waiting.length === 0) return;
   const started = Date.now();
@@ -53,14 +57,25 @@ export async function waitForRevisions(client: RevisionReads, results: ResourceR
   let failed: number;
   for (;;) {
     const followed = [...open.values()];
-    const targets = followed.map((r) => ({ key: r.key, kind: r.kind, deploymentId: r.deploymentId!, revisionId: r.latestRevisionId ?? undefined }));
+    const targets = followed.map((r) => ({
+      key: r.key,
+      kind: r.kind,
+      deploymentId: r.deploymentId!,
+      revisionId: r.latestRevisionId ?? undefined,
+    }));
     const poll = await pollRollouts(client, targets);
     for (const r of followed) {
       const reading = poll.readings.get(r.key);
       if (reading) conclude(r, followedHealth(r, reading, { now: Date.now(), since: started, deadlineMs: progressMs }));
     }
     failed = waiting.filter((r) => r.revision === 'failed').length;
-    options.onProgress?.({ total: waiting.length, active: waiting.filter((r) => r.revision === 'active').length, building: open.size, failed, elapsedMs: Date.now() - started });
+    options.onProgress?.({
+      total: waiting.length,
+      active: waiting.filter((r) => r.revision === 'active').length,
+      building: open.size,
+      failed,
+      elapsedMs: Date.now() - started,
+    });
     if (open.size === 0 || failed > 0) break;
     const left = deadline - Date.now();
     if (left <= 0) break;

@@ -11,7 +11,12 @@ function job(name: string, action: PlanChange['action'] = 'update'): DecidedJob 
 }
 
 function resources(waves: Record<string, number>): Map<string, DesiredResource> {
-  return new Map(Object.entries(waves).map(([name, wave]) => [resourceKey('Deployment', name), { kind: 'Deployment', name, wave } as DesiredResource]));
+  return new Map(
+    Object.entries(waves).map(([name, wave]) => [
+      resourceKey('Deployment', name),
+      { kind: 'Deployment', name, wave } as DesiredResource,
+    ]),
+  );
 }
 
 /** Ports that record each run and follow, and fail the rollout of the names in `failing`. */
@@ -23,9 +28,26 @@ function ports(failing: readonly string[] = []): WavePorts & { runs: string[][];
     follows,
     run: (changes) => {
       runs.push(changes.map((c) => c.change.name));
-      return Promise.resolve(changes.map((c): JobEnd => ({ kind: 'Deployment', name: c.change.name, key: resourceKey('Deployment', c.change.name), jobId: `j-${c.change.name}`, event: { type: 'interrupted', message: 'x' } })));
+      return Promise.resolve(
+        changes.map((c): JobEnd => ({
+          kind: 'Deployment',
+          name: c.change.name,
+          key: resourceKey('Deployment', c.change.name),
+          jobId: `j-${c.change.name}`,
+          event: { type: 'interrupted', message: 'x' },
+        })),
+      );
     },
-    results: (ends) => ends.map((e): ResourceResult => ({ kind: e.kind, name: e.name, key: e.key, status: 'done', new_revision: true, deploymentId: `d-${e.name}`, jobId: e.jobId })),
+    results: (ends) =>
+      ends.map((e): ResourceResult => ({
+        kind: e.kind,
+        name: e.name,
+        key: e.key,
+        status: 'done',
+        new_revision: true,
+        deploymentId: `d-${e.name}`,
+        jobId: e.jobId,
+      })),
     follow: (results) => {
       follows.push(results.filter((r) => r.startedBy === 'apply').map((r) => r.name));
       for (const r of results) r.revision = failing.includes(r.name) ? 'failed' : 'active';
@@ -38,7 +60,12 @@ function ports(failing: readonly string[] = []): WavePorts & { runs: string[][];
 
 /** Applied records of deleted resources, each with the wave its manifest last declared. */
 function records(waves: Record<string, number | undefined>): Map<string, AppliedRecord> {
-  return new Map(Object.entries(waves).map(([name, wave]) => [resourceKey('Deployment', name), { secrets: {}, appliedAt: '', ...(wave === undefined ? {} : { wave }) }]));
+  return new Map(
+    Object.entries(waves).map(([name, wave]) => [
+      resourceKey('Deployment', name),
+      { secrets: {}, appliedAt: '', ...(wave === undefined ? {} : { wave }) },
+    ]),
+  );
 }
 
 const TEN = resources({ canary: 0, a: 1, b: 1, c: 1, d: 2, e: 2, f: 2, g: 2, h: 2, i: 2 });
@@ -47,27 +74,60 @@ const JOBS = ['i', 'a', 'canary', 'd', 'b', 'e', 'c', 'f', 'g', 'h'].map((n) => 
 describe('waveSteps', () => {
   it('ascending waves, plan order within one, deletes after the last; one wave is not waved', () => {
     const steps = waveSteps([...JOBS, job('gone', 'delete')], TEN);
-    expect(steps.map((s) => [s.wave, s.changes.map((c) => c.change.name).join(',')])).toEqual([[0, 'canary'], [1, 'a,b,c'], [2, 'i,d,e,f,g,h'], ['prune', 'gone']]);
+    expect(steps.map((s) => [s.wave, s.changes.map((c) => c.change.name).join(',')])).toEqual([
+      [0, 'canary'],
+      [1, 'a,b,c'],
+      [2, 'i,d,e,f,g,h'],
+      ['prune', 'gone'],
+    ]);
     expect(isWaved(steps)).toBe(true);
     expect(isWaved(waveSteps([job('a'), job('b'), job('gone', 'delete')], TEN))).toBe(false);
   });
 
   it('apply --plan: the waves the saved plan recorded, not the manifests read now', () => {
     const steps = waveSteps([job('a'), job('d')], TEN, [
-      { kind: 'Deployment', name: 'a', action: 'update', op: 'update', fields: [], wave: 5, secrets: {}, seen: { live: null, applied_at: null } },
-      { kind: 'Deployment', name: 'd', action: 'update', op: 'update', fields: [], secrets: {}, seen: { live: null, applied_at: null } },
+      {
+        kind: 'Deployment',
+        name: 'a',
+        action: 'update',
+        op: 'update',
+        fields: [],
+        wave: 5,
+        secrets: {},
+        seen: { live: null, applied_at: null },
+      },
+      {
+        kind: 'Deployment',
+        name: 'd',
+        action: 'update',
+        op: 'update',
+        fields: [],
+        secrets: {},
+        seen: { live: null, applied_at: null },
+      },
     ]);
-    expect(steps.map((s) => [s.wave, s.changes.map((c) => c.change.name).join(',')])).toEqual([[0, 'd'], [5, 'a']]);
+    expect(steps.map((s) => [s.wave, s.changes.map((c) => c.change.name).join(',')])).toEqual([
+      [0, 'd'],
+      [5, 'a'],
+    ]);
   });
 
   it('deletes after the last wave in descending order of the wave their manifest last declared (the applied record keeps it)', () => {
     const applied = records({ x: 1, y: 2, z: undefined, w: 1 });
     const deletes = ['x', 'y', 'z', 'w'].map((n) => job(n, 'delete'));
     const steps = waveSteps([job('a'), ...deletes], TEN, undefined, applied);
-    expect(steps.map((s) => [s.wave, s.deleteWave, s.changes.map((c) => c.change.name).join(',')])).toEqual([[1, undefined, 'a'], ['prune', 2, 'y'], ['prune', 1, 'x,w'], ['prune', 0, 'z']]);
+    expect(steps.map((s) => [s.wave, s.deleteWave, s.changes.map((c) => c.change.name).join(',')])).toEqual([
+      [1, undefined, 'a'],
+      ['prune', 2, 'y'],
+      ['prune', 1, 'x,w'],
+      ['prune', 0, 'z'],
+    ]);
     expect(isWaved(steps)).toBe(true);
     // Deletes all of one wave: one step, as before.
-    expect(waveSteps([job('a'), job('z', 'delete')], TEN, undefined, applied).map((s) => s.deleteWave)).toEqual([undefined, undefined]);
+    expect(waveSteps([job('a'), job('z', 'delete')], TEN, undefined, applied).map((s) => s.deleteWave)).toEqual([
+      undefined,
+      undefined,
+    ]);
   });
 });
 
@@ -109,7 +169,12 @@ describe('runWaves', () => {
 
   it('deletes by wave: each step after the one before is done, without --wait too; a failed delete holds the lower ones', async () => {
     const applied = records({ x: 1, y: 2 });
-    const steps = waveSteps(['x', 'y', 'z'].map((n) => job(n, 'delete')), TEN, undefined, applied);
+    const steps = waveSteps(
+      ['x', 'y', 'z'].map((n) => job(n, 'delete')),
+      TEN,
+      undefined,
+      applied,
+    );
     const p = ports();
     await runWaves(steps, p, { wait: false });
     expect(p.runs).toEqual([['y'], ['x'], ['z']]);

@@ -19,14 +19,20 @@ export interface WaveStep {
  * manifest last declared (`applied`: the applied records, which keep it). With `saved` (apply --plan), each write's
  * wave is the one the saved plan recorded, so the order is the plan's.
  */
-export function waveSteps(changes: readonly DecidedJob[], resources: ReadonlyMap<string, DesiredResource>, saved?: readonly PlannedWrite[], applied?: ReadonlyMap<string, AppliedRecord>): WaveStep[] {
+export function waveSteps(
+  changes: readonly DecidedJob[],
+  resources: ReadonlyMap<string, DesiredResource>,
+  saved?: readonly PlannedWrite[],
+  applied?: ReadonlyMap<string, AppliedRecord>,
+): WaveStep[] {
   const recorded = saved ? new Map(saved.map((w) => [resourceKey(w.kind, w.name), w.wave ?? 0])) : undefined;
   const keyOf = (job: DecidedJob): string => resourceKey(job.change.kind, job.change.name);
   const wave = (job: DecidedJob): number | undefined => {
     if (job.change.action === 'delete') return undefined;
     return recorded ? recorded.get(keyOf(job)) : waveOf(resources.get(keyOf(job)));
   };
-  const deleteWave = (job: DecidedJob): number => (recorded ? recorded.get(keyOf(job)) : applied?.get(keyOf(job))?.wave) ?? 0;
+  const deleteWave = (job: DecidedJob): number =>
+    (recorded ? recorded.get(keyOf(job)) : applied?.get(keyOf(job))?.wave) ?? 0;
   return groupByWave(changes, wave).flatMap((group): WaveStep[] => {
     if (group.wave !== 'prune') return [{ wave: group.wave, changes: group.items }];
     const descending = groupByWave(group.items, deleteWave).reverse();
@@ -37,7 +43,9 @@ export function waveSteps(changes: readonly DecidedJob[], resources: ReadonlyMap
 
 /** Whether an apply's jobs span several waves, or its deletes do (then they go wave by wave; otherwise all at once, as ever). */
 export function isWaved(steps: readonly WaveStep[]): boolean {
-  return steps.filter((step) => step.wave !== 'prune').length > 1 || steps.some((step) => step.deleteWave !== undefined);
+  return (
+    steps.filter((step) => step.wave !== 'prune').length > 1 || steps.some((step) => step.deleteWave !== undefined)
+  );
 }
 
 /** What a waved apply does with each part: run jobs, fold their ends into results, follow the rollouts of results. */
@@ -87,12 +95,22 @@ function partsOf<T>(items: readonly T[], size: number | undefined): T[][] {
  * held with a message naming the wave and the resource that failed. Without `wait`, the first wave is run and the
  * others are left waiting.
  */
-export async function runWaves(steps: readonly WaveStep[], ports: WavePorts, options: { wait: boolean; maxInFlight?: (waveSize: number) => number }): Promise<WavedApply> {
+export async function runWaves(
+  steps: readonly WaveStep[],
+  ports: WavePorts,
+  options: { wait: boolean; maxInFlight?: (waveSize: number) => number },
+): Promise<WavedApply> {
   const out: WavedApply = { ends: [], results: [], held: [] };
   for (const [index, step] of steps.entries()) {
     if (out.failure) {
       const message = waveHeldMessage(step.wave, out.failure);
-      out.held.push(...step.changes.map(({ change }) => ({ key: resourceKey(change.kind, change.name), reason: 'WaveHeld' as const, message })));
+      out.held.push(
+        ...step.changes.map(({ change }) => ({
+          key: resourceKey(change.kind, change.name),
+          reason: 'WaveHeld' as const,
+          message,
+        })),
+      );
       continue;
     }
     if (ports.interrupted()) break;
@@ -101,7 +119,8 @@ export async function runWaves(steps: readonly WaveStep[], ports: WavePorts, opt
       out.waiting = steps.slice(index).map((s) => s.wave);
       const message = waitingMessage(step.wave, steps[0]!.wave);
       const gate = { reason: 'WaveWaiting' as const, message };
-      for (const later of steps.slice(index)) out.held.push(...later.changes.map(({ change }) => ({ key: resourceKey(change.kind, change.name), ...gate })));
+      for (const later of steps.slice(index))
+        out.held.push(...later.changes.map(({ change }) => ({ key: resourceKey(change.kind, change.name), ...gate })));
       break;
     }
     const size = options.maxInFlight?.(step.changes.length);
@@ -124,7 +143,13 @@ export async function runWaves(steps: readonly WaveStep[], ports: WavePorts, opt
     if (out.failure) {
       const message = waveHeldMessage(step.wave, out.failure);
       const notRun = step.changes.filter(({ change }) => !ran.has(resourceKey(change.kind, change.name)));
-      out.held.push(...notRun.map(({ change }) => ({ key: resourceKey(change.kind, change.name), reason: 'WaveHeld' as const, message })));
+      out.held.push(
+        ...notRun.map(({ change }) => ({
+          key: resourceKey(change.kind, change.name),
+          reason: 'WaveHeld' as const,
+          message,
+        })),
+      );
     }
   }
   return out;

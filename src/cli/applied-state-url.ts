@@ -11,8 +11,13 @@ export const MAX_DOCUMENT_BYTES = 64 * 1024 * 1024;
 
 /** The endpoint's URL: given whole (…/applied-state), or the daemon's status server URL with /applied-state added. */
 export function appliedStateEndpoint(raw: string): URL {
-  const url = checkHttpUrl(raw, { name: '--applied-state-url', example: 'the daemon\'s status server URL, e.g. https://converge.example.com (its GET /applied-state)', noCredentials: `give the token in ${STATE_TOKEN_ENV}` });
-  if (!url.pathname.replace(/\/+$/, '').endsWith('/applied-state')) url.pathname = `${url.pathname.replace(/\/+$/, '')}/applied-state`;
+  const url = checkHttpUrl(raw, {
+    name: '--applied-state-url',
+    example: "the daemon's status server URL, e.g. https://converge.example.com (its GET /applied-state)",
+    noCredentials: `give the token in ${STATE_TOKEN_ENV}`,
+  });
+  if (!url.pathname.replace(/\/+$/, '').endsWith('/applied-state'))
+    url.pathname = `${url.pathname.replace(/\/+$/, '')}/applied-state`;
   url.search = '';
   url.hash = '';
   return url;
@@ -38,12 +43,21 @@ async function cappedText(response: Response, max: number): Promise<string | und
  */
 export async function readAppliedStateUrl(raw: string, token: string | undefined): Promise<AppliedStateRead> {
   const url = appliedStateEndpoint(raw);
-  if (!token) throw new UsageError(`--applied-state-url needs the daemon's read-only token in ${STATE_TOKEN_ENV}; it is not set`);
+  if (!token)
+    throw new UsageError(`--applied-state-url needs the daemon's read-only token in ${STATE_TOKEN_ENV}; it is not set`);
   const where = `${url.origin}${url.pathname}`;
-  const fail = (why: string, cause?: unknown): ConvergeError => new ConvergeError('E_APPLIED_STATE_URL', `cannot read the applied state from ${where}: ${why}`, cause === undefined ? undefined : { cause });
+  const fail = (why: string, cause?: unknown): ConvergeError =>
+    new ConvergeError(
+      'E_APPLIED_STATE_URL',
+      `cannot read the applied state from ${where}: ${why}`,
+      cause === undefined ? undefined : { cause },
+    );
   let response: Response;
   try {
-    response = await fetch(url, { signal: AbortSignal.timeout(TIMEOUT_MS), headers: { accept: 'application/json', authorization: `Bearer ${token}` } });
+    response = await fetch(url, {
+      signal: AbortSignal.timeout(TIMEOUT_MS),
+      headers: { accept: 'application/json', authorization: `Bearer ${token}` },
+    });
   } catch (error) {
     const cause = (error as { cause?: { code?: string } }).cause?.code ?? (error as Error).name;
     throw fail(`no answer (${cause}); is the daemon's status server reachable from here?`, error);
@@ -52,8 +66,12 @@ export async function readAppliedStateUrl(raw: string, token: string | undefined
     throw fail(`the answer was cut off (${(error as Error).name})`, error);
   });
   if (text === undefined) throw fail(`the answer is larger than ${MAX_DOCUMENT_BYTES} bytes`);
-  if (response.status === 401) throw fail(`the token was refused (401); set ${STATE_TOKEN_ENV} to the value the daemon runs with`);
-  if (response.status === 404) throw fail(`404: the endpoint is not enabled there (the daemon runs without ${STATE_TOKEN_ENV}) or this is not a converge daemon`);
+  if (response.status === 401)
+    throw fail(`the token was refused (401); set ${STATE_TOKEN_ENV} to the value the daemon runs with`);
+  if (response.status === 404)
+    throw fail(
+      `404: the endpoint is not enabled there (the daemon runs without ${STATE_TOKEN_ENV}) or this is not a converge daemon`,
+    );
   if (response.status !== 200) throw fail(`it answered ${response.status}${errorOf(text)}`);
   let value: unknown;
   try {

@@ -37,7 +37,10 @@ export function jobRunner(c: JobRunnerContext): (part: DecidedJob[]) => Promise<
       client: c.client,
       env: c.io.env,
       changes: part,
-      jobOptions: { deleteTracingProjects: c.settings.pruneTracingProjects, ...(c.version ? { manifestVersion: c.version } : {}) },
+      jobOptions: {
+        deleteTracingProjects: c.settings.pruneTracingProjects,
+        ...(c.version ? { manifestVersion: c.version } : {}),
+      },
       log: c.log,
       // Each write is printed below with its fields: the runner's own info line would repeat it on stderr. The jobs of a
       // run that died are handed on 5 s after their lock expires (BullMQ's default check comes every 30 s).

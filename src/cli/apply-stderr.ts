@@ -16,24 +16,34 @@ function seconds(ms: number): string {
 
 /** "Deployment/a (lock expires in 23s)": one resource waiting behind another run's job. */
 function countdown(w: { key: string; lockTtlMs: number | undefined }): string {
-  return w.lockTtlMs === undefined ? `${w.key} (its job is queued again)` : `${w.key} (lock expires within ${seconds(w.lockTtlMs)})`;
+  return w.lockTtlMs === undefined
+    ? `${w.key} (its job is queued again)`
+    : `${w.key} (lock expires within ${seconds(w.lockTtlMs)})`;
 }
 
 /** Resources waiting behind jobs of an earlier run: each named once on stderr, then a countdown on the progress line. */
-export function behindReporter(io: CommandIo, progress: Progress): NonNullable<Parameters<typeof runApply>[0]['onWaitingBehind']> {
+export function behindReporter(
+  io: CommandIo,
+  progress: Progress,
+): NonNullable<Parameters<typeof runApply>[0]['onWaitingBehind']> {
   let reported = false;
   return (waiting) => {
     if (!reported) {
       reported = true;
       for (const w of waiting) progress.write(io.stderr, `converge apply: ${behindLine(w)}\n`);
     }
-    progress.show(`waiting for ${waiting.length} resource${waiting.length === 1 ? '' : 's'} held by jobs of an earlier run: ${waiting.map(countdown).join(', ')}`);
+    progress.show(
+      `waiting for ${waiting.length} resource${waiting.length === 1 ? '' : 's'} held by jobs of an earlier run: ${waiting.map(countdown).join(', ')}`,
+    );
   };
 }
 
 /** The first report of a resource waiting behind a job that is not ours. */
 function behindLine(w: { key: string; behind: string; lockTtlMs: number | undefined }): string {
-  const lock = w.lockTtlMs === undefined ? 'it holds no lock and runs next' : `its lock expires within ${seconds(w.lockTtlMs)}, then it runs again with the newest desired state`;
+  const lock =
+    w.lockTtlMs === undefined
+      ? 'it holds no lock and runs next'
+      : `its lock expires within ${seconds(w.lockTtlMs)}, then it runs again with the newest desired state`;
   return `${w.key} waits for job ${w.behind} of an earlier run (interrupted, or running in another process): ${lock}`;
 }
 

@@ -35,9 +35,20 @@ export function report(io: CommandIo, r: ApplyReport): 0 | 1 {
   const failures = failedRollouts(r.resources, r.results, standing);
   const lastWrite = (key: string) => gathered.input.applied.get(key)?.manifestVersion;
   const warnings = failures.standing.map((f) => ({ key: f.key, message: standingLine(f, lastWrite(f.key)).trim() }));
-  if (text) for (const f of failures.failedBefore) io.stdout.write(`${failedRolloutLine(f.key, liveIdOf(gathered.resources.get(f.key), gathered.live.deployments), f.health.message)}\n`);
+  if (text)
+    for (const f of failures.failedBefore)
+      io.stdout.write(
+        `${failedRolloutLine(f.key, liveIdOf(gathered.resources.get(f.key), gathered.live.deployments), f.health.message)}\n`,
+      );
   if (text) for (const f of failures.standing) io.stdout.write(`${standingLine(f, lastWrite(f.key))}\n`);
   if (text) io.stdout.write(closingLine(r.results, converged, r.result, r.interrupted, failures) + '\n');
-  else io.stdout.write(JSON.stringify({ format_version: '1', plan: r.result, results: r.results, resources: r.resources, converged, warnings }, null, 2) + '\n');
+  else
+    io.stdout.write(
+      JSON.stringify(
+        { format_version: '1', plan: r.result, results: r.results, resources: r.resources, converged, warnings },
+        null,
+        2,
+      ) + '\n',
+    );
   return applyExitCode(r.result, verdict, r.end);
 }

@@ -27,7 +27,8 @@ export interface WaitReport {
  */
 export async function waitAndReport(w: WaitReport): Promise<void> {
   for (const r of w.results) {
-    if (r.startedBy === 'earlier') (w.text ? w.io.stdout : w.io.stderr).write(`${w.text ? '  ' : 'converge apply: '}${inProgressLine(r)}\n`);
+    if (r.startedBy === 'earlier')
+      (w.text ? w.io.stdout : w.io.stderr).write(`${w.text ? '  ' : 'converge apply: '}${inProgressLine(r)}\n`);
   }
   await waitForRevisions(w.client, w.results, {
     timeoutMs: w.settings.waitTimeout,
@@ -40,7 +41,8 @@ export async function waitAndReport(w: WaitReport): Promise<void> {
   for (const r of w.results) {
     if (!r.revision) continue;
     w.io.stdout.write(revisionLine(r, w.settings) + '\n');
-    const failedRevision = r.revision === 'failed' && r.revisionStatus ? r.health?.revisionId ?? r.latestRevisionId : undefined;
+    const failedRevision =
+      r.revision === 'failed' && r.revisionStatus ? (r.health?.revisionId ?? r.latestRevisionId) : undefined;
     if (!failedRevision || !r.deploymentId) continue;
     const lines = await failedBuildLines(w.client, r.deploymentId, failedRevision, w.resources.get(r.key), w.io.env);
     if (lines.length > 0) w.io.stdout.write(lines.join('\n') + '\n');
@@ -74,7 +76,9 @@ function revisionLine(r: ResourceResult, settings: Settings): string {
       if (r.startedBy === 'earlier') return `  ${'active'.padEnd(9)} ${r.key}: ${noun} is active`;
       return `  ${'active'.padEnd(9)} ${r.key}: new revision is active${r.latestRevisionId ? ` (revision ${r.latestRevisionId})` : ''}`;
     case 'failed': {
-      const said = r.health ? `${r.health.message}${r.startedBy === 'earlier' ? ' (not started by this apply)' : ''}` : `its ${noun} failed`;
+      const said = r.health
+        ? `${r.health.message}${r.startedBy === 'earlier' ? ' (not started by this apply)' : ''}`
+        : `its ${noun} failed`;
       return failedRolloutLine(r.key, r.deploymentId, said);
     }
     case 'building':

@@ -36,7 +36,12 @@ export interface WavedApplyEnd {
 export async function applyWaved(input: WavedApplyInput): Promise<WavedApplyEnd> {
   const waved = await runWaves(
     input.steps,
-    { run: input.run, results: (ends) => jobResults(input.outcomes, ends, input.version), follow: input.follow, interrupted: input.interrupted },
+    {
+      run: input.run,
+      results: (ends) => jobResults(input.outcomes, ends, input.version),
+      follow: input.follow,
+      interrupted: input.interrupted,
+    },
     { wait: input.wait, maxInFlight: (size) => inFlightOf(input.limit, size) },
   );
   const held: ResourceResult[] = [];
@@ -46,7 +51,12 @@ export async function applyWaved(input: WavedApplyInput): Promise<WavedApplyEnd>
     input.outcomes.set(key, waveGatedOutcome(outcome, gate));
     held.push(heldResult(outcome, gate.message));
   }
-  const end: WavedApplyEnd = { ends: waved.ends, results: [...waved.results, ...held], stopped: waved.failure !== undefined };
-  if (waved.waiting && waved.waiting.length > 0) end.waitingLine = wavesWaitingLine(input.steps[0]!.wave, waved.waiting);
+  const end: WavedApplyEnd = {
+    ends: waved.ends,
+    results: [...waved.results, ...held],
+    stopped: waved.failure !== undefined,
+  };
+  if (waved.waiting && waved.waiting.length > 0)
+    end.waitingLine = wavesWaitingLine(input.steps[0]!.wave, waved.waiting);
   return end;
 }

@@ -20,12 +20,18 @@ export function applyWindow(windows: readonly ChangeWindow[], now: number, overr
   if (!verdict.blocked || !verdict.by || verdict.manualAllowed) return { go: true };
   const { index, window, why } = verdict.by;
   const until = verdict.until ? `until ${verdict.until.toISOString()}` : 'with no end in sight';
-  const what = why === 'deny' ? `deny window ${windowName(index, window)} is open ${until}` : `outside every allow window ${until} (the next: ${windowName(index, window)})`;
+  const what =
+    why === 'deny'
+      ? `deny window ${windowName(index, window)} is open ${until}`
+      : `outside every allow window ${until} (the next: ${windowName(index, window)})`;
   if (override) return { overridden: `change window overridden (--override-window): ${what}; writing anyway` };
-  return { held: `Apply stopped before writing: ${what} and allows no manual writes; nothing was written. Run "${OVERRIDE}" to write now, or apply after it ends (a daemon writes it then).` };
+  return {
+    held: `Apply stopped before writing: ${what} and allows no manual writes; nothing was written. Run "${OVERRIDE}" to write now, or apply after it ends (a daemon writes it then).`,
+  };
 }
 
 /** Marks each decided write as let through by the override (its history entry says who asked). */
 export function markOverridden(outcomes: Map<string, Outcome>): void {
-  for (const [key, outcome] of outcomes) if (outcome.write) outcomes.set(key, { ...outcome, write: { ...outcome.write, windowOverride: OVERRIDE } });
+  for (const [key, outcome] of outcomes)
+    if (outcome.write) outcomes.set(key, { ...outcome, write: { ...outcome.write, windowOverride: OVERRIDE } });
 }

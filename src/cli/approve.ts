@@ -41,7 +41,11 @@ export function approvalQuestion(apiUrl: string): string {
  * Asks `question` on the terminal and reads one line (node:readline). Only "yes" (blanks around it ignored) approves;
  * any other line, the end of input (Ctrl-D), Ctrl-C and an aborted `signal` (SIGINT or SIGTERM to the process) do not.
  */
-export function askApproval(io: Pick<CommandIo, 'stdin' | 'stdout'>, question: string, signal?: AbortSignal): Promise<Answer> {
+export function askApproval(
+  io: Pick<CommandIo, 'stdin' | 'stdout'>,
+  question: string,
+  signal?: AbortSignal,
+): Promise<Answer> {
   const input = io.stdin;
   if (!input) return Promise.resolve({ approved: false, ended: 'eof' });
   if (signal?.aborted) return Promise.resolve({ approved: false, ended: 'interrupt' });
@@ -60,7 +64,9 @@ export function askApproval(io: Pick<CommandIo, 'stdin' | 'stdout'>, question: s
     rl.on('SIGINT', interrupted);
     rl.on('close', () => end({ approved: false, ended: 'eof' }));
     signal?.addEventListener('abort', interrupted, { once: true });
-    rl.question(question, (line) => end(line.trim() === 'yes' ? { approved: true } : { approved: false, ended: 'answer' }));
+    rl.question(question, (line) =>
+      end(line.trim() === 'yes' ? { approved: true } : { approved: false, ended: 'answer' }),
+    );
   });
 }
 
@@ -68,7 +74,10 @@ export function askApproval(io: Pick<CommandIo, 'stdin' | 'stdout'>, question: s
  * The approval step of `apply DIR`: true to go on (approved, or nobody to ask); false after printing the cancelled line,
  * when the apply then ends with exit 1, having enqueued nothing and sent the service nothing but reads.
  */
-export async function approveApply(io: Pick<CommandIo, 'stdin' | 'stdout'>, c: ApprovalCase & { apiUrl: string; signal?: AbortSignal }): Promise<boolean> {
+export async function approveApply(
+  io: Pick<CommandIo, 'stdin' | 'stdout'>,
+  c: ApprovalCase & { apiUrl: string; signal?: AbortSignal },
+): Promise<boolean> {
   if (!asksApproval(io, c)) return true;
   const answer = await askApproval(io, approvalQuestion(c.apiUrl), c.signal);
   if (answer.approved) return true;

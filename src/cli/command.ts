@@ -51,7 +51,10 @@ export function nearestName(word: string, names: readonly string[]): string | un
     if (!best || distance < best.distance) best = { name, distance };
   }
   if (!best) return undefined;
-  const near = best.distance <= Math.max(2, Math.floor(word.length / 3)) || best.name.startsWith(word) || word.startsWith(best.name);
+  const near =
+    best.distance <= Math.max(2, Math.floor(word.length / 3)) ||
+    best.name.startsWith(word) ||
+    word.startsWith(best.name);
   return near ? best.name : undefined;
 }
 
@@ -79,7 +82,10 @@ function missingValueMessage(command: Command, message: string): string | undefi
   if (!match) return undefined;
   const [, name, why] = match;
   const placeholder = command.options[name!]?.placeholder ?? 'VALUE';
-  const next = why === 'missing' ? '' : ', and the next argument is another option (a value that starts with a dash goes as --' + `${name}=VALUE)`;
+  const next =
+    why === 'missing'
+      ? ''
+      : ', and the next argument is another option (a value that starts with a dash goes as --' + `${name}=VALUE)`;
   return `option --${name} needs a value (--${name} ${placeholder})${next} (see "converge ${command.name} --help")`;
 }
 
@@ -101,7 +107,11 @@ export function parseCommandArgs(command: Command, argv: string[]): ParsedArgs {
     parsed = parseArgs({ args: argv, options, allowPositionals: true, strict: true });
   } catch (error) {
     const first = (error as Error).message.split('\n')[0]!;
-    throw new UsageError(unknownOptionMessage(command, first) ?? missingValueMessage(command, first) ?? `${first}; see "converge ${command.name} --help"`);
+    throw new UsageError(
+      unknownOptionMessage(command, first) ??
+        missingValueMessage(command, first) ??
+        `${first}; see "converge ${command.name} --help"`,
+    );
   }
   const [min, max] = command.positionals;
   if (parsed.positionals.length < min || parsed.positionals.length > max) {
@@ -112,7 +122,14 @@ export function parseCommandArgs(command: Command, argv: string[]): ParsedArgs {
 
 /** The --help text of one command. */
 export function commandHelp(command: Command): string {
-  const lines = [`Usage: ${command.usage}`, '', command.summary, '', ...(command.details ? [command.details.trimEnd(), ''] : []), 'Options:'];
+  const lines = [
+    `Usage: ${command.usage}`,
+    '',
+    command.summary,
+    '',
+    ...(command.details ? [command.details.trimEnd(), ''] : []),
+    'Options:',
+  ];
   const rows = Object.entries(command.options).map(([name, spec]) => {
     const flag = `  ${spec.short ? `-${spec.short}, ` : ''}--${name}${spec.type === 'string' ? ` ${spec.placeholder ?? 'VALUE'}` : ''}`;
     return [flag, spec.description] as const;

@@ -61,7 +61,13 @@ function valueCompletes(spec: OptionSpec): Completes {
 
 function flagView(long: string, spec: OptionSpec): FlagView {
   const takesValue = spec.type === 'string';
-  return { long, ...(spec.short ? { short: spec.short } : {}), description: spec.description, takesValue, completes: takesValue ? valueCompletes(spec) : undefined };
+  return {
+    long,
+    ...(spec.short ? { short: spec.short } : {}),
+    description: spec.description,
+    takesValue,
+    completes: takesValue ? valueCompletes(spec) : undefined,
+  };
 }
 
 /** The commands as the scripts offer them, in --help order; every command gets --help (-h). */
@@ -69,7 +75,10 @@ export function commandViews(commands: readonly Command[]): CommandView[] {
   return commands.map((command) => ({
     name: command.name,
     summary: command.summary,
-    flags: [...Object.entries(command.options).map(([long, spec]) => flagView(long, spec)), { long: 'help', short: 'h', description: 'show this help', takesValue: false, completes: undefined }],
+    flags: [
+      ...Object.entries(command.options).map(([long, spec]) => flagView(long, spec)),
+      { long: 'help', short: 'h', description: 'show this help', takesValue: false, completes: undefined },
+    ],
     argument: argumentOf(command),
     repeats: /\.\.\.$/.test(command.usage.split(/\s+/)[2] ?? ''),
   }));
@@ -92,7 +101,11 @@ function bashArm(view: CommandView): string[] {
   const of = (test: (f: FlagView) => boolean): string => view.flags.filter(test).flatMap(spellings).join(' ');
   const argument = bashArgument(view.argument);
   // "--output=text,json -o=text,json": each spelling of an enum flag with its words
-  const choices = view.flags.flatMap((f) => (f.completes !== undefined && 'words' in f.completes ? spellings(f).map((s) => `${s}=${(f.completes as { words: string[] }).words.join(',')}`) : []));
+  const choices = view.flags.flatMap((f) =>
+    f.completes !== undefined && 'words' in f.completes
+      ? spellings(f).map((s) => `${s}=${(f.completes as { words: string[] }).words.join(',')}`)
+      : [],
+  );
   return [
     `    ${view.name})`,
     `      flags="${of(() => true)}"`,
@@ -128,7 +141,7 @@ function bashScript(views: readonly CommandView[]): string {
     '    if [[ "${pair%%=*}" == "$prev" ]]; then pair="${pair#*=}"; COMPREPLY=( $(compgen -W "${pair//,/ }" -- "$cur") ); return 0; fi',
     '  done',
     '  if [[ -n "$prev" && " $resource_flags " == *" $prev "* ]]; then',
-    '    # the names declared in this line\'s manifest directory (its first argument, flags and their values skipped)',
+    "    # the names declared in this line's manifest directory (its first argument, flags and their values skipped)",
     '    local i word dir="" skip=0',
     '    for (( i = 2; i < COMP_CWORD - 1; i++ )); do',
     '      word="${COMP_WORDS[i]}"',
@@ -145,7 +158,7 @@ function bashScript(views: readonly CommandView[]): string {
     '    dir) COMPREPLY=( $(compgen -d -- "$cur") ) ;;',
     '    file) COMPREPLY=( $(compgen -f -- "$cur") ) ;;',
     '    words:*) COMPREPLY=( $(compgen -W "${argument#words:}" -- "$cur") ) ;;',
-    '    # the resources the line\'s Redis prefix knows (its --redis-url, --redis-prefix, --config, else the defaults)',
+    "    # the resources the line's Redis prefix knows (its --redis-url, --redis-prefix, --config, else the defaults)",
     '    recorded) COMPREPLY=( $(compgen -W "$(converge completion --recorded -- ' +
       '"${COMP_WORDS[@]:2:COMP_CWORD-2}" 2>/dev/null)" -- "$cur") ) ;;',
     '  esac',
@@ -158,7 +171,10 @@ function bashScript(views: readonly CommandView[]): string {
 
 /** Words safe inside a zsh `_arguments` spec or `_describe` item: no brackets, colons, quotes or backslashes. */
 function zshText(text: string): string {
-  return text.replace(/[[\]:'"\\`$]/g, ' ').replace(/\s+/g, ' ').trim();
+  return text
+    .replace(/[[\]:'"\\`$]/g, ' ')
+    .replace(/\s+/g, ' ')
+    .trim();
 }
 
 /** What follows a value flag's spec in zsh: the action that completes its value. */
@@ -179,8 +195,13 @@ function zshFlag(flag: FlagView): string {
 }
 
 function zshArm(view: CommandView): string[] {
-  const argument = view.argument === undefined ? [] : [`'${view.repeats ? '*' : '1'}:argument:${zshAction(view.argument)}'`];
-  return [`        ${view.name})`, `          _arguments -s ${[...view.flags.map(zshFlag), ...argument].join(' \\\n            ')}`, '          ;;'];
+  const argument =
+    view.argument === undefined ? [] : [`'${view.repeats ? '*' : '1'}:argument:${zshAction(view.argument)}'`];
+  return [
+    `        ${view.name})`,
+    `          _arguments -s ${[...view.flags.map(zshFlag), ...argument].join(' \\\n            ')}`,
+    '          ;;',
+  ];
 }
 
 /** Every spelling of a flag that takes a value, in any command: the words a search for the manifest directory skips the value of. */
@@ -193,7 +214,7 @@ function zshScript(views: readonly CommandView[]): string {
     '#compdef converge',
     '# converge completion for zsh. Load it with: source <(converge completion zsh)',
     '# (or save it as _converge in a directory of $fpath)',
-    '# --target: the names declared in the line\'s manifest directory (its first argument, flags and their values skipped)',
+    "# --target: the names declared in the line's manifest directory (its first argument, flags and their values skipped)",
     '_converge_targets() {',
     `  local -a value_flags=(${valueFlagWords(views)}) names`,
     '  local i word dir="" skip=0',
@@ -207,7 +228,7 @@ function zshScript(views: readonly CommandView[]): string {
     '  names=(${(f)"$(converge completion --targets -- "$dir" 2>/dev/null)"})',
     '  (( ${#names} )) && compadd -a names',
     '}',
-    '# converge history: the resources the line\'s Redis prefix knows (its --redis-url, --redis-prefix, --config)',
+    "# converge history: the resources the line's Redis prefix knows (its --redis-url, --redis-prefix, --config)",
     '_converge_recorded() {',
     '  local -a names',
     '  names=(${(f)"$(converge completion --recorded -- "${(@)words[2,CURRENT-1]}" 2>/dev/null)"})',
@@ -295,7 +316,9 @@ function fishScript(views: readonly CommandView[]): string {
     'function __converge_recorded',
     '    converge completion --recorded -- (commandline -opc)[3..-1] 2>/dev/null',
     'end',
-    ...views.map((v) => `complete -c converge -n '__fish_use_subcommand' -a ${v.name} -d '${fishText(fishShort(v.summary))}'`),
+    ...views.map(
+      (v) => `complete -c converge -n '__fish_use_subcommand' -a ${v.name} -d '${fishText(fishShort(v.summary))}'`,
+    ),
     ...views.flatMap(fishLines),
     '',
   ].join('\n');

@@ -10,7 +10,9 @@ import { loadManifestDir } from '../observe/manifests.js';
  */
 export async function targetWords(dir: string, cwd: string): Promise<string[]> {
   if (dir === '') return [];
-  const loaded = await loadManifestDir(resolve(cwd, dir.replace(/^~(?=$|\/)/, homedir())), { allowLiteralSecrets: true });
+  const loaded = await loadManifestDir(resolve(cwd, dir.replace(/^~(?=$|\/)/, homedir())), {
+    allowLiteralSecrets: true,
+  });
   const declared = [...loaded.resources, ...loaded.blocked];
   const kindsOf = new Map<string, Set<string>>();
   for (const r of declared) kindsOf.set(r.name, (kindsOf.get(r.name) ?? new Set()).add(r.kind));

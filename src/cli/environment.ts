@@ -7,7 +7,11 @@ import type { Environment } from '../observe/environment.js';
  * Diagnostics name them relative to the manifest directory `dir`, as they name manifests (docs/commands.md, "Paths in
  * messages"); one given as an absolute path outside `dir` keeps that path. Errors about the argument itself name it as given.
  */
-export function environmentOf(settings: { vars: string[]; overlays: string[] }, cwd: string, dir: string): Environment | undefined {
+export function environmentOf(
+  settings: { vars: string[]; overlays: string[] },
+  cwd: string,
+  dir: string,
+): Environment | undefined {
   if (settings.vars.length === 0 && settings.overlays.length === 0) return undefined;
   const input = (given: string) => {
     const path = resolve(cwd, given);

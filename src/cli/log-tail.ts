@@ -19,6 +19,10 @@ export async function failedBuildLines(
   indent = '      ',
 ): Promise<string[]> {
   const tail = await buildLogTail(client, { id: deploymentId }, revisionId, maskOf(resource, env));
-  if (tail.lines.length > 0) return [`${indent}last build log lines of revision ${revisionId}:`, ...tail.lines.map((line) => `${indent}| ${line}`)];
+  if (tail.lines.length > 0)
+    return [
+      `${indent}last build log lines of revision ${revisionId}:`,
+      ...tail.lines.map((line) => `${indent}| ${line}`),
+    ];
   return tail.note ? [`${indent}(no build log: ${tail.note})`] : [];
 }

@@ -35,7 +35,10 @@ interface Failure {
 
 /** True when argv asks for JSON output (`-o json`, `--output json`, `--output=json`, `-ojson`). */
 function wantsJson(argv: readonly string[]): boolean {
-  return argv.some((arg, i) => arg === '--output=json' || arg === '-ojson' || ((arg === '-o' || arg === '--output') && argv[i + 1] === 'json'));
+  return argv.some(
+    (arg, i) =>
+      arg === '--output=json' || arg === '-ojson' || ((arg === '-o' || arg === '--output') && argv[i + 1] === 'json'),
+  );
 }
 
 /** What to fix, after the service's own words: the setting that names the service, or the key. */
@@ -43,18 +46,27 @@ function hintOf(error: ConvergeError): string {
   if (error instanceof ServiceError && (error.status === 401 || error.status === 403)) {
     return '; check the API key in CONVERGE_API_KEY (--api-key), and for a key that spans several workspaces the workspace in CONVERGE_TENANT_ID (--tenant-id)';
   }
-  if (error instanceof NetworkError) return '; is the service up there? the URL comes from --api-url or CONVERGE_API_URL';
+  if (error instanceof NetworkError)
+    return '; is the service up there? the URL comes from --api-url or CONVERGE_API_URL';
   return '';
 }
 
 /** A server that cannot listen (port in use, not allowed, out of range): one line naming the address and the fix. */
 function listenFailure(error: unknown): Failure | undefined {
   const e = error as NodeJS.ErrnoException & { address?: string; port?: number };
-  if (e?.code === 'ERR_SOCKET_BAD_PORT') return { code: 'E_LISTEN', message: `${e.message.split('\n')[0]}; give a port from 1 to 65535` };
+  if (e?.code === 'ERR_SOCKET_BAD_PORT')
+    return { code: 'E_LISTEN', message: `${e.message.split('\n')[0]}; give a port from 1 to 65535` };
   if (e?.syscall !== 'listen') return undefined;
   const where = `${e.address ?? 'the address'}:${e.port ?? '?'}`;
-  const why: Record<string, string> = { EADDRINUSE: 'the port is in use', EACCES: 'not allowed (a port below 1024 needs privileges)', EADDRNOTAVAIL: 'no such address on this machine' };
-  return { code: 'E_LISTEN', message: `cannot listen on ${where}: ${why[e.code ?? ''] ?? e.code}; choose another with --http-port or --http-host` };
+  const why: Record<string, string> = {
+    EADDRINUSE: 'the port is in use',
+    EACCES: 'not allowed (a port below 1024 needs privileges)',
+    EADDRNOTAVAIL: 'no such address on this machine',
+  };
+  return {
+    code: 'E_LISTEN',
+    message: `cannot listen on ${where}: ${why[e.code ?? ''] ?? e.code}; choose another with --http-port or --http-host`,
+  };
 }
 
 /** The one line of an expected failure; undefined for a bug (printed with its stack). */
@@ -77,7 +89,9 @@ export async function runCli(argv: string[], io: CommandIo): Promise<number> {
   const command: Command | undefined = await loadCommand(name);
   if (!command) {
     const guess = nearestName(name, COMMAND_NAMES);
-    io.stderr.write(`converge: unknown command "${name}"${guess ? `; did you mean "converge ${guess}"?` : ''}; run "converge --help" for the list\n`);
+    io.stderr.write(
+      `converge: unknown command "${name}"${guess ? `; did you mean "converge ${guess}"?` : ''}; run "converge --help" for the list\n`,
+    );
     return 1;
   }
   if (rest.includes('--help') || rest.includes('-h')) {
@@ -112,7 +126,9 @@ function leadingChdir(argv: string[]): string[] {
     if (!dir) throw new Error('missing');
     process.chdir(dir);
   } catch {
-    process.stderr.write(`converge: ${first?.split('=')[0]} ${dir ?? ''}: ${dir ? 'not a directory that can be entered' : 'give a directory'}; usage: converge --chdir DIR COMMAND [options]\n`);
+    process.stderr.write(
+      `converge: ${first?.split('=')[0]} ${dir ?? ''}: ${dir ? 'not a directory that can be entered' : 'give a directory'}; usage: converge --chdir DIR COMMAND [options]\n`,
+    );
     process.exit(1);
   }
   return rest;

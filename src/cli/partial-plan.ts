@@ -11,7 +11,8 @@ export const TARGET_OPTION: Record<string, OptionSpec> = {
     multiple: true,
     placeholder: 'NAME',
     resourceNames: true,
-    description: 'plan (and apply) only this resource: its metadata.name, or Kind/NAME when two kinds share the name; repeat for more. The plan says it is partial: other manifests and live resources in no manifest are not looked at, and nothing is pruned (not with --prune)',
+    description:
+      'plan (and apply) only this resource: its metadata.name, or Kind/NAME when two kinds share the name; repeat for more. The plan says it is partial: other manifests and live resources in no manifest are not looked at, and nothing is pruned (not with --prune)',
   },
 };
 
@@ -23,7 +24,9 @@ export const TARGET_OPTION: Record<string, OptionSpec> = {
 export function targetsOf(args: ParsedArgs): string[] {
   const targets = ((args.values.target as string[] | undefined) ?? []).filter((t) => t.trim() !== '');
   if (targets.length > 0 && args.values.prune === true) {
-    throw new UsageError('--target and --prune cannot be combined: --target plans and applies only the named resources and deletes nothing; run without --target to prune');
+    throw new UsageError(
+      '--target and --prune cannot be combined: --target plans and applies only the named resources and deletes nothing; run without --target to prune',
+    );
   }
   return targets;
 }

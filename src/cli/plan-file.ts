@@ -16,7 +16,7 @@ export function writePlanFile(path: string, text: string): void {
   try {
     fd = openSync(temp, 'wx', 0o600);
     const bytes = Buffer.from(text, 'utf8');
-    for (let at = 0; at < bytes.length; ) at += writeSync(fd, bytes, at, bytes.length - at);
+    for (let at = 0; at < bytes.length;) at += writeSync(fd, bytes, at, bytes.length - at);
     fsyncSync(fd);
     closeSync(fd);
     fd = undefined;
@@ -25,7 +25,10 @@ export function writePlanFile(path: string, text: string): void {
     if (fd !== undefined) closeSync(fd);
     rmSync(temp, { force: true });
     const code = (error as NodeJS.ErrnoException).code ?? 'error';
-    throw new ConvergeError('E_PLAN_FILE', `cannot write the plan to ${path} (${code}); check that its folder exists and is writable`);
+    throw new ConvergeError(
+      'E_PLAN_FILE',
+      `cannot write the plan to ${path} (${code}); check that its folder exists and is writable`,
+    );
   }
 }
 
@@ -72,14 +75,24 @@ export function readPlanFile(path: string, check: PlanCheck): SavedPlan {
   } catch (error) {
     if (error instanceof ConvergeError) throw error;
     const code = (error as NodeJS.ErrnoException).code;
-    throw new ConvergeError('E_PLAN_FILE', `plan file ${path} ${code === 'ENOENT' ? 'does not exist' : `cannot be read (${code ?? 'error'})`}`);
+    throw new ConvergeError(
+      'E_PLAN_FILE',
+      `plan file ${path} ${code === 'ENOENT' ? 'does not exist' : `cannot be read (${code ?? 'error'})`}`,
+    );
   }
-  if (size > MAX_PLAN_FILE_BYTES) throw new ConvergeError('E_PLAN_FILE', `plan file ${path} is larger than ${MAX_PLAN_FILE_BYTES / 1024 / 1024} MiB: not a converge plan`);
+  if (size > MAX_PLAN_FILE_BYTES)
+    throw new ConvergeError(
+      'E_PLAN_FILE',
+      `plan file ${path} is larger than ${MAX_PLAN_FILE_BYTES / 1024 / 1024} MiB: not a converge plan`,
+    );
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
   } catch (error) {
-    throw new ConvergeError('E_PLAN_FILE', `plan file ${path} cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
+    throw new ConvergeError(
+      'E_PLAN_FILE',
+      `plan file ${path} cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'})`,
+    );
   }
   const read = readSavedPlan(text);
   if (!read.ok) throw new ConvergeError('E_PLAN_FILE', `${path}: ${read.problem}`);

@@ -4,7 +4,12 @@ import { ConvergeError, UsageError } from '../core/errors.js';
 import { planExitCode } from '../core/exit-code.js';
 import { versionLabel } from '../core/manifest-version.js';
 import { resourceKey, type Plan } from '../core/model.js';
-import { SAVED_PLAN_FORMAT, SAVED_PLAN_VERSION, type SavedPlan, type SavedPlanContent } from '../core/saved-plan/schema.js';
+import {
+  SAVED_PLAN_FORMAT,
+  SAVED_PLAN_VERSION,
+  type SavedPlan,
+  type SavedPlanContent,
+} from '../core/saved-plan/schema.js';
 import { staleLine, stalenessOf } from '../core/saved-plan/stale.js';
 import { optionDifferences } from '../core/saved-plan/agree.js';
 import { isNoDeletesNote, type DeploymentDeletes } from '../service/deployments.js';
@@ -33,7 +38,12 @@ export function printPlan(result: Plan, output: string, io: CommandIo, showOrpha
 
 /** What one plan read, as the saved plan's writes are recorded from it. */
 function observationOf(gathered: Gathered): Observation {
-  return { resources: gathered.resources, secretHashes: gathered.input.secretHashes, live: gathered.live, applied: gathered.input.applied };
+  return {
+    resources: gathered.resources,
+    secretHashes: gathered.input.secretHashes,
+    live: gathered.live,
+    applied: gathered.input.applied,
+  };
 }
 
 /** A service's URL without a trailing slash: the same service however it was spelled. */
@@ -42,14 +52,33 @@ function serviceOf(settings: Pick<ServiceSettings, 'apiUrl' | 'tenantId'>): Save
 }
 
 /** The saved plan of one `plan --out` run: the plan printed, each decided write and what it was decided against. */
-export function savedPlanContent(dir: string, settings: ServiceSettings, gathered: Gathered, result: Plan, outcomes: ReadonlyMap<string, Outcome>, targets: readonly string[] = []): SavedPlanContent {
-  const changes = changesToApply(outcomes, result.changes, gathered.resources, gathered.live.deployments, gathered.input.secretHashes);
+export function savedPlanContent(
+  dir: string,
+  settings: ServiceSettings,
+  gathered: Gathered,
+  result: Plan,
+  outcomes: ReadonlyMap<string, Outcome>,
+  targets: readonly string[] = [],
+): SavedPlanContent {
+  const changes = changesToApply(
+    outcomes,
+    result.changes,
+    gathered.resources,
+    gathered.live.deployments,
+    gathered.input.secretHashes,
+  );
   return {
     format: SAVED_PLAN_FORMAT,
     format_version: SAVED_PLAN_VERSION,
     created_at: new Date().toISOString(),
     service: serviceOf(settings),
-    manifests: { dir, vars: settings.vars, overlays: settings.overlays, version: gathered.version, content_id: gathered.contentId },
+    manifests: {
+      dir,
+      vars: settings.vars,
+      overlays: settings.overlays,
+      version: gathered.version,
+      content_id: gathered.contentId,
+    },
     options: optionsOf(settings, targets),
     plan: result,
     writes: plannedWrites(changes, observationOf(gathered)),
@@ -57,16 +86,32 @@ export function savedPlanContent(dir: string, settings: ServiceSettings, gathere
 }
 
 /** `plan --show FILE`: the saved plan as plan printed it (files from the directory it was made in), with no service; a line on stderr says what it is. */
-export function showSavedPlan(saved: SavedPlan, output: string, io: CommandIo, options: { detailed: boolean; showOrphans: boolean }): number {
+export function showSavedPlan(
+  saved: SavedPlan,
+  output: string,
+  io: CommandIo,
+  options: { detailed: boolean; showOrphans: boolean },
+): number {
   const writes = saved.writes.length;
-  io.stderr.write(`converge plan: saved plan of ${saved.manifests.dir} (manifests ${versionLabel(saved.manifests.version)}) made ${saved.created_at}: ${writes} write${writes === 1 ? '' : 's'}, ${saved.checksum}\n`);
+  io.stderr.write(
+    `converge plan: saved plan of ${saved.manifests.dir} (manifests ${versionLabel(saved.manifests.version)}) made ${saved.created_at}: ${writes} write${writes === 1 ? '' : 's'}, ${saved.checksum}\n`,
+  );
   printPlan(saved.plan, output, io, options.showOrphans, shownFrom(saved.manifests.dir));
   return planExitCode(saved.plan, options.detailed);
 }
 
 /** The options one plan or apply decides with: prune is recorded off under --target (it deletes nothing then). */
-function optionsOf(settings: Pick<ServiceSettings, 'prune' | 'maxDeletes' | 'adopt' | 'namePrefix'>, targets: readonly string[]): SavedPlan['options'] {
-  return { prune: settings.prune && targets.length === 0, max_deletes: settings.maxDeletes, adopt: settings.adopt, name_prefix: settings.namePrefix ?? null, ...(targets.length > 0 ? { targets: [...targets] } : {}) };
+function optionsOf(
+  settings: Pick<ServiceSettings, 'prune' | 'maxDeletes' | 'adopt' | 'namePrefix'>,
+  targets: readonly string[],
+): SavedPlan['options'] {
+  return {
+    prune: settings.prune && targets.length === 0,
+    max_deletes: settings.maxDeletes,
+    adopt: settings.adopt,
+    name_prefix: settings.namePrefix ?? null,
+    ...(targets.length > 0 ? { targets: [...targets] } : {}),
+  };
 }
 
 /**
@@ -75,17 +120,31 @@ function optionsOf(settings: Pick<ServiceSettings, 'prune' | 'maxDeletes' | 'ado
  * differ from them is refused (E_PLAN_OPTIONS), so an edited file cannot turn prune on. The service must be the one
  * the plan was made against. Throws before anything is opened: nothing is read or sent.
  */
-export function settingsOfPlan(saved: SavedPlan, settings: ServiceSettings, given: Readonly<Record<string, unknown>>, targets: readonly string[]): ServiceSettings {
+export function settingsOfPlan(
+  saved: SavedPlan,
+  settings: ServiceSettings,
+  given: Readonly<Record<string, unknown>>,
+  targets: readonly string[],
+): ServiceSettings {
   const fixed = PLAN_FIXED_FLAGS.filter((flag) => given[flag] !== undefined);
-  if (fixed.length > 0) throw new UsageError(`--${fixed.join(', --')} cannot be given with --plan: the plan names the files it was made from (give them to "converge plan --out")`);
+  if (fixed.length > 0)
+    throw new UsageError(
+      `--${fixed.join(', --')} cannot be given with --plan: the plan names the files it was made from (give them to "converge plan --out")`,
+    );
   const ours = serviceOf(settings);
   if (ours.api_url !== saved.service.api_url || ours.tenant_id !== saved.service.tenant_id) {
     const tenant = (id: string | null) => (id ? ` (tenant ${id})` : '');
-    throw new ConvergeError('E_PLAN_SERVICE', `the plan was made against ${saved.service.api_url}${tenant(saved.service.tenant_id)}, not ${ours.api_url}${tenant(ours.tenant_id)}: apply it to the service it was made against, or plan again`);
+    throw new ConvergeError(
+      'E_PLAN_SERVICE',
+      `the plan was made against ${saved.service.api_url}${tenant(saved.service.tenant_id)}, not ${ours.api_url}${tenant(ours.tenant_id)}: apply it to the service it was made against, or plan again`,
+    );
   }
   const differ = optionDifferences(saved.options, optionsOf(settings, targets));
   if (differ.length > 0) {
-    throw new ConvergeError('E_PLAN_OPTIONS', `the plan's options are not this apply's: ${differ.join('; ')}; nothing was written; give apply --plan the --prune, --max-deletes, --adopt, --name-prefix and --target the plan was made with, or plan again`);
+    throw new ConvergeError(
+      'E_PLAN_OPTIONS',
+      `the plan's options are not this apply's: ${differ.join('; ')}; nothing was written; give apply --plan the --prune, --max-deletes, --adopt, --name-prefix and --target the plan was made with, or plan again`,
+    );
   }
   return { ...settings, vars: saved.manifests.vars, overlays: saved.manifests.overlays };
 }
@@ -103,8 +162,19 @@ export function deletesOfPlan(saved: SavedPlan): DeploymentDeletes {
  * What `apply --plan` enqueues: the fresh plan's writes, once they are exactly the saved plan's and nothing they were
  * decided on changed. Throws E_PLAN_STALE (one line, what changed) otherwise: then nothing is written.
  */
-export function checkedChanges(saved: SavedPlan, gathered: Gathered, result: Plan, outcomes: ReadonlyMap<string, Outcome>): DecidedJob[] {
-  const fresh = changesToApply(outcomes, result.changes, gathered.resources, gathered.live.deployments, gathered.input.secretHashes);
+export function checkedChanges(
+  saved: SavedPlan,
+  gathered: Gathered,
+  result: Plan,
+  outcomes: ReadonlyMap<string, Outcome>,
+): DecidedJob[] {
+  const fresh = changesToApply(
+    outcomes,
+    result.changes,
+    gathered.resources,
+    gathered.live.deployments,
+    gathered.input.secretHashes,
+  );
   const observation = observationOf(gathered);
   const observe = observer(observation);
   const staleness = stalenessOf(saved, {
@@ -123,7 +193,8 @@ export function checkedChanges(saved: SavedPlan, gathered: Gathered, result: Pla
  * then the plan is claimed (atomically: of two applies of one plan at once, one goes on).
  */
 export async function claimPlanned<T>(saved: SavedPlan, jobs: Pick<Jobs, 'plans'>, check: () => T): Promise<T> {
-  const applied = (at: string) => new ConvergeError('E_PLAN_STALE', staleLine([`it was applied (at ${at}; a plan is applied once)`]));
+  const applied = (at: string) =>
+    new ConvergeError('E_PLAN_STALE', staleLine([`it was applied (at ${at}; a plan is applied once)`]));
   const before = await jobs.plans.appliedAt(saved.checksum);
   if (before !== undefined) throw applied(before);
   const checked = check();

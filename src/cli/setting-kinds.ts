@@ -37,7 +37,10 @@ export function sourceOf(schema: z.ZodType): SettingSource | undefined {
 function candidate(source: SourceFields) {
   return z.object(
     { value: z.union([z.string(), z.number(), z.boolean()]), origin: z.string() },
-    { error: (issue) => (issue.input === undefined ? `setting ${source.key} has no value; set --${source.flag}` : undefined) },
+    {
+      error: (issue) =>
+        issue.input === undefined ? `setting ${source.key} has no value; set --${source.flag}` : undefined,
+    },
   );
 }
 
@@ -101,7 +104,9 @@ export function waveLimit(source: SourceFields) {
     const match = /^(\d+)(%?)$/.exec(text);
     const number = match ? Number(match[1]) : Number.NaN;
     if (!match || number < 1 || (match[2] === '%' && number > 100)) {
-      throw new UsageError(`${origin}: "${text}" is not a count or a percentage of the wave; give e.g. 2 or 25% (at least 1, at most 100%)`);
+      throw new UsageError(
+        `${origin}: "${text}" is not a count or a percentage of the wave; give e.g. 2 or 25% (at least 1, at most 100%)`,
+      );
     }
     return match[2] === '%' ? { percent: number } : { count: number };
   };
@@ -127,7 +132,8 @@ export function waveLimit(source: SourceFields) {
 export function port(source: SourceFields) {
   const read = (value: RawValue, origin: string): number => {
     const text = String(value);
-    if (!/^\d+$/.test(text) || Number(text) > 65_535) throw new UsageError(`${origin}: "${text}" is not a port; give 1 to 65535 (0: any free port)`);
+    if (!/^\d+$/.test(text) || Number(text) > 65_535)
+      throw new UsageError(`${origin}: "${text}" is not a port; give 1 to 65535 (0: any free port)`);
     return Number(text);
   };
   return register(readWith(source, read), source, 'string');
@@ -137,7 +143,8 @@ export function port(source: SourceFields) {
 export function duration(source: SourceFields, minMs = 0) {
   const read = (value: RawValue, origin: string): number => {
     const ms = parseDuration(String(value), origin);
-    if (ms < minMs) throw new UsageError(`${origin}: "${String(value)}" is too short; give at least ${formatMs(minMs)}`);
+    if (ms < minMs)
+      throw new UsageError(`${origin}: "${String(value)}" is too short; give at least ${formatMs(minMs)}`);
     return ms;
   };
   return register(readWith(source, read), source, 'string');

@@ -31,7 +31,11 @@ export interface Settings extends z.output<typeof SETTINGS> {
 /** CLI options for the named settings, plus --config; for a command's `options` table. */
 export function settingOptions(...names: SettingName[]): Record<string, OptionSpec> {
   const options: Record<string, OptionSpec> = {
-    config: { type: 'string', placeholder: 'FILE', description: 'config file (default: config/default.yaml; env CONVERGE_CONFIG)' },
+    config: {
+      type: 'string',
+      placeholder: 'FILE',
+      description: 'config file (default: config/default.yaml; env CONVERGE_CONFIG)',
+    },
   };
   for (const name of names) {
     const source = settingSource(name);
@@ -62,7 +66,9 @@ function readConfigFile(path: string): ConfigFileContents {
   try {
     text = readFileSync(path, 'utf8');
   } catch (error) {
-    throw new UsageError(`config file ${path}: cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'})`, { cause: error });
+    throw new UsageError(`config file ${path}: cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'})`, {
+      cause: error,
+    });
   }
   const lines = new LineCounter();
   const doc = parseDocument(text, { lineCounter: lines });
@@ -74,11 +80,21 @@ function readConfigFile(path: string): ConfigFileContents {
   const { notifications: _list, windows: _windows, ...plain } = data as Record<string, unknown>;
   const known = SETTING_NAMES.map((name) => settingSource(name).key);
   for (const key of Object.keys(plain)) {
-    if (!known.includes(key)) throw new UsageError(`config file ${path}: unknown setting "${key}"; known: ${[...known, ...LIST_KEYS].join(', ')}`);
+    if (!known.includes(key))
+      throw new UsageError(
+        `config file ${path}: unknown setting "${key}"; known: ${[...known, ...LIST_KEYS].join(', ')}`,
+      );
   }
   const parsed = ConfigFile.safeParse(plain);
-  if (!parsed.success) throw new UsageError(`config file ${path}: expected a mapping of setting names to plain values (vars and overlays: lists of paths)`);
-  return { values: parsed.data, notifications: notificationsFromConfig(doc, lines, path), windows: windowsFromConfig(doc, lines, path) };
+  if (!parsed.success)
+    throw new UsageError(
+      `config file ${path}: expected a mapping of setting names to plain values (vars and overlays: lists of paths)`,
+    );
+  return {
+    values: parsed.data,
+    notifications: notificationsFromConfig(doc, lines, path),
+    windows: windowsFromConfig(doc, lines, path),
+  };
 }
 
 /** Empty values (an empty flag or variable, a null or an empty list in the config file) count as not set. */
@@ -92,7 +108,8 @@ export function resolveSettings(args: ParsedArgs, env: NodeJS.ProcessEnv): Setti
   const configFile = (args.values.config as string | undefined) ?? env.CONVERGE_CONFIG ?? DEFAULT_CONFIG_PATH;
   const file = readConfigFile(configFile);
   const fileValues = file.values;
-  const fallback = configFile === DEFAULT_CONFIG_PATH ? fileValues : { ...readConfigFile(DEFAULT_CONFIG_PATH).values, ...fileValues };
+  const fallback =
+    configFile === DEFAULT_CONFIG_PATH ? fileValues : { ...readConfigFile(DEFAULT_CONFIG_PATH).values, ...fileValues };
   const raw: Record<string, { value: unknown; origin: string } | undefined> = {};
   const explicit = new Set<SettingName>();
   for (const name of SETTING_NAMES) {
@@ -102,7 +119,10 @@ export function resolveSettings(args: ParsedArgs, env: NodeJS.ProcessEnv): Setti
       { value: env[source.env], origin: source.env },
       { value: fallback[source.key], origin: `${configFile}: ${source.key}` },
     ].find((c) => isSet(c.value));
-    const fromUser = isSet(args.values[source.flag]) || isSet(env[source.env]) || (configFile !== DEFAULT_CONFIG_PATH && isSet(fileValues[source.key]));
+    const fromUser =
+      isSet(args.values[source.flag]) ||
+      isSet(env[source.env]) ||
+      (configFile !== DEFAULT_CONFIG_PATH && isSet(fileValues[source.key]));
     if (fromUser) explicit.add(name);
   }
   const parsed = SETTINGS.safeParse(raw);

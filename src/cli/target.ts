@@ -22,7 +22,8 @@ export const EMBEDDED = 'embedded';
 export { requireApiUrl, type ServiceSettings } from './api-url.js';
 
 /** The first line `apply` and `run` print against the embedded emulator: nothing they do reaches a real service. */
-export const EMBEDDED_BANNER = 'using the embedded emulator (--api-url embedded): nothing is written to a real service, and its state is gone when this process exits';
+export const EMBEDDED_BANNER =
+  'using the embedded emulator (--api-url embedded): nothing is written to a real service, and its state is gone when this process exits';
 
 /**
  * Embedded mode keeps the emulator's state in memory for the life of the process, seeded from
@@ -33,10 +34,16 @@ export function retryLine(info: RetryInfo): string {
   return `${info.method} ${info.route}: ${info.why}, retrying (${info.attempt}/${info.attempts}) in ${formatSeconds(info.waitMs)}`;
 }
 
-export async function openTarget(settings: ServiceSettings, hooks: { onRequest?: ClientOptions['onRequest']; onRetry?: ClientOptions['onRetry'] } = {}): Promise<Target> {
+export async function openTarget(
+  settings: ServiceSettings,
+  hooks: { onRequest?: ClientOptions['onRequest']; onRetry?: ClientOptions['onRetry'] } = {},
+): Promise<Target> {
   if (settings.apiUrl === EMBEDDED) {
     // Imported here: a run against a real service loads none of the emulator.
-    const [{ startEmulator }, { emulatorDiscoveryHook }] = await Promise.all([import('../emulator/server.js'), import('../emulator/discovery-hook.js')]);
+    const [{ startEmulator }, { emulatorDiscoveryHook }] = await Promise.all([
+      import('../emulator/server.js'),
+      import('../emulator/discovery-hook.js'),
+    ]);
     const emulator = await startEmulator({
       host: '127.0.0.1',
       port: 0,
@@ -45,7 +52,13 @@ export async function openTarget(settings: ServiceSettings, hooks: { onRequest?:
       allowLocalDiscovery: settings.allowLocalDiscovery,
     });
     // The embedded emulator asks for no API key: only the URL and timeouts apply.
-    const client = new ServiceClient(clientOptionsFrom({ apiUrl: emulator.url, requestTimeout: settings.requestTimeout }, hooks.onRequest, hooks.onRetry));
+    const client = new ServiceClient(
+      clientOptionsFrom(
+        { apiUrl: emulator.url, requestTimeout: settings.requestTimeout },
+        hooks.onRequest,
+        hooks.onRetry,
+      ),
+    );
     return {
       client,
       url: emulator.url,
@@ -57,7 +70,18 @@ export async function openTarget(settings: ServiceSettings, hooks: { onRequest?:
       dropConnections: () => client.destroy(),
     };
   }
-  checkHttpUrl(settings.apiUrl, { name: 'api_url', example: `http(s)://host[:port] or "${EMBEDDED}"`, noCredentials: API_KEY_ADVICE });
+  checkHttpUrl(settings.apiUrl, {
+    name: 'api_url',
+    example: `http(s)://host[:port] or "${EMBEDDED}"`,
+    noCredentials: API_KEY_ADVICE,
+  });
   const client = new ServiceClient(clientOptionsFrom(settings, hooks.onRequest, hooks.onRetry));
-  return { client, url: settings.apiUrl, async close() { await client.close(); }, dropConnections: () => client.destroy() };
+  return {
+    client,
+    url: settings.apiUrl,
+    async close() {
+      await client.close();
+    },
+    dropConnections: () => client.destroy(),
+  };
 }

@@ -11,7 +11,10 @@ import { VERSION } from '../service/version.js';
  */
 export function startSdk(env: NodeJS.ProcessEnv): () => Promise<void> {
   const provider = new NodeTracerProvider({
-    resource: resourceFromAttributes({ 'service.name': env.OTEL_SERVICE_NAME || 'converge', 'service.version': VERSION }),
+    resource: resourceFromAttributes({
+      'service.name': env.OTEL_SERVICE_NAME || 'converge',
+      'service.version': VERSION,
+    }),
     spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter())],
   });
   provider.register();

@@ -12,7 +12,10 @@ function loader() {
 describe('startTracing', () => {
   it('without OTEL_EXPORTER_OTLP_ENDPOINT: the SDK is not imported, tracing is off', async () => {
     const sdk = loader();
-    const tracing = await startTracing({ OTEL_SERVICE_NAME: 'converge', OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' }, sdk.load);
+    const tracing = await startTracing(
+      { OTEL_SERVICE_NAME: 'converge', OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' },
+      sdk.load,
+    );
     expect(tracing.enabled).toBe(false);
     await flushWithin(tracing, 10);
     expect(sdk.load).not.toHaveBeenCalled();
@@ -21,12 +24,22 @@ describe('startTracing', () => {
   it('an empty endpoint, or OTEL_SDK_DISABLED=true: not imported either', async () => {
     const sdk = loader();
     expect((await startTracing({ OTEL_EXPORTER_OTLP_ENDPOINT: '' }, sdk.load)).enabled).toBe(false);
-    expect((await startTracing({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318', OTEL_SDK_DISABLED: 'true' }, sdk.load)).enabled).toBe(false);
+    expect(
+      (
+        await startTracing(
+          { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318', OTEL_SDK_DISABLED: 'true' },
+          sdk.load,
+        )
+      ).enabled,
+    ).toBe(false);
     expect(sdk.load).not.toHaveBeenCalled();
   });
 
   it('with OTEL_EXPORTER_OTLP_ENDPOINT (or the traces endpoint): imported once and started with the environment; the flush shuts it down', async () => {
-    for (const env of [{ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318' }, { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://127.0.0.1:4318/v1/traces' }]) {
+    for (const env of [
+      { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318' },
+      { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://127.0.0.1:4318/v1/traces' },
+    ]) {
       const sdk = loader();
       const tracing = await startTracing(env, sdk.load);
       expect(tracing.enabled).toBe(true);

@@ -14,7 +14,10 @@ const OFF: Tracing = { enabled: false, shutdown: () => Promise.resolve() };
  * Tracing on when OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is set (and OTEL_SDK_DISABLED is not
  * "true"): the SDK is imported then, and only then (`load`, replaced in tests).
  */
-export async function startTracing(env: NodeJS.ProcessEnv, load: () => Promise<SdkModule> = () => import('./tracing-sdk.js')): Promise<Tracing> {
+export async function startTracing(
+  env: NodeJS.ProcessEnv,
+  load: () => Promise<SdkModule> = () => import('./tracing-sdk.js'),
+): Promise<Tracing> {
   const endpoint = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT || env.OTEL_EXPORTER_OTLP_ENDPOINT;
   if (!endpoint || env.OTEL_SDK_DISABLED?.trim().toLowerCase() === 'true') return OFF;
   const shutdown = (await load()).startSdk(env);

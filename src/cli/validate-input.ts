@@ -36,7 +36,12 @@ function kindOf(path: string): 'directory' | 'file' | 'missing' {
  * are read as if they were the whole directory, so a name declared twice among them is an error, and each is named
  * as given (normalized). A directory among files, or two directories, is one line (docs/commands.md, "converge validate").
  */
-export function validateInput(given: readonly string[], cwd: string, overlays: readonly string[], context?: string): ValidateInput {
+export function validateInput(
+  given: readonly string[],
+  cwd: string,
+  overlays: readonly string[],
+  context?: string,
+): ValidateInput {
   const kinds = given.map((path) => kindOf(resolve(cwd, path)));
   if (context !== undefined) return filesInDirectory(given, kinds, cwd, context);
   // One path that is a directory, or missing and not named like a manifest: a directory (a missing one says so).
@@ -45,16 +50,25 @@ export function validateInput(given: readonly string[], cwd: string, overlays: r
     return { dir, shown: shownFrom(given[0]!), load: (options) => loadManifestDir(dir, options) };
   }
   const folder = given.find((_, i) => kinds[i] === 'directory');
-  if (folder !== undefined) throw new UsageError(`${folder} is a directory: give one manifest directory, or manifest files, not both`);
+  if (folder !== undefined)
+    throw new UsageError(`${folder} is a directory: give one manifest directory, or manifest files, not both`);
   const missing = given.find((_, i) => kinds[i] === 'missing');
-  if (missing !== undefined) throw new UsageError(`${missing} does not exist; give a manifest directory or manifest files (*.yaml, *.yml)`);
+  if (missing !== undefined)
+    throw new UsageError(`${missing} does not exist; give a manifest directory or manifest files (*.yaml, *.yml)`);
   const other = given.find((path) => !MANIFEST_NAME.test(path));
-  if (other !== undefined) throw new UsageError(`${other} is not a manifest file (*.yaml, *.yml); give only manifest files, or their directory`);
+  if (other !== undefined)
+    throw new UsageError(
+      `${other} is not a manifest file (*.yaml, *.yml); give only manifest files, or their directory`,
+    );
   // Overlays patch resources by name across the whole directory: checked against a few files, every other name would be unknown.
-  if (overlays.length > 0) throw new UsageError('--overlay needs the whole manifest directory: give the directory instead of files');
+  if (overlays.length > 0)
+    throw new UsageError('--overlay needs the whole manifest directory: give the directory instead of files');
   const labels = [...new Set(given.map(normalizedPath))].sort();
   const files = labels.map((label) => ({ path: label, absolute: resolve(cwd, label), link: true }));
-  return { shown: (file) => file, load: (options) => readManifestFiles({ files, diagnostics: [], unread: [] }, options) };
+  return {
+    shown: (file) => file,
+    load: (options) => readManifestFiles({ files, diagnostics: [], unread: [] }, options),
+  };
 }
 
 /**
@@ -64,19 +78,33 @@ export function validateInput(given: readonly string[], cwd: string, overlays: r
  * the directory: a variables or overlay file). Text names files from the working directory (DIR as typed plus the
  * path in it), JSON relative to DIR, as for `validate DIR`.
  */
-function filesInDirectory(given: readonly string[], kinds: ReadonlyArray<ReturnType<typeof kindOf>>, cwd: string, context: string): ValidateInput {
+function filesInDirectory(
+  given: readonly string[],
+  kinds: ReadonlyArray<ReturnType<typeof kindOf>>,
+  cwd: string,
+  context: string,
+): ValidateInput {
   const dir = resolve(cwd, context);
-  if (kindOf(dir) !== 'directory') throw new UsageError(`--dir ${context} is not a directory; give the manifest directory the files belong to`);
+  if (kindOf(dir) !== 'directory')
+    throw new UsageError(`--dir ${context} is not a directory; give the manifest directory the files belong to`);
   const wanted = new Set<string>();
   given.forEach((path, i) => {
-    if (kinds[i] === 'directory') throw new UsageError(`${path} is a directory: with --dir, give manifest files of ${context}`);
-    if (kinds[i] === 'missing') throw new UsageError(`${path} does not exist; give manifest files (*.yaml, *.yml) of ${context}`);
-    if (!MANIFEST_NAME.test(path)) throw new UsageError(`${path} is not a manifest file (*.yaml, *.yml); give only manifest files of ${context}`);
+    if (kinds[i] === 'directory')
+      throw new UsageError(`${path} is a directory: with --dir, give manifest files of ${context}`);
+    if (kinds[i] === 'missing')
+      throw new UsageError(`${path} does not exist; give manifest files (*.yaml, *.yml) of ${context}`);
+    if (!MANIFEST_NAME.test(path))
+      throw new UsageError(`${path} is not a manifest file (*.yaml, *.yml); give only manifest files of ${context}`);
     const inside = relative(dir, resolve(cwd, path));
-    if (inside.startsWith('..') || isAbsolute(inside)) throw new UsageError(`${path} is not in --dir ${context}; give files of that manifest directory`);
+    if (inside.startsWith('..') || isAbsolute(inside))
+      throw new UsageError(`${path} is not in --dir ${context}; give files of that manifest directory`);
     wanted.add(inside.split(sep).join('/'));
   });
-  return { dir, shown: shownFrom(context), load: async (options) => onlyFiles(await loadManifestDir(dir, options), wanted) };
+  return {
+    dir,
+    shown: shownFrom(context),
+    load: async (options) => onlyFiles(await loadManifestDir(dir, options), wanted),
+  };
 }
 
 /** What `result` holds of the files `wanted`: their resources, and the diagnostics at them or at no manifest file of it. */

@@ -23,11 +23,23 @@ describe('skewChange', () => {
   });
 
   it('said again when it moved by more than the bound since it was said, and once when it is back within', () => {
-    expect(logsOf([-30_000, -33_000, -36_000, 200, 300, 7_000])).toEqual(['warn', undefined, 'warn', 'info', undefined, 'warn']);
+    expect(logsOf([-30_000, -33_000, -36_000, 200, 300, 7_000])).toEqual([
+      'warn',
+      undefined,
+      'warn',
+      'info',
+      undefined,
+      'warn',
+    ]);
   });
 
   it('a skew that only a slow round trip could explain is not taken for a wrong clock', () => {
-    expect(logsOf([[6_000, 4_000], [6_000, 1_000]])).toEqual([undefined, 'warn']);
+    expect(
+      logsOf([
+        [6_000, 4_000],
+        [6_000, 1_000],
+      ]),
+    ).toEqual([undefined, 'warn']);
     expect(skewChange(undefined, { skewMs: CLOCK_SKEW_BOUND_MS, roundTripMs: 0 }).log).toBeUndefined();
   });
 

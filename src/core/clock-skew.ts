@@ -28,7 +28,11 @@ export interface SkewChange {
  * uncertainty (half its round trip), so a slow Redis is never taken for a wrong clock. Said once when it goes beyond,
  * again only when it moved by more than the bound since (not at every reading), and once when it comes back.
  */
-export function skewChange(last: SkewNotice | undefined, reading: SkewReading, boundMs: number = CLOCK_SKEW_BOUND_MS): SkewChange {
+export function skewChange(
+  last: SkewNotice | undefined,
+  reading: SkewReading,
+  boundMs: number = CLOCK_SKEW_BOUND_MS,
+): SkewChange {
   const beyond = Math.abs(reading.skewMs) - reading.roundTripMs / 2 > boundMs;
   const notice: SkewNotice = { beyond, skewMs: reading.skewMs };
   if (beyond && (!last?.beyond || Math.abs(reading.skewMs - last.skewMs) > boundMs)) return { notice, log: 'warn' };

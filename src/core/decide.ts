@@ -4,7 +4,14 @@ import type { HealthCondition, SyncCondition } from './health.js';
 import { holdApplies, type ResourceHold } from './holds.js';
 import { kindOf } from './kinds/index.js';
 import type { RevisionReading, RolloutClock } from './kinds/kind.js';
-import { resourceKey, type Action, type DriftPolicy, type ListedDeployment, type PlanChange, type ResourceKind } from './model.js';
+import {
+  resourceKey,
+  type Action,
+  type DriftPolicy,
+  type ListedDeployment,
+  type PlanChange,
+  type ResourceKind,
+} from './model.js';
 
 /** Stable reason codes of sync (README: "Sync and health"); each names why the resource is, or is not, written. */
 export const SYNC_REASONS = [
@@ -109,8 +116,14 @@ export interface Outcome {
  * never read as a manifest change under `report`: an update is then reported, never applied, until the manifest
  * changes. A first create is never drift; a create of a desired state once seen in sync is (deleted outside converge).
  */
-export function decideDrift(remembered: string | undefined, fingerprint: string, policy: DriftPolicy, action: 'create' | 'update' = 'update'): { kind: 'apply' | 'heal' | 'report' } {
-  if (remembered === undefined) return action === 'update' && policy === 'report' ? { kind: 'report' } : { kind: 'apply' };
+export function decideDrift(
+  remembered: string | undefined,
+  fingerprint: string,
+  policy: DriftPolicy,
+  action: 'create' | 'update' = 'update',
+): { kind: 'apply' | 'heal' | 'report' } {
+  if (remembered === undefined)
+    return action === 'update' && policy === 'report' ? { kind: 'report' } : { kind: 'apply' };
   if (remembered !== fingerprint) return { kind: 'apply' };
   return policy === 'report' ? { kind: 'report' } : { kind: 'heal' };
 }
@@ -122,13 +135,24 @@ function onlyUncomparedSecrets(change: PlanChange): boolean {
   return change.fields.length > 0 && change.fields.every((f) => f.uncompared === true);
 }
 
-type Verdict = Pick<Outcome, 'sync' | 'write' | 'skip' | 'drift'> & Partial<Pick<Outcome, 'remember' | 'secretsUnknown' | 'job'>>;
+type Verdict = Pick<Outcome, 'sync' | 'write' | 'skip' | 'drift'> &
+  Partial<Pick<Outcome, 'remember' | 'secretsUnknown' | 'job'>>;
 
-function skip(status: SyncCondition['status'], code: SyncReason, message: string, extra: Partial<Verdict> = {}): Verdict {
+function skip(
+  status: SyncCondition['status'],
+  code: SyncReason,
+  message: string,
+  extra: Partial<Verdict> = {},
+): Verdict {
   return { sync: { status, reason: code, message }, write: null, skip: { code, message }, drift: null, ...extra };
 }
 
-function writeOf(op: DecidedWrite['op'], message: string, extra: Partial<DecidedWrite> = {}, drift: Outcome['drift'] = null): Verdict {
+function writeOf(
+  op: DecidedWrite['op'],
+  message: string,
+  extra: Partial<DecidedWrite> = {},
+  drift: Outcome['drift'] = null,
+): Verdict {
   const write: DecidedWrite = { op, drift: false, ...extra, message };
   return { sync: { status: 'out_of_sync', reason: 'OutOfSync', message }, write, skip: null, drift };
 }
@@ -140,7 +164,9 @@ function fieldsOf(change: PlanChange): string[] {
 /** A write in flight or just finished stands for the decided write: no second job, and no drift. */
 function inFlight(write: WriteInFlight): Verdict {
   if (write.state === 'queued') {
-    return skip('out_of_sync', 'Applying', `job ${write.jobId} (${write.operation}) is queued`, { job: { jobId: write.jobId, operation: write.operation } });
+    return skip('out_of_sync', 'Applying', `job ${write.jobId} (${write.operation}) is queued`, {
+      job: { jobId: write.jobId, operation: write.operation },
+    });
   }
   return skip('synced', 'Applied', 'a job of this desired state finished during the reconcile');
 }
@@ -152,25 +178,50 @@ function daemonWrite(input: DecisionInput, fingerprint: string): Verdict {
   const approved = input.requests?.writeSecrets === true;
   const remembered = input.remembered;
   // A write of converge's own whose answer was lost (pending) is settled by its job from live state: not held.
-  if (op === 'update' && onlyUncomparedSecrets(change) && input.pendingWrite !== true && (approved || remembered === undefined || remembered === fingerprint)) {
-    if (approved) return writeOf('update', 'secrets the service hides are written once, on request (--write-secrets)', { secretsApproved: true });
+  if (
+    op === 'update' &&
+    onlyUncomparedSecrets(change) &&
+    input.pendingWrite !== true &&
+    (approved || remembered === undefined || remembered === fingerprint)
+  ) {
+    if (approved)
+      return writeOf('update', 'secrets the service hides are written once, on request (--write-secrets)', {
+        secretsApproved: true,
+      });
     const secrets = change.fields.map((f) => f.path.slice('secrets.'.length));
     const message = `the service hides ${secrets.join(', ')} and no applied state records them; not rewritten blind. Run "converge reconcile --write-secrets ${change.name}" to write them once`;
-    return skip('out_of_sync', 'SecretsUnknown', message, { secretsUnknown: secrets, ...(remembered === undefined ? { remember: fingerprint } : {}) });
+    return skip('out_of_sync', 'SecretsUnknown', message, {
+      secretsUnknown: secrets,
+      ...(remembered === undefined ? { remember: fingerprint } : {}),
+    });
   }
   const policy = input.desired?.driftPolicy ?? input.settings.driftPolicy;
   if (holdApplies(input.hold, fingerprint)) {
     // The same input built a failed revision, or was refused for good: not sent again. A drift of other fields is still reported.
     // A refused create has no live side to have drifted.
-    return skip('out_of_sync', input.hold.reason, input.hold.message, op === 'create' ? {} : { drift: { policy: 'report', fields: fieldsOf(change) } });
+    return skip(
+      'out_of_sync',
+      input.hold.reason,
+      input.hold.message,
+      op === 'create' ? {} : { drift: { policy: 'report', fields: fieldsOf(change) } },
+    );
   }
   const drift = decideDrift(remembered, fingerprint, policy, op);
   if (drift.kind === 'report') {
     const message = 'live state drifted from the unchanged manifest; reported, not reverted (drift policy report)';
     // No memory: the reported desired state is remembered, so a later manifest change is told from this drift.
-    return skip('out_of_sync', 'DriftReported', message, { drift: { policy, fields: fieldsOf(change) }, ...(remembered === undefined ? { remember: fingerprint } : {}) });
+    return skip('out_of_sync', 'DriftReported', message, {
+      drift: { policy, fields: fieldsOf(change) },
+      ...(remembered === undefined ? { remember: fingerprint } : {}),
+    });
   }
-  if (drift.kind === 'heal') return writeOf(op, 'live state drifted from the unchanged manifest: reverting it (drift policy heal)', { drift: true }, { policy, fields: fieldsOf(change) });
+  if (drift.kind === 'heal')
+    return writeOf(
+      op,
+      'live state drifted from the unchanged manifest: reverting it (drift policy heal)',
+      { drift: true },
+      { policy, fields: fieldsOf(change) },
+    );
   return writeOf(op, change.reason ?? 'live state differs from the manifest');
 }
 
@@ -181,26 +232,38 @@ function decideSync(input: DecisionInput): Verdict {
   if (change.action === 'blocked') {
     // Kept at its last good version, or unknown (a file that fails to load may declare it): a manifest error either way.
     return input.heldAtLastGood || change.unknown === true
-      ? skip('blocked', 'ManifestErrors', change.reason ?? 'the manifest file has errors; the last good version stays in force')
+      ? skip(
+          'blocked',
+          'ManifestErrors',
+          change.reason ?? 'the manifest file has errors; the last good version stays in force',
+        )
       : skip('blocked', 'PlanBlocked', change.reason ?? 'the plan blocks it');
   }
-  if (change.action === 'orphan') return skip('out_of_sync', 'Orphan', change.reason ?? 'live, in no manifest; never deleted without --prune');
+  if (change.action === 'orphan')
+    return skip('out_of_sync', 'Orphan', change.reason ?? 'live, in no manifest; never deleted without --prune');
   if (change.action === 'delete') {
     // The daemon's delete waits for its grace or for a person (src/core/prune-grace.ts): nothing is sent yet.
     if (change.pending_delete) return skip('out_of_sync', 'DeletePending', change.reason ?? 'delete pending');
     return writeOf('delete', change.reason ?? 'owned by converge, no longer declared');
   }
-  if (change.suspended === true || input.desired?.suspend === true) return skip('suspended', 'Suspended', 'converge/suspend is true: changes are planned, never applied');
+  if (change.suspended === true || input.desired?.suspend === true)
+    return skip('suspended', 'Suspended', 'converge/suspend is true: changes are planned, never applied');
   const fingerprint = input.fingerprint;
   if (change.action === 'noop') {
     const rebuild = 'a rebuild was asked for (--retry-failed): a new revision of the same input';
     if (input.requests?.rebuild === true && fingerprint !== undefined) return writeOf('rebuild', rebuild);
-    const remember = daemon && fingerprint !== undefined && input.remembered !== fingerprint ? { remember: fingerprint } : {};
+    const remember =
+      daemon && fingerprint !== undefined && input.remembered !== fingerprint ? { remember: fingerprint } : {};
     return skip('synced', 'Synced', 'live state matches the manifest', remember);
   }
-  if (!WRITES.has(change.action)) return skip('out_of_sync', 'OutOfSync', change.reason ?? 'live state differs from the manifest');
+  if (!WRITES.has(change.action))
+    return skip('out_of_sync', 'OutOfSync', change.reason ?? 'live state differs from the manifest');
   if (input.conflict) return skip('out_of_sync', 'Conflict', input.conflict.message);
-  if (!daemon || fingerprint === undefined) return writeOf(change.action === 'create' ? 'create' : 'update', change.reason ?? 'live state differs from the manifest');
+  if (!daemon || fingerprint === undefined)
+    return writeOf(
+      change.action === 'create' ? 'create' : 'update',
+      change.reason ?? 'live state differs from the manifest',
+    );
   return daemonWrite(input, fingerprint);
 }
 
@@ -237,7 +300,11 @@ export function withWriteInFlight(decided: Outcome, write: WriteInFlight | undef
  * A decided outcome that a gate after the decision holds back (a wave, src/core/waves.ts; a change window,
  * src/daemon/cycle/window-gate.ts): nothing written, out of sync with the gate's reason and line, as decide() skips.
  */
-export function heldBack(decided: Outcome, reason: 'WaveHeld' | 'WaveWaiting' | 'WindowHeld', message: string): Outcome {
+export function heldBack(
+  decided: Outcome,
+  reason: 'WaveHeld' | 'WaveWaiting' | 'WindowHeld',
+  message: string,
+): Outcome {
   return { ...decided, ...skip('out_of_sync', reason, message) };
 }
 

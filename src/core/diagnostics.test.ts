@@ -2,7 +2,13 @@
 import { describe, expect, it } from 'vitest';
 import { failingFiles, type Diagnostic } from './diagnostics.js';
 
-function at(file: string, line: number, column: number, severity: Diagnostic['severity'], code = 'E_SCHEMA'): Diagnostic {
+function at(
+  file: string,
+  line: number,
+  column: number,
+  severity: Diagnostic['severity'],
+  code = 'E_SCHEMA',
+): Diagnostic {
   return { severity, file, line, column, code, message: 'x' };
 }
 
@@ -17,7 +23,13 @@ describe('failingFiles', () => {
       at('vars/prod.yaml', 2, 5, 'error', 'E_VARS_FILE'),
       at('shared', 1, 1, 'warning', 'W_LINK_OUTSIDE'),
     ];
-    expect(failingFiles(list)).toEqual(['a.yaml:1:1', 'b.yaml:3:11', 'gone.yaml:1:1', 'shared:1:1', 'vars/prod.yaml:2:5']);
+    expect(failingFiles(list)).toEqual([
+      'a.yaml:1:1',
+      'b.yaml:3:11',
+      'gone.yaml:1:1',
+      'shared:1:1',
+      'vars/prod.yaml:2:5',
+    ]);
     expect(failingFiles([at('c.yaml', 1, 1, 'warning')])).toEqual([]);
   });
 });

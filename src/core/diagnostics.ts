@@ -26,7 +26,10 @@ export function sortDiagnostics(list: Diagnostic[]): Diagnostic[] {
 }
 
 /** The order diagnostics are shown in: by file, line, column, then message. */
-export function compareDiagnostics(a: Pick<Diagnostic, 'file' | 'line' | 'column' | 'message'>, b: Pick<Diagnostic, 'file' | 'line' | 'column' | 'message'>): number {
+export function compareDiagnostics(
+  a: Pick<Diagnostic, 'file' | 'line' | 'column' | 'message'>,
+  b: Pick<Diagnostic, 'file' | 'line' | 'column' | 'message'>,
+): number {
   return a.file.localeCompare(b.file) || a.line - b.line || a.column - b.column || a.message.localeCompare(b.message);
 }
 
@@ -40,6 +43,7 @@ const UNREAD_CODES: ReadonlySet<string> = new Set(['E_FILE_VANISHED', 'W_LINK_OU
  */
 export function failingFiles(list: readonly Diagnostic[]): string[] {
   const first = new Map<string, Diagnostic>();
-  for (const d of sortDiagnostics([...list])) if ((d.severity === 'error' || UNREAD_CODES.has(d.code)) && !first.has(d.file)) first.set(d.file, d);
+  for (const d of sortDiagnostics([...list]))
+    if ((d.severity === 'error' || UNREAD_CODES.has(d.code)) && !first.has(d.file)) first.set(d.file, d);
   return [...first.values()].map((d) => `${d.file}:${d.line}:${d.column}`);
 }

@@ -22,7 +22,9 @@ export function editDistance(a: string, b: string): number {
 export function didYouMean(word: string, known: readonly string[]): string {
   let guess = closest(word, known);
   if (!guess) {
-    const ranked = known.map((name) => ({ name, distance: editDistance(word, name) })).sort((a, b) => a.distance - b.distance);
+    const ranked = known
+      .map((name) => ({ name, distance: editDistance(word, name) }))
+      .sort((a, b) => a.distance - b.distance);
     const best = ranked[0];
     if (best && best.distance <= Math.max(2, Math.floor(word.length / 3))) guess = best.name;
   }

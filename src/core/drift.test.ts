@@ -4,7 +4,11 @@ import type { DeploymentResource, ProviderResource } from './model.js';
 import { decideDrift } from './decide.js';
 import { desiredFingerprint, driftReason } from './drift.js';
 
-function deployment(maxScale: number, file = 'a.yaml', secret: { env: string } | { value: string } = { env: 'OPENAI_KEY' }): DeploymentResource {
+function deployment(
+  maxScale: number,
+  file = 'a.yaml',
+  secret: { env: string } | { value: string } = { env: 'OPENAI_KEY' },
+): DeploymentResource {
   return {
     kind: 'Deployment',
     name: 'web',
@@ -56,7 +60,14 @@ describe('desiredFingerprint', () => {
       name: 'slack',
       location: { file: 'p.yaml', line: 1, column: 1 },
       suspend: false,
-      spec: { mode: 'manual', name: 'Slack', client_id: '1', auth_url: 'https://a', token_url: 'https://t', client_secret: secret },
+      spec: {
+        mode: 'manual',
+        name: 'Slack',
+        client_id: '1',
+        auth_url: 'https://a',
+        token_url: 'https://t',
+        client_secret: secret,
+      },
     });
     expect(desiredFingerprint(provider({ env: 'X' }), {})).toBe(desiredFingerprint(provider({ value: 'planted' }), {}));
   });
@@ -84,7 +95,11 @@ describe('driftReason', () => {
     expect(driftReason(['secrets.OPENAI_API_KEY'], { updated_at: '2026-11-26T11:00:00.000Z' }, applied)).toBe(
       "changed outside converge at 2026-11-26T11:00:00.000Z, after converge's last write at 2026-11-26T10:00:00.000Z: its secret set was replaced (declared secret OPENAI_API_KEY missing or different), as a client that sends its own complete environment does (the official deploy tool sends its .env)",
     );
-    expect(driftReason(['source_config.resource_spec.max_scale'], { updated_at: '2026-11-26T09:00:00.000Z' }, applied)).toBe('changed outside converge');
-    expect(driftReason(['secrets.A', 'secrets.B', 'source_config.build_on_push'], undefined, undefined)).toMatch(/^changed outside converge: its secret set was replaced \(declared secrets A, B missing or different\)/);
+    expect(
+      driftReason(['source_config.resource_spec.max_scale'], { updated_at: '2026-11-26T09:00:00.000Z' }, applied),
+    ).toBe('changed outside converge');
+    expect(driftReason(['secrets.A', 'secrets.B', 'source_config.build_on_push'], undefined, undefined)).toMatch(
+      /^changed outside converge: its secret set was replaced \(declared secrets A, B missing or different\)/,
+    );
   });
 });

@@ -26,11 +26,18 @@ export interface DesiredMemory {
  * write, the reason says when; drifted secrets are named as a replaced secret set, what the official deploy tool does
  * with its .env (docs/official-tool.md).
  */
-export function driftReason(fields: readonly string[], live: { updated_at?: string } | undefined, applied: AppliedRecord | undefined): string {
+export function driftReason(
+  fields: readonly string[],
+  live: { updated_at?: string } | undefined,
+  applied: AppliedRecord | undefined,
+): string {
   const secrets = fields.filter((f) => f.startsWith('secrets.')).map((f) => f.slice('secrets.'.length));
   const liveAt = live?.updated_at ? Date.parse(live.updated_at) : Number.NaN;
   const ownAt = applied ? Date.parse(applied.appliedAt) : Number.NaN;
-  const when = Number.isFinite(liveAt) && Number.isFinite(ownAt) && liveAt > ownAt ? ` at ${live!.updated_at}, after converge's last write at ${applied!.appliedAt}` : '';
+  const when =
+    Number.isFinite(liveAt) && Number.isFinite(ownAt) && liveAt > ownAt
+      ? ` at ${live!.updated_at}, after converge's last write at ${applied!.appliedAt}`
+      : '';
   if (secrets.length === 0) return `changed outside converge${when}`;
   const which = `declared secret${secrets.length === 1 ? '' : 's'} ${secrets.join(', ')} missing or different`;
   return `changed outside converge${when}: its secret set was replaced (${which}), as a client that sends its own complete environment does (the official deploy tool sends its .env)`;

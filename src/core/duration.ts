@@ -7,7 +7,9 @@ const UNIT_MS: Record<string, number> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_0
 export function parseDuration(text: string, setting = 'duration'): number {
   const match = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)\s*$/.exec(String(text));
   if (!match) {
-    throw new UsageError(`${setting}: "${text}" is not a duration; write a number with a unit, e.g. 300ms, 5s, 5m or 1h`);
+    throw new UsageError(
+      `${setting}: "${text}" is not a duration; write a number with a unit, e.g. 300ms, 5s, 5m or 1h`,
+    );
   }
   return Math.round(Number(match[1]) * UNIT_MS[match[2]!]!);
 }

@@ -8,7 +8,16 @@ function change(action: Action, extra: Partial<PlanChange> = {}): PlanChange {
 }
 
 function outcome(changes: PlanChange[], diagnostics: PlanDiagnostic[] = []): PlanOutcome {
-  const summary: PlanSummary = { create: 0, update: 0, adopt: 0, delete: 0, noop: 0, orphan: 0, blocked: 0, suspended: 0 };
+  const summary: PlanSummary = {
+    create: 0,
+    update: 0,
+    adopt: 0,
+    delete: 0,
+    noop: 0,
+    orphan: 0,
+    blocked: 0,
+    suspended: 0,
+  };
   for (const c of changes) summary[c.action] += 1;
   return { summary, changes, diagnostics };
 }
@@ -24,10 +33,18 @@ describe('planExitCode', () => {
     ['a warning next to an update', [change('update')], [diagnostic('warning')], 0],
     ['a blocked resource', [change('blocked'), change('noop')], [], 1],
     ['an error diagnostic', [change('noop')], [diagnostic('error')], 1],
-    ['an error diagnostic and a blocked resource next to a create', [change('create'), change('blocked')], [diagnostic('error')], 1],
-  ] as Array<[string, PlanChange[], PlanDiagnostic[], number]>)('without --detailed-exitcode: %s -> %i', (_name, changes, diagnostics, code) => {
-    expect(planExitCode(outcome(changes, diagnostics), false)).toBe(code);
-  });
+    [
+      'an error diagnostic and a blocked resource next to a create',
+      [change('create'), change('blocked')],
+      [diagnostic('error')],
+      1,
+    ],
+  ] as Array<[string, PlanChange[], PlanDiagnostic[], number]>)(
+    'without --detailed-exitcode: %s -> %i',
+    (_name, changes, diagnostics, code) => {
+      expect(planExitCode(outcome(changes, diagnostics), false)).toBe(code);
+    },
+  );
 
   it.each([
     ['nothing but noops', [change('noop')], [], 0],
@@ -42,12 +59,18 @@ describe('planExitCode', () => {
     ['a blocked resource next to a create', [change('create'), change('blocked')], [], 1],
     ['an error diagnostic', [change('noop')], [diagnostic('error')], 1],
     ['an error diagnostic next to an update', [change('update')], [diagnostic('error')], 1],
-  ] as Array<[string, PlanChange[], PlanDiagnostic[], number]>)('with --detailed-exitcode: %s -> %i', (_name, changes, diagnostics, code) => {
-    expect(planExitCode(outcome(changes, diagnostics), true)).toBe(code);
-  });
+  ] as Array<[string, PlanChange[], PlanDiagnostic[], number]>)(
+    'with --detailed-exitcode: %s -> %i',
+    (_name, changes, diagnostics, code) => {
+      expect(planExitCode(outcome(changes, diagnostics), true)).toBe(code);
+    },
+  );
 
   it('a refused prune is an error, never "no changes": 1 with and without --detailed-exitcode', () => {
-    const refused: PlanOutcome = { ...outcome([change('orphan', { released: true }), change('noop')]), prune_refused: 'prune refused, nothing is deleted: ...' };
+    const refused: PlanOutcome = {
+      ...outcome([change('orphan', { released: true }), change('noop')]),
+      prune_refused: 'prune refused, nothing is deleted: ...',
+    };
     expect(planExitCode(refused, true)).toBe(1);
     expect(planExitCode(refused, false)).toBe(1);
     expect(planExitCode({ ...refused, prune_refused: undefined }, true)).toBe(0);
@@ -56,8 +79,18 @@ describe('planExitCode', () => {
 
 /** A resource's folded state as the rule reads it: its sync reason (the status follows) and its health status. */
 function state(reason: string, health = 'healthy'): ResourceOutcome {
-  const status = reason === 'Synced' || reason === 'Applied' ? 'synced' : reason === 'Suspended' ? 'suspended' : reason === 'PlanBlocked' ? 'blocked' : 'out_of_sync';
-  return { sync: { status, reason, message: reason }, health: { status: health, reason: health, message: health } } as ResourceOutcome;
+  const status =
+    reason === 'Synced' || reason === 'Applied'
+      ? 'synced'
+      : reason === 'Suspended'
+        ? 'suspended'
+        : reason === 'PlanBlocked'
+          ? 'blocked'
+          : 'out_of_sync';
+  return {
+    sync: { status, reason, message: reason },
+    health: { status: health, reason: health, message: health },
+  } as ResourceOutcome;
 }
 
 describe('applyExitCode: read from the folded state of each resource', () => {
@@ -78,11 +111,20 @@ describe('applyExitCode: read from the folded state of each resource', () => {
     ['a blocked resource in the plan', outcome([change('blocked')]), [state('PlanBlocked')], {}, 1],
     ['an error diagnostic in the plan', outcome([change('noop')], [diagnostic('error')]), [], {}, 1],
     ['a warning in the plan', outcome([change('noop')], [diagnostic('warning')]), [state('Synced')], {}, 0],
-    ['a prune a guard refused', { ...outcome([change('orphan', { released: true })]), prune_refused: 'prune refused, nothing is deleted: ...' }, [], {}, 1],
-  ] as Array<[string, PlanOutcome, ResourceOutcome[], { waited?: boolean }, number]>)('%s -> %i', (_name, plan, resources, end, code) => {
-    expect(applyExitCode(plan, resources, end)).toBe(code);
-    expect(applyConverged(plan, resources, end)).toBe(code === 0);
-  });
+    [
+      'a prune a guard refused',
+      { ...outcome([change('orphan', { released: true })]), prune_refused: 'prune refused, nothing is deleted: ...' },
+      [],
+      {},
+      1,
+    ],
+  ] as Array<[string, PlanOutcome, ResourceOutcome[], { waited?: boolean }, number]>)(
+    '%s -> %i',
+    (_name, plan, resources, end, code) => {
+      expect(applyExitCode(plan, resources, end)).toBe(code);
+      expect(applyConverged(plan, resources, end)).toBe(code === 0);
+    },
+  );
 
   it('an interrupted apply is not converged, even when every job it enqueued finished before it stopped', () => {
     const resources = [state('Applied'), state('Applied')];

@@ -11,7 +11,9 @@ export type PlanOutcome = Pick<Plan, 'summary' | 'changes' | 'diagnostics' | 'pr
  * deletes asked for are not made, so apply cannot converge; a refused prune is a blocked delete, not "no changes").
  */
 function planHasErrors(plan: PlanOutcome): boolean {
-  return plan.summary.blocked > 0 || plan.prune_refused !== undefined || plan.diagnostics.some((d) => d.severity === 'error');
+  return (
+    plan.summary.blocked > 0 || plan.prune_refused !== undefined || plan.diagnostics.some((d) => d.severity === 'error')
+  );
 }
 
 /** The actions apply carries out: a write, a take-over, a delete (--prune). */
@@ -59,7 +61,12 @@ export interface ApplyEnd {
  * apply applies (both known). A re-run of the version whose build failed is that version's failure; a last write of
  * unknown manifests is not told from one of these.
  */
-export function standsFromEarlier(degraded: boolean, wrote: boolean, lastWrite: ManifestVersion | undefined, applying: ManifestVersion | undefined): boolean {
+export function standsFromEarlier(
+  degraded: boolean,
+  wrote: boolean,
+  lastWrite: ManifestVersion | undefined,
+  applying: ManifestVersion | undefined,
+): boolean {
   return degraded && !wrote && lastWrite !== undefined && applying !== undefined && !sameVersion(lastWrite, applying);
 }
 

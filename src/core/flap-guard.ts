@@ -34,7 +34,12 @@ export const Conflict = z.strictObject({
 export type Conflict = z.infer<typeof Conflict>;
 
 /** One write converge sent to a resource; `fence`: the fencing token of the daemon leader that enqueued it (none from apply). */
-const FlapWrite = z.strictObject({ desired: Sha256Hex, version: ManifestVersion.optional(), fence: z.number().int().positive().optional(), at: z.string() });
+const FlapWrite = z.strictObject({
+  desired: Sha256Hex,
+  version: ManifestVersion.optional(),
+  fence: z.number().int().positive().optional(),
+  at: z.string(),
+});
 /** One write that put back what changed outside converge (the same desired state as the write before it). */
 const FlapHeal = z.strictObject({ desired: Sha256Hex, at: z.string(), fields: z.array(z.string()) });
 
@@ -110,7 +115,12 @@ function labelOf(version: ManifestVersion | undefined, desired: string): string 
  * writes now (see wentBack: a restart, a kill -9 or a failover to a standby on the same directory, then a checkout of
  * an earlier commit). A writer that never read the version in between (a replica on another commit) still fights.
  */
-export function decideWrite(history: FlapHistory, standing: Conflict | undefined, attempt: WriteAttempt, settings: FlapSettings): WriteDecision {
+export function decideWrite(
+  history: FlapHistory,
+  standing: Conflict | undefined,
+  attempt: WriteAttempt,
+  settings: FlapSettings,
+): WriteDecision {
   if (standing) return { allow: false, conflict: standing, declared: false };
   const desired = attempt.desired;
   if (!desired) return { allow: true };
@@ -118,8 +128,16 @@ export function decideWrite(history: FlapHistory, standing: Conflict | undefined
   const last = recent.writes.at(-1);
   // Two sources of manifests fight only when the write in between came from other manifests: desired states of one
   // version that differ (a secret from the environment rotated and rotated back) are changes, not a fight.
-  if (last && last.desired !== desired && !sameVersion(last.version, attempt.version) && !oneLeader(last, attempt) && !wentBack(attempt, last)) {
-    const earlier = recent.writes.slice(0, -1).findLast((w) => w.desired === desired && sameVersion(w.version, attempt.version));
+  if (
+    last &&
+    last.desired !== desired &&
+    !sameVersion(last.version, attempt.version) &&
+    !oneLeader(last, attempt) &&
+    !wentBack(attempt, last)
+  ) {
+    const earlier = recent.writes
+      .slice(0, -1)
+      .findLast((w) => w.desired === desired && sameVersion(w.version, attempt.version));
     if (earlier) {
       const a = labelOf(attempt.version, desired);
       const b = labelOf(last.version, last.desired);
@@ -171,7 +189,10 @@ export function oneLeader(last: { fence?: number | undefined }, attempt: Pick<Wr
  * taking turns. A term that never read B (a replica that reads another commit, `converge apply`, reads expired or
  * unknown) is no evidence: judged A, B, A.
  */
-export function wentBack(attempt: Pick<WriteAttempt, 'version' | 'reads'>, last: { version?: ManifestVersion | undefined }): boolean {
+export function wentBack(
+  attempt: Pick<WriteAttempt, 'version' | 'reads'>,
+  last: { version?: ManifestVersion | undefined },
+): boolean {
   const reads = attempt.reads;
   if (!reads || !attempt.version || !last.version) return false;
   const from = reads.indexOf(readOf(last.version));
@@ -179,11 +200,21 @@ export function wentBack(attempt: Pick<WriteAttempt, 'version' | 'reads'>, last:
 }
 
 /** The history after a write went out (pruned to the window). `fields`: the field paths the write sent. */
-export function recordWrite(history: FlapHistory, attempt: WriteAttempt, fields: readonly string[], settings: FlapSettings): FlapHistory {
+export function recordWrite(
+  history: FlapHistory,
+  attempt: WriteAttempt,
+  fields: readonly string[],
+  settings: FlapSettings,
+): FlapHistory {
   const recent = pruneHistory(history, attempt.now, settings);
   if (!attempt.desired) return recent;
   const at = attempt.now.toISOString();
-  const write = { desired: attempt.desired, ...(attempt.version ? { version: attempt.version } : {}), ...(attempt.fence !== undefined ? { fence: attempt.fence } : {}), at };
+  const write = {
+    desired: attempt.desired,
+    ...(attempt.version ? { version: attempt.version } : {}),
+    ...(attempt.fence !== undefined ? { fence: attempt.fence } : {}),
+    at,
+  };
   return {
     writes: [...recent.writes, write].slice(-MAX_WRITES),
     heals: attempt.heal ? [...recent.heals, { desired: attempt.desired, at, fields: [...fields] }] : recent.heals,

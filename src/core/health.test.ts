@@ -19,7 +19,12 @@ describe('healthOfRevision', () => {
     ['UNKNOWN', 'progressing', 'RevisionBuilding'],
     ['SOMETHING_NEW', 'progressing', 'RevisionBuilding'],
   ])('%s is %s (%s)', (status, health, reason) => {
-    expect(healthOfRevision('r1', status)).toMatchObject({ status: health, reason, revisionId: 'r1', revisionStatus: status });
+    expect(healthOfRevision('r1', status)).toMatchObject({
+      status: health,
+      reason,
+      revisionId: 'r1',
+      revisionStatus: status,
+    });
     expect(revisionFailed(status)).toBe(health === 'degraded');
   });
 });
@@ -28,13 +33,30 @@ describe('healthOfDeployment (the spec fields alone)', () => {
   const ready = { status: 'READY', latest_revision_id: 'r2', active_revision_id: 'r2' };
   it('is healthy when the latest revision is active and READY, unknown without any revision', () => {
     expect(healthOfDeployment(ready, 0, undefined, 1000)).toMatchObject({ status: 'healthy', revisionId: 'r2' });
-    expect(healthOfDeployment({ status: 'AWAITING_DATABASE', latest_revision_id: null, active_revision_id: null }, 0, undefined, 1000)).toMatchObject({ status: 'unknown', reason: 'NoRevision' });
+    expect(
+      healthOfDeployment(
+        { status: 'AWAITING_DATABASE', latest_revision_id: null, active_revision_id: null },
+        0,
+        undefined,
+        1000,
+      ),
+    ).toMatchObject({ status: 'unknown', reason: 'NoRevision' });
   });
   it('is progressing while the latest revision is not active, and degraded (ProgressDeadlineExceeded) from the deadline on', () => {
     const building = { status: 'READY', latest_revision_id: 'r3', active_revision_id: 'r2' };
-    expect(healthOfDeployment(building, 10_999, 10_000, 1000)).toMatchObject({ status: 'progressing', reason: 'RevisionBuilding', revisionId: 'r3' });
-    expect(healthOfDeployment(building, 11_000, 10_000, 1000)).toMatchObject({ status: 'degraded', reason: 'ProgressDeadlineExceeded', revisionId: 'r3' });
-    expect(healthOfDeployment({ ...building, status: 'AWAITING_DATABASE', active_revision_id: 'r3' }, 0, 0, 1000)).toMatchObject({ status: 'progressing' });
+    expect(healthOfDeployment(building, 10_999, 10_000, 1000)).toMatchObject({
+      status: 'progressing',
+      reason: 'RevisionBuilding',
+      revisionId: 'r3',
+    });
+    expect(healthOfDeployment(building, 11_000, 10_000, 1000)).toMatchObject({
+      status: 'degraded',
+      reason: 'ProgressDeadlineExceeded',
+      revisionId: 'r3',
+    });
+    expect(
+      healthOfDeployment({ ...building, status: 'AWAITING_DATABASE', active_revision_id: 'r3' }, 0, 0, 1000),
+    ).toMatchObject({ status: 'progressing' });
   });
 });
 
@@ -51,7 +73,12 @@ describe('progressDeadline', () => {
 });
 
 describe('formatElapsed', () => {
-  it.each([[0, '0s'], [45_400, '45s'], [80_000, '1m20s'], [7_380_000, '2h3m']])('%d ms is %s', (ms, text) => {
+  it.each([
+    [0, '0s'],
+    [45_400, '45s'],
+    [80_000, '1m20s'],
+    [7_380_000, '2h3m'],
+  ])('%d ms is %s', (ms, text) => {
     expect(formatElapsed(ms)).toBe(text);
   });
 });

@@ -24,7 +24,12 @@ export const HEALTH_REASONS = [
 export type HealthReason = (typeof HEALTH_REASONS)[number];
 
 /** Reasons of a failed revision (counted by converge_revision_failures_total{reason}). */
-export const REVISION_FAILURE_REASONS = ['RevisionBuildFailed', 'RevisionDeployFailed', 'RevisionCreateFailed', 'ProgressDeadlineExceeded'] as const;
+export const REVISION_FAILURE_REASONS = [
+  'RevisionBuildFailed',
+  'RevisionDeployFailed',
+  'RevisionCreateFailed',
+  'ProgressDeadlineExceeded',
+] as const;
 export type RevisionFailureReason = (typeof REVISION_FAILURE_REASONS)[number];
 
 /** A condition: status, reason code, one-line message. */
@@ -76,11 +81,29 @@ export function healthOfRevision(revisionId: string, status: string, times: Revi
   };
   if (times.createdAt) about.revisionCreatedAt = times.createdAt;
   if (times.updatedAt) about.revisionUpdatedAt = times.updatedAt;
-  if (status === 'DEPLOYED') return { status: 'healthy', reason: 'RevisionDeployed', message: `revision ${revisionId} is deployed`, ...about };
-  if (status === 'SKIPPED') return { status: 'healthy', reason: 'RevisionSkipped', message: `revision ${revisionId} was skipped (a newer one superseded it)`, ...about };
+  if (status === 'DEPLOYED')
+    return { status: 'healthy', reason: 'RevisionDeployed', message: `revision ${revisionId} is deployed`, ...about };
+  if (status === 'SKIPPED')
+    return {
+      status: 'healthy',
+      reason: 'RevisionSkipped',
+      message: `revision ${revisionId} was skipped (a newer one superseded it)`,
+      ...about,
+    };
   const failed = FAILED[status];
-  if (failed) return { status: 'degraded', reason: failed, message: `revision ${revisionId} ended ${status}; the active revision stays the last good one`, ...about };
-  return { status: 'progressing', reason: 'RevisionBuilding', message: `revision ${revisionId} is ${status}`, ...about };
+  if (failed)
+    return {
+      status: 'degraded',
+      reason: failed,
+      message: `revision ${revisionId} ended ${status}; the active revision stays the last good one`,
+      ...about,
+    };
+  return {
+    status: 'progressing',
+    reason: 'RevisionBuilding',
+    message: `revision ${revisionId} is ${status}`,
+    ...about,
+  };
 }
 
 /** What health reads of a live deployment (the spec's fields). */
@@ -100,18 +123,48 @@ export function rolloutDone(d: DeploymentRollout): boolean {
  * without any revision waits for its artifact; otherwise progressing, or degraded with ProgressDeadlineExceeded once
  * `building` (since when it is known to build, ms) passed `deadlineMs`, as Kubernetes marks a stuck rollout.
  */
-export function healthOfDeployment(d: DeploymentRollout, now: number, buildingSince: number | undefined, deadlineMs: number): HealthCondition {
+export function healthOfDeployment(
+  d: DeploymentRollout,
+  now: number,
+  buildingSince: number | undefined,
+  deadlineMs: number,
+): HealthCondition {
   const latest = d.latest_revision_id ?? null;
   if (latest === null && (d.active_revision_id ?? null) === null) {
-    return { status: 'unknown', reason: 'NoRevision', message: 'the deployment has no revision yet (it waits for its artifact)' };
+    return {
+      status: 'unknown',
+      reason: 'NoRevision',
+      message: 'the deployment has no revision yet (it waits for its artifact)',
+    };
   }
   const about = latest ? { revisionId: latest } : {};
-  if (rolloutDone(d)) return { status: 'healthy', reason: 'RevisionDeployed', message: latest ? `revision ${latest} is active` : 'the deployment is ready', ...about };
-  return progressDeadline({ status: 'progressing', reason: 'RevisionBuilding', message: latest ? `revision ${latest} is not active yet (deployment ${d.status})` : `deployment ${d.status}`, ...about }, now, buildingSince, deadlineMs);
+  if (rolloutDone(d))
+    return {
+      status: 'healthy',
+      reason: 'RevisionDeployed',
+      message: latest ? `revision ${latest} is active` : 'the deployment is ready',
+      ...about,
+    };
+  return progressDeadline(
+    {
+      status: 'progressing',
+      reason: 'RevisionBuilding',
+      message: latest ? `revision ${latest} is not active yet (deployment ${d.status})` : `deployment ${d.status}`,
+      ...about,
+    },
+    now,
+    buildingSince,
+    deadlineMs,
+  );
 }
 
 /** A progressing health past the deadline becomes degraded (ProgressDeadlineExceeded); any other health is kept. */
-export function progressDeadline(health: HealthCondition, now: number, since: number | undefined, deadlineMs: number): HealthCondition {
+export function progressDeadline(
+  health: HealthCondition,
+  now: number,
+  since: number | undefined,
+  deadlineMs: number,
+): HealthCondition {
   if (health.status !== 'progressing' || since === undefined || now - since < deadlineMs) return health;
   return {
     ...health,

@@ -43,9 +43,16 @@ export function answerSaysDeleting(detail: string): boolean {
  * The hold a job's final failure gives the desired state `desired` it carried: NameTaken for a name taken, WriteRefused
  * for a refusal the same write gets again (REFUSED_FOR_GOOD, not a deployment being deleted), else none.
  */
-export function holdOfFailure(failure: JobFailure, desired: string, message: string, name: string, now: Date): ResourceHold | undefined {
+export function holdOfFailure(
+  failure: JobFailure,
+  desired: string,
+  message: string,
+  name: string,
+  now: Date,
+): ResourceHold | undefined {
   if (failure.nameTaken) return nameTakenHold(desired, message, name, now);
-  if (failure.status !== undefined && REFUSED_FOR_GOOD.includes(failure.status) && !failure.deleting) return writeRefusedHold(desired, message, name, now);
+  if (failure.status !== undefined && REFUSED_FOR_GOOD.includes(failure.status) && !failure.deleting)
+    return writeRefusedHold(desired, message, name, now);
   return undefined;
 }
 export type HoldReason = (typeof HOLD_REASONS)[number];
@@ -70,7 +77,10 @@ export function holdApplies(hold: ResourceHold | undefined, desired: string | un
 }
 
 /** Which of `held` (resource keys) a release request names: true is every one; a name matches `Kind/name` or `name`. */
-export function holdsNamed(held: readonly string[], request: true | readonly string[]): { released: string[]; unmatched: string[] } {
+export function holdsNamed(
+  held: readonly string[],
+  request: true | readonly string[],
+): { released: string[]; unmatched: string[] } {
   if (request === true) return { released: [...held], unmatched: [] };
   const released = held.filter((key) => request.includes(key) || request.includes(key.slice(key.indexOf('/') + 1)));
   return { released, unmatched: namingNone(request, held) };
@@ -92,7 +102,13 @@ export function writeRefusedHold(desired: string, refusal: string, name: string,
 }
 
 /** The hold of a failed revision of the desired state `desired`. */
-export function revisionFailedHold(desired: string, revisionId: string, revisionStatus: string, name: string, now: Date): ResourceHold {
+export function revisionFailedHold(
+  desired: string,
+  revisionId: string,
+  revisionStatus: string,
+  name: string,
+  now: Date,
+): ResourceHold {
   return {
     reason: 'RevisionFailed',
     desired,

@@ -26,6 +26,8 @@ describe('checkHttpUrl', () => {
   });
 
   it('allows credentials where no advice against them is given (a daemon URL)', () => {
-    expect(checkHttpUrl('http://user:pw@127.0.0.1:9090', { name: '--url', example: 'http://HOST:PORT' }).username).toBe('user');
+    expect(checkHttpUrl('http://user:pw@127.0.0.1:9090', { name: '--url', example: 'http://HOST:PORT' }).username).toBe(
+      'user',
+    );
   });
 });

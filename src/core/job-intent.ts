@@ -45,7 +45,12 @@ const SUPERSEDED = 'superseded by a newer desired state enqueued since';
 
 /** Whether `confirmation` confirms the delete of the resource undeclared as `absence` says (the same live id, the same absence). */
 export function confirms(confirmation: DeleteConfirmation | undefined, absence: Absence | undefined): boolean {
-  return confirmation !== undefined && absence !== undefined && confirmation.id === absence.id && confirmation.since === absence.since;
+  return (
+    confirmation !== undefined &&
+    absence !== undefined &&
+    confirmation.id === absence.id &&
+    confirmation.since === absence.since
+  );
 }
 
 /** The intent of a delete decided now on `absence`: by a person's confirmation when it confirms that absence, else by its grace. */
@@ -63,20 +68,35 @@ export function deleteIntentOf(absence: Absence, confirmed: boolean): DeleteInte
  */
 export function intentLost(job: JobIntent, facts: IntentFacts): IntentLost | undefined {
   if (job.fence !== undefined && facts.fence !== undefined && facts.fence > job.fence) {
-    return { code: 'former_leader', message: `${FORMER_LEADER} (fencing token ${job.fence}, current ${facts.fence}); dropped, nothing sent` };
+    return {
+      code: 'former_leader',
+      message: `${FORMER_LEADER} (fencing token ${job.fence}, current ${facts.fence}); dropped, nothing sent`,
+    };
   }
-  if (job.seq !== undefined && facts.seq !== undefined && facts.seq > job.seq) return { code: 'superseded', message: `${SUPERSEDED}; nothing sent` };
+  if (job.seq !== undefined && facts.seq !== undefined && facts.seq > job.seq)
+    return { code: 'superseded', message: `${SUPERSEDED}; nothing sent` };
   const intent = job.deleteIntent;
   if (!intent) return undefined;
   const absence = facts.absence;
   if (!absence) {
-    return { code: 'declared_again', message: 'not deleted: declared again in the manifests read since its delete was decided (no absence is recorded any more); nothing sent' };
+    return {
+      code: 'declared_again',
+      message:
+        'not deleted: declared again in the manifests read since its delete was decided (no absence is recorded any more); nothing sent',
+    };
   }
   if (absence.id !== intent.id || absence.since !== intent.since || absence.manifests !== intent.manifests) {
-    return { code: 'not_due', message: 'not deleted: the absence its delete was decided on changed since (other manifests or another live id: the grace started again); nothing sent' };
+    return {
+      code: 'not_due',
+      message:
+        'not deleted: the absence its delete was decided on changed since (other manifests or another live id: the grace started again); nothing sent',
+    };
   }
   if (intent.by === 'confirmed' && !confirms(facts.confirmation, absence)) {
-    return { code: 'not_confirmed', message: 'not deleted: the confirmation its delete was decided on is no longer stored; nothing sent' };
+    return {
+      code: 'not_confirmed',
+      message: 'not deleted: the confirmation its delete was decided on is no longer stored; nothing sent',
+    };
   }
   return undefined;
 }

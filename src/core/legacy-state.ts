@@ -28,5 +28,8 @@ export interface LegacyFields {
 
 export function legacyFields(state: Conditions): LegacyFields {
   const reason = state.sync.reason;
-  return { state: legacyState(state), ...(reason === 'SecretsUnknown' || reason === 'Conflict' ? { syncReason: reason } : {}) };
+  return {
+    state: legacyState(state),
+    ...(reason === 'SecretsUnknown' || reason === 'Conflict' ? { syncReason: reason } : {}),
+  };
 }

@@ -5,7 +5,9 @@ import { maskValues } from './mask.js';
 
 describe('log lines', () => {
   it('masks every value, a value inside another included, and leaves empty values alone', () => {
-    expect(maskValues('token=abc123 url=https://u:abc123xyz@host', ['abc123', 'abc123xyz', ''], MASKED)).toBe(`token=${MASKED} url=https://u:${MASKED}@host`);
+    expect(maskValues('token=abc123 url=https://u:abc123xyz@host', ['abc123', 'abc123xyz', ''], MASKED)).toBe(
+      `token=${MASKED} url=https://u:${MASKED}@host`,
+    );
     expect(maskValues('nothing here', [], MASKED)).toBe('nothing here');
   });
 
@@ -13,14 +15,22 @@ describe('log lines', () => {
     expect(logTimestamp(Date.UTC(2026, 10, 26, 14, 5, 9))).toBe('2026-11-26 14:05:09');
     expect(logTimestamp('2026-11-26T14:05:09Z')).toBe('2026-11-26T14:05:09Z');
     expect(logTimestamp(null)).toBe('');
-    expect(formatLogEntry({ timestamp: Date.UTC(2026, 0, 2, 3, 4, 5), level: 'ERROR', message: 'pip failed\u001b[31m with KEY=s3cret' }, ['s3cret'])).toBe(
-      `[2026-01-02 03:04:05] [ERROR] pip failed [31m with KEY=${MASKED}`,
-    );
+    expect(
+      formatLogEntry(
+        { timestamp: Date.UTC(2026, 0, 2, 3, 4, 5), level: 'ERROR', message: 'pip failed\u001b[31m with KEY=s3cret' },
+        ['s3cret'],
+      ),
+    ).toBe(`[2026-01-02 03:04:05] [ERROR] pip failed [31m with KEY=${MASKED}`);
     expect(formatLogEntry({ message: 'bare' }, [])).toBe('bare');
   });
 
   it('the tail of a newest-first page is at most max lines, oldest first', () => {
-    const page = Array.from({ length: 30 }, (_, i) => ({ id: String(29 - i), timestamp: null, level: 'INFO', message: `line ${29 - i}` }));
+    const page = Array.from({ length: 30 }, (_, i) => ({
+      id: String(29 - i),
+      timestamp: null,
+      level: 'INFO',
+      message: `line ${29 - i}`,
+    }));
     const lines = tailLines(page, [], 20);
     expect(lines).toHaveLength(20);
     expect(lines[0]).toBe('[INFO] line 10');

@@ -14,7 +14,8 @@ const CONTROL = /[\u0000-\u0008\u000a-\u001f\u007f-\u009f]/g;
 
 /** A log timestamp as `YYYY-MM-DD HH:MM:SS` (UTC) from ms since the epoch; text as given; '' when absent. */
 export function logTimestamp(timestamp: LogEntry['timestamp']): string {
-  if (typeof timestamp === 'number' && Number.isFinite(timestamp)) return new Date(timestamp).toISOString().slice(0, 19).replace('T', ' ');
+  if (typeof timestamp === 'number' && Number.isFinite(timestamp))
+    return new Date(timestamp).toISOString().slice(0, 19).replace('T', ' ');
   return typeof timestamp === 'string' ? timestamp : '';
 }
 
@@ -37,6 +38,13 @@ export function capLine(line: string): string {
 }
 
 /** The last `max` entries of a newest-first page as lines, oldest first (the order a reader expects), each capped. */
-export function tailLines(newestFirst: readonly LogEntry[], mask: readonly string[], max = BUILD_LOG_TAIL_LINES): string[] {
-  return newestFirst.slice(0, max).reverse().map((entry) => capLine(formatLogEntry(entry, mask)));
+export function tailLines(
+  newestFirst: readonly LogEntry[],
+  mask: readonly string[],
+  max = BUILD_LOG_TAIL_LINES,
+): string[] {
+  return newestFirst
+    .slice(0, max)
+    .reverse()
+    .map((entry) => capLine(formatLogEntry(entry, mask)));
 }

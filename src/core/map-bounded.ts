@@ -1,7 +1,11 @@
 // Bounded concurrency for async work over a list (repository listings, discovery previews).
 
 /** Runs `task` over `items` with at most `limit` in flight; the first failure rejects once the running ones settle. */
-export async function mapBounded<T, R>(items: readonly T[], limit: number, task: (item: T) => Promise<R>): Promise<R[]> {
+export async function mapBounded<T, R>(
+  items: readonly T[],
+  limit: number,
+  task: (item: T) => Promise<R>,
+): Promise<R[]> {
   const results = new Array<R>(items.length);
   let next = 0;
   let failed = false;

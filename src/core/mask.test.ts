@@ -19,7 +19,9 @@ describe('maskValues', () => {
   });
 
   it('masks a value of 8 characters or more wherever it appears, also glued to other text', () => {
-    expect(maskValues('Bearersk-live-123456 and ?key=sk-live-123456&', ['sk-live-123456'], R)).toBe(`Bearer${R} and ?key=${R}&`);
+    expect(maskValues('Bearersk-live-123456 and ?key=sk-live-123456&', ['sk-live-123456'], R)).toBe(
+      `Bearer${R} and ?key=${R}&`,
+    );
   });
 
   it('masks the longer of two overlapping values first, skips empty and undefined ones, and every occurrence', () => {

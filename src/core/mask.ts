@@ -40,7 +40,8 @@ function characterAt(text: string, index: number): string | undefined {
 function standsAlone(text: string, index: number, value: string): boolean {
   if (value.length >= MASKED_ANYWHERE_LENGTH) return true;
   const joinsBefore = isWordCharacter(characterAt(value, 0)) && isWordCharacter(characterBefore(text, index));
-  const joinsAfter = isWordCharacter(characterBefore(value, value.length)) && isWordCharacter(characterAt(text, index + value.length));
+  const joinsAfter =
+    isWordCharacter(characterBefore(value, value.length)) && isWordCharacter(characterAt(text, index + value.length));
   return !joinsBefore && !joinsAfter;
 }
 
@@ -61,7 +62,9 @@ function maskOne(text: string, value: string, replacement: string): string {
  * wherever it appears), longest value first, so that a value inside another goes with it. Empty values are skipped.
  */
 export function maskValues(text: string, values: ReadonlyArray<string | undefined>, replacement: string): string {
-  const sorted = [...new Set(values)].filter((v): v is string => v !== undefined && v.length > 0).sort((a, b) => b.length - a.length);
+  const sorted = [...new Set(values)]
+    .filter((v): v is string => v !== undefined && v.length > 0)
+    .sort((a, b) => b.length - a.length);
   let out = text;
   for (const value of sorted) out = maskOne(out, value, replacement);
   return out;

@@ -17,7 +17,11 @@ export function ownershipOf(record: AppliedRecord | undefined, liveId: string): 
 }
 
 /** Why converge may not take over `live` (adopt: explicit without the annotation), or undefined when it may. */
-export function adoptionBlocker(policy: AdoptPolicy | undefined, resource: DesiredResource, live: Pick<ListedDeployment, 'id'>): string | undefined {
+export function adoptionBlocker(
+  policy: AdoptPolicy | undefined,
+  resource: DesiredResource,
+  live: Pick<ListedDeployment, 'id'>,
+): string | undefined {
   if (policy !== 'explicit' || resource.adopt) return undefined;
   return (
     `${resource.kind}/${resource.name} exists on the service (id ${live.id}) and converge did not create it; under adopt: explicit converge takes it over ` +

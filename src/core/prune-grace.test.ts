@@ -8,7 +8,16 @@ const KEY = 'Deployment/b';
 
 /** One reconcile at `now` with `manifests`, from the absences remembered before. */
 function reconcileAt(now: number, absent: ReadonlyMap<string, Absence>, over: Partial<PruneGraceInput> = {}) {
-  return pruneGrace({ absent, candidates: [{ key: KEY, id: 'd-1' }], manifests: 'm1', now, graceMs: GRACE, mode: 'auto', confirmed: () => false, ...over });
+  return pruneGrace({
+    absent,
+    candidates: [{ key: KEY, id: 'd-1' }],
+    manifests: 'm1',
+    now,
+    graceMs: GRACE,
+    mode: 'auto',
+    confirmed: () => false,
+    ...over,
+  });
 }
 
 describe('pruneGrace', () => {
@@ -75,12 +84,38 @@ describe('pruneGrace', () => {
 describe('markPendingDeletes', () => {
   it('marks the waiting deletes only, with the reason that says until when', () => {
     const changes: PlanChange[] = [
-      { kind: 'Deployment', name: 'b', action: 'delete', new_revision: false, fields: [], reason: 'owned by converge, no longer declared', id: 'd-1' },
-      { kind: 'Deployment', name: 'c', action: 'delete', new_revision: false, fields: [], reason: 'owned by converge, no longer declared', id: 'd-2' },
+      {
+        kind: 'Deployment',
+        name: 'b',
+        action: 'delete',
+        new_revision: false,
+        fields: [],
+        reason: 'owned by converge, no longer declared',
+        id: 'd-1',
+      },
+      {
+        kind: 'Deployment',
+        name: 'c',
+        action: 'delete',
+        new_revision: false,
+        fields: [],
+        reason: 'owned by converge, no longer declared',
+        id: 'd-2',
+      },
     ];
-    expect(deleteCandidates(changes)).toEqual([{ key: 'Deployment/b', id: 'd-1' }, { key: 'Deployment/c', id: 'd-2' }]);
-    const marked = markPendingDeletes(changes, new Map([['Deployment/b', { since: 0, dueAt: 60_000, confirm: false }]]));
-    expect(marked[0]!.pending_delete).toEqual({ since: '1970-01-01T00:00:00.000Z', due: '1970-01-01T00:01:00.000Z', confirm: false });
+    expect(deleteCandidates(changes)).toEqual([
+      { key: 'Deployment/b', id: 'd-1' },
+      { key: 'Deployment/c', id: 'd-2' },
+    ]);
+    const marked = markPendingDeletes(
+      changes,
+      new Map([['Deployment/b', { since: 0, dueAt: 60_000, confirm: false }]]),
+    );
+    expect(marked[0]!.pending_delete).toEqual({
+      since: '1970-01-01T00:00:00.000Z',
+      due: '1970-01-01T00:01:00.000Z',
+      confirm: false,
+    });
     expect(marked[0]!.reason).toContain('deleted at 1970-01-01T00:01:00.000Z if still undeclared');
     expect(marked[1]).toBe(changes[1]);
   });

@@ -66,8 +66,11 @@ export function pruneGrace(input: PruneGraceInput): PruneGraceResult {
   let recheckAt: number | undefined;
   for (const { key, id } of input.candidates) {
     const before = input.absent.get(key);
-    const same = before !== undefined && before.manifests === input.manifests && before.id === id && before.since <= input.now;
-    const absence: Absence = same ? { ...before, seen: before.seen + 1 } : { since: input.now, manifests: input.manifests, seen: 1, id };
+    const same =
+      before !== undefined && before.manifests === input.manifests && before.id === id && before.since <= input.now;
+    const absence: Absence = same
+      ? { ...before, seen: before.seen + 1 }
+      : { since: input.now, manifests: input.manifests, seen: 1, id };
     absent.set(key, absence);
     // A person who confirmed a delete they saw pending need not wait for the grace (either mode).
     if (input.confirmed(key, absence)) {
@@ -93,7 +96,9 @@ export function pruneGrace(input: PruneGraceInput): PruneGraceResult {
 
 /** The plan's delete changes, each with its live id: the candidates of pruneGrace. */
 export function deleteCandidates(changes: readonly PlanChange[]): Array<{ key: string; id: string }> {
-  return changes.filter((c) => c.action === 'delete' && c.id !== undefined).map((c) => ({ key: resourceKey(c.kind, c.name), id: c.id! }));
+  return changes
+    .filter((c) => c.action === 'delete' && c.id !== undefined)
+    .map((c) => ({ key: resourceKey(c.kind, c.name), id: c.id! }));
 }
 
 /** The reason a waiting delete shows (status page, /status, logs). */
@@ -106,10 +111,21 @@ export function pendingDeleteReason(pending: PendingDelete, name: string): strin
 }
 
 /** The plan's changes with each waiting delete marked (its decision sends nothing: DeletePending). */
-export function markPendingDeletes(changes: readonly PlanChange[], waiting: ReadonlyMap<string, PendingDelete>): PlanChange[] {
+export function markPendingDeletes(
+  changes: readonly PlanChange[],
+  waiting: ReadonlyMap<string, PendingDelete>,
+): PlanChange[] {
   return changes.map((change) => {
     const pending = change.action === 'delete' ? waiting.get(resourceKey(change.kind, change.name)) : undefined;
     if (!pending) return change;
-    return { ...change, reason: pendingDeleteReason(pending, change.name), pending_delete: { since: new Date(pending.since).toISOString(), due: pending.dueAt === null ? null : new Date(pending.dueAt).toISOString(), confirm: pending.confirm } };
+    return {
+      ...change,
+      reason: pendingDeleteReason(pending, change.name),
+      pending_delete: {
+        since: new Date(pending.since).toISOString(),
+        due: pending.dueAt === null ? null : new Date(pending.dueAt).toISOString(),
+        confirm: pending.confirm,
+      },
+    };
   });
 }

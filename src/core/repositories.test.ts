@@ -16,19 +16,35 @@ function dep(name: string, spec: Partial<DeploymentSpec>): DeploymentResource {
 }
 
 describe('applyRepositoryResolution', () => {
-  const resolved = new Map([['support', { integration_id: ACME, repo_url: 'https://codehost.example/acme/support-agent', default_branch: 'trunk' }]]);
+  const resolved = new Map([
+    [
+      'support',
+      { integration_id: ACME, repo_url: 'https://codehost.example/acme/support-agent', default_branch: 'trunk' },
+    ],
+  ]);
 
   it('fills integration_id, repo_url and repo_ref = default branch, without touching the input', () => {
-    const input = dep('support', { repository: 'acme/support-agent', source_config: { build_on_push: true }, source_revision_config: { graph_config_path: 'g.json' } });
+    const input = dep('support', {
+      repository: 'acme/support-agent',
+      source_config: { build_on_push: true },
+      source_revision_config: { graph_config_path: 'g.json' },
+    });
     const before = structuredClone(input);
     const out = applyRepositoryResolution(input, resolved);
-    expect(out.spec.source_config).toEqual({ build_on_push: true, integration_id: ACME, repo_url: 'https://codehost.example/acme/support-agent' });
+    expect(out.spec.source_config).toEqual({
+      build_on_push: true,
+      integration_id: ACME,
+      repo_url: 'https://codehost.example/acme/support-agent',
+    });
     expect(out.spec.source_revision_config).toEqual({ graph_config_path: 'g.json', repo_ref: 'trunk' });
     expect(input).toEqual(before);
   });
 
   it('keeps a repo_ref the manifest gives', () => {
-    const out = applyRepositoryResolution(dep('support', { repository: 'acme/support-agent', source_revision_config: { repo_ref: 'release' } }), resolved);
+    const out = applyRepositoryResolution(
+      dep('support', { repository: 'acme/support-agent', source_revision_config: { repo_ref: 'release' } }),
+      resolved,
+    );
     expect(out.spec.source_revision_config?.repo_ref).toBe('release');
   });
 
@@ -42,15 +58,30 @@ describe('applyRepositoryResolution', () => {
 
 describe('repositoryNameOf (export: repo_url back to repository)', () => {
   const integration = (id: string, name: string) => ({ id, installation_id: 1, name });
-  const repo = (hostId: string, owner: string, name: string) => ({ host_integration_id: hostId, id: 1, name, owner, url: `https://codehost.example.com/${owner}/${name}`, default_branch: 'main' });
+  const repo = (hostId: string, owner: string, name: string) => ({
+    host_integration_id: hostId,
+    id: 1,
+    name,
+    owner,
+    url: `https://codehost.example.com/${owner}/${name}`,
+    default_branch: 'main',
+  });
   const catalog = [
-    { integration: integration('i-1', 'acme'), repositories: [repo('i-1', 'acme', 'agent'), repo('i-1', 'acme', 'shared')] },
+    {
+      integration: integration('i-1', 'acme'),
+      repositories: [repo('i-1', 'acme', 'agent'), repo('i-1', 'acme', 'shared')],
+    },
     { integration: integration('i-2', 'acme-mirror'), repositories: [repo('i-2', 'acme', 'shared')] },
   ];
 
   it('names owner/name, and the account only when several integrations reach the same repository; undefined when none lists it', () => {
-    expect(repositoryNameOf(catalog, 'i-1', 'https://codehost.example.com/acme/agent')).toEqual({ repository: 'acme/agent' });
-    expect(repositoryNameOf(catalog, 'i-2', 'https://codehost.example.com/acme/shared')).toEqual({ repository: 'acme/shared', integration: 'acme-mirror' });
+    expect(repositoryNameOf(catalog, 'i-1', 'https://codehost.example.com/acme/agent')).toEqual({
+      repository: 'acme/agent',
+    });
+    expect(repositoryNameOf(catalog, 'i-2', 'https://codehost.example.com/acme/shared')).toEqual({
+      repository: 'acme/shared',
+      integration: 'acme-mirror',
+    });
     expect(repositoryNameOf(catalog, 'i-2', 'https://codehost.example.com/acme/agent')).toBeUndefined();
   });
 });

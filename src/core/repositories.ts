@@ -65,7 +65,9 @@ function resolveOne(deployment: DeploymentResource, catalog: readonly CatalogEnt
   if (account) {
     scope = catalog.filter((entry) => sameName(entry.integration.name, account));
     if (scope.length === 0) {
-      const known = accounts.length ? `the service sees ${quoteList(accounts)}` : 'the service sees no code-host integration';
+      const known = accounts.length
+        ? `the service sees ${quoteList(accounts)}`
+        : 'the service sees no code-host integration';
       return `spec.integration "${account}" names no code-host integration; ${known}`;
     }
   }
@@ -76,7 +78,9 @@ function resolveOne(deployment: DeploymentResource, catalog: readonly CatalogEnt
   }
   if (matches.length === 0) {
     if (account) {
-      const elsewhere = catalog.filter((e) => e.repositories.some((r) => sameName(fullName(r), repository))).map((e) => e.integration.name);
+      const elsewhere = catalog
+        .filter((e) => e.repositories.some((r) => sameName(fullName(r), repository)))
+        .map((e) => e.integration.name);
       const hint = elsewhere.length ? `; it is reachable through ${quoteList(elsewhere)}` : '';
       return `repository "${repository}" is not reachable through integration "${account}"${hint}`;
     }
@@ -95,7 +99,11 @@ function resolveOne(deployment: DeploymentResource, catalog: readonly CatalogEnt
     return `repository "${repository}" is reachable through several integrations: ${candidates}; set spec.integration to one of these account names`;
   }
   const [{ repository: repo }] = matches as [(typeof matches)[number]];
-  const resolved = { integration_id: repo.host_integration_id, repo_url: repo.url, default_branch: repo.default_branch };
+  const resolved = {
+    integration_id: repo.host_integration_id,
+    repo_url: repo.url,
+    default_branch: repo.default_branch,
+  };
   if (given.integration_id && given.integration_id !== resolved.integration_id) {
     return `spec.repository "${repository}" resolves to integration ${resolved.integration_id} but source_config.integration_id is ${given.integration_id}; remove one of them`;
   }
@@ -106,7 +114,10 @@ function resolveOne(deployment: DeploymentResource, catalog: readonly CatalogEnt
 }
 
 /** Resolves spec.repository of every deployment that has one against the catalog. */
-export function resolveAgainstCatalog(catalog: readonly CatalogEntry[], deployments: readonly DeploymentResource[]): RepositoryResolution {
+export function resolveAgainstCatalog(
+  catalog: readonly CatalogEntry[],
+  deployments: readonly DeploymentResource[],
+): RepositoryResolution {
   const resolved = new Map<string, ResolvedRepository>();
   const errors = new Map<string, string>();
   for (const deployment of deployments) {
@@ -172,8 +183,14 @@ export interface RepositoryName {
  * with `integration:` (the account) when the same owner/name is reachable through several integrations. Undefined
  * when no listed repository has that url under that integration.
  */
-export function repositoryNameOf(catalog: readonly CatalogEntry[], integrationId: string, repoUrl: string): RepositoryName | undefined {
-  const entry = catalog.find((e) => e.integration.id === integrationId && e.repositories.some((r) => r.url === repoUrl));
+export function repositoryNameOf(
+  catalog: readonly CatalogEntry[],
+  integrationId: string,
+  repoUrl: string,
+): RepositoryName | undefined {
+  const entry = catalog.find(
+    (e) => e.integration.id === integrationId && e.repositories.some((r) => r.url === repoUrl),
+  );
   const repo = entry?.repositories.find((r) => r.url === repoUrl);
   if (!entry || !repo) return undefined;
   const name = fullName(repo);

@@ -149,7 +149,8 @@ function driftFields(state: ResourceState | undefined): string[] {
  */
 function decisionOf(state: ResourceState | undefined): string {
   if (!state) return '';
-  const hold = state.sync.reason === 'WaveHeld' || state.sync.reason === 'WaveWaiting' ? `|${state.sync.message ?? ''}` : '';
+  const hold =
+    state.sync.reason === 'WaveHeld' || state.sync.reason === 'WaveWaiting' ? `|${state.sync.message ?? ''}` : '';
   return `${state.action}|${state.sync.status}|${state.sync.reason}|${state.health.status}|${state.health.reason}${hold}`;
 }
 
@@ -157,7 +158,12 @@ function decisionOf(state: ResourceState | undefined): string {
  * The history entries of one fold: none when the event changed nothing worth keeping (a resync that decided the
  * same outcome again, a poll that read the same revision). Pure; `before` and `after` are the fold's states.
  */
-export function recordsOf(event: ResourceEvent, before: ResourceState | undefined, after: ResourceState, meta: RecordMeta): RecordedEvent[] {
+export function recordsOf(
+  event: ResourceEvent,
+  before: ResourceState | undefined,
+  after: ResourceState,
+  meta: RecordMeta,
+): RecordedEvent[] {
   const manifests = refOf(meta.manifests ?? after.appliedFrom);
   const jobId = event.type === 'job-completed' || event.type === 'job-failed' ? event.jobId : after.job?.id;
   const revision = revisionOf(after);
@@ -165,25 +171,32 @@ export function recordsOf(event: ResourceEvent, before: ResourceState | undefine
   const out: RecordedEvent[] = [];
   const add = (type: HistoryType, reason: string, message: string): void => {
     // A revision's entry is timed as the service tells it; a start that a job reported, when the job ended.
-    const at = type !== 'revision' ? meta.at : revisionAt(revision, event.type === 'job-completed' ? event.at : meta.at);
+    const at =
+      type !== 'revision' ? meta.at : revisionAt(revision, event.type === 'job-completed' ? event.at : meta.at);
     out.push({ ...base, at, type, reason, message });
   };
   switch (event.type) {
     case 'decided': {
-      if (decisionOf(before) !== decisionOf(after)) add('decided', after.sync.reason, decidedMessage(event.outcome, before, after, meta.by));
-      if (after.job?.state === 'queued' && after.job.id !== before?.job?.id) add('write_enqueued', after.job.operation, `job ${after.job.id} enqueued (${after.job.operation})`);
+      if (decisionOf(before) !== decisionOf(after))
+        add('decided', after.sync.reason, decidedMessage(event.outcome, before, after, meta.by));
+      if (after.job?.state === 'queued' && after.job.id !== before?.job?.id)
+        add('write_enqueued', after.job.operation, `job ${after.job.id} enqueued (${after.job.operation})`);
       const was = driftFields(before);
       const now = driftFields(after);
-      if (now.length > 0 && now.join(',') !== was.join(',')) add('drift_detected', after.drift?.policy ?? 'drift', `live differs from the manifest: ${now.join(', ')}`);
-      if (was.length > 0 && now.length === 0) add('drift_healed', 'InSync', `live matches the manifest again (was: ${was.join(', ')})`);
+      if (now.length > 0 && now.join(',') !== was.join(','))
+        add('drift_detected', after.drift?.policy ?? 'drift', `live differs from the manifest: ${now.join(', ')}`);
+      if (was.length > 0 && now.length === 0)
+        add('drift_healed', 'InSync', `live matches the manifest again (was: ${was.join(', ')})`);
       if (rolloutEnded(before, after)) add('revision', after.health.reason, after.health.message);
       pushHold(before, after, add);
       break;
     }
     case 'job-completed':
       // The job's own entry (write_done, pruned) is the worker's that ran it (jobRecord); here what its result made.
-      if (after.sync.reason === 'Conflict' && before?.sync.reason !== 'Conflict') add('conflict', after.conflict?.reason ?? 'Conflict', after.conflict?.message ?? after.sync.message);
-      if (after.health.revisionId && after.health.revisionId !== before?.health.revisionId) add('revision', after.health.reason, after.health.message);
+      if (after.sync.reason === 'Conflict' && before?.sync.reason !== 'Conflict')
+        add('conflict', after.conflict?.reason ?? 'Conflict', after.conflict?.message ?? after.sync.message);
+      if (after.health.revisionId && after.health.revisionId !== before?.health.revisionId)
+        add('revision', after.health.reason, after.health.message);
       break;
     case 'job-failed':
       // write_failed is the worker's entry (jobRecord); here the hold its refusal made.
@@ -195,18 +208,30 @@ export function recordsOf(event: ResourceEvent, before: ResourceState | undefine
     case 'revision': {
       const h = after.health;
       const b = before?.health;
-      if (!b || b.status !== h.status || b.reason !== h.reason || b.revisionId !== h.revisionId || b.revisionStatus !== h.revisionStatus) add('revision', h.reason, h.message ?? h.reason);
+      if (
+        !b ||
+        b.status !== h.status ||
+        b.reason !== h.reason ||
+        b.revisionId !== h.revisionId ||
+        b.revisionStatus !== h.revisionStatus
+      )
+        add('revision', h.reason, h.message ?? h.reason);
       break;
     }
     case 'hold':
       pushHold(before, after, add, event.request ? ` by ${event.request} on replica ${meta.by}` : '');
       break;
     case 'conflict':
-      if (before?.conflict?.message !== after.conflict?.message || before?.sync.reason !== 'Conflict') add('conflict', event.conflict.reason, event.conflict.message);
+      if (before?.conflict?.message !== after.conflict?.message || before?.sync.reason !== 'Conflict')
+        add('conflict', event.conflict.reason, event.conflict.message);
       break;
     case 'conflict-released':
       if (before?.sync.reason === 'Conflict') {
-        add('released', 'ConflictReleased', `conflict released${event.request ? ` by ${event.request} on replica ${meta.by}` : ' on request'}`);
+        add(
+          'released',
+          'ConflictReleased',
+          `conflict released${event.request ? ` by ${event.request} on replica ${meta.by}` : ' on request'}`,
+        );
       }
       break;
   }
@@ -233,8 +258,14 @@ function pushHold(
 ): void {
   const was = before?.hold;
   const now = after.hold;
-  if (now && (was?.revisionId !== now.revisionId || was?.reason !== now.reason || was?.desired !== now.desired)) add('held', now.reason, now.message);
-  else if (was && !now) add('released', 'HoldReleased', `hold released${asked} (${was.reason}${was.revisionId ? `, revision ${was.revisionId}` : ''})`);
+  if (now && (was?.revisionId !== now.revisionId || was?.reason !== now.reason || was?.desired !== now.desired))
+    add('held', now.reason, now.message);
+  else if (was && !now)
+    add(
+      'released',
+      'HoldReleased',
+      `hold released${asked} (${was.reason}${was.revisionId ? `, revision ${was.revisionId}` : ''})`,
+    );
 }
 
 /** What a job's run answered, as the worker that ran it has it (src/store/schema.ts ReconcileJobResult, read structurally). */
@@ -253,21 +284,49 @@ export interface JobAnswer {
  * its outcome, pruned for a delete, write_failed for a failure no attempt is left for.
  */
 export function jobRecord(
-  input: ({ answer: JobAnswer } | { failure: string }) & { key: string; jobId: string; meta: RecordMeta; operation?: string | undefined },
+  input: ({ answer: JobAnswer } | { failure: string }) & {
+    key: string;
+    jobId: string;
+    meta: RecordMeta;
+    operation?: string | undefined;
+  },
 ): RecordedEvent {
   const { key, jobId, meta } = input;
   const job = input.operation === undefined ? { id: jobId } : { id: jobId, operation: input.operation };
   const base = { key, at: meta.at, by: meta.by, manifests: refOf(meta.manifests), job };
-  if ('failure' in input) return { ...base, type: 'write_failed', reason: 'JobFailed', message: input.failure, revision: null };
+  if ('failure' in input)
+    return { ...base, type: 'write_failed', reason: 'JobFailed', message: input.failure, revision: null };
   const { answer } = input;
-  const revision = answer.new_revision && answer.latestRevisionId ? { id: answer.latestRevisionId, status: 'STARTED' } : null;
-  if (answer.outcome === 'deleted') return { ...base, type: 'pruned', reason: 'deleted', message: answer.message ?? `job ${jobId} deleted it`, revision: null };
+  const revision =
+    answer.new_revision && answer.latestRevisionId ? { id: answer.latestRevisionId, status: 'STARTED' } : null;
+  if (answer.outcome === 'deleted')
+    return {
+      ...base,
+      type: 'pruned',
+      reason: 'deleted',
+      message: answer.message ?? `job ${jobId} deleted it`,
+      revision: null,
+    };
   // The reason of a job that sent nothing is why (superseded, former_leader, live_changed).
-  if (answer.notRun) return { ...base, type: 'write_done', reason: answer.notRun, message: answer.message ?? `job ${jobId} sent nothing (${answer.notRun})`, revision: null };
+  if (answer.notRun)
+    return {
+      ...base,
+      type: 'write_done',
+      reason: answer.notRun,
+      message: answer.message ?? `job ${jobId} sent nothing (${answer.notRun})`,
+      revision: null,
+    };
   const fields = [...new Set((answer.fields ?? []).map((f) => f.path))];
   const wrote = fields.length > 0 ? `; wrote ${fields.join(', ')}` : '';
   const message = `${answer.message ?? `job ${jobId} ${answer.outcome}`}${wrote}${answer.new_revision ? '; a new revision started' : ''}`;
-  return { ...base, type: 'write_done', reason: answer.outcome, message, revision, ...(fields.length > 0 ? { fields } : {}) };
+  return {
+    ...base,
+    type: 'write_done',
+    reason: answer.outcome,
+    message,
+    revision,
+    ...(fields.length > 0 ? { fields } : {}),
+  };
 }
 
 /** The entries that end a job: what it wrote (or sent nothing), deleted, or its failure for good. */
@@ -281,7 +340,12 @@ const JOB_ENDS: ReadonlySet<HistoryType> = new Set(['write_done', 'write_failed'
 export function lastJobOfRecord(entries: readonly RecordedEvent[]): JobView | null {
   const end = entries.find((e) => JOB_ENDS.has(e.type) && e.job !== null);
   if (!end?.job) return null;
-  const view: JobView = { id: end.job.id, state: end.type === 'write_failed' ? 'failed' : 'completed', operation: end.job.operation ?? 'job', finishedAt: end.at };
+  const view: JobView = {
+    id: end.job.id,
+    state: end.type === 'write_failed' ? 'failed' : 'completed',
+    operation: end.job.operation ?? 'job',
+    finishedAt: end.at,
+  };
   if (end.type === 'write_failed') return { ...view, message: end.message };
   return { ...view, outcome: end.reason, new_revision: end.revision !== null };
 }

@@ -20,7 +20,8 @@ export interface JobView {
 }
 
 /** A standing conflict as a resource shows it (src/core/flap-guard.ts). */
-export type ConflictView = Pick<Conflict, 'reason' | 'message' | 'since'> & Partial<Pick<Conflict, 'versions' | 'fields'>>;
+export type ConflictView = Pick<Conflict, 'reason' | 'message' | 'since'> &
+  Partial<Pick<Conflict, 'versions' | 'fields'>>;
 
 /** What is known of one resource after its decision and the events since: the fold's result, read by every output. */
 export interface ResourceState {
@@ -109,7 +110,15 @@ export type ResourceEvent =
    * Its job failed for good (no attempt left, or a failure that retrying cannot fix). `failure`: what the service
    * answered, as data (a refusal's status, a name taken); `desired`: the fingerprint the job carried, which a hold names.
    */
-  | { type: 'job-failed'; jobId: string; at: string; message: string; failure?: JobFailure | undefined; desired?: string | undefined; operation?: string | undefined }
+  | {
+      type: 'job-failed';
+      jobId: string;
+      at: string;
+      message: string;
+      failure?: JobFailure | undefined;
+      desired?: string | undefined;
+      operation?: string | undefined;
+    }
   /** The apply waiting for its job was stopped before the job had a result. */
   | { type: 'interrupted'; message: string }
   /** A reading of its rollout (the revision endpoint, the listing, or apply --wait). */

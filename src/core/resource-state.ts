@@ -42,9 +42,22 @@ function decided(previous: ResourceState | undefined, outcome: Outcome, context:
     if (previous) next.health = previous.health;
     // The applied state this reconcile read predates that job too: the manifests its write came from stay shown.
     if (previous?.appliedFrom) next.appliedFrom = previous.appliedFrom;
-  } else if (reason === 'Applying' && outcome.job && previous?.job?.id === outcome.job.jobId && previous.job.state !== 'queued') {
+  } else if (
+    reason === 'Applying' &&
+    outcome.job &&
+    previous?.job?.id === outcome.job.jobId &&
+    previous.job.state !== 'queued'
+  ) {
     // Its job ended (folded where it ran) before this decision was written: what the job's result made stays.
-    return { ...next, job: previous.job, sync: previous.sync, health: previous.health, error: previous.error, reason: previous.reason, ...keptOfJob(previous, next) };
+    return {
+      ...next,
+      job: previous.job,
+      sync: previous.sync,
+      health: previous.health,
+      error: previous.error,
+      reason: previous.reason,
+      ...keptOfJob(previous, next),
+    };
   } else if (reason === 'Applying' && outcome.job) {
     next.job = { id: outcome.job.jobId, state: 'queued', operation: outcome.job.operation };
     // A job that failed before keeps its error visible while the new one runs.
@@ -104,7 +117,10 @@ export function stateOfJob(key: string, operation: string): ResourceState {
 }
 
 /** The one fold: the state after `event`. A decision starts from its outcome; every other event needs the state it changes. */
-export function foldResource(state: ResourceState | undefined, event: Extract<ResourceEvent, { type: 'decided' }>): ResourceState;
+export function foldResource(
+  state: ResourceState | undefined,
+  event: Extract<ResourceEvent, { type: 'decided' }>,
+): ResourceState;
 export function foldResource(state: ResourceState, event: ResourceEvent): ResourceState;
 export function foldResource(state: ResourceState | undefined, event: ResourceEvent): ResourceState {
   if (event.type === 'decided') return decided(state, event.outcome, event.context);
@@ -115,7 +131,11 @@ export function foldResource(state: ResourceState | undefined, event: ResourceEv
     case 'job-failed':
       return jobFailed(current, event);
     case 'interrupted':
-      return { ...current, error: event.message, sync: { status: 'out_of_sync', reason: 'Interrupted', message: event.message } };
+      return {
+        ...current,
+        error: event.message,
+        sync: { status: 'out_of_sync', reason: 'Interrupted', message: event.message },
+      };
     case 'revision':
       return { ...current, health: event.health };
     case 'hold': {
@@ -135,6 +155,10 @@ export function foldResource(state: ResourceState | undefined, event: ResourceEv
 }
 
 /** The state after a decision and the events since, in turn. */
-export function foldEvents(previous: ResourceState | undefined, first: Extract<ResourceEvent, { type: 'decided' }>, rest: readonly ResourceEvent[]): ResourceState {
+export function foldEvents(
+  previous: ResourceState | undefined,
+  first: Extract<ResourceEvent, { type: 'decided' }>,
+  rest: readonly ResourceEvent[],
+): ResourceState {
   return rest.reduce<ResourceState>((state, event) => foldResource(state, event), foldResource(previous, first));
 }

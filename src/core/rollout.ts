@@ -36,7 +36,11 @@ export function readingRevision(reading: RolloutReading): string | null {
  * The health of a followed rollout after one poll: its kind's health() of what was read (src/core/kinds), with the
  * resource's hold and the progress deadline, as a plan or a reconcile would tell it from the same reading.
  */
-export function followedHealth(target: Pick<RolloutTarget, 'kind'>, reading: RolloutReading, context: FollowedContext): HealthCondition {
+export function followedHealth(
+  target: Pick<RolloutTarget, 'kind'>,
+  reading: RolloutReading,
+  context: FollowedContext,
+): HealthCondition {
   return kindOf(target.kind).health({
     live: 'live' in reading ? reading.live : undefined,
     revision: 'revision' in reading ? reading.revision : undefined,

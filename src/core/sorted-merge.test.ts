@@ -15,8 +15,18 @@ describe('insertSorted', () => {
 
   it('places an entry that compares equal after those already there, and leaves its input alone', () => {
     const byKey = (a: { k: number }, b: { k: number }): number => a.k - b.k;
-    const sorted = [{ k: 1, v: 'old' }, { k: 2, v: 'old' }];
-    const merged = insertSorted(sorted, [{ k: 1, v: 'new' }, { k: 0, v: 'new' }], byKey);
+    const sorted = [
+      { k: 1, v: 'old' },
+      { k: 2, v: 'old' },
+    ];
+    const merged = insertSorted(
+      sorted,
+      [
+        { k: 1, v: 'new' },
+        { k: 0, v: 'new' },
+      ],
+      byKey,
+    );
     expect(merged.map((e) => `${e.k}${e.v}`)).toEqual(['0new', '1old', '1new', '2old']);
     expect(sorted).toHaveLength(2);
   });

@@ -20,7 +20,10 @@ export function isWavedWrite(change: Pick<PlanChange, 'action' | 'suspended'>): 
  * The waves of a plan's writes, ascending; undefined when its writes are in one wave or none (the plan then reads
  * exactly as a plan without waves).
  */
-export function planWaves(changes: readonly PlanChange[], resources: ReadonlyMap<string, DesiredResource>): PlanWave[] | undefined {
+export function planWaves(
+  changes: readonly PlanChange[],
+  resources: ReadonlyMap<string, DesiredResource>,
+): PlanWave[] | undefined {
   const byWave = new Map<number, PlanWave>();
   for (const change of changes) {
     if (!isWavedWrite(change)) continue;
@@ -38,12 +41,17 @@ export function planWaves(changes: readonly PlanChange[], resources: ReadonlyMap
  * (`declared`, by key; `resources` may hold only those with a wave, the others are in wave 0) gets `wave`, noops too,
  * so a reader sees every resource's wave; deletes and orphans get none. Returns the waves (undefined: one wave).
  */
-export function markWaves(changes: PlanChange[], resources: ReadonlyMap<string, DesiredResource>, declared: ReadonlySet<string> = new Set(resources.keys())): PlanWave[] | undefined {
+export function markWaves(
+  changes: PlanChange[],
+  resources: ReadonlyMap<string, DesiredResource>,
+  declared: ReadonlySet<string> = new Set(resources.keys()),
+): PlanWave[] | undefined {
   const waves = planWaves(changes, resources);
   if (!waves) return undefined;
   for (const change of changes) {
     const key = resourceKey(change.kind, change.name);
-    if (declared.has(key) && change.action !== 'delete' && change.action !== 'orphan') change.wave = waveOf(resources.get(key));
+    if (declared.has(key) && change.action !== 'delete' && change.action !== 'orphan')
+      change.wave = waveOf(resources.get(key));
   }
   return waves;
 }
@@ -58,7 +66,10 @@ export function waveLine(wave: PlanWave, previous: PlanWave | undefined): string
  * Groups items by wave, ascending; `waveOfItem` undefined puts an item after the last wave (a delete). Keeps each
  * group's order as given.
  */
-export function groupByWave<T>(items: readonly T[], waveOfItem: (item: T) => number | undefined): Array<{ wave: number | 'prune'; items: T[] }> {
+export function groupByWave<T>(
+  items: readonly T[],
+  waveOfItem: (item: T) => number | undefined,
+): Array<{ wave: number | 'prune'; items: T[] }> {
   const waves = new Map<number, T[]>();
   const last: T[] = [];
   for (const item of items) {
@@ -66,7 +77,9 @@ export function groupByWave<T>(items: readonly T[], waveOfItem: (item: T) => num
     if (wave === undefined) last.push(item);
     else waves.set(wave, [...(waves.get(wave) ?? []), item]);
   }
-  const groups: Array<{ wave: number | 'prune'; items: T[] }> = [...waves.entries()].sort(([a], [b]) => a - b).map(([wave, group]) => ({ wave, items: group }));
+  const groups: Array<{ wave: number | 'prune'; items: T[] }> = [...waves.entries()]
+    .sort(([a], [b]) => a - b)
+    .map(([wave, group]) => ({ wave, items: group }));
   if (last.length > 0) groups.push({ wave: 'prune', items: last });
   return groups;
 }
@@ -115,10 +128,19 @@ export function waveGatedOutcome(outcome: Outcome, gate: WaveGate): Outcome {
 const FAILED_REASONS: ReadonlySet<string> = new Set(['RevisionFailed', 'WriteRefused', 'NameTaken', 'JobFailed']);
 
 /** Where one wave stands in a reconcile: `done` (every resource synced and healthy), `going` (a write or rollout under way), `failed`. */
-function waveState(outcomes: readonly Outcome[]): { state: 'done' | 'going' } | { state: 'failed'; key: string; said: string } {
+function waveState(
+  outcomes: readonly Outcome[],
+): { state: 'done' | 'going' } | { state: 'failed'; key: string; said: string } {
   const failed = outcomes.find((o) => o.health.status === 'degraded' || FAILED_REASONS.has(o.sync.reason));
-  if (failed) return { state: 'failed', key: failed.key, said: failed.health.status === 'degraded' ? failed.health.message : failed.sync.message };
-  const going = outcomes.some((o) => o.write !== null || o.sync.reason === 'Applying' || o.health.status === 'progressing');
+  if (failed)
+    return {
+      state: 'failed',
+      key: failed.key,
+      said: failed.health.status === 'degraded' ? failed.health.message : failed.sync.message,
+    };
+  const going = outcomes.some(
+    (o) => o.write !== null || o.sync.reason === 'Applying' || o.health.status === 'progressing',
+  );
   return { state: going ? 'going' : 'done' };
 }
 
@@ -143,21 +165,34 @@ export interface GateOptions {
 }
 
 /** The current wave's new writes past wave_max_in_flight: each waits for a place, the others in flight. */
-function overLimit(wave: number, outcomes: readonly Outcome[], options: GateOptions, gated: Map<string, WaveGate>): void {
+function overLimit(
+  wave: number,
+  outcomes: readonly Outcome[],
+  options: GateOptions,
+  gated: Map<string, WaveGate>,
+): void {
   if (!options.limit) return;
   const inFlight = options.inFlight ?? new Set<string>();
   const allowed = inFlightOf(options.limit, outcomes.length);
-  const busy = outcomes.filter((o) => inFlight.has(o.key) || o.sync.reason === 'Applying' || o.health.status === 'progressing').length;
+  const busy = outcomes.filter(
+    (o) => inFlight.has(o.key) || o.sync.reason === 'Applying' || o.health.status === 'progressing',
+  ).length;
   const fresh = outcomes.filter((o) => o.write && o.write.op !== 'delete' && !inFlight.has(o.key));
   const message = `wave ${wave} waits for a place: wave_max_in_flight lets ${allowed} of its writes build at once; it is written when one of them is healthy`;
   for (const o of fresh.slice(Math.max(0, allowed - busy))) gated.set(o.key, { reason: 'WaveWaiting', message });
 }
 
 /** The deletes (prune) in descending wave order: a delete of wave N waits while one of a higher wave is not done. */
-function deletesInOrder(outcomes: ReadonlyMap<string, Outcome>, options: GateOptions, gated: Map<string, WaveGate>): void {
+function deletesInOrder(
+  outcomes: ReadonlyMap<string, Outcome>,
+  options: GateOptions,
+  gated: Map<string, WaveGate>,
+): void {
   const deletes = [...outcomes.values()].filter((o) => o.action === 'delete');
   const waveOfDelete = (o: Outcome): number => options.deleteWaves?.get(o.key) ?? 0;
-  const pending = deletes.filter((o) => o.write !== null || o.sync.reason === 'Applying' || options.inFlight?.has(o.key) === true);
+  const pending = deletes.filter(
+    (o) => o.write !== null || o.sync.reason === 'Applying' || options.inFlight?.has(o.key) === true,
+  );
   for (const o of deletes) {
     if (o.write?.op !== 'delete') continue;
     const higher = pending.filter((p) => waveOfDelete(p) > waveOfDelete(o)).map(waveOfDelete);
@@ -176,7 +211,11 @@ function deletesInOrder(outcomes: ReadonlyMap<string, Outcome>, options: GateOpt
  * resources are all in one wave and the deletes too. Pure: it reads only what the reconcile decided, so a restarted or
  * standby daemon, reading the same service and Redis, gates the same way.
  */
-export function gateWaves(outcomes: ReadonlyMap<string, Outcome>, resources: ReadonlyMap<string, DesiredResource>, options: GateOptions = {}): Map<string, WaveGate> {
+export function gateWaves(
+  outcomes: ReadonlyMap<string, Outcome>,
+  resources: ReadonlyMap<string, DesiredResource>,
+  options: GateOptions = {},
+): Map<string, WaveGate> {
   const byWave = new Map<number, Outcome[]>();
   for (const outcome of outcomes.values()) {
     const resource = resources.get(outcome.key);
@@ -201,7 +240,8 @@ export function gateWaves(outcomes: ReadonlyMap<string, Outcome>, resources: Rea
     if (state.state === 'failed') {
       const failure = { wave, key: state.key, said: state.said };
       blocker = { reason: 'WaveHeld', message: (what) => waveHeldMessage(what, failure) };
-    } else if (state.state === 'going') blocker = { reason: 'WaveWaiting', message: (what) => waitingForWave(what, wave) };
+    } else if (state.state === 'going')
+      blocker = { reason: 'WaveWaiting', message: (what) => waitingForWave(what, wave) };
   }
   if (!blocker) deletesInOrder(outcomes, options, gated);
   else {

@@ -12,19 +12,29 @@ import type { ChangeWindow } from './windows.js';
 /** Windows in one config file at most. */
 const MAX_WINDOWS = 50;
 
-const CRON_HINT = 'write 5 fields, minute hour day-of-month month day-of-week, e.g. "0 22 * * *" (22:00 every day) or "0 8 * * 1-5"';
+const CRON_HINT =
+  'write 5 fields, minute hour day-of-month month day-of-week, e.g. "0 22 * * *" (22:00 every day) or "0 8 * * 1-5"';
 
 /** A 5-field cron expression that cron-parser reads. */
 const Schedule = z.string().superRefine((text, ctx) => {
-  const fields = text.trim().split(/\s+/).filter((f) => f !== '');
+  const fields = text
+    .trim()
+    .split(/\s+/)
+    .filter((f) => f !== '');
   if (fields.length !== 5) {
-    ctx.addIssue({ code: 'custom', message: `"${text}" has ${fields.length} field${fields.length === 1 ? '' : 's'}; ${CRON_HINT}` });
+    ctx.addIssue({
+      code: 'custom',
+      message: `"${text}" has ${fields.length} field${fields.length === 1 ? '' : 's'}; ${CRON_HINT}`,
+    });
     return;
   }
   try {
     CronExpressionParser.parse(text, { tz: 'UTC', strict: false }).next();
   } catch (error) {
-    ctx.addIssue({ code: 'custom', message: `"${text}" is not a cron schedule (${(error as Error).message}); ${CRON_HINT}` });
+    ctx.addIssue({
+      code: 'custom',
+      message: `"${text}" is not a cron schedule (${(error as Error).message}); ${CRON_HINT}`,
+    });
   }
 });
 
@@ -34,9 +44,17 @@ const Duration = z.union([z.string(), z.number()]).transform((value, ctx) => {
   try {
     const ms = parseDuration(text, 'duration');
     if (ms >= 1000) return { ms, text: text.trim() };
-    ctx.issues.push({ code: 'custom', input: value, message: `"${text}" is too short; give at least 1s, e.g. 30m or 2h` });
+    ctx.issues.push({
+      code: 'custom',
+      input: value,
+      message: `"${text}" is too short; give at least 1s, e.g. 30m or 2h`,
+    });
   } catch {
-    ctx.issues.push({ code: 'custom', input: value, message: `"${text}" is not a duration; write a number with a unit, e.g. 90m or 2h` });
+    ctx.issues.push({
+      code: 'custom',
+      input: value,
+      message: `"${text}" is not a duration; write a number with a unit, e.g. 90m or 2h`,
+    });
   }
   return z.NEVER;
 });
@@ -46,7 +64,10 @@ const TimeZone = z.string().superRefine((zone, ctx) => {
   try {
     new Intl.DateTimeFormat('en', { timeZone: zone });
   } catch {
-    ctx.addIssue({ code: 'custom', message: `"${zone}" is not a time zone; give an IANA name, e.g. UTC, Europe/Berlin or America/New_York` });
+    ctx.addIssue({
+      code: 'custom',
+      message: `"${zone}" is not a time zone; give an IANA name, e.g. UTC, Europe/Berlin or America/New_York`,
+    });
   }
 });
 
@@ -60,9 +81,22 @@ const WindowSchema = z.strictObject({
 const WindowsSchema = z.array(WindowSchema).max(MAX_WINDOWS);
 
 /** One line per problem: `file:line:column: error: windows[1].schedule: ...`. */
-function located(doc: Document, lines: LineCounter, file: string, path: ReadonlyArray<PropertyKey>, message: string, at: 'key' | 'value' = 'value'): string {
+function located(
+  doc: Document,
+  lines: LineCounter,
+  file: string,
+  path: ReadonlyArray<PropertyKey>,
+  message: string,
+  at: 'key' | 'value' = 'value',
+): string {
   const { line, column } = positionAt(lines, offsetForPath(doc, ['windows', ...path], at));
-  return formatDiagnostic({ severity: 'error', file, line, column, message: `${displayPath(['windows', ...path])}: ${message}` });
+  return formatDiagnostic({
+    severity: 'error',
+    file,
+    line,
+    column,
+    message: `${displayPath(['windows', ...path])}: ${message}`,
+  });
 }
 
 /**
@@ -78,7 +112,17 @@ export function windowsFromConfig(doc: Document, lines: LineCounter, file: strin
     const problems: string[] = [];
     for (const issue of parsed.error.issues.slice(0, 20)) {
       if (issue.code === 'unrecognized_keys') {
-        for (const key of issue.keys) problems.push(located(doc, lines, file, [...issue.path, key], `unknown key "${key}"; known: kind, schedule, duration, timezone, manual`, 'key'));
+        for (const key of issue.keys)
+          problems.push(
+            located(
+              doc,
+              lines,
+              file,
+              [...issue.path, key],
+              `unknown key "${key}"; known: kind, schedule, duration, timezone, manual`,
+              'key',
+            ),
+          );
       } else {
         problems.push(located(doc, lines, file, issue.path, issue.message));
       }

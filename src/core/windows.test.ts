@@ -5,7 +5,12 @@ import { windowEnd, windowHeldMessage, windowVerdict, type ChangeWindow } from '
 const MIN = 60_000;
 const HOUR = 60 * MIN;
 
-function win(kind: ChangeWindow['kind'], schedule: string, durationMs: number, extra: Partial<ChangeWindow> = {}): ChangeWindow {
+function win(
+  kind: ChangeWindow['kind'],
+  schedule: string,
+  durationMs: number,
+  extra: Partial<ChangeWindow> = {},
+): ChangeWindow {
   return { kind, schedule, durationMs, duration: `${durationMs / MIN}m`, timezone: 'UTC', manual: false, ...extra };
 }
 
@@ -81,7 +86,9 @@ describe('windowVerdict: Argo CD rules', () => {
     expect(verdict.until).toEqual(new Date('2026-05-04T18:00:00Z'));
     expect(windowVerdict([morning, evening], at('2026-05-04T09:00:00Z')).blocked).toBe(false);
     // Friday evening to Monday morning: the weekend passes before the next allow window.
-    expect(windowVerdict([morning, evening], at('2026-05-08T20:00:00Z')).until).toEqual(new Date('2026-05-11T08:00:00Z'));
+    expect(windowVerdict([morning, evening], at('2026-05-08T20:00:00Z')).until).toEqual(
+      new Date('2026-05-11T08:00:00Z'),
+    );
   });
 
   it('lets deny win over an open allow window', () => {
@@ -94,7 +101,11 @@ describe('windowVerdict: Argo CD rules', () => {
     const manualDeny = win('deny', '0 22 * * *', 2 * HOUR, { manual: true });
     expect(windowVerdict([manualDeny], inDeny).manualAllowed).toBe(true);
     const strictDeny = win('deny', '0 23 * * *', HOUR);
-    expect(windowVerdict([manualDeny, strictDeny], at('2026-05-04T23:10:00Z'))).toMatchObject({ blocked: true, manualAllowed: false, by: { index: 0 } });
+    expect(windowVerdict([manualDeny, strictDeny], at('2026-05-04T23:10:00Z'))).toMatchObject({
+      blocked: true,
+      manualAllowed: false,
+      by: { index: 0 },
+    });
     // Before the strict one opens, only the manual one is open.
     expect(windowVerdict([manualDeny, strictDeny], at('2026-05-04T22:10:00Z')).manualAllowed).toBe(true);
   });
@@ -132,7 +143,9 @@ describe('windowHeldMessage', () => {
       'automatic writes wait: deny window windows[0] (deny "0 22 * * *" for 2h, Europe/Berlin) is open until 2026-05-04T22:00:00.000Z; they are written when it ends, or "converge reconcile --override-window" writes now',
     );
     const manual = windowVerdict([{ ...deny, manual: true }], at('2026-05-04T20:30:00Z'));
-    expect(windowHeldMessage(manual, 'converge apply')).toContain('"converge apply" writes now (the window allows manual writes)');
+    expect(windowHeldMessage(manual, 'converge apply')).toContain(
+      '"converge apply" writes now (the window allows manual writes)',
+    );
     expect(windowHeldMessage(windowVerdict([deny], at('2026-05-04T12:00:00Z')))).toBeUndefined();
   });
 

@@ -37,12 +37,16 @@ const LOOK_AHEAD = 64;
 
 /** The first start of `window` strictly after `t` (ms). */
 function startAfter(window: ChangeWindow, t: number): number {
-  return CronExpressionParser.parse(window.schedule, { currentDate: new Date(t), tz: window.timezone }).next().getTime();
+  return CronExpressionParser.parse(window.schedule, { currentDate: new Date(t), tz: window.timezone })
+    .next()
+    .getTime();
 }
 
 /** The latest start of `window` at or before `t` (ms); starts are on whole minutes. */
 function startAtOrBefore(window: ChangeWindow, t: number): number {
-  return CronExpressionParser.parse(window.schedule, { currentDate: new Date(t + 1), tz: window.timezone }).prev().getTime();
+  return CronExpressionParser.parse(window.schedule, { currentDate: new Date(t + 1), tz: window.timezone })
+    .prev()
+    .getTime();
 }
 
 /**
@@ -72,7 +76,9 @@ function isOpen(window: ChangeWindow, t: number): boolean {
 /** The blocking part of a verdict at `t`, without the look-ahead. */
 function blockAt(windows: readonly ChangeWindow[], t: number): Omit<WindowVerdict, 'until' | 'nextChange'> {
   const open = windows.map((window) => isOpen(window, t));
-  const denies = windows.map((window, index) => ({ window, index })).filter(({ window, index }) => window.kind === 'deny' && open[index]);
+  const denies = windows
+    .map((window, index) => ({ window, index }))
+    .filter(({ window, index }) => window.kind === 'deny' && open[index]);
   const first = denies[0];
   if (first) {
     // Deny wins over allow; a manual write goes only if every open deny window allows it.
@@ -82,7 +88,11 @@ function blockAt(windows: readonly ChangeWindow[], t: number): Omit<WindowVerdic
   if (allows.length === 0 || allows.some(({ index }) => open[index])) return { blocked: false, manualAllowed: true };
   // Outside every allow window: as Argo CD, a manual write goes if any allow window says manual.
   const opensFirst = allows.reduce((a, b) => (startAfter(b.window, t) < startAfter(a.window, t) ? b : a));
-  return { blocked: true, manualAllowed: allows.some(({ window }) => window.manual), by: { ...opensFirst, why: 'outside-allow' } };
+  return {
+    blocked: true,
+    manualAllowed: allows.some(({ window }) => window.manual),
+    by: { ...opensFirst, why: 'outside-allow' },
+  };
 }
 
 /** The next instant after `t` at which any window opens or closes (undefined: an always-open window only). */
@@ -135,7 +145,12 @@ function untilText(verdict: WindowVerdict): string {
 export function windowHeldMessage(verdict: WindowVerdict, manualHint = 'converge reconcile'): string | undefined {
   if (!verdict.blocked || !verdict.by) return undefined;
   const { index, window, why } = verdict.by;
-  const what = why === 'deny' ? `deny window ${windowName(index, window)} is open` : `outside every allow window (the next, ${windowName(index, window)}, opens)`;
-  const manual = verdict.manualAllowed ? `"${manualHint}" writes now (the window allows manual writes)` : `"${manualHint} --override-window" writes now`;
+  const what =
+    why === 'deny'
+      ? `deny window ${windowName(index, window)} is open`
+      : `outside every allow window (the next, ${windowName(index, window)}, opens)`;
+  const manual = verdict.manualAllowed
+    ? `"${manualHint}" writes now (the window allows manual writes)`
+    : `"${manualHint} --override-window" writes now`;
   return `automatic writes wait: ${what} ${untilText(verdict)}; they are written when it ends, or ${manual}`;
 }

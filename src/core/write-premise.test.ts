@@ -5,7 +5,12 @@ const field = (path: string) => ({ path, before: 1, after: 2, sensitive: false }
 
 describe('the decided write a job carries', () => {
   it('is the operation and the paths of the decided change, never a value', () => {
-    const write = jobWriteOf({ op: 'update' }, { fields: [field('a.b'), { path: 'secrets.TOKEN', before: '(sensitive)', after: '(sensitive)', sensitive: true }] });
+    const write = jobWriteOf(
+      { op: 'update' },
+      {
+        fields: [field('a.b'), { path: 'secrets.TOKEN', before: '(sensitive)', after: '(sensitive)', sensitive: true }],
+      },
+    );
     expect(write).toEqual({ op: 'update', fields: ['a.b', 'secrets.TOKEN'] });
     expect(jobWriteOf({ op: 'rebuild' }, { fields: [] })).toEqual({ op: 'rebuild', fields: [] });
     expect(() => jobWriteOf({ op: 'delete' }, { fields: [] })).toThrow(TypeError);
@@ -24,7 +29,8 @@ describe('the decided write a job carries', () => {
       outcome: 'unchanged',
       new_revision: false,
       notRun: 'live_changed',
-      message: 'not written: live state changed since the decision: the deployment is gone; the next reconcile decides again',
+      message:
+        'not written: live state changed since the decision: the deployment is gone; the next reconcile decides again',
     });
   });
 });

@@ -21,7 +21,12 @@ export function undecidedFields(write: JobWrite, fresh: Pick<PlanChange, 'fields
 
 /** The result of a step that sent nothing because live state no longer fits the decided write: the next reconcile decides again. */
 export function liveChanged(message: string): SyncResult {
-  return { outcome: 'unchanged', new_revision: false, notRun: 'live_changed', message: `not written: live state changed since the decision: ${message}; the next reconcile decides again` };
+  return {
+    outcome: 'unchanged',
+    new_revision: false,
+    notRun: 'live_changed',
+    message: `not written: live state changed since the decision: ${message}; the next reconcile decides again`,
+  };
 }
 
 /**
@@ -29,7 +34,11 @@ export function liveChanged(message: string): SyncResult {
  * (`secretErrors`) is a failure of the job (its environment lacks what the deciding process had), not a change of
  * live state; any other block is. Undefined when the fresh change is not blocked.
  */
-export function blockedNow(fresh: Pick<PlanChange, 'action' | 'reason'>, key: string, secretErrors: readonly string[]): SyncResult | undefined {
+export function blockedNow(
+  fresh: Pick<PlanChange, 'action' | 'reason'>,
+  key: string,
+  secretErrors: readonly string[],
+): SyncResult | undefined {
   if (fresh.action !== 'blocked') return undefined;
   if (secretErrors.length > 0) throw new JobInputError(`${key}: ${secretErrors.join('; ')}`);
   return liveChanged(`the plan would block it now: ${fresh.reason ?? 'blocked'}`);
@@ -39,5 +48,7 @@ export function blockedNow(fresh: Pick<PlanChange, 'action' | 'reason'>, key: st
 export function undecidedNow(write: JobWrite, fresh: Pick<PlanChange, 'fields'>): SyncResult | undefined {
   const paths = undecidedFields(write, fresh);
   if (paths.length === 0) return undefined;
-  return liveChanged(`${paths.join(', ')} ${paths.length === 1 ? 'differs' : 'differ'} now, which the decided write does not cover`);
+  return liveChanged(
+    `${paths.join(', ')} ${paths.length === 1 ? 'differs' : 'differ'} now, which the decided write does not cover`,
+  );
 }

@@ -89,7 +89,18 @@ class ConvergeDaemon implements Daemon {
     const { stopping, reconciler, leadership, secretWrites, rebuilds, deleteConfirms, windows, log } = this;
     const kept = { confirmations: this.jobs?.applied, requests: this.jobs?.requests, replica: this.replicaId() };
     const overflow = (): void => this.metrics.recordOverflow.inc({ what: 'requests' });
-    return { stopping, reconciler, leadership, secretWrites, rebuilds, deleteConfirms, windows, ...kept, overflow, log };
+    return {
+      stopping,
+      reconciler,
+      leadership,
+      secretWrites,
+      rebuilds,
+      deleteConfirms,
+      windows,
+      ...kept,
+      overflow,
+      log,
+    };
   });
   /** Whether Redis lost converge's records while the daemon ran (the applied-state epoch). */
   private readonly appliedState: AppliedStateWatch;
@@ -104,9 +115,17 @@ class ConvergeDaemon implements Daemon {
     this.log = options.log;
     this.dir = resolve(options.dir);
     this.warn = throttledWarn(options.log);
-    this.windows = new WindowGate(options.settings.windows ?? [], pruneRechecks(() => void this.reconciler?.request('window')));
+    this.windows = new WindowGate(
+      options.settings.windows ?? [],
+      pruneRechecks(() => void this.reconciler?.request('window')),
+    );
     this.notifications = new DaemonNotifications(options.notify, this.warn);
-    this.clock = new ClockWatch({ log: options.log, gauge: this.metrics.clockSkew, read: () => this.jobs!.clockSkew(), stopping: () => this.stopping });
+    this.clock = new ClockWatch({
+      log: options.log,
+      gauge: this.metrics.clockSkew,
+      read: () => this.jobs!.clockSkew(),
+      stopping: () => this.stopping,
+    });
     this.appliedState = new AppliedStateWatch({
       log: options.log,
       stopping: () => this.stopping,
@@ -118,7 +137,9 @@ class ConvergeDaemon implements Daemon {
     });
   }
 
-  get statusUrl(): string { return this.server!.url; }
+  get statusUrl(): string {
+    return this.server!.url;
+  }
 
   async start(): Promise<void> {
     await this.startStatusServer();
@@ -153,19 +174,26 @@ class ConvergeDaemon implements Daemon {
     this.stopping = true;
     this.stopSignal.abort();
     const { runner, jobEvents, jobs, service, server } = this;
-    await stopInOrder({ log: this.log, warn: this.warn }, {
-      shutdownTimeout: this.settings.shutdownTimeout,
-      releaseLease: () => this.releaseLease(),
-      stopTimers: () => {
-        clearInterval(this.revisionTimer);
-        this.appliedState.stop();
-        this.clock.stop();
+    await stopInOrder(
+      { log: this.log, warn: this.warn },
+      {
+        shutdownTimeout: this.settings.shutdownTimeout,
+        releaseLease: () => this.releaseLease(),
+        stopTimers: () => {
+          clearInterval(this.revisionTimer);
+          this.appliedState.stop();
+          this.clock.stop();
+        },
+        stopWatcher: () => this.terms?.stopWatcher() ?? Promise.resolve(),
+        stopReconcile: () => this.stopReconcilerAndResync(),
+        closeNotifications: () => this.notifications.close(),
+        runner,
+        jobEvents,
+        jobs,
+        service,
+        server,
       },
-      stopWatcher: () => this.terms?.stopWatcher() ?? Promise.resolve(),
-      stopReconcile: () => this.stopReconcilerAndResync(),
-      closeNotifications: () => this.notifications.close(),
-      runner, jobEvents, jobs, service, server,
-    });
+    );
   }
 
   private async startStatusServer(): Promise<void> {
@@ -207,7 +235,12 @@ class ConvergeDaemon implements Daemon {
   private startReconciler(): void {
     const { options, settings, dir, windows, metrics, log, secretWrites, rebuilds, deleteConfirms } = this;
     this.reconciler = daemonReconciler({
-      options, settings, dir, windows, metrics, log,
+      options,
+      settings,
+      dir,
+      windows,
+      metrics,
+      log,
       jobs: this.jobs!,
       client: this.service!.client,
       requests: { secretWrites, rebuilds, deleteConfirms },
@@ -230,7 +263,8 @@ class ConvergeDaemon implements Daemon {
 
   /** Redis lost converge's records: applied_state_lost (the other events come from the event log). */
   private notifyLost(): void {
-    if (this.appliedState.current.lost) this.notifications.appliedStateLost(this.appliedState.current.lostAt, this.reconciler?.manifestVersion());
+    if (this.appliedState.current.lost)
+      this.notifications.appliedStateLost(this.appliedState.current.lostAt, this.reconciler?.manifestVersion());
   }
 
   private async stopReconcilerAndResync(): Promise<void> {
@@ -272,7 +306,10 @@ class ConvergeDaemon implements Daemon {
   private async lead(token: number): Promise<void> {
     if (this.stopping) return;
     await this.endTerm();
-    this.log.info({ replica: this.replicaId(), fencingToken: token }, 'leader lease taken: this replica watches, plans and enqueues');
+    this.log.info(
+      { replica: this.replicaId(), fencingToken: token },
+      'leader lease taken: this replica watches, plans and enqueues',
+    );
     // Every row as the last leader recorded it (its last job, appliedFrom, hold, a failed build's log lines) before the first reconcile.
     await this.reconciler!.restoreRecord().catch((e: unknown) => this.warn('event log', e));
     await this.notifications.startWorker().catch((e: unknown) => this.warn('notifications', e));
@@ -284,7 +321,10 @@ class ConvergeDaemon implements Daemon {
 
   /** This replica lost the lease: it stops watching, planning and enqueueing (the enqueue in progress already refuses). */
   private async standBy(why: string): Promise<void> {
-    this.log.warn({ replica: this.replicaId(), why }, 'leader lease lost: this replica stops planning and enqueueing and runs jobs only');
+    this.log.warn(
+      { replica: this.replicaId(), why },
+      'leader lease lost: this replica stops planning and enqueueing and runs jobs only',
+    );
     await this.endTerm();
   }
 
@@ -298,7 +338,8 @@ class ConvergeDaemon implements Daemon {
   private async followJobEvents(): Promise<void> {
     const reconciler = this.reconciler!;
     const handlers = {
-      completed: (jobId: string, value: unknown) => void reconciler.jobCompleted(jobId, value).catch((e: unknown) => this.warn('drift memory', e)),
+      completed: (jobId: string, value: unknown) =>
+        void reconciler.jobCompleted(jobId, value).catch((e: unknown) => this.warn('drift memory', e)),
       failed: (jobId: string, reason: string) => reconciler.jobFailed(jobId, reason),
     };
     this.jobEvents = await this.jobs!.watchEvents(handlers, 'converge-daemon-events');
@@ -331,7 +372,9 @@ class ConvergeDaemon implements Daemon {
 
   buildLogLines(deploymentId: string, revisionId: string): Promise<string[] | undefined> {
     const client = this.service?.client;
-    return client && this.reconciler ? this.reconciler.buildLogLines(client, deploymentId, revisionId) : Promise.resolve(undefined);
+    return client && this.reconciler
+      ? this.reconciler.buildLogLines(client, deploymentId, revisionId)
+      : Promise.resolve(undefined);
   }
 
   status(): Promise<Record<string, unknown>> {
@@ -348,7 +391,10 @@ class ConvergeDaemon implements Daemon {
       reconciler: this.reconciler,
       requests: this.jobs?.requests,
       cycles: this.terms?.cycles ?? [],
-      window: async () => (this.windows.configured ? this.windows.verdict((await this.jobs?.now().catch(() => undefined)) ?? Date.now()) : undefined),
+      window: async () =>
+        this.windows.configured
+          ? this.windows.verdict((await this.jobs?.now().catch(() => undefined)) ?? Date.now())
+          : undefined,
     });
   }
 }

@@ -49,7 +49,7 @@ function ipv6Groups(address: string): number[] | null {
     const [a, b, c, d] = tail.split('.').map(Number) as [number, number, number, number];
     text = `${text.slice(0, lastColon + 1)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
   }
-  const [head, rest] = text.includes('::') ? text.split('::') as [string, string] : [text, undefined];
+  const [head, rest] = text.includes('::') ? (text.split('::') as [string, string]) : [text, undefined];
   const headGroups = head ? head.split(':') : [];
   const restGroups = rest ? rest.split(':') : [];
   const fill = rest === undefined ? 0 : 8 - headGroups.length - restGroups.length;

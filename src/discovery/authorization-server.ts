@@ -6,7 +6,10 @@ import { vetUrl } from './safe-fetch.js';
 import { fail, failFetch, type Run } from './run.js';
 
 /** The authorization server's metadata (RFC 8414, then OpenID Connect), its endpoints checked. */
-export async function findAuthorizationServerMetadata(run: Run, authorizationServerUrl: string): Promise<AuthorizationServerMetadata> {
+export async function findAuthorizationServerMetadata(
+  run: Run,
+  authorizationServerUrl: string,
+): Promise<AuthorizationServerMetadata> {
   const step: DiscoveryStep = 'authorization-server-metadata';
   const start = run.trace.length;
   let metadata: AuthorizationServerMetadata | undefined;
@@ -22,7 +25,13 @@ export async function findAuthorizationServerMetadata(run: Run, authorizationSer
   }
   if (!metadata) {
     const tried = run.trace.slice(start);
-    const urls = tried.length > 0 ? listTried(tried) : run.sdk.buildDiscoveryUrls(authorizationServerUrl).map(({ url }) => displayUrl(url)).join(', ');
+    const urls =
+      tried.length > 0
+        ? listTried(tried)
+        : run.sdk
+            .buildDiscoveryUrls(authorizationServerUrl)
+            .map(({ url }) => displayUrl(url))
+            .join(', ');
     return fail(run, step, displayUrl(authorizationServerUrl), `no OAuth or OpenID Connect metadata at ${urls}`);
   }
   await checkEndpoints(run, metadata);

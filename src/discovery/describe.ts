@@ -40,7 +40,10 @@ export function describeError(error: unknown, last: TraceEntry | undefined): str
   if (issues) {
     const listed = issues
       .slice(0, 3)
-      .map((issue) => `${issue.path && issue.path.length > 0 ? issue.path.map(String).join('.') : '(document)'}: ${issue.message ?? 'invalid'}`)
+      .map(
+        (issue) =>
+          `${issue.path && issue.path.length > 0 ? issue.path.map(String).join('.') : '(document)'}: ${issue.message ?? 'invalid'}`,
+      )
       .join('; ');
     return clip(`${where ?? 'the server'} answered a document that is not valid metadata (${listed})`);
   }
@@ -50,5 +53,7 @@ export function describeError(error: unknown, last: TraceEntry | undefined): str
 
 /** `https://a/x (HTTP 404), https://a/y (HTTP 404)`: the requests of one step, for "not found" messages. */
 export function listTried(entries: TraceEntry[]): string {
-  return entries.map((entry) => `${entry.url} (${entry.status === null ? 'no answer' : `HTTP ${entry.status}`})`).join(', ');
+  return entries
+    .map((entry) => `${entry.url} (${entry.status === null ? 'no answer' : `HTTP ${entry.status}`})`)
+    .join(', ');
 }

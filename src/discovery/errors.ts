@@ -78,10 +78,7 @@ export class TooManyRedirectsError extends DiscoveryFetchError {
 
 /** The discovery steps, in order. `mcp-server-url` is the input itself (not a URL, or not fetchable). */
 export type DiscoveryStep =
-  | 'mcp-server-url'
-  | 'protected-resource-metadata'
-  | 'authorization-server-metadata'
-  | 'client-registration';
+  'mcp-server-url' | 'protected-resource-metadata' | 'authorization-server-metadata' | 'client-registration';
 
 /** One failed attempt within a step (a step may try several URLs before it gives up or falls back). */
 export interface DiscoveryFailure {

@@ -16,7 +16,12 @@ export async function register(
   authorizationServerUrl: string,
   metadata: AuthorizationServerMetadata,
   scope: string | undefined,
-): Promise<{ client_id: string; client_secret?: string; token_endpoint_auth_method?: string; redirect_uris: string[] }> {
+): Promise<{
+  client_id: string;
+  client_secret?: string;
+  token_endpoint_auth_method?: string;
+  redirect_uris: string[];
+}> {
   const step: DiscoveryStep = 'client-registration';
   const clientMetadata: OAuthClientMetadata = {
     client_name: run.options.clientName ?? 'converge',
@@ -28,7 +33,12 @@ export async function register(
   if (method !== undefined) clientMetadata.token_endpoint_auth_method = method;
   const start = run.trace.length;
   try {
-    return await run.sdk.registerClient(authorizationServerUrl, { metadata, clientMetadata, scope, fetchFn: run.fetch });
+    return await run.sdk.registerClient(authorizationServerUrl, {
+      metadata,
+      clientMetadata,
+      scope,
+      fetchFn: run.fetch,
+    });
   } catch (error) {
     if (error instanceof DiscoveryFetchError) failFetch(run, step, error);
     const last = run.trace.slice(start).at(-1);

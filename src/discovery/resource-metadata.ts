@@ -16,7 +16,11 @@ export async function findResourceMetadata(run: Run): Promise<ResourceMetadataRe
   const step: DiscoveryStep = 'protected-resource-metadata';
   const start = run.trace.length;
   try {
-    const metadata = await run.sdk.discoverOAuthProtectedResourceMetadata(run.serverUrl, { protocolVersion: run.sdk.LATEST_PROTOCOL_VERSION }, run.fetch);
+    const metadata = await run.sdk.discoverOAuthProtectedResourceMetadata(
+      run.serverUrl,
+      { protocolVersion: run.sdk.LATEST_PROTOCOL_VERSION },
+      run.fetch,
+    );
     const found = run.trace.at(-1);
     return { metadata, url: found?.finalUrl ?? found?.url };
   } catch (error) {
@@ -24,7 +28,8 @@ export async function findResourceMetadata(run: Run): Promise<ResourceMetadataRe
     const tried = run.trace.slice(start);
     const last = tried.at(-1);
     if (last?.status !== null && last?.status !== undefined && last.status >= 400 && last.status < 500) {
-      for (const entry of tried) note(run, step, entry.url, `no protected resource metadata (HTTP ${entry.status ?? '?'})`);
+      for (const entry of tried)
+        note(run, step, entry.url, `no protected resource metadata (HTTP ${entry.status ?? '?'})`);
     } else {
       note(run, step, last?.url ?? null, describeError(error, last));
     }
@@ -49,7 +54,11 @@ async function probeServer(run: Run): Promise<ResourceMetadataResult> {
         jsonrpc: '2.0',
         id: 1,
         method: 'initialize',
-        params: { protocolVersion: run.sdk.LATEST_PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: 'converge', version: '1' } },
+        params: {
+          protocolVersion: run.sdk.LATEST_PROTOCOL_VERSION,
+          capabilities: {},
+          clientInfo: { name: 'converge', version: '1' },
+        },
       }),
     });
   } catch (error) {
@@ -57,7 +66,12 @@ async function probeServer(run: Run): Promise<ResourceMetadataResult> {
     throw error;
   }
   if (response.status !== 401) {
-    note(run, step, shownServer, `the MCP server answered HTTP ${response.status}, not 401 with a resource_metadata challenge`);
+    note(
+      run,
+      step,
+      shownServer,
+      `the MCP server answered HTTP ${response.status}, not 401 with a resource_metadata challenge`,
+    );
     return {};
   }
   const { resourceMetadataUrl, scope } = run.sdk.extractWWWAuthenticateParams(response);
@@ -111,6 +125,11 @@ export function chooseAuthorizationServer(run: Run, metadata: OAuthProtectedReso
   try {
     return new URL(advertised).href;
   } catch {
-    return fail(run, 'authorization-server-metadata', null, `authorization_servers[0] "${advertised.slice(0, 200)}" is not a URL`);
+    return fail(
+      run,
+      'authorization-server-metadata',
+      null,
+      `authorization_servers[0] "${advertised.slice(0, 200)}" is not a URL`,
+    );
   }
 }

@@ -1,6 +1,12 @@
 // One discovery's context (the SDK, the traced safe fetch, what it fetched, the failures noted) and how a step fails.
 import type { TraceEntry } from './describe.js';
-import { DiscoveryError, displayUrl, type DiscoveryFailure, type DiscoveryFetchError, type DiscoveryStep } from './errors.js';
+import {
+  DiscoveryError,
+  displayUrl,
+  type DiscoveryFailure,
+  type DiscoveryFetchError,
+  type DiscoveryStep,
+} from './errors.js';
 import type { McpSdk } from './sdk.js';
 import { createSafeFetch, type FetchLike, type SafeFetchOptions } from './safe-fetch.js';
 
@@ -36,7 +42,10 @@ export function startRun(mcpServerUrl: string, options: DiscoverOptions, sdk: Mc
   try {
     serverUrl = new URL(mcpServerUrl);
   } catch {
-    throw new DiscoveryError({ step: 'mcp-server-url', url: null, message: `"${mcpServerUrl.slice(0, 200)}" is not a URL` }, []);
+    throw new DiscoveryError(
+      { step: 'mcp-server-url', url: null, message: `"${mcpServerUrl.slice(0, 200)}" is not a URL` },
+      [],
+    );
   }
   serverUrl.hash = '';
   const deadline = AbortSignal.timeout(options.deadlineMs ?? DEFAULT_DEADLINE_MS);

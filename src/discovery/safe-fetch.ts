@@ -55,7 +55,11 @@ export function createSafeFetch(options: SafeFetchOptions = {}): FetchLike {
  * re-vetting each hop; 'manual' returns a 3xx as it is; 'error' refuses a redirect. The body is read fully
  * (within the cap) before the response is returned, so the connection is closed when this resolves.
  */
-async function safeFetch(input: string | URL, init: RequestInit = {}, options: SafeFetchOptions = {}): Promise<Response> {
+async function safeFetch(
+  input: string | URL,
+  init: RequestInit = {},
+  options: SafeFetchOptions = {},
+): Promise<Response> {
   const maxRedirects = options.maxRedirects ?? SAFE_FETCH_DEFAULTS.maxRedirects;
   const first = parseUrl(input);
   const mode = init.redirect ?? 'follow';
@@ -187,7 +191,8 @@ async function resolveHost(url: URL, resolve: Resolver, signal: AbortSignal): Pr
 /** A connect-time lookup that answers only with the vetted addresses, so a second DNS answer cannot swap them. */
 function pinnedLookup(addresses: ResolvedAddress[]): LookupFunction {
   return (hostname, options, callback) => {
-    const family = options.family === 4 || options.family === 'IPv4' ? 4 : options.family === 6 || options.family === 'IPv6' ? 6 : 0;
+    const family =
+      options.family === 4 || options.family === 'IPv4' ? 4 : options.family === 6 || options.family === 'IPv6' ? 6 : 0;
     const candidates = family === 0 ? addresses : addresses.filter((entry) => entry.family === family);
     const first = candidates[0];
     if (!first) {
@@ -197,7 +202,10 @@ function pinnedLookup(addresses: ResolvedAddress[]): LookupFunction {
       return;
     }
     if (options.all) {
-      callback(null, candidates.map(({ address, family: f }) => ({ address, family: f })));
+      callback(
+        null,
+        candidates.map(({ address, family: f }) => ({ address, family: f })),
+      );
       return;
     }
     callback(null, first.address, first.family);
@@ -312,7 +320,9 @@ function mapError(
   if (caller?.aborted) {
     const reason: unknown = caller.reason;
     if (reason instanceof Error && reason.name === 'TimeoutError') {
-      return new DiscoveryTimeoutError(url, `discovery ran out of time while fetching ${displayUrl(url)}`, { cause: error });
+      return new DiscoveryTimeoutError(url, `discovery ran out of time while fetching ${displayUrl(url)}`, {
+        cause: error,
+      });
     }
     return new DiscoveryAbortedError(url, { cause: error });
   }
@@ -330,7 +340,8 @@ function describeCause(error: unknown): string {
   let message = error instanceof Error ? error.message : String(error);
   for (let depth = 0; current instanceof Error && depth < 5; depth += 1) {
     const code = (current as NodeJS.ErrnoException).code;
-    if (typeof code === 'string' && code.length > 0) return current.message.includes(code) ? current.message : `${code}: ${current.message}`;
+    if (typeof code === 'string' && code.length > 0)
+      return current.message.includes(code) ? current.message : `${code}: ${current.message}`;
     message = current.message;
     current = current.cause;
   }

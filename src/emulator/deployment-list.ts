@@ -32,7 +32,8 @@ function matches(d: StoredDeployment, f: DeploymentFilter, nameNeedle: string | 
   if (f.image_version !== undefined && d.image_version !== f.image_version) return false;
   if (f.deployment_type !== undefined && d.deployment_type !== f.deployment_type) return false;
   if (f.remote_reconciled !== undefined && d.remote_reconciled !== f.remote_reconciled) return false;
-  if (f.tag_value_ids && f.tag_value_ids.length > 0 && !f.tag_value_ids.every((t) => d.tag_value_ids.includes(t))) return false;
+  if (f.tag_value_ids && f.tag_value_ids.length > 0 && !f.tag_value_ids.every((t) => d.tag_value_ids.includes(t)))
+    return false;
   return true;
 }
 

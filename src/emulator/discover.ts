@@ -71,7 +71,9 @@ export function probeOnlyDiscovery(options: { allowLocal: boolean; timeoutMs?: n
       throw new DiscoveryProbeError(`"${mcpServerUrl}" is not a valid URL`);
     }
     if (url.protocol !== 'https:' && !(url.protocol === 'http:' && options.allowLocal)) {
-      throw new DiscoveryProbeError(`only https URLs are fetched (got ${url.protocol}); http needs --allow-local-discovery`);
+      throw new DiscoveryProbeError(
+        `only https URLs are fetched (got ${url.protocol}); http needs --allow-local-discovery`,
+      );
     }
     const host = url.hostname.replace(/^\[|\]$/g, '');
     if (isIP(host)) {
@@ -96,20 +98,34 @@ function probe(url: URL, allowLocal: boolean, timeoutMs: number): Promise<number
         if (error) return callback(error, []);
         for (const a of addresses) {
           const refused = refusedAddress(a.address, allowLocal);
-          if (refused) return callback(Object.assign(new Error(`${hostname} resolves to ${refused}`), { code: 'EREFUSED_ADDRESS' }), []);
+          if (refused)
+            return callback(
+              Object.assign(new Error(`${hostname} resolves to ${refused}`), { code: 'EREFUSED_ADDRESS' }),
+              [],
+            );
         }
         if ((opts as { all?: boolean }).all) return callback(null, addresses);
         callback(null, addresses[0]!.address, addresses[0]!.family);
       });
     };
     const request = url.protocol === 'https:' ? httpsRequest : httpRequest;
-    const req = request(url, { method: 'GET', lookup: guardedLookup, headers: { accept: 'application/json, text/event-stream' } }, (res) => {
-      resolve(res.statusCode ?? 0);
-      res.destroy();
-    });
-    req.setTimeout(timeoutMs, () => req.destroy(Object.assign(new Error(`no answer within ${timeoutMs} ms`), { code: 'ETIMEDOUT' })));
+    const req = request(
+      url,
+      { method: 'GET', lookup: guardedLookup, headers: { accept: 'application/json, text/event-stream' } },
+      (res) => {
+        resolve(res.statusCode ?? 0);
+        res.destroy();
+      },
+    );
+    req.setTimeout(timeoutMs, () =>
+      req.destroy(Object.assign(new Error(`no answer within ${timeoutMs} ms`), { code: 'ETIMEDOUT' })),
+    );
     req.on('error', (error: NodeJS.ErrnoException) => {
-      reject(new DiscoveryProbeError(`MCP server unreachable: ${error.code === 'EREFUSED_ADDRESS' || error.code === 'ETIMEDOUT' ? error.message : `${error.code ?? 'error'}: ${error.message}`}`));
+      reject(
+        new DiscoveryProbeError(
+          `MCP server unreachable: ${error.code === 'EREFUSED_ADDRESS' || error.code === 'ETIMEDOUT' ? error.message : `${error.code ?? 'error'}: ${error.message}`}`,
+        ),
+      );
     });
     req.end();
   });

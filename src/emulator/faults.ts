@@ -25,7 +25,8 @@ export type FaultSite = 'jitter' | 'reset' | 'fail' | 'rateLimit' | 'lost';
 export type Fault = 'reset' | 'unavailable' | 'rate-limited';
 
 function checkRate(name: string, value: number): void {
-  if (!Number.isFinite(value) || value < 0 || value > 1) throw new UsageError(`${name}: ${value} is not a rate between 0 and 1`);
+  if (!Number.isFinite(value) || value < 0 || value > 1)
+    throw new UsageError(`${name}: ${value} is not a rate between 0 and 1`);
 }
 
 function checkNonNegative(name: string, value: number): void {

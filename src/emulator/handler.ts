@@ -71,7 +71,10 @@ interface CompiledRoute {
   segments: string[];
 }
 
-type Match = { kind: 'found'; route: Route; params: Record<string, string> } | { kind: 'method'; template: string; allow: string[] } | { kind: 'none' };
+type Match =
+  | { kind: 'found'; route: Route; params: Record<string, string> }
+  | { kind: 'method'; template: string; allow: string[] }
+  | { kind: 'none' };
 
 function compile(routes: Route[]): CompiledRoute[] {
   return routes.map((route) => ({ route, segments: route.path.split('/') }));
@@ -126,7 +129,9 @@ function send(res: ServerResponse, reply: Reply, close = false): void {
   const text = reply.json ?? (reply.body === undefined ? '' : JSON.stringify(reply.body));
   // 204 carries no body, so neither a content type nor a length.
   const headers: Record<string, string | number> =
-    reply.status === 204 ? { ...reply.headers } : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...reply.headers };
+    reply.status === 204
+      ? { ...reply.headers }
+      : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...reply.headers };
   if (close) headers.connection = 'close';
   res.writeHead(reply.status, headers);
   res.end(text);
@@ -136,7 +141,13 @@ function detail(status: number, text: string | ValidationIssue[], headers?: Reco
   return { status, body: { detail: text }, headers };
 }
 
-function finish(res: ServerResponse, entry: RequestLogEntry, reply: Reply, close = false, outcome?: RequestLogEntry['outcome']): void {
+function finish(
+  res: ServerResponse,
+  entry: RequestLogEntry,
+  reply: Reply,
+  close = false,
+  outcome?: RequestLogEntry['outcome'],
+): void {
   entry.status = reply.status;
   entry.outcome = outcome ?? (reply.status < 400 ? 'ok' : 'error');
   send(res, reply, close);
@@ -146,7 +157,12 @@ function finish(res: ServerResponse, entry: RequestLogEntry, reply: Reply, close
  * What comes before handling: the knobs' latency, then a request dropped because the emulator is closing, or an
  * injected fault (a DELETE during the DELETE outage: 503; else drawn: reset, 503, 429). True when the request was answered or dropped here.
  */
-async function delayOrFault(req: IncomingMessage, res: ServerResponse, entry: RequestLogEntry, options: HandlerOptions): Promise<boolean> {
+async function delayOrFault(
+  req: IncomingMessage,
+  res: ServerResponse,
+  entry: RequestLogEntry,
+  options: HandlerOptions,
+): Promise<boolean> {
   const { knobs } = options;
   const delay = delayFor(knobs);
   if (delay > 0) await sleep(delay);
@@ -163,12 +179,24 @@ async function delayOrFault(req: IncomingMessage, res: ServerResponse, entry: Re
     return true;
   }
   if (fault === 'unavailable') {
-    finish(res, entry, detail(503, 'Service temporarily unavailable (injected fault); retry later'), false, 'fault-503');
+    finish(
+      res,
+      entry,
+      detail(503, 'Service temporarily unavailable (injected fault); retry later'),
+      false,
+      'fault-503',
+    );
     return true;
   }
   if (fault === 'rate-limited') {
     const seconds = String(knobs.retryAfterSeconds);
-    finish(res, entry, detail(429, `Rate limit exceeded; retry after ${seconds} seconds`, { 'retry-after': seconds }), false, 'fault-429');
+    finish(
+      res,
+      entry,
+      detail(429, `Rate limit exceeded; retry after ${seconds} seconds`, { 'retry-after': seconds }),
+      false,
+      'fault-429',
+    );
     return true;
   }
   return false;
@@ -186,7 +214,13 @@ function requestTenant(req: IncomingMessage, options: HandlerOptions): Checked<S
   const tenantHeader = req.headers['x-tenant-id'];
   if (options.orgScopedKey && (typeof tenantHeader !== 'string' || tenantHeader === '')) {
     // The official tool recognises this answer by "requires workspace specification" (docs/official-tool.md).
-    return { ok: false, reply: detail(403, 'This API key is org-scoped and requires workspace specification: send the X-Tenant-Id header with the id of a workspace') };
+    return {
+      ok: false,
+      reply: detail(
+        403,
+        'This API key is org-scoped and requires workspace specification: send the X-Tenant-Id header with the id of a workspace',
+      ),
+    };
   }
   if (typeof tenantHeader === 'string' && tenantHeader !== '') {
     const known = UUID_SHAPE.test(tenantHeader) ? options.store.tenant(tenantHeader.toLowerCase()) : undefined;
@@ -201,7 +235,13 @@ function requestBody(req: IncomingMessage, route: Route, data: Buffer): Checked<
   if (!route.body || data.length === 0) return { ok: true, value: undefined };
   if (!isJson(req.headers['content-type'])) {
     const given = req.headers['content-type'] ?? 'none';
-    return { ok: false, reply: detail(415, `Unsupported media type "${given}"; send the body as JSON with Content-Type: application/json`) };
+    return {
+      ok: false,
+      reply: detail(
+        415,
+        `Unsupported media type "${given}"; send the body as JSON with Content-Type: application/json`,
+      ),
+    };
   }
   const text = data.toString('utf8');
   try {
@@ -212,7 +252,13 @@ function requestBody(req: IncomingMessage, route: Route, data: Buffer): Checked<
 }
 
 /** One request to a route of the table: match, body limit, faults, auth, JSON body, the route, a lost answer. */
-async function handle(req: IncomingMessage, res: ServerResponse, entry: RequestLogEntry, compiled: CompiledRoute[], options: HandlerOptions): Promise<void> {
+async function handle(
+  req: IncomingMessage,
+  res: ServerResponse,
+  entry: RequestLogEntry,
+  compiled: CompiledRoute[],
+  options: HandlerOptions,
+): Promise<void> {
   const method = req.method ?? 'GET';
   const url = req.url ?? '/';
   const q = url.indexOf('?');
@@ -247,7 +293,15 @@ async function handle(req: IncomingMessage, res: ServerResponse, entry: RequestL
   if (body.value !== undefined) entry.body = redactBody(body.value);
 
   const origin = `http://${req.headers.host ?? `${req.socket.localAddress}:${req.socket.localPort}`}`;
-  const ctx: RouteContext = { params: match.params, query, body: body.value, tenant: tenant.value, origin, log: entry, persist: () => options.persist() };
+  const ctx: RouteContext = {
+    params: match.params,
+    query,
+    body: body.value,
+    tenant: tenant.value,
+    origin,
+    log: entry,
+    persist: () => options.persist(),
+  };
   const reply = await match.route.handle(ctx);
   if (drawLostResponse(options.knobs)) {
     entry.status = reply.status;
@@ -263,7 +317,15 @@ export function createHandler(options: HandlerOptions): (req: IncomingMessage, r
   const compiled = compile(options.routes);
   const { store } = options;
   return async (req, res) => {
-    const entry: RequestLogEntry = { at: options.clock(), method: req.method ?? 'GET', path: '', route: '', query: {}, status: 0, outcome: 'ok' };
+    const entry: RequestLogEntry = {
+      at: options.clock(),
+      method: req.method ?? 'GET',
+      path: '',
+      route: '',
+      query: {},
+      status: 0,
+      outcome: 'ok',
+    };
     try {
       if (isUpload(entry.method, req.url ?? '')) await handleUpload(req, res, store, entry);
       else await handle(req, res, entry, compiled, options);

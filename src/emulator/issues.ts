@@ -59,10 +59,14 @@ export function zodIssues(error: z.ZodError, where: 'body' | 'query' | 'path' | 
 
 function mapIssue(raw: z.core.$ZodIssue, loc: Array<string | number>): ValidationIssue[] {
   const absent = 'input' in raw && raw.input === undefined;
-  if (absent && (raw.code === 'invalid_type' || raw.code === 'invalid_value')) return [issue(loc, 'Field required', 'missing')];
+  if (absent && (raw.code === 'invalid_type' || raw.code === 'invalid_value'))
+    return [issue(loc, 'Field required', 'missing')];
   switch (raw.code) {
     case 'invalid_type': {
-      const [type, msg] = TYPE_NAMES[raw.expected] ?? [`${raw.expected}_type`, `Input should be a valid ${raw.expected}`];
+      const [type, msg] = TYPE_NAMES[raw.expected] ?? [
+        `${raw.expected}_type`,
+        `Input should be a valid ${raw.expected}`,
+      ];
       return [issue(loc, msg, type)];
     }
     case 'unrecognized_keys':
@@ -74,7 +78,8 @@ function mapIssue(raw: z.core.$ZodIssue, loc: Array<string | number>): Validatio
         const n = Number(raw.minimum);
         return [issue(loc, `String should have at least ${n} character${n === 1 ? '' : 's'}`, 'string_too_short')];
       }
-      if (raw.origin === 'array') return [issue(loc, `List should have at least ${Number(raw.minimum)} items`, 'too_short')];
+      if (raw.origin === 'array')
+        return [issue(loc, `List should have at least ${Number(raw.minimum)} items`, 'too_short')];
       return raw.inclusive === false
         ? [issue(loc, `Input should be greater than ${Number(raw.minimum)}`, 'greater_than')]
         : [issue(loc, `Input should be greater than or equal to ${Number(raw.minimum)}`, 'greater_than_equal')];
@@ -84,13 +89,15 @@ function mapIssue(raw: z.core.$ZodIssue, loc: Array<string | number>): Validatio
         const n = Number(raw.maximum);
         return [issue(loc, `String should have at most ${n} character${n === 1 ? '' : 's'}`, 'string_too_long')];
       }
-      if (raw.origin === 'array') return [issue(loc, `List should have at most ${Number(raw.maximum)} items`, 'too_long')];
+      if (raw.origin === 'array')
+        return [issue(loc, `List should have at most ${Number(raw.maximum)} items`, 'too_long')];
       return raw.inclusive === false
         ? [issue(loc, `Input should be less than ${Number(raw.maximum)}`, 'less_than')]
         : [issue(loc, `Input should be less than or equal to ${Number(raw.maximum)}`, 'less_than_equal')];
     }
     case 'invalid_format': {
-      if (raw.format === 'uuid' || raw.format === 'guid') return [issue(loc, 'Input should be a valid UUID', 'uuid_parsing')];
+      if (raw.format === 'uuid' || raw.format === 'guid')
+        return [issue(loc, 'Input should be a valid UUID', 'uuid_parsing')];
       if (raw.format === 'regex') return [issue(loc, raw.message, 'string_pattern_mismatch')];
       return [issue(loc, `Input should be a valid ${raw.format}`, `${raw.format}_parsing`)];
     }
@@ -135,13 +142,18 @@ const MAX_UNKNOWN_PASSES = 8;
  * real service's framework default, which the official deploy tool relies on (docs/official-tool.md, "What the
  * emulator serves"). The schemas stay strict so that the fields they name keep their types.
  */
-export function parseWith<T extends z.ZodType>(schema: T, data: unknown, where: 'body' | 'query' | 'path'): Result<z.infer<T>> {
+export function parseWith<T extends z.ZodType>(
+  schema: T,
+  data: unknown,
+  where: 'body' | 'query' | 'path',
+): Result<z.infer<T>> {
   let input = data;
   for (let pass = 0; ; pass += 1) {
     const parsed = schema.safeParse(input, { reportInput: true });
     if (parsed.success) return ok(parsed.data);
     const unknown = parsed.error.issues.filter((i) => i.code === 'unrecognized_keys');
-    if (where !== 'body' || unknown.length === 0 || pass >= MAX_UNKNOWN_PASSES) return invalid(zodIssues(parsed.error, where));
+    if (where !== 'body' || unknown.length === 0 || pass >= MAX_UNKNOWN_PASSES)
+      return invalid(zodIssues(parsed.error, where));
     for (const found of unknown) input = withoutKeys(input, found.path, (found as { keys: string[] }).keys);
   }
 }

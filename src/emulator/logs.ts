@@ -56,10 +56,16 @@ function sourceLines(d: StoredDeployment, r: StoredRevision): Line[] {
   const config = r.source_revision_config;
   const source = r.revision_source ?? d.source;
   const lines: Line[] = [];
-  if (source === 'codehost') lines.push(['INFO', `Cloning ${textOr(d.source_config.repo_url, '(repository)')} at ${textOr(config.repo_ref, 'the default branch')}`]);
-  else if (source === 'internal_source') lines.push(['INFO', `Downloading source tarball ${textOr(config.source_tarball_path, '(none)')}`]);
+  if (source === 'codehost')
+    lines.push([
+      'INFO',
+      `Cloning ${textOr(d.source_config.repo_url, '(repository)')} at ${textOr(config.repo_ref, 'the default branch')}`,
+    ]);
+  else if (source === 'internal_source')
+    lines.push(['INFO', `Downloading source tarball ${textOr(config.source_tarball_path, '(none)')}`]);
   else lines.push(['INFO', `Using image ${textOr(config.image_uri, '(none)')}`]);
-  if (typeof config.graph_config_path === 'string') lines.push(['INFO', `Reading graph configuration ${config.graph_config_path}`]);
+  if (typeof config.graph_config_path === 'string')
+    lines.push(['INFO', `Reading graph configuration ${config.graph_config_path}`]);
   return lines;
 }
 
@@ -68,15 +74,24 @@ function buildLines(d: StoredDeployment, r: StoredRevision, ctx: LogContext): Li
   const lines: Line[] = [['INFO', `Build of revision ${r.id} started`], ...sourceLines(d, r)];
   if (r.failure === 'tarball-missing') {
     const path = String(r.source_revision_config.source_tarball_path);
-    return [...lines, ['ERROR', `Source tarball ${path} not found: nothing was uploaded to its upload_url`], ['ERROR', 'Build failed: there is no source to build (upload the tarball, then PATCH its object_path again)']];
+    return [
+      ...lines,
+      ['ERROR', `Source tarball ${path} not found: nothing was uploaded to its upload_url`],
+      ['ERROR', 'Build failed: there is no source to build (upload the tarball, then PATCH its object_path again)'],
+    ];
   }
-  if (r.tracked_packages && r.tracked_packages.length > 0) lines.push(['INFO', `Tracked packages: ${r.tracked_packages.join(', ')}`]);
-  if (ctx.printSecrets) for (const s of d.secrets) if (s.value !== undefined) lines.push(['DEBUG', `Environment: ${s.name}=${s.value}`]);
+  if (r.tracked_packages && r.tracked_packages.length > 0)
+    lines.push(['INFO', `Tracked packages: ${r.tracked_packages.join(', ')}`]);
+  if (ctx.printSecrets)
+    for (const s of d.secrets) if (s.value !== undefined) lines.push(['DEBUG', `Environment: ${s.name}=${s.value}`]);
   lines.push(['INFO', `Installing dependencies: ${install}`]);
   if (r.failure === 'build') {
     return [
       ...lines,
-      ['ERROR', 'ERROR: Could not find a version that satisfies the requirement acme-internal-sdk>=2.0 (emulated failure: --build-fail matches this deployment)'],
+      [
+        'ERROR',
+        'ERROR: Could not find a version that satisfies the requirement acme-internal-sdk>=2.0 (emulated failure: --build-fail matches this deployment)',
+      ],
       ['ERROR', `Build failed: "${install}" exited with status 1`],
     ];
   }
@@ -85,9 +100,19 @@ function buildLines(d: StoredDeployment, r: StoredRevision, ctx: LogContext): Li
 }
 
 function deployLines(r: StoredRevision): Line[] {
-  const lines: Line[] = [['INFO', `Deploying revision ${r.id}`], ['INFO', 'Starting server']];
+  const lines: Line[] = [
+    ['INFO', `Deploying revision ${r.id}`],
+    ['INFO', 'Starting server'],
+  ];
   if (r.failure === 'deploy') {
-    return [...lines, ['ERROR', 'Container exited with status 1 during startup (emulated failure: --deploy-fail matches this deployment)'], ['ERROR', 'Deploy failed: the server never became healthy']];
+    return [
+      ...lines,
+      [
+        'ERROR',
+        'Container exited with status 1 during startup (emulated failure: --deploy-fail matches this deployment)',
+      ],
+      ['ERROR', 'Deploy failed: the server never became healthy'],
+    ];
   }
   if (r.outcome === 'SKIPPED') return [...lines, ['WARNING', 'Superseded by a newer revision']];
   return [...lines, ['INFO', 'Application startup complete'], ['INFO', 'Server listening on port 8000']];

@@ -111,9 +111,16 @@ export function startRevision(
   extras: RevisionExtras,
 ): StoredRevision {
   const tarball = revisionConfig.source_tarball_path;
-  const notUploaded = typeof tarball === 'string' && ctx.uploads.ownerOf(tarball) !== undefined && !ctx.uploads.uploaded(tarball);
+  const notUploaded =
+    typeof tarball === 'string' && ctx.uploads.ownerOf(tarball) !== undefined && !ctx.uploads.uploaded(tarball);
   const outcome: RevisionOutcome = notUploaded ? 'BUILD_FAILED' : ctx.outcome(name);
-  const failure: StoredRevision['failure'] = notUploaded ? 'tarball-missing' : outcome === 'BUILD_FAILED' ? 'build' : outcome === 'DEPLOY_FAILED' ? 'deploy' : null;
+  const failure: StoredRevision['failure'] = notUploaded
+    ? 'tarball-missing'
+    : outcome === 'BUILD_FAILED'
+      ? 'build'
+      : outcome === 'DEPLOY_FAILED'
+        ? 'deploy'
+        : null;
   const span = outcome === 'BUILD_FAILED' ? Math.floor((2 * ctx.buildMs) / 3) : ctx.buildMs;
   return {
     id: ctx.newId(),
@@ -133,7 +140,11 @@ export function startRevision(
  * 400 detail when a write names a source_tarball_path this service did not hand out to the deployment (against-the-real-service.md:
  * only an upload URL's object_path is accepted); the path the deployment already holds is taken again. Null when fine.
  */
-function tarballProblem(current: StoredDeployment | undefined, incoming: Readonly<Record<string, unknown>>, ctx: WriteContext): string | null {
+function tarballProblem(
+  current: StoredDeployment | undefined,
+  incoming: Readonly<Record<string, unknown>>,
+  ctx: WriteContext,
+): string | null {
   const path = incoming.source_tarball_path;
   if (typeof path !== 'string' || ctx.anyTarballPath) return null;
   if (current && current.source_revision_config.source_tarball_path === path) return null;
@@ -163,7 +174,14 @@ export function newDeployment(tenantId: string, request: CreateBody, ctx: WriteC
   const mode = { lenient: ctx.lenient };
   const problems: ValidationIssue[] = [
     ...nameProblems(request.name),
-    ...refusedFieldProblems(source, source, request.source_config, request.source_revision_config, request.secret_references, mode),
+    ...refusedFieldProblems(
+      source,
+      source,
+      request.source_config,
+      request.source_revision_config,
+      request.secret_references,
+      mode,
+    ),
     ...missingFieldProblems(source, sourceConfig, revisionConfig, `source ${source}`, 'create', mode),
     ...secretProblems(request.secrets),
   ];
@@ -177,7 +195,9 @@ export function newDeployment(tenantId: string, request: CreateBody, ctx: WriteC
   // Every source takes the tier (the official tool sends it on every create); absent, the service chooses prod.
   const deploymentType = (sourceConfig.deployment_type as AnyDeploymentType | undefined) ?? DEFAULT_DEPLOYMENT_TYPE;
   sourceConfig.deployment_type = deploymentType;
-  const revision = hasArtifact(source, revisionConfig) ? startRevision(ctx, request.name, null, revisionConfig, NO_EXTRAS) : null;
+  const revision = hasArtifact(source, revisionConfig)
+    ? startRevision(ctx, request.name, null, revisionConfig, NO_EXTRAS)
+    : null;
   const created: StoredDeployment = {
     id: ctx.newId(),
     tenant_id: tenantId,
@@ -214,7 +234,11 @@ function sameValue(key: string, incoming: unknown, stored: unknown): boolean {
 function immutableProblem(current: StoredDeployment, patch: PatchBody): string | null {
   const incoming = patch.source_config;
   const checks: Array<[string, unknown, unknown]> = [
-    ...IMMUTABLE_SOURCE_CONFIG_FIELDS.map((key): [string, unknown, unknown] => [key, incoming?.[key], current.source_config[key]]),
+    ...IMMUTABLE_SOURCE_CONFIG_FIELDS.map((key): [string, unknown, unknown] => [
+      key,
+      incoming?.[key],
+      current.source_config[key],
+    ]),
     ['deployment_type', incoming?.deployment_type, current.source_config.deployment_type],
     [
       'listener_config.k8s_namespace',
@@ -251,12 +275,22 @@ export function mergePatch(current: StoredDeployment, patch: PatchBody, ctx: Wri
   if (missing.length > 0) return invalid(missing);
 
   const incoming = patch.secrets && patch.secrets.length > 0 ? patch.secrets : null;
-  const secrets = incoming === null ? current.secrets : ctx.secretsPatch === 'replace' ? storeSecrets(incoming) : upsertSecrets(current.secrets, incoming);
+  const secrets =
+    incoming === null
+      ? current.secrets
+      : ctx.secretsPatch === 'replace'
+        ? storeSecrets(incoming)
+        : upsertSecrets(current.secrets, incoming);
   const secretReferences = patch.secret_references ?? current.secret_references;
   const newRevision = startsRevision(patch);
   const contentChanged =
     canonicalJson([sourceConfig, revisionConfig, secretReferences, secrets.map((s) => [s.name, s.sha256])]) !==
-    canonicalJson([current.source_config, current.source_revision_config, current.secret_references, current.secrets.map((s) => [s.name, s.sha256])]);
+    canonicalJson([
+      current.source_config,
+      current.source_revision_config,
+      current.secret_references,
+      current.secrets.map((s) => [s.name, s.sha256]),
+    ]);
   const changed = newRevision || contentChanged;
   if (!changed) return ok({ next: current, newRevision: false, changed: false });
 
@@ -279,7 +313,8 @@ function refusedPatch(current: StoredDeployment, patch: PatchBody, ctx: WriteCon
   if (current.status === 'AWAITING_DELETE') return fail(400, `Deployment ID ${current.id} is being deleted.`);
   const source = current.source;
   const rules = rulesFor(source);
-  if (!rules) return fail(400, `Deployment ID ${current.id} has source "${source}", which this service version cannot change.`);
+  if (!rules)
+    return fail(400, `Deployment ID ${current.id} has source "${source}", which this service version cannot change.`);
   const known = source as Source;
   const mode = { lenient: ctx.lenient };
   const problems: ValidationIssue[] = [];
@@ -288,7 +323,14 @@ function refusedPatch(current: StoredDeployment, patch: PatchBody, ctx: WriteCon
   }
   const revisionSource = patch.revision_source ?? known;
   problems.push(
-    ...refusedFieldProblems(known, revisionSource, patch.source_config, patch.source_revision_config, patch.secret_references, mode),
+    ...refusedFieldProblems(
+      known,
+      revisionSource,
+      patch.source_config,
+      patch.source_revision_config,
+      patch.secret_references,
+      mode,
+    ),
     ...secretProblems(patch.secrets),
   );
   if (problems.length > 0) return invalid(problems);

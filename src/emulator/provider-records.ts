@@ -48,7 +48,8 @@ export function patchedProvider(current: StoredProvider, patch: ProviderPatchBod
     auth_url: patch.auth_url ?? current.auth_url,
     token_url: patch.token_url ?? current.token_url,
     uses_pkce: patch.uses_pkce ?? current.uses_pkce,
-    code_challenge_method: patch.code_challenge_method === undefined ? current.code_challenge_method : patch.code_challenge_method,
+    code_challenge_method:
+      patch.code_challenge_method === undefined ? current.code_challenge_method : patch.code_challenge_method,
     client_secret_sha256: patch.client_secret != null ? sha256Hex(patch.client_secret) : current.client_secret_sha256,
   };
   const same = (Object.keys(next) as Array<keyof StoredProvider>).every((key) => next[key] === current[key]);

@@ -169,7 +169,7 @@ export function compactSourceConfig(fields: Record<string, unknown> | null | und
     else out.listener_config = listener;
   }
   for (const key of ['integration_id', 'listener_id']) {
-    if (typeof out[key] === 'string') out[key] = (out[key]).toLowerCase();
+    if (typeof out[key] === 'string') out[key] = out[key].toLowerCase();
   }
   return out;
 }

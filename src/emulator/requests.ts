@@ -17,8 +17,19 @@ export { DEFAULT_DEPLOYMENT_TYPE };
 
 /** Revision statuses of docs/against-the-real-service.md §4. */
 export const REVISION_STATUSES = [
-  'CREATING', 'QUEUED', 'AWAITING_BUILD', 'BUILDING', 'AWAITING_DEPLOY', 'DEPLOYING',
-  'CREATE_FAILED', 'BUILD_FAILED', 'DEPLOY_FAILED', 'DEPLOYED', 'SKIPPED', 'INTERRUPTED', 'UNKNOWN',
+  'CREATING',
+  'QUEUED',
+  'AWAITING_BUILD',
+  'BUILDING',
+  'AWAITING_DEPLOY',
+  'DEPLOYING',
+  'CREATE_FAILED',
+  'BUILD_FAILED',
+  'DEPLOY_FAILED',
+  'DEPLOYED',
+  'SKIPPED',
+  'INTERRUPTED',
+  'UNKNOWN',
 ] as const;
 export const RevisionStatus = z.enum(REVISION_STATUSES);
 export type RevisionStatus = z.infer<typeof RevisionStatus>;

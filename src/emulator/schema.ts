@@ -85,7 +85,10 @@ export const StateDeployment = z.strictObject({
   id: Uuid.optional(),
   /** Defaults to the first tenant. */
   tenant_id: Uuid.optional(),
-  name: z.string().max(DEPLOYMENT_NAME_MAX).regex(DEPLOYMENT_NAME_PATTERN, 'lowercase letters, digits and dashes, starting with a letter'),
+  name: z
+    .string()
+    .max(DEPLOYMENT_NAME_MAX)
+    .regex(DEPLOYMENT_NAME_PATTERN, 'lowercase letters, digits and dashes, starting with a letter'),
   /** One of the spec's sources, or any other text (a source this service version does not know: listed, never written). */
   source: z.string().min(1),
   /** `deployment_type` here wins over the top-level one. */
@@ -165,7 +168,10 @@ export const StateUpload = z.strictObject({
 export type StateUpload = z.infer<typeof StateUpload>;
 
 export const StateFile = z.strictObject({
-  version: z.number().pipe(z.literal(1, { error: 'version must be 1' })).default(1),
+  version: z
+    .number()
+    .pipe(z.literal(1, { error: 'version must be 1' }))
+    .default(1),
   /** The organization owning OAuth providers; defaults to a fixed uuid. */
   organization_id: Uuid.optional(),
   /** Workspaces; the first is used when a request carries no X-Tenant-Id. Defaults to one tenant. */
@@ -195,9 +201,15 @@ function typed(check: (v: string) => boolean, msg: string, type: string): z.ZodS
   return z.string().refine(check, { error: msg, params: { type } });
 }
 
-const IntText = typed((v) => /^[+-]?\d+$/.test(v), 'Input should be a valid integer, unable to parse string as an integer', 'int_parsing');
+const IntText = typed(
+  (v) => /^[+-]?\d+$/.test(v),
+  'Input should be a valid integer, unable to parse string as an integer',
+  'int_parsing',
+);
 /** A uuid-shaped string, lowercased. */
-export const UuidText = typed((v) => UUID_SHAPE.test(v), 'Input should be a valid UUID', 'uuid_parsing').transform((v) => v.toLowerCase());
+export const UuidText = typed((v) => UUID_SHAPE.test(v), 'Input should be a valid UUID', 'uuid_parsing').transform(
+  (v) => v.toLowerCase(),
+);
 const BOOL_TRUE = ['true', '1', 'yes', 'on', 't', 'y'];
 const BOOL_FALSE = ['false', '0', 'no', 'off', 'f', 'n'];
 
@@ -216,11 +228,7 @@ export const ListDeploymentsQuery = z.object({
   tag_value_ids: z.string().transform(splitList).optional(),
   image_version: z.string().optional(),
   deployment_type: AnyDeploymentType.optional(),
-  deployment_ids: z
-    .string()
-    .transform(splitList)
-    .pipe(z.array(UuidText))
-    .optional(),
+  deployment_ids: z.string().transform(splitList).pipe(z.array(UuidText)).optional(),
 });
 export type ListDeploymentsQuery = z.infer<typeof ListDeploymentsQuery>;
 

@@ -145,7 +145,13 @@ async function initialState(options: EmulatorOptions): Promise<{ state: StateFil
 function listen(server: Server, host: string, port: number): Promise<AddressInfo> {
   return new Promise((resolve, reject) => {
     const onError = (error: NodeJS.ErrnoException): void => {
-      reject(new ConvergeError('E_EMULATOR_LISTEN', `emulator cannot listen on ${host}:${port} (${error.code ?? error.message})`, { cause: error }));
+      reject(
+        new ConvergeError(
+          'E_EMULATOR_LISTEN',
+          `emulator cannot listen on ${host}:${port} (${error.code ?? error.message})`,
+          { cause: error },
+        ),
+      );
     };
     server.once('error', onError);
     server.listen(port, host, () => {
@@ -171,7 +177,8 @@ function checkOptions(options: EmulatorOptions): void {
   if (options.echo !== undefined && !['exact', 'real'].includes(options.echo)) {
     throw new UsageError(`echo: "${String(options.echo)}" is not one of exact, real`);
   }
-  if (options.apiKey === '') throw new UsageError('apiKey: an empty API key would accept nothing; leave it unset instead');
+  if (options.apiKey === '')
+    throw new UsageError('apiKey: an empty API key would accept nothing; leave it unset instead');
 }
 
 function pattern(name: string, value: RegExp | string | undefined): RegExp | null {
@@ -238,7 +245,11 @@ async function persistState(options: EmulatorOptions, store: EmulatorStore, fres
   const stateFile = options.stateFile;
   let persister: Persister | null = null;
   if (stateFile) {
-    persister = createPersister(stateFile, () => stateFromStore(store), () => store.version);
+    persister = createPersister(
+      stateFile,
+      () => stateFromStore(store),
+      () => store.version,
+    );
     if (fresh) await writeFileAtomic(stateFile, serializeState(stateFile, stateFromStore(store)));
     store.onChange(() => {
       persister!.schedule().catch((error: unknown) => options.onError?.(error));
@@ -250,7 +261,9 @@ async function persistState(options: EmulatorOptions, store: EmulatorStore, fres
       await persister.schedule();
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code ?? 'error';
-      throw new ConvergeError('E_EMULATOR_PERSIST', `the emulator could not write its state file (${code})`, { cause: error });
+      throw new ConvergeError('E_EMULATOR_PERSIST', `the emulator could not write its state file (${code})`, {
+        cause: error,
+      });
     }
   };
   const flush = async (): Promise<void> => {
@@ -260,7 +273,10 @@ async function persistState(options: EmulatorOptions, store: EmulatorStore, fres
 }
 
 /** The request log, kept to requestLogLimit entries, and the function that records an entry in it. */
-function requestRecorder(options: EmulatorOptions): { requestLog: RequestLogEntry[]; record: (entry: RequestLogEntry) => void } {
+function requestRecorder(options: EmulatorOptions): {
+  requestLog: RequestLogEntry[];
+  record: (entry: RequestLogEntry) => void;
+} {
   const requestLog: RequestLogEntry[] = [];
   const logLimit = options.requestLogLimit ?? DEFAULT_REQUEST_LOG_LIMIT;
   const record = (entry: RequestLogEntry): void => {
@@ -279,7 +295,11 @@ function emulatorRoutes(options: EmulatorOptions, store: EmulatorStore, clock: (
   return [
     ...deploymentRoutes({
       store,
-      view: { secrets: options.secrets ?? 'masked', echo: options.echo ?? 'exact', omitTenantId: options.omitTenantId ?? false },
+      view: {
+        secrets: options.secrets ?? 'masked',
+        echo: options.echo ?? 'exact',
+        omitTenantId: options.omitTenantId ?? false,
+      },
       pageCap: options.pageCap,
       lenientCreate: options.lenientCreate ?? false,
       specOnly,
@@ -312,7 +332,8 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
   const knobs = faultKnobs(options);
   const clock = options.clock ?? Date.now;
   function failDeletes(ms: number): void {
-    if (!Number.isFinite(ms) || ms < 0) throw new UsageError(`failDeletes: ${ms} must be a number of milliseconds >= 0`);
+    if (!Number.isFinite(ms) || ms < 0)
+      throw new UsageError(`failDeletes: ${ms} must be a number of milliseconds >= 0`);
     knobs.deletesFailUntil = ms === 0 ? 0 : clock() + ms;
   }
   failDeletes(options.failDeletesMs ?? 0);

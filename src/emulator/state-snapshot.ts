@@ -18,11 +18,19 @@ export function stateFromStore(store: EmulatorStore): StateFile {
       id: i.id,
       installation_id: i.installation_id,
       name: i.name,
-      repositories: i.repositories.map((r) => ({ id: r.id, name: r.name, owner: r.owner, url: r.url, default_branch: r.default_branch })),
+      repositories: i.repositories.map((r) => ({
+        id: r.id,
+        name: r.name,
+        owner: r.owner,
+        url: r.url,
+        default_branch: r.default_branch,
+      })),
     })),
     deployments: store.allDeployments().map(stateDeploymentOf),
     providers: store.providers().map(stateProviderOf),
-    tracing_projects: store.tracingProjects().map((t) => ({ id: t.id, tenant_id: t.tenant_id, name: t.name, created_at: iso(t.created_at) })),
+    tracing_projects: store
+      .tracingProjects()
+      .map((t) => ({ id: t.id, tenant_id: t.tenant_id, name: t.name, created_at: iso(t.created_at) })),
     uploads: store.uploads(),
   };
 }

@@ -118,13 +118,23 @@ function seedDeployment(d: StateDeployment, index: number, tenantId: string, opt
   const { now, buildMs } = options;
   const createdAt = time(d.created_at, now - (1_000_000 - index) * 1000);
   const latest = d.latest_revision_id ?? derivedUuid('revision', tenantId, d.name, '1');
-  const building = d.status === 'AWAITING_DATABASE' || (d.active_revision_id !== undefined && d.active_revision_id !== latest);
-  const active = d.active_revision_id !== undefined ? d.active_revision_id : d.status === 'AWAITING_DATABASE' ? null : latest;
-  const buildReadyAt = d.build_ready_at === undefined ? (building ? now + buildMs : null) : d.build_ready_at === null ? null : Date.parse(d.build_ready_at);
+  const building =
+    d.status === 'AWAITING_DATABASE' || (d.active_revision_id !== undefined && d.active_revision_id !== latest);
+  const active =
+    d.active_revision_id !== undefined ? d.active_revision_id : d.status === 'AWAITING_DATABASE' ? null : latest;
+  const buildReadyAt =
+    d.build_ready_at === undefined
+      ? building
+        ? now + buildMs
+        : null
+      : d.build_ready_at === null
+        ? null
+        : Date.parse(d.build_ready_at);
   const sourceConfig = compactSourceConfig(d.source_config);
   const revisionConfig = compactFields(d.source_revision_config);
   // A seed's source_config.deployment_type wins for every source; codehost deployments always echo one.
-  const deploymentType: AnyDeploymentType = (sourceConfig.deployment_type as AnyDeploymentType | undefined) ?? d.deployment_type;
+  const deploymentType: AnyDeploymentType =
+    (sourceConfig.deployment_type as AnyDeploymentType | undefined) ?? d.deployment_type;
   if (d.source === 'codehost') sourceConfig.deployment_type = deploymentType;
   return {
     id: d.id ?? derivedUuid('deployment', tenantId, d.name),
@@ -134,7 +144,9 @@ function seedDeployment(d: StateDeployment, index: number, tenantId: string, opt
     source_config: sourceConfig,
     source_revision_config: revisionConfig,
     secrets: d.secrets.map((s) =>
-      s.value !== undefined ? { name: s.name, sha256: sha256Hex(s.value), value: s.value } : { name: s.name, sha256: s.value_sha256! },
+      s.value !== undefined
+        ? { name: s.name, sha256: sha256Hex(s.value), value: s.value }
+        : { name: s.name, sha256: s.value_sha256! },
     ),
     secret_references: d.secret_references ?? null,
     status: d.status,
@@ -162,7 +174,8 @@ function tenantResolver(tenants: StoredTenant[], file: string): TenantOf {
   const tenantIds = new Set(tenants.map((t) => t.id));
   return (id, where) => {
     const tenantId = (id ?? tenants[0]!.id).toLowerCase();
-    if (!tenantIds.has(tenantId)) throw new EmulatorStateError(`state file ${file}: ${where}: tenant ${tenantId} is not listed under tenants`);
+    if (!tenantIds.has(tenantId))
+      throw new EmulatorStateError(`state file ${file}: ${where}: tenant ${tenantId} is not listed under tenants`);
     return tenantId;
   };
 }
@@ -175,7 +188,14 @@ function seedIntegrations(state: StateFile): StoredIntegration[] {
     name: i.name,
     repositories: i.repositories.map((r) => {
       const owner = r.owner ?? i.name;
-      return { host_integration_id: i.id.toLowerCase(), id: r.id, name: r.name, owner, url: r.url ?? `https://codehost.example.com/${owner}/${r.name}`, default_branch: r.default_branch };
+      return {
+        host_integration_id: i.id.toLowerCase(),
+        id: r.id,
+        name: r.name,
+        owner,
+        url: r.url ?? `https://codehost.example.com/${owner}/${r.name}`,
+        default_branch: r.default_branch,
+      };
     }),
   }));
 }
@@ -185,14 +205,22 @@ function checkUniqueDeployments(deployments: StoredDeployment[], file: string): 
   const seen = new Map<string, string>();
   deployments.forEach((d, index) => {
     for (const key of [`name "${d.name}" in tenant ${d.tenant_id}`, `id ${d.id}`]) {
-      if (seen.has(key)) throw new EmulatorStateError(`state file ${file}: deployments.${index}: ${key} is also used by ${seen.get(key)}`);
+      if (seen.has(key))
+        throw new EmulatorStateError(
+          `state file ${file}: deployments.${index}: ${key} is also used by ${seen.get(key)}`,
+        );
       seen.set(key, `deployments.${index}`);
     }
   });
 }
 
 /** The seeded tracing projects, plus one of each deployment's name where the seed has none. */
-function seedTracingProjects(state: StateFile, deployments: StoredDeployment[], tenantOf: TenantOf, now: number): StoredTracingProject[] {
+function seedTracingProjects(
+  state: StateFile,
+  deployments: StoredDeployment[],
+  tenantOf: TenantOf,
+  now: number,
+): StoredTracingProject[] {
   const projects = new Map<string, StoredTracingProject>();
   state.tracing_projects.forEach((p, index) => {
     const tenantId = tenantOf(p.tenant_id, `tracing_projects.${index}`);
@@ -208,7 +236,13 @@ function seedTracingProjects(state: StateFile, deployments: StoredDeployment[], 
   for (const d of deployments) {
     const key = `${d.tenant_id}\0${d.name}`;
     if (!projects.has(key)) {
-      projects.set(key, { id: derivedUuid('tracing-project', d.tenant_id, d.name), tenant_id: d.tenant_id, name: d.name, created_at: d.created_at, deployment_id: d.id });
+      projects.set(key, {
+        id: derivedUuid('tracing-project', d.tenant_id, d.name),
+        tenant_id: d.tenant_id,
+        name: d.name,
+        created_at: d.created_at,
+        deployment_id: d.id,
+      });
     }
   }
   return [...projects.values()];
@@ -220,7 +254,10 @@ function seedProviders(state: StateFile, organizationId: string, file: string, n
   return state.providers.map((p, index) => {
     const orgId = (p.organization_id ?? organizationId).toLowerCase();
     const key = `${orgId}\0${p.provider_id}`;
-    if (providerKeys.has(key)) throw new EmulatorStateError(`state file ${file}: providers.${index}: provider_id "${p.provider_id}" appears twice`);
+    if (providerKeys.has(key))
+      throw new EmulatorStateError(
+        `state file ${file}: providers.${index}: provider_id "${p.provider_id}" appears twice`,
+      );
     providerKeys.add(key);
     const createdAt = time(p.created_at, now);
     return {
@@ -231,7 +268,8 @@ function seedProviders(state: StateFile, organizationId: string, file: string, n
       client_id: p.client_id,
       auth_url: p.auth_url,
       token_url: p.token_url,
-      client_secret_sha256: p.client_secret !== undefined ? sha256Hex(p.client_secret) : (p.client_secret_sha256 ?? null),
+      client_secret_sha256:
+        p.client_secret !== undefined ? sha256Hex(p.client_secret) : (p.client_secret_sha256 ?? null),
       uses_pkce: p.uses_pkce,
       code_challenge_method: p.code_challenge_method,
       provider_type: p.provider_type ?? null,
@@ -260,7 +298,9 @@ export function storeFromState(state: StateFile, options: StoreOptions): Emulato
   const integrations = seedIntegrations(state);
   const outcome = options.outcome ?? ((): RevisionOutcome => 'DEPLOYED');
   const seedContext: SeedContext = { now, buildMs: options.buildMs, outcome, file };
-  const deployments = state.deployments.map((d, index) => seedDeployment(d, index, tenantOf(d.tenant_id, `deployments.${index}`), seedContext));
+  const deployments = state.deployments.map((d, index) =>
+    seedDeployment(d, index, tenantOf(d.tenant_id, `deployments.${index}`), seedContext),
+  );
   checkUniqueDeployments(deployments, file);
   const tracingProjects = seedTracingProjects(state, deployments, tenantOf, now);
   const providers = seedProviders(state, organizationId, file, now);

@@ -2,7 +2,14 @@
 import { randomUUID } from 'node:crypto';
 import { isPending, lowerBound, pageOf, type DeploymentFilter } from './deployment-list.js';
 import { fail, ok, type Result } from './issues.js';
-import { mergePatch, newDeployment, type PatchOutcome, type RevisionOutcome, type SecretsPatchMode, type WriteContext } from './merge.js';
+import {
+  mergePatch,
+  newDeployment,
+  type PatchOutcome,
+  type RevisionOutcome,
+  type SecretsPatchMode,
+  type WriteContext,
+} from './merge.js';
 import { newProvider, patchedProvider, type ProviderInput } from './provider-records.js';
 import type { CreateBody, PatchBody, ProviderPatchBody } from './requests.js';
 import {
@@ -85,7 +92,12 @@ export class EmulatorStore {
     this.organizationId = init.organizationId;
     this.clock = init.clock;
     this.buildMs = init.buildMs;
-    this.knobs = { secretsPatch: init.secretsPatch, lenient: init.lenient, outcome: init.outcome, anyTarballPath: init.anyTarballPath };
+    this.knobs = {
+      secretsPatch: init.secretsPatch,
+      lenient: init.lenient,
+      outcome: init.outcome,
+      anyTarballPath: init.anyTarballPath,
+    };
     this.uploadRegistry = new UploadRegistry(init.uploads);
     this.tenantOrder = init.tenants;
     for (const tenant of init.tenants) {
@@ -242,7 +254,14 @@ export class EmulatorStore {
   }
 
   private writeContext(): WriteContext {
-    return { now: this.clock(), buildMs: this.buildMs, newId: randomUUID, repos: this.repoLookup, uploads: this.uploadRegistry, ...this.knobs };
+    return {
+      now: this.clock(),
+      buildMs: this.buildMs,
+      newId: randomUUID,
+      repos: this.repoLookup,
+      uploads: this.uploadRegistry,
+      ...this.knobs,
+    };
   }
 
   // ------------------------------------------------------------ artifacts (upload URLs)
@@ -276,7 +295,10 @@ export class EmulatorStore {
     const existing = space.byName.get(d.name);
     if (existing) return fail(409, `A deployment named "${d.name}" already exists (id ${existing.id})`);
     if (space.tracing.has(d.name)) {
-      return fail(409, `A tracing project named "${d.name}" already exists; a deployment creates a tracing project of its own name, so pick another name`);
+      return fail(
+        409,
+        `A tracing project named "${d.name}" already exists; a deployment creates a tracing project of its own name, so pick another name`,
+      );
     }
     const last = space.ordered[space.ordered.length - 1];
     if (!last || compareDeployments(last, d) <= 0) space.ordered.push(d);
@@ -284,7 +306,13 @@ export class EmulatorStore {
     space.byName.set(d.name, d);
     this.byId.set(d.id, d);
     if (isPending(d)) this.pending.add(d.id);
-    space.tracing.set(d.name, { id: randomUUID(), tenant_id: tenantId, name: d.name, created_at: d.created_at, deployment_id: d.id });
+    space.tracing.set(d.name, {
+      id: randomUUID(),
+      tenant_id: tenantId,
+      name: d.name,
+      created_at: d.created_at,
+      deployment_id: d.id,
+    });
     this.changed();
     return ok(d);
   }

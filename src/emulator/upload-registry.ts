@@ -15,7 +15,8 @@ export class UploadRegistry implements UploadLookup {
   private readonly tokens = new Map<string, string>();
 
   constructor(seeded: readonly StateUpload[]) {
-    for (const u of seeded) this.byPath.set(u.object_path, { deploymentId: u.deployment_id.toLowerCase(), uploaded: u.uploaded });
+    for (const u of seeded)
+      this.byPath.set(u.object_path, { deploymentId: u.deployment_id.toLowerCase(), uploaded: u.uploaded });
   }
 
   /** A new object path for the deployment, and the token of its one PUT. */
@@ -47,6 +48,10 @@ export class UploadRegistry implements UploadLookup {
 
   /** Every object path handed out, for the state file. */
   all(): StateUpload[] {
-    return [...this.byPath].map(([object_path, u]) => ({ object_path, deployment_id: u.deploymentId, uploaded: u.uploaded }));
+    return [...this.byPath].map(([object_path, u]) => ({
+      object_path,
+      deployment_id: u.deploymentId,
+      uploaded: u.uploaded,
+    }));
   }
 }

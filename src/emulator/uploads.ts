@@ -26,7 +26,12 @@ function answer(res: ServerResponse, entry: RequestLogEntry, status: number, tex
  * Serves one PUT to a signed URL: the token is spent by its first complete upload (a second PUT, or an unknown token,
  * answers 403 as an expired signature does); the bytes are counted and dropped.
  */
-export function handleUpload(req: IncomingMessage, res: ServerResponse, store: EmulatorStore, entry: RequestLogEntry): Promise<void> {
+export function handleUpload(
+  req: IncomingMessage,
+  res: ServerResponse,
+  store: EmulatorStore,
+  entry: RequestLogEntry,
+): Promise<void> {
   const url = req.url ?? '';
   const token = url.slice(UPLOAD_PATH_PREFIX.length).split('?')[0]!;
   entry.path = `${UPLOAD_PATH_PREFIX}(token)`;
@@ -41,7 +46,8 @@ export function handleUpload(req: IncomingMessage, res: ServerResponse, store: E
     req.on('error', () => resolve());
     req.on('end', () => {
       if (tooLarge) answer(res, entry, 413, `upload larger than ${MAX_UPLOAD_BYTES} bytes`);
-      else if (store.receiveUpload(token) === undefined) answer(res, entry, 403, 'signature invalid or already used: request a new upload URL');
+      else if (store.receiveUpload(token) === undefined)
+        answer(res, entry, 403, 'signature invalid or already used: request a new upload URL');
       else answer(res, entry, 200, '');
       resolve();
     });

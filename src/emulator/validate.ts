@@ -114,7 +114,8 @@ function present(fields: Fields | null | undefined, key: string): boolean {
 
 /** 422 issues for a deployment name breaking the service's rules. */
 export function nameProblems(name: string): ValidationIssue[] {
-  if (name.length === 0) return [issue(['body', 'name'], 'String should have at least 1 character', 'string_too_short')];
+  if (name.length === 0)
+    return [issue(['body', 'name'], 'String should have at least 1 character', 'string_too_short')];
   if (name.length > DEPLOYMENT_NAME_MAX) {
     return [issue(['body', 'name'], `String should have at most ${DEPLOYMENT_NAME_MAX} characters`, 'string_too_long')];
   }
@@ -162,11 +163,15 @@ export function refusedFieldProblems(
     if (mode.lenient && key === 'graph_config_path') continue;
     if (present(revisionConfig, key)) {
       const what = revisionSource === source ? `source ${source}` : `revision_source ${revisionSource}`;
-      out.push(issue(['body', 'source_revision_config', key], `source_revision_config.${key} is not allowed for ${what}`));
+      out.push(
+        issue(['body', 'source_revision_config', key], `source_revision_config.${key} is not allowed for ${what}`),
+      );
     }
   }
   if (secretReferences != null && !SOURCE_RULES[source].secretReferences) {
-    out.push(issue(['body', 'secret_references'], `secret_references apply only to source external_docker, not ${source}`));
+    out.push(
+      issue(['body', 'secret_references'], `secret_references apply only to source external_docker, not ${source}`),
+    );
   }
   const spec = sourceConfig?.resource_spec;
   if (spec && typeof spec === 'object') {
@@ -205,7 +210,13 @@ export function missingFieldProblems(
   ];
   for (const key of needsRevision) {
     if (!present(revisionConfig, key)) {
-      out.push(issue(['body', 'source_revision_config', key], `source_revision_config.${key} is required for ${what}`, 'missing'));
+      out.push(
+        issue(
+          ['body', 'source_revision_config', key],
+          `source_revision_config.${key} is required for ${what}`,
+          'missing',
+        ),
+      );
     }
   }
   return out;

@@ -57,12 +57,18 @@ export function serviceUrl(d: StoredDeployment): string {
   return `https://${d.name}-${d.id.slice(0, 8)}.example.app`;
 }
 
-function revisionConfigView(source: string, sourceConfig: Readonly<Record<string, unknown>>, fields: Readonly<Record<string, unknown>>): Record<string, unknown> {
+function revisionConfigView(
+  source: string,
+  sourceConfig: Readonly<Record<string, unknown>>,
+  fields: Readonly<Record<string, unknown>>,
+): Record<string, unknown> {
   const revision = allKeys(REVISION_CONFIG_KEYS, fields);
   const repoUrl = sourceConfig.repo_url;
   const repoRef = fields.repo_ref;
   revision.repo_commit_sha =
-    source === 'codehost' && typeof repoUrl === 'string' && typeof repoRef === 'string' ? repoCommitSha(repoUrl, repoRef) : null;
+    source === 'codehost' && typeof repoUrl === 'string' && typeof repoRef === 'string'
+      ? repoCommitSha(repoUrl, repoRef)
+      : null;
   return revision;
 }
 
@@ -106,7 +112,11 @@ export function revisionView(d: StoredDeployment, r: StoredRevision, now: number
     updated_at: iso(revisionUpdatedAt(r, now)),
     status: revisionStatusAt(r, now),
     source: r.revision_source ?? d.source,
-    source_revision_config: revisionConfigView(r.revision_source ?? d.source, d.source_config, r.source_revision_config),
+    source_revision_config: revisionConfigView(
+      r.revision_source ?? d.source,
+      d.source_config,
+      r.source_revision_config,
+    ),
     // What the PATCH that started it carried besides its config (the official deploy tool's fields).
     tracked_packages: r.tracked_packages,
     install_command: r.install_command,
@@ -158,5 +168,12 @@ export function integrationView(i: StoredIntegration): Record<string, unknown> {
 }
 
 export function repositoryView(r: StoredRepository): Record<string, unknown> {
-  return { host_integration_id: r.host_integration_id, id: r.id, name: r.name, owner: r.owner, url: r.url, default_branch: r.default_branch };
+  return {
+    host_integration_id: r.host_integration_id,
+    id: r.id,
+    name: r.name,
+    owner: r.owner,
+    url: r.url,
+    default_branch: r.default_branch,
+  };
 }

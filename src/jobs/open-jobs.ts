@@ -155,7 +155,9 @@ export async function openJobs(settings: WorkerSettings, options: OpenJobsOption
   const log = options.log ?? SILENT_LOGGER;
   const onError = throttledErrors(log);
   const redis = await connectProducer(settings, { onError: (e) => onError('redis connection', e) });
-  const prefix = options.private ? `${settings.redisPrefix}:embedded-${randomBytes(6).toString('hex')}` : settings.redisPrefix;
+  const prefix = options.private
+    ? `${settings.redisPrefix}:embedded-${randomBytes(6).toString('hex')}`
+    : settings.redisPrefix;
   try {
     if (options.target && !options.private) await claimPrefix(redis, prefix, options.target);
     if (!options.private) await adoptLegacySequences(redis, prefix);
@@ -208,7 +210,9 @@ export async function openJobs(settings: WorkerSettings, options: OpenJobsOption
       return track(await watchJobEvents(scoped, redis, handlers, { name, onError }));
     },
     async startResync(resyncOptions) {
-      return track(await startResync({ ...resyncOptions, redis: scoped, producer: redis, onError: (e) => onError('resync', e) }));
+      return track(
+        await startResync({ ...resyncOptions, redis: scoped, producer: redis, onError: (e) => onError('resync', e) }),
+      );
     },
     close() {
       closing ??= (async () => {

@@ -30,7 +30,8 @@ function memoryLease() {
         tryAcquire: () =>
           guard('acquire', (): AcquireResult => {
             const now = live();
-            if (now && now.holder !== holder) return { acquired: false, holder: { holder: now.holder, token: now.token, since: 'then' } };
+            if (now && now.holder !== holder)
+              return { acquired: false, holder: { holder: now.holder, token: now.token, since: 'then' } };
             key = { holder, token: ++counter, until: Date.now() + ttlMs };
             return { acquired: true, token: counter, since: new Date().toISOString() };
           }),
@@ -128,7 +129,11 @@ describe('Leadership', () => {
     await vi.advanceTimersByTimeAsync(20);
     expect(c.leadership.token()).toBeUndefined();
     await vi.advanceTimersByTimeAsync(1_000);
-    expect(c.events).toEqual(['lead 1', expect.stringMatching(/^error: Error: Redis did not answer within 1000 ms/), 'standby: the lease could not be renewed (Redis did not answer)']);
+    expect(c.events).toEqual([
+      'lead 1',
+      expect.stringMatching(/^error: Error: Redis did not answer within 1000 ms/),
+      'standby: the lease could not be renewed (Redis did not answer)',
+    ]);
   });
 
   it('stop() gives up the lease, never calls onStandby, and closes the gate', async () => {

@@ -24,7 +24,12 @@ const LOCAL_VALIDITY = 0.8;
 async function answerWithin<T>(promise: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   try {
-    return await Promise.race([promise, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`Redis did not answer within ${ms} ms`)), ms)))]);
+    return await Promise.race([
+      promise,
+      new Promise<never>(
+        (_, reject) => (timer = setTimeout(() => reject(new Error(`Redis did not answer within ${ms} ms`)), ms)),
+      ),
+    ]);
   } finally {
     clearTimeout(timer);
   }
@@ -85,7 +90,13 @@ export class Leadership {
 
   status(): LeadershipStatus {
     const leading = this.token() !== undefined;
-    return { replica: this.lease.holder, leading, leader: this.leader, leaseMs: this.lease.ttlMs, transitions: { ...this.counts } };
+    return {
+      replica: this.lease.holder,
+      leading,
+      leader: this.leader,
+      leaseMs: this.lease.ttlMs,
+      transitions: { ...this.counts },
+    };
   }
 
   /** Waits for the transitions (onLead, onStandby) started so far. */
@@ -143,11 +154,17 @@ export class Leadership {
         return;
       }
       if (result.acquired) {
-        this.held = { token: result.token, since: result.since, validUntil: started + this.lease.ttlMs * LOCAL_VALIDITY };
+        this.held = {
+          token: result.token,
+          since: result.since,
+          validUntil: started + this.lease.ttlMs * LOCAL_VALIDITY,
+        };
         this.leader = { holder: this.lease.holder, token: result.token, since: result.since };
         this.counts.gained += 1;
         const token = result.token;
-        this.transitions = this.transitions.then(() => this.events.onLead(token)).catch((e: unknown) => this.events.onError(e));
+        this.transitions = this.transitions
+          .then(() => this.events.onLead(token))
+          .catch((e: unknown) => this.events.onError(e));
         this.schedule(Math.floor(this.lease.ttlMs / 3));
         return;
       }
@@ -162,6 +179,8 @@ export class Leadership {
     this.held = undefined;
     this.leader = null;
     this.counts.lost += 1;
-    this.transitions = this.transitions.then(() => this.events.onStandby(why)).catch((e: unknown) => this.events.onError(e));
+    this.transitions = this.transitions
+      .then(() => this.events.onStandby(why))
+      .catch((e: unknown) => this.events.onError(e));
   }
 }

@@ -23,7 +23,8 @@ export interface LeaseHolder {
   since: string;
 }
 
-export type AcquireResult = { acquired: true; token: number; since: string } | { acquired: false; holder: LeaseHolder | undefined };
+export type AcquireResult =
+  { acquired: true; token: number; since: string } | { acquired: false; holder: LeaseHolder | undefined };
 
 // KEYS: lease, fence counter. ARGV: holder, ttl ms, since.
 // Free, or still held by this holder (its renew failed on a blip): take it with a new token. Otherwise answer the holder.
@@ -88,7 +89,8 @@ export class Lease {
   private readonly fence: string;
 
   constructor(redis: Redis, prefix: string, holder: string, ttlMs: number) {
-    if (holder.includes('|') || holder.trim().length === 0) throw new UsageError(`replica_id "${holder}" is not usable: give a name without '|', such as the pod name`);
+    if (holder.includes('|') || holder.trim().length === 0)
+      throw new UsageError(`replica_id "${holder}" is not usable: give a name without '|', such as the pod name`);
     this.redis = redis;
     this.key = leaseKey(prefix);
     this.fence = fenceKey(prefix);
@@ -99,7 +101,15 @@ export class Lease {
   /** Takes the lease when nobody holds it (SET NX PX in a script, with a new fencing token); otherwise names the holder. */
   async tryAcquire(now: Date = new Date()): Promise<AcquireResult> {
     const since = now.toISOString();
-    const [taken, value] = (await this.redis.eval(ACQUIRE, 2, this.key, this.fence, this.holder, String(this.ttlMs), since)) as [number, string];
+    const [taken, value] = (await this.redis.eval(
+      ACQUIRE,
+      2,
+      this.key,
+      this.fence,
+      this.holder,
+      String(this.ttlMs),
+      since,
+    )) as [number, string];
     if (taken === 1) return { acquired: true, token: Number(value), since };
     return { acquired: false, holder: parseHolder(value) };
   }

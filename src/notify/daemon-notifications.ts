@@ -60,7 +60,12 @@ export class DaemonNotifications {
       log,
       counter: options.counter,
     });
-    log.info({ receivers: notify.receivers.map((r) => `${r.name} (${r.type}, ${r.inFlight} in flight, backlog ${r.backlog})`) }, 'notifications on: the leader sends each event once per receiver');
+    log.info(
+      {
+        receivers: notify.receivers.map((r) => `${r.name} (${r.type}, ${r.inFlight} in flight, backlog ${r.backlog})`),
+      },
+      'notifications on: the leader sends each event once per receiver',
+    );
   }
 
   /** Redis lost converge's records at `lostAt`: applied_state_lost, once per loss, while this replica leads. */
@@ -84,9 +89,16 @@ export class DaemonNotifications {
   }
 
   /** One start of the delivery worker; whether it runs now (a start that ends after the term is closed at once). */
-  private async tryWorker(queue: NotifyQueue, deliver: Deliver, notifier: Notifier, ended: AbortSignal): Promise<boolean> {
+  private async tryWorker(
+    queue: NotifyQueue,
+    deliver: Deliver,
+    notifier: Notifier,
+    ended: AbortSignal,
+  ): Promise<boolean> {
     try {
-      const worker = await queue.startWorker(deliver, (receiver, event, result, detail) => notifier.delivered(receiver, event, result, detail));
+      const worker = await queue.startWorker(deliver, (receiver, event, result, detail) =>
+        notifier.delivered(receiver, event, result, detail),
+      );
       if (ended.aborted) await worker.close(0);
       else this.worker = worker;
       return true;
@@ -96,13 +108,22 @@ export class DaemonNotifications {
     }
   }
 
-  private async retryWorker(queue: NotifyQueue, deliver: Deliver, notifier: Notifier, ended: AbortSignal): Promise<void> {
-    this.log?.warn({ retryInMs: WORKER_RETRY_MS }, 'notifications: the delivery worker did not start (Redis); it is started again until it does');
+  private async retryWorker(
+    queue: NotifyQueue,
+    deliver: Deliver,
+    notifier: Notifier,
+    ended: AbortSignal,
+  ): Promise<void> {
+    this.log?.warn(
+      { retryInMs: WORKER_RETRY_MS },
+      'notifications: the delivery worker did not start (Redis); it is started again until it does',
+    );
     while (!ended.aborted) {
       await sleep(WORKER_RETRY_MS, undefined, { signal: ended }).catch(() => undefined);
       if (ended.aborted) return;
       if (await this.tryWorker(queue, deliver, notifier, ended)) {
-        if (!ended.aborted) this.log?.info({}, 'notifications: the delivery worker started; queued deliveries are sent');
+        if (!ended.aborted)
+          this.log?.info({}, 'notifications: the delivery worker started; queued deliveries are sent');
         return;
       }
     }

@@ -33,7 +33,9 @@ export interface NotifierOptions {
   /** The receivers as configured: names and filters, never a URL or a secret. */
   receivers: readonly ReceiverConfig[];
   /** Adds deliveries to the receivers' queues (src/notify/notify-queue.ts); resolves with those dropped from a full backlog. */
-  enqueue(deliveries: readonly Delivery[]): Promise<ReadonlyArray<{ receiver: string; event: Pick<NotifyEvent, 'id' | 'type'> }>>;
+  enqueue(
+    deliveries: readonly Delivery[],
+  ): Promise<ReadonlyArray<{ receiver: string; event: Pick<NotifyEvent, 'id' | 'type'> }>>;
   log: Logger;
   /** converge_notifications_total{receiver, type, result}. */
   counter: Counter<'receiver' | 'type' | 'result'>;
@@ -53,7 +55,11 @@ interface Reading {
 
 /** The context an entry's events need from the projection: only rollout failures (build logs) and pending deletes read it. */
 function needsContext(event: RecordedEvent | undefined): boolean {
-  return event !== undefined && ((event.type === 'revision' && event.revision !== null) || (event.type === 'decided' && event.reason === 'DeletePending'));
+  return (
+    event !== undefined &&
+    ((event.type === 'revision' && event.revision !== null) ||
+      (event.type === 'decided' && event.reason === 'DeletePending'))
+  );
 }
 
 export class Notifier {
@@ -122,7 +128,11 @@ export class Notifier {
         if (this.failing) this.options.log.info({}, 'notifications: the event log is read and deliveries queued again');
         this.failing = false;
       } catch (error) {
-        if (!this.failing) this.options.log.warn({ error: (error as Error)?.message?.split('\n')[0] }, 'notifications: the event log could not be read or the deliveries queued (Redis); the same entries are tried again');
+        if (!this.failing)
+          this.options.log.warn(
+            { error: (error as Error)?.message?.split('\n')[0] },
+            'notifications: the event log could not be read or the deliveries queued (Redis); the same entries are tried again',
+          );
         this.failing = true;
         await this.pause(reading, this.options.retryMs ?? RETRY_MS);
         continue;
@@ -169,7 +179,10 @@ export class Notifier {
     for (const { id, event } of entries) {
       if (!event) continue;
       const state = states.get(event.key);
-      const context: EntryContext = { deploymentId: state?.deploymentId, pendingDeleteSince: state?.pendingDelete?.since };
+      const context: EntryContext = {
+        deploymentId: state?.deploymentId,
+        pendingDeleteSince: state?.pendingDelete?.since,
+      };
       events.push(...notifyEventsOf({ id, event } satisfies LogEntry, context));
     }
     await this.queue(this.deliveriesOf(events));
@@ -177,14 +190,25 @@ export class Notifier {
 
   private deliveriesOf(events: readonly NotifyEvent[]): Delivery[] {
     const out: Delivery[] = [];
-    for (const event of events) for (const receiver of this.options.receivers) if (receiverWants(receiver, event)) out.push({ receiver: receiver.name, event });
+    for (const event of events)
+      for (const receiver of this.options.receivers)
+        if (receiverWants(receiver, event)) out.push({ receiver: receiver.name, event });
     return out;
   }
 
   private async queue(deliveries: readonly Delivery[]): Promise<void> {
     if (deliveries.length === 0) return;
     this.dropped(await this.options.enqueue(deliveries));
-    for (const d of deliveries) this.options.log.debug({ receiver: d.receiver, event: d.event.type, delivery: d.event.id, resource: `${d.event.resource.kind}/${d.event.resource.name}` }, 'notification queued');
+    for (const d of deliveries)
+      this.options.log.debug(
+        {
+          receiver: d.receiver,
+          event: d.event.type,
+          delivery: d.event.id,
+          resource: `${d.event.resource.kind}/${d.event.resource.name}`,
+        },
+        'notification queued',
+      );
   }
 
   /**
@@ -202,7 +226,10 @@ export class Notifier {
     for (const [receiver, drops] of this.drops) {
       if (drops.since === 0 || now - drops.warnedAt < DROP_WARN_MS) continue;
       const limit = this.options.receivers.find((r) => r.name === receiver)?.backlog;
-      this.options.log.warn({ receiver, dropped: drops.since, backlog: limit }, `notifications: receiver "${receiver}" is not keeping up; its backlog is full and its oldest waiting deliveries were dropped`);
+      this.options.log.warn(
+        { receiver, dropped: drops.since, backlog: limit },
+        `notifications: receiver "${receiver}" is not keeping up; its backlog is full and its oldest waiting deliveries were dropped`,
+      );
       drops.warnedAt = now;
       drops.since = 0;
     }

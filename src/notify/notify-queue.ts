@@ -1,8 +1,21 @@
 // The notification delivery queues, one per receiver: one BullMQ job per event (its job id is the delivery id, so a repeat
 // on any replica is a no-op), retried with backoff, each receiver with its own slots and bounded backlog; never blocks reconciling.
 import { z } from 'zod';
-import { deliveryJobId, NOTIFY_EVENT_TYPES, TEST_EVENT_TYPE, type Deliver, type DeliveryResult, type NotifyEvent } from '../core/notify/events.js';
-import { openBoundedQueues, noRetry, type AddOptions, type Attempt, type DroppedJob } from '../jobs/queue/bounded-queues.js';
+import {
+  deliveryJobId,
+  NOTIFY_EVENT_TYPES,
+  TEST_EVENT_TYPE,
+  type Deliver,
+  type DeliveryResult,
+  type NotifyEvent,
+} from '../core/notify/events.js';
+import {
+  openBoundedQueues,
+  noRetry,
+  type AddOptions,
+  type Attempt,
+  type DroppedJob,
+} from '../jobs/queue/bounded-queues.js';
 import { SILENT_LOGGER, errorText, throttledErrors, type QueueLogger } from '../jobs/queue/log.js';
 import type { RedisSettings } from '../store/redis.js';
 
@@ -25,7 +38,9 @@ const EventSchema = z.object({
   revisionId: z.string().optional(),
   revisionStatus: z.string().optional(),
   deploymentId: z.string().optional(),
-  manifestVersion: z.object({ kind: z.enum(['git', 'content']), id: z.string(), uncommitted: z.literal(true).optional() }).nullable(),
+  manifestVersion: z
+    .object({ kind: z.enum(['git', 'content']), id: z.string(), uncommitted: z.literal(true).optional() })
+    .nullable(),
   rollout: z.boolean().optional(),
   time: z.string(),
 });
@@ -47,7 +62,12 @@ export interface NotifyQueueOptions {
 }
 
 /** Called once per attempt's end: the receiver's name, the event and the result (for the metric and the log). */
-export type DeliveryListener = (receiver: string, event: Pick<NotifyEvent, 'id' | 'type'>, result: DeliveryResult, detail: string) => void;
+export type DeliveryListener = (
+  receiver: string,
+  event: Pick<NotifyEvent, 'id' | 'type'>,
+  result: DeliveryResult,
+  detail: string,
+) => void;
 
 /** A delivery dropped from a receiver's full backlog (the oldest go first): never sent. */
 export interface DroppedDelivery {
@@ -64,14 +84,25 @@ export interface NotifyWorker {
 }
 
 /** The answer of an attempt cut short by the worker's close. */
-const STOPPED: Awaited<ReturnType<Deliver>> = { outcome: 'retry', detail: 'this replica stopped sending (stopping, or no longer the leader)' };
+const STOPPED: Awaited<ReturnType<Deliver>> = {
+  outcome: 'retry',
+  detail: 'this replica stopped sending (stopping, or no longer the leader)',
+};
 
 /** The delivery's answer, or STOPPED as soon as `signal` aborts (the request itself is ended by the sender's close). */
-async function unlessStopped(delivery: Promise<Awaited<ReturnType<Deliver>>>, signal: AbortSignal): Promise<Awaited<ReturnType<Deliver>>> {
+async function unlessStopped(
+  delivery: Promise<Awaited<ReturnType<Deliver>>>,
+  signal: AbortSignal,
+): Promise<Awaited<ReturnType<Deliver>>> {
   if (signal.aborted) return STOPPED;
   let onAbort: (() => void) | undefined;
   try {
-    return await Promise.race([delivery, new Promise<typeof STOPPED>((resolve) => signal.addEventListener('abort', (onAbort = () => resolve(STOPPED)), { once: true }))]);
+    return await Promise.race([
+      delivery,
+      new Promise<typeof STOPPED>((resolve) =>
+        signal.addEventListener('abort', (onAbort = () => resolve(STOPPED)), { once: true }),
+      ),
+    ]);
   } finally {
     if (onAbort) signal.removeEventListener('abort', onAbort);
   }
@@ -89,7 +120,10 @@ export interface NotifyQueue {
 }
 
 /** What one attempt's answer does to the delivery: its result, and whether the attempt throws (retry) or ends it. */
-function settle(last: boolean, answer: Awaited<ReturnType<Deliver>>): { result: DeliveryResult; detail: string; error?: Error } {
+function settle(
+  last: boolean,
+  answer: Awaited<ReturnType<Deliver>>,
+): { result: DeliveryResult; detail: string; error?: Error } {
   switch (answer.outcome) {
     case 'delivered':
       return { result: 'delivered', detail: `answered ${answer.status}` };
@@ -103,7 +137,12 @@ function settle(last: boolean, answer: Awaited<ReturnType<Deliver>>): { result: 
 }
 
 /** One attempt of one delivery: send, report, and throw when it should be retried (or not: noRetry). */
-async function runDelivery(attempt: Attempt, deliver: Deliver, onResult: DeliveryListener, stopped: AbortSignal): Promise<{ result: DeliveryResult; detail: string }> {
+async function runDelivery(
+  attempt: Attempt,
+  deliver: Deliver,
+  onResult: DeliveryListener,
+  stopped: AbortSignal,
+): Promise<{ result: DeliveryResult; detail: string }> {
   const data = DeliveryJobData.safeParse(attempt.data);
   if (!data.success) throw noRetry('a delivery job this version of converge cannot read');
   const { receiver, event } = data.data;
@@ -130,18 +169,32 @@ function droppedOf(receiver: string, job: DroppedJob, added: ReadonlyMap<string,
  * Opens the delivery queues on the prefix, one per receiver (their own connections: a receiver's trouble never touches
  * the jobs' ones, and each receiver's slots and backlog are its own).
  */
-export async function openNotifyQueue(settings: RedisSettings, receivers: readonly ReceiverLimits[], options: NotifyQueueOptions = {}): Promise<NotifyQueue> {
+export async function openNotifyQueue(
+  settings: RedisSettings,
+  receivers: readonly ReceiverLimits[],
+  options: NotifyQueueOptions = {},
+): Promise<NotifyQueue> {
   const log = options.log ?? SILENT_LOGGER;
-  const add: AddOptions = { attempts: options.attempts ?? NOTIFY_ATTEMPTS, backoffMs: options.backoffMs ?? NOTIFY_BACKOFF_MS, keepSeconds: KEEP_SECONDS, keepCount: KEEP_COUNT };
+  const add: AddOptions = {
+    attempts: options.attempts ?? NOTIFY_ATTEMPTS,
+    backoffMs: options.backoffMs ?? NOTIFY_BACKOFF_MS,
+    keepSeconds: KEEP_SECONDS,
+    keepCount: KEEP_COUNT,
+  };
   const queues = await openBoundedQueues(settings, NOTIFY_LABEL, receivers, throttledErrors(log));
   return {
     async enqueue(deliveries) {
       const byReceiver = new Map<string, NotifyEvent[]>();
-      for (const { receiver, event } of deliveries) byReceiver.set(receiver, [...(byReceiver.get(receiver) ?? []), event]);
+      for (const { receiver, event } of deliveries)
+        byReceiver.set(receiver, [...(byReceiver.get(receiver) ?? []), event]);
       const dropped = await Promise.all(
         [...byReceiver].map(async ([receiver, events]) => {
           const added = new Map(events.map((event) => [deliveryJobId(event, receiver), event]));
-          const jobs = events.map((event) => ({ id: deliveryJobId(event, receiver), name: event.type, data: { version: 1, receiver, event } satisfies z.input<typeof DeliveryJobData> }));
+          const jobs = events.map((event) => ({
+            id: deliveryJobId(event, receiver),
+            name: event.type,
+            data: { version: 1, receiver, event } satisfies z.input<typeof DeliveryJobData>,
+          }));
           return (await queues.add(receiver, jobs, add)).map((job) => droppedOf(receiver, job, added));
         }),
       );

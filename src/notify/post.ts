@@ -2,7 +2,8 @@
 import { Agent } from 'undici';
 
 /** What a receiver answered: its status (and, when asked for, its body and headers), or why nothing came (a code such as ETIMEDOUT, never the URL). */
-export type PostAnswer = { status: number; body?: string; headers?: Record<string, string | string[] | undefined> } | { failure: string };
+export type PostAnswer =
+  { status: number; body?: string; headers?: Record<string, string | string[] | undefined> } | { failure: string };
 
 /** Bytes of an answer's body read at most (the rest is dropped with the connection). */
 const MAX_ANSWER_BYTES = 64 * 1024;
@@ -15,7 +16,9 @@ export function deliveryAgent(connections: number): Agent {
 /** A short, secret-free word for a failed request: the error's code (ECONNREFUSED, UND_ERR_HEADERS_TIMEOUT), or its kind. */
 function failureOf(error: unknown, timedOut: boolean): string {
   if (timedOut) return 'no answer within the timeout';
-  const code = (error as { code?: unknown; cause?: { code?: unknown } } | undefined)?.code ?? (error as { cause?: { code?: unknown } } | undefined)?.cause?.code;
+  const code =
+    (error as { code?: unknown; cause?: { code?: unknown } } | undefined)?.code ??
+    (error as { cause?: { code?: unknown } } | undefined)?.cause?.code;
   return typeof code === 'string' ? `network error ${code}` : 'network error';
 }
 
@@ -40,7 +43,10 @@ export async function requestTo(agent: Agent, request: HttpRequest): Promise<Pos
       origin: target.origin,
       path: `${target.pathname}${target.search}`,
       method: request.method,
-      headers: body === undefined ? request.headers : { ...request.headers, 'content-length': String(Buffer.byteLength(body)) },
+      headers:
+        body === undefined
+          ? request.headers
+          : { ...request.headers, 'content-length': String(Buffer.byteLength(body)) },
       ...(body === undefined ? {} : { body }),
       signal: deadline,
       headersTimeout: timeoutMs,
@@ -67,6 +73,12 @@ export async function requestTo(agent: Agent, request: HttpRequest): Promise<Pos
 }
 
 /** POSTs `body` with `headers`; the whole exchange (connect, headers, body) must end within `timeoutMs`. */
-export function postTo(agent: Agent, url: string, body: string, headers: Record<string, string>, timeoutMs: number): Promise<PostAnswer> {
+export function postTo(
+  agent: Agent,
+  url: string,
+  body: string,
+  headers: Record<string, string>,
+  timeoutMs: number,
+): Promise<PostAnswer> {
   return requestTo(agent, { method: 'POST', url, body, headers, timeoutMs });
 }

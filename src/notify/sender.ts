@@ -1,7 +1,21 @@
 // The sender of notifications: holds the receivers' URLs and secrets, builds each kind's request, and classifies the answer.
 import type { Agent } from 'undici';
-import { eventId, TEST_EVENT_TYPE, type BuildLogReader, type Deliver, type DeliveryAnswer, type NotifyEvent } from '../core/notify/events.js';
-import { commitOf, commitStateOf, commitStatusRequest, signature, slackBody, webhookBody } from '../core/notify/payloads.js';
+import {
+  eventId,
+  TEST_EVENT_TYPE,
+  type BuildLogReader,
+  type Deliver,
+  type DeliveryAnswer,
+  type NotifyEvent,
+} from '../core/notify/events.js';
+import {
+  commitOf,
+  commitStateOf,
+  commitStatusRequest,
+  signature,
+  slackBody,
+  webhookBody,
+} from '../core/notify/payloads.js';
 import type { ResolvedReceiver } from '../core/notify/receivers.js';
 import { deliveryAgent, postTo, type PostAnswer } from './post.js';
 
@@ -32,11 +46,18 @@ export function classifyAnswer(answer: PostAnswer): DeliveryAnswer {
 }
 
 /** The last build log lines of a failed rollout, within the receiver's timeout; none when unknown or unreadable. */
-async function buildLogOf(event: NotifyEvent, read: BuildLogReader | undefined, timeoutMs: number): Promise<string[] | undefined> {
+async function buildLogOf(
+  event: NotifyEvent,
+  read: BuildLogReader | undefined,
+  timeoutMs: number,
+): Promise<string[] | undefined> {
   if (!read || event.type !== 'rollout_failed' || !event.deploymentId || !event.revisionId) return undefined;
   let timer: NodeJS.Timeout | undefined;
   try {
-    const lines = await Promise.race([read(event.deploymentId, event.revisionId), new Promise<undefined>((r) => (timer = setTimeout(() => r(undefined), timeoutMs)))]);
+    const lines = await Promise.race([
+      read(event.deploymentId, event.revisionId),
+      new Promise<undefined>((r) => (timer = setTimeout(() => r(undefined), timeoutMs))),
+    ]);
     return lines?.slice(-BUILD_LOG_LINES);
   } catch {
     return undefined;
@@ -46,7 +67,11 @@ async function buildLogOf(event: NotifyEvent, read: BuildLogReader | undefined, 
 }
 
 /** The request for one receiver, or why there is none (a commit status without a git commit or a state). */
-async function requestFor(receiver: ResolvedReceiver, event: NotifyEvent, options: SenderOptions): Promise<{ url: string; body: string; headers: Record<string, string> } | { skip: string }> {
+async function requestFor(
+  receiver: ResolvedReceiver,
+  event: NotifyEvent,
+  options: SenderOptions,
+): Promise<{ url: string; body: string; headers: Record<string, string> } | { skip: string }> {
   const headers: Record<string, string> = { 'content-type': 'application/json', 'user-agent': options.userAgent };
   if (receiver.type === 'commit-status') {
     const state = commitStateOf(event);

@@ -14,7 +14,11 @@ export interface NotificationWiring {
  * missing environment variable) before anything starts. `buildLogs` reads a failed revision's last build log lines
  * when the service client offers it (optional).
  */
-export function notificationSender(settings: { notifications: ReceiverConfig[] }, env: NodeJS.ProcessEnv, buildLogs?: BuildLogReader): NotificationWiring | undefined {
+export function notificationSender(
+  settings: { notifications: ReceiverConfig[] },
+  env: NodeJS.ProcessEnv,
+  buildLogs?: BuildLogReader,
+): NotificationWiring | undefined {
   if (settings.notifications.length === 0) return undefined;
   const receivers = resolveReceivers(settings.notifications, env);
   return { receivers, sender: createSender(receivers, { userAgent: `converge/${VERSION}`, buildLogs }) };
@@ -23,5 +27,7 @@ export function notificationSender(settings: { notifications: ReceiverConfig[] }
 /** Every secret value the receivers hold (URLs, signing secrets, tokens): the logger censors them wherever they appear. */
 export function receiverSecrets(wiring: NotificationWiring | undefined): string[] {
   if (!wiring) return [];
-  return wiring.receivers.flatMap((r) => [r.url, r.secret, r.token].filter((v): v is string => typeof v === 'string' && v.length >= 6));
+  return wiring.receivers.flatMap((r) =>
+    [r.url, r.secret, r.token].filter((v): v is string => typeof v === 'string' && v.length >= 6),
+  );
 }

@@ -33,6 +33,15 @@ export function compileFailure(file: string, reason: string): ManifestResult {
   return {
     resources: [],
     blocked: [],
-    diagnostics: [{ severity: 'error', file, line: 1, column: 1, code: 'E_COMPILE', message: `converge could not compile this file (${reason}); its resources are unknown this run: run converge validate on it, and report the message if it repeats` }],
+    diagnostics: [
+      {
+        severity: 'error',
+        file,
+        line: 1,
+        column: 1,
+        code: 'E_COMPILE',
+        message: `converge could not compile this file (${reason}); its resources are unknown this run: run converge validate on it, and report the message if it repeats`,
+      },
+    ],
   };
 }

@@ -138,13 +138,19 @@ export class CompilePool {
       while (this.thisThreadCompiles && next < batches.length) {
         const id = next++;
         const { from, to } = batches[id]!;
-        (await compileHere(files.slice(from, to), this.parseOptions, onCompiled)).forEach((result, offset) => (results[from + offset] = result));
+        (await compileHere(files.slice(from, to), this.parseOptions, onCompiled)).forEach(
+          (result, offset) => (results[from + offset] = result),
+        );
       }
     };
     await Promise.all([...this.workers.map(run), here()]);
     // Batches no thread took (every one failed before they were sent) are compiled here.
     const left = batches.slice(next);
-    const rest = await compileHere(left.flatMap(({ from, to }) => files.slice(from, to)), this.parseOptions, onCompiled);
+    const rest = await compileHere(
+      left.flatMap(({ from, to }) => files.slice(from, to)),
+      this.parseOptions,
+      onCompiled,
+    );
     if (left.length > 0) rest.forEach((result, offset) => (results[left[0]!.from + offset] = result));
     return results;
   }
@@ -160,7 +166,12 @@ export class CompilePool {
  * E_COMPILE diagnostic. With `pool` (started early by the caller), in it; else in a pool of its own from
  * POOL_MIN_BYTES, closed before this returns; else in this thread. `onCompiled` is told each result as it is known.
  */
-export async function compileFiles(files: readonly ManifestBytes[], parseOptions: ParseOptions, pool?: CompilePool, onCompiled?: OnCompiled): Promise<ManifestResult[]> {
+export async function compileFiles(
+  files: readonly ManifestBytes[],
+  parseOptions: ParseOptions,
+  pool?: CompilePool,
+  onCompiled?: OnCompiled,
+): Promise<ManifestResult[]> {
   if (pool) return pool.compile(files, onCompiled);
   const bytes = files.reduce((sum, file) => sum + file.bytes.length, 0);
   const own = bytes >= POOL_MIN_BYTES ? CompilePool.start(parseOptions) : undefined;
@@ -173,7 +184,11 @@ export async function compileFiles(files: readonly ManifestBytes[], parseOptions
 }
 
 /** Compiles in this thread, yielding to the event loop every few milliseconds. */
-async function compileHere(files: readonly ManifestBytes[], parseOptions: ParseOptions, onCompiled?: OnCompiled): Promise<ManifestResult[]> {
+async function compileHere(
+  files: readonly ManifestBytes[],
+  parseOptions: ParseOptions,
+  onCompiled?: OnCompiled,
+): Promise<ManifestResult[]> {
   const results: ManifestResult[] = [];
   let lastYield = performance.now();
   for (const file of files) {
@@ -200,7 +215,8 @@ async function compileHere(files: readonly ManifestBytes[], parseOptions: ParseO
 function batchesOf(files: readonly ManifestBytes[], threads: number): Array<{ from: number; to: number }> {
   const batches: Array<{ from: number; to: number }> = [];
   let left = files.reduce((sum, file) => sum + file.bytes.length, 0);
-  const limit = (): number => Math.min(BATCH_BYTES, Math.max(MIN_BATCH_BYTES, left / (Math.max(threads, 1) * SHARES_LEFT)));
+  const limit = (): number =>
+    Math.min(BATCH_BYTES, Math.max(MIN_BATCH_BYTES, left / (Math.max(threads, 1) * SHARES_LEFT)));
   let cut = limit();
   let from = 0;
   let size = 0;

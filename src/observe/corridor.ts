@@ -139,7 +139,10 @@ export async function recordDeclarations(
   await store.recordKeep?.(gathered.resources.keys(), kept);
   await store.recordFiles?.(declaringFiles(gathered.resources.values()), gathered.input.applied);
   // The wave of each (docs/rollouts.md): once its manifest is gone, prune deletes it in descending wave order.
-  await store.recordWaves?.(new Map([...gathered.resources].map(([key, resource]) => [key, waveOf(resource)])), gathered.input.applied);
+  await store.recordWaves?.(
+    new Map([...gathered.resources].map(([key, resource]) => [key, waveOf(resource)])),
+    gathered.input.applied,
+  );
 }
 
 function gatherScope(scope: FilesScope): Promise<Gathered> {

@@ -49,14 +49,21 @@ function refusalMessage(read: Exclude<CappedRead, { bytes: Uint8Array }>): strin
  * A file that does not exist is a usage mistake (throws UsageError naming it, like a missing overlay directory): a
  * mistyped --vars must not read as every variable being unset. Any other problem is a diagnostic, never a crash.
  */
-export function readVariableFiles(inputs: readonly EnvironmentInput[]): { files: VariablesInput[]; diagnostics: Diagnostic[]; hashed: HashedInput[] } {
+export function readVariableFiles(inputs: readonly EnvironmentInput[]): {
+  files: VariablesInput[];
+  diagnostics: Diagnostic[];
+  hashed: HashedInput[];
+} {
   const files: VariablesInput[] = [];
   const diagnostics: Diagnostic[] = [];
   const hashed: HashedInput[] = [];
   for (const input of inputs) {
     const outcome = readCapped(input.path, MAX_VARIABLES_BYTES);
     if (!('bytes' in outcome)) {
-      if (outcome.refused === 'missing') throw new UsageError(`variables file ${input.given ?? input.label} does not exist (--vars, setting vars); check the path`);
+      if (outcome.refused === 'missing')
+        throw new UsageError(
+          `variables file ${input.given ?? input.label} does not exist (--vars, setting vars); check the path`,
+        );
       diagnostics.push(note(input.label, 'E_VARS_FILE', refusalMessage(outcome)));
       files.push({ file: input.label, unread: true });
       continue;

@@ -97,7 +97,12 @@ function environmentPaths(environment: Environment | undefined): string[] {
  */
 export async function gatherPlanInput(options: GatherOptions): Promise<Gathered> {
   const stop = { requested: false };
-  const listing = listLiveDeployments(options.client, { namePrefix: options.namePrefix, prefetch: LIST_PREFETCH, stop, ...(options.onLiveProgress ? { onProgress: options.onLiveProgress } : {}) });
+  const listing = listLiveDeployments(options.client, {
+    namePrefix: options.namePrefix,
+    prefetch: LIST_PREFETCH,
+    stop,
+    ...(options.onLiveProgress ? { onProgress: options.onLiveProgress } : {}),
+  });
   const appliedRead = options.applied ? options.applied.getAll() : Promise.resolve(new Map<string, AppliedRecord>());
   // Both are awaited below; these handlers only keep a failure during loading from being reported as unhandled.
   listing.catch(() => undefined);
@@ -133,9 +138,16 @@ export async function gatherPlanInput(options: GatherOptions): Promise<Gathered>
  * discovery, providers, secret hashes. A targeted reconcile (src/daemon/cycle/targeted.ts) hands in the changed files
  * and the live deployments of their names only.
  */
-export async function gatherFrom(options: GatherOptions, loaded: ManifestDirResult, listing: Promise<ListedDeployment[]>, appliedRead: Promise<Map<string, AppliedRecord>>, ahead?: PlanAhead): Promise<Gathered> {
+export async function gatherFrom(
+  options: GatherOptions,
+  loaded: ManifestDirResult,
+  listing: Promise<ListedDeployment[]>,
+  appliedRead: Promise<Map<string, AppliedRecord>>,
+  ahead?: PlanAhead,
+): Promise<Gathered> {
   const prefix = options.namePrefix;
-  const outside = prefix === undefined ? [] : loaded.resources.filter((r) => inListing(r.kind) && !r.name.startsWith(prefix));
+  const outside =
+    prefix === undefined ? [] : loaded.resources.filter((r) => inListing(r.kind) && !r.name.startsWith(prefix));
   const inScope = outside.length === 0 ? loaded.resources : loaded.resources.filter((r) => !outside.includes(r));
   const deployments = repositoryResources(inScope);
   const [version, listed, applied, repos, discovery, providers] = await Promise.all([
@@ -149,11 +161,19 @@ export async function gatherFrom(options: GatherOptions, loaded: ManifestDirResu
     // prune: converge's providers are listed too when no manifest declares one (their manifests may all be gone).
     // `owned` is read only when asked: a promise derived from appliedRead ahead of time would be a second, unhandled
     // rejection when Redis cannot be read (appliedRead's own is the one reported).
-    listLiveProviders(options.client, inScope, options.prune?.enabled === true, () => appliedRead.then((records) => records.keys())),
+    listLiveProviders(options.client, inScope, options.prune?.enabled === true, () =>
+      appliedRead.then((records) => records.keys()),
+    ),
   ]);
   const live: LiveState = { deployments: listed, ...(providers ? { providers } : {}) };
 
-  const { resources, secretHashes, secretErrors, secretProblems, unsetEnv } = resolveSecrets(inScope, repos.resolved, discovery, options.env, ahead);
+  const { resources, secretHashes, secretErrors, secretProblems, unsetEnv } = resolveSecrets(
+    inScope,
+    repos.resolved,
+    discovery,
+    options.env,
+    ahead,
+  );
 
   const diagnostics = [...loaded.diagnostics, ...repositoryDiagnostics(deployments, repos.errors), ...secretProblems];
   const input: PlanInput = {
@@ -178,10 +198,24 @@ export async function gatherFrom(options: GatherOptions, loaded: ManifestDirResu
   if (options.adoptPolicy) input.adoptPolicy = options.adoptPolicy;
   if (options.prune) input.prune = await pruneOptions(options, input, loaded.resources.length + loaded.blocked.length);
   const notes = [...(options.notes ?? [])];
-  if (outside.length > 0) notes.push(outsidePrefixNote(outside.map((r) => r.name), prefix!));
+  if (outside.length > 0)
+    notes.push(
+      outsidePrefixNote(
+        outside.map((r) => r.name),
+        prefix!,
+      ),
+    );
   if (unsetEnv.size > 0) notes.push(unsetEnvNote([...unsetEnv].sort()));
   if (notes.length > 0) input.notes = notes;
-  const gathered: Gathered = { input, resources, live, files: loaded.files, diagnostics, version, contentId: loaded.contentId };
+  const gathered: Gathered = {
+    input,
+    resources,
+    live,
+    files: loaded.files,
+    diagnostics,
+    version,
+    contentId: loaded.contentId,
+  };
   if (ahead) gathered.prepared = ahead.changes;
   return gathered;
 }
@@ -210,7 +244,10 @@ function resolveSecrets(
     // A secret that cannot be resolved (a variable not set, a file missing) is a diagnostic at the line of its
     // reference, and the blocked reason names the same place.
     const located = hashed.errors.map((e) => secretErrorDiagnostic(resource, e));
-    secretErrors.set(key, located.map((d, i) => `${formatLocation(d)}: ${hashed.errors[i]!.message}`));
+    secretErrors.set(
+      key,
+      located.map((d, i) => `${formatLocation(d)}: ${hashed.errors[i]!.message}`),
+    );
     secretProblems.push(...located);
     for (const e of hashed.errors) if (e.unsetEnv) unsetEnv.add(e.unsetEnv);
   }
@@ -229,7 +266,8 @@ interface ResolvedSecrets {
 
 /** One note for every secret variable not set: which, what it blocks, and the fix (the diagnostics give each place). */
 function unsetEnvNote(names: string[]): string {
-  const which = names.length === 1 ? `environment variable ${names[0]} is` : `${names.length} environment variables are`;
+  const which =
+    names.length === 1 ? `environment variable ${names[0]} is` : `${names.length} environment variables are`;
   const list = names.length === 1 ? '' : `: ${names.join(', ')}`;
   return `${which} not set${list}; the manifests read secrets from ${names.length === 1 ? 'it' : 'them'}, so the resources that do are blocked (each reference is named at its file:line:column); set ${names.length === 1 ? 'it' : 'each'} to the secret's value where converge runs`;
 }
@@ -257,7 +295,8 @@ async function pruneOptions(options: GatherOptions, input: PlanInput, declared: 
 /** One note for every declared deployment outside name_prefix: they are neither listed nor planned. */
 function outsidePrefixNote(names: string[], prefix: string): string {
   const shown = names.slice(0, 3).join(', ') + (names.length > 3 ? ` and ${names.length - 3} more` : '');
-  const count = names.length === 1 ? '1 deployment in the manifests is' : `${names.length} deployments in the manifests are`;
+  const count =
+    names.length === 1 ? '1 deployment in the manifests is' : `${names.length} deployments in the manifests are`;
   return `${count} outside name prefix "${prefix}" and not planned: ${shown}`;
 }
 
@@ -268,13 +307,23 @@ function repositoryDiagnostics(deployments: DeploymentResource[], errors: Readon
     const message = errors.get(resource.name);
     if (!message) continue;
     const at = resource.repositoryLocation ?? resource.location;
-    out.push({ severity: 'error', code: 'E_REPOSITORY', file: at.file, line: at.line, column: at.column, message: `Deployment ${resource.name}: ${message}` });
+    out.push({
+      severity: 'error',
+      code: 'E_REPOSITORY',
+      file: at.file,
+      line: at.line,
+      column: at.column,
+      message: `Deployment ${resource.name}: ${message}`,
+    });
   }
   return out;
 }
 
 /** Read-only MCP discovery for every mcp provider, a few at a time. */
-async function previewProviders(resources: DesiredResource[], allowLocal: boolean): Promise<Map<string, DiscoveryPreview>> {
+async function previewProviders(
+  resources: DesiredResource[],
+  allowLocal: boolean,
+): Promise<Map<string, DiscoveryPreview>> {
   const out = new Map<string, DiscoveryPreview>();
   await mapBounded(mcpProviders(resources), DISCOVERY_CONCURRENCY, async (resource) => {
     out.set(resource.name, await previewDiscovery(resource.spec.mcp_server_url, { allowLocal }));

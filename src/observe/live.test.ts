@@ -48,8 +48,14 @@ describe('listLiveDeployments', () => {
   it('lists every page; under a name prefix asks name_contains and keeps only names that start with it', async () => {
     const client = fakeClient([['team-a-web', 'other-team-a'], ['team-a-api']]);
     const seen: number[] = [];
-    expect((await listLiveDeployments(client)).map((d) => d.name)).toEqual(['team-a-web', 'other-team-a', 'team-a-api']);
-    expect((await listLiveDeployments(client, { namePrefix: 'team-a', onProgress: (n) => seen.push(n) })).map((d) => d.name)).toEqual(['team-a-web', 'team-a-api']);
+    expect((await listLiveDeployments(client)).map((d) => d.name)).toEqual([
+      'team-a-web',
+      'other-team-a',
+      'team-a-api',
+    ]);
+    expect(
+      (await listLiveDeployments(client, { namePrefix: 'team-a', onProgress: (n) => seen.push(n) })).map((d) => d.name),
+    ).toEqual(['team-a-web', 'team-a-api']);
     expect(client.queries).toEqual([{}, { name_contains: 'team-a' }]);
     expect(seen).toEqual([1, 2]);
   });
@@ -83,9 +89,15 @@ describe('listLiveProviders', () => {
 
   it('lists when a manifest declares a provider, or prune is on and converge owns one; otherwise asks nothing', async () => {
     const client = fakeClient([]);
-    expect(await listLiveProviders(client, [web, provider], false, owned([]))).toEqual({ readable: true, providers: [] });
+    expect(await listLiveProviders(client, [web, provider], false, owned([]))).toEqual({
+      readable: true,
+      providers: [],
+    });
     expect(client.providerLists).toBe(1);
-    expect(await listLiveProviders(client, [web], true, owned(['Deployment/web', 'OAuthProvider/gone']))).toEqual({ readable: true, providers: [] });
+    expect(await listLiveProviders(client, [web], true, owned(['Deployment/web', 'OAuthProvider/gone']))).toEqual({
+      readable: true,
+      providers: [],
+    });
     expect(client.providerLists).toBe(2);
     expect(await listLiveProviders(client, [web], false, owned(['OAuthProvider/gone']))).toBeUndefined();
     expect(await listLiveProviders(client, [web], true, owned(['Deployment/web']))).toBeUndefined();

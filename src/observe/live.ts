@@ -22,7 +22,10 @@ export interface DeploymentListing {
  * Every live deployment (of the name prefix, when given), page by page: each page, checked whole by the wire schema, is
  * reduced as it arrives to what a plan reads of it (`listedDeployment`), so no decoded page outlives its turn.
  */
-export async function listLiveDeployments(client: Pick<ServiceClient, 'listDeploymentPages'>, options: DeploymentListing = {}): Promise<ListedDeployment[]> {
+export async function listLiveDeployments(
+  client: Pick<ServiceClient, 'listDeploymentPages'>,
+  options: DeploymentListing = {},
+): Promise<ListedDeployment[]> {
   const all: ListedDeployment[] = [];
   const text: SharedText = new Map();
   const prefix = options.namePrefix;
@@ -42,7 +45,12 @@ export async function listLiveDeployments(client: Pick<ServiceClient, 'listDeplo
  * manifests may all be gone: `owned` reads the applied records' keys, called only then). Undefined otherwise: nothing
  * is asked.
  */
-export async function listLiveProviders(client: Pick<ServiceClient, 'listProviders'>, declared: readonly DesiredResource[], prune: boolean, owned: () => Promise<Iterable<string>>): Promise<LiveProviders | undefined> {
+export async function listLiveProviders(
+  client: Pick<ServiceClient, 'listProviders'>,
+  declared: readonly DesiredResource[],
+  prune: boolean,
+  owned: () => Promise<Iterable<string>>,
+): Promise<LiveProviders | undefined> {
   if (declaresProviders(declared)) return client.listProviders();
   if (prune && ownsAnyProvider(await owned())) return client.listProviders();
   return undefined;

@@ -42,7 +42,8 @@ export function byPath(a: string, b: string): number {
 async function checkRoot(dir: string): Promise<string> {
   try {
     const info = await stat(dir);
-    if (!info.isDirectory()) throw new UsageError(`${dir} is not a directory; give the folder that holds the manifests`);
+    if (!info.isDirectory())
+      throw new UsageError(`${dir} is not a directory; give the folder that holds the manifests`);
     return await realpath(dir);
   } catch (error) {
     if (error instanceof UsageError) throw error;
@@ -74,7 +75,15 @@ interface Walk extends ManifestListing {
  */
 export async function listManifestFiles(dir: string, what = 'the manifest directory'): Promise<ManifestListing> {
   const rootReal = await checkRoot(dir);
-  const walk: Walk = { root: resolve(dir), rootReal, what, files: [], diagnostics: [], unread: [], visited: new Set([rootReal]) };
+  const walk: Walk = {
+    root: resolve(dir),
+    rootReal,
+    what,
+    files: [],
+    diagnostics: [],
+    unread: [],
+    visited: new Set([rootReal]),
+  };
   await walkFolder(walk, walk.root);
   const { files, diagnostics, unread } = walk;
   files.sort((a, b) => byPath(a.path, b.path));
@@ -96,8 +105,12 @@ async function walkFolder(walk: Walk, folder: string): Promise<void> {
   } catch (error) {
     const code = errnoCode(error);
     const rel = relativePath(walk.root, folder);
-    if (code === 'ENOENT') walk.diagnostics.push(note(rel, 'E_FILE_VANISHED', 'folder disappeared while being read; skipped', 'warning'));
-    else walk.diagnostics.push(note(rel, 'E_FILE_READ', `folder cannot be read (${code}); its manifests are not loaded`, 'error'));
+    if (code === 'ENOENT')
+      walk.diagnostics.push(note(rel, 'E_FILE_VANISHED', 'folder disappeared while being read; skipped', 'warning'));
+    else
+      walk.diagnostics.push(
+        note(rel, 'E_FILE_READ', `folder cannot be read (${code}); its manifests are not loaded`, 'error'),
+      );
     return;
   }
   for (const entry of entries.sort(byName)) {
@@ -106,7 +119,9 @@ async function walkFolder(walk: Walk, folder: string): Promise<void> {
     const rel = relativePath(walk.root, absolute);
     const isDirectory = entry.isDirectory();
     // Anything else named like a manifest (a FIFO, a device) is listed, and refused when read.
-    const type = entry.isSymbolicLink() ? await followLink(walk, entry, absolute, rel) : { isDirectory, isFile: !isDirectory };
+    const type = entry.isSymbolicLink()
+      ? await followLink(walk, entry, absolute, rel)
+      : { isDirectory, isFile: !isDirectory };
     if (!type) continue;
     if (type.isDirectory) await enterFolder(walk, entry, absolute, rel);
     else if (type.isFile && MANIFEST_NAME.test(entry.name)) {
@@ -116,13 +131,19 @@ async function walkFolder(walk: Walk, folder: string): Promise<void> {
 }
 
 /** What a symbolic link leads to, or undefined when it is not followed (outside the directory, dangling, a loop). */
-async function followLink(walk: Walk, entry: Dirent, absolute: string, rel: string): Promise<{ isDirectory: boolean; isFile: boolean } | undefined> {
+async function followLink(
+  walk: Walk,
+  entry: Dirent,
+  absolute: string,
+  rel: string,
+): Promise<{ isDirectory: boolean; isFile: boolean } | undefined> {
   try {
     const target = await stat(absolute);
     const isDirectory = target.isDirectory();
     const real = await realpath(absolute);
     if (!inside(real, walk.rootReal)) {
-      if (isDirectory || MANIFEST_NAME.test(entry.name)) walk.diagnostics.push(note(rel, 'W_LINK_OUTSIDE', outsideMessage(real, walk.what), 'warning'));
+      if (isDirectory || MANIFEST_NAME.test(entry.name))
+        walk.diagnostics.push(note(rel, 'W_LINK_OUTSIDE', outsideMessage(real, walk.what), 'warning'));
       return undefined;
     }
     return { isDirectory, isFile: !isDirectory };
@@ -130,7 +151,10 @@ async function followLink(walk: Walk, entry: Dirent, absolute: string, rel: stri
     const code = errnoCode(error);
     // A manifest's name that leads nowhere is unknown, never absent: what it declared before is not deleted.
     if (MANIFEST_NAME.test(entry.name)) found(walk, unseenLink(rel, code));
-    else if (code === 'ELOOP') walk.diagnostics.push(note(rel, 'E_SYMLINK_LOOP', 'symbolic link loop (the link resolves to itself); skipped', 'warning'));
+    else if (code === 'ELOOP')
+      walk.diagnostics.push(
+        note(rel, 'E_SYMLINK_LOOP', 'symbolic link loop (the link resolves to itself); skipped', 'warning'),
+      );
     return undefined;
   }
 }
@@ -147,7 +171,14 @@ async function enterFolder(walk: Walk, entry: Dirent, absolute: string, rel: str
   if (walk.visited.has(real)) {
     const seen = relativePath(walk.rootReal, real);
     const where = seen.startsWith('..') ? real : seen;
-    walk.diagnostics.push(note(rel, 'E_SYMLINK_LOOP', `leads to ${where}, a folder already read (a symbolic link loop or a second link to it); skipped`, 'warning'));
+    walk.diagnostics.push(
+      note(
+        rel,
+        'E_SYMLINK_LOOP',
+        `leads to ${where}, a folder already read (a symbolic link loop or a second link to it); skipped`,
+        'warning',
+      ),
+    );
     return;
   }
   walk.visited.add(real);

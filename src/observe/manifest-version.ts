@@ -98,11 +98,25 @@ function withoutGitVariables(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
  * refuses (owned by another user), a failure or a timeout; the version is then the commit alone, as without git.
  */
 function uncommittedChanges(dir: string, paths: readonly string[]): Promise<boolean | undefined> {
-  const args = ['--no-optional-locks', 'status', '--porcelain', '-z', '--untracked-files=all', '--ignore-submodules', '--', ...paths];
+  const args = [
+    '--no-optional-locks',
+    'status',
+    '--porcelain',
+    '-z',
+    '--untracked-files=all',
+    '--ignore-submodules',
+    '--',
+    ...paths,
+  ];
   return new Promise((settle) => {
     let child: ReturnType<typeof spawn>;
     try {
-      child = spawn('git', args, { cwd: dir, env: withoutGitVariables(process.env), stdio: ['ignore', 'pipe', 'ignore'], timeout: STATUS_TIMEOUT_MS });
+      child = spawn('git', args, {
+        cwd: dir,
+        env: withoutGitVariables(process.env),
+        stdio: ['ignore', 'pipe', 'ignore'],
+        timeout: STATUS_TIMEOUT_MS,
+      });
     } catch {
       settle(undefined);
       return;
@@ -123,13 +137,20 @@ function uncommittedChanges(dir: string, paths: readonly string[]): Promise<bool
  * the same git checkout as `dir`; else the content id does (it covers their bytes too). A commit under which any of
  * them differs from what is committed is marked `uncommitted`.
  */
-export async function readManifestVersion(dir: string, contentId: string, now = new Date(), others: readonly string[] = []): Promise<ManifestVersion> {
+export async function readManifestVersion(
+  dir: string,
+  contentId: string,
+  now = new Date(),
+  others: readonly string[] = [],
+): Promise<ManifestVersion> {
   const commit = await readGitCommit(dir);
   const content: ManifestVersion = { kind: 'content', id: contentId, readAt: now.toISOString() };
   if (!commit) return content;
   if (others.length > 0) {
     const gitDir = await findGitDir(dir);
-    const theirs = await Promise.all(others.map((path) => findGitDir(dirname(path)).then((found) => (found ? realpathOr(found) : undefined))));
+    const theirs = await Promise.all(
+      others.map((path) => findGitDir(dirname(path)).then((found) => (found ? realpathOr(found) : undefined))),
+    );
     const ours = gitDir ? await realpathOr(gitDir) : undefined;
     if (theirs.some((found) => found === undefined || found !== ours)) return content;
   }

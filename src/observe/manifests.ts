@@ -4,7 +4,13 @@ import { sortDiagnostics, type Diagnostic } from '../core/diagnostics.js';
 import { ContentHasher } from '../core/manifest-version.js';
 import { UsageError } from '../core/errors.js';
 import type { FileResult } from '../core/manifest/collect.js';
-import { combineManifests, compileEnvironment, withPatches, type CompiledEnvironment, type ManifestBytes } from '../core/manifest/compile.js';
+import {
+  combineManifests,
+  compileEnvironment,
+  withPatches,
+  type CompiledEnvironment,
+  type ManifestBytes,
+} from '../core/manifest/compile.js';
 import type { OverlayInput } from '../core/manifest/environment.js';
 import type { ManifestResult, ParseOptions } from '../core/manifest/parse.js';
 import { variablesId } from '../core/manifest/variables.js';
@@ -105,11 +111,18 @@ const YIELD_EVERY_MS = 5;
  * Reads the files of one overlay directory after another (a missing one is a usage mistake, like a missing manifest
  * directory); a file or folder that cannot be read is an unread input, its diagnostic told here.
  */
-async function readOverlays(environment: Environment | undefined, diagnostics: Diagnostic[], hashed: HashedInput[]): Promise<OverlayInput[]> {
+async function readOverlays(
+  environment: Environment | undefined,
+  diagnostics: Diagnostic[],
+  hashed: HashedInput[],
+): Promise<OverlayInput[]> {
   const inputs: OverlayInput[] = [];
   for (const [index, overlay] of (environment?.overlays ?? []).entries()) {
     const listing = await listManifestFiles(overlay.path, 'the overlay directory').catch((error: unknown) => {
-      if (error instanceof UsageError) throw new UsageError(`overlay ${overlay.given ?? overlay.label}: ${error.message.replace('manifest directory', 'directory')} (--overlay, setting overlays)`);
+      if (error instanceof UsageError)
+        throw new UsageError(
+          `overlay ${overlay.given ?? overlay.label}: ${error.message.replace('manifest directory', 'directory')} (--overlay, setting overlays)`,
+        );
       throw error;
     });
     const fromListing = listing.diagnostics.map((d) => ({ ...d, file: `${overlay.label}/${d.file}` }));
@@ -143,10 +156,17 @@ export async function readManifestFiles(listing: ManifestListing, options: LoadO
   const hashed: HashedInput[] = [...(vars?.hashed ?? [])];
   extra.push(...(vars?.diagnostics ?? []));
   const overlays = await readOverlays(options.environment, extra, hashed);
-  const environment = compileEnvironment({ allowLiteralSecrets: options.allowLiteralSecrets, ...(options.keepData ? { keepData: true } : {}), ...(options.createWarnings ? { createWarnings: true } : {}), ...(vars ? { vars: vars.files } : {}), ...(overlays.length > 0 ? { overlays } : {}) });
+  const environment = compileEnvironment({
+    allowLiteralSecrets: options.allowLiteralSecrets,
+    ...(options.keepData ? { keepData: true } : {}),
+    ...(options.createWarnings ? { createWarnings: true } : {}),
+    ...(vars ? { vars: vars.files } : {}),
+    ...(overlays.length > 0 ? { overlays } : {}),
+  });
   const cache = options.keepData ? undefined : options.cache;
   // Many files and none cached: the pool's threads start now, and load while the files are read.
-  const pool = listing.files.length >= POOL_MIN_FILES && !cache?.size ? CompilePool.start(environment.parseOptions) : undefined;
+  const pool =
+    listing.files.length >= POOL_MIN_FILES && !cache?.size ? CompilePool.start(environment.parseOptions) : undefined;
   try {
     return await readAndCompile(listing, environment, { cache, pool, extra, hashed, onCompiled: options.onCompiled });
   } finally {
@@ -164,7 +184,11 @@ interface ReadState {
 }
 
 /** Reads the listed files' bytes, compiles those the cache does not know, and combines every result with the environment. */
-async function readAndCompile(listing: ManifestListing, environment: CompiledEnvironment, { cache, pool, extra, hashed, onCompiled }: ReadState): Promise<ManifestDirResult> {
+async function readAndCompile(
+  listing: ManifestListing,
+  environment: CompiledEnvironment,
+  { cache, pool, extra, hashed, onCompiled }: ReadState,
+): Promise<ManifestDirResult> {
   const read: string[] = [];
   const unread: UnseenFile[] = [...listing.unread];
   let refused = 0;
@@ -202,13 +226,22 @@ async function readAndCompile(listing: ManifestListing, environment: CompiledEnv
   pending.forEach((file, index) => {
     file.result = compiled[index]!;
     // A file converge failed to compile (E_COMPILE: a thread failed) is compiled again next time, not remembered.
-    if (!file.result.diagnostics.some((d) => d.code === 'E_COMPILE')) cache?.set(file.file, file.bytes, environment.parseOptions, file.result);
+    if (!file.result.diagnostics.some((d) => d.code === 'E_COMPILE'))
+      cache?.set(file.file, file.bytes, environment.parseOptions, file.result);
   });
-  const results: FileResult[] = files.map((file) => ({ file: file.file, ...withPatches(environment, file, file.result!) }));
+  const results: FileResult[] = files.map((file) => ({
+    file: file.file,
+    ...withPatches(environment, file, file.result!),
+  }));
   cache?.retain(new Set(results.map((result) => result.file)));
   for (const input of hashed) content.add(input.name, input.bytes);
   const compiledAll = combineManifests(environment, results, read.length, refused);
-  const result: ManifestDirResult = { ...compiledAll, diagnostics: sortDiagnostics([...compiledAll.diagnostics, ...extra]), files: read, contentId: content.id() };
+  const result: ManifestDirResult = {
+    ...compiledAll,
+    diagnostics: sortDiagnostics([...compiledAll.diagnostics, ...extra]),
+    files: read,
+    contentId: content.id(),
+  };
   if (unread.length > 0) result.unread = unread.sort((a, b) => byPath(a.file, b.file));
   return result;
 }
@@ -224,7 +257,11 @@ export async function loadManifestDir(dir: string, options: LoadOptions): Promis
  * reads (gone, a folder, a link, refused): the whole directory is loaded instead. Combined among themselves only, so
  * the caller checks their names against the other files'; the content id is the whole directory's, from the cache.
  */
-export async function loadChangedManifests(dir: string, paths: readonly string[], options: { allowLiteralSecrets: boolean; cache: ManifestCache }): Promise<ManifestDirResult | undefined> {
+export async function loadChangedManifests(
+  dir: string,
+  paths: readonly string[],
+  options: { allowLiteralSecrets: boolean; cache: ManifestCache },
+): Promise<ManifestDirResult | undefined> {
   const root = resolve(dir);
   const environment = compileEnvironment({ allowLiteralSecrets: options.allowLiteralSecrets });
   const files: Array<ManifestBytes & { result?: ManifestResult }> = [];
@@ -241,7 +278,15 @@ export async function loadChangedManifests(dir: string, paths: readonly string[]
   // A file that fails to compile is loaded with the whole directory, which then decides it: the cache keeps the good ones only.
   if (files.some((file) => file.result!.diagnostics.some((d) => d.severity === 'error'))) return undefined;
   for (const file of pending) options.cache.set(file.file, file.bytes, environment.parseOptions, file.result!);
-  const results: FileResult[] = files.map((file) => ({ file: file.file, ...withPatches(environment, file, file.result!) }));
+  const results: FileResult[] = files.map((file) => ({
+    file: file.file,
+    ...withPatches(environment, file, file.result!),
+  }));
   const combined = combineManifests(environment, results, files.length, 0);
-  return { ...combined, diagnostics: sortDiagnostics(combined.diagnostics), files: files.map((f) => f.file), contentId: options.cache.contentId() };
+  return {
+    ...combined,
+    diagnostics: sortDiagnostics(combined.diagnostics),
+    files: files.map((f) => f.file),
+    contentId: options.cache.contentId(),
+  };
 }

@@ -104,7 +104,11 @@ export class PlanAhead {
     if (hashed.errors.length > 0 || deployment === null) return;
     const applied = live.applied.get(resourceKey(resource.kind, resource.name));
     try {
-      const context: PlanContext = { secretHashes: hashed.hashes, ...(applied ? { applied } : {}), ...kindOf(resource.kind).liveContext(resource.name, live.view) };
+      const context: PlanContext = {
+        secretHashes: hashed.hashes,
+        ...(applied ? { applied } : {}),
+        ...kindOf(resource.kind).liveContext(resource.name, live.view),
+      };
       this.changes.prepare(resource, deployment, context);
     } catch {
       return;

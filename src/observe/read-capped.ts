@@ -30,7 +30,11 @@ function fileType(info: Stats): string {
  * it is read stops being read at the cap. Synchronous: an input is a few KiB of a local file, and the promise round
  * trips of an async read cost far more than the read itself (about 100 us against 7 us a file).
  */
-export function readCapped(path: string, maxBytes: number, options: { follow: boolean } = { follow: true }): CappedRead {
+export function readCapped(
+  path: string,
+  maxBytes: number,
+  options: { follow: boolean } = { follow: true },
+): CappedRead {
   let fd: number;
   try {
     fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK | (options.follow ? 0 : constants.O_NOFOLLOW));

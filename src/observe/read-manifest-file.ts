@@ -27,34 +27,71 @@ export interface UnseenPath {
 const UNSEEN_CONSEQUENCE = 'nothing is read from it, and what it declared before is unknown, never deleted';
 
 /** A manifest path converge could not read, as its warning (`what`: "is a directory", ...) and its entry for prune. */
-function unseen(file: string, code: string, what: string, fix: string, message = `${what}: ${UNSEEN_CONSEQUENCE}; ${fix}`): UnseenPath {
+function unseen(
+  file: string,
+  code: string,
+  what: string,
+  fix: string,
+  message = `${what}: ${UNSEEN_CONSEQUENCE}; ${fix}`,
+): UnseenPath {
   return { diagnostic: note(file, code, message, 'warning'), unread: { file, what, fix } };
 }
 
 /** The warning and entry of a manifest name whose symbolic link leads nowhere (`code`: the errno of stat). */
 export function unseenLink(file: string, code: string): UnseenPath {
   const fix = 'restore its target, or delete the link to remove its resources';
-  if (code === 'ELOOP') return unseen(file, 'E_SYMLINK_LOOP', 'is a symbolic link that loops', fix, `symbolic link loop (the link resolves to itself): ${UNSEEN_CONSEQUENCE}; ${fix}`);
-  const what = code === 'ENOENT' || code === 'ENOTDIR' ? 'is a symbolic link whose target does not exist' : 'is a symbolic link whose target cannot be read';
+  if (code === 'ELOOP')
+    return unseen(
+      file,
+      'E_SYMLINK_LOOP',
+      'is a symbolic link that loops',
+      fix,
+      `symbolic link loop (the link resolves to itself): ${UNSEEN_CONSEQUENCE}; ${fix}`,
+    );
+  const what =
+    code === 'ENOENT' || code === 'ENOTDIR'
+      ? 'is a symbolic link whose target does not exist'
+      : 'is a symbolic link whose target cannot be read';
   return unseen(file, 'E_BROKEN_LINK', what, fix, `${what} (${code}): ${UNSEEN_CONSEQUENCE}; ${fix}`);
 }
 
 /** The warning and entry of a directory with a manifest's name: its files are read as a folder's, and it declares nothing itself. */
 export function unseenFolder(file: string): UnseenPath {
   const fix = 'give the folder another name (its files are still read), or put the manifest file back';
-  return unseen(file, 'W_NOT_A_FILE', 'is a directory', fix, `is a directory, not a manifest file (the manifests in it are read as a folder's): what a manifest file of this name declared before is unknown, never deleted; ${fix}`);
+  return unseen(
+    file,
+    'W_NOT_A_FILE',
+    'is a directory',
+    fix,
+    `is a directory, not a manifest file (the manifests in it are read as a folder's): what a manifest file of this name declared before is unknown, never deleted; ${fix}`,
+  );
 }
 
 /** The warning and entry of a listed manifest file whose read was refused: no regular file (a FIFO, a device), or not opened (EACCES, EIO). */
-function unseenRead(file: string, refused: { refused: 'not-regular'; what: string } | { refused: 'missing' | 'unreadable'; code: string }): UnseenPath {
+function unseenRead(
+  file: string,
+  refused: { refused: 'not-regular'; what: string } | { refused: 'missing' | 'unreadable'; code: string },
+): UnseenPath {
   if (refused.refused === 'not-regular') {
     const fix = 'put the manifest file back, or delete this one to remove its resources';
-    return unseen(file, 'W_NOT_A_FILE', `is ${refused.what}`, fix, `is ${refused.what}, not a regular file: ${UNSEEN_CONSEQUENCE}; ${fix}`);
+    return unseen(
+      file,
+      'W_NOT_A_FILE',
+      `is ${refused.what}`,
+      fix,
+      `is ${refused.what}, not a regular file: ${UNSEEN_CONSEQUENCE}; ${fix}`,
+    );
   }
-  return unseen(file, 'W_FILE_UNREADABLE', `cannot be read (${refused.code})`, 'make it readable (check its permissions), or delete it to remove its resources');
+  return unseen(
+    file,
+    'W_FILE_UNREADABLE',
+    `cannot be read (${refused.code})`,
+    'make it readable (check its permissions), or delete it to remove its resources',
+  );
 }
 
-type ReadOutcome = { bytes: Uint8Array } | { diagnostic: Diagnostic } | { vanished: Diagnostic } | { unseen: UnseenPath };
+type ReadOutcome =
+  { bytes: Uint8Array } | { diagnostic: Diagnostic } | { vanished: Diagnostic } | { unseen: UnseenPath };
 
 /**
  * Reads one listed manifest file: a path that is no regular file (a FIFO, a device) or cannot be opened (EACCES, EIO)
@@ -68,7 +105,10 @@ export function readManifestFile(file: ManifestFile): ReadOutcome {
 }
 
 /** A file read refused because it is no regular file or cannot be opened: the overlay's reader makes it an error, the manifests' a warning. */
-type Unopened = { refused: { refused: 'not-regular'; what: string } | { refused: 'missing' | 'unreadable'; code: string }; diagnostic: Diagnostic };
+type Unopened = {
+  refused: { refused: 'not-regular'; what: string } | { refused: 'missing' | 'unreadable'; code: string };
+  diagnostic: Diagnostic;
+};
 
 /** Reads one listed file through the capped reader (src/observe/read-capped.ts): each refusal is a diagnostic. */
 export function readInputFile(file: ManifestFile): Exclude<ReadOutcome, { unseen: unknown }> | Unopened {
@@ -77,12 +117,38 @@ export function readInputFile(file: ManifestFile): Exclude<ReadOutcome, { unseen
   if ('bytes' in read) return read;
   switch (read.refused) {
     case 'missing':
-      return { vanished: note(file.path, 'E_FILE_VANISHED', 'file disappeared while being read; skipped (it is read again on the next run)', 'warning') };
+      return {
+        vanished: note(
+          file.path,
+          'E_FILE_VANISHED',
+          'file disappeared while being read; skipped (it is read again on the next run)',
+          'warning',
+        ),
+      };
     case 'unreadable':
-      if (read.code === 'ELOOP') return { diagnostic: note(file.path, 'E_FILE_READ', 'file was replaced by a symbolic link since it was listed; not read (it is listed and read again on the next run)', 'error') };
-      return { refused: read, diagnostic: note(file.path, 'E_FILE_READ', `file cannot be read (${read.code}); check its permissions`, 'error') };
+      if (read.code === 'ELOOP')
+        return {
+          diagnostic: note(
+            file.path,
+            'E_FILE_READ',
+            'file was replaced by a symbolic link since it was listed; not read (it is listed and read again on the next run)',
+            'error',
+          ),
+        };
+      return {
+        refused: read,
+        diagnostic: note(
+          file.path,
+          'E_FILE_READ',
+          `file cannot be read (${read.code}); check its permissions`,
+          'error',
+        ),
+      };
     case 'not-regular':
-      return { refused: read, diagnostic: note(file.path, 'E_FILE_READ', 'is not a regular file; manifests are plain files', 'error') };
+      return {
+        refused: read,
+        diagnostic: note(file.path, 'E_FILE_READ', 'is not a regular file; manifests are plain files', 'error'),
+      };
     case 'too-large':
       return { diagnostic: note(file.path, 'E_TOO_LARGE', TOO_LARGE_MESSAGE, 'error') };
   }

@@ -35,7 +35,8 @@ export async function readLatestRevisions(
     const found = liveOf(change.kind, change.name, liveByName);
     const revisionId = kindOf(change.kind).revisionToRead(found);
     const key = resourceKey(change.kind, change.name);
-    if (found && revisionId && options.known?.(key, revisionId) !== true) targets.push({ key, deploymentId: found.id, revisionId });
+    if (found && revisionId && options.known?.(key, revisionId) !== true)
+      targets.push({ key, deploymentId: found.id, revisionId });
   }
   const readings = new Map<string, RevisionReading>();
   let requests = 0;
@@ -44,7 +45,13 @@ export async function readLatestRevisions(
     const answer = await client.readRevision(target.deploymentId, target.revisionId).catch(() => undefined);
     // Once the client knows the endpoint is missing it answers no-endpoint with status 0, without a request.
     if (!answer || answer.outcome !== 'no-endpoint' || answer.status !== 0) requests += 1;
-    if (answer?.outcome === 'found') readings.set(target.key, { id: target.revisionId, status: answer.revision.status, createdAt: answer.revision.created_at ?? null, updatedAt: answer.revision.updated_at ?? null });
+    if (answer?.outcome === 'found')
+      readings.set(target.key, {
+        id: target.revisionId,
+        status: answer.revision.status,
+        createdAt: answer.revision.created_at ?? null,
+        updatedAt: answer.revision.updated_at ?? null,
+      });
   });
   return { readings, requests };
 }

@@ -11,7 +11,10 @@ function deployment(id: string, latest: string | null): LiveDeployment {
 }
 
 /** A client whose revisions are `statuses` (revision id -> status; absent: gone), listing every id it is asked for. */
-function fakeClient(statuses: Record<string, string>, endpoint = true): RevisionReads & { reads: string[]; lists: string[][] } {
+function fakeClient(
+  statuses: Record<string, string>,
+  endpoint = true,
+): RevisionReads & { reads: string[]; lists: string[][] } {
   let known: boolean | undefined;
   const client = {
     reads: [] as string[],
@@ -25,7 +28,17 @@ function fakeClient(statuses: Record<string, string>, endpoint = true): Revision
       known = endpoint;
       if (!endpoint) return { outcome: 'no-endpoint', status: 405 };
       const status = statuses[revisionId];
-      return status ? { outcome: 'found', revision: { id: revisionId, status, created_at: '2026-01-01T00:00:00Z', updated_at: '2026-01-01T00:00:30Z' } } : { outcome: 'gone' };
+      return status
+        ? {
+            outcome: 'found',
+            revision: {
+              id: revisionId,
+              status,
+              created_at: '2026-01-01T00:00:00Z',
+              updated_at: '2026-01-01T00:00:30Z',
+            },
+          }
+        : { outcome: 'gone' };
     },
     async listDeploymentsById(ids: readonly string[]) {
       client.lists.push([...ids]);
@@ -35,13 +48,26 @@ function fakeClient(statuses: Record<string, string>, endpoint = true): Revision
   return client;
 }
 
-const target = (name: string, revisionId?: string): RolloutTarget => ({ key: `Deployment/${name}`, kind: 'Deployment', deploymentId: name, revisionId });
+const target = (name: string, revisionId?: string): RolloutTarget => ({
+  key: `Deployment/${name}`,
+  kind: 'Deployment',
+  deploymentId: name,
+  revisionId,
+});
 
 describe('pollRollouts', () => {
   it('reads a known latest revision; lists one without it, one whose revision is gone, and skips one the service no longer has', async () => {
     const client = fakeClient({ r1: 'BUILDING', r2: 'BUILD_FAILED' });
-    const poll = await pollRollouts(client, [target('a', 'r1'), target('b', 'r2'), target('c'), target('d', 'r-gone'), target('missing-e')]);
-    expect(poll.readings.get('Deployment/a')).toEqual({ revision: { id: 'r1', status: 'BUILDING', createdAt: '2026-01-01T00:00:00Z', updatedAt: '2026-01-01T00:00:30Z' } });
+    const poll = await pollRollouts(client, [
+      target('a', 'r1'),
+      target('b', 'r2'),
+      target('c'),
+      target('d', 'r-gone'),
+      target('missing-e'),
+    ]);
+    expect(poll.readings.get('Deployment/a')).toEqual({
+      revision: { id: 'r1', status: 'BUILDING', createdAt: '2026-01-01T00:00:00Z', updatedAt: '2026-01-01T00:00:30Z' },
+    });
     expect(poll.readings.get('Deployment/b')).toMatchObject({ revision: { id: 'r2', status: 'BUILD_FAILED' } });
     expect(poll.readings.get('Deployment/c')).toEqual({ live: deployment('c', 'r-listed') });
     expect(poll.readings.get('Deployment/d')).toEqual({ live: deployment('d', 'r-listed') });

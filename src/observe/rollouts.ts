@@ -26,7 +26,11 @@ export interface PollOptions {
  * gone, through the list by deployment_ids, 100 per request. The health of each reading is the kind's
  * (src/core/rollout.ts). A failed request fails the poll.
  */
-export async function pollRollouts(client: RevisionReads, targets: readonly RolloutTarget[], options: PollOptions = {}): Promise<RolloutPoll> {
+export async function pollRollouts(
+  client: RevisionReads,
+  targets: readonly RolloutTarget[],
+  options: PollOptions = {},
+): Promise<RolloutPoll> {
   const readings = new Map<string, RolloutReading>();
   const byList: RolloutTarget[] = [];
   const byRevision: Array<RolloutTarget & { revisionId: string }> = [];
@@ -43,9 +47,10 @@ export async function pollRollouts(client: RevisionReads, targets: readonly Roll
     if (probing) requests += 1;
     if (answer.outcome === 'found') {
       const { status, created_at: createdAt, updated_at: updatedAt } = answer.revision;
-      readings.set(t.key, { revision: { id: t.revisionId, status, createdAt: createdAt ?? null, updatedAt: updatedAt ?? null } });
-    }
-    else byList.push(t);
+      readings.set(t.key, {
+        revision: { id: t.revisionId, status, createdAt: createdAt ?? null, updatedAt: updatedAt ?? null },
+      });
+    } else byList.push(t);
   });
   for (let i = 0; i < byList.length && !options.stopped?.(); i += LIST_BATCH) {
     const batch = byList.slice(i, i + LIST_BATCH);

@@ -2,7 +2,8 @@
 
 export const ORPHAN_REASON = 'live deployment not in any manifest; converge never deletes';
 
-export const RELEASED_REASON = 'no longer declared: converge applied it once, its manifest is gone, and converge stopped managing it; converge never deletes';
+export const RELEASED_REASON =
+  'no longer declared: converge applied it once, its manifest is gone, and converge stopped managing it; converge never deletes';
 
 /** The note of a partial plan, in every format: what was planned, and what was not looked at. */
 export function partialNote(targets: readonly string[]): string {

@@ -25,17 +25,36 @@ function desired(name: string, maxScale: number): DeploymentResource {
     name,
     location: { file: `${name}.yaml`, line: 1, column: 1 },
     suspend: false,
-    spec: { source: 'external_docker', source_config: { resource_spec: { max_scale: maxScale } }, source_revision_config: { image_uri: `docker.io/acme/${name}:1` } },
+    spec: {
+      source: 'external_docker',
+      source_config: { resource_spec: { max_scale: maxScale } },
+      source_revision_config: { image_uri: `docker.io/acme/${name}:1` },
+    },
   };
 }
 
 const resources = [desired('web', 2), desired('api', 1)];
 const deployments = [live('web', 1), live('api', 1), live('stray', 1)];
-const planInput: PlanInput = { resources, blocked: [], diagnostics: [], live: { deployments }, applied: new Map(), secretHashes: new Map() };
+const planInput: PlanInput = {
+  resources,
+  blocked: [],
+  diagnostics: [],
+  live: { deployments },
+  applied: new Map(),
+  secretHashes: new Map(),
+};
 const result = plan(planInput);
 
 function inputs(mode: OutcomeInputs['mode'], extra: Partial<OutcomeInputs> = {}): OutcomeInputs {
-  return { mode, resources: new Map(resources.map((r) => [resourceKey(r.kind, r.name), r])), live: deployments, revisions: new Map(), secretHashes: new Map(), now: 0, ...extra };
+  return {
+    mode,
+    resources: new Map(resources.map((r) => [resourceKey(r.kind, r.name), r])),
+    live: deployments,
+    revisions: new Map(),
+    secretHashes: new Map(),
+    now: 0,
+    ...extra,
+  };
 }
 
 describe('decideOutcomes', () => {
@@ -58,12 +77,20 @@ describe('decideOutcomes', () => {
   it('applies the memory where it exists: a hold on the current desired state stops the write and is in force; one on an older state is not', () => {
     const free = decideOutcomes(result, inputs('daemon'));
     const fingerprint = free.fingerprints.get('Deployment/web')!;
-    const hold = { reason: 'RevisionFailed' as const, desired: fingerprint, message: 'revision r1 ended BUILD_FAILED', since: '2026-01-01T00:00:00Z' };
+    const hold = {
+      reason: 'RevisionFailed' as const,
+      desired: fingerprint,
+      message: 'revision r1 ended BUILD_FAILED',
+      since: '2026-01-01T00:00:00Z',
+    };
     const held = decideOutcomes(result, inputs('daemon', { memory: { holds: new Map([['Deployment/web', hold]]) } }));
     expect(held.outcomes.get('Deployment/web')!.write ?? undefined).toBeUndefined();
     expect(held.outcomes.get('Deployment/web')!.skip?.code).toBe('RevisionFailed');
     expect(held.holds.get('Deployment/web')).toEqual(hold);
-    const stale = decideOutcomes(result, inputs('daemon', { memory: { holds: new Map([['Deployment/web', { ...hold, desired: 'older' }]]) } }));
+    const stale = decideOutcomes(
+      result,
+      inputs('daemon', { memory: { holds: new Map([['Deployment/web', { ...hold, desired: 'older' }]]) } }),
+    );
     expect(stale.outcomes.get('Deployment/web')!.write?.op).toBe('update');
     expect(stale.holds.size).toBe(0);
   });

@@ -4,7 +4,14 @@ import { desiredFingerprint } from '../core/drift.js';
 import type { Conflict } from '../core/flap-guard.js';
 import type { ResourceHold } from '../core/holds.js';
 import { inListing, liveOf, type RevisionReading } from '../core/kinds/index.js';
-import { resourceKey, type DesiredResource, type DriftPolicy, type HealthNote, type ListedDeployment, type Plan } from '../core/model.js';
+import {
+  resourceKey,
+  type DesiredResource,
+  type DriftPolicy,
+  type HealthNote,
+  type ListedDeployment,
+  type Plan,
+} from '../core/model.js';
 
 /** What converge remembers of each resource where it keeps a memory (the daemon's Redis): absent parts are not known. */
 export interface DecisionMemory {
@@ -57,7 +64,12 @@ export function decideOutcomes(plan: Plan, inputs: OutcomeInputs): DecidedOutcom
   const liveByName = new Map(inputs.live.map((d) => [d.name, d]));
   const deadlineMs = inputs.progressDeadlineMs ?? Number.POSITIVE_INFINITY;
   const decideOne = inputs.decide ?? decide;
-  const decided: DecidedOutcomes = { outcomes: new Map(), inputs: new Map(), fingerprints: new Map(), holds: new Map() };
+  const decided: DecidedOutcomes = {
+    outcomes: new Map(),
+    inputs: new Map(),
+    fingerprints: new Map(),
+    holds: new Map(),
+  };
   // The parts every resource's input reads alike are one object each, not one per resource (they are only read).
   const settings = { mode: inputs.mode, driftPolicy: inputs.driftPolicy ?? 'heal' } as const;
   const clockNotBuilding = { now: inputs.now, since: undefined, deadlineMs };
@@ -66,7 +78,10 @@ export function decideOutcomes(plan: Plan, inputs: OutcomeInputs): DecidedOutcom
     const key = resourceKey(change.kind, change.name);
     const resource = inputs.resources.get(key);
     // Drift, holds and conflicts are told by the fingerprint, where the service lists the live side.
-    const fingerprint = resource && inListing(resource.kind) ? desiredFingerprint(resource, inputs.secretHashes.get(key) ?? {}) : undefined;
+    const fingerprint =
+      resource && inListing(resource.kind)
+        ? desiredFingerprint(resource, inputs.secretHashes.get(key) ?? {})
+        : undefined;
     if (fingerprint) decided.fingerprints.set(key, fingerprint);
     const hold = memory.holds?.get(key);
     if (hold && hold.desired === fingerprint) decided.holds.set(key, hold);
@@ -131,14 +146,19 @@ export function healthNotes(outcomes: ReadonlyMap<string, Outcome>): HealthNote[
  * One note per planned write that the daemon holds (`holds`: as stored in Redis; one applies only to the desired state
  * it names): plan keeps no holds of its own, so it says which writes the daemon will not send, and why.
  */
-export function heldNotes(changes: Plan['changes'], fingerprints: ReadonlyMap<string, string>, holds: ReadonlyMap<string, ResourceHold> | undefined): string[] {
+export function heldNotes(
+  changes: Plan['changes'],
+  fingerprints: ReadonlyMap<string, string>,
+  holds: ReadonlyMap<string, ResourceHold> | undefined,
+): string[] {
   if (!holds || holds.size === 0) return [];
   const notes: string[] = [];
   for (const change of changes) {
     if (change.action !== 'create' && change.action !== 'update' && change.action !== 'adopt') continue;
     const key = resourceKey(change.kind, change.name);
     const hold = holds.get(key);
-    if (hold && hold.desired === fingerprints.get(key)) notes.push(`${key}: the daemon holds this desired state (${hold.reason}): ${hold.message}`);
+    if (hold && hold.desired === fingerprints.get(key))
+      notes.push(`${key}: the daemon holds this desired state (${hold.reason}): ${hold.message}`);
   }
   return notes;
 }

@@ -32,7 +32,11 @@ function liveByName(live: readonly ListedDeployment[]): Map<string, ListedDeploy
   return byName;
 }
 
-export function pair(resources: readonly DesiredResource[], blocked: readonly BlockedResource[], live: readonly ListedDeployment[]): Pairs {
+export function pair(
+  resources: readonly DesiredResource[],
+  blocked: readonly BlockedResource[],
+  live: readonly ListedDeployment[],
+): Pairs {
   const byName = liveByName(live);
   const blockedByKey = new Map<string, BlockedPair>();
   for (const entry of blocked) {
@@ -58,7 +62,11 @@ export function pair(resources: readonly DesiredResource[], blocked: readonly Bl
     if (blockedByKey.has(key)) continue;
     if (list.length > 1) {
       const places = list.map((resource) => formatLocation(resource.location)).join(', ');
-      pairs.blocked.push({ kind: first.kind, name: first.name, reasons: [`${key} is declared ${list.length} times (${places}); keep one`] });
+      pairs.blocked.push({
+        kind: first.kind,
+        name: first.name,
+        reasons: [`${key} is declared ${list.length} times (${places}); keep one`],
+      });
       continue;
     }
     if (!listed) {
@@ -71,7 +79,9 @@ export function pair(resources: readonly DesiredResource[], blocked: readonly Bl
       pairs.blocked.push({
         kind: first.kind,
         name: first.name,
-        reasons: [`the service lists ${matches.length} deployments named ${first.name} (ids ${ids}); converge cannot tell which one to manage`],
+        reasons: [
+          `the service lists ${matches.length} deployments named ${first.name} (ids ${ids}); converge cannot tell which one to manage`,
+        ],
       });
       continue;
     }

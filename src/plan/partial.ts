@@ -17,7 +17,10 @@ function selectOne(target: string, declared: readonly Declared[]): string {
   if (slash !== -1) {
     const kind = target.slice(0, slash);
     const name = target.slice(slash + 1);
-    if (!isKind(kind)) throw new UsageError(`--target "${target}": ${kind} is not a kind${suggestion(kind, KIND_NAMES)}; give NAME or Kind/NAME, Kind one of ${KIND_NAMES.join(', ')}`);
+    if (!isKind(kind))
+      throw new UsageError(
+        `--target "${target}": ${kind} is not a kind${suggestion(kind, KIND_NAMES)}; give NAME or Kind/NAME, Kind one of ${KIND_NAMES.join(', ')}`,
+      );
     if (declared.some((d) => d.kind === kind && d.name === name)) return resourceKey(kind, name);
     const keys = declared.map((d) => resourceKey(d.kind, d.name));
     throw new UsageError(`--target "${target}": no manifest declares it${suggestion(target, keys)}`);
@@ -26,9 +29,13 @@ function selectOne(target: string, declared: readonly Declared[]): string {
   if (matches.length === 1) return resourceKey(matches[0]!.kind, target);
   if (matches.length > 1) {
     const keys = matches.map((d) => resourceKey(d.kind, d.name)).sort();
-    throw new UsageError(`--target "${target}": more than one kind declares that name (${keys.join(', ')}); give Kind/NAME, e.g. --target ${keys[0]}`);
+    throw new UsageError(
+      `--target "${target}": more than one kind declares that name (${keys.join(', ')}); give Kind/NAME, e.g. --target ${keys[0]}`,
+    );
   }
-  throw new UsageError(`--target "${target}": no manifest declares it${suggestion(target, [...new Set(declared.map((d) => d.name))])}`);
+  throw new UsageError(
+    `--target "${target}": no manifest declares it${suggestion(target, [...new Set(declared.map((d) => d.name))])}`,
+  );
 }
 
 /**
@@ -51,7 +58,8 @@ export function selectTargets(targets: readonly string[], declared: readonly Dec
  */
 export function partialPlanInput(input: PlanInput, keys: readonly string[]): PlanInput {
   const wanted = new Set(keys);
-  const selected = <T extends Declared>(items: readonly T[]): T[] => items.filter((r) => wanted.has(resourceKey(r.kind, r.name)));
+  const selected = <T extends Declared>(items: readonly T[]): T[] =>
+    items.filter((r) => wanted.has(resourceKey(r.kind, r.name)));
   const resources = selected(input.resources);
   const blocked = selected(input.blocked);
   const listedNames = new Set([...resources, ...blocked].filter((r) => inListing(r.kind)).map((r) => r.name));
@@ -59,6 +67,9 @@ export function partialPlanInput(input: PlanInput, keys: readonly string[]): Pla
   const { prune: _prune, ...rest } = input;
   const live: LiveState = { deployments: input.live.deployments.filter((d) => listedNames.has(d.name)) };
   const providers = input.live.providers;
-  if (providers) live.providers = providers.readable ? { readable: true, providers: providers.providers.filter((p) => providerIds.has(p.provider_id)) } : providers;
+  if (providers)
+    live.providers = providers.readable
+      ? { readable: true, providers: providers.providers.filter((p) => providerIds.has(p.provider_id)) }
+      : providers;
   return { ...rest, resources, blocked, live, targets: [...keys] };
 }

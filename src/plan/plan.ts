@@ -23,7 +23,6 @@ import { sortChanges, summarize } from './summary.js';
 import { markWaves } from '../core/waves.js';
 import type { PreparedChanges } from './prepared.js';
 
-
 export interface PlanInput {
   /** Valid resources from manifests (spec.repository already resolved at the edge when possible). */
   resources: DesiredResource[];
@@ -100,7 +99,12 @@ function planContext(input: PlanInput, resource: DesiredResource, view: LiveView
  * over: `adopt`; under adopt: explicit without converge/adopt: "true" it is blocked instead. A live deployment that
  * already matches its manifest stays `noop`: nothing is written, so nothing is taken over.
  */
-function withOwnership(change: PlanChange, resource: DesiredResource, live: Pick<ListedDeployment, 'id' | 'is_preview'>, input: PlanInput): PlanChange {
+function withOwnership(
+  change: PlanChange,
+  resource: DesiredResource,
+  live: Pick<ListedDeployment, 'id' | 'is_preview'>,
+  input: PlanInput,
+): PlanChange {
   if (change.action !== 'update' || live.is_preview === true) return change;
   if (ownershipOf(input.applied.get(resourceKey(resource.kind, resource.name)), live.id) === 'owned') return change;
   const blocker = adoptionBlocker(input.adoptPolicy, resource, live);
@@ -131,12 +135,25 @@ export function plan(input: PlanInput, prepared?: PreparedChanges): Plan {
     changes.push(owned && input.ownershipKnown ? withOwnership(change, resource, owned, input) : change);
   }
   for (const entry of pairs.blocked) {
-    changes.push({ kind: entry.kind, name: entry.name, action: 'blocked', new_revision: false, fields: [], reason: entry.reasons.join('; ') });
+    changes.push({
+      kind: entry.kind,
+      name: entry.name,
+      action: 'blocked',
+      new_revision: false,
+      fields: [],
+      reason: entry.reasons.join('; '),
+    });
   }
   // The applied state knows what converge applied: such an orphan lost its manifest (released), or, owned and with --prune, is deleted.
   // Each kind names its live resources no manifest (valid or blocked) declares.
   const declared = new Set([...input.resources, ...input.blocked].map((r) => resourceKey(r.kind, r.name)));
-  const orphans = orphanChanges(allKinds().flatMap((kind) => kind.orphans(view, declared)), input.applied, input.prune, input.unreadable, input.unseenFiles);
+  const orphans = orphanChanges(
+    allKinds().flatMap((kind) => kind.orphans(view, declared)),
+    input.applied,
+    input.prune,
+    input.unreadable,
+    input.unseenFiles,
+  );
   changes.push(...orphans.changes);
   sortChanges(changes);
   const result: Plan = {
@@ -146,11 +163,19 @@ export function plan(input: PlanInput, prepared?: PreparedChanges): Plan {
     diagnostics: sortDiagnostics(input.diagnostics).map(toPlanDiagnostic),
   };
   const partial = input.targets ? [partialNote(input.targets)] : [];
-  const notes = [...partial, ...(input.notes ?? []), ...(input.live.providers && !input.live.providers.readable ? [input.live.providers.note] : []), ...orphans.notes];
+  const notes = [
+    ...partial,
+    ...(input.notes ?? []),
+    ...(input.live.providers && !input.live.providers.readable ? [input.live.providers.note] : []),
+    ...orphans.notes,
+  ];
   if (notes.length > 0) result.notes = notes;
   if (input.targets) result.targets = [...input.targets];
   if (orphans.refused) result.prune_refused = orphans.refused;
-  const waves = waved.size > 0 ? markWaves(changes, waved, new Set(pairs.resources.map((p) => resourceKey(p.resource.kind, p.resource.name)))) : undefined;
+  const waves =
+    waved.size > 0
+      ? markWaves(changes, waved, new Set(pairs.resources.map((p) => resourceKey(p.resource.kind, p.resource.name))))
+      : undefined;
   if (waves) result.waves = waves;
   return result;
 }

@@ -25,7 +25,11 @@ function desired(name: string, maxScale: number): DeploymentResource {
     name,
     location: { file: `${name}.yaml`, line: 1, column: 1 },
     suspend: false,
-    spec: { source: 'external_docker', source_config: { resource_spec: { max_scale: maxScale } }, source_revision_config: { image_uri: `docker.io/acme/${name}:1` } },
+    spec: {
+      source: 'external_docker',
+      source_config: { resource_spec: { max_scale: maxScale } },
+      source_revision_config: { image_uri: `docker.io/acme/${name}:1` },
+    },
   };
 }
 
@@ -54,10 +58,17 @@ describe('PreparedChanges', () => {
     const prepared = new PreparedChanges();
     // Each of these, used as is, would make web a noop, api an update and job blocked: the plan must not show them.
     prepared.prepare(web, live('web', 2), { secretHashes: hashes.web });
-    prepared.prepare(api, deployments[1], { secretHashes: hashes.api, applied: { secrets: {}, appliedAt: '2026-01-01T00:00:00Z' } });
+    prepared.prepare(api, deployments[1], {
+      secretHashes: hashes.api,
+      applied: { secrets: {}, appliedAt: '2026-01-01T00:00:00Z' },
+    });
     prepared.prepare(job, deployments[2], { secretHashes: {}, secretErrors: ['environment variable X is not set'] });
     const whole = plan(input);
-    expect(whole.changes.map((c) => [c.name, c.action])).toEqual([['api', 'noop'], ['job', 'noop'], ['web', 'update']]);
+    expect(whole.changes.map((c) => [c.name, c.action])).toEqual([
+      ['api', 'noop'],
+      ['job', 'noop'],
+      ['web', 'update'],
+    ]);
     expect(renderJson(plan(input, prepared))).toBe(renderJson(whole));
     expect(prepared.size).toBe(0);
   });

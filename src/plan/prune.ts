@@ -21,16 +21,20 @@ export interface PruneOptions {
 /** The reason (and the line every format shows after the name) of a planned delete. */
 export const DELETE_REASON = 'owned by converge, no longer declared';
 
-const KEPT_REASON = 'no longer declared, and its manifest last carried converge/prune: "false": converge keeps it and stopped managing it';
+const KEPT_REASON =
+  'no longer declared, and its manifest last carried converge/prune: "false": converge keeps it and stopped managing it';
 /** An owned resource whose manifest is gone, without --prune: what deletes it. */
-const PRUNE_HINT_REASON = 'no longer declared: converge owns it and its manifest is gone; converge apply --prune deletes it';
+const PRUNE_HINT_REASON =
+  'no longer declared: converge owns it and its manifest is gone; converge apply --prune deletes it';
 /** An owned resource whose manifest is gone, --prune on, and a guard refused every delete. */
-const REFUSED_REASON = 'no longer declared: converge owns it and its manifest is gone; not deleted: prune refused (see the note on prune)';
+const REFUSED_REASON =
+  'no longer declared: converge owns it and its manifest is gone; not deleted: prune refused (see the note on prune)';
 const BEING_DELETED = 'no longer declared, and the service is already deleting it (status AWAITING_DELETE)';
 
 /** "a.yaml:3:1 fails to load", "a.yaml:3:1 and b.yaml:1:1 fail to load": each file of the tree that fails to load. */
 function failing(unreadable: readonly string[]): string {
-  const names = unreadable.length === 1 ? unreadable[0]! : `${unreadable.slice(0, -1).join(', ')} and ${unreadable.at(-1)!}`;
+  const names =
+    unreadable.length === 1 ? unreadable[0]! : `${unreadable.slice(0, -1).join(', ')} and ${unreadable.at(-1)!}`;
   return `${names} ${unreadable.length === 1 ? 'fails' : 'fail'} to load`;
 }
 
@@ -44,7 +48,10 @@ function unknownReason(unreadable: readonly string[]): string {
 
 /** Why prune deletes nothing while a file fails to load and `withheld` owned resources would be candidates. */
 function unreadableRefusal(unreadable: readonly string[], withheld: number): string {
-  const which = withheld === 1 ? 'the owned resource no file that loads declares is unknown' : `the ${withheld} owned resources no file that loads declares are unknown`;
+  const which =
+    withheld === 1
+      ? 'the owned resource no file that loads declares is unknown'
+      : `the ${withheld} owned resources no file that loads declares are unknown`;
   return `prune refused, nothing is deleted: ${failing(unreadable)}; until every file loads, a removed manifest cannot be told from one that cannot be read, so ${which}, not deleted; fix ${unreadable.length === 1 ? 'the file' : 'the files'} and run again`;
 }
 
@@ -85,7 +92,10 @@ function unseenReason(files: readonly UnseenFile[], known: boolean): string {
 
 /** Why prune deletes none of the `withheld` owned resources that files present but empty or unreadable declared before. */
 function unseenRefusal(files: readonly UnseenFile[], withheld: number, head: string): string {
-  const which = withheld === 1 ? 'the owned resource it declared before is unknown' : `the ${withheld} owned resources ${files.length === 1 ? 'it' : 'they'} declared before are unknown`;
+  const which =
+    withheld === 1
+      ? 'the owned resource it declared before is unknown'
+      : `the ${withheld} owned resources ${files.length === 1 ? 'it' : 'they'} declared before are unknown`;
   if (files.every((f) => f.empty)) {
     return `${head}: ${declaring(files)} nothing; a file that is present but empty may be one caught while it is written, so ${which}, not deleted; ${fixes(files)}`;
   }
@@ -134,14 +144,22 @@ export function orphanChanges(
   for (const live of orphans) {
     const record = applied.get(resourceKey(live.kind, live.name));
     if (!record && !live.reportUnowned) continue;
-    const change: PlanChange = { kind: live.kind, name: live.name, action: 'orphan', new_revision: false, fields: [], reason: ORPHAN_REASON };
+    const change: PlanChange = {
+      kind: live.kind,
+      name: live.name,
+      action: 'orphan',
+      new_revision: false,
+      fields: [],
+      reason: ORPHAN_REASON,
+    };
     changes.push(change);
     if (!record) continue;
     if (unreadable.length > 0) {
       change.action = 'blocked';
       change.reason = unknownReason(unreadable);
       change.unknown = true;
-      if (prunes && ownershipOf(record, live.id) === 'owned' && !record.keep && live.status !== 'AWAITING_DELETE') withheld++;
+      if (prunes && ownershipOf(record, live.id) === 'owned' && !record.keep && live.status !== 'AWAITING_DELETE')
+        withheld++;
       continue;
     }
     const seenBy = unseenFilesOf(record.file, unseen);
@@ -173,7 +191,10 @@ export function orphanChanges(
       ? unreadableRefusal(unreadable, withheld)
       : withheldUnseen > 0 && candidates.length === 0
         ? unseenRefusal(seen, withheldUnseen, REFUSED_HEAD)
-        : refusal(options, candidates.map((c) => c.live));
+        : refusal(
+            options,
+            candidates.map((c) => c.live),
+          );
   if (refused) notes.push(refused);
   else if (prunes && withheldUnseen > 0) notes.push(unseenRefusal(seen, withheldUnseen, WITHHELD_HEAD));
   for (const { change, live } of candidates) {

@@ -5,12 +5,23 @@ import { compareStrings } from '../core/values.js';
 
 /** A create or update that carries converge/suspend: shown, never applied, counted as suspended only. */
 export function isSuspendedChange(change: PlanChange): boolean {
-  return change.suspended === true && (change.action === 'create' || change.action === 'update' || change.action === 'adopt');
+  return (
+    change.suspended === true && (change.action === 'create' || change.action === 'update' || change.action === 'adopt')
+  );
 }
 
 /** Counts per action, keys in the order of docs/contracts.md §3, then `suspended` (suspended creates and updates). */
 export function summarize(changes: readonly PlanChange[]): PlanSummary {
-  const summary: PlanSummary = { create: 0, update: 0, adopt: 0, delete: 0, noop: 0, orphan: 0, blocked: 0, suspended: 0 };
+  const summary: PlanSummary = {
+    create: 0,
+    update: 0,
+    adopt: 0,
+    delete: 0,
+    noop: 0,
+    orphan: 0,
+    blocked: 0,
+    suspended: 0,
+  };
   for (const change of changes) {
     if (isSuspendedChange(change)) summary.suspended += 1;
     else summary[change.action] += 1;

@@ -23,20 +23,27 @@ function readSecretFile(path: string): string {
     fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code ?? 'error';
-    const why = code === 'ENOENT' ? 'does not exist' : code === 'EACCES' ? 'is not readable (permission denied)' : `cannot be read (${code})`;
+    const why =
+      code === 'ENOENT'
+        ? 'does not exist'
+        : code === 'EACCES'
+          ? 'is not readable (permission denied)'
+          : `cannot be read (${code})`;
     throw new SecretResolutionError(`secret file ${path} ${why}`);
   }
   try {
     const info = fstatSync(fd);
     if (!info.isFile()) throw new SecretResolutionError(`secret file ${path} is not a regular file`);
-    if (info.size > MAX_SECRET_FILE_BYTES) throw new SecretResolutionError(`secret file ${path} is larger than ${MAX_SECRET_FILE_BYTES / 1024} KiB`);
+    if (info.size > MAX_SECRET_FILE_BYTES)
+      throw new SecretResolutionError(`secret file ${path} is larger than ${MAX_SECRET_FILE_BYTES / 1024} KiB`);
     const buffer = Buffer.alloc(MAX_SECRET_FILE_BYTES + 1);
     let length = 0;
     for (;;) {
       const read = readSync(fd, buffer, length, buffer.length - length, length);
       if (read === 0) break;
       length += read;
-      if (length === buffer.length) throw new SecretResolutionError(`secret file ${path} is larger than ${MAX_SECRET_FILE_BYTES / 1024} KiB`);
+      if (length === buffer.length)
+        throw new SecretResolutionError(`secret file ${path} is larger than ${MAX_SECRET_FILE_BYTES / 1024} KiB`);
     }
     try {
       return new TextDecoder('utf-8', { fatal: true }).decode(buffer.subarray(0, length));
@@ -149,11 +156,19 @@ export function shortSecretDiagnostic(resource: DesiredResource, name: string): 
   return { severity: 'warning', ...location, code: 'W_SECRET_SHORT', message };
 }
 
-
 /** The diagnostic of one secret that cannot be resolved, at the line of its reference (else the resource's). */
-export function secretErrorDiagnostic(resource: DesiredResource, error: SecretError, severity: Severity = 'error'): Diagnostic {
+export function secretErrorDiagnostic(
+  resource: DesiredResource,
+  error: SecretError,
+  severity: Severity = 'error',
+): Diagnostic {
   const location = resource.secretLocations?.[error.name] ?? resource.location;
-  return { severity, ...location, code: 'E_SECRET', message: `${resourceKey(resource.kind, resource.name)}: ${error.message}` };
+  return {
+    severity,
+    ...location,
+    code: 'E_SECRET',
+    message: `${resourceKey(resource.kind, resource.name)}: ${error.message}`,
+  };
 }
 /**
  * One diagnostic per secret that cannot be resolved, at the file:line:column of its env/file reference
@@ -166,7 +181,8 @@ export function secretDiagnostics(
 ): Diagnostic[] {
   const out: Diagnostic[] = [];
   for (const resource of resources) {
-    for (const error of resolveDesiredSecrets(resource, env, options).errors) out.push(secretErrorDiagnostic(resource, error, options.severity));
+    for (const error of resolveDesiredSecrets(resource, env, options).errors)
+      out.push(secretErrorDiagnostic(resource, error, options.severity));
   }
   return out;
 }

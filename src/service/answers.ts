@@ -47,7 +47,12 @@ function redact(text: string, secrets: Array<string | undefined>): string {
 }
 
 /** The body as JSON checked by `schema`; a BadResponseError that says what was wrong (never quoting the body) otherwise. */
-export function decodeJson<S extends z.ZodType>(where: { method: string; route: string }, schema: S, bytes: Buffer, contentType: string): z.output<S> {
+export function decodeJson<S extends z.ZodType>(
+  where: { method: string; route: string },
+  schema: S,
+  bytes: Buffer,
+  contentType: string,
+): z.output<S> {
   if (bytes.length === 0) throw new BadResponseError({ ...where, text: 'the response body is empty; expected JSON' });
   let data: unknown;
   try {
@@ -64,7 +69,9 @@ export function decodeJson<S extends z.ZodType>(where: { method: string; route: 
   }
   const parsed = schema.safeParse(data);
   if (parsed.success) return parsed.data;
-  const issues = parsed.error.issues.slice(0, 3).map((issue) => `${issue.path.length ? issue.path.join('.') : '(root)'}: ${issue.message}`);
+  const issues = parsed.error.issues
+    .slice(0, 3)
+    .map((issue) => `${issue.path.length ? issue.path.join('.') : '(root)'}: ${issue.message}`);
   const more = parsed.error.issues.length > 3 ? ` (and ${parsed.error.issues.length - 3} more)` : '';
   throw new BadResponseError({ ...where, text: `unexpected response shape: ${issues.join('; ')}${more}` });
 }

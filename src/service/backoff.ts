@@ -13,7 +13,12 @@ interface Backoff {
  * jitter": many clients that failed together do not come back together), and never below `retryAfterMs`, the
  * service's Retry-After (the caller decides how long a Retry-After it is willing to wait out).
  */
-export function backoffDelay(failed: number, backoff: Backoff, retryAfterMs?: number, random: () => number = Math.random): number {
+export function backoffDelay(
+  failed: number,
+  backoff: Backoff,
+  retryAfterMs?: number,
+  random: () => number = Math.random,
+): number {
   const ceiling = Math.min(backoff.capMs, backoff.baseMs * 2 ** Math.max(0, failed - 1));
   const jittered = Math.floor(random() * ceiling);
   return retryAfterMs === undefined ? jittered : Math.max(jittered, retryAfterMs);

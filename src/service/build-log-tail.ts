@@ -18,7 +18,12 @@ export interface BuildLogTail {
  * secret values) replaced. A service without the log endpoints gives no lines and a note (the client says so once);
  * a read that fails gives a note, never an exception: the failure being reported matters more than its log.
  */
-export async function buildLogTail(client: BuildLogReads, deployment: { id: string }, revisionId: string, mask: readonly string[]): Promise<BuildLogTail> {
+export async function buildLogTail(
+  client: BuildLogReads,
+  deployment: { id: string },
+  revisionId: string,
+  mask: readonly string[],
+): Promise<BuildLogTail> {
   try {
     const read = await client.buildLogs(deployment.id, revisionId, { order: 'desc', limit: BUILD_LOG_TAIL_LINES });
     if (read.outcome === 'found') return { lines: tailLines(read.page.logs, mask) };

@@ -39,7 +39,12 @@ export async function recordWrites<T>(fn: () => Promise<T>): Promise<{ value: T;
 }
 
 /** Adds a write that was answered to the record of the recordWrites it was sent inside (none: nothing to do). */
-export function recordWrite(method: string, route: string, status: number, headers: Dispatcher.ResponseData['headers']): void {
+export function recordWrite(
+  method: string,
+  route: string,
+  status: number,
+  headers: Dispatcher.ResponseData['headers'],
+): void {
   const requestId = requestIdOf(headers);
   WRITES.getStore()?.push({ method, route, status, ...(requestId ? { requestId } : {}) });
 }

@@ -40,7 +40,11 @@ export interface ServiceSettings {
 }
 
 /** Client options from connection settings: the request timeout bounds both headers and body. */
-export function clientOptionsFrom(settings: ServiceSettings, onRequest?: ClientOptions['onRequest'], onRetry?: ClientOptions['onRetry']): ClientOptions {
+export function clientOptionsFrom(
+  settings: ServiceSettings,
+  onRequest?: ClientOptions['onRequest'],
+  onRetry?: ClientOptions['onRetry'],
+): ClientOptions {
   return {
     baseUrl: settings.apiUrl,
     apiKey: settings.apiKey,
@@ -112,7 +116,10 @@ export class ServiceClient {
    * that are not arithmetic), the pages read ahead are dropped unread and reading ahead restarts from one. The
    * cost: up to `prefetch - 1` requests past the empty page that ends the list (and as many per failed prediction).
    */
-  listDeploymentPages(query: ListDeploymentsQuery = {}, options: ListPagesOptions = {}): AsyncGenerator<Deployment[], void, undefined> {
+  listDeploymentPages(
+    query: ListDeploymentsQuery = {},
+    options: ListPagesOptions = {},
+  ): AsyncGenerator<Deployment[], void, undefined> {
     return deployments.listDeploymentPages(this.http, query, options);
   }
 
@@ -171,7 +178,10 @@ export class ServiceClient {
   }
 
   /** GET /v2/deployments/{deployment_id}/revisions (beyond the spec): one page, newest first; undefined without the endpoint. */
-  async listRevisions(deploymentId: string, query: { limit?: number; offset?: number; status?: string } = {}): Promise<ListRevisionsResponse | undefined> {
+  async listRevisions(
+    deploymentId: string,
+    query: { limit?: number; offset?: number; status?: string } = {},
+  ): Promise<ListRevisionsResponse | undefined> {
     return revisions.listRevisions(this.http, deploymentId, query);
   }
 
@@ -220,7 +230,9 @@ export class ServiceClient {
     if (read.outcome === 'found') this.logsAvailable = true;
     else if (read.outcome === 'no-endpoint' && this.logsAvailable === undefined) {
       this.logsAvailable = false;
-      this.notice(`the service has no ${endpoint.route} (it answered ${read.status}): build and deploy logs cannot be shown, for the rest of this process`);
+      this.notice(
+        `the service has no ${endpoint.route} (it answered ${read.status}): build and deploy logs cannot be shown, for the rest of this process`,
+      );
     }
     return read;
   }

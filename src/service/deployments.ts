@@ -42,9 +42,7 @@ type PageOutcome = { ok: true; page: ListDeploymentsResponse } | { ok: false; er
  * found."); or `no-endpoint`, a service without the endpoint (any other 404, or 405).
  */
 export type DeploymentById =
-  | { outcome: 'found'; deployment: Deployment }
-  | { outcome: 'gone' }
-  | { outcome: 'no-endpoint'; status: number };
+  { outcome: 'found'; deployment: Deployment } | { outcome: 'gone' } | { outcome: 'no-endpoint'; status: number };
 
 /** What the delete probe found: the service deletes deployments, or it does not (with the note a plan shows). */
 export type DeploymentDeletes = { deletes: true } | { deletes: false; note: string };
@@ -138,7 +136,13 @@ function fetchPage(http: HttpTransport, filters: URLSearchParams, offset: number
   params.set('limit', String(PAGE_LIMIT));
   params.set('offset', String(offset));
   return http
-    .send({ method: 'GET', route: ROUTES.deployments, path: ROUTES.deployments, query: params, schema: ListDeploymentsResponse })
+    .send({
+      method: 'GET',
+      route: ROUTES.deployments,
+      path: ROUTES.deployments,
+      query: params,
+      schema: ListDeploymentsResponse,
+    })
     .then(
       (page): PageOutcome => ({ ok: true, page }),
       (error: unknown): PageOutcome => ({ ok: false, error }),
@@ -196,7 +200,11 @@ export async function createDeployment(http: HttpTransport, body: CreateDeployme
 }
 
 /** PATCH /v2/deployments/{deployment_id}. Not retried. */
-export async function patchDeployment(http: HttpTransport, id: string, body: PatchDeploymentRequest): Promise<Deployment> {
+export async function patchDeployment(
+  http: HttpTransport,
+  id: string,
+  body: PatchDeploymentRequest,
+): Promise<Deployment> {
   return http.send({
     method: 'PATCH',
     route: ROUTES.deployment,
@@ -208,7 +216,11 @@ export async function patchDeployment(http: HttpTransport, id: string, body: Pat
 }
 
 /** DELETE /v2/deployments/{deployment_id} (beyond the spec; 204): `gone` for its own 404 or a 400 "being deleted". Not retried. */
-export async function deleteDeployment(http: HttpTransport, id: string, options: { deleteTracingProject: boolean }): Promise<'deleted' | 'gone'> {
+export async function deleteDeployment(
+  http: HttpTransport,
+  id: string,
+  options: { deleteTracingProject: boolean },
+): Promise<'deleted' | 'gone'> {
   const query = new URLSearchParams();
   if (options.deleteTracingProject) query.set('delete_tracing_project', 'true');
   try {
@@ -240,10 +252,18 @@ export function isNoDeletesNote(note: string): boolean {
 export async function probeDeploymentDeletes(http: HttpTransport): Promise<DeploymentDeletes> {
   try {
     // Deletes nothing, so a failure worth retrying (network, 429, 5xx) is tried again by the transport, as a read is.
-    await http.send({ method: 'DELETE', route: ROUTES.deployment, path: `${ROUTES.deployments}/${randomUUID()}`, schema: z.undefined(), noContent: true, idempotent: true });
+    await http.send({
+      method: 'DELETE',
+      route: ROUTES.deployment,
+      path: `${ROUTES.deployments}/${randomUUID()}`,
+      schema: z.undefined(),
+      noContent: true,
+      idempotent: true,
+    });
     return { deletes: true as const };
   } catch (error) {
-    if (error instanceof ServiceError && error.status === 404 && DEPLOYMENT_NOT_FOUND.test(error.detail)) return { deletes: true as const };
+    if (error instanceof ServiceError && error.status === 404 && DEPLOYMENT_NOT_FOUND.test(error.detail))
+      return { deletes: true as const };
     if (error instanceof ServiceError && ABSENT_ENDPOINT.has(error.status)) {
       return {
         deletes: false as const,

@@ -25,7 +25,10 @@ export const DEPLOYMENT_NOT_FOUND = /^Deployment ID .* not found\.?$/;
 export const ABSENT_ENDPOINT = new Set([404, 405]);
 
 /** Secret values a write carries: redacted from anything the service echoes back in an error. */
-export function secretValues(body: { secrets?: Array<{ value: string }> | null; client_secret?: string | null }): string[] {
+export function secretValues(body: {
+  secrets?: Array<{ value: string }> | null;
+  client_secret?: string | null;
+}): string[] {
   const values = (body.secrets ?? []).map((s) => s.value);
   if (body.client_secret) values.push(body.client_secret);
   return values.filter((v) => v.length > 0);

@@ -24,7 +24,10 @@ export class NetworkError extends ConvergeError {
   /** host[:port] the request went to, when known: messages name it. */
   readonly host: string | undefined;
 
-  constructor(init: { reason: NetworkFailure; method: string; route: string; text: string; host?: string }, options?: { cause?: unknown }) {
+  constructor(
+    init: { reason: NetworkFailure; method: string; route: string; text: string; host?: string },
+    options?: { cause?: unknown },
+  ) {
     super('E_NETWORK', `${init.method} ${init.route}${init.host ? ` to ${init.host}` : ''}: ${init.text}`, options);
     this.reason = init.reason;
     this.method = init.method;
@@ -112,10 +115,18 @@ export function networkFailureOf(error: unknown): NetworkFailure | undefined {
 }
 
 /** Wraps a transport failure from undici into a NetworkError; returns undefined for anything else. */
-export function toNetworkError(error: unknown, method: string, route: string, timeoutMs?: number, host?: string): NetworkError | undefined {
+export function toNetworkError(
+  error: unknown,
+  method: string,
+  route: string,
+  timeoutMs?: number,
+  host?: string,
+): NetworkError | undefined {
   const reason = networkFailureOf(error);
   if (!reason) return undefined;
-  const timed = (reason === 'headers_timeout' || reason === 'body_timeout' || reason === 'connect_timeout') && timeoutMs !== undefined;
+  const timed =
+    (reason === 'headers_timeout' || reason === 'body_timeout' || reason === 'connect_timeout') &&
+    timeoutMs !== undefined;
   const text = timed ? `${REASON_TEXT[reason]} (${timeoutMs} ms)` : REASON_TEXT[reason];
   return new NetworkError({ reason, method, route, text, ...(host ? { host } : {}) }, { cause: error });
 }

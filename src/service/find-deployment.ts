@@ -8,7 +8,11 @@ import type { LiveDeployment } from '../core/model.js';
  * that may match others, so the exact name is picked out). Paging stops at the match: a found deployment costs
  * one request, and only a missing one reads on to the empty page that ends the list.
  */
-export async function findLiveDeployment(service: Pick<ServicePort, 'readDeployment' | 'listDeploymentPages'>, name: string, id?: string): Promise<LiveDeployment | undefined> {
+export async function findLiveDeployment(
+  service: Pick<ServicePort, 'readDeployment' | 'listDeploymentPages'>,
+  name: string,
+  id?: string,
+): Promise<LiveDeployment | undefined> {
   if (id) {
     const byId = await service.readDeployment(id);
     if (byId?.name === name) return byId;

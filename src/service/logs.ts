@@ -8,7 +8,8 @@ import type { HttpTransport } from './transport.js';
  * One page of a log endpoint (beyond the spec): `found`; `gone`, the service's own 404 for the deployment or revision;
  * or `no-endpoint`, a service without the log endpoints (any other 404, or 405), said once per client (onNotice).
  */
-export type LogRead = { outcome: 'found'; page: LogPage } | { outcome: 'gone' } | { outcome: 'no-endpoint'; status: number };
+export type LogRead =
+  { outcome: 'found'; page: LogPage } | { outcome: 'gone' } | { outcome: 'no-endpoint'; status: number };
 
 /** A log endpoint's route (for metrics and notices) and the concrete path of one read. */
 export interface LogEndpoint {
@@ -18,7 +19,10 @@ export interface LogEndpoint {
 
 /** POST /v1/projects/{deployment_id}/revisions/{revision_id}/build_logs. */
 export function buildLogsEndpoint(deploymentId: string, revisionId: string): LogEndpoint {
-  return { route: ROUTES.buildLogs, path: `/v1/projects/${encodeURIComponent(deploymentId)}/revisions/${encodeURIComponent(revisionId)}/build_logs` };
+  return {
+    route: ROUTES.buildLogs,
+    path: `/v1/projects/${encodeURIComponent(deploymentId)}/revisions/${encodeURIComponent(revisionId)}/build_logs`,
+  };
 }
 
 /** POST /v1/projects/{deployment_id}/deploy_logs, or …/revisions/{revision_id}/deploy_logs for one revision. */

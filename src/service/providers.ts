@@ -2,7 +2,12 @@
 import { z } from 'zod';
 import { ServiceError } from '../core/errors.js';
 import type { LiveProviders } from '../core/model.js';
-import { OAuthProvider, type CreateProviderRequest, type McpDiscoverRequest, type PatchProviderRequest } from '../core/wire/schema.js';
+import {
+  OAuthProvider,
+  type CreateProviderRequest,
+  type McpDiscoverRequest,
+  type PatchProviderRequest,
+} from '../core/wire/schema.js';
 import { ABSENT_ENDPOINT, ROUTES, secretValues } from './endpoints.js';
 import type { HttpTransport } from './transport.js';
 
@@ -19,7 +24,12 @@ function providersUnreadableNote(status: number): string {
 /** GET /v2/auth/providers (beyond the spec): every provider, or `readable: false` with a plan's note when the service lacks it (404, 405). */
 export async function listProviders(http: HttpTransport): Promise<LiveProviders> {
   try {
-    const providers = await http.send({ method: 'GET', route: ROUTES.providers, path: ROUTES.providers, schema: ProviderList });
+    const providers = await http.send({
+      method: 'GET',
+      route: ROUTES.providers,
+      path: ROUTES.providers,
+      schema: ProviderList,
+    });
     return { readable: true, providers };
   } catch (error) {
     if (!(error instanceof ServiceError) || !ABSENT_ENDPOINT.has(error.status)) throw error;
@@ -56,11 +66,21 @@ export async function createProvider(http: HttpTransport, body: CreateProviderRe
 
 /** POST /v2/auth/providers/mcp-discover. Not retried. */
 export async function discoverProvider(http: HttpTransport, body: McpDiscoverRequest): Promise<OAuthProvider> {
-  return http.send({ method: 'POST', route: ROUTES.mcpDiscover, path: ROUTES.mcpDiscover, body, schema: OAuthProvider });
+  return http.send({
+    method: 'POST',
+    route: ROUTES.mcpDiscover,
+    path: ROUTES.mcpDiscover,
+    body,
+    schema: OAuthProvider,
+  });
 }
 
 /** PATCH /v2/auth/providers/{provider_id} (beyond the spec). Not retried. */
-export async function patchProvider(http: HttpTransport, providerId: string, body: PatchProviderRequest): Promise<OAuthProvider> {
+export async function patchProvider(
+  http: HttpTransport,
+  providerId: string,
+  body: PatchProviderRequest,
+): Promise<OAuthProvider> {
   return http.send({
     method: 'PATCH',
     route: ROUTES.provider,
@@ -74,7 +94,13 @@ export async function patchProvider(http: HttpTransport, providerId: string, bod
 /** DELETE /v2/auth/providers/{provider_id} (beyond the spec; 204); `gone` on 404. Not retried. */
 export async function deleteProvider(http: HttpTransport, providerId: string): Promise<'deleted' | 'gone'> {
   try {
-    await http.send({ method: 'DELETE', route: ROUTES.provider, path: `${ROUTES.providers}/${encodeURIComponent(providerId)}`, schema: z.undefined(), noContent: true });
+    await http.send({
+      method: 'DELETE',
+      route: ROUTES.provider,
+      path: `${ROUTES.providers}/${encodeURIComponent(providerId)}`,
+      schema: z.undefined(),
+      noContent: true,
+    });
     return 'deleted';
   } catch (error) {
     if (error instanceof ServiceError && error.status === 404) return 'gone';

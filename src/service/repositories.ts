@@ -45,7 +45,10 @@ export async function resolveRepositories(
 }
 
 /** The integrations and their repositories, as listed now (for `converge export`, which maps repo_url back to owner/name). */
-export async function listCatalog(client: RepositorySource, options: { concurrency?: number } = {}): Promise<CatalogEntry[]> {
+export async function listCatalog(
+  client: RepositorySource,
+  options: { concurrency?: number } = {},
+): Promise<CatalogEntry[]> {
   return fetchCatalog(client, options.concurrency ?? DEFAULT_CONCURRENCY);
 }
 

@@ -9,10 +9,15 @@ import type { HttpTransport } from './transport.js';
  * What GET /v2/deployments/{id}/revisions/{revision_id} answered: the revision; `gone`, the service's own 404 for a
  * deployment or revision it does not have; or `no-endpoint`, a service without the endpoint (any other 404, or 405).
  */
-export type RevisionById = { outcome: 'found'; revision: Revision } | { outcome: 'gone' } | { outcome: 'no-endpoint'; status: number };
+export type RevisionById =
+  { outcome: 'found'; revision: Revision } | { outcome: 'gone' } | { outcome: 'no-endpoint'; status: number };
 
 /** GET /v2/deployments/{deployment_id}/revisions/{revision_id} (beyond the interface; docs/against-the-real-service.md §6). Retried like every GET. */
-export async function getRevision(http: HttpTransport, deploymentId: string, revisionId: string): Promise<RevisionById> {
+export async function getRevision(
+  http: HttpTransport,
+  deploymentId: string,
+  revisionId: string,
+): Promise<RevisionById> {
   try {
     const revision = await http.send({
       method: 'GET',
@@ -48,7 +53,8 @@ export async function listRevisions(
     });
   } catch (error) {
     if (error instanceof ServiceError && error.status === 405) return undefined;
-    if (error instanceof ServiceError && error.status === 404 && !DEPLOYMENT_NOT_FOUND.test(error.detail)) return undefined;
+    if (error instanceof ServiceError && error.status === 404 && !DEPLOYMENT_NOT_FOUND.test(error.detail))
+      return undefined;
     throw error;
   }
 }

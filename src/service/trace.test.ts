@@ -5,7 +5,12 @@ import { linkTo, requestSpan } from './trace.js';
 describe('linkTo', () => {
   it('reads a W3C traceparent (version 00) as a link to its span', () => {
     expect(linkTo('00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01')).toEqual({
-      context: { traceId: '0af7651916cd43dd8448eb211c80319c', spanId: 'b7ad6b7169203331', traceFlags: 1, isRemote: true },
+      context: {
+        traceId: '0af7651916cd43dd8448eb211c80319c',
+        spanId: 'b7ad6b7169203331',
+        traceFlags: 1,
+        isRemote: true,
+      },
     });
   });
 

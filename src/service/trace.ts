@@ -1,5 +1,15 @@
 // converge's spans through the OpenTelemetry API (no-ops unless src/cli/tracing.ts started the SDK): the tracer, a span per service request, a job's W3C traceparent.
-import { context, SpanKind, SpanStatusCode, trace, TraceFlags, type Link, type Span, type SpanContext, type Tracer } from '@opentelemetry/api';
+import {
+  context,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+  TraceFlags,
+  type Link,
+  type Span,
+  type SpanContext,
+  type Tracer,
+} from '@opentelemetry/api';
 import { VERSION } from './version.js';
 
 /** The tracer every converge span comes from (the SDK's when one is registered, else the API's no-op). */
@@ -20,7 +30,12 @@ export function traceparentOf(span: Span): string | undefined {
 export function linkTo(traceparent: string | undefined): Link | undefined {
   const match = traceparent === undefined ? null : TRACEPARENT.exec(traceparent);
   if (!match) return undefined;
-  const spanContext: SpanContext = { traceId: match[1]!, spanId: match[2]!, traceFlags: Number.parseInt(match[3]!, 16), isRemote: true };
+  const spanContext: SpanContext = {
+    traceId: match[1]!,
+    spanId: match[2]!,
+    traceFlags: Number.parseInt(match[3]!, 16),
+    isRemote: true,
+  };
   return trace.isSpanContextValid(spanContext) ? { context: spanContext } : undefined;
 }
 
@@ -40,7 +55,12 @@ export function requestSpan(method: string, route: string, host: string): Reques
   const server = new URL(`http://${host}`);
   const span = tracer().startSpan(`${method} ${route}`, {
     kind: SpanKind.CLIENT,
-    attributes: { 'http.request.method': method, 'url.template': route, 'server.address': server.hostname, ...(server.port ? { 'server.port': Number(server.port) } : {}) },
+    attributes: {
+      'http.request.method': method,
+      'url.template': route,
+      'server.address': server.hostname,
+      ...(server.port ? { 'server.port': Number(server.port) } : {}),
+    },
   });
   return {
     end(status) {
@@ -58,7 +78,12 @@ export function requestSpan(method: string, route: string, host: string): Reques
  * Runs `fn` as a new trace's root span `name` (a job's), linked to the span `traceparent` names when it carries one, and
  * active while `fn` runs, so the requests it sends are its children; a throw marks the span failed and is rethrown.
  */
-export async function inLinkedSpan<T>(name: string, attributes: Record<string, string | number>, traceparent: string | undefined, fn: () => Promise<T>): Promise<T> {
+export async function inLinkedSpan<T>(
+  name: string,
+  attributes: Record<string, string | number>,
+  traceparent: string | undefined,
+  fn: () => Promise<T>,
+): Promise<T> {
   const link = linkTo(traceparent);
   const span = tracer().startSpan(name, { root: true, attributes, ...(link ? { links: [link] } : {}) });
   try {

@@ -108,13 +108,19 @@ export function formatSeconds(ms: number): string {
 }
 
 function normaliseBase(baseUrl: string): URL {
-  return checkHttpUrl(baseUrl, { name: 'api url', example: 'e.g. https://api.example.com', noCredentials: API_KEY_ADVICE });
+  return checkHttpUrl(baseUrl, {
+    name: 'api url',
+    example: 'e.g. https://api.example.com',
+    noCredentials: API_KEY_ADVICE,
+  });
 }
 
 /** Checks a header value without ever echoing it (a key read from a file often ends in a newline). */
 function headerValue(what: string, value: string): string {
   if (/^[\t\x20-\x7e\x80-\xff]*$/.test(value) && value.trim() === value) return value;
-  throw new UsageError(`the ${what} contains a line break, a control character or surrounding spaces; check how it is set`);
+  throw new UsageError(
+    `the ${what} contains a line break, a control character or surrounding spaces; check how it is set`,
+  );
 }
 
 /** The transport of ServiceClient. Holds the Agent; close() ends its connections. */
@@ -169,7 +175,10 @@ export class HttpTransport {
    * and every call inside a job (sendingOnce), are sent once.
    */
   async send<S extends z.ZodType>(call: Call<S>): Promise<z.output<S>> {
-    const attempts = (call.method === 'GET' || call.idempotent === true || call.read === true) && !isSendingOnce() ? this.retry.attempts : 1;
+    const attempts =
+      (call.method === 'GET' || call.idempotent === true || call.read === true) && !isSendingOnce()
+        ? this.retry.attempts
+        : 1;
     for (let attempt = 1; ; attempt++) {
       try {
         return await this.attempt(call, attempt);
@@ -177,7 +186,11 @@ export class HttpTransport {
         const failure = classifyFailure(error);
         if (failure.kind === 'fatal' || attempt >= attempts || this.closing.signal.aborted) throw error;
         if (failure.retryAfterMs !== undefined && failure.retryAfterMs > this.retry.maxRetryAfterMs) throw error;
-        const wait = backoffDelay(attempt, { baseMs: this.retry.baseDelayMs, capMs: this.retry.maxDelayMs }, failure.retryAfterMs);
+        const wait = backoffDelay(
+          attempt,
+          { baseMs: this.retry.baseDelayMs, capMs: this.retry.maxDelayMs },
+          failure.retryAfterMs,
+        );
         this.announceRetry(call, error, attempt + 1, attempts, wait);
         try {
           await sleep(wait, undefined, { signal: this.closing.signal });
@@ -217,7 +230,12 @@ export class HttpTransport {
         return call.schema.parse(undefined);
       }
       const bytes = await this.readBody(call, response, this.maxResponseBytes, true);
-      return decodeJson({ method: call.method, route: call.route }, call.schema, bytes, String(response.headers['content-type'] ?? 'none'));
+      return decodeJson(
+        { method: call.method, route: call.route },
+        call.schema,
+        bytes,
+        String(response.headers['content-type'] ?? 'none'),
+      );
     } catch (error) {
       if (error instanceof NetworkError) status = 'network';
       throw error;
@@ -249,9 +267,24 @@ export class HttpTransport {
   }
 
   /** Reads the body up to `cap` bytes. Over the cap: E_RESPONSE_TOO_LARGE when `strict`, else null. */
-  private async readBody(call: Call<z.ZodType>, response: Dispatcher.ResponseData, cap: number, strict: true): Promise<Buffer>;
-  private async readBody(call: Call<z.ZodType>, response: Dispatcher.ResponseData, cap: number, strict: false): Promise<Buffer | null>;
-  private async readBody(call: Call<z.ZodType>, response: Dispatcher.ResponseData, cap: number, strict: boolean): Promise<Buffer | null> {
+  private async readBody(
+    call: Call<z.ZodType>,
+    response: Dispatcher.ResponseData,
+    cap: number,
+    strict: true,
+  ): Promise<Buffer>;
+  private async readBody(
+    call: Call<z.ZodType>,
+    response: Dispatcher.ResponseData,
+    cap: number,
+    strict: false,
+  ): Promise<Buffer | null>;
+  private async readBody(
+    call: Call<z.ZodType>,
+    response: Dispatcher.ResponseData,
+    cap: number,
+    strict: boolean,
+  ): Promise<Buffer | null> {
     const tooLarge = (): null => {
       // Destroying an unread undici body emits an abort error; nobody else is listening for it.
       response.body.on('error', () => undefined);
@@ -286,21 +319,36 @@ export class HttpTransport {
     const bytes = await this.readBody(call, response, ERROR_BODY_CAP, false);
     const detail = errorDetail(status, bytes, [this.apiKey, ...(call.sensitive ?? [])]);
     const retryAfterMs = status === 429 || status >= 500 ? parseRetryAfter(response.headers['retry-after']) : undefined;
-    return new ServiceError({ status, detail, method: call.method, route: call.route, ...(retryAfterMs !== undefined ? { retryAfterMs } : {}) });
+    return new ServiceError({
+      status,
+      detail,
+      method: call.method,
+      route: call.route,
+      ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
+    });
   }
 
   private wrapTransport(error: unknown, call: Call<z.ZodType>): unknown {
     if (error instanceof ConvergeError) return error;
     const code = (error as { code?: string } | undefined)?.code;
     const timeout =
-      code === 'UND_ERR_HEADERS_TIMEOUT' ? this.headersTimeoutMs
-      : code === 'UND_ERR_BODY_TIMEOUT' ? this.bodyTimeoutMs
-      : code === 'UND_ERR_CONNECT_TIMEOUT' ? this.connectTimeoutMs
-      : undefined;
+      code === 'UND_ERR_HEADERS_TIMEOUT'
+        ? this.headersTimeoutMs
+        : code === 'UND_ERR_BODY_TIMEOUT'
+          ? this.bodyTimeoutMs
+          : code === 'UND_ERR_CONNECT_TIMEOUT'
+            ? this.connectTimeoutMs
+            : undefined;
     return toNetworkError(error, call.method, call.route, timeout, this.host) ?? error;
   }
 
-  private announceRetry(call: Call<z.ZodType>, error: unknown, attempt: number, attempts: number, waitMs: number): void {
+  private announceRetry(
+    call: Call<z.ZodType>,
+    error: unknown,
+    attempt: number,
+    attempts: number,
+    waitMs: number,
+  ): void {
     if (!this.onRetry) return;
     const timedOut = error instanceof NetworkError && error.reason === 'headers_timeout';
     const why = timedOut ? `no answer in ${formatSeconds(this.headersTimeoutMs)}` : shortFailure(error);

@@ -26,7 +26,8 @@ export function packageVersion(dir: string): string {
   for (let current = dir; ; current = dirname(current)) {
     const version = convergeVersionAt(join(current, 'package.json'));
     if (version !== undefined) return version;
-    if (dirname(current) === current) throw new ConvergeError('E_VERSION', `no package.json of converge with a version at or above ${dir}`);
+    if (dirname(current) === current)
+      throw new ConvergeError('E_VERSION', `no package.json of converge with a version at or above ${dir}`);
   }
 }
 

@@ -52,13 +52,22 @@ export function appliedStateDocument(read: AppliedStateRead): AppliedStateDocume
 }
 
 /** The records and holds of a document, or the one-line reason it is not one (another format, version or shape). */
-export function parseAppliedStateDocument(value: unknown): { ok: true; read: AppliedStateRead } | { ok: false; error: string } {
+export function parseAppliedStateDocument(
+  value: unknown,
+): { ok: true; read: AppliedStateRead } | { ok: false; error: string } {
   const parsed = AppliedStateDocument.safeParse(value);
   if (!parsed.success) {
     const format = (value as { format?: unknown; format_version?: unknown } | null)?.format;
-    if (format !== APPLIED_STATE_FORMAT) return { ok: false, error: `it is not a converge applied-state document (format ${JSON.stringify(format ?? null)})` };
+    if (format !== APPLIED_STATE_FORMAT)
+      return {
+        ok: false,
+        error: `it is not a converge applied-state document (format ${JSON.stringify(format ?? null)})`,
+      };
     const issue = parsed.error.issues[0];
-    return { ok: false, error: `it is not an applied-state document this converge reads (${issue ? `${issue.path.join('.') || 'document'}: ${issue.message}` : 'invalid'}); are the daemon and this converge the same version?` };
+    return {
+      ok: false,
+      error: `it is not an applied-state document this converge reads (${issue ? `${issue.path.join('.') || 'document'}: ${issue.message}` : 'invalid'}); are the daemon and this converge the same version?`,
+    };
   }
   const records = new Map<string, AppliedRecord>(Object.entries(parsed.data.records));
   const holds = new Map<string, ResourceHold>(Object.entries(parsed.data.holds));

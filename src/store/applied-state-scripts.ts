@@ -33,12 +33,14 @@ return 1`,
 } as const;
 
 type ScriptName = keyof typeof SCRIPTS;
-export type ScriptedRedis = Redis & Record<ScriptName, (applied: string, pending: string, ...args: string[]) => Promise<unknown>>;
+export type ScriptedRedis = Redis &
+  Record<ScriptName, (applied: string, pending: string, ...args: string[]) => Promise<unknown>>;
 
 /** The connection with the store's scripts defined on it (once per connection; ioredis sends EVALSHA, EVAL after a NOSCRIPT). */
 export function withScripts(redis: Redis): ScriptedRedis {
   for (const [name, lua] of Object.entries(SCRIPTS)) {
-    if (typeof (redis as unknown as Record<string, unknown>)[name] !== 'function') redis.defineCommand(name, { numberOfKeys: 2, lua });
+    if (typeof (redis as unknown as Record<string, unknown>)[name] !== 'function')
+      redis.defineCommand(name, { numberOfKeys: 2, lua });
   }
   return redis as ScriptedRedis;
 }

@@ -7,7 +7,14 @@ import type { WrittenState } from '../core/kinds/index.js';
 import { recordOf, type WriteStamp } from './applied-record-of-write.js';
 import { withScripts, type ScriptedRedis } from './applied-state-scripts.js';
 import { connectProducer, closeRedis, type RedisSettings } from './redis.js';
-import { parseStored, parseStoredHash, PendingWrite, StoredAbsence, StoredAppliedRecord, StoredConfirmation } from './schema.js';
+import {
+  parseStored,
+  parseStoredHash,
+  PendingWrite,
+  StoredAbsence,
+  StoredAppliedRecord,
+  StoredConfirmation,
+} from './schema.js';
 import type { Absence } from '../core/prune-grace.js';
 import type { DeleteConfirmation } from '../core/job-intent.js';
 
@@ -95,11 +102,17 @@ export class AppliedStateStore {
     const gone = [...before.keys()].filter((key) => !next.has(key));
     const changed = [...next].filter(([key, a]) => JSON.stringify(before.get(key)) !== JSON.stringify(a));
     if (gone.length === 0 && changed.length === 0) return;
-    const restarted = changed.filter(([key, a]) => before.has(key) && before.get(key)!.since !== a.since).map(([key]) => key);
+    const restarted = changed
+      .filter(([key, a]) => before.has(key) && before.get(key)!.since !== a.since)
+      .map(([key]) => key);
     const multi = this.redis.multi();
     if (gone.length > 0) multi.hdel(this.absent, ...gone);
     if (gone.length + restarted.length > 0) multi.hdel(this.confirmed, ...gone, ...restarted);
-    if (changed.length > 0) multi.hset(this.absent, Object.fromEntries(changed.map(([key, a]) => [key, JSON.stringify(StoredAbsence.parse(a))])));
+    if (changed.length > 0)
+      multi.hset(
+        this.absent,
+        Object.fromEntries(changed.map(([key, a]) => [key, JSON.stringify(StoredAbsence.parse(a))])),
+      );
     await multi.exec();
   }
 
@@ -116,7 +129,12 @@ export class AppliedStateStore {
     const absences = await this.absences();
     const confirmed = [...absences].filter(([key]) => wanted(key));
     if (confirmed.length === 0) return [];
-    await this.redis.hset(this.confirmed, Object.fromEntries(confirmed.map(([key, a]) => [key, JSON.stringify(StoredConfirmation.parse({ id: a.id, since: a.since }))])));
+    await this.redis.hset(
+      this.confirmed,
+      Object.fromEntries(
+        confirmed.map(([key, a]) => [key, JSON.stringify(StoredConfirmation.parse({ id: a.id, since: a.since }))]),
+      ),
+    );
     return confirmed.map(([key]) => key);
   }
 
@@ -160,12 +178,15 @@ export class AppliedStateStore {
    * records as this plan read them): only waves other than 0 are kept; a resource not declared keeps its last wave.
    */
   async recordWaves(waves: ReadonlyMap<string, number>, known?: ReadonlyMap<string, AppliedRecord>): Promise<void> {
-    const changed = [...waves].filter(([key, wave]) => (known?.get(key)?.wave ?? 0) !== wave || (known === undefined && wave !== 0));
+    const changed = [...waves].filter(
+      ([key, wave]) => (known?.get(key)?.wave ?? 0) !== wave || (known === undefined && wave !== 0),
+    );
     const set = changed.filter(([, wave]) => wave !== 0);
     const drop = changed.filter(([, wave]) => wave === 0).map(([key]) => key);
     if (set.length === 0 && drop.length === 0) return;
     const multi = this.redis.multi();
-    if (set.length > 0) multi.hset(this.declaredWave, Object.fromEntries(set.map(([key, wave]) => [key, String(wave)])));
+    if (set.length > 0)
+      multi.hset(this.declaredWave, Object.fromEntries(set.map(([key, wave]) => [key, String(wave)])));
     if (drop.length > 0) multi.hdel(this.declaredWave, ...drop);
     await multi.exec();
   }
@@ -252,7 +273,10 @@ export class AppliedStateStore {
 
   /** The applied record and the pending write of one resource, in one command. */
   async read(resourceKey: string): Promise<{ applied: AppliedRecord | undefined; pending: PendingWrite | undefined }> {
-    const [applied, pending] = (await this.redis.convergeAppliedRead(this.key, this.pending, resourceKey)) as [string | null, string | null];
+    const [applied, pending] = (await this.redis.convergeAppliedRead(this.key, this.pending, resourceKey)) as [
+      string | null,
+      string | null,
+    ];
     return { applied: parseRecord(applied), pending: parseStored(PendingWrite, pending) };
   }
 
@@ -278,19 +302,25 @@ export class AppliedStateStore {
  * For plan: the applied records (and the daemon's holds) when Redis answers; when it does not, an empty map and a one-line warning
  * (a plan works without Redis; secrets whose values the service hides then show as "written once").
  */
-export async function readAppliedState(settings: RedisSettings): Promise<{ records: Map<string, AppliedRecord>; holds?: Map<string, ResourceHold>; warning?: string }> {
+export async function readAppliedState(
+  settings: RedisSettings,
+): Promise<{ records: Map<string, AppliedRecord>; holds?: Map<string, ResourceHold>; warning?: string }> {
   let redis: Redis | undefined;
   try {
     redis = await connectProducer(settings, { name: 'converge-plan' });
     const prefix = settings.redisPrefix;
     // The daemon's holds too (src/store/holds-store.ts): a plan says which of its writes the daemon will not send.
-    const [records, holds] = await Promise.all([new AppliedStateStore(redis, prefix).getAll(), new RedisHoldStore(redis, prefix).getAll()]);
+    const [records, holds] = await Promise.all([
+      new AppliedStateStore(redis, prefix).getAll(),
+      new RedisHoldStore(redis, prefix).getAll(),
+    ]);
     return { records, holds };
   } catch (error) {
-    return { records: new Map(), warning: `${(error as Error).message.split('\n')[0]}; planning without applied state` };
+    return {
+      records: new Map(),
+      warning: `${(error as Error).message.split('\n')[0]}; planning without applied state`,
+    };
   } finally {
     await closeRedis(redis);
   }
 }
-
-

@@ -41,7 +41,7 @@ export type EvictionPolicy = { policy: string } | { unknown: string };
 /** Redis' maxmemory-policy: anything but noeviction may evict converge's keys (jobs, applied state) under memory pressure. */
 export async function readEvictionPolicy(redis: Redis): Promise<EvictionPolicy> {
   try {
-    const reply = (await redis.config('GET', 'maxmemory-policy'));
+    const reply = await redis.config('GET', 'maxmemory-policy');
     const pairs = Array.isArray(reply) ? reply.map(String) : [];
     const at = pairs.indexOf('maxmemory-policy');
     if (at < 0 || pairs[at + 1] === undefined) return { unknown: 'CONFIG GET maxmemory-policy answered nothing' };

@@ -18,7 +18,14 @@ export const HISTORY_MAX_ENTRIES = 200;
 export const LOG_MAX_AGE_MS = 30 * 24 * 3600_000;
 
 /** The keys of the record under `prefix`: names of resources and ids only, never a secret. */
-export function recordKeys(prefix: string): { log: string; state: string; stateVersion: string; buildLogs: string; notifyCursor: string; history: (key: string) => string } {
+export function recordKeys(prefix: string): {
+  log: string;
+  state: string;
+  stateVersion: string;
+  buildLogs: string;
+  notifyCursor: string;
+  history: (key: string) => string;
+} {
   return {
     log: `${prefix}:record:log`,
     notifyCursor: `${prefix}:record:cursor:notify`,
@@ -35,9 +42,13 @@ const StoredEvent = z.object({
   type: z.enum(HISTORY_TYPES),
   reason: z.string(),
   message: z.string(),
-  manifests: z.object({ kind: z.enum(['git', 'content']), id: z.string(), uncommitted: z.literal(true).optional() }).nullable(),
+  manifests: z
+    .object({ kind: z.enum(['git', 'content']), id: z.string(), uncommitted: z.literal(true).optional() })
+    .nullable(),
   job: z.object({ id: z.string(), operation: z.string().optional() }).nullable(),
-  revision: z.object({ id: z.string(), status: z.string(), createdAt: z.string().optional(), updatedAt: z.string().optional() }).nullable(),
+  revision: z
+    .object({ id: z.string(), status: z.string(), createdAt: z.string().optional(), updatedAt: z.string().optional() })
+    .nullable(),
   by: z.string(),
   fields: z.array(z.string()).optional(),
 });
@@ -60,7 +71,11 @@ export const StoredState = z
   .passthrough();
 
 /** The build log tail of a resource's failed revision (secret values already masked). */
-export const StoredBuildLog = z.object({ revisionId: z.string(), lines: z.array(z.string()), note: z.string().optional() });
+export const StoredBuildLog = z.object({
+  revisionId: z.string(),
+  lines: z.array(z.string()),
+  note: z.string().optional(),
+});
 export type StoredBuildLog = z.infer<typeof StoredBuildLog>;
 
 /**
@@ -106,7 +121,10 @@ export class EventLogStore {
    * A resource's history, newest first by when each happened (a revision's entry at the service's time of it, which
    * can precede the write_done recorded after the answer): the newest `limit` entries, none before `since` (ISO time).
    */
-  async history(key: string, options: { limit?: number | undefined; since?: string | undefined } = {}): Promise<RecordedEvent[]> {
+  async history(
+    key: string,
+    options: { limit?: number | undefined; since?: string | undefined } = {},
+  ): Promise<RecordedEvent[]> {
     const limit = options.limit ?? HISTORY_MAX_ENTRIES;
     // Stream ids are Redis' clock, `at` the recorder's: a minute's margin, then `at` decides.
     const end = options.since === undefined ? '-' : `${Math.max(0, Date.parse(options.since) - 60_000)}-0`;
@@ -157,7 +175,10 @@ export class EventLogStore {
 
   /** Every resource's projected state, as the last writer kept it (an entry this converge cannot read is skipped). */
   async states(): Promise<Map<string, ResourceState>> {
-    return parseStoredHash(StoredState, await this.redis.hgetall(this.keys.state)) as unknown as Map<string, ResourceState>;
+    return parseStoredHash(StoredState, await this.redis.hgetall(this.keys.state)) as unknown as Map<
+      string,
+      ResourceState
+    >;
   }
 
   async setBuildLog(key: string, tail: StoredBuildLog): Promise<void> {
@@ -170,7 +191,8 @@ export class EventLogStore {
 
   /** Bytes Redis reports for the log and one resource's history (MEMORY USAGE; 0 when absent). */
   async memoryUsage(key: string): Promise<{ log: number; history: number }> {
-    const usage = async (k: string): Promise<number> => Number((await this.redis.call('MEMORY', 'USAGE', k, 'SAMPLES', '0')) ?? 0);
+    const usage = async (k: string): Promise<number> =>
+      Number((await this.redis.call('MEMORY', 'USAGE', k, 'SAMPLES', '0')) ?? 0);
     return { log: await usage(this.keys.log), history: await usage(this.keys.history(key)) };
   }
 }

@@ -50,7 +50,10 @@ export class FlapStore {
 
   /** A resource's history and its standing conflict, in one round trip. Unreadable entries read as none. */
   async read(key: string): Promise<{ history: FlapHistory; conflict: Conflict | undefined }> {
-    const [history, conflict] = await Promise.all([this.redis.hget(this.history, key), this.redis.hget(this.conflicts, key)]);
+    const [history, conflict] = await Promise.all([
+      this.redis.hget(this.history, key),
+      this.redis.hget(this.conflicts, key),
+    ]);
     return { history: parseStored(FlapHistory, history) ?? EMPTY_HISTORY, conflict: parseStored(Conflict, conflict) };
   }
 
@@ -59,7 +62,14 @@ export class FlapStore {
    * `ttlMs` after this read. One script: the check of the last read and the append are one step.
    */
   async recordRead(token: number, version: ManifestVersion, ttlMs: number): Promise<void> {
-    await this.redis.eval(RECORD_READ, 1, flapReadsKey(this.prefix, token), readOf(version), String(MAX_READS), String(Math.max(1_000, Math.round(ttlMs))));
+    await this.redis.eval(
+      RECORD_READ,
+      1,
+      flapReadsKey(this.prefix, token),
+      readOf(version),
+      String(MAX_READS),
+      String(Math.max(1_000, Math.round(ttlMs))),
+    );
   }
 
   /** The versions the leader of term `token` read, oldest first (none when it read nothing or they expired). */

@@ -35,7 +35,9 @@ export function redactRedisUrl(url: string): string {
 /** Checks the prefix is usable as a BullMQ prefix and a key prefix: not empty, no ':' at the end, no spaces. */
 export function checkPrefix(prefix: string): string {
   if (!prefix || /\s/.test(prefix) || prefix.endsWith(':')) {
-    throw new UsageError(`redis_prefix "${prefix}" is not usable; give a word such as {converge} (no spaces, no trailing ':')`);
+    throw new UsageError(
+      `redis_prefix "${prefix}" is not usable; give a word such as {converge} (no spaces, no trailing ':')`,
+    );
   }
   return prefix;
 }
@@ -59,13 +61,19 @@ function baseOptions(settings: RedisSettings, options: ConnectOptions): RedisOpt
   try {
     parsed = new URL(settings.redisUrl);
   } catch {
-    throw new UsageError(`redis_url "${redactRedisUrl(settings.redisUrl)}" is not a URL; give redis://host:port (or rediss:// for TLS)`);
+    throw new UsageError(
+      `redis_url "${redactRedisUrl(settings.redisUrl)}" is not a URL; give redis://host:port (or rediss:// for TLS)`,
+    );
   }
   if (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:') {
     throw new UsageError(`redis_url must start with redis:// or rediss://, not ${parsed.protocol}//`);
   }
   if (settings.redisCluster) checkClusterPrefix(settings.redisPrefix);
-  return { connectTimeout: options.connectTimeoutMs ?? CONNECT_TIMEOUT_MS, lazyConnect: true, disconnectTimeout: DISCONNECT_TIMEOUT_MS };
+  return {
+    connectTimeout: options.connectTimeoutMs ?? CONNECT_TIMEOUT_MS,
+    lazyConnect: true,
+    disconnectTimeout: DISCONNECT_TIMEOUT_MS,
+  };
 }
 
 /**
@@ -80,7 +88,9 @@ const DISCONNECT_TIMEOUT_MS = 300;
  */
 export function checkClusterPrefix(prefix: string): void {
   if (!/^\{[^}]+\}/.test(prefix)) {
-    throw new UsageError(`redis_prefix "${prefix}" has no hash tag at its start; with redis_cluster, give one such as {converge} so every key of converge and BullMQ lands on one slot`);
+    throw new UsageError(
+      `redis_prefix "${prefix}" has no hash tag at its start; with redis_cluster, give one such as {converge} so every key of converge and BullMQ lands on one slot`,
+    );
   }
 }
 
@@ -112,7 +122,8 @@ function newConnection(settings: RedisSettings, options: RedisOptions & { enable
 /** Sets how a connection retries after it dropped (a Cluster client: how it rediscovers the cluster). */
 function setRetry(redis: Redis, strategy: (times: number) => number | null): void {
   redis.options.retryStrategy = strategy;
-  if (redis instanceof Cluster) (redis as unknown as { options: ClusterOptions }).options.clusterRetryStrategy = strategy;
+  if (redis instanceof Cluster)
+    (redis as unknown as { options: ClusterOptions }).options.clusterRetryStrategy = strategy;
 }
 
 /** Reconnect delays once a connection has worked: quick at first, at most 2 s apart. */
@@ -171,7 +182,10 @@ async function connectOnce(redis: Redis, settings: RedisSettings, options: Conne
     await Promise.race([
       redis.connect(),
       new Promise((_, reject) => {
-        timer = setTimeout(() => reject(Object.assign(new Error('connect timeout'), { code: 'ETIMEDOUT' })), timeoutMs + 500);
+        timer = setTimeout(
+          () => reject(Object.assign(new Error('connect timeout'), { code: 'ETIMEDOUT' })),
+          timeoutMs + 500,
+        );
       }),
     ]);
     await redis.ping();
@@ -198,7 +212,9 @@ async function connectOnce(redis: Redis, settings: RedisSettings, options: Conne
 export function isRedisUnavailable(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
   if (error instanceof RedisUnavailableError || error.name === 'MaxRetriesPerRequestError') return true;
-  return /^(Stream isn't writeable|Connection is closed)|^(LOADING|READONLY|MASTERDOWN|CLUSTERDOWN|TRYAGAIN)\b/.test(error.message);
+  return /^(Stream isn't writeable|Connection is closed)|^(LOADING|READONLY|MASTERDOWN|CLUSTERDOWN|TRYAGAIN)\b/.test(
+    error.message,
+  );
 }
 
 /** The one-line error for a Redis that cannot be used. */
@@ -206,11 +222,21 @@ export function unreachable(settings: RedisSettings, error: Error & { code?: str
   const url = redactRedisUrl(settings.redisUrl);
   const code = error.code ?? codeFromMessage(error.message);
   if (code === 'NOAUTH' || code === 'WRONGPASS' || /NOAUTH|WRONGPASS|invalid password/i.test(error.message)) {
-    return new RedisUnavailableError(`Redis at ${url} refused the credentials (${code ?? 'auth'}): set the password in REDIS_URL (redis://:PASSWORD@host:port)`, { cause: error });
+    return new RedisUnavailableError(
+      `Redis at ${url} refused the credentials (${code ?? 'auth'}): set the password in REDIS_URL (redis://:PASSWORD@host:port)`,
+      { cause: error },
+    );
   }
   // ioredis' "Stream isn't writeable and enableOfflineQueue options is false" and "Connection is closed" mean this.
-  const why = code ?? (/^(Stream isn't writeable|Connection is closed)/.test(error.message) ? 'no connection' : error.message.split('\n')[0]);
-  return new RedisUnavailableError(`Redis at ${url} is unreachable (${why}): start redis-server, or set --redis-url or REDIS_URL`, { cause: error });
+  const why =
+    code ??
+    (/^(Stream isn't writeable|Connection is closed)/.test(error.message)
+      ? 'no connection'
+      : error.message.split('\n')[0]);
+  return new RedisUnavailableError(
+    `Redis at ${url} is unreachable (${why}): start redis-server, or set --redis-url or REDIS_URL`,
+    { cause: error },
+  );
 }
 
 function codeFromMessage(message: string): string | undefined {

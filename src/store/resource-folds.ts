@@ -5,7 +5,14 @@ import { lastJobOfRecord, recordsOf, type RecordedEvent, type RecordMeta } from 
 import { foldResource } from '../core/resource-state.js';
 import type { JobView, ResourceEvent, ResourceState } from '../core/resource-state-model.js';
 import { redisNow } from './clock.js';
-import { HISTORY_MAX_ENTRIES, LOG_MAX_AGE_MS, LOG_MAX_ENTRIES, parseHistoryEntry, recordKeys, StoredState } from './event-log.js';
+import {
+  HISTORY_MAX_ENTRIES,
+  LOG_MAX_AGE_MS,
+  LOG_MAX_ENTRIES,
+  parseHistoryEntry,
+  recordKeys,
+  StoredState,
+} from './event-log.js';
 import { holdsKey } from './holds-store.js';
 import { parseStored } from './schema.js';
 
@@ -114,7 +121,11 @@ function foldAll(state: ResourceState | undefined, events: readonly ResourceEven
 }
 
 /** The history entries of folding `events` over `state` in turn (src/core/resource-record.ts), one of each type and reason. */
-function entriesOf(state: ResourceState | undefined, events: readonly ResourceEvent[], meta: RecordMeta): RecordedEvent[] {
+function entriesOf(
+  state: ResourceState | undefined,
+  events: readonly ResourceEvent[],
+  meta: RecordMeta,
+): RecordedEvent[] {
   const out: RecordedEvent[] = [];
   const seen = new Set<string>();
   let current = state;
@@ -174,7 +185,10 @@ export class ResourceFolds {
     const pipeline = this.redis.pipeline();
     pipeline.hmget(this.keys.state, ...missing);
     pipeline.hmget(this.versionsKey, ...missing);
-    const [[, texts], [, again]] = (await pipeline.exec()) as [[null, Array<string | null>], [null, Array<string | null>]];
+    const [[, texts], [, again]] = (await pipeline.exec()) as [
+      [null, Array<string | null>],
+      [null, Array<string | null>],
+    ];
     missing.forEach((key, i) => {
       const state = texts[i] ? (parseStored(StoredState, texts[i]) as ResourceState | undefined) : undefined;
       const version = state ? Number(again[i] ?? 0) : 0;
@@ -201,10 +215,21 @@ export class ResourceFolds {
     let pending = requests.map((request, index) => ({ request, index }));
     for (let attempt = 0; pending.length > 0 && attempt < MAX_ATTEMPTS; attempt++) {
       const read = await this.read([...new Set(pending.map((p) => p.request.key))]);
-      const recorded = await this.lastJobs(pending.map((p) => p.request).filter((r) => read.get(r.key)?.state === undefined && r.events.some((e) => e.type === 'decided')));
+      const recorded = await this.lastJobs(
+        pending
+          .map((p) => p.request)
+          .filter((r) => read.get(r.key)?.state === undefined && r.events.some((e) => e.type === 'decided')),
+      );
       const now = await this.clock();
-      const pipeline = this.redis.pipeline() as unknown as { exec(): Promise<Array<[Error | null, FoldReply]>> } & FoldingRedis;
-      const sent: Array<{ index: number; request: FoldRequest; before: VersionedState; after: ResourceState | undefined }> = [];
+      const pipeline = this.redis.pipeline() as unknown as {
+        exec(): Promise<Array<[Error | null, FoldReply]>>;
+      } & FoldingRedis;
+      const sent: Array<{
+        index: number;
+        request: FoldRequest;
+        before: VersionedState;
+        after: ResourceState | undefined;
+      }> = [];
       for (const { request, index } of pending) {
         const before = read.get(request.key)!;
         if (request.unless?.(before.state)) {
@@ -224,9 +249,22 @@ export class ResourceFolds {
         }
         const stateArg = request.remove ? (before.state === undefined ? '' : '-') : same ? '' : JSON.stringify(after);
         const holdArg = request.remove ? '' : holdChange(before.state, after);
-        const args = [request.key, before.version, options.fence === undefined ? '' : String(options.fence), stateArg, holdArg];
+        const args = [
+          request.key,
+          before.version,
+          options.fence === undefined ? '' : String(options.fence),
+          stateArg,
+          holdArg,
+        ];
         const minId = `${Math.max(0, now - LOG_MAX_AGE_MS)}-0`;
-        void pipeline.convergeFold(...this.scriptKeys(request.key), ...args, LOG_MAX_ENTRIES, HISTORY_MAX_ENTRIES, minId, ...entries.map((e) => JSON.stringify(e)));
+        void pipeline.convergeFold(
+          ...this.scriptKeys(request.key),
+          ...args,
+          LOG_MAX_ENTRIES,
+          HISTORY_MAX_ENTRIES,
+          minId,
+          ...entries.map((e) => JSON.stringify(e)),
+        );
         sent.push({ index, request, before, after });
       }
       pending = [];
@@ -243,7 +281,8 @@ export class ResourceFolds {
       });
       pending = lost;
     }
-    if (pending.length > 0) throw new Error(`the state of ${pending[0]!.request.key} kept moving: ${MAX_ATTEMPTS} folds lost the race`);
+    if (pending.length > 0)
+      throw new Error(`the state of ${pending[0]!.request.key} kept moving: ${MAX_ATTEMPTS} folds lost the race`);
     return requests.map((_, index) => outcomes.get(index)!);
   }
 
@@ -255,7 +294,8 @@ export class ResourceFolds {
     const out = new Map<string, JobView>();
     if (requests.length === 0) return out;
     const pipeline = this.redis.pipeline();
-    for (const request of requests) pipeline.xrevrange(this.keys.history(request.key), '+', '-', 'COUNT', LAST_JOB_READ);
+    for (const request of requests)
+      pipeline.xrevrange(this.keys.history(request.key), '+', '-', 'COUNT', LAST_JOB_READ);
     const replies = (await pipeline.exec()) ?? [];
     requests.forEach((request, i) => {
       const [error, entries] = replies[i] as [Error | null, Array<[string, string[]]> | null];
@@ -268,10 +308,20 @@ export class ResourceFolds {
   }
 
   /** The outcome of a written fold, and the cache set to it. */
-  private written(request: FoldRequest, before: VersionedState, after: ResourceState | undefined, version: number): FoldOutcome {
+  private written(
+    request: FoldRequest,
+    before: VersionedState,
+    after: ResourceState | undefined,
+    version: number,
+  ): FoldOutcome {
     if (request.remove || after === undefined) {
       this.cache.delete(request.key);
-      return { key: request.key, status: after === undefined && !request.remove ? 'no-state' : 'written', state: undefined, version };
+      return {
+        key: request.key,
+        status: after === undefined && !request.remove ? 'no-state' : 'written',
+        state: undefined,
+        version,
+      };
     }
     if (version !== before.version) this.cache.set(request.key, { version, state: after });
     return { key: request.key, status: version === before.version ? 'unchanged' : 'written', state: after, version };
@@ -279,7 +329,16 @@ export class ResourceFolds {
 
   private scriptKeys(key: string): string[] {
     const k = this.keys;
-    return [k.state, this.versionsKey, k.stateVersion, this.leaseKey, k.log, k.history(key), this.holdsKey, k.buildLogs];
+    return [
+      k.state,
+      this.versionsKey,
+      k.stateVersion,
+      this.leaseKey,
+      k.log,
+      k.history(key),
+      this.holdsKey,
+      k.buildLogs,
+    ];
   }
 }
 

@@ -1,6 +1,13 @@
 // zod schemas of what converge keeps in Redis: job payloads (secret references only), results, applied and pending records.
 import { z } from 'zod';
-import { Deletion, JOB_OPERATIONS, JobResource, JobWrite, SecretSourceNameSchema, SyncResult } from '../core/kinds/index.js';
+import {
+  Deletion,
+  JOB_OPERATIONS,
+  JobResource,
+  JobWrite,
+  SecretSourceNameSchema,
+  SyncResult,
+} from '../core/kinds/index.js';
 import { ManifestVersion } from '../core/manifest-version.js';
 
 export { PendingWrite } from '../core/kinds/index.js';
@@ -18,52 +25,62 @@ export const StoredDeleteIntent = z.strictObject({
 });
 
 /** Data of one reconcile-resource job. Holds no secret value (see JobSecretSource). */
-export const ReconcileJobData = z.strictObject({
-  version: z.literal(1),
-  /** resourceKey(kind, name), also the BullMQ deduplication id. */
-  key: z.string().min(1),
-  operation: JobOperation,
-  /** The desired resource (create, update, adopt). Absent on a delete job, which names its deletion instead. */
-  resource: JobResource.optional(),
-  /** A delete (--prune): the resource converge owns and its live id; never a name alone. */
-  remove: Deletion.optional(),
-  /**
-   * The write the decision made (src/core/write-premise.ts): the kind's step sends only what of it live state still
-   * lacks, and nothing when live state no longer fits it. Absent on a delete, and on jobs of older versions (such a job
-   * is not run: the next reconcile decides again).
-   */
-  write: JobWrite.optional(),
-  /** Older versions' adopt setting: ignored (the decision applies adopt: explicit before a job exists). */
-  adoptPolicy: z.enum(['auto', 'explicit']).optional(),
-  /** The live deployment's id when the plan knew it: read by deployment_ids (one small page) instead of name_contains. */
-  deploymentId: z.string().optional(),
-  /**
-   * The fingerprint of the desired state the job carries (src/core/kinds: a hash over the resource and the hashes of
-   * its secret values, never a value): a resync skips a resource whose waiting or active job carries the same one.
-   */
-  desired: z.string().regex(/^[0-9a-f]{64}$/).optional(),
-  /** Older versions' rebuild request: ignored (`write.op` is `rebuild`). */
-  rebuild: z.literal(true).optional(),
-  /** The manifests the desired state was read from (git commit or content hash, and when): recorded with each write. */
-  manifestVersion: ManifestVersion.optional(),
-  /** The W3C traceparent of the reconcile that enqueued the job (tracing on only): the job's span links to it. Nothing else of a trace. */
-  traceparent: z.string().regex(/^00-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$/).optional(),
-  /** Who enqueued: "apply", "daemon", ... (for status and logs). */
-  origin: z.string(),
-  enqueuedAt: z.string(),
-  /**
-   * The fencing token of the leader lease the daemon held when it enqueued (src/leader/lease.ts); absent for `apply`,
-   * which takes no lease. A worker drops a job whose token is older than the newest one handed out.
-   */
-  fence: z.number().int().positive().optional(),
-  /** The resource's desired-state sequence (a Redis counter, set by the enqueuer): a job with an older one is superseded. */
-  seq: z.number().int().positive().optional(),
-  /**
-   * A delete the daemon decided: why (its grace passed, or a person confirmed it) and the absence it was decided on; the
-   * worker checks it again right before the DELETE (src/core/job-intent.ts). Absent on `apply --prune`'s deletes.
-   */
-  intent: StoredDeleteIntent.optional(),
-}).refine((data) => (data.resource === undefined) !== (data.remove === undefined), { error: 'a job holds either a resource or a deletion' });
+export const ReconcileJobData = z
+  .strictObject({
+    version: z.literal(1),
+    /** resourceKey(kind, name), also the BullMQ deduplication id. */
+    key: z.string().min(1),
+    operation: JobOperation,
+    /** The desired resource (create, update, adopt). Absent on a delete job, which names its deletion instead. */
+    resource: JobResource.optional(),
+    /** A delete (--prune): the resource converge owns and its live id; never a name alone. */
+    remove: Deletion.optional(),
+    /**
+     * The write the decision made (src/core/write-premise.ts): the kind's step sends only what of it live state still
+     * lacks, and nothing when live state no longer fits it. Absent on a delete, and on jobs of older versions (such a job
+     * is not run: the next reconcile decides again).
+     */
+    write: JobWrite.optional(),
+    /** Older versions' adopt setting: ignored (the decision applies adopt: explicit before a job exists). */
+    adoptPolicy: z.enum(['auto', 'explicit']).optional(),
+    /** The live deployment's id when the plan knew it: read by deployment_ids (one small page) instead of name_contains. */
+    deploymentId: z.string().optional(),
+    /**
+     * The fingerprint of the desired state the job carries (src/core/kinds: a hash over the resource and the hashes of
+     * its secret values, never a value): a resync skips a resource whose waiting or active job carries the same one.
+     */
+    desired: z
+      .string()
+      .regex(/^[0-9a-f]{64}$/)
+      .optional(),
+    /** Older versions' rebuild request: ignored (`write.op` is `rebuild`). */
+    rebuild: z.literal(true).optional(),
+    /** The manifests the desired state was read from (git commit or content hash, and when): recorded with each write. */
+    manifestVersion: ManifestVersion.optional(),
+    /** The W3C traceparent of the reconcile that enqueued the job (tracing on only): the job's span links to it. Nothing else of a trace. */
+    traceparent: z
+      .string()
+      .regex(/^00-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$/)
+      .optional(),
+    /** Who enqueued: "apply", "daemon", ... (for status and logs). */
+    origin: z.string(),
+    enqueuedAt: z.string(),
+    /**
+     * The fencing token of the leader lease the daemon held when it enqueued (src/leader/lease.ts); absent for `apply`,
+     * which takes no lease. A worker drops a job whose token is older than the newest one handed out.
+     */
+    fence: z.number().int().positive().optional(),
+    /** The resource's desired-state sequence (a Redis counter, set by the enqueuer): a job with an older one is superseded. */
+    seq: z.number().int().positive().optional(),
+    /**
+     * A delete the daemon decided: why (its grace passed, or a person confirmed it) and the absence it was decided on; the
+     * worker checks it again right before the DELETE (src/core/job-intent.ts). Absent on `apply --prune`'s deletes.
+     */
+    intent: StoredDeleteIntent.optional(),
+  })
+  .refine((data) => (data.resource === undefined) !== (data.remove === undefined), {
+    error: 'a job holds either a resource or a deletion',
+  });
 export type ReconcileJobData = z.infer<typeof ReconcileJobData>;
 
 /** What a job did: the sync result of its resource (src/core/kinds/ports.ts). */

@@ -15,7 +15,10 @@ export function targetKey(prefix: string): string {
 }
 
 export function targetIdentity(target: ServiceTarget): string {
-  return createHash('sha256').update(`${target.apiUrl.replace(/\/+$/, '')}\0${target.tenantId ?? ''}`).digest('hex').slice(0, 16);
+  return createHash('sha256')
+    .update(`${target.apiUrl.replace(/\/+$/, '')}\0${target.tenantId ?? ''}`)
+    .digest('hex')
+    .slice(0, 16);
 }
 
 /** Binds the prefix to the target on first use; refuses (E_REDIS_PREFIX) a prefix bound to another one. */

@@ -28,7 +28,14 @@ const provider: ProviderResource = {
   name: 'slack',
   location: { file: 'slack.yaml', line: 1, column: 1 },
   suspend: false,
-  spec: { mode: 'manual', name: 'Slack', client_id: 'c', auth_url: 'https://a.example/a', token_url: 'https://a.example/t', client_secret: { env: 'SLACK_SECRET' } },
+  spec: {
+    mode: 'manual',
+    name: 'Slack',
+    client_id: 'c',
+    auth_url: 'https://a.example/a',
+    token_url: 'https://a.example/t',
+    client_secret: { env: 'SLACK_SECRET' },
+  },
 };
 
 function toJobResource(resource: DesiredResource): JobResource {
@@ -54,7 +61,9 @@ describe('fromJobResource', () => {
       return undefined;
     })();
     expect(failure).toBeInstanceOf(JobInputError);
-    expect((failure as Error).message).toContain('Deployment/web: secret LITERAL is a literal value in the manifest (web.yaml:9:12, --allow-literal-secrets)');
+    expect((failure as Error).message).toContain(
+      'Deployment/web: secret LITERAL is a literal value in the manifest (web.yaml:9:12, --allow-literal-secrets)',
+    );
     expect((failure as Error).message).not.toContain(VALUE);
     // references alone need no literal values
     expect(fromJobResource(toJobResource(provider))).toEqual(provider);

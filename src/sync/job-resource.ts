@@ -16,7 +16,8 @@ export function literalSecretsOf(resources: Iterable<DesiredResource>): LiteralS
   const values = new Map<string, string>();
   for (const resource of resources) {
     const key = resourceKey(resource.kind, resource.name);
-    for (const { name, from } of secretSources(resource)) if ('value' in from) values.set(`${key}\0${name}`, from.value);
+    for (const { name, from } of secretSources(resource))
+      if ('value' in from) values.set(`${key}\0${name}`, from.value);
   }
   if (values.size === 0) return undefined;
   return (key, name) => values.get(`${key}\0${name}`);
@@ -34,7 +35,8 @@ function fromJobSource(key: string, literals: LiteralSecrets | undefined) {
       );
     }
     const value = literals(key, name);
-    if (value === undefined) throw new JobInputError(`${key}: secret ${name} is no longer a literal value at ${at}; run apply again`);
+    if (value === undefined)
+      throw new JobInputError(`${key}: secret ${name} is no longer a literal value at ${at}; run apply again`);
     return { value };
   };
 }

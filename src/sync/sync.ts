@@ -48,7 +48,10 @@ export function desiredSecrets(resource: DesiredResource, env: NodeJS.ProcessEnv
   };
 }
 
-async function resolveRepository(service: RepositorySource, resource: DeploymentResource): Promise<{ resource: DeploymentResource; error?: string }> {
+async function resolveRepository(
+  service: RepositorySource,
+  resource: DeploymentResource,
+): Promise<{ resource: DeploymentResource; error?: string }> {
   const resolution = await resolveRepositories(service, [resource]);
   const error = resolution.errors.get(resource.name);
   const resolved = applyRepositoryResolution(resource, resolution.resolved);
@@ -60,14 +63,22 @@ async function resolveRepository(service: RepositorySource, resource: Deployment
  * the decision paired. Live state that no longer fits the write is a result (notRun: live_changed), never a new
  * decision; a failure (ServiceError and the like, a service refusal no retry helps) is thrown.
  */
-export async function syncResource(resource: DesiredResource, write: JobWrite, context: SyncContext, liveId?: string): Promise<SyncResult> {
+export async function syncResource(
+  resource: DesiredResource,
+  write: JobWrite,
+  context: SyncContext,
+  liveId?: string,
+): Promise<SyncResult> {
   return syncStepsOf(resource.kind).sync(resource, write, portsOf(context), liveId);
 }
 
 /** Deletes a resource converge owns (--prune) through its kind; a kind that cannot delete is a JobInputError. */
 export async function removeResource(deletion: Deletion, context: SyncContext): Promise<SyncResult> {
   const kind = syncStepsOf(deletion.kind);
-  if (!kind.remove) throw new JobInputError(`${deletion.kind}/${deletion.name}: converge cannot delete resources of kind ${deletion.kind}`);
+  if (!kind.remove)
+    throw new JobInputError(
+      `${deletion.kind}/${deletion.name}: converge cannot delete resources of kind ${deletion.kind}`,
+    );
   return kind.remove(deletion, portsOf(context));
 }
 

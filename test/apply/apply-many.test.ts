@@ -4,7 +4,15 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/server.js';
 import { ENQUEUE_BATCH } from '../../src/jobs/queue/enqueuer.js';
-import { deploymentYaml, externalDockerSpec, landedWrites, manifestDir, runApplyCli, seedWith, writes } from '../helpers/apply.js';
+import {
+  deploymentYaml,
+  externalDockerSpec,
+  landedWrites,
+  manifestDir,
+  runApplyCli,
+  seedWith,
+  writes,
+} from '../helpers/apply.js';
 import { dropPrefix, REDIS_URL, testPrefix } from '../helpers/redis.js';
 
 // More than the first batch and several of the smaller batches after it.
@@ -20,14 +28,24 @@ describe('converge apply of many changes', () => {
 
   async function writeManifests(maxScale: number): Promise<void> {
     for (const name of names) {
-      await writeFile(join(tree.dir, `${name}.yaml`), deploymentYaml(name, externalDockerSpec(image(name), maxScale, [['API_KEY', 'TEST_MANY_KEY']])));
+      await writeFile(
+        join(tree.dir, `${name}.yaml`),
+        deploymentYaml(name, externalDockerSpec(image(name), maxScale, [['API_KEY', 'TEST_MANY_KEY']])),
+      );
     }
   }
 
   beforeAll(async () => {
     // The emulator masks secret values: whether API_KEY needs a write is known only from the applied hashes.
     emulator = await startEmulator({
-      seed: seedWith(names.map((name) => ({ name, source: 'external_docker', source_config: { resource_spec: { max_scale: 1 } }, source_revision_config: { image_uri: image(name) } }))),
+      seed: seedWith(
+        names.map((name) => ({
+          name,
+          source: 'external_docker',
+          source_config: { resource_spec: { max_scale: 1 } },
+          source_revision_config: { image_uri: image(name) },
+        })),
+      ),
       buildMs: 0,
     });
     tree = await manifestDir({});
@@ -38,10 +56,24 @@ describe('converge apply of many changes', () => {
     await dropPrefix(prefix);
   });
 
-  const argv = (): string[] => [tree.dir, '--api-url', emulator.url, '--redis-url', REDIS_URL, '--redis-prefix', prefix, '--concurrency', '8', '--backoff', '50ms'];
+  const argv = (): string[] => [
+    tree.dir,
+    '--api-url',
+    emulator.url,
+    '--redis-url',
+    REDIS_URL,
+    '--redis-prefix',
+    prefix,
+    '--concurrency',
+    '8',
+    '--backoff',
+    '50ms',
+  ];
   const patchedNames = (): string[] => {
     const byId = new Map(emulator.store.allDeployments().map((d) => [d.id, d.name]));
-    return landedWrites(emulator.requestLog).map((e) => byId.get(e.deploymentId!)!).sort();
+    return landedWrites(emulator.requestLog)
+      .map((e) => byId.get(e.deploymentId!)!)
+      .sort();
   };
 
   it('patches each deployment once, then only what changed (no secret re-sent), then nothing', async () => {
@@ -52,7 +84,14 @@ describe('converge apply of many changes', () => {
     expect(first.stdout).toContain(`Apply complete: ${COUNT} done, 0 unchanged, 0 failed.`);
     expect(patchedNames()).toEqual(names);
     // no applied hash yet: the secret is written once with the change
-    expect(landedWrites(emulator.requestLog).every((e) => Object.keys(e.body as object).sort().join() === 'secrets,source_config')).toBe(true);
+    expect(
+      landedWrites(emulator.requestLog).every(
+        (e) =>
+          Object.keys(e.body as object)
+            .sort()
+            .join() === 'secrets,source_config',
+      ),
+    ).toBe(true);
 
     emulator.resetLog();
     await writeManifests(3);
@@ -61,8 +100,16 @@ describe('converge apply of many changes', () => {
     expect(second.stdout).toContain(`Apply complete: ${COUNT} done, 0 unchanged, 0 failed.`);
     expect(patchedNames()).toEqual(names);
     // the hashes recorded by the first apply, read ahead by this one, show the secret unchanged: only resource_spec goes
-    expect(landedWrites(emulator.requestLog).map((e) => Object.keys(e.body as object).join()).filter((keys) => keys !== 'source_config')).toEqual([]);
-    expect(emulator.store.allDeployments().every((d) => (d.source_config.resource_spec as { max_scale?: number }).max_scale === 3)).toBe(true);
+    expect(
+      landedWrites(emulator.requestLog)
+        .map((e) => Object.keys(e.body as object).join())
+        .filter((keys) => keys !== 'source_config'),
+    ).toEqual([]);
+    expect(
+      emulator.store
+        .allDeployments()
+        .every((d) => (d.source_config.resource_spec as { max_scale?: number }).max_scale === 3),
+    ).toBe(true);
 
     emulator.resetLog();
     const third = await runApplyCli(argv(), env);

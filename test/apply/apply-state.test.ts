@@ -15,20 +15,63 @@ const KEY = 'Deployment/web';
 
 function live(): LiveDeployment {
   return {
-    id: 'id-web', name: 'web', tenant_id: 't', source: 'internal_docker', source_config: {}, source_revision_config: {}, secrets: [],
-    created_at: AT, updated_at: AT, status: 'READY', latest_revision_id: 'r1', active_revision_id: 'r1',
+    id: 'id-web',
+    name: 'web',
+    tenant_id: 't',
+    source: 'internal_docker',
+    source_config: {},
+    source_revision_config: {},
+    secrets: [],
+    created_at: AT,
+    updated_at: AT,
+    status: 'READY',
+    latest_revision_id: 'r1',
+    active_revision_id: 'r1',
   };
 }
 
-const CHANGE: PlanChange = { kind: 'Deployment', name: 'web', action: 'update', new_revision: true, fields: [], reason: null };
-const RESOURCE: DeploymentResource = { kind: 'Deployment', name: 'web', location: { file: 'web.yaml', line: 1, column: 1 }, suspend: false, spec: { source: 'internal_docker' } };
+const CHANGE: PlanChange = {
+  kind: 'Deployment',
+  name: 'web',
+  action: 'update',
+  new_revision: true,
+  fields: [],
+  reason: null,
+};
+const RESOURCE: DeploymentResource = {
+  kind: 'Deployment',
+  name: 'web',
+  location: { file: 'web.yaml', line: 1, column: 1 },
+  suspend: false,
+  spec: { source: 'internal_docker' },
+};
 
 /** The daemon's row after its reconcile enqueued job j1 and the job ended with `event` (src/daemon/status/resource-tracker.ts). */
 function daemonRow(event: JobEvent): { sync: unknown; health: unknown } {
   const t = new ResourceTracker();
-  const decided = decide({ change: CHANGE, live: live(), fingerprint: 'fp', remembered: 'other', settings: { mode: 'daemon', driftPolicy: 'heal' } });
-  const plan: Plan = { format_version: '1', summary: { create: 0, update: 1, adopt: 0, delete: 0, noop: 0, orphan: 0, blocked: 0, suspended: 0 }, changes: [CHANGE], diagnostics: [] };
-  const outcome: ReconcileOutcome = { plan, resources: new Map([[KEY, RESOURCE]]), live: [live()], files: 1, outcomes: new Map([[KEY, applying(decided, { jobId: 'j1', operation: 'patch-deployment' })]]), held: [], drift: [], enqueued: 1 };
+  const decided = decide({
+    change: CHANGE,
+    live: live(),
+    fingerprint: 'fp',
+    remembered: 'other',
+    settings: { mode: 'daemon', driftPolicy: 'heal' },
+  });
+  const plan: Plan = {
+    format_version: '1',
+    summary: { create: 0, update: 1, adopt: 0, delete: 0, noop: 0, orphan: 0, blocked: 0, suspended: 0 },
+    changes: [CHANGE],
+    diagnostics: [],
+  };
+  const outcome: ReconcileOutcome = {
+    plan,
+    resources: new Map([[KEY, RESOURCE]]),
+    live: [live()],
+    files: 1,
+    outcomes: new Map([[KEY, applying(decided, { jobId: 'j1', operation: 'patch-deployment' })]]),
+    held: [],
+    drift: [],
+    enqueued: 1,
+  };
   t.update(outcome);
   if (event.type === 'job-completed') t.completed('j1', event.result, AT);
   else if (event.type === 'job-failed') t.failed('j1', event.message, AT);
@@ -41,22 +84,78 @@ function applyEnd(event: JobEvent): JobEnd {
   return { kind: 'Deployment', name: 'web', key: KEY, jobId: 'j1', operation: 'patch-deployment', event };
 }
 
-const outcomes = () => new Map([[KEY, decide({ change: CHANGE, live: live(), settings: { mode: 'apply', driftPolicy: 'heal' } })]]);
-const completed = (result: SyncResult | undefined): JobEvent => ({ type: 'job-completed', jobId: 'j1', at: AT, result });
+const outcomes = () =>
+  new Map([[KEY, decide({ change: CHANGE, live: live(), settings: { mode: 'apply', driftPolicy: 'heal' } })]]);
+const completed = (result: SyncResult | undefined): JobEvent => ({
+  type: 'job-completed',
+  jobId: 'j1',
+  at: AT,
+  result,
+});
 
 const CASES: Array<[string, JobEvent, string, string]> = [
-  ['written, a new revision started', completed({ outcome: 'updated', new_revision: true, latestRevisionId: 'r2' }), 'Applied', 'done'],
+  [
+    'written, a new revision started',
+    completed({ outcome: 'updated', new_revision: true, latestRevisionId: 'r2' }),
+    'Applied',
+    'done',
+  ],
   ['nothing left to change', completed({ outcome: 'unchanged', new_revision: false }), 'Applied', 'unchanged'],
-  ['refused by the service (422): the job failed', { type: 'job-failed', jobId: 'j1', at: AT, message: 'PATCH /v2/deployments/{deployment_id} answered 422: image_uri is required' }, 'JobFailed', 'failed'],
+  [
+    'refused by the service (422): the job failed',
+    {
+      type: 'job-failed',
+      jobId: 'j1',
+      at: AT,
+      message: 'PATCH /v2/deployments/{deployment_id} answered 422: image_uri is required',
+    },
+    'JobFailed',
+    'failed',
+  ],
   [
     'the flap guard refused the write (a Conflict)',
-    completed({ outcome: 'unchanged', new_revision: false, message: 'Conflict: changed outside converge: x put back 2 times; nothing sent', conflict: { reason: 'changed_outside', message: 'changed outside converge: x put back 2 times', declared: false, fields: ['x'] } }),
+    completed({
+      outcome: 'unchanged',
+      new_revision: false,
+      message: 'Conflict: changed outside converge: x put back 2 times; nothing sent',
+      conflict: {
+        reason: 'changed_outside',
+        message: 'changed outside converge: x put back 2 times',
+        declared: false,
+        fields: ['x'],
+      },
+    }),
     'Conflict',
     'failed',
   ],
-  ['live state changed since the decision (a create answered 409): nothing sent', completed({ outcome: 'unchanged', new_revision: false, notRun: 'live_changed', message: 'not written: live state changed since the decision; the next reconcile decides again' }), 'OutOfSync', 'failed'],
-  ['superseded by a newer desired state: nothing sent', completed({ outcome: 'unchanged', new_revision: false, notRun: 'superseded', message: 'a newer desired state was enqueued; nothing sent' }), 'OutOfSync', 'failed'],
-  ['a result this converge cannot read', { type: 'job-completed', jobId: 'j1', at: AT, result: undefined }, 'Applied', 'done'],
+  [
+    'live state changed since the decision (a create answered 409): nothing sent',
+    completed({
+      outcome: 'unchanged',
+      new_revision: false,
+      notRun: 'live_changed',
+      message: 'not written: live state changed since the decision; the next reconcile decides again',
+    }),
+    'OutOfSync',
+    'failed',
+  ],
+  [
+    'superseded by a newer desired state: nothing sent',
+    completed({
+      outcome: 'unchanged',
+      new_revision: false,
+      notRun: 'superseded',
+      message: 'a newer desired state was enqueued; nothing sent',
+    }),
+    'OutOfSync',
+    'failed',
+  ],
+  [
+    'a result this converge cannot read',
+    { type: 'job-completed', jobId: 'j1', at: AT, result: undefined },
+    'Applied',
+    'done',
+  ],
 ];
 
 describe('apply folds a job result as the daemon does', () => {
@@ -73,21 +172,41 @@ describe('apply folds a job result as the daemon does', () => {
   });
 
   it('an apply stopped before the job had a result is Interrupted, with the way it was left', () => {
-    const end = applyEnd({ type: 'interrupted', message: 'not started: withdrawn from the queue when the apply was interrupted' });
-    expect(stateAfterJob(outcomes().get(KEY)!, end).sync).toMatchObject({ reason: 'Interrupted', message: end.event.type === 'interrupted' ? end.event.message : '' });
-    expect(jobResults(outcomes(), [end])[0]).toMatchObject({ status: 'interrupted', message: 'not started: withdrawn from the queue when the apply was interrupted' });
+    const end = applyEnd({
+      type: 'interrupted',
+      message: 'not started: withdrawn from the queue when the apply was interrupted',
+    });
+    expect(stateAfterJob(outcomes().get(KEY)!, end).sync).toMatchObject({
+      reason: 'Interrupted',
+      message: end.event.type === 'interrupted' ? end.event.message : '',
+    });
+    expect(jobResults(outcomes(), [end])[0]).toMatchObject({
+      status: 'interrupted',
+      message: 'not started: withdrawn from the queue when the apply was interrupted',
+    });
   });
 
-  it('a Conflict keeps its line in `results` (the runner\'s message), and a written job shows the manifests it came from', () => {
+  it("a Conflict keeps its line in `results` (the runner's message), and a written job shows the manifests it came from", () => {
     const conflict = CASES[3]![1];
-    expect(jobResults(outcomes(), [applyEnd(conflict)])[0]!.message).toBe('Conflict: changed outside converge: x put back 2 times; nothing sent');
+    expect(jobResults(outcomes(), [applyEnd(conflict)])[0]!.message).toBe(
+      'Conflict: changed outside converge: x put back 2 times; nothing sent',
+    );
     const version = { kind: 'content' as const, id: 'abcdef012345', readAt: AT };
-    expect(stateAfterJob(outcomes().get(KEY)!, applyEnd(CASES[0]![1]), version).appliedFrom).toMatchObject({ kind: 'content', id: 'abcdef012345', appliedAt: AT });
+    expect(stateAfterJob(outcomes().get(KEY)!, applyEnd(CASES[0]![1]), version).appliedFrom).toMatchObject({
+      kind: 'content',
+      id: 'abcdef012345',
+      appliedAt: AT,
+    });
   });
 
-  it('a refusal its job\'s fold held in Redis (WriteRefused): apply shows the hold as /status does, and leaves its record to the worker', () => {
+  it("a refusal its job's fold held in Redis (WriteRefused): apply shows the hold as /status does, and leaves its record to the worker", () => {
     const refused = CASES[2]![1];
-    const hold = writeRefusedHold('fp', 'PATCH /v2/deployments/{deployment_id} answered 422: image_uri is required', 'web', new Date(AT));
+    const hold = writeRefusedHold(
+      'fp',
+      'PATCH /v2/deployments/{deployment_id} answered 422: image_uri is required',
+      'web',
+      new Date(AT),
+    );
     const end: JobEnd = { ...applyEnd(refused), hold };
     const meta = { at: AT, by: 'apply@host:1' };
     const { resources, states, records } = applyStates(outcomes(), [end], [], { meta });
@@ -103,20 +222,59 @@ describe('apply folds a job result as the daemon does', () => {
   it('records what followed each decision: the Conflict its job met, the revision --wait read; not the decision, not the job (the worker records it)', () => {
     const meta = { at: AT, by: 'apply@host:1', manifests: { kind: 'content' as const, id: 'abcdef012345' } };
     const conflict = applyStates(outcomes(), [applyEnd(CASES[3]![1])], [], { meta }).records;
-    expect(conflict).toEqual([expect.objectContaining({ key: KEY, type: 'conflict', reason: 'changed_outside', job: { id: 'j1' }, manifests: { kind: 'content', id: 'abcdef012345' }, by: 'apply@host:1' })]);
+    expect(conflict).toEqual([
+      expect.objectContaining({
+        key: KEY,
+        type: 'conflict',
+        reason: 'changed_outside',
+        job: { id: 'j1' },
+        manifests: { kind: 'content', id: 'abcdef012345' },
+        by: 'apply@host:1',
+      }),
+    ]);
     // The wait read r2's end: its start is timed at its created_at, its failure at its updated_at (the service's
     // times), not both at the moment apply wrote them.
     const [created, ended] = ['2025-12-31T23:59:58.000Z', '2026-01-01T00:03:00.000Z'];
-    const failed: HealthCondition = { status: 'degraded', reason: 'RevisionBuildFailed', message: 'revision r2 ended BUILD_FAILED', revisionId: 'r2', revisionStatus: 'BUILD_FAILED', revisionCreatedAt: created, revisionUpdatedAt: ended };
+    const failed: HealthCondition = {
+      status: 'degraded',
+      reason: 'RevisionBuildFailed',
+      message: 'revision r2 ended BUILD_FAILED',
+      revisionId: 'r2',
+      revisionStatus: 'BUILD_FAILED',
+      revisionCreatedAt: created,
+      revisionUpdatedAt: ended,
+    };
     const later = { ...meta, at: '2026-01-01T00:09:00.000Z' };
-    const waited = applyStates(outcomes(), [applyEnd(CASES[0]![1])], [{ kind: 'Deployment', name: 'web', key: KEY, status: 'done', new_revision: true, health: failed }], { meta: later }).records;
+    const waited = applyStates(
+      outcomes(),
+      [applyEnd(CASES[0]![1])],
+      [{ kind: 'Deployment', name: 'web', key: KEY, status: 'done', new_revision: true, health: failed }],
+      { meta: later },
+    ).records;
     expect(waited.map((r) => [r.type, r.reason, r.at, r.revision])).toEqual([
       ['revision', 'RevisionBuilding', created, { id: 'r2', status: 'STARTED', createdAt: created }],
-      ['revision', 'RevisionBuildFailed', ended, { id: 'r2', status: 'BUILD_FAILED', createdAt: created, updatedAt: ended }],
+      [
+        'revision',
+        'RevisionBuildFailed',
+        ended,
+        { id: 'r2', status: 'BUILD_FAILED', createdAt: created, updatedAt: ended },
+      ],
     ]);
     expect(applyStates(outcomes(), [applyEnd(CASES[1]![1])], [], { meta }).records).toEqual([]);
-    const interrupted = applyStates(outcomes(), [applyEnd({ type: 'interrupted', message: 'not started: withdrawn from the queue when the apply was interrupted' })], [], { meta }).records;
-    expect(interrupted).toEqual([expect.objectContaining({ type: 'write_failed', reason: 'Interrupted', job: { id: 'j1' } })]);
+    const interrupted = applyStates(
+      outcomes(),
+      [
+        applyEnd({
+          type: 'interrupted',
+          message: 'not started: withdrawn from the queue when the apply was interrupted',
+        }),
+      ],
+      [],
+      { meta },
+    ).records;
+    expect(interrupted).toEqual([
+      expect.objectContaining({ type: 'write_failed', reason: 'Interrupted', job: { id: 'j1' } }),
+    ]);
     expect(applyStates(outcomes(), [applyEnd(CASES[3]![1])], []).records).toEqual([]);
   });
 });

@@ -27,8 +27,23 @@ describe('converge apply in a change window', () => {
     const config = join(tree.dir, '..', `${label}-${Math.random().toString(36).slice(2)}.yaml`);
     await writeFile(config, windows);
     const prefix = testPrefix(label);
-    cleanups.push(() => emulator.close(), () => tree.remove(), () => dropPrefix(prefix));
-    const args = [tree.dir, '--config', config, '--api-url', emulator.url, '--redis-url', REDIS_URL, '--redis-prefix', prefix, '--auto-approve'];
+    cleanups.push(
+      () => emulator.close(),
+      () => tree.remove(),
+      () => dropPrefix(prefix),
+    );
+    const args = [
+      tree.dir,
+      '--config',
+      config,
+      '--api-url',
+      emulator.url,
+      '--redis-url',
+      REDIS_URL,
+      '--redis-prefix',
+      prefix,
+      '--auto-approve',
+    ];
     return { emulator, args, prefix };
   }
 
@@ -36,7 +51,9 @@ describe('converge apply in a change window', () => {
     const { emulator, args, prefix } = await setup('win-deny', windowYaml('deny', false));
     const stopped = await runApplyCli(args, {});
     expect(stopped.code, stopped.stdout + stopped.stderr).toBe(4);
-    expect(stopped.stdout).toMatch(/^Apply stopped before writing: deny window windows\[0\] \(deny "\d+ \d+ \* \* \*" for 1h, UTC\) is open until \S+Z and allows no manual writes; nothing was written\. Run "converge apply --override-window" to write now, or apply after it ends \(a daemon writes it then\)\.$/m);
+    expect(stopped.stdout).toMatch(
+      /^Apply stopped before writing: deny window windows\[0\] \(deny "\d+ \d+ \* \* \*" for 1h, UTC\) is open until \S+Z and allows no manual writes; nothing was written\. Run "converge apply --override-window" to write now, or apply after it ends \(a daemon writes it then\)\.$/m,
+    );
     expect(writes(emulator.requestLog)).toEqual([]);
     const json = await runApplyCli([...args, '--output', 'json'], {});
     expect(json.code).toBe(4);
@@ -47,9 +64,21 @@ describe('converge apply in a change window', () => {
     expect(written.code, written.stdout + written.stderr).toBe(0);
     expect(writes(emulator.requestLog).map((r) => r.method)).toEqual(['POST']);
     expect(written.stderr).toContain('change window overridden (--override-window): deny window windows[0]');
-    const history = await runCapture(['history', 'win-apply', '--output', 'json', '--redis-url', REDIS_URL, '--redis-prefix', prefix]);
-    const events = (JSON.parse(history.stdout) as { events: Array<{ type: string; message: string; by: string }> }).events;
-    expect(events.find((e) => e.type === 'decided')?.message).toMatch(/^create: .*; asked by converge apply --override-window on replica apply@/);
+    const history = await runCapture([
+      'history',
+      'win-apply',
+      '--output',
+      'json',
+      '--redis-url',
+      REDIS_URL,
+      '--redis-prefix',
+      prefix,
+    ]);
+    const events = (JSON.parse(history.stdout) as { events: Array<{ type: string; message: string; by: string }> })
+      .events;
+    expect(events.find((e) => e.type === 'decided')?.message).toMatch(
+      /^create: .*; asked by converge apply --override-window on replica apply@/,
+    );
   });
 
   it('writes inside a deny window that says manual: true, and stops outside every allow window', async () => {
@@ -61,7 +90,9 @@ describe('converge apply in a change window', () => {
     const outside = await setup('win-allow', windowYaml('allow', false));
     const stopped = await runApplyCli(outside.args, {});
     expect(stopped.code, stopped.stdout + stopped.stderr).toBe(4);
-    expect(stopped.stdout).toMatch(/Apply stopped before writing: outside every allow window until \S+Z \(the next: windows\[0\] \(allow "\d+ \d+ \* \* \*" for 1h, UTC\)\) and allows no manual writes/);
+    expect(stopped.stdout).toMatch(
+      /Apply stopped before writing: outside every allow window until \S+Z \(the next: windows\[0\] \(allow "\d+ \d+ \* \* \*" for 1h, UTC\)\) and allows no manual writes/,
+    );
     expect(writes(outside.emulator.requestLog)).toEqual([]);
   });
 });

@@ -13,7 +13,11 @@ import {
 } from '../helpers/apply.js';
 import { dropPrefix, REDIS_URL, testPrefix } from '../helpers/redis.js';
 
-const SECRETS = { TEST_OPENAI_KEY: 'planted-openai-8c1f', TEST_WEB_KEY: 'planted-web-2b7d', TEST_SLACK_SECRET: 'planted-slack-93ae' };
+const SECRETS = {
+  TEST_OPENAI_KEY: 'planted-openai-8c1f',
+  TEST_WEB_KEY: 'planted-web-2b7d',
+  TEST_SLACK_SECRET: 'planted-slack-93ae',
+};
 
 const MIXED = {
   'apps/fresh.yaml': deploymentYaml(
@@ -36,8 +40,19 @@ const MIXED = {
 };
 
 const SEED = seedWith([
-  { name: 'web', source: 'external_docker', source_config: { resource_spec: { max_scale: 1 } }, source_revision_config: { image_uri: 'docker.io/acme/web:1' }, secrets: [{ name: 'API_KEY', value: 'old-web-value' }] },
-  { name: 'steady', source: 'external_docker', source_config: { resource_spec: { max_scale: 1 } }, source_revision_config: { image_uri: 'docker.io/acme/steady:2' } },
+  {
+    name: 'web',
+    source: 'external_docker',
+    source_config: { resource_spec: { max_scale: 1 } },
+    source_revision_config: { image_uri: 'docker.io/acme/web:1' },
+    secrets: [{ name: 'API_KEY', value: 'old-web-value' }],
+  },
+  {
+    name: 'steady',
+    source: 'external_docker',
+    source_config: { resource_spec: { max_scale: 1 } },
+    source_revision_config: { image_uri: 'docker.io/acme/steady:2' },
+  },
 ]);
 
 describe('converge apply', () => {
@@ -55,12 +70,32 @@ describe('converge apply', () => {
     await dropPrefix(prefix);
   });
 
-  const argv = (...extra: string[]): string[] => [tree.dir, '--api-url', emulator.url, '--redis-url', REDIS_URL, '--redis-prefix', prefix, '--concurrency', '4', '--backoff', '50ms', ...extra];
+  const argv = (...extra: string[]): string[] => [
+    tree.dir,
+    '--api-url',
+    emulator.url,
+    '--redis-url',
+    REDIS_URL,
+    '--redis-prefix',
+    prefix,
+    '--concurrency',
+    '4',
+    '--backoff',
+    '50ms',
+    ...extra,
+  ];
 
   it('converges a mixed set (create, patch with secrets, provider) and a second apply writes nothing', async () => {
     const first = await runApplyCli(argv('--wait', '--wait-timeout', '20s'), { ...SECRETS });
     // Not a terminal: only the wait's progress, a line when its counts change.
-    expect(first.stderr.split('\n').filter(Boolean).every((line) => /^converge apply: waiting for 2 revisions: \d active, \d building \[\d+s elapsed\]$/.test(line))).toBe(true);
+    expect(
+      first.stderr
+        .split('\n')
+        .filter(Boolean)
+        .every((line) =>
+          /^converge apply: waiting for 2 revisions: \d active, \d building \[\d+s elapsed\]$/.test(line),
+        ),
+    ).toBe(true);
     expect(first.code).toBe(0);
     expect(first.stdout).toContain('Plan: 2 to create, 0 to update, 1 to adopt, 0 blocked, 0 orphaned, 1 unchanged.');
     expect(first.stdout).toMatch(/done +Deployment\/fresh: created; a new revision started/);
@@ -71,12 +106,21 @@ describe('converge apply', () => {
     expect(first.stdout).toMatch(/active +Deployment\/web: new revision is active/);
     expect(first.stdout).toContain('Apply complete: 3 done, 0 unchanged, 0 failed. Live state matches the manifests.');
 
-    const landed = landedWrites(emulator.requestLog).map((e) => `${e.method} ${e.route}`).sort();
-    expect(landed).toEqual(['PATCH /v2/deployments/{deployment_id}', 'POST /v2/auth/providers', 'POST /v2/deployments']);
+    const landed = landedWrites(emulator.requestLog)
+      .map((e) => `${e.method} ${e.route}`)
+      .sort();
+    expect(landed).toEqual([
+      'PATCH /v2/deployments/{deployment_id}',
+      'POST /v2/auth/providers',
+      'POST /v2/deployments',
+    ]);
     const patch = emulator.requestLog.find((e) => e.method === 'PATCH')!;
     // each job read its deployment right before writing: the update by the id the plan listed, the create by name
     const patchAt = emulator.requestLog.indexOf(patch);
-    const readById = emulator.requestLog.findIndex((e) => e.method === 'GET' && e.route === '/v2/deployments/{deployment_id}' && e.deploymentId === patch.deploymentId);
+    const readById = emulator.requestLog.findIndex(
+      (e) =>
+        e.method === 'GET' && e.route === '/v2/deployments/{deployment_id}' && e.deploymentId === patch.deploymentId,
+    );
     expect(readById).toBeGreaterThan(-1);
     expect(readById).toBeLessThan(patchAt);
     expect(emulator.requestLog.some((e) => e.method === 'GET' && e.query.name_contains === 'web')).toBe(false);
@@ -84,7 +128,9 @@ describe('converge apply', () => {
     // the minimal PATCH: resource_spec (sent whole) and the secret whose value the service hides, nothing else
     expect(Object.keys(patch.body as object).sort()).toEqual(['secrets', 'source_config']);
     const create = emulator.requestLog.find((e) => e.method === 'POST' && e.route === '/v2/deployments')!;
-    expect((create.body as { source_config: { repo_url: string } }).source_config.repo_url).toBe('https://codehost.example.com/acme/support-agent');
+    expect((create.body as { source_config: { repo_url: string } }).source_config.repo_url).toBe(
+      'https://codehost.example.com/acme/support-agent',
+    );
 
     emulator.resetLog();
     const second = await runApplyCli(argv(), { ...SECRETS });
@@ -113,9 +159,24 @@ describe('converge apply', () => {
     expect(run.code).toBe(0);
     const out = JSON.parse(run.stdout);
     expect(out.converged).toBe(true);
-    expect(out.plan.summary).toEqual({ create: 0, update: 1, adopt: 0, delete: 0, noop: 3, orphan: 0, blocked: 0, suspended: 0 });
+    expect(out.plan.summary).toEqual({
+      create: 0,
+      update: 1,
+      adopt: 0,
+      delete: 0,
+      noop: 3,
+      orphan: 0,
+      blocked: 0,
+      suspended: 0,
+    });
     expect(out.results).toHaveLength(1);
-    expect(out.results[0]).toMatchObject({ kind: 'Deployment', name: 'web', status: 'done', outcome: 'updated', new_revision: true });
+    expect(out.results[0]).toMatchObject({
+      kind: 'Deployment',
+      name: 'web',
+      status: 'done',
+      outcome: 'updated',
+      new_revision: true,
+    });
     expect(run.stdout).not.toContain(SECRETS.TEST_WEB_KEY);
   });
 });

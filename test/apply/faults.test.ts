@@ -1,7 +1,16 @@
 // Apply under injected faults: 503s, 429s with Retry-After, connections dropped before and after handling.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/server.js';
-import { deploymentYaml, externalDockerSpec, landedWrites, manifestDir, providerYaml, runApplyCli, seedWith, writes } from '../helpers/apply.js';
+import {
+  deploymentYaml,
+  externalDockerSpec,
+  landedWrites,
+  manifestDir,
+  providerYaml,
+  runApplyCli,
+  seedWith,
+  writes,
+} from '../helpers/apply.js';
 import { dropPrefix, REDIS_URL, testPrefix } from '../helpers/redis.js';
 import { prng } from '../helpers/prng.js';
 
@@ -12,10 +21,17 @@ const FAULT_SEEDS = { jitter: 20261121, reset: 20261122, fail: 20261125, rateLim
 
 function files(): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const name of NEW) out[`new/${name}.yaml`] = deploymentYaml(name, externalDockerSpec(`docker.io/acme/${name}:1`, 2, [['TOKEN', 'FAULT_TOKEN']]));
+  for (const name of NEW)
+    out[`new/${name}.yaml`] = deploymentYaml(
+      name,
+      externalDockerSpec(`docker.io/acme/${name}:1`, 2, [['TOKEN', 'FAULT_TOKEN']]),
+    );
   // half of the changed ones change a secret too (so a second PATCH would be a needless revision)
   CHANGED.forEach((name, i) => {
-    out[`changed/${name}.yaml`] = deploymentYaml(name, externalDockerSpec(`docker.io/acme/${name}:1`, 5, i % 2 === 0 ? [['TOKEN', 'FAULT_TOKEN']] : []));
+    out[`changed/${name}.yaml`] = deploymentYaml(
+      name,
+      externalDockerSpec(`docker.io/acme/${name}:1`, 5, i % 2 === 0 ? [['TOKEN', 'FAULT_TOKEN']] : []),
+    );
   });
   for (const name of PROVIDERS) out[`providers/${name}.yaml`] = providerYaml(name, 'FAULT_PROVIDER_SECRET');
   return out;
@@ -61,7 +77,23 @@ describe('apply under faults', () => {
   });
 
   it('lands every change exactly once: 20% 503, 10% 429, 5% dropped before and 5% after handling', async () => {
-    const argv = [tree.dir, '--api-url', emulator.url, '--redis-url', REDIS_URL, '--redis-prefix', prefix, '--concurrency', '6', '--attempts', '12', '--backoff', '20ms', '--log-level', 'warn'];
+    const argv = [
+      tree.dir,
+      '--api-url',
+      emulator.url,
+      '--redis-url',
+      REDIS_URL,
+      '--redis-prefix',
+      prefix,
+      '--concurrency',
+      '6',
+      '--attempts',
+      '12',
+      '--backoff',
+      '20ms',
+      '--log-level',
+      'warn',
+    ];
     const run = await runApplyCli(argv, env);
     expect(run.stdout).toContain('Apply complete: 23 done, 0 unchanged, 0 failed.');
     expect(run.code).toBe(0);
@@ -72,12 +104,18 @@ describe('apply under faults', () => {
     expect([...kinds].sort()).toEqual(['fault-429', 'fault-503', 'fault-lost', 'fault-reset']);
 
     const landed = landedWrites(emulator.requestLog);
-    const creates = landed.filter((e) => e.route === '/v2/deployments').map((e) => (e.body as { name: string }).name).sort();
+    const creates = landed
+      .filter((e) => e.route === '/v2/deployments')
+      .map((e) => (e.body as { name: string }).name)
+      .sort();
     expect(creates).toEqual([...NEW].sort());
     const patches = landed.filter((e) => e.route === '/v2/deployments/{deployment_id}');
     expect(patches).toHaveLength(CHANGED.length);
     expect(new Set(patches.map((e) => e.deploymentId)).size).toBe(CHANGED.length);
-    const providers = landed.filter((e) => e.route === '/v2/auth/providers').map((e) => (e.body as { provider_id: string }).provider_id).sort();
+    const providers = landed
+      .filter((e) => e.route === '/v2/auth/providers')
+      .map((e) => (e.body as { provider_id: string }).provider_id)
+      .sort();
     expect(providers).toEqual([...PROVIDERS].sort());
     // no needless revision: one per create and one per changed deployment
     expect(landed.filter((e) => e.newRevision).length).toBe(NEW.length + CHANGED.length);

@@ -25,7 +25,19 @@ describe("the flap window is timed on Redis' clock", () => {
   });
 
   it('a worker 11 minutes ahead still sees A, B, A within a 10-minute window: Conflict, the third not written', async () => {
-    const argv = (dir: string): string[] => [dir, '--api-url', emulator.url, '--redis-url', REDIS_URL, '--redis-prefix', prefix, '--backoff', '50ms', '--flap-window', '10m'];
+    const argv = (dir: string): string[] => [
+      dir,
+      '--api-url',
+      emulator.url,
+      '--redis-url',
+      REDIS_URL,
+      '--redis-prefix',
+      prefix,
+      '--backoff',
+      '50ms',
+      '--flap-window',
+      '10m',
+    ];
     const a = deploymentYaml(NAME, externalDockerSpec('docker.io/acme/web:1', 2));
     const b = deploymentYaml(NAME, externalDockerSpec('docker.io/acme/web:1', 4));
     const tree = await manifestDir({ 'web.yaml': a });
@@ -43,7 +55,9 @@ describe("the flap window is timed on Redis' clock", () => {
       expect(third.stdout).toContain('Conflict: the desired state alternates between content');
       const live = emulator.store.allDeployments().find((d) => d.name === NAME)!;
       expect((live.source_config as { resource_spec?: { max_scale?: number } }).resource_spec?.max_scale).toBe(4);
-      expect(JSON.parse((await redis.hget(`${prefix}:flap:conflicts`, `Deployment/${NAME}`))!)).toMatchObject({ reason: 'desired_alternates' });
+      expect(JSON.parse((await redis.hget(`${prefix}:flap:conflicts`, `Deployment/${NAME}`))!)).toMatchObject({
+        reason: 'desired_alternates',
+      });
     } finally {
       vi.useRealTimers();
       redis.disconnect();

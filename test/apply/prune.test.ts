@@ -2,10 +2,22 @@
 import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { startEmulator, type EmulatorOptions, type RequestLogEntry, type RunningEmulator } from '../../src/emulator/server.js';
+import {
+  startEmulator,
+  type EmulatorOptions,
+  type RequestLogEntry,
+  type RunningEmulator,
+} from '../../src/emulator/server.js';
 import { runCapture } from '../helpers/cli.js';
 import { prng } from '../helpers/prng.js';
-import { deploymentYaml, externalDockerSpec, manifestDir, providerYaml, runApplyCli, seedWith } from '../helpers/apply.js';
+import {
+  deploymentYaml,
+  externalDockerSpec,
+  manifestDir,
+  providerYaml,
+  runApplyCli,
+  seedWith,
+} from '../helpers/apply.js';
 import { lossyProxy } from '../helpers/lossy-proxy.js';
 import { dropPrefix, REDIS_URL, testPrefix } from '../helpers/redis.js';
 
@@ -17,7 +29,9 @@ afterAll(async () => {
 function yamlOf(name: string, annotations: Record<string, string> = {}, maxScale = 1): string {
   const text = deploymentYaml(name, externalDockerSpec(`docker.io/acme/${name}:1`, maxScale));
   const lines = Object.entries(annotations).map(([k, v]) => `    ${k}: "${v}"`);
-  return lines.length ? text.replace(`  name: ${name}\n`, `  name: ${name}\n  annotations:\n${lines.join('\n')}\n`) : text;
+  return lines.length
+    ? text.replace(`  name: ${name}\n`, `  name: ${name}\n  annotations:\n${lines.join('\n')}\n`)
+    : text;
 }
 
 interface Setup {
@@ -32,17 +46,49 @@ interface Setup {
   deletes(): RequestLogEntry[];
 }
 
-async function setup(label: string, files: Record<string, string>, options: EmulatorOptions = {}, url?: (emulator: RunningEmulator) => Promise<string>): Promise<Setup> {
+async function setup(
+  label: string,
+  files: Record<string, string>,
+  options: EmulatorOptions = {},
+  url?: (emulator: RunningEmulator) => Promise<string>,
+): Promise<Setup> {
   const emulator = await startEmulator({ buildMs: 0, ...options });
   const tree = await manifestDir(files);
   const prefix = testPrefix(`prune-${label}`);
-  cleanups.push(() => emulator.close(), () => tree.remove(), () => dropPrefix(prefix));
+  cleanups.push(
+    () => emulator.close(),
+    () => tree.remove(),
+    () => dropPrefix(prefix),
+  );
   const target = url ? await url(emulator) : emulator.url;
   return {
     emulator,
     dir: tree.dir,
-    args: (...extra) => [tree.dir, '--api-url', target, '--redis-url', REDIS_URL, '--redis-prefix', prefix, '--concurrency', '4', '--backoff', '20ms', ...extra],
-    plan: (...extra) => ['plan', tree.dir, '--api-url', target, '--redis-url', REDIS_URL, '--redis-prefix', prefix, ...extra],
+    args: (...extra) => [
+      tree.dir,
+      '--api-url',
+      target,
+      '--redis-url',
+      REDIS_URL,
+      '--redis-prefix',
+      prefix,
+      '--concurrency',
+      '4',
+      '--backoff',
+      '20ms',
+      ...extra,
+    ],
+    plan: (...extra) => [
+      'plan',
+      tree.dir,
+      '--api-url',
+      target,
+      '--redis-url',
+      REDIS_URL,
+      '--redis-prefix',
+      prefix,
+      ...extra,
+    ],
     async write(more) {
       for (const [name, text] of Object.entries(more)) await writeFile(join(tree.dir, name), text);
     },
@@ -55,18 +101,36 @@ async function setup(label: string, files: Record<string, string>, options: Emul
   };
 }
 
-const FOREIGN = seedWith([{ name: 'foreign', source: 'external_docker', source_config: { resource_spec: { max_scale: 1 } }, source_revision_config: { image_uri: 'docker.io/acme/foreign:1' } }]);
+const FOREIGN = seedWith([
+  {
+    name: 'foreign',
+    source: 'external_docker',
+    source_config: { resource_spec: { max_scale: 1 } },
+    source_revision_config: { image_uri: 'docker.io/acme/foreign:1' },
+  },
+]);
 
 describe.concurrent('prune', () => {
   it('deletes exactly the owned, undeclared deployments, by id; never an unowned one, nor one kept by converge/prune: "false"', async () => {
-    const s = await setup('exact', { 'a.yaml': yamlOf('a'), 'b.yaml': yamlOf('b'), 'c.yaml': yamlOf('c'), 'kept.yaml': yamlOf('kept', { 'converge/prune': 'false' }) }, { seed: FOREIGN });
+    const s = await setup(
+      'exact',
+      {
+        'a.yaml': yamlOf('a'),
+        'b.yaml': yamlOf('b'),
+        'c.yaml': yamlOf('c'),
+        'kept.yaml': yamlOf('kept', { 'converge/prune': 'false' }),
+      },
+      { seed: FOREIGN },
+    );
     expect((await runApplyCli(s.args(), {})).code).toBe(0);
     const ids = { b: s.idOf('b')!, c: s.idOf('c')! };
     await s.remove('b', 'c', 'kept');
 
     const dry = await runCapture(s.plan('--detailed-exitcode'), {});
     expect(dry.code).toBe(0);
-    expect(dry.stdout).toContain('Deployment/b is no longer declared: converge owns it and its manifest is gone; converge apply --prune deletes it');
+    expect(dry.stdout).toContain(
+      'Deployment/b is no longer declared: converge owns it and its manifest is gone; converge apply --prune deletes it',
+    );
     expect(dry.stdout).not.toContain('Deployment/b is no longer declared; converge stopped managing it');
     const planned = await runCapture(s.plan('--prune', '--detailed-exitcode'), {});
     expect(planned.code).toBe(2);
@@ -79,7 +143,12 @@ describe.concurrent('prune', () => {
     const applied = await runApplyCli(s.args('--prune'), {});
     expect(applied.code).toBe(0);
     expect(applied.stdout).toMatch(/done +Deployment\/b: deleted/);
-    expect(s.deletes().map((e) => e.deploymentId).sort()).toEqual([ids.b, ids.c].sort());
+    expect(
+      s
+        .deletes()
+        .map((e) => e.deploymentId)
+        .sort(),
+    ).toEqual([ids.b, ids.c].sort());
     expect(s.deletes().every((e) => e.query.delete_tracing_project === undefined)).toBe(true);
     expect(['a', 'foreign', 'kept'].every((name) => s.idOf(name) !== undefined)).toBe(true);
     expect(s.idOf('b')).toBeUndefined();
@@ -96,8 +165,12 @@ describe.concurrent('prune', () => {
     // A refused prune is not success: apply exits 1, not converged, with the reason; plan never says "no changes".
     const empty = await runApplyCli(s.args('--prune'), {});
     expect(empty.code).toBe(1);
-    expect(empty.stdout).toContain('the manifest directory yields no resources at all, and an empty checkout or a wrong path must not delete a workspace');
-    expect(empty.stdout).toMatch(/Apply incomplete: 0 done, 0 unchanged, 0 failed; not converged \(prune refused, nothing is deleted: the manifest directory yields no resources at all/);
+    expect(empty.stdout).toContain(
+      'the manifest directory yields no resources at all, and an empty checkout or a wrong path must not delete a workspace',
+    );
+    expect(empty.stdout).toMatch(
+      /Apply incomplete: 0 done, 0 unchanged, 0 failed; not converged \(prune refused, nothing is deleted: the manifest directory yields no resources at all/,
+    );
     expect(empty.stdout).not.toContain('Live state matches the manifests');
     const emptyPlan = await runCapture(s.plan('--prune', '--detailed-exitcode'), {});
     expect(emptyPlan.code).toBe(1);
@@ -146,7 +219,11 @@ describe.concurrent('prune', () => {
   });
 
   it('adopt: explicit blocks a take-over without converge/adopt, allows it with; an adopted deployment is owned, so prune deletes it', async () => {
-    const s = await setup('adopt', { 'foreign.yaml': yamlOf('foreign', {}, 3), 'a.yaml': yamlOf('a') }, { seed: FOREIGN });
+    const s = await setup(
+      'adopt',
+      { 'foreign.yaml': yamlOf('foreign', {}, 3), 'a.yaml': yamlOf('a') },
+      { seed: FOREIGN },
+    );
     const refused = await runApplyCli(s.args('--adopt', 'explicit'), {});
     expect(refused.code).toBe(1);
     expect(refused.stdout).toContain('! blocked Deployment/foreign: Deployment/foreign exists on the service');
@@ -154,7 +231,9 @@ describe.concurrent('prune', () => {
     expect(s.emulator.requestLog.filter((e) => e.method === 'PATCH')).toEqual([]);
 
     const auto = await runCapture(s.plan('--output', 'json'), {});
-    expect(JSON.parse(auto.stdout).changes.find((c: { name: string }) => c.name === 'foreign')).toMatchObject({ action: 'adopt' });
+    expect(JSON.parse(auto.stdout).changes.find((c: { name: string }) => c.name === 'foreign')).toMatchObject({
+      action: 'adopt',
+    });
     await s.write({ 'foreign.yaml': yamlOf('foreign', { 'converge/adopt': 'true' }, 3) });
     const taken = await runApplyCli(s.args('--adopt', 'explicit'), {});
     expect(taken.code).toBe(0);
@@ -173,31 +252,42 @@ describe.concurrent('prune', () => {
     let lost = false;
     let emulatorRef: RunningEmulator | undefined;
     let taker: Promise<unknown> | undefined;
-    const s = await setup('lost', { 'a.yaml': yamlOf('a'), 'b.yaml': yamlOf('b') }, {
-      // Once the DELETE of b landed (gone at once, with its tracing project), someone creates a new b.
-      onRequest: (entry) => {
-        if (entry.method !== 'DELETE' || entry.status !== 204 || taker) return;
-        taker = fetch(`${emulatorRef!.url}/v2/deployments`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json' },
-          body: JSON.stringify({ name: 'b', source: 'external_docker', source_config: {}, source_revision_config: { image_uri: 'docker.io/other/b:9' }, secrets: [] }),
-        });
-      },
-    }, async (emulator) => {
-      emulatorRef = emulator;
-      const proxy = await lossyProxy(emulator.url, {
-        loseAnswer: (method, path) => {
-          if (method !== 'DELETE' || lost) return false;
-          // The probe sends a random id first; lose the answer of the first DELETE of a deployment that exists.
-          const id = decodeURIComponent(path.split('/').pop()!.split('?')[0]!);
-          if (!emulator.store.allDeployments().some((d) => d.id === id)) return false;
-          lost = true;
-          return true;
+    const s = await setup(
+      'lost',
+      { 'a.yaml': yamlOf('a'), 'b.yaml': yamlOf('b') },
+      {
+        // Once the DELETE of b landed (gone at once, with its tracing project), someone creates a new b.
+        onRequest: (entry) => {
+          if (entry.method !== 'DELETE' || entry.status !== 204 || taker) return;
+          taker = fetch(`${emulatorRef!.url}/v2/deployments`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: JSON.stringify({
+              name: 'b',
+              source: 'external_docker',
+              source_config: {},
+              source_revision_config: { image_uri: 'docker.io/other/b:9' },
+              secrets: [],
+            }),
+          });
         },
-      });
-      cleanups.push(() => proxy.close());
-      return proxy.url;
-    });
+      },
+      async (emulator) => {
+        emulatorRef = emulator;
+        const proxy = await lossyProxy(emulator.url, {
+          loseAnswer: (method, path) => {
+            if (method !== 'DELETE' || lost) return false;
+            // The probe sends a random id first; lose the answer of the first DELETE of a deployment that exists.
+            const id = decodeURIComponent(path.split('/').pop()!.split('?')[0]!);
+            if (!emulator.store.allDeployments().some((d) => d.id === id)) return false;
+            lost = true;
+            return true;
+          },
+        });
+        cleanups.push(() => proxy.close());
+        return proxy.url;
+      },
+    );
     expect((await runApplyCli(s.args(), {})).code).toBe(0);
     const oldB = s.idOf('b')!;
     await s.remove('b');
@@ -217,9 +307,29 @@ describe.concurrent('prune', () => {
   });
 
   it('providers follow the same rules: an owned provider whose manifest is gone is deleted by provider_id; one converge does not own is never', async () => {
-    const seed = { ...seedWith([]), providers: [{ provider_id: 'entra', name: 'Entra', client_id: 'theirs', auth_url: 'https://login.example.com/authorize', token_url: 'https://login.example.com/token', client_secret: 'theirs' }] };
+    const seed = {
+      ...seedWith([]),
+      providers: [
+        {
+          provider_id: 'entra',
+          name: 'Entra',
+          client_id: 'theirs',
+          auth_url: 'https://login.example.com/authorize',
+          token_url: 'https://login.example.com/token',
+          client_secret: 'theirs',
+        },
+      ],
+    };
     const env = { SLACK_SECRET: 'planted-slack-4e1a', GITHUB_SECRET: 'planted-github-9b2c' };
-    const s = await setup('providers', { 'a.yaml': yamlOf('a'), 'slack.yaml': providerYaml('slack', 'SLACK_SECRET'), 'github.yaml': providerYaml('github', 'GITHUB_SECRET') }, { seed });
+    const s = await setup(
+      'providers',
+      {
+        'a.yaml': yamlOf('a'),
+        'slack.yaml': providerYaml('slack', 'SLACK_SECRET'),
+        'github.yaml': providerYaml('github', 'GITHUB_SECRET'),
+      },
+      { seed },
+    );
     expect((await runApplyCli(s.args(), env)).code).toBe(0);
     await rm(join(s.dir, 'github.yaml'));
     const planned = await runCapture(s.plan('--prune'), env);
@@ -229,7 +339,12 @@ describe.concurrent('prune', () => {
     expect(run.code, run.stdout).toBe(0);
     const deletes = s.emulator.requestLog.filter((e) => e.method === 'DELETE' && e.status === 204).map((e) => e.path);
     expect(deletes).toEqual(['/v2/auth/providers/github']);
-    expect(s.emulator.store.providers().map((p) => p.provider_id).sort()).toEqual(['entra', 'slack']);
+    expect(
+      s.emulator.store
+        .providers()
+        .map((p) => p.provider_id)
+        .sort(),
+    ).toEqual(['entra', 'slack']);
     expect(run.stdout).not.toContain(env.GITHUB_SECRET);
   });
 
@@ -239,19 +354,24 @@ describe.concurrent('prune', () => {
     // The random faults meet whichever requests the interleaving gives them; the proxy makes sure deletes meet one too:
     // the answer to the first DELETE of each existing deployment is lost after the delete landed.
     const lostDeletes = new Set<string>();
-    const s = await setup('soak', files, { seed: FOREIGN, buildMs: 100, failRate: 0.15, resetRate: 0.05, lostResponseRate: 0.15, random: prng(15) }, async (emulator) => {
-      const proxy = await lossyProxy(emulator.url, {
-        loseAnswer: (method, path) => {
-          if (method !== 'DELETE') return false;
-          const id = decodeURIComponent(path.split('/').pop()!.split('?')[0]!);
-          if (lostDeletes.has(id) || !emulator.store.allDeployments().some((d) => d.id === id)) return false;
-          lostDeletes.add(id);
-          return true;
-        },
-      });
-      cleanups.push(() => proxy.close());
-      return proxy.url;
-    });
+    const s = await setup(
+      'soak',
+      files,
+      { seed: FOREIGN, buildMs: 100, failRate: 0.15, resetRate: 0.05, lostResponseRate: 0.15, random: prng(15) },
+      async (emulator) => {
+        const proxy = await lossyProxy(emulator.url, {
+          loseAnswer: (method, path) => {
+            if (method !== 'DELETE') return false;
+            const id = decodeURIComponent(path.split('/').pop()!.split('?')[0]!);
+            if (lostDeletes.has(id) || !emulator.store.allDeployments().some((d) => d.id === id)) return false;
+            lostDeletes.add(id);
+            return true;
+          },
+        });
+        cleanups.push(() => proxy.close());
+        return proxy.url;
+      },
+    );
     const converge = async (...extra: string[]): Promise<boolean> => {
       for (let round = 0; round < 8; round++) {
         const run = await runApplyCli(s.args('--attempts', '6', ...extra), {});

@@ -30,7 +30,25 @@ describe('converge apply: a failure that stands from earlier manifests', () => {
     await dropPrefix(prefix);
   });
 
-  const apply = (...extra: string[]) => runApplyCli([dir.dir, '--api-url', emulator.url, '--redis-url', REDIS_URL, '--redis-prefix', prefix, '--backoff', '50ms', '--health-poll', '100ms', '--wait', ...extra], {});
+  const apply = (...extra: string[]) =>
+    runApplyCli(
+      [
+        dir.dir,
+        '--api-url',
+        emulator.url,
+        '--redis-url',
+        REDIS_URL,
+        '--redis-prefix',
+        prefix,
+        '--backoff',
+        '50ms',
+        '--health-poll',
+        '100ms',
+        '--wait',
+        ...extra,
+      ],
+      {},
+    );
 
   it('the version whose build failed exits 1, and so does a re-run of it (nothing to write)', async () => {
     const first = await apply();
@@ -51,14 +69,20 @@ describe('converge apply: a failure that stands from earlier manifests', () => {
     expect(later.stdout).toMatch(/done +Deployment\/team: updated/);
     const warning = later.stdout.split('\n').filter((line) => line.trimStart().startsWith('warning'));
     expect(warning).toHaveLength(1);
-    expect(warning[0]).toMatch(/Deployment\/flaky: revision \S+ BUILD_FAILED stands from manifests content [0-9a-f]+, not from this apply/);
+    expect(warning[0]).toMatch(
+      /Deployment\/flaky: revision \S+ BUILD_FAILED stands from manifests content [0-9a-f]+, not from this apply/,
+    );
     expect(warning[0]).toContain('converge reconcile --retry-failed flaky');
-    expect(later.stdout).toMatch(/^Apply complete: 1 done, 0 unchanged, 0 failed\. Live state matches the manifests\. 1 resource stays degraded from earlier manifests/m);
+    expect(later.stdout).toMatch(
+      /^Apply complete: 1 done, 0 unchanged, 0 failed\. Live state matches the manifests\. 1 resource stays degraded from earlier manifests/m,
+    );
     const json = await apply('--output', 'json');
     expect(json.code).toBe(0);
     const doc = JSON.parse(json.stdout) as ApplyJson;
     expect(doc.converged).toBe(true);
-    expect(doc.warnings).toEqual([{ key: 'Deployment/flaky', message: expect.stringContaining('stands from manifests content') }]);
+    expect(doc.warnings).toEqual([
+      { key: 'Deployment/flaky', message: expect.stringContaining('stands from manifests content') },
+    ]);
   });
 
   it('--strict makes any degraded resource exit 1', async () => {

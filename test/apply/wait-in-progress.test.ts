@@ -36,8 +36,18 @@ describe('converge apply --wait: a rollout already in progress', () => {
   beforeAll(async () => {
     emulator = await startEmulator({
       seed: seedWith([
-        { name: 'web', source: 'external_docker', source_config: { resource_spec: { max_scale: 1 } }, source_revision_config: { image_uri: 'docker.io/acme/web:1' } },
-        { name: 'doomed', source: 'external_docker', source_config: { resource_spec: { max_scale: 1 } }, source_revision_config: { image_uri: 'docker.io/acme/doomed:1' } },
+        {
+          name: 'web',
+          source: 'external_docker',
+          source_config: { resource_spec: { max_scale: 1 } },
+          source_revision_config: { image_uri: 'docker.io/acme/web:1' },
+        },
+        {
+          name: 'doomed',
+          source: 'external_docker',
+          source_config: { resource_spec: { max_scale: 1 } },
+          source_revision_config: { image_uri: 'docker.io/acme/doomed:1' },
+        },
       ]),
       buildMs: BUILD_MS,
       buildFail: /^doomed$/,
@@ -52,12 +62,25 @@ describe('converge apply --wait: a rollout already in progress', () => {
   });
 
   const argv = (name: string, ...extra: string[]): string[] => [
-    dirs.get(name)!, '--api-url', emulator.url, '--redis-url', REDIS_URL, '--redis-prefix', prefix, '--backoff', '50ms', '--health-poll', '100ms', ...extra,
+    dirs.get(name)!,
+    '--api-url',
+    emulator.url,
+    '--redis-url',
+    REDIS_URL,
+    '--redis-prefix',
+    prefix,
+    '--backoff',
+    '50ms',
+    '--health-poll',
+    '100ms',
+    ...extra,
   ];
 
   /** Writes NAME's manifest with max_scale SCALE and applies it without --wait: a new revision starts and is left building. */
   async function startBuild(name: string, scale: number): Promise<{ deploymentId: string; revisionId: string }> {
-    const dir = await manifestDir({ 'app.yaml': deploymentYaml(name, externalDockerSpec(`docker.io/acme/${name}:1`, scale)) });
+    const dir = await manifestDir({
+      'app.yaml': deploymentYaml(name, externalDockerSpec(`docker.io/acme/${name}:1`, scale)),
+    });
     made.push(dir);
     dirs.set(name, dir.dir);
     const started = await runApplyCli(argv(name), {});
@@ -68,7 +91,8 @@ describe('converge apply --wait: a rollout already in progress', () => {
     return { deploymentId: live.id, revisionId: live.latest_revision_id! };
   }
 
-  const revisionReads = (): number => emulator.requestLog.filter((e) => e.method === 'GET' && e.route === REVISION_ROUTE).length;
+  const revisionReads = (): number =>
+    emulator.requestLog.filter((e) => e.method === 'GET' && e.route === REVISION_ROUTE).length;
 
   it('without --wait, nothing to write: returns while the revision builds, its health progressing', async () => {
     const { revisionId } = await startBuild('web', 2);
@@ -77,7 +101,12 @@ describe('converge apply --wait: a rollout already in progress', () => {
     expect(run.code).toBe(0);
     const doc = JSON.parse(run.stdout) as ApplyJson;
     expect(doc.results).toEqual([]);
-    expect(doc.resources).toEqual([expect.objectContaining({ key: 'Deployment/web', health: expect.objectContaining({ status: 'progressing', reason: 'RevisionBuilding', revisionId }) })]);
+    expect(doc.resources).toEqual([
+      expect.objectContaining({
+        key: 'Deployment/web',
+        health: expect.objectContaining({ status: 'progressing', reason: 'RevisionBuilding', revisionId }),
+      }),
+    ]);
     expect(doc.converged).toBe(true);
     expect(run.stderr).not.toContain('waiting for');
     // The plan read the revision once for its health; nothing followed it.
@@ -94,8 +123,14 @@ describe('converge apply --wait: a rollout already in progress', () => {
     // The plan reads the revision (building); the wait's first poll reads it again, and only then does the build end.
     finishAt = { reads: 2 };
     const run = await runApplyCli(argv('web', '--wait', '--wait-timeout', '20s'), {});
-    expect(run.stdout).toContain(`  waiting for revision ${revisionId} of Deployment/web, already building (not started by this apply)\n`);
-    expect(run.stdout).toMatch(new RegExp(`active +Deployment/web: revision ${revisionId} \\(already building, not started by this apply\\) is active`));
+    expect(run.stdout).toContain(
+      `  waiting for revision ${revisionId} of Deployment/web, already building (not started by this apply)\n`,
+    );
+    expect(run.stdout).toMatch(
+      new RegExp(
+        `active +Deployment/web: revision ${revisionId} \\(already building, not started by this apply\\) is active`,
+      ),
+    );
     expect(run.stdout).toContain('Apply complete: 0 done, 0 unchanged, 0 failed. Live state matches the manifests.');
     expect(run.code).toBe(0);
     expect(run.stderr).toMatch(/converge apply: waiting for 1 revision: 0 active, 1 building/);
@@ -111,7 +146,9 @@ describe('converge apply --wait: a rollout already in progress', () => {
     finishAt = { reads: 2 };
     const run = await runApplyCli(argv('web', '--wait', '--wait-timeout', '20s', '--output', 'json'), {});
     expect(run.code).toBe(0);
-    expect(run.stderr).toContain(`converge apply: waiting for revision ${revisionId} of Deployment/web, already building (not started by this apply)\n`);
+    expect(run.stderr).toContain(
+      `converge apply: waiting for revision ${revisionId} of Deployment/web, already building (not started by this apply)\n`,
+    );
     const doc = JSON.parse(run.stdout) as ApplyJson;
     expect(doc.results).toEqual([
       {
@@ -124,10 +161,20 @@ describe('converge apply --wait: a rollout already in progress', () => {
         latestRevisionId: revisionId,
         startedBy: 'earlier',
         revision: 'active',
-        health: expect.objectContaining({ status: 'healthy', reason: 'RevisionDeployed', revisionId, revisionStatus: 'DEPLOYED' }),
+        health: expect.objectContaining({
+          status: 'healthy',
+          reason: 'RevisionDeployed',
+          revisionId,
+          revisionStatus: 'DEPLOYED',
+        }),
       },
     ]);
-    expect(doc.resources).toEqual([expect.objectContaining({ key: 'Deployment/web', health: expect.objectContaining({ status: 'healthy', revisionId }) })]);
+    expect(doc.resources).toEqual([
+      expect.objectContaining({
+        key: 'Deployment/web',
+        health: expect.objectContaining({ status: 'healthy', revisionId }),
+      }),
+    ]);
     expect(doc.converged).toBe(true);
     expect(writes(emulator.requestLog)).toEqual([]);
   });
@@ -138,7 +185,11 @@ describe('converge apply --wait: a rollout already in progress', () => {
     // Nothing moves the emulator's clock: the build never ends, whatever the wait's own clock does.
     const run = await runApplyCli(argv('web', '--wait', '--wait-timeout', '1s'), {});
     expect(run.code).toBe(1);
-    expect(run.stdout).toMatch(new RegExp(`timeout +Deployment/web: revision ${revisionId} \\(already building, not started by this apply\\) not active after 1s`));
+    expect(run.stdout).toMatch(
+      new RegExp(
+        `timeout +Deployment/web: revision ${revisionId} \\(already building, not started by this apply\\) not active after 1s`,
+      ),
+    );
     expect(run.stdout).toContain('not converged (revisions not active in time)');
     expect(writes(emulator.requestLog)).toEqual([]);
   });
@@ -149,12 +200,18 @@ describe('converge apply --wait: a rollout already in progress', () => {
     finishAt = { reads: 2 };
     const run = await runApplyCli(argv('doomed', '--wait', '--wait-timeout', '20s'), {});
     expect(run.code).toBe(1);
-    expect(run.stdout).toContain(`  waiting for revision ${revisionId} of Deployment/doomed, already building (not started by this apply)\n`);
-    expect(run.stdout).toContain(`failed    Deployment/doomed (deployment ${deploymentId}): revision ${revisionId} ended BUILD_FAILED`);
+    expect(run.stdout).toContain(
+      `  waiting for revision ${revisionId} of Deployment/doomed, already building (not started by this apply)\n`,
+    );
+    expect(run.stdout).toContain(
+      `failed    Deployment/doomed (deployment ${deploymentId}): revision ${revisionId} ended BUILD_FAILED`,
+    );
     expect(run.stdout).toContain(`not converged (revision failed: Deployment/doomed ${revisionId} BUILD_FAILED)`);
     expect(finishAt).toBeUndefined();
     // Nothing written: the one request that is not a GET reads the failed build's log (its endpoint takes a POST).
-    expect(writes(emulator.requestLog).map((e) => `${e.method} ${e.route}`)).toEqual(['POST /v1/projects/{project_id}/revisions/{revision_id}/build_logs']);
+    expect(writes(emulator.requestLog).map((e) => `${e.method} ${e.route}`)).toEqual([
+      'POST /v1/projects/{project_id}/revisions/{revision_id}/build_logs',
+    ]);
   });
 
   it('a re-run after the build failed (nothing to write, nothing to wait for): the failed line names the deployment too', async () => {
@@ -163,7 +220,11 @@ describe('converge apply --wait: a rollout already in progress', () => {
     emulator.resetLog();
     const run = await runApplyCli(argv('doomed'), {});
     expect(run.code, run.stdout).toBe(1);
-    expect(run.stdout).toContain(`  failed    Deployment/doomed (deployment ${deploymentId}): revision ${revisionId} ended BUILD_FAILED`);
-    expect(writes(emulator.requestLog).filter((e) => e.method !== 'POST' || !e.route.endsWith('/build_logs'))).toEqual([]);
+    expect(run.stdout).toContain(
+      `  failed    Deployment/doomed (deployment ${deploymentId}): revision ${revisionId} ended BUILD_FAILED`,
+    );
+    expect(writes(emulator.requestLog).filter((e) => e.method !== 'POST' || !e.route.endsWith('/build_logs'))).toEqual(
+      [],
+    );
   });
 });

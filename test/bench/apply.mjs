@@ -22,7 +22,14 @@ import { installRedisCounter, readRedisCounter, resetRedisCounter, serverCommand
 const CONCURRENCY = 20;
 
 function workerSettings(prefix) {
-  return { redisUrl: REDIS_URL, redisPrefix: prefix, concurrency: CONCURRENCY, globalRate: 0, attempts: 3, backoff: 1000 };
+  return {
+    redisUrl: REDIS_URL,
+    redisPrefix: prefix,
+    concurrency: CONCURRENCY,
+    globalRate: 0,
+    attempts: 3,
+    backoff: 1000,
+  };
 }
 
 /** The real thing: plan N changed deployments, enqueue one job each, run the in-process workers, wait for all. */
@@ -36,10 +43,23 @@ export async function realApply(n, latencyMs, env) {
   const admin = await connectProducer({ redisUrl: REDIS_URL, redisPrefix: prefix });
   try {
     await writeManifests(dir, n, n);
-    const gathered = await gatherPlanInput({ dir, env, client, allowLiteralSecrets: false, allowLocalDiscovery: false });
+    const gathered = await gatherPlanInput({
+      dir,
+      env,
+      client,
+      allowLiteralSecrets: false,
+      allowLocalDiscovery: false,
+    });
     const result = plan(gathered.input);
     // As `converge apply` does: the decision about each resource says which become jobs (its revision reads, health only, are not measured here).
-    const { outcomes } = decideOutcomes(result, { mode: 'apply', resources: gathered.resources, live: gathered.live.deployments, revisions: new Map(), secretHashes: gathered.input.secretHashes, now: Date.now() });
+    const { outcomes } = decideOutcomes(result, {
+      mode: 'apply',
+      resources: gathered.resources,
+      live: gathered.live.deployments,
+      revisions: new Map(),
+      secretHashes: gathered.input.secretHashes,
+      now: Date.now(),
+    });
     const changes = changesToApply(outcomes, result.changes, gathered.resources, gathered.live.deployments);
     if (changes.length !== n) throw new Error(`expected ${n} changes, the plan has ${JSON.stringify(result.summary)}`);
 
@@ -62,9 +82,11 @@ export async function realApply(n, latencyMs, env) {
     await unsubscribe();
 
     const failed = results.filter((r) => r.status !== 'done');
-    if (failed.length) throw new Error(`${failed.length} jobs did not finish done: ${failed[0].message ?? failed[0].status}`);
+    if (failed.length)
+      throw new Error(`${failed.length} jobs did not finish done: ${failed[0].message ?? failed[0].status}`);
     const patches = arrivals.filter((r) => r.method === 'PATCH');
-    if (stats.patch !== n || patches.length !== n) throw new Error(`expected ${n} PATCHes, the emulator saw ${stats.patch}`);
+    if (stats.patch !== n || patches.length !== n)
+      throw new Error(`expected ${n} PATCHes, the emulator saw ${stats.patch}`);
     const first = Math.min(...arrivals.map((r) => r.at));
     const lastAnswered = Math.max(...patches.map((r) => r.at)) + latencyMs;
     return {
@@ -128,7 +150,11 @@ export async function bullmqOverhead(n) {
     resetRedisCounter();
     cpu = process.cpuUsage();
     started = performance.now();
-    worker = new Worker(QUEUE_NAME, async () => ({ outcome: 'unchanged', new_revision: false }), { connection: workerConnection, prefix, concurrency: CONCURRENCY });
+    worker = new Worker(QUEUE_NAME, async () => ({ outcome: 'unchanged', new_revision: false }), {
+      connection: workerConnection,
+      prefix,
+      concurrency: CONCURRENCY,
+    });
     worker.on('completed', () => {
       completed++;
       if (completed === n) allDone();
@@ -201,37 +227,169 @@ export async function run(options) {
   const tables = [
     {
       title: `Apply (figure 3): ${n} changed deployments, ${CONCURRENCY} jobs in flight, latency ${latencyMs} ms, emulator in a child process`,
-      columns: ['run', 'wall ms', 'start-up ms', 'jobs ms', 'tail ms', 'ideal ms', 'jobs/ideal', 'requests', 'GET/job', 'PATCH/job', 'converge CPU ms', 'emulator CPU ms'],
+      columns: [
+        'run',
+        'wall ms',
+        'start-up ms',
+        'jobs ms',
+        'tail ms',
+        'ideal ms',
+        'jobs/ideal',
+        'requests',
+        'GET/job',
+        'PATCH/job',
+        'converge CPU ms',
+        'emulator CPU ms',
+      ],
       rows: [
-        ['converge apply (runApply)', ms(real.wallMs), ms(real.startupMs), ms(real.processingMs), ms(real.tailMs), ideal, real.processingMs / ideal, real.requests, perJob(real.gets), perJob(real.patchCount), ms(real.convergeCpuMs), ms(real.emulatorCpuMs)],
-        ['bare client: read by id, then PATCH, 20 in flight', ms(floor.wallMs), '-', ms(floor.wallMs), '-', ideal, floor.wallMs / ideal, 2 * n, 1, 1, '-', '-'],
+        [
+          'converge apply (runApply)',
+          ms(real.wallMs),
+          ms(real.startupMs),
+          ms(real.processingMs),
+          ms(real.tailMs),
+          ideal,
+          real.processingMs / ideal,
+          real.requests,
+          perJob(real.gets),
+          perJob(real.patchCount),
+          ms(real.convergeCpuMs),
+          ms(real.emulatorCpuMs),
+        ],
+        [
+          'bare client: read by id, then PATCH, 20 in flight',
+          ms(floor.wallMs),
+          '-',
+          ms(floor.wallMs),
+          '-',
+          ideal,
+          floor.wallMs / ideal,
+          2 * n,
+          1,
+          1,
+          '-',
+          '-',
+        ],
       ],
     },
     {
       title: 'Redis per job during that apply (this process; a pipeline or MULTI is one round trip)',
-      columns: ['round trips/job', 'commands/job', 'BullMQ cmds/job', 'applied-state cmds/job', 'blocking waits', 'server-side cmds/job'],
-      rows: [[perJob(nonBlocking(real.redis)), perJob(real.redis.commands), perJob(real.redis.byOwner.bullmq), perJob(real.redis.byOwner.appliedState), real.redis.blocking, perJob(real.serverCalls)]],
+      columns: [
+        'round trips/job',
+        'commands/job',
+        'BullMQ cmds/job',
+        'applied-state cmds/job',
+        'blocking waits',
+        'server-side cmds/job',
+      ],
+      rows: [
+        [
+          perJob(nonBlocking(real.redis)),
+          perJob(real.redis.commands),
+          perJob(real.redis.byOwner.bullmq),
+          perJob(real.redis.byOwner.appliedState),
+          real.redis.blocking,
+          perJob(real.serverCalls),
+        ],
+      ],
     },
     {
       title: `BullMQ alone: ${n} jobs (same payloads and options), enqueued one by one, then ${CONCURRENCY} in flight with a processor that does nothing`,
       columns: ['phase', 'wall ms', 'ms/job', 'slot ms/job', 'CPU ms/job', 'round trips/job', 'commands/job'],
       rows: [
-        ['enqueue', ms(overhead.enqueueMs), overhead.enqueueMs / n, '-', overhead.enqueueCpuMs / n, perJob(nonBlocking(overhead.enqueueRedis)), perJob(overhead.enqueueRedis.commands)],
-        ['process', ms(overhead.processMs), overhead.processMs / n, slotMs, overhead.processCpuMs / n, perJob(nonBlocking(overhead.processRedis)), perJob(overhead.processRedis.commands)],
+        [
+          'enqueue',
+          ms(overhead.enqueueMs),
+          overhead.enqueueMs / n,
+          '-',
+          overhead.enqueueCpuMs / n,
+          perJob(nonBlocking(overhead.enqueueRedis)),
+          perJob(overhead.enqueueRedis.commands),
+        ],
+        [
+          'process',
+          ms(overhead.processMs),
+          overhead.processMs / n,
+          slotMs,
+          overhead.processCpuMs / n,
+          perJob(nonBlocking(overhead.processRedis)),
+          perJob(overhead.processRedis.commands),
+        ],
       ],
     },
   ];
-  const top = Object.entries(real.redis.byName).slice(0, 8).map(([k, v]) => `${k} ${ms(v / n)}`).join(', ');
+  const top = Object.entries(real.redis.byName)
+    .slice(0, 8)
+    .map(([k, v]) => `${k} ${ms(v / n)}`)
+    .join(', ');
   const figures = [
-    figure('3', `apply N=${n}: job phase (first request to last PATCH answered) against the bare client's read-then-PATCH pairs in the same run`, ms(real.processingMs), 'ms', `<= ${ms(target)} (1.25 x ${ms(floor.wallMs)})`, real.processingMs <= target, `${ms(real.processingMs / floor.wallMs)} x the bare client`),
+    figure(
+      '3',
+      `apply N=${n}: job phase (first request to last PATCH answered) against the bare client's read-then-PATCH pairs in the same run`,
+      ms(real.processingMs),
+      'ms',
+      `<= ${ms(target)} (1.25 x ${ms(floor.wallMs)})`,
+      real.processingMs <= target,
+      `${ms(real.processingMs / floor.wallMs)} x the bare client`,
+    ),
     figure('3', `apply N=${n}: wall time`, ms(real.wallMs), 'ms', 'reported', null),
-    figure('3', `apply N=${n}: fixed start-up cost (runApply to the first request)`, ms(real.startupMs), 'ms', 'reported', null),
-    figure('3', `apply N=${n}: the bare client's read-then-PATCH pairs, 20 in flight (this machine's floor)`, ms(floor.wallMs), 'ms', 'reported', null, `${ms(floor.wallMs / ideal)} x ideal`),
-    figure('3', `apply N=${n}: service requests per job`, ms(real.requests / n), 'req', 'reported (1 read by id and 1 PATCH each)', null),
-    figure('3', `apply N=${n}: Redis round trips per job (BullMQ and applied state)`, ms(perJob(nonBlocking(real.redis))), 'RT', 'reported', null),
-    figure('3', 'BullMQ overhead per job: time a job holds a slot (no-op processor, 20 in flight)', ms(slotMs), 'ms', 'reported', null),
-    figure('3', 'BullMQ overhead per job: Redis round trips (enqueue + process)', ms(perJob(nonBlocking(overhead.enqueueRedis)) + perJob(nonBlocking(overhead.processRedis))), 'RT', 'reported', null),
-    figure('3', 'BullMQ overhead per job: CPU of this process (enqueue + process)', ms((overhead.enqueueCpuMs + overhead.processCpuMs) / n), 'ms', 'reported', null),
+    figure(
+      '3',
+      `apply N=${n}: fixed start-up cost (runApply to the first request)`,
+      ms(real.startupMs),
+      'ms',
+      'reported',
+      null,
+    ),
+    figure(
+      '3',
+      `apply N=${n}: the bare client's read-then-PATCH pairs, 20 in flight (this machine's floor)`,
+      ms(floor.wallMs),
+      'ms',
+      'reported',
+      null,
+      `${ms(floor.wallMs / ideal)} x ideal`,
+    ),
+    figure(
+      '3',
+      `apply N=${n}: service requests per job`,
+      ms(real.requests / n),
+      'req',
+      'reported (1 read by id and 1 PATCH each)',
+      null,
+    ),
+    figure(
+      '3',
+      `apply N=${n}: Redis round trips per job (BullMQ and applied state)`,
+      ms(perJob(nonBlocking(real.redis))),
+      'RT',
+      'reported',
+      null,
+    ),
+    figure(
+      '3',
+      'BullMQ overhead per job: time a job holds a slot (no-op processor, 20 in flight)',
+      ms(slotMs),
+      'ms',
+      'reported',
+      null,
+    ),
+    figure(
+      '3',
+      'BullMQ overhead per job: Redis round trips (enqueue + process)',
+      ms(perJob(nonBlocking(overhead.enqueueRedis)) + perJob(nonBlocking(overhead.processRedis))),
+      'RT',
+      'reported',
+      null,
+    ),
+    figure(
+      '3',
+      'BullMQ overhead per job: CPU of this process (enqueue + process)',
+      ms((overhead.enqueueCpuMs + overhead.processCpuMs) / n),
+      'ms',
+      'reported',
+      null,
+    ),
   ];
   return {
     name: 'apply',
@@ -243,7 +401,7 @@ export async function run(options) {
       `converge used ${ms(real.convergeCpuMs / n)} ms of CPU per job (HTTP, BullMQ, applied state, plan of the job): with ${CONCURRENCY} jobs in flight, ${ms((real.convergeCpuMs / n) * CONCURRENCY)} ms of CPU per round of ${CONCURRENCY} jobs against ${latencyMs} ms of latency; the emulator used ${ms(real.emulatorCpuMs / n)} ms per PATCH in its own process.`,
       `jobs ms: from the first request of any job to the last PATCH answered (its arrival + ${latencyMs} ms); ideal = N/${CONCURRENCY} x latency (one round trip per job; a job now makes two, its read and its write); start-up: runApply called to the first request (events connection, worker start, first enqueues); tail: last answer to runApply returning (completion events).`,
       `Redis commands per job by name: ${top}.`,
-      'server-side cmds/job: the INFO commandstats delta of the Redis server over the apply, per job: it counts the commands BullMQ\'s Lua scripts run inside Redis, and those of any other client of that Redis at the time.',
+      "server-side cmds/job: the INFO commandstats delta of the Redis server over the apply, per job: it counts the commands BullMQ's Lua scripts run inside Redis, and those of any other client of that Redis at the time.",
       'slot ms/job: processing wall x concurrency / N with a processor that does nothing: what BullMQ adds to each job while it holds one of the 20 slots.',
     ],
   };

@@ -33,7 +33,9 @@ async function stepSums(url) {
       let body = '';
       res.setEncoding('utf8');
       res.on('data', (chunk) => (body += chunk));
-      res.on('end', () => (res.statusCode === 200 ? resolve(body) : reject(new Error(`/metrics answered ${res.statusCode}`))));
+      res.on('end', () =>
+        res.statusCode === 200 ? resolve(body) : reject(new Error(`/metrics answered ${res.statusCode}`)),
+      );
     }).on('error', reject);
   });
   const steps = Object.fromEntries(STEPS.map((step) => [step, 0]));
@@ -49,15 +51,17 @@ async function stepSums(url) {
 
 /** What reconciles between two readings spent in each step, per reconcile (ms), their sum and the reconcile's duration. */
 function stepsBetween(before, after, count) {
-  const steps = Object.fromEntries(STEPS.map((step) => [step, ((after.steps[step] ?? 0) - (before?.steps[step] ?? 0)) * 1000 / count]));
+  const steps = Object.fromEntries(
+    STEPS.map((step) => [step, (((after.steps[step] ?? 0) - (before?.steps[step] ?? 0)) * 1000) / count]),
+  );
   const sum = Object.values(steps).reduce((a, b) => a + b, 0);
-  const reconcile = (after.reconcile - (before?.reconcile ?? 0)) * 1000 / count;
+  const reconcile = ((after.reconcile - (before?.reconcile ?? 0)) * 1000) / count;
   return { steps, sum, reconcile, within: reconcile > 0 && Math.abs(sum - reconcile) <= STEP_SUM_WITHIN * reconcile };
 }
 
 /** One line of a reconcile's steps: each step's ms, then the sum against the duration. */
 function stepLine(s) {
-  return `${STEPS.map((step) => `${step} ${ms(s.steps[step])}`).join(', ')}; sum ${ms(s.sum)} of ${ms(s.reconcile)} ms (${(100 * s.sum / s.reconcile).toFixed(1)}%)`;
+  return `${STEPS.map((step) => `${step} ${ms(s.steps[step])}`).join(', ')}; sum ${ms(s.sum)} of ${ms(s.reconcile)} ms (${((100 * s.sum) / s.reconcile).toFixed(1)}%)`;
 }
 
 async function benchOne(n, latencyMs, resyncs, restMs) {
@@ -72,9 +76,17 @@ async function benchOne(n, latencyMs, resyncs, restMs) {
     // BENCH_DAEMON_HEAP=1 lets SIGUSR2 write a heap snapshot (BENCH_DAEMON_PROF and BENCH_DAEMON_NODE_ARGS: lib/daemon-child.mjs).
     const execArgv = process.env.BENCH_DAEMON_HEAP ? ['--heapsnapshot-signal=SIGUSR2'] : [];
     // --resync 1h: the bench asks for each full reconcile itself (POST /reconcile), so none comes between.
-    daemon = await startDaemonChild({ dir, apiUrl: emulator.url, prefix, env: benchEnv(), args: ['--resync', '1h'], execArgv });
+    daemon = await startDaemonChild({
+      dir,
+      apiUrl: emulator.url,
+      prefix,
+      env: benchEnv(),
+      args: ['--resync', '1h'],
+      execArgv,
+    });
     const startup = await daemon.waitFor((l) => l.msg === 'reconciled' && l.trigger === 'startup', 180_000);
-    if (startup.files !== n || startup.live !== n) throw new Error(`first reconcile read ${startup.files} files and ${startup.live} live deployments, not ${n}`);
+    if (startup.files !== n || startup.live !== n)
+      throw new Error(`first reconcile read ${startup.files} files and ${startup.live} live deployments, not ${n}`);
     const firstStats = await emulator.stats();
     const afterFirst = daemon.memory();
     const firstSteps = await stepSums(daemon.url);
@@ -127,24 +139,118 @@ export async function run(options) {
   const figures = [];
   for (const r of rows) {
     const scale = r.n === 10000 ? '' : ' (the target set at 10,000)';
-    figures.push(figure('41.4', `daemon N=${r.n}: first reconcile after start (logged duration)`, ms(r.firstMs), 'ms', `< ${FIRST_RECONCILE_MS} ms${scale}`, r.firstMs < FIRST_RECONCILE_MS, `${ms(r.spawnToFirstMs)} ms from spawn; ${r.firstWrites} writes`, { key: 'first-reconcile', n: r.n }));
-    figures.push(figure('41.4', `daemon N=${r.n}: a full reconcile with no change (resync), median of ${resyncs}`, ms(r.resyncMs), 'ms', '0 writes; time reported', r.resyncWrites === 0 && r.resyncEnqueued === 0, `${r.resyncWrites} writes, ${r.resyncEnqueued} jobs, ${ms(r.resyncRequests)} requests each`, { key: 'resync', n: r.n }));
-    figures.push(figure('52.5', `daemon N=${r.n}: the first reconcile's steps (converge_reconcile_step_seconds) against its duration`, ms(r.firstSteps.sum), 'ms', `sum within ${STEP_SUM_WITHIN * 100}% of the reconcile`, r.firstSteps.within, stepLine(r.firstSteps)));
-    figures.push(figure('52.5', `daemon N=${r.n}: a resync's steps, mean of ${resyncs}, against its duration`, ms(r.resyncSteps.sum), 'ms', `sum within ${STEP_SUM_WITHIN * 100}% of the reconcile`, r.resyncSteps.within, stepLine(r.resyncSteps)));
-    figures.push(figure('41.3', `daemon N=${r.n}: RSS at rest (${restMs / 1000} s after the first reconcile and ${resyncs} resyncs)`, ms(r.rssMb), 'MB', `< ${RSS_MB} MB${scale}`, r.rssMb < RSS_MB, `${ms(r.rssBusyMb)} MB right after the last resync, ${ms(r.rssSoonMb)} MB ${SOON_MS / 1000} s after; peak ${ms(r.peakMb)} MB (VmHWM)`, { key: 'rss', n: r.n }));
+    figures.push(
+      figure(
+        '41.4',
+        `daemon N=${r.n}: first reconcile after start (logged duration)`,
+        ms(r.firstMs),
+        'ms',
+        `< ${FIRST_RECONCILE_MS} ms${scale}`,
+        r.firstMs < FIRST_RECONCILE_MS,
+        `${ms(r.spawnToFirstMs)} ms from spawn; ${r.firstWrites} writes`,
+        { key: 'first-reconcile', n: r.n },
+      ),
+    );
+    figures.push(
+      figure(
+        '41.4',
+        `daemon N=${r.n}: a full reconcile with no change (resync), median of ${resyncs}`,
+        ms(r.resyncMs),
+        'ms',
+        '0 writes; time reported',
+        r.resyncWrites === 0 && r.resyncEnqueued === 0,
+        `${r.resyncWrites} writes, ${r.resyncEnqueued} jobs, ${ms(r.resyncRequests)} requests each`,
+        { key: 'resync', n: r.n },
+      ),
+    );
+    figures.push(
+      figure(
+        '52.5',
+        `daemon N=${r.n}: the first reconcile's steps (converge_reconcile_step_seconds) against its duration`,
+        ms(r.firstSteps.sum),
+        'ms',
+        `sum within ${STEP_SUM_WITHIN * 100}% of the reconcile`,
+        r.firstSteps.within,
+        stepLine(r.firstSteps),
+      ),
+    );
+    figures.push(
+      figure(
+        '52.5',
+        `daemon N=${r.n}: a resync's steps, mean of ${resyncs}, against its duration`,
+        ms(r.resyncSteps.sum),
+        'ms',
+        `sum within ${STEP_SUM_WITHIN * 100}% of the reconcile`,
+        r.resyncSteps.within,
+        stepLine(r.resyncSteps),
+      ),
+    );
+    figures.push(
+      figure(
+        '41.3',
+        `daemon N=${r.n}: RSS at rest (${restMs / 1000} s after the first reconcile and ${resyncs} resyncs)`,
+        ms(r.rssMb),
+        'MB',
+        `< ${RSS_MB} MB${scale}`,
+        r.rssMb < RSS_MB,
+        `${ms(r.rssBusyMb)} MB right after the last resync, ${ms(r.rssSoonMb)} MB ${SOON_MS / 1000} s after; peak ${ms(r.peakMb)} MB (VmHWM)`,
+        { key: 'rss', n: r.n },
+      ),
+    );
   }
   return {
     name: 'daemon',
     tables: [
       {
         title: `Daemon (issue 41 items 3, 4): converge run over N manifests and N live deployments, latency ${options.latencyMs} ms, every deployment in sync`,
-        columns: ['N', 'first reconcile ms', 'spawn -> first ms', 'first: requests', 'first: writes', 'resync ms (median)', 'resync: requests', 'resync: writes', 'RSS after first MB', 'RSS after resyncs MB', `RSS ${SOON_MS / 1000} s after MB`, `RSS at rest (${restMs / 1000} s) MB`, 'peak RSS MB'],
-        rows: rows.map((r) => [r.n, ms(r.firstMs), ms(r.spawnToFirstMs), r.firstRequests, r.firstWrites, ms(r.resyncMs), ms(r.resyncRequests), r.resyncWrites, ms(r.rssAfterFirstMb), ms(r.rssBusyMb), ms(r.rssSoonMb), ms(r.rssMb), ms(r.peakMb)]),
+        columns: [
+          'N',
+          'first reconcile ms',
+          'spawn -> first ms',
+          'first: requests',
+          'first: writes',
+          'resync ms (median)',
+          'resync: requests',
+          'resync: writes',
+          'RSS after first MB',
+          'RSS after resyncs MB',
+          `RSS ${SOON_MS / 1000} s after MB`,
+          `RSS at rest (${restMs / 1000} s) MB`,
+          'peak RSS MB',
+        ],
+        rows: rows.map((r) => [
+          r.n,
+          ms(r.firstMs),
+          ms(r.spawnToFirstMs),
+          r.firstRequests,
+          r.firstWrites,
+          ms(r.resyncMs),
+          ms(r.resyncRequests),
+          r.resyncWrites,
+          ms(r.rssAfterFirstMb),
+          ms(r.rssBusyMb),
+          ms(r.rssSoonMb),
+          ms(r.rssMb),
+          ms(r.peakMb),
+        ]),
       },
       {
-        title: 'Where a reconcile spends its time (issue 52): converge_reconcile_step_seconds per reconcile, ms, against converge_reconcile_duration_seconds',
+        title:
+          'Where a reconcile spends its time (issue 52): converge_reconcile_step_seconds per reconcile, ms, against converge_reconcile_duration_seconds',
         columns: ['N', 'reconcile', ...STEPS, 'sum of steps', 'reconcile ms', 'sum / reconcile'],
-        rows: rows.flatMap((r) => [['first', r.firstSteps], [`resync (mean of ${resyncs})`, r.resyncSteps]].map(([which, s]) => [r.n, which, ...STEPS.map((step) => ms(s.steps[step])), ms(s.sum), ms(s.reconcile), `${(100 * s.sum / s.reconcile).toFixed(1)}%`])),
+        rows: rows.flatMap((r) =>
+          [
+            ['first', r.firstSteps],
+            [`resync (mean of ${resyncs})`, r.resyncSteps],
+          ].map(([which, s]) => [
+            r.n,
+            which,
+            ...STEPS.map((step) => ms(s.steps[step])),
+            ms(s.sum),
+            ms(s.reconcile),
+            `${((100 * s.sum) / s.reconcile).toFixed(1)}%`,
+          ]),
+        ),
       },
     ],
     figures,
@@ -154,7 +260,9 @@ export async function run(options) {
       `A resync: POST /reconcile {} (a full reconcile, what --resync runs), the duration the daemon logs, ${resyncs} in a row; with nothing changed it writes nothing.`,
       `RSS: VmRSS of the daemon from /proc right after the last resync, ${SOON_MS / 1000} s later, and at rest ${restMs / 1000} s later (the figure: the daemon between resyncs, 5 minutes apart by default, after V8 gave back what it grew while busy); peak: VmHWM, the largest RSS the process had, which a container's memory limit must allow. docs/performance.md says what each part of the daemon holds.`,
       'Steps: the daemon cuts each reconcile into consecutive wall-clock segments (docs/monitoring.md, "Traces and reconcile steps"): state (its own Redis keys), manifests (read and parse; the listing\'s first pages arrive meanwhile), listing (what of the listing is left once the files are parsed), decision (plan and decide), revisions (latest revisions read for health), enqueue (the jobs added). Read from its /metrics after the first reconcile and after the resyncs; tracing off (no OTEL_EXPORTER_OTLP_ENDPOINT), as in every other figure.',
-      `Load average at the end: ${loadavg().map((l) => l.toFixed(1)).join(', ')}: wall times grow with it.`,
+      `Load average at the end: ${loadavg()
+        .map((l) => l.toFixed(1))
+        .join(', ')}: wall times grow with it.`,
     ],
   };
 }

@@ -7,7 +7,9 @@ import { startEmulatorChild } from './lib/emulator-child.mjs';
 const LOADGEN = fileURLToPath(new URL('./lib/loadgen.mjs', import.meta.url));
 
 async function load(url, connections, seconds, pages) {
-  const child = spawn(process.execPath, [LOADGEN, url, String(connections), String(seconds), String(pages)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [LOADGEN, url, String(connections), String(seconds), String(pages)], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   let out = '';
   child.stdout.setEncoding('utf8').on('data', (c) => (out += c));
   const code = await new Promise((resolve) => child.on('close', resolve));
@@ -45,15 +47,32 @@ export async function run(options) {
       {
         title: `Emulator throughput (figure 6): GET /v2/deployments?limit=100 over ${n} deployments, load generator in its own process, ${seconds} s each`,
         columns: ['latency ms', 'connections', 'requests/s', 'MB/s', 'p50 ms', 'p99 ms', 'failed', 'emulator CPU'],
-        rows: rows.map((r) => [r.latencyMs, r.connections, r.perSecond, r.mbPerSecond, r.p50, r.p99, r.failed, `${Math.round(r.cpuShare * 100)}%`]),
+        rows: rows.map((r) => [
+          r.latencyMs,
+          r.connections,
+          r.perSecond,
+          r.mbPerSecond,
+          r.p50,
+          r.p99,
+          r.failed,
+          `${Math.round(r.cpuShare * 100)}%`,
+        ]),
       },
     ],
     figures: [
-      figure('6', 'emulator: list pages of 100 per second (no added latency)', Math.round(best.perSecond), 'req/s', '>= 1000 req/s', best.perSecond >= 1000, `${best.connections} connections, p99 ${ms(best.p99)} ms`),
+      figure(
+        '6',
+        'emulator: list pages of 100 per second (no added latency)',
+        Math.round(best.perSecond),
+        'req/s',
+        '>= 1000 req/s',
+        best.perSecond >= 1000,
+        `${best.connections} connections, p99 ${ms(best.p99)} ms`,
+      ),
     ],
     notes: [
       'Pages cycle through offsets 0..900; every page holds 100 deployments (~100 KB of JSON). The emulator and the load generator are separate processes on the same 2 cores.',
-      'emulator CPU: the emulator process\'s CPU time over the run (warm-up included), as a share of one core.',
+      "emulator CPU: the emulator process's CPU time over the run (warm-up included), as a share of one core.",
     ],
     rows,
   };

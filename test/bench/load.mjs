@@ -40,11 +40,23 @@ async function medianMs(work, count) {
 
 /** What each step of the load costs in this thread: reading, the parser alone, the whole compile (parser, positions, variables, schemas, conversion). */
 async function steps(dir, count) {
-  const names = readdirSync(dir, { recursive: true }).filter((name) => name.endsWith('.yaml')).map((name) => join(dir, name));
+  const names = readdirSync(dir, { recursive: true })
+    .filter((name) => name.endsWith('.yaml'))
+    .map((name) => join(dir, name));
   const files = readAll(dir);
   const options = { allowLiteralSecrets: false };
   const readMs = await medianMs(() => names.forEach((name) => readCapped(name, 1024 * 1024, { follow: false })), count);
-  const parseMs = await medianMs(() => files.forEach((f) => Array.from(new Composer({ merge: true, uniqueKeys: true }).compose(new Parser().parse(new TextDecoder().decode(f.bytes))))), count);
+  const parseMs = await medianMs(
+    () =>
+      files.forEach((f) =>
+        Array.from(
+          new Composer({ merge: true, uniqueKeys: true }).compose(
+            new Parser().parse(new TextDecoder().decode(f.bytes)),
+          ),
+        ),
+      ),
+    count,
+  );
   const compileMs = await medianMs(() => files.forEach((f) => compileFile(f, options)), count);
   let poolMs = { ms: NaN, cpuMs: NaN };
   const threads = availableParallelism();
@@ -107,23 +119,65 @@ export async function run(options) {
         ...results.flatMap((x) => [
           [x.n, 'bare parseAllDocuments, a process on one core', ms(x.bareMs), ms(x.bareCpuMs)],
           [x.n, `the same split over ${x.threads} worker threads (issue 41's floor)`, ms(x.splitMs), ms(x.splitCpuMs)],
-          [x.n, `converge validate, a process (peak RSS ${ms(x.validateRssMb)} MB)`, ms(x.validateMs), ms(x.validateCpuMs)],
+          [
+            x.n,
+            `converge validate, a process (peak RSS ${ms(x.validateRssMb)} MB)`,
+            ms(x.validateMs),
+            ms(x.validateCpuMs),
+          ],
         ]),
         [r.n, 'read every file (capped reader)', ms(r.readMs.ms), ms(r.readMs.cpuMs)],
         [r.n, 'the parser alone (yaml Parser + Composer)', ms(r.parseMs.ms), ms(r.parseMs.cpuMs)],
         [r.n, 'compile in one thread (parser and all beyond it)', ms(r.compileMs.ms), ms(r.compileMs.cpuMs)],
-        [r.n, 'beyond the parser (compile - parser)', ms(r.compileMs.ms - r.parseMs.ms), ms(r.compileMs.cpuMs - r.parseMs.cpuMs)],
-        [r.n, `compile on the pool (this thread and ${r.threads - 1} worker thread${r.threads === 2 ? '' : 's'}), their start included (CPU: every thread of the process)`, ms(r.poolMs.ms), ms(r.poolMs.cpuMs)],
+        [
+          r.n,
+          'beyond the parser (compile - parser)',
+          ms(r.compileMs.ms - r.parseMs.ms),
+          ms(r.compileMs.cpuMs - r.parseMs.cpuMs),
+        ],
+        [
+          r.n,
+          `compile on the pool (this thread and ${r.threads - 1} worker thread${r.threads === 2 ? '' : 's'}), their start included (CPU: every thread of the process)`,
+          ms(r.poolMs.ms),
+          ms(r.poolMs.cpuMs),
+        ],
       ],
     },
   ];
-  const load = loadavg().map((l) => l.toFixed(1)).join(', ');
+  const load = loadavg()
+    .map((l) => l.toFixed(1))
+    .join(', ');
   const figures = [
-    figure('36', `validate N=${n}: converge validate / bare parseAllDocuments on one core`, Math.round((r.validateMs / r.bareMs) * 100) / 100, 'x', r.threads >= 4 ? '<= 1.00x' : '<= 1.35x (2 cores; issue 36 asked 1.00x: docs/performance.md)', r.validateMs <= r.bareMs * (r.threads >= 4 ? 1 : 1.35), `${ms(r.validateMs)} ms against ${ms(r.bareMs)} ms`),
-    ...results.map((x) =>
-      figure('41.5', `validate N=${x.n}: converge validate / bare parse split over ${x.threads} cores (the floor)`, Math.round((x.validateMs / x.splitMs) * 100) / 100, 'x', x.n >= 10000 ? '<= 1.60x' : 'info (issue 41 sets 1.60x at 10,000)', x.n >= 10000 ? x.validateMs <= x.splitMs * 1.6 : null, `${ms(x.validateMs)} ms against ${ms(x.splitMs)} ms, taken back to back; load average ${load}`, { key: 'validate-floor', n: x.n }),
+    figure(
+      '36',
+      `validate N=${n}: converge validate / bare parseAllDocuments on one core`,
+      Math.round((r.validateMs / r.bareMs) * 100) / 100,
+      'x',
+      r.threads >= 4 ? '<= 1.00x' : '<= 1.35x (2 cores; issue 36 asked 1.00x: docs/performance.md)',
+      r.validateMs <= r.bareMs * (r.threads >= 4 ? 1 : 1.35),
+      `${ms(r.validateMs)} ms against ${ms(r.bareMs)} ms`,
     ),
-    figure('36', `load N=${n}: compile on the pool (${r.threads} cores) / in one thread, wall`, Math.round((r.poolMs.ms / r.compileMs.ms) * 100) / 100, 'x', 'info', null, `${ms(r.poolMs.ms)} ms against ${ms(r.compileMs.ms)} ms, the threads' start included`),
+    ...results.map((x) =>
+      figure(
+        '41.5',
+        `validate N=${x.n}: converge validate / bare parse split over ${x.threads} cores (the floor)`,
+        Math.round((x.validateMs / x.splitMs) * 100) / 100,
+        'x',
+        x.n >= 10000 ? '<= 1.60x' : 'info (issue 41 sets 1.60x at 10,000)',
+        x.n >= 10000 ? x.validateMs <= x.splitMs * 1.6 : null,
+        `${ms(x.validateMs)} ms against ${ms(x.splitMs)} ms, taken back to back; load average ${load}`,
+        { key: 'validate-floor', n: x.n },
+      ),
+    ),
+    figure(
+      '36',
+      `load N=${n}: compile on the pool (${r.threads} cores) / in one thread, wall`,
+      Math.round((r.poolMs.ms / r.compileMs.ms) * 100) / 100,
+      'x',
+      'info',
+      null,
+      `${ms(r.poolMs.ms)} ms against ${ms(r.compileMs.ms)} ms, the threads' start included`,
+    ),
   ];
   return {
     name: 'load',

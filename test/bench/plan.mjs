@@ -33,11 +33,28 @@ function floorRequests(n) {
 
 /** Runs `converge plan DIR --output json` in its own process; wall time, peak RSS, the plan's summary. */
 async function planChild(dir, url, prefix) {
-  const args = [CLI, 'plan', dir, '--output', 'json', '--api-url', url, '--redis-url', REDIS_URL, '--redis-prefix', prefix];
+  const args = [
+    CLI,
+    'plan',
+    dir,
+    '--output',
+    'json',
+    '--api-url',
+    url,
+    '--redis-url',
+    REDIS_URL,
+    '--redis-prefix',
+    prefix,
+  ];
   const useTime = existsSync(TIME);
-  const [command, argv] = useTime ? [TIME, ['-v', process.execPath, ...args]] : [process.execPath, [new URL('./lib/rss-wrapper.mjs', import.meta.url).pathname, ...args]];
+  const [command, argv] = useTime
+    ? [TIME, ['-v', process.execPath, ...args]]
+    : [process.execPath, [new URL('./lib/rss-wrapper.mjs', import.meta.url).pathname, ...args]];
   const started = performance.now();
-  const child = spawn(command, argv, { env: benchEnv({ ...process.env, NO_COLOR: '1' }), stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(command, argv, {
+    env: benchEnv({ ...process.env, NO_COLOR: '1' }),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   let err = '';
   child.stdout.setEncoding('utf8').on('data', (c) => (out += c));
@@ -109,7 +126,8 @@ async function benchOne(n, latencyMs, env) {
     const loaded = await loadManifestDir(dir, { allowLiteralSecrets: false });
     const loadMs = performance.now() - started;
     const loadErrors = loaded.diagnostics.filter((d) => d.severity === 'error').length;
-    if (loaded.resources.length !== n || loadErrors) throw new Error(`loaded ${loaded.resources.length} of ${n} manifests, ${loadErrors} errors`);
+    if (loaded.resources.length !== n || loadErrors)
+      throw new Error(`loaded ${loaded.resources.length} of ${n} manifests, ${loadErrors} errors`);
 
     // Listing alone, as gatherPlanInput lists.
     await emulator.reset();
@@ -122,7 +140,13 @@ async function benchOne(n, latencyMs, env) {
     // converge's way, in this process: gatherPlanInput (manifests, live pages, secrets) then plan().
     await emulator.reset();
     started = performance.now();
-    const gathered = await gatherPlanInput({ dir, env, client, allowLiteralSecrets: false, allowLocalDiscovery: false });
+    const gathered = await gatherPlanInput({
+      dir,
+      env,
+      client,
+      allowLiteralSecrets: false,
+      allowLocalDiscovery: false,
+    });
     const gatherMs = performance.now() - started;
     const result = plan(gathered.input);
     const convergeMs = performance.now() - started;
@@ -134,7 +158,16 @@ async function benchOne(n, latencyMs, env) {
     await emulator.reset();
     let tailFrom;
     const corridor = await reconcileCorridor({
-      scope: { tree: { dir, env, client, allowLiteralSecrets: false, allowLocalDiscovery: false, onManifestsRead: () => (tailFrom = process.cpuUsage()) } },
+      scope: {
+        tree: {
+          dir,
+          env,
+          client,
+          allowLiteralSecrets: false,
+          allowLocalDiscovery: false,
+          onManifestsRead: () => (tailFrom = process.cpuUsage()),
+        },
+      },
       decision: { mode: 'plan', now: () => Date.now() },
       healthNotes: true,
     });
@@ -159,7 +192,8 @@ async function benchOne(n, latencyMs, env) {
     const other = await perResourcePlan(dir, client, env);
     const perResourceMs = performance.now() - started;
     const perResourceStats = await emulator.stats();
-    if (other.summary.noop !== n) throw new Error(`per-resource plan: expected ${n} noop, got ${JSON.stringify(other.summary)}`);
+    if (other.summary.noop !== n)
+      throw new Error(`per-resource plan: expected ${n} noop, got ${JSON.stringify(other.summary)}`);
 
     // The converge binary in its own process: end-to-end wall time and peak RSS.
     await emulator.reset();
@@ -170,7 +204,8 @@ async function benchOne(n, latencyMs, env) {
     for (let i = 0; i < (CLI_RUNS[n] ?? 1); i++) {
       floorRuns.push(await splitFloor(dir));
       const run = await planChild(dir, emulator.url, prefix);
-      if (run.summary.noop !== n) throw new Error(`converge plan: expected ${n} noop, got ${JSON.stringify(run.summary)}`);
+      if (run.summary.noop !== n)
+        throw new Error(`converge plan: expected ${n} noop, got ${JSON.stringify(run.summary)}`);
       cliStats ??= await emulator.stats();
       cliRuns.push(run);
     }
@@ -214,33 +249,184 @@ export async function run(options) {
   const tables = [
     {
       title: `Plan (figure 1): N live deployments, N manifest files, emulator in a child process, latency ${latencyMs} ms`,
-      columns: ['N', 'list req', 'floor', 'list ms', 'floor ms', 'gather+plan ms', 'cli ms', 'cli - start-up ms', 'parse floor ms', 'cli req', 'plan() us/dep', 'load ms', 'peak RSS MB'],
-      rows: rows.map((r) => [r.n, r.listRequests, floorRequests(r.n), ms(r.listMs), floorRequests(r.n) * latencyMs, ms(r.convergeMs), ms(r.cliMs), ms(r.cliMs - startupMs), ms(r.floorMs), r.cliRequests, r.planUs, ms(r.loadMs), ms(r.rssMb)]),
+      columns: [
+        'N',
+        'list req',
+        'floor',
+        'list ms',
+        'floor ms',
+        'gather+plan ms',
+        'cli ms',
+        'cli - start-up ms',
+        'parse floor ms',
+        'cli req',
+        'plan() us/dep',
+        'load ms',
+        'peak RSS MB',
+      ],
+      rows: rows.map((r) => [
+        r.n,
+        r.listRequests,
+        floorRequests(r.n),
+        ms(r.listMs),
+        floorRequests(r.n) * latencyMs,
+        ms(r.convergeMs),
+        ms(r.cliMs),
+        ms(r.cliMs - startupMs),
+        ms(r.floorMs),
+        r.cliRequests,
+        r.planUs,
+        ms(r.loadMs),
+        ms(r.rssMb),
+      ]),
     },
     {
       title: `Per-resource way (figure 2): one name_contains lookup per deployment, ${PER_RESOURCE_IN_FLIGHT} in flight, same run`,
       columns: ['N', 'requests', 'converge req', 'req ratio', 'wall ms', 'converge ms', 'time ratio'],
-      rows: rows.map((r) => [r.n, r.perResourceRequests, r.convergeRequests, r.perResourceRequests / r.convergeRequests, ms(r.perResourceMs), ms(r.convergeMs), r.perResourceMs / r.convergeMs]),
+      rows: rows.map((r) => [
+        r.n,
+        r.perResourceRequests,
+        r.convergeRequests,
+        r.perResourceRequests / r.convergeRequests,
+        ms(r.perResourceMs),
+        ms(r.convergeMs),
+        r.perResourceMs / r.convergeMs,
+      ]),
     },
   ];
   for (const r of rows) {
     const floor = floorRequests(r.n);
     const bound = floor * latencyMs * 1.25;
     // The prefetching lister may send, past the end, as many extra requests as it keeps in flight (at most 4).
-    figures.push(figure('1', `plan N=${r.n}: list requests`, r.listRequests, 'req', `${floor} (+ <= 3 read ahead)`, r.listRequests >= floor && r.listRequests <= floor + 3));
-    figures.push(figure('1', `plan N=${r.n}: live listing wall time (${LIST_PREFETCH} pages in flight)`, ms(r.listMs), 'ms', `<= ${ms(bound)} (1.25 x ${floor} x ${latencyMs} ms)`, r.listMs <= bound));
-    figures.push(figure('1', `plan N=${r.n}: whole plan wall time, in process (manifests loaded while listing, plan())`, ms(r.convergeMs), 'ms', `<= ${ms(bound)}`, r.convergeMs <= bound));
-    figures.push(figure('1', `plan N=${r.n}: converge plan as a process, less its fixed start-up (${ms(startupMs)} ms)`, ms(r.cliMs - startupMs), 'ms', `<= ${ms(bound)}`, r.cliMs - startupMs <= bound, `${ms(r.cliMs)} ms from spawn to exit`));
-    figures.push(figure('41.5', `plan N=${r.n}: converge plan as a process / bare parse split over the cores (the floor)`, Math.round((r.cliMs / r.floorMs) * 100) / 100, 'x', r.n >= 10000 ? '<= 2.00x' : 'info (issue 41 sets 2.00x at 10,000)', r.n >= 10000 ? r.cliMs <= r.floorMs * 2 : null, `${ms(r.cliMs)} ms against ${ms(r.floorMs)} ms, runs interleaved`, { key: 'plan-floor', n: r.n }));
-    if (r.n === 1000) figures.push(figure('36', 'cold plan N=1000: converge plan as a process from spawn (median), no slower than before issue 36', ms(r.cliMs), 'ms', `<= ${COLD_PLAN_1000_MS} ms`, r.cliMs <= COLD_PLAN_1000_MS));
-    figures.push(figure('50.5', `plan N=${r.n}: CPU after the last file compiles (the corridor's rest and the JSON), in process`, ms(r.tailCpuMs), 'ms', 'info', null));
-    figures.push(figure('1', `plan N=${r.n}: plan() per deployment`, Math.round(r.planUs * 100) / 100, 'us', '< 20 us', r.planUs < 20));
+    figures.push(
+      figure(
+        '1',
+        `plan N=${r.n}: list requests`,
+        r.listRequests,
+        'req',
+        `${floor} (+ <= 3 read ahead)`,
+        r.listRequests >= floor && r.listRequests <= floor + 3,
+      ),
+    );
+    figures.push(
+      figure(
+        '1',
+        `plan N=${r.n}: live listing wall time (${LIST_PREFETCH} pages in flight)`,
+        ms(r.listMs),
+        'ms',
+        `<= ${ms(bound)} (1.25 x ${floor} x ${latencyMs} ms)`,
+        r.listMs <= bound,
+      ),
+    );
+    figures.push(
+      figure(
+        '1',
+        `plan N=${r.n}: whole plan wall time, in process (manifests loaded while listing, plan())`,
+        ms(r.convergeMs),
+        'ms',
+        `<= ${ms(bound)}`,
+        r.convergeMs <= bound,
+      ),
+    );
+    figures.push(
+      figure(
+        '1',
+        `plan N=${r.n}: converge plan as a process, less its fixed start-up (${ms(startupMs)} ms)`,
+        ms(r.cliMs - startupMs),
+        'ms',
+        `<= ${ms(bound)}`,
+        r.cliMs - startupMs <= bound,
+        `${ms(r.cliMs)} ms from spawn to exit`,
+      ),
+    );
+    figures.push(
+      figure(
+        '41.5',
+        `plan N=${r.n}: converge plan as a process / bare parse split over the cores (the floor)`,
+        Math.round((r.cliMs / r.floorMs) * 100) / 100,
+        'x',
+        r.n >= 10000 ? '<= 2.00x' : 'info (issue 41 sets 2.00x at 10,000)',
+        r.n >= 10000 ? r.cliMs <= r.floorMs * 2 : null,
+        `${ms(r.cliMs)} ms against ${ms(r.floorMs)} ms, runs interleaved`,
+        { key: 'plan-floor', n: r.n },
+      ),
+    );
+    if (r.n === 1000)
+      figures.push(
+        figure(
+          '36',
+          'cold plan N=1000: converge plan as a process from spawn (median), no slower than before issue 36',
+          ms(r.cliMs),
+          'ms',
+          `<= ${COLD_PLAN_1000_MS} ms`,
+          r.cliMs <= COLD_PLAN_1000_MS,
+        ),
+      );
+    figures.push(
+      figure(
+        '50.5',
+        `plan N=${r.n}: CPU after the last file compiles (the corridor's rest and the JSON), in process`,
+        ms(r.tailCpuMs),
+        'ms',
+        'info',
+        null,
+      ),
+    );
+    figures.push(
+      figure(
+        '1',
+        `plan N=${r.n}: plan() per deployment`,
+        Math.round(r.planUs * 100) / 100,
+        'us',
+        '< 20 us',
+        r.planUs < 20,
+      ),
+    );
     if (r.n === Math.max(...sizes)) {
-      figures.push(figure('1', `plan N=${r.n}: load and validate ${r.n} manifest files`, ms(r.loadMs), 'ms', r.n >= 10000 ? '< 3000 ms' : `< ${ms((3000 * r.n) / 10000)} ms (scaled)`, r.loadMs < (3000 * Math.max(r.n, 1)) / 10000));
-      figures.push(figure('1', `plan N=${r.n}: peak RSS of converge plan`, ms(r.rssMb), 'MB', '< 300 MB', r.rssMb < 300));
-      figures.push(figure('2', `plan N=${r.n}: per-resource requests / converge requests`, Math.round((r.perResourceRequests / r.convergeRequests) * 10) / 10, 'x', '>= 20x', r.perResourceRequests / r.convergeRequests >= 20));
-      figures.push(figure('2', `plan N=${r.n}: per-resource wall / converge wall`, Math.round((r.perResourceMs / r.convergeMs) * 10) / 10, 'x', '>= 10x (issue 36)', r.perResourceMs / r.convergeMs >= 10));
-      figures.push(figure('2', `plan N=${r.n}: per-resource wall / converge plan as a process`, Math.round((r.perResourceMs / r.cliMs) * 10) / 10, 'x', '>= 9x (issue 36 asked 10x: docs/performance.md)', r.perResourceMs / r.cliMs >= 9, `${ms(r.cliMs)} ms from spawn to exit`));
+      figures.push(
+        figure(
+          '1',
+          `plan N=${r.n}: load and validate ${r.n} manifest files`,
+          ms(r.loadMs),
+          'ms',
+          r.n >= 10000 ? '< 3000 ms' : `< ${ms((3000 * r.n) / 10000)} ms (scaled)`,
+          r.loadMs < (3000 * Math.max(r.n, 1)) / 10000,
+        ),
+      );
+      figures.push(
+        figure('1', `plan N=${r.n}: peak RSS of converge plan`, ms(r.rssMb), 'MB', '< 300 MB', r.rssMb < 300),
+      );
+      figures.push(
+        figure(
+          '2',
+          `plan N=${r.n}: per-resource requests / converge requests`,
+          Math.round((r.perResourceRequests / r.convergeRequests) * 10) / 10,
+          'x',
+          '>= 20x',
+          r.perResourceRequests / r.convergeRequests >= 20,
+        ),
+      );
+      figures.push(
+        figure(
+          '2',
+          `plan N=${r.n}: per-resource wall / converge wall`,
+          Math.round((r.perResourceMs / r.convergeMs) * 10) / 10,
+          'x',
+          '>= 10x (issue 36)',
+          r.perResourceMs / r.convergeMs >= 10,
+        ),
+      );
+      figures.push(
+        figure(
+          '2',
+          `plan N=${r.n}: per-resource wall / converge plan as a process`,
+          Math.round((r.perResourceMs / r.cliMs) * 10) / 10,
+          'x',
+          '>= 9x (issue 36 asked 10x: docs/performance.md)',
+          r.perResourceMs / r.cliMs >= 9,
+          `${ms(r.cliMs)} ms from spawn to exit`,
+        ),
+      );
     }
   }
   const why = rows.map(

@@ -49,12 +49,19 @@ async function main() {
     // The record is written after the reconcile's end: /status answers once the daemon's own writes are done.
     const status = await (await fetch(`${daemon.url}/status`)).json();
     if (status.resources.length !== n) throw new Error(`/status lists ${status.resources.length} resources, not ${n}`);
-    console.log(`record:state holds ${await redis.hlen(`${prefix}:record:state`)} states; record:log ${await redis.xlen(`${prefix}:record:log`)} entries`);
+    console.log(
+      `record:state holds ${await redis.hlen(`${prefix}:record:state`)} states; record:log ${await redis.xlen(`${prefix}:record:log`)} entries`,
+    );
     const groups = await measure(redis, prefix);
     const rows = [...groups].sort((a, b) => b[1].bytes - a[1].bytes);
     const total = rows.reduce((sum, [, g]) => sum + g.bytes, 0);
-    console.log(`Redis memory of prefix ${prefix} after the first reconcile of ${n} deployments (MEMORY USAGE, SAMPLES 0):`);
-    for (const [group, g] of rows) console.log(`${group.padEnd(40)} ${String(g.keys).padStart(7)} keys ${(g.bytes / 1024 / 1024).toFixed(2).padStart(9)} MB`);
+    console.log(
+      `Redis memory of prefix ${prefix} after the first reconcile of ${n} deployments (MEMORY USAGE, SAMPLES 0):`,
+    );
+    for (const [group, g] of rows)
+      console.log(
+        `${group.padEnd(40)} ${String(g.keys).padStart(7)} keys ${(g.bytes / 1024 / 1024).toFixed(2).padStart(9)} MB`,
+      );
     console.log(`${'total'.padEnd(40)} ${' '.repeat(12)} ${(total / 1024 / 1024).toFixed(2).padStart(9)} MB`);
   } finally {
     await daemon?.stop();

@@ -13,15 +13,40 @@ const BENCHES = ['emulator', 'plan', 'load', 'apply', 'steady', 'watch', 'status
  * reports with `at: { key, n }` (lib/common.mjs figure()) fills its cell; a cell no benchmark filled says so.
  */
 const ISSUE41_FIGURES = [
-  { key: 'edit-patch', what: 'edit of one file -> its PATCH on the wire (median)', target: '< 500 ms at 10,000', bench: 'watch' },
+  {
+    key: 'edit-patch',
+    what: 'edit of one file -> its PATCH on the wire (median)',
+    target: '< 500 ms at 10,000',
+    bench: 'watch',
+  },
   { key: 'first-reconcile', what: 'first reconcile after start', target: '< 6 s at 10,000', bench: 'daemon' },
   { key: 'resync', what: 'a resync (no change)', target: '0 writes', bench: 'daemon' },
-  { key: 'status-body', what: '/status body, and what a change costs the page', target: 'a change: the rows that changed', bench: 'status-page' },
+  {
+    key: 'status-body',
+    what: '/status body, and what a change costs the page',
+    target: 'a change: the rows that changed',
+    bench: 'status-page',
+  },
   { key: 'page-rows', what: 'page: rows drawn', target: '< 1.5 s at 10,000', bench: 'status-page' },
-  { key: 'page-keystroke', what: 'page: one keystroke in the filter', target: '< 100 ms at 10,000', bench: 'status-page' },
+  {
+    key: 'page-keystroke',
+    what: 'page: one keystroke in the filter',
+    target: '< 100 ms at 10,000',
+    bench: 'status-page',
+  },
   { key: 'rss', what: 'daemon RSS', target: '< 250 MB at 10,000', bench: 'daemon' },
-  { key: 'plan-floor', what: 'converge plan / bare parse split over the cores', target: '<= 2.0x at 10,000', bench: 'plan' },
-  { key: 'validate-floor', what: 'converge validate / bare parse split over the cores', target: '<= 1.6x at 10,000', bench: 'load' },
+  {
+    key: 'plan-floor',
+    what: 'converge plan / bare parse split over the cores',
+    target: '<= 2.0x at 10,000',
+    bench: 'plan',
+  },
+  {
+    key: 'validate-floor',
+    what: 'converge validate / bare parse split over the cores',
+    target: '<= 1.6x at 10,000',
+    bench: 'load',
+  },
 ];
 
 /**
@@ -33,16 +58,42 @@ const ISSUE50_FIGURES = [
   { key: 'spawn-healthz', what: 'spawn -> /healthz 200', target: '<= 1 s', bench: 'outside' },
   { key: 'help-wall', what: 'converge --help, wall', target: '<= 0.25 s', bench: 'outside', sizeless: true },
   { key: 'help-cpu', what: 'converge --help, CPU', target: '<= 0.2 s', bench: 'outside', sizeless: true },
-  { key: 'validate-3', what: 'converge validate of 3 files, wall', target: '(reported)', bench: 'outside', sizeless: true },
-  { key: 'edit-patch', what: 'edit -> PATCH (median of 5, debounce included)', target: '<= 500 ms at 10,000', bench: 'watch' },
+  {
+    key: 'validate-3',
+    what: 'converge validate of 3 files, wall',
+    target: '(reported)',
+    bench: 'outside',
+    sizeless: true,
+  },
+  {
+    key: 'edit-patch',
+    what: 'edit -> PATCH (median of 5, debounce included)',
+    target: '<= 500 ms at 10,000',
+    bench: 'watch',
+  },
   { key: 'page-first-rows', what: 'page: navigation -> first rows drawn', target: '<= 1.5 s', bench: 'outside' },
-  { key: 'filter-matches', what: 'page: filter keystroke -> only matches shown', target: '<= 100 ms', bench: 'outside' },
-  { key: 'status-poll', what: 'unchanged /status poll (as the client times it)', target: '<= 20 ms server time', bench: 'status-page' },
+  {
+    key: 'filter-matches',
+    what: 'page: filter keystroke -> only matches shown',
+    target: '<= 100 ms',
+    bench: 'outside',
+  },
+  {
+    key: 'status-poll',
+    what: 'unchanged /status poll (as the client times it)',
+    target: '<= 20 ms server time',
+    bench: 'status-page',
+  },
   { key: 'status-whole', what: 'whole /status', target: '<= 8 MB at 10,000', bench: 'status-page' },
   { key: 'rss-rest', what: 'RSS at rest (page open, /metrics scraped)', target: '< 250 MB', bench: 'outside' },
   { key: 'rss-peak', what: 'peak RSS (VmHWM)', target: '< 300 MB', bench: 'outside' },
   { key: 'plan-floor', what: 'plan / bare parse split over the cores', target: '<= 2.0x at 10,000', bench: 'plan' },
-  { key: 'validate-floor', what: 'validate / bare parse split over the cores', target: '<= 1.6x at 10,000', bench: 'load' },
+  {
+    key: 'validate-floor',
+    what: 'validate / bare parse split over the cores',
+    target: '<= 1.6x at 10,000',
+    bench: 'load',
+  },
 ];
 const ISSUE_SIZES = [1000, 10000];
 const ISSUE_TABLES = [
@@ -74,18 +125,28 @@ function options() {
     process.stdout.write(USAGE);
     process.exit(0);
   }
-  const only = values.only ? values.only.split(',').map((s) => s.trim()).filter(Boolean) : BENCHES;
+  const only = values.only
+    ? values.only
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean)
+    : BENCHES;
   const unknown = only.filter((b) => !BENCHES.includes(b));
   if (unknown.length) throw new Error(`--only: unknown benchmark ${unknown.join(', ')}; known: ${BENCHES.join(', ')}`);
   const latencyMs = Number(values['latency-ms']);
-  if (!Number.isInteger(latencyMs) || latencyMs < 0) throw new Error(`--latency-ms: "${values['latency-ms']}" is not a whole number >= 0`);
-  const results = values['no-results'] ? undefined : (values.results ?? (values.quick ? undefined : join(ROOT, 'test', 'bench', 'RESULTS.md')));
+  if (!Number.isInteger(latencyMs) || latencyMs < 0)
+    throw new Error(`--latency-ms: "${values['latency-ms']}" is not a whole number >= 0`);
+  const results = values['no-results']
+    ? undefined
+    : (values.results ?? (values.quick ? undefined : join(ROOT, 'test', 'bench', 'RESULTS.md')));
   return { only: BENCHES.filter((b) => only.includes(b)), quick: values.quick, latencyMs, results };
 }
 
 function machine() {
   const list = cpus();
-  const redis = spawnSync('redis-cli', ['-u', process.env.REDIS_URL || 'redis://127.0.0.1:6379', 'INFO', 'server'], { encoding: 'utf8' });
+  const redis = spawnSync('redis-cli', ['-u', process.env.REDIS_URL || 'redis://127.0.0.1:6379', 'INFO', 'server'], {
+    encoding: 'utf8',
+  });
   const redisVersion = /redis_version:(\S+)/.exec(redis.stdout ?? '')?.[1] ?? 'unknown';
   return {
     cpu: list[0]?.model ?? 'unknown',
@@ -102,7 +163,14 @@ function machine() {
 /** Runs one benchmark script in its own process (node --expose-gc); resolves with its JSON result. */
 async function runBench(name, opts, scratch) {
   const out = join(scratch, `${name}.json`);
-  const args = ['--expose-gc', join(ROOT, 'test', 'bench', `${name}.mjs`), '--opts', JSON.stringify({ latencyMs: opts.latencyMs, quick: opts.quick }), '--out', out];
+  const args = [
+    '--expose-gc',
+    join(ROOT, 'test', 'bench', `${name}.mjs`),
+    '--opts',
+    JSON.stringify({ latencyMs: opts.latencyMs, quick: opts.quick }),
+    '--out',
+    out,
+  ];
   const started = Date.now();
   const child = spawn(process.execPath, args, { cwd: ROOT, stdio: ['ignore', 'inherit', 'inherit'] });
   const code = await new Promise((resolve) => child.on('close', (c, signal) => resolve(c ?? signal)));
@@ -121,9 +189,14 @@ function summaryTable(results) {
       rows.push(['-', `${r.name}: did not run to the end (${r.error})`, '-', '-', 'ERROR']);
       continue;
     }
-    for (const f of r.figures) rows.push([f.id, f.what, `${f.value} ${f.unit}${f.detail ? ` (${f.detail})` : ''}`, f.target, verdict(f)]);
+    for (const f of r.figures)
+      rows.push([f.id, f.what, `${f.value} ${f.unit}${f.detail ? ` (${f.detail})` : ''}`, f.target, verdict(f)]);
   }
-  return { title: 'Figures of issues 7, 36, 41 and 50 against their targets (# is the issue, or issue.item)', columns: ['#', 'figure', 'value', 'target', 'result'], rows };
+  return {
+    title: 'Figures of issues 7, 36, 41 and 50 against their targets (# is the issue, or issue.item)',
+    columns: ['#', 'figure', 'value', 'target', 'result'],
+    rows,
+  };
 }
 
 /** One cell of an issue's table: the value and its verdict, or why there is none. */
@@ -140,12 +213,19 @@ function issueCell(results, entry, n, first) {
 
 /** An issue's figures at 1,000 and 10,000, with their targets; with --quick, at the sizes the benchmarks ran. */
 function issueTable(results, quick, { issue, figures }) {
-  const ran = results.flatMap((r) => r.figures ?? []).filter((f) => f.at?.n !== undefined).map((f) => f.at.n);
+  const ran = results
+    .flatMap((r) => r.figures ?? [])
+    .filter((f) => f.at?.n !== undefined)
+    .map((f) => f.at.n);
   const sizes = quick ? [...new Set(ran)].sort((a, b) => a - b) : ISSUE_SIZES;
   return {
     title: `Issue ${issue}'s figures (a value's verdict is against the target in its figure's line above)`,
     columns: ['figure', ...sizes.map((n) => `N=${n.toLocaleString('en-US')}`), 'target'],
-    rows: figures.map((entry) => [entry.what, ...sizes.map((n, i) => issueCell(results, entry, n, i === 0)), entry.target]),
+    rows: figures.map((entry) => [
+      entry.what,
+      ...sizes.map((n, i) => issueCell(results, entry, n, i === 0)),
+      entry.target,
+    ]),
   };
 }
 
@@ -168,13 +248,18 @@ function markdown(opts, info, results) {
     'The emulator always runs in its own process (a child of each benchmark), so its CPU is not counted as',
     "converge's. `converge plan` (figure 1), the daemon (figure 5) and the load generator (figure 6) are",
     'further processes of their own; apply (figure 3) and the steady-state cycles (figure 4) run converge in',
-    'the benchmark process. All of it shares the machine\'s cores.',
+    "the benchmark process. All of it shares the machine's cores.",
     '',
     '## Figures',
     '',
     markdownTable(summaryTable(results)),
     '',
-    ...ISSUE_TABLES.flatMap((spec) => [`## Issue ${spec.issue}'s figures`, '', markdownTable(issueTable(results, opts.quick, spec)), '']),
+    ...ISSUE_TABLES.flatMap((spec) => [
+      `## Issue ${spec.issue}'s figures`,
+      '',
+      markdownTable(issueTable(results, opts.quick, spec)),
+      '',
+    ]),
   ];
   for (const r of results) {
     if (r.error) continue;
@@ -189,7 +274,9 @@ function markdown(opts, info, results) {
 async function main() {
   const opts = options();
   const info = machine();
-  process.stdout.write(`converge benchmarks: ${opts.only.join(', ')}${opts.quick ? ' (quick)' : ''}; latency ${opts.latencyMs} ms; ${info.cpu}, ${info.cores} cores, ${info.memoryGb} GB, Node ${info.node}, Redis ${info.redis}\n`);
+  process.stdout.write(
+    `converge benchmarks: ${opts.only.join(', ')}${opts.quick ? ' (quick)' : ''}; latency ${opts.latencyMs} ms; ${info.cpu}, ${info.cores} cores, ${info.memoryGb} GB, Node ${info.node}, Redis ${info.redis}\n`,
+  );
   const scratch = await mkdtemp(join(tmpdir(), 'converge-bench-'));
   const results = [];
   try {
@@ -205,7 +292,9 @@ async function main() {
   const figures = results.flatMap((r) => r.figures ?? []);
   const missed = figures.filter((f) => f.pass === false).length;
   const failed = results.filter((r) => r.error).length;
-  process.stdout.write(`\n${figures.filter((f) => f.pass === true).length} PASS, ${missed} MISS, ${figures.filter((f) => f.pass === null).length} reported, ${failed} benchmark(s) failed to run\n`);
+  process.stdout.write(
+    `\n${figures.filter((f) => f.pass === true).length} PASS, ${missed} MISS, ${figures.filter((f) => f.pass === null).length} reported, ${failed} benchmark(s) failed to run\n`,
+  );
   if (opts.results) {
     await writeFile(opts.results, markdown(opts, info, results));
     process.stdout.write(`results written to ${opts.results}\n`);

@@ -5,7 +5,19 @@ import { writeFile } from 'node:fs/promises';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { dropBenchPrefix } from './lib/redis-prefix.mjs';
-import { benchMain, benchPrefix, CLI, figure, freePort, median, ms, REDIS_URL, removeDir, stopChild, tempDir } from './lib/common.mjs';
+import {
+  benchMain,
+  benchPrefix,
+  CLI,
+  figure,
+  freePort,
+  median,
+  ms,
+  REDIS_URL,
+  removeDir,
+  stopChild,
+  tempDir,
+} from './lib/common.mjs';
 import { chromiumThere, CHROMIUM, openChromium } from './lib/chromium.mjs';
 import { startEmulatorChild } from './lib/emulator-child.mjs';
 import { benchEnv, deploymentName, manifestPath, manifestText, writeManifests } from './lib/fixtures.mjs';
@@ -14,8 +26,29 @@ import { benchEnv, deploymentName, manifestPath, manifestText, writeManifests } 
 async function startDaemon(dir, apiUrl, prefix, n) {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
-  const args = [CLI, 'run', dir, '--api-url', apiUrl, '--redis-url', REDIS_URL, '--redis-prefix', prefix, '--http-host', '127.0.0.1', '--http-port', String(port), '--resync', '1h', '--log-level', 'warn'];
-  const child = spawn(process.execPath, args, { env: { ...benchEnv(), NO_COLOR: '1' }, stdio: ['ignore', 'ignore', 'pipe'] });
+  const args = [
+    CLI,
+    'run',
+    dir,
+    '--api-url',
+    apiUrl,
+    '--redis-url',
+    REDIS_URL,
+    '--redis-prefix',
+    prefix,
+    '--http-host',
+    '127.0.0.1',
+    '--http-port',
+    String(port),
+    '--resync',
+    '1h',
+    '--log-level',
+    'warn',
+  ];
+  const child = spawn(process.execPath, args, {
+    env: { ...benchEnv(), NO_COLOR: '1' },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   let err = '';
   child.stderr.setEncoding('utf8').on('data', (c) => (err += c));
   const exited = new Promise((resolve) => child.once('exit', resolve));
@@ -23,7 +56,10 @@ async function startDaemon(dir, apiUrl, prefix, n) {
   for (;;) {
     if (child.exitCode !== null) throw new Error(`daemon exited: ${err.slice(-800)}`);
     if (Date.now() > deadline) throw new Error(`/status did not reach ${n} rows in 120 s`);
-    const doc = await fetch(`${url}/status`).then((r) => r.json(), () => undefined);
+    const doc = await fetch(`${url}/status`).then(
+      (r) => r.json(),
+      () => undefined,
+    );
     if (doc?.resources?.length === n && doc.lastReconcile?.ok) break;
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
@@ -59,7 +95,15 @@ async function deltaBytes(url, dir) {
     const delta = await answer(url, `/status?format=2&plan=delta&keys=delta&since=${encodeURIComponent(token)}`);
     if (delta.doc.resources.some((r) => r.key === key)) {
       const fields = Object.keys(delta.doc).filter((f) => f !== 'resources' && f !== 'view' && f !== 'strings');
-      return { whole, pageWhole: page.bytes, firstWindow, none, change: delta.bytes, changeRows: delta.doc.resources.length, changeFields: fields };
+      return {
+        whole,
+        pageWhole: page.bytes,
+        firstWindow,
+        none,
+        change: delta.bytes,
+        changeRows: delta.doc.resources.length,
+        changeFields: fields,
+      };
     }
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
@@ -113,7 +157,11 @@ async function pageLoads(url, loads) {
       held = Number(await page.evaluate("document.getElementById('resources').getAttribute('aria-rowcount')")) - 1;
       // Keystrokes in the filter as typed, then the box cleared: each the input event's handler and the layout it forces.
       for (const word of ['b', 'be', 'bench-0', 'bench-00', 'bench-009', '']) {
-        filters.push(await page.evaluate(`(() => { const f = document.getElementById('filter'); const t = performance.now(); f.value = ${JSON.stringify(word)}; f.dispatchEvent(new Event('input')); void document.body.offsetHeight; return performance.now() - t; })()`));
+        filters.push(
+          await page.evaluate(
+            `(() => { const f = document.getElementById('filter'); const t = performance.now(); f.value = ${JSON.stringify(word)}; f.dispatchEvent(new Event('input')); void document.body.offsetHeight; return performance.now() - t; })()`,
+          ),
+        );
       }
       await page.close();
     }
@@ -153,23 +201,106 @@ function figuresOf(m) {
   const keystroke = ms(median(page.filters));
   const big = n >= 1000;
   return [
-    figure('41.2', `status page N=${n}: whole /status body (format 1, pretty), bytes`, bytes.whole, 'B', 'info (what a client asks without a query)', null),
-    figure('50.4', `status page N=${n}: whole /status the page and converge status read (format 2), bytes`, bytes.pageWhole, 'B', '<= 8 MB at 10,000', n >= 10000 ? bytes.pageWhole <= 8_000_000 : null, '', { key: 'status-whole', n }),
-    figure('50.4', `status page N=${n}: the page's first window (format=2&first=200), bytes`, bytes.firstWindow, 'B', 'info', null),
-    figure('41.2', `status page N=${n}: /status?plan=delta&keys=delta&since=TOKEN with no change, bytes`, bytes.none, 'B', '< 1 KB', bytes.none < 1024),
-    figure('41.2', `status page N=${n}: the first delta carrying one edited resource, bytes (${bytes.changeRows} rows; fields ${bytes.changeFields.join(', ')})`, bytes.change, 'B', '< 5% of the whole body', big ? bytes.change < bytes.whole / 20 : null, '', { key: 'status-body', n }),
-    figure('41.2', `status page N=${n}: navigation -> rows drawn, median of ${loads}`, drawn, 'ms', '< 1500 ms', drawn < 1500, '', { key: 'page-rows', n }),
-    figure('41.2', `status page N=${n}: one filter keystroke (handler + layout), median of ${page.filters.length}`, keystroke, 'ms', '< 100 ms', keystroke < 100, '', { key: 'page-keystroke', n }),
-    figure('50.4', `status page N=${n}: unchanged /status poll (304), median`, ms(median(polls.samples)), 'ms', '<= 20 ms at 10,000', n >= 10000 ? median(polls.samples) <= 20 : null, '', { key: 'status-poll', n }),
-    figure('50.4', `status page N=${n}: navigation -> the whole document drawn, median of ${loads}`, ms(median(page.wholes)), 'ms', 'info', null),
+    figure(
+      '41.2',
+      `status page N=${n}: whole /status body (format 1, pretty), bytes`,
+      bytes.whole,
+      'B',
+      'info (what a client asks without a query)',
+      null,
+    ),
+    figure(
+      '50.4',
+      `status page N=${n}: whole /status the page and converge status read (format 2), bytes`,
+      bytes.pageWhole,
+      'B',
+      '<= 8 MB at 10,000',
+      n >= 10000 ? bytes.pageWhole <= 8_000_000 : null,
+      '',
+      { key: 'status-whole', n },
+    ),
+    figure(
+      '50.4',
+      `status page N=${n}: the page's first window (format=2&first=200), bytes`,
+      bytes.firstWindow,
+      'B',
+      'info',
+      null,
+    ),
+    figure(
+      '41.2',
+      `status page N=${n}: /status?plan=delta&keys=delta&since=TOKEN with no change, bytes`,
+      bytes.none,
+      'B',
+      '< 1 KB',
+      bytes.none < 1024,
+    ),
+    figure(
+      '41.2',
+      `status page N=${n}: the first delta carrying one edited resource, bytes (${bytes.changeRows} rows; fields ${bytes.changeFields.join(', ')})`,
+      bytes.change,
+      'B',
+      '< 5% of the whole body',
+      big ? bytes.change < bytes.whole / 20 : null,
+      '',
+      { key: 'status-body', n },
+    ),
+    figure(
+      '41.2',
+      `status page N=${n}: navigation -> rows drawn, median of ${loads}`,
+      drawn,
+      'ms',
+      '< 1500 ms',
+      drawn < 1500,
+      '',
+      { key: 'page-rows', n },
+    ),
+    figure(
+      '41.2',
+      `status page N=${n}: one filter keystroke (handler + layout), median of ${page.filters.length}`,
+      keystroke,
+      'ms',
+      '< 100 ms',
+      keystroke < 100,
+      '',
+      { key: 'page-keystroke', n },
+    ),
+    figure(
+      '50.4',
+      `status page N=${n}: unchanged /status poll (304), median`,
+      ms(median(polls.samples)),
+      'ms',
+      '<= 20 ms at 10,000',
+      n >= 10000 ? median(polls.samples) <= 20 : null,
+      '',
+      { key: 'status-poll', n },
+    ),
+    figure(
+      '50.4',
+      `status page N=${n}: navigation -> the whole document drawn, median of ${loads}`,
+      ms(median(page.wholes)),
+      'ms',
+      'info',
+      null,
+    ),
   ];
 }
 
 export async function run(options) {
   // CONVERGE_BENCH_STATUS_N=N measures one size only.
-  const sizes = Number(process.env.CONVERGE_BENCH_STATUS_N) ? [Number(process.env.CONVERGE_BENCH_STATUS_N)] : options.quick ? [20] : [1000, 10000];
+  const sizes = Number(process.env.CONVERGE_BENCH_STATUS_N)
+    ? [Number(process.env.CONVERGE_BENCH_STATUS_N)]
+    : options.quick
+      ? [20]
+      : [1000, 10000];
   if (!chromiumThere()) {
-    return { name: 'status-page', tables: [], figures: [figure('41.2', 'status page: rows drawn', 'skipped', '', '< 1500 ms', null, `no Chromium at ${CHROMIUM}`)] };
+    return {
+      name: 'status-page',
+      tables: [],
+      figures: [
+        figure('41.2', 'status page: rows drawn', 'skipped', '', '< 1500 ms', null, `no Chromium at ${CHROMIUM}`),
+      ],
+    };
   }
   const measured = [];
   for (const n of sizes) measured.push(await measure(n, options));
@@ -178,8 +309,38 @@ export async function run(options) {
     tables: [
       {
         title: 'Status page (converge run over the emulator, Chromium headless at 1280x900)',
-        columns: ['resources', 'rows in the DOM (of those held)', '/status bytes', '/status?format=2 bytes', 'first window bytes', 'delta bytes (no change)', 'delta bytes (one edit)', '/status read ms (median)', 'rows drawn ms (median)', 'rows drawn ms (max)', 'filter keystroke ms (median)', 'filter keystroke ms (max)', 'unchanged poll ms (median)', '304 answers'],
-        rows: measured.map(({ n, page, bytes, polls }) => [n, `${page.rows} of ${page.held}`, bytes.whole, bytes.pageWhole, bytes.firstWindow, bytes.none, bytes.change, ms(median(page.loaded)), ms(median(page.samples)), ms(Math.max(...page.samples)), ms(median(page.filters)), ms(Math.max(...page.filters)), ms(median(polls.samples)), `${polls.notModified}/${polls.samples.length}`]),
+        columns: [
+          'resources',
+          'rows in the DOM (of those held)',
+          '/status bytes',
+          '/status?format=2 bytes',
+          'first window bytes',
+          'delta bytes (no change)',
+          'delta bytes (one edit)',
+          '/status read ms (median)',
+          'rows drawn ms (median)',
+          'rows drawn ms (max)',
+          'filter keystroke ms (median)',
+          'filter keystroke ms (max)',
+          'unchanged poll ms (median)',
+          '304 answers',
+        ],
+        rows: measured.map(({ n, page, bytes, polls }) => [
+          n,
+          `${page.rows} of ${page.held}`,
+          bytes.whole,
+          bytes.pageWhole,
+          bytes.firstWindow,
+          bytes.none,
+          bytes.change,
+          ms(median(page.loaded)),
+          ms(median(page.samples)),
+          ms(Math.max(...page.samples)),
+          ms(median(page.filters)),
+          ms(Math.max(...page.filters)),
+          ms(median(polls.samples)),
+          `${polls.notModified}/${polls.samples.length}`,
+        ]),
       },
     ],
     figures: measured.flatMap(figuresOf),
@@ -187,8 +348,10 @@ export async function run(options) {
       '/status read: from navigation start to the first /status fetched and parsed by the page. Rows drawn: from navigation start to the performance mark the page sets once its first /status is drawn (header, problems, the rows in and near the viewport, orphans); the page holds every row and draws a window of them (docs/status-page.md).',
       'A keystroke: the filter box given a value and its input event dispatched, then the layout that forces (offsetHeight), timed in the page; the values typed are b, be, bench-0, bench-00, bench-009 and the box cleared.',
       'A delta after one edit: one manifest rewritten with another max_scale; /status?plan=delta&keys=delta&since=TOKEN (TOKEN taken before the edit; plan=delta and keys=delta as the page asks) polled until it carries that row; it holds the rows and top-level fields changed since the token, and of a changed plan its fields and the runs of its changes, health notes and diagnostics changed since (planDelta), and of a changed list of keys (secretsUnknown, held, conflicts, deletesPending, orphans) the keys added, moved and removed since (keysDelta).',
-      `Load average at the end: ${loadavg().map((l) => l.toFixed(1)).join(', ')} (on ${(await import('node:os')).cpus().length} cores): wall times grow with it.`,
-      'An unchanged poll: GET /status with the If-None-Match of the last answer; the daemon builds the document from the rows it read when the projection\'s version last moved and tags it from the texts kept of its unchanged fields, and answers 304 with no body.',
+      `Load average at the end: ${loadavg()
+        .map((l) => l.toFixed(1))
+        .join(', ')} (on ${(await import('node:os')).cpus().length} cores): wall times grow with it.`,
+      "An unchanged poll: GET /status with the If-None-Match of the last answer; the daemon builds the document from the rows it read when the projection's version last moved and tags it from the texts kept of its unchanged fields, and answers 304 with no body.",
       'Rows drawn: the page first asks for a first window of 200 rows in format 2 (no plan) and draws it; the whole document (format 2) follows at once, and "whole drawn" is its mark (status-page-whole).',
     ],
   };

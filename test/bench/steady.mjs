@@ -21,7 +21,14 @@ export async function run(options) {
   // from then on the applied-state hashes show them unchanged.
   const emulator = await startEmulatorChild({ n, latencyMs, secrets: 'masked' });
   const client = new ServiceClient({ baseUrl: emulator.url });
-  const jobs = await openJobs({ redisUrl: REDIS_URL, redisPrefix: prefix, concurrency: 20, globalRate: 0, attempts: 3, backoff: 1000 });
+  const jobs = await openJobs({
+    redisUrl: REDIS_URL,
+    redisPrefix: prefix,
+    concurrency: 20,
+    globalRate: 0,
+    attempts: 3,
+    backoff: 1000,
+  });
   let worker;
   try {
     await writeManifests(dir, n);
@@ -68,7 +75,15 @@ export async function run(options) {
       const wallMs = performance.now() - started;
       tracker.update(outcome);
       const stats = await emulator.stats();
-      rows.push({ cycle, wallMs, requests: stats.total, list: stats.list, writes: stats.writes, enqueued: outcome.enqueued, noop: outcome.plan.summary.noop });
+      rows.push({
+        cycle,
+        wallMs,
+        requests: stats.total,
+        list: stats.list,
+        writes: stats.writes,
+        enqueued: outcome.enqueued,
+        noop: outcome.plan.summary.noop,
+      });
     }
     const totalWrites = rows.reduce((a, r) => a + r.writes, 0);
     const totalEnqueued = rows.reduce((a, r) => a + r.enqueued, 0);
@@ -81,19 +96,49 @@ export async function run(options) {
           title: `Steady state (figure 4): ${cycles} resync cycles over ${n} unchanged deployments (daemon reconcileDirectory), latency ${latencyMs} ms`,
           columns: ['cycle', 'wall ms', 'requests', 'list GETs', 'writes', 'jobs enqueued', 'noop'],
           rows: [
-            ['first sync', ms(firstMs), firstStats.total, firstStats.list, firstStats.writes, first.enqueued, first.plan.summary.noop],
+            [
+              'first sync',
+              ms(firstMs),
+              firstStats.total,
+              firstStats.list,
+              firstStats.writes,
+              first.enqueued,
+              first.plan.summary.noop,
+            ],
             ...rows.map((r) => [String(r.cycle), ms(r.wallMs), r.requests, r.list, r.writes, r.enqueued, r.noop]),
           ],
         },
       ],
       figures: [
-        figure('4', `steady N=${n}: writes over ${cycles} resync cycles`, totalWrites, 'writes', '0', totalWrites === 0 && totalEnqueued === 0, `${totalEnqueued} jobs enqueued`),
-        figure('4', `steady N=${n}: requests per resync cycle`, ms(perCycle), 'req', `reported (floor ${floor} + <= 3 read ahead)`, null),
-        figure('4', `steady N=${n}: wall time per resync cycle (median)`, ms(median(rows.map((r) => r.wallMs))), 'ms', 'reported', null),
+        figure(
+          '4',
+          `steady N=${n}: writes over ${cycles} resync cycles`,
+          totalWrites,
+          'writes',
+          '0',
+          totalWrites === 0 && totalEnqueued === 0,
+          `${totalEnqueued} jobs enqueued`,
+        ),
+        figure(
+          '4',
+          `steady N=${n}: requests per resync cycle`,
+          ms(perCycle),
+          'req',
+          `reported (floor ${floor} + <= 3 read ahead)`,
+          null,
+        ),
+        figure(
+          '4',
+          `steady N=${n}: wall time per resync cycle (median)`,
+          ms(median(rows.map((r) => r.wallMs))),
+          'ms',
+          'reported',
+          null,
+        ),
       ],
       notes: [
         'Secrets are masked by the emulator (its default): the first sync writes each declared secret once and records its hash; every later cycle compares hashes only.',
-        'A cycle is the daemon\'s inner reconcile (src/daemon/cycle/cycle.ts) with the daemon\'s manifest cache: read the manifests (unchanged bytes are not parsed again), list live state, read applied state, plan, enqueue changes.',
+        "A cycle is the daemon's inner reconcile (src/daemon/cycle/cycle.ts) with the daemon's manifest cache: read the manifests (unchanged bytes are not parsed again), list live state, read applied state, plan, enqueue changes.",
       ],
     };
   } finally {

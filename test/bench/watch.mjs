@@ -51,7 +51,10 @@ async function measure(n, edits, latencyMs) {
       const deadline = renamedAt + 20_000;
       let patch;
       while (!(patch = patches.find((p) => p.id === id && p.at >= renamedAt))) {
-        if (Date.now() > deadline) throw new Error(`no PATCH of ${deploymentName(i)} within 20 s of its rename; the daemon's last lines: ${JSON.stringify(daemon.lines.slice(-6))}`);
+        if (Date.now() > deadline)
+          throw new Error(
+            `no PATCH of ${deploymentName(i)} within 20 s of its rename; the daemon's last lines: ${JSON.stringify(daemon.lines.slice(-6))}`,
+          );
         await new Promise((resolve) => {
           notify = resolve;
           setTimeout(resolve, 50);
@@ -84,15 +87,46 @@ export async function run(options) {
     tables: [
       {
         title: `Watch latency (figure 5 of issue 7, figure 1 of issue 41): ${edits} edits, each renamed into a directory of N manifests -> PATCH at the emulator; converge run --resync 60s, debounce default, latency ${latencyMs} ms`,
-        columns: ['N', 'edits', 'min ms', 'median ms', 'p95 ms', 'max ms', 'watch reconciles', 'of them targeted', 'reconcile ms (median)'],
-        rows: runs.map((r) => [r.n, edits, Math.min(...r.samples), median(r.samples), percentile(r.samples, 95), Math.max(...r.samples), r.reconciles.length, r.reconciles.filter((l) => l.targeted !== undefined).length, median(r.reconciles.map((l) => l.ms ?? 0))]),
+        columns: [
+          'N',
+          'edits',
+          'min ms',
+          'median ms',
+          'p95 ms',
+          'max ms',
+          'watch reconciles',
+          'of them targeted',
+          'reconcile ms (median)',
+        ],
+        rows: runs.map((r) => [
+          r.n,
+          edits,
+          Math.min(...r.samples),
+          median(r.samples),
+          percentile(r.samples, 95),
+          Math.max(...r.samples),
+          r.reconciles.length,
+          r.reconciles.filter((l) => l.targeted !== undefined).length,
+          median(r.reconciles.map((l) => l.ms ?? 0)),
+        ]),
       },
     ],
-    figures: runs.map((r) => figure('41.1', `watch N=${r.n}: edit of one file -> its PATCH, median of ${edits} edits`, median(r.samples), 'ms', '< 500 ms', median(r.samples) < 500, `${r.reconciles.filter((l) => l.targeted !== undefined).length} of ${r.reconciles.length} watch reconciles targeted`, { key: 'edit-patch', n: r.n })),
+    figures: runs.map((r) =>
+      figure(
+        '41.1',
+        `watch N=${r.n}: edit of one file -> its PATCH, median of ${edits} edits`,
+        median(r.samples),
+        'ms',
+        '< 500 ms',
+        median(r.samples) < 500,
+        `${r.reconciles.filter((l) => l.targeted !== undefined).length} of ${r.reconciles.length} watch reconciles targeted`,
+        { key: 'edit-patch', n: r.n },
+      ),
+    ),
     notes: [
       'The daemon is its own process (node dist/cli/main.js run); the PATCH time is when the emulator (another process) received it; both read the same system clock.',
       'Each edit is a write to a hidden temporary file and a rename over the manifest (an atomic save); the next edit starts after the PATCH.',
-      'reconcile ms: the reconcile the daemon logs for each watch burst; a targeted one (docs/daemon.md) reads and decides the changed file\'s resources only.',
+      "reconcile ms: the reconcile the daemon logs for each watch burst; a targeted one (docs/daemon.md) reads and decides the changed file's resources only.",
     ],
     samples: runs.flatMap((r) => r.samples),
   };

@@ -41,7 +41,9 @@ describe('converge apply with an MCP provider', () => {
     expect(first.code).toBe(0);
     expect(first.stdout).toMatch(/done\s+OAuthProvider\/tools: created/);
 
-    const discovers = emulator.requestLog.filter((e) => e.method === 'POST' && e.path === '/v2/auth/providers/mcp-discover');
+    const discovers = emulator.requestLog.filter(
+      (e) => e.method === 'POST' && e.path === '/v2/auth/providers/mcp-discover',
+    );
     expect(discovers.map((e) => e.status)).toEqual([200]);
     const stored = emulator.store.providers().find((p) => p.provider_id === 'tools');
     expect(stored).toMatchObject({

@@ -26,7 +26,15 @@ function terminal(emulator: RunningEmulator, typed: string | null, isTTY = true)
       this.push(typed);
     },
   });
-  return { stdin: Object.assign(stream, { isTTY }), get read() { return state.writesWhenRead !== undefined; }, get writesWhenRead() { return state.writesWhenRead; } };
+  return {
+    stdin: Object.assign(stream, { isTTY }),
+    get read() {
+      return state.writesWhenRead !== undefined;
+    },
+    get writesWhenRead() {
+      return state.writesWhenRead;
+    },
+  };
 }
 
 describe('converge apply on a terminal: the plan, then one question', () => {
@@ -40,10 +48,18 @@ describe('converge apply on a terminal: the plan, then one question', () => {
     const emulator = await startEmulator({ seed: seedWith([]), buildMs: 0 });
     const tree = await manifestDir({ 'a.yaml': deploymentYaml('a', externalDockerSpec('docker.io/a:1', 1)) });
     const prefix = testPrefix('approve');
-    cleanups.push(() => emulator.close(), () => tree.remove(), () => dropPrefix(prefix));
+    cleanups.push(
+      () => emulator.close(),
+      () => tree.remove(),
+      () => dropPrefix(prefix),
+    );
     const flags = ['--api-url', emulator.url, '--redis-url', REDIS_URL, '--redis-prefix', prefix];
-    const apply = (stdin: NodeJS.ReadableStream & { isTTY?: boolean }, extra: string[] = [], env: NodeJS.ProcessEnv = {}, tty = true) =>
-      runCapture(['apply', tree.dir, ...flags, ...extra], env, { tty, stdin });
+    const apply = (
+      stdin: NodeJS.ReadableStream & { isTTY?: boolean },
+      extra: string[] = [],
+      env: NodeJS.ProcessEnv = {},
+      tty = true,
+    ) => runCapture(['apply', tree.dir, ...flags, ...extra], env, { tty, stdin });
     return { emulator, tree, prefix, flags, apply };
   }
 
@@ -78,7 +94,9 @@ describe('converge apply on a terminal: the plan, then one question', () => {
     expect(run.stdout).toContain(QUESTION);
     expect(input.writesWhenRead).toBe(0);
     expect(run.stdout.indexOf(QUESTION)).toBeLessThan(run.stdout.indexOf('Apply complete: 1 done'));
-    expect(writes(s.emulator.requestLog).map((e) => `${e.method} ${(e.body as { name?: string }).name}`)).toEqual(['POST a']);
+    expect(writes(s.emulator.requestLog).map((e) => `${e.method} ${(e.body as { name?: string }).name}`)).toEqual([
+      'POST a',
+    ]);
   });
 
   it('anything but "yes" cancels: Ctrl-D (end of input), Ctrl-C, an empty line, "Yes", "y"', async () => {
@@ -95,19 +113,23 @@ describe('converge apply on a terminal: the plan, then one question', () => {
 
   it('not asked: --auto-approve, CONVERGE_AUTO_APPROVE, stdin or stdout not a terminal, --output json', async () => {
     const s = await setup();
-    const cases: Array<{ what: string; tty?: boolean; stdinTTY?: boolean; extra?: string[]; env?: NodeJS.ProcessEnv }> = [
-      { what: '--auto-approve', extra: ['--auto-approve'] },
-      { what: 'CONVERGE_AUTO_APPROVE', env: { CONVERGE_AUTO_APPROVE: 'true' } },
-      { what: 'stdin not a terminal (CI, a pipe)', stdinTTY: false },
-      { what: 'stdout not a terminal', tty: false },
-      { what: '--output json', extra: ['--output', 'json'] },
-    ];
+    const cases: Array<{ what: string; tty?: boolean; stdinTTY?: boolean; extra?: string[]; env?: NodeJS.ProcessEnv }> =
+      [
+        { what: '--auto-approve', extra: ['--auto-approve'] },
+        { what: 'CONVERGE_AUTO_APPROVE', env: { CONVERGE_AUTO_APPROVE: 'true' } },
+        { what: 'stdin not a terminal (CI, a pipe)', stdinTTY: false },
+        { what: 'stdout not a terminal', tty: false },
+        { what: '--output json', extra: ['--output', 'json'] },
+      ];
     for (const [i, c] of cases.entries()) {
       // Each case changes max_scale, so there is something to write; a question would read "no" and write nothing.
       await writeFile(join(s.tree.dir, 'a.yaml'), deploymentYaml('a', externalDockerSpec('docker.io/a:1', i + 1)));
       const input = terminal(s.emulator, 'no\n', c.stdinTTY ?? true);
       const before = writes(s.emulator.requestLog).length;
-      const run = await runCapture(['apply', s.tree.dir, ...s.flags, ...(c.extra ?? [])], c.env ?? {}, { tty: c.tty ?? true, stdin: input.stdin });
+      const run = await runCapture(['apply', s.tree.dir, ...s.flags, ...(c.extra ?? [])], c.env ?? {}, {
+        tty: c.tty ?? true,
+        stdin: input.stdin,
+      });
       expect(run.code, `${c.what}: ${run.stderr}`).toBe(0);
       expect(run.stdout, c.what).not.toContain(QUESTION);
       expect(input.read, c.what).toBe(false);

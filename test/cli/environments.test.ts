@@ -16,7 +16,14 @@ function seed(tenant: string): EmulatorSeed {
     version: 1,
     organization_id: '2057d183-3e81-4bed-9848-5cc2920c4104',
     tenants: [{ id: tenant, name: 'acme' }],
-    integrations: [{ id: INTEGRATION, installation_id: 1, name: 'acme', repositories: [{ id: 1, name: 'support-agent', default_branch: 'main' }] }],
+    integrations: [
+      {
+        id: INTEGRATION,
+        installation_id: 1,
+        name: 'acme',
+        repositories: [{ id: 1, name: 'support-agent', default_branch: 'main' }],
+      },
+    ],
     deployments: [],
   };
 }
@@ -31,7 +38,12 @@ interface PlanJson {
   diagnostics: Array<{ file: string; line: number; column: number; code: string; severity: string; message: string }>;
 }
 
-const env = { NO_COLOR: '1', DEV_OPENAI_API_KEY: 'sk-dev-not-printed', PROD_OPENAI_API_KEY: 'sk-prod-not-printed', PROD_PAGERDUTY_TOKEN: 'pd-not-printed' };
+const env = {
+  NO_COLOR: '1',
+  DEV_OPENAI_API_KEY: 'sk-dev-not-printed',
+  PROD_OPENAI_API_KEY: 'sk-prod-not-printed',
+  PROD_PAGERDUTY_TOKEN: 'pd-not-printed',
+};
 let dev: RunningEmulator;
 let prod: RunningEmulator;
 
@@ -44,8 +56,23 @@ afterAll(async () => {
   await prod?.close();
 });
 
-async function planFor(name: 'dev' | 'prod', emulator: RunningEmulator): Promise<{ code: number; plan: PlanJson; stdout: string }> {
-  const args = ['plan', 'base', '--vars', `vars/${name}.yaml`, '--overlay', `overlays/${name}`, '--api-url', emulator.url, '--no-applied-state', '--output', 'json'];
+async function planFor(
+  name: 'dev' | 'prod',
+  emulator: RunningEmulator,
+): Promise<{ code: number; plan: PlanJson; stdout: string }> {
+  const args = [
+    'plan',
+    'base',
+    '--vars',
+    `vars/${name}.yaml`,
+    '--overlay',
+    `overlays/${name}`,
+    '--api-url',
+    emulator.url,
+    '--no-applied-state',
+    '--output',
+    'json',
+  ];
   const { code, stdout } = await runCapture(args, env, { cwd: EXAMPLE });
   return { code, plan: JSON.parse(stdout) as PlanJson, stdout };
 }
@@ -58,7 +85,10 @@ describe('environments: one base, a plan per environment', () => {
   it('dev: its variables and its overlay, against its own service', async () => {
     const { code, plan, stdout } = await planFor('dev', dev);
     expect(code).toBe(0);
-    expect(plan.changes.map((c) => `${c.action} ${c.name}`).sort()).toEqual(['create faq-template', 'create support-dev']);
+    expect(plan.changes.map((c) => `${c.action} ${c.name}`).sort()).toEqual([
+      'create faq-template',
+      'create support-dev',
+    ]);
     const support = plan.changes.find((c) => c.name === 'support-dev');
     expect(field(support, 'source_config.resource_spec.max_scale')).toBe(1);
     expect(field(support, 'source_config.build_on_push')).toBe(true);
@@ -71,7 +101,11 @@ describe('environments: one base, a plan per environment', () => {
   it('prod: the same base with its variables, an overlay that merges, replaces a list and adds a resource', async () => {
     const { code, plan, stdout } = await planFor('prod', prod);
     expect(code).toBe(1);
-    expect(plan.changes.map((c) => `${c.action} ${c.name}`).sort()).toEqual(['blocked support-prod', 'create faq-template', 'create support-canary']);
+    expect(plan.changes.map((c) => `${c.action} ${c.name}`).sort()).toEqual([
+      'blocked support-prod',
+      'create faq-template',
+      'create support-canary',
+    ]);
     // The secret the prod overlay added reads a file that is not there: the diagnostic points at the overlay's line,
     // named relative to the manifest directory (base/) as every path in a message is (docs/commands.md).
     const missing = plan.diagnostics.find((d) => d.severity === 'error')!;
@@ -81,8 +115,24 @@ describe('environments: one base, a plan per environment', () => {
   });
 
   it('prod with the missing secret file given: max_scale 6, min_scale 2, both secrets, prod tier and tag', async () => {
-    const args = ['plan', 'base', '--vars', 'vars/prod.yaml', '--overlay', 'overlays/prod', '--api-url', prod.url, '--no-applied-state', '--output', 'json'];
-    const withoutPagerduty = await runCapture([...args, '--overlay', '../../test/fixtures/environments/no-pagerduty'], env, { cwd: EXAMPLE });
+    const args = [
+      'plan',
+      'base',
+      '--vars',
+      'vars/prod.yaml',
+      '--overlay',
+      'overlays/prod',
+      '--api-url',
+      prod.url,
+      '--no-applied-state',
+      '--output',
+      'json',
+    ];
+    const withoutPagerduty = await runCapture(
+      [...args, '--overlay', '../../test/fixtures/environments/no-pagerduty'],
+      env,
+      { cwd: EXAMPLE },
+    );
     const plan = JSON.parse(withoutPagerduty.stdout) as PlanJson;
     expect(withoutPagerduty.code).toBe(0);
     const support = plan.changes.find((c) => c.name === 'support-prod');
@@ -91,7 +141,10 @@ describe('environments: one base, a plan per environment', () => {
     expect(field(support, 'source_config.resource_spec.min_scale')).toBe(2);
     expect(field(support, 'source_config.deployment_type')).toBe('prod');
     expect(field(support, 'source_revision_config.repo_ref')).toBe('v1.4.2');
-    expect(support?.fields.filter((f) => f.path.startsWith('secrets.')).map((f) => f.path)).toEqual(['secrets.OPENAI_API_KEY', 'secrets.PAGERDUTY_TOKEN']);
+    expect(support?.fields.filter((f) => f.path.startsWith('secrets.')).map((f) => f.path)).toEqual([
+      'secrets.OPENAI_API_KEY',
+      'secrets.PAGERDUTY_TOKEN',
+    ]);
   });
 });
 
@@ -102,27 +155,68 @@ describe('paths in messages: text from the working directory, JSON relative to t
       await mkdir(join(root, 'repo/manifests'), { recursive: true });
       await mkdir(join(root, 'repo/overlays/prod'), { recursive: true });
       await mkdir(join(root, 'elsewhere/deeper'), { recursive: true });
-      await writeFile(join(root, 'repo/manifests/a.yaml'), 'apiVersion: converge/v1\nkind: Deployment\nmetadata:\n  name: a\nspec:\n  source: external_docker\n  sourc_revision_config: {}\n');
-      await writeFile(join(root, 'repo/overlays/prod/patch.yaml'), 'apiVersion: converge/v1\nkind: Deployment\nmetadata:\n  name: a\nspec:\n  min_scal: 2\n');
-      const fromRepo = await runCapture(['validate', 'manifests', '--overlay', 'overlays/prod'], {}, { cwd: join(root, 'repo') });
-      const fromElsewhere = await runCapture(['validate', '../../repo/manifests', '--overlay', '../../repo/overlays/prod'], {}, { cwd: join(root, 'elsewhere/deeper') });
-      const located = (run: { stdout: string }) => run.stdout.split('\n').filter((l) => /^\S+:\d+:\d+: error:/.test(l)).map((l) => l.split(': error:')[0]).sort();
+      await writeFile(
+        join(root, 'repo/manifests/a.yaml'),
+        'apiVersion: converge/v1\nkind: Deployment\nmetadata:\n  name: a\nspec:\n  source: external_docker\n  sourc_revision_config: {}\n',
+      );
+      await writeFile(
+        join(root, 'repo/overlays/prod/patch.yaml'),
+        'apiVersion: converge/v1\nkind: Deployment\nmetadata:\n  name: a\nspec:\n  min_scal: 2\n',
+      );
+      const fromRepo = await runCapture(
+        ['validate', 'manifests', '--overlay', 'overlays/prod'],
+        {},
+        { cwd: join(root, 'repo') },
+      );
+      const fromElsewhere = await runCapture(
+        ['validate', '../../repo/manifests', '--overlay', '../../repo/overlays/prod'],
+        {},
+        { cwd: join(root, 'elsewhere/deeper') },
+      );
+      const located = (run: { stdout: string }) =>
+        run.stdout
+          .split('\n')
+          .filter((l) => /^\S+:\d+:\d+: error:/.test(l))
+          .map((l) => l.split(': error:')[0])
+          .sort();
       expect(fromRepo.code).toBe(1);
       expect(located(fromRepo)).toEqual(['manifests/a.yaml:7:3', 'overlays/prod/patch.yaml:6:3']);
       expect(fromElsewhere.code).toBe(1);
-      expect(located(fromElsewhere)).toEqual(['../../repo/manifests/a.yaml:7:3', '../../repo/overlays/prod/patch.yaml:6:3']);
+      expect(located(fromElsewhere)).toEqual([
+        '../../repo/manifests/a.yaml:7:3',
+        '../../repo/overlays/prod/patch.yaml:6:3',
+      ]);
       // JSON names them relative to the manifest directory from both
       for (const cwd of [join(root, 'repo'), join(root, 'elsewhere/deeper')]) {
         const prefix = cwd.endsWith('repo') ? '' : '../../repo/';
-        const json = await runCapture(['validate', `${prefix}manifests`, '--overlay', `${prefix}overlays/prod`, '-o', 'json'], {}, { cwd });
-        const files = (JSON.parse(json.stdout) as { diagnostics: Array<{ file: string; severity: string }> }).diagnostics.filter((d) => d.severity === 'error').map((d) => d.file).sort();
+        const json = await runCapture(
+          ['validate', `${prefix}manifests`, '--overlay', `${prefix}overlays/prod`, '-o', 'json'],
+          {},
+          { cwd },
+        );
+        const files = (
+          JSON.parse(json.stdout) as { diagnostics: Array<{ file: string; severity: string }> }
+        ).diagnostics
+          .filter((d) => d.severity === 'error')
+          .map((d) => d.file)
+          .sort();
         expect(files).toEqual(['../overlays/prod/patch.yaml', 'a.yaml']);
       }
       // an absolute overlay outside the manifest directory keeps its absolute path
-      const absolute = await runCapture(['validate', 'manifests', '--overlay', join(root, 'repo/overlays/prod')], {}, { cwd: join(root, 'repo') });
-      expect(absolute.stdout).toContain(`${join(root, 'repo/overlays/prod/patch.yaml').replace(/\\/g, '/')}:6:3: error:`);
+      const absolute = await runCapture(
+        ['validate', 'manifests', '--overlay', join(root, 'repo/overlays/prod')],
+        {},
+        { cwd: join(root, 'repo') },
+      );
+      expect(absolute.stdout).toContain(
+        `${join(root, 'repo/overlays/prod/patch.yaml').replace(/\\/g, '/')}:6:3: error:`,
+      );
       // an error about the argument itself names it as it was typed
-      const missing = await runCapture(['validate', '../../repo/manifests', '--vars', 'vars/nope.yaml'], {}, { cwd: join(root, 'elsewhere/deeper') });
+      const missing = await runCapture(
+        ['validate', '../../repo/manifests', '--vars', 'vars/nope.yaml'],
+        {},
+        { cwd: join(root, 'elsewhere/deeper') },
+      );
       expect(missing.code).toBe(1);
       expect(missing.stderr).toContain('variables file vars/nope.yaml does not exist');
     } finally {
@@ -149,14 +243,22 @@ describe('export --overlay-out: the overlay of one workspace against the base', 
             },
             source_revision_config: { repo_ref: 'v1.4.2', graph_config_path: 'langgraph.json' },
           },
-          { name: 'extra-etl', source: 'external_docker', source_revision_config: { image_uri: 'registry.example/etl:${TAG}' } },
+          {
+            name: 'extra-etl',
+            source: 'external_docker',
+            source_revision_config: { image_uri: 'registry.example/etl:${TAG}' },
+          },
         ],
       },
       secrets: 'plain',
     });
     const out = await mkdtemp(join(tmpdir(), 'converge-overlay-out-'));
     try {
-      const exported = await runCapture(['export', '--out', 'base', '--overlay-out', out, '--vars', 'vars/prod.yaml', '--api-url', live.url], env, { cwd: EXAMPLE });
+      const exported = await runCapture(
+        ['export', '--out', 'base', '--overlay-out', out, '--vars', 'vars/prod.yaml', '--api-url', live.url],
+        env,
+        { cwd: EXAMPLE },
+      );
       expect(exported.stderr).toContain('1 patch, 1 added, 0 equal to the base');
       expect(exported.code).toBe(0);
       const patch = await readFile(join(out, 'support-prod.yaml'), 'utf8');
@@ -166,7 +268,23 @@ describe('export --overlay-out: the overlay of one workspace against the base', 
       expect(added).toContain('converge/overlay: add');
       // A live "${" is written "$${": read back, it is the same text, not a variable.
       expect(added).toContain('registry.example/etl:$${TAG}');
-      const planned = await runCapture(['plan', 'base', '--vars', 'vars/prod.yaml', '--overlay', out, '--api-url', live.url, '--no-applied-state', '--output', 'json'], env, { cwd: EXAMPLE });
+      const planned = await runCapture(
+        [
+          'plan',
+          'base',
+          '--vars',
+          'vars/prod.yaml',
+          '--overlay',
+          out,
+          '--api-url',
+          live.url,
+          '--no-applied-state',
+          '--output',
+          'json',
+        ],
+        env,
+        { cwd: EXAMPLE },
+      );
       const plan = JSON.parse(planned.stdout) as PlanJson;
       expect(plan.diagnostics.filter((d) => d.severity === 'error')).toEqual([]);
       for (const name of ['support-prod', 'extra-etl']) {
@@ -182,15 +300,41 @@ describe('export --overlay-out: the overlay of one workspace against the base', 
 
 describe('apply of one environment', () => {
   it('creates what the dev plan shows, with dev variables and overlay, in the dev workspace only', async () => {
-    const workspace = await startEmulator({ seed: seed('3d6c1f0e-2b4a-4c8d-9e7f-1a2b3c4d5e6f'), secrets: 'plain', buildMs: 0 });
+    const workspace = await startEmulator({
+      seed: seed('3d6c1f0e-2b4a-4c8d-9e7f-1a2b3c4d5e6f'),
+      secrets: 'plain',
+      buildMs: 0,
+    });
     const prefix = testPrefix('env-apply');
     try {
-      const args = ['apply', 'base', '--vars', 'vars/dev.yaml', '--overlay', 'overlays/dev', '--api-url', workspace.url, '--redis-url', REDIS_URL, '--redis-prefix', prefix];
+      const args = [
+        'apply',
+        'base',
+        '--vars',
+        'vars/dev.yaml',
+        '--overlay',
+        'overlays/dev',
+        '--api-url',
+        workspace.url,
+        '--redis-url',
+        REDIS_URL,
+        '--redis-prefix',
+        prefix,
+      ];
       const applied = await runCapture(args, env, { cwd: EXAMPLE });
       expect(applied.code).toBe(0);
       const support = workspace.store.allDeployments().find((d) => d.name === 'support-dev');
-      expect(support?.source_config).toMatchObject({ deployment_type: 'dev', build_on_push: true, resource_spec: { min_scale: 1, max_scale: 1 } });
-      expect(workspace.store.allDeployments().map((d) => d.name).sort()).toEqual(['faq-template', 'support-dev']);
+      expect(support?.source_config).toMatchObject({
+        deployment_type: 'dev',
+        build_on_push: true,
+        resource_spec: { min_scale: 1, max_scale: 1 },
+      });
+      expect(
+        workspace.store
+          .allDeployments()
+          .map((d) => d.name)
+          .sort(),
+      ).toEqual(['faq-template', 'support-dev']);
       expect(applied.stdout).not.toContain('sk-dev-not-printed');
     } finally {
       await workspace.close();
@@ -198,4 +342,3 @@ describe('apply of one environment', () => {
     }
   });
 });
-

@@ -13,7 +13,10 @@ const STATE = fileURLToPath(new URL('../../examples/emulator-state.yaml', import
 /** The variables export asks for, each set to a value of its own. */
 function envFrom(stderr: string): NodeJS.ProcessEnv {
   const line = stderr.split('\n').find((l) => l.includes('set these environment variables'))!;
-  const names = line.slice(line.indexOf(': ', line.indexOf('before plan or apply')) + 2).trim().split(' ');
+  const names = line
+    .slice(line.indexOf(': ', line.indexOf('before plan or apply')) + 2)
+    .trim()
+    .split(' ');
   return Object.fromEntries(names.map((name) => [name, `value-of-${name.toLowerCase()}`]));
 }
 
@@ -37,15 +40,21 @@ describe('converge export', () => {
     expect(exported.code, exported.stderr).toBe(0);
     const files = (await readdir(out)).sort();
     expect(files).toContain('providers');
-    const texts = await Promise.all(files.filter((f) => f.endsWith('.yaml')).map((f) => readFile(join(out, f), 'utf8')));
+    const texts = await Promise.all(
+      files.filter((f) => f.endsWith('.yaml')).map((f) => readFile(join(out, f), 'utf8')),
+    );
     // every source kind, both integrations, the modeline and the take-over annotation; never a secret value
     for (const source of ['codehost', 'external_docker', 'internal_docker', 'internal_source', 'internal_template']) {
       expect(texts.some((t) => t.includes(`source: ${source}\n`))).toBe(true);
     }
     expect(texts.some((t) => t.includes('repository: acme/support-agent'))).toBe(true);
     expect(texts.some((t) => t.includes('repository: acme-labs/research-agent'))).toBe(true);
-    expect(texts.every((t) => t.startsWith('# yaml-language-server: $schema=') && t.includes('converge/adopt: "true"'))).toBe(true);
-    expect(texts.join('\n')).not.toMatch(/value:|\*\*\*\*|integration_id|repo_url|repo_commit_sha|custom_url|latest_revision_id|status:/);
+    expect(
+      texts.every((t) => t.startsWith('# yaml-language-server: $schema=') && t.includes('converge/adopt: "true"')),
+    ).toBe(true);
+    expect(texts.join('\n')).not.toMatch(
+      /value:|\*\*\*\*|integration_id|repo_url|repo_commit_sha|custom_url|latest_revision_id|status:/,
+    );
     expect(exported.stderr).toContain('skipped Deployment/old-chatbot: being deleted');
     expect(exported.stderr).not.toContain('makes no valid manifest');
 
@@ -57,7 +66,16 @@ describe('converge export', () => {
     const common = [out, '--api-url', emulator.url, '--redis-url', REDIS_URL, '--redis-prefix', prefix];
     const planned = await runCapture(['plan', ...common, '--output', 'json'], env);
     expect(planned.code, planned.stderr).toBe(0);
-    const plan = JSON.parse(planned.stdout) as { summary: { blocked: number; create: number; delete: number; adopt: number };  changes: Array<{ name: string; kind: string; action: string; fields: Array<{ path: string; sensitive: boolean }> }>; diagnostics: unknown[] };
+    const plan = JSON.parse(planned.stdout) as {
+      summary: { blocked: number; create: number; delete: number; adopt: number };
+      changes: Array<{
+        name: string;
+        kind: string;
+        action: string;
+        fields: Array<{ path: string; sensitive: boolean }>;
+      }>;
+      diagnostics: unknown[];
+    };
     expect(plan.diagnostics).toEqual([]);
     expect(plan.summary.blocked + plan.summary.create + plan.summary.delete).toBe(0);
     const declared = plan.changes.filter((c) => c.action !== 'orphan');
@@ -65,7 +83,10 @@ describe('converge export', () => {
     expect(declared.length).toBe(files.filter((f) => f.endsWith('.yaml')).length + 1);
     for (const change of declared) {
       expect(['adopt', 'noop', 'update'], `${change.kind}/${change.name}`).toContain(change.action);
-      expect(change.fields.every((f) => f.sensitive), `${change.kind}/${change.name}: ${change.fields.map((f) => f.path).join(', ')}`).toBe(true);
+      expect(
+        change.fields.every((f) => f.sensitive),
+        `${change.kind}/${change.name}: ${change.fields.map((f) => f.path).join(', ')}`,
+      ).toBe(true);
     }
     expect(plan.summary.adopt).toBeGreaterThan(0);
     expect(planned.stdout).not.toContain('value-of-');
@@ -86,10 +107,16 @@ describe('converge export', () => {
       expect(refused.stderr).toContain('give --force to overwrite them');
       expect(await readdir(target)).toEqual(['support-agent.yaml']);
       expect(await readFile(join(target, 'support-agent.yaml'), 'utf8')).toBe('mine\n');
-      const forced = await runCapture(['export', '--out', target, '--force', '--api-url', emulator.url, '--name-prefix', 'support'], {});
+      const forced = await runCapture(
+        ['export', '--out', target, '--force', '--api-url', emulator.url, '--name-prefix', 'support'],
+        {},
+      );
       expect(forced.code).toBe(0);
       expect((await readdir(target)).filter((f) => f.endsWith('.yaml'))).toEqual(['support-agent.yaml']);
-      const printed = await runCapture(['export', '--stdout', '--api-url', emulator.url, '--name-prefix', 'support'], {});
+      const printed = await runCapture(
+        ['export', '--stdout', '--api-url', emulator.url, '--name-prefix', 'support'],
+        {},
+      );
       expect(printed.code).toBe(0);
       expect(printed.stdout).toContain('name: support-agent');
       expect(printed.stdout.split('\n---\n').length).toBeGreaterThanOrEqual(2);
@@ -112,7 +139,10 @@ describe('converge export', () => {
       const root = join(moved, 'repo', 'manifests');
       const schemaText = (await runCapture(['schema'], {})).stdout;
       expect(await readFile(join(root, 'converge.schema.json'), 'utf8')).toBe(schemaText);
-      const yamls = [...(await readdir(root)).filter((f) => f.endsWith('.yaml')), ...(await readdir(join(root, 'providers'))).map((f) => join('providers', f))];
+      const yamls = [
+        ...(await readdir(root)).filter((f) => f.endsWith('.yaml')),
+        ...(await readdir(join(root, 'providers'))).map((f) => join('providers', f)),
+      ];
       expect(yamls.length).toBeGreaterThan(5);
       for (const file of yamls) {
         const text = await readFile(join(root, file), 'utf8');
@@ -120,7 +150,12 @@ describe('converge export', () => {
         expect(ref, file).not.toContain('schema/converge.schema.json');
         expect(await readFile(resolve(dirname(join(root, file)), ref), 'utf8'), file).toBe(schemaText);
       }
-      expect(await readFile(join(root, 'providers', yamls.find((f) => f.startsWith('providers'))!.slice('providers/'.length)), 'utf8')).toMatch(/^# yaml-language-server: \$schema=\.\.\/converge\.schema\.json\n/);
+      expect(
+        await readFile(
+          join(root, 'providers', yamls.find((f) => f.startsWith('providers'))!.slice('providers/'.length)),
+          'utf8',
+        ),
+      ).toMatch(/^# yaml-language-server: \$schema=\.\.\/converge\.schema\.json\n/);
 
       // Exported again over the same directory (--force): the schema, the same text, is no conflict.
       expect((await runCapture(['export', '--out', first, '--force', '--api-url', emulator.url], {})).code).toBe(0);
@@ -140,13 +175,35 @@ describe('converge export', () => {
       const referenced = await mkdtemp(join(tmpdir(), 'converge-export-ref-'));
       try {
         const url = 'https://schemas.example.com/converge/v1/converge.schema.json';
-        expect((await runCapture(['export', '--out', referenced, '--schema-ref', url, '--api-url', emulator.url, '--name-prefix', 'support'], {})).code).toBe(0);
+        expect(
+          (
+            await runCapture(
+              [
+                'export',
+                '--out',
+                referenced,
+                '--schema-ref',
+                url,
+                '--api-url',
+                emulator.url,
+                '--name-prefix',
+                'support',
+              ],
+              {},
+            )
+          ).code,
+        ).toBe(0);
         expect(await readdir(referenced)).not.toContain('converge.schema.json');
-        expect(await readFile(join(referenced, 'support-agent.yaml'), 'utf8')).toMatch(new RegExp(`^# yaml-language-server: \\$schema=${url.replace(/[.]/g, '\\.')}\n`));
+        expect(await readFile(join(referenced, 'support-agent.yaml'), 'utf8')).toMatch(
+          new RegExp(`^# yaml-language-server: \\$schema=${url.replace(/[.]/g, '\\.')}\n`),
+        );
       } finally {
         await rm(referenced, { recursive: true, force: true });
       }
-      const printed = await runCapture(['export', '--stdout', '--api-url', emulator.url, '--name-prefix', 'support'], {});
+      const printed = await runCapture(
+        ['export', '--stdout', '--api-url', emulator.url, '--name-prefix', 'support'],
+        {},
+      );
       expect(printed.stdout).toMatch(/^# yaml-language-server: \$schema=converge\.schema\.json\n/);
       expect(printed.stderr).toContain('save it there with "converge schema > converge.schema.json"');
     } finally {

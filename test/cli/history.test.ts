@@ -14,7 +14,17 @@ import { seedStates } from '../helpers/event-log-store.js';
 const prefix = testPrefix('history-cli');
 let redis: Redis;
 
-const EVENT: RecordedEvent = { key: 'Deployment/support-agent', at: new Date().toISOString(), type: 'write_done', reason: 'updated', message: 'job j1 updated', manifests: null, job: { id: 'j1' }, revision: null, by: 'replica-a' };
+const EVENT: RecordedEvent = {
+  key: 'Deployment/support-agent',
+  at: new Date().toISOString(),
+  type: 'write_done',
+  reason: 'updated',
+  message: 'job j1 updated',
+  manifests: null,
+  job: { id: 'j1' },
+  revision: null,
+  by: 'replica-a',
+};
 const STATE = {
   key: 'Deployment/support-agent',
   kind: 'Deployment',
@@ -42,14 +52,17 @@ beforeAll(async () => {
     manifests: { loaded: true, everLoaded: true, error: null },
     orphans: ['Deployment/stray-worker'],
   };
-  expect(await new ReconcileRecordStore(redis, prefix, fenceKey(prefix)).write({ record, plan: null, fence: undefined })).toBe(true);
+  expect(
+    await new ReconcileRecordStore(redis, prefix, fenceKey(prefix)).write({ record, plan: null, fence: undefined }),
+  ).toBe(true);
 });
 afterAll(async () => {
   await closeRedis(redis);
   await dropPrefix(prefix);
 });
 
-const history = (...args: string[]) => runCapture(['history', ...args, '--redis-url', REDIS_URL, '--redis-prefix', prefix]);
+const history = (...args: string[]) =>
+  runCapture(['history', ...args, '--redis-url', REDIS_URL, '--redis-prefix', prefix]);
 
 describe('converge history: names', () => {
   it('a known name prints its events, exit 0', async () => {
@@ -73,7 +86,9 @@ describe('converge history: names', () => {
   it('an orphan (the service has it, no manifest declares it) is known: no events, exit 0; its typo names it', async () => {
     const orphan = await history('stray-worker');
     expect(orphan.code, orphan.stderr).toBe(0);
-    expect(orphan.stdout).toBe(`Deployment/stray-worker: no events recorded on prefix ${prefix}: the service has it and no manifest declares it (an orphan: converge writes nothing to it)\n`);
+    expect(orphan.stdout).toBe(
+      `Deployment/stray-worker: no events recorded on prefix ${prefix}: the service has it and no manifest declares it (an orphan: converge writes nothing to it)\n`,
+    );
     const json = await history('stray-worker', '--output', 'json');
     expect([json.code, JSON.parse(json.stdout)]).toEqual([0, { resource: 'Deployment/stray-worker', events: [] }]);
     const typo = await history('stray-workr');
@@ -85,7 +100,9 @@ describe('converge history: names', () => {
     const bad = await history('Bad Name!');
     expect(bad.code).toBe(1);
     expect(bad.stderr.trimEnd().split('\n')).toHaveLength(1);
-    expect(bad.stderr).toContain('"Bad Name!" is not a resource name: a metadata.name is lowercase letters, digits and dashes');
+    expect(bad.stderr).toContain(
+      '"Bad Name!" is not a resource name: a metadata.name is lowercase letters, digits and dashes',
+    );
     expect(bad.stderr).toContain('did you mean "bad-name"?');
     const kinded = await history('Deployment/Web_App');
     expect(kinded.code).toBe(1);

@@ -14,7 +14,20 @@ describe('--allow-literal-secrets', () => {
     dir = await mkdtemp(join(tmpdir(), 'converge-literal-'));
     await writeFile(
       join(dir, 'app.yaml'),
-      ['apiVersion: converge/v1', 'kind: Deployment', 'metadata:', '  name: app', 'spec:', '  source: external_docker', '  source_revision_config:', '    image_uri: docker.io/acme/app:1', '  secrets:', '    - name: TOKEN', '      value: planted-literal-0c4d', ''].join('\n'),
+      [
+        'apiVersion: converge/v1',
+        'kind: Deployment',
+        'metadata:',
+        '  name: app',
+        'spec:',
+        '  source: external_docker',
+        '  source_revision_config:',
+        '    image_uri: docker.io/acme/app:1',
+        '  secrets:',
+        '    - name: TOKEN',
+        '      value: planted-literal-0c4d',
+        '',
+      ].join('\n'),
     );
   });
   afterAll(async () => {
@@ -33,15 +46,41 @@ describe('--allow-literal-secrets', () => {
   }
 
   it('converge run refuses the flag, before it connects to anything', async () => {
-    expectRefusal(await runConverge(['run', dir, '--allow-literal-secrets', '--api-url', 'http://127.0.0.1:9', '--redis-url', NO_REDIS]), 'run');
+    expectRefusal(
+      await runConverge([
+        'run',
+        dir,
+        '--allow-literal-secrets',
+        '--api-url',
+        'http://127.0.0.1:9',
+        '--redis-url',
+        NO_REDIS,
+      ]),
+      'run',
+    );
   });
 
   it('converge run refuses it from the environment too', async () => {
-    expectRefusal(await runConverge(['run', dir, '--api-url', 'http://127.0.0.1:9', '--redis-url', NO_REDIS], { CONVERGE_ALLOW_LITERAL_SECRETS: 'true' }), 'run');
+    expectRefusal(
+      await runConverge(['run', dir, '--api-url', 'http://127.0.0.1:9', '--redis-url', NO_REDIS], {
+        CONVERGE_ALLOW_LITERAL_SECRETS: 'true',
+      }),
+      'run',
+    );
   });
 
   it('converge worker refuses the flag', async () => {
-    expectRefusal(await runConverge(['worker', '--allow-literal-secrets', '--api-url', 'http://127.0.0.1:9', '--redis-url', NO_REDIS]), 'worker');
+    expectRefusal(
+      await runConverge([
+        'worker',
+        '--allow-literal-secrets',
+        '--api-url',
+        'http://127.0.0.1:9',
+        '--redis-url',
+        NO_REDIS,
+      ]),
+      'worker',
+    );
   });
 
   it('converge validate accepts it (local use), and without it names the literal as an error', async () => {

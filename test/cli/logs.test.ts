@@ -4,7 +4,12 @@ import { startEmulator, type RunningEmulator } from '../../src/emulator/server.j
 import { seedWith } from '../helpers/apply.js';
 import { runCapture } from '../helpers/cli.js';
 
-const docker = (name: string) => ({ name, source: 'external_docker', source_config: { resource_spec: { max_scale: 1 } }, source_revision_config: { image_uri: `docker.io/acme/${name}:1` } });
+const docker = (name: string) => ({
+  name,
+  source: 'external_docker',
+  source_config: { resource_spec: { max_scale: 1 } },
+  source_revision_config: { image_uri: `docker.io/acme/${name}:1` },
+});
 
 describe('converge logs with an unknown name', () => {
   let emulator: RunningEmulator;
@@ -18,10 +23,12 @@ describe('converge logs with an unknown name', () => {
   it('offers the names that contain it', async () => {
     const run = await runCapture(['logs', 'support', '--api-url', emulator.url]);
     expect(run.code).toBe(1);
-    expect(run.stderr).toBe('converge logs: the service has no deployment named "support"; did you mean one of "support-agent", "support-bot"?\n');
+    expect(run.stderr).toBe(
+      'converge logs: the service has no deployment named "support"; did you mean one of "support-agent", "support-bot"?\n',
+    );
   });
 
-  it('else points at the listing of live deployment names (the plan\'s orphans), not at export', async () => {
+  it("else points at the listing of live deployment names (the plan's orphans), not at export", async () => {
     const run = await runCapture(['logs', 'nope', '--api-url', emulator.url]);
     expect(run.code).toBe(1);
     expect(run.stderr).toBe(

@@ -30,7 +30,9 @@ describe('notifications in the config file', () => {
   });
 
   it('a problem names the file, line and column; a list that is not a list is said so', () => {
-    const bad = settingsOf('resync: 1m\nnotifications:\n  - name: ops\n    type: slack\n    url_env: SLACK_URL\n    events: [rollout_failed, nope]\n');
+    const bad = settingsOf(
+      'resync: 1m\nnotifications:\n  - name: ops\n    type: slack\n    url_env: SLACK_URL\n    events: [rollout_failed, nope]\n',
+    );
     expect(bad.read).toThrow(`${bad.file}:6:30: error: notifications[0].events[1]: "nope" is not one of`);
     const scalar = settingsOf('notifications: ops\n');
     expect(scalar.read).toThrow(`${scalar.file}:1:16: error: notifications: expected a list, got a string`);
@@ -40,7 +42,9 @@ describe('notifications in the config file', () => {
 });
 
 describe('receiver URLs at start-up', () => {
-  const config = settingsOf('notifications:\n  - {name: ops, type: webhook, url_env: OPS_URL}\n  - {name: chat, type: slack, url_env: CHAT_URL}\n').file;
+  const config = settingsOf(
+    'notifications:\n  - {name: ops, type: webhook, url_env: OPS_URL}\n  - {name: chat, type: slack, url_env: CHAT_URL}\n',
+  ).file;
   const manifests = mkdtempSync(join(tmpdir(), 'converge-notify-urls-'));
   afterAll(() => rmSync(manifests, { recursive: true, force: true }));
 
@@ -50,11 +54,16 @@ describe('receiver URLs at start-up', () => {
     ['https://user:pa55word@hooks.example.com/x', 'must not carry a user name or password; sign with secret_env'],
   ])('%s: converge run and converge notify test refuse it naming the setting, before anything starts', async (url) => {
     const env = { OPS_URL: url, CHAT_URL: 'https://hooks.slack.example/services/T/B/tok' };
-    const run = await runCapture(['run', manifests, '--api-url', 'http://127.0.0.1:9', '--redis-url', 'redis://127.0.0.1:9', '--config', config], env);
+    const run = await runCapture(
+      ['run', manifests, '--api-url', 'http://127.0.0.1:9', '--redis-url', 'redis://127.0.0.1:9', '--config', config],
+      env,
+    );
     const test = await runCapture(['notify', 'test', '--config', config], env);
     for (const result of [run, test]) {
       expect(result.code).toBe(1);
-      expect(result.stderr).toMatch(/^converge (run|notify): notifications: receiver "ops" \(webhook\): url_env OPS_URL (is not a URL|must not carry)/);
+      expect(result.stderr).toMatch(
+        /^converge (run|notify): notifications: receiver "ops" \(webhook\): url_env OPS_URL (is not a URL|must not carry)/,
+      );
       expect(result.stderr.trim().split('\n')).toHaveLength(1);
       expect(result.stderr).not.toContain('pa55word');
       expect(result.stdout).toBe('');
@@ -62,9 +71,14 @@ describe('receiver URLs at start-up', () => {
   });
 
   it('a Slack URL with credentials is refused with its own advice', async () => {
-    const env = { OPS_URL: 'https://hooks.example.com/x', CHAT_URL: 'https://u:p@hooks.slack.example/services/T/B/tok' };
+    const env = {
+      OPS_URL: 'https://hooks.example.com/x',
+      CHAT_URL: 'https://u:p@hooks.slack.example/services/T/B/tok',
+    };
     const test = await runCapture(['notify', 'test', '--config', config], env);
     expect(test.code).toBe(1);
-    expect(test.stderr).toContain('notifications: receiver "chat" (slack): url_env CHAT_URL must not carry a user name or password; a Slack webhook URL carries its token in its path');
+    expect(test.stderr).toContain(
+      'notifications: receiver "chat" (slack): url_env CHAT_URL must not carry a user name or password; a Slack webhook URL carries its token in its path',
+    );
   });
 });

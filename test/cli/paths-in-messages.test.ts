@@ -10,8 +10,10 @@ import { dropPrefix, REDIS_URL, testPrefix } from '../helpers/redis.js';
 
 const ENV = { PATH: process.env.PATH };
 /** `replicas` is no field of spec: an error at line 7, column 3 of the file. */
-const BAD = 'apiVersion: converge/v1\nkind: Deployment\nmetadata:\n  name: bad\nspec:\n  source: internal_template\n  replicas: 2\n';
-const good = (name: string) => `apiVersion: converge/v1\nkind: Deployment\nmetadata:\n  name: ${name}\nspec:\n  source: internal_template\n`;
+const BAD =
+  'apiVersion: converge/v1\nkind: Deployment\nmetadata:\n  name: bad\nspec:\n  source: internal_template\n  replicas: 2\n';
+const good = (name: string) =>
+  `apiVersion: converge/v1\nkind: Deployment\nmetadata:\n  name: ${name}\nspec:\n  source: internal_template\n`;
 const UNKNOWN = 'error: unknown field "replicas" in spec';
 
 let root: string;
@@ -44,10 +46,19 @@ describe('paths in text output: the directory as typed plus the path in it', () 
     expect(places(typed.stdout)).toEqual(['envvar/a.yaml:7:3', 'envvar/b.yaml:4:9', 'envvar/c.yaml:4:9']);
     expect(places((await runCapture(['validate', './envvar/'], ENV, cwd)).stdout)).toEqual(places(typed.stdout));
     const absolute = await runCapture(['validate', join(root, 'envvar')], ENV, { cwd: tmpdir() });
-    expect(places(absolute.stdout)).toEqual(['a.yaml:7:3', 'b.yaml:4:9', 'c.yaml:4:9'].map((p) => join(root, 'envvar', p)));
+    expect(places(absolute.stdout)).toEqual(
+      ['a.yaml:7:3', 'b.yaml:4:9', 'c.yaml:4:9'].map((p) => join(root, 'envvar', p)),
+    );
     // from inside the directory, `.`: the path in it alone
-    expect(places((await runCapture(['validate', '.'], ENV, { cwd: join(root, 'envvar') })).stdout)).toEqual(['a.yaml:7:3', 'b.yaml:4:9', 'c.yaml:4:9']);
-    const json = JSON.parse((await runCapture(['validate', 'envvar', '--output', 'json'], ENV, cwd)).stdout) as { files: string[]; diagnostics: Array<{ file: string }> };
+    expect(places((await runCapture(['validate', '.'], ENV, { cwd: join(root, 'envvar') })).stdout)).toEqual([
+      'a.yaml:7:3',
+      'b.yaml:4:9',
+      'c.yaml:4:9',
+    ]);
+    const json = JSON.parse((await runCapture(['validate', 'envvar', '--output', 'json'], ENV, cwd)).stdout) as {
+      files: string[];
+      diagnostics: Array<{ file: string }>;
+    };
     expect(json.files).toEqual(['a.yaml', 'b.yaml', 'c.yaml']);
     expect(json.diagnostics.map((d) => d.file)).toEqual(['a.yaml', 'b.yaml', 'c.yaml']);
   });
@@ -58,7 +69,9 @@ describe('paths in text output: the directory as typed plus the path in it', () 
     expect(run.code).toBe(1);
     const named = places(run.stdout);
     expect(named.filter((p) => !p.startsWith('envvar/')).map((p) => p.replace(/:\d+:\d+$/, ''))).toEqual(['prod.yaml']);
-    const json = JSON.parse((await runCapture(['validate', 'envvar', '--vars', 'prod.yaml', '-o', 'json'], ENV, { cwd: root })).stdout) as { diagnostics: Array<{ file: string }> };
+    const json = JSON.parse(
+      (await runCapture(['validate', 'envvar', '--vars', 'prod.yaml', '-o', 'json'], ENV, { cwd: root })).stdout,
+    ) as { diagnostics: Array<{ file: string }> };
     expect(json.diagnostics.map((d) => d.file)).toContain('../prod.yaml');
   });
 
@@ -69,7 +82,9 @@ describe('paths in text output: the directory as typed plus the path in it', () 
     expect(text.stdout).toContain(`  envvar/a.yaml:7:3: ${UNKNOWN}`);
     const markdown = await runCapture([...base, '--output', 'markdown'], ENV, { cwd: root });
     expect(markdown.stdout).toContain('`envvar/a.yaml:7:3`');
-    const json = JSON.parse((await runCapture([...base, '--output', 'json'], ENV, { cwd: root })).stdout) as { diagnostics: Array<{ file: string }> };
+    const json = JSON.parse((await runCapture([...base, '--output', 'json'], ENV, { cwd: root })).stdout) as {
+      diagnostics: Array<{ file: string }>;
+    };
     expect(json.diagnostics.map((d) => d.file)).toContain('a.yaml');
     expect(json.diagnostics.map((d) => d.file).some((f) => f.startsWith('envvar/'))).toBe(false);
   });
@@ -78,9 +93,13 @@ describe('paths in text output: the directory as typed plus the path in it', () 
     await rm(join(root, 'envvar/a.yaml'));
     await rm(join(root, 'envvar/c.yaml'));
     await writeFile(join(root, 'envvar/empty.yaml'), '# nothing yet\n');
-    const made = await runCapture(['plan', './envvar', '--api-url', 'embedded', '--out', 'saved.plan'], ENV, { cwd: root });
+    const made = await runCapture(['plan', './envvar', '--api-url', 'embedded', '--out', 'saved.plan'], ENV, {
+      cwd: root,
+    });
     expect(made.code, made.stderr).toBe(0);
-    const saved = JSON.parse(await readFile(join(root, 'saved.plan'), 'utf8')) as { plan: { diagnostics: Array<{ file: string }> } };
+    const saved = JSON.parse(await readFile(join(root, 'saved.plan'), 'utf8')) as {
+      plan: { diagnostics: Array<{ file: string }> };
+    };
     expect(saved.plan.diagnostics.map((d) => d.file)).toEqual(['empty.yaml']);
     for (const output of ['text', 'markdown']) {
       const shown = await runCapture(['plan', '--show', 'saved.plan', '--output', output], ENV, { cwd: root });
@@ -94,9 +113,19 @@ describe('paths in text output: the directory as typed plus the path in it', () 
     try {
       await rm(join(root, 'envvar'), { recursive: true });
       await mkdir(join(root, 'envvar'));
-      await writeFile(join(root, 'envvar/good.yaml'), deploymentYaml('good', externalDockerSpec('docker.io/good:1', 1)));
-      await writeFile(join(root, 'envvar/broken.yaml'), deploymentYaml('broken', 'source: external_docker\nsurprise: 1'));
-      const run = await runCapture(['apply', 'envvar', '--api-url', emulator.url, '--redis-url', REDIS_URL, '--redis-prefix', prefix], ENV, { cwd: root });
+      await writeFile(
+        join(root, 'envvar/good.yaml'),
+        deploymentYaml('good', externalDockerSpec('docker.io/good:1', 1)),
+      );
+      await writeFile(
+        join(root, 'envvar/broken.yaml'),
+        deploymentYaml('broken', 'source: external_docker\nsurprise: 1'),
+      );
+      const run = await runCapture(
+        ['apply', 'envvar', '--api-url', emulator.url, '--redis-url', REDIS_URL, '--redis-prefix', prefix],
+        ENV,
+        { cwd: root },
+      );
       expect(run.code).toBe(1);
       expect(run.stdout).toMatch(/^ {2}envvar\/broken\.yaml:\d+:\d+: error: .*surprise/m);
       expect(run.stdout).toMatch(/Apply refused: nothing was written: envvar\/broken\.yaml:\d+:\d+ fails to load/);
@@ -124,39 +153,73 @@ describe('converge validate FILE...', () => {
     const twice = await runCapture(['validate', 'envvar/c.yaml', 'envvar/b.yaml'], ENV, { cwd: root });
     expect(twice.code).toBe(1);
     expect(places(twice.stdout)).toEqual(['envvar/b.yaml:4:9', 'envvar/c.yaml:4:9']);
-    expect(twice.stdout).toContain('envvar/b.yaml:4:9: error: Deployment "b" is declared 2 times (also at envvar/c.yaml:4:9)');
-    const json = JSON.parse((await runCapture(['validate', 'envvar/b.yaml', join(root, 'envvar/a.yaml'), '-o', 'json'], ENV, { cwd: root })).stdout) as { valid: boolean; files: string[] };
+    expect(twice.stdout).toContain(
+      'envvar/b.yaml:4:9: error: Deployment "b" is declared 2 times (also at envvar/c.yaml:4:9)',
+    );
+    const json = JSON.parse(
+      (await runCapture(['validate', 'envvar/b.yaml', join(root, 'envvar/a.yaml'), '-o', 'json'], ENV, { cwd: root }))
+        .stdout,
+    ) as { valid: boolean; files: string[] };
     expect(json).toMatchObject({ valid: false, files: [join(root, 'envvar/a.yaml'), 'envvar/b.yaml'] });
   });
 
   it('refuses a directory among files, a missing file, a file not named *.yaml and --overlay, each in one line', async () => {
     const cases: Array<[string[], string]> = [
-      [['envvar', 'envvar/b.yaml'], 'converge validate: envvar is a directory: give one manifest directory, or manifest files, not both\n'],
-      [['envvar/b.yaml', 'envvar/gone.yaml'], 'converge validate: envvar/gone.yaml does not exist; give a manifest directory or manifest files (*.yaml, *.yml)\n'],
-      [['envvar/b.yaml', 'envvar/notes.txt'], 'converge validate: envvar/notes.txt is not a manifest file (*.yaml, *.yml); give only manifest files, or their directory\n'],
-      [['envvar/b.yaml', '--overlay', 'envvar'], 'converge validate: --overlay needs the whole manifest directory: give the directory instead of files\n'],
+      [
+        ['envvar', 'envvar/b.yaml'],
+        'converge validate: envvar is a directory: give one manifest directory, or manifest files, not both\n',
+      ],
+      [
+        ['envvar/b.yaml', 'envvar/gone.yaml'],
+        'converge validate: envvar/gone.yaml does not exist; give a manifest directory or manifest files (*.yaml, *.yml)\n',
+      ],
+      [
+        ['envvar/b.yaml', 'envvar/notes.txt'],
+        'converge validate: envvar/notes.txt is not a manifest file (*.yaml, *.yml); give only manifest files, or their directory\n',
+      ],
+      [
+        ['envvar/b.yaml', '--overlay', 'envvar'],
+        'converge validate: --overlay needs the whole manifest directory: give the directory instead of files\n',
+      ],
     ];
-    for (const [args, line] of cases) expect(await runCapture(['validate', ...args], ENV, { cwd: root })).toEqual({ code: 1, stdout: '', stderr: line });
+    for (const [args, line] of cases)
+      expect(await runCapture(['validate', ...args], ENV, { cwd: root })).toEqual({
+        code: 1,
+        stdout: '',
+        stderr: line,
+      });
   });
 
-  it('--dir DIR: a file is checked in its directory\'s context (a name another file declares), only its findings reported', async () => {
+  it("--dir DIR: a file is checked in its directory's context (a name another file declares), only its findings reported", async () => {
     // b.yaml alone is valid; in envvar, c.yaml declares b too: an error at b.yaml, named from the working directory.
     const run = await runCapture(['validate', 'envvar/b.yaml', '--dir', 'envvar'], ENV, { cwd: root });
     expect(run.code).toBe(1);
-    expect(run.stdout).toBe('envvar/b.yaml:4:9: error: Deployment "b" is declared 2 times (also at c.yaml:4:9); names must be unique across the manifest directory: keep one\n0 resources in 1 file, 1 error\n');
+    expect(run.stdout).toBe(
+      'envvar/b.yaml:4:9: error: Deployment "b" is declared 2 times (also at c.yaml:4:9); names must be unique across the manifest directory: keep one\n0 resources in 1 file, 1 error\n',
+    );
     // a.yaml's own error is not b.yaml's: not reported; JSON names the file relative to DIR.
-    const json = JSON.parse((await runCapture(['validate', './envvar/b.yaml', '--dir', 'envvar', '-o', 'json'], ENV, { cwd: root })).stdout) as { files: string[]; diagnostics: Array<{ file: string }> };
+    const json = JSON.parse(
+      (await runCapture(['validate', './envvar/b.yaml', '--dir', 'envvar', '-o', 'json'], ENV, { cwd: root })).stdout,
+    ) as { files: string[]; diagnostics: Array<{ file: string }> };
     expect([json.files, json.diagnostics.map((d) => d.file)]).toEqual([['b.yaml'], ['b.yaml']]);
     await writeFile(join(root, 'envvar/c.yaml'), good('c'));
-    expect(await runCapture(['validate', 'envvar/b.yaml', 'envvar/c.yaml', '--dir', 'envvar'], ENV, { cwd: root })).toEqual({ code: 0, stdout: '2 resources in 2 files, 0 errors\n', stderr: '' });
+    expect(
+      await runCapture(['validate', 'envvar/b.yaml', 'envvar/c.yaml', '--dir', 'envvar'], ENV, { cwd: root }),
+    ).toEqual({ code: 0, stdout: '2 resources in 2 files, 0 errors\n', stderr: '' });
     await mkdir(join(root, 'other'));
     await writeFile(join(root, 'other/d.yaml'), good('d'));
     const outside = await runCapture(['validate', 'other/d.yaml', '--dir', 'envvar'], ENV, { cwd: root });
-    expect(outside).toEqual({ code: 1, stdout: '', stderr: 'converge validate: other/d.yaml is not in --dir envvar; give files of that manifest directory\n' });
+    expect(outside).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: 'converge validate: other/d.yaml is not in --dir envvar; give files of that manifest directory\n',
+    });
   });
 
   it('--help shows DIR|FILE..., and completion offers paths for its argument', async () => {
-    expect((await runCapture(['validate', '--help'], ENV)).stdout).toContain('Usage: converge validate DIR|FILE... [--dir DIR] [--vars FILE]');
+    expect((await runCapture(['validate', '--help'], ENV)).stdout).toContain(
+      'Usage: converge validate DIR|FILE... [--dir DIR] [--vars FILE]',
+    );
     const bash = (await runCapture(['completion', 'bash'], ENV)).stdout;
     expect(bash).toMatch(/ {4}validate\)\n(?: {6}.*\n)*? {6}argument="file"\n/);
     // zsh completes every FILE, not the first only

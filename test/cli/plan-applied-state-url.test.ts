@@ -57,7 +57,10 @@ function expectOneLine(run: { code: number; stderr: string }, line: RegExp): voi
 
 describe('plan --applied-state-url', () => {
   it('asks GET /applied-state under the URL given, with the token, and reads no Redis (REDIS_URL left unread)', async () => {
-    const run = await plan([], { CONVERGE_APPLIED_STATE_URL: `${daemonUrl}/converge/`, REDIS_URL: 'redis://127.0.0.1:1' });
+    const run = await plan([], {
+      CONVERGE_APPLIED_STATE_URL: `${daemonUrl}/converge/`,
+      REDIS_URL: 'redis://127.0.0.1:1',
+    });
     expect(run.code, run.stderr).toBe(0);
     expect(asked).toEqual([`GET /converge/applied-state Bearer ${TOKEN}`]);
     expect(run.stdout).toContain('asu-cli');
@@ -67,30 +70,60 @@ describe('plan --applied-state-url', () => {
   });
 
   it('refuses --redis-url, --redis-prefix or --no-applied-state beside it, before any request', async () => {
-    expectOneLine(await plan(['--applied-state-url', daemonUrl, '--redis-url', 'redis://127.0.0.1:6379']), /--redis-url cannot be given with --applied-state-url: the plan reads the applied state from the daemon's endpoint, not from Redis/);
-    expectOneLine(await plan(['--redis-prefix', 'p'], { CONVERGE_APPLIED_STATE_URL: daemonUrl }), /--redis-prefix cannot be given with CONVERGE_APPLIED_STATE_URL/);
-    expectOneLine(await plan(['--applied-state-url', daemonUrl, '--no-applied-state']), /--no-applied-state cannot be given with --applied-state-url/);
+    expectOneLine(
+      await plan(['--applied-state-url', daemonUrl, '--redis-url', 'redis://127.0.0.1:6379']),
+      /--redis-url cannot be given with --applied-state-url: the plan reads the applied state from the daemon's endpoint, not from Redis/,
+    );
+    expectOneLine(
+      await plan(['--redis-prefix', 'p'], { CONVERGE_APPLIED_STATE_URL: daemonUrl }),
+      /--redis-prefix cannot be given with CONVERGE_APPLIED_STATE_URL/,
+    );
+    expectOneLine(
+      await plan(['--applied-state-url', daemonUrl, '--no-applied-state']),
+      /--no-applied-state cannot be given with --applied-state-url/,
+    );
     expect(asked).toEqual([]);
   });
 
   it('needs CONVERGE_STATE_TOKEN', async () => {
-    expectOneLine(await plan(['--applied-state-url', daemonUrl], { CONVERGE_STATE_TOKEN: '' }), /--applied-state-url needs the daemon's read-only token in CONVERGE_STATE_TOKEN; it is not set/);
+    expectOneLine(
+      await plan(['--applied-state-url', daemonUrl], { CONVERGE_STATE_TOKEN: '' }),
+      /--applied-state-url needs the daemon's read-only token in CONVERGE_STATE_TOKEN; it is not set/,
+    );
     expect(asked).toEqual([]);
   });
 
   it('a refused token, an endpoint not enabled, a daemon not ready and an answer that is not the document: one line, exit 1, no plan saved', async () => {
     const file = join(dir, '..', `asu-${process.pid}.plan`);
     const cases: Array<[{ status: number; body: unknown }, RegExp]> = [
-      [{ status: 401, body: { error: 'missing or wrong token' } }, /the token was refused \(401\); set CONVERGE_STATE_TOKEN to the value the daemon runs with/],
+      [
+        { status: 401, body: { error: 'missing or wrong token' } },
+        /the token was refused \(401\); set CONVERGE_STATE_TOKEN to the value the daemon runs with/,
+      ],
       [{ status: 404, body: { error: 'GET /applied-state is not enabled' } }, /404: the endpoint is not enabled there/],
-      [{ status: 503, body: { error: 'the daemon has not opened Redis yet; ask again in a moment' } }, /it answered 503: the daemon has not opened Redis yet/],
-      [{ status: 200, body: { format: 'converge-plan' } }, /it is not a converge applied-state document \(format "converge-plan"\)/],
-      [{ status: 200, body: { ...EMPTY, records: { 'Deployment/x': { secrets: { TOKEN: 'plain-value' }, appliedAt: 'now' } } } }, /it is not an applied-state document this converge reads \(records\.Deployment\/x\.secrets\.TOKEN: /],
+      [
+        { status: 503, body: { error: 'the daemon has not opened Redis yet; ask again in a moment' } },
+        /it answered 503: the daemon has not opened Redis yet/,
+      ],
+      [
+        { status: 200, body: { format: 'converge-plan' } },
+        /it is not a converge applied-state document \(format "converge-plan"\)/,
+      ],
+      [
+        {
+          status: 200,
+          body: { ...EMPTY, records: { 'Deployment/x': { secrets: { TOKEN: 'plain-value' }, appliedAt: 'now' } } },
+        },
+        /it is not an applied-state document this converge reads \(records\.Deployment\/x\.secrets\.TOKEN: /,
+      ],
     ];
     for (const [reply, line] of cases) {
       answer = reply;
       const run = await plan(['--applied-state-url', daemonUrl, '--out', file]);
-      expectOneLine(run, new RegExp(`^converge plan: cannot read the applied state from ${daemonUrl}/applied-state: ${line.source}`));
+      expectOneLine(
+        run,
+        new RegExp(`^converge plan: cannot read the applied state from ${daemonUrl}/applied-state: ${line.source}`),
+      );
       await expect(stat(file)).rejects.toThrow(/ENOENT/);
     }
   });

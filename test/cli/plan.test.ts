@@ -14,7 +14,14 @@ const SEED: EmulatorSeed = {
   version: 1,
   organization_id: '2057d183-3e81-4bed-9848-5cc2920c4104',
   tenants: [{ id: 'a89b7c89-df09-46bf-b17b-6008e757e3ee', name: 'acme' }],
-  integrations: [{ id: INTEGRATION, installation_id: 1, name: 'acme', repositories: [{ id: 1, name: 'support-agent', default_branch: 'main' }] }],
+  integrations: [
+    {
+      id: INTEGRATION,
+      installation_id: 1,
+      name: 'acme',
+      repositories: [{ id: 1, name: 'support-agent', default_branch: 'main' }],
+    },
+  ],
   deployments: [
     {
       name: 'support-agent',
@@ -53,7 +60,12 @@ function deployment(maxScale: number): string {
 
 let emulator: RunningEmulator;
 let dir: string;
-const env = { PLAN_TEST_OPENAI: SECRET_VALUE, NO_COLOR: '1', REDIS_URL: process.env.CONVERGE_TEST_REDIS_URL, CONVERGE_REDIS_PREFIX: `${process.env.CONVERGE_TEST_PREFIX}-plan` };
+const env = {
+  PLAN_TEST_OPENAI: SECRET_VALUE,
+  NO_COLOR: '1',
+  REDIS_URL: process.env.CONVERGE_TEST_REDIS_URL,
+  CONVERGE_REDIS_PREFIX: `${process.env.CONVERGE_TEST_PREFIX}-plan`,
+};
 
 beforeAll(async () => {
   emulator = await startEmulator({ seed: SEED, secrets: 'plain' });
@@ -71,18 +83,40 @@ async function writeManifest(name: string, text: string): Promise<void> {
 describe('converge plan', () => {
   it('prints the JSON plan of docs/contracts.md §3 and never the secret value', async () => {
     await writeManifest('app.yaml', deployment(4));
-    const { code, stdout, stderr } = await runCapture(['plan', dir, '--api-url', emulator.url, '--output', 'json'], env);
+    const { code, stdout, stderr } = await runCapture(
+      ['plan', dir, '--api-url', emulator.url, '--output', 'json'],
+      env,
+    );
     expect(stderr).toBe(`converge plan: read 1 manifest file in ${dir}\n`);
     expect(code).toBe(0);
     const plan = JSON.parse(stdout);
     expect(Object.keys(plan)).toEqual(['format_version', 'summary', 'changes', 'notes', 'health', 'diagnostics']);
-    expect(plan.summary).toEqual({ create: 0, update: 0, adopt: 1, delete: 0, noop: 0, orphan: 1, blocked: 0, suspended: 0 });
+    expect(plan.summary).toEqual({
+      create: 0,
+      update: 0,
+      adopt: 1,
+      delete: 0,
+      noop: 0,
+      orphan: 1,
+      blocked: 0,
+      suspended: 0,
+    });
     const update = plan.changes.find((c: { name: string }) => c.name === 'support-agent');
     // converge never wrote to the seeded deployment: its first write takes it over.
     expect(update.action).toBe('adopt');
     expect(update.new_revision).toBe(true);
-    expect(update.fields).toContainEqual({ path: 'source_config.resource_spec.max_scale', before: 2, after: 4, sensitive: false });
-    expect(update.fields).toContainEqual({ path: 'secrets.OPENAI_API_KEY', before: null, after: '(sensitive)', sensitive: true });
+    expect(update.fields).toContainEqual({
+      path: 'source_config.resource_spec.max_scale',
+      before: 2,
+      after: 4,
+      sensitive: false,
+    });
+    expect(update.fields).toContainEqual({
+      path: 'secrets.OPENAI_API_KEY',
+      before: null,
+      after: '(sensitive)',
+      sensitive: true,
+    });
     expect(plan.changes.find((c: { name: string }) => c.name === 'legacy-etl').action).toBe('orphan');
     expect(stdout).not.toContain(SECRET_VALUE);
   });
@@ -104,7 +138,10 @@ describe('converge plan', () => {
     expect(same.stdout).toContain('No changes.');
     expect(same.code).toBe(0);
 
-    await writeManifest('broken.yaml', 'apiVersion: converge/v1\nkind: Deployment\nmetadata:\n  name: Bad_Name\nspec:\n  source: codehost\n');
+    await writeManifest(
+      'broken.yaml',
+      'apiVersion: converge/v1\nkind: Deployment\nmetadata:\n  name: Bad_Name\nspec:\n  source: codehost\n',
+    );
     const broken = await runCapture(['plan', dir, '--api-url', emulator.url, '--detailed-exitcode'], env);
     expect(broken.code).toBe(1);
     expect(broken.stdout).toMatch(/broken\.yaml:4:\d+/);
@@ -125,7 +162,11 @@ describe('converge plan', () => {
     expect(plain.stdout).not.toContain('\x1b[');
     const tty = await runCapture(['plan', dir, '--api-url', emulator.url], { ...env, NO_COLOR: '' }, { tty: true });
     expect(tty.stdout).toContain('\x1b[');
-    const noColor = await runCapture(['plan', dir, '--api-url', emulator.url], { ...env, NO_COLOR: '1' }, { tty: true });
+    const noColor = await runCapture(
+      ['plan', dir, '--api-url', emulator.url],
+      { ...env, NO_COLOR: '1' },
+      { tty: true },
+    );
     expect(noColor.stdout).not.toContain('\x1b[');
   });
 
@@ -173,7 +214,10 @@ describe('converge plan with an MCP provider (read-only discovery)', () => {
     await writeFile(join(mcpDir, 'p.yaml'), provider(mcp.mcpUrl));
     const clients = (mcp.demo.clientsStore as unknown as { clients: Map<string, unknown> }).clients;
     const registered = clients.size;
-    const { code, stdout } = await runCapture(['plan', mcpDir, '--api-url', emulator.url, '--allow-local-discovery', '--output', 'json'], env);
+    const { code, stdout } = await runCapture(
+      ['plan', mcpDir, '--api-url', emulator.url, '--allow-local-discovery', '--output', 'json'],
+      env,
+    );
     expect(code).toBe(0);
     const change = JSON.parse(stdout).changes.find((c: { kind: string }) => c.kind === 'OAuthProvider');
     expect(change.action).toBe('create');
@@ -198,9 +242,14 @@ describe('converge plan --detailed-exitcode with a suspended change', () => {
     try {
       await writeFile(
         join(suspendedDir, 'app.yaml'),
-        deployment(9).replace('  name: support-agent\n', '  name: support-agent\n  annotations:\n    converge/suspend: "true"\n').replace(/ {2}secrets:\n.*\n.*\n/, ''),
+        deployment(9)
+          .replace('  name: support-agent\n', '  name: support-agent\n  annotations:\n    converge/suspend: "true"\n')
+          .replace(/ {2}secrets:\n.*\n.*\n/, ''),
       );
-      const { code, stdout } = await runCapture(['plan', suspendedDir, '--api-url', emulator.url, '--detailed-exitcode'], env);
+      const { code, stdout } = await runCapture(
+        ['plan', suspendedDir, '--api-url', emulator.url, '--detailed-exitcode'],
+        env,
+      );
       expect(stdout).toContain('suspended');
       expect(stdout).toContain('max_scale');
       expect(code).toBe(0);
@@ -214,9 +263,17 @@ describe('converge plan with a repository that resolves to nothing', () => {
   it('reports a diagnostic at the line of spec.repository and blocks only that deployment', async () => {
     const repoDir = await mkdtemp(join(tmpdir(), 'converge-plan-repo-'));
     try {
-      await writeFile(join(repoDir, 'missing.yaml'), deployment(2).replace('acme/support-agent', 'acme/no-such-repo').replace('name: support-agent', 'name: lost-agent'));
+      await writeFile(
+        join(repoDir, 'missing.yaml'),
+        deployment(2)
+          .replace('acme/support-agent', 'acme/no-such-repo')
+          .replace('name: support-agent', 'name: lost-agent'),
+      );
       await writeFile(join(repoDir, 'good.yaml'), deployment(2).replace(/ {2}secrets:\n.*\n.*\n/, ''));
-      const { code, stdout } = await runCapture(['plan', repoDir, '--api-url', emulator.url, '--output', 'json', '--detailed-exitcode'], env);
+      const { code, stdout } = await runCapture(
+        ['plan', repoDir, '--api-url', emulator.url, '--output', 'json', '--detailed-exitcode'],
+        env,
+      );
       const plan = JSON.parse(stdout);
       expect(plan.diagnostics).toHaveLength(1);
       expect(plan.diagnostics[0]).toMatchObject({ severity: 'error', file: 'missing.yaml', line: 7, column: 15 });
@@ -233,13 +290,18 @@ describe('converge plan with a repository that resolves to nothing', () => {
 describe('converge plan with a secret value too short to be masked safely', () => {
   it('warns once, at the line of its reference, naming the secret and never its value; the plan still runs', async () => {
     await writeManifest('app.yaml', deployment(4));
-    const { code, stdout } = await runCapture(['plan', dir, '--api-url', emulator.url], { ...env, PLAN_TEST_OPENAI: 'x' });
+    const { code, stdout } = await runCapture(['plan', dir, '--api-url', emulator.url], {
+      ...env,
+      PLAN_TEST_OPENAI: 'x',
+    });
     expect(code, stdout).toBe(0);
     const warnings = stdout.split('\n').filter((l) => l.includes('too short to be masked safely'));
     expect(warnings).toHaveLength(1);
     // DIR is given as an absolute path, and so is the file in text
     expect(warnings[0]!.startsWith(`  ${dir}/app.yaml:15:`)).toBe(true);
-    expect(warnings[0]).toMatch(/app\.yaml:15:\d+: warning: Deployment\/support-agent: secret OPENAI_API_KEY has a value shorter than 4 characters, too short to be masked safely: .*; use a longer secret$/);
+    expect(warnings[0]).toMatch(
+      /app\.yaml:15:\d+: warning: Deployment\/support-agent: secret OPENAI_API_KEY has a value shorter than 4 characters, too short to be masked safely: .*; use a longer secret$/,
+    );
     const long = await runCapture(['plan', dir, '--api-url', emulator.url], env);
     expect(long.stdout).not.toContain('too short to be masked safely');
   });

@@ -15,7 +15,10 @@ afterEach(async () => {
   while (cleanups.length) await cleanups.pop()!();
 });
 
-async function run(argv: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+async function run(
+  argv: string[],
+  env: NodeJS.ProcessEnv = {},
+): Promise<{ code: number; stdout: string; stderr: string }> {
   const stdout = new PassThrough();
   const stderr = new PassThrough();
   const out: Buffer[] = [];
@@ -34,8 +37,22 @@ async function service(): Promise<ScriptedServer> {
     }
     if (request.url.pathname === `/v1/integrations/forge/codehost/${INTEGRATION}/repos`) {
       return json(response, 200, [
-        { host_integration_id: INTEGRATION, id: 2, owner: 'acme', name: 'web', url: 'https://codehost.example/acme/web', default_branch: 'main' },
-        { host_integration_id: INTEGRATION, id: 1, owner: 'acme', name: 'agent', url: 'https://codehost.example/acme/agent', default_branch: 'trunk' },
+        {
+          host_integration_id: INTEGRATION,
+          id: 2,
+          owner: 'acme',
+          name: 'web',
+          url: 'https://codehost.example/acme/web',
+          default_branch: 'main',
+        },
+        {
+          host_integration_id: INTEGRATION,
+          id: 1,
+          owner: 'acme',
+          name: 'agent',
+          url: 'https://codehost.example/acme/agent',
+          default_branch: 'trunk',
+        },
       ]);
     }
     json(response, 404, { detail: 'Not Found' });
@@ -65,8 +82,26 @@ describe('converge repos', () => {
     const result = await run(['repos', '--api-url', server.url, '--output', 'json'], { CONVERGE_API_KEY: API_KEY });
     expect(result.code).toBe(0);
     expect(JSON.parse(result.stdout)).toEqual([
-      { account: 'acme', integration_id: INTEGRATION, installation_id: 7, owner: 'acme', name: 'agent', full_name: 'acme/agent', default_branch: 'trunk', url: 'https://codehost.example/acme/agent' },
-      { account: 'acme', integration_id: INTEGRATION, installation_id: 7, owner: 'acme', name: 'web', full_name: 'acme/web', default_branch: 'main', url: 'https://codehost.example/acme/web' },
+      {
+        account: 'acme',
+        integration_id: INTEGRATION,
+        installation_id: 7,
+        owner: 'acme',
+        name: 'agent',
+        full_name: 'acme/agent',
+        default_branch: 'trunk',
+        url: 'https://codehost.example/acme/agent',
+      },
+      {
+        account: 'acme',
+        integration_id: INTEGRATION,
+        installation_id: 7,
+        owner: 'acme',
+        name: 'web',
+        full_name: 'acme/web',
+        default_branch: 'main',
+        url: 'https://codehost.example/acme/web',
+      },
     ]);
   });
 
@@ -94,7 +129,12 @@ describe('converge repos', () => {
       seed,
       JSON.stringify({
         integrations: [
-          { id: INTEGRATION, installation_id: 7, name: 'acme', repositories: [{ id: 1, name: 'agent', default_branch: 'trunk' }] },
+          {
+            id: INTEGRATION,
+            installation_id: 7,
+            name: 'acme',
+            repositories: [{ id: 1, name: 'agent', default_branch: 'trunk' }],
+          },
           { id: 'dddddddd-0000-4000-8000-000000000002', installation_id: 8, name: 'beta', repositories: [] },
         ],
       }),
@@ -104,8 +144,14 @@ describe('converge repos', () => {
     expect(result.code).toBe(0);
     expect(JSON.parse(result.stdout)).toEqual([
       {
-        account: 'acme', integration_id: INTEGRATION, installation_id: 7, owner: 'acme', name: 'agent', full_name: 'acme/agent',
-        default_branch: 'trunk', url: 'https://codehost.example.com/acme/agent',
+        account: 'acme',
+        integration_id: INTEGRATION,
+        installation_id: 7,
+        owner: 'acme',
+        name: 'agent',
+        full_name: 'acme/agent',
+        default_branch: 'trunk',
+        url: 'https://codehost.example.com/acme/agent',
       },
     ]);
   });

@@ -16,7 +16,14 @@ function readmeRows(): string[][] {
   return table
     .split('\n')
     .filter((line) => line.startsWith('| `--'))
-    .map((line) => line.split(' | ').map((cell) => cell.replace(/^\| /, '').replace(/ \|$/, '').replace(/^`(.*)`$/, '$1')));
+    .map((line) =>
+      line.split(' | ').map((cell) =>
+        cell
+          .replace(/^\| /, '')
+          .replace(/ \|$/, '')
+          .replace(/^`(.*)`$/, '$1'),
+      ),
+    );
 }
 
 function defaults(): Record<string, unknown> {
@@ -26,7 +33,6 @@ function defaults(): Record<string, unknown> {
 function resolve(values: Record<string, string | boolean> = {}, env: NodeJS.ProcessEnv = {}) {
   return resolveSettings({ positionals: [], values }, env);
 }
-
 
 /** Temporary directories of this file's tests, removed after each test. */
 const scratch: string[] = [];
@@ -45,7 +51,11 @@ describe('the settings table', () => {
     const keys = SETTING_NAMES.map((name) => settingSource(name).key);
     // notifications and windows are lists read on their own (src/core/notify/receivers.ts, src/core/windows-config.ts),
     // not settings with a flag.
-    expect(Object.keys(defaults()).filter((key) => key !== 'notifications' && key !== 'windows').sort()).toEqual([...keys].sort());
+    expect(
+      Object.keys(defaults())
+        .filter((key) => key !== 'notifications' && key !== 'windows')
+        .sort(),
+    ).toEqual([...keys].sort());
     expect(defaults().notifications).toEqual([]);
     expect(defaults().windows).toEqual([]);
   });
@@ -54,7 +64,13 @@ describe('the settings table', () => {
     const fromTable = SETTING_NAMES.map((name) => {
       const source = settingSource(name);
       const value = defaults()[source.key];
-      return [`--${source.flag}`, source.env, source.key, value === null || value === undefined ? '(none)' : typeof value === 'string' ? value : JSON.stringify(value), source.description];
+      return [
+        `--${source.flag}`,
+        source.env,
+        source.key,
+        value === null || value === undefined ? '(none)' : typeof value === 'string' ? value : JSON.stringify(value),
+        source.description,
+      ];
     });
     const rows = readmeRows();
     expect(rows.length).toBeGreaterThan(0);
@@ -64,8 +80,16 @@ describe('the settings table', () => {
   it('gives every setting a flag for --help: a switch for booleans, a placeholder for the others', () => {
     const options = settingOptions(...SETTING_NAMES);
     expect(Object.keys(options)).toEqual(['config', ...SETTING_NAMES.map((name) => settingSource(name).flag)]);
-    expect(options['allow-literal-secrets']).toEqual({ type: 'boolean', placeholder: undefined, description: 'accept literal secret values in manifests (local use only) (env CONVERGE_ALLOW_LITERAL_SECRETS)' });
-    expect(options['concurrency']).toEqual({ type: 'string', placeholder: 'N', description: 'jobs in flight per worker process (at least 1) (env CONVERGE_CONCURRENCY)' });
+    expect(options['allow-literal-secrets']).toEqual({
+      type: 'boolean',
+      placeholder: undefined,
+      description: 'accept literal secret values in manifests (local use only) (env CONVERGE_ALLOW_LITERAL_SECRETS)',
+    });
+    expect(options['concurrency']).toEqual({
+      type: 'string',
+      placeholder: 'N',
+      description: 'jobs in flight per worker process (at least 1) (env CONVERGE_CONCURRENCY)',
+    });
   });
 });
 
@@ -125,31 +149,68 @@ describe('resolveSettings', () => {
     const dir = scratchDir();
     const file = join(dir, 'converge.yaml');
     writeFileSync(file, 'concurrency: 4\nattempts: 3\nglobal_rate: 7\ndrift: report\nallow_literal_secrets: true\n');
-    const env = { CONVERGE_CONFIG: file, CONVERGE_CONCURRENCY: '5', CONVERGE_ATTEMPTS: '6', CONVERGE_GLOBAL_RATE: '', CONVERGE_API_KEY: 'k-1' };
+    const env = {
+      CONVERGE_CONFIG: file,
+      CONVERGE_CONCURRENCY: '5',
+      CONVERGE_ATTEMPTS: '6',
+      CONVERGE_GLOBAL_RATE: '',
+      CONVERGE_API_KEY: 'k-1',
+    };
     const settings = resolve({ concurrency: '2', 'allow-local-discovery': true, 'tenant-id': '' }, env);
-    expect(settings).toMatchObject({ configFile: file, concurrency: 2, attempts: 6, globalRate: 7, driftPolicy: 'report', allowLiteralSecrets: true, allowLocalDiscovery: true, apiKey: 'k-1', tenantId: undefined });
+    expect(settings).toMatchObject({
+      configFile: file,
+      concurrency: 2,
+      attempts: 6,
+      globalRate: 7,
+      driftPolicy: 'report',
+      allowLiteralSecrets: true,
+      allowLocalDiscovery: true,
+      apiKey: 'k-1',
+      tenantId: undefined,
+    });
     // a setting the file leaves out keeps its shipped default
     expect(settings.resync).toBe(300_000);
   });
 
   it('reads switches, levels and durations as written in a variable', () => {
-    const settings = resolve({}, { CONVERGE_ALLOW_LOCAL_DISCOVERY: 'yes', CONVERGE_ALLOW_LITERAL_SECRETS: 'off', CONVERGE_LOG_LEVEL: 'debug', CONVERGE_RESYNC: '1.5m' });
-    expect(settings).toMatchObject({ allowLocalDiscovery: true, allowLiteralSecrets: false, logLevel: 'debug', resync: 90_000 });
+    const settings = resolve(
+      {},
+      {
+        CONVERGE_ALLOW_LOCAL_DISCOVERY: 'yes',
+        CONVERGE_ALLOW_LITERAL_SECRETS: 'off',
+        CONVERGE_LOG_LEVEL: 'debug',
+        CONVERGE_RESYNC: '1.5m',
+      },
+    );
+    expect(settings).toMatchObject({
+      allowLocalDiscovery: true,
+      allowLiteralSecrets: false,
+      logLevel: 'debug',
+      resync: 90_000,
+    });
   });
 
   it('names where a value that cannot be read came from', () => {
     expect(() => resolve({ concurrency: 'x' })).toThrow('--concurrency: "x" is not a whole number');
-    expect(() => resolve({}, { CONVERGE_DRIFT: 'bogus' })).toThrow('CONVERGE_DRIFT: "bogus" is not one of heal, report');
-    expect(() => resolve({}, { CONVERGE_ALLOW_LOCAL_DISCOVERY: 'maybe' })).toThrow('CONVERGE_ALLOW_LOCAL_DISCOVERY: "maybe" is not a boolean; use true or false');
+    expect(() => resolve({}, { CONVERGE_DRIFT: 'bogus' })).toThrow(
+      'CONVERGE_DRIFT: "bogus" is not one of heal, report',
+    );
+    expect(() => resolve({}, { CONVERGE_ALLOW_LOCAL_DISCOVERY: 'maybe' })).toThrow(
+      'CONVERGE_ALLOW_LOCAL_DISCOVERY: "maybe" is not a boolean; use true or false',
+    );
     expect(() => resolve({ 'request-timeout': 'soon' })).toThrow('--request-timeout: "soon" is not a duration');
     const dir = scratchDir();
     const file = join(dir, 'converge.yaml');
     writeFileSync(file, 'http_port: -1\n');
-    expect(() => resolve({ config: file })).toThrow(`${file}: http_port: "-1" is not a port; give 1 to 65535 (0: any free port)`);
+    expect(() => resolve({ config: file })).toThrow(
+      `${file}: http_port: "-1" is not a port; give 1 to 65535 (0: any free port)`,
+    );
   });
 
   it('checks each number with one line: ports, counts of at least 1, durations of at least 1s (resync) or 10ms (debounce)', () => {
-    expect(() => resolve({ 'http-port': '99999' })).toThrow('--http-port: "99999" is not a port; give 1 to 65535 (0: any free port)');
+    expect(() => resolve({ 'http-port': '99999' })).toThrow(
+      '--http-port: "99999" is not a port; give 1 to 65535 (0: any free port)',
+    );
     expect(resolve({ 'http-port': '65535' }).httpPort).toBe(65_535);
     expect(() => resolve({ concurrency: '0' })).toThrow('--concurrency: 0 is too small; give at least 1');
     expect(() => resolve({}, { CONVERGE_ATTEMPTS: '0' })).toThrow('CONVERGE_ATTEMPTS: 0 is too small; give at least 1');
@@ -190,7 +251,9 @@ describe('resolveSettings', () => {
 
 describe('list settings (vars, overlays)', () => {
   it('takes a repeated flag in order, else the comma-separated environment variable, else none', () => {
-    expect(resolve({ vars: ['a.yaml', 'b.yaml'] } as unknown as Record<string, string>, { CONVERGE_VARS: 'c.yaml' }).vars).toEqual(['a.yaml', 'b.yaml']);
+    expect(
+      resolve({ vars: ['a.yaml', 'b.yaml'] } as unknown as Record<string, string>, { CONVERGE_VARS: 'c.yaml' }).vars,
+    ).toEqual(['a.yaml', 'b.yaml']);
     expect(resolve({}, { CONVERGE_OVERLAYS: 'envs/base, envs/prod' }).overlays).toEqual(['envs/base', 'envs/prod']);
     expect(resolve().vars).toEqual([]);
     expect(settingOptions('vars').vars).toMatchObject({ type: 'string', multiple: true, placeholder: 'FILE' });
@@ -201,7 +264,9 @@ describe('wave_max_in_flight', () => {
   it('a count or a percentage of the wave; anything else is one line naming where it came from', () => {
     expect(resolve({ 'wave-max-in-flight': '2' }).waveMaxInFlight).toEqual({ count: 2 });
     expect(resolve({ 'wave-max-in-flight': '25%' }).waveMaxInFlight).toEqual({ percent: 25 });
-    expect(() => resolve({ 'wave-max-in-flight': '0' })).toThrow(/--wave-max-in-flight: "0" is not a count or a percentage of the wave; give e\.g\. 2 or 25%/);
+    expect(() => resolve({ 'wave-max-in-flight': '0' })).toThrow(
+      /--wave-max-in-flight: "0" is not a count or a percentage of the wave; give e\.g\. 2 or 25%/,
+    );
     expect(() => resolve({ 'wave-max-in-flight': '150%' })).toThrow(/not a count or a percentage/);
   });
 });

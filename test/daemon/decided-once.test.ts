@@ -90,7 +90,7 @@ describe('decide() runs once per resource per reconcile', () => {
     expect(outcome.outcomes.get('Deployment/stray')!.sync.reason).toBe('Orphan');
   });
 
-  it('a targeted reconcile: the changed file\'s resource only, once', async () => {
+  it("a targeted reconcile: the changed file's resource only, once", async () => {
     const previous = await reconcileDirectory(ctx);
     counter.calls.clear();
     enqueuer.answer.set('Deployment/steady', 'in-flight');

@@ -31,7 +31,10 @@ describe('watchEnvironment', () => {
     await writeFile(join(varsDir, 'dev.yaml'), 'A: 1\n');
     const watcher = await watchEnvironment({
       dir: base,
-      environment: { vars: [{ path: join(varsDir, 'dev.yaml'), label: 'vars/dev.yaml' }], overlays: [{ path: overlay, label: 'overlays/dev' }] },
+      environment: {
+        vars: [{ path: join(varsDir, 'dev.yaml'), label: 'vars/dev.yaml' }],
+        overlays: [{ path: overlay, label: 'overlays/dev' }],
+      },
       debounceMs: DEBOUNCE,
       onBurst: (burst) => bursts.push(burst),
       onError: (error) => {

@@ -7,7 +7,6 @@ import { loadManifestDir } from '../../src/observe/manifests.js';
 import { LastGoodManifests } from '../../src/daemon/cycle/last-good.js';
 import { internalDockerYaml as deployment } from '../helpers/manifests.js';
 
-
 let dir: string;
 beforeEach(async () => {
   dir = await mkdtemp(join(tmpdir(), 'converge-lastgood-'));
@@ -57,7 +56,10 @@ describe('LastGoodManifests', () => {
     const memory = new LastGoodManifests();
     await writeFile(join(dir, 'a.yaml'), deployment('a1', 2));
     memory.observe(await load());
-    await writeFile(join(dir, 'a.yaml'), deployment('a1', 2).replace('  source: internal_docker', '  source: internal_docker\n  typo_field: 1'));
+    await writeFile(
+      join(dir, 'a.yaml'),
+      deployment('a1', 2).replace('  source: internal_docker', '  source: internal_docker\n  typo_field: 1'),
+    );
     const loaded = await load();
     expect(loaded.blocked.map((b) => b.name)).toEqual(['a1']);
     const result = memory.observe(loaded);

@@ -26,8 +26,18 @@ import { FakeEnqueuer, fakePorts } from '../helpers/daemon-ports.js';
 
 const SEED = seedWith([
   // steady: live as its manifest says; web: live at max_scale 1, its manifest asks for 3.
-  { name: 'steady', source: 'external_docker', source_config: { resource_spec: { max_scale: 1 } }, source_revision_config: { image_uri: 'docker.io/acme/steady:2' } },
-  { name: 'web', source: 'external_docker', source_config: { resource_spec: { max_scale: 1 } }, source_revision_config: { image_uri: 'docker.io/acme/web:1' } },
+  {
+    name: 'steady',
+    source: 'external_docker',
+    source_config: { resource_spec: { max_scale: 1 } },
+    source_revision_config: { image_uri: 'docker.io/acme/steady:2' },
+  },
+  {
+    name: 'web',
+    source: 'external_docker',
+    source_config: { resource_spec: { max_scale: 1 } },
+    source_revision_config: { image_uri: 'docker.io/acme/web:1' },
+  },
 ]);
 
 /** The fingerprint of a desired state no manifest asks for any more. */
@@ -83,7 +93,10 @@ describe('the reconcile loop with fakes of its ports', () => {
       const outcome = await reconcileDirectory(context());
       expect(outcome.files).toBe(3);
       expect(outcome.enqueued).toBe(2);
-      expect(enqueuer.added.map((d) => [d.key, d.operation]).sort()).toEqual([['Deployment/fresh', 'create-deployment'], ['Deployment/web', 'patch-deployment']]);
+      expect(enqueuer.added.map((d) => [d.key, d.operation]).sort()).toEqual([
+        ['Deployment/fresh', 'create-deployment'],
+        ['Deployment/web', 'patch-deployment'],
+      ]);
       const web = enqueuer.added.find((d) => d.key === 'Deployment/web')!;
       expect(web.origin).toBe('daemon');
       expect(web.deploymentId).toBe(outcome.live.find((d) => d.name === 'web')!.id);
@@ -108,7 +121,9 @@ describe('the reconcile loop with fakes of its ports', () => {
       expect(enqueuer.added).toEqual([]);
       const web = outcome.outcomes.get('Deployment/web')!;
       expect(web.sync.reason).toBe('Applying');
-      expect(jobs).toEqual([expect.objectContaining({ key: 'Deployment/web', jobId: 'Deployment/web@earlier', inFlight: true })]);
+      expect(jobs).toEqual([
+        expect.objectContaining({ key: 'Deployment/web', jobId: 'Deployment/web@earlier', inFlight: true }),
+      ]);
       expect(outcome.outcomes.get('Deployment/fresh')!.sync.reason).toBe('Applied');
       expect(outcome.outcomes.get('Deployment/fresh')!.write).toBeNull();
     });
@@ -121,7 +136,13 @@ describe('the reconcile loop with fakes of its ports', () => {
       try {
         enqueuer.added.length = 0;
         const reported = await reconcileDirectory(context('report'));
-        expect(reported.drift).toEqual([expect.objectContaining({ key: 'Deployment/steady', policy: 'report', reason: expect.stringMatching(/^changed outside converge/) as unknown })]);
+        expect(reported.drift).toEqual([
+          expect.objectContaining({
+            key: 'Deployment/steady',
+            policy: 'report',
+            reason: expect.stringMatching(/^changed outside converge/) as unknown,
+          }),
+        ]);
         expect(reported.drift[0]!.fields.some((f) => f.includes('max_scale'))).toBe(true);
         expect(enqueuer.added.map((d) => d.key)).not.toContain('Deployment/steady');
 
@@ -137,8 +158,19 @@ describe('the reconcile loop with fakes of its ports', () => {
       const first = await reconcileDirectory(context());
       const desired = first.fingerprints!.get('Deployment/web')!;
       const since = new Date().toISOString();
-      stores.holds.set('Deployment/web', { reason: 'RevisionFailed', desired, message: 'revision r1 failed', since, revisionId: 'r1' });
-      stores.holds.set('Deployment/fresh', { reason: 'RevisionFailed', desired: 'f'.repeat(64), message: 'an older desired state failed', since });
+      stores.holds.set('Deployment/web', {
+        reason: 'RevisionFailed',
+        desired,
+        message: 'revision r1 failed',
+        since,
+        revisionId: 'r1',
+      });
+      stores.holds.set('Deployment/fresh', {
+        reason: 'RevisionFailed',
+        desired: 'f'.repeat(64),
+        message: 'an older desired state failed',
+        since,
+      });
       enqueuer.added.length = 0;
       const held = await reconcileDirectory(context());
       expect(held.outcomes.get('Deployment/web')!.write).toBeNull();
@@ -151,9 +183,19 @@ describe('the reconcile loop with fakes of its ports', () => {
   describe('reconciler.ts: the outer loop', () => {
     it('runs a requested reconcile, keeps its rows, and lays a job result over them', async () => {
       const lines: Array<Record<string, unknown>> = [];
-      const log = pino({ level: 'info' }, new Writable({ write: (chunk, _e, done) => (lines.push(JSON.parse(String(chunk)) as Record<string, unknown>), done()) }));
+      const log = pino(
+        { level: 'info' },
+        new Writable({
+          write: (chunk, _e, done) => (lines.push(JSON.parse(String(chunk)) as Record<string, unknown>), done()),
+        }),
+      );
       const { onEnqueued: _own, ...ctx } = context();
-      const reconciler = new Reconciler({ context: ctx, metrics: createMetrics({ processMetrics: false }), log, maxRetryMs: 60_000 });
+      const reconciler = new Reconciler({
+        context: ctx,
+        metrics: createMetrics({ processMetrics: false }),
+        log,
+        maxRetryMs: 60_000,
+      });
       try {
         const record = await reconciler.request('watch');
         expect(record?.error ?? null).toBeNull();
@@ -164,7 +206,12 @@ describe('the reconcile loop with fakes of its ports', () => {
 
         const job = enqueuer.added.find((d) => d.key === 'Deployment/web')!;
         const jobId = reconciler.tracker.resources().find((r) => r.key === 'Deployment/web')!.job!.id;
-        await reconciler.jobCompleted(jobId, { outcome: 'updated', new_revision: true, deploymentId: job.deploymentId, message: 'patched' });
+        await reconciler.jobCompleted(jobId, {
+          outcome: 'updated',
+          new_revision: true,
+          deploymentId: job.deploymentId,
+          message: 'patched',
+        });
         const web = reconciler.tracker.resources().find((r) => r.key === 'Deployment/web')!;
         expect(web.job?.state).toBe('completed');
         expect(web.job?.outcome).toBe('updated');
@@ -181,44 +228,123 @@ describe('the reconcile loop with fakes of its ports', () => {
       const { onEnqueued: _own, ...ctx } = context();
       const metrics = createMetrics({ processMetrics: false });
       const folds = new ResourceFolds(redis, prefix, leaseKey(prefix));
-      const reconciler = new Reconciler({ context: ctx, metrics, log: pino({ level: 'silent' }), maxRetryMs: 60_000, record: { store, folds, by: 'replica-loop' } });
+      const reconciler = new Reconciler({
+        context: ctx,
+        metrics,
+        log: pino({ level: 'silent' }),
+        maxRetryMs: 60_000,
+        record: { store, folds, by: 'replica-loop' },
+      });
       const parts = {
-        dir: tree.dir, startedAt: new Date().toISOString(), stopping: false, serviceUrl: emulator.url, embedded: false, reconcileEndpoint: false,
-        settings: { driftPolicy: 'report' as const, resync: 60_000, debounce: 100 }, lease: null,
-        appliedState: { lost: false, lostAt: null, losses: 0, detail: null }, reconciler, cycles: [],
+        dir: tree.dir,
+        startedAt: new Date().toISOString(),
+        stopping: false,
+        serviceUrl: emulator.url,
+        embedded: false,
+        reconcileEndpoint: false,
+        settings: { driftPolicy: 'report' as const, resync: 60_000, debounce: 100 },
+        lease: null,
+        appliedState: { lost: false, lostAt: null, losses: 0, detail: null },
+        reconciler,
+        cycles: [],
       };
       const server = await startStatusServer({
-        host: '127.0.0.1', port: 0,
-        handlers: { readiness: () => Promise.resolve([]), status: () => statusDocument(parts), metrics: async () => (await reconciler.countResources(), metrics.render()), history: (key, limit) => store.history(key, { limit }) },
+        host: '127.0.0.1',
+        port: 0,
+        handlers: {
+          readiness: () => Promise.resolve([]),
+          status: () => statusDocument(parts),
+          metrics: async () => (await reconciler.countResources(), metrics.render()),
+          history: (key, limit) => store.history(key, { limit }),
+        },
       });
-      const status = async (): Promise<{ resources: Array<{ key: string; job: { id: string; state: string; outcome?: string } | null; health: { status: string; revisionId?: string }; reason: string | null }> }> => (await fetch(`${server.url}/status`)).json() as never;
+      const status = async (): Promise<{
+        resources: Array<{
+          key: string;
+          job: { id: string; state: string; outcome?: string } | null;
+          health: { status: string; revisionId?: string };
+          reason: string | null;
+        }>;
+      }> => (await fetch(`${server.url}/status`)).json() as never;
       try {
         await reconciler.request('watch');
         await reconciler.recorded();
         const jobId = reconciler.tracker.resources().find((r) => r.key === 'Deployment/web')!.job!.id;
-        expect((await status()).resources.find((r) => r.key === 'Deployment/web')?.job).toMatchObject({ id: jobId, state: 'queued' });
+        expect((await status()).resources.find((r) => r.key === 'Deployment/web')?.job).toMatchObject({
+          id: jobId,
+          state: 'queued',
+        });
 
         // The worker that ran the job folds its result where it ran (src/jobs/runner/processor.ts), then its BullMQ event reaches the leader.
         const job = enqueuer.added.find((d) => d.key === 'Deployment/web')!;
-        const answer = { outcome: 'updated' as const, new_revision: true, latestRevisionId: 'rev-loop', deploymentId: job.deploymentId };
+        const answer = {
+          outcome: 'updated' as const,
+          new_revision: true,
+          latestRevisionId: 'rev-loop',
+          deploymentId: job.deploymentId,
+        };
         const meta = { at: new Date().toISOString(), by: 'worker@loop' };
-        const result: ResourceEvent = { type: 'job-completed', jobId, at: meta.at, result: answer, operation: job.operation };
-        await new ResourceFolds(redis, prefix, leaseKey(prefix)).fold([{ key: 'Deployment/web', events: [result], entries: [jobRecord({ key: 'Deployment/web', jobId, meta, answer })], meta }]);
+        const result: ResourceEvent = {
+          type: 'job-completed',
+          jobId,
+          at: meta.at,
+          result: answer,
+          operation: job.operation,
+        };
+        await new ResourceFolds(redis, prefix, leaseKey(prefix)).fold([
+          {
+            key: 'Deployment/web',
+            events: [result],
+            entries: [jobRecord({ key: 'Deployment/web', jobId, meta, answer })],
+            meta,
+          },
+        ]);
         await reconciler.jobCompleted(jobId, answer);
 
         // The fold's state is the projection in Redis, and /status serves it.
         await reconciler.recorded();
-        expect((await store.states()).get('Deployment/web')).toMatchObject({ job: { id: jobId, state: 'completed', outcome: 'updated' }, health: { status: 'progressing', revisionId: 'rev-loop' } });
-        expect((await status()).resources.find((r) => r.key === 'Deployment/web')).toMatchObject({ job: { id: jobId, state: 'completed', outcome: 'updated' }, health: { status: 'progressing', revisionId: 'rev-loop' } });
+        expect((await store.states()).get('Deployment/web')).toMatchObject({
+          job: { id: jobId, state: 'completed', outcome: 'updated' },
+          health: { status: 'progressing', revisionId: 'rev-loop' },
+        });
+        expect((await status()).resources.find((r) => r.key === 'Deployment/web')).toMatchObject({
+          job: { id: jobId, state: 'completed', outcome: 'updated' },
+          health: { status: 'progressing', revisionId: 'rev-loop' },
+        });
         // The log holds the whole walk: the decision, the job enqueued, the worker's result, the revision it started.
-        const walk = (await (await fetch(`${server.url}/history/Deployment/web`)).json()) as { events: Array<{ type: string; by: string; job: { id: string } | null }> };
-        expect(walk.events.map((e) => `${e.type} ${e.by}`).reverse()).toEqual(['decided replica-loop', 'write_enqueued replica-loop', 'write_done worker@loop', 'revision worker@loop']);
+        const walk = (await (await fetch(`${server.url}/history/Deployment/web`)).json()) as {
+          events: Array<{ type: string; by: string; job: { id: string } | null }>;
+        };
+        expect(walk.events.map((e) => `${e.type} ${e.by}`).reverse()).toEqual([
+          'decided replica-loop',
+          'write_enqueued replica-loop',
+          'write_done worker@loop',
+          'revision worker@loop',
+        ]);
         expect(walk.events.every((e) => e.job?.id === jobId)).toBe(true);
         // /status and the gauges read the projection, not the leader's memory: a state written to Redis is what they show.
         const web = (await store.states()).get('Deployment/web')!;
-        await new ResourceFolds(redis, prefix, leaseKey(prefix)).fold([{ key: web.key, events: [{ type: 'revision', health: { status: 'healthy', reason: 'RevisionDeployed', message: 'read from the projection', revisionId: 'rev-loop' } }], meta }]);
+        await new ResourceFolds(redis, prefix, leaseKey(prefix)).fold([
+          {
+            key: web.key,
+            events: [
+              {
+                type: 'revision',
+                health: {
+                  status: 'healthy',
+                  reason: 'RevisionDeployed',
+                  message: 'read from the projection',
+                  revisionId: 'rev-loop',
+                },
+              },
+            ],
+            meta,
+          },
+        ]);
         expect((await status()).resources.find((r) => r.key === 'Deployment/web')?.health.status).toBe('healthy');
-        const gauge = parsePrometheusText(await (await fetch(`${server.url}/metrics`)).text()).find((m) => m.name === 'converge_resource_health' && m.labels.name === 'web' && m.value === 1);
+        const gauge = parsePrometheusText(await (await fetch(`${server.url}/metrics`)).text()).find(
+          (m) => m.name === 'converge_resource_health' && m.labels.name === 'web' && m.value === 1,
+        );
         expect(gauge?.labels.health).toBe('healthy');
       } finally {
         await server.close();
@@ -230,10 +356,20 @@ describe('the reconcile loop with fakes of its ports', () => {
 
     it('a reconcile that cannot list the service fails as a record of the run and enqueues nothing', async () => {
       // Port 9 (discard) refuses on loopback; one attempt per GET, so the failure is told at once.
-      const down = new ServiceClient({ baseUrl: 'http://127.0.0.1:9', headersTimeoutMs: 1_000, retry: { attempts: 1 } });
+      const down = new ServiceClient({
+        baseUrl: 'http://127.0.0.1:9',
+        headersTimeoutMs: 1_000,
+        retry: { attempts: 1 },
+      });
       const log = pino({ level: 'silent' });
       const { onEnqueued: _own, ...ctx } = { ...context(), client: down };
-      const reconciler = new Reconciler({ context: ctx, metrics: createMetrics({ processMetrics: false }), log, retryMs: 60_000, maxRetryMs: 60_000 });
+      const reconciler = new Reconciler({
+        context: ctx,
+        metrics: createMetrics({ processMetrics: false }),
+        log,
+        retryMs: 60_000,
+        maxRetryMs: 60_000,
+      });
       try {
         const record = await reconciler.request('watch');
         expect(record?.error).toEqual(expect.any(String));

@@ -17,7 +17,8 @@ import { deploymentYaml, externalDockerSpec } from '../helpers/manifests.js';
 import { parsePrometheusText } from '../helpers/prometheus.js';
 
 const NAMES = Array.from({ length: 60 }, (_, i) => `app-${String(i).padStart(2, '0')}`);
-const yaml = (name: string, scale: number): string => deploymentYaml(name, externalDockerSpec(`docker.io/acme/${name}:1`, scale));
+const yaml = (name: string, scale: number): string =>
+  deploymentYaml(name, externalDockerSpec(`docker.io/acme/${name}:1`, scale));
 
 /** Each step's count and sum, and the reconcile duration's, from the exposition. */
 async function figures(metrics: DaemonMetrics) {
@@ -30,7 +31,9 @@ async function figures(metrics: DaemonMetrics) {
     if (s.name.endsWith('_sum')) entry.sum = s.value;
     steps.set(s.labels.step, entry);
   }
-  const reconcile = samples.filter((s) => s.name === 'converge_reconcile_duration_seconds_sum').reduce((sum, s) => sum + s.value, 0);
+  const reconcile = samples
+    .filter((s) => s.name === 'converge_reconcile_duration_seconds_sum')
+    .reduce((sum, s) => sum + s.value, 0);
   return { steps, stepSum: [...steps.values()].reduce((sum, e) => sum + e.sum, 0), reconcile };
 }
 
@@ -41,7 +44,17 @@ describe('converge_reconcile_step_seconds', () => {
 
   beforeAll(async () => {
     // Live at max_scale 1; every manifest asks for 2, so the full reconcile decides 60 writes and enqueues them.
-    emulator = await startEmulator({ seed: seedWith(NAMES.map((name) => ({ name, source: 'external_docker' as const, source_config: { resource_spec: { max_scale: 1 } }, source_revision_config: { image_uri: `docker.io/acme/${name}:1` } }))), buildMs: 50 });
+    emulator = await startEmulator({
+      seed: seedWith(
+        NAMES.map((name) => ({
+          name,
+          source: 'external_docker' as const,
+          source_config: { resource_spec: { max_scale: 1 } },
+          source_revision_config: { image_uri: `docker.io/acme/${name}:1` },
+        })),
+      ),
+      buildMs: 50,
+    });
     client = new ServiceClient({ baseUrl: emulator.url });
     tree = await manifestDir(Object.fromEntries(NAMES.map((name) => [`${name}.yaml`, yaml(name, 2)])));
   });
@@ -65,7 +78,15 @@ describe('converge_reconcile_step_seconds', () => {
       settings: { allowLocalDiscovery: false, driftPolicy: 'heal' },
     };
     const lines: Array<Record<string, unknown>> = [];
-    const log = pino({ level: 'info' }, new Writable({ write(chunk: Buffer, _encoding, done) { lines.push(JSON.parse(chunk.toString()) as Record<string, unknown>); done(); } }));
+    const log = pino(
+      { level: 'info' },
+      new Writable({
+        write(chunk: Buffer, _encoding, done) {
+          lines.push(JSON.parse(chunk.toString()) as Record<string, unknown>);
+          done();
+        },
+      }),
+    );
     const metrics = createMetrics({ processMetrics: false });
     const reconciler = new Reconciler({ context: ctx, metrics, log, maxRetryMs: 60_000 });
 

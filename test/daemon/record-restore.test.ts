@@ -19,16 +19,25 @@ import { holdsKey } from '../../src/store/holds-store.js';
 const VERSION = { kind: 'git' as const, id: 'ab12'.repeat(10), readAt: '2026-01-01T00:00:00.000Z' };
 const log = pino({ level: 'silent' });
 const buildLogs = async (): Promise<Map<string, StoredBuildLog>> => new Map();
-const failedBuilds = (tracker: ResourceTracker): FailedBuilds => new FailedBuilds(tracker, log, () => ({ desired: new Map(), env: {} }));
+const failedBuilds = (tracker: ResourceTracker): FailedBuilds =>
+  new FailedBuilds(tracker, log, () => ({ desired: new Map(), env: {} }));
 
 /** A row as the last leader wrote it: its job enqueued, no result yet. */
 function queuedRow(name: string, jobId: string): ResourceState {
   return {
-    key: `Deployment/${name}`, kind: 'Deployment', name, file: `${name}.yaml`, action: 'update',
+    key: `Deployment/${name}`,
+    kind: 'Deployment',
+    name,
+    file: `${name}.yaml`,
+    action: 'update',
     sync: { status: 'out_of_sync', reason: 'Applying', message: `job ${jobId} queued` },
     health: { status: 'healthy', reason: 'RevisionDeployed', message: 'revision r0 deployed', revisionId: 'r0' },
-    reason: null, error: null, drift: null, heldAtLastGood: false,
-    job: { id: jobId, state: 'queued', operation: 'patch-deployment' }, deploymentId: `d-${name}`,
+    reason: null,
+    error: null,
+    drift: null,
+    heldAtLastGood: false,
+    job: { id: jobId, state: 'queued', operation: 'patch-deployment' },
+    deploymentId: `d-${name}`,
   };
 }
 
@@ -36,18 +45,68 @@ function queuedRow(name: string, jobId: string): ResourceState {
 function failedRevisionOutcome(name: string): ReconcileOutcome {
   const at = '2026-01-01T00:00:00Z';
   const live = {
-    id: `d-${name}`, name, tenant_id: 't', source: 'internal_docker' as const, source_config: {}, source_revision_config: {}, secrets: [],
-    created_at: at, updated_at: at, status: 'READY', latest_revision_id: 'r2', active_revision_id: 'r1',
+    id: `d-${name}`,
+    name,
+    tenant_id: 't',
+    source: 'internal_docker' as const,
+    source_config: {},
+    source_revision_config: {},
+    secrets: [],
+    created_at: at,
+    updated_at: at,
+    status: 'READY',
+    latest_revision_id: 'r2',
+    active_revision_id: 'r1',
   };
-  const change: PlanChange = { kind: 'Deployment', name, action: 'noop', new_revision: false, fields: [], reason: null };
-  const plan: Plan = { format_version: '1', summary: { create: 0, update: 0, adopt: 0, delete: 0, noop: 1, orphan: 0, blocked: 0, suspended: 0 }, changes: [change], diagnostics: [] };
-  const outcome = decide({ change, live, revision: { id: 'r2', status: 'BUILD_FAILED' }, fingerprint: 'fp', remembered: 'fp', settings: { mode: 'daemon', driftPolicy: 'report' } });
+  const change: PlanChange = {
+    kind: 'Deployment',
+    name,
+    action: 'noop',
+    new_revision: false,
+    fields: [],
+    reason: null,
+  };
+  const plan: Plan = {
+    format_version: '1',
+    summary: { create: 0, update: 0, adopt: 0, delete: 0, noop: 1, orphan: 0, blocked: 0, suspended: 0 },
+    changes: [change],
+    diagnostics: [],
+  };
+  const outcome = decide({
+    change,
+    live,
+    revision: { id: 'r2', status: 'BUILD_FAILED' },
+    fingerprint: 'fp',
+    remembered: 'fp',
+    settings: { mode: 'daemon', driftPolicy: 'report' },
+  });
   const key = `Deployment/${name}`;
-  const resources = new Map([[key, { kind: 'Deployment' as const, name, location: { file: `${name}.yaml`, line: 1, column: 1 }, suspend: false, spec: { source: 'internal_docker' as const } }]]);
-  return { plan, resources, live: [live], files: 1, outcomes: new Map([[key, outcome]]), held: [], drift: [], enqueued: 0, fingerprints: new Map([[key, 'fp']]) };
+  const resources = new Map([
+    [
+      key,
+      {
+        kind: 'Deployment' as const,
+        name,
+        location: { file: `${name}.yaml`, line: 1, column: 1 },
+        suspend: false,
+        spec: { source: 'internal_docker' as const },
+      },
+    ],
+  ]);
+  return {
+    plan,
+    resources,
+    live: [live],
+    files: 1,
+    outcomes: new Map([[key, outcome]]),
+    held: [],
+    drift: [],
+    enqueued: 0,
+    fingerprints: new Map([[key, 'fp']]),
+  };
 }
 
-describe('the leader\'s rows over the states in Redis', () => {
+describe("the leader's rows over the states in Redis", () => {
   const fixture = eventLogStoreOnTestPrefix('restore');
   const folds = (): ResourceFolds => new ResourceFolds(fixture.redis(), fixture.prefix, leaseKey(fixture.prefix));
 
@@ -63,7 +122,12 @@ describe('the leader\'s rows over the states in Redis', () => {
     await states.flushed();
     expect(await fixture.store().stateVersion()).toBe(version);
     // A change is folded in Redis.
-    tracker.setHealth(row.key, { status: 'progressing', reason: 'RevisionBuilding', message: 'building r2', revisionId: 'r2' });
+    tracker.setHealth(row.key, {
+      status: 'progressing',
+      reason: 'RevisionBuilding',
+      message: 'building r2',
+      revisionId: 'r2',
+    });
     await states.flushed();
     expect((await fixture.store().states()).get(row.key)?.health.revisionId).toBe('r2');
     // Redis lost it (as after a FLUSHALL): the row stays shown, said to be rebuilt by the next reconcile; nothing is copied back.
@@ -76,16 +140,41 @@ describe('the leader\'s rows over the states in Redis', () => {
 
   it('a new leader takes the states the workers folded while no replica led, as they are', async () => {
     // The last leader's states: three jobs queued. Then, with no leader, the workers ran them and folded their results.
-    await seedStates(fixture.redis(), fixture.prefix, [queuedRow('web', 'j-web'), queuedRow('api', 'j-api'), queuedRow('idle', 'j-idle')]);
+    await seedStates(fixture.redis(), fixture.prefix, [
+      queuedRow('web', 'j-web'),
+      queuedRow('api', 'j-api'),
+      queuedRow('idle', 'j-idle'),
+    ]);
     const worker = folds();
     const meta = { at: '2026-01-01T00:01:00.000Z', by: 'worker@host:1', manifests: VERSION };
-    const done = (key: string, jobId: string, event: ResourceEvent, answer?: Parameters<typeof jobRecord>[0]): Promise<unknown> =>
-      worker.fold([{ key, events: [event], entries: answer ? [jobRecord(answer)] : [], meta }]);
+    const done = (
+      key: string,
+      jobId: string,
+      event: ResourceEvent,
+      answer?: Parameters<typeof jobRecord>[0],
+    ): Promise<unknown> => worker.fold([{ key, events: [event], entries: answer ? [jobRecord(answer)] : [], meta }]);
     const web = { outcome: 'updated' as const, new_revision: true, latestRevisionId: 'r1' };
-    await done('Deployment/web', 'j-web', { type: 'job-completed', jobId: 'j-web', at: meta.at, result: web, version: VERSION }, { key: 'Deployment/web', jobId: 'j-web', meta, answer: web });
-    await done('Deployment/api', 'j-api', { type: 'job-failed', jobId: 'j-api', at: meta.at, message: 'PATCH answered 422: max_scale too large', failure: { status: 422 }, desired: 'f'.repeat(64) });
+    await done(
+      'Deployment/web',
+      'j-web',
+      { type: 'job-completed', jobId: 'j-web', at: meta.at, result: web, version: VERSION },
+      { key: 'Deployment/web', jobId: 'j-web', meta, answer: web },
+    );
+    await done('Deployment/api', 'j-api', {
+      type: 'job-failed',
+      jobId: 'j-api',
+      at: meta.at,
+      message: 'PATCH answered 422: max_scale too large',
+      failure: { status: 422 },
+      desired: 'f'.repeat(64),
+    });
     // An older job of idle's: not the one its state shows queued.
-    await done('Deployment/idle', 'j-older', { type: 'job-completed', jobId: 'j-older', at: meta.at, result: { outcome: 'updated', new_revision: false } });
+    await done('Deployment/idle', 'j-older', {
+      type: 'job-completed',
+      jobId: 'j-older',
+      at: meta.at,
+      result: { outcome: 'updated', new_revision: false },
+    });
 
     const tracker = new ResourceTracker();
     const states = new StateFolds(folds(), { by: 'replica-b', log, leading: () => true, buildLogs }, tracker);
@@ -98,10 +187,18 @@ describe('the leader\'s rows over the states in Redis', () => {
       appliedFrom: { kind: 'git', id: VERSION.id },
     });
     // The refusal held the desired state the job carried: the fold made the hold, from the job's data.
-    expect(rows.get('Deployment/api')).toMatchObject({ job: { id: 'j-api', state: 'failed' }, sync: { reason: 'JobFailed' }, error: 'PATCH answered 422: max_scale too large', hold: { reason: 'WriteRefused' } });
+    expect(rows.get('Deployment/api')).toMatchObject({
+      job: { id: 'j-api', state: 'failed' },
+      sync: { reason: 'JobFailed' },
+      error: 'PATCH answered 422: max_scale too large',
+      hold: { reason: 'WriteRefused' },
+    });
     expect(rows.get('Deployment/idle')?.job).toMatchObject({ id: 'j-idle', state: 'queued' });
     // The worker's entries are in the history: write_done, and the revision its result started.
-    expect((await fixture.store().history('Deployment/web', { limit: 2 })).map((e) => `${e.type} ${e.by}`)).toEqual(['revision worker@host:1', 'write_done worker@host:1']);
+    expect((await fixture.store().history('Deployment/web', { limit: 2 })).map((e) => `${e.type} ${e.by}`)).toEqual([
+      'revision worker@host:1',
+      'write_done worker@host:1',
+    ]);
   });
 
   it('a replica whose term ended cannot write its old state over the one the newer leader wrote', async () => {
@@ -110,11 +207,23 @@ describe('the leader\'s rows over the states in Redis', () => {
     // A leads with token 5 and takes the state up; B takes the lease (token 6) and folds a newer state.
     await fixture.redis().set(leaseKey(fixture.prefix), 'replica-a|5|2026-01-01T00:00:00Z');
     const trackerA = new ResourceTracker();
-    const a = new StateFolds(folds(), { by: 'replica-a', log, leading: () => true, fence: () => 5, buildLogs }, trackerA);
+    const a = new StateFolds(
+      folds(),
+      { by: 'replica-a', log, leading: () => true, fence: () => 5, buildLogs },
+      trackerA,
+    );
     await a.restore(failedBuilds(trackerA));
     await fixture.redis().set(leaseKey(fixture.prefix), 'replica-b|6|2026-01-01T00:01:00Z');
-    const hold = { reason: 'WriteRefused' as const, desired: 'e'.repeat(64), message: 'B held it', since: '2026-01-01T00:01:00Z' };
-    const [byB] = await folds().fold([{ key, events: [{ type: 'hold', hold }], meta: { at: '2026-01-01T00:01:00Z', by: 'replica-b' } }], { fence: 6 });
+    const hold = {
+      reason: 'WriteRefused' as const,
+      desired: 'e'.repeat(64),
+      message: 'B held it',
+      since: '2026-01-01T00:01:00Z',
+    };
+    const [byB] = await folds().fold(
+      [{ key, events: [{ type: 'hold', hold }], meta: { at: '2026-01-01T00:01:00Z', by: 'replica-b' } }],
+      { fence: 6 },
+    );
     expect(byB).toMatchObject({ status: 'written' });
     const entries = await fixture.redis().xlen(recordKeys(fixture.prefix).log);
 
@@ -124,7 +233,7 @@ describe('the leader\'s rows over the states in Redis', () => {
     expect((await fixture.store().states()).get(key)?.hold).toMatchObject({ message: 'B held it' });
     expect(await fixture.redis().xlen(recordKeys(fixture.prefix).log)).toBe(entries);
   });
-  it('a failed revision\'s hold folded in the batch of the decision that made the state: both in Redis, through the fenced fold', async () => {
+  it("a failed revision's hold folded in the batch of the decision that made the state: both in Redis, through the fenced fold", async () => {
     const tracker = new ResourceTracker();
     const states = new StateFolds(folds(), { by: 'replica-d', log, leading: () => true, buildLogs }, tracker);
     // A first reconcile decides a resource Redis has no state of; its revision failed. Its decision and the hold are
@@ -133,6 +242,9 @@ describe('the leader\'s rows over the states in Redis', () => {
     await holdFailedRevisions(tracker, () => states.flushed());
     const stored = (await fixture.store().states()).get('Deployment/held-web');
     expect(stored?.hold).toMatchObject({ reason: 'RevisionFailed', revisionId: 'r2', desired: 'fp' });
-    expect(JSON.parse((await fixture.redis().hget(holdsKey(fixture.prefix), 'Deployment/held-web'))!)).toMatchObject({ reason: 'RevisionFailed', revisionId: 'r2' });
+    expect(JSON.parse((await fixture.redis().hget(holdsKey(fixture.prefix), 'Deployment/held-web'))!)).toMatchObject({
+      reason: 'RevisionFailed',
+      revisionId: 'r2',
+    });
   });
 });

@@ -10,10 +10,28 @@ afterEach(async () => {
 });
 
 function row(name: string, sync = 'Synced', health = 'healthy', kind = 'Deployment') {
-  return { key: `${kind}/${name}`, kind, name, file: `${name}.yaml`, sync: { status: sync, reason: 'x' }, health: { status: health, reason: 'y' } };
+  return {
+    key: `${kind}/${name}`,
+    kind,
+    name,
+    file: `${name}.yaml`,
+    sync: { status: sync, reason: 'x' },
+    health: { status: health, reason: 'y' },
+  };
 }
 
-interface View { resources: Array<{ key: string }>; view: { sequence: string; delta: boolean; removed: string[]; removedFields: string[]; total: number; matched: number; nextCursor: string | null } }
+interface View {
+  resources: Array<{ key: string }>;
+  view: {
+    sequence: string;
+    delta: boolean;
+    removed: string[];
+    removedFields: string[];
+    total: number;
+    matched: number;
+    nextCursor: string | null;
+  };
+}
 
 async function get(path: string): Promise<View> {
   const res = await fetch(`${server!.url}${path}`);
@@ -23,9 +41,23 @@ async function get(path: string): Promise<View> {
 
 describe('/status queries', () => {
   it('filters, pages and sends only the rows changed since a token', async () => {
-    let rows = Array.from({ length: 30 }, (_, i) => row(`app-${String(i).padStart(2, '0')}`, i % 3 === 0 ? 'OutOfSync' : 'Synced', i % 5 === 0 ? 'degraded' : 'healthy'));
+    let rows = Array.from({ length: 30 }, (_, i) =>
+      row(
+        `app-${String(i).padStart(2, '0')}`,
+        i % 3 === 0 ? 'OutOfSync' : 'Synced',
+        i % 5 === 0 ? 'degraded' : 'healthy',
+      ),
+    );
     rows.push(row('login', 'Synced', 'healthy', 'OAuthProvider'));
-    server = await startStatusServer({ host: '127.0.0.1', port: 0, handlers: { readiness: async () => [], metrics: async () => '', status: () => ({ format_version: '1', resources: rows }) } });
+    server = await startStatusServer({
+      host: '127.0.0.1',
+      port: 0,
+      handlers: {
+        readiness: async () => [],
+        metrics: async () => '',
+        status: () => ({ format_version: '1', resources: rows }),
+      },
+    });
 
     // Without a query the body is as before: every row, no view.
     const full = (await (await fetch(`${server.url}/status`)).json()) as { resources: unknown[]; view?: unknown };
@@ -64,8 +96,18 @@ describe('/status queries', () => {
   });
 
   it('carries in a delta only the top-level fields changed since the token, with format_version always', async () => {
-    let doc: Record<string, unknown> = { format_version: '1', daemon: { pid: 1 }, lastReconcile: { id: 1 }, orphans: [], resources: [row('a'), row('b')] };
-    server = await startStatusServer({ host: '127.0.0.1', port: 0, handlers: { readiness: async () => [], metrics: async () => '', status: () => doc } });
+    let doc: Record<string, unknown> = {
+      format_version: '1',
+      daemon: { pid: 1 },
+      lastReconcile: { id: 1 },
+      orphans: [],
+      resources: [row('a'), row('b')],
+    };
+    server = await startStatusServer({
+      host: '127.0.0.1',
+      port: 0,
+      handlers: { readiness: async () => [], metrics: async () => '', status: () => doc },
+    });
     const first = (await get('/status?since=')) as View & Record<string, unknown>;
     expect(Object.keys(first)).toEqual(['format_version', 'daemon', 'lastReconcile', 'orphans', 'resources', 'view']);
     expect(first.view).toMatchObject({ delta: false, removedFields: [] });
@@ -88,24 +130,42 @@ describe('/status queries', () => {
   });
 
   it('answers an unchanged query with 304 and a bad one with 400', async () => {
-    server = await startStatusServer({ host: '127.0.0.1', port: 0, handlers: { readiness: async () => [], metrics: async () => '', status: () => ({ resources: [row('a')] }) } });
+    server = await startStatusServer({
+      host: '127.0.0.1',
+      port: 0,
+      handlers: { readiness: async () => [], metrics: async () => '', status: () => ({ resources: [row('a')] }) },
+    });
     const first = await fetch(`${server.url}/status?kind=Deployment`);
     const etag = first.headers.get('etag')!;
-    expect((await fetch(`${server.url}/status?kind=Deployment`, { headers: { 'if-none-match': etag } })).status).toBe(304);
+    expect((await fetch(`${server.url}/status?kind=Deployment`, { headers: { 'if-none-match': etag } })).status).toBe(
+      304,
+    );
     const bad = await fetch(`${server.url}/status?limit=lots`);
     expect(bad.status).toBe(400);
     expect(((await bad.json()) as { error: string }).error).toContain('limit must be a whole number');
   });
 
-  it('answers a first window of rows in the document\'s order without the plan, and says what is wrong with a bad one', async () => {
+  it("answers a first window of rows in the document's order without the plan, and says what is wrong with a bad one", async () => {
     const rows = ['zeta', 'alpha', 'mid'].map((name) => row(name));
     const plan = { changes: [], diagnostics: [] };
-    server = await startStatusServer({ host: '127.0.0.1', port: 0, handlers: { readiness: async () => [], metrics: async () => '', status: () => ({ format_version: '1', plan, resources: rows, orphans: [] }) } });
+    server = await startStatusServer({
+      host: '127.0.0.1',
+      port: 0,
+      handlers: {
+        readiness: async () => [],
+        metrics: async () => '',
+        status: () => ({ format_version: '1', plan, resources: rows, orphans: [] }),
+      },
+    });
     const window = (await get('/status?format=2&first=2')) as View & Record<string, unknown>;
     expect(window.resources.map((r) => r.key)).toEqual(['Deployment/zeta', 'Deployment/alpha']);
     expect(window).not.toHaveProperty('plan');
     expect(window).toMatchObject({ format_version: '2', orphans: [], view: { delta: false, total: 3, matched: 3 } });
-    for (const [path, words] of [['first=0', 'first must be a whole number'], ['first=2&since=x', 'send it without since'], ['format=3', 'format must be 1 or 2']]) {
+    for (const [path, words] of [
+      ['first=0', 'first must be a whole number'],
+      ['first=2&since=x', 'send it without since'],
+      ['format=3', 'format must be 1 or 2'],
+    ]) {
       const bad = await fetch(`${server.url}/status?${path}`);
       expect(bad.status).toBe(400);
       expect(((await bad.json()) as { error: string }).error).toContain(words);

@@ -16,10 +16,16 @@ import { FakeEnqueuer, fakePorts } from '../helpers/daemon-ports.js';
 import { deploymentYaml, externalDockerSpec } from '../helpers/manifests.js';
 
 const SEED = seedWith(
-  ['steady', 'web', 'api', 'gone'].map((name) => ({ name, source: 'external_docker' as const, source_config: { resource_spec: { max_scale: 1 } }, source_revision_config: { image_uri: `docker.io/acme/${name}:1` } })),
+  ['steady', 'web', 'api', 'gone'].map((name) => ({
+    name,
+    source: 'external_docker' as const,
+    source_config: { resource_spec: { max_scale: 1 } },
+    source_revision_config: { image_uri: `docker.io/acme/${name}:1` },
+  })),
 );
 
-const yaml = (name: string, scale: number, image = `docker.io/acme/${name}:1`): string => deploymentYaml(name, externalDockerSpec(image, scale));
+const yaml = (name: string, scale: number, image = `docker.io/acme/${name}:1`): string =>
+  deploymentYaml(name, externalDockerSpec(image, scale));
 
 /** Before the change: one resource a file, but api and steady share one file (a rename across files moves api out). */
 const BEFORE = {
@@ -49,9 +55,18 @@ function world(client: ServiceClient, dir: string, prune: boolean) {
 /** What was decided of each resource, and the jobs handed to the queue: what the two paths must agree on. */
 function decided(outcome: ReconcileOutcome, enqueuer: FakeEnqueuer) {
   const outcomes = [...outcome.outcomes.values()]
-    .map((o) => ({ key: o.key, action: o.action, sync: o.sync.status, reason: o.sync.reason, write: o.write?.op ?? null, drift: o.drift }))
+    .map((o) => ({
+      key: o.key,
+      action: o.action,
+      sync: o.sync.status,
+      reason: o.sync.reason,
+      write: o.write?.op ?? null,
+      drift: o.drift,
+    }))
     .sort((a, b) => a.key.localeCompare(b.key));
-  const jobs = enqueuer.added.map((d) => ({ key: d.key, operation: d.operation, desired: d.desired, deploymentId: d.deploymentId })).sort((a, b) => a.key.localeCompare(b.key));
+  const jobs = enqueuer.added
+    .map((d) => ({ key: d.key, operation: d.operation, desired: d.desired, deploymentId: d.deploymentId }))
+    .sort((a, b) => a.key.localeCompare(b.key));
   const changes = outcome.plan.changes.map((c) => `${c.kind}/${c.name}:${c.action}`).sort();
   return { outcomes, jobs, changes, summary: outcome.plan.summary };
 }
@@ -86,7 +101,11 @@ describe('a targeted reconcile decides what a full one decides for the same chan
     for (const w of [targeted, full]) {
       for (const name of ['steady', 'web', 'api', 'gone']) {
         const live = (await client.listDeployments({ name_contains: name })).find((d) => d.name === name)!;
-        w.stores.applied.set(`Deployment/${name}`, { secrets: {}, appliedAt: new Date(0).toISOString(), ownership: { origin: 'created', id: live.id } });
+        w.stores.applied.set(`Deployment/${name}`, {
+          secrets: {},
+          appliedAt: new Date(0).toISOString(),
+          ownership: { origin: 'created', id: live.id },
+        });
       }
     }
     const scope = new WatchScope(log);

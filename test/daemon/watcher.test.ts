@@ -5,7 +5,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it, type TestContext } from 'vitest';
-import { watchManifestDir, type ManifestWatcher, type WatchBurst, type WatchOptions } from '../../src/daemon/watch/watcher.js';
+import {
+  watchManifestDir,
+  type ManifestWatcher,
+  type WatchBurst,
+  type WatchOptions,
+} from '../../src/daemon/watch/watcher.js';
 import { until } from '../helpers/until.js';
 
 const DEBOUNCE = 150;
@@ -33,7 +38,15 @@ async function scope(t: TestContext): Promise<WatchScope> {
     root,
     bursts,
     async start(dir, options = {}) {
-      const watcher = await watchManifestDir({ dir, debounceMs: DEBOUNCE, onBurst: (b) => bursts.push(b), onError: (e) => { throw e; }, ...options });
+      const watcher = await watchManifestDir({
+        dir,
+        debounceMs: DEBOUNCE,
+        onBurst: (b) => bursts.push(b),
+        onError: (e) => {
+          throw e;
+        },
+        ...options,
+      });
       watchers.push(watcher);
       return watcher;
     },
@@ -85,7 +98,9 @@ describe.concurrent('watchManifestDir', () => {
     // A debounce of 1 s: one burst is about what the watcher makes of the rewrite, not about the rewrite's 410 steps
     // fitting 150 ms gaps on a loaded machine (in CI one gap did not, and the burst came in two).
     await start(root, { debounceMs: 1_000 });
-    await Promise.all(Array.from({ length: 200 }, (_, i) => writeFile(join(root, 'apps', `d${i}.yaml`), `n: ${i + 1}\n`)));
+    await Promise.all(
+      Array.from({ length: 200 }, (_, i) => writeFile(join(root, 'apps', `d${i}.yaml`), `n: ${i + 1}\n`)),
+    );
     await Promise.all(Array.from({ length: 10 }, (_, i) => unlink(join(root, 'apps', `d${i}.yaml`))));
     await mkdir(join(root, 'more'));
     await writeFile(join(root, 'more', 'e.yaml'), 'n: 0\n');
@@ -201,7 +216,9 @@ describe.concurrent('watchManifestDir', () => {
     await symlink(root, join(staged, 'top'));
     await rename(staged, join(dir, 'more'));
     await waitForBursts(2);
-    await t.expect.poll(() => skipped, { timeout: 10_000 }).toEqual(expect.arrayContaining(['more/loops/self', 'more/loops/up', 'more/top']));
+    await t.expect
+      .poll(() => skipped, { timeout: 10_000 })
+      .toEqual(expect.arrayContaining(['more/loops/self', 'more/loops/up', 'more/top']));
     expect(watcher.watchedCount()).toBeLessThan(20);
     const before = bursts.length;
     await writeFile(join(dir, 'a.yaml'), 'x: 3\n');
@@ -249,7 +266,6 @@ describe.concurrent('watchManifestDir', () => {
     const reportedAtQuiet = await watcher.quiet().then(() => bursts.length);
     expect(reportedAtQuiet).toBe(1);
   });
-
 
   it('picks up a manifest directory that does not exist yet', async (t) => {
     const { root, bursts, start, waitForBursts } = await scope(t);

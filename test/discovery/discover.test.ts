@@ -31,7 +31,9 @@ async function discoveryFailure(promise: Promise<unknown>): Promise<DiscoveryErr
   return error as DiscoveryError;
 }
 
-async function rawServer(handler: (req: IncomingMessage, res: ServerResponse) => void): Promise<Listening & { hits: string[] }> {
+async function rawServer(
+  handler: (req: IncomingMessage, res: ServerResponse) => void,
+): Promise<Listening & { hits: string[] }> {
   const listening = track(await listen());
   const hits: string[] = [];
   listening.server.on('request', (req: IncomingMessage, res: ServerResponse) => {
@@ -101,7 +103,11 @@ describe('discoverProvider against SDK-built servers', () => {
     const { access_token } = (await token.json()) as { access_token: string };
     const mcp = await fetch(server.mcpUrl, {
       method: 'POST',
-      headers: { authorization: `Bearer ${access_token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      headers: {
+        authorization: `Bearer ${access_token}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+      },
       body: JSON.stringify({
         jsonrpc: '2.0',
         id: 1,
@@ -218,11 +224,15 @@ describe('discoverProvider failures name the step and URL', () => {
     const rs = await rawServer((req, res) => {
       if (req.url === '/.well-known/oauth-protected-resource/mcp') {
         res.writeHead(200, { 'content-type': 'application/json' });
-        return void res.end(JSON.stringify({ resource: `http://${req.headers.host}/mcp`, authorization_servers: [slow.origin] }));
+        return void res.end(
+          JSON.stringify({ resource: `http://${req.headers.host}/mcp`, authorization_servers: [slow.origin] }),
+        );
       }
       res.writeHead(404).end();
     });
-    const error = await discoveryFailure(discoverProvider(`${rs.origin}/mcp`, { ...local, register: true, timeoutMs: 300 }));
+    const error = await discoveryFailure(
+      discoverProvider(`${rs.origin}/mcp`, { ...local, register: true, timeoutMs: 300 }),
+    );
     expect(error.step).toBe('authorization-server-metadata');
     expect(error.message).toContain('within 300 ms');
     expect(error.url).toBe(`${slow.origin}/.well-known/oauth-authorization-server`);
@@ -230,7 +240,9 @@ describe('discoverProvider failures name the step and URL', () => {
 
   it('the whole discovery has a deadline', async () => {
     const slow = await rawServer(() => undefined);
-    const error = await discoveryFailure(discoverProvider(`${slow.origin}/mcp`, { ...local, register: false, timeoutMs: 5_000, deadlineMs: 250 }));
+    const error = await discoveryFailure(
+      discoverProvider(`${slow.origin}/mcp`, { ...local, register: false, timeoutMs: 5_000, deadlineMs: 250 }),
+    );
     expect(error.step).toBe('protected-resource-metadata');
     expect((error.cause as { code?: string }).code).toBe('E_DISCOVERY_TIMEOUT');
     expect(error.message).toContain('ran out of time');
@@ -243,7 +255,9 @@ describe('discoverProvider failures name the step and URL', () => {
     });
     const error = await discoveryFailure(discoverProvider(`${html.origin}/mcp`, { ...local, register: true }));
     expect(error.step).toBe('authorization-server-metadata');
-    expect(error.message).toContain(`${html.origin}/.well-known/oauth-authorization-server answered HTTP 200 with text/html, which is not JSON`);
+    expect(error.message).toContain(
+      `${html.origin}/.well-known/oauth-authorization-server answered HTTP 200 with text/html, which is not JSON`,
+    );
     expect(error.failures[0]).toMatchObject({ step: 'protected-resource-metadata' });
     expect(error.failures[0]!.message).toContain('text/html');
     expect(error.failures[1]!.message).toContain('answered HTTP 200, not 401');
@@ -283,7 +297,12 @@ describe('discoverProvider failures name the step and URL', () => {
   it('resource metadata pointing at a metadata address is refused at the authorization server step', async () => {
     const rs = await rawServer((req, res) => {
       res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ resource: `http://${req.headers.host}/mcp`, authorization_servers: ['http://169.254.169.254/latest'] }));
+      res.end(
+        JSON.stringify({
+          resource: `http://${req.headers.host}/mcp`,
+          authorization_servers: ['http://169.254.169.254/latest'],
+        }),
+      );
     });
     const error = await discoveryFailure(discoverProvider(`${rs.origin}/mcp`, { ...local, register: false }));
     expect(error.step).toBe('authorization-server-metadata');
@@ -375,7 +394,9 @@ describe('previewDiscovery', () => {
 describe('emulator hook', () => {
   it('registers and returns the provider fields with the client secret for the emulator to hash', async () => {
     const server = track(await startCombinedServer());
-    const found = await emulatorDiscoveryHook({ ...local, redirectUris: ['https://app.example.com/cb'] })(server.mcpUrl);
+    const found = await emulatorDiscoveryHook({ ...local, redirectUris: ['https://app.example.com/cb'] })(
+      server.mcpUrl,
+    );
     const stored = await server.demo.clientsStore.getClient(found.client_id!);
     expect(found).toEqual({
       auth_url: `${server.origin}/authorize`,
@@ -391,7 +412,9 @@ describe('emulator hook', () => {
   });
 
   it('fails with every failed attempt in the message and as 422 detail items', async () => {
-    const html = await rawServer((_req, res) => void res.writeHead(404, { 'content-type': 'text/html' }).end('<p>no</p>'));
+    const html = await rawServer(
+      (_req, res) => void res.writeHead(404, { 'content-type': 'text/html' }).end('<p>no</p>'),
+    );
     const error = await discoveryFailure(emulatorDiscoveryHook(local)(`${html.origin}/mcp`));
     expect(error.step).toBe('authorization-server-metadata');
     // the emulator's route answers this `detail` as the 422's items

@@ -11,12 +11,18 @@ afterEach(async () => {
 });
 
 async function emulator(allowLocal: boolean): Promise<RunningEmulator> {
-  const running = await startEmulator({ discover: emulatorDiscoveryHook({ allowLocal }), allowLocalDiscovery: allowLocal });
+  const running = await startEmulator({
+    discover: emulatorDiscoveryHook({ allowLocal }),
+    allowLocalDiscovery: allowLocal,
+  });
   open.push(running);
   return running;
 }
 
-async function mcpDiscover(emu: RunningEmulator, body: Record<string, unknown>): Promise<{ status: number; body: any }> {
+async function mcpDiscover(
+  emu: RunningEmulator,
+  body: Record<string, unknown>,
+): Promise<{ status: number; body: any }> {
   const response = await fetch(`${emu.url}/v2/auth/providers/mcp-discover`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
@@ -60,7 +66,9 @@ describe('emulator mcp-discover with real discovery', () => {
     expect(noRegistration.body.detail).toEqual([
       {
         loc: ['body', 'mcp_server_url'],
-        msg: expect.stringMatching(/^client-registration: the authorization server .* offers no dynamic client registration/),
+        msg: expect.stringMatching(
+          /^client-registration: the authorization server .* offers no dynamic client registration/,
+        ),
         type: 'discovery.client-registration',
       },
     ]);
@@ -69,7 +77,9 @@ describe('emulator mcp-discover with real discovery', () => {
     expect(unreachable.body.detail).toEqual([
       {
         loc: ['body', 'mcp_server_url'],
-        msg: expect.stringContaining(`protected-resource-metadata: cannot reach ${closed.origin}/.well-known/oauth-protected-resource/mcp`),
+        msg: expect.stringContaining(
+          `protected-resource-metadata: cannot reach ${closed.origin}/.well-known/oauth-protected-resource/mcp`,
+        ),
         type: 'discovery.protected-resource-metadata',
       },
     ]);
@@ -96,7 +106,11 @@ describe('emulator mcp-discover with real discovery', () => {
     expect(refused.status).toBe(422);
     expect(JSON.stringify(refused.body.detail)).toContain('--allow-local-discovery');
     const relaxed = await emulator(true);
-    const metadata = await mcpDiscover(relaxed, { provider_id: 'b', name: 'B', mcp_server_url: 'http://169.254.169.254/mcp' });
+    const metadata = await mcpDiscover(relaxed, {
+      provider_id: 'b',
+      name: 'B',
+      mcp_server_url: 'http://169.254.169.254/mcp',
+    });
     expect(metadata.status).toBe(422);
     expect(JSON.stringify(metadata.body.detail)).toContain('never fetched');
   });

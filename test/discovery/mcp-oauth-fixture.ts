@@ -4,7 +4,11 @@ import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { createOAuthMetadata, mcpAuthMetadataRouter, mcpAuthRouter } from '@modelcontextprotocol/sdk/server/auth/router.js';
+import {
+  createOAuthMetadata,
+  mcpAuthMetadataRouter,
+  mcpAuthRouter,
+} from '@modelcontextprotocol/sdk/server/auth/router.js';
 import { requireBearerAuth } from '@modelcontextprotocol/sdk/server/auth/middleware/bearerAuth.js';
 import { metadataHandler } from '@modelcontextprotocol/sdk/server/auth/handlers/metadata.js';
 import { authorizationHandler } from '@modelcontextprotocol/sdk/server/auth/handlers/authorize.js';
@@ -45,18 +49,26 @@ function makeProvider(registration: boolean): { provider: OAuthServerProvider; d
     authorize: (client, params, res) => demo.authorize(client, params, res),
     challengeForAuthorizationCode: (client, code) => demo.challengeForAuthorizationCode(client, code),
     exchangeAuthorizationCode: (client, code, verifier) => demo.exchangeAuthorizationCode(client, code, verifier),
-    exchangeRefreshToken: (client, token, scopes, resource) => demo.exchangeRefreshToken(client, token, scopes, resource),
+    exchangeRefreshToken: (client, token, scopes, resource) =>
+      demo.exchangeRefreshToken(client, token, scopes, resource),
     verifyAccessToken: (token) => demo.verifyAccessToken(token),
   };
   return { provider, demo };
 }
 
 /** Mounts a stateless MCP endpoint (one McpServer per request) behind requireBearerAuth. */
-function mountMcpEndpoint(app: ReturnType<typeof express>, path: string, verifier: OAuthServerProvider, resourceMetadataUrl?: string): void {
+function mountMcpEndpoint(
+  app: ReturnType<typeof express>,
+  path: string,
+  verifier: OAuthServerProvider,
+  resourceMetadataUrl?: string,
+): void {
   const auth = requireBearerAuth(resourceMetadataUrl ? { verifier, resourceMetadataUrl } : { verifier });
   app.post(path, express.json(), auth, async (req: { body: unknown }, res: { on(e: string, f: () => void): void }) => {
     const server = new McpServer({ name: 'converge-fixture', version: '1.0.0' });
-    server.registerTool('ping', { description: 'answers pong' }, async () => ({ content: [{ type: 'text', text: 'pong' }] }));
+    server.registerTool('ping', { description: 'answers pong' }, async () => ({
+      content: [{ type: 'text', text: 'pong' }],
+    }));
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
     res.on('close', () => {
       void transport.close();
@@ -125,7 +137,12 @@ export async function startAuthServer(options: AuthServerOptions = {}): Promise<
 
 export interface McpServerOptions {
   /** The authorization server the resource metadata names. */
-  authServer: { issuer: string; metadata: OAuthMetadata; provider?: OAuthServerProvider; demo: DemoInMemoryAuthProvider };
+  authServer: {
+    issuer: string;
+    metadata: OAuthMetadata;
+    provider?: OAuthServerProvider;
+    demo: DemoInMemoryAuthProvider;
+  };
   /**
    * How the protected resource metadata is published: at the RFC 9728 well-known URL (mcpAuthMetadataRouter),
    * only at a private URL named by the 401's WWW-Authenticate resource_metadata, or not at all.
@@ -154,7 +171,10 @@ export async function startMcpServer(options: McpServerOptions): Promise<McpReso
     resourceMetadataUrl = `${listening.origin}/.well-known/oauth-protected-resource${path}`;
   } else if (options.resourceMetadata === 'challenge-only') {
     resourceMetadataUrl = `${listening.origin}/metadata/resource-for-mcp`;
-    app.use('/metadata/resource-for-mcp', metadataHandler({ resource: mcpUrl, authorization_servers: [options.authServer.issuer] }));
+    app.use(
+      '/metadata/resource-for-mcp',
+      metadataHandler({ resource: mcpUrl, authorization_servers: [options.authServer.issuer] }),
+    );
   }
   mountMcpEndpoint(app, path, verifier, resourceMetadataUrl ?? undefined);
   listening.server.on('request', app);

@@ -50,7 +50,17 @@ describe('address classification', () => {
   it('sorts addresses into public, local and never-fetched', () => {
     expect(classifyAddress('93.184.216.34')).toBe('public');
     expect(classifyAddress('2606:4700::1111')).toBe('public');
-    for (const local of ['127.0.0.1', '10.1.2.3', '172.20.0.1', '192.168.1.1', '100.64.0.1', '0.0.0.0', '::1', 'fd12::1', '::']) {
+    for (const local of [
+      '127.0.0.1',
+      '10.1.2.3',
+      '172.20.0.1',
+      '192.168.1.1',
+      '100.64.0.1',
+      '0.0.0.0',
+      '::1',
+      'fd12::1',
+      '::',
+    ]) {
       expect(classifyAddress(local), local).toBe('local');
     }
     for (const never of ['169.254.169.254', '169.254.0.1', 'fe80::1', 'fd00:ec2::254', '100.100.100.200']) {
@@ -87,7 +97,13 @@ describe('safeFetch', () => {
   });
 
   it('refuses loopback and private addresses over https without allowLocal', async () => {
-    for (const url of ['https://127.0.0.1/mcp', 'https://10.0.0.8/mcp', 'https://192.168.0.10/', 'https://[::1]/mcp', 'https://[fd00::5]/']) {
+    for (const url of [
+      'https://127.0.0.1/mcp',
+      'https://10.0.0.8/mcp',
+      'https://192.168.0.10/',
+      'https://[::1]/mcp',
+      'https://[fd00::5]/',
+    ]) {
       const error = await failure(safeFetch(url));
       expect(error.code, url).toBe('E_DISCOVERY_BLOCKED_ADDRESS');
     }
@@ -105,7 +121,9 @@ describe('safeFetch', () => {
       { address: '93.184.216.34', family: 4 },
       { address: '127.0.0.1', family: 4 },
     ];
-    expect((await failure(safeFetch('https://mixed.example.com/', {}, { resolve }))).code).toBe('E_DISCOVERY_BLOCKED_ADDRESS');
+    expect((await failure(safeFetch('https://mixed.example.com/', {}, { resolve }))).code).toBe(
+      'E_DISCOVERY_BLOCKED_ADDRESS',
+    );
   });
 
   it('never fetches link-local or metadata addresses, even with allowLocal', async () => {
@@ -133,7 +151,9 @@ describe('safeFetch', () => {
   });
 
   it('refuses other schemes and URLs with credentials', async () => {
-    expect((await failure(safeFetch('file:///etc/passwd', {}, { allowLocal: true }))).code).toBe('E_DISCOVERY_BLOCKED_URL');
+    expect((await failure(safeFetch('file:///etc/passwd', {}, { allowLocal: true }))).code).toBe(
+      'E_DISCOVERY_BLOCKED_URL',
+    );
     const error = await failure(safeFetch('https://user:hunter2@mcp.example.com/', {}, { allowLocal: true }));
     expect(error.code).toBe('E_DISCOVERY_BLOCKED_URL');
     expect(error.message).not.toContain('hunter2');
@@ -142,7 +162,10 @@ describe('safeFetch', () => {
   it('connects to the vetted address only: the connection is pinned to what was resolved and checked', async () => {
     const server = await serve((_req, res) => json(res, 200, { pinned: true }));
     const port = new URL(server.origin).port;
-    const answers = [[{ address: '127.0.0.1', family: 4 as const }], [{ address: '169.254.169.254', family: 4 as const }]];
+    const answers = [
+      [{ address: '127.0.0.1', family: 4 as const }],
+      [{ address: '169.254.169.254', family: 4 as const }],
+    ];
     let calls = 0;
     const resolve: Resolver = async () => answers[Math.min(calls++, 1)]!;
     const response = await safeFetch(`http://mcp.rebind.test:${port}/x`, {}, { allowLocal: true, resolve });
@@ -187,7 +210,9 @@ describe('safeFetch', () => {
   });
 
   it('re-vets every redirect hop: a redirect to a metadata address is refused', async () => {
-    const server = await serve((_req, res) => void res.writeHead(302, { location: 'http://169.254.169.254/latest/meta-data/' }).end());
+    const server = await serve(
+      (_req, res) => void res.writeHead(302, { location: 'http://169.254.169.254/latest/meta-data/' }).end(),
+    );
     const error = await failure(safeFetch(`${server.origin}/x`, {}, { allowLocal: true }));
     expect(error.code).toBe('E_DISCOVERY_BLOCKED_ADDRESS');
     expect(error.url).toBe('http://169.254.169.254/latest/meta-data/');
@@ -229,7 +254,9 @@ describe('safeFetch', () => {
       };
       write();
     });
-    const error = await failure(safeFetch(`${server.origin}/stream`, {}, { allowLocal: true, maxBodyBytes: 100 * 1024 }));
+    const error = await failure(
+      safeFetch(`${server.origin}/stream`, {}, { allowLocal: true, maxBodyBytes: 100 * 1024 }),
+    );
     expect(error.code).toBe('E_DISCOVERY_TOO_LARGE');
   });
 
@@ -277,6 +304,8 @@ describe('safeFetch', () => {
     expect((await fetchFn(new URL(`${server.origin}/x`))).status).toBe(200);
     await expect(vetUrl(`${server.origin}/token`, { allowLocal: true })).resolves.toBeUndefined();
     expect((await failure(vetUrl(`${server.origin}/token`))).code).toBe('E_DISCOVERY_BLOCKED_URL');
-    expect((await failure(vetUrl('http://169.254.169.254/token', { allowLocal: true }))).code).toBe('E_DISCOVERY_BLOCKED_ADDRESS');
+    expect((await failure(vetUrl('http://169.254.169.254/token', { allowLocal: true }))).code).toBe(
+      'E_DISCOVERY_BLOCKED_ADDRESS',
+    );
   });
 });

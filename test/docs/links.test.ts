@@ -8,7 +8,9 @@ const ROOT = resolve(import.meta.dirname, '../..');
 
 /** README.md and every markdown file under docs/. */
 function pages(): string[] {
-  const docs = readdirSync(join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => join(ROOT, 'docs', f));
+  const docs = readdirSync(join(ROOT, 'docs'))
+    .filter((f) => f.endsWith('.md'))
+    .map((f) => join(ROOT, 'docs', f));
   return [join(ROOT, 'README.md'), ...docs];
 }
 
@@ -30,7 +32,11 @@ function anchorsOf(text: string): Set<string> {
   const seen = new Map<string, number>();
   const anchors = new Set<string>();
   for (const match of prose(text).matchAll(/^#{1,6}\s+(.+?)\s*#*\s*$/gm)) {
-    const slug = match[1]!.toLowerCase().replace(/[^\p{L}\p{N}\s_-]/gu, '').trim().replace(/\s/g, '-');
+    const slug = match[1]!
+      .toLowerCase()
+      .replace(/[^\p{L}\p{N}\s_-]/gu, '')
+      .trim()
+      .replace(/\s/g, '-');
     const count = seen.get(slug) ?? 0;
     seen.set(slug, count + 1);
     anchors.add(count === 0 ? slug : `${slug}-${count}`);
@@ -81,17 +87,24 @@ describe('documentation links', () => {
   });
 
   it('no two pages of docs/ have names a reader confuses: one the plural of the other, or one inside the other', () => {
-    const names = readdirSync(join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => f.slice(0, -3));
-    expect(confusable(['decision', 'decisions', 'real-service', 'against-the-real-service', 'commands', 'code-checks'])).toEqual([
-      'decision ~ decisions',
-      'real-service ~ against-the-real-service',
-    ]);
+    const names = readdirSync(join(ROOT, 'docs'))
+      .filter((f) => f.endsWith('.md'))
+      .map((f) => f.slice(0, -3));
+    expect(
+      confusable(['decision', 'decisions', 'real-service', 'against-the-real-service', 'commands', 'code-checks']),
+    ).toEqual(['decision ~ decisions', 'real-service ~ against-the-real-service']);
     expect(confusable(names)).toEqual([]);
   });
 
   it('the checker itself finds a broken link and a broken anchor', () => {
-    expect(relativeLinks('see [a](docs/settings.md#x), `[not](a link)`, [b](https://example.com) and\n```\n[c](docs/emulator.md)\n```\n')).toEqual(['docs/settings.md#x']);
-    expect(anchorsOf('# Running the daemon and replicas\n## What a conflict means\n## In production\n## In production\n')).toEqual(
+    expect(
+      relativeLinks(
+        'see [a](docs/settings.md#x), `[not](a link)`, [b](https://example.com) and\n```\n[c](docs/emulator.md)\n```\n',
+      ),
+    ).toEqual(['docs/settings.md#x']);
+    expect(
+      anchorsOf('# Running the daemon and replicas\n## What a conflict means\n## In production\n## In production\n'),
+    ).toEqual(
       new Set(['running-the-daemon-and-replicas', 'what-a-conflict-means', 'in-production', 'in-production-1']),
     );
   });

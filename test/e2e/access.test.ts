@@ -7,7 +7,18 @@ import { parseAllDocuments } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/server.js';
 import {
-  dockerDeploymentYaml, dropPrefix, freePort, killAllConverge, MAIN, REDIS_URL, ROOT, startDaemon, tempDir, testPrefix, until, writeFiles,
+  dockerDeploymentYaml,
+  dropPrefix,
+  freePort,
+  killAllConverge,
+  MAIN,
+  REDIS_URL,
+  ROOT,
+  startDaemon,
+  tempDir,
+  testPrefix,
+  until,
+  writeFiles,
 } from './helpers.js';
 
 const API_KEY = 'access-suite-api-key-7Rt2';
@@ -49,18 +60,41 @@ describe('access', () => {
     const prefix = testPrefix('access');
     prefixes.push(prefix);
     const port = await freePort();
-    const daemon = await startDaemon(dir, ['--api-url', emulator.url, '--redis-prefix', prefix, '--http-host', '127.0.0.2', '--http-port', String(port), '--log-level', 'info'], {
-      CONVERGE_API_KEY: API_KEY,
-      ACCESS_TOKEN: SECRET,
-    });
+    const daemon = await startDaemon(
+      dir,
+      [
+        '--api-url',
+        emulator.url,
+        '--redis-prefix',
+        prefix,
+        '--http-host',
+        '127.0.0.2',
+        '--http-port',
+        String(port),
+        '--log-level',
+        'info',
+      ],
+      {
+        CONVERGE_API_KEY: API_KEY,
+        ACCESS_TOKEN: SECRET,
+      },
+    );
     expect(daemon.url).toBe(`http://127.0.0.2:${port}`);
     const listening = await daemon.waitForLine((l) => l.msg === 'status server listening');
     expect(listening.url).toBe(`http://127.0.0.2:${port}`);
     // another address of the same machine gets nothing
-    const elsewhere = await fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.status, (e: Error & { cause?: { code?: string } }) => e.cause?.code);
+    const elsewhere = await fetch(`http://127.0.0.1:${port}/healthz`).then(
+      (r) => r.status,
+      (e: Error & { cause?: { code?: string } }) => e.cause?.code,
+    );
     expect(elsewhere).toBe('ECONNREFUSED');
 
-    await until('both deployments', () => ['access-a', 'access-b'].every((n) => emulator.store.allDeployments().some((d) => d.name === n)), 15_000, 100);
+    await until(
+      'both deployments',
+      () => ['access-a', 'access-b'].every((n) => emulator.store.allDeployments().some((d) => d.name === n)),
+      15_000,
+      100,
+    );
     expect((await fetch(`${daemon.url}/status`, { method: 'POST', body: '{}' })).status).toBe(405);
     const unknown = await fetch(`${daemon.url}/debug/vars?key=${API_KEY}`);
     expect(unknown.status).toBe(404);
@@ -80,45 +114,92 @@ describe('access', () => {
     expect((await daemon.exited).code).toBe(0);
   }, 60_000);
 
-  it.skipIf(!canUnshare())('runs as uid 1000 with / mounted read-only (as in the container) and converges', async () => {
-    const prefix = testPrefix('readonly');
-    prefixes.push(prefix);
-    const port = await freePort();
-    const roDir = await tempDir('readonly');
-    await writeFiles(roDir, { 'c.yaml': dockerDeploymentYaml('readonly-c', { maxScale: 1 }) });
-    // readable by the unprivileged user; nothing of the checkout is writable by it, and / is read-only anyway
-    await chmod(roDir, 0o755);
-    await chmod(join(roDir, 'c.yaml'), 0o644);
-    const script = 'mount -o remount,bind,ro / && exec setpriv --reuid=1000 --regid=1000 --clear-groups --inh-caps=-all "$@"';
-    const child = spawn('unshare', ['-m', '--propagation', 'private', 'sh', '-c', script, 'sh', process.execPath, MAIN, 'run', roDir,
-      '--api-url', emulator.url, '--redis-url', REDIS_URL, '--redis-prefix', prefix, '--http-host', '127.0.0.1', '--http-port', String(port), '--log-level', 'info'], {
-      cwd: ROOT,
-      env: { PATH: process.env.PATH, CONVERGE_API_KEY: API_KEY, HOME: '/nonexistent' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (out += c.toString()));
-    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-    try {
-      await until('the read-only daemon to answer /healthz', async () => {
-        if (child.exitCode !== null) throw new Error(`exited: ${out.slice(-1500)}`);
-        return (await fetch(`http://127.0.0.1:${port}/healthz`)).status === 200;
-      }, 20_000, 100);
-      await until('its deployment to be created', () => emulator.store.allDeployments().some((d) => d.name === 'readonly-c'), 15_000, 100);
-      await until('/readyz 200', async () => (await fetch(`http://127.0.0.1:${port}/readyz`)).status === 200, 10_000, 100);
-      // the process serving it runs as uid 1000, on a root filesystem it cannot write
-      const status = await readFile(`/proc/${child.pid}/status`, 'utf8');
-      expect(status).toMatch(/^Uid:\s+1000\s+1000\s+1000\s+1000$/m);
-      const mounts = await readFile(`/proc/${child.pid}/mounts`, 'utf8');
-      expect(mounts).toMatch(/^\S+ \/ \S+ ro[,\s]/m);
-      expect(out).not.toMatch(/EROFS|EACCES|read-only file system/i);
-    } finally {
-      child.kill('SIGTERM');
-      expect(await exited).toBe(0);
-      await rm(roDir, { recursive: true, force: true });
-    }
-  }, 60_000);
+  it.skipIf(!canUnshare())(
+    'runs as uid 1000 with / mounted read-only (as in the container) and converges',
+    async () => {
+      const prefix = testPrefix('readonly');
+      prefixes.push(prefix);
+      const port = await freePort();
+      const roDir = await tempDir('readonly');
+      await writeFiles(roDir, { 'c.yaml': dockerDeploymentYaml('readonly-c', { maxScale: 1 }) });
+      // readable by the unprivileged user; nothing of the checkout is writable by it, and / is read-only anyway
+      await chmod(roDir, 0o755);
+      await chmod(join(roDir, 'c.yaml'), 0o644);
+      const script =
+        'mount -o remount,bind,ro / && exec setpriv --reuid=1000 --regid=1000 --clear-groups --inh-caps=-all "$@"';
+      const child = spawn(
+        'unshare',
+        [
+          '-m',
+          '--propagation',
+          'private',
+          'sh',
+          '-c',
+          script,
+          'sh',
+          process.execPath,
+          MAIN,
+          'run',
+          roDir,
+          '--api-url',
+          emulator.url,
+          '--redis-url',
+          REDIS_URL,
+          '--redis-prefix',
+          prefix,
+          '--http-host',
+          '127.0.0.1',
+          '--http-port',
+          String(port),
+          '--log-level',
+          'info',
+        ],
+        {
+          cwd: ROOT,
+          env: { PATH: process.env.PATH, CONVERGE_API_KEY: API_KEY, HOME: '/nonexistent' },
+          stdio: ['ignore', 'pipe', 'pipe'],
+        },
+      );
+      let out = '';
+      child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+      child.stderr.on('data', (c: Buffer) => (out += c.toString()));
+      const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+      try {
+        await until(
+          'the read-only daemon to answer /healthz',
+          async () => {
+            if (child.exitCode !== null) throw new Error(`exited: ${out.slice(-1500)}`);
+            return (await fetch(`http://127.0.0.1:${port}/healthz`)).status === 200;
+          },
+          20_000,
+          100,
+        );
+        await until(
+          'its deployment to be created',
+          () => emulator.store.allDeployments().some((d) => d.name === 'readonly-c'),
+          15_000,
+          100,
+        );
+        await until(
+          '/readyz 200',
+          async () => (await fetch(`http://127.0.0.1:${port}/readyz`)).status === 200,
+          10_000,
+          100,
+        );
+        // the process serving it runs as uid 1000, on a root filesystem it cannot write
+        const status = await readFile(`/proc/${child.pid}/status`, 'utf8');
+        expect(status).toMatch(/^Uid:\s+1000\s+1000\s+1000\s+1000$/m);
+        const mounts = await readFile(`/proc/${child.pid}/mounts`, 'utf8');
+        expect(mounts).toMatch(/^\S+ \/ \S+ ro[,\s]/m);
+        expect(out).not.toMatch(/EROFS|EACCES|read-only file system/i);
+      } finally {
+        child.kill('SIGTERM');
+        expect(await exited).toBe(0);
+        await rm(roDir, { recursive: true, force: true });
+      }
+    },
+    60_000,
+  );
 
   it('the Dockerfile runs the daemon as a non-root user, with production dependencies only and a health check', async () => {
     const text = await readFile(join(ROOT, 'Dockerfile'), 'utf8');
@@ -167,7 +248,9 @@ describe('access', () => {
         expect(sc.allowPrivilegeEscalation, where).toBe(false);
       }
     }
-    const converge = workloads.find((w) => w.metadata.name === 'converge')!.spec.template.spec.containers.find((c: { name: string }) => c.name === 'converge');
+    const converge = workloads
+      .find((w) => w.metadata.name === 'converge')!
+      .spec.template.spec.containers.find((c: { name: string }) => c.name === 'converge');
     const key = converge.env.find((e: { name: string }) => e.name === 'CONVERGE_API_KEY');
     expect(key.value).toBeUndefined();
     expect(key.valueFrom.secretKeyRef.name).toBeTruthy();
@@ -178,7 +261,8 @@ describe('access', () => {
     for (const w of workloads) {
       const pod = w.kind === 'Pod' ? w.spec : w.spec.template.spec;
       for (const c of pod.containers) {
-        for (const e of c.env ?? []) if (/KEY|SECRET|TOKEN|PASSWORD/i.test(e.name)) expect(e.value, `${c.name} ${e.name}`).toBeUndefined();
+        for (const e of c.env ?? [])
+          if (/KEY|SECRET|TOKEN|PASSWORD/i.test(e.name)) expect(e.value, `${c.name} ${e.name}`).toBeUndefined();
       }
     }
   });

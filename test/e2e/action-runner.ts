@@ -51,7 +51,9 @@ export async function readAction(path: string): Promise<ActionFile> {
 function evaluate(expression: string, contexts: Record<string, unknown>): string {
   const lexed = new Lexer(expression).lex();
   const tree = new Parser(lexed.tokens, Object.keys(contexts), []).parse();
-  return new Evaluator(tree, JSON.parse(JSON.stringify(contexts), data.reviver) as data.Dictionary).evaluate().coerceString();
+  return new Evaluator(tree, JSON.parse(JSON.stringify(contexts), data.reviver) as data.Dictionary)
+    .evaluate()
+    .coerceString();
 }
 
 /** A value with every `${{ expression }}` in it replaced by the expression's value. */
@@ -75,10 +77,18 @@ function readOutputs(text: string): Record<string, string> {
   return out;
 }
 
-function bash(script: string, cwd: string, env: NodeJS.ProcessEnv): Promise<{ code: number; stdout: string; stderr: string }> {
+function bash(
+  script: string,
+  cwd: string,
+  env: NodeJS.ProcessEnv,
+): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((done) => {
     // GitHub's command for `shell: bash`: bash --noprofile --norc -eo pipefail {0}.
-    const child = spawn('bash', ['--noprofile', '--norc', '-eo', 'pipefail', '-c', script], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn('bash', ['--noprofile', '--norc', '-eo', 'pipefail', '-c', script], {
+      cwd,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
@@ -91,7 +101,17 @@ function bash(script: string, cwd: string, env: NodeJS.ProcessEnv): Promise<{ co
  * Runs the action's steps in `workspace` with `given` inputs (as a workflow's `with:` gives them: strings), the
  * `github` context and the runner's variables in `env`; `temp` is RUNNER_TEMP and holds each step's GITHUB_OUTPUT.
  */
-export async function runAction(action: ActionFile, options: { given: Record<string, string>; github: Record<string, unknown>; env: NodeJS.ProcessEnv; workspace: string; temp: string; playUses: PlayUses }): Promise<ActionRun> {
+export async function runAction(
+  action: ActionFile,
+  options: {
+    given: Record<string, string>;
+    github: Record<string, unknown>;
+    env: NodeJS.ProcessEnv;
+    workspace: string;
+    temp: string;
+    playUses: PlayUses;
+  },
+): Promise<ActionRun> {
   const base = { github: options.github, env: options.env, runner: { os: 'Linux', temp: options.temp } };
   const inputs: Record<string, string> = {};
   for (const [name, spec] of Object.entries(action.inputs)) {
@@ -112,7 +132,9 @@ export async function runAction(action: ActionFile, options: { given: Record<str
       continue;
     }
     if (step.uses) {
-      const withValues = Object.fromEntries(Object.entries(step.with ?? {}).map(([k, v]) => [k, substitute(String(v), contexts)]));
+      const withValues = Object.fromEntries(
+        Object.entries(step.with ?? {}).map(([k, v]) => [k, substitute(String(v), contexts)]),
+      );
       const outputs = await options.playUses(step, withValues);
       if (step.id) steps[step.id] = { outputs };
       runs.push({ label, skipped: false, code: 0, stdout: '', stderr: '' });
@@ -121,8 +143,16 @@ export async function runAction(action: ActionFile, options: { given: Record<str
     const outputFile = join(options.temp, `github-output-${index}`);
     await writeFile(outputFile, '');
     const added = (await readFile(pathFile, 'utf8')).split('\n').filter(Boolean).reverse();
-    const stepEnv = Object.fromEntries(Object.entries(step.env ?? {}).map(([k, v]) => [k, substitute(String(v), contexts)]));
-    const env = { ...options.env, ...stepEnv, GITHUB_OUTPUT: outputFile, GITHUB_PATH: pathFile, PATH: [...added, options.env.PATH].join(':') };
+    const stepEnv = Object.fromEntries(
+      Object.entries(step.env ?? {}).map(([k, v]) => [k, substitute(String(v), contexts)]),
+    );
+    const env = {
+      ...options.env,
+      ...stepEnv,
+      GITHUB_OUTPUT: outputFile,
+      GITHUB_PATH: pathFile,
+      PATH: [...added, options.env.PATH].join(':'),
+    };
     const result = await bash(step.run ?? '', options.workspace, env);
     if (step.id) steps[step.id] = { outputs: readOutputs(await readFile(outputFile, 'utf8')) };
     runs.push({ label, skipped: false, ...result });
@@ -131,6 +161,8 @@ export async function runAction(action: ActionFile, options: { given: Record<str
       break;
     }
   }
-  const outputs = Object.fromEntries(Object.entries(action.outputs).map(([name, spec]) => [name, substitute(spec.value, { ...base, inputs, steps })]));
+  const outputs = Object.fromEntries(
+    Object.entries(action.outputs).map(([name, spec]) => [name, substitute(spec.value, { ...base, inputs, steps })]),
+  );
   return { steps: runs, outputs, code };
 }

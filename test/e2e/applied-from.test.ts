@@ -26,19 +26,41 @@ describe('/status appliedFrom', () => {
     const dir = await tempDir('applied-from');
     try {
       await writeFiles(dir, { 'web.yaml': internalDockerYaml('af-web', 1) });
-      const daemon = await startDaemonChild(dir, ['--api-url', emulator.url, '--redis-prefix', prefix, '--resync', '1h', '--debounce', '50ms']);
+      const daemon = await startDaemonChild(dir, [
+        '--api-url',
+        emulator.url,
+        '--redis-prefix',
+        prefix,
+        '--resync',
+        '1h',
+        '--debounce',
+        '50ms',
+      ]);
       const row = async (): Promise<{ row: Row | undefined; version: { id: string } | null }> => {
         const doc = await daemon.status();
-        return { row: (doc.resources as unknown as Row[]).find((r) => r.key === 'Deployment/af-web'), version: doc.manifestVersion as { id: string } | null };
+        return {
+          row: (doc.resources as unknown as Row[]).find((r) => r.key === 'Deployment/af-web'),
+          version: doc.manifestVersion as { id: string } | null,
+        };
       };
-      await until('the create job done and its manifests shown', async () => (await row()).row?.appliedFrom !== undefined, 60_000, 50);
+      await until(
+        'the create job done and its manifests shown',
+        async () => (await row()).row?.appliedFrom !== undefined,
+        60_000,
+        50,
+      );
       const first = (await row()).row!;
 
       await atomicSave(join(dir, 'web.yaml'), internalDockerYaml('af-web', 2));
-      await until('the update job done', async () => {
-        const { row: now } = await row();
-        return now?.job?.state === 'completed' && now.job.id !== first.job?.id;
-      }, 60_000, 20);
+      await until(
+        'the update job done',
+        async () => {
+          const { row: now } = await row();
+          return now?.job?.state === 'completed' && now.job.id !== first.job?.id;
+        },
+        60_000,
+        20,
+      );
       const { row: after, version } = await row();
       expect(version!.id).not.toBe(first.appliedFrom!.id);
       expect(after!.appliedFrom).toMatchObject({ kind: 'content', id: version!.id });

@@ -41,7 +41,11 @@ describe('plan --applied-state-url: the applied state from the daemon, not from 
     expect(created.code, created.stdout + created.stderr).toBe(0);
     await cp(main, pr, { recursive: true });
     await writeFiles(pr, { 'a.yaml': manifests(3)['a.yaml']! });
-    const daemon = await daemonOf(t, main, [...service, ...redis, '--resync', '1h'], { ...env, CONVERGE_STATE_TOKEN: STATE, CONVERGE_WEBHOOK_TOKEN: HOOK });
+    const daemon = await daemonOf(t, main, [...service, ...redis, '--resync', '1h'], {
+      ...env,
+      CONVERGE_STATE_TOKEN: STATE,
+      CONVERGE_WEBHOOK_TOKEN: HOOK,
+    });
 
     // The endpoint: 401 without the token, with the webhook's; 200 with its own, holding hashes and no secret or API key.
     for (const headers of [{}, { authorization: `Bearer ${HOOK}` }] as Array<Record<string, string>>) {
@@ -50,17 +54,24 @@ describe('plan --applied-state-url: the applied state from the daemon, not from 
       expect(((await refused.json()) as { error: string }).error).not.toContain('\n');
     }
     // 503 until the daemon has opened Redis (its status server listens first).
-    const answer = await until('the daemon serves its applied state', async () => {
-      const reply = await fetch(`${daemon.url}/applied-state`, { headers: { authorization: `Bearer ${STATE}` } });
-      if (reply.status === 503) return undefined;
-      return reply;
-    }, 60_000, 50);
+    const answer = await until(
+      'the daemon serves its applied state',
+      async () => {
+        const reply = await fetch(`${daemon.url}/applied-state`, { headers: { authorization: `Bearer ${STATE}` } });
+        if (reply.status === 503) return undefined;
+        return reply;
+      },
+      60_000,
+      50,
+    );
     expect(answer.status).toBe(200);
     const body = await answer.text();
     expect(body).not.toContain(SECRET);
     expect(body).not.toContain(API_KEY);
     expect(body).not.toContain(STATE);
-    const document = JSON.parse(body) as { records: Record<string, { secrets: Record<string, string>; ownership?: { origin: string }; file?: string }> };
+    const document = JSON.parse(body) as {
+      records: Record<string, { secrets: Record<string, string>; ownership?: { origin: string }; file?: string }>;
+    };
     expect(Object.keys(document.records).sort()).toEqual(['Deployment/asu-a', 'Deployment/asu-b']);
     expect(document.records['Deployment/asu-a']!.secrets.TOKEN).toMatch(/^[0-9a-f]{64}$/);
     expect(document.records['Deployment/asu-a']!.ownership?.origin).toBe('created');
@@ -87,7 +98,11 @@ describe('plan --applied-state-url: the applied state from the daemon, not from 
     const before = writes(e.requestLog).length;
     const applied = await runConverge(['apply', '--plan', file, ...service, ...redis], env);
     expect(applied.code, applied.stdout + applied.stderr).toBe(0);
-    expect(writes(e.requestLog).slice(before).map((w) => w.method)).toEqual(['PATCH']);
+    expect(
+      writes(e.requestLog)
+        .slice(before)
+        .map((w) => w.method),
+    ).toEqual(['PATCH']);
     const a = e.store.allDeployments().find((d) => d.name === 'asu-a')!;
     expect((a.source_config as { resource_spec: { max_scale: number } }).resource_spec.max_scale).toBe(3);
 
@@ -96,7 +111,9 @@ describe('plan --applied-state-url: the applied state from the daemon, not from 
     const again = await runConverge(['plan', pr, '--out', file, ...service, ...viaUrl], urlEnv);
     expect(again.code, again.stderr).toBe(0);
     const b = e.store.allDeployments().find((d) => d.name === 'asu-b')!;
-    expect(e.store.patchDeployment(b.tenant_id, b.id, { source_config: { resource_spec: { max_scale: 2 } } }).ok).toBe(true);
+    expect(e.store.patchDeployment(b.tenant_id, b.id, { source_config: { resource_spec: { max_scale: 2 } } }).ok).toBe(
+      true,
+    );
     const quiet = writes(e.requestLog).length;
     const stale = await runConverge(['apply', '--plan', file, ...service, ...redis], env);
     expect(stale.code, stale.stderr).toBe(1);
@@ -113,11 +130,18 @@ describe('plan --applied-state-url: the applied state from the daemon, not from 
     await writeFiles(join(root, 'm'), { 'a.yaml': dockerDeploymentYaml('asu-down', { maxScale: 1 }) });
     const file = join(root, 'down.plan');
     const url = `http://127.0.0.1:${await freePort()}`;
-    const run = await runConverge(['plan', join(root, 'm'), '--out', file, '--api-url', e.url, '--applied-state-url', url], { CONVERGE_STATE_TOKEN: STATE });
+    const run = await runConverge(
+      ['plan', join(root, 'm'), '--out', file, '--api-url', e.url, '--applied-state-url', url],
+      { CONVERGE_STATE_TOKEN: STATE },
+    );
     expect(run.code).toBe(1);
     const lines = run.stderr.trim().split('\n');
     expect(lines, run.stderr).toHaveLength(1);
-    expect(lines[0]).toMatch(new RegExp(`^converge plan: cannot read the applied state from ${url}/applied-state: no answer \\(ECONNREFUSED\\)`));
+    expect(lines[0]).toMatch(
+      new RegExp(
+        `^converge plan: cannot read the applied state from ${url}/applied-state: no answer \\(ECONNREFUSED\\)`,
+      ),
+    );
     expect(run.stderr).not.toContain(STATE);
     await expect(stat(file)).rejects.toThrow(/ENOENT/);
     expect(await readFile(join(root, 'm', 'a.yaml'), 'utf8')).toContain('asu-down');

@@ -6,11 +6,31 @@ import type { ServerResponse } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { deployment, json, startServer, type Received, type ScriptedServer } from '../service/scripted-server.js';
 import {
-  dockerDeploymentYaml, dropPrefix, killAllConverge, REDIS_URL, runConverge, startDaemon, tempDir, testPrefix, until, writeFiles,
+  dockerDeploymentYaml,
+  dropPrefix,
+  killAllConverge,
+  REDIS_URL,
+  runConverge,
+  startDaemon,
+  tempDir,
+  testPrefix,
+  until,
+  writeFiles,
   type DaemonHandle,
 } from './helpers.js';
 
-const MODES = ['garbage', 'truncated', 'shape', 'huge', 'huge-declared', 'stuck-offset', 'repeating', 'unauthorized', 'forbidden', 'newer'] as const;
+const MODES = [
+  'garbage',
+  'truncated',
+  'shape',
+  'huge',
+  'huge-declared',
+  'stuck-offset',
+  'repeating',
+  'unauthorized',
+  'forbidden',
+  'newer',
+] as const;
 type Mode = (typeof MODES)[number];
 
 const CAP = 32 * 1024 * 1024;
@@ -25,7 +45,12 @@ const KNOWN = {
 function newerPage(created: Array<Record<string, unknown>>): Array<Record<string, unknown>> {
   return [
     deployment('known', { ...KNOWN, status: 'MIGRATING', rollout: { phase: 'canary', weight: 10 } }),
-    deployment('from-the-future', { source: 'serverless_function', status: 'HIBERNATING', source_config: { region: 'mars-1' }, deployment_type: 'enterprise' }),
+    deployment('from-the-future', {
+      source: 'serverless_function',
+      status: 'HIBERNATING',
+      source_config: { region: 'mars-1' },
+      deployment_type: 'enterprise',
+    }),
     ...created,
   ];
 }
@@ -78,7 +103,9 @@ function listAnswer(mode: Mode, req: Received, res: ServerResponse, created: Arr
       const all = newerPage(created);
       const ids = req.url.searchParams.get('deployment_ids')?.split(',');
       const name = req.url.searchParams.get('name_contains');
-      const matching = all.filter((d) => (!ids || ids.includes(String(d.id))) && (!name || String(d.name).includes(name)));
+      const matching = all.filter(
+        (d) => (!ids || ids.includes(String(d.id))) && (!name || String(d.name).includes(name)),
+      );
       const page = matching.slice(offset, offset + 100);
       return json(res, 200, { resources: page, offset: offset + page.length });
     }
@@ -120,27 +147,79 @@ describe('bad answers from the service', () => {
   });
 
   const PLAN_CASES: Array<{ mode: Mode; message: RegExp; requests: [min: number, max: number] }> = [
-    { mode: 'garbage', message: /GET \/v2\/deployments: the response is not valid JSON \(\d+ bytes, content-type text\/html\)$/, requests: [1, 1] },
+    {
+      mode: 'garbage',
+      message: /GET \/v2\/deployments: the response is not valid JSON \(\d+ bytes, content-type text\/html\)$/,
+      requests: [1, 1],
+    },
     // cut off in transit: worth a few more tries, then given up
-    { mode: 'truncated', message: /the response is not valid JSON \(\d+ bytes, content-type application\/json, cut off\)$/, requests: [5, 5] },
-    { mode: 'shape', message: /GET \/v2\/deployments: unexpected response shape: resources\.0\.id: .*; resources\.0\.(name|tenant_id)/, requests: [1, 1] },
+    {
+      mode: 'truncated',
+      message: /the response is not valid JSON \(\d+ bytes, content-type application\/json, cut off\)$/,
+      requests: [5, 5],
+    },
+    {
+      mode: 'shape',
+      message: /GET \/v2\/deployments: unexpected response shape: resources\.0\.id: .*; resources\.0\.(name|tenant_id)/,
+      requests: [1, 1],
+    },
     { mode: 'huge', message: new RegExp(`the response is larger than the ${CAP}-byte limit`), requests: [1, 1] },
-    { mode: 'huge-declared', message: new RegExp(`the response is larger than the ${CAP}-byte limit`), requests: [1, 1] },
-    { mode: 'stuck-offset', message: /the page at offset 0 held 1 deployments but the service returned next offset 0; stopping/, requests: [1, 4] },
-    { mode: 'repeating', message: /the page at offset 1 held only deployments already listed \(next offset 2\); stopping/, requests: [2, 6] },
-    { mode: 'unauthorized', message: /GET \/v2\/deployments answered 401: Missing API key(; check the API key in CONVERGE_API_KEY .* CONVERGE_TENANT_ID \(--tenant-id\))?$/, requests: [1, 1] },
-    { mode: 'forbidden', message: /GET \/v2\/deployments answered 403: Invalid API key(; check the API key in CONVERGE_API_KEY .* CONVERGE_TENANT_ID \(--tenant-id\))?$/, requests: [1, 1] },
+    {
+      mode: 'huge-declared',
+      message: new RegExp(`the response is larger than the ${CAP}-byte limit`),
+      requests: [1, 1],
+    },
+    {
+      mode: 'stuck-offset',
+      message: /the page at offset 0 held 1 deployments but the service returned next offset 0; stopping/,
+      requests: [1, 4],
+    },
+    {
+      mode: 'repeating',
+      message: /the page at offset 1 held only deployments already listed \(next offset 2\); stopping/,
+      requests: [2, 6],
+    },
+    {
+      mode: 'unauthorized',
+      message:
+        /GET \/v2\/deployments answered 401: Missing API key(; check the API key in CONVERGE_API_KEY .* CONVERGE_TENANT_ID \(--tenant-id\))?$/,
+      requests: [1, 1],
+    },
+    {
+      mode: 'forbidden',
+      message:
+        /GET \/v2\/deployments answered 403: Invalid API key(; check the API key in CONVERGE_API_KEY .* CONVERGE_TENANT_ID \(--tenant-id\))?$/,
+      requests: [1, 1],
+    },
   ];
 
   // the plan cases run side by side, each against its own base URL
   describe.concurrent('converge plan', () => {
     for (const c of PLAN_CASES) {
       it(`${c.mode}: one line, exit 1, ${c.requests[0]}..${c.requests[1]} requests, no hang`, async ({ expect }) => {
-        const r = await runConverge(['plan', dir, '--api-url', `${server.url}/${c.mode}`, '--redis-url', REDIS_URL, '--redis-prefix', prefix, '--request-timeout', '5s'], {}, 20_000);
+        const r = await runConverge(
+          [
+            'plan',
+            dir,
+            '--api-url',
+            `${server.url}/${c.mode}`,
+            '--redis-url',
+            REDIS_URL,
+            '--redis-prefix',
+            prefix,
+            '--request-timeout',
+            '5s',
+          ],
+          {},
+          20_000,
+        );
         expect(r.signal, 'plan was killed: it hung').toBeNull();
         expect(r.code).toBe(1);
         // Retries of the read are shown as they happen; the failure itself is one line.
-        const lines = r.stderr.trim().split('\n').filter((line) => !/, retrying \(\d+\/\d+\) in /.test(line));
+        const lines = r.stderr
+          .trim()
+          .split('\n')
+          .filter((line) => !/, retrying \(\d+\/\d+\) in /.test(line));
         expect(lines).toHaveLength(1);
         expect(lines[0]).toMatch(/^converge plan: /);
         expect(lines[0]).toMatch(c.message);
@@ -152,16 +231,45 @@ describe('bad answers from the service', () => {
     }
 
     it('values from a newer service (unknown status, source, fields): tolerated, exit 0', async ({ expect }) => {
-      const r = await runConverge(['plan', dir, '--api-url', `${server.url}/newer`, '--redis-url', REDIS_URL, '--redis-prefix', prefix, '--output', 'json'], {}, 20_000);
+      const r = await runConverge(
+        [
+          'plan',
+          dir,
+          '--api-url',
+          `${server.url}/newer`,
+          '--redis-url',
+          REDIS_URL,
+          '--redis-prefix',
+          prefix,
+          '--output',
+          'json',
+        ],
+        {},
+        20_000,
+      );
       expect(r.code, r.stderr).toBe(0);
       const planned = JSON.parse(r.stdout) as { changes: Array<{ name: string; action: string }> };
-      expect(planned.changes.map((c) => `${c.name}:${c.action}`).sort()).toEqual(['from-the-future:orphan', 'known:noop']);
+      expect(planned.changes.map((c) => `${c.name}:${c.action}`).sort()).toEqual([
+        'from-the-future:orphan',
+        'known:noop',
+      ]);
     }, 30_000);
   });
 
   it('the daemon: reports each bad answer, stays up, does not storm, and recovers', async () => {
     mode = 'newer';
-    const daemon: DaemonHandle = await startDaemon(dir, ['--api-url', server.url, '--redis-prefix', prefix, '--resync', '1s', '--request-timeout', '5s', '--log-level', 'info']);
+    const daemon: DaemonHandle = await startDaemon(dir, [
+      '--api-url',
+      server.url,
+      '--redis-prefix',
+      prefix,
+      '--resync',
+      '1s',
+      '--request-timeout',
+      '5s',
+      '--log-level',
+      'info',
+    ]);
     onTestFinished(() => daemon.kill());
     const ok = async () => {
       const s = await daemon.status();
@@ -178,10 +286,20 @@ describe('bad answers from the service', () => {
       const before = (await daemon.status()).reconciles!.total;
       // a reconcile begun before the switch may still end with the previous answer's error: wait for this one's
       const expected = new RegExp(c.message.source.replace(/^\^|\$$/g, ''), c.message.flags);
-      const failed = await until(`a reconcile failing on ${c.mode}`, async () => {
-        const s = await daemon.status();
-        return s.reconciles!.total > before && s.lastReconcile && !s.lastReconcile.ok && expected.test(s.lastReconcile.error ?? '') ? s : undefined;
-      }, 15_000, 100);
+      const failed = await until(
+        `a reconcile failing on ${c.mode}`,
+        async () => {
+          const s = await daemon.status();
+          return s.reconciles!.total > before &&
+            s.lastReconcile &&
+            !s.lastReconcile.ok &&
+            expected.test(s.lastReconcile.error ?? '')
+            ? s
+            : undefined;
+        },
+        15_000,
+        100,
+      );
       expect(failed.lastReconcile!.error).not.toContain('\n');
       expect(await daemon.healthz()).toBe(200);
       if (c.mode === 'unauthorized' || c.mode === 'forbidden') {
@@ -194,7 +312,12 @@ describe('bad answers from the service', () => {
     }
 
     mode = 'newer';
-    await until('recovery once the answers are good again', async () => (await ok()) && (await daemon.readyz()).status === 200, 15_000, 100);
+    await until(
+      'recovery once the answers are good again',
+      async () => (await ok()) && (await daemon.readyz()).status === 200,
+      15_000,
+      100,
+    );
     expect(daemon.alive()).toBe(true);
     expect(daemon.stdout() + daemon.stderr()).not.toMatch(/\n\s+at .+:\d+:\d+\)?\n/);
     await daemon.kill('SIGTERM');
@@ -203,15 +326,34 @@ describe('bad answers from the service', () => {
   it('the daemon: a create whose answer has the wrong shape fails its job once, with the reason, and nothing is sent twice', async () => {
     mode = 'newer';
     await writeFiles(dir, { 'fresh.yaml': dockerDeploymentYaml('fresh', { maxScale: 1 }) });
-    const daemon = await startDaemon(dir, ['--api-url', server.url, '--redis-prefix', `${prefix}-fresh`, '--resync', '1s', '--log-level', 'info']);
+    const daemon = await startDaemon(dir, [
+      '--api-url',
+      server.url,
+      '--redis-prefix',
+      `${prefix}-fresh`,
+      '--resync',
+      '1s',
+      '--log-level',
+      'info',
+    ]);
     onTestFinished(() => daemon.kill());
     // the job fails at once (the next reconcile, a second later, then finds the deployment in sync)
     const failedLine = await daemon.waitForLine((l) => l.msg === 'job failed' && l.key === 'Deployment/fresh', 15_000);
     expect(String(failedLine.error)).toMatch(/^POST \/v2\/deployments: unexpected response shape: /);
     // the write had landed: the next reconciles see it, and nothing is posted again
-    await until('the created deployment to show as synced', async () => (await daemon.status()).resources.find((x) => x.name === 'fresh')?.state === 'synced', 15_000, 100);
+    await until(
+      'the created deployment to show as synced',
+      async () => (await daemon.status()).resources.find((x) => x.name === 'fresh')?.state === 'synced',
+      15_000,
+      100,
+    );
     const before = (await daemon.status()).reconciles!.total;
-    await until('two more reconciles', async () => (await daemon.status()).reconciles!.total >= before + 2, 10_000, 100);
+    await until(
+      'two more reconciles',
+      async () => (await daemon.status()).reconciles!.total >= before + 2,
+      10_000,
+      100,
+    );
     expect(server.received.filter((x) => x.method === 'POST')).toHaveLength(1);
     expect(daemon.alive()).toBe(true);
     await daemon.kill('SIGTERM');

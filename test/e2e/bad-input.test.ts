@@ -11,8 +11,17 @@ import { MAX_MANIFEST_BYTES } from '../../src/core/manifest/file-bytes.js';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/server.js';
 import { CORPUS } from '../manifest/bad-corpus-table.js';
 import {
-  dockerDeploymentYaml, dropPrefix, killAllConverge, liveMaxScale, startDaemon, tempDir, testPrefix, until, writeFiles,
-  type DaemonHandle, type DaemonStatus,
+  dockerDeploymentYaml,
+  dropPrefix,
+  killAllConverge,
+  liveMaxScale,
+  startDaemon,
+  tempDir,
+  testPrefix,
+  until,
+  writeFiles,
+  type DaemonHandle,
+  type DaemonStatus,
 } from './helpers.js';
 
 const BAD_DIR = fileURLToPath(new URL('../fixtures/bad/', import.meta.url));
@@ -55,11 +64,19 @@ describe('the daemon over the broken-manifest corpus', () => {
     dir = await tempDir('bad');
     await cp(BAD_DIR, dir, { recursive: true });
     const good: Record<string, string> = {};
-    for (const name of GOOD) good[`good/${name}.yaml`] = dockerDeploymentYaml(name, { maxScale: 2, secrets: [['TOKEN', 'GOOD_TOKEN']] });
+    for (const name of GOOD)
+      good[`good/${name}.yaml`] = dockerDeploymentYaml(name, { maxScale: 2, secrets: [['TOKEN', 'GOOD_TOKEN']] });
     await writeFiles(dir, good);
     await mkdir(join(dir, 'runtime', 'loop'), { recursive: true });
     await writeFile(join(dir, 'runtime', 'huge.yaml'), `# ${'x'.repeat(MAX_MANIFEST_BYTES)}\n`);
-    await writeFile(join(dir, 'runtime', 'binary.yaml'), Buffer.concat([Buffer.from('apiVersion: converge/v1\nkind: Deployment\n'), Buffer.from([0, 1, 2, 0xff, 0xfe, 0x89, 0x50, 0x4e, 0x47]), Buffer.alloc(4096, 7)]));
+    await writeFile(
+      join(dir, 'runtime', 'binary.yaml'),
+      Buffer.concat([
+        Buffer.from('apiVersion: converge/v1\nkind: Deployment\n'),
+        Buffer.from([0, 1, 2, 0xff, 0xfe, 0x89, 0x50, 0x4e, 0x47]),
+        Buffer.alloc(4096, 7),
+      ]),
+    );
     execFileSync('mkfifo', [join(dir, 'runtime', 'fifo.yaml')]);
     await symlink('self-loop.yaml', join(dir, 'runtime', 'self-loop.yaml'));
     await symlink('..', join(dir, 'runtime', 'loop', 'back'));
@@ -73,13 +90,38 @@ describe('the daemon over the broken-manifest corpus', () => {
   });
 
   it('stays up, reports each broken file at file:line:column, converges the valid manifests beside them', async () => {
-    daemon = await startDaemon(dir, ['--api-url', emulator.url, '--redis-prefix', prefix, '--debounce', '50ms', '--resync', '1m', '--log-level', 'info'], ENV);
+    daemon = await startDaemon(
+      dir,
+      [
+        '--api-url',
+        emulator.url,
+        '--redis-prefix',
+        prefix,
+        '--debounce',
+        '50ms',
+        '--resync',
+        '1m',
+        '--log-level',
+        'info',
+      ],
+      ENV,
+    );
     const valid = [...GOOD, 'valid-neighbour', 'neighbour-good'];
-    await until('the valid manifests to converge', () => valid.every((n) => emulator.store.allDeployments().some((d) => d.name === n)), 30_000, 100);
-    const status: DaemonStatus = await until('a reconcile that planned the directory', async () => {
-      const s = await daemon.status();
-      return s.plan && s.lastReconcile?.ok ? s : undefined;
-    }, 10_000, 100);
+    await until(
+      'the valid manifests to converge',
+      () => valid.every((n) => emulator.store.allDeployments().some((d) => d.name === n)),
+      30_000,
+      100,
+    );
+    const status: DaemonStatus = await until(
+      'a reconcile that planned the directory',
+      async () => {
+        const s = await daemon.status();
+        return s.plan && s.lastReconcile?.ok ? s : undefined;
+      },
+      10_000,
+      100,
+    );
     expect(await daemon.healthz()).toBe(200);
 
     // /status: exactly the expected diagnostics, each at its file:line:column, nothing else
@@ -95,7 +137,10 @@ describe('the daemon over the broken-manifest corpus', () => {
     const logged = daemon.lines.filter((l) => l.msg === 'manifest problem').map((l) => String(l.diagnostic));
     expect(logged).toHaveLength(want.length);
     for (const [file, line, column, severity, text] of expectedRows()) {
-      expect(logged.filter((l) => l.startsWith(`${file}:${line}:${column}: ${severity}: `) && l.includes(text)), `${file}:${line}:${column}`).toHaveLength(1);
+      expect(
+        logged.filter((l) => l.startsWith(`${file}:${line}:${column}: ${severity}: `) && l.includes(text)),
+        `${file}:${line}:${column}`,
+      ).toHaveLength(1);
     }
 
     // every resource a broken file names is blocked with a reason pointing at its file; nothing of them was written
@@ -104,18 +149,29 @@ describe('the daemon over the broken-manifest corpus', () => {
       if (!entry.blocks) continue;
       const row = rows.get(entry.blocks);
       expect(row?.state, entry.blocks).toBe('blocked');
-      expect(row?.error ?? '', entry.blocks).toMatch(file === 'duplicate-a.yaml' || file === 'duplicate-b.yaml' ? /duplicate-a\.yaml:4:9/ : new RegExp(`${file.replace(/\./g, '\\.')}:\\d+:\\d+`));
+      expect(row?.error ?? '', entry.blocks).toMatch(
+        file === 'duplicate-a.yaml' || file === 'duplicate-b.yaml'
+          ? /duplicate-a\.yaml:4:9/
+          : new RegExp(`${file.replace(/\./g, '\\.')}:\\d+:\\d+`),
+      );
     }
     expect(rows.get('missing-env')?.state).toBe('blocked');
     expect(rows.get('missing-env')?.error).toMatch(/secret-missing-env\.yaml:10:25/);
     expect(rows.get('missing-file')?.state).toBe('blocked');
     expect(rows.get('missing-file')?.error).toMatch(/secret-missing-file\.yaml:10:26/);
-    const written = new Set(emulator.requestLog.filter((e) => e.method !== 'GET').map((e) => (e.body as { name?: string } | undefined)?.name));
+    const written = new Set(
+      emulator.requestLog.filter((e) => e.method !== 'GET').map((e) => (e.body as { name?: string } | undefined)?.name),
+    );
     expect([...written].sort()).toEqual([...valid].sort());
-    await until('the valid resources to show as synced', async () => {
-      const now = new Map((await daemon.status()).resources.map((r) => [r.name, r.state]));
-      return valid.every((name) => now.get(name) === 'synced');
-    }, 15_000, 200);
+    await until(
+      'the valid resources to show as synced',
+      async () => {
+        const now = new Map((await daemon.status()).resources.map((r) => [r.name, r.state]));
+        return valid.every((name) => now.get(name) === 'synced');
+      },
+      15_000,
+      200,
+    );
 
     // no stack trace anywhere
     expect(daemon.stdout() + daemon.stderr()).not.toMatch(/\n\s+at .+:\d+:\d+\)?\n/);
@@ -127,9 +183,16 @@ describe('the daemon over the broken-manifest corpus', () => {
     const churn = join(dir, 'churn');
     await mkdir(churn, { recursive: true });
     // a broken manifest (unknown field), padded so that reading it takes a moment
-    const body = dockerDeploymentYaml('churned', { maxScale: 1 }).replace('spec:\n', 'spec:\n  replicas: 3\n') + `# ${'y'.repeat(100_000)}\n`;
+    const body =
+      dockerDeploymentYaml('churned', { maxScale: 1 }).replace('spec:\n', 'spec:\n  replicas: 3\n') +
+      `# ${'y'.repeat(100_000)}\n`;
     // churn until the daemon has met a file that vanished between listing and reading (at most 10 s)
-    const vanished = () => daemon.lines.some((l) => l.msg === 'manifest problem' && /^churn\/vanish-\d+\.yaml:1:1: warning: file disappeared while being read/.test(String(l.diagnostic)));
+    const vanished = () =>
+      daemon.lines.some(
+        (l) =>
+          l.msg === 'manifest problem' &&
+          /^churn\/vanish-\d+\.yaml:1:1: warning: file disappeared while being read/.test(String(l.diagnostic)),
+      );
     const stopAt = Date.now() + 10_000;
     let made = 0;
     let healthy = true;
@@ -154,11 +217,16 @@ describe('the daemon over the broken-manifest corpus', () => {
     await probe;
     await rm(churn, { recursive: true, force: true });
     const calm = Date.now();
-    const after = await until('a reconcile begun after the churn', async () => {
-      const s = await daemon.status();
-      const last = s.lastReconcile as { ok: boolean; startedAt: string } | null;
-      return last?.ok && Date.parse(last.startedAt) > calm ? s : undefined;
-    }, 10_000, 100);
+    const after = await until(
+      'a reconcile begun after the churn',
+      async () => {
+        const s = await daemon.status();
+        const last = s.lastReconcile as { ok: boolean; startedAt: string } | null;
+        return last?.ok && Date.parse(last.startedAt) > calm ? s : undefined;
+      },
+      10_000,
+      100,
+    );
     expect(vanished()).toBe(true);
     expect(healthy).toBe(true);
     expect(after.reconciles!.failed).toBe(before.failed);
@@ -168,8 +236,16 @@ describe('the daemon over the broken-manifest corpus', () => {
     expect(after.plan!.diagnostics.filter((d) => d.file.startsWith('churn/'))).toEqual([]);
 
     // the watcher still works: an edit of a valid manifest lands
-    await writeFile(join(dir, 'good', 'good-0.yaml'), dockerDeploymentYaml('good-0', { maxScale: 4, secrets: [['TOKEN', 'GOOD_TOKEN']] }));
-    await until('the edit to land', () => liveMaxScale(emulator.store.allDeployments().find((d) => d.name === 'good-0')) === 4, 15_000, 100);
+    await writeFile(
+      join(dir, 'good', 'good-0.yaml'),
+      dockerDeploymentYaml('good-0', { maxScale: 4, secrets: [['TOKEN', 'GOOD_TOKEN']] }),
+    );
+    await until(
+      'the edit to land',
+      () => liveMaxScale(emulator.store.allDeployments().find((d) => d.name === 'good-0')) === 4,
+      15_000,
+      100,
+    );
     expect(daemon.alive()).toBe(true);
   }, 60_000);
 });

@@ -20,11 +20,18 @@ describe('npm run bench -- --quick', () => {
 
   it('runs every benchmark on tiny N and reports each figure (no timing is asserted)', async () => {
     const results = join(dir, 'RESULTS.md');
-    const child = spawn(process.execPath, [join(ROOT, 'test', 'bench', 'run.mjs'), '--quick', '--latency-ms', '2', '--results', results], {
-      cwd: ROOT,
-      env: { ...process.env, REDIS_URL: process.env.CONVERGE_TEST_REDIS_URL ?? process.env.REDIS_URL ?? 'redis://127.0.0.1:6379' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      process.execPath,
+      [join(ROOT, 'test', 'bench', 'run.mjs'), '--quick', '--latency-ms', '2', '--results', results],
+      {
+        cwd: ROOT,
+        env: {
+          ...process.env,
+          REDIS_URL: process.env.CONVERGE_TEST_REDIS_URL ?? process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
+        },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     let out = '';
     let err = '';
     child.stdout.setEncoding('utf8').on('data', (c: string) => (out += c));
@@ -32,15 +39,23 @@ describe('npm run bench -- --quick', () => {
     const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
     expect(err).toBe('');
     expect(code).toBe(0);
-    for (const bench of ['emulator', 'plan', 'load', 'apply', 'steady', 'watch', 'daemon', 'outside']) expect(out).toContain(`=== ${bench}`);
+    for (const bench of ['emulator', 'plan', 'load', 'apply', 'steady', 'watch', 'daemon', 'outside'])
+      expect(out).toContain(`=== ${bench}`);
     expect(out).toContain('Figures of issues 7, 36, 41 and 50 against their targets');
     // Every figure of issue 7 is in the summary, each with a verdict; its figure 5 (an edit -> its PATCH) is issue 41's
     // first figure now, held to 41's target (41.1).
-    for (const id of ['1', '2', '3', '4', '6', '41\\.1']) expect(out).toMatch(new RegExp(`^${id} .*(PASS|MISS|info)$`, 'm'));
+    for (const id of ['1', '2', '3', '4', '6', '41\\.1'])
+      expect(out).toMatch(new RegExp(`^${id} .*(PASS|MISS|info)$`, 'm'));
     // Issue 41's table: a line per figure; the daemon's and the floors' are measured at --quick too (the floors are
     // held to their targets at 10,000 only).
     expect(out).toContain("Issue 41's figures");
-    for (const what of ['first reconcile after start', 'a resync \\(no change\\)', 'daemon RSS', 'converge plan / bare parse', 'converge validate / bare parse']) {
+    for (const what of [
+      'first reconcile after start',
+      'a resync \\(no change\\)',
+      'daemon RSS',
+      'converge plan / bare parse',
+      'converge validate / bare parse',
+    ]) {
       expect(out).toMatch(new RegExp(`^${what}.* (PASS|MISS|info) `, 'm'));
     }
     // Issue 50's table: the daemon as a user meets it (outside.mjs, from spawn) and the commands as processes; the
@@ -50,7 +65,14 @@ describe('npm run bench -- --quick', () => {
       expect(out).toMatch(new RegExp(`^${what} +[\\d.,]+ ms (PASS|MISS|info) `, 'm'));
     }
     if (existsSync(CHROMIUM)) {
-      for (const what of ['spawn -> N rows on /status', 'spawn -> /healthz 200', 'page: navigation -> first rows drawn', 'page: filter keystroke -> only matches shown', 'RSS at rest \\(page open', 'peak RSS \\(VmHWM\\)']) {
+      for (const what of [
+        'spawn -> N rows on /status',
+        'spawn -> /healthz 200',
+        'page: navigation -> first rows drawn',
+        'page: filter keystroke -> only matches shown',
+        'RSS at rest \\(page open',
+        'peak RSS \\(VmHWM\\)',
+      ]) {
         expect(out).toMatch(new RegExp(`^${what}.* [\\d.,]+ (ms|MB) (PASS|MISS) `, 'm'));
       }
     }

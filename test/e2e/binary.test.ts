@@ -10,7 +10,10 @@ import { COMMAND_NAMES, loadCommands } from '../../src/cli/commands/index.js';
 const MAIN = join(process.env.CONVERGE_TEST_DIST!, 'cli', 'main.js');
 const ROOT = resolve(import.meta.dirname, '../..');
 
-function runBinary(args: string[], options: { closeStdoutAfter?: number } = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function runBinary(
+  args: string[],
+  options: { closeStdoutAfter?: number } = {},
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, [MAIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
@@ -34,7 +37,9 @@ describe('the converge binary', () => {
     expect(listed).toEqual(COMMAND_NAMES);
     // each name loads the command of that name
     expect((await loadCommands()).map((c) => c.name)).toEqual(COMMAND_NAMES);
-    expect(listed).toEqual(expect.arrayContaining(['validate', 'plan', 'apply', 'run', 'status', 'emulator', 'repos', 'schema']));
+    expect(listed).toEqual(
+      expect.arrayContaining(['validate', 'plan', 'apply', 'run', 'status', 'emulator', 'repos', 'schema']),
+    );
     for (const name of listed) {
       const help = await runBinary([name!, '--help']);
       expect(help.code, name).toBe(0);
@@ -62,21 +67,29 @@ describe('the converge binary', () => {
     // A mistyped command gets a did-you-mean, as a mistyped flag does.
     const typo = await runBinary(['aply', 'examples/manifests']);
     expect(typo.code).toBe(1);
-    expect(typo.stderr).toBe('converge: unknown command "aply"; did you mean "converge apply"?; run "converge --help" for the list\n');
+    expect(typo.stderr).toBe(
+      'converge: unknown command "aply"; did you mean "converge apply"?; run "converge --help" for the list\n',
+    );
   });
 
   it('a flag without its value is one usage line in the words of the others, whether it is last or followed by a flag', async () => {
     const last = await runBinary(['plan', 'examples/manifests', '--api-url']);
     expect(last.code).toBe(1);
-    expect(last.stderr).toBe('converge plan: option --api-url needs a value (--api-url URL) (see "converge plan --help")\n');
+    expect(last.stderr).toBe(
+      'converge plan: option --api-url needs a value (--api-url URL) (see "converge plan --help")\n',
+    );
     const followed = await runBinary(['plan', 'examples/manifests', '--api-url', '--output', 'json']);
     expect(followed.code).toBe(1);
     expect(followed.stderr).toBe(
       'converge plan: option --api-url needs a value (--api-url URL), and the next argument is another option (a value that starts with a dash goes as --api-url=VALUE) (see "converge plan --help")\n',
     );
-    expect(JSON.parse(followed.stdout)).toEqual({ error: { code: 'E_USAGE', message: expect.stringContaining('option --api-url needs a value') } });
+    expect(JSON.parse(followed.stdout)).toEqual({
+      error: { code: 'E_USAGE', message: expect.stringContaining('option --api-url needs a value') },
+    });
     const short = await runBinary(['apply', 'examples/manifests', '-o']);
-    expect(short.stderr).toBe('converge apply: option --output needs a value (--output FMT) (see "converge apply --help")\n');
+    expect(short.stderr).toBe(
+      'converge apply: option --output needs a value (--output FMT) (see "converge apply --help")\n',
+    );
   });
 
   it('ends quietly when its stdout pipe closes early', async () => {
@@ -85,7 +98,7 @@ describe('the converge binary', () => {
     expect(stderr).not.toMatch(/\n\s+at /);
   });
 
-  it('the README\'s npm link line puts `converge` on the PATH (npm\'s global folder a temporary one here)', async () => {
+  it("the README's npm link line puts `converge` on the PATH (npm's global folder a temporary one here)", async () => {
     const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
     const line = /^npm run build && (npm link)\b/m.exec(readme);
     expect(line, 'README.md says how to put converge on the PATH with npm link').not.toBeNull();
@@ -97,7 +110,11 @@ describe('the converge binary', () => {
       cpSync(join(MAIN, '..', '..'), join(clone, 'dist'), { recursive: true });
       chmodSync(join(clone, 'dist', 'cli', 'main.js'), 0o755);
       symlinkSync(join(ROOT, 'node_modules'), join(clone, 'node_modules'));
-      const env = { PATH: `${join(work, 'prefix', 'bin')}:${process.env.PATH}`, HOME: work, npm_config_prefix: join(work, 'prefix') };
+      const env = {
+        PATH: `${join(work, 'prefix', 'bin')}:${process.env.PATH}`,
+        HOME: work,
+        npm_config_prefix: join(work, 'prefix'),
+      };
       const linked = await runShell(`${line![1]} --offline --no-audit --no-fund`, clone, env);
       expect(linked.code, linked.stderr).toBe(0);
       const { version } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string };
@@ -109,7 +126,11 @@ describe('the converge binary', () => {
   }, 120_000);
 });
 
-function runShell(script: string, cwd: string, env: NodeJS.ProcessEnv): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function runShell(
+  script: string,
+  cwd: string,
+  env: NodeJS.ProcessEnv,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((done) => {
     const child = spawn('bash', ['-c', script], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';

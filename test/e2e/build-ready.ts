@@ -10,6 +10,7 @@ if (dist) {
   // A hang guard, not a target: tsc takes about 15 s on the quiet 2-core machine.
   for (const started = Date.now(); !existsSync(join(base, BUILT)); await sleep(100)) {
     if (existsSync(join(base, FAILED))) throw new Error(readFileSync(join(base, FAILED), 'utf8'));
-    if (Date.now() - started > 300_000) throw new Error(`the build for child processes (test/global-build.ts) is not done after 5 minutes: ${base}`);
+    if (Date.now() - started > 300_000)
+      throw new Error(`the build for child processes (test/global-build.ts) is not done after 5 minutes: ${base}`);
   }
 }

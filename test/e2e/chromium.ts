@@ -10,7 +10,9 @@ export const CHROMIUM = process.env.CONVERGE_CHROMIUM ?? '/usr/bin/chromium';
 
 /** Whether the browser is there, and how to get it when not. */
 export function chromiumMissing(): string | undefined {
-  return existsSync(CHROMIUM) ? undefined : `no Chromium at ${CHROMIUM}: apt-get install -y chromium (.ci/run does it), or set CONVERGE_CHROMIUM`;
+  return existsSync(CHROMIUM)
+    ? undefined
+    : `no Chromium at ${CHROMIUM}: apt-get install -y chromium (.ci/run does it), or set CONVERGE_CHROMIUM`;
 }
 
 /** A headless Chromium at 1280x900 in light mode; `close` ends it and removes its profile. */
@@ -21,7 +23,16 @@ export async function openChromium(): Promise<{ context: BrowserContext; close: 
     headless: true,
     viewport: { width: 1280, height: 900 },
     colorScheme: 'light',
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
   });
   return {
     context,

@@ -17,7 +17,10 @@ describe('validate on worker threads', () => {
     const dir = await tempDir('pool');
     dirs.push(dir);
     const files: Record<string, string | Buffer> = {};
-    for (let i = 0; i < POOL_MIN_FILES; i++) files[`apps/app-${String(i).padStart(5, '0')}.yaml`] = dockerDeploymentYaml(`app-${i}`, { maxScale: 1 + (i % 5) });
+    for (let i = 0; i < POOL_MIN_FILES; i++)
+      files[`apps/app-${String(i).padStart(5, '0')}.yaml`] = dockerDeploymentYaml(`app-${i}`, {
+        maxScale: 1 + (i % 5),
+      });
     // The bad corpus (YAML errors, encodings, aliases, schema problems, duplicates) spread among them.
     const bad = join(import.meta.dirname, '..', 'fixtures', 'bad');
     for (const name of await readdir(bad)) files[`apps/app-0${name}`] = await readFile(join(bad, name));
@@ -28,7 +31,12 @@ describe('validate on worker threads', () => {
     const run = await runConverge(['validate', dir, '--output', 'json'], {}, 120_000);
     expect(run.signal).toBeNull();
     expect(run.code).toBe(1);
-    const out = JSON.parse(run.stdout) as { resources: unknown[]; blocked: unknown[]; diagnostics: unknown[]; summary: { resources: number; errors: number } };
+    const out = JSON.parse(run.stdout) as {
+      resources: unknown[];
+      blocked: unknown[];
+      diagnostics: unknown[];
+      summary: { resources: number; errors: number };
+    };
     expect(out.summary.resources).toBe(here.resources.length);
     expect(out.summary.resources).toBeGreaterThanOrEqual(POOL_MIN_FILES);
     expect(out.diagnostics).toEqual(JSON.parse(JSON.stringify(here.diagnostics)));

@@ -10,11 +10,20 @@ import { closedPort, rawRedis } from '../helpers/redis.js';
 import { dropPrefix, MAIN, REDIS_URL, runConverge, tempDir, testPrefix, writeFiles } from './helpers.js';
 
 /** Runs `shell` -c `script` in `cwd` with a bare environment; its exit code and output. */
-function bash(script: string, cwd: string, shell: 'bash' | 'zsh' | 'fish' = 'bash'): Promise<{ code: number; stdout: string; stderr: string }> {
+function bash(
+  script: string,
+  cwd: string,
+  shell: 'bash' | 'zsh' | 'fish' = 'bash',
+): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((done) => {
-    execFile(shell, ['-c', script], { cwd, env: { PATH: process.env.PATH, HOME: process.env.HOME } }, (error, stdout, stderr) => {
-      done({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr });
-    });
+    execFile(
+      shell,
+      ['-c', script],
+      { cwd, env: { PATH: process.env.PATH, HOME: process.env.HOME } },
+      (error, stdout, stderr) => {
+        done({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr });
+      },
+    );
   });
 }
 
@@ -30,7 +39,8 @@ describe('completion of --target names', () => {
       // a provider of the same name as a deployment: each is offered as Kind/NAME
       'providers.yaml': providerYaml('web', 'WEB_CLIENT_SECRET'),
       // a broken manifest still names what it declares (its resource is blocked, and --target takes it)
-      'broken.yaml': 'apiVersion: converge/v1\nkind: Deployment\nmetadata:\n  name: broken\nspec:\n  source: internal_docker\n  replicas: 2\n',
+      'broken.yaml':
+        'apiVersion: converge/v1\nkind: Deployment\nmetadata:\n  name: broken\nspec:\n  source: internal_docker\n  replicas: 2\n',
     });
     const script = await runConverge(['completion', 'bash']);
     expect(script.code, script.stderr).toBe(0);
@@ -40,69 +50,127 @@ describe('completion of --target names', () => {
     if (dir) await rm(dir, { recursive: true, force: true });
   });
 
-  it('offers the names of the line\'s manifest directory, after any flags; nothing without one', { timeout: 120_000 }, async () => {
-    const cases = [
-      ['converge', 'plan', 'manifests', '--target', ''],
-      ['converge', 'apply', 'manifests', '--target', 'w'],
-      // the directory after flags and their values (--overlay DIR, --output FMT) and after a first --target
-      ['converge', 'plan', '--overlay', 'overlays', '-o', 'json', 'manifests', '--target', 'web', '--target', 'wo'],
-      ['converge', 'plan', '--output=json', 'manifests', '--target', 'b'],
-      // no directory on the line, a missing one, a file: nothing, and no message
-      ['converge', 'plan', '--target', ''],
-      ['converge', 'plan', 'nowhere', '--target', ''],
-      ['converge', 'plan', 'converge.bash', '--target', ''],
-    ];
-    const offer = 'offer() { COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); COMPREPLY=(); _converge; printf \'%s \' "${COMPREPLY[@]}"; echo; }';
-    const calls = cases.map((words) => `offer ${words.map((w) => JSON.stringify(w)).join(' ')}`).join('\n');
-    const run = await bash(`converge() { ${JSON.stringify(process.execPath)} ${JSON.stringify(MAIN)} "$@"; }\nsource converge.bash\n${offer}\n${calls}`, dir);
-    expect(run.stderr).toBe('');
-    expect(run.code).toBe(0);
-    const offered = run.stdout.split('\n').slice(0, cases.length).map((line) => line.split(' ').filter((w) => w !== '').sort());
-    expect(offered).toEqual([
-      ['Deployment/web', 'OAuthProvider/web', 'broken', 'worker'],
-      ['worker'],
-      ['worker'],
-      ['broken'],
-      [],
-      [],
-      [],
-    ]);
-  });
+  it(
+    "offers the names of the line's manifest directory, after any flags; nothing without one",
+    { timeout: 120_000 },
+    async () => {
+      const cases = [
+        ['converge', 'plan', 'manifests', '--target', ''],
+        ['converge', 'apply', 'manifests', '--target', 'w'],
+        // the directory after flags and their values (--overlay DIR, --output FMT) and after a first --target
+        ['converge', 'plan', '--overlay', 'overlays', '-o', 'json', 'manifests', '--target', 'web', '--target', 'wo'],
+        ['converge', 'plan', '--output=json', 'manifests', '--target', 'b'],
+        // no directory on the line, a missing one, a file: nothing, and no message
+        ['converge', 'plan', '--target', ''],
+        ['converge', 'plan', 'nowhere', '--target', ''],
+        ['converge', 'plan', 'converge.bash', '--target', ''],
+      ];
+      const offer =
+        'offer() { COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); COMPREPLY=(); _converge; printf \'%s \' "${COMPREPLY[@]}"; echo; }';
+      const calls = cases.map((words) => `offer ${words.map((w) => JSON.stringify(w)).join(' ')}`).join('\n');
+      const run = await bash(
+        `converge() { ${JSON.stringify(process.execPath)} ${JSON.stringify(MAIN)} "$@"; }\nsource converge.bash\n${offer}\n${calls}`,
+        dir,
+      );
+      expect(run.stderr).toBe('');
+      expect(run.code).toBe(0);
+      const offered = run.stdout
+        .split('\n')
+        .slice(0, cases.length)
+        .map((line) =>
+          line
+            .split(' ')
+            .filter((w) => w !== '')
+            .sort(),
+        );
+      expect(offered).toEqual([
+        ['Deployment/web', 'OAuthProvider/web', 'broken', 'worker'],
+        ['worker'],
+        ['worker'],
+        ['broken'],
+        [],
+        [],
+        [],
+      ]);
+    },
+  );
 
   // The lines of the bash case above, as each shell sees them: the words after "converge", and what it has typed of the name.
   const LINES: Array<{ words: string[]; typed: string; names: string[] }> = [
-    { words: ['plan', 'manifests', '--target'], typed: '', names: ['Deployment/web', 'OAuthProvider/web', 'broken', 'worker'] },
-    { words: ['plan', '--overlay', 'overlays', '-o', 'json', 'manifests', '--target', 'web', '--target'], typed: 'wo', names: ['worker'] },
+    {
+      words: ['plan', 'manifests', '--target'],
+      typed: '',
+      names: ['Deployment/web', 'OAuthProvider/web', 'broken', 'worker'],
+    },
+    {
+      words: ['plan', '--overlay', 'overlays', '-o', 'json', 'manifests', '--target', 'web', '--target'],
+      typed: 'wo',
+      names: ['worker'],
+    },
     { words: ['plan', '--output=json', 'manifests', '--target'], typed: 'b', names: ['broken'] },
     { words: ['plan', '--target'], typed: '', names: [] },
     { words: ['plan', 'nowhere', '--target'], typed: '', names: [] },
   ];
   const converge = `${JSON.stringify(process.execPath)} ${JSON.stringify(MAIN)}`;
 
-  it('zsh offers the same names (its _converge_targets, with compadd recording what it is given)', { timeout: 120_000 }, async () => {
-    const script = await runConverge(['completion', 'zsh']);
-    await writeFile(join(dir, 'converge.zsh'), script.stdout);
-    // zsh filters by what is typed itself (compadd): the recorder keeps the names that match, as zsh would show them
-    const calls = LINES.map(({ words, typed }) => `words=(${[...words, typed].map((w) => JSON.stringify(w)).join(' ')}); CURRENT=${words.length + 1}; offered=(); _converge_targets; print -r -- "\${(j: :)\${(@M)offered:#${typed}*}}"`).join('\n');
-    const run = await bash(`converge() { ${converge} "$@"; }\ncompdef() { :; }\nsource converge.zsh\ncompadd() { [[ $1 == -a ]] && offered+=(\${(P)2}); }\n${calls}`, dir, 'zsh');
-    expect(run.stderr).toBe('');
-    const offered = run.stdout.split('\n').slice(0, LINES.length).map((line) => line.split(' ').filter((w) => w !== '').sort());
-    expect(offered).toEqual(LINES.map((l) => l.names));
-  });
+  it(
+    'zsh offers the same names (its _converge_targets, with compadd recording what it is given)',
+    { timeout: 120_000 },
+    async () => {
+      const script = await runConverge(['completion', 'zsh']);
+      await writeFile(join(dir, 'converge.zsh'), script.stdout);
+      // zsh filters by what is typed itself (compadd): the recorder keeps the names that match, as zsh would show them
+      const calls = LINES.map(
+        ({ words, typed }) =>
+          `words=(${[...words, typed].map((w) => JSON.stringify(w)).join(' ')}); CURRENT=${words.length + 1}; offered=(); _converge_targets; print -r -- "\${(j: :)\${(@M)offered:#${typed}*}}"`,
+      ).join('\n');
+      const run = await bash(
+        `converge() { ${converge} "$@"; }\ncompdef() { :; }\nsource converge.zsh\ncompadd() { [[ $1 == -a ]] && offered+=(\${(P)2}); }\n${calls}`,
+        dir,
+        'zsh',
+      );
+      expect(run.stderr).toBe('');
+      const offered = run.stdout
+        .split('\n')
+        .slice(0, LINES.length)
+        .map((line) =>
+          line
+            .split(' ')
+            .filter((w) => w !== '')
+            .sort(),
+        );
+      expect(offered).toEqual(LINES.map((l) => l.names));
+    },
+  );
 
   it('fish offers the same names (complete -C, as fish asks when Tab is pressed)', { timeout: 120_000 }, async () => {
     const script = await runConverge(['completion', 'fish']);
     await writeFile(join(dir, 'converge.fish'), script.stdout);
-    const calls = LINES.map(({ words, typed }) => `echo (complete -C ${JSON.stringify(['converge', ...words, typed].join(' '))} | string replace -r '\\t.*' '')`).join('\n');
+    const calls = LINES.map(
+      ({ words, typed }) =>
+        `echo (complete -C ${JSON.stringify(['converge', ...words, typed].join(' '))} | string replace -r '\\t.*' '')`,
+    ).join('\n');
     const run = await bash(`function converge; ${converge} $argv; end\nsource converge.fish\n${calls}`, dir, 'fish');
     expect(run.stderr).toBe('');
-    const offered = run.stdout.split('\n').slice(0, LINES.length).map((line) => line.split(' ').filter((w) => w !== '').sort());
+    const offered = run.stdout
+      .split('\n')
+      .slice(0, LINES.length)
+      .map((line) =>
+        line
+          .split(' ')
+          .filter((w) => w !== '')
+          .sort(),
+      );
     expect(offered).toEqual(LINES.map((l) => l.names));
   });
 
   it('converge completion --targets prints the names one a line, and nothing (exit 0) for what it cannot read', async () => {
     const listed = await runConverge(['completion', '--targets', '--', join(dir, 'manifests')]);
-    expect(listed).toMatchObject({ code: 0, stdout: 'Deployment/web\nOAuthProvider/web\nbroken\nworker\n', stderr: '' });
+    expect(listed).toMatchObject({
+      code: 0,
+      stdout: 'Deployment/web\nOAuthProvider/web\nbroken\nworker\n',
+      stderr: '',
+    });
     for (const args of [['--targets', '--', join(dir, 'nowhere')], ['--targets']]) {
       expect(await runConverge(['completion', ...args])).toMatchObject({ code: 0, stdout: '', stderr: '' });
     }
@@ -120,7 +188,12 @@ describe('completion of converge history names', () => {
     const redis = rawRedis();
     try {
       // Only the keys are read: a provider and a deployment share "web", so each is offered as Kind/NAME.
-      const state = { 'Deployment/web': '{}', 'OAuthProvider/web': '{}', 'Deployment/worker': '{}', 'Deployment/api': '{}' };
+      const state = {
+        'Deployment/web': '{}',
+        'OAuthProvider/web': '{}',
+        'Deployment/worker': '{}',
+        'Deployment/api': '{}',
+      };
       await redis.hset(`${prefix}:record:state`, state);
     } finally {
       redis.disconnect();
@@ -144,38 +217,80 @@ describe('completion of converge history names', () => {
     { words: ['history', ...on, '-o', 'json'], typed: 'w', names: ['worker'] },
     { words: ['history', '--redis-url', REDIS_URL, '--redis-prefix', `${prefix}-none`], typed: '', names: [] },
     // a Redis that refuses: nothing, and no message
-    { words: ['history', '--redis-url', `redis://127.0.0.1:${await closedPort()}`, '--redis-prefix', prefix], typed: '', names: [] },
+    {
+      words: ['history', '--redis-url', `redis://127.0.0.1:${await closedPort()}`, '--redis-prefix', prefix],
+      typed: '',
+      names: [],
+    },
   ];
-  const sorted = (stdout: string, n: number): string[][] => stdout.split('\n').slice(0, n).map((line) => line.split(' ').filter((w) => w !== '').sort());
+  const sorted = (stdout: string, n: number): string[][] =>
+    stdout
+      .split('\n')
+      .slice(0, n)
+      .map((line) =>
+        line
+          .split(' ')
+          .filter((w) => w !== '')
+          .sort(),
+      );
 
   it('bash offers the names the prefix knows', { timeout: 120_000 }, async () => {
     const cases = await lines();
-    const offer = 'offer() { COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); COMPREPLY=(); _converge; printf \'%s \' "${COMPREPLY[@]}"; echo; }';
-    const calls = cases.map(({ words, typed }) => `offer converge ${[...words, typed].map((w) => JSON.stringify(w)).join(' ')}`).join('\n');
+    const offer =
+      'offer() { COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); COMPREPLY=(); _converge; printf \'%s \' "${COMPREPLY[@]}"; echo; }';
+    const calls = cases
+      .map(({ words, typed }) => `offer converge ${[...words, typed].map((w) => JSON.stringify(w)).join(' ')}`)
+      .join('\n');
     const run = await bash(`converge() { ${converge} "$@"; }\nsource converge.bash\n${offer}\n${calls}`, dir);
     expect(run.stderr).toBe('');
     expect(sorted(run.stdout, cases.length)).toEqual(cases.map((c) => c.names));
   });
 
-  it('zsh offers the same names (_converge_recorded, compadd recording what it is given)', { timeout: 120_000 }, async () => {
-    const cases = await lines();
-    const calls = cases.map(({ words, typed }) => `words=(${[...words, typed].map((w) => JSON.stringify(w)).join(' ')}); CURRENT=${words.length + 1}; offered=(); _converge_recorded; print -r -- "\${(j: :)\${(@M)offered:#${typed}*}}"`).join('\n');
-    const run = await bash(`converge() { ${converge} "$@"; }\ncompdef() { :; }\nsource converge.zsh\ncompadd() { [[ $1 == -a ]] && offered+=(\${(P)2}); }\n${calls}`, dir, 'zsh');
-    expect(run.stderr).toBe('');
-    expect(sorted(run.stdout, cases.length)).toEqual(cases.map((c) => c.names));
-  });
+  it(
+    'zsh offers the same names (_converge_recorded, compadd recording what it is given)',
+    { timeout: 120_000 },
+    async () => {
+      const cases = await lines();
+      const calls = cases
+        .map(
+          ({ words, typed }) =>
+            `words=(${[...words, typed].map((w) => JSON.stringify(w)).join(' ')}); CURRENT=${words.length + 1}; offered=(); _converge_recorded; print -r -- "\${(j: :)\${(@M)offered:#${typed}*}}"`,
+        )
+        .join('\n');
+      const run = await bash(
+        `converge() { ${converge} "$@"; }\ncompdef() { :; }\nsource converge.zsh\ncompadd() { [[ $1 == -a ]] && offered+=(\${(P)2}); }\n${calls}`,
+        dir,
+        'zsh',
+      );
+      expect(run.stderr).toBe('');
+      expect(sorted(run.stdout, cases.length)).toEqual(cases.map((c) => c.names));
+    },
+  );
 
   it('fish offers the same names (complete -C)', { timeout: 120_000 }, async () => {
     const cases = await lines();
-    const calls = cases.map(({ words, typed }) => `echo (complete -C ${JSON.stringify(['converge', ...words, typed].join(' '))} | string replace -r '\\t.*' '')`).join('\n');
+    const calls = cases
+      .map(
+        ({ words, typed }) =>
+          `echo (complete -C ${JSON.stringify(['converge', ...words, typed].join(' '))} | string replace -r '\\t.*' '')`,
+      )
+      .join('\n');
     const run = await bash(`function converge; ${converge} $argv; end\nsource converge.fish\n${calls}`, dir, 'fish');
     expect(run.stderr).toBe('');
     expect(sorted(run.stdout, cases.length)).toEqual(cases.map((c) => c.names));
   });
 
   it('converge completion --recorded prints the names one a line, and nothing (exit 0) for a Redis it cannot read', async () => {
-    expect(await runConverge(['completion', '--recorded', '--', ...on])).toMatchObject({ code: 0, stdout: `${all.join('\n')}\n`, stderr: '' });
+    expect(await runConverge(['completion', '--recorded', '--', ...on])).toMatchObject({
+      code: 0,
+      stdout: `${all.join('\n')}\n`,
+      stderr: '',
+    });
     const refused = ['--redis-url', `redis://127.0.0.1:${await closedPort()}`];
-    expect(await runConverge(['completion', '--recorded', '--', ...refused])).toMatchObject({ code: 0, stdout: '', stderr: '' });
+    expect(await runConverge(['completion', '--recorded', '--', ...refused])).toMatchObject({
+      code: 0,
+      stdout: '',
+      stderr: '',
+    });
   });
 });

@@ -32,9 +32,24 @@ export interface DaemonChild {
 
 export interface DaemonStatusDoc {
   reconciles: { total: number; failed: number; byTrigger: Record<string, number> };
-  history: Array<{ id: number; trigger: string; startedAt: string; ok: boolean; summary: Record<string, number> | null; enqueued: number; cycle?: string }>;
+  history: Array<{
+    id: number;
+    trigger: string;
+    startedAt: string;
+    ok: boolean;
+    summary: Record<string, number> | null;
+    enqueued: number;
+    cycle?: string;
+  }>;
   resync: { everyMs: number; cyclesRun: string[] };
-  resources: Array<{ key: string; state: string; action: string; error: string | null; heldAtLastGood: boolean; drift: { policy: string; fields: string[] } | null }>;
+  resources: Array<{
+    key: string;
+    state: string;
+    action: string;
+    error: string | null;
+    heldAtLastGood: boolean;
+    drift: { policy: string; fields: string[] } | null;
+  }>;
   orphans: string[];
   [field: string]: unknown;
 }
@@ -44,8 +59,12 @@ export interface DaemonStatusDoc {
  * resolves once the status server logs that it listens.
  */
 export async function startDaemonChild(dir: string, args: string[], env: NodeJS.ProcessEnv = {}): Promise<DaemonChild> {
-  const c = spawnConverge(['run', dir, '--http-port', '0', '--http-host', '127.0.0.1', '--redis-url', REDIS_URL, ...args], env);
-  const waitForLine = (match: (line: LogLine) => boolean, timeoutMs = 15_000): Promise<LogLine> => c.waitForLine(match, timeoutMs);
+  const c = spawnConverge(
+    ['run', dir, '--http-port', '0', '--http-host', '127.0.0.1', '--redis-url', REDIS_URL, ...args],
+    env,
+  );
+  const waitForLine = (match: (line: LogLine) => boolean, timeoutMs = 15_000): Promise<LogLine> =>
+    c.waitForLine(match, timeoutMs);
   // Starting node and loading the CLI is not under test: a loaded machine gets a minute for it.
   const listening = await waitForLine((l) => l.msg === 'status server listening', 60_000);
   const url = String(listening.url);
@@ -70,7 +89,6 @@ export async function startDaemonChild(dir: string, args: string[], env: NodeJS.
 
 /** Kills every daemon child still running (afterAll). */
 export const killAll = killAllConverge;
-
 
 export async function writeManifest(path: string, text: string): Promise<void> {
   await mkdir(dirname(path), { recursive: true });

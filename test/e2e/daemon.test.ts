@@ -14,8 +14,16 @@ import { parsePrometheusText } from '../helpers/prometheus.js';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/server.js';
 import { QUEUE_NAME } from '../../src/jobs/queue/jobs.js';
 import {
-  atomicSave, killAll, MAIN, REDIS_URL, ROOT, startDaemonChild, until, writeManifest,
-  type DaemonChild, type LogLine,
+  atomicSave,
+  killAll,
+  MAIN,
+  REDIS_URL,
+  ROOT,
+  startDaemonChild,
+  until,
+  writeManifest,
+  type DaemonChild,
+  type LogLine,
 } from './daemon-helpers.js';
 import { prefixOf } from './scoped.js';
 import { internalDockerYaml } from '../helpers/manifests.js';
@@ -64,7 +72,9 @@ async function patchBehindTheBack(e: RunningEmulator, name: string, max: number,
   const res = await fetch(`${e.url}/v2/deployments/${d.id}`, {
     method: 'PATCH',
     headers: { 'content-type': 'application/json', ...(apiKey ? { 'x-api-key': apiKey } : {}) },
-    body: JSON.stringify({ source_config: { resource_spec: { ...(d.source_config.resource_spec as object), max_scale: max } } }),
+    body: JSON.stringify({
+      source_config: { resource_spec: { ...(d.source_config.resource_spec as object), max_scale: max } },
+    }),
   });
   expect(res.status).toBe(200);
 }
@@ -72,7 +82,12 @@ async function patchBehindTheBack(e: RunningEmulator, name: string, max: number,
 /** ms from `t0` to the first write request for deployment `name` at or after t0. */
 function writeLatency(e: RunningEmulator, name: string, t0: number): number | undefined {
   const id = e.store.allDeployments().find((x) => x.name === name)?.id;
-  const hit = e.requestLog.find((r) => r.at >= t0 && r.method !== 'GET' && (r.deploymentId === id || (r.body as { name?: string } | undefined)?.name === name));
+  const hit = e.requestLog.find(
+    (r) =>
+      r.at >= t0 &&
+      r.method !== 'GET' &&
+      (r.deploymentId === id || (r.body as { name?: string } | undefined)?.name === name),
+  );
   return hit ? hit.at - t0 : undefined;
 }
 
@@ -83,7 +98,13 @@ async function redisDump(keyPrefix: string): Promise<string> {
   try {
     let cursor = '0';
     do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', `${keyPrefix.replace(/[*?[\]\\]/g, '\\$&')}*`, 'COUNT', 1000);
+      const [next, keys] = await redis.scan(
+        cursor,
+        'MATCH',
+        `${keyPrefix.replace(/[*?[\]\\]/g, '\\$&')}*`,
+        'COUNT',
+        1000,
+      );
       cursor = next;
       for (const key of keys) {
         const type = await redis.type(key);
@@ -105,13 +126,15 @@ async function redisDump(keyPrefix: string): Promise<string> {
 
 beforeAll(async () => {
   // The e2e tier's global setup (test/global-build.ts) built src/ for child processes; without it, build dist/.
-  if (!process.env.CONVERGE_TEST_DIST) await run('npx', ['tsc', '-p', 'tsconfig.build.json'], { cwd: ROOT }).catch(() => undefined);
+  if (!process.env.CONVERGE_TEST_DIST)
+    await run('npx', ['tsc', '-p', 'tsconfig.build.json'], { cwd: ROOT }).catch(() => undefined);
   await run(process.execPath, [MAIN, '--version']);
 }, 120_000);
 
 afterAll(async () => {
   await killAll();
-  if (Object.keys(latencies).length) console.log(`watch latency (file written -> write at the emulator): ${JSON.stringify(latencies)}`);
+  if (Object.keys(latencies).length)
+    console.log(`watch latency (file written -> write at the emulator): ${JSON.stringify(latencies)}`);
 });
 
 interface Watching {
@@ -130,32 +153,68 @@ interface Watching {
  * (bulk-<i>), `configMap` a Kubernetes ConfigMap mount (cm/cm-app.yaml -> ..data/cm-app.yaml), `secret` app/secret.yaml
  * (web-secret, its secret read from the environment).
  */
-async function watching(t: TestContext, label: string, options: { bulk?: number; configMap?: boolean; secret?: boolean } = {}): Promise<Watching> {
+async function watching(
+  t: TestContext,
+  label: string,
+  options: { bulk?: number; configMap?: boolean; secret?: boolean } = {},
+): Promise<Watching> {
   const e = await emulator(t, { apiKey: PLANTED_KEY });
   const dir = await tempDir(t, label);
   await writeManifest(join(dir, 'app', 'a.yaml'), internalDockerYaml('web-a', 1));
   await writeManifest(join(dir, 'app', 'b.yaml'), internalDockerYaml('web-b', 1));
   const bulk = options.bulk ?? 0;
-  await Promise.all(Array.from({ length: bulk }, (_, i) => writeManifest(join(dir, 'bulk', `d${i}.yaml`), internalDockerYaml(`bulk-${i}`, 1))));
+  await Promise.all(
+    Array.from({ length: bulk }, (_, i) =>
+      writeManifest(join(dir, 'bulk', `d${i}.yaml`), internalDockerYaml(`bulk-${i}`, 1)),
+    ),
+  );
   if (options.configMap) {
-    await writeManifest(join(dir, 'cm', '..2026_01_01_00_00_00.000000001', 'cm-app.yaml'), internalDockerYaml('cm-app', 1));
+    await writeManifest(
+      join(dir, 'cm', '..2026_01_01_00_00_00.000000001', 'cm-app.yaml'),
+      internalDockerYaml('cm-app', 1),
+    );
     await symlink('..2026_01_01_00_00_00.000000001', join(dir, 'cm', '..data'));
     await symlink('..data/cm-app.yaml', join(dir, 'cm', 'cm-app.yaml'));
   }
   if (options.secret) {
-    await writeManifest(join(dir, 'app', 'secret.yaml'), `${internalDockerYaml('web-secret', 1)}  secrets:\n    - name: OPENAI_API_KEY\n      valueFrom: { env: PLANTED_ENV }\n`);
+    await writeManifest(
+      join(dir, 'app', 'secret.yaml'),
+      `${internalDockerYaml('web-secret', 1)}  secrets:\n    - name: OPENAI_API_KEY\n      valueFrom: { env: PLANTED_ENV }\n`,
+    );
   }
   const declared = 2 + bulk + (options.configMap ? 1 : 0) + (options.secret ? 1 : 0);
   const p = prefixOf(t, label);
-  const d = await daemon(t, dir, ['--api-url', e.url, '--redis-prefix', p, '--resync', '1h', '--drift', 'report', '--job-lock', '2s', '--log-level', 'debug'], {
-    CONVERGE_API_KEY: PLANTED_KEY,
-    PLANTED_ENV: PLANTED_SECRET,
-  });
+  const d = await daemon(
+    t,
+    dir,
+    [
+      '--api-url',
+      e.url,
+      '--redis-prefix',
+      p,
+      '--resync',
+      '1h',
+      '--drift',
+      'report',
+      '--job-lock',
+      '2s',
+      '--log-level',
+      'debug',
+    ],
+    {
+      CONVERGE_API_KEY: PLANTED_KEY,
+      PLANTED_ENV: PLANTED_SECRET,
+    },
+  );
   await until('every manifest to be created', () => e.store.allDeployments().length === declared, 30_000);
-  await until('the daemon to report everything synced', async () => {
-    const rows = (await d.status()).resources;
-    return rows.length === declared && rows.every((r) => r.state === 'synced');
-  }, 15_000);
+  await until(
+    'the daemon to report everything synced',
+    async () => {
+      const rows = (await d.status()).resources;
+      return rows.length === declared && rows.every((r) => r.state === 'synced');
+    },
+    15_000,
+  );
   return { e, dir, d, prefix: p, declared };
 }
 
@@ -169,8 +228,16 @@ async function driftWebB(w: Watching, aMaxScale: number): Promise<void> {
   const edited = Date.now();
   await atomicSave(join(w.dir, 'app', 'b.yaml'), internalDockerYaml('web-b', 1));
   await atomicSave(join(w.dir, 'app', 'a.yaml'), internalDockerYaml('web-a', aMaxScale));
-  await until('a watch reconcile started after the hand edit', async () => (await w.d.status()).history.some((h) => h.trigger === 'watch' && Date.parse(h.startedAt) > edited), 5_000);
-  await until('web-b reported out of sync', async () => (await w.d.status()).resources.find((r) => r.key === 'Deployment/web-b')?.state === 'out_of_sync', 5_000);
+  await until(
+    'a watch reconcile started after the hand edit',
+    async () => (await w.d.status()).history.some((h) => h.trigger === 'watch' && Date.parse(h.startedAt) > edited),
+    5_000,
+  );
+  await until(
+    'web-b reported out of sync',
+    async () => (await w.d.status()).resources.find((r) => r.key === 'Deployment/web-b')?.state === 'out_of_sync',
+    5_000,
+  );
 }
 
 describe.concurrent('converge run: watching a directory (--drift report)', { timeout: 90_000 }, () => {
@@ -192,7 +259,11 @@ describe.concurrent('converge run: watching a directory (--drift report)', { tim
     latencies.atomicSave = writeLatency(w.e, 'web-b', t0)!;
 
     await unlink(join(w.dir, 'app', 'c.yaml'));
-    await until('web-c to be reported as an orphan', async () => (await w.d.status()).orphans.includes('Deployment/web-c'), 5_000);
+    await until(
+      'web-c to be reported as an orphan',
+      async () => (await w.d.status()).orphans.includes('Deployment/web-c'),
+      5_000,
+    );
     expect(maxScale(w.e, 'web-c')).toBe(1); // reported, never deleted
   });
 
@@ -200,8 +271,16 @@ describe.concurrent('converge run: watching a directory (--drift report)', { tim
     const w = await watching(t, 'bulk', { bulk: BULK });
     const before = await w.d.status();
     const from = w.e.requestLog.length;
-    await Promise.all(Array.from({ length: BULK }, (_, i) => writeFile(join(w.dir, 'bulk', `d${i}.yaml`), internalDockerYaml(`bulk-${i}`, 2))));
-    await until('every bulk deployment at max_scale 2', () => Array.from({ length: BULK }, (_, i) => maxScale(w.e, `bulk-${i}`)).every((m) => m === 2), 20_000);
+    await Promise.all(
+      Array.from({ length: BULK }, (_, i) =>
+        writeFile(join(w.dir, 'bulk', `d${i}.yaml`), internalDockerYaml(`bulk-${i}`, 2)),
+      ),
+    );
+    await until(
+      'every bulk deployment at max_scale 2',
+      () => Array.from({ length: BULK }, (_, i) => maxScale(w.e, `bulk-${i}`)).every((m) => m === 2),
+      20_000,
+    );
     await sleep(800);
     const after = await w.d.status();
     expect((after.reconciles.byTrigger.watch ?? 0) - (before.reconciles.byTrigger.watch ?? 0)).toBe(1);
@@ -213,7 +292,12 @@ describe.concurrent('converge run: watching a directory (--drift report)', { tim
     for (const other of since.filter((r) => r.trigger !== 'watch')) expect(other.enqueued, other.trigger).toBe(0);
     expect(burst[0]!.summary!.update).toBe(BULK);
     expect(burst[0]!.enqueued).toBe(BULK);
-    const bulkIds = new Set(w.e.store.allDeployments().filter((d) => d.name.startsWith('bulk-')).map((d) => d.id));
+    const bulkIds = new Set(
+      w.e.store
+        .allDeployments()
+        .filter((d) => d.name.startsWith('bulk-'))
+        .map((d) => d.id),
+    );
     const patches = w.e.requestLog.slice(from).filter((r) => r.method === 'PATCH' && bulkIds.has(r.deploymentId ?? ''));
     expect(patches).toHaveLength(BULK);
     expect(new Set(patches.map((p) => p.deploymentId)).size).toBe(BULK);
@@ -229,7 +313,11 @@ describe.concurrent('converge run: watching a directory (--drift report)', { tim
     await rename(join(w.dir, 'cm', '..data_tmp'), join(w.dir, 'cm', '..data'));
     await symlink('..data/cm-two.yaml', join(w.dir, 'cm', 'cm-two.yaml'));
     await rm(join(w.dir, 'cm', '..2026_01_01_00_00_00.000000001'), { recursive: true });
-    await until('cm-app max_scale 4 and cm-two created', () => maxScale(w.e, 'cm-app') === 4 && maxScale(w.e, 'cm-two') === 1, 5_000);
+    await until(
+      'cm-app max_scale 4 and cm-two created',
+      () => maxScale(w.e, 'cm-app') === 4 && maxScale(w.e, 'cm-two') === 1,
+      5_000,
+    );
     latencies.configMapSwap = writeLatency(w.e, 'cm-app', t0)!;
   });
 
@@ -237,7 +325,11 @@ describe.concurrent('converge run: watching a directory (--drift report)', { tim
     const w = await watching(t, 'lastgood');
     const patchesBefore = w.e.requestLog.filter((r) => r.method === 'PATCH').length;
     await writeFile(join(w.dir, 'app', 'a.yaml'), `${internalDockerYaml('web-a', 9)}  broken: [unclosed\n`);
-    const row = await until('web-a held at its last good version', async () => (await w.d.status()).resources.find((r) => r.key === 'Deployment/web-a' && r.heldAtLastGood), 5_000);
+    const row = await until(
+      'web-a held at its last good version',
+      async () => (await w.d.status()).resources.find((r) => r.key === 'Deployment/web-a' && r.heldAtLastGood),
+      5_000,
+    );
     expect(row.state).toBe('blocked');
     expect(row.error).toMatch(/a\.yaml:\d+:\d+/);
     const status = await w.d.status();
@@ -253,7 +345,11 @@ describe.concurrent('converge run: watching a directory (--drift report)', { tim
     await driftWebB(w, 1);
     const row = (await w.d.status()).resources.find((r) => r.key === 'Deployment/web-b')!;
     expect(row.state).toBe('out_of_sync');
-    expect(row.drift).toEqual({ policy: 'report', fields: ['source_config.resource_spec.max_scale'], reason: expect.stringMatching(/^changed outside converge/) });
+    expect(row.drift).toEqual({
+      policy: 'report',
+      fields: ['source_config.resource_spec.max_scale'],
+      reason: expect.stringMatching(/^changed outside converge/),
+    });
     await w.d.waitForLine((l) => l.msg.startsWith('drift reported') && l.key === 'Deployment/web-b', 2_000);
     await sleep(500);
     expect(maxScale(w.e, 'web-b')).toBe(9);
@@ -268,17 +364,29 @@ describe.concurrent('converge run: watching a directory (--drift report)', { tim
     await writeManifest(join(w.dir, 'app', 'c.yaml'), internalDockerYaml('web-c', 1));
     await until('web-c to be created', () => maxScale(w.e, 'web-c') === 1, 5_000);
     await unlink(join(w.dir, 'app', 'c.yaml'));
-    await until('web-c to be reported as an orphan', async () => (await w.d.status()).orphans.includes('Deployment/web-c'), 5_000);
+    await until(
+      'web-c to be reported as an orphan',
+      async () => (await w.d.status()).orphans.includes('Deployment/web-c'),
+      5_000,
+    );
     await driftWebB(w, 2);
-    await until('every job to be counted', async () => {
-      const samples = parsePrometheusText(await w.d.metricsText());
-      return samples.filter((s) => s.name === 'converge_jobs_total').reduce((n, s) => n + s.value, 0) >= 4;
-    }, 5_000);
+    await until(
+      'every job to be counted',
+      async () => {
+        const samples = parsePrometheusText(await w.d.metricsText());
+        return samples.filter((s) => s.name === 'converge_jobs_total').reduce((n, s) => n + s.value, 0) >= 4;
+      },
+      5_000,
+    );
 
     const samples = parsePrometheusText(await w.d.metricsText());
     const value = (name: string, labels: Record<string, string> = {}) =>
-      samples.filter((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v)).reduce((n, s) => n + s.value, 0);
-    expect(value('converge_reconcile_duration_seconds_count', { trigger: 'watch', result: 'ok' })).toBeGreaterThanOrEqual(4);
+      samples
+        .filter((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v))
+        .reduce((n, s) => n + s.value, 0);
+    expect(
+      value('converge_reconcile_duration_seconds_count', { trigger: 'watch', result: 'ok' }),
+    ).toBeGreaterThanOrEqual(4);
     expect(value('converge_reconcile_duration_seconds_bucket', { trigger: 'startup', le: '+Inf' })).toBe(1);
     expect(value('converge_resources', { kind: 'Deployment', state: 'synced' })).toBe(1);
     expect(value('converge_resources', { kind: 'Deployment', state: 'out_of_sync' })).toBe(1);
@@ -286,8 +394,16 @@ describe.concurrent('converge run: watching a directory (--drift report)', { tim
     expect(value('converge_orphan_deployments')).toBe(1);
     expect(value('converge_jobs_total', { outcome: 'created' })).toBe(3);
     expect(value('converge_jobs_total', { outcome: 'updated' })).toBeGreaterThanOrEqual(1);
-    expect(value('converge_service_requests_total', { method: 'GET', endpoint: '/v2/deployments', status: '200' })).toBeGreaterThan(0);
-    expect(value('converge_service_requests_total', { method: 'PATCH', endpoint: '/v2/deployments/{deployment_id}', status: '200' })).toBeGreaterThanOrEqual(1);
+    expect(
+      value('converge_service_requests_total', { method: 'GET', endpoint: '/v2/deployments', status: '200' }),
+    ).toBeGreaterThan(0);
+    expect(
+      value('converge_service_requests_total', {
+        method: 'PATCH',
+        endpoint: '/v2/deployments/{deployment_id}',
+        status: '200',
+      }),
+    ).toBeGreaterThanOrEqual(1);
     // A reconcile of this daemon (started in this test), not a time of some other run: between the test's start and now.
     const lastSuccessMs = Math.round(value('converge_last_successful_reconcile_timestamp_seconds') * 1000);
     expect(lastSuccessMs).toBeGreaterThanOrEqual(testStart);
@@ -300,17 +416,29 @@ describe.concurrent('converge run: watching a directory (--drift report)', { tim
     const text = await run(process.execPath, [MAIN, 'status', '--url', w.d.url]);
     expect(text.stdout).toMatch(/: ready \(dir /);
     expect(text.stdout).toMatch(/KIND\s+NAME\s+SYNC\s+HEALTH\s+REASON\s+ACTION\s+NOTE/);
-    expect(text.stdout).toMatch(/Deployment\s+web-b\s+out_of_sync\s+(healthy\s+DriftReported|progressing\s+RevisionBuilding)\s+update\s+drift \(report\): source_config\.resource_spec\.max_scale/);
+    expect(text.stdout).toMatch(
+      /Deployment\s+web-b\s+out_of_sync\s+(healthy\s+DriftReported|progressing\s+RevisionBuilding)\s+update\s+drift \(report\): source_config\.resource_spec\.max_scale/,
+    );
     expect(text.stdout).toContain('Orphans (live, in no manifest; never deleted): Deployment/web-c');
-    const json = JSON.parse((await run(process.execPath, [MAIN, 'status', '--url', w.d.url, '--output', 'json'])).stdout);
+    const json = JSON.parse(
+      (await run(process.execPath, [MAIN, 'status', '--url', w.d.url, '--output', 'json'])).stdout,
+    );
     expect(json.readiness.ready).toBe(true);
     expect(json.resources).toHaveLength(w.declared);
-    await expect(run(process.execPath, [MAIN, 'status', '--url', 'http://127.0.0.1:9'])).rejects.toMatchObject({ code: 1, stderr: expect.stringMatching(/no converge daemon answers at http:\/\/127\.0\.0\.1:9/) });
+    await expect(run(process.execPath, [MAIN, 'status', '--url', 'http://127.0.0.1:9'])).rejects.toMatchObject({
+      code: 1,
+      stderr: expect.stringMatching(/no converge daemon answers at http:\/\/127\.0\.0\.1:9/),
+    });
   });
 
   it('never shows the API key or a secret value: logs (debug), /status, /metrics, /readyz, converge status, Redis', async (t) => {
     const w = await watching(t, 'secrets', { secret: true });
-    expect(w.e.store.allDeployments().find((d) => d.name === 'web-secret')!.secrets.map((x) => x.name)).toEqual(['OPENAI_API_KEY']);
+    expect(
+      w.e.store
+        .allDeployments()
+        .find((d) => d.name === 'web-secret')!
+        .secrets.map((x) => x.name),
+    ).toEqual(['OPENAI_API_KEY']);
     const texts = [
       JSON.stringify(w.d.lines),
       w.d.stderr(),
@@ -344,18 +472,30 @@ describe.concurrent('converge run: two replicas on one Redis, resync every secon
     const p = prefixOf(t, 'replicas');
     const args = ['--api-url', e2.url, '--redis-prefix', p, '--resync', '1s', '--job-lock', '2s'];
     const [a, b] = await Promise.all([daemon(t, x, args), daemon(t, x, args)]);
-    await until('both deployments created', () => maxScale(e2, 'heal-me') === 1 && maxScale(e2, 'keep-me') === 1, 10_000);
+    await until(
+      'both deployments created',
+      () => maxScale(e2, 'heal-me') === 1 && maxScale(e2, 'keep-me') === 1,
+      10_000,
+    );
     // One replica holds the leader lease and plans; the other runs jobs only. Both show the resources as the leader
     // recorded them (the projection in Redis, docs/daemon.md "The event log"): the same two rows, in sync.
-    await until('both replicas to show the leader\'s rows in sync', async () => {
-      const views = [(await a.status()).resources, (await b.status()).resources];
-      return views.every((rows) => rows.length === 2 && rows.every((r) => r.state === 'synced'));
-    }, 10_000);
+    await until(
+      "both replicas to show the leader's rows in sync",
+      async () => {
+        const views = [(await a.status()).resources, (await b.status()).resources];
+        return views.every((rows) => rows.length === 2 && rows.every((r) => r.state === 'synced'));
+      },
+      10_000,
+    );
     // lease is null until a daemon has started its election loop.
-    const leases = await until('both replicas to know the leader', async () => {
-      const both = [(await a.status()).lease, (await b.status()).lease] as Array<{ leading: boolean } | null>;
-      return both.every((l) => l !== null) ? (both) : undefined;
-    }, 10_000);
+    const leases = await until(
+      'both replicas to know the leader',
+      async () => {
+        const both = [(await a.status()).lease, (await b.status()).lease] as Array<{ leading: boolean } | null>;
+        return both.every((l) => l !== null) ? both : undefined;
+      },
+      10_000,
+    );
     expect(leases.map((l) => l.leading).sort()).toEqual([false, true]);
 
     // Only lines logged after the hand edits count: a replica whose startup plan (a create, from a list read before the
@@ -364,12 +504,26 @@ describe.concurrent('converge run: two replicas on one Redis, resync every secon
     await patchBehindTheBack(e2, 'heal-me', 7);
     await patchBehindTheBack(e2, 'keep-me', 7);
     await until('heal-me reverted to its manifest', () => maxScale(e2, 'heal-me') === 1, 6_000);
-    const lineOf = (match: (l: LogLine) => boolean) => () => [...a.lines.slice(fromA), ...b.lines.slice(fromB)].find(match);
-    const healedLine = await until('a replica to log the healed drift', lineOf((l) => l.msg.startsWith('drift found') && l.key === 'Deployment/heal-me'), 6_000);
+    const lineOf = (match: (l: LogLine) => boolean) => () =>
+      [...a.lines.slice(fromA), ...b.lines.slice(fromB)].find(match);
+    const healedLine = await until(
+      'a replica to log the healed drift',
+      lineOf((l) => l.msg.startsWith('drift found') && l.key === 'Deployment/heal-me'),
+      6_000,
+    );
     expect(healedLine.fields).toEqual(['source_config.resource_spec.max_scale']);
-    await until('a replica to report the drift of keep-me', lineOf((l) => l.msg.startsWith('drift reported') && l.key === 'Deployment/keep-me'), 6_000);
+    await until(
+      'a replica to report the drift of keep-me',
+      lineOf((l) => l.msg.startsWith('drift reported') && l.key === 'Deployment/keep-me'),
+      6_000,
+    );
     const cyclesNow = (await a.status()).resync.cyclesRun.length + (await b.status()).resync.cyclesRun.length;
-    await until('three more resync cycles', async () => (await a.status()).resync.cyclesRun.length + (await b.status()).resync.cyclesRun.length >= cyclesNow + 3, 8_000);
+    await until(
+      'three more resync cycles',
+      async () =>
+        (await a.status()).resync.cyclesRun.length + (await b.status()).resync.cyclesRun.length >= cyclesNow + 3,
+      8_000,
+    );
     expect(maxScale(e2, 'keep-me')).toBe(7);
 
     const [sa, sb] = [await a.status(), await b.status()];
@@ -378,7 +532,9 @@ describe.concurrent('converge run: two replicas on one Redis, resync every secon
     expect(new Set(union).size).toBe(union.length); // no cycle ran on both replicas
     // ... and only the leader runs them.
     expect((leases[0]!.leading ? sb : sa).resync.cyclesRun).toEqual([]);
-    console.log(`resync cycles: replica A ran ${sa.resync.cyclesRun.length}, replica B ran ${sb.resync.cyclesRun.length}, none on both`);
+    console.log(
+      `resync cycles: replica A ran ${sa.resync.cyclesRun.length}, replica B ran ${sb.resync.cyclesRun.length}, none on both`,
+    );
     for (const s of [sa, sb]) {
       // Every cycle a replica took became a resync reconcile of that replica.
       const reconciled = new Set(s.history.filter((h) => h.trigger === 'resync').map((h) => h.cycle));
@@ -395,7 +551,9 @@ describe.concurrent('converge run: SIGTERM during an apply', () => {
     const N = 12;
     const e3 = await emulator(t, { latencyMs: 700 });
     const dir = await tempDir(t, 'sigterm');
-    await Promise.all(Array.from({ length: N }, (_, i) => writeManifest(join(dir, `s${i}.yaml`), internalDockerYaml(`slow-${i}`, 3))));
+    await Promise.all(
+      Array.from({ length: N }, (_, i) => writeManifest(join(dir, `s${i}.yaml`), internalDockerYaml(`slow-${i}`, 3))),
+    );
     const p = prefixOf(t, 'sigterm');
     const base = ['--api-url', e3.url, '--redis-prefix', p, '--resync', '1h', '--concurrency', '2', '--job-lock', '2s'];
     const created = () => e3.requestLog.filter((r) => r.method === 'POST' && r.status === 201).length;
@@ -423,7 +581,11 @@ describe.concurrent('converge run: SIGTERM during an apply', () => {
     const second = await daemon(t, dir, [...base, '--shutdown-timeout', '200ms']);
     const before = e3.requestLog.length;
     // A job looked its deployment up; its create is sent next and takes 700 ms to be answered.
-    await until('a create in flight', () => e3.requestLog.slice(before).some((r) => r.method === 'GET' && r.query.name_contains), 15_000);
+    await until(
+      'a create in flight',
+      () => e3.requestLog.slice(before).some((r) => r.method === 'GET' && r.query.name_contains),
+      15_000,
+    );
     await sleep(300);
     second.signal('SIGTERM');
     expect(await second.exited).toBe(0);
@@ -431,7 +593,11 @@ describe.concurrent('converge run: SIGTERM during an apply', () => {
 
     // 3. Restart: every deployment exists exactly once, as declared.
     const third = await daemon(t, dir, [...base, '--shutdown-timeout', '10s']);
-    await until(`all ${N} deployments`, () => Array.from({ length: N }, (_, i) => maxScale(e3, `slow-${i}`)).every((m) => m === 3), 30_000);
+    await until(
+      `all ${N} deployments`,
+      () => Array.from({ length: N }, (_, i) => maxScale(e3, `slow-${i}`)).every((m) => m === 3),
+      30_000,
+    );
     const names = e3.store.allDeployments().map((d) => d.name);
     expect(names.sort()).toEqual(Array.from({ length: N }, (_, i) => `slow-${i}`).sort());
     expect(created()).toBe(N);

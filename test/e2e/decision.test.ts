@@ -4,7 +4,16 @@
 import { rm } from 'node:fs/promises';
 import { describe, expect, it, type TestContext } from 'vitest';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/server.js';
-import { dockerDeploymentYaml, REDIS_URL, runConverge, tempDir, until, writeFiles, type DaemonHandle, type LogLine } from './helpers.js';
+import {
+  dockerDeploymentYaml,
+  REDIS_URL,
+  runConverge,
+  tempDir,
+  until,
+  writeFiles,
+  type DaemonHandle,
+  type LogLine,
+} from './helpers.js';
 import { atEnd, daemonOf, prefixOf } from './scoped.js';
 
 async function emulator(t: TestContext, options: Parameters<typeof startEmulator>[0]): Promise<RunningEmulator> {
@@ -26,19 +35,31 @@ function live(e: RunningEmulator, name: string) {
 
 /** Changes max_scale behind converge's back (a PATCH to the emulator). */
 async function scaleBehindTheBack(e: RunningEmulator, name: string, maxScale: number): Promise<void> {
-  const res = await fetch(`${e.url}/v2/deployments/${live(e, name).id}`, { method: 'PATCH', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ source_config: { resource_spec: { max_scale: maxScale } } }) });
+  const res = await fetch(`${e.url}/v2/deployments/${live(e, name).id}`, {
+    method: 'PATCH',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ source_config: { resource_spec: { max_scale: maxScale } } }),
+  });
   expect(res.status).toBe(200);
 }
 
 async function resyncs(daemon: DaemonHandle, more: number): Promise<void> {
-  const count = async (): Promise<number> => ((await daemon.status()).reconciles as unknown as { byTrigger: Record<string, number> }).byTrigger.resync ?? 0;
+  const count = async (): Promise<number> =>
+    ((await daemon.status()).reconciles as unknown as { byTrigger: Record<string, number> }).byTrigger.resync ?? 0;
   const target = (await count()) + more;
   await until(`${more} more resync reconciles`, async () => (await count()) >= target, 30_000, 100);
 }
 
-interface Row { key: string; sync: { status: string; reason: string }; health: { status: string; reason: string; revisionId?: string } }
+interface Row {
+  key: string;
+  sync: { status: string; reason: string };
+  health: { status: string; reason: string; revisionId?: string };
+}
 
-const FILES = { 'good.yaml': dockerDeploymentYaml('dc-good', { maxScale: 2 }), 'bad.yaml': dockerDeploymentYaml('dc-bad', { maxScale: 2 }) };
+const FILES = {
+  'good.yaml': dockerDeploymentYaml('dc-good', { maxScale: 2 }),
+  'bad.yaml': dockerDeploymentYaml('dc-bad', { maxScale: 2 }),
+};
 
 describe.concurrent('one decision, read the same way everywhere', { timeout: 120_000 }, () => {
   it('a re-run of apply --wait after a failed build exits 1 naming the revision (text and JSON); plan notes it; a daemon started afterwards never shows it progressing; status summary equals its rows', async (t) => {
@@ -55,25 +76,48 @@ describe.concurrent('one decision, read the same way everywhere', { timeout: 120
     const again = await runConverge(['apply', dir, '--wait', '--wait-timeout', '60s', ...common]);
     expect(again.code, again.stdout + again.stderr).toBe(1);
     expect(again.stdout).not.toContain('Live state matches the manifests');
-    expect(again.stdout).toContain(`failed    Deployment/dc-bad (deployment ${bad.id}): revision ${bad.latest_revision_id} ended BUILD_FAILED`);
-    expect(again.stdout).toContain(`not converged (revision failed: Deployment/dc-bad ${bad.latest_revision_id} BUILD_FAILED)`);
+    expect(again.stdout).toContain(
+      `failed    Deployment/dc-bad (deployment ${bad.id}): revision ${bad.latest_revision_id} ended BUILD_FAILED`,
+    );
+    expect(again.stdout).toContain(
+      `not converged (revision failed: Deployment/dc-bad ${bad.latest_revision_id} BUILD_FAILED)`,
+    );
 
     const json = await runConverge(['apply', dir, '--wait', '--wait-timeout', '60s', '--output', 'json', ...common]);
     expect(json.code, json.stderr).toBe(1);
-    const doc = JSON.parse(json.stdout) as { converged: boolean; resources: Row[]; plan: { health: Array<{ name: string; status: string; revisionStatus?: string }> } };
+    const doc = JSON.parse(json.stdout) as {
+      converged: boolean;
+      resources: Row[];
+      plan: { health: Array<{ name: string; status: string; revisionStatus?: string }> };
+    };
     expect(doc.converged).toBe(false);
     const byKey = new Map(doc.resources.map((r) => [r.key, r]));
-    expect(byKey.get('Deployment/dc-bad')).toMatchObject({ sync: { status: 'synced', reason: 'Synced' }, health: { status: 'degraded', reason: 'RevisionBuildFailed', revisionId: bad.latest_revision_id } });
+    expect(byKey.get('Deployment/dc-bad')).toMatchObject({
+      sync: { status: 'synced', reason: 'Synced' },
+      health: { status: 'degraded', reason: 'RevisionBuildFailed', revisionId: bad.latest_revision_id },
+    });
     expect(byKey.get('Deployment/dc-good')).toMatchObject({ health: { status: 'healthy' } });
-    expect(doc.plan.health).toEqual([expect.objectContaining({ name: 'dc-bad', status: 'degraded', revisionStatus: 'BUILD_FAILED' })]);
+    expect(doc.plan.health).toEqual([
+      expect.objectContaining({ name: 'dc-bad', status: 'degraded', revisionStatus: 'BUILD_FAILED' }),
+    ]);
 
     // plan: a health note; its exit code stays about changes (none).
     const planned = await runConverge(['plan', dir, '--detailed-exitcode', ...common]);
     expect(planned.code, planned.stderr).toBe(0);
-    expect(planned.stdout).toContain(`Deployment/dc-bad: health degraded (RevisionBuildFailed): revision ${bad.latest_revision_id} ended BUILD_FAILED`);
+    expect(planned.stdout).toContain(
+      `Deployment/dc-bad: health degraded (RevisionBuildFailed): revision ${bad.latest_revision_id} ended BUILD_FAILED`,
+    );
 
     // A daemon started after the failure: its first reading reads the revision; dc-bad is never progressing.
-    const daemon = await daemonOf(t, dir, [...common, '--resync', '1s', '--health-poll', '200ms', '--log-level', 'info']);
+    const daemon = await daemonOf(t, dir, [
+      ...common,
+      '--resync',
+      '1s',
+      '--health-poll',
+      '200ms',
+      '--log-level',
+      'info',
+    ]);
     await until('the first reconcile', () => daemon.lines.find((l) => l.msg === 'reconciled'));
     const seen: string[] = [];
     for (let i = 0; i < 3; i += 1) {
@@ -88,14 +132,29 @@ describe.concurrent('one decision, read the same way everywhere', { timeout: 120
     // converge status: the summary counts come from the same rows as the table.
     const status = await runConverge(['status', '--url', daemon.url]);
     expect(status.code, status.stderr).toBe(0);
-    const table = status.stdout.split('\n').filter((line) => /^Deployment\s/.test(line)).map((line) => line.split(/\s{2,}/));
+    const table = status.stdout
+      .split('\n')
+      .filter((line) => /^Deployment\s/.test(line))
+      .map((line) => line.split(/\s{2,}/));
     const count = (column: number) => {
       const out = new Map<string, number>();
-      for (const cells of table) out.set(cells[column]!.replace(/\*$/, ''), (out.get(cells[column]!.replace(/\*$/, '')) ?? 0) + 1);
+      for (const cells of table)
+        out.set(cells[column]!.replace(/\*$/, ''), (out.get(cells[column]!.replace(/\*$/, '')) ?? 0) + 1);
       return [...out].map(([k, n]) => `${n} ${k}`).sort();
     };
-    const summary = (label: string) => status.stdout.split('\n').find((line) => line.startsWith(`${label}: `))!.slice(label.length + 2).split(', ').sort();
-    expect(table.map((cells) => cells.slice(1, 4))).toEqual(expect.arrayContaining([['dc-bad', 'synced', 'degraded'], ['dc-good', 'synced', 'healthy']]));
+    const summary = (label: string) =>
+      status.stdout
+        .split('\n')
+        .find((line) => line.startsWith(`${label}: `))!
+        .slice(label.length + 2)
+        .split(', ')
+        .sort();
+    expect(table.map((cells) => cells.slice(1, 4))).toEqual(
+      expect.arrayContaining([
+        ['dc-bad', 'synced', 'degraded'],
+        ['dc-good', 'synced', 'healthy'],
+      ]),
+    );
     expect(summary('Resources')).toEqual(count(2));
     expect(summary('Health')).toEqual(count(3));
   });
@@ -105,8 +164,16 @@ describe.concurrent('one decision, read the same way everywhere', { timeout: 120
     const dir = await manifests(t, 'decision-report', { 'a.yaml': dockerDeploymentYaml('dr-a', { maxScale: 2 }) });
     const common = ['--api-url', e.url, '--redis-url', REDIS_URL, '--redis-prefix', prefixOf(t, 'decision-report')];
     const daemon = await daemonOf(t, dir, [...common, '--resync', '1s', '--drift', 'report', '--log-level', 'info']);
-    await until('dr-a created and in sync', async () => ((await daemon.status()).resources as unknown as Row[]).some((r) => r.key === 'Deployment/dr-a' && r.sync.reason === 'Synced'), 20_000);
-    const reported = (): LogLine[] => daemon.lines.filter((l) => l.msg.startsWith('drift reported') && l.key === 'Deployment/dr-a');
+    await until(
+      'dr-a created and in sync',
+      async () =>
+        ((await daemon.status()).resources as unknown as Row[]).some(
+          (r) => r.key === 'Deployment/dr-a' && r.sync.reason === 'Synced',
+        ),
+      20_000,
+    );
+    const reported = (): LogLine[] =>
+      daemon.lines.filter((l) => l.msg.startsWith('drift reported') && l.key === 'Deployment/dr-a');
 
     await scaleBehindTheBack(e, 'dr-a', 5);
     await until('the drift reported', () => reported().length > 0, 20_000);
@@ -114,43 +181,77 @@ describe.concurrent('one decision, read the same way everywhere', { timeout: 120
     expect(reported()).toHaveLength(1);
     // Why it is not written, in the words apply and status use, logged once too.
     const notWritten = daemon.lines.filter((l) => l.key === 'Deployment/dr-a' && l.msg.startsWith('not written: '));
-    expect(notWritten.map((l) => l.msg)).toEqual(['not written: DriftReported: live state drifted from the unchanged manifest; reported, not reverted (drift policy report)']);
-    const row = ((await daemon.status()).resources as unknown as Array<Row & { drift: unknown }>).find((r) => r.key === 'Deployment/dr-a')!;
-    expect(row).toMatchObject({ sync: { reason: 'DriftReported' }, drift: { policy: 'report', fields: ['source_config.resource_spec.max_scale'] } });
+    expect(notWritten.map((l) => l.msg)).toEqual([
+      'not written: DriftReported: live state drifted from the unchanged manifest; reported, not reverted (drift policy report)',
+    ]);
+    const row = ((await daemon.status()).resources as unknown as Array<Row & { drift: unknown }>).find(
+      (r) => r.key === 'Deployment/dr-a',
+    )!;
+    expect(row).toMatchObject({
+      sync: { reason: 'DriftReported' },
+      drift: { policy: 'report', fields: ['source_config.resource_spec.max_scale'] },
+    });
     expect(await daemon.metrics()).toMatch(/converge_drifted_resources\{kind="Deployment",policy="report"\} 1/);
 
     // The drift changes (another field): said again, once.
-    const res = await fetch(`${e.url}/v2/deployments/${live(e, 'dr-a').id}`, { method: 'PATCH', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ source_revision_config: { image_uri: 'docker.io/acme/other:9' } }) });
+    const res = await fetch(`${e.url}/v2/deployments/${live(e, 'dr-a').id}`, {
+      method: 'PATCH',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ source_revision_config: { image_uri: 'docker.io/acme/other:9' } }),
+    });
     expect(res.status).toBe(200);
     await until('the changed drift reported', () => reported().length > 1, 20_000);
     await resyncs(daemon, 3);
     expect(reported()).toHaveLength(2);
-    expect(reported()[1]!.fields).toEqual(expect.arrayContaining(['source_config.resource_spec.max_scale', 'source_revision_config.image_uri']));
+    expect(reported()[1]!.fields).toEqual(
+      expect.arrayContaining(['source_config.resource_spec.max_scale', 'source_revision_config.image_uri']),
+    );
   });
 
   it('says "drift found: reverting" once per heal: not again for a resource whose write is still queued or just finished', async (t) => {
     const names = Array.from({ length: 12 }, (_, i) => `df-${i}`);
     // A slow service: with one job at a time, the heals stay queued across several resyncs.
     const e = await emulator(t, { buildMs: 100, latencyMs: 150 });
-    const dir = await manifests(t, 'decision-inflight', Object.fromEntries(names.map((n) => [`${n}.yaml`, dockerDeploymentYaml(n, { maxScale: 2 })])));
+    const dir = await manifests(
+      t,
+      'decision-inflight',
+      Object.fromEntries(names.map((n) => [`${n}.yaml`, dockerDeploymentYaml(n, { maxScale: 2 })])),
+    );
     const common = ['--api-url', e.url, '--redis-url', REDIS_URL, '--redis-prefix', prefixOf(t, 'decision-inflight')];
     // In sync first (its memory remembers every desired state), then stopped.
     const first = await daemonOf(t, dir, [...common, '--resync', '1h', '--log-level', 'info']);
-    await until('every deployment in sync', async () => {
-      const rows = (await first.status()).resources as unknown as Row[];
-      return rows.length === names.length && rows.every((r) => r.sync.status === 'synced');
-    }, 30_000);
+    await until(
+      'every deployment in sync',
+      async () => {
+        const rows = (await first.status()).resources as unknown as Row[];
+        return rows.length === names.length && rows.every((r) => r.sync.status === 'synced');
+      },
+      30_000,
+    );
     await first.kill('SIGTERM');
     for (const n of names) await scaleBehindTheBack(e, n, 7);
     const daemon = await daemonOf(t, dir, [...common, '--resync', '1s', '--concurrency', '1', '--log-level', 'info']);
-    await until('every deployment reverted', () => names.every((n) => (live(e, n).source_config as { resource_spec?: { max_scale?: number } }).resource_spec?.max_scale === 2), 60_000);
+    await until(
+      'every deployment reverted',
+      () =>
+        names.every(
+          (n) =>
+            (live(e, n).source_config as { resource_spec?: { max_scale?: number } }).resource_spec?.max_scale === 2,
+        ),
+      60_000,
+    );
     await resyncs(daemon, 1);
     const healed = daemon.lines.filter((l) => l.msg.startsWith('drift found'));
     const perKey = new Map<string, number>();
     for (const l of healed) perKey.set(String(l.key), (perKey.get(String(l.key)) ?? 0) + 1);
     expect([...perKey.keys()].sort()).toEqual(names.map((n) => `Deployment/${n}`).sort());
-    expect([...perKey.values()].every((n) => n === 1), JSON.stringify([...perKey])).toBe(true);
+    expect(
+      [...perKey.values()].every((n) => n === 1),
+      JSON.stringify([...perKey]),
+    ).toBe(true);
     const resyncsWhileQueued = daemon.lines.filter((l) => l.msg === 'reconciled' && l.trigger === 'resync').length;
-    console.log(`heals: ${healed.length} drift lines for ${names.length} deployments over ${resyncsWhileQueued} resync reconciles`);
+    console.log(
+      `heals: ${healed.length} drift lines for ${names.length} deployments over ${resyncsWhileQueued} resync reconciles`,
+    );
   });
 });

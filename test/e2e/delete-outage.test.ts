@@ -6,7 +6,20 @@ import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/server.js';
-import { dockerDeploymentYaml, dropPrefix, killAllConverge, liveMaxScale, runConverge, startDaemon, tempDir, testPrefix, until, writeFiles, type DaemonHandle, type ResourceRow } from './helpers.js';
+import {
+  dockerDeploymentYaml,
+  dropPrefix,
+  killAllConverge,
+  liveMaxScale,
+  runConverge,
+  startDaemon,
+  tempDir,
+  testPrefix,
+  until,
+  writeFiles,
+  type DaemonHandle,
+  type ResourceRow,
+} from './helpers.js';
 
 interface Row extends ResourceRow {
   sync: { status: string; reason: string; message: string };
@@ -27,15 +40,37 @@ async function setup(label: string, daemonArgs: string[]) {
   const emulator: RunningEmulator = await startEmulator({ buildMs: 0 });
   const dir = await tempDir(`delete-outage-${label}`);
   const prefix = testPrefix(`delete-outage-${label}`);
-  cleanups.push(() => emulator.close(), () => dropPrefix(prefix), () => rm(dir, { recursive: true, force: true }));
+  cleanups.push(
+    () => emulator.close(),
+    () => dropPrefix(prefix),
+    () => rm(dir, { recursive: true, force: true }),
+  );
   const common = ['--api-url', emulator.url, '--redis-prefix', prefix];
-  await writeFiles(dir, { 'a.yaml': dockerDeploymentYaml('a', { maxScale: 1 }), 'b.yaml': dockerDeploymentYaml('b', { maxScale: 1 }), 'c.yaml': dockerDeploymentYaml('c', { maxScale: 1 }) });
+  await writeFiles(dir, {
+    'a.yaml': dockerDeploymentYaml('a', { maxScale: 1 }),
+    'b.yaml': dockerDeploymentYaml('b', { maxScale: 1 }),
+    'c.yaml': dockerDeploymentYaml('c', { maxScale: 1 }),
+  });
   const created = await runConverge(['apply', dir, ...common]);
   expect(created.code, created.stdout + created.stderr).toBe(0);
-  const daemon = await startDaemon(dir, [...common, '--prune', '--prune-grace', '1s', '--resync', '1s', '--debounce', '50ms', '--log-level', 'info', ...daemonArgs]);
+  const daemon = await startDaemon(dir, [
+    ...common,
+    '--prune',
+    '--prune-grace',
+    '1s',
+    '--resync',
+    '1s',
+    '--debounce',
+    '50ms',
+    '--log-level',
+    'info',
+    ...daemonArgs,
+  ]);
   cleanups.push(() => daemon.kill('SIGTERM'));
-  const rows = async (): Promise<Map<string, Row>> => new Map(((await daemon.status()).resources as Row[]).map((r) => [r.name, r]));
-  const live = (name: string) => emulator.store.allDeployments().find((d) => d.name === name && d.status !== 'AWAITING_DELETE');
+  const rows = async (): Promise<Map<string, Row>> =>
+    new Map(((await daemon.status()).resources as Row[]).map((r) => [r.name, r]));
+  const live = (name: string) =>
+    emulator.store.allDeployments().find((d) => d.name === name && d.status !== 'AWAITING_DELETE');
   return {
     emulator,
     dir,
@@ -43,12 +78,20 @@ async function setup(label: string, daemonArgs: string[]) {
     rows,
     live,
     /** The DELETEs of deployment `id` the service received, by status (by path: a request refused before it is handled names no deployment). */
-    deletesOf: (id: string) => emulator.requestLog.filter((r) => r.method === 'DELETE' && r.path === `/v2/deployments/${id}`).map((r) => r.status),
+    deletesOf: (id: string) =>
+      emulator.requestLog
+        .filter((r) => r.method === 'DELETE' && r.path === `/v2/deployments/${id}`)
+        .map((r) => r.status),
     async untilRow(what: string, name: string, test: (row: Row) => boolean): Promise<Row> {
-      return until(what, async () => {
-        const row = (await rows()).get(name);
-        return row && test(row) ? row : undefined;
-      }, 60_000, 50);
+      return until(
+        what,
+        async () => {
+          const row = (await rows()).get(name);
+          return row && test(row) ? row : undefined;
+        },
+        60_000,
+        50,
+      );
     },
     /** While the outage lasts: an edit of a.yaml is written (one PATCH), and reconciles keep succeeding. */
     async editWrittenMeanwhile(): Promise<void> {
@@ -57,7 +100,12 @@ async function setup(label: string, daemonArgs: string[]) {
       await until('the edit of a to be written during the outage', () => liveMaxScale(live('a')) === 3, 60_000, 50);
       const okBefore = (await daemon.status()).reconciles?.total ?? 0;
       // Two full reconciles more (resync 1 s) while the outage lasts: each succeeds.
-      await until('two more reconciles during the outage', async () => ((await daemon.status()).reconciles?.total ?? 0) >= okBefore + 2, 60_000, 50);
+      await until(
+        'two more reconciles during the outage',
+        async () => ((await daemon.status()).reconciles?.total ?? 0) >= okBefore + 2,
+        60_000,
+        50,
+      );
       const status = await daemon.status();
       expect(status.reconciles?.failed ?? 0).toBe(failedBefore);
       expect(status.lastReconcile).toMatchObject({ ok: true, error: null });
@@ -90,16 +138,29 @@ describe('a DELETE answered 503 for a while under converge run --prune', () => {
     const id = s.live('c')!.id;
     s.emulator.failDeletes(OUTAGE_MS);
     await rm(join(s.dir, 'c.yaml'));
-    const waiting = await s.untilRow('c waiting: the probe was not answered', 'c', (r) => r.sync.reason === 'DeletePending' && /did not answer converge's DELETE probe/.test(r.reason ?? ''));
-    expect(waiting.reason).toMatch(/^delete due, not sent: the service did not answer converge's DELETE probe \(DELETE \/v2\/deployments\/\{deployment_id\} answered 503: .*\); the delete waits/);
+    const waiting = await s.untilRow(
+      'c waiting: the probe was not answered',
+      'c',
+      (r) => r.sync.reason === 'DeletePending' && /did not answer converge's DELETE probe/.test(r.reason ?? ''),
+    );
+    expect(waiting.reason).toMatch(
+      /^delete due, not sent: the service did not answer converge's DELETE probe \(DELETE \/v2\/deployments\/\{deployment_id\} answered 503: .*\); the delete waits/,
+    );
     expect(waiting.pendingDelete).toMatchObject({ confirm: false });
     expect(((await s.daemon.status()).plan as { notes?: string[] } | null)?.notes).toEqual([waiting.reason]);
     // Said when it appears or changes, not at every reconcile that meets it: two more full reconciles with the
     // manifests unchanged (each asks the probe again and is refused) say nothing new of c.
     const total = (await s.daemon.status()).reconciles?.total ?? 0;
-    await until('two more reconciles with the delete due and unanswered', async () => ((await s.daemon.status()).reconciles?.total ?? 0) >= total + 2, 60_000, 50);
+    await until(
+      'two more reconciles with the delete due and unanswered',
+      async () => ((await s.daemon.status()).reconciles?.total ?? 0) >= total + 2,
+      60_000,
+      50,
+    );
     expect(repeatedLines(deletePendingLines(s.daemon, 'Deployment/c'))).toEqual([]);
-    expect(deletePendingLines(s.daemon, 'Deployment/c').filter((line) => line.includes(PROBE_UNANSWERED)).length).toBeGreaterThanOrEqual(1);
+    expect(
+      deletePendingLines(s.daemon, 'Deployment/c').filter((line) => line.includes(PROBE_UNANSWERED)).length,
+    ).toBeGreaterThanOrEqual(1);
     await s.editWrittenMeanwhile();
     // The probe reached the service and was refused; the deployment's own DELETE was never sent.
     expect(s.emulator.requestLog.some((r) => r.method === 'DELETE' && r.status === 503)).toBe(true);
@@ -129,8 +190,20 @@ describe('a DELETE answered 503 for a while under converge run --prune', () => {
     const id = s.live('c')!.id;
     s.emulator.failDeletes(OUTAGE_MS);
     await rm(join(s.dir, 'c.yaml'));
-    await until('the DELETE of c refused 503 and its job retried', () => s.deletesOf(id).filter((status) => status === 503).length >= 2, 60_000, 50);
-    expect(s.daemon.lines.some((l) => l.key === 'Deployment/c' && l.msg === 'job attempt failed; will retry' && /answered 503/.test(String(l.error)))).toBe(true);
+    await until(
+      'the DELETE of c refused 503 and its job retried',
+      () => s.deletesOf(id).filter((status) => status === 503).length >= 2,
+      60_000,
+      50,
+    );
+    expect(
+      s.daemon.lines.some(
+        (l) =>
+          l.key === 'Deployment/c' &&
+          l.msg === 'job attempt failed; will retry' &&
+          /answered 503/.test(String(l.error)),
+      ),
+    ).toBe(true);
     await s.editWrittenMeanwhile();
     expect(s.live('c')).toBeDefined();
 

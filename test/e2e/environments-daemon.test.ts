@@ -4,7 +4,16 @@ import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startEmulator } from '../../src/emulator/server.js';
-import { dropPrefix, killAllConverge, liveMaxScale, REDIS_URL, tempDir, testPrefix, until, writeFiles } from './helpers.js';
+import {
+  dropPrefix,
+  killAllConverge,
+  liveMaxScale,
+  REDIS_URL,
+  tempDir,
+  testPrefix,
+  until,
+  writeFiles,
+} from './helpers.js';
 import { atEnd, daemonOf } from './scoped.js';
 
 afterAll(async () => {
@@ -28,7 +37,16 @@ const MANIFEST = [
 ].join('\n');
 
 const overlay = (minScale: number): string =>
-  ['kind: Deployment', 'metadata:', '  name: env-app-${ENV}', 'spec:', '  source_config:', '    resource_spec:', `      min_scale: ${minScale}`, ''].join('\n');
+  [
+    'kind: Deployment',
+    'metadata:',
+    '  name: env-app-${ENV}',
+    'spec:',
+    '  source_config:',
+    '    resource_spec:',
+    `      min_scale: ${minScale}`,
+    '',
+  ].join('\n');
 
 describe('environments: the daemon re-plans when a variables file or an overlay changes', () => {
   it('vars edit -> PATCH of max_scale; overlay edit -> PATCH of min_scale', { timeout: 120_000 }, async (t) => {
@@ -44,7 +62,18 @@ describe('environments: the daemon re-plans when a variables file or an overlay 
     await writeFile(join(root, 'overlays', 'dev', 'app.yaml'), overlay(1));
     const prefix = testPrefix('env-daemon');
     atEnd(t, () => dropPrefix(prefix));
-    const args = ['--vars', join(root, 'dev.yaml'), '--overlay', join(root, 'overlays', 'dev'), '--api-url', e.url, '--redis-url', REDIS_URL, '--redis-prefix', prefix];
+    const args = [
+      '--vars',
+      join(root, 'dev.yaml'),
+      '--overlay',
+      join(root, 'overlays', 'dev'),
+      '--api-url',
+      e.url,
+      '--redis-url',
+      REDIS_URL,
+      '--redis-prefix',
+      prefix,
+    ];
     // A resync an hour away: every reconcile after the first comes from the watcher.
     await daemonOf(t, base, [...args, '--debounce', '100ms', '--resync', '1h']);
     const live = () => e.store.allDeployments().find((d) => d.name === 'env-app-dev');
@@ -54,7 +83,12 @@ describe('environments: the daemon re-plans when a variables file or an overlay 
     await until('the variables edit applied (max_scale 5)', () => liveMaxScale(live()) === 5, 30_000, 50);
 
     await writeFile(join(root, 'overlays', 'dev', 'app.yaml'), overlay(3));
-    await until('the overlay edit applied (min_scale 3)', () => (live()?.source_config.resource_spec as { min_scale?: number } | undefined)?.min_scale === 3, 30_000, 50);
+    await until(
+      'the overlay edit applied (min_scale 3)',
+      () => (live()?.source_config.resource_spec as { min_scale?: number } | undefined)?.min_scale === 3,
+      30_000,
+      50,
+    );
     expect(liveMaxScale(live())).toBe(5);
   });
 });

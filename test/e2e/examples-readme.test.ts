@@ -7,7 +7,14 @@ import { dropPrefix, REDIS_URL, ROOT, runConverge, testPrefix } from './helpers.
 
 const README = join(ROOT, 'examples', 'manifests', 'README.md');
 const ENV = Object.fromEntries(
-  ['EXAMPLE_OPENAI_API_KEY', 'EXAMPLE_STRIPE_API_KEY', 'EXAMPLE_ANTHROPIC_API_KEY', 'EXAMPLE_SLACK_BOT_TOKEN', 'EXAMPLE_SALESFORCE_TOKEN', 'EXAMPLE_SLACK_CLIENT_SECRET'].map((name) => [name, 'demo']),
+  [
+    'EXAMPLE_OPENAI_API_KEY',
+    'EXAMPLE_STRIPE_API_KEY',
+    'EXAMPLE_ANTHROPIC_API_KEY',
+    'EXAMPLE_SLACK_BOT_TOKEN',
+    'EXAMPLE_SALESFORCE_TOKEN',
+    'EXAMPLE_SLACK_CLIENT_SECRET',
+  ].map((name) => [name, 'demo']),
 );
 
 /** The summary line the README quotes, in the fenced block after "The first plan ends with". */
@@ -23,7 +30,10 @@ function statedActions(text: string): Map<string, string> {
   const actions = new Map<string, string>();
   for (const row of table.split('\n').slice(2)) {
     if (!row.startsWith('|')) break;
-    const [resource, action] = row.split('|').slice(1, 3).map((cell) => cell.trim()) as [string, string];
+    const [resource, action] = row
+      .split('|')
+      .slice(1, 3)
+      .map((cell) => cell.trim()) as [string, string];
     const kind = resource.split(' ')[0]!;
     for (const [, name] of resource.matchAll(/`([^`]+)`/g)) actions.set(`${kind}/${name}`, action);
   }
@@ -38,15 +48,30 @@ describe('examples/manifests/README.md', () => {
 
   it('states the plan the example gives: its summary line, and each resource with its action', async () => {
     const text = readFileSync(README, 'utf8');
-    const command = ['plan', 'examples/manifests', '--api-url', 'embedded', '--emulator-state', 'examples/emulator-state.yaml', '--redis-url', REDIS_URL, '--redis-prefix', prefix];
+    const command = [
+      'plan',
+      'examples/manifests',
+      '--api-url',
+      'embedded',
+      '--emulator-state',
+      'examples/emulator-state.yaml',
+      '--redis-url',
+      REDIS_URL,
+      '--redis-prefix',
+      prefix,
+    ];
     const printed = await runConverge(command, ENV);
     expect(printed.code, printed.stderr).toBe(0);
     expect(printed.stdout.split('\n')).toContain(statedSummary(text));
 
     const json = await runConverge([...command, '--output', 'json'], ENV);
     expect(json.code, json.stderr).toBe(0);
-    const plan = JSON.parse(json.stdout) as { changes: Array<{ kind: string; name: string; action: string; suspended?: boolean }> };
-    const actual = new Map(plan.changes.map((c) => [`${c.kind}/${c.name}`, c.suspended === true ? `${c.action}, suspended` : c.action]));
+    const plan = JSON.parse(json.stdout) as {
+      changes: Array<{ kind: string; name: string; action: string; suspended?: boolean }>;
+    };
+    const actual = new Map(
+      plan.changes.map((c) => [`${c.kind}/${c.name}`, c.suspended === true ? `${c.action}, suspended` : c.action]),
+    );
     expect(Object.fromEntries([...statedActions(text)].sort())).toEqual(Object.fromEntries([...actual].sort()));
   });
 });

@@ -12,7 +12,13 @@ import { QUEUE_NAME } from '../../src/jobs/queue/jobs.js';
 import { pendingKey } from '../../src/store/applied-state.js';
 import { rawRedis } from '../helpers/redis.js';
 import {
-  dockerDeploymentYaml, REDIS_URL, tempDir, until, writeFiles, type DaemonHandle, type RecordedRow,
+  dockerDeploymentYaml,
+  REDIS_URL,
+  tempDir,
+  until,
+  writeFiles,
+  type DaemonHandle,
+  type RecordedRow,
 } from './helpers.js';
 import { atEnd, daemonOf, prefixOf } from './scoped.js';
 
@@ -88,8 +94,8 @@ function burstPatches(log: readonly RequestLogEntry[]): RequestLogEntry[] {
 /** The history in one line per entry, for a failure's message. */
 function told(events: readonly HistoryEntry[]): string {
   const line = (x: HistoryEntry): string =>
-    `${x.type}/${x.reason} by ${x.by} job ${x.job?.id.split('@')[1] ?? '-'} rev ${x.revision?.id.slice(0, 8) ?? '-'}`
-    + ` from ${x.manifests?.id ?? '-'}`;
+    `${x.type}/${x.reason} by ${x.by} job ${x.job?.id.split('@')[1] ?? '-'} rev ${x.revision?.id.slice(0, 8) ?? '-'}` +
+    ` from ${x.manifests?.id ?? '-'}`;
   return `\n    history: ${events.map(line).join(' | ')}`;
 }
 
@@ -174,10 +180,15 @@ async function editAll(t: TestContext, dir: string, maxScale: number): Promise<v
 async function queueDrained(t: TestContext, prefix: string): Promise<void> {
   const queue = new Queue(QUEUE_NAME, { connection: { url: REDIS_URL }, prefix });
   atEnd(t, () => queue.close());
-  await until('no job left in the queue', async () => {
-    const counts = await queue.getJobCounts('active', 'waiting', 'delayed', 'prioritized', 'waiting-children');
-    return Object.values(counts).every((n) => n === 0);
-  }, 60_000, 100);
+  await until(
+    'no job left in the queue',
+    async () => {
+      const counts = await queue.getJobCounts('active', 'waiting', 'delayed', 'prioritized', 'waiting-children');
+      return Object.values(counts).every((n) => n === 0);
+    },
+    60_000,
+    100,
+  );
 }
 
 /** On a failure: the pending records left (a write whose answer was lost), both replicas' lines of the resources. */
@@ -218,19 +229,45 @@ describe('kill -9 of the leader during a burst', () => {
     await writeFiles(dir, manifests(2));
     const prefix = prefixOf(t, 'failover-burst');
     const args = (id: string): string[] => [
-      '--api-url', e.url, '--redis-url', REDIS_URL, '--redis-prefix', prefix, '--replica-id', id, '--resync', '1h',
-      '--lease', '2s', '--job-lock', '2s', '--debounce', '300ms', '--concurrency', '3', '--backoff', '50ms',
-      '--health-poll', '100ms', '--log-level', 'info',
+      '--api-url',
+      e.url,
+      '--redis-url',
+      REDIS_URL,
+      '--redis-prefix',
+      prefix,
+      '--replica-id',
+      id,
+      '--resync',
+      '1h',
+      '--lease',
+      '2s',
+      '--job-lock',
+      '2s',
+      '--debounce',
+      '300ms',
+      '--concurrency',
+      '3',
+      '--backoff',
+      '50ms',
+      '--health-poll',
+      '100ms',
+      '--log-level',
+      'info',
     ];
     leader = await daemonOf(t, dir, args('leader'));
     await until('the first replica leads', () => leading(leader), 30_000, 50);
     const standby = await daemonOf(t, dir, args('standby'));
-    await until('every deployment created and healthy, as the standby shows it', async () => {
-      const now = await rows(standby);
-      const done = (row: Row | undefined): boolean =>
-        row?.job?.state === 'completed' && row.health.status === 'healthy';
-      return NAMES.every((n) => done(now.get(`Deployment/${n}`)));
-    }, 90_000, 100);
+    await until(
+      'every deployment created and healthy, as the standby shows it',
+      async () => {
+        const now = await rows(standby);
+        const done = (row: Row | undefined): boolean =>
+          row?.job?.state === 'completed' && row.health.status === 'healthy';
+        return NAMES.every((n) => done(now.get(`Deployment/${n}`)));
+      },
+      90_000,
+      100,
+    );
     expect(await reconcilesRun(standby)).toBe(0);
     const ids = new Map(e.store.allDeployments().map((d) => [d.name, d.id]));
     const revisionsBefore = new Map(
@@ -256,16 +293,21 @@ describe('kill -9 of the leader during a burst', () => {
       const problems: string[] = [];
       for (const name of NAMES) {
         const id = ids.get(name)!;
-        const revisionsNow = e.store.allDeployments().find((d) => d.id === id)!.revisions.map((r) => r.id);
-        problems.push(...disagreement({
-          key: `Deployment/${name}`,
-          received: e.requestLog.filter((r) => r.method === 'PATCH' && r.deploymentId === id && r.status !== 0),
-          service: await reported(e, id),
-          newRevisions: revisionsNow.filter((r) => !revisionsBefore.get(name)!.has(r)),
-          revisionsBefore: revisionsBefore.get(name)!,
-          row: now.get(`Deployment/${name}`),
-          events: await history(standby, name),
-        }));
+        const revisionsNow = e.store
+          .allDeployments()
+          .find((d) => d.id === id)!
+          .revisions.map((r) => r.id);
+        problems.push(
+          ...disagreement({
+            key: `Deployment/${name}`,
+            received: e.requestLog.filter((r) => r.method === 'PATCH' && r.deploymentId === id && r.status !== 0),
+            service: await reported(e, id),
+            newRevisions: revisionsNow.filter((r) => !revisionsBefore.get(name)!.has(r)),
+            revisionsBefore: revisionsBefore.get(name)!,
+            row: now.get(`Deployment/${name}`),
+            events: await history(standby, name),
+          }),
+        );
       }
       return problems;
     };
@@ -275,16 +317,17 @@ describe('kill -9 of the leader during a burst', () => {
     const agreed = async (): Promise<boolean> => (problems = await disagreements()).length === 0;
     await until('every row to agree with the service', agreed, 20_000, 200).catch(() => undefined);
     const reconcilesAtCheck = await reconcilesRun(standby);
-    const racedCount = (await Promise.all(NAMES.map(async (n) => raced(await history(standby, n))))).filter(Boolean)
-      .length;
+    const racedCount = (await Promise.all(NAMES.map(async (n) => raced(await history(standby, n))))).filter(
+      Boolean,
+    ).length;
     console.log(
-      `failover-burst: ${landedAtKill} burst PATCHes answered at the kill, ${burstPatches(e.requestLog).length} in all;`
-      + ` ${racedCount} resource(s) decided by the new leader before an earlier write landed;`
-      + ` the standby ran ${reconcilesAtCheck} reconcile(s) before the check`,
+      `failover-burst: ${landedAtKill} burst PATCHes answered at the kill, ${burstPatches(e.requestLog).length} in all;` +
+        ` ${racedCount} resource(s) decided by the new leader before an earlier write landed;` +
+        ` the standby ran ${reconcilesAtCheck} reconcile(s) before the check`,
     );
     if (problems.length > 0) await explain(prefix, problems, { leader, standby });
     expect(problems).toEqual([]);
-    const onlyFirst = 'no reconcile but the takeover\'s first ran before the rows agreed';
+    const onlyFirst = "no reconcile but the takeover's first ran before the rows agreed";
     expect(reconcilesAtCheck, onlyFirst).toBe(firstReconciles);
   });
 });

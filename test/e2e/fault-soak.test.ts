@@ -3,9 +3,24 @@
 import { rm } from 'node:fs/promises';
 import { Queue } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startEmulator, type EmulatorSeed, type RequestLogEntry, type RunningEmulator } from '../../src/emulator/server.js';
 import {
-  dockerDeploymentYaml, dropPrefix, killAllConverge, liveMaxScale, providerYaml, REDIS_URL, startDaemon, tempDir, testPrefix, until, writeFiles,
+  startEmulator,
+  type EmulatorSeed,
+  type RequestLogEntry,
+  type RunningEmulator,
+} from '../../src/emulator/server.js';
+import {
+  dockerDeploymentYaml,
+  dropPrefix,
+  killAllConverge,
+  liveMaxScale,
+  providerYaml,
+  REDIS_URL,
+  startDaemon,
+  tempDir,
+  testPrefix,
+  until,
+  writeFiles,
   type DaemonHandle,
 } from './helpers.js';
 import { prng } from '../helpers/prng.js';
@@ -22,10 +37,16 @@ const ENV = { SOAK_TOKEN: 'soak-token-value-5d1c', SOAK_CLIENT_SECRET: 'soak-cli
 function manifests(): Record<string, string> {
   const files: Record<string, string> = {};
   NEW.forEach((name, i) => {
-    files[`new/${name}.yaml`] = dockerDeploymentYaml(name, { maxScale: 2, secrets: i % 3 === 0 ? [['TOKEN', 'SOAK_TOKEN']] : [] });
+    files[`new/${name}.yaml`] = dockerDeploymentYaml(name, {
+      maxScale: 2,
+      secrets: i % 3 === 0 ? [['TOKEN', 'SOAK_TOKEN']] : [],
+    });
   });
   CHANGED.forEach((name, i) => {
-    files[`changed/${name}.yaml`] = dockerDeploymentYaml(name, { maxScale: 3, secrets: i % 4 === 0 ? [['TOKEN', 'SOAK_TOKEN']] : [] });
+    files[`changed/${name}.yaml`] = dockerDeploymentYaml(name, {
+      maxScale: 3,
+      secrets: i % 4 === 0 ? [['TOKEN', 'SOAK_TOKEN']] : [],
+    });
   });
   for (const name of UNCHANGED) files[`same/${name}.yaml`] = dockerDeploymentYaml(name, { maxScale: 2 });
   // all providers in one multi-document file
@@ -35,8 +56,18 @@ function manifests(): Record<string, string> {
 
 const SEED: EmulatorSeed = {
   deployments: [
-    ...CHANGED.map((name) => ({ name, source: 'external_docker' as const, source_config: { resource_spec: { max_scale: 1 } }, source_revision_config: { image_uri: `docker.io/acme/${name}:1` } })),
-    ...UNCHANGED.map((name) => ({ name, source: 'external_docker' as const, source_config: { resource_spec: { max_scale: 2 } }, source_revision_config: { image_uri: `docker.io/acme/${name}:1` } })),
+    ...CHANGED.map((name) => ({
+      name,
+      source: 'external_docker' as const,
+      source_config: { resource_spec: { max_scale: 1 } },
+      source_revision_config: { image_uri: `docker.io/acme/${name}:1` },
+    })),
+    ...UNCHANGED.map((name) => ({
+      name,
+      source: 'external_docker' as const,
+      source_config: { resource_spec: { max_scale: 2 } },
+      source_revision_config: { image_uri: `docker.io/acme/${name}:1` },
+    })),
   ],
 };
 
@@ -61,10 +92,23 @@ function countBy<T>(items: readonly T[], key: (item: T) => string | undefined): 
 async function queueReport(rows: ReadonlyArray<{ job?: { id: string } | null }>, prefix: string): Promise<string> {
   const queue = new Queue(QUEUE_NAME, { connection: { url: REDIS_URL }, prefix });
   try {
-    const jobs = await Promise.all(rows.flatMap((r) => (r.job ? [r.job.id] : [])).slice(0, 5).map(async (id) => {
-      const job = await queue.getJob(id);
-      return { id, state: job ? await job.getState() : 'missing', attemptsMade: job?.attemptsMade, attemptsStarted: job?.attemptsStarted, delay: job?.delay, processedOn: job?.processedOn, failedReason: job?.failedReason };
-    }));
+    const jobs = await Promise.all(
+      rows
+        .flatMap((r) => (r.job ? [r.job.id] : []))
+        .slice(0, 5)
+        .map(async (id) => {
+          const job = await queue.getJob(id);
+          return {
+            id,
+            state: job ? await job.getState() : 'missing',
+            attemptsMade: job?.attemptsMade,
+            attemptsStarted: job?.attemptsStarted,
+            delay: job?.delay,
+            processedOn: job?.processedOn,
+            failedReason: job?.failedReason,
+          };
+        }),
+    );
     return `jobs: ${JSON.stringify(jobs)}\nqueue: ${JSON.stringify({ paused: await queue.isPaused(), rateLimitTtl: await queue.getRateLimitTtl(), counts: await queue.getJobCounts() })}`;
   } finally {
     await queue.close();
@@ -110,10 +154,28 @@ describe('fault soak: 300 deployments and 20 providers through 20% 503, 10% 429 
     const started = Date.now();
     // --max-backoff 1s: with 30 attempts, a job that meets 14 failures in a row would otherwise wait up to minutes for
     // its next try (docs/queue-and-retries.md); the soak is about each write landing once, not about that wait.
-    daemon = await startDaemon(dir, [
-      '--api-url', emulator.url, '--redis-prefix', prefix, '--concurrency', '20', '--attempts', '30', '--backoff', '50ms', '--max-backoff', '1s',
-      '--resync', '2s', '--log-level', 'warn',
-    ], ENV);
+    daemon = await startDaemon(
+      dir,
+      [
+        '--api-url',
+        emulator.url,
+        '--redis-prefix',
+        prefix,
+        '--concurrency',
+        '20',
+        '--attempts',
+        '30',
+        '--backoff',
+        '50ms',
+        '--max-backoff',
+        '1s',
+        '--resync',
+        '2s',
+        '--log-level',
+        'warn',
+      ],
+      ENV,
+    );
 
     const byName = () => new Map(emulator.store.allDeployments().map((d) => [d.name, d]));
     /** The names not yet matching their manifests. */
@@ -129,46 +191,82 @@ describe('fault soak: 300 deployments and 20 providers through 20% 503, 10% 429 
     try {
       // A cap, not a speed target: with one retry layer (docs/queue-and-retries.md) a failed read costs its job an
       // attempt and a backoff, and each 429 pauses the queue (50 ms here).
-      await until('every deployment and provider to match its manifest', () => unconverged().length === 0, 240_000, 250);
+      await until(
+        'every deployment and provider to match its manifest',
+        () => unconverged().length === 0,
+        240_000,
+        250,
+      );
     } catch (error) {
       // What was left, and what the daemon says of it, so a slow run can be read rather than guessed at.
       const left = unconverged();
-      const rows = (await daemon.status().catch(() => ({ resources: [] }))).resources.filter((r) => left.includes(r.name));
-      throw new Error(`${String(error)}\n${left.length} not converged: ${left.slice(0, 20).join(', ')}\nstatus rows: ${JSON.stringify(rows.slice(0, 10))}\n${await queueReport(rows, prefix)}\nstderr: ${daemon.stderr().slice(-4000)}`, { cause: error });
+      const rows = (await daemon.status().catch(() => ({ resources: [] }))).resources.filter((r) =>
+        left.includes(r.name),
+      );
+      throw new Error(
+        `${String(error)}\n${left.length} not converged: ${left.slice(0, 20).join(', ')}\nstatus rows: ${JSON.stringify(rows.slice(0, 10))}\n${await queueReport(rows, prefix)}\nstderr: ${daemon.stderr().slice(-4000)}`,
+        { cause: error },
+      );
     }
     const convergedMs = Date.now() - started;
 
     // The daemon's own view agrees once a reconcile after the last job has run: every resource synced.
-    await until('/status to show every resource synced', async () => {
-      const status = await daemon.status();
-      return status.resources.length === NEW.length + CHANGED.length + UNCHANGED.length + PROVIDERS.length && status.resources.every((r) => r.state === 'synced');
-    }, 30_000, 250).catch(async (error: unknown) => {
+    await until(
+      '/status to show every resource synced',
+      async () => {
+        const status = await daemon.status();
+        return (
+          status.resources.length === NEW.length + CHANGED.length + UNCHANGED.length + PROVIDERS.length &&
+          status.resources.every((r) => r.state === 'synced')
+        );
+      },
+      30_000,
+      250,
+    ).catch(async (error: unknown) => {
       // Which rows are not synced, and the last reconciles, so a slow run can be read rather than guessed at.
       const status = await daemon.status().catch(() => ({ resources: [], reconciles: undefined }));
       const rows = status.resources.filter((r) => r.state !== 'synced');
-      throw new Error(`${String(error)}\n${rows.length} of ${status.resources.length} rows not synced: ${JSON.stringify(rows.slice(0, 5))}\nreconciles: ${JSON.stringify(status.reconciles)}\n${await queueReport(rows, prefix)}\nstderr: ${daemon.stderr().slice(-4000)}`, { cause: error });
+      throw new Error(
+        `${String(error)}\n${rows.length} of ${status.resources.length} rows not synced: ${JSON.stringify(rows.slice(0, 5))}\nreconciles: ${JSON.stringify(status.reconciles)}\n${await queueReport(rows, prefix)}\nstderr: ${daemon.stderr().slice(-4000)}`,
+        { cause: error },
+      );
     });
 
     // Steady state under the same faults: two more resync cycles send no write at all.
     const quietFrom = emulator.requestLog.length;
     const reconcilesBefore = (await daemon.status()).reconciles?.total ?? 0;
-    await until('two more reconciles', async () => ((await daemon.status()).reconciles?.total ?? 0) >= reconcilesBefore + 2, 20_000, 250);
+    await until(
+      'two more reconciles',
+      async () => ((await daemon.status()).reconciles?.total ?? 0) >= reconcilesBefore + 2,
+      20_000,
+      250,
+    );
     const late = emulator.requestLog.slice(quietFrom).filter((e) => e.method !== 'GET');
     expect(late).toEqual([]);
 
     const log = emulator.requestLog;
     // the run met every kind of fault, many times
     const faults = countBy(log, (e) => (e.outcome.startsWith('fault-') ? e.outcome : undefined));
-    for (const kind of ['fault-503', 'fault-429', 'fault-reset', 'fault-lost']) expect(faults.get(kind) ?? 0, kind).toBeGreaterThan(3);
+    for (const kind of ['fault-503', 'fault-429', 'fault-reset', 'fault-lost'])
+      expect(faults.get(kind) ?? 0, kind).toBeGreaterThan(3);
 
     const writes = landed(log);
     const live = byName();
     const nameOfId = new Map([...live.values()].map((d) => [d.id, d.name]));
-    const creates = countBy(writes.filter((e) => e.route === '/v2/deployments'), (e) => (e.body as { name?: string } | undefined)?.name);
+    const creates = countBy(
+      writes.filter((e) => e.route === '/v2/deployments'),
+      (e) => (e.body as { name?: string } | undefined)?.name,
+    );
     const patches = writes.filter((e) => e.route === '/v2/deployments/{deployment_id}');
     const patchesByName = countBy(patches, (e) => nameOfId.get(e.deploymentId ?? ''));
-    const revisionsByName = countBy(patches.filter((e) => e.newRevision), (e) => nameOfId.get(e.deploymentId ?? ''));
-    const providerCreates = countBy(writes.filter((e) => e.route === '/v2/auth/providers'), (e) => (e.body as { provider_id?: string } | undefined)?.provider_id);
+    const revisionsByName = countBy(
+      patches.filter((e) => e.newRevision),
+      (e) => nameOfId.get(e.deploymentId ?? ''),
+    );
+    const providerCreates = countBy(
+      writes.filter((e) => e.route === '/v2/auth/providers'),
+      (e) => (e.body as { provider_id?: string } | undefined)?.provider_id,
+    );
 
     // exactly one create per new deployment, none for any other name
     expect([...creates.entries()].filter(([, n]) => n !== 1)).toEqual([]);
@@ -187,12 +285,24 @@ describe('fault soak: 300 deployments and 20 providers through 20% 503, 10% 429 
     for (const name of CHANGED) expect(live.get(name)!.revisions.length, name).toBe(2);
     for (const name of NEW) expect(live.get(name)!.revisions.length, name).toBe(1);
     // secrets reached the deployments that declare them
-    NEW.forEach((name, i) => expect(live.get(name)!.secrets.map((s) => s.name), name).toEqual(i % 3 === 0 ? ['TOKEN'] : []));
-    CHANGED.forEach((name, i) => expect(live.get(name)!.secrets.map((s) => s.name), name).toEqual(i % 4 === 0 ? ['TOKEN'] : []));
+    NEW.forEach((name, i) =>
+      expect(
+        live.get(name)!.secrets.map((s) => s.name),
+        name,
+      ).toEqual(i % 3 === 0 ? ['TOKEN'] : []),
+    );
+    CHANGED.forEach((name, i) =>
+      expect(
+        live.get(name)!.secrets.map((s) => s.name),
+        name,
+      ).toEqual(i % 4 === 0 ? ['TOKEN'] : []),
+    );
 
     expect(daemon.alive()).toBe(true);
     // nothing on stderr: no warning, no stack
     expect(daemon.stderr(), daemon.stderr()).toBe('');
-    console.log(`fault soak: converged in ${convergedMs} ms; ${log.length} requests, faults ${JSON.stringify(Object.fromEntries(faults))}`);
+    console.log(
+      `fault soak: converged in ${convergedMs} ms; ${log.length} requests, faults ${JSON.stringify(Object.fromEntries(faults))}`,
+    );
   }, 300_000);
 });

@@ -37,10 +37,21 @@ esac
  * The action's checkout under `root`: this repository's sources, and the run's build as its dist/ (a restored cache);
  * and a folder of executable shims (name -> script) to put first on the PATH.
  */
-async function actionCheckout(root: string, shims: Record<string, string>): Promise<{ actionPath: string; bin: string }> {
+async function actionCheckout(
+  root: string,
+  shims: Record<string, string>,
+): Promise<{ actionPath: string; bin: string }> {
   const actionPath = join(root, 'action');
   await mkdir(actionPath);
-  for (const entry of ['action.yml', 'package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json', 'src']) await symlink(join(ROOT, entry), join(actionPath, entry));
+  for (const entry of [
+    'action.yml',
+    'package.json',
+    'package-lock.json',
+    'tsconfig.json',
+    'tsconfig.build.json',
+    'src',
+  ])
+    await symlink(join(ROOT, entry), join(actionPath, entry));
   await symlink(dirname(dirname(MAIN)), join(actionPath, 'dist'));
   const bin = join(root, 'shims');
   await mkdir(bin);
@@ -57,7 +68,17 @@ function allOutput(runs: ActionRun[]): string {
 
 describe('the converge action (action.yml)', { timeout: 300_000 }, () => {
   it('plans on a pull request with one comment updated in place, then applies the reviewed plan after the merge, once', async (t) => {
-    const e = await startEmulator({ seed: seedWith([{ name: 'ci-api', source: 'external_docker', source_config: { resource_spec: { max_scale: 1 } }, source_revision_config: { image_uri: 'docker.io/acme/ci-api:1' } }]), buildMs: 0 });
+    const e = await startEmulator({
+      seed: seedWith([
+        {
+          name: 'ci-api',
+          source: 'external_docker',
+          source_config: { resource_spec: { max_scale: 1 } },
+          source_revision_config: { image_uri: 'docker.io/acme/ci-api:1' },
+        },
+      ]),
+      buildMs: 0,
+    });
     atEnd(t, () => e.close());
     const host = await startCommentHost('github', { repository: REPOSITORY, pull: PULL, token: TOKEN });
     atEnd(t, () => host.close());
@@ -88,13 +109,21 @@ describe('the converge action (action.yml)', { timeout: 300_000 }, () => {
     const runs: ActionRun[] = [];
 
     /** The action run as GitHub runs it on `event` in a checkout holding `files`. */
-    async function run(event: 'pull_request' | 'push', headSha: string, files: Record<string, string>, given: Record<string, string>): Promise<ActionRun> {
+    async function run(
+      event: 'pull_request' | 'push',
+      headSha: string,
+      files: Record<string, string>,
+      given: Record<string, string>,
+    ): Promise<ActionRun> {
       workspace = join(root, `checkout-${event}-${headSha.slice(0, 4)}-${runs.length}`);
       await writeFiles(workspace, files);
       const temp = join(root, `runner-temp-${runs.length}`);
       await mkdir(temp);
       await writeFile(shimLog, '');
-      const payload = event === 'pull_request' ? { action: 'synchronize', number: PULL, pull_request: { number: PULL, head: { sha: headSha } } } : { ref: 'refs/heads/main', after: sha('f') };
+      const payload =
+        event === 'pull_request'
+          ? { action: 'synchronize', number: PULL, pull_request: { number: PULL, head: { sha: headSha } } }
+          : { ref: 'refs/heads/main', after: sha('f') };
       const eventPath = join(temp, 'event.json');
       await writeFile(eventPath, JSON.stringify(payload));
       const commit = event === 'pull_request' ? sha('e') : sha('f');
@@ -120,9 +149,24 @@ describe('the converge action (action.yml)', { timeout: 300_000 }, () => {
         FAKE_HEAD: headSha,
         FAKE_ARTIFACTS: artifacts,
       };
-      const github = { event_name: event, event: payload, sha: commit, repository: REPOSITORY, action_path: actionPath, token: TOKEN, workspace };
+      const github = {
+        event_name: event,
+        event: payload,
+        sha: commit,
+        repository: REPOSITORY,
+        action_path: actionPath,
+        token: TOKEN,
+        workspace,
+      };
       const settings = { 'api-url': e.url, 'api-key': 'ci-key', 'redis-url': REDIS_URL, 'redis-prefix': prefix };
-      const result = await runAction(action, { given: { ...settings, ...given }, github, env, workspace, temp, playUses });
+      const result = await runAction(action, {
+        given: { ...settings, ...given },
+        github,
+        env,
+        workspace,
+        temp,
+        playUses,
+      });
       runs.push(result);
       return result;
     }
@@ -133,8 +177,15 @@ describe('the converge action (action.yml)', { timeout: 300_000 }, () => {
     // The pull request's first push: a plan, its artifact, one comment; nothing written to the service.
     const first = await run('pull_request', sha('1'), filesAt(3), { command: 'plan' });
     expect(first.code, JSON.stringify(first.steps, null, 1)).toBe(0);
-    expect(first.outputs).toEqual({ changes: 'yes', 'plan-file': 'converge.plan', artifact: `converge-plan-${sha('1')}` });
-    expect(first.steps.filter((s) => s.skipped).map((s) => s.label)).toEqual(['Fetch the plan reviewed in the pull request', 'Apply the reviewed plan']);
+    expect(first.outputs).toEqual({
+      changes: 'yes',
+      'plan-file': 'converge.plan',
+      artifact: `converge-plan-${sha('1')}`,
+    });
+    expect(first.steps.filter((s) => s.skipped).map((s) => s.label)).toEqual([
+      'Fetch the plan reviewed in the pull request',
+      'Apply the reviewed plan',
+    ]);
     expect(await shimCalls()).toEqual(['npm ci --omit=dev --no-audit --no-fund']);
     expect(cacheKeys[0]).toMatch(/^converge-dist-Linux-node\d+-[0-9a-f]{40}$/);
     expect(await readdir(join(artifacts, `converge-plan-${sha('1')}`))).toEqual(['converge.plan']);
@@ -168,7 +219,9 @@ describe('the converge action (action.yml)', { timeout: 300_000 }, () => {
       `gh run list --workflow converge.yml --commit ${sha('3')} --event pull_request --status success --json databaseId --jq .[0].databaseId`,
       `gh run download 4242 --name converge-plan-${sha('3')} --dir .`,
     ]);
-    expect(writes(e.requestLog).map((w) => `${w.method} ${w.route}`)).toEqual(['PATCH /v2/deployments/{deployment_id}']);
+    expect(writes(e.requestLog).map((w) => `${w.method} ${w.route}`)).toEqual([
+      'PATCH /v2/deployments/{deployment_id}',
+    ]);
     expect(host.writes()).toHaveLength(3);
 
     // The job run again: the same reviewed plan, fetched again, is stale (it was applied); the step fails, nothing is written.
@@ -180,14 +233,26 @@ describe('the converge action (action.yml)', { timeout: 300_000 }, () => {
     expect(allOutput(runs)).not.toContain(TOKEN);
   });
 
-  it('plan with applied-state-url asks the daemon\'s GET /applied-state with state-token, and reads no Redis', async (t) => {
-    const e = await startEmulator({ seed: seedWith([{ name: 'ci-state', source: 'external_docker', source_config: { resource_spec: { max_scale: 1 } }, source_revision_config: { image_uri: 'docker.io/acme/ci-state:1' } }]), buildMs: 0 });
+  it("plan with applied-state-url asks the daemon's GET /applied-state with state-token, and reads no Redis", async (t) => {
+    const e = await startEmulator({
+      seed: seedWith([
+        {
+          name: 'ci-state',
+          source: 'external_docker',
+          source_config: { resource_spec: { max_scale: 1 } },
+          source_revision_config: { image_uri: 'docker.io/acme/ci-state:1' },
+        },
+      ]),
+      buildMs: 0,
+    });
     atEnd(t, () => e.close());
     // The daemon's endpoint, played on loopback: it records each request and serves an applied state with no record.
     const asked: string[] = [];
     const daemon = createServer((req, res) => {
       asked.push(`${req.method} ${req.url} ${req.headers.authorization}`);
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ format: 'converge-applied-state', format_version: 1, records: {}, holds: {} }));
+      res
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ format: 'converge-applied-state', format_version: 1, records: {}, holds: {} }));
     });
     await new Promise<void>((resolve) => daemon.listen(0, '127.0.0.1', resolve));
     atEnd(t, () => new Promise((resolve) => daemon.close(resolve)));
@@ -211,10 +276,34 @@ describe('the converge action (action.yml)', { timeout: 300_000 }, () => {
     };
     const address = daemon.address() as AddressInfo;
     // No route to Redis from this runner: a plan that read it would fail.
-    const given = { command: 'plan', comment: 'false', 'api-url': e.url, 'api-key': 'ci-key', 'redis-url': 'redis://127.0.0.1:1', 'applied-state-url': `http://127.0.0.1:${address.port}`, 'state-token': 'state-token-of-ci-5h2' };
-    const github = { event_name: 'pull_request', event: {}, sha: sha('9'), repository: REPOSITORY, action_path: actionPath, token: TOKEN, workspace };
-    const playUses: PlayUses = async (step): Promise<Record<string, string>> => (step.uses!.startsWith('actions/cache@') ? { 'cache-hit': 'true' } : {});
-    const result = await runAction(await readAction(join(ROOT, 'action.yml')), { given, github, env, workspace, temp: root, playUses });
+    const given = {
+      command: 'plan',
+      comment: 'false',
+      'api-url': e.url,
+      'api-key': 'ci-key',
+      'redis-url': 'redis://127.0.0.1:1',
+      'applied-state-url': `http://127.0.0.1:${address.port}`,
+      'state-token': 'state-token-of-ci-5h2',
+    };
+    const github = {
+      event_name: 'pull_request',
+      event: {},
+      sha: sha('9'),
+      repository: REPOSITORY,
+      action_path: actionPath,
+      token: TOKEN,
+      workspace,
+    };
+    const playUses: PlayUses = async (step): Promise<Record<string, string>> =>
+      step.uses!.startsWith('actions/cache@') ? { 'cache-hit': 'true' } : {};
+    const result = await runAction(await readAction(join(ROOT, 'action.yml')), {
+      given,
+      github,
+      env,
+      workspace,
+      temp: root,
+      playUses,
+    });
     expect(result.code, JSON.stringify(result.steps, null, 1)).toBe(0);
     expect(result.outputs.changes).toBe('yes');
     expect(asked).toEqual(['GET /applied-state Bearer state-token-of-ci-5h2']);
@@ -229,8 +318,15 @@ describe('the converge action (action.yml)', { timeout: 300_000 }, () => {
     const prefix = prefixOf(t, 'github-action-strict');
     const { actionPath, bin } = await actionCheckout(root, { npm: NPM_SHIM });
     const action = await readAction(join(ROOT, 'action.yml'));
-    const settings = { 'api-url': e.url, 'api-key': 'ci-key', 'redis-url': REDIS_URL, 'redis-prefix': prefix, comment: 'false' };
-    const playUses: PlayUses = async (step): Promise<Record<string, string>> => (step.uses!.startsWith('actions/cache@') ? { 'cache-hit': 'true' } : {});
+    const settings = {
+      'api-url': e.url,
+      'api-key': 'ci-key',
+      'redis-url': REDIS_URL,
+      'redis-prefix': prefix,
+      comment: 'false',
+    };
+    const playUses: PlayUses = async (step): Promise<Record<string, string>> =>
+      step.uses!.startsWith('actions/cache@') ? { 'cache-hit': 'true' } : {};
     const filesAt = (teamScale: number) => ({
       'manifests/flaky.yaml': dockerDeploymentYaml('ci-flaky', { maxScale: 1 }),
       'manifests/team.yaml': dockerDeploymentYaml('ci-team', { maxScale: teamScale }),
@@ -239,26 +335,69 @@ describe('the converge action (action.yml)', { timeout: 300_000 }, () => {
     async function planThenApply(n: number, teamScale: number, given: Record<string, string>): Promise<ActionRun> {
       const workspace = join(root, `checkout-${n}`);
       await writeFiles(workspace, filesAt(teamScale));
-      const env = { PATH: [bin, dirname(process.execPath), '/usr/local/bin', '/usr/bin', '/bin'].join(':'), HOME: process.env.HOME, NO_COLOR: '1', GITHUB_ACTION_PATH: actionPath, GITHUB_WORKSPACE: workspace, RUNNER_OS: 'Linux', RUNNER_TEMP: root, SHIM_LOG: join(root, 'shims.log') };
-      const github = (event: string) => ({ event_name: event, event: {}, sha: sha(String(n)), repository: REPOSITORY, action_path: actionPath, token: TOKEN, workspace });
-      const plan = await runAction(action, { given: { ...settings, command: 'plan' }, github: github('pull_request'), env, workspace, temp: root, playUses });
+      const env = {
+        PATH: [bin, dirname(process.execPath), '/usr/local/bin', '/usr/bin', '/bin'].join(':'),
+        HOME: process.env.HOME,
+        NO_COLOR: '1',
+        GITHUB_ACTION_PATH: actionPath,
+        GITHUB_WORKSPACE: workspace,
+        RUNNER_OS: 'Linux',
+        RUNNER_TEMP: root,
+        SHIM_LOG: join(root, 'shims.log'),
+      };
+      const github = (event: string) => ({
+        event_name: event,
+        event: {},
+        sha: sha(String(n)),
+        repository: REPOSITORY,
+        action_path: actionPath,
+        token: TOKEN,
+        workspace,
+      });
+      const plan = await runAction(action, {
+        given: { ...settings, command: 'plan' },
+        github: github('pull_request'),
+        env,
+        workspace,
+        temp: root,
+        playUses,
+      });
       expect(plan.code, JSON.stringify(plan.steps, null, 1)).toBe(0);
-      return runAction(action, { given: { ...settings, command: 'apply', ...given }, github: github('push'), env, workspace, temp: root, playUses });
+      return runAction(action, {
+        given: { ...settings, command: 'apply', ...given },
+        github: github('push'),
+        env,
+        workspace,
+        temp: root,
+        playUses,
+      });
     }
     const applyStep = (run: ActionRun) => run.steps.find((s) => s.label === 'Apply the reviewed plan')!;
 
     // An earlier apply: ci-flaky's build failed (that apply's own failure, exit 1).
     const first = join(root, 'checkout-1');
     await writeFiles(first, filesAt(1));
-    const earlier = await runConverge(['apply', join(first, 'manifests'), '--wait', '--api-url', e.url, '--redis-prefix', prefix]);
+    const earlier = await runConverge([
+      'apply',
+      join(first, 'manifests'),
+      '--wait',
+      '--api-url',
+      e.url,
+      '--redis-prefix',
+      prefix,
+    ]);
     expect(earlier.code).toBe(1);
     expect(earlier.stdout).toMatch(/revision failed: Deployment\/ci-flaky \S+ BUILD_FAILED/);
     // A merge that changes only ci-team: green, with one warning line naming ci-flaky and the command that releases it.
     const later = await planThenApply(2, 2, {});
     expect(later.code, JSON.stringify(later.steps, null, 1)).toBe(0);
-    const warnings = applyStep(later).stdout.split('\n').filter((line) => line.trimStart().startsWith('warning'));
+    const warnings = applyStep(later)
+      .stdout.split('\n')
+      .filter((line) => line.trimStart().startsWith('warning'));
     expect(warnings).toHaveLength(1);
-    expect(warnings[0]).toMatch(/Deployment\/ci-flaky: revision \S+ BUILD_FAILED stands from manifests content [0-9a-f]+, not from this apply.*converge reconcile --retry-failed ci-flaky/);
+    expect(warnings[0]).toMatch(
+      /Deployment\/ci-flaky: revision \S+ BUILD_FAILED stands from manifests content [0-9a-f]+, not from this apply.*converge reconcile --retry-failed ci-flaky/,
+    );
     // strict: true: the same kind of merge fails the step on the degraded resource.
     const strict = await planThenApply(3, 3, { strict: 'true' });
     expect(strict.code).toBe(1);
@@ -271,7 +410,14 @@ describe('the converge action (action.yml)', { timeout: 300_000 }, () => {
     atEnd(t, () => rm(root, { recursive: true, force: true }));
     const action = await readAction(join(ROOT, 'action.yml'));
     const env = { PATH: process.env.PATH, GITHUB_OUTPUT: '' };
-    const result = await runAction(action, { given: { command: 'deploy' }, github: { event_name: 'push', sha: sha('a'), event: {} }, env, workspace: root, temp: root, playUses: async () => ({}) });
+    const result = await runAction(action, {
+      given: { command: 'deploy' },
+      github: { event_name: 'push', sha: sha('a'), event: {} },
+      env,
+      workspace: root,
+      temp: root,
+      playUses: async () => ({}),
+    });
     expect(result.code).toBe(1);
     expect(result.steps).toHaveLength(1);
     expect(result.steps[0]!.stdout).toBe('::error::converge action: input command is "deploy"; give plan or apply\n');

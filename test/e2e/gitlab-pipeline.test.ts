@@ -13,13 +13,24 @@ import { dockerDeploymentYaml, MAIN, REDIS_URL, ROOT, tempDir, writeFiles } from
 import { atEnd, prefixOf } from './scoped.js';
 
 const TOKEN = 'glpat-pipelineTest0123456789';
-const pipeline = parse(await readFile(join(ROOT, 'examples/ci/.gitlab-ci.yml'), 'utf8')) as { variables: Record<string, string>; plan: { script: string[] } };
+const pipeline = parse(await readFile(join(ROOT, 'examples/ci/.gitlab-ci.yml'), 'utf8')) as {
+  variables: Record<string, string>;
+  plan: { script: string[] };
+};
 
 /** The job's script lines in one shell that stops at the first failing line, as GitLab's runner does. */
-function runScript(lines: string[], cwd: string, env: NodeJS.ProcessEnv): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function runScript(
+  lines: string[],
+  cwd: string,
+  env: NodeJS.ProcessEnv,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((done) => {
     const script = `set -eo pipefail\nconverge() { node ${JSON.stringify(MAIN)} "$@"; }\n${lines.join('\n')}`;
-    const child = spawn('bash', ['-c', script], { cwd, env: { PATH: process.env.PATH, HOME: process.env.HOME, NO_COLOR: '1', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn('bash', ['-c', script], {
+      cwd,
+      env: { PATH: process.env.PATH, HOME: process.env.HOME, NO_COLOR: '1', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
@@ -51,7 +62,10 @@ describe('the example GitLab pipeline (examples/ci/.gitlab-ci.yml)', { timeout: 
       CI_JOB_URL: 'https://gitlab.example/acme/infra/manifests/-/jobs/77',
     };
     const manifests = pipeline.variables.MANIFESTS!;
-    for (const [n, maxScale] of [[1, 2], [2, 4]] as const) {
+    for (const [n, maxScale] of [
+      [1, 2],
+      [2, 4],
+    ] as const) {
       const dir = join(root, `pipeline-${n}`);
       await writeFiles(dir, { [`${manifests}/api.yaml`]: dockerDeploymentYaml('gl-api', { maxScale }) });
       const result = await runScript(pipeline.plan.script, dir, { ...env, CI_COMMIT_SHA: String(n).repeat(40) });
@@ -63,8 +77,13 @@ describe('the example GitLab pipeline (examples/ci/.gitlab-ci.yml)', { timeout: 
     const notes = host.comments.filter((c) => c.body.startsWith('<!-- converge-plan -->\n'));
     expect(notes).toHaveLength(1);
     expect(notes[0]!.body).toContain('gl-api');
-    expect(notes[0]!.body).toContain('artifact `converge.plan` of https://gitlab.example/acme/infra/manifests/-/jobs/77');
-    expect(host.writes().map((w) => `${w.method} ${w.path}`)).toEqual(['POST /api/v4/projects/acme%2Finfra%2Fmanifests/merge_requests/4/notes', `PUT /api/v4/projects/acme%2Finfra%2Fmanifests/merge_requests/4/notes/${notes[0]!.id}`]);
+    expect(notes[0]!.body).toContain(
+      'artifact `converge.plan` of https://gitlab.example/acme/infra/manifests/-/jobs/77',
+    );
+    expect(host.writes().map((w) => `${w.method} ${w.path}`)).toEqual([
+      'POST /api/v4/projects/acme%2Finfra%2Fmanifests/merge_requests/4/notes',
+      `PUT /api/v4/projects/acme%2Finfra%2Fmanifests/merge_requests/4/notes/${notes[0]!.id}`,
+    ]);
     expect(writes(e.requestLog)).toHaveLength(0);
   });
 });

@@ -51,7 +51,9 @@ export async function ensureBuilt(): Promise<void> {
     } else {
       const tsc = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
       // tsc emits even when another helper's in-progress file has a type error; the checks below are what matter.
-      const output = await collect(spawn(process.execPath, [tsc, '-p', 'tsconfig.build.json'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] }));
+      const output = await collect(
+        spawn(process.execPath, [tsc, '-p', 'tsconfig.build.json'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] }),
+      );
       if (!existsSync(PROJECT_MAIN)) throw new Error(`build failed:\n${output.text.slice(0, 3000)}`);
     }
     await writeFile(marker, run);
@@ -118,9 +120,19 @@ export interface ConvergeChild {
 const children = new Set<ConvergeChild>();
 
 /** Starts `node dist/cli/main.js ARGS` with `env` over a copy of the test process's environment. */
-export function spawnConverge(args: string[], env: NodeJS.ProcessEnv = {}, options: { cleanEnv?: boolean } = {}): ConvergeChild {
-  const base: NodeJS.ProcessEnv = options.cleanEnv ? { PATH: process.env.PATH, HOME: process.env.HOME } : { ...process.env };
-  const child = spawn(process.execPath, [MAIN, ...args], { cwd: ROOT, env: { ...base, NO_COLOR: '1', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+export function spawnConverge(
+  args: string[],
+  env: NodeJS.ProcessEnv = {},
+  options: { cleanEnv?: boolean } = {},
+): ConvergeChild {
+  const base: NodeJS.ProcessEnv = options.cleanEnv
+    ? { PATH: process.env.PATH, HOME: process.env.HOME }
+    : { ...process.env };
+  const child = spawn(process.execPath, [MAIN, ...args], {
+    cwd: ROOT,
+    env: { ...base, NO_COLOR: '1', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   let err = '';
   let partial = '';
@@ -137,7 +149,10 @@ export function spawnConverge(args: string[], env: NodeJS.ProcessEnv = {}, optio
       let line: LogLine;
       try {
         const parsed = JSON.parse(text) as unknown;
-        line = parsed && typeof parsed === 'object' && !Array.isArray(parsed) ? (parsed as LogLine) : { level: 0, msg: text };
+        line =
+          parsed && typeof parsed === 'object' && !Array.isArray(parsed)
+            ? (parsed as LogLine)
+            : { level: 0, msg: text };
       } catch {
         line = { level: 0, msg: text };
       }
@@ -171,11 +186,27 @@ export function spawnConverge(args: string[], env: NodeJS.ProcessEnv = {}, optio
       const found = lines.find(match);
       if (found) return Promise.resolve(found);
       return new Promise((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`no matching log line within ${timeoutMs} ms; stderr: ${err.slice(-1500)}; last lines: ${JSON.stringify(lines.slice(-4)).slice(0, 2000)}`)), timeoutMs);
-        waiters.push({ match, resolve: (l) => { clearTimeout(timer); resolve(l); } });
+        const timer = setTimeout(
+          () =>
+            reject(
+              new Error(
+                `no matching log line within ${timeoutMs} ms; stderr: ${err.slice(-1500)}; last lines: ${JSON.stringify(lines.slice(-4)).slice(0, 2000)}`,
+              ),
+            ),
+          timeoutMs,
+        );
+        waiters.push({
+          match,
+          resolve: (l) => {
+            clearTimeout(timer);
+            resolve(l);
+          },
+        });
         void exited.then(({ code, signal }) => {
           clearTimeout(timer);
-          reject(new Error(`converge exited (${code ?? signal}) before the expected log line; stderr: ${err.slice(-1500)}`));
+          reject(
+            new Error(`converge exited (${code ?? signal}) before the expected log line; stderr: ${err.slice(-1500)}`),
+          );
         });
       });
     },
@@ -191,7 +222,11 @@ export function spawnConverge(args: string[], env: NodeJS.ProcessEnv = {}, optio
 }
 
 /** Runs a converge command to its end (killed after `timeoutMs`: a hang fails the test with what was printed). */
-export async function runConverge(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 30_000): Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string; ms: number }> {
+export async function runConverge(
+  args: string[],
+  env: NodeJS.ProcessEnv = {},
+  timeoutMs = 30_000,
+): Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string; ms: number }> {
   const started = Date.now();
   const c = spawnConverge(args, env);
   const timer = setTimeout(() => c.child.kill('SIGKILL'), timeoutMs);
@@ -203,7 +238,10 @@ export async function runConverge(args: string[], env: NodeJS.ProcessEnv = {}, t
 export interface DaemonHandle extends ConvergeChild {
   url: string;
   status(): Promise<DaemonStatus>;
-  readyz(): Promise<{ status: number; body: { ready: boolean; checks: Array<{ name: string; ok: boolean; detail?: string }> } }>;
+  readyz(): Promise<{
+    status: number;
+    body: { ready: boolean; checks: Array<{ name: string; ok: boolean; detail?: string }> };
+  }>;
   healthz(): Promise<number>;
   metrics(): Promise<string>;
 }
@@ -237,7 +275,10 @@ export interface DaemonStatus {
   lastReconcile: { id: number; ok: boolean; error: string | null; trigger: string } | null;
   reconciles: { total: number; failed: number } | null;
   resources: ResourceRow[];
-  plan: { summary: Record<string, number>; diagnostics: Array<{ severity: string; file: string; line: number; column: number; message: string }> } | null;
+  plan: {
+    summary: Record<string, number>;
+    diagnostics: Array<{ severity: string; file: string; line: number; column: number; message: string }>;
+  } | null;
   [field: string]: unknown;
 }
 
@@ -251,16 +292,33 @@ export async function startDaemon(dir: string, args: string[], env: NodeJS.Proce
   const portAt = args.indexOf('--http-port');
   const host = hostAt >= 0 ? args[hostAt + 1]! : '127.0.0.1';
   const port = portAt >= 0 ? Number(args[portAt + 1]) : await freePort();
-  const c = spawnConverge(['run', dir, ...(portAt >= 0 ? [] : ['--http-port', String(port)]), ...(hostAt >= 0 ? [] : ['--http-host', host]), ...args], env);
+  const c = spawnConverge(
+    [
+      'run',
+      dir,
+      ...(portAt >= 0 ? [] : ['--http-port', String(port)]),
+      ...(hostAt >= 0 ? [] : ['--http-host', host]),
+      ...args,
+    ],
+    env,
+  );
   const url = `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`;
   // The port answers /healthz while the daemon's modules load, and 503 elsewhere (src/daemon/server/status-port.ts):
   // the daemon is up once its own status server answers /status.
-  await until(`the daemon's /healthz and /status at ${url}`, async () => {
-    if (!c.alive()) throw new Error(`the daemon exited: ${c.stderr().slice(-1500)}`);
-    if ((await fetch(`${url}/healthz`)).status !== 200) return false;
-    return (await fetch(`${url}/status?limit=1`)).status !== 503;
-  }, 45_000, 50).catch((error: unknown) => {
-    if (!c.alive()) throw new Error(`the daemon exited at start; stderr: ${c.stderr().slice(-1500)}; stdout: ${c.stdout().slice(-1500)}`);
+  await until(
+    `the daemon's /healthz and /status at ${url}`,
+    async () => {
+      if (!c.alive()) throw new Error(`the daemon exited: ${c.stderr().slice(-1500)}`);
+      if ((await fetch(`${url}/healthz`)).status !== 200) return false;
+      return (await fetch(`${url}/status?limit=1`)).status !== 503;
+    },
+    45_000,
+    50,
+  ).catch((error: unknown) => {
+    if (!c.alive())
+      throw new Error(
+        `the daemon exited at start; stderr: ${c.stderr().slice(-1500)}; stdout: ${c.stdout().slice(-1500)}`,
+      );
     throw error;
   });
   return {
@@ -313,24 +371,52 @@ export async function redisChild(options: { extraArgs?: string[] } = {}): Promis
     url: `redis://127.0.0.1:${port}`,
     dir,
     async start() {
-      proc = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--daemonize', 'no', ...(options.extraArgs ?? [])], {
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
+      proc = spawn(
+        'redis-server',
+        [
+          '--port',
+          String(port),
+          '--bind',
+          '127.0.0.1',
+          '--dir',
+          dir,
+          '--save',
+          '',
+          '--daemonize',
+          'no',
+          ...(options.extraArgs ?? []),
+        ],
+        {
+          stdio: ['ignore', 'pipe', 'pipe'],
+        },
+      );
       let text = '';
       proc.stdout!.on('data', (c: Buffer) => (text += c.toString()));
       const p = proc;
       exited = new Promise((resolve) => p.once('exit', () => resolve()));
-      await until(`redis-server on port ${port} to answer PING (output: ${text.slice(-500)})`, async () => {
-        if (p.exitCode !== null) throw new Error(`redis-server exited: ${text.slice(-500)}`);
-        const probe = new Redis(port, '127.0.0.1', { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, ...(options.extraArgs?.includes('--requirepass') ? { password: options.extraArgs[options.extraArgs.indexOf('--requirepass') + 1] } : {}) });
-        probe.on('error', () => undefined);
-        try {
-          await probe.connect();
-          return (await probe.ping()) === 'PONG';
-        } finally {
-          probe.disconnect();
-        }
-      }, 10_000, 50);
+      await until(
+        `redis-server on port ${port} to answer PING (output: ${text.slice(-500)})`,
+        async () => {
+          if (p.exitCode !== null) throw new Error(`redis-server exited: ${text.slice(-500)}`);
+          const probe = new Redis(port, '127.0.0.1', {
+            lazyConnect: true,
+            maxRetriesPerRequest: 0,
+            retryStrategy: () => null,
+            ...(options.extraArgs?.includes('--requirepass')
+              ? { password: options.extraArgs[options.extraArgs.indexOf('--requirepass') + 1] }
+              : {}),
+          });
+          probe.on('error', () => undefined);
+          try {
+            await probe.connect();
+            return (await probe.ping()) === 'PONG';
+          } finally {
+            probe.disconnect();
+          }
+        },
+        10_000,
+        50,
+      );
     },
     async stop(signal = 'SIGKILL') {
       if (!proc || proc.exitCode !== null || proc.signalCode !== null) return;
@@ -354,8 +440,20 @@ export async function redisChild(options: { extraArgs?: string[] } = {}): Promis
 }
 
 /** A Deployment manifest of source external_docker (the emulator requires image_uri), with env secrets. */
-export function dockerDeploymentYaml(name: string, opts: { maxScale: number; image?: string; secrets?: Array<[name: string, env: string]>; annotations?: Record<string, string> }): string {
-  return deploymentYaml(name, externalDockerSpec(opts.image ?? `docker.io/acme/${name}:1`, opts.maxScale, opts.secrets), opts.annotations);
+export function dockerDeploymentYaml(
+  name: string,
+  opts: {
+    maxScale: number;
+    image?: string;
+    secrets?: Array<[name: string, env: string]>;
+    annotations?: Record<string, string>;
+  },
+): string {
+  return deploymentYaml(
+    name,
+    externalDockerSpec(opts.image ?? `docker.io/acme/${name}:1`, opts.maxScale, opts.secrets),
+    opts.annotations,
+  );
 }
 
 /** A manual OAuthProvider manifest whose client secret comes from `secretEnv`. */

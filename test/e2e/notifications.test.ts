@@ -9,7 +9,21 @@ import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parsePrometheusText } from '../helpers/prometheus.js';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/server.js';
-import { dockerDeploymentYaml, dropPrefix, killAllConverge, liveMaxScale, REDIS_URL, runConverge, scanKeys, startDaemon, tempDir, testPrefix, until, writeFiles, type DaemonHandle } from './helpers.js';
+import {
+  dockerDeploymentYaml,
+  dropPrefix,
+  killAllConverge,
+  liveMaxScale,
+  REDIS_URL,
+  runConverge,
+  scanKeys,
+  startDaemon,
+  tempDir,
+  testPrefix,
+  until,
+  writeFiles,
+  type DaemonHandle,
+} from './helpers.js';
 import { startReceiver, type Receiver } from '../helpers/notify-receivers.js';
 
 // Planted secrets: receiver URLs (the Slack one embeds a token, as Slack's do), the signing secret and the API token.
@@ -44,13 +58,20 @@ function prefix(label: string): string {
 }
 
 /** A git repository of manifests under apps/, committed; returns the manifest directory, the repository and HEAD. */
-async function gitManifests(label: string, files: Record<string, string>): Promise<{ dir: string; repo: string; head: string }> {
+async function gitManifests(
+  label: string,
+  files: Record<string, string>,
+): Promise<{ dir: string; repo: string; head: string }> {
   const repo = await tempDir(label);
   cleanups.push(() => rm(repo, { recursive: true, force: true }));
   const dir = join(repo, 'apps');
   await mkdir(dir);
   await writeFiles(dir, files);
-  const git = (...args: string[]) => execFileSync('git', ['-c', 'user.name=converge-test', '-c', 'user.email=test@example.com', ...args], { cwd: repo, encoding: 'utf8' }).trim();
+  const git = (...args: string[]) =>
+    execFileSync('git', ['-c', 'user.name=converge-test', '-c', 'user.email=test@example.com', ...args], {
+      cwd: repo,
+      encoding: 'utf8',
+    }).trim();
   git('init', '-q');
   git('add', '.');
   git('commit', '-q', '-m', 'manifests');
@@ -64,7 +85,9 @@ async function configFile(repo: string, yaml: string): Promise<string> {
 }
 
 function metric(text: string, name: string, labels: Record<string, string>): number | undefined {
-  return parsePrometheusText(text).find((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v))?.value;
+  return parsePrometheusText(text).find(
+    (s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v),
+  )?.value;
 }
 
 function signed(body: string): string {
@@ -93,13 +116,16 @@ async function redisText(p: string): Promise<string> {
 }
 
 async function resyncs(daemon: DaemonHandle, more: number): Promise<void> {
-  const count = async (): Promise<number> => ((await daemon.status()).reconciles as unknown as { byTrigger: Record<string, number> }).byTrigger.resync ?? 0;
+  const count = async (): Promise<number> =>
+    ((await daemon.status()).reconciles as unknown as { byTrigger: Record<string, number> }).byTrigger.resync ?? 0;
   const target = (await count()) + more;
   await until(`${more} more resync reconciles`, async () => (await count()) >= target, 30_000, 100);
 }
 
 function eventsOf(r: Receiver, type: string, name?: string): Array<Record<string, unknown>> {
-  return r.delivered().filter((b) => b.type === type && (name === undefined || (b.resource as { name: string }).name === name));
+  return r
+    .delivered()
+    .filter((b) => b.type === type && (name === undefined || (b.resource as { name: string }).name === name));
 }
 
 const WEBHOOK_ENV = { OPS_URL: '', OPS_SECRET: HMAC_SECRET };
@@ -118,8 +144,13 @@ describe('notifications', () => {
     });
     const slack = await receiver();
     const git = await receiver(() => 201);
-    const { dir, repo, head } = await gitManifests('notify-fail', { 'nt-good.yaml': dockerDeploymentYaml('nt-good', { maxScale: 2 }), 'nt-bad.yaml': dockerDeploymentYaml('nt-bad', { maxScale: 2 }) });
-    const config = await configFile(repo, `notifications:
+    const { dir, repo, head } = await gitManifests('notify-fail', {
+      'nt-good.yaml': dockerDeploymentYaml('nt-good', { maxScale: 2 }),
+      'nt-bad.yaml': dockerDeploymentYaml('nt-bad', { maxScale: 2 }),
+    });
+    const config = await configFile(
+      repo,
+      `notifications:
   - name: ops
     type: webhook
     url_env: OPS_URL
@@ -134,15 +165,48 @@ describe('notifications', () => {
     api_url_env: GIT_API_URL
     token_env: GIT_TOKEN
     repository: acme/agents
-`);
+`,
+    );
     const p = prefix('notify-fail');
-    const env = { ...WEBHOOK_ENV, OPS_URL: `${hook.url}${HOOK_PATH}`, SLACK_URL: `${slack.url}${SLACK_PATH}`, GIT_API_URL: `${git.url}/api/v3`, GIT_TOKEN };
-    const daemon = await startDaemon(dir, ['--api-url', e.url, '--redis-url', REDIS_URL, '--redis-prefix', p, '--health-poll', '200ms', '--resync', '1s', '--config', config, '--log-level', 'debug'], env);
+    const env = {
+      ...WEBHOOK_ENV,
+      OPS_URL: `${hook.url}${HOOK_PATH}`,
+      SLACK_URL: `${slack.url}${SLACK_PATH}`,
+      GIT_API_URL: `${git.url}/api/v3`,
+      GIT_TOKEN,
+    };
+    const daemon = await startDaemon(
+      dir,
+      [
+        '--api-url',
+        e.url,
+        '--redis-url',
+        REDIS_URL,
+        '--redis-prefix',
+        p,
+        '--health-poll',
+        '200ms',
+        '--resync',
+        '1s',
+        '--config',
+        config,
+        '--log-level',
+        'debug',
+      ],
+      env,
+    );
 
     await until('rollout_failed delivered to the webhook', () => eventsOf(hook, 'rollout_failed').length > 0, 30_000);
     await until('rollout_failed and rollout_succeeded delivered to Slack', () => slack.delivered().length >= 2, 30_000);
-    const statusOf = (context: string): string[] => git.requests.filter((r) => (JSON.parse(r.body) as { context: string }).context === context).map((r) => (JSON.parse(r.body) as { state: string }).state);
-    await until('the commit statuses of both rollouts', () => statusOf('converge/nt-bad').length >= 2 && statusOf('converge/nt-good').length >= 2, 30_000);
+    const statusOf = (context: string): string[] =>
+      git.requests
+        .filter((r) => (JSON.parse(r.body) as { context: string }).context === context)
+        .map((r) => (JSON.parse(r.body) as { state: string }).state);
+    await until(
+      'the commit statuses of both rollouts',
+      () => statusOf('converge/nt-bad').length >= 2 && statusOf('converge/nt-good').length >= 2,
+      30_000,
+    );
     // Several more reconciles and polls: nothing is sent again.
     await resyncs(daemon, 3);
 
@@ -161,7 +225,9 @@ describe('notifications', () => {
       revision_id: bad.latest_revision_id,
       manifest_version: { kind: 'git', id: head },
     });
-    expect(Object.keys(body)).toEqual(expect.arrayContaining(['id', 'type', 'resource', 'reason', 'message', 'manifest_version', 'time']));
+    expect(Object.keys(body)).toEqual(
+      expect.arrayContaining(['id', 'type', 'resource', 'reason', 'message', 'manifest_version', 'time']),
+    );
     // Why it failed: the failed revision's last build log lines, as the daemon read them (the emulator's last line says it).
     expect(body.build_log).toEqual(expect.arrayContaining([expect.stringMatching(/Build failed/)]));
     expect((body.build_log as string[]).length).toBeLessThanOrEqual(20);
@@ -184,9 +250,19 @@ describe('notifications', () => {
       expect((JSON.parse(r.body) as { description: string }).description.length).toBeLessThanOrEqual(140);
     }
     const metrics = await daemon.metrics();
-    expect(metric(metrics, 'converge_notifications_total', { receiver: 'ops', type: 'rollout_failed', result: 'retried' })).toBe(1);
-    expect(metric(metrics, 'converge_notifications_total', { receiver: 'ops', type: 'rollout_failed', result: 'delivered' })).toBe(1);
-    expect(metric(metrics, 'converge_notifications_total', { receiver: 'commits', type: 'rollout_failed', result: 'delivered' })).toBe(1);
+    expect(
+      metric(metrics, 'converge_notifications_total', { receiver: 'ops', type: 'rollout_failed', result: 'retried' }),
+    ).toBe(1);
+    expect(
+      metric(metrics, 'converge_notifications_total', { receiver: 'ops', type: 'rollout_failed', result: 'delivered' }),
+    ).toBe(1);
+    expect(
+      metric(metrics, 'converge_notifications_total', {
+        receiver: 'commits',
+        type: 'rollout_failed',
+        result: 'delivered',
+      }),
+    ).toBe(1);
 
     // No planted secret in any delivery's headers or body (but the token in the git API's Authorization header, and
     // each URL's own path, where the request is sent), log, status, metric or Redis key.
@@ -198,7 +274,14 @@ describe('notifications', () => {
     // The scan covers the delivery jobs: their events are there, their receivers by name only.
     expect(stored).toContain(':converge-notify-chat:');
     expect(stored).toMatch(/receiver\\*":\\*"chat/);
-    const seen = [deliveries.join('\n'), daemon.stdout(), daemon.stderr(), JSON.stringify(await daemon.status()), metrics, stored].join('\n');
+    const seen = [
+      deliveries.join('\n'),
+      daemon.stdout(),
+      daemon.stderr(),
+      JSON.stringify(await daemon.status()),
+      metrics,
+      stored,
+    ].join('\n');
     for (const secret of PLANTED) expect(seen.includes(secret), secret).toBe(false);
     expect(daemon.lines.some((l) => l.msg === 'notification delivered' && l.receiver === 'chat')).toBe(true);
   }, 90_000);
@@ -206,17 +289,45 @@ describe('notifications', () => {
   it('a receiver that never answers does not hold an edit back: its PATCH lands while the receiver hangs', async () => {
     const e = await emulator(200);
     const hook = await receiver(() => 'hang');
-    const { dir, repo } = await gitManifests('notify-hang', { 'nt-slow.yaml': dockerDeploymentYaml('nt-slow', { maxScale: 2 }) });
-    const config = await configFile(repo, `notifications:
+    const { dir, repo } = await gitManifests('notify-hang', {
+      'nt-slow.yaml': dockerDeploymentYaml('nt-slow', { maxScale: 2 }),
+    });
+    const config = await configFile(
+      repo,
+      `notifications:
   - {name: ops, type: webhook, url_env: OPS_URL, secret_env: OPS_SECRET, timeout: 60s}
-`);
+`,
+    );
     const p = prefix('notify-hang');
-    const daemon = await startDaemon(dir, ['--api-url', e.url, '--redis-url', REDIS_URL, '--redis-prefix', p, '--health-poll', '200ms', '--resync', '30s', '--debounce', '100ms', '--config', config], { ...WEBHOOK_ENV, OPS_URL: `${hook.url}${HOOK_PATH}` });
+    const daemon = await startDaemon(
+      dir,
+      [
+        '--api-url',
+        e.url,
+        '--redis-url',
+        REDIS_URL,
+        '--redis-prefix',
+        p,
+        '--health-poll',
+        '200ms',
+        '--resync',
+        '30s',
+        '--debounce',
+        '100ms',
+        '--config',
+        config,
+      ],
+      { ...WEBHOOK_ENV, OPS_URL: `${hook.url}${HOOK_PATH}` },
+    );
     await until('a delivery hanging at the receiver', () => hook.hanging() > 0, 30_000);
     const id = e.store.allDeployments().find((d) => d.name === 'nt-slow')!.id;
     const mark = e.requestLog.length;
     await writeFiles(dir, { 'nt-slow.yaml': dockerDeploymentYaml('nt-slow', { maxScale: 5 }) });
-    await until('the edit PATCHed', () => e.requestLog.slice(mark).some((r) => r.method === 'PATCH' && r.path.endsWith(`/${id}`) && r.status === 200), 20_000);
+    await until(
+      'the edit PATCHed',
+      () => e.requestLog.slice(mark).some((r) => r.method === 'PATCH' && r.path.endsWith(`/${id}`) && r.status === 200),
+      20_000,
+    );
     expect(hook.hanging()).toBeGreaterThan(0);
     expect(hook.requests.every((r) => r.status === undefined)).toBe(true);
     expect(liveMaxScale(e.store.allDeployments().find((d) => d.name === 'nt-slow'))).toBe(5);
@@ -225,21 +336,53 @@ describe('notifications', () => {
     daemon.child.kill('SIGTERM');
     expect(await daemon.exited).toEqual({ code: 0, signal: null });
     expect(daemon.lines.some((l) => l.msg === 'stopped')).toBe(true);
-    expect(daemon.lines.filter((l) => /did not finish before the deadline|did not end before the deadline/.test(l.msg))).toEqual([]);
+    expect(
+      daemon.lines.filter((l) => /did not finish before the deadline|did not end before the deadline/.test(l.msg)),
+    ).toEqual([]);
   }, 60_000);
 
   it('two replicas on one Redis: each event is sent once, by the leader', async () => {
     const e = await emulator(400);
     const hook = await receiver();
-    const { dir, repo } = await gitManifests('notify-ha', { 'nt-good.yaml': dockerDeploymentYaml('nt-good', { maxScale: 2 }), 'nt-bad.yaml': dockerDeploymentYaml('nt-bad', { maxScale: 2 }) });
-    const config = await configFile(repo, `notifications:
+    const { dir, repo } = await gitManifests('notify-ha', {
+      'nt-good.yaml': dockerDeploymentYaml('nt-good', { maxScale: 2 }),
+      'nt-bad.yaml': dockerDeploymentYaml('nt-bad', { maxScale: 2 }),
+    });
+    const config = await configFile(
+      repo,
+      `notifications:
   - {name: ops, type: webhook, url_env: OPS_URL, secret_env: OPS_SECRET}
-`);
+`,
+    );
     const p = prefix('notify-ha');
-    const args = ['--api-url', e.url, '--redis-url', REDIS_URL, '--redis-prefix', p, '--health-poll', '200ms', '--resync', '1s', '--lease', '2s', '--config', config, '--log-level', 'debug'];
+    const args = [
+      '--api-url',
+      e.url,
+      '--redis-url',
+      REDIS_URL,
+      '--redis-prefix',
+      p,
+      '--health-poll',
+      '200ms',
+      '--resync',
+      '1s',
+      '--lease',
+      '2s',
+      '--config',
+      config,
+      '--log-level',
+      'debug',
+    ];
     const env = { ...WEBHOOK_ENV, OPS_URL: `${hook.url}${HOOK_PATH}` };
-    const [one, two] = await Promise.all([startDaemon(dir, [...args, '--replica-id', 'one'], env), startDaemon(dir, [...args, '--replica-id', 'two'], env)]);
-    await until('rollout_failed and rollout_succeeded delivered', () => eventsOf(hook, 'rollout_failed').length > 0 && eventsOf(hook, 'rollout_succeeded').length > 0, 30_000);
+    const [one, two] = await Promise.all([
+      startDaemon(dir, [...args, '--replica-id', 'one'], env),
+      startDaemon(dir, [...args, '--replica-id', 'two'], env),
+    ]);
+    await until(
+      'rollout_failed and rollout_succeeded delivered',
+      () => eventsOf(hook, 'rollout_failed').length > 0 && eventsOf(hook, 'rollout_succeeded').length > 0,
+      30_000,
+    );
     const leader = (await one.status()).lease as { leading: boolean };
     await resyncs(leader.leading ? one : two, 3);
     expect(eventsOf(hook, 'rollout_failed', 'nt-bad')).toHaveLength(1);
@@ -256,7 +399,11 @@ describe('notifications', () => {
     const [dead, standby] = leader.leading ? [one, two] : [two, one];
     const before = hook.requests.length;
     await dead.kill('SIGKILL');
-    await until('the standby leads', async () => ((await standby.status()).lease as { leading: boolean }).leading, 20_000);
+    await until(
+      'the standby leads',
+      async () => ((await standby.status()).lease as { leading: boolean }).leading,
+      20_000,
+    );
     await resyncs(standby, 3);
     expect(standby.lines.some((l) => l.msg === 'notification queued' && l.event === 'rollout_failed')).toBe(false);
     expect(hook.requests.length).toBe(before);
@@ -264,35 +411,67 @@ describe('notifications', () => {
   }, 90_000);
 
   it('bad receivers stop the start with file:line or the variable named; notify test says what each receiver answered', async () => {
-    const { dir, repo, head } = await gitManifests('notify-config', { 'nt-a.yaml': dockerDeploymentYaml('nt-a', { maxScale: 1 }) });
-    const bad = await configFile(repo, `notifications:
+    const { dir, repo, head } = await gitManifests('notify-config', {
+      'nt-a.yaml': dockerDeploymentYaml('nt-a', { maxScale: 1 }),
+    });
+    const bad = await configFile(
+      repo,
+      `notifications:
   - name: ops
     type: webhok
     url_env: OPS_URL
-`);
+`,
+    );
     const run = await runConverge(['run', dir, '--api-url', 'http://127.0.0.1:9', '--config', bad]);
     expect(run.code).toBe(1);
-    expect(run.stderr).toBe(`converge run: ${bad}:3:11: error: notifications[0].type: "webhok" is not one of "webhook", "slack", "commit-status"\n`);
-    const good = await configFile(repo, `notifications:
+    expect(run.stderr).toBe(
+      `converge run: ${bad}:3:11: error: notifications[0].type: "webhok" is not one of "webhook", "slack", "commit-status"\n`,
+    );
+    const good = await configFile(
+      repo,
+      `notifications:
   - {name: ops, type: webhook, url_env: OPS_URL, secret_env: OPS_SECRET}
   - {name: commits, type: commit-status, api_url_env: GIT_API_URL, token_env: GIT_TOKEN, repository: acme/agents}
-`);
-    const missing = await runConverge(['run', dir, '--api-url', 'http://127.0.0.1:9', '--config', good], { OPS_URL: 'http://127.0.0.1:9/x', OPS_SECRET: HMAC_SECRET, GIT_TOKEN });
+`,
+    );
+    const missing = await runConverge(['run', dir, '--api-url', 'http://127.0.0.1:9', '--config', good], {
+      OPS_URL: 'http://127.0.0.1:9/x',
+      OPS_SECRET: HMAC_SECRET,
+      GIT_TOKEN,
+    });
     expect(missing.code).toBe(1);
-    expect(missing.stderr).toBe('converge run: notifications: receiver "commits" (commit-status): environment variable GIT_API_URL is not set\n');
+    expect(missing.stderr).toBe(
+      'converge run: notifications: receiver "commits" (commit-status): environment variable GIT_API_URL is not set\n',
+    );
 
     const hook = await receiver();
     const git = await receiver(() => 422);
-    const test = await runConverge(['notify', 'test', '--config', good, '--commit', head], { OPS_URL: `${hook.url}${HOOK_PATH}`, OPS_SECRET: HMAC_SECRET, GIT_API_URL: git.url, GIT_TOKEN });
-    expect(test.stdout).toBe('ops (webhook): delivered (answered 200)\ncommits (commit-status): not delivered: answered 422\n');
+    const test = await runConverge(['notify', 'test', '--config', good, '--commit', head], {
+      OPS_URL: `${hook.url}${HOOK_PATH}`,
+      OPS_SECRET: HMAC_SECRET,
+      GIT_API_URL: git.url,
+      GIT_TOKEN,
+    });
+    expect(test.stdout).toBe(
+      'ops (webhook): delivered (answered 200)\ncommits (commit-status): not delivered: answered 422\n',
+    );
     expect(test.code).toBe(1);
     expect(hook.requests).toHaveLength(1);
     expect(hook.requests[0]!.headers['x-converge-signature-256']).toBe(signed(hook.requests[0]!.body));
-    expect(JSON.parse(hook.requests[0]!.body)).toMatchObject({ type: 'test', resource: { kind: 'Receiver', name: 'ops' } });
+    expect(JSON.parse(hook.requests[0]!.body)).toMatchObject({
+      type: 'test',
+      resource: { kind: 'Receiver', name: 'ops' },
+    });
     expect(git.requests[0]!.path).toBe(`/repos/acme/agents/statuses/${head}`);
-    const one = await runConverge(['notify', 'test', 'ops', '--config', good], { OPS_URL: `${hook.url}${HOOK_PATH}`, OPS_SECRET: HMAC_SECRET });
+    const one = await runConverge(['notify', 'test', 'ops', '--config', good], {
+      OPS_URL: `${hook.url}${HOOK_PATH}`,
+      OPS_SECRET: HMAC_SECRET,
+    });
     expect(one.stdout).toBe('ops (webhook): delivered (answered 200)\n');
     expect(one.code).toBe(0);
-    for (const secret of PLANTED) expect(`${test.stdout}${test.stderr}${one.stdout}${one.stderr}${missing.stderr}`.includes(secret), secret).toBe(false);
+    for (const secret of PLANTED)
+      expect(`${test.stdout}${test.stderr}${one.stdout}${one.stderr}${missing.stderr}`.includes(secret), secret).toBe(
+        false,
+      );
   }, 60_000);
 });

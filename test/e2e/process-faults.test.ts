@@ -11,8 +11,15 @@ import { parsePrometheusText } from '../helpers/prometheus.js';
 import { RESYNC_QUEUE, RESYNC_SCHEDULER_ID } from '../../src/jobs/queue/resync-scheduler.js';
 import { startEmulator, type RequestLogEntry, type RunningEmulator } from '../../src/emulator/server.js';
 import {
-  dockerDeploymentYaml, killAllConverge, liveMaxScale, redisChild, tempDir, until, writeFiles,
-  type DaemonHandle, type RedisChild,
+  dockerDeploymentYaml,
+  killAllConverge,
+  liveMaxScale,
+  redisChild,
+  tempDir,
+  until,
+  writeFiles,
+  type DaemonHandle,
+  type RedisChild,
 } from './helpers.js';
 import { atEnd, daemonOf, prefixOf } from './scoped.js';
 
@@ -38,7 +45,10 @@ async function manifestTree(t: TestContext, label: string, names: readonly strin
   atEnd(t, () => rm(dir, { recursive: true, force: true }));
   const files: Record<string, string> = {};
   names.forEach((name, i) => {
-    files[`${name}.yaml`] = dockerDeploymentYaml(name, { maxScale, secrets: i % 2 === 0 ? [['TOKEN', 'PF_TOKEN']] : [] });
+    files[`${name}.yaml`] = dockerDeploymentYaml(name, {
+      maxScale,
+      secrets: i % 2 === 0 ? [['TOKEN', 'PF_TOKEN']] : [],
+    });
   });
   await writeFiles(dir, files);
   return dir;
@@ -61,8 +71,11 @@ function explained(daemon: DaemonHandle, e: RunningEmulator) {
   return (error: Error): never => {
     const tail = daemon.lines.slice(-25).map((l) => JSON.stringify(l).slice(0, 300));
     const requests = new Map<string, number>();
-    for (const r of e.requestLog) requests.set(`${r.method} ${r.route} ${r.status}`, (requests.get(`${r.method} ${r.route} ${r.status}`) ?? 0) + 1);
-    throw new Error(`${error.message}\nrequests: ${JSON.stringify(Object.fromEntries(requests))}\ndaemon log (last lines):\n${tail.join('\n')}`);
+    for (const r of e.requestLog)
+      requests.set(`${r.method} ${r.route} ${r.status}`, (requests.get(`${r.method} ${r.route} ${r.status}`) ?? 0) + 1);
+    throw new Error(
+      `${error.message}\nrequests: ${JSON.stringify(Object.fromEntries(requests))}\ndaemon log (last lines):\n${tail.join('\n')}`,
+    );
   };
 }
 
@@ -88,7 +101,24 @@ describe.concurrent('process faults', () => {
     const dir = await manifestTree(t, 'kill', names);
     const p = prefixOf(t, 'kill');
     // --lease 2s: the restarted daemon (another replica id) leads once the killed one's lease lapses.
-    const args = ['--api-url', e.url, '--redis-prefix', p, '--concurrency', '3', '--backoff', '50ms', '--job-lock', '2s', '--lease', '2s', '--resync', '30s', '--log-level', 'info'];
+    const args = [
+      '--api-url',
+      e.url,
+      '--redis-prefix',
+      p,
+      '--concurrency',
+      '3',
+      '--backoff',
+      '50ms',
+      '--job-lock',
+      '2s',
+      '--lease',
+      '2s',
+      '--resync',
+      '30s',
+      '--log-level',
+      'info',
+    ];
 
     const first = await daemonOf(t, dir, args, ENV);
     await until('10 creates to land', () => (landedCreates(e.requestLog).size >= 10 ? true : false), 30_000, 20);
@@ -100,7 +130,12 @@ describe.concurrent('process faults', () => {
     const second = await daemonOf(t, dir, args, ENV);
     await until('every deployment to exist', () => converged(e, names), 45_000, 100);
     // Within one resync interval (30 s) at most; on a timeout, say which resources were not synced and why.
-    await until('/status to show every resource synced', async () => (await second.status()).resources.every((r) => r.state === 'synced'), 40_000, 200).catch(async (error: Error) => {
+    await until(
+      '/status to show every resource synced',
+      async () => (await second.status()).resources.every((r) => r.state === 'synced'),
+      40_000,
+      200,
+    ).catch(async (error: Error) => {
       const pending = (await second.status()).resources.filter((r) => r.state !== 'synced');
       throw new Error(`${error.message}; not synced: ${JSON.stringify(pending).slice(0, 2000)}`);
     });
@@ -116,32 +151,88 @@ describe.concurrent('process faults', () => {
     const dir = await manifestTree(t, 'redis', names);
     // --resync 1h: no resync cycle comes during the test, so what converges after the restart is decided by cause (the
     // new term's first reconcile, a dropped job's decide-again), never by a timer that happens to fire.
-    const daemon = await daemonOf(t, dir, ['--api-url', e.url, '--redis-url', redis.url, '--redis-prefix', '{converge}', '--concurrency', '3', '--backoff', '50ms', '--job-lock', '2s', '--resync', '1h', '--log-level', 'info'], ENV);
-    await until('10 creates to land', () => (landedCreates(e.requestLog).size >= 10 ? true : false), 30_000, 20).catch(explained(daemon, e));
+    const daemon = await daemonOf(
+      t,
+      dir,
+      [
+        '--api-url',
+        e.url,
+        '--redis-url',
+        redis.url,
+        '--redis-prefix',
+        '{converge}',
+        '--concurrency',
+        '3',
+        '--backoff',
+        '50ms',
+        '--job-lock',
+        '2s',
+        '--resync',
+        '1h',
+        '--log-level',
+        'info',
+      ],
+      ENV,
+    );
+    await until('10 creates to land', () => (landedCreates(e.requestLog).size >= 10 ? true : false), 30_000, 20).catch(
+      explained(daemon, e),
+    );
 
     await redis.stop('SIGKILL');
     // while Redis is away the daemon is alive and not ready
-    const down = await until('/readyz to fail on Redis', async () => {
-      const r = await daemon.readyz();
-      return r.status === 503 && r.body.checks.some((c) => c.name === 'redis' && !c.ok) ? r : undefined;
-    }, 10_000, 100);
+    const down = await until(
+      '/readyz to fail on Redis',
+      async () => {
+        const r = await daemon.readyz();
+        return r.status === 503 && r.body.checks.some((c) => c.name === 'redis' && !c.ok) ? r : undefined;
+      },
+      10_000,
+      100,
+    );
     expect(down.body.ready).toBe(false);
     expect(await daemon.healthz()).toBe(200);
     // By order, not by time: the lease is lost while Redis is away, so the daemon re-takes it with a new fencing token
     // after the restart, and its jobs still queued under the old one are a former leader's.
-    const lost = await daemon.waitForLine((l) => l.msg === 'leader lease lost: this replica stops planning and enqueueing and runs jobs only', 20_000);
+    const lost = await daemon.waitForLine(
+      (l) => l.msg === 'leader lease lost: this replica stops planning and enqueueing and runs jobs only',
+      20_000,
+    );
     expect(daemon.alive()).toBe(true);
 
     await redis.start();
     // The next term starts (its end waited for ever on the resync worker's close before), and reconciles at once.
-    const taken = await daemon.waitForLine((l) => l.msg === 'leader lease taken: this replica watches, plans and enqueues' && daemon.lines.indexOf(l) > daemon.lines.indexOf(lost), 30_000).catch(explained(daemon, e));
-    await daemon.waitForLine((l) => l.msg === 'reconciled' && l.trigger === 'startup' && daemon.lines.indexOf(l) > daemon.lines.indexOf(taken), 30_000).catch(explained(daemon, e));
-    await until('every deployment to exist after the restart', () => converged(e, names), 45_000, 100).catch(explained(daemon, e));
-    await until('/readyz to pass again', async () => (await daemon.readyz()).status === 200, 20_000, 200).catch(explained(daemon, e));
-    await until('/status to show every resource synced', async () => (await daemon.status()).resources.every((r) => r.state === 'synced'), 20_000, 200).catch(explained(daemon, e));
+    const taken = await daemon
+      .waitForLine(
+        (l) =>
+          l.msg === 'leader lease taken: this replica watches, plans and enqueues' &&
+          daemon.lines.indexOf(l) > daemon.lines.indexOf(lost),
+        30_000,
+      )
+      .catch(explained(daemon, e));
+    await daemon
+      .waitForLine(
+        (l) =>
+          l.msg === 'reconciled' && l.trigger === 'startup' && daemon.lines.indexOf(l) > daemon.lines.indexOf(taken),
+        30_000,
+      )
+      .catch(explained(daemon, e));
+    await until('every deployment to exist after the restart', () => converged(e, names), 45_000, 100).catch(
+      explained(daemon, e),
+    );
+    await until('/readyz to pass again', async () => (await daemon.readyz()).status === 200, 20_000, 200).catch(
+      explained(daemon, e),
+    );
+    await until(
+      '/status to show every resource synced',
+      async () => (await daemon.status()).resources.every((r) => r.state === 'synced'),
+      20_000,
+      200,
+    ).catch(explained(daemon, e));
     expectExactlyOnce(e, names);
     // a job that met the restart was retried, never failed for good
-    const failedJobs = parsePrometheusText(await daemon.metrics()).find((m) => m.name === 'converge_jobs_total' && m.labels.outcome === 'failed');
+    const failedJobs = parsePrometheusText(await daemon.metrics()).find(
+      (m) => m.name === 'converge_jobs_total' && m.labels.outcome === 'failed',
+    );
     expect(failedJobs?.value).toBe(0);
     expect(daemon.alive()).toBe(true);
   }, 120_000);
@@ -152,7 +243,29 @@ describe.concurrent('process faults', () => {
     const names = Array.from({ length: 30 }, (_, i) => `redis-empty-${i}`);
     const e = await emulator(t, { latencyMs: 40, jitterMs: 20 });
     const dir = await manifestTree(t, 'redis-empty', names);
-    const daemon = await daemonOf(t, dir, ['--api-url', e.url, '--redis-url', redis.url, '--redis-prefix', '{converge}', '--concurrency', '3', '--backoff', '50ms', '--job-lock', '2s', '--resync', '2s', '--log-level', 'info'], ENV);
+    const daemon = await daemonOf(
+      t,
+      dir,
+      [
+        '--api-url',
+        e.url,
+        '--redis-url',
+        redis.url,
+        '--redis-prefix',
+        '{converge}',
+        '--concurrency',
+        '3',
+        '--backoff',
+        '50ms',
+        '--job-lock',
+        '2s',
+        '--resync',
+        '2s',
+        '--log-level',
+        'info',
+      ],
+      ENV,
+    );
     await until('8 creates to land', () => (landedCreates(e.requestLog).size >= 8 ? true : false), 30_000, 20);
     await redis.stop('SIGKILL');
     await sleep(1_000);
@@ -161,18 +274,36 @@ describe.concurrent('process faults', () => {
     await until('every deployment to exist after the empty restart', () => converged(e, names), 45_000, 100);
     // Every resource synced, except deployments whose secrets (masked by the service) were written before the loss:
     // their hashes went with the data, so they are held as SecretsUnknown, never rewritten blind.
-    await until('/status to show every resource synced or held as SecretsUnknown', async () =>
-      (await daemon.status()).resources.every((r) => r.state === 'synced' || (r.state === 'out_of_sync' && (r as unknown as { syncReason?: string }).syncReason === 'SecretsUnknown')), 30_000, 200);
-    for (const row of (await daemon.status()).resources) if (row.state !== 'synced') expect(Number(row.name.split('-').pop()) % 2, row.name).toBe(0);
+    await until(
+      '/status to show every resource synced or held as SecretsUnknown',
+      async () =>
+        (await daemon.status()).resources.every(
+          (r) =>
+            r.state === 'synced' ||
+            (r.state === 'out_of_sync' && (r as unknown as { syncReason?: string }).syncReason === 'SecretsUnknown'),
+        ),
+      30_000,
+      200,
+    );
+    for (const row of (await daemon.status()).resources)
+      if (row.state !== 'synced') expect(Number(row.name.split('-').pop()) % 2, row.name).toBe(0);
     await daemon.waitForLine((l) => String(l.msg).startsWith("Redis lost converge's records"), 5_000);
     // a create whose answer was lost with the pending record can only be adopted (409), never created twice
     const creates = landedCreates(e.requestLog);
     expect([...creates.entries()].filter(([, n]) => n !== 1)).toEqual([]);
     // the resync schedule lived in the lost data: it is created again, and drift made behind converge's back is
     // still found and healed
-    const queue = new Queue(RESYNC_QUEUE, { connection: { host: '127.0.0.1', port: redis.port, maxRetriesPerRequest: 1 }, prefix: '{converge}' });
+    const queue = new Queue(RESYNC_QUEUE, {
+      connection: { host: '127.0.0.1', port: redis.port, maxRetriesPerRequest: 1 },
+      prefix: '{converge}',
+    });
     try {
-      await until('the resync schedule to be back in Redis', () => queue.getJobScheduler(RESYNC_SCHEDULER_ID), 10_000, 200);
+      await until(
+        'the resync schedule to be back in Redis',
+        () => queue.getJobScheduler(RESYNC_SCHEDULER_ID),
+        10_000,
+        200,
+      );
     } finally {
       await queue.close();
     }
@@ -183,7 +314,12 @@ describe.concurrent('process faults', () => {
       body: JSON.stringify({ source_config: { resource_spec: { max_scale: 9 } } }),
     });
     expect(res.status).toBe(200);
-    await until('the drift to be healed by a resync', () => liveMaxScale(e.store.allDeployments().find((d) => d.name === 'redis-empty-1')) === 2, 20_000, 100);
+    await until(
+      'the drift to be healed by a resync',
+      () => liveMaxScale(e.store.allDeployments().find((d) => d.name === 'redis-empty-1')) === 2,
+      20_000,
+      100,
+    );
     expect(daemon.alive()).toBe(true);
   }, 90_000);
 
@@ -194,18 +330,44 @@ describe.concurrent('process faults', () => {
     atEnd(t, () => front.close());
     const dir = await manifestTree(t, 'outage', names);
     const p = prefixOf(t, 'outage');
-    const daemon: DaemonHandle = await daemonOf(t, dir, ['--api-url', front.url, '--redis-prefix', p, '--backoff', '50ms', '--resync', '4s', '--request-timeout', '2s', '--log-level', 'info'], ENV);
+    const daemon: DaemonHandle = await daemonOf(
+      t,
+      dir,
+      [
+        '--api-url',
+        front.url,
+        '--redis-prefix',
+        p,
+        '--backoff',
+        '50ms',
+        '--resync',
+        '4s',
+        '--request-timeout',
+        '2s',
+        '--log-level',
+        'info',
+      ],
+      ENV,
+    );
     await until('the first apply', () => converged(e, names), 20_000, 100);
     await until('/readyz 200', async () => (await daemon.readyz()).status === 200, 10_000, 100);
 
     await front.down();
     const outageStart = Date.now();
     const requestsBefore = networkFailures(await daemon.metrics());
-    await writeFile(join(dir, 'outage-0.yaml'), dockerDeploymentYaml('outage-0', { maxScale: 7, secrets: [['TOKEN', 'PF_TOKEN']] }));
-    const notReady = await until('/readyz to report the service down', async () => {
-      const r = await daemon.readyz();
-      return r.status === 503 && r.body.checks.some((c) => c.name === 'service' && !c.ok) ? r : undefined;
-    }, 10_000, 100);
+    await writeFile(
+      join(dir, 'outage-0.yaml'),
+      dockerDeploymentYaml('outage-0', { maxScale: 7, secrets: [['TOKEN', 'PF_TOKEN']] }),
+    );
+    const notReady = await until(
+      '/readyz to report the service down',
+      async () => {
+        const r = await daemon.readyz();
+        return r.status === 503 && r.body.checks.some((c) => c.name === 'service' && !c.ok) ? r : undefined;
+      },
+      10_000,
+      100,
+    );
     expect(notReady.body.checks.find((c) => c.name === 'service')?.detail).toMatch(/network error/);
     await sleep(Math.max(0, OUTAGE_MS - (Date.now() - outageStart)));
 
@@ -225,7 +387,12 @@ describe.concurrent('process faults', () => {
     expect(await daemon.healthz()).toBe(200);
 
     await front.up();
-    await until('the change made during the outage to land', () => liveMaxScale(e.store.allDeployments().find((d) => d.name === 'outage-0')) === 7, 20_000, 100);
+    await until(
+      'the change made during the outage to land',
+      () => liveMaxScale(e.store.allDeployments().find((d) => d.name === 'outage-0')) === 7,
+      20_000,
+      100,
+    );
     await until('/readyz 200 again', async () => (await daemon.readyz()).status === 200, 10_000, 100);
     const patches = landedPatches(e.requestLog);
     expect(patches).toHaveLength(1);

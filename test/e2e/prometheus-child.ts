@@ -37,19 +37,25 @@ export interface PrometheusChild {
 function rulesFor(forOf: Readonly<Record<string, string>>): string {
   const groups = ruleGroups().map((group) => ({
     ...group,
-    rules: group.rules.map((rule) => (rule.alert && forOf[rule.alert] !== undefined ? { ...rule, for: forOf[rule.alert] } : rule)),
+    rules: group.rules.map((rule) =>
+      rule.alert && forOf[rule.alert] !== undefined ? { ...rule, for: forOf[rule.alert] } : rule,
+    ),
   }));
   return stringify({ groups });
 }
 
 async function api<T>(url: string): Promise<T> {
   const answer = (await (await fetch(url)).json()) as { status: string; data: T; error?: string };
-  if (answer.status !== 'success') throw new Error(`Prometheus answered ${answer.status}: ${answer.error ?? ''} (${url})`);
+  if (answer.status !== 'success')
+    throw new Error(`Prometheus answered ${answer.status}: ${answer.error ?? ''} (${url})`);
   return answer.data;
 }
 
 /** Starts Prometheus scraping `targets` (host:port, job "converge") every second, evaluating the rules every second. */
-export async function startPrometheus(targets: string[], forOf: Readonly<Record<string, string>> = {}): Promise<PrometheusChild> {
+export async function startPrometheus(
+  targets: string[],
+  forOf: Readonly<Record<string, string>> = {},
+): Promise<PrometheusChild> {
   const dir = await mkdtemp(join(tmpdir(), 'converge-prometheus-'));
   await writeFile(join(dir, 'rules.yaml'), rulesFor(forOf));
   const config = {
@@ -59,7 +65,16 @@ export async function startPrometheus(targets: string[], forOf: Readonly<Record<
   };
   await writeFile(join(dir, 'prometheus.yml'), stringify(config));
   const port = await freePort();
-  const child = spawn('prometheus', [`--config.file=${join(dir, 'prometheus.yml')}`, `--storage.tsdb.path=${join(dir, 'data')}`, `--web.listen-address=127.0.0.1:${port}`, '--log.level=warn'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(
+    'prometheus',
+    [
+      `--config.file=${join(dir, 'prometheus.yml')}`,
+      `--storage.tsdb.path=${join(dir, 'data')}`,
+      `--web.listen-address=127.0.0.1:${port}`,
+      '--log.level=warn',
+    ],
+    { stdio: ['ignore', 'ignore', 'pipe'] },
+  );
   let output = '';
   child.stderr.setEncoding('utf8');
   child.stderr.on('data', (chunk: string) => (output += chunk));
@@ -77,10 +92,15 @@ export async function startPrometheus(targets: string[], forOf: Readonly<Record<
     await rm(dir, { recursive: true, force: true });
   };
   try {
-    await until('Prometheus ready', async () => {
-      if (!alive) throw new Error(`prometheus exited: ${output.slice(-2000)}`);
-      return (await fetch(`${url}/-/ready`).catch(() => undefined))?.status === 200;
-    }, 30_000, 100);
+    await until(
+      'Prometheus ready',
+      async () => {
+        if (!alive) throw new Error(`prometheus exited: ${output.slice(-2000)}`);
+        return (await fetch(`${url}/-/ready`).catch(() => undefined))?.status === 200;
+      },
+      30_000,
+      100,
+    );
   } catch (error) {
     await close();
     throw error;
@@ -91,7 +111,11 @@ export async function startPrometheus(targets: string[], forOf: Readonly<Record<
       return (await api<{ alerts: Alert[] }>(`${url}/api/v1/alerts`)).alerts;
     },
     async query(expr) {
-      return (await api<{ result: Array<{ metric: Record<string, string>; value: [number, string] }> }>(`${url}/api/v1/query?query=${encodeURIComponent(expr)}`)).result;
+      return (
+        await api<{ result: Array<{ metric: Record<string, string>; value: [number, string] }> }>(
+          `${url}/api/v1/query?query=${encodeURIComponent(expr)}`,
+        )
+      ).result;
     },
     output: () => output,
     close,

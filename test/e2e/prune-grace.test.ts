@@ -7,7 +7,20 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/server.js';
-import { dockerDeploymentYaml, dropPrefix, killAllConverge, runConverge, startDaemon, tempDir, testPrefix, until, writeFiles, type DaemonHandle, type DaemonStatus, type ResourceRow } from './helpers.js';
+import {
+  dockerDeploymentYaml,
+  dropPrefix,
+  killAllConverge,
+  runConverge,
+  startDaemon,
+  tempDir,
+  testPrefix,
+  until,
+  writeFiles,
+  type DaemonHandle,
+  type DaemonStatus,
+  type ResourceRow,
+} from './helpers.js';
 
 const HOOK = 'prune-grace-hook-token';
 
@@ -28,13 +41,22 @@ async function setup(label: string, files: Record<string, string>, daemonArgs: s
   const emulator: RunningEmulator = await startEmulator({ buildMs: 0 });
   const dir = await tempDir(`prune-grace-${label}`);
   const prefix = testPrefix(`prune-grace-${label}`);
-  cleanups.push(() => emulator.close(), () => dropPrefix(prefix), () => rm(dir, { recursive: true, force: true }));
+  cleanups.push(
+    () => emulator.close(),
+    () => dropPrefix(prefix),
+    () => rm(dir, { recursive: true, force: true }),
+  );
   const common = ['--api-url', emulator.url, '--redis-prefix', prefix];
   await writeFiles(dir, files);
   const created = await runConverge(['apply', dir, ...common]);
   expect(created.code, created.stdout + created.stderr).toBe(0);
-  const daemon = await startDaemon(dir, [...common, '--prune', '--resync', '1h', '--log-level', 'info', ...daemonArgs], { CONVERGE_WEBHOOK_TOKEN: HOOK });
-  const rows = async (): Promise<Map<string, Row>> => new Map(((await daemon.status()).resources as Row[]).map((r) => [r.name, r]));
+  const daemon = await startDaemon(
+    dir,
+    [...common, '--prune', '--resync', '1h', '--log-level', 'info', ...daemonArgs],
+    { CONVERGE_WEBHOOK_TOKEN: HOOK },
+  );
+  const rows = async (): Promise<Map<string, Row>> =>
+    new Map(((await daemon.status()).resources as Row[]).map((r) => [r.name, r]));
   return {
     emulator,
     dir,
@@ -42,20 +64,31 @@ async function setup(label: string, files: Record<string, string>, daemonArgs: s
     rows,
     /** Every DELETE the service received (the probe for the endpoint included). */
     deletes: () => emulator.requestLog.filter((r) => r.method === 'DELETE'),
-    idOf: (name: string) => emulator.store.allDeployments().find((d) => d.name === name && d.status !== 'AWAITING_DELETE')?.id,
+    idOf: (name: string) =>
+      emulator.store.allDeployments().find((d) => d.name === name && d.status !== 'AWAITING_DELETE')?.id,
     /** Waits for a reconcile that started after now and ended (any trigger). */
     async nextReconcile(): Promise<DaemonStatus> {
       const before = (await daemon.status()).reconciles?.total ?? 0;
-      return until('a reconcile after this point', async () => {
-        const s = await daemon.status();
-        return (s.reconciles?.total ?? 0) > before ? s : undefined;
-      }, 60_000, 50);
+      return until(
+        'a reconcile after this point',
+        async () => {
+          const s = await daemon.status();
+          return (s.reconciles?.total ?? 0) > before ? s : undefined;
+        },
+        60_000,
+        50,
+      );
     },
     async untilRow(what: string, name: string, test: (row: Row) => boolean): Promise<Row> {
-      return until(what, async () => {
-        const row = (await rows()).get(name);
-        return row && test(row) ? row : undefined;
-      }, 60_000, 50);
+      return until(
+        what,
+        async () => {
+          const row = (await rows()).get(name);
+          return row && test(row) ? row : undefined;
+        },
+        60_000,
+        50,
+      );
     },
   };
 }
@@ -79,7 +112,11 @@ async function stop(daemon: DaemonHandle): Promise<void> {
 describe.concurrent('daemon prune waits: a moment is not a removal', () => {
   for (const gapMs of [350, 1_000]) {
     it(`an owned manifest truncated for ${gapMs} ms under converge run --prune: 0 DELETE`, async () => {
-      const s = await setup(`trunc-${gapMs}`, { 'a.yaml': dockerDeploymentYaml('a', { maxScale: 1 }), 'b.yaml': dockerDeploymentYaml('b', { maxScale: 1 }) }, []);
+      const s = await setup(
+        `trunc-${gapMs}`,
+        { 'a.yaml': dockerDeploymentYaml('a', { maxScale: 1 }), 'b.yaml': dockerDeploymentYaml('b', { maxScale: 1 }) },
+        [],
+      );
       await s.untilRow('b in sync', 'b', synced);
       const text = dockerDeploymentYaml('b', { maxScale: 1 });
       await writeFile(join(s.dir, 'b.yaml'), '');
@@ -93,7 +130,11 @@ describe.concurrent('daemon prune waits: a moment is not a removal', () => {
   }
 
   it('an owned manifest truncated for 3 s, past a 1 s prune_grace: 0 DELETE (a file present and empty is unknown, not absent)', async () => {
-    const s = await setup('trunc-3s', { 'a.yaml': dockerDeploymentYaml('a', { maxScale: 1 }), 'b.yaml': dockerDeploymentYaml('b', { maxScale: 1 }) }, ['--prune-grace', '1s', '--debounce', '50ms']);
+    const s = await setup(
+      'trunc-3s',
+      { 'a.yaml': dockerDeploymentYaml('a', { maxScale: 1 }), 'b.yaml': dockerDeploymentYaml('b', { maxScale: 1 }) },
+      ['--prune-grace', '1s', '--debounce', '50ms'],
+    );
     await s.untilRow('b in sync', 'b', synced);
     const text = dockerDeploymentYaml('b', { maxScale: 1 });
     const started = Date.now();
@@ -131,13 +172,22 @@ describe.concurrent('daemon prune waits: a moment is not a removal', () => {
   }, 120_000);
 
   it('a clean removal is still pruned: once prune_grace (1 s) has passed, by the reconcile the daemon schedules, exactly once', async () => {
-    const s = await setup('removal', { 'a.yaml': dockerDeploymentYaml('a', { maxScale: 1 }), 'b.yaml': dockerDeploymentYaml('b', { maxScale: 1 }) }, ['--prune-grace', '1s', '--debounce', '50ms']);
+    const s = await setup(
+      'removal',
+      { 'a.yaml': dockerDeploymentYaml('a', { maxScale: 1 }), 'b.yaml': dockerDeploymentYaml('b', { maxScale: 1 }) },
+      ['--prune-grace', '1s', '--debounce', '50ms'],
+    );
     await s.untilRow('b in sync', 'b', synced);
     const id = s.idOf('b')!;
     await rm(join(s.dir, 'b.yaml'));
     const pending = await s.untilRow('b DeletePending', 'b', (r) => r.sync.reason === 'DeletePending');
     // No file change follows and the resync is an hour away: the reconcile that sends it is the one the daemon scheduled.
-    await until('the DELETE of b', () => s.deletes().some((r) => r.deploymentId === id && r.status === 204), 60_000, 50);
+    await until(
+      'the DELETE of b',
+      () => s.deletes().some((r) => r.deploymentId === id && r.status === 204),
+      60_000,
+      50,
+    );
     expect(s.idOf('b')).toBeUndefined();
     const status = await s.daemon.status();
     const history = status.history as Array<{ trigger: string; startedAt: string }>;
@@ -167,7 +217,8 @@ describe.concurrent('daemon prune waits: a moment is not a removal', () => {
     const pending = await s.untilRow('b DeletePending', 'b', (r) => r.sync.reason === 'DeletePending');
     expect(pending.pendingDelete).toMatchObject({ confirm: true, due: null });
     expect(pending.reason).toContain('converge reconcile --confirm-delete b');
-    const reconcile = (...args: string[]) => runConverge(['reconcile', ...args, '--url', s.daemon.url], { CONVERGE_WEBHOOK_TOKEN: HOOK });
+    const reconcile = (...args: string[]) =>
+      runConverge(['reconcile', ...args, '--url', s.daemon.url], { CONVERGE_WEBHOOK_TOKEN: HOOK });
     // Past the grace, reconciled again: still nothing deleted.
     await sleep(1_200);
     const plain = await reconcile();
@@ -187,7 +238,12 @@ describe.concurrent('daemon prune waits: a moment is not a removal', () => {
     const confirmed = await reconcile('--confirm-delete', 'b');
     expect(confirmed.code, confirmed.stdout + confirmed.stderr).toBe(0);
     expect(confirmed.stdout).toContain('Delete confirmed and enqueued for: Deployment/b');
-    await until('the DELETE of b', () => s.deletes().some((r) => r.deploymentId === id && r.status === 204), 60_000, 50);
+    await until(
+      'the DELETE of b',
+      () => s.deletes().some((r) => r.deploymentId === id && r.status === 204),
+      60_000,
+      50,
+    );
     await reconcile();
     await stop(s.daemon);
     expect(s.deletes().filter((r) => r.deploymentId === id)).toHaveLength(1);

@@ -11,7 +11,7 @@ afterAll(killAllConverge);
 const PASSWORD = 'readyz-pw-5b1e0c';
 
 describe.concurrent('/readyz names the fix', () => {
-  it('Redis gone: the Redis URL (password redacted) and what to do, not ioredis\' own words', async (t) => {
+  it("Redis gone: the Redis URL (password redacted) and what to do, not ioredis' own words", async (t) => {
     const redis = await redisChild({ extraArgs: ['--requirepass', PASSWORD] });
     atEnd(t, () => redis.remove());
     const e = await startEmulator({ buildMs: 0 });
@@ -20,16 +20,34 @@ describe.concurrent('/readyz names the fix', () => {
     atEnd(t, () => rm(dir, { recursive: true, force: true }));
     await writeFiles(dir, { 'a.yaml': dockerDeploymentYaml('readyz-a', { maxScale: 1 }) });
     const url = `redis://:${PASSWORD}@127.0.0.1:${redis.port}`;
-    const daemon = await daemonOf(t, dir, ['--api-url', e.url, '--redis-url', url, '--redis-prefix', '{readyz}', '--resync', '1h']);
+    const daemon = await daemonOf(t, dir, [
+      '--api-url',
+      e.url,
+      '--redis-url',
+      url,
+      '--redis-prefix',
+      '{readyz}',
+      '--resync',
+      '1h',
+    ]);
     await until('/readyz 200', async () => (await daemon.readyz()).status === 200, 20_000, 100);
 
     await redis.stop('SIGKILL');
-    const down = await until('/readyz to fail on Redis', async () => {
-      const r = await daemon.readyz();
-      return r.status === 503 && r.body.checks.find((c) => c.name === 'redis' && !c.ok) ? r : undefined;
-    }, 15_000, 100);
+    const down = await until(
+      '/readyz to fail on Redis',
+      async () => {
+        const r = await daemon.readyz();
+        return r.status === 503 && r.body.checks.find((c) => c.name === 'redis' && !c.ok) ? r : undefined;
+      },
+      15_000,
+      100,
+    );
     const detail = down.body.checks.find((c) => c.name === 'redis')!.detail!;
-    expect(detail).toMatch(new RegExp(`^Redis at redis://:\\*\\*\\*\\*@127\\.0\\.0\\.1:${redis.port} (is unreachable \\(.+\\): start redis-server, or set --redis-url or REDIS_URL|gave no answer to PING within \\d+ ms: check that it is up, or set --redis-url or REDIS_URL)$`));
+    expect(detail).toMatch(
+      new RegExp(
+        `^Redis at redis://:\\*\\*\\*\\*@127\\.0\\.0\\.1:${redis.port} (is unreachable \\(.+\\): start redis-server, or set --redis-url or REDIS_URL|gave no answer to PING within \\d+ ms: check that it is up, or set --redis-url or REDIS_URL)$`,
+      ),
+    );
     expect(JSON.stringify(down.body)).not.toContain(PASSWORD);
     expect(JSON.stringify(down.body)).not.toContain("Stream isn't writeable");
     expect(JSON.stringify(down.body)).not.toContain('enableOfflineQueue');
@@ -42,14 +60,28 @@ describe.concurrent('/readyz names the fix', () => {
     atEnd(t, () => rm(dir, { recursive: true, force: true }));
     await writeFiles(dir, { 'a.yaml': dockerDeploymentYaml('readyz-b', { maxScale: 1 }) });
     const prefix = prefixOf(t, 'readyz-key');
-    const daemon = await daemonOf(t, dir, ['--api-url', e.url, '--redis-url', REDIS_URL, '--redis-prefix', prefix, '--resync', '1h'], { CONVERGE_API_KEY: 'a-wrong-key' });
-    const failing = await until('/readyz to fail on the service', async () => {
-      const r = await daemon.readyz();
-      return r.body.checks.find((c) => c.name === 'service' && !c.ok && c.detail?.startsWith('last request failed')) ? r : undefined;
-    }, 15_000, 100);
+    const daemon = await daemonOf(
+      t,
+      dir,
+      ['--api-url', e.url, '--redis-url', REDIS_URL, '--redis-prefix', prefix, '--resync', '1h'],
+      { CONVERGE_API_KEY: 'a-wrong-key' },
+    );
+    const failing = await until(
+      '/readyz to fail on the service',
+      async () => {
+        const r = await daemon.readyz();
+        return r.body.checks.find((c) => c.name === 'service' && !c.ok && c.detail?.startsWith('last request failed'))
+          ? r
+          : undefined;
+      },
+      15_000,
+      100,
+    );
     expect(failing.status).toBe(503);
     const service = failing.body.checks.find((c) => c.name === 'service')!;
-    expect(service.detail).toMatch(/^last request failed: GET \S+ answered 40[13]; check the API key in CONVERGE_API_KEY \(--api-key\)/);
+    expect(service.detail).toMatch(
+      /^last request failed: GET \S+ answered 40[13]; check the API key in CONVERGE_API_KEY \(--api-key\)/,
+    );
     expect(failing.body.checks.filter((c) => !c.ok).map((c) => c.name)).toEqual(['service']);
     expect(JSON.stringify(failing.body)).not.toContain('not loaded yet');
     expect(JSON.stringify(failing.body)).not.toContain('a-wrong-key');

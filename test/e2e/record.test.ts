@@ -2,7 +2,20 @@
 import { rm } from 'node:fs/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/server.js';
-import { dockerDeploymentYaml, dropPrefix, killAllConverge, REDIS_URL, runConverge, startDaemon, tempDir, testPrefix, until, writeFiles, type DaemonHandle, type RecordedRow } from './helpers.js';
+import {
+  dockerDeploymentYaml,
+  dropPrefix,
+  killAllConverge,
+  REDIS_URL,
+  runConverge,
+  startDaemon,
+  tempDir,
+  testPrefix,
+  until,
+  writeFiles,
+  type DaemonHandle,
+  type RecordedRow,
+} from './helpers.js';
 
 const HOOK = 'hook-token-record-5b1e';
 const cleanups: Array<() => Promise<unknown>> = [];
@@ -29,8 +42,13 @@ interface HistoryDoc {
   }>;
 }
 
-async function view(daemon: DaemonHandle): Promise<{ rows: Map<string, Row>; logs: Record<string, { revisionId: string; lines: string[] }> }> {
-  const doc = (await daemon.status()) as unknown as { resources: Row[]; failedBuildLogs: Record<string, { revisionId: string; lines: string[] }> };
+async function view(
+  daemon: DaemonHandle,
+): Promise<{ rows: Map<string, Row>; logs: Record<string, { revisionId: string; lines: string[] }> }> {
+  const doc = (await daemon.status()) as unknown as {
+    resources: Row[];
+    failedBuildLogs: Record<string, { revisionId: string; lines: string[] }>;
+  };
   return { rows: new Map(doc.resources.map((r) => [r.key, r])), logs: doc.failedBuildLogs };
 }
 
@@ -40,7 +58,14 @@ function kept(row: Row | undefined): unknown {
 }
 
 async function history(common: string[], name: string, extra: string[] = []): Promise<HistoryDoc> {
-  const run = await runConverge(['history', name, '--output', 'json', ...extra, ...common.filter((a, i) => a.startsWith('--redis') || common[i - 1]?.startsWith('--redis'))]);
+  const run = await runConverge([
+    'history',
+    name,
+    '--output',
+    'json',
+    ...extra,
+    ...common.filter((a, i) => a.startsWith('--redis') || common[i - 1]?.startsWith('--redis')),
+  ]);
   expect(run.code, run.stderr).toBe(0);
   return JSON.parse(run.stdout) as HistoryDoc;
 }
@@ -55,7 +80,10 @@ describe('the record of each resource', () => {
     cleanups.push(() => rm(dir, { recursive: true, force: true }));
     const prefix = testPrefix('record');
     cleanups.push(() => dropPrefix(prefix));
-    await writeFiles(dir, { 'rec-good.yaml': dockerDeploymentYaml('rec-good', { maxScale: 2 }), 'rec-bad.yaml': dockerDeploymentYaml('rec-bad', { maxScale: 2 }) });
+    await writeFiles(dir, {
+      'rec-good.yaml': dockerDeploymentYaml('rec-good', { maxScale: 2 }),
+      'rec-bad.yaml': dockerDeploymentYaml('rec-bad', { maxScale: 2 }),
+    });
     const common = ['--api-url', e.url, '--redis-url', REDIS_URL, '--redis-prefix', prefix];
 
     // converge apply (no daemon) records its write of rec-good with the manifests' id.
@@ -63,7 +91,11 @@ describe('the record of each resource', () => {
     expect(apply.code, apply.stderr).toBe(0);
     const applied = await history(common, 'rec-good');
     const write = applied.events.find((ev) => ev.type === 'write_done');
-    expect(write, JSON.stringify(applied)).toMatchObject({ reason: 'created', manifests: { kind: 'content' }, job: { id: expect.any(String) } });
+    expect(write, JSON.stringify(applied)).toMatchObject({
+      reason: 'created',
+      manifests: { kind: 'content' },
+      job: { id: expect.any(String) },
+    });
     expect(write!.by).toMatch(/^apply@/);
     // It names the fields it wrote (paths only).
     expect(write!.fields).toContain('source_config.resource_spec.max_scale');
@@ -80,19 +112,34 @@ describe('the record of each resource', () => {
 
     const args = [...common, '--resync', '1h', '--health-poll', '200ms', '--debounce', '50ms'];
     let daemon = await startDaemon(dir, args, { CONVERGE_WEBHOOK_TOKEN: HOOK });
-    await until('rec-bad held with its build log, rec-good healthy', async () => {
-      const { rows, logs } = await view(daemon);
-      return rows.get('Deployment/rec-bad')?.hold !== undefined && logs['Deployment/rec-bad'] !== undefined && rows.get('Deployment/rec-good')?.health.status === 'healthy';
-    }, 60_000, 100);
+    await until(
+      'rec-bad held with its build log, rec-good healthy',
+      async () => {
+        const { rows, logs } = await view(daemon);
+        return (
+          rows.get('Deployment/rec-bad')?.hold !== undefined &&
+          logs['Deployment/rec-bad'] !== undefined &&
+          rows.get('Deployment/rec-good')?.health.status === 'healthy'
+        );
+      },
+      60_000,
+      100,
+    );
     const before = await view(daemon);
     const bad = before.rows.get('Deployment/rec-bad')!;
     expect(bad.job?.id).toBeTruthy();
 
     await daemon.kill('SIGTERM');
     daemon = await startDaemon(dir, args, { CONVERGE_WEBHOOK_TOKEN: HOOK });
-    await until('the restarted daemon reconciled', async () => ((await daemon.status()).reconciles as unknown as { total: number }).total >= 1, 30_000, 50);
+    await until(
+      'the restarted daemon reconciled',
+      async () => ((await daemon.status()).reconciles as unknown as { total: number }).total >= 1,
+      30_000,
+      50,
+    );
     const after = await view(daemon);
-    for (const key of ['Deployment/rec-bad', 'Deployment/rec-good']) expect(kept(after.rows.get(key)), key).toEqual(kept(before.rows.get(key)));
+    for (const key of ['Deployment/rec-bad', 'Deployment/rec-good'])
+      expect(kept(after.rows.get(key)), key).toEqual(kept(before.rows.get(key)));
     expect(after.logs['Deployment/rec-bad']).toEqual(before.logs['Deployment/rec-bad']);
 
     // The history: the job /status names, the BUILD_FAILED revision, the hold; newest first.
@@ -108,26 +155,41 @@ describe('the record of each resource', () => {
     expect(Date.parse(failed!.revision!.createdAt!)).toBeLessThanOrEqual(Date.parse(failed!.at));
     // No revision reads UNKNOWN: each is the service's status, STARTED (not read yet) or DEPLOYED (listed active).
     expect(told.events.filter((ev) => ev.revision?.status === 'UNKNOWN')).toEqual([]);
-    expect(told.events.find((ev) => ev.type === 'held')).toMatchObject({ reason: 'RevisionFailed', revision: { id: bad.hold!.revisionId } });
+    expect(told.events.find((ev) => ev.type === 'held')).toMatchObject({
+      reason: 'RevisionFailed',
+      revision: { id: bad.hold!.revisionId },
+    });
     const times = told.events.map((ev) => ev.at);
     expect([...times].sort().reverse()).toEqual(times);
 
     // --retry-failed: the release is recorded.
-    const retry = await runConverge(['reconcile', '--retry-failed', 'rec-bad', '--url', daemon.url], { CONVERGE_WEBHOOK_TOKEN: HOOK });
+    const retry = await runConverge(['reconcile', '--retry-failed', 'rec-bad', '--url', daemon.url], {
+      CONVERGE_WEBHOOK_TOKEN: HOOK,
+    });
     expect(retry.code, retry.stderr).toBe(0);
-    told = await until('the release in the history', async () => {
-      const doc = await history(common, 'rec-bad');
-      return doc.events.some((ev) => ev.type === 'released') ? doc : undefined;
-    }, 30_000, 200);
+    told = await until(
+      'the release in the history',
+      async () => {
+        const doc = await history(common, 'rec-bad');
+        return doc.events.some((ev) => ev.type === 'released') ? doc : undefined;
+      },
+      30_000,
+      200,
+    );
     // The release and the rebuild it asked for say which command and which replica asked.
     const replica = ((await daemon.status()) as unknown as { lease: { replica: string } }).lease.replica;
     const released = told.events.find((ev) => ev.type === 'released');
     expect(released).toMatchObject({ reason: 'HoldReleased', by: replica });
     expect(released!.message).toContain(`hold released by converge reconcile --retry-failed on replica ${replica}`);
-    told = await until('the rebuild decided', async () => {
-      const doc = await history(common, 'rec-bad');
-      return doc.events.some((ev) => ev.type === 'decided' && ev.message.startsWith('rebuild: ')) ? doc : undefined;
-    }, 30_000, 200);
+    told = await until(
+      'the rebuild decided',
+      async () => {
+        const doc = await history(common, 'rec-bad');
+        return doc.events.some((ev) => ev.type === 'decided' && ev.message.startsWith('rebuild: ')) ? doc : undefined;
+      },
+      30_000,
+      200,
+    );
     const rebuilt = told.events.find((ev) => ev.type === 'decided' && ev.message.startsWith('rebuild: '))!;
     expect(rebuilt.message).toContain(`asked by converge reconcile --retry-failed on replica ${replica}`);
     expect(told.events.filter((ev) => ev.type === 'decided' && /^noop: job .* is queued/.test(ev.message))).toEqual([]);
@@ -136,7 +198,14 @@ describe('the record of each resource', () => {
     // Text form, and bad input in one line.
     const text = await runConverge(['history', 'rec-bad', '--redis-url', REDIS_URL, '--redis-prefix', prefix]);
     expect(text.stdout).toMatch(/^Deployment\/rec-bad: \d+ events, newest first/);
-    const wrong = await runConverge(['history', 'Deploymnt/rec-bad', '--redis-url', REDIS_URL, '--redis-prefix', prefix]);
+    const wrong = await runConverge([
+      'history',
+      'Deploymnt/rec-bad',
+      '--redis-url',
+      REDIS_URL,
+      '--redis-prefix',
+      prefix,
+    ]);
     expect(wrong.code).toBe(1);
     expect(wrong.stderr).toMatch(/not KIND\/NAME with a kind converge knows/);
     expect(wrong.stderr).not.toMatch(/\n\s+at /);

@@ -10,7 +10,20 @@ import { startEmulator, type RunningEmulator } from '../../src/emulator/server.j
 import { leaseKey } from '../../src/leader/lease.js';
 import { leaseExpiryMicros, PTTL_SLACK_MICROS } from '../helpers/lease.js';
 import { rawRedis } from '../helpers/redis.js';
-import { dockerDeploymentYaml, dropPrefix, killAllConverge, liveMaxScale, REDIS_URL, runConverge, startDaemon, tempDir, testPrefix, until, writeFiles, type DaemonHandle } from './helpers.js';
+import {
+  dockerDeploymentYaml,
+  dropPrefix,
+  killAllConverge,
+  liveMaxScale,
+  REDIS_URL,
+  runConverge,
+  startDaemon,
+  tempDir,
+  testPrefix,
+  until,
+  writeFiles,
+  type DaemonHandle,
+} from './helpers.js';
 
 const COUNT = 20;
 const LEASE_MS = 2_000;
@@ -64,8 +77,14 @@ describe('replicas: one active reconciler', () => {
       lenientCreate: true,
       onRequest: (entry) => {
         if (entry.method === 'GET' || entry.status >= 400) return;
-        const name = entry.method === 'POST' ? String((entry.body as { name?: unknown } | undefined)?.name) : idToName.get(entry.deploymentId ?? '') ?? entry.path;
-        writes.set(name, [...(writes.get(name) ?? []), `${entry.method} ${JSON.stringify((entry.body as { source_config?: unknown } | undefined)?.source_config ?? null)}`]);
+        const name =
+          entry.method === 'POST'
+            ? String((entry.body as { name?: unknown } | undefined)?.name)
+            : (idToName.get(entry.deploymentId ?? '') ?? entry.path);
+        writes.set(name, [
+          ...(writes.get(name) ?? []),
+          `${entry.method} ${JSON.stringify((entry.body as { source_config?: unknown } | undefined)?.source_config ?? null)}`,
+        ]);
       },
     });
     cleanups.push(() => emulator.close());
@@ -87,18 +106,38 @@ describe('replicas: one active reconciler', () => {
     const scaleOf: Record<string, number> = { a: 2, b: 4 };
     const start = (id: string) =>
       startDaemon(dirs[id]!, [
-        '--api-url', emulator.url, '--redis-url', REDIS_URL, '--redis-prefix', prefix, '--replica-id', id,
-        '--resync', '1s', '--lease', `${LEASE_MS}ms`, '--debounce', '50ms', '--shutdown-timeout', '5s', '--log-level', 'info',
+        '--api-url',
+        emulator.url,
+        '--redis-url',
+        REDIS_URL,
+        '--redis-prefix',
+        prefix,
+        '--replica-id',
+        id,
+        '--resync',
+        '1s',
+        '--lease',
+        `${LEASE_MS}ms`,
+        '--debounce',
+        '50ms',
+        '--shutdown-timeout',
+        '5s',
+        '--log-level',
+        'info',
       ]);
 
     // Both start at once and race for the lease: one leads, the other stands by (ready: it serves jobs).
     const started = await Promise.all([start('a'), start('b')]);
     const daemons: Record<string, DaemonHandle> = { a: started[0], b: started[1] };
-    const [leaseA, leaseB] = await until('one replica to lead', async () => {
-      const both = await Promise.all([leaseOf(daemons.a!), leaseOf(daemons.b!)]);
-      // Null until the daemon has connected and started its election loop.
-      return both.every((l) => l !== null) && both.some((l) => l.leading) ? both : undefined;
-    }, 10_000);
+    const [leaseA, leaseB] = await until(
+      'one replica to lead',
+      async () => {
+        const both = await Promise.all([leaseOf(daemons.a!), leaseOf(daemons.b!)]);
+        // Null until the daemon has connected and started its election loop.
+        return both.every((l) => l !== null) && both.some((l) => l.leading) ? both : undefined;
+      },
+      10_000,
+    );
     expect(leaseA.leading !== leaseB.leading).toBe(true);
     const first = leaseA.leading ? 'a' : 'b';
     const second = first === 'a' ? 'b' : 'a';
@@ -113,12 +152,22 @@ describe('replicas: one active reconciler', () => {
     expect(await standby.metrics()).toContain(`converge_leader{replica="${second}"} 0`);
     expect(await daemons[first]!.metrics()).toContain(`converge_leader{replica="${first}"} 1`);
     // The standby runs no reconcile; it shows the leader's last one, read from Redis (the record is the same on both).
-    await until("the standby to show the leader's last reconcile", async () => {
-      const [led, stood] = await Promise.all([daemons[first]!.status(), standby.status()]);
-      return stood.lastReconcile !== null && stood.lastReconcile.id === led.lastReconcile?.id;
-    }, 10_000, 50);
+    await until(
+      "the standby to show the leader's last reconcile",
+      async () => {
+        const [led, stood] = await Promise.all([daemons[first]!.status(), standby.status()]);
+        return stood.lastReconcile !== null && stood.lastReconcile.id === led.lastReconcile?.id;
+      },
+      10_000,
+      50,
+    );
     const shown = await runConverge(['status', '--url', standby.url]);
-    expect(shown.stdout).toMatch(new RegExp(`^Replica ${second}: standby \\(runs jobs only\\); leader: ${first} since \\S+ \\(fencing token \\d+\\)$`, 'm'));
+    expect(shown.stdout).toMatch(
+      new RegExp(
+        `^Replica ${second}: standby \\(runs jobs only\\); leader: ${first} since \\S+ \\(fencing token \\d+\\)$`,
+        'm',
+      ),
+    );
 
     // SIGKILL of the leader: the standby takes over once the dead leader's key expired, not before, and writes its
     // version once per deployment. What bounds the wait is configuration: the key lives a lease time after the last
@@ -141,12 +190,22 @@ describe('replicas: one active reconciler', () => {
     expect(afterKill.token).toBeGreaterThan(killedLeader.token);
     // The token is at least Redis' clock when the standby took the lease: not before the dead leader's key expired.
     expect(afterKill.token).toBeGreaterThanOrEqual(deadKeyExpires - PTTL_SLACK_MICROS);
-    await until(`every deployment at the new leader's max_scale ${scaleOf[second]}`, allAt(scaleOf[second]!), 15_000, 50);
+    await until(
+      `every deployment at the new leader's max_scale ${scaleOf[second]}`,
+      allAt(scaleOf[second]!),
+      15_000,
+      50,
+    );
 
     // The killed replica comes back as a standby; SIGTERM of the leader hands over within two seconds.
     daemons[first] = await start(first);
     // Once its election loop has seen the leader, it is given a while to (wrongly) take the lease: it stays a standby.
-    await until('the returning replica to see the leader', async () => (await leaseOf(daemons[first]!))?.leader?.holder === second, 15_000, 50);
+    await until(
+      'the returning replica to see the leader',
+      async () => (await leaseOf(daemons[first]!))?.leader?.holder === second,
+      15_000,
+      50,
+    );
     await sleep(1_500);
     expect(await leaseOf(daemons[first])).toMatchObject({ leading: false, leader: { holder: second } });
     expect(allAt(scaleOf[second]!)()).toBe(true);
@@ -168,11 +227,22 @@ describe('replicas: one active reconciler', () => {
     expect(standby.lines.some((l) => l.msg === 'leader lease released: a standby takes over')).toBe(true);
     // The returning replica's version is the first one again: each deployment's desired state went A, B, A within
     // flap_window, so the flap guard stops it (Conflict naming both versions) instead of writing A back.
-    const conflicted = await until('every deployment in Conflict on the new leader', async () => {
-      const doc = await daemons[first]!.status();
-      return ((doc.conflicts as string[] | undefined) ?? []).length === COUNT ? doc : undefined;
-    }, 15_000, 100);
-    const row = (conflicted.resources as unknown as Array<{ key: string; sync: { reason: string }; conflict?: { reason: string; versions?: unknown[] } }>).find((r) => r.key === 'Deployment/ha-0');
+    const conflicted = await until(
+      'every deployment in Conflict on the new leader',
+      async () => {
+        const doc = await daemons[first]!.status();
+        return ((doc.conflicts as string[] | undefined) ?? []).length === COUNT ? doc : undefined;
+      },
+      15_000,
+      100,
+    );
+    const row = (
+      conflicted.resources as unknown as Array<{
+        key: string;
+        sync: { reason: string };
+        conflict?: { reason: string; versions?: unknown[] };
+      }>
+    ).find((r) => r.key === 'Deployment/ha-0');
     expect(row).toMatchObject({ sync: { reason: 'Conflict' }, conflict: { reason: 'desired_alternates' } });
     expect(row!.conflict!.versions).toHaveLength(2);
     await sleep(1_500);
@@ -180,7 +250,11 @@ describe('replicas: one active reconciler', () => {
 
     // One create and one PATCH per version change, nothing written twice, and the alternation back not written at all:
     // nothing was written after the SIGTERM.
-    for (let i = 0; i < COUNT; i++) expect(writes.get(`ha-${i}`)?.map((w) => w.split(' ')[0]), `ha-${i}`).toEqual(['POST', 'PATCH']);
+    for (let i = 0; i < COUNT; i++)
+      expect(
+        writes.get(`ha-${i}`)?.map((w) => w.split(' ')[0]),
+        `ha-${i}`,
+      ).toEqual(['POST', 'PATCH']);
     expect(JSON.stringify([...writes])).toBe(writesBeforeTerm);
     const after = await leaseOf(daemons[first]);
     expect(after.leader!.token).toBeGreaterThanOrEqual(3);
@@ -189,7 +263,9 @@ describe('replicas: one active reconciler', () => {
     expect(metrics).toContain('converge_lease_transitions_total{to="leader"} 1');
     expect(metrics).toMatch(/^converge_leader_since_seconds [1-9]\d{9}/m);
     // Measured, not asserted (the machine's speed is no promise): docs/daemon.md quotes these.
-    console.log(`replicas: SIGKILL handover ${killHandover} ms (lease ${LEASE_MS} ms), SIGTERM handover ${termHandover} ms`);
+    console.log(
+      `replicas: SIGKILL handover ${killHandover} ms (lease ${LEASE_MS} ms), SIGTERM handover ${termHandover} ms`,
+    );
     daemons[first].child.kill('SIGTERM');
     await daemons[first].exited;
   }, 60_000);

@@ -5,7 +5,18 @@ import { rm } from 'node:fs/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parsePrometheusText } from '../helpers/prometheus.js';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/server.js';
-import { dockerDeploymentYaml, dropPrefix, killAllConverge, liveMaxScale, REDIS_URL, startDaemon, tempDir, testPrefix, until, writeFiles } from './helpers.js';
+import {
+  dockerDeploymentYaml,
+  dropPrefix,
+  killAllConverge,
+  liveMaxScale,
+  REDIS_URL,
+  startDaemon,
+  tempDir,
+  testPrefix,
+  until,
+  writeFiles,
+} from './helpers.js';
 
 const N = Number(process.env.CONVERGE_RESYNC_TEST_N ?? 300);
 const cleanups: Array<() => Promise<unknown>> = [];
@@ -39,21 +50,49 @@ describe('resync and jobs in flight', () => {
     cleanups.push(() => e.close());
     const dir = await tempDir('inflight');
     cleanups.push(() => rm(dir, { recursive: true, force: true }));
-    await writeFiles(dir, Object.fromEntries(names.map((name) => [`${name}.yaml`, dockerDeploymentYaml(name, { maxScale: 2 })])));
+    await writeFiles(
+      dir,
+      Object.fromEntries(names.map((name) => [`${name}.yaml`, dockerDeploymentYaml(name, { maxScale: 2 })])),
+    );
     const prefix = testPrefix('inflight');
     cleanups.push(() => dropPrefix(prefix));
 
     const started = Date.now();
-    const daemon = await startDaemon(dir, ['--api-url', e.url, '--redis-url', REDIS_URL, '--redis-prefix', prefix, '--concurrency', '4', '--resync', '1s', '--log-level', 'info']);
-    await until('every deployment at max_scale 2', () => e.store.allDeployments().every((d) => liveMaxScale(d) === 2), 120_000, 200);
+    const daemon = await startDaemon(dir, [
+      '--api-url',
+      e.url,
+      '--redis-url',
+      REDIS_URL,
+      '--redis-prefix',
+      prefix,
+      '--concurrency',
+      '4',
+      '--resync',
+      '1s',
+      '--log-level',
+      'info',
+    ]);
+    await until(
+      'every deployment at max_scale 2',
+      () => e.store.allDeployments().every((d) => liveMaxScale(d) === 2),
+      120_000,
+      200,
+    );
     // The seeded deployments are not converge's: each first write takes one over (adopted).
-    await until('every job to be counted', async () => (jobsRun(await daemon.metrics()).adopted ?? 0) >= N, 30_000, 200);
+    await until(
+      'every job to be counted',
+      async () => (jobsRun(await daemon.metrics()).adopted ?? 0) >= N,
+      30_000,
+      200,
+    );
     // Resync cycles went on while the jobs ran, and go on after: none of them adds work.
     await until('two more resync cycles', async () => (await daemon.status()).reconciles!.total >= 4, 20_000, 200);
     const resyncs = daemon.lines.filter((l) => l.msg === 'reconciled' && l.trigger === 'resync');
     const ran = jobsRun(await daemon.metrics());
     const patches = e.requestLog.filter((r) => r.method === 'PATCH').length;
-    console.log(`resync in flight: ${N} changed deployments, ${Date.now() - started} ms, jobs ${JSON.stringify(ran)}, PATCHes ${patches}, resync reconciles ${resyncs.length} (enqueued ${resyncs.map((l) => l.enqueued).join(',')})`);
+    console.log(
+      `resync in flight: ${N} changed deployments, ${Date.now() - started} ms, jobs ${JSON.stringify(ran)}, PATCHes ${patches}, resync reconciles ${resyncs.length} (enqueued ${resyncs.map((l) => l.enqueued).join(',')})`,
+    );
     expect(resyncs.length).toBeGreaterThanOrEqual(1);
     expect(ran).toEqual({ created: 0, updated: 0, unchanged: 0, adopted: N, retried: 0, failed: 0 });
     expect(patches).toBe(N);

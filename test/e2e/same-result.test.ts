@@ -9,7 +9,8 @@ import { atEnd, daemonOf, prefixOf } from './scoped.js';
 
 const HOOK = 'hook-token-same-result-7c2d';
 /** external_docker without image_uri: a valid manifest the service refuses (422). */
-const REFUSED = 'apiVersion: converge/v1\nkind: Deployment\nmetadata:\n  name: fold-refused\nspec:\n  source: external_docker\n';
+const REFUSED =
+  'apiVersion: converge/v1\nkind: Deployment\nmetadata:\n  name: fold-refused\nspec:\n  source: external_docker\n';
 const TAKEN = 'fold-taken';
 
 interface Conditions {
@@ -26,7 +27,13 @@ interface ApplyDoc {
   converged: boolean;
 }
 interface HistoryDoc {
-  events: Array<{ type: string; reason: string; manifests: { kind: string; id: string } | null; job: { id: string } | null; by: string }>;
+  events: Array<{
+    type: string;
+    reason: string;
+    manifests: { kind: string; id: string } | null;
+    job: { id: string } | null;
+    by: string;
+  }>;
 }
 
 /** What the two must agree on: the reasons and statuses of both conditions. */
@@ -40,7 +47,16 @@ describe('apply and the daemon fold a job result the same way', () => {
     // decides to create it; the job's first look-up by name misses it too, so its create is sent and answered 409.
     const e = await startEmulator({
       buildMs: 0,
-      seed: { deployments: [{ name: TAKEN, source: 'external_docker', source_config: { resource_spec: { max_scale: 1 } }, source_revision_config: { image_uri: 'docker.io/other/taken:9' } }] },
+      seed: {
+        deployments: [
+          {
+            name: TAKEN,
+            source: 'external_docker',
+            source_config: { resource_spec: { max_scale: 1 } },
+            source_revision_config: { image_uri: 'docker.io/other/taken:9' },
+          },
+        ],
+      },
     });
     atEnd(t, () => e.close());
     // A look-up by name misses it until the create it leads to has been answered 409 (`conflictsToMeet` of them): the
@@ -58,19 +74,45 @@ describe('apply and the daemon fold a job result the same way', () => {
     atEnd(t, () => proxy.close());
     const outside = async (name: string, maxScale: number): Promise<void> => {
       const live = e.store.allDeployments().find((d) => d.name === name)!;
-      const res = await fetch(`${e.url}/v2/deployments/${live.id}`, { method: 'PATCH', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ source_config: { resource_spec: { max_scale: maxScale } } }) });
+      const res = await fetch(`${e.url}/v2/deployments/${live.id}`, {
+        method: 'PATCH',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ source_config: { resource_spec: { max_scale: maxScale } } }),
+      });
       expect(res.status).toBe(200);
     };
-    const maxScale = (name: string): unknown => (e.store.allDeployments().find((d) => d.name === name)?.source_config.resource_spec as { max_scale?: number } | undefined)?.max_scale;
+    const maxScale = (name: string): unknown =>
+      (
+        e.store.allDeployments().find((d) => d.name === name)?.source_config.resource_spec as
+          { max_scale?: number } | undefined
+      )?.max_scale;
     const flap = ['--flap-limit', '1', '--flap-window', '10m'];
 
     // converge apply, on a prefix of its own.
     const applyDir = await tempDir('same-result-apply');
     atEnd(t, () => rm(applyDir, { recursive: true, force: true }));
-    await writeFiles(applyDir, { 'refused.yaml': REFUSED, 'taken.yaml': dockerDeploymentYaml(TAKEN, { maxScale: 2 }), 'conflict.yaml': dockerDeploymentYaml('fold-conflict-a', { maxScale: 2 }) });
+    await writeFiles(applyDir, {
+      'refused.yaml': REFUSED,
+      'taken.yaml': dockerDeploymentYaml(TAKEN, { maxScale: 2 }),
+      'conflict.yaml': dockerDeploymentYaml('fold-conflict-a', { maxScale: 2 }),
+    });
     const applyPrefix = prefixOf(t, 'same-result-apply');
     const apply = async (target: string): Promise<ApplyDoc> => {
-      const run = await runConverge(['apply', applyDir, '--target', target, '--output', 'json', '--api-url', proxy.url, '--redis-url', REDIS_URL, '--redis-prefix', applyPrefix, ...flap]);
+      const run = await runConverge([
+        'apply',
+        applyDir,
+        '--target',
+        target,
+        '--output',
+        'json',
+        '--api-url',
+        proxy.url,
+        '--redis-url',
+        REDIS_URL,
+        '--redis-prefix',
+        applyPrefix,
+        ...flap,
+      ]);
       const doc = JSON.parse(run.stdout) as ApplyDoc;
       expect(run.code, run.stderr).toBe(doc.converged ? 0 : 1);
       return doc;
@@ -95,37 +137,80 @@ describe('apply and the daemon fold a job result the same way', () => {
     const dir = await tempDir('same-result-daemon');
     atEnd(t, () => rm(dir, { recursive: true, force: true }));
     await writeFiles(dir, { 'conflict.yaml': dockerDeploymentYaml('fold-conflict-d', { maxScale: 2 }) });
-    const daemon = await daemonOf(t, dir, ['--api-url', proxy.url, '--redis-url', REDIS_URL, '--redis-prefix', prefixOf(t, 'same-result-daemon'), '--resync', '24h', '--debounce', '200ms', ...flap], { CONVERGE_WEBHOOK_TOKEN: HOOK });
-    const row = async (key: string): Promise<Row | undefined> => ((await daemon.status()).resources as unknown as Row[]).find((r) => r.key === key);
+    const daemon = await daemonOf(
+      t,
+      dir,
+      [
+        '--api-url',
+        proxy.url,
+        '--redis-url',
+        REDIS_URL,
+        '--redis-prefix',
+        prefixOf(t, 'same-result-daemon'),
+        '--resync',
+        '24h',
+        '--debounce',
+        '200ms',
+        ...flap,
+      ],
+      { CONVERGE_WEBHOOK_TOKEN: HOOK },
+    );
+    const row = async (key: string): Promise<Row | undefined> =>
+      ((await daemon.status()).resources as unknown as Row[]).find((r) => r.key === key);
     const reconcile = async (): Promise<void> => {
       const run = await runConverge(['reconcile', '--url', daemon.url], { CONVERGE_WEBHOOK_TOKEN: HOOK });
       expect(run.code, run.stderr).toBe(0);
     };
     const CONFLICT_D = 'Deployment/fold-conflict-d';
-    await until('fold-conflict-d created and applied', async () => (await row(CONFLICT_D))?.sync.reason === 'Applied' && maxScale('fold-conflict-d') === 2, 30_000, 100);
+    await until(
+      'fold-conflict-d created and applied',
+      async () => (await row(CONFLICT_D))?.sync.reason === 'Applied' && maxScale('fold-conflict-d') === 2,
+      30_000,
+      100,
+    );
     await outside('fold-conflict-d', 9);
     await reconcile();
-    await until('the change outside put back once', async () => maxScale('fold-conflict-d') === 2 && (await row(CONFLICT_D))?.sync.reason === 'Applied', 30_000, 100);
+    await until(
+      'the change outside put back once',
+      async () => maxScale('fold-conflict-d') === 2 && (await row(CONFLICT_D))?.sync.reason === 'Applied',
+      30_000,
+      100,
+    );
     await outside('fold-conflict-d', 9);
     await reconcile();
-    const conflicted = await until('the job that met the Conflict', async () => {
-      const r = await row(CONFLICT_D);
-      return r?.job?.state === 'completed' && r.sync.reason === 'Conflict' ? r : undefined;
-    }, 30_000, 100);
+    const conflicted = await until(
+      'the job that met the Conflict',
+      async () => {
+        const r = await row(CONFLICT_D);
+        return r?.job?.state === 'completed' && r.sync.reason === 'Conflict' ? r : undefined;
+      },
+      30_000,
+      100,
+    );
     expect(maxScale('fold-conflict-d')).toBe(9);
 
     await writeFiles(dir, { 'refused.yaml': REFUSED });
-    const refused = await until('the job the service refused', async () => {
-      const r = await row('Deployment/fold-refused');
-      return r?.job?.state === 'failed' ? r : undefined;
-    }, 30_000, 100);
+    const refused = await until(
+      'the job the service refused',
+      async () => {
+        const r = await row('Deployment/fold-refused');
+        return r?.job?.state === 'failed' ? r : undefined;
+      },
+      30_000,
+      100,
+    );
 
     conflictsToMeet = 2;
     await writeFiles(dir, { 'taken.yaml': dockerDeploymentYaml(TAKEN, { maxScale: 2 }) });
-    const taken = await until('the job whose create was answered 409', async () => {
-      const r = await row(`Deployment/${TAKEN}`);
-      return r?.job?.state === 'completed' && r.sync.reason === 'OutOfSync' ? r : undefined;
-    }, 30_000, 50);
+    const taken = await until(
+      'the job whose create was answered 409',
+      async () => {
+        const r = await row(`Deployment/${TAKEN}`);
+        return r?.job?.state === 'completed' && r.sync.reason === 'OutOfSync' ? r : undefined;
+      },
+      30_000,
+      50,
+    );
     expect(e.requestLog.filter((r) => r.method === 'POST' && r.status === 409)).toHaveLength(2);
 
     // The same reasons, and the ones each result means.
@@ -141,19 +226,36 @@ describe('apply and the daemon fold a job result the same way', () => {
 
     // apply (no daemon) recorded its writes, the refused one too, with the manifests' id its applied record carries.
     const history = async (name: string): Promise<HistoryDoc> => {
-      const run = await runConverge(['history', name, '--output', 'json', '--redis-url', REDIS_URL, '--redis-prefix', applyPrefix]);
+      const run = await runConverge([
+        'history',
+        name,
+        '--output',
+        'json',
+        '--redis-url',
+        REDIS_URL,
+        '--redis-prefix',
+        applyPrefix,
+      ]);
       expect(run.code, run.stderr).toBe(0);
       return JSON.parse(run.stdout) as HistoryDoc;
     };
     const told = await history('fold-conflict-a');
     // What its fold found after the job: the Conflict, recorded by apply too.
-    expect(told.events.find((ev) => ev.type === 'conflict')).toMatchObject({ reason: 'changed_outside', by: expect.stringMatching(/^apply@/) });
+    expect(told.events.find((ev) => ev.type === 'conflict')).toMatchObject({
+      reason: 'changed_outside',
+      by: expect.stringMatching(/^apply@/),
+    });
     const written = told.events.filter((ev) => ev.type === 'write_done');
     expect(written.map((ev) => ev.reason)).toEqual(['unchanged', 'updated', 'created']);
     const appliedId = await appliedManifests(applyPrefix, 'Deployment/fold-conflict-a');
-    for (const ev of written) expect(ev).toMatchObject({ manifests: { kind: 'content', id: appliedId }, by: expect.stringMatching(/^apply@/) });
+    for (const ev of written)
+      expect(ev).toMatchObject({ manifests: { kind: 'content', id: appliedId }, by: expect.stringMatching(/^apply@/) });
     const failed = (await history('fold-refused')).events.find((ev) => ev.type === 'write_failed');
-    expect(failed).toMatchObject({ reason: 'JobFailed', manifests: { kind: 'content', id: appliedId }, job: { id: refusedByApply.results[0]!.jobId } });
+    expect(failed).toMatchObject({
+      reason: 'JobFailed',
+      manifests: { kind: 'content', id: appliedId },
+      job: { id: refusedByApply.results[0]!.jobId },
+    });
   }, 150_000);
 });
 

@@ -31,9 +31,17 @@ function stepScript(job: string, id: string): string {
 }
 
 /** Runs a step's script as GitHub's runner does (bash -e), `converge` being the built binary. */
-function runStep(script: string, cwd: string, env: NodeJS.ProcessEnv): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function runStep(
+  script: string,
+  cwd: string,
+  env: NodeJS.ProcessEnv,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((done) => {
-    const child = spawn('bash', ['-e', '-c', `converge() { node ${JSON.stringify(MAIN)} "$@"; }\n${script}`], { cwd, env: { PATH: process.env.PATH, HOME: process.env.HOME, NO_COLOR: '1', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn('bash', ['-e', '-c', `converge() { node ${JSON.stringify(MAIN)} "$@"; }\n${script}`], {
+      cwd,
+      env: { PATH: process.env.PATH, HOME: process.env.HOME, NO_COLOR: '1', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
@@ -44,16 +52,38 @@ function runStep(script: string, cwd: string, env: NodeJS.ProcessEnv): Promise<{
 
 describe('the example pull-request workflow (examples/ci/converge.yml)', { timeout: 90_000 }, () => {
   it('the pull request plans and renders the saved plan; after the merge, apply applies it once, and a re-run is refused as stale', async (t) => {
-    const e = await startEmulator({ seed: seedWith([{ name: 'ci-api', source: 'external_docker', source_config: { resource_spec: { max_scale: 1 } }, source_revision_config: { image_uri: 'docker.io/acme/ci-api:1' } }]), buildMs: 0 });
+    const e = await startEmulator({
+      seed: seedWith([
+        {
+          name: 'ci-api',
+          source: 'external_docker',
+          source_config: { resource_spec: { max_scale: 1 } },
+          source_revision_config: { image_uri: 'docker.io/acme/ci-api:1' },
+        },
+      ]),
+      buildMs: 0,
+    });
     atEnd(t, () => e.close());
     const root = await tempDir('saved-plan-ci');
     atEnd(t, () => rm(root, { recursive: true, force: true }));
     // The workflow's env, with the values the repository's variables and secrets would give.
-    expect(Object.keys(workflow.env)).toEqual(expect.arrayContaining(['CONVERGE_API_URL', 'REDIS_URL', 'CONVERGE_REDIS_PREFIX', 'OPENAI_API_KEY', 'MANIFESTS']));
-    const env = { ...workflow.env, CONVERGE_API_URL: e.url, CONVERGE_API_KEY: 'ci-key', REDIS_URL, CONVERGE_REDIS_PREFIX: prefixOf(t, 'saved-plan-ci'), OPENAI_API_KEY: 'sk-ci-secret-0f3d' };
+    expect(Object.keys(workflow.env)).toEqual(
+      expect.arrayContaining(['CONVERGE_API_URL', 'REDIS_URL', 'CONVERGE_REDIS_PREFIX', 'OPENAI_API_KEY', 'MANIFESTS']),
+    );
+    const env = {
+      ...workflow.env,
+      CONVERGE_API_URL: e.url,
+      CONVERGE_API_KEY: 'ci-key',
+      REDIS_URL,
+      CONVERGE_REDIS_PREFIX: prefixOf(t, 'saved-plan-ci'),
+      OPENAI_API_KEY: 'sk-ci-secret-0f3d',
+    };
     const files = {
       [`${workflow.env.MANIFESTS}/api.yaml`]: dockerDeploymentYaml('ci-api', { maxScale: 3 }),
-      [`${workflow.env.MANIFESTS}/bot.yaml`]: dockerDeploymentYaml('ci-bot', { maxScale: 1, secrets: [['OPENAI_API_KEY', 'OPENAI_API_KEY']] }),
+      [`${workflow.env.MANIFESTS}/bot.yaml`]: dockerDeploymentYaml('ci-bot', {
+        maxScale: 1,
+        secrets: [['OPENAI_API_KEY', 'OPENAI_API_KEY']],
+      }),
     };
 
     // The pull request's job, in its checkout.
@@ -76,7 +106,11 @@ describe('the example pull-request workflow (examples/ci/converge.yml)', { timeo
     await copyFile(join(pr, 'converge.plan'), join(main, 'converge.plan'));
     const apply = await runStep(stepScript('apply', 'apply'), main, env);
     expect(apply.code, apply.stdout + apply.stderr).toBe(0);
-    expect(writes(e.requestLog).map((w) => `${w.method} ${w.route}`).sort()).toEqual(['PATCH /v2/deployments/{deployment_id}', 'POST /v2/deployments']);
+    expect(
+      writes(e.requestLog)
+        .map((w) => `${w.method} ${w.route}`)
+        .sort(),
+    ).toEqual(['PATCH /v2/deployments/{deployment_id}', 'POST /v2/deployments']);
 
     // The job run again: the plan is stale, nothing is written.
     const again = await runStep(stepScript('apply', 'apply'), main, env);

@@ -13,8 +13,18 @@ import { atEnd, prefixOf } from './scoped.js';
 
 const TOKEN = 'sp-token-value-5Qm9Zx71';
 const LIVE = [
-  { name: 'sp-a', source: 'external_docker', source_config: { resource_spec: { max_scale: 2 } }, source_revision_config: { image_uri: 'docker.io/acme/sp-a:1' } },
-  { name: 'sp-b', source: 'external_docker', source_config: { resource_spec: { max_scale: 2 } }, source_revision_config: { image_uri: 'docker.io/acme/sp-b:1' } },
+  {
+    name: 'sp-a',
+    source: 'external_docker',
+    source_config: { resource_spec: { max_scale: 2 } },
+    source_revision_config: { image_uri: 'docker.io/acme/sp-a:1' },
+  },
+  {
+    name: 'sp-b',
+    source: 'external_docker',
+    source_config: { resource_spec: { max_scale: 2 } },
+    source_revision_config: { image_uri: 'docker.io/acme/sp-b:1' },
+  },
 ];
 
 /** The manifests: sp-a raised to 4 (an update), sp-b as live (no change), sp-c new with a secret (a create). */
@@ -69,16 +79,24 @@ describe.concurrent('saved plans: plan --out, apply --plan, plan --show', { time
     expect(planned.stderr).toContain(`plan saved to ${s.file}`);
     expect((await stat(s.file)).mode & 0o777).toBe(0o600);
     expect(writes(s.e.requestLog)).toHaveLength(0);
-    const saved = JSON.parse(await readFile(s.file, 'utf8')) as { writes: Array<{ name: string; action: string; fields: string[]; seen: { live: { updated_at: string } | null } }> };
+    const saved = JSON.parse(await readFile(s.file, 'utf8')) as {
+      writes: Array<{ name: string; action: string; fields: string[]; seen: { live: { updated_at: string } | null } }>;
+    };
     expect(saved.writes.map((w) => `${w.action} ${w.name}`).sort()).toEqual(['adopt sp-a', 'create sp-c']);
-    expect(saved.writes.find((w) => w.name === 'sp-a')!.seen.live!.updated_at).toBe(new Date(s.live('sp-a')!.updated_at).toISOString());
+    expect(saved.writes.find((w) => w.name === 'sp-a')!.seen.live!.updated_at).toBe(
+      new Date(s.live('sp-a')!.updated_at).toISOString(),
+    );
 
     // Someone changes sp-b by hand after the review: a fresh plan would write it, the saved one does not: stale.
     const b = s.live('sp-b')!;
-    expect(s.e.store.patchDeployment(b.tenant_id, b.id, { source_config: { resource_spec: { max_scale: 3 } } }).ok).toBe(true);
+    expect(
+      s.e.store.patchDeployment(b.tenant_id, b.id, { source_config: { resource_spec: { max_scale: 3 } } }).ok,
+    ).toBe(true);
     await expectStale(s, /Deployment\/sp-b: it would be adopted now, and the plan does not hold that write/);
     // Put back by hand: the plan holds again, and exactly its writes are sent.
-    expect(s.e.store.patchDeployment(b.tenant_id, b.id, { source_config: { resource_spec: { max_scale: 2 } } }).ok).toBe(true);
+    expect(
+      s.e.store.patchDeployment(b.tenant_id, b.id, { source_config: { resource_spec: { max_scale: 2 } } }).ok,
+    ).toBe(true);
     const applied = await runConverge(['apply', '--plan', s.file, ...s.flags], s.env);
     expect(applied.code, applied.stdout + applied.stderr).toBe(0);
     const sent = writes(s.e.requestLog).map((w) => `${w.method} ${w.route}`);
@@ -93,7 +111,12 @@ describe.concurrent('saved plans: plan --out, apply --plan, plan --show', { time
     const s = await setup(t, 'saved-plan-secret');
     expect((await planOut(s)).code).toBe(0);
     const text = await readFile(s.file, 'utf8');
-    for (const form of [TOKEN, Buffer.from(TOKEN).toString('base64'), Buffer.from(TOKEN).toString('base64url'), Buffer.from(TOKEN).toString('base64').replace(/=+$/, '')]) {
+    for (const form of [
+      TOKEN,
+      Buffer.from(TOKEN).toString('base64'),
+      Buffer.from(TOKEN).toString('base64url'),
+      Buffer.from(TOKEN).toString('base64').replace(/=+$/, ''),
+    ]) {
       expect(text).not.toContain(form);
     }
     // The secret is there as its salted hash (as in the applied state), which apply --plan checks.
@@ -111,7 +134,10 @@ describe.concurrent('saved plans: plan --out, apply --plan, plan --show', { time
     const s = await setup(t, 'saved-plan-live');
     expect((await planOut(s)).code).toBe(0);
     const a = s.live('sp-a')!;
-    expect(s.e.store.patchDeployment(a.tenant_id, a.id, { source_revision_config: { image_uri: 'docker.io/acme/sp-a:0' } }).ok).toBe(true);
+    expect(
+      s.e.store.patchDeployment(a.tenant_id, a.id, { source_revision_config: { image_uri: 'docker.io/acme/sp-a:0' } })
+        .ok,
+    ).toBe(true);
     await expectStale(s, /Deployment\/sp-a: (a new revision started live|it changed live)/);
   });
 
@@ -127,10 +153,22 @@ describe.concurrent('saved plans: plan --out, apply --plan, plan --show', { time
     const text = await readFile(s.file, 'utf8');
     const edited = join(s.dir, 'edited.plan');
     const cases: Array<[string, string, RegExp]> = [
-      ['edited', text.replace(/"action": "adopt"/g, '"action": "update"'), /checksum does not match its content: it was edited or damaged/],
+      [
+        'edited',
+        text.replace(/"action": "adopt"/g, '"action": "update"'),
+        /checksum does not match its content: it was edited or damaged/,
+      ],
       ['truncated', text.slice(0, text.length / 2), /not a converge plan: it is not JSON \(truncated or damaged\?\)/],
-      ['version', text.replace('"format_version": 1,', '"format_version": 2,'), /a converge plan of format version 2; this converge reads version 1/],
-      ['not a plan', '{"format_version": "1", "changes": []}\n', /not a converge plan: it has no "format": "converge-plan"/],
+      [
+        'version',
+        text.replace('"format_version": 1,', '"format_version": 2,'),
+        /a converge plan of format version 2; this converge reads version 1/,
+      ],
+      [
+        'not a plan',
+        '{"format_version": "1", "changes": []}\n',
+        /not a converge plan: it has no "format": "converge-plan"/,
+      ],
     ];
     expect(cases[0]![1]).not.toBe(text);
     for (const [label, content, message] of cases) {
@@ -152,7 +190,10 @@ describe.concurrent('saved plans: plan --out, apply --plan, plan --show', { time
     expect(planned.code, planned.stderr).toBe(0);
     const requests = s.e.requestLog.length;
     // No --api-url, no Redis: --show reads the file only.
-    const shown = await runConverge(['plan', '--show', s.file, '--output', 'markdown'], { CONVERGE_API_URL: '', REDIS_URL: 'redis://127.0.0.1:1' });
+    const shown = await runConverge(['plan', '--show', s.file, '--output', 'markdown'], {
+      CONVERGE_API_URL: '',
+      REDIS_URL: 'redis://127.0.0.1:1',
+    });
     expect(shown.code, shown.stderr).toBe(0);
     expect(shown.stdout).toBe(planned.stdout);
     expect(shown.stdout).toMatch(/sp-a/);
@@ -169,18 +210,27 @@ describe.concurrent('saved plans: plan --out, apply --plan, plan --show', { time
     await rm(join(s.manifestDir, 'c.yaml'));
     expect((await planOut(s, ['--prune'])).code).toBe(0);
     const before = writes(s.e.requestLog).length;
-    const saved = JSON.parse(await readFile(s.file, 'utf8')) as { options: { prune: boolean }; writes: Array<{ name: string; action: string; deployment_id?: string }> };
+    const saved = JSON.parse(await readFile(s.file, 'utf8')) as {
+      options: { prune: boolean };
+      writes: Array<{ name: string; action: string; deployment_id?: string }>;
+    };
     expect(saved.options.prune).toBe(true);
     expect(saved.writes.map((w) => `${w.action} ${w.name} ${w.deployment_id ?? ''}`)).toEqual([`delete sp-c ${id}`]);
     // Without --prune of its own: refused, the options named, nothing sent.
     const bare = await runConverge(['apply', '--plan', s.file, ...s.flags], s.env);
     expect(bare.code).toBe(1);
-    expect(bare.stderr.trim()).toBe("converge apply: the plan's options are not this apply's: the plan was made with --prune, this apply has no --prune; nothing was written; give apply --plan the --prune, --max-deletes, --adopt, --name-prefix and --target the plan was made with, or plan again");
+    expect(bare.stderr.trim()).toBe(
+      "converge apply: the plan's options are not this apply's: the plan was made with --prune, this apply has no --prune; nothing was written; give apply --plan the --prune, --max-deletes, --adopt, --name-prefix and --target the plan was made with, or plan again",
+    );
     expect(writes(s.e.requestLog).length).toBe(before);
     const applied = await runConverge(['apply', '--plan', s.file, '--prune', ...s.flags], s.env);
     expect(applied.code, applied.stdout + applied.stderr).toBe(0);
     // One delete, and no DELETE probe of a made-up id (plan --out probed; apply --plan takes its answer from the plan).
-    expect(writes(s.e.requestLog).slice(before).map((w) => `${w.method} ${w.deploymentId}`)).toEqual([`DELETE ${id}`]);
+    expect(
+      writes(s.e.requestLog)
+        .slice(before)
+        .map((w) => `${w.method} ${w.deploymentId}`),
+    ).toEqual([`DELETE ${id}`]);
   });
 
   it('a plan edited to delete (prune set, a delete added, checksum recomputed) is refused with nothing sent but reads', async (t) => {
@@ -214,7 +264,10 @@ describe.concurrent('saved plans: plan --out, apply --plan, plan --show', { time
       p.options.prune = true;
       p.writes = withDelete.writes;
     });
-    await refused([], /plan disagrees with its writes \(it writes Deployment\/sp-c \(delete\) but its plan shows orphan\)/);
+    await refused(
+      [],
+      /plan disagrees with its writes \(it writes Deployment\/sp-c \(delete\) but its plan shows orphan\)/,
+    );
     await refused(['--prune'], /plan disagrees with its writes/);
     const shown = await runConverge(['plan', '--show', tampered]);
     expect(shown.code).toBe(1);
@@ -252,7 +305,14 @@ describe.concurrent('saved plans: plan --out, apply --plan, plan --show', { time
     };
     await refuse(keyed, /it is not signed, and CONVERGE_PLAN_KEY is set/);
     // Signed under another key: refused.
-    expect((await runConverge(['plan', s.manifestDir, '--out', s.file, ...s.flags], { ...s.env, CONVERGE_PLAN_KEY: 'another-key-0123456789abcdef0123456789ab' })).code).toBe(0);
+    expect(
+      (
+        await runConverge(['plan', s.manifestDir, '--out', s.file, ...s.flags], {
+          ...s.env,
+          CONVERGE_PLAN_KEY: 'another-key-0123456789abcdef0123456789ab',
+        })
+      ).code,
+    ).toBe(0);
     await refuse(keyed, /its signature does not match under CONVERGE_PLAN_KEY/);
     // Signed, then edited with the checksum recomputed (max-deletes raised): the signature finds it.
     const signed = await runConverge(['plan', s.manifestDir, '--out', s.file, ...s.flags], keyed);
@@ -271,17 +331,29 @@ describe.concurrent('saved plans: plan --out, apply --plan, plan --show', { time
     // The signed plan as written: applied.
     const applied = await runConverge(['apply', '--plan', s.file, ...s.flags], keyed);
     expect(applied.code, applied.stdout + applied.stderr).toBe(0);
-    expect(writes(s.e.requestLog).map((w) => `${w.method} ${w.route}`).sort()).toEqual(['PATCH /v2/deployments/{deployment_id}', 'POST /v2/deployments']);
+    expect(
+      writes(s.e.requestLog)
+        .map((w) => `${w.method} ${w.route}`)
+        .sort(),
+    ).toEqual(['PATCH /v2/deployments/{deployment_id}', 'POST /v2/deployments']);
   });
 
   it('in git: another commit with the same manifests still holds (a merge commit); one that changed them is stale, named by its commits; an edit not committed is named as such', async (t) => {
     const s = await setup(t, 'saved-plan-git');
-    const git = (...args: string[]) => execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@example.com', ...args], { cwd: s.dir, stdio: 'pipe' }).toString().trim();
+    const git = (...args: string[]) =>
+      execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@example.com', ...args], {
+        cwd: s.dir,
+        stdio: 'pipe',
+      })
+        .toString()
+        .trim();
     git('init', '-q', '-b', 'main');
     git('add', '.');
     git('commit', '-qm', 'manifests');
     expect((await planOut(s)).code).toBe(0);
-    const saved = JSON.parse(await readFile(s.file, 'utf8')) as { manifests: { version: { kind: string; id: string } } };
+    const saved = JSON.parse(await readFile(s.file, 'utf8')) as {
+      manifests: { version: { kind: string; id: string } };
+    };
     expect(saved.manifests.version).toMatchObject({ kind: 'git', id: git('rev-parse', 'HEAD') });
     // A commit that changes no manifest (as a merge of the reviewed pull request would be): the plan holds.
     await writeFile(join(s.dir, 'README.txt'), 'docs only\n');
@@ -294,27 +366,55 @@ describe.concurrent('saved plans: plan --out, apply --plan, plan --show', { time
     const planned = git('rev-parse', '--short=7', 'HEAD');
     await writeFile(join(s.manifestDir, 'b.yaml'), dockerDeploymentYaml('sp-b', { maxScale: 7 }));
     git('commit', '-qam', 'b to 7');
-    await expectStale(s, new RegExp(`the manifests, variables files or overlays changed \\(${planned} then, ${git('rev-parse', '--short=7', 'HEAD')} now\\)`));
+    await expectStale(
+      s,
+      new RegExp(
+        `the manifests, variables files or overlays changed \\(${planned} then, ${git('rev-parse', '--short=7', 'HEAD')} now\\)`,
+      ),
+    );
     // An edit not committed (issue 42, item 5): the plan and its message say so, never "23acd65 then, 23acd65 now".
     const head = git('rev-parse', '--short=7', 'HEAD');
     const clean = await planOut(s);
     expect(clean.stderr).toContain(`plan saved to ${s.file} (manifests ${head}); apply exactly it`);
     await writeFile(join(s.manifestDir, 'b.yaml'), dockerDeploymentYaml('sp-b', { maxScale: 8 }));
-    await expectStale(s, new RegExp(`the manifests, variables files or overlays changed \\(${head} then, uncommitted changes on top of ${head} now\\);`));
+    await expectStale(
+      s,
+      new RegExp(
+        `the manifests, variables files or overlays changed \\(${head} then, uncommitted changes on top of ${head} now\\);`,
+      ),
+    );
     const dirty = await planOut(s);
-    expect(dirty.stderr).toContain(`plan saved to ${s.file} (manifests uncommitted changes on top of ${head}); apply exactly it`);
-    const dirtySaved = JSON.parse(await readFile(s.file, 'utf8')) as { manifests: { version: { kind: string; id: string; uncommitted?: boolean } } };
-    expect(dirtySaved.manifests.version).toMatchObject({ kind: 'git', id: git('rev-parse', 'HEAD'), uncommitted: true });
+    expect(dirty.stderr).toContain(
+      `plan saved to ${s.file} (manifests uncommitted changes on top of ${head}); apply exactly it`,
+    );
+    const dirtySaved = JSON.parse(await readFile(s.file, 'utf8')) as {
+      manifests: { version: { kind: string; id: string; uncommitted?: boolean } };
+    };
+    expect(dirtySaved.manifests.version).toMatchObject({
+      kind: 'git',
+      id: git('rev-parse', 'HEAD'),
+      uncommitted: true,
+    });
     const shown = await runConverge(['plan', '--show', s.file]);
-    expect(shown.stderr).toContain(`saved plan of ${s.manifestDir} (manifests uncommitted changes on top of ${head}) made `);
+    expect(shown.stderr).toContain(
+      `saved plan of ${s.manifestDir} (manifests uncommitted changes on top of ${head}) made `,
+    );
     await writeFile(join(s.manifestDir, 'b.yaml'), dockerDeploymentYaml('sp-b', { maxScale: 9 }));
-    await expectStale(s, new RegExp(`the manifests, variables files or overlays changed \\(uncommitted changes on top of ${head}, edited again since\\);`));
+    await expectStale(
+      s,
+      new RegExp(
+        `the manifests, variables files or overlays changed \\(uncommitted changes on top of ${head}, edited again since\\);`,
+      ),
+    );
   });
 
   it('a plan made with --target holds its names: apply --plan is given the same targets, or refuses', async (t) => {
     const s = await setup(t, 'saved-plan-target');
     expect((await planOut(s, ['--target', 'sp-a'])).code).toBe(0);
-    const saved = JSON.parse(await readFile(s.file, 'utf8')) as { options: { targets?: string[] }; writes: Array<{ name: string }> };
+    const saved = JSON.parse(await readFile(s.file, 'utf8')) as {
+      options: { targets?: string[] };
+      writes: Array<{ name: string }>;
+    };
     expect(saved.options.targets).toEqual(['sp-a']);
     expect(saved.writes.map((w) => w.name)).toEqual(['sp-a']);
     const flagged = await runConverge(['apply', '--plan', s.file, '--target', 'sp-c', ...s.flags], s.env);
@@ -332,13 +432,18 @@ describe.concurrent('saved plans: plan --out, apply --plan, plan --show', { time
 
   it("apply --plan from another directory names the plan's relative directory and how to run it; --chdir runs it from there", async (t) => {
     const s = await setup(t, 'saved-plan-elsewhere');
-    const planned = await runConverge(['--chdir', s.dir, 'plan', 'manifests', '--out', 'reviewed.plan', ...s.flags], s.env);
+    const planned = await runConverge(
+      ['--chdir', s.dir, 'plan', 'manifests', '--out', 'reviewed.plan', ...s.flags],
+      s.env,
+    );
     expect(planned.code, planned.stderr).toBe(0);
     expect(planned.stderr).toContain('plan saved to reviewed.plan');
     const elsewhere = await runConverge(['apply', '--plan', s.file, ...s.flags], s.env);
     expect(elsewhere.code).toBe(1);
     expect(elsewhere.stderr.trim().split('\n')).toHaveLength(1);
-    expect(elsewhere.stderr).toContain(`the plan's manifest directory "manifests" is relative to the directory the plan was made in`);
+    expect(elsewhere.stderr).toContain(
+      `the plan's manifest directory "manifests" is relative to the directory the plan was made in`,
+    );
     expect(elsewhere.stderr).toContain('converge --chdir DIR apply --plan FILE');
     expect(writes(s.e.requestLog)).toHaveLength(0);
     const there = await runConverge(['--chdir', s.dir, 'apply', '--plan', 'reviewed.plan', ...s.flags], s.env);

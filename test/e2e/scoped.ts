@@ -16,7 +16,12 @@ export function atEnd(t: TestContext, stop: () => unknown): void {
 }
 
 /** `startDaemon` for the test `t`: the daemon is SIGKILLed when the test ends, if it still runs. */
-export async function daemonOf(t: TestContext, dir: string, args: string[], env: NodeJS.ProcessEnv = {}): Promise<DaemonHandle> {
+export async function daemonOf(
+  t: TestContext,
+  dir: string,
+  args: string[],
+  env: NodeJS.ProcessEnv = {},
+): Promise<DaemonHandle> {
   const daemon = await startDaemon(dir, args, env);
   atEnd(t, () => daemon.kill('SIGKILL'));
   return daemon;
@@ -33,7 +38,12 @@ export function prefixOf(t: TestContext, label: string): string {
  * An emulator for the test `t` (closed when it ends), seeded with a docker deployment of max_scale 2 per name, each
  * with the secret TOKEN = `token`, echoed as `secrets` says (a first start over them holds them as SecretsUnknown).
  */
-export async function emulatorWithSecrets(t: TestContext, names: readonly string[], token: string, secrets: 'masked' | 'omitted'): Promise<RunningEmulator> {
+export async function emulatorWithSecrets(
+  t: TestContext,
+  names: readonly string[],
+  token: string,
+  secrets: 'masked' | 'omitted',
+): Promise<RunningEmulator> {
   const e = await startEmulator({
     buildMs: 0,
     secrets,

@@ -19,9 +19,20 @@ const PLANTED = {
 /** A deployment whose secrets STRIPE_API_KEY and TOKEN come from the sources given (as the manifest writes them). */
 function manifest(stripe: string, token: string): string {
   return [
-    'apiVersion: converge/v1', 'kind: Deployment', 'metadata:', '  name: billing', 'spec:', '  source: external_docker',
-    '  source_revision_config:', '    image_uri: docker.io/acme/billing:1', '  secrets:',
-    '    - name: STRIPE_API_KEY', `      valueFrom: ${stripe}`, '    - name: TOKEN', `      valueFrom: ${token}`, '',
+    'apiVersion: converge/v1',
+    'kind: Deployment',
+    'metadata:',
+    '  name: billing',
+    'spec:',
+    '  source: external_docker',
+    '  source_revision_config:',
+    '    image_uri: docker.io/acme/billing:1',
+    '  secrets:',
+    '    - name: STRIPE_API_KEY',
+    `      valueFrom: ${stripe}`,
+    '    - name: TOKEN',
+    `      valueFrom: ${token}`,
+    '',
   ].join('\n');
 }
 
@@ -97,12 +108,26 @@ describe('a secret moved to another source', () => {
         `+ secrets.TOKEN: (sensitive) (valueFrom.file: ${secretFile})`,
       ].join('\n'),
     );
-    const json = JSON.parse(await plan('json')) as { changes: Array<{ name: string; action: string; fields: JsonField[] }> };
+    const json = JSON.parse(await plan('json')) as {
+      changes: Array<{ name: string; action: string; fields: JsonField[] }>;
+    };
     const billing = json.changes.find((c) => c.name === 'billing')!;
     expect(billing.action).toBe('update');
     expect(billing.fields).toEqual([
-      { path: 'secrets.STRIPE_API_KEY', before: '(sensitive)', after: '(sensitive)', sensitive: true, source: { before: { env: 'OLD_STRIPE_KEY' }, after: { env: 'NEW_STRIPE_KEY' } } },
-      { path: 'secrets.TOKEN', before: '(sensitive)', after: '(sensitive)', sensitive: true, source: { before: { env: 'TOKEN_VALUE' }, after: { file: secretFile } } },
+      {
+        path: 'secrets.STRIPE_API_KEY',
+        before: '(sensitive)',
+        after: '(sensitive)',
+        sensitive: true,
+        source: { before: { env: 'OLD_STRIPE_KEY' }, after: { env: 'NEW_STRIPE_KEY' } },
+      },
+      {
+        path: 'secrets.TOKEN',
+        before: '(sensitive)',
+        after: '(sensitive)',
+        sensitive: true,
+        source: { before: { env: 'TOKEN_VALUE' }, after: { file: secretFile } },
+      },
     ]);
 
     // a saved plan keeps the source change, and shows it again
@@ -121,8 +146,13 @@ describe('a secret moved to another source', () => {
     // the record holds the sources by name; without them (a record an older converge wrote) the plan is as it was
     const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
     try {
-      const stored = JSON.parse((await redis.hget(appliedKey(prefix), 'Deployment/billing'))!) as { secretSources?: unknown };
-      expect(stored.secretSources).toEqual({ STRIPE_API_KEY: { env: 'OLD_STRIPE_KEY' }, TOKEN: { env: 'TOKEN_VALUE' } });
+      const stored = JSON.parse((await redis.hget(appliedKey(prefix), 'Deployment/billing'))!) as {
+        secretSources?: unknown;
+      };
+      expect(stored.secretSources).toEqual({
+        STRIPE_API_KEY: { env: 'OLD_STRIPE_KEY' },
+        TOKEN: { env: 'TOKEN_VALUE' },
+      });
       outputs.push(JSON.stringify(await redis.hgetall(appliedKey(prefix))));
       delete stored.secretSources;
       await redis.hset(appliedKey(prefix), 'Deployment/billing', JSON.stringify(stored));
@@ -130,7 +160,9 @@ describe('a secret moved to another source', () => {
       redis.disconnect();
     }
     const older = await plan('text');
-    expect(older).toContain('      ~ secrets.STRIPE_API_KEY: (sensitive) -> (sensitive)\n      ~ secrets.TOKEN: (sensitive) -> (sensitive)\n');
+    expect(older).toContain(
+      '      ~ secrets.STRIPE_API_KEY: (sensitive) -> (sensitive)\n      ~ secrets.TOKEN: (sensitive) -> (sensitive)\n',
+    );
     expect(older).not.toContain('valueFrom');
     const olderJson = JSON.parse(await plan('json')) as { changes: Array<{ name: string; fields: JsonField[] }> };
     expect(olderJson.changes.find((c) => c.name === 'billing')!.fields.every((f) => f.source === undefined)).toBe(true);

@@ -10,8 +10,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/server.js';
 import { json, startServer, type ScriptedServer } from '../service/scripted-server.js';
 import {
-  dockerDeploymentYaml, killAllConverge, providerYaml, redisChild, runConverge, startDaemon, tempDir, until, writeFiles,
-  type DaemonHandle, type RedisChild,
+  dockerDeploymentYaml,
+  killAllConverge,
+  providerYaml,
+  redisChild,
+  runConverge,
+  startDaemon,
+  tempDir,
+  until,
+  writeFiles,
+  type DaemonHandle,
+  type RedisChild,
 } from './helpers.js';
 
 const PLANTED = {
@@ -62,7 +71,10 @@ async function captureDaemon(label: string, d: DaemonHandle, withCli = false): P
   capture(`${label} /healthz`, await (await fetch(`${d.url}/healthz`)).text());
   if (!withCli) return;
   // `converge status` renders /status and /readyz: text and json
-  const [text, jsonOut] = await Promise.all([runConverge(['status', '--url', d.url]), runConverge(['status', '--url', d.url, '--output', 'json'])]);
+  const [text, jsonOut] = await Promise.all([
+    runConverge(['status', '--url', d.url]),
+    runConverge(['status', '--url', d.url, '--output', 'json']),
+  ]);
   capture(`${label} converge status`, text.stdout + text.stderr);
   capture(`${label} converge status --output json`, jsonOut.stdout + jsonOut.stderr);
 }
@@ -83,12 +95,21 @@ async function dumpRedis(url: string): Promise<{ keys: string[]; text: string }>
         parts.push(`KEY ${key}`);
         const type = await redis.type(raw);
         if (type === 'string') parts.push((await redis.getBuffer(raw))?.toString('latin1') ?? '');
-        else if (type === 'hash') parts.push(...Object.entries(await redis.hgetallBuffer(raw)).flatMap(([field, value]) => [field, value.toString('latin1')]));
-        else if (type === 'list') parts.push(...(await redis.lrangeBuffer(raw, 0, -1)).map((b) => b.toString('latin1')));
+        else if (type === 'hash')
+          parts.push(
+            ...Object.entries(await redis.hgetallBuffer(raw)).flatMap(([field, value]) => [
+              field,
+              value.toString('latin1'),
+            ]),
+          );
+        else if (type === 'list')
+          parts.push(...(await redis.lrangeBuffer(raw, 0, -1)).map((b) => b.toString('latin1')));
         else if (type === 'set') parts.push(...(await redis.smembersBuffer(raw)).map((b) => b.toString('latin1')));
-        else if (type === 'zset') parts.push(...(await redis.zrangeBuffer(raw, 0, -1, 'WITHSCORES')).map((b) => b.toString('latin1')));
+        else if (type === 'zset')
+          parts.push(...(await redis.zrangeBuffer(raw, 0, -1, 'WITHSCORES')).map((b) => b.toString('latin1')));
         else if (type === 'stream') {
-          for (const [id, fields] of await redis.xrangeBuffer(raw, '-', '+')) parts.push(id.toString('latin1'), ...fields.map((b) => b.toString('latin1')));
+          for (const [id, fields] of await redis.xrangeBuffer(raw, '-', '+'))
+            parts.push(id.toString('latin1'), ...fields.map((b) => b.toString('latin1')));
         } else parts.push(`(type ${type})`);
       }
     } while (cursor !== '0');
@@ -102,16 +123,19 @@ async function dumpRedis(url: string): Promise<{ keys: string[]; text: string }>
 async function echoingService(): Promise<ScriptedServer> {
   const seen = new Map<string, number>();
   return startServer((req, res) => {
-    if (req.method === 'GET' && req.url.pathname === '/v2/deployments') return json(res, 200, { resources: [], offset: Number(req.url.searchParams.get('offset') ?? 0) });
+    if (req.method === 'GET' && req.url.pathname === '/v2/deployments')
+      return json(res, 200, { resources: [], offset: Number(req.url.searchParams.get('offset') ?? 0) });
     // no provider reads (a service of the spec alone): converge falls back to creating providers blind
-    if (req.method === 'GET' && req.url.pathname.startsWith('/v2/auth/providers')) return json(res, 404, { detail: 'Not Found' });
+    if (req.method === 'GET' && req.url.pathname.startsWith('/v2/auth/providers'))
+      return json(res, 404, { detail: 'Not Found' });
     const key = String(req.headers['x-api-key'] ?? '');
     const echo = `you sent ${req.body} with key ${key}`;
     const n = (seen.get(req.url.pathname) ?? 0) + 1;
     seen.set(req.url.pathname, n);
     // first a retryable 503, then a final 422 (loc/msg) or 400 (detail), each quoting everything
     if (n % 2 === 1) return json(res, 503, { detail: echo });
-    if (req.url.pathname === '/v2/deployments') return json(res, 422, { detail: [{ loc: ['body', 'secrets', 0, 'value'], msg: echo, type: 'value_error' }] });
+    if (req.url.pathname === '/v2/deployments')
+      return json(res, 422, { detail: [{ loc: ['body', 'secrets', 0, 'value'], msg: echo, type: 'value_error' }] });
     return json(res, 400, { detail: echo });
   });
 }
@@ -138,21 +162,43 @@ describe('no secret value, API key or Redis password in any output or at rest', 
     secretFile = join(outside, 'file-token');
     await writeFile(secretFile, `${PLANTED.fileSecret}\n`);
     await writeFiles(dir, {
-      'env-secret.yaml': dockerDeploymentYaml('env-secret', { maxScale: 2, secrets: [['TOKEN', 'PLANTED_ENV_SECRET']] }),
+      'env-secret.yaml': dockerDeploymentYaml('env-secret', {
+        maxScale: 2,
+        secrets: [['TOKEN', 'PLANTED_ENV_SECRET']],
+      }),
       'file-secret.yaml': [
-        'apiVersion: converge/v1', 'kind: Deployment', 'metadata:', '  name: file-secret', 'spec:', '  source: external_docker',
-        '  source_revision_config:', '    image_uri: docker.io/acme/file-secret:1', '  secrets:', '    - name: FILE_TOKEN',
-        `      valueFrom: { file: ${secretFile} }`, '',
+        'apiVersion: converge/v1',
+        'kind: Deployment',
+        'metadata:',
+        '  name: file-secret',
+        'spec:',
+        '  source: external_docker',
+        '  source_revision_config:',
+        '    image_uri: docker.io/acme/file-secret:1',
+        '  secrets:',
+        '    - name: FILE_TOKEN',
+        `      valueFrom: { file: ${secretFile} }`,
+        '',
       ].join('\n'),
       // a literal value: plan and apply take it (--allow-literal-secrets, local use); the daemon runs without that setting
       // (converge run refuses it), so it sees this file as a manifest error, and must not show the value either
       'literal-secret.yaml': [
-        'apiVersion: converge/v1', 'kind: Deployment', 'metadata:', '  name: literal-secret', 'spec:', '  source: external_docker',
-        '  source_revision_config:', '    image_uri: docker.io/acme/literal-secret:1', '  secrets:', '    - name: LITERAL_TOKEN',
-        `      value: ${PLANTED.literalSecret}`, '',
+        'apiVersion: converge/v1',
+        'kind: Deployment',
+        'metadata:',
+        '  name: literal-secret',
+        'spec:',
+        '  source: external_docker',
+        '  source_revision_config:',
+        '    image_uri: docker.io/acme/literal-secret:1',
+        '  secrets:',
+        '    - name: LITERAL_TOKEN',
+        `      value: ${PLANTED.literalSecret}`,
+        '',
       ].join('\n'),
       // the emulator refuses it (422: external_docker needs image_uri) after converge sent its secret
-      'needs-image.yaml': 'apiVersion: converge/v1\nkind: Deployment\nmetadata:\n  name: needs-image\nspec:\n  source: external_docker\n  secrets:\n    - name: TOKEN\n      valueFrom: { env: PLANTED_ENV_SECRET }\n',
+      'needs-image.yaml':
+        'apiVersion: converge/v1\nkind: Deployment\nmetadata:\n  name: needs-image\nspec:\n  source: external_docker\n  secrets:\n    - name: TOKEN\n      valueFrom: { env: PLANTED_ENV_SECRET }\n',
       'provider.yaml': providerYaml('planted', 'PLANTED_CLIENT_SECRET'),
     });
     env = {
@@ -197,48 +243,102 @@ describe('no secret value, API key or Redis password in any output or at rest', 
     capture('plan without a key', missing.stdout + missing.stderr);
 
     // apply at debug: three resources land, the 422 is reported with the service's message
-    const applied = await runConverge(['apply', dir, ...api, '--log-level', 'debug', '--backoff', '20ms', '--output', 'text'], cliEnv, 60_000);
+    const applied = await runConverge(
+      ['apply', dir, ...api, '--log-level', 'debug', '--backoff', '20ms', '--output', 'text'],
+      cliEnv,
+      60_000,
+    );
     capture('apply', applied.stdout + applied.stderr);
     expect(applied.code).toBe(1);
     expect(applied.stdout + applied.stderr).toMatch(/422/);
-    const appliedJson = await runConverge(['apply', dir, ...api, '--log-level', 'trace', '--output', 'json'], cliEnv, 60_000);
+    const appliedJson = await runConverge(
+      ['apply', dir, ...api, '--log-level', 'trace', '--output', 'json'],
+      cliEnv,
+      60_000,
+    );
     capture('apply --output json (second run)', appliedJson.stdout + appliedJson.stderr);
 
     // the daemon at trace level: converges, meets the 422 again, then a rotated file secret is written
     const daemon = await startDaemon(dir, [...api, '--log-level', 'trace', '--resync', '2s', '--backoff', '20ms'], env);
     // Reported as its job's failure, then (from the next reconcile on) held as WriteRefused with the service's message:
     // either row says the 422, and a poll may see only the second.
-    await until('the daemon to report the 422', async () => (await daemon.status()).resources.some((r) => r.name === 'needs-image' && (r.state === 'failed' || r.sync?.reason === 'WriteRefused')), 20_000, 200);
+    await until(
+      'the daemon to report the 422',
+      async () =>
+        (await daemon.status()).resources.some(
+          (r) => r.name === 'needs-image' && (r.state === 'failed' || r.sync?.reason === 'WriteRefused'),
+        ),
+      20_000,
+      200,
+    );
     const before = emulator.store.allDeployments().find((d) => d.name === 'file-secret')!.revisions.length;
     await writeFile(secretFile, `${PLANTED.rotatedFileSecret}\n`);
-    await until('the rotated secret to be written', () => emulator.store.allDeployments().find((d) => d.name === 'file-secret')!.revisions.length > before, 20_000, 200);
-    await until('a resync after the rotation', async () => (await daemon.status()).resources.find((r) => r.name === 'file-secret')?.state === 'synced', 20_000, 200);
+    await until(
+      'the rotated secret to be written',
+      () => emulator.store.allDeployments().find((d) => d.name === 'file-secret')!.revisions.length > before,
+      20_000,
+      200,
+    );
+    await until(
+      'a resync after the rotation',
+      async () => (await daemon.status()).resources.find((r) => r.name === 'file-secret')?.state === 'synced',
+      20_000,
+      200,
+    );
     await captureDaemon('daemon (trace)', daemon, true);
     await daemon.kill('SIGTERM');
     capture('daemon (trace) output', daemon.stdout() + daemon.stderr());
     expect(daemon.lines.filter((l) => l.level === 20).length, 'debug lines were written').toBeGreaterThan(0);
 
     // the daemon with a wrong key, at debug: not ready, reports 403, keeps running
-    const locked = await startDaemon(dir, [...api, '--log-level', 'debug', '--resync', '2s'], { ...env, CONVERGE_API_KEY: PLANTED.wrongKey });
-    await until('the wrong key to be reported', async () => (await locked.status()).lastReconcile?.error?.includes('403'), 15_000, 200);
+    const locked = await startDaemon(dir, [...api, '--log-level', 'debug', '--resync', '2s'], {
+      ...env,
+      CONVERGE_API_KEY: PLANTED.wrongKey,
+    });
+    await until(
+      'the wrong key to be reported',
+      async () => (await locked.status()).lastReconcile?.error?.includes('403'),
+      15_000,
+      200,
+    );
     await captureDaemon('daemon (wrong key)', locked, true);
     await locked.kill('SIGTERM');
     capture('daemon (wrong key) output', locked.stdout() + locked.stderr());
 
     // a service that quotes the request (with its secrets) and the key in its errors: apply and the daemon
     const echoApi = ['--api-url', echo.url, '--redis-prefix', '{converge-echo}'];
-    const echoed = await runConverge(['apply', dir, ...echoApi, '--log-level', 'debug', '--backoff', '20ms', '--attempts', '2'], cliEnv, 60_000);
+    const echoed = await runConverge(
+      ['apply', dir, ...echoApi, '--log-level', 'debug', '--backoff', '20ms', '--attempts', '2'],
+      cliEnv,
+      60_000,
+    );
     capture('apply against an echoing service', echoed.stdout + echoed.stderr);
     expect(echoed.code).toBe(1);
     expect(echoed.stdout + echoed.stderr).toMatch(/you sent/);
-    const echoDaemon = await startDaemon(dir, [...echoApi, '--log-level', 'debug', '--backoff', '20ms', '--attempts', '2'], env);
-    await until('the echoing service to fail every job', async () => (await echoDaemon.status()).resources.filter((r) => r.state === 'failed').length === 4, 20_000, 200);
+    const echoDaemon = await startDaemon(
+      dir,
+      [...echoApi, '--log-level', 'debug', '--backoff', '20ms', '--attempts', '2'],
+      env,
+    );
+    await until(
+      'the echoing service to fail every job',
+      async () => (await echoDaemon.status()).resources.filter((r) => r.state === 'failed').length === 4,
+      20_000,
+      200,
+    );
     await captureDaemon('daemon (echoing service)', echoDaemon);
     await echoDaemon.kill('SIGTERM');
     capture('daemon (echoing service) output', echoDaemon.stdout() + echoDaemon.stderr());
     // the echoing service did receive the secrets and the key (so their absence above means something)
     const received = echo.received.map((r) => r.body + JSON.stringify(r.headers)).join('\n');
-    for (const value of [PLANTED.envSecret, PLANTED.rotatedFileSecret, PLANTED.literalSecret, PLANTED.clientSecret, PLANTED.apiKey]) expect(received).toContain(value);
+    for (const value of [
+      PLANTED.envSecret,
+      PLANTED.rotatedFileSecret,
+      PLANTED.literalSecret,
+      PLANTED.clientSecret,
+      PLANTED.apiKey,
+    ])
+      expect(received).toContain(value);
 
     // Redis at rest: every key and value of every type
     await sleep(200);
@@ -249,7 +349,9 @@ describe('no secret value, API key or Redis password in any output or at rest', 
 
     // the emulator did get every planted secret, so the runs above really handled them
     const stored = emulator.store.allDeployments().flatMap((d) => d.secrets.map((s) => s.value));
-    expect(stored).toEqual(expect.arrayContaining([PLANTED.envSecret, PLANTED.rotatedFileSecret, PLANTED.literalSecret]));
+    expect(stored).toEqual(
+      expect.arrayContaining([PLANTED.envSecret, PLANTED.rotatedFileSecret, PLANTED.literalSecret]),
+    );
 
     expect(captured.length).toBeGreaterThan(20);
     expect(hits()).toEqual([]);

@@ -1,7 +1,12 @@
 // Shutdown inside Kubernetes' grace period: SIGTERM ends with a margin inside shutdown_timeout (under 23 s of the default
 // 25 s: the steps' bounds of src/daemon/lifecycle/stop-plan.ts) whatever Redis or the service is doing, hands active jobs back to
 // the queue, and exits 0.
-import { createServer as createHttpServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http';
+import {
+  createServer as createHttpServer,
+  type IncomingMessage,
+  type Server as HttpServer,
+  type ServerResponse,
+} from 'node:http';
 import { createServer, type Server, type Socket } from 'node:net';
 import { rm } from 'node:fs/promises';
 import { afterAll, describe, expect, it, type TestContext } from 'vitest';
@@ -9,7 +14,13 @@ import { Queue } from 'bullmq';
 import { QUEUE_NAME } from '../../src/jobs/queue/jobs.js';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/server.js';
 import {
-  dockerDeploymentYaml, killAllConverge, redisChild, REDIS_URL, tempDir, until, writeFiles,
+  dockerDeploymentYaml,
+  killAllConverge,
+  redisChild,
+  REDIS_URL,
+  tempDir,
+  until,
+  writeFiles,
   type DaemonHandle,
 } from './helpers.js';
 import { atEnd, daemonOf, prefixOf } from './scoped.js';
@@ -62,7 +73,12 @@ async function writesNeverAnswered(t: TestContext, e: RunningEmulator): Promise<
       return;
     }
     void (async () => {
-      const answer = await fetch(`${e.url}${req.url}`, { headers: { authorization: req.headers.authorization ?? '', 'x-tenant-id': String(req.headers['x-tenant-id'] ?? '') } });
+      const answer = await fetch(`${e.url}${req.url}`, {
+        headers: {
+          authorization: req.headers.authorization ?? '',
+          'x-tenant-id': String(req.headers['x-tenant-id'] ?? ''),
+        },
+      });
       const body = Buffer.from(await answer.arrayBuffer());
       res.writeHead(answer.status, { 'content-type': answer.headers.get('content-type') ?? 'application/json' });
       res.end(body);
@@ -93,7 +109,11 @@ async function sigterm(t: TestContext, daemon: DaemonHandle): Promise<{ code: nu
   const { code } = await daemon.exited;
   const ms = Date.now() - started;
   const stopped = daemon.lines.find((l) => l.msg === 'stopped');
-  Object.assign(t.task.meta, { exitCode: code, exitMs: ms, stoppedMs: typeof stopped?.time === 'string' ? Date.parse(stopped.time) - started : null });
+  Object.assign(t.task.meta, {
+    exitCode: code,
+    exitMs: ms,
+    stoppedMs: typeof stopped?.time === 'string' ? Date.parse(stopped.time) - started : null,
+  });
   return { code, ms };
 }
 
@@ -105,7 +125,22 @@ describe.concurrent('shutdown within the grace period', () => {
     const e = await emulator(t);
     const proxy = await writesNeverAnswered(t, e);
     const dir = await manifests(t, 'frozen', 6);
-    const daemon = await daemonOf(t, dir, ['--api-url', proxy.url, '--redis-url', redis.url, '--concurrency', '3', '--shutdown-timeout', '4s', '--request-timeout', '60s', '--resync', '1h', '--log-level', 'info']);
+    const daemon = await daemonOf(t, dir, [
+      '--api-url',
+      proxy.url,
+      '--redis-url',
+      redis.url,
+      '--concurrency',
+      '3',
+      '--shutdown-timeout',
+      '4s',
+      '--request-timeout',
+      '60s',
+      '--resync',
+      '1h',
+      '--log-level',
+      'info',
+    ]);
     await until('writes in flight', () => proxy.writes() >= 3, 20_000, 20);
     redis.freeze();
     const { code, ms } = await sigterm(t, daemon);
@@ -117,7 +152,22 @@ describe.concurrent('shutdown within the grace period', () => {
   it('a service that accepts connections and never answers: SIGTERM ends within --shutdown-timeout and exits 0', async (t) => {
     const service = await silentService(t);
     const dir = await manifests(t, 'silent', 3);
-    const daemon = await daemonOf(t, dir, ['--api-url', service.url, '--redis-prefix', prefixOf(t, 'silent'), '--redis-url', REDIS_URL, '--shutdown-timeout', '3s', '--request-timeout', '60s', '--resync', '1h', '--log-level', 'info']);
+    const daemon = await daemonOf(t, dir, [
+      '--api-url',
+      service.url,
+      '--redis-prefix',
+      prefixOf(t, 'silent'),
+      '--redis-url',
+      REDIS_URL,
+      '--shutdown-timeout',
+      '3s',
+      '--request-timeout',
+      '60s',
+      '--resync',
+      '1h',
+      '--log-level',
+      'info',
+    ]);
     await until('the first reconcile to wait on the service', () => service.connections() >= 1, 10_000, 20);
     const { code, ms } = await sigterm(t, daemon);
     expect(code).toBe(0);
@@ -129,12 +179,29 @@ describe.concurrent('shutdown within the grace period', () => {
     const proxy = await writesNeverAnswered(t, e);
     const p = prefixOf(t, 'handback');
     const dir = await manifests(t, 'handback', 4);
-    const daemon = await daemonOf(t, dir, ['--api-url', proxy.url, '--redis-prefix', p, '--redis-url', REDIS_URL, '--concurrency', '2', '--request-timeout', '120s', '--resync', '1h', '--log-level', 'info']);
+    const daemon = await daemonOf(t, dir, [
+      '--api-url',
+      proxy.url,
+      '--redis-prefix',
+      p,
+      '--redis-url',
+      REDIS_URL,
+      '--concurrency',
+      '2',
+      '--request-timeout',
+      '120s',
+      '--resync',
+      '1h',
+      '--log-level',
+      'info',
+    ]);
     await until('two writes in flight', () => proxy.writes() >= 2, 20_000, 20);
     const { code, ms } = await sigterm(t, daemon);
     expect(code).toBe(0);
     expect(ms).toBeLessThan(DEFAULT_BOUND_MS);
-    const handed = daemon.lines.find((l) => l.msg === 'active jobs did not finish before the deadline; handing them back to the queue');
+    const handed = daemon.lines.find(
+      (l) => l.msg === 'active jobs did not finish before the deadline; handing them back to the queue',
+    );
     expect(handed?.handedBack).toBe(2);
     const queue = new Queue(QUEUE_NAME, { connection: { url: REDIS_URL }, prefix: p });
     try {
@@ -148,7 +215,20 @@ describe.concurrent('shutdown within the grace period', () => {
   it('at the default shutdown_timeout, a service that never answers: exit 0 under 23 s', async (t) => {
     const service = await silentService(t);
     const dir = await manifests(t, 'silent25', 3);
-    const daemon = await daemonOf(t, dir, ['--api-url', service.url, '--redis-prefix', prefixOf(t, 'silent25'), '--redis-url', REDIS_URL, '--request-timeout', '60s', '--resync', '1h', '--log-level', 'info']);
+    const daemon = await daemonOf(t, dir, [
+      '--api-url',
+      service.url,
+      '--redis-prefix',
+      prefixOf(t, 'silent25'),
+      '--redis-url',
+      REDIS_URL,
+      '--request-timeout',
+      '60s',
+      '--resync',
+      '1h',
+      '--log-level',
+      'info',
+    ]);
     await until('the first reconcile to wait on the service', () => service.connections() >= 1, 10_000, 20);
     const { code, ms } = await sigterm(t, daemon);
     expect(code).toBe(0);
@@ -162,13 +242,30 @@ describe.concurrent('shutdown within the grace period', () => {
     const e = await emulator(t);
     const proxy = await writesNeverAnswered(t, e);
     const dir = await manifests(t, 'frozen25', 4);
-    const daemon = await daemonOf(t, dir, ['--api-url', proxy.url, '--redis-url', redis.url, '--concurrency', '2', '--request-timeout', '120s', '--resync', '1h', '--log-level', 'info']);
+    const daemon = await daemonOf(t, dir, [
+      '--api-url',
+      proxy.url,
+      '--redis-url',
+      redis.url,
+      '--concurrency',
+      '2',
+      '--request-timeout',
+      '120s',
+      '--resync',
+      '1h',
+      '--log-level',
+      'info',
+    ]);
     await until('two writes in flight', () => proxy.writes() >= 2, 20_000, 20);
     redis.freeze();
     const { code, ms } = await sigterm(t, daemon);
     expect(code).toBe(0);
     expect(ms).toBeLessThan(DEFAULT_BOUND_MS);
-    expect(daemon.lines.find((l) => l.msg === 'shutdown step did not finish within its bound; left behind' && l.step === 'lease')).toMatchObject({ boundMs: 1_000 });
+    expect(
+      daemon.lines.find(
+        (l) => l.msg === 'shutdown step did not finish within its bound; left behind' && l.step === 'lease',
+      ),
+    ).toMatchObject({ boundMs: 1_000 });
     expect(daemon.lines.some((l) => l.msg === 'stopped')).toBe(true);
   }, 60_000);
 
@@ -177,7 +274,18 @@ describe.concurrent('shutdown within the grace period', () => {
     atEnd(t, () => redis.remove());
     const service = await silentService(t);
     const dir = await manifests(t, 'both25', 3);
-    const daemon = await daemonOf(t, dir, ['--api-url', service.url, '--redis-url', redis.url, '--request-timeout', '60s', '--resync', '1h', '--log-level', 'info']);
+    const daemon = await daemonOf(t, dir, [
+      '--api-url',
+      service.url,
+      '--redis-url',
+      redis.url,
+      '--request-timeout',
+      '60s',
+      '--resync',
+      '1h',
+      '--log-level',
+      'info',
+    ]);
     await until('the first reconcile to wait on the service', () => service.connections() >= 1, 10_000, 20);
     redis.freeze();
     const { code, ms } = await sigterm(t, daemon);

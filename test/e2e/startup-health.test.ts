@@ -6,7 +6,17 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it, type TestContext } from 'vitest';
 import { startEmulator } from '../../src/emulator/server.js';
 import { heldProxy } from '../helpers/held-proxy.js';
-import { dockerDeploymentYaml, freePort, killAllConverge, REDIS_URL, ROOT, spawnConverge, tempDir, until, writeFiles } from './helpers.js';
+import {
+  dockerDeploymentYaml,
+  freePort,
+  killAllConverge,
+  REDIS_URL,
+  ROOT,
+  spawnConverge,
+  tempDir,
+  until,
+  writeFiles,
+} from './helpers.js';
 import { atEnd, prefixOf } from './scoped.js';
 
 afterAll(killAllConverge);
@@ -14,12 +24,23 @@ afterAll(killAllConverge);
 const HOLD = join(ROOT, 'test', 'helpers', 'hold-import.mjs');
 const IMPORT_LOG = join(ROOT, 'test', 'helpers', 'import-log.mjs');
 /** What only the daemon itself needs: none of it is loaded before the status port answers. */
-const HEAVY = ['bullmq', 'ioredis', 'undici', 'prom-client', 'pino', 'chokidar', '@opentelemetry', '@modelcontextprotocol'];
+const HEAVY = [
+  'bullmq',
+  'ioredis',
+  'undici',
+  'prom-client',
+  'pino',
+  'chokidar',
+  '@opentelemetry',
+  '@modelcontextprotocol',
+];
 /** The listing of every deployment (the first reconcile's read of the service), not a read by id. */
 const isListing = (method: string, path: string): boolean => method === 'GET' && /^\/v2\/deployments(\?|$)/.test(path);
 
 /** One answer of the daemon's status port, or the error of a request it did not answer. */
-async function ask(url: string): Promise<{ status: number; body: string; retryAfter: string | null } | { error: string }> {
+async function ask(
+  url: string,
+): Promise<{ status: number; body: string; retryAfter: string | null } | { error: string }> {
   try {
     const res = await fetch(url, { signal: AbortSignal.timeout(5_000) });
     return { status: res.status, body: await res.text(), retryAfter: res.headers.get('retry-after') };
@@ -43,17 +64,42 @@ async function heldDaemon(t: TestContext, label: string) {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   const prefix = prefixOf(t, label);
-  const args = ['run', dir, '--api-url', proxy.url, '--redis-url', REDIS_URL, '--redis-prefix', prefix, '--http-host', '127.0.0.1', '--http-port', String(port), '--resync', '1h'];
+  const args = [
+    'run',
+    dir,
+    '--api-url',
+    proxy.url,
+    '--redis-url',
+    REDIS_URL,
+    '--redis-prefix',
+    prefix,
+    '--http-host',
+    '127.0.0.1',
+    '--http-port',
+    String(port),
+    '--resync',
+    '1h',
+  ];
   // The daemon's modules are held at their import until the test writes `go`: the process sits between the two steps.
   const imports = join(dir, 'imports.log');
-  const env = { NODE_OPTIONS: `--import ${HOLD} --import ${IMPORT_LOG}`, IMPORT_LOG: imports, HOLD_IMPORT_MODULE: '/cli/commands/run-daemon.js', HOLD_IMPORT_UNTIL: go };
+  const env = {
+    NODE_OPTIONS: `--import ${HOLD} --import ${IMPORT_LOG}`,
+    IMPORT_LOG: imports,
+    HOLD_IMPORT_MODULE: '/cli/commands/run-daemon.js',
+    HOLD_IMPORT_UNTIL: go,
+  };
   const daemon = spawnConverge(args, env);
   atEnd(t, () => daemon.kill('SIGKILL'));
   // Polled from spawn: connection refused until the port is bound, then 200.
-  await until('/healthz 200 from the starting process', async () => {
-    const answer = await ask(`${url}/healthz`);
-    return 'status' in answer && answer.status === 200;
-  }, 60_000, 20);
+  await until(
+    '/healthz 200 from the starting process',
+    async () => {
+      const answer = await ask(`${url}/healthz`);
+      return 'status' in answer && answer.status === 200;
+    },
+    60_000,
+    20,
+  );
   const loaded = async (): Promise<string[]> => (await readFile(imports, 'utf8')).split('\n').filter(Boolean);
   return { daemon, proxy, port, url, loaded, load: () => writeFile(go, '') };
 }
@@ -77,7 +123,10 @@ describe('converge run: /healthz from the start', () => {
 
     const starting = await ask(`${url}/readyz`);
     expect(starting).toMatchObject({ status: 503 });
-    expect(JSON.parse((starting as { body: string }).body)).toEqual({ ready: false, checks: [{ name: 'running', ok: false, detail: 'starting' }] });
+    expect(JSON.parse((starting as { body: string }).body)).toEqual({
+      ready: false,
+      checks: [{ name: 'running', ok: false, detail: 'starting' }],
+    });
     const status = await ask(`${url}/status`);
     expect(status).toMatchObject({ status: 503, retryAfter: '1' });
     expect(JSON.parse((status as { body: string }).body).error).toMatch(/starting; retry/);
@@ -96,10 +145,15 @@ describe('converge run: /healthz from the start', () => {
 
     proxy.release();
     await daemon.waitForLine((l) => l.msg === 'reconciled' && l.trigger === 'startup', 60_000);
-    await until('/readyz 200', async () => {
-      const answer = await ask(`${url}/readyz`);
-      return 'status' in answer && answer.status === 200;
-    }, 30_000, 50);
+    await until(
+      '/readyz 200',
+      async () => {
+        const answer = await ask(`${url}/readyz`);
+        return 'status' in answer && answer.status === 200;
+      },
+      30_000,
+      50,
+    );
     polling = false;
     await poller;
     expect(later.length).toBeGreaterThan(0);
@@ -113,7 +167,10 @@ describe('converge run: /healthz from the start', () => {
     expect(await ask(`${url}/healthz`)).toMatchObject({ status: 200 });
     proxy.release();
     await load();
-    await daemon.waitForLine((l) => l.msg === 'shutting down: no new reconciles or jobs' && l.reason === 'SIGTERM', 60_000);
+    await daemon.waitForLine(
+      (l) => l.msg === 'shutting down: no new reconciles or jobs' && l.reason === 'SIGTERM',
+      60_000,
+    );
     expect(await daemon.exited).toEqual({ code: 0, signal: null });
     expect(daemon.stderr()).toBe('');
   }, 120_000);

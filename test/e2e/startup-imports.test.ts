@@ -10,7 +10,16 @@ import { internalDockerYaml } from '../helpers/manifests.js';
 
 const PRELOAD = join(ROOT, 'test', 'helpers', 'import-log.mjs');
 /** What only a command that talks to Redis, the queue, the network or a browser needs. */
-const HEAVY = ['bullmq', 'ioredis', 'undici', 'prom-client', 'pino', 'chokidar', '@opentelemetry', '@modelcontextprotocol'];
+const HEAVY = [
+  'bullmq',
+  'ioredis',
+  'undici',
+  'prom-client',
+  'pino',
+  'chokidar',
+  '@opentelemetry',
+  '@modelcontextprotocol',
+];
 
 /** The modules a converge command resolved, as URLs. */
 async function modulesOf(args: string[]): Promise<{ code: number | null; urls: string[] }> {
@@ -26,13 +35,16 @@ async function modulesOf(args: string[]): Promise<{ code: number | null; urls: s
 const DIST = pathToFileURL(dirname(dirname(MAIN))).href;
 const packagesIn = (urls: string[]): string[] => [
   ...new Set(
-    urls.filter((url) => !url.startsWith(DIST)).flatMap((url) => /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url)?.[1] ?? []),
+    urls
+      .filter((url) => !url.startsWith(DIST))
+      .flatMap((url) => /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url)?.[1] ?? []),
   ),
 ];
 const commandModulesIn = (urls: string[]): string[] =>
   urls.filter((url) => url.startsWith(`${DIST}/cli/commands/`) && !/\/(index|summaries)\.js$/.test(url));
 /** What a command runs (src/cli/commands/NAME-run.ts), loaded only to run it. */
-const runModulesIn = (urls: string[]): string[] => urls.filter((url) => url.startsWith(`${DIST}/cli/commands/`) && url.endsWith('-run.js'));
+const runModulesIn = (urls: string[]): string[] =>
+  urls.filter((url) => url.startsWith(`${DIST}/cli/commands/`) && url.endsWith('-run.js'));
 const heavyIn = (urls: string[]): string[] => [
   ...packagesIn(urls).filter((p) => HEAVY.some((h) => p.startsWith(h))),
   ...urls.filter((url) => url === 'node:http' || url === 'node:net'),
@@ -47,24 +59,40 @@ describe('what a light command loads', () => {
     expect(packagesIn(urls)).toEqual([]);
   });
 
-  it.concurrent('converge validate of three files: no queue, Redis, HTTP client, logger, watcher or tracing', async () => {
-    const dir = await tempDir('imports-validate');
-    await writeFiles(dir, { 'a.yaml': internalDockerYaml("a", 1), 'b.yaml': internalDockerYaml("b", 1), 'c.yaml': internalDockerYaml("c", 1) });
-    const { code, urls } = await modulesOf(['validate', join(dir, 'a.yaml'), join(dir, 'b.yaml'), join(dir, 'c.yaml')]);
-    await rm(dir, { recursive: true, force: true });
-    expect(code).toBe(0);
-    expect(packagesIn(urls)).toEqual(expect.arrayContaining(['yaml', 'zod']));
-    expect(packagesIn(urls).filter((p) => HEAVY.some((h) => p.startsWith(h)))).toEqual([]);
-    expect(urls.filter((url) => url === 'node:http' || url === 'node:net')).toEqual([]);
-  });
+  it.concurrent(
+    'converge validate of three files: no queue, Redis, HTTP client, logger, watcher or tracing',
+    async () => {
+      const dir = await tempDir('imports-validate');
+      await writeFiles(dir, {
+        'a.yaml': internalDockerYaml('a', 1),
+        'b.yaml': internalDockerYaml('b', 1),
+        'c.yaml': internalDockerYaml('c', 1),
+      });
+      const { code, urls } = await modulesOf([
+        'validate',
+        join(dir, 'a.yaml'),
+        join(dir, 'b.yaml'),
+        join(dir, 'c.yaml'),
+      ]);
+      await rm(dir, { recursive: true, force: true });
+      expect(code).toBe(0);
+      expect(packagesIn(urls)).toEqual(expect.arrayContaining(['yaml', 'zod']));
+      expect(packagesIn(urls).filter((p) => HEAVY.some((h) => p.startsWith(h)))).toEqual([]);
+      expect(urls.filter((url) => url === 'node:http' || url === 'node:net')).toEqual([]);
+    },
+  );
 
-  it.concurrent.each([[['completion', 'bash']], [['plan', '--help']]])('converge %j: the specs only, nothing a command runs', async (args) => {
-    const { code, urls } = await modulesOf(args);
-    expect(code).toBe(0);
-    // Every command's spec for completion, plan's for its --help: read, but none of what runs them.
-    expect(commandModulesIn(urls)).toEqual(expect.arrayContaining([`${DIST}/cli/commands/plan.js`]));
-    if (args[0] === 'completion') expect(commandModulesIn(urls)).toEqual(expect.arrayContaining([`${DIST}/cli/commands/run.js`]));
-    expect(runModulesIn(urls)).toEqual([]);
-    expect(heavyIn(urls)).toEqual([]);
-  });
+  it.concurrent.each([[['completion', 'bash']], [['plan', '--help']]])(
+    'converge %j: the specs only, nothing a command runs',
+    async (args) => {
+      const { code, urls } = await modulesOf(args);
+      expect(code).toBe(0);
+      // Every command's spec for completion, plan's for its --help: read, but none of what runs them.
+      expect(commandModulesIn(urls)).toEqual(expect.arrayContaining([`${DIST}/cli/commands/plan.js`]));
+      if (args[0] === 'completion')
+        expect(commandModulesIn(urls)).toEqual(expect.arrayContaining([`${DIST}/cli/commands/run.js`]));
+      expect(runModulesIn(urls)).toEqual([]);
+      expect(heavyIn(urls)).toEqual([]);
+    },
+  );
 });

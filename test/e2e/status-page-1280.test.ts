@@ -8,7 +8,18 @@ import type { Page } from 'playwright-core';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startEmulator } from '../../src/emulator/server.js';
 import { chromiumMissing, openChromium } from './chromium.js';
-import { dockerDeploymentYaml, dropPrefix, killAllConverge, ROOT, runConverge, startDaemon, tempDir, testPrefix, until, writeFiles } from './helpers.js';
+import {
+  dockerDeploymentYaml,
+  dropPrefix,
+  killAllConverge,
+  ROOT,
+  runConverge,
+  startDaemon,
+  tempDir,
+  testPrefix,
+  until,
+  writeFiles,
+} from './helpers.js';
 
 const OUTPUT = join(ROOT, 'test-output');
 const HOOK = 'status-page-1280-hook';
@@ -55,7 +66,11 @@ async function breaksOf(page: Page, selector: string): Promise<Broken[]> {
 
 /** The breaks of each element that do not follow one of `separators` (or a space): a word split in the middle. */
 function midWord(found: Broken[], separators: RegExp): string[] {
-  return found.flatMap((f) => f.breaks.filter(([before]) => !separators.test(before.slice(-1)) && !/\s$/.test(before)).map(([b, a]) => `${b} | ${a}`));
+  return found.flatMap((f) =>
+    f.breaks
+      .filter(([before]) => !separators.test(before.slice(-1)) && !/\s$/.test(before))
+      .map(([b, a]) => `${b} | ${a}`),
+  );
 }
 
 const cleanups: Array<() => Promise<unknown>> = [];
@@ -72,12 +87,21 @@ describe('the status page at 1280 px', () => {
     const stray = await fetch(`${emulator.url}/v2/deployments`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ name: 'stray', source: 'internal_template', source_config: {}, source_revision_config: {}, secrets: [] }),
+      body: JSON.stringify({
+        name: 'stray',
+        source: 'internal_template',
+        source_config: {},
+        source_revision_config: {},
+        secrets: [],
+      }),
     });
     expect(stray.status).toBe(201);
     const dir = await tempDir('status-page-1280');
     const prefix = testPrefix('status-page-1280');
-    cleanups.push(() => dropPrefix(prefix), () => rm(dir, { recursive: true, force: true }));
+    cleanups.push(
+      () => dropPrefix(prefix),
+      () => rm(dir, { recursive: true, force: true }),
+    );
     await writeFiles(dir, {
       'web.yaml': dockerDeploymentYaml('web', { maxScale: 1 }),
       'old-worker.yaml': dockerDeploymentYaml('old-worker', { maxScale: 1 }),
@@ -89,14 +113,43 @@ describe('the status page at 1280 px', () => {
     const applied = await runConverge(['apply', dir, ...common]);
     expect(applied.code, applied.stdout + applied.stderr).toBe(0);
     await writeFiles(dir, { 'broken-api.yaml': dockerDeploymentYaml('broken-api', { maxScale: 1 }) });
-    const daemon = await startDaemon(dir, [...common, '--prune', '--prune-mode', 'confirm', '--resync', '1h', '--health-poll', '200ms', '--debounce', '50ms'], { CONVERGE_WEBHOOK_TOKEN: HOOK });
+    const daemon = await startDaemon(
+      dir,
+      [
+        ...common,
+        '--prune',
+        '--prune-mode',
+        'confirm',
+        '--resync',
+        '1h',
+        '--health-poll',
+        '200ms',
+        '--debounce',
+        '50ms',
+      ],
+      { CONVERGE_WEBHOOK_TOKEN: HOOK },
+    );
     const row = (doc: any, name: string): any => doc.resources.find((r: any) => r.name === name);
-    await until('broken-api degraded, the others in sync', async () => {
-      const doc: any = await daemon.status();
-      return row(doc, 'broken-api')?.health.status === 'degraded' && row(doc, 'web')?.sync.status === 'synced' && doc.orphans.includes('Deployment/stray');
-    }, 30_000, 100);
+    await until(
+      'broken-api degraded, the others in sync',
+      async () => {
+        const doc: any = await daemon.status();
+        return (
+          row(doc, 'broken-api')?.health.status === 'degraded' &&
+          row(doc, 'web')?.sync.status === 'synced' &&
+          doc.orphans.includes('Deployment/stray')
+        );
+      },
+      30_000,
+      100,
+    );
     await rm(join(dir, 'old-worker.yaml'));
-    await until('old-worker DeletePending', async () => row(await daemon.status(), 'old-worker')?.sync.reason === 'DeletePending', 30_000, 100);
+    await until(
+      'old-worker DeletePending',
+      async () => row(await daemon.status(), 'old-worker')?.sync.reason === 'DeletePending',
+      30_000,
+      100,
+    );
 
     const browser = await openChromium();
     cleanups.push(() => browser.close());
@@ -115,7 +168,11 @@ describe('the status page at 1280 px', () => {
     const history = await runConverge(['history', LONG_NAME, '--redis-prefix', prefix, '--output', 'json']);
     const applyJob = JSON.parse(history.stdout).events.find((e: any) => e.type === 'write_done').job;
     expect(applyJob).toMatchObject({ id: expect.stringContaining(LONG_NAME), operation: 'create-deployment' });
-    expect(row(await daemon.status(), LONG_NAME).job).toMatchObject({ id: applyJob.id, state: 'completed', outcome: 'created' });
+    expect(row(await daemon.status(), LONG_NAME).job).toMatchObject({
+      id: applyJob.id,
+      state: 'completed',
+      outcome: 'created',
+    });
     expect(await page.textContent(`${rowSelector(LONG_NAME)} td:nth-child(7)`)).toMatch(/^createdcreate-deployment \S/);
     expect(await page.textContent(`${rowSelector('web')} td:nth-child(7)`)).toMatch(/^createdcreate-deployment \S/);
     // No cell's content overflows it (at 1280 and, below, 1920 px).
@@ -133,8 +190,14 @@ describe('the status page at 1280 px', () => {
       `converge reconcile --confirm-delete old-worker --url ${daemon.url}`,
       `converge reconcile --retry-failed broken-api --url ${daemon.url}`,
     ]);
-    expect(commands.flatMap((c) => c.breaks.filter(([before, after]) => !/\s$/.test(before) && !/^\s/.test(after)).map(([b, a]) => `${b} | ${a}`))).toEqual([]);
-    expect(await page.evaluate('document.documentElement.scrollWidth <= document.documentElement.clientWidth')).toBe(true);
+    expect(
+      commands.flatMap((c) =>
+        c.breaks.filter(([before, after]) => !/\s$/.test(before) && !/^\s/.test(after)).map(([b, a]) => `${b} | ${a}`),
+      ),
+    ).toEqual([]);
+    expect(await page.evaluate('document.documentElement.scrollWidth <= document.documentElement.clientWidth')).toBe(
+      true,
+    );
     expect(await page.getAttribute(`${rowSelector(LONG_NAME)} td.file code`, 'title')).toBe(LONG_FILE);
 
     // The pending delete: counted in the summary, said as "Delete pending" and "Confirm with" (no "Hold", no "Release").
@@ -150,10 +213,15 @@ describe('the status page at 1280 px', () => {
     // The history's Job column shows each job id whole (ids open with the resource's key).
     await page.locator(`${rowSelector('broken-api')} button.expand`).click();
     const jobCells = `[...document.querySelectorAll('#rows tr.detail[data-key="Deployment/broken-api"] .history-events tbody tr[data-job]')].map((tr) => [tr.dataset.job, tr.children[4].textContent, tr.children[4].querySelector('code').title])`;
-    const jobs = await until('the history of broken-api with its jobs', async () => {
-      const shown = await page.evaluate<string[][]>(jobCells);
-      return shown.length > 0 ? shown : undefined;
-    }, 15_000, 100);
+    const jobs = await until(
+      'the history of broken-api with its jobs',
+      async () => {
+        const shown = await page.evaluate<string[][]>(jobCells);
+        return shown.length > 0 ? shown : undefined;
+      },
+      15_000,
+      100,
+    );
     for (const [id, text, title] of jobs) expect([text, title]).toEqual([id, id]);
     expect(midWord(await breaksOf(page, '#rows .history-events tbody td:nth-child(5) code'), /[/.\-_@:]/)).toEqual([]);
 
@@ -161,7 +229,8 @@ describe('the status page at 1280 px', () => {
     // The screenshot with the pending delete's detail open (broken-api's closed, so every row is in the drawn window).
     await page.locator(`${rowSelector('broken-api')} button.expand`).click();
     await page.screenshot({ path: join(OUTPUT, 'status-page-1280.png'), fullPage: true });
-    if (process.env.CONVERGE_UPDATE_SCREENSHOT === '1') await copyFile(join(OUTPUT, 'status-page-1280.png'), join(ROOT, 'docs', 'status-page.png'));
+    if (process.env.CONVERGE_UPDATE_SCREENSHOT === '1')
+      await copyFile(join(OUTPUT, 'status-page-1280.png'), join(ROOT, 'docs', 'status-page.png'));
     await page.setViewportSize({ width: 1920, height: 1080 });
     await page.screenshot({ path: join(OUTPUT, 'status-page-1920.png'), fullPage: true });
     expect(midWord(await breaksOf(page, '#rows td.file code'), /[/.\-_@:]/)).toEqual([]);
@@ -170,15 +239,22 @@ describe('the status page at 1280 px', () => {
 
     // A confirmed delete: from the confirm on, its row reads deleting (then deleted), never its last sync (synced).
     const syncCell = `document.querySelector('${rowSelector('old-worker')} td:nth-child(4)')?.textContent ?? ''`;
-    const confirmed = await runConverge(['reconcile', '--confirm-delete', 'old-worker', '--url', daemon.url], { CONVERGE_WEBHOOK_TOKEN: HOOK });
+    const confirmed = await runConverge(['reconcile', '--confirm-delete', 'old-worker', '--url', daemon.url], {
+      CONVERGE_WEBHOOK_TOKEN: HOOK,
+    });
     expect(confirmed.code, confirmed.stdout + confirmed.stderr).toBe(0);
     expect(confirmed.stdout).toMatch(/done: 1 job enqueued\./);
     const seen: string[] = [];
-    await until('the confirmed delete shown as deleted', async () => {
-      const shown = await page.evaluate<string>(syncCell);
-      seen.push(shown);
-      return shown.startsWith('deleted');
-    }, 15_000, 20).catch(async (error: unknown) => {
+    await until(
+      'the confirmed delete shown as deleted',
+      async () => {
+        const shown = await page.evaluate<string>(syncCell);
+        seen.push(shown);
+        return shown.startsWith('deleted');
+      },
+      15_000,
+      20,
+    ).catch(async (error: unknown) => {
       expect([seen.at(-1), row(await daemon.status(), 'old-worker')]).toEqual([]);
       throw error;
     });
@@ -189,11 +265,21 @@ describe('the status page at 1280 px', () => {
     // refused prune is said once.
     await writeFile(join(dir, 'web.yaml'), '');
     const webFile = `document.querySelector('${rowSelector('web')} td.file')?.textContent ?? ''`;
-    await until('web\'s file shown as emptied', async () => (await page.evaluate<string>(webFile)) === 'unknown (a file that declared it is empty)', 20_000, 100);
-    const warnings = await until('the refused prune on the page', async () => {
-      const text = (await page.textContent('#warnings')) ?? '';
-      return text.includes('refused') ? text : undefined;
-    }, 15_000, 100);
+    await until(
+      "web's file shown as emptied",
+      async () => (await page.evaluate<string>(webFile)) === 'unknown (a file that declared it is empty)',
+      20_000,
+      100,
+    );
+    const warnings = await until(
+      'the refused prune on the page',
+      async () => {
+        const text = (await page.textContent('#warnings')) ?? '';
+        return text.includes('refused') ? text : undefined;
+      },
+      15_000,
+      100,
+    );
     expect(warnings).toMatch(/^Prune refused, nothing is deleted: web\.yaml:1:1 declares nothing/);
     expect(warnings.match(/prune refused/gi)).toHaveLength(1);
     const statusAfter = await runConverge(['status', '--url', daemon.url]);

@@ -6,7 +6,16 @@ import { gunzipSync } from 'node:zlib';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/server.js';
 import { parsePrometheusText } from '../helpers/prometheus.js';
-import { dockerDeploymentYaml, dropPrefix, killAllConverge, startDaemon, tempDir, testPrefix, until, writeFiles } from './helpers.js';
+import {
+  dockerDeploymentYaml,
+  dropPrefix,
+  killAllConverge,
+  startDaemon,
+  tempDir,
+  testPrefix,
+  until,
+  writeFiles,
+} from './helpers.js';
 
 const API_KEY = 'trace-test-api-key-5f1c9e';
 const SECRET = 'trace-test-secret-value-8a2d4b';
@@ -38,13 +47,19 @@ async function startCollector(): Promise<{ url: string; spans: OtlpSpan[]; bodie
       const text = (req.headers['content-encoding'] === 'gzip' ? gunzipSync(raw) : raw).toString('utf8');
       bodies.push(text);
       const request = JSON.parse(text) as { resourceSpans?: Array<{ scopeSpans?: Array<{ spans?: OtlpSpan[] }> }> };
-      for (const rs of request.resourceSpans ?? []) for (const ss of rs.scopeSpans ?? []) spans.push(...(ss.spans ?? []));
+      for (const rs of request.resourceSpans ?? [])
+        for (const ss of rs.scopeSpans ?? []) spans.push(...(ss.spans ?? []));
       res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
-  return { url: `http://127.0.0.1:${port}`, spans, bodies, close: () => new Promise((resolve) => server.close(() => resolve())) };
+  return {
+    url: `http://127.0.0.1:${port}`,
+    spans,
+    bodies,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
 }
 
 /** A span attribute's value (string, int or double), or undefined. */
@@ -67,7 +82,12 @@ describe('traces of a daemon reconcile and its jobs', () => {
     const emulator: RunningEmulator = await startEmulator({ buildMs: 0, apiKey: API_KEY });
     const dir = await tempDir('traces');
     const prefix = testPrefix('traces');
-    cleanups.push(() => collector.close(), () => emulator.close(), () => dropPrefix(prefix), () => rm(dir, { recursive: true, force: true }));
+    cleanups.push(
+      () => collector.close(),
+      () => emulator.close(),
+      () => dropPrefix(prefix),
+      () => rm(dir, { recursive: true, force: true }),
+    );
     await writeFiles(dir, {
       'web.yaml': dockerDeploymentYaml('web', { maxScale: 2, secrets: [['API_TOKEN', 'TRACE_TEST_SECRET']] }),
       'worker.yaml': dockerDeploymentYaml('worker', { maxScale: 1 }),
@@ -80,12 +100,25 @@ describe('traces of a daemon reconcile and its jobs', () => {
     });
 
     // Both deployments created by their jobs, and every job span exported with its requests.
-    const jobs = await until('two job spans, each with its requests, exported', () => {
-      const found = collector.spans.filter((s) => s.name.startsWith('job '));
-      const complete = found.filter((job) => collector.spans.some((s) => s.parentSpanId === job.spanId && attr(s, 'http.request.method') !== undefined));
-      return complete.length >= 2 ? complete : undefined;
-    }, 60_000, 50);
-    await until('the reconcile span exported', () => collector.spans.some((s) => s.name === 'reconcile' && s.spanId === jobs[0]!.links?.[0]?.spanId) || undefined, 30_000, 50);
+    const jobs = await until(
+      'two job spans, each with its requests, exported',
+      () => {
+        const found = collector.spans.filter((s) => s.name.startsWith('job '));
+        const complete = found.filter((job) =>
+          collector.spans.some((s) => s.parentSpanId === job.spanId && attr(s, 'http.request.method') !== undefined),
+        );
+        return complete.length >= 2 ? complete : undefined;
+      },
+      60_000,
+      50,
+    );
+    await until(
+      'the reconcile span exported',
+      () =>
+        collector.spans.some((s) => s.name === 'reconcile' && s.spanId === jobs[0]!.links?.[0]?.spanId) || undefined,
+      30_000,
+      50,
+    );
 
     for (const job of jobs) {
       // Its own trace, with no parent, linked to the reconcile that enqueued it.
@@ -100,11 +133,17 @@ describe('traces of a daemon reconcile and its jobs', () => {
       expect(attr(job, 'converge.job.operation')).toBe('create-deployment');
 
       // The reconcile's steps, each a child of its span, in its trace.
-      const steps = collector.spans.filter((s) => s.parentSpanId === reconcile.spanId && attr(s, 'converge.reconcile.step') !== undefined);
-      expect(new Set(steps.map((s) => s.name))).toEqual(new Set(['manifests', 'listing', 'revisions', 'decision', 'enqueue', 'state']));
+      const steps = collector.spans.filter(
+        (s) => s.parentSpanId === reconcile.spanId && attr(s, 'converge.reconcile.step') !== undefined,
+      );
+      expect(new Set(steps.map((s) => s.name))).toEqual(
+        new Set(['manifests', 'listing', 'revisions', 'decision', 'enqueue', 'state']),
+      );
       for (const step of steps) expect(step.traceId).toBe(reconcile.traceId);
       // The reconcile's own requests (the listing) are in its trace too.
-      expect(collector.spans.some((s) => s.traceId === reconcile.traceId && attr(s, 'url.template') === '/v2/deployments')).toBe(true);
+      expect(
+        collector.spans.some((s) => s.traceId === reconcile.traceId && attr(s, 'url.template') === '/v2/deployments'),
+      ).toBe(true);
 
       // The job's requests: children of its span, named by method and route template, with the status.
       const requests = collector.spans.filter((s) => s.parentSpanId === job.spanId);
@@ -112,11 +151,15 @@ describe('traces of a daemon reconcile and its jobs', () => {
       for (const request of requests) {
         expect(request.traceId).toBe(job.traceId);
         expect(request.kind).toBe(3); // SPAN_KIND_CLIENT
-        expect(request.name).toBe(`${attr(request, 'http.request.method') as string} ${attr(request, 'url.template') as string}`);
+        expect(request.name).toBe(
+          `${attr(request, 'http.request.method') as string} ${attr(request, 'url.template') as string}`,
+        );
         expect(attr(request, 'url.template')).toMatch(/^\/v2\/[a-z_/{}]+$/);
         expect(typeof attr(request, 'http.response.status_code')).toBe('number');
       }
-      expect(requests.some((r) => attr(r, 'http.request.method') === 'POST' && attr(r, 'http.response.status_code') === 201)).toBe(true);
+      expect(
+        requests.some((r) => attr(r, 'http.request.method') === 'POST' && attr(r, 'http.response.status_code') === 201),
+      ).toBe(true);
     }
 
     // Never the API key, a secret value or a query string in what was exported.
@@ -128,9 +171,13 @@ describe('traces of a daemon reconcile and its jobs', () => {
     // The daemon's /metrics: each step observed, and their sum within 10% of the reconciles' duration.
     const samples = parsePrometheusText(await daemon.metrics());
     const stepSums = samples.filter((s) => s.name === 'converge_reconcile_step_seconds_sum');
-    expect(new Set(stepSums.map((s) => s.labels.step))).toEqual(new Set(['manifests', 'listing', 'revisions', 'decision', 'enqueue', 'state']));
+    expect(new Set(stepSums.map((s) => s.labels.step))).toEqual(
+      new Set(['manifests', 'listing', 'revisions', 'decision', 'enqueue', 'state']),
+    );
     const steps = stepSums.reduce((sum, s) => sum + s.value, 0);
-    const reconciles = samples.filter((s) => s.name === 'converge_reconcile_duration_seconds_sum').reduce((sum, s) => sum + s.value, 0);
+    const reconciles = samples
+      .filter((s) => s.name === 'converge_reconcile_duration_seconds_sum')
+      .reduce((sum, s) => sum + s.value, 0);
     expect(steps).toBeLessThanOrEqual(reconciles);
     expect(steps).toBeGreaterThanOrEqual(reconciles * 0.9);
     await daemon.kill('SIGTERM');

@@ -5,7 +5,19 @@
 import { rm } from 'node:fs/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/server.js';
-import { dockerDeploymentYaml, dropPrefix, killAllConverge, REDIS_URL, runConverge, startDaemon, tempDir, testPrefix, until, writeFiles, type DaemonHandle } from './helpers.js';
+import {
+  dockerDeploymentYaml,
+  dropPrefix,
+  killAllConverge,
+  REDIS_URL,
+  runConverge,
+  startDaemon,
+  tempDir,
+  testPrefix,
+  until,
+  writeFiles,
+  type DaemonHandle,
+} from './helpers.js';
 
 const cleanups: Array<() => Promise<unknown>> = [];
 
@@ -30,7 +42,10 @@ class Switch extends RegExp {
   }
 }
 
-async function setup(label: string, buildMs = 600): Promise<{ e: RunningEmulator; fail: Switch; dir: string; common: string[] }> {
+async function setup(
+  label: string,
+  buildMs = 600,
+): Promise<{ e: RunningEmulator; fail: Switch; dir: string; common: string[] }> {
   const fail = new Switch('^wv-one-b$');
   const e = await startEmulator({ buildMs, buildFail: fail });
   cleanups.push(() => e.close());
@@ -38,28 +53,70 @@ async function setup(label: string, buildMs = 600): Promise<{ e: RunningEmulator
   cleanups.push(() => rm(dir, { recursive: true, force: true }));
   const prefix = testPrefix(label);
   cleanups.push(() => dropPrefix(prefix));
-  return { e, fail, dir, common: ['--api-url', e.url, '--redis-url', REDIS_URL, '--redis-prefix', prefix, '--health-poll', '150ms', '--auto-approve'] };
+  return {
+    e,
+    fail,
+    dir,
+    common: [
+      '--api-url',
+      e.url,
+      '--redis-url',
+      REDIS_URL,
+      '--redis-prefix',
+      prefix,
+      '--health-poll',
+      '150ms',
+      '--auto-approve',
+    ],
+  };
 }
 
 /** One commit: every deployment at image tag `tag`, each in its wave. */
 async function commit(dir: string, tag: number): Promise<void> {
-  await writeFiles(dir, Object.fromEntries(NAMES.map((name) => [`${name}.yaml`, dockerDeploymentYaml(name, { maxScale: 2, image: `docker.io/acme/${name}:${tag}`, annotations: WAVES[name] ? { 'converge/wave': String(WAVES[name]) } : {} })])));
+  await writeFiles(
+    dir,
+    Object.fromEntries(
+      NAMES.map((name) => [
+        `${name}.yaml`,
+        dockerDeploymentYaml(name, {
+          maxScale: 2,
+          image: `docker.io/acme/${name}:${tag}`,
+          annotations: WAVES[name] ? { 'converge/wave': String(WAVES[name]) } : {},
+        }),
+      ]),
+    ),
+  );
 }
 
-interface Write { name: string; wave: number; at: number; method: string }
+interface Write {
+  name: string;
+  wave: number;
+  at: number;
+  method: string;
+}
 
 /** The landed writes (POST, PATCH) of the ten since request `from`, in the order they arrived, with their wave. */
 function writes(e: RunningEmulator, from: number): Write[] {
   const byId = new Map(e.store.allDeployments().map((d) => [d.id, d.name]));
   return e.requestLog.slice(from).flatMap((r) => {
-    if ((r.method !== 'PATCH' && r.method !== 'POST') || r.status < 200 || r.status >= 300 || !r.route.startsWith('/v2/deployments')) return [];
+    if (
+      (r.method !== 'PATCH' && r.method !== 'POST') ||
+      r.status < 200 ||
+      r.status >= 300 ||
+      !r.route.startsWith('/v2/deployments')
+    )
+      return [];
     const name = r.deploymentId ? byId.get(r.deploymentId) : undefined;
     return name && name in WAVES ? [{ name, wave: WAVES[name]!, at: r.at, method: r.method }] : [];
   });
 }
 
 /** When the revision each write started became DEPLOYED (its end), by name: the latest revision created at or after `since`. */
-function deployedAt(e: RunningEmulator, name: string, since: number): { endsAt: number; outcome: string; createdAt: number } | undefined {
+function deployedAt(
+  e: RunningEmulator,
+  name: string,
+  since: number,
+): { endsAt: number; outcome: string; createdAt: number } | undefined {
   const d = e.store.allDeployments().find((x) => x.name === name)!;
   const r = [...d.revisions].filter((x) => x.created_at >= since).sort((a, b) => b.created_at - a.created_at)[0];
   return r ? { endsAt: r.ends_at, outcome: r.outcome, createdAt: r.created_at } : undefined;
@@ -73,7 +130,9 @@ function expectWaveOrder(e: RunningEmulator, sent: Write[], since: number): void
     for (const r of before) expect(r.outcome).toBe('DEPLOYED');
     const healthy = Math.max(...before.map((r) => r.endsAt));
     const first = Math.min(...sent.filter((w) => w.wave === wave).map((w) => w.at));
-    expect(first, `the first write of wave ${wave} came before wave ${wave - 1} was DEPLOYED`).toBeGreaterThanOrEqual(healthy);
+    expect(first, `the first write of wave ${wave} came before wave ${wave - 1} was DEPLOYED`).toBeGreaterThanOrEqual(
+      healthy,
+    );
   }
 }
 
@@ -104,16 +163,27 @@ describe('apply in waves', () => {
     fail.on = true;
     from = e.requestLog.length;
     await commit(dir, 3);
-    const failed = await runConverge(['apply', dir, '--wait', '--wait-timeout', '60s', '--output', 'json', ...common], {}, 90_000);
+    const failed = await runConverge(
+      ['apply', dir, '--wait', '--wait-timeout', '60s', '--output', 'json', ...common],
+      {},
+      90_000,
+    );
     expect(failed.code, failed.stderr).toBe(1);
     const sent = writes(e, from);
     expect(sent.filter((w) => w.wave === 2)).toEqual([]);
     expect(sent.map((w) => w.name).sort()).toEqual(['wv-canary', 'wv-one-a', 'wv-one-b', 'wv-one-c']);
-    const doc = JSON.parse(failed.stdout) as { converged: boolean; results: Array<{ key: string; status: string; message?: string }>; resources: Array<{ key: string; sync: { reason: string; message: string } }> };
+    const doc = JSON.parse(failed.stdout) as {
+      converged: boolean;
+      results: Array<{ key: string; status: string; message?: string }>;
+      resources: Array<{ key: string; sync: { reason: string; message: string } }>;
+    };
     expect(doc.converged).toBe(false);
     const held = doc.resources.filter((r) => r.sync.reason === 'WaveHeld');
     expect(held.map((r) => r.key).sort()).toEqual(NAMES.filter((n) => WAVES[n] === 2).map((n) => `Deployment/${n}`));
-    for (const r of held) expect(r.sync.message).toMatch(/^wave 2 waits behind wave 1, where Deployment\/wv-one-b failed \(revision \S+ ended BUILD_FAILED[^)]*\); fix its manifest and commit/);
+    for (const r of held)
+      expect(r.sync.message).toMatch(
+        /^wave 2 waits behind wave 1, where Deployment\/wv-one-b failed \(revision \S+ ended BUILD_FAILED[^)]*\); fix its manifest and commit/,
+      );
     expect(doc.results.filter((r) => r.status === 'held')).toHaveLength(6);
 
     // The fix: a new commit rolls out from wave 0 again, wave by wave, and converges.
@@ -138,7 +208,11 @@ describe('apply in waves', () => {
 
     const from = e.requestLog.length;
     const since = Date.now();
-    const limited = await runConverge(['apply', dir, '--wait', '--wait-timeout', '60s', '--wave-max-in-flight', '2', ...common], {}, 90_000);
+    const limited = await runConverge(
+      ['apply', dir, '--wait', '--wait-timeout', '60s', '--wave-max-in-flight', '2', ...common],
+      {},
+      90_000,
+    );
     expect(limited.code, limited.stdout + limited.stderr).toBe(0);
     const sent = writes(e, from);
     expect(sent.map((w) => w.wave)).toEqual([1, 1, 1, 2, 2, 2, 2, 2, 2]);
@@ -155,13 +229,24 @@ describe('apply in waves', () => {
     const { e, fail, dir, common } = await setup('waves-daemon');
     await commit(dir, 1);
     const daemon = await startDaemon(dir, [...common.filter((a) => a !== '--auto-approve'), '--resync', '1s']);
-    await until('all ten created and DEPLOYED', () => NAMES.every((n) => deployedAt(e, n, 0)?.outcome === 'DEPLOYED' && deployedAt(e, n, 0)!.endsAt <= Date.now()), 60_000, 200);
+    await until(
+      'all ten created and DEPLOYED',
+      () =>
+        NAMES.every((n) => deployedAt(e, n, 0)?.outcome === 'DEPLOYED' && deployedAt(e, n, 0)!.endsAt <= Date.now()),
+      60_000,
+      200,
+    );
     expectWaveOrder(e, writes(e, 0), 0);
 
     let from = e.requestLog.length;
     let since = Date.now();
     await commit(dir, 2);
-    await until('all ten PATCHed once and DEPLOYED', () => writes(e, from).length === 10 && NAMES.every((n) => deployedAt(e, n, since)?.outcome === 'DEPLOYED'), 60_000, 200);
+    await until(
+      'all ten PATCHed once and DEPLOYED',
+      () => writes(e, from).length === 10 && NAMES.every((n) => deployedAt(e, n, since)?.outcome === 'DEPLOYED'),
+      60_000,
+      200,
+    );
     const patches = writes(e, from);
     expect(patches.map((w) => w.wave)).toEqual([0, 1, 1, 1, 2, 2, 2, 2, 2, 2]);
     expectWaveOrder(e, patches, since);
@@ -170,10 +255,19 @@ describe('apply in waves', () => {
     from = e.requestLog.length;
     await commit(dir, 3);
     const wave2 = NAMES.filter((n) => WAVES[n] === 2).map((n) => `Deployment/${n}`);
-    await until('wave 2 held on /status', async () => {
-      const rows = await statusRows(daemon);
-      return wave2.every((k) => rows.get(k)?.sync?.reason === 'WaveHeld' && rows.get(k)!.sync!.message!.includes('where Deployment/wv-one-b failed'));
-    }, 60_000, 200);
+    await until(
+      'wave 2 held on /status',
+      async () => {
+        const rows = await statusRows(daemon);
+        return wave2.every(
+          (k) =>
+            rows.get(k)?.sync?.reason === 'WaveHeld' &&
+            rows.get(k)!.sync!.message!.includes('where Deployment/wv-one-b failed'),
+        );
+      },
+      60_000,
+      200,
+    );
     // Several resyncs later, still nothing sent to wave 2, and nothing sent twice.
     const reconciles = async (): Promise<number> => ((await daemon.status()).reconciles as { total: number }).total;
     const at = await reconciles();
@@ -184,16 +278,26 @@ describe('apply in waves', () => {
     // The history says the hold once (not once per reconcile): the wave, the failed resource and what to do.
     const history = await runConverge(['history', 'wv-two-a', '--output', 'json', ...common.slice(2, 6)]);
     expect(history.code, history.stderr).toBe(0);
-    const events = (JSON.parse(history.stdout) as { events: Array<{ type: string; reason: string; message: string }> }).events;
-    const holds = events.filter((ev) => ev.reason === 'WaveHeld' && ev.message.includes('where Deployment/wv-one-b failed'));
+    const events = (JSON.parse(history.stdout) as { events: Array<{ type: string; reason: string; message: string }> })
+      .events;
+    const holds = events.filter(
+      (ev) => ev.reason === 'WaveHeld' && ev.message.includes('where Deployment/wv-one-b failed'),
+    );
     expect(holds, JSON.stringify(events)).toHaveLength(1);
-    expect(holds[0]!.message).toMatch(/^update: wave 2 waits behind wave 1, where Deployment\/wv-one-b failed \(.*"converge reconcile --retry-failed wv-one-b"/);
+    expect(holds[0]!.message).toMatch(
+      /^update: wave 2 waits behind wave 1, where Deployment\/wv-one-b failed \(.*"converge reconcile --retry-failed wv-one-b"/,
+    );
 
     fail.on = false;
     from = e.requestLog.length;
     since = Date.now();
     await commit(dir, 4);
-    await until('the fix rolled out to all ten', () => writes(e, from).length === 10 && NAMES.every((n) => deployedAt(e, n, since)?.outcome === 'DEPLOYED'), 60_000, 200);
+    await until(
+      'the fix rolled out to all ten',
+      () => writes(e, from).length === 10 && NAMES.every((n) => deployedAt(e, n, since)?.outcome === 'DEPLOYED'),
+      60_000,
+      200,
+    );
     const again = writes(e, from);
     expect(again.map((w) => w.wave)).toEqual([0, 1, 1, 1, 2, 2, 2, 2, 2, 2]);
     expectWaveOrder(e, again, since);
@@ -205,9 +309,26 @@ describe('the daemon: wave_max_in_flight and deletes by wave', () => {
     const { e, dir, common } = await setup('waves-daemon-limit');
     await commit(dir, 1);
     // No resync in the test's time: each next part and wave goes when the one before turns healthy (or its jobs end).
-    const args = [...common.filter((a) => a !== '--auto-approve'), '--resync', '1h', '--wave-max-in-flight', '2', '--prune', '--prune-grace', '200ms', '--max-deletes', '9'];
+    const args = [
+      ...common.filter((a) => a !== '--auto-approve'),
+      '--resync',
+      '1h',
+      '--wave-max-in-flight',
+      '2',
+      '--prune',
+      '--prune-grace',
+      '200ms',
+      '--max-deletes',
+      '9',
+    ];
     await startDaemon(dir, args);
-    await until('all ten created and DEPLOYED', () => NAMES.every((n) => deployedAt(e, n, 0)?.outcome === 'DEPLOYED' && deployedAt(e, n, 0)!.endsAt <= Date.now()), 60_000, 200);
+    await until(
+      'all ten created and DEPLOYED',
+      () =>
+        NAMES.every((n) => deployedAt(e, n, 0)?.outcome === 'DEPLOYED' && deployedAt(e, n, 0)!.endsAt <= Date.now()),
+      60_000,
+      200,
+    );
     const creates = writes(e, 0);
     expect(creates.map((w) => w.method)).toEqual(Array(10).fill('POST'));
     expectWaveOrder(e, creates, 0);
@@ -223,10 +344,14 @@ describe('the daemon: wave_max_in_flight and deletes by wave', () => {
     const byId = new Map(e.store.allDeployments().map((d) => [d.id, d.name]));
     const from = e.requestLog.length;
     await Promise.all(NAMES.filter((n) => WAVES[n]! > 0).map((n) => rm(`${dir}/${n}.yaml`)));
-    const deletes = (): Array<{ name: string; at: number }> => e.requestLog.slice(from).flatMap((r) => {
-      const name = r.method === 'DELETE' && r.status >= 200 && r.status < 300 && r.deploymentId ? byId.get(r.deploymentId) : undefined;
-      return name ? [{ name, at: r.at }] : [];
-    });
+    const deletes = (): Array<{ name: string; at: number }> =>
+      e.requestLog.slice(from).flatMap((r) => {
+        const name =
+          r.method === 'DELETE' && r.status >= 200 && r.status < 300 && r.deploymentId
+            ? byId.get(r.deploymentId)
+            : undefined;
+        return name ? [{ name, at: r.at }] : [];
+      });
     await until('the nine deleted', () => deletes().length === 9, 60_000, 200);
     const sent = deletes();
     expect(sent.map((d) => d.name).sort()).toEqual(NAMES.filter((n) => WAVES[n]! > 0).sort());
@@ -240,12 +365,31 @@ describe('the daemon: failover in the middle of a rollout', () => {
   it('kill -9 of the leader while wave 1 builds: the standby writes wave 2 only after wave 1 is DEPLOYED, and no resource gets its write twice', async () => {
     const { e, dir, common } = await setup('waves-failover', 2500);
     await commit(dir, 1);
-    const args = (id: string): string[] => [...common.filter((a) => a !== '--auto-approve'), '--replica-id', id, '--resync', '1h', '--lease', '2s', '--job-lock', '2s', '--debounce', '50ms'];
-    const leading = async (d: DaemonHandle): Promise<boolean> => ((await d.status()) as { lease?: { leading?: boolean } | null }).lease?.leading === true;
+    const args = (id: string): string[] => [
+      ...common.filter((a) => a !== '--auto-approve'),
+      '--replica-id',
+      id,
+      '--resync',
+      '1h',
+      '--lease',
+      '2s',
+      '--job-lock',
+      '2s',
+      '--debounce',
+      '50ms',
+    ];
+    const leading = async (d: DaemonHandle): Promise<boolean> =>
+      ((await d.status()) as { lease?: { leading?: boolean } | null }).lease?.leading === true;
     const first = await startDaemon(dir, args('wv-a'));
     await until('wv-a to lead', () => leading(first), 20_000, 50);
     const second = await startDaemon(dir, args('wv-b'));
-    await until('all ten created and DEPLOYED', () => NAMES.every((n) => deployedAt(e, n, 0)?.outcome === 'DEPLOYED' && deployedAt(e, n, 0)!.endsAt <= Date.now()), 90_000, 100);
+    await until(
+      'all ten created and DEPLOYED',
+      () =>
+        NAMES.every((n) => deployedAt(e, n, 0)?.outcome === 'DEPLOYED' && deployedAt(e, n, 0)!.endsAt <= Date.now()),
+      90_000,
+      100,
+    );
 
     // One commit changing all ten; the leader dies once wave 1's three PATCHes landed, their revisions still building.
     const from = e.requestLog.length;
@@ -254,9 +398,20 @@ describe('the daemon: failover in the middle of a rollout', () => {
     await until('wave 1 written', () => writes(e, from).filter((w) => w.wave === 1).length === 3, 60_000, 20);
     await first.kill('SIGKILL');
     const building = NAMES.filter((n) => WAVES[n] === 1).map((n) => deployedAt(e, n, since)!);
-    expect(building.every((r) => r.endsAt > Date.now()), 'wave 1 still building at the kill').toBe(true);
+    expect(
+      building.every((r) => r.endsAt > Date.now()),
+      'wave 1 still building at the kill',
+    ).toBe(true);
     await until('wv-b to take over', () => leading(second), 20_000, 50);
-    await until('all ten PATCHed and DEPLOYED', () => NAMES.every((n) => deployedAt(e, n, since)?.outcome === 'DEPLOYED' && deployedAt(e, n, since)!.endsAt <= Date.now()), 90_000, 100);
+    await until(
+      'all ten PATCHed and DEPLOYED',
+      () =>
+        NAMES.every(
+          (n) => deployedAt(e, n, since)?.outcome === 'DEPLOYED' && deployedAt(e, n, since)!.endsAt <= Date.now(),
+        ),
+      90_000,
+      100,
+    );
     const sent = writes(e, from);
     expect(sent.map((w) => w.name).sort(), 'each resource written once').toEqual([...NAMES].sort());
     expect(sent.map((w) => w.wave)).toEqual([0, 1, 1, 1, 2, 2, 2, 2, 2, 2]);
@@ -264,6 +419,8 @@ describe('the daemon: failover in the middle of a rollout', () => {
   }, 180_000);
 });
 
-async function statusRows(daemon: DaemonHandle): Promise<Map<string, { sync?: { reason?: string; message?: string } }>> {
+async function statusRows(
+  daemon: DaemonHandle,
+): Promise<Map<string, { sync?: { reason?: string; message?: string } }>> {
   return new Map((await daemon.status()).resources.map((r) => [r.key, r]));
 }

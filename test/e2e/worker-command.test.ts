@@ -12,7 +12,11 @@ const prefix = testPrefix('worker-cmd');
 
 beforeAll(async () => {
   emulator = await startEmulator({ seed: seedWith([]), latencyMs: 30, buildMs: 0 });
-  tree = await manifestDir(Object.fromEntries(NAMES.map((n) => [`${n}.yaml`, deploymentYaml(n, externalDockerSpec(`docker.io/acme/${n}:1`, 2))])));
+  tree = await manifestDir(
+    Object.fromEntries(
+      NAMES.map((n) => [`${n}.yaml`, deploymentYaml(n, externalDockerSpec(`docker.io/acme/${n}:1`, 2))]),
+    ),
+  );
 });
 afterAll(async () => {
   await killAllConverge();
@@ -31,7 +35,9 @@ describe('converge worker', () => {
     expect(apply.stdout).toContain('Apply complete: 12 done');
     expect(apply.code).toBe(0);
 
-    const creates = emulator.requestLog.filter((e) => e.method === 'POST' && e.route === '/v2/deployments' && e.status === 201);
+    const creates = emulator.requestLog.filter(
+      (e) => e.method === 'POST' && e.route === '/v2/deployments' && e.status === 201,
+    );
     expect(creates.map((e) => (e.body as { name: string }).name).sort()).toEqual([...NAMES].sort());
     const doneByWorker = worker.lines.filter((l) => l.msg === 'job done');
     expect(doneByWorker.length).toBeGreaterThan(0);
@@ -41,7 +47,10 @@ describe('converge worker', () => {
   });
 
   it('refuses the embedded emulator with one line', async () => {
-    const { code, stderr } = await runCapture(['worker', '--api-url', 'embedded', '--redis-url', REDIS_URL, '--redis-prefix', prefix], {});
+    const { code, stderr } = await runCapture(
+      ['worker', '--api-url', 'embedded', '--redis-url', REDIS_URL, '--redis-prefix', prefix],
+      {},
+    );
     expect(code).toBe(1);
     expect(stderr.trim().split('\n')).toHaveLength(1);
     expect(stderr).toContain('needs the service URL');

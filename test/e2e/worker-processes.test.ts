@@ -84,16 +84,34 @@ describe('worker processes', () => {
     // the same queue seen from outside: which worker ran a job, and its state
     const redis = await connectProducer(settings);
     const queue = new Queue(QUEUE_NAME, { connection: redis, prefix });
-    cleanups.push(() => emulator.close(), () => jobs.close(), () => queue.close(), () => closeRedis(redis), () => dropPrefix(prefix));
+    cleanups.push(
+      () => emulator.close(),
+      () => jobs.close(),
+      () => queue.close(),
+      () => closeRedis(redis),
+      () => dropPrefix(prefix),
+    );
     return { emulator, settings, jobs, queue };
   }
 
-  async function spawnWorker(name: string, settings: WorkerProcessSettings, timing = { lockDuration: 1_500, stalledInterval: 500 }): Promise<Child> {
+  async function spawnWorker(
+    name: string,
+    settings: WorkerProcessSettings,
+    timing = { lockDuration: 1_500, stalledInterval: 500 },
+  ): Promise<Child> {
     const proc = spawn(process.execPath, [CHILD], {
-      env: { ...process.env, CHILD_TOKEN: SECRET, QUEUE_CHILD_CONFIG: JSON.stringify({ buildDir: build.dir, settings, name, ...timing }) },
+      env: {
+        ...process.env,
+        CHILD_TOKEN: SECRET,
+        QUEUE_CHILD_CONFIG: JSON.stringify({ buildDir: build.dir, settings, name, ...timing }),
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
-    const child: Child = { process: proc, stderr: '', exited: new Promise((resolve) => proc.on('exit', (code) => resolve(code))) };
+    const child: Child = {
+      process: proc,
+      stderr: '',
+      exited: new Promise((resolve) => proc.on('exit', (code) => resolve(code))),
+    };
     proc.stderr.on('data', (c: Buffer) => (child.stderr += c.toString()));
     children.push(child);
     await new Promise<void>((resolve, reject) => {
@@ -134,7 +152,10 @@ describe('worker processes', () => {
       },
     });
     const a = await spawnWorker('A', settings);
-    const data = buildJobData(deployment('victim'), 'create-deployment', { origin: 'test', write: decidedWrite(deployment('victim'), undefined, { CHILD_TOKEN: 'x' }) });
+    const data = buildJobData(deployment('victim'), 'create-deployment', {
+      origin: 'test',
+      write: decidedWrite(deployment('victim'), undefined, { CHILD_TOKEN: 'x' }),
+    });
     const jobId = await enqueue(jobs, data);
     await jobRead;
     const active = await queue.getActive();
@@ -151,7 +172,13 @@ describe('worker processes', () => {
     expect(job.failedReason).toBeUndefined();
     expect(job.processedBy).toBe('B');
     // B found A's write in live state (A died before the answer arrived) instead of creating again
-    expect(job.returnvalue).toEqual(expect.objectContaining({ outcome: 'created', new_revision: true, message: expect.stringContaining('the answer to an earlier attempt was lost') }));
+    expect(job.returnvalue).toEqual(
+      expect.objectContaining({
+        outcome: 'created',
+        new_revision: true,
+        message: expect.stringContaining('the answer to an earlier attempt was lost'),
+      }),
+    );
     const creates = landedWrites(emulator.requestLog).filter((e) => e.route === '/v2/deployments');
     expect(creates).toHaveLength(1);
     expect(writes(emulator.requestLog).filter((e) => e.route === '/v2/deployments')).toHaveLength(1);
@@ -165,19 +192,46 @@ describe('worker processes', () => {
     const names = Array.from({ length: 24 }, (_, i) => `shared-${i}`);
     const changes = names.map((name) => ({
       resource: deployment(name),
-      change: { kind: 'Deployment' as const, name, action: 'create' as const, new_revision: true, fields: [], reason: null },
+      change: {
+        kind: 'Deployment' as const,
+        name,
+        action: 'create' as const,
+        new_revision: true,
+        fields: [],
+        reason: null,
+      },
       write: decidedWrite(deployment(name), undefined, { CHILD_TOKEN: 'x' }),
     }));
-    const results = await runApply({ jobs, client: undefined as never, env: {}, changes, startWorkers: false, pollMs: 500 });
-    expect(results.map((r) => r.event.type === 'job-completed' && r.event.result?.outcome)).toEqual(names.map(() => 'created'));
-    const created = landedWrites(emulator.requestLog).map((e) => (e.body as { name: string }).name).sort();
+    const results = await runApply({
+      jobs,
+      client: undefined as never,
+      env: {},
+      changes,
+      startWorkers: false,
+      pollMs: 500,
+    });
+    expect(results.map((r) => r.event.type === 'job-completed' && r.event.result?.outcome)).toEqual(
+      names.map(() => 'created'),
+    );
+    const created = landedWrites(emulator.requestLog)
+      .map((e) => (e.body as { name: string }).name)
+      .sort();
     expect(created).toEqual([...names].sort());
     const processedBy = await Promise.all(results.map(async (r) => (await Job.fromId(queue, r.jobId))!.processedBy));
     expect(new Set(processedBy)).toEqual(new Set(['A', 'B']));
 
     emulator.resetLog();
-    const rerun = await runApply({ jobs, client: undefined as never, env: {}, changes, startWorkers: false, pollMs: 500 });
-    expect(rerun.map((r) => r.event.type === 'job-completed' && r.event.result?.outcome)).toEqual(names.map(() => 'unchanged'));
+    const rerun = await runApply({
+      jobs,
+      client: undefined as never,
+      env: {},
+      changes,
+      startWorkers: false,
+      pollMs: 500,
+    });
+    expect(rerun.map((r) => r.event.type === 'job-completed' && r.event.result?.outcome)).toEqual(
+      names.map(() => 'unchanged'),
+    );
     expect(writes(emulator.requestLog)).toEqual([]);
     expectCleanLogs();
   }, 60_000);
@@ -192,7 +246,13 @@ describe('worker processes', () => {
       },
     });
     const a = await spawnWorker('A', settings);
-    const jobId = await enqueue(jobs, buildJobData(deployment('graceful'), 'create-deployment', { origin: 'test', write: decidedWrite(deployment('graceful'), undefined, { CHILD_TOKEN: 'x' }) }));
+    const jobId = await enqueue(
+      jobs,
+      buildJobData(deployment('graceful'), 'create-deployment', {
+        origin: 'test',
+        write: decidedWrite(deployment('graceful'), undefined, { CHILD_TOKEN: 'x' }),
+      }),
+    );
     await jobRead;
     a.process.kill('SIGTERM');
     expect(await a.exited).toBe(0);
@@ -201,5 +261,4 @@ describe('worker processes', () => {
     expect(job.returnvalue).toMatchObject({ outcome: 'created' });
     expectCleanLogs();
   }, 30_000);
-
 });

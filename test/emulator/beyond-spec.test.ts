@@ -17,8 +17,23 @@ async function open(options: EmulatorOptions = {}): Promise<Client> {
   const seed = baseSeed();
   seed.tenants!.push({ id: OTHER_ORG_TENANT, name: 'partner', organization_id: OTHER_ORG });
   seed.providers = [
-    { provider_id: 'entra', name: 'Entra', client_id: 'entra-client', client_secret: 'entra-secret', auth_url: 'https://login.example/authorize', token_url: 'https://login.example/token', provider_type: 'microsoft' },
-    { provider_id: 'partner-sso', organization_id: OTHER_ORG, name: 'Partner', client_id: 'p', auth_url: 'https://p/a', token_url: 'https://p/t' },
+    {
+      provider_id: 'entra',
+      name: 'Entra',
+      client_id: 'entra-client',
+      client_secret: 'entra-secret',
+      auth_url: 'https://login.example/authorize',
+      token_url: 'https://login.example/token',
+      provider_type: 'microsoft',
+    },
+    {
+      provider_id: 'partner-sso',
+      organization_id: OTHER_ORG,
+      name: 'Partner',
+      client_id: 'p',
+      auth_url: 'https://p/a',
+      token_url: 'https://p/t',
+    },
   ];
   const { emulator, api } = await start({ seed, ...options });
   running = emulator;
@@ -32,11 +47,20 @@ describe('GET /v2/deployments/{deployment_id}', () => {
     const read = await api.call('GET', `/v2/deployments/${created.body.id.toUpperCase()}`);
     expect(read.status).toBe(200);
     expect(read.body).toEqual(created.body);
-    expect(read.body).toEqual((await api.call('GET', `/v2/deployments?deployment_ids=${created.body.id}`)).body.resources[0]);
-    expect(await api.call('GET', `/v2/deployments/${UNKNOWN}`)).toMatchObject({ status: 404, body: { detail: `Deployment ID ${UNKNOWN} not found.` } });
-    expect((await api.call('GET', `/v2/deployments/${created.body.id}`, undefined, { 'x-tenant-id': OTHER_TENANT })).status).toBe(404);
+    expect(read.body).toEqual(
+      (await api.call('GET', `/v2/deployments?deployment_ids=${created.body.id}`)).body.resources[0],
+    );
+    expect(await api.call('GET', `/v2/deployments/${UNKNOWN}`)).toMatchObject({
+      status: 404,
+      body: { detail: `Deployment ID ${UNKNOWN} not found.` },
+    });
+    expect(
+      (await api.call('GET', `/v2/deployments/${created.body.id}`, undefined, { 'x-tenant-id': OTHER_TENANT })).status,
+    ).toBe(404);
     const malformed = await api.call('GET', '/v2/deployments/nope');
-    expect(malformed.body.detail).toEqual([{ loc: ['path', 'deployment_id'], msg: 'Input should be a valid UUID', type: 'uuid_parsing' }]);
+    expect(malformed.body.detail).toEqual([
+      { loc: ['path', 'deployment_id'], msg: 'Input should be a valid UUID', type: 'uuid_parsing' },
+    ]);
     expect(running!.requestLog.at(-1)!.route).toBe('/v2/deployments/{deployment_id}');
   });
 });
@@ -44,11 +68,25 @@ describe('GET /v2/deployments/{deployment_id}', () => {
 describe('providers beyond the spec', () => {
   test('GET /v2/auth/providers lists the organization of the tenant only, never a client secret', async () => {
     const api = await open();
-    await api.call('POST', '/v2/auth/providers', { provider_id: 'slack', name: 'Slack', client_id: 'c', client_secret: 'slack-secret', auth_url: 'https://a', token_url: 'https://t' });
+    await api.call('POST', '/v2/auth/providers', {
+      provider_id: 'slack',
+      name: 'Slack',
+      client_id: 'c',
+      client_secret: 'slack-secret',
+      auth_url: 'https://a',
+      token_url: 'https://t',
+    });
     const list = await api.call('GET', '/v2/auth/providers');
     expect(list.status).toBe(200);
     expect(list.body.map((p: { provider_id: string }) => p.provider_id)).toEqual(['entra', 'slack']);
-    expect(list.body[0]).toMatchObject({ organization_id: ORG, name: 'Entra', client_id: 'entra-client', provider_type: 'microsoft', uses_pkce: false, code_challenge_method: 'S256' });
+    expect(list.body[0]).toMatchObject({
+      organization_id: ORG,
+      name: 'Entra',
+      client_id: 'entra-client',
+      provider_type: 'microsoft',
+      uses_pkce: false,
+      code_challenge_method: 'S256',
+    });
     expect(JSON.stringify(list.body)).not.toMatch(/"client_secret"|entra-secret|slack-secret/);
     const partner = await api.call('GET', '/v2/auth/providers', undefined, { 'x-tenant-id': OTHER_ORG_TENANT });
     expect(partner.body.map((p: { provider_id: string }) => p.provider_id)).toEqual(['partner-sso']);
@@ -59,7 +97,10 @@ describe('providers beyond the spec', () => {
     const one = await api.call('GET', '/v2/auth/providers/entra');
     expect(one.status).toBe(200);
     expect(one.body).toEqual((await api.call('GET', '/v2/auth/providers')).body[0]);
-    expect(await api.call('GET', '/v2/auth/providers/nobody')).toMatchObject({ status: 404, body: { detail: 'OAuth provider nobody not found.' } });
+    expect(await api.call('GET', '/v2/auth/providers/nobody')).toMatchObject({
+      status: 404,
+      body: { detail: 'OAuth provider nobody not found.' },
+    });
     expect((await api.call('GET', '/v2/auth/providers/partner-sso')).status).toBe(404);
   });
 
@@ -87,7 +128,12 @@ describe('providers beyond the spec', () => {
     // Absent fields are kept; code_challenge_method null means none; the same values change nothing.
     now += 60_000;
     const partial = await api.call('PATCH', '/v2/auth/providers/entra', { code_challenge_method: null });
-    expect(partial.body).toMatchObject({ name: 'Entra ID', uses_pkce: true, code_challenge_method: null, updated_at: new Date(now).toISOString() });
+    expect(partial.body).toMatchObject({
+      name: 'Entra ID',
+      uses_pkce: true,
+      code_challenge_method: null,
+      updated_at: new Date(now).toISOString(),
+    });
     now += 60_000;
     const same = await api.call('PATCH', '/v2/auth/providers/entra', { name: 'Entra ID' });
     expect(same.body.updated_at).toBe(partial.body.updated_at);
@@ -107,7 +153,13 @@ describe('providers beyond the spec', () => {
     expect((await api.call('GET', '/v2/auth/providers/entra')).status).toBe(404);
     expect((await api.call('DELETE', '/v2/auth/providers/entra')).status).toBe(404);
     expect((await api.call('DELETE', '/v2/auth/providers/partner-sso')).status).toBe(404);
-    const again = await api.call('POST', '/v2/auth/providers', { provider_id: 'entra', name: 'Entra', client_id: 'c', auth_url: 'https://a', token_url: 'https://t' });
+    const again = await api.call('POST', '/v2/auth/providers', {
+      provider_id: 'entra',
+      name: 'Entra',
+      client_id: 'c',
+      auth_url: 'https://a',
+      token_url: 'https://t',
+    });
     expect(again.status).toBe(200);
   });
 });
@@ -159,9 +211,21 @@ describe('--spec-only', () => {
     const api = await open({ specOnly: true });
     const d = await api.call('POST', '/v2/deployments', dockerBody('kept'));
     expect(d.status).toBe(201);
-    expect((await api.call('PATCH', `/v2/deployments/${d.body.id}`, { source_config: { custom_url: 'https://x' } })).status).toBe(200);
+    expect(
+      (await api.call('PATCH', `/v2/deployments/${d.body.id}`, { source_config: { custom_url: 'https://x' } })).status,
+    ).toBe(200);
     expect((await api.call('GET', '/v2/deployments')).body.resources).toHaveLength(1);
-    expect((await api.call('POST', '/v2/auth/providers', { provider_id: 'slack', name: 'S', client_id: 'c', auth_url: 'https://a', token_url: 'https://t' })).status).toBe(200);
+    expect(
+      (
+        await api.call('POST', '/v2/auth/providers', {
+          provider_id: 'slack',
+          name: 'S',
+          client_id: 'c',
+          auth_url: 'https://a',
+          token_url: 'https://t',
+        })
+      ).status,
+    ).toBe(200);
     expect((await api.call('GET', '/v1/integrations/forge/codehost/install')).status).toBe(200);
   });
 });

@@ -21,23 +21,80 @@ const EXAMPLE = new URL('../../examples/emulator-state.yaml', import.meta.url).p
 describe('converge emulator', () => {
   test('flags become options; bad values are one clear message', () => {
     const options = emulatorOptionsFromArgs(
-      parseCommandArgs(emulatorCommand, ['--port', '8099', '--fail-rate', '0.2', '--page-cap', '5', '--secrets', 'omitted', '--build-ms', '50', '--latency-ms', '20', '--allow-local-discovery']).values,
+      parseCommandArgs(emulatorCommand, [
+        '--port',
+        '8099',
+        '--fail-rate',
+        '0.2',
+        '--page-cap',
+        '5',
+        '--secrets',
+        'omitted',
+        '--build-ms',
+        '50',
+        '--latency-ms',
+        '20',
+        '--allow-local-discovery',
+      ]).values,
       { CONVERGE_EMULATOR_API_KEY: 'from-env' },
     );
-    expect(options).toMatchObject({ port: 8099, host: '127.0.0.1', failRate: 0.2, pageCap: 5, secrets: 'omitted', buildMs: 50, latencyMs: 20, allowLocalDiscovery: true, apiKey: 'from-env' });
+    expect(options).toMatchObject({
+      port: 8099,
+      host: '127.0.0.1',
+      failRate: 0.2,
+      pageCap: 5,
+      secrets: 'omitted',
+      buildMs: 50,
+      latencyMs: 20,
+      allowLocalDiscovery: true,
+      apiKey: 'from-env',
+    });
     expect(typeof options.discover).toBe('function');
     // The real-service knobs: defaults, then each flag.
-    expect(options).toMatchObject({ secretsPatch: 'merge', echo: 'exact', specOnly: false, omitTenantId: false, lenientCreate: false, buildFail: undefined, deployFail: undefined });
+    expect(options).toMatchObject({
+      secretsPatch: 'merge',
+      echo: 'exact',
+      specOnly: false,
+      omitTenantId: false,
+      lenientCreate: false,
+      buildFail: undefined,
+      deployFail: undefined,
+    });
     const real = emulatorOptionsFromArgs(
-      parseCommandArgs(emulatorCommand, ['--secrets-patch', 'replace', '--echo', 'real', '--spec-only', '--omit-tenant-id', '--lenient-create', '--build-fail', '^flaky-', '--deploy-fail', 'canary$']).values,
+      parseCommandArgs(emulatorCommand, [
+        '--secrets-patch',
+        'replace',
+        '--echo',
+        'real',
+        '--spec-only',
+        '--omit-tenant-id',
+        '--lenient-create',
+        '--build-fail',
+        '^flaky-',
+        '--deploy-fail',
+        'canary$',
+      ]).values,
       {},
     );
-    expect(real).toMatchObject({ secretsPatch: 'replace', echo: 'real', specOnly: true, omitTenantId: true, lenientCreate: true, buildFail: /^flaky-/, deployFail: /canary$/ });
+    expect(real).toMatchObject({
+      secretsPatch: 'replace',
+      echo: 'real',
+      specOnly: true,
+      omitTenantId: true,
+      lenientCreate: true,
+      buildFail: /^flaky-/,
+      deployFail: /canary$/,
+    });
     expect(options).toMatchObject({ anyTarballPath: false, orgScopedKey: false, buildLogSecrets: false });
-    const tool = emulatorOptionsFromArgs(parseCommandArgs(emulatorCommand, ['--any-tarball-path', '--org-scoped-key', '--build-log-secrets']).values, {});
+    const tool = emulatorOptionsFromArgs(
+      parseCommandArgs(emulatorCommand, ['--any-tarball-path', '--org-scoped-key', '--build-log-secrets']).values,
+      {},
+    );
     expect(tool).toMatchObject({ anyTarballPath: true, orgScopedKey: true, buildLogSecrets: true });
     expect(options.failDeletesMs).toBeUndefined();
-    expect(emulatorOptionsFromArgs(parseCommandArgs(emulatorCommand, ['--fail-deletes-ms', '60000']).values, {})).toMatchObject({ failDeletesMs: 60_000 });
+    expect(
+      emulatorOptionsFromArgs(parseCommandArgs(emulatorCommand, ['--fail-deletes-ms', '60000']).values, {}),
+    ).toMatchObject({ failDeletesMs: 60_000 });
     const bad: Array<[string[], RegExp]> = [
       [['--fail-rate', '2'], /--fail-rate: "2" is not a rate between 0 and 1/],
       [['--reset-rate', 'lots'], /--reset-rate: "lots" is not a rate/],
@@ -57,7 +114,19 @@ describe('converge emulator', () => {
   });
 
   test('--help documents every knob', () => {
-    for (const flag of ['secrets-patch', 'echo', 'spec-only', 'omit-tenant-id', 'lenient-create', 'build-fail', 'deploy-fail', 'build-ms', 'any-tarball-path', 'org-scoped-key', 'build-log-secrets']) {
+    for (const flag of [
+      'secrets-patch',
+      'echo',
+      'spec-only',
+      'omit-tenant-id',
+      'lenient-create',
+      'build-fail',
+      'deploy-fail',
+      'build-ms',
+      'any-tarball-path',
+      'org-scoped-key',
+      'build-log-secrets',
+    ]) {
       const option = emulatorCommand.options[flag];
       expect(option, flag).toBeDefined();
       expect(option!.description.length, flag).toBeGreaterThan(20);
@@ -67,9 +136,20 @@ describe('converge emulator', () => {
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     test(`serves the seed, logs one JSON line per request, and exits 0 on ${signal}`, async () => {
       const { io, out, err } = capture();
-      const args = parseCommandArgs(emulatorCommand, ['--seed', EXAMPLE, '--log-requests', '--build-ms', '0', '--api-key', 'k-123']);
+      const args = parseCommandArgs(emulatorCommand, [
+        '--seed',
+        EXAMPLE,
+        '--log-requests',
+        '--build-ms',
+        '0',
+        '--api-key',
+        'k-123',
+      ]);
       const exit = emulatorCommand.run(args, io);
-      const url = await until('the emulator to say where it listens', () => /emulator listening on (http:\/\/127\.0\.0\.1:\d+)\n/.exec(err())?.[1]);
+      const url = await until(
+        'the emulator to say where it listens',
+        () => /emulator listening on (http:\/\/127\.0\.0\.1:\d+)\n/.exec(err())?.[1],
+      );
       const unauthorized = await fetch(`${url}/v2/deployments`);
       expect(unauthorized.status).toBe(401);
       const page = await fetch(`${url}/v2/deployments?limit=3`, { headers: { 'x-api-key': 'k-123' } });
@@ -95,7 +175,10 @@ describe('converge emulator', () => {
       const { io, err } = capture();
       io.env = { CONVERGE_ALLOW_LOCAL_DISCOVERY: allow };
       const exit = emulatorCommand.run(parseCommandArgs(emulatorCommand, []), io);
-      const url = await until('the emulator to say where it listens', () => /listening on (http:\/\/\S+)\n/.exec(err())?.[1]);
+      const url = await until(
+        'the emulator to say where it listens',
+        () => /listening on (http:\/\/\S+)\n/.exec(err())?.[1],
+      );
       const answer = await fetch(`${url}/v2/auth/providers/mcp-discover`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
@@ -115,7 +198,10 @@ describe('converge emulator', () => {
   test('a port in use is one clear error', async () => {
     const { io, err } = capture();
     const first = emulatorCommand.run(parseCommandArgs(emulatorCommand, []), io);
-    const url = await until('the emulator to say where it listens', () => /listening on (http:\/\/\S+)\n/.exec(err())?.[1]);
+    const url = await until(
+      'the emulator to say where it listens',
+      () => /listening on (http:\/\/\S+)\n/.exec(err())?.[1],
+    );
     const port = new URL(url).port;
     const second = capture();
     await expect(emulatorCommand.run(parseCommandArgs(emulatorCommand, ['--port', port]), second.io)).rejects.toThrow(

@@ -1,7 +1,19 @@
 // Deployments through real HTTP on loopback: create, validation, conflicts, PATCH rules, revisions, secrets, concurrency.
 import { afterEach, describe, expect, test } from 'vitest';
 import type { RunningEmulator } from '../../src/emulator/server.js';
-import { ACME, BILLING_URL, OTHER_TENANT, RESEARCH_URL, LABS, codehostBody, dockerBody, start, templateBody, until, type Client } from './helpers.js';
+import {
+  ACME,
+  BILLING_URL,
+  OTHER_TENANT,
+  RESEARCH_URL,
+  LABS,
+  codehostBody,
+  dockerBody,
+  start,
+  templateBody,
+  until,
+  type Client,
+} from './helpers.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 let running: RunningEmulator | undefined;
@@ -26,7 +38,11 @@ async function getById(api: Client, id: string, headers: Record<string, string> 
 describe('POST /v2/deployments', () => {
   test('answers 201 with the spec Deployment; the build finishes after buildMs (AWAITING_DATABASE, then READY)', async () => {
     const api = await open({ buildMs: 80 });
-    const created = await api.call('POST', '/v2/deployments', codehostBody('support-agent', { secrets: [{ name: 'OPENAI_API_KEY', value: 'sk-1' }] }));
+    const created = await api.call(
+      'POST',
+      '/v2/deployments',
+      codehostBody('support-agent', { secrets: [{ name: 'OPENAI_API_KEY', value: 'sk-1' }] }),
+    );
     expect(created.status).toBe(201);
     const d = created.body;
     expect(d.id).toMatch(UUID);
@@ -41,9 +57,18 @@ describe('POST /v2/deployments', () => {
     expect(d.secrets).toEqual([{ name: 'OPENAI_API_KEY', value: '********' }]);
     expect(d.secret_references).toBeNull();
     expect(d.image_version).toBeNull();
-    expect(Object.keys(d.source_config).sort()).toEqual(
-      ['build_command', 'build_on_push', 'custom_url', 'deployment_type', 'install_command', 'integration_id', 'listener_config', 'listener_id', 'repo_url', 'resource_spec'],
-    );
+    expect(Object.keys(d.source_config).sort()).toEqual([
+      'build_command',
+      'build_on_push',
+      'custom_url',
+      'deployment_type',
+      'install_command',
+      'integration_id',
+      'listener_config',
+      'listener_id',
+      'repo_url',
+      'resource_spec',
+    ]);
     expect(d.source_revision_config.repo_commit_sha).toMatch(/^[0-9a-f]{40}$/);
     const ready = await until('the build to finish', async () => {
       const now = await getById(api, d.id);
@@ -56,7 +81,11 @@ describe('POST /v2/deployments', () => {
     const api = await open();
     const a = await api.call('POST', '/v2/deployments', codehostBody('a'));
     const b = await api.call('POST', '/v2/deployments', codehostBody('b'));
-    const c = await api.call('POST', '/v2/deployments', codehostBody('c', { source_revision_config: { repo_ref: 'release', graph_config_path: 'g.json' } }));
+    const c = await api.call(
+      'POST',
+      '/v2/deployments',
+      codehostBody('c', { source_revision_config: { repo_ref: 'release', graph_config_path: 'g.json' } }),
+    );
     const docker = await api.call('POST', '/v2/deployments', dockerBody('d'));
     expect(a.body.source_revision_config.repo_commit_sha).toBe(b.body.source_revision_config.repo_commit_sha);
     expect(c.body.source_revision_config.repo_commit_sha).not.toBe(a.body.source_revision_config.repo_commit_sha);
@@ -72,33 +101,58 @@ describe('POST /v2/deployments', () => {
     const tracing = await api.call('POST', '/v2/deployments', dockerBody('taken-by-tracing'));
     expect(tracing.status).toBe(409);
     expect(tracing.body.detail).toMatch(/tracing project named "taken-by-tracing"/);
-    expect(running!.store.tracingProjects().map((p) => p.name).sort()).toEqual(['support-agent', 'taken-by-tracing']);
+    expect(
+      running!.store
+        .tracingProjects()
+        .map((p) => p.name)
+        .sort(),
+    ).toEqual(['support-agent', 'taken-by-tracing']);
     // Names are per tenant.
-    const other = await api.call('POST', '/v2/deployments', dockerBody('support-agent'), { 'x-tenant-id': OTHER_TENANT });
+    const other = await api.call('POST', '/v2/deployments', dockerBody('support-agent'), {
+      'x-tenant-id': OTHER_TENANT,
+    });
     expect(other.status).toBe(201);
     expect(other.body.tenant_id).toBe(OTHER_TENANT);
   });
 
   test('concurrent creates of one name: exactly one 201, the others 409', async () => {
     const api = await open();
-    const answers = await Promise.all(Array.from({ length: 20 }, () => api.call('POST', '/v2/deployments', dockerBody('racer'))));
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, () => api.call('POST', '/v2/deployments', dockerBody('racer'))),
+    );
     expect(answers.filter((a) => a.status === 201)).toHaveLength(1);
     expect(answers.filter((a) => a.status === 409)).toHaveLength(19);
   });
 
-  test('unknown request fields are ignored, never 422 (the service\'s framework default); the known ones keep their types', async () => {
+  test("unknown request fields are ignored, never 422 (the service's framework default); the known ones keep their types", async () => {
     const api = await open();
-    const created = await api.call('POST', '/v2/deployments', templateBody('loose', { colour: 'red', source_config: { resource_spec: { max_scale: 2, turbo: true } }, source_revision_config: { repo_commit_sha: 'abc' } }));
+    const created = await api.call(
+      'POST',
+      '/v2/deployments',
+      templateBody('loose', {
+        colour: 'red',
+        source_config: { resource_spec: { max_scale: 2, turbo: true } },
+        source_revision_config: { repo_commit_sha: 'abc' },
+      }),
+    );
     expect(created.status, JSON.stringify(created.body)).toBe(201);
     expect(created.body).not.toHaveProperty('colour');
     expect(created.body.source_config.resource_spec).toMatchObject({ max_scale: 2 });
     expect(created.body.source_config.resource_spec).not.toHaveProperty('turbo');
-    const patched = await api.call('PATCH', `/v2/deployments/${created.body.id}`, { labels: { team: 'x' }, source_config: { resource_spec: { max_scale: 3 }, future_field: 1 } });
+    const patched = await api.call('PATCH', `/v2/deployments/${created.body.id}`, {
+      labels: { team: 'x' },
+      source_config: { resource_spec: { max_scale: 3 }, future_field: 1 },
+    });
     expect(patched.status).toBe(200);
     expect(patched.body.source_config.resource_spec.max_scale).toBe(3);
-    const typed = await api.call('PATCH', `/v2/deployments/${created.body.id}`, { colour: 'red', source_config: { resource_spec: { max_scale: 'lots' } } });
+    const typed = await api.call('PATCH', `/v2/deployments/${created.body.id}`, {
+      colour: 'red',
+      source_config: { resource_spec: { max_scale: 'lots' } },
+    });
     expect(typed.status).toBe(422);
-    expect(typed.body.detail).toEqual([expect.objectContaining({ loc: ['body', 'source_config', 'resource_spec', 'max_scale'] })]);
+    expect(typed.body.detail).toEqual([
+      expect.objectContaining({ loc: ['body', 'source_config', 'resource_spec', 'max_scale'] }),
+    ]);
   });
 
   test('422 in the FastAPI shape for invalid bodies', async () => {
@@ -109,9 +163,21 @@ describe('POST /v2/deployments', () => {
       [{ name: 'a', source: 'svn' }, ['body', 'source'], 'enum'],
       [templateBody('a', { secrets: [{ name: 'X' }] }), ['body', 'secrets', 0, 'value'], 'missing'],
       [templateBody('a', { name: 7 }), ['body', 'name'], 'string_type'],
-      [templateBody('a', { source_config: { resource_spec: { max_scale: -1 } } }), ['body', 'source_config', 'resource_spec', 'max_scale'], 'greater_than_equal'],
-      [templateBody('a', { source_config: { integration_id: 'nope' } }), ['body', 'source_config', 'integration_id'], 'uuid_parsing'],
-      [templateBody('a', { source_config: { deployment_type: 'enterprise' } }), ['body', 'source_config', 'deployment_type'], 'enum'],
+      [
+        templateBody('a', { source_config: { resource_spec: { max_scale: -1 } } }),
+        ['body', 'source_config', 'resource_spec', 'max_scale'],
+        'greater_than_equal',
+      ],
+      [
+        templateBody('a', { source_config: { integration_id: 'nope' } }),
+        ['body', 'source_config', 'integration_id'],
+        'uuid_parsing',
+      ],
+      [
+        templateBody('a', { source_config: { deployment_type: 'enterprise' } }),
+        ['body', 'source_config', 'deployment_type'],
+        'enum',
+      ],
       [[1, 2], ['body'], 'model_attributes_type'],
       [templateBody('Bad_Name'), ['body', 'name'], 'string_pattern_mismatch'],
       [templateBody('a'.repeat(64)), ['body', 'name'], 'string_too_long'],
@@ -129,19 +195,43 @@ describe('POST /v2/deployments', () => {
 
   test('per-source rules over HTTP: 422 for missing or refused fields, 400 for unknown integrations and repositories', async () => {
     const api = await open();
-    const wrongRepo = await api.call('POST', '/v2/deployments', codehostBody('a', { source_config: { integration_id: ACME, repo_url: RESEARCH_URL } }));
+    const wrongRepo = await api.call(
+      'POST',
+      '/v2/deployments',
+      codehostBody('a', { source_config: { integration_id: ACME, repo_url: RESEARCH_URL } }),
+    );
     expect(wrongRepo.status).toBe(400);
     expect(wrongRepo.body.detail).toMatch(/not reachable through integration/);
-    const rightRepo = await api.call('POST', '/v2/deployments', codehostBody('b', { source_config: { integration_id: LABS, repo_url: RESEARCH_URL } }));
+    const rightRepo = await api.call(
+      'POST',
+      '/v2/deployments',
+      codehostBody('b', { source_config: { integration_id: LABS, repo_url: RESEARCH_URL } }),
+    );
     expect(rightRepo.status).toBe(201);
-    const unknown = await api.call('POST', '/v2/deployments', codehostBody('c', { source_config: { integration_id: 'cccccccc-cccc-4ccc-8ccc-cccccccccccc', repo_url: RESEARCH_URL } }));
+    const unknown = await api.call(
+      'POST',
+      '/v2/deployments',
+      codehostBody('c', {
+        source_config: { integration_id: 'cccccccc-cccc-4ccc-8ccc-cccccccccccc', repo_url: RESEARCH_URL },
+      }),
+    );
     expect(unknown.status).toBe(400);
-    const refs = await api.call('POST', '/v2/deployments', codehostBody('d', { secret_references: [{ name: 'a', secret_name: 'b', secret_key: 'c' }] }));
+    const refs = await api.call(
+      'POST',
+      '/v2/deployments',
+      codehostBody('d', { secret_references: [{ name: 'a', secret_name: 'b', secret_key: 'c' }] }),
+    );
     expect(refs.status).toBe(422);
     expect(refs.body.detail[0].loc).toEqual(['body', 'secret_references']);
-    const dockerRepo = await api.call('POST', '/v2/deployments', dockerBody('e', { source_config: { integration_id: ACME } }));
+    const dockerRepo = await api.call(
+      'POST',
+      '/v2/deployments',
+      dockerBody('e', { source_config: { integration_id: ACME } }),
+    );
     expect(dockerRepo.status).toBe(422);
-    expect(dockerRepo.body.detail[0].msg).toBe('source_config.integration_id is not allowed for source external_docker');
+    expect(dockerRepo.body.detail[0].msg).toBe(
+      'source_config.integration_id is not allowed for source external_docker',
+    );
   });
 });
 
@@ -152,34 +242,56 @@ describe('PATCH /v2/deployments/{deployment_id}', () => {
     const missing = await api.call('PATCH', '/v2/deployments/cccccccc-cccc-4ccc-8ccc-cccccccccccc', {});
     expect(missing.status).toBe(404);
     expect(missing.body.detail).toMatch(/not found/);
-    const otherTenant = await api.call('PATCH', `/v2/deployments/${created.body.id}`, {}, { 'x-tenant-id': OTHER_TENANT });
+    const otherTenant = await api.call(
+      'PATCH',
+      `/v2/deployments/${created.body.id}`,
+      {},
+      { 'x-tenant-id': OTHER_TENANT },
+    );
     expect(otherTenant.status).toBe(404);
     const malformed = await api.call('PATCH', '/v2/deployments/not-a-uuid', {});
     expect(malformed.status).toBe(422);
-    expect(malformed.body.detail).toEqual([{ loc: ['path', 'deployment_id'], msg: 'Input should be a valid UUID', type: 'uuid_parsing' }]);
+    expect(malformed.body.detail).toEqual([
+      { loc: ['path', 'deployment_id'], msg: 'Input should be a valid UUID', type: 'uuid_parsing' },
+    ]);
     const upper = await api.call('PATCH', `/v2/deployments/${created.body.id.toUpperCase()}`, {});
     expect(upper.status).toBe(200);
   });
 
   test('merge, revision and activation through HTTP; needless fields start revisions', async () => {
     const api = await open({ buildMs: 60 });
-    const created = await api.call('POST', '/v2/deployments', codehostBody('agent', {
-      source_config: { integration_id: ACME, repo_url: BILLING_URL, build_on_push: true, resource_spec: { min_scale: 1, max_scale: 2 } },
-      source_revision_config: { repo_ref: 'trunk', graph_config_path: 'langgraph.json' },
-      secrets: [{ name: 'A', value: '1' }],
-    }));
+    const created = await api.call(
+      'POST',
+      '/v2/deployments',
+      codehostBody('agent', {
+        source_config: {
+          integration_id: ACME,
+          repo_url: BILLING_URL,
+          build_on_push: true,
+          resource_spec: { min_scale: 1, max_scale: 2 },
+        },
+        source_revision_config: { repo_ref: 'trunk', graph_config_path: 'langgraph.json' },
+        secrets: [{ name: 'A', value: '1' }],
+      }),
+    );
     const id = created.body.id;
-    const ready = await until('the deployment to be READY', async () => ((await getById(api, id)).status === 'READY' ? true : undefined));
+    const ready = await until('the deployment to be READY', async () =>
+      (await getById(api, id)).status === 'READY' ? true : undefined,
+    );
     expect(ready).toBe(true);
 
-    const plain = await api.call('PATCH', `/v2/deployments/${id}`, { source_config: { build_on_push: false, custom_url: null } });
+    const plain = await api.call('PATCH', `/v2/deployments/${id}`, {
+      source_config: { build_on_push: false, custom_url: null },
+    });
     expect(plain.status).toBe(200);
     expect(plain.body.source_config.build_on_push).toBe(false);
     expect(plain.body.source_config.resource_spec).toEqual({ min_scale: 1, max_scale: 2 });
     expect(plain.body.latest_revision_id).toBe(created.body.latest_revision_id);
     expect(running!.requestLog.at(-1)!.newRevision).toBe(false);
 
-    const needless = await api.call('PATCH', `/v2/deployments/${id}`, { source_revision_config: { repo_ref: 'trunk' } });
+    const needless = await api.call('PATCH', `/v2/deployments/${id}`, {
+      source_revision_config: { repo_ref: 'trunk' },
+    });
     expect(needless.body.latest_revision_id).not.toBe(created.body.latest_revision_id);
     expect(needless.body.active_revision_id).toBe(created.body.latest_revision_id);
     expect(running!.requestLog.at(-1)!.newRevision).toBe(true);
@@ -189,13 +301,17 @@ describe('PATCH /v2/deployments/{deployment_id}', () => {
     });
     expect(activated.status).toBe('READY');
 
-    const spec = await api.call('PATCH', `/v2/deployments/${id}`, { source_config: { resource_spec: { max_scale: 4 } } });
+    const spec = await api.call('PATCH', `/v2/deployments/${id}`, {
+      source_config: { resource_spec: { max_scale: 4 } },
+    });
     expect(spec.body.source_config.resource_spec).toEqual({ max_scale: 4 });
     const keep = await api.call('PATCH', `/v2/deployments/${id}`, { secrets: [] });
     expect(keep.body.secrets).toEqual([{ name: 'A', value: '********' }]);
     expect(keep.body.latest_revision_id).toBe(spec.body.latest_revision_id);
 
-    const immutable = await api.call('PATCH', `/v2/deployments/${id}`, { source_config: { repo_url: 'https://codehost.example.com/acme/support-agent' } });
+    const immutable = await api.call('PATCH', `/v2/deployments/${id}`, {
+      source_config: { repo_url: 'https://codehost.example.com/acme/support-agent' },
+    });
     expect(immutable.status).toBe(400);
     expect(immutable.body.detail).toMatch(/source_config.repo_url cannot be changed/);
     const nothing = await api.call('PATCH', `/v2/deployments/${id}`, {});
@@ -207,7 +323,9 @@ describe('PATCH /v2/deployments/{deployment_id}', () => {
     const created = await api.call('POST', '/v2/deployments', dockerBody('busy'));
     const id = created.body.id;
     const answers = await Promise.all(
-      Array.from({ length: 50 }, (_, i) => api.call('PATCH', `/v2/deployments/${id}`, { secrets: [{ name: `S${i}`, value: `v${i}` }] })),
+      Array.from({ length: 50 }, (_, i) =>
+        api.call('PATCH', `/v2/deployments/${id}`, { secrets: [{ name: `S${i}`, value: `v${i}` }] }),
+      ),
     );
     expect(answers.every((a) => a.status === 200)).toBe(true);
     const final = await getById(api, id);
@@ -252,9 +370,15 @@ describe('secrets modes', () => {
   ] as const) {
     test(`${mode}: create, patch and list echo ${JSON.stringify(expected)}`, async () => {
       const api = await open({ secrets: mode });
-      const created = await api.call('POST', '/v2/deployments', dockerBody('s', { secrets: [{ name: 'K', value: 'hunter2' }] }));
+      const created = await api.call(
+        'POST',
+        '/v2/deployments',
+        dockerBody('s', { secrets: [{ name: 'K', value: 'hunter2' }] }),
+      );
       expect(created.body.secrets).toEqual(expected);
-      const patched = await api.call('PATCH', `/v2/deployments/${created.body.id}`, { source_config: { custom_url: 'https://x' } });
+      const patched = await api.call('PATCH', `/v2/deployments/${created.body.id}`, {
+        source_config: { custom_url: 'https://x' },
+      });
       expect(patched.body.secrets).toEqual(expected);
       expect((await getById(api, created.body.id)).secrets).toEqual(expected);
     });

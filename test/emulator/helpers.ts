@@ -1,5 +1,10 @@
 // Shared helpers of the emulator tests: a small seed with fixed ids, and a JSON client over real HTTP.
-import { startEmulator, type EmulatorOptions, type EmulatorSeed, type RunningEmulator } from '../../src/emulator/server.js';
+import {
+  startEmulator,
+  type EmulatorOptions,
+  type EmulatorSeed,
+  type RunningEmulator,
+} from '../../src/emulator/server.js';
 
 export const TENANT = '11111111-1111-4111-8111-111111111111';
 export const OTHER_TENANT = '22222222-2222-4222-8222-222222222222';
@@ -41,11 +46,21 @@ export interface Answer {
 
 export interface Client {
   call(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<Answer>;
-  raw(method: string, path: string, body: string | Uint8Array | undefined, headers?: Record<string, string>): Promise<Answer>;
+  raw(
+    method: string,
+    path: string,
+    body: string | Uint8Array | undefined,
+    headers?: Record<string, string>,
+  ): Promise<Answer>;
 }
 
 export function client(emulator: RunningEmulator, defaults: Record<string, string> = {}): Client {
-  async function raw(method: string, path: string, body: string | Uint8Array | undefined, headers: Record<string, string> = {}): Promise<Answer> {
+  async function raw(
+    method: string,
+    path: string,
+    body: string | Uint8Array | undefined,
+    headers: Record<string, string> = {},
+  ): Promise<Answer> {
     const res = await fetch(`${emulator.url}${path}`, { method, body, headers: { ...defaults, ...headers } });
     const text = await res.text();
     return { status: res.status, headers: res.headers, body: text === '' ? undefined : JSON.parse(text) };
@@ -54,7 +69,10 @@ export function client(emulator: RunningEmulator, defaults: Record<string, strin
     raw,
     call(method, path, body, headers = {}) {
       const payload = body === undefined ? undefined : JSON.stringify(body);
-      return raw(method, path, payload, { ...(payload !== undefined ? { 'content-type': 'application/json' } : {}), ...headers });
+      return raw(method, path, payload, {
+        ...(payload !== undefined ? { 'content-type': 'application/json' } : {}),
+        ...headers,
+      });
     },
   };
 }

@@ -34,7 +34,9 @@ describe('request bodies', () => {
     const tooBig = await api.raw('POST', '/v2/deployments', big, { 'content-type': 'application/json' });
     expect(tooBig.status).toBe(413);
     expect(tooBig.body.detail).toMatch(/too large: at most 1048576 bytes/);
-    const fits = JSON.stringify(templateBody('fits', { source_config: { custom_url: 'x'.repeat(MAX_BODY_BYTES - 200) } }));
+    const fits = JSON.stringify(
+      templateBody('fits', { source_config: { custom_url: 'x'.repeat(MAX_BODY_BYTES - 200) } }),
+    );
     const ok = await api.raw('POST', '/v2/deployments', fits, { 'content-type': 'application/json' });
     expect(ok.status).toBe(201);
     // The emulator still answers afterwards.
@@ -43,23 +45,36 @@ describe('request bodies', () => {
 
   test('malformed JSON answers 400 naming the place, never echoing the body', async () => {
     const api = await open();
-    const answer = await api.raw('POST', '/v2/deployments', '{"name": "a",\n "secrets": [{"name": "K", "value": "hunter2-secret"}', { 'content-type': 'application/json' });
+    const answer = await api.raw(
+      'POST',
+      '/v2/deployments',
+      '{"name": "a",\n "secrets": [{"name": "K", "value": "hunter2-secret"}',
+      { 'content-type': 'application/json' },
+    );
     expect(answer.status).toBe(400);
     expect(answer.body.detail).toMatch(/^Malformed JSON body: /);
     expect(answer.body.detail).not.toContain('hunter2');
-    const garbage = await api.raw('PATCH', '/v2/deployments/00000000-0000-4000-8000-000000000001', 'not json at all', { 'content-type': 'application/json' });
+    const garbage = await api.raw('PATCH', '/v2/deployments/00000000-0000-4000-8000-000000000001', 'not json at all', {
+      'content-type': 'application/json',
+    });
     expect(garbage.status).toBe(400);
     expect(garbage.body.detail).not.toContain('not json');
   });
 
   test('a body that is not JSON by content type answers 415', async () => {
     const api = await open();
-    const text = await api.raw('POST', '/v2/deployments', JSON.stringify(dockerBody('a')), { 'content-type': 'text/plain' });
+    const text = await api.raw('POST', '/v2/deployments', JSON.stringify(dockerBody('a')), {
+      'content-type': 'text/plain',
+    });
     expect(text.status).toBe(415);
     expect(text.body.detail).toMatch(/Unsupported media type "text\/plain"/);
-    const form = await api.raw('POST', '/v2/auth/providers', 'a=b', { 'content-type': 'application/x-www-form-urlencoded' });
+    const form = await api.raw('POST', '/v2/auth/providers', 'a=b', {
+      'content-type': 'application/x-www-form-urlencoded',
+    });
     expect(form.status).toBe(415);
-    const charset = await api.raw('POST', '/v2/deployments', JSON.stringify(dockerBody('b')), { 'content-type': 'application/json; charset=utf-8' });
+    const charset = await api.raw('POST', '/v2/deployments', JSON.stringify(dockerBody('b')), {
+      'content-type': 'application/json; charset=utf-8',
+    });
     expect(charset.status).toBe(201);
   });
 });
@@ -78,7 +93,11 @@ describe('routing', () => {
     const del = await api.call('DELETE', '/v2/deployments');
     expect(del.status).toBe(405);
     expect(del.headers.get('allow')).toBe('POST, GET');
-    expect(running!.requestLog.map((e) => e.route)).toEqual([...Array(5).fill('(unmatched)'), '/v2/deployments/{deployment_id}', '/v2/deployments']);
+    expect(running!.requestLog.map((e) => e.route)).toEqual([
+      ...Array(5).fill('(unmatched)'),
+      '/v2/deployments/{deployment_id}',
+      '/v2/deployments',
+    ]);
   });
 });
 
@@ -138,7 +157,8 @@ describe('fault knobs', () => {
   test('failRate answers 503 when the RNG draws below it, before anything is handled', async () => {
     const api = await open({ failRate: 0.5, random: scripted([0.1, 0.9, 0.49, 0.5]) });
     const statuses = [];
-    for (const name of ['a', 'b', 'c', 'd']) statuses.push((await api.call('POST', '/v2/deployments', dockerBody(name))).status);
+    for (const name of ['a', 'b', 'c', 'd'])
+      statuses.push((await api.call('POST', '/v2/deployments', dockerBody(name))).status);
     expect(statuses).toEqual([503, 201, 503, 201]);
     expect(running!.store.allDeployments().map((d) => d.name)).toEqual(['b', 'd']);
     expect(running!.requestLog.map((e) => e.outcome)).toEqual(['fault-503', 'ok', 'fault-503', 'ok']);
@@ -152,14 +172,21 @@ describe('fault knobs', () => {
     expect(refused.status).toBe(503);
     expect(refused.body.detail).toMatch(/temporarily unavailable/);
     expect((await api.call('GET', `/v2/deployments/${id}`)).status).toBe(200);
-    expect((await api.call('PATCH', `/v2/deployments/${id}`, { source_config: { resource_spec: { max_scale: 3 } } })).status).toBe(200);
+    expect(
+      (await api.call('PATCH', `/v2/deployments/${id}`, { source_config: { resource_spec: { max_scale: 3 } } })).status,
+    ).toBe(200);
     now += 10_000;
     expect((await api.call('DELETE', `/v2/deployments/${id}`)).status).toBe(204);
     running!.failDeletes(5_000);
     expect((await api.call('DELETE', `/v2/deployments/${id}`)).status).toBe(503);
     running!.failDeletes(0);
     expect((await api.call('DELETE', `/v2/deployments/${id}`)).status).not.toBe(503);
-    expect(running!.requestLog.filter((e) => e.method === 'DELETE').map((e) => e.outcome)).toEqual(['fault-503', 'ok', 'fault-503', expect.not.stringMatching(/^fault-/)]);
+    expect(running!.requestLog.filter((e) => e.method === 'DELETE').map((e) => e.outcome)).toEqual([
+      'fault-503',
+      'ok',
+      'fault-503',
+      expect.not.stringMatching(/^fault-/),
+    ]);
     expect(() => running!.failDeletes(-1)).toThrow(/failDeletes: -1 must be a number of milliseconds >= 0/);
   });
 
@@ -170,7 +197,10 @@ describe('fault knobs', () => {
     expect(limited.headers.get('retry-after')).toBe('7');
     expect(limited.body.detail).toMatch(/retry after 7 seconds/);
     expect((await api.call('GET', '/v2/deployments')).status).toBe(200);
-    expect(running!.requestLog.map((e) => [e.status, e.outcome])).toEqual([[429, 'fault-429'], [200, 'ok']]);
+    expect(running!.requestLog.map((e) => [e.status, e.outcome])).toEqual([
+      [429, 'fault-429'],
+      [200, 'ok'],
+    ]);
   });
 
   test('resetRate drops the connection before handling', async () => {
@@ -178,7 +208,10 @@ describe('fault knobs', () => {
     await expect(api.call('POST', '/v2/deployments', dockerBody('lost'))).rejects.toThrow();
     expect(running!.store.allDeployments()).toHaveLength(0);
     expect((await api.call('POST', '/v2/deployments', dockerBody('kept'))).status).toBe(201);
-    expect(running!.requestLog.map((e) => [e.status, e.outcome])).toEqual([[0, 'fault-reset'], [201, 'ok']]);
+    expect(running!.requestLog.map((e) => [e.status, e.outcome])).toEqual([
+      [0, 'fault-reset'],
+      [201, 'ok'],
+    ]);
   });
 
   test('lostResponseRate handles the request, then drops the answer', async () => {
@@ -232,7 +265,11 @@ describe('request log', () => {
   test('records route templates, queries, statuses, ids and revisions, with secret values redacted', async () => {
     const seen: RequestLogEntry[] = [];
     const api = await open({ onRequest: (e) => seen.push(e), clock: () => 1_700_000_000_000 });
-    const created = await api.call('POST', '/v2/deployments', dockerBody('logged', { secrets: [{ name: 'TOKEN', value: 'tok-very-secret' }] }));
+    const created = await api.call(
+      'POST',
+      '/v2/deployments',
+      dockerBody('logged', { secrets: [{ name: 'TOKEN', value: 'tok-very-secret' }] }),
+    );
     const id = created.body.id;
     await api.call('PATCH', `/v2/deployments/${id}`, { secrets: [{ name: 'TOKEN', value: 'tok-rotated' }] });
     await api.call('PATCH', `/v2/deployments/${id}`, { source_config: { custom_url: 'https://x' } });
@@ -240,9 +277,26 @@ describe('request log', () => {
     const log = running!.requestLog;
     expect(log).toHaveLength(4);
     expect(seen).toEqual(log);
-    expect(log[0]).toMatchObject({ at: 1_700_000_000_000, method: 'POST', path: '/v2/deployments', route: '/v2/deployments', status: 201, deploymentId: id, newRevision: true, outcome: 'ok' });
-    expect(log[0]!.body).toMatchObject({ secrets: [{ name: 'TOKEN', value: `<redacted sha256:${sha256Hex('tok-very-secret').slice(0, 12)}>` }] });
-    expect(log[1]).toMatchObject({ method: 'PATCH', route: '/v2/deployments/{deployment_id}', path: `/v2/deployments/${id}`, deploymentId: id, newRevision: true });
+    expect(log[0]).toMatchObject({
+      at: 1_700_000_000_000,
+      method: 'POST',
+      path: '/v2/deployments',
+      route: '/v2/deployments',
+      status: 201,
+      deploymentId: id,
+      newRevision: true,
+      outcome: 'ok',
+    });
+    expect(log[0]!.body).toMatchObject({
+      secrets: [{ name: 'TOKEN', value: `<redacted sha256:${sha256Hex('tok-very-secret').slice(0, 12)}>` }],
+    });
+    expect(log[1]).toMatchObject({
+      method: 'PATCH',
+      route: '/v2/deployments/{deployment_id}',
+      path: `/v2/deployments/${id}`,
+      deploymentId: id,
+      newRevision: true,
+    });
     expect(log[2]).toMatchObject({ newRevision: false });
     expect(log[3]).toMatchObject({ method: 'GET', query: { limit: '5', name_contains: 'log' }, status: 200 });
     expect(JSON.stringify(log)).not.toMatch(/tok-very-secret|tok-rotated/);

@@ -49,13 +49,22 @@ async function open(options: Parameters<typeof start>[0] = {}): Promise<Client> 
 }
 
 /** Follows the offsets the emulator answers until the first empty page; returns names and the pages' sizes. */
-async function listAll(api: Client, query: string, headers: Record<string, string> = {}): Promise<{ names: string[]; sizes: number[]; offsets: number[] }> {
+async function listAll(
+  api: Client,
+  query: string,
+  headers: Record<string, string> = {},
+): Promise<{ names: string[]; sizes: number[]; offsets: number[] }> {
   const names: string[] = [];
   const sizes: number[] = [];
   const offsets: number[] = [];
   let offset = 0;
   for (let i = 0; i < 1000; i += 1) {
-    const page = await api.call('GET', `/v2/deployments?limit=100&offset=${offset}${query ? `&${query}` : ''}`, undefined, headers);
+    const page = await api.call(
+      'GET',
+      `/v2/deployments?limit=100&offset=${offset}${query ? `&${query}` : ''}`,
+      undefined,
+      headers,
+    );
     expect(page.status).toBe(200);
     sizes.push(page.body.resources.length);
     offsets.push(page.body.offset);
@@ -126,7 +135,11 @@ describe('filters', () => {
     ['remote_reconciled=false', 'remote_reconciled=false', (n) => n % 4 !== 0],
     ['tag_value_ids: every given tag', 'tag_value_ids=red,blue', (n) => n % 5 === 0],
     ['tag_value_ids: one tag', 'tag_value_ids=red', (n) => n % 5 <= 1],
-    ['combined', 'status=READY&deployment_type=prod&name_contains=alpha', (n) => STATUSES[n % 5] === 'READY' && TYPES[n % 3] === 'prod' && n % 2 === 0],
+    [
+      'combined',
+      'status=READY&deployment_type=prod&name_contains=alpha',
+      (n) => STATUSES[n % 5] === 'READY' && TYPES[n % 3] === 'prod' && n % 2 === 0,
+    ],
     ['status nobody has', 'status=AWAITING_DATABASE', () => false],
   ];
   test.each(cases)('%s', async (_label, query, keep) => {
@@ -137,7 +150,13 @@ describe('filters', () => {
 
   test('deployment_ids: listed ids of this tenant only, in list order, unknown ids ignored', async () => {
     const api = await open();
-    const ids = [id(1000 - 7), id(1000 - 3), id(5000), 'ffffffff-ffff-4fff-8fff-ffffffffffff', id(1000 - 7).toUpperCase()];
+    const ids = [
+      id(1000 - 7),
+      id(1000 - 3),
+      id(5000),
+      'ffffffff-ffff-4fff-8fff-ffffffffffff',
+      id(1000 - 7).toUpperCase(),
+    ];
     const page = await api.call('GET', `/v2/deployments?deployment_ids=${ids.join(',')}`);
     expect(page.body.resources.map((d: { name: string }) => d.name)).toEqual(['beta-3', 'beta-7']);
     expect(page.body.offset).toBe(2);

@@ -78,7 +78,9 @@ describe('POST /v2/auth/providers', () => {
     expect(stored.client_secret_sha256).toBe(sha256Hex('very-secret-value'));
     expect(JSON.stringify(stored)).not.toContain('very-secret-value');
     expect(JSON.stringify(running!.requestLog)).not.toContain('very-secret-value');
-    expect(running!.requestLog.at(-1)!.body).toMatchObject({ client_secret: `<redacted sha256:${sha256Hex('very-secret-value').slice(0, 12)}>` });
+    expect(running!.requestLog.at(-1)!.body).toMatchObject({
+      client_secret: `<redacted sha256:${sha256Hex('very-secret-value').slice(0, 12)}>`,
+    });
   });
 
   test('given options are kept', async () => {
@@ -93,7 +95,13 @@ describe('POST /v2/auth/providers', () => {
       allowed_redirect_uris: ['https://app.example.com/cb'],
     });
     expect(answer.status).toBe(200);
-    expect(answer.body).toMatchObject({ uses_pkce: true, code_challenge_method: 'plain', token_endpoint_auth_method: 'client_secret_basic', authorization_params: { prompt: 'consent' }, allowed_redirect_uris: ['https://app.example.com/cb'] });
+    expect(answer.body).toMatchObject({
+      uses_pkce: true,
+      code_challenge_method: 'plain',
+      token_endpoint_auth_method: 'client_secret_basic',
+      authorization_params: { prompt: 'consent' },
+      allowed_redirect_uris: ['https://app.example.com/cb'],
+    });
   });
 
   test('409 for a second provider_id in the organization; another organization may use it', async () => {
@@ -167,17 +175,34 @@ describe('POST /v2/auth/providers/mcp-discover', () => {
     const api = await open({
       discover: async () => {
         if (mode === 'no-client') return { ...discovered, client_id: null };
-        const error = new Error('authorization-server-metadata: https://auth.example/.well-known/oauth-authorization-server answered 404');
-        if (mode === 'detail') Object.assign(error, { detail: [{ loc: ['body', 'mcp_server_url'], msg: 'step one failed', type: 'discovery.protected-resource' }, { loc: ['body', 'mcp_server_url'], msg: 'step two failed', type: 'discovery.as-metadata' }] });
+        const error = new Error(
+          'authorization-server-metadata: https://auth.example/.well-known/oauth-authorization-server answered 404',
+        );
+        if (mode === 'detail')
+          Object.assign(error, {
+            detail: [
+              { loc: ['body', 'mcp_server_url'], msg: 'step one failed', type: 'discovery.protected-resource' },
+              { loc: ['body', 'mcp_server_url'], msg: 'step two failed', type: 'discovery.as-metadata' },
+            ],
+          });
         throw error;
       },
     });
     const plain = await api.call('POST', '/v2/auth/providers/mcp-discover', body);
     expect(plain.status).toBe(422);
-    expect(plain.body.detail).toEqual([{ loc: ['body', 'mcp_server_url'], msg: expect.stringMatching(/^MCP discovery failed: authorization-server-metadata: .* answered 404$/), type: 'value_error' }]);
+    expect(plain.body.detail).toEqual([
+      {
+        loc: ['body', 'mcp_server_url'],
+        msg: expect.stringMatching(/^MCP discovery failed: authorization-server-metadata: .* answered 404$/),
+        type: 'value_error',
+      },
+    ]);
     mode = 'detail';
     const detailed = await api.call('POST', '/v2/auth/providers/mcp-discover', body);
-    expect(detailed.body.detail.map((d: { type: string }) => d.type)).toEqual(['discovery.protected-resource', 'discovery.as-metadata']);
+    expect(detailed.body.detail.map((d: { type: string }) => d.type)).toEqual([
+      'discovery.protected-resource',
+      'discovery.as-metadata',
+    ]);
     mode = 'no-client';
     const noClient = await api.call('POST', '/v2/auth/providers/mcp-discover', body);
     expect(noClient.status).toBe(422);
@@ -187,7 +212,10 @@ describe('POST /v2/auth/providers/mcp-discover', () => {
 
   test('two concurrent discoveries of one provider_id: one 200, one 409', async () => {
     const api = await open({ discover: () => new Promise((resolve) => setTimeout(() => resolve(discovered), 50)) });
-    const answers = await Promise.all([api.call('POST', '/v2/auth/providers/mcp-discover', body), api.call('POST', '/v2/auth/providers/mcp-discover', body)]);
+    const answers = await Promise.all([
+      api.call('POST', '/v2/auth/providers/mcp-discover', body),
+      api.call('POST', '/v2/auth/providers/mcp-discover', body),
+    ]);
     expect(answers.map((a) => a.status).sort()).toEqual([200, 409]);
   });
 
@@ -195,10 +223,16 @@ describe('POST /v2/auth/providers/mcp-discover', () => {
     const api = await open({ discover: async () => discovered });
     const missing = await api.call('POST', '/v2/auth/providers/mcp-discover', { provider_id: 'x', name: 'X' });
     expect(missing.body.detail).toEqual([{ loc: ['body', 'mcp_server_url'], msg: 'Field required', type: 'missing' }]);
-    const notUrl = await api.call('POST', '/v2/auth/providers/mcp-discover', { ...body, mcp_server_url: 'mcp.linear.example' });
+    const notUrl = await api.call('POST', '/v2/auth/providers/mcp-discover', {
+      ...body,
+      mcp_server_url: 'mcp.linear.example',
+    });
     expect(notUrl.status).toBe(422);
     expect(notUrl.body.detail[0].type).toBe('url_parsing');
-    const ftp = await api.call('POST', '/v2/auth/providers/mcp-discover', { ...body, mcp_server_url: 'ftp://mcp.example/x' });
+    const ftp = await api.call('POST', '/v2/auth/providers/mcp-discover', {
+      ...body,
+      mcp_server_url: 'ftp://mcp.example/x',
+    });
     expect(ftp.body.detail[0].type).toBe('url_parsing');
   });
 
@@ -209,20 +243,37 @@ describe('POST /v2/auth/providers/mcp-discover', () => {
     const api = await open({ allowLocalDiscovery: true });
     const refused = await api.call('POST', '/v2/auth/providers/mcp-discover', { ...body, mcp_server_url: down });
     expect(refused.status).toBe(422);
-    expect(refused.body.detail).toEqual([{ loc: ['body', 'mcp_server_url'], msg: expect.stringMatching(/^MCP discovery failed: MCP server unreachable: ECONNREFUSED/), type: 'value_error' }]);
+    expect(refused.body.detail).toEqual([
+      {
+        loc: ['body', 'mcp_server_url'],
+        msg: expect.stringMatching(/^MCP discovery failed: MCP server unreachable: ECONNREFUSED/),
+        type: 'value_error',
+      },
+    ]);
     const reachable = await api.call('POST', '/v2/auth/providers/mcp-discover', { ...body, mcp_server_url: up });
     expect(reachable.status).toBe(422);
-    expect(reachable.body.detail[0].msg).toMatch(/answered HTTP 200, but MCP OAuth discovery is not available in this emulator build/);
-    const metadata = await api.call('POST', '/v2/auth/providers/mcp-discover', { ...body, mcp_server_url: 'http://169.254.169.254/latest' });
+    expect(reachable.body.detail[0].msg).toMatch(
+      /answered HTTP 200, but MCP OAuth discovery is not available in this emulator build/,
+    );
+    const metadata = await api.call('POST', '/v2/auth/providers/mcp-discover', {
+      ...body,
+      mcp_server_url: 'http://169.254.169.254/latest',
+    });
     expect(metadata.body.detail[0].msg).toMatch(/link-local address, which is never fetched/);
     await running!.close();
     running = undefined;
     const strict = await open();
     const http = await strict.call('POST', '/v2/auth/providers/mcp-discover', { ...body, mcp_server_url: up });
     expect(http.body.detail[0].msg).toMatch(/only https URLs are fetched/);
-    const loopback = await strict.call('POST', '/v2/auth/providers/mcp-discover', { ...body, mcp_server_url: 'https://127.0.0.1:1/mcp' });
+    const loopback = await strict.call('POST', '/v2/auth/providers/mcp-discover', {
+      ...body,
+      mcp_server_url: 'https://127.0.0.1:1/mcp',
+    });
     expect(loopback.body.detail[0].msg).toMatch(/loopback or private address; allow it with --allow-local-discovery/);
-    const named = await strict.call('POST', '/v2/auth/providers/mcp-discover', { ...body, mcp_server_url: 'https://localhost:1/mcp' });
+    const named = await strict.call('POST', '/v2/auth/providers/mcp-discover', {
+      ...body,
+      mcp_server_url: 'https://localhost:1/mcp',
+    });
     expect(named.body.detail[0].msg).toMatch(/localhost resolves to .* loopback or private address/);
   });
 
@@ -256,8 +307,22 @@ describe('code-host integrations', () => {
     const repos = await api.call('GET', `/v1/integrations/forge/codehost/${ACME}/repos`);
     expect(repos.status).toBe(200);
     expect(repos.body).toEqual([
-      { host_integration_id: ACME, id: 1, name: 'support-agent', owner: 'acme', url: 'https://codehost.example.com/acme/support-agent', default_branch: 'main' },
-      { host_integration_id: ACME, id: 2, name: 'billing-bot', owner: 'acme', url: 'https://codehost.example.com/acme/billing-bot', default_branch: 'trunk' },
+      {
+        host_integration_id: ACME,
+        id: 1,
+        name: 'support-agent',
+        owner: 'acme',
+        url: 'https://codehost.example.com/acme/support-agent',
+        default_branch: 'main',
+      },
+      {
+        host_integration_id: ACME,
+        id: 2,
+        name: 'billing-bot',
+        owner: 'acme',
+        url: 'https://codehost.example.com/acme/billing-bot',
+        default_branch: 'trunk',
+      },
     ]);
     const labs = await api.call('GET', `/v1/integrations/forge/codehost/${LABS.toUpperCase()}/repos`);
     expect(labs.body[0]).toMatchObject({ name: 'research-agent', owner: 'acme-labs', default_branch: 'main' });
@@ -270,6 +335,8 @@ describe('code-host integrations', () => {
     expect(unknown.body.detail).toMatch(/Integration .* not found/);
     const malformed = await api.call('GET', '/v1/integrations/forge/codehost/acme/repos');
     expect(malformed.status).toBe(422);
-    expect(malformed.body.detail).toEqual([{ loc: ['path', 'integration_id'], msg: 'Input should be a valid UUID', type: 'uuid_parsing' }]);
+    expect(malformed.body.detail).toEqual([
+      { loc: ['path', 'integration_id'], msg: 'Input should be a valid UUID', type: 'uuid_parsing' },
+    ]);
   });
 });

@@ -81,16 +81,24 @@ describe('revision lifecycle', () => {
     expect((await revision(api, flaky.id, flaky.latest_revision_id)).status).toBe('BUILD_FAILED');
     let now = await read(api, flaky.id);
     // A failed first revision: the infrastructure is there (READY), nothing is active.
-    expect(now).toMatchObject({ status: 'READY', active_revision_id: null, latest_revision_id: flaky.latest_revision_id });
+    expect(now).toMatchObject({
+      status: 'READY',
+      active_revision_id: null,
+      latest_revision_id: flaky.latest_revision_id,
+    });
     clock.advance(300);
     expect((await read(api, good.id)).active_revision_id).toBe(good.latest_revision_id);
 
     // A later failure keeps the last good revision active for good.
-    const steady = await api.call('PATCH', `/v2/deployments/${good.id}`, { source_revision_config: { image_uri: 'registry.example.com/acme/app:2' } });
+    const steady = await api.call('PATCH', `/v2/deployments/${good.id}`, {
+      source_revision_config: { image_uri: 'registry.example.com/acme/app:2' },
+    });
     expect(steady.body.active_revision_id).toBe(good.latest_revision_id);
     clock.advance(BUILD_MS);
     expect((await read(api, good.id)).active_revision_id).toBe(steady.body.latest_revision_id);
-    const again = await api.call('PATCH', `/v2/deployments/${flaky.id}`, { source_revision_config: { image_uri: 'registry.example.com/acme/app:2' } });
+    const again = await api.call('PATCH', `/v2/deployments/${flaky.id}`, {
+      source_revision_config: { image_uri: 'registry.example.com/acme/app:2' },
+    });
     clock.advance(BUILD_MS * 10);
     now = await read(api, flaky.id);
     expect(now.latest_revision_id).toBe(again.body.latest_revision_id);
@@ -99,10 +107,18 @@ describe('revision lifecycle', () => {
   });
 
   test('--deploy-fail: QUEUED, BUILDING, DEPLOYING, then DEPLOY_FAILED; active stays on the previous revision', async () => {
-    const { api, clock } = await open({ seed: { ...baseSeed(), deployments: [{ name: 'canary', source: 'external_docker', source_revision_config: { image_uri: 'r/x:1' } }] }, deployFail: 'canary' });
+    const { api, clock } = await open({
+      seed: {
+        ...baseSeed(),
+        deployments: [{ name: 'canary', source: 'external_docker', source_revision_config: { image_uri: 'r/x:1' } }],
+      },
+      deployFail: 'canary',
+    });
     const before = (await api.call('GET', '/v2/deployments')).body.resources[0];
     expect(before.active_revision_id).toBe(before.latest_revision_id);
-    const patched = await api.call('PATCH', `/v2/deployments/${before.id}`, { source_revision_config: { image_uri: 'r/x:2' } });
+    const patched = await api.call('PATCH', `/v2/deployments/${before.id}`, {
+      source_revision_config: { image_uri: 'r/x:2' },
+    });
     const statuses: string[] = [];
     for (let i = 0; i < 4; i += 1) {
       statuses.push((await revision(api, before.id, patched.body.latest_revision_id)).status);
@@ -110,14 +126,20 @@ describe('revision lifecycle', () => {
     }
     expect(statuses).toEqual(['QUEUED', 'BUILDING', 'DEPLOYING', 'DEPLOY_FAILED']);
     const after = await read(api, before.id);
-    expect(after).toMatchObject({ status: 'READY', active_revision_id: before.active_revision_id, latest_revision_id: patched.body.latest_revision_id });
+    expect(after).toMatchObject({
+      status: 'READY',
+      active_revision_id: before.active_revision_id,
+      latest_revision_id: patched.body.latest_revision_id,
+    });
   });
 
   test('a newer revision supersedes one still building (SKIPPED); only the newest becomes active', async () => {
     const { api, clock } = await open();
     const d = await create(api, dockerBody('busy'));
     clock.advance(400);
-    const second = await api.call('PATCH', `/v2/deployments/${d.id}`, { source_revision_config: { image_uri: 'r/x:2' } });
+    const second = await api.call('PATCH', `/v2/deployments/${d.id}`, {
+      source_revision_config: { image_uri: 'r/x:2' },
+    });
     expect((await revision(api, d.id, d.latest_revision_id)).status).toBe('SKIPPED');
     expect((await revision(api, d.id, second.body.latest_revision_id)).status).toBe('QUEUED');
     clock.advance(BUILD_MS);
@@ -161,13 +183,19 @@ describe('GET /v2/deployments/{id}/revisions', () => {
     const ids = [d.latest_revision_id];
     for (let i = 2; i <= 5; i += 1) {
       clock.advance(BUILD_MS);
-      const patched = await api.call('PATCH', `/v2/deployments/${d.id}`, { source_revision_config: { image_uri: `r/x:${i}` } });
+      const patched = await api.call('PATCH', `/v2/deployments/${d.id}`, {
+        source_revision_config: { image_uri: `r/x:${i}` },
+      });
       ids.push(patched.body.latest_revision_id);
     }
     const all = (await api.call('GET', `/v2/deployments/${d.id}/revisions`)).body;
     expect(all.resources.map((r: { id: string }) => r.id)).toEqual([...ids].reverse());
     expect(all.offset).toBe(5);
-    expect(all.resources[0]).toMatchObject({ status: 'QUEUED', source: 'external_docker', source_revision_config: { image_uri: 'r/x:5' } });
+    expect(all.resources[0]).toMatchObject({
+      status: 'QUEUED',
+      source: 'external_docker',
+      source_revision_config: { image_uri: 'r/x:5' },
+    });
     const page = (await api.call('GET', `/v2/deployments/${d.id}/revisions?limit=2&offset=1`)).body;
     expect(page).toEqual({ resources: all.resources.slice(1, 3), offset: 3 });
     const deployed = (await api.call('GET', `/v2/deployments/${d.id}/revisions?status=DEPLOYED`)).body;
@@ -195,7 +223,18 @@ describe('GET /v2/deployments/{id}/revisions', () => {
     const active = 'a1a1a1a1-a1a1-4a1a-8a1a-a1a1a1a1a1a1';
     const latest = 'b2b2b2b2-b2b2-4b2b-8b2b-b2b2b2b2b2b2';
     const { api, clock } = await open({
-      seed: { ...baseSeed(), deployments: [{ name: 'seeded', source: 'external_docker', source_revision_config: { image_uri: 'r/x:2' }, active_revision_id: active, latest_revision_id: latest }] },
+      seed: {
+        ...baseSeed(),
+        deployments: [
+          {
+            name: 'seeded',
+            source: 'external_docker',
+            source_revision_config: { image_uri: 'r/x:2' },
+            active_revision_id: active,
+            latest_revision_id: latest,
+          },
+        ],
+      },
     });
     const d = (await api.call('GET', '/v2/deployments')).body.resources[0];
     expect((await revision(api, d.id, active)).status).toBe('DEPLOYED');
@@ -214,7 +253,9 @@ describe('DELETE /v2/deployments/{id}', () => {
     expect(answer.body).toBeUndefined();
     expect(answer.headers.get('content-type')).toBeNull();
     expect((await read(api, d.id)).status).toBe('AWAITING_DELETE');
-    expect((await api.call('GET', '/v2/deployments?status=AWAITING_DELETE')).body.resources.map((x: { id: string }) => x.id)).toEqual([d.id]);
+    expect(
+      (await api.call('GET', '/v2/deployments?status=AWAITING_DELETE')).body.resources.map((x: { id: string }) => x.id),
+    ).toEqual([d.id]);
     const write = await api.call('PATCH', `/v2/deployments/${d.id}`, { source_config: { custom_url: 'https://x' } });
     expect(write).toMatchObject({ status: 400, body: { detail: `Deployment ID ${d.id} is being deleted.` } });
     expect((await api.call('DELETE', `/v2/deployments/${d.id}`)).status).toBe(400);
@@ -243,7 +284,13 @@ describe('DELETE /v2/deployments/{id}', () => {
   test('buildMs 0: gone at once; a deployment of another tenant is 404', async () => {
     const { api } = await open({ buildMs: 0 });
     const d = await create(api, dockerBody('quick'));
-    expect((await api.call('DELETE', `/v2/deployments/${d.id}`, undefined, { 'x-tenant-id': '22222222-2222-4222-8222-222222222222' })).status).toBe(404);
+    expect(
+      (
+        await api.call('DELETE', `/v2/deployments/${d.id}`, undefined, {
+          'x-tenant-id': '22222222-2222-4222-8222-222222222222',
+        })
+      ).status,
+    ).toBe(404);
     expect((await api.call('DELETE', `/v2/deployments/${d.id}`)).status).toBe(204);
     expect((await api.call('GET', `/v2/deployments/${d.id}`)).status).toBe(404);
   });

@@ -34,26 +34,53 @@ describe('persistence', () => {
   test('handed-out tarball paths and the revision metadata of a PATCH survive a restart from the state file', async () => {
     const file = join(dir, 'state.yaml');
     const api = client(await open({ stateFile: file, seed: baseSeed() }));
-    const created = await api.call('POST', '/v2/deployments', { name: 'up', source: 'internal_source', source_config: { deployment_type: 'dev' }, source_revision_config: {}, secrets: [] });
+    const created = await api.call('POST', '/v2/deployments', {
+      name: 'up',
+      source: 'internal_source',
+      source_config: { deployment_type: 'dev' },
+      source_revision_config: {},
+      secrets: [],
+    });
     const url = await api.call('POST', `/v2/deployments/${created.body.id}/upload-url`);
     expect((await fetch(url.body.upload_url, { method: 'PUT', body: 'x' })).status).toBe(200);
     // A signed URL takes one PUT.
     expect((await fetch(url.body.upload_url, { method: 'PUT', body: 'x' })).status).toBe(403);
     const patched = await api.call('PATCH', `/v2/deployments/${created.body.id}`, {
-      revision_source: 'internal_source', source_revision_config: { source_tarball_path: url.body.object_path, graph_config_path: 'langgraph.json' }, tracked_packages: ['langgraph:>=0.3'],
+      revision_source: 'internal_source',
+      source_revision_config: { source_tarball_path: url.body.object_path, graph_config_path: 'langgraph.json' },
+      tracked_packages: ['langgraph:>=0.3'],
     });
     expect(patched.status).toBe(200);
     const saved = parseYaml(await readFile(file, 'utf8'));
-    expect(saved.uploads).toEqual([{ object_path: url.body.object_path, deployment_id: created.body.id, uploaded: true }]);
-    expect(saved.deployments[0].revisions[0]).toMatchObject({ revision_source: 'internal_source', tracked_packages: ['langgraph:>=0.3'] });
+    expect(saved.uploads).toEqual([
+      { object_path: url.body.object_path, deployment_id: created.body.id, uploaded: true },
+    ]);
+    expect(saved.deployments[0].revisions[0]).toMatchObject({
+      revision_source: 'internal_source',
+      tracked_packages: ['langgraph:>=0.3'],
+    });
     await closeAll();
     const again = client(await open({ stateFile: file }));
     const second = await again.call('POST', `/v2/deployments/${created.body.id}/upload-url`);
     // The first path is still the service's; a path from nowhere still is not.
-    expect((await again.call('PATCH', `/v2/deployments/${created.body.id}`, { source_revision_config: { source_tarball_path: url.body.object_path } })).status).toBe(200);
-    expect((await again.call('PATCH', `/v2/deployments/${created.body.id}`, { source_revision_config: { source_tarball_path: 'uploads/x.tgz' } })).status).toBe(400);
+    expect(
+      (
+        await again.call('PATCH', `/v2/deployments/${created.body.id}`, {
+          source_revision_config: { source_tarball_path: url.body.object_path },
+        })
+      ).status,
+    ).toBe(200);
+    expect(
+      (
+        await again.call('PATCH', `/v2/deployments/${created.body.id}`, {
+          source_revision_config: { source_tarball_path: 'uploads/x.tgz' },
+        })
+      ).status,
+    ).toBe(400);
     expect(second.body.object_path).not.toBe(url.body.object_path);
-    const revision = (await again.call('GET', `/v2/deployments/${created.body.id}/revisions?limit=5`)).body.resources.at(-1);
+    const revision = (
+      await again.call('GET', `/v2/deployments/${created.body.id}/revisions?limit=5`)
+    ).body.resources.at(-1);
     expect(revision).toMatchObject({ source: 'internal_source', tracked_packages: ['langgraph:>=0.3'] });
   });
 
@@ -63,9 +90,22 @@ describe('persistence', () => {
     const api = client(first);
     // The fresh file is written at start.
     expect(parseYaml(await readFile(file, 'utf8')).integrations).toHaveLength(2);
-    const created = await api.call('POST', '/v2/deployments', codehostBody('support-agent', { secrets: [{ name: 'OPENAI_API_KEY', value: 'sk-live-abcdef' }] }));
-    await api.call('PATCH', `/v2/deployments/${created.body.id}`, { source_config: { resource_spec: { max_scale: 4 } } });
-    await api.call('POST', '/v2/auth/providers', { provider_id: 'slack', name: 'Slack', client_id: 'c', client_secret: 'slack-client-secret', auth_url: 'https://a', token_url: 'https://t' });
+    const created = await api.call(
+      'POST',
+      '/v2/deployments',
+      codehostBody('support-agent', { secrets: [{ name: 'OPENAI_API_KEY', value: 'sk-live-abcdef' }] }),
+    );
+    await api.call('PATCH', `/v2/deployments/${created.body.id}`, {
+      source_config: { resource_spec: { max_scale: 4 } },
+    });
+    await api.call('POST', '/v2/auth/providers', {
+      provider_id: 'slack',
+      name: 'Slack',
+      client_id: 'c',
+      client_secret: 'slack-client-secret',
+      auth_url: 'https://a',
+      token_url: 'https://t',
+    });
     // Each answer comes after its write: the file already holds everything.
     const text = await readFile(file, 'utf8');
     const saved = parseYaml(text);
@@ -86,9 +126,24 @@ describe('persistence', () => {
     expect({ ...after, secrets: undefined }).toEqual({ ...before, secrets: undefined });
     expect(before.secrets).toEqual([{ name: 'OPENAI_API_KEY', value: 'sk-live-abcdef' }]);
     expect(after.secrets).toEqual([{ name: 'OPENAI_API_KEY', value: '********' }]);
-    expect((await again.call('POST', '/v2/auth/providers', { provider_id: 'slack', name: 'S', client_id: 'c', auth_url: 'a', token_url: 't' })).status).toBe(409);
+    expect(
+      (
+        await again.call('POST', '/v2/auth/providers', {
+          provider_id: 'slack',
+          name: 'S',
+          client_id: 'c',
+          auth_url: 'a',
+          token_url: 't',
+        })
+      ).status,
+    ).toBe(409);
     expect((await again.call('POST', '/v2/deployments', dockerBody('support-agent'))).status).toBe(409);
-    expect(second.store.tracingProjects().map((p) => p.name).sort()).toEqual(['support-agent', 'taken-by-tracing']);
+    expect(
+      second.store
+        .tracingProjects()
+        .map((p) => p.name)
+        .sort(),
+    ).toEqual(['support-agent', 'taken-by-tracing']);
   });
 
   test('JSON state files for .json paths; a pending build survives a restart and then activates', async () => {
@@ -110,14 +165,18 @@ describe('persistence', () => {
       return d.status === 'READY' ? d : undefined;
     });
     expect(ready.active_revision_id).toBe(created.body.latest_revision_id);
-    await until('the state file to show the build done', async () => (JSON.parse(await readFile(file, 'utf8')).deployments[0].build_ready_at === null ? true : undefined));
+    await until('the state file to show the build done', async () =>
+      JSON.parse(await readFile(file, 'utf8')).deployments[0].build_ready_at === null ? true : undefined,
+    );
   });
 
   test('bursts of concurrent changes coalesce and all reach the file', async () => {
     const file = join(dir, 'state.yaml');
     const emulator = await open({ stateFile: file, seed: baseSeed() });
     const api = client(emulator);
-    const answers = await Promise.all(Array.from({ length: 30 }, (_, i) => api.call('POST', '/v2/deployments', dockerBody(`app-${i}`))));
+    const answers = await Promise.all(
+      Array.from({ length: 30 }, (_, i) => api.call('POST', '/v2/deployments', dockerBody(`app-${i}`))),
+    );
     expect(answers.every((a) => a.status === 201)).toBe(true);
     expect(parseYaml(await readFile(file, 'utf8')).deployments).toHaveLength(30);
     expect(await readdir(dir)).toEqual(['state.yaml']);
@@ -144,7 +203,11 @@ describe('persistence', () => {
     const { mkdir } = await import('node:fs/promises');
     await mkdir(sub);
     const errors: unknown[] = [];
-    const emulator = await open({ stateFile: join(sub, 'state.yaml'), seed: baseSeed(), onError: (e) => errors.push(e) });
+    const emulator = await open({
+      stateFile: join(sub, 'state.yaml'),
+      seed: baseSeed(),
+      onError: (e) => errors.push(e),
+    });
     await rm(sub, { recursive: true });
     const answer = await client(emulator).call('POST', '/v2/deployments', dockerBody('x'));
     expect(answer.status).toBe(500);
@@ -219,11 +282,18 @@ describe('seeds', () => {
   test('invalid state files are refused with the file and the field', async () => {
     const file = join(dir, 'bad.yaml');
     await writeFile(file, 'deployments:\n  - name: Bad Name\n    source: codehost\n');
-    await expect(startEmulator({ stateFile: file })).rejects.toThrow(/state file .*bad.yaml: deployments.0.name: lowercase letters/);
+    await expect(startEmulator({ stateFile: file })).rejects.toThrow(
+      /state file .*bad.yaml: deployments.0.name: lowercase letters/,
+    );
     await writeFile(file, 'deployments: [\n');
     await expect(startEmulator({ stateFile: file })).rejects.toThrow(/state file .*bad.yaml: /);
-    await writeFile(file, 'deployments:\n  - name: a\n    source: internal_template\n  - name: a\n    source: internal_template\n');
-    await expect(startEmulator({ stateFile: file })).rejects.toThrow(/deployments.1: name "a" .* is also used by deployments.0/);
+    await writeFile(
+      file,
+      'deployments:\n  - name: a\n    source: internal_template\n  - name: a\n    source: internal_template\n',
+    );
+    await expect(startEmulator({ stateFile: file })).rejects.toThrow(
+      /deployments.1: name "a" .* is also used by deployments.0/,
+    );
     await writeFile(file, 'colour: red\n');
     await expect(startEmulator({ stateFile: file })).rejects.toThrow(/Unrecognized key/);
     await expect(startEmulator({ seedFile: join(dir, 'missing.yaml') })).rejects.toThrow(/seed file .* does not exist/);
@@ -233,26 +303,43 @@ describe('seeds', () => {
   test('the example organization loads, with builds in progress that finish', async () => {
     // The emulator's clock moves only when the test moves it: the builds are in progress however slow the machine is.
     const clock = manualClock();
-    const emulator = await open({ seedFile: new URL('../../examples/emulator-state.yaml', import.meta.url).pathname, buildMs: 100, clock: clock.now });
+    const emulator = await open({
+      seedFile: new URL('../../examples/emulator-state.yaml', import.meta.url).pathname,
+      buildMs: 100,
+      clock: clock.now,
+    });
     const api = client(emulator);
     const integrations = (await api.call('GET', '/v1/integrations/forge/codehost/install')).body;
     expect(integrations.map((i: { name: string }) => i.name)).toEqual(['acme', 'acme-labs']);
     const page = (await api.call('GET', '/v2/deployments?limit=100')).body;
     const byName = new Map<string, any>(page.resources.map((d: { name: string }) => [d.name, d]));
     expect(page.resources.length).toBeGreaterThanOrEqual(12);
-    expect(new Set(page.resources.map((d: { source: string }) => d.source))).toEqual(new Set(['codehost', 'external_docker', 'internal_docker', 'internal_source', 'internal_template']));
-    expect(new Set(page.resources.map((d: { status: string }) => d.status))).toEqual(new Set(['READY', 'UNUSED', 'AWAITING_DATABASE', 'UNKNOWN', 'AWAITING_DELETE']));
+    expect(new Set(page.resources.map((d: { source: string }) => d.source))).toEqual(
+      new Set(['codehost', 'external_docker', 'internal_docker', 'internal_source', 'internal_template']),
+    );
+    expect(new Set(page.resources.map((d: { status: string }) => d.status))).toEqual(
+      new Set(['READY', 'UNUSED', 'AWAITING_DATABASE', 'UNKNOWN', 'AWAITING_DELETE']),
+    );
     expect(byName.get('fraud-scorer').status).toBe('AWAITING_DATABASE');
     expect(byName.get('triage-bot').active_revision_id).not.toBe(byName.get('triage-bot').latest_revision_id);
     // Every codehost deployment names a repository its integration reaches.
     for (const d of page.resources.filter((r: { source: string }) => r.source === 'codehost')) {
-      const repos = (await api.call('GET', `/v1/integrations/forge/codehost/${d.source_config.integration_id}/repos`)).body;
-      expect(repos.map((r: { url: string }) => r.url), d.name).toContain(d.source_config.repo_url);
+      const repos = (await api.call('GET', `/v1/integrations/forge/codehost/${d.source_config.integration_id}/repos`))
+        .body;
+      expect(
+        repos.map((r: { url: string }) => r.url),
+        d.name,
+      ).toContain(d.source_config.repo_url);
     }
     clock.advance(100);
     await until('every build to finish', async () => {
       const now = (await api.call('GET', '/v2/deployments?limit=100')).body.resources;
-      return now.every((d: { active_revision_id: string; latest_revision_id: string; status: string }) => d.active_revision_id === d.latest_revision_id && d.status !== 'AWAITING_DATABASE') ? true : undefined;
+      return now.every(
+        (d: { active_revision_id: string; latest_revision_id: string; status: string }) =>
+          d.active_revision_id === d.latest_revision_id && d.status !== 'AWAITING_DATABASE',
+      )
+        ? true
+        : undefined;
     });
     expect((await api.call('POST', '/v2/deployments', dockerBody('experiments'))).status).toBe(409);
   });

@@ -70,7 +70,14 @@ export function providerYaml(name: string, secretEnv: string): string {
 
 export function seedWith(deployments: NonNullable<EmulatorSeed['deployments']>): EmulatorSeed {
   return {
-    integrations: [{ id: ACME, installation_id: 101, name: 'acme', repositories: [{ id: 1, name: 'support-agent', default_branch: 'main' }] }],
+    integrations: [
+      {
+        id: ACME,
+        installation_id: 101,
+        name: 'acme',
+        repositories: [{ id: 1, name: 'support-agent', default_branch: 'main' }],
+      },
+    ],
     deployments,
   };
 }

@@ -21,13 +21,17 @@ export async function buildForChildren(): Promise<{ dir: string; remove(): Promi
   const dir = await mkdtemp(join(cache, 'build-'));
   const tsc = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
   const output = await new Promise<string>((done) => {
-    const child = spawn(process.execPath, [tsc, '-p', join(ROOT, 'tsconfig.build.json'), '--outDir', dir], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [tsc, '-p', join(ROOT, 'tsconfig.build.json'), '--outDir', dir], {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let text = '';
     child.stdout.on('data', (c: Buffer) => (text += c.toString()));
     child.stderr.on('data', (c: Buffer) => (text += c.toString()));
     child.on('close', () => done(text));
   });
-  if (!existsSync(join(dir, 'jobs', 'runner', 'worker-process.js'))) throw new Error(`build for child processes failed:\n${output.slice(0, 2000)}`);
+  if (!existsSync(join(dir, 'jobs', 'runner', 'worker-process.js')))
+    throw new Error(`build for child processes failed:\n${output.slice(0, 2000)}`);
   await writeFile(join(dir, 'package.json'), '{ "type": "module" }\n');
   return { dir, remove: () => rm(dir, { recursive: true, force: true }) };
 }

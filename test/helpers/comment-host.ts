@@ -34,7 +34,10 @@ export interface CommentHost {
  * A host of `shape` with one repository (`owner/name`, GitLab: its project path) and one pull request `pull`, taking
  * `token` as a Bearer token. `otherComments` are there before the test's (someone else's).
  */
-export async function startCommentHost(shape: 'github' | 'gitlab', options: { repository: string; pull: number; token: string; otherComments?: string[] }): Promise<CommentHost> {
+export async function startCommentHost(
+  shape: 'github' | 'gitlab',
+  options: { repository: string; pull: number; token: string; otherComments?: string[] },
+): Promise<CommentHost> {
   const requests: HostRequest[] = [];
   const comments: CommentHost['comments'] = [];
   const overrides: Override[] = [];
@@ -42,7 +45,10 @@ export async function startCommentHost(shape: 'github' | 'gitlab', options: { re
   for (const body of options.otherComments ?? []) comments.push({ id: nextId++, body });
   if (shape === 'gitlab') comments.push({ id: nextId++, body: 'added 1 commit', system: true });
   const [owner, name] = options.repository.split('/');
-  const prefix = shape === 'gitlab' ? `/api/v4/projects/${encodeURIComponent(options.repository)}/merge_requests/${options.pull}/notes` : `/repos/${owner}/${name}/issues`;
+  const prefix =
+    shape === 'gitlab'
+      ? `/api/v4/projects/${encodeURIComponent(options.repository)}/merge_requests/${options.pull}/notes`
+      : `/repos/${owner}/${name}/issues`;
   const server = createServer((req, res) => {
     let body = '';
     req.setEncoding('utf8');
@@ -64,11 +70,18 @@ export async function startCommentHost(shape: 'github' | 'gitlab', options: { re
       const perPage = Number(url.searchParams.get('per_page') ?? '30');
       const listed = (list: typeof comments) => list.slice((page - 1) * perPage, page * perPage);
       if (shape === 'github') {
-        if (method === 'GET' && url.pathname === `${prefix}/${options.pull}/comments`) return answer(200, listed(comments).map((c) => ({ id: c.id, body: c.body, user: { type: 'Bot' } })));
+        if (method === 'GET' && url.pathname === `${prefix}/${options.pull}/comments`)
+          return answer(
+            200,
+            listed(comments).map((c) => ({ id: c.id, body: c.body, user: { type: 'Bot' } })),
+          );
         if (method === 'POST' && url.pathname === `${prefix}/${options.pull}/comments`) {
           const comment = { id: nextId++, body: (JSON.parse(body) as { body: string }).body };
           comments.push(comment);
-          return answer(201, { ...comment, html_url: `https://github.example/${options.repository}/pull/${options.pull}#issuecomment-${comment.id}` });
+          return answer(201, {
+            ...comment,
+            html_url: `https://github.example/${options.repository}/pull/${options.pull}#issuecomment-${comment.id}`,
+          });
         }
         const match = /\/comments\/(\d+)$/.exec(url.pathname);
         if (method === 'PATCH' && match && url.pathname === `${prefix}/comments/${match[1]}`) {
@@ -79,7 +92,11 @@ export async function startCommentHost(shape: 'github' | 'gitlab', options: { re
         }
         return answer(404, { message: 'Not Found' });
       }
-      if (method === 'GET' && url.pathname === prefix) return answer(200, listed(comments).map((c) => ({ id: c.id, body: c.body, system: c.system === true })));
+      if (method === 'GET' && url.pathname === prefix)
+        return answer(
+          200,
+          listed(comments).map((c) => ({ id: c.id, body: c.body, system: c.system === true })),
+        );
       if (method === 'POST' && url.pathname === prefix) {
         const comment = { id: nextId++, body: (JSON.parse(body) as { body: string }).body };
         comments.push(comment);

@@ -15,7 +15,11 @@ export class FakeEnqueuer {
   enqueue: CycleContext['enqueuer']['enqueue'] = (datas, onEnqueued) => {
     const out = datas.map((data, i) => {
       const how = this.answer.get(data.key) ?? 'added';
-      const enqueued: Enqueued = { key: data.key, jobId: how === 'added' ? `${data.key}@${this.next++}` : `${data.key}@earlier`, how };
+      const enqueued: Enqueued = {
+        key: data.key,
+        jobId: how === 'added' ? `${data.key}@${this.next++}` : `${data.key}@earlier`,
+        how,
+      };
       if (how === 'added') this.added.push(data);
       onEnqueued?.(enqueued, i);
       return enqueued;
@@ -38,10 +42,17 @@ export function fakePorts() {
     holds,
     conflicts,
     ports: {
-      applied: { getAll: () => Promise.resolve(new Map(applied)), get: (key: string) => Promise.resolve(applied.get(key)), pendingKeys: () => Promise.resolve(new Set<string>()) },
+      applied: {
+        getAll: () => Promise.resolve(new Map(applied)),
+        get: (key: string) => Promise.resolve(applied.get(key)),
+        pendingKeys: () => Promise.resolve(new Set<string>()),
+      },
       memory: {
         getAll: () => Promise.resolve(new Map(remembered)),
-        getSome: (keys: Iterable<string>) => Promise.resolve(new Map([...keys].flatMap((k) => (remembered.has(k) ? [[k, remembered.get(k)!] as const] : [])))),
+        getSome: (keys: Iterable<string>) =>
+          Promise.resolve(
+            new Map([...keys].flatMap((k) => (remembered.has(k) ? [[k, remembered.get(k)!] as const] : []))),
+          ),
         set: (entries: ReadonlyMap<string, string>) => {
           for (const [k, v] of entries) remembered.set(k, v);
           return Promise.resolve();
@@ -64,4 +75,3 @@ export function fakePorts() {
     },
   };
 }
-

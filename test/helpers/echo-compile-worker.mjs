@@ -8,7 +8,11 @@ parentPort.on('message', (request) => {
   const results = request.files.map((file, i) => {
     const text = new TextDecoder().decode(bytes.subarray(request.offsets[i], request.offsets[i + 1]));
     const message = `${text} ${workerData.parseOptions.allowLiteralSecrets}`;
-    return { resources: [], blocked: [], diagnostics: [{ severity: 'warning', file, line: 1, column: 1, code: 'W_ECHO', message }] };
+    return {
+      resources: [],
+      blocked: [],
+      diagnostics: [{ severity: 'warning', file, line: 1, column: 1, code: 'W_ECHO', message }],
+    };
   });
   parentPort.postMessage({ id: request.id, results });
 });

@@ -18,7 +18,13 @@ export function hasGit(): boolean {
 
 /** PATCHes of deployment `id` that set max_scale to `value` (converge's writes carry the manifest's value). */
 export function patchesSetting(log: RequestLogEntry[], id: string, value: number): number {
-  return log.filter((e) => e.method === 'PATCH' && e.deploymentId === id && (e.body as { source_config?: { resource_spec?: { max_scale?: number } } })?.source_config?.resource_spec?.max_scale === value).length;
+  return log.filter(
+    (e) =>
+      e.method === 'PATCH' &&
+      e.deploymentId === id &&
+      (e.body as { source_config?: { resource_spec?: { max_scale?: number } } })?.source_config?.resource_spec
+        ?.max_scale === value,
+  ).length;
 }
 
 /** A git repository in a temporary folder whose `manifests/` holds one internal_docker deployment per name. */
@@ -36,7 +42,14 @@ export interface ManifestRepo {
 export async function manifestRepo(label: string, names: readonly string[]): Promise<ManifestRepo> {
   const repo = await mkdtemp(join(tmpdir(), `converge-${label}-`));
   const dir = join(repo, 'manifests');
-  const git = (...args: string[]) => execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@example.com', '-c', 'advice.detachedHead=false', ...args], { cwd: repo, stdio: 'pipe' }).toString().trim();
+  const git = (...args: string[]) =>
+    execFileSync(
+      'git',
+      ['-c', 'user.name=t', '-c', 'user.email=t@example.com', '-c', 'advice.detachedHead=false', ...args],
+      { cwd: repo, stdio: 'pipe' },
+    )
+      .toString()
+      .trim();
   git('init', '-q', '-b', 'main');
   return {
     repo,

@@ -67,22 +67,24 @@ export async function heldProxy(target: string): Promise<HeldProxy> {
   const answers: Array<{ line: string; resolve: () => void }> = [];
   let released = false;
   const server = createServer((req, res) => {
-    void readBody(req).then(async (body) => {
-      const line = `${req.method ?? 'GET'} ${req.url ?? '/'}`;
-      if (match?.(req.method ?? 'GET', req.url ?? '/') && !released) {
-        match = undefined;
-        await new Promise<void>((resolve) => waiting.set(line, resolve));
-        // The client died while it waited (a killed process): its request never reaches the service.
-        if (req.socket.destroyed) return;
-      }
-      if (answerMatch?.(req.method ?? 'GET', req.url ?? '/') && !released) {
-        const hold = (status: number) =>
-          new Promise<void>((resolve) => answers.push({ line: `${line} ${status}`, resolve }));
-        forward(req, body, res, upstream, hold);
-        return;
-      }
-      forward(req, body, res, upstream);
-    }).catch(() => req.socket.destroy());
+    void readBody(req)
+      .then(async (body) => {
+        const line = `${req.method ?? 'GET'} ${req.url ?? '/'}`;
+        if (match?.(req.method ?? 'GET', req.url ?? '/') && !released) {
+          match = undefined;
+          await new Promise<void>((resolve) => waiting.set(line, resolve));
+          // The client died while it waited (a killed process): its request never reaches the service.
+          if (req.socket.destroyed) return;
+        }
+        if (answerMatch?.(req.method ?? 'GET', req.url ?? '/') && !released) {
+          const hold = (status: number) =>
+            new Promise<void>((resolve) => answers.push({ line: `${line} ${status}`, resolve }));
+          forward(req, body, res, upstream, hold);
+          return;
+        }
+        forward(req, body, res, upstream);
+      })
+      .catch(() => req.socket.destroy());
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;

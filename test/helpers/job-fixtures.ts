@@ -12,7 +12,11 @@ export function deployment(name: string, maxScale: number): DeploymentResource {
     name,
     location: { file: 'apps/a.yaml', line: 1, column: 1 },
     suspend: false,
-    spec: { source: 'external_docker', source_config: { resource_spec: { max_scale: maxScale } }, source_revision_config: { image_uri: 'docker.io/a:1' } },
+    spec: {
+      source: 'external_docker',
+      source_config: { resource_spec: { max_scale: maxScale } },
+      source_revision_config: { image_uri: 'docker.io/a:1' },
+    },
   };
 }
 
@@ -36,5 +40,6 @@ export function data(name: string, maxScale: number): ReconcileJobData {
 
 /** The max_scale a job's data asks for. */
 export function scaleOf(d: ReconcileJobData): unknown {
-  return (d.resource!.spec as unknown as { source_config: { resource_spec: { max_scale: number } } }).source_config.resource_spec.max_scale;
+  return (d.resource!.spec as unknown as { source_config: { resource_spec: { max_scale: number } } }).source_config
+    .resource_spec.max_scale;
 }

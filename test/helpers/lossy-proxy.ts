@@ -42,36 +42,45 @@ export async function lossyProxy(target: string, rules: ProxyRules): Promise<Los
 
 /** Forwards one request upstream and its answer back, losing or editing the answer as the rules say. */
 async function relay(req: IncomingMessage, res: ServerResponse, upstream: URL, rules: ProxyRules): Promise<void> {
-    const body = await readBody(req);
-    if (rules.rateLimit?.(req.method ?? 'GET', req.url ?? '/')) {
-      res.writeHead(429, { 'content-type': 'application/json', 'retry-after': '0.1' });
-      res.end(JSON.stringify({ detail: 'slow down' }));
-      return;
-    }
-    const lose = rules.loseAnswer?.(req.method ?? 'GET', req.url ?? '/') ?? false;
-    const forward = httpRequest(
-      { host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: { ...req.headers, host: upstream.host, connection: 'close' } },
-      (answer) => {
-        readBody(answer).then((data) => {
-        if (lose) {
-          req.socket.destroy();
-          return;
-        }
-        let out = data;
-        // Lists only (GET /v2/deployments?...), not a read by id.
-        const listing = req.method === 'GET' && /^\/v2\/deployments(\?|$)/.test(req.url ?? '');
-        if (rules.hiddenName && listing && rules.hideFromList?.(rules.hiddenName, req.url ?? '/')) {
-          const parsed = JSON.parse(data.toString()) as { resources: Array<{ name: string }>; offset: number };
-          parsed.resources = parsed.resources.filter((d) => d.name !== rules.hiddenName);
-          out = Buffer.from(JSON.stringify(parsed));
-        }
-        const headers = { ...answer.headers, 'content-length': String(out.length) };
-        delete headers['transfer-encoding'];
-        res.writeHead(answer.statusCode ?? 502, headers);
-        res.end(out);
-        }, () => req.socket.destroy());
-      },
-    );
-    forward.on('error', () => req.socket.destroy());
-    forward.end(body);
+  const body = await readBody(req);
+  if (rules.rateLimit?.(req.method ?? 'GET', req.url ?? '/')) {
+    res.writeHead(429, { 'content-type': 'application/json', 'retry-after': '0.1' });
+    res.end(JSON.stringify({ detail: 'slow down' }));
+    return;
+  }
+  const lose = rules.loseAnswer?.(req.method ?? 'GET', req.url ?? '/') ?? false;
+  const forward = httpRequest(
+    {
+      host: upstream.hostname,
+      port: upstream.port,
+      method: req.method,
+      path: req.url,
+      headers: { ...req.headers, host: upstream.host, connection: 'close' },
+    },
+    (answer) => {
+      readBody(answer).then(
+        (data) => {
+          if (lose) {
+            req.socket.destroy();
+            return;
+          }
+          let out = data;
+          // Lists only (GET /v2/deployments?...), not a read by id.
+          const listing = req.method === 'GET' && /^\/v2\/deployments(\?|$)/.test(req.url ?? '');
+          if (rules.hiddenName && listing && rules.hideFromList?.(rules.hiddenName, req.url ?? '/')) {
+            const parsed = JSON.parse(data.toString()) as { resources: Array<{ name: string }>; offset: number };
+            parsed.resources = parsed.resources.filter((d) => d.name !== rules.hiddenName);
+            out = Buffer.from(JSON.stringify(parsed));
+          }
+          const headers = { ...answer.headers, 'content-length': String(out.length) };
+          delete headers['transfer-encoding'];
+          res.writeHead(answer.statusCode ?? 502, headers);
+          res.end(out);
+        },
+        () => req.socket.destroy(),
+      );
+    },
+  );
+  forward.on('error', () => req.socket.destroy());
+  forward.end(body);
 }

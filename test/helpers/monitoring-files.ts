@@ -33,7 +33,8 @@ export function alertRules(): Rule[] {
 /** Each recording rule's name with the labels its series keep (the labels it groups by: an approximation that fits these rules). */
 export function recordedNames(): Map<string, Set<string>> {
   const recorded = new Map<string, Set<string>>();
-  for (const rule of ruleGroups().flatMap((g) => g.rules)) if (rule.record) recorded.set(rule.record, promqlNames(rule.expr).grouping);
+  for (const rule of ruleGroups().flatMap((g) => g.rules))
+    if (rule.record) recorded.set(rule.record, promqlNames(rule.expr).grouping);
   return recorded;
 }
 
@@ -65,9 +66,13 @@ export function dashboardPanels(board = dashboard()): Panel[] {
  * `label_values(METRIC, LABEL)` is read as `max by (LABEL) (METRIC)`, the names it reads.
  */
 export function allExpressions(): Array<{ where: string; expr: string }> {
-  const rules = ruleGroups().flatMap((g) => g.rules.map((r) => ({ where: `rule ${r.alert ?? r.record}`, expr: r.expr })));
+  const rules = ruleGroups().flatMap((g) =>
+    g.rules.map((r) => ({ where: `rule ${r.alert ?? r.record}`, expr: r.expr })),
+  );
   const board = dashboard();
-  const panels = dashboardPanels(board).flatMap((p) => (p.targets ?? []).map((t) => ({ where: `panel "${p.title}" ${t.refId}`, expr: t.expr ?? '' })));
+  const panels = dashboardPanels(board).flatMap((p) =>
+    (p.targets ?? []).map((t) => ({ where: `panel "${p.title}" ${t.refId}`, expr: t.expr ?? '' })),
+  );
   const variables = board.templating.list
     .filter((v) => v.type === 'query')
     .map((v) => {

@@ -35,7 +35,9 @@ export const OPS_WEBHOOK_CONFIG = `notifications:
 `;
 
 /** A receiver on 127.0.0.1 answering each request with `answer(request, index)`. */
-export async function startReceiver(answer: (request: Received, index: number) => Answer = () => 200): Promise<Receiver> {
+export async function startReceiver(
+  answer: (request: Received, index: number) => Answer = () => 200,
+): Promise<Receiver> {
   const requests: Received[] = [];
   const open = new Set<ServerResponse>();
   const server = createServer((req, res) => {
@@ -55,7 +57,9 @@ export async function startReceiver(answer: (request: Received, index: number) =
         return;
       }
       received.status = said;
-      res.writeHead(said, { 'content-type': 'application/json' }).end(said < 300 ? '{"ok":true}' : '{"error":"receiver says no"}');
+      res
+        .writeHead(said, { 'content-type': 'application/json' })
+        .end(said < 300 ? '{"ok":true}' : '{"error":"receiver says no"}');
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -64,7 +68,10 @@ export async function startReceiver(answer: (request: Received, index: number) =
     url: `http://127.0.0.1:${port}`,
     requests,
     hanging: () => requests.filter((r) => r.status === undefined).length,
-    delivered: () => requests.filter((r) => r.status !== undefined && r.status < 300).map((r) => JSON.parse(r.body) as Record<string, unknown>),
+    delivered: () =>
+      requests
+        .filter((r) => r.status !== undefined && r.status < 300)
+        .map((r) => JSON.parse(r.body) as Record<string, unknown>),
     async close() {
       for (const res of open) res.destroy();
       server.closeAllConnections();

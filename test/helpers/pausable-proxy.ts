@@ -20,7 +20,10 @@ export interface PausableProxy {
 class Direction {
   private held: Buffer[] = [];
 
-  constructor(private readonly to: Socket, private readonly paused: () => boolean) {}
+  constructor(
+    private readonly to: Socket,
+    private readonly paused: () => boolean,
+  ) {}
 
   push(chunk: Buffer): void {
     if (this.paused() || this.held.length > 0) this.held.push(chunk);

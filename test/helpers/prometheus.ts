@@ -27,7 +27,14 @@ export function parsePrometheusText(text: string): Sample[] {
     if (consumed !== body.length) throw new Error(`unreadable labels in: ${line}`);
     const valueText = match[4]!;
     // prom-client writes NaN as "Nan".
-    const value = valueText === '+Inf' ? Infinity : valueText === '-Inf' ? -Infinity : /^nan$/i.test(valueText) ? NaN : Number(valueText);
+    const value =
+      valueText === '+Inf'
+        ? Infinity
+        : valueText === '-Inf'
+          ? -Infinity
+          : /^nan$/i.test(valueText)
+            ? NaN
+            : Number(valueText);
     if (Number.isNaN(value) && !/^nan$/i.test(valueText)) throw new Error(`unreadable value in: ${line}`);
     samples.push({ name: match[1]!, labels, value });
   }

@@ -9,7 +9,22 @@ export interface PromqlNames {
 }
 
 /** Aggregation operators: an identifier followed by `by`, `without` or `(`, never a metric. */
-const AGGREGATIONS = new Set(['sum', 'min', 'max', 'avg', 'group', 'stddev', 'stdvar', 'count', 'count_values', 'bottomk', 'topk', 'quantile', 'limitk', 'limit_ratio']);
+const AGGREGATIONS = new Set([
+  'sum',
+  'min',
+  'max',
+  'avg',
+  'group',
+  'stddev',
+  'stdvar',
+  'count',
+  'count_values',
+  'bottomk',
+  'topk',
+  'quantile',
+  'limitk',
+  'limit_ratio',
+]);
 /** Keywords followed by a parenthesised list of label names (group_left and group_right may have none). */
 const LABEL_LISTS = new Set(['by', 'without', 'on', 'ignoring', 'group_left', 'group_right']);
 /** Other keywords and literals that are no metric. */
@@ -62,8 +77,13 @@ function matchers(text: string, at: number): { labels: string[]; end: number } {
 function labelList(text: string, at: number): { labels: string[]; end: number } {
   const close = text.indexOf(')', at);
   if (close < 0) throw new Error(`unclosed label list in: ${text}`);
-  const labels = text.slice(at + 1, close).split(',').map((s) => s.trim()).filter(Boolean);
-  for (const label of labels) if (readAt(LABEL, label, 0) !== label) throw new Error(`not a label name: ${label} in: ${text}`);
+  const labels = text
+    .slice(at + 1, close)
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  for (const label of labels)
+    if (readAt(LABEL, label, 0) !== label) throw new Error(`not a label name: ${label} in: ${text}`);
   return { labels, end: close + 1 };
 }
 
@@ -148,8 +168,10 @@ export function unknownNames(expression: string, known: ReadonlyMap<string, Read
       continue;
     }
     for (const label of has) carried.add(label);
-    for (const label of labels) if (!has.has(label) && !TARGET_LABELS.includes(label)) problems.push(`${metric} has no label ${label}`);
+    for (const label of labels)
+      if (!has.has(label) && !TARGET_LABELS.includes(label)) problems.push(`${metric} has no label ${label}`);
   }
-  for (const label of grouping) if (!carried.has(label)) problems.push(`no metric of the expression has the label ${label} it groups by`);
+  for (const label of grouping)
+    if (!carried.has(label)) problems.push(`no metric of the expression has the label ${label} it groups by`);
   return problems;
 }

@@ -3,7 +3,9 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
 const config = JSON.parse(process.env.QUEUE_CHILD_CONFIG);
-const { startWorkerProcess } = await import(pathToFileURL(join(config.buildDir, 'jobs', 'runner', 'worker-process.js')).href);
+const { startWorkerProcess } = await import(
+  pathToFileURL(join(config.buildDir, 'jobs', 'runner', 'worker-process.js')).href
+);
 const line = (level) => (fields, msg) => process.stderr.write(`${JSON.stringify({ level, msg, ...fields })}\n`);
 const log = { debug: line('debug'), info: line('info'), warn: line('warn'), error: line('error') };
 try {

@@ -15,8 +15,13 @@ import { electionLoops } from '../helpers/lease.js';
 import { deploymentYaml, externalDockerSpec, manifestDir, runApplyCli, seedWith, writes } from '../helpers/apply.js';
 import { until } from '../helpers/until.js';
 
-const TOOLS = ['redis-server', 'redis-cli'].filter((tool) => spawnSync(tool, ['--version'], { stdio: 'ignore' }).status !== 0);
-if (TOOLS.length > 0) console.warn(`Redis Cluster test skipped: ${TOOLS.join(' and ')} not found on PATH (install redis-server and redis-tools to run it)`);
+const TOOLS = ['redis-server', 'redis-cli'].filter(
+  (tool) => spawnSync(tool, ['--version'], { stdio: 'ignore' }).status !== 0,
+);
+if (TOOLS.length > 0)
+  console.warn(
+    `Redis Cluster test skipped: ${TOOLS.join(' and ')} not found on PATH (install redis-server and redis-tools to run it)`,
+  );
 
 /** A loopback port whose cluster bus port (port + 10000) is free too. */
 async function clusterPort(taken: Set<number>): Promise<number> {
@@ -47,16 +52,44 @@ describe.skipIf(TOOLS.length > 0)('Redis Cluster (three masters on loopback)', (
     const taken = new Set<number>();
     for (let i = 0; i < 3; i++) ports.push(await clusterPort(taken));
     for (const port of ports) {
-      const child = spawn('redis-server', [
-        '--port', String(port), '--bind', '127.0.0.1', '--cluster-enabled', 'yes', '--cluster-config-file', join(dir, `nodes-${port}.conf`),
-        '--cluster-node-timeout', '3000', '--save', '', '--appendonly', 'no', '--daemonize', 'no', '--dir', dir,
-      ], { stdio: 'ignore' });
+      const child = spawn(
+        'redis-server',
+        [
+          '--port',
+          String(port),
+          '--bind',
+          '127.0.0.1',
+          '--cluster-enabled',
+          'yes',
+          '--cluster-config-file',
+          join(dir, `nodes-${port}.conf`),
+          '--cluster-node-timeout',
+          '3000',
+          '--save',
+          '',
+          '--appendonly',
+          'no',
+          '--daemonize',
+          'no',
+          '--dir',
+          dir,
+        ],
+        { stdio: 'ignore' },
+      );
       servers.push(child);
     }
-    for (const port of ports) await until(`redis-server on port ${port} to answer`, async () => cli(port, 'PING').trim() === 'PONG');
-    const created = spawnSync('redis-cli', ['--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', '0', '--cluster-yes'], { encoding: 'utf8', timeout: 15_000 });
+    for (const port of ports)
+      await until(`redis-server on port ${port} to answer`, async () => cli(port, 'PING').trim() === 'PONG');
+    const created = spawnSync(
+      'redis-cli',
+      ['--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', '0', '--cluster-yes'],
+      { encoding: 'utf8', timeout: 15_000 },
+    );
     if (created.status !== 0) throw new Error(`redis-cli --cluster create failed: ${created.stdout}${created.stderr}`);
-    for (const port of ports) await until(`the cluster to be ok on port ${port}`, async () => /cluster_state:ok/.test(cli(port, 'CLUSTER', 'INFO')));
+    for (const port of ports)
+      await until(`the cluster to be ok on port ${port}`, async () =>
+        /cluster_state:ok/.test(cli(port, 'CLUSTER', 'INFO')),
+      );
     url = `redis://127.0.0.1:${ports[0]}`;
     emulator = await startEmulator({ seed: seedWith([]), buildMs: 0 });
   }, 30_000);
@@ -72,23 +105,46 @@ describe.skipIf(TOOLS.length > 0)('Redis Cluster (three masters on loopback)', (
     if (dir) await rm(dir, { recursive: true, force: true });
   });
 
-  const settings = () => ({ redisUrl: url, redisPrefix: prefix, redisCluster: true, attempts: 3, backoff: 10, concurrency: 2, globalRate: 0 });
-
-  it('refuses a prefix without a hash tag at its start (one line, before connecting)', async () => {
-    await expect(connectProducer({ ...settings(), redisPrefix: 'converge' })).rejects.toThrow(/redis_prefix "converge" has no hash tag at its start; with redis_cluster, give one such as \{converge\}/);
+  const settings = () => ({
+    redisUrl: url,
+    redisPrefix: prefix,
+    redisCluster: true,
+    attempts: 3,
+    backoff: 10,
+    concurrency: 2,
+    globalRate: 0,
   });
 
-  it('converge apply through the cluster: creates, then a second apply writes nothing; every key on the hash tag\'s node', async () => {
+  it('refuses a prefix without a hash tag at its start (one line, before connecting)', async () => {
+    await expect(connectProducer({ ...settings(), redisPrefix: 'converge' })).rejects.toThrow(
+      /redis_prefix "converge" has no hash tag at its start; with redis_cluster, give one such as \{converge\}/,
+    );
+  });
+
+  it("converge apply through the cluster: creates, then a second apply writes nothing; every key on the hash tag's node", async () => {
     const tree = await manifestDir({
       'a.yaml': deploymentYaml('cl-a', externalDockerSpec('docker.io/a:1', 1)),
       'b.yaml': deploymentYaml('cl-b', externalDockerSpec('docker.io/b:1', 2)),
     });
     try {
-      const argv = [tree.dir, '--api-url', emulator.url, '--redis-url', url, '--redis-cluster', '--redis-prefix', prefix];
+      const argv = [
+        tree.dir,
+        '--api-url',
+        emulator.url,
+        '--redis-url',
+        url,
+        '--redis-cluster',
+        '--redis-prefix',
+        prefix,
+      ];
       const first = await runApplyCli(argv, {});
       expect(first.stderr).toBe('');
       expect(first.code).toBe(0);
-      expect(writes(emulator.requestLog).map((e) => `${e.method} ${(e.body as { name?: string }).name}`).sort()).toEqual(['POST cl-a', 'POST cl-b']);
+      expect(
+        writes(emulator.requestLog)
+          .map((e) => `${e.method} ${(e.body as { name?: string }).name}`)
+          .sort(),
+      ).toEqual(['POST cl-a', 'POST cl-b']);
       const second = await runApplyCli(argv, {});
       expect(second.code).toBe(0);
       expect(writes(emulator.requestLog)).toHaveLength(2);
@@ -141,7 +197,10 @@ describe.skipIf(TOOLS.length > 0)('Redis Cluster (three masters on loopback)', (
 
 /** redis-cli's answer to a command sent to the node at `port` ('' when it does not answer). */
 function cli(port: number, ...command: string[]): string {
-  const run = spawnSync('redis-cli', ['-h', '127.0.0.1', '-p', String(port), ...command], { encoding: 'utf8', timeout: 5_000 });
+  const run = spawnSync('redis-cli', ['-h', '127.0.0.1', '-p', String(port), ...command], {
+    encoding: 'utf8',
+    timeout: 5_000,
+  });
   return run.status === 0 ? run.stdout : '';
 }
 
@@ -152,7 +211,13 @@ async function keysOn(port: number, prefix: string): Promise<string[]> {
     const out: string[] = [];
     let cursor = '0';
     do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix.replace(/[*?[\]\\{}]/g, '\\$&')}*`, 'COUNT', 1000);
+      const [next, keys] = await redis.scan(
+        cursor,
+        'MATCH',
+        `${prefix.replace(/[*?[\]\\{}]/g, '\\$&')}*`,
+        'COUNT',
+        1000,
+      );
       cursor = next;
       out.push(...keys);
     } while (cursor !== '0');

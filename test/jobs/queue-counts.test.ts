@@ -9,8 +9,22 @@ describe('Jobs.queueCounts', () => {
   afterAll(() => dropPrefix(prefix));
 
   it('counts the waiting jobs of every process on the prefix, each state named, zeros included', async () => {
-    const jobs = await openJobs({ redisUrl: REDIS_URL, redisPrefix: prefix, attempts: 3, backoff: 10, concurrency: 1, globalRate: 0 });
-    const other = await openJobs({ redisUrl: REDIS_URL, redisPrefix: prefix, attempts: 3, backoff: 10, concurrency: 1, globalRate: 0 });
+    const jobs = await openJobs({
+      redisUrl: REDIS_URL,
+      redisPrefix: prefix,
+      attempts: 3,
+      backoff: 10,
+      concurrency: 1,
+      globalRate: 0,
+    });
+    const other = await openJobs({
+      redisUrl: REDIS_URL,
+      redisPrefix: prefix,
+      attempts: 3,
+      backoff: 10,
+      concurrency: 1,
+      globalRate: 0,
+    });
     try {
       expect(await jobs.queueCounts()).toEqual({ wait: 0, prioritized: 0, delayed: 0, active: 0, failed: 0 });
       // No worker runs: what is added waits. Another handle on the prefix (another replica) adds some too.

@@ -21,7 +21,14 @@ const DESIRED_A = 'a'.repeat(64);
 
 describe('the leader lease', () => {
   const prefix = testPrefix('lease');
-  const settings = { redisUrl: REDIS_URL, redisPrefix: prefix, attempts: 1, backoff: 10, concurrency: 1, globalRate: 0 };
+  const settings = {
+    redisUrl: REDIS_URL,
+    redisPrefix: prefix,
+    attempts: 1,
+    backoff: 10,
+    concurrency: 1,
+    globalRate: 0,
+  };
   let redis: Redis;
   let jobs: Jobs;
 
@@ -42,7 +49,10 @@ describe('the leader lease', () => {
     const first = await a.tryAcquire();
     expect(first.acquired).toBe(true);
     const token = first.acquired ? first.token : 0;
-    expect(await b.tryAcquire()).toEqual({ acquired: false, holder: { holder: 'replica-a', token, since: first.acquired ? first.since : '' } });
+    expect(await b.tryAcquire()).toEqual({
+      acquired: false,
+      holder: { holder: 'replica-a', token, since: first.acquired ? first.since : '' },
+    });
     expect(await b.renew(token)).toBe(false);
     expect(await b.release(token)).toBe(false);
     expect(await a.renew(token + 1)).toBe(false);
@@ -91,7 +101,9 @@ describe('the leader lease', () => {
       expect(Number.isSafeInteger(after)).toBe(true);
       // The worker compares tokens: a job the former leader stamped is dropped, the new leader's runs.
       const seqKey = `${p}:seq`;
-      expect((await staleReason(own, seqKey, p, { ...data('web', 1), fence: before }))?.message).toMatch(new RegExp(`former leader \\(fencing token ${before}, current ${after}\\)`));
+      expect((await staleReason(own, seqKey, p, { ...data('web', 1), fence: before }))?.message).toMatch(
+        new RegExp(`former leader \\(fencing token ${before}, current ${after}\\)`),
+      );
       expect(await staleReason(own, seqKey, p, { ...data('web', 1), fence: after })).toBeUndefined();
     } finally {
       await closeRedis(own);
@@ -177,8 +189,14 @@ describe('the leader lease', () => {
     const job = (extra: Partial<ReconcileJobData>): ReconcileJobData => ({ ...data('web', 1), ...extra });
     await redis.set(fenceKey(p), '7');
     await redis.hset(seqKey, 'Deployment/web', '3');
-    expect(await staleReason(redis, seqKey, p, job({ fence: 6, seq: 3 }))).toEqual({ code: 'former_leader', message: expect.stringMatching(/former leader \(fencing token 6, current 7\)/) });
-    expect(await staleReason(redis, seqKey, p, job({ fence: 7, seq: 2 }))).toEqual({ code: 'superseded', message: expect.stringMatching(/superseded/) });
+    expect(await staleReason(redis, seqKey, p, job({ fence: 6, seq: 3 }))).toEqual({
+      code: 'former_leader',
+      message: expect.stringMatching(/former leader \(fencing token 6, current 7\)/),
+    });
+    expect(await staleReason(redis, seqKey, p, job({ fence: 7, seq: 2 }))).toEqual({
+      code: 'superseded',
+      message: expect.stringMatching(/superseded/),
+    });
     expect(await staleReason(redis, seqKey, p, job({ fence: 7, seq: 3 }))).toBeUndefined();
     expect(await staleReason(redis, seqKey, p, job({}))).toBeUndefined();
   });
@@ -206,7 +224,7 @@ describe('the leader lease', () => {
     }
   });
 
-  it('the enqueuer stamps the token and a Redis sequence, refuses once the lease is lost, and does not count a former leader\'s job as in flight', async () => {
+  it("the enqueuer stamps the token and a Redis sequence, refuses once the lease is lost, and does not count a former leader's job as in flight", async () => {
     const queue = new Queue(QUEUE_NAME, { connection: redis, prefix });
     try {
       let token: number | undefined = 4;
@@ -216,7 +234,9 @@ describe('the leader lease', () => {
       expect(first!.how).toBe('added');
       const job = await queue.getJob(first!.jobId);
       expect(job!.data).toMatchObject({ fence: 4, seq: expect.any(Number) });
-      expect(Number(await redis.hget(newestDesiredKey(prefix), 'Deployment/web'))).toBe((job!.data as ReconcileJobData).seq);
+      expect(Number(await redis.hget(newestDesiredKey(prefix), 'Deployment/web'))).toBe(
+        (job!.data as ReconcileJobData).seq,
+      );
       // The same leader, the same desired state: in flight, nothing added.
       expect((await jobs.enqueuer.enqueue([web], undefined, { skipInFlight: true, fence }))[0]!.how).toBe('in-flight');
       // A new leader (token 5) with the same desired state: the waiting job is taken over with its token.
@@ -226,7 +246,9 @@ describe('the leader lease', () => {
       expect((await queue.getJob(first!.jobId))!.data).toMatchObject({ fence: 5 });
       // The lease lost: nothing is added.
       token = undefined;
-      await expect(jobs.enqueuer.enqueue([{ ...data('api', 1), desired: DESIRED_A }], undefined, { skipInFlight: true, fence })).rejects.toBeInstanceOf(NotLeaderError);
+      await expect(
+        jobs.enqueuer.enqueue([{ ...data('api', 1), desired: DESIRED_A }], undefined, { skipInFlight: true, fence }),
+      ).rejects.toBeInstanceOf(NotLeaderError);
       expect(await queue.getWaitingCount()).toBe(1);
     } finally {
       await queue.obliterate({ force: true });

@@ -20,7 +20,9 @@ describe('broken manifest corpus', () => {
   });
 
   it('has at least 40 committed fixtures, each with an expectation in the table', () => {
-    const files = readdirSync(BAD_DIR).filter((f) => /\.ya?ml$/.test(f)).sort();
+    const files = readdirSync(BAD_DIR)
+      .filter((f) => /\.ya?ml$/.test(f))
+      .sort();
     expect(files.length).toBeGreaterThanOrEqual(40);
     expect(files).toEqual(Object.keys(CORPUS).sort());
     expect(result.files).toEqual(files);
@@ -37,7 +39,9 @@ describe('broken manifest corpus', () => {
         expect({ line: gotLine, column: gotColumn, code: gotCode }).toEqual({ line, column, code });
         expect(gotMessage).toContain(text);
       });
-      const blocked = result.blocked.filter((b) => b.location.file === file || new RegExp(`[ (,]${file.replace(/\./g, '\\.')}:`).test(b.reason));
+      const blocked = result.blocked.filter(
+        (b) => b.location.file === file || new RegExp(`[ (,]${file.replace(/\./g, '\\.')}:`).test(b.reason),
+      );
       if (expected.blocks === null) expect(blocked).toEqual([]);
       else expect(blocked.map((b) => b.name)).toEqual([expected.blocks]);
     });
@@ -58,7 +62,9 @@ describe('broken manifest corpus', () => {
       'invalid manifest: resource-spec-negative.yaml:9:12: spec.source_config.resource_spec.cpu: must be >= 0 (got -0.5); fix the manifest (converge validate)',
     );
     const duplicate = result.blocked.find((b) => b.name === 'twice-declared');
-    expect(duplicate?.reason).toBe('Deployment "twice-declared" is declared 2 times (duplicate-a.yaml:4:9, duplicate-b.yaml:5:9); keep one declaration');
+    expect(duplicate?.reason).toBe(
+      'Deployment "twice-declared" is declared 2 times (duplicate-a.yaml:4:9, duplicate-b.yaml:5:9); keep one declaration',
+    );
   });
 
   it('never repeats a literal secret value in a diagnostic or a blocked reason', () => {
@@ -71,7 +77,12 @@ describe('broken manifest corpus', () => {
     const missing = result.resources.filter((r) => r.location.file === 'secret-missing-env.yaml');
     const diagnostics = secretDiagnostics(missing, {});
     expect(diagnostics.map(shape)).toEqual([
-      [10, 25, 'E_SECRET', 'Deployment/missing-env: secret OPENAI_API_KEY: environment variable CONVERGE_TEST_SURELY_UNSET_VARIABLE is not set'],
+      [
+        10,
+        25,
+        'E_SECRET',
+        'Deployment/missing-env: secret OPENAI_API_KEY: environment variable CONVERGE_TEST_SURELY_UNSET_VARIABLE is not set',
+      ],
     ]);
     expect(secretDiagnostics(missing, { CONVERGE_TEST_SURELY_UNSET_VARIABLE: 'set' })).toEqual([]);
   });
@@ -79,7 +90,12 @@ describe('broken manifest corpus', () => {
   it('reports a secret whose file does not exist at the line that names it (secretDiagnostics)', () => {
     const missing = result.resources.filter((r) => r.location.file === 'secret-missing-file.yaml');
     expect(secretDiagnostics(missing, {}).map(shape)).toEqual([
-      [10, 26, 'E_SECRET', 'Deployment/missing-file: secret SIGNING_KEY: secret file /nonexistent/converge-test/signing-key does not exist'],
+      [
+        10,
+        26,
+        'E_SECRET',
+        'Deployment/missing-file: secret SIGNING_KEY: secret file /nonexistent/converge-test/signing-key does not exist',
+      ],
     ]);
   });
 });

@@ -52,7 +52,8 @@ describe('environments: variables files and overlays', () => {
     vars: vars.map((v) => ({ path: join(root, v), label: v })),
     overlays: overlays.map((o) => ({ path: join(root, o), label: o })),
   });
-  const load = (environment: Environment) => loadManifestDir(join(root, 'base'), { allowLiteralSecrets: false, environment });
+  const load = (environment: Environment) =>
+    loadManifestDir(join(root, 'base'), { allowLiteralSecrets: false, environment });
 
   it('later variables files win, and a number variable stays a number', async () => {
     const loaded = await load(env(['common.yaml', 'prod.yaml'], []));
@@ -92,7 +93,15 @@ describe('environments: variables files and overlays', () => {
   });
 
   it('a problem in a value the overlay set is reported in the overlay file', async () => {
-    const overlay = ['kind: Deployment', 'metadata: { name: support-prod }', 'spec:', '  source_config:', '    resource_spec:', '      max_scale: lots', ''].join('\n');
+    const overlay = [
+      'kind: Deployment',
+      'metadata: { name: support-prod }',
+      'spec:',
+      '  source_config:',
+      '    resource_spec:',
+      '      max_scale: lots',
+      '',
+    ].join('\n');
     await writeFile(join(root, 'prod', 'support.yaml'), overlay);
     const loaded = await load(env(['prod.yaml'], ['prod']));
     const errors = loaded.diagnostics.filter((d) => d.severity === 'error');
@@ -122,48 +131,88 @@ describe('environments: variables files and overlays', () => {
   });
 
   it('an overlay naming a resource the base lacks is an error at its file:line, and nothing is created', async () => {
-    await writeFile(join(root, 'prod', 'typo.yaml'), 'kind: Deployment\nmetadata:\n  name: suport-prod\nspec:\n  source_config: { resource_spec: { max_scale: 3 } }\n');
+    await writeFile(
+      join(root, 'prod', 'typo.yaml'),
+      'kind: Deployment\nmetadata:\n  name: suport-prod\nspec:\n  source_config: { resource_spec: { max_scale: 3 } }\n',
+    );
     const loaded = await load(env(['prod.yaml'], ['prod']));
     const problem = loaded.diagnostics.find((d) => d.code === 'E_OVERLAY_TARGET');
     expect(problem).toMatchObject({ file: 'prod/typo.yaml', line: 3, column: 9, severity: 'error' });
-    expect(problem!.message).toContain('Deployment "suport-prod", which the base (the manifest directory) and the overlays before it do not declare; did you mean "support-prod"?');
+    expect(problem!.message).toContain(
+      'Deployment "suport-prod", which the base (the manifest directory) and the overlays before it do not declare; did you mean "support-prod"?',
+    );
     expect(loaded.resources.map((r) => r.name)).toEqual(['support-prod']);
   });
 
   it('a kind typo in an overlay is an error at its kind, with the kind it most likely means', async () => {
-    await writeFile(join(root, 'prod', 'support.yaml'), 'kind: Deploymnet\nmetadata:\n  name: support-${ENV}\nspec:\n  source_config: { resource_spec: { max_scale: 3 } }\n');
+    await writeFile(
+      join(root, 'prod', 'support.yaml'),
+      'kind: Deploymnet\nmetadata:\n  name: support-${ENV}\nspec:\n  source_config: { resource_spec: { max_scale: 3 } }\n',
+    );
     const loaded = await load(env(['prod.yaml'], ['prod']));
     const errors = loaded.diagnostics.filter((d) => d.severity === 'error');
     expect(errors.map((d) => [d.file, d.line, d.column, d.code, d.message])).toEqual([
-      ['prod/support.yaml', 1, 7, 'E_KIND', 'kind: "Deploymnet" is not a kind converge manages; did you mean "Deployment"?'],
+      [
+        'prod/support.yaml',
+        1,
+        7,
+        'E_KIND',
+        'kind: "Deploymnet" is not a kind converge manages; did you mean "Deployment"?',
+      ],
     ]);
     // The patch it meant to make is unknown: the resource of its name is blocked, never written from the base alone.
     expect(loaded.resources).toEqual([]);
     expect(loaded.blocked.map((b) => [b.kind, b.name, b.reason])).toEqual([
-      ['Deployment', 'support-prod', 'the overlay prod/support.yaml:1:7 could not be read (kind: "Deploymnet" is not a kind converge manages; did you mean "Deployment"?); what it changes of this resource is unknown, so it is not written until that file is fixed'],
+      [
+        'Deployment',
+        'support-prod',
+        'the overlay prod/support.yaml:1:7 could not be read (kind: "Deploymnet" is not a kind converge manages; did you mean "Deployment"?); what it changes of this resource is unknown, so it is not written until that file is fixed',
+      ],
     ]);
     // Without a kind at all, the overlay document is told it must name its resource.
-    await writeFile(join(root, 'prod', 'support.yaml'), 'metadata:\n  name: support-${ENV}\nspec:\n  source_config: { resource_spec: { max_scale: 3 } }\n');
+    await writeFile(
+      join(root, 'prod', 'support.yaml'),
+      'metadata:\n  name: support-${ENV}\nspec:\n  source_config: { resource_spec: { max_scale: 3 } }\n',
+    );
     const unnamed = await load(env(['prod.yaml'], ['prod']));
     expect(unnamed.diagnostics.filter((d) => d.severity === 'error').map((d) => d.code)).toEqual(['E_OVERLAY']);
   });
 
   it('an overlay file that cannot be read at all (here: saved as Latin-1) blocks every resource, since what it changes is unknown', async () => {
-    await writeFile(join(root, 'base', 'other.yaml'), 'apiVersion: converge/v1\nkind: Deployment\nmetadata:\n  name: other\nspec:\n  source: internal_template\n');
-    await writeFile(join(root, 'prod', 'support.yaml'), Buffer.concat([Buffer.from('kind: Deployment\nmetadata:\n  name: support-${ENV}\n  annotations:\n    team: caf'), Buffer.from([0xe9]), Buffer.from('\n')]));
+    await writeFile(
+      join(root, 'base', 'other.yaml'),
+      'apiVersion: converge/v1\nkind: Deployment\nmetadata:\n  name: other\nspec:\n  source: internal_template\n',
+    );
+    await writeFile(
+      join(root, 'prod', 'support.yaml'),
+      Buffer.concat([
+        Buffer.from('kind: Deployment\nmetadata:\n  name: support-${ENV}\n  annotations:\n    team: caf'),
+        Buffer.from([0xe9]),
+        Buffer.from('\n'),
+      ]),
+    );
     const loaded = await load(env(['prod.yaml'], ['prod']));
-    expect(loaded.diagnostics.filter((d) => d.severity === 'error').map((d) => [d.file, d.line, d.column, d.code])).toEqual([['prod/support.yaml', 5, 14, 'E_ENCODING']]);
+    expect(
+      loaded.diagnostics.filter((d) => d.severity === 'error').map((d) => [d.file, d.line, d.column, d.code]),
+    ).toEqual([['prod/support.yaml', 5, 14, 'E_ENCODING']]);
     expect(loaded.resources).toEqual([]);
     expect(loaded.blocked.map((b) => b.name).sort()).toEqual(['other', 'support-prod']);
-    expect(loaded.blocked[0]!.reason).toMatch(/^the overlay prod\/support.yaml:5:14 could not be read \(file is not valid UTF-8/);
+    expect(loaded.blocked[0]!.reason).toMatch(
+      /^the overlay prod\/support.yaml:5:14 could not be read \(file is not valid UTF-8/,
+    );
     // Fixed, both load again.
-    await writeFile(join(root, 'prod', 'support.yaml'), 'kind: Deployment\nmetadata:\n  name: support-${ENV}\n  annotations:\n    team: café\n');
+    await writeFile(
+      join(root, 'prod', 'support.yaml'),
+      'kind: Deployment\nmetadata:\n  name: support-${ENV}\n  annotations:\n    team: café\n',
+    );
     const fixed = await load(env(['prod.yaml'], ['prod']));
     expect([fixed.resources.map((r) => r.name).sort(), fixed.blocked]).toEqual([['other', 'support-prod'], []]);
   });
 
   it('a missing variables file is one usage error naming it, not unset variables in the manifests', async () => {
-    await expect(load(env(['common.yaml', 'dve.yaml'], []))).rejects.toThrow(new UsageError('variables file dve.yaml does not exist (--vars, setting vars); check the path'));
+    await expect(load(env(['common.yaml', 'dve.yaml'], []))).rejects.toThrow(
+      new UsageError('variables file dve.yaml does not exist (--vars, setting vars); check the path'),
+    );
   });
 
   it('a variables file that is not a regular file (a FIFO, a link to /dev/zero) or is too large is refused unread, naming it', async () => {
@@ -174,7 +223,9 @@ describe('environments: variables files and overlays', () => {
       const loaded = await load(env(['common.yaml', file], []));
       const refused = loaded.diagnostics.filter((d) => d.code === 'E_VARS_FILE');
       expect(refused, file).toEqual([expect.objectContaining({ file, line: 1, column: 1, severity: 'error' })]);
-      expect(refused[0]!.message, file).toMatch(file === 'huge.yaml' ? /^variables file is larger than 1 MiB/ : /^variables file is not a regular file/);
+      expect(refused[0]!.message, file).toMatch(
+        file === 'huge.yaml' ? /^variables file is larger than 1 MiB/ : /^variables file is not a regular file/,
+      );
     }
   });
 
@@ -182,9 +233,13 @@ describe('environments: variables files and overlays', () => {
     execFileSync('mkfifo', [join(root, 'fifo.yaml')]);
     await writeFile(join(root, 'other.yaml'), 'X: 1\n');
     const loaded = await load(env(['other.yaml', 'fifo.yaml'], []));
-    expect(loaded.diagnostics.find((d) => d.code === 'E_VARIABLE_UNSET')?.message).toContain('variable ENV is not set (variables files read: other.yaml; not read: fifo.yaml (see its error))');
+    expect(loaded.diagnostics.find((d) => d.code === 'E_VARIABLE_UNSET')?.message).toContain(
+      'variable ENV is not set (variables files read: other.yaml; not read: fifo.yaml (see its error))',
+    );
     const alone = await load(env(['fifo.yaml'], []));
-    expect(alone.diagnostics.find((d) => d.code === 'E_VARIABLE_UNSET')?.message).toContain('variable ENV is not set (no variables file read; not read: fifo.yaml (see its error))');
+    expect(alone.diagnostics.find((d) => d.code === 'E_VARIABLE_UNSET')?.message).toContain(
+      'variable ENV is not set (no variables file read; not read: fifo.yaml (see its error))',
+    );
   });
 
   it('a value of the wrong type set by a variable names the variables file and line that set it', async () => {
@@ -193,12 +248,22 @@ describe('environments: variables files and overlays', () => {
     const errors = loaded.diagnostics.filter((d) => d.severity === 'error');
     expect(errors).toHaveLength(1);
     expect(errors[0]).toMatchObject({ file: 'support.yaml', line: 12, column: 18 });
-    expect(errors[0]!.message).toBe('spec.source_config.resource_spec.max_scale: expected a number, got a string (the value of variable MAX_SCALE, set at prod.yaml:3:12)');
+    expect(errors[0]!.message).toBe(
+      'spec.source_config.resource_spec.max_scale: expected a number, got a string (the value of variable MAX_SCALE, set at prod.yaml:3:12)',
+    );
   });
 
   it('a value of the wrong type set by a variable in an overlay names the variables file too', async () => {
     await writeFile(join(root, 'prod.yaml'), 'ENV: prod\nMIN: lots\n');
-    const overlay = ['kind: Deployment', 'metadata: { name: support-prod }', 'spec:', '  source_config:', '    resource_spec:', '      min_scale: ${MIN}', ''].join('\n');
+    const overlay = [
+      'kind: Deployment',
+      'metadata: { name: support-prod }',
+      'spec:',
+      '  source_config:',
+      '    resource_spec:',
+      '      min_scale: ${MIN}',
+      '',
+    ].join('\n');
     await writeFile(join(root, 'prod', 'support.yaml'), overlay);
     const loaded = await load(env(['prod.yaml'], ['prod']));
     const errors = loaded.diagnostics.filter((d) => d.severity === 'error');
@@ -210,27 +275,55 @@ describe('environments: variables files and overlays', () => {
   it('an overlay does not follow a link out of its directory: a warning names it, nothing declared there is patched or added', async () => {
     const outside = join(root, 'elsewhere');
     await mkdir(outside);
-    const add = ['apiVersion: converge/v1', 'kind: Deployment', 'metadata:', '  name: from-outside', '  annotations: { converge/overlay: add }', 'spec:', '  source: internal_template', ''].join('\n');
+    const add = [
+      'apiVersion: converge/v1',
+      'kind: Deployment',
+      'metadata:',
+      '  name: from-outside',
+      '  annotations: { converge/overlay: add }',
+      'spec:',
+      '  source: internal_template',
+      '',
+    ].join('\n');
     await writeFile(join(outside, 'add.yaml'), add);
-    await writeFile(join(outside, 'patch.yaml'), ['kind: Deployment', 'metadata: { name: support-prod }', 'spec:', '  source_config:', '    resource_spec:', '      max_scale: 9', ''].join('\n'));
+    await writeFile(
+      join(outside, 'patch.yaml'),
+      [
+        'kind: Deployment',
+        'metadata: { name: support-prod }',
+        'spec:',
+        '  source_config:',
+        '    resource_spec:',
+        '      max_scale: 9',
+        '',
+      ].join('\n'),
+    );
     await symlink(outside, join(root, 'prod', 'linked'));
     await symlink(join(outside, 'add.yaml'), join(root, 'prod', 'add.yaml'));
     const loaded = await load(env(['prod.yaml'], ['prod']));
     expect(loaded.resources.map((r) => r.name)).toEqual(['support-prod']);
-    expect((loaded.resources[0] as DeploymentResource).spec.source_config?.resource_spec).toMatchObject({ max_scale: 8 });
+    expect((loaded.resources[0] as DeploymentResource).spec.source_config?.resource_spec).toMatchObject({
+      max_scale: 8,
+    });
     const warnings = loaded.diagnostics.filter((d) => d.code === 'W_LINK_OUTSIDE');
     expect(warnings.map((d) => `${d.file} ${d.severity}`)).toEqual(['prod/add.yaml warning', 'prod/linked warning']);
-    expect(warnings[1]!.message).toContain(`symbolic link to ${await realpath(outside)}, outside the overlay directory: not followed`);
+    expect(warnings[1]!.message).toContain(
+      `symbolic link to ${await realpath(outside)}, outside the overlay directory: not followed`,
+    );
   });
 
   it('a parse cache (the daemon) parses again when the variables change, the bytes of the manifest unchanged', async () => {
     const cache = new ManifestCache();
     const environment = env(['common.yaml'], []);
     const first = await loadManifestDir(join(root, 'base'), { allowLiteralSecrets: false, environment, cache });
-    expect((first.resources[0] as DeploymentResource).spec.source_config?.resource_spec).toMatchObject({ max_scale: 2 });
+    expect((first.resources[0] as DeploymentResource).spec.source_config?.resource_spec).toMatchObject({
+      max_scale: 2,
+    });
     await writeFile(join(root, 'common.yaml'), 'ENV: dev\nMAX_SCALE: 7\n');
     const second = await loadManifestDir(join(root, 'base'), { allowLiteralSecrets: false, environment, cache });
-    expect((second.resources[0] as DeploymentResource).spec.source_config?.resource_spec).toMatchObject({ max_scale: 7 });
+    expect((second.resources[0] as DeploymentResource).spec.source_config?.resource_spec).toMatchObject({
+      max_scale: 7,
+    });
   });
 
   it('a missing overlay directory is one usage error naming it', async () => {

@@ -22,7 +22,8 @@ const manifest = (name: string, maxScale: number, literal = false): string =>
     '',
   ].join('\n');
 
-const scale = (r: unknown): unknown => ((r as DeploymentResource).spec.source_config?.resource_spec as { max_scale?: number } | undefined)?.max_scale;
+const scale = (r: unknown): unknown =>
+  ((r as DeploymentResource).spec.source_config?.resource_spec as { max_scale?: number } | undefined)?.max_scale;
 
 describe('ManifestCache', () => {
   let dir: string | undefined;

@@ -5,7 +5,14 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { promqlNames } from '../helpers/promql-names.js';
-import { alertRules, allExpressions, dashboard, dashboardPanels, MONITORING, ruleGroups } from '../helpers/monitoring-files.js';
+import {
+  alertRules,
+  allExpressions,
+  dashboard,
+  dashboardPanels,
+  MONITORING,
+  ruleGroups,
+} from '../helpers/monitoring-files.js';
 
 const ROOT = join(MONITORING, '..', '..');
 
@@ -28,13 +35,26 @@ const ALERTS = [
 
 /** GitHub's anchor of a markdown heading. */
 function anchor(heading: string): string {
-  return heading.trim().toLowerCase().replace(/[^\w\- ]/g, '').replace(/ /g, '-');
+  return heading
+    .trim()
+    .toLowerCase()
+    .replace(/[^\w\- ]/g, '')
+    .replace(/ /g, '-');
 }
 
 describe('examples/monitoring', () => {
   it('has the PrometheusRule carry exactly the groups of converge-rules.yaml', () => {
-    const operator = parse(readFileSync(join(MONITORING, 'prometheusrule.yaml'), 'utf8')) as { apiVersion: string; kind: string; metadata: { name: string }; spec: { groups: unknown } };
-    expect(operator).toMatchObject({ apiVersion: 'monitoring.coreos.com/v1', kind: 'PrometheusRule', metadata: { name: 'converge' } });
+    const operator = parse(readFileSync(join(MONITORING, 'prometheusrule.yaml'), 'utf8')) as {
+      apiVersion: string;
+      kind: string;
+      metadata: { name: string };
+      spec: { groups: unknown };
+    };
+    expect(operator).toMatchObject({
+      apiVersion: 'monitoring.coreos.com/v1',
+      kind: 'PrometheusRule',
+      metadata: { name: 'converge' },
+    });
     expect(operator.spec.groups).toEqual(ruleGroups());
   });
 
@@ -49,7 +69,10 @@ describe('examples/monitoring', () => {
       expect(alert.annotations?.description, alert.alert).toBeTruthy();
       const url = alert.annotations?.runbook_url ?? '';
       expect(url, alert.alert).toBe(`docs/runbooks.md#${alert.alert!.toLowerCase()}`);
-      expect(anchors.has(url.slice(url.indexOf('#') + 1)), `${alert.alert}: no section ${url} in docs/runbooks.md`).toBe(true);
+      expect(
+        anchors.has(url.slice(url.indexOf('#') + 1)),
+        `${alert.alert}: no section ${url} in docs/runbooks.md`,
+      ).toBe(true);
     }
   });
 
@@ -67,7 +90,18 @@ describe('examples/monitoring', () => {
     }
     // What the issue asks the dashboard to show.
     const titles = panels.map((p) => p.title).join('\n');
-    for (const wanted of [/sync state/, /health/, /[Hh]eld/, /pending deletes/, /Reconcile duration/, /Requests by status/, /5xx/, /Queue/, /Notifications/]) expect(titles).toMatch(wanted);
+    for (const wanted of [
+      /sync state/,
+      /health/,
+      /[Hh]eld/,
+      /pending deletes/,
+      /Reconcile duration/,
+      /Requests by status/,
+      /5xx/,
+      /Queue/,
+      /Notifications/,
+    ])
+      expect(titles).toMatch(wanted);
   });
 
   it('reads every expression of the rules and the dashboard with the tokenizer (each names at least one metric)', () => {

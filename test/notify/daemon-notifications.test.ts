@@ -12,7 +12,15 @@ import { redisChild } from '../e2e/helpers.js';
 import { testPrefix } from '../helpers/redis.js';
 import { until } from '../helpers/until.js';
 
-const OPS: ReceiverConfig = { name: 'ops', type: 'webhook', events: ['applied_state_lost'], timeoutMs: 1_000, inFlight: 1, backlog: 10, env: { url: 'U' } };
+const OPS: ReceiverConfig = {
+  name: 'ops',
+  type: 'webhook',
+  events: ['applied_state_lost'],
+  timeoutMs: 1_000,
+  inFlight: 1,
+  backlog: 10,
+  env: { url: 'U' },
+};
 
 describe('the daemon notifications across a Redis that is away when a term begins', () => {
   const cleanups: Array<() => Promise<void>> = [];
@@ -28,12 +36,27 @@ describe('the daemon notifications across a Redis that is away when a term begin
     cleanups.push(async () => client.disconnect());
     const sent: NotifyEvent[] = [];
     const notifications = new DaemonNotifications(
-      { receivers: [OPS], deliver: async (_receiver, event) => (sent.push(event), { outcome: 'delivered', status: 200 }), close: async () => undefined },
+      {
+        receivers: [OPS],
+        deliver: async (_receiver, event) => (sent.push(event), { outcome: 'delivered', status: 200 }),
+        close: async () => undefined,
+      },
       () => undefined,
     );
     const prefix = testPrefix('daemon-notify');
-    const counter = new Counter({ name: 'n_total', help: 'h', labelNames: ['receiver', 'type', 'result'] as const, registers: [new Registry()] });
-    await notifications.open({ settings: { redisUrl: redis.url, redisPrefix: prefix }, prefix, log: pino({ level: 'silent' }), source: new EventLogStore(client, prefix), counter });
+    const counter = new Counter({
+      name: 'n_total',
+      help: 'h',
+      labelNames: ['receiver', 'type', 'result'] as const,
+      registers: [new Registry()],
+    });
+    await notifications.open({
+      settings: { redisUrl: redis.url, redisPrefix: prefix },
+      prefix,
+      log: pino({ level: 'silent' }),
+      source: new EventLogStore(client, prefix),
+      counter,
+    });
     cleanups.push(() => notifications.close());
 
     await redis.stop('SIGKILL');

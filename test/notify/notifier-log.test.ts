@@ -13,18 +13,50 @@ import { until } from '../helpers/until.js';
 import { seedStates } from '../helpers/event-log-store.js';
 
 const RECEIVERS: ReceiverConfig[] = [
-  { name: 'ops', type: 'webhook', events: ['rollout_failed', 'rollout_succeeded', 'write_sent', 'applied_state_lost'], timeoutMs: 1_000, inFlight: 2, backlog: 100, env: { url: 'U' } },
-  { name: 'support-only', type: 'slack', events: ['rollout_failed'], resources: ['support-*'], timeoutMs: 1_000, inFlight: 2, backlog: 100, env: { url: 'S' } },
+  {
+    name: 'ops',
+    type: 'webhook',
+    events: ['rollout_failed', 'rollout_succeeded', 'write_sent', 'applied_state_lost'],
+    timeoutMs: 1_000,
+    inFlight: 2,
+    backlog: 100,
+    env: { url: 'U' },
+  },
+  {
+    name: 'support-only',
+    type: 'slack',
+    events: ['rollout_failed'],
+    resources: ['support-*'],
+    timeoutMs: 1_000,
+    inFlight: 2,
+    backlog: 100,
+    env: { url: 'S' },
+  },
 ];
 
 function revision(name: string, id: string, reason: string, status: string): RecordedEvent {
-  return { key: `Deployment/${name}`, at: new Date().toISOString(), type: 'revision', reason, message: `${id} ${status}`, manifests: { kind: 'git', id: 'a'.repeat(40) }, job: null, revision: { id, status }, by: 'test' };
+  return {
+    key: `Deployment/${name}`,
+    at: new Date().toISOString(),
+    type: 'revision',
+    reason,
+    message: `${id} ${status}`,
+    manifests: { kind: 'git', id: 'a'.repeat(40) },
+    job: null,
+    revision: { id, status },
+    by: 'test',
+  };
 }
 
 type Queued = { receiver: string; event: NotifyEvent };
 
 function notifier(record: EventLogStore, enqueue: (d: readonly Queued[]) => Promise<void>): Notifier {
-  const counter = new Counter({ name: 'n_total', help: 'h', labelNames: ['receiver', 'type', 'result'] as const, registers: [new Registry()] });
+  const counter = new Counter({
+    name: 'n_total',
+    help: 'h',
+    labelNames: ['receiver', 'type', 'result'] as const,
+    registers: [new Registry()],
+  });
   return new Notifier({
     receivers: RECEIVERS,
     enqueue: async (d) => {
@@ -56,10 +88,25 @@ describe('the notifier reads the event log', () => {
     const first = notifier(record, async (d) => void queued.push(...d));
     await first.start();
     const state = {
-      key: 'Deployment/support-a', kind: 'Deployment', name: 'support-a', file: null, action: 'noop', reason: null, error: null, drift: null, heldAtLastGood: false, job: null,
-      sync: { status: 'synced', reason: 'Synced', message: '' }, health: { status: 'degraded', reason: 'RevisionBuildFailed', message: '' }, deploymentId: 'dep-a',
+      key: 'Deployment/support-a',
+      kind: 'Deployment',
+      name: 'support-a',
+      file: null,
+      action: 'noop',
+      reason: null,
+      error: null,
+      drift: null,
+      heldAtLastGood: false,
+      job: null,
+      sync: { status: 'synced', reason: 'Synced', message: '' },
+      health: { status: 'degraded', reason: 'RevisionBuildFailed', message: '' },
+      deploymentId: 'dep-a',
     } satisfies ResourceState;
-    await record.append([revision('support-a', 'r1', 'RevisionBuilding', 'BUILDING'), revision('support-a', 'r1', 'RevisionBuildFailed', 'BUILD_FAILED'), revision('billing', 'r7', 'RevisionDeployed', 'DEPLOYED')]);
+    await record.append([
+      revision('support-a', 'r1', 'RevisionBuilding', 'BUILDING'),
+      revision('support-a', 'r1', 'RevisionBuildFailed', 'BUILD_FAILED'),
+      revision('billing', 'r7', 'RevisionDeployed', 'DEPLOYED'),
+    ]);
     await seedStates(redis, prefix, [state]);
     await until('the three entries read', () => queued.length >= 3, 10_000, 10);
     expect(queued.map((d) => `${d.receiver} ${d.event.type} ${d.event.resource.name} ${d.event.revisionId}`)).toEqual([
@@ -77,14 +124,16 @@ describe('the notifier reads the event log', () => {
     let refuse = 2;
     const second: Queued[] = [];
     const next = notifier(record, async (d) => {
-      if (refuse-- > 0) throw new Error('READONLY You can\'t write against a read only replica.');
+      if (refuse-- > 0) throw new Error("READONLY You can't write against a read only replica.");
       second.push(...d);
     });
     await next.start();
     await record.append([revision('billing', 'r8', 'RevisionBuildFailed', 'BUILD_FAILED')]);
     await until('the entry queued after two refusals', () => second.length > 0, 10_000, 10);
     expect(refuse).toBe(-1);
-    expect(second.map((d) => `${d.receiver} ${d.event.type} ${d.event.resource.name} ${d.event.revisionId}`)).toEqual(['ops rollout_failed billing r8']);
+    expect(second.map((d) => `${d.receiver} ${d.event.type} ${d.event.resource.name} ${d.event.revisionId}`)).toEqual([
+      'ops rollout_failed billing r8',
+    ]);
     // The same revision's failure means the same delivery id on any replica (the queue's job id).
     expect(second[0]!.event.id).not.toBe(queued[0]!.event.id);
     await next.stop();
@@ -98,7 +147,9 @@ describe('the notifier reads the event log', () => {
     watcher.appliedStateLost('2026-11-28T09:00:00.000Z', null);
     await until('applied_state_lost queued', () => lost.length > 0, 10_000, 10);
     await watcher.stop();
-    expect(lost.map((d) => `${d.receiver} ${d.event.type} ${d.event.resource.kind}/${d.event.resource.name}`)).toEqual(['ops applied_state_lost Daemon/applied-state']);
+    expect(lost.map((d) => `${d.receiver} ${d.event.type} ${d.event.resource.kind}/${d.event.resource.name}`)).toEqual([
+      'ops applied_state_lost Daemon/applied-state',
+    ]);
 
     // A cursor is never moved back (a deposed leader finishing a batch late).
     const cursor = record.notifyCursor();
@@ -116,7 +167,8 @@ describe('the notifier reads the event log', () => {
     let refusals = 2;
     const queued: Queued[] = [];
     const watcher = notifier(record, async (d) => {
-      if (d.some((q) => q.event.type === 'applied_state_lost') && refusals-- > 0) throw new Error("Stream isn't writeable and enableOfflineQueue options is false");
+      if (d.some((q) => q.event.type === 'applied_state_lost') && refusals-- > 0)
+        throw new Error("Stream isn't writeable and enableOfflineQueue options is false");
       queued.push(...d);
     });
     await watcher.start();
@@ -124,6 +176,8 @@ describe('the notifier reads the event log', () => {
     await until('applied_state_lost queued after two refusals', () => queued.length > 0, 10_000, 10);
     await watcher.stop();
     expect(refusals).toBe(-1);
-    expect(queued.map((d) => `${d.receiver} ${d.event.type} ${d.event.resource.kind}/${d.event.resource.name}`)).toEqual(['ops applied_state_lost Daemon/applied-state']);
+    expect(
+      queued.map((d) => `${d.receiver} ${d.event.type} ${d.event.resource.kind}/${d.event.resource.name}`),
+    ).toEqual(['ops applied_state_lost Daemon/applied-state']);
   });
 });

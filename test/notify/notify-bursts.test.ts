@@ -25,13 +25,28 @@ const EVENTS = WRITES * ROWS;
 
 function failedRevision(name: string, revision: number): RecordedEvent {
   return {
-    key: `Deployment/${name}`, at: new Date().toISOString(), type: 'revision', reason: 'RevisionBuildFailed', message: 'BUILD_FAILED',
-    manifests: { kind: 'git', id: 'a'.repeat(40) }, job: null, revision: { id: `r${revision}`, status: 'BUILD_FAILED' }, by: 'test',
+    key: `Deployment/${name}`,
+    at: new Date().toISOString(),
+    type: 'revision',
+    reason: 'RevisionBuildFailed',
+    message: 'BUILD_FAILED',
+    manifests: { kind: 'git', id: 'a'.repeat(40) },
+    job: null,
+    revision: { id: `r${revision}`, status: 'BUILD_FAILED' },
+    by: 'test',
   };
 }
 
 function receiverConfig(name: string, timeoutMs: number, backlog: number): ReceiverConfig {
-  return { name, type: 'webhook', events: ['rollout_failed'], timeoutMs, inFlight: IN_FLIGHT, backlog, env: { url: `${name.toUpperCase()}_URL` } };
+  return {
+    name,
+    type: 'webhook',
+    events: ['rollout_failed'],
+    timeoutMs,
+    inFlight: IN_FLIGHT,
+    backlog,
+    env: { url: `${name.toUpperCase()}_URL` },
+  };
 }
 
 /** A receiver's backlog in Redis: its deliveries not finished (queued, between retries, in flight). */
@@ -39,7 +54,13 @@ async function backlogInRedis(prefix: string, receiver: string): Promise<number>
   const redis = rawRedis();
   try {
     const key = (state: string) => `${prefix}:converge-notify-${receiver}:${state}`;
-    const counts = await Promise.all([redis.llen(key('wait')), redis.llen(key('paused')), redis.llen(key('active')), redis.zcard(key('delayed')), redis.zcard(key('prioritized'))]);
+    const counts = await Promise.all([
+      redis.llen(key('wait')),
+      redis.llen(key('paused')),
+      redis.llen(key('active')),
+      redis.zcard(key('delayed')),
+      redis.zcard(key('prioritized')),
+    ]);
     return counts.reduce((a, b) => a + b, 0);
   } finally {
     redis.disconnect();
@@ -62,16 +83,35 @@ describe('notification receivers apart', () => {
     // The hanging receiver's requests time out only after a minute: nothing of it is freed while the test runs.
     // The good receiver's backlog holds the whole stream, however slowly a loaded machine sends: its own bound is not
     // what is tested here, only that the others' trouble never reaches it.
-    const configs = [receiverConfig('good', 10_000, EVENTS), receiverConfig('hang', 60_000, BACKLOG), receiverConfig('fail', 10_000, BACKLOG)];
+    const configs = [
+      receiverConfig('good', 10_000, EVENTS),
+      receiverConfig('hang', 60_000, BACKLOG),
+      receiverConfig('fail', 10_000, BACKLOG),
+    ];
     const resolved = resolveReceivers(configs, { GOOD_URL: good.url, HANG_URL: hang.url, FAIL_URL: fail.url });
     const sender = createSender(resolved, { userAgent: 'converge/test' });
     const lines: Array<Record<string, unknown>> = [];
-    const log = pino({ level: 'info' }, new Writable({ write: (chunk: Buffer, _encoding, done) => done(void lines.push(JSON.parse(chunk.toString()) as Record<string, unknown>)) }));
+    const log = pino(
+      { level: 'info' },
+      new Writable({
+        write: (chunk: Buffer, _encoding, done) =>
+          done(void lines.push(JSON.parse(chunk.toString()) as Record<string, unknown>)),
+      }),
+    );
     const metrics = createMetrics({ processMetrics: false });
-    const notifications = new DaemonNotifications({ receivers: configs, deliver: sender.deliver, close: () => sender.close() }, () => undefined);
+    const notifications = new DaemonNotifications(
+      { receivers: configs, deliver: sender.deliver, close: () => sender.close() },
+      () => undefined,
+    );
     const redis = rawRedis();
     const record = new EventLogStore(redis, prefix);
-    await notifications.open({ settings: { redisUrl: REDIS_URL, redisPrefix: prefix }, prefix, log, source: record, counter: metrics.notifications });
+    await notifications.open({
+      settings: { redisUrl: REDIS_URL, redisPrefix: prefix },
+      prefix,
+      log,
+      source: record,
+      counter: metrics.notifications,
+    });
     await notifications.startWorker();
 
     // The stream: each write to the log is read (the notifier's cursor passed it) before the next is made, while the
@@ -98,14 +138,25 @@ describe('notification receivers apart', () => {
 
     // Every event of the hanging receiver is accounted for: in its backlog (its slots included) or dropped.
     const value = async (receiver: string, result: string): Promise<number> =>
-      parsePrometheusText(await metrics.render()).find((s) => s.name === 'converge_notifications_total' && s.labels.receiver === receiver && s.labels.result === result)?.value ?? 0;
-    await until('the hanging receiver\'s drops counted', async () => (await value('hang', 'dropped')) + (await backlogInRedis(prefix, 'hang')) === EVENTS, 10_000);
+      parsePrometheusText(await metrics.render()).find(
+        (s) =>
+          s.name === 'converge_notifications_total' && s.labels.receiver === receiver && s.labels.result === result,
+      )?.value ?? 0;
+    await until(
+      "the hanging receiver's drops counted",
+      async () => (await value('hang', 'dropped')) + (await backlogInRedis(prefix, 'hang')) === EVENTS,
+      10_000,
+    );
     expect(await value('hang', 'dropped')).toBeGreaterThanOrEqual(EVENTS - BACKLOG);
     expect(await value('fail', 'dropped')).toBeGreaterThan(0);
     expect(await value('good', 'dropped')).toBe(0);
     expect(await value('good', 'delivered')).toBe(EVENTS);
     // One warning names the receiver (never its URL) at its first drop.
-    const warned = lines.filter((l) => l.msg === 'notifications: receiver "hang" is not keeping up; its backlog is full and its oldest waiting deliveries were dropped');
+    const warned = lines.filter(
+      (l) =>
+        l.msg ===
+        'notifications: receiver "hang" is not keeping up; its backlog is full and its oldest waiting deliveries were dropped',
+    );
     expect(warned.length).toBe(1);
     expect(warned[0]).toMatchObject({ receiver: 'hang', backlog: BACKLOG });
     expect(JSON.stringify(lines)).not.toContain(hang.url);

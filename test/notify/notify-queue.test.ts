@@ -7,7 +7,16 @@ import { dropPrefix, REDIS_URL, testPrefix } from '../helpers/redis.js';
 
 function event(name: string, occurrence = 'r1'): NotifyEvent {
   const resource = { kind: 'Deployment', name };
-  return { id: eventId(resource, 'rollout_failed', occurrence), type: 'rollout_failed', resource, reason: 'RevisionBuildFailed', message: 'failed', revisionId: occurrence, manifestVersion: null, time: '2026-11-26T12:00:00.000Z' };
+  return {
+    id: eventId(resource, 'rollout_failed', occurrence),
+    type: 'rollout_failed',
+    resource,
+    reason: 'RevisionBuildFailed',
+    message: 'failed',
+    revisionId: occurrence,
+    manifestVersion: null,
+    time: '2026-11-26T12:00:00.000Z',
+  };
 }
 
 const RECEIVERS = [
@@ -32,7 +41,10 @@ describe('notify queue', () => {
   const script = new Map<string, DeliveryAnswer[]>();
 
   beforeAll(async () => {
-    queue = await openNotifyQueue({ redisUrl: REDIS_URL, redisPrefix: prefix }, RECEIVERS, { attempts: 3, backoffMs: 20 });
+    queue = await openNotifyQueue({ redisUrl: REDIS_URL, redisPrefix: prefix }, RECEIVERS, {
+      attempts: 3,
+      backoffMs: 20,
+    });
     await queue.startWorker(
       async (receiver, e) => {
         calls.push({ receiver, name: e.resource.name });
@@ -51,7 +63,10 @@ describe('notify queue', () => {
 
   it('sends an event once per receiver, however many times (and by whom) it is enqueued', async () => {
     const e = event('once');
-    await queue.enqueue([{ receiver: 'ops', event: e }, { receiver: 'chat', event: e }]);
+    await queue.enqueue([
+      { receiver: 'ops', event: e },
+      { receiver: 'chat', event: e },
+    ]);
     await queue.enqueue([{ receiver: 'ops', event: e }]);
     await until(() => resultsOf('once').length === 2);
     // A second producer (another replica) enqueues the same event after it was delivered.
@@ -59,19 +74,38 @@ describe('notify queue', () => {
     await other.enqueue([{ receiver: 'ops', event: { ...e, time: '2026-11-26T12:00:05.000Z' } }]);
     await other.close();
     await new Promise((r) => setTimeout(r, 300));
-    expect(calls.filter((c) => c.name === 'once').map((c) => c.receiver).sort()).toEqual(['chat', 'ops']);
+    expect(
+      calls
+        .filter((c) => c.name === 'once')
+        .map((c) => c.receiver)
+        .sort(),
+    ).toEqual(['chat', 'ops']);
     expect(resultsOf('once').map((r) => r.result)).toEqual(['delivered', 'delivered']);
   });
 
   it('retries a failed attempt with backoff until delivered; gives up after the attempts; does not retry a refusal', async () => {
-    script.set('flaky', [{ outcome: 'retry', detail: 'answered 500' }, { outcome: 'delivered', status: 200 }]);
+    script.set('flaky', [
+      { outcome: 'retry', detail: 'answered 500' },
+      { outcome: 'delivered', status: 200 },
+    ]);
     script.set('down', [{ outcome: 'retry', detail: 'no answer within the timeout' }]);
     script.set('refused', [{ outcome: 'rejected', detail: 'answered 404' }]);
     script.set('nothing', [{ outcome: 'skipped', detail: 'the manifests are not read from a git commit' }]);
-    await queue.enqueue(['flaky', 'down', 'refused', 'nothing'].map((name) => ({ receiver: 'ops', event: event(name) })));
-    await until(() => resultsOf('flaky').length === 2 && resultsOf('down').length === 3 && resultsOf('refused').length === 1 && resultsOf('nothing').length === 1);
+    await queue.enqueue(
+      ['flaky', 'down', 'refused', 'nothing'].map((name) => ({ receiver: 'ops', event: event(name) })),
+    );
+    await until(
+      () =>
+        resultsOf('flaky').length === 2 &&
+        resultsOf('down').length === 3 &&
+        resultsOf('refused').length === 1 &&
+        resultsOf('nothing').length === 1,
+    );
     await new Promise((r) => setTimeout(r, 300));
-    expect(resultsOf('flaky').map((r) => [r.result, r.detail])).toEqual([['retried', 'answered 500'], ['delivered', 'answered 200']]);
+    expect(resultsOf('flaky').map((r) => [r.result, r.detail])).toEqual([
+      ['retried', 'answered 500'],
+      ['delivered', 'answered 200'],
+    ]);
     expect(resultsOf('down').map((r) => r.result)).toEqual(['retried', 'retried', 'failed']);
     expect(resultsOf('refused').map((r) => r.result)).toEqual(['rejected']);
     expect(resultsOf('nothing').map((r) => r.result)).toEqual(['skipped']);
@@ -85,7 +119,10 @@ describe('notify worker close', () => {
   });
 
   it('gives a delivery that never ends its grace, then gives the attempt up; the next worker delivers it', async () => {
-    const queue = await openNotifyQueue({ redisUrl: REDIS_URL, redisPrefix: prefix }, RECEIVERS, { attempts: 3, backoffMs: 20 });
+    const queue = await openNotifyQueue({ redisUrl: REDIS_URL, redisPrefix: prefix }, RECEIVERS, {
+      attempts: 3,
+      backoffMs: 20,
+    });
     const results: Array<[DeliveryResult, string]> = [];
     let started = false;
     const worker = await queue.startWorker(
@@ -99,7 +136,10 @@ describe('notify worker close', () => {
     await until(() => started);
     await worker.close(50);
     expect(results).toEqual([['retried', 'this replica stopped sending (stopping, or no longer the leader)']]);
-    const next = await queue.startWorker(async () => ({ outcome: 'delivered', status: 200 }), (_receiver, _e, result, detail) => results.push([result, detail]));
+    const next = await queue.startWorker(
+      async () => ({ outcome: 'delivered', status: 200 }),
+      (_receiver, _e, result, detail) => results.push([result, detail]),
+    );
     await until(() => results.length === 2);
     expect(results[1]).toEqual(['delivered', 'answered 200']);
     await next.close();

@@ -37,7 +37,12 @@ async function savePlan(file: string, maxScale: number): Promise<string> {
   await import('node:fs/promises').then((fs) => fs.mkdir(manifests, { recursive: true }));
   await writeFile(join(manifests, 'api.yaml'), internalDockerYaml('comment-api', maxScale));
   const path = join(dir, file);
-  const planned = await runCapture(['plan', manifests, '--out', path, '--api-url', emulator.url], { NO_COLOR: '1', REDIS_URL, CONVERGE_REDIS_PREFIX: prefix, CONVERGE_API_KEY: 'k' });
+  const planned = await runCapture(['plan', manifests, '--out', path, '--api-url', emulator.url], {
+    NO_COLOR: '1',
+    REDIS_URL,
+    CONVERGE_REDIS_PREFIX: prefix,
+    CONVERGE_API_KEY: 'k',
+  });
   expect(planned.code, planned.stderr).toBe(0);
   return path;
 }
@@ -51,13 +56,41 @@ beforeAll(async () => {
 
 /** The CI environment each shape's runner sets, pointing at `host`. */
 function ciEnv(shape: 'github' | 'gitlab', host: CommentHost, commit: string): Record<string, string> {
-  if (shape === 'gitlab') return { CI_API_V4_URL: host.apiUrl, CI_PROJECT_PATH: REPOSITORY, CI_MERGE_REQUEST_IID: String(PULL), CI_COMMIT_SHA: commit, CI_JOB_URL: 'https://gitlab.example/acme/manifests/-/jobs/42', GITLAB_TOKEN: TOKEN };
-  return { GITHUB_API_URL: host.apiUrl, GITHUB_REPOSITORY: REPOSITORY, GITHUB_TOKEN: TOKEN, GITHUB_SERVER_URL: 'https://github.example', GITHUB_RUN_ID: '99', GITHUB_EVENT_PATH: join(dir, `event-${commit}.json`) };
+  if (shape === 'gitlab')
+    return {
+      CI_API_V4_URL: host.apiUrl,
+      CI_PROJECT_PATH: REPOSITORY,
+      CI_MERGE_REQUEST_IID: String(PULL),
+      CI_COMMIT_SHA: commit,
+      CI_JOB_URL: 'https://gitlab.example/acme/manifests/-/jobs/42',
+      GITLAB_TOKEN: TOKEN,
+    };
+  return {
+    GITHUB_API_URL: host.apiUrl,
+    GITHUB_REPOSITORY: REPOSITORY,
+    GITHUB_TOKEN: TOKEN,
+    GITHUB_SERVER_URL: 'https://github.example',
+    GITHUB_RUN_ID: '99',
+    GITHUB_EVENT_PATH: join(dir, `event-${commit}.json`),
+  };
 }
 
-async function comment(shape: 'github' | 'gitlab', host: CommentHost, plan: string, commit: string, extra: string[] = []): Promise<CliResult> {
-  if (shape === 'github') await writeFile(join(dir, `event-${commit}.json`), JSON.stringify({ action: 'synchronize', number: PULL, pull_request: { number: PULL, head: { sha: commit } } }));
-  const result = await runCapture(['comment', '--plan', plan, ...(shape === 'gitlab' ? ['--api', 'gitlab'] : []), ...extra], ciEnv(shape, host, commit));
+async function comment(
+  shape: 'github' | 'gitlab',
+  host: CommentHost,
+  plan: string,
+  commit: string,
+  extra: string[] = [],
+): Promise<CliResult> {
+  if (shape === 'github')
+    await writeFile(
+      join(dir, `event-${commit}.json`),
+      JSON.stringify({ action: 'synchronize', number: PULL, pull_request: { number: PULL, head: { sha: commit } } }),
+    );
+  const result = await runCapture(
+    ['comment', '--plan', plan, ...(shape === 'gitlab' ? ['--api', 'gitlab'] : []), ...extra],
+    ciEnv(shape, host, commit),
+  );
   outputs.push(result);
   return result;
 }
@@ -68,7 +101,12 @@ const SHA2 = 'b2'.repeat(20);
 describe.each(['github', 'gitlab'] as const)('converge comment --api %s', { timeout: 90_000 }, (shape) => {
   let host: CommentHost;
   beforeAll(async () => {
-    host = await startCommentHost(shape, { repository: REPOSITORY, pull: PULL, token: TOKEN, otherComments: ['LGTM', '<!-- someone else -->\nnot ours'] });
+    host = await startCommentHost(shape, {
+      repository: REPOSITORY,
+      pull: PULL,
+      token: TOKEN,
+      otherComments: ['LGTM', '<!-- someone else -->\nnot ours'],
+    });
   });
   afterAll(() => host.close());
 
@@ -97,14 +135,20 @@ describe.each(['github', 'gitlab'] as const)('converge comment --api %s', { time
     expect(ours()).toHaveLength(1);
     expect(ours()[0]!.id).toBe(id);
     expect(ours()[0]!.body).toMatch(/max_scale[^\n]*5/);
-    expect(host.writes().map((w) => w.method)).toEqual(['POST', shape === 'gitlab' ? 'PUT' : 'PATCH', shape === 'gitlab' ? 'PUT' : 'PATCH']);
+    expect(host.writes().map((w) => w.method)).toEqual([
+      'POST',
+      shape === 'gitlab' ? 'PUT' : 'PATCH',
+      shape === 'gitlab' ? 'PUT' : 'PATCH',
+    ]);
 
     const again = await comment(shape, host, planB, SHA2);
     expect(again.code).toBe(0);
     expect(again.stdout).toContain('already says this plan');
     expect(host.writes()).toHaveLength(3);
     // Someone else's comments are left as they were.
-    expect(host.comments.map((c) => c.body)).toEqual(expect.arrayContaining(['LGTM', '<!-- someone else -->\nnot ours']));
+    expect(host.comments.map((c) => c.body)).toEqual(
+      expect.arrayContaining(['LGTM', '<!-- someone else -->\nnot ours']),
+    );
     for (const request of host.requests) expect(request.headers.authorization).toBe(`Bearer ${TOKEN}`);
   });
 
@@ -121,12 +165,26 @@ describe.each(['github', 'gitlab'] as const)('converge comment --api %s', { time
     expect(refused.code).toBe(1);
     expect(refused.stdout).toBe('');
     expect(refused.stderr.trimEnd().split('\n')).toHaveLength(1);
-    expect(refused.stderr).toMatch(/^converge comment: \w+ answered 403 to GET \S+ \("Resource not accessible by integration"\): the token in (GITHUB|GITLAB)_TOKEN may not comment there/);
+    expect(refused.stderr).toMatch(
+      /^converge comment: \w+ answered 403 to GET \S+ \("Resource not accessible by integration"\): the token in (GITHUB|GITLAB)_TOKEN may not comment there/,
+    );
     expect(host.writes()).toHaveLength(writes);
   });
 
   it('a wrong token (401) and a wrong pull request (404) are one line each', async () => {
-    const bad = await runCapture(['comment', '--plan', planA, ...(shape === 'gitlab' ? ['--api', 'gitlab'] : []), '--token-env', 'OTHER_TOKEN', '--pull', '7'], { ...ciEnv(shape, host, SHA1), OTHER_TOKEN: 'wrong-token-value' });
+    const bad = await runCapture(
+      [
+        'comment',
+        '--plan',
+        planA,
+        ...(shape === 'gitlab' ? ['--api', 'gitlab'] : []),
+        '--token-env',
+        'OTHER_TOKEN',
+        '--pull',
+        '7',
+      ],
+      { ...ciEnv(shape, host, SHA1), OTHER_TOKEN: 'wrong-token-value' },
+    );
     outputs.push(bad);
     expect(bad.code).toBe(1);
     expect(bad.stderr).toMatch(/answered 401 .*the token in OTHER_TOKEN was not accepted/);
@@ -152,7 +210,11 @@ describe.each(['github', 'gitlab'] as const)('converge comment --api %s', { time
 
   it('a rate limit (429 with Retry-After, a 403 with no requests left) is waited out', async () => {
     host.overrides.push({ method: 'GET', status: 429, headers: { 'retry-after': '0' } });
-    host.overrides.push({ method: 'GET', status: 403, headers: { 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': String(Math.floor(Date.now() / 1000)) } });
+    host.overrides.push({
+      method: 'GET',
+      status: 403,
+      headers: { 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': String(Math.floor(Date.now() / 1000)) },
+    });
     const result = await comment(shape, host, planA, SHA2);
     expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).toContain('updated');
@@ -170,15 +232,28 @@ describe.each(['github', 'gitlab'] as const)('converge comment --api %s', { time
 
 describe('converge comment: input', () => {
   it('names what is missing in one line', async () => {
-    const noToken = await runCapture(['comment', '--plan', join(dir, 'a.plan'), '--repository', 'a/b', '--pull', '1'], {});
+    const noToken = await runCapture(
+      ['comment', '--plan', join(dir, 'a.plan'), '--repository', 'a/b', '--pull', '1'],
+      {},
+    );
     expect(noToken.code).toBe(1);
-    expect(noToken.stderr).toBe('converge comment: no token: the environment variable GITHUB_TOKEN is not set or empty (name another with --token-env NAME)\n');
-    const noPull = await runCapture(['comment', '--plan', join(dir, 'a.plan'), '--api', 'gitlab'], { CI_PROJECT_PATH: 'g/p', CI_API_V4_URL: 'http://127.0.0.1:9/api/v4', GITLAB_TOKEN: TOKEN });
+    expect(noToken.stderr).toBe(
+      'converge comment: no token: the environment variable GITHUB_TOKEN is not set or empty (name another with --token-env NAME)\n',
+    );
+    const noPull = await runCapture(['comment', '--plan', join(dir, 'a.plan'), '--api', 'gitlab'], {
+      CI_PROJECT_PATH: 'g/p',
+      CI_API_V4_URL: 'http://127.0.0.1:9/api/v4',
+      GITLAB_TOKEN: TOKEN,
+    });
     expect(noPull.stderr).toMatch(/no merge request: CI_MERGE_REQUEST_IID is set only in merge request pipelines/);
     // Outside GitHub Actions (no event file), the line says so instead of speaking of an event.
-    const noEvent = await runCapture(['comment', '--plan', join(dir, 'a.plan'), '--repository', 'a/b'], { GITHUB_TOKEN: TOKEN });
+    const noEvent = await runCapture(['comment', '--plan', join(dir, 'a.plan'), '--repository', 'a/b'], {
+      GITHUB_TOKEN: TOKEN,
+    });
     expect(noEvent.code).toBe(1);
-    expect(noEvent.stderr).toBe('converge comment: no pull request: GITHUB_EVENT_PATH is not set (it is set in GitHub Actions runs only); give --pull N\n');
+    expect(noEvent.stderr).toBe(
+      'converge comment: no pull request: GITHUB_EVENT_PATH is not set (it is set in GitHub Actions runs only); give --pull N\n',
+    );
     const badApi = await runCapture(['comment', '--plan', 'x', '--api', 'bitbucket'], {});
     expect(badApi.stderr).toMatch(/--api "bitbucket" is not one of github, gitlab/);
     outputs.push(noToken, noPull, noEvent, badApi);

@@ -21,12 +21,30 @@ async function receiver(answer?: Parameters<typeof startReceiver>[0]): Promise<R
 const SHA = '3f2a9c1'.padEnd(40, '0');
 const EVENT: NotifyEvent = {
   id: eventId({ kind: 'Deployment', name: 'support' }, 'rollout_failed', 'rev-9'),
-  type: 'rollout_failed', resource: { kind: 'Deployment', name: 'support' }, reason: 'RevisionBuildFailed', message: 'revision rev-9 ended BUILD_FAILED',
-  revisionId: 'rev-9', revisionStatus: 'BUILD_FAILED', deploymentId: 'dep-1', manifestVersion: { kind: 'git', id: SHA }, time: '2026-11-26T12:00:00.000Z',
+  type: 'rollout_failed',
+  resource: { kind: 'Deployment', name: 'support' },
+  reason: 'RevisionBuildFailed',
+  message: 'revision rev-9 ended BUILD_FAILED',
+  revisionId: 'rev-9',
+  revisionStatus: 'BUILD_FAILED',
+  deploymentId: 'dep-1',
+  manifestVersion: { kind: 'git', id: SHA },
+  time: '2026-11-26T12:00:00.000Z',
 };
 
 function webhook(url: string, extra: Partial<ResolvedReceiver> = {}): ResolvedReceiver {
-  return { name: 'ops', type: 'webhook', events: ['rollout_failed'], timeoutMs: 2_000, inFlight: 2, backlog: 100, env: { url: 'OPS_URL', secret: 'OPS_SECRET' }, url, secret: 'signing-key', ...extra };
+  return {
+    name: 'ops',
+    type: 'webhook',
+    events: ['rollout_failed'],
+    timeoutMs: 2_000,
+    inFlight: 2,
+    backlog: 100,
+    env: { url: 'OPS_URL', secret: 'OPS_SECRET' },
+    url,
+    secret: 'signing-key',
+    ...extra,
+  };
 }
 
 describe('sender', () => {
@@ -43,8 +61,15 @@ describe('sender', () => {
     expect(await sender.deliver('ops', EVENT)).toEqual({ outcome: 'delivered', status: 200 });
     await sender.close();
     const got = r.requests[0]!;
-    expect(got.headers).toMatchObject({ 'x-converge-event': 'rollout_failed', 'x-converge-delivery': EVENT.id, 'content-type': 'application/json', 'user-agent': 'converge/test' });
-    expect(got.headers['x-converge-signature-256']).toBe(`sha256=${createHmac('sha256', 'signing-key').update(got.body).digest('hex')}`);
+    expect(got.headers).toMatchObject({
+      'x-converge-event': 'rollout_failed',
+      'x-converge-delivery': EVENT.id,
+      'content-type': 'application/json',
+      'user-agent': 'converge/test',
+    });
+    expect(got.headers['x-converge-signature-256']).toBe(
+      `sha256=${createHmac('sha256', 'signing-key').update(got.body).digest('hex')}`,
+    );
     expect(asked).toEqual(['dep-1/rev-9']);
     const body = JSON.parse(got.body) as { build_log: string[] };
     expect(body.build_log).toHaveLength(20);
@@ -53,7 +78,10 @@ describe('sender', () => {
 
   it('a reader that fails or hangs leaves the log out; the event goes anyway', async () => {
     const r = await receiver();
-    const failing = createSender([webhook(`${r.url}/hook`, { timeoutMs: 300 })], { userAgent: 'converge/test', buildLogs: () => new Promise(() => undefined) });
+    const failing = createSender([webhook(`${r.url}/hook`, { timeoutMs: 300 })], {
+      userAgent: 'converge/test',
+      buildLogs: () => new Promise(() => undefined),
+    });
     expect((await failing.deliver('ops', EVENT)).outcome).toBe('delivered');
     await failing.close();
     expect(JSON.parse(r.requests[0]!.body)).not.toHaveProperty('build_log');
@@ -61,7 +89,9 @@ describe('sender', () => {
 
   it('a receiver that never answers is given up on at its timeout (retry), naming no URL', async () => {
     const r = await receiver(() => 'hang');
-    const sender = createSender([webhook(`${r.url}/secret-path-abc`, { timeoutMs: 300 })], { userAgent: 'converge/test' });
+    const sender = createSender([webhook(`${r.url}/secret-path-abc`, { timeoutMs: 300 })], {
+      userAgent: 'converge/test',
+    });
     const started = Date.now();
     const answer = await sender.deliver('ops', EVENT);
     expect(answer).toEqual({ outcome: 'retry', detail: 'no answer within the timeout' });
@@ -85,23 +115,47 @@ describe('sender', () => {
 
   it('commit status: GitHub shape on the event commit; GitLab shape; skipped without a git commit or a state', async () => {
     const r = await receiver(() => 201);
-    const base = { events: [], timeoutMs: 2_000, inFlight: 2, backlog: 100, env: {}, token: 'tok', repository: 'acme/agents' } as const;
+    const base = {
+      events: [],
+      timeoutMs: 2_000,
+      inFlight: 2,
+      backlog: 100,
+      env: {},
+      token: 'tok',
+      repository: 'acme/agents',
+    } as const;
     const sender = createSender(
       [
         { ...base, name: 'gh', type: 'commit-status', apiUrl: `${r.url}/api/v3/`, api: 'github' },
-        { ...base, name: 'gl', type: 'commit-status', apiUrl: `${r.url}/api/v4`, api: 'gitlab', repository: 'acme/sub/agents' },
+        {
+          ...base,
+          name: 'gl',
+          type: 'commit-status',
+          apiUrl: `${r.url}/api/v4`,
+          api: 'gitlab',
+          repository: 'acme/sub/agents',
+        },
       ],
       { userAgent: 'converge/test' },
     );
     expect(await sender.deliver('gh', EVENT)).toEqual({ outcome: 'delivered', status: 201 });
     expect(await sender.deliver('gl', EVENT)).toEqual({ outcome: 'delivered', status: 201 });
-    expect(await sender.deliver('gh', { ...EVENT, manifestVersion: { kind: 'content', id: 'abcdef123456' } })).toMatchObject({ outcome: 'skipped' });
+    expect(
+      await sender.deliver('gh', { ...EVENT, manifestVersion: { kind: 'content', id: 'abcdef123456' } }),
+    ).toMatchObject({ outcome: 'skipped' });
     expect(await sender.deliver('gh', { ...EVENT, type: 'drift_detected' })).toMatchObject({ outcome: 'skipped' });
     expect(await sender.deliver('nobody', EVENT)).toMatchObject({ outcome: 'skipped' });
     await sender.close();
-    expect(r.requests.map((q) => q.path)).toEqual([`/api/v3/repos/acme/agents/statuses/${SHA}`, `/api/v4/projects/acme%2Fsub%2Fagents/statuses/${SHA}`]);
+    expect(r.requests.map((q) => q.path)).toEqual([
+      `/api/v3/repos/acme/agents/statuses/${SHA}`,
+      `/api/v4/projects/acme%2Fsub%2Fagents/statuses/${SHA}`,
+    ]);
     expect(r.requests.map((q) => q.headers.authorization)).toEqual(['Bearer tok', 'Bearer tok']);
-    expect(JSON.parse(r.requests[0]!.body)).toEqual({ state: 'failure', context: 'converge/support', description: 'support: revision rev-9 ended BUILD_FAILED' });
+    expect(JSON.parse(r.requests[0]!.body)).toEqual({
+      state: 'failure',
+      context: 'converge/support',
+      description: 'support: revision rev-9 ended BUILD_FAILED',
+    });
     expect(JSON.parse(r.requests[1]!.body)).toMatchObject({ state: 'failed', name: 'converge/support' });
   });
 });

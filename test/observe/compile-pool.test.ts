@@ -7,17 +7,25 @@ const ECHO = new URL('../helpers/echo-compile-worker.mjs', import.meta.url);
 
 /** `count` files of about 10 KiB each (several per batch, many batches), named by number. */
 function files(count: number, crashAt?: number): Array<{ file: string; bytes: Uint8Array }> {
-  return Array.from({ length: count }, (_, i) => ({ file: i === crashAt ? 'crash.yaml' : `f${i}.yaml`, bytes: new TextEncoder().encode(`body-${i}`.padEnd(10_000, '.')) }));
+  return Array.from({ length: count }, (_, i) => ({
+    file: i === crashAt ? 'crash.yaml' : `f${i}.yaml`,
+    bytes: new TextEncoder().encode(`body-${i}`.padEnd(10_000, '.')),
+  }));
 }
 
 describe('CompilePool', () => {
   it('hands back one result per file in file order, from batches spread over its threads', async () => {
     const input = files(40);
-    const pool = CompilePool.start({ allowLiteralSecrets: true }, { worker: ECHO, threads: 3, thisThreadCompiles: false })!;
+    const pool = CompilePool.start(
+      { allowLiteralSecrets: true },
+      { worker: ECHO, threads: 3, thisThreadCompiles: false },
+    )!;
     try {
       const results = await pool.compile(input);
       expect(results.map((r) => r.diagnostics[0]!.file)).toEqual(input.map((f) => f.file));
-      expect(results.map((r) => r.diagnostics[0]!.message.replace(/\.+/, ''))).toEqual(input.map((_, i) => `body-${i} true`));
+      expect(results.map((r) => r.diagnostics[0]!.message.replace(/\.+/, ''))).toEqual(
+        input.map((_, i) => `body-${i} true`),
+      );
     } finally {
       await pool.close();
     }
@@ -42,7 +50,10 @@ describe('CompilePool', () => {
 
   it('a thread that dies fails only the files it held, each with E_COMPILE at its first line; the others are compiled', async () => {
     const input = files(40, 13);
-    const pool = CompilePool.start({ allowLiteralSecrets: false }, { worker: ECHO, threads: 2, thisThreadCompiles: false })!;
+    const pool = CompilePool.start(
+      { allowLiteralSecrets: false },
+      { worker: ECHO, threads: 2, thisThreadCompiles: false },
+    )!;
     try {
       const results = await pool.compile(input);
       expect(results).toHaveLength(40);
@@ -53,7 +64,8 @@ describe('CompilePool', () => {
       // Files of the dead thread's other batch in flight fail too; every other file has its own answer.
       expect(failed.length).toBeLessThan(20);
       results.forEach((r, i) => {
-        if (r.diagnostics[0]!.code !== 'E_COMPILE') expect(r.diagnostics[0]!.message).toMatch(new RegExp(`^body-${i}\\.`));
+        if (r.diagnostics[0]!.code !== 'E_COMPILE')
+          expect(r.diagnostics[0]!.message).toMatch(new RegExp(`^body-${i}\\.`));
       });
     } finally {
       await pool.close();
@@ -61,10 +73,15 @@ describe('CompilePool', () => {
   });
 
   it('without its worker script (run from the TypeScript source) there is no pool, and compileFiles compiles in this thread', async () => {
-    expect(CompilePool.start({ allowLiteralSecrets: false }, { worker: new URL('./no-such-worker.js', import.meta.url) })).toBeUndefined();
+    expect(
+      CompilePool.start({ allowLiteralSecrets: false }, { worker: new URL('./no-such-worker.js', import.meta.url) }),
+    ).toBeUndefined();
     expect(CompilePool.start({ allowLiteralSecrets: false }, { worker: ECHO, threads: 0 })).toBeUndefined();
-    const text = 'apiVersion: converge/v1\nkind: Deployment\nmetadata: { name: a }\nspec: { source: codehost, repository: acme/a, source_config: { deployment_type: dev } }\n';
-    const [result] = await compileFiles([{ file: 'a.yaml', bytes: new TextEncoder().encode(text) }], { allowLiteralSecrets: false });
+    const text =
+      'apiVersion: converge/v1\nkind: Deployment\nmetadata: { name: a }\nspec: { source: codehost, repository: acme/a, source_config: { deployment_type: dev } }\n';
+    const [result] = await compileFiles([{ file: 'a.yaml', bytes: new TextEncoder().encode(text) }], {
+      allowLiteralSecrets: false,
+    });
     expect(result!.resources.map((r) => r.name)).toEqual(['a']);
   });
 });

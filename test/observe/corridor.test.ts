@@ -51,7 +51,10 @@ describe('the corridor: load, list, plan, decide once', () => {
     expect([...corridor.outcomes.keys()].sort()).toEqual(planned);
     expect([...corridor.inputs.keys()].sort()).toEqual(planned);
     const writes = [...corridor.outcomes.values()].filter((o) => o.write).map((o) => [o.key, o.write!.op]);
-    expect(writes.sort()).toEqual([['Deployment/fresh', 'create'], ['Deployment/web', 'update']]);
+    expect(writes.sort()).toEqual([
+      ['Deployment/fresh', 'create'],
+      ['Deployment/web', 'update'],
+    ]);
   });
 
   it('a declined input (a targeted reconcile giving way): not planned, no revision read, nothing decided', async () => {

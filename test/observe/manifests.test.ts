@@ -15,7 +15,9 @@ function deployment(name: string): string {
   return `apiVersion: converge/v1\nkind: Deployment\nmetadata:\n  name: ${name}\nspec:\n  source: internal_template\n`;
 }
 
-function lines(result: { diagnostics: Array<{ file: string; line: number; column: number; severity: string; code: string; message: string }> }): string[] {
+function lines(result: {
+  diagnostics: Array<{ file: string; line: number; column: number; severity: string; code: string; message: string }>;
+}): string[] {
   return result.diagnostics.map((d) => `${d.file}:${d.line}:${d.column} ${d.severity} ${d.code} ${d.message}`);
 }
 
@@ -48,15 +50,23 @@ describe('loadManifestDir', () => {
     write('a/.cache/x.yaml', deployment('hidden-nested'));
     const result = await loadManifestDir(dir, OPTIONS);
     expect(result.files).toEqual(['a/b/deep.YAML', 'a/z.yaml', 'b.yml']);
-    expect(result.resources.map((r) => `${r.location.file}:${r.name}`)).toEqual(['a/b/deep.YAML:deep', 'a/z.yaml:zed', 'b.yml:bee']);
+    expect(result.resources.map((r) => `${r.location.file}:${r.name}`)).toEqual([
+      'a/b/deep.YAML:deep',
+      'a/z.yaml:zed',
+      'b.yml:bee',
+    ]);
     expect(result.diagnostics).toEqual([]);
   });
 
   it('throws a UsageError naming a missing directory or a file given as the directory', async () => {
-    await expect(loadManifestDir(join(dir, 'nope'), OPTIONS)).rejects.toThrow(new UsageError(`manifest directory ${join(dir, 'nope')} does not exist`));
+    await expect(loadManifestDir(join(dir, 'nope'), OPTIONS)).rejects.toThrow(
+      new UsageError(`manifest directory ${join(dir, 'nope')} does not exist`),
+    );
     write('file.yaml', deployment('x'));
     await expect(loadManifestDir(join(dir, 'file.yaml'), OPTIONS)).rejects.toThrow(UsageError);
-    await expect(loadManifestDir(join(dir, 'file.yaml'), OPTIONS)).rejects.toThrow('is not a directory; give the folder that holds the manifests');
+    await expect(loadManifestDir(join(dir, 'file.yaml'), OPTIONS)).rejects.toThrow(
+      'is not a directory; give the folder that holds the manifests',
+    );
   });
 
   it('reads a Kubernetes ConfigMap mount: visible links into ..data are followed, the hidden folders are not walked twice', async () => {
@@ -114,7 +124,9 @@ describe('loadManifestDir', () => {
     symlinkSync(join(outside, 'elsewhere.yaml'), join(dir, 'app.yaml'));
     const result = await readManifestFiles(listing, OPTIONS);
     expect(result.resources.map((r) => r.name)).toEqual(['other']);
-    expect(lines(result)).toEqual(['app.yaml:1:1 error E_FILE_READ file was replaced by a symbolic link since it was listed; not read (it is listed and read again on the next run)']);
+    expect(lines(result)).toEqual([
+      'app.yaml:1:1 error E_FILE_READ file was replaced by a symbolic link since it was listed; not read (it is listed and read again on the next run)',
+    ]);
   });
 
   it('reports a link that resolves to itself and a dangling manifest link as warnings, each a path not read (unknown to prune)', async () => {
@@ -128,8 +140,16 @@ describe('loadManifestDir', () => {
     ]);
     expect(result.resources.map((r) => r.name)).toEqual(['ok']);
     expect(result.unread).toEqual([
-      { file: 'dangling.yaml', what: 'is a symbolic link whose target does not exist', fix: 'restore its target, or delete the link to remove its resources' },
-      { file: 'self.yaml', what: 'is a symbolic link that loops', fix: 'restore its target, or delete the link to remove its resources' },
+      {
+        file: 'dangling.yaml',
+        what: 'is a symbolic link whose target does not exist',
+        fix: 'restore its target, or delete the link to remove its resources',
+      },
+      {
+        file: 'self.yaml',
+        what: 'is a symbolic link that loops',
+        fix: 'restore its target, or delete the link to remove its resources',
+      },
     ]);
   });
 
@@ -139,9 +159,16 @@ describe('loadManifestDir', () => {
     symlinkSync('b.yaml', join(dir, 'linked.yml'));
     const result = await loadManifestDir(dir, OPTIONS);
     const fix = 'give the folder another name (its files are still read), or put the manifest file back';
-    expect(lines(result)).toEqual([`b.yaml:1:1 warning W_NOT_A_FILE is a directory, not a manifest file (the manifests in it are read as a folder's): what a manifest file of this name declared before is unknown, never deleted; ${fix}`, `linked.yml:1:1 warning W_NOT_A_FILE is a directory, not a manifest file (the manifests in it are read as a folder's): what a manifest file of this name declared before is unknown, never deleted; ${fix}`, 'linked.yml:1:1 warning E_SYMLINK_LOOP leads to b.yaml, a folder already read (a symbolic link loop or a second link to it); skipped']);
+    expect(lines(result)).toEqual([
+      `b.yaml:1:1 warning W_NOT_A_FILE is a directory, not a manifest file (the manifests in it are read as a folder's): what a manifest file of this name declared before is unknown, never deleted; ${fix}`,
+      `linked.yml:1:1 warning W_NOT_A_FILE is a directory, not a manifest file (the manifests in it are read as a folder's): what a manifest file of this name declared before is unknown, never deleted; ${fix}`,
+      'linked.yml:1:1 warning E_SYMLINK_LOOP leads to b.yaml, a folder already read (a symbolic link loop or a second link to it); skipped',
+    ]);
     expect(result.resources.map((r) => r.name).sort()).toEqual(['inner', 'ok']);
-    expect(result.unread).toEqual([{ file: 'b.yaml', what: 'is a directory', fix }, { file: 'linked.yml', what: 'is a directory', fix }]);
+    expect(result.unread).toEqual([
+      { file: 'b.yaml', what: 'is a directory', fix },
+      { file: 'linked.yml', what: 'is a directory', fix },
+    ]);
   });
 
   it('tolerates a file that vanishes between listing and reading', async () => {
@@ -152,7 +179,9 @@ describe('loadManifestDir', () => {
     rmSync(join(dir, 'goes.yaml'));
     const result = await readManifestFiles(listing, OPTIONS);
     expect(result.files).toEqual(['stays.yaml']);
-    expect(lines(result)).toEqual(['goes.yaml:1:1 warning E_FILE_VANISHED file disappeared while being read; skipped (it is read again on the next run)']);
+    expect(lines(result)).toEqual([
+      'goes.yaml:1:1 warning E_FILE_VANISHED file disappeared while being read; skipped (it is read again on the next run)',
+    ]);
     expect(result.resources.map((r) => r.name)).toEqual(['stays']);
   });
 
@@ -160,35 +189,52 @@ describe('loadManifestDir', () => {
     write('huge.yaml', `# ${'x'.repeat(MAX_MANIFEST_BYTES + 10)}\n`);
     write('small.yaml', deployment('small'));
     const result = await loadManifestDir(dir, OPTIONS);
-    expect(lines(result)).toEqual(['huge.yaml:1:1 error E_TOO_LARGE file is larger than 1 MiB; a manifest file must be smaller (split it into several files)']);
+    expect(lines(result)).toEqual([
+      'huge.yaml:1:1 error E_TOO_LARGE file is larger than 1 MiB; a manifest file must be smaller (split it into several files)',
+    ]);
     expect(result.resources.map((r) => r.name)).toEqual(['small']);
   });
 
   it('a 5 MB manifest alone in its directory is one message: no "none declares a resource" warning beside the refusal', async () => {
     write('huge.yaml', `# ${'x'.repeat(5 * 1024 * 1024)}\n`);
     const result = await loadManifestDir(dir, OPTIONS);
-    expect(lines(result)).toEqual(['huge.yaml:1:1 error E_TOO_LARGE file is larger than 1 MiB; a manifest file must be smaller (split it into several files)']);
+    expect(lines(result)).toEqual([
+      'huge.yaml:1:1 error E_TOO_LARGE file is larger than 1 MiB; a manifest file must be smaller (split it into several files)',
+    ]);
   });
 
   it('does not block on a FIFO named like a manifest', async () => {
     execFileSync('mkfifo', [join(dir, 'pipe.yaml')]);
     write('real.yaml', deployment('real'));
     const result = await loadManifestDir(dir, OPTIONS);
-    expect(lines(result)).toEqual(['pipe.yaml:1:1 warning W_NOT_A_FILE is a named pipe (FIFO), not a regular file: nothing is read from it, and what it declared before is unknown, never deleted; put the manifest file back, or delete this one to remove its resources']);
+    expect(lines(result)).toEqual([
+      'pipe.yaml:1:1 warning W_NOT_A_FILE is a named pipe (FIFO), not a regular file: nothing is read from it, and what it declared before is unknown, never deleted; put the manifest file back, or delete this one to remove its resources',
+    ]);
     expect(result.resources.map((r) => r.name)).toEqual(['real']);
-    expect(result.unread).toEqual([{ file: 'pipe.yaml', what: 'is a named pipe (FIFO)', fix: 'put the manifest file back, or delete this one to remove its resources' }]);
+    expect(result.unread).toEqual([
+      {
+        file: 'pipe.yaml',
+        what: 'is a named pipe (FIFO)',
+        fix: 'put the manifest file back, or delete this one to remove its resources',
+      },
+    ]);
   });
 
-  it.skipIf(process.getuid?.() === 0)('reports an unreadable file (permissions) as a path not read and goes on', async () => {
-    write('secret.yaml', deployment('hidden'));
-    write('open.yaml', deployment('open'));
-    chmodSync(join(dir, 'secret.yaml'), 0o000);
-    const result = await loadManifestDir(dir, OPTIONS);
-    const fix = 'make it readable (check its permissions), or delete it to remove its resources';
-    expect(lines(result)).toEqual([`secret.yaml:1:1 warning W_FILE_UNREADABLE cannot be read (EACCES): nothing is read from it, and what it declared before is unknown, never deleted; ${fix}`]);
-    expect(result.resources.map((r) => r.name)).toEqual(['open']);
-    expect(result.unread).toEqual([{ file: 'secret.yaml', what: 'cannot be read (EACCES)', fix }]);
-  });
+  it.skipIf(process.getuid?.() === 0)(
+    'reports an unreadable file (permissions) as a path not read and goes on',
+    async () => {
+      write('secret.yaml', deployment('hidden'));
+      write('open.yaml', deployment('open'));
+      chmodSync(join(dir, 'secret.yaml'), 0o000);
+      const result = await loadManifestDir(dir, OPTIONS);
+      const fix = 'make it readable (check its permissions), or delete it to remove its resources';
+      expect(lines(result)).toEqual([
+        `secret.yaml:1:1 warning W_FILE_UNREADABLE cannot be read (EACCES): nothing is read from it, and what it declared before is unknown, never deleted; ${fix}`,
+      ]);
+      expect(result.resources.map((r) => r.name)).toEqual(['open']);
+      expect(result.unread).toEqual([{ file: 'secret.yaml', what: 'cannot be read (EACCES)', fix }]);
+    },
+  );
 
   it('reports duplicates across folders with paths relative to the directory, forward slashes', async () => {
     write('team-a/agent.yaml', deployment('agent'));
@@ -209,7 +255,13 @@ describe('loadManifestDir', () => {
     expect(result.files.length).toBeGreaterThanOrEqual(6);
     expect(result.files.length).toBeLessThanOrEqual(10);
     const sources = new Set(result.resources.flatMap((r) => (r.kind === 'Deployment' ? [r.spec.source] : [])));
-    expect([...sources].sort()).toEqual(['codehost', 'external_docker', 'internal_docker', 'internal_source', 'internal_template']);
+    expect([...sources].sort()).toEqual([
+      'codehost',
+      'external_docker',
+      'internal_docker',
+      'internal_source',
+      'internal_template',
+    ]);
     const modes = result.resources.flatMap((r) => (r.kind === 'OAuthProvider' ? [r.spec.mode] : []));
     expect(modes).toEqual(['manual']);
     const mcp = await loadManifestDir(new URL('../../examples/mcp/', import.meta.url).pathname, OPTIONS);

@@ -32,11 +32,17 @@ describe('a plan that streams: the same plan as the whole', () => {
       // An update (scale), a secret the applied record says changed, a create, a name declared twice, a secret whose
       // variable is not set, a provider (a kind the listing does not hold), a file that does not parse.
       'web.yaml': dockerYaml('web', 3),
-      'keyed.yaml': deploymentYaml('keyed', externalDockerSpec('docker.io/acme/keyed:1', 1, [['API_KEY', 'AHEAD_KEY']])),
+      'keyed.yaml': deploymentYaml(
+        'keyed',
+        externalDockerSpec('docker.io/acme/keyed:1', 1, [['API_KEY', 'AHEAD_KEY']]),
+      ),
       'fresh.yaml': dockerYaml('fresh', 2),
       'twice-a.yaml': dockerYaml('twice', 1),
       'twice-b.yaml': dockerYaml('twice', 2),
-      'unset.yaml': deploymentYaml('unset', externalDockerSpec('docker.io/acme/unset:1', 1, [['API_KEY', 'AHEAD_UNSET']])),
+      'unset.yaml': deploymentYaml(
+        'unset',
+        externalDockerSpec('docker.io/acme/unset:1', 1, [['API_KEY', 'AHEAD_UNSET']]),
+      ),
       'github.yaml': providerYaml('github', 'AHEAD_CLIENT_SECRET'),
       'broken.yaml': 'kind: Deployment\nmetadata: [\n',
     });
@@ -69,7 +75,14 @@ describe('a plan that streams: the same plan as the whole', () => {
     expect(JSON.stringify([...streamed.fingerprints])).toBe(JSON.stringify([...whole.fingerprints]));
     // The plan holds every case above, so the comparison covers them.
     const actions = new Map(streamed.plan.changes.map((c) => [c.name, c.action]));
-    expect([actions.get('web'), actions.get('keyed'), actions.get('fresh'), actions.get('twice'), actions.get('unset'), actions.get('stray')]).toEqual(['adopt', 'update', 'create', 'blocked', 'blocked', 'orphan']);
+    expect([
+      actions.get('web'),
+      actions.get('keyed'),
+      actions.get('fresh'),
+      actions.get('twice'),
+      actions.get('unset'),
+      actions.get('stray'),
+    ]).toEqual(['adopt', 'update', 'create', 'blocked', 'blocked', 'orphan']);
     expect(streamed.plan.summary.noop).toBe(STEADY);
   });
 

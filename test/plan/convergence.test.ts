@@ -4,14 +4,23 @@ import { SecretResolutionError } from '../../src/core/errors.js';
 import type { AppliedRecord, DeploymentSpec, LiveDeployment } from '../../src/core/model.js';
 import { diffDeployment, requestBody } from '../../src/core/kinds/deployment/index.js';
 import type { PatchDeploymentRequest } from '../../src/core/wire/schema.js';
-import { OPENAI_OLD_VALUE, OPENAI_VALUE, applied, desired, hashOf, supportAgentLive, supportAgentSpec } from './fixtures.js';
+import {
+  OPENAI_OLD_VALUE,
+  OPENAI_VALUE,
+  applied,
+  desired,
+  hashOf,
+  supportAgentLive,
+  supportAgentSpec,
+} from './fixtures.js';
 
 type Echo = 'plain' | 'masked' | 'omitted';
 
 /** docs/against-the-real-service.md §3: top-level merge, nulls never clear, resource_spec replaced whole, secrets upserted by name. */
 function servicePatch(stored: LiveDeployment, body: PatchDeploymentRequest): LiveDeployment {
   const next = structuredClone(stored);
-  for (const [key, value] of Object.entries(body.source_config ?? {})) if (value !== null && value !== undefined) next.source_config[key] = value;
+  for (const [key, value] of Object.entries(body.source_config ?? {}))
+    if (value !== null && value !== undefined) next.source_config[key] = value;
   for (const [key, value] of Object.entries(body.source_revision_config ?? {})) {
     if (value !== null && value !== undefined) next.source_revision_config[key] = value;
   }
@@ -26,7 +35,10 @@ function servicePatch(stored: LiveDeployment, body: PatchDeploymentRequest): Liv
 
 function echo(stored: LiveDeployment, mode: Echo): LiveDeployment {
   if (mode === 'plain') return stored;
-  return { ...stored, secrets: stored.secrets.map((s) => (mode === 'masked' ? { name: s.name, value: '********' } : { name: s.name })) };
+  return {
+    ...stored,
+    secrets: stored.secrets.map((s) => (mode === 'masked' ? { name: s.name, value: '********' } : { name: s.name })),
+  };
 }
 
 const VALUES = { OPENAI_API_KEY: OPENAI_VALUE };
@@ -39,10 +51,13 @@ function changed(mutate: (s: DeploymentSpec) => void): DeploymentSpec {
 }
 
 const specs: Array<[string, DeploymentSpec]> = [
-  ['max_scale and repo_ref', changed((s) => {
-    (s.source_config!.resource_spec as Record<string, unknown>).max_scale = 6;
-    s.source_revision_config!.repo_ref = 'release';
-  })],
+  [
+    'max_scale and repo_ref',
+    changed((s) => {
+      (s.source_config!.resource_spec as Record<string, unknown>).max_scale = 6;
+      s.source_revision_config!.repo_ref = 'release';
+    }),
+  ],
   ['build_on_push', changed((s) => (s.source_config!.build_on_push = false))],
   ['unchanged config, secret rotated', supportAgentSpec()],
 ];
@@ -56,10 +71,19 @@ describe('one request converges (a second diff is noop and sends nothing)', () =
       expect(first.change.action).toBe('update');
       expect(first.request?.op).toBe('patch');
       stored = servicePatch(stored, requestBody(first, VALUES) as PatchDeploymentRequest);
-      const record: AppliedRecord = applied(Object.fromEntries(first.secretNames.map((n) => [n, HASHES[n as 'OPENAI_API_KEY']])));
+      const record: AppliedRecord = applied(
+        Object.fromEntries(first.secretNames.map((n) => [n, HASHES[n as 'OPENAI_API_KEY']])),
+      );
       const second = diffDeployment(resource, echo(stored, mode), { secretHashes: HASHES, applied: record });
       expect(second).toStrictEqual({
-        change: { kind: 'Deployment', name: 'support-agent', action: 'noop', new_revision: false, fields: [], reason: null },
+        change: {
+          kind: 'Deployment',
+          name: 'support-agent',
+          action: 'noop',
+          new_revision: false,
+          fields: [],
+          reason: null,
+        },
         secretNames: [],
       });
     });
@@ -91,6 +115,8 @@ describe('requestBody', () => {
   it('a missing resolved value is a SecretResolutionError naming the secret, never a value', () => {
     const diff = diffDeployment(resource, undefined, { secretHashes: HASHES });
     expect(() => requestBody(diff, {})).toThrow(SecretResolutionError);
-    expect(() => requestBody(diff, {})).toThrow('secret OPENAI_API_KEY of Deployment/support-agent has no resolved value');
+    expect(() => requestBody(diff, {})).toThrow(
+      'secret OPENAI_API_KEY of Deployment/support-agent has no resolved value',
+    );
   });
 });

@@ -36,7 +36,14 @@ function rs(value: DeploymentSpec): Record<string, unknown> {
   return value.source_config!.resource_spec as Record<string, unknown>;
 }
 
-const LIVE_RS = { min_scale: 1, max_scale: 2, cpu: 0.5, memory_mb: 1024, memory_limit_mb: 2048, labels: { team: 'support' } };
+const LIVE_RS = {
+  min_scale: 1,
+  max_scale: 2,
+  cpu: 0.5,
+  memory_mb: 1024,
+  memory_limit_mb: 2048,
+  labels: { team: 'support' },
+};
 
 function masked(value?: string): Partial<LiveDeployment> {
   return { secrets: [value === undefined ? { name: 'OPENAI_API_KEY' } : { name: 'OPENAI_API_KEY', value }] };
@@ -45,7 +52,11 @@ function masked(value?: string): Partial<LiveDeployment> {
 function triageSpec(): DeploymentSpec {
   return {
     source: 'external_docker',
-    source_config: { listener_id: LISTENER, listener_config: { k8s_namespace: 'agents' }, resource_spec: { max_scale: 3 } },
+    source_config: {
+      listener_id: LISTENER,
+      listener_config: { k8s_namespace: 'agents' },
+      resource_spec: { max_scale: 3 },
+    },
     source_revision_config: { image_uri: 'registry.acme.example/agents/triage:1.4.2' },
     secret_references: [
       { name: 'DB_URL', secret_name: 'triage-db', secret_key: 'url' },
@@ -58,7 +69,11 @@ function triageLive(patch: Partial<LiveDeployment> = {}): LiveDeployment {
   return live('triage', {
     id: TRIAGE_ID,
     source: 'external_docker',
-    source_config: { listener_id: LISTENER, listener_config: { k8s_namespace: 'agents' }, resource_spec: { min_scale: 1, max_scale: 3 } },
+    source_config: {
+      listener_id: LISTENER,
+      listener_config: { k8s_namespace: 'agents' },
+      resource_spec: { min_scale: 1, max_scale: 3 },
+    },
     source_revision_config: { image_uri: 'registry.acme.example/agents/triage:1.4.2', repo_commit_sha: null },
     secret_references: [
       { name: 'REDIS_URL', secret_name: 'triage-redis', secret_key: 'url' },
@@ -70,10 +85,24 @@ function triageLive(patch: Partial<LiveDeployment> = {}): LiveDeployment {
 }
 
 function update(fields: DeploymentDiff['change']['fields'], newRevision: boolean, reason: string | null = null) {
-  return { kind: 'Deployment' as const, name: 'support-agent', action: 'update' as const, new_revision: newRevision, fields, reason };
+  return {
+    kind: 'Deployment' as const,
+    name: 'support-agent',
+    action: 'update' as const,
+    new_revision: newRevision,
+    fields,
+    reason,
+  };
 }
 
-const noop = { kind: 'Deployment', name: 'support-agent', action: 'noop', new_revision: false, fields: [], reason: null };
+const noop = {
+  kind: 'Deployment',
+  name: 'support-agent',
+  action: 'noop',
+  new_revision: false,
+  fields: [],
+  reason: null,
+};
 
 const secretField = { path: 'secrets.OPENAI_API_KEY', before: '(sensitive)', after: '(sensitive)', sensitive: true };
 /** A secret written only because it cannot be compared (hidden by the service, no applied record). */
@@ -121,14 +150,23 @@ const cases: Case[] = [
         [
           { path: 'source_config.resource_spec.cpu', before: 0.5, after: 1, sensitive: false },
           { path: 'source_config.resource_spec.max_scale', before: 2, after: 4, sensitive: false },
-          { path: 'source_config.resource_spec.labels', before: { team: 'support' }, after: { team: 'support', tier: 'gold' }, sensitive: false },
+          {
+            path: 'source_config.resource_spec.labels',
+            before: { team: 'support' },
+            after: { team: 'support', tier: 'gold' },
+            sensitive: false,
+          },
         ],
         true,
       ),
       request: {
         op: 'patch',
         id: ID,
-        body: { source_config: { resource_spec: { ...LIVE_RS, cpu: 1, max_scale: 4, labels: { team: 'support', tier: 'gold' } } } },
+        body: {
+          source_config: {
+            resource_spec: { ...LIVE_RS, cpu: 1, max_scale: 4, labels: { team: 'support', tier: 'gold' } },
+          },
+        },
       },
       secretNames: [],
     },
@@ -137,7 +175,12 @@ const cases: Case[] = [
     name: 'resource_spec: live has none, so the declared fields are the whole',
     spec: supportAgentSpec(),
     live: supportAgentLive({
-      source_config: { integration_id: INTEGRATION, repo_url: 'https://codehost.example.com/acme/support-agent', build_on_push: true, resource_spec: null },
+      source_config: {
+        integration_id: INTEGRATION,
+        repo_url: 'https://codehost.example.com/acme/support-agent',
+        build_on_push: true,
+        resource_spec: null,
+      },
     }),
     expected: {
       change: update(
@@ -149,7 +192,11 @@ const cases: Case[] = [
         ],
         true,
       ),
-      request: { op: 'patch', id: ID, body: { source_config: { resource_spec: { cpu: 0.5, min_scale: 1, max_scale: 2, memory_mb: 1024 } } } },
+      request: {
+        op: 'patch',
+        id: ID,
+        body: { source_config: { resource_spec: { cpu: 0.5, min_scale: 1, max_scale: 2, memory_mb: 1024 } } },
+      },
       secretNames: [],
     },
   },
@@ -169,7 +216,14 @@ const cases: Case[] = [
     live: supportAgentLive(),
     expected: {
       change: update(
-        [{ path: 'source_config.custom_url', before: 'https://support.acme.example', after: 'https://help.acme.example', sensitive: false }],
+        [
+          {
+            path: 'source_config.custom_url',
+            before: 'https://support.acme.example',
+            after: 'https://help.acme.example',
+            sensitive: false,
+          },
+        ],
         false,
       ),
       request: { op: 'patch', id: ID, body: { source_config: { custom_url: 'https://help.acme.example' } } },
@@ -181,7 +235,10 @@ const cases: Case[] = [
     spec: spec((s) => (s.source_revision_config!.repo_ref = 'release-2025.02')),
     live: supportAgentLive(),
     expected: {
-      change: update([{ path: 'source_revision_config.repo_ref', before: 'main', after: 'release-2025.02', sensitive: false }], true),
+      change: update(
+        [{ path: 'source_revision_config.repo_ref', before: 'main', after: 'release-2025.02', sensitive: false }],
+        true,
+      ),
       request: { op: 'patch', id: ID, body: { source_revision_config: { repo_ref: 'release-2025.02' } } },
       secretNames: [],
     },
@@ -190,7 +247,11 @@ const cases: Case[] = [
     name: 'only a secret changed (plain echo hashed): body empty, the secret listed, new revision',
     spec: supportAgentSpec(),
     live: supportAgentLive(masked(OPENAI_OLD_VALUE)),
-    expected: { change: update([secretField], true), request: { op: 'patch', id: ID, body: {} }, secretNames: ['OPENAI_API_KEY'] },
+    expected: {
+      change: update([secretField], true),
+      request: { op: 'patch', id: ID, body: {} },
+      secretNames: ['OPENAI_API_KEY'],
+    },
   },
   {
     name: 'plain echo equal to desired wins over a stale applied record',
@@ -211,7 +272,11 @@ const cases: Case[] = [
     spec: supportAgentSpec(),
     live: supportAgentLive(masked('********')),
     ctx: { ...SECRETS, applied: applied({ OPENAI_API_KEY: H_OLD }) },
-    expected: { change: update([secretField], true), request: { op: 'patch', id: ID, body: {} }, secretNames: ['OPENAI_API_KEY'] },
+    expected: {
+      change: update([secretField], true),
+      request: { op: 'patch', id: ID, body: {} },
+      secretNames: ['OPENAI_API_KEY'],
+    },
   },
   {
     name: 'masked echo, no applied record: written once, and the reason says so',
@@ -257,11 +322,27 @@ const cases: Case[] = [
   {
     name: 'two hidden secrets, one known from the applied record: only the unknown one is a change, both are sent',
     spec: spec((s) => s.secrets!.push({ name: 'ANTHROPIC_API_KEY', from: { file: '/run/secrets/anthropic' } })),
-    live: supportAgentLive({ secrets: [{ name: 'OPENAI_API_KEY', value: '********' }, { name: 'ANTHROPIC_API_KEY', value: '********' }] }),
-    ctx: { secretHashes: { OPENAI_API_KEY: H, ANTHROPIC_API_KEY: H_ANTHROPIC }, applied: applied({ OPENAI_API_KEY: H }) },
+    live: supportAgentLive({
+      secrets: [
+        { name: 'OPENAI_API_KEY', value: '********' },
+        { name: 'ANTHROPIC_API_KEY', value: '********' },
+      ],
+    }),
+    ctx: {
+      secretHashes: { OPENAI_API_KEY: H, ANTHROPIC_API_KEY: H_ANTHROPIC },
+      applied: applied({ OPENAI_API_KEY: H }),
+    },
     expected: {
       change: update(
-        [{ path: 'secrets.ANTHROPIC_API_KEY', before: '(sensitive)', after: '(sensitive)', sensitive: true, uncompared: true }],
+        [
+          {
+            path: 'secrets.ANTHROPIC_API_KEY',
+            before: '(sensitive)',
+            after: '(sensitive)',
+            sensitive: true,
+            uncompared: true,
+          },
+        ],
         true,
         'secret values are hidden by the service and no applied state is known: ANTHROPIC_API_KEY will be written once; 1 unchanged secret is re-sent with it (a write carries every declared secret)',
       ),
@@ -274,7 +355,10 @@ const cases: Case[] = [
     spec: spec((s) => (s.source_config!.build_on_push = false)),
     live: supportAgentLive(masked(OPENAI_OLD_VALUE)),
     expected: {
-      change: update([{ path: 'source_config.build_on_push', before: true, after: false, sensitive: false }, secretField], true),
+      change: update(
+        [{ path: 'source_config.build_on_push', before: true, after: false, sensitive: false }, secretField],
+        true,
+      ),
       request: { op: 'patch', id: ID, body: { source_config: { build_on_push: false } } },
       secretNames: ['OPENAI_API_KEY'],
     },
@@ -389,7 +473,8 @@ const cases: Case[] = [
         action: 'blocked',
         new_revision: false,
         fields: [],
-        reason: 'secret OPENAI_API_KEY (apps/support-agent.yaml:21:9) could not be resolved; check its valueFrom (environment variable or file)',
+        reason:
+          'secret OPENAI_API_KEY (apps/support-agent.yaml:21:9) could not be resolved; check its valueFrom (environment variable or file)',
       },
       secretNames: [],
     },
@@ -415,7 +500,10 @@ const cases: Case[] = [
     name: 'unresolved repository: blocked with its reason',
     spec: supportAgentSpec(),
     live: supportAgentLive(),
-    ctx: { ...SECRETS, repositoryError: 'repository acme/support-agent is in no integration the service lists; check spec.repository' },
+    ctx: {
+      ...SECRETS,
+      repositoryError: 'repository acme/support-agent is in no integration the service lists; check spec.repository',
+    },
     expected: {
       change: {
         kind: 'Deployment',
@@ -459,7 +547,12 @@ const cases: Case[] = [
           { path: 'name', before: null, after: 'support-agent', sensitive: false },
           { path: 'source', before: null, after: 'codehost', sensitive: false },
           { path: 'source_config.integration_id', before: null, after: INTEGRATION, sensitive: false },
-          { path: 'source_config.repo_url', before: null, after: 'https://codehost.example.com/acme/support-agent', sensitive: false },
+          {
+            path: 'source_config.repo_url',
+            before: null,
+            after: 'https://codehost.example.com/acme/support-agent',
+            sensitive: false,
+          },
           { path: 'source_config.build_on_push', before: null, after: true, sensitive: false },
           { path: 'source_config.resource_spec.cpu', before: null, after: 0.5, sensitive: false },
           { path: 'source_config.resource_spec.min_scale', before: null, after: 1, sensitive: false },
@@ -467,7 +560,12 @@ const cases: Case[] = [
           { path: 'source_config.resource_spec.memory_mb', before: null, after: 1024, sensitive: false },
           { path: 'source_config.deployment_type', before: null, after: 'prod', sensitive: false },
           { path: 'source_revision_config.repo_ref', before: null, after: 'main', sensitive: false },
-          { path: 'source_revision_config.graph_config_path', before: null, after: 'agent/graph.json', sensitive: false },
+          {
+            path: 'source_revision_config.graph_config_path',
+            before: null,
+            after: 'agent/graph.json',
+            sensitive: false,
+          },
           { path: 'secrets.OPENAI_API_KEY', before: null, after: '(sensitive)', sensitive: true },
         ],
         reason: null,
@@ -493,7 +591,14 @@ const cases: Case[] = [
   },
 ];
 
-const triageNoop = { kind: 'Deployment', name: 'triage', action: 'noop', new_revision: false, fields: [], reason: null };
+const triageNoop = {
+  kind: 'Deployment',
+  name: 'triage',
+  action: 'noop',
+  new_revision: false,
+  fields: [],
+  reason: null,
+};
 
 const triageCases: Case[] = [
   {
@@ -560,7 +665,12 @@ const triageCases: Case[] = [
         action: 'blocked',
         new_revision: false,
         fields: [
-          { path: 'source_config.listener_config', before: { k8s_namespace: 'agents' }, after: { k8s_namespace: 'agents-prod' }, sensitive: false },
+          {
+            path: 'source_config.listener_config',
+            before: { k8s_namespace: 'agents' },
+            after: { k8s_namespace: 'agents-prod' },
+            sensitive: false,
+          },
         ],
         reason:
           'source_config.listener_config.k8s_namespace cannot be changed after creation (live: "agents", manifest: "agents-prod"); set it back to the live value, or give the deployment a new metadata.name',
@@ -571,7 +681,13 @@ const triageCases: Case[] = [
   {
     name: 'listener_id unset live: an immutable field may be set once, sent without a revision',
     spec: triageSpec(),
-    live: triageLive({ source_config: { listener_id: null, listener_config: { k8s_namespace: 'agents' }, resource_spec: { min_scale: 1, max_scale: 3 } } }),
+    live: triageLive({
+      source_config: {
+        listener_id: null,
+        listener_config: { k8s_namespace: 'agents' },
+        resource_spec: { min_scale: 1, max_scale: 3 },
+      },
+    }),
     expected: {
       change: {
         kind: 'Deployment',
@@ -609,7 +725,11 @@ const triageCases: Case[] = [
         ],
         reason: null,
       },
-      request: { op: 'patch', id: TRIAGE_ID, body: { source_revision_config: { image_uri: 'registry.acme.example/agents/triage:1.5.0' } } },
+      request: {
+        op: 'patch',
+        id: TRIAGE_ID,
+        body: { source_revision_config: { image_uri: 'registry.acme.example/agents/triage:1.5.0' } },
+      },
       secretNames: [],
     },
   },

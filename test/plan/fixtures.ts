@@ -23,11 +23,20 @@ export function deploymentKey(name: string): string {
   return resourceKey('Deployment', name);
 }
 
-export function hashOf(name: string, secret: string, value: string, kind: 'Deployment' | 'OAuthProvider' = 'Deployment'): string {
+export function hashOf(
+  name: string,
+  secret: string,
+  value: string,
+  kind: 'Deployment' | 'OAuthProvider' = 'Deployment',
+): string {
   return secretHash(resourceKey(kind, name), secret, value);
 }
 
-export function desired(name: string, spec: DeploymentSpec, options: { suspend?: boolean; file?: string } = {}): DeploymentResource {
+export function desired(
+  name: string,
+  spec: DeploymentSpec,
+  options: { suspend?: boolean; file?: string } = {},
+): DeploymentResource {
   return {
     kind: 'Deployment',
     name,
@@ -81,7 +90,10 @@ export function live(name: string, patch: Partial<LiveDeployment> = {}): LiveDep
 }
 
 /** The live twin of supportAgentSpec(), with service-side extras the manifest does not declare. */
-export function supportAgentLive(patch: Partial<LiveDeployment> = {}, id = 'd2a4f6b8-1c3e-4a5b-9d7f-0a2c4e6f8b1d'): LiveDeployment {
+export function supportAgentLive(
+  patch: Partial<LiveDeployment> = {},
+  id = 'd2a4f6b8-1c3e-4a5b-9d7f-0a2c4e6f8b1d',
+): LiveDeployment {
   return live('support-agent', {
     id,
     source_config: {
@@ -90,7 +102,14 @@ export function supportAgentLive(patch: Partial<LiveDeployment> = {}, id = 'd2a4
       build_on_push: true,
       custom_url: 'https://support.acme.example',
       listener_id: null,
-      resource_spec: { min_scale: 1, max_scale: 2, cpu: 0.5, memory_mb: 1024, memory_limit_mb: 2048, labels: { team: 'support' } },
+      resource_spec: {
+        min_scale: 1,
+        max_scale: 2,
+        cpu: 0.5,
+        memory_mb: 1024,
+        memory_limit_mb: 2048,
+        labels: { team: 'support' },
+      },
     },
     source_revision_config: {
       repo_ref: 'main',

@@ -20,7 +20,15 @@ import {
 const ORPHAN = 'live deployment not in any manifest; converge never deletes';
 
 function input(partial: Partial<PlanInput>): PlanInput {
-  return { resources: [], blocked: [], diagnostics: [], live: { deployments: [] }, applied: new Map(), secretHashes: new Map(), ...partial };
+  return {
+    resources: [],
+    blocked: [],
+    diagnostics: [],
+    live: { deployments: [] },
+    applied: new Map(),
+    secretHashes: new Map(),
+    ...partial,
+  };
 }
 
 function noSecrets(name: string, spec = supportAgentSpec()): DesiredResource {
@@ -28,7 +36,9 @@ function noSecrets(name: string, spec = supportAgentSpec()): DesiredResource {
   return desired(name, rest);
 }
 
-const supportHashes = new Map<string, Record<string, string>>([[deploymentKey('support-agent'), { OPENAI_API_KEY: hashOf('support-agent', 'OPENAI_API_KEY', OPENAI_VALUE) }]]);
+const supportHashes = new Map<string, Record<string, string>>([
+  [deploymentKey('support-agent'), { OPENAI_API_KEY: hashOf('support-agent', 'OPENAI_API_KEY', OPENAI_VALUE) }],
+]);
 
 const brokenBilling: BlockedResource = {
   kind: 'Deployment',
@@ -38,8 +48,22 @@ const brokenBilling: BlockedResource = {
 };
 
 const diagnostics: Diagnostic[] = [
-  { severity: 'warning', file: 'apps/zeta.yaml', line: 2, column: 1, message: 'unknown annotation converge/sync-wave is ignored', code: 'W_ANNOTATION' },
-  { severity: 'error', file: 'apps/billing.yaml', line: 9, column: 7, message: 'spec.source_config.resource_spec.max_scale must be a number', code: 'E_SCHEMA' },
+  {
+    severity: 'warning',
+    file: 'apps/zeta.yaml',
+    line: 2,
+    column: 1,
+    message: 'unknown annotation converge/sync-wave is ignored',
+    code: 'W_ANNOTATION',
+  },
+  {
+    severity: 'error',
+    file: 'apps/billing.yaml',
+    line: 9,
+    column: 7,
+    message: 'spec.source_config.resource_spec.max_scale must be a number',
+    code: 'E_SCHEMA',
+  },
 ];
 
 function liveNamed(name: string, id: string): LiveDeployment {
@@ -56,7 +80,12 @@ const cases: Case[] = [
   {
     name: 'nothing declared, nothing live',
     input: input({}),
-    expected: { format_version: '1', summary: { create: 0, update: 0, adopt: 0, delete: 0, noop: 0, orphan: 0, blocked: 0, suspended: 0 }, changes: [], diagnostics: [] },
+    expected: {
+      format_version: '1',
+      summary: { create: 0, update: 0, adopt: 0, delete: 0, noop: 0, orphan: 0, blocked: 0, suspended: 0 },
+      changes: [],
+      diagnostics: [],
+    },
   },
   {
     name: 'mixed: noop, orphan, blocked manifest with a live twin (not orphaned), provider create, diagnostics sorted without code',
@@ -64,17 +93,33 @@ const cases: Case[] = [
       resources: [slackProvider(), desired('support-agent', supportAgentSpec())],
       blocked: [brokenBilling],
       diagnostics,
-      live: { deployments: [liveNamed('legacy-rag', 'f1e2d3c4-b5a6-4978-8a9b-0c1d2e3f4a5b'), liveNamed('billing-agent', 'a9b8c7d6-e5f4-4321-8765-43210fedcba9'), supportAgentLive()] },
+      live: {
+        deployments: [
+          liveNamed('legacy-rag', 'f1e2d3c4-b5a6-4978-8a9b-0c1d2e3f4a5b'),
+          liveNamed('billing-agent', 'a9b8c7d6-e5f4-4321-8765-43210fedcba9'),
+          supportAgentLive(),
+        ],
+      },
       secretHashes: new Map<string, Record<string, string>>([
         ...supportHashes,
-        ['OAuthProvider/slack', { client_secret: hashOf('slack', 'client_secret', SLACK_SECRET_VALUE, 'OAuthProvider') }],
+        [
+          'OAuthProvider/slack',
+          { client_secret: hashOf('slack', 'client_secret', SLACK_SECRET_VALUE, 'OAuthProvider') },
+        ],
       ]),
     }),
     expected: {
       format_version: '1',
       summary: { create: 1, update: 0, adopt: 0, delete: 0, noop: 1, orphan: 1, blocked: 1, suspended: 0 },
       changes: [
-        { kind: 'Deployment', name: 'billing-agent', action: 'blocked', new_revision: false, fields: [], reason: brokenBilling.reason },
+        {
+          kind: 'Deployment',
+          name: 'billing-agent',
+          action: 'blocked',
+          new_revision: false,
+          fields: [],
+          reason: brokenBilling.reason,
+        },
         { kind: 'Deployment', name: 'legacy-rag', action: 'orphan', new_revision: false, fields: [], reason: ORPHAN },
         { kind: 'Deployment', name: 'support-agent', action: 'noop', new_revision: false, fields: [], reason: null },
         {
@@ -95,15 +140,30 @@ const cases: Case[] = [
         },
       ],
       diagnostics: [
-        { severity: 'error', file: 'apps/billing.yaml', line: 9, column: 7, message: 'spec.source_config.resource_spec.max_scale must be a number' },
-        { severity: 'warning', file: 'apps/zeta.yaml', line: 2, column: 1, message: 'unknown annotation converge/sync-wave is ignored' },
+        {
+          severity: 'error',
+          file: 'apps/billing.yaml',
+          line: 9,
+          column: 7,
+          message: 'spec.source_config.resource_spec.max_scale must be a number',
+        },
+        {
+          severity: 'warning',
+          file: 'apps/zeta.yaml',
+          line: 2,
+          column: 1,
+          message: 'unknown annotation converge/sync-wave is ignored',
+        },
       ],
     },
   },
   {
     name: 'the same deployment declared twice: blocked naming both places; its live twin is not orphaned',
     input: input({
-      resources: [noSecrets('ingest', supportAgentSpec()), { ...noSecrets('ingest'), location: { file: 'team-b/ingest.yaml', line: 14, column: 1 } }],
+      resources: [
+        noSecrets('ingest', supportAgentSpec()),
+        { ...noSecrets('ingest'), location: { file: 'team-b/ingest.yaml', line: 14, column: 1 } },
+      ],
       live: { deployments: [liveNamed('ingest', 'b1c2d3e4-f5a6-4b7c-8d9e-0f1a2b3c4d5e')] },
     }),
     expected: {
@@ -127,9 +187,24 @@ const cases: Case[] = [
     input: input({
       resources: [noSecrets('ingest')],
       blocked: [
-        { kind: 'Deployment', name: 'ingest', location: { file: 'a.yaml', line: 3, column: 9 }, reason: 'ingest is also declared in b.yaml:5:9' },
-        { kind: 'Deployment', name: 'ingest', location: { file: 'b.yaml', line: 5, column: 9 }, reason: 'ingest is also declared in a.yaml:3:9' },
-        { kind: 'Deployment', name: 'ingest', location: { file: 'b.yaml', line: 5, column: 9 }, reason: 'ingest is also declared in a.yaml:3:9' },
+        {
+          kind: 'Deployment',
+          name: 'ingest',
+          location: { file: 'a.yaml', line: 3, column: 9 },
+          reason: 'ingest is also declared in b.yaml:5:9',
+        },
+        {
+          kind: 'Deployment',
+          name: 'ingest',
+          location: { file: 'b.yaml', line: 5, column: 9 },
+          reason: 'ingest is also declared in a.yaml:3:9',
+        },
+        {
+          kind: 'Deployment',
+          name: 'ingest',
+          location: { file: 'b.yaml', line: 5, column: 9 },
+          reason: 'ingest is also declared in a.yaml:3:9',
+        },
       ],
     }),
     expected: {
@@ -151,11 +226,13 @@ const cases: Case[] = [
   {
     name: 'the same live deployment listed twice (pages shifted) counts once; names compare by code unit, not locale',
     input: input({
-      live: { deployments: [
-        liveNamed('rag-b', 'c0c0c0c0-0000-4000-8000-000000000002'),
-        liveNamed('Rag-a', 'c0c0c0c0-0000-4000-8000-000000000001'),
-        liveNamed('rag-b', 'c0c0c0c0-0000-4000-8000-000000000002'),
-      ] },
+      live: {
+        deployments: [
+          liveNamed('rag-b', 'c0c0c0c0-0000-4000-8000-000000000002'),
+          liveNamed('Rag-a', 'c0c0c0c0-0000-4000-8000-000000000001'),
+          liveNamed('rag-b', 'c0c0c0c0-0000-4000-8000-000000000002'),
+        ],
+      },
     }),
     expected: {
       format_version: '1',
@@ -171,7 +248,12 @@ const cases: Case[] = [
     name: 'two live deployments share a declared name: blocked, converge cannot tell which to manage',
     input: input({
       resources: [noSecrets('rag')],
-      live: { deployments: [liveNamed('rag', 'c0c0c0c0-0000-4000-8000-00000000000a'), liveNamed('rag', 'c0c0c0c0-0000-4000-8000-00000000000b')] },
+      live: {
+        deployments: [
+          liveNamed('rag', 'c0c0c0c0-0000-4000-8000-00000000000a'),
+          liveNamed('rag', 'c0c0c0c0-0000-4000-8000-00000000000b'),
+        ],
+      },
     }),
     expected: {
       format_version: '1',
@@ -201,12 +283,24 @@ const cases: Case[] = [
       ],
       live: { deployments: [supportAgentLive({ secrets: [{ name: 'OPENAI_API_KEY', value: '********' }] })] },
       applied: new Map<string, AppliedRecord>([
-        [deploymentKey('support-agent'), { secrets: { OPENAI_API_KEY: hashOf('support-agent', 'OPENAI_API_KEY', OPENAI_VALUE) }, appliedAt: '2025-02-03T16:41:00.000Z' }],
+        [
+          deploymentKey('support-agent'),
+          {
+            secrets: { OPENAI_API_KEY: hashOf('support-agent', 'OPENAI_API_KEY', OPENAI_VALUE) },
+            appliedAt: '2025-02-03T16:41:00.000Z',
+          },
+        ],
       ]),
       secretHashes: supportHashes,
-      secretErrors: new Map([['OAuthProvider/slack', ['client_secret: file /run/secrets/slack cannot be read (ENOENT)']]]),
-      repositoryErrors: new Map([['docs-agent', 'repository acme/docs-agent is in 2 integrations (acme, acme-labs); set spec.integration']]),
-      discovery: new Map([['linear', { ok: false, step: 'protected resource metadata', message: 'connection refused' } as const]]),
+      secretErrors: new Map([
+        ['OAuthProvider/slack', ['client_secret: file /run/secrets/slack cannot be read (ENOENT)']],
+      ]),
+      repositoryErrors: new Map([
+        ['docs-agent', 'repository acme/docs-agent is in 2 integrations (acme, acme-labs); set spec.integration'],
+      ]),
+      discovery: new Map([
+        ['linear', { ok: false, step: 'protected resource metadata', message: 'connection refused' } as const],
+      ]),
     }),
     expected: {
       format_version: '1',
@@ -220,8 +314,18 @@ const cases: Case[] = [
           fields: [
             { path: 'name', before: null, after: 'docs-agent', sensitive: false },
             { path: 'source', before: null, after: 'codehost', sensitive: false },
-            { path: 'source_config.integration_id', before: null, after: '3f9d2c4e-1b7a-4e8f-9c61-2a5b7d0e4f13', sensitive: false },
-            { path: 'source_config.repo_url', before: null, after: 'https://codehost.example.com/acme/support-agent', sensitive: false },
+            {
+              path: 'source_config.integration_id',
+              before: null,
+              after: '3f9d2c4e-1b7a-4e8f-9c61-2a5b7d0e4f13',
+              sensitive: false,
+            },
+            {
+              path: 'source_config.repo_url',
+              before: null,
+              after: 'https://codehost.example.com/acme/support-agent',
+              sensitive: false,
+            },
             { path: 'source_config.build_on_push', before: null, after: true, sensitive: false },
             { path: 'source_config.resource_spec.cpu', before: null, after: 0.5, sensitive: false },
             { path: 'source_config.resource_spec.min_scale', before: null, after: 1, sensitive: false },
@@ -229,7 +333,12 @@ const cases: Case[] = [
             { path: 'source_config.resource_spec.memory_mb', before: null, after: 1024, sensitive: false },
             { path: 'source_config.deployment_type', before: null, after: 'prod', sensitive: false },
             { path: 'source_revision_config.repo_ref', before: null, after: 'main', sensitive: false },
-            { path: 'source_revision_config.graph_config_path', before: null, after: 'agent/graph.json', sensitive: false },
+            {
+              path: 'source_revision_config.graph_config_path',
+              before: null,
+              after: 'agent/graph.json',
+              sensitive: false,
+            },
           ],
           reason: 'repository acme/docs-agent is in 2 integrations (acme, acme-labs); set spec.integration',
         },
@@ -267,8 +376,16 @@ describe('plan', () => {
   });
 
   it('a provider and a deployment may share a name; providers are never orphans', () => {
-    const result = plan(input({ resources: [slackProvider()], live: { deployments: [liveNamed('slack', 'd0d0d0d0-0000-4000-8000-000000000001')] } }));
-    expect(result.changes.map((c) => `${c.kind}/${c.name}:${c.action}`)).toEqual(['Deployment/slack:orphan', 'OAuthProvider/slack:blocked']);
+    const result = plan(
+      input({
+        resources: [slackProvider()],
+        live: { deployments: [liveNamed('slack', 'd0d0d0d0-0000-4000-8000-000000000001')] },
+      }),
+    );
+    expect(result.changes.map((c) => `${c.kind}/${c.name}:${c.action}`)).toEqual([
+      'Deployment/slack:orphan',
+      'OAuthProvider/slack:blocked',
+    ]);
   });
 });
 
@@ -279,10 +396,21 @@ describe('pairing stays linear', () => {
     const liveList: LiveDeployment[] = [];
     for (let i = 0; i < n; i++) {
       const name = `agent-${String(i).padStart(5, '0')}`;
-      const spec = { source: 'codehost' as const, source_config: { build_on_push: true, resource_spec: { max_scale: 2 } }, source_revision_config: { graph_config_path: 'langgraph.json' } };
+      const spec = {
+        source: 'codehost' as const,
+        source_config: { build_on_push: true, resource_spec: { max_scale: 2 } },
+        source_revision_config: { graph_config_path: 'langgraph.json' },
+      };
       if (i % 10 !== 0) resources.push(desired(name, spec));
       const liveSpec = { build_on_push: true, resource_spec: { max_scale: i % 4 === 0 ? 3 : 2 } };
-      if (i % 10 !== 1) liveList.push(live(name, { id: `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`, source_config: liveSpec, source_revision_config: { graph_config_path: 'langgraph.json' } }));
+      if (i % 10 !== 1)
+        liveList.push(
+          live(name, {
+            id: `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`,
+            source_config: liveSpec,
+            source_revision_config: { graph_config_path: 'langgraph.json' },
+          }),
+        );
     }
     let reads = 0;
     function counted<T>(list: T[]): T[] {
@@ -296,7 +424,16 @@ describe('pairing stays linear', () => {
     const result = plan(input({ resources: counted(resources), live: { deployments: counted(liveList) } }));
     // 8,000 pairs: i % 4 == 0 among them (4 in every 20) -> 2,000 updates. A nested scan (find per resource) would read about n^2 / 2 = 50,000,000 elements.
     expect(reads).toBeLessThanOrEqual(2 * (resources.length + liveList.length));
-    expect(result.summary).toStrictEqual({ create: 1000, update: 2000, adopt: 0, delete: 0, noop: 6000, orphan: 1000, blocked: 0, suspended: 0 });
+    expect(result.summary).toStrictEqual({
+      create: 1000,
+      update: 2000,
+      adopt: 0,
+      delete: 0,
+      noop: 6000,
+      orphan: 1000,
+      blocked: 0,
+      suspended: 0,
+    });
     expect(result.changes).toHaveLength(n);
   });
 });
@@ -304,7 +441,9 @@ describe('pairing stays linear', () => {
 describe('one plan loop for every kind', () => {
   it('diffs each paired resource through its kind in the table, with the input maps of that resource', () => {
     const support = desired('support-agent', supportAgentSpec());
-    const supportLive = supportAgentLive({ source_config: { ...supportAgentLive().source_config, resource_spec: { max_scale: 9 } } });
+    const supportLive = supportAgentLive({
+      source_config: { ...supportAgentLive().source_config, resource_spec: { max_scale: 9 } },
+    });
     const slack = slackProvider();
     const linear = linearProvider();
     const slackKey = 'OAuthProvider/slack';
@@ -319,7 +458,9 @@ describe('one plan loop for every kind', () => {
     const result = plan(given);
     // the plan's change of each resource is exactly its kind's diff with that resource's context
     expect(result.changes).toEqual([
-      kindOf('Deployment').diff(support, supportLive, { secretHashes: supportHashes.get(deploymentKey('support-agent'))! }),
+      kindOf('Deployment').diff(support, supportLive, {
+        secretHashes: supportHashes.get(deploymentKey('support-agent'))!,
+      }),
       kindOf('OAuthProvider').diff(linear, undefined, { secretHashes: {}, discovery: preview }),
       kindOf('OAuthProvider').diff(slack, undefined, { secretHashes: slackHashes }),
     ]);
@@ -331,7 +472,15 @@ describe('one plan loop for every kind', () => {
   });
 
   it('pairs only the listed kind with live deployments: a provider named like a live deployment leaves it an orphan', () => {
-    const result = plan(input({ resources: [slackProvider()], live: { deployments: [liveNamed('slack', '0b5e7c1a-4d2f-4a8b-9c3e-00000000aaaa')] } }));
-    expect(result.changes.map((c) => `${c.kind}/${c.name} ${c.action}`)).toEqual(['Deployment/slack orphan', 'OAuthProvider/slack blocked']);
+    const result = plan(
+      input({
+        resources: [slackProvider()],
+        live: { deployments: [liveNamed('slack', '0b5e7c1a-4d2f-4a8b-9c3e-00000000aaaa')] },
+      }),
+    );
+    expect(result.changes.map((c) => `${c.kind}/${c.name} ${c.action}`)).toEqual([
+      'Deployment/slack orphan',
+      'OAuthProvider/slack blocked',
+    ]);
   });
 });

@@ -2,14 +2,20 @@
 import { describe, expect, it } from 'vitest';
 import { objectHash } from '../../src/core/hash.js';
 import type { DiscoveryPreview, LiveProvider, ProviderResource } from '../../src/core/model.js';
-import { diffProvider, providerDefinitionHash, type ProviderContext, type ProviderDiff } from '../../src/core/kinds/oauth-provider/index.js';
+import {
+  diffProvider,
+  providerDefinitionHash,
+  type ProviderContext,
+  type ProviderDiff,
+} from '../../src/core/kinds/oauth-provider/index.js';
 import { SLACK_SECRET_VALUE, applied, hashOf, linearProvider, slackProvider } from './fixtures.js';
 
 const SLACK_HASH = hashOf('slack', 'client_secret', SLACK_SECRET_VALUE, 'OAuthProvider');
 const SLACK_CTX: ProviderContext = { secretHashes: { client_secret: SLACK_HASH } };
 const SLACK_DEFINITION = providerDefinitionHash(slackProvider(), { client_secret: SLACK_HASH });
 const LINEAR_DEFINITION = providerDefinitionHash(linearProvider(), {});
-const CHANGED = 'the service cannot update an OAuth provider; delete it in the service and remove its applied state, or rename';
+const CHANGED =
+  'the service cannot update an OAuth provider; delete it in the service and remove its applied state, or rename';
 
 const PREVIEW_OK: DiscoveryPreview = {
   ok: true,
@@ -30,7 +36,11 @@ function renamedSlack(): ProviderResource {
   return { ...resource, spec: { ...resource.spec, name: 'Slack (acme)' } };
 }
 
-function slackChange(action: 'create' | 'update' | 'noop' | 'blocked', fields: ProviderDiff['change']['fields'], reason: string | null) {
+function slackChange(
+  action: 'create' | 'update' | 'noop' | 'blocked',
+  fields: ProviderDiff['change']['fields'],
+  reason: string | null,
+) {
   return { kind: 'OAuthProvider' as const, name: 'slack', action, new_revision: false, fields, reason };
 }
 
@@ -103,7 +113,9 @@ const cases: Case[] = [
     },
     expected: {
       change: slackChange('blocked', [], CHANGED),
-      definitionHash: providerDefinitionHash(slackProvider(), { client_secret: hashOf('slack', 'client_secret', 'rotated-0a9b8c', 'OAuthProvider') }),
+      definitionHash: providerDefinitionHash(slackProvider(), {
+        client_secret: hashOf('slack', 'client_secret', 'rotated-0a9b8c', 'OAuthProvider'),
+      }),
     },
   },
   {
@@ -117,10 +129,17 @@ const cases: Case[] = [
   },
   {
     name: 'manual, client_secret unresolved without a message: the reason cites where it is written',
-    resource: { ...slackProvider(), secretLocations: { client_secret: { file: 'providers/slack.yaml', line: 10, column: 3 } } },
+    resource: {
+      ...slackProvider(),
+      secretLocations: { client_secret: { file: 'providers/slack.yaml', line: 10, column: 3 } },
+    },
     ctx: { secretHashes: {} },
     expected: {
-      change: slackChange('blocked', [], 'client_secret (providers/slack.yaml:10:3) could not be resolved; check its valueFrom (environment variable or file)'),
+      change: slackChange(
+        'blocked',
+        [],
+        'client_secret (providers/slack.yaml:10:3) could not be resolved; check its valueFrom (environment variable or file)',
+      ),
       definitionHash: objectHash({ ...slackProvider().spec, client_secret: null }),
     },
   },
@@ -129,7 +148,10 @@ const cases: Case[] = [
     resource: slackProvider({ suspend: true }),
     ctx: SLACK_CTX,
     expected: {
-      change: { ...slackChange('create', SLACK_CREATE_FIELDS, 'suspended by converge/suspend: shown, not applied'), suspended: true },
+      change: {
+        ...slackChange('create', SLACK_CREATE_FIELDS, 'suspended by converge/suspend: shown, not applied'),
+        suspended: true,
+      },
       definitionHash: SLACK_DEFINITION,
     },
   },
@@ -145,14 +167,27 @@ const cases: Case[] = [
         new_revision: false,
         fields: [
           ...LINEAR_BASE_FIELDS,
-          { path: 'discovered.auth_url', before: null, after: 'https://auth.linear.example/oauth/authorize', sensitive: false },
-          { path: 'discovered.token_url', before: null, after: 'https://auth.linear.example/oauth/token', sensitive: false },
+          {
+            path: 'discovered.auth_url',
+            before: null,
+            after: 'https://auth.linear.example/oauth/authorize',
+            sensitive: false,
+          },
+          {
+            path: 'discovered.token_url',
+            before: null,
+            after: 'https://auth.linear.example/oauth/token',
+            sensitive: false,
+          },
           { path: 'discovered.uses_pkce', before: null, after: true, sensitive: false },
           { path: 'discovered.registration', before: null, after: true, sensitive: false },
         ],
         reason: null,
       },
-      request: { op: 'discover', body: { provider_id: 'linear', name: 'Linear', mcp_server_url: 'https://mcp.linear.example/mcp' } },
+      request: {
+        op: 'discover',
+        body: { provider_id: 'linear', name: 'Linear', mcp_server_url: 'https://mcp.linear.example/mcp' },
+      },
       definitionHash: LINEAR_DEFINITION,
     },
   },
@@ -178,8 +213,18 @@ const cases: Case[] = [
     resource: linearProvider(),
     ctx: { secretHashes: {} },
     expected: {
-      change: { kind: 'OAuthProvider', name: 'linear', action: 'create', new_revision: false, fields: LINEAR_BASE_FIELDS, reason: null },
-      request: { op: 'discover', body: { provider_id: 'linear', name: 'Linear', mcp_server_url: 'https://mcp.linear.example/mcp' } },
+      change: {
+        kind: 'OAuthProvider',
+        name: 'linear',
+        action: 'create',
+        new_revision: false,
+        fields: LINEAR_BASE_FIELDS,
+        reason: null,
+      },
+      request: {
+        op: 'discover',
+        body: { provider_id: 'linear', name: 'Linear', mcp_server_url: 'https://mcp.linear.example/mcp' },
+      },
       definitionHash: LINEAR_DEFINITION,
     },
   },
@@ -215,13 +260,22 @@ describe('providerDefinitionHash', () => {
   });
 
   it('changes with the secret value, not with the secret reference form', () => {
-    const fromFile: ProviderResource = { ...slackProvider(), spec: { ...slackProvider().spec, client_secret: { file: '/run/secrets/slack' } } as ProviderResource['spec'] };
+    const fromFile: ProviderResource = {
+      ...slackProvider(),
+      spec: { ...slackProvider().spec, client_secret: { file: '/run/secrets/slack' } } as ProviderResource['spec'],
+    };
     expect(providerDefinitionHash(fromFile, { client_secret: SLACK_HASH })).toBe(SLACK_DEFINITION);
-    expect(providerDefinitionHash(slackProvider(), { client_secret: hashOf('slack', 'client_secret', 'other', 'OAuthProvider') })).not.toBe(SLACK_DEFINITION);
+    expect(
+      providerDefinitionHash(slackProvider(), {
+        client_secret: hashOf('slack', 'client_secret', 'other', 'OAuthProvider'),
+      }),
+    ).not.toBe(SLACK_DEFINITION);
   });
 
   it('mcp: the hash of the spec itself', () => {
-    expect(LINEAR_DEFINITION).toBe(objectHash({ mode: 'mcp', name: 'Linear', mcp_server_url: 'https://mcp.linear.example/mcp' }));
+    expect(LINEAR_DEFINITION).toBe(
+      objectHash({ mode: 'mcp', name: 'Linear', mcp_server_url: 'https://mcp.linear.example/mcp' }),
+    );
   });
 });
 
@@ -246,19 +300,29 @@ describe('diffProvider against a live provider (a service that reads providers)'
   const MANAGED: ProviderContext = { ...SLACK_CTX, applied: applied({ client_secret: SLACK_HASH }, SLACK_DEFINITION) };
 
   it('equal fields and the recorded secret hash: noop', () => {
-    expect(diffProvider(slackProvider(), { ...MANAGED, provider: { live: liveSlack() } }).change).toStrictEqual(slackChange('noop', [], null));
+    expect(diffProvider(slackProvider(), { ...MANAGED, provider: { live: liveSlack() } }).change).toStrictEqual(
+      slackChange('noop', [], null),
+    );
   });
 
   it('a renamed provider is an update with the one field, sent by PATCH', () => {
     const diff = diffProvider(renamedSlack(), { ...MANAGED, provider: { live: liveSlack() } });
-    expect(diff.change).toStrictEqual(slackChange('update', [{ path: 'name', before: 'Slack', after: 'Slack (acme)', sensitive: false }], null));
+    expect(diff.change).toStrictEqual(
+      slackChange('update', [{ path: 'name', before: 'Slack', after: 'Slack (acme)', sensitive: false }], null),
+    );
     expect(diff.request).toStrictEqual({ op: 'patch', body: { name: 'Slack (acme)' }, sendClientSecret: false });
   });
 
   it('a rotated secret is sent alone', () => {
     const rotated = hashOf('slack', 'client_secret', 'rotated-0a9b8c', 'OAuthProvider');
-    const diff = diffProvider(slackProvider(), { ...MANAGED, secretHashes: { client_secret: rotated }, provider: { live: liveSlack() } });
-    expect(diff.change.fields).toStrictEqual([{ path: 'client_secret', before: '(sensitive)', after: '(sensitive)', sensitive: true }]);
+    const diff = diffProvider(slackProvider(), {
+      ...MANAGED,
+      secretHashes: { client_secret: rotated },
+      provider: { live: liveSlack() },
+    });
+    expect(diff.change.fields).toStrictEqual([
+      { path: 'client_secret', before: '(sensitive)', after: '(sensitive)', sensitive: true },
+    ]);
     expect(diff.request).toStrictEqual({ op: 'patch', body: {}, sendClientSecret: true });
   });
 
@@ -274,21 +338,48 @@ describe('diffProvider against a live provider (a service that reads providers)'
   it('a provider converge created but the service no longer has: created again, with the note', () => {
     const diff = diffProvider(slackProvider(), { ...MANAGED, provider: { live: undefined } });
     expect(diff.change.action).toBe('create');
-    expect(diff.change.reason).toBe('converge created this provider before, but the service no longer has it: it is created again');
+    expect(diff.change.reason).toBe(
+      'converge created this provider before, but the service no longer has it: it is created again',
+    );
   });
 
   it('a create-only field that differs blocks, whatever else differs', () => {
-    const diff = diffProvider(renamedSlack(), { ...MANAGED, provider: { live: liveSlack({ provider_type: 'microsoft' }) } });
+    const diff = diffProvider(renamedSlack(), {
+      ...MANAGED,
+      provider: { live: liveSlack({ provider_type: 'microsoft' }) },
+    });
     expect(diff.change.action).toBe('blocked');
     expect(diff.change.fields.map((f) => f.path)).toEqual(['name', 'provider_type']);
     expect(diff.request).toBeUndefined();
   });
 
   it('mcp: endpoints compared with the discovery preview; a failed discovery compares the rest and says so', () => {
-    const live = liveSlack({ provider_id: 'linear', name: 'Linear', mcp_server_url: 'https://mcp.linear.example/mcp', auth_url: 'https://old.example/authorize', token_url: PREVIEW_OK.token_url, uses_pkce: true, provider_type: null });
-    const moved = diffProvider(linearProvider(), { secretHashes: {}, applied: applied({}, LINEAR_DEFINITION), discovery: PREVIEW_OK, provider: { live } });
-    expect(moved.request).toStrictEqual({ op: 'patch', body: { auth_url: PREVIEW_OK.auth_url }, sendClientSecret: false });
-    const failed = diffProvider(linearProvider(), { secretHashes: {}, applied: applied({}, LINEAR_DEFINITION), discovery: PREVIEW_FAILED, provider: { live } });
+    const live = liveSlack({
+      provider_id: 'linear',
+      name: 'Linear',
+      mcp_server_url: 'https://mcp.linear.example/mcp',
+      auth_url: 'https://old.example/authorize',
+      token_url: PREVIEW_OK.token_url,
+      uses_pkce: true,
+      provider_type: null,
+    });
+    const moved = diffProvider(linearProvider(), {
+      secretHashes: {},
+      applied: applied({}, LINEAR_DEFINITION),
+      discovery: PREVIEW_OK,
+      provider: { live },
+    });
+    expect(moved.request).toStrictEqual({
+      op: 'patch',
+      body: { auth_url: PREVIEW_OK.auth_url },
+      sendClientSecret: false,
+    });
+    const failed = diffProvider(linearProvider(), {
+      secretHashes: {},
+      applied: applied({}, LINEAR_DEFINITION),
+      discovery: PREVIEW_FAILED,
+      provider: { live },
+    });
     expect(failed.change.action).toBe('noop');
     expect(failed.change.reason).toContain('the endpoints are not compared');
   });

@@ -9,33 +9,61 @@ const REPO_URL = 'https://codehost.example.com/acme/agent';
 const CONTEXT = { secretHashes: {} };
 
 function resource(spec: DeploymentSpec): DeploymentResource {
-  return { kind: 'Deployment', name: 'agent', location: { file: 'agent.yaml', line: 4, column: 9 }, suspend: false, spec };
+  return {
+    kind: 'Deployment',
+    name: 'agent',
+    location: { file: 'agent.yaml', line: 4, column: 9 },
+    suspend: false,
+    spec,
+  };
 }
 
 function codehost(deploymentType?: 'dev' | 'prod'): DeploymentSpec {
   return {
     source: 'codehost',
-    source_config: { integration_id: INTEGRATION, repo_url: 'https://codehost.example.com/acme/agent', ...(deploymentType ? { deployment_type: deploymentType } : {}) },
+    source_config: {
+      integration_id: INTEGRATION,
+      repo_url: 'https://codehost.example.com/acme/agent',
+      ...(deploymentType ? { deployment_type: deploymentType } : {}),
+    },
     source_revision_config: { repo_ref: 'main', graph_config_path: 'langgraph.json' },
   };
 }
 
 function live(overrides: Partial<LiveDeployment> = {}): LiveDeployment {
   return {
-    id: 'e7c1b3a5-2d4f-4e6a-8b0c-1d3f5a7c9e2b', name: 'agent', source: 'codehost',
-    source_config: { integration_id: INTEGRATION, repo_url: 'https://codehost.example.com/acme/agent', deployment_type: 'prod' },
+    id: 'e7c1b3a5-2d4f-4e6a-8b0c-1d3f5a7c9e2b',
+    name: 'agent',
+    source: 'codehost',
+    source_config: {
+      integration_id: INTEGRATION,
+      repo_url: 'https://codehost.example.com/acme/agent',
+      deployment_type: 'prod',
+    },
     source_revision_config: { repo_ref: 'main', graph_config_path: 'langgraph.json' },
-    secrets: [], created_at: '2025-01-01T00:00:00Z', updated_at: '2025-01-01T00:00:00Z', status: 'READY',
-    latest_revision_id: null, active_revision_id: null,
+    secrets: [],
+    created_at: '2025-01-01T00:00:00Z',
+    updated_at: '2025-01-01T00:00:00Z',
+    status: 'READY',
+    latest_revision_id: null,
+    active_revision_id: null,
     ...overrides,
   };
 }
 
 describe('the tier (source_config.deployment_type)', () => {
-  it('a codehost create names it: the manifest\'s, or the service\'s default prod, as a field of the create', () => {
-    for (const [declared, sent] of [[undefined, 'prod'], ['dev', 'dev']] as const) {
+  it("a codehost create names it: the manifest's, or the service's default prod, as a field of the create", () => {
+    for (const [declared, sent] of [
+      [undefined, 'prod'],
+      ['dev', 'dev'],
+    ] as const) {
       const diff = diffDeployment(resource(codehost(declared)), undefined, CONTEXT);
-      expect(diff.change.fields).toContainEqual({ path: 'source_config.deployment_type', before: null, after: sent, sensitive: false });
+      expect(diff.change.fields).toContainEqual({
+        path: 'source_config.deployment_type',
+        before: null,
+        after: sent,
+        sensitive: false,
+      });
       expect(requestBody(diff, {})).toMatchObject({ source_config: { deployment_type: sent }, secrets: [] });
     }
   });
@@ -51,7 +79,9 @@ describe('the tier (source_config.deployment_type)', () => {
 
   it('the same tier, or a service that does not report one, is no change (a PATCH never carries the tier)', () => {
     expect(diffDeployment(resource(codehost('prod')), live(), CONTEXT).change.action).toBe('noop');
-    const unreported = live({ source_config: { integration_id: INTEGRATION, repo_url: 'https://codehost.example.com/acme/agent' } });
+    const unreported = live({
+      source_config: { integration_id: INTEGRATION, repo_url: 'https://codehost.example.com/acme/agent' },
+    });
     expect(diffDeployment(resource(codehost('dev')), unreported, CONTEXT).change.action).toBe('noop');
   });
 });
@@ -67,17 +97,33 @@ describe('the tier on every source (docs/official-tool.md: the official tool sen
       ['external_docker', { image_uri: 'docker.io/acme/agent:1' }],
       ['internal_template', {}],
     ] as const) {
-      const text = [...head, `  source: ${source}`, '  source_config: { deployment_type: dev }', `  source_revision_config: ${JSON.stringify(revision)}`, ''].join('\n');
+      const text = [
+        ...head,
+        `  source: ${source}`,
+        '  source_config: { deployment_type: dev }',
+        `  source_revision_config: ${JSON.stringify(revision)}`,
+        '',
+      ].join('\n');
       const parsed = parseManifestBytes('agent.yaml', encode(text), { allowLiteralSecrets: false });
       expect(parsed.diagnostics, source).toEqual([]);
-      const spec: DeploymentSpec = { source, source_config: { deployment_type: 'dev' }, source_revision_config: revision };
+      const spec: DeploymentSpec = {
+        source,
+        source_config: { deployment_type: 'dev' },
+        source_revision_config: revision,
+      };
       const created = diffDeployment(resource(spec), undefined, CONTEXT);
       expect(requestBody(created, {}), source).toMatchObject({ source, source_config: { deployment_type: 'dev' } });
       const running = live({ source, source_config: { deployment_type: 'prod' }, source_revision_config: revision });
       const changed = diffDeployment(resource(spec), running, CONTEXT);
       expect(changed.change.action, source).toBe('blocked');
-      expect(changed.change.reason, source).toMatch(/^source_config.deployment_type cannot be changed after creation \(live: "prod", manifest: "dev"\)/);
-      expect(diffDeployment(resource({ ...spec, source_config: { deployment_type: 'prod' } }), running, CONTEXT).change.action, source).toBe('noop');
+      expect(changed.change.reason, source).toMatch(
+        /^source_config.deployment_type cannot be changed after creation \(live: "prod", manifest: "dev"\)/,
+      );
+      expect(
+        diffDeployment(resource({ ...spec, source_config: { deployment_type: 'prod' } }), running, CONTEXT).change
+          .action,
+        source,
+      ).toBe('noop');
     }
   });
 
@@ -86,17 +132,36 @@ describe('the tier on every source (docs/official-tool.md: the official tool sen
     expect(parseManifestBytes('agent.yaml', encode(bare), { allowLiteralSecrets: false }).diagnostics).toEqual([]);
     for (const source of ['codehost', 'internal_source'] as const) {
       const revision = source === 'codehost' ? '    repo_ref: main' : '    source_tarball_path: uploads/x/1.tar.gz';
-      const text = [...head, `  source: ${source}`, ...(source === 'codehost' ? ['  repository: acme/agent', '  source_config: { deployment_type: dev }'] : []), '  source_revision_config:', revision, ''].join('\n');
+      const text = [
+        ...head,
+        `  source: ${source}`,
+        ...(source === 'codehost' ? ['  repository: acme/agent', '  source_config: { deployment_type: dev }'] : []),
+        '  source_revision_config:',
+        revision,
+        '',
+      ].join('\n');
       const parsed = parseManifestBytes('agent.yaml', encode(text), { allowLiteralSecrets: false });
       expect(parsed.diagnostics, source).toEqual([]);
       expect(parsed.resources, source).toHaveLength(1);
     }
-    const hint = 'add source_revision_config.graph_config_path (the path of the graph configuration file, e.g. langgraph.json)';
+    const hint =
+      'add source_revision_config.graph_config_path (the path of the graph configuration file, e.g. langgraph.json)';
     // codehost: the live deployment plans as it is; a create is blocked.
-    const codehost: DeploymentSpec = { source: 'codehost', source_config: { integration_id: INTEGRATION, repo_url: REPO_URL }, source_revision_config: { repo_ref: 'main' } };
-    const codehostLive = live({ source: 'codehost', source_config: { integration_id: INTEGRATION, repo_url: REPO_URL }, source_revision_config: { repo_ref: 'main' } });
+    const codehost: DeploymentSpec = {
+      source: 'codehost',
+      source_config: { integration_id: INTEGRATION, repo_url: REPO_URL },
+      source_revision_config: { repo_ref: 'main' },
+    };
+    const codehostLive = live({
+      source: 'codehost',
+      source_config: { integration_id: INTEGRATION, repo_url: REPO_URL },
+      source_revision_config: { repo_ref: 'main' },
+    });
     expect(diffDeployment(resource(codehost), codehostLive, CONTEXT).change.action).toBe('noop');
-    expect(diffDeployment(resource({ ...codehost, source_revision_config: { repo_ref: 'next' } }), codehostLive, CONTEXT).change.action).toBe('update');
+    expect(
+      diffDeployment(resource({ ...codehost, source_revision_config: { repo_ref: 'next' } }), codehostLive, CONTEXT)
+        .change.action,
+    ).toBe('update');
     const create = diffDeployment(resource(codehost), undefined, CONTEXT);
     expect([create.change.action, create.change.reason, create.request]).toEqual([
       'blocked',
@@ -104,22 +169,50 @@ describe('the tier on every source (docs/official-tool.md: the official tool sen
       undefined,
     ]);
     // internal_source: blocked wherever the tarball is written without one (its create, a new tarball), unless live holds one.
-    const source: DeploymentSpec = { source: 'internal_source', source_revision_config: { source_tarball_path: 'uploads/x/1.tar.gz' } };
-    const sourceLive = live({ source: 'internal_source', source_config: {}, source_revision_config: { source_tarball_path: 'uploads/x/1.tar.gz' } });
+    const source: DeploymentSpec = {
+      source: 'internal_source',
+      source_revision_config: { source_tarball_path: 'uploads/x/1.tar.gz' },
+    };
+    const sourceLive = live({
+      source: 'internal_source',
+      source_config: {},
+      source_revision_config: { source_tarball_path: 'uploads/x/1.tar.gz' },
+    });
     expect(diffDeployment(resource(source), sourceLive, CONTEXT).change.action).toBe('noop');
     const created = diffDeployment(resource(source), undefined, CONTEXT).change;
-    expect([created.action, created.reason]).toEqual(['blocked', `creating it (its source_tarball_path is patched right after the create) needs source_revision_config.graph_config_path, which the manifest leaves out and the live deployment lacks (the service requires it with a source_tarball_path, and may refuse any write to a deployment holding one without it); ${hint}`]);
+    expect([created.action, created.reason]).toEqual([
+      'blocked',
+      `creating it (its source_tarball_path is patched right after the create) needs source_revision_config.graph_config_path, which the manifest leaves out and the live deployment lacks (the service requires it with a source_tarball_path, and may refuse any write to a deployment holding one without it); ${hint}`,
+    ]);
     // Any write to it (a new tarball, a new replica limit) needs it: the service may check what the deployment holds.
-    const newTarball = resource({ source: 'internal_source', source_revision_config: { source_tarball_path: 'uploads/x/2.tar.gz' } });
-    expect(diffDeployment(newTarball, sourceLive, CONTEXT).change.reason).toMatch(/^writing it needs source_revision_config.graph_config_path/);
+    const newTarball = resource({
+      source: 'internal_source',
+      source_revision_config: { source_tarball_path: 'uploads/x/2.tar.gz' },
+    });
+    expect(diffDeployment(newTarball, sourceLive, CONTEXT).change.reason).toMatch(
+      /^writing it needs source_revision_config.graph_config_path/,
+    );
     const newScale = resource({ ...source, source_config: { resource_spec: { max_scale: 2 } } });
     expect(diffDeployment(newScale, sourceLive, CONTEXT).change.action).toBe('blocked');
-    const declaredToo = resource({ ...source, source_config: { resource_spec: { max_scale: 2 } }, source_revision_config: { ...source.source_revision_config, graph_config_path: 'langgraph.json' } });
+    const declaredToo = resource({
+      ...source,
+      source_config: { resource_spec: { max_scale: 2 } },
+      source_revision_config: { ...source.source_revision_config, graph_config_path: 'langgraph.json' },
+    });
     expect(diffDeployment(declaredToo, sourceLive, CONTEXT).change.action).toBe('update');
     // Without a tarball anywhere, nothing needs it.
     const bareLive = live({ source: 'internal_source', source_config: {}, source_revision_config: {} });
-    expect(diffDeployment(resource({ source: 'internal_source', source_config: { resource_spec: { max_scale: 2 } } }), bareLive, CONTEXT).change.action).toBe('update');
-    const liveWithConfig = { ...sourceLive, source_revision_config: { ...sourceLive.source_revision_config, graph_config_path: 'langgraph.json' } };
+    expect(
+      diffDeployment(
+        resource({ source: 'internal_source', source_config: { resource_spec: { max_scale: 2 } } }),
+        bareLive,
+        CONTEXT,
+      ).change.action,
+    ).toBe('update');
+    const liveWithConfig = {
+      ...sourceLive,
+      source_revision_config: { ...sourceLive.source_revision_config, graph_config_path: 'langgraph.json' },
+    };
     expect(diffDeployment(newTarball, liveWithConfig, CONTEXT).change.action).toBe('update');
     expect(diffDeployment(resource({ source: 'internal_source' }), undefined, CONTEXT).change.action).toBe('create');
   });
@@ -127,28 +220,71 @@ describe('the tier on every source (docs/official-tool.md: the official tool sen
 
 describe('internal artifacts', () => {
   it('an internal_docker create leaves image_uri out of its body, shows it, and says it is patched in the same job', () => {
-    const spec: DeploymentSpec = { source: 'internal_docker', source_revision_config: { image_uri: 'registry.acme.example/agent:1' } };
+    const spec: DeploymentSpec = {
+      source: 'internal_docker',
+      source_revision_config: { image_uri: 'registry.acme.example/agent:1' },
+    };
     const diff = diffDeployment(resource(spec), undefined, CONTEXT);
-    expect(diff.change.fields).toContainEqual({ path: 'source_revision_config.image_uri', before: null, after: 'registry.acme.example/agent:1', sensitive: false });
-    expect(requestBody(diff, {})).toEqual({ name: 'agent', source: 'internal_docker', source_config: {}, source_revision_config: {}, secrets: [] });
-    expect(diff.change.reason).toBe('created without source_revision_config.image_uri, then patched with it in the same job (the service takes the artifact only by PATCH)');
+    expect(diff.change.fields).toContainEqual({
+      path: 'source_revision_config.image_uri',
+      before: null,
+      after: 'registry.acme.example/agent:1',
+      sensitive: false,
+    });
+    expect(requestBody(diff, {})).toEqual({
+      name: 'agent',
+      source: 'internal_docker',
+      source_config: {},
+      source_revision_config: {},
+      secrets: [],
+    });
+    expect(diff.change.reason).toBe(
+      'created without source_revision_config.image_uri, then patched with it in the same job (the service takes the artifact only by PATCH)',
+    );
   });
 });
 
 describe('the default-tier warning', () => {
-  const head = ['apiVersion: converge/v1', 'kind: Deployment', 'metadata:', '  name: agent', 'spec:', '  source: codehost', '  repository: acme/agent'];
+  const head = [
+    'apiVersion: converge/v1',
+    'kind: Deployment',
+    'metadata:',
+    '  name: agent',
+    'spec:',
+    '  source: codehost',
+    '  repository: acme/agent',
+  ];
   it('is at source_config when the manifest has one, else at spec; the resource stays valid', () => {
-    const withConfig = [...head, '  source_config:', '    build_on_push: true', '  source_revision_config:', '    graph_config_path: langgraph.json', ''].join('\n');
+    const withConfig = [
+      ...head,
+      '  source_config:',
+      '    build_on_push: true',
+      '  source_revision_config:',
+      '    graph_config_path: langgraph.json',
+      '',
+    ].join('\n');
     const without = [...head, '  source_revision_config:', '    graph_config_path: langgraph.json', ''].join('\n');
-    for (const [text, line, column] of [[withConfig, 8, 3], [without, 5, 1]] as const) {
+    for (const [text, line, column] of [
+      [withConfig, 8, 3],
+      [without, 5, 1],
+    ] as const) {
       const result = parseManifestBytes('agent.yaml', new TextEncoder().encode(text), { allowLiteralSecrets: false });
       expect(result.resources).toHaveLength(1);
-      expect(result.diagnostics.map((d) => [d.line, d.column, d.severity, d.code])).toEqual([[line, column, 'warning', 'W_DEFAULT_TIER']]);
+      expect(result.diagnostics.map((d) => [d.line, d.column, d.severity, d.code])).toEqual([
+        [line, column, 'warning', 'W_DEFAULT_TIER'],
+      ]);
       expect(result.diagnostics[0]!.message).toBe(
         'spec.source_config.deployment_type is not set: the service will create this codehost deployment as prod (its default), and the tier cannot be changed after creation; to choose another, set spec.source_config.deployment_type to one of dev_free, dev, prod',
       );
     }
-    const chosen = [...head, '  source_config: { deployment_type: dev }', '  source_revision_config: { graph_config_path: langgraph.json }', ''].join('\n');
-    expect(parseManifestBytes('agent.yaml', new TextEncoder().encode(chosen), { allowLiteralSecrets: false }).diagnostics).toEqual([]);
+    const chosen = [
+      ...head,
+      '  source_config: { deployment_type: dev }',
+      '  source_revision_config: { graph_config_path: langgraph.json }',
+      '',
+    ].join('\n');
+    expect(
+      parseManifestBytes('agent.yaml', new TextEncoder().encode(chosen), { allowLiteralSecrets: false }).diagnostics,
+    ).toEqual([]);
   });
 });

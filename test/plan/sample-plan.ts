@@ -16,7 +16,10 @@ import {
   supportAgentSpec,
 } from './fixtures.js';
 
-function codehost(name: string, overrides: { maxScale?: number; buildOnPush?: boolean; repo?: string } = {}): DeploymentResource {
+function codehost(
+  name: string,
+  overrides: { maxScale?: number; buildOnPush?: boolean; repo?: string } = {},
+): DeploymentResource {
   return desired(name, {
     source: 'codehost',
     source_config: {
@@ -74,17 +77,26 @@ export function samplePlan(): Plan {
       },
     ],
     diagnostics: [
-      { severity: 'error', file: 'apps/billing.yaml', line: 9, column: 7, message: 'spec.source_config.resource_spec.max_scale must be a number, got "four"', code: 'E_SCHEMA' },
+      {
+        severity: 'error',
+        file: 'apps/billing.yaml',
+        line: 9,
+        column: 7,
+        message: 'spec.source_config.resource_spec.max_scale must be a number, got "four"',
+        code: 'E_SCHEMA',
+      },
     ],
-    live: { deployments: [
-      supportAgentLive({ secrets: [{ name: 'OPENAI_API_KEY', value: OPENAI_OLD_VALUE }] }),
-      codehostLive('docs-agent', 1),
-      codehostLive('search-agent', 2),
-      codehostLive('batch-agent', 3),
-      codehostLive('steady-agent', 4),
-      codehostLive('billing-agent', 5),
-      codehostLive('legacy-rag', 6),
-    ] },
+    live: {
+      deployments: [
+        supportAgentLive({ secrets: [{ name: 'OPENAI_API_KEY', value: OPENAI_OLD_VALUE }] }),
+        codehostLive('docs-agent', 1),
+        codehostLive('search-agent', 2),
+        codehostLive('batch-agent', 3),
+        codehostLive('steady-agent', 4),
+        codehostLive('billing-agent', 5),
+        codehostLive('legacy-rag', 6),
+      ],
+    },
     applied: new Map(),
     secretHashes: new Map<string, Record<string, string>>([
       [deploymentKey('support-agent'), { OPENAI_API_KEY: hashOf('support-agent', 'OPENAI_API_KEY', OPENAI_VALUE) }],

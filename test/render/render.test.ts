@@ -194,10 +194,26 @@ function smallPlan(): Plan {
   return plan({
     resources: [desired('support-agent', spec)],
     blocked: [],
-    diagnostics: [{ severity: 'warning', file: 'apps/support.yaml', line: 3, column: 5, message: 'annotation converge/drift is "heal" by default', code: 'W_REDUNDANT' }],
-    live: { deployments: [supportAgentLive({ secrets: [{ name: 'OPENAI_API_KEY', value: OPENAI_OLD_VALUE }] }), live('legacy-rag', { id: '7e7e7e7e-0000-4000-8000-000000000001' })] },
+    diagnostics: [
+      {
+        severity: 'warning',
+        file: 'apps/support.yaml',
+        line: 3,
+        column: 5,
+        message: 'annotation converge/drift is "heal" by default',
+        code: 'W_REDUNDANT',
+      },
+    ],
+    live: {
+      deployments: [
+        supportAgentLive({ secrets: [{ name: 'OPENAI_API_KEY', value: OPENAI_OLD_VALUE }] }),
+        live('legacy-rag', { id: '7e7e7e7e-0000-4000-8000-000000000001' }),
+      ],
+    },
     applied: new Map(),
-    secretHashes: new Map([[deploymentKey('support-agent'), { OPENAI_API_KEY: hashOf('support-agent', 'OPENAI_API_KEY', OPENAI_VALUE) }]]),
+    secretHashes: new Map([
+      [deploymentKey('support-agent'), { OPENAI_API_KEY: hashOf('support-agent', 'OPENAI_API_KEY', OPENAI_VALUE) }],
+    ]),
   });
 }
 
@@ -282,9 +298,18 @@ function noChanges(orphans: number): Plan {
     resources: [desired('support-agent', supportAgentSpec())],
     blocked: [],
     diagnostics: [],
-    live: { deployments: [supportAgentLive(), ...Array.from({ length: orphans }, (_, i) => live(`old-${i}`, { id: `7f7f7f7f-0000-4000-8000-00000000000${i}` }))] },
+    live: {
+      deployments: [
+        supportAgentLive(),
+        ...Array.from({ length: orphans }, (_, i) =>
+          live(`old-${i}`, { id: `7f7f7f7f-0000-4000-8000-00000000000${i}` }),
+        ),
+      ],
+    },
     applied: new Map(),
-    secretHashes: new Map([[deploymentKey('support-agent'), { OPENAI_API_KEY: hashOf('support-agent', 'OPENAI_API_KEY', OPENAI_VALUE) }]]),
+    secretHashes: new Map([
+      [deploymentKey('support-agent'), { OPENAI_API_KEY: hashOf('support-agent', 'OPENAI_API_KEY', OPENAI_VALUE) }],
+    ]),
   });
 }
 
@@ -333,7 +358,9 @@ describe('renderMarkdown', () => {
           name: 'a|b',
           action: 'update',
           new_revision: false,
-          fields: [{ path: 'source_config.build_command', before: 'make', after: 'echo ```<b>|x</b>```', sensitive: false }],
+          fields: [
+            { path: 'source_config.build_command', before: 'make', after: 'echo ```<b>|x</b>```', sensitive: false },
+          ],
           reason: 'note with | pipe and <script>',
         },
       ],
@@ -342,12 +369,15 @@ describe('renderMarkdown', () => {
     const out = renderMarkdown(tricky);
     expect(out).toContain('| `~` | `Deployment/a\\|b` | update | no | note with \\| pipe and \\<script\\> |');
     expect(out).toContain('<details><summary><code>~ update Deployment/a|b</code></summary>');
-    expect(out).toContain('````diff\n- source_config.build_command: "make"\n+ source_config.build_command: "echo ```<b>|x</b>```"\n````');
+    expect(out).toContain(
+      '````diff\n- source_config.build_command: "make"\n+ source_config.build_command: "echo ```<b>|x</b>```"\n````',
+    );
   });
 });
 
 describe('notes of unchanged resources', () => {
-  const NOTE = 'the service reports source_config.listener_config as null, not as declared, since converge last wrote it: in sync, not sent again';
+  const NOTE =
+    'the service reports source_config.listener_config as null, not as declared, since converge last wrote it: in sync, not sent again';
   function noted(): Plan {
     const noop = { kind: 'Deployment' as const, action: 'noop' as const, new_revision: false, fields: [] };
     return {
@@ -363,7 +393,9 @@ describe('notes of unchanged resources', () => {
   }
 
   it('text: listed under Notes after the changes, the plan still says no changes; suspended noops are not listed', () => {
-    expect(renderText(noted(), { color: false })).toBe(`Notes (unchanged):\n  Deployment/triage: ${NOTE}\n\nNo changes. Live state matches the manifests.\n`);
+    expect(renderText(noted(), { color: false })).toBe(
+      `Notes (unchanged):\n  Deployment/triage: ${NOTE}\n\nNo changes. Live state matches the manifests.\n`,
+    );
   });
 
   it('markdown: a Notes list with escaped text', () => {
@@ -379,14 +411,39 @@ describe('renderJson', () => {
   });
 
   it('marks a suspended change `suspended: true` and counts it as suspended, never as an update', () => {
-    const parsed = JSON.parse(renderJson(samplePlan())) as { summary: Record<string, number>; changes: Array<Record<string, unknown>> };
+    const parsed = JSON.parse(renderJson(samplePlan())) as {
+      summary: Record<string, number>;
+      changes: Array<Record<string, unknown>>;
+    };
     for (const change of parsed.changes) {
-      expect(Object.keys(change)).toEqual(['kind', 'name', 'action', 'new_revision', 'suspended', 'released', 'fields', 'reason']);
+      expect(Object.keys(change)).toEqual([
+        'kind',
+        'name',
+        'action',
+        'new_revision',
+        'suspended',
+        'released',
+        'fields',
+        'reason',
+      ]);
     }
     const batch = parsed.changes.find((c) => c.name === 'batch-agent');
-    expect(batch).toMatchObject({ action: 'update', suspended: true, reason: 'suspended by converge/suspend: shown, not applied' });
+    expect(batch).toMatchObject({
+      action: 'update',
+      suspended: true,
+      reason: 'suspended by converge/suspend: shown, not applied',
+    });
     expect(parsed.changes.filter((c) => c.suspended === true)).toHaveLength(1);
-    expect(parsed.summary).toEqual({ create: 3, update: 2, adopt: 0, delete: 0, noop: 1, orphan: 1, blocked: 2, suspended: 1 });
+    expect(parsed.summary).toEqual({
+      create: 3,
+      update: 2,
+      adopt: 0,
+      delete: 0,
+      noop: 1,
+      orphan: 1,
+      blocked: 2,
+      suspended: 1,
+    });
   });
 });
 
@@ -395,28 +452,53 @@ function bigPlan(count: number, changed = 0, width = 0): Plan {
   const changes: Plan['changes'] = [];
   for (let i = 0; i < changed; i++) {
     const value = `v${i}-`.padEnd(width, 'x');
-    changes.push({ kind: 'Deployment', name: `changed-${String(i).padStart(4, '0')}`, action: 'update', new_revision: false, reason: null, fields: [{ path: 'source_config.build_command', before: 'make', after: value, sensitive: false }] });
+    changes.push({
+      kind: 'Deployment',
+      name: `changed-${String(i).padStart(4, '0')}`,
+      action: 'update',
+      new_revision: false,
+      reason: null,
+      fields: [{ path: 'source_config.build_command', before: 'make', after: value, sensitive: false }],
+    });
   }
   for (let i = 0; i < count; i++) {
-    changes.push({ kind: 'Deployment', name: `orphan-${String(i).padStart(4, '0')}-of-a-long-team-name`, action: 'orphan', new_revision: false, fields: [], reason: 'live deployment not in any manifest; converge never deletes' });
+    changes.push({
+      kind: 'Deployment',
+      name: `orphan-${String(i).padStart(4, '0')}-of-a-long-team-name`,
+      action: 'orphan',
+      new_revision: false,
+      fields: [],
+      reason: 'live deployment not in any manifest; converge never deletes',
+    });
   }
-  return { format_version: '1', summary: { create: 0, update: changed, adopt: 0, delete: 0, noop: 0, orphan: count, blocked: 0, suspended: 0 }, changes, diagnostics: [] };
+  return {
+    format_version: '1',
+    summary: { create: 0, update: changed, adopt: 0, delete: 0, noop: 0, orphan: count, blocked: 0, suspended: 0 },
+    changes,
+    diagnostics: [],
+  };
 }
 
 describe('plans that fit', () => {
   it('text: orphans are one line naming three and counting the rest; --show-orphans lists them', () => {
     const text = renderText(bigPlan(13), { color: false });
-    expect(text).toContain('  ? 13 live deployments are in no manifest: orphan-0000-of-a-long-team-name, orphan-0001-of-a-long-team-name, orphan-0002-of-a-long-team-name and 10 more; --show-orphans lists them\n');
+    expect(text).toContain(
+      '  ? 13 live deployments are in no manifest: orphan-0000-of-a-long-team-name, orphan-0001-of-a-long-team-name, orphan-0002-of-a-long-team-name and 10 more; --show-orphans lists them\n',
+    );
     expect(text.split('\n')).toHaveLength(4);
     const listed = renderText(bigPlan(13), { color: false, showOrphans: true });
-    expect(listed).toContain('  ? 13 live deployments are in no manifest (converge never deletes):\n      Deployment/orphan-0000-of-a-long-team-name\n');
+    expect(listed).toContain(
+      '  ? 13 live deployments are in no manifest (converge never deletes):\n      Deployment/orphan-0000-of-a-long-team-name\n',
+    );
     expect(listed).toContain('      Deployment/orphan-0012-of-a-long-team-name\n');
   });
 
   it('markdown: orphans are one collapsed section; JSON keeps every one', () => {
     const markdown = renderMarkdown(bigPlan(13));
     expect(markdown.match(/<details>/g)).toHaveLength(1);
-    expect(markdown).toContain('<details><summary>13 live deployments are in no manifest (converge never deletes)</summary>');
+    expect(markdown).toContain(
+      '<details><summary>13 live deployments are in no manifest (converge never deletes)</summary>',
+    );
     expect(markdown).toContain('- `Deployment/orphan-0012-of-a-long-team-name`');
     const json = JSON.parse(renderJson(bigPlan(1500))) as { changes: unknown[] };
     expect(json.changes).toHaveLength(1500);
@@ -429,7 +511,9 @@ describe('plans that fit', () => {
     expect(markdown.length).toBeLessThanOrEqual(60_000);
     const kept = markdown.match(/- `Deployment\/orphan-/g)!.length;
     expect(kept).toBeGreaterThan(1000);
-    expect(markdown).toContain(`**${1500 - kept} resources left out** to keep this plan under 60,000 characters; \`converge plan --output json\` holds them all.`);
+    expect(markdown).toContain(
+      `**${1500 - kept} resources left out** to keep this plan under 60,000 characters; \`converge plan --output json\` holds them all.`,
+    );
     expect(markdown).toContain('<details><summary>1500 live deployments are in no manifest');
     expect(markdown.endsWith('\n')).toBe(true);
   });
@@ -445,7 +529,9 @@ describe('plans that fit', () => {
     // The details kept are those of the first rows.
     expect(markdown).toContain('<summary><code>~ update Deployment/changed-0000</code>');
     expect(markdown).not.toContain('<summary><code>~ update Deployment/changed-0199</code>');
-    expect(markdown).toContain(`**The field details of ${200 - details} resources left out** to keep this plan under 60,000 characters; \`converge plan --output json\` holds them all.`);
+    expect(markdown).toContain(
+      `**The field details of ${200 - details} resources left out** to keep this plan under 60,000 characters; \`converge plan --output json\` holds them all.`,
+    );
     expect(markdown).not.toMatch(/\*\*\d+ resources left out/);
     // Every orphan is still listed, and the summary counts every change.
     expect(markdown).toContain('<details><summary>20 live deployments are in no manifest');
@@ -461,16 +547,35 @@ describe('plans that fit', () => {
       spec.source_config = { ...spec.source_config, repo_url: `https://codehost.example.com/acme/${name}` };
       spec.secrets = [];
       resources.push(desired(name, spec));
-      if (i >= 500) liveDeployments.push(live(name, { source_config: { ...spec.source_config, resource_spec: { min_scale: 1, max_scale: 1, cpu: 0.5, memory_mb: 1024 } }, source_revision_config: { repo_ref: 'main', graph_config_path: 'agent/graph.json' } }));
+      if (i >= 500)
+        liveDeployments.push(
+          live(name, {
+            source_config: {
+              ...spec.source_config,
+              resource_spec: { min_scale: 1, max_scale: 1, cpu: 0.5, memory_mb: 1024 },
+            },
+            source_revision_config: { repo_ref: 'main', graph_config_path: 'agent/graph.json' },
+          }),
+        );
     }
-    const result = plan({ resources, blocked: [], diagnostics: [], live: { deployments: liveDeployments }, applied: new Map(), secretHashes: new Map(), ownershipKnown: true });
+    const result = plan({
+      resources,
+      blocked: [],
+      diagnostics: [],
+      live: { deployments: liveDeployments },
+      applied: new Map(),
+      secretHashes: new Map(),
+      ownershipKnown: true,
+    });
     expect(result.summary).toMatchObject({ create: 500, adopt: 300 });
     const markdown = renderMarkdown(result);
     expect(markdown.length).toBeLessThanOrEqual(60_000);
     expect(markdown.match(/^\| `\+` \| `Deployment\/team-agent-/gm)).toHaveLength(500);
     expect(markdown.match(/^\| `<` \| `Deployment\/team-agent-/gm)).toHaveLength(300);
     expect(markdown.match(/this first write takes it over/g)).toHaveLength(1);
-    expect(markdown).toContain('- **Note 1** (300 resources): converge did not create this live resource; this first write takes it over');
+    expect(markdown).toContain(
+      '- **Note 1** (300 resources): converge did not create this live resource; this first write takes it over',
+    );
     expect(markdown.match(/\| see note 1 \|$/gm)).toHaveLength(300);
     expect(markdown).toMatch(/\*\*The field details of \d+ resources left out\*\*/);
     expect(markdown).not.toMatch(/\*\*\d+ resources left out/);
@@ -499,24 +604,43 @@ describe('plans that fit', () => {
       resources: [],
       blocked: [],
       diagnostics: [],
-      live: { deployments: [live('retired', { id: '7e7e7e7e-0000-4000-8000-000000000002' }), live('stranger', { id: '7e7e7e7e-0000-4000-8000-000000000003' })] },
+      live: {
+        deployments: [
+          live('retired', { id: '7e7e7e7e-0000-4000-8000-000000000002' }),
+          live('stranger', { id: '7e7e7e7e-0000-4000-8000-000000000003' }),
+        ],
+      },
       applied: new Map([[deploymentKey('retired'), { secrets: {}, appliedAt: '2026-01-01T00:00:00.000Z' }]]),
       secretHashes: new Map(),
     });
     const text = renderText(result, { color: false });
-    expect(text).toContain('  ? Deployment/retired is no longer declared: converge owns it and its manifest is gone; converge apply --prune deletes it\n');
+    expect(text).toContain(
+      '  ? Deployment/retired is no longer declared: converge owns it and its manifest is gone; converge apply --prune deletes it\n',
+    );
     expect(text.match(/retired/g)).toHaveLength(1);
     expect(text).toContain('1 live deployment is in no manifest: stranger (converge never deletes)');
     const markdown = renderMarkdown(result);
     expect(markdown.match(/retired/g)).toHaveLength(1);
     const json = JSON.parse(renderJson(result)) as { changes: Array<{ name: string; released: boolean }> };
-    expect(json.changes.map((c) => [c.name, c.released])).toEqual([['retired', true], ['stranger', false]]);
+    expect(json.changes.map((c) => [c.name, c.released])).toEqual([
+      ['retired', true],
+      ['stranger', false],
+    ]);
   });
 
   it('puts the health notes (rollouts not healthy, read from their revision) in every format; nothing to write is not "matches"', () => {
-    const note = { kind: 'Deployment' as const, name: 'web', status: 'degraded' as const, reason: 'RevisionBuildFailed' as const, message: 'revision r2 ended BUILD_FAILED; the active revision stays the last good one', revisionId: 'r2', revisionStatus: 'BUILD_FAILED' };
+    const note = {
+      kind: 'Deployment' as const,
+      name: 'web',
+      status: 'degraded' as const,
+      reason: 'RevisionBuildFailed' as const,
+      message: 'revision r2 ended BUILD_FAILED; the active revision stays the last good one',
+      revisionId: 'r2',
+      revisionStatus: 'BUILD_FAILED',
+    };
     const failed: Plan = { ...noChanges(0), health: [note] };
-    const line = 'Deployment/web: health degraded (RevisionBuildFailed): revision r2 ended BUILD_FAILED; the active revision stays the last good one';
+    const line =
+      'Deployment/web: health degraded (RevisionBuildFailed): revision r2 ended BUILD_FAILED; the active revision stays the last good one';
     expect(renderText(failed, { color: false })).toContain(`Health:\n  ${line}`);
     expect(renderText(failed, { color: false })).toContain('No changes to write, but 1 rollout failed (see Health).');
     expect(renderText(failed, { color: false })).not.toContain('Live state matches the manifests');
@@ -524,11 +648,13 @@ describe('plans that fit', () => {
     expect((JSON.parse(renderJson(failed)) as { health: unknown[] }).health).toEqual([note]);
   });
 
-  it('puts the plan\'s notes in every format', () => {
+  it("puts the plan's notes in every format", () => {
     const noted: Plan = { ...noChanges(0), notes: ['applied state not read: no Redis configured'] };
     expect(renderText(noted, { color: false })).toMatch(/^Note: applied state not read: no Redis configured\n/);
     expect(renderMarkdown(noted)).toContain('> **Note:** applied state not read: no Redis configured');
-    expect((JSON.parse(renderJson(noted)) as { notes: string[] }).notes).toEqual(['applied state not read: no Redis configured']);
+    expect((JSON.parse(renderJson(noted)) as { notes: string[] }).notes).toEqual([
+      'applied state not read: no Redis configured',
+    ]);
   });
 });
 
@@ -568,8 +694,20 @@ describe('a secret moved to another source', () => {
     summary: { create: 0, update: 1, adopt: 0, delete: 0, noop: 0, orphan: 0, blocked: 0, suspended: 0 },
     changes: [
       {
-        kind: 'Deployment', name: 'billing', action: 'update', new_revision: true, reason: null,
-        fields: [{ path: 'secrets.TOKEN', before: '(sensitive)', after: '(sensitive)', sensitive: true, source: { before: { literal: true }, after: { file: '/run/secrets/token' } } }],
+        kind: 'Deployment',
+        name: 'billing',
+        action: 'update',
+        new_revision: true,
+        reason: null,
+        fields: [
+          {
+            path: 'secrets.TOKEN',
+            before: '(sensitive)',
+            after: '(sensitive)',
+            sensitive: true,
+            source: { before: { literal: true }, after: { file: '/run/secrets/token' } },
+          },
+        ],
       },
     ],
     diagnostics: [],
@@ -579,8 +717,16 @@ describe('a secret moved to another source', () => {
     expect(renderText(moved, { color: false })).toContain(
       '      ~ secrets.TOKEN: (sensitive) -> (sensitive)\n          value: a literal in the manifest -> valueFrom.file: /run/secrets/token\n',
     );
-    expect(renderMarkdown(moved)).toContain('- secrets.TOKEN: (sensitive) (value: a literal in the manifest)\n+ secrets.TOKEN: (sensitive) (valueFrom.file: /run/secrets/token)\n');
+    expect(renderMarkdown(moved)).toContain(
+      '- secrets.TOKEN: (sensitive) (value: a literal in the manifest)\n+ secrets.TOKEN: (sensitive) (valueFrom.file: /run/secrets/token)\n',
+    );
     const [field] = (JSON.parse(renderJson(moved)) as { changes: Array<{ fields: unknown[] }> }).changes[0]!.fields;
-    expect(field).toEqual({ path: 'secrets.TOKEN', before: '(sensitive)', after: '(sensitive)', sensitive: true, source: { before: { literal: true }, after: { file: '/run/secrets/token' } } });
+    expect(field).toEqual({
+      path: 'secrets.TOKEN',
+      before: '(sensitive)',
+      after: '(sensitive)',
+      sensitive: true,
+      source: { before: { literal: true }, after: { file: '/run/secrets/token' } },
+    });
   });
 });

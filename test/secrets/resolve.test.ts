@@ -8,7 +8,13 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { SecretResolutionError } from '../../src/core/errors.js';
 import { secretHash } from '../../src/core/hash.js';
 import type { DeploymentResource, ProviderResource } from '../../src/core/model.js';
-import { MAX_SECRET_FILE_BYTES, hashDesiredSecrets, resolveDesiredSecrets, resolveSecretValue, secretDiagnostics } from '../../src/secrets/resolve.js';
+import {
+  MAX_SECRET_FILE_BYTES,
+  hashDesiredSecrets,
+  resolveDesiredSecrets,
+  resolveSecretValue,
+  secretDiagnostics,
+} from '../../src/secrets/resolve.js';
 
 const VALUE = 'sk-test-7f3a9c1e-planted';
 
@@ -54,8 +60,12 @@ describe('resolveSecretValue', () => {
   });
 
   it('names a missing or empty variable, never a value', () => {
-    expect(thrown(() => resolveSecretValue({ env: 'T_OPENAI' }, {})).message).toBe('environment variable T_OPENAI is not set');
-    expect(thrown(() => resolveSecretValue({ env: 'T_OPENAI' }, { T_OPENAI: '' })).message).toBe('environment variable T_OPENAI is empty');
+    expect(thrown(() => resolveSecretValue({ env: 'T_OPENAI' }, {})).message).toBe(
+      'environment variable T_OPENAI is not set',
+    );
+    expect(thrown(() => resolveSecretValue({ env: 'T_OPENAI' }, { T_OPENAI: '' })).message).toBe(
+      'environment variable T_OPENAI is empty',
+    );
   });
 
   it('reads a file, trimming exactly one trailing newline, relative paths from baseDir', () => {
@@ -74,7 +84,9 @@ describe('resolveSecretValue', () => {
     writeFileSync(join(dir, 'empty'), '\n');
     writeFileSync(join(dir, 'binary'), Buffer.from([0x61, 0xff, 0xfe]));
     execFileSync('mkfifo', [join(dir, 'fifo')]);
-    const messages = ['missing', 'big', 'empty', 'binary', 'fifo'].map((name) => thrown(() => resolveSecretValue({ file: join(dir, name) }, {})).message);
+    const messages = ['missing', 'big', 'empty', 'binary', 'fifo'].map(
+      (name) => thrown(() => resolveSecretValue({ file: join(dir, name) }, {})).message,
+    );
     expect(messages).toEqual([
       `secret file ${join(dir, 'missing')} does not exist`,
       `secret file ${join(dir, 'big')} is larger than 64 KiB`,
@@ -95,7 +107,13 @@ describe('hashDesiredSecrets and resolveDesiredSecrets', () => {
     const result = hashDesiredSecrets(deployment, { T_OPENAI: VALUE });
     expect(result).toEqual({
       hashes: { OPENAI_API_KEY: secretHash('Deployment/support-agent', 'OPENAI_API_KEY', VALUE) },
-      errors: [{ name: 'DB_PASSWORD', message: 'secret DB_PASSWORD: environment variable T_MISSING is not set', unsetEnv: 'T_MISSING' }],
+      errors: [
+        {
+          name: 'DB_PASSWORD',
+          message: 'secret DB_PASSWORD: environment variable T_MISSING is not set',
+          unsetEnv: 'T_MISSING',
+        },
+      ],
       tooShort: [],
     });
     // A value too short to be masked safely is named (never its value): the plan warns at its reference.
@@ -109,10 +127,23 @@ describe('hashDesiredSecrets and resolveDesiredSecrets', () => {
       name: 'slack',
       location: { file: 'p.yaml', line: 4, column: 9 },
       suspend: false,
-      spec: { mode: 'manual', name: 'Slack', client_id: '1', auth_url: 'https://a.example', token_url: 'https://t.example', client_secret: { env: 'T_SLACK' } },
+      spec: {
+        mode: 'manual',
+        name: 'Slack',
+        client_id: '1',
+        auth_url: 'https://a.example',
+        token_url: 'https://t.example',
+        client_secret: { env: 'T_SLACK' },
+      },
     };
-    expect(hashDesiredSecrets(manual, { T_SLACK: VALUE }).hashes).toEqual({ client_secret: secretHash('OAuthProvider/slack', 'client_secret', VALUE) });
-    const mcp: ProviderResource = { ...manual, name: 'linear', spec: { mode: 'mcp', name: 'Linear', mcp_server_url: 'https://mcp.example.com' } };
+    expect(hashDesiredSecrets(manual, { T_SLACK: VALUE }).hashes).toEqual({
+      client_secret: secretHash('OAuthProvider/slack', 'client_secret', VALUE),
+    });
+    const mcp: ProviderResource = {
+      ...manual,
+      name: 'linear',
+      spec: { mode: 'mcp', name: 'Linear', mcp_server_url: 'https://mcp.example.com' },
+    };
     expect(hashDesiredSecrets(mcp, {})).toEqual({ hashes: {}, errors: [], tooShort: [] });
   });
 

@@ -23,7 +23,10 @@ async function serve(handler: Handler): Promise<ScriptedServer> {
   return server;
 }
 
-function clientFor(server: { url: string }, options: Partial<ClientOptions> = {}): { client: ServiceClient; infos: RequestInfo[] } {
+function clientFor(
+  server: { url: string },
+  options: Partial<ClientOptions> = {},
+): { client: ServiceClient; infos: RequestInfo[] } {
   const infos: RequestInfo[] = [];
   const client = new ServiceClient({
     baseUrl: server.url,
@@ -68,7 +71,9 @@ describe('listing deployments page by page', () => {
     for await (const page of client.listDeploymentPages()) sizes.push(page.length);
     expect(sizes).toEqual([100, 100, 50]);
     expect(offsets(server)).toEqual([0, 100, 200, 250]);
-    expect(server.received.every((r) => r.url.searchParams.get('limit') === '100' && r.url.pathname === '/v2/deployments')).toBe(true);
+    expect(
+      server.received.every((r) => r.url.searchParams.get('limit') === '100' && r.url.pathname === '/v2/deployments'),
+    ).toBe(true);
   });
 
   it('reuses kept-alive connections across pages', async () => {
@@ -114,7 +119,9 @@ describe('listing deployments page by page', () => {
   });
 
   it('fails with E_PAGING, after one request, when a full page returns the offset it was asked for', async () => {
-    const server = await serve((_request, response) => json(response, 200, { resources: [deployment('a')], offset: 0 }));
+    const server = await serve((_request, response) =>
+      json(response, 200, { resources: [deployment('a')], offset: 0 }),
+    );
     const { client } = clientFor(server);
     const error = await failure(client.listDeployments());
     expect(error).toBeInstanceOf(ConvergeError);
@@ -128,7 +135,9 @@ describe('listing deployments page by page', () => {
       { resources: [deployment('a')], offset: 50 },
       { resources: [deployment('b')], offset: 10 },
     ];
-    const server = await serve((request, response) => json(response, 200, script[request.index] ?? { resources: [], offset: 0 }));
+    const server = await serve((request, response) =>
+      json(response, 200, script[request.index] ?? { resources: [], offset: 0 }),
+    );
     const { client } = clientFor(server);
     const error = await failure(client.listDeployments());
     expect((error as ConvergeError).code).toBe('E_PAGING');
@@ -171,7 +180,10 @@ describe('listing deployments page by page', () => {
   it('tolerates unknown status and source values and unknown fields', async () => {
     const server = await serve((request, response) =>
       json(response, 200, {
-        resources: request.index === 0 ? [deployment('a', { status: 'HIBERNATING', source: 'future_source', shiny_new_field: { x: 1 } })] : [],
+        resources:
+          request.index === 0
+            ? [deployment('a', { status: 'HIBERNATING', source: 'future_source', shiny_new_field: { x: 1 } })]
+            : [],
         offset: 1,
         total: 99,
       }),
@@ -193,7 +205,10 @@ describe.concurrent('retries of GET requests', () => {
     expect(await client.listIntegrations()).toEqual([]);
     expect(server.received).toHaveLength(2);
     expect(server.received[1]!.at - server.received[0]!.at).toBeGreaterThanOrEqual(995);
-    expect(infos.map((i) => [i.status, i.attempt])).toEqual([[429, 1], [200, 2]]);
+    expect(infos.map((i) => [i.status, i.attempt])).toEqual([
+      [429, 1],
+      [200, 2],
+    ]);
   });
 
   it('retries a 503 and succeeds, reporting each attempt with its templated route', async () => {
@@ -225,7 +240,9 @@ describe.concurrent('retries of GET requests', () => {
   });
 
   it('does not wait out a Retry-After longer than maxRetryAfterMs: it throws for the caller to schedule', async () => {
-    const server = await serve((_request, response) => json(response, 429, { detail: 'quota' }, { 'retry-after': '120' }));
+    const server = await serve((_request, response) =>
+      json(response, 429, { detail: 'quota' }, { 'retry-after': '120' }),
+    );
     const { client } = clientFor(server);
     const error = (await failure(client.listIntegrations())) as ServiceError;
     expect(error.status).toBe(429);
@@ -235,7 +252,9 @@ describe.concurrent('retries of GET requests', () => {
   });
 
   it('close() ends a pending retry wait instead of hanging', async () => {
-    const server = await serve((_request, response) => json(response, 503, { detail: 'later' }, { 'retry-after': '30' }));
+    const server = await serve((_request, response) =>
+      json(response, 503, { detail: 'later' }, { 'retry-after': '30' }),
+    );
     const { client } = clientFor(server);
     const pending = failure(client.listIntegrations());
     while (server.received.length === 0) await new Promise((r) => setTimeout(r, 5));
@@ -248,7 +267,8 @@ describe.concurrent('retries of GET requests', () => {
   it('inside sendingOnce (a job) a GET is sent once and a failure goes straight to the caller; the delete probe is retried like a read outside it', async () => {
     const server = await serve((request, response) => {
       if (request.method === 'DELETE' && request.index < 3) return json(response, 503, { detail: 'later' });
-      if (request.method === 'DELETE') return json(response, 404, { detail: `Deployment ID ${request.url.pathname.split('/').pop()} not found.` });
+      if (request.method === 'DELETE')
+        return json(response, 404, { detail: `Deployment ID ${request.url.pathname.split('/').pop()} not found.` });
       json(response, 503, { detail: 'later' });
     });
     const { client } = clientFor(server, { retry: { attempts: 5, baseDelayMs: 1, maxDelayMs: 2 } });
@@ -264,7 +284,9 @@ describe.concurrent('retries of GET requests', () => {
     const { client } = clientFor(server);
     const error = (await failure(client.listIntegrations())) as ServiceError;
     expect(error.code).toBe('E_SERVICE_403');
-    expect(error.message).toBe('GET /v1/integrations/forge/codehost/install answered 403: forbidden for this workspace');
+    expect(error.message).toBe(
+      'GET /v1/integrations/forge/codehost/install answered 403: forbidden for this workspace',
+    );
     expect(server.received).toHaveLength(1);
   });
 });
@@ -283,19 +305,32 @@ describe.concurrent('timeouts and network failures', () => {
 
   it('a GET that always stalls ends in a NetworkError (headers_timeout) after every attempt', async () => {
     const server = await serve(() => undefined);
-    const { client } = clientFor(server, { headersTimeoutMs: 150, retry: { attempts: 2, baseDelayMs: 1, maxDelayMs: 2 } });
+    const { client } = clientFor(server, {
+      headersTimeoutMs: 150,
+      retry: { attempts: 2, baseDelayMs: 1, maxDelayMs: 2 },
+    });
     const error = await failure(client.listIntegrations());
     expect(error).toBeInstanceOf(NetworkError);
     expect((error as NetworkError).code).toBe('E_NETWORK');
     expect((error as NetworkError).reason).toBe('headers_timeout');
-    expect((error as Error).message).toBe(`GET /v1/integrations/forge/codehost/install to ${new URL(server.url).host}: no response headers before the headers timeout (150 ms)`);
+    expect((error as Error).message).toBe(
+      `GET /v1/integrations/forge/codehost/install to ${new URL(server.url).host}: no response headers before the headers timeout (150 ms)`,
+    );
     expect(server.received).toHaveLength(2);
   });
 
   it('a POST that stalls is sent once', async () => {
     const server = await serve(() => undefined);
     const { client } = clientFor(server, { headersTimeoutMs: 150 });
-    const error = await failure(client.createDeployment({ name: 'a', source: 'codehost', source_config: {}, source_revision_config: {}, secrets: [] }));
+    const error = await failure(
+      client.createDeployment({
+        name: 'a',
+        source: 'codehost',
+        source_config: {},
+        source_revision_config: {},
+        secrets: [],
+      }),
+    );
     expect((error as NetworkError).reason).toBe('headers_timeout');
     expect(classifyFailure(error).kind).toBe('retry');
     expect(server.received).toHaveLength(1);
@@ -329,7 +364,11 @@ describe.concurrent('timeouts and network failures', () => {
     const { client, infos } = clientFor(server);
     const error = await failure(client.listIntegrations());
     expect((error as NetworkError).reason).toBe('refused');
-    expect(infos.map((i) => [i.status, i.attempt])).toEqual([['network', 1], ['network', 2], ['network', 3]]);
+    expect(infos.map((i) => [i.status, i.attempt])).toEqual([
+      ['network', 1],
+      ['network', 2],
+      ['network', 3],
+    ]);
   });
 
   it('a connection the server drops before answering is a retried NetworkError', async () => {
@@ -347,9 +386,17 @@ describe('service errors', () => {
   it('carries the detail text of a 404, the method and the templated route; a write is not retried', async () => {
     const server = await serve((_request, response) => json(response, 404, { detail: 'Deployment not found' }));
     const { client } = clientFor(server);
-    const error = (await failure(client.patchDeployment('abc', { source_config: { build_on_push: false } }))) as ServiceError;
+    const error = (await failure(
+      client.patchDeployment('abc', { source_config: { build_on_push: false } }),
+    )) as ServiceError;
     expect(error).toBeInstanceOf(ServiceError);
-    expect({ code: error.code, status: error.status, detail: error.detail, method: error.method, route: error.route }).toEqual({
+    expect({
+      code: error.code,
+      status: error.status,
+      detail: error.detail,
+      method: error.method,
+      route: error.route,
+    }).toEqual({
       code: 'E_SERVICE_404',
       status: 404,
       detail: 'Deployment not found',
@@ -364,28 +411,50 @@ describe('service errors', () => {
     const server = await serve((_request, response) =>
       json(response, 422, {
         detail: [
-          { loc: ['body', 'name'], msg: 'String should match pattern', type: 'string_pattern_mismatch', input: 'Bad Name' },
+          {
+            loc: ['body', 'name'],
+            msg: 'String should match pattern',
+            type: 'string_pattern_mismatch',
+            input: 'Bad Name',
+          },
           { loc: ['body', 'secrets', 0, 'value'], msg: 'Field required', type: 'missing' },
         ],
       }),
     );
     const { client } = clientFor(server);
-    const error = (await failure(client.createDeployment({ name: 'Bad Name', source: 'codehost', source_config: {}, source_revision_config: {}, secrets: [] }))) as ServiceError;
+    const error = (await failure(
+      client.createDeployment({
+        name: 'Bad Name',
+        source: 'codehost',
+        source_config: {},
+        source_revision_config: {},
+        secrets: [],
+      }),
+    )) as ServiceError;
     expect(error.code).toBe('E_SERVICE_422');
     expect(error.detail).toBe('body.name: String should match pattern; body.secrets.0.value: Field required');
     expect(classifyFailure(error).kind).toBe('fatal');
   });
 
   it('a 409 is a fatal ServiceError for the create worker to handle', async () => {
-    const server = await serve((_request, response) => json(response, 409, { detail: 'Deployment name already exists' }));
+    const server = await serve((_request, response) =>
+      json(response, 409, { detail: 'Deployment name already exists' }),
+    );
     const { client } = clientFor(server);
-    const error = (await failure(client.createProvider({ provider_id: 'p', name: 'P', client_id: 'c', auth_url: 'a', token_url: 't' }))) as ServiceError;
+    const error = (await failure(
+      client.createProvider({ provider_id: 'p', name: 'P', client_id: 'c', auth_url: 'a', token_url: 't' }),
+    )) as ServiceError;
     expect(error.status).toBe(409);
-    expect(classifyFailure(error)).toEqual({ kind: 'fatal', message: 'POST /v2/auth/providers answered 409: Deployment name already exists' });
+    expect(classifyFailure(error)).toEqual({
+      kind: 'fatal',
+      message: 'POST /v2/auth/providers answered 409: Deployment name already exists',
+    });
   });
 
   it('an error body that is not JSON gives the status text', async () => {
-    const server = await serve((_request, response) => response.writeHead(401, { 'content-type': 'text/html' }).end('<html>nope</html>'));
+    const server = await serve((_request, response) =>
+      response.writeHead(401, { 'content-type': 'text/html' }).end('<html>nope</html>'),
+    );
     const { client } = clientFor(server);
     const error = (await failure(client.listIntegrations())) as ServiceError;
     expect(error.detail).toBe('Unauthorized');
@@ -394,7 +463,9 @@ describe('service errors', () => {
 
 describe('bad and oversized responses', () => {
   it('invalid JSON is E_BAD_RESPONSE naming the endpoint, never quoting the body', async () => {
-    const server = await serve((_request, response) => response.writeHead(200, { 'content-type': 'application/json' }).end('hello PRIVATE-BODY-TEXT'));
+    const server = await serve((_request, response) =>
+      response.writeHead(200, { 'content-type': 'application/json' }).end('hello PRIVATE-BODY-TEXT'),
+    );
     const { client } = clientFor(server);
     const error = (await failure(client.listIntegrations())) as BadResponseError;
     expect(error).toBeInstanceOf(BadResponseError);
@@ -408,7 +479,8 @@ describe('bad and oversized responses', () => {
 
   it('JSON cut off mid-way is a truncated E_BAD_RESPONSE that GETs retry', async () => {
     const server = await serve((request, response) => {
-      if (request.index === 0) return response.writeHead(200, { 'content-type': 'application/json' }).end('[{"id": "a", "installa');
+      if (request.index === 0)
+        return response.writeHead(200, { 'content-type': 'application/json' }).end('[{"id": "a", "installa');
       json(response, 200, [{ id: 'a', installation_id: 1, name: 'acme' }]);
     });
     const { client } = clientFor(server);
@@ -431,7 +503,9 @@ describe('bad and oversized responses', () => {
   it('an empty 200 body is E_BAD_RESPONSE', async () => {
     const server = await serve((_request, response) => response.writeHead(200).end());
     const { client } = clientFor(server);
-    const error = (await failure(client.discoverProvider({ provider_id: 'p', name: 'P', mcp_server_url: 'https://x' }))) as BadResponseError;
+    const error = (await failure(
+      client.discoverProvider({ provider_id: 'p', name: 'P', mcp_server_url: 'https://x' }),
+    )) as BadResponseError;
     expect(error.message).toBe('POST /v2/auth/providers/mcp-discover: the response body is empty; expected JSON');
   });
 
@@ -439,9 +513,14 @@ describe('bad and oversized responses', () => {
     ['with content-length', true],
     ['chunked', false],
   ])('a body over maxResponseBytes (%s) is E_RESPONSE_TOO_LARGE and not retried', async (_label, withLength) => {
-    const big = JSON.stringify(Array.from({ length: 200 }, (_, i) => ({ id: `i-${i}`, installation_id: i, name: `account-${i}` })));
+    const big = JSON.stringify(
+      Array.from({ length: 200 }, (_, i) => ({ id: `i-${i}`, installation_id: i, name: `account-${i}` })),
+    );
     const server = await serve((_request, response) => {
-      response.writeHead(200, { 'content-type': 'application/json', ...(withLength ? { 'content-length': Buffer.byteLength(big) } : {}) });
+      response.writeHead(200, {
+        'content-type': 'application/json',
+        ...(withLength ? { 'content-length': Buffer.byteLength(big) } : {}),
+      });
       response.end(big);
     });
     const { client } = clientFor(server, { maxResponseBytes: 1024 });
@@ -461,7 +540,12 @@ describe('headers and secrecy', () => {
     const { client } = clientFor(server, { tenantId: TENANT, userAgent: 'converge-test/1' });
     await client.listIntegrations();
     const created = await client.createProvider({
-      provider_id: 'slack', name: 'Slack', client_id: 'c', auth_url: 'https://a', token_url: 'https://t', client_secret: 'shh',
+      provider_id: 'slack',
+      name: 'Slack',
+      client_id: 'c',
+      auth_url: 'https://a',
+      token_url: 'https://t',
+      client_secret: 'shh',
     });
     expect(created.provider_id).toBe('slack');
     const [get, post] = server.received;
@@ -489,14 +573,25 @@ describe('headers and secrecy', () => {
         return json(response, 401, { detail: `invalid api key ${String(request.headers['x-api-key'])}` });
       }
       if (request.method === 'POST') {
-        return json(response, 422, { detail: [{ loc: ['body', 'secrets', 0], msg: `value ${secret} is too short`, type: 'x' }] });
+        return json(response, 422, {
+          detail: [{ loc: ['body', 'secrets', 0], msg: `value ${secret} is too short`, type: 'x' }],
+        });
       }
-      if (request.url.pathname === '/v2/deployments') return json(response, 200, { resources: 'not a list', offset: 0 });
+      if (request.url.pathname === '/v2/deployments')
+        return json(response, 200, { resources: 'not a list', offset: 0 });
     });
     const { client, infos } = clientFor(server, { headersTimeoutMs: 150 });
     const errors = [
       await failure(client.listIntegrations()),
-      await failure(client.createDeployment({ name: 'a', source: 'codehost', source_config: {}, source_revision_config: {}, secrets: [{ name: 'OPENAI_API_KEY', value: secret }] })),
+      await failure(
+        client.createDeployment({
+          name: 'a',
+          source: 'codehost',
+          source_config: {},
+          source_revision_config: {},
+          secrets: [{ name: 'OPENAI_API_KEY', value: secret }],
+        }),
+      ),
       await failure(client.listDeployments()),
       await failure(client.patchDeployment('stall', { secrets: [{ name: 'K', value: secret }] })),
     ];
@@ -516,10 +611,20 @@ describe('headers and secrecy', () => {
   it('masks a short secret value only where it stands as a value: "already exists" stays whole with the secret "x"', async () => {
     const server = await serve((request, response) => {
       if (request.method === 'POST') return json(response, 409, { detail: 'deployment a already exists' });
-      return json(response, 422, { detail: [{ loc: ['body', 'secrets', 0], msg: 'value x is not allowed', type: 'x' }] });
+      return json(response, 422, {
+        detail: [{ loc: ['body', 'secrets', 0], msg: 'value x is not allowed', type: 'x' }],
+      });
     });
     const { client } = clientFor(server);
-    const exists = await failure(client.createDeployment({ name: 'a', source: 'codehost', source_config: {}, source_revision_config: {}, secrets: [{ name: 'K', value: 'x' }] }));
+    const exists = await failure(
+      client.createDeployment({
+        name: 'a',
+        source: 'codehost',
+        source_config: {},
+        source_revision_config: {},
+        secrets: [{ name: 'K', value: 'x' }],
+      }),
+    );
     const invalid = await failure(client.patchDeployment('d-1', { secrets: [{ name: 'K', value: 'x' }] }));
     expect((exists as ServiceError).detail).toBe('deployment a already exists');
     expect((invalid as ServiceError).detail).toBe('body.secrets.0: value [redacted] is not allowed');
@@ -564,7 +669,9 @@ describe('a record of every write', () => {
       await client.listDeployments();
       await client.patchDeployment('id-1', { source_config: { build_on_push: true } });
     });
-    expect(writes).toEqual([{ method: 'PATCH', route: '/v2/deployments/{deployment_id}', status: 200, requestId: 'req-7f3a' }]);
+    expect(writes).toEqual([
+      { method: 'PATCH', route: '/v2/deployments/{deployment_id}', status: 200, requestId: 'req-7f3a' },
+    ]);
     // Outside recordWrites nothing is collected, and nothing fails.
     await client.patchDeployment('id-1', { source_config: { build_on_push: true } });
   });

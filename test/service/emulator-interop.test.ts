@@ -14,7 +14,10 @@ afterEach(async () => {
   while (cleanups.length) await cleanups.pop()!();
 });
 
-async function emulatorClient(options: EmulatorOptions, attempts = 3): Promise<{ client: ServiceClient; infos: RequestInfo[] }> {
+async function emulatorClient(
+  options: EmulatorOptions,
+  attempts = 3,
+): Promise<{ client: ServiceClient; infos: RequestInfo[] }> {
   const emulator = await startEmulator({ apiKey: API_KEY, buildMs: 0, ...options });
   const infos: RequestInfo[] = [];
   const client = new ServiceClient({
@@ -23,14 +26,26 @@ async function emulatorClient(options: EmulatorOptions, attempts = 3): Promise<{
     retry: { attempts, baseDelayMs: 1, maxDelayMs: 5 },
     onRequest: (info) => infos.push(info),
   });
-  cleanups.push(() => emulator.close(), () => client.close());
+  cleanups.push(
+    () => emulator.close(),
+    () => client.close(),
+  );
   return { client, infos };
 }
 
 describe('ServiceClient against the emulator', () => {
   it('creates, patches, lists, and registers providers; errors come back typed and readable', async () => {
     const { client } = await emulatorClient({
-      seed: { integrations: [{ id: INTEGRATION, installation_id: 3, name: 'acme', repositories: [{ id: 1, name: 'agent', default_branch: 'trunk' }] }] },
+      seed: {
+        integrations: [
+          {
+            id: INTEGRATION,
+            installation_id: 3,
+            name: 'acme',
+            repositories: [{ id: 1, name: 'agent', default_branch: 'trunk' }],
+          },
+        ],
+      },
     });
     const created = await client.createDeployment({
       name: 'agent',
@@ -43,16 +58,37 @@ describe('ServiceClient against the emulator', () => {
     const patched = await client.patchDeployment(created.id, { source_config: { build_on_push: true } });
     expect(patched.source_config.build_on_push).toBe(true);
 
-    const duplicate = await client.createDeployment({ name: 'agent', source: 'internal_template', source_config: {}, source_revision_config: {}, secrets: [] }).catch((e: unknown) => e);
+    const duplicate = await client
+      .createDeployment({
+        name: 'agent',
+        source: 'internal_template',
+        source_config: {},
+        source_revision_config: {},
+        secrets: [],
+      })
+      .catch((e: unknown) => e);
     expect(duplicate).toBeInstanceOf(ServiceError);
     expect((duplicate as ServiceError).status).toBe(409);
 
-    const invalid = (await client.createDeployment({ name: 'Not Valid', source: 'internal_template', source_config: {}, source_revision_config: {}, secrets: [] }).catch((e: unknown) => e)) as ServiceError;
+    const invalid = (await client
+      .createDeployment({
+        name: 'Not Valid',
+        source: 'internal_template',
+        source_config: {},
+        source_revision_config: {},
+        secrets: [],
+      })
+      .catch((e: unknown) => e)) as ServiceError;
     expect(invalid.status).toBe(422);
     expect(invalid.detail).toMatch(/^body\.name: /);
 
     const provider = await client.createProvider({
-      provider_id: 'slack', name: 'Slack', client_id: '123.456', client_secret: 'very-secret', auth_url: 'https://slack.com/oauth/v2/authorize', token_url: 'https://slack.com/api/oauth.v2.access',
+      provider_id: 'slack',
+      name: 'Slack',
+      client_id: '123.456',
+      client_secret: 'very-secret',
+      auth_url: 'https://slack.com/oauth/v2/authorize',
+      token_url: 'https://slack.com/api/oauth.v2.access',
     });
     expect(provider.provider_id).toBe('slack');
     expect(JSON.stringify(provider)).not.toContain('very-secret');
@@ -62,9 +98,19 @@ describe('ServiceClient against the emulator', () => {
     const repos = await client.listRepositories(INTEGRATION);
     expect(repos.map((r) => `${r.owner}/${r.name}@${r.default_branch}`)).toEqual(['acme/agent@trunk']);
     const resolution = await resolveRepositories(client, [
-      { kind: 'Deployment', name: 'agent', location: { file: 'a.yaml', line: 1, column: 1 }, suspend: false, spec: { source: 'codehost', repository: 'acme/agent' } },
+      {
+        kind: 'Deployment',
+        name: 'agent',
+        location: { file: 'a.yaml', line: 1, column: 1 },
+        suspend: false,
+        spec: { source: 'codehost', repository: 'acme/agent' },
+      },
     ]);
-    expect(resolution.resolved.get('agent')).toEqual({ integration_id: INTEGRATION, repo_url: repos[0]!.url, default_branch: 'trunk' });
+    expect(resolution.resolved.get('agent')).toEqual({
+      integration_id: INTEGRATION,
+      repo_url: repos[0]!.url,
+      default_branch: 'trunk',
+    });
 
     const names = (await client.listDeployments({ name_contains: 'age' })).map((d) => d.name);
     expect(names).toEqual(['agent']);
@@ -73,7 +119,10 @@ describe('ServiceClient against the emulator', () => {
   it('a wrong API key is a fatal 403 with the service detail, without the key', async () => {
     const emulator = await startEmulator({ apiKey: API_KEY });
     const client = new ServiceClient({ baseUrl: emulator.url, apiKey: 'wrong-key-abcdef' });
-    cleanups.push(() => emulator.close(), () => client.close());
+    cleanups.push(
+      () => emulator.close(),
+      () => client.close(),
+    );
     const error = (await client.listIntegrations().catch((e: unknown) => e)) as ServiceError;
     expect(error.code).toBe('E_SERVICE_403');
     expect(error.message).not.toContain('wrong-key-abcdef');
@@ -82,9 +131,20 @@ describe('ServiceClient against the emulator', () => {
   const LIST_FAULT_SEEDS = { jitter: 6, reset: 7, fail: 8, rateLimit: 9, lost: 10 } as const;
 
   it('lists 230 deployments through short pages, 503s, 429s and dropped connections without losing or repeating one', async () => {
-    const deployments = Array.from({ length: 230 }, (_, i) => ({ name: `svc-${String(i).padStart(3, '0')}`, source: 'internal_template' as const }));
+    const deployments = Array.from({ length: 230 }, (_, i) => ({
+      name: `svc-${String(i).padStart(3, '0')}`,
+      source: 'internal_template' as const,
+    }));
     const { client, infos } = await emulatorClient(
-      { seed: { deployments }, pageCap: 37, failRate: 0.25, rateLimitRate: 0.25, resetRate: 0.15, retryAfterSeconds: 0, randomFor: (site) => prng(LIST_FAULT_SEEDS[site]) },
+      {
+        seed: { deployments },
+        pageCap: 37,
+        failRate: 0.25,
+        rateLimitRate: 0.25,
+        resetRate: 0.15,
+        retryAfterSeconds: 0,
+        randomFor: (site) => prng(LIST_FAULT_SEEDS[site]),
+      },
       12,
     );
     const names = (await client.listDeployments()).map((d) => d.name);

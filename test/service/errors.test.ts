@@ -1,12 +1,24 @@
 // classifyFailure and the small parsers of the HTTP layer, as tables.
 import { describe, expect, it } from 'vitest';
-import { BadResponseError, classifyFailure, NetworkError, networkFailureOf, ServiceError } from '../../src/service/errors.js';
+import {
+  BadResponseError,
+  classifyFailure,
+  NetworkError,
+  networkFailureOf,
+  ServiceError,
+} from '../../src/service/errors.js';
 import { backoffDelay } from '../../src/service/backoff.js';
 import { detailText, parseRetryAfter } from '../../src/service/answers.js';
 import { ConvergeError } from '../../src/core/errors.js';
 
 function service(status: number, retryAfterMs?: number): ServiceError {
-  return new ServiceError({ status, detail: 'd', method: 'GET', route: '/r', ...(retryAfterMs !== undefined ? { retryAfterMs } : {}) });
+  return new ServiceError({
+    status,
+    detail: 'd',
+    method: 'GET',
+    route: '/r',
+    ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
+  });
 }
 
 function coded(code: string): Error {
@@ -15,7 +27,12 @@ function coded(code: string): Error {
 
 describe('classifyFailure', () => {
   it.each([
-    ['network error', new NetworkError({ reason: 'reset', method: 'GET', route: '/r', text: 'reset' }), 'retry', undefined],
+    [
+      'network error',
+      new NetworkError({ reason: 'reset', method: 'GET', route: '/r', text: 'reset' }),
+      'retry',
+      undefined,
+    ],
     ['500', service(500), 'retry', undefined],
     ['502', service(502), 'retry', undefined],
     ['503 with Retry-After', service(503, 2000), 'retry', 2000],
@@ -29,7 +46,12 @@ describe('classifyFailure', () => {
     ['404', service(404), 'fatal', undefined],
     ['409', service(409), 'fatal', undefined],
     ['422', service(422), 'fatal', undefined],
-    ['truncated body', new BadResponseError({ method: 'GET', route: '/r', text: 't', truncated: true }), 'retry', undefined],
+    [
+      'truncated body',
+      new BadResponseError({ method: 'GET', route: '/r', text: 't', truncated: true }),
+      'retry',
+      undefined,
+    ],
     ['wrong shape', new BadResponseError({ method: 'GET', route: '/r', text: 't' }), 'fatal', undefined],
     ['too large', new ConvergeError('E_RESPONSE_TOO_LARGE', 'big'), 'fatal', undefined],
     ['paging', new ConvergeError('E_PAGING', 'loop'), 'fatal', undefined],
@@ -98,9 +120,12 @@ describe('backoffDelay', () => {
     [4, 0.999, 999],
     [9, 0.999, 999],
     [3, 0, 0],
-  ])('attempt %i with random %f waits %i ms (full jitter under a doubling, capped ceiling)', (attempt, random, expected) => {
-    expect(backoffDelay(attempt, backoff, undefined, () => random)).toBe(expected);
-  });
+  ])(
+    'attempt %i with random %f waits %i ms (full jitter under a doubling, capped ceiling)',
+    (attempt, random, expected) => {
+      expect(backoffDelay(attempt, backoff, undefined, () => random)).toBe(expected);
+    },
+  );
 
   it('never waits less than a Retry-After, and adds no jitter above it', () => {
     expect(backoffDelay(1, backoff, 3_000, () => 0)).toBe(3_000);
@@ -113,7 +138,11 @@ describe('backoffDelay', () => {
 describe('detailText', () => {
   it.each([
     [404, { detail: 'Deployment not found' }, 'Deployment not found'],
-    [422, { detail: [{ loc: ['body', 'source_config', 'repo_url'], msg: 'Field required', type: 'missing' }] }, 'body.source_config.repo_url: Field required'],
+    [
+      422,
+      { detail: [{ loc: ['body', 'source_config', 'repo_url'], msg: 'Field required', type: 'missing' }] },
+      'body.source_config.repo_url: Field required',
+    ],
     [422, { detail: [] }, 'Unprocessable Entity'],
     [400, { detail: '' }, 'Bad Request'],
     [500, { message: 'internal' }, 'internal'],

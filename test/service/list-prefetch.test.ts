@@ -49,7 +49,7 @@ async function read(client: ServiceClient, prefetch: number): Promise<string[][]
 /** The offsets a sequential reader requests: 0, then each returned offset, up to the empty page. */
 function chain(count: number, size: (offset: number) => number): number[] {
   const out = [0];
-  for (let offset = 0; offset < count; ) {
+  for (let offset = 0; offset < count;) {
     offset += Math.min(100, size(offset), count - offset);
     out.push(offset);
   }
@@ -158,7 +158,13 @@ describe('listDeploymentPages with pages read ahead', () => {
   });
 
   it('against the emulator capping pages at 30: the same deployments as a sequential listing', async () => {
-    const seed = { deployments: names(250).map((name, i) => ({ name, source: 'internal_template' as const, created_at: new Date(Date.UTC(2025, 0, 1, 0, 0, i)).toISOString() })) };
+    const seed = {
+      deployments: names(250).map((name, i) => ({
+        name,
+        source: 'internal_template' as const,
+        created_at: new Date(Date.UTC(2025, 0, 1, 0, 0, i)).toISOString(),
+      })),
+    };
     const emulator = await startEmulator({ seed, pageCap: 30, latencyMs: 2 });
     cleanups.push(() => emulator.close());
     const client = clientFor(emulator.url);

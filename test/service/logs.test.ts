@@ -22,7 +22,11 @@ async function setUp(options: Pick<EmulatorOptions, 'specOnly' | 'failRate' | 'r
 
 async function createBad(client: ServiceClient): Promise<{ id: string; revision: string }> {
   const created = await client.createDeployment({
-    name: 'bad-one', source: 'external_docker', source_config: {}, source_revision_config: { image_uri: 'docker.io/acme/a:1' }, secrets: [{ name: 'TOKEN', value: 'tok-value-31' }],
+    name: 'bad-one',
+    source: 'external_docker',
+    source_config: {},
+    source_revision_config: { image_uri: 'docker.io/acme/a:1' },
+    secrets: [{ name: 'TOKEN', value: 'tok-value-31' }],
   });
   return { id: created.id, revision: created.latest_revision_id! };
 }
@@ -36,22 +40,35 @@ describe('log reads', () => {
   it('reads build and deploy logs; a deployment or revision that is not there is gone; no write is recorded', async () => {
     const { client, e } = await setUp();
     const bad = await createBad(client);
-    const { value: read, writes } = await recordWrites(() => client.buildLogs(bad.id, bad.revision, { order: 'desc', limit: 2 }));
+    const { value: read, writes } = await recordWrites(() =>
+      client.buildLogs(bad.id, bad.revision, { order: 'desc', limit: 2 }),
+    );
     expect(writes).toEqual([]);
     if (read.outcome !== 'found') throw new Error(read.outcome);
-    expect(read.page.logs.map((l) => l.message)).toEqual(['Build failed: "pip install -e ." exited with status 1', expect.stringMatching(/^ERROR: Could not find a version/)]);
+    expect(read.page.logs.map((l) => l.message)).toEqual([
+      'Build failed: "pip install -e ." exited with status 1',
+      expect.stringMatching(/^ERROR: Could not find a version/),
+    ]);
     expect(read.page.next_offset).toBe('2');
     expect(await client.buildLogs(bad.id, NOBODY, {})).toEqual({ outcome: 'gone' });
     expect(await client.deployLogs(NOBODY, {})).toEqual({ outcome: 'gone' });
     const deploy = await client.deployLogs(bad.id, { order: 'asc' });
     expect(deploy).toEqual({ outcome: 'found', page: { logs: [], next_offset: '0' } });
-    expect(e.requestLog.filter((r) => r.route.startsWith('/v1/projects')).map((r) => r.method)).toEqual(['POST', 'POST', 'POST', 'POST']);
+    expect(e.requestLog.filter((r) => r.route.startsWith('/v1/projects')).map((r) => r.method)).toEqual([
+      'POST',
+      'POST',
+      'POST',
+      'POST',
+    ]);
   });
 
   it('the tail: at most 20 lines, oldest first, every declared value masked; a 503 is retried like a GET', async () => {
     // The fail-rate draws: the create passes, the first log read gets a 503, every later request passes.
     const failDraws = [0.99, 0];
-    const { client, e } = await setUp({ failRate: 0.5, randomFor: (site) => (site === 'fail' ? () => failDraws.shift() ?? 0.99 : () => 0.99) });
+    const { client, e } = await setUp({
+      failRate: 0.5,
+      randomFor: (site) => (site === 'fail' ? () => failDraws.shift() ?? 0.99 : () => 0.99),
+    });
     const bad = await createBad(client);
     const tail = await buildLogTail(client, { id: bad.id }, bad.revision, ['tok-value-31']);
     expect(tail.note).toBeUndefined();
@@ -59,7 +76,10 @@ describe('log reads', () => {
     expect(tail.lines.at(-1)).toMatch(/\[ERROR\] Build failed: "pip install -e \." exited with status 1$/);
     expect(tail.lines.join('\n')).toContain('Environment: TOKEN=********');
     expect(tail.lines.join('\n')).not.toContain('tok-value-31');
-    expect(e.requestLog.filter((r) => r.route.endsWith('/build_logs')).map((r) => r.outcome)).toEqual(['fault-503', 'ok']);
+    expect(e.requestLog.filter((r) => r.route.endsWith('/build_logs')).map((r) => r.outcome)).toEqual([
+      'fault-503',
+      'ok',
+    ]);
   });
 
   it('a service without the log endpoints: said once, no lines, never an error, not asked again', async () => {
@@ -68,7 +88,11 @@ describe('log reads', () => {
     const first = await buildLogTail(client, { id: bad.id }, bad.revision, []);
     expect(first).toEqual({ lines: [], note: 'the service has no build log endpoint' });
     expect(await client.deployLogs(bad.id, {})).toEqual({ outcome: 'no-endpoint', status: 0 });
-    expect(notices).toEqual([expect.stringMatching(/^the service has no \/v1\/projects\/\{project_id\}\/revisions\/\{revision_id\}\/build_logs \(it answered 404\): build and deploy logs cannot be shown/)]);
+    expect(notices).toEqual([
+      expect.stringMatching(
+        /^the service has no \/v1\/projects\/\{project_id\}\/revisions\/\{revision_id\}\/build_logs \(it answered 404\): build and deploy logs cannot be shown/,
+      ),
+    ]);
     expect(e.requestLog.filter((r) => r.path.startsWith('/v1/projects'))).toHaveLength(1);
   });
 });

@@ -21,10 +21,17 @@ afterEach(async () => {
 });
 
 /** A service that lists `integrations` and their repositories, answering repo listings after `delayMs`. */
-async function codeHost(integrations: FakeIntegration[], delayMs = 0): Promise<{ server: ScriptedServer; client: ServiceClient }> {
+async function codeHost(
+  integrations: FakeIntegration[],
+  delayMs = 0,
+): Promise<{ server: ScriptedServer; client: ServiceClient }> {
   const server = await startServer(async (request, response) => {
     if (request.url.pathname === '/v1/integrations/forge/codehost/install') {
-      return json(response, 200, integrations.map((i, n) => ({ id: i.id, installation_id: 1000 + n, name: i.name })));
+      return json(
+        response,
+        200,
+        integrations.map((i, n) => ({ id: i.id, installation_id: 1000 + n, name: i.name })),
+      );
     }
     const match = /^\/v1\/integrations\/forge\/codehost\/([^/]+)\/repos$/.exec(request.url.pathname);
     const integration = integrations.find((i) => i.id === match?.[1]);
@@ -44,7 +51,10 @@ async function codeHost(integrations: FakeIntegration[], delayMs = 0): Promise<{
     );
   });
   const client = new ServiceClient({ baseUrl: server.url, retry: { attempts: 1 } });
-  cleanups.push(() => server.close(), () => client.close());
+  cleanups.push(
+    () => server.close(),
+    () => client.close(),
+  );
   return { server, client };
 }
 
@@ -59,8 +69,22 @@ function dep(name: string, spec: Partial<DeploymentSpec>): DeploymentResource {
 }
 
 const TWO: FakeIntegration[] = [
-  { id: ACME, name: 'acme', repos: [{ owner: 'acme', name: 'support-agent', default_branch: 'trunk' }, { owner: 'shared', name: 'tools' }] },
-  { id: ACME_EU, name: 'acme-eu', repos: [{ owner: 'acme-eu', name: 'billing' }, { owner: 'shared', name: 'tools', default_branch: 'eu-main' }] },
+  {
+    id: ACME,
+    name: 'acme',
+    repos: [
+      { owner: 'acme', name: 'support-agent', default_branch: 'trunk' },
+      { owner: 'shared', name: 'tools' },
+    ],
+  },
+  {
+    id: ACME_EU,
+    name: 'acme-eu',
+    repos: [
+      { owner: 'acme-eu', name: 'billing' },
+      { owner: 'shared', name: 'tools', default_branch: 'eu-main' },
+    ],
+  },
 ];
 
 describe('resolveRepositories', () => {
@@ -72,8 +96,16 @@ describe('resolveRepositories', () => {
       dep('plain', {}),
     ]);
     expect(Object.fromEntries(result.resolved)).toEqual({
-      support: { integration_id: ACME, repo_url: 'https://codehost.example/acme/support-agent', default_branch: 'trunk' },
-      billing: { integration_id: ACME_EU, repo_url: 'https://codehost.example/acme-eu/billing', default_branch: 'main' },
+      support: {
+        integration_id: ACME,
+        repo_url: 'https://codehost.example/acme/support-agent',
+        default_branch: 'trunk',
+      },
+      billing: {
+        integration_id: ACME_EU,
+        repo_url: 'https://codehost.example/acme-eu/billing',
+        default_branch: 'main',
+      },
     });
     expect(result.errors.size).toBe(0);
     expect(server.received.map((r) => r.url.pathname).sort()).toEqual([
@@ -114,8 +146,16 @@ describe('resolveRepositories', () => {
       dep('tools-eu', { repository: 'shared/tools', integration: 'ACME-EU' }),
       dep('tools-us', { repository: 'shared/tools', integration: 'acme' }),
     ]);
-    expect(result.resolved.get('tools-eu')).toEqual({ integration_id: ACME_EU, repo_url: 'https://codehost.example/shared/tools', default_branch: 'eu-main' });
-    expect(result.resolved.get('tools-us')).toEqual({ integration_id: ACME, repo_url: 'https://codehost.example/shared/tools', default_branch: 'main' });
+    expect(result.resolved.get('tools-eu')).toEqual({
+      integration_id: ACME_EU,
+      repo_url: 'https://codehost.example/shared/tools',
+      default_branch: 'eu-main',
+    });
+    expect(result.resolved.get('tools-us')).toEqual({
+      integration_id: ACME,
+      repo_url: 'https://codehost.example/shared/tools',
+      default_branch: 'main',
+    });
   });
 
   it('explains a spec.integration that names no account, or one that cannot reach the repository', async () => {
@@ -124,8 +164,12 @@ describe('resolveRepositories', () => {
       dep('a', { repository: 'shared/tools', integration: 'nobody' }),
       dep('b', { repository: 'acme-eu/billing', integration: 'acme' }),
     ]);
-    expect(result.errors.get('a')).toBe('spec.integration "nobody" names no code-host integration; the service sees "acme", "acme-eu"');
-    expect(result.errors.get('b')).toBe('repository "acme-eu/billing" is not reachable through integration "acme"; it is reachable through "acme-eu"');
+    expect(result.errors.get('a')).toBe(
+      'spec.integration "nobody" names no code-host integration; the service sees "acme", "acme-eu"',
+    );
+    expect(result.errors.get('b')).toBe(
+      'repository "acme-eu/billing" is not reachable through integration "acme"; it is reachable through "acme-eu"',
+    );
   });
 
   it('rejects malformed names, non-codehost sources and conflicting explicit values', async () => {
@@ -137,7 +181,9 @@ describe('resolveRepositories', () => {
     ]);
     expect(result.errors.get('bad')).toBe('spec.repository "just-a-name" is not of the form owner/name');
     expect(result.errors.get('docker')).toBe('spec.repository applies only to source codehost, not external_docker');
-    expect(result.errors.get('clash')).toMatch(/resolves to https:\/\/codehost\.example\/acme\/support-agent but source_config\.repo_url is https:\/\/elsewhere\/x/);
+    expect(result.errors.get('clash')).toMatch(
+      /resolves to https:\/\/codehost\.example\/acme\/support-agent but source_config\.repo_url is https:\/\/elsewhere\/x/,
+    );
   });
 
   it('sends no request when no deployment names a repository', async () => {
@@ -151,10 +197,16 @@ describe('resolveRepositories', () => {
     const many: FakeIntegration[] = Array.from({ length: 30 }, (_, n) => ({
       id: `bbbbbbbb-0000-4000-8000-${String(n).padStart(12, '0')}`,
       name: `org-${n}`,
-      repos: [{ owner: `org-${n}`, name: 'app' }, { owner: `org-${n}`, name: 'lib' }],
+      repos: [
+        { owner: `org-${n}`, name: 'app' },
+        { owner: `org-${n}`, name: 'lib' },
+      ],
     }));
     const { server, client } = await codeHost(many, 40);
-    const deployments = many.flatMap((_, n) => [dep(`app-${n}`, { repository: `org-${n}/app` }), dep(`lib-${n}`, { repository: `org-${n}/lib` })]);
+    const deployments = many.flatMap((_, n) => [
+      dep(`app-${n}`, { repository: `org-${n}/app` }),
+      dep(`lib-${n}`, { repository: `org-${n}/lib` }),
+    ]);
     const result = await resolveRepositories(client, deployments, { concurrency: 6 });
     expect(result.errors.size).toBe(0);
     expect(result.resolved.size).toBe(60);
@@ -165,10 +217,14 @@ describe('resolveRepositories', () => {
   });
 
   it('a listing that fails rejects with the typed error', async () => {
-    const { client } = await codeHost([...TWO, { id: 'cccccccc-0000-4000-8000-000000000003', name: 'gone', repos: [] }]);
+    const { client } = await codeHost([
+      ...TWO,
+      { id: 'cccccccc-0000-4000-8000-000000000003', name: 'gone', repos: [] },
+    ]);
     // Make the third integration's listing fail by pointing it at an id the server does not know.
     const failing = {
-      listIntegrations: () => client.listIntegrations().then((list) => list.map((i) => (i.name === 'gone' ? { ...i, id: 'unknown' } : i))),
+      listIntegrations: () =>
+        client.listIntegrations().then((list) => list.map((i) => (i.name === 'gone' ? { ...i, id: 'unknown' } : i))),
       listRepositories: (id: string) => client.listRepositories(id),
     };
     const error = await resolveRepositories(failing, [dep('support', { repository: 'acme/support-agent' })]).then(

@@ -6,7 +6,6 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { DEFAULTS } from '../../src/service/transport.js';
 import { packageVersion, VERSION } from '../../src/service/version.js';
 
-
 /** Temporary directories of this file's tests, removed after each test. */
 const scratch: string[] = [];
 afterEach(() => {
@@ -21,7 +20,9 @@ function scratchDir(): string {
 
 describe('packageVersion', () => {
   it('is the version of the repository package.json, which the client sends as User-Agent', () => {
-    const manifest = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+    const manifest = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+      version: string;
+    };
     expect(VERSION).toBe(manifest.version);
     expect(DEFAULTS.userAgent).toBe(`converge/${manifest.version}`);
   });

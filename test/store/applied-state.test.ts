@@ -22,7 +22,12 @@ describe('AppliedStateStore', () => {
 
   it('keeps the file that declared each resource apart, read into its record; a deleted resource forgets it', async () => {
     await store.set('Deployment/f', { secrets: {}, appliedAt: '2024-01-01T00:00:00.000Z' });
-    await store.recordFiles(new Map([['Deployment/f', 'team/f.yaml'], ['Deployment/not-applied', 'x.yaml']]));
+    await store.recordFiles(
+      new Map([
+        ['Deployment/f', 'team/f.yaml'],
+        ['Deployment/not-applied', 'x.yaml'],
+      ]),
+    );
     const records = await store.getAll();
     expect(records.get('Deployment/f')?.file).toBe('team/f.yaml');
     expect(records.has('Deployment/not-applied')).toBe(false);
@@ -38,7 +43,13 @@ describe('AppliedStateStore', () => {
   it('keeps the wave that declared each resource (not 0) apart, read into its record; back to 0 or deleted, it goes', async () => {
     await store.set('Deployment/w', { secrets: {}, appliedAt: '2024-01-01T00:00:00.000Z' });
     await store.set('Deployment/z', { secrets: {}, appliedAt: '2024-01-01T00:00:00.000Z' });
-    await store.recordWaves(new Map([['Deployment/w', 2], ['Deployment/z', 0]]), await store.getAll());
+    await store.recordWaves(
+      new Map([
+        ['Deployment/w', 2],
+        ['Deployment/z', 0],
+      ]),
+      await store.getAll(),
+    );
     expect(await redis.hgetall(`${prefix}:declared-wave`)).toEqual({ 'Deployment/w': '2' });
     const records = await store.getAll();
     expect(records.get('Deployment/w')?.wave).toBe(2);
@@ -54,7 +65,13 @@ describe('AppliedStateStore', () => {
 
   it('keeps the prune absences (no secret: times, a content id, a live id), replaced as the daemon decides', async () => {
     const a = { since: 1_000, manifests: 'sha256:abc', seen: 1, id: 'id-a' };
-    await store.recordAbsences(new Map(), new Map([['Deployment/a', a], ['Deployment/b', { ...a, id: 'id-b' }]]));
+    await store.recordAbsences(
+      new Map(),
+      new Map([
+        ['Deployment/a', a],
+        ['Deployment/b', { ...a, id: 'id-b' }],
+      ]),
+    );
     const read = await store.absences();
     expect(read.get('Deployment/a')).toEqual(a);
     await store.recordAbsences(read, new Map([['Deployment/a', { ...a, seen: 2 }]]));
@@ -68,13 +85,29 @@ describe('AppliedStateStore', () => {
     const p = `${prefix}:confirm`;
     const own = new AppliedStateStore(redis, p);
     const a = { since: 1_000, manifests: 'sha256:abc', seen: 2, id: 'id-a' };
-    const absent = new Map([['Deployment/a', a], ['Deployment/b', { ...a, id: 'id-b' }], ['Deployment/c', { ...a, id: 'id-c' }]]);
+    const absent = new Map([
+      ['Deployment/a', a],
+      ['Deployment/b', { ...a, id: 'id-b' }],
+      ['Deployment/c', { ...a, id: 'id-c' }],
+    ]);
     await own.recordAbsences(new Map(), absent);
     // Only resources with an absence (a pending delete) are confirmed; a name nothing waits for stores nothing.
-    expect(await own.confirmDeletes((key) => ['Deployment/a', 'Deployment/b', 'Deployment/c', 'Deployment/z'].includes(key))).toEqual(['Deployment/a', 'Deployment/b', 'Deployment/c']);
-    expect([...(await own.confirmations())]).toEqual([['Deployment/a', { id: 'id-a', since: 1_000 }], ['Deployment/b', { id: 'id-b', since: 1_000 }], ['Deployment/c', { id: 'id-c', since: 1_000 }]]);
+    expect(
+      await own.confirmDeletes((key) => ['Deployment/a', 'Deployment/b', 'Deployment/c', 'Deployment/z'].includes(key)),
+    ).toEqual(['Deployment/a', 'Deployment/b', 'Deployment/c']);
+    expect([...(await own.confirmations())]).toEqual([
+      ['Deployment/a', { id: 'id-a', since: 1_000 }],
+      ['Deployment/b', { id: 'id-b', since: 1_000 }],
+      ['Deployment/c', { id: 'id-c', since: 1_000 }],
+    ]);
     // a: seen once more (the same absence) keeps it; b: declared again; c: its absence started again (other manifests).
-    await own.recordAbsences(absent, new Map([['Deployment/a', { ...a, seen: 3 }], ['Deployment/c', { ...a, id: 'id-c', since: 5_000, manifests: 'sha256:def', seen: 1 }]]));
+    await own.recordAbsences(
+      absent,
+      new Map([
+        ['Deployment/a', { ...a, seen: 3 }],
+        ['Deployment/c', { ...a, id: 'id-c', since: 5_000, manifests: 'sha256:def', seen: 1 }],
+      ]),
+    );
     expect([...(await own.confirmations()).keys()]).toEqual(['Deployment/a']);
     // Deleted: the record goes, and the confirmation with it.
     await own.forget('Deployment/a');
@@ -86,7 +119,10 @@ describe('AppliedStateStore', () => {
     const h = secretHash('Deployment/a', 'KEY', 'value-1');
     await store.set('Deployment/a', { secrets: { KEY: h }, appliedAt: '2024-01-01T00:00:00.000Z' });
     expect(await redis.type(appliedKey(prefix))).toBe('hash');
-    expect(JSON.parse((await redis.hget(appliedKey(prefix), 'Deployment/a'))!)).toEqual({ secrets: { KEY: h }, appliedAt: '2024-01-01T00:00:00.000Z' });
+    expect(JSON.parse((await redis.hget(appliedKey(prefix), 'Deployment/a'))!)).toEqual({
+      secrets: { KEY: h },
+      appliedAt: '2024-01-01T00:00:00.000Z',
+    });
     expect(await store.get('Deployment/a')).toEqual({ secrets: { KEY: h }, appliedAt: '2024-01-01T00:00:00.000Z' });
     expect([...(await store.getAll()).keys()]).toEqual(['Deployment/a']);
   });
@@ -101,7 +137,13 @@ describe('AppliedStateStore', () => {
     const two = secretHash('Deployment/c', 'TWO', '2');
     const twoNew = secretHash('Deployment/c', 'TWO', '22');
     await store.recordWrite('Deployment/c', { secrets: { ONE: one, TWO: two } });
-    await store.setPending('Deployment/c', { op: 'patch', secrets: { TWO: twoNew }, sentAt: new Date().toISOString(), revisionBefore: 'r1', startsRevision: true });
+    await store.setPending('Deployment/c', {
+      op: 'patch',
+      secrets: { TWO: twoNew },
+      sentAt: new Date().toISOString(),
+      revisionBefore: 'r1',
+      startsRevision: true,
+    });
     expect(await store.getPending('Deployment/c')).toMatchObject({ op: 'patch', secrets: { TWO: twoNew } });
     const merged = await store.recordWrite('Deployment/c', { secrets: { TWO: twoNew } });
     expect(merged.secrets).toEqual({ ONE: one, TWO: twoNew });
@@ -126,9 +168,18 @@ describe('AppliedStateStore', () => {
     expect(await store.read('Deployment/none')).toEqual({ applied: undefined, pending: undefined });
     const h = secretHash('Deployment/a', 'KEY', 'v1');
     await store.set('Deployment/a', { secrets: { KEY: h }, appliedAt: '2024-01-01T00:00:00.000Z' });
-    const pending = { op: 'patch' as const, secrets: { KEY: h }, sentAt: '2024-01-02T00:00:00.000Z', revisionBefore: null, startsRevision: true };
+    const pending = {
+      op: 'patch' as const,
+      secrets: { KEY: h },
+      sentAt: '2024-01-02T00:00:00.000Z',
+      revisionBefore: null,
+      startsRevision: true,
+    };
     await store.setPending('Deployment/a', pending);
-    expect(await store.read('Deployment/a')).toEqual({ applied: { secrets: { KEY: h }, appliedAt: '2024-01-01T00:00:00.000Z' }, pending });
+    expect(await store.read('Deployment/a')).toEqual({
+      applied: { secrets: { KEY: h }, appliedAt: '2024-01-01T00:00:00.000Z' },
+      pending,
+    });
     await redis.hset(`${prefix}:pending`, 'Deployment/b', '{not json');
     expect((await store.read('Deployment/b')).pending).toBeUndefined();
   });
@@ -139,7 +190,10 @@ describe('AppliedStateStore', () => {
     await store.set('Deployment/c', { secrets: { STORED: one }, appliedAt: '2024-01-01T00:00:00.000Z' });
     const at = new Date('2024-02-01T00:00:00.000Z');
     // The caller's record wins over what is stored (it was read during the same job, nobody else writes meanwhile).
-    const merged = await store.recordWrite('Deployment/c', { secrets: { TWO: two } }, at, { secrets: { ONE: one }, appliedAt: 'x' });
+    const merged = await store.recordWrite('Deployment/c', { secrets: { TWO: two } }, at, {
+      secrets: { ONE: one },
+      appliedAt: 'x',
+    });
     expect(merged.secrets).toEqual({ ONE: one, TWO: two });
     const fresh = await store.recordWrite('Deployment/c', { secrets: { TWO: two } }, at, null);
     expect(fresh.secrets).toEqual({ TWO: two });
@@ -152,18 +206,28 @@ describe('AppliedStateStore', () => {
     const a = { sent: '1'.repeat(64), answered: '2'.repeat(64) };
     const b = { sent: '3'.repeat(64), answered: '3'.repeat(64) };
     const b2 = { sent: '4'.repeat(64), answered: '5'.repeat(64) };
-    const first = await store.recordWrite('Deployment/f', { secrets: {}, fields: { 'source_config.listener_config': a, 'source_config.build_command': b } }, undefined, null);
+    const first = await store.recordWrite(
+      'Deployment/f',
+      { secrets: {}, fields: { 'source_config.listener_config': a, 'source_config.build_command': b } },
+      undefined,
+      null,
+    );
     // Every command the store sends goes through its client's sendCommand: count them there (MONITOR on the shared
     // Redis also carried other tests' traffic, and ioredis failed with "Command queue state error" under that load).
     const sends: string[] = [];
     const send = redis.sendCommand.bind(redis);
-    redis.sendCommand = ((command: Parameters<Redis['sendCommand']>[0]) => {
+    redis.sendCommand = (command: Parameters<Redis['sendCommand']>[0]) => {
       sends.push(command.name.toLowerCase());
       return send(command);
-    });
+    };
     let second: Awaited<ReturnType<AppliedStateStore['recordWrite']>>;
     try {
-      second = await store.recordWrite('Deployment/f', { secrets: {}, fields: { 'source_config.build_command': b2 } }, undefined, first);
+      second = await store.recordWrite(
+        'Deployment/f',
+        { secrets: {}, fields: { 'source_config.build_command': b2 } },
+        undefined,
+        first,
+      );
     } finally {
       redis.sendCommand = send;
     }
@@ -178,14 +242,25 @@ describe('AppliedStateStore', () => {
     await store.recordWrite('Deployment/g', { secrets: { ONE: one, GONE: gone } }, undefined, null);
     const complete = await store.recordWrite('Deployment/g', { secrets: { ONE: one }, replaceSecrets: true });
     expect(complete.secrets).toEqual({ ONE: one });
-    const none = await store.recordWrite('Deployment/g', { secrets: {}, fields: { 'source_config.build_on_push': { sent: 'a'.repeat(64), answered: 'a'.repeat(64) } } });
+    const none = await store.recordWrite('Deployment/g', {
+      secrets: {},
+      fields: { 'source_config.build_on_push': { sent: 'a'.repeat(64), answered: 'a'.repeat(64) } },
+    });
     expect(none.secrets).toEqual({ ONE: one });
   });
 
   it('reads records written before field hashes existed (no three-way knowledge), and refuses field values that are not hashes', async () => {
-    await redis.hset(appliedKey(prefix), 'Deployment/old', JSON.stringify({ secrets: {}, appliedAt: '2024-01-01T00:00:00.000Z' }));
+    await redis.hset(
+      appliedKey(prefix),
+      'Deployment/old',
+      JSON.stringify({ secrets: {}, appliedAt: '2024-01-01T00:00:00.000Z' }),
+    );
     expect(await store.get('Deployment/old')).toEqual({ secrets: {}, appliedAt: '2024-01-01T00:00:00.000Z' });
-    const plain = { secrets: {}, appliedAt: 'now', fields: { 'source_config.install_command': { sent: 'pip install .', answered: 'a'.repeat(64) } } };
+    const plain = {
+      secrets: {},
+      appliedAt: 'now',
+      fields: { 'source_config.install_command': { sent: 'pip install .', answered: 'a'.repeat(64) } },
+    };
     await expect(store.set('Deployment/h', plain)).rejects.toThrow();
     expect(await redis.hexists(appliedKey(prefix), 'Deployment/h')).toBe(0);
   });
@@ -194,7 +269,9 @@ describe('AppliedStateStore', () => {
     const port = await closedPort();
     const read = await readAppliedState({ redisUrl: `redis://127.0.0.1:${port}`, redisPrefix: prefix });
     expect(read.records.size).toBe(0);
-    expect(read.warning).toBe(`Redis at redis://127.0.0.1:${port} is unreachable (ECONNREFUSED): start redis-server, or set --redis-url or REDIS_URL; planning without applied state`);
+    expect(read.warning).toBe(
+      `Redis at redis://127.0.0.1:${port} is unreachable (ECONNREFUSED): start redis-server, or set --redis-url or REDIS_URL; planning without applied state`,
+    );
     const live = await readAppliedState({ redisUrl: REDIS_URL, redisPrefix: prefix });
     expect(live.warning).toBeUndefined();
     expect(live.records.get('Deployment/a')?.secrets.KEY).toMatch(/^[0-9a-f]{64}$/);

@@ -15,10 +15,22 @@ afterAll(async () => {
 describe('RedisDesiredMemory', () => {
   it('answers the fingerprints of the keys asked for only, leaving out those it never saw in sync', async () => {
     const memory = new RedisDesiredMemory(redis, prefix);
-    await memory.set(new Map([['Deployment/a', 'fa'], ['Deployment/b', 'fb'], ['Deployment/c', 'fc']]));
+    await memory.set(
+      new Map([
+        ['Deployment/a', 'fa'],
+        ['Deployment/b', 'fb'],
+        ['Deployment/c', 'fc'],
+      ]),
+    );
     expect(await memory.getSome(['Deployment/b', 'Deployment/unknown'])).toEqual(new Map([['Deployment/b', 'fb']]));
     expect(await memory.getSome([])).toEqual(new Map());
-    expect(await memory.getAll()).toEqual(new Map([['Deployment/a', 'fa'], ['Deployment/b', 'fb'], ['Deployment/c', 'fc']]));
+    expect(await memory.getAll()).toEqual(
+      new Map([
+        ['Deployment/a', 'fa'],
+        ['Deployment/b', 'fb'],
+        ['Deployment/c', 'fc'],
+      ]),
+    );
     expect(await memory.retain(new Set(['Deployment/a']))).toBe(2);
     expect(await memory.getSome(['Deployment/a', 'Deployment/b'])).toEqual(new Map([['Deployment/a', 'fa']]));
   });

@@ -3,7 +3,13 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Redis } from 'ioredis';
 import type { RecordedEvent } from '../../src/core/resource-record.js';
 import type { ResourceState } from '../../src/core/resource-state-model.js';
-import { EventLogStore, HISTORY_MAX_ENTRIES, LOG_MAX_AGE_MS, LOG_MAX_ENTRIES, recordKeys } from '../../src/store/event-log.js';
+import {
+  EventLogStore,
+  HISTORY_MAX_ENTRIES,
+  LOG_MAX_AGE_MS,
+  LOG_MAX_ENTRIES,
+  recordKeys,
+} from '../../src/store/event-log.js';
 import { closeRedis, connectProducer } from '../../src/store/redis.js';
 import { redisNow } from '../../src/store/clock.js';
 import { dropPrefix, keysUnder, REDIS_URL, testPrefix } from '../helpers/redis.js';
@@ -11,7 +17,18 @@ import { removeStates, seedStates } from '../helpers/event-log-store.js';
 
 function entry(key: string, n: number, extra: Partial<RecordedEvent> = {}): RecordedEvent {
   const at = new Date(Date.UTC(2026, 0, 1) + n * 1000).toISOString();
-  return { key, at, type: 'write_done', reason: 'updated', message: `job j${n} updated`, manifests: { kind: 'git', id: 'c1'.repeat(20) }, job: { id: `j${n}` }, revision: { id: `r${n}`, status: 'BUILDING' }, by: 'replica-a', ...extra };
+  return {
+    key,
+    at,
+    type: 'write_done',
+    reason: 'updated',
+    message: `job j${n} updated`,
+    manifests: { kind: 'git', id: 'c1'.repeat(20) },
+    job: { id: `j${n}` },
+    revision: { id: `r${n}`, status: 'BUILDING' },
+    by: 'replica-a',
+    ...extra,
+  };
 }
 
 const STATE = {
@@ -27,7 +44,12 @@ const STATE = {
   drift: null,
   heldAtLastGood: false,
   job: { id: 'j1', state: 'completed', operation: 'patch-deployment', outcome: 'updated' },
-  appliedFrom: { kind: 'git', id: 'c1'.repeat(20), readAt: '2026-01-01T00:00:00.000Z', appliedAt: '2026-01-01T00:00:01.000Z' },
+  appliedFrom: {
+    kind: 'git',
+    id: 'c1'.repeat(20),
+    readAt: '2026-01-01T00:00:00.000Z',
+    appliedAt: '2026-01-01T00:00:01.000Z',
+  },
 } as ResourceState;
 
 describe('EventLogStore', () => {
@@ -45,7 +67,10 @@ describe('EventLogStore', () => {
   });
 
   it('keeps entries and the state they made in one write, the history newest first', async () => {
-    await store.append([entry('Deployment/web', 1), entry('Deployment/web', 2, { type: 'revision', reason: 'RevisionBuildFailed' })]);
+    await store.append([
+      entry('Deployment/web', 1),
+      entry('Deployment/web', 2, { type: 'revision', reason: 'RevisionBuildFailed' }),
+    ]);
     await seedStates(redis, prefix, [STATE]);
     const history = await store.history('Deployment/web');
     expect(history.map((e) => e.job?.id)).toEqual(['j2', 'j1']);
@@ -77,7 +102,9 @@ describe('EventLogStore', () => {
     // docs/daemon.md: one resource's history under 150 KB; the log about 4 MB per 10,000 entries (400 bytes each).
     expect(memory.history).toBeLessThan(150_000);
     expect(memory.log).toBeLessThan(4_000_000);
-    console.log(`event log memory after 10,007 entries: log ${memory.log} bytes, one history (${HISTORY_MAX_ENTRIES}) ${memory.history} bytes`);
+    console.log(
+      `event log memory after 10,007 entries: log ${memory.log} bytes, one history (${HISTORY_MAX_ENTRIES}) ${memory.history} bytes`,
+    );
   });
 
   it('drops entries older than the age bound at the next write', async () => {
@@ -124,6 +151,7 @@ describe('EventLogStore', () => {
 
   it('names only resources in its keys', async () => {
     const keys = await keysUnder(redis, prefix);
-    for (const key of keys) expect(key).toMatch(/:record:(log|state|state-version|build-logs|history:(Deployment|OAuthProvider)\/[\w-]+)$/);
+    for (const key of keys)
+      expect(key).toMatch(/:record:(log|state|state-version|build-logs|history:(Deployment|OAuthProvider)\/[\w-]+)$/);
   });
 });

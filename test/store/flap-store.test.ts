@@ -33,7 +33,8 @@ describe('FlapStore reads of a leader term', () => {
     const ttl = await redis.pttl(flapReadsKey(prefix, 41));
     expect(ttl).toBeGreaterThan(0);
     expect(ttl).toBeLessThanOrEqual(60_000);
-    for (let i = 0; i < MAX_READS + 5; i++) await store.recordRead(43, { kind: 'content', id: i.toString(16).padStart(12, '0'), readAt: '' }, 60_000);
+    for (let i = 0; i < MAX_READS + 5; i++)
+      await store.recordRead(43, { kind: 'content', id: i.toString(16).padStart(12, '0'), readAt: '' }, 60_000);
     const kept = await store.reads(43);
     expect(kept).toHaveLength(MAX_READS);
     expect(kept.at(-1)).toBe(`content:${(MAX_READS + 4).toString(16).padStart(12, '0')}`);
@@ -43,11 +44,28 @@ describe('FlapStore reads of a leader term', () => {
 describe('JobGate with the reads of its term', () => {
   const history = (store: FlapStore, key: string) => {
     // Term 1 wrote A (commit 1) then B (commit 2).
-    const first = recordWrite(EMPTY_HISTORY, { desired: A, version: commit('1'), fence: 1, heal: false, now: new Date() }, [], SETTINGS);
-    return store.setHistory(key, recordWrite(first, { desired: B, version: commit('2'), fence: 1, heal: false, now: new Date() }, [], SETTINGS));
+    const first = recordWrite(
+      EMPTY_HISTORY,
+      { desired: A, version: commit('1'), fence: 1, heal: false, now: new Date() },
+      [],
+      SETTINGS,
+    );
+    return store.setHistory(
+      key,
+      recordWrite(first, { desired: B, version: commit('2'), fence: 1, heal: false, now: new Date() }, [], SETTINGS),
+    );
   };
   const gate = (store: FlapStore, key: string, fence: number) =>
-    new JobGate({ store, appliedRecord: async () => undefined, key, desired: A, manifestVersion: commit('1'), fence, settings: SETTINGS, now: async () => new Date() });
+    new JobGate({
+      store,
+      appliedRecord: async () => undefined,
+      key,
+      desired: A,
+      manifestVersion: commit('1'),
+      fence,
+      settings: SETTINGS,
+      now: async () => new Date(),
+    });
 
   it('lets term 2 write A back when it read commit 2 and then commit 1 (a restart, then a checkout)', async () => {
     const store = new FlapStore(redis, prefix);
@@ -64,6 +82,9 @@ describe('JobGate with the reads of its term', () => {
     await store.recordRead(3, commit('1'), 60_000);
     const refused = await gate(store, 'Deployment/replica', 3).check();
     expect(refused).toMatchObject({ outcome: 'unchanged', conflict: { reason: 'desired_alternates', declared: true } });
-    expect((await store.all()).get('Deployment/replica')).toMatchObject({ reason: 'desired_alternates', desired: [A, B] });
+    expect((await store.all()).get('Deployment/replica')).toMatchObject({
+      reason: 'desired_alternates',
+      desired: [A, B],
+    });
   });
 });

@@ -8,8 +8,24 @@ import { closeRedis, connectProducer } from '../../src/store/redis.js';
 import { dropPrefix, REDIS_URL, testPrefix } from '../helpers/redis.js';
 
 function written(id: number, plan: unknown, fence: number | undefined): ReconcilesWrite {
-  const history = [{ id, trigger: 'watch', startedAt: '2026-01-01T00:00:00.000Z', finishedAt: '2026-01-01T00:00:01.000Z', durationMs: 1000, ok: true }];
-  const record = { by: 'replica-a', history, lastSuccessfulReconcileAt: '2026-01-01T00:00:01.000Z', reconciles: { total: id, failed: 0, byTrigger: { watch: id } }, manifests: { loaded: true, everLoaded: true, error: null }, orphans: ['Deployment/o'] };
+  const history = [
+    {
+      id,
+      trigger: 'watch',
+      startedAt: '2026-01-01T00:00:00.000Z',
+      finishedAt: '2026-01-01T00:00:01.000Z',
+      durationMs: 1000,
+      ok: true,
+    },
+  ];
+  const record = {
+    by: 'replica-a',
+    history,
+    lastSuccessfulReconcileAt: '2026-01-01T00:00:01.000Z',
+    reconciles: { total: id, failed: 0, byTrigger: { watch: id } },
+    manifests: { loaded: true, everLoaded: true, error: null },
+    orphans: ['Deployment/o'],
+  };
   return { record, plan, fence };
 }
 
@@ -36,14 +52,20 @@ describe('ReconcileRecordStore', () => {
     await db.redis.set(fenceKey(db.prefix), '200');
     expect(await store.write(written(2, { summary: { noop: 2 } }, 100))).toBe(false);
     const reader = new ReconcileRecordStore(db.redis, db.prefix, fenceKey(db.prefix));
-    expect(await reader.read()).toMatchObject({ record: { reconciles: { total: 1 }, orphans: ['Deployment/o'] }, plan: { summary: { noop: 1 } } });
+    expect(await reader.read()).toMatchObject({
+      record: { reconciles: { total: 1 }, orphans: ['Deployment/o'] },
+      plan: { summary: { noop: 1 } },
+    });
     expect(await store.write(written(3, { summary: { noop: 3 } }, 200))).toBe(true);
     expect(await reader.read()).toMatchObject({ record: { reconciles: { total: 3 } }, plan: { summary: { noop: 3 } } });
   });
 
   it('sends the plan only when it changed, and sends it again when Redis lost it', async () => {
     const store = new ReconcileRecordStore(db.redis, db.prefix, fenceKey(db.prefix));
-    const plan = { summary: { noop: 7 }, changes: Array.from({ length: 50 }, (_, i) => ({ name: `d${i}`, action: 'noop' })) };
+    const plan = {
+      summary: { noop: 7 },
+      changes: Array.from({ length: 50 }, (_, i) => ({ name: `d${i}`, action: 'noop' })),
+    };
     expect(await store.write(written(4, plan, undefined))).toBe(true);
     const keys = reconcileKeys(db.prefix);
     // A marker in place of the plan's JSON, under the same hash: a write of the same plan does not send it again.
@@ -75,7 +97,8 @@ describe('OperatorRequestStore', () => {
     ]);
     await store.remove(['a', 'b']);
     expect((await store.all()).size).toBe(0);
-    for (let i = 0; i < MAX_PENDING_REQUESTS; i++) expect(await store.add(`r${i}`, { at: new Date(i).toISOString(), by: 'r1' })).toBe(true);
+    for (let i = 0; i < MAX_PENDING_REQUESTS; i++)
+      expect(await store.add(`r${i}`, { at: new Date(i).toISOString(), by: 'r1' })).toBe(true);
     expect(await store.add('one-more', { at: new Date().toISOString(), by: 'r1' })).toBe(false);
     expect((await store.all()).size).toBe(MAX_PENDING_REQUESTS);
   });

@@ -2,7 +2,15 @@
 import net from 'node:net';
 import { describe, expect, it, vi } from 'vitest';
 import { closedPort, closingServer, REDIS_URL, silentServer } from '../helpers/redis.js';
-import { checkPrefix, closeRedis, CONNECT_TIMEOUT_MS, connectProducer, connectWorker, redactRedisUrl, RedisUnavailableError } from '../../src/store/redis.js';
+import {
+  checkPrefix,
+  closeRedis,
+  CONNECT_TIMEOUT_MS,
+  connectProducer,
+  connectWorker,
+  redactRedisUrl,
+  RedisUnavailableError,
+} from '../../src/store/redis.js';
 
 describe('Redis connections', () => {
   it('connects producers (fail-fast options) and workers (maxRetriesPerRequest null) to a live Redis', async () => {
@@ -31,7 +39,9 @@ describe('Redis connections', () => {
       const error = await connectProducer({ redisUrl: url, redisPrefix: '{t}' }).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(RedisUnavailableError);
       expect((error as RedisUnavailableError).code).toBe('E_REDIS');
-      expect((error as Error).message).toBe(`Redis at ${url} is unreachable (ECONNREFUSED): start redis-server, or set --redis-url or REDIS_URL`);
+      expect((error as Error).message).toBe(
+        `Redis at ${url} is unreachable (ECONNREFUSED): start redis-server, or set --redis-url or REDIS_URL`,
+      );
       // Fail-fast is the first refusal being final: one attempt, no reconnect waited for (the test's timeout guards a hang).
       expect(attempts).toHaveBeenCalledTimes(1);
       // worker connections check the same way instead of retrying forever
@@ -49,7 +59,9 @@ describe('Redis connections', () => {
       const url = `redis://127.0.0.1:${server.port}`;
       const error = await connectProducer({ redisUrl: url, redisPrefix: '{t}' }).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(RedisUnavailableError);
-      expect((error as Error).message).toMatch(/^Redis at redis:\/\/127\.0\.0\.1:\d+ is unreachable \(\S+\): start redis-server, or set --redis-url or REDIS_URL$/);
+      expect((error as Error).message).toMatch(
+        /^Redis at redis:\/\/127\.0\.0\.1:\d+ is unreachable \(\S+\): start redis-server, or set --redis-url or REDIS_URL$/,
+      );
       expect(server.accepted()).toBe(1);
       const workerError = await connectWorker({ redisUrl: url, redisPrefix: '{t}' }).catch((e: unknown) => e);
       expect(workerError).toBeInstanceOf(RedisUnavailableError);
@@ -63,9 +75,13 @@ describe('Redis connections', () => {
     const silent = await silentServer();
     try {
       const url = `redis://127.0.0.1:${silent.port}`;
-      const error = await connectProducer({ redisUrl: url, redisPrefix: '{t}' }, { connectTimeoutMs: 300 }).catch((e: unknown) => e);
+      const error = await connectProducer({ redisUrl: url, redisPrefix: '{t}' }, { connectTimeoutMs: 300 }).catch(
+        (e: unknown) => e,
+      );
       expect(error).toBeInstanceOf(RedisUnavailableError);
-      expect((error as Error).message).toBe(`Redis at ${url} is unreachable (ETIMEDOUT): start redis-server, or set --redis-url or REDIS_URL`);
+      expect((error as Error).message).toBe(
+        `Redis at ${url} is unreachable (ETIMEDOUT): start redis-server, or set --redis-url or REDIS_URL`,
+      );
     } finally {
       await silent.close();
     }
@@ -74,13 +90,18 @@ describe('Redis connections', () => {
   it('never shows a password', async () => {
     expect(redactRedisUrl('redis://:hunter2@127.0.0.1:6379/0')).toBe('redis://:****@127.0.0.1:6379/0');
     const port = await closedPort();
-    const error = await connectProducer({ redisUrl: `redis://user:hunter2@127.0.0.1:${port}`, redisPrefix: '{t}' }).catch((e: unknown) => e);
+    const error = await connectProducer({
+      redisUrl: `redis://user:hunter2@127.0.0.1:${port}`,
+      redisPrefix: '{t}',
+    }).catch((e: unknown) => e);
     expect((error as Error).message).not.toContain('hunter2');
     expect((error as Error).message).toContain('user:****@127.0.0.1');
   });
 
   it('refuses URLs that are not redis:// with a usage error', async () => {
-    await expect(connectProducer({ redisUrl: 'http://127.0.0.1:6379', redisPrefix: '{t}' })).rejects.toThrow(/must start with redis:\/\//);
+    await expect(connectProducer({ redisUrl: 'http://127.0.0.1:6379', redisPrefix: '{t}' })).rejects.toThrow(
+      /must start with redis:\/\//,
+    );
     await expect(connectProducer({ redisUrl: 'not a url', redisPrefix: '{t}' })).rejects.toThrow(/is not a URL/);
   });
 

@@ -1,6 +1,11 @@
 // Creates as the real service takes them: complete bodies, the codehost tier named, internal artifacts patched after the create, each step once under lost answers.
 import { afterEach, describe, expect, it } from 'vitest';
-import { startEmulator, type EmulatorOptions, type RequestLogEntry, type RunningEmulator } from '../../src/emulator/server.js';
+import {
+  startEmulator,
+  type EmulatorOptions,
+  type RequestLogEntry,
+  type RunningEmulator,
+} from '../../src/emulator/server.js';
 import { deploymentYaml, landedWrites, manifestDir, runApplyCli, seedWith, writes } from '../helpers/apply.js';
 import { lossyProxy, type ProxyRules } from '../helpers/lossy-proxy.js';
 import { dropPrefix, REDIS_URL, testPrefix } from '../helpers/redis.js';
@@ -14,20 +19,33 @@ const CODEHOST = [
   'source_revision_config:',
   '  graph_config_path: langgraph.json',
 ].join('\n');
-const TEMPLATE = ['source: internal_template', 'secrets:', '  - name: TOKEN', '    valueFrom: { env: TOKEN_ENV }'].join('\n');
+const TEMPLATE = ['source: internal_template', 'secrets:', '  - name: TOKEN', '    valueFrom: { env: TOKEN_ENV }'].join(
+  '\n',
+);
 const EXTERNAL = ['source: external_docker', 'source_revision_config:', '  image_uri: docker.io/acme/ext:1'].join('\n');
 function dockerSpec(image: string): string {
-  return ['source: internal_docker', 'source_config:', '  resource_spec: { max_scale: 2 }', 'source_revision_config:', `  image_uri: ${image}`].join('\n');
+  return [
+    'source: internal_docker',
+    'source_config:',
+    '  resource_spec: { max_scale: 2 }',
+    'source_revision_config:',
+    `  image_uri: ${image}`,
+  ].join('\n');
 }
 function sourceSpec(tarball: string): string {
-  return ['source: internal_source', 'source_revision_config:', '  graph_config_path: langgraph.json', `  source_tarball_path: ${tarball}`].join('\n');
+  return [
+    'source: internal_source',
+    'source_revision_config:',
+    '  graph_config_path: langgraph.json',
+    `  source_tarball_path: ${tarball}`,
+  ].join('\n');
 }
 
 function byName(log: RequestLogEntry[], emulator: RunningEmulator): Map<string, string[]> {
   const names = new Map(emulator.store.allDeployments().map((d) => [d.id, d.name]));
   const out = new Map<string, string[]>();
   for (const e of landedWrites(log)) {
-    const name = e.method === 'POST' ? (e.body as { name: string }).name : names.get(e.deploymentId ?? '') ?? '?';
+    const name = e.method === 'POST' ? (e.body as { name: string }).name : (names.get(e.deploymentId ?? '') ?? '?');
     out.set(name, [...(out.get(name) ?? []), `${e.method} ${e.status}${e.newRevision ? ' revision' : ''}`]);
   }
   return out;
@@ -43,7 +61,11 @@ describe('create bodies against the strict emulator', () => {
     const emulator = await startEmulator({ seed: seedWith([]), buildMs: 0, ...options });
     const tree = await manifestDir(files);
     const prefix = testPrefix('bodies');
-    cleanups.push(() => emulator.close(), () => tree.remove(), () => dropPrefix(prefix));
+    cleanups.push(
+      () => emulator.close(),
+      () => tree.remove(),
+      () => dropPrefix(prefix),
+    );
     let url = emulator.url;
     if (rules) {
       const proxy = await lossyProxy(emulator.url, rules);
@@ -51,7 +73,10 @@ describe('create bodies against the strict emulator', () => {
       url = proxy.url;
     }
     const apply = (...extra: string[]) =>
-      runApplyCli([tree.dir, '--api-url', url, '--redis-url', REDIS_URL, '--redis-prefix', prefix, '--backoff', '20ms', ...extra], ENV);
+      runApplyCli(
+        [tree.dir, '--api-url', url, '--redis-url', REDIS_URL, '--redis-prefix', prefix, '--backoff', '20ms', ...extra],
+        ENV,
+      );
     return { emulator, apply };
   }
 
@@ -67,7 +92,13 @@ describe('create bodies against the strict emulator', () => {
     expect(posts.map((e) => e.status)).toEqual([201, 201, 201]);
     const bodies = new Map(posts.map((e) => [(e.body as { name: string }).name, e.body as Record<string, unknown>]));
     for (const body of bodies.values()) {
-      expect(Object.keys(body).sort()).toEqual(['name', 'secrets', 'source', 'source_config', 'source_revision_config']);
+      expect(Object.keys(body).sort()).toEqual([
+        'name',
+        'secrets',
+        'source',
+        'source_config',
+        'source_revision_config',
+      ]);
     }
     expect(bodies.get('code')!.source_config).toEqual({
       integration_id: expect.any(String),
@@ -75,7 +106,11 @@ describe('create bodies against the strict emulator', () => {
       deployment_type: 'prod',
     });
     expect(bodies.get('ext')).toMatchObject({ source_config: {}, secrets: [] });
-    expect(bodies.get('tpl')).toMatchObject({ source_config: {}, source_revision_config: {}, secrets: [{ name: 'TOKEN' }] });
+    expect(bodies.get('tpl')).toMatchObject({
+      source_config: {},
+      source_revision_config: {},
+      secrets: [{ name: 'TOKEN' }],
+    });
     expect(emulator.store.allDeployments().find((d) => d.name === 'code')!.source_config.deployment_type).toBe('prod');
   });
 
@@ -92,7 +127,9 @@ describe('create bodies against the strict emulator', () => {
     const run = await apply();
     expect(run.code).toBe(0);
     expect(run.stdout).toMatch(/done +Deployment\/img: created; a new revision started/);
-    const post = writes(emulator.requestLog).find((e) => e.method === 'POST' && (e.body as { name: string }).name === 'img')!;
+    const post = writes(emulator.requestLog).find(
+      (e) => e.method === 'POST' && (e.body as { name: string }).name === 'img',
+    )!;
     expect((post.body as { source_revision_config: unknown }).source_revision_config).toEqual({});
     expect(byName(emulator.requestLog, emulator)).toEqual(
       new Map([
@@ -100,18 +137,25 @@ describe('create bodies against the strict emulator', () => {
         ['src', ['POST 201', 'PATCH 200 revision']],
       ]),
     );
-    const patch = writes(emulator.requestLog).find((e) => e.method === 'PATCH' && e.deploymentId === emulator.store.allDeployments().find((d) => d.name === 'img')!.id)!;
+    const patch = writes(emulator.requestLog).find(
+      (e) =>
+        e.method === 'PATCH' && e.deploymentId === emulator.store.allDeployments().find((d) => d.name === 'img')!.id,
+    )!;
     expect(patch.body).toEqual({ source_revision_config: { image_uri: 'registry.acme.example/img:1' } });
     emulator.resetLog();
     expect((await apply()).code).toBe(0);
     expect(writes(emulator.requestLog)).toEqual([]);
   });
 
-  it('a declared tarball path the service did not hand out is refused (400): the create stays, the PATCH fails with the service\'s reason', async () => {
-    const { emulator, apply } = await setup({ 'src.yaml': deploymentYaml('src', sourceSpec('uploads/acme/src/1.tar.gz')) });
+  it("a declared tarball path the service did not hand out is refused (400): the create stays, the PATCH fails with the service's reason", async () => {
+    const { emulator, apply } = await setup({
+      'src.yaml': deploymentYaml('src', sourceSpec('uploads/acme/src/1.tar.gz')),
+    });
     const run = await apply();
     expect(run.code).not.toBe(0);
-    expect(run.stdout + run.stderr).toMatch(/source_tarball_path "uploads\/acme\/src\/1.tar.gz" was not issued for deployment/);
+    expect(run.stdout + run.stderr).toMatch(
+      /source_tarball_path "uploads\/acme\/src\/1.tar.gz" was not issued for deployment/,
+    );
     expect(byName(emulator.requestLog, emulator).get('src')?.[0]).toBe('POST 201');
     expect(emulator.store.allDeployments().find((d) => d.name === 'src')!.latest_revision_id).toBeNull();
   });
@@ -122,17 +166,25 @@ describe('create bodies against the strict emulator', () => {
     ['the artifact PATCH', (m: string) => m === 'PATCH', 'updated'],
   ])('a lost answer to %s (lossy proxy): still one create and one revision', async (_what, match, outcome) => {
     let lost = false;
-    const { emulator, apply } = await setup({ 'img.yaml': deploymentYaml('img', dockerSpec('registry.acme.example/img:2')) }, {}, {
-      loseAnswer: (method) => {
-        if (lost || !match(method)) return false;
-        lost = true;
-        return true;
+    const { emulator, apply } = await setup(
+      { 'img.yaml': deploymentYaml('img', dockerSpec('registry.acme.example/img:2')) },
+      {},
+      {
+        loseAnswer: (method) => {
+          if (lost || !match(method)) return false;
+          lost = true;
+          return true;
+        },
       },
-    });
+    );
     const run = await apply();
     expect(lost).toBe(true);
     expect(run.code).toBe(0);
-    expect(run.stdout).toMatch(new RegExp(`done +Deployment/img: ${outcome}; a new revision started \\(the answer to an earlier attempt was lost; live state shows its write landed\\)`));
+    expect(run.stdout).toMatch(
+      new RegExp(
+        `done +Deployment/img: ${outcome}; a new revision started \\(the answer to an earlier attempt was lost; live state shows its write landed\\)`,
+      ),
+    );
     expect(byName(emulator.requestLog, emulator).get('img')).toEqual(['POST 201', 'PATCH 200 revision']);
     emulator.resetLog();
     expect((await apply()).code).toBe(0);
@@ -143,10 +195,17 @@ describe('create bodies against the strict emulator', () => {
     const names = Array.from({ length: 6 }, (_, i) => `lossy-${i}`);
     const files: Record<string, string> = {};
     for (const [i, name] of names.entries()) {
-      files[`${name}.yaml`] = deploymentYaml(name, i % 2 === 0 ? dockerSpec(`registry.acme.example/${name}:1`) : sourceSpec(`uploads/acme/${name}.tar.gz`));
+      files[`${name}.yaml`] = deploymentYaml(
+        name,
+        i % 2 === 0 ? dockerSpec(`registry.acme.example/${name}:1`) : sourceSpec(`uploads/acme/${name}.tar.gz`),
+      );
     }
     const random = prng(1207);
-    const { emulator, apply } = await setup(files, { lostResponseRate: 0.4, randomFor: () => random, anyTarballPath: true });
+    const { emulator, apply } = await setup(files, {
+      lostResponseRate: 0.4,
+      randomFor: () => random,
+      anyTarballPath: true,
+    });
     const run = await apply('--attempts', '12');
     expect(run.stdout).toContain('Apply complete: 6 done');
     expect(emulator.requestLog.some((e) => e.outcome === 'fault-lost' && e.method !== 'GET')).toBe(true);

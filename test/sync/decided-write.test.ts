@@ -32,7 +32,14 @@ describe('the write step sends the decided write and decides nothing', () => {
   /** The emulator with `api` at max_scale 1 and image :1 (the manifest asks for 4 and :2), a client for the job and one for "someone else". */
   async function setup() {
     const emulator = await startEmulator({
-      seed: seedWith([{ name: 'api', source: 'external_docker', source_config: { resource_spec: { max_scale: 1, min_scale: 1 } }, source_revision_config: { image_uri: 'docker.io/acme/api:1' } }]),
+      seed: seedWith([
+        {
+          name: 'api',
+          source: 'external_docker',
+          source_config: { resource_spec: { max_scale: 1, min_scale: 1 } },
+          source_revision_config: { image_uri: 'docker.io/acme/api:1' },
+        },
+      ]),
       buildMs: 0,
       echo: 'real',
     });
@@ -40,17 +47,29 @@ describe('the write step sends the decided write and decides nothing', () => {
     const someoneElse = new ServiceClient({ baseUrl: emulator.url });
     const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
     const prefix = testPrefix('decided');
-    cleanups.push(() => emulator.close(), () => service.close(), () => someoneElse.close(), async () => void redis.disconnect(), () => dropPrefix(prefix));
+    cleanups.push(
+      () => emulator.close(),
+      () => service.close(),
+      () => someoneElse.close(),
+      async () => void redis.disconnect(),
+      () => dropPrefix(prefix),
+    );
     const store = new AppliedStateStore(redis, prefix);
-    const resource = parseManifestBytes('api.yaml', new TextEncoder().encode(deploymentYaml('api', SPEC)), { allowLiteralSecrets: false }).resources[0]!;
+    const resource = parseManifestBytes('api.yaml', new TextEncoder().encode(deploymentYaml('api', SPEC)), {
+      allowLiteralSecrets: false,
+    }).resources[0]!;
     const live = () => emulator.store.allDeployments().find((d) => d.name === 'api')!;
-    const run = (write: JobWrite, liveId: string | undefined = live().id) => syncResource(resource, write, { service, appliedState: store, secretEnv: {} }, liveId);
+    const run = (write: JobWrite, liveId: string | undefined = live().id) =>
+      syncResource(resource, write, { service, appliedState: store, secretEnv: {} }, liveId);
     return { emulator, someoneElse, resource, live, run };
   }
 
   it('the decision against the seeded deployment is an update of max_scale and the image', async () => {
     const { resource, someoneElse, live } = await setup();
-    expect(decidedWrite(resource, await someoneElse.readDeployment(live().id))).toEqual({ op: 'update', fields: [MAX_SCALE, IMAGE] });
+    expect(decidedWrite(resource, await someoneElse.readDeployment(live().id))).toEqual({
+      op: 'update',
+      fields: [MAX_SCALE, IMAGE],
+    });
   });
 
   it('sends nothing when another field changed after the decision, and names it', async () => {
@@ -74,32 +93,53 @@ describe('the write step sends the decided write and decides nothing', () => {
     await someoneElse.patchDeployment(live().id, { source_revision_config: { image_uri: 'docker.io/acme/api:2' } });
     emulator.resetLog();
     const result = await run({ op: 'update', fields: [MAX_SCALE, IMAGE] });
-    expect(result).toMatchObject({ outcome: 'adopted', fields: [expect.objectContaining({ path: MAX_SCALE, before: 1, after: 4 })] });
+    expect(result).toMatchObject({
+      outcome: 'adopted',
+      fields: [expect.objectContaining({ path: MAX_SCALE, before: 1, after: 4 })],
+    });
     expect(result.notRun).toBeUndefined();
-    expect(writes(emulator.requestLog).map((e) => e.body)).toEqual([{ source_config: { resource_spec: { max_scale: 4, min_scale: 1 } } }]);
+    expect(writes(emulator.requestLog).map((e) => e.body)).toEqual([
+      { source_config: { resource_spec: { max_scale: 4, min_scale: 1 } } },
+    ]);
   });
 
   it('sends nothing when live state already holds the decided write', async () => {
     const { emulator, someoneElse, live, run } = await setup();
-    await someoneElse.patchDeployment(live().id, { source_config: { resource_spec: { max_scale: 4, min_scale: 1 } }, source_revision_config: { image_uri: 'docker.io/acme/api:2' } });
+    await someoneElse.patchDeployment(live().id, {
+      source_config: { resource_spec: { max_scale: 4, min_scale: 1 } },
+      source_revision_config: { image_uri: 'docker.io/acme/api:2' },
+    });
     emulator.resetLog();
-    expect(await run({ op: 'update', fields: [MAX_SCALE, IMAGE] })).toEqual(expect.objectContaining({ outcome: 'unchanged', new_revision: false }));
+    expect(await run({ op: 'update', fields: [MAX_SCALE, IMAGE] })).toEqual(
+      expect.objectContaining({ outcome: 'unchanged', new_revision: false }),
+    );
     expect(writes(emulator.requestLog)).toEqual([]);
   });
 
   it('a decided rebuild of a deployment that drifted since sends nothing (the drift is the next decision)', async () => {
     const { emulator, someoneElse, live, run } = await setup();
-    await someoneElse.patchDeployment(live().id, { source_config: { resource_spec: { max_scale: 4, min_scale: 1 } }, source_revision_config: { image_uri: 'docker.io/acme/api:2' } });
+    await someoneElse.patchDeployment(live().id, {
+      source_config: { resource_spec: { max_scale: 4, min_scale: 1 } },
+      source_revision_config: { image_uri: 'docker.io/acme/api:2' },
+    });
     await someoneElse.patchDeployment(live().id, { source_config: { resource_spec: { max_scale: 9, min_scale: 1 } } });
     emulator.resetLog();
-    expect(await run({ op: 'rebuild', fields: [] })).toMatchObject({ notRun: 'live_changed', message: expect.stringContaining(`${MAX_SCALE} differs now`) });
+    expect(await run({ op: 'rebuild', fields: [] })).toMatchObject({
+      notRun: 'live_changed',
+      message: expect.stringContaining(`${MAX_SCALE} differs now`),
+    });
     expect(writes(emulator.requestLog)).toEqual([]);
   });
 
   it('a decided create sends nothing when a deployment of the name exists now (it is not taken over without a decision)', async () => {
     const { emulator, live, run } = await setup();
     const result = await run({ op: 'create', fields: ['name', 'source', MAX_SCALE, IMAGE] }, undefined);
-    expect(result).toMatchObject({ notRun: 'live_changed', message: expect.stringContaining(`a deployment named "api" exists now (id ${live().id}); the decision was to create it`) });
+    expect(result).toMatchObject({
+      notRun: 'live_changed',
+      message: expect.stringContaining(
+        `a deployment named "api" exists now (id ${live().id}); the decision was to create it`,
+      ),
+    });
     expect(writes(emulator.requestLog)).toEqual([]);
   });
 
@@ -108,11 +148,25 @@ describe('the write step sends the decided write and decides nothing', () => {
     const decidedOn = live().id;
     await someoneElse.deleteDeployment(decidedOn, { deleteTracingProject: true });
     emulator.resetLog();
-    expect(await run({ op: 'update', fields: [MAX_SCALE, IMAGE] }, decidedOn)).toMatchObject({ notRun: 'live_changed', message: expect.stringContaining('the deployment is gone') });
-    await someoneElse.createDeployment({ name: 'api', source: 'external_docker', source_config: { resource_spec: { max_scale: 1, min_scale: 1 } }, source_revision_config: { image_uri: 'docker.io/acme/api:1' }, secrets: [] });
+    expect(await run({ op: 'update', fields: [MAX_SCALE, IMAGE] }, decidedOn)).toMatchObject({
+      notRun: 'live_changed',
+      message: expect.stringContaining('the deployment is gone'),
+    });
+    await someoneElse.createDeployment({
+      name: 'api',
+      source: 'external_docker',
+      source_config: { resource_spec: { max_scale: 1, min_scale: 1 } },
+      source_revision_config: { image_uri: 'docker.io/acme/api:1' },
+      secrets: [],
+    });
     emulator.resetLog();
     const result = await run({ op: 'update', fields: [MAX_SCALE, IMAGE] }, decidedOn);
-    expect(result).toMatchObject({ notRun: 'live_changed', message: expect.stringContaining(`another deployment holds the name now (id ${live().id}; the decision was about ${decidedOn})`) });
+    expect(result).toMatchObject({
+      notRun: 'live_changed',
+      message: expect.stringContaining(
+        `another deployment holds the name now (id ${live().id}; the decision was about ${decidedOn})`,
+      ),
+    });
     expect(writes(emulator.requestLog)).toEqual([]);
   });
 });

@@ -1,7 +1,16 @@
 // Writes whose answers are lost, creates that meet a 409, fatal answers and 429s: each write lands once or fails clearly.
 import { afterEach, describe, expect, it } from 'vitest';
 import { startEmulator, type EmulatorOptions, type RunningEmulator } from '../../src/emulator/server.js';
-import { deploymentYaml, externalDockerSpec, landedWrites, manifestDir, providerYaml, runApplyCli, seedWith, writes } from '../helpers/apply.js';
+import {
+  deploymentYaml,
+  externalDockerSpec,
+  landedWrites,
+  manifestDir,
+  providerYaml,
+  runApplyCli,
+  seedWith,
+  writes,
+} from '../helpers/apply.js';
 import { lossyProxy, type LossyProxy } from '../helpers/lossy-proxy.js';
 import { dropPrefix, REDIS_URL, testPrefix } from '../helpers/redis.js';
 
@@ -23,8 +32,24 @@ describe('lost answers and conflicts', () => {
     const proxy: LossyProxy = await lossyProxy(emulator.url, rules);
     const tree = await manifestDir(files);
     const prefix = testPrefix('lost');
-    cleanups.push(() => emulator.close(), () => proxy.close(), () => tree.remove(), () => dropPrefix(prefix));
-    const argv = (url: string, ...extra: string[]) => [tree.dir, '--api-url', url, '--redis-url', REDIS_URL, '--redis-prefix', prefix, '--backoff', '20ms', ...extra];
+    cleanups.push(
+      () => emulator.close(),
+      () => proxy.close(),
+      () => tree.remove(),
+      () => dropPrefix(prefix),
+    );
+    const argv = (url: string, ...extra: string[]) => [
+      tree.dir,
+      '--api-url',
+      url,
+      '--redis-url',
+      REDIS_URL,
+      '--redis-prefix',
+      prefix,
+      '--backoff',
+      '20ms',
+      ...extra,
+    ];
     return { emulator, proxy, argv };
   }
 
@@ -45,7 +70,9 @@ describe('lost answers and conflicts', () => {
     );
     const run = await runApplyCli(argv(proxy.url), ENV);
     expect(run.code).toBe(0);
-    expect(run.stdout).toMatch(/done +Deployment\/solo: created; a new revision started \(the answer to an earlier attempt was lost; live state shows its write landed\)/);
+    expect(run.stdout).toMatch(
+      /done +Deployment\/solo: created; a new revision started \(the answer to an earlier attempt was lost; live state shows its write landed\)/,
+    );
     expect(writes(emulator.requestLog).map((e) => `${e.method} ${e.status}`)).toEqual(['POST 201']);
     emulator.resetLog();
     const again = await runApplyCli(argv(proxy.url), ENV);
@@ -54,7 +81,14 @@ describe('lost answers and conflicts', () => {
   });
 
   it('a PATCH carrying a secret whose answer is lost starts exactly one revision', async () => {
-    const seed = seedWith([{ name: 'api', source: 'external_docker', source_config: { resource_spec: { max_scale: 1 } }, source_revision_config: { image_uri: 'docker.io/acme/api:1' } }]);
+    const seed = seedWith([
+      {
+        name: 'api',
+        source: 'external_docker',
+        source_config: { resource_spec: { max_scale: 1 } },
+        source_revision_config: { image_uri: 'docker.io/acme/api:1' },
+      },
+    ]);
     const { emulator, proxy, argv } = await setup(
       { 'api.yaml': deploymentYaml('api', externalDockerSpec('docker.io/acme/api:1', 1, [['TOKEN', 'TOKEN_ENV']])) },
       seed,
@@ -63,7 +97,9 @@ describe('lost answers and conflicts', () => {
     const run = await runApplyCli(argv(proxy.url), ENV);
     expect(run.code).toBe(0);
     expect(run.stdout).toMatch(/done +Deployment\/api: updated; a new revision started/);
-    expect(landedWrites(emulator.requestLog).map((e) => `${e.method} ${e.status} ${e.newRevision}`)).toEqual(['PATCH 200 true']);
+    expect(landedWrites(emulator.requestLog).map((e) => `${e.method} ${e.status} ${e.newRevision}`)).toEqual([
+      'PATCH 200 true',
+    ]);
     emulator.resetLog();
     expect((await runApplyCli(argv(proxy.url), ENV)).code).toBe(0);
     expect(writes(emulator.requestLog)).toEqual([]);
@@ -83,13 +119,27 @@ describe('lost answers and conflicts', () => {
       '    valueFrom: { env: TOKEN_ENV }',
     ].join('\n');
     const seed = seedWith([
-      { name: 'api', source: 'external_docker', source_config: { listener_config: { k8s_namespace: 'api' }, resource_spec: { max_scale: 1 } }, source_revision_config: { image_uri: 'docker.io/acme/api:1' } },
+      {
+        name: 'api',
+        source: 'external_docker',
+        source_config: { listener_config: { k8s_namespace: 'api' }, resource_spec: { max_scale: 1 } },
+        source_revision_config: { image_uri: 'docker.io/acme/api:1' },
+      },
     ]);
-    const { emulator, proxy, argv } = await setup({ 'api.yaml': deploymentYaml('api', spec) }, seed, { loseAnswer: once((m) => m === 'PATCH') }, { echo: 'real', secretsPatch: 'replace' });
+    const { emulator, proxy, argv } = await setup(
+      { 'api.yaml': deploymentYaml('api', spec) },
+      seed,
+      { loseAnswer: once((m) => m === 'PATCH') },
+      { echo: 'real', secretsPatch: 'replace' },
+    );
     const run = await runApplyCli(argv(proxy.url), ENV);
     expect(run.code, run.stdout).toBe(0);
-    expect(landedWrites(emulator.requestLog).map((e) => `${e.method} ${e.status} ${e.newRevision}`)).toEqual(['PATCH 200 true']);
-    expect(landedWrites(emulator.requestLog)[0]!.body).toMatchObject({ source_config: { listener_config: { k8s_namespace: 'api' }, install_command: 'pip install .' } });
+    expect(landedWrites(emulator.requestLog).map((e) => `${e.method} ${e.status} ${e.newRevision}`)).toEqual([
+      'PATCH 200 true',
+    ]);
+    expect(landedWrites(emulator.requestLog)[0]!.body).toMatchObject({
+      source_config: { listener_config: { k8s_namespace: 'api' }, install_command: 'pip install .' },
+    });
     emulator.resetLog();
     const again = await runApplyCli(argv(proxy.url), ENV);
     expect(again.code).toBe(0);
@@ -98,17 +148,30 @@ describe('lost answers and conflicts', () => {
   });
 
   it('a create answered 409 sends nothing more (the decision was to create); the next apply decides to adopt and patches only what differs', async () => {
-    const seed = seedWith([{ name: 'late', source: 'external_docker', source_config: { resource_spec: { max_scale: 1 } }, source_revision_config: { image_uri: 'docker.io/acme/late:1' } }]);
+    const seed = seedWith([
+      {
+        name: 'late',
+        source: 'external_docker',
+        source_config: { resource_spec: { max_scale: 1 } },
+        source_revision_config: { image_uri: 'docker.io/acme/late:1' },
+      },
+    ]);
     let lists = 0;
-    const { emulator, proxy, argv } = await setup({ 'late.yaml': deploymentYaml('late', externalDockerSpec('docker.io/acme/late:1', 4)) }, seed, {
-      hiddenName: 'late',
-      // hidden from the plan's listing and the job's first read, as if created by someone else in between
-      hideFromList: () => ++lists <= 2,
-    });
+    const { emulator, proxy, argv } = await setup(
+      { 'late.yaml': deploymentYaml('late', externalDockerSpec('docker.io/acme/late:1', 4)) },
+      seed,
+      {
+        hiddenName: 'late',
+        // hidden from the plan's listing and the job's first read, as if created by someone else in between
+        hideFromList: () => ++lists <= 2,
+      },
+    );
     const run = await runApplyCli(argv(proxy.url), ENV);
     expect(run.code).toBe(1);
     expect(run.stdout).toContain('Plan: 1 to create');
-    expect(run.stdout).toMatch(/failed +Deployment\/late: not written: live state changed since the decision: the create was answered 409: a deployment named "late" was made elsewhere meanwhile \(id [0-9a-f-]+\); the next reconcile decides again/);
+    expect(run.stdout).toMatch(
+      /failed +Deployment\/late: not written: live state changed since the decision: the create was answered 409: a deployment named "late" was made elsewhere meanwhile \(id [0-9a-f-]+\); the next reconcile decides again/,
+    );
     expect(writes(emulator.requestLog).map((e) => `${e.method} ${e.status}`)).toEqual(['POST 409']);
     const again = await runApplyCli(argv(proxy.url), ENV);
     expect(again.code).toBe(0);
@@ -122,10 +185,15 @@ describe('lost answers and conflicts', () => {
 
   it('a name held by a tracing project fails at once, NameTaken with what to do, after one request', async () => {
     const seed = { ...seedWith([]), tracing_projects: [{ name: 'taken' }] };
-    const { emulator, argv } = await setup({ 'taken.yaml': deploymentYaml('taken', externalDockerSpec('docker.io/acme/taken:1', 1)) }, seed);
+    const { emulator, argv } = await setup(
+      { 'taken.yaml': deploymentYaml('taken', externalDockerSpec('docker.io/acme/taken:1', 1)) },
+      seed,
+    );
     const run = await runApplyCli(argv(emulator.url, '--attempts', '5'), ENV);
     expect(run.code).toBe(1);
-    expect(run.stdout).toMatch(/failed +Deployment\/taken: blocked: the name is taken on the service: the create was answered 409 \(.+\) and no deployment named "taken" is listed \(a deleted deployment's tracing project keeps its name, or another deployment has it\); rename the manifest \(metadata.name\), or delete the tracing project "taken"/);
+    expect(run.stdout).toMatch(
+      /failed +Deployment\/taken: blocked: the name is taken on the service: the create was answered 409 \(.+\) and no deployment named "taken" is listed \(a deleted deployment's tracing project keeps its name, or another deployment has it\); rename the manifest \(metadata.name\), or delete the tracing project "taken"/,
+    );
     expect(run.stdout).toContain('Apply incomplete: 0 done, 0 unchanged, 1 failed; not converged (jobs failed).');
     expect(writes(emulator.requestLog)).toHaveLength(1);
   });
@@ -146,7 +214,11 @@ describe('lost answers and conflicts', () => {
     expect(run.code).toBe(1);
     const post = writes(emulator.requestLog);
     expect(post).toHaveLength(1);
-    expect(run.stdout).toMatch(new RegExp(`failed +Deployment/bad: POST /v2/deployments answered ${post[0]!.status}: Integration 99999999-9999-4999-8999-999999999999 not found`));
+    expect(run.stdout).toMatch(
+      new RegExp(
+        `failed +Deployment/bad: POST /v2/deployments answered ${post[0]!.status}: Integration 99999999-9999-4999-8999-999999999999 not found`,
+      ),
+    );
   });
 
   it('spec-only service: a provider create whose answer is lost meets 409 on retry and is recorded once', async () => {
@@ -158,7 +230,9 @@ describe('lost answers and conflicts', () => {
     );
     const run = await runApplyCli(argv(proxy.url), ENV);
     expect(run.code).toBe(0);
-    expect(run.stdout).toMatch(/done +OAuthProvider\/github: adopted \(an earlier attempt created the provider but its answer was lost; converge recorded it as applied\)/);
+    expect(run.stdout).toMatch(
+      /done +OAuthProvider\/github: adopted \(an earlier attempt created the provider but its answer was lost; converge recorded it as applied\)/,
+    );
     expect(writes(emulator.requestLog).map((e) => `${e.method} ${e.status}`)).toEqual(['POST 200', 'POST 409']);
     emulator.resetLog();
     const again = await runApplyCli(argv(proxy.url), ENV);
@@ -168,8 +242,24 @@ describe('lost answers and conflicts', () => {
 
   it('spec-only service: a provider create answered 409 that no earlier attempt explains is blocked with the ways out, and stays so', async () => {
     // created in the service by someone else: converge has never seen its definition (the service cannot read providers)
-    const seed = { ...seedWith([]), providers: [{ provider_id: 'github', name: 'Someone else', client_id: 'other', auth_url: 'https://other.example/a', token_url: 'https://other.example/t' }] };
-    const { emulator, argv } = await setup({ 'p.yaml': providerYaml('github', 'PROVIDER_ENV') }, seed, {}, { specOnly: true });
+    const seed = {
+      ...seedWith([]),
+      providers: [
+        {
+          provider_id: 'github',
+          name: 'Someone else',
+          client_id: 'other',
+          auth_url: 'https://other.example/a',
+          token_url: 'https://other.example/t',
+        },
+      ],
+    };
+    const { emulator, argv } = await setup(
+      { 'p.yaml': providerYaml('github', 'PROVIDER_ENV') },
+      seed,
+      {},
+      { specOnly: true },
+    );
     const run = await runApplyCli(argv(emulator.url, '--attempts', '5'), ENV);
     expect(run.code).toBe(1);
     expect(run.stdout).toMatch(
@@ -183,13 +273,17 @@ describe('lost answers and conflicts', () => {
     const again = await runApplyCli(argv(emulator.url, '--attempts', '5'), ENV);
     expect(again.code).toBe(1);
     expect(again.stdout).toContain('Plan: 1 to create');
-    expect(again.stdout).toMatch(/failed +OAuthProvider\/github: blocked: the service already has an OAuth provider "github"/);
+    expect(again.stdout).toMatch(
+      /failed +OAuthProvider\/github: blocked: the service already has an OAuth provider "github"/,
+    );
     expect(writes(emulator.requestLog).map((e) => `${e.method} ${e.status}`)).toEqual(['POST 409']);
   });
 
   it('429 pauses the queue without spending an attempt (every write 429s once, attempts 1)', async () => {
     const names = ['r1', 'r2', 'r3', 'r4'];
-    const files = Object.fromEntries(names.map((n) => [`${n}.yaml`, deploymentYaml(n, externalDockerSpec(`docker.io/acme/${n}:1`, 1))]));
+    const files = Object.fromEntries(
+      names.map((n) => [`${n}.yaml`, deploymentYaml(n, externalDockerSpec(`docker.io/acme/${n}:1`, 1))]),
+    );
     const seen = new Set<string>();
     const { emulator, proxy, argv } = await setup(files, seedWith([]), {
       rateLimit: (method, path) => {

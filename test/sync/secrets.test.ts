@@ -59,7 +59,19 @@ describe('secrets never at rest', () => {
     ].join('\n');
     await writeFile(join(tree.dir, 'vault.yaml'), deploymentYaml('vault', spec));
     const provider = (name: string, secret: string) =>
-      ['apiVersion: converge/v1', 'kind: OAuthProvider', 'metadata:', `  name: ${name}`, 'spec:', `  name: ${name}`, '  client_id: cid', `  client_secret: ${secret}`, '  auth_url: https://idp.example.com/a', '  token_url: https://idp.example.com/t', ''].join('\n');
+      [
+        'apiVersion: converge/v1',
+        'kind: OAuthProvider',
+        'metadata:',
+        `  name: ${name}`,
+        'spec:',
+        `  name: ${name}`,
+        '  client_id: cid',
+        `  client_secret: ${secret}`,
+        '  auth_url: https://idp.example.com/a',
+        '  token_url: https://idp.example.com/t',
+        '',
+      ].join('\n');
     await writeFile(join(tree.dir, 'literal-provider.yaml'), provider('lit', PLANTED.providerLiteral));
     await writeFile(join(tree.dir, 'env-provider.yaml'), provider('envp', '{ valueFrom: { env: PLANTED_PROVIDER } }'));
   });
@@ -71,16 +83,36 @@ describe('secrets never at rest', () => {
 
   it('applies env, file and literal secrets, and none of them (nor the API key) is in Redis or the output', async () => {
     const env = { PLANTED_ENV: PLANTED.env, PLANTED_PROVIDER: PLANTED.providerEnv, CONVERGE_API_KEY: PLANTED.apiKey };
-    const argv = [tree.dir, '--api-url', emulator.url, '--redis-url', REDIS_URL, '--redis-prefix', prefix, '--allow-literal-secrets', '--log-level', 'debug', '--backoff', '20ms'];
+    const argv = [
+      tree.dir,
+      '--api-url',
+      emulator.url,
+      '--redis-url',
+      REDIS_URL,
+      '--redis-prefix',
+      prefix,
+      '--allow-literal-secrets',
+      '--log-level',
+      'debug',
+      '--backoff',
+      '20ms',
+    ];
     const run = await runApplyCli(argv, env);
     expect(run.stdout).toContain('Apply complete: 3 done');
     expect(run.code).toBe(0);
     expect(run.stderr).toContain('job done');
 
     // the service got the real values (the literal from the manifests apply read, held in its memory only)
-    const listed = await fetch(`${emulator.url}/v2/deployments?name_contains=vault`, { headers: { 'x-api-key': PLANTED.apiKey } });
-    const vault = ((await listed.json()) as { resources: Array<{ secrets: Array<{ name: string; value: string }> }> }).resources[0]!;
-    expect(Object.fromEntries(vault.secrets.map((s) => [s.name, s.value]))).toEqual({ FROM_ENV: PLANTED.env, FROM_FILE: PLANTED.file, LITERAL: PLANTED.literal });
+    const listed = await fetch(`${emulator.url}/v2/deployments?name_contains=vault`, {
+      headers: { 'x-api-key': PLANTED.apiKey },
+    });
+    const vault = ((await listed.json()) as { resources: Array<{ secrets: Array<{ name: string; value: string }> }> })
+      .resources[0]!;
+    expect(Object.fromEntries(vault.secrets.map((s) => [s.name, s.value]))).toEqual({
+      FROM_ENV: PLANTED.env,
+      FROM_FILE: PLANTED.file,
+      LITERAL: PLANTED.literal,
+    });
 
     const redis = rawRedis();
     try {
@@ -90,7 +122,9 @@ describe('secrets never at rest', () => {
       expect(text).toContain('PLANTED_ENV');
       // the job, read through BullMQ: the literal travels as a pointer to its manifest, the references as references
       const queue = new Queue(QUEUE_NAME, { connection: redis, prefix });
-      const vaultJobs = (await queue.getJobs(['completed'])).filter((job) => (job.data as { key?: string }).key === 'Deployment/vault');
+      const vaultJobs = (await queue.getJobs(['completed'])).filter(
+        (job) => (job.data as { key?: string }).key === 'Deployment/vault',
+      );
       await queue.close();
       expect(vaultJobs).toHaveLength(1);
       const data = vaultJobs[0]!.data;
@@ -100,7 +134,11 @@ describe('secrets never at rest', () => {
         { manifest: { file: 'vault.yaml', line: expect.any(Number), column: expect.any(Number) } },
       ]);
       const applied = JSON.parse((await redis.hget(`${prefix}:applied`, 'Deployment/vault'))!);
-      expect(Object.values(applied.secrets)).toEqual([expect.stringMatching(/^[0-9a-f]{64}$/), expect.stringMatching(/^[0-9a-f]{64}$/), expect.stringMatching(/^[0-9a-f]{64}$/)]);
+      expect(Object.values(applied.secrets)).toEqual([
+        expect.stringMatching(/^[0-9a-f]{64}$/),
+        expect.stringMatching(/^[0-9a-f]{64}$/),
+        expect.stringMatching(/^[0-9a-f]{64}$/),
+      ]);
       for (const value of Object.values(PLANTED)) expect(text).not.toContain(value);
     } finally {
       redis.disconnect();

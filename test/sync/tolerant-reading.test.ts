@@ -12,8 +12,18 @@ import { deploymentYaml, externalDockerSpec, manifestDir, runApplyCli, seedWith,
 import { dropPrefix, REDIS_URL, testPrefix } from '../helpers/redis.js';
 import { runCapture } from '../helpers/cli.js';
 
-function docker(name: string, maxScale: number, extra: Record<string, unknown> = {}): NonNullable<EmulatorSeed['deployments']>[number] {
-  return { name, source: 'external_docker', source_config: { resource_spec: { max_scale: maxScale } }, source_revision_config: { image_uri: `docker.io/acme/${name}:1` }, ...extra };
+function docker(
+  name: string,
+  maxScale: number,
+  extra: Record<string, unknown> = {},
+): NonNullable<EmulatorSeed['deployments']>[number] {
+  return {
+    name,
+    source: 'external_docker',
+    source_config: { resource_spec: { max_scale: maxScale } },
+    source_revision_config: { image_uri: `docker.io/acme/${name}:1` },
+    ...extra,
+  };
 }
 
 const SEED = seedWith([
@@ -34,7 +44,10 @@ const FILES = Object.fromEntries(
       ['odd-status', 1],
       ['normal', 2],
     ] as const
-  ).map(([name, scale]) => [`${name}.yaml`, deploymentYaml(name, externalDockerSpec(`docker.io/acme/${name}:1`, scale))]),
+  ).map(([name, scale]) => [
+    `${name}.yaml`,
+    deploymentYaml(name, externalDockerSpec(`docker.io/acme/${name}:1`, scale)),
+  ]),
 );
 
 describe('tolerant reading against a service with previews, deletions, unknown values and no tenant_id', () => {
@@ -47,7 +60,11 @@ describe('tolerant reading against a service with previews, deletions, unknown v
     const emulator = await startEmulator({ seed: SEED, buildMs: 0, omitTenantId: true, echo: 'real' });
     const tree = await manifestDir(FILES);
     const prefix = testPrefix('tolerant');
-    cleanups.push(() => emulator.close(), () => tree.remove(), () => dropPrefix(prefix));
+    cleanups.push(
+      () => emulator.close(),
+      () => tree.remove(),
+      () => dropPrefix(prefix),
+    );
     const common = ['--api-url', emulator.url, '--redis-url', REDIS_URL, '--redis-prefix', prefix];
     return { emulator, tree, prefix, common };
   }
@@ -58,31 +75,65 @@ describe('tolerant reading against a service with previews, deletions, unknown v
     expect(run.stderr.replace(/^converge plan: read \d+ manifest files? in \S+\n/, '')).toBe('');
     const plan = JSON.parse(run.stdout) as Plan;
     const change = (name: string) => plan.changes.find((c) => c.name === name)!;
-    expect(change('preview-same')).toMatchObject({ action: 'noop', reason: expect.stringContaining('preview deployment (is_preview: true): converge never writes to a preview deployment') });
-    expect(change('preview-diff')).toMatchObject({ action: 'blocked', reason: expect.stringContaining('preview deployment (is_preview: true)') });
-    expect(change('going')).toMatchObject({ action: 'blocked', reason: expect.stringContaining('status AWAITING_DELETE') });
-    expect(change('odd-status')).toMatchObject({ action: 'noop', reason: 'the service reports status "MIGRATING", which this converge does not know; shown as given' });
+    expect(change('preview-same')).toMatchObject({
+      action: 'noop',
+      reason: expect.stringContaining(
+        'preview deployment (is_preview: true): converge never writes to a preview deployment',
+      ),
+    });
+    expect(change('preview-diff')).toMatchObject({
+      action: 'blocked',
+      reason: expect.stringContaining('preview deployment (is_preview: true)'),
+    });
+    expect(change('going')).toMatchObject({
+      action: 'blocked',
+      reason: expect.stringContaining('status AWAITING_DELETE'),
+    });
+    expect(change('odd-status')).toMatchObject({
+      action: 'noop',
+      reason: 'the service reports status "MIGRATING", which this converge does not know; shown as given',
+    });
     expect(change('quantum')).toMatchObject({ action: 'orphan' });
     expect(change('normal')).toMatchObject({ action: 'adopt' });
 
     emulator.resetLog();
     const apply = await runApplyCli([tree.dir, ...common], {});
     expect(apply.stdout).toContain('Plan: 0 to create, 0 to update, 1 to adopt, 2 blocked');
-    expect(writes(emulator.requestLog).map((e) => `${e.method} ${e.deploymentId === emulator.store.allDeployments().find((d) => d.name === 'normal')!.id}`)).toEqual(['PATCH true']);
+    expect(
+      writes(emulator.requestLog).map(
+        (e) => `${e.method} ${e.deploymentId === emulator.store.allDeployments().find((d) => d.name === 'normal')!.id}`,
+      ),
+    ).toEqual(['PATCH true']);
   });
 
   it('a job re-checks on its fresh read: it writes nothing to a preview deployment or one being deleted', async () => {
     const { emulator, prefix } = await setup();
     const service = new ServiceClient({ baseUrl: emulator.url });
     const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
-    cleanups.push(() => service.close(), async () => void redis.disconnect());
+    cleanups.push(
+      () => service.close(),
+      async () => void redis.disconnect(),
+    );
     const store = new AppliedStateStore(redis, prefix);
     for (const name of ['preview-diff', 'going']) {
-      const parsed = parseManifestBytes(`${name}.yaml`, new TextEncoder().encode(FILES[`${name}.yaml`]), { allowLiteralSecrets: false });
+      const parsed = parseManifestBytes(`${name}.yaml`, new TextEncoder().encode(FILES[`${name}.yaml`]), {
+        allowLiteralSecrets: false,
+      });
       const id = emulator.store.allDeployments().find((d) => d.name === name)!.id;
       // Decided as an update before the deployment became a preview or started to be deleted: the step sends nothing and says why, as a value.
-      const outcome = await syncResource(parsed.resources[0]!, { op: 'update', fields: ['source_revision_config.image_uri'] }, { service, appliedState: store, secretEnv: {} }, id);
-      expect(outcome, name).toMatchObject({ outcome: 'unchanged', notRun: 'live_changed', message: expect.stringMatching(/^not written: live state changed since the decision: the plan would block it now: .*(preview deployment|AWAITING_DELETE)/) });
+      const outcome = await syncResource(
+        parsed.resources[0]!,
+        { op: 'update', fields: ['source_revision_config.image_uri'] },
+        { service, appliedState: store, secretEnv: {} },
+        id,
+      );
+      expect(outcome, name).toMatchObject({
+        outcome: 'unchanged',
+        notRun: 'live_changed',
+        message: expect.stringMatching(
+          /^not written: live state changed since the decision: the plan would block it now: .*(preview deployment|AWAITING_DELETE)/,
+        ),
+      });
     }
     expect(writes(emulator.requestLog)).toEqual([]);
   });

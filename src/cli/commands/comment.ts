@@ -16,20 +16,61 @@ or it stayed unavailable after retries of 5xx answers and rate limits, about a m
 export const commentCommand: Command = {
   name: 'comment',
   summary: COMMAND_SUMMARIES.comment,
-  usage: 'converge comment --plan FILE [--api github|gitlab] [--repository OWNER/NAME] [--pull N] [--api-url URL] [--token-env NAME] [--key NAME] [--artifact NAME] [--skip-signature-check]',
+  usage:
+    'converge comment --plan FILE [--api github|gitlab] [--repository OWNER/NAME] [--pull N] [--api-url URL] [--token-env NAME] [--key NAME] [--artifact NAME] [--skip-signature-check]',
   details: DETAILS,
   positionals: [0, 0],
   options: {
-    plan: { type: 'string', placeholder: 'FILE', description: 'the saved plan to post (written by "converge plan --out FILE")' },
-    api: { type: 'string', placeholder: 'API', choices: COMMENT_APIS, description: 'github (default; Gitea too) or gitlab' },
-    repository: { type: 'string', placeholder: 'OWNER/NAME', description: 'the repository (GitLab: the project path); default GITHUB_REPOSITORY or CI_PROJECT_PATH' },
-    pull: { type: 'string', placeholder: 'N', description: 'the pull request number (GitLab: the merge request iid); default from GITHUB_EVENT_PATH or CI_MERGE_REQUEST_IID' },
-    'api-url': { type: 'string', placeholder: 'URL', description: 'the host\'s API base URL; default GITHUB_API_URL (else https://api.github.com) or CI_API_V4_URL' },
-    'token-env': { type: 'string', placeholder: 'NAME', description: 'the environment variable that holds the token (default GITHUB_TOKEN, or GITLAB_TOKEN for gitlab)' },
-    key: { type: 'string', placeholder: 'NAME', description: 'one comment per key on the same request (several manifest directories); default: one comment' },
-    artifact: { type: 'string', placeholder: 'NAME', description: 'where the whole plan is kept (the CI artifact\'s name), said by the comment; default the plan file\'s name' },
+    plan: {
+      type: 'string',
+      placeholder: 'FILE',
+      description: 'the saved plan to post (written by "converge plan --out FILE")',
+    },
+    api: {
+      type: 'string',
+      placeholder: 'API',
+      choices: COMMENT_APIS,
+      description: 'github (default; Gitea too) or gitlab',
+    },
+    repository: {
+      type: 'string',
+      placeholder: 'OWNER/NAME',
+      description: 'the repository (GitLab: the project path); default GITHUB_REPOSITORY or CI_PROJECT_PATH',
+    },
+    pull: {
+      type: 'string',
+      placeholder: 'N',
+      description:
+        'the pull request number (GitLab: the merge request iid); default from GITHUB_EVENT_PATH or CI_MERGE_REQUEST_IID',
+    },
+    'api-url': {
+      type: 'string',
+      placeholder: 'URL',
+      description: "the host's API base URL; default GITHUB_API_URL (else https://api.github.com) or CI_API_V4_URL",
+    },
+    'token-env': {
+      type: 'string',
+      placeholder: 'NAME',
+      description: 'the environment variable that holds the token (default GITHUB_TOKEN, or GITLAB_TOKEN for gitlab)',
+    },
+    key: {
+      type: 'string',
+      placeholder: 'NAME',
+      description: 'one comment per key on the same request (several manifest directories); default: one comment',
+    },
+    artifact: {
+      type: 'string',
+      placeholder: 'NAME',
+      description:
+        "where the whole plan is kept (the CI artifact's name), said by the comment; default the plan file's name",
+    },
     ...SKIP_SIGNATURE_OPTION,
-    commit: { type: 'string', placeholder: 'SHA', description: 'the commit the plan was made at, shown in the comment; default the pull request\'s head or CI_COMMIT_SHA' },
+    commit: {
+      type: 'string',
+      placeholder: 'SHA',
+      description:
+        "the commit the plan was made at, shown in the comment; default the pull request's head or CI_COMMIT_SHA",
+    },
   },
   run: async (args, io) => (await import('./comment-run.js')).runCommentCommand(args, io),
 };

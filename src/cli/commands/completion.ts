@@ -35,12 +35,12 @@ export function completionCommand(loadCommands: () => Promise<Command[]>): Comma
     options: {
       targets: {
         type: 'boolean',
-        description: 'print the names --target takes, one a line, read from the manifest directory DIR; nothing on any problem (the bash script asks it)',
+        description:
+          'print the names --target takes, one a line, read from the manifest directory DIR; nothing on any problem (the bash script asks it)',
       },
       recorded: {
         type: 'boolean',
-        description:
-          "print history's names, one a line (the resources the Redis prefix knows); nothing on any problem",
+        description: "print history's names, one a line (the resources the Redis prefix knows); nothing on any problem",
       },
     },
     async run(args, io) {
@@ -55,13 +55,15 @@ export function completionCommand(loadCommands: () => Promise<Command[]>): Comma
       if (args.values.targets === true) {
         // Inside completion: never a message, never a failure; a line that names no readable directory offers nothing.
         const { targetWords } = await import('../completion-targets.js');
-        const words = args.positionals.length === 1 ? await targetWords(args.positionals[0]!, io.cwd).catch(() => []) : [];
+        const words =
+          args.positionals.length === 1 ? await targetWords(args.positionals[0]!, io.cwd).catch(() => []) : [];
         for (const word of words) io.stdout.write(`${word}\n`);
         return 0;
       }
       if (args.positionals.length !== 1) throw new UsageError(`give one shell: ${SHELLS.join(', ')}`);
       const shell = args.positionals[0]!;
-      if (!isShell(shell)) throw new UsageError(`no completion for the shell "${shell}"; give one of ${SHELLS.join(', ')}`);
+      if (!isShell(shell))
+        throw new UsageError(`no completion for the shell "${shell}"; give one of ${SHELLS.join(', ')}`);
       io.stdout.write(completionScript(shell, await loadCommands()));
       return 0;
     },

@@ -1,7 +1,13 @@
 // What `converge emulator` runs (its flags and --help are in emulator.ts, loaded without this): the flags read, the server served until a signal.
 import { UsageError } from '../../core/errors.js';
 import { emulatorDiscoveryHook } from '../../emulator/discovery-hook.js';
-import { startEmulator, type EchoMode, type EmulatorOptions, type SecretsMode, type SecretsPatchMode } from '../../emulator/server.js';
+import {
+  startEmulator,
+  type EchoMode,
+  type EmulatorOptions,
+  type SecretsMode,
+  type SecretsPatchMode,
+} from '../../emulator/server.js';
 import { DEFAULT_BUILD_MS } from '../../emulator/defaults.js';
 import type { CommandIo, ParsedArgs } from '../command.js';
 import { resolveSettings } from '../settings.js';
@@ -15,7 +21,8 @@ function text(values: ParsedArgs['values'], name: string): string | undefined {
 function wholeNumber(values: ParsedArgs['values'], name: string, min = 0): number | undefined {
   const raw = text(values, name);
   if (raw === undefined) return undefined;
-  if (!/^\d+$/.test(raw) || Number(raw) < min) throw new UsageError(`--${name}: "${raw}" is not a whole number >= ${min}`);
+  if (!/^\d+$/.test(raw) || Number(raw) < min)
+    throw new UsageError(`--${name}: "${raw}" is not a whole number >= ${min}`);
   return Number(raw);
 }
 
@@ -31,7 +38,8 @@ function rate(values: ParsedArgs['values'], name: string): number | undefined {
 
 function oneOf<T extends string>(values: ParsedArgs['values'], name: string, allowed: readonly T[], fallback: T): T {
   const raw = text(values, name) ?? fallback;
-  if (!(allowed as readonly string[]).includes(raw)) throw new UsageError(`--${name}: "${raw}" is not one of ${allowed.join(', ')}`);
+  if (!(allowed as readonly string[]).includes(raw))
+    throw new UsageError(`--${name}: "${raw}" is not one of ${allowed.join(', ')}`);
   return raw as T;
 }
 
@@ -48,7 +56,8 @@ function regex(values: ParsedArgs['values'], name: string): RegExp | undefined {
 /** The emulator's options from the command's flags (and CONVERGE_EMULATOR_API_KEY); throws UsageError on bad input. */
 export function emulatorOptionsFromArgs(values: ParsedArgs['values'], env: NodeJS.ProcessEnv): EmulatorOptions {
   const secrets = text(values, 'secrets') ?? 'masked';
-  if (!(EMULATOR_SECRETS_MODES as readonly string[]).includes(secrets)) throw new UsageError(`--secrets: "${secrets}" is not one of ${EMULATOR_SECRETS_MODES.join(', ')}`);
+  if (!(EMULATOR_SECRETS_MODES as readonly string[]).includes(secrets))
+    throw new UsageError(`--secrets: "${secrets}" is not one of ${EMULATOR_SECRETS_MODES.join(', ')}`);
   const port = wholeNumber(values, 'port');
   if (port !== undefined && port > 65535) throw new UsageError(`--port: ${port} is not a port number (0-65535)`);
   const apiKey = text(values, 'api-key') ?? (env.CONVERGE_EMULATOR_API_KEY || undefined);
@@ -87,7 +96,12 @@ export function emulatorOptionsFromArgs(values: ParsedArgs['values'], env: NodeJ
 }
 
 /** Serves until `stop` settles, then closes cleanly. Returns the exit code. */
-async function serveEmulator(options: EmulatorOptions, io: CommandIo, stop: Promise<unknown>, logRequests: boolean): Promise<number> {
+async function serveEmulator(
+  options: EmulatorOptions,
+  io: CommandIo,
+  stop: Promise<unknown>,
+  logRequests: boolean,
+): Promise<number> {
   const emulator = await startEmulator({
     ...options,
     // The CLI prints requests instead of keeping them in memory for the life of the process.

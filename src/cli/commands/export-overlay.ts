@@ -29,21 +29,43 @@ function withoutSecrets(spec: unknown): Record<string, unknown> {
  * compared), a whole document annotated converge/overlay: add for a live resource the base lacks, nothing for one equal
  * to the base or one the workspace lacks.
  */
-export function overlayFiles(live: ReadonlyArray<{ doc: ExportedDocument; file: string }>, base: ReadonlyMap<string, unknown>): OverlayFile[] {
+export function overlayFiles(
+  live: ReadonlyArray<{ doc: ExportedDocument; file: string }>,
+  base: ReadonlyMap<string, unknown>,
+): OverlayFile[] {
   const files: OverlayFile[] = [];
   for (const { doc, file } of live) {
     const declared = base.get(resourceKey(doc.kind, doc.name)) as { spec?: unknown } | undefined;
     if (!declared) {
       const annotations = { [OVERLAY_ANNOTATION]: 'add', [ADOPT_ANNOTATION]: 'true' };
-      const body = stringify({ apiVersion: API_VERSION, kind: doc.kind, metadata: { name: doc.name, annotations }, spec: escapeVariables(doc.spec) }, { lineWidth: 0 });
+      const body = stringify(
+        {
+          apiVersion: API_VERSION,
+          kind: doc.kind,
+          metadata: { name: doc.name, annotations },
+          spec: escapeVariables(doc.spec),
+        },
+        { lineWidth: 0 },
+      );
       const env = doc.env.length > 0 ? `# Secrets are read from the environment: ${doc.env.join(', ')}.\n` : '';
-      files.push({ file, kind: 'add', text: `# Exported by converge export --overlay-out: live in this workspace, not in the base.\n${env}${body}` });
+      files.push({
+        file,
+        kind: 'add',
+        text: `# Exported by converge export --overlay-out: live in this workspace, not in the base.\n${env}${body}`,
+      });
       continue;
     }
     const patch = diffPatch(withoutSecrets(declared.spec), withoutSecrets(doc.spec));
     if (patch === undefined) continue;
-    const body = stringify({ kind: doc.kind, metadata: { name: doc.name }, spec: escapeVariables(patch) }, { lineWidth: 0 });
-    files.push({ file, kind: 'patch', text: `# Exported by converge export --overlay-out: where this workspace differs from the base (JSON merge patch).\n${body}` });
+    const body = stringify(
+      { kind: doc.kind, metadata: { name: doc.name }, spec: escapeVariables(patch) },
+      { lineWidth: 0 },
+    );
+    files.push({
+      file,
+      kind: 'patch',
+      text: `# Exported by converge export --overlay-out: where this workspace differs from the base (JSON merge patch).\n${body}`,
+    });
   }
   return files;
 }

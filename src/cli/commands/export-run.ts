@@ -49,11 +49,17 @@ interface Exported {
 
 /** The base's manifest data by resource key, with this environment's variables and overlays; refused when it has errors. */
 async function readBase(dir: string, environment: ReturnType<typeof environmentOf>): Promise<Map<string, unknown>> {
-  const loaded = await loadManifestDir(dir, { allowLiteralSecrets: false, keepData: true, ...(environment ? { environment } : {}) });
+  const loaded = await loadManifestDir(dir, {
+    allowLiteralSecrets: false,
+    keepData: true,
+    ...(environment ? { environment } : {}),
+  });
   const errors = loaded.diagnostics.filter((d) => d.severity === 'error');
   if (errors.length > 0) {
     const first = errors[0]!;
-    throw new UsageError(`the base ${dir} has ${errors.length} error${errors.length === 1 ? '' : 's'} with these variables and overlays (first: ${first.file}:${first.line}:${first.column}: ${first.message}); nothing was written; fix them (converge validate)`);
+    throw new UsageError(
+      `the base ${dir} has ${errors.length} error${errors.length === 1 ? '' : 's'} with these variables and overlays (first: ${first.file}:${first.line}:${first.column}: ${first.message}); nothing was written; fix them (converge validate)`,
+    );
   }
   return loaded.data ?? new Map();
 }
@@ -66,7 +72,9 @@ async function existing(dir: string, files: string[]): Promise<string[]> {
 }
 
 /** The documents of every live deployment and provider of the workspace, and what could not be exported (and why). */
-async function liveDocuments(settings: Parameters<typeof openTarget>[0] & { namePrefix?: string | undefined }): Promise<{ docs: ExportedDocument[]; skipped: string[] }> {
+async function liveDocuments(
+  settings: Parameters<typeof openTarget>[0] & { namePrefix?: string | undefined },
+): Promise<{ docs: ExportedDocument[]; skipped: string[] }> {
   const target = await openTarget(settings);
   const docs: ExportedDocument[] = [];
   const skipped: string[] = [];
@@ -101,13 +109,18 @@ interface ExportInputs {
 function exportInputs(args: ParsedArgs, io: CommandIo): ExportInputs {
   const toStdout = args.values.stdout === true;
   const outArg = args.values.out as string | undefined;
-  if (toStdout === (outArg !== undefined)) throw new UsageError('give either --out DIR or --stdout; see "converge export --help"');
+  if (toStdout === (outArg !== undefined))
+    throw new UsageError('give either --out DIR or --stdout; see "converge export --help"');
   const settings = requireApiUrl(resolveSettings(args, io.env));
   const out = resolve(io.cwd, outArg ?? '.');
   const schemaRef = args.values['schema-ref'] as string | undefined;
-  if (schemaRef === '') throw new UsageError('--schema-ref needs a URL or a path (or leave it out: the schema is written beside the files)');
+  if (schemaRef === '')
+    throw new UsageError(
+      '--schema-ref needs a URL or a path (or leave it out: the schema is written beside the files)',
+    );
   const overlayArg = args.values['overlay-out'] as string | undefined;
-  if (overlayArg !== undefined && toStdout) throw new UsageError('--overlay-out writes files: give it with --out BASE, not --stdout');
+  if (overlayArg !== undefined && toStdout)
+    throw new UsageError('--overlay-out writes files: give it with --out BASE, not --stdout');
   const overlayOut = overlayArg === undefined ? undefined : resolve(io.cwd, overlayArg);
   return { settings, toStdout, out, schemaRef, overlayOut, force: args.values.force === true };
 }
@@ -116,20 +129,25 @@ function exportInputs(args: ParsedArgs, io: CommandIo): ExportInputs {
 export async function runExportCommand(args: ParsedArgs, io: CommandIo): Promise<number> {
   const inputs = exportInputs(args, io);
   const { settings, toStdout, out, schemaRef, overlayOut } = inputs;
-  const baseExists = overlayOut ? (await exists(out)) && (await readdir(out, { recursive: true })).some((f) => /\.ya?ml$/i.test(String(f))) : false;
+  const baseExists = overlayOut
+    ? (await exists(out)) && (await readdir(out, { recursive: true })).some((f) => /\.ya?ml$/i.test(String(f)))
+    : false;
   const base = overlayOut && baseExists ? await readBase(out, environmentOf(settings, io.cwd, out)) : undefined;
   const { docs, skipped } = await liveDocuments(settings);
   const rendered: Exported[] = [];
   for (const doc of docs) {
     const file = fileOf(doc);
     const result = renderExported(doc, schemaRefOf(file, schemaRef), file);
-    if ('invalid' in result) skipped.push(`${doc.kind}/${doc.name}: its live state makes no valid manifest: ${result.invalid}`);
+    if ('invalid' in result)
+      skipped.push(`${doc.kind}/${doc.name}: its live state makes no valid manifest: ${result.invalid}`);
     else rendered.push({ file, text: result.text, env: doc.env, doc });
   }
   if (overlayOut && base) return writeOverlay(io, inputs, overlayOut, { base, rendered, skipped });
   if (overlayOut) {
     await mkdir(overlayOut, { recursive: true });
-    io.stderr.write(`converge export: ${out} held no manifest: the base is written there from this workspace, and its overlay ${overlayOut} is empty\n`);
+    io.stderr.write(
+      `converge export: ${out} held no manifest: the base is written there from this workspace, and its overlay ${overlayOut} is empty\n`,
+    );
   }
   if (toStdout) io.stdout.write(rendered.map((r) => r.text).join('---\n'));
   else await writeManifests(inputs, rendered);
@@ -145,9 +163,14 @@ async function writeOverlay(
   { base, rendered, skipped }: { base: Map<string, unknown>; rendered: Exported[]; skipped: string[] },
 ): Promise<number> {
   const files = overlayFiles(rendered, base);
-  const taken = await existing(overlayOut, files.map((f) => f.file));
+  const taken = await existing(
+    overlayOut,
+    files.map((f) => f.file),
+  );
   if (taken.length > 0 && !inputs.force) {
-    throw new UsageError(`${taken.length} file${taken.length === 1 ? '' : 's'} exist already in ${overlayOut} (${taken.slice(0, 5).join(', ')}); nothing was written; give --force to overwrite them`);
+    throw new UsageError(
+      `${taken.length} file${taken.length === 1 ? '' : 's'} exist already in ${overlayOut} (${taken.slice(0, 5).join(', ')}); nothing was written; give --force to overwrite them`,
+    );
   }
   await mkdir(overlayOut, { recursive: true });
   for (const f of files) {
@@ -156,17 +179,25 @@ async function writeOverlay(
   }
   for (const line of skipped) io.stderr.write(`converge export: skipped ${line}\n`);
   const patches = files.filter((f) => f.kind === 'patch').length;
-  io.stderr.write(`converge export: overlay of this workspace to ${overlayOut}: ${patches} patch${patches === 1 ? '' : 'es'}, ${files.length - patches} added, ${rendered.length - files.length} equal to the base ${inputs.out}\n`);
+  io.stderr.write(
+    `converge export: overlay of this workspace to ${overlayOut}: ${patches} patch${patches === 1 ? '' : 'es'}, ${files.length - patches} added, ${rendered.length - files.length} equal to the base ${inputs.out}\n`,
+  );
   return 0;
 }
 
 /** Writes each manifest below --out, and the schema beside them unless --schema-ref; nothing when a file is taken. */
 async function writeManifests({ out, schemaRef, force }: ExportInputs, rendered: Exported[]): Promise<void> {
-  const taken = await existing(out, rendered.map((r) => r.file));
+  const taken = await existing(
+    out,
+    rendered.map((r) => r.file),
+  );
   const schemaText = schemaRef === undefined && rendered.length > 0 ? manifestJsonSchemaText() : undefined;
-  if (schemaText !== undefined && (await schemaTaken(join(out, EXPORT_SCHEMA_NAME), schemaText))) taken.push(EXPORT_SCHEMA_NAME);
+  if (schemaText !== undefined && (await schemaTaken(join(out, EXPORT_SCHEMA_NAME), schemaText)))
+    taken.push(EXPORT_SCHEMA_NAME);
   if (taken.length > 0 && !force) {
-    throw new UsageError(`${taken.length} file${taken.length === 1 ? '' : 's'} exist already in ${out} (${taken.slice(0, 5).join(', ')}${taken.length > 5 ? ', …' : ''}); nothing was written; give --force to overwrite them`);
+    throw new UsageError(
+      `${taken.length} file${taken.length === 1 ? '' : 's'} exist already in ${out} (${taken.slice(0, 5).join(', ')}${taken.length > 5 ? ', …' : ''}); nothing was written; give --force to overwrite them`,
+    );
   }
   for (const r of rendered) {
     await mkdir(dirname(join(out, r.file)), { recursive: true });
@@ -181,9 +212,16 @@ function closingLines(io: CommandIo, inputs: ExportInputs, rendered: Exported[],
   for (const line of skipped) io.stderr.write(`converge export: skipped ${line}\n`);
   const env = rendered.flatMap((r) => r.env);
   const where = toStdout ? 'to stdout' : `to ${out}`;
-  io.stderr.write(`converge export: ${rendered.length} manifest${rendered.length === 1 ? '' : 's'} ${where}${skipped.length ? `, ${skipped.length} skipped` : ''}\n`);
+  io.stderr.write(
+    `converge export: ${rendered.length} manifest${rendered.length === 1 ? '' : 's'} ${where}${skipped.length ? `, ${skipped.length} skipped` : ''}\n`,
+  );
   if (toStdout && schemaRef === undefined && rendered.length > 0) {
-    io.stderr.write(`converge export: the modelines point at ${EXPORT_SCHEMA_NAME} beside the files: save it there with "converge schema > ${EXPORT_SCHEMA_NAME}" (or give --schema-ref)\n`);
+    io.stderr.write(
+      `converge export: the modelines point at ${EXPORT_SCHEMA_NAME} beside the files: save it there with "converge schema > ${EXPORT_SCHEMA_NAME}" (or give --schema-ref)\n`,
+    );
   }
-  if (env.length > 0) io.stderr.write(`converge export: set these environment variables (the secret values) before plan or apply: ${env.join(' ')}\n`);
+  if (env.length > 0)
+    io.stderr.write(
+      `converge export: set these environment variables (the secret values) before plan or apply: ${env.join(' ')}\n`,
+    );
 }

@@ -6,7 +6,8 @@ import { COMMAND_SUMMARIES } from './summaries.js';
 export const exportCommand: Command = {
   name: 'export',
   summary: COMMAND_SUMMARIES.export,
-  usage: 'converge export (--out DIR [--force] | --stdout | --out BASE --overlay-out DIR [--vars FILE]... [--overlay DIR]...) [--name-prefix P] [--schema-ref REF] [options]',
+  usage:
+    'converge export (--out DIR [--force] | --stdout | --out BASE --overlay-out DIR [--vars FILE]... [--overlay DIR]...) [--name-prefix P] [--schema-ref REF] [options]',
   details:
     'Each manifest carries the annotation converge/adopt: "true" and every secret as valueFrom: { env: NAME } (the variables are listed on stderr).\n' +
     `--out also writes ${EXPORT_SCHEMA_NAME} (the JSON Schema of this converge) beside the files; each modeline points at it by a relative path.\n` +
@@ -19,12 +20,33 @@ export const exportCommand: Command = {
     'the base lacks (docs/environments.md).',
   positionals: [0, 0],
   options: {
-    out: { type: 'string', placeholder: 'DIR', description: 'directory to write the manifests to (created when missing)' },
+    out: {
+      type: 'string',
+      placeholder: 'DIR',
+      description: 'directory to write the manifests to (created when missing)',
+    },
     force: { type: 'boolean', description: 'overwrite manifest files that exist already' },
     stdout: { type: 'boolean', description: 'print the documents to stdout instead of writing files' },
-    'schema-ref': { type: 'string', placeholder: 'REF', description: `$schema of each modeline (a URL or path) instead of the ${EXPORT_SCHEMA_NAME} written beside the files` },
-    'overlay-out': { type: 'string', placeholder: 'DIR', description: 'write the overlay that makes the base in --out equal this workspace (docs/environments.md)' },
-    ...settingOptions('apiUrl', 'apiKey', 'tenantId', 'namePrefix', 'emulatorState', 'requestTimeout', 'vars', 'overlays'),
+    'schema-ref': {
+      type: 'string',
+      placeholder: 'REF',
+      description: `$schema of each modeline (a URL or path) instead of the ${EXPORT_SCHEMA_NAME} written beside the files`,
+    },
+    'overlay-out': {
+      type: 'string',
+      placeholder: 'DIR',
+      description: 'write the overlay that makes the base in --out equal this workspace (docs/environments.md)',
+    },
+    ...settingOptions(
+      'apiUrl',
+      'apiKey',
+      'tenantId',
+      'namePrefix',
+      'emulatorState',
+      'requestTimeout',
+      'vars',
+      'overlays',
+    ),
   },
   run: async (args, io) => (await import('./export-run.js')).runExportCommand(args, io),
 };

@@ -19,9 +19,23 @@ export const historyCommand: Command = {
   positionals: [1, 1],
   options: {
     ...settingOptions('redisUrl', 'redisPrefix'),
-    output: { type: 'string', short: 'o', placeholder: 'FMT', choices: HISTORY_FORMATS, description: 'text (default) or json: { "resource", "events": [...] }' },
-    limit: { type: 'string', placeholder: 'N', description: `at most N events (default and most: ${HISTORY_MAX_ENTRIES})` },
-    since: { type: 'string', placeholder: 'TIME', description: 'only events at or after an ISO time, or this long ago (1h, 7d)' },
+    output: {
+      type: 'string',
+      short: 'o',
+      placeholder: 'FMT',
+      choices: HISTORY_FORMATS,
+      description: 'text (default) or json: { "resource", "events": [...] }',
+    },
+    limit: {
+      type: 'string',
+      placeholder: 'N',
+      description: `at most N events (default and most: ${HISTORY_MAX_ENTRIES})`,
+    },
+    since: {
+      type: 'string',
+      placeholder: 'TIME',
+      description: 'only events at or after an ISO time, or this long ago (1h, 7d)',
+    },
   },
   run: async (args, io) => (await import('./history-run.js')).runHistoryCommand(args, io),
 };

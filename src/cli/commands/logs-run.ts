@@ -25,7 +25,8 @@ interface LogsRequest {
 function limitOf(raw: string | undefined): number {
   if (raw === undefined) return LOGS_DEFAULT_LIMIT;
   const text = String(raw);
-  if (!/^\d+$/.test(text) || Number(text) < 1 || Number(text) > LOGS_MAX_LIMIT) throw new UsageError(`--limit: "${text}" is not a whole number from 1 to ${LOGS_MAX_LIMIT}`);
+  if (!/^\d+$/.test(text) || Number(text) < 1 || Number(text) > LOGS_MAX_LIMIT)
+    throw new UsageError(`--limit: "${text}" is not a whole number from 1 to ${LOGS_MAX_LIMIT}`);
   return Number(text);
 }
 
@@ -37,7 +38,11 @@ function pollOf(raw: string | undefined): number {
 }
 
 /** The manifest's resource of this deployment, when --manifests names a directory: its declared secrets are masked. */
-async function declaredResource(dir: string | undefined, name: string, io: CommandIo): Promise<DesiredResource | undefined> {
+async function declaredResource(
+  dir: string | undefined,
+  name: string,
+  io: CommandIo,
+): Promise<DesiredResource | undefined> {
   if (dir === undefined) return undefined;
   const loaded = await loadManifestDir(resolve(io.cwd, dir), { allowLiteralSecrets: true });
   // Build and deploy logs belong to the kinds whose writes start revisions (src/core/kinds: rollout).
@@ -60,13 +65,24 @@ async function buildEnded(client: ServiceClient, q: LogsRequest): Promise<boolea
 }
 
 /** Prints the newest `limit` lines (oldest first); with follow, then the new lines as they come, until a signal or the build ends. */
-async function printLogs(client: ServiceClient, q: LogsRequest, options: { limit: number; follow: boolean; pollMs: number; mask: string[]; signal: AbortSignal }, io: CommandIo): Promise<number> {
+async function printLogs(
+  client: ServiceClient,
+  q: LogsRequest,
+  options: { limit: number; follow: boolean; pollMs: number; mask: string[]; signal: AbortSignal },
+  io: CommandIo,
+): Promise<number> {
   const first = await read(client, q, { order: 'desc', limit: options.limit });
   if (first.outcome === 'no-endpoint') {
-    io.stderr.write(`converge logs: the service has no ${q.build ? 'build' : 'deploy'} log endpoint (it answered ${first.status}); nothing to show\n`);
+    io.stderr.write(
+      `converge logs: the service has no ${q.build ? 'build' : 'deploy'} log endpoint (it answered ${first.status}); nothing to show\n`,
+    );
     return 0;
   }
-  if (first.outcome === 'gone') throw new ConvergeError('E_NOT_FOUND', `the service has no ${q.revisionId ? `revision ${q.revisionId} of ` : ''}deployment ${q.deploymentId}`);
+  if (first.outcome === 'gone')
+    throw new ConvergeError(
+      'E_NOT_FOUND',
+      `the service has no ${q.revisionId ? `revision ${q.revisionId} of ` : ''}deployment ${q.deploymentId}`,
+    );
   const seen = new Set<string>();
   let newest: LogEntry['timestamp'];
   const show = (entries: readonly LogEntry[]): void => {
@@ -85,8 +101,17 @@ async function printLogs(client: ServiceClient, q: LogsRequest, options: { limit
   }
   while (!options.signal.aborted) {
     const ended = await buildEnded(client, q);
-    const since = typeof newest === 'number' ? new Date(newest).toISOString() : typeof newest === 'string' ? logTimestamp(newest) : undefined;
-    const next = await read(client, q, { order: 'asc', limit: LOGS_MAX_LIMIT, ...(since ? { start_time: since } : {}) });
+    const since =
+      typeof newest === 'number'
+        ? new Date(newest).toISOString()
+        : typeof newest === 'string'
+          ? logTimestamp(newest)
+          : undefined;
+    const next = await read(client, q, {
+      order: 'asc',
+      limit: LOGS_MAX_LIMIT,
+      ...(since ? { start_time: since } : {}),
+    });
     if (next.outcome === 'found') show(next.page.logs);
     if (ended) return 0;
     await sleep(options.pollMs, undefined, { signal: options.signal }).catch(() => undefined);
@@ -120,8 +145,14 @@ const SIMILAR_NAMES = 3;
 function notFoundMessage(name: string, containing: readonly string[]): string {
   const head = `the service has no deployment named "${name}"`;
   if (containing.length > 0) {
-    const shown = [...containing].sort().slice(0, SIMILAR_NAMES).map((n) => `"${n}"`);
-    const more = containing.length > SIMILAR_NAMES ? ` (and ${containing.length - SIMILAR_NAMES} more whose names contain "${name}")` : '';
+    const shown = [...containing]
+      .sort()
+      .slice(0, SIMILAR_NAMES)
+      .map((n) => `"${n}"`);
+    const more =
+      containing.length > SIMILAR_NAMES
+        ? ` (and ${containing.length - SIMILAR_NAMES} more whose names contain "${name}")`
+        : '';
     return `${head}; did you mean ${shown.length === 1 ? shown[0] : `one of ${shown.join(', ')}`}${more}?`;
   }
   return `${head}; a deployment is named by its metadata.name: converge plan DIR --show-orphans lists the live deployments no manifest in DIR declares, and the manifests name the rest`;
@@ -129,7 +160,8 @@ function notFoundMessage(name: string, containing: readonly string[]): string {
 
 /** Runs `converge logs NAME`; returns the exit code. */
 export async function runLogsCommand(args: ParsedArgs, io: CommandIo): Promise<number> {
-  if (args.values.build === true && args.values.deploy === true) throw new UsageError('give --build or --deploy, not both');
+  if (args.values.build === true && args.values.deploy === true)
+    throw new UsageError('give --build or --deploy, not both');
   const name = args.positionals[0]!;
   const limit = limitOf(args.values.limit as string | undefined);
   const pollMs = pollOf(args.values.poll as string | undefined);
@@ -140,16 +172,29 @@ export async function runLogsCommand(args: ParsedArgs, io: CommandIo): Promise<n
   try {
     const listed = await target.client.listDeployments({ name_contains: name });
     const found = listed.find((d) => d.name === name);
-    if (!found) throw new ConvergeError('E_NOT_FOUND', notFoundMessage(name, listed.map((d) => d.name)));
+    if (!found)
+      throw new ConvergeError(
+        'E_NOT_FOUND',
+        notFoundMessage(
+          name,
+          listed.map((d) => d.name),
+        ),
+      );
     const build = args.values.build === true;
-    const revisionId = (args.values.revision as string | undefined) ?? (build ? found.latest_revision_id ?? undefined : undefined);
-    if (build && !revisionId) throw new ConvergeError('E_NOT_FOUND', `deployment "${name}" has no revision yet: there is no build log`);
+    const revisionId =
+      (args.values.revision as string | undefined) ?? (build ? (found.latest_revision_id ?? undefined) : undefined);
+    if (build && !revisionId)
+      throw new ConvergeError('E_NOT_FOUND', `deployment "${name}" has no revision yet: there is no build log`);
     if (build) io.stderr.write(`converge logs: build log of revision ${revisionId}\n`);
     const q = { deploymentId: found.id, build, revisionId };
-    return await printLogs(target.client, q, { limit, follow: args.values.follow === true, pollMs, mask: maskOf(resource, io.env), signal: stop.signal }, io);
+    return await printLogs(
+      target.client,
+      q,
+      { limit, follow: args.values.follow === true, pollMs, mask: maskOf(resource, io.env), signal: stop.signal },
+      io,
+    );
   } finally {
     stop.release();
     await target.close();
   }
 }
-

@@ -10,12 +10,36 @@ export const logsCommand: Command = {
   positionals: [1, 1],
   options: {
     build: { type: 'boolean', description: 'build logs of a revision (default: the latest revision)' },
-    deploy: { type: 'boolean', description: 'deploy (runtime) logs: of the deployment, or of --revision (the default)' },
-    revision: { type: 'string', placeholder: 'ID', description: 'the revision whose logs to read (build default: the latest)' },
-    follow: { type: 'boolean', short: 'f', description: 'keep printing new lines (until Ctrl-C; a build log stops when its revision ends)' },
-    limit: { type: 'string', placeholder: 'N', description: `print the last N lines first (1-${LOGS_MAX_LIMIT}, default ${LOGS_DEFAULT_LIMIT})` },
-    poll: { type: 'string', placeholder: 'DURATION', description: `with --follow: how often new lines are read (default ${LOGS_DEFAULT_POLL_MS / 1000}s)` },
-    manifests: { type: 'string', placeholder: 'DIR', description: "mask the deployment's declared secret values (resolved from the manifests in DIR) in the lines printed" },
+    deploy: {
+      type: 'boolean',
+      description: 'deploy (runtime) logs: of the deployment, or of --revision (the default)',
+    },
+    revision: {
+      type: 'string',
+      placeholder: 'ID',
+      description: 'the revision whose logs to read (build default: the latest)',
+    },
+    follow: {
+      type: 'boolean',
+      short: 'f',
+      description: 'keep printing new lines (until Ctrl-C; a build log stops when its revision ends)',
+    },
+    limit: {
+      type: 'string',
+      placeholder: 'N',
+      description: `print the last N lines first (1-${LOGS_MAX_LIMIT}, default ${LOGS_DEFAULT_LIMIT})`,
+    },
+    poll: {
+      type: 'string',
+      placeholder: 'DURATION',
+      description: `with --follow: how often new lines are read (default ${LOGS_DEFAULT_POLL_MS / 1000}s)`,
+    },
+    manifests: {
+      type: 'string',
+      placeholder: 'DIR',
+      description:
+        "mask the deployment's declared secret values (resolved from the manifests in DIR) in the lines printed",
+    },
     ...settingOptions('apiUrl', 'apiKey', 'tenantId', 'requestTimeout'),
   },
   run: async (args, io) => (await import('./logs-run.js')).runLogsCommand(args, io),

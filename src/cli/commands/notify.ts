@@ -15,7 +15,12 @@ export const notifyCommand: Command = {
   positionals: [1, 2],
   options: {
     ...settingOptions(),
-    commit: { type: 'string', placeholder: 'SHA', description: 'commit-status receivers: the commit to set the test status on (default: git HEAD of the current directory)' },
+    commit: {
+      type: 'string',
+      placeholder: 'SHA',
+      description:
+        'commit-status receivers: the commit to set the test status on (default: git HEAD of the current directory)',
+    },
   },
   run: async (args, io) => (await import('./notify-run.js')).runNotifyCommand(args, io, notifyCommand.usage),
 };

@@ -22,7 +22,8 @@ import { APPLIED_STATE_URL_ENV, STATE_TOKEN_ENV } from '../../store/applied-stat
 import type { CommandIo, ParsedArgs } from '../command.js';
 
 /** Why the plan is blind to what converge last wrote: secrets the service hides, and existing providers. */
-const BLIND = 'secrets and OAuth providers are planned without knowing what converge last wrote, so they may show changes that are not there';
+const BLIND =
+  'secrets and OAuth providers are planned without knowing what converge last wrote, so they may show changes that are not there';
 
 /** The applied records the plan reads, and the note it carries when it read none. */
 interface AppliedRead {
@@ -37,7 +38,12 @@ interface AppliedRead {
  * record could describe it). A Redis URL the user gave must answer (else one line, exit 1); the shipped default
  * (redis://127.0.0.1:6379) is only tried, and when it does not answer the plan says it ran without.
  */
-async function readApplied(settings: ServiceSettings, skip: boolean, saving: boolean, from?: { url: string; token: string | undefined }): Promise<AppliedRead> {
+async function readApplied(
+  settings: ServiceSettings,
+  skip: boolean,
+  saving: boolean,
+  from?: { url: string; token: string | undefined },
+): Promise<AppliedRead> {
   // A daemon's GET /applied-state serves what the Redis reads below return, so the plan (and a saved one) is the same.
   if (from) return (await import('../applied-state-url.js')).readAppliedStateUrl(from.url, from.token);
   if (settings.apiUrl === EMBEDDED) return { records: new Map() };
@@ -47,11 +53,17 @@ async function readApplied(settings: ServiceSettings, skip: boolean, saving: boo
   if (!state.warning) return { records: state.records, ...(state.holds ? { holds: state.holds } : {}) };
   const warning = state.warning.replace(/; planning without applied state$/, '');
   // apply --plan decides again with the applied state: a saved plan made without it would never hold.
-  if (saving) throw new UsageError(`${warning}; --out saves a plan that apply --plan checks against the applied state: give the --redis-url and --redis-prefix apply uses`);
+  if (saving)
+    throw new UsageError(
+      `${warning}; --out saves a plan that apply --plan checks against the applied state: give the --redis-url and --redis-prefix apply uses`,
+    );
   if (settings.explicit.has('redisUrl')) {
     throw new UsageError(`${warning}; give --no-applied-state to plan without it`);
   }
-  return { records: new Map(), note: `applied state not read: no Redis configured (--redis-url, REDIS_URL) and none answers at ${settings.redisUrl}: ${BLIND}` };
+  return {
+    records: new Map(),
+    note: `applied state not read: no Redis configured (--redis-url, REDIS_URL) and none answers at ${settings.redisUrl}: ${BLIND}`,
+  };
 }
 
 /** Runs `converge plan DIR`; returns the exit code. */
@@ -65,24 +77,42 @@ export async function runPlanCommand(args: ParsedArgs, io: CommandIo, usage: str
   const show = args.values.show as string | undefined;
   const out = args.values.out as string | undefined;
   if (show !== undefined) {
-    if (args.positionals.length > 0 || out !== undefined) throw new UsageError('--show FILE prints a saved plan: give it no DIR and no --out');
-    return showSavedPlan(readPlanFile(resolve(io.cwd, show), planCheckOf(args.values, io.env)), output, io, { detailed, showOrphans });
+    if (args.positionals.length > 0 || out !== undefined)
+      throw new UsageError('--show FILE prints a saved plan: give it no DIR and no --out');
+    return showSavedPlan(readPlanFile(resolve(io.cwd, show), planCheckOf(args.values, io.env)), output, io, {
+      detailed,
+      showOrphans,
+    });
   }
-  if (args.values['skip-signature-check'] === true) throw new UsageError('--skip-signature-check is about a saved plan: give it with --show FILE');
+  if (args.values['skip-signature-check'] === true)
+    throw new UsageError('--skip-signature-check is about a saved plan: give it with --show FILE');
   if (args.positionals.length !== 1) throw new UsageError(`wrong number of arguments; usage: ${usage}`);
-  if (out !== undefined && args.values['no-applied-state'] === true) throw new UsageError('--out cannot be given with --no-applied-state: apply --plan checks the plan against the applied state, so the plan must read it too');
+  if (out !== undefined && args.values['no-applied-state'] === true)
+    throw new UsageError(
+      '--out cannot be given with --no-applied-state: apply --plan checks the plan against the applied state, so the plan must read it too',
+    );
   const stateUrl = appliedStateUrlOf(args.values, io.env);
   const settings = requireApiUrl(resolveSettings(args, io.env));
-  if (stateUrl !== undefined && settings.apiUrl === EMBEDDED) throw new UsageError('--applied-state-url reads a daemon\'s applied state, which cannot describe the embedded emulator (it starts empty): give --api-url the daemon\'s service');
+  if (stateUrl !== undefined && settings.apiUrl === EMBEDDED)
+    throw new UsageError(
+      "--applied-state-url reads a daemon's applied state, which cannot describe the embedded emulator (it starts empty): give --api-url the daemon's service",
+    );
   // Read (and a short key refused) before anything is listed.
   const key = out === undefined ? undefined : planKeyOf(io.env);
   const targets = targetsOf(args);
   const dir = resolve(io.cwd, args.positionals[0]!);
   // Read (Redis client loaded, connected, one HGETALL) while the live pages are listed.
-  const applied = readApplied(settings, args.values['no-applied-state'] === true, out !== undefined, stateUrl === undefined ? undefined : { url: stateUrl, token: io.env[STATE_TOKEN_ENV] });
+  const applied = readApplied(
+    settings,
+    args.values['no-applied-state'] === true,
+    out !== undefined,
+    stateUrl === undefined ? undefined : { url: stateUrl, token: io.env[STATE_TOKEN_ENV] },
+  );
   applied.catch(() => undefined);
   const progress = progressLine(io);
-  const target = await openTarget(settings, { onRetry: (info) => progress.write(io.stderr, `converge plan: ${retryLine(info)}\n`) });
+  const target = await openTarget(settings, {
+    onRetry: (info) => progress.write(io.stderr, `converge plan: ${retryLine(info)}\n`),
+  });
   try {
     const planned = await planDirectory({ io, settings, dir, targets, progress, client: target.client, applied });
     printPlan(planned.plan, output, io, showOrphans, shownFrom(args.positionals[0]!));
@@ -119,7 +149,12 @@ async function planDirectory(p: PlanInputs): Promise<Corridor> {
   // The corridor of every reconcile (src/cli/cli-corridor.ts): health is read, not guessed (a note per rollout).
   const planned = await commandCorridor({
     mode: 'plan',
-    settings, io, dir, progress, prune, targets,
+    settings,
+    io,
+    dir,
+    progress,
+    prune,
+    targets,
     client: p.client,
     applied: records,
     loaded: (loaded) => {
@@ -156,12 +191,16 @@ function savePlan(io: CommandIo, s: PlanToSave): number {
   const { gathered, plan: result, outcomes } = s.planned;
   // A plan with an error (a file that fails to load, a blocked resource, a refused prune) is not saved: apply --plan could only refuse it.
   if (code === 1) {
-    io.stderr.write(`converge plan: no plan saved to ${out}: the plan holds errors (listed in it); fix them and plan again\n`);
+    io.stderr.write(
+      `converge plan: no plan saved to ${out}: the plan holds errors (listed in it); fix them and plan again\n`,
+    );
     return code;
   }
   const file = resolve(io.cwd, out);
   writePlanFile(file, savedPlanText(savedPlanContent(s.dir, s.settings, gathered, result, outcomes, s.targets), key));
-  io.stderr.write(`converge plan: ${key === undefined ? 'plan' : `plan signed (${PLAN_KEY_ENV}) and`} saved to ${out} (manifests ${versionLabel(gathered.version)}); apply exactly it with "converge apply --plan ${out}"\n`);
+  io.stderr.write(
+    `converge plan: ${key === undefined ? 'plan' : `plan signed (${PLAN_KEY_ENV}) and`} saved to ${out} (manifests ${versionLabel(gathered.version)}); apply exactly it with "converge apply --plan ${out}"\n`,
+  );
   return code;
 }
 
@@ -176,9 +215,13 @@ function appliedStateUrlOf(values: Readonly<Record<string, unknown>>, env: NodeJ
   const url = flag ?? (env[APPLIED_STATE_URL_ENV] || undefined);
   if (url === undefined) return undefined;
   const named = flag !== undefined ? '--applied-state-url' : APPLIED_STATE_URL_ENV;
-  if (values['no-applied-state'] === true) throw new UsageError(`--no-applied-state cannot be given with ${named}: give one of them`);
+  if (values['no-applied-state'] === true)
+    throw new UsageError(`--no-applied-state cannot be given with ${named}: give one of them`);
   const redis = ['redis-url', 'redis-prefix'].filter((flagName) => values[flagName] !== undefined);
-  if (redis.length > 0) throw new UsageError(`--${redis.join(' and --')} cannot be given with ${named}: the plan reads the applied state from the daemon's endpoint, not from Redis; give one of them`);
+  if (redis.length > 0)
+    throw new UsageError(
+      `--${redis.join(' and --')} cannot be given with ${named}: the plan reads the applied state from the daemon's endpoint, not from Redis; give one of them`,
+    );
   return url;
 }
 
@@ -186,4 +229,3 @@ function appliedStateUrlOf(values: Readonly<Record<string, unknown>>, env: NodeJ
 function filesLine(files: number, dir: string): string {
   return `converge plan: read ${files} manifest file${files === 1 ? '' : 's'} in ${dir}\n`;
 }
-

@@ -17,10 +17,13 @@ const COLUMNS: Array<[string, (row: VisibleRepository) => string]> = [
 
 /** A plain aligned table; the last column is not padded. */
 function renderRepositoryTable(rows: VisibleRepository[]): string {
-  if (rows.length === 0) return 'No repositories: the service lists no code-host integration, or none reaches a repository.\n';
+  if (rows.length === 0)
+    return 'No repositories: the service lists no code-host integration, or none reaches a repository.\n';
   const cells = [COLUMNS.map(([title]) => title), ...rows.map((row) => COLUMNS.map(([, read]) => read(row)))];
   const widths = COLUMNS.map((_, i) => Math.max(...cells.map((line) => line[i]!.length)));
-  const lines = cells.map((line) => line.map((cell, i) => (i === line.length - 1 ? cell : cell.padEnd(widths[i]! + 2))).join(''));
+  const lines = cells.map((line) =>
+    line.map((cell, i) => (i === line.length - 1 ? cell : cell.padEnd(widths[i]! + 2))).join(''),
+  );
   return `${lines.join('\n')}\n`;
 }
 
@@ -40,4 +43,3 @@ export async function runReposCommand(args: ParsedArgs, io: CommandIo): Promise<
     await target.close();
   }
 }
-

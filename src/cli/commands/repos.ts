@@ -9,7 +9,13 @@ export const reposCommand: Command = {
   usage: 'converge repos [--output table|json] [options]',
   positionals: [0, 0],
   options: {
-    output: { type: 'string', short: 'o', placeholder: 'FMT', choices: REPOS_FORMATS, description: 'table (default) or json' },
+    output: {
+      type: 'string',
+      short: 'o',
+      placeholder: 'FMT',
+      choices: REPOS_FORMATS,
+      description: 'table (default) or json',
+    },
     ...settingOptions('apiUrl', 'apiKey', 'tenantId', 'emulatorState', 'requestTimeout'),
   },
   run: async (args, io) => (await import('./repos-run.js')).runReposCommand(args, io),

@@ -17,12 +17,22 @@ export type SignalHandOver = (handler: (signal: NodeJS.Signals) => void) => void
  * Runs the daemon of `converge run DIR` with its settings resolved and its status port bound (`listening`, which the
  * daemon's status server takes over); `handOverSignals` gives it the signals that came before; returns the exit code.
  */
-export async function runDaemon(args: ParsedArgs, io: CommandIo, settings: ServiceSettings, listening: Server, handOverSignals: SignalHandOver): Promise<number> {
+export async function runDaemon(
+  args: ParsedArgs,
+  io: CommandIo,
+  settings: ServiceSettings,
+  listening: Server,
+  handOverSignals: SignalHandOver,
+): Promise<number> {
   const dir = resolve(io.cwd, args.positionals[0]!);
   // Receivers are checked before anything starts: a missing environment variable is one line naming it.
   // A rollout_failed carries the failed revision's last build log lines, which the daemon reads (masked) once it runs.
   let buildLogs: ((deploymentId: string, revisionId: string) => Promise<string[] | undefined>) | undefined;
-  const notify = notificationSender(settings, io.env, (deploymentId, revisionId) => buildLogs?.(deploymentId, revisionId) ?? Promise.resolve(undefined));
+  const notify = notificationSender(
+    settings,
+    io.env,
+    (deploymentId, revisionId) => buildLogs?.(deploymentId, revisionId) ?? Promise.resolve(undefined),
+  );
   const sensitive = [...(settings.apiKey ? [settings.apiKey] : []), ...receiverSecrets(notify)];
   const log = createLogger({ level: settings.logLevel, destination: io.stdout, env: io.env, sensitive });
   // First line: nothing this daemon does reaches a real service (warn: it shows at every level but error).
@@ -58,7 +68,11 @@ export async function runDaemon(args: ParsedArgs, io: CommandIo, settings: Servi
       listening,
       embedded: settings.apiUrl === EMBEDDED,
       openService: (onRequest) => openTarget(settings, { onRequest }),
-      notify: notify && { receivers: settings.notifications, deliver: notify.sender.deliver, close: () => notify.sender.close() },
+      notify: notify && {
+        receivers: settings.notifications,
+        deliver: notify.sender.deliver,
+        close: () => notify.sender.close(),
+      },
     });
   } catch (error) {
     await notify?.sender.close();
@@ -83,7 +97,6 @@ export async function runDaemon(args: ParsedArgs, io: CommandIo, settings: Servi
   process.exit(code);
 }
 
-
 /** Stops the running daemon on `signal`; `done` takes the exit code. */
 type StopOnSignal = (signal: NodeJS.Signals, done: (code: number) => void) => void;
 
@@ -99,12 +112,15 @@ function stopOf(running: Daemon, traces: Tracing, shutdownTimeout: number, log: 
       log.error({ signal, safetyNetMs: plan.safetyNetAt }, 'shutdown did not finish in time; exiting');
       process.exit(1);
     }, plan.safetyNetAt).unref();
-    running.stop(signal).then(() => flushWithin(traces, plan.exitMs)).then(
-      () => done(0),
-      (error: unknown) => {
-        log.error({ error: (error as Error)?.message }, 'shutdown failed');
-        done(1);
-      },
-    );
+    running
+      .stop(signal)
+      .then(() => flushWithin(traces, plan.exitMs))
+      .then(
+        () => done(0),
+        (error: unknown) => {
+          log.error({ error: (error as Error)?.message }, 'shutdown failed');
+          done(1);
+        },
+      );
   };
 }

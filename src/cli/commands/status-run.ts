@@ -29,7 +29,12 @@ interface ResourceRow {
 }
 
 interface StatusDocument {
-  lease?: { replica: string; leading: boolean; leader: { holder: string; token: number; since: string } | null; leaseMs: number } | null;
+  lease?: {
+    replica: string;
+    leading: boolean;
+    leader: { holder: string; token: number; since: string } | null;
+    leaseMs: number;
+  } | null;
   appliedState?: { lost: boolean; lostAt: string | null; detail: string | null };
   secretsUnknown?: string[];
   held?: string[];
@@ -43,10 +48,27 @@ interface StatusDocument {
   /** The change windows now (null: none configured); `message` says which holds the writes and until when. */
   window?: { blocked: boolean; message: string | null; nextChange: string | null } | null;
   manifestVersion?: { kind: string; id: string; uncommitted?: boolean; readAt?: string } | null;
-  daemon?: { dir?: string; pid?: number; hostname?: string; startedAt?: string; service?: string | null; driftPolicy?: string; stopping?: boolean; reconcileEndpoint?: boolean };
+  daemon?: {
+    dir?: string;
+    pid?: number;
+    hostname?: string;
+    startedAt?: string;
+    service?: string | null;
+    driftPolicy?: string;
+    stopping?: boolean;
+    reconcileEndpoint?: boolean;
+  };
   lastReconcile?: {
-    id: number; trigger: string; finishedAt: string; durationMs: number; ok: boolean; error: string | null;
-    summary: Record<string, number> | null; enqueued: number; drifted: number; held: number;
+    id: number;
+    trigger: string;
+    finishedAt: string;
+    durationMs: number;
+    ok: boolean;
+    error: string | null;
+    summary: Record<string, number> | null;
+    enqueued: number;
+    drifted: number;
+    held: number;
   } | null;
   lastSuccessfulReconcileAt?: string | null;
   reconciles?: { total: number; failed: number } | null;
@@ -55,7 +77,9 @@ interface StatusDocument {
   orphans?: string[];
   /** Per resource whose latest revision failed: the last lines of its build log (secret values masked by the daemon). */
   failedBuildLogs?: Record<string, { revisionId: string; lines: string[]; note?: string }>;
-  plan?: { diagnostics?: Array<{ severity: string; file: string; line: number; column: number; message: string }> } | null;
+  plan?: {
+    diagnostics?: Array<{ severity: string; file: string; line: number; column: number; message: string }>;
+  } | null;
 }
 
 interface Readiness {
@@ -69,20 +93,31 @@ async function getJson(url: string): Promise<{ status: number; body: unknown }> 
     response = await fetch(url, { signal: AbortSignal.timeout(TIMEOUT_MS), headers: { accept: 'application/json' } });
   } catch (error) {
     const cause = (error as { cause?: { code?: string } }).cause?.code ?? (error as Error).name;
-    throw new ConvergeError('E_STATUS', `no converge daemon answers at ${new URL(url).origin} (${cause}); is "converge run" running there? pass --url http://HOST:PORT`, { cause: error });
+    throw new ConvergeError(
+      'E_STATUS',
+      `no converge daemon answers at ${new URL(url).origin} (${cause}); is "converge run" running there? pass --url http://HOST:PORT`,
+      { cause: error },
+    );
   }
   const text = await response.text();
   try {
     return { status: response.status, body: JSON.parse(text) };
   } catch {
-    throw new ConvergeError('E_STATUS', `${url} answered ${response.status} with something that is not JSON; is that a converge daemon?`);
+    throw new ConvergeError(
+      'E_STATUS',
+      `${url} answered ${response.status} with something that is not JSON; is that a converge daemon?`,
+    );
   }
 }
 
-
 function pad(rows: string[][]): string[] {
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length)));
-  return rows.map((r) => r.map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i]!))).join('  ').trimEnd());
+  return rows.map((r) =>
+    r
+      .map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i]!)))
+      .join('  ')
+      .trimEnd(),
+  );
 }
 
 /** "3f2a9c1" for a commit, "content 1a2b3c4d5e6f" for a directory outside git (as src/core/manifest-version.ts shows it). */
@@ -104,7 +139,8 @@ function noteText(row: ResourceRow): string {
   if (row.syncReason === 'Conflict' && row.reason) return row.reason;
   if (row.hold) return row.hold.message;
   if (row.health?.status === 'degraded') return row.health.message;
-  if (row.drift) return `drift (${row.drift.policy}): ${row.drift.fields.join(', ')}${row.drift.reason ? `; ${row.drift.reason}` : ''}`;
+  if (row.drift)
+    return `drift (${row.drift.policy}): ${row.drift.fields.join(', ')}${row.drift.reason ? `; ${row.drift.reason}` : ''}`;
   if (row.job && row.job.state !== 'completed') return `job ${row.job.state}`;
   if (row.job?.outcome) return `job ${row.job.outcome}`;
   return row.reason ?? '';
@@ -125,21 +161,46 @@ function renderStatus(url: string, doc: StatusDocument, ready: Readiness): strin
 function daemonLines(url: string, doc: StatusDocument, ready: Readiness): string[] {
   const lines: string[] = [];
   const d = doc.daemon ?? {};
-  lines.push(`converge daemon at ${url}: ${d.stopping ? 'stopping' : ready.ready ? 'ready' : 'NOT ready'} (dir ${d.dir ?? '?'}, pid ${d.pid ?? '?'} on ${d.hostname ?? '?'}, since ${d.startedAt ?? '?'})`);
-  for (const check of ready.checks) if (!check.ok) lines.push(`  not ready: ${check.name}: ${check.detail ?? 'failing'}`);
+  lines.push(
+    `converge daemon at ${url}: ${d.stopping ? 'stopping' : ready.ready ? 'ready' : 'NOT ready'} (dir ${d.dir ?? '?'}, pid ${d.pid ?? '?'} on ${d.hostname ?? '?'}, since ${d.startedAt ?? '?'})`,
+  );
+  for (const check of ready.checks)
+    if (!check.ok) lines.push(`  not ready: ${check.name}: ${check.detail ?? 'failing'}`);
   const lease = doc.lease;
   if (lease) {
-    const leader = lease.leader ? `${lease.leader.holder} since ${lease.leader.since} (fencing token ${lease.leader.token})` : 'none at the last look';
-    lines.push(`Replica ${lease.replica}: ${lease.leading ? 'LEADER (watches, plans, enqueues; runs jobs)' : 'standby (runs jobs only)'}; leader: ${leader}`);
+    const leader = lease.leader
+      ? `${lease.leader.holder} since ${lease.leader.since} (fencing token ${lease.leader.token})`
+      : 'none at the last look';
+    lines.push(
+      `Replica ${lease.replica}: ${lease.leading ? 'LEADER (watches, plans, enqueues; runs jobs)' : 'standby (runs jobs only)'}; leader: ${leader}`,
+    );
   }
-  if (doc.appliedState?.lost) lines.push(`Redis lost converge's applied state at ${doc.appliedState.lostAt ?? '?'} (${doc.appliedState.detail ?? 'epoch changed'}); secrets it cannot compare are held, not rewritten.`);
-  if (doc.secretsUnknown?.length) lines.push(`SecretsUnknown (not rewritten blind): ${doc.secretsUnknown.join(', ')}; converge reconcile --write-secrets [NAME...] writes them.`);
-  if (doc.conflicts?.length) lines.push(`Conflict (converge stopped writing to these): ${doc.conflicts.join(', ')}; see NOTE below. Writing resumes when the desired state changes to a new one.`);
+  if (doc.appliedState?.lost)
+    lines.push(
+      `Redis lost converge's applied state at ${doc.appliedState.lostAt ?? '?'} (${doc.appliedState.detail ?? 'epoch changed'}); secrets it cannot compare are held, not rewritten.`,
+    );
+  if (doc.secretsUnknown?.length)
+    lines.push(
+      `SecretsUnknown (not rewritten blind): ${doc.secretsUnknown.join(', ')}; converge reconcile --write-secrets [NAME...] writes them.`,
+    );
+  if (doc.conflicts?.length)
+    lines.push(
+      `Conflict (converge stopped writing to these): ${doc.conflicts.join(', ')}; see NOTE below. Writing resumes when the desired state changes to a new one.`,
+    );
   if (doc.window?.blocked && doc.window.message) lines.push(`Change window: ${doc.window.message}.`);
-  else if (doc.window) lines.push(`Change windows: none blocks writes now${doc.window.nextChange ? `; the next opens or closes at ${doc.window.nextChange}` : ''}.`);
+  else if (doc.window)
+    lines.push(
+      `Change windows: none blocks writes now${doc.window.nextChange ? `; the next opens or closes at ${doc.window.nextChange}` : ''}.`,
+    );
   // The reason opens with "prune refused" (src/plan/prune.ts): said once.
-  if (doc.pruneRefused) lines.push(/^prune refused/i.test(doc.pruneRefused) ? `P${doc.pruneRefused.slice(1)}` : `Prune refused: ${doc.pruneRefused}`);
-  if (doc.manifestVersion) lines.push(`Manifests: ${doc.manifestVersion.kind === 'git' ? '' : 'not in git, '}${versionText(doc.manifestVersion)}, read at ${doc.manifestVersion.readAt ?? '?'}`);
+  if (doc.pruneRefused)
+    lines.push(
+      /^prune refused/i.test(doc.pruneRefused) ? `P${doc.pruneRefused.slice(1)}` : `Prune refused: ${doc.pruneRefused}`,
+    );
+  if (doc.manifestVersion)
+    lines.push(
+      `Manifests: ${doc.manifestVersion.kind === 'git' ? '' : 'not in git, '}${versionText(doc.manifestVersion)}, read at ${doc.manifestVersion.readAt ?? '?'}`,
+    );
   return lines;
 }
 
@@ -148,7 +209,10 @@ function reconcileLines(doc: StatusDocument): string[] {
   const lines: string[] = [];
   const last = doc.lastReconcile;
   if (!last) lines.push('No reconcile yet.');
-  else if (!last.ok) lines.push(`Last reconcile #${last.id} (${last.trigger}) FAILED at ${last.finishedAt}: ${last.error ?? 'unknown error'}`);
+  else if (!last.ok)
+    lines.push(
+      `Last reconcile #${last.id} (${last.trigger}) FAILED at ${last.finishedAt}: ${last.error ?? 'unknown error'}`,
+    );
   else {
     const s = last.summary ?? {};
     lines.push(
@@ -156,7 +220,8 @@ function reconcileLines(doc: StatusDocument): string[] {
         `${s.noop ?? 0} unchanged, ${s.orphan ?? 0} orphaned, ${s.blocked ?? 0} blocked; ${counted(last.enqueued, 'job')} enqueued, ${last.drifted} drifted, ${last.held} held at last good`,
     );
   }
-  if (doc.lastSuccessfulReconcileAt && last && !last.ok) lines.push(`Last successful reconcile: ${doc.lastSuccessfulReconcileAt}`);
+  if (doc.lastSuccessfulReconcileAt && last && !last.ok)
+    lines.push(`Last successful reconcile: ${doc.lastSuccessfulReconcileAt}`);
   return lines;
 }
 
@@ -166,17 +231,30 @@ function resourceLines(doc: StatusDocument): string[] {
   const d = doc.daemon ?? {};
   // The SYNC column counted (the daemon counts the rows it lists); an older daemon's one-word states otherwise.
   const totals = new Map<string, number>(Object.entries(doc.sync ?? {}));
-  if (!doc.sync) for (const byState of Object.values(doc.counts ?? {})) for (const [state, n] of Object.entries(byState)) totals.set(state, (totals.get(state) ?? 0) + n);
+  if (!doc.sync)
+    for (const byState of Object.values(doc.counts ?? {}))
+      for (const [state, n] of Object.entries(byState)) totals.set(state, (totals.get(state) ?? 0) + n);
   const summary = [...totals].filter(([, n]) => n > 0).map(([state, n]) => `${n} ${state}`);
   const pending = doc.deletesPending?.length ?? 0;
-  lines.push(`Resources: ${summary.length ? summary.join(', ') : 'none'}${pending > 0 ? `; ${counted(pending, 'delete')} pending` : ''}`);
-  const health = Object.entries(doc.health ?? {}).filter(([, n]) => n > 0).map(([h, n]) => `${n} ${h}`);
+  lines.push(
+    `Resources: ${summary.length ? summary.join(', ') : 'none'}${pending > 0 ? `; ${counted(pending, 'delete')} pending` : ''}`,
+  );
+  const health = Object.entries(doc.health ?? {})
+    .filter(([, n]) => n > 0)
+    .map(([h, n]) => `${n} ${h}`);
   if (health.length) lines.push(`Health: ${health.join(', ')}`);
-  if (doc.held?.length) lines.push(`Held (this desired state is not sent again: a failed revision, a write refused for good, or a name taken on the service; each row's note says which): ${doc.held.join(', ')}; a changed manifest, or converge reconcile --retry-failed [NAME...], lets it be written.`);
+  if (doc.held?.length)
+    lines.push(
+      `Held (this desired state is not sent again: a failed revision, a write refused for good, or a name taken on the service; each row's note says which): ${doc.held.join(', ')}; a changed manifest, or converge reconcile --retry-failed [NAME...], lets it be written.`,
+    );
   const resources = doc.resources ?? [];
-  const offered = Boolean(doc.held?.length || doc.secretsUnknown?.length || doc.conflicts?.length || resources.some((r) => r.hold));
+  const offered = Boolean(
+    doc.held?.length || doc.secretsUnknown?.length || doc.conflicts?.length || resources.some((r) => r.hold),
+  );
   if (offered && d.reconcileEndpoint === false) {
-    lines.push(`POST /reconcile is off on this daemon, so "converge reconcile --retry-failed" and "--write-secrets" are refused: restart it with ${WEBHOOK_TOKEN_ENV} set, and give the same value to converge reconcile (docs/daemon.md).`);
+    lines.push(
+      `POST /reconcile is off on this daemon, so "converge reconcile --retry-failed" and "--write-secrets" are refused: restart it with ${WEBHOOK_TOKEN_ENV} set, and give the same value to converge reconcile (docs/daemon.md).`,
+    );
   }
   if (resources.length > 0) {
     lines.push('');
@@ -184,11 +262,25 @@ function resourceLines(doc: StatusDocument): string[] {
     for (const r of resources) {
       const sync = r.sync?.status ?? r.state;
       // A hold names itself (NameTaken, WriteRefused) unless a degraded health says more (a failed revision's status).
-      const reason = r.hold && r.health?.status !== 'degraded' ? r.hold.reason : r.health && r.health.status !== 'healthy' ? r.health.reason : (r.sync?.reason ?? '');
-      rows.push([r.kind, r.name, sync + (r.heldAtLastGood ? '*' : ''), r.health?.status ?? 'unknown', reason, r.action, note(r)]);
+      const reason =
+        r.hold && r.health?.status !== 'degraded'
+          ? r.hold.reason
+          : r.health && r.health.status !== 'healthy'
+            ? r.health.reason
+            : (r.sync?.reason ?? '');
+      rows.push([
+        r.kind,
+        r.name,
+        sync + (r.heldAtLastGood ? '*' : ''),
+        r.health?.status ?? 'unknown',
+        reason,
+        r.action,
+        note(r),
+      ]);
     }
     lines.push(...pad(rows));
-    if (resources.some((r) => r.heldAtLastGood)) lines.push('  * manifest file has errors: the last good version stays in force');
+    if (resources.some((r) => r.heldAtLastGood))
+      lines.push('  * manifest file has errors: the last good version stays in force');
   }
   return lines;
 }
@@ -197,7 +289,12 @@ function resourceLines(doc: StatusDocument): string[] {
 function findingLines(doc: StatusDocument): string[] {
   const lines: string[] = [];
   for (const [key, log] of Object.entries(doc.failedBuildLogs ?? {})) {
-    if (log.lines.length > 0) lines.push('', `Last build log lines of ${key}, revision ${log.revisionId} (converge logs ${key.slice(key.indexOf('/') + 1)} --build shows more):`, ...log.lines.map((l) => `  | ${l}`));
+    if (log.lines.length > 0)
+      lines.push(
+        '',
+        `Last build log lines of ${key}, revision ${log.revisionId} (converge logs ${key.slice(key.indexOf('/') + 1)} --build shows more):`,
+        ...log.lines.map((l) => `  | ${l}`),
+      );
     else if (log.note) lines.push('', `No build log of ${key}, revision ${log.revisionId}: ${log.note}`);
   }
   if (doc.orphans?.length) lines.push('', `Orphans (live, in no manifest; never deleted): ${doc.orphans.join(', ')}`);
@@ -212,7 +309,8 @@ function findingLines(doc: StatusDocument): string[] {
 /** Runs `converge status [--url URL] [--output text|json]`; returns the exit code. */
 export async function runStatusCommand(args: ParsedArgs, io: CommandIo): Promise<number> {
   const output = (args.values.output as string | undefined) ?? 'text';
-  if (!STATUS_FORMATS.includes(output as (typeof STATUS_FORMATS)[number])) throw new UsageError(`--output "${output}" is not one of ${STATUS_FORMATS.join(', ')}`);
+  if (!STATUS_FORMATS.includes(output as (typeof STATUS_FORMATS)[number]))
+    throw new UsageError(`--output "${output}" is not one of ${STATUS_FORMATS.join(', ')}`);
   const explicit = args.values.url as string | undefined;
   const url = daemonBaseUrl(explicit ?? `http://127.0.0.1:${resolveSettings(args, io.env).httpPort}`);
   if (output === 'json') {

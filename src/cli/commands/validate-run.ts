@@ -24,15 +24,26 @@ export async function runValidateCommand(args: ParsedArgs, io: CommandIo): Promi
   // Files given: the variables files are named from the working directory too, as the files are.
   const environment = environmentOf(settings, io.cwd, input.dir ?? io.cwd);
   // validate sees no live state: it also warns of what a create needs that a manifest leaves out (a plan blocks that create).
-  const loaded = await input.load({ allowLiteralSecrets: settings.allowLiteralSecrets, createWarnings: true, ...(environment ? { environment } : {}) });
-  const secretProblems = args.values['check-secrets'] === true ? secretDiagnostics(loaded.resources, io.env, { baseDir: io.cwd }) : [];
+  const loaded = await input.load({
+    allowLiteralSecrets: settings.allowLiteralSecrets,
+    createWarnings: true,
+    ...(environment ? { environment } : {}),
+  });
+  const secretProblems =
+    args.values['check-secrets'] === true ? secretDiagnostics(loaded.resources, io.env, { baseDir: io.cwd }) : [];
   const diagnostics = sortDiagnostics([...loaded.diagnostics, ...secretProblems]);
   const errors = diagnostics.filter((d) => d.severity === 'error').length;
   const warnings = diagnostics.length - errors;
   if (output === 'json') {
     const report = {
       valid: errors === 0,
-      summary: { resources: loaded.resources.length, blocked: loaded.blocked.length, files: loaded.files.length, errors, warnings },
+      summary: {
+        resources: loaded.resources.length,
+        blocked: loaded.blocked.length,
+        files: loaded.files.length,
+        errors,
+        warnings,
+      },
       files: loaded.files,
       // Names and places only: a literal secret value (with --allow-literal-secrets) must never be printed.
       resources: loaded.resources.map((r) => ({ kind: r.kind, name: r.name, ...r.location, suspend: r.suspend })),
@@ -42,9 +53,9 @@ export async function runValidateCommand(args: ParsedArgs, io: CommandIo): Promi
     io.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
     return errors === 0 ? 0 : 1;
   }
-  for (const diagnostic of diagnostics) io.stdout.write(`${formatDiagnostic(shownDiagnostic(diagnostic, input.shown))}\n`);
+  for (const diagnostic of diagnostics)
+    io.stdout.write(`${formatDiagnostic(shownDiagnostic(diagnostic, input.shown))}\n`);
   const summary = `${plural(loaded.resources.length, 'resource')} in ${plural(loaded.files.length, 'file')}, ${plural(errors, 'error')}`;
   io.stdout.write(`${summary}${warnings > 0 ? `, ${plural(warnings, 'warning')}` : ''}\n`);
   return errors === 0 ? 0 : 1;
 }
-

@@ -6,21 +6,33 @@ import { COMMAND_SUMMARIES } from './summaries.js';
 export const validateCommand: Command = {
   name: 'validate',
   summary: COMMAND_SUMMARIES.validate,
-  usage: 'converge validate DIR|FILE... [--dir DIR] [--vars FILE]... [--overlay DIR]... [--allow-literal-secrets] [--check-secrets] [--output text|json]',
+  usage:
+    'converge validate DIR|FILE... [--dir DIR] [--vars FILE]... [--overlay DIR]... [--allow-literal-secrets] [--check-secrets] [--output text|json]',
   details:
     'DIR: the whole manifest directory, as plan reads it. FILE...: only these manifest files (*.yaml, *.yml, as a pre-commit\n' +
     'hook passes them): each is checked, and a name declared twice among them is an error; the other files of their directory\n' +
-    'are not read (--overlay needs DIR). With --dir DIR, the files are checked in that directory\'s context: the whole of DIR is\n' +
-    'read (a name another of its files declares is an error, overlays apply), and only the given files\' findings are reported.\n' +
+    "are not read (--overlay needs DIR). With --dir DIR, the files are checked in that directory's context: the whole of DIR is\n" +
+    "read (a name another of its files declares is an error, overlays apply), and only the given files' findings are reported.\n" +
     'Text names each file as it opens from the working directory (DIR as typed, plus the path in it; a FILE as given);\n' +
     '--output json names them relative to DIR.\n',
   positionals: [1, Number.POSITIVE_INFINITY],
   options: {
-    output: { type: 'string', short: 'o', placeholder: 'FMT', choices: VALIDATE_FORMATS, description: 'text (default) or json' },
-    dir: { type: 'string', placeholder: 'DIR', description: 'with FILE...: the manifest directory they belong to, read whole for the rules that span it' },
+    output: {
+      type: 'string',
+      short: 'o',
+      placeholder: 'FMT',
+      choices: VALIDATE_FORMATS,
+      description: 'text (default) or json',
+    },
+    dir: {
+      type: 'string',
+      placeholder: 'DIR',
+      description: 'with FILE...: the manifest directory they belong to, read whole for the rules that span it',
+    },
     'check-secrets': {
       type: 'boolean',
-      description: 'also resolve every secret reference (environment variables, files); an unresolvable one is an error',
+      description:
+        'also resolve every secret reference (environment variables, files); an unresolvable one is an error',
     },
     ...settingOptions('allowLiteralSecrets', 'vars', 'overlays'),
   },

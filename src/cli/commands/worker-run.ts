@@ -14,7 +14,12 @@ const TRACE_FLUSH_MS = 1_000;
 export async function runWorkerCommand(args: ParsedArgs, io: CommandIo): Promise<number> {
   const settings = requireApiUrl(resolveSettings(args, io.env));
   refuseLiteralSecrets('worker', settings);
-  const log = createLogger({ level: settings.logLevel, destination: io.stdout, env: io.env, sensitive: settings.apiKey ? [settings.apiKey] : [] });
+  const log = createLogger({
+    level: settings.logLevel,
+    destination: io.stdout,
+    env: io.env,
+    sensitive: settings.apiKey ? [settings.apiKey] : [],
+  });
   // OpenTelemetry traces of the jobs when OTEL_EXPORTER_OTLP_ENDPOINT is set (docs/monitoring.md); else nothing is loaded.
   const tracing = await startTracing(io.env);
   const worker = await startWorkerProcess(settings, { env: io.env, log });
@@ -22,7 +27,10 @@ export async function runWorkerCommand(args: ParsedArgs, io: CommandIo): Promise
   const onSignal = (): void => {
     process.off('SIGTERM', onSignal);
     process.off('SIGINT', onSignal);
-    void worker.stop().then(() => flushWithin(tracing, TRACE_FLUSH_MS)).then(() => process.exit(process.exitCode ?? 0));
+    void worker
+      .stop()
+      .then(() => flushWithin(tracing, TRACE_FLUSH_MS))
+      .then(() => process.exit(process.exitCode ?? 0));
   };
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
@@ -34,4 +42,3 @@ export async function runWorkerCommand(args: ParsedArgs, io: CommandIo): Promise
   log.info({}, 'worker stopped');
   return 0;
 }
-

@@ -1,7 +1,26 @@
 // The table of kinds: each kind is found, its job payload holds no secret value and turns back, its fingerprint holds none.
 import { describe, expect, it } from 'vitest';
-import type { DeploymentResource, DesiredResource, LiveDeployment, LiveProvider, ProviderResource, ResourceKind, SecretSource } from '../model.js';
-import { allKinds, isKind, JOB_OPERATIONS, JobResource, KIND_NAMES, kindOf, kinds, liveView, manifestHooksOf, type JobSecretSource } from './index.js';
+import type {
+  DeploymentResource,
+  DesiredResource,
+  LiveDeployment,
+  LiveProvider,
+  ProviderResource,
+  ResourceKind,
+  SecretSource,
+} from '../model.js';
+import {
+  allKinds,
+  isKind,
+  JOB_OPERATIONS,
+  JobResource,
+  KIND_NAMES,
+  kindOf,
+  kinds,
+  liveView,
+  manifestHooksOf,
+  type JobSecretSource,
+} from './index.js';
 
 const LITERAL = 'planted-literal-value-3c9e';
 const CLIENT_LITERAL = 'planted-client-literal-8b21';
@@ -31,7 +50,14 @@ function provider(): ProviderResource {
     name: 'slack',
     location: { file: 'providers/slack.yaml', line: 1, column: 1 },
     suspend: false,
-    spec: { mode: 'manual', name: 'Slack', client_id: 'c', auth_url: 'https://a.example/a', token_url: 'https://a.example/t', client_secret: { value: CLIENT_LITERAL } },
+    spec: {
+      mode: 'manual',
+      name: 'Slack',
+      client_id: 'c',
+      auth_url: 'https://a.example/a',
+      token_url: 'https://a.example/t',
+      client_secret: { value: CLIENT_LITERAL },
+    },
   };
 }
 
@@ -60,17 +86,22 @@ describe('the table of kinds', () => {
     expect(kindOf('OAuthProvider').operation(provider(), 'create')).toBe('create-provider');
   });
 
-  it.each(Object.keys(EXAMPLES) as ResourceKind[])('%s: the job payload holds pointers, never a value, and turns back into the resource', (kind) => {
-    const resource = EXAMPLES[kind]();
-    const module = kindOf(kind);
-    const payload = JobResource.parse(module.jobPayload(resource));
-    const text = JSON.stringify(payload);
-    expect(text).not.toContain(LITERAL);
-    expect(text).not.toContain(CLIENT_LITERAL);
-    const literals = Object.fromEntries(module.secretSources(resource).flatMap(({ name, from }) => ('value' in from ? [[name, from.value]] : [])));
-    expect(Object.keys(literals)).toHaveLength(1);
-    expect(module.fromJobPayload(payload, fromJob(literals))).toEqual(resource);
-  });
+  it.each(Object.keys(EXAMPLES) as ResourceKind[])(
+    '%s: the job payload holds pointers, never a value, and turns back into the resource',
+    (kind) => {
+      const resource = EXAMPLES[kind]();
+      const module = kindOf(kind);
+      const payload = JobResource.parse(module.jobPayload(resource));
+      const text = JSON.stringify(payload);
+      expect(text).not.toContain(LITERAL);
+      expect(text).not.toContain(CLIENT_LITERAL);
+      const literals = Object.fromEntries(
+        module.secretSources(resource).flatMap(({ name, from }) => ('value' in from ? [[name, from.value]] : [])),
+      );
+      expect(Object.keys(literals)).toHaveLength(1);
+      expect(module.fromJobPayload(payload, fromJob(literals))).toEqual(resource);
+    },
+  );
 
   it('keeps the position of a literal in the pointer, and the schema refuses a value in place of a source', () => {
     const payload = JobResource.parse(kindOf('Deployment').jobPayload(deployment()));
@@ -85,36 +116,72 @@ describe('the table of kinds', () => {
   });
 
   it('names every declared secret source per kind', () => {
-    expect(kindOf('Deployment').secretSources(deployment()).map((s) => s.name)).toEqual(['FROM_ENV', 'FROM_FILE', 'LITERAL']);
-    expect(kindOf('OAuthProvider').secretSources(provider())).toEqual([{ name: 'client_secret', from: { value: CLIENT_LITERAL } }]);
-    const mcp: ProviderResource = { ...provider(), spec: { mode: 'mcp', name: 'Linear', mcp_server_url: 'https://mcp.example/mcp' } };
+    expect(
+      kindOf('Deployment')
+        .secretSources(deployment())
+        .map((s) => s.name),
+    ).toEqual(['FROM_ENV', 'FROM_FILE', 'LITERAL']);
+    expect(kindOf('OAuthProvider').secretSources(provider())).toEqual([
+      { name: 'client_secret', from: { value: CLIENT_LITERAL } },
+    ]);
+    const mcp: ProviderResource = {
+      ...provider(),
+      spec: { mode: 'mcp', name: 'Linear', mcp_server_url: 'https://mcp.example/mcp' },
+    };
     expect(kindOf('OAuthProvider').secretSources(mcp)).toEqual([]);
   });
 
-  it.each(Object.keys(EXAMPLES) as ResourceKind[])('%s: the fingerprint ignores where the manifest is, follows the secret hashes, holds no value', (kind) => {
-    const resource = EXAMPLES[kind]();
-    const module = kindOf(kind);
-    const hashes = { LITERAL: 'a'.repeat(64) };
-    const fingerprint = module.fingerprint(resource, hashes);
-    expect(fingerprint).toMatch(/^[0-9a-f]{64}$/);
-    expect(module.fingerprint({ ...resource, location: { file: 'moved.yaml', line: 9, column: 1 } }, hashes)).toBe(fingerprint);
-    expect(module.fingerprint(resource, { LITERAL: 'b'.repeat(64) })).not.toBe(fingerprint);
-    // a literal value changes only through its hash: the fingerprint does not read the value itself
-    const other = EXAMPLES[kind]();
-    const changed = JSON.parse(JSON.stringify(other).replaceAll(LITERAL, 'other').replaceAll(CLIENT_LITERAL, 'other')) as DesiredResource;
-    expect(module.fingerprint(changed, hashes)).toBe(fingerprint);
-  });
+  it.each(Object.keys(EXAMPLES) as ResourceKind[])(
+    '%s: the fingerprint ignores where the manifest is, follows the secret hashes, holds no value',
+    (kind) => {
+      const resource = EXAMPLES[kind]();
+      const module = kindOf(kind);
+      const hashes = { LITERAL: 'a'.repeat(64) };
+      const fingerprint = module.fingerprint(resource, hashes);
+      expect(fingerprint).toMatch(/^[0-9a-f]{64}$/);
+      expect(module.fingerprint({ ...resource, location: { file: 'moved.yaml', line: 9, column: 1 } }, hashes)).toBe(
+        fingerprint,
+      );
+      expect(module.fingerprint(resource, { LITERAL: 'b'.repeat(64) })).not.toBe(fingerprint);
+      // a literal value changes only through its hash: the fingerprint does not read the value itself
+      const other = EXAMPLES[kind]();
+      const changed = JSON.parse(
+        JSON.stringify(other).replaceAll(LITERAL, 'other').replaceAll(CLIENT_LITERAL, 'other'),
+      ) as DesiredResource;
+      expect(module.fingerprint(changed, hashes)).toBe(fingerprint);
+    },
+  );
 });
 
 function liveDeployment(name: string, extra: Partial<LiveDeployment> = {}): LiveDeployment {
   return {
-    id: `id-${name}`, name, source: 'external_docker', source_config: { resource_spec: { max_scale: 1 } }, source_revision_config: { image_uri: `docker.io/acme/${name}:1` },
-    secrets: [], created_at: '2026-01-01T00:00:00Z', updated_at: '2026-01-02T00:00:00Z', status: 'READY', ...extra,
+    id: `id-${name}`,
+    name,
+    source: 'external_docker',
+    source_config: { resource_spec: { max_scale: 1 } },
+    source_revision_config: { image_uri: `docker.io/acme/${name}:1` },
+    secrets: [],
+    created_at: '2026-01-01T00:00:00Z',
+    updated_at: '2026-01-02T00:00:00Z',
+    status: 'READY',
+    ...extra,
   };
 }
 
 function liveProvider(providerId: string): LiveProvider {
-  return { id: `p-${providerId}`, organization_id: 'o-1', provider_id: providerId, name: providerId, client_id: 'c', auth_url: 'https://a.example', token_url: 'https://t.example', uses_pkce: true, code_challenge_method: 'S256', created_at: '2026-01-01T00:00:00Z', updated_at: '2026-01-03T00:00:00Z' };
+  return {
+    id: `p-${providerId}`,
+    organization_id: 'o-1',
+    provider_id: providerId,
+    name: providerId,
+    client_id: 'c',
+    auth_url: 'https://a.example',
+    token_url: 'https://t.example',
+    uses_pkce: true,
+    code_challenge_method: 'S256',
+    created_at: '2026-01-01T00:00:00Z',
+    updated_at: '2026-01-03T00:00:00Z',
+  };
 }
 
 describe("each kind's hooks in the manifest format", () => {
@@ -128,11 +195,24 @@ describe("each kind's hooks in the manifest format", () => {
   });
 
   it('names the literal secret fields of each kind, at their paths, without the value', () => {
-    const deployment = { kind: 'Deployment', spec: { secrets: [{ name: 'A', value: LITERAL }, { name: 'B', valueFrom: { env: 'B' } }, { name: 'C', value: LITERAL, valueFrom: { env: 'C' } }] } };
+    const deployment = {
+      kind: 'Deployment',
+      spec: {
+        secrets: [
+          { name: 'A', value: LITERAL },
+          { name: 'B', valueFrom: { env: 'B' } },
+          { name: 'C', value: LITERAL, valueFrom: { env: 'C' } },
+        ],
+      },
+    };
     const found = manifestHooksOf('Deployment')!.literalSecrets(deployment);
     expect(found.map((f) => f.path)).toEqual([['spec', 'secrets', 0, 'value']]);
     const provider = { kind: 'OAuthProvider', spec: { client_secret: CLIENT_LITERAL } };
-    expect(manifestHooksOf('OAuthProvider')!.literalSecrets(provider).map((f) => f.path)).toEqual([['spec', 'client_secret']]);
+    expect(
+      manifestHooksOf('OAuthProvider')!
+        .literalSecrets(provider)
+        .map((f) => f.path),
+    ).toEqual([['spec', 'client_secret']]);
     expect(JSON.stringify([found, manifestHooksOf('OAuthProvider')!.literalSecrets(provider)])).not.toMatch(/planted/);
     // Each kind reads only its own fields: a provider's hooks see no deployment secrets, and the other way round.
     expect(manifestHooksOf('OAuthProvider')!.literalSecrets(deployment)).toEqual([]);
@@ -140,7 +220,9 @@ describe("each kind's hooks in the manifest format", () => {
   });
 
   it('hints where a misplaced key belongs, for the kind that knows', () => {
-    expect(manifestHooksOf('Deployment')!.keyHint('spec', 'max_scale')).toBe('it belongs in spec.source_config.resource_spec');
+    expect(manifestHooksOf('Deployment')!.keyHint('spec', 'max_scale')).toBe(
+      'it belongs in spec.source_config.resource_spec',
+    );
     expect(manifestHooksOf('Deployment')!.keyHint('spec', 'name')).toBe("a deployment's name is metadata.name");
     expect(manifestHooksOf('Deployment')!.keyHint('spec.source_config.resource_spec', 'max_scale')).toBeUndefined();
     expect(manifestHooksOf('OAuthProvider')!.keyHint('spec', 'max_scale')).toBeUndefined();
@@ -148,22 +230,44 @@ describe("each kind's hooks in the manifest format", () => {
 });
 
 describe("each kind's live side", () => {
-  const listing = [liveDeployment('web', { latest_revision_id: 'r2', active_revision_id: 'r1' }), liveDeployment('old')];
+  const listing = [
+    liveDeployment('web', { latest_revision_id: 'r2', active_revision_id: 'r1' }),
+    liveDeployment('old'),
+  ];
   const providers = { readable: true as const, providers: [liveProvider('slack'), liveProvider('gone')] };
 
   it('stamps the live resource of a name from its own listing', () => {
     const view = liveView({ deployments: listing, providers });
-    expect(kindOf('Deployment').liveStamp('web', view)).toEqual({ id: 'id-web', updated_at: '2026-01-02T00:00:00Z', latest_revision_id: 'r2', active_revision_id: 'r1' });
+    expect(kindOf('Deployment').liveStamp('web', view)).toEqual({
+      id: 'id-web',
+      updated_at: '2026-01-02T00:00:00Z',
+      latest_revision_id: 'r2',
+      active_revision_id: 'r1',
+    });
     expect(kindOf('Deployment').liveStamp('slack', view)).toBeNull();
-    expect(kindOf('OAuthProvider').liveStamp('slack', view)).toEqual({ id: 'p-slack', updated_at: '2026-01-03T00:00:00Z', latest_revision_id: null, active_revision_id: null });
+    expect(kindOf('OAuthProvider').liveStamp('slack', view)).toEqual({
+      id: 'p-slack',
+      updated_at: '2026-01-03T00:00:00Z',
+      latest_revision_id: null,
+      active_revision_id: null,
+    });
     expect(kindOf('OAuthProvider').liveStamp('web', view)).toBeNull();
     expect(kindOf('OAuthProvider').liveStamp('slack', liveView({ deployments: listing }))).toBeNull();
   });
 
   it("tells the diff a provider's live side only when the service listed providers", () => {
-    expect(kindOf('OAuthProvider').liveContext('slack', liveView({ deployments: [], providers }))).toEqual({ provider: { live: providers.providers[0] } });
-    expect(kindOf('OAuthProvider').liveContext('none', liveView({ deployments: [], providers }))).toEqual({ provider: { live: undefined } });
-    expect(kindOf('OAuthProvider').liveContext('slack', liveView({ deployments: [], providers: { readable: false, note: 'cannot list' } }))).toEqual({});
+    expect(kindOf('OAuthProvider').liveContext('slack', liveView({ deployments: [], providers }))).toEqual({
+      provider: { live: providers.providers[0] },
+    });
+    expect(kindOf('OAuthProvider').liveContext('none', liveView({ deployments: [], providers }))).toEqual({
+      provider: { live: undefined },
+    });
+    expect(
+      kindOf('OAuthProvider').liveContext(
+        'slack',
+        liveView({ deployments: [], providers: { readable: false, note: 'cannot list' } }),
+      ),
+    ).toEqual({});
     expect(kindOf('Deployment').liveContext('web', liveView({ deployments: listing, providers }))).toEqual({});
   });
 
@@ -178,11 +282,22 @@ describe("each kind's live side", () => {
   });
 
   it('exports each kind from its own listing, saying what it skipped', () => {
-    const source = { deployments: [liveDeployment('web'), liveDeployment('pr-1', { is_preview: true })], catalog: [], providers: { readable: false as const, note: 'the service cannot list providers' } };
+    const source = {
+      deployments: [liveDeployment('web'), liveDeployment('pr-1', { is_preview: true })],
+      catalog: [],
+      providers: { readable: false as const, note: 'the service cannot list providers' },
+    };
     const deployments = kindOf('Deployment').exportLive(source);
     expect(deployments.docs.map((d) => `${d.kind}/${d.name}`)).toEqual(['Deployment/web']);
     expect(deployments.skipped).toEqual(['Deployment/pr-1: a preview deployment (converge never writes to one)']);
-    expect(kindOf('OAuthProvider').exportLive(source)).toEqual({ docs: [], skipped: ['OAuth providers: the service cannot list providers'] });
-    expect(kindOf('OAuthProvider').exportLive({ ...source, providers }).docs.map((d) => `${d.kind}/${d.name}`)).toEqual(['OAuthProvider/slack', 'OAuthProvider/gone']);
+    expect(kindOf('OAuthProvider').exportLive(source)).toEqual({
+      docs: [],
+      skipped: ['OAuth providers: the service cannot list providers'],
+    });
+    expect(
+      kindOf('OAuthProvider')
+        .exportLive({ ...source, providers })
+        .docs.map((d) => `${d.kind}/${d.name}`),
+    ).toEqual(['OAuthProvider/slack', 'OAuthProvider/gone']);
   });
 });

@@ -51,7 +51,11 @@ export function liveView(live: Readonly<LiveState>, unclaimed: readonly ListedDe
  * The live resource of a kind whose live side is listed (paired by name with the listing), else undefined: the one
  * place that says which kinds' live state the deployment listing holds.
  */
-export function liveOf<T = ListedDeployment>(kind: ResourceKind, name: string, liveByName: ReadonlyMap<string, T>): T | undefined {
+export function liveOf<T = ListedDeployment>(
+  kind: ResourceKind,
+  name: string,
+  liveByName: ReadonlyMap<string, T>,
+): T | undefined {
   return kinds[kind].listed ? liveByName.get(name) : undefined;
 }
 
@@ -84,7 +88,10 @@ export function countedByKind(resources: ReadonlyArray<{ kind: ResourceKind }>, 
 type AnyKind = (typeof kinds)[ResourceKind];
 
 /** Every kind's job payload schema, for the discriminated union of job resources. */
-const JOB_SCHEMAS = Object.values(kinds).map((module) => module.jobSchema) as [AnyKind['jobSchema'], ...Array<AnyKind['jobSchema']>];
+const JOB_SCHEMAS = Object.values(kinds).map((module) => module.jobSchema) as [
+  AnyKind['jobSchema'],
+  ...Array<AnyKind['jobSchema']>,
+];
 
 /** A desired resource as a job carries it: checked by its kind's schema, which has no place for a secret value. */
 export const JobResource = z.discriminatedUnion('kind', JOB_SCHEMAS);
@@ -93,10 +100,27 @@ export type JobResource = z.infer<typeof JobResource>;
 export type JobOperation = AnyKind['operations'][number];
 
 /** Every operation a job may be named after. */
-export const JOB_OPERATIONS = Object.values(kinds).flatMap((module): readonly JobOperation[] => module.operations) as [JobOperation, ...JobOperation[]];
+export const JOB_OPERATIONS = Object.values(kinds).flatMap((module): readonly JobOperation[] => module.operations) as [
+  JobOperation,
+  ...JobOperation[],
+];
 
-export { declaredProviderIds, declaresProviders, mcpProviders, ownsAnyProvider, repositoryResources, resolvedAtEdge } from './select.js';
-export { type KindModule, type LiteralSecret, type LiveOrphan, type LiveView, type PlanContext, type RevisionReading } from './kind.js';
+export {
+  declaredProviderIds,
+  declaresProviders,
+  mcpProviders,
+  ownsAnyProvider,
+  repositoryResources,
+  resolvedAtEdge,
+} from './select.js';
+export {
+  type KindModule,
+  type LiteralSecret,
+  type LiveOrphan,
+  type LiveView,
+  type PlanContext,
+  type RevisionReading,
+} from './kind.js';
 export { JobSecretSource, SecretSourceChange, SecretSourceNameSchema } from './job.js';
 export {
   Deletion,

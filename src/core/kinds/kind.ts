@@ -3,7 +3,18 @@ import type { z } from 'zod';
 import { objectHash } from '../hash.js';
 import type { HealthCondition } from '../health.js';
 import type { ResourceHold } from '../holds.js';
-import type { Action, AppliedRecord, DesiredResource, DiscoveryPreview, ListedDeployment, LiveProvider, LiveProviders, PlanChange, ResourceKind, SecretSource } from '../model.js';
+import type {
+  Action,
+  AppliedRecord,
+  DesiredResource,
+  DiscoveryPreview,
+  ListedDeployment,
+  LiveProvider,
+  LiveProviders,
+  PlanChange,
+  ResourceKind,
+  SecretSource,
+} from '../model.js';
 import type { CatalogEntry } from '../repositories.js';
 import type { ExportedDocument } from './export-names.js';
 import type { SecretSourceFromJob } from './job.js';
@@ -91,7 +102,11 @@ export interface ManifestHooks {
    * The warnings only a command without live state gives (`converge validate`, ParseOptions.createWarnings): what a
    * create of this resource needs that the manifest leaves out and a live resource converge takes over may lack.
    */
-  createWarnings(manifest: { kind: string; metadata: { annotations?: Record<string, string> | undefined }; spec: unknown }): ManifestFinding[];
+  createWarnings(manifest: {
+    kind: string;
+    metadata: { annotations?: Record<string, string> | undefined };
+    spec: unknown;
+  }): ManifestFinding[];
 }
 
 /** A live resource named in no manifest: a deployment (its id), or a provider (its provider_id as name, its id). */
@@ -144,7 +159,11 @@ export interface Exported {
  * One resource kind. `R` is its desired resource, `S` the zod schema of its job payload, `O` its job operations.
  * Methods (not function properties), so a kind of one resource type stands in the table for the kind of any.
  */
-export interface KindModule<R extends DesiredResource = DesiredResource, S extends z.ZodType = z.ZodType, O extends string = string> {
+export interface KindModule<
+  R extends DesiredResource = DesiredResource,
+  S extends z.ZodType = z.ZodType,
+  O extends string = string,
+> {
   readonly kind: R['kind'];
   /**
    * The service lists live resources of this kind: the plan pairs each desired one with the live one of its name,
@@ -220,7 +239,11 @@ function sameHashes(a: Readonly<Record<string, string>>, b: Readonly<Record<stri
  * objectHash of the resource without its location, with `spec` (secret sources left out) and the desired secret hashes.
  * `spec` is derived from the resource by its kind alone, so the resource and the hashes decide the fingerprint.
  */
-export function fingerprintOf(resource: DesiredResource, spec: unknown, secretHashes: Readonly<Record<string, string>>): string {
+export function fingerprintOf(
+  resource: DesiredResource,
+  spec: unknown,
+  secretHashes: Readonly<Record<string, string>>,
+): string {
   const known = taken.get(resource);
   if (known && sameHashes(known.secretHashes, secretHashes)) return known.fingerprint;
   // The wave orders writes; it is not what is written, so moving a resource to another wave changes no fingerprint.

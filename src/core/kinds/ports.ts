@@ -1,9 +1,24 @@
 // What a kind's sync needs from outside, injected (the service, the applied-state store, secrets, the clock), and the records it exchanges.
 import { z } from 'zod';
-import type { AppliedRecord, DeploymentResource, DesiredResource, FieldHashes, LiveDeployment, LiveProvider, Ownership, SecretSourceName } from '../model.js';
+import type {
+  AppliedRecord,
+  DeploymentResource,
+  DesiredResource,
+  FieldHashes,
+  LiveDeployment,
+  LiveProvider,
+  Ownership,
+  SecretSourceName,
+} from '../model.js';
 import { ManifestVersion } from '../manifest-version.js';
 import { SecretSourceChange } from './job.js';
-import type { CreateDeploymentRequest, CreateProviderRequest, McpDiscoverRequest, PatchDeploymentRequest, PatchProviderRequest } from '../wire/schema.js';
+import type {
+  CreateDeploymentRequest,
+  CreateProviderRequest,
+  McpDiscoverRequest,
+  PatchDeploymentRequest,
+  PatchProviderRequest,
+} from '../wire/schema.js';
 
 /**
  * Whether the service reads and updates OAuth providers (GET/PATCH /v2/auth/providers…, beyond the spec), found by
@@ -84,7 +99,12 @@ export interface AppliedStatePort {
    * Records a write (merged over `known`, the record read during this job; undefined: read it) and removes its
    * pending write, at once. See WrittenState.
    */
-  recordWrite(resourceKey: string, written: WrittenState, at?: Date, known?: AppliedRecord | null): Promise<AppliedRecord>;
+  recordWrite(
+    resourceKey: string,
+    written: WrittenState,
+    at?: Date,
+    known?: AppliedRecord | null,
+  ): Promise<AppliedRecord>;
   /** Forgets the resource (its record and pending write, at once): it was deleted. */
   forget(resourceKey: string): Promise<void>;
 }
@@ -172,7 +192,16 @@ export const SyncResult = z.strictObject({
   message: z.string().optional(),
   /** The fields this sync's write sent, as the plan shows them: a secret's value is "(sensitive)", never the value. */
   fields: z
-    .array(z.strictObject({ path: z.string(), before: z.unknown(), after: z.unknown(), sensitive: z.boolean(), uncompared: z.literal(true).optional(), source: SecretSourceChange.optional() }))
+    .array(
+      z.strictObject({
+        path: z.string(),
+        before: z.unknown(),
+        after: z.unknown(),
+        sensitive: z.boolean(),
+        uncompared: z.literal(true).optional(),
+        source: SecretSourceChange.optional(),
+      }),
+    )
     .optional(),
   /**
    * The flap guard refused the write (src/core/flap-guard.ts): the reason, its one line, and whether this job found the
@@ -197,6 +226,8 @@ export const SyncResult = z.strictObject({
    * (`declared_again`), its absence changed (`not_due`: the grace started again) or the confirmation it was decided on is
    * gone (`not_confirmed`): src/core/job-intent.ts. Such a job did not bring its state about: the next reconcile decides again.
    */
-  notRun: z.enum(['superseded', 'former_leader', 'live_changed', 'declared_again', 'not_due', 'not_confirmed']).optional(),
+  notRun: z
+    .enum(['superseded', 'former_leader', 'live_changed', 'declared_again', 'not_due', 'not_confirmed'])
+    .optional(),
 });
 export type SyncResult = z.infer<typeof SyncResult>;

@@ -13,13 +13,23 @@ function deployment(name: string, extra = ''): string {
 
 describe('collectManifests', () => {
   it('orders resources by file path, then position, whatever order files arrive in', () => {
-    const result = collectManifests([file('b/z.yaml', deployment('zeta')), file('a.yaml', `${deployment('beta')}---\n${deployment('alpha')}`)]);
-    expect(result.resources.map((r) => `${r.location.file}:${r.location.line}:${r.name}`)).toEqual(['a.yaml:4:beta', 'a.yaml:11:alpha', 'b/z.yaml:4:zeta']);
+    const result = collectManifests([
+      file('b/z.yaml', deployment('zeta')),
+      file('a.yaml', `${deployment('beta')}---\n${deployment('alpha')}`),
+    ]);
+    expect(result.resources.map((r) => `${r.location.file}:${r.location.line}:${r.name}`)).toEqual([
+      'a.yaml:4:beta',
+      'a.yaml:11:alpha',
+      'b/z.yaml:4:zeta',
+    ]);
     expect(result.diagnostics).toEqual([]);
   });
 
   it('reports a name declared in two files on both, and blocks it once', () => {
-    const result = collectManifests([file('one.yaml', deployment('shared')), file('two.yaml', `# second\n${deployment('shared')}`)]);
+    const result = collectManifests([
+      file('one.yaml', deployment('shared')),
+      file('two.yaml', `# second\n${deployment('shared')}`),
+    ]);
     expect(result.resources).toEqual([]);
     expect(result.diagnostics.map((d) => `${d.file}:${d.line}:${d.column} ${d.code} ${d.message}`)).toEqual([
       'one.yaml:4:9 E_DUPLICATE Deployment "shared" is declared 2 times (also at two.yaml:5:9); names must be unique across the manifest directory: keep one',
@@ -36,7 +46,8 @@ describe('collectManifests', () => {
   });
 
   it('treats the same name under two kinds as two resources', () => {
-    const provider = 'apiVersion: converge/v1\nkind: OAuthProvider\nmetadata: { name: shared }\nspec: { name: S, mcp_server_url: "https://mcp.example.com/mcp" }\n';
+    const provider =
+      'apiVersion: converge/v1\nkind: OAuthProvider\nmetadata: { name: shared }\nspec: { name: S, mcp_server_url: "https://mcp.example.com/mcp" }\n';
     const result = collectManifests([file('a.yaml', deployment('shared')), file('b.yaml', provider)]);
     expect(result.resources.map((r) => `${r.kind}/${r.name}`)).toEqual(['Deployment/shared', 'OAuthProvider/shared']);
     expect(result.blocked).toEqual([]);
@@ -49,6 +60,10 @@ describe('collectManifests', () => {
     ]);
     expect(result.resources.map((r) => r.name)).toEqual(['other']);
     expect(result.blocked.map((b) => `${b.name} @ ${b.location.file}`)).toEqual(['agent @ bad.yaml']);
-    expect(result.diagnostics.map((d) => `${d.file}:${d.line} ${d.code}`)).toEqual(['bad.yaml:4 E_DUPLICATE', 'bad.yaml:7 E_UNKNOWN_FIELD', 'good.yaml:4 E_DUPLICATE']);
+    expect(result.diagnostics.map((d) => `${d.file}:${d.line} ${d.code}`)).toEqual([
+      'bad.yaml:4 E_DUPLICATE',
+      'bad.yaml:7 E_UNKNOWN_FIELD',
+      'good.yaml:4 E_DUPLICATE',
+    ]);
   });
 });

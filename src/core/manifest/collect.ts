@@ -1,6 +1,12 @@
 // Combines per-file results (pure): a kind/name declared twice is reported at every declaration and blocked.
 import { sortDiagnostics, type Diagnostic } from '../diagnostics.js';
-import { formatLocation, resourceKey, type BlockedResource, type DesiredResource, type SourceLocation } from '../model.js';
+import {
+  formatLocation,
+  resourceKey,
+  type BlockedResource,
+  type DesiredResource,
+  type SourceLocation,
+} from '../model.js';
 import type { ManifestResult } from './parse.js';
 
 /** One file's result, with the file's relative path (results are ordered by it). */
@@ -19,7 +25,10 @@ function compareLocations(a: SourceLocation, b: SourceLocation): number {
 /** Merges file results in path order; a name declared more than once blocks every declaration of it. */
 export function collectManifests(files: FileResult[]): ManifestResult {
   const ordered = [...files].sort((a, b) => compareFiles(a.file, b.file));
-  const declared = new Map<string, Array<{ location: SourceLocation; resource?: DesiredResource; blocked?: BlockedResource }>>();
+  const declared = new Map<
+    string,
+    Array<{ location: SourceLocation; resource?: DesiredResource; blocked?: BlockedResource }>
+  >();
   for (const file of ordered) {
     for (const resource of file.resources) {
       const key = resourceKey(resource.kind, resource.name);

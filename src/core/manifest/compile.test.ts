@@ -22,12 +22,26 @@ describe('compileManifests: bytes to resources in one pass', () => {
     const result = compileManifests([{ file: 'support.yaml', bytes: BASE }], {
       allowLiteralSecrets: false,
       vars: [{ file: 'vars/prod.yaml', bytes: bytes(['ENV: prod']) }],
-      overlays: [{ overlay: 0, file: 'prod/support.yaml', bytes: bytes(['kind: Deployment', 'metadata: { name: support-prod }', 'spec:', '  source_config:', '    resource_spec: { max_scale: many }']) }],
+      overlays: [
+        {
+          overlay: 0,
+          file: 'prod/support.yaml',
+          bytes: bytes([
+            'kind: Deployment',
+            'metadata: { name: support-prod }',
+            'spec:',
+            '  source_config:',
+            '    resource_spec: { max_scale: many }',
+          ]),
+        },
+      ],
     });
     expect(result.resources).toEqual([]);
     expect(result.blocked.map((b) => `${b.kind}/${b.name}`)).toEqual(['Deployment/support-prod']);
     const error = result.diagnostics.find((d) => d.severity === 'error');
-    expect(error && `${error.file}:${error.line}:${error.column} ${error.code}`).toBe('prod/support.yaml:5:33 E_SCHEMA');
+    expect(error && `${error.file}:${error.line}:${error.column} ${error.code}`).toBe(
+      'prod/support.yaml:5:33 E_SCHEMA',
+    );
   });
 
   it('an unread variables file leaves its variables unset, an unread overlay blocks what it may change, a duplicate blocks both', () => {
@@ -39,7 +53,9 @@ describe('compileManifests: bytes to resources in one pass', () => {
       { allowLiteralSecrets: false, vars: [{ file: 'vars/dev.yaml', unread: true }], overlays: [] },
     );
     expect(result.resources).toEqual([]);
-    expect(result.diagnostics.filter((d) => d.severity === 'error').map((d) => `${d.file}:${d.line}:${d.column} ${d.code}`)).toEqual([
+    expect(
+      result.diagnostics.filter((d) => d.severity === 'error').map((d) => `${d.file}:${d.line}:${d.column} ${d.code}`),
+    ).toEqual([
       'a.yaml:4:9 E_DUPLICATE',
       'a.yaml:4:17 E_VARIABLE_UNSET',
       'b.yaml:4:9 E_DUPLICATE',
@@ -47,8 +63,19 @@ describe('compileManifests: bytes to resources in one pass', () => {
     ]);
     expect(result.diagnostics.find((d) => d.code === 'E_VARIABLE_UNSET')!.message).toContain('not read: vars/dev.yaml');
 
-    const unread = { severity: 'error' as const, file: 'prod/x.yaml', line: 1, column: 1, code: 'E_FILE_READ', message: 'file cannot be read (EACCES); check its permissions' };
-    const blocked = compileManifests([{ file: 'a.yaml', bytes: BASE }], { allowLiteralSecrets: false, vars: [{ file: 'v.yaml', bytes: bytes(['ENV: dev']) }], overlays: [{ overlay: 0, unread }] });
+    const unread = {
+      severity: 'error' as const,
+      file: 'prod/x.yaml',
+      line: 1,
+      column: 1,
+      code: 'E_FILE_READ',
+      message: 'file cannot be read (EACCES); check its permissions',
+    };
+    const blocked = compileManifests([{ file: 'a.yaml', bytes: BASE }], {
+      allowLiteralSecrets: false,
+      vars: [{ file: 'v.yaml', bytes: bytes(['ENV: dev']) }],
+      overlays: [{ overlay: 0, unread }],
+    });
     expect(blocked.resources).toEqual([]);
     expect(blocked.blocked.map((b) => b.name)).toEqual(['support-dev']);
     expect(blocked.blocked[0]!.reason).toMatch(/^the overlay prod\/x.yaml:1:1 could not be read/);
@@ -70,7 +97,12 @@ describe('compileManifests: bytes to resources in one pass', () => {
       { allowLiteralSecrets: false, vars: [{ file: 'v.yaml', bytes: bytes(['ENV: dev']) }] },
     );
     const empty = result.diagnostics.filter((d) => d.code === 'W_EMPTY_FILE');
-    expect(empty.map((d) => `${d.file}:${d.line}:${d.column} ${d.severity}`)).toEqual(['comments.yaml:1:1 warning', 'empty.yaml:1:1 warning']);
-    expect(empty[0]!.message).toBe('declares nothing; delete the file to remove its resources (converge never deletes what a file that is present but empty declared before)');
+    expect(empty.map((d) => `${d.file}:${d.line}:${d.column} ${d.severity}`)).toEqual([
+      'comments.yaml:1:1 warning',
+      'empty.yaml:1:1 warning',
+    ]);
+    expect(empty[0]!.message).toBe(
+      'declares nothing; delete the file to remove its resources (converge never deletes what a file that is present but empty declared before)',
+    );
   });
 });

@@ -2,7 +2,17 @@
 import { sortDiagnostics, type Diagnostic } from '../diagnostics.js';
 import { resourceKey } from '../model.js';
 import { collectManifests, type FileResult } from './collect.js';
-import { blockUnread, compileOverlays, compileVariables, patchesAfter, unknownTargets, withoutOverlayAnnotation, type CompiledOverlays, type OverlayInput, type VariablesInput } from './environment.js';
+import {
+  blockUnread,
+  compileOverlays,
+  compileVariables,
+  patchesAfter,
+  unknownTargets,
+  withoutOverlayAnnotation,
+  type CompiledOverlays,
+  type OverlayInput,
+  type VariablesInput,
+} from './environment.js';
 import type { Layer } from './overlay.js';
 import { parseManifestBytes, validateDocument, type ManifestResult, type ParseOptions } from './parse.js';
 
@@ -38,9 +48,19 @@ export interface CompiledEnvironment {
 /** Compiles the variables files, then the overlays with those variables. */
 export function compileEnvironment(options: CompileOptions): CompiledEnvironment {
   const vars = options.vars ? compileVariables(options.vars) : undefined;
-  const parseOptions: ParseOptions = { allowLiteralSecrets: options.allowLiteralSecrets, ...(vars ? { variables: vars.variables } : {}), ...(options.keepData ? { keepData: true } : {}), ...(options.createWarnings ? { createWarnings: true } : {}) };
+  const parseOptions: ParseOptions = {
+    allowLiteralSecrets: options.allowLiteralSecrets,
+    ...(vars ? { variables: vars.variables } : {}),
+    ...(options.keepData ? { keepData: true } : {}),
+    ...(options.createWarnings ? { createWarnings: true } : {}),
+  };
   const overlays = compileOverlays(options.overlays ?? [], parseOptions);
-  return { parseOptions, overlays, patches: patchesAfter(overlays.documents, -1), diagnostics: [...(vars?.diagnostics ?? []), ...overlays.diagnostics] };
+  return {
+    parseOptions,
+    overlays,
+    patches: patchesAfter(overlays.documents, -1),
+    diagnostics: [...(vars?.diagnostics ?? []), ...overlays.diagnostics],
+  };
 }
 
 /** One file's first pass (no overlay patches): what a worker thread runs. */
@@ -49,10 +69,16 @@ export function compileFile(file: ManifestBytes, parseOptions: ParseOptions): Ma
 }
 
 /** The file's result, compiled again with the overlay patches when an overlay patches a resource it declares. */
-export function withPatches(environment: CompiledEnvironment, file: ManifestBytes, result: ManifestResult): ManifestResult {
+export function withPatches(
+  environment: CompiledEnvironment,
+  file: ManifestBytes,
+  result: ManifestResult,
+): ManifestResult {
   const { patches } = environment;
   if (patches.size === 0) return result;
-  const declaresPatched = [...result.resources, ...result.blocked].some((r) => patches.has(resourceKey(r.kind, r.name)));
+  const declaresPatched = [...result.resources, ...result.blocked].some((r) =>
+    patches.has(resourceKey(r.kind, r.name)),
+  );
   return declaresPatched ? parseManifestBytes(file.file, file.bytes, { ...environment.parseOptions, patches }) : result;
 }
 
@@ -63,14 +89,34 @@ export function withPatches(environment: CompiledEnvironment, file: ManifestByte
  * refused unread (too large, unreadable), each already an error that says why nothing of it is planned, so no warning
  * that "none declares a resource" is added beside it.
  */
-export function combineManifests(environment: CompiledEnvironment, files: readonly FileResult[], filesRead: number, refused = 0): ManifestResult {
+export function combineManifests(
+  environment: CompiledEnvironment,
+  files: readonly FileResult[],
+  filesRead: number,
+  refused = 0,
+): ManifestResult {
   const { overlays, parseOptions } = environment;
   const results = [...files];
-  const declared = new Set(results.flatMap((r) => [...r.resources, ...r.blocked].map((d) => resourceKey(d.kind, d.name))));
-  const diagnostics = [...environment.diagnostics, ...unknownTargets(overlays.documents, declared, 'the manifest directory'), ...files.flatMap(emptyFileNote)];
+  const declared = new Set(
+    results.flatMap((r) => [...r.resources, ...r.blocked].map((d) => resourceKey(d.kind, d.name))),
+  );
+  const diagnostics = [
+    ...environment.diagnostics,
+    ...unknownTargets(overlays.documents, declared, 'the manifest directory'),
+    ...files.flatMap(emptyFileNote),
+  ];
   for (const doc of overlays.documents.filter((d) => d.add)) {
-    const added: ManifestResult = { resources: [], blocked: [], diagnostics: [], ...(parseOptions.keepData ? { data: new Map<string, unknown>() } : {}) };
-    validateDocument(withoutOverlayAnnotation(doc.read), { ...parseOptions, patches: patchesAfter(overlays.documents, doc.overlay) }, added);
+    const added: ManifestResult = {
+      resources: [],
+      blocked: [],
+      diagnostics: [],
+      ...(parseOptions.keepData ? { data: new Map<string, unknown>() } : {}),
+    };
+    validateDocument(
+      withoutOverlayAnnotation(doc.read),
+      { ...parseOptions, patches: patchesAfter(overlays.documents, doc.overlay) },
+      added,
+    );
     results.push({ file: doc.location.file, ...added });
   }
   const all = collectManifests(results);
@@ -79,7 +125,11 @@ export function combineManifests(environment: CompiledEnvironment, files: readon
   const empty = refused > 0 ? undefined : emptyDirectoryNote(filesRead, collected);
   if (empty) diagnostics.push(empty);
   const data = parseOptions.keepData ? new Map(results.flatMap((r) => [...(r.data ?? [])])) : undefined;
-  return { ...collected, diagnostics: sortDiagnostics([...collected.diagnostics, ...diagnostics]), ...(data ? { data } : {}) };
+  return {
+    ...collected,
+    diagnostics: sortDiagnostics([...collected.diagnostics, ...diagnostics]),
+    ...(data ? { data } : {}),
+  };
 }
 
 /** The code of a manifest file that declares nothing (empty, or only comments and `---`): prune reads it (src/core/declared-files.ts). */
@@ -91,7 +141,17 @@ export const EMPTY_FILE_CODE = 'W_EMPTY_FILE';
  */
 function emptyFileNote(file: FileResult): Diagnostic[] {
   if (file.resources.length > 0 || file.blocked.length > 0 || file.diagnostics.length > 0) return [];
-  return [{ severity: 'warning', file: file.file, line: 1, column: 1, code: EMPTY_FILE_CODE, message: 'declares nothing; delete the file to remove its resources (converge never deletes what a file that is present but empty declared before)' }];
+  return [
+    {
+      severity: 'warning',
+      file: file.file,
+      line: 1,
+      column: 1,
+      code: EMPTY_FILE_CODE,
+      message:
+        'declares nothing; delete the file to remove its resources (converge never deletes what a file that is present but empty declared before)',
+    },
+  ];
 }
 
 /**
@@ -99,12 +159,23 @@ function emptyFileNote(file: FileResult): Diagnostic[] {
  * path): a warning says so.
  */
 function emptyDirectoryNote(files: number, collected: ManifestResult): Diagnostic | undefined {
-  const note = (message: string): Diagnostic => ({ severity: 'warning', file: '.', line: 1, column: 1, code: 'W_NO_MANIFESTS', message });
+  const note = (message: string): Diagnostic => ({
+    severity: 'warning',
+    file: '.',
+    line: 1,
+    column: 1,
+    code: 'W_NO_MANIFESTS',
+    message,
+  });
   if (files === 0) {
-    return note('the manifest directory holds no manifest file (*.yaml, *.yml): nothing to plan; is it the right directory, and has it been synced?');
+    return note(
+      'the manifest directory holds no manifest file (*.yaml, *.yml): nothing to plan; is it the right directory, and has it been synced?',
+    );
   }
   if (collected.resources.length === 0 && collected.blocked.length === 0 && collected.diagnostics.length === 0) {
-    return note(`${files} file${files === 1 ? '' : 's'} read, but none declares a resource (kind: Deployment or OAuthProvider): nothing to plan`);
+    return note(
+      `${files} file${files === 1 ? '' : 's'} read, but none declares a resource (kind: Deployment or OAuthProvider): nothing to plan`,
+    );
   }
   return undefined;
 }
@@ -113,8 +184,15 @@ function emptyDirectoryNote(files: number, collected: ManifestResult): Diagnosti
  * The whole pass in one call: the environment, each file, then the combination (`filesRead`: the files read, those
  * whose bytes are not here because they were refused included; default: `files.length`).
  */
-export function compileManifests(files: readonly ManifestBytes[], options: CompileOptions, filesRead = files.length): ManifestResult {
+export function compileManifests(
+  files: readonly ManifestBytes[],
+  options: CompileOptions,
+  filesRead = files.length,
+): ManifestResult {
   const environment = compileEnvironment(options);
-  const results = files.map((file) => ({ file: file.file, ...withPatches(environment, file, compileFile(file, environment.parseOptions)) }));
+  const results = files.map((file) => ({
+    file: file.file,
+    ...withPatches(environment, file, compileFile(file, environment.parseOptions)),
+  }));
   return combineManifests(environment, results, filesRead);
 }

@@ -30,7 +30,15 @@ function fromValueFrom(from: SecretValueFrom): SecretSource {
   return { file: from.file! };
 }
 
-type Base = { name: string; location: SourceLocation; suspend: boolean; driftPolicy?: DriftPolicy; adopt?: true; keep?: true; wave?: number };
+type Base = {
+  name: string;
+  location: SourceLocation;
+  suspend: boolean;
+  driftPolicy?: DriftPolicy;
+  adopt?: true;
+  keep?: true;
+  wave?: number;
+};
 
 function base(metadata: Metadata, location: SourceLocation): Base {
   const annotations = metadata.annotations ?? {};
@@ -55,7 +63,11 @@ function secretPath(prefix: PropertyKey[], from: SecretValueFrom | undefined): P
   return [...prefix, 'valueFrom', from.env !== undefined ? 'env' : 'file'];
 }
 
-export function deploymentResource(doc: DeploymentManifest, location: SourceLocation, locate: Locator): DeploymentResource {
+export function deploymentResource(
+  doc: DeploymentManifest,
+  location: SourceLocation,
+  locate: Locator,
+): DeploymentResource {
   const input = doc.spec;
   const spec: DeploymentSpec = { source: input.source };
   if (input.repository !== undefined) spec.repository = input.repository;
@@ -80,11 +92,19 @@ function clientSecretSource(secret: ClientSecret): SecretSource {
   return typeof secret === 'string' ? { value: secret } : fromValueFrom(secret.valueFrom);
 }
 
-export function providerResource(doc: OAuthProviderManifest, location: SourceLocation, locate: Locator): ProviderResource {
+export function providerResource(
+  doc: OAuthProviderManifest,
+  location: SourceLocation,
+  locate: Locator,
+): ProviderResource {
   const input = doc.spec;
   const common = base(doc.metadata, location);
   if (input.mcp_server_url !== undefined) {
-    return { kind: 'OAuthProvider', ...common, spec: { mode: 'mcp', name: input.name, mcp_server_url: input.mcp_server_url } };
+    return {
+      kind: 'OAuthProvider',
+      ...common,
+      spec: { mode: 'mcp', name: input.name, mcp_server_url: input.mcp_server_url },
+    };
   }
   const spec: ManualProviderSpec = {
     mode: 'manual',
@@ -97,24 +117,42 @@ export function providerResource(doc: OAuthProviderManifest, location: SourceLoc
   if (input.uses_pkce !== undefined) spec.uses_pkce = input.uses_pkce;
   if (input.code_challenge_method !== undefined) spec.code_challenge_method = input.code_challenge_method;
   if (input.provider_type !== undefined) spec.provider_type = input.provider_type;
-  if (input.token_endpoint_auth_method !== undefined) spec.token_endpoint_auth_method = input.token_endpoint_auth_method;
+  if (input.token_endpoint_auth_method !== undefined)
+    spec.token_endpoint_auth_method = input.token_endpoint_auth_method;
   if (input.authorization_params !== undefined) spec.authorization_params = input.authorization_params;
   if (input.allowed_redirect_uris !== undefined) spec.allowed_redirect_uris = input.allowed_redirect_uris;
   const resource: ProviderResource = { kind: 'OAuthProvider', ...common, spec };
   if (input.client_secret !== undefined) {
-    const path = typeof input.client_secret === 'string' ? ['spec', 'client_secret'] : secretPath(['spec', 'client_secret'], input.client_secret.valueFrom);
+    const path =
+      typeof input.client_secret === 'string'
+        ? ['spec', 'client_secret']
+        : secretPath(['spec', 'client_secret'], input.client_secret.valueFrom);
     resource.secretLocations = { client_secret: locate(path) };
   }
   return resource;
 }
 
 /** Each kind's conversion of its validated manifest: one entry per kind, looked up by the document's kind. */
-const CONVERT: { [K in (DeploymentManifest | OAuthProviderManifest)['kind']]: (doc: Extract<DeploymentManifest | OAuthProviderManifest, { kind: K }>, location: SourceLocation, locate: Locator) => DesiredResource } = {
+const CONVERT: {
+  [K in (DeploymentManifest | OAuthProviderManifest)['kind']]: (
+    doc: Extract<DeploymentManifest | OAuthProviderManifest, { kind: K }>,
+    location: SourceLocation,
+    locate: Locator,
+  ) => DesiredResource;
+} = {
   Deployment: deploymentResource,
   OAuthProvider: providerResource,
 };
 
-export function toResource(doc: DeploymentManifest | OAuthProviderManifest, location: SourceLocation, locate: Locator): DesiredResource {
-  const convert = CONVERT[doc.kind] as (doc: DeploymentManifest | OAuthProviderManifest, location: SourceLocation, locate: Locator) => DesiredResource;
+export function toResource(
+  doc: DeploymentManifest | OAuthProviderManifest,
+  location: SourceLocation,
+  locate: Locator,
+): DesiredResource {
+  const convert = CONVERT[doc.kind] as (
+    doc: DeploymentManifest | OAuthProviderManifest,
+    location: SourceLocation,
+    locate: Locator,
+  ) => DesiredResource;
   return convert(doc, location, locate);
 }

@@ -19,16 +19,32 @@ export const REPOSITORY_PATTERN = /^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+$/;
 /** One deployment secret: a name and where its value comes from (a literal `value` only with --allow-literal-secrets). */
 export const ManifestSecret = z
   .strictObject({
-    name: z.string().min(1, { error: 'must not be empty' }).meta({ description: 'Secret name as the deployment sees it.' }),
+    name: z
+      .string()
+      .min(1, { error: 'must not be empty' })
+      .meta({ description: 'Secret name as the deployment sees it.' }),
     valueFrom: SecretValueFrom.optional(),
-    value: z.string().optional().meta({ description: 'Literal value: rejected unless --allow-literal-secrets (local use only).' }),
+    value: z
+      .string()
+      .optional()
+      .meta({ description: 'Literal value: rejected unless --allow-literal-secrets (local use only).' }),
   })
   .superRefine((secret, ctx) => {
     if (!isRecord(secret)) return;
     if (secret.valueFrom !== undefined && secret.value !== undefined) {
-      ctx.addIssue({ code: 'custom', path: ['value'], message: 'give either valueFrom or value, not both', params: { at: 'key' } });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['value'],
+        message: 'give either valueFrom or value, not both',
+        params: { at: 'key' },
+      });
     } else if (secret.valueFrom === undefined && secret.value === undefined) {
-      ctx.addIssue({ code: 'custom', path: [], message: 'needs valueFrom: { env: NAME } or { file: PATH }', params: { consequential: true } });
+      ctx.addIssue({
+        code: 'custom',
+        path: [],
+        message: 'needs valueFrom: { env: NAME } or { file: PATH }',
+        params: { consequential: true },
+      });
     }
   }, ALWAYS)
   .meta({ oneOf: [{ required: ['valueFrom'] }, { required: ['value'] }] });
@@ -85,12 +101,12 @@ export const DeploymentSpec = z
       .string()
       .regex(REPOSITORY_PATTERN, { error: 'must be "owner/name", e.g. acme/support-agent' })
       .optional()
-      .meta({ description: 'codehost only: "owner/name", resolved into integration_id, repo_url and (unless given) repo_ref.' }),
-    integration: z
-      .string()
-      .min(1, { error: 'must not be empty' })
-      .optional()
-      .meta({ description: 'With repository: the code-host account (integration name) to use when several can reach it.' }),
+      .meta({
+        description: 'codehost only: "owner/name", resolved into integration_id, repo_url and (unless given) repo_ref.',
+      }),
+    integration: z.string().min(1, { error: 'must not be empty' }).optional().meta({
+      description: 'With repository: the code-host account (integration name) to use when several can reach it.',
+    }),
     source_config: ManifestSourceConfig.optional(),
     source_revision_config: ManifestSourceRevisionConfig.optional(),
     secrets: z.array(ManifestSecret).optional(),
@@ -98,27 +114,51 @@ export const DeploymentSpec = z
   })
   .superRefine((spec, ctx) => {
     if (!isRecord(spec)) return;
-    const source = Source.safeParse(spec.source).success ? (spec.source) : undefined;
+    const source = Source.safeParse(spec.source).success ? spec.source : undefined;
     const sourceConfig = isRecord(spec.source_config) ? spec.source_config : {};
     if (spec.repository !== undefined && source !== undefined && source !== 'codehost') {
-      ctx.addIssue({ code: 'custom', path: ['repository'], params: { at: 'key' }, message: `is only for source codehost (this deployment's source is ${source}); remove it` });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['repository'],
+        params: { at: 'key' },
+        message: `is only for source codehost (this deployment's source is ${source}); remove it`,
+      });
     }
     if (spec.integration !== undefined && spec.repository === undefined) {
-      ctx.addIssue({ code: 'custom', path: ['integration'], params: { at: 'key' }, message: 'names the code-host account used to resolve repository; add repository or remove integration' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['integration'],
+        params: { at: 'key' },
+        message: 'names the code-host account used to resolve repository; add repository or remove integration',
+      });
     }
     if (spec.repository !== undefined) {
       for (const field of ['integration_id', 'repo_url'] as const) {
         if (sourceConfig[field] == null) continue;
-        ctx.addIssue({ code: 'custom', path: ['source_config', field], params: { at: 'key' }, message: `conflicts with repository, which resolves ${field} itself; remove one of them${field === 'integration_id' ? ' (use integration: ACCOUNT to pick an installation)' : ''}` });
+        ctx.addIssue({
+          code: 'custom',
+          path: ['source_config', field],
+          params: { at: 'key' },
+          message: `conflicts with repository, which resolves ${field} itself; remove one of them${field === 'integration_id' ? ' (use integration: ACCOUNT to pick an installation)' : ''}`,
+        });
       }
     }
     if (spec.secret_references !== undefined && source !== undefined && source !== 'external_docker') {
-      ctx.addIssue({ code: 'custom', path: ['secret_references'], params: { at: 'key' }, message: `apply only to source external_docker (this deployment's source is ${source}); use secrets instead` });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['secret_references'],
+        params: { at: 'key' },
+        message: `apply only to source external_docker (this deployment's source is ${source}); use secrets instead`,
+      });
     }
     if (source !== undefined) sourceRules(spec, source, ctx);
     if (isRecord(sourceConfig.resource_spec)) {
       for (const problem of resourceSpecProblems(sourceConfig.resource_spec)) {
-        ctx.addIssue({ code: 'custom', path: ['source_config', 'resource_spec', ...problem.path], message: problem.message });
+        ctx.addIssue({
+          code: 'custom',
+          path: ['source_config', 'resource_spec', ...problem.path],
+          message: problem.message,
+        });
       }
     }
     duplicateNames(spec.secrets, 'secrets', ctx);
@@ -128,11 +168,18 @@ export const DeploymentSpec = z
     // The cross-field rules above, as far as JSON Schema can say them (for editors).
     allOf: [
       { if: { not: { properties: { source: { const: 'codehost' } } } }, then: { not: { required: ['repository'] } } },
-      { if: { not: { properties: { source: { const: 'external_docker' } } } }, then: { not: { required: ['secret_references'] } } },
+      {
+        if: { not: { properties: { source: { const: 'external_docker' } } } },
+        then: { not: { required: ['secret_references'] } },
+      },
       { if: { not: { required: ['repository'] } }, then: { not: { required: ['integration'] } } },
       {
         if: { required: ['repository'] },
-        then: { properties: { source_config: { not: { anyOf: [{ required: ['repo_url'] }, { required: ['integration_id'] }] } } } },
+        then: {
+          properties: {
+            source_config: { not: { anyOf: [{ required: ['repo_url'] }, { required: ['integration_id'] }] } },
+          },
+        },
       },
       {
         if: { properties: { source: { enum: [...GRAPH_CONFIG_SOURCES] } }, required: ['source'] },
@@ -140,7 +187,10 @@ export const DeploymentSpec = z
       },
       {
         if: { properties: { source: { const: 'codehost' } }, required: ['source'], not: { required: ['repository'] } },
-        then: { required: ['source_config'], properties: { source_config: { required: ['integration_id', 'repo_url'] } } },
+        then: {
+          required: ['source_config'],
+          properties: { source_config: { required: ['integration_id', 'repo_url'] } },
+        },
       },
     ],
   });
@@ -156,6 +206,10 @@ function duplicateNames(items: unknown, field: string, ctx: z.RefinementCtx): vo
       first.set(item.name, index);
       return;
     }
-    ctx.addIssue({ code: 'custom', path: [field, index, 'name'], message: `"${item.name}" is already declared at ${field}[${earlier}]; names must be unique` });
+    ctx.addIssue({
+      code: 'custom',
+      path: [field, index, 'name'],
+      message: `"${item.name}" is already declared at ${field}[${earlier}]; names must be unique`,
+    });
   });
 }

@@ -14,10 +14,14 @@ export type VariablesInput = { file: string; bytes: Uint8Array } | { file: strin
  * A file of an overlay directory as read (`overlay`: the directory's index; overlays apply in order): its bytes, or
  * what kept it (or a folder of the overlay) from being read, a diagnostic the reader has told already.
  */
-export type OverlayInput = { overlay: number; file: string; bytes: Uint8Array } | { overlay: number; unread: Diagnostic };
+export type OverlayInput =
+  { overlay: number; file: string; bytes: Uint8Array } | { overlay: number; unread: Diagnostic };
 
 /** The variables files, in order (a later file's value wins): the values, where each was set, and every problem. */
-export function compileVariables(inputs: readonly VariablesInput[]): { variables: Variables; diagnostics: Diagnostic[] } {
+export function compileVariables(inputs: readonly VariablesInput[]): {
+  variables: Variables;
+  diagnostics: Diagnostic[];
+} {
   const values = new Map<string, VariableValue>();
   const origins = new Map<string, SourceLocation>();
   const diagnostics: Diagnostic[] = [];
@@ -72,7 +76,10 @@ export function compileOverlays(inputs: readonly OverlayInput[], options: ParseO
   const out: CompiledOverlays = { documents: [], unread: [], diagnostics: [] };
   for (const input of inputs) {
     if ('unread' in input) out.unread.push({ error: input.unread, name: undefined });
-    else out.documents.push(...compileOverlayFile(input.file, input.bytes, options, input.overlay, out.diagnostics, out.unread));
+    else
+      out.documents.push(
+        ...compileOverlayFile(input.file, input.bytes, options, input.overlay, out.diagnostics, out.unread),
+      );
   }
   return out;
 }
@@ -100,7 +107,12 @@ function nameOf(read: ReadDocument): string | undefined {
 }
 
 /** Sorts one overlay document into a patch or an add, or a diagnostic (and an unread overlay) when it names no resource. */
-function overlayDocument(read: ReadDocument, overlay: number, diagnostics: Diagnostic[], unread: UnreadOverlay[]): OverlayDocument | undefined {
+function overlayDocument(
+  read: ReadDocument,
+  overlay: number,
+  diagnostics: Diagnostic[],
+  unread: UnreadOverlay[],
+): OverlayDocument | undefined {
   diagnostics.push(...read.problems);
   const failed = (error: Diagnostic): undefined => {
     unread.push({ error, name: nameOf(read) });
@@ -112,14 +124,28 @@ function overlayDocument(read: ReadDocument, overlay: number, diagnostics: Diagn
   const { kind, name, location } = read.header;
   const annotation = annotationOf(read.data);
   if (annotation !== undefined && annotation !== 'add') {
-    diagnostics.push({ severity: 'error', ...read.locate(['metadata', 'annotations', OVERLAY_ANNOTATION], 'value'), code: 'E_OVERLAY', message: `${OVERLAY_ANNOTATION} takes one value, "add" (a new resource); remove it to patch a resource of the base` });
+    diagnostics.push({
+      severity: 'error',
+      ...read.locate(['metadata', 'annotations', OVERLAY_ANNOTATION], 'value'),
+      code: 'E_OVERLAY',
+      message: `${OVERLAY_ANNOTATION} takes one value, "add" (a new resource); remove it to patch a resource of the base`,
+    });
     return failed(diagnostics.at(-1)!);
   }
   if (!kind || !name) {
     // A kind that is there but wrong is told at the kind, with the closest one; a missing kind or name at the document.
     const data = read.data as Record<string, unknown>;
-    const wrongKind = typeof data === 'object' && data !== null && data.kind !== undefined ? kindProblem(read.locate, data) : undefined;
-    diagnostics.push(wrongKind ?? { severity: 'error', ...location, code: 'E_OVERLAY', message: 'an overlay document names the resource it changes: kind (Deployment or OAuthProvider) and metadata.name' });
+    const wrongKind =
+      typeof data === 'object' && data !== null && data.kind !== undefined ? kindProblem(read.locate, data) : undefined;
+    diagnostics.push(
+      wrongKind ?? {
+        severity: 'error',
+        ...location,
+        code: 'E_OVERLAY',
+        message:
+          'an overlay document names the resource it changes: kind (Deployment or OAuthProvider) and metadata.name',
+      },
+    );
     return failed(diagnostics.at(-1)!);
   }
   return { kind, name, overlay, location, read, add: annotation === 'add' };
@@ -137,19 +163,31 @@ export function patchesAfter(documents: readonly OverlayDocument[], after: numbe
 }
 
 /** Reads the documents of one overlay file with the variables substituted; what cannot be read goes to `unread`. */
-function compileOverlayFile(label: string, bytes: Uint8Array, options: ParseOptions, overlay: number, diagnostics: Diagnostic[], unread: UnreadOverlay[]): OverlayDocument[] {
+function compileOverlayFile(
+  label: string,
+  bytes: Uint8Array,
+  options: ParseOptions,
+  overlay: number,
+  diagnostics: Diagnostic[],
+  unread: UnreadOverlay[],
+): OverlayDocument[] {
   const read = readManifestBytes(label, bytes, { variables: options.variables });
   diagnostics.push(...read.diagnostics);
   const refused = read.diagnostics.find((d) => d.severity === 'error');
   if (refused) unread.push({ error: refused, name: undefined });
-  return read.documents.map((doc) => overlayDocument(doc, overlay, diagnostics, unread)).filter((d): d is OverlayDocument => d !== undefined);
+  return read.documents
+    .map((doc) => overlayDocument(doc, overlay, diagnostics, unread))
+    .filter((d): d is OverlayDocument => d !== undefined);
 }
 
 /**
  * The resources an unread overlay may change, moved from `resources` to blocked: those of the name it gives, or every
  * one when it gives none that could be read. Its error is the reason, so the plan says which file to fix.
  */
-export function blockUnread<R extends { kind: ResourceKind; name: string; location: SourceLocation }>(resources: R[], unread: readonly UnreadOverlay[]): { resources: R[]; blocked: BlockedResource[] } {
+export function blockUnread<R extends { kind: ResourceKind; name: string; location: SourceLocation }>(
+  resources: R[],
+  unread: readonly UnreadOverlay[],
+): { resources: R[]; blocked: BlockedResource[] } {
   if (unread.length === 0) return { resources, blocked: [] };
   const kept: R[] = [];
   const blocked: BlockedResource[] = [];
@@ -167,17 +205,25 @@ export function blockUnread<R extends { kind: ResourceKind; name: string; locati
 }
 
 /** A patch whose resource neither the base nor an earlier overlay declares: an error at the patch (a typo must not create nothing). */
-export function unknownTargets(documents: readonly OverlayDocument[], declared: ReadonlySet<string>, baseLabel: string): Diagnostic[] {
+export function unknownTargets(
+  documents: readonly OverlayDocument[],
+  declared: ReadonlySet<string>,
+  baseLabel: string,
+): Diagnostic[] {
   const problems: Diagnostic[] = [];
   for (const doc of documents) {
     if (doc.add) continue;
     const key = resourceKey(doc.kind, doc.name);
-    const added = documents.some((other) => other.add && other.overlay < doc.overlay && resourceKey(other.kind, other.name) === key);
+    const added = documents.some(
+      (other) => other.add && other.overlay < doc.overlay && resourceKey(other.kind, other.name) === key,
+    );
     if (declared.has(key) || added) continue;
     const prefix = resourceKey(doc.kind, '');
     const sameKind = [
       ...[...declared].filter((k) => k.startsWith(prefix)).map((k) => k.slice(prefix.length)),
-      ...documents.filter((other) => other.add && other.overlay < doc.overlay && other.kind === doc.kind).map((other) => other.name),
+      ...documents
+        .filter((other) => other.add && other.overlay < doc.overlay && other.kind === doc.kind)
+        .map((other) => other.name),
     ];
     problems.push({
       severity: 'error',

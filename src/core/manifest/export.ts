@@ -7,10 +7,19 @@ import { parseManifestBytes } from './parse.js';
 import { escapeVariables } from './variables.js';
 
 /** The manifest text of `doc`, or why it would not validate (the first diagnostic: a live value the manifest schema refuses). */
-export function renderExported(doc: ExportedDocument, schemaPath: string, file: string): { text: string } | { invalid: string } {
+export function renderExported(
+  doc: ExportedDocument,
+  schemaPath: string,
+  file: string,
+): { text: string } | { invalid: string } {
   const body = stringify(
     // A live "${" is written "$${", so it is read back as it is, not as a variable.
-    { apiVersion: API_VERSION, kind: doc.kind, metadata: { name: doc.name, annotations: { [ADOPT_ANNOTATION]: 'true' } }, spec: escapeVariables(doc.spec) },
+    {
+      apiVersion: API_VERSION,
+      kind: doc.kind,
+      metadata: { name: doc.name, annotations: { [ADOPT_ANNOTATION]: 'true' } },
+      spec: escapeVariables(doc.spec),
+    },
     { lineWidth: 0 },
   );
   const env = doc.env.length > 0 ? `# Secrets are read from the environment: ${doc.env.join(', ')}.\n` : '';

@@ -61,7 +61,11 @@ export function issueText(issue: z.core.$ZodRawIssue): string | undefined {
       if (input === undefined) return 'is required';
       const expected = EXPECTED[issue.expected] ?? issue.expected;
       if (issue.expected === 'int' && typeof input === 'number') return `expected a whole number, got ${input}`;
-      if ((issue.expected === 'number' || issue.expected === 'int') && typeof input === 'string' && /^-?\d+(\.\d+)?$/.test(input.trim())) {
+      if (
+        (issue.expected === 'number' || issue.expected === 'int') &&
+        typeof input === 'string' &&
+        /^-?\d+(\.\d+)?$/.test(input.trim())
+      ) {
         return `expected ${expected}, got a string; remove the quotes`;
       }
       if (issue.expected === 'boolean' && typeof input === 'string' && /^(true|false|yes|no|on|off)$/i.test(input)) {
@@ -71,7 +75,8 @@ export function issueText(issue: z.core.$ZodRawIssue): string | undefined {
     }
     case 'too_small': {
       const min = String(issue.minimum);
-      if (issue.origin === 'string') return Number(issue.minimum) === 1 ? 'must not be empty' : `must be at least ${min} characters`;
+      if (issue.origin === 'string')
+        return Number(issue.minimum) === 1 ? 'must not be empty' : `must be at least ${min} characters`;
       if (issue.origin === 'array') return `must have at least ${min} items`;
       const got = typeof issue.input === 'number' ? ` (got ${issue.input})` : '';
       return `must be ${issue.inclusive ? '>=' : '>'} ${min}${got}`;
@@ -90,7 +95,8 @@ export function issueText(issue: z.core.$ZodRawIssue): string | undefined {
       return `${got ?? describeValue(issue.input)} is not one of ${values.join(', ')}`;
     }
     case 'invalid_format':
-      if (issue.format === 'uuid' || issue.format === 'guid') return 'must be a UUID, e.g. 0b5e4c5e-9c1f-4d3a-8f3e-2a6f1d2c3b4a';
+      if (issue.format === 'uuid' || issue.format === 'guid')
+        return 'must be a UUID, e.g. 0b5e4c5e-9c1f-4d3a-8f3e-2a6f1d2c3b4a';
       if (issue.format === 'url') return 'must be an absolute URL';
       return `has the wrong format (${issue.format})`;
     case 'invalid_key':
@@ -145,9 +151,11 @@ export function knownKeysAt(schema: z.ZodType, path: ReadonlyArray<PropertyKey>)
 }
 
 function unknownKeyHint(parent: string, key: string, kind: string | undefined): string | undefined {
-  if (key === 'repo_commit_sha') return 'repo_commit_sha is read-only (the service reports the built commit); pin a branch or tag with repo_ref';
+  if (key === 'repo_commit_sha')
+    return 'repo_commit_sha is read-only (the service reports the built commit); pin a branch or tag with repo_ref';
   if (parent === '' && key === 'name') return 'the name goes under metadata.name';
-  if (parent === 'metadata' && key === 'labels') return 'converge manifests take metadata.name and metadata.annotations only';
+  if (parent === 'metadata' && key === 'labels')
+    return 'converge manifests take metadata.name and metadata.annotations only';
   return manifestHooksOf(kind)?.keyHint(parent, key);
 }
 
@@ -173,14 +181,23 @@ function flatten(issues: readonly Issue[], base: PropertyKey[] = []): Issue[] {
       out.push({ ...issue, path });
       continue;
     }
-    const fitting = issue.errors.find((branch) => !branch.some((i) => i.code === 'invalid_type' && i.path.length === 0));
+    const fitting = issue.errors.find(
+      (branch) => !branch.some((i) => i.code === 'invalid_type' && i.path.length === 0),
+    );
     if (fitting) {
       out.push(...flatten(fitting, path));
       continue;
     }
-    const expected = issue.errors.flatMap((branch) => branch.filter((i) => i.code === 'invalid_type').map((i) => (i as { expected: string }).expected));
+    const expected = issue.errors.flatMap((branch) =>
+      branch.filter((i) => i.code === 'invalid_type').map((i) => (i as { expected: string }).expected),
+    );
     const unique = [...new Set(expected.map((e) => EXPECTED[e] ?? e))];
-    out.push({ code: 'custom', path, message: `expected ${unique.join(' or ')}, got ${describeValue(issue.input)}`, input: undefined });
+    out.push({
+      code: 'custom',
+      path,
+      message: `expected ${unique.join(' or ')}, got ${describeValue(issue.input)}`,
+      input: undefined,
+    });
   }
   return out;
 }
@@ -196,23 +213,43 @@ export function problemsFromIssues(issues: readonly Issue[], schema: z.ZodType, 
   const problems: Problem[] = [];
   for (const issue of flat) {
     const path = [...issue.path];
-    const codeFor = (p: PropertyKey[]) => (p[0] === 'metadata' && p[1] === 'name' && p.length === 2 ? 'E_NAME' : 'E_SCHEMA');
+    const codeFor = (p: PropertyKey[]) =>
+      p[0] === 'metadata' && p[1] === 'name' && p.length === 2 ? 'E_NAME' : 'E_SCHEMA';
     if (issue.code === 'unrecognized_keys') {
       for (const key of issue.keys) {
-        problems.push({ path: [...path, key], at: 'key', code: 'E_UNKNOWN_FIELD', message: unknownKeyMessage(schema, path, key, kind) });
+        problems.push({
+          path: [...path, key],
+          at: 'key',
+          code: 'E_UNKNOWN_FIELD',
+          message: unknownKeyMessage(schema, path, key, kind),
+        });
       }
       continue;
     }
     const params = (issue as { params?: { at?: 'key'; consequential?: boolean } }).params;
     if (params?.consequential && unknownAt.some((p) => samePath(p, path))) continue;
-    if ((issue.code === 'invalid_type' || issue.code === 'invalid_value') && issue.input === undefined && path.length > 0) {
+    if (
+      (issue.code === 'invalid_type' || issue.code === 'invalid_value') &&
+      issue.input === undefined &&
+      path.length > 0
+    ) {
       const parent = path.slice(0, -1);
       const where = displayPath(parent);
-      problems.push({ path, at: 'value', code: 'E_SCHEMA', message: `${where ? `${where}: ` : ''}missing required field "${String(path.at(-1))}"` });
+      problems.push({
+        path,
+        at: 'value',
+        code: 'E_SCHEMA',
+        message: `${where ? `${where}: ` : ''}missing required field "${String(path.at(-1))}"`,
+      });
       continue;
     }
     const where = displayPath(path);
-    problems.push({ path, at: params?.at ?? 'value', code: codeFor(path), message: where ? `${where}: ${issue.message}` : issue.message });
+    problems.push({
+      path,
+      at: params?.at ?? 'value',
+      code: codeFor(path),
+      message: where ? `${where}: ${issue.message}` : issue.message,
+    });
   }
   return problems;
 }

@@ -39,9 +39,18 @@ describe('manifestJsonSchema', () => {
       expect(kind.properties.spec.additionalProperties).toBe(false);
     }
     const spec = deployment!.properties.spec;
-    expect(spec.properties.source.enum).toEqual(['codehost', 'external_docker', 'internal_docker', 'internal_source', 'internal_template']);
+    expect(spec.properties.source.enum).toEqual([
+      'codehost',
+      'external_docker',
+      'internal_docker',
+      'internal_source',
+      'internal_template',
+    ]);
     expect(spec.properties.source_revision_config.properties.repo_commit_sha).toBeUndefined();
-    expect(spec.properties.secrets.items.properties.valueFrom.oneOf).toEqual([{ required: ['env'] }, { required: ['file'] }]);
+    expect(spec.properties.secrets.items.properties.valueFrom.oneOf).toEqual([
+      { required: ['env'] },
+      { required: ['file'] },
+    ]);
     expect(provider!.properties.spec.oneOf.map((o: Json) => o.title)).toEqual(['manual', 'discovered']);
     expect(provider!.properties.spec.properties.mcp_server_url.pattern).toBe('^https?://');
   });

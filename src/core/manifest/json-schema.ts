@@ -7,7 +7,10 @@ export const SCHEMA_FILE = 'schema/converge.schema.json';
 
 /** The JSON Schema (draft 2020-12) of one manifest document, Deployment or OAuthProvider. */
 export function manifestJsonSchema(): Record<string, unknown> {
-  const generated = z.toJSONSchema(Manifest, { io: 'input', unrepresentable: 'any', reused: 'inline' }) as Record<string, unknown>;
+  const generated = z.toJSONSchema(Manifest, { io: 'input', unrepresentable: 'any', reused: 'inline' }) as Record<
+    string,
+    unknown
+  >;
   const { $schema, ...rest } = generated;
   return {
     $schema,

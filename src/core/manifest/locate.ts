@@ -1,5 +1,16 @@
 // YAML source positions: maps a data path to the node (or key) it came from, and measures CST nesting depth.
-import { isAlias, isMap, isPair, isScalar, isSeq, visit, type CST, type Document, type LineCounter, type Node } from 'yaml';
+import {
+  isAlias,
+  isMap,
+  isPair,
+  isScalar,
+  isSeq,
+  visit,
+  type CST,
+  type Document,
+  type LineCounter,
+  type Node,
+} from 'yaml';
 
 export interface Position {
   line: number;
@@ -35,7 +46,12 @@ function keyText(key: unknown): string | undefined {
 }
 
 /** The pair holding `segment` in a mapping, looking through `<<` merge keys like toJS does. */
-function findPair(doc: Document, map: unknown, segment: string, seen = new Set<unknown>()): { key: Node; value: unknown } | undefined {
+function findPair(
+  doc: Document,
+  map: unknown,
+  segment: string,
+  seen = new Set<unknown>(),
+): { key: Node; value: unknown } | undefined {
   if (!isMap(map) || seen.has(map)) return undefined;
   seen.add(map);
   for (const pair of map.items) {

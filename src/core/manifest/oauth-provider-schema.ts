@@ -17,8 +17,16 @@ export type ClientSecret = z.infer<typeof ClientSecret>;
 
 /** Fields only a manual provider takes (a discovered one has name and mcp_server_url only). */
 export const MANUAL_PROVIDER_FIELDS = [
-  'client_id', 'auth_url', 'token_url', 'client_secret', 'uses_pkce', 'code_challenge_method', 'provider_type',
-  'token_endpoint_auth_method', 'authorization_params', 'allowed_redirect_uris',
+  'client_id',
+  'auth_url',
+  'token_url',
+  'client_secret',
+  'uses_pkce',
+  'code_challenge_method',
+  'provider_type',
+  'token_endpoint_auth_method',
+  'authorization_params',
+  'allowed_redirect_uris',
 ] as const;
 const MANUAL_REQUIRED = ['client_id', 'auth_url', 'token_url'] as const;
 
@@ -35,7 +43,9 @@ export const OAuthProviderSpec = z
     token_endpoint_auth_method: TokenEndpointAuthMethod.optional(),
     authorization_params: z.record(z.string(), z.unknown()).optional(),
     allowed_redirect_uris: z.array(z.string().min(1, { error: 'must not be empty' })).optional(),
-    mcp_server_url: HttpUrl.optional().meta({ description: 'Discovered provider: the MCP server whose OAuth metadata defines it.' }),
+    mcp_server_url: HttpUrl.optional().meta({
+      description: 'Discovered provider: the MCP server whose OAuth metadata defines it.',
+    }),
   })
   .superRefine((spec, ctx) => {
     if (!isRecord(spec)) return;
@@ -63,7 +73,11 @@ export const OAuthProviderSpec = z
     description: 'Manual (client_id, auth_url, token_url, ...) or discovered (name and mcp_server_url only).',
     oneOf: [
       { title: 'manual', required: ['name', ...MANUAL_REQUIRED], not: { required: ['mcp_server_url'] } },
-      { title: 'discovered', required: ['name', 'mcp_server_url'], propertyNames: { enum: ['name', 'mcp_server_url'] } },
+      {
+        title: 'discovered',
+        required: ['name', 'mcp_server_url'],
+        propertyNames: { enum: ['name', 'mcp_server_url'] },
+      },
     ],
   });
 export type OAuthProviderSpec = z.infer<typeof OAuthProviderSpec>;

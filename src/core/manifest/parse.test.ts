@@ -53,7 +53,11 @@ describe('parseManifestText: documents to desired resources', () => {
           source: 'codehost',
           repository: 'acme/support-agent',
           integration: 'acme',
-          source_config: { build_on_push: true, deployment_type: 'dev', resource_spec: { min_scale: 1, max_scale: 4, cpu: 0.5 } },
+          source_config: {
+            build_on_push: true,
+            deployment_type: 'dev',
+            resource_spec: { min_scale: 1, max_scale: 4, cpu: 0.5 },
+          },
           source_revision_config: { graph_config_path: 'langgraph.json' },
           secrets: [
             { name: 'OPENAI_API_KEY', from: { env: 'EXAMPLE_OPENAI_API_KEY' } },
@@ -141,13 +145,20 @@ spec:
     ]);
     const allowed = parseManifestText('a.yaml', text, { allowLiteralSecrets: true });
     expect(allowed.diagnostics).toEqual([]);
-    expect(allowed.resources[0]?.kind === 'Deployment' && allowed.resources[0].spec.secrets).toEqual([{ name: 'TOKEN', from: { value: 'dev-only-value' } }]);
+    expect(allowed.resources[0]?.kind === 'Deployment' && allowed.resources[0].spec.secrets).toEqual([
+      { name: 'TOKEN', from: { value: 'dev-only-value' } },
+    ]);
   });
 
   it('ignores empty documents and comment-only files', () => {
-    expect(parseManifestText('a.yaml', '# nothing here\n', STRICT)).toEqual({ resources: [], blocked: [], diagnostics: [] });
+    expect(parseManifestText('a.yaml', '# nothing here\n', STRICT)).toEqual({
+      resources: [],
+      blocked: [],
+      diagnostics: [],
+    });
     expect(parseManifestText('a.yaml', '', STRICT)).toEqual({ resources: [], blocked: [], diagnostics: [] });
-    const text = '---\n---\n# c\n---\napiVersion: converge/v1\nkind: Deployment\nmetadata: { name: a }\nspec: { source: internal_template }\n---\n~\n';
+    const text =
+      '---\n---\n# c\n---\napiVersion: converge/v1\nkind: Deployment\nmetadata: { name: a }\nspec: { source: internal_template }\n---\n~\n';
     const result = parseManifestText('a.yaml', text, STRICT);
     expect(result.diagnostics).toEqual([]);
     expect(result.resources.map((r) => r.name)).toEqual(['a']);
@@ -235,15 +246,22 @@ describe('parse guards', () => {
 
   it('tells text saved as Latin-1 or Windows-1252 from binary content: not UTF-8, re-save it as UTF-8', () => {
     const latin1 = Uint8Array.from([...new TextEncoder().encode('a: 1\nb: caf'), 0xe9, 0x0a, 0x09, 0x80, 0x0d, 0x0a]);
-    const fix = 'here; it looks like Latin-1 or Windows-1252 text; re-save it as UTF-8 (your editor\'s encoding setting, or iconv -f WINDOWS-1252 -t UTF-8)';
-    expect(where(parseManifestBytes('latin1.yaml', latin1, STRICT))).toEqual([`2:7 error E_ENCODING file is not valid UTF-8: byte 0xE9 ("é" in Latin-1) ${fix}`]);
+    const fix =
+      "here; it looks like Latin-1 or Windows-1252 text; re-save it as UTF-8 (your editor's encoding setting, or iconv -f WINDOWS-1252 -t UTF-8)";
+    expect(where(parseManifestBytes('latin1.yaml', latin1, STRICT))).toEqual([
+      `2:7 error E_ENCODING file is not valid UTF-8: byte 0xE9 ("é" in Latin-1) ${fix}`,
+    ]);
     // A Windows-1252 euro sign (0x80) is no Latin-1 letter: the byte alone is named.
     const euro = Uint8Array.from([...new TextEncoder().encode('price: 5 '), 0x80, 0x0a]);
-    expect(where(parseManifestBytes('euro.yaml', euro, STRICT))).toEqual([`1:10 error E_ENCODING file is not valid UTF-8: byte 0x80 ${fix}`]);
+    expect(where(parseManifestBytes('euro.yaml', euro, STRICT))).toEqual([
+      `1:10 error E_ENCODING file is not valid UTF-8: byte 0x80 ${fix}`,
+    ]);
   });
 
   it('reads a UTF-8 byte order mark as nothing', () => {
-    const bytes = new TextEncoder().encode('\uFEFFapiVersion: converge/v1\nkind: Deployment\nmetadata: { name: bom }\nspec: { source: internal_template }\n');
+    const bytes = new TextEncoder().encode(
+      '\uFEFFapiVersion: converge/v1\nkind: Deployment\nmetadata: { name: bom }\nspec: { source: internal_template }\n',
+    );
     const result = parseManifestBytes('bom.yaml', bytes, STRICT);
     expect(result.diagnostics).toEqual([]);
     expect(result.resources.map((r) => r.name)).toEqual(['bom']);
@@ -259,8 +277,17 @@ describe('parse guards', () => {
 
   it('stops alias expansion ("billion laughs") and names where it starts', () => {
     const lines = ['a0: &a0 [x, x, x, x, x, x, x, x, x, x]'];
-    for (let i = 1; i < 10; i++) lines.push(`a${i}: &a${i} [${Array(10).fill(`*a${i - 1}`).join(', ')}]`);
-    const result = parseManifestText('lol.yaml', `${lines.join('\n')}\nkind: Deployment\nmetadata: { name: lol }\n`, STRICT);
+    for (let i = 1; i < 10; i++)
+      lines.push(
+        `a${i}: &a${i} [${Array(10)
+          .fill(`*a${i - 1}`)
+          .join(', ')}]`,
+      );
+    const result = parseManifestText(
+      'lol.yaml',
+      `${lines.join('\n')}\nkind: Deployment\nmetadata: { name: lol }\n`,
+      STRICT,
+    );
     expect(where(result)).toEqual([
       '2:10 error E_ALIAS YAML aliases expand beyond the limit of 100 expansions (a "billion laughs"?); write the values out instead of reusing anchors so much',
     ]);

@@ -1,6 +1,13 @@
 // Parses one manifest file (pure): YAML documents to desired resources, blocked resources and diagnostics.
 import { sortDiagnostics, type Diagnostic, type Severity } from '../diagnostics.js';
-import { formatLocation, resourceKey, type BlockedResource, type DesiredResource, type ResourceKind, type SourceLocation } from '../model.js';
+import {
+  formatLocation,
+  resourceKey,
+  type BlockedResource,
+  type DesiredResource,
+  type ResourceKind,
+  type SourceLocation,
+} from '../model.js';
 import { manifestHooksOf, type LiteralSecret } from '../kinds/index.js';
 import { toResource } from './convert.js';
 import { closest } from '../did-you-mean.js';
@@ -36,7 +43,12 @@ export interface ManifestResult {
 /** Parses a file's raw bytes: its resources, the resources it blocks, and every problem as a diagnostic. */
 export function parseManifestBytes(file: string, bytes: Uint8Array, options: ParseOptions): ManifestResult {
   const read = readManifestBytes(file, bytes, options);
-  const result: ManifestResult = { resources: [], blocked: [], diagnostics: [...read.diagnostics], ...(options.keepData ? { data: new Map<string, unknown>() } : {}) };
+  const result: ManifestResult = {
+    resources: [],
+    blocked: [],
+    diagnostics: [...read.diagnostics],
+    ...(options.keepData ? { data: new Map<string, unknown>() } : {}),
+  };
   for (const document of read.documents) validateDocument(document, options, result);
   result.diagnostics = sortDiagnostics(result.diagnostics);
   return result;
@@ -46,7 +58,8 @@ export function parseManifestBytes(file: string, bytes: Uint8Array, options: Par
 export function kindProblem(locate: Locate, data: Record<string, unknown>): Diagnostic | undefined {
   const kind = data.kind;
   const kinds = MANIFEST_KINDS.join(', ');
-  if (kind === undefined) return located(locate(['kind'], 'value'), 'E_SCHEMA', `missing required field "kind" (${kinds})`);
+  if (kind === undefined)
+    return located(locate(['kind'], 'value'), 'E_SCHEMA', `missing required field "kind" (${kinds})`);
   if (typeof kind === 'string' && (MANIFEST_KINDS as readonly string[]).includes(kind)) return undefined;
   const guess = typeof kind === 'string' ? closest(kind, MANIFEST_KINDS) : undefined;
   const shown = typeof kind === 'string' && kind.length <= 64 ? `"${kind}"` : 'this value';
@@ -72,11 +85,22 @@ function located(location: SourceLocation, code: string, message: string, severi
 /** A schema problem at a value a variable set also names the variable and where its value was set. */
 type SourceOf = (location: SourceLocation) => string | undefined;
 
-function validate(layer: Layer, options: ParseOptions, diagnostics: Diagnostic[], sourceOf: SourceOf): DeploymentManifest | OAuthProviderManifest | undefined {
+function validate(
+  layer: Layer,
+  options: ParseOptions,
+  diagnostics: Diagnostic[],
+  sourceOf: SourceOf,
+): DeploymentManifest | OAuthProviderManifest | undefined {
   const { data, locate } = layer;
   if (!data || typeof data !== 'object' || Array.isArray(data)) {
     const what = Array.isArray(data) ? 'a list' : `a ${typeof data}`;
-    diagnostics.push(located(locate([], 'value'), 'E_SCHEMA', `a manifest document must be a mapping with apiVersion, kind, metadata and spec; this one is ${what}`));
+    diagnostics.push(
+      located(
+        locate([], 'value'),
+        'E_SCHEMA',
+        `a manifest document must be a mapping with apiVersion, kind, metadata and spec; this one is ${what}`,
+      ),
+    );
     return undefined;
   }
   const record = data as Record<string, unknown>;
@@ -97,7 +121,10 @@ function validate(layer: Layer, options: ParseOptions, diagnostics: Diagnostic[]
   }
   diagnostics.push(...literalSecretProblems(locate, options, record));
   if (!parsed.success) return undefined;
-  for (const warning of [...manifestWarnings(parsed.data), ...(options.createWarnings ? createWarnings(parsed.data) : [])]) {
+  for (const warning of [
+    ...manifestWarnings(parsed.data),
+    ...(options.createWarnings ? createWarnings(parsed.data) : []),
+  ]) {
     diagnostics.push(located(locate(warning.path, warning.at), warning.code, warning.message, 'warning'));
   }
   return parsed.data;
@@ -132,13 +159,25 @@ export function validateDocument(read: ReadDocument, options: ParseOptions, resu
   const layer = patched(read, options);
   const sourceOf: SourceOf = (at) => {
     const key = formatLocation(at);
-    return read.sources.get(key) ?? patchesOf(read, options).map((patch) => patch.sources?.get(key)).find((found) => found !== undefined);
+    return (
+      read.sources.get(key) ??
+      patchesOf(read, options)
+        .map((patch) => patch.sources?.get(key))
+        .find((found) => found !== undefined)
+    );
   };
-  if (!diagnostics.some((d) => d.severity === 'error') && layer.data !== undefined) manifest = validate(layer, options, diagnostics, sourceOf);
+  if (!diagnostics.some((d) => d.severity === 'error') && layer.data !== undefined)
+    manifest = validate(layer, options, diagnostics, sourceOf);
   result.diagnostics.push(...diagnostics);
   const errors = diagnostics.filter((d) => d.severity === 'error');
   if (errors.length > 0) {
-    if (header.kind && header.name) result.blocked.push({ kind: header.kind, name: header.name, location: header.location, reason: blockReason(errors) });
+    if (header.kind && header.name)
+      result.blocked.push({
+        kind: header.kind,
+        name: header.name,
+        location: header.location,
+        reason: blockReason(errors),
+      });
     return;
   }
   if (!manifest) return;

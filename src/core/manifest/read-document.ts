@@ -3,7 +3,14 @@ import { Composer, LineCounter, Parser, isScalar, visit, type CST, type Document
 import type { Diagnostic, Severity } from '../diagnostics.js';
 import { formatLocation, type ResourceKind, type SourceLocation } from '../model.js';
 import { manifestText, MAX_MANIFEST_BYTES } from './file-bytes.js';
-import { firstAliasOffset, offsetForPath, positionAt, scalarAt, selfReferencingAlias, tooDeepOffset } from './locate.js';
+import {
+  firstAliasOffset,
+  offsetForPath,
+  positionAt,
+  scalarAt,
+  selfReferencingAlias,
+  tooDeepOffset,
+} from './locate.js';
 import type { Layer, Locate } from './overlay.js';
 import { MANIFEST_KINDS } from './schema.js';
 import { describeSources, NO_VARIABLES, substituteDocument, type Substitution, type Variables } from './variables.js';
@@ -27,7 +34,13 @@ interface FileContext {
   options: ReadOptions;
 }
 
-function diagnostic(ctx: FileContext, offset: number, code: string, message: string, severity: Severity = 'error'): Diagnostic {
+function diagnostic(
+  ctx: FileContext,
+  offset: number,
+  code: string,
+  message: string,
+  severity: Severity = 'error',
+): Diagnostic {
   const { line, column } = positionAt(ctx.lineCounter, offset);
   return { severity, file: ctx.file, line, column, message, code };
 }
@@ -53,7 +66,17 @@ function readDocuments(file: string, text: string, options: ReadOptions): ReadFi
   const tokens: CST.Token[] = Array.from(new Parser(lineCounter.addNewLine).parse(text));
   const deep = tooDeepOffset(tokens, MAX_NESTING_DEPTH);
   if (deep !== undefined) {
-    return { documents: [], diagnostics: [diagnostic(ctx, deep, 'E_DEPTH', `nesting deeper than ${MAX_NESTING_DEPTH} levels; no manifest needs that (the whole file is ignored)`)] };
+    return {
+      documents: [],
+      diagnostics: [
+        diagnostic(
+          ctx,
+          deep,
+          'E_DEPTH',
+          `nesting deeper than ${MAX_NESTING_DEPTH} levels; no manifest needs that (the whole file is ignored)`,
+        ),
+      ],
+    };
   }
   const composer = new Composer({ merge: true, uniqueKeys: true, prettyErrors: false });
   const docs = Array.from(composer.compose(tokens)) as Document[];
@@ -72,9 +95,15 @@ function readHeader(ctx: FileContext, doc: Document): Header {
   const kind = scalarAt(doc, ['kind']);
   const name = scalarAt(doc, ['metadata', 'name']);
   const contentsStart = (doc.contents as { range?: number[] } | null)?.range?.[0];
-  const offset = name?.offset ?? contentsStart ?? (doc.range?.[0] ?? 0);
-  const known = (MANIFEST_KINDS as readonly string[]).includes(kind?.value ?? '') ? (kind!.value as ResourceKind) : undefined;
-  return { kind: known, name: name?.value || undefined, location: { file: ctx.file, ...positionAt(ctx.lineCounter, offset) } };
+  const offset = name?.offset ?? contentsStart ?? doc.range?.[0] ?? 0;
+  const known = (MANIFEST_KINDS as readonly string[]).includes(kind?.value ?? '')
+    ? (kind!.value as ResourceKind)
+    : undefined;
+  return {
+    kind: known,
+    name: name?.value || undefined,
+    location: { file: ctx.file, ...positionAt(ctx.lineCounter, offset) },
+  };
 }
 
 function isEmptyDocument(doc: Document): boolean {
@@ -100,22 +129,45 @@ function toData(ctx: FileContext, doc: Document): { value: unknown } | { problem
   // An alias is written `*name`: a file without a `*` has none, and its tree need not be walked for them.
   const cycle = ctx.text.includes('*') ? selfReferencingAlias(doc) : undefined;
   if (cycle) {
-    return { problem: diagnostic(ctx, cycle.offset, 'E_ALIAS', `alias *${cycle.anchor} is inside the node its anchor names, which would make the value infinite; write the value out`) };
+    return {
+      problem: diagnostic(
+        ctx,
+        cycle.offset,
+        'E_ALIAS',
+        `alias *${cycle.anchor} is inside the node its anchor names, which would make the value infinite; write the value out`,
+      ),
+    };
   }
   try {
     return { value: doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT }) };
   } catch (error) {
     const message = (error as Error).message;
     if (/Excessive alias count/.test(message)) {
-      const offset = firstAliasOffset(doc) ?? (doc.range?.[0] ?? 0);
-      return { problem: diagnostic(ctx, offset, 'E_ALIAS', `YAML aliases expand beyond the limit of ${MAX_ALIAS_COUNT} expansions (a "billion laughs"?); write the values out instead of reusing anchors so much`) };
+      const offset = firstAliasOffset(doc) ?? doc.range?.[0] ?? 0;
+      return {
+        problem: diagnostic(
+          ctx,
+          offset,
+          'E_ALIAS',
+          `YAML aliases expand beyond the limit of ${MAX_ALIAS_COUNT} expansions (a "billion laughs"?); write the values out instead of reusing anchors so much`,
+        ),
+      };
     }
     const unresolved = unresolvedAlias(doc);
     if (unresolved) {
       const name = unresolved.anchor.length <= 60 ? ` *${unresolved.anchor}` : '';
-      return { problem: diagnostic(ctx, unresolved.offset, 'E_ALIAS', `alias${name} refers to no anchor defined before it; define the &anchor first`) };
+      return {
+        problem: diagnostic(
+          ctx,
+          unresolved.offset,
+          'E_ALIAS',
+          `alias${name} refers to no anchor defined before it; define the &anchor first`,
+        ),
+      };
     }
-    return { problem: diagnostic(ctx, (doc.range?.[0] ?? 0), 'E_YAML', `document cannot be read: ${message.split('\n')[0]}`) };
+    return {
+      problem: diagnostic(ctx, doc.range?.[0] ?? 0, 'E_YAML', `document cannot be read: ${message.split('\n')[0]}`),
+    };
   }
 }
 
@@ -134,19 +186,28 @@ function readDocument(ctx: FileContext, doc: Document): ReadDocument {
   const byOffset = new Map<number, YAMLError[]>();
   for (const error of doc.errors) byOffset.set(error.pos[0], [...(byOffset.get(error.pos[0]) ?? []), error]);
   for (const errors of byOffset.values()) {
-    const problem = yamlProblem(doc, errors[0]!, errors.map((e) => e.code));
+    const problem = yamlProblem(
+      doc,
+      errors[0]!,
+      errors.map((e) => e.code),
+    );
     problems.push(diagnostic(ctx, problem.offset, problem.code, problem.message));
   }
   for (const warning of doc.warnings) {
-    problems.push(diagnostic(ctx, warning.pos[0], 'E_YAML_WARNING', `YAML: ${warning.message.split('\n')[0]}`, 'warning'));
+    problems.push(
+      diagnostic(ctx, warning.pos[0], 'E_YAML_WARNING', `YAML: ${warning.message.split('\n')[0]}`, 'warning'),
+    );
   }
   let data: unknown;
   const sources = new Map<string, string>();
   if (doc.errors.length === 0 && !isEmptyDocument(doc)) {
     // A file without "${" has no variable to substitute: its tree need not be walked for them.
     const variables = ctx.options.variables ?? NO_VARIABLES;
-    const substituted: Substitution = ctx.text.includes('${') ? substituteDocument(doc, ctx.text, variables, MAX_MANIFEST_BYTES) : { problems: [], sources: new Map() };
-    for (const problem of substituted.problems) problems.push(diagnostic(ctx, problem.offset, problem.code, problem.message));
+    const substituted: Substitution = ctx.text.includes('${')
+      ? substituteDocument(doc, ctx.text, variables, MAX_MANIFEST_BYTES)
+      : { problems: [], sources: new Map() };
+    for (const problem of substituted.problems)
+      problems.push(diagnostic(ctx, problem.offset, problem.code, problem.message));
     for (const [offset, names] of substituted.sources) {
       const described = describeSources(names, variables);
       if (described) sources.set(formatLocation({ file: ctx.file, ...positionAt(ctx.lineCounter, offset) }), described);
@@ -155,6 +216,9 @@ function readDocument(ctx: FileContext, doc: Document): ReadDocument {
     if (read && 'problem' in read) problems.push(read.problem);
     else if (read) data = read.value ?? undefined;
   }
-  const locate: Locate = (path, at) => ({ file: ctx.file, ...positionAt(ctx.lineCounter, offsetForPath(doc, path, at)) });
+  const locate: Locate = (path, at) => ({
+    file: ctx.file,
+    ...positionAt(ctx.lineCounter, offsetForPath(doc, path, at)),
+  });
   return { header: readHeader(ctx, doc), data, locate, problems, sources };
 }

@@ -15,21 +15,32 @@ export const SecretValueFrom = z
   .strictObject({
     env: z
       .string()
-      .regex(ENV_NAME_PATTERN, { error: 'is not an environment variable name (letters, digits and underscores, not starting with a digit)' })
+      .regex(ENV_NAME_PATTERN, {
+        error: 'is not an environment variable name (letters, digits and underscores, not starting with a digit)',
+      })
       .optional()
       .meta({ description: 'Name of the environment variable holding the value.' }),
-    file: z
-      .string()
-      .min(1, { error: 'must not be empty' })
-      .optional()
-      .meta({ description: 'Path of a file holding the value (one trailing newline is trimmed); relative paths are relative to the working directory.' }),
+    file: z.string().min(1, { error: 'must not be empty' }).optional().meta({
+      description:
+        'Path of a file holding the value (one trailing newline is trimmed); relative paths are relative to the working directory.',
+    }),
   })
   .superRefine((from, ctx) => {
     if (!isRecord(from)) return;
     if (from.env !== undefined && from.file !== undefined) {
-      ctx.addIssue({ code: 'custom', path: ['file'], message: 'give either env or file, not both', params: { at: 'key' } });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['file'],
+        message: 'give either env or file, not both',
+        params: { at: 'key' },
+      });
     } else if (from.env === undefined && from.file === undefined) {
-      ctx.addIssue({ code: 'custom', path: [], message: 'needs env (an environment variable name) or file (a path)', params: { consequential: true } });
+      ctx.addIssue({
+        code: 'custom',
+        path: [],
+        message: 'needs env (an environment variable name) or file (a path)',
+        params: { consequential: true },
+      });
     }
   }, ALWAYS)
   .meta({ description: 'Exactly one of env or file.', oneOf: [{ required: ['env'] }, { required: ['file'] }] });

@@ -1,6 +1,17 @@
 // Manifest variables (pure): reads variables files and substitutes ${NAME} and ${NAME:-default} in a YAML document's values.
 import { createHash } from 'node:crypto';
-import { isAlias, isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, Scalar, type Document, type Node } from 'yaml';
+import {
+  isAlias,
+  isMap,
+  isPair,
+  isScalar,
+  isSeq,
+  LineCounter,
+  parseDocument,
+  Scalar,
+  type Document,
+  type Node,
+} from 'yaml';
 import type { Diagnostic } from '../diagnostics.js';
 import { formatLocation, type SourceLocation } from '../model.js';
 import { positionAt } from './locate.js';
@@ -36,7 +47,10 @@ export function variablesId(variables: Variables): string {
 }
 
 /** Reads one variables file: a YAML mapping of names to strings or numbers. Every problem is a diagnostic in that file. */
-export function parseVariablesFile(file: string, text: string): { values: Map<string, VariableValue>; origins: Map<string, SourceLocation>; diagnostics: Diagnostic[] } {
+export function parseVariablesFile(
+  file: string,
+  text: string,
+): { values: Map<string, VariableValue>; origins: Map<string, SourceLocation>; diagnostics: Diagnostic[] } {
   const lineCounter = new LineCounter();
   const doc = parseDocument(text, { lineCounter, uniqueKeys: true, prettyErrors: false });
   const values = new Map<string, VariableValue>();
@@ -66,8 +80,15 @@ export function parseVariablesFile(file: string, text: string): { values: Map<st
     }
     const value = pair.value as Node | null;
     const valueOffset = value?.range?.[0] ?? offset;
-    if (!isScalar(value) || (typeof value.value !== 'string' && typeof value.value !== 'number') || (typeof value.value === 'number' && !Number.isFinite(value.value))) {
-      problem(valueOffset, `variable ${name}: a value is a string or a number (quote anything else, e.g. "true"); secrets are never variables`);
+    if (
+      !isScalar(value) ||
+      (typeof value.value !== 'string' && typeof value.value !== 'number') ||
+      (typeof value.value === 'number' && !Number.isFinite(value.value))
+    ) {
+      problem(
+        valueOffset,
+        `variable ${name}: a value is a string or a number (quote anything else, e.g. "true"); secrets are never variables`,
+      );
       continue;
     }
     values.set(name, value.value);
@@ -96,11 +117,14 @@ interface Budget {
   size: number;
 }
 
-type ExpandOutcome = { value: VariableValue; used: string[] } | { problem: { index: number; code: SubstitutionProblem['code']; message: string } };
+type ExpandOutcome =
+  | { value: VariableValue; used: string[] }
+  | { problem: { index: number; code: SubstitutionProblem['code']; message: string } };
 
 function filesRead(variables: Variables): string {
   const unread = variables.unread?.length ? `; not read: ${variables.unread.join(', ')} (see its error)` : '';
-  if (variables.files.length === 0) return unread ? `no variables file read${unread}` : 'no variables file given: use --vars FILE or the setting vars';
+  if (variables.files.length === 0)
+    return unread ? `no variables file read${unread}` : 'no variables file given: use --vars FILE or the setting vars';
   return `variables files read: ${variables.files.join(', ')}${unread}`;
 }
 
@@ -133,18 +157,33 @@ function expand(text: string, variables: Variables, typed: boolean, budget: Budg
     }
     const match = REFERENCE.exec(text.slice(at));
     if (!match) {
-      return { problem: { index: at, code: 'E_VARIABLE_SYNTAX', message: 'a "${" starts a variable: write ${NAME} or ${NAME:-default} (NAME: letters, digits, _), or $${ for a literal ${' } };
+      return {
+        problem: {
+          index: at,
+          code: 'E_VARIABLE_SYNTAX',
+          message:
+            'a "${" starts a variable: write ${NAME} or ${NAME:-default} (NAME: letters, digits, _), or $${ for a literal ${',
+        },
+      };
     }
     const [whole, name, fallback] = match;
     let value = variables.values.get(name!);
     if (value !== undefined && variables.origins?.has(name!)) used.push(name!);
-    if (value === undefined && fallback !== undefined) value = typed && NUMBER.test(fallback) ? Number(fallback) : fallback;
+    if (value === undefined && fallback !== undefined)
+      value = typed && NUMBER.test(fallback) ? Number(fallback) : fallback;
     if (value === undefined) {
-      return { problem: { index: at, code: 'E_VARIABLE_UNSET', message: `variable ${name} is not set (${filesRead(variables)}); set it in a variables file or write \${${name}:-default}` } };
+      return {
+        problem: {
+          index: at,
+          code: 'E_VARIABLE_UNSET',
+          message: `variable ${name} is not set (${filesRead(variables)}); set it in a variables file or write \${${name}:-default}`,
+        },
+      };
     }
     const replacement = String(value);
     budget.size += replacement.length - whole.length;
-    if (budget.size > budget.limit) return { problem: { index: at, code: 'E_VARIABLE_EXPANSION', message: tooLarge(name!, budget.limit) } };
+    if (budget.size > budget.limit)
+      return { problem: { index: at, code: 'E_VARIABLE_EXPANSION', message: tooLarge(name!, budget.limit) } };
     if (at === 0 && whole.length === text.length) only = value;
     out += text.slice(i, at) + replacement;
     i = at + whole.length;
@@ -167,8 +206,14 @@ function referenceOffset(fileText: string, node: Scalar, value: string, index: n
 
 /** Where a variable may not stand: `kind` and `apiVersion`, and a literal secret value (variables never carry secrets). */
 function placeProblem(path: ReadonlyArray<PropertyKey>): string | undefined {
-  if (path.length === 1 && (path[0] === 'kind' || path[0] === 'apiVersion')) return `${String(path[0])} may not use variables; write it out`;
-  const secretValue = path.length === 4 && path[0] === 'spec' && path[1] === 'secrets' && typeof path[2] === 'number' && path[3] === 'value';
+  if (path.length === 1 && (path[0] === 'kind' || path[0] === 'apiVersion'))
+    return `${String(path[0])} may not use variables; write it out`;
+  const secretValue =
+    path.length === 4 &&
+    path[0] === 'spec' &&
+    path[1] === 'secrets' &&
+    typeof path[2] === 'number' &&
+    path[3] === 'value';
   const clientSecret = path.length === 2 && path[0] === 'spec' && path[1] === 'client_secret';
   if (secretValue || clientSecret) {
     return 'variables never carry secret values: write valueFrom: { env: NAME } or { file: PATH } (a variable may name them, e.g. env: ${SECRET_ENV})';
@@ -182,7 +227,12 @@ function placeProblem(path: ReadonlyArray<PropertyKey>): string | undefined {
  * The document may grow to `maxChars` characters (its own text included): the reference that would cross it is a
  * problem (E_VARIABLE_EXPANSION) and substitution stops there. An alias repeats what its anchor grew by, so it counts.
  */
-export function substituteDocument(doc: Document, fileText: string, variables: Variables, maxChars: number): Substitution {
+export function substituteDocument(
+  doc: Document,
+  fileText: string,
+  variables: Variables,
+  maxChars: number,
+): Substitution {
   const problems: SubstitutionProblem[] = [];
   const sources = new Map<number, string[]>();
   const budget: Budget = { limit: maxChars, size: (doc.range?.[2] ?? fileText.length) - (doc.range?.[0] ?? 0) };
@@ -208,7 +258,12 @@ export function substituteDocument(doc: Document, fileText: string, variables: V
     } else if (isAlias(node)) {
       grown = grownBy.get(node.resolve(doc)) ?? 0;
       budget.size += grown;
-      if (grown > 0 && budget.size > budget.limit) return fail({ offset: node.range?.[0] ?? 0, code: 'E_VARIABLE_EXPANSION', message: `alias *${node.source} repeats variable values and makes this document larger than ${mebibytes(budget.limit)} once substituted (the manifest size cap); the resource is blocked: write the value once` });
+      if (grown > 0 && budget.size > budget.limit)
+        return fail({
+          offset: node.range?.[0] ?? 0,
+          code: 'E_VARIABLE_EXPANSION',
+          message: `alias *${node.source} repeats variable values and makes this document larger than ${mebibytes(budget.limit)} once substituted (the manifest size cap); the resource is blocked: write the value once`,
+        });
     } else if (isScalar(node) && typeof node.value === 'string' && node.value.includes('${')) {
       grown = substituteScalar(node, path);
     }
@@ -220,10 +275,20 @@ export function substituteDocument(doc: Document, fileText: string, variables: V
     const value = node.value as string;
     const misplaced = placeProblem(path);
     const firstReference = value.search(/(?<!\$)\$\{/);
-    if (misplaced && firstReference !== -1) return fail({ offset: referenceOffset(fileText, node, value, firstReference), code: 'E_VARIABLE_PLACE', message: misplaced });
+    if (misplaced && firstReference !== -1)
+      return fail({
+        offset: referenceOffset(fileText, node, value, firstReference),
+        code: 'E_VARIABLE_PLACE',
+        message: misplaced,
+      });
     const before = budget.size;
     const outcome = expand(value, variables, node.type === Scalar.PLAIN, budget);
-    if ('problem' in outcome) return fail({ offset: referenceOffset(fileText, node, value, outcome.problem.index), code: outcome.problem.code, message: outcome.problem.message });
+    if ('problem' in outcome)
+      return fail({
+        offset: referenceOffset(fileText, node, value, outcome.problem.index),
+        code: outcome.problem.code,
+        message: outcome.problem.message,
+      });
     node.value = outcome.value;
     if (outcome.used.length > 0) sources.set(node.range?.[0] ?? 0, outcome.used);
     return Math.max(0, budget.size - before);
@@ -233,7 +298,10 @@ export function substituteDocument(doc: Document, fileText: string, variables: V
 }
 
 /** "MAX_SCALE (set in vars/dev.yaml:3:12)" for each variable a value took, or undefined when none came from a file. */
-export function describeSources(names: readonly string[] | undefined, variables: Variables | undefined): string | undefined {
+export function describeSources(
+  names: readonly string[] | undefined,
+  variables: Variables | undefined,
+): string | undefined {
   const described = (names ?? []).flatMap((name) => {
     const origin = variables?.origins?.get(name);
     return origin ? [`${name}, set at ${formatLocation(origin)}`] : [];
@@ -245,6 +313,7 @@ export function describeSources(names: readonly string[] | undefined, variables:
 export function escapeVariables<T>(value: T): T {
   if (typeof value === 'string') return value.replaceAll('${', () => '$${') as T;
   if (Array.isArray(value)) return value.map((item: unknown) => escapeVariables(item)) as T;
-  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, escapeVariables(item)])) as T;
+  if (value && typeof value === 'object')
+    return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, escapeVariables(item)])) as T;
   return value;
 }

@@ -8,7 +8,10 @@ export interface YamlProblem {
 }
 
 /** For an unterminated quote or flow collection, the position of its opening (the parser reports where the file ends). */
-function openingOf(doc: Document, error: YAMLError): { offset: number; what: 'double' | 'single' | 'list' | 'map' } | undefined {
+function openingOf(
+  doc: Document,
+  error: YAMLError,
+): { offset: number; what: 'double' | 'single' | 'list' | 'map' } | undefined {
   const end = error.pos[0];
   const wantQuote = error.code === 'MISSING_CHAR' && /quote/.test(error.message);
   const wantFlow = /^Flow (sequence|map) .* end with/.test(error.message);
@@ -50,19 +53,37 @@ function keyAt(doc: Document, offset: number): string | undefined {
 export function yamlProblem(doc: Document, error: YAMLError, codesHere: readonly string[]): YamlProblem {
   const offset = error.pos[0];
   if (codesHere.includes('MULTILINE_IMPLICIT_KEY')) {
-    return { offset, code: 'E_YAML', message: 'a line below this value is indented further than its key, so YAML reads it as part of this value; start the keys of one mapping in the same column' };
+    return {
+      offset,
+      code: 'E_YAML',
+      message:
+        'a line below this value is indented further than its key, so YAML reads it as part of this value; start the keys of one mapping in the same column',
+    };
   }
   switch (error.code) {
     case 'TAB_AS_INDENT':
       return { offset, code: 'E_TAB', message: 'tab character used for indentation; YAML indents with spaces only' };
     case 'DUPLICATE_KEY': {
       const key = keyAt(doc, offset);
-      return { offset, code: 'E_DUPLICATE_KEY', message: `key ${key ? `"${key}" ` : ''}appears more than once in this mapping; keep one` };
+      return {
+        offset,
+        code: 'E_DUPLICATE_KEY',
+        message: `key ${key ? `"${key}" ` : ''}appears more than once in this mapping; keep one`,
+      };
     }
     case 'BLOCK_AS_IMPLICIT_KEY':
-      return { offset, code: 'E_YAML', message: 'this value holds ": ", which YAML reads as a nested mapping; quote the value, or put the nested mapping on its own indented lines' };
+      return {
+        offset,
+        code: 'E_YAML',
+        message:
+          'this value holds ": ", which YAML reads as a nested mapping; quote the value, or put the nested mapping on its own indented lines',
+      };
     case 'BAD_DQ_ESCAPE':
-      return { offset, code: 'E_YAML', message: 'invalid escape sequence in a double-quoted string; use single quotes to keep backslashes as they are' };
+      return {
+        offset,
+        code: 'E_YAML',
+        message: 'invalid escape sequence in a double-quoted string; use single quotes to keep backslashes as they are',
+      };
     case 'RESOURCE_EXHAUSTION':
       return { offset, code: 'E_DEPTH', message: 'document is nested too deeply to read' };
     default:

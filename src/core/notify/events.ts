@@ -56,7 +56,9 @@ export interface NotifyEvent {
 
 /** The delivery id of an event: a short sha256 of the resource, the type and what tells one occurrence from another. */
 export function eventId(resource: EventResource, type: string, occurrence: string): string {
-  const digest = createHash('sha256').update(`converge-event/v1\0${resource.kind}\0${resource.name}\0${type}\0${occurrence}`).digest('hex');
+  const digest = createHash('sha256')
+    .update(`converge-event/v1\0${resource.kind}\0${resource.name}\0${type}\0${occurrence}`)
+    .digest('hex');
   return `evt-${digest.slice(0, 32)}`;
 }
 

@@ -42,31 +42,58 @@ interface Derived {
 
 function fromJob(e: RecordedEvent): Derived | undefined {
   const job = e.job?.id ?? 'unknown';
-  if (e.type === 'pruned') return { type: 'pruned', occurrence: job, reason: 'Pruned', message: `deleted: its manifest is gone and converge owned it (job ${job})` };
+  if (e.type === 'pruned')
+    return {
+      type: 'pruned',
+      occurrence: job,
+      reason: 'Pruned',
+      message: `deleted: its manifest is gone and converge owned it (job ${job})`,
+    };
   if (e.type === 'write_failed') {
     // Interrupted is an apply that stopped waiting, not a job out of attempts.
-    return e.reason === 'JobFailed' ? { type: 'write_failed', occurrence: job, reason: 'JobFailed', message: `job ${job} failed: ${e.message}` } : undefined;
+    return e.reason === 'JobFailed'
+      ? { type: 'write_failed', occurrence: job, reason: 'JobFailed', message: `job ${job} failed: ${e.message}` }
+      : undefined;
   }
   if (!WROTE.has(e.reason)) return undefined;
   const rollout = e.revision !== null;
-  const message = rollout ? `${e.reason}; a new revision builds (${e.revision!.id})` : `${e.reason}; no rollout to wait for`;
-  return { type: 'write_sent', occurrence: job, reason: rollout ? 'RevisionBuilding' : 'Applied', message, revision: rollout, rollout };
+  const message = rollout
+    ? `${e.reason}; a new revision builds (${e.revision!.id})`
+    : `${e.reason}; no rollout to wait for`;
+  return {
+    type: 'write_sent',
+    occurrence: job,
+    reason: rollout ? 'RevisionBuilding' : 'Applied',
+    message,
+    revision: rollout,
+    rollout,
+  };
 }
 
 function fromRevision(e: RecordedEvent, logId: string): Derived | undefined {
   const occurrence = e.revision?.id ?? `log:${logId}`;
-  if (FAILURES.has(e.reason)) return { type: 'rollout_failed', occurrence, reason: e.reason, message: e.message, revision: true };
-  if (HEALTHY.has(e.reason)) return { type: 'rollout_succeeded', occurrence, reason: e.reason, message: e.message, revision: true };
+  if (FAILURES.has(e.reason))
+    return { type: 'rollout_failed', occurrence, reason: e.reason, message: e.message, revision: true };
+  if (HEALTHY.has(e.reason))
+    return { type: 'rollout_succeeded', occurrence, reason: e.reason, message: e.message, revision: true };
   return undefined;
 }
 
 function fromDecision(e: RecordedEvent, logId: string, context: EntryContext): Derived | undefined {
   const message = e.message.slice(e.message.indexOf(': ') + 2);
   // The same hold decided again (its health changed meanwhile) under the same manifests is the same hold.
-  if (DECIDED_HOLDS.has(e.reason)) return { type: 'held', occurrence: `${e.reason}|${e.manifests?.id ?? ''}`, reason: e.reason, message };
+  if (DECIDED_HOLDS.has(e.reason))
+    return { type: 'held', occurrence: `${e.reason}|${e.manifests?.id ?? ''}`, reason: e.reason, message };
   // Held behind a failed wave: one event per hold (the wave and the failed resource it names), not per reconcile.
-  if (e.reason === 'WaveHeld') return { type: 'held', occurrence: `WaveHeld|${e.manifests?.id ?? ''}|${message}`, reason: 'WaveHeld', message };
-  if (e.reason === 'DeletePending') return { type: 'delete_pending', occurrence: context.pendingDeleteSince ?? `log:${logId}`, reason: 'DeletePending', message };
+  if (e.reason === 'WaveHeld')
+    return { type: 'held', occurrence: `WaveHeld|${e.manifests?.id ?? ''}|${message}`, reason: 'WaveHeld', message };
+  if (e.reason === 'DeletePending')
+    return {
+      type: 'delete_pending',
+      occurrence: context.pendingDeleteSince ?? `log:${logId}`,
+      reason: 'DeletePending',
+      message,
+    };
   return undefined;
 }
 
@@ -82,14 +109,20 @@ function derive(e: RecordedEvent, logId: string, context: EntryContext): Derived
       return fromDecision(e, logId, context);
     case 'held': {
       // A failed revision's hold is about that revision; any other hold is the entry that recorded it.
-      const occurrence = e.reason === 'RevisionFailed' && e.revision ? `RevisionFailed|${e.revision.id}` : `log:${logId}`;
+      const occurrence =
+        e.reason === 'RevisionFailed' && e.revision ? `RevisionFailed|${e.revision.id}` : `log:${logId}`;
       return { type: 'held', occurrence, reason: e.reason, message: e.message };
     }
     case 'conflict':
       return { type: 'conflict', occurrence: `log:${logId}`, reason: e.reason, message: e.message };
     case 'drift_detected': {
       const report = e.reason === 'report';
-      return { type: 'drift_detected', occurrence: `log:${logId}`, reason: report ? 'DriftReported' : 'DriftHealing', message: `${e.message}; ${report ? 'reported, not reverted (drift policy report)' : 'reverting it'}` };
+      return {
+        type: 'drift_detected',
+        occurrence: `log:${logId}`,
+        reason: report ? 'DriftReported' : 'DriftHealing',
+        message: `${e.message}; ${report ? 'reported, not reverted (drift policy report)' : 'reverting it'}`,
+      };
     }
     case 'drift_healed':
       return { type: 'drift_healed', occurrence: `log:${logId}`, reason: 'Synced', message: e.message };
@@ -109,7 +142,15 @@ export function notifyEventsOf(entry: LogEntry, context: EntryContext = {}): Not
   const derived = derive(e, entry.id, context);
   if (!derived) return [];
   const resource = resourceOf(e.key);
-  const event: NotifyEvent = { id: eventId(resource, derived.type, derived.occurrence), type: derived.type, resource, reason: derived.reason, message: derived.message, manifestVersion: e.manifests, time: e.at };
+  const event: NotifyEvent = {
+    id: eventId(resource, derived.type, derived.occurrence),
+    type: derived.type,
+    resource,
+    reason: derived.reason,
+    message: derived.message,
+    manifestVersion: e.manifests,
+    time: e.at,
+  };
   if (derived.revision && e.revision) {
     event.revisionId = e.revision.id;
     event.revisionStatus = e.revision.status;
@@ -120,14 +161,19 @@ export function notifyEventsOf(entry: LogEntry, context: EntryContext = {}): Not
 }
 
 /** applied_state_lost: about the daemon, once per loss (its time), whichever replica leads when it is seen. */
-export function appliedStateLostEvent(lostAt: string, manifestVersion: NotifyEvent['manifestVersion'], time: string): NotifyEvent {
+export function appliedStateLostEvent(
+  lostAt: string,
+  manifestVersion: NotifyEvent['manifestVersion'],
+  time: string,
+): NotifyEvent {
   const resource = { kind: DAEMON_RESOURCE_KIND, name: 'applied-state' };
   return {
     id: eventId(resource, 'applied_state_lost', lostAt),
     type: 'applied_state_lost',
     resource,
     reason: 'AppliedStateLost',
-    message: "Redis lost converge's records (applied state, desired-state memory, jobs): secrets that cannot be compared are held (SecretsUnknown), drift under report is not healed",
+    message:
+      "Redis lost converge's records (applied state, desired-state memory, jobs): secrets that cannot be compared are held (SecretsUnknown), drift under report is not healed",
     manifestVersion,
     time,
   };

@@ -13,7 +13,13 @@ export function webhookBody(event: NotifyEvent, buildLog?: readonly string[]): s
     message: event.message,
     ...(event.revisionId ? { revision_id: event.revisionId } : {}),
     ...(event.revisionStatus ? { revision_status: event.revisionStatus } : {}),
-    manifest_version: event.manifestVersion ? { kind: event.manifestVersion.kind, id: event.manifestVersion.id, ...(event.manifestVersion.uncommitted ? { uncommitted: true } : {}) } : null,
+    manifest_version: event.manifestVersion
+      ? {
+          kind: event.manifestVersion.kind,
+          id: event.manifestVersion.id,
+          ...(event.manifestVersion.uncommitted ? { uncommitted: true } : {}),
+        }
+      : null,
     ...(buildLog && buildLog.length > 0 ? { build_log: buildLog } : {}),
     time: event.time,
   });
@@ -50,16 +56,26 @@ export function slackBody(event: NotifyEvent, buildLog?: readonly string[]): str
   const text = `${EMOJI[event.type] ?? ''} converge: ${event.type} ${subject}: ${event.message}`.trim();
   const facts = [
     `*reason* ${escapeSlack(event.reason)}`,
-    ...(event.revisionId ? [`*revision* \`${escapeSlack(event.revisionId)}\`${event.revisionStatus ? ` ${escapeSlack(event.revisionStatus)}` : ''}`] : []),
+    ...(event.revisionId
+      ? [
+          `*revision* \`${escapeSlack(event.revisionId)}\`${event.revisionStatus ? ` ${escapeSlack(event.revisionStatus)}` : ''}`,
+        ]
+      : []),
     `*manifests* ${event.manifestVersion ? escapeSlack(versionLabel(event.manifestVersion)) : 'unknown'}`,
   ];
   const blocks: unknown[] = [
-    { type: 'header', text: { type: 'plain_text', text: `${event.type.replace(/_/g, ' ')}: ${subject}`.slice(0, 150) } },
+    {
+      type: 'header',
+      text: { type: 'plain_text', text: `${event.type.replace(/_/g, ' ')}: ${subject}`.slice(0, 150) },
+    },
     { type: 'section', text: { type: 'mrkdwn', text: escapeSlack(event.message).slice(0, 2900) } },
     { type: 'context', elements: facts.map((f) => ({ type: 'mrkdwn', text: f })) },
   ];
   if (buildLog && buildLog.length > 0) {
-    blocks.push({ type: 'section', text: { type: 'mrkdwn', text: `\`\`\`${escapeSlack(buildLog.join('\n')).slice(-2800)}\`\`\`` } });
+    blocks.push({
+      type: 'section',
+      text: { type: 'mrkdwn', text: `\`\`\`${escapeSlack(buildLog.join('\n')).slice(-2800)}\`\`\`` },
+    });
   }
   blocks.push({ type: 'context', elements: [{ type: 'mrkdwn', text: `delivery ${event.id} · ${event.time}` }] });
   return JSON.stringify({ text, blocks });
@@ -93,18 +109,33 @@ export function commitOf(event: Pick<NotifyEvent, 'manifestVersion'>): string | 
 export const COMMIT_DESCRIPTION_MAX = 140;
 
 function describe(event: NotifyEvent, state: CommitState): string {
-  const text = state === 'pending' ? `${event.resource.name}: rollout started${event.revisionId ? ` (revision ${event.revisionId})` : ''}` : `${event.resource.name}: ${event.message}`;
+  const text =
+    state === 'pending'
+      ? `${event.resource.name}: rollout started${event.revisionId ? ` (revision ${event.revisionId})` : ''}`
+      : `${event.resource.name}: ${event.message}`;
   return text.length > COMMIT_DESCRIPTION_MAX ? `${text.slice(0, COMMIT_DESCRIPTION_MAX - 1)}…` : text;
 }
 
 /** A commit status request: the path under the API base, and its JSON body (GitHub/Gitea shape, or GitLab's). */
-export function commitStatusRequest(event: NotifyEvent, repository: string, api: 'github' | 'gitlab', sha: string, state: CommitState): { path: string; body: string } {
+export function commitStatusRequest(
+  event: NotifyEvent,
+  repository: string,
+  api: 'github' | 'gitlab',
+  sha: string,
+  state: CommitState,
+): { path: string; body: string } {
   const context = `converge/${event.resource.name}`;
   const description = describe(event, state);
   if (api === 'gitlab') {
     const gitlabState = state === 'failure' ? 'failed' : state;
-    return { path: `/projects/${encodeURIComponent(repository)}/statuses/${sha}`, body: JSON.stringify({ state: gitlabState, name: context, description }) };
+    return {
+      path: `/projects/${encodeURIComponent(repository)}/statuses/${sha}`,
+      body: JSON.stringify({ state: gitlabState, name: context, description }),
+    };
   }
   const [owner, ...rest] = repository.split('/');
-  return { path: `/repos/${encodeURIComponent(owner!)}/${rest.map(encodeURIComponent).join('/')}/statuses/${sha}`, body: JSON.stringify({ state, context, description }) };
+  return {
+    path: `/repos/${encodeURIComponent(owner!)}/${rest.map(encodeURIComponent).join('/')}/statuses/${sha}`,
+    body: JSON.stringify({ state, context, description }),
+  };
 }

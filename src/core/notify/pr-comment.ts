@@ -19,7 +19,9 @@ export function commentMarker(key?: string): string {
 
 /** A key for the marker: letters, digits and `._/-`, so it can never end the HTML comment early. */
 export function markerKeyProblem(key: string): string | undefined {
-  return /^[A-Za-z0-9._/-]{1,100}$/.test(key) ? undefined : `--key "${key}" may hold only letters, digits, ".", "_", "/" and "-" (at most 100)`;
+  return /^[A-Za-z0-9._/-]{1,100}$/.test(key)
+    ? undefined
+    : `--key "${key}" may hold only letters, digits, ".", "_", "/" and "-" (at most 100)`;
 }
 
 /** Whether a comment is the one this marker names: its first line is the marker. */
@@ -100,25 +102,45 @@ function repoPath(api: CommentApi, repository: string): string {
 /** A page (from 1) of the request's comments, oldest first. */
 export function listRequest(api: CommentApi, repository: string, pull: number, page: number): CommentRequest {
   const base = repoPath(api, repository);
-  if (api === 'gitlab') return { method: 'GET', path: `${base}/merge_requests/${pull}/notes?sort=asc&order_by=created_at&per_page=${COMMENTS_PER_PAGE}&page=${page}` };
+  if (api === 'gitlab')
+    return {
+      method: 'GET',
+      path: `${base}/merge_requests/${pull}/notes?sort=asc&order_by=created_at&per_page=${COMMENTS_PER_PAGE}&page=${page}`,
+    };
   return { method: 'GET', path: `${base}/issues/${pull}/comments?per_page=${COMMENTS_PER_PAGE}&page=${page}` };
 }
 
 /** A new comment on the request. */
 export function createRequest(api: CommentApi, repository: string, pull: number, body: string): CommentRequest {
   const base = repoPath(api, repository);
-  return { method: 'POST', path: api === 'gitlab' ? `${base}/merge_requests/${pull}/notes` : `${base}/issues/${pull}/comments`, body: JSON.stringify({ body }) };
+  return {
+    method: 'POST',
+    path: api === 'gitlab' ? `${base}/merge_requests/${pull}/notes` : `${base}/issues/${pull}/comments`,
+    body: JSON.stringify({ body }),
+  };
 }
 
 /** The marked comment, its body replaced. */
-export function updateRequest(api: CommentApi, repository: string, pull: number, id: number, body: string): CommentRequest {
+export function updateRequest(
+  api: CommentApi,
+  repository: string,
+  pull: number,
+  id: number,
+  body: string,
+): CommentRequest {
   const base = repoPath(api, repository);
-  if (api === 'gitlab') return { method: 'PUT', path: `${base}/merge_requests/${pull}/notes/${id}`, body: JSON.stringify({ body }) };
+  if (api === 'gitlab')
+    return { method: 'PUT', path: `${base}/merge_requests/${pull}/notes/${id}`, body: JSON.stringify({ body }) };
   return { method: 'PATCH', path: `${base}/issues/comments/${id}`, body: JSON.stringify({ body }) };
 }
 
 /** One comment as either host lists it: its id and body; GitLab's system notes (pushes, approvals) are not comments. */
-const ListedComment = z.object({ id: z.number().int(), body: z.string().nullish(), system: z.boolean().optional(), html_url: z.string().optional() });
+const ListedComment = z.object({
+  id: z.number().int(),
+  body: z.string().nullish(),
+  system: z.boolean().optional(),
+  html_url: z.string().optional(),
+});
 const ListedComments = z.array(ListedComment);
 export type ListedComment = z.infer<typeof ListedComment>;
 
@@ -138,7 +160,9 @@ export function readCommentPage(text: string): ListedComment[] | undefined {
 export function readWritten(text: string): { id: number; url?: string } | undefined {
   try {
     const parsed = ListedComment.safeParse(JSON.parse(text));
-    return parsed.success ? { id: parsed.data.id, ...(parsed.data.html_url ? { url: parsed.data.html_url } : {}) } : undefined;
+    return parsed.success
+      ? { id: parsed.data.id, ...(parsed.data.html_url ? { url: parsed.data.html_url } : {}) }
+      : undefined;
   } catch {
     return undefined;
   }

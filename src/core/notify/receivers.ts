@@ -25,12 +25,18 @@ const MAX_BACKLOG = 10_000;
 /** Receivers in one config file at most (each has its own queue and worker in Redis). */
 const MAX_RECEIVERS = 20;
 
-const EnvName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, { error: 'must be the name of an environment variable (letters, digits, _), not a value' });
+const EnvName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, {
+  error: 'must be the name of an environment variable (letters, digits, _), not a value',
+});
 const Duration = z.string().transform((text, ctx) => {
   try {
     const ms = parseDuration(text, 'timeout');
     if (ms > 0 && ms <= MAX_RECEIVER_TIMEOUT_MS) return ms;
-    ctx.issues.push({ code: 'custom', input: text, message: `timeout: "${text}" is out of range; give more than 0 and at most ${MAX_RECEIVER_TIMEOUT_MS / 1000}s` });
+    ctx.issues.push({
+      code: 'custom',
+      input: text,
+      message: `timeout: "${text}" is out of range; give more than 0 and at most ${MAX_RECEIVER_TIMEOUT_MS / 1000}s`,
+    });
     return z.NEVER;
   } catch (error) {
     ctx.issues.push({ code: 'custom', input: text, message: (error as Error).message });
@@ -39,7 +45,9 @@ const Duration = z.string().transform((text, ctx) => {
 });
 
 const Common = {
-  name: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$/, { error: 'must be 1 to 63 letters, digits, ".", "_" or "-"' }),
+  name: z
+    .string()
+    .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$/, { error: 'must be 1 to 63 letters, digits, ".", "_" or "-"' }),
   events: z.array(z.enum(NOTIFY_EVENT_TYPES)).min(1).optional(),
   resources: z.array(z.string().min(1)).min(1).optional(),
   timeout: Duration.optional(),
@@ -55,7 +63,9 @@ const ReceiverSchema = z.discriminatedUnion('type', [
     type: z.literal('commit-status'),
     api_url_env: EnvName,
     token_env: EnvName,
-    repository: z.string().regex(/^[A-Za-z0-9_.-]+(\/[A-Za-z0-9_.-]+)+$/, { error: 'must be owner/name (GitLab: group/subgroup/project)' }),
+    repository: z
+      .string()
+      .regex(/^[A-Za-z0-9_.-]+(\/[A-Za-z0-9_.-]+)+$/, { error: 'must be owner/name (GitLab: group/subgroup/project)' }),
     api: z.enum(['github', 'gitlab']).optional(),
   }),
 ]);
@@ -84,7 +94,9 @@ export interface ReceiverConfig {
 
 /** Events a receiver gets when `events:` is absent: every one; write_sent only to commit-status (its pending state). */
 function defaultEvents(type: ReceiverType): NotifyEventType[] {
-  return type === 'commit-status' ? ['write_sent', 'rollout_succeeded', 'rollout_failed', 'write_failed'] : NOTIFY_EVENT_TYPES.filter((t) => t !== 'write_sent');
+  return type === 'commit-status'
+    ? ['write_sent', 'rollout_succeeded', 'rollout_failed', 'write_failed']
+    : NOTIFY_EVENT_TYPES.filter((t) => t !== 'write_sent');
 }
 
 function toConfig(entry: ReceiverEntry): ReceiverConfig {
@@ -125,9 +137,22 @@ function unknownKey(key: string): string {
 }
 
 /** One line per problem: `file:line:column: error: notifications[1].url_env: is required`. */
-function located(doc: Document, lines: LineCounter, file: string, path: ReadonlyArray<PropertyKey>, message: string, at: 'key' | 'value' = 'value'): string {
+function located(
+  doc: Document,
+  lines: LineCounter,
+  file: string,
+  path: ReadonlyArray<PropertyKey>,
+  message: string,
+  at: 'key' | 'value' = 'value',
+): string {
   const { line, column } = positionAt(lines, offsetForPath(doc, ['notifications', ...path], at));
-  return formatDiagnostic({ severity: 'error', file, line, column, message: `${displayPath(['notifications', ...path])}: ${message}` });
+  return formatDiagnostic({
+    severity: 'error',
+    file,
+    line,
+    column,
+    message: `${displayPath(['notifications', ...path])}: ${message}`,
+  });
 }
 
 /**
@@ -144,7 +169,8 @@ export function notificationsFromConfig(doc: Document, lines: LineCounter, file:
   if (!parsed.success) {
     for (const issue of parsed.error.issues.slice(0, 20)) {
       if (issue.code === 'unrecognized_keys') {
-        for (const key of issue.keys) problems.push(located(doc, lines, file, [...issue.path, key], unknownKey(key), 'key'));
+        for (const key of issue.keys)
+          problems.push(located(doc, lines, file, [...issue.path, key], unknownKey(key), 'key'));
       } else {
         problems.push(located(doc, lines, file, issue.path, issue.message));
       }
@@ -153,7 +179,16 @@ export function notificationsFromConfig(doc: Document, lines: LineCounter, file:
   }
   const seen = new Set<string>();
   parsed.data.forEach((entry, i) => {
-    if (seen.has(entry.name)) problems.push(located(doc, lines, file, [i, 'name'], `"${entry.name}" is used by an earlier receiver; give each a name of its own`));
+    if (seen.has(entry.name))
+      problems.push(
+        located(
+          doc,
+          lines,
+          file,
+          [i, 'name'],
+          `"${entry.name}" is used by an earlier receiver; give each a name of its own`,
+        ),
+      );
     seen.add(entry.name);
   });
   if (problems.length > 0) throw new UsageError(problems.join('\n'));
@@ -171,7 +206,7 @@ export interface ResolvedReceiver extends ReceiverConfig {
 /** Where a receiver's credentials go instead of its URL. */
 const CREDENTIALS_HOME: Record<ReceiverType, string> = {
   webhook: 'sign with secret_env (X-Converge-Signature-256) instead; the receiver checks the signature',
-  slack: "a Slack webhook URL carries its token in its path, with no user name or password; give the URL Slack shows",
+  slack: 'a Slack webhook URL carries its token in its path, with no user name or password; give the URL Slack shows',
   'commit-status': 'give the token with token_env instead',
 };
 
@@ -184,7 +219,12 @@ function urlProblem(receiver: ReceiverConfig, field: 'url' | 'apiUrl', value: st
   const setting = field === 'url' ? 'url_env' : 'api_url_env';
   const name = `notifications: receiver "${receiver.name}" (${receiver.type}): ${setting} ${receiver.env[field]}`;
   try {
-    checkHttpUrl(value, { name, example: 'https://HOST/PATH', noCredentials: CREDENTIALS_HOME[receiver.type], secretValue: true });
+    checkHttpUrl(value, {
+      name,
+      example: 'https://HOST/PATH',
+      noCredentials: CREDENTIALS_HOME[receiver.type],
+      secretValue: true,
+    });
     return undefined;
   } catch (error) {
     return (error as Error).message;
@@ -192,13 +232,19 @@ function urlProblem(receiver: ReceiverConfig, field: 'url' | 'apiUrl', value: st
 }
 
 /** Reads each receiver's variables; a missing or empty one is one line naming it (never its value). */
-export function resolveReceivers(receivers: readonly ReceiverConfig[], env: Readonly<Record<string, string | undefined>>): ResolvedReceiver[] {
+export function resolveReceivers(
+  receivers: readonly ReceiverConfig[],
+  env: Readonly<Record<string, string | undefined>>,
+): ResolvedReceiver[] {
   const missing: string[] = [];
   const out = receivers.map((receiver) => {
     const resolved: ResolvedReceiver = { ...receiver };
     for (const [field, variable] of Object.entries(receiver.env) as Array<[keyof ReceiverConfig['env'], string]>) {
       const value = env[variable];
-      if (!value) missing.push(`notifications: receiver "${receiver.name}" (${receiver.type}): environment variable ${variable} is not set`);
+      if (!value)
+        missing.push(
+          `notifications: receiver "${receiver.name}" (${receiver.type}): environment variable ${variable} is not set`,
+        );
       else resolved[field] = value;
     }
     for (const field of ['url', 'apiUrl'] as const) {
@@ -213,12 +259,18 @@ export function resolveReceivers(receivers: readonly ReceiverConfig[], env: Read
 
 /** `support-*` matches support-agent; `?` is one character; everything else is literal. */
 export function globMatches(glob: string, name: string): boolean {
-  const pattern = glob.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.');
+  const pattern = glob
+    .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+    .replace(/\*/g, '.*')
+    .replace(/\?/g, '.');
   return new RegExp(`^${pattern}$`).test(name);
 }
 
 /** Whether a receiver gets this event: its type is asked for, and its resource matches a glob (daemon-wide events always). */
-export function receiverWants(receiver: Pick<ReceiverConfig, 'events' | 'resources'>, event: Pick<NotifyEvent, 'type' | 'resource'>): boolean {
+export function receiverWants(
+  receiver: Pick<ReceiverConfig, 'events' | 'resources'>,
+  event: Pick<NotifyEvent, 'type' | 'resource'>,
+): boolean {
   if (!(receiver.events as readonly string[]).includes(event.type)) return false;
   if (!receiver.resources || event.resource.kind === DAEMON_RESOURCE_KIND) return true;
   return receiver.resources.some((glob) => globMatches(glob, event.resource.name));

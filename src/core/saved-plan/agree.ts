@@ -41,7 +41,9 @@ export function optionDifferences(file: PlanOptions, ours: PlanOptions): string[
 
 /** A create, update or adopt that carries converge/suspend counts as suspended only (the rule of src/plan/summary.ts). */
 function summaryKey(change: PlanChange): keyof PlanSummary {
-  const suspended = change.suspended === true && (change.action === 'create' || change.action === 'update' || change.action === 'adopt');
+  const suspended =
+    change.suspended === true &&
+    (change.action === 'create' || change.action === 'update' || change.action === 'adopt');
   return suspended ? 'suspended' : change.action;
 }
 
@@ -50,17 +52,33 @@ function summaryKey(change: PlanChange): keyof PlanSummary {
  * same resource and action in `plan.changes`, and each count of `plan.summary` the count of those changes, so that what
  * `plan --show` prints (and a reviewer read) names every write, a delete above all.
  */
-export function planDisagreement(saved: { plan: Plan; writes: ReadonlyArray<{ kind: ResourceKind; name: string; action: PlanChange['action'] }> }): string | undefined {
-  const counted: PlanSummary = { create: 0, update: 0, adopt: 0, delete: 0, noop: 0, orphan: 0, blocked: 0, suspended: 0 };
+export function planDisagreement(saved: {
+  plan: Plan;
+  writes: ReadonlyArray<{ kind: ResourceKind; name: string; action: PlanChange['action'] }>;
+}): string | undefined {
+  const counted: PlanSummary = {
+    create: 0,
+    update: 0,
+    adopt: 0,
+    delete: 0,
+    noop: 0,
+    orphan: 0,
+    blocked: 0,
+    suspended: 0,
+  };
   for (const change of saved.plan.changes) counted[summaryKey(change)] += 1;
-  const wrong = (Object.keys(counted) as Array<keyof PlanSummary>).filter((key) => saved.plan.summary[key] !== counted[key]);
-  if (wrong.length > 0) return `its summary says ${wrong.map((key) => `${saved.plan.summary[key]} to ${key}`).join(', ')}, its changes hold ${wrong.map((key) => counted[key]).join(', ')}`;
+  const wrong = (Object.keys(counted) as Array<keyof PlanSummary>).filter(
+    (key) => saved.plan.summary[key] !== counted[key],
+  );
+  if (wrong.length > 0)
+    return `its summary says ${wrong.map((key) => `${saved.plan.summary[key]} to ${key}`).join(', ')}, its changes hold ${wrong.map((key) => counted[key]).join(', ')}`;
   const shown = new Map(saved.plan.changes.map((change) => [resourceKey(change.kind, change.name), change]));
   for (const write of saved.writes) {
     const key = resourceKey(write.kind, write.name);
     const change = shown.get(key);
     if (!change) return `it writes ${key} (${write.action}) but its plan does not show it`;
-    if (change.action !== write.action || summaryKey(change) === 'suspended') return `it writes ${key} (${write.action}) but its plan shows ${summaryKey(change) === 'suspended' ? 'it suspended' : change.action}`;
+    if (change.action !== write.action || summaryKey(change) === 'suspended')
+      return `it writes ${key} (${write.action}) but its plan shows ${summaryKey(change) === 'suspended' ? 'it suspended' : change.action}`;
   }
   return undefined;
 }

@@ -43,9 +43,26 @@ const Count = z.number().int().nonnegative();
 /** The plan as `plan` printed it (src/core/model.ts `Plan`): what `plan --show` renders. */
 const PlanData = z.strictObject({
   format_version: z.literal('1'),
-  summary: z.strictObject({ create: Count, update: Count, adopt: Count, delete: Count, noop: Count, orphan: Count, blocked: Count, suspended: Count }),
+  summary: z.strictObject({
+    create: Count,
+    update: Count,
+    adopt: Count,
+    delete: Count,
+    noop: Count,
+    orphan: Count,
+    blocked: Count,
+    suspended: Count,
+  }),
   changes: z.array(PlanChange),
-  diagnostics: z.array(z.strictObject({ severity: z.enum(['error', 'warning']), file: z.string(), line: z.number().int(), column: z.number().int(), message: z.string() })),
+  diagnostics: z.array(
+    z.strictObject({
+      severity: z.enum(['error', 'warning']),
+      file: z.string(),
+      line: z.number().int(),
+      column: z.number().int(),
+      message: z.string(),
+    }),
+  ),
   notes: z.array(z.string()).optional(),
   prune_refused: z.string().optional(),
   targets: z.array(z.string()).optional(),
@@ -121,7 +138,10 @@ export const SavedPlan = z.strictObject({
   plan: PlanData,
   writes: z.array(PlannedWrite),
   /** With CONVERGE_PLAN_KEY set at plan --out: HMAC-SHA256 of every other key but the checksum (src/core/saved-plan/signature.ts). */
-  signature: z.string().regex(/^hmac-sha256:[0-9a-f]{64}$/).optional(),
+  signature: z
+    .string()
+    .regex(/^hmac-sha256:[0-9a-f]{64}$/)
+    .optional(),
   checksum: z.string().regex(/^sha256:[0-9a-f]{64}$/),
 });
 export type SavedPlan = Omit<z.infer<typeof SavedPlan>, 'plan'> & { plan: Plan };
@@ -158,21 +178,38 @@ export function readSavedPlan(text: string): SavedPlanRead {
     return { ok: false, problem: `not a converge plan: ${why}; ${RUN_PLAN}` };
   }
   const head = data && typeof data === 'object' && !Array.isArray(data) ? (data as Record<string, unknown>) : {};
-  if (head.format !== SAVED_PLAN_FORMAT) return { ok: false, problem: `not a converge plan: it has no "format": "${SAVED_PLAN_FORMAT}" (is it the output of plan --output json? apply --plan takes the file plan --out writes)` };
+  if (head.format !== SAVED_PLAN_FORMAT)
+    return {
+      ok: false,
+      problem: `not a converge plan: it has no "format": "${SAVED_PLAN_FORMAT}" (is it the output of plan --output json? apply --plan takes the file plan --out writes)`,
+    };
   if (head.format_version !== SAVED_PLAN_VERSION) {
-    return { ok: false, problem: `a converge plan of format version ${JSON.stringify(head.format_version)}; this converge reads version ${SAVED_PLAN_VERSION}: ${RUN_PLAN} with this converge` };
+    return {
+      ok: false,
+      problem: `a converge plan of format version ${JSON.stringify(head.format_version)}; this converge reads version ${SAVED_PLAN_VERSION}: ${RUN_PLAN} with this converge`,
+    };
   }
   const parsed = SavedPlan.safeParse(data);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
-    return { ok: false, problem: `a damaged converge plan: ${issue.path.join('.') || 'the document'}: ${issue.message} (edited by hand?); ${RUN_PLAN}` };
+    return {
+      ok: false,
+      problem: `a damaged converge plan: ${issue.path.join('.') || 'the document'}: ${issue.message} (edited by hand?); ${RUN_PLAN}`,
+    };
   }
   const { checksum, ...content } = data as SavedPlan;
   if (planChecksum(content) !== checksum) {
-    return { ok: false, problem: `a converge plan whose checksum does not match its content: it was edited or damaged after plan --out wrote it; ${RUN_PLAN}` };
+    return {
+      ok: false,
+      problem: `a converge plan whose checksum does not match its content: it was edited or damaged after plan --out wrote it; ${RUN_PLAN}`,
+    };
   }
   const plan = parsed.data as SavedPlan;
   const disagreement = planDisagreement(plan);
-  if (disagreement) return { ok: false, problem: `a converge plan whose plan disagrees with its writes (${disagreement}): it was edited after plan --out wrote it; ${RUN_PLAN}` };
+  if (disagreement)
+    return {
+      ok: false,
+      problem: `a converge plan whose plan disagrees with its writes (${disagreement}): it was edited after plan --out wrote it; ${RUN_PLAN}`,
+    };
   return { ok: true, plan };
 }

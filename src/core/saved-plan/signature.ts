@@ -22,13 +22,18 @@ export const SKIP_SIGNATURE_FLAG = 'skip-signature-check';
  * Without one, a signed plan is refused too (its signature cannot be checked), unless `skipCheck` (the command's
  * --skip-signature-check) says so explicitly; a key that is set is checked whatever that flag says. Pure.
  */
-export function signatureProblem(plan: { signature?: string | undefined; checksum: string }, key: string | undefined, skipCheck = false): string | undefined {
+export function signatureProblem(
+  plan: { signature?: string | undefined; checksum: string },
+  key: string | undefined,
+  skipCheck = false,
+): string | undefined {
   const { signature, checksum: _checksum, ...content } = plan;
   if (key === undefined) {
     if (signature === undefined || skipCheck) return undefined;
     return `it is signed, and ${PLAN_KEY_ENV} is not set: its signature cannot be checked; set ${PLAN_KEY_ENV} to the key it was signed with, or give --${SKIP_SIGNATURE_FLAG} to read it unchecked`;
   }
-  if (signature === undefined) return `it is not signed, and ${PLAN_KEY_ENV} is set: apply --plan applies only plans signed with that key; make it with "converge plan DIR --out FILE" where ${PLAN_KEY_ENV} holds the same key`;
+  if (signature === undefined)
+    return `it is not signed, and ${PLAN_KEY_ENV} is set: apply --plan applies only plans signed with that key; make it with "converge plan DIR --out FILE" where ${PLAN_KEY_ENV} holds the same key`;
   const expected = Buffer.from(planSignature(content, key));
   const given = Buffer.from(signature);
   if (expected.length !== given.length || !timingSafeEqual(expected, given)) {

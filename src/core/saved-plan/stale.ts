@@ -32,7 +32,10 @@ function keyOf(item: { kind: PlanChange['kind']; name: string }): string {
 }
 
 /** The secrets of a planned resource that changed: rotated, no longer declared (or not resolvable now), new. */
-function secretChanges(then: Readonly<Record<string, string>>, now: Readonly<Record<string, string>>): string | undefined {
+function secretChanges(
+  then: Readonly<Record<string, string>>,
+  now: Readonly<Record<string, string>>,
+): string | undefined {
   const rotated = Object.keys(then).filter((name) => now[name] !== undefined && now[name] !== then[name]);
   if (rotated.length > 0) return `secret ${rotated.join(', ')} changed (rotated)`;
   const gone = Object.keys(then).filter((name) => now[name] === undefined);
@@ -47,20 +50,31 @@ function liveChange(then: SeenLive | null, now: SeenLive | null): string | undef
   if (!then) return `it was created live since (id ${now!.id})`;
   if (!now) return `it is gone live (id ${then.id} was deleted since)`;
   if (then.id !== now.id) return `it was replaced live (id ${then.id} then, ${now.id} now)`;
-  if (then.latest_revision_id !== now.latest_revision_id) return `a new revision started live (latest revision ${then.latest_revision_id ?? 'none'} then, ${now.latest_revision_id ?? 'none'} now)`;
-  if (then.updated_at !== now.updated_at) return `it changed live (updated_at ${then.updated_at ?? 'none'} then, ${now.updated_at ?? 'none'} now)`;
+  if (then.latest_revision_id !== now.latest_revision_id)
+    return `a new revision started live (latest revision ${then.latest_revision_id ?? 'none'} then, ${now.latest_revision_id ?? 'none'} now)`;
+  if (then.updated_at !== now.updated_at)
+    return `it changed live (updated_at ${then.updated_at ?? 'none'} then, ${now.updated_at ?? 'none'} now)`;
   return undefined;
 }
 
 /** How the decided write differs now, when the resource's state alone did not say why. */
-function writeChange(saved: PlannedWrite, fresh: PlannedWrite | undefined, change: PlanChange | undefined): string | undefined {
+function writeChange(
+  saved: PlannedWrite,
+  fresh: PlannedWrite | undefined,
+  change: PlanChange | undefined,
+): string | undefined {
   if (!fresh) {
     if (!change) return 'it is no longer planned';
-    return change.action === 'noop' ? 'it needs no write now' : `it would be ${change.action} now, not ${saved.action}, and is not written`;
+    return change.action === 'noop'
+      ? 'it needs no write now'
+      : `it would be ${change.action} now, not ${saved.action}, and is not written`;
   }
-  if (fresh.action !== saved.action || fresh.op !== saved.op) return `it would be ${fresh.action} now, not ${saved.action}`;
-  if (canonicalJson(fresh.fields) !== canonicalJson(saved.fields)) return `its write would send ${fresh.fields.join(', ') || 'nothing'} now, not ${saved.fields.join(', ') || 'nothing'}`;
-  if (fresh.deployment_id !== saved.deployment_id) return `it would be written to ${fresh.deployment_id ?? 'a new deployment'} now, not ${saved.deployment_id ?? 'a new deployment'}`;
+  if (fresh.action !== saved.action || fresh.op !== saved.op)
+    return `it would be ${fresh.action} now, not ${saved.action}`;
+  if (canonicalJson(fresh.fields) !== canonicalJson(saved.fields))
+    return `its write would send ${fresh.fields.join(', ') || 'nothing'} now, not ${saved.fields.join(', ') || 'nothing'}`;
+  if (fresh.deployment_id !== saved.deployment_id)
+    return `it would be written to ${fresh.deployment_id ?? 'a new deployment'} now, not ${saved.deployment_id ?? 'a new deployment'}`;
   return undefined;
 }
 
@@ -69,27 +83,43 @@ function changedFields(then: PlanChange | undefined, now: PlanChange | undefined
   if (!then || !now || canonicalJson(then) === canonicalJson(now)) return undefined;
   const thenByPath = new Map(then.fields.map((f) => [f.path, canonicalJson(f)]));
   const nowByPath = new Map(now.fields.map((f) => [f.path, canonicalJson(f)]));
-  const paths = [...new Set([...thenByPath.keys(), ...nowByPath.keys()])].filter((path) => thenByPath.get(path) !== nowByPath.get(path));
+  const paths = [...new Set([...thenByPath.keys(), ...nowByPath.keys()])].filter(
+    (path) => thenByPath.get(path) !== nowByPath.get(path),
+  );
   return paths.length > 0 ? `its planned change differs now (${paths.join(', ')})` : 'its planned change differs now';
 }
 
 /** The first thing that changed for one planned write, or undefined: it holds. */
-function writeStaleness(saved: PlannedWrite, fresh: FreshState, savedChanges: ReadonlyMap<string, PlanChange>, freshChanges: ReadonlyMap<string, PlanChange>): string | undefined {
+function writeStaleness(
+  saved: PlannedWrite,
+  fresh: FreshState,
+  savedChanges: ReadonlyMap<string, PlanChange>,
+  freshChanges: ReadonlyMap<string, PlanChange>,
+): string | undefined {
   const key = keyOf(saved);
   const observed = fresh.observed.get(key);
   const freshWrite = fresh.writes.find((w) => keyOf(w) === key);
   const why =
     (observed ? secretChanges(saved.secrets, observed.secrets) : undefined) ??
-    (observed && saved.desired !== undefined && observed.desired !== saved.desired ? 'its manifest changed' : undefined) ??
+    (observed && saved.desired !== undefined && observed.desired !== saved.desired
+      ? 'its manifest changed'
+      : undefined) ??
     (observed ? liveChange(saved.seen.live, observed.live) : undefined) ??
-    (observed && observed.applied_at !== saved.seen.applied_at ? `converge wrote it since (at ${observed.applied_at ?? 'an unknown time'})` : undefined) ??
+    (observed && observed.applied_at !== saved.seen.applied_at
+      ? `converge wrote it since (at ${observed.applied_at ?? 'an unknown time'})`
+      : undefined) ??
     writeChange(saved, freshWrite, freshChanges.get(key)) ??
     changedFields(savedChanges.get(key), freshChanges.get(key));
   return why === undefined ? undefined : `${key}: ${why}`;
 }
 
 /** A write's action as done to the resource. */
-const DONE: Record<PlannedWrite['action'], string> = { create: 'created', update: 'updated', adopt: 'adopted', delete: 'deleted' };
+const DONE: Record<PlannedWrite['action'], string> = {
+  create: 'created',
+  update: 'updated',
+  adopt: 'adopted',
+  delete: 'deleted',
+};
 
 /**
  * " (23acd65 then, uncommitted changes on top of 23acd65 now)" when either is a commit; one label when both read the
@@ -120,7 +150,8 @@ export function stalenessOf(saved: SavedPlan, fresh: FreshState): Staleness {
   }
   const planned = new Set(saved.writes.map(keyOf));
   for (const write of fresh.writes) {
-    if (!planned.has(keyOf(write))) changed.push(`${keyOf(write)}: it would be ${DONE[write.action]} now, and the plan does not hold that write`);
+    if (!planned.has(keyOf(write)))
+      changed.push(`${keyOf(write)}: it would be ${DONE[write.action]} now, and the plan does not hold that write`);
   }
   return { changed };
 }

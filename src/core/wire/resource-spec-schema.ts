@@ -46,16 +46,40 @@ export type Container = z.infer<typeof Container>;
 
 /** ResourceSpec numeric fields; cpu values may be fractional, the others are whole numbers. */
 export const RESOURCE_SPEC_CPU_FIELDS = [
-  'cpu', 'cpu_limit', 'queue_cpu', 'queue_cpu_limit', 'orchestrator_cpu', 'orchestrator_cpu_limit',
-  'executor_cpu', 'executor_cpu_limit', 'redis_cpu', 'redis_cpu_limit', 'db_cpu', 'db_cpu_limit',
+  'cpu',
+  'cpu_limit',
+  'queue_cpu',
+  'queue_cpu_limit',
+  'orchestrator_cpu',
+  'orchestrator_cpu_limit',
+  'executor_cpu',
+  'executor_cpu_limit',
+  'redis_cpu',
+  'redis_cpu_limit',
+  'db_cpu',
+  'db_cpu_limit',
 ] as const;
 export const RESOURCE_SPEC_INT_FIELDS = [
-  'min_scale', 'max_scale', 'memory_mb', 'memory_limit_mb',
-  'queue_min_scale', 'queue_max_scale', 'queue_memory_mb', 'queue_memory_limit_mb',
-  'orchestrator_memory_mb', 'orchestrator_memory_limit_mb', 'orchestrator_min_scale', 'orchestrator_max_scale',
-  'executor_memory_mb', 'executor_memory_limit_mb',
-  'redis_memory_mb', 'redis_memory_limit_mb',
-  'db_memory_mb', 'db_memory_limit_mb', 'db_storage_gi', 'db_max_connections',
+  'min_scale',
+  'max_scale',
+  'memory_mb',
+  'memory_limit_mb',
+  'queue_min_scale',
+  'queue_max_scale',
+  'queue_memory_mb',
+  'queue_memory_limit_mb',
+  'orchestrator_memory_mb',
+  'orchestrator_memory_limit_mb',
+  'orchestrator_min_scale',
+  'orchestrator_max_scale',
+  'executor_memory_mb',
+  'executor_memory_limit_mb',
+  'redis_memory_mb',
+  'redis_memory_limit_mb',
+  'db_memory_mb',
+  'db_memory_limit_mb',
+  'db_storage_gi',
+  'db_max_connections',
 ] as const;
 /** Pairs that must satisfy min <= max. */
 export const RESOURCE_SPEC_SCALE_PAIRS = [
@@ -82,7 +106,9 @@ export const ResourceSpec = z.strictObject({
 export type ResourceSpec = z.infer<typeof ResourceSpec>;
 
 /** Cross-field rules of a ResourceSpec: each min scale at most its max. Returns [path, message] pairs. */
-export function resourceSpecProblems(spec: Partial<Record<string, unknown>>): Array<{ path: string[]; message: string }> {
+export function resourceSpecProblems(
+  spec: Partial<Record<string, unknown>>,
+): Array<{ path: string[]; message: string }> {
   const problems: Array<{ path: string[]; message: string }> = [];
   for (const [min, max] of RESOURCE_SPEC_SCALE_PAIRS) {
     const lo = spec[min];

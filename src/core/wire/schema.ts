@@ -4,7 +4,13 @@ import { ResourceSpec } from './resource-spec-schema.js';
 
 // ---------------------------------------------------------------- enums
 
-export const SOURCES = ['codehost', 'external_docker', 'internal_docker', 'internal_source', 'internal_template'] as const;
+export const SOURCES = [
+  'codehost',
+  'external_docker',
+  'internal_docker',
+  'internal_source',
+  'internal_template',
+] as const;
 export const Source = z.enum(SOURCES);
 export type Source = z.infer<typeof Source>;
 
@@ -43,7 +49,11 @@ export const DEPLOYMENT_NAME_MAX = 63;
 
 /** The name under that rule nearest to `name` (lowercased, other characters as dashes), or undefined when that does not start with a letter. */
 export function validNameLike(name: string): string | undefined {
-  const like = name.toLowerCase().replace(/[^a-z0-9-]+/g, '-').replace(/-+$/, '').slice(0, DEPLOYMENT_NAME_MAX);
+  const like = name
+    .toLowerCase()
+    .replace(/[^a-z0-9-]+/g, '-')
+    .replace(/-+$/, '')
+    .slice(0, DEPLOYMENT_NAME_MAX);
   return /^[a-z]/.test(like) && like !== name ? like : undefined;
 }
 
@@ -81,7 +91,11 @@ export const IMMUTABLE_SOURCE_CONFIG_FIELDS = ['integration_id', 'repo_url', 'li
  * Every source_config path fixed at creation (docs/against-the-real-service.md §3: a change is refused with 400), as dotted paths:
  * the fields above, the tier and the listener's namespace.
  */
-export const IMMUTABLE_SOURCE_CONFIG_PATHS = [...IMMUTABLE_SOURCE_CONFIG_FIELDS, 'deployment_type', 'listener_config.k8s_namespace'] as const;
+export const IMMUTABLE_SOURCE_CONFIG_PATHS = [
+  ...IMMUTABLE_SOURCE_CONFIG_FIELDS,
+  'deployment_type',
+  'listener_config.k8s_namespace',
+] as const;
 
 /** source_config fields a create sends and a PATCH never does (the tier: a change is blocked instead). */
 export const CREATE_ONLY_SOURCE_CONFIG_FIELDS = ['deployment_type'] as const;
@@ -167,10 +181,21 @@ export const Deployment = z.looseObject({
   name: z.string(),
   /** A source this client does not know is tolerated; plan() blocks changes to such a deployment. */
   source: z.string(),
-  source_config: z.record(z.string(), z.unknown()).nullish().transform((v) => v ?? {}),
-  source_revision_config: z.record(z.string(), z.unknown()).nullish().transform((v) => v ?? {}),
-  secrets: z.array(LiveSecret).nullish().transform((v) => v ?? []),
-  secret_references: z.array(z.looseObject({ name: z.string(), secret_name: z.string(), secret_key: z.string() })).nullish(),
+  source_config: z
+    .record(z.string(), z.unknown())
+    .nullish()
+    .transform((v) => v ?? {}),
+  source_revision_config: z
+    .record(z.string(), z.unknown())
+    .nullish()
+    .transform((v) => v ?? {}),
+  secrets: z
+    .array(LiveSecret)
+    .nullish()
+    .transform((v) => v ?? []),
+  secret_references: z
+    .array(z.looseObject({ name: z.string(), secret_name: z.string(), secret_key: z.string() }))
+    .nullish(),
   created_at: z.string(),
   updated_at: z.string(),
   status: z.string(),
@@ -178,7 +203,10 @@ export const Deployment = z.looseObject({
   active_revision_id: z.string().nullish(),
   image_version: z.string().nullish(),
   /** Beyond the spec: a preview deployment, which converge never writes to. Anything but true reads as false. */
-  is_preview: z.unknown().transform((v) => v === true).optional(),
+  is_preview: z
+    .unknown()
+    .transform((v) => v === true)
+    .optional(),
 });
 export type Deployment = z.infer<typeof Deployment>;
 
@@ -224,12 +252,18 @@ export const LogEntry = z.looseObject({
   id: z.union([z.string(), z.number()]).nullish(),
   timestamp: z.union([z.number(), z.string()]).nullish(),
   level: z.string().nullish(),
-  message: z.string().nullish().transform((v) => v ?? ''),
+  message: z
+    .string()
+    .nullish()
+    .transform((v) => v ?? ''),
 });
 export type LogEntry = z.infer<typeof LogEntry>;
 
 export const LogPage = z.looseObject({
-  logs: z.array(LogEntry).nullish().transform((v) => v ?? []),
+  logs: z
+    .array(LogEntry)
+    .nullish()
+    .transform((v) => v ?? []),
   next_offset: z.union([z.string(), z.number()]).nullish(),
 });
 export type LogPage = z.infer<typeof LogPage>;
@@ -273,7 +307,11 @@ export const Repository = z.looseObject({
 export type Repository = z.infer<typeof Repository>;
 
 /** Error bodies (docs/against-the-real-service.md §1). */
-export const ValidationIssue = z.object({ loc: z.array(z.union([z.string(), z.number()])), msg: z.string(), type: z.string() });
+export const ValidationIssue = z.object({
+  loc: z.array(z.union([z.string(), z.number()])),
+  msg: z.string(),
+  type: z.string(),
+});
 export type ValidationIssue = z.infer<typeof ValidationIssue>;
 export const ErrorBody = z.object({ detail: z.union([z.string(), z.array(ValidationIssue)]) });
 export type ErrorBody = z.infer<typeof ErrorBody>;

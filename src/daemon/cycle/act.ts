@@ -26,14 +26,25 @@ export interface ToAct {
 
 /** SecretsUnknown outcomes whose job of this desired state is in flight or just finished: that job records the hashes. */
 async function settleSecretsUnknown(ctx: CycleContext, act: ToAct): Promise<void> {
-  const held = [...act.outcomes.values()].filter((o) => o.skip?.code === 'SecretsUnknown' && act.inputs.get(o.key)?.fingerprint);
-  const lookups = await Promise.all(held.map((o) => ctx.enqueuer.inFlightJob(o.key, act.inputs.get(o.key)!.fingerprint!)));
+  const held = [...act.outcomes.values()].filter(
+    (o) => o.skip?.code === 'SecretsUnknown' && act.inputs.get(o.key)?.fingerprint,
+  );
+  const lookups = await Promise.all(
+    held.map((o) => ctx.enqueuer.inFlightJob(o.key, act.inputs.get(o.key)!.fingerprint!)),
+  );
   held.forEach((o, i) => {
     const job = lookups[i];
     const input = act.inputs.get(o.key)!;
     const fingerprint = input.fingerprint!;
     if (job && !job.finished) {
-      const tracked: EnqueuedJob = { key: o.key, jobId: job.jobId, operation: 'in-flight', desired: fingerprint, fingerprint, inFlight: true };
+      const tracked: EnqueuedJob = {
+        key: o.key,
+        jobId: job.jobId,
+        operation: 'in-flight',
+        desired: fingerprint,
+        fingerprint,
+        inFlight: true,
+      };
       ctx.onEnqueued?.(tracked);
       act.outcomes.set(o.key, withWriteInFlight(o, { state: 'queued', jobId: job.jobId, operation: 'in-flight' }));
     } else if (job?.finished || ctx.finishedSince?.(o.key, fingerprint)) {
@@ -54,7 +65,12 @@ function jobData(ctx: CycleContext, act: ToAct, outcome: Outcome): ReconcileJobD
   });
   if (!job) return undefined;
   const intent = outcome.write?.op === 'delete' ? act.intents?.get(outcome.key) : undefined;
-  const data = jobDataOf(job, { origin: 'daemon', deleteTracingProjects: ctx.settings.pruneTracingProjects === true, manifestVersion: act.version, intent });
+  const data = jobDataOf(job, {
+    origin: 'daemon',
+    deleteTracingProjects: ctx.settings.pruneTracingProjects === true,
+    manifestVersion: act.version,
+    intent,
+  });
   // The reconcile's trace context (tracing on only), so the job's span links to the reconcile that enqueued it.
   const traceparent = ctx.steps?.traceparent();
   return traceparent ? { ...data, traceparent } : data;
@@ -82,9 +98,17 @@ async function wavesGated(ctx: CycleContext, act: ToAct): Promise<Map<string, Wa
   const limit = ctx.settings.waveMaxInFlight;
   // Declared resources all in one wave: no limit applies, and the queue is not asked (the single-wave path as ever).
   if (!limit || !severalWaves(act.resources)) return gated;
-  const open = [...act.outcomes.values()].filter((o) => o.write && o.write.op !== 'delete' && !gated.has(o.key) && act.inputs.get(o.key)?.fingerprint);
-  const found = await Promise.all(open.map((o) => ctx.enqueuer.inFlightJob(o.key, act.inputs.get(o.key)!.fingerprint!)));
-  const inFlight = new Set(open.filter((o, i) => found[i] !== undefined || ctx.finishedSince?.(o.key, act.inputs.get(o.key)!.fingerprint!)).map((o) => o.key));
+  const open = [...act.outcomes.values()].filter(
+    (o) => o.write && o.write.op !== 'delete' && !gated.has(o.key) && act.inputs.get(o.key)?.fingerprint,
+  );
+  const found = await Promise.all(
+    open.map((o) => ctx.enqueuer.inFlightJob(o.key, act.inputs.get(o.key)!.fingerprint!)),
+  );
+  const inFlight = new Set(
+    open
+      .filter((o, i) => found[i] !== undefined || ctx.finishedSince?.(o.key, act.inputs.get(o.key)!.fingerprint!))
+      .map((o) => o.key),
+  );
   return gateWaves(act.outcomes, act.resources, { ...options, limit, inFlight });
 }
 
@@ -97,7 +121,8 @@ async function wavesGated(ctx: CycleContext, act: ToAct): Promise<Map<string, Wa
 export async function enqueueOutcomes(ctx: CycleContext, act: ToAct): Promise<number> {
   await settleSecretsUnknown(ctx, act);
   // Waves (docs/rollouts.md): no write of a wave while an earlier one is not yet healthy, or failed (WaveWaiting, WaveHeld).
-  for (const [key, gate] of await wavesGated(ctx, act)) act.outcomes.set(key, waveGatedOutcome(act.outcomes.get(key)!, gate));
+  for (const [key, gate] of await wavesGated(ctx, act))
+    act.outcomes.set(key, waveGatedOutcome(act.outcomes.get(key)!, gate));
   // Change windows (docs/rollouts.md): inside a blocking one, no write goes unless an operator's reconcile may (WindowHeld).
   if (ctx.windows?.configured) gateWindows(ctx.windows, ctx.now ? await ctx.now() : Date.now(), act.outcomes);
   const writes: Outcome[] = [];
@@ -110,32 +135,42 @@ export async function enqueueOutcomes(ctx: CycleContext, act: ToAct): Promise<nu
     datas.push(data);
   }
   let added = 0;
-  await ctx.enqueuer.enqueue(datas, (enqueued, i) => {
-    const outcome = writes[i]!;
-    const data = datas[i]!;
-    const input = act.inputs.get(outcome.key)!;
-    if (enqueued.how === 'finished') {
-      act.outcomes.set(outcome.key, withWriteInFlight(outcome, { state: 'finished' }));
-      return;
-    }
-    const job: EnqueuedJob = { key: outcome.key, jobId: enqueued.jobId, operation: data.operation, desired: data.desired!, ...(data.manifestVersion ? { version: data.manifestVersion } : {}) };
-    if (input.fingerprint) job.fingerprint = input.fingerprint;
-    if (enqueued.how === 'in-flight') {
-      job.inFlight = true;
-      const queued = { state: 'queued', jobId: enqueued.jobId, operation: data.operation } as const;
-      act.outcomes.set(outcome.key, withWriteInFlight(outcome, queued));
-    } else {
-      added += 1;
-      act.outcomes.set(outcome.key, applying(outcome, { jobId: enqueued.jobId, operation: data.operation }));
-    }
-    if (outcome.write?.secretsApproved) ctx.secretWrites?.done(outcome.key);
-    if (outcome.write?.op === 'rebuild') ctx.rebuilds?.done(outcome.key);
-    if (outcome.write?.op === 'delete') ctx.deleteConfirms?.done(outcome.key);
-    ctx.onEnqueued?.(job);
-  }, {
-    skipInFlight: true,
-    finishedSince: (data) => data.desired !== undefined && ctx.finishedSince?.(data.key, data.desired) === true,
-    ...(ctx.fence ? { fence: ctx.fence } : {}),
-  });
+  await ctx.enqueuer.enqueue(
+    datas,
+    (enqueued, i) => {
+      const outcome = writes[i]!;
+      const data = datas[i]!;
+      const input = act.inputs.get(outcome.key)!;
+      if (enqueued.how === 'finished') {
+        act.outcomes.set(outcome.key, withWriteInFlight(outcome, { state: 'finished' }));
+        return;
+      }
+      const job: EnqueuedJob = {
+        key: outcome.key,
+        jobId: enqueued.jobId,
+        operation: data.operation,
+        desired: data.desired!,
+        ...(data.manifestVersion ? { version: data.manifestVersion } : {}),
+      };
+      if (input.fingerprint) job.fingerprint = input.fingerprint;
+      if (enqueued.how === 'in-flight') {
+        job.inFlight = true;
+        const queued = { state: 'queued', jobId: enqueued.jobId, operation: data.operation } as const;
+        act.outcomes.set(outcome.key, withWriteInFlight(outcome, queued));
+      } else {
+        added += 1;
+        act.outcomes.set(outcome.key, applying(outcome, { jobId: enqueued.jobId, operation: data.operation }));
+      }
+      if (outcome.write?.secretsApproved) ctx.secretWrites?.done(outcome.key);
+      if (outcome.write?.op === 'rebuild') ctx.rebuilds?.done(outcome.key);
+      if (outcome.write?.op === 'delete') ctx.deleteConfirms?.done(outcome.key);
+      ctx.onEnqueued?.(job);
+    },
+    {
+      skipInFlight: true,
+      finishedSince: (data) => data.desired !== undefined && ctx.finishedSince?.(data.key, data.desired) === true,
+      ...(ctx.fence ? { fence: ctx.fence } : {}),
+    },
+  );
   return added;
 }

@@ -1,6 +1,13 @@
 // The daemon's full reconcile of the manifest directory: the corridor over the whole tree, prune's grace, the act.
 import type { ResourceHold } from '../../core/holds.js';
-import type { AppliedRecord, DesiredResource, DriftPolicy, ListedDeployment, Plan, PlanChange } from '../../core/model.js';
+import type {
+  AppliedRecord,
+  DesiredResource,
+  DriftPolicy,
+  ListedDeployment,
+  Plan,
+  PlanChange,
+} from '../../core/model.js';
 import type { Outcome } from '../../core/decide.js';
 import type { GatherOptions } from '../../observe/gather.js';
 import { recordDeclarations } from '../../observe/corridor.js';
@@ -74,7 +81,8 @@ async function graceDeletes(ctx: CycleContext, result: Plan, manifests: string):
   const candidates = deleteCandidates(result.changes);
   if (candidates.length === 0 && before.size === 0) return { plan: result };
   // A person's confirmation is read from Redis, where it was stored before it was answered: a new leader finds it too.
-  const stored = (candidates.length > 0 ? await applied.confirmations?.() : undefined) ?? new Map<string, DeleteConfirmation>();
+  const stored =
+    (candidates.length > 0 ? await applied.confirmations?.() : undefined) ?? new Map<string, DeleteConfirmation>();
   const now = ctx.now ? await ctx.now() : Date.now();
   const graced = pruneGrace({
     absent: before,
@@ -87,19 +95,32 @@ async function graceDeletes(ctx: CycleContext, result: Plan, manifests: string):
   });
   await applied.recordAbsences(before, graced.absent);
   // What each due delete's job checks again when it runs (src/core/job-intent.ts): the absence it is decided on, and why.
-  const intents = new Map([...graced.due].map((key) => {
-    const absence = graced.absent.get(key)!;
-    return [key, deleteIntentOf(absence, confirms(stored.get(key), absence))] as const;
-  }));
+  const intents = new Map(
+    [...graced.due].map((key) => {
+      const absence = graced.absent.get(key)!;
+      return [key, deleteIntentOf(absence, confirms(stored.get(key), absence))] as const;
+    }),
+  );
   const probe = graced.due.size > 0 ? await probeDeletes(ctx.client) : { deletes: true as const };
   // Not answered: nothing is known of the service's DELETE; the due deletes wait, the rest of the reconcile goes on.
   if (probe.deletes === 'unknown') {
     const waiting = deletesWaitingForProbe(result, graced, probe.note, now);
     return { ...waiting, recheckIn: Math.max(0, waiting.recheckAt - now) };
   }
-  const marked: Plan = { ...result, changes: probe.deletes ? markPendingDeletes(result.changes, graced.waiting) : withoutDeletes(result.changes, probe.note) };
+  const marked: Plan = {
+    ...result,
+    changes: probe.deletes
+      ? markPendingDeletes(result.changes, graced.waiting)
+      : withoutDeletes(result.changes, probe.note),
+  };
   if (!probe.deletes) marked.notes = [...(result.notes ?? []), probe.note];
-  return { plan: marked, intents, ...(graced.recheckAt === undefined ? {} : { recheckAt: graced.recheckAt, recheckIn: Math.max(0, graced.recheckAt - now) }) };
+  return {
+    plan: marked,
+    intents,
+    ...(graced.recheckAt === undefined
+      ? {}
+      : { recheckAt: graced.recheckAt, recheckIn: Math.max(0, graced.recheckAt - now) }),
+  };
 }
 
 /** The service has no DELETE endpoint (the probe said so): each planned delete is a released orphan, with the probe's note. */

@@ -168,8 +168,20 @@ export async function actOn(
   const { resources, version } = gathered;
   const secretHashes = input.secretHashes;
   // The wave each resource to delete was last declared in: prune deletes in descending wave order (docs/rollouts.md).
-  const deleteWaves = new Map([...outcomes.values()].filter((o) => o.action === 'delete').map((o) => [o.key, gathered.input.applied.get(o.key)?.wave ?? 0]));
-  const added = await enqueueOutcomes(ctx, { outcomes, inputs, resources, secretHashes, version, intents, deleteWaves });
+  const deleteWaves = new Map(
+    [...outcomes.values()]
+      .filter((o) => o.action === 'delete')
+      .map((o) => [o.key, gathered.input.applied.get(o.key)?.wave ?? 0]),
+  );
+  const added = await enqueueOutcomes(ctx, {
+    outcomes,
+    inputs,
+    resources,
+    secretHashes,
+    version,
+    intents,
+    deleteWaves,
+  });
   ctx.steps?.enter('state');
 
   const inSync = [...outcomes.values()].flatMap((o) => (o.remember ? [[o.key, o.remember] as const] : []));

@@ -20,7 +20,10 @@ export async function probeDeletes(client: Pick<ServiceClient, 'deploymentDelete
     return await client.deploymentDeletes();
   } catch (error) {
     const line = error instanceof Error ? (error.message.split('\n')[0] ?? error.name) : String(error);
-    return { deletes: 'unknown', note: `delete due, not sent: the service did not answer converge's DELETE probe (${line}); the delete waits, and a reconcile asks again within ${PROBE_RECHECK_MS / 1000}s` };
+    return {
+      deletes: 'unknown',
+      note: `delete due, not sent: the service did not answer converge's DELETE probe (${line}); the delete waits, and a reconcile asks again within ${PROBE_RECHECK_MS / 1000}s`,
+    };
   }
 }
 
@@ -29,14 +32,28 @@ export async function probeDeletes(client: Pick<ServiceClient, 'deploymentDelete
  * (DeletePending: nothing sent) with the probe's note, the note in the plan's notes, and a reconcile asked for within
  * PROBE_RECHECK_MS (or when a waiting delete falls due, if sooner).
  */
-export function deletesWaitingForProbe(result: Plan, graced: PruneGraceResult, note: string, now: number): { plan: Plan; recheckAt: number } {
-  const changes = markPendingDeletes(result.changes, graced.waiting).map((change) => dueAndWaiting(change, graced, note, now));
-  return { plan: { ...result, changes, notes: [...(result.notes ?? []), note] }, recheckAt: Math.min(graced.recheckAt ?? Infinity, now + PROBE_RECHECK_MS) };
+export function deletesWaitingForProbe(
+  result: Plan,
+  graced: PruneGraceResult,
+  note: string,
+  now: number,
+): { plan: Plan; recheckAt: number } {
+  const changes = markPendingDeletes(result.changes, graced.waiting).map((change) =>
+    dueAndWaiting(change, graced, note, now),
+  );
+  return {
+    plan: { ...result, changes, notes: [...(result.notes ?? []), note] },
+    recheckAt: Math.min(graced.recheckAt ?? Infinity, now + PROBE_RECHECK_MS),
+  };
 }
 
 function dueAndWaiting(change: PlanChange, graced: PruneGraceResult, note: string, now: number): PlanChange {
   const key = resourceKey(change.kind, change.name);
   const absence = change.action === 'delete' && graced.due.has(key) ? graced.absent.get(key) : undefined;
   if (!absence) return change;
-  return { ...change, reason: note, pending_delete: { since: new Date(absence.since).toISOString(), due: new Date(now).toISOString(), confirm: false } };
+  return {
+    ...change,
+    reason: note,
+    pending_delete: { since: new Date(absence.since).toISOString(), due: new Date(now).toISOString(), confirm: false },
+  };
 }

@@ -78,7 +78,8 @@ export class LastGoodManifests {
         heldKeys.add(key);
         const reason = `${where(error)}; the last good version of this resource stays in force until the file is fixed`;
         held.push({ key, kind: last.kind, name: last.name, file, error: where(error), lastGood: last });
-        if (!blockedKeys.has(key)) extraBlocked.push({ kind: last.kind, name: last.name, location: { ...last.location }, reason });
+        if (!blockedKeys.has(key))
+          extraBlocked.push({ kind: last.kind, name: last.name, location: { ...last.location }, reason });
       }
     }
 

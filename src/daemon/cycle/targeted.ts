@@ -4,7 +4,13 @@ import { compareDiagnostics } from '../../core/diagnostics.js';
 import { insertSorted } from '../../core/sorted-merge.js';
 import { inListing } from '../../core/kinds/index.js';
 import { mapBounded } from '../../core/map-bounded.js';
-import { resourceKey, type AppliedRecord, type DesiredResource, type LiveDeployment, type Plan } from '../../core/model.js';
+import {
+  resourceKey,
+  type AppliedRecord,
+  type DesiredResource,
+  type LiveDeployment,
+  type Plan,
+} from '../../core/model.js';
 import type { GatherOptions, Gathered } from '../../observe/gather.js';
 import { recordDeclarations, type CorridorDeclined } from '../../observe/corridor.js';
 import { loadChangedManifests } from '../../observe/manifests.js';
@@ -31,9 +37,14 @@ interface Scope {
 }
 
 /** The resources the changed files declare now and declared before (previous), when one by one is the same as the full path. */
-async function scopeOf(ctx: CycleContext, previous: ReconcileOutcome, paths: readonly string[]): Promise<Scope | string> {
+async function scopeOf(
+  ctx: CycleContext,
+  previous: ReconcileOutcome,
+  paths: readonly string[],
+): Promise<Scope | string> {
   if (!ctx.manifestCache || ctx.environment) return 'variables files or overlays are read with the manifests';
-  if (previous.held.length > 0 || previous.plan.diagnostics.some((d) => d.severity === 'error')) return 'a manifest has errors';
+  if (previous.held.length > 0 || previous.plan.diagnostics.some((d) => d.severity === 'error'))
+    return 'a manifest has errors';
   const loaded = await loadChangedManifests(ctx.dir, paths, { allowLiteralSecrets: false, cache: ctx.manifestCache });
   // A file removed, renamed away or that fails to load: the full path holds, orphans or prunes what it declared.
   if (!loaded) return 'a changed file is gone or does not load';
@@ -41,12 +52,14 @@ async function scopeOf(ctx: CycleContext, previous: ReconcileOutcome, paths: rea
   const changed = new Set(paths);
   const before = [...previous.resources].filter(([, r]) => changed.has(r.location.file));
   const now = new Map(loaded.resources.map((r) => [resourceKey(r.kind, r.name), r] as const));
-  if (before.some(([key]) => !now.has(key))) return 'a resource is no longer declared where it was (orphans and prune are the full listing\'s)';
+  if (before.some(([key]) => !now.has(key)))
+    return "a resource is no longer declared where it was (orphans and prune are the full listing's)";
   for (const [key, r] of now) {
     const elsewhere = previous.resources.get(key);
     if (elsewhere && !changed.has(elsewhere.location.file)) return 'a name is declared by another file too';
     if (!inListing(r.kind)) return 'a changed file declares a resource the deployment listing does not hold';
-    if (ctx.settings.namePrefix !== undefined && !r.name.startsWith(ctx.settings.namePrefix)) return 'a resource outside the name prefix';
+    if (ctx.settings.namePrefix !== undefined && !r.name.startsWith(ctx.settings.namePrefix))
+      return 'a resource outside the name prefix';
   }
   if (ctx.settings.prune && ctx.applied.absences) {
     // A resource declared again while its absence counts toward prune_grace: the full path ends the absence.
@@ -57,7 +70,10 @@ async function scopeOf(ctx: CycleContext, previous: ReconcileOutcome, paths: rea
 }
 
 /** The applied records of the resources decided, one read each where the store has it (not every record of the prefix). */
-async function appliedOf(ctx: CycleContext, resources: readonly DesiredResource[]): Promise<Map<string, AppliedRecord>> {
+async function appliedOf(
+  ctx: CycleContext,
+  resources: readonly DesiredResource[],
+): Promise<Map<string, AppliedRecord>> {
   const get = ctx.applied.get?.bind(ctx.applied);
   if (!get) return ctx.applied.getAll();
   const keys = resources.map((r) => resourceKey(r.kind, r.name));
@@ -70,7 +86,12 @@ async function appliedOf(ctx: CycleContext, resources: readonly DesiredResource[
  * name_contains. Each read is tried once: a failure gives the change to the full reconcile, whose listing owns the
  * retries and the reconcile's backoff (docs/daemon.md).
  */
-async function readLive(ctx: CycleContext, previous: ReconcileOutcome, resources: readonly DesiredResource[], applied: Promise<Map<string, { ownership?: { id: string } }>>): Promise<LiveDeployment[]> {
+async function readLive(
+  ctx: CycleContext,
+  previous: ReconcileOutcome,
+  resources: readonly DesiredResource[],
+  applied: Promise<Map<string, { ownership?: { id: string } }>>,
+): Promise<LiveDeployment[]> {
   const names = new Set(resources.map((r) => r.name));
   const known = new Map(previous.live.filter((d) => names.has(d.name)).map((d) => [d.name, d.id] as const));
   const records = await applied;
@@ -97,14 +118,19 @@ function spansWaves(resources: Iterable<DesiredResource>): boolean {
  * holds, flap guard and enqueue are the full reconcile's (src/daemon/cycle/daemon-corridor.ts); it never deletes: its
  * live side holds only declared names, so it plans no orphan.
  */
-export async function reconcileFiles(ctx: CycleContext, previous: ReconcileOutcome, paths: readonly string[]): Promise<Targeted> {
+export async function reconcileFiles(
+  ctx: CycleContext,
+  previous: ReconcileOutcome,
+  paths: readonly string[],
+): Promise<Targeted> {
   ctx.steps?.enter('state');
   const pendingWrites = (await ctx.applied.pendingKeys?.()) ?? new Set<string>();
   ctx.steps?.enter('manifests');
   const scope = await scopeOf(ctx, previous, paths);
   if (typeof scope === 'string') return { full: scope };
   // Waves gate a write on every other resource's state (src/core/waves.ts): only the full reconcile decides them all.
-  if (spansWaves([...previous.resources.values(), ...scope.loaded.resources])) return { full: 'the resources span several rollout waves' };
+  if (spansWaves([...previous.resources.values(), ...scope.loaded.resources]))
+    return { full: 'the resources span several rollout waves' };
   ctx.steps?.enter('listing');
   const appliedRead = appliedOf(ctx, scope.loaded.resources);
   appliedRead.catch(() => undefined);
@@ -156,7 +182,11 @@ function filesOptions(ctx: CycleContext): GatherOptions {
 }
 
 /** A copy of `before` less the keys `without`, with `entries` set (a key already there keeps its place). */
-function withEntries<T>(before: ReadonlyMap<string, T> | undefined, entries: Iterable<readonly [string, T]>, without: ReadonlySet<string> = new Set()): Map<string, T> {
+function withEntries<T>(
+  before: ReadonlyMap<string, T> | undefined,
+  entries: Iterable<readonly [string, T]>,
+  without: ReadonlySet<string> = new Set(),
+): Map<string, T> {
   const map = new Map(before ?? []);
   for (const key of without) map.delete(key);
   for (const [key, value] of entries) map.set(key, value);
@@ -174,10 +204,21 @@ function folded(
 ): ReconcileOutcome {
   const { scope, result, gathered, acted } = now;
   /** `before` (in its order) without the decided resources, then theirs now. */
-  const replaced = <T>(before: ReadonlyMap<string, T> | undefined, entries: Iterable<readonly [string, T]>): Map<string, T> => withEntries(before, entries, scope.keys);
-  const changes = insertSorted(previous.plan.changes.filter((c) => !scope.keys.has(resourceKey(c.kind, c.name))), result.changes, compareChanges);
+  const replaced = <T>(
+    before: ReadonlyMap<string, T> | undefined,
+    entries: Iterable<readonly [string, T]>,
+  ): Map<string, T> => withEntries(before, entries, scope.keys);
+  const changes = insertSorted(
+    previous.plan.changes.filter((c) => !scope.keys.has(resourceKey(c.kind, c.name))),
+    result.changes,
+    compareChanges,
+  );
   const changed = new Set(now.paths);
-  const diagnostics = insertSorted(previous.plan.diagnostics.filter((d) => !changed.has(d.file)), result.diagnostics, compareDiagnostics);
+  const diagnostics = insertSorted(
+    previous.plan.diagnostics.filter((d) => !changed.has(d.file)),
+    result.diagnostics,
+    compareDiagnostics,
+  );
   const names = new Set(scope.loaded.resources.map((r) => r.name));
   return {
     plan: { ...previous.plan, changes, diagnostics, summary: summarize(changes) },

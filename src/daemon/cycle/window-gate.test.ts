@@ -4,14 +4,38 @@ import type { Outcome } from '../../core/decide.js';
 import type { ChangeWindow } from '../../core/windows.js';
 import { gateWindows, WindowGate } from './window-gate.js';
 
-const deny = (manual: boolean): ChangeWindow => ({ kind: 'deny', schedule: '0 22 * * *', durationMs: 2 * 3_600_000, duration: '2h', timezone: 'UTC', manual });
+const deny = (manual: boolean): ChangeWindow => ({
+  kind: 'deny',
+  schedule: '0 22 * * *',
+  durationMs: 2 * 3_600_000,
+  duration: '2h',
+  timezone: 'UTC',
+  manual,
+});
 const INSIDE = Date.parse('2026-05-04T22:30:00Z');
 const OUTSIDE = Date.parse('2026-05-04T12:00:00Z');
 
 function outcomes(): Map<string, Outcome> {
-  const write = { key: 'Deployment/a', action: 'update', sync: { status: 'out_of_sync', reason: 'OutOfSync', message: 'differs' }, write: { op: 'update', drift: false }, skip: null, drift: null };
-  const noop = { key: 'Deployment/b', action: 'noop', sync: { status: 'synced', reason: 'Synced', message: null }, write: null, skip: null, drift: null };
-  return new Map([['Deployment/a', write], ['Deployment/b', noop]] as unknown as Array<[string, Outcome]>);
+  const write = {
+    key: 'Deployment/a',
+    action: 'update',
+    sync: { status: 'out_of_sync', reason: 'OutOfSync', message: 'differs' },
+    write: { op: 'update', drift: false },
+    skip: null,
+    drift: null,
+  };
+  const noop = {
+    key: 'Deployment/b',
+    action: 'noop',
+    sync: { status: 'synced', reason: 'Synced', message: null },
+    write: null,
+    skip: null,
+    drift: null,
+  };
+  return new Map([
+    ['Deployment/a', write],
+    ['Deployment/b', noop],
+  ] as unknown as Array<[string, Outcome]>);
 }
 
 function gate(windows: ChangeWindow[]): { gate: WindowGate; timers: Array<number | undefined> } {
@@ -24,7 +48,11 @@ describe('gateWindows', () => {
     const g = gate([deny(false)]);
     const o = outcomes();
     gateWindows(g.gate, INSIDE, o);
-    expect(o.get('Deployment/a')).toMatchObject({ write: null, sync: { status: 'out_of_sync', reason: 'WindowHeld' }, skip: { code: 'WindowHeld' } });
+    expect(o.get('Deployment/a')).toMatchObject({
+      write: null,
+      sync: { status: 'out_of_sync', reason: 'WindowHeld' },
+      skip: { code: 'WindowHeld' },
+    });
     expect(o.get('Deployment/a')!.sync.message).toContain('automatic writes wait: deny window windows[0]');
     expect(o.get('Deployment/b')).toMatchObject({ sync: { reason: 'Synced' } });
     expect(g.timers).toEqual([90 * 60_000 + 50]);
@@ -63,7 +91,11 @@ describe('gateWindows', () => {
     g.gate.ask(true);
     const o = outcomes();
     gateWindows(g.gate, INSIDE, o);
-    expect(o.get('Deployment/a')!.write).toEqual({ op: 'update', drift: false, windowOverride: 'converge reconcile --override-window' });
+    expect(o.get('Deployment/a')!.write).toEqual({
+      op: 'update',
+      drift: false,
+      windowOverride: 'converge reconcile --override-window',
+    });
   });
 
   it('changes nothing without windows', () => {

@@ -91,13 +91,21 @@ export class WindowGate {
  * Gates one reconcile's decided writes (by key, updated in place): inside a blocking window each becomes WindowHeld;
  * on --override-window each is marked, so its history says who asked. No gate or no window: nothing changes.
  */
-export function gateWindows(gate: WindowGate | undefined, now: number, outcomes: Map<string, Outcome>): WindowDecision | undefined {
+export function gateWindows(
+  gate: WindowGate | undefined,
+  now: number,
+  outcomes: Map<string, Outcome>,
+): WindowDecision | undefined {
   if (!gate?.configured) return undefined;
   const decision = gate.decide(now);
   for (const [key, outcome] of outcomes) {
     if (!outcome.write) continue;
     if (decision.held) outcomes.set(key, heldBack(outcome, 'WindowHeld', decision.held));
-    else if (decision.overridden) outcomes.set(key, { ...outcome, write: { ...outcome.write, windowOverride: 'converge reconcile --override-window' } });
+    else if (decision.overridden)
+      outcomes.set(key, {
+        ...outcome,
+        write: { ...outcome.write, windowOverride: 'converge reconcile --override-window' },
+      });
   }
   return decision;
 }

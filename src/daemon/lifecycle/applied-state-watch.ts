@@ -43,9 +43,16 @@ export class AppliedStateWatch {
     const { log } = this.parts;
     this.view.epoch = await jobs.epoch.ensure();
     const eviction = await jobs.evictionPolicy();
-    if ('unknown' in eviction) log.debug({ reason: eviction.unknown }, 'Redis maxmemory-policy not checked (managed Redis often refuses CONFIG); make sure it is noeviction');
+    if ('unknown' in eviction)
+      log.debug(
+        { reason: eviction.unknown },
+        'Redis maxmemory-policy not checked (managed Redis often refuses CONFIG); make sure it is noeviction',
+      );
     else if (eviction.policy !== 'noeviction') {
-      log.warn({ maxmemoryPolicy: eviction.policy }, `Redis maxmemory-policy is ${eviction.policy}, not noeviction: under memory pressure Redis may evict converge's jobs and applied state; set maxmemory-policy noeviction (see docs/daemon.md, "In production")`);
+      log.warn(
+        { maxmemoryPolicy: eviction.policy },
+        `Redis maxmemory-policy is ${eviction.policy}, not noeviction: under memory pressure Redis may evict converge's jobs and applied state; set maxmemory-policy noeviction (see docs/daemon.md, "In production")`,
+      );
     }
   }
 

@@ -38,9 +38,14 @@ export class ClockWatch {
     gauge.set(reading.skewMs / 1000);
     const change = skewChange(this.notice, reading);
     this.notice = change.notice;
-    const fields = { skewSeconds: reading.skewMs / 1000, boundSeconds: CLOCK_SKEW_BOUND_MS / 1000, roundTripMs: reading.roundTripMs };
+    const fields = {
+      skewSeconds: reading.skewMs / 1000,
+      boundSeconds: CLOCK_SKEW_BOUND_MS / 1000,
+      roundTripMs: reading.roundTripMs,
+    };
     if (change.log === 'warn') log.warn(fields, skewMessage(reading.skewMs));
-    if (change.log === 'info') log.info(fields, `this replica's clock is within ${CLOCK_SKEW_BOUND_MS / 1000} s of Redis' clock again`);
+    if (change.log === 'info')
+      log.info(fields, `this replica's clock is within ${CLOCK_SKEW_BOUND_MS / 1000} s of Redis' clock again`);
   }
 
   start(): void {

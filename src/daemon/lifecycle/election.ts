@@ -22,7 +22,11 @@ export function electionOf(p: ElectionParts): { leadership: Leadership; terms: L
   const lease = jobs.lease(p.replicaId, settings.lease);
   const leadership = new Leadership(lease, p.events);
   const terms = new LeaderTerms(p);
-  registerDaemonGauges(metrics, { lease: () => leadership.status(), queue: () => jobs.queueCounts(), resyncMs: settings.resync });
+  registerDaemonGauges(metrics, {
+    lease: () => leadership.status(),
+    queue: () => jobs.queueCounts(),
+    resyncMs: settings.resync,
+  });
   const line = 'trying to take the leader lease (the holder watches, plans and enqueues; every replica runs jobs)';
   p.log.info({ replica: lease.holder, leaseMs: lease.ttlMs }, line);
   return { leadership, terms };

@@ -80,7 +80,10 @@ export class LeaderTerms {
     if (this.parts.stopping()) return void (await closing);
     const closed = await within(closing, RESYNC_CLOSE_MS);
     if (closed.done) return;
-    this.parts.log.warn({ boundMs: RESYNC_CLOSE_MS }, 'the resync worker did not close in time (Redis restarted or away); its connection is dropped so the next term can start');
+    this.parts.log.warn(
+      { boundMs: RESYNC_CLOSE_MS },
+      'the resync worker did not close in time (Redis restarted or away); its connection is dropped so the next term can start',
+    );
     resync.disconnect();
   }
 
@@ -95,16 +98,35 @@ export class LeaderTerms {
       environment,
       debounceMs: settings.debounce,
       onBurst: (burst) => {
-        log.debug({ events: burst.events, sample: burst.sample, quietMs: Date.now() - burst.lastAt }, 'manifest change');
+        log.debug(
+          { events: burst.events, sample: burst.sample, quietMs: Date.now() - burst.lastAt },
+          'manifest change',
+        );
         // The changed paths of the manifest directory (a targeted reconcile); an overlay or variables file changes every resource.
         void reconciler.request('watch', undefined, environment ? undefined : burst);
       },
       onError: (e) => this.parts.warn('watcher', e),
       // The loader reports the loop as a manifest warning (E_SYMLINK_LOOP); the watcher only says it did not follow it.
-      onSkippedLink: (link, target) => log.debug({ link, target }, 'symbolic link not followed by the watcher: it leads out of the tree or to a folder already watched'),
+      onSkippedLink: (link, target) =>
+        log.debug(
+          { link, target },
+          'symbolic link not followed by the watcher: it leads out of the tree or to a folder already watched',
+        ),
     });
-    const inputs = environment ? { vars: environment.vars.map((v) => v.label), overlays: environment.overlays.map((o) => o.label) } : {};
-    log.info({ dir, ...inputs, watched: this.watcher.watchedCount(), driftPolicy: settings.driftPolicy, resyncMs: settings.resync, debounceMs: settings.debounce }, 'watching the manifest directory');
+    const inputs = environment
+      ? { vars: environment.vars.map((v) => v.label), overlays: environment.overlays.map((o) => o.label) }
+      : {};
+    log.info(
+      {
+        dir,
+        ...inputs,
+        watched: this.watcher.watchedCount(),
+        driftPolicy: settings.driftPolicy,
+        resyncMs: settings.resync,
+        debounceMs: settings.debounce,
+      },
+      'watching the manifest directory',
+    );
   }
 
   /**
@@ -134,7 +156,9 @@ export class LeaderTerms {
         } catch (error) {
           const waitMs = Math.min(30_000, 1_000 * 2 ** Math.min(attempt - 1, 5));
           log.warn({ error: errorLine(error), attempt, retryInMs: waitMs }, 'resync scheduler did not start; retrying');
-          await sleep(waitMs, undefined, { signal: AbortSignal.any([this.parts.stopSignal, ended]) }).catch(() => undefined);
+          await sleep(waitMs, undefined, { signal: AbortSignal.any([this.parts.stopSignal, ended]) }).catch(
+            () => undefined,
+          );
         }
       }
     } catch (error) {

@@ -39,16 +39,34 @@ export function noteRequest(health: RequestHealth, info: RequestInfo): void {
 /** Redis answers PING within PING_TIMEOUT_MS (not connected yet: fails). */
 export async function redisCheck(jobs: Jobs | undefined, redisUrl: string): Promise<ReadinessCheck> {
   if (!jobs) return { name: 'redis', ok: false, detail: 'not connected yet' };
-  const ping = await within(jobs.ping().then(() => true, (e: unknown) => errorLine(e)), PING_TIMEOUT_MS);
+  const ping = await within(
+    jobs.ping().then(
+      () => true,
+      (e: unknown) => errorLine(e),
+    ),
+    PING_TIMEOUT_MS,
+  );
   const silent = `Redis at ${redactRedisUrl(redisUrl)} gave no answer to PING within ${PING_TIMEOUT_MS} ms: check that it is up, or set --redis-url or REDIS_URL`;
-  return ping.done && ping.value === true ? { name: 'redis', ok: true } : { name: 'redis', ok: false, detail: ping.done ? String(ping.value) : silent };
+  return ping.done && ping.value === true
+    ? { name: 'redis', ok: true }
+    : { name: 'redis', ok: false, detail: ping.done ? String(ping.value) : silent };
 }
 
 /** The service's check (its last request answered) and the manifests' (read by the last reconcile); see `standby`. */
-export function serviceChecks(health: RequestHealth, standby: boolean, manifests: { loaded: boolean; error: string | null } | undefined): ReadinessCheck[] {
+export function serviceChecks(
+  health: RequestHealth,
+  standby: boolean,
+  manifests: { loaded: boolean; error: string | null } | undefined,
+): ReadinessCheck[] {
   const checks: ReadinessCheck[] = [];
-  if (health.okAt === 0 && health.failAt === 0) checks.push(standby ? { name: 'service', ok: true, detail: 'standby: no request sent yet' } : { name: 'service', ok: false, detail: 'no request answered yet' });
-  else if (health.failAt > health.okAt) checks.push({ name: 'service', ok: false, detail: `last request failed: ${health.failure}` });
+  if (health.okAt === 0 && health.failAt === 0)
+    checks.push(
+      standby
+        ? { name: 'service', ok: true, detail: 'standby: no request sent yet' }
+        : { name: 'service', ok: false, detail: 'no request answered yet' },
+    );
+  else if (health.failAt > health.okAt)
+    checks.push({ name: 'service', ok: false, detail: `last request failed: ${health.failure}` });
   else checks.push({ name: 'service', ok: true });
   const serviceFailed = health.failAt > health.okAt;
   if (manifests?.loaded) checks.push({ name: 'manifests', ok: true });
@@ -72,7 +90,9 @@ export interface ReplicaReadiness {
 
 /** The replica's readiness checks (GET /readyz): running, Redis, then the service and the manifests. */
 export async function readinessChecks(r: ReplicaReadiness): Promise<ReadinessCheck[]> {
-  const running: ReadinessCheck = r.stopping ? { name: 'running', ok: false, detail: 'shutting down' } : { name: 'running', ok: true };
+  const running: ReadinessCheck = r.stopping
+    ? { name: 'running', ok: false, detail: 'shutting down' }
+    : { name: 'running', ok: true };
   const redis = await redisCheck(r.jobs, r.redisUrl);
   return [running, redis, ...serviceChecks(r.health, r.standby, r.manifests)];
 }

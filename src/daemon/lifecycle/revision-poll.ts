@@ -23,7 +23,10 @@ export function startRevisionPoll(p: RevisionPoll): NodeJS.Timeout {
     // Only the leader follows rollouts (a standby's rows are its last term's; its reads would double the leader's).
     if (following || p.stopping() || !p.leading() || p.health.failAt > p.health.okAt) return;
     following = true;
-    p.reconciler.followRevisions(p.client).catch((e: unknown) => p.warn('revisions', e)).finally(() => (following = false));
+    p.reconciler
+      .followRevisions(p.client)
+      .catch((e: unknown) => p.warn('revisions', e))
+      .finally(() => (following = false));
   }, p.intervalMs);
   timer.unref();
   return timer;

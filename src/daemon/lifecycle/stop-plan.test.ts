@@ -4,18 +4,50 @@ import { stopPlan } from './stop-plan.js';
 
 describe('stopPlan', () => {
   it('at the default 25 s: work until 18 s, hand back 1 s, close 1 s, the stop over by 20 s, the process by 21 s, the safety net at 22 s', () => {
-    expect(stopPlan(25_000)).toEqual({ leaseMs: 1_000, watcherMs: 1_000, workEndsAt: 18_000, handBackMs: 1_000, closeMs: 1_000, stopEndsAt: 20_000, exitMs: 1_000, safetyNetAt: 22_000 });
+    expect(stopPlan(25_000)).toEqual({
+      leaseMs: 1_000,
+      watcherMs: 1_000,
+      workEndsAt: 18_000,
+      handBackMs: 1_000,
+      closeMs: 1_000,
+      stopEndsAt: 20_000,
+      exitMs: 1_000,
+      safetyNetAt: 22_000,
+    });
   });
 
   it('shrinks every bound in proportion below 25 s, and only lengthens the work window above it', () => {
-    expect(stopPlan(5_000)).toEqual({ leaseMs: 200, watcherMs: 200, workEndsAt: 3_150, handBackMs: 250, closeMs: 250, stopEndsAt: 3_650, exitMs: 250, safetyNetAt: 4_400 });
-    expect(stopPlan(60_000)).toMatchObject({ leaseMs: 1_000, workEndsAt: 53_000, stopEndsAt: 55_000, safetyNetAt: 57_000 });
+    expect(stopPlan(5_000)).toEqual({
+      leaseMs: 200,
+      watcherMs: 200,
+      workEndsAt: 3_150,
+      handBackMs: 250,
+      closeMs: 250,
+      stopEndsAt: 3_650,
+      exitMs: 250,
+      safetyNetAt: 4_400,
+    });
+    expect(stopPlan(60_000)).toMatchObject({
+      leaseMs: 1_000,
+      workEndsAt: 53_000,
+      stopEndsAt: 55_000,
+      safetyNetAt: 57_000,
+    });
   });
 
   it('gives each step a floor, so a very short setting still lets the active jobs use all of it and the stop end in order', () => {
     // 200 ms: the work window is the whole setting; hand back, close and exit get their floors; the safety net comes
     // 1.45 s after the signal, not 176 ms (a loaded machine would hit that with a stop that is merely slow).
-    expect(stopPlan(200)).toEqual({ leaseMs: 100, watcherMs: 100, workEndsAt: 200, handBackMs: 250, closeMs: 250, stopEndsAt: 700, exitMs: 250, safetyNetAt: 1_450 });
+    expect(stopPlan(200)).toEqual({
+      leaseMs: 100,
+      watcherMs: 100,
+      workEndsAt: 200,
+      handBackMs: 250,
+      closeMs: 250,
+      stopEndsAt: 700,
+      exitMs: 250,
+      safetyNetAt: 1_450,
+    });
     expect(stopPlan(0)).toMatchObject({ workEndsAt: 200, safetyNetAt: 1_450 });
   });
 

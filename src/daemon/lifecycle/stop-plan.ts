@@ -59,8 +59,16 @@ export interface StopPlan {
 export function stopPlan(shutdownTimeoutMs: number): StopPlan {
   const total = Math.max(0, shutdownTimeoutMs);
   const scale = Math.min(1, total / DEFAULT_SHUTDOWN_TIMEOUT_MS);
-  const part = (step: keyof typeof STOP_STEPS_AT_DEFAULT): number => Math.max(STOP_STEP_FLOORS[step], Math.round(STOP_STEPS_AT_DEFAULT[step] * scale));
-  const [leaseMs, watcherMs, handBackMs, closeMs, exitMs, slackMs] = [part('lease'), part('watcher'), part('handBack'), part('close'), part('exit'), part('slack')];
+  const part = (step: keyof typeof STOP_STEPS_AT_DEFAULT): number =>
+    Math.max(STOP_STEP_FLOORS[step], Math.round(STOP_STEPS_AT_DEFAULT[step] * scale));
+  const [leaseMs, watcherMs, handBackMs, closeMs, exitMs, slackMs] = [
+    part('lease'),
+    part('watcher'),
+    part('handBack'),
+    part('close'),
+    part('exit'),
+    part('slack'),
+  ];
   // The shortest stop that still runs every step at its floor; a longer setting keeps its reserve before the deadline.
   const safetyNetAt = Math.max(total - part('reserve'), leaseMs + watcherMs + handBackMs + closeMs + exitMs + slackMs);
   const stopEndsAt = safetyNetAt - slackMs - exitMs;

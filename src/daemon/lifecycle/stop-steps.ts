@@ -25,7 +25,10 @@ export interface ClosingParts {
 
 /** One step, given at most `ms`; one warning when it is left unfinished. True when it finished. */
 export async function bounded(out: StopLog, step: string, promise: Promise<void>, ms: number): Promise<boolean> {
-  const done = await within(promise.catch((e: unknown) => out.warn(step, e)), ms);
+  const done = await within(
+    promise.catch((e: unknown) => out.warn(step, e)),
+    ms,
+  );
   if (!done.done) out.log.warn({ step, boundMs: ms }, 'shutdown step did not finish within its bound; left behind');
   return done.done;
 }
@@ -57,12 +60,24 @@ export async function closeAll(out: StopLog, parts: ClosingParts, ms: number, fo
  * connections and hands the jobs still active back to the queue within `handBackMs` (another replica takes them at
  * once; with Redis away their locks lapse after job_lock and the stalled check does it). True when none was left.
  */
-export async function stopRunner(log: Logger, runner: JobRunner | undefined, service: DaemonService | undefined, workMs: number, handBackMs: number): Promise<boolean> {
+export async function stopRunner(
+  log: Logger,
+  runner: JobRunner | undefined,
+  service: DaemonService | undefined,
+  workMs: number,
+  handBackMs: number,
+): Promise<boolean> {
   if (!runner) return true;
   const finished = await within(runner.drain(), workMs);
   if (finished.done) return true;
-  const handed = await within(runner.handBack(() => service?.dropConnections() ?? Promise.resolve()), handBackMs);
-  log.warn({ handedBack: handed.done ? handed.value.length : 0 }, 'active jobs did not finish before the deadline; handing them back to the queue');
+  const handed = await within(
+    runner.handBack(() => service?.dropConnections() ?? Promise.resolve()),
+    handBackMs,
+  );
+  log.warn(
+    { handedBack: handed.done ? handed.value.length : 0 },
+    'active jobs did not finish before the deadline; handing them back to the queue',
+  );
   return false;
 }
 
@@ -93,7 +108,10 @@ export async function stopInOrder(out: StopLog, s: StopOrder): Promise<void> {
   await bounded(out, 'watcher', s.stopWatcher(), plan.watcherMs);
   const reconcile = await within(s.stopReconcile(), until(plan.workEndsAt));
   if (!reconcile.done) {
-    out.log.warn({ workWindowMs: plan.workEndsAt }, 'the reconcile in progress did not end in the work window; left behind');
+    out.log.warn(
+      { workWindowMs: plan.workEndsAt },
+      'the reconcile in progress did not end in the work window; left behind',
+    );
   }
   // Deliveries in flight get their short grace inside the work window (docs/notifications.md); never past its end.
   await bounded(out, 'notifications', s.closeNotifications(), until(plan.workEndsAt));

@@ -21,8 +21,16 @@ export class DriftLog {
       const seen = `${d.policy}|${d.fields.join(',')}|${d.fingerprint ?? ''}`;
       now.set(d.key, seen);
       if (!heals && this.loggedDrift.get(d.key) === seen) continue;
-      if (heals) this.log.info({ key: d.key, fields: d.fields, policy: 'heal', reason: d.reason }, 'drift found: reverting the live deployment to its manifest');
-      else this.log.warn({ key: d.key, fields: d.fields, policy: d.policy, reason: d.reason }, 'drift reported: the live deployment differs from its unchanged manifest; not reverted (drift policy report)');
+      if (heals)
+        this.log.info(
+          { key: d.key, fields: d.fields, policy: 'heal', reason: d.reason },
+          'drift found: reverting the live deployment to its manifest',
+        );
+      else
+        this.log.warn(
+          { key: d.key, fields: d.fields, policy: d.policy, reason: d.reason },
+          'drift reported: the live deployment differs from its unchanged manifest; not reverted (drift policy report)',
+        );
     }
     this.loggedDrift = now;
   }

@@ -12,14 +12,24 @@ function warning(file: string, message: string): Diagnostic {
 function outcome(diagnostics: Diagnostic[], files?: string[]): ReconcileOutcome {
   const summary = { create: 0, update: 0, adopt: 0, delete: 0, noop: 0, orphan: 0, blocked: 0, suspended: 0 };
   return {
-    plan: { format_version: '1', summary, changes: [], diagnostics }, resources: new Map(), live: [], files: 0, outcomes: new Map(), held: [], drift: [], enqueued: 0,
+    plan: { format_version: '1', summary, changes: [], diagnostics },
+    resources: new Map(),
+    live: [],
+    files: 0,
+    outcomes: new Map(),
+    held: [],
+    drift: [],
+    enqueued: 0,
     ...(files ? { targeted: { keys: new Set<string>(), files: new Set(files) } } : {}),
   };
 }
 
 function logged(): { findings: FindingsLog; lines: string[] } {
   const lines: string[] = [];
-  const log = pino({ level: 'info' }, { write: (line: string) => void lines.push((JSON.parse(line) as { diagnostic?: string }).diagnostic ?? '') });
+  const log = pino(
+    { level: 'info' },
+    { write: (line: string) => void lines.push((JSON.parse(line) as { diagnostic?: string }).diagnostic ?? '') },
+  );
   return { findings: new FindingsLog(log), lines };
 }
 
@@ -34,7 +44,7 @@ describe('FindingsLog.diagnostics', () => {
     expect(lines).toHaveLength(3);
   });
 
-  it('reads a targeted reconcile\'s own files only: the problems of the others stay as last logged', () => {
+  it("reads a targeted reconcile's own files only: the problems of the others stay as last logged", () => {
     const { findings, lines } = logged();
     findings.diagnostics(outcome([warning('a.yaml', 'one'), warning('b.yaml', 'two')]));
     lines.length = 0;

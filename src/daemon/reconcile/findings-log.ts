@@ -43,8 +43,9 @@ export class FindingsLog {
   secretsUnknown(held: readonly string[]): void {
     if (held.join() === this.loggedSecretsUnknown) return;
     this.loggedSecretsUnknown = held.join();
-    const why = 'SecretsUnknown: resources whose only difference is secrets the service hides and no applied state'
-      + ' records; not rewritten blind (converge reconcile --write-secrets NAME writes them)';
+    const why =
+      'SecretsUnknown: resources whose only difference is secrets the service hides and no applied state' +
+      ' records; not rewritten blind (converge reconcile --write-secrets NAME writes them)';
     if (held.length > 0) this.log.warn({ resources: held.slice(0, 20), count: held.length }, why);
   }
 
@@ -56,10 +57,21 @@ export class FindingsLog {
     await written();
     const s = outcome.plan.summary;
     const { id: reconcile, trigger, durationMs: ms, files, live, enqueued, drifted, held } = record;
-    const planned = { create: s.create, update: s.update, adopt: s.adopt, delete: s.delete, noop: s.noop, orphan: s.orphan, blocked: s.blocked };
+    const planned = {
+      create: s.create,
+      update: s.update,
+      adopt: s.adopt,
+      delete: s.delete,
+      noop: s.noop,
+      orphan: s.orphan,
+      blocked: s.blocked,
+    };
     const read = { revisionReads: outcome.revisionReads ?? 0, targeted: outcome.targeted?.keys.size };
     const cycle = record.cycle ? { cycle: record.cycle } : {};
-    this.log.info({ reconcile, trigger, ms, files, live, ...planned, enqueued, drifted, held, ...read, ...cycle }, 'reconciled');
+    this.log.info(
+      { reconcile, trigger, ms, files, live, ...planned, enqueued, drifted, held, ...read, ...cycle },
+      'reconciled',
+    );
   }
 
   /**
@@ -68,7 +80,9 @@ export class FindingsLog {
    */
   diagnostics(outcome: ReconcileOutcome): void {
     const read = outcome.targeted?.files;
-    const before = read ? new Map([...read].map((file) => [file, this.loggedDiagnostics.get(file)] as const)) : this.loggedDiagnostics;
+    const before = read
+      ? new Map([...read].map((file) => [file, this.loggedDiagnostics.get(file)] as const))
+      : this.loggedDiagnostics;
     const now = read ? this.loggedDiagnostics : new Map<string, FileLines>();
     for (const file of read ?? []) now.delete(file);
     const note = (file: string, line: string, say: () => void): void => {
@@ -82,11 +96,17 @@ export class FindingsLog {
     }
     for (const held of outcome.held) {
       if (read && !read.has(held.file)) continue;
-      note(held.file, `held:${held.key}:${held.error}`, () => this.log.warn({ key: held.key, file: held.file, error: held.error }, 'manifest file has errors; the last good version of its resource stays in force'));
+      note(held.file, `held:${held.key}:${held.error}`, () =>
+        this.log.warn(
+          { key: held.key, file: held.file, error: held.error },
+          'manifest file has errors; the last good version of its resource stays in force',
+        ),
+      );
     }
     this.loggedDiagnostics = now;
     const refused = outcome.plan.prune_refused;
-    if (refused !== undefined && refused !== this.loggedRefusal) this.log.warn({ reason: refused }, 'prune refused: nothing is deleted');
+    if (refused !== undefined && refused !== this.loggedRefusal)
+      this.log.warn({ reason: refused }, 'prune refused: nothing is deleted');
     this.loggedRefusal = refused;
   }
 

@@ -10,10 +10,13 @@ export function pruneRechecks(request: () => void): (ms: number | undefined) => 
     if (timer) clearTimeout(timer);
     timer = undefined;
     if (ms === undefined) return;
-    timer = setTimeout(() => {
-      timer = undefined;
-      request();
-    }, Math.max(0, ms));
+    timer = setTimeout(
+      () => {
+        timer = undefined;
+        request();
+      },
+      Math.max(0, ms),
+    );
     timer.unref();
   };
 }

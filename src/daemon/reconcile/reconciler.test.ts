@@ -8,11 +8,26 @@ import { createMetrics } from '../telemetry/metrics.js';
 import { Reconciler, type ReconcilerOptions } from './reconciler.js';
 
 /** A reconciler whose runs are only recorded (no directory is read), leading while `fence` answers a token. */
-function reconcilerWith(fence: () => number | undefined): { reconciler: Reconciler; requested: string[]; lines: Array<Record<string, unknown>> } {
+function reconcilerWith(fence: () => number | undefined): {
+  reconciler: Reconciler;
+  requested: string[];
+  lines: Array<Record<string, unknown>>;
+} {
   const lines: Array<Record<string, unknown>> = [];
-  const log = pino({ level: 'info' }, new Writable({ write: (chunk, _e, done) => (lines.push(JSON.parse(String(chunk)) as Record<string, unknown>), done()) }));
+  const log = pino(
+    { level: 'info' },
+    new Writable({
+      write: (chunk, _e, done) => (lines.push(JSON.parse(String(chunk)) as Record<string, unknown>), done()),
+    }),
+  );
   const context = { fence, memory: { set: async () => undefined } } as unknown as ReconcilerOptions['context'];
-  const reconciler = new Reconciler({ context, metrics: createMetrics({ processMetrics: false }), log, retryMs: 1_000, maxRetryMs: 60_000 });
+  const reconciler = new Reconciler({
+    context,
+    metrics: createMetrics({ processMetrics: false }),
+    log,
+    retryMs: 1_000,
+    maxRetryMs: 60_000,
+  });
   const requested: string[] = [];
   reconciler.request = async (trigger) => {
     requested.push(trigger);
@@ -26,18 +41,30 @@ function enqueued(reconciler: Reconciler, job: EnqueuedJob): void {
   (reconciler as unknown as { jobEnqueued(job: EnqueuedJob): void }).jobEnqueued(job);
 }
 
-const JOB: EnqueuedJob = { key: 'Deployment/web', jobId: 'Deployment/web@1', operation: 'create-deployment', desired: 'f'.repeat(64) };
-const FORMER: ReconcileJobResult = { outcome: 'unchanged', new_revision: false, notRun: 'former_leader', message: 'enqueued by a former leader (fencing token 1, current 2); dropped, nothing sent' };
+const JOB: EnqueuedJob = {
+  key: 'Deployment/web',
+  jobId: 'Deployment/web@1',
+  operation: 'create-deployment',
+  desired: 'f'.repeat(64),
+};
+const FORMER: ReconcileJobResult = {
+  outcome: 'unchanged',
+  new_revision: false,
+  notRun: 'former_leader',
+  message: 'enqueued by a former leader (fencing token 1, current 2); dropped, nothing sent',
+};
 
 describe('Reconciler: a job of its own that sent nothing', () => {
   beforeEach(() => vi.useFakeTimers());
   afterEach(() => vi.useRealTimers());
 
-  it('dropped as a former leader\'s (the lease taken back after a Redis restart): a retry reconcile follows, backed off, no resync needed', async () => {
+  it("dropped as a former leader's (the lease taken back after a Redis restart): a retry reconcile follows, backed off, no resync needed", async () => {
     const { reconciler, requested, lines } = reconcilerWith(() => 2);
     enqueued(reconciler, JOB);
     await reconciler.jobCompleted(JOB.jobId, FORMER);
-    expect(lines.map((l) => l.msg)).toContain('job sent nothing: enqueued under an earlier lease of this replica; reconciling again');
+    expect(lines.map((l) => l.msg)).toContain(
+      'job sent nothing: enqueued under an earlier lease of this replica; reconciling again',
+    );
     expect(requested).toEqual([]);
     await vi.advanceTimersByTimeAsync(1_000);
     expect(requested).toEqual(['retry']);
@@ -64,8 +91,16 @@ describe('Reconciler: a job of its own that sent nothing', () => {
 
   it('live state changed since the decision, again and again: each retry asked for waits twice as long as the one before', async () => {
     const { reconciler, requested } = reconcilerWith(() => 2);
-    const changed: ReconcileJobResult = { ...FORMER, notRun: 'live_changed', message: 'not written: live state changed since the decision' };
-    for (const [n, wait] of [[1, 1_000], [2, 2_000], [3, 4_000]] as const) {
+    const changed: ReconcileJobResult = {
+      ...FORMER,
+      notRun: 'live_changed',
+      message: 'not written: live state changed since the decision',
+    };
+    for (const [n, wait] of [
+      [1, 1_000],
+      [2, 2_000],
+      [3, 4_000],
+    ] as const) {
       enqueued(reconciler, { ...JOB, jobId: `Deployment/web@${n}` });
       enqueued(reconciler, { ...JOB, jobId: `Deployment/web@${n}b` });
       await reconciler.jobCompleted(`Deployment/web@${n}`, changed);
@@ -82,7 +117,11 @@ describe('Reconciler: a job of its own that sent nothing', () => {
     enqueued(reconciler, JOB);
     await reconciler.jobCompleted(JOB.jobId, FORMER);
     enqueued(reconciler, { ...JOB, jobId: 'Deployment/web@2' });
-    await reconciler.jobCompleted('Deployment/web@2', { ...FORMER, notRun: 'live_changed', message: 'not written: live state changed since the decision' });
+    await reconciler.jobCompleted('Deployment/web@2', {
+      ...FORMER,
+      notRun: 'live_changed',
+      message: 'not written: live state changed since the decision',
+    });
     await vi.advanceTimersByTimeAsync(60_000);
     expect(requested).toEqual([]);
   });

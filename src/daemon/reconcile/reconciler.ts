@@ -75,7 +75,11 @@ export class Reconciler {
   private readonly findings: FindingsLog;
   private readonly waveSteps = new WaveSteps(() => void this.request('wave'));
   /** Whether the manifest directory loaded at the last attempt, and why not. */
-  manifests: { loaded: boolean; everLoaded: boolean; error: string | null } = { loaded: false, everLoaded: false, error: null };
+  manifests: { loaded: boolean; everLoaded: boolean; error: string | null } = {
+    loaded: false,
+    everLoaded: false,
+    error: null,
+  };
 
   constructor(options: ReconcilerOptions) {
     this.options = options;
@@ -83,24 +87,52 @@ export class Reconciler {
     this.findings = new FindingsLog(options.log);
     this.scope = new WatchScope(options.log);
     this.retries = new RetrySchedule(options, () => void this.request('retry'));
-    this.failedBuilds = new FailedBuilds(this.tracker, options.log, () => ({ desired: this.desired, env: options.context.env }), options.record?.store);
+    this.failedBuilds = new FailedBuilds(
+      this.tracker,
+      options.log,
+      () => ({ desired: this.desired, env: options.context.env }),
+      options.record?.store,
+    );
     this.tracker.record(healthTransitions(options.log, options.metrics.revisionFailures));
     // A row whose health moved since its last decision joins the next targeted run (src/daemon/reconcile/watch-scope.ts).
-    this.tracker.record({ changed: ({ key, before, after }) => void (healthChanged(before?.health, after.health) && this.scope.touch([key])), removed() {} });
+    this.tracker.record({
+      changed: ({ key, before, after }) =>
+        void (healthChanged(before?.health, after.health) && this.scope.touch([key])),
+      removed() {},
+    });
     this.tracker.record(this.waveSteps); // the next rollout wave at once, when the one before turns healthy
-    const local = (): ReconcilesView => ({ ...this.ledger.snapshot(), manifests: this.manifests, orphans: this.tracker.orphans() });
+    const local = (): ReconcilesView => ({
+      ...this.ledger.snapshot(),
+      manifests: this.manifests,
+      orphans: this.tracker.orphans(),
+    });
     const by = options.record?.by ?? 'daemon';
     this.reconciles = new ReconcilesRecord(options.record?.reconciles, { by, log: options.log, local });
     if (!options.record) return;
-    const { store } = options.record, parts = { by, log: options.log, leading: () => this.leading(), fence: options.context.fence };
-    this.recorder = new StateFolds(options.record.folds, { ...parts, buildLogs: () => store.buildLogs() }, this.tracker);
+    const { store } = options.record,
+      parts = { by, log: options.log, leading: () => this.leading(), fence: options.context.fence };
+    this.recorder = new StateFolds(
+      options.record.folds,
+      { ...parts, buildLogs: () => store.buildLogs() },
+      this.tracker,
+    );
     const order = (): string[] => this.tracker.states().map((state) => state.key);
-    const onError = (error: unknown): void => options.log.warn({ error: errorLine(error) }, 'could not read the projection from Redis; /status shows this replica\'s rows');
-    this.projection = new ProjectionReader(options.record.store, { written: () => this.recorded(), order, fallback: () => this.tracker.states(), onError });
+    const onError = (error: unknown): void =>
+      options.log.warn(
+        { error: errorLine(error) },
+        "could not read the projection from Redis; /status shows this replica's rows",
+      );
+    this.projection = new ProjectionReader(options.record.store, {
+      written: () => this.recorded(),
+      order,
+      fallback: () => this.tracker.states(),
+      onError,
+    });
   }
 
   /** Every resource's state as /status and the gauges show it: the projection in Redis (src/daemon/status/projection.ts). */
-  resourceStates = async (): Promise<ResourceState[]> => (this.projection ? this.projection.rows() : this.tracker.states());
+  resourceStates = async (): Promise<ResourceState[]> =>
+    this.projection ? this.projection.rows() : this.tracker.states();
 
   /** Sets the resource gauges from the projection (at each scrape of /metrics), unless they were set from these rows. */
   countResources = async (): Promise<void> => {
@@ -158,7 +190,18 @@ export class Reconciler {
     let record!: ReconcileRecord;
     const finishedSince = this.jobs.finishedSince(started);
     try {
-      ({ outcome, followUp } = await clock.within(() => this.scope.run({ ...this.options.context, onEnqueued: (job) => this.jobEnqueued(job), finishedSince, rollouts: this.tracker, steps: clock }, scope)));
+      ({ outcome, followUp } = await clock.within(() =>
+        this.scope.run(
+          {
+            ...this.options.context,
+            onEnqueued: (job) => this.jobEnqueued(job),
+            finishedSince,
+            rollouts: this.tracker,
+            steps: clock,
+          },
+          scope,
+        ),
+      ));
       await this.recorder?.refresh([...outcome.outcomes.keys()]);
       this.waveSteps.decided(outcome.outcomes);
     } catch (error) {
@@ -174,12 +217,23 @@ export class Reconciler {
     if (followUp) void this.request('watch', undefined, { paths: [], overflow: false });
     if (outcome) {
       await this.findings.reconciled(record, outcome, this.recorded);
-      await holdFailedRevisions(this.tracker, () => this.recorded()).catch((error: unknown) => this.options.log.warn({ error: errorLine(error) }, 'could not record the hold of a failed revision; the next reconcile tries again'));
+      await holdFailedRevisions(this.tracker, () => this.recorded()).catch((error: unknown) =>
+        this.options.log.warn(
+          { error: errorLine(error) },
+          'could not record the hold of a failed revision; the next reconcile tries again',
+        ),
+      );
     }
     return record;
   }
 
-  private finish(record: ReconcileRecord, timed: TimedReconcile, outcome: ReconcileOutcome | undefined, failure: unknown, cycles: string[]): void {
+  private finish(
+    record: ReconcileRecord,
+    timed: TimedReconcile,
+    outcome: ReconcileOutcome | undefined,
+    failure: unknown,
+    cycles: string[],
+  ): void {
     const { metrics, log } = this.options;
     observeRun(metrics, record, timed, outcome, cycles);
     const lostLease = failure instanceof ConvergeError && failure.code === 'E_NOT_LEADER';
@@ -190,7 +244,8 @@ export class Reconciler {
       this.manifests = { loaded: true, everLoaded: true, error: null };
       this.tracker.update(outcome);
       this.desired = outcome.resources;
-      for (const key of outcome.released ?? []) log.info({ key }, 'conflict released: the desired state changed to a new one; writing again');
+      for (const key of outcome.released ?? [])
+        log.info({ key }, 'conflict released: the desired state changed to a new one; writing again');
       this.findings.diagnostics(outcome);
       this.findings.secretsUnknown(this.tracker.secretsUnknown());
       this.findings.drift.found(outcome);
@@ -199,14 +254,31 @@ export class Reconciler {
     }
     if (failure instanceof ConvergeError && failure.code === 'E_NOT_LEADER') {
       // The lease was lost mid-reconcile: the new leader reconciles; nothing to retry here.
-      log.info({ reconcile: record.id, trigger: record.trigger, ms: record.durationMs }, 'reconcile stopped: this replica lost the leader lease');
+      log.info(
+        { reconcile: record.id, trigger: record.trigger, ms: record.durationMs },
+        'reconcile stopped: this replica lost the leader lease',
+      );
       return;
     }
     const usage = failure instanceof UsageError;
-    this.manifests = { loaded: !usage && this.manifests.loaded, everLoaded: this.manifests.everLoaded, error: usage ? errorLine(failure) : this.manifests.error };
+    this.manifests = {
+      loaded: !usage && this.manifests.loaded,
+      everLoaded: this.manifests.everLoaded,
+      error: usage ? errorLine(failure) : this.manifests.error,
+    };
     const delay = this.retries.failed();
     const code = failure instanceof ConvergeError ? failure.code : undefined;
-    log.warn({ reconcile: record.id, trigger: record.trigger, ms: record.durationMs, error: record.error, code, retryInMs: this.stopped ? undefined : delay }, 'reconcile failed');
+    log.warn(
+      {
+        reconcile: record.id,
+        trigger: record.trigger,
+        ms: record.durationMs,
+        error: record.error,
+        code,
+        retryInMs: this.stopped ? undefined : delay,
+      },
+      'reconcile failed',
+    );
   }
 
   private jobEnqueued(job: EnqueuedJob): void {
@@ -245,15 +317,27 @@ export class Reconciler {
     if (!job) return void (this.leading() && this.tracker.failed(jobId, reason));
     this.scope.touch([job.key]);
     this.tracker.failed(jobId, reason);
-    this.options.log.warn({ key: job.key, jobId, error: reason }, 'job failed; its result is folded into its state (a refusal for good holds it), the next reconcile decides again');
+    this.options.log.warn(
+      { key: job.key, jobId, error: reason },
+      'job failed; its result is folded into its state (a refusal for good holds it), the next reconcile decides again',
+    );
   }
 
   /**
    * One poll of the rollouts that build (src/daemon/status/rollout.ts): one read per deployment still building, none for
    * healthy ones; a failed revision holds its desired state. Returns the number of requests sent.
    */
-  async followRevisions(client: Parameters<typeof followRollouts>[0]['client'] & BuildLogReads, limit = 500): Promise<number> {
-    const result = await followRollouts({ tracker: this.tracker, client, flushed: () => this.recorded(), limit, stopped: () => this.stopped });
+  async followRevisions(
+    client: Parameters<typeof followRollouts>[0]['client'] & BuildLogReads,
+    limit = 500,
+  ): Promise<number> {
+    const result = await followRollouts({
+      tracker: this.tracker,
+      client,
+      flushed: () => this.recorded(),
+      limit,
+      stopped: () => this.stopped,
+    });
     for (const f of result.failed) await this.failedBuilds.logTail(client, f);
     // A failure this replica did not see happen (apply's, a former leader's): its log lines are read once too.
     return result.requests + (await this.failedBuilds.fetchMissing(client, await this.resourceStates()));
@@ -271,7 +355,10 @@ export class Reconciler {
 
   /** Of `names` (`Kind/name` or `name`), those the last plan found in no manifest (a typo, or a resource not declared). */
   undeclared(names: readonly string[]): string[] {
-    const declared = this.tracker.resources().filter((row) => row.action !== 'delete').map((row) => row.key);
+    const declared = this.tracker
+      .resources()
+      .filter((row) => row.action !== 'delete')
+      .map((row) => row.key);
     return namingNone(names, declared);
   }
 

@@ -42,6 +42,10 @@ export async function releaseHolds(
   for (const key of revisionHeld) deps.tracker.releaseHold(key, stored.get(key)?.revisionId, RETRY_FAILED);
   for (const key of conflictHeld) deps.tracker.clearConflict(key, RETRY_FAILED);
   deps.touch(named.released);
-  if (named.released.length > 0) deps.log.info({ released: named.released }, 'holds released on request (converge reconcile --retry-failed): written again where their plan differs, rebuilt where a revision failed and the plan does not differ');
+  if (named.released.length > 0)
+    deps.log.info(
+      { released: named.released },
+      'holds released on request (converge reconcile --retry-failed): written again where their plan differs, rebuilt where a revision failed and the plan does not differ',
+    );
   return { ...named, rebuild: revisionHeld };
 }

@@ -20,7 +20,10 @@ export class RetrySchedule {
   liveChanges = 0;
   private stopped = false;
 
-  constructor(private readonly settings: RetrySettings, private readonly retry: () => void) {}
+  constructor(
+    private readonly settings: RetrySettings,
+    private readonly retry: () => void,
+  ) {}
 
   /** Whether a retry is waiting for its time. */
   pending(): boolean {
@@ -42,7 +45,12 @@ export class RetrySchedule {
    */
   jobNotRun(log: Logger, key: string, jobId: string, result: ReconcileJobResult): void {
     const again = result.notRun !== 'former_leader';
-    const why = result.notRun === 'live_changed' ? 'live state changed since its decision' : again ? 'the intent of its delete no longer held' : 'enqueued under an earlier lease of this replica';
+    const why =
+      result.notRun === 'live_changed'
+        ? 'live state changed since its decision'
+        : again
+          ? 'the intent of its delete no longer held'
+          : 'enqueued under an earlier lease of this replica';
     log.info({ key, jobId, reason: result.message }, `job sent nothing: ${why}; reconciling again`);
     if (!this.timer) this.retryIn(this.backoff(again ? ++this.liveChanges : Math.max(1, this.liveChanges)));
   }

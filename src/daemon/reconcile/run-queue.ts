@@ -6,7 +6,16 @@ import { foldScope, type ChangedPaths, type RunScope } from './watch-scope.js';
 type Waiter = { resolve: (record: ReconcileRecord | undefined) => void };
 
 /** The trigger recorded for a folded run: a resync cycle beats a watch burst, which beats a retry. */
-const RANK: Record<ReconcileTrigger, number> = { retry: 0, prune: 0, window: 0, wave: 0, watch: 1, startup: 2, resync: 3, manual: 4 };
+const RANK: Record<ReconcileTrigger, number> = {
+  retry: 0,
+  prune: 0,
+  window: 0,
+  wave: 0,
+  watch: 1,
+  startup: 2,
+  resync: 3,
+  manual: 4,
+};
 
 /** The requests folded into one run. */
 interface NextRun {

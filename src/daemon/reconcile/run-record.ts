@@ -44,7 +44,13 @@ export function runRecord({ id, trigger, cycles, started, outcome, failure }: Ru
 }
 
 /** The metrics of one reconcile: its duration and steps, and of an outcome, what it found. */
-export function observeRun(metrics: DaemonMetrics, record: ReconcileRecord, timed: TimedReconcile, outcome: ReconcileOutcome | undefined, cycles: readonly string[]): void {
+export function observeRun(
+  metrics: DaemonMetrics,
+  record: ReconcileRecord,
+  timed: TimedReconcile,
+  outcome: ReconcileOutcome | undefined,
+  cycles: readonly string[],
+): void {
   const result = outcome ? 'ok' : 'error';
   metrics.reconcileDuration.observe({ trigger: record.trigger, result }, timed.seconds);
   for (const [step, seconds] of timed.steps) metrics.reconcileSteps.observe({ step }, seconds);

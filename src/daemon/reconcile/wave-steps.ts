@@ -20,7 +20,8 @@ export class WaveSteps implements ChangeSink {
   /** What the last reconcile decided: whether any write waits for a wave. */
   decided(outcomes: ReadonlyMap<string, Outcome>): void {
     this.waiting = false;
-    for (const outcome of outcomes.values()) if (outcome.sync.reason === 'WaveHeld' || outcome.sync.reason === 'WaveWaiting') this.waiting = true;
+    for (const outcome of outcomes.values())
+      if (outcome.sync.reason === 'WaveHeld' || outcome.sync.reason === 'WaveWaiting') this.waiting = true;
   }
 
   changed(change: TrackedChange): void {

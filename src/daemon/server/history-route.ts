@@ -32,20 +32,35 @@ export function historyKey(path: string): { key: string } | { status: 400 | 404;
     return { status: 400, error };
   }
   const known = KIND_NAMES.find((k) => k === kind);
-  if (!known || !name || name.includes('/')) return { status: 404, error: `no resource ${JSON.stringify(rest)}; ${how}` };
+  if (!known || !name || name.includes('/'))
+    return { status: 404, error: `no resource ${JSON.stringify(rest)}; ${how}` };
   return { key: `${known}/${name}` };
 }
 
 /** Answers GET /history/KIND/NAME[?limit=N] (404: not a resource path or no reader; 400: a bad limit). */
-export async function historyRoute(req: IncomingMessage, res: ServerResponse, path: string, params: URLSearchParams, reader: HistoryReader | undefined, head: boolean): Promise<void> {
+export async function historyRoute(
+  req: IncomingMessage,
+  res: ServerResponse,
+  path: string,
+  params: URLSearchParams,
+  reader: HistoryReader | undefined,
+  head: boolean,
+): Promise<void> {
   const json = (status: number, value: unknown): void => sendJson(res, status, value, head);
   const named = historyKey(path);
   if ('error' in named) return json(named.status, { error: named.error });
   if (!reader) return json(404, { error: 'this daemon keeps no event log; `converge history` reads Redis directly' });
   const text = params.get('limit');
   const limit = text === null ? HISTORY_PAGE_LIMIT : Number(text);
-  if (!Number.isInteger(limit) || limit < 1 || limit > HISTORY_MAX_LIMIT) return json(400, { error: `limit ${JSON.stringify(text)} is not a whole number from 1 to ${HISTORY_MAX_LIMIT}` });
+  if (!Number.isInteger(limit) || limit < 1 || limit > HISTORY_MAX_LIMIT)
+    return json(400, { error: `limit ${JSON.stringify(text)} is not a whole number from 1 to ${HISTORY_MAX_LIMIT}` });
   const events = await reader(named.key, limit);
   // The page asks again when the row changes: an unchanged history answers 304.
-  sendTagged(req, res, 'application/json; charset=utf-8', JSON.stringify(historyDocument(named.key, events)) + '\n', head);
+  sendTagged(
+    req,
+    res,
+    'application/json; charset=utf-8',
+    JSON.stringify(historyDocument(named.key, events)) + '\n',
+    head,
+  );
 }

@@ -9,13 +9,29 @@ import { parseStatusQuery, RowSequence, statusAnswer, type StatusQuery } from '.
 
 const KEYS = Array.from({ length: 40 }, (_, i) => `Deployment/app-${String(i).padStart(2, '0')}`);
 
-function doc(secretsUnknown: unknown, orphans: unknown = ['Deployment/stray-b', 'Deployment/stray-a']): Record<string, unknown> {
-  return { format_version: '1', daemon: { pid: 1 }, secretsUnknown, held: [], conflicts: [], deletesPending: [], resources: [], orphans, plan: null };
+function doc(
+  secretsUnknown: unknown,
+  orphans: unknown = ['Deployment/stray-b', 'Deployment/stray-a'],
+): Record<string, unknown> {
+  return {
+    format_version: '1',
+    daemon: { pid: 1 },
+    secretsUnknown,
+    held: [],
+    conflicts: [],
+    deletesPending: [],
+    resources: [],
+    orphans,
+    plan: null,
+  };
 }
 
 /** The status page's merge of the lists of keys (script-plan.ts) in a fresh VM context, following answers as the page does. */
 function page(): { take(answer: Record<string, unknown>): Record<string, unknown> } {
-  const script = runInNewContext(`${SCRIPT_PLAN}\n({ holdKeys, mergedKeys })`) as { holdKeys(d: unknown): void; mergedKeys(d: unknown): Record<string, unknown> | null };
+  const script = runInNewContext(`${SCRIPT_PLAN}\n({ holdKeys, mergedKeys })`) as {
+    holdKeys(d: unknown): void;
+    mergedKeys(d: unknown): Record<string, unknown> | null;
+  };
   const held: Record<string, unknown> = {};
   return {
     take(answer) {
@@ -27,7 +43,12 @@ function page(): { take(answer: Record<string, unknown>): Record<string, unknown
   };
 }
 
-function ask(sequence: RowSequence, document: Record<string, unknown>, since: string, extra: Partial<StatusQuery> = { plan: 'delta', keys: 'delta' }): Record<string, any> {
+function ask(
+  sequence: RowSequence,
+  document: Record<string, unknown>,
+  since: string,
+  extra: Partial<StatusQuery> = { plan: 'delta', keys: 'delta' },
+): Record<string, any> {
   // Through JSON, as on the wire.
   return JSON.parse(JSON.stringify(statusAnswer(document, [], { since, ...extra }, sequence))) as Record<string, any>;
 }
@@ -51,7 +72,10 @@ describe('the lists of keys by run in a delta', () => {
     const delta = ask(sequence, doc(fewer), token(first));
     expect(Object.keys(delta)).toEqual(['format_version', 'keysDelta', 'resources', 'view']);
     expect(delta.keysDelta).toEqual({
-      secretsUnknown: { changed: [{ key: 'Deployment/app-11', after: 'Deployment/app-09', entries: ['Deployment/app-11'] }], removed: ['Deployment/app-10'] },
+      secretsUnknown: {
+        changed: [{ key: 'Deployment/app-11', after: 'Deployment/app-09', entries: ['Deployment/app-11'] }],
+        removed: ['Deployment/app-10'],
+      },
     });
     expect(follower.take(delta)).toEqual(lists(doc(fewer)));
     // The last key removed: nothing moved after it.
@@ -59,7 +83,11 @@ describe('the lists of keys by run in a delta', () => {
     expect(last.keysDelta.secretsUnknown).toEqual({ changed: [], removed: ['Deployment/app-39'] });
     expect(follower.take(last)).toEqual(lists(doc(fewer.slice(0, -1))));
     // From the newer token nothing changed: no list at all.
-    expect(Object.keys(ask(sequence, doc(fewer.slice(0, -1)), token(last)))).toEqual(['format_version', 'resources', 'view']);
+    expect(Object.keys(ask(sequence, doc(fewer.slice(0, -1)), token(last)))).toEqual([
+      'format_version',
+      'resources',
+      'view',
+    ]);
   });
 
   it('a key added is the key and the one after it, in its place; the orphans keep their order exactly', () => {
@@ -70,13 +98,18 @@ describe('the lists of keys by run in a delta', () => {
     const more = [...KEYS.slice(0, 3), 'Deployment/app-02b', ...KEYS.slice(3), 'Deployment/zz'];
     const orphans = ['Deployment/stray-c', 'Deployment/stray-b', 'Deployment/stray-a'];
     const delta = ask(sequence, doc(more, orphans), token(first));
-    expect(delta.keysDelta.secretsUnknown.changed.map((r: { key: string; after: string }) => [r.key, r.after])).toEqual([
-      ['Deployment/app-02b', 'Deployment/app-02'],
-      ['Deployment/app-03', 'Deployment/app-02b'],
-      ['Deployment/zz', 'Deployment/app-39'],
-    ]);
+    expect(delta.keysDelta.secretsUnknown.changed.map((r: { key: string; after: string }) => [r.key, r.after])).toEqual(
+      [
+        ['Deployment/app-02b', 'Deployment/app-02'],
+        ['Deployment/app-03', 'Deployment/app-02b'],
+        ['Deployment/zz', 'Deployment/app-39'],
+      ],
+    );
     expect(delta.keysDelta.secretsUnknown.removed).toEqual([]);
-    expect(delta.keysDelta.orphans.changed.map((r: { key: string }) => r.key)).toEqual(['Deployment/stray-c', 'Deployment/stray-b']);
+    expect(delta.keysDelta.orphans.changed.map((r: { key: string }) => r.key)).toEqual([
+      'Deployment/stray-c',
+      'Deployment/stray-b',
+    ]);
     expect(follower.take(delta)).toEqual(lists(doc(more, orphans)));
   });
 
@@ -113,7 +146,13 @@ describe('the lists of keys by run in a delta', () => {
   });
 
   it('keys=delta is read, and any other value is one clear message', () => {
-    expect(parseStatusQuery(new URLSearchParams('since=x.3&plan=delta&keys=delta'))).toEqual({ ok: true, query: { since: 'x.3', plan: 'delta', keys: 'delta' } });
-    expect(parseStatusQuery(new URLSearchParams('keys=whole'))).toEqual({ ok: false, error: expect.stringContaining('keys must be "delta"') });
+    expect(parseStatusQuery(new URLSearchParams('since=x.3&plan=delta&keys=delta'))).toEqual({
+      ok: true,
+      query: { since: 'x.3', plan: 'delta', keys: 'delta' },
+    });
+    expect(parseStatusQuery(new URLSearchParams('keys=whole'))).toEqual({
+      ok: false,
+      error: expect.stringContaining('keys must be "delta"'),
+    });
   });
 });

@@ -76,10 +76,17 @@ function mergeNames(a: Names | undefined, b: Names | undefined): Names | undefin
 
 /** A standby or a stopping daemon refuses with 503 (undefined: this replica may reconcile). */
 function refusal(parts: ManualReconcileParts): ManualAnswer | undefined {
-  if (parts.stopping || !parts.reconciler) return { status: 503, body: { error: 'the daemon is stopping or not started' } };
+  if (parts.stopping || !parts.reconciler)
+    return { status: 503, body: { error: 'the daemon is stopping or not started' } };
   if (parts.leadership?.token() !== undefined) return undefined;
   const leader = parts.leadership?.status().leader ?? null;
-  return { status: 503, body: { error: `this replica is a standby: the leader${leader ? ` (${leader.holder})` : ''} reconciles; send the request to it`, leader } };
+  return {
+    status: 503,
+    body: {
+      error: `this replica is a standby: the leader${leader ? ` (${leader.holder})` : ''} reconciles; send the request to it`,
+      leader,
+    },
+  };
 }
 
 /**
@@ -125,18 +132,26 @@ export class ManualReconciles {
     const kept = [...(await parts.requests.all())].filter(([id]) => !this.serving.has(id));
     for (const [id, stored] of kept) this.join(id, requestOf(stored), stored.rebuild ?? []);
     const from = [...new Set(kept.map(([, r]) => r.by))];
-    if (kept.length > 0) parts.log.info({ requests: kept.length, from }, 'operator requests a former leader did not serve: served now');
+    if (kept.length > 0)
+      parts.log.info({ requests: kept.length, from }, 'operator requests a former leader did not serve: served now');
     return kept.length;
   }
 
-  private join(id: string, request: ReconcileRequest & { by?: string }, rebuild: readonly string[], waiter?: Batch['waiters'][number]): void {
+  private join(
+    id: string,
+    request: ReconcileRequest & { by?: string },
+    rebuild: readonly string[],
+    waiter?: Batch['waiters'][number],
+  ): void {
     const batch = (this.queued ??= emptyBatch());
     const joined = { joined: batch.waiters.length, afterRunning: this.running !== undefined };
     this.parts().log.debug(joined, 'reconcile requested');
     batch.writeSecrets = mergeNames(batch.writeSecrets, request.writeSecrets);
     batch.retryFailed = mergeNames(batch.retryFailed, request.retryFailed);
-    if (request.confirmDelete) batch.confirmDelete = [...new Set([...(batch.confirmDelete ?? []), ...request.confirmDelete])];
-    if (request.overrideWindow) batch.overrideWindow = [...new Set([...(batch.overrideWindow ?? []), request.by ?? this.parts().replica])];
+    if (request.confirmDelete)
+      batch.confirmDelete = [...new Set([...(batch.confirmDelete ?? []), ...request.confirmDelete])];
+    if (request.overrideWindow)
+      batch.overrideWindow = [...new Set([...(batch.overrideWindow ?? []), request.by ?? this.parts().replica])];
     batch.ids.push(id);
     batch.rebuild.push(...rebuild);
     this.serving.add(id);
@@ -156,7 +171,8 @@ export class ManualReconciles {
         if (served instanceof Error) resolve({ status: 500, body: { error: 'internal error; see the daemon log' } });
         else resolve(served ? answerOf(request, served, parts.reconciler!) : refused!);
       }
-      if (served instanceof Error) parts.log.warn({ error: served.message.split('\n')[0] }, 'reconcile on request failed');
+      if (served instanceof Error)
+        parts.log.warn({ error: served.message.split('\n')[0] }, 'reconcile on request failed');
     }
     this.running = undefined;
   }
@@ -187,7 +203,11 @@ async function serve(batch: Batch, parts: ManualReconcileParts): Promise<Served>
   let rebuilt: string[];
   let deleted: string[];
   // Logged before the reconcile: a window's override is an operator's word, said whatever the reconcile comes to.
-  if (batch.overrideWindow) log.warn({ from: batch.overrideWindow, requests: batch.waiters.length }, 'change window overridden on request (converge reconcile --override-window): this reconcile writes although a window blocks');
+  if (batch.overrideWindow)
+    log.warn(
+      { from: batch.overrideWindow, requests: batch.waiters.length },
+      'change window overridden on request (converge reconcile --override-window): this reconcile writes although a window blocks',
+    );
   parts.windows?.ask(batch.overrideWindow !== undefined);
   try {
     record = await reconciler.request('manual');
@@ -201,20 +221,49 @@ async function serve(batch: Batch, parts: ManualReconcileParts): Promise<Served>
   // Served: no longer kept. A reconcile that did not run (the lease lost, stopping) leaves them to the next leader.
   if (record) await parts.requests?.remove(batch.ids);
   const requests = batch.waiters.length;
-  if (batch.writeSecrets) log.info({ requested: batch.writeSecrets === true ? 'all' : batch.writeSecrets, written, requests }, 'secrets written on request (converge reconcile --write-secrets)');
-  if (batch.confirmDelete) log.info({ requested: batch.confirmDelete, deleted, requests }, 'deletes confirmed on request (converge reconcile --confirm-delete)');
-  if (requests > 1) log.info({ reconcile: record?.id, requests }, 'reconcile requests coalesced: one reconcile answered them');
+  if (batch.writeSecrets)
+    log.info(
+      { requested: batch.writeSecrets === true ? 'all' : batch.writeSecrets, written, requests },
+      'secrets written on request (converge reconcile --write-secrets)',
+    );
+  if (batch.confirmDelete)
+    log.info(
+      { requested: batch.confirmDelete, deleted, requests },
+      'deletes confirmed on request (converge reconcile --confirm-delete)',
+    );
+  if (requests > 1)
+    log.info({ reconcile: record?.id, requests }, 'reconcile requests coalesced: one reconcile answered them');
   const retried = released ? { released: released.released, rebuilt } : undefined;
-  return { record, written, heldBefore, retried, confirmed: batch.confirmDelete ? { deleted, pendingBefore } : undefined, requests, windowHeld: parts.windows?.held() };
+  return {
+    record,
+    written,
+    heldBefore,
+    retried,
+    confirmed: batch.confirmDelete ? { deleted, pendingBefore } : undefined,
+    requests,
+    windowHeld: parts.windows?.held(),
+  };
 }
 
 /** A batch that asks nothing yet. */
 function emptyBatch(): Batch {
-  return { writeSecrets: undefined, retryFailed: undefined, confirmDelete: undefined, overrideWindow: undefined, ids: [], rebuild: [], waiters: [] };
+  return {
+    writeSecrets: undefined,
+    retryFailed: undefined,
+    confirmDelete: undefined,
+    overrideWindow: undefined,
+    ids: [],
+    rebuild: [],
+    waiters: [],
+  };
 }
 
 /** Keeps a request in Redis; the answer to send instead when it cannot be (undefined: kept, or no store). */
-async function keep(parts: ManualReconcileParts, id: string, request: StoredRequest): Promise<ManualAnswer | undefined> {
+async function keep(
+  parts: ManualReconcileParts,
+  id: string,
+  request: StoredRequest,
+): Promise<ManualAnswer | undefined> {
   const added = await parts.requests?.add(id, request).catch((error: unknown) => error as Error);
   if (added === undefined || added === true) return undefined;
   if (added instanceof Error) {
@@ -254,14 +303,28 @@ function asked(keys: readonly string[], names: Names): string[] {
 function answerOf(request: ReconcileRequest, served: Served, reconciler: Reconciler): ManualAnswer {
   const { record } = served;
   const body: Record<string, unknown> = {
-    reconcile: record ? { id: record.id, ok: record.ok, error: record.error, enqueued: record.enqueued, summary: record.summary, requests: served.requests } : null,
+    reconcile: record
+      ? {
+          id: record.id,
+          ok: record.ok,
+          error: record.error,
+          enqueued: record.enqueued,
+          summary: record.summary,
+          requests: served.requests,
+        }
+      : null,
   };
   if (served.windowHeld) body.windowHeld = served.windowHeld;
   const write = request.writeSecrets;
   if (write) {
     const written = asked(served.written, write);
     const notWritten = write === true ? [] : namingNone(write, served.written);
-    body.writeSecrets = { requested: write === true ? 'all' : write, written, notWritten, heldBefore: served.heldBefore };
+    body.writeSecrets = {
+      requested: write === true ? 'all' : write,
+      written,
+      notWritten,
+      heldBefore: served.heldBefore,
+    };
   }
   const retry = request.retryFailed;
   if (retry && served.retried) {
@@ -269,12 +332,23 @@ function answerOf(request: ReconcileRequest, served: Served, reconciler: Reconci
     const unmatched = retry === true ? [] : namingNone(retry, served.retried.released);
     const undeclared = reconciler.undeclared(unmatched);
     const notHeld = unmatched.filter((name) => !undeclared.includes(name));
-    body.retryFailed = { requested: retry === true ? 'all' : retry, released: asked(served.retried.released, retry), rebuilt: asked(served.retried.rebuilt, retry), notHeld, undeclared };
+    body.retryFailed = {
+      requested: retry === true ? 'all' : retry,
+      released: asked(served.retried.released, retry),
+      rebuilt: asked(served.retried.rebuilt, retry),
+      notHeld,
+      undeclared,
+    };
   }
   const confirm = request.confirmDelete;
   if (confirm && served.confirmed) {
     const deleted = asked(served.confirmed.deleted, confirm);
-    body.confirmDelete = { requested: confirm, deleted, notPending: namingNone(confirm, served.confirmed.deleted), pendingBefore: served.confirmed.pendingBefore };
+    body.confirmDelete = {
+      requested: confirm,
+      deleted,
+      notPending: namingNone(confirm, served.confirmed.deleted),
+      pendingBefore: served.confirmed.pendingBefore,
+    };
   }
   return { status: record ? (record.ok ? 200 : 502) : 503, body };
 }

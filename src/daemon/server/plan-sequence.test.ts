@@ -7,10 +7,20 @@ import { SCRIPT_PLAN } from './status-page/script-plan.js';
 import { planRuns, PLAN_LISTS } from './plan-sequence.js';
 import { RowSequence, statusAnswer, type StatusQuery } from './status-view.js';
 
-type Plan = Record<string, unknown> & { changes: Array<Record<string, unknown>>; diagnostics: Array<Record<string, unknown>> };
+type Plan = Record<string, unknown> & {
+  changes: Array<Record<string, unknown>>;
+  diagnostics: Array<Record<string, unknown>>;
+};
 
 function change(name: string, maxScale = 1, action = 'noop'): Record<string, unknown> {
-  return { kind: 'Deployment', name, action, new_revision: false, fields: [{ path: 'spec.max_scale', before: maxScale, after: maxScale, sensitive: false }], reason: null };
+  return {
+    kind: 'Deployment',
+    name,
+    action,
+    new_revision: false,
+    fields: [{ path: 'spec.max_scale', before: maxScale, after: maxScale, sensitive: false }],
+    reason: null,
+  };
 }
 
 function warning(file: string, line = 1): Record<string, unknown> {
@@ -20,7 +30,16 @@ function warning(file: string, line = 1): Record<string, unknown> {
 function plan(names: string[], edit: Record<string, number> = {}): Plan {
   return {
     format_version: '1',
-    summary: { create: 0, update: Object.keys(edit).length, adopt: 0, delete: 0, noop: names.length - Object.keys(edit).length, orphan: 0, blocked: 0, suspended: 0 },
+    summary: {
+      create: 0,
+      update: Object.keys(edit).length,
+      adopt: 0,
+      delete: 0,
+      noop: names.length - Object.keys(edit).length,
+      orphan: 0,
+      blocked: 0,
+      suspended: 0,
+    },
     changes: names.map((n) => (n in edit ? change(n, edit[n], 'update') : change(n))),
     notes: [],
     diagnostics: names.flatMap((n) => [warning(`${n}.yaml`), warning(`${n}.yaml`, 2)]),
@@ -35,7 +54,10 @@ function doc(p: unknown): Record<string, unknown> {
 
 /** The status page's plan merge (script-plan.ts) in a fresh VM context, following answers as the page does. */
 function page(): { take(answer: Record<string, unknown>): unknown } {
-  const script = runInNewContext(`${SCRIPT_PLAN}\n({ holdPlan, mergedPlan })`) as { holdPlan(p: unknown): void; mergedPlan(d: unknown): unknown };
+  const script = runInNewContext(`${SCRIPT_PLAN}\n({ holdPlan, mergedPlan })`) as {
+    holdPlan(p: unknown): void;
+    mergedPlan(d: unknown): unknown;
+  };
   let held: unknown;
   return {
     take(answer) {
@@ -49,9 +71,17 @@ function page(): { take(answer: Record<string, unknown>): unknown } {
   };
 }
 
-function ask(sequence: RowSequence, document: Record<string, unknown>, since: string, extra: Partial<StatusQuery> = { plan: 'delta' }): Record<string, unknown> {
+function ask(
+  sequence: RowSequence,
+  document: Record<string, unknown>,
+  since: string,
+  extra: Partial<StatusQuery> = { plan: 'delta' },
+): Record<string, unknown> {
   // Through JSON, as on the wire.
-  return JSON.parse(JSON.stringify(statusAnswer(document, [], { since, ...extra }, sequence))) as Record<string, unknown>;
+  return JSON.parse(JSON.stringify(statusAnswer(document, [], { since, ...extra }, sequence))) as Record<
+    string,
+    unknown
+  >;
 }
 
 function token(answer: Record<string, unknown>): string {
@@ -71,7 +101,10 @@ describe('the plan by run in a delta', () => {
     const planDelta = delta.planDelta as Record<string, any>;
     expect(Object.keys(planDelta)).toEqual(['format_version', 'summary', 'changes', 'notes', 'diagnostics']);
     expect(planDelta.summary).toEqual(edited.summary);
-    expect(planDelta.changes).toEqual({ changed: [{ key: 'Deployment/app-07', after: 'Deployment/app-06', entries: [change('app-07', 3, 'update')] }], removed: [] });
+    expect(planDelta.changes).toEqual({
+      changed: [{ key: 'Deployment/app-07', after: 'Deployment/app-06', entries: [change('app-07', 3, 'update')] }],
+      removed: [],
+    });
     expect(planDelta.diagnostics).toEqual({ changed: [], removed: [] });
     expect(follower.take(delta)).toEqual(edited);
     // From the newer token nothing changed: no plan at all.
@@ -87,12 +120,17 @@ describe('the plan by run in a delta', () => {
     const removed = ask(sequence, doc(plan(fewer)), token(first));
     const changes = (removed.planDelta as Record<string, any>).changes;
     expect(changes.removed).toEqual(['Deployment/app-10']);
-    expect(changes.changed.map((r: { key: string; after: string }) => [r.key, r.after])).toEqual([['Deployment/app-11', 'Deployment/app-09']]);
+    expect(changes.changed.map((r: { key: string; after: string }) => [r.key, r.after])).toEqual([
+      ['Deployment/app-11', 'Deployment/app-09'],
+    ]);
     expect((removed.planDelta as Record<string, any>).diagnostics.removed).toEqual(['app-10.yaml']);
     expect(follower.take(removed)).toEqual(plan(fewer));
     const more = [...fewer.slice(0, 3), 'app-02b', ...fewer.slice(3)];
     const inserted = ask(sequence, doc(plan(more)), token(removed));
-    expect((inserted.planDelta as Record<string, any>).changes.changed.map((r: { key: string }) => r.key)).toEqual(['Deployment/app-02b', 'Deployment/app-03']);
+    expect((inserted.planDelta as Record<string, any>).changes.changed.map((r: { key: string }) => r.key)).toEqual([
+      'Deployment/app-02b',
+      'Deployment/app-03',
+    ]);
     expect(follower.take(inserted)).toEqual(plan(more));
   });
 
@@ -102,25 +140,49 @@ describe('the plan by run in a delta', () => {
     const before = plan(NAMES);
     const first = ask(sequence, doc(before), '');
     follower.take(first);
-    const after = { ...before, diagnostics: before.diagnostics.filter((d) => d.file !== 'app-20.yaml').map((d) => (d.file === 'app-30.yaml' && d.line === 2 ? { ...d, message: 'new' } : d)) };
+    const after = {
+      ...before,
+      diagnostics: before.diagnostics
+        .filter((d) => d.file !== 'app-20.yaml')
+        .map((d) => (d.file === 'app-30.yaml' && d.line === 2 ? { ...d, message: 'new' } : d)),
+    };
     const delta = ask(sequence, doc(after), token(first));
     const diagnostics = (delta.planDelta as Record<string, any>).diagnostics;
     expect(diagnostics.removed).toEqual(['app-20.yaml']);
-    expect(diagnostics.changed.map((r: { key: string; entries: unknown[] }) => [r.key, r.entries.length])).toEqual([['app-21.yaml', 2], ['app-30.yaml', 2]]);
+    expect(diagnostics.changed.map((r: { key: string; entries: unknown[] }) => [r.key, r.entries.length])).toEqual([
+      ['app-21.yaml', 2],
+      ['app-30.yaml', 2],
+    ]);
     expect((delta.planDelta as Record<string, any>).changes).toEqual({ changed: [], removed: [] });
     expect(follower.take(delta)).toEqual(after);
   });
 
   it('a file named twice apart is two runs (file, file#2), in the plan order', () => {
-    expect(planRuns([warning('a'), warning('a', 2), warning('b'), warning('a', 9)], PLAN_LISTS.diagnostics!).map((r) => [r.key, r.after, r.entries.length])).toEqual([['a', null, 2], ['b', 'a', 1], ['a#2', 'b', 1]]);
+    expect(
+      planRuns([warning('a'), warning('a', 2), warning('b'), warning('a', 9)], PLAN_LISTS.diagnostics!).map((r) => [
+        r.key,
+        r.after,
+        r.entries.length,
+      ]),
+    ).toEqual([
+      ['a', null, 2],
+      ['b', 'a', 1],
+      ['a#2', 'b', 1],
+    ]);
     const sequence = new RowSequence('e');
     const follower = page();
     const base = plan(NAMES.slice(0, 3));
     const first = ask(sequence, doc(base), '');
     follower.take(first);
-    const split = { ...base, diagnostics: [...base.diagnostics, warning('app-00.yaml', 9)], health: [{ kind: 'Deployment', name: 'app-01', status: 'progressing', reason: 'x', message: 'y' }] };
+    const split = {
+      ...base,
+      diagnostics: [...base.diagnostics, warning('app-00.yaml', 9)],
+      health: [{ kind: 'Deployment', name: 'app-01', status: 'progressing', reason: 'x', message: 'y' }],
+    };
     const delta = ask(sequence, doc(split), token(first));
-    expect((delta.planDelta as Record<string, any>).diagnostics.changed.map((r: { key: string }) => r.key)).toEqual(['app-00.yaml#2']);
+    expect((delta.planDelta as Record<string, any>).diagnostics.changed.map((r: { key: string }) => r.key)).toEqual([
+      'app-00.yaml#2',
+    ]);
     expect(follower.take(delta)).toEqual(split);
     // health gone from the plan: the page drops it too.
     expect(follower.take(ask(sequence, doc(base), token(delta)))).toEqual(base);

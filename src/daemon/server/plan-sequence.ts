@@ -56,7 +56,9 @@ export function planRuns(list: readonly unknown[], keyOf: (entry: Entry) => stri
 /** Whether a plan can be sent by run: an object whose lists (those present) are arrays. */
 function byRun(plan: unknown): plan is Record<string, unknown> {
   if (typeof plan !== 'object' || plan === null || Array.isArray(plan)) return false;
-  return Object.keys(PLAN_LISTS).every((name) => !(name in plan) || Array.isArray((plan as Record<string, unknown>)[name]));
+  return Object.keys(PLAN_LISTS).every(
+    (name) => !(name in plan) || Array.isArray((plan as Record<string, unknown>)[name]),
+  );
 }
 
 function listOf(plan: Record<string, unknown>, name: string): unknown[] {
@@ -89,7 +91,10 @@ export class RunSequence {
       this.wasList = ok;
     }
     const runs = ok ? planRuns(value, this.keyOf) : [];
-    this.runs.observe(runs.map((run) => [run.key, JSON.stringify([run.after, run.entries])] as const), clock);
+    this.runs.observe(
+      runs.map((run) => [run.key, JSON.stringify([run.after, run.entries])] as const),
+      clock,
+    );
   }
 
   /** The oldest number a delta of the list can start from. */
@@ -116,7 +121,9 @@ export class PlanSequence {
   private wasByRun = false;
 
   constructor(maxTombstones = Infinity) {
-    this.lists = new Map(Object.entries(PLAN_LISTS).map(([name, keyOf]) => [name, new RunSequence(keyOf, maxTombstones)]));
+    this.lists = new Map(
+      Object.entries(PLAN_LISTS).map(([name, keyOf]) => [name, new RunSequence(keyOf, maxTombstones)]),
+    );
   }
 
   /** Takes the current plan in (call it when the plan's text changed: runs of an unchanged plan are unchanged). */

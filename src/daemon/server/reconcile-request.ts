@@ -15,16 +15,28 @@ export interface ReconcileRequest {
 }
 
 /** The checked body of POST /reconcile, or the message of a 400. */
-export function parseReconcileBody(text: string): { ok: true; request: ReconcileRequest } | { ok: false; error: string } {
+export function parseReconcileBody(
+  text: string,
+): { ok: true; request: ReconcileRequest } | { ok: false; error: string } {
   let value: unknown;
   try {
     value = text.trim() === '' ? {} : JSON.parse(text);
   } catch {
-    return { ok: false, error: 'the body is not JSON; send {} to reconcile now, or {"writeSecrets": true | ["name", ...]}' };
+    return {
+      ok: false,
+      error: 'the body is not JSON; send {} to reconcile now, or {"writeSecrets": true | ["name", ...]}',
+    };
   }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return { ok: false, error: 'the body must be a JSON object such as {} or {"writeSecrets": ["name"]}' };
-  const unknown = Object.keys(value).filter((k) => !['writeSecrets', 'retryFailed', 'confirmDelete', 'overrideWindow'].includes(k));
-  if (unknown.length > 0) return { ok: false, error: `unknown field ${unknown.map((k) => JSON.stringify(k)).join(', ')}; the fields are: writeSecrets, retryFailed, confirmDelete, overrideWindow` };
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    return { ok: false, error: 'the body must be a JSON object such as {} or {"writeSecrets": ["name"]}' };
+  const unknown = Object.keys(value).filter(
+    (k) => !['writeSecrets', 'retryFailed', 'confirmDelete', 'overrideWindow'].includes(k),
+  );
+  if (unknown.length > 0)
+    return {
+      ok: false,
+      error: `unknown field ${unknown.map((k) => JSON.stringify(k)).join(', ')}; the fields are: writeSecrets, retryFailed, confirmDelete, overrideWindow`,
+    };
   const request: ReconcileRequest = {};
   for (const field of ['writeSecrets', 'retryFailed'] as const) {
     const names = namesOrAll((value as Record<string, unknown>)[field]);
@@ -33,10 +45,15 @@ export function parseReconcileBody(text: string): { ok: true; request: Reconcile
   }
   // A delete is final: each one is confirmed by name, never all at once.
   const confirm = namesOrAll((value as Record<string, unknown>).confirmDelete);
-  if (confirm === 'bad' || confirm === true) return { ok: false, error: 'confirmDelete must be a non-empty list of resource names (each delete is confirmed by name)' };
+  if (confirm === 'bad' || confirm === true)
+    return {
+      ok: false,
+      error: 'confirmDelete must be a non-empty list of resource names (each delete is confirmed by name)',
+    };
   if (confirm !== undefined) request.confirmDelete = confirm;
   const override = (value as Record<string, unknown>).overrideWindow;
-  if (override !== undefined && typeof override !== 'boolean') return { ok: false, error: 'overrideWindow must be true or false' };
+  if (override !== undefined && typeof override !== 'boolean')
+    return { ok: false, error: 'overrideWindow must be true or false' };
   if (override === true) request.overrideWindow = true;
   return { ok: true, request };
 }
@@ -45,6 +62,11 @@ export function parseReconcileBody(text: string): { ok: true; request: Reconcile
 function namesOrAll(field: unknown): true | string[] | undefined | 'bad' {
   if (field === undefined || field === false) return undefined;
   if (field === true) return true;
-  if (Array.isArray(field) && field.length > 0 && field.every((n) => typeof n === 'string' && n.length > 0 && n.length <= 300)) return [...new Set(field as string[])];
+  if (
+    Array.isArray(field) &&
+    field.length > 0 &&
+    field.every((n) => typeof n === 'string' && n.length > 0 && n.length <= 300)
+  )
+    return [...new Set(field as string[])];
   return 'bad';
 }

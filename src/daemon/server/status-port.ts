@@ -10,7 +10,11 @@ const STARTING_READINESS = { ready: false, checks: [{ name: 'running', ok: false
 
 /** One JSON or text answer; a HEAD gets the headers only. */
 function answer(req: IncomingMessage, res: ServerResponse, status: number, type: string, body: string): void {
-  res.writeHead(status, { 'content-type': type, 'content-length': Buffer.byteLength(body), 'cache-control': 'no-store' });
+  res.writeHead(status, {
+    'content-type': type,
+    'content-length': Buffer.byteLength(body),
+    'cache-control': 'no-store',
+  });
   res.end(req.method === 'HEAD' ? undefined : body);
 }
 
@@ -35,8 +39,19 @@ export async function listenStatusPort(host: string, port: number): Promise<Serv
   server.requestTimeout = 10_000;
   await new Promise<void>((resolve, reject) => {
     const onError = (error: NodeJS.ErrnoException): void => {
-      const why = error.code === 'EADDRINUSE' ? 'the port is in use' : error.code === 'EACCES' ? 'permission denied' : error.code ?? error.message;
-      reject(new ConvergeError('E_HTTP_LISTEN', `status server cannot listen on ${host}:${port} (${why}); set --http-port or --http-host`, { cause: error }));
+      const why =
+        error.code === 'EADDRINUSE'
+          ? 'the port is in use'
+          : error.code === 'EACCES'
+            ? 'permission denied'
+            : (error.code ?? error.message);
+      reject(
+        new ConvergeError(
+          'E_HTTP_LISTEN',
+          `status server cannot listen on ${host}:${port} (${why}); set --http-port or --http-host`,
+          { cause: error },
+        ),
+      );
     };
     server.once('error', onError);
     server.listen(port, host, () => {

@@ -72,11 +72,13 @@ export const PROMETHEUS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8
 /** A readiness probe that hangs is as bad as one that fails: every check gets this long. */
 export const READINESS_TIMEOUT_MS = 2_000;
 
-
 async function withTimeout<T>(promise: Promise<T>, ms: number, fallback: () => T): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   try {
-    return await Promise.race([promise, new Promise<T>((resolve) => (timer = setTimeout(() => resolve(fallback()), ms)))]);
+    return await Promise.race([
+      promise,
+      new Promise<T>((resolve) => (timer = setTimeout(() => resolve(fallback()), ms))),
+    ]);
   } finally {
     clearTimeout(timer);
   }
@@ -98,7 +100,9 @@ export function webhookMatches(headers: IncomingMessage['headers'], body: string
   return false;
 }
 
-async function readBody(req: IncomingMessage): Promise<{ ok: true; text: string } | { ok: false; status: number; error: string }> {
+async function readBody(
+  req: IncomingMessage,
+): Promise<{ ok: true; text: string } | { ok: false; status: number; error: string }> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req) {
@@ -109,9 +113,21 @@ async function readBody(req: IncomingMessage): Promise<{ ok: true; text: string 
   return { ok: true, text: Buffer.concat(chunks).toString('utf8') };
 }
 
-async function reconcileRoute(req: IncomingMessage, res: ServerResponse, handlers: StatusHandlers, token: string | undefined): Promise<void> {
+async function reconcileRoute(
+  req: IncomingMessage,
+  res: ServerResponse,
+  handlers: StatusHandlers,
+  token: string | undefined,
+): Promise<void> {
   if (!token || !handlers.reconcile) {
-    sendJson(res, 404, { error: `POST /reconcile is off; set ${WEBHOOK_TOKEN_ENV} in the daemon's environment to turn it on, and send it as "Authorization: Bearer TOKEN"` }, false);
+    sendJson(
+      res,
+      404,
+      {
+        error: `POST /reconcile is off; set ${WEBHOOK_TOKEN_ENV} in the daemon's environment to turn it on, and send it as "Authorization: Bearer TOKEN"`,
+      },
+      false,
+    );
     return;
   }
   if (req.method !== 'POST') {
@@ -121,7 +137,12 @@ async function reconcileRoute(req: IncomingMessage, res: ServerResponse, handler
   }
   if (!bearerMatches(req.headers.authorization, token)) {
     res.setHeader('www-authenticate', 'Bearer');
-    sendJson(res, 401, { error: `missing or wrong token; send the daemon's ${WEBHOOK_TOKEN_ENV} as "Authorization: Bearer TOKEN"` }, false);
+    sendJson(
+      res,
+      401,
+      { error: `missing or wrong token; send the daemon's ${WEBHOOK_TOKEN_ENV} as "Authorization: Bearer TOKEN"` },
+      false,
+    );
     return;
   }
   const body = await readBody(req);
@@ -139,9 +160,21 @@ async function reconcileRoute(req: IncomingMessage, res: ServerResponse, handler
 }
 
 /** POST /webhook: a git host's push event (any body) reconciles now; the token is the webhook's secret. */
-async function webhookRoute(req: IncomingMessage, res: ServerResponse, handlers: StatusHandlers, token: string | undefined): Promise<void> {
+async function webhookRoute(
+  req: IncomingMessage,
+  res: ServerResponse,
+  handlers: StatusHandlers,
+  token: string | undefined,
+): Promise<void> {
   if (!token || !handlers.reconcile) {
-    sendJson(res, 404, { error: `POST /webhook is off; set ${WEBHOOK_TOKEN_ENV} in the daemon's environment and use it as the webhook's secret` }, false);
+    sendJson(
+      res,
+      404,
+      {
+        error: `POST /webhook is off; set ${WEBHOOK_TOKEN_ENV} in the daemon's environment and use it as the webhook's secret`,
+      },
+      false,
+    );
     return;
   }
   if (req.method !== 'POST') {
@@ -155,7 +188,14 @@ async function webhookRoute(req: IncomingMessage, res: ServerResponse, handlers:
     return;
   }
   if (!webhookMatches(req.headers, body.text, token)) {
-    sendJson(res, 401, { error: `missing or wrong signature; set the webhook's secret to the daemon's ${WEBHOOK_TOKEN_ENV} (GitHub and Gitea sign with it, GitLab sends it as X-Gitlab-Token)` }, false);
+    sendJson(
+      res,
+      401,
+      {
+        error: `missing or wrong signature; set the webhook's secret to the daemon's ${WEBHOOK_TOKEN_ENV} (GitHub and Gitea sign with it, GitLab sends it as X-Gitlab-Token)`,
+      },
+      false,
+    );
     return;
   }
   const answer = await handlers.reconcile({});
@@ -251,7 +291,14 @@ async function route(
     default:
       if (path.startsWith('/history/')) return historyRoute(req, res, path, url.searchParams, handlers.history, head);
       if (servePage(req, res, path, head)) return;
-      sendJson(res, 404, { error: `no route ${path}; try / (the status page), /healthz, /readyz, /metrics, /status, /history/KIND/NAME, /applied-state, POST /reconcile or POST /webhook` }, head);
+      sendJson(
+        res,
+        404,
+        {
+          error: `no route ${path}; try / (the status page), /healthz, /readyz, /metrics, /status, /history/KIND/NAME, /applied-state, POST /reconcile or POST /webhook`,
+        },
+        head,
+      );
   }
 }
 

@@ -2,7 +2,13 @@
 import { describe, expect, it } from 'vitest';
 import { parseStatusQuery, RowSequence, selectRows, type ViewRow } from './status-view.js';
 
-function row(kind: string, name: string, sync = 'Synced', health = 'healthy', extra: Record<string, unknown> = {}): ViewRow & Record<string, unknown> {
+function row(
+  kind: string,
+  name: string,
+  sync = 'Synced',
+  health = 'healthy',
+  extra: Record<string, unknown> = {},
+): ViewRow & Record<string, unknown> {
   return { key: `${kind}/${name}`, kind, name, sync: { status: sync }, health: { status: health }, ...extra };
 }
 
@@ -12,22 +18,37 @@ function query(text: string) {
   return parsed.query!;
 }
 
-const ROWS = [row('Deployment', 'web'), row('Deployment', 'api', 'OutOfSync', 'progressing'), row('OAuthProvider', 'web-login', 'Synced', 'degraded'), row('Deployment', 'worker', 'Unknown', 'unknown')];
+const ROWS = [
+  row('Deployment', 'web'),
+  row('Deployment', 'api', 'OutOfSync', 'progressing'),
+  row('OAuthProvider', 'web-login', 'Synced', 'degraded'),
+  row('Deployment', 'worker', 'Unknown', 'unknown'),
+];
 
 describe('parseStatusQuery', () => {
   it('no parameter is the whole body of today', () => {
     expect(parseStatusQuery(new URLSearchParams(''))).toEqual({ ok: true, query: undefined });
   });
   it('reads lists, name, limit, cursor and since', () => {
-    expect(query('kind=Deployment,OAuthProvider&sync=OutOfSync&sync=Unknown&name=Web&limit=2&cursor=Deployment/a&since=x.3')).toEqual({
-      kind: ['Deployment', 'OAuthProvider'], sync: ['OutOfSync', 'Unknown'], name: 'web', limit: 2, cursor: 'Deployment/a', since: 'x.3',
+    expect(
+      query('kind=Deployment,OAuthProvider&sync=OutOfSync&sync=Unknown&name=Web&limit=2&cursor=Deployment/a&since=x.3'),
+    ).toEqual({
+      kind: ['Deployment', 'OAuthProvider'],
+      sync: ['OutOfSync', 'Unknown'],
+      name: 'web',
+      limit: 2,
+      cursor: 'Deployment/a',
+      since: 'x.3',
     });
   });
   it('a bad limit or an unknown parameter is one clear message', () => {
     const bad = parseStatusQuery(new URLSearchParams('limit=0'));
     expect(bad).toEqual({ ok: false, error: expect.stringContaining('limit must be a whole number from 1 to 10000') });
     expect(query('since=x.3&plan=delta')).toEqual({ since: 'x.3', plan: 'delta' });
-    expect(parseStatusQuery(new URLSearchParams('plan=whole'))).toEqual({ ok: false, error: expect.stringContaining('plan must be "delta"') });
+    expect(parseStatusQuery(new URLSearchParams('plan=whole'))).toEqual({
+      ok: false,
+      error: expect.stringContaining('plan must be "delta"'),
+    });
     const unknown = parseStatusQuery(new URLSearchParams('colour=red'));
     expect(unknown).toEqual({ ok: false, error: expect.stringContaining('unknown /status parameter "colour"') });
   });

@@ -41,14 +41,24 @@ const LIST_FIELDS = ['kind', 'sync', 'health'] as const;
 const FIELDS = [...LIST_FIELDS, 'name', 'limit', 'cursor', 'since', 'plan', 'keys', 'format', 'first'] as const;
 
 /** The query of a /status URL, or the message of a 400 (what, and how to fix). No parameter at all is `undefined`: the body of today. */
-export function parseStatusQuery(params: URLSearchParams): { ok: true; query: StatusQuery | undefined } | { ok: false; error: string } {
+export function parseStatusQuery(
+  params: URLSearchParams,
+): { ok: true; query: StatusQuery | undefined } | { ok: false; error: string } {
   const names = [...new Set(params.keys())];
   if (names.length === 0) return { ok: true, query: undefined };
   const unknown = names.filter((n) => !(FIELDS as readonly string[]).includes(n));
-  if (unknown.length > 0) return { ok: false, error: `unknown /status parameter ${unknown.map((n) => JSON.stringify(n)).join(', ')}; the parameters are: ${FIELDS.join(', ')}` };
+  if (unknown.length > 0)
+    return {
+      ok: false,
+      error: `unknown /status parameter ${unknown.map((n) => JSON.stringify(n)).join(', ')}; the parameters are: ${FIELDS.join(', ')}`,
+    };
   const query: StatusQuery = {};
   for (const field of LIST_FIELDS) {
-    const values = params.getAll(field).flatMap((v) => v.split(',')).map((v) => v.trim()).filter(Boolean);
+    const values = params
+      .getAll(field)
+      .flatMap((v) => v.split(','))
+      .map((v) => v.trim())
+      .filter(Boolean);
     if (values.length > 0) query[field] = values;
   }
   const name = params.get('name')?.trim();
@@ -56,7 +66,8 @@ export function parseStatusQuery(params: URLSearchParams): { ok: true; query: St
   const limit = params.get('limit');
   if (limit !== null) {
     const n = Number(limit);
-    if (!/^\d+$/.test(limit) || n < 1 || n > MAX_LIMIT) return { ok: false, error: `limit must be a whole number from 1 to ${MAX_LIMIT}, not ${JSON.stringify(limit)}` };
+    if (!/^\d+$/.test(limit) || n < 1 || n > MAX_LIMIT)
+      return { ok: false, error: `limit must be a whole number from 1 to ${MAX_LIMIT}, not ${JSON.stringify(limit)}` };
     query.limit = n;
   }
   const cursor = params.get('cursor');
@@ -64,10 +75,18 @@ export function parseStatusQuery(params: URLSearchParams): { ok: true; query: St
   const since = params.get('since');
   if (since !== null) query.since = since;
   const plan = params.get('plan');
-  if (plan !== null && plan !== 'delta') return { ok: false, error: `plan must be "delta" (a delta then carries the plan's changed entries as planDelta), not ${JSON.stringify(plan)}` };
+  if (plan !== null && plan !== 'delta')
+    return {
+      ok: false,
+      error: `plan must be "delta" (a delta then carries the plan's changed entries as planDelta), not ${JSON.stringify(plan)}`,
+    };
   if (plan === 'delta') query.plan = plan;
   const keys = params.get('keys');
-  if (keys !== null && keys !== 'delta') return { ok: false, error: `keys must be "delta" (a delta then carries the keys added to and removed from ${KEY_LISTS.join(', ')} as keysDelta), not ${JSON.stringify(keys)}` };
+  if (keys !== null && keys !== 'delta')
+    return {
+      ok: false,
+      error: `keys must be "delta" (a delta then carries the keys added to and removed from ${KEY_LISTS.join(', ')} as keysDelta), not ${JSON.stringify(keys)}`,
+    };
   if (keys === 'delta') query.keys = keys;
   const format = params.get('format');
   if (format !== null && format !== '1' && format !== '2') {
@@ -84,7 +103,8 @@ export function parseStatusQuery(params: URLSearchParams): { ok: true; query: St
     }
     const others = (['since', 'limit', 'cursor'] as const).filter((name) => params.has(name));
     const without = others.join(', ');
-    if (others.length > 0) return { ok: false, error: `first asks for a first window of the whole document; send it without ${without}` };
+    if (others.length > 0)
+      return { ok: false, error: `first asks for a first window of the whole document; send it without ${without}` };
     query.first = n;
   }
   return { ok: true, query };
@@ -127,7 +147,10 @@ export class RowSequence {
    */
   observe(rows: readonly ViewRow[]): string {
     if (rows === this.observedRows) return this.token();
-    this.rows.observe(rows.map((row) => [row.key, JSON.stringify(row)] as const), this.clock);
+    this.rows.observe(
+      rows.map((row) => [row.key, JSON.stringify(row)] as const),
+      this.clock,
+    );
     this.observedRows = rows;
     return this.token();
   }
@@ -140,7 +163,10 @@ export class RowSequence {
     const planSeq = this.fields.seqOf('plan');
     const keySeqs = [...this.keyLists.keys()].map((name) => this.fields.seqOf(name));
     const fields = Object.entries(document).filter(([name]) => name !== 'resources');
-    this.fields.observe(fields.map(([name, value]) => [name, this.texts.compareText(value)] as const), this.clock);
+    this.fields.observe(
+      fields.map(([name, value]) => [name, this.texts.compareText(value)] as const),
+      this.clock,
+    );
     if (this.fields.seqOf('plan') !== planSeq) this.plan.observe(document.plan, this.clock);
     [...this.keyLists].forEach(([name, sequence], i) => {
       if (this.fields.seqOf(name) !== keySeqs[i]) sequence.observe(document[name], this.clock);
@@ -149,7 +175,9 @@ export class RowSequence {
 
   /** The top-level fields changed after sequence `n`, and those gone since (a field never observed counts as changed). */
   fieldsSince(n: number, document: Readonly<Record<string, unknown>>): { changed: string[]; removed: string[] } {
-    const changed = Object.keys(document).filter((name) => name !== 'resources' && (this.fields.seqOf(name) ?? Infinity) > n);
+    const changed = Object.keys(document).filter(
+      (name) => name !== 'resources' && (this.fields.seqOf(name) ?? Infinity) > n,
+    );
     return { changed, removed: this.fields.removedSince(n) };
   }
 
@@ -216,7 +244,8 @@ function matches(row: ViewRow, query: StatusQuery): boolean {
   if (query.kind && !query.kind.includes(row.kind)) return false;
   if (query.sync && !query.sync.includes(row.sync.status)) return false;
   if (query.health && !query.health.includes(row.health.status)) return false;
-  if (query.name && !row.name.toLowerCase().includes(query.name) && !row.key.toLowerCase().includes(query.name)) return false;
+  if (query.name && !row.name.toLowerCase().includes(query.name) && !row.key.toLowerCase().includes(query.name))
+    return false;
   return true;
 }
 
@@ -226,7 +255,11 @@ function matches(row: ViewRow, query: StatusQuery): boolean {
  * row that no longer matches the filter is answered too, so the client can tell). With `limit` or `cursor`, rows come
  * ordered by key; without, in the order given.
  */
-export function selectRows<R extends ViewRow>(rows: readonly R[], query: StatusQuery, sequence: RowSequence): StatusView<R> {
+export function selectRows<R extends ViewRow>(
+  rows: readonly R[],
+  query: StatusQuery,
+  sequence: RowSequence,
+): StatusView<R> {
   const sinceSeq = query.since !== undefined ? sequence.since(query.since) : undefined;
   const delta = sinceSeq !== undefined;
   let selected = delta ? rows.filter((row) => sequence.seqOf(row.key) > sinceSeq) : filtered(rows, query);
@@ -246,7 +279,14 @@ export function selectRows<R extends ViewRow>(rows: readonly R[], query: StatusQ
   }
   return {
     rows: selected,
-    view: { sequence: sequence.token(), delta, removed: delta ? sequence.removedSince(sinceSeq) : [], total: rows.length, matched, nextCursor },
+    view: {
+      sequence: sequence.token(),
+      delta,
+      removed: delta ? sequence.removedSince(sinceSeq) : [],
+      total: rows.length,
+      matched,
+      nextCursor,
+    },
   };
 }
 
@@ -257,7 +297,12 @@ export function selectRows<R extends ViewRow>(rows: readonly R[], query: StatusQ
  * `planDelta` in its place (only its runs changed since the token) when the sequence can say what changed; with
  * `keys=delta`, a changed list of keys (KEY_LISTS) comes alike in `keysDelta`, by name.
  */
-export function statusAnswer<R extends ViewRow>(document: Readonly<Record<string, unknown>>, rows: readonly R[], query: StatusQuery, sequence: RowSequence): Record<string, unknown> {
+export function statusAnswer<R extends ViewRow>(
+  document: Readonly<Record<string, unknown>>,
+  rows: readonly R[],
+  query: StatusQuery,
+  sequence: RowSequence,
+): Record<string, unknown> {
   sequence.observe(rows);
   sequence.observeFields(document);
   const sinceSeq = query.since !== undefined ? sequence.since(query.since) : undefined;
@@ -267,11 +312,13 @@ export function statusAnswer<R extends ViewRow>(document: Readonly<Record<string
     const { plan: _plan, ...rest } = document;
     return { ...rest, resources: selected.rows, view: { ...selected.view, removedFields: [] } };
   }
-  if (sinceSeq === undefined) return { ...document, resources: selected.rows, view: { ...selected.view, removedFields: [] } };
+  if (sinceSeq === undefined)
+    return { ...document, resources: selected.rows, view: { ...selected.view, removedFields: [] } };
   const fields = sequence.fieldsSince(sinceSeq, document);
   const changed = new Set(['format_version', ...fields.changed]);
   const kept = Object.entries(document).filter(([name]) => changed.has(name));
-  const planDelta = query.plan === 'delta' && changed.has('plan') ? sequence.planSince(sinceSeq, document.plan) : undefined;
+  const planDelta =
+    query.plan === 'delta' && changed.has('plan') ? sequence.planSince(sinceSeq, document.plan) : undefined;
   const keysDelta: Record<string, ListDelta> = {};
   const carried: Array<[string, unknown]> = [];
   for (const [name, value] of kept) {
@@ -280,5 +327,9 @@ export function statusAnswer<R extends ViewRow>(document: Readonly<Record<string
     else carried.push(name === 'plan' && planDelta ? ['planDelta', planDelta] : [name, value]);
   }
   if (Object.keys(keysDelta).length > 0) carried.push(['keysDelta', keysDelta]);
-  return { ...Object.fromEntries(carried), resources: selected.rows, view: { ...selected.view, removedFields: fields.removed } };
+  return {
+    ...Object.fromEntries(carried),
+    resources: selected.rows,
+    view: { ...selected.view, removedFields: fields.removed },
+  };
 }

@@ -31,7 +31,11 @@ const FACTS: ReadonlySet<ResourceEvent['type']> = new Set(['interrupted']);
  */
 export class StateFolds implements ChangeSink {
   /** Changes noted and not yet folded, each with the fencing token of the term that made it (undefined: no lease). */
-  private queued: Array<{ key: string; fence: number | undefined } & ({ events: ResourceEvent[]; manifests: TrackedChange['manifests'] } | { remove: true })> = [];
+  private queued: Array<
+    { key: string; fence: number | undefined } & (
+      { events: ResourceEvent[]; manifests: TrackedChange['manifests'] } | { remove: true }
+    )
+  > = [];
   private writing: Promise<void> | undefined;
   private failing = false;
   private fencedSaid = false;
@@ -80,7 +84,10 @@ export class StateFolds implements ChangeSink {
     try {
       this.tracker.adopt(await this.store.read(keys));
     } catch (error) {
-      this.options.log.warn({ error: (error as Error).message.split('\n')[0] }, 'could not read the resource states from Redis; the rows stay as this replica knew them');
+      this.options.log.warn(
+        { error: (error as Error).message.split('\n')[0] },
+        'could not read the resource states from Redis; the rows stay as this replica knew them',
+      );
     }
   }
 
@@ -120,7 +127,10 @@ export class StateFolds implements ChangeSink {
       const facts = new Batch();
       for (const item of batch) {
         const meta = { at, by: this.options.by, manifests: 'manifests' in item ? item.manifests : undefined };
-        const request: FoldRequest = 'remove' in item ? { key: item.key, events: [], meta, remove: true } : { key: item.key, events: item.events, meta };
+        const request: FoldRequest =
+          'remove' in item
+            ? { key: item.key, events: [], meta, remove: true }
+            : { key: item.key, events: item.events, meta };
         if (!('remove' in item) && item.events.every((e) => FACTS.has(e.type))) facts.add(request);
         else {
           const list = fenced.get(item.fence) ?? new Batch();
@@ -148,7 +158,11 @@ export class StateFolds implements ChangeSink {
     } catch (error) {
       this.dropped += requests.length;
       const line = (error as Error).message.split('\n')[0];
-      if (!this.failing) this.options.log.warn({ error: line, folds: requests.length }, 'could not fold resource states in Redis; the next reconcile decides them again');
+      if (!this.failing)
+        this.options.log.warn(
+          { error: line, folds: requests.length },
+          'could not fold resource states in Redis; the next reconcile decides them again',
+        );
       this.failing = true;
     }
   }
@@ -156,7 +170,10 @@ export class StateFolds implements ChangeSink {
   private sayFenced(key: string): void {
     if (this.fencedSaid) return;
     this.fencedSaid = true;
-    this.options.log.warn({ key }, 'a decision was not written: this replica no longer holds the leader lease (its fencing token is not the lease\'s)');
+    this.options.log.warn(
+      { key },
+      "a decision was not written: this replica no longer holds the leader lease (its fencing token is not the lease's)",
+    );
   }
 }
 

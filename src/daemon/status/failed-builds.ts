@@ -40,9 +40,24 @@ export class FailedBuilds {
     const mask = resource ? Object.values(resolveDesiredSecrets(resource, env).values) : [];
     const tail = await buildLogTail(client, { id: failed.deploymentId }, failed.revisionId, mask);
     this.tails.set(failed.key, { revisionId: failed.revisionId, ...tail });
-    await this.store?.setBuildLog(failed.key, { revisionId: failed.revisionId, ...tail }).catch((error: unknown) => this.log.warn({ key: failed.key, error: (error as Error).message.split('\n')[0] }, 'could not keep the build log tail in Redis (shown until this daemon stops)'));
-    if (tail.lines.length > 0) this.log.warn({ key: failed.key, revision: failed.revisionId, lines: tail.lines }, 'build log of the failed revision (last lines)');
-    else if (tail.note) this.log.info({ key: failed.key, revision: failed.revisionId, note: tail.note }, 'no build log of the failed revision');
+    await this.store
+      ?.setBuildLog(failed.key, { revisionId: failed.revisionId, ...tail })
+      .catch((error: unknown) =>
+        this.log.warn(
+          { key: failed.key, error: (error as Error).message.split('\n')[0] },
+          'could not keep the build log tail in Redis (shown until this daemon stops)',
+        ),
+      );
+    if (tail.lines.length > 0)
+      this.log.warn(
+        { key: failed.key, revision: failed.revisionId, lines: tail.lines },
+        'build log of the failed revision (last lines)',
+      );
+    else if (tail.note)
+      this.log.info(
+        { key: failed.key, revision: failed.revisionId, note: tail.note },
+        'no build log of the failed revision',
+      );
   }
 
   /**
@@ -52,7 +67,8 @@ export class FailedBuilds {
   async lines(client: BuildLogReads, deploymentId: string, revisionId: string): Promise<string[] | undefined> {
     const row = this.tracker.resources().find((r) => r.deploymentId === deploymentId);
     if (!row) return undefined;
-    if (this.tails.get(row.key)?.revisionId !== revisionId) await this.logTail(client, { key: row.key, deploymentId, revisionId });
+    if (this.tails.get(row.key)?.revisionId !== revisionId)
+      await this.logTail(client, { key: row.key, deploymentId, revisionId });
     const kept = this.tails.get(row.key);
     return kept && kept.lines.length > 0 ? kept.lines : undefined;
   }

@@ -69,7 +69,12 @@ export class ProjectionReader {
 
   constructor(
     private readonly store: ProjectionStore,
-    private readonly parts: { written: () => Promise<void>; order: () => readonly string[]; fallback: () => ResourceState[]; onError: (error: unknown) => void },
+    private readonly parts: {
+      written: () => Promise<void>;
+      order: () => readonly string[];
+      fallback: () => ResourceState[];
+      onError: (error: unknown) => void;
+    },
   ) {}
 
   async rows(): Promise<ResourceState[]> {

@@ -37,7 +37,11 @@ export class ResourceTracker implements RolloutView {
   private orphanKeys: string[] = [];
   /** Rows Redis has no state of (lost): the next decision of each is written even when it is the same. */
   private readonly unwritten = new Set<string>();
-  private readonly early = new Map<string, { ok: true; result: unknown; at: string; desired?: string; version?: ManifestVersion } | { ok: false; reason: string; at: string }>();
+  private readonly early = new Map<
+    string,
+    | { ok: true; result: unknown; at: string; desired?: string; version?: ManifestVersion }
+    | { ok: false; reason: string; at: string }
+  >();
   private readonly progressDeadlineMs: number;
   private readonly clock: () => number;
   /** Per resource, its latest revision and since when it is known to build (for the progress deadline). */
@@ -115,7 +119,12 @@ export class ResourceTracker implements RolloutView {
   reading(key: string, revisionId: string): RevisionReading | undefined {
     const health = this.rows.get(key)?.health;
     if (health?.revisionId !== revisionId || health.revisionStatus === undefined) return undefined;
-    return { id: revisionId, status: health.revisionStatus, createdAt: health.revisionCreatedAt, updatedAt: health.revisionUpdatedAt };
+    return {
+      id: revisionId,
+      status: health.revisionStatus,
+      createdAt: health.revisionCreatedAt,
+      updatedAt: health.revisionUpdatedAt,
+    };
   }
 
   /** Whether the row's health is about `revisionId` already (a job started it, or it was read): the poller follows it. */
@@ -160,7 +169,9 @@ export class ResourceTracker implements RolloutView {
     const sources = rowSources({ ...outcome, live: outcome.live.filter((d) => names.has(d.name)) });
     const jobs = new Set<string>();
     for (const change of outcome.plan.changes) {
-      const decided = scope.has(`${change.kind}/${change.name}`) ? outcome.outcomes.get(`${change.kind}/${change.name}`) : undefined;
+      const decided = scope.has(`${change.kind}/${change.name}`)
+        ? outcome.outcomes.get(`${change.kind}/${change.name}`)
+        : undefined;
       if (!decided || change.action === 'orphan') continue;
       const row = this.decide(change, decided, outcome, sources);
       this.rows.set(decided.key, row);
@@ -170,7 +181,12 @@ export class ResourceTracker implements RolloutView {
   }
 
   /** Folds one reconcile's decision of a planned resource into its row (and reports the change to the sinks). */
-  private decide(change: PlanChange, decided: Outcome, outcome: ReconcileOutcome, sources: ReturnType<typeof rowSources>): ResourceState {
+  private decide(
+    change: PlanChange,
+    decided: Outcome,
+    outcome: ReconcileOutcome,
+    sources: ReturnType<typeof rowSources>,
+  ): ResourceState {
     const key = decided.key;
     const previous = this.rows.get(key);
     const events: ResourceEvent[] = decisionEvents(change, decided, outcome, sources);
@@ -185,7 +201,8 @@ export class ResourceTracker implements RolloutView {
     // The state it had (a resync that decided the same again): the row keeps its object, and no sink hears of it; the
     // event log records nothing of such a fold (src/core/resource-record.ts), except a conflict's, which is passed on.
     const lost = this.unwritten.delete(key);
-    if (previous && !lost && !events.some((event) => event.type === 'conflict') && isDeepStrictEqual(previous, row)) return previous;
+    if (previous && !lost && !events.some((event) => event.type === 'conflict') && isDeepStrictEqual(previous, row))
+      return previous;
     this.changed({ key, events, before: previous, after: row, manifests: outcome.version });
     return row;
   }
@@ -207,18 +224,32 @@ export class ResourceTracker implements RolloutView {
    * job's desired state came from; a job that wrote (created, updated, adopted) shows them as the row's appliedFrom at
    * once, as its write recorded them, rather than at the next reconcile.
    */
-  completed(jobId: string, value: unknown, at = new Date().toISOString(), desired?: string, version?: ManifestVersion): string | undefined {
+  completed(
+    jobId: string,
+    value: unknown,
+    at = new Date().toISOString(),
+    desired?: string,
+    version?: ManifestVersion,
+  ): string | undefined {
     const key = this.keyOfJob(jobId);
     const row = key === undefined ? undefined : this.rows.get(key);
     if (key === undefined || !row || row.job?.state !== 'queued') {
       // A result before the reconcile that enqueued the job ended (folded when it ends); a job of nothing shown is dropped with the next clear.
-      if (key === undefined) this.early.set(jobId, { ok: true, result: value, at, ...(desired === undefined ? {} : { desired }), ...(version ? { version } : {}) });
+      if (key === undefined)
+        this.early.set(jobId, {
+          ok: true,
+          result: value,
+          at,
+          ...(desired === undefined ? {} : { desired }),
+          ...(version ? { version } : {}),
+        });
       return undefined;
     }
     const parsed = ReconcileJobResult.safeParse(value);
     const result = parsed.success ? parsed.data : undefined;
     this.fold(key, row, { type: 'job-completed', jobId, at, result, version, desired }, version);
-    if (result?.new_revision && !result.notRun) this.buildingSince.set(key, { revisionId: result.latestRevisionId ?? null, since: this.clock() });
+    if (result?.new_revision && !result.notRun)
+      this.buildingSince.set(key, { revisionId: result.latestRevisionId ?? null, since: this.clock() });
     return key;
   }
 
@@ -238,7 +269,13 @@ export class ResourceTracker implements RolloutView {
       if (!row.deploymentId || (row.job && row.job.state === 'queued')) continue;
       const h = row.health;
       if (h.status === 'progressing' || (h.status === 'degraded' && h.reason === 'ProgressDeadlineExceeded')) {
-        out.push({ key: row.key, kind: row.kind, deploymentId: row.deploymentId, revisionId: h.revisionId, hold: row.hold });
+        out.push({
+          key: row.key,
+          kind: row.kind,
+          deploymentId: row.deploymentId,
+          revisionId: h.revisionId,
+          hold: row.hold,
+        });
       }
     }
     return out;
@@ -283,7 +320,13 @@ export class ResourceTracker implements RolloutView {
    */
   releaseHold(key: string, storedRevisionId?: string, request?: string): void {
     const row = this.rows.get(key);
-    if (row) this.fold(key, row, { type: 'hold', hold: undefined, released: row.hold?.revisionId ?? storedRevisionId, request });
+    if (row)
+      this.fold(key, row, {
+        type: 'hold',
+        hold: undefined,
+        released: row.hold?.revisionId ?? storedRevisionId,
+        request,
+      });
   }
 
   /** Whether a failed `revisionId` of `key` may be held: not when an operator released its hold (kept in its state). */

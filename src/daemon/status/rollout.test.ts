@@ -12,22 +12,75 @@ const KEY = 'Deployment/web';
 /** The live deployment whose latest revision `latest` is not active (it failed, or builds). */
 function live(latest: string): LiveDeployment {
   return {
-    id: 'id-web', name: 'web', tenant_id: 't', source: 'internal_docker', source_config: {}, source_revision_config: {}, secrets: [],
-    created_at: '2026-01-01T00:00:00Z', updated_at: '2026-01-01T00:00:00Z', status: 'READY', latest_revision_id: latest, active_revision_id: 'r1',
+    id: 'id-web',
+    name: 'web',
+    tenant_id: 't',
+    source: 'internal_docker',
+    source_config: {},
+    source_revision_config: {},
+    secrets: [],
+    created_at: '2026-01-01T00:00:00Z',
+    updated_at: '2026-01-01T00:00:00Z',
+    status: 'READY',
+    latest_revision_id: latest,
+    active_revision_id: 'r1',
   };
 }
 
 /** One reconcile's outcome for `web` (no change to write), its latest revision read as `status`, with what else it knew. */
-function reconciled(latest: string, status: string, more: Partial<DecisionInput> & { jobId?: string } = {}): ReconcileOutcome {
-  const change: PlanChange = { kind: 'Deployment', name: 'web', action: 'noop', new_revision: false, fields: [], reason: null };
-  const plan: Plan = { format_version: '1', summary: { create: 0, update: 0, adopt: 0, delete: 0, noop: 1, orphan: 0, blocked: 0, suspended: 0 }, changes: [change], diagnostics: [] };
+function reconciled(
+  latest: string,
+  status: string,
+  more: Partial<DecisionInput> & { jobId?: string } = {},
+): ReconcileOutcome {
+  const change: PlanChange = {
+    kind: 'Deployment',
+    name: 'web',
+    action: 'noop',
+    new_revision: false,
+    fields: [],
+    reason: null,
+  };
+  const plan: Plan = {
+    format_version: '1',
+    summary: { create: 0, update: 0, adopt: 0, delete: 0, noop: 1, orphan: 0, blocked: 0, suspended: 0 },
+    changes: [change],
+    diagnostics: [],
+  };
   const { jobId, ...known } = more;
-  const decided = decide({ change, live: live(latest), revision: { id: latest, status }, fingerprint: 'fp', remembered: 'fp', settings: { mode: 'daemon', driftPolicy: 'report' }, ...known });
+  const decided = decide({
+    change,
+    live: live(latest),
+    revision: { id: latest, status },
+    fingerprint: 'fp',
+    remembered: 'fp',
+    settings: { mode: 'daemon', driftPolicy: 'report' },
+    ...known,
+  });
   const outcome = jobId && decided.write ? applying(decided, { jobId, operation: 'patch-deployment' }) : decided;
-  const resources = new Map([[KEY, { kind: 'Deployment' as const, name: 'web', location: { file: 'web.yaml', line: 1, column: 1 }, suspend: false, spec: { source: 'internal_docker' as const } }]]);
+  const resources = new Map([
+    [
+      KEY,
+      {
+        kind: 'Deployment' as const,
+        name: 'web',
+        location: { file: 'web.yaml', line: 1, column: 1 },
+        suspend: false,
+        spec: { source: 'internal_docker' as const },
+      },
+    ],
+  ]);
   return {
-    plan, resources, live: [live(latest)], files: 1, outcomes: new Map([[KEY, outcome]]), held: [], drift: [], enqueued: 0,
-    fingerprints: new Map([[KEY, 'fp']]), ...(known.hold ? { holds: new Map([[KEY, known.hold]]) } : {}),
+    plan,
+    resources,
+    live: [live(latest)],
+    files: 1,
+    outcomes: new Map([[KEY, outcome]]),
+    held: [],
+    drift: [],
+    enqueued: 0,
+    fingerprints: new Map([[KEY, 'fp']]),
+    ...(known.hold ? { holds: new Map([[KEY, known.hold]]) } : {}),
   };
 }
 
@@ -64,7 +117,14 @@ describe('holdFailedRevisions', () => {
     await holdFailedRevisions(t, holds.flushed);
     expect(holds.kept.size).toBe(0);
     // A reconcile that read the stored hold before the release ended after it: the hold does not come back.
-    const stale = { reason: 'RevisionFailed' as const, desired: 'fp', message: 'revision r2 failed', since: '2026-01-01T00:00:00Z', revisionId: 'r2', revisionStatus: 'BUILD_FAILED' };
+    const stale = {
+      reason: 'RevisionFailed' as const,
+      desired: 'fp',
+      message: 'revision r2 failed',
+      since: '2026-01-01T00:00:00Z',
+      revisionId: 'r2',
+      revisionStatus: 'BUILD_FAILED',
+    };
     t.update(reconciled('r2', 'BUILD_FAILED', { hold: stale }));
     expect(t.heldKeys()).toEqual([]);
     // Nor once its job is gone (a reconcile that ran before the rebuild was sent).
@@ -88,9 +148,19 @@ describe('holdFailedRevisions', () => {
   it('a newer failed revision replaces the hold of an older one (a reconcile that read the old hold, then the new failure)', async () => {
     const t = new ResourceTracker();
     const holds = store(t);
-    const old = { reason: 'RevisionFailed' as const, desired: 'fp', message: 'revision r2 failed', since: '2026-01-01T00:00:00Z', revisionId: 'r2', revisionStatus: 'BUILD_FAILED' };
+    const old = {
+      reason: 'RevisionFailed' as const,
+      desired: 'fp',
+      message: 'revision r2 failed',
+      since: '2026-01-01T00:00:00Z',
+      revisionId: 'r2',
+      revisionStatus: 'BUILD_FAILED',
+    };
     t.update(reconciled('r3', 'BUILD_FAILED', { hold: old }));
-    expect(t.resources()[0]).toMatchObject({ health: { status: 'degraded', revisionId: 'r3' }, hold: { revisionId: 'r2' } });
+    expect(t.resources()[0]).toMatchObject({
+      health: { status: 'degraded', revisionId: 'r3' },
+      hold: { revisionId: 'r2' },
+    });
     await holdFailedRevisions(t, holds.flushed);
     expect(holds.kept.get(KEY)).toMatchObject({ revisionId: 'r3' });
     expect(t.resources()[0]!.hold).toMatchObject({ revisionId: 'r3' });

@@ -41,19 +41,32 @@ export async function followRollouts(options: FollowOptions): Promise<FollowResu
   const { tracker } = options;
   const now = options.now ?? (() => new Date());
   const follow = tracker.toFollow(options.limit ?? 500);
-  const poll = await pollRollouts(options.client, follow, { ...(options.parallel ? { parallel: options.parallel } : {}), ...(options.stopped ? { stopped: options.stopped } : {}) });
+  const poll = await pollRollouts(options.client, follow, {
+    ...(options.parallel ? { parallel: options.parallel } : {}),
+    ...(options.stopped ? { stopped: options.stopped } : {}),
+  });
   const failed: Array<{ key: string; deploymentId: string; health: HealthCondition }> = [];
   for (const f of follow) {
     const reading = poll.readings.get(f.key);
     if (!reading) continue;
     const latest = readingRevision(reading);
     const since = latest === null ? undefined : tracker.rolloutSince(f.key, latest);
-    const health = followedHealth(f, reading, { hold: f.hold, now: tracker.now(), since, deadlineMs: tracker.deadlineMs });
-    if (tracker.setHealth(f.key, health) && 'revision' in reading && revisionFailed(reading.revision.status)) failed.push({ key: f.key, deploymentId: f.deploymentId, health });
+    const health = followedHealth(f, reading, {
+      hold: f.hold,
+      now: tracker.now(),
+      since,
+      deadlineMs: tracker.deadlineMs,
+    });
+    if (tracker.setHealth(f.key, health) && 'revision' in reading && revisionFailed(reading.revision.status))
+      failed.push({ key: f.key, deploymentId: f.deploymentId, health });
   }
   for (const { key, health } of failed) holdFailed(tracker, key, health, now());
   if (failed.length > 0) await options.flushed?.();
-  return { requests: poll.requests, followed: follow.length, failed: failed.map((f) => ({ key: f.key, deploymentId: f.deploymentId, revisionId: f.health.revisionId! })) };
+  return {
+    requests: poll.requests,
+    followed: follow.length,
+    failed: failed.map((f) => ({ key: f.key, deploymentId: f.deploymentId, revisionId: f.health.revisionId! })),
+  };
 }
 
 /**
@@ -73,11 +86,21 @@ function holdFailed(tracker: ResourceTracker, key: string, health: HealthConditi
  * resource is queued (its write replaces the revision: a rebuild asked for after a release), or when an operator
  * released that very revision's hold; a hold of an older revision gives way to the newer failed one.
  */
-export async function holdFailedRevisions(tracker: ResourceTracker, flushed: FollowOptions['flushed'], now = new Date()): Promise<void> {
+export async function holdFailedRevisions(
+  tracker: ResourceTracker,
+  flushed: FollowOptions['flushed'],
+  now = new Date(),
+): Promise<void> {
   let held = false;
   for (const row of tracker.states()) {
     const health = row.health;
-    if (health.status !== 'degraded' || !health.revisionId || !health.revisionStatus || !revisionFailed(health.revisionStatus)) continue;
+    if (
+      health.status !== 'degraded' ||
+      !health.revisionId ||
+      !health.revisionStatus ||
+      !revisionFailed(health.revisionStatus)
+    )
+      continue;
     if (row.hold?.revisionId === health.revisionId || row.job?.state === 'queued') continue;
     holdFailed(tracker, row.key, health, now);
     held = true;

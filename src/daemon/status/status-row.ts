@@ -13,7 +13,23 @@ export type ResourceStatus = ResourceState & LegacyFields;
 export function statusRow(state: ResourceState): ResourceStatus {
   const { key, kind, name, file, action, sync, health, reason, error, drift, heldAtLastGood, job, ...rest } = state;
   const { state: legacy, syncReason } = legacyFields(state);
-  return { key, kind, name, file, action, state: legacy, sync, health, reason, error, drift, heldAtLastGood, job, ...rest, ...(syncReason ? { syncReason } : {}) };
+  return {
+    key,
+    kind,
+    name,
+    file,
+    action,
+    state: legacy,
+    sync,
+    health,
+    reason,
+    error,
+    drift,
+    heldAtLastGood,
+    job,
+    ...rest,
+    ...(syncReason ? { syncReason } : {}),
+  };
 }
 
 /** What every row of one reconcile reads: the live deployments by name, the files kept at their last good version, the drift found. */
@@ -36,7 +52,12 @@ export function rowSources(outcome: ReconcileOutcome): RowSources {
  * What one reconcile says of a planned resource: its outcome with the reconcile's context (file, drift, hold, live id,
  * applied record), then the flap guard's standing conflict, when there is one (src/core/resource-state.ts folds them).
  */
-export function decisionEvents(change: PlanChange, decided: Outcome, outcome: ReconcileOutcome, sources: RowSources): [Extract<ResourceEvent, { type: 'decided' }>, ...ResourceEvent[]] {
+export function decisionEvents(
+  change: PlanChange,
+  decided: Outcome,
+  outcome: ReconcileOutcome,
+  sources: RowSources,
+): [Extract<ResourceEvent, { type: 'decided' }>, ...ResourceEvent[]] {
   const key = decided.key;
   const found = sources.drift.get(key);
   const applied = outcome.applied?.get(key);
@@ -53,5 +74,8 @@ export function decisionEvents(change: PlanChange, decided: Outcome, outcome: Re
     desired: outcome.fingerprints?.get(key),
   };
   const conflict = outcome.conflicts?.get(key);
-  return [{ type: 'decided', outcome: decided, context }, ...(conflict ? [{ type: 'conflict' as const, conflict }] : [])];
+  return [
+    { type: 'decided', outcome: decided, context },
+    ...(conflict ? [{ type: 'conflict' as const, conflict }] : []),
+  ];
 }

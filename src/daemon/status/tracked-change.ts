@@ -25,5 +25,10 @@ export interface ChangeSink {
 
 /** Whether a fold changed a resource's health: its status, reason or revision (a transition, logged and counted once). */
 export function healthChanged(before: HealthCondition | undefined, after: HealthCondition): boolean {
-  return !before || before.status !== after.status || before.reason !== after.reason || before.revisionId !== after.revisionId;
+  return (
+    !before ||
+    before.status !== after.status ||
+    before.reason !== after.reason ||
+    before.revisionId !== after.revisionId
+  );
 }

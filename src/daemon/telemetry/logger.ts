@@ -13,17 +13,34 @@ export const REDACTED = '[Redacted]';
  * levels down, e.g. a request body), a provider's client_secret, and any `value` field.
  */
 export const REDACT_PATHS: string[] = [
-  'apiKey', '*.apiKey', 'api_key', '*.api_key',
-  'headers["x-api-key"]', '*.headers["x-api-key"]', '*.*.headers["x-api-key"]',
-  'headers.authorization', '*.headers.authorization',
-  'authorization', '*.authorization', 'password', '*.password', 'token', '*.token',
-  'secrets[*].value', '*.secrets[*].value', '*.*.secrets[*].value',
-  'client_secret', '*.client_secret', '*.*.client_secret',
-  'value', '*.value',
+  'apiKey',
+  '*.apiKey',
+  'api_key',
+  '*.api_key',
+  'headers["x-api-key"]',
+  '*.headers["x-api-key"]',
+  '*.*.headers["x-api-key"]',
+  'headers.authorization',
+  '*.headers.authorization',
+  'authorization',
+  '*.authorization',
+  'password',
+  '*.password',
+  'token',
+  '*.token',
+  'secrets[*].value',
+  '*.secrets[*].value',
+  '*.*.secrets[*].value',
+  'client_secret',
+  '*.client_secret',
+  '*.*.client_secret',
+  'value',
+  '*.value',
 ];
 
 /** Keys whose values are replaced at any depth (the redact paths above only reach a fixed depth). */
-const SENSITIVE_KEY = /^(api[-_]?key|x-api-key|client[-_]?secret|password|passwd|authorization|token|secret[-_]?value)$/i;
+const SENSITIVE_KEY =
+  /^(api[-_]?key|x-api-key|client[-_]?secret|password|passwd|authorization|token|secret[-_]?value)$/i;
 
 const MAX_DEPTH = 10;
 

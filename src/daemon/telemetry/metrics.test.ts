@@ -12,24 +12,63 @@ describe('createMetrics', () => {
     const m = createMetrics({ processMetrics: false });
     m.observeRequest({ method: 'GET', route: '/v2/deployments', status: 200, durationMs: 12, attempt: 1 });
     m.observeRequest({ method: 'GET', route: '/v2/deployments', status: 200, durationMs: 8, attempt: 1 });
-    m.observeRequest({ method: 'PATCH', route: '/v2/deployments/{deployment_id}', status: 503, durationMs: 5, attempt: 1 });
-    m.observeRequest({ method: 'PATCH', route: '/v2/deployments/{deployment_id}', status: 'network', durationMs: 5, attempt: 2 });
+    m.observeRequest({
+      method: 'PATCH',
+      route: '/v2/deployments/{deployment_id}',
+      status: 503,
+      durationMs: 5,
+      attempt: 1,
+    });
+    m.observeRequest({
+      method: 'PATCH',
+      route: '/v2/deployments/{deployment_id}',
+      status: 'network',
+      durationMs: 5,
+      attempt: 2,
+    });
     m.reconcileDuration.observe({ trigger: 'watch', result: 'ok' }, 0.2);
     m.reconciles.inc({ trigger: 'watch', result: 'ok' });
     m.lastSuccess.set(1_700_000_000);
     m.jobs.inc({ outcome: 'updated' }, 3);
     m.jobsEnqueued.inc({ operation: 'patch-deployment' }, 3);
     m.drifted.set({ kind: 'Deployment', policy: 'report' }, 2);
-    m.setResourceStates(new Map([['Deployment', new Map<SyncState, number>([['synced', 5], ['blocked', 1]])]]));
+    m.setResourceStates(
+      new Map([
+        [
+          'Deployment',
+          new Map<SyncState, number>([
+            ['synced', 5],
+            ['blocked', 1],
+          ]),
+        ],
+      ]),
+    );
 
     const samples = parsePrometheusText(await m.render());
-    expect(find(samples, 'converge_service_requests_total', { method: 'GET', endpoint: '/v2/deployments', status: '200' })[0]!.value).toBe(2);
-    expect(find(samples, 'converge_service_requests_total', { endpoint: '/v2/deployments/{deployment_id}', status: '503' })[0]!.value).toBe(1);
+    expect(
+      find(samples, 'converge_service_requests_total', {
+        method: 'GET',
+        endpoint: '/v2/deployments',
+        status: '200',
+      })[0]!.value,
+    ).toBe(2);
+    expect(
+      find(samples, 'converge_service_requests_total', {
+        endpoint: '/v2/deployments/{deployment_id}',
+        status: '503',
+      })[0]!.value,
+    ).toBe(1);
     expect(find(samples, 'converge_service_requests_total', { status: 'network' })[0]!.value).toBe(1);
     expect(find(samples, 'converge_service_request_duration_seconds_count', { method: 'GET' })[0]!.value).toBe(2);
-    expect(find(samples, 'converge_reconcile_duration_seconds_count', { trigger: 'watch', result: 'ok' })[0]!.value).toBe(1);
-    expect(find(samples, 'converge_reconcile_duration_seconds_bucket', { trigger: 'watch', le: '0.25' })[0]!.value).toBe(1);
-    expect(find(samples, 'converge_reconcile_duration_seconds_bucket', { trigger: 'watch', le: '0.1' })[0]!.value).toBe(0);
+    expect(
+      find(samples, 'converge_reconcile_duration_seconds_count', { trigger: 'watch', result: 'ok' })[0]!.value,
+    ).toBe(1);
+    expect(
+      find(samples, 'converge_reconcile_duration_seconds_bucket', { trigger: 'watch', le: '0.25' })[0]!.value,
+    ).toBe(1);
+    expect(find(samples, 'converge_reconcile_duration_seconds_bucket', { trigger: 'watch', le: '0.1' })[0]!.value).toBe(
+      0,
+    );
     expect(find(samples, 'converge_reconciles_total', { trigger: 'watch', result: 'ok' })[0]!.value).toBe(1);
     expect(find(samples, 'converge_last_successful_reconcile_timestamp_seconds')[0]!.value).toBe(1_700_000_000);
     expect(find(samples, 'converge_jobs_total', { outcome: 'updated' })[0]!.value).toBe(3);
@@ -55,7 +94,11 @@ describe('createMetrics', () => {
       find(parsePrometheusText(await m.render()), 'converge_resource_health')
         .map((s) => `${s.labels.name}=${s.labels.health}:${s.value}`)
         .sort();
-    const row = (name: string, status: 'healthy' | 'progressing' | 'degraded' | 'unknown') => ({ kind: 'Deployment' as const, name, health: { status } });
+    const row = (name: string, status: 'healthy' | 'progressing' | 'degraded' | 'unknown') => ({
+      kind: 'Deployment' as const,
+      name,
+      health: { status },
+    });
     m.setResourceHealth([row('a', 'progressing'), row('b', 'healthy')]);
     expect(await health()).toEqual(['a=progressing:1', 'b=healthy:1']);
     m.setResourceHealth([row('a', 'healthy'), row('b', 'healthy')]);
@@ -72,7 +115,11 @@ describe('createMetrics', () => {
       find(parsePrometheusText(await m.render()), 'converge_resource_sync')
         .map((s) => `${s.labels.kind}/${s.labels.name}=${s.labels.status}/${s.labels.reason}:${s.value}`)
         .sort();
-    const row = (name: string, status: string, reason: string) => ({ kind: 'Deployment' as const, name, sync: { status, reason } });
+    const row = (name: string, status: string, reason: string) => ({
+      kind: 'Deployment' as const,
+      name,
+      sync: { status, reason },
+    });
     m.setResourceSync([row('a', 'out_of_sync', 'RevisionFailed'), row('b', 'synced', 'Synced')]);
     expect(await sync()).toEqual(['Deployment/a=out_of_sync/RevisionFailed:1', 'Deployment/b=synced/Synced:1']);
     // A release: the reason changes while the status stays; the held series goes.
@@ -84,13 +131,17 @@ describe('createMetrics', () => {
     expect(await sync()).toEqual([]);
   });
 
-  it('shows one held series per held resource, by the hold\'s reason, gone with the hold', async () => {
+  it("shows one held series per held resource, by the hold's reason, gone with the hold", async () => {
     const m = createMetrics({ processMetrics: false });
     const held = async () =>
       find(parsePrometheusText(await m.render()), 'converge_resource_held')
         .map((s) => `${s.labels.name}=${s.labels.reason}:${s.value}`)
         .sort();
-    const row = (name: string, reason?: string) => ({ kind: 'Deployment' as const, name, ...(reason ? { hold: { reason } } : {}) });
+    const row = (name: string, reason?: string) => ({
+      kind: 'Deployment' as const,
+      name,
+      ...(reason ? { hold: { reason } } : {}),
+    });
     m.setResourceHeld([row('a', 'RevisionFailed'), row('b'), row('c', 'WriteRefused')]);
     expect(await held()).toEqual(['a=RevisionFailed:1', 'c=WriteRefused:1']);
     // a released; b held on a refused write.
@@ -113,7 +164,10 @@ describe('createMetrics', () => {
     a.reconciles.inc({ trigger: 'startup', result: 'ok' });
     const samplesB = parsePrometheusText(await b.render());
     expect(find(samplesB, 'converge_reconciles_total')).toHaveLength(0);
-    expect(find(samplesB, 'converge_process_resident_memory_bytes').length + find(samplesB, 'converge_nodejs_heap_size_used_bytes').length).toBeGreaterThan(0);
+    expect(
+      find(samplesB, 'converge_process_resident_memory_bytes').length +
+        find(samplesB, 'converge_nodejs_heap_size_used_bytes').length,
+    ).toBeGreaterThan(0);
   });
 });
 

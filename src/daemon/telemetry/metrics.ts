@@ -77,7 +77,7 @@ function reconcileMetrics(registry: Registry) {
   });
   const reconcileSteps = new Histogram({
     name: 'converge_reconcile_step_seconds',
-    help: 'Time of each reconcile spent in each step (manifests, listing, revisions, decision, enqueue, state): consecutive wall-clock segments, whose sum is the reconcile\'s duration (docs/monitoring.md).',
+    help: "Time of each reconcile spent in each step (manifests, listing, revisions, decision, enqueue, state): consecutive wall-clock segments, whose sum is the reconcile's duration (docs/monitoring.md).",
     labelNames: ['step'] as const,
     buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120],
     registers: [registry],
@@ -162,8 +162,8 @@ function conditionMetrics(registry: Registry) {
   const recordOverflow = new Counter({
     name: 'converge_record_overflow_total',
     help:
-      'What a bound of the record in Redis refused (requests: an operator request past the pending requests kept),'
-      + ' never dropped in silence.',
+      'What a bound of the record in Redis refused (requests: an operator request past the pending requests kept),' +
+      ' never dropped in silence.',
     labelNames: ['what'] as const,
     registers: [registry],
   });
@@ -198,7 +198,16 @@ function conditionMetrics(registry: Registry) {
   appliedStateLost.set(0);
   secretsUnknown.set(0);
   manifestErrors.set(0);
-  return { manifestErrors, resyncCycles, recordOverflow, appliedStateLost, secretsUnknown, resyncPeriod, revisionFailures, clockSkew };
+  return {
+    manifestErrors,
+    resyncCycles,
+    recordOverflow,
+    appliedStateLost,
+    secretsUnknown,
+    resyncPeriod,
+    revisionFailures,
+    clockSkew,
+  };
 }
 
 /** The flap guard's Conflicts and the notification deliveries. */
@@ -216,7 +225,7 @@ function conflictAndNotificationMetrics(registry: Registry) {
   });
   const notifications = new Counter({
     name: 'converge_notifications_total',
-    help: 'Notification deliveries by receiver name, event type and result: delivered, retried (an attempt failed; another follows), failed (out of attempts), rejected (a 4xx: not retried), skipped (nothing to send, e.g. a commit status without a git commit), dropped (never sent: Redis did not take it, or the receiver\'s backlog was full and it was among its oldest waiting deliveries).',
+    help: "Notification deliveries by receiver name, event type and result: delivered, retried (an attempt failed; another follows), failed (out of attempts), rejected (a 4xx: not retried), skipped (nothing to send, e.g. a commit status without a git commit), dropped (never sent: Redis did not take it, or the receiver's backlog was full and it was among its oldest waiting deliveries).",
     labelNames: ['receiver', 'type', 'result'] as const,
     registers: [registry],
   });

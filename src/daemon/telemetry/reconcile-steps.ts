@@ -21,13 +21,20 @@ export class ReconcileClock implements ReconcileSteps {
   private current: { step: ReconcileStep; at: number; span: Span } | undefined;
 
   constructor(attributes: { trigger: string; id: number }) {
-    this.root = tracer().startSpan('reconcile', { root: true, attributes: { 'converge.reconcile.trigger': attributes.trigger, 'converge.reconcile.id': attributes.id } });
+    this.root = tracer().startSpan('reconcile', {
+      root: true,
+      attributes: { 'converge.reconcile.trigger': attributes.trigger, 'converge.reconcile.id': attributes.id },
+    });
   }
 
   enter(step: ReconcileStep): void {
     const now = performance.now();
     this.close(now);
-    const span = tracer().startSpan(step, { attributes: { 'converge.reconcile.step': step } }, trace.setSpan(context.active(), this.root));
+    const span = tracer().startSpan(
+      step,
+      { attributes: { 'converge.reconcile.step': step } },
+      trace.setSpan(context.active(), this.root),
+    );
     this.current = { step, at: now, span };
   }
 
@@ -44,7 +51,8 @@ export class ReconcileClock implements ReconcileSteps {
   end(failure: unknown): TimedReconcile {
     const now = performance.now();
     this.close(now);
-    if (failure !== undefined) this.root.setStatus({ code: SpanStatusCode.ERROR, message: failure instanceof Error ? failure.name : 'failed' });
+    if (failure !== undefined)
+      this.root.setStatus({ code: SpanStatusCode.ERROR, message: failure instanceof Error ? failure.name : 'failed' });
     this.root.end();
     return { seconds: (now - this.started) / 1000, steps: this.totals };
   }

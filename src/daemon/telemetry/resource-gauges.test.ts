@@ -18,7 +18,9 @@ const setAll = (series: ReturnType<typeof createResourceSeries>, rows: ReturnTyp
   series.setResourceHeld(rows);
 };
 const lines = async (series: ReturnType<typeof createResourceSeries>) =>
-  parsePrometheusText(await series.render()).map((s) => `${s.name}{${Object.values(s.labels).join(',')}} ${s.value}`).sort();
+  parsePrometheusText(await series.render())
+    .map((s) => `${s.name}{${Object.values(s.labels).join(',')}} ${s.value}`)
+    .sort();
 
 describe('createResourceSeries', () => {
   it('renders the registry once while no series changes, and again after each setter changed one', async () => {
@@ -52,10 +54,13 @@ describe('createResourceSeries', () => {
 
     // A resource gone takes its series away.
     setAll(series, [row('b', 'degraded')]);
-    expect(await lines(series)).toEqual(['converge_resource_health{Deployment,b,degraded} 1', 'converge_resource_sync{Deployment,b,synced,Synced} 1']);
+    expect(await lines(series)).toEqual([
+      'converge_resource_health{Deployment,b,degraded} 1',
+      'converge_resource_sync{Deployment,b,synced,Synced} 1',
+    ]);
   });
 
-  it('takes a series away by the row\'s own key, whatever its name holds', async () => {
+  it("takes a series away by the row's own key, whatever its name holds", async () => {
     const series = createResourceSeries(new Registry());
     const provider = {
       kind: 'OAuthProvider' as const,

@@ -6,11 +6,17 @@ import type { HealthStatus } from '../../core/health.js';
 /** What the daemon sets on the per-resource gauges, and their exposition. */
 export interface ResourceSeries {
   /** Replaces the health gauge with these resources' current health. */
-  setResourceHealth: (rows: Iterable<{ kind: ResourceKind; name: string; key?: string; health: { status: HealthStatus } }>) => void;
+  setResourceHealth: (
+    rows: Iterable<{ kind: ResourceKind; name: string; key?: string; health: { status: HealthStatus } }>,
+  ) => void;
   /** Replaces the sync gauge with these resources' current sync status and reason. */
-  setResourceSync: (rows: Iterable<{ kind: ResourceKind; name: string; key?: string; sync: { status: string; reason: string } }>) => void;
+  setResourceSync: (
+    rows: Iterable<{ kind: ResourceKind; name: string; key?: string; sync: { status: string; reason: string } }>,
+  ) => void;
   /** Replaces the held gauge with the holds of these resources (a resource without one has no series). */
-  setResourceHeld: (rows: Iterable<{ kind: ResourceKind; name: string; key?: string; hold?: { reason: string } }>) => void;
+  setResourceHeld: (
+    rows: Iterable<{ kind: ResourceKind; name: string; key?: string; hold?: { reason: string } }>,
+  ) => void;
   /**
    * The three gauges as Prometheus text: rendered again only after a set changed a series, else the text of the last
    * render (at 10,000 resources a render is 20,000 series, about 50 MB allocated and 1.9 MB of text).
@@ -40,7 +46,10 @@ function oneSeriesPerResource<L extends string>(gauge: Gauge<'kind' | 'name' | L
     const slash = key.indexOf('/');
     gauge.remove(labelsOf(key.slice(0, slash), key.slice(slash + 1), joined.split(SEP)));
   };
-  return function setRows<R extends { kind: ResourceKind; name: string; key?: string }>(rows: Iterable<R>, valuesOf: (row: R) => string[]): boolean {
+  return function setRows<R extends { kind: ResourceKind; name: string; key?: string }>(
+    rows: Iterable<R>,
+    valuesOf: (row: R) => string[],
+  ): boolean {
     const seen = new Set<string>();
     let changed = false;
     for (const row of rows) {
@@ -89,7 +98,7 @@ export function createResourceSeries(registry = new Registry()): ResourceSeries 
   const held = oneSeriesPerResource(
     new Gauge({
       name: 'converge_resource_held',
-      help: 'Resources converge holds (their desired state is not written again until the manifest changes or converge reconcile --retry-failed releases it): 1 per held resource, by the hold\'s reason (RevisionFailed: its revision failed; WriteRefused: the service refused the write for good; NameTaken: the service answered a create that the name is taken).',
+      help: "Resources converge holds (their desired state is not written again until the manifest changes or converge reconcile --retry-failed releases it): 1 per held resource, by the hold's reason (RevisionFailed: its revision failed; WriteRefused: the service refused the write for good; NameTaken: the service answered a create that the name is taken).",
       labelNames: ['kind', 'name', 'reason'] as const,
       registers: [registry],
     }),
@@ -103,7 +112,13 @@ export function createResourceSeries(registry = new Registry()): ResourceSeries 
   return {
     setResourceHealth: (rows) => changed(health(rows, (row) => [row.health.status])),
     setResourceSync: (rows) => changed(sync(rows, (row) => [row.sync.status, row.sync.reason])),
-    setResourceHeld: (rows) => changed(held([...rows].filter((row) => row.hold), (row) => [row.hold!.reason])),
+    setResourceHeld: (rows) =>
+      changed(
+        held(
+          [...rows].filter((row) => row.hold),
+          (row) => [row.hold!.reason],
+        ),
+      ),
     render() {
       if (!rendered) {
         const render = registry.metrics();

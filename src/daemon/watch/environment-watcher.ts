@@ -31,7 +31,12 @@ async function watchVariablesFiles(paths: readonly string[], options: WatchOptio
       const name = basename(path);
       return path === folder || names.has(name) || name.startsWith('..');
     };
-    const watcher = chokidarWatch(folder, { ignoreInitial: true, depth: 0, persistent: true, ignored: (path: string) => !relevant(path) });
+    const watcher = chokidarWatch(folder, {
+      ignoreInitial: true,
+      depth: 0,
+      persistent: true,
+      ignored: (path: string) => !relevant(path),
+    });
     watcher.on('all', (_event, path) => {
       if (path !== folder) debouncer.poke(basename(path));
     });
@@ -60,8 +65,15 @@ export async function watchEnvironment(options: EnvironmentWatchOptions): Promis
   const { environment, ...base } = options;
   const watchers: ManifestWatcher[] = [await watchManifestDir(base)];
   try {
-    for (const overlay of environment?.overlays ?? []) watchers.push(await watchManifestDir({ ...base, dir: overlay.path }));
-    if (environment && environment.vars.length > 0) watchers.push(await watchVariablesFiles(environment.vars.map((v) => v.path), base));
+    for (const overlay of environment?.overlays ?? [])
+      watchers.push(await watchManifestDir({ ...base, dir: overlay.path }));
+    if (environment && environment.vars.length > 0)
+      watchers.push(
+        await watchVariablesFiles(
+          environment.vars.map((v) => v.path),
+          base,
+        ),
+      );
   } catch (error) {
     await Promise.all(watchers.map((w) => w.close()));
     throw error;

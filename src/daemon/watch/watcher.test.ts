@@ -62,7 +62,14 @@ describe('createDebouncer', () => {
     advance(1);
     expect(fired).toHaveLength(1);
     expect(fired[0]!.at).toBe(start + 150);
-    expect(fired[0]!.burst).toEqual({ events: 10, sample: ['f0.yaml', 'f1.yaml', 'f2.yaml', 'f3.yaml', 'f4.yaml'], paths: Array.from({ length: 10 }, (_, i) => `f${i}.yaml`), overflow: false, firstAt: start, lastAt: start + 90 });
+    expect(fired[0]!.burst).toEqual({
+      events: 10,
+      sample: ['f0.yaml', 'f1.yaml', 'f2.yaml', 'f3.yaml', 'f4.yaml'],
+      paths: Array.from({ length: 10 }, (_, i) => `f${i}.yaml`),
+      overflow: false,
+      firstAt: start,
+      lastAt: start + 90,
+    });
     advance(10_000);
     expect(fired).toHaveLength(1);
   });
@@ -73,7 +80,16 @@ describe('createDebouncer', () => {
     d.poke('a.yaml', now);
     d.poke('b.yaml', now);
     advance(60);
-    expect(fired.map((f) => f.burst)).toEqual([{ events: 3, sample: ['a.yaml', 'b.yaml'], paths: ['a.yaml', 'b.yaml'], overflow: false, firstAt: now - 60, lastAt: now - 60 }]);
+    expect(fired.map((f) => f.burst)).toEqual([
+      {
+        events: 3,
+        sample: ['a.yaml', 'b.yaml'],
+        paths: ['a.yaml', 'b.yaml'],
+        overflow: false,
+        firstAt: now - 60,
+        lastAt: now - 60,
+      },
+    ]);
   });
 
   it('keeps every path of a burst up to MAX_PATHS, then marks it overflowed (a full reconcile), and starts the next burst empty', () => {
@@ -82,7 +98,10 @@ describe('createDebouncer', () => {
     advance(60);
     d.poke('again.yaml', now);
     advance(60);
-    expect(fired.map((f) => [f.burst.paths.length, f.burst.overflow, f.burst.sample.length])).toEqual([[MAX_PATHS, true, 5], [1, false, 1]]);
+    expect(fired.map((f) => [f.burst.paths.length, f.burst.overflow, f.burst.sample.length])).toEqual([
+      [MAX_PATHS, true, 5],
+      [1, false, 1],
+    ]);
     expect(fired[1]!.burst.paths).toEqual(['again.yaml']);
   });
 

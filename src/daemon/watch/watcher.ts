@@ -192,7 +192,13 @@ export function createLinkGuard(rootReal: string, onSkipped: (link: string, targ
  * over an existing name) go to `onPath`; hidden paths and links to folders watched already are left out. Resolves
  * once chokidar is ready.
  */
-async function watchTree(dir: string, real: string, onPath: (path: string) => void, options: Pick<WatchOptions, 'onSkippedLink'>, onError: (error: Error) => void): Promise<FSWatcher> {
+async function watchTree(
+  dir: string,
+  real: string,
+  onPath: (path: string) => void,
+  options: Pick<WatchOptions, 'onSkippedLink'>,
+  onError: (error: Error) => void,
+): Promise<FSWatcher> {
   const guard = createLinkGuard(real, (link, target) => options.onSkippedLink?.(toRel(dir, link), target));
   const watcher = chokidarWatch(dir, {
     ignoreInitial: true,
@@ -224,7 +230,13 @@ async function watchTree(dir: string, real: string, onPath: (path: string) => vo
  * itself and for every symbolic link on its path (git-sync's `current` above a `deploy/` subfolder). Brings
  * `entries` up to date: watches a path newly wanted, closes the watch of one no longer on the path.
  */
-async function watchEntries(dir: string, entries: Map<string, NodeFsWatcher>, closed: () => boolean, poke: (rel: string) => void, onError: (error: Error) => void): Promise<void> {
+async function watchEntries(
+  dir: string,
+  entries: Map<string, NodeFsWatcher>,
+  closed: () => boolean,
+  poke: (rel: string) => void,
+  onError: (error: Error) => void,
+): Promise<void> {
   const wanted = new Set<string>([dir]);
   for (let path = dirname(dir); path !== dirname(path); path = dirname(path)) {
     if (await isLink(path)) wanted.add(path);
@@ -276,11 +288,14 @@ export async function watchManifestDir(options: WatchOptions): Promise<ManifestW
   const debouncer = createDebouncer(options.debounceMs, maxWait, (burst) => {
     reporting += 1;
     // Re-point the recursive watch first when the directory was swapped, then report the burst.
-    restarting = restarting.then(ensureInner).catch((error: Error) => onError(error)).then(() => {
-      reporting -= 1;
-      if (!closed) options.onBurst(burst);
-      releaseQuiet();
-    });
+    restarting = restarting
+      .then(ensureInner)
+      .catch((error: Error) => onError(error))
+      .then(() => {
+        reporting -= 1;
+        if (!closed) options.onBurst(burst);
+        releaseQuiet();
+      });
   });
 
   function relevant(path: string): void {
@@ -291,7 +306,13 @@ export async function watchManifestDir(options: WatchOptions): Promise<ManifestW
 
   async function ensureInner(): Promise<void> {
     if (closed) return;
-    await watchEntries(dir, entries, () => closed, (rel) => debouncer.poke(rel), onError);
+    await watchEntries(
+      dir,
+      entries,
+      () => closed,
+      (rel) => debouncer.poke(rel),
+      onError,
+    );
     const real = await realpathOrNull(dir);
     if (inner && real === innerReal) return;
     const old = inner;

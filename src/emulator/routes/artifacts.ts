@@ -9,7 +9,6 @@ import { UuidText } from '../schema.js';
 import { notFound, type EmulatorStore } from '../store.js';
 import { UPLOAD_PATH_PREFIX } from '../uploads.js';
 
-
 export interface ArtifactRouteOptions {
   store: EmulatorStore;
   clock: () => number;
@@ -29,7 +28,11 @@ const LogBody = z
     limit: z.number().int().min(1).max(1000).default(100),
     order: z.enum(['asc', 'desc']).default('desc'),
     offset: z.union([z.string().regex(/^\d+$/), z.number().int().nonnegative()]).nullish(),
-    level: z.string().transform((v) => v.toUpperCase()).pipe(z.enum(LOG_LEVELS)).nullish(),
+    level: z
+      .string()
+      .transform((v) => v.toUpperCase())
+      .pipe(z.enum(LOG_LEVELS))
+      .nullish(),
     query: z.string().nullish(),
     start_time: IsoTime.nullish(),
     end_time: IsoTime.nullish(),
@@ -61,18 +64,32 @@ function findDeployment(store: EmulatorStore, ctx: RouteContext, id: string): Fo
 /** The revision of the path, or the 404 the service answers. */
 function findRevision(d: StoredDeployment, revisionId: string): Found<StoredRevision> {
   const r = d.revisions.find((x) => x.id === revisionId);
-  return r ? { ok: true, value: r } : { ok: false, reply: { status: 404, body: { detail: `Revision ID ${revisionId} not found.` } } };
+  return r
+    ? { ok: true, value: r }
+    : { ok: false, reply: { status: 404, body: { detail: `Revision ID ${revisionId} not found.` } } };
 }
 
 /** 400 when the deployment is not of `source` (the official tool tells its own message apart by this text), or is being deleted. */
 function sourceProblem(d: StoredDeployment, source: string, what: string): Reply | null {
-  if (d.status === 'AWAITING_DELETE') return { status: 400, body: { detail: `Deployment ID ${d.id} is being deleted.` } };
-  if (d.source !== source) return { status: 400, body: { detail: `${what} is only available for '${source}' source deployments (deployment ${d.id} is ${d.source})` } };
+  if (d.status === 'AWAITING_DELETE')
+    return { status: 400, body: { detail: `Deployment ID ${d.id} is being deleted.` } };
+  if (d.source !== source)
+    return {
+      status: 400,
+      body: {
+        detail: `${what} is only available for '${source}' source deployments (deployment ${d.id} is ${d.source})`,
+      },
+    };
   return null;
 }
 
 /** The deployment an artifact route's path names, when it is of `source` and not being deleted; else the reply the service gives. */
-function artifactDeployment(store: EmulatorStore, ctx: RouteContext, source: string, what: string): Found<StoredDeployment> {
+function artifactDeployment(
+  store: EmulatorStore,
+  ctx: RouteContext,
+  source: string,
+  what: string,
+): Found<StoredDeployment> {
   const path = parseWith(DeploymentIdPath, ctx.params, 'path');
   if (!path.ok) return { ok: false, reply: replyFailure(path.error) };
   const found = findDeployment(store, ctx, path.value.deployment_id);
@@ -94,7 +111,13 @@ export function artifactRoutes(options: ArtifactRouteOptions): Route[] {
       if (!found.ok) return found.reply;
       const d = found.value;
       // The emulator runs no registry: the token and address are what a client needs to go on; nothing serves them.
-      return { status: 200, body: { token: randomBytes(24).toString('base64url'), registry_url: `registry.emulator.invalid/${d.tenant_id}/${d.id}` } };
+      return {
+        status: 200,
+        body: {
+          token: randomBytes(24).toString('base64url'),
+          registry_url: `registry.emulator.invalid/${d.tenant_id}/${d.id}`,
+        },
+      };
     },
   };
 
@@ -108,7 +131,10 @@ export function artifactRoutes(options: ArtifactRouteOptions): Route[] {
       const d = found.value;
       const issued = store.issueUpload(d.id);
       await ctx.persist();
-      return { status: 200, body: { upload_url: `${ctx.origin}${UPLOAD_PATH_PREFIX}${issued.token}`, object_path: issued.object_path } };
+      return {
+        status: 200,
+        body: { upload_url: `${ctx.origin}${UPLOAD_PATH_PREFIX}${issued.token}`, object_path: issued.object_path },
+      };
     },
   };
 
@@ -116,10 +142,18 @@ export function artifactRoutes(options: ArtifactRouteOptions): Route[] {
 }
 
 /** What a revision's log is made of: its deployment, the revision, and the emulator's clock now. */
-type RevisionLog = (d: Parameters<typeof buildLog>[0], r: Parameters<typeof buildLog>[1], now: number) => ReturnType<typeof deployLog>;
+type RevisionLog = (
+  d: Parameters<typeof buildLog>[0],
+  r: Parameters<typeof buildLog>[1],
+  now: number,
+) => ReturnType<typeof deployLog>;
 
 /** `POST /v1/projects/{project_id}/revisions/{revision_id}/<log>`: path and body checked, the revision found, its log paged. */
-function revisionLogRoute(options: ArtifactRouteOptions, log: 'build_logs' | 'deploy_logs', entriesOf: RevisionLog): Route {
+function revisionLogRoute(
+  options: ArtifactRouteOptions,
+  log: 'build_logs' | 'deploy_logs',
+  entriesOf: RevisionLog,
+): Route {
   return {
     method: 'POST',
     path: `/v1/projects/{project_id}/revisions/{revision_id}/${log}`,
@@ -133,7 +167,10 @@ function revisionLogRoute(options: ArtifactRouteOptions, log: 'build_logs' | 'de
       if (!found.ok) return found.reply;
       const revision = findRevision(found.value, path.value.revision_id);
       if (!revision.ok) return revision.reply;
-      return { status: 200, body: pageLogs(entriesOf(found.value, revision.value, options.clock()), logQuery(body.value)) };
+      return {
+        status: 200,
+        body: pageLogs(entriesOf(found.value, revision.value, options.clock()), logQuery(body.value)),
+      };
     },
   };
 }
@@ -142,7 +179,9 @@ function revisionLogRoute(options: ArtifactRouteOptions, log: 'build_logs' | 'de
 export function logRoutes(options: ArtifactRouteOptions): Route[] {
   const { store } = options;
 
-  const buildLogs = revisionLogRoute(options, 'build_logs', (d, r, now) => buildLog(d, r, { now, printSecrets: options.printSecrets }));
+  const buildLogs = revisionLogRoute(options, 'build_logs', (d, r, now) =>
+    buildLog(d, r, { now, printSecrets: options.printSecrets }),
+  );
   const revisionDeployLogs = revisionLogRoute(options, 'deploy_logs', (_d, r, now) => deployLog(r, now));
 
   const deployLogs: Route = {

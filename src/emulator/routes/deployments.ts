@@ -145,9 +145,14 @@ function revisionsRoute(options: DeploymentRouteOptions): Route {
       const now = options.clock();
       const { limit, offset, status } = query.value;
       // Newest first.
-      const matching = [...d.revisions].reverse().filter((r) => status === undefined || revisionStatusAt(r, now) === status);
+      const matching = [...d.revisions]
+        .reverse()
+        .filter((r) => status === undefined || revisionStatusAt(r, now) === status);
       const page = matching.slice(offset, offset + limit);
-      return { status: 200, body: { resources: page.map((r) => revisionView(d, r, now)), offset: offset + page.length } };
+      return {
+        status: 200,
+        body: { resources: page.map((r) => revisionView(d, r, now)), offset: offset + page.length },
+      };
     },
   };
 }

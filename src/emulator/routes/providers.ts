@@ -62,7 +62,10 @@ function discoverRoute(options: ProviderRouteOptions): Route {
       const { provider_id, name, mcp_server_url } = parsed.value;
       const loc = ['body', 'mcp_server_url'];
       if (!isHttpUrl(mcp_server_url)) {
-        return { status: 422, body: { detail: [issue(loc, 'Input should be a valid URL with an http or https scheme', 'url_parsing')] } };
+        return {
+          status: 422,
+          body: { detail: [issue(loc, 'Input should be a valid URL with an http or https scheme', 'url_parsing')] },
+        };
       }
       const orgId = ctx.tenant.organization_id;
       const conflict = `OAuth provider "${provider_id}" already exists in organization ${orgId}`;
@@ -77,12 +80,23 @@ function discoverRoute(options: ProviderRouteOptions): Route {
         return { status: 422, body: { detail: [issue(loc, `MCP discovery failed: ${reason}`)] } };
       }
       if (found.client_id === null || found.client_id === '') {
-        const msg = 'MCP discovery registered no client (the authorization server offers no dynamic client registration); create the provider manually with its client_id';
+        const msg =
+          'MCP discovery registered no client (the authorization server offers no dynamic client registration); create the provider manually with its client_id';
         return { status: 422, body: { detail: [issue(loc, msg)] } };
       }
       const method = found.token_endpoint_auth_method ?? 'client_secret_post';
       if (!(TOKEN_AUTH_METHODS as readonly string[]).includes(method)) {
-        return { status: 422, body: { detail: [issue(loc, `MCP discovery registered a client with token_endpoint_auth_method "${method}", which the service does not support`)] } };
+        return {
+          status: 422,
+          body: {
+            detail: [
+              issue(
+                loc,
+                `MCP discovery registered a client with token_endpoint_auth_method "${method}", which the service does not support`,
+              ),
+            ],
+          },
+        };
       }
       // Discovery awaited: the provider_id may have been taken meanwhile; the store answers 409 then.
       const created = store.createProvider(orgId, {

@@ -83,10 +83,19 @@ async function countOf(queue: Queue, states: readonly (typeof UNFINISHED)[number
 async function dropOldest(target: LimitedQueue, count: number): Promise<DroppedJob[]> {
   // The oldest `count` of each state, of which the oldest `count` overall go.
   const jobs = await target.queue.getJobs([...WAITING], 0, count - 1, true);
-  const oldest = jobs.filter((job) => job?.id).sort((a, b) => a.timestamp - b.timestamp).slice(0, count);
+  const oldest = jobs
+    .filter((job) => job?.id)
+    .sort((a, b) => a.timestamp - b.timestamp)
+    .slice(0, count);
   const dropped: DroppedJob[] = [];
   for (const job of oldest) {
-    if (!(await job.remove().then(() => true, () => false))) continue;
+    if (
+      !(await job.remove().then(
+        () => true,
+        () => false,
+      ))
+    )
+      continue;
     dropped.push({ id: job.id!, data: job.data as unknown });
   }
   return dropped;
@@ -118,9 +127,18 @@ function attemptOf(job: Job): Attempt {
   return { data: job.data as unknown, last: job.attemptsMade + 1 >= (job.opts.attempts ?? 1) };
 }
 
-async function startWorkers(settings: RedisSettings, label: string, queues: readonly LimitedQueue[], run: RunAttempt, onError: (source: string, error: unknown) => void): Promise<QueueWorkers> {
+async function startWorkers(
+  settings: RedisSettings,
+  label: string,
+  queues: readonly LimitedQueue[],
+  run: RunAttempt,
+  onError: (source: string, error: unknown) => void,
+): Promise<QueueWorkers> {
   const stopping = new AbortController();
-  const connection: Redis = await connectWorker(settings, { name: `converge-${label}-worker`, onError: (e) => onError(`${label} connection`, e) });
+  const connection: Redis = await connectWorker(settings, {
+    name: `converge-${label}-worker`,
+    onError: (e) => onError(`${label} connection`, e),
+  });
   const workers = queues.map(({ limits, queue }) => {
     const worker = new Worker(queue.name, (job: Job) => run(limits.name, attemptOf(job), stopping.signal), {
       connection,
@@ -150,8 +168,16 @@ async function startWorkers(settings: RedisSettings, label: string, queues: read
  * '.', '_', '-'), on connections of their own: trouble of theirs never touches the reconcile jobs' connections.
  * Errors of queues, workers and connections go to `onError` with a source of `<label> queue|worker|connection`.
  */
-export async function openBoundedQueues(settings: RedisSettings, label: string, limits: readonly QueueLimits[], onError: (source: string, error: unknown) => void): Promise<BoundedQueues> {
-  const producer = await connectProducer(settings, { name: `converge-${label}`, onError: (e) => onError(`${label} connection`, e) });
+export async function openBoundedQueues(
+  settings: RedisSettings,
+  label: string,
+  limits: readonly QueueLimits[],
+  onError: (source: string, error: unknown) => void,
+): Promise<BoundedQueues> {
+  const producer = await connectProducer(settings, {
+    name: `converge-${label}`,
+    onError: (e) => onError(`${label} connection`, e),
+  });
   const queues = new Map<string, LimitedQueue>();
   for (const limit of limits) {
     const queue = new Queue(`converge-${label}-${limit.name}`, { connection: producer, prefix: settings.redisPrefix });

@@ -47,7 +47,9 @@ export function decidedJob(outcome: Pick<Outcome, 'write'>, known: DecidedResour
   if (!resource) return undefined;
   const job: DecidedJob = { resource, change, write: jobWriteOf(write, change) };
   if (known.liveId) job.deploymentId = known.liveId;
-  const desired = known.fingerprint ?? (known.secretHashes ? kindOf(resource.kind).fingerprint(resource, known.secretHashes) : undefined);
+  const desired =
+    known.fingerprint ??
+    (known.secretHashes ? kindOf(resource.kind).fingerprint(resource, known.secretHashes) : undefined);
   if (desired) job.desired = desired;
   return job;
 }
@@ -66,8 +68,16 @@ export interface JobDataOptions {
 export function jobDataOf(job: DecidedJob, options: JobDataOptions): ReconcileJobData {
   const { resource, change, deploymentId, desired, write } = job;
   if (!resource) {
-    const deletion = { kind: change.kind, name: change.name, id: deploymentId!, deleteTracingProject: options.deleteTracingProjects === true };
-    return buildDeleteJobData(deletion, { origin: options.origin, ...(options.intent ? { intent: options.intent } : {}) });
+    const deletion = {
+      kind: change.kind,
+      name: change.name,
+      id: deploymentId!,
+      deleteTracingProject: options.deleteTracingProjects === true,
+    };
+    return buildDeleteJobData(deletion, {
+      origin: options.origin,
+      ...(options.intent ? { intent: options.intent } : {}),
+    });
   }
   if (!write) throw new TypeError(`${change.kind}/${change.name}: a change to write carries its decided write`);
   return buildJobData(resource, operationFor(resource, write.op === 'create' ? 'create' : 'update'), {

@@ -50,7 +50,10 @@ export async function adoptLegacySequences(redis: Pick<Redis, 'renamenx'>, prefi
 /** An enqueue by a replica that no longer holds the leader lease: refused before anything more is added. */
 export class NotLeaderError extends ConvergeError {
   constructor() {
-    super('E_NOT_LEADER', 'this replica lost the leader lease: nothing more is enqueued (the leader plans and enqueues)');
+    super(
+      'E_NOT_LEADER',
+      'this replica lost the leader lease: nothing more is enqueued (the leader plans and enqueues)',
+    );
   }
 }
 
@@ -63,7 +66,11 @@ const MAX_ROUNDS = 8;
 const WAITING_STATES = new Set(['waiting', 'delayed', 'prioritized', 'paused', 'waiting-children']);
 
 /** What a waiter finds when it looks a job up directly (in case it missed the job's event). */
-export type JobLookup = { state: 'completed'; value: unknown } | { state: 'failed'; reason: string } | { state: 'unfinished' } | { state: 'gone' };
+export type JobLookup =
+  | { state: 'completed'; value: unknown }
+  | { state: 'failed'; reason: string }
+  | { state: 'unfinished' }
+  | { state: 'gone' };
 
 /** Where the enqueuer numbers desired states: converge's own connection and key prefix (never BullMQ's handle). */
 interface SequenceStore {
@@ -128,13 +135,16 @@ export class Enqueuer {
   ): Promise<Enqueued[]> {
     const keys = new Set<string>();
     for (const data of datas) {
-      if (keys.has(data.key)) throw new ConvergeError('E_ENQUEUE', `${data.key} is enqueued twice in one batch; give each resource once`);
+      if (keys.has(data.key))
+        throw new ConvergeError('E_ENQUEUE', `${data.key} is enqueued twice in one batch; give each resource once`);
       keys.add(data.key);
     }
     const out: Enqueued[] = [];
     for (let i = 0; i < datas.length; i += ENQUEUE_BATCH) {
       const token = this.#fenceNow(options.fence);
-      let batch = datas.slice(i, i + ENQUEUE_BATCH).map((data) => (token === undefined ? data : { ...data, fence: token }));
+      let batch = datas
+        .slice(i, i + ENQUEUE_BATCH)
+        .map((data) => (token === undefined ? data : { ...data, fence: token }));
       let at = batch.map((_, k) => i + k);
       if (options.skipInFlight) {
         const inFlight = await Promise.all(batch.map((data) => this.#inFlight(data)));
@@ -153,7 +163,9 @@ export class Enqueuer {
       this.#fenceNow(options.fence);
       batch = await this.#markNewest(batch);
       const ids = batch.map((data) => jobIdFor(data.key));
-      const jobs = await this.#queue.addBulk(batch.map((data, k) => ({ name: data.operation, data, opts: jobOptions(this.#settings, data.key, ids[k]!) })));
+      const jobs = await this.#queue.addBulk(
+        batch.map((data, k) => ({ name: data.operation, data, opts: jobOptions(this.#settings, data.key, ids[k]!) })),
+      );
       const deduplicated: number[] = [];
       for (let k = 0; k < batch.length; k++) {
         if (jobs[k]!.id !== ids[k]) {
@@ -287,7 +299,11 @@ export class Enqueuer {
    * the id of another job the add named (the caller looks at it next), or undefined when the job finished or vanished
    * meanwhile (the caller adds again).
    */
-  async #followActive(data: ReconcileJobData, jobId: string, existingId: string): Promise<Enqueued | string | undefined> {
+  async #followActive(
+    data: ReconcileJobData,
+    jobId: string,
+    existingId: string,
+  ): Promise<Enqueued | string | undefined> {
     const running = await this.#queue.getJob(existingId);
     if (!running) return undefined;
     await running.updateData(data);

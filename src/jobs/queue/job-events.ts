@@ -46,7 +46,8 @@ async function untilReading(events: QueueEvents, producer: QueueEventsProducer):
   events.once<MarkerListener>(name, () => (read = true));
   const deadline = Date.now() + MARKER_TIMEOUT_MS;
   while (!read) {
-    if (Date.now() > deadline) throw new RedisUnavailableError(`the queue's events were not readable within ${MARKER_TIMEOUT_MS / 1000}s`);
+    if (Date.now() > deadline)
+      throw new RedisUnavailableError(`the queue's events were not readable within ${MARKER_TIMEOUT_MS / 1000}s`);
     await producer.publishEvent({ eventName: name }, EVENTS_MAX_LEN);
     await sleep(MARKER_EVERY_MS);
   }
@@ -63,8 +64,15 @@ export async function watchJobEvents(
   handlers: JobEventHandlers,
   options: { name: string; onError: ErrorReporter },
 ): Promise<JobEventsFeed> {
-  const connection = await connectWorker(settings, { name: options.name, onError: (e) => options.onError('events connection', e) });
-  const events = new QueueEvents(QUEUE_NAME, { connection, prefix: settings.redisPrefix, blockingTimeout: BLOCKING_TIMEOUT_MS });
+  const connection = await connectWorker(settings, {
+    name: options.name,
+    onError: (e) => options.onError('events connection', e),
+  });
+  const events = new QueueEvents(QUEUE_NAME, {
+    connection,
+    prefix: settings.redisPrefix,
+    blockingTimeout: BLOCKING_TIMEOUT_MS,
+  });
   const markers = new QueueEventsProducer(QUEUE_NAME, { connection: producer, prefix: settings.redisPrefix });
   events.on('error', (error) => options.onError('queue events', error));
   events.on('completed', ({ jobId, returnvalue }) => handlers.completed(jobId, returnvalue));

@@ -3,13 +3,22 @@ import { describe, expect, it } from 'vitest';
 import type { DeploymentResource, ProviderResource } from '../../core/model.js';
 import { buildJobData, jobIdFor } from './jobs.js';
 
-function deployment(name: string, maxScale: number, secretFrom: DeploymentResource['spec']['secrets'] = []): DeploymentResource {
+function deployment(
+  name: string,
+  maxScale: number,
+  secretFrom: DeploymentResource['spec']['secrets'] = [],
+): DeploymentResource {
   return {
     kind: 'Deployment',
     name,
     location: { file: 'apps/a.yaml', line: 1, column: 1 },
     suspend: false,
-    spec: { source: 'external_docker', source_config: { resource_spec: { max_scale: maxScale } }, source_revision_config: { image_uri: 'docker.io/a:1' }, secrets: secretFrom },
+    spec: {
+      source: 'external_docker',
+      source_config: { resource_spec: { max_scale: maxScale } },
+      source_revision_config: { image_uri: 'docker.io/a:1' },
+      secrets: secretFrom,
+    },
   };
 }
 
@@ -36,11 +45,20 @@ describe('job payloads', () => {
       name: 'slack',
       location: { file: 'p.yaml', line: 3, column: 1 },
       suspend: false,
-      spec: { mode: 'manual', name: 'Slack', client_id: 'c', auth_url: 'https://a', token_url: 'https://t', client_secret: { value: 'planted-client-secret' } },
+      spec: {
+        mode: 'manual',
+        name: 'Slack',
+        client_id: 'c',
+        auth_url: 'https://a',
+        token_url: 'https://t',
+        client_secret: { value: 'planted-client-secret' },
+      },
     };
     const data = buildJobData(provider, 'create-provider', { origin: 'test', write: { op: 'create', fields: [] } });
     expect(JSON.stringify(data)).not.toContain('planted-client-secret');
-    expect(data.resource!.kind === 'OAuthProvider' && data.resource!.spec.client_secret).toEqual({ manifest: { file: 'p.yaml', line: 3, column: 1 } });
+    expect(data.resource!.kind === 'OAuthProvider' && data.resource!.spec.client_secret).toEqual({
+      manifest: { file: 'p.yaml', line: 3, column: 1 },
+    });
   });
 
   it('have job ids derived from the resource key, valid for BullMQ', () => {

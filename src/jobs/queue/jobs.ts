@@ -51,7 +51,14 @@ export function operationFor(resource: DesiredResource, action: 'create' | 'upda
 export function buildJobData(
   resource: DesiredResource,
   operation: JobOperation,
-  context: { origin: string; write: JobWrite; deploymentId?: string; now?: Date; desired?: string; manifestVersion?: ManifestVersion },
+  context: {
+    origin: string;
+    write: JobWrite;
+    deploymentId?: string;
+    now?: Date;
+    desired?: string;
+    manifestVersion?: ManifestVersion;
+  },
 ): ReconcileJobData {
   const kind = kindOf(resource.kind);
   const data: Record<string, unknown> = {
@@ -73,7 +80,10 @@ export function buildJobData(
  * The job data of a delete (--prune): the deletion with its live id, no resource. Its `desired` fingerprint (a hash of
  * the deletion) lets a resync skip a delete already waiting or running.
  */
-export function buildDeleteJobData(deletion: Deletion, context: { origin: string; now?: Date; desired?: string; intent?: DeleteIntent }): ReconcileJobData {
+export function buildDeleteJobData(
+  deletion: Deletion,
+  context: { origin: string; now?: Date; desired?: string; intent?: DeleteIntent },
+): ReconcileJobData {
   const { intent } = context;
   return ReconcileJobData.parse({
     version: 1,

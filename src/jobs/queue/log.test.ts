@@ -13,7 +13,9 @@ describe('throttledErrors', () => {
     const { log, lines } = recorder();
     let now = 0;
     const report = throttledErrors(log, 30_000, () => now);
-    const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:6379\n    at stack line'), { code: 'ECONNREFUSED' });
+    const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:6379\n    at stack line'), {
+      code: 'ECONNREFUSED',
+    });
     report('worker', refused);
     report('worker', refused);
     report('queue', refused);
@@ -28,6 +30,9 @@ describe('throttledErrors', () => {
     expect(lines).toHaveLength(3);
     now = 30_000;
     report('worker', refused);
-    expect(lines.at(-1)).toEqual({ obj: { source: 'worker', error: 'connect ECONNREFUSED 127.0.0.1:6379', repeated: 2 }, msg: 'background error' });
+    expect(lines.at(-1)).toEqual({
+      obj: { source: 'worker', error: 'connect ECONNREFUSED 127.0.0.1:6379', repeated: 2 },
+      msg: 'background error',
+    });
   });
 });

@@ -26,7 +26,11 @@ export function errorText(error: unknown): string {
  * Logs the error events of BullMQ queues, workers, queue events and Redis connections at warn level: at most one
  * line per source and kind of error (its code, else its message) per `intervalMs`, with the count left out meanwhile.
  */
-export function throttledErrors(log: QueueLogger, intervalMs = ERROR_LOG_INTERVAL_MS, now: () => number = Date.now): ErrorReporter {
+export function throttledErrors(
+  log: QueueLogger,
+  intervalMs = ERROR_LOG_INTERVAL_MS,
+  now: () => number = Date.now,
+): ErrorReporter {
   const last = new Map<string, { at: number; skipped: number }>();
   return (source, error) => {
     const text = errorText(error);

@@ -49,7 +49,10 @@ export async function startResync(options: ResyncOptions): Promise<Resync> {
   const random = options.random ?? Math.random;
   const jitter = options.jitter ?? RESYNC_JITTER;
   const stopping = new AbortController();
-  const connection = await connectWorker(options.redis, { name: 'converge-resync', ...(options.onError ? { onError: options.onError } : {}) });
+  const connection = await connectWorker(options.redis, {
+    name: 'converge-resync',
+    ...(options.onError ? { onError: options.onError } : {}),
+  });
   const worker = new Worker(
     RESYNC_QUEUE,
     async (job: Job) => {
@@ -63,7 +66,13 @@ export async function startResync(options: ResyncOptions): Promise<Resync> {
       await options.run(job.id!);
       return { ran: true };
     },
-    { connection, prefix: options.redis.redisPrefix, concurrency: 1, lockDuration: CYCLE_LOCK_MS, stalledInterval: CYCLE_LOCK_MS },
+    {
+      connection,
+      prefix: options.redis.redisPrefix,
+      concurrency: 1,
+      lockDuration: CYCLE_LOCK_MS,
+      stalledInterval: CYCLE_LOCK_MS,
+    },
   );
   worker.on('error', (error) => options.onError?.(error));
   await worker.waitUntilReady();
@@ -77,7 +86,11 @@ export async function startResync(options: ResyncOptions): Promise<Resync> {
     try {
       if (await queue.getJobScheduler(RESYNC_SCHEDULER_ID)) return;
       await upsert();
-      options.onError?.(new Error('the resync schedule was missing from Redis (restarted without persistence, flushed or evicted); it was created again'));
+      options.onError?.(
+        new Error(
+          'the resync schedule was missing from Redis (restarted without persistence, flushed or evicted); it was created again',
+        ),
+      );
     } catch {
       // Redis is away: the next reconnect or tick checks again.
     } finally {

@@ -1,5 +1,13 @@
 // The flap guard at the last gate before a write: the kind asks it right before the job's first write; a refusal is the job's result, a value (src/core/flap-guard.ts).
-import { decideWrite, recordWrite, releasedBy, type Conflict, type FlapHistory, type FlapSettings, type WriteAttempt } from '../../core/flap-guard.js';
+import {
+  decideWrite,
+  recordWrite,
+  releasedBy,
+  type Conflict,
+  type FlapHistory,
+  type FlapSettings,
+  type WriteAttempt,
+} from '../../core/flap-guard.js';
 import type { ManifestVersion } from '../../core/manifest-version.js';
 import type { AppliedRecord } from '../../core/model.js';
 import type { SyncResult } from '../../core/kinds/index.js';
@@ -55,14 +63,26 @@ export class JobGate {
     const { store, key, desired, settings } = this.options;
     const fence = this.options.fence;
     // The versions the job's leader term read (a daemon's job only): whether a return to earlier manifests is its rollback.
-    const [{ history, conflict }, applied, reads, now] = await Promise.all([store.read(key), this.options.appliedRecord(key), fence === undefined ? undefined : store.reads(fence), this.options.now()]);
+    const [{ history, conflict }, applied, reads, now] = await Promise.all([
+      store.read(key),
+      this.options.appliedRecord(key),
+      fence === undefined ? undefined : store.reads(fence),
+      this.options.now(),
+    ]);
     let standing = conflict;
     if (standing && releasedBy(standing, desired)) {
       await store.release([key], false);
       this.options.onReleased?.(standing);
       standing = undefined;
     }
-    const write: WriteAttempt = { desired, version: this.options.manifestVersion, fence, reads, heal: desired !== undefined && applied?.desired === desired, now };
+    const write: WriteAttempt = {
+      desired,
+      version: this.options.manifestVersion,
+      fence,
+      reads,
+      heal: desired !== undefined && applied?.desired === desired,
+      now,
+    };
     const decision = decideWrite(history, standing, write, settings);
     if (!decision.allow) {
       if (decision.declared) await store.declare(key, decision.conflict);
@@ -77,6 +97,9 @@ export class JobGate {
   async recorded(result: SyncResult): Promise<void> {
     if (!this.attempt) return;
     const fields = (result.fields ?? []).map((f) => f.path);
-    await this.options.store.setHistory(this.options.key, recordWrite(this.attempt.history, this.attempt.write, fields, this.options.settings));
+    await this.options.store.setHistory(
+      this.options.key,
+      recordWrite(this.attempt.history, this.attempt.write, fields, this.options.settings),
+    );
   }
 }

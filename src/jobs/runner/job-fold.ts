@@ -17,7 +17,8 @@ export interface JobFoldContext {
 
 /** What a job's final failure was, as data (the fold makes it a hold or not: src/core/resource-state.ts). */
 function failureOf(error: unknown): JobFailure {
-  if (error instanceof ServiceError) return { status: error.status, ...(answerSaysDeleting(error.detail) ? { deleting: true } : {}) };
+  if (error instanceof ServiceError)
+    return { status: error.status, ...(answerSaysDeleting(error.detail) ? { deleting: true } : {}) };
   if (error instanceof BlockedError && error.nameTaken) return { nameTaken: true };
   return {};
 }
@@ -39,24 +40,41 @@ export async function foldJob(
   const job = { jobId, at: meta.at, operation: data.operation, desired: data.desired };
   const [entry, event]: [RecordedEvent, ResourceEvent] =
     'answer' in outcome
-      ? [jobRecord({ key: data.key, jobId, meta, operation: data.operation, answer: outcome.answer }), { type: 'job-completed', ...job, result: outcome.answer, version: data.manifestVersion }]
-      : [jobRecord({ key: data.key, jobId, meta, operation: data.operation, failure: outcome.failure }), { type: 'job-failed', ...job, message: outcome.failure, failure: failureOf(outcome.error) }];
+      ? [
+          jobRecord({ key: data.key, jobId, meta, operation: data.operation, answer: outcome.answer }),
+          { type: 'job-completed', ...job, result: outcome.answer, version: data.manifestVersion },
+        ]
+      : [
+          jobRecord({ key: data.key, jobId, meta, operation: data.operation, failure: outcome.failure }),
+          { type: 'job-failed', ...job, message: outcome.failure, failure: failureOf(outcome.error) },
+        ];
   try {
     // A leader's job (fenced) may end before the leader's decision that enqueued it is folded: what it did starts a
     // state. One that sent nothing (a former leader's, superseded) starts none, nor a delete (a resource with no state
     // left was removed: its delete's result must not bring it back).
     const ran = !('answer' in outcome) || outcome.answer.notRun === undefined;
-    const seed = data.fence !== undefined && ran && data.remove === undefined ? stateOfJob(data.key, data.operation) : undefined;
+    const seed =
+      data.fence !== undefined && ran && data.remove === undefined ? stateOfJob(data.key, data.operation) : undefined;
     const request = { key: data.key, events: [event], entries: [entry], meta, ...(seed ? { seed } : {}) };
     const [folded] = await ctx.record.folds.fold([{ ...request, ...(unless ? { unless } : {}) }]);
-    if (event.type === 'job-failed' && folded?.status === 'written') sayHeld(ctx, data, jobId, event.message, folded.state?.hold);
+    if (event.type === 'job-failed' && folded?.status === 'written')
+      sayHeld(ctx, data, jobId, event.message, folded.state?.hold);
   } catch (error) {
-    ctx.log.warn({ key: data.key, jobId, error: (error as Error).message.split('\n')[0] }, 'could not fold the job\'s result into its state in Redis');
+    ctx.log.warn(
+      { key: data.key, jobId, error: (error as Error).message.split('\n')[0] },
+      "could not fold the job's result into its state in Redis",
+    );
   }
 }
 
 /** The hold the fold of a job's failure made (read from the fold's output, src/core/resource-state.ts), said once. */
-function sayHeld(ctx: JobFoldContext, data: ReconcileJobData, jobId: string, error: string, hold: ResourceHold | undefined): void {
+function sayHeld(
+  ctx: JobFoldContext,
+  data: ReconcileJobData,
+  jobId: string,
+  error: string,
+  hold: ResourceHold | undefined,
+): void {
   if (!hold || hold.desired !== data.desired || (hold.reason !== 'WriteRefused' && hold.reason !== 'NameTaken')) return;
   const said =
     hold.reason === 'NameTaken'

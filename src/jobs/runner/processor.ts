@@ -48,10 +48,21 @@ export class RetryableJobError extends Error {
  */
 export function jitteredBackoff(random: () => number = Math.random, capMs = MAX_BACKOFF_MS) {
   const cap = Math.min(Math.max(1, capMs), MAX_BACKOFF_MS);
-  return function backoffStrategy(attemptsMade: number, _type?: string, error?: Error, job?: { opts?: { backoff?: unknown } }): number {
+  return function backoffStrategy(
+    attemptsMade: number,
+    _type?: string,
+    error?: Error,
+    job?: { opts?: { backoff?: unknown } },
+  ): number {
     const options = job?.opts?.backoff;
-    const base = typeof options === 'object' && options !== null && typeof (options as { delay?: unknown }).delay === 'number' ? (options as { delay: number }).delay : 1_000;
-    const retryAfter = error instanceof RetryableJobError && error.retryAfterMs !== undefined ? Math.min(error.retryAfterMs, MAX_BACKOFF_MS) : undefined;
+    const base =
+      typeof options === 'object' && options !== null && typeof (options as { delay?: unknown }).delay === 'number'
+        ? (options as { delay: number }).delay
+        : 1_000;
+    const retryAfter =
+      error instanceof RetryableJobError && error.retryAfterMs !== undefined
+        ? Math.min(error.retryAfterMs, MAX_BACKOFF_MS)
+        : undefined;
     return backoffDelay(attemptsMade, { baseMs: base, capMs: cap }, retryAfter, random);
   };
 }
@@ -84,7 +95,13 @@ export interface ProcessorContext extends JobFoldContext {
  * One line per write, at info: the resource, the fields changed (paths, and values as the plan shows them: a secret
  * is "(sensitive)"), whether a revision started, and the service's request id when it sent one.
  */
-function logWrite(ctx: ProcessorContext, data: ReconcileJobData, jobId: string | undefined, result: ReconcileJobResult, writes: WriteRecord[]): void {
+function logWrite(
+  ctx: ProcessorContext,
+  data: ReconcileJobData,
+  jobId: string | undefined,
+  result: ReconcileJobResult,
+  writes: WriteRecord[],
+): void {
   if (writes.length === 0 || ctx.logWrites === false) return;
   const fields = result.fields ?? [];
   const requestIds = writes.map((w) => w.requestId).filter((id): id is string => id !== undefined);
@@ -101,7 +118,8 @@ function logWrite(ctx: ProcessorContext, data: ReconcileJobData, jobId: string |
       requests: writes.map((w) => `${w.method} ${w.route} ${w.status}`),
       ...(requestIds.length > 0 ? { requestIds } : {}),
     },
-    (result.new_revision ? 'wrote; a new revision started' : 'wrote; no new revision') + (from ? ` (applied from ${from})` : ''),
+    (result.new_revision ? 'wrote; a new revision started' : 'wrote; no new revision') +
+      (from ? ` (applied from ${from})` : ''),
   );
 }
 
@@ -112,12 +130,17 @@ const UNDECIDED = 'enqueued by an older converge, without the write its decision
  * The job's intent asked again right before its first write or its DELETE (the kind's step asks SyncPorts.writeGate):
  * the one rule the job met when it started (src/core/job-intent.ts), read again now, once per job run.
  */
-function intentGate(data: ReconcileJobData, ctx: ProcessorContext): (() => Promise<ReconcileJobResult | undefined>) | undefined {
+function intentGate(
+  data: ReconcileJobData,
+  ctx: ProcessorContext,
+): (() => Promise<ReconcileJobResult | undefined>) | undefined {
   const stale = ctx.stale?.bind(ctx);
   if (!stale) return undefined;
   let asked: Promise<ReconcileJobResult | undefined> | undefined;
   return () => {
-    asked ??= stale(data).then((lost) => (lost ? { outcome: 'unchanged', new_revision: false, message: lost.message, notRun: lost.code } : undefined));
+    asked ??= stale(data).then((lost) =>
+      lost ? { outcome: 'unchanged', new_revision: false, message: lost.message, notRun: lost.code } : undefined,
+    );
     return asked;
   };
 }
@@ -131,18 +154,40 @@ export async function runJob(
 ): Promise<ReconcileJobResult> {
   const intent = intentGate(data, ctx);
   // A delete (--prune) is not a write the flap guard weighs: it is sent by id, once, to what converge owns, while its intent holds.
-  if (data.remove) return removeResource(data.remove, { service: ctx.client, appliedState, secretEnv: ctx.env, ...(intent ? { writeGate: intent } : {}) });
+  if (data.remove)
+    return removeResource(data.remove, {
+      service: ctx.client,
+      appliedState,
+      secretEnv: ctx.env,
+      ...(intent ? { writeGate: intent } : {}),
+    });
   // A job of an older version carries no decided write: its step would have to decide again, which no step does.
-  if (!data.write) return { outcome: 'unchanged', new_revision: false, notRun: 'superseded', message: `${UNDECIDED}; nothing sent, the next reconcile decides again` };
+  if (!data.write)
+    return {
+      outcome: 'unchanged',
+      new_revision: false,
+      notRun: 'superseded',
+      message: `${UNDECIDED}; nothing sent, the next reconcile decides again`,
+    };
   const resource = fromJobResource(data.resource!, ctx.literalSecrets);
   const writeGate = gate || intent ? { writeGate: async () => (await intent?.()) ?? (await gate?.check()) } : {};
-  const result = await syncResource(resource, data.write, { service: ctx.client, appliedState, secretEnv: ctx.env, ...writeGate }, data.deploymentId);
+  const result = await syncResource(
+    resource,
+    data.write,
+    { service: ctx.client, appliedState, secretEnv: ctx.env, ...writeGate },
+    data.deploymentId,
+  );
   if (!gate?.refusal) await gate?.recorded(result);
   return result;
 }
 
 /** The flap guard's gate of one job (none without a guard). */
-function gateFor(data: ReconcileJobData, ctx: ProcessorContext, jobId: string | undefined, appliedState: JobAppliedState): JobGate | undefined {
+function gateFor(
+  data: ReconcileJobData,
+  ctx: ProcessorContext,
+  jobId: string | undefined,
+  appliedState: JobAppliedState,
+): JobGate | undefined {
   const flap = ctx.flap;
   if (!flap) return undefined;
   return new JobGate({
@@ -154,14 +199,24 @@ function gateFor(data: ReconcileJobData, ctx: ProcessorContext, jobId: string | 
     fence: data.fence,
     settings: flap.settings,
     now: async () => new Date(await flap.now()),
-    onReleased: (conflict) => ctx.log.info({ key: data.key, jobId, reason: conflict.reason }, 'conflict released: the desired state changed to a new one; writing again'),
+    onReleased: (conflict) =>
+      ctx.log.info(
+        { key: data.key, jobId, reason: conflict.reason },
+        'conflict released: the desired state changed to a new one; writing again',
+      ),
   });
 }
 
 /** A job whose write the flap guard refused: it completes, having sent nothing (nothing was marked pending); the conflict is logged once, when found. */
-function heldByConflict(refusal: NonNullable<JobGate['refusal']>, data: ReconcileJobData, ctx: ProcessorContext, jobId: string | undefined): void {
+function heldByConflict(
+  refusal: NonNullable<JobGate['refusal']>,
+  data: ReconcileJobData,
+  ctx: ProcessorContext,
+  jobId: string | undefined,
+): void {
   const { reason, message } = refusal.conflict;
-  if (refusal.declared) ctx.log.warn({ key: data.key, jobId, reason, conflict: refusal.conflict }, `Conflict: ${message}`);
+  if (refusal.declared)
+    ctx.log.warn({ key: data.key, jobId, reason, conflict: refusal.conflict }, `Conflict: ${message}`);
   else ctx.log.debug({ key: data.key, jobId, reason }, 'conflict standing; nothing sent');
 }
 
@@ -173,11 +228,18 @@ export function createProcessor(ctx: ProcessorContext) {
   return async function process(job: Job): Promise<ReconcileJobResult> {
     const parsed = ReconcileJobData.safeParse(job.data);
     if (!parsed.success) {
-      throw new UnrecoverableError(`job ${job.id} is not a converge reconcile job this version understands (${parsed.error.issues[0]?.message ?? 'bad shape'})`);
+      throw new UnrecoverableError(
+        `job ${job.id} is not a converge reconcile job this version understands (${parsed.error.issues[0]?.message ?? 'bad shape'})`,
+      );
     }
     const data = parsed.data;
     // One span per attempt, linked to the reconcile that enqueued the job (its traceparent); no-op unless tracing is on.
-    const attributes = { 'converge.job.id': job.id ?? '', 'converge.job.key': data.key, 'converge.job.operation': data.operation, 'converge.job.attempt': job.attemptsMade + 1 };
+    const attributes = {
+      'converge.job.id': job.id ?? '',
+      'converge.job.key': data.key,
+      'converge.job.operation': data.operation,
+      'converge.job.attempt': job.attemptsMade + 1,
+    };
     return inLinkedSpan(`job ${data.operation}`, attributes, data.traceparent, () => processJob(ctx, job, data));
   };
 }
@@ -227,12 +289,27 @@ async function processJob(ctx: ProcessorContext, job: Job, data: ReconcileJobDat
   const gate = gateFor(data, ctx, job.id, appliedState);
   try {
     // The job's attempts are the one retry layer of its requests: each is sent once per attempt (sendingOnce).
-    const { value: result, writes } = await recordWrites(() => sendingOnce(() => runJob(data, ctx, gate, appliedState)));
+    const { value: result, writes } = await recordWrites(() =>
+      sendingOnce(() => runJob(data, ctx, gate, appliedState)),
+    );
     if (gate?.refusal) heldByConflict(gate.refusal, data, ctx, job.id);
     // Its intent no longer held right before its write or DELETE (src/core/job-intent.ts): nothing was sent.
-    if (result.notRun && result.notRun !== 'live_changed') ctx.log.info({ key: data.key, jobId: job.id, seq: data.seq, fence: data.fence }, `job not run: ${result.message}`);
+    if (result.notRun && result.notRun !== 'live_changed')
+      ctx.log.info(
+        { key: data.key, jobId: job.id, seq: data.seq, fence: data.fence },
+        `job not run: ${result.message}`,
+      );
     logWrite(ctx, data, job.id, result, writes);
-    ctx.log.debug({ key: data.key, jobId: job.id, outcome: result.outcome, new_revision: result.new_revision, ms: Date.now() - started }, 'job done');
+    ctx.log.debug(
+      {
+        key: data.key,
+        jobId: job.id,
+        outcome: result.outcome,
+        new_revision: result.new_revision,
+        ms: Date.now() - started,
+      },
+      'job done',
+    );
     await foldJob(ctx, data, job.id, { answer: result });
     return result;
   } catch (error) {
@@ -246,7 +323,10 @@ async function processJob(ctx: ProcessorContext, job: Job, data: ReconcileJobDat
       // The applied-state store could not be read or written: Redis, not the service, failed. Nothing is lost by
       // trying again (a write already sent is settled from live state and its pending record on the next attempt).
       const message = `Redis was unavailable: ${(error as Error).message.split('\n')[0]}`;
-      ctx.log.info({ key: data.key, jobId: job.id, attempt: job.attemptsMade + 1, error: message }, 'job attempt failed; will retry');
+      ctx.log.info(
+        { key: data.key, jobId: job.id, attempt: job.attemptsMade + 1, error: message },
+        'job attempt failed; will retry',
+      );
       throw new RetryableJobError(message);
     }
     const failure = classifyFailure(error);
@@ -257,8 +337,12 @@ async function processJob(ctx: ProcessorContext, job: Job, data: ReconcileJobDat
       throw Worker.RateLimitError();
     }
     if (failure.kind === 'retry') {
-      if (job.attemptsMade + 1 >= (job.opts.attempts ?? 1)) await foldJob(ctx, data, job.id, { failure: failure.message, error });
-      ctx.log.info({ key: data.key, jobId: job.id, attempt: job.attemptsMade + 1, error: failure.message }, 'job attempt failed; will retry');
+      if (job.attemptsMade + 1 >= (job.opts.attempts ?? 1))
+        await foldJob(ctx, data, job.id, { failure: failure.message, error });
+      ctx.log.info(
+        { key: data.key, jobId: job.id, attempt: job.attemptsMade + 1, error: failure.message },
+        'job attempt failed; will retry',
+      );
       throw new RetryableJobError(failure.message, failure.retryAfterMs);
     }
     ctx.log.warn({ key: data.key, jobId: job.id, error: failure.message }, 'job failed');

@@ -13,8 +13,19 @@ export type StaleJob = IntentLost;
  * token, the resource's desired-state sequence and, for a delete the daemon decided, its absence and its confirmation.
  * A job without a sequence, a token or an intent (older versions, `apply`'s jobs) passes that part.
  */
-export async function staleReason(redis: Pick<Redis, 'multi'>, seqKey: string, prefix: string, data: ReconcileJobData): Promise<StaleJob | undefined> {
-  const answers = await redis.multi().get(fenceKey(prefix)).hget(seqKey, data.key).hget(absentKey(prefix), data.key).hget(confirmedKey(prefix), data.key).exec();
+export async function staleReason(
+  redis: Pick<Redis, 'multi'>,
+  seqKey: string,
+  prefix: string,
+  data: ReconcileJobData,
+): Promise<StaleJob | undefined> {
+  const answers = await redis
+    .multi()
+    .get(fenceKey(prefix))
+    .hget(seqKey, data.key)
+    .hget(absentKey(prefix), data.key)
+    .hget(confirmedKey(prefix), data.key)
+    .exec();
   const value = (i: number): string | null => {
     const [error, reply] = answers?.[i] ?? [new Error('the transaction was discarded'), null];
     if (error) throw error;

@@ -26,10 +26,16 @@ export interface WorkerProcess {
  */
 export async function startWorkerProcess(
   settings: WorkerProcessSettings,
-  options: { env: NodeJS.ProcessEnv; log?: QueueLogger; worker?: Partial<Omit<StartRunnerOptions, 'client' | 'env' | 'target'>> },
+  options: {
+    env: NodeJS.ProcessEnv;
+    log?: QueueLogger;
+    worker?: Partial<Omit<StartRunnerOptions, 'client' | 'env' | 'target'>>;
+  },
 ): Promise<WorkerProcess> {
   if (settings.apiUrl === 'embedded') {
-    throw new UsageError('a separate worker process needs the service URL (--api-url https://...): the embedded emulator lives inside one process');
+    throw new UsageError(
+      'a separate worker process needs the service URL (--api-url https://...): the embedded emulator lives inside one process',
+    );
   }
   const client = new ServiceClient(clientOptionsFrom(settings));
   let runner: JobRunner;
@@ -60,7 +66,10 @@ export async function startWorkerProcess(
         const outcome = await Promise.race([runner.close().then(() => 'stopped' as const), deadline]);
         clearTimeout(timer);
         if (outcome === 'timeout') {
-          options.log?.warn({ timeoutMs: settings.shutdownTimeout }, 'active jobs did not finish in time; they go back to the queue when this process exits');
+          options.log?.warn(
+            { timeoutMs: settings.shutdownTimeout },
+            'active jobs did not finish in time; they go back to the queue when this process exits',
+          );
           return outcome;
         }
         await client.close();

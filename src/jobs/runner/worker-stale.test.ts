@@ -15,10 +15,18 @@ const data = {
       name: 'web',
       location: { file: 'web.yaml', line: 1, column: 1 },
       suspend: false,
-      spec: { source: 'external_docker', source_config: { resource_spec: { max_scale: 2 } }, source_revision_config: { image_uri: 'docker.io/web:1' } },
+      spec: {
+        source: 'external_docker',
+        source_config: { resource_spec: { max_scale: 2 } },
+        source_revision_config: { image_uri: 'docker.io/web:1' },
+      },
     },
     'patch-deployment',
-    { origin: 'daemon', write: { op: 'update', fields: ['source_config.resource_spec.max_scale'] }, now: new Date('2026-01-01T00:00:00Z') },
+    {
+      origin: 'daemon',
+      write: { op: 'update', fields: ['source_config.resource_spec.max_scale'] },
+      now: new Date('2026-01-01T00:00:00Z'),
+    },
   ),
   fence: 3,
   seq: 7,
@@ -33,14 +41,29 @@ function context(
   lines: Array<{ fields: object; msg: string }>,
   pending?: PendingWrite,
 ): ProcessorContext {
-  const untouchable = new Proxy({}, { get: (_, name) => { throw new Error(`${String(name)} must not be called for a stale job`); } });
-  const readOnly = new Proxy({ read: async () => ({ applied: undefined, pending }) }, {
-    get: (target, name) => {
-      if (name === 'read') return target.read;
-      throw new Error(`${String(name)} must not be called for a stale job`);
+  const untouchable = new Proxy(
+    {},
+    {
+      get: (_, name) => {
+        throw new Error(`${String(name)} must not be called for a stale job`);
+      },
     },
-  });
-  const log = { info: (fields: object, msg: string) => lines.push({ fields, msg }), debug: () => undefined, warn: () => undefined, error: () => undefined };
+  );
+  const readOnly = new Proxy(
+    { read: async () => ({ applied: undefined, pending }) },
+    {
+      get: (target, name) => {
+        if (name === 'read') return target.read;
+        throw new Error(`${String(name)} must not be called for a stale job`);
+      },
+    },
+  );
+  const log = {
+    info: (fields: object, msg: string) => lines.push({ fields, msg }),
+    debug: () => undefined,
+    warn: () => undefined,
+    error: () => undefined,
+  };
   return {
     client: untouchable as ServiceClient,
     store: readOnly as unknown as AppliedStateStore,
@@ -57,16 +80,46 @@ function context(
 describe('createProcessor: stale jobs', () => {
   it("completes a former leader's job as unchanged with the reason, sends nothing, and logs it once", async () => {
     const lines: Array<{ fields: object; msg: string }> = [];
-    const process = createProcessor(context({ code: 'former_leader', message: 'enqueued by a former leader (fencing token 3, current 4); dropped, nothing sent' }, lines));
+    const process = createProcessor(
+      context(
+        {
+          code: 'former_leader',
+          message: 'enqueued by a former leader (fencing token 3, current 4); dropped, nothing sent',
+        },
+        lines,
+      ),
+    );
     const result = await process({ id: 'j1', data, attemptsMade: 0 } as unknown as Job);
     // An outcome, with its code: the daemon tells a job not run by it, not by the wording.
-    expect(result).toEqual({ outcome: 'unchanged', new_revision: false, message: 'enqueued by a former leader (fencing token 3, current 4); dropped, nothing sent', notRun: 'former_leader' });
+    expect(result).toEqual({
+      outcome: 'unchanged',
+      new_revision: false,
+      message: 'enqueued by a former leader (fencing token 3, current 4); dropped, nothing sent',
+      notRun: 'former_leader',
+    });
     expect(wasNotRun(result)).toBe(true);
     expect(wasNotRun({ outcome: 'unchanged', new_revision: false })).toBe(false);
     // The field says it, never the wording: a message that reads like one is a job that ran.
-    expect(wasNotRun({ outcome: 'unchanged', new_revision: false, message: 'enqueued by a former leader (fencing token 3, current 4)' })).toBe(false);
-    expect(wasNotRun({ outcome: 'unchanged', new_revision: false, message: 'superseded by a newer desired state enqueued since; nothing sent' })).toBe(false);
-    expect(lines).toEqual([{ fields: { key: 'Deployment/web', jobId: 'j1', seq: 7, fence: 3 }, msg: 'job not run: enqueued by a former leader (fencing token 3, current 4); dropped, nothing sent' }]);
+    expect(
+      wasNotRun({
+        outcome: 'unchanged',
+        new_revision: false,
+        message: 'enqueued by a former leader (fencing token 3, current 4)',
+      }),
+    ).toBe(false);
+    expect(
+      wasNotRun({
+        outcome: 'unchanged',
+        new_revision: false,
+        message: 'superseded by a newer desired state enqueued since; nothing sent',
+      }),
+    ).toBe(false);
+    expect(lines).toEqual([
+      {
+        fields: { key: 'Deployment/web', jobId: 'j1', seq: 7, fence: 3 },
+        msg: 'job not run: enqueued by a former leader (fencing token 3, current 4); dropped, nothing sent',
+      },
+    ]);
   });
 
   it("a former leader's job sends nothing when the resource's pending write is another job's", async () => {

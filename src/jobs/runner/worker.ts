@@ -63,7 +63,14 @@ export interface StartRunnerOptions {
 export type RunnerEvent =
   | { type: 'started'; jobId: string }
   /** key and desired: the job data's resource key and desired-state fingerprint (when it carries one). */
-  | { type: 'completed'; jobId: string; outcome: ReconcileJobResult['outcome'] | undefined; key?: string; desired?: string; conflict?: ReconcileJobResult['conflict'] }
+  | {
+      type: 'completed';
+      jobId: string;
+      outcome: ReconcileJobResult['outcome'] | undefined;
+      key?: string;
+      desired?: string;
+      conflict?: ReconcileJobResult['conflict'];
+    }
   /** `final`: no attempt is left (or the failure is not worth one); otherwise the job is retried. */
   | { type: 'failed'; jobId: string; final: boolean };
 
@@ -104,7 +111,6 @@ function isFinalFailure(job: Job | undefined, error: Error | undefined): boolean
   return error?.name === 'UnrecoverableError' || !job || job.attemptsMade >= (job.opts.attempts ?? 1);
 }
 
-
 /** A runner's two Redis connections: the producer (applied state, flap records, the stale check) and the worker's. */
 interface RunnerConnections {
   producer: Redis;
@@ -112,10 +118,18 @@ interface RunnerConnections {
 }
 
 /** Connects the producer, claims the prefix for the service written to (when given), then the worker's connection; a failure closes what was opened. */
-async function connectRunner(settings: WorkerSettings, options: StartRunnerOptions, onError: ErrorReporter): Promise<RunnerConnections> {
+async function connectRunner(
+  settings: WorkerSettings,
+  options: StartRunnerOptions,
+  onError: ErrorReporter,
+): Promise<RunnerConnections> {
   // Applied-state commands sit between a job's steps (read, mark pending, PATCH, record): sent at once, not batched. In the
   // apply benchmark (20 jobs in flight) batching made each of those round trips about 1 ms longer.
-  const producer: Redis = await connectProducer(settings, { name: 'converge-worker-state', autoPipelining: false, onError: (e) => onError('worker state connection', e) });
+  const producer: Redis = await connectProducer(settings, {
+    name: 'converge-worker-state',
+    autoPipelining: false,
+    onError: (e) => onError('worker state connection', e),
+  });
   try {
     if (options.target) await claimPrefix(producer, settings.redisPrefix, options.target);
     const connection = await connectWorker(settings, { onError: (e) => onError('worker connection', e) });
@@ -136,7 +150,11 @@ interface RunnerParts {
 }
 
 /** The processor of a runner's jobs: the flap guard on the prefix, the stale check against the prefix's counters. */
-function runnerProcessor(settings: WorkerSettings, options: StartRunnerOptions, parts: RunnerParts): (job: Job) => Promise<ReconcileJobResult> {
+function runnerProcessor(
+  settings: WorkerSettings,
+  options: StartRunnerOptions,
+  parts: RunnerParts,
+): (job: Job) => Promise<ReconcileJobResult> {
   const { log, producer, store, rateLimit } = parts;
   return createProcessor({
     client: options.client,
@@ -148,11 +166,17 @@ function runnerProcessor(settings: WorkerSettings, options: StartRunnerOptions, 
     ...(options.logWrites === false ? { logWrites: false } : {}),
     flap: {
       store: new FlapStore(producer, settings.redisPrefix),
-      settings: { windowMs: settings.flapWindow ?? DEFAULT_FLAP.windowMs, limit: settings.flapLimit ?? DEFAULT_FLAP.limit },
+      settings: {
+        windowMs: settings.flapWindow ?? DEFAULT_FLAP.windowMs,
+        limit: settings.flapLimit ?? DEFAULT_FLAP.limit,
+      },
       now: () => redisNow(producer),
     },
     stale: (data) => staleReason(producer, newestDesiredKey(settings.redisPrefix), settings.redisPrefix, data),
-    record: { folds: new ResourceFolds(producer, settings.redisPrefix, leaseKey(settings.redisPrefix)), by: options.recordedBy ?? `worker@${hostname()}:${process.pid}` },
+    record: {
+      folds: new ResourceFolds(producer, settings.redisPrefix, leaseKey(settings.redisPrefix)),
+      by: options.recordedBy ?? `worker@${hostname()}:${process.pid}`,
+    },
   });
 }
 
@@ -183,7 +207,10 @@ function trackActiveJobs(processor: (job: Job) => Promise<ReconcileJobResult>): 
       active.delete(job.id!);
     }
   };
-  const handBack = async (worker: Worker<unknown, ReconcileJobResult>, dropInFlight?: () => Promise<void>): Promise<string[]> => {
+  const handBack = async (
+    worker: Worker<unknown, ReconcileJobResult>,
+    dropInFlight?: () => Promise<void>,
+  ): Promise<string[]> => {
     const handed = new Set<string>();
     let ended!: (ids: ReadonlySet<string>) => void;
     handingBack = new Promise((resolve) => (ended = resolve));
@@ -208,7 +235,12 @@ function trackActiveJobs(processor: (job: Job) => Promise<ReconcileJobResult>): 
 }
 
 /** The BullMQ worker of a runner: the queue of its prefix, its concurrency and limiter, the jobs' backoff, the lock tuning. */
-function newWorker(settings: WorkerSettings, options: StartRunnerOptions, connection: Redis, run: ActiveJobs['run']): Worker<unknown, ReconcileJobResult> {
+function newWorker(
+  settings: WorkerSettings,
+  options: StartRunnerOptions,
+  connection: Redis,
+  run: ActiveJobs['run'],
+): Worker<unknown, ReconcileJobResult> {
   return new Worker<unknown, ReconcileJobResult>(QUEUE_NAME, run, {
     connection,
     prefix: settings.redisPrefix,
@@ -225,7 +257,11 @@ function newWorker(settings: WorkerSettings, options: StartRunnerOptions, connec
 /** The event of a completed job. */
 function completedEvent(job: Job, result: unknown): RunnerEvent {
   const data = job.data as { key?: unknown; desired?: unknown } | undefined;
-  const event: RunnerEvent = { type: 'completed', jobId: job.id!, outcome: (result as ReconcileJobResult | undefined)?.outcome };
+  const event: RunnerEvent = {
+    type: 'completed',
+    jobId: job.id!,
+    outcome: (result as ReconcileJobResult | undefined)?.outcome,
+  };
   // A job not run does not tell that its desired state was brought about (the daemon's finishedSince).
   if (!wasNotRun(result)) {
     if (typeof data?.key === 'string') event.key = data.key;
@@ -244,7 +280,9 @@ function jobEvents(worker: Worker<unknown, ReconcileJobResult>): JobRunner['onJo
   };
   worker.on('active', (job) => tell({ type: 'started', jobId: job.id! }));
   worker.on('completed', (job, result) => tell(completedEvent(job, result)));
-  worker.on('failed', (job, error) => tell({ type: 'failed', jobId: job?.id ?? '', final: isFinalFailure(job, error) }));
+  worker.on('failed', (job, error) =>
+    tell({ type: 'failed', jobId: job?.id ?? '', final: isFinalFailure(job, error) }),
+  );
   return (listener) => {
     listeners.add(listener);
     return () => listeners.delete(listener);

@@ -5,7 +5,15 @@ import { resourceKey, SENSITIVE } from '../../core/model.js';
 import { healthLine } from '../../core/decide.js';
 import { countedByKind } from '../../core/kinds/index.js';
 
-export const SYMBOL: Record<Action, string> = { create: '+', update: '~', adopt: '<', delete: '-', noop: ' ', orphan: '?', blocked: '!' };
+export const SYMBOL: Record<Action, string> = {
+  create: '+',
+  update: '~',
+  adopt: '<',
+  delete: '-',
+  noop: ' ',
+  orphan: '?',
+  blocked: '!',
+};
 
 /** One value on one line: JSON for data (strings quoted), the placeholder for sensitive values. */
 export function formatValue(value: unknown, sensitive: boolean): string {
@@ -100,7 +108,9 @@ export function releasedChanges(plan: Plan): PlanChange[] {
  * change's reason (each released reason of src/plan/prune.ts starts with "no longer declared") after the name.
  */
 export function releasedLine(change: PlanChange): string {
-  const reason = change.reason?.startsWith('no longer declared') ? change.reason : 'no longer declared; converge stopped managing it';
+  const reason = change.reason?.startsWith('no longer declared')
+    ? change.reason
+    : 'no longer declared; converge stopped managing it';
   return `${change.kind}/${change.name} is ${reason}`;
 }
 
@@ -142,14 +152,29 @@ export function summarySentence(plan: Plan): string {
 
 function changesSentence(plan: Plan): string {
   const s = plan.summary;
-  const suspendedNote = s.suspended > 0 ? ` ${plural(s.suspended, 'suspended change is', 'suspended changes are')} shown but not applied.` : '';
+  const suspendedNote =
+    s.suspended > 0
+      ? ` ${plural(s.suspended, 'suspended change is', 'suspended changes are')} shown but not applied.`
+      : '';
   if (s.create + s.update + s.adopt + s.delete + s.blocked === 0) {
     const failed = (plan.health ?? []).filter((h) => h.status === 'degraded').length;
-    const matches = plan.targets ? 'No changes. The targeted resources match their manifests.' : 'No changes. Live state matches the manifests.';
-    const head = plan.prune_refused !== undefined ? 'Nothing to create or update.' : failed > 0 ? `No changes to write, but ${plural(failed, 'rollout', 'rollouts')} failed (see Health).` : s.suspended > 0 ? 'No changes to apply.' : matches;
+    const matches = plan.targets
+      ? 'No changes. The targeted resources match their manifests.'
+      : 'No changes. Live state matches the manifests.';
+    const head =
+      plan.prune_refused !== undefined
+        ? 'Nothing to create or update.'
+        : failed > 0
+          ? `No changes to write, but ${plural(failed, 'rollout', 'rollouts')} failed (see Health).`
+          : s.suspended > 0
+            ? 'No changes to apply.'
+            : matches;
     if (s.orphan === 0) return `${head}${suspendedNote}`;
     // Counted per kind: an OAuth provider converge applied once is an orphan too, and not a deployment.
-    const orphans = `${countedByKind(plan.changes.filter((c) => c.action === 'orphan'), 'live')} ${s.orphan === 1 ? 'is' : 'are'}`;
+    const orphans = `${countedByKind(
+      plan.changes.filter((c) => c.action === 'orphan'),
+      'live',
+    )} ${s.orphan === 1 ? 'is' : 'are'}`;
     const never = plan.prune_refused === undefined ? ' (orphaned, never deleted)' : '';
     return `${head.slice(0, -1)}; ${orphans} in no manifest${never}.${suspendedNote}`;
   }

@@ -20,7 +20,9 @@ export function renderJson(plan: Plan): string {
       suspended: plan.summary.suspended,
     },
     // Several waves only (docs/rollouts.md): a plan in one wave has neither `waves` nor a change's `wave`.
-    ...(plan.waves ? { waves: plan.waves.map((w) => ({ wave: w.wave, create: w.create, update: w.update, adopt: w.adopt })) } : {}),
+    ...(plan.waves
+      ? { waves: plan.waves.map((w) => ({ wave: w.wave, create: w.create, update: w.update, adopt: w.adopt })) }
+      : {}),
     changes: plan.changes.map((change) => ({
       kind: change.kind,
       name: change.name,

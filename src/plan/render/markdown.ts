@@ -1,7 +1,22 @@
 // Markdown rendering of a plan for pull-request comments: notes, summary table, changes table, <details> with ```diff
 // blocks, orphans in one collapsed section; never longer than a pull-request comment takes.
 import type { FieldChange, Plan, PlanChange } from '../../core/model.js';
-import { fieldKind, formatValue, healthNoteLine, sourceSide, listedChanges, markers, notedUnchanged, orphanHeading, orphanKeys, releasedChanges, releasedLine, summarySentence, SYMBOL, waveHeadings } from './format.js';
+import {
+  fieldKind,
+  formatValue,
+  healthNoteLine,
+  sourceSide,
+  listedChanges,
+  markers,
+  notedUnchanged,
+  orphanHeading,
+  orphanKeys,
+  releasedChanges,
+  releasedLine,
+  summarySentence,
+  SYMBOL,
+  waveHeadings,
+} from './format.js';
 
 /** Escapes text for a table cell or a paragraph: markdown punctuation, pipes, and newlines (a cell is one line). */
 export function escapeMarkdown(text: string): string {
@@ -34,14 +49,19 @@ function diffLines(field: FieldChange): string[] {
   if (kind === 'add') return [`+ ${field.path}: ${after}`];
   if (kind === 'remove') return [`- ${field.path}: ${before}`];
   // a secret moved to another source: each side names its source (never a value)
-  const [was, now] = field.source ? [` (${sourceSide(field.source.before)})`, ` (${sourceSide(field.source.after)})`] : ['', ''];
+  const [was, now] = field.source
+    ? [` (${sourceSide(field.source.before)})`, ` (${sourceSide(field.source.after)})`]
+    : ['', ''];
   return [`- ${field.path}: ${before}${was}`, `+ ${field.path}: ${after}${now}`];
 }
 
 function summaryTable(plan: Plan): string[] {
   const s = plan.summary;
   // adopt and delete get their columns when the plan holds one (a plan without either reads as it always did).
-  const columns: Array<[string, number]> = [['create', s.create], ['update', s.update]];
+  const columns: Array<[string, number]> = [
+    ['create', s.create],
+    ['update', s.update],
+  ];
   if (s.adopt + s.delete > 0) columns.push(['adopt', s.adopt], ['delete', s.delete]);
   columns.push(['suspended', s.suspended], ['blocked', s.blocked], ['orphan', s.orphan], ['unchanged', s.noop]);
   return [
@@ -61,16 +81,25 @@ function changesTable(changes: PlanChange[], waved: boolean): string[] {
   if (waved) return wavedTable(changes);
   const rows = ['| | resource | action | new revision | note |', '|:-:|---|---|:-:|---|'];
   const counts = reasonCounts(changes);
-  const shared = new Map([...counts].filter(([reason, count]) => count > 1 && reason.length > SHORT_NOTE).map(([reason], i) => [reason, i + 1]));
+  const shared = new Map(
+    [...counts]
+      .filter(([reason, count]) => count > 1 && reason.length > SHORT_NOTE)
+      .map(([reason], i) => [reason, i + 1]),
+  );
   for (const change of changes) {
     const revision = change.new_revision && change.action !== 'blocked' ? 'yes' : 'no';
     const action = change.suspended ? `${change.action} (suspended)` : change.action;
     const index = change.reason ? shared.get(change.reason) : undefined;
     const note = index !== undefined ? `see note ${index}` : change.reason ? escapeMarkdown(change.reason) : '';
-    rows.push(`| ${code(SYMBOL[change.action])} | ${code(`${change.kind}/${change.name}`)} | ${action} | ${revision} | ${note} |`);
+    rows.push(
+      `| ${code(SYMBOL[change.action])} | ${code(`${change.kind}/${change.name}`)} | ${action} | ${revision} | ${note} |`,
+    );
   }
   if (shared.size === 0) return rows;
-  const notes = [...shared].map(([reason, index]) => `- **Note ${index}** (${plural(counts.get(reason) ?? 0, 'resource')}): ${escapeMarkdown(reason)}`);
+  const notes = [...shared].map(
+    ([reason, index]) =>
+      `- **Note ${index}** (${plural(counts.get(reason) ?? 0, 'resource')}): ${escapeMarkdown(reason)}`,
+  );
   return [...rows, '', ...notes];
 }
 
@@ -81,7 +110,9 @@ function wavedTable(changes: PlanChange[]): string[] {
     const revision = change.new_revision && change.action !== 'blocked' ? 'yes' : 'no';
     const action = change.suspended ? `${change.action} (suspended)` : change.action;
     const note = change.reason ? escapeMarkdown(change.reason) : '';
-    rows.push(`| ${change.wave ?? 'after'} | ${code(SYMBOL[change.action])} | ${code(`${change.kind}/${change.name}`)} | ${action} | ${revision} | ${note} |`);
+    rows.push(
+      `| ${change.wave ?? 'after'} | ${code(SYMBOL[change.action])} | ${code(`${change.kind}/${change.name}`)} | ${action} | ${revision} | ${note} |`,
+    );
   }
   return rows;
 }
@@ -94,7 +125,9 @@ function reasonCounts(changes: PlanChange[]): Map<string, number> {
 }
 
 function details(change: PlanChange): string[] {
-  const marks = markers(change).map((m) => ` (${m})`).join('');
+  const marks = markers(change)
+    .map((m) => ` (${m})`)
+    .join('');
   const title = `<code>${escapeHtml(`${SYMBOL[change.action]} ${change.action} ${change.kind}/${change.name}`)}</code>${escapeHtml(marks)}`;
   const body = change.fields.flatMap(diffLines).join('\n');
   const delimiter = fence(body);
@@ -103,7 +136,13 @@ function details(change: PlanChange): string[] {
 
 /** The collapsed list of orphans (by resource key): one `<details>` whose summary counts them. */
 function orphanDetails(keys: string[], total: number): string[] {
-  return [`<details><summary>${escapeHtml(orphanHeading(total))}</summary>`, '', ...keys.map((key) => `- ${code(key)}`), '', '</details>'];
+  return [
+    `<details><summary>${escapeHtml(orphanHeading(total))}</summary>`,
+    '',
+    ...keys.map((key) => `- ${code(key)}`),
+    '',
+    '</details>',
+  ];
 }
 
 /** A pull-request comment takes at most 65,536 characters: the markdown plan stays under this. */
@@ -144,15 +183,26 @@ function compose(plan: Plan, keep: Keep, limit: number): string {
   for (const note of plan.notes ?? []) blocks.push([`> **Note:** ${escapeMarkdown(note)}`]);
   blocks.push(summaryTable(plan), [escapeMarkdown(summarySentence(plan))]);
   // Several waves: each in one line ("wave 1: 3 to update, after wave 0 is healthy"), and a wave column in the table.
-  if (plan.waves) blocks.push(['#### Waves'], [...waveHeadings(plan, listed).values()].map((line) => `- ${escapeMarkdown(line)}`));
+  if (plan.waves)
+    blocks.push(
+      ['#### Waves'],
+      [...waveHeadings(plan, listed).values()].map((line) => `- ${escapeMarkdown(line)}`),
+    );
   if (keptListed.length > 0) blocks.push(['#### Changes'], changesTable(keptListed, plan.waves !== undefined));
   for (const change of keptDetails) blocks.push(details(change));
   const noted = notedUnchanged(plan);
   if (noted.length > 0) {
-    blocks.push(['#### Notes (unchanged)'], noted.map((c) => `- ${code(`${c.kind}/${c.name}`)}: ${escapeMarkdown(c.reason ?? '')}`));
+    blocks.push(
+      ['#### Notes (unchanged)'],
+      noted.map((c) => `- ${code(`${c.kind}/${c.name}`)}: ${escapeMarkdown(c.reason ?? '')}`),
+    );
   }
   const health = plan.health ?? [];
-  if (health.length > 0) blocks.push(['#### Health'], health.map((h) => `- ${escapeMarkdown(healthNoteLine(h))}`));
+  if (health.length > 0)
+    blocks.push(
+      ['#### Health'],
+      health.map((h) => `- ${escapeMarkdown(healthNoteLine(h))}`),
+    );
   if (keptReleased.length > 0) blocks.push(keptReleased.map((change) => `- ${escapeMarkdown(releasedLine(change))}`));
   if (keptOrphans.length > 0) blocks.push(orphanDetails(keptOrphans, orphans.length));
   if (keptDiagnostics.length > 0) {
@@ -161,7 +211,8 @@ function compose(plan: Plan, keep: Keep, limit: number): string {
     );
     blocks.push(['#### Diagnostics'], items);
   }
-  const resourcesOut = listed.length + released.length + orphans.length - keptListed.length - keptReleased.length - keptOrphans.length;
+  const resourcesOut =
+    listed.length + released.length + orphans.length - keptListed.length - keptReleased.length - keptOrphans.length;
   const diagnosticsOut = plan.diagnostics.length - keptDiagnostics.length;
   const detailsOut = withFields.length - keptDetails.length;
   const parts = [
@@ -195,7 +246,8 @@ function largestFitting(high: number, fits: (n: number) => boolean): number {
  * alone do not fit are the last resources (then diagnostics, then orphans) left out. Either way a line says how many.
  */
 export function renderMarkdown(plan: Plan, limit = MARKDOWN_LIMIT): string {
-  const items = listedChanges(plan).length + releasedChanges(plan).length + plan.diagnostics.length + orphanKeys(plan).length;
+  const items =
+    listedChanges(plan).length + releasedChanges(plan).length + plan.diagnostics.length + orphanKeys(plan).length;
   const details = listedChanges(plan).filter((change) => change.fields.length > 0).length;
   const full = compose(plan, { items, details }, limit);
   if (full.length <= limit) return full;

@@ -1,6 +1,21 @@
 // Terraform-like text rendering of a plan: notes, + create, ~ update, ! blocked, per-field lines, one orphan line, summary.
 import type { FieldChange, Plan, PlanChange, PlanDiagnostic } from '../../core/model.js';
-import { fieldKind, formatValue, healthNoteLine, sourceChangeLine, listedChanges, markers, notedUnchanged, orphanNames, orphanSentence, releasedChanges, releasedLine, summarySentence, SYMBOL, waveHeadings } from './format.js';
+import {
+  fieldKind,
+  formatValue,
+  healthNoteLine,
+  sourceChangeLine,
+  listedChanges,
+  markers,
+  notedUnchanged,
+  orphanNames,
+  orphanSentence,
+  releasedChanges,
+  releasedLine,
+  summarySentence,
+  SYMBOL,
+  waveHeadings,
+} from './format.js';
 
 export interface TextOptions {
   /** ANSI colour; the caller decides (stdout is a TTY and NO_COLOR is unset). */
@@ -77,23 +92,39 @@ export function renderText(plan: Plan, options: TextOptions): string {
   listed.forEach((change, i) => {
     const heading = headings.get(i);
     // Several waves: each wave's changes under its heading ("wave 1: 3 to update, after wave 0 is healthy").
-    sections.push(heading ? [paint(`${heading.charAt(0).toUpperCase()}${heading.slice(1)}:`, 'bold'), ...changeBlock(change, paint)] : changeBlock(change, paint));
+    sections.push(
+      heading
+        ? [paint(`${heading.charAt(0).toUpperCase()}${heading.slice(1)}:`, 'bold'), ...changeBlock(change, paint)]
+        : changeBlock(change, paint),
+    );
   });
   const noted = notedUnchanged(plan);
   if (noted.length > 0) {
-    sections.push([paint('Notes (unchanged):', 'bold'), ...noted.map((c) => `  ${c.kind}/${c.name}: ${paint(c.reason ?? '', 'dim')}`)]);
+    sections.push([
+      paint('Notes (unchanged):', 'bold'),
+      ...noted.map((c) => `  ${c.kind}/${c.name}: ${paint(c.reason ?? '', 'dim')}`),
+    ]);
   }
   const health = plan.health ?? [];
   if (health.length > 0) {
-    sections.push([paint('Health:', 'bold'), ...health.map((h) => `  ${paint(healthNoteLine(h), h.status === 'degraded' ? 'red' : 'dim')}`)]);
+    sections.push([
+      paint('Health:', 'bold'),
+      ...health.map((h) => `  ${paint(healthNoteLine(h), h.status === 'degraded' ? 'red' : 'dim')}`),
+    ]);
   }
-  const released = releasedChanges(plan).map((change) => `  ${paint(`${SYMBOL.orphan} ${releasedLine(change)}`, 'cyan')}`);
+  const released = releasedChanges(plan).map(
+    (change) => `  ${paint(`${SYMBOL.orphan} ${releasedLine(change)}`, 'cyan')}`,
+  );
   const orphans = [...released, ...orphanSection(plan, paint, options.showOrphans === true)];
   if (orphans.length > 0) sections.push(orphans);
   if (plan.diagnostics.length > 0) {
     sections.push([paint('Diagnostics:', 'bold'), ...plan.diagnostics.map((d) => diagnosticLine(d, paint))]);
   }
   const sentence = summarySentence(plan);
-  sections.push([sentence.startsWith('Plan:') ? `${paint('Plan:', 'bold')}${sentence.slice('Plan:'.length)}` : paint(sentence, 'green')]);
+  sections.push([
+    sentence.startsWith('Plan:')
+      ? `${paint('Plan:', 'bold')}${sentence.slice('Plan:'.length)}`
+      : paint(sentence, 'green'),
+  ]);
   return `${sections.map((lines) => lines.join('\n')).join('\n\n')}\n`;
 }

@@ -6,13 +6,29 @@ import { summarize } from '../summary.js';
 import { renderJson, renderMarkdown, renderText } from './index.js';
 
 function change(name: string, action: PlanChange['action'] = 'update'): PlanChange {
-  const fields = action === 'delete' ? [] : [{ path: 'source_revision_config.image_uri', before: 'acme/a:1', after: 'acme/a:2', sensitive: false }];
-  return { kind: 'Deployment', name, action, new_revision: action !== 'delete', fields, reason: null, ...(action === 'delete' ? { id: `id-${name}` } : {}) };
+  const fields =
+    action === 'delete'
+      ? []
+      : [{ path: 'source_revision_config.image_uri', before: 'acme/a:1', after: 'acme/a:2', sensitive: false }];
+  return {
+    kind: 'Deployment',
+    name,
+    action,
+    new_revision: action !== 'delete',
+    fields,
+    reason: null,
+    ...(action === 'delete' ? { id: `id-${name}` } : {}),
+  };
 }
 
 function planOf(waves: Record<string, number>, extra: PlanChange[] = []): Plan {
   const changes = [...Object.keys(waves).map((name) => change(name)), ...extra];
-  const resources = new Map(Object.entries(waves).map(([name, wave]) => [resourceKey('Deployment', name), { kind: 'Deployment', name, wave } as DesiredResource]));
+  const resources = new Map(
+    Object.entries(waves).map(([name, wave]) => [
+      resourceKey('Deployment', name),
+      { kind: 'Deployment', name, wave } as DesiredResource,
+    ]),
+  );
   const plan: Plan = { format_version: '1', summary: summarize(changes), changes, diagnostics: [] };
   const marked = markWaves(changes, resources);
   if (marked) plan.waves = marked;
@@ -37,7 +53,9 @@ describe('a plan in several waves', () => {
 
   it('markdown: one line per wave and a wave column', () => {
     const md = renderMarkdown(plan);
-    expect(md).toContain('#### Waves\n\n- wave 0: 1 to update\n- wave 1: 2 to update, after wave 0 is healthy\n- wave 2: 1 to update, after wave 1 is healthy\n- after the last wave: 1 to delete');
+    expect(md).toContain(
+      '#### Waves\n\n- wave 0: 1 to update\n- wave 1: 2 to update, after wave 0 is healthy\n- wave 2: 1 to update, after wave 1 is healthy\n- after the last wave: 1 to delete',
+    );
     expect(md).toContain('| wave | | resource | action | new revision | note |');
     expect(md).toContain('| 1 | `~` | `Deployment/eu-2` | update | yes |  |');
     expect(md).toContain('| after | `-` | `Deployment/old` | delete | no |  |');
@@ -50,14 +68,25 @@ describe('a plan in several waves', () => {
       { wave: 1, create: 0, update: 2, adopt: 0 },
       { wave: 2, create: 0, update: 1, adopt: 0 },
     ]);
-    expect(Object.fromEntries(doc.changes.map((c) => [c.name, c.wave ?? null]))).toEqual({ canary: 0, 'eu-1': 1, 'eu-2': 1, 'us-1': 2, old: null });
+    expect(Object.fromEntries(doc.changes.map((c) => [c.name, c.wave ?? null]))).toEqual({
+      canary: 0,
+      'eu-1': 1,
+      'eu-2': 1,
+      'us-1': 2,
+      old: null,
+    });
   });
 });
 
 describe('a plan in one wave', () => {
   it('renders byte for byte as a plan without the annotation, in every format', () => {
     const waved = planOf({ a: 3, b: 3 }, [change('old', 'delete')]);
-    const plain: Plan = { format_version: '1', summary: summarize(waved.changes), changes: [change('a'), change('b'), change('old', 'delete')], diagnostics: [] };
+    const plain: Plan = {
+      format_version: '1',
+      summary: summarize(waved.changes),
+      changes: [change('a'), change('b'), change('old', 'delete')],
+      diagnostics: [],
+    };
     expect(waved.waves).toBeUndefined();
     expect(renderText(waved, { color: false })).toBe(renderText(plain, { color: false }));
     expect(renderMarkdown(waved)).toBe(renderMarkdown(plain));

@@ -22,7 +22,9 @@ async function sendDelete(key: string, deletion: Deletion, id: string, ports: Sy
   await ports.appliedState.setPending(key, { op: 'delete', id, secrets: {}, sentAt: ports.now().toISOString() });
   const answer = await ports.service.deleteDeployment(id, { deleteTracingProject: deletion.deleteTracingProject });
   await ports.appliedState.forget(key);
-  return answer === 'deleted' ? result('deleted', id) : result('unchanged', id, 'the service had no deployment of this id any more, or was deleting it already');
+  return answer === 'deleted'
+    ? result('deleted', id)
+    : result('unchanged', id, 'the service had no deployment of this id any more, or was deleting it already');
 }
 
 /**
@@ -41,9 +43,12 @@ export async function deleteOwnedDeployment(deletion: Deletion, ports: SyncPorts
     }
     return sendDelete(key, deletion, pending.id, ports);
   }
-  if (!applied) return result('unchanged', deletion.id, 'converge owns no deployment of this name any more; nothing deleted');
+  if (!applied)
+    return result('unchanged', deletion.id, 'converge owns no deployment of this name any more; nothing deleted');
   if (ownershipOf(applied, deletion.id) !== 'owned') {
-    return liveChanged(`converge's record of Deployment/${deletion.name} names another deployment than id ${deletion.id} now; nothing deleted`);
+    return liveChanged(
+      `converge's record of Deployment/${deletion.name} names another deployment than id ${deletion.id} now; nothing deleted`,
+    );
   }
   const live = await ports.service.readDeployment(deletion.id);
   if (!live || live.name !== deletion.name) {

@@ -3,9 +3,21 @@ import { BlockedError, ServiceError } from '../../core/errors.js';
 import { nameTakenReason } from '../../core/holds.js';
 import type { AppliedRecord, DeploymentResource, LiveDeployment } from '../../core/model.js';
 import type { CreateDeploymentRequest, PatchDeploymentRequest } from '../../core/wire/schema.js';
-import type { DesiredSecrets, JobWrite, PendingWrite, SyncPorts, SyncResult, WrittenState } from '../../core/kinds/ports.js';
+import type {
+  DesiredSecrets,
+  JobWrite,
+  PendingWrite,
+  SyncPorts,
+  SyncResult,
+  WrittenState,
+} from '../../core/kinds/ports.js';
 import { blockedNow, liveChanged, undecidedNow } from '../../core/write-premise.js';
-import { diffDeployment, requestBody, type DeploymentContext, type DeploymentDiff } from '../../core/kinds/deployment/diff.js';
+import {
+  diffDeployment,
+  requestBody,
+  type DeploymentContext,
+  type DeploymentDiff,
+} from '../../core/kinds/deployment/diff.js';
 import { artifactField, declaredFieldPaths } from '../../core/kinds/deployment/fields.js';
 import { answeredFieldHashes, sentFieldHashes } from '../../core/kinds/deployment/three-way.js';
 import { declaredSources } from '../../core/kinds/deployment/secrets.js';
@@ -28,10 +40,21 @@ function pick(hashes: Record<string, string>, names: readonly string[]): Record<
  * What to record of a write: the secret hashes it sent (when it sent any, the complete declared set, so they replace
  * the recorded ones), and for each declared field it sent, the hash sent and the hash of the service's answer there.
  */
-function writtenState(secrets: Record<string, string>, sentFields: Readonly<Record<string, string>>, answer: unknown, ownership?: Ownership, resource?: DeploymentResource): WrittenState {
-  const written: WrittenState = { secrets, replaceSecrets: Object.keys(secrets).length > 0, fields: answeredFieldHashes(sentFields, answer) };
+function writtenState(
+  secrets: Record<string, string>,
+  sentFields: Readonly<Record<string, string>>,
+  answer: unknown,
+  ownership?: Ownership,
+  resource?: DeploymentResource,
+): WrittenState {
+  const written: WrittenState = {
+    secrets,
+    replaceSecrets: Object.keys(secrets).length > 0,
+    fields: answeredFieldHashes(sentFields, answer),
+  };
   // where each value sent came from (names only)
-  if (resource && written.replaceSecrets) written.secretSources = declaredSources(resource.spec.secrets, Object.keys(secrets));
+  if (resource && written.replaceSecrets)
+    written.secretSources = declaredSources(resource.spec.secrets, Object.keys(secrets));
   if (ownership) written.ownership = ownership;
   return written;
 }
@@ -59,12 +82,20 @@ async function desiredState(resource: DeploymentResource, ports: SyncPorts): Pro
     desired = resolved.resource;
     repositoryError = resolved.error;
   }
-  const out: Desired = { key: resourceKey('Deployment', resource.name), resource: desired, secrets: await ports.desiredSecrets(desired) };
+  const out: Desired = {
+    key: resourceKey('Deployment', resource.name),
+    resource: desired,
+    secrets: await ports.desiredSecrets(desired),
+  };
   if (repositoryError) out.repositoryError = repositoryError;
   return out;
 }
 
-function diffFor(desired: Desired, live: LiveDeployment | undefined, applied: AppliedRecord | undefined): DeploymentDiff {
+function diffFor(
+  desired: Desired,
+  live: LiveDeployment | undefined,
+  applied: AppliedRecord | undefined,
+): DeploymentDiff {
   const context: DeploymentContext = { secretHashes: desired.secrets.hashes, secretErrors: desired.secrets.errors };
   if (applied) context.applied = applied;
   if (desired.repositoryError) context.repositoryError = desired.repositoryError;
@@ -106,7 +137,12 @@ async function settlePending(key: string, ports: SyncPorts, live: LiveDeployment
   return { applied: await ports.appliedState.recordWrite(key, written, ports.now(), applied ?? null), landed: pending };
 }
 
-function deploymentResult(outcome: SyncResult['outcome'], newRevision: boolean, live: LiveDeployment | undefined, message?: string): SyncResult {
+function deploymentResult(
+  outcome: SyncResult['outcome'],
+  newRevision: boolean,
+  live: LiveDeployment | undefined,
+  message?: string,
+): SyncResult {
   const result: SyncResult = { outcome, new_revision: newRevision };
   if (live) {
     result.deploymentId = live.id;
@@ -151,7 +187,12 @@ async function patchIfNeeded(
     startsRevision: diff.change.new_revision,
   });
   const updated = await ports.service.patchDeployment(diff.request.id, body);
-  await ports.appliedState.recordWrite(desired.key, writtenState(written, fields, updated, adoptedOwnership(applied, live), desired.resource), ports.now(), applied ?? null);
+  await ports.appliedState.recordWrite(
+    desired.key,
+    writtenState(written, fields, updated, adoptedOwnership(applied, live), desired.resource),
+    ports.now(),
+    applied ?? null,
+  );
   return { sent: true, live: updated, newRevision: diff.change.new_revision };
 }
 
@@ -162,11 +203,22 @@ async function patchIfNeeded(
  * when it declares none.
  */
 function rebuildDiff(desired: Desired, diff: DeploymentDiff, live: LiveDeployment): DeploymentDiff | undefined {
-  const declared = Object.entries(desired.resource.spec.source_revision_config ?? {}).filter(([, value]) => !isAbsent(value));
+  const declared = Object.entries(desired.resource.spec.source_revision_config ?? {}).filter(
+    ([, value]) => !isAbsent(value),
+  );
   if (declared.length === 0) return undefined;
   const body = { source_revision_config: Object.fromEntries(declared) } as PatchDeploymentRequest;
-  const fields = declared.map(([name, value]) => ({ path: `source_revision_config.${name}`, before: value, after: value, sensitive: false }));
-  return { change: { ...diff.change, action: 'update', new_revision: true, fields }, request: { op: 'patch', id: live.id, body }, secretNames: [] };
+  const fields = declared.map(([name, value]) => ({
+    path: `source_revision_config.${name}`,
+    before: value,
+    after: value,
+    sensitive: false,
+  }));
+  return {
+    change: { ...diff.change, action: 'update', new_revision: true, fields },
+    request: { op: 'patch', id: live.id, body },
+    secretNames: [],
+  };
 }
 
 /**
@@ -185,13 +237,23 @@ function createdByThisJob(live: LiveDeployment, settled: Settled): boolean {
  * decided write: not blocked now, the deployment decided on (none for a create), no field differing that did not.
  * Undefined when it does; else the result that sends nothing.
  */
-function premiseBroken(write: JobWrite, desired: Desired, found: { live: LiveDeployment | undefined; liveId: string | undefined }, settled: Settled, diff: DeploymentDiff): SyncResult | undefined {
+function premiseBroken(
+  write: JobWrite,
+  desired: Desired,
+  found: { live: LiveDeployment | undefined; liveId: string | undefined },
+  settled: Settled,
+  diff: DeploymentDiff,
+): SyncResult | undefined {
   const { live, liveId } = found;
   const blocked = blockedNow(diff.change, desired.key, desired.secrets.errors);
   if (blocked) return blocked;
-  if (write.op === 'create' && live && !createdByThisJob(live, settled)) return liveChanged(`a deployment named "${desired.resource.name}" exists now (id ${live.id}); the decision was to create it`);
+  if (write.op === 'create' && live && !createdByThisJob(live, settled))
+    return liveChanged(
+      `a deployment named "${desired.resource.name}" exists now (id ${live.id}); the decision was to create it`,
+    );
   if (write.op !== 'create' && !live) return liveChanged('the deployment is gone');
-  if (write.op !== 'create' && liveId && live!.id !== liveId) return liveChanged(`another deployment holds the name now (id ${live!.id}; the decision was about ${liveId})`);
+  if (write.op !== 'create' && liveId && live!.id !== liveId)
+    return liveChanged(`another deployment holds the name now (id ${live!.id}; the decision was about ${liveId})`);
   return undecidedNow(write, diff.change);
 }
 
@@ -199,14 +261,22 @@ function premiseBroken(write: JobWrite, desired: Desired, found: { live: LiveDep
  * One Deployment: read it (by id when known), settle an earlier lost write, check that live state still fits the
  * decided `write`, and send what of it is still missing.
  */
-export async function syncDeployment(resource: DeploymentResource, write: JobWrite, ports: SyncPorts, liveId?: string): Promise<SyncResult> {
+export async function syncDeployment(
+  resource: DeploymentResource,
+  write: JobWrite,
+  ports: SyncPorts,
+  liveId?: string,
+): Promise<SyncResult> {
   const desired = await desiredState(resource, ports);
   const live = await findLiveDeployment(ports.service, desired.resource.name, liveId);
   const settled = await settlePending(desired.key, ports, live);
   let diff = diffFor(desired, live, settled.applied);
   const broken = premiseBroken(write, desired, { live, liveId }, settled, diff);
   if (broken) return broken;
-  const rebuild = write.op === 'rebuild' && !diff.request && live && !settled.landed && !settled.unsure ? rebuildDiff(desired, diff, live) : undefined;
+  const rebuild =
+    write.op === 'rebuild' && !diff.request && live && !settled.landed && !settled.unsure
+      ? rebuildDiff(desired, diff, live)
+      : undefined;
   if (rebuild) diff = rebuild;
   if (!diff.request) return settledResult(settled, live);
   // The flap guard, before anything is marked pending or sent: a refusal is this job's result.
@@ -215,7 +285,8 @@ export async function syncDeployment(resource: DeploymentResource, write: JobWri
   if (diff.request.op === 'patch') {
     const patched = await patchIfNeeded(desired, diff, live!, ports, settled.applied);
     // An earlier attempt's create landed but its answer was lost: this PATCH is the artifact that create left out.
-    if (settled.landed?.op === 'create') return { ...deploymentResult('created', true, patched.live, LOST_ANSWER), fields: diff.change.fields };
+    if (settled.landed?.op === 'create')
+      return { ...deploymentResult('created', true, patched.live, LOST_ANSWER), fields: diff.change.fields };
     // A first write to a deployment converge does not own takes it over: its result says so, as the plan's adopt did.
     const outcome = ownershipOf(settled.applied, live!.id) === 'owned' ? 'updated' : 'adopted';
     return { ...deploymentResult(outcome, patched.newRevision, patched.live), fields: diff.change.fields };
@@ -224,7 +295,12 @@ export async function syncDeployment(resource: DeploymentResource, write: JobWri
 }
 
 /** Sends the create of `diff`, marked pending first (a retry reuses the first send's time), and completes it. */
-async function sendCreate(desired: Desired, diff: DeploymentDiff, settled: Settled, ports: SyncPorts): Promise<SyncResult> {
+async function sendCreate(
+  desired: Desired,
+  diff: DeploymentDiff,
+  settled: Settled,
+  ports: SyncPorts,
+): Promise<SyncResult> {
   const request = diff.request as { op: 'create'; body: CreateDeploymentRequest };
   const written = pick(desired.secrets.hashes, diff.secretNames);
   const body = requestBody(diff, await desired.secrets.values(diff.secretNames)) as CreateDeploymentRequest;
@@ -241,7 +317,11 @@ async function sendCreate(desired: Desired, diff: DeploymentDiff, settled: Settl
     if (!(error instanceof ServiceError) || error.status !== 409) throw error;
     return createConflict(desired, ports, error);
   }
-  const applied = await ports.appliedState.recordWrite(desired.key, writtenState(written, fields, created, { origin: 'created', id: created.id }, desired.resource), ports.now());
+  const applied = await ports.appliedState.recordWrite(
+    desired.key,
+    writtenState(written, fields, created, { origin: 'created', id: created.id }, desired.resource),
+    ports.now(),
+  );
   return { ...(await completeCreate(desired, created, ports, applied)), fields: diff.change.fields };
 }
 
@@ -249,7 +329,12 @@ async function sendCreate(desired: Desired, diff: DeploymentDiff, settled: Settl
  * After a create: an internal source's artifact (image_uri, source_tarball_path) was left out of it, as the service
  * takes it only by PATCH; diff against the create's answer and send that PATCH now, marked pending first like any other.
  */
-async function completeCreate(desired: Desired, created: LiveDeployment, ports: SyncPorts, applied: AppliedRecord): Promise<SyncResult> {
+async function completeCreate(
+  desired: Desired,
+  created: LiveDeployment,
+  ports: SyncPorts,
+  applied: AppliedRecord,
+): Promise<SyncResult> {
   const artifact = artifactField(desired.resource.spec.source);
   if (!artifact || isAbsent(desired.resource.spec.source_revision_config?.[artifact as 'image_uri'])) {
     return deploymentResult('created', true, created);
@@ -275,7 +360,9 @@ async function createConflict(desired: Desired, ports: SyncPorts, conflict: Serv
   const settled = await settlePending(desired.key, ports, live);
   if (settled.landed?.op !== 'create') {
     await ports.appliedState.clearPending(desired.key);
-    return liveChanged(`the create was answered 409: a deployment named "${desired.resource.name}" was made elsewhere meanwhile (id ${live.id})`);
+    return liveChanged(
+      `the create was answered 409: a deployment named "${desired.resource.name}" was made elsewhere meanwhile (id ${live.id})`,
+    );
   }
   const completed = await completeCreate(desired, live, ports, settled.applied!);
   return { ...completed, message: LOST_ANSWER };

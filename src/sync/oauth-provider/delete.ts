@@ -20,7 +20,12 @@ async function sendDelete(key: string, deletion: Deletion, ports: SyncPorts): Pr
     await ports.appliedState.clearPending(key);
     return refused;
   }
-  await ports.appliedState.setPending(key, { op: 'delete', id: deletion.id, secrets: {}, sentAt: ports.now().toISOString() });
+  await ports.appliedState.setPending(key, {
+    op: 'delete',
+    id: deletion.id,
+    secrets: {},
+    sentAt: ports.now().toISOString(),
+  });
   const answer = await ports.service.deleteProvider(deletion.name);
   await ports.appliedState.forget(key);
   return answer === 'deleted' ? result('deleted') : result('unchanged', 'the service had no such provider any more');
@@ -47,7 +52,10 @@ export async function deleteOwnedProvider(deletion: Deletion, ports: SyncPorts):
     return sendDelete(key, { ...deletion, id: pending.id }, ports);
   }
   if (!applied) return result('unchanged', 'converge owns no provider of this provider_id any more; nothing deleted');
-  if (ownershipOf(applied, deletion.id) !== 'owned') return liveChanged(`converge's record of OAuthProvider/${deletion.name} names another provider than id ${deletion.id} now; nothing deleted`);
+  if (ownershipOf(applied, deletion.id) !== 'owned')
+    return liveChanged(
+      `converge's record of OAuthProvider/${deletion.name} names another provider than id ${deletion.id} now; nothing deleted`,
+    );
   if (!live) {
     await ports.appliedState.forget(key);
     return result('unchanged', 'the provider is gone already; nothing deleted');

@@ -1,10 +1,21 @@
 // One OAuthProvider: read it by id right before writing and PATCH what differs; where the service cannot read providers, the applied record decides.
 import { BlockedError, ServiceError } from '../../core/errors.js';
 import { blockedNow, liveChanged, undecidedNow } from '../../core/write-premise.js';
-import { resourceKey, type AppliedRecord, type LiveProvider, type Ownership, type ProviderResource } from '../../core/model.js';
+import {
+  resourceKey,
+  type AppliedRecord,
+  type LiveProvider,
+  type Ownership,
+  type ProviderResource,
+} from '../../core/model.js';
 import type { CreateProviderRequest, PatchProviderRequest } from '../../core/wire/schema.js';
 import type { DesiredSecrets, JobWrite, PendingWrite, SyncPorts, SyncResult } from '../../core/kinds/ports.js';
-import { CLIENT_SECRET, diffProvider, PROVIDER_CHANGED_REASON, type ProviderDiff } from '../../core/kinds/oauth-provider/diff.js';
+import {
+  CLIENT_SECRET,
+  diffProvider,
+  PROVIDER_CHANGED_REASON,
+  type ProviderDiff,
+} from '../../core/kinds/oauth-provider/diff.js';
 
 /**
  * How far the service's clock may be behind ours when deciding that a provider found after a lost answer shows this
@@ -12,7 +23,8 @@ import { CLIENT_SECRET, diffProvider, PROVIDER_CHANGED_REASON, type ProviderDiff
  */
 const CLOCK_SKEW_MS = 120_000;
 
-const CREATE_ANSWER_LOST = 'an earlier attempt created the provider but its answer was lost; converge recorded it as applied';
+const CREATE_ANSWER_LOST =
+  'an earlier attempt created the provider but its answer was lost; converge recorded it as applied';
 const PATCH_ANSWER_LOST = 'the answer to an earlier attempt was lost; live state shows its write landed';
 
 /** Why a create answered 409 that no earlier attempt explains blocks the provider (a service that cannot read providers). */
@@ -33,11 +45,17 @@ export async function syncProvider(resource: ProviderResource, write: JobWrite, 
  * The one check of the write step (as for deployments): whether the change against what it read still fits the decided
  * write. A secret this process cannot resolve is a failure of the job, not a change.
  */
-function premiseBroken(write: JobWrite, diff: ProviderDiff, state: Pick<State, 'key' | 'secrets'>, live: LiveProvider | undefined | null): SyncResult | undefined {
+function premiseBroken(
+  write: JobWrite,
+  diff: ProviderDiff,
+  state: Pick<State, 'key' | 'secrets'>,
+  live: LiveProvider | undefined | null,
+): SyncResult | undefined {
   const blocked = blockedNow(diff.change, state.key, state.secrets.errors);
   if (blocked) return blocked;
   // null: the service cannot read providers, so only the applied record tells what exists.
-  if (write.op === 'create' && live) return liveChanged(`an OAuth provider "${live.provider_id}" exists now; the decision was to create it`);
+  if (write.op === 'create' && live)
+    return liveChanged(`an OAuth provider "${live.provider_id}" exists now; the decision was to create it`);
   if (write.op !== 'create' && live === undefined && diff.request) return liveChanged('the provider is gone');
   return undecidedNow(write, diff.change);
 }
@@ -79,7 +97,8 @@ function writtenSecrets(diff: ProviderDiff, state: State): Record<string, string
  * PATCH, updated) after that write was first sent, and every field but the secret matches the manifest.
  */
 function earlierLanded(earlier: PendingWrite, live: LiveProvider, diff: ProviderDiff): boolean {
-  if (earlier.op !== 'create-provider' && earlier.op !== 'discover-provider' && earlier.op !== 'patch-provider') return false;
+  if (earlier.op !== 'create-provider' && earlier.op !== 'discover-provider' && earlier.op !== 'patch-provider')
+    return false;
   const at = Date.parse(earlier.op === 'patch-provider' ? live.updated_at : live.created_at);
   if (!(at >= Date.parse(earlier.sentAt) - CLOCK_SKEW_MS)) return false;
   return diff.change.action !== 'blocked' && diff.change.fields.every((field) => field.path === CLIENT_SECRET);
@@ -99,7 +118,11 @@ async function syncAgainstLive(resource: ProviderResource, write: JobWrite, port
     const created = state.earlier.op !== 'patch-provider';
     state.applied = await ports.appliedState.recordWrite(
       state.key,
-      { secrets: state.earlier.secrets, definitionHash: diff.definitionHash, ...ownershipOfWrite(state, live.id, created) },
+      {
+        secrets: state.earlier.secrets,
+        definitionHash: diff.definitionHash,
+        ...ownershipOfWrite(state, live.id, created),
+      },
       ports.now(),
       state.applied ?? null,
     );
@@ -113,7 +136,12 @@ async function syncAgainstLive(resource: ProviderResource, write: JobWrite, port
       if (state.earlier) await ports.appliedState.clearPending(state.key);
       // someone else brought it to the manifest: nothing to write; keep the record's definition current
       if (state.applied && state.applied.definitionHash !== diff.definitionHash) {
-        await ports.appliedState.recordWrite(state.key, { secrets: {}, definitionHash: diff.definitionHash }, ports.now(), state.applied);
+        await ports.appliedState.recordWrite(
+          state.key,
+          { secrets: {}, definitionHash: diff.definitionHash },
+          ports.now(),
+          state.applied,
+        );
       }
       return { outcome: 'unchanged', new_revision: false };
     }
@@ -124,16 +152,27 @@ async function syncAgainstLive(resource: ProviderResource, write: JobWrite, port
   if (request.op !== 'patch') {
     const created = await sendCreate(resource, ports, state, diff);
     // 409: a provider of this id was made elsewhere between the read and the create; the decision was to create it.
-    return created ?? liveChanged(`the create was answered 409: an OAuth provider "${resource.name}" was made elsewhere meanwhile`);
+    return (
+      created ??
+      liveChanged(`the create was answered 409: an OAuth provider "${resource.name}" was made elsewhere meanwhile`)
+    );
   }
   return sendPatch(resource, ports, state, diff, request);
 }
 
 /** Sends the create (or discovery); undefined when the service answered 409. */
-async function sendCreate(resource: ProviderResource, ports: SyncPorts, state: State, diff: ProviderDiff): Promise<SyncResult | undefined> {
+async function sendCreate(
+  resource: ProviderResource,
+  ports: SyncPorts,
+  state: State,
+  diff: ProviderDiff,
+): Promise<SyncResult | undefined> {
   const request = diff.request!;
   const written = writtenSecrets(diff, state);
-  const sameWrite = state.earlier !== undefined && state.earlier.definitionHash === diff.definitionHash && state.earlier.op !== 'patch-provider';
+  const sameWrite =
+    state.earlier !== undefined &&
+    state.earlier.definitionHash === diff.definitionHash &&
+    state.earlier.op !== 'patch-provider';
   const refused = await ports.writeGate?.();
   if (refused) return refused;
   await ports.appliedState.setPending(state.key, {
@@ -160,7 +199,12 @@ async function sendCreate(resource: ProviderResource, ports: SyncPorts, state: S
   }
   const id = (answer as { id?: unknown } | undefined)?.id;
   const ownership = typeof id === 'string' ? ownershipOfWrite(state, id, true) : {};
-  state.applied = await ports.appliedState.recordWrite(state.key, { secrets: written, definitionHash: diff.definitionHash, ...ownership }, ports.now(), state.applied ?? null);
+  state.applied = await ports.appliedState.recordWrite(
+    state.key,
+    { secrets: written, definitionHash: diff.definitionHash, ...ownership },
+    ports.now(),
+    state.applied ?? null,
+  );
   return { outcome: 'created', new_revision: false };
 }
 
@@ -194,9 +238,19 @@ async function sendPatch(
   if (request.sendClientSecret) body.client_secret = (await state.secrets.values([CLIENT_SECRET]))[CLIENT_SECRET]!;
   // A PATCH is idempotent: should its answer be lost, the next attempt reads the provider and settles or resends it.
   const patched = await ports.service.patchProvider(resource.name, body);
-  await ports.appliedState.recordWrite(state.key, { secrets: written, definitionHash: diff.definitionHash, ...ownershipOfWrite(state, patched.id, false) }, ports.now(), state.applied ?? null);
+  await ports.appliedState.recordWrite(
+    state.key,
+    { secrets: written, definitionHash: diff.definitionHash, ...ownershipOfWrite(state, patched.id, false) },
+    ports.now(),
+    state.applied ?? null,
+  );
   const fields = diff.change.fields.map((field) => field.path).join(', ');
-  if (adopting) return { outcome: 'adopted', new_revision: false, message: `created outside converge; converge took it over and updated ${fields}` };
+  if (adopting)
+    return {
+      outcome: 'adopted',
+      new_revision: false,
+      message: `created outside converge; converge took it over and updated ${fields}`,
+    };
   return { outcome: 'updated', new_revision: false, message: `updated ${fields}` };
 }
 
@@ -209,7 +263,11 @@ async function syncFromRecords(resource: ProviderResource, write: JobWrite, port
   const key = resourceKey('OAuthProvider', resource.name);
   const secrets = await ports.desiredSecrets(resource);
   const { applied, pending: earlier } = await ports.appliedState.read(key);
-  const diff = diffProvider(resource, { secretHashes: secrets.hashes, secretErrors: secrets.errors, ...(applied ? { applied } : {}) });
+  const diff = diffProvider(resource, {
+    secretHashes: secrets.hashes,
+    secretErrors: secrets.errors,
+    ...(applied ? { applied } : {}),
+  });
   if (!diff.request && diff.change.action !== 'blocked') return { outcome: 'unchanged', new_revision: false };
   const broken = premiseBroken(write, diff, { key, secrets }, null);
   if (broken || !diff.request) return broken ?? { outcome: 'unchanged', new_revision: false };

@@ -30,9 +30,31 @@ export async function startDaemonChild({ dir, apiUrl, prefix, env, args = [], ex
     ...(process.env.BENCH_DAEMON_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_DAEMON_PROF}`] : []),
     ...(process.env.BENCH_DAEMON_NODE_ARGS ?? '').split(' ').filter(Boolean),
   ];
-  const argv = [...profile, ...execArgv, CLI, 'run', dir, '--api-url', apiUrl, '--redis-url', REDIS_URL, '--redis-prefix', prefix, '--http-host', '127.0.0.1', '--http-port', String(port), '--log-level', 'info', ...args];
+  const argv = [
+    ...profile,
+    ...execArgv,
+    CLI,
+    'run',
+    dir,
+    '--api-url',
+    apiUrl,
+    '--redis-url',
+    REDIS_URL,
+    '--redis-prefix',
+    prefix,
+    '--http-host',
+    '127.0.0.1',
+    '--http-port',
+    String(port),
+    '--log-level',
+    'info',
+    ...args,
+  ];
   const spawnedAt = performance.now();
-  const child = spawn(process.execPath, argv, { env: { ...env, NO_COLOR: '1', CONVERGE_WEBHOOK_TOKEN: BENCH_TOKEN }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, argv, {
+    env: { ...env, NO_COLOR: '1', CONVERGE_WEBHOOK_TOKEN: BENCH_TOKEN },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const lines = [];
   const waiters = new Set();
   let partial = '';
@@ -64,17 +86,30 @@ export async function startDaemonChild({ dir, apiUrl, prefix, env, args = [], ex
     const found = lines.slice(from).find(match);
     if (found) return Promise.resolve(found);
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => (waiters.delete(w), reject(new Error(`daemon: no matching log line in ${timeoutMs} ms; stderr: ${err.slice(-800)}`))), timeoutMs);
+      const timer = setTimeout(
+        () => (
+          waiters.delete(w),
+          reject(new Error(`daemon: no matching log line in ${timeoutMs} ms; stderr: ${err.slice(-800)}`))
+        ),
+        timeoutMs,
+      );
       const w = { match, resolve: (line) => (clearTimeout(timer), resolve(line)) };
       waiters.add(w);
-      exited.then(() => (waiters.delete(w), clearTimeout(timer), reject(new Error(`daemon exited: ${err.slice(-800)}`))));
+      exited.then(
+        () => (waiters.delete(w), clearTimeout(timer), reject(new Error(`daemon exited: ${err.slice(-800)}`))),
+      );
     });
   }
   /** POST /reconcile {} and its log line: one full reconcile (what a resync runs) from request to answer. */
   async function reconcileNow(timeoutMs) {
     const from = lines.length;
     const started = performance.now();
-    const res = await fetch(`${url}/reconcile`, { method: 'POST', headers: { authorization: `Bearer ${BENCH_TOKEN}`, 'content-type': 'application/json' }, body: '{}', signal: AbortSignal.timeout(timeoutMs) });
+    const res = await fetch(`${url}/reconcile`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${BENCH_TOKEN}`, 'content-type': 'application/json' },
+      body: '{}',
+      signal: AbortSignal.timeout(timeoutMs),
+    });
     const body = await res.text();
     if (res.status !== 200) throw new Error(`POST /reconcile answered ${res.status}: ${body.slice(0, 500)}`);
     const wallMs = performance.now() - started;

@@ -10,7 +10,9 @@ const HOST = fileURLToPath(new URL('./emulator-host.mjs', import.meta.url));
  */
 export async function startEmulatorChild({ n, latencyMs, secrets = 'plain', buildMs = 0, pageCap }) {
   // BENCH_EMULATOR_PROF=DIR writes a CPU profile of the emulator process there (node --cpu-prof).
-  const execArgv = process.env.BENCH_EMULATOR_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_EMULATOR_PROF}`] : [];
+  const execArgv = process.env.BENCH_EMULATOR_PROF
+    ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_EMULATOR_PROF}`]
+    : [];
   const child = fork(HOST, [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], execArgv });
   const waiting = [];
   const listeners = new Set();
@@ -52,7 +54,14 @@ export async function startEmulatorChild({ n, latencyMs, secrets = 'plain', buil
         .filter(([key]) => key.startsWith('POST') || key.startsWith('PATCH'))
         .reduce((a, [, v]) => a + v, 0);
       const get = (key) => counts[key] ?? 0;
-      return { counts, total, writes, list: get('GET /v2/deployments'), patch: get('PATCH /v2/deployments/{deployment_id}'), cpu };
+      return {
+        counts,
+        total,
+        writes,
+        list: get('GET /v2/deployments'),
+        patch: get('PATCH /v2/deployments/{deployment_id}'),
+        cpu,
+      };
     },
     async reset() {
       await ask({ type: 'reset' });

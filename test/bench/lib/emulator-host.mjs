@@ -11,7 +11,14 @@ function count(entry) {
   const key = `${entry.method} ${entry.route}`;
   counts.set(key, (counts.get(key) ?? 0) + 1);
   if (stream === 'all' || (stream === 'PATCH' && entry.method === 'PATCH')) {
-    process.send({ type: 'request', at: entry.at, method: entry.method, route: entry.route, id: entry.deploymentId, status: entry.status });
+    process.send({
+      type: 'request',
+      at: entry.at,
+      method: entry.method,
+      route: entry.route,
+      id: entry.deploymentId,
+      status: entry.status,
+    });
   }
 }
 

@@ -48,7 +48,11 @@ export function benchSeed(n) {
         id: INTEGRATION_ID,
         installation_id: 40123001,
         name: 'bench',
-        repositories: Array.from({ length: REPO_COUNT }, (_, r) => ({ id: 710000 + r, name: repoName(r), default_branch: 'main' })),
+        repositories: Array.from({ length: REPO_COUNT }, (_, r) => ({
+          id: 710000 + r,
+          name: repoName(r),
+          default_branch: 'main',
+        })),
       },
     ],
     deployments,
@@ -91,7 +95,8 @@ export function manifestPath(i) {
 
 /** Writes N manifest files under `dir`; the first `changed` of them declare max_scale 4 (an update each). */
 export async function writeManifests(dir, n, changed = 0) {
-  for (let f = 0; f * PER_FOLDER < n; f++) await mkdir(join(dir, `team-${String(f).padStart(3, '0')}`), { recursive: true });
+  for (let f = 0; f * PER_FOLDER < n; f++)
+    await mkdir(join(dir, `team-${String(f).padStart(3, '0')}`), { recursive: true });
   const lanes = 16;
   let next = 0;
   async function lane() {

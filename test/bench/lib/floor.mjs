@@ -41,9 +41,15 @@ if (counts.reduce((a, b) => a + b, 0) !== files.length) process.exit(1);
 /** Runs a process to its end; wall time and (with /usr/bin/time) peak RSS. stdout is read and dropped. */
 export async function timed(args) {
   const useTime = existsSync(TIME);
-  const [command, argv] = useTime ? [TIME, ['-f', 'peak-rss-kb %M cpu-s %U %S', process.execPath, ...args]] : [process.execPath, args];
+  const [command, argv] = useTime
+    ? [TIME, ['-f', 'peak-rss-kb %M cpu-s %U %S', process.execPath, ...args]]
+    : [process.execPath, args];
   const started = performance.now();
-  const child = spawn(command, argv, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1' } });
+  const child = spawn(command, argv, {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, NO_COLOR: '1' },
+  });
   let err = '';
   child.stdout.resume();
   child.stderr.setEncoding('utf8').on('data', (c) => (err += c));
@@ -51,7 +57,12 @@ export async function timed(args) {
   const wallMs = performance.now() - started;
   if (code !== 0 && code !== 1) throw new Error(`${args.join(' ')} exited ${code}: ${err.slice(-1000)}`);
   const rss = /peak-rss-kb (\d+) cpu-s ([\d.]+) ([\d.]+)/.exec(err);
-  return { code, wallMs, rssMb: rss ? Number(rss[1]) / 1024 : NaN, cpuMs: rss ? (Number(rss[2]) + Number(rss[3])) * 1000 : NaN };
+  return {
+    code,
+    wallMs,
+    rssMb: rss ? Number(rss[1]) / 1024 : NaN,
+    cpuMs: rss ? (Number(rss[2]) + Number(rss[3])) * 1000 : NaN,
+  };
 }
 
 /** One run of the floor: the bare parse of DIR's manifest files split over the cores, a process (wall ms, CPU ms, peak RSS). */

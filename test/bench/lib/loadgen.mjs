@@ -15,7 +15,10 @@ let measuring = false;
 
 async function one(k) {
   const started = performance.now();
-  const { statusCode, body } = await pool.request({ method: 'GET', path: `/v2/deployments?limit=100&offset=${(k % pages) * 100}` });
+  const { statusCode, body } = await pool.request({
+    method: 'GET',
+    path: `/v2/deployments?limit=100&offset=${(k % pages) * 100}`,
+  });
   for await (const chunk of body) bytes += measuring ? chunk.length : 0;
   if (!measuring) return;
   if (statusCode === 200) done++;
@@ -42,6 +45,17 @@ const started = performance.now();
 await Promise.all(Array.from({ length: connections }, (_, i) => lane(i, started + seconds * 1000)));
 const elapsed = (performance.now() - started) / 1000;
 latencies.sort((a, b) => a - b);
-const at = (p) => latencies[Math.min(latencies.length - 1, Math.max(0, Math.ceil((p / 100) * latencies.length) - 1))] ?? 0;
-process.stdout.write(JSON.stringify({ done, failed, seconds: elapsed, perSecond: done / elapsed, mbPerSecond: bytes / elapsed / 1e6, p50: at(50), p99: at(99) }) + '\n');
+const at = (p) =>
+  latencies[Math.min(latencies.length - 1, Math.max(0, Math.ceil((p / 100) * latencies.length) - 1))] ?? 0;
+process.stdout.write(
+  JSON.stringify({
+    done,
+    failed,
+    seconds: elapsed,
+    perSecond: done / elapsed,
+    mbPerSecond: bytes / elapsed / 1e6,
+    p50: at(50),
+    p99: at(99),
+  }) + '\n',
+);
 await pool.close();

@@ -12,7 +12,9 @@ const TIME = '/usr/bin/time';
 export async function timedConverge(args, env = process.env) {
   const useTime = existsSync(TIME);
   const wrapper = new URL('./rss-wrapper.mjs', import.meta.url).pathname;
-  const [command, argv] = useTime ? [TIME, ['-v', process.execPath, CLI, ...args]] : [process.execPath, [wrapper, CLI, ...args]];
+  const [command, argv] = useTime
+    ? [TIME, ['-v', process.execPath, CLI, ...args]]
+    : [process.execPath, [wrapper, CLI, ...args]];
   const started = performance.now();
   const child = spawn(command, argv, { env: { ...env, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';

@@ -8,7 +8,14 @@ const Pipeline = require('ioredis/built/Pipeline.js').default;
 const BLOCKING = new Set(['bzpopmin', 'bzpopmax', 'brpoplpush', 'blmove', 'brpop', 'blpop', 'xread', 'xreadgroup']);
 
 function fresh() {
-  return { roundTrips: 0, commands: 0, pipelines: 0, blocking: 0, byName: new Map(), byOwner: { bullmq: 0, appliedState: 0 } };
+  return {
+    roundTrips: 0,
+    commands: 0,
+    pipelines: 0,
+    blocking: 0,
+    byName: new Map(),
+    byOwner: { bullmq: 0, appliedState: 0 },
+  };
 }
 
 let counts = fresh();
@@ -52,7 +59,11 @@ export function resetRedisCounter() {
 }
 
 export function readRedisCounter() {
-  return { ...counts, byName: Object.fromEntries([...counts.byName].sort((a, b) => b[1] - a[1])), byOwner: { ...counts.byOwner } };
+  return {
+    ...counts,
+    byName: Object.fromEntries([...counts.byName].sort((a, b) => b[1] - a[1])),
+    byOwner: { ...counts.byOwner },
+  };
 }
 
 /** Server-wide `INFO commandstats` calls (every client of this Redis, other processes included). */

@@ -20,7 +20,14 @@ describe('Enqueuer.enqueue, many resources at once', () => {
   const connections: Redis[] = [];
 
   beforeAll(async () => {
-    jobs = await openJobs({ redisUrl: REDIS_URL, redisPrefix: prefix, attempts: 3, backoff: 10, concurrency: 1, globalRate: 0 });
+    jobs = await openJobs({
+      redisUrl: REDIS_URL,
+      redisPrefix: prefix,
+      attempts: 3,
+      backoff: 10,
+      concurrency: 1,
+      globalRate: 0,
+    });
     redis = await connectProducer({ redisUrl: REDIS_URL, redisPrefix: prefix });
     queue = new Queue(QUEUE_NAME, { connection: redis, prefix });
   });

@@ -11,10 +11,16 @@ import { data, scaleOf } from '../../helpers/job-fixtures.js';
 import type { DecidedJob } from '../../../src/jobs/queue/decided-jobs.js';
 import { JobWaiter } from '../../../src/apply/wait-jobs.js';
 
-
 describe('Enqueuer: one job per resource, the newest desired state wins', () => {
   const prefix = testPrefix('jobs');
-  const settings = { redisUrl: REDIS_URL, redisPrefix: prefix, attempts: 3, backoff: 10, concurrency: 1, globalRate: 0 };
+  const settings = {
+    redisUrl: REDIS_URL,
+    redisPrefix: prefix,
+    attempts: 3,
+    backoff: 10,
+    concurrency: 1,
+    globalRate: 0,
+  };
   let jobs: Jobs;
   /** The same queue, for looking at it from outside (and for playing another producer). */
   let redis: Redis;
@@ -99,7 +105,10 @@ describe('Enqueuer: one job per resource, the newest desired state wins', () => 
     expect(worker.seen).toEqual([1, 3]);
     expect(worker.maxRunning()).toBe(1);
     expect(worker.done).toEqual([first!.jobId, third!.jobId]);
-    expect(await jobs.enqueuer.lookup(third!.jobId)).toEqual({ state: 'completed', value: { outcome: 'unchanged', new_revision: false } });
+    expect(await jobs.enqueuer.lookup(third!.jobId)).toEqual({
+      state: 'completed',
+      value: { outcome: 'unchanged', new_revision: false },
+    });
   });
 
   it('gives the running job the newest data before queueing ours behind it, so any later run of that job is of the newest desired state', async () => {
@@ -117,17 +126,26 @@ describe('Enqueuer: one job per resource, the newest desired state wins', () => 
     expect(worker.done).toEqual([first!.jobId, second!.jobId]);
   });
 
-  it('JobWaiter: when BullMQ dropped ours because the job it followed went back to waiting (that job ran our data), the result is that job\'s', async () => {
+  it("JobWaiter: when BullMQ dropped ours because the job it followed went back to waiting (that job ran our data), the result is that job's", async () => {
     const worker = await gatedWorker(1);
     const [first] = await jobs.enqueuer.enqueue([data('carried', 1)]);
     await worker.firstStarted;
     const waiter = new JobWaiter(jobs.enqueuer, 1);
     const change = { change: { kind: 'Deployment', name: 'carried' } } as unknown as DecidedJob;
     // Our job id never reaches the queue: as if BullMQ had dropped our add.
-    waiter.track(0, change, { key: 'Deployment/carried', jobId: 'Deployment%2Fcarried@dropped', how: 'after-active', behind: first!.jobId }, 'update');
+    waiter.track(
+      0,
+      change,
+      { key: 'Deployment/carried', jobId: 'Deployment%2Fcarried@dropped', how: 'after-active', behind: first!.jobId },
+      'update',
+    );
     worker.release();
     const [result] = await waiter.wait(20);
-    expect(result).toMatchObject({ key: 'Deployment/carried', jobId: 'Deployment%2Fcarried@dropped', event: { type: 'job-completed', result: { outcome: 'unchanged' } } });
+    expect(result).toMatchObject({
+      key: 'Deployment/carried',
+      jobId: 'Deployment%2Fcarried@dropped',
+      event: { type: 'job-completed', result: { outcome: 'unchanged' } },
+    });
   });
 
   it('JobWaiter.settleStored: a job that finished without its event reaching the waiter (an interrupt, drain ended first) is done, not left', async () => {
@@ -148,7 +166,10 @@ describe('Enqueuer: one job per resource, the newest desired state wins', () => 
 
   it('adds a new job when the deduplication id still names a finished job of another producer', async () => {
     // A producer whose deduplication id outlives its job (a ttl): after the job completes, the id still names it.
-    await queue.add('patch-deployment', data('ghost', 1), { jobId: 'Deployment/ghost@old', deduplication: { id: 'Deployment/ghost', ttl: 60_000 } });
+    await queue.add('patch-deployment', data('ghost', 1), {
+      jobId: 'Deployment/ghost@old',
+      deduplication: { id: 'Deployment/ghost', ttl: 60_000 },
+    });
     const worker = await gatedWorker(1);
     worker.release();
     await expect.poll(() => worker.done, { timeout: 5_000 }).toEqual(['Deployment/ghost@old']);
@@ -162,7 +183,11 @@ describe('Enqueuer: one job per resource, the newest desired state wins', () => 
   });
 
   it('adds a new job when the deduplication id names a job that is gone', async () => {
-    await queue.add('patch-deployment', data('gone', 1), { jobId: 'Deployment/gone@old', removeOnComplete: true, deduplication: { id: 'Deployment/gone', ttl: 60_000 } });
+    await queue.add('patch-deployment', data('gone', 1), {
+      jobId: 'Deployment/gone@old',
+      removeOnComplete: true,
+      deduplication: { id: 'Deployment/gone', ttl: 60_000 },
+    });
     const worker = await gatedWorker(1);
     worker.release();
     await expect.poll(() => worker.done, { timeout: 5_000 }).toEqual(['Deployment/gone@old']);
@@ -175,7 +200,10 @@ describe('Enqueuer: one job per resource, the newest desired state wins', () => 
   });
 
   it('skipInFlight: a waiting or active job of the same desired state gets no second job; another desired state still wins', async () => {
-    const withDesired = (name: string, maxScale: number, desired: string): ReconcileJobData => ({ ...data(name, maxScale), desired });
+    const withDesired = (name: string, maxScale: number, desired: string): ReconcileJobData => ({
+      ...data(name, maxScale),
+      desired,
+    });
     const same = 'a'.repeat(64);
     const other = 'b'.repeat(64);
     const [waiting] = await jobs.enqueuer.enqueue([withDesired('idle', 1, same)], undefined, { skipInFlight: true });
@@ -186,9 +214,18 @@ describe('Enqueuer: one job per resource, the newest desired state wins', () => 
     const worker = await gatedWorker(5);
     await worker.firstStarted;
     const seenBy: Array<[string, number]> = [];
-    const [active] = await jobs.enqueuer.enqueue([withDesired('idle', 1, same), withDesired('busy', 1, same)], (e, i) => seenBy.push([e.how, i]), { skipInFlight: true });
+    const [active] = await jobs.enqueuer.enqueue(
+      [withDesired('idle', 1, same), withDesired('busy', 1, same)],
+      (e, i) => seenBy.push([e.how, i]),
+      { skipInFlight: true },
+    );
     expect(active).toMatchObject({ how: 'in-flight', jobId: waiting!.jobId });
-    expect(seenBy).toEqual(expect.arrayContaining([['in-flight', 0], ['added', 1]]));
+    expect(seenBy).toEqual(
+      expect.arrayContaining([
+        ['in-flight', 0],
+        ['added', 1],
+      ]),
+    );
     const [newer] = await jobs.enqueuer.enqueue([withDesired('idle', 2, other)], undefined, { skipInFlight: true });
     expect(newer).toMatchObject({ how: 'after-active', behind: waiting!.jobId });
     worker.release();

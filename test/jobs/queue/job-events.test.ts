@@ -9,7 +9,14 @@ import { closeRedis, connectProducer } from '../../../src/store/redis.js';
 
 describe('job events', () => {
   const prefix = testPrefix('events');
-  const settings = { redisUrl: REDIS_URL, redisPrefix: prefix, attempts: 1, backoff: 10, concurrency: 1, globalRate: 0 };
+  const settings = {
+    redisUrl: REDIS_URL,
+    redisPrefix: prefix,
+    attempts: 1,
+    backoff: 10,
+    concurrency: 1,
+    globalRate: 0,
+  };
   let jobs: Jobs;
   let redis: Redis;
   let producer: QueueEventsProducer;
@@ -26,17 +33,23 @@ describe('job events', () => {
     await dropPrefix(prefix);
   });
 
-  it.each([1, 2, 3, 4, 5])('run %i: an event published the moment watchEvents resolves is delivered; one published before is not', async (run) => {
-    await producer.publishEvent({ eventName: 'completed', jobId: `before-${run}`, returnvalue: '{}' });
-    const completed: string[] = [];
-    const feed = await jobs.watchEvents({ completed: (jobId) => completed.push(jobId), failed: () => undefined }, `events-test-${run}`);
-    try {
-      // No await in between: the reader must already be reading.
-      await producer.publishEvent({ eventName: 'completed', jobId: `after-${run}`, returnvalue: '{}' });
-      await expect.poll(() => completed, { timeout: 5_000 }).toContain(`after-${run}`);
-      expect(completed).not.toContain(`before-${run}`);
-    } finally {
-      await feed.close();
-    }
-  });
+  it.each([1, 2, 3, 4, 5])(
+    'run %i: an event published the moment watchEvents resolves is delivered; one published before is not',
+    async (run) => {
+      await producer.publishEvent({ eventName: 'completed', jobId: `before-${run}`, returnvalue: '{}' });
+      const completed: string[] = [];
+      const feed = await jobs.watchEvents(
+        { completed: (jobId) => completed.push(jobId), failed: () => undefined },
+        `events-test-${run}`,
+      );
+      try {
+        // No await in between: the reader must already be reading.
+        await producer.publishEvent({ eventName: 'completed', jobId: `after-${run}`, returnvalue: '{}' });
+        await expect.poll(() => completed, { timeout: 5_000 }).toContain(`after-${run}`);
+        expect(completed).not.toContain(`before-${run}`);
+      } finally {
+        await feed.close();
+      }
+    },
+  );
 });

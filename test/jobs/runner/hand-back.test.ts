@@ -16,7 +16,10 @@ async function writesNeverAnswered(emulatorUrl: string) {
   const writes: Array<{ at: number; openBefore: number; closedAt?: number }> = [];
   const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
     if (req.method !== 'GET') {
-      const write: { at: number; openBefore: number; closedAt?: number } = { at: Date.now(), openBefore: writes.filter((w) => w.closedAt === undefined).length };
+      const write: { at: number; openBefore: number; closedAt?: number } = {
+        at: Date.now(),
+        openBefore: writes.filter((w) => w.closedAt === undefined).length,
+      };
       writes.push(write);
       req.resume();
       req.socket.once('close', () => (write.closedAt = Date.now()));
@@ -57,7 +60,14 @@ describe('handing active jobs back', () => {
   it('drops the request in flight while the job is still active, then moves it to waiting with no attempt spent; the next worker writes only after the first write was dropped', async () => {
     const emulator = await startEmulator({ buildMs: 0, lenientCreate: true });
     const proxy = await writesNeverAnswered(emulator.url);
-    const settings = { redisUrl: REDIS_URL, redisPrefix: prefix, concurrency: 1, attempts: 3, backoff: 10, globalRate: 0 };
+    const settings = {
+      redisUrl: REDIS_URL,
+      redisPrefix: prefix,
+      concurrency: 1,
+      attempts: 3,
+      backoff: 10,
+      globalRate: 0,
+    };
     const jobs = await openJobs(settings);
     const queue = new Queue(QUEUE_NAME, { connection: { url: REDIS_URL }, prefix });
     const first = new ServiceClient({ baseUrl: proxy.url, headersTimeoutMs: 120_000, bodyTimeoutMs: 120_000 });

@@ -47,10 +47,19 @@ describe('jobs when Redis goes away', () => {
     const prefix = testPrefix('blip');
     const redis = await connectProducer({ redisUrl: REDIS_URL, redisPrefix: prefix });
     redis.disconnect(); // every command now fails the way it does while Redis restarts
-    const processor = createProcessor({ client, store: new AppliedStateStore(redis, prefix), env: {}, log: SILENT_LOGGER, rateLimit: async () => undefined });
+    const processor = createProcessor({
+      client,
+      store: new AppliedStateStore(redis, prefix),
+      env: {},
+      log: SILENT_LOGGER,
+      rateLimit: async () => undefined,
+    });
     const data = buildJobData(resource, 'create-deployment', { origin: 'test', write: decidedWrite(resource) });
     const job = { id: 'blip-1', data, attemptsMade: 0 } as unknown as Job;
-    const failure = await processor(job).then(() => undefined, (error: unknown) => error);
+    const failure = await processor(job).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
     expect(failure).toBeInstanceOf(RetryableJobError);
     expect(failure).not.toBeInstanceOf(UnrecoverableError);
     expect((failure as Error).message).toMatch(/^Redis was unavailable: /);
@@ -62,12 +71,31 @@ describe('jobs when Redis goes away', () => {
     const prefix = testPrefix('literal');
     const redis = await connectProducer({ redisUrl: REDIS_URL, redisPrefix: prefix });
     try {
-      const processor = createProcessor({ client, store: new AppliedStateStore(redis, prefix), env: {}, log: SILENT_LOGGER, rateLimit: async () => undefined });
-      const literal: DeploymentResource = { ...resource, name: 'literal', spec: { ...resource.spec, secrets: [{ name: 'TOKEN', from: { value: 'planted-literal-a7c1' } }] } };
-      const job = { id: 'literal-1', data: buildJobData(literal, 'create-deployment', { origin: 'test', write: decidedWrite(literal) }), attemptsMade: 0 } as unknown as Job;
-      const failure = await processor(job).then(() => undefined, (error: unknown) => error);
+      const processor = createProcessor({
+        client,
+        store: new AppliedStateStore(redis, prefix),
+        env: {},
+        log: SILENT_LOGGER,
+        rateLimit: async () => undefined,
+      });
+      const literal: DeploymentResource = {
+        ...resource,
+        name: 'literal',
+        spec: { ...resource.spec, secrets: [{ name: 'TOKEN', from: { value: 'planted-literal-a7c1' } }] },
+      };
+      const job = {
+        id: 'literal-1',
+        data: buildJobData(literal, 'create-deployment', { origin: 'test', write: decidedWrite(literal) }),
+        attemptsMade: 0,
+      } as unknown as Job;
+      const failure = await processor(job).then(
+        () => undefined,
+        (error: unknown) => error,
+      );
       expect(failure).toBeInstanceOf(UnrecoverableError);
-      expect((failure as Error).message).toMatch(/^Deployment\/literal: secret TOKEN is a literal value in the manifest \(.+, --allow-literal-secrets\)/);
+      expect((failure as Error).message).toMatch(
+        /^Deployment\/literal: secret TOKEN is a literal value in the manifest \(.+, --allow-literal-secrets\)/,
+      );
       expect((failure as Error).message).not.toContain('planted-literal-a7c1');
       expect(emulator.requestLog.filter((e) => e.method !== 'GET')).toEqual([]);
     } finally {

@@ -27,13 +27,17 @@ describe('jitteredBackoff', () => {
     expect(half(3, 'converge-jitter', new Error('x'), job)).toBe(2_000);
   });
 
-  it('caps the ceiling at the worker\'s max_backoff (at most MAX_BACKOFF_MS); a Retry-After is still waited out', () => {
+  it("caps the ceiling at the worker's max_backoff (at most MAX_BACKOFF_MS); a Retry-After is still waited out", () => {
     const top = jitteredBackoff(() => 0.999_999, 2_000);
     expect(top(1, 'converge-jitter', new Error('x'), job)).toBe(999);
     expect(top(2, 'converge-jitter', new Error('x'), job)).toBe(1_999);
     expect(top(30, 'converge-jitter', new Error('x'), job)).toBe(1_999);
-    expect(jitteredBackoff(() => 0.999_999, 10 * MAX_BACKOFF_MS)(30, 'converge-jitter', new Error('x'), job)).toBe(MAX_BACKOFF_MS - 1);
-    expect(jitteredBackoff(() => 0, 2_000)(30, 'converge-jitter', new RetryableJobError('503', 60_000), job)).toBe(60_000);
+    expect(jitteredBackoff(() => 0.999_999, 10 * MAX_BACKOFF_MS)(30, 'converge-jitter', new Error('x'), job)).toBe(
+      MAX_BACKOFF_MS - 1,
+    );
+    expect(jitteredBackoff(() => 0, 2_000)(30, 'converge-jitter', new RetryableJobError('503', 60_000), job)).toBe(
+      60_000,
+    );
   });
 
   it('never waits less than a Retry-After the service sent', () => {
@@ -56,7 +60,14 @@ describe('global rate', () => {
 
   it('two workers together start at most global-rate jobs in any second', async () => {
     const emulator = await startEmulator({ buildMs: 0 });
-    const settings = { redisUrl: REDIS_URL, redisPrefix: prefix, concurrency: 5, attempts: 3, backoff: 20, globalRate: 4 };
+    const settings = {
+      redisUrl: REDIS_URL,
+      redisPrefix: prefix,
+      concurrency: 5,
+      attempts: 3,
+      backoff: 20,
+      globalRate: 4,
+    };
     const jobs = await openJobs(settings);
     const redis = await connectProducer(settings);
     const queue = new Queue(QUEUE_NAME, { connection: redis, prefix });
@@ -73,7 +84,9 @@ describe('global rate', () => {
           suspend: false,
           spec: { source: 'external_docker', source_revision_config: { image_uri: `docker.io/r:${i}` } },
         };
-        const [enqueued] = await jobs.enqueuer.enqueue([buildJobData(resource, 'create-deployment', { origin: 'test', write: decidedWrite(resource) })]);
+        const [enqueued] = await jobs.enqueuer.enqueue([
+          buildJobData(resource, 'create-deployment', { origin: 'test', write: decidedWrite(resource) }),
+        ]);
         ids.push(enqueued!.jobId);
       }
       const finished: Job[] = [];

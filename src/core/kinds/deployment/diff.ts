@@ -14,7 +14,14 @@ import { isAbsent } from '../../values.js';
 import type { PlanContext } from '../kind.js';
 import { SUSPENDED_NOTE, withLocation } from '../notes.js';
 import { artifactField, createDeclared, diffDeclared, patchStartsRevision } from './fields.js';
-import { diffSecrets, resentNote, secretsToSend, undeclaredNote, undeclaredSecretNames, writtenOnceNote } from './secrets.js';
+import {
+  diffSecrets,
+  resentNote,
+  secretsToSend,
+  undeclaredNote,
+  undeclaredSecretNames,
+  writtenOnceNote,
+} from './secrets.js';
 import { normalisedNote } from './three-way.js';
 import { missingForWrite } from './write-needs.js';
 
@@ -91,19 +98,27 @@ function sourceField(resource: DeploymentResource, live: ListedDeployment): Fiel
  * The exact, minimal change for one deployment against `live` (undefined: it does not exist).
  * Pure and level-triggered: workers call it again on freshly read live state before writing.
  */
-export function diffDeployment(resource: DeploymentResource, live: ListedDeployment | undefined, ctx: DeploymentContext): DeploymentDiff {
+export function diffDeployment(
+  resource: DeploymentResource,
+  live: ListedDeployment | undefined,
+  ctx: DeploymentContext,
+): DeploymentDiff {
   const key = resourceKey('Deployment', resource.name);
   const blockers: string[] = [];
   if (ctx.repositoryError) blockers.push(ctx.repositoryError);
   if (live) blockers.push(...liveBlockers(resource, live));
 
-  const declared = live ? diffDeclared(resource.spec, live, ctx.applied?.fields) : { ...createDeclared(resource.name, resource.spec), normalised: [] };
+  const declared = live
+    ? diffDeclared(resource.spec, live, ctx.applied?.fields)
+    : { ...createDeclared(resource.name, resource.spec), normalised: [] };
   const secrets = diffSecrets(key, resource.spec.secrets, live?.secrets, ctx.secretHashes, ctx.applied);
   const secretNames = secretsToSend(secrets, resource.spec.secrets, ctx.secretHashes);
   if (ctx.secretErrors?.length) blockers.push(...ctx.secretErrors);
   else if (secrets.unresolved.length > 0) {
     const named = secrets.unresolved.map((name) => withLocation(name, resource.secretLocations?.[name]));
-    blockers.push(`secret ${named.join(', ')} could not be resolved; check its valueFrom (environment variable or file)`);
+    blockers.push(
+      `secret ${named.join(', ')} could not be resolved; check its valueFrom (environment variable or file)`,
+    );
   }
 
   const fields = [...(live ? sourceField(resource, live) : []), ...declared.fields, ...secrets.fields];
@@ -111,7 +126,8 @@ export function diffDeployment(resource: DeploymentResource, live: ListedDeploym
   const notes: string[] = [];
   const untouchable = live ? untouchableReason(live) : undefined;
   // Being deleted blocks even when nothing differs (the deployment is going away); a preview only blocks a write.
-  if (untouchable && (live!.status === 'AWAITING_DELETE' || fields.length > 0 || blockers.length > 0)) blockers.unshift(untouchable);
+  if (untouchable && (live!.status === 'AWAITING_DELETE' || fields.length > 0 || blockers.length > 0))
+    blockers.unshift(untouchable);
   else if (untouchable) notes.push(untouchable);
   if (live && !KNOWN_STATUSES.has(live.status)) {
     notes.push(`the service reports status ${show(live.status)}, which this converge does not know; shown as given`);
@@ -140,7 +156,9 @@ export function diffDeployment(resource: DeploymentResource, live: ListedDeploym
   }
   const artifact = artifactField(resource.spec.source);
   if (action === 'create' && artifact && !isAbsent(resource.spec.source_revision_config?.[artifact as 'image_uri'])) {
-    notes.push(`created without source_revision_config.${artifact}, then patched with it in the same job (the service takes the artifact only by PATCH)`);
+    notes.push(
+      `created without source_revision_config.${artifact}, then patched with it in the same job (the service takes the artifact only by PATCH)`,
+    );
   }
   if (resource.suspend) notes.push(SUSPENDED_NOTE);
 

@@ -39,14 +39,20 @@ function sourceConfigSkips(live: ListedDeployment, viaRepository: boolean): Set<
  * reach it) stands for integration_id and repo_url when the catalog has that repository; every secret becomes a
  * `valueFrom: { env }` reference (never a value); `converge/adopt: "true"` lets an explicit adopt policy take it over.
  */
-function exportDeployment(live: ListedDeployment, catalog: readonly CatalogEntry[]): ExportedDocument | { skipped: string } {
+function exportDeployment(
+  live: ListedDeployment,
+  catalog: readonly CatalogEntry[],
+): ExportedDocument | { skipped: string } {
   if (live.is_preview === true) return { skipped: 'a preview deployment (converge never writes to one)' };
   if (live.status === 'AWAITING_DELETE') return { skipped: 'being deleted (status AWAITING_DELETE)' };
   if (!KNOWN_SOURCES.has(live.source)) return { skipped: `source "${live.source}" is not one this converge knows` };
   const config = live.source_config as Loose;
   const integrationId = typeof config.integration_id === 'string' ? config.integration_id : undefined;
   const repoUrl = typeof config.repo_url === 'string' ? config.repo_url : undefined;
-  const named = live.source === 'codehost' && integrationId && repoUrl ? repositoryNameOf(catalog, integrationId, repoUrl) : undefined;
+  const named =
+    live.source === 'codehost' && integrationId && repoUrl
+      ? repositoryNameOf(catalog, integrationId, repoUrl)
+      : undefined;
   const spec: Loose = { source: live.source };
   if (named) {
     spec.repository = named.repository;
@@ -64,7 +70,11 @@ function exportDeployment(live: ListedDeployment, catalog: readonly CatalogEntry
       return { name: secret.name, valueFrom: { env: name } };
     });
   }
-  const references = (live.secret_references ?? []).map((r) => ({ name: r.name, secret_name: r.secret_name, secret_key: r.secret_key }));
+  const references = (live.secret_references ?? []).map((r) => ({
+    name: r.name,
+    secret_name: r.secret_name,
+    secret_key: r.secret_key,
+  }));
   if (references.length > 0) spec.secret_references = references;
   return { kind: 'Deployment', name: live.name, spec, env };
 }

@@ -25,7 +25,10 @@ const CREATE_ONLY: ReadonlySet<string> = new Set(CREATE_ONLY_SOURCE_CONFIG_FIELD
  * The artifact of the internal sources (docs/against-the-real-service.md §2): the service creates such a deployment without it and
  * takes it by PATCH, so converge creates first and patches the artifact in the same job.
  */
-const ARTIFACT_FIELDS: Partial<Record<Source, string>> = { internal_docker: 'image_uri', internal_source: 'source_tarball_path' };
+const ARTIFACT_FIELDS: Partial<Record<Source, string>> = {
+  internal_docker: 'image_uri',
+  internal_source: 'source_tarball_path',
+};
 
 /** The source_revision_config field a create of `source` leaves out and a PATCH sets afterwards, if any. */
 export function artifactField(source: Source): string | undefined {
@@ -71,7 +74,8 @@ export function declaredFieldPaths(spec: DeploymentSpec): string[] {
       paths.push(`source_config.${key}`);
       continue;
     }
-    for (const field of declaredKeys(asObject(config[key]), RESOURCE_SPEC_KEYS)) paths.push(`source_config.resource_spec.${field}`);
+    for (const field of declaredKeys(asObject(config[key]), RESOURCE_SPEC_KEYS))
+      paths.push(`source_config.resource_spec.${field}`);
   }
   for (const key of declaredKeys(asObject(spec.source_revision_config), SOURCE_REVISION_KEYS)) {
     if (key !== 'repo_commit_sha') paths.push(`source_revision_config.${key}`);
@@ -100,7 +104,12 @@ export function diffDeclared(
   const normalised: NormalisedField[] = [];
   const body: PatchDeploymentRequest = {};
   /** True when the field at `path` must be written; a normalised one is noted instead. */
-  const differs = (path: string, want: unknown, have: unknown, equal?: (a: unknown, b: unknown) => boolean): boolean => {
+  const differs = (
+    path: string,
+    want: unknown,
+    have: unknown,
+    equal?: (a: unknown, b: unknown) => boolean,
+  ): boolean => {
     const verdict = compareField(want, have, recorded?.[path], equal);
     if (verdict === 'normalised') normalised.push({ path, live: have });
     return verdict === 'changed';
@@ -135,7 +144,10 @@ export function diffDeclared(
     body.source_revision_config = revisionPatch;
   }
 
-  if (!isAbsent(spec.secret_references) && differs('secret_references', spec.secret_references, live.secret_references, sameSet)) {
+  if (
+    !isAbsent(spec.secret_references) &&
+    differs('secret_references', spec.secret_references, live.secret_references, sameSet)
+  ) {
     fields.push(change('secret_references', live.secret_references, spec.secret_references));
     body.secret_references = stripNulls(spec.secret_references);
   }
@@ -165,7 +177,10 @@ function diffResourceSpec(
  * empty); a codehost create always names its tier (the manifest's, else the service's default, shown in the plan);
  * an internal source's artifact is shown but left out of the body (the job patches it right after the create).
  */
-export function createDeclared(name: string, spec: DeploymentSpec): { fields: FieldChange[]; body: CreateDeploymentRequest } {
+export function createDeclared(
+  name: string,
+  spec: DeploymentSpec,
+): { fields: FieldChange[]; body: CreateDeploymentRequest } {
   const empty = { source_config: {}, source_revision_config: {}, secret_references: null };
   const diff = diffDeclared(spec, empty, undefined, true);
   const fields = [change('name', null, name), change('source', null, spec.source), ...diff.fields];
@@ -174,7 +189,11 @@ export function createDeclared(name: string, spec: DeploymentSpec): { fields: Fi
     sourceConfig.deployment_type = DEFAULT_DEPLOYMENT_TYPE;
     // Shown with the other source_config fields, after the last of them.
     const after = fields.findLastIndex((f) => f.path.startsWith('source_config.'));
-    fields.splice(after >= 0 ? after + 1 : 2, 0, change('source_config.deployment_type', null, DEFAULT_DEPLOYMENT_TYPE));
+    fields.splice(
+      after >= 0 ? after + 1 : 2,
+      0,
+      change('source_config.deployment_type', null, DEFAULT_DEPLOYMENT_TYPE),
+    );
   }
   const revisionConfig: Loose = { ...(diff.body.source_revision_config ?? {}) };
   const artifact = artifactField(spec.source);

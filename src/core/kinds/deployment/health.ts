@@ -23,7 +23,12 @@ export function deploymentHealth(input: HealthInput): HealthCondition {
   const ofRevision = (read: RevisionReading): HealthCondition =>
     progressDeadline(healthOfRevision(read.id, read.status, read), now, startedAt(read, clock?.since), deadlineMs);
   if (!live && revision) return ofRevision(revision);
-  if (!live) return { status: 'unknown', reason: 'AwaitingCreate', message: input.action === 'create' ? 'not created yet' : 'no live deployment of this name' };
+  if (!live)
+    return {
+      status: 'unknown',
+      reason: 'AwaitingCreate',
+      message: input.action === 'create' ? 'not created yet' : 'no live deployment of this name',
+    };
   const latest = live.latest_revision_id ?? null;
   const fromList = healthOfDeployment(live, now, clock?.since, deadlineMs);
   if (fromList.status === 'healthy' || fromList.status === 'unknown') return fromList;

@@ -21,5 +21,8 @@ export function deploymentFromJob(payload: DeploymentJobPayload, fromJob: Secret
   const { secrets, ...spec } = payload.spec;
   const converted = secrets?.map((s) => ({ name: s.name, from: fromJob(s.from, s.name) }));
   // The payload was made by deploymentJobPayload from a loaded resource: its other fields are the loader's.
-  return { ...payload, spec: { ...spec, ...(converted ? { secrets: converted } : {}) } } as unknown as DeploymentResource;
+  return {
+    ...payload,
+    spec: { ...spec, ...(converted ? { secrets: converted } : {}) },
+  } as unknown as DeploymentResource;
 }

@@ -7,7 +7,12 @@ export const deploymentLiveSide = {
   liveStamp(name, view) {
     const deployment = view.deployments.get(name);
     if (!deployment) return null;
-    return { id: deployment.id, updated_at: deployment.updated_at, latest_revision_id: deployment.latest_revision_id ?? null, active_revision_id: deployment.active_revision_id ?? null };
+    return {
+      id: deployment.id,
+      updated_at: deployment.updated_at,
+      latest_revision_id: deployment.latest_revision_id ?? null,
+      active_revision_id: deployment.active_revision_id ?? null,
+    };
   },
   // The diff reads the listing entry pairing found (src/plan/pairing.ts): nothing besides.
   liveContext() {
@@ -15,6 +20,12 @@ export const deploymentLiveSide = {
   },
   // Pairing already left out every name a manifest (valid or blocked) of a listed kind claims.
   orphans(view) {
-    return view.unclaimed.map((d) => ({ kind: 'Deployment', name: d.name, id: d.id, status: d.status, reportUnowned: true }));
+    return view.unclaimed.map((d) => ({
+      kind: 'Deployment',
+      name: d.name,
+      id: d.id,
+      status: d.status,
+      reportUnowned: true,
+    }));
   },
 } satisfies LiveSide;

@@ -43,9 +43,13 @@ export const deploymentManifest = {
     const out: LiteralSecret[] = [];
     spec.secrets.forEach((secret: unknown, index) => {
       const entry = secret as Record<string, unknown> | null;
-      if (!entry || typeof entry !== 'object' || typeof entry.value !== 'string' || entry.valueFrom !== undefined) return;
+      if (!entry || typeof entry !== 'object' || typeof entry.value !== 'string' || entry.valueFrom !== undefined)
+        return;
       const name = typeof entry.name === 'string' && entry.name.length <= 128 ? ` "${entry.name}"` : '';
-      out.push({ path: ['spec', 'secrets', index, 'value'], message: `secret${name} has a literal value in the manifest; ${FIX}` });
+      out.push({
+        path: ['spec', 'secrets', index, 'value'],
+        message: `secret${name} has a literal value in the manifest; ${FIX}`,
+      });
     });
     return out;
   },

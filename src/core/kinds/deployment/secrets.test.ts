@@ -11,7 +11,11 @@ const DECLARED: SecretRef[] = [
   { name: 'B', from: { file: '/run/secrets/b' } },
   { name: 'C', from: { value: 'a-literal-value-x1' } },
 ];
-const hashes = { A: secretHash(KEY, 'A', 'new-a'), B: secretHash(KEY, 'B', 'new-b'), C: secretHash(KEY, 'C', 'a-literal-value-x1') };
+const hashes = {
+  A: secretHash(KEY, 'A', 'new-a'),
+  B: secretHash(KEY, 'B', 'new-b'),
+  C: secretHash(KEY, 'C', 'a-literal-value-x1'),
+};
 const masked = DECLARED.map((s) => ({ name: s.name, value: '********' }));
 
 function record(sources: AppliedRecord['secretSources']): AppliedRecord {
@@ -21,12 +25,22 @@ function record(sources: AppliedRecord['secretSources']): AppliedRecord {
 
 describe('a secret source in the diff', () => {
   it('names each declared source by name, a literal as one (never its value)', () => {
-    expect(declaredSources(DECLARED, ['A', 'B', 'C'])).toEqual({ A: { env: 'NEW_A' }, B: { file: '/run/secrets/b' }, C: { literal: true } });
+    expect(declaredSources(DECLARED, ['A', 'B', 'C'])).toEqual({
+      A: { env: 'NEW_A' },
+      B: { file: '/run/secrets/b' },
+      C: { literal: true },
+    });
     expect(JSON.stringify(declaredSources(DECLARED, ['C']))).not.toContain('a-literal-value-x1');
   });
 
   it('shows a moved source on a changed secret, nothing for the same source or a record without sources', () => {
-    const moved = diffSecrets(KEY, DECLARED, masked, hashes, record({ A: { env: 'OLD_A' }, B: { env: 'B' }, C: { literal: true } }));
+    const moved = diffSecrets(
+      KEY,
+      DECLARED,
+      masked,
+      hashes,
+      record({ A: { env: 'OLD_A' }, B: { env: 'B' }, C: { literal: true } }),
+    );
     expect(moved.fields.map((f) => [f.path, f.source])).toEqual([
       ['secrets.A', { before: { env: 'OLD_A' }, after: { env: 'NEW_A' } }],
       ['secrets.B', { before: { env: 'B' }, after: { file: '/run/secrets/b' } }],
@@ -36,6 +50,10 @@ describe('a secret source in the diff', () => {
     expect(older.fields.map((f) => f.path)).toEqual(['secrets.A', 'secrets.B', 'secrets.C']);
     expect(older.fields.every((f) => f.source === undefined)).toBe(true);
     // no live deployment: every secret is new (before null), and a create shows no source
-    expect(diffSecrets(KEY, DECLARED, undefined, hashes, record({ A: { env: 'OLD_A' } })).fields.every((f) => f.source === undefined)).toBe(true);
+    expect(
+      diffSecrets(KEY, DECLARED, undefined, hashes, record({ A: { env: 'OLD_A' } })).fields.every(
+        (f) => f.source === undefined,
+      ),
+    ).toBe(true);
   });
 });

@@ -33,15 +33,22 @@ export function secretSourceName(from: SecretSource): SecretSourceName {
 }
 
 /** The sources (names only) of the declared secrets among `names`, as the applied record keeps them with a write. */
-export function declaredSources(declared: readonly SecretRef[] | undefined, names: readonly string[]): Record<string, SecretSourceName> {
+export function declaredSources(
+  declared: readonly SecretRef[] | undefined,
+  names: readonly string[],
+): Record<string, SecretSourceName> {
   const wanted = new Set(names);
   const out: Record<string, SecretSourceName> = {};
-  for (const secret of declared ?? []) if (wanted.has(secret.name) && !(secret.name in out)) out[secret.name] = secretSourceName(secret.from);
+  for (const secret of declared ?? [])
+    if (wanted.has(secret.name) && !(secret.name in out)) out[secret.name] = secretSourceName(secret.from);
   return out;
 }
 
 /** The source change of a secret the plan writes over a recorded value: when its record names another source. */
-function sourceChange(recorded: SecretSourceName | undefined, declared: SecretSourceName | undefined): FieldChange['source'] {
+function sourceChange(
+  recorded: SecretSourceName | undefined,
+  declared: SecretSourceName | undefined,
+): FieldChange['source'] {
   if (!recorded || !declared || JSON.stringify(recorded) === JSON.stringify(declared)) return undefined;
   return { before: recorded, after: declared };
 }
@@ -111,15 +118,24 @@ function compareOne(
  * the deployment's complete environment and the service may replace the stored set with the list it is sent
  * (docs/against-the-real-service.md §3). Unresolved secrets block the write before it gets here.
  */
-export function secretsToSend(diff: SecretDiff, declared: readonly SecretRef[] | undefined, hashes: Readonly<Record<string, string>>): string[] {
+export function secretsToSend(
+  diff: SecretDiff,
+  declared: readonly SecretRef[] | undefined,
+  hashes: Readonly<Record<string, string>>,
+): string[] {
   if (diff.names.length === 0) return [];
   return declaredSecretNames(declared).filter((name) => hashes[name] !== undefined);
 }
 
 /** Live secrets that no manifest declares (names only), sorted. */
-export function undeclaredSecretNames(declared: readonly SecretRef[] | undefined, live: readonly LiveSecret[] | undefined): string[] {
+export function undeclaredSecretNames(
+  declared: readonly SecretRef[] | undefined,
+  live: readonly LiveSecret[] | undefined,
+): string[] {
   const known = new Set(declaredSecretNames(declared));
-  return [...new Set((live ?? []).map((secret) => secret.name))].filter((name) => !known.has(name)).sort(compareStrings);
+  return [...new Set((live ?? []).map((secret) => secret.name))]
+    .filter((name) => !known.has(name))
+    .sort(compareStrings);
 }
 
 /** The note for live secrets no manifest declares; `written`: this change writes the deployment's secrets. */

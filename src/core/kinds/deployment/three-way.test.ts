@@ -30,9 +30,13 @@ describe('compareField', () => {
   });
   it('normalised when desired is what was sent and live is what was answered', () => {
     expect(compareField(sent, null, record(sent, null))).toBe('normalised');
-    expect(compareField('https://a.example.com', 'https://svc.example.app', record('https://a.example.com', 'https://svc.example.app'))).toBe(
-      'normalised',
-    );
+    expect(
+      compareField(
+        'https://a.example.com',
+        'https://svc.example.app',
+        record('https://a.example.com', 'https://svc.example.app'),
+      ),
+    ).toBe('normalised');
   });
   it('changed without a record (no three-way knowledge: live state alone decides)', () => {
     expect(compareField(sent, null, undefined)).toBe('changed');
@@ -44,7 +48,8 @@ describe('compareField', () => {
     expect(compareField(sent, { k8s_namespace: 'edited' }, record(sent, null))).toBe('changed');
   });
   it('uses the equality it is given (secret_references compare as a set)', () => {
-    const setEqual = (a: unknown, b: unknown) => JSON.stringify([...(a as string[])].sort()) === JSON.stringify([...(b as string[])].sort());
+    const setEqual = (a: unknown, b: unknown) =>
+      JSON.stringify([...(a as string[])].sort()) === JSON.stringify([...(b as string[])].sort());
     expect(compareField(['a', 'b'], ['b', 'a'], undefined, setEqual)).toBe('same');
   });
 });
@@ -75,9 +80,18 @@ describe('what a write records', () => {
   });
 
   it('records, per path the body carries, the hash sent and the hash answered; paths not sent are not recorded', () => {
-    const body = { source_config: { listener_config: { k8s_namespace: 'agents' }, resource_spec: { max_scale: 3, cpu: 1, min_scale: 1 } } };
+    const body = {
+      source_config: {
+        listener_config: { k8s_namespace: 'agents' },
+        resource_spec: { max_scale: 3, cpu: 1, min_scale: 1 },
+      },
+    };
     const sent = sentFieldHashes(declaredFieldPaths(spec), body);
-    expect(Object.keys(sent).sort()).toEqual(['source_config.listener_config', 'source_config.resource_spec.cpu', 'source_config.resource_spec.max_scale']);
+    expect(Object.keys(sent).sort()).toEqual([
+      'source_config.listener_config',
+      'source_config.resource_spec.cpu',
+      'source_config.resource_spec.max_scale',
+    ]);
     const answer = { source_config: { listener_config: null, resource_spec: { max_scale: 3, cpu: 1, min_scale: 1 } } };
     const recorded = answeredFieldHashes(sent, answer);
     expect(recorded['source_config.listener_config']).toEqual(record({ k8s_namespace: 'agents' }, null));
@@ -103,7 +117,13 @@ describe('what a write records', () => {
 const ID = 'd2a4f6b8-1c3e-4a5b-9d7f-0a2c4e6f8b1d';
 
 function resource(spec: DeploymentSpec): DeploymentResource {
-  return { kind: 'Deployment', name: 'triage', location: { file: 'apps/triage.yaml', line: 1, column: 1 }, suspend: false, spec };
+  return {
+    kind: 'Deployment',
+    name: 'triage',
+    location: { file: 'apps/triage.yaml', line: 1, column: 1 },
+    suspend: false,
+    spec,
+  };
 }
 
 function triageSpec(): DeploymentSpec {
@@ -123,7 +143,9 @@ function triageSpec(): DeploymentSpec {
 }
 
 /** The deployment as the real service echoes the write of triageSpec(): commands and listener_config null, its own custom_url. */
-function realEcho(patch: { resourceSpec?: Record<string, unknown>; revision?: Record<string, unknown> } = {}): LiveDeployment {
+function realEcho(
+  patch: { resourceSpec?: Record<string, unknown>; revision?: Record<string, unknown> } = {},
+): LiveDeployment {
   return {
     id: ID,
     tenant_id: '6c1f3a52-93e1-4c0e-9a55-0d8f2f1a7b21',
@@ -138,7 +160,11 @@ function realEcho(patch: { resourceSpec?: Record<string, unknown>; revision?: Re
       build_command: null,
       resource_spec: patch.resourceSpec ?? { max_scale: 3, cpu: 1, min_scale: 1 },
     },
-    source_revision_config: patch.revision ?? { repo_ref: 'main', graph_config_path: 'graph.json', repo_commit_sha: 'abc' },
+    source_revision_config: patch.revision ?? {
+      repo_ref: 'main',
+      graph_config_path: 'graph.json',
+      repo_commit_sha: 'abc',
+    },
     secrets: [],
     created_at: '2025-01-14T09:12:44.120Z',
     updated_at: '2025-02-03T16:40:02.881Z',
@@ -150,13 +176,24 @@ function realEcho(patch: { resourceSpec?: Record<string, unknown>; revision?: Re
 
 /** The record a write of every declared field of `spec` answered by `answer` leaves. */
 function recordOfWrite(spec: DeploymentSpec, answer: LiveDeployment): AppliedRecord {
-  const body = { source_config: spec.source_config, source_revision_config: spec.source_revision_config, secret_references: spec.secret_references };
-  return { secrets: {}, appliedAt: '2025-02-03T16:40:02.881Z', fields: answeredFieldHashes(sentFieldHashes(declaredFieldPaths(spec), body), answer) };
+  const body = {
+    source_config: spec.source_config,
+    source_revision_config: spec.source_revision_config,
+    secret_references: spec.secret_references,
+  };
+  return {
+    secrets: {},
+    appliedAt: '2025-02-03T16:40:02.881Z',
+    fields: answeredFieldHashes(sentFieldHashes(declaredFieldPaths(spec), body), answer),
+  };
 }
 
 describe('diffDeployment with the three-way rule', () => {
   it('without a record (an older record or none) every unechoed field is a change, as before', () => {
-    const diff = diffDeployment(resource(triageSpec()), realEcho(), { secretHashes: {}, applied: { secrets: {}, appliedAt: 'x' } });
+    const diff = diffDeployment(resource(triageSpec()), realEcho(), {
+      secretHashes: {},
+      applied: { secrets: {}, appliedAt: 'x' },
+    });
     expect(diff.change.action).toBe('update');
     expect(diff.change.fields.map((f) => f.path)).toEqual([
       'source_config.custom_url',
@@ -182,7 +219,9 @@ describe('diffDeployment with the three-way rule', () => {
     spec.source_config!.install_command = 'uv sync';
     const diff = diffDeployment(resource(spec), realEcho(), { secretHashes: {}, applied });
     expect(diff.change.action).toBe('update');
-    expect(diff.change.fields).toEqual([{ path: 'source_config.install_command', before: null, after: 'uv sync', sensitive: false }]);
+    expect(diff.change.fields).toEqual([
+      { path: 'source_config.install_command', before: null, after: 'uv sync', sensitive: false },
+    ]);
     expect(diff.request).toEqual({ op: 'patch', id: ID, body: { source_config: { install_command: 'uv sync' } } });
     expect(diff.change.new_revision).toBe(false);
   });
@@ -202,7 +241,9 @@ describe('diffDeployment with the three-way rule', () => {
     const spec = triageSpec();
     (spec.source_config!.resource_spec as Record<string, unknown>).max_scale = 5;
     const diff = diffDeployment(resource(spec), answer, { secretHashes: {}, applied });
-    expect(diff.change.fields).toEqual([{ path: 'source_config.resource_spec.max_scale', before: 3, after: 5, sensitive: false }]);
+    expect(diff.change.fields).toEqual([
+      { path: 'source_config.resource_spec.max_scale', before: 3, after: 5, sensitive: false },
+    ]);
     expect(diff.request?.body).toEqual({ source_config: { resource_spec: { min_scale: 1, max_scale: 5, cpu: 1 } } });
   });
 

@@ -50,9 +50,13 @@ export function sentFieldHashes(paths: readonly string[], body: unknown): Record
 }
 
 /** What to record of a write: for each path it sent, the hash sent and the hash of the service's answer there. */
-export function answeredFieldHashes(sent: Readonly<Record<string, string>>, answer: unknown): Record<string, FieldHashes> {
+export function answeredFieldHashes(
+  sent: Readonly<Record<string, string>>,
+  answer: unknown,
+): Record<string, FieldHashes> {
   const out: Record<string, FieldHashes> = {};
-  for (const [path, hash] of Object.entries(sent)) out[path] = { sent: hash, answered: fieldHash(valueAt(answer, path)) };
+  for (const [path, hash] of Object.entries(sent))
+    out[path] = { sent: hash, answered: fieldHash(valueAt(answer, path)) };
   return out;
 }
 

@@ -1,5 +1,13 @@
 // Plans one OAuthProvider: against the live provider when the service reads providers, else by applied definition hashes.
-import type { DiscoveryPreview, FieldChange, LiveProvider, McpProviderSpec, ManualProviderSpec, PlanChange, ProviderResource } from '../../model.js';
+import type {
+  DiscoveryPreview,
+  FieldChange,
+  LiveProvider,
+  McpProviderSpec,
+  ManualProviderSpec,
+  PlanChange,
+  ProviderResource,
+} from '../../model.js';
 import { SENSITIVE } from '../../model.js';
 import { objectHash } from '../../hash.js';
 import type { CreateProviderRequest, McpDiscoverRequest, PatchProviderRequest } from '../../wire/schema.js';
@@ -15,7 +23,8 @@ export const PROVIDER_CHANGED_REASON =
   'the service cannot update an OAuth provider; delete it in the service and remove its applied state, or rename';
 
 /** The note on a provider that converge created but the service no longer has. */
-export const PROVIDER_GONE_NOTE = 'converge created this provider before, but the service no longer has it: it is created again';
+export const PROVIDER_GONE_NOTE =
+  'converge created this provider before, but the service no longer has it: it is created again';
 
 export interface ProviderDiff {
   change: PlanChange;
@@ -28,7 +37,8 @@ export interface ProviderDiff {
 
 /** The adoption note of a provider that exists in the service but that converge has no record of creating. */
 export function adoptionNote(fieldCount: number): string {
-  if (fieldCount === 0) return 'exists in the service, created outside converge; it matches the manifest: nothing to write';
+  if (fieldCount === 0)
+    return 'exists in the service, created outside converge; it matches the manifest: nothing to write';
   return `exists in the service, created outside converge: converge will take it over and update ${fieldCount} field${fieldCount === 1 ? '' : 's'}`;
 }
 
@@ -56,7 +66,10 @@ function sent(path: string, after: unknown): FieldChange {
   return { path, before: null, after, sensitive: false };
 }
 
-function manualCreate(name: string, spec: ManualProviderSpec): { fields: FieldChange[]; body: Omit<CreateProviderRequest, 'client_secret'> } {
+function manualCreate(
+  name: string,
+  spec: ManualProviderSpec,
+): { fields: FieldChange[]; body: Omit<CreateProviderRequest, 'client_secret'> } {
   const body: Omit<CreateProviderRequest, 'client_secret'> = {
     provider_id: name,
     name: spec.name,
@@ -71,7 +84,8 @@ function manualCreate(name: string, spec: ManualProviderSpec): { fields: FieldCh
     sent('auth_url', spec.auth_url),
     sent('token_url', spec.token_url),
   ];
-  if (spec.client_secret !== undefined) fields.push({ path: CLIENT_SECRET, before: null, after: SENSITIVE, sensitive: true });
+  if (spec.client_secret !== undefined)
+    fields.push({ path: CLIENT_SECRET, before: null, after: SENSITIVE, sensitive: true });
   for (const key of MANUAL_OPTIONAL) {
     const value = spec[key];
     if (isAbsent(value)) continue;
@@ -81,7 +95,11 @@ function manualCreate(name: string, spec: ManualProviderSpec): { fields: FieldCh
   return { fields, body };
 }
 
-function mcpCreate(name: string, spec: McpProviderSpec, preview: DiscoveryPreview | undefined): { fields: FieldChange[]; blocker?: string } {
+function mcpCreate(
+  name: string,
+  spec: McpProviderSpec,
+  preview: DiscoveryPreview | undefined,
+): { fields: FieldChange[]; blocker?: string } {
   const fields = [sent('provider_id', name), sent('name', spec.name), sent('mcp_server_url', spec.mcp_server_url)];
   if (!preview) return { fields };
   if (!preview.ok) {
@@ -128,7 +146,10 @@ function toCreate(resource: ProviderResource, ctx: ProviderContext): Planned {
   return {
     action: 'create',
     fields: create.fields,
-    request: { op: 'discover', body: { provider_id: resource.name, name: spec.name, mcp_server_url: spec.mcp_server_url } },
+    request: {
+      op: 'discover',
+      body: { provider_id: resource.name, name: spec.name, mcp_server_url: spec.mcp_server_url },
+    },
     notes: [],
   };
 }
@@ -139,7 +160,8 @@ function toUpdate(resource: ProviderResource, live: LiveProvider, ctx: ProviderC
   const count = patchedFieldCount(compared);
   const notes = ctx.applied ? [] : [adoptionNote(count)];
   notes.push(...compared.notes);
-  if (compared.blockers.length > 0) return { action: 'blocked', fields: compared.fields, notes: [...compared.blockers, ...notes] };
+  if (compared.blockers.length > 0)
+    return { action: 'blocked', fields: compared.fields, notes: [...compared.blockers, ...notes] };
   if (count === 0) return { action: 'noop', fields: [], notes };
   return {
     action: 'update',
@@ -159,7 +181,11 @@ export function diffProvider(resource: ProviderResource, ctx: ProviderContext): 
   const definitionHash = providerDefinitionHash(resource, ctx.secretHashes);
   const blockers: string[] = [];
   if (ctx.secretErrors?.length) blockers.push(...ctx.secretErrors);
-  else if (spec.mode === 'manual' && spec.client_secret !== undefined && ctx.secretHashes[CLIENT_SECRET] === undefined) {
+  else if (
+    spec.mode === 'manual' &&
+    spec.client_secret !== undefined &&
+    ctx.secretHashes[CLIENT_SECRET] === undefined
+  ) {
     const named = withLocation(CLIENT_SECRET, resource.secretLocations?.[CLIENT_SECRET]);
     blockers.push(`${named} could not be resolved; check its valueFrom (environment variable or file)`);
   }

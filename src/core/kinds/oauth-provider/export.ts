@@ -5,7 +5,18 @@ import { secretEnvName, type ExportedDocument } from '../export-names.js';
 import type { Exported, ExportSource } from '../kind.js';
 
 /** The manual-provider fields a live provider reports, in manifest order (client_secret is never returned). */
-const FIELDS = ['name', 'client_id', 'auth_url', 'token_url', 'uses_pkce', 'code_challenge_method', 'provider_type', 'token_endpoint_auth_method', 'authorization_params', 'allowed_redirect_uris'] as const;
+const FIELDS = [
+  'name',
+  'client_id',
+  'auth_url',
+  'token_url',
+  'uses_pkce',
+  'code_challenge_method',
+  'provider_type',
+  'token_endpoint_auth_method',
+  'authorization_params',
+  'allowed_redirect_uris',
+] as const;
 
 /**
  * A live provider as a manual provider manifest: every field it reports, and client_secret as a `valueFrom: { env }`
@@ -15,7 +26,8 @@ function exportProvider(live: LiveProvider): ExportedDocument {
   const spec: Record<string, unknown> = {};
   const source = live as unknown as Record<string, unknown>;
   for (const field of FIELDS) {
-    if (field === 'authorization_params' && Object.keys((source[field] as object | undefined) ?? {}).length === 0) continue;
+    if (field === 'authorization_params' && Object.keys((source[field] as object | undefined) ?? {}).length === 0)
+      continue;
     if (field === 'allowed_redirect_uris' && ((source[field] as unknown[] | undefined) ?? []).length === 0) continue;
     if (!isAbsent(source[field])) spec[field] = source[field];
   }

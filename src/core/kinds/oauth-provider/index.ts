@@ -7,12 +7,7 @@ import { providerFromJob, providerJobPayload, ProviderJobPayload } from './job.j
 import { providerLiveSide } from './live-side.js';
 import { providerManifest } from './manifest.js';
 
-export {
-  diffProvider,
-  providerDefinitionHash,
-  type ProviderContext,
-  type ProviderDiff,
-} from './diff.js';
+export { diffProvider, providerDefinitionHash, type ProviderContext, type ProviderDiff } from './diff.js';
 
 const OPERATIONS = ['create-provider', 'discover-provider', 'update-provider', 'delete-provider'] as const;
 
@@ -27,7 +22,11 @@ export const oauthProviderKind = {
   health({ action }) {
     return action === 'create'
       ? { status: 'unknown', reason: 'AwaitingCreate', message: 'not created yet' }
-      : { status: 'healthy', reason: 'NoRollout', message: 'an OAuthProvider has no rollout: it is in force once written' };
+      : {
+          status: 'healthy',
+          reason: 'NoRollout',
+          message: 'an OAuthProvider has no rollout: it is in force once written',
+        };
   },
   revisionToRead() {
     return undefined;
@@ -43,7 +42,9 @@ export const oauthProviderKind = {
   },
   secretSources(resource) {
     const spec = resource.spec;
-    return spec.mode === 'manual' && spec.client_secret !== undefined ? [{ name: CLIENT_SECRET, from: spec.client_secret }] : [];
+    return spec.mode === 'manual' && spec.client_secret !== undefined
+      ? [{ name: CLIENT_SECRET, from: spec.client_secret }]
+      : [];
   },
   jobSchema: ProviderJobPayload,
   operations: OPERATIONS,

@@ -17,7 +17,8 @@ export type ProviderJobPayload = z.infer<typeof ProviderJobPayload>;
 export function providerJobPayload(resource: ProviderResource): z.input<typeof ProviderJobPayload> {
   if (resource.spec.mode === 'mcp') return { ...resource, spec: { ...resource.spec } };
   const { client_secret, ...spec } = resource.spec;
-  const source = client_secret !== undefined ? { client_secret: jobSecretSource(client_secret, resource, CLIENT_SECRET) } : {};
+  const source =
+    client_secret !== undefined ? { client_secret: jobSecretSource(client_secret, resource, CLIENT_SECRET) } : {};
   return { ...resource, spec: { ...spec, ...source } };
 }
 

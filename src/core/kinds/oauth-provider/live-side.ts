@@ -7,7 +7,9 @@ type LiveSide = Pick<KindModule, 'liveStamp' | 'liveContext' | 'orphans'>;
 export const providerLiveSide = {
   liveStamp(name, view) {
     const provider = view.providers?.get(name);
-    return provider ? { id: provider.id, updated_at: provider.updated_at, latest_revision_id: null, active_revision_id: null } : null;
+    return provider
+      ? { id: provider.id, updated_at: provider.updated_at, latest_revision_id: null, active_revision_id: null }
+      : null;
   },
   // Listed: the live provider of this provider_id, or none. Not listed: the applied record is all the diff knows.
   liveContext(name, view) {

@@ -1,5 +1,12 @@
 // Compares an OAuthProvider with the live one the service reports: the PATCH that brings it to the manifest, and what no PATCH can change.
-import type { DiscoveredEndpoints, FieldChange, LiveProvider, ManualProviderSpec, McpProviderSpec, ProviderResource } from '../../model.js';
+import type {
+  DiscoveredEndpoints,
+  FieldChange,
+  LiveProvider,
+  ManualProviderSpec,
+  McpProviderSpec,
+  ProviderResource,
+} from '../../model.js';
 import { SENSITIVE } from '../../model.js';
 import type { PatchProviderRequest } from '../../wire/schema.js';
 import { deepEqual, isAbsent, orNull, stripNulls } from '../../values.js';
@@ -12,7 +19,12 @@ export const CLIENT_SECRET = 'client_secret';
 const PATCHABLE = ['name', 'client_id', 'auth_url', 'token_url', 'uses_pkce', 'code_challenge_method'] as const;
 
 /** Fields a manual provider declares that no PATCH changes: set on create only. */
-const CREATE_ONLY = ['provider_type', 'token_endpoint_auth_method', 'authorization_params', 'allowed_redirect_uris'] as const;
+const CREATE_ONLY = [
+  'provider_type',
+  'token_endpoint_auth_method',
+  'authorization_params',
+  'allowed_redirect_uris',
+] as const;
 
 /** The discovered fields of an mcp provider that a PATCH updates. */
 const DISCOVERED = ['auth_url', 'token_url', 'uses_pkce'] as const;
@@ -78,17 +90,30 @@ function compareManual(out: LiveComparison, spec: ManualProviderSpec, live: Live
 }
 
 /** The endpoints to compare with: the plan's discovery preview, else the one the job carries. */
-function discoveredEndpoints(resource: ProviderResource, ctx: Pick<PlanContext, 'discovery'>, out: LiveComparison, url: string): DiscoveredEndpoints | undefined {
+function discoveredEndpoints(
+  resource: ProviderResource,
+  ctx: Pick<PlanContext, 'discovery'>,
+  out: LiveComparison,
+  url: string,
+): DiscoveredEndpoints | undefined {
   const preview = ctx.discovery;
   if (preview && !preview.ok) {
-    out.notes.push(`MCP discovery of ${url} failed at step "${preview.step}": ${preview.message}; the endpoints are not compared`);
+    out.notes.push(
+      `MCP discovery of ${url} failed at step "${preview.step}": ${preview.message}; the endpoints are not compared`,
+    );
     return undefined;
   }
   if (preview) return { auth_url: preview.auth_url, token_url: preview.token_url, uses_pkce: preview.uses_pkce };
   return resource.discovered;
 }
 
-function compareMcp(out: LiveComparison, resource: ProviderResource, spec: McpProviderSpec, live: LiveProvider, ctx: Pick<PlanContext, 'discovery'>): void {
+function compareMcp(
+  out: LiveComparison,
+  resource: ProviderResource,
+  spec: McpProviderSpec,
+  live: LiveProvider,
+  ctx: Pick<PlanContext, 'discovery'>,
+): void {
   const patch = out.patch as Record<string, unknown>;
   if (spec.name !== live.name) {
     differs(out, 'name', live.name, spec.name);

@@ -6,7 +6,10 @@ import { PAGE_SCRIPT } from './page-script.js';
 import { etagOf, ifNoneMatch, PAGE_CSP, PAGE_PATHS, sendTagged, servePage } from './serve.js';
 
 /** A response that records what was written. */
-function recorder(): { res: ServerResponse; sent: () => { status: number; headers: Record<string, unknown>; body: string | undefined } } {
+function recorder(): {
+  res: ServerResponse;
+  sent: () => { status: number; headers: Record<string, unknown>; body: string | undefined };
+} {
   let status = 0;
   let headers: Record<string, unknown> = {};
   let body: string | undefined;
@@ -47,7 +50,11 @@ describe('sendTagged', () => {
   it('sends the body with its ETag, then 304 without a body to a client that names it', () => {
     const first = recorder();
     sendTagged(request(), first.res, 'application/json', '{"a":1}\n', false);
-    expect(first.sent()).toMatchObject({ status: 200, body: '{"a":1}\n', headers: { etag: etagOf('{"a":1}\n'), 'cache-control': 'no-store' } });
+    expect(first.sent()).toMatchObject({
+      status: 200,
+      body: '{"a":1}\n',
+      headers: { etag: etagOf('{"a":1}\n'), 'cache-control': 'no-store' },
+    });
     const again = recorder();
     sendTagged(request({ 'if-none-match': etagOf('{"a":1}\n') }), again.res, 'application/json', '{"a":1}\n', false);
     expect(again.sent()).toMatchObject({ status: 304, body: undefined, headers: { etag: etagOf('{"a":1}\n') } });
@@ -85,11 +92,18 @@ describe('the page script', () => {
     expect(PAGE_SCRIPT).not.toMatch(/innerHTML|outerHTML|insertAdjacentHTML|document\.write|eval\(|new Function/);
     // The only URLs in it: converge reconcile's default --url, compared with the page's origin.
     expect(PAGE_SCRIPT.match(/https?:\/\/[^'"\s]*/g)).toEqual(['http://127.0.0.1:8080', 'http://localhost:8080']);
-    expect(PAGE_SCRIPT.match(/fetch\([^;]*/g)).toEqual(["fetch(path, { cache: 'no-store' })", "fetch(statusPath(), { headers, cache: 'no-store' })"]);
+    expect(PAGE_SCRIPT.match(/fetch\([^;]*/g)).toEqual([
+      "fetch(path, { cache: 'no-store' })",
+      "fetch(statusPath(), { headers, cache: 'no-store' })",
+    ]);
     // statusPath(): /status on the page's own origin, a first window, then the answers since its token.
     expect(PAGE_SCRIPT).toContain("if (firstWindow) return '/status?format=2&first=' + FIRST_WINDOW;");
-    expect(PAGE_SCRIPT).toContain("return '/status?format=2&plan=delta&keys=delta&since=' + encodeURIComponent(sequence);");
+    expect(PAGE_SCRIPT).toContain(
+      "return '/status?format=2&plan=delta&keys=delta&since=' + encodeURIComponent(sequence);",
+    );
     // path: the page's own /history/KIND/NAME.
-    expect(PAGE_SCRIPT).toContain("const path = '/history/' + encodeURIComponent(row.kind) + '/' + encodeURIComponent(row.name);");
+    expect(PAGE_SCRIPT).toContain(
+      "const path = '/history/' + encodeURIComponent(row.kind) + '/' + encodeURIComponent(row.name);",
+    );
   });
 });

@@ -9,7 +9,8 @@ import { PAGE_SCRIPT } from './page-script.js';
  * What the page may load: its own script, stylesheet and icon, and fetch from its own origin; nothing inline, nothing
  * from elsewhere, never framed.
  */
-export const PAGE_CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+export const PAGE_CSP =
+  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
 interface Asset {
   type: string;
@@ -47,7 +48,15 @@ export function ifNoneMatch(header: string | undefined, etag: string): boolean {
  * Sends `body` with its ETag, or 304 and no body when the request's If-None-Match names it: a client that polls with
  * the tag it has gets nothing while nothing changed. `no-store` keeps it out of every cache (the client keeps it).
  */
-export function sendTagged(req: IncomingMessage, res: ServerResponse, type: string, body: string, head: boolean, etag = etagOf(body), extra: Record<string, string> = {}): void {
+export function sendTagged(
+  req: IncomingMessage,
+  res: ServerResponse,
+  type: string,
+  body: string,
+  head: boolean,
+  etag = etagOf(body),
+  extra: Record<string, string> = {},
+): void {
   sendTaggedBody(req, res, type, { etag, body: () => body }, head, extra);
 }
 
@@ -67,13 +76,23 @@ export function sendTaggedBody(
     return;
   }
   const body = tagged.body();
-  res.writeHead(200, { 'content-type': type, 'cache-control': 'no-store', etag, 'content-length': Buffer.byteLength(body), ...extra });
+  res.writeHead(200, {
+    'content-type': type,
+    'cache-control': 'no-store',
+    etag,
+    'content-length': Buffer.byteLength(body),
+    ...extra,
+  });
   res.end(head ? undefined : body);
 }
 
 /** Sends `body` as it is, kept out of every cache (an answer that is not polled with a tag: errors, POST answers). */
 export function send(res: ServerResponse, status: number, type: string, body: string, head = false): void {
-  res.writeHead(status, { 'content-type': type, 'cache-control': 'no-store', 'content-length': Buffer.byteLength(body) });
+  res.writeHead(status, {
+    'content-type': type,
+    'cache-control': 'no-store',
+    'content-length': Buffer.byteLength(body),
+  });
   res.end(head ? undefined : body);
 }
 
