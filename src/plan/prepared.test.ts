@@ -1,37 +1,9 @@
 // Unit tests of the changes diffed ahead of plan(): one is used only where it is the diff plan() would make itself.
 import { describe, expect, it } from 'vitest';
-import type { DeploymentResource, LiveDeployment } from '../core/model.js';
 import { plan, type PlanInput } from './plan.js';
 import { PreparedChanges } from './prepared.js';
 import { renderJson } from './render/json.js';
-
-function live(name: string, maxScale: number): LiveDeployment {
-  return {
-    id: `id-${name}`,
-    name,
-    source: 'external_docker',
-    source_config: { resource_spec: { max_scale: maxScale } },
-    source_revision_config: { image_uri: `docker.io/acme/${name}:1` },
-    secrets: [],
-    created_at: '2026-01-01T00:00:00Z',
-    updated_at: '2026-01-01T00:00:00Z',
-    status: 'READY',
-  };
-}
-
-function desired(name: string, maxScale: number): DeploymentResource {
-  return {
-    kind: 'Deployment',
-    name,
-    location: { file: `${name}.yaml`, line: 1, column: 1 },
-    suspend: false,
-    spec: {
-      source: 'external_docker',
-      source_config: { resource_spec: { max_scale: maxScale } },
-      source_revision_config: { image_uri: `docker.io/acme/${name}:1` },
-    },
-  };
-}
+import { desiredDocker as desired, liveDocker as live } from '../../test/helpers/docker-deployments.js';
 
 const [web, api, job] = [desired('web', 2), desired('api', 1), desired('job', 1)];
 const deployments = [live('web', 1), live('api', 1), live('job', 1)];

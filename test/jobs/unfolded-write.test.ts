@@ -1,20 +1,15 @@
 // A former leader's write recorded in the applied state and never folded: the worker that drops its job folds it once.
 import type { Job } from 'bullmq';
-import type { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import { fieldHash } from '../../src/core/kinds/deployment/three-way.js';
-import type { LiveDeployment } from '../../src/core/model.js';
 import { stateOfJob } from '../../src/core/resource-state.js';
-import { startEmulator } from '../../src/emulator/server.js';
 import { JobAppliedState } from '../../src/jobs/runner/job-applied-state.js';
 import { createProcessor } from '../../src/jobs/runner/processor.js';
 import { leaseKey } from '../../src/leader/lease.js';
-import { ServiceClient } from '../../src/service/client.js';
-import { AppliedStateStore } from '../../src/store/applied-state.js';
 import { parseHistoryEntry, recordKeys } from '../../src/store/event-log.js';
 import { ResourceFolds } from '../../src/store/resource-folds.js';
 import { data } from '../helpers/job-fixtures.js';
-import { dropPrefix, rawRedis, testPrefix } from '../helpers/redis.js';
+import { seededApi } from '../helpers/seeded-api.js';
 
 const KEY = 'Deployment/api';
 const IMAGE = 'source_revision_config.image_uri';
@@ -28,29 +23,7 @@ describe("a former leader's write recorded and not folded, its job dropped by th
   });
 
   async function setup() {
-    const emulator = await startEmulator({
-      buildMs: 0,
-      seed: {
-        deployments: [
-          {
-            name: 'api',
-            source: 'external_docker',
-            source_config: { resource_spec: { max_scale: 1 } },
-            source_revision_config: { image_uri: 'docker.io/acme/api:1' },
-          },
-        ],
-      },
-    });
-    const redis: Redis = rawRedis();
-    const prefix = testPrefix('unfolded-write');
-    cleanups.push(
-      () => emulator.close(),
-      async () => redis.disconnect(),
-      () => dropPrefix(prefix),
-    );
-    const store = new AppliedStateStore(redis, prefix);
-    const client = new ServiceClient({ baseUrl: emulator.url });
-    const live = emulator.store.allDeployments()[0] as unknown as LiveDeployment;
+    const { emulator, redis, prefix, store, client, live } = await seededApi('unfolded-write', cleanups);
     const job = { ...data('api', 1), manifestVersion: VERSION, fence: 3 };
     // Each worker its own folds (no cache shared): a new leader's worker, or two of them.
     const worker = (by: string) =>

@@ -1,16 +1,12 @@
 // A job's own lost write settled by reading only: recorded from live state, a newer job's write left alone.
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Redis } from 'ioredis';
 import { fieldHash } from '../../src/core/kinds/deployment/three-way.js';
 import type { PendingWrite } from '../../src/core/kinds/index.js';
 import type { LiveDeployment } from '../../src/core/model.js';
-import { startEmulator, type RunningEmulator } from '../../src/emulator/server.js';
 import { JobAppliedState } from '../../src/jobs/runner/job-applied-state.js';
-import { ServiceClient } from '../../src/service/client.js';
-import { AppliedStateStore } from '../../src/store/applied-state.js';
 import { settleLostWrite } from '../../src/sync/sync.js';
 import { data } from '../helpers/job-fixtures.js';
-import { dropPrefix, rawRedis, testPrefix } from '../helpers/redis.js';
+import { seededApi } from '../helpers/seeded-api.js';
 
 const KEY = 'Deployment/api';
 const IMAGE = 'source_revision_config.image_uri';
@@ -24,29 +20,7 @@ describe("settleLostWrite (a former leader's job, dropped, settles its own lost 
   });
 
   async function setup() {
-    const emulator: RunningEmulator = await startEmulator({
-      buildMs: 0,
-      seed: {
-        deployments: [
-          {
-            name: 'api',
-            source: 'external_docker',
-            source_config: { resource_spec: { max_scale: 1 } },
-            source_revision_config: { image_uri: 'docker.io/acme/api:1' },
-          },
-        ],
-      },
-    });
-    const redis: Redis = rawRedis();
-    const prefix = testPrefix('settle-lost');
-    cleanups.push(
-      () => emulator.close(),
-      async () => redis.disconnect(),
-      () => dropPrefix(prefix),
-    );
-    const store = new AppliedStateStore(redis, prefix);
-    const client = new ServiceClient({ baseUrl: emulator.url });
-    const live = emulator.store.allDeployments()[0] as unknown as LiveDeployment;
+    const { emulator, store, client, live } = await seededApi('settle-lost', cleanups);
     const job = (jobId: string) => new JobAppliedState(store, { ...data('api', 1), manifestVersion: VERSION }, jobId);
     const settle = (jobId: string) =>
       settleLostWrite(
