@@ -110,7 +110,7 @@ export async function gatherPlanInput(options: GatherOptions): Promise<Gathered>
   const ahead = new PlanAhead(options.env, options.namePrefix);
   // A failure to list or read is gatherFrom's to report; the changes are then not diffed ahead.
   void Promise.all([listing, appliedRead])
-    .then(([live, applied]) => ahead.listed(live, applied))
+    .then(([live, applied]) => ahead.liveRead(live, applied))
     .catch(() => undefined);
   let loaded: ManifestDirResult;
   try {

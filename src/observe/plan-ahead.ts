@@ -57,7 +57,7 @@ export class PlanAhead {
   };
 
   /** The live deployments and applied records read: what compiled so far is diffed, a few milliseconds at a time. */
-  async listed(deployments: ListedDeployment[], applied: ReadonlyMap<string, AppliedRecord>): Promise<void> {
+  async liveRead(deployments: ListedDeployment[], applied: ReadonlyMap<string, AppliedRecord>): Promise<void> {
     const live: LiveRead = { view: liveView({ deployments }), byName: oneByName(deployments), applied };
     this.live = live;
     let slice = performance.now();

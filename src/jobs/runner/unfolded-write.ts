@@ -4,7 +4,7 @@ import type { ResourceState } from '../../core/resource-state-model.js';
 import type { AppliedStateStore } from '../../store/applied-state.js';
 import type { ResourceFolds } from '../../store/resource-folds.js';
 import type { ReconcileJobData, ReconcileJobResult } from '../../store/schema.js';
-import { settleLostWrite } from '../../sync/sync.js';
+import { settleLostWrite, settlesLostWrites } from '../../sync/sync.js';
 
 /** The result message of a write the former leader recorded and did not fold. */
 export const UNFOLDED_WRITE =
@@ -42,7 +42,8 @@ export async function unfoldedWrite(
   data: ReconcileJobData,
   jobId: string,
 ): Promise<UnfoldedWrite | undefined> {
-  if (data.resource?.kind !== 'Deployment' || !data.write) return undefined;
+  // The kinds whose lost writes are settled by reading (src/sync/kinds.ts settleLost): their writes are folded so too.
+  if (!data.resource || !settlesLostWrites(data.resource.kind) || !data.write) return undefined;
   const { applied, pending } = await ports.store.read(data.key);
   if (pending || applied?.jobId !== jobId) return undefined;
   const state = (await ports.folds.read([data.key])).get(data.key)?.state;
