@@ -1,10 +1,16 @@
 // The JSON text of /status' values, kept by the object: an unchanged poll serializes no row, hashes no large field.
-import { createHash } from 'node:crypto';
+import { textHash } from './text-hash.js';
 
-/** A value's compact JSON and its hash; its pretty form (two spaces, nested one level) made when first asked. */
+/**
+ * A value's text is kept up to this length: a larger one (the plan, the rows at thousands of resources: megabytes) keeps
+ * its hash only and is serialized again when a body carries it, which an unchanged poll (a 304) and a delta never do.
+ */
+const KEEP_TEXT_UP_TO = 64 * 1024;
+
+/** A value's hash; its compact JSON kept when short, its pretty form (two spaces, nested one level) made when asked. */
 interface Text {
-  compact: string;
   hash: string;
+  compact?: string;
   pretty?: string;
 }
 
@@ -14,43 +20,48 @@ export interface TaggedBody {
   body(): string;
 }
 
-function hashOf(text: string): string {
-  return createHash('sha256').update(text).digest('base64url').slice(0, 22);
-}
-
 /**
  * The texts of the values of the /status document, by the value's identity. The document's builder hands the same
  * object while its content is the same (the rows while the projection's version stands,
  * src/daemon/status/projection.ts;
  * the plan while its hash stands, src/store/reconcile-record.ts) and never changes an object it handed out, so a kept
- * text is the text of that object. A new object (a change, or a value built at each request) is serialized again.
+ * text or hash is that of the object. A new object (a change, or a value built at each request) is serialized again.
  */
 export class FieldTexts {
   private readonly texts = new WeakMap<object, Text>();
 
-  /** The value's compact JSON text and its hash; undefined for what JSON leaves out (undefined, a function). */
-  of(value: unknown): Text | undefined {
+  /** The value's hash, and its compact JSON when short; undefined for what JSON leaves out (undefined, a function). */
+  private of(value: unknown): { text: Text; compact: string } | undefined {
     const keyed = typeof value === 'object' && value !== null;
     const kept = keyed ? this.texts.get(value) : undefined;
-    if (kept) return kept;
+    if (kept?.compact !== undefined) return { text: kept, compact: kept.compact };
     const compact = JSON.stringify(value) as string | undefined;
     if (compact === undefined) return undefined;
-    const text: Text = { compact, hash: hashOf(compact) };
+    if (kept) return { text: kept, compact };
+    const text: Text = { hash: textHash(compact) };
+    if (compact.length <= KEEP_TEXT_UP_TO) text.compact = compact;
     if (keyed) this.texts.set(value, text);
-    return text;
+    return { text, compact };
+  }
+
+  /** The value's hash (serializing it only when it is not kept); undefined for what JSON leaves out. */
+  private hashOf(value: unknown): string | undefined {
+    const kept = typeof value === 'object' && value !== null ? this.texts.get(value) : undefined;
+    return kept?.hash ?? this.of(value)?.text.hash;
   }
 
   /** The value as `JSON.stringify(document, null, 2)` writes it under a top-level key (indented once more). */
   private prettyOf(value: unknown): string | undefined {
-    const text = this.of(value);
-    if (text === undefined) return undefined;
-    text.pretty ??= JSON.stringify(value, null, 2).replaceAll('\n', '\n  ');
-    return text.pretty;
+    const kept = typeof value === 'object' && value !== null ? this.texts.get(value) : undefined;
+    if (kept?.pretty !== undefined) return kept.pretty;
+    const pretty = JSON.stringify(value, null, 2)?.replaceAll('\n', '\n  ');
+    if (kept && pretty !== undefined && pretty.length <= KEEP_TEXT_UP_TO) kept.pretty = pretty;
+    return pretty;
   }
 
-  /** Each field's text as one compare key (the change sequence's, src/daemon/server/status-view.ts). */
+  /** Each field's compare key (the change sequence's, src/daemon/server/status-view.ts): its text's hash. */
   compareText(value: unknown): string {
-    return this.of(value)?.compact ?? 'undefined';
+    return this.hashOf(value) ?? 'undefined';
   }
 
   /**
@@ -59,15 +70,18 @@ export class FieldTexts {
    * serializing or hashing any field kept.
    */
   document(document: Readonly<Record<string, unknown>>, pretty: boolean): TaggedBody {
-    const fields: Array<[string, Text]> = [];
+    const fields: Array<[string, string]> = [];
     for (const [name, value] of Object.entries(document)) {
-      const text = this.of(value);
-      if (text !== undefined) fields.push([name, text]);
+      const hash = this.hashOf(value);
+      if (hash !== undefined) fields.push([name, hash]);
     }
-    const hashes = fields.map(([name, text]) => `${JSON.stringify(name)}:${text.hash}`).join(',');
-    const etag = `"${hashOf(`${pretty ? 'p' : 'c'}${hashes}`)}"`;
+    const hashes = fields.map(([name, hash]) => `${JSON.stringify(name)}:${hash}`).join(',');
+    const etag = `"${textHash(`${pretty ? 'p' : 'c'}${hashes}`)}"`;
     const body = (): string => {
-      if (!pretty) return `{${fields.map(([name, text]) => `${JSON.stringify(name)}:${text.compact}`).join(',')}}\n`;
+      if (!pretty) {
+        const texts = fields.map(([name]) => `${JSON.stringify(name)}:${this.of(document[name])!.compact}`);
+        return `{${texts.join(',')}}\n`;
+      }
       if (fields.length === 0) return '{}\n';
       const lines = fields.map(([name]) => `  ${JSON.stringify(name)}: ${this.prettyOf(document[name])!}`);
       return `{\n${lines.join(',\n')}\n}\n`;

@@ -1,10 +1,12 @@
-// A change sequence over keyed entries (the rows of /status, its top-level fields, the runs of its plan): each entry's text is compared with the last one seen, a changed entry takes the next number of a shared clock, a gone one leaves a tombstone.
+// A change sequence over keyed entries (the rows of /status, its top-level fields, the runs of its plan): each entry's text is compared with the last one seen (by its hash), a changed entry takes the next number of a shared clock, a gone one leaves a tombstone.
+import { textHash } from './text-hash.js';
 
 /** Answers the next sequence number; one clock numbers every sequence behind one token (status-view.ts RowSequence). */
 export type Clock = () => number;
 
 export class KeyedSequence {
-  private readonly entries = new Map<string, { text: string; seq: number }>();
+  /** Each entry's text as its hash (text-hash.ts): at 10,000 rows the texts themselves were 10 MB kept for a comparison. */
+  private readonly entries = new Map<string, { hash: string; seq: number }>();
   private readonly removed = new Map<string, number>();
   private oldest = 0;
 
@@ -15,8 +17,9 @@ export class KeyedSequence {
     const seen = new Set<string>();
     for (const [key, text] of current) {
       seen.add(key);
-      if (this.entries.get(key)?.text === text) continue;
-      this.entries.set(key, { text, seq: clock() });
+      const hash = textHash(text);
+      if (this.entries.get(key)?.hash === hash) continue;
+      this.entries.set(key, { hash, seq: clock() });
       this.removed.delete(key);
     }
     for (const key of this.entries.keys()) {
