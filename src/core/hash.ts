@@ -1,4 +1,4 @@
-// Stable hashes of secret values and provider definitions, so drift is found without storing a value anywhere.
+// Stable hashes: of secret values and provider definitions, so drift is found without storing a value anywhere, and of texts kept only to be compared.
 import { createHash } from 'node:crypto';
 
 /**
@@ -30,4 +30,12 @@ function sortKeys(value: unknown): unknown {
 /** sha256 of canonical JSON; used for provider definitions (with secret values already replaced by their hashes). */
 export function objectHash(value: unknown): string {
   return createHash('sha256').update(canonicalJson(value)).digest('hex');
+}
+
+/**
+ * 22 characters of base64url SHA-256 (132 bits) of a text, kept in its place where only its sameness matters (the
+ * change sequences and ETags of /status, the findings already logged): two different texts never meet in practice.
+ */
+export function textHash(text: string): string {
+  return createHash('sha256').update(text).digest('base64url').slice(0, 22);
 }

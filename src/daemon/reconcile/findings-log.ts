@@ -1,6 +1,7 @@
 // What a reconcile found (manifest problems, why a resource is not written), logged when it appears or changes (drift: drift.ts).
 import type { Logger } from 'pino';
 import { formatDiagnostic } from '../../core/diagnostics.js';
+import { textHash } from '../../core/hash.js';
 import { skipLine } from '../../core/decide.js';
 import type { ReconcileOutcome } from '../cycle/cycle.js';
 import type { ReconcileRecord } from '../status/reconcile-record.js';
@@ -9,7 +10,10 @@ import { DriftLog } from './drift.js';
 /** Reasons for not writing that are no news in the log: in sync, a job queued or just done, an orphan (its own line). */
 const ROUTINE: ReadonlySet<string> = new Set(['Synced', 'Applied', 'Applying', 'Orphan']);
 
-/** The lines last logged about one file: the line itself when there is one (most files), else the set of them. */
+/**
+ * The lines last logged about one file, each as its hash (textHash, src/core/hash.ts): the hash when there is one (most files), else the
+ * set of them. A line names its file and says the problem (about 270 bytes); its hash is 22 characters.
+ */
 type FileLines = string | Set<string>;
 
 function hasLine(lines: FileLines | undefined, line: string): boolean {
@@ -86,8 +90,9 @@ export class FindingsLog {
     const now = read ? this.loggedDiagnostics : new Map<string, FileLines>();
     for (const file of read ?? []) now.delete(file);
     const note = (file: string, line: string, say: () => void): void => {
-      if (!hasLine(before.get(file), line)) say();
-      now.set(file, withLine(now.get(file), line));
+      const hash = textHash(line);
+      if (!hasLine(before.get(file), hash)) say();
+      now.set(file, withLine(now.get(file), hash));
     };
     for (const d of outcome.plan.diagnostics) {
       if (read && !read.has(d.file)) continue;

@@ -1,5 +1,5 @@
 // The JSON text of /status' values, kept by the object: an unchanged poll serializes no row, hashes no large field.
-import { textHash } from './text-hash.js';
+import { textHash } from '../../core/hash.js';
 
 /**
  * A value's text is kept up to this length: a larger one (the plan, the rows at thousands of resources: megabytes) keeps

@@ -1,11 +1,11 @@
 // A change sequence over keyed entries (the rows of /status, its top-level fields, the runs of its plan): each entry's text is compared with the last one seen (by its hash), a changed entry takes the next number of a shared clock, a gone one leaves a tombstone.
-import { textHash } from './text-hash.js';
+import { textHash } from '../../core/hash.js';
 
 /** Answers the next sequence number; one clock numbers every sequence behind one token (status-view.ts RowSequence). */
 export type Clock = () => number;
 
 export class KeyedSequence {
-  /** Each entry's text as its hash (text-hash.ts): at 10,000 rows the texts themselves were 10 MB kept for a comparison. */
+  /** Each entry's text as its hash (src/core/hash.ts textHash): the texts themselves are megabytes at thousands of rows. */
   private readonly entries = new Map<string, { hash: string; seq: number }>();
   private readonly removed = new Map<string, number>();
   private oldest = 0;
