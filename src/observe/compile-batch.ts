@@ -45,3 +45,24 @@ export function compileFailure(file: string, reason: string): ManifestResult {
     ],
   };
 }
+
+/**
+ * Makes a worker's answer share the strings this thread holds: a structured clone copies every string, so 10,000 files
+ * with the same warning were 10,000 copies of its text, and each file's path one copy per resource and diagnostic.
+ * Each diagnostic's message and code are taken from `seen` (the first of each text in one load), and every path equal
+ * to the one this thread sent (`file`) is that string. The values are unchanged.
+ */
+export function shareStrings(result: ManifestResult, file: string, seen: Map<string, string>): void {
+  const shared = (text: string): string => {
+    const kept = seen.get(text);
+    if (kept !== undefined) return kept;
+    seen.set(text, text);
+    return text;
+  };
+  for (const d of result.diagnostics) {
+    if (d.file === file) d.file = file;
+    d.message = shared(d.message);
+    d.code = shared(d.code);
+  }
+  for (const r of [...result.resources, ...result.blocked]) if (r.location.file === file) r.location.file = file;
+}

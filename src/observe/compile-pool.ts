@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { compileFile, type ManifestBytes } from '../core/manifest/compile.js';
 import type { ManifestResult, ParseOptions } from '../core/manifest/parse.js';
-import { compileFailure, packBatch, type BatchResult } from './compile-batch.js';
+import { compileFailure, packBatch, shareStrings, type BatchResult } from './compile-batch.js';
 
 /**
  * Below this many bytes to compile, this thread compiles them: a worker thread first loads the parser and the schemas
@@ -96,6 +96,8 @@ export class CompilePool {
   async compile(files: readonly ManifestBytes[], onCompiled?: OnCompiled): Promise<ManifestResult[]> {
     const batches = batchesOf(files, this.workers.length + (this.thisThreadCompiles ? 1 : 0));
     const results = new Array<ManifestResult>(files.length);
+    /** The diagnostics' texts of this load, each held once (shareStrings). */
+    const texts = new Map<string, string>();
     let next = 0;
     const run = (worker: PoolWorker): Promise<void> =>
       new Promise<void>((done) => {
@@ -110,7 +112,11 @@ export class CompilePool {
         };
         const onMessage = (reply: BatchResult): void => {
           unanswered.delete(reply.id);
-          reply.results.forEach((result, offset) => (results[batches[reply.id]!.from + offset] = result));
+          const from = batches[reply.id]!.from;
+          reply.results.forEach((result, offset) => {
+            shareStrings(result, files[from + offset]!.file, texts);
+            results[from + offset] = result;
+          });
           send();
           if (onCompiled) reply.results.forEach(onCompiled);
           if (unanswered.size === 0) finish();
