@@ -95,13 +95,12 @@ export function settlesLostWrites(kind: ResourceKind): boolean {
 export async function settleLostWrite(
   resource: { kind: ResourceKind; name: string; key: string },
   jobId: string,
-  context: { service: ServicePort; appliedState: LostWritePort; now?: () => Date },
+  context: { service: ServicePort; appliedState: LostWritePort },
   liveId?: string,
 ): Promise<LostWriteSettle> {
   const steps = syncStepsOf(resource.kind);
   if (!steps.settleLost) return undefined;
-  const now = context.now ?? (() => new Date());
-  const ports = { service: context.service, appliedState: context.appliedState, now };
+  const ports = { service: context.service, appliedState: context.appliedState };
   return steps.settleLost(resource.key, resource.name, jobId, ports, liveId);
 }
 

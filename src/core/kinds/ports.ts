@@ -97,14 +97,9 @@ export interface AppliedStatePort {
   clearPending(resourceKey: string): Promise<void>;
   /**
    * Records a write (merged over `known`, the record read during this job; undefined: read it) and removes its
-   * pending write, at once. See WrittenState.
+   * pending write, at once; the store stamps its time (Redis' clock, one for every replica). See WrittenState.
    */
-  recordWrite(
-    resourceKey: string,
-    written: WrittenState,
-    at?: Date,
-    known?: AppliedRecord | null,
-  ): Promise<AppliedRecord>;
+  recordWrite(resourceKey: string, written: WrittenState, known?: AppliedRecord | null): Promise<AppliedRecord>;
   /** Forgets the resource (its record and pending write, at once): it was deleted. */
   forget(resourceKey: string): Promise<void>;
 }
@@ -120,7 +115,6 @@ export interface LostWritePort {
     resourceKey: string,
     pending: PendingWrite,
     written: WrittenState,
-    at: Date,
     known: AppliedRecord | null,
   ): Promise<AppliedRecord | undefined>;
   /** Removes the pending write while it is still `pending` (a write that did not land); false when it is not. */

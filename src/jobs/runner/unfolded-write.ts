@@ -23,6 +23,8 @@ function knownRevision(state: ResourceState | undefined): string | undefined {
 /** A job's result to fold, and the check (asked inside the fold, at each read) that it was not folded meanwhile. */
 export interface UnfoldedWrite {
   answer: ReconcileJobResult;
+  /** The time of the applied record that names the job's write (Redis' clock). */
+  appliedAt?: string;
   unless?: (state: ResourceState | undefined) => boolean;
 }
 
@@ -61,7 +63,7 @@ export async function unfoldedWrite(
     answer.deploymentId = live.id;
     answer.latestRevisionId = latest;
   }
-  return { answer, unless: (now) => showsResultOf(now, jobId) };
+  return { answer, appliedAt: applied.appliedAt, unless: (now) => showsResultOf(now, jobId) };
 }
 
 /**

@@ -96,7 +96,6 @@ export async function settleLostDeploymentWrite(
   ports: {
     service: Pick<ServicePort, 'readDeployment' | 'listDeploymentPages'>;
     appliedState: LostWritePort;
-    now(): Date;
   },
   liveId?: string,
 ): Promise<LostWriteSettle> {
@@ -107,6 +106,6 @@ export async function settleLostDeploymentWrite(
   const landed = pendingLanded(pending, live) ?? fieldsLanded(pending, live);
   if (!landed) return (await ports.appliedState.clearSettled(key, pending)) ? { landed: false } : undefined;
   const written = lostWriteRecord(pending, live, landedOwnership(pending, applied, live));
-  const recorded = await ports.appliedState.recordSettled(key, pending, written, ports.now(), applied ?? null);
+  const recorded = await ports.appliedState.recordSettled(key, pending, written, applied ?? null);
   return recorded ? { landed: landedResult(pending, live) } : undefined;
 }

@@ -134,7 +134,7 @@ async function settlePending(key: string, ports: SyncPorts, live: LiveDeployment
   }
   // The answer was lost: the live state read now stands in for it.
   const written = lostWriteRecord(pending, live, landedOwnership(pending, applied, live));
-  return { applied: await ports.appliedState.recordWrite(key, written, ports.now(), applied ?? null), landed: pending };
+  return { applied: await ports.appliedState.recordWrite(key, written, applied ?? null), landed: pending };
 }
 
 function deploymentResult(
@@ -190,7 +190,6 @@ async function patchIfNeeded(
   await ports.appliedState.recordWrite(
     desired.key,
     writtenState(written, fields, updated, adoptedOwnership(applied, live), desired.resource),
-    ports.now(),
     applied ?? null,
   );
   return { sent: true, live: updated, newRevision: diff.change.new_revision };
@@ -320,7 +319,6 @@ async function sendCreate(
   const applied = await ports.appliedState.recordWrite(
     desired.key,
     writtenState(written, fields, created, { origin: 'created', id: created.id }, desired.resource),
-    ports.now(),
   );
   return { ...(await completeCreate(desired, created, ports, applied)), fields: diff.change.fields };
 }
