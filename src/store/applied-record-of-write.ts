@@ -20,7 +20,7 @@ const UnstampedStoredRecord = StoredAppliedRecord.omit({ appliedAt: true });
  * The applied record of a write over `previous`, but for its time: its secret hashes merged over the previous ones
  * (secrets not written keep their hash), or replacing them when the write carried the complete set; its field hashes
  * merged by path; the definition hash replaced when given; the stamp's fingerprint, manifest version and job replacing
- * the recorded ones (a write with no job keeps none). Its JSON starts with `secrets`, as the scripts that stamp it need.
+ * the recorded ones (a write with no job keeps none), and so does the write's answer. Its JSON starts with `secrets`, as the scripts that stamp it need.
  */
 export function recordOf(
   written: WrittenState,
@@ -44,5 +44,6 @@ export function recordOf(
   if (stamp?.desired) record.desired = stamp.desired;
   if (stamp?.manifestVersion) record.manifestVersion = stamp.manifestVersion;
   if (stamp?.jobId) record.jobId = stamp.jobId;
+  if (written.answer) record.answer = { ...written.answer };
   return UnstampedStoredRecord.parse(record);
 }

@@ -82,11 +82,6 @@ export async function removeResource(deletion: Deletion, context: SyncContext): 
   return kind.remove(deletion, portsOf(context));
 }
 
-/** Whether a resource of `kind` settles a lost write of a former leader's job by reading only (its kind's settleLost). */
-export function settlesLostWrites(kind: ResourceKind): boolean {
-  return syncStepsOf(kind).settleLost !== undefined;
-}
-
 /**
  * Settles, reading only, the write the job `jobId` marked pending on `resource` and never recorded (its process died
  * before the answer): through its kind's settleLost (src/sync/kinds.ts); undefined for a kind without one, or when

@@ -9,6 +9,7 @@ import type {
   LiveProvider,
   Ownership,
   SecretSourceName,
+  WriteAnswer,
 } from '../model.js';
 import { ManifestVersion } from '../manifest-version.js';
 import { SecretSourceChange } from './job.js';
@@ -87,6 +88,11 @@ export interface WrittenState {
   fields?: Record<string, FieldHashes>;
   /** How converge came to own the resource (its first write, or a create); absent keeps the recorded ownership. */
   ownership?: Ownership;
+  /**
+   * What the service's answer to this write said, as the job's result states it (recorded with the write, replacing the
+   * recorded one; absent: none recorded): the job's result is rebuilt from it should its fold be lost.
+   */
+  answer?: WriteAnswer;
 }
 
 /** The applied-state store operations a sync uses; src/store's AppliedStateStore has them. */
