@@ -11,7 +11,10 @@ export interface WriteStamp {
   jobId?: string;
 }
 
-/** An applied record before its time is stamped: Redis' TIME, in the script that stores it (applied-state-scripts.ts). */
+/**
+ * An applied record before its time is stamped: Redis' TIME, in the script that stores it
+ * (src/store/applied-state-scripts.ts).
+ */
 export type UnstampedRecord = Omit<AppliedRecord, 'appliedAt'>;
 
 const UnstampedStoredRecord = StoredAppliedRecord.omit({ appliedAt: true });
@@ -20,7 +23,8 @@ const UnstampedStoredRecord = StoredAppliedRecord.omit({ appliedAt: true });
  * The applied record of a write over `previous`, but for its time: its secret hashes merged over the previous ones
  * (secrets not written keep their hash), or replacing them when the write carried the complete set; its field hashes
  * merged by path; the definition hash replaced when given; the stamp's fingerprint, manifest version and job replacing
- * the recorded ones (a write with no job keeps none), and so does the write's answer. Its JSON starts with `secrets`, as the scripts that stamp it need.
+ * the recorded ones (a write with no job keeps none), and so does the write's answer. Its JSON starts with `secrets`,
+ * as the scripts that stamp it need.
  */
 export function recordOf(
   written: WrittenState,

@@ -1,4 +1,4 @@
-// The applied-state document serves what a plan reads, not the job that wrote a record nor its answer (format_version 1 unchanged).
+// The applied-state document serves what a plan reads, not a record's job nor its answer (format_version 1 unchanged).
 import { describe, expect, it } from 'vitest';
 import { appliedStateDocument, parseAppliedStateDocument } from './applied-state-document.js';
 

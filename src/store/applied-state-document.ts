@@ -16,8 +16,8 @@ export const APPLIED_STATE_VERSION = 1;
 
 /**
  * A record as AppliedStateStore.getAll() reads it: the stored record with its keep mark, the file and wave that
- * declared it; without the job that wrote it and what that write's answer said (a worker's own, which no plan reads: the
- * document stays what format_version 1 is).
+ * declared it; without the job that wrote it and what that write's answer said (a worker's own, which no plan reads:
+ * the document stays what format_version 1 is).
  */
 const DocumentRecord = StoredAppliedRecord.omit({ jobId: true, answer: true }).extend({
   keep: z.literal(true).optional(),

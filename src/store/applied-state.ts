@@ -264,7 +264,7 @@ export class AppliedStateStore {
     return (await this.settle(resourceKey, pending, '')) !== undefined;
   }
 
-  /** The settle script's answer: the record's time when it stored one, 1 when it only cleared, undefined when neither. */
+  /** The settle script's answer: the record's time when it stored one, 1 when it only cleared, else undefined. */
   private async settle(resourceKey: string, pending: PendingWrite, record: string): Promise<string | 1 | undefined> {
     if (pending.jobId === undefined) return undefined;
     const { jobId, sentAt } = pending;

@@ -1,4 +1,4 @@
-// A former leader's write recorded in the applied state and never folded: its job's result, rebuilt from the record alone.
+// A former leader's write recorded in the applied state and never folded: its job's result, from the record alone.
 import type { LostWritePort, ServicePort } from '../../core/kinds/ports.js';
 import type { ResourceState } from '../../core/resource-state-model.js';
 import type { AppliedStateStore } from '../../store/applied-state.js';

@@ -178,7 +178,8 @@ interface Patched {
 
 /**
  * Sends the PATCH of `diff` (if any), marked pending first, and records it over `applied` (the record read during this
- * sync) with what its answer said: `outcome` (the job's: `created` when it completes a create, which started a revision).
+ * sync) with what its answer said: `outcome` (the job's: `created` when it completes a create, which started a
+ * revision).
  */
 async function patchIfNeeded(
   desired: Desired,
