@@ -68,7 +68,7 @@ function olderJobCompleted(
   const result = event.result;
   if (!result || result.notRun || !WROTE.has(result.outcome)) return state;
   const next = { ...state };
-  if (event.version) next.appliedFrom = { ...event.version, appliedAt: event.at };
+  if (event.version) next.appliedFrom = { ...event.version, appliedAt: event.appliedAt ?? event.at };
   if (result.new_revision && result.latestRevisionId) {
     next.health = healthAfterJob(state, result, event.unfollowed === true);
     if (event.desired) next.revisionDesired = { revisionId: result.latestRevisionId, desired: event.desired };
@@ -110,7 +110,8 @@ export function jobCompleted(
     message: `job ${event.jobId} ${result ? result.outcome : 'finished'}`,
   };
   if (!result) return next;
-  if (event.version && WROTE.has(result.outcome)) next.appliedFrom = { ...event.version, appliedAt: event.at };
+  if (event.version && WROTE.has(result.outcome))
+    next.appliedFrom = { ...event.version, appliedAt: event.appliedAt ?? event.at };
   next.health = healthAfterJob(state, result, event.unfollowed === true);
   if (result.new_revision && result.latestRevisionId && event.desired)
     next.revisionDesired = { revisionId: result.latestRevisionId, desired: event.desired };

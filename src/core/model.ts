@@ -177,6 +177,17 @@ export interface BlockedResource {
 }
 
 /**
+ * What the answer to one write said, as the job's result (src/core/kinds/ports.ts SyncResult) states it: what the write
+ * did, whether it started a revision, the live id and its latest revision. Ids and a flag only, never a value.
+ */
+export interface WriteAnswer {
+  outcome: 'created' | 'updated' | 'adopted';
+  new_revision: boolean;
+  deploymentId?: string;
+  latestRevisionId?: string | null;
+}
+
+/**
  * What converge last applied to a resource (kept in Redis by the queue; read-only for plan).
  * Holds hashes only, never values.
  */
@@ -212,6 +223,12 @@ export interface AppliedRecord {
    * (src/jobs/runner/unfolded-write.ts).
    */
   jobId?: string;
+  /**
+   * What the service's answer to that write said, as its job's result states it: a former leader's job whose result
+   * was never folded is folded from it, with no read of the service (src/jobs/runner/unfolded-write.ts). Absent: the
+   * kind's sync records none, or an older converge wrote the record.
+   */
+  answer?: WriteAnswer;
   /** The manifest last declared converge/prune: "false" (kept apart from the record; see AppliedStateStore.recordKeep). */
   keep?: true;
   /**

@@ -94,11 +94,13 @@ export type ResourceEvent =
   /**
    * Its job completed with `result` (undefined: a result this converge cannot read). `version`: the manifests its
    * desired state came from. `unfollowed`: nothing follows the revision it started (apply without --wait).
+   * `appliedAt`: the time of the applied record its write left, Redis' clock (absent: `at`, the folder's own clock).
    */
   | {
       type: 'job-completed';
       jobId: string;
       at: string;
+      appliedAt?: string | undefined;
       result: SyncResult | undefined;
       version?: ManifestVersion | undefined;
       unfollowed?: true;

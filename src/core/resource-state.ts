@@ -73,8 +73,9 @@ function decided(previous: ResourceState | undefined, outcome: Outcome, context:
 /**
  * The manifests of converge's last write, of the two a decision knows: the applied record it read, or the state's,
  * which a job's result folded after that read may have set (its write recorded after the read): the later write's.
- * Both times are the writing worker's clock (docs/daemon.md, "The event log"). None read: none (the record is gone);
- * the same manifests: the record's (its time is the write's, the state's that of the fold).
+ * Both times are Redis' clock at the write: the script that stored each record stamped it, and a job's fold carries
+ * its record's time (src/store/applied-state-scripts.ts, src/jobs/runner/job-fold.ts), so no two replicas' clocks are
+ * compared. None read: none (the record is gone); the same manifests: the record's.
  */
 type AppliedFrom = ResourceState['appliedFrom'];
 function laterWrite(state: AppliedFrom, read: AppliedFrom): AppliedFrom {

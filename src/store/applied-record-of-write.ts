@@ -12,19 +12,27 @@ export interface WriteStamp {
 }
 
 /**
- * The applied record of a write over `previous`: its secret hashes merged over the previous ones (secrets not written
- * keep their hash), or replacing them when the write carried the complete set; its field hashes merged by path; the
- * definition hash replaced when given; the stamp's fingerprint, manifest version and job replacing the recorded ones (a write with no job keeps none).
+ * An applied record before its time is stamped: Redis' TIME, in the script that stores it
+ * (src/store/applied-state-scripts.ts).
+ */
+export type UnstampedRecord = Omit<AppliedRecord, 'appliedAt'>;
+
+const UnstampedStoredRecord = StoredAppliedRecord.omit({ appliedAt: true });
+
+/**
+ * The applied record of a write over `previous`, but for its time: its secret hashes merged over the previous ones
+ * (secrets not written keep their hash), or replacing them when the write carried the complete set; its field hashes
+ * merged by path; the definition hash replaced when given; the stamp's fingerprint, manifest version and job replacing
+ * the recorded ones (a write with no job keeps none), and so does the write's answer. Its JSON starts with `secrets`,
+ * as the scripts that stamp it need.
  */
 export function recordOf(
   written: WrittenState,
   previous: AppliedRecord | undefined,
-  at: Date,
   stamp: WriteStamp | undefined,
-): AppliedRecord {
-  const record: AppliedRecord = {
+): UnstampedRecord {
+  const record: UnstampedRecord = {
     secrets: written.replaceSecrets ? { ...written.secrets } : { ...(previous?.secrets ?? {}), ...written.secrets },
-    appliedAt: at.toISOString(),
   };
   // sources follow the hashes: replaced with a complete set (none known: none kept), else merged by name
   const sources = written.replaceSecrets
@@ -40,5 +48,6 @@ export function recordOf(
   if (stamp?.desired) record.desired = stamp.desired;
   if (stamp?.manifestVersion) record.manifestVersion = stamp.manifestVersion;
   if (stamp?.jobId) record.jobId = stamp.jobId;
-  return StoredAppliedRecord.parse(record);
+  if (written.answer) record.answer = { ...written.answer };
+  return UnstampedStoredRecord.parse(record);
 }

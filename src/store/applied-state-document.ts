@@ -16,10 +16,10 @@ export const APPLIED_STATE_VERSION = 1;
 
 /**
  * A record as AppliedStateStore.getAll() reads it: the stored record with its keep mark, the file and wave that
- * declared it; without the job that wrote it (a worker's own, which no plan reads: the document stays what
- * format_version 1 is).
+ * declared it; without the job that wrote it and what that write's answer said (a worker's own, which no plan reads:
+ * the document stays what format_version 1 is).
  */
-const DocumentRecord = StoredAppliedRecord.omit({ jobId: true }).extend({
+const DocumentRecord = StoredAppliedRecord.omit({ jobId: true, answer: true }).extend({
   keep: z.literal(true).optional(),
   file: z.string().min(1).optional(),
   wave: z.number().int().optional(),
@@ -46,7 +46,9 @@ export function appliedStateDocument(read: AppliedStateRead): AppliedStateDocume
   return AppliedStateDocument.parse({
     format: APPLIED_STATE_FORMAT,
     format_version: APPLIED_STATE_VERSION,
-    records: Object.fromEntries([...read.records].map(([key, { jobId: _job, ...record }]) => [key, record])),
+    records: Object.fromEntries(
+      [...read.records].map(([key, { jobId: _job, answer: _answer, ...record }]) => [key, record]),
+    ),
     holds: Object.fromEntries(read.holds),
   });
 }

@@ -225,21 +225,21 @@ export class AppliedStateStore {
   /**
    * Records a write: its secret hashes merged over the previous record (secrets not written keep their hash), or
    * replacing them when the write carried the complete set; its field hashes merged over the previous ones by path;
-   * the definition hash replaced when given; and the pending entry of the write removed, in one atomic command.
+   * the definition hash replaced when given; its time Redis' clock at the write; and the pending entry of the write
+   * removed, in one atomic command.
    */
   async recordWrite(
     resourceKey: string,
     written: WrittenState,
-    at = new Date(),
     /** The record as the caller read it during this job (null: none); undefined reads it here. */
     known?: AppliedRecord | null,
     /** Where the written desired state came from (the job's fingerprint and manifest version); replaces the recorded one. */
     stamp?: WriteStamp,
   ): Promise<AppliedRecord> {
     const previous = known === undefined ? await this.get(resourceKey) : (known ?? undefined);
-    const valid = recordOf(written, previous, at, stamp);
-    await this.redis.convergeRecordWrite(this.key, this.pending, resourceKey, JSON.stringify(valid));
-    return valid;
+    const record = recordOf(written, previous, stamp);
+    const at = await this.redis.convergeRecordWrite(this.key, this.pending, resourceKey, JSON.stringify(record));
+    return { appliedAt: String(at), ...record };
   }
 
   /**
@@ -251,24 +251,25 @@ export class AppliedStateStore {
     resourceKey: string,
     pending: PendingWrite,
     written: WrittenState,
-    at: Date,
     known: AppliedRecord | null,
     stamp?: WriteStamp,
   ): Promise<AppliedRecord | undefined> {
-    const valid = recordOf(written, known ?? undefined, at, stamp);
-    return (await this.settle(resourceKey, pending, JSON.stringify(valid))) ? valid : undefined;
+    const record = recordOf(written, known ?? undefined, stamp);
+    const at = await this.settle(resourceKey, pending, JSON.stringify(record));
+    return typeof at === 'string' ? { appliedAt: at, ...record } : undefined;
   }
 
   /** Removes the pending write while it is still `pending` (a lost write that did not land); false when it is not. */
   async clearSettled(resourceKey: string, pending: PendingWrite): Promise<boolean> {
-    return this.settle(resourceKey, pending, '');
+    return (await this.settle(resourceKey, pending, '')) !== undefined;
   }
 
-  private async settle(resourceKey: string, pending: PendingWrite, record: string): Promise<boolean> {
-    if (pending.jobId === undefined) return false;
+  /** The settle script's answer: the record's time when it stored one, 1 when it only cleared, else undefined. */
+  private async settle(resourceKey: string, pending: PendingWrite, record: string): Promise<string | 1 | undefined> {
+    if (pending.jobId === undefined) return undefined;
     const { jobId, sentAt } = pending;
     const answer = await this.redis.convergeSettlePending(this.key, this.pending, resourceKey, record, jobId, sentAt);
-    return answer === 1;
+    return typeof answer === 'string' ? answer : answer === 1 ? 1 : undefined;
   }
 
   /** The applied record and the pending write of one resource, in one command. */

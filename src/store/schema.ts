@@ -106,6 +106,15 @@ export const StoredAppliedRecord = z.strictObject({
   ownership: z.strictObject({ origin: z.enum(['created', 'adopted']), id: z.string().min(1) }).optional(),
   /** The job whose write this is (absent: a write of no job, or of an older converge). */
   jobId: z.string().min(1).optional(),
+  /** What the answer to that write said (WriteAnswer, src/core/model.ts); absent in older records. */
+  answer: z
+    .strictObject({
+      outcome: z.enum(['created', 'updated', 'adopted']),
+      new_revision: z.boolean(),
+      deploymentId: z.string().min(1).optional(),
+      latestRevisionId: z.string().nullable().optional(),
+    })
+    .optional(),
 });
 export type StoredAppliedRecord = z.infer<typeof StoredAppliedRecord>;
 

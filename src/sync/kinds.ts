@@ -40,11 +40,10 @@ export interface KindSyncSteps<R extends DesiredResource = DesiredResource> {
   ): Promise<LostWriteSettle>;
 }
 
-/** What a settle that only reads reaches: the service's reads, the applied state's compare-and-settle, the clock. */
+/** What a settle that only reads reaches: the service's reads, the applied state's compare-and-settle. */
 export interface LostWritePorts {
   service: ServicePort;
   appliedState: LostWritePort;
-  now(): Date;
 }
 
 const syncSteps = {

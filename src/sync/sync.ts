@@ -82,11 +82,6 @@ export async function removeResource(deletion: Deletion, context: SyncContext): 
   return kind.remove(deletion, portsOf(context));
 }
 
-/** Whether a resource of `kind` settles a lost write of a former leader's job by reading only (its kind's settleLost). */
-export function settlesLostWrites(kind: ResourceKind): boolean {
-  return syncStepsOf(kind).settleLost !== undefined;
-}
-
 /**
  * Settles, reading only, the write the job `jobId` marked pending on `resource` and never recorded (its process died
  * before the answer): through its kind's settleLost (src/sync/kinds.ts); undefined for a kind without one, or when
@@ -95,13 +90,12 @@ export function settlesLostWrites(kind: ResourceKind): boolean {
 export async function settleLostWrite(
   resource: { kind: ResourceKind; name: string; key: string },
   jobId: string,
-  context: { service: ServicePort; appliedState: LostWritePort; now?: () => Date },
+  context: { service: ServicePort; appliedState: LostWritePort },
   liveId?: string,
 ): Promise<LostWriteSettle> {
   const steps = syncStepsOf(resource.kind);
   if (!steps.settleLost) return undefined;
-  const now = context.now ?? (() => new Date());
-  const ports = { service: context.service, appliedState: context.appliedState, now };
+  const ports = { service: context.service, appliedState: context.appliedState };
   return steps.settleLost(resource.key, resource.name, jobId, ports, liveId);
 }
 

@@ -3,18 +3,23 @@ import type { Job } from 'bullmq';
 import { afterEach, describe, expect, it } from 'vitest';
 import { fieldHash } from '../../src/core/kinds/deployment/three-way.js';
 import { stateOfJob } from '../../src/core/resource-state.js';
+import type { Redis } from 'ioredis';
+import type { DeploymentResource, LiveDeployment } from '../../src/core/model.js';
+import { buildJobData } from '../../src/jobs/queue/jobs.js';
 import { JobAppliedState } from '../../src/jobs/runner/job-applied-state.js';
 import { createProcessor } from '../../src/jobs/runner/processor.js';
+import { UNFOLDED_WRITE } from '../../src/jobs/runner/unfolded-write.js';
 import { leaseKey } from '../../src/leader/lease.js';
 import { parseHistoryEntry, recordKeys } from '../../src/store/event-log.js';
 import { ResourceFolds } from '../../src/store/resource-folds.js';
-import { data } from '../helpers/job-fixtures.js';
+import { data, decidedWrite, deployment } from '../helpers/job-fixtures.js';
 import { seededApi } from '../helpers/seeded-api.js';
 
 const KEY = 'Deployment/api';
 const IMAGE = 'source_revision_config.image_uri';
 const VERSION = { kind: 'content' as const, id: 'abcdef012345', readAt: '2026-01-01T00:00:00.000Z' };
 const DROPPED = 'enqueued by a former leader (fencing token 3, current 4); dropped, nothing sent';
+const QUIET = { info: () => undefined, debug: () => undefined, warn: () => undefined, error: () => undefined };
 
 describe("a former leader's write recorded and not folded, its job dropped by the new leader's worker", () => {
   const cleanups: Array<() => Promise<unknown>> = [];
@@ -31,7 +36,7 @@ describe("a former leader's write recorded and not folded, its job dropped by th
         client,
         store,
         env: {},
-        log: { info: () => undefined, debug: () => undefined, warn: () => undefined, error: () => undefined },
+        log: QUIET,
         rateLimit: async () => undefined,
         stale: async () => ({ code: 'former_leader', message: DROPPED }),
         record: { folds: new ResourceFolds(redis, prefix, leaseKey(prefix)), by },
@@ -46,9 +51,8 @@ describe("a former leader's write recorded and not folded, its job dropped by th
     return { emulator, redis, prefix, store, client, live, job, worker, writesDone, stateOf };
   }
 
-  it('folds one write_done from the applied record (appliedFrom, its revision), GETs only, never again', async () => {
-    const { emulator, redis, prefix, store, client, live, job, worker, writesDone, stateOf } = await setup();
-    // The state before: an earlier job j0 folded, its revision the deployment's first.
+  /** The state before: an earlier job j0 folded, its revision the deployment's first. */
+  async function foldedEarlier(redis: Redis, prefix: string, live: LiveDeployment): Promise<void> {
     const folds = new ResourceFolds(redis, prefix, leaseKey(prefix));
     const meta = { at: new Date().toISOString(), by: 'leader-a' };
     const earlier = {
@@ -65,20 +69,36 @@ describe("a former leader's write recorded and not folded, its job dropped by th
       operation: 'patch-deployment',
     };
     await folds.fold([{ key: KEY, events: [j0], meta, seed: stateOfJob(KEY, 'patch-deployment') }]);
-    // Job j1 of the former leader: its PATCH answered, recorded (no pending left), the leader killed before the fold.
-    const answered = await client.patchDeployment(live.id, {
-      source_revision_config: { image_uri: 'docker.io/acme/api:2' },
-    });
-    expect(answered.latest_revision_id).not.toBe(live.latest_revision_id);
-    const hash = fieldHash('docker.io/acme/api:2');
-    await new JobAppliedState(store, job, 'j1').recordWrite(KEY, {
-      secrets: {},
-      fields: { [IMAGE]: { sent: hash, answered: hash } },
-      ownership: { origin: 'adopted', id: live.id },
-    });
-    expect(await store.read(KEY)).toMatchObject({
-      applied: { jobId: 'j1', manifestVersion: VERSION },
-      pending: undefined,
+  }
+
+  it('folds one write_done from the applied record its sync wrote (the answer recorded with it), sends nothing, never again', async () => {
+    const { emulator, redis, prefix, store, client, live, worker, writesDone, stateOf } = await setup();
+    await foldedEarlier(redis, prefix, live);
+    // Job j1 of the former leader: its PATCH answered and recorded by its sync, the leader killed before the fold
+    // (its processor folds nothing).
+    const base = deployment('api', 1);
+    const resource: DeploymentResource = {
+      ...base,
+      spec: { ...base.spec, source_revision_config: { image_uri: 'docker.io/acme/api:2' } },
+    };
+    const write = decidedWrite(resource, live);
+    const job = {
+      ...buildJobData(resource, 'patch-deployment', { origin: 'daemon', write, deploymentId: live.id }),
+      manifestVersion: VERSION,
+      fence: 3,
+    };
+    const formerLeader = createProcessor({ client, store, env: {}, log: QUIET, rateLimit: async () => undefined });
+    const ran = await formerLeader({ id: 'j1', data: job, attemptsMade: 0, opts: {} } as unknown as Job);
+    expect(ran).toMatchObject({ outcome: 'adopted', new_revision: true, deploymentId: live.id });
+    expect(ran.latestRevisionId).not.toBe(live.latest_revision_id);
+    const recorded = await store.read(KEY);
+    expect(recorded).toMatchObject({ applied: { jobId: 'j1', manifestVersion: VERSION }, pending: undefined });
+    // What the answer said, recorded with the write: the job's result but its message and fields.
+    expect(recorded.applied?.answer).toEqual({
+      outcome: ran.outcome,
+      new_revision: ran.new_revision,
+      deploymentId: ran.deploymentId,
+      latestRevisionId: ran.latestRevisionId,
     });
     expect((await stateOf())?.job?.id).toBe('j0');
     emulator.resetLog();
@@ -87,28 +107,67 @@ describe("a former leader's write recorded and not folded, its job dropped by th
     const drop = { id: 'j1', data: job, attemptsMade: 0 } as unknown as Job;
     const results = await Promise.all([worker('worker-b')(drop), worker('worker-c')(drop)]);
     for (const result of results) {
-      expect(result).toMatchObject({
-        outcome: 'updated',
-        new_revision: true,
-        latestRevisionId: answered.latest_revision_id,
-        deploymentId: live.id,
-      });
-      expect(result.notRun).toBeUndefined();
+      expect(result).toEqual({ ...recorded.applied!.answer, message: UNFOLDED_WRITE });
     }
     const done = await writesDone('j1');
     expect(done).toHaveLength(1);
-    expect(done[0]).toMatchObject({ reason: 'updated', revision: { id: answered.latest_revision_id } });
+    expect(done[0]).toMatchObject({ reason: 'adopted', revision: { id: ran.latestRevisionId } });
     expect(done[0]!.message).toContain('recorded by the former leader');
     const state = await stateOf();
-    expect(state?.job).toMatchObject({ id: 'j1', state: 'completed', outcome: 'updated' });
-    expect(state?.appliedFrom).toMatchObject({ kind: 'content', id: VERSION.id });
-    expect(state?.health.revisionId).toBe(answered.latest_revision_id);
+    expect(state?.job).toMatchObject({ id: 'j1', state: 'completed', outcome: 'adopted' });
+    expect(state?.appliedFrom).toEqual({ ...VERSION, appliedAt: recorded.applied!.appliedAt });
+    expect(state?.health.revisionId).toBe(ran.latestRevisionId);
 
     // A second drop of the same job (handed back once more) folds nothing more.
     const again = await worker('worker-d')(drop);
     expect(again).toMatchObject({ notRun: 'former_leader' });
     expect(await writesDone('j1')).toHaveLength(1);
-    expect(emulator.requestLog.filter((e) => e.method !== 'GET')).toEqual([]);
+    expect(emulator.requestLog).toEqual([]);
+  });
+
+  it("the record says no revision started while the service's latest moved since: no new revision, 0 requests", async () => {
+    const { emulator, redis, prefix, store, client, live, job, worker, writesDone, stateOf } = await setup();
+    await foldedEarlier(redis, prefix, live);
+    // j1's write started no revision (its answer, recorded with it by its sync), and its leader died before the fold.
+    const answer = {
+      outcome: 'updated' as const,
+      new_revision: false,
+      deploymentId: live.id,
+      latestRevisionId: live.latest_revision_id ?? null,
+    };
+    await new JobAppliedState(store, job, 'j1').recordWrite(KEY, {
+      secrets: {},
+      ownership: { origin: 'adopted', id: live.id },
+      answer,
+    });
+    // Then a revision is started outside converge: the deployment's latest revision is no longer the one j1 saw.
+    const outside = await client.patchDeployment(live.id, {
+      source_revision_config: { image_uri: 'docker.io/acme/api:9' },
+    });
+    expect(outside.latest_revision_id).not.toBe(live.latest_revision_id);
+    emulator.resetLog();
+
+    const result = await worker('worker-b')({ id: 'j1', data: job, attemptsMade: 0 } as unknown as Job);
+    expect(result).toEqual({ ...answer, message: UNFOLDED_WRITE });
+    const done = await writesDone('j1');
+    expect(done).toHaveLength(1);
+    expect(done[0]).toMatchObject({ reason: 'updated' });
+    expect(done[0]!.revision ?? null).toBeNull();
+    const state = await stateOf();
+    expect(state?.job).toMatchObject({ id: 'j1', state: 'completed', new_revision: false });
+    expect(state?.health.revisionId).not.toBe(outside.latest_revision_id);
+    expect(emulator.requestLog).toEqual([]);
+  });
+
+  it("folds nothing from a record that says nothing of the answer (an older converge's), and sends nothing", async () => {
+    const { emulator, redis, prefix, store, live, job, worker, writesDone } = await setup();
+    await foldedEarlier(redis, prefix, live);
+    await new JobAppliedState(store, job, 'j1').recordWrite(KEY, { secrets: {} });
+    emulator.resetLog();
+    const result = await worker('worker-b')({ id: 'j1', data: job, attemptsMade: 0 } as unknown as Job);
+    expect(result).toMatchObject({ outcome: 'unchanged', notRun: 'former_leader' });
+    expect(await writesDone('j1')).toHaveLength(0);
+    expect(emulator.requestLog).toEqual([]);
   });
 
   it("folds nothing for a job whose write the record does not name (another job's write, or none)", async () => {

@@ -5,6 +5,8 @@ import { secretHash } from '../../src/core/hash.js';
 import { dropPrefix, REDIS_URL, testPrefix, closedPort } from '../helpers/redis.js';
 import { AppliedStateStore, appliedKey, readAppliedState } from '../../src/store/applied-state.js';
 import { closeRedis, connectProducer } from '../../src/store/redis.js';
+import { LUA_ISO_TIME } from '../../src/store/applied-state-scripts.js';
+import { redisNow } from '../../src/store/clock.js';
 
 describe('AppliedStateStore', () => {
   const prefix = testPrefix('applied');
@@ -127,6 +129,31 @@ describe('AppliedStateStore', () => {
     expect([...(await store.getAll()).keys()]).toEqual(['Deployment/a']);
   });
 
+  it("stamps each record with Redis' time, written as toISOString writes it (leap days, centuries, the epoch)", async () => {
+    const times = [
+      0,
+      951_782_400_999,
+      951_868_799_000,
+      1_709_164_800_123,
+      4_107_542_400_000,
+      4_107_456_000_500,
+      253_402_300_799_999,
+      ...Array.from({ length: 200 }, (_, i) => Math.floor(i * 37_813_411_917.3)),
+    ];
+    for (const ms of times) {
+      const lua = `${LUA_ISO_TIME} return iso_of(tonumber(ARGV[1]), tonumber(ARGV[2]))`;
+      expect(await redis.eval(lua, 0, String(Math.floor(ms / 1000)), String(ms % 1000))).toBe(
+        new Date(ms).toISOString(),
+      );
+    }
+    const before = await redisNow(redis);
+    const written = await store.recordWrite('Deployment/t', { secrets: {} }, null);
+    const after = await redisNow(redis);
+    expect(Date.parse(written.appliedAt)).toBeGreaterThanOrEqual(before);
+    expect(Date.parse(written.appliedAt)).toBeLessThanOrEqual(after);
+    expect(await store.get('Deployment/t')).toEqual(written);
+  });
+
   it('refuses to store anything that is not a hash', async () => {
     await expect(store.set('Deployment/b', { secrets: { KEY: 'plain-value' }, appliedAt: 'now' })).rejects.toThrow();
     expect(await redis.hexists(appliedKey(prefix), 'Deployment/b')).toBe(0);
@@ -190,15 +217,19 @@ describe('AppliedStateStore', () => {
     await store.set('Deployment/c', { secrets: { STORED: one }, appliedAt: '2024-01-01T00:00:00.000Z' });
     const at = new Date('2024-02-01T00:00:00.000Z');
     // The caller's record wins over what is stored (it was read during the same job, nobody else writes meanwhile).
-    const merged = await store.recordWrite('Deployment/c', { secrets: { TWO: two } }, at, {
-      secrets: { ONE: one },
-      appliedAt: 'x',
-    });
+    const merged = await store.recordWrite(
+      'Deployment/c',
+      { secrets: { TWO: two } },
+      {
+        secrets: { ONE: one },
+        appliedAt: 'x',
+      },
+    );
     expect(merged.secrets).toEqual({ ONE: one, TWO: two });
-    const fresh = await store.recordWrite('Deployment/c', { secrets: { TWO: two } }, at, null);
+    const fresh = await store.recordWrite('Deployment/c', { secrets: { TWO: two } }, null);
     expect(fresh.secrets).toEqual({ TWO: two });
     await store.setPending('Deployment/c', { op: 'patch', secrets: {}, sentAt: at.toISOString() });
-    const read = await store.recordWrite('Deployment/c', { secrets: { ONE: one } }, at);
+    const read = await store.recordWrite('Deployment/c', { secrets: { ONE: one } });
     expect(read.secrets).toEqual({ ONE: one, TWO: two });
     expect(await store.read('Deployment/c')).toEqual({ applied: read, pending: undefined });
   });
@@ -209,7 +240,6 @@ describe('AppliedStateStore', () => {
     const first = await store.recordWrite(
       'Deployment/f',
       { secrets: {}, fields: { 'source_config.listener_config': a, 'source_config.build_command': b } },
-      undefined,
       null,
     );
     // Every command the store sends goes through its client's sendCommand: count them there (MONITOR on the shared
@@ -225,7 +255,6 @@ describe('AppliedStateStore', () => {
       second = await store.recordWrite(
         'Deployment/f',
         { secrets: {}, fields: { 'source_config.build_command': b2 } },
-        undefined,
         first,
       );
     } finally {
@@ -239,7 +268,7 @@ describe('AppliedStateStore', () => {
   it('a write that carried the complete set of secrets replaces the recorded hashes; one without secrets keeps them', async () => {
     const one = secretHash('Deployment/g', 'ONE', '1');
     const gone = secretHash('Deployment/g', 'GONE', 'x');
-    await store.recordWrite('Deployment/g', { secrets: { ONE: one, GONE: gone } }, undefined, null);
+    await store.recordWrite('Deployment/g', { secrets: { ONE: one, GONE: gone } }, null);
     const complete = await store.recordWrite('Deployment/g', { secrets: { ONE: one }, replaceSecrets: true });
     expect(complete.secrets).toEqual({ ONE: one });
     const none = await store.recordWrite('Deployment/g', {

@@ -61,8 +61,26 @@ describe('the write step sends the decided write and decides nothing', () => {
     const live = () => emulator.store.allDeployments().find((d) => d.name === 'api')!;
     const run = (write: JobWrite, liveId: string | undefined = live().id) =>
       syncResource(resource, write, { service, appliedState: store, secretEnv: {} }, liveId);
-    return { emulator, someoneElse, resource, live, run };
+    return { emulator, someoneElse, resource, live, run, store, service };
   }
+
+  it("records each write with what its answer said, the job's result but its message and fields (a PATCH; a create and its artifact's PATCH)", async () => {
+    const { emulator, resource, run, store, service } = await setup();
+    const said = (result: Awaited<ReturnType<typeof run>>) => {
+      const { message: _message, fields: _fields, ...answer } = result;
+      return answer;
+    };
+    const patched = await run({ op: 'update', fields: [MAX_SCALE, IMAGE] });
+    expect(patched).toMatchObject({ outcome: 'adopted', new_revision: true });
+    expect((await store.get('Deployment/api'))?.answer).toEqual(said(patched));
+
+    const web = { ...resource, name: 'web' };
+    const created = await syncResource(web, decidedWrite(web), { service, appliedState: store, secretEnv: {} });
+    const made = emulator.store.allDeployments().find((d) => d.name === 'web')!;
+    expect(created).toMatchObject({ outcome: 'created', new_revision: true, deploymentId: made.id });
+    expect(created.latestRevisionId).toBe(made.latest_revision_id);
+    expect((await store.get('Deployment/web'))?.answer).toEqual(said(created));
+  });
 
   it('the decision against the seeded deployment is an update of max_scale and the image', async () => {
     const { resource, someoneElse, live } = await setup();

@@ -58,6 +58,9 @@ describe("settleLostWrite (a former leader's job, dropped, settles its own lost 
     const after = await store.read(KEY);
     expect(after.pending).toBeUndefined();
     expect(after.applied?.manifestVersion).toEqual(VERSION);
+    // What the settled write did, recorded with it (its job's result but the message): a lost fold is rebuilt from it.
+    const { message: _message, ...answer } = settled && settled.landed ? settled.landed : { message: undefined };
+    expect(after.applied?.answer).toEqual(answer);
     expect(after.applied?.fields?.[IMAGE]).toEqual({
       sent: fieldHash('docker.io/acme/api:2'),
       answered: fieldHash('docker.io/acme/api:2'),

@@ -9,6 +9,7 @@ import type {
   LiveProvider,
   Ownership,
   SecretSourceName,
+  WriteAnswer,
 } from '../model.js';
 import { ManifestVersion } from '../manifest-version.js';
 import { SecretSourceChange } from './job.js';
@@ -87,6 +88,11 @@ export interface WrittenState {
   fields?: Record<string, FieldHashes>;
   /** How converge came to own the resource (its first write, or a create); absent keeps the recorded ownership. */
   ownership?: Ownership;
+  /**
+   * What the service's answer to this write said, as the job's result states it (recorded with the write, replacing the
+   * recorded one; absent: none recorded): the job's result is rebuilt from it should its fold be lost.
+   */
+  answer?: WriteAnswer;
 }
 
 /** The applied-state store operations a sync uses; src/store's AppliedStateStore has them. */
@@ -97,14 +103,9 @@ export interface AppliedStatePort {
   clearPending(resourceKey: string): Promise<void>;
   /**
    * Records a write (merged over `known`, the record read during this job; undefined: read it) and removes its
-   * pending write, at once. See WrittenState.
+   * pending write, at once; the store stamps its time (Redis' clock, one for every replica). See WrittenState.
    */
-  recordWrite(
-    resourceKey: string,
-    written: WrittenState,
-    at?: Date,
-    known?: AppliedRecord | null,
-  ): Promise<AppliedRecord>;
+  recordWrite(resourceKey: string, written: WrittenState, known?: AppliedRecord | null): Promise<AppliedRecord>;
   /** Forgets the resource (its record and pending write, at once): it was deleted. */
   forget(resourceKey: string): Promise<void>;
 }
@@ -120,7 +121,6 @@ export interface LostWritePort {
     resourceKey: string,
     pending: PendingWrite,
     written: WrittenState,
-    at: Date,
     known: AppliedRecord | null,
   ): Promise<AppliedRecord | undefined>;
   /** Removes the pending write while it is still `pending` (a write that did not land); false when it is not. */

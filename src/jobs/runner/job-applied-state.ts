@@ -15,6 +15,7 @@ export class JobAppliedState implements AppliedStatePort, LostWritePort {
   private readonly stamp: WriteStamp;
   private readonly jobId: string | undefined;
   private first: { record: AppliedRecord | undefined } | undefined;
+  private written: string | undefined;
 
   constructor(store: AppliedStateStore, data: ReconcileJobData, jobId?: string) {
     this.store = store;
@@ -49,18 +50,26 @@ export class JobAppliedState implements AppliedStatePort, LostWritePort {
     return this.store.forget(key);
   }
 
-  recordWrite(key: string, written: WrittenState, at?: Date, known?: AppliedRecord | null): Promise<AppliedRecord> {
-    return this.store.recordWrite(key, written, at, known, this.stamp);
+  /** The time of the last write this job recorded (Redis' clock, stamped by the store); undefined: none. */
+  writtenAt(): string | undefined {
+    return this.written;
   }
 
-  recordSettled(
+  async recordWrite(key: string, written: WrittenState, known?: AppliedRecord | null): Promise<AppliedRecord> {
+    const record = await this.store.recordWrite(key, written, known, this.stamp);
+    this.written = record.appliedAt;
+    return record;
+  }
+
+  async recordSettled(
     key: string,
     pending: PendingWrite,
     written: WrittenState,
-    at: Date,
     known: AppliedRecord | null,
   ): Promise<AppliedRecord | undefined> {
-    return this.store.recordSettled(key, pending, written, at, known, this.stamp);
+    const record = await this.store.recordSettled(key, pending, written, known, this.stamp);
+    if (record) this.written = record.appliedAt;
+    return record;
   }
 
   clearSettled(key: string, pending: PendingWrite): Promise<boolean> {

@@ -13,6 +13,8 @@ export interface JobFoldContext {
   log: QueueLogger;
   /** The prefix's resource states: each job's result is folded there by the process that ran it (`by`). */
   record?: { folds: Pick<ResourceFolds, 'fold' | 'read'>; by: string };
+  /** The worker's wall clock (Date by default): the time its history entries show. */
+  now?: () => Date;
 }
 
 /** What a job's final failure was, as data (the fold makes it a hold or not: src/core/resource-state.ts). */
@@ -27,22 +29,29 @@ function failureOf(error: unknown): JobFailure {
  * Folds the job's result (or final failure) into its resource's state in Redis where the job ran, whoever enqueued it
  * (a job's result is a fact: unfenced), with the worker's entry (write_done, pruned, write_failed) in the same write.
  * A failed fold is logged, never the job's failure. `unless`: the fold writes nothing when it holds of the state read.
+ * `appliedAt`: the time of the applied record its write left (Redis' clock), the time of the state's `appliedFrom`.
  */
 export async function foldJob(
   ctx: JobFoldContext,
   data: ReconcileJobData,
   jobId: string | undefined,
-  outcome: { answer: ReconcileJobResult } | { failure: string; error: unknown },
+  outcome: { answer: ReconcileJobResult; appliedAt?: string } | { failure: string; error: unknown },
   unless?: FoldRequest['unless'],
 ): Promise<void> {
   if (!ctx.record || jobId === undefined) return;
-  const meta = { at: new Date().toISOString(), by: ctx.record.by, manifests: data.manifestVersion };
+  const meta = { at: (ctx.now?.() ?? new Date()).toISOString(), by: ctx.record.by, manifests: data.manifestVersion };
   const job = { jobId, at: meta.at, operation: data.operation, desired: data.desired };
   const [entry, event]: [RecordedEvent, ResourceEvent] =
     'answer' in outcome
       ? [
           jobRecord({ key: data.key, jobId, meta, operation: data.operation, answer: outcome.answer }),
-          { type: 'job-completed', ...job, result: outcome.answer, version: data.manifestVersion },
+          {
+            type: 'job-completed',
+            ...job,
+            result: outcome.answer,
+            version: data.manifestVersion,
+            ...(outcome.appliedAt ? { appliedAt: outcome.appliedAt } : {}),
+          },
         ]
       : [
           jobRecord({ key: data.key, jobId, meta, operation: data.operation, failure: outcome.failure }),

@@ -79,6 +79,11 @@ export interface ProcessorContext extends JobFoldContext {
   /** Log every write at info (default true; `apply` prints its writes itself). */
   logWrites?: boolean;
   /**
+   * This worker's wall clock (Date by default): the send time of its pending writes and the times it shows. No time it
+   * gives is compared with another replica's: the applied record's time is Redis' (src/store/applied-state-scripts.ts).
+   */
+  now?: () => Date;
+  /**
    * The flap guard: every write asks it first (absent: no guard). `now`: the clock its writes are timed on, the one
    * every replica shares (Redis' TIME, src/store/clock.ts), so a worker's wrong wall clock cannot empty the window.
    */
@@ -154,11 +159,13 @@ export async function runJob(
 ): Promise<ReconcileJobResult> {
   const intent = intentGate(data, ctx);
   // A delete (--prune) is not a write the flap guard weighs: it is sent by id, once, to what converge owns, while its intent holds.
+  const clock = ctx.now ? { now: ctx.now } : {};
   if (data.remove)
     return removeResource(data.remove, {
       service: ctx.client,
       appliedState,
       secretEnv: ctx.env,
+      ...clock,
       ...(intent ? { writeGate: intent } : {}),
     });
   // A job of an older version carries no decided write: its step would have to decide again, which no step does.
@@ -174,7 +181,7 @@ export async function runJob(
   const result = await syncResource(
     resource,
     data.write,
-    { service: ctx.client, appliedState, secretEnv: ctx.env, ...writeGate },
+    { service: ctx.client, appliedState, secretEnv: ctx.env, ...clock, ...writeGate },
     data.deploymentId,
   );
   if (!gate?.refusal) await gate?.recorded(result);
@@ -270,7 +277,8 @@ async function dropStale(
     if (landed) {
       const said = `job not run: ${stale.message}; ${landed.message}: recorded from what the service reports`;
       ctx.log.info({ ...about, outcome: landed.outcome, new_revision: landed.new_revision }, said);
-      await foldJob(ctx, data, job.id, { answer: landed }, settled.unless);
+      const appliedAt = settled.appliedAt ?? appliedState.writtenAt();
+      await foldJob(ctx, data, job.id, { answer: landed, ...(appliedAt ? { appliedAt } : {}) }, settled.unless);
       return landed;
     }
   }
@@ -310,7 +318,8 @@ async function processJob(ctx: ProcessorContext, job: Job, data: ReconcileJobDat
       },
       'job done',
     );
-    await foldJob(ctx, data, job.id, { answer: result });
+    const appliedAt = appliedState.writtenAt();
+    await foldJob(ctx, data, job.id, { answer: result, ...(appliedAt ? { appliedAt } : {}) });
     return result;
   } catch (error) {
     if (error instanceof BlockedError || error instanceof JobInputError) {

@@ -1,6 +1,6 @@
 // A Deployment's write whose answer was lost with its job: whether live state shows it landed; its settle by reads.
 import type { LostWritePort, PendingWrite, ServicePort, SyncResult, WrittenState } from '../../core/kinds/ports.js';
-import type { AppliedRecord, LiveDeployment, Ownership } from '../../core/model.js';
+import type { AppliedRecord, LiveDeployment, Ownership, WriteAnswer } from '../../core/model.js';
 import { answeredFieldHashes, fieldHash, valueAt } from '../../core/kinds/deployment/three-way.js';
 import { findLiveDeployment } from '../../service/find-deployment.js';
 
@@ -43,6 +43,7 @@ export function lostWriteRecord(
     secrets: pending.secrets,
     replaceSecrets: Object.keys(pending.secrets).length > 0,
     fields: answeredFieldHashes(pending.fields ?? {}, live),
+    answer: landedAnswer(pending, live),
   };
   if (ownership) written.ownership = ownership;
   return written;
@@ -66,17 +67,32 @@ export function landedOwnership(
   return pending.op === 'create' ? { origin: 'created', id: live.id } : adoptedOwnership(applied, live);
 }
 
+/**
+ * What the answer to a Deployment's write said (recorded with it: WrittenState.answer), as the job's result states it:
+ * `outcome`, whether it started a revision, the deployment's id and latest revision read from `live`.
+ */
+export function deploymentAnswer(
+  outcome: WriteAnswer['outcome'],
+  newRevision: boolean,
+  live: LiveDeployment,
+): WriteAnswer {
+  return {
+    outcome,
+    new_revision: newRevision,
+    deploymentId: live.id,
+    latestRevisionId: live.latest_revision_id ?? null,
+  };
+}
+
+/** What a lost write that landed did, as its own answer would have said. */
+function landedAnswer(pending: PendingWrite, live: LiveDeployment): WriteAnswer {
+  const created = pending.op === 'create';
+  return deploymentAnswer(created ? 'created' : 'updated', created || pending.startsRevision === true, live);
+}
+
 /** The result of a job whose lost write landed: what it did, as its own answer would have said. */
 function landedResult(pending: PendingWrite, live: LiveDeployment): SyncResult {
-  const created = pending.op === 'create';
-  const result: SyncResult = {
-    outcome: created ? 'created' : 'updated',
-    new_revision: created || pending.startsRevision === true,
-    message: LOST_ANSWER,
-  };
-  result.deploymentId = live.id;
-  result.latestRevisionId = live.latest_revision_id ?? null;
-  return result;
+  return { ...landedAnswer(pending, live), message: LOST_ANSWER };
 }
 
 /** What the settle of a job's own lost write found: landed (recorded; the job's result), not, or none to settle. */
@@ -96,7 +112,6 @@ export async function settleLostDeploymentWrite(
   ports: {
     service: Pick<ServicePort, 'readDeployment' | 'listDeploymentPages'>;
     appliedState: LostWritePort;
-    now(): Date;
   },
   liveId?: string,
 ): Promise<LostWriteSettle> {
@@ -107,6 +122,6 @@ export async function settleLostDeploymentWrite(
   const landed = pendingLanded(pending, live) ?? fieldsLanded(pending, live);
   if (!landed) return (await ports.appliedState.clearSettled(key, pending)) ? { landed: false } : undefined;
   const written = lostWriteRecord(pending, live, landedOwnership(pending, applied, live));
-  const recorded = await ports.appliedState.recordSettled(key, pending, written, ports.now(), applied ?? null);
+  const recorded = await ports.appliedState.recordSettled(key, pending, written, applied ?? null);
   return recorded ? { landed: landedResult(pending, live) } : undefined;
 }

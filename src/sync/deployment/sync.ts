@@ -1,7 +1,7 @@
 // One Deployment, level-triggered: read it by id right before writing, settle an earlier lost write, send the minimal change, record it.
 import { BlockedError, ServiceError } from '../../core/errors.js';
 import { nameTakenReason } from '../../core/holds.js';
-import type { AppliedRecord, DeploymentResource, LiveDeployment } from '../../core/model.js';
+import type { AppliedRecord, DeploymentResource, LiveDeployment, WriteAnswer } from '../../core/model.js';
 import type { CreateDeploymentRequest, PatchDeploymentRequest } from '../../core/wire/schema.js';
 import type {
   DesiredSecrets,
@@ -25,7 +25,14 @@ import { resourceKey, type Ownership } from '../../core/model.js';
 import { ownershipOf } from '../../core/ownership.js';
 import { isAbsent } from '../../core/values.js';
 import { findLiveDeployment } from '../../service/find-deployment.js';
-import { adoptedOwnership, landedOwnership, LOST_ANSWER, lostWriteRecord, pendingLanded } from './settle.js';
+import {
+  adoptedOwnership,
+  deploymentAnswer,
+  landedOwnership,
+  LOST_ANSWER,
+  lostWriteRecord,
+  pendingLanded,
+} from './settle.js';
 
 /** A create still unanswered after this long is treated as a new write (its send time is not reused). */
 const PENDING_REUSE_MS = 3_600_000;
@@ -38,12 +45,14 @@ function pick(hashes: Record<string, string>, names: readonly string[]): Record<
 
 /**
  * What to record of a write: the secret hashes it sent (when it sent any, the complete declared set, so they replace
- * the recorded ones), and for each declared field it sent, the hash sent and the hash of the service's answer there.
+ * the recorded ones), for each declared field it sent, the hash sent and the hash of the service's answer there, and
+ * what that answer said (`said`: the job's result as far as this write goes).
  */
 function writtenState(
   secrets: Record<string, string>,
   sentFields: Readonly<Record<string, string>>,
   answer: unknown,
+  said: WriteAnswer,
   ownership?: Ownership,
   resource?: DeploymentResource,
 ): WrittenState {
@@ -51,6 +60,7 @@ function writtenState(
     secrets,
     replaceSecrets: Object.keys(secrets).length > 0,
     fields: answeredFieldHashes(sentFields, answer),
+    answer: said,
   };
   // where each value sent came from (names only)
   if (resource && written.replaceSecrets)
@@ -134,7 +144,7 @@ async function settlePending(key: string, ports: SyncPorts, live: LiveDeployment
   }
   // The answer was lost: the live state read now stands in for it.
   const written = lostWriteRecord(pending, live, landedOwnership(pending, applied, live));
-  return { applied: await ports.appliedState.recordWrite(key, written, ports.now(), applied ?? null), landed: pending };
+  return { applied: await ports.appliedState.recordWrite(key, written, applied ?? null), landed: pending };
 }
 
 function deploymentResult(
@@ -166,15 +176,21 @@ interface Patched {
   newRevision: boolean;
 }
 
-/** Sends the PATCH of `diff` (if any), marked pending first, and records it over `applied` (the record read during this sync). */
+/**
+ * Sends the PATCH of `diff` (if any), marked pending first, and records it over `applied` (the record read during this
+ * sync) with what its answer said: `outcome` (the job's: `created` when it completes a create, which started a
+ * revision).
+ */
 async function patchIfNeeded(
   desired: Desired,
   diff: DeploymentDiff,
   live: LiveDeployment,
   ports: SyncPorts,
   applied: AppliedRecord | undefined,
+  outcome: WriteAnswer['outcome'],
 ): Promise<Patched> {
   if (!diff.request || diff.request.op !== 'patch') return { sent: false, live, newRevision: false };
+  const newRevision = outcome === 'created' || diff.change.new_revision;
   const written = pick(desired.secrets.hashes, diff.secretNames);
   const body = requestBody(diff, await desired.secrets.values(diff.secretNames)) as PatchDeploymentRequest;
   const fields = sentFields(desired.resource, diff.request.body);
@@ -187,13 +203,13 @@ async function patchIfNeeded(
     startsRevision: diff.change.new_revision,
   });
   const updated = await ports.service.patchDeployment(diff.request.id, body);
+  const said = deploymentAnswer(outcome, newRevision, updated);
   await ports.appliedState.recordWrite(
     desired.key,
-    writtenState(written, fields, updated, adoptedOwnership(applied, live), desired.resource),
-    ports.now(),
+    writtenState(written, fields, updated, said, adoptedOwnership(applied, live), desired.resource),
     applied ?? null,
   );
-  return { sent: true, live: updated, newRevision: diff.change.new_revision };
+  return { sent: true, live: updated, newRevision };
 }
 
 /**
@@ -283,13 +299,14 @@ export async function syncDeployment(
   const refused = await ports.writeGate?.();
   if (refused) return refused;
   if (diff.request.op === 'patch') {
-    const patched = await patchIfNeeded(desired, diff, live!, ports, settled.applied);
     // An earlier attempt's create landed but its answer was lost: this PATCH is the artifact that create left out.
-    if (settled.landed?.op === 'create')
-      return { ...deploymentResult('created', true, patched.live, LOST_ANSWER), fields: diff.change.fields };
+    const completing = settled.landed?.op === 'create';
     // A first write to a deployment converge does not own takes it over: its result says so, as the plan's adopt did.
-    const outcome = ownershipOf(settled.applied, live!.id) === 'owned' ? 'updated' : 'adopted';
-    return { ...deploymentResult(outcome, patched.newRevision, patched.live), fields: diff.change.fields };
+    const owned = ownershipOf(settled.applied, live!.id) === 'owned';
+    const outcome = completing ? 'created' : owned ? 'updated' : 'adopted';
+    const patched = await patchIfNeeded(desired, diff, live!, ports, settled.applied, outcome);
+    const result = deploymentResult(outcome, patched.newRevision, patched.live, completing ? LOST_ANSWER : undefined);
+    return { ...result, fields: diff.change.fields };
   }
   return sendCreate(desired, diff, settled, ports);
 }
@@ -317,10 +334,10 @@ async function sendCreate(
     if (!(error instanceof ServiceError) || error.status !== 409) throw error;
     return createConflict(desired, ports, error);
   }
+  const said = deploymentAnswer('created', true, created);
   const applied = await ports.appliedState.recordWrite(
     desired.key,
-    writtenState(written, fields, created, { origin: 'created', id: created.id }, desired.resource),
-    ports.now(),
+    writtenState(written, fields, created, said, { origin: 'created', id: created.id }, desired.resource),
   );
   return { ...(await completeCreate(desired, created, ports, applied)), fields: diff.change.fields };
 }
@@ -340,7 +357,7 @@ async function completeCreate(
     return deploymentResult('created', true, created);
   }
   const diff = diffFor(desired, created, applied);
-  const patched = await patchIfNeeded(desired, diff, created, ports, applied);
+  const patched = await patchIfNeeded(desired, diff, created, ports, applied, 'created');
   return deploymentResult('created', true, patched.live);
 }
 

@@ -123,7 +123,6 @@ async function syncAgainstLive(resource: ProviderResource, write: JobWrite, port
         definitionHash: diff.definitionHash,
         ...ownershipOfWrite(state, live.id, created),
       },
-      ports.now(),
       state.applied ?? null,
     );
     state.earlier = undefined;
@@ -139,7 +138,6 @@ async function syncAgainstLive(resource: ProviderResource, write: JobWrite, port
         await ports.appliedState.recordWrite(
           state.key,
           { secrets: {}, definitionHash: diff.definitionHash },
-          ports.now(),
           state.applied,
         );
       }
@@ -202,7 +200,6 @@ async function sendCreate(
   state.applied = await ports.appliedState.recordWrite(
     state.key,
     { secrets: written, definitionHash: diff.definitionHash, ...ownership },
-    ports.now(),
     state.applied ?? null,
   );
   return { outcome: 'created', new_revision: false };
@@ -241,7 +238,6 @@ async function sendPatch(
   await ports.appliedState.recordWrite(
     state.key,
     { secrets: written, definitionHash: diff.definitionHash, ...ownershipOfWrite(state, patched.id, false) },
-    ports.now(),
     state.applied ?? null,
   );
   const fields = diff.change.fields.map((field) => field.path).join(', ');
@@ -299,9 +295,9 @@ async function syncFromRecords(resource: ProviderResource, write: JobWrite, port
       await ports.appliedState.clearPending(key);
       throw new BlockedError(providerExistsReason(resource.name));
     }
-    await ports.appliedState.recordWrite(key, { secrets: written, definitionHash: diff.definitionHash }, ports.now());
+    await ports.appliedState.recordWrite(key, { secrets: written, definitionHash: diff.definitionHash });
     return { outcome: 'adopted', new_revision: false, message: CREATE_ANSWER_LOST };
   }
-  await ports.appliedState.recordWrite(key, { secrets: written, definitionHash: diff.definitionHash }, ports.now());
+  await ports.appliedState.recordWrite(key, { secrets: written, definitionHash: diff.definitionHash });
   return { outcome: 'created', new_revision: false, fields: diff.change.fields };
 }
