@@ -1,5 +1,5 @@
 // The watcher's pure parts: which paths count, and the debouncer on fake timers with an injected clock.
-// (The watcher on real directories is tested in test/daemon/watcher.test.ts.)
+// (The watcher on real directories is tested in test/daemon/watcher.test.ts and test/daemon/watcher-changes.test.ts.)
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createDebouncer, isRelevantPath, MAX_PATHS, type WatchBurst } from './watcher.js';
 

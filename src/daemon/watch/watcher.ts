@@ -1,8 +1,9 @@
 // Watches the manifest directory (chokidar) and turns each burst of changes into ONE debounced reconcile trigger.
-import { lstatSync, realpathSync, statSync, watch as fsWatch, type FSWatcher as NodeFsWatcher } from 'node:fs';
+import { watch as fsWatch, type FSWatcher as NodeFsWatcher } from 'node:fs';
 import { lstat, realpath } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { watch as chokidarWatch, type FSWatcher } from 'chokidar';
+import { createLinkGuard, createTreeFilter, mountPointsWithin } from './tree-filter.js';
 
 /** One burst of file-system activity, reported once its quiet time has passed. */
 export interface WatchBurst {
@@ -140,57 +141,11 @@ async function realpathOrNull(path: string): Promise<string | null> {
   }
 }
 
-/** Whether `path` is `base` or inside it. */
-function within(path: string, base: string): boolean {
-  return path === base || path.startsWith(base.endsWith(sep) ? base : base + sep);
-}
-
 /**
- * Decides which symbolic links the recursive watch follows, by the link's real path: a link whose target lies outside
- * the tree is never followed (the loader does not read there either: reads and watches stay in the tree); a link to a
- * folder inside the tree, or to the tree itself, is skipped too (that folder is watched already), so a loop of links
- * costs one check, never a watch that grows without end. Links to files inside the tree are followed (an edit through
- * them still counts).
- */
-export function createLinkGuard(rootReal: string, onSkipped: (link: string, target: string) => void) {
-  const told = new Set<string>();
-  function skip(link: string, target: string): true {
-    const key = `${link}\0${target}`;
-    if (!told.has(key)) {
-      told.add(key);
-      onSkipped(link, target);
-    }
-    return true;
-  }
-  return {
-    /** True when `path` is a symbolic link that must not be followed (or a link that resolves to nothing usable). */
-    skips(path: string): boolean {
-      let isLink: boolean;
-      try {
-        isLink = lstatSync(path).isSymbolicLink();
-      } catch {
-        return false;
-      }
-      if (!isLink) return false;
-      let real: string;
-      let isDirectory: boolean;
-      try {
-        real = realpathSync(path);
-        isDirectory = statSync(real).isDirectory();
-      } catch (error) {
-        // ELOOP: the link resolves to itself; anything else: a broken link, which has nothing to watch.
-        return (error as NodeJS.ErrnoException).code === 'ELOOP' ? skip(path, path) : false;
-      }
-      if (!within(real, rootReal)) return skip(path, real);
-      return isDirectory ? skip(path, real) : false;
-    },
-  };
-}
-
-/**
- * The recursive watch of `dir`, whose real path is `real`: chokidar's events and its raw fs events (an atomic rename
- * over an existing name) go to `onPath`; hidden paths and links to folders watched already are left out. Resolves
- * once chokidar is ready.
+ * The recursive watch of `dir`, whose real path is `real`: one `fs.watch` a folder (and one a followed link to a file),
+ * none for a regular file (createTreeFilter, src/daemon/watch/tree-filter.ts, says what is left out). chokidar's events
+ * and its raw fs events go to `onPath`: a folder's raw events name each child that changed (a write in place, a
+ * rename over it, a delete), and are the only events of a regular file. Resolves once chokidar is ready.
  */
 async function watchTree(
   dir: string,
@@ -204,13 +159,7 @@ async function watchTree(
     ignoreInitial: true,
     followSymlinks: true,
     persistent: true,
-    // Hidden paths are never manifests; skipping them keeps `.git` out of the watch. `..name` stays watched.
-    ignored: (path: string) => {
-      const rel = relative(dir, path);
-      if (rel === '' || rel.startsWith('..' + sep) || isAbsolute(rel)) return false;
-      if (rel.split(sep).some((p) => p.startsWith('.') && !p.startsWith('..'))) return true;
-      return guard.skips(path);
-    },
+    ignored: createTreeFilter({ dir, real, guard, mountPoints: mountPointsWithin(real) }),
   });
   watcher.on('all', (_event, path) => onPath(path));
   watcher.on('raw', (_event, evPath, details) => {
@@ -264,8 +213,9 @@ async function watchEntries(
 
 /**
  * Watches `dir` recursively, never following a symbolic link out of the tree nor into a folder watched already (see
- * createLinkGuard). Besides chokidar's events it listens to raw fs events, so an
- * atomic rename over an existing name (`..data`, an editor's save) always counts. The parent directory is
+ * createLinkGuard, src/daemon/watch/tree-filter.ts). Besides chokidar's events it listens to raw fs events, so a
+ * change of a regular file (reported by its folder's watch) and an atomic rename over an existing name (`..data`, an
+ * editor's save) always count. The parent directory is
  * watched too, so a `dir` that is itself a swapped symlink (git-sync's `--link`), or that appears later, is
  * picked up: the recursive watch is restarted whenever the directory's real path changes.
  */
