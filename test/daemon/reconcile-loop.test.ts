@@ -354,6 +354,53 @@ describe('the reconcile loop with fakes of its ports', () => {
       }
     });
 
+    it('logs what a reconcile found once its decisions are folded in Redis, so the lines never hold the rows off /status', async () => {
+      const prefix = testPrefix('loop-order');
+      const redis = await connectProducer({ redisUrl: REDIS_URL, redisPrefix: prefix });
+      const store = new EventLogStore(redis, prefix);
+      const folds = new ResourceFolds(redis, prefix, leaseKey(prefix));
+      // Each line notes how many folds had been written to Redis when it was logged.
+      let foldsWritten = 0;
+      const fold = folds.fold.bind(folds);
+      folds.fold = async (...args) => {
+        const outcomes = await fold(...args);
+        foldsWritten += outcomes.length;
+        return outcomes;
+      };
+      const lines: Array<{ msg: string; level: number; health?: string; folds: number }> = [];
+      const sink = new Writable({
+        write(chunk: Buffer, _encoding, done) {
+          lines.push({ ...(JSON.parse(chunk.toString()) as { msg: string; level: number }), folds: foldsWritten });
+          done();
+        },
+      });
+      // the tree's three files and one with a problem of its own
+      const broken = await manifestDir({ ...FILES, 'broken.yaml': deploymentYaml('broken', 'source: nope') });
+      const { onEnqueued: _own, ...ctx } = context();
+      const reconciler = new Reconciler({
+        context: { ...ctx, dir: broken.dir },
+        metrics: createMetrics({ processMetrics: false }),
+        log: pino({ level: 'info' }, sink),
+        maxRetryMs: 60_000,
+        record: { store, folds, by: 'replica-order' },
+      });
+      try {
+        await reconciler.request('watch');
+        const found = lines.filter((l) => l.msg === 'manifest problem' || l.msg === 'reconciled');
+        expect(found.map((l) => l.msg)).toContain('manifest problem');
+        expect(found.at(-1)?.msg).toBe('reconciled');
+        // every decision of the three files was folded before the first of those lines
+        for (const line of found) expect(line.folds).toBeGreaterThanOrEqual(3);
+        // a resource first seen healthy is not a transition worth a line at info (one first seen degraded is)
+        expect(lines.filter((l) => l.msg === 'health changed: healthy' && l.level === 30)).toEqual([]);
+      } finally {
+        await reconciler.stop();
+        await broken.remove();
+        await closeRedis(redis);
+        await dropPrefix(prefix);
+      }
+    });
+
     it('a reconcile that cannot list the service fails as a record of the run and enqueues nothing', async () => {
       // Port 9 (discard) refuses on loopback; one attempt per GET, so the failure is told at once.
       const down = new ServiceClient({

@@ -216,6 +216,12 @@ export class Reconciler {
     // Rows that moved during a targeted run and that it did not decide: decided again at once (src/daemon/reconcile/watch-scope.ts).
     if (followUp) void this.request('watch', undefined, { paths: [], overflow: false });
     if (outcome) {
+      // What it found is logged once its decisions are in Redis: 10,000 lines must not hold the rows off /status.
+      await this.recorded();
+      this.findings.diagnostics(outcome);
+      this.findings.secretsUnknown(this.tracker.secretsUnknown());
+      this.findings.drift.found(outcome);
+      this.findings.notWritten(outcome);
       await this.findings.reconciled(record, outcome, this.recorded);
       await holdFailedRevisions(this.tracker, () => this.recorded()).catch((error: unknown) =>
         this.options.log.warn(
@@ -246,10 +252,6 @@ export class Reconciler {
       this.desired = outcome.resources;
       for (const key of outcome.released ?? [])
         log.info({ key }, 'conflict released: the desired state changed to a new one; writing again');
-      this.findings.diagnostics(outcome);
-      this.findings.secretsUnknown(this.tracker.secretsUnknown());
-      this.findings.drift.found(outcome);
-      this.findings.notWritten(outcome);
       return;
     }
     if (failure instanceof ConvergeError && failure.code === 'E_NOT_LEADER') {

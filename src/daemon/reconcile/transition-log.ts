@@ -16,6 +16,8 @@ function logTransition(log: Logger, key: string, from: HealthCondition | undefin
     detail: to.message,
   };
   if (to.status === 'degraded') log.warn(fields, 'health changed: degraded');
+  // A resource first seen healthy is no news (a first start over a healthy fleet of 10,000 would say so 10,000 times).
+  else if (!from && to.status === 'healthy') log.debug(fields, 'health changed: healthy');
   else log.info(fields, `health changed: ${to.status}`);
 }
 
