@@ -14,11 +14,13 @@ export class ListingAhead {
   /** The walk's listing; a failure (no such directory) is the load's to report when it awaits it. */
   readonly listing: Promise<ManifestListing>;
   private started: CompileThreads | undefined;
+  /** Set by close(): a walk still under way starts no threads after it. */
+  private closed = false;
 
   constructor(dir: string, threads: () => CompileThreads | undefined = () => CompileThreads.start()) {
     this.dir = resolve(dir);
     this.listing = listManifestFiles(this.dir, undefined, (count) => {
-      if (count === POOL_MIN_FILES) this.started = threads();
+      if (count === POOL_MIN_FILES && !this.closed) this.started = threads();
     });
     // Not an unhandled rejection while no one awaits it yet: the load that awaits it sees the failure.
     this.listing.catch(() => undefined);
@@ -29,8 +31,12 @@ export class ListingAhead {
     return this.started;
   }
 
-  /** Closes the threads it started (the pool that took them may have already). */
+  /**
+   * Closes the threads it started (the pool that took them may have already), and keeps the walk from starting any
+   * after: threads left running would keep the process alive.
+   */
   async close(): Promise<void> {
+    this.closed = true;
     await this.started?.close();
   }
 }

@@ -45,6 +45,18 @@ describe('ListingAhead', () => {
     await ahead.close();
   });
 
+  it('closed before its walk reaches POOL_MIN_FILES, it starts none after', async () => {
+    writeManifests(POOL_MIN_FILES);
+    let started = 0;
+    const ahead = new ListingAhead(dir, () => {
+      started += 1;
+      return undefined;
+    });
+    await ahead.close();
+    expect((await ahead.listing).files).toHaveLength(POOL_MIN_FILES);
+    expect(started).toBe(0);
+  });
+
   it('starts none for a directory of fewer files', async () => {
     writeManifests(POOL_MIN_FILES - 1);
     let started = 0;

@@ -16,17 +16,9 @@ function plural(count: number, word: string): string {
 
 /**
  * Runs `converge validate DIR|FILE...`; returns the exit code. `ahead`: the directory's listing validate.ts began
- * before this module loaded, which the load takes; the compile threads it started are closed here on any way out.
+ * before this module loaded, which the load takes (validate.ts closes the compile threads it started).
  */
 export async function runValidateCommand(args: ParsedArgs, io: CommandIo, ahead?: ListingAhead): Promise<number> {
-  try {
-    return await validate(args, io, ahead);
-  } finally {
-    await ahead?.close();
-  }
-}
-
-async function validate(args: ParsedArgs, io: CommandIo, ahead: ListingAhead | undefined): Promise<number> {
   const output = (args.values.output as string | undefined) ?? 'text';
   if (!VALIDATE_FORMATS.includes(output as (typeof VALIDATE_FORMATS)[number])) {
     throw new UsageError(`--output "${output}" is not one of ${VALIDATE_FORMATS.join(', ')}`);

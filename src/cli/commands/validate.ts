@@ -52,6 +52,11 @@ export const validateCommand: Command = {
     // has found enough files, so they load the parser while this thread does (docs/performance.md, "Loading manifests").
     const dir = directoryRead(args, io.cwd);
     const ahead = dir ? new (await import('../../observe/listing-ahead.js')).ListingAhead(dir) : undefined;
-    return (await import('./validate-run.js')).runValidateCommand(args, io, ahead);
+    try {
+      return await (await import('./validate-run.js')).runValidateCommand(args, io, ahead);
+    } finally {
+      // On every way out, a failed import included: threads left running would keep the process alive.
+      await ahead?.close();
+    }
   },
 };
