@@ -1,6 +1,11 @@
-// What the compile pool and its worker threads send each other: batches of files' bytes in one buffer, results as structured clones.
+// What the compile pool and its worker threads send each other: the parse options, then batches of files' bytes in one buffer; results as structured clones.
 import type { ManifestBytes } from '../core/manifest/compile.js';
-import type { ManifestResult } from '../core/manifest/parse.js';
+import type { ManifestResult, ParseOptions } from '../core/manifest/parse.js';
+
+/** A worker's first message: what every file it is sent is compiled with (the threads may start before it is known). */
+export interface CompileSetup {
+  parseOptions: ParseOptions;
+}
 
 /** A batch of files for a worker: their paths, and their bytes one after another in `buffer` (file i is offsets[i]..offsets[i+1]). */
 export interface BatchRequest {

@@ -1,22 +1,9 @@
 // Compiles many manifest files on every core: a pool of worker threads started for one load when the bytes make it pay, else this thread.
-import { existsSync } from 'node:fs';
-import { availableParallelism } from 'node:os';
-import { fileURLToPath } from 'node:url';
-import { Worker } from 'node:worker_threads';
 import { compileFile, type ManifestBytes } from '../core/manifest/compile.js';
 import type { ManifestResult, ParseOptions } from '../core/manifest/parse.js';
-import { compileFailure, packBatch, shareStrings, type BatchResult } from './compile-batch.js';
+import { compileFailure, packBatch, shareStrings, type BatchResult, type CompileSetup } from './compile-batch.js';
+import { CompileThreads, POOL_MIN_BYTES, type CompileThread, type ThreadOptions } from './compile-threads.js';
 
-/**
- * Below this many bytes to compile, this thread compiles them: a worker thread first loads the parser and the schemas
- * (about 0.3 s of CPU), which compiling about this much here costs (docs/performance.md, "Loading manifests").
- */
-export const POOL_MIN_BYTES = 1024 * 1024;
-/**
- * A load of at least this many files, none of them cached, starts its pool before it reads them, so that the
- * workers load while the files are read (about 1 MiB of manifests of one deployment each).
- */
-export const POOL_MIN_FILES = 2000;
 /** Bytes of files per batch sent to a worker: small enough to spread the files evenly, large enough that messages are few. */
 const BATCH_BYTES = 64 * 1024;
 /**
@@ -32,14 +19,7 @@ const IN_FLIGHT = 2;
 /** Compiling yields to the event loop after about this long, so requests in flight are answered meanwhile. */
 const YIELD_EVERY_MS = 5;
 
-/** The worker script: compile-worker.js beside this module once built; absent when this module runs from its TypeScript source. */
-const WORKER = new URL('./compile-worker.js', import.meta.url);
-
-export interface PoolOptions {
-  /** The worker script (default: compile-worker.js beside this module); a missing one means no pool. */
-  worker?: URL;
-  /** Worker threads (default: os.availableParallelism() - 1, since this thread compiles too). */
-  threads?: number;
+export interface PoolOptions extends ThreadOptions {
   /** Whether this thread compiles batches too, between its other work (default true; false: only the threads do). */
   thisThreadCompiles?: boolean;
 }
@@ -47,45 +27,39 @@ export interface PoolOptions {
 /** Told each file's result as its compile finishes (in no particular order), while the other files compile; never throws. */
 export type OnCompiled = (result: ManifestResult) => void;
 
-/** One worker thread of a pool, and why it stopped, once it has. */
-interface PoolWorker {
-  thread: Worker;
-  failed?: string;
-  /** Called when it fails (the batches it holds are lost). */
-  onFail?: (reason: string) => void;
-}
-
 /**
- * Worker threads for one load, each compiling the files it is sent (src/observe/compile-worker.ts) with the options
- * it was started with. Used once: compile(), then close() (which terminates every thread: no process is kept alive).
+ * Worker threads for one load, each compiling the files it is sent (src/observe/compile-worker.ts) with the parse
+ * options the pool sends it first. Used once: compile(), then close() (which terminates every thread: no process is
+ * kept alive).
  */
 export class CompilePool {
+  private readonly workers: readonly CompileThread[];
+
   private constructor(
-    private readonly workers: PoolWorker[],
+    private readonly threads: CompileThreads,
     private readonly parseOptions: ParseOptions,
     private readonly thisThreadCompiles: boolean,
-  ) {}
+  ) {
+    this.workers = threads.threads;
+    const setup: CompileSetup = { parseOptions };
+    for (const worker of this.workers) worker.thread.postMessage(setup);
+  }
 
   /**
    * A pool of threads compiling with `parseOptions`, beside this thread; undefined with fewer than 2 cores (no thread
    * to start) or without the worker script (run from source).
    */
   static start(parseOptions: ParseOptions, options: PoolOptions = {}): CompilePool | undefined {
-    const script = options.worker ?? WORKER;
-    const threads = options.threads ?? availableParallelism() - 1;
-    if (threads < 1 || !existsSync(fileURLToPath(script))) return undefined;
-    const workers = Array.from({ length: threads }, (): PoolWorker => {
-      const worker: PoolWorker = { thread: new Worker(script, { workerData: { parseOptions } }) };
-      const fail = (reason: string): void => {
-        if (worker.failed) return;
-        worker.failed = reason;
-        worker.onFail?.(reason);
-      };
-      worker.thread.on('error', (error) => fail(`its worker thread failed: ${error.name}`));
-      worker.thread.on('exit', (code) => fail(`its worker thread stopped, exit code ${code}`));
-      return worker;
-    });
-    return new CompilePool(workers, parseOptions, options.thisThreadCompiles ?? true);
+    const threads = CompileThreads.start(options);
+    return threads && CompilePool.taking(threads, parseOptions, options);
+  }
+
+  /**
+   * A pool of threads started earlier (src/observe/compile-threads.ts: they may still be loading), compiling with
+   * `parseOptions`; closing the pool closes them.
+   */
+  static taking(threads: CompileThreads, parseOptions: ParseOptions, options: PoolOptions = {}): CompilePool {
+    return new CompilePool(threads, parseOptions, options.thisThreadCompiles ?? true);
   }
 
   /**
@@ -99,7 +73,7 @@ export class CompilePool {
     /** The diagnostics' texts of this load, each held once (shareStrings). */
     const texts = new Map<string, string>();
     let next = 0;
-    const run = (worker: PoolWorker): Promise<void> =>
+    const run = (worker: CompileThread): Promise<void> =>
       new Promise<void>((done) => {
         const unanswered = new Set<number>();
         const send = (): void => {
@@ -162,8 +136,8 @@ export class CompilePool {
   }
 
   /** Terminates every thread. */
-  async close(): Promise<void> {
-    await Promise.all(this.workers.map((worker) => worker.thread.terminate()));
+  close(): Promise<void> {
+    return this.threads.close();
   }
 }
 

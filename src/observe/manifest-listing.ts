@@ -63,6 +63,8 @@ interface Walk extends ManifestListing {
   root: string;
   rootReal: string;
   what: string;
+  /** Told the count of manifest files found so far, after each one (src/observe/listing-ahead.ts). */
+  onFound: ((count: number) => void) | undefined;
   visited: Set<string>;
 }
 
@@ -73,12 +75,17 @@ interface Walk extends ManifestListing {
  * and a link back into a folder already walked is reported once and skipped, never followed in circles.
  * `what` names the directory in those warnings ("the manifest directory", "the overlay directory").
  */
-export async function listManifestFiles(dir: string, what = 'the manifest directory'): Promise<ManifestListing> {
+export async function listManifestFiles(
+  dir: string,
+  what = 'the manifest directory',
+  onFound?: (count: number) => void,
+): Promise<ManifestListing> {
   const rootReal = await checkRoot(dir);
   const walk: Walk = {
     root: resolve(dir),
     rootReal,
     what,
+    onFound,
     files: [],
     diagnostics: [],
     unread: [],
@@ -126,6 +133,7 @@ async function walkFolder(walk: Walk, folder: string): Promise<void> {
     if (type.isDirectory) await enterFolder(walk, entry, absolute, rel);
     else if (type.isFile && MANIFEST_NAME.test(entry.name)) {
       walk.files.push({ path: rel, absolute, ...(entry.isSymbolicLink() ? { link: true } : {}) });
+      walk.onFound?.(walk.files.length);
     }
   }
 }

@@ -14,7 +14,9 @@ import {
 import type { OverlayInput } from '../core/manifest/environment.js';
 import type { ManifestResult, ParseOptions } from '../core/manifest/parse.js';
 import { variablesId } from '../core/manifest/variables.js';
-import { CompilePool, compileFiles, POOL_MIN_FILES, type OnCompiled } from './compile-pool.js';
+import { CompilePool, compileFiles, type OnCompiled } from './compile-pool.js';
+import { POOL_MIN_FILES, type CompileThreads } from './compile-threads.js';
+import type { ListingAhead } from './listing-ahead.js';
 import type { UnseenFile } from '../core/declared-files.js';
 import { readInputFile, readManifestFile } from './read-manifest-file.js';
 import { byPath, listManifestFiles, MANIFEST_NAME, type ManifestListing } from './manifest-listing.js';
@@ -36,6 +38,12 @@ export interface LoadOptions {
    * not compiled, and not told): the plan's work on its resources starts then (src/observe/plan-ahead.ts).
    */
   onCompiled?: OnCompiled;
+  /**
+   * The listing of the directory started before the command's modules loaded (src/cli/commands/validate.ts):
+   * loadManifestDir of that directory takes it instead of walking again, and the load's pool takes the compile
+   * threads it started.
+   */
+  ahead?: ListingAhead;
 }
 
 /**
@@ -150,7 +158,11 @@ async function readOverlays(
  * vanished since listing is a warning, never a crash. Files the cache knows unchanged are not parsed again (a file an
  * overlay patches always is).
  */
-export async function readManifestFiles(listing: ManifestListing, options: LoadOptions): Promise<ManifestDirResult> {
+export async function readManifestFiles(
+  listing: ManifestListing,
+  options: LoadOptions,
+  early?: CompileThreads,
+): Promise<ManifestDirResult> {
   const extra: Diagnostic[] = [...listing.diagnostics];
   const vars = options.environment ? readVariableFiles(options.environment.vars) : undefined;
   const hashed: HashedInput[] = [...(vars?.hashed ?? [])];
@@ -164,13 +176,20 @@ export async function readManifestFiles(listing: ManifestListing, options: LoadO
     ...(overlays.length > 0 ? { overlays } : {}),
   });
   const cache = options.keepData ? undefined : options.cache;
-  // Many files and none cached: the pool's threads start now, and load while the files are read.
+  // Many files and none cached: the pool's threads start now (unless the listing ahead started them), and load while
+  // the files are read.
   const pool =
-    listing.files.length >= POOL_MIN_FILES && !cache?.size ? CompilePool.start(environment.parseOptions) : undefined;
+    listing.files.length >= POOL_MIN_FILES && !cache?.size
+      ? early
+        ? CompilePool.taking(early, environment.parseOptions)
+        : CompilePool.start(environment.parseOptions)
+      : undefined;
+  // Threads started ahead that no pool takes (a cached load) free their core now.
+  if (!pool) void early?.close();
   try {
     return await readAndCompile(listing, environment, { cache, pool, extra, hashed, onCompiled: options.onCompiled });
   } finally {
-    await pool?.close();
+    await Promise.all([pool?.close(), early?.close()]);
   }
 }
 
@@ -248,7 +267,9 @@ async function readAndCompile(
 
 /** Loads a manifest directory: every manifest, every problem as a diagnostic. Throws UsageError if `dir` is not a directory. */
 export async function loadManifestDir(dir: string, options: LoadOptions): Promise<ManifestDirResult> {
-  return readManifestFiles(await listManifestFiles(dir), options);
+  const ahead = options.ahead?.dir === resolve(dir) ? options.ahead : undefined;
+  if (!ahead) return readManifestFiles(await listManifestFiles(dir), options);
+  return readManifestFiles(await ahead.listing, options, ahead.threads());
 }
 
 /**
@@ -273,7 +294,7 @@ export async function loadChangedManifests(
     files.push({ file: path, bytes: outcome.bytes, ...(cached ? { result: cached } : {}) });
   }
   const pending = files.filter((file) => !file.result);
-  const compiled = await compileFiles(pending, environment.parseOptions, undefined);
+  const compiled = await compileFiles(pending, environment.parseOptions);
   pending.forEach((file, index) => (file.result = compiled[index]!));
   // A file that fails to compile is loaded with the whole directory, which then decides it: the cache keeps the good ones only.
   if (files.some((file) => file.result!.diagnostics.some((d) => d.severity === 'error'))) return undefined;

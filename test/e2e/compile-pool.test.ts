@@ -3,7 +3,7 @@
 import { readdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { POOL_MIN_FILES } from '../../src/observe/compile-pool.js';
+import { POOL_MIN_FILES } from '../../src/observe/compile-threads.js';
 import { loadManifestDir } from '../../src/observe/manifests.js';
 import { dockerDeploymentYaml, runConverge, tempDir, writeFiles } from './helpers.js';
 

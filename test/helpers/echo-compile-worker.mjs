@@ -1,13 +1,20 @@
-// A stand-in compile worker for test/observe/compile-pool.test.ts: answers each file with a diagnostic naming it and its
-// bytes; a batch holding crash.yaml makes it exit (a worker thread that dies).
-import { parentPort, workerData } from 'node:worker_threads';
+// A stand-in compile worker for test/observe/compile-pool.test.ts: takes the pool's parse options, then answers each file
+// with a diagnostic naming it and its bytes; a batch holding crash.yaml makes it exit (a worker thread that dies).
+import { parentPort } from 'node:worker_threads';
 
-parentPort.on('message', (request) => {
+let parseOptions;
+
+parentPort.on('message', (message) => {
+  if (!('id' in message)) {
+    parseOptions = message.parseOptions;
+    return;
+  }
+  const request = message;
   if (request.files.includes('crash.yaml')) process.exit(3);
   const bytes = new Uint8Array(request.buffer);
   const results = request.files.map((file, i) => {
     const text = new TextDecoder().decode(bytes.subarray(request.offsets[i], request.offsets[i + 1]));
-    const message = `${text} ${workerData.parseOptions.allowLiteralSecrets}`;
+    const message = `${text} ${parseOptions.allowLiteralSecrets}`;
     return {
       resources: [],
       blocked: [],

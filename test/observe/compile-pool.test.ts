@@ -1,7 +1,9 @@
 // The compile pool's threads (src/observe/compile-pool.ts) with a stand-in worker: results in file order across
-// batches and threads, a thread that dies is an E_COMPILE diagnostic for its files (never a crash), and close() ends them.
+// batches and threads, a thread that dies is an E_COMPILE diagnostic for its files (never a crash), close() ends them, and
+// threads started before the parse options are known compile with the options the pool that takes them is given.
 import { describe, expect, it } from 'vitest';
 import { CompilePool, compileFiles } from '../../src/observe/compile-pool.js';
+import { CompileThreads } from '../../src/observe/compile-threads.js';
 
 const ECHO = new URL('../helpers/echo-compile-worker.mjs', import.meta.url);
 
@@ -83,5 +85,22 @@ describe('CompilePool', () => {
       allowLiteralSecrets: false,
     });
     expect(result!.resources.map((r) => r.name)).toEqual(['a']);
+  });
+
+  it('threads started before the options are known compile with the options of the pool that takes them', async () => {
+    const threads = CompileThreads.start({ worker: ECHO, threads: 2 })!;
+    const pool = CompilePool.taking(threads, { allowLiteralSecrets: true }, { thisThreadCompiles: false });
+    try {
+      const input = files(40);
+      const results = await pool.compile(input);
+      expect(results.map((r) => r.diagnostics[0]!.message.replace(/\.+/, ''))).toEqual(
+        input.map((_, i) => `body-${i} true`),
+      );
+    } finally {
+      await pool.close();
+    }
+    // Closing the pool closed the threads it took; closing them again is no error.
+    expect(threads.threads.every((t) => t.failed?.includes('exit code'))).toBe(true);
+    await threads.close();
   });
 });

@@ -8,13 +8,17 @@ import { shownDiagnostic } from '../paths.js';
 import { resolveSettings } from '../settings.js';
 import { validateInput } from '../validate-input.js';
 import type { CommandIo, ParsedArgs } from '../command.js';
+import type { ListingAhead } from '../../observe/listing-ahead.js';
 
 function plural(count: number, word: string): string {
   return `${count} ${word}${count === 1 ? '' : 's'}`;
 }
 
-/** Runs `converge validate DIR|FILE...`; returns the exit code. */
-export async function runValidateCommand(args: ParsedArgs, io: CommandIo): Promise<number> {
+/**
+ * Runs `converge validate DIR|FILE...`; returns the exit code. `ahead`: the directory's listing validate.ts began
+ * before this module loaded, which the load takes (validate.ts closes the compile threads it started).
+ */
+export async function runValidateCommand(args: ParsedArgs, io: CommandIo, ahead?: ListingAhead): Promise<number> {
   const output = (args.values.output as string | undefined) ?? 'text';
   if (!VALIDATE_FORMATS.includes(output as (typeof VALIDATE_FORMATS)[number])) {
     throw new UsageError(`--output "${output}" is not one of ${VALIDATE_FORMATS.join(', ')}`);
@@ -28,6 +32,7 @@ export async function runValidateCommand(args: ParsedArgs, io: CommandIo): Promi
     allowLiteralSecrets: settings.allowLiteralSecrets,
     createWarnings: true,
     ...(environment ? { environment } : {}),
+    ...(ahead ? { ahead } : {}),
   });
   const secretProblems =
     args.values['check-secrets'] === true ? secretDiagnostics(loaded.resources, io.env, { baseDir: io.cwd }) : [];

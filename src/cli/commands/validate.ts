@@ -1,8 +1,19 @@
 // `converge validate DIR|FILE...`: load and check manifests without the network; diagnostics one per line, exit 1 on errors.
+import { statSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { VALIDATE_FORMATS } from './values.js';
-import type { Command } from '../command.js';
+import type { Command, ParsedArgs } from '../command.js';
 import { settingOptions } from '../settings.js';
 import { COMMAND_SUMMARIES } from './summaries.js';
+
+/** The directory validate reads whole (one DIR, or --dir DIR), which may hold thousands of files; else undefined. */
+function directoryRead(args: ParsedArgs, cwd: string): string | undefined {
+  if (typeof args.values.dir === 'string') return resolve(cwd, args.values.dir);
+  if (args.positionals.length !== 1) return undefined;
+  const dir = resolve(cwd, args.positionals[0]!);
+  return statSync(dir, { throwIfNoEntry: false })?.isDirectory() ? dir : undefined;
+}
+
 export const validateCommand: Command = {
   name: 'validate',
   summary: COMMAND_SUMMARIES.validate,
@@ -36,5 +47,16 @@ export const validateCommand: Command = {
     },
     ...settingOptions('allowLiteralSecrets', 'vars', 'overlays'),
   },
-  run: async (args, io) => (await import('./validate-run.js')).runValidateCommand(args, io),
+  run: async (args, io) => {
+    // A directory is listed while this thread loads the command, and the compile threads start as soon as the walk
+    // has found enough files, so they load the parser while this thread does (docs/performance.md, "Loading manifests").
+    const dir = directoryRead(args, io.cwd);
+    const ahead = dir ? new (await import('../../observe/listing-ahead.js')).ListingAhead(dir) : undefined;
+    try {
+      return await (await import('./validate-run.js')).runValidateCommand(args, io, ahead);
+    } finally {
+      // On every way out, a failed import included: threads left running would keep the process alive.
+      await ahead?.close();
+    }
+  },
 };
