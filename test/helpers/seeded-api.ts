@@ -3,8 +3,11 @@
 import type { Redis } from 'ioredis';
 import type { LiveDeployment } from '../../src/core/model.js';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/server.js';
+import { createProcessor, type ProcessorContext } from '../../src/jobs/runner/processor.js';
+import { leaseKey } from '../../src/leader/lease.js';
 import { ServiceClient } from '../../src/service/client.js';
 import { AppliedStateStore } from '../../src/store/applied-state.js';
+import { ResourceFolds } from '../../src/store/resource-folds.js';
 import { dropPrefix, rawRedis, testPrefix } from './redis.js';
 
 /** What a test works with: the emulator, Redis and its prefix, the applied state, a client, and `api` as listed. */
@@ -43,4 +46,27 @@ export async function seededApi(label: string, cleanups: Array<() => Promise<unk
   const client = new ServiceClient({ baseUrl: emulator.url });
   const live = emulator.store.allDeployments()[0] as unknown as LiveDeployment;
   return { emulator, redis, prefix, store, client, live };
+}
+
+/** A logger that says nothing (the processor's tests read what it returns and folds, not its lines). */
+const QUIET = { info: () => undefined, debug: () => undefined, warn: () => undefined, error: () => undefined };
+
+/**
+ * A job processor over the seeded api (its client and applied state), folding where it runs as `by` with folds of its
+ * own (no cache shared: a new leader's worker, or one of two); `options` adds to it (a clock, a stale-job check).
+ */
+export function seededProcessor(
+  api: SeededApi,
+  by: string,
+  options: Partial<ProcessorContext> = {},
+): ReturnType<typeof createProcessor> {
+  return createProcessor({
+    client: api.client,
+    store: api.store,
+    env: {},
+    log: QUIET,
+    rateLimit: async () => undefined,
+    record: { folds: new ResourceFolds(api.redis, api.prefix, leaseKey(api.prefix)), by },
+    ...options,
+  });
 }

@@ -4,19 +4,17 @@ import type { Job } from 'bullmq';
 import type { Outcome } from '../../src/core/decide.js';
 import type { DeploymentResource } from '../../src/core/model.js';
 import type { ResourceEvent, ResourceState } from '../../src/core/resource-state-model.js';
-import { createProcessor } from '../../src/jobs/runner/processor.js';
 import { buildJobData } from '../../src/jobs/queue/jobs.js';
 import { leaseKey } from '../../src/leader/lease.js';
 import { redisNow } from '../../src/store/clock.js';
 import { ResourceFolds } from '../../src/store/resource-folds.js';
 import { decidedWrite, deployment } from '../helpers/job-fixtures.js';
-import { seededApi } from '../helpers/seeded-api.js';
+import { seededApi, seededProcessor } from '../helpers/seeded-api.js';
 
 const KEY = 'Deployment/api';
 const HOUR = 3_600_000;
 const V1 = { kind: 'content' as const, id: '111111111111', readAt: '2026-01-01T00:00:00.000Z' };
 const V2 = { kind: 'content' as const, id: '222222222222', readAt: '2026-01-01T00:00:01.000Z' };
-const QUIET = { info: () => undefined, debug: () => undefined, warn: () => undefined, error: () => undefined };
 
 /** A reconcile's decision that `api` has nothing to write (the decision's own fields; the test reads appliedFrom). */
 const NOOP: Outcome = {
@@ -38,17 +36,9 @@ describe("the applied record's time: Redis' clock, whichever worker wrote", () =
   });
 
   it('a worker an hour fast writes first, one on time second: the decision that read the first record shows the second', async () => {
-    const { redis, prefix, store, client, live } = await seededApi('applied-clock', cleanups);
-    const worker = (by: string, now: () => Date) =>
-      createProcessor({
-        client,
-        store,
-        env: {},
-        log: QUIET,
-        rateLimit: async () => undefined,
-        record: { folds: new ResourceFolds(redis, prefix, leaseKey(prefix)), by },
-        now,
-      });
+    const api = await seededApi('applied-clock', cleanups);
+    const { redis, prefix, store, client, live } = api;
+    const worker = (by: string, now: () => Date) => seededProcessor(api, by, { now });
     const jobOf = async (image: string, version: typeof V1) => {
       const base = deployment('api', 1);
       const resource: DeploymentResource = {

@@ -13,7 +13,7 @@ import { leaseKey } from '../../src/leader/lease.js';
 import { parseHistoryEntry, recordKeys } from '../../src/store/event-log.js';
 import { ResourceFolds } from '../../src/store/resource-folds.js';
 import { data, decidedWrite, deployment } from '../helpers/job-fixtures.js';
-import { seededApi } from '../helpers/seeded-api.js';
+import { seededApi, seededProcessor } from '../helpers/seeded-api.js';
 
 const KEY = 'Deployment/api';
 const IMAGE = 'source_revision_config.image_uri';
@@ -28,19 +28,12 @@ describe("a former leader's write recorded and not folded, its job dropped by th
   });
 
   async function setup() {
-    const { emulator, redis, prefix, store, client, live } = await seededApi('unfolded-write', cleanups);
+    const api = await seededApi('unfolded-write', cleanups);
+    const { emulator, redis, prefix, store, client, live } = api;
     const job = { ...data('api', 1), manifestVersion: VERSION, fence: 3 };
     // Each worker its own folds (no cache shared): a new leader's worker, or two of them.
     const worker = (by: string) =>
-      createProcessor({
-        client,
-        store,
-        env: {},
-        log: QUIET,
-        rateLimit: async () => undefined,
-        stale: async () => ({ code: 'former_leader', message: DROPPED }),
-        record: { folds: new ResourceFolds(redis, prefix, leaseKey(prefix)), by },
-      });
+      seededProcessor(api, by, { stale: async () => ({ code: 'former_leader', message: DROPPED }) });
     const writesDone = async (jobId: string) => {
       const entries = await redis.xrange(recordKeys(prefix).history(KEY), '-', '+');
       return entries
