@@ -76,12 +76,12 @@ export function deploymentAnswer(
   newRevision: boolean,
   live: LiveDeployment,
 ): WriteAnswer {
-  return {
-    outcome,
-    new_revision: newRevision,
-    deploymentId: live.id,
-    latestRevisionId: live.latest_revision_id ?? null,
-  };
+  return { outcome, new_revision: newRevision, ...liveIds(live) };
+}
+
+/** The deployment's id and latest revision, as a job's result and a write's answer carry them. */
+export function liveIds(live: LiveDeployment): { deploymentId: string; latestRevisionId: string | null } {
+  return { deploymentId: live.id, latestRevisionId: live.latest_revision_id ?? null };
 }
 
 /** What a lost write that landed did, as its own answer would have said. */

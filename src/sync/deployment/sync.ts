@@ -29,6 +29,7 @@ import {
   adoptedOwnership,
   deploymentAnswer,
   landedOwnership,
+  liveIds,
   LOST_ANSWER,
   lostWriteRecord,
   pendingLanded,
@@ -153,11 +154,7 @@ function deploymentResult(
   live: LiveDeployment | undefined,
   message?: string,
 ): SyncResult {
-  const result: SyncResult = { outcome, new_revision: newRevision };
-  if (live) {
-    result.deploymentId = live.id;
-    result.latestRevisionId = live.latest_revision_id ?? null;
-  }
+  const result: SyncResult = { outcome, new_revision: newRevision, ...(live ? liveIds(live) : {}) };
   if (message) result.message = message;
   return result;
 }
