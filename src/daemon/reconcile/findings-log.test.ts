@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import pino from 'pino';
 import type { Diagnostic } from '../../core/diagnostics.js';
 import type { ReconcileOutcome } from '../cycle/cycle.js';
-import { FindingsLog } from './findings-log.js';
+import { FindingsLog, REPEATED_PROBLEM_FILES } from './findings-log.js';
 
 function warning(file: string, message: string): Diagnostic {
   return { severity: 'warning', file, line: 2, column: 3, message, code: 'W_TEST' };
@@ -55,5 +55,38 @@ describe('FindingsLog.diagnostics', () => {
     findings.diagnostics(outcome([warning('b.yaml', 'two')], ['a.yaml']));
     findings.diagnostics(outcome([warning('a.yaml', 'three'), warning('b.yaml', 'two')]));
     expect(lines).toEqual(['a.yaml:2:3: warning: three', 'a.yaml:2:3: warning: three']);
+  });
+
+  it('says a problem more than REPEATED_PROBLEM_FILES files share in one line, each file at debug; fewer, a line each', () => {
+    const lines: Array<{ level: number; msg: string; diagnostic?: string; files?: number; more?: string[] }> = [];
+    const log = pino({ level: 'debug' }, { write: (line: string) => void lines.push(JSON.parse(line) as never) });
+    const findings = new FindingsLog(log);
+    const files = (n: number, prefix: string): string[] => Array.from({ length: n }, (_, i) => `${prefix}-${i}.yaml`);
+    const many = files(REPEATED_PROBLEM_FILES + 1, 'many').map((f) => warning(f, 'tier not set'));
+    const few = files(REPEATED_PROBLEM_FILES, 'few').map((f) => warning(f, 'unknown field'));
+    findings.diagnostics(outcome([...many, ...few, { ...warning('many-0.yaml', 'tier not set'), severity: 'error' }]));
+
+    const warned = lines.filter((l) => l.level === 40);
+    // The shared problem: one line naming its first file, the number of files and the next locations.
+    expect(warned.filter((l) => l.msg === `manifest problem in ${REPEATED_PROBLEM_FILES + 1} files`)).toEqual([
+      expect.objectContaining({
+        diagnostic: 'many-0.yaml:2:3: warning: tier not set',
+        files: REPEATED_PROBLEM_FILES + 1,
+        more: many.slice(1, 10).map((d) => `${d.file}:2:3`),
+      }),
+    ]);
+    // REPEATED_PROBLEM_FILES files of one problem, and the same message as an error: a line each.
+    const each = warned.filter((l) => l.msg === 'manifest problem').map((l) => l.diagnostic);
+    expect(each).toEqual([
+      ...few.map((d) => `${d.file}:2:3: warning: unknown field`),
+      'many-0.yaml:2:3: error: tier not set',
+    ]);
+    // Every file of the shared problem at debug, and none said again by the next reconcile that finds the same.
+    expect(lines.filter((l) => l.level === 20).map((l) => l.diagnostic)).toEqual(
+      many.map((d) => `${d.file}:2:3: warning: tier not set`),
+    );
+    const before = lines.length;
+    findings.diagnostics(outcome([...many, ...few]));
+    expect(lines.length).toBe(before);
   });
 });

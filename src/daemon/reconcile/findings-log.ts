@@ -1,6 +1,6 @@
 // What a reconcile found (manifest problems, why a resource is not written), logged when it appears or changes (drift: drift.ts).
 import type { Logger } from 'pino';
-import { formatDiagnostic } from '../../core/diagnostics.js';
+import { formatDiagnostic, type Diagnostic } from '../../core/diagnostics.js';
 import { textHash } from '../../core/hash.js';
 import { skipLine } from '../../core/decide.js';
 import type { ReconcileOutcome } from '../cycle/cycle.js';
@@ -23,6 +23,41 @@ function hasLine(lines: FileLines | undefined, line: string): boolean {
 function withLine(lines: FileLines | undefined, line: string): FileLines {
   if (lines === undefined || lines === line) return line;
   return typeof lines === 'string' ? new Set([lines, line]) : lines.add(line);
+}
+
+/** A manifest problem as the plan carries it (its code is not logged). */
+type Problem = Omit<Diagnostic, 'code'>;
+
+/** More files than this with one problem (the same severity and message) are said in one line, each file at debug. */
+export const REPEATED_PROBLEM_FILES = 10;
+/** The locations a repeated problem's line names besides its first. */
+const REPEATED_EXAMPLES = 9;
+
+/**
+ * Logs each new manifest problem: one line each (`diagnostic`, file:line:column and the message), except a problem
+ * more than REPEATED_PROBLEM_FILES files share (a setting left out of every manifest), which is one line with its first
+ * occurrence, the number of files and a few more locations, and each file's own line at debug: a fleet of 10,000
+ * files without the same field is one warning, not 10,000.
+ */
+function sayDiagnostics(log: Logger, said: readonly Problem[]): void {
+  const byProblem = new Map<string, Problem[]>();
+  for (const d of said) {
+    const problem = `${d.severity}\u0000${d.message}`;
+    const same = byProblem.get(problem);
+    if (same) same.push(d);
+    else byProblem.set(problem, [d]);
+  }
+  for (const list of byProblem.values()) {
+    if (list.length <= REPEATED_PROBLEM_FILES) {
+      for (const d of list) log.warn({ diagnostic: formatDiagnostic(d) }, 'manifest problem');
+      continue;
+    }
+    const files = new Set(list.map((d) => d.file)).size;
+    const more = list.slice(1, 1 + REPEATED_EXAMPLES).map((d) => `${d.file}:${d.line}:${d.column}`);
+    log.warn({ diagnostic: formatDiagnostic(list[0]!), files, more }, `manifest problem in ${files} files`);
+    if (log.isLevelEnabled('debug'))
+      for (const d of list) log.debug({ diagnostic: formatDiagnostic(d) }, 'manifest problem');
+  }
 }
 
 /** Remembers what it last logged of each kind, so a resync that finds the same says nothing again. */
@@ -94,11 +129,12 @@ export class FindingsLog {
       if (!hasLine(before.get(file), hash)) say();
       now.set(file, withLine(now.get(file), hash));
     };
+    const said: Problem[] = [];
     for (const d of outcome.plan.diagnostics) {
       if (read && !read.has(d.file)) continue;
-      const line = formatDiagnostic(d);
-      note(d.file, line, () => this.log.warn({ diagnostic: line }, 'manifest problem'));
+      note(d.file, formatDiagnostic(d), () => said.push(d));
     }
+    sayDiagnostics(this.log, said);
     for (const held of outcome.held) {
       if (read && !read.has(held.file)) continue;
       note(held.file, `held:${held.key}:${held.error}`, () =>
