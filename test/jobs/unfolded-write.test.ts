@@ -14,6 +14,7 @@ import { parseHistoryEntry, recordKeys } from '../../src/store/event-log.js';
 import { ResourceFolds } from '../../src/store/resource-folds.js';
 import { data, decidedWrite, deployment } from '../helpers/job-fixtures.js';
 import { seededApi, seededProcessor } from '../helpers/seeded-api.js';
+import { SLACK_SECRET_VALUE, slackProvider } from '../plan/fixtures.js';
 
 const KEY = 'Deployment/api';
 const IMAGE = 'source_revision_config.image_uri';
@@ -175,6 +176,38 @@ describe("a former leader's write recorded and not folded, its job dropped by th
     const result = await worker('worker-b')({ id: 'j1', data: job, attemptsMade: 0 } as unknown as Job);
     expect(result).toMatchObject({ outcome: 'unchanged', notRun: 'former_leader' });
     expect(await writesDone('j1')).toHaveLength(0);
+    expect(emulator.requestLog).toEqual([]);
+  });
+
+  it("an OAuth provider's create, recorded and not folded: folded once from its record, 0 requests", async () => {
+    const { emulator, redis, prefix, store, client, worker } = await setup();
+    const key = 'OAuthProvider/slack';
+    const env = { SLACK_CLIENT_SECRET: SLACK_SECRET_VALUE };
+    const provider = slackProvider();
+    const job = {
+      ...buildJobData(provider, 'create-provider', { origin: 'daemon', write: decidedWrite(provider, undefined, env) }),
+      manifestVersion: VERSION,
+      fence: 3,
+    };
+    // The former leader's worker creates it and records the write with its answer; its leader dies before the fold.
+    const formerLeader = createProcessor({ client, store, env, log: QUIET, rateLimit: async () => undefined });
+    const ran = await formerLeader({ id: 'p1', data: job, attemptsMade: 0, opts: {} } as unknown as Job);
+    expect(ran).toMatchObject({ outcome: 'created', new_revision: false });
+    const recorded = await store.read(key);
+    expect(recorded.applied).toMatchObject({ jobId: 'p1', answer: { outcome: 'created', new_revision: false } });
+    expect(JSON.stringify(recorded)).not.toContain(SLACK_SECRET_VALUE);
+    emulator.resetLog();
+
+    const drop = { id: 'p1', data: job, attemptsMade: 0 } as unknown as Job;
+    expect(await worker('worker-b')(drop)).toEqual({ ...recorded.applied!.answer, message: UNFOLDED_WRITE });
+    const history = await redis.xrange(recordKeys(prefix).history(key), '-', '+');
+    const done = history.map(([, fields]) => parseHistoryEntry(fields[1])).filter((e) => e?.type === 'write_done');
+    expect(done).toHaveLength(1);
+    expect(done[0]).toMatchObject({ reason: 'created', job: { id: 'p1' } });
+    const state = (await new ResourceFolds(redis, prefix, leaseKey(prefix)).read([key])).get(key)?.state;
+    expect(state?.job).toMatchObject({ id: 'p1', state: 'completed', outcome: 'created' });
+    expect(state?.appliedFrom).toEqual({ ...VERSION, appliedAt: recorded.applied!.appliedAt });
+    expect(await worker('worker-c')(drop)).toMatchObject({ notRun: 'former_leader' });
     expect(emulator.requestLog).toEqual([]);
   });
 });

@@ -7,6 +7,7 @@ import {
   type LiveProvider,
   type Ownership,
   type ProviderResource,
+  type WriteAnswer,
 } from '../../core/model.js';
 import type { CreateProviderRequest, PatchProviderRequest } from '../../core/wire/schema.js';
 import type { DesiredSecrets, JobWrite, PendingWrite, SyncPorts, SyncResult } from '../../core/kinds/ports.js';
@@ -122,6 +123,7 @@ async function syncAgainstLive(resource: ProviderResource, write: JobWrite, port
         secrets: state.earlier.secrets,
         definitionHash: diff.definitionHash,
         ...ownershipOfWrite(state, live.id, created),
+        answer: providerAnswer('adopted'),
       },
       state.applied ?? null,
     );
@@ -199,10 +201,19 @@ async function sendCreate(
   const ownership = typeof id === 'string' ? ownershipOfWrite(state, id, true) : {};
   state.applied = await ports.appliedState.recordWrite(
     state.key,
-    { secrets: written, definitionHash: diff.definitionHash, ...ownership },
+    { secrets: written, definitionHash: diff.definitionHash, ...ownership, answer: providerAnswer('created') },
     state.applied ?? null,
   );
   return { outcome: 'created', new_revision: false };
+}
+
+/**
+ * What the answer to a provider's write said, recorded with the write (src/core/kinds/ports.ts WrittenState): a
+ * provider has no revision, so its outcome alone. Should the leader die before folding the job's result, the worker
+ * that drops the job folds it from this (src/jobs/runner/unfolded-write.ts).
+ */
+function providerAnswer(outcome: WriteAnswer['outcome']): WriteAnswer {
+  return { outcome, new_revision: false };
 }
 
 /**
@@ -237,7 +248,12 @@ async function sendPatch(
   const patched = await ports.service.patchProvider(resource.name, body);
   await ports.appliedState.recordWrite(
     state.key,
-    { secrets: written, definitionHash: diff.definitionHash, ...ownershipOfWrite(state, patched.id, false) },
+    {
+      secrets: written,
+      definitionHash: diff.definitionHash,
+      ...ownershipOfWrite(state, patched.id, false),
+      answer: providerAnswer(adopting ? 'adopted' : 'updated'),
+    },
     state.applied ?? null,
   );
   const fields = diff.change.fields.map((field) => field.path).join(', ');
@@ -295,9 +311,11 @@ async function syncFromRecords(resource: ProviderResource, write: JobWrite, port
       await ports.appliedState.clearPending(key);
       throw new BlockedError(providerExistsReason(resource.name));
     }
-    await ports.appliedState.recordWrite(key, { secrets: written, definitionHash: diff.definitionHash });
+    const answer = providerAnswer('adopted');
+    await ports.appliedState.recordWrite(key, { secrets: written, definitionHash: diff.definitionHash, answer });
     return { outcome: 'adopted', new_revision: false, message: CREATE_ANSWER_LOST };
   }
-  await ports.appliedState.recordWrite(key, { secrets: written, definitionHash: diff.definitionHash });
+  const answer = providerAnswer('created');
+  await ports.appliedState.recordWrite(key, { secrets: written, definitionHash: diff.definitionHash, answer });
   return { outcome: 'created', new_revision: false, fields: diff.change.fields };
 }
