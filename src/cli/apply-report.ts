@@ -15,6 +15,7 @@ import type { ResourceState } from '../core/resource-state-model.js';
 import type { ResourceConditions, ResourceResult } from '../apply/apply-state.js';
 import { summarySentence } from '../plan/render/format.js';
 import { fieldLine } from '../plan/render/text.js';
+import { groupBy } from '../core/group-by.js';
 
 /** Reasons the plan lines below already say in their own words (blocked, orphaned), or that are no news (Synced). */
 const SAID: ReadonlySet<string> = new Set(['Synced', 'PlanBlocked', 'ManifestErrors', 'Orphan']);
@@ -73,12 +74,8 @@ export function resultLines(r: ResourceResult): string[] {
  * while running"), with a count, not one line per job; a way that holds one resource names it.
  */
 export function interruptedLines(results: ResourceResult[]): string[] {
-  const byMessage = new Map<string, ResourceResult[]>();
-  for (const r of results) {
-    if (r.status !== 'interrupted') continue;
-    const message = r.message ?? 'interrupted';
-    byMessage.set(message, [...(byMessage.get(message) ?? []), r]);
-  }
+  const interrupted = results.filter((r) => r.status === 'interrupted');
+  const byMessage = groupBy(interrupted, (r) => r.message ?? 'interrupted');
   return [...byMessage].map(
     ([message, rs]) =>
       `  ${'interrupted'.padEnd(9)} ${rs.length === 1 ? rs[0]!.key : `${rs.length} resources`}: ${message}`,

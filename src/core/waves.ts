@@ -2,6 +2,7 @@
 import { heldBack, type Outcome } from './decide.js';
 import type { ResourceHold } from './holds.js';
 import { resourceKey, type DesiredResource, type PlanChange, type PlanWave } from './model.js';
+import { groupBy } from './group-by.js';
 
 /** The wave of a declared resource: its converge/wave annotation, 0 without one. */
 export function waveOf(resource: Pick<DesiredResource, 'wave'> | undefined): number {
@@ -70,14 +71,10 @@ export function groupByWave<T>(
   items: readonly T[],
   waveOfItem: (item: T) => number | undefined,
 ): Array<{ wave: number | 'prune'; items: T[] }> {
-  const waves = new Map<number, T[]>();
-  const last: T[] = [];
-  for (const item of items) {
-    const wave = waveOfItem(item);
-    if (wave === undefined) last.push(item);
-    else waves.set(wave, [...(waves.get(wave) ?? []), item]);
-  }
-  const groups: Array<{ wave: number | 'prune'; items: T[] }> = [...waves.entries()]
+  const waves = groupBy(items, waveOfItem);
+  const last = waves.get(undefined) ?? [];
+  waves.delete(undefined);
+  const groups: Array<{ wave: number | 'prune'; items: T[] }> = [...(waves as Map<number, T[]>).entries()]
     .sort(([a], [b]) => a - b)
     .map(([wave, group]) => ({ wave, items: group }));
   if (last.length > 0) groups.push({ wave: 'prune', items: last });
@@ -193,9 +190,11 @@ function deletesInOrder(
   const pending = deletes.filter(
     (o) => o.write !== null || o.sync.reason === 'Applying' || options.inFlight?.has(o.key) === true,
   );
+  // The waves of the pending deletes, each once: a prune of 10,000 resources of a few waves compares a few each.
+  const pendingWaves = [...new Set(pending.map(waveOfDelete))];
   for (const o of deletes) {
     if (o.write?.op !== 'delete') continue;
-    const higher = pending.filter((p) => waveOfDelete(p) > waveOfDelete(o)).map(waveOfDelete);
+    const higher = pendingWaves.filter((wave) => wave > waveOfDelete(o));
     if (higher.length === 0) continue;
     const message = `the delete of wave ${waveOfDelete(o)} waits until the deletes of wave ${Math.min(...higher)} are done (deletes go in descending wave order); it is sent at the reconcile after that`;
     gated.set(o.key, { reason: 'WaveWaiting', message });
@@ -216,12 +215,11 @@ export function gateWaves(
   resources: ReadonlyMap<string, DesiredResource>,
   options: GateOptions = {},
 ): Map<string, WaveGate> {
-  const byWave = new Map<number, Outcome[]>();
-  for (const outcome of outcomes.values()) {
+  const waved = [...outcomes.values()].filter((outcome) => {
     const resource = resources.get(outcome.key);
-    if (!resource || outcome.action === 'orphan' || outcome.sync.status === 'suspended') continue;
-    byWave.set(waveOf(resource), [...(byWave.get(waveOf(resource)) ?? []), outcome]);
-  }
+    return resource !== undefined && outcome.action !== 'orphan' && outcome.sync.status !== 'suspended';
+  });
+  const byWave = groupBy(waved, (outcome) => waveOf(resources.get(outcome.key)));
   const gated = new Map<string, WaveGate>();
   if (byWave.size < 2) {
     deletesInOrder(outcomes, options, gated);

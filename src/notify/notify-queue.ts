@@ -18,6 +18,7 @@ import {
 } from '../jobs/queue/bounded-queues.js';
 import { SILENT_LOGGER, errorText, throttledErrors, type QueueLogger } from '../jobs/queue/log.js';
 import type { RedisSettings } from '../store/redis.js';
+import { groupBy } from '../core/group-by.js';
 
 /** Each receiver's queue is `converge-notify-<name>` under the prefix (src/jobs/queue/bounded-queues.ts). */
 const NOTIFY_LABEL = 'notify';
@@ -184,11 +185,10 @@ export async function openNotifyQueue(
   const queues = await openBoundedQueues(settings, NOTIFY_LABEL, receivers, throttledErrors(log));
   return {
     async enqueue(deliveries) {
-      const byReceiver = new Map<string, NotifyEvent[]>();
-      for (const { receiver, event } of deliveries)
-        byReceiver.set(receiver, [...(byReceiver.get(receiver) ?? []), event]);
+      const byReceiver = groupBy(deliveries, (delivery) => delivery.receiver);
       const dropped = await Promise.all(
-        [...byReceiver].map(async ([receiver, events]) => {
+        [...byReceiver].map(async ([receiver, delivered]) => {
+          const events = delivered.map((delivery) => delivery.event);
           const added = new Map(events.map((event) => [deliveryJobId(event, receiver), event]));
           const jobs = events.map((event) => ({
             id: deliveryJobId(event, receiver),

@@ -6,6 +6,7 @@ import { skipLine } from '../../core/decide.js';
 import type { ReconcileOutcome } from '../cycle/cycle.js';
 import type { ReconcileRecord } from '../status/reconcile-record.js';
 import { DriftLog } from './drift.js';
+import { groupBy } from '../../core/group-by.js';
 
 /** Reasons for not writing that are no news in the log: in sync, a job queued or just done, an orphan (its own line). */
 const ROUTINE: ReadonlySet<string> = new Set(['Synced', 'Applied', 'Applying', 'Orphan']);
@@ -40,13 +41,7 @@ const REPEATED_EXAMPLES = 9;
  * files without the same field is one warning, not 10,000.
  */
 function sayDiagnostics(log: Logger, said: readonly Problem[]): void {
-  const byProblem = new Map<string, Problem[]>();
-  for (const d of said) {
-    const problem = `${d.severity}\u0000${d.message}`;
-    const same = byProblem.get(problem);
-    if (same) same.push(d);
-    else byProblem.set(problem, [d]);
-  }
+  const byProblem = groupBy(said, (d) => `${d.severity}\u0000${d.message}`);
   for (const list of byProblem.values()) {
     if (list.length <= REPEATED_PROBLEM_FILES) {
       for (const d of list) log.warn({ diagnostic: formatDiagnostic(d) }, 'manifest problem');
