@@ -1,6 +1,7 @@
 // The cost of folding a reconcile's N decisions into Redis (ResourceFolds.fold, src/store/resource-folds.ts): N
 // first-time decisions (each writes a state, its version and its entries), then the same N again (nothing changed:
-// nothing written). For each: this process' CPU time, wall time and garbage collections' time, Redis' CPU time (INFO
+// nothing written), then every state read as /status reads the projection, by the process that folded them and by one
+// that holds none (a standby). For each: this process' CPU time, wall time and garbage collections' time, Redis' CPU time (INFO
 // cpu) and the commands it ran (INFO commandstats): give it a Redis of its own (REDIS_URL=redis://127.0.0.1:PORT).
 // Run after `npm run build`: node test/bench/fold.mjs [N] (default 10,000).
 import { PerformanceObserver } from 'node:perf_hooks';
@@ -96,6 +97,19 @@ async function phase(label, folds, probe, requests) {
   );
 }
 
+/** One read of every state through ResourceFolds.states (what /status reads when the projection moved). */
+async function projection(label, folds) {
+  const parsed = folds.parsed;
+  const cpu = process.cpuUsage();
+  const start = performance.now();
+  const states = await folds.states();
+  const wall = performance.now() - start;
+  const used = process.cpuUsage(cpu);
+  console.log(
+    `${label}: ${states.size} states, ${folds.parsed - parsed} parsed; wall ${wall.toFixed(0)} ms, CPU ${((used.user + used.system) / 1000).toFixed(0)} ms`,
+  );
+}
+
 async function main() {
   const n = Number(process.argv[2] ?? 10_000);
   const prefix = benchPrefix('fold');
@@ -116,6 +130,16 @@ async function main() {
       folds,
       probe,
       requests.map((r) => ({ ...r, meta })),
+    );
+    await projection('the projection read by the leader that folded (its cache)', folds);
+    await projection(
+      'the projection read by a standby (nothing cached)',
+      new ResourceFolds(probe, prefix, leaseKey(prefix)),
+    );
+    const versions = await probe.hgetall(`${prefix}:record:state-versions`);
+    const bytes = Object.entries(versions).reduce((sum, [k, v]) => sum + k.length + v.length, 0);
+    console.log(
+      `the versions hash: ${Object.keys(versions).length} entries, ${(bytes / 1e6).toFixed(2)} MB of keys and values`,
     );
   } finally {
     await closeRedis(redis);
