@@ -100,13 +100,18 @@ async function phase(label, folds, probe, requests) {
 /** One read of every state through ResourceFolds.states (what /status reads when the projection moved). */
 async function projection(label, folds) {
   const parsed = folds.parsed;
+  globalThis.gc?.();
+  const heap = process.memoryUsage().heapUsed;
   const cpu = process.cpuUsage();
   const start = performance.now();
   const states = await folds.states();
   const wall = performance.now() - start;
   const used = process.cpuUsage(cpu);
+  globalThis.gc?.();
+  const held = process.memoryUsage().heapUsed - heap;
   console.log(
-    `${label}: ${states.size} states, ${folds.parsed - parsed} parsed; wall ${wall.toFixed(0)} ms, CPU ${((used.user + used.system) / 1000).toFixed(0)} ms`,
+    `${label}: ${states.size} states, ${folds.parsed - parsed} parsed; wall ${wall.toFixed(0)} ms, CPU ${((used.user + used.system) / 1000).toFixed(0)} ms; ` +
+      `heap held by the rows read (after gc) ${(held / 1e6).toFixed(1)} MB`,
   );
 }
 
