@@ -91,7 +91,14 @@ describe('the batched fold', () => {
     const all = names('race');
     await monitor.take(a);
     expect((await folds.fold(all.map(noop))).every((o) => o.status === 'written')).toBe(true);
-    expect(scriptCalls(await monitor.take(a), prefix)).toBe(Math.ceil(N / FOLD_BATCH));
+    const first = await monitor.take(a);
+    expect(scriptCalls(first, prefix)).toBe(Math.ceil(N / FOLD_BATCH));
+    // Every key a call touches is in its KEYS (a Redis Cluster routes by them): the prefix's 7, then each history.
+    const calls = first.filter(([command, , , key]) => /^eval(sha)?$/i.test(command ?? '') && key === keys.state);
+    const declared = calls.flatMap((call) => call.slice(3, 3 + Number(call[2])));
+    for (const name of all) expect(declared).toContain(keys.history(`Deployment/${name}`));
+    expect(declared).toContain(keys.log);
+    expect(declared).toContain(leaseKey(prefix));
 
     const counter = Number(await a.get(keys.stateVersion));
     const parsed = folds.parsed;
