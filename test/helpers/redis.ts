@@ -80,3 +80,33 @@ export async function closingServer(): Promise<{ port: number; accepted(): numbe
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }
+
+/**
+ * The commands clients sent that name a key under `prefix` (Redis' MONITOR; those a script runs are left out), taken
+ * in batches: `take(redis)` answers what arrived since the last take, once every command `redis` sent before it is seen.
+ */
+export async function monitorPrefix(
+  prefix: string,
+): Promise<{ take(redis: Redis): Promise<string[][]>; stop(): void }> {
+  const monitor = await rawRedis().monitor();
+  const seen: string[][] = [];
+  const marks = new Map<string, () => void>();
+  monitor.on('monitor', (_time: string, args: string[], source: string) => {
+    if (source === 'lua' || !args.some((arg) => arg.startsWith(prefix))) return;
+    const mark = args[0]?.toLowerCase() === 'exists' ? marks.get(args[1] ?? '') : undefined;
+    if (mark) mark();
+    else seen.push(args);
+  });
+  let n = 0;
+  return {
+    async take(redis) {
+      const mark = `${prefix}:monitor-mark-${n++}`;
+      const arrived = new Promise<void>((resolve) => marks.set(mark, resolve));
+      await redis.exists(mark);
+      await arrived;
+      marks.delete(mark);
+      return seen.splice(0);
+    },
+    stop: () => monitor.disconnect(),
+  };
+}

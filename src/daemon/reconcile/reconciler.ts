@@ -122,7 +122,7 @@ export class Reconciler {
         { error: errorLine(error) },
         "could not read the projection from Redis; /status shows this replica's rows",
       );
-    this.projection = new ProjectionReader(options.record.store, {
+    this.projection = new ProjectionReader(options.record.folds, {
       written: () => this.recorded(),
       order,
       fallback: () => this.tracker.states(),

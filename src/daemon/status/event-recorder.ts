@@ -8,10 +8,10 @@ import type { ResourceTracker } from './resource-tracker.js';
 import type { ChangeSink, TrackedChange } from './tracked-change.js';
 
 /** What the leader asks of the prefix's resource states. */
-export type FoldStore = Pick<ResourceFolds, 'fold' | 'read' | 'readAll'>;
+export type FoldStore = Pick<ResourceFolds, 'fold' | 'read' | 'readAll' | 'states' | 'stateVersion'>;
 
-/** What the daemon reads of the event log besides: the projection's version and states, the failed builds' log lines. */
-export type RecordStore = Pick<EventLogStore, 'states' | 'stateVersion' | 'buildLogs' | 'setBuildLog'>;
+/** What the daemon reads of the event log besides the states: the failed builds' log lines. */
+export type RecordStore = Pick<EventLogStore, 'buildLogs' | 'setBuildLog'>;
 
 /** Events the worker that ran a job folds where it ran (src/jobs/runner/processor.ts): never folded again here. */
 const FOLDED_BY_WORKER: ReadonlySet<ResourceEvent['type']> = new Set(['job-completed', 'job-failed']);

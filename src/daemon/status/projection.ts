@@ -1,11 +1,15 @@
-// The daemon's readers of the projection (`{prefix}:record:state`, src/store/event-log.ts): /status and the resource gauges read every resource's state from Redis, re-read only when the projection's version moved.
+// The daemon's readers of the projection (`{prefix}:record:state`, src/store/event-log.ts): /status and the resource gauges read every resource's state from Redis, re-read only when the projection's version moved, each state parsed only when it moved.
 import type { ResourceState } from '../../core/resource-state-model.js';
 import { legacyState, type SyncState } from '../../core/legacy-state.js';
 import type { ResourceKind } from '../../core/model.js';
-import type { EventLogStore } from '../../store/event-log.js';
+import type { ResourceFolds } from '../../store/resource-folds.js';
 
-/** What the reader asks of the event log. */
-export type ProjectionStore = Pick<EventLogStore, 'states' | 'stateVersion'>;
+/**
+ * What the reader asks of the prefix's states: the projection's version, and every state (ResourceFolds.states: the
+ * versions hash read whole, each state taken from the folds' cache where its version matches, only those that moved
+ * read and parsed).
+ */
+export type ProjectionStore = Pick<ResourceFolds, 'states' | 'stateVersion'>;
 
 /** What /status and the gauges count from the rows: each a list of keys, or counts by kind and legacy state. */
 export interface ProjectionSummary {
@@ -59,7 +63,8 @@ export function setResourceGauges(gauges: ResourceGauges, rows: readonly Resourc
 /**
  * Every resource's state as the projection in Redis has it: what the leader folded (this replica's when it leads,
  * after what it folded is written), or the leader's when this replica stands by. Read again only when the
- * projection's version moved; a Redis that does not answer, or that holds no state while this replica has rows (a
+ * projection's version moved, and then only the states whose version moved are read and parsed: the rows are the
+ * objects the folds' cache holds (src/store/resource-folds.ts), the leader's tracker's rows too. A Redis that does not answer, or that holds no state while this replica has rows (a
  * FLUSHALL, until the next reconcile rebuilds them), gives this replica's own rows (`fallback`).
  */
 export class ProjectionReader {
