@@ -108,8 +108,11 @@ function windowStatus(verdict: WindowVerdict | undefined): Record<string, unknow
 }
 
 /** What the document shows of a list of states: its rows, their summary and their counts. */
+/** A row as /status shows it: its appliedFrom labelled (versionLabel). */
+type ShownRow = ResourceStatus | (Omit<ResourceStatus, 'appliedFrom'> & { appliedFrom: unknown });
+
 interface RowsView {
-  rows: ReadonlyArray<ResourceStatus | (Omit<ResourceStatus, 'appliedFrom'> & { appliedFrom: unknown })>;
+  rows: readonly ShownRow[];
   summary: ReturnType<typeof summarize>;
   health: Record<HealthStatus, number>;
   sync: Record<SyncStatus, number>;
@@ -123,17 +126,32 @@ interface RowsView {
  */
 const rowsViews = new WeakMap<readonly ResourceState[], RowsView>();
 
+/**
+ * Each state's row as /status shows it, built once per state object: a state the projection's version did not move is
+ * the same object at the next read (src/store/resource-folds.ts), so its row is too, and the status server hashes it
+ * once (status-view.ts RowSequence).
+ */
+const shownRows = new WeakMap<ResourceState, ShownRow>();
+
+function shownRow(state: ResourceState): ShownRow {
+  let row = shownRows.get(state);
+  if (row) return row;
+  const built = statusRow(state);
+  row = built.appliedFrom ? { ...built, appliedFrom: labelled(built.appliedFrom) } : built;
+  shownRows.set(state, row);
+  return row;
+}
+
 function rowsView(states: readonly ResourceState[]): RowsView {
   const kept = rowsViews.get(states);
   if (kept) return kept;
-  const rows = states.map(statusRow);
+  const rows = states.map(shownRow);
   const summary = summarize(states);
   const counts: Record<string, Record<string, number>> = {};
   for (const [kind, byState] of summary.counts) {
     counts[kind] = Object.fromEntries(SYNC_STATES.map((s) => [s, byState.get(s) ?? 0]));
   }
-  const shown = rows.map((r) => (r.appliedFrom ? { ...r, appliedFrom: labelled(r.appliedFrom) } : r));
-  const view: RowsView = { rows: shown, summary, health: healthCounts(rows), sync: syncCounts(rows), counts };
+  const view: RowsView = { rows, summary, health: healthCounts(rows), sync: syncCounts(rows), counts };
   rowsViews.set(states, view);
   return view;
 }

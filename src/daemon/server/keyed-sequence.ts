@@ -14,10 +14,17 @@ export class KeyedSequence {
 
   /** Takes the current entries in (key, text): each whose text differs from the last seen takes a number; a key not given is removed. */
   observe(current: Iterable<readonly [string, string]>, clock: Clock): void {
+    this.observeHashes(
+      [...current].map(([key, text]) => [key, textHash(text)] as const),
+      clock,
+    );
+  }
+
+  /** observe, given each entry's text as its hash (textHash) already. */
+  observeHashes(current: Iterable<readonly [string, string]>, clock: Clock): void {
     const seen = new Set<string>();
-    for (const [key, text] of current) {
+    for (const [key, hash] of current) {
       seen.add(key);
-      const hash = textHash(text);
       if (this.entries.get(key)?.hash === hash) continue;
       this.entries.set(key, { hash, seq: clock() });
       this.removed.delete(key);

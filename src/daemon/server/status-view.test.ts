@@ -92,6 +92,26 @@ describe('selectRows', () => {
     expect(selectRows(next, query(`since=${delta.view.sequence}`), seq).rows).toEqual([]);
   });
 
+  it('serializes a row object once: a new list holding the same row objects compares only the new ones', () => {
+    // Each row counts its serializations (JSON.stringify calls toJSON).
+    const counted = (r: ViewRow & Record<string, unknown>) => {
+      const serialized = { count: 0 };
+      const copy = { ...r };
+      return { row: { ...copy, toJSON: () => (serialized.count++, copy) }, serialized };
+    };
+    const [web, api, worker] = [counted(ROWS[0]!), counted(ROWS[1]!), counted(ROWS[3]!)];
+    const seq = new RowSequence('e');
+    const token = seq.observe([web.row, api.row, worker.row]);
+    // The next read of the projection: a new list, api's state moved (a new object), the others the same objects.
+    const apiAfter = counted(row('Deployment', 'api', 'Synced', 'healthy'));
+    // worker's state read again as a new object with the same content: serialized, and not a change.
+    const workerAgain = counted(ROWS[3]!);
+    const next = [web.row, apiAfter.row, workerAgain.row];
+    seq.observe(next);
+    expect([web, api, worker, apiAfter, workerAgain].map((r) => r.serialized.count)).toEqual([1, 1, 1, 1, 1]);
+    expect(selectRows(next, query(`since=${token}`), seq).rows.map((r) => r.key)).toEqual(['Deployment/api']);
+  });
+
   it('a row that comes back after removal is a change, not a removal', () => {
     const seq = new RowSequence('e');
     const token = seq.observe(ROWS);

@@ -2,6 +2,7 @@
 import { FieldTexts } from './field-texts.js';
 import { KeyedSequence } from './keyed-sequence.js';
 import { KEY_LISTS, keyOfKey, PlanSequence, RunSequence, type ListDelta } from './plan-sequence.js';
+import { textHash } from '../../core/hash.js';
 
 /** What this module reads of a status row (the shape of `statusRow(state)` in src/daemon/status/status-row.ts). */
 export interface ViewRow {
@@ -129,6 +130,8 @@ export class RowSequence {
   private readonly keyLists: Map<string, RunSequence>;
   /** The rows observed last: the same list again (the projection's version did not move) is not compared again. */
   private observedRows: readonly ViewRow[] | undefined;
+  /** Each row object's text hash, while the row is held. */
+  private readonly rowHashes = new WeakMap<ViewRow, string>();
 
   constructor(
     private readonly epoch: string,
@@ -147,12 +150,25 @@ export class RowSequence {
    */
   observe(rows: readonly ViewRow[]): string {
     if (rows === this.observedRows) return this.token();
-    this.rows.observe(
-      rows.map((row) => [row.key, JSON.stringify(row)] as const),
+    this.rows.observeHashes(
+      rows.map((row) => [row.key, this.hashOf(row)] as const),
       this.clock,
     );
     this.observedRows = rows;
     return this.token();
+  }
+
+  /**
+   * A row's serialized text as its hash, taken once per row object: a row is built once per state object
+   * (daemon-status.ts), and a state the projection's version did not move is the same object at the next read
+   * (src/store/resource-folds.ts), so after one edit at 10,000 rows one row is serialized, not 10,000.
+   */
+  private hashOf(row: ViewRow): string {
+    const kept = this.rowHashes.get(row);
+    if (kept !== undefined) return kept;
+    const hash = textHash(JSON.stringify(row));
+    this.rowHashes.set(row, hash);
+    return hash;
   }
 
   /**
