@@ -58,26 +58,36 @@ const scriptCalls = (commands: string[][], prefix: string): number =>
   commands.filter(([command, , , first]) => /^eval(sha)?$/i.test(command ?? '') && first === recordKeys(prefix).state)
     .length;
 
-describe('the batched fold', () => {
-  const prefix = testPrefix('fold-batch');
-  const keys = recordKeys(prefix);
-  let a: Redis;
-  let b: Redis;
-  let monitor: Awaited<ReturnType<typeof monitorPrefix>>;
-
+/**
+ * Two connections on a prefix of their own and a MONITOR of it, opened before the block's tests and closed after them;
+ * each test takes `redis` apart once they are open.
+ */
+function redisPair(label: string): {
+  prefix: string;
+  redis: { a: Redis; b: Redis; monitor: Awaited<ReturnType<typeof monitorPrefix>> };
+} {
+  const prefix = testPrefix(label);
+  const redis = {} as { a: Redis; b: Redis; monitor: Awaited<ReturnType<typeof monitorPrefix>> };
   beforeAll(async () => {
-    a = await connectProducer({ redisUrl: REDIS_URL, redisPrefix: prefix });
-    b = await connectProducer({ redisUrl: REDIS_URL, redisPrefix: prefix });
-    monitor = await monitorPrefix(prefix);
+    redis.a = await connectProducer({ redisUrl: REDIS_URL, redisPrefix: prefix });
+    redis.b = await connectProducer({ redisUrl: REDIS_URL, redisPrefix: prefix });
+    redis.monitor = await monitorPrefix(prefix);
   });
   afterAll(async () => {
-    monitor.stop();
-    await closeRedis(a);
-    await closeRedis(b);
+    redis.monitor.stop();
+    await closeRedis(redis.a);
+    await closeRedis(redis.b);
     await dropPrefix(prefix);
   });
+  return { prefix, redis };
+}
+
+describe('the batched fold', () => {
+  const { prefix, redis } = redisPair('fold-batch');
+  const keys = recordKeys(prefix);
 
   it('one script call per 250 resources; a lost race on one resource reads and folds that one alone again', async () => {
+    const { a, b, monitor } = redis;
     // Once `race` is set, another writer folds a job's queueing into resource 7 between the leader's read and write.
     const racer = new ResourceFolds(b, prefix, leaseKey(prefix));
     let race = false;
@@ -125,6 +135,7 @@ describe('the batched fold', () => {
   });
 
   it('a fenced batch writes nothing: no state, version, hold, log or history entry', async () => {
+    const { a, monitor } = redis;
     const folds = new ResourceFolds(a, prefix, leaseKey(prefix));
     await a.set(leaseKey(prefix), 'replica-b|1700000000000006|2026-01-01T00:01:00Z');
     const fresh = names('fenced');
@@ -150,6 +161,7 @@ describe('the batched fold', () => {
   });
 
   it('removals, new states and unchanged ones in one batch: each as its own fold', async () => {
+    const { a, monitor } = redis;
     const folds = new ResourceFolds(a, prefix, leaseKey(prefix));
     const kept = names('mixed-kept', 100);
     const gone = names('mixed-gone', 100);
@@ -185,22 +197,7 @@ describe('the batched fold', () => {
 });
 
 describe('the projection from the folds’ one copy', () => {
-  const prefix = testPrefix('projection-copy');
-  let a: Redis;
-  let b: Redis;
-  let monitor: Awaited<ReturnType<typeof monitorPrefix>>;
-
-  beforeAll(async () => {
-    a = await connectProducer({ redisUrl: REDIS_URL, redisPrefix: prefix });
-    b = await connectProducer({ redisUrl: REDIS_URL, redisPrefix: prefix });
-    monitor = await monitorPrefix(prefix);
-  });
-  afterAll(async () => {
-    monitor.stop();
-    await closeRedis(a);
-    await closeRedis(b);
-    await dropPrefix(prefix);
-  });
+  const { prefix, redis } = redisPair('projection-copy');
 
   const reader = (folds: ResourceFolds, order: () => string[]) =>
     new ProjectionReader(folds, {
@@ -218,6 +215,7 @@ describe('the projection from the folds’ one copy', () => {
       .reduce((sum, c) => sum + c.length - 2, 0);
 
   it('the leader after its fold parses nothing and shows its own objects; a standby parses only what moved', async () => {
+    const { a, b, monitor } = redis;
     const leaderFolds = new ResourceFolds(a, prefix, leaseKey(prefix));
     const all = names('row', 50);
     const outcomes = await leaderFolds.fold(all.map(noop));
