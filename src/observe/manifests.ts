@@ -254,6 +254,7 @@ async function readAndCompile(
     files.push({ file: file.path, bytes: outcome.bytes, ...(cached ? { result: cached } : {}) });
   }
   const pending = files.filter((file) => !file.result);
+  signal?.throwIfAborted();
   onCompiling?.();
   const compiled = await compileFiles(pending, environment.parseOptions, pool, onCompiled, signal);
   pending.forEach((file, index) => {
