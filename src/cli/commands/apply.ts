@@ -6,7 +6,6 @@ import type { Command } from '../command.js';
 import { settingOptions } from '../settings.js';
 import { TARGET_OPTION } from '../partial-plan.js';
 import { COMMAND_SUMMARIES } from './summaries.js';
-import { withListingAhead } from './listed-ahead.js';
 export const applyCommand: Command = {
   name: 'apply',
   summary: COMMAND_SUMMARIES.apply,
@@ -82,8 +81,14 @@ export const applyCommand: Command = {
     // apply DIR: the directory is listed while this thread loads the command (Redis, the queue, the service client), and
     // the compile threads start as soon as the walk has found enough files (src/observe/listing-ahead.ts, as plan.ts does).
     const dir = args.positionals.length === 1 && args.values.plan === undefined ? args.positionals[0] : undefined;
-    return withListingAhead(dir === undefined ? undefined : resolve(io.cwd, dir), async (ahead) =>
-      (await import('./apply-run.js')).runApplyCommand(args, io, applyCommand.usage, ahead),
-    );
+    const ahead = dir
+      ? new (await import('../../observe/listing-ahead.js')).ListingAhead(resolve(io.cwd, dir))
+      : undefined;
+    try {
+      return await (await import('./apply-run.js')).runApplyCommand(args, io, applyCommand.usage, ahead);
+    } finally {
+      // On every way out, a failed import included: threads left running would keep the process alive.
+      await ahead?.close();
+    }
   },
 };

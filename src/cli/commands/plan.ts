@@ -7,7 +7,6 @@ import { SKIP_SIGNATURE_OPTION } from '../plan-file.js';
 import { TARGET_OPTION } from '../partial-plan.js';
 import { APPLIED_STATE_URL_ENV, STATE_TOKEN_ENV } from '../../store/applied-state-document.js';
 import { COMMAND_SUMMARIES } from './summaries.js';
-import { withListingAhead } from './listed-ahead.js';
 export const planCommand: Command = {
   name: 'plan',
   summary: COMMAND_SUMMARIES.plan,
@@ -77,8 +76,14 @@ export const planCommand: Command = {
     // plan DIR: the directory is listed while this thread loads the command, and the compile threads start as soon as
     // the walk has found enough files (src/observe/listing-ahead.ts, as validate.ts does).
     const dir = args.positionals.length === 1 && args.values.show === undefined ? args.positionals[0] : undefined;
-    return withListingAhead(dir === undefined ? undefined : resolve(io.cwd, dir), async (ahead) =>
-      (await import('./plan-run.js')).runPlanCommand(args, io, planCommand.usage, ahead),
-    );
+    const ahead = dir
+      ? new (await import('../../observe/listing-ahead.js')).ListingAhead(resolve(io.cwd, dir))
+      : undefined;
+    try {
+      return await (await import('./plan-run.js')).runPlanCommand(args, io, planCommand.usage, ahead);
+    } finally {
+      // On every way out, a failed import included: threads left running would keep the process alive.
+      await ahead?.close();
+    }
   },
 };

@@ -5,7 +5,6 @@ import { VALIDATE_FORMATS } from './values.js';
 import type { Command, ParsedArgs } from '../command.js';
 import { settingOptions } from '../settings.js';
 import { COMMAND_SUMMARIES } from './summaries.js';
-import { withListingAhead } from './listed-ahead.js';
 
 /** The directory validate reads whole (one DIR, or --dir DIR), which may hold thousands of files; else undefined. */
 function directoryRead(args: ParsedArgs, cwd: string): string | undefined {
@@ -52,8 +51,12 @@ export const validateCommand: Command = {
     // A directory is listed while this thread loads the command, and the compile threads start as soon as the walk
     // has found enough files, so they load the parser while this thread does (docs/performance.md, "Loading manifests").
     const dir = directoryRead(args, io.cwd);
-    return withListingAhead(dir, async (ahead) =>
-      (await import('./validate-run.js')).runValidateCommand(args, io, ahead),
-    );
+    const ahead = dir ? new (await import('../../observe/listing-ahead.js')).ListingAhead(dir) : undefined;
+    try {
+      return await (await import('./validate-run.js')).runValidateCommand(args, io, ahead);
+    } finally {
+      // On every way out, a failed import included: threads left running would keep the process alive.
+      await ahead?.close();
+    }
   },
 };
