@@ -2,9 +2,6 @@
 import { UsageError } from '../core/errors.js';
 import type { Settings } from './settings.js';
 
-/** The api_url of the in-process emulator (src/cli/target.ts opens it). */
-export const EMBEDDED = 'embedded';
-
 /** Settings with the service URL known: what a command that talks to the service works with. */
 export type ServiceSettings = Settings & { apiUrl: string };
 

@@ -1,11 +1,9 @@
 // The corridor of a reconcile (src/observe/corridor.ts) as plan and apply walk it: the whole tree, --target.
 import { reconcileCorridor, type Corridor } from '../observe/corridor.js';
 import type { AppliedStateReader, GatherOptions, Gathered } from '../observe/gather.js';
-import type { ListingAhead } from '../observe/listing-ahead.js';
-import type { TreeLoad } from '../observe/tree-load.js';
 import type { ServiceClient } from '../service/client.js';
 import type { CommandIo } from './command.js';
-import { commandTree } from './environment.js';
+import { environmentOf } from './environment.js';
 import { narrowToTargets } from './partial-plan.js';
 import type { ServiceSettings } from './target.js';
 import type { Progress } from './tty.js';
@@ -23,10 +21,6 @@ export interface CommandPass {
   prune: NonNullable<GatherOptions['prune']>;
   /** --target names (none: every resource). */
   targets: readonly string[];
-  /** The tree's load, started by the command with commandTree's options for `dir` (plan: src/cli/commands/plan-run.ts). */
-  started?: TreeLoad;
-  /** Else the listing of `dir` begun while the command's modules loaded (apply: src/cli/commands/apply.ts). */
-  ahead?: ListingAhead;
   /** What the command does first with what was loaded (its progress line, the applied state's note). */
   loaded?: (gathered: Gathered) => void;
 }
@@ -41,10 +35,13 @@ export function commandCorridor(pass: CommandPass): Promise<Corridor> {
   return reconcileCorridor<never>({
     scope: {
       tree: {
-        ...commandTree(settings, pass.io, pass.dir, pass.ahead),
-        ...(pass.started ? { started: pass.started } : {}),
+        dir: pass.dir,
+        environment: environmentOf(settings, pass.io.cwd, pass.dir),
+        env: pass.io.env,
         client: pass.client,
+        allowLiteralSecrets: settings.allowLiteralSecrets,
         allowLocalDiscovery: settings.allowLocalDiscovery,
+        namePrefix: settings.namePrefix,
         applied: pass.applied,
         onLiveProgress: (n) => progress.show(`listing live deployments: ${n}`),
         adoptPolicy: settings.adopt,

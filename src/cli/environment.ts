@@ -1,9 +1,6 @@
 // The environment a command reads the manifests in: the vars and overlays settings as paths, named relative to the manifest directory.
 import { isAbsolute, relative, resolve } from 'node:path';
 import type { Environment } from '../observe/environment.js';
-import type { ListingAhead } from '../observe/listing-ahead.js';
-import type { TreeLoadOptions } from '../observe/tree-load.js';
-import type { Settings } from './settings.js';
 
 /**
  * The variables files and overlay directories of the settings, resolved against `cwd`; undefined when there are none.
@@ -23,26 +20,6 @@ export function environmentOf(
     return { path, label: posix(label), given: posix(given) };
   };
   return { vars: settings.vars.map(input), overlays: settings.overlays.map(input) };
-}
-
-/**
- * The tree plan and apply load from their settings (src/cli/cli-corridor.ts; plan starts it early: src/cli/commands/plan-run.ts),
- * with the listing of `dir` begun ahead, if any.
- */
-export function commandTree(
-  settings: Pick<Settings, 'vars' | 'overlays' | 'allowLiteralSecrets' | 'namePrefix'>,
-  io: { cwd: string; env: NodeJS.ProcessEnv },
-  dir: string,
-  ahead?: ListingAhead,
-): TreeLoadOptions {
-  return {
-    dir,
-    environment: environmentOf(settings, io.cwd, dir),
-    env: io.env,
-    allowLiteralSecrets: settings.allowLiteralSecrets,
-    namePrefix: settings.namePrefix,
-    ...(ahead ? { ahead } : {}),
-  };
 }
 
 function posix(path: string): string {

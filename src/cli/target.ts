@@ -3,7 +3,7 @@ import { clientOptionsFrom, ServiceClient, type ClientOptions } from '../service
 import { API_KEY_ADVICE, formatSeconds, type RetryInfo } from '../service/transport.js';
 import { checkHttpUrl } from '../core/http-url.js';
 import type { RunningEmulator } from '../emulator/server.js';
-import { EMBEDDED, type ServiceSettings } from './api-url.js';
+import type { ServiceSettings } from './api-url.js';
 
 export interface Target {
   client: ServiceClient;
@@ -16,8 +16,10 @@ export interface Target {
   dropConnections(): Promise<void>;
 }
 
-// Checked without loading the HTTP client (src/cli/api-url.ts); commands that open the service import them from here.
-export { EMBEDDED, requireApiUrl, type ServiceSettings } from './api-url.js';
+export const EMBEDDED = 'embedded';
+
+// Checked without loading the HTTP client (src/cli/api-url.ts); commands that open the service import it from here.
+export { requireApiUrl, type ServiceSettings } from './api-url.js';
 
 /** The first line `apply` and `run` print against the embedded emulator: nothing they do reaches a real service. */
 export const EMBEDDED_BANNER =

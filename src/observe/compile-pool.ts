@@ -65,15 +65,9 @@ export class CompilePool {
   /**
    * Compiles the files, IN_FLIGHT batches per thread, this thread taking one batch at a time too. A thread that fails turns each file of its unanswered batches
    * into an E_COMPILE diagnostic; the others carry on, and this thread compiles the batches left when none does.
-   * `onCompiled` is told each result as its batch comes back (after the thread's next batch is sent). Once `signal`
-   * aborts, no batch is sent or compiled here and this rejects with its reason when the batches in flight are answered
-   * (or their threads closed).
+   * `onCompiled` is told each result as its batch comes back (after the thread's next batch is sent).
    */
-  async compile(
-    files: readonly ManifestBytes[],
-    onCompiled?: OnCompiled,
-    signal?: AbortSignal,
-  ): Promise<ManifestResult[]> {
+  async compile(files: readonly ManifestBytes[], onCompiled?: OnCompiled): Promise<ManifestResult[]> {
     const batches = batchesOf(files, this.workers.length + (this.thisThreadCompiles ? 1 : 0));
     const results = new Array<ManifestResult>(files.length);
     /** The diagnostics' texts of this load, each held once (shareStrings). */
@@ -83,7 +77,7 @@ export class CompilePool {
       new Promise<void>((done) => {
         const unanswered = new Set<number>();
         const send = (): void => {
-          if (next >= batches.length || worker.failed || signal?.aborted) return;
+          if (next >= batches.length || worker.failed) return;
           const id = next++;
           const { from, to } = batches[id]!;
           const request = packBatch(id, files.slice(from, to));
@@ -121,16 +115,15 @@ export class CompilePool {
     // This thread takes batches too, between its other work (a batch at a time, yielding every few milliseconds): on
     // 2 cores one thread started instead of two, about 0.3 s of CPU saved (docs/performance.md).
     const here = async (): Promise<void> => {
-      while (this.thisThreadCompiles && next < batches.length && !signal?.aborted) {
+      while (this.thisThreadCompiles && next < batches.length) {
         const id = next++;
         const { from, to } = batches[id]!;
-        (await compileHere(files.slice(from, to), this.parseOptions, onCompiled, signal)).forEach(
+        (await compileHere(files.slice(from, to), this.parseOptions, onCompiled)).forEach(
           (result, offset) => (results[from + offset] = result),
         );
       }
     };
     await Promise.all([...this.workers.map(run), here()]);
-    signal?.throwIfAborted();
     // Batches no thread took (every one failed before they were sent) are compiled here.
     const left = batches.slice(next);
     const rest = await compileHere(
@@ -152,39 +145,35 @@ export class CompilePool {
  * Compiles each file (its first pass: src/core/manifest/compile.ts), in order; one result per file, a failure an
  * E_COMPILE diagnostic. With `pool` (started early by the caller), in it; else in a pool of its own from
  * POOL_MIN_BYTES, closed before this returns; else in this thread. `onCompiled` is told each result as it is known.
- * Once `signal` aborts, the compile stops and this rejects with its reason (a command leaving before it needs them).
  */
 export async function compileFiles(
   files: readonly ManifestBytes[],
   parseOptions: ParseOptions,
   pool?: CompilePool,
   onCompiled?: OnCompiled,
-  signal?: AbortSignal,
 ): Promise<ManifestResult[]> {
-  if (pool) return pool.compile(files, onCompiled, signal);
+  if (pool) return pool.compile(files, onCompiled);
   const bytes = files.reduce((sum, file) => sum + file.bytes.length, 0);
   const own = bytes >= POOL_MIN_BYTES ? CompilePool.start(parseOptions) : undefined;
-  if (!own) return compileHere(files, parseOptions, onCompiled, signal);
+  if (!own) return compileHere(files, parseOptions, onCompiled);
   try {
-    return await own.compile(files, onCompiled, signal);
+    return await own.compile(files, onCompiled);
   } finally {
     await own.close();
   }
 }
 
-/** Compiles in this thread, yielding to the event loop every few milliseconds (and stopping there once `signal` aborts). */
+/** Compiles in this thread, yielding to the event loop every few milliseconds. */
 async function compileHere(
   files: readonly ManifestBytes[],
   parseOptions: ParseOptions,
   onCompiled?: OnCompiled,
-  signal?: AbortSignal,
 ): Promise<ManifestResult[]> {
   const results: ManifestResult[] = [];
   let lastYield = performance.now();
   for (const file of files) {
     if (performance.now() - lastYield > YIELD_EVERY_MS) {
       await new Promise<void>((resolve) => setImmediate(resolve));
-      signal?.throwIfAborted();
       lastYield = performance.now();
     }
     let result: ManifestResult;

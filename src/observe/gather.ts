@@ -21,10 +21,9 @@ import type { PreparedChanges } from '../plan/prepared.js';
 import { previewDiscovery } from '../discovery/discover.js';
 import type { Environment } from './environment.js';
 import { LIST_PREFETCH, listLiveDeployments, listLiveProviders } from './live.js';
-import type { ManifestDirResult } from './manifests.js';
+import { loadManifestDir, type ManifestCache, type ManifestDirResult } from './manifests.js';
 import { readManifestVersion } from './manifest-version.js';
-import type { PlanAhead } from './plan-ahead.js';
-import { startTreeLoad, type TreeLoad, type TreeLoadOptions } from './tree-load.js';
+import { PlanAhead } from './plan-ahead.js';
 import type { ManifestVersion } from '../core/manifest-version.js';
 import { hashDesiredSecrets, secretErrorDiagnostic, shortSecretDiagnostic } from '../secrets/resolve.js';
 import type { AdoptPolicy } from '../core/ownership.js';
@@ -35,16 +34,26 @@ export interface AppliedStateReader {
   getAll(): Promise<Map<string, AppliedRecord>>;
 }
 
-export interface GatherOptions extends TreeLoadOptions {
+export interface GatherOptions {
+  dir: string;
+  env: NodeJS.ProcessEnv;
   client: ServiceClient;
+  allowLiteralSecrets: boolean;
   allowLocalDiscovery: boolean;
   applied?: AppliedStateReader;
-  /** The tree's load, started before the service side was opened (src/observe/tree-load.ts); absent: started here. */
-  started?: TreeLoad;
+  /** Variables files and overlay directories read with `dir` (docs/environments.md). */
+  environment?: Environment | undefined;
+  /** Parse results of earlier loads of `dir` (a long-lived daemon): files whose bytes did not change are not parsed again. */
+  manifestCache?: ManifestCache;
   /** Called once the manifest files are read and parsed (the daemon's step clock: src/daemon/cycle/cycle-context.ts). */
   onManifestsRead?: () => void;
   /** Called with the number of live deployments listed so far (progress on a TTY). */
   onLiveProgress?: (count: number) => void;
+  /**
+   * name_prefix: only deployments whose names start with it are listed (the service is asked with
+   * name_contains, then the names are filtered by prefix), planned and reported as orphans.
+   */
+  namePrefix?: string | undefined;
   /** Notes for the plan from the caller (e.g. applied state not read). */
   notes?: string[];
   /** adopt setting (default auto). */
@@ -98,15 +107,19 @@ export async function gatherPlanInput(options: GatherOptions): Promise<Gathered>
   // Both are awaited below; these handlers only keep a failure during loading from being reported as unhandled.
   listing.catch(() => undefined);
   appliedRead.catch(() => undefined);
-  const tree = options.started ?? startTreeLoad(options);
-  const ahead = tree.planAhead;
+  const ahead = new PlanAhead(options.env, options.namePrefix);
   // A failure to list or read is gatherFrom's to report; the changes are then not diffed ahead.
   void Promise.all([listing, appliedRead])
     .then(([live, applied]) => ahead.liveRead(live, applied))
     .catch(() => undefined);
   let loaded: ManifestDirResult;
   try {
-    loaded = await tree.loaded;
+    loaded = await loadManifestDir(options.dir, {
+      allowLiteralSecrets: options.allowLiteralSecrets,
+      ...(options.manifestCache ? { cache: options.manifestCache } : {}),
+      ...(options.environment ? { environment: options.environment } : {}),
+      onCompiled: ahead.compiled,
+    });
   } catch (error) {
     stop.requested = true;
     ahead.stop();

@@ -38,19 +38,12 @@ export interface LoadOptions {
    * not compiled, and not told): the plan's work on its resources starts then (src/observe/plan-ahead.ts).
    */
   onCompiled?: OnCompiled;
-  /** Told once, when the files are read and their compile starts (a pool's threads are sent their first batches). */
-  onCompiling?: () => void;
   /**
    * The listing of the directory started before the command's modules loaded (src/cli/commands/validate.ts):
    * loadManifestDir of that directory takes it instead of walking again, and the load's pool takes the compile
    * threads it started.
    */
   ahead?: ListingAhead;
-  /**
-   * Aborted when the command leaves before it needs the load (a load started before the service is opened:
-   * src/cli/commands/plan-run.ts): reading and compiling stop, and the load rejects with the signal's reason.
-   */
-  signal?: AbortSignal;
 }
 
 /**
@@ -194,12 +187,9 @@ export async function readManifestFiles(
   // Threads started ahead that no pool takes (a cached load) free their core now.
   if (!pool) void early?.close();
   try {
-    const { onCompiled, onCompiling, signal } = options;
-    return await readAndCompile(listing, environment, { cache, pool, extra, hashed, onCompiled, onCompiling, signal });
+    return await readAndCompile(listing, environment, { cache, pool, extra, hashed, onCompiled: options.onCompiled });
   } finally {
-    // Told to stop now, not waited for: a thread's teardown (tens of milliseconds) runs on its own core while this one
-    // goes on with the results (whoever started the threads early awaits the same close at its end: listing-ahead.ts).
-    void Promise.all([pool?.close(), early?.close()]).catch(() => undefined);
+    await Promise.all([pool?.close(), early?.close()]);
   }
 }
 
@@ -210,15 +200,13 @@ interface ReadState {
   extra: Diagnostic[];
   hashed: HashedInput[];
   onCompiled: OnCompiled | undefined;
-  onCompiling: (() => void) | undefined;
-  signal: AbortSignal | undefined;
 }
 
 /** Reads the listed files' bytes, compiles those the cache does not know, and combines every result with the environment. */
 async function readAndCompile(
   listing: ManifestListing,
   environment: CompiledEnvironment,
-  { cache, pool, extra, hashed, onCompiled, onCompiling, signal }: ReadState,
+  { cache, pool, extra, hashed, onCompiled }: ReadState,
 ): Promise<ManifestDirResult> {
   const read: string[] = [];
   const unread: UnseenFile[] = [...listing.unread];
@@ -229,7 +217,6 @@ async function readAndCompile(
   for (const file of listing.files) {
     if (performance.now() - lastYield > YIELD_EVERY_MS) {
       await new Promise<void>((resolve) => setImmediate(resolve));
-      signal?.throwIfAborted();
       lastYield = performance.now();
     }
     const outcome = readManifestFile(file);
@@ -254,9 +241,7 @@ async function readAndCompile(
     files.push({ file: file.path, bytes: outcome.bytes, ...(cached ? { result: cached } : {}) });
   }
   const pending = files.filter((file) => !file.result);
-  signal?.throwIfAborted();
-  onCompiling?.();
-  const compiled = await compileFiles(pending, environment.parseOptions, pool, onCompiled, signal);
+  const compiled = await compileFiles(pending, environment.parseOptions, pool, onCompiled);
   pending.forEach((file, index) => {
     file.result = compiled[index]!;
     // A file converge failed to compile (E_COMPILE: a thread failed) is compiled again next time, not remembered.

@@ -153,7 +153,7 @@ async function benchOne(n, latencyMs, env) {
     const convergeStats = await emulator.stats();
     if (result.summary.noop !== n) throw new Error(`expected ${n} noop, got ${JSON.stringify(result.summary)}`);
 
-    // The plan's tail: this process's CPU from the last file compiled (every result back; the threads told to stop) to the plan's JSON,
+    // The plan's tail: this process's CPU from the last file compiled (the pool's threads closed) to the plan's JSON,
     // through the corridor plan walks (load, list, plan, decide).
     await emulator.reset();
     let tailFrom;

@@ -17,7 +17,6 @@ import { rolloutsToFollow } from '../../apply/rollouts-to-follow.js';
 import { waitAndReport } from '../apply-wait.js';
 import { applyStates, jobResults, type ResourceResult } from '../../apply/apply-state.js';
 import type { Gathered } from '../../observe/gather.js';
-import type { ListingAhead } from '../../observe/listing-ahead.js';
 import { recordDeclarations } from '../../observe/corridor.js';
 import { commandCorridor } from '../cli-corridor.js';
 import type { CommandIo, ParsedArgs } from '../command.js';
@@ -39,16 +38,8 @@ import { jobRunner } from '../apply-job-runner.js';
 /** apply without --wait on a change in several waves: the first wave written, the others waiting (docs/rollouts.md). */
 const WAVES_WAITING_EXIT = 3;
 
-/**
- * Runs `converge apply DIR [--wait]`; returns the exit code. `ahead`: the directory's listing apply.ts began before
- * this module loaded, which the corridor's load takes (apply.ts closes the compile threads it started).
- */
-export async function runApplyCommand(
-  args: ParsedArgs,
-  io: CommandIo,
-  usage: string,
-  ahead?: ListingAhead,
-): Promise<number> {
+/** Runs `converge apply DIR [--wait]`; returns the exit code. */
+export async function runApplyCommand(args: ParsedArgs, io: CommandIo, usage: string): Promise<number> {
   const output = (args.values.output as string | undefined) ?? 'text';
   if (!APPLY_FORMATS.includes(output as (typeof APPLY_FORMATS)[number]))
     throw new UsageError(`--output "${output}" is not one of ${APPLY_FORMATS.join(', ')}`);
@@ -88,7 +79,6 @@ export async function runApplyCommand(
       jobs,
       client: target.client,
       interrupt,
-      ...(ahead ? { ahead } : {}),
     };
     const approved = await planAndApprove(run);
     return typeof approved === 'number' ? approved : await writeAndReport(run, approved);
@@ -115,8 +105,6 @@ interface ApplyRun {
   jobs: Jobs;
   client: Awaited<ReturnType<typeof openTarget>>['client'];
   interrupt: ReturnType<typeof catchInterrupt>;
-  /** The listing of `dir` begun while the command loaded (apply.ts). */
-  ahead?: ListingAhead;
 }
 
 /** What an apply planned and may write: the plan, each resource's decided outcome, and the changes approved. */
@@ -154,7 +142,6 @@ async function planAndApprove(run: ApplyRun): Promise<ApprovedApply | number> {
     targets: run.targets,
     client: run.client,
     applied: jobs.applied,
-    ...(run.ahead ? { ahead: run.ahead } : {}),
     loaded: () => progress.clear(),
   });
   // A saved plan is checked before anything is written (the keep marks below included); stale: one line, exit 1.

@@ -1,5 +1,4 @@
 // `converge apply DIR [--wait]`: plan, enqueue one job per change, wait for every job (and new revisions), report.
-import { resolve } from 'node:path';
 import { APPLY_FORMATS } from './values.js';
 import { SKIP_SIGNATURE_OPTION } from '../plan-file.js';
 import type { Command } from '../command.js';
@@ -77,18 +76,5 @@ export const applyCommand: Command = {
       'overlays',
     ),
   },
-  run: async (args, io) => {
-    // apply DIR: the directory is listed while this thread loads the command (Redis, the queue, the service client), and
-    // the compile threads start as soon as the walk has found enough files (src/observe/listing-ahead.ts, as plan.ts does).
-    const dir = args.positionals.length === 1 && args.values.plan === undefined ? args.positionals[0] : undefined;
-    const ahead = dir
-      ? new (await import('../../observe/listing-ahead.js')).ListingAhead(resolve(io.cwd, dir))
-      : undefined;
-    try {
-      return await (await import('./apply-run.js')).runApplyCommand(args, io, applyCommand.usage, ahead);
-    } finally {
-      // On every way out, a failed import included: threads left running would keep the process alive.
-      await ahead?.close();
-    }
-  },
+  run: async (args, io) => (await import('./apply-run.js')).runApplyCommand(args, io, applyCommand.usage),
 };

@@ -1,5 +1,4 @@
 // `converge plan DIR`: the dry-run plan of a manifest directory against the live service.
-import { resolve } from 'node:path';
 import { PLAN_FORMATS } from './values.js';
 import type { Command } from '../command.js';
 import { settingOptions } from '../settings.js';
@@ -72,18 +71,5 @@ export const planCommand: Command = {
       'overlays',
     ),
   },
-  run: async (args, io) => {
-    // plan DIR: the directory is listed while this thread loads the command, and the compile threads start as soon as
-    // the walk has found enough files (src/observe/listing-ahead.ts, as validate.ts does).
-    const dir = args.positionals.length === 1 && args.values.show === undefined ? args.positionals[0] : undefined;
-    const ahead = dir
-      ? new (await import('../../observe/listing-ahead.js')).ListingAhead(resolve(io.cwd, dir))
-      : undefined;
-    try {
-      return await (await import('./plan-run.js')).runPlanCommand(args, io, planCommand.usage, ahead);
-    } finally {
-      // On every way out, a failed import included: threads left running would keep the process alive.
-      await ahead?.close();
-    }
-  },
+  run: async (args, io) => (await import('./plan-run.js')).runPlanCommand(args, io, planCommand.usage),
 };
