@@ -168,19 +168,6 @@ export class EventLogStore {
     return this.redis.hkeys(this.keys.state);
   }
 
-  /** The projection's version: a number each write of states moves on, or null when there is none (never written, or lost). */
-  async stateVersion(): Promise<string | null> {
-    return this.redis.get(this.keys.stateVersion);
-  }
-
-  /** Every resource's projected state, as the last writer kept it (an entry this converge cannot read is skipped). */
-  async states(): Promise<Map<string, ResourceState>> {
-    return parseStoredHash(StoredState, await this.redis.hgetall(this.keys.state)) as unknown as Map<
-      string,
-      ResourceState
-    >;
-  }
-
   async setBuildLog(key: string, tail: StoredBuildLog): Promise<void> {
     await this.redis.hset(this.keys.buildLogs, key, JSON.stringify(tail));
   }

@@ -303,7 +303,7 @@ describe('the reconcile loop with fakes of its ports', () => {
 
         // The fold's state is the projection in Redis, and /status serves it.
         await reconciler.recorded();
-        expect((await store.states()).get('Deployment/web')).toMatchObject({
+        expect((await store.statesOf(['Deployment/web'])).get('Deployment/web')).toMatchObject({
           job: { id: jobId, state: 'completed', outcome: 'updated' },
           health: { status: 'progressing', revisionId: 'rev-loop' },
         });
@@ -323,7 +323,7 @@ describe('the reconcile loop with fakes of its ports', () => {
         ]);
         expect(walk.events.every((e) => e.job?.id === jobId)).toBe(true);
         // /status and the gauges read the projection, not the leader's memory: a state written to Redis is what they show.
-        const web = (await store.states()).get('Deployment/web')!;
+        const web = (await store.statesOf(['Deployment/web'])).get('Deployment/web')!;
         await new ResourceFolds(redis, prefix, leaseKey(prefix)).fold([
           {
             key: web.key,

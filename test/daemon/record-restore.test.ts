@@ -116,11 +116,11 @@ describe("the leader's rows over the states in Redis", () => {
     await seedStates(fixture.redis(), fixture.prefix, [row]);
     const states = new StateFolds(folds(), { by: 'replica-c', log, leading: () => true, buildLogs }, tracker);
     expect(await states.restore(failedBuilds(tracker))).toBe(1);
-    const version = await fixture.store().stateVersion();
+    const version = await fixture.redis().get(recordKeys(fixture.prefix).stateVersion);
     // A fold into the same state (a poll that read the same): no write, the projection's version does not move.
     expect(tracker.setHealth(row.key, { ...row.health })).toBe(false);
     await states.flushed();
-    expect(await fixture.store().stateVersion()).toBe(version);
+    expect(await fixture.redis().get(recordKeys(fixture.prefix).stateVersion)).toBe(version);
     // A change is folded in Redis.
     tracker.setHealth(row.key, {
       status: 'progressing',
@@ -129,13 +129,13 @@ describe("the leader's rows over the states in Redis", () => {
       revisionId: 'r2',
     });
     await states.flushed();
-    expect((await fixture.store().states()).get(row.key)?.health.revisionId).toBe('r2');
+    expect((await fixture.store().statesOf([row.key])).get(row.key)?.health.revisionId).toBe('r2');
     // Redis lost it (as after a FLUSHALL): the row stays shown, said to be rebuilt by the next reconcile; nothing is copied back.
     await fixture.redis().del(recordKeys(fixture.prefix).state, `${fixture.prefix}:record:state-versions`);
     await states.refresh([row.key]);
     expect(tracker.rebuilding()).toBe(true);
     expect(tracker.states().map((s) => s.key)).toEqual([row.key]);
-    expect((await fixture.store().states()).has(row.key)).toBe(false);
+    expect((await fixture.store().statesOf([row.key])).has(row.key)).toBe(false);
   });
 
   it('a new leader takes the states the workers folded while no replica led, as they are', async () => {
@@ -230,7 +230,7 @@ describe("the leader's rows over the states in Redis", () => {
     // A, still believing it leads (its lease check has not run yet), releases the hold it does not know about: refused.
     trackerA.releaseHold(key);
     await a.flushed();
-    expect((await fixture.store().states()).get(key)?.hold).toMatchObject({ message: 'B held it' });
+    expect((await fixture.store().statesOf([key])).get(key)?.hold).toMatchObject({ message: 'B held it' });
     expect(await fixture.redis().xlen(recordKeys(fixture.prefix).log)).toBe(entries);
   });
   it("a failed revision's hold folded in the batch of the decision that made the state: both in Redis, through the fenced fold", async () => {
@@ -240,7 +240,7 @@ describe("the leader's rows over the states in Redis", () => {
     // noted together and folded in one batch.
     tracker.update(failedRevisionOutcome('held-web'));
     await holdFailedRevisions(tracker, () => states.flushed());
-    const stored = (await fixture.store().states()).get('Deployment/held-web');
+    const stored = (await fixture.store().statesOf(['Deployment/held-web'])).get('Deployment/held-web');
     expect(stored?.hold).toMatchObject({ reason: 'RevisionFailed', revisionId: 'r2', desired: 'fp' });
     expect(JSON.parse((await fixture.redis().hget(holdsKey(fixture.prefix), 'Deployment/held-web'))!)).toMatchObject({
       reason: 'RevisionFailed',

@@ -9,8 +9,9 @@ import { ReconcilesRecord } from '../../src/daemon/reconcile/reconciles-record.j
 import { statusDocument, type StatusParts } from '../../src/daemon/server/daemon-status.js';
 import { startStatusServer, type StatusServer } from '../../src/daemon/server/status-server.js';
 import { ProjectionReader } from '../../src/daemon/status/projection.js';
-import { fenceKey } from '../../src/leader/lease.js';
+import { fenceKey, leaseKey } from '../../src/leader/lease.js';
 import { ReconcileRecordStore } from '../../src/store/reconcile-record.js';
+import { ResourceFolds } from '../../src/store/resource-folds.js';
 import { eventLogStoreOnTestPrefix, seedStates } from '../helpers/event-log-store.js';
 
 const log = pino({ level: 'silent' });
@@ -85,9 +86,11 @@ describe('an unchanged /status poll', () => {
       manifests: { loaded: true, everLoaded: true, error: null },
     };
     expect(await records.write({ record, plan, fence: undefined })).toBe(true);
+    // The daemon's reader of the states (the folds' copy, read again where a version moved), each read counted.
+    const folds = new ResourceFolds(fixture.redis(), fixture.prefix, leaseKey(fixture.prefix));
     const counted = {
-      states: () => ((stateReads += 1), fixture.store().states()),
-      stateVersion: () => fixture.store().stateVersion(),
+      states: () => ((stateReads += 1), folds.states()),
+      stateVersion: () => folds.stateVersion(),
     };
     const projection = new ProjectionReader(counted, {
       written: async () => undefined,

@@ -75,10 +75,10 @@ describe('EventLogStore', () => {
     const history = await store.history('Deployment/web');
     expect(history.map((e) => e.job?.id)).toEqual(['j2', 'j1']);
     expect(history[0]).toMatchObject({ type: 'revision', reason: 'RevisionBuildFailed', by: 'replica-a' });
-    expect((await store.states()).get('Deployment/web')).toEqual(STATE);
+    expect((await store.statesOf(['Deployment/web'])).get('Deployment/web')).toEqual(STATE);
     expect(await redis.type(recordKeys(prefix).log)).toBe('stream');
     await removeStates(redis, prefix, ['Deployment/web']);
-    expect((await store.states()).size).toBe(0);
+    expect(await store.keysWithState()).toEqual([]);
   });
 
   it('reads --limit and --since', async () => {
