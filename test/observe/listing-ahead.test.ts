@@ -32,40 +32,38 @@ function writeManifests(count: number): void {
   writeFileSync(join(dir, 'README.md'), 'not a manifest\n');
 }
 
+/** A listing ahead of `dir` whose thread start only counts how often it was asked for (it starts none). */
+function counted(): { ahead: ListingAhead; started: () => number } {
+  let starts = 0;
+  const ahead = new ListingAhead(dir, () => {
+    starts += 1;
+    return undefined;
+  });
+  return { ahead, started: () => starts };
+}
+
 describe('ListingAhead', () => {
   it('starts the compile threads once, when the walk has found POOL_MIN_FILES manifest files', async () => {
     writeManifests(POOL_MIN_FILES);
-    let started = 0;
-    const ahead = new ListingAhead(dir, () => {
-      started += 1;
-      return undefined;
-    });
+    const { ahead, started } = counted();
     expect((await ahead.listing).files).toHaveLength(POOL_MIN_FILES);
-    expect(started).toBe(1);
+    expect(started()).toBe(1);
     await ahead.close();
   });
 
   it('closed before its walk reaches POOL_MIN_FILES, it starts none after', async () => {
     writeManifests(POOL_MIN_FILES);
-    let started = 0;
-    const ahead = new ListingAhead(dir, () => {
-      started += 1;
-      return undefined;
-    });
+    const { ahead, started } = counted();
     await ahead.close();
     expect((await ahead.listing).files).toHaveLength(POOL_MIN_FILES);
-    expect(started).toBe(0);
+    expect(started()).toBe(0);
   });
 
   it('starts none for a directory of fewer files', async () => {
     writeManifests(POOL_MIN_FILES - 1);
-    let started = 0;
-    const ahead = new ListingAhead(dir, () => {
-      started += 1;
-      return undefined;
-    });
+    const { ahead, started } = counted();
     await ahead.listing;
-    expect(started).toBe(0);
+    expect(started()).toBe(0);
     expect(ahead.threads()).toBeUndefined();
   });
 
