@@ -89,4 +89,15 @@ describe('FindingsLog.diagnostics', () => {
     findings.diagnostics(outcome([...many, ...few]));
     expect(lines.length).toBe(before);
   });
+
+  it('counts the files a problem is in, not its occurrences: twice in each of REPEATED_PROBLEM_FILES files is a line each', () => {
+    const { findings, lines } = logged();
+    const twice = Array.from({ length: REPEATED_PROBLEM_FILES }, (_, i) => [
+      warning(`f-${i}.yaml`, 'tier not set'),
+      { ...warning(`f-${i}.yaml`, 'tier not set'), line: 9 },
+    ]).flat();
+    findings.diagnostics(outcome(twice));
+    expect(lines).toHaveLength(2 * REPEATED_PROBLEM_FILES);
+    expect(lines[1]).toBe('f-0.yaml:9:3: warning: tier not set');
+  });
 });

@@ -43,11 +43,11 @@ const REPEATED_EXAMPLES = 9;
 function sayDiagnostics(log: Logger, said: readonly Problem[]): void {
   const byProblem = groupBy(said, (d) => `${d.severity}\u0000${d.message}`);
   for (const list of byProblem.values()) {
-    if (list.length <= REPEATED_PROBLEM_FILES) {
+    const files = new Set(list.map((d) => d.file)).size;
+    if (files <= REPEATED_PROBLEM_FILES) {
       for (const d of list) log.warn({ diagnostic: formatDiagnostic(d) }, 'manifest problem');
       continue;
     }
-    const files = new Set(list.map((d) => d.file)).size;
     const more = list.slice(1, 1 + REPEATED_EXAMPLES).map((d) => `${d.file}:${d.line}:${d.column}`);
     log.warn({ diagnostic: formatDiagnostic(list[0]!), files, more }, `manifest problem in ${files} files`);
     if (log.isLevelEnabled('debug'))
