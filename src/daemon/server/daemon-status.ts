@@ -107,10 +107,10 @@ function windowStatus(verdict: WindowVerdict | undefined): Record<string, unknow
   };
 }
 
-/** What the document shows of a list of states: its rows, their summary and their counts. */
 /** A row as /status shows it: its appliedFrom labelled (versionLabel). */
 type ShownRow = ResourceStatus | (Omit<ResourceStatus, 'appliedFrom'> & { appliedFrom: unknown });
 
+/** What the document shows of a list of states: its rows, their summary and their counts. */
 interface RowsView {
   rows: readonly ShownRow[];
   summary: ReturnType<typeof summarize>;
