@@ -87,8 +87,9 @@ export async function closingServer(): Promise<{ port: number; accepted(): numbe
  */
 export async function monitorPrefix(
   prefix: string,
+  url = REDIS_URL,
 ): Promise<{ take(redis: Redis): Promise<string[][]>; stop(): void }> {
-  const monitor = await rawRedis().monitor();
+  const monitor = await new Redis(url, { maxRetriesPerRequest: 1 }).monitor();
   const seen: string[][] = [];
   const marks = new Map<string, () => void>();
   monitor.on('monitor', (_time: string, args: string[], source: string) => {

@@ -1,5 +1,4 @@
 // The batched fold on the real Redis (src/store/fold-script.ts): one script call per 250 resources; a lost race on one resource of a batch folds that one alone again; a fenced batch writes nothing; removals, new states and unchanged ones mixed in one batch. And the projection read from the folds' one copy: only the states that moved are read and parsed.
-import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { applying, decide, type Outcome } from '../../src/core/decide.js';
 import type { LiveDeployment, PlanChange } from '../../src/core/model.js';
@@ -8,9 +7,11 @@ import { ProjectionReader } from '../../src/daemon/status/projection.js';
 import { leaseKey } from '../../src/leader/lease.js';
 import { recordKeys } from '../../src/store/event-log.js';
 import { FOLD_BATCH, stateVersionsKey } from '../../src/store/fold-script.js';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { Redis } from 'ioredis';
 import { closeRedis, connectProducer } from '../../src/store/redis.js';
 import { type FoldRequest, ResourceFolds } from '../../src/store/resource-folds.js';
-import { dropPrefix, monitorPrefix, REDIS_URL, testPrefix } from '../helpers/redis.js';
+import { closedPort, monitorPrefix, testPrefix } from '../helpers/redis.js';
 
 const FP = 'a'.repeat(64);
 const N = 300;
@@ -68,16 +69,33 @@ function redisPair(label: string): {
 } {
   const prefix = testPrefix(label);
   const redis = {} as { a: Redis; b: Redis; monitor: Awaited<ReturnType<typeof monitorPrefix>> };
+  // A redis-server of the block's own: MONITOR on the shared one sees every other test's commands, and ioredis fails
+  // ("Command queue state error") when a monitored line arrives with the reply to MONITOR itself.
+  let server: ChildProcess | undefined;
+  let url = '';
   beforeAll(async () => {
-    redis.a = await connectProducer({ redisUrl: REDIS_URL, redisPrefix: prefix });
-    redis.b = await connectProducer({ redisUrl: REDIS_URL, redisPrefix: prefix });
-    redis.monitor = await monitorPrefix(prefix);
+    const port = await closedPort();
+    server = spawn('redis-server', ['--port', String(port), '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+    url = `redis://127.0.0.1:${port}`;
+    for (let ready = false; !ready;) {
+      const ping = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+      ping.on('error', () => undefined);
+      ready = await ping.connect().then(
+        () => true,
+        () => false,
+      );
+      ping.disconnect();
+      if (!ready) await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    redis.a = await connectProducer({ redisUrl: url, redisPrefix: prefix });
+    redis.b = await connectProducer({ redisUrl: url, redisPrefix: prefix });
+    redis.monitor = await monitorPrefix(prefix, url);
   });
   afterAll(async () => {
-    redis.monitor.stop();
-    await closeRedis(redis.a);
-    await closeRedis(redis.b);
-    await dropPrefix(prefix);
+    redis.monitor?.stop();
+    if (redis.a) await closeRedis(redis.a);
+    if (redis.b) await closeRedis(redis.b);
+    server?.kill('SIGKILL');
   });
   return { prefix, redis };
 }
