@@ -1,10 +1,12 @@
 // ManifestCache: a reload parses only the files whose bytes changed; deleted files are forgotten; options count.
+import { createHash } from 'node:crypto';
 import { mkdtemp, rm, unlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { DeploymentResource } from '../../src/core/model.js';
 import { loadManifestDir, ManifestCache } from '../../src/observe/manifests.js';
+import type { ManifestResult } from '../../src/core/manifest/parse.js';
 
 const manifest = (name: string, maxScale: number, literal = false): string =>
   [
@@ -76,5 +78,42 @@ describe('ManifestCache', () => {
     await writeFile(join(dir, 'a.yaml'), manifest('a', 2));
     const again = await loadManifestDir(dir, { allowLiteralSecrets: false, cache });
     expect(scale(again.resources[0])).toBe(2);
+  });
+
+  it('gives the content id of the files held: sha256 over their sorted paths, lengths and bytes, as before any edit', () => {
+    // The content id's bytes, stated anew (src/core/manifest-version.ts): it is shown and stored, it must not move.
+    const expected = (files: ReadonlyMap<string, string>): string => {
+      const hash = createHash('sha256').update('converge-manifests/v1\0');
+      const paths = [...files.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+      for (const path of paths)
+        hash.update(`${path}\0${Buffer.byteLength(files.get(path)!)}\0`).update(files.get(path)!);
+      return hash.update(`\0${paths.length}`).digest('hex').slice(0, 12);
+    };
+    const cache = new ManifestCache();
+    const files = new Map<string, string>();
+    const result: ManifestResult = { resources: [], blocked: [], diagnostics: [] };
+    const set = (path: string, text: string): void => {
+      files.set(path, text);
+      cache.set(path, Buffer.from(text), { allowLiteralSecrets: false }, result);
+    };
+    expect(cache.contentId()).toBe(expected(files));
+    for (const [path, text] of [
+      ['b.yaml', 'b: 1\n'],
+      ['a/z.yaml', 'é ✓\n'],
+      ['a.yaml', ''],
+      ['Z.yaml', 'z'],
+    ])
+      set(path!, text!);
+    expect(cache.contentId()).toBe(expected(files));
+    expect(cache.contentId()).toBe(expected(files));
+    set('b.yaml', 'b: 22\n'); // an edit: the same paths
+    expect(cache.contentId()).toBe(expected(files));
+    set('a0.yaml', 'new'); // a path comes
+    expect(cache.contentId()).toBe(expected(files));
+    files.delete('a/z.yaml'); // a path goes
+    cache.retain(new Set(files.keys()));
+    expect(cache.contentId()).toBe(expected(files));
+    cache.retain(new Set(files.keys()));
+    expect(cache.contentId()).toBe(expected(files));
   });
 });
