@@ -1,7 +1,8 @@
 // Loads a manifest directory (the I/O half of loading): reads the files manifest-listing.ts lists, parses, collects.
 import { join, resolve } from 'node:path';
 import { sortDiagnostics, type Diagnostic } from '../core/diagnostics.js';
-import { ContentHasher, fileHeader } from '../core/manifest-version.js';
+import { ContentHasher } from '../core/manifest-version.js';
+import { ContentStream } from './content-stream.js';
 import { UsageError } from '../core/errors.js';
 import type { FileResult } from '../core/manifest/collect.js';
 import {
@@ -52,14 +53,9 @@ export interface LoadOptions {
  * The results are shared between loads, so nothing may change them (nothing does: plans and jobs copy).
  */
 export class ManifestCache {
-  private readonly entries = new Map<
-    string,
-    { bytes: Uint8Array; options: string; result: ManifestResult; header: Buffer }
-  >();
-  /** The paths held, sorted: kept until a path comes or goes (an edit of a file held does not move it). */
-  private sorted: string[] | undefined;
-  /** The content id of the files held, until one is set or forgotten. */
-  private id: string | undefined;
+  private readonly entries = new Map<string, { bytes: Uint8Array; options: string; result: ManifestResult }>();
+  /** What the content id hashes of the files held, kept between ids. */
+  private readonly content = new ContentStream();
 
   get size(): number {
     return this.entries.size;
@@ -72,9 +68,8 @@ export class ManifestCache {
   }
 
   set(path: string, bytes: Uint8Array, options: ParseOptions, result: ManifestResult): void {
-    if (!this.entries.has(path)) this.sorted = undefined;
-    this.id = undefined;
-    this.entries.set(path, { bytes, options: optionsKey(options), result, header: fileHeader(path, bytes.length) });
+    this.entries.set(path, { bytes, options: optionsKey(options), result });
+    this.content.set(path, bytes);
   }
 
   /**
@@ -82,18 +77,7 @@ export class ManifestCache {
    * directory without an environment, and the loads of single files since, the same as that directory's read now.
    */
   contentId(): string {
-    if (this.id !== undefined) return this.id;
-    this.sorted ??= [...this.entries.keys()].sort(byPath);
-    const stream: Uint8Array[] = [];
-    for (const path of this.sorted) {
-      const { header, bytes } = this.entries.get(path)!;
-      stream.push(header, bytes);
-    }
-    const content = new ContentHasher();
-    // One update over every file's header and bytes: the bytes `add` would feed one file at a time.
-    content.addStream(Buffer.concat(stream), this.sorted.length);
-    this.id = content.id();
-    return this.id;
+    return this.content.id();
   }
 
   /** Forgets every file not in `paths` (deleted, renamed away, or now unreadable). */
@@ -101,8 +85,7 @@ export class ManifestCache {
     for (const path of this.entries.keys()) {
       if (paths.has(path)) continue;
       this.entries.delete(path);
-      this.sorted = undefined;
-      this.id = undefined;
+      this.content.delete(path);
     }
   }
 }

@@ -7,6 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { DeploymentResource } from '../../src/core/model.js';
 import { loadManifestDir, ManifestCache } from '../../src/observe/manifests.js';
 import type { ManifestResult } from '../../src/core/manifest/parse.js';
+import { ContentHasher } from '../../src/core/manifest-version.js';
 
 const manifest = (name: string, maxScale: number, literal = false): string =>
   [
@@ -115,5 +116,39 @@ describe('ManifestCache', () => {
     expect(cache.contentId()).toBe(expected(files));
     cache.retain(new Set(files.keys()));
     expect(cache.contentId()).toBe(expected(files));
+  });
+
+  it('keeps the content id right through rounds of edits, new files and removals, few or many at a time', () => {
+    const cache = new ManifestCache();
+    const files = new Map<string, string>();
+    const result: ManifestResult = { resources: [], blocked: [], diagnostics: [] };
+    const set = (path: string, text: string): void => {
+      files.set(path, text);
+      cache.set(path, Buffer.from(text), { allowLiteralSecrets: false }, result);
+    };
+    const reference = (): string => {
+      const content = new ContentHasher();
+      const paths = [...files.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+      for (const path of paths) content.add(path, Buffer.from(files.get(path)!));
+      return content.id();
+    };
+    let seed = 7;
+    const random = (n: number): number => (seed = (seed * 1103515245 + 12345) % 2 ** 31) % n;
+    for (let i = 0; i < 400; i++) set(`app-${String(i).padStart(3, '0')}.yaml`, `n: ${i}\n`);
+    expect(cache.contentId()).toBe(reference());
+    for (const edits of [1, 2, 3, 10, 256, 257, 400, 1]) {
+      for (let e = 0; e < edits; e++) set(`app-${String(random(400)).padStart(3, '0')}.yaml`, 'x'.repeat(random(40)));
+      expect(cache.contentId()).toBe(reference());
+    }
+    set('app-000.yaml', 'first');
+    set('app-399.yaml', 'last');
+    expect(cache.contentId()).toBe(reference());
+    set('new.yaml', 'new');
+    set('app-001.yaml', 'edited with a new path');
+    expect(cache.contentId()).toBe(reference());
+    files.delete('app-002.yaml');
+    cache.retain(new Set(files.keys()));
+    set('app-003.yaml', 'edited after a removal');
+    expect(cache.contentId()).toBe(reference());
   });
 });
