@@ -67,4 +67,26 @@ describe('PlanTexts', () => {
     expectSame(texts, { at, items: [at, { toJSON: () => 'custom' }, new Map([[1, 2]])] });
     expectSame(texts, new Date(0));
   });
+
+  it('gives the same bytes whatever the plans share: items reordered, repeated, dropped, or in two arrays', () => {
+    const texts = new PlanTexts();
+    let seed = 11;
+    const random = (n: number): number => (seed = (seed * 48271) % 2147483647) % n;
+    let changes = Array.from({ length: 40 }, (_, i) => change(`c-${i}`, { reason: i % 3 === 0 ? 'ü ✓' : 'plain' }));
+    expectSame(texts, { changes });
+    for (let round = 0; round < 60; round++) {
+      const next = [...changes];
+      const at = random(next.length + 1);
+      const move = random(4);
+      if (move === 0) next.splice(at, 0, change(`new-${round}`));
+      else if (move === 1 && next.length > 1) next.splice(at % next.length, 1);
+      else if (move === 2)
+        next.splice(at, 0, next[random(next.length)]!); // the same object twice
+      else next.reverse();
+      changes = next;
+      expectSame(texts, { format_version: '1', changes, diagnostics: changes.slice(0, random(5)), notes: ['n'] });
+    }
+    const shared = change('shared');
+    expectSame(texts, { changes: [shared, change('x'), shared], diagnostics: [shared] });
+  });
 });

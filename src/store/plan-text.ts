@@ -10,7 +10,6 @@ export interface PlanText {
 const COMMA = Buffer.from(',');
 const OPEN = Buffer.from('[');
 const CLOSE = Buffer.from(']');
-const NULL = Buffer.from('null');
 
 /** An object JSON.stringify encodes by its own keys alone (no toJSON, no class), whose JSON may be kept. */
 function plainObject(value: unknown): value is object {
@@ -19,14 +18,21 @@ function plainObject(value: unknown): value is object {
   return (proto === Object.prototype || proto === null) && !('toJSON' in value);
 }
 
+/** Where an item's JSON is: bytes `start` to `end` of `buffer`, whose items are separated by one comma each. */
+interface Located {
+  buffer: Buffer;
+  start: number;
+  end: number;
+}
+
 /**
  * Encodes plans as JSON.stringify does, byte for byte. The items of a plan's arrays (its changes, its diagnostics) are
  * encoded once each and kept by identity: a targeted reconcile's plan keeps the last one's items that it did not decide
- * again (src/daemon/cycle/targeted.ts), so only its new ones are encoded. An item is never changed once in a plan that
- * was reconciled (plans and jobs copy).
+ * again (src/daemon/cycle/targeted.ts), so only its new ones are encoded, and the runs of items encoded side by side
+ * are copied whole. An item is never changed once in a plan that was reconciled (plans and jobs copy).
  */
 export class PlanTexts {
-  private readonly items = new WeakMap<object, Buffer>();
+  private readonly items = new WeakMap<object, Located>();
 
   /** The plan's hash and text, undefined for none (null or undefined). */
   text(plan: unknown): PlanText | undefined {
@@ -54,27 +60,40 @@ export class PlanTexts {
     return pieces;
   }
 
-  /** `[item,...]`, each plain object's JSON taken from (or kept in) the items' cache. */
+  /** `[item,...]`: each plain object from where its JSON is kept (items kept side by side: one piece), the rest encoded. */
   private arrayPieces(array: readonly unknown[]): Buffer[] {
+    this.locateNew(array);
     const pieces: Buffer[] = [OPEN];
+    let run: Located | undefined;
+    const flush = (): void => {
+      if (run) pieces.push(run.buffer.subarray(run.start, run.end));
+      run = undefined;
+    };
     array.forEach((item, index) => {
+      const at = plainObject(item) ? this.items.get(item)! : undefined;
+      // The next item kept after a comma in the same buffer: the run goes on over both.
+      if (at && run && at.buffer === run.buffer && at.start === run.end + 1) return void (run.end = at.end);
+      flush();
       if (index > 0) pieces.push(COMMA);
-      pieces.push(this.item(item));
+      if (at) run = { ...at };
+      else pieces.push(Buffer.from((JSON.stringify(item) as string | undefined) ?? 'null'));
     });
+    flush();
     pieces.push(CLOSE);
     return pieces;
   }
 
-  private item(item: unknown): Buffer {
-    if (!plainObject(item)) {
-      const json = JSON.stringify(item) as string | undefined;
-      return json === undefined ? NULL : Buffer.from(json);
-    }
-    let json = this.items.get(item);
-    if (!json) {
-      json = Buffer.from(JSON.stringify(item));
-      this.items.set(item, json);
-    }
-    return json;
+  /** Encodes the plain objects of `array` not kept yet, side by side in one buffer, and keeps where each is. */
+  private locateNew(array: readonly unknown[]): void {
+    const fresh = [...new Set(array.filter((item) => plainObject(item) && !this.items.has(item)))] as object[];
+    if (fresh.length === 0) return;
+    const texts = fresh.map((item) => JSON.stringify(item));
+    const buffer = Buffer.from(texts.join(','));
+    let start = 0;
+    fresh.forEach((item, i) => {
+      const end = start + Buffer.byteLength(texts[i]!);
+      this.items.set(item, { buffer, start, end });
+      start = end + 1;
+    });
   }
 }
