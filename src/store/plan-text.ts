@@ -37,9 +37,11 @@ export class PlanTexts {
   /** The plan's hash and text, undefined for none (null or undefined). */
   text(plan: unknown): PlanText | undefined {
     if (plan === null || plan === undefined) return undefined;
-    const json = plainObject(plan) ? Buffer.concat(this.objectPieces(plan)) : Buffer.from(JSON.stringify(plan));
-    const hash = createHash('sha256').update(json).digest('hex').slice(0, 32);
-    return { hash, text: Buffer.concat([Buffer.from(`${hash}\n`), json]) };
+    const pieces = plainObject(plan) ? this.objectPieces(plan) : [Buffer.from(JSON.stringify(plan))];
+    const hashing = createHash('sha256');
+    for (const piece of pieces) hashing.update(piece);
+    const hash = hashing.digest('hex').slice(0, 32);
+    return { hash, text: Buffer.concat([Buffer.from(`${hash}\n`), ...pieces]) };
   }
 
   /** `{"key":value,...}` of a plain object, in its keys' order, keys whose value JSON omits left out. */
@@ -70,7 +72,8 @@ export class PlanTexts {
       run = undefined;
     };
     array.forEach((item, index) => {
-      const at = plainObject(item) ? this.items.get(item)! : undefined;
+      // Only plain objects are kept: any other item is encoded here.
+      const at = typeof item === 'object' && item !== null ? this.items.get(item) : undefined;
       // The next item kept after a comma in the same buffer: the run goes on over both.
       if (at && run && at.buffer === run.buffer && at.start === run.end + 1) return void (run.end = at.end);
       flush();
@@ -85,7 +88,9 @@ export class PlanTexts {
 
   /** Encodes the plain objects of `array` not kept yet, side by side in one buffer, and keeps where each is. */
   private locateNew(array: readonly unknown[]): void {
-    const fresh = [...new Set(array.filter((item) => plainObject(item) && !this.items.has(item)))] as object[];
+    const unknown = (item: unknown): boolean =>
+      typeof item === 'object' && item !== null && !this.items.has(item) && plainObject(item);
+    const fresh = [...new Set(array.filter(unknown))] as object[];
     if (fresh.length === 0) return;
     const texts = fresh.map((item) => JSON.stringify(item));
     const buffer = Buffer.from(texts.join(','));
