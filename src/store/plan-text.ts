@@ -64,7 +64,7 @@ export class PlanTexts {
 
   /** `[item,...]`: each plain object from where its JSON is kept (items kept side by side: one piece), the rest encoded. */
   private arrayPieces(array: readonly unknown[]): Buffer[] {
-    this.locateNew(array);
+    const located = this.locate(array);
     const pieces: Buffer[] = [OPEN];
     let run: Located | undefined;
     const flush = (): void => {
@@ -72,8 +72,7 @@ export class PlanTexts {
       run = undefined;
     };
     array.forEach((item, index) => {
-      // Only plain objects are kept: any other item is encoded here.
-      const at = typeof item === 'object' && item !== null ? this.items.get(item) : undefined;
+      const at = located[index];
       // The next item kept after a comma in the same buffer: the run goes on over both.
       if (at && run && at.buffer === run.buffer && at.start === run.end + 1) return void (run.end = at.end);
       flush();
@@ -86,12 +85,17 @@ export class PlanTexts {
     return pieces;
   }
 
-  /** Encodes the plain objects of `array` not kept yet, side by side in one buffer, and keeps where each is. */
-  private locateNew(array: readonly unknown[]): void {
-    const unknown = (item: unknown): boolean =>
-      typeof item === 'object' && item !== null && !this.items.has(item) && plainObject(item);
-    const fresh = [...new Set(array.filter(unknown))] as object[];
-    if (fresh.length === 0) return;
+  /**
+   * Where each item's JSON is kept (undefined: not a plain object, encoded where it is written). The plain objects not
+   * kept yet are encoded side by side in one buffer first, and kept.
+   */
+  private locate(array: readonly unknown[]): Array<Located | undefined> {
+    // Only plain objects are kept: any other item is looked up once and found nowhere.
+    const kept = (item: unknown): Located | undefined =>
+      typeof item === 'object' && item !== null ? this.items.get(item) : undefined;
+    const located = array.map(kept);
+    const fresh = [...new Set(array.filter((item, i) => located[i] === undefined && plainObject(item)))] as object[];
+    if (fresh.length === 0) return located;
     const texts = fresh.map((item) => JSON.stringify(item));
     const buffer = Buffer.from(texts.join(','));
     let start = 0;
@@ -100,5 +104,6 @@ export class PlanTexts {
       this.items.set(item, { buffer, start, end });
       start = end + 1;
     });
+    return array.map((item, i) => located[i] ?? kept(item));
   }
 }
