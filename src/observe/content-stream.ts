@@ -63,16 +63,31 @@ export class ContentStream {
     return { stream: Buffer.concat(parts), paths, index: new Map(paths.map((path, i) => [path, i])), starts };
   }
 
-  /** `built` with the edited files' parts in place of theirs: the parts between them copied whole. */
+  /**
+   * `built` with the edited files' parts in place of theirs: written over them when each is as long as the one it
+   * replaces, else into a new buffer, the parts between them copied whole.
+   */
   private spliced(built: Built): Built {
     if (this.edited.size === 0) return built;
     const edits = [...this.edited].map((path) => built.index.get(path)!).sort((a, b) => a - b);
     const { stream, starts } = built;
+    const partOf = (i: number): { header: Buffer; bytes: Uint8Array } => this.files.get(built.paths[i]!)!;
+    const sameLength = (i: number): boolean =>
+      partOf(i).header.length + partOf(i).bytes.length === starts[i + 1]! - starts[i]!;
+    // Parts of the same length (an edit of a value's digits) are written over theirs: nothing moves.
+    if (edits.every(sameLength)) {
+      for (const i of edits) {
+        const { header, bytes } = partOf(i);
+        stream.set(header, starts[i]);
+        stream.set(bytes, starts[i]! + header.length);
+      }
+      return built;
+    }
     const parts: Uint8Array[] = [];
     const growth = new Map<number, number>();
     let from = 0;
     for (const i of edits) {
-      const { header, bytes } = this.files.get(built.paths[i]!)!;
+      const { header, bytes } = partOf(i);
       parts.push(stream.subarray(from, starts[i]), header, bytes);
       growth.set(i, header.length + bytes.length - (starts[i + 1]! - starts[i]!));
       from = starts[i + 1]!;
