@@ -42,6 +42,11 @@ export function sameVersion(a: Labelled | undefined, b: Labelled | undefined): b
   return a?.kind === b?.kind && a?.id === b?.id;
 }
 
+/** What ContentHasher feeds before a file's bytes: its relative path and its length, each ended by a NUL. */
+export function fileHeader(path: string, length: number): Buffer {
+  return Buffer.from(`${path}\0${length}\0`);
+}
+
 /** Folds manifest files (relative path and bytes) into a content id; feed them in sorted order. */
 export class ContentHasher {
   private readonly hash = createHash('sha256').update('converge-manifests/v1\0');
@@ -49,7 +54,13 @@ export class ContentHasher {
 
   add(path: string, bytes: Uint8Array): void {
     this.files += 1;
-    this.hash.update(`${path}\0${bytes.length}\0`).update(bytes);
+    this.hash.update(fileHeader(path, bytes.length)).update(bytes);
+  }
+
+  /** `files` files fed at once: `stream` is each one's fileHeader and bytes in turn, as `add` feeds them. */
+  addStream(stream: Uint8Array, files: number): void {
+    this.files += files;
+    this.hash.update(stream);
   }
 
   /** The short id; a directory without files has one too (the hash of nothing). */

@@ -2,6 +2,7 @@
 import { join, resolve } from 'node:path';
 import { sortDiagnostics, type Diagnostic } from '../core/diagnostics.js';
 import { ContentHasher } from '../core/manifest-version.js';
+import { ContentStream } from './content-stream.js';
 import { UsageError } from '../core/errors.js';
 import type { FileResult } from '../core/manifest/collect.js';
 import {
@@ -53,6 +54,8 @@ export interface LoadOptions {
  */
 export class ManifestCache {
   private readonly entries = new Map<string, { bytes: Uint8Array; options: string; result: ManifestResult }>();
+  /** What the content id hashes of the files held, kept between ids. */
+  private readonly content = new ContentStream();
 
   get size(): number {
     return this.entries.size;
@@ -66,6 +69,7 @@ export class ManifestCache {
 
   set(path: string, bytes: Uint8Array, options: ParseOptions, result: ManifestResult): void {
     this.entries.set(path, { bytes, options: optionsKey(options), result });
+    this.content.set(path, bytes);
   }
 
   /**
@@ -73,14 +77,16 @@ export class ManifestCache {
    * directory without an environment, and the loads of single files since, the same as that directory's read now.
    */
   contentId(): string {
-    const content = new ContentHasher();
-    for (const path of [...this.entries.keys()].sort(byPath)) content.add(path, this.entries.get(path)!.bytes);
-    return content.id();
+    return this.content.id();
   }
 
   /** Forgets every file not in `paths` (deleted, renamed away, or now unreadable). */
   retain(paths: ReadonlySet<string>): void {
-    for (const path of this.entries.keys()) if (!paths.has(path)) this.entries.delete(path);
+    for (const path of this.entries.keys()) {
+      if (paths.has(path)) continue;
+      this.entries.delete(path);
+      this.content.delete(path);
+    }
   }
 }
 

@@ -1,7 +1,7 @@
 // The leader's reconciles in Redis (`{prefix}:record:reconciles`, `{prefix}:record:plan`), fenced by its token, read by every /status.
-import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
+import { PlanTexts } from './plan-text.js';
 import { parseStored } from './schema.js';
 
 /** Reconciles the record keeps (the newest last). */
@@ -64,14 +64,6 @@ redis.call('SET', KEYS[2], ARGV[2])
 return 'ok'
 `;
 
-/** The plan's text as kept: its hash, a newline, its JSON (the hash is checked without reading the plan). */
-function planText(plan: unknown): { hash: string; text: string } | undefined {
-  if (plan === null || plan === undefined) return undefined;
-  const json = JSON.stringify(plan);
-  const hash = createHash('sha256').update(json).digest('hex').slice(0, 32);
-  return { hash, text: `${hash}\n${json}` };
-}
-
 /**
  * The record of the leader's reconciles. A write is one script: refused when a newer leader took the lease since (its
  * record stands), the plan sent only when it changed. A read costs one GET, and the plan is read again only when its
@@ -80,6 +72,8 @@ function planText(plan: unknown): { hash: string; text: string } | undefined {
 export class ReconcileRecordStore {
   private readonly keys: ReturnType<typeof reconcileKeys>;
   private cachedPlan: { hash: string; plan: unknown } | undefined;
+  /** The plan's text as kept: its hash, a newline, its JSON (the hash is checked without reading the plan). */
+  private readonly planTexts = new PlanTexts();
 
   constructor(
     private readonly redis: Redis,
@@ -92,11 +86,11 @@ export class ReconcileRecordStore {
 
   /** Writes the record; false when a newer leader's fencing token refused it (nothing written). */
   async write(write: ReconcilesWrite): Promise<boolean> {
-    const plan = planText(write.plan);
+    const plan = this.planTexts.text(write.plan);
     const record = JSON.stringify({ ...write.record, planHash: plan?.hash ?? null });
     const fence = write.fence === undefined ? '' : String(write.fence);
     const { reconciles, plan: planKey } = this.keys;
-    const send = (text: string): Promise<unknown> =>
+    const send = (text: string | Buffer): Promise<unknown> =>
       this.redis.eval(WRITE, 3, this.fenceKey, reconciles, planKey, fence, record, plan?.hash ?? '', text);
     let answer = await send('');
     if (answer === 'plan') answer = await send(plan!.text);

@@ -1,10 +1,13 @@
 // ManifestCache: a reload parses only the files whose bytes changed; deleted files are forgotten; options count.
+import { createHash } from 'node:crypto';
 import { mkdtemp, rm, unlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { DeploymentResource } from '../../src/core/model.js';
 import { loadManifestDir, ManifestCache } from '../../src/observe/manifests.js';
+import type { ManifestResult } from '../../src/core/manifest/parse.js';
+import { ContentHasher } from '../../src/core/manifest-version.js';
 
 const manifest = (name: string, maxScale: number, literal = false): string =>
   [
@@ -76,5 +79,82 @@ describe('ManifestCache', () => {
     await writeFile(join(dir, 'a.yaml'), manifest('a', 2));
     const again = await loadManifestDir(dir, { allowLiteralSecrets: false, cache });
     expect(scale(again.resources[0])).toBe(2);
+  });
+
+  it('gives the content id of the files held: sha256 over their sorted paths, lengths and bytes, as before any edit', () => {
+    // The content id's bytes, stated anew (src/core/manifest-version.ts): it is shown and stored, it must not move.
+    const expected = (files: ReadonlyMap<string, string>): string => {
+      const hash = createHash('sha256').update('converge-manifests/v1\0');
+      const paths = [...files.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+      for (const path of paths)
+        hash.update(`${path}\0${Buffer.byteLength(files.get(path)!)}\0`).update(files.get(path)!);
+      return hash.update(`\0${paths.length}`).digest('hex').slice(0, 12);
+    };
+    const cache = new ManifestCache();
+    const files = new Map<string, string>();
+    const result: ManifestResult = { resources: [], blocked: [], diagnostics: [] };
+    const set = (path: string, text: string): void => {
+      files.set(path, text);
+      cache.set(path, Buffer.from(text), { allowLiteralSecrets: false }, result);
+    };
+    expect(cache.contentId()).toBe(expected(files));
+    for (const [path, text] of [
+      ['b.yaml', 'b: 1\n'],
+      ['a/z.yaml', 'é ✓\n'],
+      ['a.yaml', ''],
+      ['Z.yaml', 'z'],
+    ])
+      set(path!, text!);
+    expect(cache.contentId()).toBe(expected(files));
+    expect(cache.contentId()).toBe(expected(files));
+    set('b.yaml', 'b: 22\n'); // an edit: the same paths
+    expect(cache.contentId()).toBe(expected(files));
+    set('a0.yaml', 'new'); // a path comes
+    expect(cache.contentId()).toBe(expected(files));
+    files.delete('a/z.yaml'); // a path goes
+    cache.retain(new Set(files.keys()));
+    expect(cache.contentId()).toBe(expected(files));
+    cache.retain(new Set(files.keys()));
+    expect(cache.contentId()).toBe(expected(files));
+  });
+
+  it('keeps the content id right through rounds of edits, new files and removals, few or many at a time', () => {
+    const cache = new ManifestCache();
+    const files = new Map<string, string>();
+    const result: ManifestResult = { resources: [], blocked: [], diagnostics: [] };
+    const set = (path: string, text: string): void => {
+      files.set(path, text);
+      cache.set(path, Buffer.from(text), { allowLiteralSecrets: false }, result);
+    };
+    const reference = (): string => {
+      const content = new ContentHasher();
+      const paths = [...files.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+      for (const path of paths) content.add(path, Buffer.from(files.get(path)!));
+      return content.id();
+    };
+    let seed = 7;
+    const random = (n: number): number => (seed = (seed * 48271) % 2147483647) % n;
+    for (let i = 0; i < 400; i++) set(`app-${String(i).padStart(3, '0')}.yaml`, `n: ${i}\n`);
+    expect(cache.contentId()).toBe(reference());
+    for (const edits of [1, 2, 3, 10, 256, 257, 400, 1]) {
+      for (let e = 0; e < edits; e++) set(`app-${String(random(400)).padStart(3, '0')}.yaml`, 'x'.repeat(random(40)));
+      expect(cache.contentId()).toBe(reference());
+    }
+    set('app-010.yaml', 'x'.repeat(files.get('app-010.yaml')!.length)); // as long as before: written over it
+    set('app-020.yaml', files.get('app-020.yaml')!.replace(/./, 'y'));
+    expect(cache.contentId()).toBe(reference());
+    set('app-030.yaml', files.get('app-030.yaml')!.replace(/./, 'z')); // one as long, one longer
+    set('app-040.yaml', `${files.get('app-040.yaml')!}longer`);
+    expect(cache.contentId()).toBe(reference());
+    set('app-000.yaml', 'first');
+    set('app-399.yaml', 'last');
+    expect(cache.contentId()).toBe(reference());
+    set('new.yaml', 'new');
+    set('app-001.yaml', 'edited with a new path');
+    expect(cache.contentId()).toBe(reference());
+    files.delete('app-002.yaml');
+    cache.retain(new Set(files.keys()));
+    set('app-003.yaml', 'edited after a removal');
+    expect(cache.contentId()).toBe(reference());
   });
 });

@@ -1,4 +1,5 @@
 // The reconcile record and the operator's pending requests on the real Redis: a write under an older fencing token is refused, the plan is sent only when it changed and read again only when its hash moved, the requests are bounded.
+import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Redis } from 'ioredis';
 import { fenceKey } from '../../src/leader/lease.js';
@@ -80,6 +81,21 @@ describe('ReconcileRecordStore', () => {
     expect(JSON.parse((await db.redis.get(keys.plan))!.slice(hash.length + 1))).toEqual(plan);
     const reader = new ReconcileRecordStore(db.redis, db.prefix, fenceKey(db.prefix));
     expect((await reader.read())?.plan).toEqual(plan);
+  });
+
+  it('keeps the hash and bytes of JSON.stringify(plan) when the next plan shares most of its changes', async () => {
+    const store = new ReconcileRecordStore(db.redis, db.prefix, fenceKey(db.prefix));
+    const keys = reconcileKeys(db.prefix);
+    const changes = Array.from({ length: 20 }, (_, i) => ({ name: `é-${i} ✓`, action: 'noop', reason: 'a "b"' }));
+    const first = { format_version: '1', summary: { noop: 20 }, changes, diagnostics: [] };
+    const second = { ...first, summary: { noop: 19, update: 1 }, changes: [...changes.slice(0, 19), { name: 'x' }] };
+    for (const [id, plan] of [first, second].entries()) {
+      expect(await store.write(written(7 + id, plan, undefined))).toBe(true);
+      const json = JSON.stringify(plan);
+      const hash = createHash('sha256').update(json).digest('hex').slice(0, 32);
+      expect(await db.redis.get(keys.plan)).toBe(`${hash}\n${json}`);
+      expect(JSON.parse((await db.redis.get(keys.reconciles))!)).toMatchObject({ planHash: hash });
+    }
   });
 });
 

@@ -10,6 +10,7 @@ import {
   type DesiredResource,
   type LiveDeployment,
   type Plan,
+  type PlanChange,
 } from '../../core/model.js';
 import type { GatherOptions, Gathered } from '../../observe/gather.js';
 import { recordDeclarations, type CorridorDeclined } from '../../observe/corridor.js';
@@ -181,15 +182,20 @@ function filesOptions(ctx: CycleContext): GatherOptions {
   };
 }
 
-/** A copy of `before` less the keys `without`, with `entries` set (a key already there keeps its place). */
+/**
+ * `before` less the keys `without`, with `entries` set (a key already there keeps its place): a copy, or `before`
+ * itself when that leaves it as it is (none of `without` in it, no entry).
+ */
 function withEntries<T>(
   before: ReadonlyMap<string, T> | undefined,
   entries: Iterable<readonly [string, T]>,
   without: ReadonlySet<string> = new Set(),
-): Map<string, T> {
+): ReadonlyMap<string, T> {
+  const added = [...entries];
+  if (before && added.length === 0 && ![...without].some((key) => before.has(key))) return before;
   const map = new Map(before ?? []);
   for (const key of without) map.delete(key);
-  for (const [key, value] of entries) map.set(key, value);
+  for (const [key, value] of added) map.set(key, value);
   return map;
 }
 
@@ -207,9 +213,12 @@ function folded(
   const replaced = <T>(
     before: ReadonlyMap<string, T> | undefined,
     entries: Iterable<readonly [string, T]>,
-  ): Map<string, T> => withEntries(before, entries, scope.keys);
+  ): ReadonlyMap<string, T> => withEntries(before, entries, scope.keys);
+  // A change whose name no decided key has is kept without making its key (the plan holds every resource).
+  const decidedNames = new Set([...scope.keys].map((key) => key.slice(key.indexOf('/') + 1)));
+  const decided = (c: PlanChange): boolean => decidedNames.has(c.name) && scope.keys.has(resourceKey(c.kind, c.name));
   const changes = insertSorted(
-    previous.plan.changes.filter((c) => !scope.keys.has(resourceKey(c.kind, c.name))),
+    previous.plan.changes.filter((c) => !decided(c)),
     result.changes,
     compareChanges,
   );

@@ -169,9 +169,10 @@ export class ResourceTracker implements RolloutView {
     const sources = rowSources({ ...outcome, live: outcome.live.filter((d) => names.has(d.name)) });
     const jobs = new Set<string>();
     for (const change of outcome.plan.changes) {
-      const decided = scope.has(`${change.kind}/${change.name}`)
-        ? outcome.outcomes.get(`${change.kind}/${change.name}`)
-        : undefined;
+      // A name outside the scope is passed by without making its key (the plan holds every resource, the scope a few).
+      if (!names.has(change.name)) continue;
+      const key = `${change.kind}/${change.name}`;
+      const decided = scope.has(key) ? outcome.outcomes.get(key) : undefined;
       if (!decided || change.action === 'orphan') continue;
       const row = this.decide(change, decided, outcome, sources);
       this.rows.set(decided.key, row);
