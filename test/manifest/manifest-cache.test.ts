@@ -28,6 +28,18 @@ const manifest = (name: string, maxScale: number, literal = false): string =>
 const scale = (r: unknown): unknown =>
   ((r as DeploymentResource).spec.source_config?.resource_spec as { max_scale?: number } | undefined)?.max_scale;
 
+/** A cache and the texts it holds by path, kept together: `set` puts a file's text in both. */
+function heldFiles(): { cache: ManifestCache; files: Map<string, string>; set: (path: string, text: string) => void } {
+  const cache = new ManifestCache();
+  const files = new Map<string, string>();
+  const result: ManifestResult = { resources: [], blocked: [], diagnostics: [] };
+  const set = (path: string, text: string): void => {
+    files.set(path, text);
+    cache.set(path, Buffer.from(text), { allowLiteralSecrets: false }, result);
+  };
+  return { cache, files, set };
+}
+
 describe('ManifestCache', () => {
   let dir: string | undefined;
   afterEach(async () => {
@@ -90,13 +102,7 @@ describe('ManifestCache', () => {
         hash.update(`${path}\0${Buffer.byteLength(files.get(path)!)}\0`).update(files.get(path)!);
       return hash.update(`\0${paths.length}`).digest('hex').slice(0, 12);
     };
-    const cache = new ManifestCache();
-    const files = new Map<string, string>();
-    const result: ManifestResult = { resources: [], blocked: [], diagnostics: [] };
-    const set = (path: string, text: string): void => {
-      files.set(path, text);
-      cache.set(path, Buffer.from(text), { allowLiteralSecrets: false }, result);
-    };
+    const { cache, files, set } = heldFiles();
     expect(cache.contentId()).toBe(expected(files));
     for (const [path, text] of [
       ['b.yaml', 'b: 1\n'],
@@ -119,13 +125,7 @@ describe('ManifestCache', () => {
   });
 
   it('keeps the content id right through rounds of edits, new files and removals, few or many at a time', () => {
-    const cache = new ManifestCache();
-    const files = new Map<string, string>();
-    const result: ManifestResult = { resources: [], blocked: [], diagnostics: [] };
-    const set = (path: string, text: string): void => {
-      files.set(path, text);
-      cache.set(path, Buffer.from(text), { allowLiteralSecrets: false }, result);
-    };
+    const { cache, files, set } = heldFiles();
     const reference = (): string => {
       const content = new ContentHasher();
       const paths = [...files.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
