@@ -168,6 +168,11 @@ export function resourceKey(kind: ResourceKind, name: string): string {
   return `${kind}/${name}`;
 }
 
+/** The name in a resource key (`KIND/NAME`, resourceKey). */
+export function resourceName(key: string): string {
+  return key.slice(key.indexOf('/') + 1);
+}
+
 /** A resource whose manifest is invalid (or collides): it is planned as `blocked`, never applied, never orphaned. */
 export interface BlockedResource {
   kind: ResourceKind;

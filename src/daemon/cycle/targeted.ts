@@ -6,6 +6,7 @@ import { inListing } from '../../core/kinds/index.js';
 import { mapBounded } from '../../core/map-bounded.js';
 import {
   resourceKey,
+  resourceName,
   type AppliedRecord,
   type DesiredResource,
   type LiveDeployment,
@@ -215,7 +216,7 @@ function folded(
     entries: Iterable<readonly [string, T]>,
   ): ReadonlyMap<string, T> => withEntries(before, entries, scope.keys);
   // A change whose name no decided key has is kept without making its key (the plan holds every resource).
-  const decidedNames = new Set([...scope.keys].map((key) => key.slice(key.indexOf('/') + 1)));
+  const decidedNames = new Set([...scope.keys].map(resourceName));
   const decided = (c: PlanChange): boolean => decidedNames.has(c.name) && scope.keys.has(resourceKey(c.kind, c.name));
   const changes = insertSorted(
     previous.plan.changes.filter((c) => !decided(c)),

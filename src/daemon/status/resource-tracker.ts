@@ -3,7 +3,7 @@ import { isDeepStrictEqual } from 'node:util';
 import type { HealthCondition } from '../../core/health.js';
 import type { ResourceHold } from '../../core/holds.js';
 import type { RevisionReading } from '../../core/kinds/index.js';
-import type { PlanChange } from '../../core/model.js';
+import { resourceName, type PlanChange } from '../../core/model.js';
 import type { Outcome } from '../../core/decide.js';
 import { foldResource } from '../../core/resource-state.js';
 import type { ResourceEvent, ResourceState } from '../../core/resource-state-model.js';
@@ -165,7 +165,7 @@ export class ResourceTracker implements RolloutView {
 
   /** Folds the decisions of the resources in `scope` (each has a row already), in place: the rest stay as they are. */
   private updateSome(outcome: ReconcileOutcome, scope: ReadonlySet<string>): void {
-    const names = new Set([...scope].map((key) => key.slice(key.indexOf('/') + 1)));
+    const names = new Set([...scope].map(resourceName));
     const sources = rowSources({ ...outcome, live: outcome.live.filter((d) => names.has(d.name)) });
     const jobs = new Set<string>();
     for (const change of outcome.plan.changes) {
