@@ -7,14 +7,15 @@
 
 ARG NODE_VERSION=20.20
 
-# ---- build: full dependencies, TypeScript compiled to dist/
+# ---- build: full dependencies, TypeScript compiled to dist/, the CLI bundled (scripts/bundle.mjs)
 FROM node:${NODE_VERSION}-bookworm-slim AS build
 WORKDIR /src
 COPY package.json package-lock.json ./
 RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
+COPY scripts/bundle.mjs ./scripts/
 COPY src ./src
-RUN npx tsc -p tsconfig.build.json
+RUN npx tsc -p tsconfig.build.json && node scripts/bundle.mjs
 
 # ---- deps: production dependencies only
 FROM node:${NODE_VERSION}-bookworm-slim AS deps

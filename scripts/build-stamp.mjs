@@ -7,21 +7,25 @@ import { join, relative, resolve } from 'node:path';
 const ROOT = resolve(import.meta.dirname, '..');
 const STAMP = '.source-hash';
 
-/** Every file a build reads besides its dependencies' code: src/, the compiler's configuration, its version. */
+/** Every file a build reads besides its dependencies' code: src/, the compiler's and the bundler's configuration and versions. */
 function sourceHash() {
   const hash = createHash('sha256');
   const files = readdirSync(join(ROOT, 'src'), { recursive: true, withFileTypes: true })
     .filter((entry) => entry.isFile())
     .map((entry) => join(entry.parentPath, entry.name))
     .sort();
-  for (const file of [...files, join(ROOT, 'tsconfig.json'), join(ROOT, 'tsconfig.build.json')]) {
+  const build = ['tsconfig.json', 'tsconfig.build.json', 'scripts/bundle.mjs'].map((file) => join(ROOT, file));
+  for (const file of [...files, ...build]) {
     hash
       .update(`${relative(ROOT, file)}\0`)
       .update(readFileSync(file))
       .update('\0');
   }
-  const typescript = JSON.parse(readFileSync(join(ROOT, 'node_modules', 'typescript', 'package.json'), 'utf8'));
-  return hash.update(`typescript ${typescript.version}`).digest('hex');
+  for (const tool of ['typescript', 'rolldown']) {
+    const { version } = JSON.parse(readFileSync(join(ROOT, 'node_modules', tool, 'package.json'), 'utf8'));
+    hash.update(`${tool} ${version}\n`);
+  }
+  return hash.digest('hex');
 }
 
 const check = process.argv.indexOf('--check');

@@ -24,8 +24,8 @@ function run(args: string[]): Promise<{ code: number | null; text: string }> {
 }
 
 /**
- * Compiles src/ into `base`/dist (`base` is under node_modules/.cache/converge-test, inside the project so node finds
- * the dependencies), or copies dist/ when it is the build of the sources now, with config/ beside it, so child processes run the code under test as `node <dist>/cli/main.js`;
+ * Compiles and bundles src/ into `base`/dist (`base` is under node_modules/.cache/converge-test, inside the project so
+ * node finds the dependencies), or copies dist/ when it is the build of the sources now, with config/ beside it, so child processes run the code under test as `node <dist>/cli/main.js`;
  * writes BUILT or FAILED beside it when done.
  */
 async function buildForChildProcesses(base: string): Promise<void> {
@@ -38,6 +38,9 @@ async function buildForChildProcesses(base: string): Promise<void> {
   } else {
     const tsc = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
     output = (await run([tsc, '-p', join(ROOT, 'tsconfig.build.json'), '--outDir', dist])).text;
+    // The CLI as `npm run build` makes it: one bundle of the compiled modules (scripts/bundle.mjs).
+    const bundled = await run([join(ROOT, 'scripts', 'bundle.mjs'), dist]);
+    if (bundled.code !== 0) output += bundled.text;
   }
   if (!existsSync(join(dist, 'cli', 'main.js'))) {
     await writeFile(join(base, FAILED), `build for child processes failed:\n${output.slice(0, 2000)}`);

@@ -49,6 +49,7 @@ async function actionCheckout(
     'package-lock.json',
     'tsconfig.json',
     'tsconfig.build.json',
+    'scripts',
     'src',
   ])
     await symlink(join(ROOT, entry), join(actionPath, entry));

@@ -2,10 +2,10 @@
 // `validate` of a few files loads no queue, Redis, HTTP server, logger or watcher, and `completion bash` and
 // `converge plan --help` load only the commands' specs, none of what a command runs (docs/performance.md, "Start").
 import { readFile, rm } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { MAIN, ROOT, runConverge, tempDir, writeFiles } from './helpers.js';
+import { DIST, modulesBehind } from './bundle-chunks.js';
+import { ROOT, runConverge, tempDir, writeFiles } from './helpers.js';
 import { internalDockerYaml } from '../helpers/manifests.js';
 
 const PRELOAD = join(ROOT, 'test', 'helpers', 'import-log.mjs');
@@ -21,18 +21,16 @@ const HEAVY = [
   '@modelcontextprotocol',
 ];
 
-/** The modules a converge command resolved, as URLs. */
+/** The modules a converge command loaded (test/e2e/bundle-chunks.ts: a file of the bundle stands for its modules). */
 async function modulesOf(args: string[]): Promise<{ code: number | null; urls: string[] }> {
   const dir = await tempDir('imports');
   const log = join(dir, 'imports.log');
   const run = await runConverge(args, { NODE_OPTIONS: `--import ${PRELOAD}`, IMPORT_LOG: log });
-  const urls = (await readFile(log, 'utf8')).split('\n').filter(Boolean);
+  const resolved = (await readFile(log, 'utf8')).split('\n').filter(Boolean);
   await rm(dir, { recursive: true, force: true });
-  return { code: run.code, urls };
+  return { code: run.code, urls: modulesBehind(resolved) };
 }
 
-/** The built dist the e2e tier runs (it may itself sit under node_modules/.cache). */
-const DIST = pathToFileURL(dirname(dirname(MAIN))).href;
 const packagesIn = (urls: string[]): string[] => [
   ...new Set(
     urls
