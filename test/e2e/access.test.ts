@@ -1,6 +1,7 @@
 // Access: the status server binds where it is told and serves no secret; the daemon runs as a non-root user on a
 // read-only root filesystem; the Dockerfile and the Kubernetes example say so and keep the API key in a Secret.
 import { execFileSync, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { chmod, readdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
@@ -222,6 +223,32 @@ describe('access', () => {
     expect(runtime.join('\n')).toMatch(/COPY --from=\S+ \S*node_modules/);
     expect(runtime.join('\n')).toMatch(/HEALTHCHECK[\s\S]*\/healthz/);
     expect(runtime.join('\n')).toMatch(/CMD \["converge", "run", "\/manifests"\]/);
+  });
+
+  it('every file the Dockerfile copies from the build context exists and is not left out by .dockerignore', async () => {
+    const rules = (await readFile(join(ROOT, '.dockerignore'), 'utf8'))
+      .split('\n')
+      .map((l) => l.trim())
+      .filter((l) => l && !l.startsWith('#'))
+      .map((l) => ({ keep: l.startsWith('!'), pattern: l.replace(/^!/, '').replace(/\/$/, '') }));
+    // Docker's rule: the last pattern that matches a path decides; a pattern matches the path or a folder above it.
+    const matches = (pattern: string, path: string): boolean => {
+      const glob = new RegExp(`^${pattern.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '[^/]*')}(/|$)`);
+      return glob.test(path);
+    };
+    const ignored = (path: string): boolean =>
+      rules.reduce((out, rule) => (matches(rule.pattern, path) ? !rule.keep : out), false);
+    const copied = (await readFile(join(ROOT, 'Dockerfile'), 'utf8'))
+      .split('\n')
+      .filter((l) => /^COPY\s/.test(l) && !/--from=/.test(l))
+      .flatMap((l) => l.trim().split(/\s+/).slice(1, -1));
+    expect(copied).toEqual(expect.arrayContaining(['src', 'scripts/bundle.mjs', 'config']));
+    for (const path of copied) {
+      expect(existsSync(join(ROOT, path)), path).toBe(true);
+      expect(ignored(path), `${path} is left out of the build context by .dockerignore`).toBe(false);
+    }
+    expect(ignored('scripts/quickstart.mjs')).toBe(true);
+    expect(ignored('test')).toBe(true);
   });
 
   it('the Kubernetes example: every container non-root with a read-only root filesystem; the API key from a Secret', async () => {
