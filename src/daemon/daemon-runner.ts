@@ -38,8 +38,8 @@ export async function startDaemonRunner(p: RunnerParts): Promise<JobRunner> {
       metrics.jobs.inc({ outcome: event.outcome ?? 'unchanged' });
       if (event.conflict?.declared && event.key)
         metrics.conflicts.inc({ kind: event.key.slice(0, event.key.indexOf('/')), reason: event.conflict.reason });
-      if (event.key && event.desired) p.onFinishedHere(event.key, event.desired);
     }
+    if (event.type === 'done') p.onFinishedHere(event.key, event.desired);
     if (event.type === 'failed') metrics.jobs.inc({ outcome: event.final ? 'failed' : 'retried' });
   });
   return runner;

@@ -62,13 +62,18 @@ export interface StartRunnerOptions {
 /** What a runner tells of the jobs it runs (the daemon's metrics, apply's start-up). */
 export type RunnerEvent =
   | { type: 'started'; jobId: string }
-  /** key and desired: the job data's resource key and desired-state fingerprint (when it carries one). */
+  /**
+   * The job's processor returned: its desired state `desired` of `key` is brought about. Told before BullMQ records
+   * the completion in Redis (which clears the deduplication id an enqueue looks up), so nothing in this process sees
+   * the job neither in flight nor done. A job not run tells none.
+   */
+  | { type: 'done'; jobId: string; key: string; desired: string }
+  /** BullMQ recorded the job completed; key: the job data's resource key (none for a job not run). */
   | {
       type: 'completed';
       jobId: string;
       outcome: ReconcileJobResult['outcome'] | undefined;
       key?: string;
-      desired?: string;
       conflict?: ReconcileJobResult['conflict'];
     }
   /** `final`: no attempt is left (or the failure is not worth one); otherwise the job is retried. */
@@ -256,37 +261,46 @@ function newWorker(
 
 /** The event of a completed job. */
 function completedEvent(job: Job, result: unknown): RunnerEvent {
-  const data = job.data as { key?: unknown; desired?: unknown } | undefined;
+  const data = job.data as { key?: unknown } | undefined;
   const event: RunnerEvent = {
     type: 'completed',
     jobId: job.id!,
     outcome: (result as ReconcileJobResult | undefined)?.outcome,
   };
-  // A job not run does not tell that its desired state was brought about (the daemon's finishedSince).
-  if (!wasNotRun(result)) {
-    if (typeof data?.key === 'string') event.key = data.key;
-    if (typeof data?.desired === 'string') event.desired = data.desired;
-  }
+  if (!wasNotRun(result) && typeof data?.key === 'string') event.key = data.key;
   const conflict = (result as ReconcileJobResult | undefined)?.conflict;
   if (conflict) event.conflict = conflict;
   return event;
 }
 
-/** Tells each job the worker starts, completes or fails to the listeners; returns the runner's onJob. */
-function jobEvents(worker: Worker<unknown, ReconcileJobResult>): JobRunner['onJob'] {
+/** The event of a job whose processor brought its desired state about (none for a job not run, or without one). */
+function doneEvent(job: Job, result: ReconcileJobResult): RunnerEvent | undefined {
+  const data = job.data as { key?: unknown; desired?: unknown } | undefined;
+  if (wasNotRun(result) || typeof data?.key !== 'string' || typeof data.desired !== 'string') return undefined;
+  return { type: 'done', jobId: job.id!, key: data.key, desired: data.desired };
+}
+
+/** The runner's listeners, and the function that tells them an event. */
+function listenersOfJobs(): { tell: (event: RunnerEvent) => void; onJob: JobRunner['onJob'] } {
   const listeners = new Set<(event: RunnerEvent) => void>();
-  const tell = (event: RunnerEvent): void => {
-    for (const listener of listeners) listener(event);
+  return {
+    tell: (event) => {
+      for (const listener of listeners) listener(event);
+    },
+    onJob: (listener) => {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
   };
+}
+
+/** Tells each job the worker starts, completes or fails with `tell`. */
+function tellJobEvents(worker: Worker<unknown, ReconcileJobResult>, tell: (event: RunnerEvent) => void): void {
   worker.on('active', (job) => tell({ type: 'started', jobId: job.id! }));
   worker.on('completed', (job, result) => tell(completedEvent(job, result)));
   worker.on('failed', (job, error) =>
     tell({ type: 'failed', jobId: job?.id ?? '', final: isFinalFailure(job, error) }),
   );
-  return (listener) => {
-    listeners.add(listener);
-    return () => listeners.delete(listener);
-  };
 }
 
 /** Starts a runner on the shared queue. Fails with E_REDIS (one line) when Redis is unreachable. */
@@ -300,11 +314,18 @@ export async function startJobRunner(settings: WorkerSettings, options: StartRun
   const rateLimit = async (ms: number): Promise<void> => {
     await worker!.rateLimit(ms);
   };
-  const jobs = trackActiveJobs(runnerProcessor(settings, options, { log, producer, store, rateLimit }));
+  const { tell, onJob } = listenersOfJobs();
+  const processor = runnerProcessor(settings, options, { log, producer, store, rateLimit });
+  const jobs = trackActiveJobs(async (job) => {
+    const result = await processor(job);
+    const done = doneEvent(job, result);
+    if (done) tell(done);
+    return result;
+  });
   worker = newWorker(settings, options, connection, jobs.run);
   const running = worker;
   running.on('error', (error) => onError('worker', error));
-  const onJob = jobEvents(running);
+  tellJobEvents(running, tell);
   const closed = new Promise<void>((resolve) => running.once('closed', () => resolve()));
   // The client's one-time notices (a service without an endpoint beyond the spec, and the fallback chosen) go to this runner's log.
   const stopNotices = options.client.onNotice((message) => log.info({}, message));

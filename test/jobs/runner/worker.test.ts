@@ -1,6 +1,7 @@
 // Worker settings: jittered backoff bounds, Retry-After floors, and the global rate limiter shared by workers.
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { Job, Queue } from 'bullmq';
+import { Redis } from 'ioredis';
 import type { DeploymentResource } from '../../../src/core/model.js';
 import { ServiceClient } from '../../../src/service/client.js';
 import { startEmulator } from '../../../src/emulator/server.js';
@@ -109,6 +110,70 @@ describe('global rate', () => {
     } finally {
       await Promise.all(workers.map((w) => w.close()));
       await Promise.all(clients.map((c) => c.close()));
+      await queue.close();
+      await closeRedis(redis);
+      await jobs.close();
+      await emulator.close();
+    }
+  }, 30_000);
+});
+
+describe('job events', () => {
+  const prefix = testPrefix('events');
+  afterAll(async () => {
+    await dropPrefix(prefix);
+  });
+
+  it('tells a job done before BullMQ records it completed, so the daemon knows it done before Redis says so', async () => {
+    const emulator = await startEmulator({ buildMs: 0 });
+    const settings = {
+      redisUrl: REDIS_URL,
+      redisPrefix: prefix,
+      concurrency: 1,
+      attempts: 1,
+      backoff: 20,
+      globalRate: 0,
+    };
+    const jobs = await openJobs(settings);
+    const redis = await connectProducer(settings);
+    const queue = new Queue(QUEUE_NAME, { connection: redis, prefix });
+    const client = new ServiceClient({ baseUrl: emulator.url });
+    const runner = await jobs.startRunner({ client, env: {}, name: 'events' });
+    // A connection without auto-pipelining: a command is written to its socket when it is called.
+    const plain = new Redis(REDIS_URL);
+    await new Promise((resolve) => plain.once('ready', resolve));
+    try {
+      const told: string[] = [];
+      // The job's finishedOn in Redis, asked the moment 'done' is told: the command is written to the socket at once,
+      // before the worker's completion (sent after the processor returns), so Redis answers it first.
+      let finishedAtDone: Promise<string | null> | undefined;
+      runner.onJob((event) => {
+        told.push(event.type === 'done' ? `done ${event.key}` : event.type);
+        if (event.type === 'done') finishedAtDone = plain.hget(`${prefix}:${QUEUE_NAME}:${event.jobId}`, 'finishedOn');
+      });
+      const resource: DeploymentResource = {
+        kind: 'Deployment',
+        name: 'told',
+        location: { file: 't.yaml', line: 1, column: 1 },
+        suspend: false,
+        spec: { source: 'external_docker', source_revision_config: { image_uri: 'docker.io/t:1' } },
+      };
+      const data = buildJobData(resource, 'create-deployment', {
+        origin: 'test',
+        desired: 'd'.repeat(64),
+        write: decidedWrite(resource),
+      });
+      const [enqueued] = await jobs.enqueuer.enqueue([data]);
+      await vi.waitFor(() => expect(told).toContain('completed'), { timeout: 20_000 });
+      expect(told).toEqual(['started', 'done Deployment/told', 'completed']);
+      // Still active in Redis: the daemon's finishedSince is set before the completion clears the deduplication id
+      // an enqueue looks up, so a reconcile never finds the job neither in flight nor done and enqueues it again.
+      expect(await finishedAtDone).toBeNull();
+      expect(await plain.hget(`${prefix}:${QUEUE_NAME}:${enqueued!.jobId}`, 'finishedOn')).not.toBeNull();
+    } finally {
+      plain.disconnect();
+      await runner.close();
+      await client.close();
       await queue.close();
       await closeRedis(redis);
       await jobs.close();
