@@ -7,7 +7,7 @@ import { ServiceClient } from '../../../src/service/client.js';
 import { startEmulator } from '../../../src/emulator/server.js';
 import { dropPrefix, REDIS_URL, testPrefix } from '../../helpers/redis.js';
 import { buildJobData, QUEUE_NAME } from '../../../src/jobs/queue/jobs.js';
-import { decidedWrite } from '../../helpers/job-fixtures.js';
+import { decidedWrite, deployment } from '../../helpers/job-fixtures.js';
 import { openJobs } from '../../../src/jobs/open-jobs.js';
 import { closeRedis, connectProducer } from '../../../src/store/redis.js';
 import { jitteredBackoff, MAX_BACKOFF_MS, RetryableJobError } from '../../../src/jobs/runner/processor.js';
@@ -48,6 +48,34 @@ describe('jitteredBackoff', () => {
   });
 });
 
+/** The emulator, the jobs of `prefix` on it with `runners` job runners, and the queue read directly; `close` ends all. */
+async function runnersRig(
+  prefix: string,
+  worker: { concurrency: number; attempts: number; globalRate: number },
+  runners: number,
+) {
+  const emulator = await startEmulator({ buildMs: 0 });
+  const settings = { redisUrl: REDIS_URL, redisPrefix: prefix, backoff: 20, ...worker };
+  const jobs = await openJobs(settings);
+  const redis = await connectProducer(settings);
+  const queue = new Queue(QUEUE_NAME, { connection: redis, prefix });
+  const clients = Array.from({ length: runners }, () => new ServiceClient({ baseUrl: emulator.url }));
+  const started = await Promise.all(clients.map((client, i) => jobs.startRunner({ client, env: {}, name: `w${i}` })));
+  return {
+    jobs,
+    queue,
+    runners: started,
+    async close() {
+      await Promise.all(started.map((w) => w.close()));
+      await Promise.all(clients.map((c) => c.close()));
+      await queue.close();
+      await closeRedis(redis);
+      await jobs.close();
+      await emulator.close();
+    },
+  };
+}
+
 describe('global rate', () => {
   const prefix = testPrefix('rate');
   afterAll(async () => {
@@ -60,20 +88,8 @@ describe('global rate', () => {
   });
 
   it('two workers together start at most global-rate jobs in any second', async () => {
-    const emulator = await startEmulator({ buildMs: 0 });
-    const settings = {
-      redisUrl: REDIS_URL,
-      redisPrefix: prefix,
-      concurrency: 5,
-      attempts: 3,
-      backoff: 20,
-      globalRate: 4,
-    };
-    const jobs = await openJobs(settings);
-    const redis = await connectProducer(settings);
-    const queue = new Queue(QUEUE_NAME, { connection: redis, prefix });
-    const clients = [new ServiceClient({ baseUrl: emulator.url }), new ServiceClient({ baseUrl: emulator.url })];
-    const workers = await Promise.all(clients.map((client, i) => jobs.startRunner({ client, env: {}, name: `w${i}` })));
+    const rig = await runnersRig(prefix, { concurrency: 5, attempts: 3, globalRate: 4 }, 2);
+    const { jobs, queue } = rig;
     try {
       const started = performance.now();
       const ids: string[] = [];
@@ -108,12 +124,7 @@ describe('global rate', () => {
       // so at least 2 s pass on this clock from before the first enqueue to after the last job ends (load only adds).
       expect(elapsed).toBeGreaterThanOrEqual(2 * 1_000 - 5);
     } finally {
-      await Promise.all(workers.map((w) => w.close()));
-      await Promise.all(clients.map((c) => c.close()));
-      await queue.close();
-      await closeRedis(redis);
-      await jobs.close();
-      await emulator.close();
+      await rig.close();
     }
   }, 30_000);
 });
@@ -125,20 +136,9 @@ describe('job events', () => {
   });
 
   it('tells a job done before BullMQ records it completed, so the daemon knows it done before Redis says so', async () => {
-    const emulator = await startEmulator({ buildMs: 0 });
-    const settings = {
-      redisUrl: REDIS_URL,
-      redisPrefix: prefix,
-      concurrency: 1,
-      attempts: 1,
-      backoff: 20,
-      globalRate: 0,
-    };
-    const jobs = await openJobs(settings);
-    const redis = await connectProducer(settings);
-    const queue = new Queue(QUEUE_NAME, { connection: redis, prefix });
-    const client = new ServiceClient({ baseUrl: emulator.url });
-    const runner = await jobs.startRunner({ client, env: {}, name: 'events' });
+    const rig = await runnersRig(prefix, { concurrency: 1, attempts: 1, globalRate: 0 }, 1);
+    const { jobs, runners } = rig;
+    const runner = runners[0]!;
     // A connection without auto-pipelining: a command is written to its socket when it is called.
     const plain = new Redis(REDIS_URL);
     await new Promise((resolve) => plain.once('ready', resolve));
@@ -151,13 +151,7 @@ describe('job events', () => {
         told.push(event.type === 'done' ? `done ${event.key}` : event.type);
         if (event.type === 'done') finishedAtDone = plain.hget(`${prefix}:${QUEUE_NAME}:${event.jobId}`, 'finishedOn');
       });
-      const resource: DeploymentResource = {
-        kind: 'Deployment',
-        name: 'told',
-        location: { file: 't.yaml', line: 1, column: 1 },
-        suspend: false,
-        spec: { source: 'external_docker', source_revision_config: { image_uri: 'docker.io/t:1' } },
-      };
+      const resource = deployment('told', 1);
       const data = buildJobData(resource, 'create-deployment', {
         origin: 'test',
         desired: 'd'.repeat(64),
@@ -172,12 +166,7 @@ describe('job events', () => {
       expect(await plain.hget(`${prefix}:${QUEUE_NAME}:${enqueued!.jobId}`, 'finishedOn')).not.toBeNull();
     } finally {
       plain.disconnect();
-      await runner.close();
-      await client.close();
-      await queue.close();
-      await closeRedis(redis);
-      await jobs.close();
-      await emulator.close();
+      await rig.close();
     }
   }, 30_000);
 });
