@@ -3,7 +3,7 @@ import { isDeepStrictEqual } from 'node:util';
 import type { HealthCondition } from '../../core/health.js';
 import type { ResourceHold } from '../../core/holds.js';
 import type { RevisionReading } from '../../core/kinds/index.js';
-import { resourceName, type PlanChange } from '../../core/model.js';
+import { resourceKey, resourceName, type PlanChange } from '../../core/model.js';
 import type { Outcome } from '../../core/decide.js';
 import { foldResource } from '../../core/resource-state.js';
 import type { ResourceEvent, ResourceState } from '../../core/resource-state-model.js';
@@ -149,7 +149,7 @@ export class ResourceTracker implements RolloutView {
     const rows = new Map<string, ResourceState>();
     const orphans: string[] = [];
     for (const change of outcome.plan.changes) {
-      const decided = outcome.outcomes.get(`${change.kind}/${change.name}`);
+      const decided = outcome.outcomes.get(resourceKey(change.kind, change.name));
       if (!decided) continue;
       if (change.action === 'orphan') orphans.push(decided.key);
       else rows.set(decided.key, this.decide(change, decided, outcome, sources));
@@ -171,7 +171,7 @@ export class ResourceTracker implements RolloutView {
     for (const change of outcome.plan.changes) {
       // A name outside the scope is passed by without making its key (the plan holds every resource, the scope a few).
       if (!names.has(change.name)) continue;
-      const key = `${change.kind}/${change.name}`;
+      const key = resourceKey(change.kind, change.name);
       const decided = scope.has(key) ? outcome.outcomes.get(key) : undefined;
       if (!decided || change.action === 'orphan') continue;
       const row = this.decide(change, decided, outcome, sources);
