@@ -11,10 +11,13 @@ const out = join(dist, '.bundle');
 /** Where the compile threads' script must sit: beside the chunk that starts them (src/observe/compile-threads.ts). */
 const WORKER = 'bin/compile-worker.js';
 
-/** A module's name in chunks.json: its path under DIST, or node_modules/... for a package's file. */
+/** A module's name in chunks.json: its path under DIST, node_modules/... for a package's file, rolldown's own as named. */
 function moduleName(id) {
-  const at = id.lastIndexOf('/node_modules/');
-  return at >= 0 ? id.slice(at + 1) : relative(dist, id);
+  // A module rolldown makes (its runtime helpers) has an id that starts with a NUL, not a path.
+  if (id.startsWith('\0')) return id.slice(1);
+  // DIST first: the e2e tier's build sits under node_modules/.cache itself (test/global-build.ts).
+  if (id.startsWith(`${dist}/`)) return relative(dist, id);
+  return id.slice(id.lastIndexOf('/node_modules/') + 1);
 }
 
 await rm(out, { recursive: true, force: true });
