@@ -25,8 +25,8 @@ function run(args: string[]): Promise<{ code: number | null; text: string }> {
 
 /**
  * Compiles and bundles src/ into `base`/dist (`base` is under node_modules/.cache/converge-test, inside the project so
- * node finds the dependencies), or copies dist/ when it is the build of the sources now, with config/ beside it, so child processes run the code under test as `node <dist>/cli/main.js`;
- * writes BUILT or FAILED beside it when done.
+ * node finds the dependencies), or copies dist/ when it is the build of the sources now, with config/ beside it, so
+ * child processes run the code under test as `node <dist>/cli/main.js`; writes BUILT or FAILED beside it when done.
  */
 async function buildForChildProcesses(base: string): Promise<void> {
   const dist = join(base, 'dist');
@@ -42,7 +42,8 @@ async function buildForChildProcesses(base: string): Promise<void> {
     const bundled = await run([join(ROOT, 'scripts', 'bundle.mjs'), dist]);
     if (bundled.code !== 0) output += bundled.text;
   }
-  if (!existsSync(join(dist, 'cli', 'main.js'))) {
+  // Without the bundle's chunks.json, cli/main.js is tsc's module, not the bundle's entry: a failed bundle fails the build.
+  if (!existsSync(join(dist, 'bin', 'chunks.json')) || !existsSync(join(dist, 'cli', 'main.js'))) {
     await writeFile(join(base, FAILED), `build for child processes failed:\n${output.slice(0, 2000)}`);
     return;
   }
