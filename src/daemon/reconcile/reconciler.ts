@@ -189,6 +189,7 @@ export class Reconciler {
     let followUp = false;
     let record!: ReconcileRecord;
     const finishedSince = this.jobs.finishedSince(started);
+    const waveMark = this.waveSteps.started();
     try {
       ({ outcome, followUp } = await clock.within(() =>
         this.scope.run(
@@ -203,7 +204,7 @@ export class Reconciler {
         ),
       ));
       await this.recorder?.refresh([...outcome.outcomes.keys()]);
-      this.waveSteps.decided(outcome.outcomes);
+      this.waveSteps.decided(outcome.outcomes, waveMark);
     } catch (error) {
       failure = error;
     } finally {
