@@ -54,6 +54,11 @@ const LAST_JOB_READ = 20;
 
 /** A fold that lost the race this many times in a row gives up (another writer moves the resource without pause). */
 const MAX_ATTEMPTS = 20;
+/**
+ * The requests one pipeline folds (FOLD_BATCH a script call): a reconcile's 10,000 first decisions in ten pipelines,
+ * not one, so their texts and the pipeline's encoding of them are not all in memory at once (docs/performance.md).
+ */
+export const FOLD_PIPELINE = 1_000;
 
 /**
  * The state after `events` folded over `state` in turn (foldResource; undefined when they need a state and there is
@@ -108,9 +113,9 @@ function prepare(request: FoldRequest, before: VersionedState, lastJob: JobView 
  * `{prefix}:record:state-versions`), folded where each event happens by whoever it happens to. Concurrency is
  * optimistic per resource: a fold reads the state and its version, folds, and writes only if the version is still the
  * one it read; otherwise that resource alone is read again and folded again. The writes of a batch are script calls of
- * up to FOLD_BATCH resources each (src/store/fold-script.ts), sent in one pipeline per attempt. What this process read
- * or wrote stays in memory as a cache that the version invalidates: the one copy of each state that the leader's rows
- * and the projection's readers (src/daemon/status/projection.ts) share.
+ * up to FOLD_BATCH resources each (src/store/fold-script.ts), sent in one pipeline per FOLD_PIPELINE resources. What
+ * this process read or wrote stays in memory as a cache that the version invalidates: the one copy of each state that
+ * the leader's rows and the projection's readers (src/daemon/status/projection.ts) share.
  */
 export class ResourceFolds {
   private readonly keys: ReturnType<typeof recordKeys>;
@@ -198,6 +203,16 @@ export class ResourceFolds {
    * of `requests`.
    */
   async fold(requests: readonly FoldRequest[], options: FoldOptions = {}): Promise<FoldOutcome[]> {
+    const outcomes: FoldOutcome[] = [];
+    // FOLD_PIPELINE at a time: the states' and entries' texts of one pipeline are all in memory at once.
+    for (let at = 0; at < requests.length; at += FOLD_PIPELINE)
+      for (const outcome of await this.foldSome(requests.slice(at, at + FOLD_PIPELINE), options))
+        outcomes.push(outcome);
+    return outcomes;
+  }
+
+  /** `fold` of up to FOLD_PIPELINE requests: one read, one pipeline of script calls per attempt. */
+  private async foldSome(requests: readonly FoldRequest[], options: FoldOptions): Promise<FoldOutcome[]> {
     const outcomes = new Map<number, FoldOutcome>();
     let pending = requests.map((request, index) => ({ request, index }));
     for (let attempt = 0; pending.length > 0 && attempt < MAX_ATTEMPTS; attempt++) {

@@ -1,4 +1,4 @@
-// The batched fold on the real Redis (src/store/fold-script.ts): one script call per 250 resources; a lost race on one resource of a batch folds that one alone again; a fenced batch writes nothing; removals, new states and unchanged ones mixed in one batch. And the projection read from the folds' one copy: only the states that moved are read and parsed.
+// The batched fold on the real Redis (src/store/fold-script.ts): one script call per 250 resources, one pipeline per 1,000; a lost race on one resource of a batch folds that one alone again; a fenced batch writes nothing; removals, new states and unchanged ones mixed in one batch. And the projection read from the folds' one copy: only the states that moved are read and parsed.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { applying, decide, type Outcome } from '../../src/core/decide.js';
 import type { LiveDeployment, PlanChange } from '../../src/core/model.js';
@@ -10,7 +10,7 @@ import { FOLD_BATCH, stateVersionsKey } from '../../src/store/fold-script.js';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { Redis } from 'ioredis';
 import { closeRedis, connectProducer } from '../../src/store/redis.js';
-import { type FoldRequest, ResourceFolds } from '../../src/store/resource-folds.js';
+import { FOLD_PIPELINE, type FoldRequest, ResourceFolds } from '../../src/store/resource-folds.js';
 import { closedPort, monitorPrefix, testPrefix } from '../helpers/redis.js';
 
 const FP = 'a'.repeat(64);
@@ -150,6 +150,22 @@ describe('the batched fold', () => {
     expect((await folds.read(['Deployment/race-7'])).get('Deployment/race-7')!.state?.job).toMatchObject({
       id: 'j-race-7',
     });
+  });
+
+  it('more than FOLD_PIPELINE resources: read and written FOLD_PIPELINE at a time, the outcomes in their order', async () => {
+    const { a, monitor } = redis;
+    const folds = new ResourceFolds(a, prefix, leaseKey(prefix));
+    const many = names('many', 2 * FOLD_PIPELINE + 100);
+    await monitor.take(a);
+    const outcomes = await folds.fold(many.map(noop));
+    expect(outcomes.map((o) => `${o.key} ${o.status}`)).toEqual(many.map((name) => `Deployment/${name} written`));
+    // Each part's read of the versions (R), then its script calls (F), before the next part is read.
+    const seen = (await monitor.take(a)).map(([command, key, , first]) => {
+      if (command?.toLowerCase() === 'hmget' && key === stateVersionsKey(prefix)) return 'R';
+      return /^eval(sha)?$/i.test(command ?? '') && first === keys.state ? 'F' : '';
+    });
+    const perPart = FOLD_PIPELINE / FOLD_BATCH;
+    expect(seen.join('').split(/R+/).filter(Boolean)).toEqual(['F'.repeat(perPart), 'F'.repeat(perPart), 'F']);
   });
 
   it('a fenced batch writes nothing: no state, version, hold, log or history entry', async () => {
