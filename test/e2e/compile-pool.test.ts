@@ -1,27 +1,16 @@
 // The compile pool through the built binary: `converge validate` of enough files to start worker threads runs the
 // compile worker on them and reports exactly what loading them in one thread reports (every resource, every diagnostic
 // at its file:line:column), and exits.
-import { spawn } from 'node:child_process';
 import { readdir, readFile, rm } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { POOL_MIN_FILES } from '../../src/observe/compile-threads.js';
 import { loadManifestDir } from '../../src/observe/manifests.js';
-import { dockerDeploymentYaml, MAIN, ROOT, tempDir, writeFiles } from './helpers.js';
+import { dockerDeploymentYaml, runConverge, tempDir, writeFiles } from './helpers.js';
 
 const dirs: string[] = [];
 
-/** Runs node with `args` from the project's folder; its exit code, signal and stdout. */
-function runNode(args: string[]): Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'ignore'] });
-    const chunks: Buffer[] = [];
-    child.stdout.on('data', (chunk: Buffer) => chunks.push(chunk));
-    child.on('error', reject);
-    child.on('close', (code, signal) => resolve({ code, signal, stdout: Buffer.concat(chunks).toString('utf8') }));
-  });
-}
 afterAll(async () => {
   await Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: true })));
 });
@@ -45,7 +34,11 @@ describe('validate on worker threads', () => {
     // A CPU profile per thread of the process (`--cpu-prof` is not allowed in NODE_OPTIONS): the built CLI, a bundle,
     // finds its worker script and compiles on threads.
     const profiles = join(dir, 'profiles');
-    const run = await runNode(['--cpu-prof', '--cpu-prof-dir', profiles, MAIN, 'validate', dir, '--output', 'json']);
+    const run = await runConverge(['validate', dir, '--output', 'json'], {}, 120_000, [
+      '--cpu-prof',
+      '--cpu-prof-dir',
+      profiles,
+    ]);
     expect(run.signal).toBeNull();
     if (availableParallelism() > 1) {
       const scripts = await Promise.all(

@@ -119,16 +119,19 @@ export interface ConvergeChild {
 
 const children = new Set<ConvergeChild>();
 
-/** Starts `node dist/cli/main.js ARGS` with `env` over a copy of the test process's environment. */
+/**
+ * Starts `node NODE_ARGS dist/cli/main.js ARGS` with `env` over a copy of the test process's environment (`nodeArgs`:
+ * node's own options, such as `--cpu-prof`, which NODE_OPTIONS does not allow).
+ */
 export function spawnConverge(
   args: string[],
   env: NodeJS.ProcessEnv = {},
-  options: { cleanEnv?: boolean } = {},
+  options: { cleanEnv?: boolean; nodeArgs?: string[] } = {},
 ): ConvergeChild {
   const base: NodeJS.ProcessEnv = options.cleanEnv
     ? { PATH: process.env.PATH, HOME: process.env.HOME }
     : { ...process.env };
-  const child = spawn(process.execPath, [MAIN, ...args], {
+  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), MAIN, ...args], {
     cwd: ROOT,
     env: { ...base, NO_COLOR: '1', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -226,9 +229,10 @@ export async function runConverge(
   args: string[],
   env: NodeJS.ProcessEnv = {},
   timeoutMs = 30_000,
+  nodeArgs: string[] = [],
 ): Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string; ms: number }> {
   const started = Date.now();
-  const c = spawnConverge(args, env);
+  const c = spawnConverge(args, env, { nodeArgs });
   const timer = setTimeout(() => c.child.kill('SIGKILL'), timeoutMs);
   const { code, signal } = await c.exited;
   clearTimeout(timer);
