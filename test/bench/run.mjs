@@ -4,6 +4,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { cpus, freemem, platform, release, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { createMemoryCgroup } from './lib/cgroup.mjs';
 import { formatNumber, markdownTable, renderTable, ROOT } from './lib/common.mjs';
 
 const BENCHES = ['emulator', 'plan', 'load', 'apply', 'steady', 'watch', 'status-page', 'daemon', 'outside'];
@@ -101,11 +102,15 @@ const ISSUE_TABLES = [
   { issue: 50, figures: ISSUE50_FIGURES },
 ];
 
-const USAGE = `Usage: npm run bench -- [--only ${BENCHES.join(',')}] [--quick] [--latency-ms N] [--results FILE | --no-results]
+const USAGE = `Usage: npm run bench -- [--only ${BENCHES.join(',')}] [--quick] [--latency-ms N] [--daemon-memory MIB]
+                        [--results FILE | --no-results]
 
   --only LIST      run only these benchmarks (comma-separated)
   --quick          small N everywhere: a smoke run (its numbers are not the issues' figures)
   --latency-ms N   latency the emulator adds to every request (default 20)
+  --daemon-memory MIB
+                   start the daemons of daemon, outside and watch in a memory cgroup of MIB MiB, as a container's memory
+                   limit (examples/kubernetes: 512) would; Node sizes its heap from that limit. Linux, as root
   --results FILE   write the results as markdown there (default test/bench/RESULTS.md; with --quick, none unless given)
   --no-results     write no results file
 `;
@@ -116,6 +121,7 @@ function options() {
       only: { type: 'string' },
       quick: { type: 'boolean', default: false },
       'latency-ms': { type: 'string', default: '20' },
+      'daemon-memory': { type: 'string' },
       results: { type: 'string' },
       'no-results': { type: 'boolean', default: false },
       help: { type: 'boolean', default: false },
@@ -136,10 +142,13 @@ function options() {
   const latencyMs = Number(values['latency-ms']);
   if (!Number.isInteger(latencyMs) || latencyMs < 0)
     throw new Error(`--latency-ms: "${values['latency-ms']}" is not a whole number >= 0`);
+  const daemonMemory = values['daemon-memory'] === undefined ? undefined : Number(values['daemon-memory']);
+  if (daemonMemory !== undefined && !(Number.isInteger(daemonMemory) && daemonMemory >= 64))
+    throw new Error(`--daemon-memory: "${values['daemon-memory']}" is not a whole number of MiB >= 64`);
   const results = values['no-results']
     ? undefined
     : (values.results ?? (values.quick ? undefined : join(ROOT, 'test', 'bench', 'RESULTS.md')));
-  return { only: BENCHES.filter((b) => only.includes(b)), quick: values.quick, latencyMs, results };
+  return { only: BENCHES.filter((b) => only.includes(b)), quick: values.quick, latencyMs, daemonMemory, results };
 }
 
 function machine() {
@@ -244,6 +253,7 @@ function markdown(opts, info, results) {
     `| Node.js | ${info.node} |`,
     `| Redis | ${info.redis} |`,
     `| emulator latency | ${opts.latencyMs} ms added to every request |`,
+    `| daemons' memory limit | ${opts.daemonMemory ? `${opts.daemonMemory} MiB (a memory cgroup, no heap flag)` : "none (the machine's memory)"} |`,
     '',
     'The emulator always runs in its own process (a child of each benchmark), so its CPU is not counted as',
     "converge's. `converge plan` (figure 1), the daemon (figure 5) and the load generator (figure 6) are",
@@ -275,10 +285,13 @@ async function main() {
   const opts = options();
   const info = machine();
   process.stdout.write(
-    `converge benchmarks: ${opts.only.join(', ')}${opts.quick ? ' (quick)' : ''}; latency ${opts.latencyMs} ms; ${info.cpu}, ${info.cores} cores, ${info.memoryGb} GB, Node ${info.node}, Redis ${info.redis}\n`,
+    `converge benchmarks: ${opts.only.join(', ')}${opts.quick ? ' (quick)' : ''}; latency ${opts.latencyMs} ms${opts.daemonMemory ? `; daemons in ${opts.daemonMemory} MiB` : ''}; ${info.cpu}, ${info.cores} cores, ${info.memoryGb} GB, Node ${info.node}, Redis ${info.redis}\n`,
   );
   const scratch = await mkdtemp(join(tmpdir(), 'converge-bench-'));
   const results = [];
+  // The benchmarks' processes inherit it; lib/daemon-child.mjs starts each daemon in the cgroup.
+  const cgroup = opts.daemonMemory ? createMemoryCgroup(opts.daemonMemory) : undefined;
+  if (cgroup) process.env.BENCH_DAEMON_CGROUP = cgroup.dir;
   try {
     for (const name of opts.only) {
       process.stdout.write(`\n=== ${name}\n`);
@@ -286,6 +299,7 @@ async function main() {
     }
   } finally {
     await rm(scratch, { recursive: true, force: true });
+    cgroup?.remove();
   }
   process.stdout.write(`\n${renderTable(summaryTable(results))}\n`);
   for (const spec of ISSUE_TABLES) process.stdout.write(`\n${renderTable(issueTable(results, opts.quick, spec))}\n`);

@@ -50,8 +50,14 @@ export async function startDaemonChild({ dir, apiUrl, prefix, env, args = [], ex
     'info',
     ...args,
   ];
+  // BENCH_DAEMON_CGROUP=DIR starts the daemon in that memory cgroup (v1 or v2, a directory whose cgroup.procs this
+  // process may write: root), as a container's limit would: Node sizes its heap from the limit it starts under.
+  const cgroup = process.env.BENCH_DAEMON_CGROUP;
+  const [command, commandArgs] = cgroup
+    ? ['/bin/sh', ['-c', 'echo $$ > "$0/cgroup.procs" && exec "$@"', cgroup, process.execPath, ...argv]]
+    : [process.execPath, argv];
   const spawnedAt = performance.now();
-  const child = spawn(process.execPath, argv, {
+  const child = spawn(command, commandArgs, {
     env: { ...env, NO_COLOR: '1', CONVERGE_WEBHOOK_TOKEN: BENCH_TOKEN },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
