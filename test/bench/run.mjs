@@ -238,11 +238,22 @@ function issueTable(results, quick, { issue, figures }) {
   };
 }
 
+/** The flags of this run as `npm run bench` takes them (none for a run of every benchmark with the defaults). */
+function runFlags(opts) {
+  const flags = [
+    ...(opts.only.length < BENCHES.length ? [`--only ${opts.only.join(',')}`] : []),
+    ...(opts.quick ? ['--quick'] : []),
+    ...(opts.latencyMs !== 20 ? [`--latency-ms ${opts.latencyMs}`] : []),
+    ...(opts.daemonMemory ? [`--daemon-memory ${opts.daemonMemory}`] : []),
+  ];
+  return flags.length ? ` -- ${flags.join(' ')}` : '';
+}
+
 function markdown(opts, info, results) {
   const lines = [
     '# converge benchmarks (issues 7, 36, 41, 50)',
     '',
-    `Run with \`npm run bench${opts.quick ? ' -- --quick' : ''}\`${opts.latencyMs !== 20 ? ` and --latency-ms ${opts.latencyMs}` : ''} on ${info.date}.`,
+    `Run with \`npm run bench${runFlags(opts)}\` on ${info.date}.`,
     '',
     '| machine | |',
     '| --- | --- |',
