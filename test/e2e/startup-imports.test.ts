@@ -1,6 +1,6 @@
 // What a light command loads: `converge --help` and `--version` load no command module and no npm package,
 // `validate` of a few files loads no queue, Redis, HTTP server, logger or watcher, and `completion bash` and
-// `converge plan --help` load only the commands' specs, none of what a command runs (docs/performance.md, "Start").
+// `converge plan --help` load only the commands' specs, none of what a command runs (docs/performance.md, "Start-up").
 import { readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
