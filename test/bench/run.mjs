@@ -109,8 +109,8 @@ const USAGE = `Usage: npm run bench -- [--only ${BENCHES.join(',')}] [--quick] [
   --quick          small N everywhere: a smoke run (its numbers are not the issues' figures)
   --latency-ms N   latency the emulator adds to every request (default 20)
   --daemon-memory MIB
-                   start the daemons of daemon, outside and watch in a memory cgroup of MIB MiB, as a container's memory
-                   limit (examples/kubernetes: 512) would; Node sizes its heap from that limit. Linux, as root
+                   start every daemon the benchmarks start in a memory cgroup of MIB MiB, as a container's memory limit
+                   (examples/kubernetes: 512) would; Node sizes its heap from that limit. Linux, as root
   --results FILE   write the results as markdown there (default test/bench/RESULTS.md; with --quick, none unless given)
   --no-results     write no results file
 `;

@@ -19,6 +19,7 @@ import {
   tempDir,
 } from './lib/common.mjs';
 import { chromiumThere, CHROMIUM, openChromium } from './lib/chromium.mjs';
+import { daemonCommand } from './lib/daemon-child.mjs';
 import { startEmulatorChild } from './lib/emulator-child.mjs';
 import { benchEnv, deploymentName, manifestPath, manifestText, writeManifests } from './lib/fixtures.mjs';
 
@@ -45,7 +46,8 @@ async function startDaemon(dir, apiUrl, prefix, n) {
     '--log-level',
     'warn',
   ];
-  const child = spawn(process.execPath, args, {
+  const [command, argv] = daemonCommand(args);
+  const child = spawn(command, argv, {
     env: { ...benchEnv(), NO_COLOR: '1' },
     stdio: ['ignore', 'ignore', 'pipe'],
   });

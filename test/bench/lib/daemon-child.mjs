@@ -18,6 +18,18 @@ export function procMemoryMb(pid) {
 }
 
 /**
+ * The command that runs node with `argv` for a daemon: node itself, or, with BENCH_DAEMON_CGROUP=DIR (`npm run bench --
+ * --daemon-memory MIB`, lib/cgroup.mjs), a shell that moves itself into that memory cgroup and then becomes node, so
+ * node starts under the limit as in a container (Node sizes its heap from the limit it starts under).
+ */
+export function daemonCommand(argv) {
+  const cgroup = process.env.BENCH_DAEMON_CGROUP;
+  return cgroup
+    ? ['/bin/sh', ['-c', 'echo $$ > "$0/cgroup.procs" && exec "$@"', cgroup, process.execPath, ...argv]]
+    : [process.execPath, argv];
+}
+
+/**
  * Starts `converge run DIR` (log level info, JSON lines on stdout) with POST /reconcile on. `execArgv` goes to node
  * (e.g. --cpu-prof); `args` are added to the command. Resolves once the process is spawned; `waitFor` a log line.
  */
@@ -50,12 +62,7 @@ export async function startDaemonChild({ dir, apiUrl, prefix, env, args = [], ex
     'info',
     ...args,
   ];
-  // BENCH_DAEMON_CGROUP=DIR starts the daemon in that memory cgroup (v1 or v2, a directory whose cgroup.procs this
-  // process may write: root), as a container's limit would: Node sizes its heap from the limit it starts under.
-  const cgroup = process.env.BENCH_DAEMON_CGROUP;
-  const [command, commandArgs] = cgroup
-    ? ['/bin/sh', ['-c', 'echo $$ > "$0/cgroup.procs" && exec "$@"', cgroup, process.execPath, ...argv]]
-    : [process.execPath, argv];
+  const [command, commandArgs] = daemonCommand(argv);
   const spawnedAt = performance.now();
   const child = spawn(command, commandArgs, {
     env: { ...env, NO_COLOR: '1', CONVERGE_WEBHOOK_TOKEN: BENCH_TOKEN },
