@@ -21,10 +21,11 @@ interface LiveRead {
 
 /**
  * The plan's per-resource work started while the manifests still compile (docs/performance.md, "Plan and validate
- * against the floor on 2 cores"): as each file's first pass arrives (src/observe/manifests.ts `onCompiled`), its resources' secrets are
- * hashed and, for the kinds the deployment listing holds, their fingerprints taken (src/core/kinds/kind.ts keeps them
- * for the decision) and, once the live deployments and applied records are read, their changes diffed
- * (src/plan/prepared.ts). gatherFrom and plan() use what fits the input they end with, and do the rest themselves.
+ * against the floor on 2 cores"): as each file's first pass arrives (src/observe/manifests.ts `onCompiled`), its
+ * resources' secrets are hashed and, for the kinds the deployment listing holds, their fingerprints taken
+ * (src/core/kinds/kind.ts keeps them for the decision) and, once the live deployments and applied records are read,
+ * their changes diffed (src/plan/prepared.ts). gatherFrom and plan() use what fits the input they end with, and do the
+ * rest themselves.
  */
 export class PlanAhead {
   readonly changes = new PreparedChanges();
