@@ -298,11 +298,12 @@ async function main() {
   process.stdout.write(
     `converge benchmarks: ${opts.only.join(', ')}${opts.quick ? ' (quick)' : ''}; latency ${opts.latencyMs} ms${opts.daemonMemory ? `; daemons in ${opts.daemonMemory} MiB` : ''}; ${info.cpu}, ${info.cores} cores, ${info.memoryGb} GB, Node ${info.node}, Redis ${info.redis}\n`,
   );
-  const scratch = await mkdtemp(join(tmpdir(), 'converge-bench-'));
-  const results = [];
-  // The benchmarks' processes inherit it; lib/daemon-child.mjs starts each daemon in the cgroup.
+  // Made first, so a refused one leaves no scratch folder behind. The benchmarks' processes inherit it;
+  // lib/daemon-child.mjs starts each daemon in the cgroup.
   const cgroup = opts.daemonMemory ? createMemoryCgroup(opts.daemonMemory) : undefined;
   if (cgroup) process.env.BENCH_DAEMON_CGROUP = cgroup.dir;
+  const scratch = await mkdtemp(join(tmpdir(), 'converge-bench-'));
+  const results = [];
   try {
     for (const name of opts.only) {
       process.stdout.write(`\n=== ${name}\n`);

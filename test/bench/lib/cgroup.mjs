@@ -42,7 +42,6 @@ export function createMemoryCgroup(mib) {
   }
   return {
     dir,
-    version: own.version,
     /** Removes the cgroup; its processes have exited (a cgroup with processes cannot be removed). */
     remove: () => rmdirSync(dir),
   };
