@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { applying, decide, type Outcome } from '../../src/core/decide.js';
 import type { LiveDeployment, PlanChange } from '../../src/core/model.js';
-import type { ResourceEvent } from '../../src/core/resource-state-model.js';
+import type { ResourceEvent, ResourceState } from '../../src/core/resource-state-model.js';
 import { ProjectionReader } from '../../src/daemon/status/projection.js';
 import { leaseKey } from '../../src/leader/lease.js';
 import { recordKeys } from '../../src/store/event-log.js';
@@ -11,7 +11,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { Redis } from 'ioredis';
 import { closeRedis, connectProducer } from '../../src/store/redis.js';
 import { FOLD_PIPELINE, type FoldRequest, ResourceFolds } from '../../src/store/resource-folds.js';
-import { closedPort, monitorPrefix, testPrefix } from '../helpers/redis.js';
+import { closedPort, keysUnder, monitorPrefix, testPrefix } from '../helpers/redis.js';
 
 const FP = 'a'.repeat(64);
 const N = 300;
@@ -291,5 +291,41 @@ describe('the projection from the folds’ one copy', () => {
       state: undefined,
       version: 0,
     });
+  });
+
+  it('states lost (a FLUSHALL) and rebuilt to the same version number are read again, not the rows cached before', async () => {
+    const { a } = redis;
+    const flush = async (): Promise<void> => {
+      const keys = await keysUnder(a, prefix);
+      if (keys.length > 0) await a.del(...keys);
+    };
+    await flush();
+    const folds = new ResourceFolds(a, prefix, leaseKey(prefix));
+    const lost = names('lost', 3);
+    await folds.fold(lost.map(noop));
+    let shown: ResourceState[] = [];
+    const projection = new ProjectionReader(folds, {
+      written: async () => undefined,
+      order: () => lost.map((name) => `Deployment/${name}`),
+      fallback: () => shown,
+      onError: (error) => {
+        throw error;
+      },
+    });
+    shown = await projection.rows();
+    const version = await folds.stateVersion();
+    expect(projection.fromMemory).toBe(false);
+
+    // Redis loses every key: the rows this replica knows are shown, and said to be rebuilt.
+    await flush();
+    expect(await projection.rows()).toBe(shown);
+    expect(projection.fromMemory).toBe(true);
+
+    // The next decisions write the states again; the version counter starts over and comes round to the same number.
+    await folds.fold(lost.map((name) => queued(name, `j-${name}`)));
+    expect(await folds.stateVersion()).toBe(version);
+    const rows = await projection.rows();
+    expect(projection.fromMemory).toBe(false);
+    expect(rows.map((row) => row.job?.id)).toEqual(lost.map((name) => `j-${name}`));
   });
 });
