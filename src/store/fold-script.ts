@@ -20,10 +20,23 @@ export const FOLD_BATCH = 250;
  * JSON), the number of entries, the entries.
  * Answers {-1} when the fence is not the lease's token (a replica that no longer leads: nothing written), else per
  * resource in order {1, version} when written, {0, version} when its version moved since it was read (that resource
- * alone is not written). The version is the counter's value at the write: it never repeats under one counter, so a
- * removed and declared-again resource never shows an old version.
+ * alone is not written). The version is the counter's value at the write, and the counter takes max(INCR, Redis' clock
+ * in microseconds) as the lease's token does (src/leader/lease.ts): it never repeats, not for a removed and
+ * declared-again resource and not across a Redis that lost the counter (a FLUSHALL, a restart with no persistence, an
+ * older snapshot), so a process's cache (src/store/resource-folds.ts) never takes a state it read before the loss for
+ * one written after it. Lua numbers are doubles, exact below 2^53; '%.0f' writes them without an exponent.
  */
 const FOLD = `
+local now = redis.call('TIME')
+local floor = tonumber(now[1]) * 1000000 + tonumber(now[2])
+local function next_version()
+  local version = redis.call('INCR', KEYS[3])
+  if version < floor then
+    version = floor
+    redis.call('SET', KEYS[3], string.format('%.0f', version))
+  end
+  return version
+end
 if ARGV[1] ~= '' then
   local lease = redis.call('GET', KEYS[4])
   local token = lease and string.match(lease, '|(%d+)|[^|]*$')
@@ -48,12 +61,12 @@ while at <= #ARGV do
       redis.call('HDEL', KEYS[1], key)
       redis.call('HDEL', KEYS[2], key)
       redis.call('HDEL', KEYS[7], key)
-      redis.call('INCR', KEYS[3])
+      next_version()
       version = 0
     elseif state ~= '' then
-      version = redis.call('INCR', KEYS[3])
+      version = next_version()
       redis.call('HSET', KEYS[1], key, state)
-      redis.call('HSET', KEYS[2], key, version)
+      redis.call('HSET', KEYS[2], key, string.format('%.0f', version))
     end
     if hold == '-' then redis.call('HDEL', KEYS[6], key) elseif hold ~= '' then redis.call('HSET', KEYS[6], key, hold) end
     for i = first, first + count - 1 do

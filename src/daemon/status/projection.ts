@@ -91,8 +91,8 @@ export class ProjectionReader {
       // Redis lost every state (a FLUSHALL) while this replica has rows: they stay shown until the next reconcile rebuilds them.
       this.fromMemory = rows.length === 0 && this.parts.fallback().length > 0;
       if (this.fromMemory) {
-        // The cached rows are of states Redis no longer has, and the version counter starts over as they are rebuilt:
-        // the same number again must not hand them back.
+        // The cached rows are of states Redis no longer has: not kept (the version they were cached at never comes
+        // back, src/store/fold-script.ts).
         this.cached = undefined;
         return this.parts.fallback();
       }
