@@ -38,11 +38,14 @@ const SCHEDULE_CHECK_MAX_MS = 60_000;
 export async function startResync(options: ResyncOptions): Promise<Resync> {
   const queue = new Queue(RESYNC_QUEUE, { connection: options.producer, prefix: options.redis.redisPrefix });
   queue.on('error', (error) => options.onError?.(error));
-  // Upserting is idempotent: every replica may do it at start; the interval of the last one to start wins.
+  // Upserting is idempotent: every replica may do it at start, and one with the schedule's interval leaves its next
+  // cycle where it is; the interval of the last one to start wins. BullMQ runs a new `every` schedule's first job at
+  // once; `startDate` puts it one interval later, since the daemon's start (or a new leader's) has just reconciled in
+  // full: a cycle at once would list the whole service again seconds after (docs/daemon.md, "Resync").
   const upsert = () =>
     queue.upsertJobScheduler(
       RESYNC_SCHEDULER_ID,
-      { every: options.everyMs },
+      { every: options.everyMs, startDate: Date.now() + options.everyMs },
       { name: 'resync', data: {}, opts: { removeOnComplete: { count: 100 }, removeOnFail: { count: 100 } } },
     );
   await upsert();
