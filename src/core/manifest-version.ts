@@ -57,10 +57,10 @@ export class ContentHasher {
     this.hash.update(fileHeader(path, bytes.length)).update(bytes);
   }
 
-  /** `files` files fed at once: `stream` is each one's fileHeader and bytes in turn, as `add` feeds them. */
-  addStream(stream: Uint8Array, files: number): void {
+  /** `files` files fed at once: `pieces`, in turn, are each one's fileHeader and bytes in turn, as `add` feeds them. */
+  addStream(pieces: readonly Uint8Array[], files: number): void {
     this.files += files;
-    this.hash.update(stream);
+    for (const piece of pieces) this.hash.update(piece);
   }
 
   /** The short id; a directory without files has one too (the hash of nothing). */

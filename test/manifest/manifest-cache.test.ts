@@ -140,7 +140,7 @@ describe('ManifestCache', () => {
       for (let e = 0; e < edits; e++) set(`app-${String(random(400)).padStart(3, '0')}.yaml`, 'x'.repeat(random(40)));
       expect(cache.contentId()).toBe(reference());
     }
-    set('app-010.yaml', 'x'.repeat(files.get('app-010.yaml')!.length)); // as long as before: written over it
+    set('app-010.yaml', 'x'.repeat(files.get('app-010.yaml')!.length)); // as long as before
     set('app-020.yaml', files.get('app-020.yaml')!.replace(/./, 'y'));
     expect(cache.contentId()).toBe(reference());
     set('app-030.yaml', files.get('app-030.yaml')!.replace(/./, 'z')); // one as long, one longer
