@@ -21,6 +21,13 @@ describe('the resync schedule', () => {
     for (const prefix of prefixes.splice(0)) await dropPrefix(prefix);
   });
 
+  /** A prefix of this test's own, removed after it. */
+  function freshPrefix(label: string): string {
+    const prefix = testPrefix(label);
+    prefixes.push(prefix);
+    return prefix;
+  }
+
   /** A replica's resync on `prefix`, every `everyMs`, counting the cycles it runs. */
   async function replica(prefix: string, everyMs: number, cycles: string[] = []): Promise<Resync> {
     const redis = await connectProducer({ redisUrl: REDIS_URL, redisPrefix: prefix });
@@ -49,8 +56,7 @@ describe('the resync schedule', () => {
   }
 
   it('the first cycle is one interval after the schedule is made; a replica that starts later does not move it', async () => {
-    const prefix = testPrefix('resync-first');
-    prefixes.push(prefix);
+    const prefix = freshPrefix('resync-first');
     const cycles: string[] = [];
     const before = Date.now();
     await replica(prefix, 60_000, cycles);
@@ -68,8 +74,7 @@ describe('the resync schedule', () => {
   });
 
   it('cycles come every interval after the first', async () => {
-    const prefix = testPrefix('resync-cycles');
-    prefixes.push(prefix);
+    const prefix = freshPrefix('resync-cycles');
     const cycles: string[] = [];
     const started = Date.now();
     await replica(prefix, 300, cycles);
