@@ -57,7 +57,7 @@ export class ContentHasher {
     this.hash.update(fileHeader(path, bytes.length)).update(bytes);
   }
 
-  /** `files` files fed at once: `pieces`, in turn, are each one's fileHeader and bytes in turn, as `add` feeds them. */
+  /** `files` files fed at once: `pieces` hold each one's fileHeader and bytes in turn, as `add` feeds them. */
   addStream(pieces: readonly Uint8Array[], files: number): void {
     this.files += files;
     for (const piece of pieces) this.hash.update(piece);

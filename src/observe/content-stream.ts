@@ -1,4 +1,4 @@
-// The content id of a set of manifest files, kept between reads: the bytes ContentHasher is fed, edited files hashed in place of their parts.
+// The content id of a set of manifest files, kept between reads: the bytes ContentHasher is fed, edits hashed in place.
 import { ContentHasher, fileHeader } from '../core/manifest-version.js';
 import { byPath } from './manifest-listing.js';
 
