@@ -3,7 +3,7 @@ import { ContentHasher, fileHeader } from '../core/manifest-version.js';
 import { byPath } from './manifest-listing.js';
 
 /** Files edited since the bytes were built, each hashed in place of its part; past this many, they are built again whole. */
-const SPLICE_MAX = 256;
+const EDITED_MAX = 256;
 
 /** The bytes fed for every file in path order, and where each file's part starts (the last: the end). */
 interface Built {
@@ -43,7 +43,7 @@ export class ContentStream {
   /** The content id of the files held (ContentHasher over their sorted paths and bytes). */
   id(): string {
     if (this.kept !== undefined) return this.kept;
-    if (!this.built || this.edited.size > SPLICE_MAX) {
+    if (!this.built || this.edited.size > EDITED_MAX) {
       this.built = this.build();
       this.edited.clear();
     }

@@ -90,12 +90,7 @@ export class ProjectionReader {
       const rows = this.ordered(await this.store.states());
       // Redis lost every state (a FLUSHALL) while this replica has rows: they stay shown until the next reconcile rebuilds them.
       this.fromMemory = rows.length === 0 && this.parts.fallback().length > 0;
-      if (this.fromMemory) {
-        // The cached rows are of states Redis no longer has: not kept (the version they were cached at never comes
-        // back, src/store/fold-script.ts).
-        this.cached = undefined;
-        return this.parts.fallback();
-      }
+      if (this.fromMemory) return this.parts.fallback();
       this.cached = version === null ? undefined : { version, rows };
       return rows;
     } catch (error) {
