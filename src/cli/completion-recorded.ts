@@ -19,7 +19,7 @@ export async function recordedWords(words: readonly string[], env: NodeJS.Proces
     strict: false,
     allowPositionals: true,
   });
-  const settings = resolveSettings({ positionals: [], values }, env);
+  const settings = await resolveSettings({ positionals: [], values }, env);
   const redis = await connectProducer(settings, { name: 'converge-completion', connectTimeoutMs: CONNECT_TIMEOUT_MS });
   let keys: string[];
   try {

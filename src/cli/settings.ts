@@ -1,11 +1,10 @@
 // Settings resolution: flags beat environment variables, which beat the config file (docs/contracts.md §2).
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { LineCounter, parseDocument } from 'yaml';
+import { LineCounter, parseDocument, type Document } from 'yaml';
 import { z } from 'zod';
 import { UsageError } from '../core/errors.js';
 import { notificationsFromConfig, type ReceiverConfig } from '../core/notify/receivers.js';
-import { windowsFromConfig } from '../core/windows-config.js';
 import type { ChangeWindow } from '../core/windows.js';
 import type { OptionSpec, ParsedArgs } from './command.js';
 import { SETTING_NAMES, SETTINGS, settingSource, type SettingName } from './setting-table.js';
@@ -61,7 +60,18 @@ interface ConfigFileContents {
   windows: ChangeWindow[];
 }
 
-function readConfigFile(path: string): ConfigFileContents {
+/**
+ * The `windows:` list of a config file that has one, checked by src/core/windows-config.ts; that module and the cron
+ * parser it reads schedules with are imported only then, so a command whose config sets no window does not load them.
+ */
+async function windowsOf(doc: Document, lines: LineCounter, path: string, list: unknown): Promise<ChangeWindow[]> {
+  // None, or an empty list (the shipped defaults' `windows: []`): no window, and nothing to check.
+  if (list === undefined || list === null || (Array.isArray(list) && list.length === 0)) return [];
+  const { windowsFromConfig } = await import('../core/windows-config.js');
+  return windowsFromConfig(doc, lines, path);
+}
+
+async function readConfigFile(path: string): Promise<ConfigFileContents> {
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
@@ -77,7 +87,7 @@ function readConfigFile(path: string): ConfigFileContents {
   const data: unknown = doc.toJS() ?? {};
   const mapping = typeof data === 'object' && data !== null && !Array.isArray(data);
   if (!mapping) throw new UsageError(`config file ${path}: expected a mapping of setting names to plain values`);
-  const { notifications: _list, windows: _windows, ...plain } = data as Record<string, unknown>;
+  const { notifications: _list, windows, ...plain } = data as Record<string, unknown>;
   const known = SETTING_NAMES.map((name) => settingSource(name).key);
   for (const key of Object.keys(plain)) {
     if (!known.includes(key))
@@ -93,7 +103,7 @@ function readConfigFile(path: string): ConfigFileContents {
   return {
     values: parsed.data,
     notifications: notificationsFromConfig(doc, lines, path),
-    windows: windowsFromConfig(doc, lines, path),
+    windows: await windowsOf(doc, lines, path, windows),
   };
 }
 
@@ -104,12 +114,14 @@ function isSet(value: unknown): boolean {
 }
 
 /** Resolves every setting: flag, then environment variable, then config file. */
-export function resolveSettings(args: ParsedArgs, env: NodeJS.ProcessEnv): Settings {
+export async function resolveSettings(args: ParsedArgs, env: NodeJS.ProcessEnv): Promise<Settings> {
   const configFile = (args.values.config as string | undefined) ?? env.CONVERGE_CONFIG ?? DEFAULT_CONFIG_PATH;
-  const file = readConfigFile(configFile);
+  const file = await readConfigFile(configFile);
   const fileValues = file.values;
   const fallback =
-    configFile === DEFAULT_CONFIG_PATH ? fileValues : { ...readConfigFile(DEFAULT_CONFIG_PATH).values, ...fileValues };
+    configFile === DEFAULT_CONFIG_PATH
+      ? fileValues
+      : { ...(await readConfigFile(DEFAULT_CONFIG_PATH)).values, ...fileValues };
   const raw: Record<string, { value: unknown; origin: string } | undefined> = {};
   const explicit = new Set<SettingName>();
   for (const name of SETTING_NAMES) {

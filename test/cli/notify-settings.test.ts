@@ -17,27 +17,31 @@ function settingsOf(text: string) {
 }
 
 describe('notifications in the config file', () => {
-  it('are read beside the plain settings', () => {
+  it('are read beside the plain settings', async () => {
     const { read } = settingsOf('drift: report\nnotifications:\n  - {name: ops, type: webhook, url_env: OPS_URL}\n');
-    const settings = read();
+    const settings = await read();
     expect(settings.driftPolicy).toBe('report');
     expect(settings.notifications).toMatchObject([{ name: 'ops', type: 'webhook', env: { url: 'OPS_URL' } }]);
   });
 
-  it('a file without the list has none; an empty list is none', () => {
-    expect(settingsOf('drift: heal\n').read().notifications).toEqual([]);
-    expect(settingsOf('notifications: []\n').read().notifications).toEqual([]);
+  it('a file without the list has none; an empty list is none', async () => {
+    expect((await settingsOf('drift: heal\n').read()).notifications).toEqual([]);
+    expect((await settingsOf('notifications: []\n').read()).notifications).toEqual([]);
   });
 
-  it('a problem names the file, line and column; a list that is not a list is said so', () => {
+  it('a problem names the file, line and column; a list that is not a list is said so', async () => {
     const bad = settingsOf(
       'resync: 1m\nnotifications:\n  - name: ops\n    type: slack\n    url_env: SLACK_URL\n    events: [rollout_failed, nope]\n',
     );
-    expect(bad.read).toThrow(`${bad.file}:6:30: error: notifications[0].events[1]: "nope" is not one of`);
+    await expect(bad.read()).rejects.toThrow(
+      `${bad.file}:6:30: error: notifications[0].events[1]: "nope" is not one of`,
+    );
     const scalar = settingsOf('notifications: ops\n');
-    expect(scalar.read).toThrow(`${scalar.file}:1:16: error: notifications: expected a list, got a string`);
+    await expect(scalar.read()).rejects.toThrow(
+      `${scalar.file}:1:16: error: notifications: expected a list, got a string`,
+    );
     const unknown = settingsOf('notification: []\n');
-    expect(unknown.read).toThrow('unknown setting "notification"');
+    await expect(unknown.read()).rejects.toThrow('unknown setting "notification"');
   });
 });
 

@@ -94,8 +94,8 @@ describe('the settings table', () => {
 });
 
 describe('resolveSettings', () => {
-  it('reads every default from config/default.yaml', () => {
-    expect(resolve()).toStrictEqual({
+  it('reads every default from config/default.yaml', async () => {
+    expect(await resolve()).toStrictEqual({
       configFile: DEFAULT_CONFIG_PATH,
       explicit: new Set(),
       apiUrl: undefined,
@@ -145,7 +145,7 @@ describe('resolveSettings', () => {
     });
   });
 
-  it('takes a flag over an environment variable over the config file; an empty value counts as not set', () => {
+  it('takes a flag over an environment variable over the config file; an empty value counts as not set', async () => {
     const dir = scratchDir();
     const file = join(dir, 'converge.yaml');
     writeFileSync(file, 'concurrency: 4\nattempts: 3\nglobal_rate: 7\ndrift: report\nallow_literal_secrets: true\n');
@@ -156,7 +156,7 @@ describe('resolveSettings', () => {
       CONVERGE_GLOBAL_RATE: '',
       CONVERGE_API_KEY: 'k-1',
     };
-    const settings = resolve({ concurrency: '2', 'allow-local-discovery': true, 'tenant-id': '' }, env);
+    const settings = await resolve({ concurrency: '2', 'allow-local-discovery': true, 'tenant-id': '' }, env);
     expect(settings).toMatchObject({
       configFile: file,
       concurrency: 2,
@@ -172,8 +172,8 @@ describe('resolveSettings', () => {
     expect(settings.resync).toBe(300_000);
   });
 
-  it('reads switches, levels and durations as written in a variable', () => {
-    const settings = resolve(
+  it('reads switches, levels and durations as written in a variable', async () => {
+    const settings = await resolve(
       {},
       {
         CONVERGE_ALLOW_LOCAL_DISCOVERY: 'yes',
@@ -190,83 +190,91 @@ describe('resolveSettings', () => {
     });
   });
 
-  it('names where a value that cannot be read came from', () => {
-    expect(() => resolve({ concurrency: 'x' })).toThrow('--concurrency: "x" is not a whole number');
-    expect(() => resolve({}, { CONVERGE_DRIFT: 'bogus' })).toThrow(
+  it('names where a value that cannot be read came from', async () => {
+    await expect(resolve({ concurrency: 'x' })).rejects.toThrow('--concurrency: "x" is not a whole number');
+    await expect(resolve({}, { CONVERGE_DRIFT: 'bogus' })).rejects.toThrow(
       'CONVERGE_DRIFT: "bogus" is not one of heal, report',
     );
-    expect(() => resolve({}, { CONVERGE_ALLOW_LOCAL_DISCOVERY: 'maybe' })).toThrow(
+    await expect(resolve({}, { CONVERGE_ALLOW_LOCAL_DISCOVERY: 'maybe' })).rejects.toThrow(
       'CONVERGE_ALLOW_LOCAL_DISCOVERY: "maybe" is not a boolean; use true or false',
     );
-    expect(() => resolve({ 'request-timeout': 'soon' })).toThrow('--request-timeout: "soon" is not a duration');
+    await expect(resolve({ 'request-timeout': 'soon' })).rejects.toThrow('--request-timeout: "soon" is not a duration');
     const dir = scratchDir();
     const file = join(dir, 'converge.yaml');
     writeFileSync(file, 'http_port: -1\n');
-    expect(() => resolve({ config: file })).toThrow(
+    await expect(resolve({ config: file })).rejects.toThrow(
       `${file}: http_port: "-1" is not a port; give 1 to 65535 (0: any free port)`,
     );
   });
 
-  it('checks each number with one line: ports, counts of at least 1, durations of at least 1s (resync) or 10ms (debounce)', () => {
-    expect(() => resolve({ 'http-port': '99999' })).toThrow(
+  it('checks each number with one line: ports, counts of at least 1, durations of at least 1s (resync) or 10ms (debounce)', async () => {
+    await expect(resolve({ 'http-port': '99999' })).rejects.toThrow(
       '--http-port: "99999" is not a port; give 1 to 65535 (0: any free port)',
     );
-    expect(resolve({ 'http-port': '65535' }).httpPort).toBe(65_535);
-    expect(() => resolve({ concurrency: '0' })).toThrow('--concurrency: 0 is too small; give at least 1');
-    expect(() => resolve({}, { CONVERGE_ATTEMPTS: '0' })).toThrow('CONVERGE_ATTEMPTS: 0 is too small; give at least 1');
-    expect(() => resolve({ resync: '0s' })).toThrow('--resync: "0s" is too short; give at least 1s');
-    expect(() => resolve({ resync: '999ms' })).toThrow('--resync: "999ms" is too short; give at least 1s');
-    expect(resolve({ resync: '1s' }).resync).toBe(1_000);
-    expect(() => resolve({ debounce: '0ms' })).toThrow('--debounce: "0ms" is too short; give at least 10ms');
-    expect(resolve({ 'global-rate': '0' }).globalRate).toBe(0);
+    expect((await resolve({ 'http-port': '65535' })).httpPort).toBe(65_535);
+    await expect(resolve({ concurrency: '0' })).rejects.toThrow('--concurrency: 0 is too small; give at least 1');
+    await expect(resolve({}, { CONVERGE_ATTEMPTS: '0' })).rejects.toThrow(
+      'CONVERGE_ATTEMPTS: 0 is too small; give at least 1',
+    );
+    await expect(resolve({ resync: '0s' })).rejects.toThrow('--resync: "0s" is too short; give at least 1s');
+    await expect(resolve({ resync: '999ms' })).rejects.toThrow('--resync: "999ms" is too short; give at least 1s');
+    expect((await resolve({ resync: '1s' })).resync).toBe(1_000);
+    await expect(resolve({ debounce: '0ms' })).rejects.toThrow('--debounce: "0ms" is too short; give at least 10ms');
+    expect((await resolve({ 'global-rate': '0' })).globalRate).toBe(0);
   });
 
-  it('tells settings the user gave (flag, variable, own config file) from the shipped defaults', () => {
+  it('tells settings the user gave (flag, variable, own config file) from the shipped defaults', async () => {
     const dir = scratchDir();
     const file = join(dir, 'converge.yaml');
     writeFileSync(file, 'redis_prefix: "{team}"\n');
-    const settings = resolve({ 'api-url': 'embedded', config: file }, { REDIS_URL: 'redis://r:6379' });
+    const settings = await resolve({ 'api-url': 'embedded', config: file }, { REDIS_URL: 'redis://r:6379' });
     expect([...settings.explicit].sort()).toEqual(['apiUrl', 'redisPrefix', 'redisUrl']);
-    expect(resolve().explicit.has('redisUrl')).toBe(false);
+    expect((await resolve()).explicit.has('redisUrl')).toBe(false);
   });
 
-  it('refuses a required setting without a value, and an unknown key in the config file', () => {
+  it('refuses a required setting without a value, and an unknown key in the config file', async () => {
     const dir = scratchDir();
     const empty = join(dir, 'empty.yaml');
     writeFileSync(empty, 'http_host: null\n');
-    expect(() => resolve({ config: empty })).toThrow('setting http_host has no value; set --http-host');
+    await expect(resolve({ config: empty })).rejects.toThrow('setting http_host has no value; set --http-host');
     const typo = join(dir, 'typo.yaml');
     writeFileSync(typo, 'concurency: 4\n');
-    expect(() => resolve({ config: typo })).toThrow(`config file ${typo}: unknown setting "concurency"`);
-    expect(() => resolve({ config: join(dir, 'absent.yaml') })).toThrow('cannot be read (ENOENT)');
+    await expect(resolve({ config: typo })).rejects.toThrow(`config file ${typo}: unknown setting "concurency"`);
+    await expect(resolve({ config: join(dir, 'absent.yaml') })).rejects.toThrow('cannot be read (ENOENT)');
   });
 
-  it('reports a value that cannot be read before a setting without one', () => {
+  it('reports a value that cannot be read before a setting without one', async () => {
     const dir = scratchDir();
     const file = join(dir, 'converge.yaml');
     writeFileSync(file, 'http_host: null\n');
-    expect(() => resolve({ config: file, attempts: 'many' })).toThrow('--attempts: "many" is not a whole number');
+    await expect(resolve({ config: file, attempts: 'many' })).rejects.toThrow(
+      '--attempts: "many" is not a whole number',
+    );
   });
 });
 
 describe('list settings (vars, overlays)', () => {
-  it('takes a repeated flag in order, else the comma-separated environment variable, else none', () => {
+  it('takes a repeated flag in order, else the comma-separated environment variable, else none', async () => {
     expect(
-      resolve({ vars: ['a.yaml', 'b.yaml'] } as unknown as Record<string, string>, { CONVERGE_VARS: 'c.yaml' }).vars,
+      (await resolve({ vars: ['a.yaml', 'b.yaml'] } as unknown as Record<string, string>, { CONVERGE_VARS: 'c.yaml' }))
+        .vars,
     ).toEqual(['a.yaml', 'b.yaml']);
-    expect(resolve({}, { CONVERGE_OVERLAYS: 'envs/base, envs/prod' }).overlays).toEqual(['envs/base', 'envs/prod']);
-    expect(resolve().vars).toEqual([]);
+    expect((await resolve({}, { CONVERGE_OVERLAYS: 'envs/base, envs/prod' })).overlays).toEqual([
+      'envs/base',
+      'envs/prod',
+    ]);
+    expect((await resolve()).vars).toEqual([]);
     expect(settingOptions('vars').vars).toMatchObject({ type: 'string', multiple: true, placeholder: 'FILE' });
   });
 });
 
 describe('wave_max_in_flight', () => {
-  it('a count or a percentage of the wave; anything else is one line naming where it came from', () => {
-    expect(resolve({ 'wave-max-in-flight': '2' }).waveMaxInFlight).toEqual({ count: 2 });
-    expect(resolve({ 'wave-max-in-flight': '25%' }).waveMaxInFlight).toEqual({ percent: 25 });
-    expect(() => resolve({ 'wave-max-in-flight': '0' })).toThrow(
+  it('a count or a percentage of the wave; anything else is one line naming where it came from', async () => {
+    expect((await resolve({ 'wave-max-in-flight': '2' })).waveMaxInFlight).toEqual({ count: 2 });
+    expect((await resolve({ 'wave-max-in-flight': '25%' })).waveMaxInFlight).toEqual({ percent: 25 });
+    await expect(resolve({ 'wave-max-in-flight': '0' })).rejects.toThrow(
       /--wave-max-in-flight: "0" is not a count or a percentage of the wave; give e\.g\. 2 or 25%/,
     );
-    expect(() => resolve({ 'wave-max-in-flight': '150%' })).toThrow(/not a count or a percentage/);
+    await expect(resolve({ 'wave-max-in-flight': '150%' })).rejects.toThrow(/not a count or a percentage/);
   });
 });

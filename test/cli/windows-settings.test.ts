@@ -17,11 +17,11 @@ function configOf(text: string): string {
 }
 
 describe('windows in the config file', () => {
-  it('are read beside the plain settings; none by default', () => {
+  it('are read beside the plain settings; none by default', async () => {
     const file = configOf(
       'drift: report\nwindows:\n  - {kind: allow, schedule: "0 8 * * 1-5", duration: 10h, timezone: Europe/Berlin}\n',
     );
-    const settings = resolveSettings({ positionals: [], values: { config: file } }, {});
+    const settings = await resolveSettings({ positionals: [], values: { config: file } }, {});
     expect(settings.driftPolicy).toBe('report');
     expect(settings.windows).toEqual([
       {
@@ -33,7 +33,7 @@ describe('windows in the config file', () => {
         manual: false,
       },
     ]);
-    expect(resolveSettings({ positionals: [], values: {} }, {}).windows).toEqual([]);
+    expect((await resolveSettings({ positionals: [], values: {} }, {})).windows).toEqual([]);
   });
 
   it('a bad window stops a command with one line naming the entry, the mistake and the fix; exit 1', async () => {

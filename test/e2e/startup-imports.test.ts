@@ -1,6 +1,6 @@
 // What a light command loads: `converge --help` and `--version` load no command module and no npm package,
-// `validate` of a few files loads no queue, Redis, HTTP server, logger or watcher, and `completion bash` and
-// `converge plan --help` load only the commands' specs, none of what a command runs (docs/performance.md, "Start-up").
+// `validate` of a few files loads no queue, Redis, HTTP server, logger or watcher (nor a cron parser), and
+// `completion bash` and `converge plan --help` load only the commands' specs, none of what a command runs (docs/performance.md, "Start-up").
 import { readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -58,7 +58,7 @@ describe('what a light command loads', () => {
   });
 
   it.concurrent(
-    'converge validate of three files: no queue, Redis, HTTP client, logger, watcher or tracing',
+    'converge validate of three files: no queue, Redis, HTTP client, logger, watcher or tracing, and no cron parser when no change window is set',
     async () => {
       const dir = await tempDir('imports-validate');
       await writeFiles(dir, {
@@ -77,6 +77,8 @@ describe('what a light command loads', () => {
       expect(packagesIn(urls)).toEqual(expect.arrayContaining(['yaml', 'zod']));
       expect(packagesIn(urls).filter((p) => HEAVY.some((h) => p.startsWith(h)))).toEqual([]);
       expect(urls.filter((url) => url === 'node:http' || url === 'node:net')).toEqual([]);
+      // The shipped defaults set `windows: []`: the windows' checker and cron-parser (with luxon) load only for a window.
+      expect(packagesIn(urls).filter((p) => p === 'cron-parser' || p === 'luxon')).toEqual([]);
     },
   );
 

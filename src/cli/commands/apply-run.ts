@@ -43,7 +43,7 @@ export async function runApplyCommand(args: ParsedArgs, io: CommandIo, usage: st
   const output = (args.values.output as string | undefined) ?? 'text';
   if (!APPLY_FORMATS.includes(output as (typeof APPLY_FORMATS)[number]))
     throw new UsageError(`--output "${output}" is not one of ${APPLY_FORMATS.join(', ')}`);
-  const { saved, settings, dir, targets } = applyInputs(args, io, usage);
+  const { saved, settings, dir, targets } = await applyInputs(args, io, usage);
   // Text names files from the working directory: the directory as typed, or as the saved plan's `plan DIR` typed it.
   const shown = shownFrom(saved ? saved.manifests.dir : args.positionals[0]!);
   const embedded = settings.apiUrl === EMBEDDED;
@@ -279,13 +279,13 @@ async function writeAndReport(run: ApplyRun, approved: ApprovedApply): Promise<n
  * The settings and manifest directory of this apply: the user's with DIR; with --plan FILE, the saved plan's (read
  * whole and checked before Redis or the service is opened) and no DIR.
  */
-function applyInputs(
+async function applyInputs(
   args: ParsedArgs,
   io: CommandIo,
   usage: string,
-): { saved: SavedPlan | undefined; settings: ServiceSettings; dir: string; targets: string[] } {
+): Promise<{ saved: SavedPlan | undefined; settings: ServiceSettings; dir: string; targets: string[] }> {
   const file = args.values.plan as string | undefined;
-  const settings = requireApiUrl(resolveSettings(args, io.env));
+  const settings = requireApiUrl(await resolveSettings(args, io.env));
   if (file === undefined) {
     if (args.values['skip-signature-check'] === true)
       throw new UsageError('--skip-signature-check is about a saved plan: give it with --plan FILE');

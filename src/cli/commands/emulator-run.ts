@@ -138,7 +138,7 @@ export async function runEmulatorCommand(args: ParsedArgs, io: CommandIo): Promi
   const { stop, release } = signals();
   try {
     // --allow-local-discovery is a shared setting: flag, CONVERGE_ALLOW_LOCAL_DISCOVERY, or the config file.
-    const settings = resolveSettings(args, io.env);
+    const settings = await resolveSettings(args, io.env);
     const values = { ...args.values, 'allow-local-discovery': settings.allowLocalDiscovery };
     const options = emulatorOptionsFromArgs(values, io.env);
     return await serveEmulator(options, io, stop, args.values['log-requests'] === true);

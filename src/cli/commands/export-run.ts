@@ -106,12 +106,12 @@ interface ExportInputs {
 }
 
 /** The flags of `converge export`, checked: one clear line for a combination that cannot work. */
-function exportInputs(args: ParsedArgs, io: CommandIo): ExportInputs {
+async function exportInputs(args: ParsedArgs, io: CommandIo): Promise<ExportInputs> {
   const toStdout = args.values.stdout === true;
   const outArg = args.values.out as string | undefined;
   if (toStdout === (outArg !== undefined))
     throw new UsageError('give either --out DIR or --stdout; see "converge export --help"');
-  const settings = requireApiUrl(resolveSettings(args, io.env));
+  const settings = requireApiUrl(await resolveSettings(args, io.env));
   const out = resolve(io.cwd, outArg ?? '.');
   const schemaRef = args.values['schema-ref'] as string | undefined;
   if (schemaRef === '')
@@ -127,7 +127,7 @@ function exportInputs(args: ParsedArgs, io: CommandIo): ExportInputs {
 
 /** Runs `converge export --out DIR`; returns the exit code. */
 export async function runExportCommand(args: ParsedArgs, io: CommandIo): Promise<number> {
-  const inputs = exportInputs(args, io);
+  const inputs = await exportInputs(args, io);
   const { settings, toStdout, out, schemaRef, overlayOut } = inputs;
   const baseExists = overlayOut
     ? (await exists(out)) && (await readdir(out, { recursive: true })).some((f) => /\.ya?ml$/i.test(String(f)))

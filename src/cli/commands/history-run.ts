@@ -96,7 +96,7 @@ export async function runHistoryCommand(args: ParsedArgs, io: CommandIo): Promis
     throw new UsageError(`--limit "${limitText}" is not a whole number of events; give e.g. --limit 20`);
   const since = sinceOf(args.values.since as string | undefined, Date.now());
   const named = resourceKey(args.positionals[0]!);
-  const settings = resolveSettings(args, io.env);
+  const settings = await resolveSettings(args, io.env);
   const redis = await connectProducer(settings);
   try {
     const store = new EventLogStore(redis, settings.redisPrefix);

@@ -165,7 +165,7 @@ export async function runLogsCommand(args: ParsedArgs, io: CommandIo): Promise<n
   const name = args.positionals[0]!;
   const limit = limitOf(args.values.limit as string | undefined);
   const pollMs = pollOf(args.values.poll as string | undefined);
-  const settings = requireApiUrl(resolveSettings(args, io.env));
+  const settings = requireApiUrl(await resolveSettings(args, io.env));
   const resource = await declaredResource(args.values.manifests as string | undefined, name, io);
   const target = await openTarget(settings);
   const stop = stopSignal();

@@ -10,7 +10,7 @@ import type { CommandIo, ParsedArgs } from '../command.js';
 export async function runNotifyCommand(args: ParsedArgs, io: CommandIo, usage: string): Promise<number> {
   const [action, name] = args.positionals;
   if (action !== 'test') throw new UsageError(`unknown action "${action}"; usage: ${usage}`);
-  const settings = resolveSettings(args, io.env);
+  const settings = await resolveSettings(args, io.env);
   if (settings.notifications.length === 0)
     throw new UsageError(`config file ${settings.configFile} has no notifications: list; see docs/notifications.md`);
   const chosen = name === undefined ? settings.notifications : settings.notifications.filter((r) => r.name === name);

@@ -92,7 +92,7 @@ export async function runPlanCommand(args: ParsedArgs, io: CommandIo, usage: str
       '--out cannot be given with --no-applied-state: apply --plan checks the plan against the applied state, so the plan must read it too',
     );
   const stateUrl = appliedStateUrlOf(args.values, io.env);
-  const settings = requireApiUrl(resolveSettings(args, io.env));
+  const settings = requireApiUrl(await resolveSettings(args, io.env));
   if (stateUrl !== undefined && settings.apiUrl === EMBEDDED)
     throw new UsageError(
       "--applied-state-url reads a daemon's applied state, which cannot describe the embedded emulator (it starts empty): give --api-url the daemon's service",

@@ -131,7 +131,7 @@ export async function runReconcileCommand(args: ParsedArgs, io: CommandIo): Prom
     );
   }
   const explicit = args.values.url as string | undefined;
-  const url = daemonBaseUrl(explicit ?? `http://127.0.0.1:${resolveSettings(args, io.env).httpPort}`);
+  const url = daemonBaseUrl(explicit ?? `http://127.0.0.1:${(await resolveSettings(args, io.env)).httpPort}`);
   const named = names.length > 0 ? names : true;
   const body = {
     ...(write ? { writeSecrets: named } : {}),

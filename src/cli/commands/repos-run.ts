@@ -33,7 +33,7 @@ export async function runReposCommand(args: ParsedArgs, io: CommandIo): Promise<
   if (!REPOS_FORMATS.includes(output as (typeof REPOS_FORMATS)[number])) {
     throw new UsageError(`--output "${output}" is not one of ${REPOS_FORMATS.join(', ')}`);
   }
-  const settings = requireApiUrl(resolveSettings(args, io.env));
+  const settings = requireApiUrl(await resolveSettings(args, io.env));
   const target = await openTarget(settings);
   try {
     const rows = await listVisibleRepositories(target.client);

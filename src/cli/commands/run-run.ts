@@ -26,7 +26,7 @@ function holdSignals(): SignalHandOver {
  * comes meanwhile is held and handed to the daemon's handlers, which stop the daemon as soon as it is up.
  */
 export async function runDaemonCommand(args: ParsedArgs, io: CommandIo): Promise<number> {
-  const settings = requireApiUrl(resolveSettings(args, io.env));
+  const settings = requireApiUrl(await resolveSettings(args, io.env));
   refuseLiteralSecrets('run', settings);
   const handOver = holdSignals();
   try {

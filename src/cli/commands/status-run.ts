@@ -312,7 +312,7 @@ export async function runStatusCommand(args: ParsedArgs, io: CommandIo): Promise
   if (!STATUS_FORMATS.includes(output as (typeof STATUS_FORMATS)[number]))
     throw new UsageError(`--output "${output}" is not one of ${STATUS_FORMATS.join(', ')}`);
   const explicit = args.values.url as string | undefined;
-  const url = daemonBaseUrl(explicit ?? `http://127.0.0.1:${resolveSettings(args, io.env).httpPort}`);
+  const url = daemonBaseUrl(explicit ?? `http://127.0.0.1:${(await resolveSettings(args, io.env)).httpPort}`);
   if (output === 'json') {
     // The document as /status gives it (format 1), with the readiness beside it.
     const [status, ready] = await Promise.all([getJson(`${url}/status`), getJson(`${url}/readyz`)]);

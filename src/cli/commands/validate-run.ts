@@ -23,7 +23,7 @@ export async function runValidateCommand(args: ParsedArgs, io: CommandIo, ahead?
   if (!VALIDATE_FORMATS.includes(output as (typeof VALIDATE_FORMATS)[number])) {
     throw new UsageError(`--output "${output}" is not one of ${VALIDATE_FORMATS.join(', ')}`);
   }
-  const settings = resolveSettings(args, io.env);
+  const settings = await resolveSettings(args, io.env);
   const input = validateInput(args.positionals, io.cwd, settings.overlays, args.values.dir as string | undefined);
   // Files given: the variables files are named from the working directory too, as the files are.
   const environment = environmentOf(settings, io.cwd, input.dir ?? io.cwd);

@@ -12,7 +12,7 @@ const TRACE_FLUSH_MS = 1_000;
 
 /** Runs `converge worker`; returns the exit code. */
 export async function runWorkerCommand(args: ParsedArgs, io: CommandIo): Promise<number> {
-  const settings = requireApiUrl(resolveSettings(args, io.env));
+  const settings = requireApiUrl(await resolveSettings(args, io.env));
   refuseLiteralSecrets('worker', settings);
   const log = createLogger({
     level: settings.logLevel,
