@@ -1,7 +1,7 @@
 // converge apply in a change window (docs/rollouts.md, "Change windows"): stopped before writing (one line, exit 4, no
 // request but reads), written where the window says manual: true, and written with --override-window, which the
 // history records with who asked.
-import { writeFile } from 'node:fs/promises';
+import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startEmulator } from '../../src/emulator/server.js';
@@ -30,6 +30,7 @@ describe('converge apply in a change window', () => {
     cleanups.push(
       () => emulator.close(),
       () => tree.remove(),
+      () => rm(config, { force: true }),
       () => dropPrefix(prefix),
     );
     const args = [

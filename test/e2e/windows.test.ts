@@ -59,7 +59,9 @@ describe('change windows', () => {
     cleanups.push(() => e.close());
     const dir = await tempDir('windows');
     cleanups.push(() => rm(dir, { recursive: true, force: true }));
-    const config = join(await tempDir('windows-config'), 'converge.yaml');
+    const configDir = await tempDir('windows-config');
+    cleanups.push(() => rm(configDir, { recursive: true, force: true }));
+    const config = join(configDir, 'converge.yaml');
     const window = denyWindowNow();
     await writeFile(config, window.yaml);
     const prefix = testPrefix('windows');
