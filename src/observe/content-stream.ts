@@ -2,7 +2,10 @@
 import { ContentHasher, fileHeader } from '../core/manifest-version.js';
 import { byPath } from './manifest-listing.js';
 
-/** Files edited since the bytes were built, each hashed in place of its part; past this many, they are built again whole. */
+/**
+ * Files edited since the bytes were built, each hashed in place of its part; past this many, the bytes are built again
+ * whole.
+ */
 const EDITED_MAX = 256;
 
 /** The bytes fed for every file in path order, and where each file's part starts (the last: the end). */

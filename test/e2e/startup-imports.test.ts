@@ -1,6 +1,7 @@
 // What a light command loads: `converge --help` and `--version` load no command module and no npm package,
 // `validate` of a few files loads no queue, Redis, HTTP server, logger or watcher (nor a cron parser), and
-// `completion bash` and `converge plan --help` load only the commands' specs, none of what a command runs (docs/performance.md, "Start-up").
+// `completion bash` and `converge plan --help` load only the commands' specs, none of what a command runs
+// (docs/performance.md, "Start-up").
 import { readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -77,7 +78,8 @@ describe('what a light command loads', () => {
       expect(packagesIn(urls)).toEqual(expect.arrayContaining(['yaml', 'zod']));
       expect(packagesIn(urls).filter((p) => HEAVY.some((h) => p.startsWith(h)))).toEqual([]);
       expect(urls.filter((url) => url === 'node:http' || url === 'node:net')).toEqual([]);
-      // The shipped defaults set `windows: []`: the windows' checker and cron-parser (with luxon) load only for a window.
+      // The shipped defaults set `windows: []`: the windows' checker and cron-parser (with luxon) load only for a
+      // window.
       expect(packagesIn(urls).filter((p) => p === 'cron-parser' || p === 'luxon')).toEqual([]);
     },
   );
